@@ -1,0 +1,1 @@
+"""Compile RASP programs (as `rasp.sops` graphs) into exact transformer weights."""

@@ -1,0 +1,1 @@
+"""The RASP program library shipped with rasp-forge (`.rasp` files beside this module)."""
