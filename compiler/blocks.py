@@ -1,0 +1,158 @@
+"""The vocabulary shared by the compiler's analysis and its weight builders.
+
+A residual dimension is a `Dim` (`tokens:a` for one value of a categorical s-op, `frac` for a numerical
+one). An s-op is *read* from the residual stream through an `Encoded`: a categorical s-op gives, for
+each of its values, a linear combination of dimensions that is 1 when the s-op has that value and 0
+otherwise; a numerical s-op gives one linear combination equal to its value. Materialised s-ops read
+a single dimension per component; *views* (e.g. a map of one categorical s-op, or an affine map of
+numerical ones) are free: they are only ever read, never written, so they cost no residual width and no
+MLP. Weight builders return `HeadSpec`/`MLPSpec` blocks keyed by `Dim`; assembly turns them into the
+TransformerLens-shaped arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+Atom = Any  # int | float | str | bool: a RASP value
+
+# A linear combination of residual dimensions: ((dim, coefficient), ...). The constant term uses ONE.
+Terms = tuple[tuple["Dim", float], ...]
+
+
+@dataclass(frozen=True)
+class Dim:
+    """One residual-stream direction. `value is None` means a numerical dimension."""
+
+    name: str
+    value: Atom = None
+    # Distinguishes a categorical dim whose value is None-like from numerical ones; also keeps
+    # 1, 1.0 and True apart (they are equal in Python but different RASP values).
+    value_type: str = ""
+
+    @staticmethod
+    def categorical(name: str, value: Atom) -> Dim:
+        return Dim(name, value, type(value).__name__)
+
+    @property
+    def is_numerical(self) -> bool:
+        return self.value_type == ""
+
+    @property
+    def label(self) -> str:
+        if self.is_numerical:
+            return self.name
+        return f"{self.name}:{self.value}"
+
+
+ONE = Dim("one")  # 1 at every real position and at BOS
+BOS = Dim("bos")  # 1 at BOS only
+PAD = Dim("pad")  # 1 at PAD only
+
+
+class Encoding(Enum):
+    CATEGORICAL = "categorical"
+    NUMERICAL = "numerical"
+
+
+def value_key(value: Atom) -> tuple[str, Atom]:
+    """A dictionary key that keeps 1, 1.0 and True apart."""
+    return (type(value).__name__, value)
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """How to read one s-op from the residual stream.
+
+    categorical: `values[k]` is read as `one_hot[k]` (Terms that are 1 iff the s-op == values[k]).
+    numerical:   `number` (Terms equal to the s-op's value); `values` is its finite value set.
+    """
+
+    name: str
+    encoding: Encoding
+    values: tuple[Atom, ...]
+    one_hot: tuple[Terms, ...] = ()
+    number: Terms = ()
+
+    @property
+    def is_categorical(self) -> bool:
+        return self.encoding is Encoding.CATEGORICAL
+
+    def index_of(self, value: Atom) -> int:
+        key = value_key(value)
+        for k, v in enumerate(self.values):
+            if value_key(v) == key:
+                return k
+        raise KeyError(value)
+
+    def dims(self) -> tuple[Dim, ...]:
+        """Every residual dimension this reading touches."""
+        seen: dict[Dim, None] = {}
+        for terms in (*self.one_hot, self.number):
+            for dim, _ in terms:
+                seen[dim] = None
+        return tuple(seen)
+
+    @staticmethod
+    def materialised_categorical(name: str, values: tuple[Atom, ...]) -> Encoded:
+        return Encoded(
+            name,
+            Encoding.CATEGORICAL,
+            values,
+            one_hot=tuple(((Dim.categorical(name, v), 1.0),) for v in values),
+        )
+
+    @staticmethod
+    def materialised_numerical(name: str, values: tuple[Atom, ...]) -> Encoded:
+        return Encoded(name, Encoding.NUMERICAL, values, number=((Dim(name), 1.0),))
+
+
+@dataclass(frozen=True)
+class Atomic:
+    """One select predicate between categorical readings: selected iff table[q_index, k_index]."""
+
+    query: Encoded
+    key: Encoded
+    table: np.ndarray  # bool [len(query.values), len(key.values)]
+
+
+@dataclass(frozen=True)
+class HeadSpec:
+    """One attention head in Dim coordinates, before assembly.
+
+    Scores are `sum_d (resid·W_Q[:, d]) (resid·W_K[:, d])`, *not* yet divided by sqrt(d_head): assembly
+    folds that in. The BOS/PAD terms are added by assembly from `bos_score`: every real query gives the
+    BOS key exactly `bos_score`, PAD keys get a score low enough to have weight 0, and the BOS query
+    attends only to itself (so the BOS residual is input-independent).
+    """
+
+    op: str  # what it computes, for people: "aggregate(select(...), tokens)"
+    name: str  # the program variable it writes
+    W_Q: Mapping[Dim, np.ndarray]  # dim -> [d_qk]
+    W_K: Mapping[Dim, np.ndarray]  # dim -> [d_qk]
+    W_V: Mapping[Dim, np.ndarray]  # dim -> [d_v]
+    W_O: np.ndarray  # [d_v, len(out_dims)]
+    out_dims: tuple[Dim, ...]
+    bos_score: float
+
+
+@dataclass(frozen=True)
+class MLPSpec:
+    """One MLP (or one part of a layer's MLP) in Dim coordinates: out = relu(resid·W_in + b_in)·W_out."""
+
+    op: str
+    name: str
+    W_in: Mapping[Dim, np.ndarray]  # dim -> [hidden]
+    b_in: np.ndarray  # [hidden]
+    W_out: np.ndarray  # [hidden, len(out_dims)]
+    out_dims: tuple[Dim, ...]
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def hidden(self) -> int:
+        return int(self.b_in.shape[0])
