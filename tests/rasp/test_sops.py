@@ -1,0 +1,137 @@
+"""The lazy s-op graph and its vectorised evaluator, independent of the parser."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rasp.errors import RaspRuntimeError
+from rasp.sops import (
+    AggregateSOp,
+    Comparison,
+    ConstSOp,
+    IndicesSOp,
+    LengthSOp,
+    MapSOp,
+    Select,
+    SelectAnd,
+    SelectNot,
+    SelectOr,
+    SelectorWidthSOp,
+    SeqType,
+    TokenKind,
+    TokensSOp,
+    evaluate,
+    make_seq,
+    walk,
+)
+
+
+def test_select_orientation_is_key_op_query() -> None:
+    # Query i selects key j iff key[j] < query[i]: strictly earlier positions.
+    prevs = Select(keys=IndicesSOp(), queries=IndicesSOp(), comparison=Comparison.LT)
+    m = evaluate(prevs, "abc")
+    assert m.tolist() == [[False, False, False], [True, False, False], [True, True, False]]
+
+
+def test_reverse() -> None:
+    opp = MapSOp(fn=lambda n, i: n - i - 1, inputs=(LengthSOp(), IndicesSOp()))
+    rev = AggregateSOp(selector=Select(keys=IndicesSOp(), queries=opp), sop=TokensSOp())
+    assert evaluate(rev, "hello").values == ("o", "l", "l", "e", "h")
+
+
+def test_aggregate_three_cases() -> None:
+    idx = IndicesSOp()
+    # Query 0 selects nothing (default), query 1 selects key 0 (pass-through int), query 2 two keys (mean).
+    sel = Select(keys=idx, queries=idx, comparison=Comparison.LT)
+    out = evaluate(AggregateSOp(selector=sel, sop=MapSOp(fn=lambda i: i * 2 + 1, inputs=(idx,)), default=7), "abc")
+    assert out.values == (7, 1, 2.0)
+    assert isinstance(out.values[1], int) and isinstance(out.values[2], float)
+    assert out.type is SeqType.FLOATS
+
+
+def test_averaging_strings_is_an_error() -> None:
+    full = Select(keys=ConstSOp(value=1), queries=ConstSOp(value=1))
+    with pytest.raises(RaspRuntimeError, match="non-numbers"):
+        evaluate(AggregateSOp(selector=full, sop=TokensSOp(), default="x"), "ab")
+
+
+def test_averaging_identical_bools_is_an_error() -> None:
+    full = Select(keys=ConstSOp(value=1), queries=ConstSOp(value=1))
+    flags = MapSOp(fn=lambda t: t == "a", inputs=(TokensSOp(),))
+    with pytest.raises(RaspRuntimeError, match="non-numbers"):
+        evaluate(AggregateSOp(selector=full, sop=flags), "aa")
+
+
+def test_default_zero_with_strings_mixes_types() -> None:
+    # Query 0 selects nothing (default 0), query 1 selects one string.
+    prev = Select(keys=IndicesSOp(), queries=MapSOp(fn=lambda i: i - 1, inputs=(IndicesSOp(),)))
+    with pytest.raises(RaspRuntimeError, match="different types"):
+        evaluate(AggregateSOp(selector=prev, sop=TokensSOp()), "ab")
+
+
+def test_selector_combinators_and_width() -> None:
+    idx = IndicesSOp()
+    lt = Select(keys=idx, queries=idx, comparison=Comparison.LT)
+    eq = Select(keys=idx, queries=idx, comparison=Comparison.EQ)
+    leq = SelectOr(left=lt, right=eq)
+    assert evaluate(SelectorWidthSOp(selector=leq), "abcd").values == (1, 2, 3, 4)
+    assert evaluate(SelectorWidthSOp(selector=SelectNot(inner=leq)), "abcd").values == (3, 2, 1, 0)
+    assert evaluate(SelectorWidthSOp(selector=SelectAnd(left=lt, right=eq)), "abcd").values == (0, 0, 0, 0)
+
+
+def test_string_vs_number_select() -> None:
+    eq = Select(keys=TokensSOp(), queries=IndicesSOp(), comparison=Comparison.EQ)
+    assert not evaluate(eq, "ab").any()
+    lt = Select(keys=TokensSOp(), queries=IndicesSOp(), comparison=Comparison.LT)
+    with pytest.raises(RaspRuntimeError, match="not supported"):
+        evaluate(lt, "ab")
+
+
+def test_map_errors_are_located_runtime_errors() -> None:
+    div = MapSOp(fn=lambda i: 1 / i, inputs=(IndicesSOp(),))
+    with pytest.raises(RaspRuntimeError, match="division by zero"):
+        evaluate(div, "ab")
+    lookup = MapSOp(fn=lambda t: {"a": 1}[t], inputs=(TokensSOp(),))
+    with pytest.raises(RaspRuntimeError, match=r"index \[ 'b' \] not in dict"):
+        evaluate(lookup, "ab")
+
+
+def test_token_conversions() -> None:
+    assert evaluate(TokensSOp(kind=TokenKind.INT), "123").values == (1, 2, 3)
+    assert evaluate(TokensSOp(kind=TokenKind.BOOL), ["", "x"]).values == (False, True)
+    with pytest.raises(RaspRuntimeError, match="tokens_int"):
+        evaluate(TokensSOp(kind=TokenKind.INT), "ab")
+
+
+def test_empty_input_refused() -> None:
+    with pytest.raises(RaspRuntimeError, match="empty"):
+        evaluate(IndicesSOp(), "")
+
+
+def test_make_seq_types() -> None:
+    assert make_seq([1, 2.5]).type is SeqType.FLOATS
+    assert make_seq([True, False]).type is SeqType.BOOLS
+    with pytest.raises(RaspRuntimeError):
+        make_seq([True, 1])
+
+
+def test_walk_is_topological_and_handles_deep_graphs() -> None:
+    node = IndicesSOp()
+    for _ in range(5000):  # deeper than Python's recursion limit
+        node = MapSOp(fn=lambda x: x + 1, inputs=(node,))
+    order = list(walk(node))
+    assert order[0].children() == () and order[-1] is node
+    assert evaluate(node, "ab").values == (5000, 5001)
+
+
+def test_vectorised_matches_pairwise_definition() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        tokens = list(rng.integers(0, 4, size=int(rng.integers(1, 12))))
+        toks = TokensSOp(kind=TokenKind.INT)
+        for cmp in Comparison:
+            m = evaluate(Select(keys=toks, queries=IndicesSOp(), comparison=cmp), [int(t) for t in tokens])
+            n = len(tokens)
+            expected = [[cmp.apply(int(tokens[j]), i) for j in range(n)] for i in range(n)]
+            assert m.tolist() == expected
