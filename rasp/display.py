@@ -1,0 +1,323 @@
+"""How values look: the original RASP REPL's formatting, plus JSON for `--json`.
+
+The strings copy the original (tech-srl/RASP `REPL.py`, `Support.py`) so its users read us at a glance:
+
+     s-op: rev
+ 	 Example: rev("hello") = [o, l, l, e, h] (strings)
+    value: n =  3
+     list: l = [1, 2]
+     console function: f(a, b)
+
+Sequences print their values as `[a, b]`, or `[v]*n` when all n > 1 values are equal; floats are rounded
+to 3 places, bools are `T`/`F`, strings are unquoted. Selectors print as a 0/1 grid labelled with the
+example's tokens (rows are queries, columns keys). Two deliberate differences from the original: grid
+columns are as wide as the widest token (the original misaligns multi-character tokens), and the
+`full seq display` input row shows the example's real type (the original always says `(strings)`).
+
+Everything here returns strings; nothing prints.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rasp.sops import SOp, Selector, SeqType, SeqValue, evaluate, type_of_value
+
+# The original prints headers as `print(pref, extra, "   s-op:", name)`: `print` puts a space between
+# the (often empty) parts, so a top-level header starts with 5 spaces and a `value:` one with 4.
+_EXAMPLE = " \t Example:"
+_GRID_INDENT = " \t\t\t "
+
+
+# ------------------------------------------------------------------------------------------------
+# Atoms and sequences
+
+
+def atom_text(value: Any) -> str:
+    """One sequence element as the original shows it: floats to 3 places, bools `T`/`F`."""
+    value = _plain(value)
+    if isinstance(value, bool):
+        return "T" if value else "F"
+    if isinstance(value, float):
+        return str(round(value, 3))
+    return str(value)
+
+
+def values_text(values: Sequence[Any]) -> str:
+    """`[a, b, c]`, or `[v]*n` when all n > 1 values are equal."""
+    plain = [_plain(v) for v in values]
+    if len(plain) > 1 and all(_same(v, plain[0]) for v in plain[1:]):
+        return f"[{atom_text(plain[0])}]*{len(plain)}"
+    return "[" + ", ".join(atom_text(v) for v in plain) + "]"
+
+
+def seq_text(seq: SeqValue) -> str:
+    """`[o, l, l, e, h] (strings)`."""
+    return f"{values_text(seq.values)} ({seq.type.value})"
+
+
+def literal_text(value: Any) -> str:
+    """A top-level value: strings in double quotes (as the original), anything else as Python shows it."""
+    value = _plain(value)
+    if isinstance(value, str):
+        return f'"{value}"'
+    return python_text(value)
+
+
+def python_text(value: Any) -> str:
+    """Python's `str` of atoms, lists and dicts (elements in `repr` form), for lists and dicts of atoms."""
+    value = _plain(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_python_item(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_python_item(k)}: {_python_item(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, Selector | SOp):
+        return value.label
+    return str(value)
+
+
+def _python_item(value: Any) -> str:
+    value = _plain(value)
+    if isinstance(value, str):
+        return repr(value)
+    return python_text(value)
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds (evaluation may hand back either)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _same(a: Any, b: Any) -> bool:
+    # The original compares with a set, where 1 == 1.0 == True; within one sequence types agree.
+    return bool(a == b) and type(a) is type(b)
+
+
+# ------------------------------------------------------------------------------------------------
+# Examples: the running example, selector grids, full sequence rows
+
+
+def example_text(example: Any) -> str:
+    """The running example as `show example` prints it: `"hello"` or `[1, 2, 3]`."""
+    return literal_text(example)
+
+
+def example_tokens(example: Any) -> list[Any]:
+    """The tokens of an example: a string's characters, or a list's elements."""
+    if isinstance(example, str):
+        return list(example)
+    return [_plain(v) for v in example]
+
+
+def selector_grid(labels: Sequence[Any], matrix: np.ndarray, prefix: str = "") -> list[str]:
+    """The original's 0/1 grid: a header of key labels, then one `q | 1 1  ` row per query.
+
+    `matrix` is bool `[n_query, n_key]`; `labels` are the example's tokens (the same for both axes).
+    """
+    texts = [str(_plain(v)) for v in labels]
+    width = max((len(t) for t in texts), default=1)
+    header = prefix + _GRID_INDENT + " " * (width + 3) + " ".join(t.ljust(width) for t in texts)
+    rows = [header.rstrip() if width > 1 else header]
+    for label, row in zip(texts, np.asarray(matrix, dtype=bool), strict=False):
+        cells = " ".join(("1" if hit else " ").ljust(width) for hit in row)
+        rows.append(f"{prefix}{_GRID_INDENT}{label.rjust(width)} | {cells}")
+    return rows
+
+
+def full_seq_rows(example: Sequence[Any], seq: SeqValue, prefix: str = "") -> list[str]:
+    """`full seq display`: aligned `input:` and `output:` rows with their types.
+
+    Bool outputs show only the rarer value (`T` or `F`), so the interesting positions stand out.
+    """
+    inputs = [atom_text(v) for v in example]
+    outputs = _bool_marks(seq.values) if seq.type is SeqType.BOOLS else [atom_text(v) for v in seq.values]
+    width = max(len(t) for t in [*inputs, *outputs])
+    input_type = _type_label(example)
+    return [
+        f"{prefix} \t\tinput:   {_aligned(inputs, width)} \t ({input_type})",
+        f"{prefix} \t\toutput:  {_aligned(outputs, width)} \t ({seq.type.value})",
+    ]
+
+
+def _bool_marks(values: Sequence[Any]) -> list[str]:
+    trues = sum(1 for v in values if v)
+    falses = len(values) - trues
+    t_mark = "T" if trues <= falses else ""
+    f_mark = "F" if falses <= trues else ""
+    return [t_mark if v else f_mark for v in values]
+
+
+def _aligned(texts: Iterable[str], width: int) -> str:
+    return " ".join(t.rjust(width) for t in texts)
+
+
+def _type_label(values: Sequence[Any]) -> str:
+    types = {type_of_value(_plain(v)) for v in values}
+    if types == {SeqType.INTS, SeqType.FLOATS}:
+        return SeqType.FLOATS.value
+    if len(types) == 1 and None not in types:
+        (only,) = types
+        assert only is not None
+        return only.value
+    return SeqType.STRINGS.value
+
+
+def _all_equal(seq: SeqValue) -> bool:
+    return len(seq.values) > 0 and all(_same(_plain(v), _plain(seq.values[0])) for v in seq.values)
+
+
+# ------------------------------------------------------------------------------------------------
+# Named values (what the REPL prints after an assignment) and applied values (`f("abc");`)
+
+
+@dataclass(frozen=True)
+class ExampleSettings:
+    """What the REPL shows under a named s-op or selector."""
+
+    seq_example: Any = "hello"
+    sel_example: Any = "hello"
+    show_seq: bool = True
+    show_sel: bool = True
+    full_seq: bool = False
+
+
+FunctionText = Callable[[Any], str | None]
+
+
+def named_value(
+    name: str | None,
+    value: Any,
+    settings: ExampleSettings,
+    *,
+    function_text: FunctionText = lambda v: None,
+    indent: str = "",
+    item_prefix: str = "",
+) -> list[str]:
+    """The lines the original prints for `name = value;` (an s-op's example is evaluated here).
+
+    `function_text` renders a function value (`console function: f(a, b)`) or returns None for
+    anything that is not a function; it keeps this module free of the interpreter.
+    `indent` and `item_prefix` serve nested lists and dicts, printed one item per line.
+    """
+    if isinstance(value, SOp):
+        shown = name if name is not None else value.label
+        lines = [f"{_lead(indent, item_prefix)}   s-op: {shown}"]
+        if settings.show_seq:
+            lines += _seq_example(shown, value, settings, indent)
+        return lines
+    if isinstance(value, Selector):
+        shown = name if name is not None else value.label
+        lines = [f"{_lead(indent, item_prefix)}   selector: {shown}"]
+        if settings.show_sel:
+            tokens = example_tokens(settings.sel_example)
+            matrix = evaluate(value, tokens)
+            assert isinstance(matrix, np.ndarray)
+            lines.append(f"{indent}{_EXAMPLE}")
+            lines += selector_grid(tokens, matrix, indent)
+        return lines
+    func = function_text(value)
+    if func is not None:
+        return [f"{_lead(indent, item_prefix)}   {func}"]
+    if isinstance(value, (list, tuple, dict)):
+        return _container(name, value, settings, function_text, indent, item_prefix)
+    named = f"{name} = " if name is not None else ""
+    return [f"{indent} {item_prefix}   value: {named} {literal_text(value)}"]
+
+
+def _lead(indent: str, item_prefix: str) -> str:
+    return f"{indent} {item_prefix} "
+
+
+def _container(
+    name: str | None,
+    value: list[Any] | tuple[Any, ...] | dict[Any, Any],
+    settings: ExampleSettings,
+    function_text: FunctionText,
+    indent: str,
+    item_prefix: str,
+) -> list[str]:
+    kind = "dict" if isinstance(value, dict) else "list"
+    named = f"   {kind}: " + (f"{name} = " if name is not None else "")
+    items = list(value.values()) if isinstance(value, dict) else list(value)
+    head = _lead(indent, item_prefix) + named
+    if not any(_is_structured(v, function_text) for v in items):
+        return [head + python_text(value)]
+    opener, closer = ("{", "}") if isinstance(value, dict) else ("[", "]")
+    lines = [f"{head}{indent} {opener}"]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            lines += named_value(
+                None, item, settings, function_text=function_text, indent=indent + "\t\t\t",
+                item_prefix=f"{literal_text(key)} : ",
+            )
+    else:
+        for item in items:
+            lines += named_value(None, item, settings, function_text=function_text, indent=indent + "\t\t")
+    lines.append(f"{indent} {' ' * len(named)} {closer}")
+    return lines
+
+
+def _is_structured(value: Any, function_text: FunctionText) -> bool:
+    return isinstance(value, (list, tuple, dict, SOp, Selector)) or function_text(value) is not None
+
+
+def _seq_example(name: str, sop: SOp, settings: ExampleSettings, indent: str) -> list[str]:
+    tokens = example_tokens(settings.seq_example)
+    seq = evaluate(sop, tokens)
+    assert isinstance(seq, SeqValue)
+    desc = f"{name}({example_text(settings.seq_example)}) ="
+    if not settings.full_seq:
+        return [f"{indent}{_EXAMPLE} {desc} {seq_text(seq)}"]
+    if _all_equal(seq):
+        return [f"{indent}{_EXAMPLE} {desc} {seq_text(seq)} [skipped full display: identical values]"]
+    return [f"{indent}{_EXAMPLE}", *full_seq_rows(tokens, seq, indent)]
+
+
+def applied_value(value: SeqValue | np.ndarray, tokens: Sequence[Any], full_seq: bool = False) -> list[str]:
+    """What `f("abc");` prints: `\\t =  [c, b, a] (strings)`, or a selector's grid."""
+    if isinstance(value, np.ndarray):
+        return ["\t = ", *selector_grid(tokens, value)]
+    if not full_seq:
+        return [f"\t =  {seq_text(value)}"]
+    if _all_equal(value):
+        return [f"\t =   {seq_text(value)} [skipped full display: identical values]"]
+    return ["\t = ", *full_seq_rows(tokens, value)]
+
+
+def example_lines(which: str, seq_example: Any, sel_example: Any) -> list[str]:
+    """`show example`: `which` is "both", "s-op" or "selector"."""
+    lines = []
+    if which in ("both", "s-op"):
+        lines.append(f"\ts-op example: {example_text(seq_example)}")
+    if which in ("both", "selector"):
+        lines.append(f"\tselector example: {example_text(sel_example)}")
+    return lines
+
+
+# ------------------------------------------------------------------------------------------------
+# JSON
+
+
+def json_value(value: Any) -> Any:
+    """A sequence element as a JSON value: ints, floats, strings and bools keep their JSON type.
+
+    Non-finite floats have no JSON form; they become null rather than invalid JSON.
+    """
+    value = _plain(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def seq_json(seq: SeqValue | Sequence[Any]) -> str:
+    """Exactly one JSON value: the list of per-position outputs."""
+    values = seq.values if isinstance(seq, SeqValue) else seq
+    return json.dumps([json_value(v) for v in values], ensure_ascii=False, allow_nan=False)
