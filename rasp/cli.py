@@ -1,0 +1,331 @@
+"""The `rasp` command line (also `python -m rasp`): `main(argv) -> int`.
+
+The only module that ties the packages together. `run FILE` uses the interpreter; the model commands
+(`compile`, `run --model`, `verify`, `show`, `draw`, `export`) live in `rasp.model_commands`, imported
+only when one of them runs, so `rasp run` and `rasp repl` never load the compiler or torch.
+
+Exit status: 0 ok, 1 a program, compile, verification or file error, 2 a usage error, 130 Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rasp import __version__
+from rasp.errors import ErrorKind, RaspError
+
+_INPUT_HELP = (
+    "a JSON list gives its elements as tokens ('[\"the\",\"cat\"]', '[3,1,2]'); any other text is split "
+    "into characters ('hello')"
+)
+_RUN_DESCRIPTION = """\
+Run a program with the interpreter (FILE), or a compiled model (--model).
+
+Output: the value of NAME on INPUT in RASP's display form followed by its type, e.g.
+  [o, l, l, e, h] (strings)
+(all-equal values print as [v]*n, floats rounded to 3 places, bools as T/F, as in the original RASP
+REPL). With --json, exactly one JSON value: the list of per-position outputs, with ints, floats,
+strings and bools kept as such, e.g. ["o", "l", "l", "e", "h"].
+"""
+
+# Model-command handlers in `rasp.model_commands`, by subcommand (`run` goes there only with --model).
+_MODEL_HANDLERS = {
+    "compile": "cmd_compile",
+    "run": "cmd_run_model",
+    "verify": "cmd_verify",
+    "show": "cmd_show",
+    "draw": "cmd_draw",
+    "export": "cmd_export",
+}
+
+
+class UsageError(Exception):
+    """A bad argument value found after argparse (reported like argparse, exit 2)."""
+
+
+def parse_tokens(text: str) -> list[Any]:
+    """INPUT or VOCAB: a JSON list gives its elements; any other text is split into characters.
+
+    Text that starts with `[` is taken as meant to be JSON, so a typo in it is an error rather than a
+    silent character split (the characters `[`, `a` are written '["[","a"]').
+    """
+    stripped = text.strip()
+    if not stripped.startswith("["):
+        return list(text)
+    try:
+        value = json.loads(stripped)
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"{text!r} looks like a JSON list but is not valid JSON ({exc.msg} at column {exc.colno}); "
+            "write strings in double quotes, e.g. '[\"a\",\"b\"]'"
+        ) from None
+    if not isinstance(value, list):
+        raise UsageError(f"{text!r} is not a JSON list")
+    for item in value:
+        if item is None or not isinstance(item, (str, int, float, bool)):
+            raise UsageError(
+                f"tokens must be strings, numbers or booleans, got {json.dumps(item)} in {text!r}"
+            )
+    return value
+
+
+# ------------------------------------------------------------------------------------------------
+# Argument definitions
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rasp",
+        description="RASP (Thinking Like Transformers): interpret, compile to transformer weights, run.",
+    )
+    parser.add_argument("--version", action="version", version=f"rasp-forge {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    run = sub.add_parser(
+        "run",
+        help="run a program (interpreter) or a compiled model",
+        description=_RUN_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("file", nargs="?", metavar="FILE.rasp", help="program to interpret")
+    run.add_argument("--model", metavar="M.safetensors", help="compiled model to run instead of FILE")
+    run.add_argument("--input", required=True, metavar="INPUT", help=_INPUT_HELP)
+    run.add_argument("--name", help="the s-op to print (default: the last name the program assigns)")
+    run.add_argument("--json", action="store_true", help="print one JSON list of the outputs")
+    _add_device(run)
+
+    comp = sub.add_parser("compile", help="compile a program into a .safetensors model")
+    comp.add_argument("file", metavar="FILE.rasp")
+    _add_vocab_and_len(comp, required=True)
+    comp.add_argument("--name", help="the s-op to compile (default: the last name assigned)")
+    comp.add_argument("-o", "--output", required=True, metavar="OUT.safetensors")
+    comp.add_argument("--causal", action="store_true", help="compile with causal attention")
+
+    ver = sub.add_parser("verify", help="compare a compiled model with the interpreter")
+    ver.add_argument("file", metavar="FILE.rasp")
+    _add_vocab_and_len(ver, required=True)
+    ver.add_argument("--name", help="the s-op to verify (default: the last name assigned)")
+    ver.add_argument("--model", metavar="M.safetensors", help="verify this file (default: compile now)")
+    ver.add_argument("--exhaustive-len", type=_non_negative, metavar="K", dest="exhaustive_len",
+                     help="check every input up to length K")
+    ver.add_argument("--samples", type=_non_negative, default=1000, metavar="S",
+                     help="random inputs to check (default 1000)")
+    ver.add_argument("--seed", type=int, default=0, metavar="X", help="random seed (default 0)")
+    _add_device(ver)
+    ver.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    show = sub.add_parser("show", help="summarise a compiled model (layers, heads, widths, labels)")
+    show.add_argument("model", metavar="M.safetensors")
+    show.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    draw = sub.add_parser("draw", help="draw a program's or model's computation on an input")
+    draw.add_argument("target", metavar="TARGET", help="a .rasp program or a .safetensors model")
+    draw.add_argument("--input", required=True, metavar="INPUT", help=_INPUT_HELP)
+    draw.add_argument("-o", "--output", required=True, metavar="OUT.png")
+    _add_vocab_and_len(draw, required=False)
+    draw.add_argument("--name", help="the s-op to draw (default: the last name assigned)")
+    draw.add_argument("--dot", metavar="OUT.dot", help="also write the graph as DOT text")
+
+    export = sub.add_parser("export", help="export a compiled model for another library")
+    export.add_argument("model", metavar="M.safetensors")
+    export.add_argument("--to", required=True, choices=["transformer-lens"])
+    export.add_argument("-o", "--output", required=True, metavar="OUT")
+
+    repl = sub.add_parser("repl", help="interactive RASP (like the original's REPL)")
+    repl.add_argument("file", nargs="?", metavar="FILE.rasp", help="load this program first")
+    parser.subcommand_parsers = dict(sub.choices)  # type: ignore[attr-defined]
+    return parser
+
+
+def _add_vocab_and_len(parser: argparse.ArgumentParser, *, required: bool) -> None:
+    parser.add_argument("--vocab", required=required, metavar="VOCAB",
+                        help="the input tokens the model must accept; " + _INPUT_HELP)
+    parser.add_argument("--max-len", required=required, type=_positive, metavar="N", dest="max_len",
+                        help="the longest input the model must accept")
+
+
+def _add_device(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                        help="where a compiled model runs (default cpu)")
+
+
+def _positive(text: str) -> int:
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+# ------------------------------------------------------------------------------------------------
+# Entry point
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        _parse_token_arguments(parser, args)
+        return _dispatch(parser, args)
+    except SystemExit as exc:  # argparse: usage errors (2), --help and --version (0)
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except RaspError as err:
+        print(err.render(), file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"error: {_os_error_text(exc)}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: never a traceback by default
+        if os.environ.get("RASP_DEBUG") == "1":
+            traceback.print_exc()
+        print(
+            f"internal error: {type(exc).__name__}: {exc}\n"
+            "This is a bug in rasp-forge; please report it with the command you ran "
+            "(set RASP_DEBUG=1 to see the traceback).",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _parse_token_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Turn INPUT and VOCAB text into token lists before any handler sees them."""
+    for option in ("input", "vocab"):
+        text = getattr(args, option, None)
+        if text is None:
+            continue
+        try:
+            setattr(args, option, parse_tokens(text))
+        except UsageError as exc:
+            _subparser(parser, args.command).error(f"argument --{option}: {exc}")
+
+
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The parser of `command`, so a late usage error reads `rasp COMMAND: error: ...`."""
+    found = getattr(parser, "subcommand_parsers", {}).get(command)
+    return found if isinstance(found, argparse.ArgumentParser) else parser
+
+
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    if args.command == "repl":
+        return _cmd_repl(args)
+    if args.command == "run":
+        if (args.file is None) == (args.model is None):
+            _subparser(parser, "run").error("give either FILE.rasp or --model M.safetensors (exactly one)")
+        if args.file is not None:
+            if args.device != "cpu":
+                _subparser(parser, "run").error("--device applies only to --model")
+            return _cmd_run_program(args)
+    return _run_model_command(args)
+
+
+def _run_model_command(args: argparse.Namespace) -> int:
+    try:
+        import rasp.model_commands as model_commands  # lazy: pulls in the compiler and torch
+    except ModuleNotFoundError as exc:
+        if exc.name == "rasp.model_commands":
+            print(f"error: {args.command} is not available in this build", file=sys.stderr)
+        else:
+            print(f"error: {args.command} needs the Python package '{exc.name}', which is not "
+                  "installed", file=sys.stderr)
+        return 1
+    handler: Callable[[argparse.Namespace], int] | None = getattr(
+        model_commands, _MODEL_HANDLERS[args.command], None
+    )
+    if handler is None:
+        print(f"error: {args.command} is not available in this build", file=sys.stderr)
+        return 1
+    return handler(args)
+
+
+# ------------------------------------------------------------------------------------------------
+# run FILE (interpreter) and repl
+
+
+def _cmd_run_program(args: argparse.Namespace) -> int:
+    from rasp.display import seq_json, seq_text
+    from rasp.interpreter import load_file
+    from rasp.sops import SeqValue, evaluate
+
+    interp = load_file(args.file)
+    sop = select_output(interp, args.name, args.file)
+    result = evaluate(sop, args.input)
+    assert isinstance(result, SeqValue)
+    print(seq_json(result) if args.json else seq_text(result))
+    return 0
+
+
+def select_output(interp: Any, name: str | None, filename: str) -> Any:
+    """The s-op a command works on: `name`, or the last name the program assigns."""
+    from rasp.sops import Selector, SOp
+
+    if name is None:
+        name = interp.last_assigned
+        if name is None:
+            raise RaspError(f"{filename} assigns no name, so there is nothing to run",
+                            hint="assign the result to a name (out = ...;) or pass --name",
+                            kind=ErrorKind.NAME)
+    if name not in set(interp.names()):
+        close = difflib.get_close_matches(name, list(interp.names()), n=1)
+        hint = f"did you mean '{close[0]}'?" if close else "pass --name with a name the program assigns"
+        raise RaspError(f"{filename} defines no name '{name}'", hint=hint, kind=ErrorKind.NAME)
+    value = interp.get(name)
+    if isinstance(value, SOp):
+        return value
+    if isinstance(value, Selector):
+        raise RaspError(f"'{name}' is a selector, not an s-op", getattr(value, "span", None),
+                        hint="a program's output is an s-op: aggregate the selector, or count it "
+                        "with selector_width(...)", kind=ErrorKind.TYPE)
+    raise RaspError(f"'{name}' is {_kind_text(value)}, not an s-op",
+                    hint="pass --name with an s-op (a value computed from tokens or indices)",
+                    kind=ErrorKind.TYPE)
+
+
+def _kind_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a bool"
+    if isinstance(value, (int, float)):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "a dict"
+    if callable(value) or hasattr(value, "params"):
+        return "a function"
+    return f"a {type(value).__name__}"
+
+
+def _cmd_repl(args: argparse.Namespace) -> int:
+    from rasp.repl_terminal import run_terminal
+
+    return run_terminal(args.file)
+
+
+def _os_error_text(exc: OSError) -> str:
+    if exc.filename is not None:
+        return f"cannot read {exc.filename}: {exc.strerror or exc}"
+    return str(exc)
