@@ -1,0 +1,53 @@
+"""Shared fixtures: golden-file comparison with `--update-golden` (or `UPDATE_GOLDEN=1`)."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+GOLDEN_DIR = Path(__file__).parent / "golden"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite golden files under tests/golden/ from the current output instead of comparing",
+    )
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    """True when golden files should be rewritten rather than compared."""
+    return bool(request.config.getoption("--update-golden")) or os.environ.get("UPDATE_GOLDEN") == "1"
+
+
+@pytest.fixture
+def golden(update_golden: bool) -> Callable[[Path, str], None]:
+    """`golden(path, actual)`: compare `actual` with the file (a readable diff on failure), or rewrite it."""
+
+    def check(path: Path, actual: str) -> None:
+        if update_golden:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(actual, encoding="utf-8")
+            return
+        if not path.exists():
+            pytest.fail(f"missing golden file {path}; run pytest with --update-golden to create it")
+        expected = path.read_text(encoding="utf-8")
+        if actual != expected:
+            diff = "".join(
+                difflib.unified_diff(
+                    expected.splitlines(keepends=True),
+                    actual.splitlines(keepends=True),
+                    fromfile=f"{path} (expected)",
+                    tofile="actual",
+                )
+            )
+            pytest.fail(f"output differs from {path.name}:\n{diff}", pytrace=False)
+
+    return check
