@@ -1,1 +1,25 @@
-"""A small PyTorch transformer that runs compiled RASP models from their safetensors files."""
+"""A small PyTorch transformer that runs compiled RASP models from their safetensors files.
+
+    import transformer
+    model = transformer.load("reverse.safetensors", device="cpu")
+    model.run(["abc"])  # [["c", "b", "a"]]
+
+Imports neither `rasp` nor `compiler`: it reads only the file (docs/format.md, docs/runtime.md).
+"""
+
+from __future__ import annotations
+
+from transformer.compiled import CompiledTransformer
+from transformer.config import ModelConfig
+from transformer.errors import ModelFormatError, ModelInputError, ModelOutputError
+from transformer.io import load, read_metadata
+
+__all__ = [
+    "CompiledTransformer",
+    "ModelConfig",
+    "ModelFormatError",
+    "ModelInputError",
+    "ModelOutputError",
+    "load",
+    "read_metadata",
+]

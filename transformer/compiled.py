@@ -1,0 +1,95 @@
+"""`CompiledTransformer`: a loaded model with its vocabulary and output decoder.
+
+    model = transformer.load("reverse.safetensors")
+    model.run(["abc", "ba"])            # [["c", "b", "a"], ["a", "b"]]
+    ids, lengths = model.encode(["abc"])
+    logits, cache = model.run_with_cache(ids)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from transformer.config import ModelConfig
+from transformer.metadata import ModelMetadata
+from transformer.model import Cache, Transformer
+from transformer.vocab import Atom, Vocab
+
+
+class CompiledTransformer:
+    """A compiled RASP program as a torch model: encode -> forward -> decode."""
+
+    def __init__(self, model: Transformer, meta: ModelMetadata) -> None:
+        self.model = model
+        self.meta = meta
+
+    @property
+    def config(self) -> ModelConfig:
+        return self.meta.config
+
+    @property
+    def vocab(self) -> Vocab:
+        return self.meta.vocab
+
+    @property
+    def max_len(self) -> int:
+        return self.meta.max_len
+
+    @property
+    def device(self) -> torch.device:
+        return self.model.embed.W_E.device
+
+    @property
+    def residual_labels(self) -> tuple[str, ...]:
+        return self.meta.residual
+
+    def __repr__(self) -> str:
+        cfg = self.config
+        return (
+            f"CompiledTransformer(output={self.meta.output.name!r}, n_layers={cfg.n_layers}, "
+            f"n_heads={cfg.n_heads}, d_model={cfg.d_model}, d_mlp={cfg.d_mlp}, "
+            f"max_len={self.max_len}, device={str(self.device)!r})"
+        )
+
+    def encode(self, inputs: Sequence[str | Sequence[Atom]]) -> tuple[Tensor, list[int]]:
+        """Ids `[batch, 1 + longest]` on the model's device (BOS, tokens, PAD) and the lengths."""
+        ids, lengths = self.vocab.encode(inputs)
+        return torch.from_numpy(ids).to(self.device), lengths
+
+    def forward(self, ids: Tensor) -> Tensor:
+        """Logits `[batch, pos, d_vocab_out]`."""
+        with torch.inference_mode():
+            return self.model(ids.to(self.device))
+
+    __call__ = forward
+
+    def run_with_cache(self, ids: Tensor) -> tuple[Tensor, Cache]:
+        """Logits and activations keyed by TransformerLens hook names (see docs/runtime.md)."""
+        with torch.inference_mode():
+            return self.model.run_with_cache(ids.to(self.device))
+
+    def decode(self, logits: Tensor, lengths: Sequence[int]) -> list[list[Any]]:
+        """Program values at model positions 1..n of each input (plain Python values)."""
+        return self.meta.output.decode(logits.detach().float().cpu().numpy(), lengths)
+
+    def run(self, inputs: Sequence[str | Sequence[Atom]], batch_size: int = 256) -> list[list[Any]]:
+        """Encode, run and decode inputs of any lengths, `batch_size` at a time, in input order.
+
+        Inputs are grouped by length so that batches carry little padding; padding never changes a
+        real position's output, so grouping changes speed only.
+        """
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self.vocab.encode(inputs)  # check every input first, so a bad one fails before any work
+        order = sorted(range(len(inputs)), key=lambda i: len(inputs[i]))
+        outputs: list[list[Any]] = [[] for _ in inputs]
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            ids, lengths = self.encode([inputs[i] for i in chunk])
+            for i, output in zip(chunk, self.decode(self.forward(ids), lengths), strict=True):
+                outputs[i] = output
+        return outputs

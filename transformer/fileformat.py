@@ -1,0 +1,163 @@
+"""The compiled-model file at byte level (docs/format.md), without torch.
+
+A safetensors file is an 8-byte little-endian header length N, N bytes of JSON header (tensor name ->
+dtype, shape, data offsets, plus `__metadata__`), then the tensor bytes. We read and check the header
+ourselves before handing the bytes to `safetensors`, so every way a file can be broken (not
+safetensors, truncated, inconsistent offsets) gets one precise message instead of a library error.
+
+This module needs only numpy and `safetensors.numpy`; the compiler may copy its constants.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from transformer.errors import ModelFormatError
+
+METADATA_KEY = "rasp_forge"
+FORMAT_NAME = "rasp-forge-model"
+FORMAT_VERSION = 1
+TENSOR_DTYPE = "F32"
+
+# safetensors refuses headers above 100 MB; a larger length field means "not a safetensors file".
+_MAX_HEADER_BYTES = 100_000_000
+_DTYPE_BYTES = {
+    "BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "I16": 2, "U16": 2, "F16": 2,
+    "BF16": 2, "I32": 4, "U32": 4, "F32": 4, "I64": 8, "U64": 8, "F64": 8,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """One tensor's entry in the safetensors header."""
+
+    dtype: str
+    shape: tuple[int, ...]
+    begin: int  # byte offsets into the data section
+    end: int
+
+
+@dataclass(frozen=True)
+class RawModelFile:
+    """A file whose safetensors framing has been checked; tensor values are not yet decoded."""
+
+    path: str
+    data: bytes  # the whole file, for `safetensors.*.load`
+    tensors: dict[str, TensorInfo]
+    metadata_text: str  # the `rasp_forge` JSON, unparsed
+
+
+def tensor_shapes(config: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
+    """The name -> shape of every tensor a model with this `config` (format.md field names) holds."""
+    d_model, n_heads, d_head, d_mlp = (config[k] for k in ("d_model", "n_heads", "d_head", "d_mlp"))
+    shapes: dict[str, tuple[int, ...]] = {
+        "embed.W_E": (config["d_vocab"], d_model),
+        "pos_embed.W_pos": (config["n_ctx"], d_model),
+    }
+    for layer in range(config["n_layers"]):
+        attn, mlp = f"blocks.{layer}.attn", f"blocks.{layer}.mlp"
+        for name in ("W_Q", "W_K", "W_V"):
+            shapes[f"{attn}.{name}"] = (n_heads, d_model, d_head)
+        for name in ("b_Q", "b_K", "b_V"):
+            shapes[f"{attn}.{name}"] = (n_heads, d_head)
+        shapes[f"{attn}.W_O"] = (n_heads, d_head, d_model)
+        shapes[f"{attn}.b_O"] = (d_model,)
+        shapes[f"{mlp}.W_in"] = (d_model, d_mlp)
+        shapes[f"{mlp}.b_in"] = (d_mlp,)
+        shapes[f"{mlp}.W_out"] = (d_mlp, d_model)
+        shapes[f"{mlp}.b_out"] = (d_model,)
+    shapes["unembed.W_U"] = (d_model, config["d_vocab_out"])
+    shapes["unembed.b_U"] = (config["d_vocab_out"],)
+    return shapes
+
+
+def save(path: str | os.PathLike[str], tensors: Mapping[str, np.ndarray], metadata: Mapping[str, Any]) -> None:
+    """Write `tensors` (as float32) and the `rasp_forge` JSON `metadata` as one safetensors file."""
+    from safetensors.numpy import save_file
+
+    arrays = {name: np.ascontiguousarray(value, dtype=np.float32) for name, value in tensors.items()}
+    text = json.dumps(metadata, allow_nan=False, ensure_ascii=False)
+    save_file(arrays, str(path), metadata={METADATA_KEY: text})
+
+
+def read_raw(path: str | os.PathLike[str]) -> RawModelFile:
+    """Read a file and check its safetensors framing; raises `ModelFormatError` with one line."""
+    shown = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise ModelFormatError(shown, "no such file") from None
+    except IsADirectoryError:
+        raise ModelFormatError(shown, "is a directory, not a model file") from None
+    except OSError as err:
+        raise ModelFormatError(shown, f"cannot read the file ({err.strerror or err})") from None
+    header = _parse_header(shown, data)
+    metadata = header.pop("__metadata__", None)
+    tensors = {name: _tensor_info(shown, name, entry) for name, entry in header.items()}
+    _check_offsets(shown, tensors, data_bytes=len(data) - 8 - _header_length(data))
+    if not isinstance(metadata, dict) or METADATA_KEY not in metadata:
+        raise ModelFormatError(
+            shown, f"safetensors file without the '{METADATA_KEY}' metadata entry: not a rasp-forge model"
+        )
+    text = metadata[METADATA_KEY]
+    if not isinstance(text, str):
+        raise ModelFormatError(shown, f"the '{METADATA_KEY}' metadata entry is not a string")
+    return RawModelFile(shown, data, tensors, text)
+
+
+def _header_length(data: bytes) -> int:
+    return int.from_bytes(data[:8], "little")
+
+
+def _parse_header(path: str, data: bytes) -> dict[str, Any]:
+    not_safetensors = "not a safetensors file"
+    if len(data) < 8:
+        raise ModelFormatError(path, f"{not_safetensors} ({len(data)} bytes, too short for a header)")
+    length = _header_length(data)
+    if length > _MAX_HEADER_BYTES or length < 2:
+        raise ModelFormatError(path, f"{not_safetensors} (implausible header length {length})")
+    if 8 + length > len(data):
+        # A real header is followed by data; a length beyond the end is a cut file or random bytes.
+        looks_like_json = data[8:9] == b"{"
+        reason = "truncated file (ends inside the safetensors header)" if looks_like_json else not_safetensors
+        raise ModelFormatError(path, reason)
+    try:
+        header = json.loads(data[8 : 8 + length].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ModelFormatError(path, f"{not_safetensors} (its header is not valid JSON)") from None
+    if not isinstance(header, dict):
+        raise ModelFormatError(path, f"{not_safetensors} (its header is not a JSON object)")
+    return header
+
+
+def _tensor_info(path: str, name: str, entry: Any) -> TensorInfo:
+    bad = ModelFormatError(path, f"not a safetensors file (malformed header entry for tensor '{name}')")
+    if not isinstance(entry, dict):
+        raise bad
+    dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
+    if dtype not in _DTYPE_BYTES or not _is_int_list(shape) or not _is_int_list(offsets) or len(offsets) != 2:
+        raise bad
+    begin, end = offsets
+    if begin > end or end - begin != math.prod(shape) * _DTYPE_BYTES[dtype]:
+        raise bad
+    return TensorInfo(dtype, tuple(shape), begin, end)
+
+
+def _is_int_list(value: Any) -> bool:
+    return isinstance(value, list) and all(type(x) is int and x >= 0 for x in value)
+
+
+def _check_offsets(path: str, tensors: dict[str, TensorInfo], data_bytes: int) -> None:
+    needed = max((info.end for info in tensors.values()), default=0)
+    if needed > data_bytes:
+        raise ModelFormatError(
+            path, f"truncated file (the header promises {needed} bytes of tensor data, {data_bytes} are present)"
+        )

@@ -1,0 +1,267 @@
+"""The `rasp_forge` JSON metadata of a compiled-model file, checked field by field.
+
+Every problem becomes one `ModelFormatError` line naming the field (`config.d_model`, `vocab.tokens`,
+...), what it should be and what the file holds. Unknown top-level fields are ignored (they can only
+add information); unknown `config` fields are refused, since they could change the computation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from transformer.config import ModelConfig
+from transformer.decoding import OutputEncoding, OutputSpec, OutputType
+from transformer.errors import ModelFormatError
+from transformer.fileformat import FORMAT_NAME, FORMAT_VERSION
+from transformer.vocab import Atom, Vocab, token_key
+
+
+@dataclass(frozen=True)
+class HeadOp:
+    """The program operation one attention head computes."""
+
+    head: int
+    name: str
+    op: str
+
+
+@dataclass(frozen=True)
+class MlpOp:
+    name: str
+    op: str
+
+
+@dataclass(frozen=True)
+class LayerOps:
+    """What block `l` computes: its heads' operations, then its MLP's."""
+
+    attn: tuple[HeadOp, ...]
+    mlp: tuple[MlpOp, ...]
+
+
+@dataclass(frozen=True)
+class ProgramInfo:
+    file: str | None
+    source: str | None
+    sha256: str | None
+
+
+@dataclass(frozen=True)
+class ModelMetadata:
+    """Everything the file says besides its tensors."""
+
+    format_version: int
+    compiler_version: str
+    config: ModelConfig
+    vocab: Vocab
+    output: OutputSpec
+    residual: tuple[str, ...]  # residual[d] labels dimension d: "name:value" or "name"
+    layers: tuple[LayerOps, ...]
+    program: ProgramInfo | None
+    raw: dict[str, Any] = field(compare=False, repr=False)  # the JSON object as read
+
+    @property
+    def max_len(self) -> int:
+        return self.vocab.max_len
+
+
+_INT_FIELDS = ("n_layers", "d_model", "n_heads", "d_head", "d_mlp", "n_ctx", "d_vocab", "d_vocab_out")
+_POSITIVE_FIELDS = ("d_model", "n_ctx", "d_vocab", "d_vocab_out")
+
+
+class _Checker:
+    """Reads typed fields out of the JSON, raising `ModelFormatError` that names the field."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def fail(self, reason: str) -> ModelFormatError:
+        return ModelFormatError(self.path, reason)
+
+    def get(self, obj: dict[str, Any], key: str, where: str, kind: type | tuple[type, ...]) -> Any:
+        if key not in obj:
+            raise self.fail(f"metadata is missing '{where}{key}'")
+        value = obj[key]
+        # bool is an int in Python, but never a valid count or id here.
+        if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
+            raise self.fail(f"metadata field '{where}{key}' must be {_kind_name(kind)}, got {_json(value)}")
+        return value
+
+    def atoms(self, values: list[Any], where: str, *, allow_null: bool) -> tuple[Atom, ...]:
+        kinds: tuple[type, ...] = (str, int, float, bool) + ((type(None),) if allow_null else ())
+        for value in values:
+            if not isinstance(value, kinds):
+                raise self.fail(f"metadata field '{where}' holds {_json(value)}, which is not a token value")
+        keys = [token_key(value) for value in values]
+        if len(set(keys)) != len(keys):
+            raise self.fail(f"metadata field '{where}' lists a value twice")
+        return tuple(values)
+
+
+def parse_metadata(path: str, text: str) -> ModelMetadata:
+    """Parse and check the `rasp_forge` JSON of the file at `path`."""
+    check = _Checker(path)
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise check.fail(f"the 'rasp_forge' metadata is not valid JSON ({err.msg} at char {err.pos})") from None
+    if not isinstance(raw, dict):
+        raise check.fail("the 'rasp_forge' metadata is not a JSON object")
+    if raw.get("format") != FORMAT_NAME:
+        raise check.fail(f"metadata 'format' is {_json(raw.get('format'))}, expected \"{FORMAT_NAME}\"")
+    version = check.get(raw, "format_version", "", int)
+    if version > FORMAT_VERSION:
+        raise check.fail(
+            f"written in model format version {version}, but this rasp-forge reads versions up to "
+            f"{FORMAT_VERSION}; upgrade rasp-forge or recompile the program"
+        )
+    if version < 1:
+        raise check.fail(f"metadata 'format_version' must be at least 1, got {version}")
+    config = _parse_config(check, check.get(raw, "config", "", dict))
+    max_len = check.get(raw, "max_len", "", int)
+    if max_len < 1 or config.n_ctx != max_len + 1:
+        raise check.fail(f"'max_len' is {max_len} but 'config.n_ctx' is {config.n_ctx}; expected n_ctx = max_len + 1")
+    residual = check.get(raw, "residual", "", list)
+    if len(residual) != config.d_model or not all(isinstance(label, str) for label in residual):
+        raise check.fail(
+            f"'residual' must hold d_model = {config.d_model} string labels, got {len(residual)} entries"
+        )
+    layers = check.get(raw, "layers", "", list)
+    return ModelMetadata(
+        format_version=version,
+        compiler_version=check.get(raw, "compiler_version", "", str),
+        config=config,
+        vocab=_parse_vocab(check, check.get(raw, "vocab", "", dict), config, max_len),
+        output=_parse_output(check, check.get(raw, "output", "", dict), config),
+        residual=tuple(residual),
+        layers=_parse_layers(check, layers, config),
+        program=_parse_program(check, raw.get("program")),
+        raw=raw,
+    )
+
+
+def _parse_config(check: _Checker, obj: dict[str, Any]) -> ModelConfig:
+    unknown = sorted(set(obj) - set(_INT_FIELDS) - {"act_fn", "normalization_type", "attention_dir"})
+    if unknown:
+        raise check.fail(f"metadata 'config' has unknown field(s) {', '.join(unknown)}")
+    sizes = {name: check.get(obj, name, "config.", int) for name in _INT_FIELDS}
+    for name, value in sizes.items():
+        least = 1 if name in _POSITIVE_FIELDS else 0
+        if value < least:
+            raise check.fail(f"metadata field 'config.{name}' must be at least {least}, got {value}")
+    if sizes["n_heads"] > 0 and sizes["d_head"] == 0:
+        raise check.fail("metadata field 'config.d_head' must be at least 1 when n_heads > 0")
+    if obj.get("act_fn", "relu") != "relu":
+        raise check.fail(f"'config.act_fn' is {_json(obj['act_fn'])}; compiled models use \"relu\"")
+    if obj.get("normalization_type") is not None:
+        raise check.fail(
+            f"'config.normalization_type' is {_json(obj['normalization_type'])}; compiled models have none"
+        )
+    direction = obj.get("attention_dir", "bidirectional")
+    if direction not in ("bidirectional", "causal"):
+        raise check.fail(f"'config.attention_dir' must be \"bidirectional\" or \"causal\", got {_json(direction)}")
+    return ModelConfig(**sizes, attention_dir=direction)
+
+
+def _parse_vocab(check: _Checker, obj: dict[str, Any], config: ModelConfig, max_len: int) -> Vocab:
+    tokens = check.atoms(check.get(obj, "tokens", "vocab.", list), "vocab.tokens", allow_null=False)
+    bos_id, pad_id = check.get(obj, "bos_id", "vocab.", int), check.get(obj, "pad_id", "vocab.", int)
+    if (bos_id, pad_id) != (len(tokens), len(tokens) + 1):
+        raise check.fail(
+            f"'vocab.bos_id' and 'vocab.pad_id' must follow the {len(tokens)} tokens "
+            f"({len(tokens)} and {len(tokens) + 1}), got {bos_id} and {pad_id}"
+        )
+    if config.d_vocab != len(tokens) + 2:
+        raise check.fail(f"'config.d_vocab' is {config.d_vocab}; {len(tokens)} tokens + BOS + PAD need {len(tokens) + 2}")
+    return Vocab(tokens, bos_id, pad_id, max_len)
+
+
+def _parse_output(check: _Checker, obj: dict[str, Any], config: ModelConfig) -> OutputSpec:
+    name = check.get(obj, "name", "output.", str)
+    encoding_text, type_text = check.get(obj, "encoding", "output.", str), check.get(obj, "type", "output.", str)
+    try:
+        encoding, out_type = OutputEncoding(encoding_text), OutputType(type_text)
+    except ValueError:
+        raise check.fail(
+            f"'output.encoding'/'output.type' are {_json(encoding_text)}/{_json(type_text)}; expected "
+            "categorical|numerical and ints|floats|strings|bools"
+        ) from None
+    values = None
+    if "values" in obj or encoding is OutputEncoding.CATEGORICAL:
+        values = check.atoms(check.get(obj, "values", "output.", list), "output.values", allow_null=True)
+    if encoding is OutputEncoding.CATEGORICAL and len(values or ()) != config.d_vocab_out:
+        raise check.fail(
+            f"'output.values' lists {len(values or ())} values but 'config.d_vocab_out' is {config.d_vocab_out}"
+        )
+    if encoding is OutputEncoding.NUMERICAL:
+        if config.d_vocab_out != 1:
+            raise check.fail(f"a numerical output needs 'config.d_vocab_out' = 1, got {config.d_vocab_out}")
+        if values is not None and (not values or not all(_is_number(v) for v in values)):
+            raise check.fail("a numerical output's 'output.values' must be a non-empty list of numbers")
+        if values is None and out_type is OutputType.STRINGS:
+            raise check.fail("a numerical output of type 'strings' needs 'output.values'")
+    return OutputSpec(name, encoding, out_type, values)
+
+
+def _parse_layers(check: _Checker, layers: list[Any], config: ModelConfig) -> tuple[LayerOps, ...]:
+    if len(layers) != config.n_layers:
+        raise check.fail(f"'layers' describes {len(layers)} blocks but 'config.n_layers' is {config.n_layers}")
+    parsed = []
+    for index, layer in enumerate(layers):
+        where = f"layers[{index}]."
+        if not isinstance(layer, dict):
+            raise check.fail(f"metadata field 'layers[{index}]' must be an object")
+        heads = []
+        for entry in check.get(layer, "attn", where, list):
+            if not isinstance(entry, dict):
+                raise check.fail(f"metadata field '{where}attn' must hold objects")
+            head = check.get(entry, "head", f"{where}attn.", int)
+            if not 0 <= head < config.n_heads:
+                raise check.fail(f"'{where}attn' names head {head}, but the model has {config.n_heads} heads")
+            heads.append(HeadOp(head, check.get(entry, "name", f"{where}attn.", str), check.get(entry, "op", f"{where}attn.", str)))
+        mlps = []
+        for entry in check.get(layer, "mlp", where, list):
+            if not isinstance(entry, dict):
+                raise check.fail(f"metadata field '{where}mlp' must hold objects")
+            mlps.append(MlpOp(check.get(entry, "name", f"{where}mlp.", str), check.get(entry, "op", f"{where}mlp.", str)))
+        parsed.append(LayerOps(tuple(heads), tuple(mlps)))
+    return tuple(parsed)
+
+
+def _parse_program(check: _Checker, obj: Any) -> ProgramInfo | None:
+    if obj is None:
+        return None
+    if not isinstance(obj, dict):
+        raise check.fail("metadata field 'program' must be an object")
+    fields = {}
+    for key in ("file", "source", "sha256"):
+        value = obj.get(key)
+        if value is not None and not isinstance(value, str):
+            raise check.fail(f"metadata field 'program.{key}' must be a string, got {_json(value)}")
+        fields[key] = value
+    info = ProgramInfo(**fields)
+    if info.source is not None and info.sha256 is not None:
+        if hashlib.sha256(info.source.encode("utf-8")).hexdigest() != info.sha256.lower():
+            raise check.fail("'program.sha256' does not match 'program.source' (the metadata was edited)")
+    return info
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float)  # bools count: a numerical `bools` output snaps to 0/1
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    names = {int: "an integer", str: "a string", list: "a list", dict: "an object", float: "a number"}
+    return " or ".join(names.get(k, k.__name__) for k in _as_tuple(kind))
+
+
+def _json(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,161 @@
+"""The compiled-model transformer: TransformerLens's block without LayerNorm, in one readable file.
+
+    resid_pre  = W_E[ids] + W_pos[pos]                                  # block 0
+    resid_mid  = resid_pre + attn(resid_pre)
+    resid_post = resid_mid + relu(resid_mid @ W_in + b_in) @ W_out + b_out
+    logits     = resid_post(last block) @ W_U + b_U
+
+Parameter names are the file's tensor names (`blocks.0.attn.W_Q`, ...), so `load_state_dict` takes
+the file's tensors as they are. There is no padding mask: the compiled weights give PAD keys a score
+so low that float32 softmax weighs them exactly 0, as in any TransformerLens-compatible runtime.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+from transformer.config import ModelConfig
+
+Cache = dict[str, Tensor]
+
+
+def _param(*shape: int) -> nn.Parameter:
+    # Compiled weights are data, not trained: no gradients.
+    return nn.Parameter(torch.zeros(*shape, dtype=torch.float32), requires_grad=False)
+
+
+def _record(cache: Cache | None, name: str, value: Tensor) -> None:
+    if cache is not None:
+        cache[name] = value
+
+
+class Embed(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.W_E = _param(cfg.d_vocab, cfg.d_model)
+
+    def forward(self, ids: Tensor) -> Tensor:
+        return self.W_E[ids]  # [batch, pos] -> [batch, pos, d_model]
+
+
+class PosEmbed(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.W_pos = _param(cfg.n_ctx, cfg.d_model)
+
+    def forward(self, ids: Tensor) -> Tensor:
+        n_pos = ids.shape[1]
+        return self.W_pos[:n_pos].unsqueeze(0).expand(ids.shape[0], -1, -1)  # [batch, pos, d_model]
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg: ModelConfig, name: str) -> None:
+        super().__init__()
+        self.name = name  # hook prefix, e.g. "blocks.0.attn"
+        self.causal = cfg.attention_dir == "causal"
+        self.scale = math.sqrt(cfg.d_head) if cfg.d_head > 0 else 1.0
+        self.W_Q = _param(cfg.n_heads, cfg.d_model, cfg.d_head)
+        self.W_K = _param(cfg.n_heads, cfg.d_model, cfg.d_head)
+        self.W_V = _param(cfg.n_heads, cfg.d_model, cfg.d_head)
+        self.b_Q = _param(cfg.n_heads, cfg.d_head)
+        self.b_K = _param(cfg.n_heads, cfg.d_head)
+        self.b_V = _param(cfg.n_heads, cfg.d_head)
+        self.W_O = _param(cfg.n_heads, cfg.d_head, cfg.d_model)
+        self.b_O = _param(cfg.d_model)
+
+    def forward(self, x: Tensor, cache: Cache | None = None) -> Tensor:
+        # x: [batch, pos, d_model]
+        q = torch.einsum("bpm,hmd->bphd", x, self.W_Q) + self.b_Q  # [batch, pos, head, d_head]
+        k = torch.einsum("bpm,hmd->bphd", x, self.W_K) + self.b_K  # [batch, pos, head, d_head]
+        v = torch.einsum("bpm,hmd->bphd", x, self.W_V) + self.b_V  # [batch, pos, head, d_head]
+        scores = torch.einsum("bqhd,bkhd->bhqk", q, k) / self.scale  # [batch, head, q, k]
+        if self.causal:
+            n_pos = x.shape[1]
+            later = torch.ones(n_pos, n_pos, dtype=torch.bool, device=x.device).triu(diagonal=1)
+            scores = scores.masked_fill(later, float("-inf"))  # key after query: weight 0
+        # Standard softmax subtracts the row max, so a score 110 below it underflows to exactly 0.
+        pattern = torch.softmax(scores.float(), dim=-1)  # [batch, head, q, k]
+        z = torch.einsum("bhqk,bkhd->bqhd", pattern, v)  # [batch, q, head, d_head]
+        out = torch.einsum("bqhd,hdm->bqm", z, self.W_O) + self.b_O  # [batch, q, d_model]
+        for hook, value in (("q", q), ("k", k), ("v", v), ("attn_scores", scores),
+                            ("pattern", pattern), ("z", z)):  # fmt: skip
+            _record(cache, f"{self.name}.hook_{hook}", value)
+        return out
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg: ModelConfig, name: str) -> None:
+        super().__init__()
+        self.name = name  # hook prefix, e.g. "blocks.0.mlp"
+        self.W_in = _param(cfg.d_model, cfg.d_mlp)
+        self.b_in = _param(cfg.d_mlp)
+        self.W_out = _param(cfg.d_mlp, cfg.d_model)
+        self.b_out = _param(cfg.d_model)
+
+    def forward(self, x: Tensor, cache: Cache | None = None) -> Tensor:
+        pre = x @ self.W_in + self.b_in  # [batch, pos, d_mlp]
+        post = torch.relu(pre)  # [batch, pos, d_mlp]
+        _record(cache, f"{self.name}.hook_pre", pre)
+        _record(cache, f"{self.name}.hook_post", post)
+        return post @ self.W_out + self.b_out  # [batch, pos, d_model]
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: ModelConfig, index: int) -> None:
+        super().__init__()
+        self.name = f"blocks.{index}"
+        self.attn = Attention(cfg, f"{self.name}.attn")
+        self.mlp = MLP(cfg, f"{self.name}.mlp")
+
+    def forward(self, resid_pre: Tensor, cache: Cache | None = None) -> Tensor:
+        attn_out = self.attn(resid_pre, cache)
+        resid_mid = resid_pre + attn_out  # [batch, pos, d_model]
+        mlp_out = self.mlp(resid_mid, cache)
+        resid_post = resid_mid + mlp_out  # [batch, pos, d_model]
+        for hook, value in (("resid_pre", resid_pre), ("attn_out", attn_out), ("resid_mid", resid_mid),
+                            ("mlp_out", mlp_out), ("resid_post", resid_post)):  # fmt: skip
+            _record(cache, f"{self.name}.hook_{hook}", value)
+        return resid_post
+
+
+class Unembed(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.W_U = _param(cfg.d_model, cfg.d_vocab_out)
+        self.b_U = _param(cfg.d_vocab_out)
+
+    def forward(self, resid: Tensor) -> Tensor:
+        return resid @ self.W_U + self.b_U  # [batch, pos, d_vocab_out]
+
+
+class Transformer(nn.Module):
+    """`forward(ids [batch, pos]) -> logits [batch, pos, d_vocab_out]`; float32, on any device."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.embed = Embed(cfg)
+        self.pos_embed = PosEmbed(cfg)
+        self.blocks = nn.ModuleList(Block(cfg, index) for index in range(cfg.n_layers))
+        self.unembed = Unembed(cfg)
+
+    def forward(self, ids: Tensor, cache: Cache | None = None) -> Tensor:
+        if ids.ndim != 2 or ids.shape[1] > self.cfg.n_ctx:
+            raise ValueError(f"ids must be [batch, pos] with pos <= n_ctx = {self.cfg.n_ctx}, got {tuple(ids.shape)}")
+        embed = self.embed(ids)  # [batch, pos, d_model]
+        pos_embed = self.pos_embed(ids)  # [batch, pos, d_model]
+        _record(cache, "hook_embed", embed)
+        _record(cache, "hook_pos_embed", pos_embed)
+        resid = embed + pos_embed
+        for block in self.blocks:
+            resid = block(resid, cache)
+        return self.unembed(resid)
+
+    def run_with_cache(self, ids: Tensor) -> tuple[Tensor, Cache]:
+        """Logits and every activation, under TransformerLens's hook names."""
+        cache: Cache = {}
+        logits = self.forward(ids, cache)
+        return logits, cache
