@@ -1,0 +1,422 @@
+"""`rasp verify`: does a compiled model compute what the interpreter computes?
+
+`plan_inputs` lists the inputs to check: every input up to length K (exhaustive), then S seeded random
+inputs of lengths K+1..N. `verify` runs the model and the interpreter on them in batches and compares the
+outputs position by position. On the first failing input `diagnose` reads the residual stream after the
+embedding and after every attention and MLP sublayer (`run_with_cache`), decodes every program variable
+the model materialises there (residual labels `name:value` / `name`), and reports the FIRST variable,
+layer and position where the model disagrees with the interpreter.
+
+The model is anything with the runtime's interface (`transformer.CompiledTransformer`): `.meta`,
+`.run(inputs)`, `.encode(inputs) -> (ids, lengths)` and `.run_with_cache(ids) -> (logits, cache)` with
+TransformerLens hook names. This module imports neither torch nor the compiler.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import random
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from rasp.errors import RaspError
+from rasp.sops import Evaluator, IndicesSOp, LengthSOp, Node, SeqValue, SOp, TokensSOp, walk
+
+DEFAULT_BUDGET = 20_000  # exhaustive inputs checked when --exhaustive-len is not given
+OUTPUT_REL_TOL = 1e-6  # the compiler's promise for numbers in the decoded output
+RESIDUAL_TOL = 1e-4  # numerical residual dims (relative and absolute)
+SPECIAL_DIMS = frozenset({"one", "bos", "pad"})
+
+Progress = Callable[[int, int], None]
+
+
+class RuntimeModel(Protocol):
+    meta: Mapping[str, Any]
+
+    def run(self, inputs: Sequence[Sequence[Any]]) -> list[list[Any]]: ...
+    def encode(self, inputs: Sequence[Sequence[Any]]) -> tuple[Any, Any]: ...
+    def run_with_cache(self, ids: Any) -> tuple[Any, Mapping[str, Any]]: ...
+
+
+# ------------------------------------------------------------------------------------------------
+# Which inputs
+
+
+@dataclass(frozen=True)
+class InputPlan:
+    vocab: tuple[Any, ...]
+    max_len: int
+    exhaustive_len: int
+    samples: int
+    seed: int
+
+    @property
+    def exhaustive_count(self) -> int:
+        return sum(len(self.vocab) ** k for k in range(1, self.exhaustive_len + 1))
+
+    @property
+    def sampled_lengths(self) -> tuple[int, int] | None:
+        """The range random lengths are drawn from (None when exhaustion already covers every length)."""
+        if self.samples == 0 or self.exhaustive_len >= self.max_len:
+            return None
+        return (self.exhaustive_len + 1, self.max_len)
+
+    @property
+    def sample_count(self) -> int:
+        return self.samples if self.sampled_lengths is not None else 0
+
+    @property
+    def total(self) -> int:
+        return self.exhaustive_count + self.sample_count
+
+    def inputs(self) -> Iterator[list[Any]]:
+        """The exhaustive inputs by length, then the seeded samples (lengths uniform)."""
+        for length in range(1, self.exhaustive_len + 1):
+            for combo in itertools.product(self.vocab, repeat=length):
+                yield list(combo)
+        lengths = self.sampled_lengths
+        if lengths is None:
+            return
+        rng = random.Random(self.seed)
+        for _ in range(self.samples):
+            length = rng.randint(*lengths)
+            yield [rng.choice(self.vocab) for _ in range(length)]
+
+
+def default_exhaustive_len(vocab_size: int, max_len: int, budget: int = DEFAULT_BUDGET) -> int:
+    """The largest K <= max_len with |V|^1 + ... + |V|^K <= budget."""
+    total, k = 0, 0
+    while k < max_len:
+        total += vocab_size ** (k + 1)
+        if total > budget:
+            break
+        k += 1
+    return k
+
+
+def plan_inputs(vocab: Sequence[Any], max_len: int, exhaustive_len: int | None = None,
+                samples: int = 1000, seed: int = 0) -> InputPlan:
+    unique = tuple(dict.fromkeys(vocab))  # keep the user's order, drop repeats
+    k = default_exhaustive_len(len(unique), max_len) if exhaustive_len is None else min(exhaustive_len, max_len)
+    return InputPlan(unique, max_len, k, samples, seed)
+
+
+# ------------------------------------------------------------------------------------------------
+# Comparing outputs
+
+
+def same_value(got: Any, want: Any, rel_tol: float = OUTPUT_REL_TOL) -> bool:
+    """Equal as RASP values: numbers within `rel_tol`, a bool never equals a number or a string."""
+    if isinstance(got, bool) or isinstance(want, bool):
+        return isinstance(got, bool) and isinstance(want, bool) and got == want
+    if isinstance(want, (int, float)) and isinstance(got, (int, float)):
+        if isinstance(want, int) and isinstance(got, int):
+            return got == want
+        return math.isclose(float(got), float(want), rel_tol=rel_tol, abs_tol=rel_tol)
+    return type(got) is type(want) and got == want
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    tokens: tuple[Any, ...]
+    position: int  # the first program position where the outputs differ
+    model: tuple[Any, ...]
+    interpreter: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """The first program variable the model gets wrong, where, and both values."""
+
+    variable: str
+    layer: int | None  # None: already wrong after the embedding
+    sublayer: str  # "embedding", "attn", "mlp" or "unembed" (every variable right, the output wrong)
+    position: int | None  # program position (model position - 1)
+    model: Any
+    interpreter: Any
+
+    @property
+    def where(self) -> str:
+        if self.sublayer in ("embedding", "unembed"):
+            return f"after the {self.sublayer}" if self.sublayer == "embedding" else "in the unembedding"
+        return f"layer {self.layer} {self.sublayer}"
+
+
+@dataclass
+class VerifyReport:
+    plan: InputPlan
+    checked: int = 0  # inputs compared (not skipped)
+    failures: int = 0
+    skipped: int = 0
+    skipped_example: tuple[tuple[Any, ...], str] | None = None
+    first_failure: Mismatch | None = None
+    divergence: Divergence | None = None
+    lengths: set[int] = field(default_factory=set)
+
+    @property
+    def ok(self) -> bool:
+        return self.failures == 0
+
+
+def verify(sop: SOp, model: RuntimeModel, plan: InputPlan, *, batch_size: int = 256,
+           progress: Progress | None = None, nodes: Mapping[str, Node] | None = None) -> VerifyReport:
+    """Compare `model` with the interpreter on every input of `plan`; diagnose the first failure."""
+    report = VerifyReport(plan)
+    done = 0
+    inputs = plan.inputs()
+    while batch := list(itertools.islice(inputs, batch_size)):
+        outputs = model.run(batch)
+        for tokens, got in zip(batch, outputs, strict=True):
+            _compare_one(sop, tokens, list(got), report)
+        done += len(batch)
+        if progress is not None:
+            progress(done, plan.total)
+    if report.first_failure is not None:
+        tokens = list(report.first_failure.tokens)
+        report.divergence = diagnose(sop, model, tokens, nodes or nodes_by_name(sop))
+    return report
+
+
+def _compare_one(sop: SOp, tokens: list[Any], got: list[Any], report: VerifyReport) -> None:
+    try:
+        want = _seq(Evaluator(tokens).value(sop)).values
+    except RaspError as err:
+        report.skipped += 1
+        if report.skipped_example is None:
+            report.skipped_example = (tuple(tokens), err.message)
+        return
+    report.checked += 1
+    report.lengths.add(len(tokens))
+    bad = [i for i, (g, w) in enumerate(zip(got, want)) if not same_value(g, w)]
+    if len(got) != len(want) and not bad:
+        bad = [min(len(got), len(want))]
+    if bad:
+        report.failures += 1
+        if report.first_failure is None:
+            report.first_failure = Mismatch(tuple(tokens), bad[0], tuple(got), tuple(want))
+
+
+def _seq(value: SeqValue | np.ndarray) -> SeqValue:
+    if not isinstance(value, SeqValue):
+        raise TypeError("verify needs an s-op, not a selector")  # the CLI checks this first
+    return value
+
+
+# ------------------------------------------------------------------------------------------------
+# Diagnosis: decode the residual stream variable by variable
+
+
+@dataclass(frozen=True)
+class ResidualVariable:
+    """A program variable materialised in the residual stream."""
+
+    name: str
+    dims: tuple[int, ...]
+    values: tuple[str, ...] | None  # the label values of a categorical variable; None if numerical
+
+    def decode(self, resid: np.ndarray) -> list[Any]:
+        """The variable at every position of `resid` [pos, d_model]."""
+        block = resid[:, list(self.dims)]  # [pos, n_dims]
+        if self.values is None:
+            return [float(v) for v in block[:, 0]]
+        best = block.argmax(axis=1)
+        return [self.values[k] if block[p, k] >= 0.5 else None for p, k in enumerate(best)]
+
+    def agrees(self, got: Any, want: Any) -> bool:
+        if self.values is None:
+            if isinstance(want, str) or got is None:
+                return False
+            return math.isclose(got, float(want), rel_tol=RESIDUAL_TOL, abs_tol=RESIDUAL_TOL)
+        return got is not None and got == str(want)  # labels are `name:{value}` (str of the value)
+
+
+def residual_variables(labels: Sequence[str]) -> dict[str, ResidualVariable]:
+    """Group residual labels by variable name (the special one/bos/pad dims excluded)."""
+    dims: dict[str, list[int]] = {}
+    values: dict[str, list[str] | None] = {}
+    for d, label in enumerate(labels):
+        name, sep, value = str(label).partition(":")
+        if name in SPECIAL_DIMS and not sep:
+            continue
+        dims.setdefault(name, []).append(d)
+        if sep:
+            current = values.setdefault(name, [])
+            if current is not None:
+                current.append(value)
+        else:
+            values[name] = None
+    return {n: ResidualVariable(n, tuple(dims[n]), None if values[n] is None else tuple(values[n]))
+            for n in dims}
+
+
+def nodes_by_name(sop: SOp) -> dict[str, Node]:
+    """The program variables `sop` depends on, by name (inputs also by their residual names)."""
+    found: dict[str, Node] = {}
+    for node in walk(sop):
+        if node.name is not None:
+            found[node.name] = node  # children come first: the last node with a name is the latest
+        for kind, name in ((TokensSOp, "tokens"), (IndicesSOp, "indices"), (LengthSOp, "length")):
+            if isinstance(node, kind):
+                found.setdefault(name, node)
+    return found
+
+
+def _checkpoints(meta: Mapping[str, Any]) -> list[tuple[str, int | None, str, list[str]]]:
+    """(hook name, layer, sublayer, variables written there) in execution order."""
+    points: list[tuple[str, int | None, str, list[str]]] = [("blocks.0.hook_resid_pre", None, "embedding", [])]
+    for layer, ops in enumerate(meta.get("layers", [])):
+        points.append((f"blocks.{layer}.hook_resid_mid", layer, "attn",
+                       [str(h.get("name")) for h in ops.get("attn", [])]))
+        points.append((f"blocks.{layer}.hook_resid_post", layer, "mlp",
+                       [str(m.get("name")) for m in ops.get("mlp", [])]))
+    return points
+
+
+def diagnose(sop: SOp, model: RuntimeModel, tokens: list[Any], nodes: Mapping[str, Node]) -> Divergence | None:
+    """The first (checkpoint, variable, position) where the model's residual stream is wrong."""
+    meta = model.meta
+    variables = residual_variables(meta["residual"])
+    evaluator = Evaluator(tokens)
+    ids, _ = model.encode([tokens])
+    logits, cache = model.run_with_cache(ids)
+    n = len(tokens)
+    points = _checkpoints(meta)
+    written_later = {name for _, _, _, names in points for name in names}
+    live: list[str] = [v for v in variables if v not in written_later]  # written by the embedding
+    for hook, layer, sublayer, written in points:
+        new = [v for v in written if v in variables and v not in live]
+        live = new + live  # newly written variables are checked first
+        resid = _numpy(cache[hook])[0, 1 : n + 1]  # [n, d_model]: real positions only
+        for name in list(live):
+            node = nodes.get(name)
+            if node is None or not isinstance(node, SOp):
+                continue  # a generated name the compiler does not expose: cannot be checked
+            try:
+                want = _seq(evaluator.value(node)).values
+            except RaspError:
+                continue
+            got = variables[name].decode(resid)
+            for pos, (g, w) in enumerate(zip(got, want)):
+                if not variables[name].agrees(g, w):
+                    return Divergence(name, layer, sublayer, pos, g, w)
+    output = meta.get("output", {}).get("name", "output")
+    got_out = model.run([tokens])[0]
+    want_out = _seq(evaluator.value(sop)).values
+    for pos, (g, w) in enumerate(zip(got_out, want_out)):
+        if not same_value(g, w):
+            return Divergence(str(output), None, "unembed", pos, g, w)
+    del logits
+    return None
+
+
+def _numpy(tensor: Any) -> np.ndarray:
+    if hasattr(tensor, "detach"):
+        tensor = tensor.detach().float().cpu().numpy()
+    return np.asarray(tensor, dtype=np.float64)
+
+
+# ------------------------------------------------------------------------------------------------
+# Reporting
+
+
+def show_tokens(tokens: Sequence[Any]) -> str:
+    """`"abc"` when every token is one character, else the JSON list."""
+    if tokens and all(isinstance(t, str) and len(t) == 1 for t in tokens):
+        return '"' + "".join(tokens) + '"'
+    return _json_text(list(tokens))
+
+
+def show_values(values: Sequence[Any]) -> str:
+    return "[" + ", ".join(_value_text(v) for v in values) + "]"
+
+
+def format_success(report: VerifyReport, what: str) -> str:
+    """What was covered, for a passing report (stdout)."""
+    plan = report.plan
+    lines = [f"verified {what}: model == interpreter on {report.checked:,} inputs"]
+    if plan.exhaustive_len:
+        lines.append(f"  exhaustive: every input of length 1..{plan.exhaustive_len} over "
+                     f"{len(plan.vocab)} tokens ({plan.exhaustive_count:,} inputs)")
+    if plan.sampled_lengths is not None:
+        lo, hi = plan.sampled_lengths
+        lines.append(f"  sampled:    {plan.sample_count:,} random inputs of length {lo}..{hi} (seed {plan.seed})")
+    elif plan.exhaustive_len >= plan.max_len:
+        lines.append(f"  complete:   every input up to the maximum length {plan.max_len} was checked")
+    lines.append(f"  skipped:    {_skipped_text(report)}")
+    return "\n".join(lines)
+
+
+def format_failure(report: VerifyReport, what: str) -> str:
+    """The first failing input and the first divergence, for a failing report (stderr)."""
+    first = report.first_failure
+    if first is None:
+        return format_success(report, what)
+    lines = [
+        f"error: verification failed for {what}: model and interpreter disagree on "
+        f"{report.failures:,} of {report.checked:,} inputs",
+        f"  first failing input: {show_tokens(first.tokens)} (length {len(first.tokens)}), "
+        f"first wrong position {first.position}",
+        f"    interpreter: {show_values(first.interpreter)}",
+        f"    model:       {show_values(first.model)}",
+    ]
+    div = report.divergence
+    if div is None:
+        lines.append("  the residual stream could not be decoded to locate the divergence")
+    elif div.sublayer == "unembed":
+        lines.append(f"  every materialised variable agrees; the output `{div.variable}` goes wrong in the "
+                     f"unembedding (position {div.position})")
+    else:
+        lines += [
+            f"  first divergence: variable `{div.variable}`, {div.where}, position {div.position}",
+            f"    interpreter: {_value_text(div.interpreter)}",
+            f"    model:       {_value_text(div.model) if div.model is not None else '(no value: every dim < 0.5)'}",
+        ]
+    lines.append(f"  skipped:    {_skipped_text(report)}")
+    return "\n".join(lines)
+
+
+def report_json(report: VerifyReport) -> dict[str, Any]:
+    plan = report.plan
+    first, div = report.first_failure, report.divergence
+    return {
+        "ok": report.ok,
+        "checked": report.checked,
+        "failures": report.failures,
+        "skipped": report.skipped,
+        "skipped_example": None if report.skipped_example is None else
+        {"input": list(report.skipped_example[0]), "error": report.skipped_example[1]},
+        "exhaustive": {"max_len": plan.exhaustive_len, "inputs": plan.exhaustive_count},
+        "sampled": {"inputs": plan.sample_count, "lengths": plan.sampled_lengths and list(plan.sampled_lengths),
+                    "seed": plan.seed},
+        "lengths": sorted(report.lengths),
+        "vocab": list(plan.vocab),
+        "max_len": plan.max_len,
+        "first_failure": None if first is None else {
+            "input": list(first.tokens), "position": first.position,
+            "model": list(first.model), "interpreter": list(first.interpreter)},
+        "divergence": None if div is None else {
+            "variable": div.variable, "layer": div.layer, "sublayer": div.sublayer,
+            "position": div.position, "model": div.model, "interpreter": div.interpreter},
+    }
+
+
+def _skipped_text(report: VerifyReport) -> str:
+    if not report.skipped:
+        return "none (the interpreter ran on every input)"
+    tokens, message = report.skipped_example or ((), "")
+    return (f"{report.skipped:,} inputs where the interpreter fails, e.g. {show_tokens(tokens)}: {message}")
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value)
