@@ -1,0 +1,193 @@
+"""Parsing RASP text into `rasp.ast`: the Lark parser, the tree-to-AST conversion, and syntax errors.
+
+The grammar (`grammar.lark`, shipped in the package) is built once. Lark's errors are translated into
+`RaspSyntaxError`s in words people use (`syntax_errors.py`); an error at the end of the text is marked
+`incomplete`, which is how the REPL knows to ask for another line.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedInput
+
+from rasp import ast
+from rasp.errors import RaspSyntaxError, Source, Span
+from rasp.sops import Comparison
+from rasp.syntax_errors import translate_error
+
+
+@functools.lru_cache(maxsize=1)
+def _lark() -> Lark:
+    grammar = resources.files("rasp").joinpath("grammar.lark").read_text(encoding="utf-8")
+    # The basic lexer makes keywords keywords everywhere, as in the original (`on = 3;` is an error).
+    return Lark(
+        grammar, parser="lalr", lexer="basic", propagate_positions=True, maybe_placeholders=True
+    )
+
+
+def parse(text: str, filename: str = "<input>") -> ast.Program:
+    """Parse a whole program (or one REPL line) into an `ast.Program`; raise `RaspSyntaxError`."""
+    source = Source(filename, text)
+    try:
+        tree = _lark().parse(text)
+    except UnexpectedInput as exc:
+        raise translate_error(exc, source, _lark()) from None
+    try:
+        return _Builder(source).program(tree)
+    except RecursionError:
+        raise RaspSyntaxError(
+            "the program is nested too deeply", Span(source, 1, 1, 1, 2),
+            hint="split deeply nested expressions into named steps",
+        ) from None
+
+
+def is_complete(text: str) -> bool:
+    """False when `text` stops inside an unfinished statement, def, for or bracket (REPL continuation)."""
+    try:
+        parse(text, "<repl>")
+    except RaspSyntaxError as exc:
+        return not exc.incomplete
+    return True
+
+
+def _span(source: Source, item: Tree | Token) -> Span:
+    if isinstance(item, Token):
+        return Span(source, item.line or 1, item.column or 1, item.end_line or 1, item.end_column or 1)
+    meta = item.meta
+    if getattr(meta, "empty", True):
+        return Span(source, 1, 1, 1, 1)
+    return Span(source, meta.line, meta.column, meta.end_line, meta.end_column)
+
+
+_COMPARISONS = {c.value: c for c in Comparison}
+_SUBSETS = {"s-op": ast.ExampleSubset.SOP, "selector": ast.ExampleSubset.SELECTOR}
+
+
+class _Builder:
+    """Converts the Lark tree into `rasp.ast` nodes (one method per grammar alias)."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+
+    def span(self, item: Tree | Token) -> Span:
+        return _span(self.source, item)
+
+    # ---- statements -----------------------------------------------------------------------------
+
+    def program(self, tree: Tree) -> ast.Program:
+        return ast.Program(tuple(self.stmt(child) for child in tree.children), self.source)
+
+    def stmt(self, tree: Tree) -> ast.Stmt:
+        kind = str(tree.data)
+        span = self.span(tree)
+        ch = tree.children
+        if kind == "expr_stmt":
+            return ast.ExprStmt(self.expr(ch[0]), span)
+        if kind == "assign":
+            names, name_spans = self.names(ch[0])
+            return ast.Assign(names, self.exprs(ch[1]), span, name_spans)
+        if kind == "draw":
+            return ast.Draw(self.expr(ch[0]), None if ch[1] is None else self.expr(ch[1]), span)
+        if kind == "load":
+            return ast.Load(str(ch[0])[1:-1], span)
+        if kind == "funcdef":
+            params = () if ch[1] is None else self.names(ch[1])[0]
+            body = tuple(self.stmt(c) for c in ch[2:-1])
+            return ast.FuncDef(str(ch[0]), params, body, self.exprs(ch[-1]), span)
+        if kind == "forloop":
+            body = tuple(self.stmt(c) for c in ch[2:])
+            return ast.For(self.names(ch[0])[0], self.expr(ch[1]), body, span)
+        return self.command(tree, span)
+
+    def command(self, tree: Tree, span: Span) -> ast.ReplCommand:
+        kind = str(tree.data)
+        ch = tree.children
+        both = ast.ExampleSubset.BOTH
+        if kind == "set_example":
+            return ast.ReplCommand(
+                ast.CommandKind.SET_EXAMPLE, self.subset(ch[0]), None, self.expr(ch[1]), span
+            )
+        if kind == "show_example":
+            return ast.ReplCommand(ast.CommandKind.SHOW_EXAMPLE, self.subset(ch[0]), None, None, span)
+        if kind == "toggle_examples":
+            return ast.ReplCommand(
+                ast.CommandKind.TOGGLE_EXAMPLES, self.subset(ch[0]), self.switch(ch[1]), None, span
+            )
+        if kind == "toggle_full_seq":
+            return ast.ReplCommand(ast.CommandKind.FULL_SEQ_DISPLAY, both, self.switch(ch[1]), None, span)
+        if kind == "exit":
+            return ast.ReplCommand(ast.CommandKind.EXIT, both, None, None, span)
+        raise ValueError(f"unknown statement {kind}")  # grammar and builder out of step: a bug
+
+    def subset(self, tree: Tree | None) -> ast.ExampleSubset:
+        if tree is None:
+            return ast.ExampleSubset.BOTH
+        return _SUBSETS[str(tree.children[0])]
+
+    @staticmethod
+    def switch(tree: Tree) -> bool:
+        return str(tree.children[0]) == "on"
+
+    def names(self, tree: Tree) -> tuple[tuple[str, ...], tuple[Span, ...]]:
+        return tuple(str(t) for t in tree.children), tuple(self.span(t) for t in tree.children)
+
+    def exprs(self, tree: Tree | None) -> tuple[ast.Expr, ...]:
+        return () if tree is None else tuple(self.expr(c) for c in tree.children)
+
+    # ---- expressions ----------------------------------------------------------------------------
+
+    def expr(self, tree: Tree) -> ast.Expr:
+        kind = str(tree.data)
+        span = self.span(tree)
+        ch = tree.children
+        match kind:
+            case "name":
+                return ast.Name(str(ch[0]), span)
+            case "int_lit":
+                return ast.Literal(int(ch[0]), span)
+            case "float_lit":
+                return ast.Literal(float(ch[0]), span)
+            case "string_lit":
+                return ast.Literal(str(ch[0])[1:-1], span)
+            case "list_lit":
+                return ast.ListLit(self.exprs(ch[0]), span)
+            case "dict_lit":
+                pairs = () if ch[0] is None else tuple(
+                    (self.expr(p.children[0]), self.expr(p.children[1])) for p in ch[0].children
+                )
+                return ast.DictLit(pairs, span)
+            case "list_comp":
+                return ast.ListComp(self.expr(ch[0]), self.names(ch[1])[0], self.expr(ch[2]), span)
+            case "dict_comp":
+                return ast.DictComp(
+                    self.expr(ch[0]), self.expr(ch[1]), self.names(ch[2])[0], self.expr(ch[3]), span
+                )
+            case "unary":
+                return ast.Unary(ast.UnaryOp(str(ch[0])), self.expr(ch[1]), span)
+            case "binary":
+                op = ch[1]
+                return ast.Binary(
+                    ast.BinaryOp(str(op)), self.expr(ch[0]), self.expr(ch[2]), span, self.span(op)
+                )
+            case "ternary":
+                return ast.Ternary(self.expr(ch[0]), self.expr(ch[1]), self.expr(ch[2]), span)
+            case "call":
+                return ast.Call(self.expr(ch[0]), self.exprs(ch[1]), span)
+            case "index":
+                return ast.Index(self.expr(ch[0]), self.expr(ch[1]), span)
+            case "select":
+                comparison = _COMPARISONS[str(ch[3].children[0])]
+                return ast.Select(self.expr(ch[1]), self.expr(ch[2]), comparison, span)
+            case "aggregate":
+                default = None if ch[3] is None else self.expr(ch[3])
+                return ast.Aggregate(self.expr(ch[1]), self.expr(ch[2]), default, span)
+            case "range":
+                return ast.Range(self.exprs(ch[1]), span)
+            case "zip":
+                return ast.Zip(self.exprs(ch[1]), span)
+            case "len":
+                return ast.Len(self.expr(ch[1]), span)
+        raise ValueError(f"unknown expression {kind}")  # grammar and builder out of step: a bug

@@ -1,0 +1,207 @@
+"""Turning Lark's parse errors into `RaspSyntaxError`s that speak RASP, not terminal names.
+
+Each message says what is wrong in the words a RASP user knows (`expected ')' to close 'select('`,
+`'=' is assignment; use '==' to compare`), with the caret where the fix goes and a hint. An error at
+the end of the text is `incomplete` (the REPL reads another line instead of reporting it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lark import Lark, Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from lark.lexer import PatternStr
+
+from rasp.errors import RaspSyntaxError, Source, Span
+
+_FRIENDLY = {
+    "NAME": "a name",
+    "INT": "a number",
+    "FLOAT": "a number",
+    "STRING": "a string",
+    "$END": "the end of the input",
+    "SELECT_OPEN": "'select('",
+    "AGGREGATE_OPEN": "'aggregate('",
+    "RANGE_OPEN": "'range('",
+    "ZIP_OPEN": "'zip('",
+    "LEN_OPEN": "'len('",
+    "FULL_SEQ_DISPLAY": "'full seq display'",
+}
+_CLOSERS = {"(": ")", "[": "]", "{": "}"}
+_CLOSER_TERMINALS = {")": "RPAR", "]": "RSQB", "}": "RBRACE"}
+_COMPARISON_TERMINALS = {"EQ", "NE", "LE", "GE", "LT", "GT"}
+_WORD_OPENERS = {"select", "aggregate", "range", "zip", "len", "round", "indicator", "draw"}
+COMPARISON_HINT = "select(keys, queries, OP) takes one of == != < > <= >="
+
+
+@dataclass(frozen=True)
+class _Opener:
+    """An unclosed bracket: its character, how to name it (`'select('`) and where it is."""
+
+    char: str
+    label: str
+    pos: int
+
+
+def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyntaxError:
+    text = source.text
+    if isinstance(exc, UnexpectedCharacters):
+        return _bad_character(exc, source)
+    if not isinstance(exc, UnexpectedToken):
+        pos = len(text.rstrip())
+        return RaspSyntaxError("unexpected end of input", _span_at(source, pos), incomplete=True)
+    token = exc.token
+    at_end = token.type == "$END"
+    pos = len(text.rstrip()) if at_end else (token.start_pos or 0)
+    expected = set(exc.expected)
+    openers = _open_brackets(text, pos)
+    here = _span_at(source, pos) if at_end else _token_span(source, token)
+    shown = "the end of the input" if at_end else f"'{token.value}'"
+
+    if token.type == "EQUAL" and "EQUAL" not in expected:
+        hint = COMPARISON_HINT if expected <= _COMPARISON_TERMINALS else (
+            "to name a value, write the assignment as its own statement: name = value;"
+        )
+        return RaspSyntaxError("'=' is assignment; use '==' to compare", here, hint)
+    if expected and expected <= _COMPARISON_TERMINALS:
+        message = f"unknown comparison {shown}"
+        return RaspSyntaxError(message, here, COMPARISON_HINT, incomplete=at_end)
+    if token.type == "NAME" or (token.type.isupper() and str(token.value).isidentifier()):
+        if "NAME" in expected and token.type != "NAME":
+            return RaspSyntaxError(
+                f"'{token.value}' is a keyword and cannot be used as a name", here,
+                "choose another name", incomplete=at_end,
+            )
+    innermost = openers[-1] if openers else None
+    if innermost is not None and _CLOSER_TERMINALS[_CLOSERS[innermost.char]] in expected:
+        closer = _CLOSERS[innermost.char]
+        opened = _span_at(source, innermost.pos)
+        return RaspSyntaxError(
+            f"expected '{closer}' to close {innermost.label}",
+            here,
+            f"{innermost.label} was opened at line {opened.line}, column {opened.col}",
+            incomplete=at_end,
+        )
+    if "SEMICOLON" in expected and not openers:
+        end = _previous_token_end(lark, text, pos)
+        return RaspSyntaxError(
+            "expected ';' after the statement",
+            _span_at(source, end),
+            "every statement ends with ';' (a def or for ends with '}')",
+            incomplete=at_end,
+        )
+    if at_end:
+        return RaspSyntaxError("unexpected end of input", here, _expected_hint(lark, expected), incomplete=True)
+    if token.type == "SEMICOLON":
+        return RaspSyntaxError("unexpected ';'", here, "a statement cannot be empty")
+    if token.type in _CLOSER_TERMINALS.values() and innermost is None:
+        return RaspSyntaxError(f"unmatched '{token.value}'", here, "nothing was opened here to close")
+    return RaspSyntaxError(f"unexpected {shown}", here, _expected_hint(lark, expected))
+
+
+def _bad_character(exc: UnexpectedCharacters, source: Source) -> RaspSyntaxError:
+    pos = exc.pos_in_stream
+    char = source.text[pos] if pos < len(source.text) else ""
+    here = _span_at(source, pos)
+    if char == '"':
+        return RaspSyntaxError(
+            "unterminated string", here, 'a string ends with " on the same line and cannot contain "'
+        )
+    if char == "'":
+        return RaspSyntaxError("strings are written in double quotes", here, 'write "abc", not \'abc\'')
+    if char == "!":
+        return RaspSyntaxError("unexpected '!'", here, "write 'not x' to negate; '!=' compares")
+    if char == ".":
+        return RaspSyntaxError(
+            "a float needs digits on both sides of '.'", here, "write 0.5 or 5.0, not .5 or 5."
+        )
+    if char == "=":
+        return RaspSyntaxError("'=' is assignment; use '==' to compare", here)
+    return RaspSyntaxError(f"unexpected character {char!r}", here)
+
+
+def _expected_hint(lark: Lark, expected: set[str]) -> str | None:
+    names = sorted({_friendly(lark, name) for name in expected})
+    if not names:
+        return None
+    if len(names) > 8:
+        return "expected " + ", ".join(names[:8]) + ", ..."
+    return "expected " + ", ".join(names)
+
+
+def _friendly(lark: Lark, name: str) -> str:
+    if name in _FRIENDLY:
+        return _FRIENDLY[name]
+    try:
+        pattern = lark.get_terminal(name).pattern
+    except KeyError:
+        return name.lower()
+    if isinstance(pattern, PatternStr):
+        return f"'{pattern.value}'"
+    return name.lower()
+
+
+def _token_span(source: Source, token: Token) -> Span:
+    return Span(source, token.line or 1, token.column or 1, token.end_line or 1, token.end_column or 1)
+
+
+def _span_at(source: Source, pos: int) -> Span:
+    """A one-character span at offset `pos` (at the end of the text: just past the last character)."""
+    text = source.text
+    pos = max(0, min(pos, len(text)))
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return Span(source, line, col, line, col + 1)
+
+
+def _previous_token_end(lark: Lark, text: str, pos: int) -> int:
+    """Offset just after the last token that starts before `pos` (where a missing ';' belongs)."""
+    end = 0
+    try:
+        for token in lark.lex(text):
+            if (token.start_pos or 0) >= pos:
+                break
+            end = token.end_pos or end
+    except UnexpectedInput:
+        pass
+    return end
+
+
+def _open_brackets(text: str, stop: int) -> list[_Opener]:
+    """The brackets still open at offset `stop`, innermost last (strings and comments skipped)."""
+    stack: list[_Opener] = []
+    i = 0
+    while i < min(stop, len(text)):
+        char = text[i]
+        if char == '"':
+            close = text.find('"', i + 1)
+            i = len(text) if close < 0 else close + 1
+            continue
+        if char == "#":
+            newline = text.find("\n", i)
+            i = len(text) if newline < 0 else newline + 1
+            continue
+        if char in _CLOSERS:
+            stack.append(_Opener(char, _label(text, i), i))
+        elif char in _CLOSER_TERMINALS and stack and _CLOSERS[stack[-1].char] == char:
+            stack.pop()
+        i += 1
+    return stack
+
+
+def _label(text: str, pos: int) -> str:
+    """How to name the bracket at `pos`: `'select('` after a known word, else the bracket itself."""
+    char = text[pos]
+    j = pos
+    while j > 0 and text[j - 1] in " \t":
+        j -= 1
+    k = j
+    while k > 0 and (text[k - 1].isalnum() or text[k - 1] == "_"):
+        k -= 1
+    word = text[k:j]
+    if char == "(" and word in _WORD_OPENERS:
+        return f"'{word}('"
+    if char == "(" and word.isidentifier():
+        return f"the call '{word}('"
+    return f"'{char}'"
