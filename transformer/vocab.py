@@ -94,7 +94,7 @@ class Vocab:
             tokens = list(item)
         else:
             raise ModelInputError(
-                f"{where} is a {type(item).__name__}; give a string or a list of tokens"
+                f"{where} is of type {type(item).__name__}; give a string or a list of tokens"
             )
         if not tokens:
             raise ModelInputError(f"{where} is empty; a model runs on 1 to {self.max_len} tokens")

@@ -1,0 +1,41 @@
+"""CPU and CUDA give the same decoded outputs and (nearly) the same activations."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+import torch
+
+import transformer
+
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+
+
+@pytest.mark.gpu
+@needs_cuda
+@pytest.mark.parametrize("fixture", ["prev_path", "mean_path", "causal_mean_path"])
+def test_cuda_matches_cpu(fixture: str, request: pytest.FixtureRequest) -> None:
+    path: Path = request.getfixturevalue(fixture)
+    cpu, cuda = transformer.load(path, device="cpu"), transformer.load(path, device="cuda")
+    assert cuda.device.type == "cuda"
+    alphabet = "abc" if fixture == "prev_path" else "ab"
+    inputs = ["".join(p) for n in range(1, 6) for p in itertools.product(alphabet, repeat=n)]
+    cpu_out, cuda_out = cpu.run(inputs), cuda.run(inputs, batch_size=17)
+    for a, b in zip(cpu_out, cuda_out, strict=True):
+        assert b == pytest.approx(a, rel=1e-6)
+    ids, _ = cpu.encode(inputs[:50])
+    _, cpu_cache = cpu.run_with_cache(ids)
+    _, cuda_cache = cuda.run_with_cache(ids.cuda())
+    assert set(cpu_cache) == set(cuda_cache)
+    for name, value in cpu_cache.items():
+        assert cuda_cache[name].device.type == "cuda"
+        torch.testing.assert_close(cuda_cache[name].cpu(), value, rtol=1e-5, atol=1e-5, msg=name)
+
+
+def test_loading_on_a_missing_device_is_a_clear_error(prev_path: Path) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+    with pytest.raises(transformer.ModelFormatError, match="cannot place the model on device 'cuda'"):
+        transformer.load(prev_path, device="cuda")

@@ -1,0 +1,138 @@
+"""Inputs -> ids (JSON-typed token matching, clear refusals) and logits -> Python values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import handmade_models as hm
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import transformer
+from transformer import ModelInputError, ModelOutputError
+from transformer.decoding import OutputEncoding, OutputSpec, OutputType
+from transformer.vocab import Vocab, token_key
+
+
+@pytest.fixture(scope="module")
+def typed_model(tmp_path_factory: pytest.TempPathFactory) -> transformer.CompiledTransformer:
+    path = tmp_path_factory.mktemp("typed") / "typed.safetensors"
+    return transformer.load(hm.identity([1, "1", True, 1.5, "x"]).save(path))
+
+
+def test_tokens_match_by_json_type_and_value(typed_model: transformer.CompiledTransformer) -> None:
+    assert typed_model.run([[1, "1", True, 1.5], ["x", True, 1]]) == [[1, "1", True, 1.5], ["x", True, 1]]
+    ids, _ = typed_model.encode([[np.int64(1), np.bool_(True)]])  # numpy scalars count as their JSON kind
+    assert ids.tolist() == [[5, 0, 2]]
+    for wrong in (1.0, False, "True", 2):
+        with pytest.raises(ModelInputError, match="not in the model's vocabulary"):
+            typed_model.encode([[wrong]])
+
+
+def test_outputs_are_plain_python_values(typed_model: transformer.CompiledTransformer) -> None:
+    (output,) = typed_model.run([[1, True, 1.5, "1"]])
+    assert [type(value) for value in output] == [int, bool, float, str]
+
+
+def test_unknown_token_names_token_position_and_vocabulary(prev_path: Path) -> None:
+    model = transformer.load(prev_path)
+    with pytest.raises(ModelInputError) as info:
+        model.run(["abc", "abz"])
+    assert str(info.value) == (
+        'token "z" at position 2 of input 1 is not in the model\'s vocabulary ["a", "b", "c"]'
+    )
+    with pytest.raises(ModelInputError, match=r'token 3 at position 0 of the input .*\["a", "b", "c"\]'):
+        model.run([[3]])
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        ([""], "the input is empty; a model runs on 1 to 6 tokens"),
+        (["ab", []], "input 1 is empty"),
+        (["abcabca"], "the input has 7 tokens; this model was compiled for at most 6"),
+        ([], "no inputs given"),
+        ("abc", "expected a list of inputs, got one string"),
+        ([3], "the input is of type int; give a string or a list of tokens"),
+    ],
+)
+def test_bad_inputs_are_refused_clearly(prev_path: Path, inputs: object, message: str) -> None:
+    model = transformer.load(prev_path)
+    with pytest.raises(ModelInputError) as info:
+        model.run(inputs)  # type: ignore[arg-type]
+    assert message in str(info.value)
+
+
+def test_a_bad_input_fails_before_any_batch_runs(prev_path: Path) -> None:
+    model = transformer.load(prev_path)
+    with pytest.raises(ModelInputError, match="input 300"):
+        model.run(["ab"] * 300 + ["q"], batch_size=4)
+
+
+def test_run_rejects_a_batch_size_below_one(prev_path: Path) -> None:
+    with pytest.raises(ValueError, match="batch_size"):
+        transformer.load(prev_path).run(["a"], batch_size=0)
+
+
+def test_token_key_separates_json_kinds() -> None:
+    keys = [token_key(v) for v in (1, 1.0, True, "1", None)]
+    assert len(set(keys)) == 5
+    assert token_key([1]) is None
+
+
+def _numerical(out_type: OutputType, values: tuple[object, ...] | None = None) -> OutputSpec:
+    return OutputSpec("out", OutputEncoding.NUMERICAL, out_type, values)  # type: ignore[arg-type]
+
+
+def _logits(*column: float) -> np.ndarray:
+    return np.array([[0.0, *column]], dtype=np.float32)[..., None]  # [1, 1 + n, 1]; position 0 is BOS
+
+
+def test_numerical_decoding_by_type() -> None:
+    assert _numerical(OutputType.INTS).decode(_logits(2.9999, -1.2, 2.5), [3]) == [[3, -1, 2]]
+    assert _numerical(OutputType.BOOLS).decode(_logits(0.9, 0.2, 0.5), [3]) == [[True, False, False]]
+    floats = _numerical(OutputType.FLOATS).decode(_logits(0.25, -3.5), [2])
+    assert floats == [[0.25, -3.5]] and all(type(x) is float for x in floats[0])
+    ints = _numerical(OutputType.INTS).decode(_logits(4.0), [1])[0]
+    assert type(ints[0]) is int
+
+
+def test_numerical_decoding_snaps_to_listed_values() -> None:
+    spec = _numerical(OutputType.FLOATS, (0, 0.5, 1.0))
+    assert spec.decode(_logits(0.26, 0.74, 7.0, -1.0), [4]) == [[0.5, 0.5, 1.0, 0]]
+    assert spec.decode(_logits(0.25), [1]) == [[0]]  # a tie goes to the first listed value
+
+
+def test_decoding_reads_only_real_positions() -> None:
+    spec = OutputSpec("out", OutputEncoding.CATEGORICAL, OutputType.STRINGS, ("x", "y"))
+    logits = np.array([[[0, 9], [1, 0], [0, 1], [9, 0]], [[0, 9], [0, 1], [9, 0], [9, 0]]], dtype=np.float32)
+    assert spec.decode(logits, [3, 1]) == [["x", "y", "x"], ["y"]]
+
+
+def test_non_finite_numerical_output_is_an_error() -> None:
+    with pytest.raises(ModelOutputError, match="computed nan for output 'out'"):
+        _numerical(OutputType.INTS).decode(_logits(float("nan")), [1])
+
+
+@settings(max_examples=60, derandomize=True, deadline=None)
+@given(st.lists(st.lists(st.sampled_from("abc"), min_size=1, max_size=6).map("".join), min_size=1, max_size=8))
+def test_encoding_round_trips(texts: list[str]) -> None:
+    vocab = Vocab(("a", "b", "c"), bos_id=3, pad_id=4, max_len=6)
+    ids, lengths = vocab.encode(texts)
+    assert lengths == [len(t) for t in texts]
+    assert ids.shape == (len(texts), 1 + max(lengths))
+    for row, text in zip(ids.tolist(), texts, strict=True):
+        assert row[0] == 3
+        assert "".join("abc"[i] for i in row[1 : 1 + len(text)]) == text
+        assert set(row[1 + len(text) :]) <= {4}
+
+
+def test_forward_accepts_ids_on_any_device(prev_path: Path) -> None:
+    model = transformer.load(prev_path)
+    ids, lengths = model.encode(["abc"])
+    logits = model(ids.cpu())
+    assert logits.dtype == torch.float32
+    assert model.decode(logits, lengths) == [["-", "a", "b"]]

@@ -1,0 +1,46 @@
+"""Hand a compiled model to TransformerLens without needing TransformerLens here.
+
+    cfg, state = to_transformer_lens("reverse.safetensors")
+    from transformer_lens import HookedTransformer, HookedTransformerConfig
+    tl_model = HookedTransformer(HookedTransformerConfig(**cfg))
+    tl_model.load_state_dict(state, strict=False)  # TL also registers masks/IGNORE buffers
+
+The tensor names and the block (no LayerNorm, relu MLP, scores / sqrt(d_head)) are already
+TransformerLens's, so the state dict is the file's tensors unchanged. Feed TransformerLens the ids
+from `CompiledTransformer.encode` (BOS first; it must not prepend its own).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import torch
+
+from transformer.io import load
+
+
+def to_transformer_lens(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
+    """`HookedTransformerConfig` keyword arguments and a float32 state dict for the model at `path`."""
+    model = load(path)
+    cfg = model.config
+    config = {
+        "n_layers": cfg.n_layers,
+        "d_model": cfg.d_model,
+        "n_heads": cfg.n_heads,
+        "d_head": cfg.d_head,
+        "d_mlp": cfg.d_mlp,
+        "n_ctx": cfg.n_ctx,
+        "d_vocab": cfg.d_vocab,
+        "d_vocab_out": cfg.d_vocab_out,
+        "act_fn": "relu",
+        "normalization_type": None,
+        "attention_dir": cfg.attention_dir,
+        "attn_only": False,
+        "positional_embedding_type": "standard",
+        "default_prepend_bos": False,  # our ids already hold BOS at position 0
+        "use_attn_scale": True,  # scores / sqrt(d_head), as the weights assume
+        "dtype": torch.float32,
+    }
+    state = {name: tensor.detach().clone() for name, tensor in model.model.state_dict().items()}
+    return config, state
