@@ -1,0 +1,244 @@
+"""Assembly: scheduled blocks in Dim coordinates -> TransformerLens arrays + the format's metadata.
+
+Per head, besides the builder's query/key columns, assembly adds two columns:
+- `bos`: key `bos` x (query `one` * bos_score - u + BIG * (query `bos` + query `pad`)), where u cancels
+  whatever the BOS residual contributes through the builder's columns. So a real query scores BOS at
+  exactly `bos_score`, and the BOS and PAD queries attend only to BOS: the BOS and PAD residual streams
+  never depend on the input, and assembly computes them exactly (by running the layers built so far).
+- `pad`: key `pad` x query `one` * -BIG_PAD, so a real query gives every PAD key weight exactly 0.
+BIG and BIG_PAD are derived from bounds on every score (residual bounds from the value sets), plus
+SOFTMAX_GAP. sqrt(d_head) is folded into W_K; d_head is a perfect square, so the fold is exact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from compiler.attention import SOFTMAX_GAP
+from compiler.blocks import BOS, ONE, PAD, Atom, Dim, Encoded, HeadSpec, MLPSpec
+from compiler.encode import Plan
+from compiler.layout import Layout
+from compiler.model import COMPILER_VERSION, FORMAT, FORMAT_VERSION, CompiledModel, ModelConfig, run_residuals
+from compiler.schedule import Schedule
+from rasp.errors import Source
+
+MAX_OUTPUT_VALUES = 10_000  # a numerical output lists its values (for snapping) up to this many
+
+
+def assemble(
+    schedule: Schedule,
+    layout: Layout,
+    plan: Plan,
+    vocab: Sequence[Atom],
+    max_len: int,
+    *,
+    name: str,
+    source: Source | None = None,
+    causal: bool = False,
+) -> CompiledModel:
+    d_model = layout.d_model
+    n_heads = max([len(layer.heads) for layer in schedule.layers] + [1])
+    widths = [max(_qk_width(h) + 2, h.W_O.shape[0]) for layer in schedule.layers for h in layer.heads]
+    d_head = math.ceil(math.sqrt(max(widths + [1]))) ** 2
+    d_mlp = max([sum(m.hidden for m in layer.mlps) for layer in schedule.layers] + [1])
+    d_vocab_out = len(plan.output.values) if plan.output.is_categorical else 1
+    config = ModelConfig(
+        n_layers=schedule.n_layers,
+        d_model=d_model,
+        n_heads=n_heads,
+        d_head=d_head,
+        d_mlp=d_mlp,
+        n_ctx=max_len + 1,
+        d_vocab=len(vocab) + 2,
+        d_vocab_out=d_vocab_out,
+        attention_dir="causal" if causal else "bidirectional",
+    )
+    weights = _embeddings(layout, vocab, max_len)
+    bounds = _real_bounds(layout, plan, max_len)
+    special_ids = np.array([[len(vocab)] + [len(vocab) + 1] * max_len])  # BOS, then PAD at every position
+    for index, layer in enumerate(schedule.layers):
+        specials = run_residuals(weights, config, special_ids, n_layers=index)[-1][0].astype(np.float64)
+        weights.update(_attention_arrays(index, layer.heads, layout, config, specials, bounds))
+        weights.update(_mlp_arrays(index, layer.mlps, layout, d_mlp))
+    weights.update(_unembed(plan.output, layout))
+    weights = {k: v.astype(np.float32) for k, v in weights.items()}
+    metadata = _metadata(config, schedule, layout, plan, vocab, max_len, name, source)
+    return CompiledModel(config, weights, metadata)
+
+
+def _qk_width(head: HeadSpec) -> int:
+    return max([len(v) for v in (*head.W_Q.values(), *head.W_K.values())] + [0])
+
+
+# -- embeddings -----------------------------------------------------------------------------------
+
+
+def _embeddings(layout: Layout, vocab: Sequence[Atom], max_len: int) -> dict[str, np.ndarray]:
+    ix = layout.index
+    w_e = np.zeros((len(vocab) + 2, layout.d_model))
+    for t, dim in enumerate(layout.token_dims):
+        w_e[t, ix[ONE]] = w_e[t, ix[dim]] = 1.0
+    w_e[len(vocab), ix[ONE]] = w_e[len(vocab), ix[BOS]] = 1.0
+    w_e[len(vocab) + 1, ix[PAD]] = 1.0
+    w_pos = np.zeros((max_len + 1, layout.d_model))
+    for dim in layout.index_dims:
+        w_pos[int(dim.value) + 1, ix[dim]] = 1.0
+    if layout.numeric_index is not None:
+        w_pos[1:, ix[layout.numeric_index]] = np.arange(max_len)
+    return {"embed.W_E": w_e, "pos_embed.W_pos": w_pos}
+
+
+def _real_bounds(layout: Layout, plan: Plan, max_len: int) -> np.ndarray:
+    """|value| bound of every residual dim at real positions, with slack for float32 noise."""
+    bound = np.ones(layout.d_model)
+    bound[layout.index[BOS]] = bound[layout.index[PAD]] = 0.0
+    if layout.numeric_index is not None:
+        bound[layout.index[layout.numeric_index]] = max_len - 1
+    for dim, b in plan.dim_bounds.items():
+        if dim in layout.index:
+            bound[layout.index[dim]] = b
+    return bound * (1 + 1e-3) + 1e-3 * (bound > 0)
+
+
+# -- attention ------------------------------------------------------------------------------------
+
+
+def _rows(mapping: dict[Dim, np.ndarray] | object, layout: Layout, width: int) -> np.ndarray:
+    out = np.zeros((layout.d_model, width))
+    for dim, vec in mapping.items():  # type: ignore[attr-defined]
+        out[layout.index[dim], : len(vec)] += vec
+    return out
+
+
+def _attention_arrays(
+    index: int,
+    heads: Sequence[HeadSpec],
+    layout: Layout,
+    config: ModelConfig,
+    specials: np.ndarray,  # [1 + max_len, d_model]: BOS, then PAD at positions 1..max_len
+    bounds: np.ndarray,  # [d_model]
+) -> dict[str, np.ndarray]:
+    d_model, n_heads, d_head = layout.d_model, config.n_heads, config.d_head
+    w_q, w_k = np.zeros((n_heads, d_model, d_head)), np.zeros((n_heads, d_model, d_head))
+    w_v, w_o = np.zeros((n_heads, d_model, d_head)), np.zeros((n_heads, d_head, d_model))
+    one, bos, pad = layout.index[ONE], layout.index[BOS], layout.index[PAD]
+    for h, head in enumerate(heads):
+        width = _qk_width(head)
+        q, k = _rows(head.W_Q, layout, d_head), _rows(head.W_K, layout, d_head)
+        r_bos, r_pads = specials[0], specials[1:]
+        k_bos = r_bos @ k  # [d_head]
+        k_pads = r_pads @ k  # [max_len, d_head]
+        k_real_max = np.abs(k).T @ bounds  # [d_head]: bound of a real key's reading per column
+        q_real_max = np.abs(q).T @ bounds
+        # Real queries never attend to PAD: PAD scores below the BOS score, which is always present.
+        big_pad = float(np.max(np.abs(k_pads) @ q_real_max, initial=0.0)) + abs(head.bos_score) + SOFTMAX_GAP
+        big_pad = float(math.ceil(big_pad))
+        # BOS and PAD queries attend only to BOS.
+        q_bos = r_bos @ q
+        bos_other = max(
+            float(np.abs(q_bos) @ k_real_max),
+            float(np.max(k_pads @ q_bos, initial=-np.inf)) - big_pad,
+        ) - head.bos_score
+        q_pads = r_pads @ q
+        pad_other = max(float(np.max(np.abs(q_pads) @ k_real_max, initial=0.0)),
+                        float(np.max(q_pads @ k_pads.T, initial=0.0)))
+        big = float(math.ceil(max(bos_other, pad_other, 0.0) + SOFTMAX_GAP))
+        c_bos, c_pad = width, width + 1
+        q[:, c_bos] = -(q @ k_bos)  # u: cancels the BOS residual's own contribution
+        q[one, c_bos] += head.bos_score
+        q[bos, c_bos] += big
+        q[pad, c_bos] += big
+        k[bos, c_bos] = 1.0
+        q[one, c_pad] = -big_pad
+        k[pad, c_pad] = 1.0
+        w_q[h], w_k[h] = q, k * math.sqrt(d_head)
+        d_v = head.W_O.shape[0]
+        w_v[h] = _rows(head.W_V, layout, d_head)
+        for j, dim in enumerate(head.out_dims):
+            w_o[h, :d_v, layout.index[dim]] += head.W_O[:, j]
+    prefix = f"blocks.{index}.attn."
+    return {
+        prefix + "W_Q": w_q,
+        prefix + "W_K": w_k,
+        prefix + "W_V": w_v,
+        prefix + "W_O": w_o,
+        prefix + "b_Q": np.zeros((n_heads, d_head)),
+        prefix + "b_K": np.zeros((n_heads, d_head)),
+        prefix + "b_V": np.zeros((n_heads, d_head)),
+        prefix + "b_O": np.zeros(d_model),
+    }
+
+
+# -- MLP and unembedding --------------------------------------------------------------------------
+
+
+def _mlp_arrays(index: int, mlps: Sequence[MLPSpec], layout: Layout, d_mlp: int) -> dict[str, np.ndarray]:
+    w_in, b_in = np.zeros((layout.d_model, d_mlp)), np.zeros(d_mlp)
+    w_out, b_out = np.zeros((d_mlp, layout.d_model)), np.zeros(layout.d_model)
+    start = 0
+    for spec in mlps:
+        stop = start + spec.hidden
+        for dim, vec in spec.W_in.items():
+            w_in[layout.index[dim], start:stop] += vec
+        b_in[start:stop] = spec.b_in
+        for j, dim in enumerate(spec.out_dims):
+            w_out[start:stop, layout.index[dim]] += spec.W_out[:, j]
+        start = stop
+    prefix = f"blocks.{index}.mlp."
+    return {prefix + "W_in": w_in, prefix + "b_in": b_in, prefix + "W_out": w_out, prefix + "b_out": b_out}
+
+
+def _unembed(output: Encoded, layout: Layout) -> dict[str, np.ndarray]:
+    columns = output.one_hot if output.is_categorical else (output.number,)
+    w_u = np.zeros((layout.d_model, len(columns)))
+    for c, terms in enumerate(columns):
+        for dim, coef in terms:
+            w_u[layout.index[dim], c] += coef
+    return {"unembed.W_U": w_u, "unembed.b_U": np.zeros(len(columns))}
+
+
+# -- metadata -------------------------------------------------------------------------------------
+
+
+def _metadata(
+    config: ModelConfig,
+    schedule: Schedule,
+    layout: Layout,
+    plan: Plan,
+    vocab: Sequence[Atom],
+    max_len: int,
+    name: str,
+    source: Source | None,
+) -> dict:
+    output: dict = {"name": name, "encoding": plan.output.encoding.value, "type": plan.output_type.value}
+    if plan.output.is_categorical or len(plan.output.values) <= MAX_OUTPUT_VALUES:
+        output["values"] = list(plan.output.values)
+    program = None
+    if source is not None:
+        program = {
+            "file": source.name,
+            "source": source.text,
+            "sha256": hashlib.sha256(source.text.encode("utf-8")).hexdigest(),
+        }
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "compiler_version": COMPILER_VERSION,
+        "config": config.as_dict(),
+        "max_len": max_len,
+        "vocab": {"tokens": list(vocab), "bos_id": len(vocab), "pad_id": len(vocab) + 1},
+        "output": output,
+        "residual": layout.labels(),
+        "layers": [
+            {
+                "attn": [{"head": h, "name": head.name, "op": head.op} for h, head in enumerate(layer.heads)],
+                "mlp": [{"name": m.name, "op": m.op} for m in layer.mlps],
+            }
+            for layer in schedule.layers
+        ],
+        "program": program,
+    }

@@ -1,0 +1,58 @@
+"""`compile_sop`: the compiler's stages, in order."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from compiler.assemble import assemble
+from compiler.blocks import Atom
+from compiler.encode import plan_encodings
+from compiler.graph import build_graph
+from compiler.layout import lay_out
+from compiler.model import CompiledModel
+from compiler.schedule import schedule_blocks
+from compiler.values import infer_values
+from rasp import sops
+from rasp.errors import CompileError, Diagnostic, Source
+
+
+def compile_sop(
+    sop: sops.Node,
+    vocab: Sequence[Atom],
+    max_len: int,
+    *,
+    name: str | None = None,
+    source: Source | None = None,
+    causal: bool = False,
+) -> CompiledModel:
+    """A transformer whose decoded output equals `rasp.sops.evaluate(sop, tokens)` for every input
+    over `vocab` of length 1..max_len; CompileError (every reason, located) when that cannot be promised."""
+    vocab = _check_arguments(sop, vocab, max_len)
+    graph = build_graph(sop)  # IR: typed nodes, deterministic names
+    values = infer_values(graph, vocab, max_len)  # what each node can be
+    plan = plan_encodings(graph, values, vocab)  # readings + weight blocks in Dim coordinates
+    schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers
+    layout = lay_out(schedule, plan.output, vocab, max_len)  # Dim -> residual index
+    out_name = name or graph.output.name
+    return assemble(schedule, layout, plan, vocab, max_len, name=out_name, source=source, causal=causal)
+
+
+def _check_arguments(sop: object, vocab: Sequence[Atom], max_len: int) -> tuple[Atom, ...]:
+    span = getattr(sop, "span", None)
+    problems: list[Diagnostic] = []
+    tokens = tuple(vocab) if isinstance(vocab, (list, tuple, set, frozenset, str)) else ()
+    if not tokens:
+        problems.append(Diagnostic("the vocabulary is empty", span, "give at least one input token"))
+    bad = [t for t in tokens if isinstance(t, bool) or not isinstance(t, (int, float, str))]
+    if bad and not all(isinstance(t, bool) for t in bad):
+        problems.append(Diagnostic(f"vocabulary tokens must be atoms, got {bad[0]!r}", span))
+    keys = [(type(t).__name__, t) for t in tokens]
+    if len(set(keys)) != len(keys):
+        problems.append(Diagnostic("the vocabulary lists a token twice", span, "list each token once"))
+    if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
+        problems.append(Diagnostic(f"max_len must be an integer >= 1, got {max_len!r}", span))
+    if not isinstance(sop, sops.Node):
+        problems.append(Diagnostic(f"expected an s-op to compile, got {type(sop).__name__}", None))
+    if problems:
+        raise CompileError(problems)
+    return tokens

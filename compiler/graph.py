@@ -1,0 +1,181 @@
+"""The compiler's IR: an immutable, typed graph built from a `rasp.sops` root.
+
+Every node of the lazy s-op graph becomes one `IRNode` (identity is kept: two `select(...)` calls are two
+nodes). Nodes are stored in topological order (inputs first) and numbered `0..n-1`; unnamed nodes get the
+deterministic name `_<op>_<n>` (numbered within this compilation, never from a process-wide counter), so
+residual labels and golden files do not depend on what else the process has built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from rasp import sops
+from rasp.errors import CompileError, Diagnostic, Span
+
+
+class Op(Enum):
+    """The closed set of IR operations."""
+
+    TOKENS = "tokens"  # the input, converted per `kind`
+    INDICES = "indices"  # 0..n-1
+    LENGTH = "length"  # n at every position
+    CONST = "const"  # an atom at every position
+    MAP = "map"  # fn(*inputs) per position
+    SELECT = "select"  # key OP query, inputs = (keys, queries)
+    AND = "and"
+    OR = "or"
+    NOT = "not"
+    AGGREGATE = "aggregate"  # inputs = (selector, sop)
+    SELECTOR_WIDTH = "selector_width"  # inputs = (selector,)
+
+    @property
+    def is_selector(self) -> bool:
+        return self in (Op.SELECT, Op.AND, Op.OR, Op.NOT)
+
+
+@dataclass(frozen=True)
+class IRNode:
+    """One operation. `inputs` are indices into `Graph.nodes` (always smaller than `index`)."""
+
+    index: int
+    op: Op
+    name: str
+    inputs: tuple[int, ...]
+    span: Span | None
+    text: str  # what it computes, for people (`length - indices - 1`)
+    fn: Callable[..., Any] | None = None  # MAP only: the interpreter's own function
+    kind: sops.TokenKind | None = None  # TOKENS only
+    comparison: sops.Comparison | None = None  # SELECT only
+    value: Any = None  # CONST: the atom; AGGREGATE: the default
+    named: bool = False  # True when `name` is a program variable
+
+
+@dataclass(frozen=True)
+class Graph:
+    nodes: tuple[IRNode, ...]
+    root: int
+
+    def __getitem__(self, index: int) -> IRNode:
+        return self.nodes[index]
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    @property
+    def output(self) -> IRNode:
+        return self.nodes[self.root]
+
+    def consumers(self) -> dict[int, tuple[int, ...]]:
+        """For each node, the nodes that read it (in topological order)."""
+        out: dict[int, list[int]] = {n.index: [] for n in self.nodes}
+        for node in self.nodes:
+            for i in dict.fromkeys(node.inputs):
+                out[i].append(node.index)
+        return {k: tuple(v) for k, v in out.items()}
+
+
+_SIMPLE: dict[type, Op] = {
+    sops.TokensSOp: Op.TOKENS,
+    sops.IndicesSOp: Op.INDICES,
+    sops.LengthSOp: Op.LENGTH,
+    sops.ConstSOp: Op.CONST,
+    sops.MapSOp: Op.MAP,
+    sops.Select: Op.SELECT,
+    sops.SelectAnd: Op.AND,
+    sops.SelectOr: Op.OR,
+    sops.SelectNot: Op.NOT,
+    sops.AggregateSOp: Op.AGGREGATE,
+    sops.SelectorWidthSOp: Op.SELECTOR_WIDTH,
+}
+
+
+def build_graph(root: sops.Node) -> Graph:
+    """The IR of everything `root` depends on. Raises CompileError when `root` is not an s-op."""
+    if not isinstance(root, sops.SOp):
+        what = "a selector" if isinstance(root, sops.Selector) else type(root).__name__
+        raise CompileError(
+            [
+                Diagnostic(
+                    f"only an s-op can be compiled, got {what}",
+                    getattr(root, "span", None),
+                    "compile an s-op, e.g. aggregate(selector, values) or selector_width(selector)",
+                )
+            ]
+        )
+    index_of: dict[int, int] = {}
+    nodes: list[IRNode] = []
+    counters: dict[Op, int] = {}
+    used: set[str] = {"one", "bos", "pad", "tokens", "indices"}
+    for node in sops.walk(root):
+        op = _SIMPLE.get(type(node))
+        if op is None:
+            raise TypeError(f"unknown s-op node {node!r}")  # a bug in rasp.sops, not a user error
+        inputs = tuple(index_of[c.id] for c in node.children())
+        if node.name:
+            name, named = node.name, True
+        else:
+            counters[op] = counters.get(op, 0) + 1
+            name, named = f"_{op.value}_{counters[op]}", False
+        if not node.name and op in (Op.TOKENS, Op.INDICES, Op.LENGTH):
+            name = op.value
+        # Residual labels must be unique: a def inlined twice binds the same local name twice. Input
+        # s-ops own no dimensions of their own (they are views of `tokens:*` / `indices:*`).
+        base, k = name, 1
+        while name in used and op not in (Op.TOKENS, Op.INDICES):
+            k += 1
+            name = f"{base}_{k}"
+        used.add(name)
+        ir = IRNode(
+            index=len(nodes),
+            op=op,
+            name=name,
+            inputs=inputs,
+            span=node.span,
+            text=_describe(node, op, [nodes[i] for i in inputs]),
+            fn=getattr(node, "fn", None) if op is Op.MAP else None,
+            kind=getattr(node, "kind", None) if op is Op.TOKENS else None,
+            comparison=getattr(node, "comparison", None) if op is Op.SELECT else None,
+            value=_payload(node),
+            named=named,
+        )
+        index_of[node.id] = ir.index
+        nodes.append(ir)
+    return Graph(tuple(nodes), index_of[root.id])
+
+
+def _payload(node: sops.Node) -> Any:
+    if isinstance(node, sops.ConstSOp):
+        return node.value
+    if isinstance(node, sops.AggregateSOp):
+        return node.default
+    return None
+
+
+def _describe(node: sops.Node, op: Op, inputs: list[IRNode]) -> str:
+    if node.span is not None:
+        text = node.span.text()
+        if text and len(text) <= 80:
+            return " ".join(text.split())
+    names = [i.name for i in inputs]
+    match op:
+        case Op.TOKENS:
+            return f"tokens_{node.kind.value}"  # type: ignore[attr-defined]
+        case Op.CONST:
+            return repr(node.value)  # type: ignore[attr-defined]
+        case Op.MAP:
+            return f"{node.text}({', '.join(names)})"  # type: ignore[attr-defined]
+        case Op.SELECT:
+            return f"select({names[0]}, {names[1]}, {node.comparison.value})"  # type: ignore[attr-defined]
+        case Op.AND | Op.OR:
+            return f"{names[0]} {op.value} {names[1]}"
+        case Op.NOT:
+            return f"not {names[0]}"
+        case Op.AGGREGATE:
+            return f"aggregate({names[0]}, {names[1]})"
+        case Op.SELECTOR_WIDTH:
+            return f"selector_width({names[0]})"
+    return op.value

@@ -1,0 +1,55 @@
+"""Residual layout: one stable index per residual dimension.
+
+Order: `one`, `bos`, `pad`, the raw token one-hot (`tokens:<t>` in vocabulary order), the used index
+one-hots (`indices:<i>`), the numerical `indices` when used, then every dimension written by layer 0's
+heads, layer 0's MLP, layer 1's heads, ... in the order the blocks list them. The labels are the
+metadata's `residual` list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from compiler.blocks import BOS, ONE, PAD, Atom, Dim, Encoded
+from compiler.schedule import Schedule, head_reads
+
+
+@dataclass(frozen=True)
+class Layout:
+    dims: tuple[Dim, ...]
+    index: dict[Dim, int]
+    token_dims: tuple[Dim, ...]  # in vocabulary order
+    index_dims: tuple[Dim, ...]  # indices:0..N-1 that are read (possibly empty)
+    numeric_index: Dim | None  # the numerical `indices` dim, when read
+
+    @property
+    def d_model(self) -> int:
+        return len(self.dims)
+
+    def labels(self) -> list[str]:
+        return [d.label for d in self.dims]
+
+
+def lay_out(schedule: Schedule, output: Encoded, vocab: Sequence[Atom], max_len: int) -> Layout:
+    read: set[Dim] = set(output.dims())
+    written: list[Dim] = []
+    for layer in schedule.layers:
+        for head in layer.heads:
+            read |= head_reads(head)
+            written.extend(head.out_dims)
+        for mlp in layer.mlps:
+            read |= set(mlp.W_in)
+            written.extend(mlp.out_dims)
+    token_dims = tuple(Dim.categorical("tokens", t) for t in vocab)
+    index_dims = tuple(d for d in (Dim.categorical("indices", i) for i in range(max_len)) if d in read)
+    numeric_index = Dim("indices") if Dim("indices") in read else None
+    dims = _unique([ONE, BOS, PAD, *token_dims, *index_dims, *([numeric_index] if numeric_index else []), *written])
+    unknown = sorted(d.label for d in read if d not in set(dims))
+    if unknown:
+        raise ValueError(f"blocks read dimensions nobody writes: {unknown[:5]}")  # a compiler bug
+    return Layout(dims, {d: i for i, d in enumerate(dims)}, token_dims, index_dims, numeric_index)
+
+
+def _unique(dims: Iterable[Dim]) -> tuple[Dim, ...]:
+    return tuple(dict.fromkeys(dims))
