@@ -1,0 +1,284 @@
+"""Pictures of a compiled model at work (`rasp draw`, the REPL's `draw(...)`).
+
+For one input, `trace_model` runs the model with its activation cache and keeps what a person wants to
+see: every used head's attention pattern (rows = queries, columns = keys, BOS first) and the residual
+stream after the embedding and after every layer, labelled `name:value`. `draw_trace` renders both as
+one matplotlib figure (Agg backend, PNG). `computation_dot` writes the program's computation graph by
+layer as DOT text, read off the weights themselves: a head or MLP reads the variables whose residual
+dimensions its input weights touch and writes the variables its output weights touch.
+
+matplotlib is the optional `viz` extra; without it drawing raises a `RaspError` saying what to install.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rasp.errors import ErrorKind, RaspError
+
+SPECIAL_DIMS = ("one", "bos", "pad")
+_ANNOTATE_MAX_POSITIONS = 16  # write numbers into numerical residual cells up to this many positions
+
+
+@dataclass(frozen=True)
+class HeadPattern:
+    layer: int
+    head: int
+    name: str
+    op: str
+    pattern: np.ndarray  # [query, key], model positions (0 = BOS)
+
+
+@dataclass(frozen=True)
+class Trace:
+    """What the model did on one input."""
+
+    positions: tuple[str, ...]  # "BOS", then the input tokens
+    labels: tuple[str, ...]  # residual labels, one per dimension
+    residuals: tuple[tuple[str, np.ndarray], ...]  # (title, [pos, d_model])
+    heads: tuple[HeadPattern, ...]
+    output_name: str
+    output: tuple[Any, ...]
+
+
+def trace_model(model: Any, tokens: Sequence[Any]) -> Trace:
+    """Run a `transformer.CompiledTransformer` on `tokens` and collect patterns and residuals."""
+    meta = model.meta.raw
+    ids, _ = model.encode([list(tokens)])
+    logits, cache = model.run_with_cache(ids)
+    n = len(tokens) + 1  # BOS + tokens
+
+    def grab(name: str) -> np.ndarray:
+        return cache[name].detach().float().cpu().numpy()[0]
+
+    residuals = [("embedding", grab("blocks.0.hook_resid_pre")[:n])]
+    heads: list[HeadPattern] = []
+    for layer, ops in enumerate(meta["layers"]):
+        if ops.get("attn"):
+            pattern = grab(f"blocks.{layer}.attn.hook_pattern")  # [head, q, k]
+            for op in ops["attn"]:
+                h = int(op.get("head", 0))
+                heads.append(HeadPattern(layer, h, str(op.get("name")), str(op.get("op")), pattern[h, :n, :n]))
+        residuals.append((f"after layer {layer}", grab(f"blocks.{layer}.hook_resid_post")[:n]))
+    output = model.decode(logits, [len(tokens)])[0]
+    return Trace(
+        positions=("BOS", *(_token_text(t) for t in tokens)),
+        labels=tuple(str(label) for label in meta["residual"]),
+        residuals=tuple(residuals),
+        heads=tuple(heads),
+        output_name=str(meta["output"]["name"]),
+        output=tuple(output),
+    )
+
+
+def _token_text(token: Any) -> str:
+    return token if isinstance(token, str) else json.dumps(token)
+
+
+def _require_matplotlib() -> Any:
+    try:
+        import matplotlib
+    except ModuleNotFoundError:
+        raise RaspError(
+            "drawing needs matplotlib, which is not installed",
+            hint="install the viz extra: pip install 'rasp-forge[viz]'",
+            kind=ErrorKind.IO,
+        ) from None
+    matplotlib.use("Agg")  # files only, never a window
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def draw_trace(trace: Trace, path: str | Path) -> None:
+    """Attention patterns (top row) and residual streams (bottom row) as one PNG."""
+    plt = _require_matplotlib()
+    n_pos, d_model = len(trace.positions), len(trace.labels)
+    label_width = max((len(label) for label in trace.labels), default=4) * 0.075 + 0.6
+    panel_w = max(1.6, 0.32 * n_pos + 0.4)
+    resid_h = max(2.5, 0.17 * d_model + 1.2)
+    head_h = max(2.4, 0.32 * n_pos + 1.3) if trace.heads else 0.0
+    n_resid = len(trace.residuals)
+    width = max(label_width + n_resid * panel_w, len(trace.heads) * (panel_w + 0.7) + 0.8, 6.0)
+    fig = plt.figure(figsize=(width, head_h + resid_h + 0.7), layout="constrained")
+    output = ", ".join(_token_text(v) if not isinstance(v, float) else f"{v:.3g}" for v in trace.output)
+    fig.suptitle(f"{trace.output_name}({' '.join(trace.positions[1:])}) = [{output}]", fontsize=11)
+    if trace.heads:
+        top, bottom = fig.subfigures(2, 1, height_ratios=[head_h, resid_h])
+        _draw_heads(top, trace)
+    else:
+        bottom = fig
+    _draw_residuals(bottom, trace)
+    fig.savefig(str(path), dpi=110)
+    plt.close(fig)
+
+
+def _draw_heads(fig: Any, trace: Trace) -> None:
+    axes = fig.subplots(1, len(trace.heads), squeeze=False)[0]
+    ticks = range(len(trace.positions))
+    for ax, head in zip(axes, trace.heads):
+        image = ax.imshow(head.pattern, cmap="Blues", vmin=0.0, vmax=1.0)
+        ax.set_xticks(ticks, trace.positions, fontsize=8, family="monospace", rotation=90)
+        ax.set_yticks(ticks, trace.positions, fontsize=8, family="monospace")
+        ax.set_xlabel("key", fontsize=8)
+        ax.set_ylabel("query", fontsize=8)
+        op = head.op if len(head.op) <= 38 else head.op[:35] + "..."
+        ax.set_title(f"layer {head.layer} head {head.head}: {head.name}\n{op}", fontsize=8)
+    fig.colorbar(image, ax=list(axes), shrink=0.8, label="attention")
+
+
+def _draw_residuals(fig: Any, trace: Trace) -> None:
+    axes = fig.subplots(1, len(trace.residuals), sharey=True, squeeze=False)[0]
+    numerical = [":" not in label and label not in SPECIAL_DIMS for label in trace.labels]
+    annotate = len(trace.positions) <= _ANNOTATE_MAX_POSITIONS
+    for index, (ax, (title, resid)) in enumerate(zip(axes, trace.residuals)):
+        values = resid.T  # [d_model, pos]
+        image = ax.imshow(np.clip(values, -1.0, 1.0), cmap="RdBu_r", vmin=-1.0, vmax=1.0, aspect="auto",
+                          interpolation="nearest")
+        ax.set_xticks(range(len(trace.positions)), trace.positions, fontsize=8, family="monospace",
+                      rotation=90)
+        ax.set_title(title, fontsize=9)
+        if index == 0:
+            ax.set_yticks(range(len(trace.labels)), trace.labels, fontsize=7, family="monospace")
+        ax.tick_params(axis="y", length=0)
+        if annotate:
+            for d in (d for d, is_num in enumerate(numerical) if is_num):
+                for p in range(values.shape[1]):
+                    if abs(values[d, p]) > 1e-6:
+                        ax.text(p, d, f"{values[d, p]:.3g}", ha="center", va="center", fontsize=7,
+                                color="white" if abs(values[d, p]) > 0.6 else "black")
+    fig.colorbar(image, ax=list(axes), shrink=0.6, label="value (colour clipped to ±1)")
+
+
+# ------------------------------------------------------------------------------------------------
+# The computation graph as DOT text
+
+
+def computation_dot(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray]) -> str:
+    """Variables as nodes, one `rank=same` row per sublayer, edges read off the weights."""
+    labels = [str(label) for label in meta["residual"]]
+    dim_var = [label.partition(":")[0] for label in labels]
+    written = {str(op.get("name")) for layer in meta["layers"] for ops in layer.values() for op in ops}
+    inputs = sorted({v for v in dim_var if v not in SPECIAL_DIMS and v not in written}, key=dim_var.index)
+    output = str(meta["output"]["name"])
+    lines = ["digraph computation {", "  rankdir=TB;", '  node [fontname="monospace", fontsize=10];',
+             "  edge [fontsize=8];"]
+    rows: list[tuple[str, list[str]]] = [("embedding", [_node(v, v, "input", v == output) for v in inputs])]
+    edges: list[str] = []
+    for layer, ops in enumerate(meta["layers"]):
+        attn_nodes, mlp_nodes = [], []
+        for op in ops.get("attn", []):
+            name, head = str(op.get("name")), int(op.get("head", 0))
+            attn_nodes.append(_node(name, f"{name}\\nL{layer} H{head}: {_escape(op.get('op'))}", "head",
+                                    name == output))
+            w = {k: weights[f"blocks.{layer}.attn.W_{k}"][head] for k in "QKV"}  # [d_model, d_head]
+            for role, matrix in (("q", w["Q"]), ("k", w["K"]), ("v", w["V"])):
+                for source in _read_vars(matrix, dim_var, exclude={name}):
+                    edges.append(f'  "{source}" -> "{name}" [label="{role}"];')
+        for op in ops.get("mlp", []):
+            name = str(op.get("name"))
+            mlp_nodes.append(_node(name, f"{name}\\nL{layer} MLP: {_escape(op.get('op'))}", "mlp", name == output))
+            for source in _mlp_inputs(weights, layer, name, dim_var):
+                edges.append(f'  "{source}" -> "{name}";')
+        rows.append((f"layer {layer} attn", attn_nodes))
+        rows.append((f"layer {layer} mlp", mlp_nodes))
+    rows = [row for row in rows if row[1]]
+    for index, (title, nodes) in enumerate(rows):
+        lines.append(f'  subgraph row{index} {{ rank=same; "row:{title}" [shape=plaintext, label="{title}"];')
+        lines.extend("    " + node for node in nodes)
+        lines.append("  }")
+    for upper, lower in zip(rows, rows[1:]):
+        lines.append(f'  "row:{upper[0]}" -> "row:{lower[0]}" [style=invis];')
+    lines.extend(dict.fromkeys(edges))  # unique, in order
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _node(name: str, label: str, kind: str, is_output: bool) -> str:
+    shape = {"input": "ellipse", "head": "box", "mlp": "box"}[kind]
+    style = {"input": "", "head": ', style="rounded,filled", fillcolor="#dbe9f6"',
+             "mlp": ', style=filled, fillcolor="#fde7c8"'}[kind]
+    extra = ", peripheries=2" if is_output else ""
+    return f'"{name}" [label="{label}", shape={shape}{style}{extra}];'
+
+
+def _escape(text: Any) -> str:
+    return str(text).replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _read_vars(matrix: np.ndarray, dim_var: list[str], exclude: set[str]) -> list[str]:
+    """Variables whose dims have a non-zero row in `matrix` [d_model, ...]."""
+    rows = np.flatnonzero(np.abs(matrix).reshape(matrix.shape[0], -1).max(axis=1) > 0)
+    found = dict.fromkeys(dim_var[d] for d in rows)
+    return [v for v in found if v not in SPECIAL_DIMS and v not in exclude]
+
+
+def _mlp_inputs(weights: Mapping[str, np.ndarray], layer: int, name: str, dim_var: list[str]) -> list[str]:
+    """What the MLP's hidden units that write `name` read (one MLP may compute several variables)."""
+    w_in, w_out = weights[f"blocks.{layer}.mlp.W_in"], weights[f"blocks.{layer}.mlp.W_out"]
+    out_dims = [d for d, v in enumerate(dim_var) if v == name]
+    units = np.flatnonzero(np.abs(w_out[:, out_dims]).max(axis=1) > 0) if out_dims else np.array([], int)
+    return _read_vars(w_in[:, units], dim_var, exclude={name}) if units.size else []
+
+
+def write_dot(dot: str, path: str | Path) -> Path | None:
+    """Write DOT text; also render `<path>.png` when graphviz's `dot` is on PATH (returns that path)."""
+    path = Path(path)
+    path.write_text(dot)
+    binary = shutil.which("dot")
+    if binary is None:
+        return None
+    png = path.with_suffix(".png")
+    result = subprocess.run([binary, "-Tpng", str(path), "-o", str(png)], capture_output=True, text=True,
+                            check=False)
+    if result.returncode != 0:
+        raise RaspError(f"dot could not render {path}: {result.stderr.strip()}", kind=ErrorKind.IO)
+    return png
+
+
+# ------------------------------------------------------------------------------------------------
+# Entry points
+
+
+def draw_model_file(model_path: str | Path, tokens: Sequence[Any], png: str | Path,
+                    dot: str | Path | None = None, device: str = "cpu") -> list[str]:
+    """Draw a compiled model on one input; returns one line per file written."""
+    import transformer
+    from safetensors.numpy import load_file
+
+    from rasp.inspect import read_model_file
+
+    checked = read_model_file(model_path)
+    try:
+        model = transformer.load(str(model_path), device)
+        trace = trace_model(model, tokens)
+    except transformer.ModelFormatError as err:
+        raise RaspError(str(err), kind=ErrorKind.IO) from None
+    except transformer.ModelInputError as err:
+        raise RaspError(f"cannot run {model_path} on this input: {err}", kind=ErrorKind.IO) from None
+    draw_trace(trace, png)
+    written = [f"wrote {png} ({len(trace.heads)} attention heads, {len(trace.residuals)} residual snapshots)"]
+    if dot is not None:
+        rendered = write_dot(computation_dot(checked.meta, load_file(str(model_path))), dot)
+        written.append(f"wrote {dot}" + (f" and {rendered}" if rendered else " (install graphviz to render it)"))
+    return written
+
+
+def draw_for_repl(sop: Any, tokens: Sequence[Any], path: str | Path) -> str:
+    """The REPL's `draw(sop, input)`: compile for exactly this input's tokens and length, then draw."""
+    import compiler
+
+    with tempfile.TemporaryDirectory() as tmp:
+        model_path = Path(tmp) / "draw.safetensors"
+        vocab = list(dict.fromkeys(tokens))  # the input's own tokens, first occurrence first
+        compiler.compile_sop(sop, vocab, len(tokens), name=getattr(sop, "name", None)).save(model_path)
+        return "\n".join(draw_model_file(model_path, tokens, path))

@@ -1,0 +1,73 @@
+"""Export a compiled model for TransformerLens (`rasp export M --to transformer-lens -o DIR`).
+
+The file's tensors already carry TransformerLens names and shapes (docs/format.md) and its unembedding
+is built from the residual labels, so exporting is: check the file, write the keyword arguments of
+TransformerLens's `HookedTransformerConfig` as `config.json`, the vocabulary and output decoder as
+`rasp_forge.json`, and copy the tensors to `model.safetensors`. A user then runs
+
+    cfg = HookedTransformerConfig(**json.load(open("DIR/config.json")))
+    model = HookedTransformer(cfg)
+    model.load_state_dict(safetensors.torch.load_file("DIR/model.safetensors"), strict=False)
+
+(`strict=False` because TransformerLens also keeps mask buffers that are not weights). Inputs are token
+ids: BOS first, then the input tokens' ids (`vocab` in rasp_forge.json lists them). This targets
+TransformerLens 2.x/3.x: version 4 removed `HookedTransformer`.
+Needs safetensors and numpy only, no torch.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rasp.errors import ErrorKind, RaspError
+
+
+def to_hooked_transformer_config(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of TransformerLens's `HookedTransformerConfig` for a compiled model."""
+    config = meta["config"]
+    return {
+        "n_layers": config["n_layers"],
+        "d_model": config["d_model"],
+        "d_head": config["d_head"],
+        "n_heads": config["n_heads"],
+        "d_mlp": config["d_mlp"],
+        "d_vocab": config["d_vocab"],
+        "d_vocab_out": config["d_vocab_out"],
+        "n_ctx": config["n_ctx"],
+        "act_fn": "relu",
+        "normalization_type": None,
+        "attention_dir": config.get("attention_dir", "bidirectional"),
+        "positional_embedding_type": "standard",
+        "original_architecture": "rasp-forge",
+        "default_prepend_bos": False,  # the BOS id is part of the compiled vocabulary, not a tokenizer's
+    }
+
+
+def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list[Path]:
+    """Write `config.json`, `rasp_forge.json` and `model.safetensors` into `out_dir`; returns their paths."""
+    from safetensors.numpy import load_file, save_file
+
+    from rasp.inspect import read_model_file
+
+    checked = read_model_file(model_path)
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise RaspError(f"{out} exists and is not a directory", hint="pass a directory with -o",
+                        kind=ErrorKind.IO)
+    out.mkdir(parents=True, exist_ok=True)
+    meta = checked.meta
+    config = to_hooked_transformer_config(meta)
+    # How to feed and read the model: everything but the weights and the program source.
+    guide = {key: meta[key] for key in ("vocab", "output", "residual", "layers", "max_len") if key in meta}
+    guide["source_model"] = str(model_path)
+    guide["usage"] = ("ids = [vocab.bos_id, id of each token...]; logits at positions 1..n; "
+                      "categorical: output.values[argmax]; numerical: the single logit")
+    config_path, guide_path, weights_path = (out / "config.json", out / "rasp_forge.json",
+                                             out / "model.safetensors")
+    config_path.write_text(json.dumps(config, indent=2) + "\n")
+    guide_path.write_text(json.dumps(guide, indent=2) + "\n")
+    save_file(load_file(str(checked.path)), str(weights_path), metadata={"format": "pt"})
+    return [config_path, guide_path, weights_path]

@@ -1,0 +1,215 @@
+"""The model commands of the CLI: compile, run --model, verify, show, draw, export.
+
+`rasp.cli` parses the arguments (token lists already parsed) and calls one `cmd_*(args) -> exit code`
+here. Each handler imports the compiler or torch only if it needs them (`show` and `export` never load
+torch). User mistakes raise `RaspError`s, which the CLI renders on stderr with exit 1; a bad model
+file, a bad model input or a missing CUDA device becomes one such error line too. A usage error found
+after argparse prints `rasp COMMAND: error: ...` and returns 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rasp.errors import ErrorKind, RaspError, Source
+
+
+def _usage_error(command: str, message: str) -> int:
+    print(f"usage: rasp {command} ...\nrasp {command}: error: {message}", file=sys.stderr)
+    return 2
+
+
+@contextmanager
+def _runtime_errors(what: str) -> Iterator[None]:
+    """The runtime's own error types (it cannot import `rasp`) as one-line `RaspError`s."""
+    import transformer
+
+    try:
+        yield
+    except transformer.ModelFormatError as err:
+        raise RaspError(str(err), kind=ErrorKind.IO) from None
+    except transformer.ModelInputError as err:
+        raise RaspError(f"cannot run {what} on this input: {err}", kind=ErrorKind.IO) from None
+
+
+def _check_device(device: str) -> None:
+    import torch
+
+    if device == "cuda" and not torch.cuda.is_available():
+        raise RaspError("--device cuda: no CUDA device is available here", hint="use --device cpu",
+                        kind=ErrorKind.IO)
+
+
+def _load_model(path: str | Path, device: str) -> Any:
+    """Check the file (one clear line if it is bad), then load it with the torch runtime."""
+    import transformer
+
+    from rasp.inspect import read_model_file
+
+    read_model_file(path)
+    _check_device(device)
+    with _runtime_errors(str(path)):
+        return transformer.load(str(path), device)
+
+
+def _program(file: str, name: str | None) -> tuple[Any, str, Source]:
+    """The s-op to compile from FILE: (sop, its name, the source)."""
+    from rasp.cli import select_output
+    from rasp.interpreter import load_file
+
+    interp = load_file(file)
+    sop = select_output(interp, name, file)
+    return sop, name or interp.last_assigned, Source(file, Path(file).read_text(encoding="utf-8"))
+
+
+def _compile(file: str, name: str | None, vocab: Sequence[Any], max_len: int, causal: bool = False) -> Any:
+    return _compile_sop(*_program(file, name), vocab, max_len, causal)
+
+
+def _compile_sop(sop: Any, name: str, source: Source, vocab: Sequence[Any], max_len: int,
+                 causal: bool = False) -> Any:
+    import compiler
+
+    extra = {"causal": True} if causal else {}  # only passed when asked for
+    return compiler.compile_sop(sop, list(vocab), max_len, name=name, source=source, **extra)
+
+
+# ------------------------------------------------------------------------------------------------
+# compile, run --model, show, export
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from rasp.inspect import read_model_file, summarize
+
+    model = _compile(args.file, args.name, args.vocab, args.max_len, args.causal)
+    model.save(args.output)
+    summary = summarize(read_model_file(args.output))
+    cfg = summary.meta["config"]
+    print(f"wrote {args.output}: {cfg['n_layers']} layers, {cfg['n_heads']} heads/layer, "
+          f"d_model {cfg['d_model']}, {summary.total_params:,} parameters "
+          f"({summary.nonzero_params:,} non-zero)")
+    return 0
+
+
+def cmd_run_model(args: argparse.Namespace) -> int:
+    from rasp.display import seq_json, seq_text
+    from rasp.sops import SeqType, SeqValue
+
+    if args.name is not None:
+        return _usage_error("run", "--name applies only to FILE.rasp; a model computes one output")
+    model = _load_model(args.model, args.device)
+    with _runtime_errors(args.model):
+        (values,) = model.run([args.input])
+    if args.json:
+        print(seq_json(values))
+    else:
+        print(seq_text(SeqValue(tuple(values), SeqType(model.meta.raw["output"]["type"]))))
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from rasp.inspect import format_summary, read_model_file, summarize, summary_json
+
+    summary = summarize(read_model_file(args.model))
+    print(json.dumps(summary_json(summary), indent=2) if args.json else format_summary(summary))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from rasp.export import export_transformer_lens
+
+    if args.to != "transformer-lens":
+        return _usage_error("export", f"--to {args.to}: only transformer-lens is supported")
+    for path in export_transformer_lens(args.model, args.output):
+        print(f"wrote {path}")
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------
+# verify
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from rasp import verify as v
+
+    sop, name, source = _program(args.file, args.name)
+    nodes = None
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.model is not None:
+            model = _load_model(args.model, args.device)
+            _warn_if_other_source(args.model, model.meta.raw, source)
+            if args.max_len > model.max_len:
+                raise RaspError(f"--max-len {args.max_len} is longer than {args.model} accepts "
+                                f"({model.max_len})", kind=ErrorKind.IO)
+        else:
+            path = Path(tmp) / "verify.safetensors"
+            compiled = _compile_sop(sop, name, source, args.vocab, args.max_len)
+            compiled.save(path)
+            nodes = getattr(compiled, "nodes_by_name", None)  # the compiler's own naming, if it offers it
+            model = _load_model(path, args.device)
+        plan = v.plan_inputs(args.vocab, args.max_len, args.exhaustive_len, args.samples, args.seed)
+        progress = _progress_line if sys.stderr.isatty() and plan.total > 2000 else None
+        with _runtime_errors(args.model or "the compiled model"):
+            report = v.verify(sop, model, plan, progress=progress, nodes=nodes)
+    if progress is not None:
+        print("\r\033[K", end="", file=sys.stderr)
+    what = f"{args.file} `{name}`"
+    if args.json:
+        print(json.dumps(v.report_json(report), default=str))
+    elif report.ok:
+        print(v.format_success(report, what))
+    else:
+        print(v.format_failure(report, what), file=sys.stderr)
+    return 0 if report.ok else 1
+
+
+def _progress_line(done: int, total: int) -> None:
+    print(f"\rverifying: {done:,}/{total:,} inputs", end="", file=sys.stderr, flush=True)
+
+
+def _warn_if_other_source(model_path: str, meta: dict[str, Any], source: Source) -> None:
+    recorded = (meta.get("program") or {}).get("sha256")
+    actual = hashlib.sha256(source.text.encode("utf-8")).hexdigest()
+    if recorded != actual:
+        print(f"warning: {model_path} was not compiled from this version of {source.name} "
+              f"(source sha256 {str(recorded)[:12]}... in the model, {actual[:12]}... now); "
+              "verifying anyway", file=sys.stderr)
+
+
+# ------------------------------------------------------------------------------------------------
+# draw
+
+
+def cmd_draw(args: argparse.Namespace) -> int:
+    from rasp.draw import draw_model_file
+
+    target = Path(args.target)
+    if target.suffix == ".safetensors":
+        given = [opt for opt, value in (("--vocab", args.vocab), ("--max-len", args.max_len),
+                                        ("--name", args.name)) if value is not None]
+        if given:
+            return _usage_error("draw", f"{', '.join(given)} applies only to a .rasp program; a model "
+                                "file already fixes its vocabulary, length and output")
+        lines = draw_model_file(target, args.input, args.output, args.dot)
+    elif target.suffix == ".rasp":
+        vocab = args.vocab if args.vocab is not None else list(dict.fromkeys(args.input))
+        max_len = args.max_len if args.max_len is not None else len(args.input)
+        if len(args.input) > max_len:
+            return _usage_error("draw", f"the input has {len(args.input)} tokens, more than --max-len {max_len}")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / f"{target.stem}.safetensors"
+            _compile(str(target), args.name, vocab, max_len).save(path)
+            lines = draw_model_file(path, args.input, args.output, args.dot)
+    else:
+        return _usage_error("draw", f"TARGET must be a .rasp program or a .safetensors model, got {target}")
+    for line in lines:
+        print(line)
+    return 0

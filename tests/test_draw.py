@@ -1,0 +1,68 @@
+"""Pictures and DOT graphs of a model on one input (`rasp.draw`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+transformer = pytest.importorskip("transformer")
+
+from rasp.draw import computation_dot, draw_model_file, draw_trace, trace_model  # noqa: E402
+from rasp.errors import RaspError  # noqa: E402
+from tests.transformer.handmade_models import mean_of_a, previous_token  # noqa: E402
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def prev_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return previous_token().save(tmp_path_factory.mktemp("draw") / "prev.safetensors")
+
+
+def test_trace_holds_patterns_and_residuals(prev_model: Path) -> None:
+    trace = trace_model(transformer.load(prev_model), list("abca"))
+    assert trace.positions == ("BOS", "a", "b", "c", "a")
+    assert [t for t, _ in trace.residuals] == ["embedding", "after layer 0"]
+    (head,) = trace.heads
+    assert head.pattern.shape == (5, 5)
+    # query p attends to key p - 1 (rows = queries); BOS (row 0) has no earlier key
+    assert np.allclose(head.pattern[1:, :4], np.eye(4))
+    assert trace.output == ("-", "a", "b", "c")
+    assert trace.residuals[1][1].shape == (5, len(trace.labels))
+
+
+def test_draw_writes_a_png_and_dot(prev_model: Path, tmp_path: Path) -> None:
+    png, dot = tmp_path / "prev.png", tmp_path / "prev.dot"
+    lines = draw_model_file(prev_model, list("abca"), png, dot)
+    assert png.read_bytes()[:8] == PNG_MAGIC and png.stat().st_size > 10_000
+    assert lines[0].startswith(f"wrote {png} (1 attention heads")
+    text = dot.read_text()
+    assert text.startswith("digraph computation {") and text.count("rank=same") == 2
+    assert '"tokens" -> "prev" [label="v"];' in text and '"indices" -> "prev" [label="q"];' in text
+
+
+def test_dot_edges_come_from_the_weights() -> None:
+    model = mean_of_a()
+    meta = dict(model.metadata)
+    meta["layers"] = [{"attn": [{"head": 0, "name": "frac_a", "op": "mean of tokens == a"}],
+                       "mlp": [{"name": "out", "op": "2 * frac_a"}]}]
+    meta["output"] = dict(meta["output"], name="out")
+    dot = computation_dot(meta, model.tensors)
+    assert '"tokens" -> "frac_a" [label="v"];' in dot  # V reads tokens:a
+    assert '"frac_a" -> "out";' in dot  # the MLP unit writing `out` reads frac_a
+    assert '"one"' not in dot and '"pad" ->' not in dot  # special dims are not variables
+    assert 'peripheries=2' in dot.split('"out" [')[1].split("\n")[0]  # the output is marked
+    rows = [line for line in dot.splitlines() if "rank=same" in line]
+    assert [r.split('label="')[1].split('"')[0] for r in rows] == ["embedding", "layer 0 attn", "layer 0 mlp"]
+
+
+def test_missing_matplotlib_is_a_clear_error(prev_model: Path, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = trace_model(transformer.load(prev_model), list("ab"))
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(RaspError) as info:
+        draw_trace(trace, tmp_path / "x.png")
+    assert "matplotlib" in info.value.message and "viz" in (info.value.hint or "")

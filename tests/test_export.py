@@ -1,0 +1,83 @@
+"""TransformerLens export: config, files, and (when TransformerLens 2.x/3.x is installed) a real load."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from safetensors.numpy import load_file
+
+from rasp.errors import RaspError
+from rasp.export import export_transformer_lens, to_hooked_transformer_config
+from rasp.inspect import ModelFileError
+from tests.transformer.handmade_models import mean_of_a, previous_token
+
+
+@pytest.fixture()
+def prev_model(tmp_path: Path) -> Path:
+    return previous_token().save(tmp_path / "prev.safetensors")
+
+
+def test_config_matches_the_file(prev_model: Path) -> None:
+    meta = previous_token().metadata
+    cfg = to_hooked_transformer_config(meta)
+    for key in ("n_layers", "d_model", "d_head", "n_heads", "d_mlp", "d_vocab", "d_vocab_out", "n_ctx"):
+        assert cfg[key] == meta["config"][key]
+    assert cfg["act_fn"] == "relu" and cfg["normalization_type"] is None
+    assert cfg["attention_dir"] == "bidirectional" and cfg["positional_embedding_type"] == "standard"
+    assert to_hooked_transformer_config(mean_of_a(causal=True).metadata)["attention_dir"] == "causal"
+
+
+def test_export_writes_config_guide_and_weights(prev_model: Path, tmp_path: Path) -> None:
+    paths = export_transformer_lens(prev_model, tmp_path / "tl")
+    assert [p.name for p in paths] == ["config.json", "rasp_forge.json", "model.safetensors"]
+    config = json.loads(paths[0].read_text())
+    assert config == to_hooked_transformer_config(previous_token().metadata)
+    guide = json.loads(paths[1].read_text())
+    assert guide["vocab"]["bos_id"] == 3 and guide["output"]["values"] == ["a", "b", "c", "-"]
+    exported, original = load_file(str(paths[2])), load_file(str(prev_model))
+    assert exported.keys() == original.keys()
+    assert all(np.array_equal(exported[k], original[k]) for k in original)
+
+
+def test_export_refuses_bad_files_and_targets(tmp_path: Path, prev_model: Path) -> None:
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes(b"\x00" * 5)
+    with pytest.raises(ModelFileError):
+        export_transformer_lens(bad, tmp_path / "out")
+    not_dir = tmp_path / "file"
+    not_dir.write_text("x")
+    with pytest.raises(RaspError, match="not a directory"):
+        export_transformer_lens(prev_model, not_dir)
+
+
+def _hooked_transformer() -> tuple[type, type]:
+    tl = pytest.importorskip("transformer_lens")
+    try:
+        return tl.HookedTransformer, tl.HookedTransformerConfig
+    except (ImportError, AttributeError):
+        pytest.skip("TransformerLens >= 4 has no HookedTransformer")
+
+
+@pytest.mark.parametrize("build", [previous_token, mean_of_a], ids=["categorical", "numerical"])
+def test_loads_into_a_real_hooked_transformer(build: object, tmp_path: Path) -> None:
+    hooked, hooked_config = _hooked_transformer()
+    torch = pytest.importorskip("torch")
+    import safetensors.torch
+
+    import transformer
+
+    model_path = build().save(tmp_path / "m.safetensors")  # type: ignore[operator]
+    export_transformer_lens(model_path, tmp_path / "tl")
+    tl_model = hooked(hooked_config(**json.loads((tmp_path / "tl" / "config.json").read_text())))
+    missing, unexpected = tl_model.load_state_dict(
+        safetensors.torch.load_file(str(tmp_path / "tl" / "model.safetensors")), strict=False)
+    assert not unexpected and all(k.endswith((".mask", ".IGNORE")) for k in missing)
+    ours = transformer.load(model_path)
+    ids, lengths = ours.encode([list("abab"), list("ba")])
+    with torch.no_grad():
+        theirs = tl_model(ids)
+    assert torch.allclose(theirs, ours.forward(ids), atol=1e-5)
+    assert ours.decode(theirs, lengths) == ours.run([list("abab"), list("ba")])
