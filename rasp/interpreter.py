@@ -1,0 +1,489 @@
+"""Running RASP statements: scopes, functions, loops, `load`, and the lazy s-op graph they build.
+
+Running a program computes no sequence: every s-op or selector expression creates a `rasp.sops` node
+(see `operators.py`); `rasp.sops.evaluate` computes one on an input. `f(input)` with an s-op or
+selector `f` is the one expression that evaluates. Built-ins live in the root scope, the prelude
+(`prelude.rasp`) in a child scope whose names are reserved, and the program's names below it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rasp import ast
+from rasp import operators as ops
+from rasp.errors import (
+    ErrorKind,
+    RaspArityError,
+    RaspError,
+    RaspNameError,
+    RaspRuntimeError,
+    RaspTypeError,
+    Span,
+)
+from rasp.parser import parse
+from rasp.sops import IndicesSOp, LengthSOp, Node, SeqValue, Selector, SelectorWidthSOp, SOp, TokenKind
+from rasp.sops import TokensSOp, evaluate
+from rasp.values import RESERVED_WORDS, BuiltinFunction, RaspFunction, Scope, describe, is_atom, kind_name
+
+MAX_CALL_DEPTH = 100
+_BASE_CONSTANTS = ("tokens_str", "tokens_int", "tokens_float", "tokens_bool", "tokens_asis", "indices")
+# Reserved in every scope, function bodies included (as in the original).
+BASE_RESERVED = RESERVED_WORDS | frozenset(_BASE_CONSTANTS) | {"True", "False"}
+
+
+class ResultKind(Enum):
+    ASSIGN = "assign"
+    EXPR = "expr"
+    DEF = "def"
+    FOR = "for"
+    LOAD = "load"
+    DRAW = "draw"
+    COMMAND = "command"
+
+
+@dataclass(frozen=True)
+class StatementResult:
+    """What one top-level statement did. EXPR: `names` is `(name,)` for a bare name, `("out",)` for
+    another expression and `()` for an application `f(input)` (its value is the evaluated result).
+    DRAW: `values` is `(sop,)` or `(sop, input)`. COMMAND: `values[0]` is the `ast.ReplCommand`."""
+
+    kind: ResultKind
+    names: tuple[str, ...]
+    values: tuple[Any, ...]
+    span: Span
+
+
+@dataclass
+class _Frame:
+    """Where statements run: a scope, and whether it is a file's top level (for `last_assigned`)."""
+
+    scope: Scope
+    top: bool
+    last: str | None = None
+
+
+@functools.lru_cache(maxsize=1)
+def _prelude_program() -> ast.Program:
+    text = resources.files("rasp").joinpath("prelude.rasp").read_text(encoding="utf-8")
+    return parse(text, "rasp/prelude.rasp")
+
+
+def _programs_dir() -> Path | None:
+    try:
+        return Path(str(resources.files("programs")))
+    except (ModuleNotFoundError, TypeError):
+        return None
+
+
+class Interpreter:
+    """One RASP environment: built-ins, the prelude, then the program's own names."""
+
+    def __init__(self, *, search_dirs: Sequence[Path] = ()) -> None:
+        self.search_dirs = tuple(Path(d) for d in search_dirs)
+        self._depth = 0
+        self._loading: list[Path] = []
+        builtins = Scope(None, BASE_RESERVED, "built-ins")
+        for kind in TokenKind:
+            builtins.force(f"tokens_{kind.value}", TokensSOp(kind=kind, name=f"tokens_{kind.value}"))
+        self.indices = IndicesSOp(name="indices")
+        self.length = LengthSOp(name="length")
+        builtins.force("indices", self.indices)
+        builtins.force("length", self.length)
+        builtins.force("True", True)
+        builtins.force("False", False)
+        builtins.force("selector_width", BuiltinFunction("selector_width", ("sel",), _selector_width))
+        library_reserved = BASE_RESERVED | frozenset(builtins.values)
+        self._prelude = Scope(builtins, library_reserved, "prelude")
+        prelude_frame = _Frame(self._prelude, top=False)
+        for stmt in _prelude_program().statements:
+            self._exec(stmt, prelude_frame)
+        self._prelude.values.pop("out", None)
+        # `tokens` is an ordinary variable (the original's library sets it); everything else is reserved.
+        self._prelude.force("tokens", builtins.values["tokens_str"])
+        builtins.values["tokens_str"].name = "tokens"
+        self._reserved = library_reserved | (frozenset(self._prelude.values) - {"tokens"})
+        self._globals = Scope(self._prelude, self._reserved, "console")
+        self._frame = _Frame(self._globals, top=True)
+
+    # ---- public API -------------------------------------------------------------------------------
+
+    @property
+    def last_assigned(self) -> str | None:
+        """The last name the program assigned at its top level (the CLI's default output name)."""
+        return self._frame.last
+
+    def get(self, name: str) -> Any:
+        return self._globals.lookup(name, None)
+
+    def names(self) -> list[str]:
+        """Every name a user can refer to (for completion)."""
+        return sorted(self._globals.visible())
+
+    def exec_program(self, program: ast.Program) -> list[StatementResult]:
+        return [self.exec_statement(stmt) for stmt in program.statements]
+
+    def exec_statement(self, stmt: ast.Stmt) -> StatementResult:
+        """Run one top-level statement; every failure is a located `RaspError`."""
+        try:
+            return self._exec(stmt, self._frame)
+        except RaspError as exc:
+            raise exc.with_span(stmt.span) from None
+        except RecursionError:
+            raise RaspRuntimeError(
+                "the program nests too deeply", stmt.span, hint="split it into smaller steps"
+            ) from None
+        except Exception as exc:  # a bug of ours: still report it at the statement, not as a traceback
+            raise RaspRuntimeError(f"internal error: {type(exc).__name__}: {exc}", stmt.span) from None
+        finally:
+            self._depth = 0
+            self._loading.clear()
+
+    # ---- statements -------------------------------------------------------------------------------
+
+    def _exec(self, stmt: ast.Stmt, frame: _Frame) -> StatementResult:
+        scope = frame.scope
+        match stmt:
+            case ast.ExprStmt(expr=expr):
+                return self._expr_statement(expr, frame, stmt.span)
+            case ast.Assign(targets=targets, values=exprs):
+                values = [self._eval(e, scope) for e in exprs]
+                bound = self._unpack(targets, values, stmt.span)
+                for name, value, span in zip(targets, bound, stmt.target_spans):
+                    scope.assign(name, value, span)
+                    if isinstance(value, Node):
+                        value.name = name  # the original renames an s-op when it is assigned
+                    if frame.top:
+                        frame.last = name
+                scope.force("out", values[-1])
+                return StatementResult(ResultKind.ASSIGN, targets, tuple(bound), stmt.span)
+            case ast.FuncDef(name=name, params=params, body=body, returns=returns):
+                for param in params:
+                    if param in BASE_RESERVED:
+                        raise RaspNameError(f"Cannot set reserved name: {param}", stmt.span)
+                if len(set(params)) != len(params):
+                    raise RaspNameError(f"a parameter of {name} is named twice", stmt.span)
+                fn = RaspFunction(name, params, body, returns, scope, stmt.span.file)
+                scope.assign(name, fn, stmt.span)
+                return StatementResult(ResultKind.DEF, (name,), (fn,), stmt.span)
+            case ast.For(targets=targets, iterable=iterable_expr, body=body):
+                iterable = self._eval(iterable_expr, scope)
+                if not isinstance(iterable, list | dict):
+                    raise RaspTypeError(
+                        f"for loop needs to iterate over a list or dict, but got: {describe(iterable)}",
+                        iterable_expr.span,
+                    )
+                for item in list(iterable):
+                    self._bind_targets(scope, targets, item, stmt.span)
+                    for inner in body:
+                        self._exec(inner, frame)
+                return StatementResult(ResultKind.FOR, (), (), stmt.span)
+            case ast.Load():
+                return self._load(stmt, frame)
+            case ast.Draw(expr=expr, input=input_expr):
+                node = self._eval(expr, scope)
+                if not isinstance(node, SOp):
+                    raise RaspTypeError(f"draw expects an s-op, got: {describe(node)}", expr.span)
+                values: tuple[Any, ...] = (node,)
+                if input_expr is not None:
+                    values = (node, self._eval(input_expr, scope))
+                names = (node.name,) if node.name else ()
+                return StatementResult(ResultKind.DRAW, names, values, stmt.span)
+            case ast.ReplCommand():
+                if stmt.example is not None:
+                    example = self._eval(stmt.example, scope)
+                    return StatementResult(ResultKind.COMMAND, (), (stmt, example), stmt.span)
+                return StatementResult(ResultKind.COMMAND, (), (stmt,), stmt.span)
+        raise TypeError(f"unknown statement {stmt!r}")
+
+    def _expr_statement(self, expr: ast.Expr, frame: _Frame, span: Span) -> StatementResult:
+        value = self._eval(expr, frame.scope)
+        if isinstance(expr, ast.Call) and isinstance(value, SeqValue | np.ndarray):
+            return StatementResult(ResultKind.EXPR, (), (value,), span)
+        frame.scope.force("out", value)
+        names = (expr.name,) if isinstance(expr, ast.Name) else ("out",)
+        return StatementResult(ResultKind.EXPR, names, (value,), span)
+
+    @staticmethod
+    def _unpack(targets: tuple[str, ...], values: list[Any], span: Span) -> list[Any]:
+        if len(targets) == 1:
+            return [values[0] if len(values) == 1 else list(values)]
+        if len(values) == 1 and isinstance(values[0], list):
+            values = values[0]
+        if len(values) != len(targets):
+            raise RaspTypeError(f"expected {len(targets)} values, but got: {len(values)}", span)
+        return list(values)
+
+    @staticmethod
+    def _bind_targets(scope: Scope, targets: tuple[str, ...], item: Any, span: Span) -> None:
+        if len(targets) == 1:
+            scope.assign(targets[0], item, span)
+            return
+        if not isinstance(item, list | str | dict):
+            raise RaspTypeError(
+                f"iterating with {len(targets)} names, but got single value: {describe(item)}", span
+            )
+        parts = list(item)
+        if len(parts) != len(targets):
+            raise RaspTypeError(
+                f"iterating with {len(targets)} names but got {len(parts)} values ({describe(item)})", span
+            )
+        for name, part in zip(targets, parts):
+            scope.assign(name, part, span)
+
+    def _load(self, stmt: ast.Load, frame: _Frame) -> StatementResult:
+        path = self._find(stmt.path, stmt.span)
+        if path in self._loading:
+            raise RaspRuntimeError(f"'{stmt.path}' loads itself (through {len(self._loading)} loads)", stmt.span)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RaspError(f"cannot read {path}: {exc}", stmt.span, kind=ErrorKind.IO) from None
+        program = parse(text, str(path))
+        inner = _Frame(Scope(self._prelude, self._reserved, str(path)), top=True)
+        self._loading.append(path)
+        try:
+            for inner_stmt in program.statements:
+                if not isinstance(inner_stmt, ast.ReplCommand):  # a loaded file has no REPL to command
+                    self._exec(inner_stmt, inner)
+        finally:
+            self._loading.pop()
+        copied = [(n, v) for n, v in inner.scope.values.items() if not n.startswith("_") and n != "out"]
+        for name, value in copied:
+            frame.scope.assign(name, value, stmt.span)
+        if frame.top and inner.last is not None and not inner.last.startswith("_"):
+            frame.last = inner.last
+        return StatementResult(
+            ResultKind.LOAD, tuple(n for n, _ in copied), tuple(v for _, v in copied), stmt.span
+        )
+
+    def _find(self, name: str, span: Span) -> Path:
+        candidates = [name + ".rasp"] + ([name] if name.endswith(".rasp") else [])
+        dirs: list[Path] = []
+        loader = Path(span.file)
+        if loader.is_file():
+            dirs.append(loader.parent)
+        dirs.append(Path.cwd())
+        dirs.extend(self.search_dirs)
+        programs = _programs_dir()
+        if programs is not None:
+            dirs.append(programs)
+        for directory in dirs:
+            for candidate in candidates:
+                path = (directory / candidate).resolve()
+                if path.is_file():
+                    return path
+        raise RaspError(
+            f"cannot find '{name}.rasp'", span,
+            hint="looked in " + ", ".join(str(d) for d in dirs), kind=ErrorKind.IO,
+        )
+
+    # ---- expressions ------------------------------------------------------------------------------
+
+    def _eval(self, expr: ast.Expr, scope: Scope) -> Any:
+        match expr:
+            case ast.Name(name=name):
+                return scope.lookup(name, expr.span)
+            case ast.Literal(value=value):
+                return value
+            case ast.ListLit(items=items):
+                return [self._eval(item, scope) for item in items]
+            case ast.DictLit(pairs=pairs):
+                result: dict[Any, Any] = {}
+                for key_expr, value_expr in pairs:
+                    result[self._key(key_expr, scope)] = self._eval(value_expr, scope)
+                return result
+            case ast.ListComp(element=element, targets=targets, iterable=iterable):
+                return [
+                    self._eval(element, inner) for inner in self._comprehension(targets, iterable, scope)
+                ]
+            case ast.DictComp(key=key, value=value, targets=targets, iterable=iterable):
+                out: dict[Any, Any] = {}
+                for inner in self._comprehension(targets, iterable, scope):
+                    out[self._key(key, inner)] = self._eval(value, inner)
+                return out
+            case ast.Unary(op=op, operand=operand):
+                return ops.unary(op, self._eval(operand, scope), expr.span)
+            case ast.Binary(op=op, left=left_expr, right=right_expr):
+                left, right = self._eval(left_expr, scope), self._eval(right_expr, scope)
+                if op is ast.BinaryOp.IN:
+                    return ops.contains(left, right, expr.span, self._full_s())
+                return ops.binary(op, left, right, expr.span)
+            case ast.Ternary(then=then, cond=cond_expr, orelse=orelse):
+                cond = self._eval(cond_expr, scope)
+                if isinstance(cond, SOp):
+                    return ops.elementwise_ternary(
+                        cond, self._eval(then, scope), self._eval(orelse, scope), expr.span
+                    )
+                if isinstance(cond, Selector):
+                    raise RaspTypeError("the condition of 'if' cannot be a selector", cond_expr.span)
+                return self._eval(then, scope) if cond else self._eval(orelse, scope)
+            case ast.Index(target=target, index=key):
+                target_value, key_value = self._eval(target, scope), self._eval(key, scope)
+                return ops.index(target_value, key_value, expr.span, self.indices, self.length)
+            case ast.Call(func=func, args=args):
+                return self._call(self._eval(func, scope), [self._eval(a, scope) for a in args], expr)
+            case ast.Select(keys=keys, queries=queries, comparison=comparison):
+                spans = (keys.span, queries.span)
+                return ops.select(self._eval(keys, scope), self._eval(queries, scope), comparison, expr.span, spans)
+            case ast.Aggregate(selector=sel, sop=sop, default=default):
+                parts = [sel, sop] + ([default] if default is not None else [])
+                values = [self._eval(p, scope) for p in parts]
+                spans = tuple(p.span for p in parts)
+                return ops.aggregate(values[0], values[1], values[2] if default else None, expr.span, spans)
+            case ast.Range(args=args):
+                return self._range([self._eval(a, scope) for a in args], expr.span)
+            case ast.Zip(args=args):
+                return self._zip([self._eval(a, scope) for a in args], expr.span)
+            case ast.Len(arg=arg):
+                value = self._eval(arg, scope)
+                if not isinstance(value, list):
+                    raise RaspTypeError(f"attempting to compute length of non-list: {describe(value)}", arg.span)
+                return len(value)
+        raise TypeError(f"unknown expression {expr!r}")
+
+    def _key(self, expr: ast.Expr, scope: Scope) -> Any:
+        key = self._eval(expr, scope)
+        if not is_atom(key):
+            raise RaspTypeError(f"dictionary keys can only be atoms, but instead got: {describe(key)}", expr.span)
+        return key
+
+    def _comprehension(self, targets: tuple[str, ...], iterable_expr: ast.Expr, scope: Scope) -> Any:
+        iterable = self._eval(iterable_expr, scope)
+        if not isinstance(iterable, list | dict):
+            raise RaspTypeError(
+                f"a comprehension loops over a list or dict, but got: {describe(iterable)}", iterable_expr.span
+            )
+        for item in list(iterable):
+            inner = Scope(scope, BASE_RESERVED, "comprehension")
+            self._bind_targets(inner, targets, item, iterable_expr.span)
+            yield inner
+
+    def _full_s(self) -> Selector:
+        full_s = self._prelude.values.get("full_s")
+        if not isinstance(full_s, Selector):
+            raise RaspRuntimeError("the prelude's full_s is missing")
+        return full_s
+
+    @staticmethod
+    def _range(args: list[Any], span: Span) -> list[int]:
+        if len(args) not in (1, 2, 3):
+            raise RaspArityError(f"wrong number of inputs to range, expected: 1, 2, or 3, got: {len(args)}", span)
+        if not all(isinstance(a, int) for a in args):
+            raise RaspTypeError(f"range expects all integer inputs, but got: {describe(args)}", span)
+        try:
+            result = range(*args)
+        except ValueError as exc:
+            raise RaspRuntimeError(str(exc), span) from None
+        if len(result) > ops.MAX_COLLECTION:
+            raise RaspRuntimeError(f"a range longer than {ops.MAX_COLLECTION} items", span)
+        return list(result)
+
+    @staticmethod
+    def _zip(lists: list[Any], span: Span) -> list[list[Any]]:
+        if not lists:
+            raise RaspArityError("zip needs at least one list", span)
+        for i, value in enumerate(lists):
+            if not isinstance(value, list):
+                raise RaspTypeError(f"attempting to zip lists, but {i + 1}-th element is not list: {describe(value)}", span)
+        if len({len(v) for v in lists}) > 1:
+            raise RaspTypeError(f"attempting to zip lists of different lengths {[len(v) for v in lists]}", span)
+        return [list(row) for row in zip(*lists)]
+
+    # ---- calls ------------------------------------------------------------------------------------
+
+    def _call(self, func: Any, args: list[Any], call: ast.Call) -> Any:
+        span = call.span
+        if isinstance(func, RaspFunction):
+            _check_arity(func.name, len(func.params), len(args), span)
+            if self._depth >= MAX_CALL_DEPTH:
+                raise RaspRuntimeError(
+                    f"calls nest deeper than {MAX_CALL_DEPTH} (endless recursion in {func.name}?)", span
+                )
+            scope = Scope(func.scope, BASE_RESERVED, f"{func.name}()")
+            for param, arg in zip(func.params, args):
+                scope.assign(param, arg, span)
+            frame = _Frame(scope, top=False)
+            self._depth += 1
+            try:
+                for stmt in func.body:
+                    self._exec(stmt, frame)
+                results = [self._eval(e, scope) for e in func.returns]
+            finally:
+                self._depth -= 1
+            return results[0] if len(results) == 1 else results
+        if isinstance(func, BuiltinFunction):
+            _check_arity(func.name, len(func.params), len(args), span)
+            return func.impl(tuple(args), span)
+        if isinstance(func, SOp | Selector):
+            return _apply(func, args, span)
+        raise RaspTypeError(
+            f"cannot call {kind_name(func)} {describe(func)}", call.func.span,
+            hint="only functions (def), s-ops and selectors can be called",
+        )
+
+
+def _check_arity(name: str, expected: int, got: int, span: Span) -> None:
+    if expected != got:
+        raise RaspArityError(f"wrong number of args for {name}- expected: {expected}, got: {got}.", span)
+
+
+def _apply(node: SOp | Selector, args: list[Any], span: Span) -> Any:
+    """`node(input)`: evaluate a lazy s-op or selector on one input (a string or a list of tokens)."""
+    _check_arity(node.name or kind_name(node), 1, len(args), span)
+    (given,) = args
+    if isinstance(given, str):
+        tokens: list[Any] = list(given)
+    elif isinstance(given, list):
+        tokens = list(given)
+    else:
+        raise RaspTypeError(f"an s-op or selector is applied to a string or list, got: {describe(given)}", span)
+    try:
+        return evaluate(node, tokens)
+    except RaspError as exc:
+        raise exc.with_span(span) from None
+
+
+def _selector_width(args: tuple[Any, ...], span: Span) -> SelectorWidthSOp:
+    (selector,) = args
+    if not isinstance(selector, Selector):
+        raise RaspTypeError(f"Expected selector, got: {describe(selector)}", span)
+    return SelectorWidthSOp(selector=selector, span=span)
+
+
+# ---- one-call helpers for the CLI ---------------------------------------------------------------
+
+
+def load_file(path: Path, *, search_dirs: Sequence[Path] = ()) -> Interpreter:
+    """Run the program in `path` in a fresh interpreter and return it."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RaspError(f"cannot read {path}: {exc}", kind=ErrorKind.IO) from None
+    interpreter = Interpreter(search_dirs=search_dirs)
+    interpreter.exec_program(parse(text, str(path)))
+    return interpreter
+
+
+def run_file(path: Path, tokens: Sequence[Any] | str, name: str | None = None) -> SeqValue:
+    """The value of s-op `name` (default: the last name the program assigns) on the input `tokens`."""
+    interpreter = load_file(path)
+    chosen = name or interpreter.last_assigned
+    if chosen is None:
+        raise RaspNameError(f"{path} assigns no name to run", hint="pass the s-op's name explicitly")
+    value = interpreter.get(chosen)
+    if not isinstance(value, SOp):
+        raise RaspTypeError(f"'{chosen}' is a {kind_name(value)}, not an s-op: {describe(value)}")
+    result = evaluate(value, list(tokens))
+    if not isinstance(result, SeqValue):
+        raise TypeError("an s-op evaluated to a selector matrix")  # a bug in rasp.sops
+    return result

@@ -1,0 +1,276 @@
+"""What RASP's operators mean on each kind of value: plain Python on atoms, lazy nodes on s-ops.
+
+An operator with an s-op operand becomes one `MapSOp` whose `fn` does the Python operation on one
+position's values; constant operands are closed over, not broadcast, so `tokens == "a"` is a map of
+one s-op. Selectors combine with `and`/`or`/`not` only. Every error is a `RaspError` at the span of
+the expression that caused it.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rasp.ast import BinaryOp, UnaryOp
+from rasp.errors import RaspRuntimeError, RaspTypeError, Span
+from rasp.sops import (
+    AggregateSOp,
+    Comparison,
+    ConstSOp,
+    MapSOp,
+    Select,
+    SelectAnd,
+    Selector,
+    SelectNot,
+    SelectOr,
+    SOp,
+)
+from rasp.values import describe, is_atom, kind_name
+
+# Lists and strings are for organising a program; cap them so a typo cannot exhaust memory.
+MAX_COLLECTION = 100_000
+_MAX_POWER_BITS = 100_000
+
+
+def _power(base: Any, exponent: Any) -> Any:
+    if isinstance(base, int) and isinstance(exponent, int) and abs(base) > 1:
+        if abs(exponent) * base.bit_length() > _MAX_POWER_BITS:
+            raise RaspRuntimeError(f"{base} ^ {exponent} is too large a number")
+    result = pow(base, exponent)
+    if isinstance(result, complex):
+        raise RaspRuntimeError(f"{base} ^ {exponent} is not a real number")
+    return result
+
+
+def _times(left: Any, right: Any) -> Any:
+    for seq, count in ((left, right), (right, left)):
+        if isinstance(seq, str | list) and isinstance(count, int) and len(seq) * count > MAX_COLLECTION:
+            raise RaspRuntimeError(f"a {kind_name(seq)} longer than {MAX_COLLECTION} items")
+    return left * right
+
+
+def _plus(left: Any, right: Any) -> Any:
+    result = left + right
+    if isinstance(result, str | list) and len(result) > MAX_COLLECTION:
+        raise RaspRuntimeError(f"a {kind_name(result)} longer than {MAX_COLLECTION} items")
+    return result
+
+
+PYTHON_BINARY: dict[BinaryOp, Callable[[Any, Any], Any]] = {
+    BinaryOp.ADD: _plus,
+    BinaryOp.SUB: operator.sub,
+    BinaryOp.MUL: _times,
+    BinaryOp.DIV: operator.truediv,
+    BinaryOp.MOD: operator.mod,
+    BinaryOp.POW: _power,
+    BinaryOp.EQ: operator.eq,
+    BinaryOp.NE: operator.ne,
+    BinaryOp.LE: operator.le,
+    BinaryOp.GE: operator.ge,
+    BinaryOp.LT: operator.lt,
+    BinaryOp.GT: operator.gt,
+}
+
+
+def _indicator(value: Any) -> int:
+    return 1 if value else 0
+
+
+def _not(value: Any) -> bool:
+    return not value
+
+
+PYTHON_UNARY: dict[UnaryOp, Callable[[Any], Any]] = {
+    UnaryOp.NOT: _not,
+    UnaryOp.NEG: operator.neg,
+    UnaryOp.POS: operator.pos,
+    UnaryOp.ROUND: round,
+    UnaryOp.INDICATOR: _indicator,
+}
+
+
+def on_atoms(fn: Callable[..., Any], args: Sequence[Any], span: Span) -> Any:
+    """`fn(*args)` on plain values, with Python's errors turned into located RASP errors."""
+    try:
+        return fn(*args)
+    except RaspRuntimeError as exc:
+        raise exc.with_span(span) from None
+    except TypeError as exc:
+        raise RaspTypeError(str(exc), span) from None
+    except (ArithmeticError, ValueError) as exc:
+        raise RaspRuntimeError(str(exc) or type(exc).__name__, span) from None
+
+
+def lift(fn: Callable[..., Any], args: Sequence[Any], span: Span) -> MapSOp:
+    """One `MapSOp` computing `fn` per position; s-op arguments are its inputs, atoms are closed over."""
+    positions = tuple(i for i, a in enumerate(args) if isinstance(a, SOp))
+    template = tuple(args)
+
+    def per_position(*values: Any) -> Any:
+        full = list(template)
+        for i, v in zip(positions, values):
+            full[i] = v
+        return fn(*full)
+
+    inputs = tuple(template[i] for i in positions)
+    return MapSOp(fn=per_position, inputs=inputs, text=source_text(span), span=span)
+
+
+def source_text(span: Span) -> str:
+    return " ".join(span.text().split())
+
+
+def _check_elementwise(op_text: str, args: Sequence[Any], span: Span) -> None:
+    for arg in args:
+        if not isinstance(arg, SOp) and not is_atom(arg):
+            raise RaspTypeError(
+                f"Cannot apply {op_text} between s-op and {kind_name(arg)}: {describe(arg)}", span,
+                hint="elementwise operators combine s-ops with s-ops or atoms",
+            )
+
+
+def binary(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
+    """`left op right` for every operator except `in` (see `contains`)."""
+    if op in (BinaryOp.AND, BinaryOp.OR):
+        return _logic(op, left, right, span)
+    if isinstance(left, Selector) or isinstance(right, Selector):
+        raise RaspTypeError(
+            f"Cannot apply {op.value} to selector(s)", span,
+            hint="selectors combine only with 'and', 'or' and 'not'",
+        )
+    fn = PYTHON_BINARY[op]
+    if isinstance(left, SOp) or isinstance(right, SOp):
+        _check_elementwise(op.value, (left, right), span)
+        return lift(fn, (left, right), span)
+    _check_plain(op.value, (left, right), span)
+    return on_atoms(fn, (left, right), span)
+
+
+def _check_plain(op_text: str, args: Sequence[Any], span: Span) -> None:
+    for arg in args:
+        if not is_atom(arg) and not isinstance(arg, list | dict):
+            raise RaspTypeError(f"Cannot apply {op_text} to {kind_name(arg)}: {describe(arg)}", span)
+
+
+def _logic(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
+    selectors = (isinstance(left, Selector), isinstance(right, Selector))
+    if any(selectors):
+        if not all(selectors):
+            raise RaspTypeError(f"Cannot apply {op.value} between selector and non-selector", span)
+        node = SelectAnd if op is BinaryOp.AND else SelectOr
+        return node(left=left, right=right, span=span)
+    if isinstance(left, SOp) or isinstance(right, SOp):
+        _check_elementwise(op.value, (left, right), span)
+        if op is BinaryOp.AND:
+            return lift(lambda a, b: bool(a) and bool(b), (left, right), span)
+        return lift(lambda a, b: bool(a) or bool(b), (left, right), span)
+    # Atoms, lists, ...: Python's own `and`/`or` (`3 and 4` is 4).
+    return (left and right) if op is BinaryOp.AND else (left or right)
+
+
+def unary(op: UnaryOp, operand: Any, span: Span) -> Any:
+    if isinstance(operand, Selector):
+        if op is UnaryOp.NOT:
+            return SelectNot(inner=operand, span=span)
+        raise RaspTypeError(f"Cannot apply {op.value} to selector(s)", span)
+    if op is UnaryOp.INDICATOR and not isinstance(operand, SOp):
+        raise RaspTypeError(f"indicator operator expects s-op, got: {describe(operand)}", span)
+    fn = PYTHON_UNARY[op]
+    if isinstance(operand, SOp):
+        return lift(fn, (operand,), span)
+    if op is not UnaryOp.NOT:
+        _check_plain(op.value, (operand,), span)
+    return on_atoms(fn, (operand,), span)
+
+
+def elementwise_ternary(cond: SOp, then: Any, orelse: Any, span: Span) -> MapSOp:
+    """`then if cond else orelse` per position (both branches computed; atoms broadcast)."""
+    for branch in (then, orelse):
+        if not isinstance(branch, SOp) and not is_atom(branch):
+            raise RaspTypeError(
+                f"the branches of an elementwise 'if' must be s-ops or atoms, got "
+                f"{kind_name(branch)}: {describe(branch)}", span,
+            )
+    return lift(lambda c, t, e: t if c else e, (cond, then, orelse), span)
+
+
+def contains(item: Any, container: Any, span: Span, full_s: Selector) -> Any:
+    """`item in container`: elementwise for an s-op item; an attention over `full_s` for an s-op container."""
+    if isinstance(item, SOp):
+        if not isinstance(container, list) or not all(is_atom(v) for v in container):
+            raise RaspTypeError(
+                f'"[s-op] in X" expects X to be a list of atoms, got: {describe(container)}', span
+            )
+        members = tuple(container)
+        return lift(lambda v: v in members, (item,), span)
+    if is_atom(item):
+        if isinstance(container, list):
+            return item in container
+        if isinstance(container, SOp):
+            found = MapSOp(fn=lambda v: int(v == item), inputs=(container,), text=source_text(span), span=span)
+            share = AggregateSOp(selector=full_s, sop=found, default=0, span=span)
+            return MapSOp(fn=lambda v: v > 0, inputs=(share,), text=source_text(span), span=span)
+        raise RaspTypeError(f'"[atom] in X" expects X to be a list or s-op, got: {describe(container)}', span)
+    raise RaspTypeError(f'"A in X" expects A to be an s-op or atom, got: {describe(item)}', span)
+
+
+def index(target: Any, key: Any, span: Span, indices: SOp, length: SOp) -> Any:
+    """`target[key]` for lists, strings, dicts (by atom or elementwise by s-op) and s-ops (by int)."""
+    if isinstance(target, SOp):
+        if not isinstance(key, int):
+            raise RaspTypeError(f"index into sequence has to be integer, got: {describe(key)}", span)
+        if key >= 0:
+            where: SOp = ConstSOp(value=key, span=span)
+        else:
+            where = MapSOp(fn=lambda n: n + key, inputs=(length,), text=f"length - {-key}", span=span)
+        load = Select(keys=indices, queries=where, comparison=Comparison.EQ, span=span)
+        return AggregateSOp(selector=load, sop=target, default=0, span=span)
+    if isinstance(target, list | str | dict) and isinstance(key, SOp):
+        frozen = dict(target) if isinstance(target, dict) else tuple(target)
+        return lift(lambda k: frozen[k], (key,), span)
+    if isinstance(target, list | str):
+        name = "list" if isinstance(target, list) else "string"
+        if not isinstance(key, int):
+            raise RaspTypeError(f"index into {name} has to be integer, got: {describe(key)}", span)
+        if key >= len(target) or -key > len(target):
+            raise RaspRuntimeError(f"index {key} out of range for {name} of length {len(target)}", span)
+        return target[key]
+    if isinstance(target, dict):
+        if not is_atom(key):
+            raise RaspTypeError(f"index into dict has to be atom, got: {describe(key)}", span)
+        if key not in target:
+            raise RaspRuntimeError(f"index [ {describe(key)} ] not in dict.", span)
+        return target[key]
+    raise RaspTypeError(
+        f"can only index into a list, dict, string, or s-op, but got: {describe(target)}", span
+    )
+
+
+def as_sop(value: Any, span: Span, what: str) -> SOp:
+    """An s-op argument, broadcasting an atom to a `ConstSOp`."""
+    if isinstance(value, SOp):
+        return value
+    if is_atom(value):
+        return ConstSOp(value=value, span=span)
+    raise RaspTypeError(f"Expected {what}, got: {describe(value)}", span)
+
+
+def select(keys: Any, queries: Any, comparison: Comparison, span: Span, arg_spans: tuple[Span, Span]) -> Select:
+    return Select(
+        keys=as_sop(keys, arg_spans[0], "s-op or atom"),
+        queries=as_sop(queries, arg_spans[1], "s-op or atom"),
+        comparison=comparison,
+        span=span,
+    )
+
+
+def aggregate(selector: Any, sop: Any, default: Any, span: Span, arg_spans: tuple[Span, ...]) -> AggregateSOp:
+    if not isinstance(selector, Selector):
+        raise RaspTypeError(f"Expected selector, got: {describe(selector)}", arg_spans[0])
+    values = as_sop(sop, arg_spans[1], "s-op")
+    if default is None:
+        default = 0
+    elif not is_atom(default):
+        raise RaspTypeError(f"Expected atom, got: {describe(default)}", arg_spans[-1])
+    return AggregateSOp(selector=selector, sop=values, default=default, span=span)

@@ -1,0 +1,148 @@
+"""The values a RASP program computes with, and the scopes that name them.
+
+A value is an atom (int, float, str, bool), a list, a dict, a function (`RaspFunction` from `def`, or
+a `BuiltinFunction`), a lazy s-op or selector (`rasp.sops.SOp` / `Selector`), or the result of applying
+an s-op or selector to an input (`SeqValue` / bool matrix `[n_query, n_key]`).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rasp import ast
+from rasp.errors import RaspNameError, RaspTypeError, Span
+from rasp.sops import SeqValue, Selector, SOp
+
+Atom = int | float | str | bool
+
+# Names no program may assign, in any scope (the original's reserved words; keywords of the
+# grammar cannot even be written as a name).
+RESERVED_WORDS = frozenset("if else not and or out def return range for in zip len get".split())
+
+
+@dataclass(eq=False)
+class RaspFunction:
+    """A `def`: a closure over the scope it was defined in (names resolve when it is called)."""
+
+    name: str
+    params: tuple[str, ...]
+    body: tuple[ast.Stmt, ...]
+    returns: tuple[ast.Expr, ...]
+    scope: Scope = field(repr=False)
+    creator: str  # where it was defined: a file name, or the prelude
+
+    def signature(self) -> str:
+        return f"{self.name}({', '.join(self.params)})"
+
+
+@dataclass(eq=False)
+class BuiltinFunction:
+    """A function the interpreter provides (e.g. the primitive `selector_width`)."""
+
+    name: str
+    params: tuple[str, ...]
+    impl: Callable[[tuple[Any, ...], Span], Any] = field(repr=False)
+
+    def signature(self) -> str:
+        return f"{self.name}({', '.join(self.params)})"
+
+
+Value = (
+    Atom | list[Any] | dict[Any, Any] | RaspFunction | BuiltinFunction | SOp | Selector | SeqValue
+    | np.ndarray
+)
+
+
+def is_atom(value: object) -> bool:
+    return isinstance(value, int | float | str | bool)
+
+
+def kind_name(value: object) -> str:
+    """The kind of a value in the words of the original (`s-op`, `selector`, `list`, ...)."""
+    if isinstance(value, SOp):
+        return "s-op"
+    if isinstance(value, Selector):
+        return "selector"
+    if isinstance(value, RaspFunction | BuiltinFunction):
+        return "function"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "dict"
+    if isinstance(value, SeqValue):
+        return "evaluated s-op"
+    if isinstance(value, np.ndarray):
+        return "evaluated selector"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return type(value).__name__
+
+
+def describe(value: object, cap: int | None = 40) -> str:
+    """A short description of a value for error messages (names for s-ops, quoted strings)."""
+    if isinstance(value, SOp | Selector):
+        return value.name or kind_name(value)
+    if isinstance(value, RaspFunction | BuiltinFunction):
+        return f"function {value.signature()}"
+    if isinstance(value, list):
+        text = "[" + ", ".join(describe(v, None) for v in value) + "]"
+    elif isinstance(value, dict):
+        text = "{" + ", ".join(f"{describe(k, None)}: {describe(v, None)}" for k, v in value.items()) + "}"
+    elif isinstance(value, str):
+        text = f'"{value}"'
+    else:
+        text = str(value)
+    if cap is not None and len(text) > cap:
+        return f"({kind_name(value)})"
+    return text
+
+
+class Scope:
+    """One level of names. Lookups walk to the parent; assignments stay here and respect `reserved`."""
+
+    def __init__(self, parent: Scope | None, reserved: frozenset[str], label: str) -> None:
+        self.parent = parent
+        self.reserved = reserved
+        self.label = label
+        self.values: dict[str, Any] = {}
+
+    def lookup(self, name: str, span: Span | None) -> Any:
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.values:
+                return scope.values[name]
+            scope = scope.parent
+        close = difflib.get_close_matches(name, list(self.visible()), n=1)
+        hint = f"did you mean '{close[0]}'?" if close else None
+        raise RaspNameError(f"Undefined variable: {name}", span, hint)
+
+    def assign(self, name: str, value: Any, span: Span) -> None:
+        if name in self.reserved:
+            raise RaspNameError(
+                f"Cannot set reserved name: {name}", span,
+                "built-in and library names cannot be reassigned; choose another name",
+            )
+        self.values[name] = value
+
+    def force(self, name: str, value: Any) -> None:
+        """Bind without the reserved-name check (for `out` and the built-ins themselves)."""
+        self.values[name] = value
+
+    def visible(self) -> Iterator[str]:
+        seen: set[str] = set()
+        scope: Scope | None = self
+        while scope is not None:
+            for name in scope.values:
+                if name not in seen:
+                    seen.add(name)
+                    yield name
+            scope = scope.parent
