@@ -1,9 +1,9 @@
 """`CompiledTransformer`: a loaded model with its vocabulary and output decoder.
 
-    model = transformer.load("reverse.safetensors")
-    model.run(["abc", "ba"])            # [["c", "b", "a"], ["a", "b"]]
-    ids, lengths = model.encode(["abc"])
-    logits, cache = model.run_with_cache(ids)
+model = transformer.load("reverse.safetensors")
+model.run(["abc", "ba"])            # [["c", "b", "a"], ["a", "b"]]
+ids, lengths = model.encode(["abc"])
+logits, cache = model.run_with_cache(ids)
 """
 
 from __future__ import annotations

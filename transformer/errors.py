@@ -1,7 +1,7 @@
 """The runtime's two error types: a bad model file and a bad model input.
 
-`transformer` must not import `rasp`, so these do not derive from `rasp.errors.RaspError`; both carry
-one printable line (no traceback needed) and the CLI renders them as `error: <message>`.
+`transformer` must not import `rasp`, so these do not derive from `rasp.errors.RaspError`; each
+carries one printable line (no traceback needed) that the CLI renders as `error: <message>`.
 """
 
 from __future__ import annotations

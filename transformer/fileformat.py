@@ -1,9 +1,9 @@
 """The compiled-model file at byte level (docs/format.md), without torch.
 
-A safetensors file is an 8-byte little-endian header length N, N bytes of JSON header (tensor name ->
-dtype, shape, data offsets, plus `__metadata__`), then the tensor bytes. We read and check the header
-ourselves before handing the bytes to `safetensors`, so every way a file can be broken (not
-safetensors, truncated, inconsistent offsets) gets one precise message instead of a library error.
+A safetensors file is an 8-byte little-endian header length N, N bytes of JSON header (tensor
+name -> dtype, shape, data offsets, plus `__metadata__`), then the tensor bytes. We read and check
+the header ourselves before handing the bytes to `safetensors`, so every way a file can be broken
+(not safetensors, truncated, inconsistent offsets) gets one precise message, not a library error.
 
 This module needs only numpy and `safetensors.numpy`; the compiler may copy its constants.
 """
@@ -56,7 +56,7 @@ class RawModelFile:
 
 
 def tensor_shapes(config: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
-    """The name -> shape of every tensor a model with this `config` (format.md field names) holds."""
+    """Name -> shape of every tensor of a model with this `config` (format.md field names)."""
     d_model, n_heads, d_head, d_mlp = (config[k] for k in ("d_model", "n_heads", "d_head", "d_mlp"))
     shapes: dict[str, tuple[int, ...]] = {
         "embed.W_E": (config["d_vocab"], d_model),
@@ -79,11 +79,15 @@ def tensor_shapes(config: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def save(path: str | os.PathLike[str], tensors: Mapping[str, np.ndarray], metadata: Mapping[str, Any]) -> None:
+def save(
+    path: str | os.PathLike[str], tensors: Mapping[str, np.ndarray], metadata: Mapping[str, Any]
+) -> None:
     """Write `tensors` (as float32) and the `rasp_forge` JSON `metadata` as one safetensors file."""
     from safetensors.numpy import save_file
 
-    arrays = {name: np.ascontiguousarray(value, dtype=np.float32) for name, value in tensors.items()}
+    arrays = {
+        name: np.ascontiguousarray(value, dtype=np.float32) for name, value in tensors.items()
+    }
     text = json.dumps(metadata, allow_nan=False, ensure_ascii=False)
     save_file(arrays, str(path), metadata={METADATA_KEY: text})
 
@@ -105,7 +109,8 @@ def read_raw(path: str | os.PathLike[str]) -> RawModelFile:
     _check_offsets(shown, tensors, data_bytes=len(data) - 8 - _header_length(data))
     if not isinstance(metadata, dict) or METADATA_KEY not in metadata:
         raise ModelFormatError(
-            shown, f"safetensors file without the '{METADATA_KEY}' metadata entry: not a rasp-forge model"
+            shown,
+            f"safetensors file without the '{METADATA_KEY}' metadata entry: not a rasp-forge model",
         )
     text = metadata[METADATA_KEY]
     if not isinstance(text, str):
@@ -120,14 +125,20 @@ def _header_length(data: bytes) -> int:
 def _parse_header(path: str, data: bytes) -> dict[str, Any]:
     not_safetensors = "not a safetensors file"
     if len(data) < 8:
-        raise ModelFormatError(path, f"{not_safetensors} ({len(data)} bytes, too short for a header)")
+        raise ModelFormatError(
+            path, f"{not_safetensors} ({len(data)} bytes, too short for a header)"
+        )
     length = _header_length(data)
     if length > _MAX_HEADER_BYTES or length < 2:
         raise ModelFormatError(path, f"{not_safetensors} (implausible header length {length})")
     if 8 + length > len(data):
         # A real header is followed by data; a length beyond the end is a cut file or random bytes.
         looks_like_json = data[8:9] == b"{"
-        reason = "truncated file (ends inside the safetensors header)" if looks_like_json else not_safetensors
+        reason = (
+            "truncated file (ends inside the safetensors header)"
+            if looks_like_json
+            else not_safetensors
+        )
         raise ModelFormatError(path, reason)
     try:
         header = json.loads(data[8 : 8 + length].decode("utf-8"))
@@ -139,11 +150,18 @@ def _parse_header(path: str, data: bytes) -> dict[str, Any]:
 
 
 def _tensor_info(path: str, name: str, entry: Any) -> TensorInfo:
-    bad = ModelFormatError(path, f"not a safetensors file (malformed header entry for tensor '{name}')")
+    bad = ModelFormatError(
+        path, f"not a safetensors file (malformed header entry for tensor '{name}')"
+    )
     if not isinstance(entry, dict):
         raise bad
     dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
-    if dtype not in _DTYPE_BYTES or not _is_int_list(shape) or not _is_int_list(offsets) or len(offsets) != 2:
+    if (
+        dtype not in _DTYPE_BYTES
+        or not _is_int_list(shape)
+        or not _is_int_list(offsets)
+        or len(offsets) != 2
+    ):
         raise bad
     begin, end = offsets
     if begin > end or end - begin != math.prod(shape) * _DTYPE_BYTES[dtype]:
@@ -159,5 +177,7 @@ def _check_offsets(path: str, tensors: dict[str, TensorInfo], data_bytes: int) -
     needed = max((info.end for info in tensors.values()), default=0)
     if needed > data_bytes:
         raise ModelFormatError(
-            path, f"truncated file (the header promises {needed} bytes of tensor data, {data_bytes} are present)"
+            path,
+            f"truncated file (the header promises {needed} bytes of tensor data, "
+            f"{data_bytes} are present)",
         )

@@ -20,8 +20,10 @@ import torch
 from transformer.io import load
 
 
-def to_transformer_lens(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
-    """`HookedTransformerConfig` keyword arguments and a float32 state dict for the model at `path`."""
+def to_transformer_lens(
+    path: str | os.PathLike[str],
+) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
+    """`HookedTransformerConfig` keyword arguments and a float32 state dict for `path`'s model."""
     model = load(path)
     cfg = model.config
     config = {

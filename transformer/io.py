@@ -23,7 +23,7 @@ __all__ = ["ModelFormatError", "load", "read_metadata", "save"]
 
 
 def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The file's checked `rasp_forge` metadata as a JSON object (tensors are checked but not decoded)."""
+    """The file's checked `rasp_forge` metadata as a JSON object (tensor values are not read)."""
     raw = read_raw(path)
     meta = parse_metadata(raw.path, raw.metadata_text)
     _check_tensor_table(raw, meta)
@@ -41,7 +41,9 @@ def load(path: str | os.PathLike[str], device: str | torch.device = "cpu") -> Co
     try:
         model = model.to(device)
     except (RuntimeError, AssertionError) as err:  # e.g. CUDA requested but unavailable
-        raise ModelFormatError(raw.path, f"cannot place the model on device '{device}': {err}") from None
+        raise ModelFormatError(
+            raw.path, f"cannot place the model on device '{device}': {err}"
+        ) from None
     return CompiledTransformer(model.eval(), meta)
 
 
@@ -49,18 +51,25 @@ def _check_tensor_table(raw: RawModelFile, meta: ModelMetadata) -> None:
     expected = tensor_shapes(meta.config.to_dict())
     missing = [name for name in expected if name not in raw.tensors]
     if missing:
-        raise ModelFormatError(raw.path, f"missing tensor(s) {_names(missing)} (config: {_brief(meta)})")
+        raise ModelFormatError(
+            raw.path, f"missing tensor(s) {_names(missing)} (config: {_brief(meta)})"
+        )
     unexpected = sorted(set(raw.tensors) - set(expected))
     if unexpected:
-        raise ModelFormatError(raw.path, f"unexpected tensor(s) {_names(unexpected)} (config: {_brief(meta)})")
+        raise ModelFormatError(
+            raw.path, f"unexpected tensor(s) {_names(unexpected)} (config: {_brief(meta)})"
+        )
     for name, shape in expected.items():
         info = raw.tensors[name]
         if info.shape != shape:
             raise ModelFormatError(
-                raw.path, f"tensor '{name}' has shape {list(info.shape)}, but the config needs {list(shape)}"
+                raw.path,
+                f"tensor '{name}' has shape {list(info.shape)}, but the config needs {list(shape)}",
             )
         if info.dtype != TENSOR_DTYPE:
-            raise ModelFormatError(raw.path, f"tensor '{name}' has dtype {info.dtype}; the format stores F32")
+            raise ModelFormatError(
+                raw.path, f"tensor '{name}' has dtype {info.dtype}; the format stores F32"
+            )
 
 
 def _decode_tensors(raw: RawModelFile) -> dict[str, torch.Tensor]:

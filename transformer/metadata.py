@@ -1,8 +1,9 @@
 """The `rasp_forge` JSON metadata of a compiled-model file, checked field by field.
 
-Every problem becomes one `ModelFormatError` line naming the field (`config.d_model`, `vocab.tokens`,
-...), what it should be and what the file holds. Unknown top-level fields are ignored (they can only
-add information); unknown `config` fields are refused, since they could change the computation.
+Every problem becomes one `ModelFormatError` line naming the field (`config.d_model`,
+`vocab.tokens`, ...), what it should be and what the file holds. Unknown top-level fields are
+ignored (they can only add information); unknown `config` fields are refused, since they could
+change the computation.
 """
 
 from __future__ import annotations
@@ -68,7 +69,16 @@ class ModelMetadata:
         return self.vocab.max_len
 
 
-_INT_FIELDS = ("n_layers", "d_model", "n_heads", "d_head", "d_mlp", "n_ctx", "d_vocab", "d_vocab_out")
+_INT_FIELDS = (
+    "n_layers",
+    "d_model",
+    "n_heads",
+    "d_head",
+    "d_mlp",
+    "n_ctx",
+    "d_vocab",
+    "d_vocab_out",
+)
 _POSITIVE_FIELDS = ("d_model", "n_ctx", "d_vocab", "d_vocab_out")
 
 
@@ -87,14 +97,18 @@ class _Checker:
         value = obj[key]
         # bool is an int in Python, but never a valid count or id here.
         if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
-            raise self.fail(f"metadata field '{where}{key}' must be {_kind_name(kind)}, got {_json(value)}")
+            raise self.fail(
+                f"metadata field '{where}{key}' must be {_kind_name(kind)}, got {_json(value)}"
+            )
         return value
 
     def atoms(self, values: list[Any], where: str, *, allow_null: bool) -> tuple[Atom, ...]:
         kinds: tuple[type, ...] = (str, int, float, bool) + ((type(None),) if allow_null else ())
         for value in values:
             if not isinstance(value, kinds):
-                raise self.fail(f"metadata field '{where}' holds {_json(value)}, which is not a token value")
+                raise self.fail(
+                    f"metadata field '{where}' holds {_json(value)}, which is not a token value"
+                )
         keys = [token_key(value) for value in values]
         if len(set(keys)) != len(keys):
             raise self.fail(f"metadata field '{where}' lists a value twice")
@@ -107,11 +121,15 @@ def parse_metadata(path: str, text: str) -> ModelMetadata:
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as err:
-        raise check.fail(f"the 'rasp_forge' metadata is not valid JSON ({err.msg} at char {err.pos})") from None
+        raise check.fail(
+            f"the 'rasp_forge' metadata is not valid JSON ({err.msg} at char {err.pos})"
+        ) from None
     if not isinstance(raw, dict):
         raise check.fail("the 'rasp_forge' metadata is not a JSON object")
     if raw.get("format") != FORMAT_NAME:
-        raise check.fail(f"metadata 'format' is {_json(raw.get('format'))}, expected \"{FORMAT_NAME}\"")
+        raise check.fail(
+            f"metadata 'format' is {_json(raw.get('format'))}, expected \"{FORMAT_NAME}\""
+        )
     version = check.get(raw, "format_version", "", int)
     if version > FORMAT_VERSION:
         raise check.fail(
@@ -123,11 +141,15 @@ def parse_metadata(path: str, text: str) -> ModelMetadata:
     config = _parse_config(check, check.get(raw, "config", "", dict))
     max_len = check.get(raw, "max_len", "", int)
     if max_len < 1 or config.n_ctx != max_len + 1:
-        raise check.fail(f"'max_len' is {max_len} but 'config.n_ctx' is {config.n_ctx}; expected n_ctx = max_len + 1")
+        raise check.fail(
+            f"'max_len' is {max_len} but 'config.n_ctx' is {config.n_ctx}; "
+            "expected n_ctx = max_len + 1"
+        )
     residual = check.get(raw, "residual", "", list)
     if len(residual) != config.d_model or not all(isinstance(label, str) for label in residual):
         raise check.fail(
-            f"'residual' must hold d_model = {config.d_model} string labels, got {len(residual)} entries"
+            f"'residual' must hold d_model = {config.d_model} string labels, "
+            f"got {len(residual)} entries"
         )
     layers = check.get(raw, "layers", "", list)
     return ModelMetadata(
@@ -144,63 +166,87 @@ def parse_metadata(path: str, text: str) -> ModelMetadata:
 
 
 def _parse_config(check: _Checker, obj: dict[str, Any]) -> ModelConfig:
-    unknown = sorted(set(obj) - set(_INT_FIELDS) - {"act_fn", "normalization_type", "attention_dir"})
+    unknown = sorted(
+        set(obj) - set(_INT_FIELDS) - {"act_fn", "normalization_type", "attention_dir"}
+    )
     if unknown:
         raise check.fail(f"metadata 'config' has unknown field(s) {', '.join(unknown)}")
     sizes = {name: check.get(obj, name, "config.", int) for name in _INT_FIELDS}
     for name, value in sizes.items():
         least = 1 if name in _POSITIVE_FIELDS else 0
         if value < least:
-            raise check.fail(f"metadata field 'config.{name}' must be at least {least}, got {value}")
+            raise check.fail(
+                f"metadata field 'config.{name}' must be at least {least}, got {value}"
+            )
     if sizes["n_heads"] > 0 and sizes["d_head"] == 0:
         raise check.fail("metadata field 'config.d_head' must be at least 1 when n_heads > 0")
     if obj.get("act_fn", "relu") != "relu":
         raise check.fail(f"'config.act_fn' is {_json(obj['act_fn'])}; compiled models use \"relu\"")
     if obj.get("normalization_type") is not None:
         raise check.fail(
-            f"'config.normalization_type' is {_json(obj['normalization_type'])}; compiled models have none"
+            f"'config.normalization_type' is {_json(obj['normalization_type'])}; "
+            "compiled models have none"
         )
     direction = obj.get("attention_dir", "bidirectional")
     if direction not in ("bidirectional", "causal"):
-        raise check.fail(f"'config.attention_dir' must be \"bidirectional\" or \"causal\", got {_json(direction)}")
+        raise check.fail(
+            f'\'config.attention_dir\' must be "bidirectional" or "causal", got {_json(direction)}'
+        )
     return ModelConfig(**sizes, attention_dir=direction)
 
 
 def _parse_vocab(check: _Checker, obj: dict[str, Any], config: ModelConfig, max_len: int) -> Vocab:
     tokens = check.atoms(check.get(obj, "tokens", "vocab.", list), "vocab.tokens", allow_null=False)
-    bos_id, pad_id = check.get(obj, "bos_id", "vocab.", int), check.get(obj, "pad_id", "vocab.", int)
+    bos_id, pad_id = (
+        check.get(obj, "bos_id", "vocab.", int),
+        check.get(obj, "pad_id", "vocab.", int),
+    )
     if (bos_id, pad_id) != (len(tokens), len(tokens) + 1):
         raise check.fail(
             f"'vocab.bos_id' and 'vocab.pad_id' must follow the {len(tokens)} tokens "
             f"({len(tokens)} and {len(tokens) + 1}), got {bos_id} and {pad_id}"
         )
     if config.d_vocab != len(tokens) + 2:
-        raise check.fail(f"'config.d_vocab' is {config.d_vocab}; {len(tokens)} tokens + BOS + PAD need {len(tokens) + 2}")
+        raise check.fail(
+            f"'config.d_vocab' is {config.d_vocab}; "
+            f"{len(tokens)} tokens + BOS + PAD need {len(tokens) + 2}"
+        )
     return Vocab(tokens, bos_id, pad_id, max_len)
 
 
 def _parse_output(check: _Checker, obj: dict[str, Any], config: ModelConfig) -> OutputSpec:
     name = check.get(obj, "name", "output.", str)
-    encoding_text, type_text = check.get(obj, "encoding", "output.", str), check.get(obj, "type", "output.", str)
+    encoding_text, type_text = (
+        check.get(obj, "encoding", "output.", str),
+        check.get(obj, "type", "output.", str),
+    )
     try:
         encoding, out_type = OutputEncoding(encoding_text), OutputType(type_text)
     except ValueError:
         raise check.fail(
-            f"'output.encoding'/'output.type' are {_json(encoding_text)}/{_json(type_text)}; expected "
+            f"'output.encoding'/'output.type' are {_json(encoding_text)}/{_json(type_text)}; "
+            "expected "
             "categorical|numerical and ints|floats|strings|bools"
         ) from None
     values = None
     if "values" in obj or encoding is OutputEncoding.CATEGORICAL:
-        values = check.atoms(check.get(obj, "values", "output.", list), "output.values", allow_null=True)
+        values = check.atoms(
+            check.get(obj, "values", "output.", list), "output.values", allow_null=True
+        )
     if encoding is OutputEncoding.CATEGORICAL and len(values or ()) != config.d_vocab_out:
         raise check.fail(
-            f"'output.values' lists {len(values or ())} values but 'config.d_vocab_out' is {config.d_vocab_out}"
+            f"'output.values' lists {len(values or ())} values "
+            f"but 'config.d_vocab_out' is {config.d_vocab_out}"
         )
     if encoding is OutputEncoding.NUMERICAL:
         if config.d_vocab_out != 1:
-            raise check.fail(f"a numerical output needs 'config.d_vocab_out' = 1, got {config.d_vocab_out}")
+            raise check.fail(
+                f"a numerical output needs 'config.d_vocab_out' = 1, got {config.d_vocab_out}"
+            )
         if values is not None and (not values or not all(_is_number(v) for v in values)):
-            raise check.fail("a numerical output's 'output.values' must be a non-empty list of numbers")
+            raise check.fail(
+                "a numerical output's 'output.values' must be a non-empty list of numbers"
+            )
         if values is None and out_type is OutputType.STRINGS:
             raise check.fail("a numerical output of type 'strings' needs 'output.values'")
     return OutputSpec(name, encoding, out_type, values)
@@ -208,7 +254,9 @@ def _parse_output(check: _Checker, obj: dict[str, Any], config: ModelConfig) -> 
 
 def _parse_layers(check: _Checker, layers: list[Any], config: ModelConfig) -> tuple[LayerOps, ...]:
     if len(layers) != config.n_layers:
-        raise check.fail(f"'layers' describes {len(layers)} blocks but 'config.n_layers' is {config.n_layers}")
+        raise check.fail(
+            f"'layers' describes {len(layers)} blocks but 'config.n_layers' is {config.n_layers}"
+        )
     parsed = []
     for index, layer in enumerate(layers):
         where = f"layers[{index}]."
@@ -220,13 +268,26 @@ def _parse_layers(check: _Checker, layers: list[Any], config: ModelConfig) -> tu
                 raise check.fail(f"metadata field '{where}attn' must hold objects")
             head = check.get(entry, "head", f"{where}attn.", int)
             if not 0 <= head < config.n_heads:
-                raise check.fail(f"'{where}attn' names head {head}, but the model has {config.n_heads} heads")
-            heads.append(HeadOp(head, check.get(entry, "name", f"{where}attn.", str), check.get(entry, "op", f"{where}attn.", str)))
+                raise check.fail(
+                    f"'{where}attn' names head {head}, but the model has {config.n_heads} heads"
+                )
+            heads.append(
+                HeadOp(
+                    head,
+                    check.get(entry, "name", f"{where}attn.", str),
+                    check.get(entry, "op", f"{where}attn.", str),
+                )
+            )
         mlps = []
         for entry in check.get(layer, "mlp", where, list):
             if not isinstance(entry, dict):
                 raise check.fail(f"metadata field '{where}mlp' must hold objects")
-            mlps.append(MlpOp(check.get(entry, "name", f"{where}mlp.", str), check.get(entry, "op", f"{where}mlp.", str)))
+            mlps.append(
+                MlpOp(
+                    check.get(entry, "name", f"{where}mlp.", str),
+                    check.get(entry, "op", f"{where}mlp.", str),
+                )
+            )
         parsed.append(LayerOps(tuple(heads), tuple(mlps)))
     return tuple(parsed)
 
@@ -243,9 +304,14 @@ def _parse_program(check: _Checker, obj: Any) -> ProgramInfo | None:
             raise check.fail(f"metadata field 'program.{key}' must be a string, got {_json(value)}")
         fields[key] = value
     info = ProgramInfo(**fields)
-    if info.source is not None and info.sha256 is not None:
-        if hashlib.sha256(info.source.encode("utf-8")).hexdigest() != info.sha256.lower():
-            raise check.fail("'program.sha256' does not match 'program.source' (the metadata was edited)")
+    if (
+        info.source is not None
+        and info.sha256 is not None
+        and hashlib.sha256(info.source.encode("utf-8")).hexdigest() != info.sha256.lower()
+    ):
+        raise check.fail(
+            "'program.sha256' does not match 'program.source' (the metadata was edited)"
+        )
     return info
 
 
@@ -258,7 +324,13 @@ def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
 
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:
-    names = {int: "an integer", str: "a string", list: "a list", dict: "an object", float: "a number"}
+    names = {
+        int: "an integer",
+        str: "a string",
+        list: "a list",
+        dict: "an object",
+        float: "a number",
+    }
     return " or ".join(names.get(k, k.__name__) for k in _as_tuple(kind))
 
 

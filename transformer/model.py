@@ -115,8 +115,9 @@ class Block(nn.Module):
         resid_mid = resid_pre + attn_out  # [batch, pos, d_model]
         mlp_out = self.mlp(resid_mid, cache)
         resid_post = resid_mid + mlp_out  # [batch, pos, d_model]
-        for hook, value in (("resid_pre", resid_pre), ("attn_out", attn_out), ("resid_mid", resid_mid),
-                            ("mlp_out", mlp_out), ("resid_post", resid_post)):  # fmt: skip
+        for hook, value in (("resid_pre", resid_pre), ("attn_out", attn_out),
+                            ("resid_mid", resid_mid), ("mlp_out", mlp_out),
+                            ("resid_post", resid_post)):  # fmt: skip
             _record(cache, f"{self.name}.hook_{hook}", value)
         return resid_post
 
@@ -144,7 +145,10 @@ class Transformer(nn.Module):
 
     def forward(self, ids: Tensor, cache: Cache | None = None) -> Tensor:
         if ids.ndim != 2 or ids.shape[1] > self.cfg.n_ctx:
-            raise ValueError(f"ids must be [batch, pos] with pos <= n_ctx = {self.cfg.n_ctx}, got {tuple(ids.shape)}")
+            raise ValueError(
+                f"ids must be [batch, pos] with pos <= n_ctx = {self.cfg.n_ctx}, "
+                f"got {tuple(ids.shape)}"
+            )
         embed = self.embed(ids)  # [batch, pos, d_model]
         pos_embed = self.pos_embed(ids)  # [batch, pos, d_model]
         _record(cache, "hook_embed", embed)

@@ -20,7 +20,7 @@ TokenKey = tuple[str, Atom]
 
 
 def token_key(value: object) -> TokenKey | None:
-    """A hashable key equal only for tokens of the same JSON type and value (None if not an atom)."""
+    """A hashable key, equal only for tokens of the same JSON type and value (None: not an atom)."""
     if value is None:
         return ("null", None)
     if isinstance(value, bool | np.bool_):
@@ -73,7 +73,9 @@ class Vocab:
         outside the vocabulary (naming the token, its position and the vocabulary).
         """
         if isinstance(inputs, str | bytes):
-            raise ModelInputError("expected a list of inputs, got one string; wrap it in a list: [input]")
+            raise ModelInputError(
+                "expected a list of inputs, got one string; wrap it in a list: [input]"
+            )
         rows: list[list[int]] = []
         for number, item in enumerate(inputs):
             rows.append(self._encode_one(item, number, len(inputs)))
@@ -100,7 +102,8 @@ class Vocab:
             raise ModelInputError(f"{where} is empty; a model runs on 1 to {self.max_len} tokens")
         if len(tokens) > self.max_len:
             raise ModelInputError(
-                f"{where} has {len(tokens)} tokens; this model was compiled for at most {self.max_len}"
+                f"{where} has {len(tokens)} tokens; "
+                f"this model was compiled for at most {self.max_len}"
             )
         ids = []
         for position, token in enumerate(tokens):

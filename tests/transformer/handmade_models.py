@@ -32,11 +32,17 @@ class Handmade:
 
 
 def _zeros(config: dict[str, Any]) -> dict[str, np.ndarray]:
-    return {name: np.zeros(shape, dtype=np.float32) for name, shape in tensor_shapes(config).items()}
+    return {
+        name: np.zeros(shape, dtype=np.float32) for name, shape in tensor_shapes(config).items()
+    }
 
 
 def _metadata(
-    config: dict[str, Any], tokens: list[Any], output: dict[str, Any], residual: list[str], name: str
+    config: dict[str, Any],
+    tokens: list[Any],
+    output: dict[str, Any],
+    residual: list[str],
+    name: str,
 ) -> dict[str, Any]:
     source = f"# hand-written test model {name}\n"
     return {
@@ -62,8 +68,9 @@ def _metadata(
 
 def _config(n_layers: int, d_model: int, d_head: int, d_mlp: int, n_ctx: int, d_vocab: int,
             d_vocab_out: int, attention_dir: str = "bidirectional") -> dict[str, Any]:  # fmt: skip
-    return {"n_layers": n_layers, "d_model": d_model, "n_heads": 1, "d_head": d_head, "d_mlp": d_mlp,
-            "n_ctx": n_ctx, "d_vocab": d_vocab, "d_vocab_out": d_vocab_out, "act_fn": "relu",
+    return {"n_layers": n_layers, "d_model": d_model, "n_heads": 1, "d_head": d_head,
+            "d_mlp": d_mlp, "n_ctx": n_ctx, "d_vocab": d_vocab, "d_vocab_out": d_vocab_out,
+            "act_fn": "relu",
             "normalization_type": None, "attention_dir": attention_dir}  # fmt: skip
 
 
@@ -74,7 +81,9 @@ def previous_token(max_len: int = 6) -> Handmade:
     """
     tokens = ["a", "b", "c"]
     n_ctx = max_len + 1
-    residual = [f"tokens:{t}" for t in tokens] + ["bos", "pad"] + [f"indices:{p}" for p in range(n_ctx)]
+    residual = (
+        [f"tokens:{t}" for t in tokens] + ["bos", "pad"] + [f"indices:{p}" for p in range(n_ctx)]
+    )
     residual += [f"prev:{t}" for t in tokens] + ["prev:BOS"]
     dim = {label: d for d, label in enumerate(residual)}
     config = _config(1, len(residual), n_ctx, 1, n_ctx, len(tokens) + 2, 4)
@@ -86,14 +95,21 @@ def previous_token(max_len: int = 6) -> Handmade:
     for p in range(n_ctx):
         w["pos_embed.W_pos"][p, dim[f"indices:{p}"]] = 1
         w["blocks.0.attn.W_Q"][0, dim[f"indices:{p}"], p] = 1
-        if p + 1 < n_ctx:  # key p matches query p + 1; scaled so the score is BIG after / sqrt(d_head)
+        if (
+            p + 1 < n_ctx
+        ):  # key p matches query p + 1; scaled so the score is BIG after / sqrt(d_head)
             w["blocks.0.attn.W_K"][0, dim[f"indices:{p}"], p + 1] = BIG * np.sqrt(n_ctx)
     for j, source in enumerate([*(f"tokens:{t}" for t in tokens), "bos"]):
         w["blocks.0.attn.W_V"][0, dim[source], j] = 1
         w["blocks.0.attn.W_O"][0, j, dim[residual[dim["prev:a"] + j]]] = 1
     for k in range(4):
         w["unembed.W_U"][dim["prev:a"] + k, k] = 1
-    output = {"name": "prev", "encoding": "categorical", "type": "strings", "values": [*tokens, "-"]}
+    output = {
+        "name": "prev",
+        "encoding": "categorical",
+        "type": "strings",
+        "values": [*tokens, "-"],
+    }
     return Handmade(w, _metadata(config, tokens, output, residual, "prev"))
 
 
@@ -111,7 +127,9 @@ def mean_of_a(max_len: int = 6, *, causal: bool = False) -> Handmade:
     n_ctx = max_len + 1
     residual = ["one", "bos", "pad", "tokens:a", "tokens:b", "frac_a", "out"]
     dim = {label: d for d, label in enumerate(residual)}
-    config = _config(1, len(residual), 1, 2, n_ctx, len(tokens) + 2, 1, "causal" if causal else "bidirectional")
+    config = _config(
+        1, len(residual), 1, 2, n_ctx, len(tokens) + 2, 1, "causal" if causal else "bidirectional"
+    )
     w = _zeros(config)
     w["embed.W_E"][0, [dim["one"], dim["tokens:a"]]] = 1
     w["embed.W_E"][1, [dim["one"], dim["tokens:b"]]] = 1
@@ -148,7 +166,9 @@ def identity(tokens: list[Any], max_len: int = 4, *, out_type: str = "ints") -> 
     return Handmade(w, _metadata(config, tokens, output, residual, "same"))
 
 
-def numpy_forward(tensors: dict[str, np.ndarray], config: dict[str, Any], ids: np.ndarray) -> dict[str, np.ndarray]:
+def numpy_forward(
+    tensors: dict[str, np.ndarray], config: dict[str, Any], ids: np.ndarray
+) -> dict[str, np.ndarray]:
     """An independent float64 forward pass; returns residuals and patterns under the hook names."""
     w = {name: value.astype(np.float64) for name, value in tensors.items()}
     n_pos = ids.shape[1]

@@ -37,5 +37,7 @@ def test_cuda_matches_cpu(fixture: str, request: pytest.FixtureRequest) -> None:
 def test_loading_on_a_missing_device_is_a_clear_error(prev_path: Path) -> None:
     if torch.cuda.is_available():
         pytest.skip("CUDA is available here")
-    with pytest.raises(transformer.ModelFormatError, match="cannot place the model on device 'cuda'"):
+    with pytest.raises(
+        transformer.ModelFormatError, match="cannot place the model on device 'cuda'"
+    ):
         transformer.load(prev_path, device="cuda")

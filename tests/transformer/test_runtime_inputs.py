@@ -24,8 +24,13 @@ def typed_model(tmp_path_factory: pytest.TempPathFactory) -> transformer.Compile
 
 
 def test_tokens_match_by_json_type_and_value(typed_model: transformer.CompiledTransformer) -> None:
-    assert typed_model.run([[1, "1", True, 1.5], ["x", True, 1]]) == [[1, "1", True, 1.5], ["x", True, 1]]
-    ids, _ = typed_model.encode([[np.int64(1), np.bool_(True)]])  # numpy scalars count as their JSON kind
+    assert typed_model.run([[1, "1", True, 1.5], ["x", True, 1]]) == [
+        [1, "1", True, 1.5],
+        ["x", True, 1],
+    ]
+    ids, _ = typed_model.encode(
+        [[np.int64(1), np.bool_(True)]]
+    )  # numpy scalars count as their JSON kind
     assert ids.tolist() == [[5, 0, 2]]
     for wrong in (1.0, False, "True", 2):
         with pytest.raises(ModelInputError, match="not in the model's vocabulary"):
@@ -44,7 +49,9 @@ def test_unknown_token_names_token_position_and_vocabulary(prev_path: Path) -> N
     assert str(info.value) == (
         'token "z" at position 2 of input 1 is not in the model\'s vocabulary ["a", "b", "c"]'
     )
-    with pytest.raises(ModelInputError, match=r'token 3 at position 0 of the input .*\["a", "b", "c"\]'):
+    with pytest.raises(
+        ModelInputError, match=r'token 3 at position 0 of the input .*\["a", "b", "c"\]'
+    ):
         model.run([[3]])
 
 
@@ -88,12 +95,16 @@ def _numerical(out_type: OutputType, values: tuple[object, ...] | None = None) -
 
 
 def _logits(*column: float) -> np.ndarray:
-    return np.array([[0.0, *column]], dtype=np.float32)[..., None]  # [1, 1 + n, 1]; position 0 is BOS
+    return np.array([[0.0, *column]], dtype=np.float32)[
+        ..., None
+    ]  # [1, 1 + n, 1]; position 0 is BOS
 
 
 def test_numerical_decoding_by_type() -> None:
     assert _numerical(OutputType.INTS).decode(_logits(2.9999, -1.2, 2.5), [3]) == [[3, -1, 2]]
-    assert _numerical(OutputType.BOOLS).decode(_logits(0.9, 0.2, 0.5), [3]) == [[True, False, False]]
+    assert _numerical(OutputType.BOOLS).decode(_logits(0.9, 0.2, 0.5), [3]) == [
+        [True, False, False]
+    ]
     floats = _numerical(OutputType.FLOATS).decode(_logits(0.25, -3.5), [2])
     assert floats == [[0.25, -3.5]] and all(type(x) is float for x in floats[0])
     ints = _numerical(OutputType.INTS).decode(_logits(4.0), [1])[0]
@@ -108,7 +119,9 @@ def test_numerical_decoding_snaps_to_listed_values() -> None:
 
 def test_decoding_reads_only_real_positions() -> None:
     spec = OutputSpec("out", OutputEncoding.CATEGORICAL, OutputType.STRINGS, ("x", "y"))
-    logits = np.array([[[0, 9], [1, 0], [0, 1], [9, 0]], [[0, 9], [0, 1], [9, 0], [9, 0]]], dtype=np.float32)
+    logits = np.array(
+        [[[0, 9], [1, 0], [0, 1], [9, 0]], [[0, 9], [0, 1], [9, 0], [9, 0]]], dtype=np.float32
+    )
     assert spec.decode(logits, [3, 1]) == [["x", "y", "x"], ["y"]]
 
 
@@ -118,7 +131,13 @@ def test_non_finite_numerical_output_is_an_error() -> None:
 
 
 @settings(max_examples=60, derandomize=True, deadline=None)
-@given(st.lists(st.lists(st.sampled_from("abc"), min_size=1, max_size=6).map("".join), min_size=1, max_size=8))
+@given(
+    st.lists(
+        st.lists(st.sampled_from("abc"), min_size=1, max_size=6).map("".join),
+        min_size=1,
+        max_size=8,
+    )
+)
 def test_encoding_round_trips(texts: list[str]) -> None:
     vocab = Vocab(("a", "b", "c"), bos_id=3, pad_id=4, max_len=6)
     ids, lengths = vocab.encode(texts)

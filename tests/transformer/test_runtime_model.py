@@ -24,7 +24,9 @@ def test_previous_token_is_exact_on_every_input(prev_path: Path) -> None:
 
 @pytest.mark.parametrize("causal", [False, True], ids=["bidirectional", "causal"])
 def test_numerical_output_through_attention_and_mlp(causal: bool, model_dir: Path) -> None:
-    model = transformer.load(hm.mean_of_a(causal=causal).save(model_dir / f"mean{causal}.safetensors"))
+    model = transformer.load(
+        hm.mean_of_a(causal=causal).save(model_dir / f"mean{causal}.safetensors")
+    )
     for text, got in zip(ALL_AB, model.run(ALL_AB), strict=True):
         assert got == pytest.approx(hm.expected_mean_of_a(text, causal=causal), rel=1e-6)
         assert all(type(value) is float for value in got)
@@ -33,7 +35,7 @@ def test_numerical_output_through_attention_and_mlp(causal: bool, model_dir: Pat
 def test_batching_with_padding_equals_one_by_one(mean_path: Path) -> None:
     model = transformer.load(mean_path)
     one_by_one = [model.run([text])[0] for text in ALL_AB[:40]]
-    # Mixed lengths in one batch (padding) and in several small batches must change nothing, bit for bit.
+    # Mixed lengths in one batch (padding) and small batches must change nothing, bit for bit.
     assert model.run(ALL_AB[:40]) == one_by_one
     assert model.run(ALL_AB[:40][::-1], batch_size=3) == one_by_one[::-1]
 
