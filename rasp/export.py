@@ -12,7 +12,8 @@ TransformerLens's `HookedTransformerConfig` as `config.json`, the vocabulary and
 (`strict=False` because TransformerLens also keeps mask buffers that are not weights). Inputs are token
 ids: BOS first, then the input tokens' ids (`vocab` in rasp_forge.json lists them). This targets
 TransformerLens 2.x/3.x: version 4 removed `HookedTransformer`.
-Needs safetensors and numpy only, no torch.
+Needs safetensors and numpy only, no torch (`transformer.interop.to_transformer_lens` gives the same
+config, plus a torch dtype, for users who already have the runtime loaded).
 """
 
 from __future__ import annotations
@@ -40,9 +41,10 @@ def to_hooked_transformer_config(meta: Mapping[str, Any]) -> dict[str, Any]:
         "act_fn": "relu",
         "normalization_type": None,
         "attention_dir": config.get("attention_dir", "bidirectional"),
+        "attn_only": False,
         "positional_embedding_type": "standard",
-        "original_architecture": "rasp-forge",
         "default_prepend_bos": False,  # the BOS id is part of the compiled vocabulary, not a tokenizer's
+        "use_attn_scale": True,  # scores / sqrt(d_head), as the weights assume
     }
 
 

@@ -30,6 +30,13 @@ def test_config_matches_the_file(prev_model: Path) -> None:
     assert to_hooked_transformer_config(mean_of_a(causal=True).metadata)["attention_dir"] == "causal"
 
 
+def test_config_agrees_with_the_runtime_interop(prev_model: Path) -> None:
+    interop = pytest.importorskip("transformer.interop")
+    theirs, _ = interop.to_transformer_lens(prev_model)
+    theirs.pop("dtype", None)  # a torch dtype; TransformerLens defaults to float32 anyway
+    assert to_hooked_transformer_config(previous_token().metadata) == theirs
+
+
 def test_export_writes_config_guide_and_weights(prev_model: Path, tmp_path: Path) -> None:
     paths = export_transformer_lens(prev_model, tmp_path / "tl")
     assert [p.name for p in paths] == ["config.json", "rasp_forge.json", "model.safetensors"]
