@@ -171,8 +171,22 @@ class Len:
 
 
 Expr = (
-    Name | Literal | ListLit | DictLit | ListComp | DictComp | Unary | Binary | Ternary | Index | Call
-    | Select | Aggregate | Range | Zip | Len
+    Name
+    | Literal
+    | ListLit
+    | DictLit
+    | ListComp
+    | DictComp
+    | Unary
+    | Binary
+    | Ternary
+    | Index
+    | Call
+    | Select
+    | Aggregate
+    | Range
+    | Zip
+    | Len
 )
 
 

@@ -18,11 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from rasp import ast
+from rasp import ast, builtins
 from rasp import operators as ops
 from rasp.errors import (
     ErrorKind,
-    RaspArityError,
     RaspError,
     RaspNameError,
     RaspRuntimeError,
@@ -30,12 +29,36 @@ from rasp.errors import (
     Span,
 )
 from rasp.parser import parse
-from rasp.sops import IndicesSOp, LengthSOp, Node, SeqValue, Selector, SelectorWidthSOp, SOp, TokenKind
-from rasp.sops import TokensSOp, evaluate
-from rasp.values import RESERVED_WORDS, BuiltinFunction, RaspFunction, Scope, describe, is_atom, kind_name
+from rasp.sops import (
+    IndicesSOp,
+    LengthSOp,
+    Node,
+    Selector,
+    SeqValue,
+    SOp,
+    TokenKind,
+    TokensSOp,
+    evaluate,
+)
+from rasp.values import (
+    RESERVED_WORDS,
+    BuiltinFunction,
+    RaspFunction,
+    Scope,
+    describe,
+    is_atom,
+    kind_name,
+)
 
 MAX_CALL_DEPTH = 100
-_BASE_CONSTANTS = ("tokens_str", "tokens_int", "tokens_float", "tokens_bool", "tokens_asis", "indices")
+_BASE_CONSTANTS = (
+    "tokens_str",
+    "tokens_int",
+    "tokens_float",
+    "tokens_bool",
+    "tokens_asis",
+    "indices",
+)
 # Reserved in every scope, function bodies included (as in the original).
 BASE_RESERVED = RESERVED_WORDS | frozenset(_BASE_CONSTANTS) | {"True", "False"}
 
@@ -77,13 +100,6 @@ def _prelude_program() -> ast.Program:
     return parse(text, "rasp/prelude.rasp")
 
 
-def _programs_dir() -> Path | None:
-    try:
-        return Path(str(resources.files("programs")))
-    except (ModuleNotFoundError, TypeError):
-        return None
-
-
 class Interpreter:
     """One RASP environment: built-ins, the prelude, then the program's own names."""
 
@@ -93,14 +109,18 @@ class Interpreter:
         self._loading: list[Path] = []
         builtins = Scope(None, BASE_RESERVED, "built-ins")
         for kind in TokenKind:
-            builtins.force(f"tokens_{kind.value}", TokensSOp(kind=kind, name=f"tokens_{kind.value}"))
+            builtins.force(
+                f"tokens_{kind.value}", TokensSOp(kind=kind, name=f"tokens_{kind.value}")
+            )
         self.indices = IndicesSOp(name="indices")
         self.length = LengthSOp(name="length")
         builtins.force("indices", self.indices)
         builtins.force("length", self.length)
         builtins.force("True", True)
         builtins.force("False", False)
-        builtins.force("selector_width", BuiltinFunction("selector_width", ("sel",), _selector_width))
+        builtins.force(
+            "selector_width", BuiltinFunction("selector_width", ("sel",), builtins.selector_width)
+        )
         library_reserved = BASE_RESERVED | frozenset(builtins.values)
         self._prelude = Scope(builtins, library_reserved, "prelude")
         prelude_frame = _Frame(self._prelude, top=False)
@@ -141,8 +161,12 @@ class Interpreter:
             raise RaspRuntimeError(
                 "the program nests too deeply", stmt.span, hint="split it into smaller steps"
             ) from None
-        except Exception as exc:  # a bug of ours: still report it at the statement, not as a traceback
-            raise RaspRuntimeError(f"internal error: {type(exc).__name__}: {exc}", stmt.span) from None
+        except (
+            Exception
+        ) as exc:  # a bug of ours: still report it at the statement, not as a traceback
+            raise RaspRuntimeError(
+                f"internal error: {type(exc).__name__}: {exc}", stmt.span
+            ) from None
         finally:
             self._depth = 0
             self._loading.clear()
@@ -156,7 +180,7 @@ class Interpreter:
                 return self._expr_statement(expr, frame, stmt.span)
             case ast.Assign(targets=targets, values=exprs):
                 values = [self._eval(e, scope) for e in exprs]
-                bound = self._unpack(targets, values, stmt.span)
+                bound = builtins.unpack(targets, values, stmt.span)
                 for name, value, span in zip(targets, bound, stmt.target_spans):
                     scope.assign(name, value, span)
                     if isinstance(value, Node):
@@ -182,7 +206,7 @@ class Interpreter:
                         iterable_expr.span,
                     )
                 for item in list(iterable):
-                    self._bind_targets(scope, targets, item, stmt.span)
+                    builtins.bind_targets(scope, targets, item, stmt.span)
                     for inner in body:
                         self._exec(inner, frame)
                 return StatementResult(ResultKind.FOR, (), (), stmt.span)
@@ -212,37 +236,12 @@ class Interpreter:
         names = (expr.name,) if isinstance(expr, ast.Name) else ("out",)
         return StatementResult(ResultKind.EXPR, names, (value,), span)
 
-    @staticmethod
-    def _unpack(targets: tuple[str, ...], values: list[Any], span: Span) -> list[Any]:
-        if len(targets) == 1:
-            return [values[0] if len(values) == 1 else list(values)]
-        if len(values) == 1 and isinstance(values[0], list):
-            values = values[0]
-        if len(values) != len(targets):
-            raise RaspTypeError(f"expected {len(targets)} values, but got: {len(values)}", span)
-        return list(values)
-
-    @staticmethod
-    def _bind_targets(scope: Scope, targets: tuple[str, ...], item: Any, span: Span) -> None:
-        if len(targets) == 1:
-            scope.assign(targets[0], item, span)
-            return
-        if not isinstance(item, list | str | dict):
-            raise RaspTypeError(
-                f"iterating with {len(targets)} names, but got single value: {describe(item)}", span
-            )
-        parts = list(item)
-        if len(parts) != len(targets):
-            raise RaspTypeError(
-                f"iterating with {len(targets)} names but got {len(parts)} values ({describe(item)})", span
-            )
-        for name, part in zip(targets, parts):
-            scope.assign(name, part, span)
-
     def _load(self, stmt: ast.Load, frame: _Frame) -> StatementResult:
-        path = self._find(stmt.path, stmt.span)
+        path = builtins.find_program(stmt.path, stmt.span, self.search_dirs)
         if path in self._loading:
-            raise RaspRuntimeError(f"'{stmt.path}' loads itself (through {len(self._loading)} loads)", stmt.span)
+            raise RaspRuntimeError(
+                f"'{stmt.path}' loads itself (through {len(self._loading)} loads)", stmt.span
+            )
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
@@ -252,38 +251,21 @@ class Interpreter:
         self._loading.append(path)
         try:
             for inner_stmt in program.statements:
-                if not isinstance(inner_stmt, ast.ReplCommand):  # a loaded file has no REPL to command
+                if not isinstance(
+                    inner_stmt, ast.ReplCommand
+                ):  # a loaded file has no REPL to command
                     self._exec(inner_stmt, inner)
         finally:
             self._loading.pop()
-        copied = [(n, v) for n, v in inner.scope.values.items() if not n.startswith("_") and n != "out"]
+        copied = [
+            (n, v) for n, v in inner.scope.values.items() if not n.startswith("_") and n != "out"
+        ]
         for name, value in copied:
             frame.scope.assign(name, value, stmt.span)
         if frame.top and inner.last is not None and not inner.last.startswith("_"):
             frame.last = inner.last
         return StatementResult(
             ResultKind.LOAD, tuple(n for n, _ in copied), tuple(v for _, v in copied), stmt.span
-        )
-
-    def _find(self, name: str, span: Span) -> Path:
-        candidates = [name + ".rasp"] + ([name] if name.endswith(".rasp") else [])
-        dirs: list[Path] = []
-        loader = Path(span.file)
-        if loader.is_file():
-            dirs.append(loader.parent)
-        dirs.append(Path.cwd())
-        dirs.extend(self.search_dirs)
-        programs = _programs_dir()
-        if programs is not None:
-            dirs.append(programs)
-        for directory in dirs:
-            for candidate in candidates:
-                path = (directory / candidate).resolve()
-                if path.is_file():
-                    return path
-        raise RaspError(
-            f"cannot find '{name}.rasp'", span,
-            hint="looked in " + ", ".join(str(d) for d in dirs), kind=ErrorKind.IO,
         )
 
     # ---- expressions ------------------------------------------------------------------------------
@@ -303,7 +285,8 @@ class Interpreter:
                 return result
             case ast.ListComp(element=element, targets=targets, iterable=iterable):
                 return [
-                    self._eval(element, inner) for inner in self._comprehension(targets, iterable, scope)
+                    self._eval(element, inner)
+                    for inner in self._comprehension(targets, iterable, scope)
                 ]
             case ast.DictComp(key=key, value=value, targets=targets, iterable=iterable):
                 out: dict[Any, Any] = {}
@@ -324,47 +307,66 @@ class Interpreter:
                         cond, self._eval(then, scope), self._eval(orelse, scope), expr.span
                     )
                 if isinstance(cond, Selector):
-                    raise RaspTypeError("the condition of 'if' cannot be a selector", cond_expr.span)
+                    raise RaspTypeError(
+                        "the condition of 'if' cannot be a selector", cond_expr.span
+                    )
                 return self._eval(then, scope) if cond else self._eval(orelse, scope)
             case ast.Index(target=target, index=key):
                 target_value, key_value = self._eval(target, scope), self._eval(key, scope)
                 return ops.index(target_value, key_value, expr.span, self.indices, self.length)
             case ast.Call(func=func, args=args):
-                return self._call(self._eval(func, scope), [self._eval(a, scope) for a in args], expr)
+                return self._call(
+                    self._eval(func, scope), [self._eval(a, scope) for a in args], expr
+                )
             case ast.Select(keys=keys, queries=queries, comparison=comparison):
                 spans = (keys.span, queries.span)
-                return ops.select(self._eval(keys, scope), self._eval(queries, scope), comparison, expr.span, spans)
+                return ops.select(
+                    self._eval(keys, scope),
+                    self._eval(queries, scope),
+                    comparison,
+                    expr.span,
+                    spans,
+                )
             case ast.Aggregate(selector=sel, sop=sop, default=default):
                 parts = [sel, sop] + ([default] if default is not None else [])
                 values = [self._eval(p, scope) for p in parts]
                 spans = tuple(p.span for p in parts)
-                return ops.aggregate(values[0], values[1], values[2] if default else None, expr.span, spans)
+                return ops.aggregate(
+                    values[0], values[1], values[2] if default else None, expr.span, spans
+                )
             case ast.Range(args=args):
-                return self._range([self._eval(a, scope) for a in args], expr.span)
+                return builtins.make_range([self._eval(a, scope) for a in args], expr.span)
             case ast.Zip(args=args):
-                return self._zip([self._eval(a, scope) for a in args], expr.span)
+                return builtins.make_zip([self._eval(a, scope) for a in args], expr.span)
             case ast.Len(arg=arg):
                 value = self._eval(arg, scope)
                 if not isinstance(value, list):
-                    raise RaspTypeError(f"attempting to compute length of non-list: {describe(value)}", arg.span)
+                    raise RaspTypeError(
+                        f"attempting to compute length of non-list: {describe(value)}", arg.span
+                    )
                 return len(value)
         raise TypeError(f"unknown expression {expr!r}")
 
     def _key(self, expr: ast.Expr, scope: Scope) -> Any:
         key = self._eval(expr, scope)
         if not is_atom(key):
-            raise RaspTypeError(f"dictionary keys can only be atoms, but instead got: {describe(key)}", expr.span)
+            raise RaspTypeError(
+                f"dictionary keys can only be atoms, but instead got: {describe(key)}", expr.span
+            )
         return key
 
-    def _comprehension(self, targets: tuple[str, ...], iterable_expr: ast.Expr, scope: Scope) -> Any:
+    def _comprehension(
+        self, targets: tuple[str, ...], iterable_expr: ast.Expr, scope: Scope
+    ) -> Any:
         iterable = self._eval(iterable_expr, scope)
         if not isinstance(iterable, list | dict):
             raise RaspTypeError(
-                f"a comprehension loops over a list or dict, but got: {describe(iterable)}", iterable_expr.span
+                f"a comprehension loops over a list or dict, but got: {describe(iterable)}",
+                iterable_expr.span,
             )
         for item in list(iterable):
             inner = Scope(scope, BASE_RESERVED, "comprehension")
-            self._bind_targets(inner, targets, item, iterable_expr.span)
+            builtins.bind_targets(inner, targets, item, iterable_expr.span)
             yield inner
 
     def _full_s(self) -> Selector:
@@ -373,40 +375,16 @@ class Interpreter:
             raise RaspRuntimeError("the prelude's full_s is missing")
         return full_s
 
-    @staticmethod
-    def _range(args: list[Any], span: Span) -> list[int]:
-        if len(args) not in (1, 2, 3):
-            raise RaspArityError(f"wrong number of inputs to range, expected: 1, 2, or 3, got: {len(args)}", span)
-        if not all(isinstance(a, int) for a in args):
-            raise RaspTypeError(f"range expects all integer inputs, but got: {describe(args)}", span)
-        try:
-            result = range(*args)
-        except ValueError as exc:
-            raise RaspRuntimeError(str(exc), span) from None
-        if len(result) > ops.MAX_COLLECTION:
-            raise RaspRuntimeError(f"a range longer than {ops.MAX_COLLECTION} items", span)
-        return list(result)
-
-    @staticmethod
-    def _zip(lists: list[Any], span: Span) -> list[list[Any]]:
-        if not lists:
-            raise RaspArityError("zip needs at least one list", span)
-        for i, value in enumerate(lists):
-            if not isinstance(value, list):
-                raise RaspTypeError(f"attempting to zip lists, but {i + 1}-th element is not list: {describe(value)}", span)
-        if len({len(v) for v in lists}) > 1:
-            raise RaspTypeError(f"attempting to zip lists of different lengths {[len(v) for v in lists]}", span)
-        return [list(row) for row in zip(*lists)]
-
     # ---- calls ------------------------------------------------------------------------------------
 
     def _call(self, func: Any, args: list[Any], call: ast.Call) -> Any:
         span = call.span
         if isinstance(func, RaspFunction):
-            _check_arity(func.name, len(func.params), len(args), span)
+            builtins.check_arity(func.name, len(func.params), len(args), span)
             if self._depth >= MAX_CALL_DEPTH:
                 raise RaspRuntimeError(
-                    f"calls nest deeper than {MAX_CALL_DEPTH} (endless recursion in {func.name}?)", span
+                    f"calls nest deeper than {MAX_CALL_DEPTH} (endless recursion in {func.name}?)",
+                    span,
                 )
             scope = Scope(func.scope, BASE_RESERVED, f"{func.name}()")
             for param, arg in zip(func.params, args):
@@ -421,42 +399,15 @@ class Interpreter:
                 self._depth -= 1
             return results[0] if len(results) == 1 else results
         if isinstance(func, BuiltinFunction):
-            _check_arity(func.name, len(func.params), len(args), span)
+            builtins.check_arity(func.name, len(func.params), len(args), span)
             return func.impl(tuple(args), span)
         if isinstance(func, SOp | Selector):
-            return _apply(func, args, span)
+            return builtins.apply(func, args, span)
         raise RaspTypeError(
-            f"cannot call {kind_name(func)} {describe(func)}", call.func.span,
+            f"cannot call {kind_name(func)} {describe(func)}",
+            call.func.span,
             hint="only functions (def), s-ops and selectors can be called",
         )
-
-
-def _check_arity(name: str, expected: int, got: int, span: Span) -> None:
-    if expected != got:
-        raise RaspArityError(f"wrong number of args for {name}- expected: {expected}, got: {got}.", span)
-
-
-def _apply(node: SOp | Selector, args: list[Any], span: Span) -> Any:
-    """`node(input)`: evaluate a lazy s-op or selector on one input (a string or a list of tokens)."""
-    _check_arity(node.name or kind_name(node), 1, len(args), span)
-    (given,) = args
-    if isinstance(given, str):
-        tokens: list[Any] = list(given)
-    elif isinstance(given, list):
-        tokens = list(given)
-    else:
-        raise RaspTypeError(f"an s-op or selector is applied to a string or list, got: {describe(given)}", span)
-    try:
-        return evaluate(node, tokens)
-    except RaspError as exc:
-        raise exc.with_span(span) from None
-
-
-def _selector_width(args: tuple[Any, ...], span: Span) -> SelectorWidthSOp:
-    (selector,) = args
-    if not isinstance(selector, Selector):
-        raise RaspTypeError(f"Expected selector, got: {describe(selector)}", span)
-    return SelectorWidthSOp(selector=selector, span=span)
 
 
 # ---- one-call helpers for the CLI ---------------------------------------------------------------
@@ -479,7 +430,9 @@ def run_file(path: Path, tokens: Sequence[Any] | str, name: str | None = None) -
     interpreter = load_file(path)
     chosen = name or interpreter.last_assigned
     if chosen is None:
-        raise RaspNameError(f"{path} assigns no name to run", hint="pass the s-op's name explicitly")
+        raise RaspNameError(
+            f"{path} assigns no name to run", hint="pass the s-op's name explicitly"
+        )
     value = interpreter.get(chosen)
     if not isinstance(value, SOp):
         raise RaspTypeError(f"'{chosen}' is a {kind_name(value)}, not an s-op: {describe(value)}")

@@ -21,9 +21,9 @@ from rasp.sops import (
     MapSOp,
     Select,
     SelectAnd,
-    Selector,
     SelectNot,
     SelectOr,
+    Selector,
     SOp,
 )
 from rasp.values import describe, is_atom, kind_name
@@ -45,7 +45,11 @@ def _power(base: Any, exponent: Any) -> Any:
 
 def _times(left: Any, right: Any) -> Any:
     for seq, count in ((left, right), (right, left)):
-        if isinstance(seq, str | list) and isinstance(count, int) and len(seq) * count > MAX_COLLECTION:
+        if (
+            isinstance(seq, str | list)
+            and isinstance(count, int)
+            and len(seq) * count > MAX_COLLECTION
+        ):
             raise RaspRuntimeError(f"a {kind_name(seq)} longer than {MAX_COLLECTION} items")
     return left * right
 
@@ -125,7 +129,8 @@ def _check_elementwise(op_text: str, args: Sequence[Any], span: Span) -> None:
     for arg in args:
         if not isinstance(arg, SOp) and not is_atom(arg):
             raise RaspTypeError(
-                f"Cannot apply {op_text} between s-op and {kind_name(arg)}: {describe(arg)}", span,
+                f"Cannot apply {op_text} between s-op and {kind_name(arg)}: {describe(arg)}",
+                span,
                 hint="elementwise operators combine s-ops with s-ops or atoms",
             )
 
@@ -136,7 +141,8 @@ def binary(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
         return _logic(op, left, right, span)
     if isinstance(left, Selector) or isinstance(right, Selector):
         raise RaspTypeError(
-            f"Cannot apply {op.value} to selector(s)", span,
+            f"Cannot apply {op.value} to selector(s)",
+            span,
             hint="selectors combine only with 'and', 'or' and 'not'",
         )
     fn = PYTHON_BINARY[op]
@@ -150,7 +156,9 @@ def binary(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
 def _check_plain(op_text: str, args: Sequence[Any], span: Span) -> None:
     for arg in args:
         if not is_atom(arg) and not isinstance(arg, list | dict):
-            raise RaspTypeError(f"Cannot apply {op_text} to {kind_name(arg)}: {describe(arg)}", span)
+            raise RaspTypeError(
+                f"Cannot apply {op_text} to {kind_name(arg)}: {describe(arg)}", span
+            )
 
 
 def _logic(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
@@ -190,7 +198,8 @@ def elementwise_ternary(cond: SOp, then: Any, orelse: Any, span: Span) -> MapSOp
         if not isinstance(branch, SOp) and not is_atom(branch):
             raise RaspTypeError(
                 f"the branches of an elementwise 'if' must be s-ops or atoms, got "
-                f"{kind_name(branch)}: {describe(branch)}", span,
+                f"{kind_name(branch)}: {describe(branch)}",
+                span,
             )
     return lift(lambda c, t, e: t if c else e, (cond, then, orelse), span)
 
@@ -208,10 +217,14 @@ def contains(item: Any, container: Any, span: Span, full_s: Selector) -> Any:
         if isinstance(container, list):
             return item in container
         if isinstance(container, SOp):
-            found = MapSOp(fn=lambda v: int(v == item), inputs=(container,), text=source_text(span), span=span)
+            found = MapSOp(
+                fn=lambda v: int(v == item), inputs=(container,), text=source_text(span), span=span
+            )
             share = AggregateSOp(selector=full_s, sop=found, default=0, span=span)
             return MapSOp(fn=lambda v: v > 0, inputs=(share,), text=source_text(span), span=span)
-        raise RaspTypeError(f'"[atom] in X" expects X to be a list or s-op, got: {describe(container)}', span)
+        raise RaspTypeError(
+            f'"[atom] in X" expects X to be a list or s-op, got: {describe(container)}', span
+        )
     raise RaspTypeError(f'"A in X" expects A to be an s-op or atom, got: {describe(item)}', span)
 
 
@@ -219,11 +232,15 @@ def index(target: Any, key: Any, span: Span, indices: SOp, length: SOp) -> Any:
     """`target[key]` for lists, strings, dicts (by atom or elementwise by s-op) and s-ops (by int)."""
     if isinstance(target, SOp):
         if not isinstance(key, int):
-            raise RaspTypeError(f"index into sequence has to be integer, got: {describe(key)}", span)
+            raise RaspTypeError(
+                f"index into sequence has to be integer, got: {describe(key)}", span
+            )
         if key >= 0:
             where: SOp = ConstSOp(value=key, span=span)
         else:
-            where = MapSOp(fn=lambda n: n + key, inputs=(length,), text=f"length - {-key}", span=span)
+            where = MapSOp(
+                fn=lambda n: n + key, inputs=(length,), text=f"length - {-key}", span=span
+            )
         load = Select(keys=indices, queries=where, comparison=Comparison.EQ, span=span)
         return AggregateSOp(selector=load, sop=target, default=0, span=span)
     if isinstance(target, list | str | dict) and isinstance(key, SOp):
@@ -234,7 +251,9 @@ def index(target: Any, key: Any, span: Span, indices: SOp, length: SOp) -> Any:
         if not isinstance(key, int):
             raise RaspTypeError(f"index into {name} has to be integer, got: {describe(key)}", span)
         if key >= len(target) or -key > len(target):
-            raise RaspRuntimeError(f"index {key} out of range for {name} of length {len(target)}", span)
+            raise RaspRuntimeError(
+                f"index {key} out of range for {name} of length {len(target)}", span
+            )
         return target[key]
     if isinstance(target, dict):
         if not is_atom(key):
@@ -256,7 +275,9 @@ def as_sop(value: Any, span: Span, what: str) -> SOp:
     raise RaspTypeError(f"Expected {what}, got: {describe(value)}", span)
 
 
-def select(keys: Any, queries: Any, comparison: Comparison, span: Span, arg_spans: tuple[Span, Span]) -> Select:
+def select(
+    keys: Any, queries: Any, comparison: Comparison, span: Span, arg_spans: tuple[Span, Span]
+) -> Select:
     return Select(
         keys=as_sop(keys, arg_spans[0], "s-op or atom"),
         queries=as_sop(queries, arg_spans[1], "s-op or atom"),
@@ -265,7 +286,9 @@ def select(keys: Any, queries: Any, comparison: Comparison, span: Span, arg_span
     )
 
 
-def aggregate(selector: Any, sop: Any, default: Any, span: Span, arg_spans: tuple[Span, ...]) -> AggregateSOp:
+def aggregate(
+    selector: Any, sop: Any, default: Any, span: Span, arg_spans: tuple[Span, ...]
+) -> AggregateSOp:
     if not isinstance(selector, Selector):
         raise RaspTypeError(f"Expected selector, got: {describe(selector)}", arg_spans[0])
     values = as_sop(sop, arg_spans[1], "s-op")

@@ -39,7 +39,8 @@ def parse(text: str, filename: str = "<input>") -> ast.Program:
         return _Builder(source).program(tree)
     except RecursionError:
         raise RaspSyntaxError(
-            "the program is nested too deeply", Span(source, 1, 1, 1, 2),
+            "the program is nested too deeply",
+            Span(source, 1, 1, 1, 2),
             hint="split deeply nested expressions into named steps",
         ) from None
 
@@ -55,7 +56,9 @@ def is_complete(text: str) -> bool:
 
 def _span(source: Source, item: Tree | Token) -> Span:
     if isinstance(item, Token):
-        return Span(source, item.line or 1, item.column or 1, item.end_line or 1, item.end_column or 1)
+        return Span(
+            source, item.line or 1, item.column or 1, item.end_line or 1, item.end_column or 1
+        )
     meta = item.meta
     if getattr(meta, "empty", True):
         return Span(source, 1, 1, 1, 1)
@@ -111,13 +114,17 @@ class _Builder:
                 ast.CommandKind.SET_EXAMPLE, self.subset(ch[0]), None, self.expr(ch[1]), span
             )
         if kind == "show_example":
-            return ast.ReplCommand(ast.CommandKind.SHOW_EXAMPLE, self.subset(ch[0]), None, None, span)
+            return ast.ReplCommand(
+                ast.CommandKind.SHOW_EXAMPLE, self.subset(ch[0]), None, None, span
+            )
         if kind == "toggle_examples":
             return ast.ReplCommand(
                 ast.CommandKind.TOGGLE_EXAMPLES, self.subset(ch[0]), self.switch(ch[1]), None, span
             )
         if kind == "toggle_full_seq":
-            return ast.ReplCommand(ast.CommandKind.FULL_SEQ_DISPLAY, both, self.switch(ch[1]), None, span)
+            return ast.ReplCommand(
+                ast.CommandKind.FULL_SEQ_DISPLAY, both, self.switch(ch[1]), None, span
+            )
         if kind == "exit":
             return ast.ReplCommand(ast.CommandKind.EXIT, both, None, None, span)
         raise ValueError(f"unknown statement {kind}")  # grammar and builder out of step: a bug
@@ -155,8 +162,12 @@ class _Builder:
             case "list_lit":
                 return ast.ListLit(self.exprs(ch[0]), span)
             case "dict_lit":
-                pairs = () if ch[0] is None else tuple(
-                    (self.expr(p.children[0]), self.expr(p.children[1])) for p in ch[0].children
+                pairs = (
+                    ()
+                    if ch[0] is None
+                    else tuple(
+                        (self.expr(p.children[0]), self.expr(p.children[1])) for p in ch[0].children
+                    )
                 )
                 return ast.DictLit(pairs, span)
             case "list_comp":

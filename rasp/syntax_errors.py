@@ -60,8 +60,10 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
     shown = "the end of the input" if at_end else f"'{token.value}'"
 
     if token.type == "EQUAL" and "EQUAL" not in expected:
-        hint = COMPARISON_HINT if expected <= _COMPARISON_TERMINALS else (
-            "to name a value, write the assignment as its own statement: name = value;"
+        hint = (
+            COMPARISON_HINT
+            if expected <= _COMPARISON_TERMINALS
+            else ("to name a value, write the assignment as its own statement: name = value;")
         )
         return RaspSyntaxError("'=' is assignment; use '==' to compare", here, hint)
     if expected and expected <= _COMPARISON_TERMINALS:
@@ -70,8 +72,10 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
     if token.type == "NAME" or (token.type.isupper() and str(token.value).isidentifier()):
         if "NAME" in expected and token.type != "NAME":
             return RaspSyntaxError(
-                f"'{token.value}' is a keyword and cannot be used as a name", here,
-                "choose another name", incomplete=at_end,
+                f"'{token.value}' is a keyword and cannot be used as a name",
+                here,
+                "choose another name",
+                incomplete=at_end,
             )
     innermost = openers[-1] if openers else None
     if innermost is not None and _CLOSER_TERMINALS[_CLOSERS[innermost.char]] in expected:
@@ -92,11 +96,15 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
             incomplete=at_end,
         )
     if at_end:
-        return RaspSyntaxError("unexpected end of input", here, _expected_hint(lark, expected), incomplete=True)
+        return RaspSyntaxError(
+            "unexpected end of input", here, _expected_hint(lark, expected), incomplete=True
+        )
     if token.type == "SEMICOLON":
         return RaspSyntaxError("unexpected ';'", here, "a statement cannot be empty")
     if token.type in _CLOSER_TERMINALS.values() and innermost is None:
-        return RaspSyntaxError(f"unmatched '{token.value}'", here, "nothing was opened here to close")
+        return RaspSyntaxError(
+            f"unmatched '{token.value}'", here, "nothing was opened here to close"
+        )
     return RaspSyntaxError(f"unexpected {shown}", here, _expected_hint(lark, expected))
 
 
@@ -106,10 +114,14 @@ def _bad_character(exc: UnexpectedCharacters, source: Source) -> RaspSyntaxError
     here = _span_at(source, pos)
     if char == '"':
         return RaspSyntaxError(
-            "unterminated string", here, 'a string ends with " on the same line and cannot contain "'
+            "unterminated string",
+            here,
+            'a string ends with " on the same line and cannot contain "',
         )
     if char == "'":
-        return RaspSyntaxError("strings are written in double quotes", here, 'write "abc", not \'abc\'')
+        return RaspSyntaxError(
+            "strings are written in double quotes", here, "write \"abc\", not 'abc'"
+        )
     if char == "!":
         return RaspSyntaxError("unexpected '!'", here, "write 'not x' to negate; '!=' compares")
     if char == ".":
@@ -143,7 +155,9 @@ def _friendly(lark: Lark, name: str) -> str:
 
 
 def _token_span(source: Source, token: Token) -> Span:
-    return Span(source, token.line or 1, token.column or 1, token.end_line or 1, token.end_column or 1)
+    return Span(
+        source, token.line or 1, token.column or 1, token.end_line or 1, token.end_column or 1
+    )
 
 
 def _span_at(source: Source, pos: int) -> Span:

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from rasp import ast
-from rasp.errors import RaspNameError, RaspTypeError, Span
-from rasp.sops import SeqValue, Selector, SOp
+from rasp.errors import RaspNameError, Span
+from rasp.sops import Selector, SeqValue, SOp
 
 Atom = int | float | str | bool
 
@@ -53,7 +53,14 @@ class BuiltinFunction:
 
 
 Value = (
-    Atom | list[Any] | dict[Any, Any] | RaspFunction | BuiltinFunction | SOp | Selector | SeqValue
+    Atom
+    | list[Any]
+    | dict[Any, Any]
+    | RaspFunction
+    | BuiltinFunction
+    | SOp
+    | Selector
+    | SeqValue
     | np.ndarray
 )
 
@@ -96,7 +103,11 @@ def describe(value: object, cap: int | None = 40) -> str:
     if isinstance(value, list):
         text = "[" + ", ".join(describe(v, None) for v in value) + "]"
     elif isinstance(value, dict):
-        text = "{" + ", ".join(f"{describe(k, None)}: {describe(v, None)}" for k, v in value.items()) + "}"
+        text = (
+            "{"
+            + ", ".join(f"{describe(k, None)}: {describe(v, None)}" for k, v in value.items())
+            + "}"
+        )
     elif isinstance(value, str):
         text = f'"{value}"'
     else:
@@ -128,7 +139,8 @@ class Scope:
     def assign(self, name: str, value: Any, span: Span) -> None:
         if name in self.reserved:
             raise RaspNameError(
-                f"Cannot set reserved name: {name}", span,
+                f"Cannot set reserved name: {name}",
+                span,
                 "built-in and library names cannot be reassigned; choose another name",
             )
         self.values[name] = value

@@ -1,0 +1,143 @@
+"""The interpreter's built-in operations: range, zip, applying an s-op to an input, selector_width,
+and finding the file a `load` names.
+
+Each checks its arguments and raises a located `RaspError` for a wrong kind or count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from rasp.errors import ErrorKind, RaspArityError, RaspError, RaspRuntimeError, RaspTypeError, Span
+from rasp.operators import MAX_COLLECTION
+from rasp.sops import Selector, SelectorWidthSOp, SOp, evaluate
+from rasp.values import Scope, describe, kind_name
+
+
+def make_range(args: list[Any], span: Span) -> list[int]:
+    if len(args) not in (1, 2, 3):
+        raise RaspArityError(
+            f"wrong number of inputs to range, expected: 1, 2, or 3, got: {len(args)}", span
+        )
+    if not all(isinstance(a, int) for a in args):
+        raise RaspTypeError(f"range expects all integer inputs, but got: {describe(args)}", span)
+    try:
+        result = range(*args)
+    except ValueError as exc:
+        raise RaspRuntimeError(str(exc), span) from None
+    if len(result) > MAX_COLLECTION:
+        raise RaspRuntimeError(f"a range longer than {MAX_COLLECTION} items", span)
+    return list(result)
+
+
+def make_zip(lists: list[Any], span: Span) -> list[list[Any]]:
+    if not lists:
+        raise RaspArityError("zip needs at least one list", span)
+    for i, value in enumerate(lists):
+        if not isinstance(value, list):
+            raise RaspTypeError(
+                f"attempting to zip lists, but {i + 1}-th element is not list: {describe(value)}",
+                span,
+            )
+    if len({len(v) for v in lists}) > 1:
+        raise RaspTypeError(
+            f"attempting to zip lists of different lengths {[len(v) for v in lists]}", span
+        )
+    return [list(row) for row in zip(*lists)]
+
+
+def unpack(targets: tuple[str, ...], values: list[Any], span: Span) -> list[Any]:
+    if len(targets) == 1:
+        return [values[0] if len(values) == 1 else list(values)]
+    if len(values) == 1 and isinstance(values[0], list):
+        values = values[0]
+    if len(values) != len(targets):
+        raise RaspTypeError(f"expected {len(targets)} values, but got: {len(values)}", span)
+    return list(values)
+
+
+def bind_targets(scope: Scope, targets: tuple[str, ...], item: Any, span: Span) -> None:
+    if len(targets) == 1:
+        scope.assign(targets[0], item, span)
+        return
+    if not isinstance(item, list | str | dict):
+        raise RaspTypeError(
+            f"iterating with {len(targets)} names, but got single value: {describe(item)}", span
+        )
+    parts = list(item)
+    if len(parts) != len(targets):
+        raise RaspTypeError(
+            f"iterating with {len(targets)} names but got {len(parts)} values ({describe(item)})",
+            span,
+        )
+    for name, part in zip(targets, parts):
+        scope.assign(name, part, span)
+
+
+def check_arity(name: str, expected: int, got: int, span: Span) -> None:
+    if expected != got:
+        raise RaspArityError(
+            f"wrong number of args for {name}- expected: {expected}, got: {got}.", span
+        )
+
+
+def apply(node: SOp | Selector, args: list[Any], span: Span) -> Any:
+    """`node(input)`: evaluate a lazy s-op or selector on one input (a string or a list of tokens)."""
+    check_arity(node.name or kind_name(node), 1, len(args), span)
+    (given,) = args
+    if isinstance(given, str):
+        tokens: list[Any] = list(given)
+    elif isinstance(given, list):
+        tokens = list(given)
+    else:
+        raise RaspTypeError(
+            f"an s-op or selector is applied to a string or list, got: {describe(given)}", span
+        )
+    try:
+        return evaluate(node, tokens)
+    except RaspError as exc:
+        raise exc.with_span(span) from None
+
+
+def selector_width(args: tuple[Any, ...], span: Span) -> SelectorWidthSOp:
+    (selector,) = args
+    if not isinstance(selector, Selector):
+        raise RaspTypeError(f"Expected selector, got: {describe(selector)}", span)
+    return SelectorWidthSOp(selector=selector, span=span)
+
+
+def programs_dir() -> Path | None:
+    """The directory of the shipped program library (`programs/`), if the package is importable."""
+    try:
+        return Path(str(resources.files("programs")))
+    except (ModuleNotFoundError, TypeError):
+        return None
+
+
+def find_program(name: str, span: Span, search_dirs: Sequence[Path]) -> Path:
+    """The file `load "name";` means: `name.rasp` in the loading file's directory, the working
+    directory, `search_dirs`, then the shipped `programs/` (first found wins)."""
+    candidates = [name + ".rasp"] + ([name] if name.endswith(".rasp") else [])
+    dirs: list[Path] = []
+    loader = Path(span.file)
+    if loader.is_file():
+        dirs.append(loader.parent)
+    dirs.append(Path.cwd())
+    dirs.extend(search_dirs)
+    programs = programs_dir()
+    if programs is not None:
+        dirs.append(programs)
+    for directory in dirs:
+        for candidate in candidates:
+            path = (directory / candidate).resolve()
+            if path.is_file():
+                return path
+    raise RaspError(
+        f"cannot find '{name}.rasp'",
+        span,
+        hint="looked in " + ", ".join(str(d) for d in dirs),
+        kind=ErrorKind.IO,
+    )
