@@ -107,29 +107,29 @@ class Interpreter:
         self.search_dirs = tuple(Path(d) for d in search_dirs)
         self._depth = 0
         self._loading: list[Path] = []
-        builtins = Scope(None, BASE_RESERVED, "built-ins")
+        root = Scope(None, BASE_RESERVED, "built-ins")
         for kind in TokenKind:
-            builtins.force(
+            root.force(
                 f"tokens_{kind.value}", TokensSOp(kind=kind, name=f"tokens_{kind.value}")
             )
         self.indices = IndicesSOp(name="indices")
         self.length = LengthSOp(name="length")
-        builtins.force("indices", self.indices)
-        builtins.force("length", self.length)
-        builtins.force("True", True)
-        builtins.force("False", False)
-        builtins.force(
+        root.force("indices", self.indices)
+        root.force("length", self.length)
+        root.force("True", True)
+        root.force("False", False)
+        root.force(
             "selector_width", BuiltinFunction("selector_width", ("sel",), builtins.selector_width)
         )
-        library_reserved = BASE_RESERVED | frozenset(builtins.values)
-        self._prelude = Scope(builtins, library_reserved, "prelude")
+        library_reserved = BASE_RESERVED | frozenset(root.values)
+        self._prelude = Scope(root, library_reserved, "prelude")
         prelude_frame = _Frame(self._prelude, top=False)
         for stmt in _prelude_program().statements:
             self._exec(stmt, prelude_frame)
         self._prelude.values.pop("out", None)
         # `tokens` is an ordinary variable (the original's library sets it); everything else is reserved.
-        self._prelude.force("tokens", builtins.values["tokens_str"])
-        builtins.values["tokens_str"].name = "tokens"
+        self._prelude.force("tokens", root.values["tokens_str"])
+        root.values["tokens_str"].name = "tokens"
         self._reserved = library_reserved | (frozenset(self._prelude.values) - {"tokens"})
         self._globals = Scope(self._prelude, self._reserved, "console")
         self._frame = _Frame(self._globals, top=True)
