@@ -1,0 +1,203 @@
+"""Exact attention heads in Dim coordinates: aggregate, selector_width, and merging heads.
+
+Scores (before assembly divides by sqrt(d_head), which it folds back in): a conjunction of m atomic
+predicates scores SCORE_UNIT per satisfied atom, so a selected key scores exactly m·S and an
+unselected one at most (m-1)·S. Assembly adds the BOS key at `bos_score` and PAD keys far below.
+Each atom gets its own block of query/key dimensions: one query dimension per distinct non-zero row
+of its table (or one key dimension per distinct column, whichever is fewer), so q·k is S·table[a, b]
+with a single non-zero product: exact in float32 for 0/1 readings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from compiler.blocks import BOS, Atom, Atomic, Dim, Encoded, HeadSpec, Terms, value_key
+from compiler.numeric import SCORE_UNIT, SOFTMAX_GAP
+
+__all__ = [
+    "SCORE_UNIT",
+    "SOFTMAX_GAP",
+    "aggregate_head",
+    "selector_width_head",
+    "merge_heads",
+    "selector_weights",
+]
+
+
+def _add(rows: dict[Dim, np.ndarray], terms: Terms, column: int, scale: float, width: int) -> None:
+    """rows[dim][column] += scale * coefficient, for every (dim, coefficient) of a reading."""
+    for dim, coef in terms:
+        if dim not in rows:
+            rows[dim] = np.zeros(width)
+        rows[dim][column] += scale * coef
+
+
+def _distinct_rows(table: np.ndarray) -> tuple[list[np.ndarray], list[int]]:
+    """Distinct non-zero rows of a 0/1 table, and for each row its class (-1 for an all-zero row)."""
+    classes: dict[bytes, int] = {}
+    reps: list[np.ndarray] = []
+    of_row: list[int] = []
+    for row in table:
+        if not row.any():
+            of_row.append(-1)
+            continue
+        key = row.tobytes()
+        if key not in classes:
+            classes[key] = len(reps)
+            reps.append(row)
+        of_row.append(classes[key])
+    return reps, of_row
+
+
+def selector_weights(atoms: Sequence[Atomic]) -> tuple[dict[Dim, np.ndarray], dict[Dim, np.ndarray], int]:
+    """W_Q, W_K (dim -> [d_qk]) such that q·k = S · (number of atoms whose table holds)."""
+    blocks: list[tuple[list[tuple[Terms, int]], list[tuple[Terms, np.ndarray]], int]] = []
+    for atom in atoms:
+        table = np.asarray(atom.table, dtype=bool)
+        if table.shape != (len(atom.query.values), len(atom.key.values)):
+            raise ValueError(f"atom table shape {table.shape} does not match its readings")
+        row_reps, row_class = _distinct_rows(table)
+        col_reps, col_class = _distinct_rows(table.T)
+        if len(row_reps) <= len(col_reps):
+            # One query dim per row class; the key side carries S times that row.
+            q_side = [(atom.query.one_hot[a], c) for a, c in enumerate(row_class) if c >= 0]
+            k_side = [(atom.key.one_hot[b], np.array([rep[b] for rep in row_reps], float)) for b in range(table.shape[1])]
+            blocks.append((q_side, k_side, len(row_reps)))
+        else:
+            # One key dim per column class; the query side carries S times that column.
+            k_one = [(atom.key.one_hot[b], c) for b, c in enumerate(col_class) if c >= 0]
+            q_vec = [(atom.query.one_hot[a], np.array([rep[a] for rep in col_reps], float)) for a in range(table.shape[0])]
+            blocks.append(([(t, c) for t, c in k_one], q_vec, -len(col_reps)))
+    width = sum(abs(b[2]) for b in blocks)
+    w_q: dict[Dim, np.ndarray] = {}
+    w_k: dict[Dim, np.ndarray] = {}
+    start = 0
+    for one_side, vec_side, signed_width in blocks:
+        size = abs(signed_width)
+        # signed_width > 0: one-hot side is the query; < 0: one-hot side is the key.
+        one_rows, vec_rows = (w_q, w_k) if signed_width > 0 else (w_k, w_q)
+        for terms, cls in one_side:
+            _add(one_rows, terms, start + cls, 1.0, width)
+        for terms, vec in vec_side:
+            for c in np.flatnonzero(vec):
+                _add(vec_rows, terms, start + int(c), SCORE_UNIT, width)
+        start += size
+    if width == 0:
+        # No atom ever holds, or there are no atoms: keep one zero dimension so shapes stay valid.
+        width = 1
+        w_q = {BOS: np.zeros(1)}
+        w_k = {BOS: np.zeros(1)}
+    return w_q, w_k, width
+
+
+def _number_terms(value: Encoded) -> Terms:
+    """A reading as one number: its numerical terms, or sum_v v * one_hot[v] for a categorical one."""
+    if not value.is_categorical:
+        return value.number
+    terms: list[tuple[Dim, float]] = []
+    for v, one_hot in zip(value.values, value.one_hot):
+        number = _as_number(v, value.name)
+        if number != 0:
+            terms.extend((dim, coef * number) for dim, coef in one_hot)
+    return tuple(terms)
+
+
+def _as_number(v: Atom, what: str) -> float:
+    if isinstance(v, bool | int | float):
+        return float(v)
+    raise ValueError(f"{what}: value {v!r} is not a number")
+
+
+def _single_dim(terms: Terms, what: str) -> Dim:
+    if len(terms) != 1 or terms[0][1] != 1.0:
+        raise ValueError(f"{what} must be a single materialised dimension, got {terms!r}")
+    return terms[0][0]
+
+
+def aggregate_head(
+    atoms: Sequence[Atomic], value: Encoded, default: Atom, out: Encoded, *, op: str, name: str
+) -> HeadSpec:
+    """The head of aggregate(select(...), value, default).
+
+    Categorical `out`: copies the selected key's one-hot (exact when at most one key is selected).
+    Numerical `out`: the mean of the selected keys' values, as one number. With nothing selected the
+    query attends only to BOS, whose value row carries `default`.
+    """
+    w_q, w_k, _ = selector_weights(atoms)
+    m = len(atoms)
+    if out.is_categorical:
+        if not value.is_categorical:
+            raise ValueError("a categorical aggregate needs a categorical value reading")
+        wanted = {value_key(v): None for v in (*value.values, default)}
+        columns = [k for k, v in enumerate(out.values) if value_key(v) in wanted]
+        if len(columns) != len(wanted):
+            raise ValueError(f"{out.name}: output values do not cover the value set and the default")
+        out_dims = tuple(_single_dim(out.one_hot[k], out.name) for k in columns)
+        position = {value_key(out.values[k]): i for i, k in enumerate(columns)}
+        d_v = len(columns)
+        w_v: dict[Dim, np.ndarray] = {}
+        for v, one_hot in zip(value.values, value.one_hot):
+            _add(w_v, one_hot, position[value_key(v)], 1.0, d_v)
+        _add(w_v, ((BOS, 1.0),), position[value_key(default)], 1.0, d_v)
+        w_o = np.eye(d_v)
+    else:
+        out_dims = (_single_dim(out.number, out.name),)
+        w_v = {}
+        _add(w_v, _number_terms(value), 0, 1.0, 1)
+        _add(w_v, ((BOS, 1.0),), 0, _as_number(default, "default"), 1)
+        w_o = np.ones((1, 1))
+    return HeadSpec(op, name, w_q, w_k, w_v, w_o, out_dims, bos_score=(m - 0.5) * SCORE_UNIT)
+
+
+def selector_width_head(atoms: Sequence[Atomic], out_dim: Dim, *, op: str, name: str) -> HeadSpec:
+    """Writes 1/(w+1) into out_dim, w = number of selected keys: BOS scores like a selected key and
+    is the only key with a non-zero value (the `bos` dimension)."""
+    w_q, w_k, _ = selector_weights(atoms)
+    return HeadSpec(
+        op, name, w_q, w_k, {BOS: np.ones(1)}, np.ones((1, 1)), (out_dim,), bos_score=len(atoms) * SCORE_UNIT
+    )
+
+
+def _same_rows(a: dict[Dim, np.ndarray], b: dict[Dim, np.ndarray]) -> bool:
+    keys = set(a) | set(b)
+    for k in keys:
+        x, y = a.get(k), b.get(k)
+        x = np.zeros_like(y) if x is None else x
+        y = np.zeros_like(x) if y is None else y
+        if x.shape != y.shape or not np.array_equal(x, y):
+            return False
+    return True
+
+
+def merge_heads(heads: Sequence[HeadSpec]) -> HeadSpec:
+    """One head for several heads with the same selector: values and outputs side by side."""
+    if not heads:
+        raise ValueError("merge_heads needs at least one head")
+    first = heads[0]
+    for h in heads[1:]:
+        if h.bos_score != first.bos_score or not (_same_rows(h.W_Q, first.W_Q) and _same_rows(h.W_K, first.W_K)):
+            raise ValueError(f"heads {first.name!r} and {h.name!r} do not share a selector")
+    d_vs = [h.W_O.shape[0] for h in heads]
+    n_outs = [h.W_O.shape[1] for h in heads]
+    w_v: dict[Dim, np.ndarray] = {}
+    w_o = np.zeros((sum(d_vs), sum(n_outs)))
+    row = col = 0
+    for h, d_v, n_out in zip(heads, d_vs, n_outs):
+        for dim, vec in h.W_V.items():
+            w_v.setdefault(dim, np.zeros(sum(d_vs)))[row : row + d_v] += vec
+        w_o[row : row + d_v, col : col + n_out] = h.W_O
+        row, col = row + d_v, col + n_out
+    out_dims = tuple(d for h in heads for d in h.out_dims)
+    return HeadSpec(
+        "; ".join(h.op for h in heads),
+        ", ".join(h.name for h in heads),
+        dict(first.W_Q),
+        dict(first.W_K),
+        w_v,
+        w_o,
+        out_dims,
+        first.bos_score,
+    )

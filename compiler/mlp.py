@@ -1,0 +1,347 @@
+"""Exact MLPs in Dim coordinates: lookup tables, numerical step banks, joint (product) one-hots.
+
+Every builder returns out = relu(resid·W_in + b_in)·W_out, exact on every reachable input:
+
+- A table unit fires for one tuple of categorical values: relu(2·sum of its k one-hots - (2k-1)) is
+  exactly 1 on the tuple and exactly 0 elsewhere (a partial match gives <= -1), and stays so under
+  one-hot noise below 1/(2k).
+- A step pair relu(D) - relu(D - 1), D = s·(x - t) + 1/2 (the offset rides on the `one` dim, the
+  biases are 0 and -1), is exactly 0 below the threshold band and exactly 1 above it: see numeric.py.
+
+Outputs are a base value (a constant `one` unit, or one unit per context value) plus deltas, so units
+are only spent where the output changes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from compiler.blocks import ONE, Atom, Dim, Encoded, MLPSpec, Terms, value_key
+from compiler.numeric import (
+    F32_EXACT_INTEGERS,
+    F32_INTEGER_BAND,
+    SAFETY_FACTOR,
+    STEP_SHARPNESS,
+    check_resolvable,
+    preactivation_rounding,
+    rounding_error,
+    step_margin,
+)
+from rasp.errors import CompileError, Diagnostic
+
+__all__ = ["table_mlp", "numeric_mlp", "joint_mlp"]
+
+
+class _Builder:
+    """Accumulates hidden units: W_in columns (dim -> weight), biases and output rows."""
+
+    def __init__(self, n_out: int) -> None:
+        self.n_out = n_out
+        self.columns: list[dict[Dim, float]] = []
+        self.biases: list[float] = []
+        self.outputs: list[np.ndarray] = []
+
+    def unit(self, terms: Mapping[Dim, float], bias: float, output: np.ndarray) -> None:
+        self.columns.append(dict(terms))
+        self.biases.append(bias)
+        self.outputs.append(np.asarray(output, dtype=float))
+
+    def spec(self, op: str, name: str, out_dims: tuple[Dim, ...], notes: dict) -> MLPSpec:
+        hidden = len(self.biases)
+        w_in: dict[Dim, np.ndarray] = {}
+        for j, column in enumerate(self.columns):
+            for dim, w in column.items():
+                if w != 0.0:
+                    w_in.setdefault(dim, np.zeros(hidden))[j] += w
+        w_out = np.array(self.outputs).reshape(hidden, self.n_out)
+        return MLPSpec(op, name, w_in, np.array(self.biases, dtype=float), w_out, out_dims, notes)
+
+
+def _linear(*parts: tuple[Terms, float]) -> dict[Dim, float]:
+    """sum of scale * reading, as dim -> weight."""
+    acc: dict[Dim, float] = {}
+    for terms, scale in parts:
+        for dim, coef in terms:
+            acc[dim] = acc.get(dim, 0.0) + scale * coef
+    return acc
+
+
+class _Output:
+    """How an output value is written: a one-hot row or one number."""
+
+    def __init__(self, out: Encoded) -> None:
+        self.out = out
+        if out.is_categorical:
+            self.dims = tuple(_single_dim(t, out.name) for t in out.one_hot)
+        else:
+            self.dims = (_single_dim(out.number, out.name),)
+
+    def encode(self, v: Atom) -> np.ndarray:
+        if self.out.is_categorical:
+            row = np.zeros(len(self.dims))
+            row[self.out.index_of(v)] = 1.0
+            return row
+        if isinstance(v, bool | int | float):
+            return np.array([float(v)])
+        raise ValueError(f"{self.out.name}: output value {v!r} is not a number")
+
+
+def _single_dim(terms: Terms, what: str) -> Dim:
+    if len(terms) != 1 or terms[0][1] != 1.0:
+        raise ValueError(f"{what} must be written to a single materialised dimension, got {terms!r}")
+    return terms[0][0]
+
+
+def _most_common(values: Sequence[Atom]) -> Atom:
+    counts = Counter(value_key(v) for v in values)
+    best = max(counts, key=lambda k: counts[k])
+    return next(v for v in values if value_key(v) == best)
+
+
+def table_mlp(
+    inputs: Sequence[Encoded], table: Mapping[tuple, Atom], out: Encoded, *, op: str, name: str
+) -> MLPSpec:
+    """A lookup table over categorical readings: the most common output as a base, one unit per
+    reachable tuple whose output differs from it."""
+    if not table:
+        raise ValueError(f"{name}: empty table")
+    writer = _Output(out)
+    base = _most_common(list(table.values()))
+    base_row = writer.encode(base)
+    b = _Builder(len(writer.dims))
+    if base_row.any():
+        b.unit({ONE: 1.0}, 0.0, base_row)
+    k = len(inputs)
+    for tup, result in table.items():
+        if value_key(result) == value_key(base):
+            continue
+        parts = [(enc.one_hot[enc.index_of(v)], 2.0) for enc, v in zip(inputs, tup)]
+        b.unit(_linear(*parts), -(2.0 * k - 1.0), writer.encode(result) - base_row)
+    notes = {"kind": "table", "inputs": [e.name for e in inputs], "rows": len(table), "onehot_noise_tolerated": 0.5 / (2 * k)}
+    return b.spec(op, name, writer.dims, notes)
+
+
+def joint_mlp(
+    inputs: Sequence[Encoded], tuples: Sequence[tuple], out_name: str, *, op: str
+) -> tuple[MLPSpec, Encoded]:
+    """A product one-hot `out_name:(v1, v2, ...)` over the reachable tuples of several readings."""
+    unique: dict[tuple, tuple] = {}
+    for t in tuples:
+        unique.setdefault(tuple(value_key(v) for v in t), tuple(t))
+    values = tuple(unique.values())
+    out = Encoded.materialised_categorical(out_name, values)
+    spec = table_mlp(inputs, {t: t for t in values}, out, op=op, name=out_name)
+    return spec, out
+
+
+# ----------------------------------------------------------------------------------------------
+# Numerical step banks
+
+
+@dataclass(frozen=True)
+class _Step:
+    """The output changes by `delta` (an output row) where x crosses t, between reachable x values
+    `gap` apart; `rank` orders the steps of one context by threshold."""
+
+    t: float
+    gap: float
+    delta: tuple[float, ...]
+    rank: int
+
+
+@dataclass(frozen=True)
+class _Context:
+    """The points reachable when the context reading (`terms`, 1 there and 0 elsewhere) holds."""
+
+    terms: Terms
+    xs: np.ndarray  # sorted distinct reachable x
+    first: Atom  # output at the smallest x
+    steps: tuple[_Step, ...]
+
+
+def _context_of(terms: Terms, points: Sequence[tuple[float, Atom]], writer: _Output, what: str) -> _Context:
+    by_x: dict[float, Atom] = {}
+    for x, v in points:
+        x = float(x)
+        if x in by_x and value_key(by_x[x]) != value_key(v):
+            raise ValueError(f"{what}: x = {x!r} maps to both {by_x[x]!r} and {v!r}")
+        by_x[x] = v
+    if not by_x:
+        raise ValueError(f"{what}: no reachable points")
+    xs = sorted(by_x)
+    steps: list[_Step] = []
+    for a, b in zip(xs, xs[1:]):
+        before, after = by_x[a], by_x[b]
+        if value_key(before) != value_key(after):
+            delta = writer.encode(after) - writer.encode(before)
+            steps.append(_Step((a + b) / 2, b - a, tuple(delta.tolist()), len(steps)))
+    return _Context(terms, np.array(xs), by_x[xs[0]], tuple(steps))
+
+
+def numeric_mlp(
+    x: Encoded,
+    points: Sequence[tuple[float, Atom]],
+    out: Encoded,
+    *,
+    op: str,
+    name: str,
+    context: Encoded | None = None,
+    context_points: Mapping[Atom, Sequence[tuple[float, Atom]]] | None = None,
+    x_error: float | None = None,
+    context_noise: float = 0.0,
+) -> MLPSpec:
+    """A piecewise-constant function of a numerical reading: one step pair per change of the output.
+
+    With a categorical `context`, the output is a function of (context, x): `context_points[c]` are
+    the points reachable when context == c, and each step pair serves every context, its threshold
+    linear in the context one-hot. `x_error` bounds |float32 x - exact x| (default: the rounding of x
+    itself); `context_noise` bounds the noise on the context one-hot. Raises CompileError (without a
+    span) when a gap is too small to resolve at these errors.
+    """
+    if x.is_categorical:
+        raise ValueError(f"{name}: numeric_mlp needs a numerical reading, got categorical {x.name}")
+    writer = _Output(out)
+    if context is None:
+        contexts = [_context_of(((ONE, 1.0),), points, writer, name)]
+    else:
+        if not context.is_categorical or context_points is None:
+            raise ValueError(f"{name}: a context must be categorical and come with context_points")
+        contexts = [
+            _context_of(context.one_hot[context.index_of(c)], pts, writer, name) for c, pts in context_points.items()
+        ]
+    max_abs_x = max(float(np.abs(c.xs).max()) for c in contexts)
+    if x_error is None:
+        x_error = rounding_error(max_abs_x, len(x.number))
+
+    # Steps that change the output by the same delta share units: the k-th such step of every context.
+    groups: dict[tuple[tuple[float, ...], int], dict[int, _Step]] = {}
+    for ci, ctx in enumerate(contexts):
+        seen: Counter[tuple[float, ...]] = Counter()
+        for step in ctx.steps:
+            groups.setdefault((step.delta, seen[step.delta]), {})[ci] = step
+            seen[step.delta] += 1
+    units = sorted((_plan_unit(m, contexts) for m in groups.values()), key=lambda u: (u.falling, u.order))
+
+    b = _Builder(len(writer.dims))
+    bases = [writer.encode(ctx.first) for ctx in contexts]
+    n_terms = len(x.number) + max(len(c.terms) for c in contexts) + 1
+    tolerance = np.inf
+    for u in units:
+        sign = -1.0 if u.falling else 1.0
+        # D = round(±slope·x + offset_c + K) - K: an integer, see numeric.F32_INTEGER_BAND.
+        terms = _linear((x.number, sign * u.slope), *((contexts[ci].terms, off) for ci, off in u.offsets.items()))
+        terms[ONE] = terms.get(ONE, 0.0) + u.shift
+        delta = np.array(u.delta)
+        b.unit(terms, -u.shift - 1.0, delta if u.falling else -delta)  # relu(D - 1)
+        b.unit(terms, -u.shift, -delta if u.falling else delta)  # relu(D)
+        if u.falling:  # [x >= t] = 1 - [x < t]
+            for ci in u.members:
+                bases[ci] = bases[ci] + delta
+        noise = context_noise * sum(abs(o) for o in u.offsets.values())
+        slack = u.margin - preactivation_rounding(n_terms, u.slope * max_abs_x) - noise
+        tolerance = min(tolerance, slack / u.slope)
+        check_resolvable(
+            u.min_gap,
+            x_error,
+            slack / u.slope,
+            what=f"{name}: {op}",
+            sizes=f"slope {u.slope:.3g}, {len(contexts)} context value(s)",
+        )
+    _add_bases(b, bases, contexts)
+    total = _max_activation_sum(units, bases, contexts)
+    integral = all(float(v).is_integer() for u in units for v in u.delta) and all(
+        float(v).is_integer() for row in bases for v in row
+    )
+    if integral and total >= F32_EXACT_INTEGERS:
+        raise CompileError(
+            [Diagnostic(f"{name}: {op}: {len(units)} steps need hidden activations summing to {total:.3g}, "
+                        "beyond float32's exact integers", hint="use a smaller maximum length")]
+        )
+    notes = {
+        "kind": "steps",
+        "pairs": len(units),
+        "x_tolerance": float(tolerance / SAFETY_FACTOR),
+        "max_activation_sum": total,
+        # Integer outputs (one-hots, integer deltas) are exact; otherwise each product rounds.
+        "output_error_bound": 0.0 if integral else rounding_error(total, len(b.biases)),
+    }
+    return b.spec(op, name, writer.dims, notes)
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """One step pair: D = ±slope·x + sum_c offsets[c]·context_c; off for D <= 0, on for D >= 1."""
+
+    delta: tuple[float, ...]
+    slope: float
+    falling: bool
+    offsets: dict[int, float]
+    shift: float  # K: puts D + K in [2**23, 2**24) at every reachable input
+    members: tuple[int, ...]
+    min_gap: float
+    margin: float  # smallest distance of D from the band (0, 1) at a reachable input
+    order: float
+
+
+def _plan_unit(members: dict[int, _Step], contexts: Sequence[_Context]) -> _Unit:
+    min_gap = min(s.gap for s in members.values())
+    slope = STEP_SHARPNESS / min_gap
+    # Choose the direction whose on-side activations are smaller.
+    rise = max(slope * (contexts[ci].xs[-1] - s.t) for ci, s in members.items())
+    fall = max(slope * (s.t - contexts[ci].xs[0]) for ci, s in members.items())
+    falling = fall < rise
+    sign = -1.0 if falling else 1.0
+    margin = step_margin(slope, min_gap)
+    offsets: dict[int, float] = {}
+    for ci, ctx in enumerate(contexts):
+        step = members.get(ci)
+        if step is not None:
+            offsets[ci] = -sign * slope * step.t + 0.5
+        else:  # keep D <= -margin at every reachable x of this context
+            offsets[ci] = -sign * slope * (ctx.xs[0] if falling else ctx.xs[-1]) - margin
+    low, high, true_margin = np.inf, -np.inf, np.inf
+    for ci, ctx in enumerate(contexts):
+        pre = sign * slope * ctx.xs + offsets[ci]
+        low, high = min(low, float(pre.min())), max(high, float(pre.max()))
+        true_margin = min(true_margin, float(np.min(np.maximum(-pre, pre - 1.0))))
+    shift = F32_INTEGER_BAND + 4.0 - math.floor(low)
+    if high + shift >= F32_EXACT_INTEGERS - 4.0:
+        raise CompileError(
+            [Diagnostic(f"a step needs pre-activations spanning {high - low:.3g}, beyond float32's integer band",
+                        hint="use a smaller maximum length")]
+        )
+    if true_margin < margin - 1e-6 * (1.0 + abs(margin)):
+        raise ValueError("internal: a step threshold falls too close to a reachable value")
+    delta = next(iter(members.values())).delta
+    order = float(np.mean([s.t for s in members.values()]))
+    return _Unit(delta, slope, falling, offsets, shift, tuple(members), min_gap, margin, order)
+
+
+def _add_bases(b: _Builder, bases: list[np.ndarray], contexts: Sequence[_Context]) -> None:
+    """The output at the bottom of each context's range (plus the falling deltas): the most common
+    row on a `one` unit, the others on one unit per context value."""
+    keyed = Counter(tuple(row.tolist()) for row in bases)
+    common = np.array(max(keyed, key=lambda k: keyed[k]))
+    if common.any():
+        b.unit({ONE: 1.0}, 0.0, common)
+    for ctx, row in zip(contexts, bases):
+        if not np.array_equal(row, common):
+            b.unit(_linear((ctx.terms, 2.0)), -1.0, row - common)
+
+
+def _max_activation_sum(units: Sequence[_Unit], bases: Sequence[np.ndarray], contexts: Sequence[_Context]) -> float:
+    """max over reachable inputs of sum_j |h_j| * max|W_out[j]|: below 2**24, integer outputs are exact."""
+    worst = 0.0
+    for ci, ctx in enumerate(contexts):
+        total = np.full(len(ctx.xs), float(np.abs(bases[ci]).max(initial=0.0)) + 1.0)
+        for u in units:
+            pre = (-u.slope if u.falling else u.slope) * ctx.xs + u.offsets[ci]
+            weight = float(np.abs(np.array(u.delta)).max())
+            total += weight * (np.maximum(pre, 0.0) + np.maximum(pre - 1.0, 0.0))
+        worst = max(worst, float(total.max()))
+    return worst

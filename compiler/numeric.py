@@ -1,0 +1,97 @@
+"""Float32 constants and error bounds that make compiled weights exact by construction.
+
+Attention: a selected key scores `SCORE_UNIT` per satisfied atom; anything `SOFTMAX_GAP` or more
+below the best score gets softmax weight exactly 0.0 in float32, because exp(-SOFTMAX_GAP) is below
+half the smallest float32 subnormal (2**-150) and rounds to zero.
+
+MLPs: a step pair `relu(D) - relu(D - 1)` is exactly 0 for D <= 0 and exactly 1 for D >= 1 when D
+is an integer, and integer hidden activations add exactly in any order. The pre-activation is made
+an integer by computing it in the float32 band [2**23, 2**24), where every float is an integer; the
+input must then stay far enough from each threshold that the rounding cannot move it across;
+`check_resolvable` refuses when it does not.
+
+See docs/compiler-weights.md for the proofs.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rasp.errors import CompileError, Diagnostic
+
+# Unit roundoff of float32 (half an ulp of 1.0).
+F32_UNIT_ROUNDOFF = 2.0**-24
+# Every float32 in [2**23, 2**24) is an integer: a step's pre-activation is computed there (the `one`
+# dim carries 2**23 + offset), so it is rounded to an integer before the bias brings it back to 0.
+F32_INTEGER_BAND = 2.0**23
+# Integers up to 2**24 add exactly in float32, in any order.
+F32_EXACT_INTEGERS = 2.0**24
+
+# exp(-x) rounds to 0.0 in float32 for x > 150*ln 2 ~ 103.97; 120 leaves room for score rounding.
+SOFTMAX_GAP = 120.0
+# One satisfied atom. BOS sits half a unit below the selected keys and half a unit above the best
+# unselected key, so S/2 must exceed SOFTMAX_GAP; the extra 8 absorbs noise on one-hot readings.
+# A power of two keeps q·k exact for 0/1 readings.
+SCORE_UNIT = 256.0
+# Score given to PAD keys relative to one unit (assembly: query `one` x key `pad`).
+PAD_SCORE = -1e4 * SCORE_UNIT
+
+# A step's slope is STEP_SHARPNESS / gap: the reachable values on either side of its threshold are
+# STEP_SHARPNESS/2 - 1/2 pre-activation units away from the band (0, 1) where the step is not flat.
+STEP_SHARPNESS = 16.0
+# Extra factor between the worst-case input error and the tolerated one.
+SAFETY_FACTOR = 2.0
+
+
+def score_margin_ok(max_score_noise: float) -> bool:
+    """Whether score noise of this size still leaves every unselected key SOFTMAX_GAP below."""
+    return SCORE_UNIT / 2 - 2 * max_score_noise >= SOFTMAX_GAP
+
+
+def rounding_error(max_abs: float, n_terms: int = 1) -> float:
+    """Worst-case float32 error of a value of size <= max_abs computed by summing n_terms products."""
+    n = max(n_terms, 1) + 1
+    return n * F32_UNIT_ROUNDOFF / (1 - n * F32_UNIT_ROUNDOFF) * max_abs
+
+
+def mean_error_bound(n_keys: int, max_abs_value: float) -> float:
+    """Worst-case float32 error of a uniform attention mean over n_keys values of size <= max_abs.
+
+    The weights are fl(1/n) (relative error u); the weighted sum of n terms adds at most
+    gamma_{n} * sum |w v| <= gamma_{n} * max_abs (sequential summation, the worst order); the value
+    and output projections add two more roundings.
+    """
+    n = max(n_keys, 1) + 3
+    return n * F32_UNIT_ROUNDOFF / (1 - n * F32_UNIT_ROUNDOFF) * max_abs_value
+
+
+def step_margin(slope: float, gap: float) -> float:
+    """Distance, in pre-activation units, from a reachable value to the band (0, 1) of a step whose
+    threshold is the midpoint of `gap`."""
+    return slope * gap / 2 - 0.5
+
+
+def preactivation_rounding(n_terms: int, max_abs_slope_x: float) -> float:
+    """Worst-case error of a step's integer pre-activation: storing the `one` weight near 2**23
+    (<= 1/2), rounding the dot product into the integer band (<= 1/2 per term added after the
+    offset), and the float32 slope times x (relative 2u)."""
+    return 1.0 + 0.5 * n_terms + 2 * F32_UNIT_ROUNDOFF * max_abs_slope_x
+
+
+def check_resolvable(gap: float, input_error: float, tolerance: float, *, what: str, sizes: str = "") -> None:
+    """Refuse (CompileError, no span) when a step cannot separate two reachable values `gap` apart:
+    the input error, times SAFETY_FACTOR, must stay within the step's tolerance."""
+    if gap <= 0 or not math.isfinite(gap):
+        raise CompileError([Diagnostic(f"{what}: two reachable values are not distinct ({gap!r} apart)")])
+    if SAFETY_FACTOR * input_error > tolerance:
+        raise CompileError(
+            [
+                Diagnostic(
+                    f"{what}: values {gap:.3g} apart cannot be told apart exactly in float32 "
+                    f"(input error up to {input_error:.3g}, tolerance {tolerance:.3g}"
+                    f"{'; ' + sizes if sizes else ''})",
+                    hint="use a smaller maximum length, or make the value categorical "
+                    "(e.g. compare counts instead of fractions)",
+                )
+            ]
+        )
