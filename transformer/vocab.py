@@ -94,6 +94,8 @@ class Vocab:
             tokens: list[object] = list(item)
         elif isinstance(item, list | tuple):
             tokens = list(item)
+        elif isinstance(item, np.ndarray) and item.ndim == 1:
+            tokens = item.tolist()  # numpy scalars -> Python atoms
         else:
             raise ModelInputError(
                 f"{where} is of type {type(item).__name__}; give a string or a list of tokens"

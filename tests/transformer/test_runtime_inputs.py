@@ -32,6 +32,7 @@ def test_tokens_match_by_json_type_and_value(typed_model: transformer.CompiledTr
         [[np.int64(1), np.bool_(True)]]
     )  # numpy scalars count as their JSON kind
     assert ids.tolist() == [[5, 0, 2]]
+    assert typed_model.run([np.array([1, 1])]) == [[1, 1]]
     for wrong in (1.0, False, "True", 2):
         with pytest.raises(ModelInputError, match="not in the model's vocabulary"):
             typed_model.encode([[wrong]])
