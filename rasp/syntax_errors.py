@@ -197,15 +197,16 @@ def _open_brackets(text: str, stop: int) -> list[_Opener]:
             i = len(text) if newline < 0 else newline + 1
             continue
         if char in _CLOSERS:
-            stack.append(_Opener(char, _label(text, i), i))
+            stack.append(_Opener(char, *_label(text, i)))
         elif char in _CLOSER_TERMINALS and stack and _CLOSERS[stack[-1].char] == char:
             stack.pop()
         i += 1
     return stack
 
 
-def _label(text: str, pos: int) -> str:
-    """How to name the bracket at `pos`: `'select('` after a known word, else the bracket itself."""
+def _label(text: str, pos: int) -> tuple[str, int]:
+    """How to name the bracket at `pos` (`'select('` after a known word, else the bracket itself),
+    and where that name starts."""
     char = text[pos]
     j = pos
     while j > 0 and text[j - 1] in " \t":
@@ -215,7 +216,7 @@ def _label(text: str, pos: int) -> str:
         k -= 1
     word = text[k:j]
     if char == "(" and word in _WORD_OPENERS:
-        return f"'{word}('"
+        return f"'{word}('", k
     if char == "(" and word.isidentifier():
-        return f"the call '{word}('"
-    return f"'{char}'"
+        return f"the call '{word}('", k
+    return f"'{char}'", pos

@@ -1,0 +1,226 @@
+"""The grammar: the original's precedence, every statement form, spans, and syntax errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from rasp import ast
+from rasp.errors import RaspSyntaxError
+from rasp.parser import is_complete, parse
+from rasp.sops import Comparison
+
+
+def show(e: ast.Expr) -> str:
+    """The expression fully parenthesised, so tests read the tree's grouping directly."""
+    match e:
+        case ast.Name(name=name):
+            return name
+        case ast.Literal(value=value):
+            return f'"{value}"' if isinstance(value, str) else str(value)
+        case ast.Unary(op=op, operand=operand):
+            if op in (ast.UnaryOp.ROUND, ast.UnaryOp.INDICATOR):
+                return f"{op.value}({show(operand)})"
+            return f"({op.value} {show(operand)})" if op is ast.UnaryOp.NOT else f"({op.value}{show(operand)})"
+        case ast.Binary(op=op, left=left, right=right):
+            return f"({show(left)} {op.value} {show(right)})"
+        case ast.Ternary(then=then, cond=cond, orelse=orelse):
+            return f"({show(then)} if {show(cond)} else {show(orelse)})"
+        case ast.Call(func=func, args=args):
+            return f"{show(func)}({', '.join(show(a) for a in args)})"
+        case ast.Index(target=target, index=index):
+            return f"{show(target)}[{show(index)}]"
+        case ast.Select(keys=keys, queries=queries, comparison=comparison):
+            return f"select({show(keys)}, {show(queries)}, {comparison.value})"
+        case ast.ListLit(items=items):
+            return "[" + ", ".join(show(i) for i in items) + "]"
+    return type(e).__name__
+
+
+def expr(text: str) -> ast.Expr:
+    (stmt,) = parse(text + ";").statements
+    assert isinstance(stmt, ast.ExprStmt)
+    return stmt.expr
+
+
+@pytest.mark.parametrize(
+    ("text", "grouped"),
+    [
+        ("not a == b", "((not a) == b)"),  # prefix binds tighter than every binary operator
+        ("indices % 2 * 3", "(indices % (2 * 3))"),  # % sits below *
+        ("a * b % c / d", "((a * b) % (c / d))"),
+        ("2 ^ 3 ^ 2", "((2 ^ 3) ^ 2)"),  # left-associative power
+        ("a or b and c", "((a or b) and c)"),  # and/or: one level, left to right
+        ("a and b or c", "((a and b) or c)"),
+        ("1 < 2 < 3", "((1 < 2) < 3)"),  # comparisons chain left-assoc
+        ("a == b != c", "((a == b) != c)"),
+        ("a + b in l", "((a + b) in l)"),  # in is the loosest
+        ("a if c else b in l", "((a if c else b) in l)"),
+        ("x and y if c else z", "((x and y) if c else z)"),
+        ("a if b else c if d else e", "((a if b else c) if d else e)"),
+        ("-2 ^ 2", "((-2) ^ 2)"),
+        ("- a[0]", "(-a[0])"),
+        ("a - b - c", "((a - b) - c)"),
+        ("a + b * c ^ d", "(a + (b * (c ^ d)))"),
+        ("f(x)[0](y)", "f(x)[0](y)"),
+        ("round(a) + indicator(b)", "(round(a) + indicator(b))"),
+        ("not not a", "(not (not a))"),
+        ("select(a, b, ==) and not select(a, b, <)", "(select(a, b, ==) and (not select(a, b, <)))"),
+        ("a <= b >= c", "((a <= b) >= c)"),
+        ("[1, a + 2]", "[1, (a + 2)]"),
+    ],
+)
+def test_precedence_matches_the_original(text: str, grouped: str) -> None:
+    assert show(expr(text)) == grouped
+
+
+def test_literals() -> None:
+    assert expr("12") == ast.Literal(12, expr("12").span)
+    assert isinstance(expr("1.25"), ast.Literal) and expr("1.25").value == 1.25  # type: ignore[union-attr]
+    assert expr('"a b#c"').value == "a b#c"  # type: ignore[union-attr]
+    assert isinstance(expr("True"), ast.Name)
+
+
+def test_select_aggregate_and_builtin_forms() -> None:
+    s = expr("select (tokens, 0, !=)")  # whitespace before '(' is our extension
+    assert isinstance(s, ast.Select) and s.comparison is Comparison.NEQ
+    for op in Comparison:
+        assert expr(f"select(a, b, {op.value})").comparison is op  # type: ignore[union-attr]
+    agg = expr("aggregate(s, v, 0)")
+    assert isinstance(agg, ast.Aggregate) and agg.default is not None
+    assert expr("aggregate(s, v)").default is None  # type: ignore[union-attr]
+    assert isinstance(expr("range(1, 5, 2)"), ast.Range)
+    assert isinstance(expr("zip(a, b)"), ast.Zip)
+    assert isinstance(expr("len (a)"), ast.Len)
+    comp = expr("[a + b for a, b in zip(x, y)]")
+    assert isinstance(comp, ast.ListComp) and comp.targets == ("a", "b")
+    dcomp = expr("{k: v for k in d}")
+    assert isinstance(dcomp, ast.DictComp)
+    d = expr('{"a": 1, 2: x}')
+    assert isinstance(d, ast.DictLit) and len(d.pairs) == 2
+    assert expr("{}") == ast.DictLit((), expr("{}").span)
+
+
+def test_statements() -> None:
+    text = """
+# a comment line
+a, b = 1, 2;  # trailing comment
+def f(x, y) {
+    # comments inside
+    def g(z) { return z; }
+    for i in [1, 2] { x = x + i; }
+    return g(x), y;
+}
+def h() { return 1; }
+for k, v in zip([1], [2]) { c = k; }
+load "lib";
+draw(tokens, "abc"); draw(indices);
+x = 1; y = 2; z = 3;
+"""
+    stmts = parse(text).statements
+    kinds = [type(s).__name__ for s in stmts]
+    assert kinds == ["Assign", "FuncDef", "FuncDef", "For", "Load", "Draw", "Draw", "Assign", "Assign", "Assign"]
+    assign = stmts[0]
+    assert isinstance(assign, ast.Assign) and assign.targets == ("a", "b") and len(assign.values) == 2
+    f = stmts[1]
+    assert isinstance(f, ast.FuncDef) and f.params == ("x", "y") and len(f.returns) == 2
+    assert [type(s).__name__ for s in f.body] == ["FuncDef", "For"]
+    assert isinstance(stmts[2], ast.FuncDef) and stmts[2].params == ()
+    assert isinstance(stmts[4], ast.Load) and stmts[4].path == "lib"
+    assert isinstance(stmts[6], ast.Draw) and stmts[6].input is None
+
+
+@pytest.mark.parametrize(
+    ("line", "command", "subset", "switch"),
+    [
+        ('set example "hey"', ast.CommandKind.SET_EXAMPLE, ast.ExampleSubset.BOTH, None),
+        ("set s-op example [1, 2]", ast.CommandKind.SET_EXAMPLE, ast.ExampleSubset.SOP, None),
+        ("set selector example [1]", ast.CommandKind.SET_EXAMPLE, ast.ExampleSubset.SELECTOR, None),
+        ("show example", ast.CommandKind.SHOW_EXAMPLE, ast.ExampleSubset.BOTH, None),
+        ("show s-op example;", ast.CommandKind.SHOW_EXAMPLE, ast.ExampleSubset.SOP, None),
+        ("examples off", ast.CommandKind.TOGGLE_EXAMPLES, ast.ExampleSubset.BOTH, False),
+        ("selector examples on", ast.CommandKind.TOGGLE_EXAMPLES, ast.ExampleSubset.SELECTOR, True),
+        ("full seq display on", ast.CommandKind.FULL_SEQ_DISPLAY, ast.ExampleSubset.BOTH, True),
+        ("exit", ast.CommandKind.EXIT, ast.ExampleSubset.BOTH, None),
+        ("exit()", ast.CommandKind.EXIT, ast.ExampleSubset.BOTH, None),
+        ("quit", ast.CommandKind.EXIT, ast.ExampleSubset.BOTH, None),
+        ("quit();", ast.CommandKind.EXIT, ast.ExampleSubset.BOTH, None),
+    ],
+)
+def test_repl_commands(line: str, command: ast.CommandKind, subset: ast.ExampleSubset, switch: bool | None) -> None:
+    (stmt,) = parse(line).statements
+    assert isinstance(stmt, ast.ReplCommand)
+    assert (stmt.command, stmt.subset, stmt.switch) == (command, subset, switch)
+    assert (stmt.example is not None) == (command is ast.CommandKind.SET_EXAMPLE)
+
+
+def test_spans_cover_the_expression() -> None:
+    program = parse("x = 1;\ny = length - indices ;", "f.rasp")
+    stmt = program.statements[1]
+    assert isinstance(stmt, ast.Assign)
+    value = stmt.values[0]
+    assert value.span.text() == "length - indices"
+    assert (value.span.line, value.span.col, value.span.end_col) == (2, 5, 21)
+    assert value.span.file == "f.rasp"
+    assert stmt.target_spans[0].text() == "y"
+    assert isinstance(value, ast.Binary) and value.op_span.text() == "-"
+
+
+def test_is_complete() -> None:
+    assert is_complete("x = 1;")
+    assert is_complete("")
+    assert is_complete("# only a comment")
+    assert is_complete('set example "abc"')
+    assert is_complete("exit")
+    assert not is_complete("x = 1")
+    assert not is_complete("x = select(indices,")
+    assert not is_complete("def f(x) {")
+    assert not is_complete("def f(x) {\n  y = x;\n  return y;")
+    assert not is_complete("for x in [1, 2] {")
+    assert not is_complete("x = [1,\n 2")
+    assert is_complete("x = );")  # definitely wrong is complete: the REPL reports it
+    assert is_complete("x = 1 +* 2;")
+
+
+def error(text: str) -> RaspSyntaxError:
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "t.rasp")
+    return info.value
+
+
+def test_syntax_errors_speak_rasp() -> None:
+    e = error("x = select(indices, 0, =);")
+    assert e.message == "'=' is assignment; use '==' to compare"
+    assert (e.span.line, e.span.col) == (1, 24) and not e.incomplete
+    e = error("x = select(indices, 0, eq);")
+    assert e.message == "unknown comparison 'eq'" and "== != < > <= >=" in (e.hint or "")
+    e = error("x = select(indices, 0, ==;")
+    assert e.message == "expected ')' to close 'select('" and "column 5" in (e.hint or "")
+    e = error("x = 3\ny = 4;")
+    assert e.message == "expected ';' after the statement"
+    assert (e.span.line, e.span.col) == (1, 6)  # right after the 3, where the ';' belongs
+    e = error("x = (1 + 2")
+    assert e.incomplete and e.message == "expected ')' to close '('"
+    e = error("on = 3;")
+    assert "keyword" in e.message
+    e = error("x = 'a';")
+    assert e.message == "strings are written in double quotes"
+    e = error("x = .5;")
+    assert "digits on both sides" in e.message
+    e = error("tokens;;")
+    assert e.message == "unexpected ';'"
+    e = error("x = 1;\n)")
+    assert e.message == "unmatched ')'" and e.span.line == 2
+
+
+def test_syntax_errors_never_name_terminals() -> None:
+    for bad in ["x = ;", "f(,);", "1 +;", "def (x) {}", "for in;", "in 4;", "if;", "x = [1 2];", "select(a b)"]:
+        e = error(bad)
+        rendered = e.render()
+        for terminal in ("RPAR", "LPAR", "SEMICOLON", "NAME", "$END", "COMMA", "RSQB", "__ANON"):
+            assert terminal not in rendered, rendered
+        assert rendered.startswith("t.rasp:1:")
+
+
+def test_deep_nesting_is_an_error_not_a_crash() -> None:
+    e = error("x = " + "[" * 5000 + "1" + "]" * 5000 + ";")
+    assert "nested too deeply" in e.message
