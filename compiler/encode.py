@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from compiler import attention, mlp
+from compiler import attention, mlp, numeric
 from compiler.blocks import ONE, Atom, Atomic, Dim, Encoded, Encoding, HeadSpec, MLPSpec, Terms, value_key
 from compiler.graph import Graph, IRNode, Op
 from compiler.values import ValueSets, apply_map, input_combinations, is_number, sort_values
@@ -32,6 +32,8 @@ from rasp.errors import CompileError, Diagnostic
 
 # A categorical output with more values than this is emitted numerically when its values are numbers.
 MAX_CATEGORICAL_OUTPUT = 512
+# A fused chain of maps over several categorical s-ops is one table up to this many input combinations.
+MAX_FUSED_TABLE = 4096
 
 TRUE = Encoded("true", Encoding.CATEGORICAL, (True,), one_hot=(((ONE, 1.0),),))
 ALL_TRUE = Atomic(TRUE, TRUE, np.ones((1, 1), dtype=bool))
@@ -165,7 +167,8 @@ class _Encoder:
             case Op.AGGREGATE:
                 if self.is_mean(node):
                     x = self.reading(node.index, Encoding.NUMERICAL)
-                    return self._decode_numeric(node, x, [(float(v), v) for v in vals], Encoding.CATEGORICAL)
+                    return self._decode_numeric(node, x, [(float(v), v) for v in vals], Encoding.CATEGORICAL,
+                                                self.x_error(node.index))
                 return self._aggregate(node, Encoding.CATEGORICAL)
             case Op.MAP:
                 return self._map(node, Encoding.CATEGORICAL)
@@ -230,11 +233,12 @@ class _Encoder:
         return self._memo(key, node, make)
 
     def _decode_numeric(
-        self, node: IRNode, x: Encoded, points: list[tuple[float, Atom]], encoding: Encoding
+        self, node: IRNode, x: Encoded, points: list[tuple[float, Atom]], encoding: Encoding,
+        x_error: float | None = None,
     ) -> Encoded:
         out = self._materialise(node, encoding, sort_values(v for _, v in points))
         points = _merge_points(node, points)
-        spec = mlp.numeric_mlp(x, points, out, op=node.text, name=node.name)
+        spec = mlp.numeric_mlp(x, points, out, op=node.text, name=node.name, x_error=x_error)
         self.mlps.append(spec)
         return out
 
@@ -273,11 +277,11 @@ class _Encoder:
 
     def chain_value(self, index: int, env: Mapping[int, Atom]) -> tuple[bool, Atom]:
         """The fused chain's value for support values `env` ((False, None) where it raises)."""
+        if index in env:
+            return True, env[index]
         node = self.g[index]
         if node.op is Op.CONST:
             return True, node.value
-        if node.op is not Op.MAP:
-            return True, env[index]
         args = []
         for i in node.inputs:
             ok, v = self.chain_value(i, env)
@@ -288,6 +292,9 @@ class _Encoder:
 
     def is_numeric_source(self, index: int) -> bool:
         node = self.g[index]
+        if node.op is Op.MAP:  # a materialised map: numbers with more than two values are read as numbers
+            vals = self.values(index)
+            return len(vals) > 2 and all(is_number(v) for v in vals)
         return node.op in (Op.LENGTH, Op.SELECTOR_WIDTH) or (node.op is Op.AGGREGATE and self.is_mean(node))
 
     def x_of(self, index: int, value: Atom) -> float:
@@ -300,23 +307,45 @@ class _Encoder:
             return self._frac(node)
         return self.reading(index, Encoding.NUMERICAL)
 
+    def x_error(self, index: int) -> float | None:
+        """Worst float32 error of a numeric source's reading (None: only its own rounding)."""
+        node = self.g[index]
+        if node.op is Op.AGGREGATE:
+            biggest = max((abs(float(v)) for v in self.values(node.inputs[1])), default=1.0)
+            return numeric.mean_error_bound(self.n_max + 1, max(biggest, abs(float(node.value))))
+        return None
+
     def _map(self, node: IRNode, encoding: Encoding) -> Encoded:
-        support = self.support(node.index)
-        combos = input_combinations(support, self.vs.positional, self.vs.values)
-        rows: list[tuple[tuple[Atom, ...], Atom]] = []
-        for combo in combos:
-            ok, out = self.chain_value(node.index, dict(zip(support, combo)))
-            if ok:
-                rows.append((combo, out))
         vals = self.values(node.index)
         if encoding is Encoding.NUMERICAL and not all(is_number(v) or isinstance(v, bool) for v in vals):
             raise CompileError([Diagnostic(f"'{node.text}' is read as a number but has values {vals[:4]}",
                                            node.span)])
-        numeric = [s for s in support if self.is_numeric_source(s)]
-        categorical = [s for s in support if s not in numeric]
+        fused = self._map_over(node, self.support(node.index), encoding, last_resort=False)
+        if fused is not None:
+            return fused
+        # Too costly as one function of the whole chain: compute the map's own inputs first.
+        direct = tuple(dict.fromkeys(i for i in node.inputs if self.g[i].op is not Op.CONST))
+        return self._map_over(node, direct, encoding, last_resort=True)  # type: ignore[return-value]
+
+    def _map_over(self, node: IRNode, support: tuple[int, ...], encoding: Encoding, *,
+                  last_resort: bool) -> Encoded | None:
+        """The map as a function of `support`, if one cheap block computes it (always, if last_resort)."""
+        vals = self.values(node.index)
         if not support:
             const = Encoded(node.name, Encoding.CATEGORICAL, vals, one_hot=(((ONE, 1.0),),))
             return const if encoding is Encoding.CATEGORICAL else self._view_numerical(node, const)
+        numeric = [s for s in support if self.is_numeric_source(s)]
+        categorical = [s for s in support if s not in numeric]
+        sizes = [len(self.values(s)) for s in categorical]
+        if len(numeric) > 1 or (len(numeric) == 1 and len(categorical) > 1):
+            affine = self._affine_view(node, support, numeric, categorical)
+            if affine is not None and encoding is Encoding.NUMERICAL:
+                return affine
+            if not last_resort:
+                return None
+        elif len(categorical) > 1 and int(np.prod(sizes)) > MAX_FUSED_TABLE and not last_resort:
+            return None
+        rows = self._rows(node, support)
         if not numeric and len(categorical) == 1:
             return self._map_view(node, support[0], rows, encoding)
         if len(numeric) == 1 and len(categorical) <= 1:
@@ -326,6 +355,39 @@ class _Encoder:
         table = {combo: v for combo, v in rows}
         self.mlps.append(mlp.table_mlp(readings, table, out, op=node.text, name=node.name))
         return out
+
+    def _rows(self, node: IRNode, support: tuple[int, ...]) -> list[tuple[tuple[Atom, ...], Atom]]:
+        rows = []
+        for combo in input_combinations(support, self.vs.positional, self.vs.values):
+            ok, out = self.chain_value(node.index, dict(zip(support, combo)))
+            if ok:
+                rows.append((combo, out))
+        return rows
+
+    def _affine_view(self, node: IRNode, support: tuple[int, ...], numeric: list[int],
+                     categorical: list[int]) -> Encoded | None:
+        """sum_k a_k * x_k + b over numeric sources (no categorical ones), when that is exact: a free view."""
+        if categorical or not all(self.g[s].op not in (Op.LENGTH, Op.SELECTOR_WIDTH) for s in numeric):
+            return None
+        size = int(np.prod([len(self.values(s)) for s in support]))
+        if size > MAX_FUSED_TABLE * 64:
+            return None
+        rows = self._rows(node, support)
+        if not rows or not all(is_number(v) or isinstance(v, bool) for _, v in rows):
+            return None
+        xs = np.array([[float(c) for c in combo] + [1.0] for combo, _ in rows])  # [rows, k + 1]
+        ys = np.array([float(v) for _, v in rows])
+        coef, *_ = np.linalg.lstsq(xs, ys, rcond=None)
+        coef = np.round(coef * 2**20) / 2**20  # affine maps in programs have simple coefficients
+        if np.max(np.abs(xs @ coef - ys), initial=0.0) > 1e-9 * max(1.0, float(np.abs(ys).max())):
+            return None
+        terms: dict[Dim, float] = {}
+        for a, s in zip(coef[:-1], support):
+            for d, c in self.x_reading(s).number:
+                terms[d] = terms.get(d, 0.0) + float(a) * c
+        terms[ONE] = terms.get(ONE, 0.0) + float(coef[-1])
+        number = tuple((d, c) for d, c in terms.items() if c != 0.0)
+        return Encoded(node.name, Encoding.NUMERICAL, self.values(node.index), number=number)
 
     def _map_view(self, node: IRNode, source: int, rows: list, encoding: Encoding) -> Encoded:
         """A map of one categorical s-op: regroup its one-hot terms (free)."""
@@ -350,7 +412,7 @@ class _Encoder:
                 a, b = affine
                 number = tuple((d, a * c) for d, c in x.number) + ((ONE, b),)
                 return Encoded(node.name, Encoding.NUMERICAL, self.values(node.index), number=number)
-            return self._decode_numeric(node, x, points, encoding)
+            return self._decode_numeric(node, x, points, encoding, self.x_error(x_src))
         ci = 1 - xi
         context = self.reading(support[ci], Encoding.CATEGORICAL)
         per_context: dict[tuple[str, Any], tuple[Atom, list[tuple[float, Atom]]]] = {}
@@ -360,7 +422,7 @@ class _Encoder:
         context_points = {c: _merge_points(node, pts) for c, pts in per_context.values()}
         out = self._materialise(node, encoding, self.values(node.index))
         spec = mlp.numeric_mlp(x, [], out, op=node.text, name=node.name, context=context,
-                               context_points=context_points)
+                               context_points=context_points, x_error=self.x_error(x_src))
         self.mlps.append(spec)
         return out
 
