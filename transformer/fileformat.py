@@ -142,7 +142,7 @@ def _parse_header(path: str, data: bytes) -> dict[str, Any]:
         raise ModelFormatError(path, reason)
     try:
         header = json.loads(data[8 : 8 + length].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (ValueError, RecursionError):  # bad UTF-8 or JSON, or absurd nesting
         raise ModelFormatError(path, f"{not_safetensors} (its header is not valid JSON)") from None
     if not isinstance(header, dict):
         raise ModelFormatError(path, f"{not_safetensors} (its header is not a JSON object)")

@@ -79,7 +79,8 @@ def _decode_tensors(raw: RawModelFile) -> dict[str, torch.Tensor]:
     try:
         tensors = load_safetensors(raw.data)
     except SafetensorError as err:  # framing already checked; this is a last line of defence
-        raise ModelFormatError(raw.path, f"not a valid safetensors file ({err})") from None
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ModelFormatError(raw.path, f"not a valid safetensors file ({reason})") from None
     for name, tensor in tensors.items():
         if not bool(torch.isfinite(tensor).all()):
             raise ModelFormatError(raw.path, f"tensor '{name}' contains NaN or infinite values")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from math import isfinite
 from typing import Any
 
 from transformer.config import ModelConfig
@@ -105,7 +106,7 @@ class _Checker:
     def atoms(self, values: list[Any], where: str, *, allow_null: bool) -> tuple[Atom, ...]:
         kinds: tuple[type, ...] = (str, int, float, bool) + ((type(None),) if allow_null else ())
         for value in values:
-            if not isinstance(value, kinds):
+            if not isinstance(value, kinds) or (isinstance(value, float) and not isfinite(value)):
                 raise self.fail(
                     f"metadata field '{where}' holds {_json(value)}, which is not a token value"
                 )
@@ -119,11 +120,13 @@ def parse_metadata(path: str, text: str) -> ModelMetadata:
     """Parse and check the `rasp_forge` JSON of the file at `path`."""
     check = _Checker(path)
     try:
-        raw = json.loads(text)
+        raw = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as err:
         raise check.fail(
             f"the 'rasp_forge' metadata is not valid JSON ({err.msg} at char {err.pos})"
         ) from None
+    except (ValueError, RecursionError):  # NaN/Infinity literals, absurd nesting
+        raise check.fail("the 'rasp_forge' metadata is not valid JSON") from None
     if not isinstance(raw, dict):
         raise check.fail("the 'rasp_forge' metadata is not a JSON object")
     if raw.get("format") != FORMAT_NAME:
@@ -313,6 +316,10 @@ def _parse_program(check: _Checker, obj: Any) -> ProgramInfo | None:
             "'program.sha256' does not match 'program.source' (the metadata was edited)"
         )
     return info
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
 
 
 def _is_number(value: object) -> bool:

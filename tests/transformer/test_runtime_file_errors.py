@@ -278,3 +278,24 @@ def test_corrupted_bytes_load_or_fail_cleanly(
         transformer.load(path)
     except ModelFormatError as err:
         assert "\n" not in str(err)
+
+
+def test_non_json_constants_and_deep_nesting_in_metadata(tmp_path: Path) -> None:
+    from safetensors.numpy import save_file
+
+    made = hm.previous_token()
+    path = tmp_path / "nan.safetensors"
+    text = json.dumps(made.metadata).replace(
+        '"values": ["a", "b", "c", "-"]', '"values": [NaN, 1, 2, 3]'
+    )
+    save_file(made.tensors, str(path), metadata={"rasp_forge": text})
+    expect_format_error(path, "'rasp_forge' metadata is not valid JSON")
+    save_file(made.tensors, str(path), metadata={"rasp_forge": "[" * 100_000 + "]" * 100_000})
+    expect_format_error(path, "'rasp_forge' metadata is not valid JSON")
+
+
+def test_deeply_nested_safetensors_header(tmp_path: Path) -> None:
+    path = tmp_path / "deep.safetensors"
+    text = b"[" * 200_000 + b"]" * 200_000
+    path.write_bytes(struct.pack("<Q", len(text)) + text)
+    expect_format_error(path, "not a safetensors file")

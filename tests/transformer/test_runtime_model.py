@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import transformer
+from transformer.fileformat import tensor_shapes
 from transformer.model import Transformer
 
 ALL_ABC = ["".join(p) for n in range(1, 5) for p in itertools.product("abc", repeat=n)]
@@ -137,3 +138,18 @@ def test_loaded_model_exposes_its_metadata(prev_path: Path) -> None:
     assert model.residual_labels[:3] == ("tokens:a", "tokens:b", "tokens:c")
     assert model.meta.layers[0].attn[0].name == "prev"
     assert transformer.read_metadata(prev_path) == hm.previous_token().metadata
+
+
+def test_degenerate_sizes_without_heads_or_mlp_units(model_dir: Path) -> None:
+    made = hm.identity(["a", "b"])
+    config = made.metadata["config"]
+    config.update(n_layers=1, n_heads=0, d_head=0, d_mlp=0)
+    made.metadata["layers"] = [{"attn": [], "mlp": []}]
+    shapes = tensor_shapes(config)
+    made.tensors.update({name: np.zeros(shape, np.float32) for name, shape in shapes.items()
+                         if name not in made.tensors})  # fmt: skip
+    model = transformer.load(made.save(model_dir / "degenerate.safetensors"))
+    assert model.run(["ab", "b"]) == [["a", "b"], ["b"]]
+    _, cache = model.run_with_cache(model.encode(["ab"])[0])
+    assert cache["blocks.0.attn.hook_pattern"].shape == (1, 0, 3, 3)
+    assert torch.equal(cache["blocks.0.hook_resid_post"], cache["blocks.0.hook_resid_pre"])
