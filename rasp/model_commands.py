@@ -141,7 +141,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from rasp import verify as v
 
     sop, name, source = _program(args.file, args.name)
-    nodes = None
     with tempfile.TemporaryDirectory() as tmp:
         if args.model is not None:
             model = _load_model(args.model, args.device)
@@ -153,8 +152,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
             path = Path(tmp) / "verify.safetensors"
             compiled = _compile_sop(sop, name, source, args.vocab, args.max_len)
             compiled.save(path)
-            nodes = getattr(compiled, "nodes_by_name", None)  # the compiler's own naming, if it offers it
             model = _load_model(path, args.device)
+        nodes = nodes_by_residual_name(sop)
         plan = v.plan_inputs(args.vocab, args.max_len, args.exhaustive_len, args.samples, args.seed)
         progress = _progress_line if sys.stderr.isatty() and plan.total > 2000 else None
         with _runtime_errors(args.model or "the compiled model"):
@@ -169,6 +168,27 @@ def cmd_verify(args: argparse.Namespace) -> int:
     else:
         print(v.format_failure(report, what), file=sys.stderr)
     return 0 if report.ok else 1
+
+
+def nodes_by_residual_name(sop: Any) -> dict[str, Any]:
+    """Each s-op node under the name the compiler gives it in the residual labels.
+
+    The compiler's IR has one node per `rasp.sops.walk` node, in walk order, and names the unnamed ones
+    `_<op>_<n>`; pairing the two lists recovers the node behind every label, generated names included.
+    """
+    from rasp import verify as v
+    from rasp.sops import walk
+
+    try:
+        from compiler.graph import build_graph
+
+        graph = build_graph(sop)
+    except (ImportError, RaspError):
+        return v.nodes_by_name(sop)
+    walked = list(walk(sop))
+    if len(walked) != len(graph.nodes):
+        return v.nodes_by_name(sop)
+    return {**v.nodes_by_name(sop), **{ir.name: node for ir, node in zip(graph.nodes, walked)}}
 
 
 def _progress_line(done: int, total: int) -> None:

@@ -176,3 +176,78 @@ def test_inputs_the_interpreter_rejects_are_skipped_and_counted() -> None:
     assert report.ok and report.checked == 2 and report.skipped == 4
     assert report.skipped_example is not None and report.skipped_example[0] == ("b",)
     assert "4 inputs where the interpreter fails" in format_success(report, "inv")
+
+
+# ------------------------------------------------------------------------------------------------
+# End to end: a real compiled model with one corrupted parameter
+
+
+REVERSE = """\
+opp = length - indices - 1;
+flip = select(indices, opp, ==);
+reverse = aggregate(flip, tokens);
+"""
+
+
+def _compiled_reverse(tmp_path: Any) -> tuple[Any, Any, dict[str, Any]]:
+    pytest.importorskip("compiler")
+    pytest.importorskip("transformer")
+    import json
+
+    from safetensors import safe_open
+
+    from rasp.cli import main
+
+    program = tmp_path / "reverse.rasp"
+    program.write_text(REVERSE)
+    model = tmp_path / "reverse.safetensors"
+    assert main(["compile", str(program), "--vocab", "abc", "--max-len", "4", "-o", str(model)]) == 0
+    with safe_open(str(model), "np") as handle:
+        meta = json.loads(handle.metadata()["rasp_forge"])
+    return program, model, meta
+
+
+def _corrupt(model: Any, tensor: str, dim: int, amount: float) -> None:
+    import json
+
+    from safetensors import safe_open
+    from safetensors.numpy import load_file, save_file
+
+    with safe_open(str(model), "np") as handle:
+        metadata = handle.metadata()
+    weights = load_file(str(model))
+    weights[tensor][..., dim] += amount  # one output bias entry: every position gets +amount there
+    save_file(weights, str(model), metadata=metadata)
+    json.loads(metadata["rasp_forge"])
+
+
+def _layer_of(meta: dict[str, Any], name: str, sublayer: str) -> int:
+    return next(l for l, ops in enumerate(meta["layers"]) if any(op["name"] == name for op in ops[sublayer]))
+
+
+@pytest.mark.parametrize(
+    ("variable", "sublayer", "label", "want"),
+    [("opp", "mlp", "opp:2", 0), ("reverse", "attn", "reverse:c", "a")],
+)
+def test_corrupted_weight_is_located(tmp_path: Any, capsys: pytest.CaptureFixture[str], variable: str,
+                                     sublayer: str, label: str, want: Any) -> None:
+    import json
+
+    from rasp.cli import main
+
+    program, model, meta = _compiled_reverse(tmp_path)
+    layer = _layer_of(meta, variable, sublayer)
+    tensor = f"blocks.{layer}.mlp.b_out" if sublayer == "mlp" else f"blocks.{layer}.attn.b_O"
+    _corrupt(model, tensor, meta["residual"].index(label), 5.0)
+    capsys.readouterr()
+    code = main(["verify", str(program), "--vocab", "abc", "--max-len", "4", "--model", str(model), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1 and not report["ok"]
+    assert report["first_failure"]["input"] == ["a"]  # the first input checked already fails
+    assert report["divergence"] == {"variable": variable, "layer": layer, "sublayer": sublayer,
+                                    "position": 0, "model": label.split(":")[1], "interpreter": want}
+    code = main(["verify", str(program), "--vocab", "abc", "--max-len", "4", "--model", str(model)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert f"first divergence: variable `{variable}`, layer {layer} {sublayer}, position 0" in err
+    assert 'first failing input: "a" (length 1)' in err

@@ -1,0 +1,187 @@
+"""Every model command through `rasp.cli.main([...])`: outputs, exit codes, bad files, bad arguments.
+
+Model files here are the runtime's hand-made ones (tests/transformer/handmade_models.py); the commands
+that compile (compile, verify, draw FILE.rasp) use the real compiler on small programs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("transformer")
+
+from rasp.cli import main  # noqa: E402
+from tests.transformer.handmade_models import FORMAT_NAME, previous_token  # noqa: E402
+
+REVERSE = """\
+opp = length - indices - 1;
+flip = select(indices, opp, ==);
+reverse = aggregate(flip, tokens);
+"""
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def prev_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return previous_token().save(tmp_path_factory.mktemp("cli") / "prev.safetensors")
+
+
+def bad_model_files(tmp_path: Path, good: Path) -> dict[str, Path]:
+    data = good.read_bytes()
+    files = {"truncated": data[:-50], "not safetensors": b"hello, I am text\n" * 4}
+    header_len = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8 : 8 + header_len])
+    for case, change in (("newer format", lambda m: m.update(format_version=99)),
+                         ("misshaped tensor", None), ("missing tensor", None)):
+        meta = json.loads(header["__metadata__"]["rasp_forge"])
+        if change is not None:
+            change(meta)
+        h = dict(header, __metadata__={"rasp_forge": json.dumps(meta)})
+        if case == "misshaped tensor":
+            h["unembed.b_U"] = dict(h["unembed.b_U"], shape=[2, 2])
+        if case == "missing tensor":
+            h.pop("unembed.b_U")
+        raw = json.dumps(h).encode()
+        files[case] = len(raw).to_bytes(8, "little") + raw + data[8 + header_len :]
+    out = {}
+    for case, content in files.items():
+        path = tmp_path / f"{case.replace(' ', '_')}.safetensors"
+        path.write_bytes(content)
+        out[case] = path
+    assert FORMAT_NAME in data.decode("latin-1")
+    return out
+
+
+def test_show_prints_the_summary_and_json(capsys: pytest.CaptureFixture[str], prev_model: Path) -> None:
+    code, out, err = run(capsys, "show", str(prev_model))
+    assert code == 0 and not err
+    assert "layer  block   name  operation" in out and "tokens: a b c" in out and "indices: 0..6" in out
+    code, out, _ = run(capsys, "show", str(prev_model), "--json")
+    data = json.loads(out)
+    assert code == 0 and data["config"]["n_layers"] == 1 and data["parameters"]["total"] > 0
+
+
+@pytest.mark.parametrize("command", ["show", "run", "draw", "export"])
+def test_bad_model_files_give_one_error_line(capsys: pytest.CaptureFixture[str], prev_model: Path,
+                                             tmp_path: Path, command: str) -> None:
+    for case, path in bad_model_files(tmp_path, prev_model).items():
+        argv = {"show": ["show", str(path)],
+                "run": ["run", "--model", str(path), "--input", "ab"],
+                "draw": ["draw", str(path), "--input", "ab", "-o", str(tmp_path / "x.png")],
+                "export": ["export", str(path), "--to", "transformer-lens", "-o", str(tmp_path / "tl")]}[command]
+        code, out, err = run(capsys, *argv)
+        assert code == 1, (command, case, err)
+        assert err.startswith(f"error: {path}: "), (command, case, err)
+        assert "Traceback" not in err and "internal error" not in err and not out, (command, case)
+
+
+def test_run_model(capsys: pytest.CaptureFixture[str], prev_model: Path) -> None:
+    assert run(capsys, "run", "--model", str(prev_model), "--input", "abc") == (0, "[-, a, b] (strings)\n", "")
+    assert run(capsys, "run", "--model", str(prev_model), "--input", "abc", "--json")[1] == '["-", "a", "b"]\n'
+    code, _, err = run(capsys, "run", "--model", str(prev_model), "--input", "abz")
+    assert code == 1 and err.startswith("error: cannot run") and "z" in err
+    code, _, err = run(capsys, "run", "--model", str(prev_model), "--input", "abc", "--name", "x")
+    assert code == 2 and "--name applies only to FILE.rasp" in err
+
+
+def test_run_model_without_cuda(capsys: pytest.CaptureFixture[str], prev_model: Path) -> None:
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    code, _, err = run(capsys, "run", "--model", str(prev_model), "--input", "ab", "--device", "cuda")
+    assert code == 1 and "no CUDA device" in err
+
+
+def test_draw_model_and_argument_errors(capsys: pytest.CaptureFixture[str], prev_model: Path,
+                                        tmp_path: Path) -> None:
+    png, dot = tmp_path / "p.png", tmp_path / "p.dot"
+    code, out, _ = run(capsys, "draw", str(prev_model), "--input", "abc", "-o", str(png), "--dot", str(dot))
+    assert code == 0 and png.stat().st_size > 0 and "rank=same" in dot.read_text()
+    assert out.startswith(f"wrote {png}")
+    code, _, err = run(capsys, "draw", str(prev_model), "--input", "abc", "-o", str(png), "--vocab", "ab")
+    assert code == 2 and "--vocab applies only to a .rasp program" in err
+    code, _, err = run(capsys, "draw", str(tmp_path / "x.txt"), "--input", "abc", "-o", str(png))
+    assert code == 2 and "TARGET must be a .rasp program or a .safetensors model" in err
+
+
+def test_export(capsys: pytest.CaptureFixture[str], prev_model: Path, tmp_path: Path) -> None:
+    code, out, _ = run(capsys, "export", str(prev_model), "--to", "transformer-lens", "-o", str(tmp_path / "tl"))
+    assert code == 0 and out.count("wrote ") == 3 and (tmp_path / "tl" / "config.json").is_file()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["show"], "the following arguments are required: M.safetensors"),
+        (["export", "m.safetensors", "--to", "onnx", "-o", "x"], "invalid choice: 'onnx'"),
+        (["compile", "p.rasp", "--vocab", "ab", "--max-len", "4"], "-o/--output"),
+        (["compile", "p.rasp", "--vocab", "ab", "--max-len", "0", "-o", "m"], "must be at least 1"),
+        (["verify", "p.rasp", "--max-len", "4"], "--vocab"),
+        (["verify", "p.rasp", "--vocab", "ab", "--max-len", "4", "--samples", "-1"], "must not be negative"),
+        (["verify", "p.rasp", "--vocab", "[a", "--max-len", "4"], "not valid JSON"),
+        (["run", "--model", "m.safetensors", "--input", "ab", "--device", "tpu"], "invalid choice: 'tpu'"),
+        (["draw", "m.safetensors", "-o", "x.png"], "--input"),
+    ],
+)
+def test_bad_arguments_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and message in err and not out
+
+
+# ------------------------------------------------------------------------------------------------
+# With the compiler
+
+
+@pytest.fixture()
+def reverse_file(tmp_path: Path) -> Path:
+    pytest.importorskip("compiler")
+    path = tmp_path / "reverse.rasp"
+    path.write_text(REVERSE)
+    return path
+
+
+def test_compile_then_run_show_verify(capsys: pytest.CaptureFixture[str], reverse_file: Path,
+                                      tmp_path: Path) -> None:
+    model = tmp_path / "reverse.safetensors"
+    code, out, err = run(capsys, "compile", str(reverse_file), "--vocab", "abc", "--max-len", "5", "-o", str(model))
+    assert code == 0, err
+    assert out.startswith(f"wrote {model}: ")
+    assert run(capsys, "run", "--model", str(model), "--input", "abca")[1] == "[a, c, b, a] (strings)\n"
+    code, out, _ = run(capsys, "show", str(model))
+    assert code == 0 and "reverse" in out and "sha256:" in out
+    code, out, err = run(capsys, "verify", str(reverse_file), "--vocab", "abc", "--max-len", "5", "--model", str(model))
+    assert code == 0 and not err and "model == interpreter on 363 inputs" in out
+    assert "every input of length 1..5 over 3 tokens" in out
+
+
+def test_verify_compiles_and_reports_json(capsys: pytest.CaptureFixture[str], reverse_file: Path) -> None:
+    code, out, _ = run(capsys, "verify", str(reverse_file), "--vocab", "ab", "--max-len", "6",
+                       "--exhaustive-len", "3", "--samples", "40", "--seed", "7", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["ok"] and data["checked"] == 14 + 40
+    assert data["exhaustive"] == {"max_len": 3, "inputs": 14}
+    assert data["sampled"]["lengths"] == [4, 6] and data["sampled"]["seed"] == 7
+
+
+def test_verify_warns_when_the_source_changed(capsys: pytest.CaptureFixture[str], reverse_file: Path,
+                                              tmp_path: Path) -> None:
+    model = tmp_path / "m.safetensors"
+    assert run(capsys, "compile", str(reverse_file), "--vocab", "ab", "--max-len", "3", "-o", str(model))[0] == 0
+    reverse_file.write_text(REVERSE + "# edited\n")
+    code, _, err = run(capsys, "verify", str(reverse_file), "--vocab", "ab", "--max-len", "3", "--model", str(model))
+    assert code == 0 and err.startswith("warning: ") and "not compiled from this version" in err
+
+
+def test_draw_a_program(capsys: pytest.CaptureFixture[str], reverse_file: Path, tmp_path: Path) -> None:
+    png = tmp_path / "r.png"
+    code, out, err = run(capsys, "draw", str(reverse_file), "--input", "abc", "-o", str(png))
+    assert code == 0, err
+    assert png.read_bytes()[:4] == b"\x89PNG"
