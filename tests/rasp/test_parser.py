@@ -20,7 +20,11 @@ def show(e: ast.Expr) -> str:
         case ast.Unary(op=op, operand=operand):
             if op in (ast.UnaryOp.ROUND, ast.UnaryOp.INDICATOR):
                 return f"{op.value}({show(operand)})"
-            return f"({op.value} {show(operand)})" if op is ast.UnaryOp.NOT else f"({op.value}{show(operand)})"
+            return (
+                f"({op.value} {show(operand)})"
+                if op is ast.UnaryOp.NOT
+                else f"({op.value}{show(operand)})"
+            )
         case ast.Binary(op=op, left=left, right=right):
             return f"({show(left)} {op.value} {show(right)})"
         case ast.Ternary(then=then, cond=cond, orelse=orelse):
@@ -64,7 +68,10 @@ def expr(text: str) -> ast.Expr:
         ("f(x)[0](y)", "f(x)[0](y)"),
         ("round(a) + indicator(b)", "(round(a) + indicator(b))"),
         ("not not a", "(not (not a))"),
-        ("select(a, b, ==) and not select(a, b, <)", "(select(a, b, ==) and (not select(a, b, <)))"),
+        (
+            "select(a, b, ==) and not select(a, b, <)",
+            "(select(a, b, ==) and (not select(a, b, <)))",
+        ),
         ("a <= b >= c", "((a <= b) >= c)"),
         ("[1, a + 2]", "[1, (a + 2)]"),
     ],
@@ -118,9 +125,22 @@ x = 1; y = 2; z = 3;
 """
     stmts = parse(text).statements
     kinds = [type(s).__name__ for s in stmts]
-    assert kinds == ["Assign", "FuncDef", "FuncDef", "For", "Load", "Draw", "Draw", "Assign", "Assign", "Assign"]
+    assert kinds == [
+        "Assign",
+        "FuncDef",
+        "FuncDef",
+        "For",
+        "Load",
+        "Draw",
+        "Draw",
+        "Assign",
+        "Assign",
+        "Assign",
+    ]
     assign = stmts[0]
-    assert isinstance(assign, ast.Assign) and assign.targets == ("a", "b") and len(assign.values) == 2
+    assert (
+        isinstance(assign, ast.Assign) and assign.targets == ("a", "b") and len(assign.values) == 2
+    )
     f = stmts[1]
     assert isinstance(f, ast.FuncDef) and f.params == ("x", "y") and len(f.returns) == 2
     assert [type(s).__name__ for s in f.body] == ["FuncDef", "For"]
@@ -146,7 +166,9 @@ x = 1; y = 2; z = 3;
         ("quit();", ast.CommandKind.EXIT, ast.ExampleSubset.BOTH, None),
     ],
 )
-def test_repl_commands(line: str, command: ast.CommandKind, subset: ast.ExampleSubset, switch: bool | None) -> None:
+def test_repl_commands(
+    line: str, command: ast.CommandKind, subset: ast.ExampleSubset, switch: bool | None
+) -> None:
     (stmt,) = parse(line).statements
     assert isinstance(stmt, ast.ReplCommand)
     assert (stmt.command, stmt.subset, stmt.switch) == (command, subset, switch)
@@ -213,7 +235,17 @@ def test_syntax_errors_speak_rasp() -> None:
 
 
 def test_syntax_errors_never_name_terminals() -> None:
-    for bad in ["x = ;", "f(,);", "1 +;", "def (x) {}", "for in;", "in 4;", "if;", "x = [1 2];", "select(a b)"]:
+    for bad in [
+        "x = ;",
+        "f(,);",
+        "1 +;",
+        "def (x) {}",
+        "for in;",
+        "in 4;",
+        "if;",
+        "x = [1 2];",
+        "select(a b)",
+    ]:
         e = error(bad)
         rendered = e.render()
         for terminal in ("RPAR", "LPAR", "SEMICOLON", "NAME", "$END", "COMMA", "RSQB", "__ANON"):

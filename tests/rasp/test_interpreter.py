@@ -1,0 +1,466 @@
+"""Interpreter semantics, checked against the original RASP's behaviour (values derived by hand)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rasp import ast
+from rasp.errors import RaspArityError, RaspError, RaspNameError, RaspRuntimeError, RaspTypeError
+from rasp.interpreter import Interpreter, ResultKind, load_file, run_file
+from rasp.parser import parse
+from rasp.sops import (
+    AggregateSOp,
+    ConstSOp,
+    LengthSOp,
+    MapSOp,
+    Select,
+    SelectAnd,
+    SelectNot,
+    SelectOr,
+    SelectorWidthSOp,
+    SeqType,
+    SOp,
+    evaluate,
+)
+from rasp.values import RaspFunction
+
+
+def run(text: str, interp: Interpreter | None = None) -> Interpreter:
+    interp = interp or Interpreter()
+    interp.exec_program(parse(text, "t.rasp"))
+    return interp
+
+
+def value(text: str, name: str = "x") -> Any:
+    return run(text).get(name)
+
+
+def seq(text: str, tokens: Any, name: str = "x") -> list[Any]:
+    result = evaluate(value(text, name), tokens)
+    return list(result.values)
+
+
+# ---- atoms follow Python ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("expr", "expected"),
+    [
+        ("3 and 4", 4),
+        ("0 or 5", 5),
+        ("not 0", True),
+        ("1 / 2", 0.5),
+        ("7 / 7", 1.0),
+        ("2 ^ 3 ^ 2", 64),
+        ("2 ^ -1", 0.5),
+        ("7 % 3", 1),
+        ("-7 % 3", 2),
+        ("10 % 4 * 2", 2),  # % below *: 10 % 8
+        ("round(2.5)", 2),  # half to even
+        ("round(3.5)", 4),
+        ("round(-0.5)", 0),
+        ("1 < 2 < 3", True),  # (1<2)<3 = True<3
+        ("3 > 2 > 1", False),  # (3>2)>1 = True>1
+        ("not 1 == 0", True),  # (not 1) == 0
+        ("True or False and False", False),  # same level, left to right
+        ('"ab" + "c"', "abc"),
+        ("[1] + [2, 3]", [1, 2, 3]),
+        ("1 if 0 else 2", 2),
+        ("2 in [1, 2]", True),
+        ('"z" in ["a"]', False),
+        ("len([1, 2, 3])", 3),
+        ("range(2, 8, 3)", [2, 5]),
+        ("zip([1, 2], [3, 4])", [[1, 3], [2, 4]]),
+        ("[x * x for x in range(4)]", [0, 1, 4, 9]),
+        ("{k: 1 for k in [1, 2]}", {1: 1, 2: 1}),
+        ("[a + b for a, b in zip([1, 2], [10, 20])]", [11, 22]),
+        ('{"a": 1, "b": 2}["b"]', 2),
+        ('"hello"[1]', "e"),
+        ("[5, 6][-1]", 6),
+        ("1 != 2", True),
+    ],
+)
+def test_atom_expressions(expr: str, expected: Any) -> None:
+    got = value(f"x = {expr};")
+    assert got == expected and type(got) is type(expected)
+
+
+def test_ternary_on_an_atom_is_lazy() -> None:
+    assert value("x = 1 if True else undefined_name;") == 1
+
+
+# ---- s-ops build lazy nodes ---------------------------------------------------------------------
+
+
+def test_comparison_with_a_constant_is_a_map_of_one_sop() -> None:
+    node = value('x = tokens == "a";')
+    assert isinstance(node, MapSOp) and len(node.inputs) == 1
+    assert node.text == 'tokens == "a"' and node.name == "x"
+    assert node.span is not None and node.span.text() == 'tokens == "a"'
+    assert list(evaluate(node, "bab").values) == [False, True, False]
+
+
+def test_two_sop_operands_and_the_operator_text() -> None:
+    node = value("x = length   -   indices;")
+    assert isinstance(node, MapSOp) and node.text == "length - indices"
+    assert isinstance(node.inputs[0], LengthSOp)
+    assert list(evaluate(node, "abc").values) == [3, 2, 1]
+
+
+@pytest.mark.parametrize(
+    ("expr", "tokens", "expected"),
+    [
+        ("indices % 2 * 3", "abcdefg", [0, 1, 2, 3, 4, 5, 0]),  # indices % 6
+        ("indices / 2", "abc", [0.0, 0.5, 1.0]),
+        ("indices ^ 2", "abcd", [0, 1, 4, 9]),
+        ("-indices + 1", "abc", [1, 0, -1]),
+        ("round(indices / 2)", "abcd", [0, 0, 1, 2]),  # 0.5 -> 0, 1.5 -> 2
+        ('indicator(tokens == "a")', "aba", [1, 0, 1]),
+        ('not tokens == "a"', "ab", [False, False]),  # (not tokens) == "a"
+        ("indices > 0 and indices < 2", "abc", [False, True, False]),
+        ("indices == 0 or indices == 2 and True", "abc", [True, False, True]),
+        ('"y" if tokens == "a" else tokens', "ab", ["y", "b"]),
+        ("1 if indices else 0", "abc", [0, 1, 1]),
+        ('tokens in ["a", "c"]', "abc", [True, False, True]),
+        ('tokens + "!"', "ab", ["a!", "b!"]),
+        ('"<" + tokens', "ab", ["<a", "<b"]),
+        ("10 - indices", "abc", [10, 9, 8]),
+        ("2 ^ indices", "abc", [1, 2, 4]),
+        ("indices != 1", "abc", [True, False, True]),
+        ("1 < indices < 3", "abcd", [True] * 4),  # (1 < i) < 3: a bool is always < 3
+        ("max(indices, 1)", "abc", [1, 1, 2]),
+        ("min(indices, 1)", "abc", [0, 1, 1]),
+    ],
+)
+def test_elementwise(expr: str, tokens: str, expected: list[Any]) -> None:
+    assert seq(f"x = {expr};", tokens) == expected
+
+
+def test_select_compares_key_op_query() -> None:
+    sel = value("x = select(indices, indices, <);")
+    assert isinstance(sel, Select)
+    matrix = evaluate(sel, "abc")
+    # [query i, key j] is key[j] < query[i]: each query selects the strictly earlier positions.
+    assert matrix.tolist() == [[False, False, False], [True, False, False], [True, True, False]]
+    at0 = value("x = select(indices, 0, ==);")
+    assert isinstance(at0.queries, ConstSOp) and at0.queries.value == 0
+    assert evaluate(at0, "abc").tolist() == [[True, False, False]] * 3
+
+
+def test_selector_logic_builds_selector_nodes() -> None:
+    i = run(
+        "a = select(indices, indices, <); b = select(indices, 0, ==); c = a and b; d = a or b; e = not a;"
+    )
+    assert isinstance(i.get("c"), SelectAnd)
+    assert isinstance(i.get("d"), SelectOr)
+    assert isinstance(i.get("e"), SelectNot)
+    assert evaluate(i.get("d"), "abc").tolist() == [
+        [True, False, False],
+        [True, False, False],
+        [True, True, False],
+    ]
+
+
+def test_aggregate_rules() -> None:
+    prog = "x = aggregate(select(indices, indices, <=), indices);"
+    assert seq(prog, "abc") == [0, 0.5, 1.0]  # one selected: passes the int; several: the mean
+    node = value(prog)
+    assert isinstance(node, AggregateSOp) and node.default == 0
+    assert seq('x = aggregate(select(indices, indices, <), tokens, "-");', "ab") == ["-", "a"]
+    assert seq("x = aggregate(select(indices, 0, ==), 7);", "ab") == [7, 7]  # an atom broadcasts
+    with pytest.raises(RaspRuntimeError, match="non-numbers"):
+        seq("x = aggregate(full_s, tokens);", "hello")
+    with pytest.raises(RaspRuntimeError, match="different types"):
+        seq("x = aggregate(select(indices, indices, <), tokens);", "ab")  # default 0 among strings
+
+
+def test_indexing_as_the_original() -> None:
+    # Values from the original's tests/in/indexing.txt (example "12345").
+    d = 'd = {"1": 1, "2": 2, "3": 3, "4": 5, "5": 4};'
+    assert value(d + ' x = d["4"];') == 5
+    assert seq(d + " x = d[tokens];", "12345") == [1, 2, 3, 5, 4]
+    with pytest.raises(RaspRuntimeError, match=r"index \[ 4 \] not in dict\."):
+        run(d + " x = d[4];")
+    with pytest.raises(RaspRuntimeError, match=r"index \[ 0 \] not in dict\."):
+        seq(d + " x = d[indices];", "12345")
+    a = 'a = "qwertyuioplkjhgfdsazxcvbnm";'
+    assert value(a + " x = a[6];") == "u"
+    assert seq(a + " x = a[indices];", "12345") == list("qwert")
+    assert seq(a + " x = a[indices * 3];", "12345") == list("qrupj")
+    assert seq("x = tokens[4];", "12345") == ["5"] * 5
+    with pytest.raises(RaspTypeError, match="index into sequence has to be integer, got: indices"):
+        run("x = tokens[indices];")
+    b = "b = [5, 8, 2, 9, 4, 7, 5];"
+    assert seq(b + " x = b[indices];", "12345") == [5, 8, 2, 9, 4]
+    assert value(b + " x = b[5];") == 7
+    assert seq("x = tokens[-1];", "abc") == ["c"] * 3
+    assert seq("x = tokens[7];", [1, 2]) == [0, 0]  # nothing selected: the default
+
+
+def test_atom_in_sop_is_an_attention_over_full_s() -> None:
+    i = run('x = "a" in tokens;')
+    node = i.get("x")
+    assert isinstance(node, MapSOp) and isinstance(node.inputs[0], AggregateSOp)
+    assert node.inputs[0].selector is i.get("full_s")
+    assert list(evaluate(node, "bab").values) == [True] * 3
+    assert list(evaluate(node, "bcb").values) == [False] * 3
+
+
+def test_primitives_length_and_selector_width() -> None:
+    i = run("w = selector_width(select(tokens, tokens, ==));")
+    assert isinstance(i.get("w"), SelectorWidthSOp)
+    assert list(evaluate(i.get("w"), "hello").values) == [1, 1, 2, 2, 1]
+    assert list(evaluate(i.get("length"), "abcd").values) == [4] * 4
+
+
+@pytest.mark.parametrize(
+    ("expr", "tokens", "expected"),
+    [
+        ('count(tokens, "l")', "hello", [2] * 5),
+        ('contains(tokens, "z")', "ab", [False, False]),
+        ("average(indices)", "abcd", [1.5] * 4),
+        ("load_from_location(tokens, 1)", "abc", ["b"] * 3),
+        ('shift(tokens, 2, "_")', "abcd", ["_", "_", "a", "b"]),
+        ('mark_first_instance(tokens, "l")', "hello", [False, False, True, False, False]),
+        ('mark_last_instance(tokens, "l")', "hello", [False, False, False, True, False]),
+        ("has_focus(select(indices, 1, <))", "abc", [True] * 3),
+        ("has_focus(select(indices, indices, <))", "abc", [False, True, True]),
+        ("sort(tokens, tokens)", "hello", list("ehllo")),
+        ("sort(tokens, -indices)", "abc", list("cba")),
+        ('aggregate(select_from_last(tokens, "l"), indices)', "hello", [3] * 5),
+        ('aggregate(select_from_first(tokens, "l"), indices)', "hello", [2] * 5),
+        ("aggregate(select_next_identical(tokens), indices, -1)", "abab", [2, 3, -1, -1]),
+    ],
+)
+def test_prelude(expr: str, tokens: str, expected: list[Any]) -> None:
+    assert seq(f"x = {expr};", tokens) == expected
+
+
+def test_full_s_selects_everything() -> None:
+    assert evaluate(value("x = full_s;"), "ab").tolist() == [[True, True], [True, True]]
+
+
+# ---- statements -----------------------------------------------------------------------------------
+
+
+def test_assignment_renames_the_node() -> None:
+    i = run("a = indices + 1; b = a;")
+    assert i.get("a") is i.get("b") and i.get("a").name == "b"
+
+
+def test_multi_assignment_and_function_returning_two_values() -> None:
+    i = run("def f(x) { return x, x + 1; } a, b = f(1); c, d = 3, 4; e = 5, 6;")
+    assert (i.get("a"), i.get("b"), i.get("c"), i.get("d"), i.get("e")) == (1, 2, 3, 4, [5, 6])
+    with pytest.raises(RaspTypeError, match="expected 2 values, but got: 3"):
+        run("a, b = 1, 2, 3;")
+
+
+def test_functions_are_closures_resolved_at_call_time() -> None:
+    i = run("def f() { return y; } y = 1; a = f(); y = 2; b = f();")
+    assert (i.get("a"), i.get("b")) == (1, 2)
+    assert isinstance(i.get("f"), RaspFunction)
+
+
+def test_function_locals_stay_local_and_may_shadow_library_names() -> None:
+    i = run("def f(x) { count = x + 1; return count; } a = f(1);")
+    assert i.get("a") == 2
+    assert isinstance(i.get("count"), RaspFunction)  # the library's count is untouched
+
+
+def test_for_runs_in_the_enclosing_scope_and_comprehensions_do_not() -> None:
+    i = run("s = 0; for k in [1, 2, 3] { s = s + k; } l = [q for q in [1]];")
+    assert i.get("s") == 6 and i.get("k") == 3
+    with pytest.raises(RaspNameError):
+        i.get("q")
+    i = run('for key in {"a": 1, "b": 2} { last = key; }')
+    assert i.get("last") == "b"
+
+
+def test_results_and_out() -> None:
+    i = Interpreter()
+    results = i.exec_program(
+        parse(
+            'x = 1; x; 2 + 3; reverse = tokens; reverse("ab"); def f() { return 1; } for a in [1] { }'
+        )
+    )
+    kinds = [r.kind for r in results]
+    assert kinds == [
+        ResultKind.ASSIGN,
+        ResultKind.EXPR,
+        ResultKind.EXPR,
+        ResultKind.ASSIGN,
+        ResultKind.EXPR,
+        ResultKind.DEF,
+        ResultKind.FOR,
+    ]
+    assert results[1].names == ("x",) and results[2].names == ("out",) and results[2].values == (5,)
+    applied = results[4]
+    assert applied.names == () and list(applied.values[0].values) == ["a", "b"]
+    assert applied.values[0].type is SeqType.STRINGS
+    assert i.get("out") is i.get(
+        "reverse"
+    )  # the last assignment's value; applications bind nothing
+    assert i.last_assigned == "reverse"
+
+
+def test_selector_application_gives_a_matrix() -> None:
+    i = Interpreter()
+    (r,) = i.exec_program(parse("select(indices, indices, ==)([1, 2]);"))
+    assert isinstance(r.values[0], np.ndarray) and r.values[0].tolist() == [
+        [True, False],
+        [False, True],
+    ]
+
+
+def test_repl_commands_are_returned_not_run() -> None:
+    i = Interpreter()
+    (r,) = i.exec_program(parse('set example "ab"'))
+    assert r.kind is ResultKind.COMMAND and isinstance(r.values[0], ast.ReplCommand)
+    assert r.values[1] == "ab"
+
+
+def test_draw_result() -> None:
+    (r,) = Interpreter().exec_program(parse('draw(indices + 1, "abc");'))
+    assert r.kind is ResultKind.DRAW and isinstance(r.values[0], SOp) and r.values[1] == "abc"
+
+
+def test_reserved_names() -> None:
+    for name in [
+        "count",
+        "length",
+        "selector_width",
+        "indices",
+        "tokens_int",
+        "True",
+        "full_s",
+        "sort",
+    ]:
+        with pytest.raises(RaspNameError, match=f"Cannot set reserved name: {name}"):
+            run(f"{name} = 3;")
+    i = run("tokens = tokens_int;")  # tokens is an ordinary variable
+    assert i.get("tokens") is i.get("tokens_int")
+
+
+def test_unknown_name_suggests_a_close_one() -> None:
+    with pytest.raises(RaspNameError) as info:
+        run("x = indeces + 1;")
+    assert info.value.message == "Undefined variable: indeces"
+    assert info.value.hint == "did you mean 'indices'?"
+    assert info.value.span is not None and info.value.span.text() == "indeces"
+
+
+def test_arity_error_points_at_the_call() -> None:
+    with pytest.raises(RaspArityError) as info:
+        run("def f(a, b) { return a; }\nx = f(1);")
+    assert info.value.message == "wrong number of args for f- expected: 2, got: 1."
+    assert info.value.span is not None and info.value.span.text() == "f(1)"
+    with pytest.raises(RaspArityError):
+        run("x = tokens(1, 2);")
+
+
+@pytest.mark.parametrize(
+    ("program", "error", "message"),
+    [
+        ("x = aggregate(indices, tokens);", RaspTypeError, "Expected selector, got: indices"),
+        ("x = select(indices, indices, ==) + 1;", RaspTypeError, "Cannot apply + to selector(s)"),
+        (
+            "x = select(indices, indices, ==) and tokens;",
+            RaspTypeError,
+            "between selector and non-selector",
+        ),
+        ("x = indicator(3);", RaspTypeError, "indicator operator expects s-op, got: 3"),
+        ("x = aggregate(full_s, tokens, tokens);", RaspTypeError, "Expected atom, got: tokens"),
+        ("x = select([1], indices, ==);", RaspTypeError, "Expected s-op or atom"),
+        ('x = 1 + "a";', RaspTypeError, "unsupported operand"),
+        ("x = 1 / 0;", RaspRuntimeError, "division by zero"),
+        ("x = 3(4);", RaspTypeError, "cannot call"),
+        ("x = [1][3];", RaspRuntimeError, "out of range"),
+        ("x = range(1.5);", RaspTypeError, "integer"),
+        ("x = tokens + [1];", RaspTypeError, "between s-op and list"),
+        ("x = 2 ^ 100000000;", RaspRuntimeError, "too large"),
+        ("x = range(10000000);", RaspRuntimeError, "longer than"),
+        ("def f(x) { return f(x); } x = f(1);", RaspRuntimeError, "deeper than"),
+        ("x = len(3);", RaspTypeError, "non-list"),
+        ("for a, b in [1] { }", RaspTypeError, "single value"),
+        ("x = tokens if select(1, 1, ==) else 1;", RaspTypeError, "selector"),
+    ],
+)
+def test_wrong_kinds_are_located_errors(program: str, error: type[RaspError], message: str) -> None:
+    with pytest.raises(error, match=None) as info:
+        run(program)
+    assert message in info.value.message
+    assert info.value.span is not None
+
+
+def test_evaluation_errors_point_at_the_node() -> None:
+    i = run("y = 1 / indices;")
+    with pytest.raises(RaspRuntimeError) as info:
+        evaluate(i.get("y"), "ab")
+    assert info.value.message == "division by zero"
+    assert info.value.span is not None and info.value.span.text() == "1 / indices"
+
+
+def test_load_copies_public_names(tmp_path: Path) -> None:
+    (tmp_path / "lib.rasp").write_text(
+        "_hidden = 1; shown = tokens; def g(x) { return x; }", encoding="utf-8"
+    )
+    main = tmp_path / "main.rasp"
+    main.write_text('load "lib";\nout_name = g(shown);', encoding="utf-8")
+    i = load_file(main)
+    assert isinstance(i.get("shown"), SOp) and isinstance(i.get("g"), RaspFunction)
+    with pytest.raises(RaspNameError):
+        i.get("_hidden")
+    assert i.last_assigned == "out_name"
+
+
+def test_loaded_files_cannot_see_the_callers_names(tmp_path: Path) -> None:
+    (tmp_path / "lib.rasp").write_text("y = secret;", encoding="utf-8")
+    i = Interpreter(search_dirs=[tmp_path])
+    with pytest.raises(RaspNameError) as info:
+        run('secret = 1; load "lib";', i)
+    assert info.value.span is not None and info.value.span.file.endswith("lib.rasp")
+
+
+def test_load_errors(tmp_path: Path) -> None:
+    with pytest.raises(RaspError, match="cannot find 'nowhere.rasp'"):
+        run('load "nowhere";')
+    (tmp_path / "a.rasp").write_text('load "b";', encoding="utf-8")
+    (tmp_path / "b.rasp").write_text('load "a";', encoding="utf-8")
+    with pytest.raises(RaspRuntimeError, match="loads itself"):
+        run('load "a";', Interpreter(search_dirs=[tmp_path]))
+    (tmp_path / "c.rasp").write_text("count = 1;", encoding="utf-8")
+    with pytest.raises(RaspNameError, match="reserved"):
+        run('load "c";', Interpreter(search_dirs=[tmp_path]))
+
+
+def test_load_finds_the_shipped_programs() -> None:
+    i = run('load "reverse";')
+    assert list(evaluate(i.get("reverse"), "abc").values) == ["c", "b", "a"]
+
+
+def test_run_file_defaults_to_the_last_assigned_name(tmp_path: Path) -> None:
+    path = tmp_path / "p.rasp"
+    path.write_text("a = indices + 1;\nb = a * 2;\n", encoding="utf-8")
+    assert list(run_file(path, "xyz").values) == [2, 4, 6]
+    assert list(run_file(path, ["x"], name="a").values) == [1]
+    with pytest.raises(RaspError):
+        run_file(tmp_path / "missing.rasp", "a")
+
+
+def test_names_and_get() -> None:
+    i = run("mine = 1;")
+    names = i.names()
+    assert {"mine", "tokens", "indices", "length", "sort", "selector_width"} <= set(names)
+    assert i.get("mine") == 1
+
+
+def test_tokens_kinds() -> None:
+    assert seq("x = tokens_int + 1;", ["1", "2"]) == [2, 3]
+    assert seq("x = tokens_float / 2;", ["1"]) == [0.5]
+    assert seq("x = tokens_asis;", [1, 2]) == [1, 2]
+    with pytest.raises(RaspRuntimeError, match="tokens_int"):
+        seq("x = tokens_int;", "ab")
