@@ -322,6 +322,9 @@ def _kind_text(value: Any) -> str:
 def _cmd_repl(args: argparse.Namespace) -> int:
     from rasp.repl_terminal import run_terminal
 
+    if args.file is not None:
+        with open(args.file, "rb"):  # a missing file is an error before the session starts
+            pass
     return run_terminal(args.file)
 
 

@@ -1,0 +1,322 @@
+"""The REPL without a terminal: `ReplSession.feed(line)` returns exactly what the REPL prints.
+
+It behaves like the original RASP REPL (tech-srl/RASP `REPL.py`): a running example (`hello`) is
+evaluated under every new named s-op and selector, and a name whose value fails on the example is
+reported and NOT bound (the original's definition-time check); `set example`, `show example`,
+`examples on|off`, `full seq display on|off`, `load "f";`, `f(input);` and `exit`/`quit` work as
+there. Ours adds several statements per line, located errors (`<repl>:line:col`, lines numbered per
+statement), and the commands `:help`, `:names` and `:type NAME`.
+
+`rasp.repl_terminal` puts a terminal in front of this; the transcript tests drive it directly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from rasp import __version__, ast
+from rasp.display import (
+    ExampleSettings,
+    applied_value,
+    example_lines,
+    example_text,
+    example_tokens,
+    named_value,
+)
+from rasp.errors import RaspError, RaspTypeError
+from rasp.interpreter import Interpreter, ResultKind, StatementResult
+from rasp.parser import is_complete, parse
+from rasp.sops import Selector, SOp, evaluate
+from rasp.values import BuiltinFunction, RaspFunction, kind_name
+
+# `draw_hook(node, tokens) -> text`: set by whoever can draw (the compiler side); None means no drawing.
+DrawHook = Callable[[SOp | Selector, list[Any]], str]
+
+KEYWORDS = (
+    "aggregate", "and", "def", "display", "draw", "else", "example", "examples", "exit", "for", "full",
+    "if", "in", "indicator", "len", "load", "not", "off", "on", "or", "quit", "range", "return",
+    "round", "select", "selector", "seq", "set", "show", "zip",
+)
+
+HELP_TEXT = """\
+RASP statements end with ';' (a def or for ends with '}'); a statement may span several lines.
+  x = select(indices, indices, <);   bind a name (its value on the running example is shown)
+  f("abc");                          apply an s-op or selector to an input
+  load "file";                       run file.rasp and import its names
+  draw(sop[, input]);                draw the computation (needs the compiler)
+REPL commands (no ';'):
+  set [s-op|selector] example E      change the running example (a string or a list)
+  show [s-op|selector] example       print the running example
+  [s-op|selector] examples on|off    show or hide examples under new names
+  full seq display on|off            print s-op examples as aligned input/output rows
+  exit | quit | Ctrl-D               leave (Ctrl-C drops a partial statement)
+  :names   names you defined        :type NAME   the kind of NAME        :help   this text"""
+
+
+class ReplSession:
+    """One REPL session: an interpreter, the running examples, and the display switches."""
+
+    prompt = ">> "
+    continuation_prompt = ".. "
+
+    def __init__(
+        self,
+        interpreter: Interpreter | None = None,
+        *,
+        search_dirs: Iterable[str | Path] = (),
+        draw_hook: DrawHook | None = None,
+    ) -> None:
+        self.interpreter = interpreter if interpreter is not None else Interpreter(search_dirs=search_dirs)
+        self.settings = ExampleSettings()
+        self.draw_hook = draw_hook
+        self.finished = False
+        self._pending: list[str] = []
+
+    # -- what the front end asks ----------------------------------------------------------------
+
+    def banner(self) -> str:
+        return f"rasp-forge {__version__} (RASP 0.1 compatible)\nrunning example is: {_plain_example(self.settings.seq_example)}"
+
+    @property
+    def is_continuing(self) -> bool:
+        """True while a statement is unfinished (the front end shows `.. `)."""
+        return bool(self._pending)
+
+    def names(self) -> list[str]:
+        return sorted(self.interpreter.names())
+
+    def interrupt(self) -> None:
+        """Ctrl-C: drop the partial statement."""
+        self._pending = []
+
+    # -- input ----------------------------------------------------------------------------------
+
+    def feed(self, line: str) -> str:
+        """Take one input line; return what the REPL prints for it ("" while a statement continues)."""
+        if self.finished:
+            return ""
+        if not self._pending and line.strip().startswith(":"):
+            return self._colon_command(line.strip())
+        if not self._pending and _is_blank(line):
+            return ""
+        self._pending.append(line)
+        text = "\n".join(self._pending)
+        if _is_blank(text):
+            self._pending = []
+            return ""
+        if not is_complete(text):
+            return ""
+        self._pending = []
+        return self.run_text(text)
+
+    def run_text(self, text: str, filename: str = "<repl>") -> str:
+        """Run complete text (one or more statements); stop at the first error."""
+        out: list[str] = []
+        try:
+            program = parse(text, filename)
+        except RaspError as err:
+            return err.render()
+        for stmt in program.statements:
+            try:
+                out += self._statement(stmt)
+            except RaspError as err:
+                out.append(err.render())
+                break
+            if self.finished:
+                break
+        return "\n".join(out)
+
+    def load_path(self, path: str | Path) -> str:
+        """`rasp repl FILE`: `load` the file into this session (its names are listed, as `load` does)."""
+        file = Path(path)
+        if not file.is_file():
+            return f"error: cannot read {path}: No such file"
+        if '"' in str(file.resolve()):
+            return f"error: cannot load {path}: the path contains a double quote"
+        return self.run_text(f'load "{file.resolve()}";')
+
+    # -- statements -----------------------------------------------------------------------------
+
+    def _statement(self, stmt: ast.Stmt) -> list[str]:
+        env = _Bindings(self.interpreter)
+        saved = env.snapshot()
+        result = self.interpreter.exec_statement(stmt)
+        try:
+            return self._show_result(stmt, result)
+        except RaspError:
+            # The definition-time check failed: as in the original, the names keep their old values.
+            env.restore(saved)
+            raise
+
+    def _show_result(self, stmt: ast.Stmt, result: StatementResult) -> list[str]:
+        match result.kind:
+            case ResultKind.FOR:
+                return []
+            case ResultKind.COMMAND:
+                return self._command(result.values[0], result.values[1:])
+            case ResultKind.LOAD:
+                # The original lists every name a load brings in, without examples.
+                quiet = dataclasses.replace(self.settings, show_seq=False, show_sel=False)
+                return self._named(result, quiet)
+            case ResultKind.DRAW:
+                return self._draw(result)
+            case ResultKind.EXPR if not result.names:  # an application `f(input);`, already evaluated
+                (value,) = result.values
+                return applied_value(value, self._call_input(stmt), self.settings.full_seq)
+        self._check_on_example(result)
+        return self._named(result, self.settings)
+
+    def _named(self, result: StatementResult, settings: ExampleSettings) -> list[str]:
+        lines: list[str] = []
+        for name, value in zip(result.names, result.values, strict=False):
+            lines += named_value(name, value, settings, function_text=_function_text)
+        return lines
+
+    def _check_on_example(self, result: StatementResult) -> None:
+        """Evaluate every new s-op and selector on its running example; a failure raises."""
+        for value in result.values:
+            if not isinstance(value, SOp | Selector):
+                continue
+            example = self.settings.seq_example if isinstance(value, SOp) else self.settings.sel_example
+            try:
+                evaluate(value, example_tokens(example))
+            except RaspError as err:
+                if err.hint is None:
+                    err.hint = (
+                        f"this fails on the running example {example_text(example)}, so it was not "
+                        "bound; `set example ...` to test it on another input"
+                    )
+                raise err.with_span(result.span) from None
+
+    def _call_input(self, stmt: ast.Stmt) -> list[Any]:
+        """The tokens `f(input);` was applied to (for the selector grid and the full seq rows)."""
+        if isinstance(stmt, ast.ExprStmt) and isinstance(stmt.expr, ast.Call) and stmt.expr.args:
+            arg = stmt.expr.args[0]
+            env = _Bindings(self.interpreter)
+            saved = env.snapshot()
+            try:
+                given = self.interpreter.exec_statement(ast.ExprStmt(arg, arg.span)).values[0]
+            finally:
+                env.restore(saved)  # evaluating the argument again must not rebind `out`
+            if isinstance(given, str | list):
+                return example_tokens(given)
+        return example_tokens(self.settings.seq_example)
+
+    def _draw(self, result: StatementResult) -> list[str]:
+        node = result.values[0]
+        example = result.values[1] if len(result.values) > 1 else self.settings.seq_example
+        tokens = _tokens_of(example, result.span)
+        value = evaluate(node, tokens)
+        if self.draw_hook is None:
+            lines = ["\tdraw needs the compiler's drawing support, which is not available here"]
+        else:
+            lines = [self.draw_hook(node, tokens)]
+        return lines + applied_value(value, tokens, self.settings.full_seq)
+
+    # -- REPL commands --------------------------------------------------------------------------
+
+    def _command(self, cmd: ast.ReplCommand, evaluated: tuple[Any, ...]) -> list[str]:
+        subset = cmd.subset.value
+        if cmd.command is ast.CommandKind.EXIT:
+            self.finished = True
+            return []
+        if cmd.command is ast.CommandKind.SHOW_EXAMPLE:
+            return example_lines(subset, self.settings.seq_example, self.settings.sel_example)
+        if cmd.command is ast.CommandKind.SET_EXAMPLE:
+            (example,) = evaluated
+            _tokens_of(example, cmd.example.span if cmd.example is not None else cmd.span)
+            if subset in ("both", "s-op"):
+                self.settings = dataclasses.replace(self.settings, seq_example=example)
+            if subset in ("both", "selector"):
+                self.settings = dataclasses.replace(self.settings, sel_example=example)
+            return []
+        on = bool(cmd.switch)
+        if cmd.command is ast.CommandKind.TOGGLE_EXAMPLES:
+            if subset in ("both", "s-op"):
+                self.settings = dataclasses.replace(self.settings, show_seq=on)
+            if subset in ("both", "selector"):
+                self.settings = dataclasses.replace(self.settings, show_sel=on)
+        elif cmd.command is ast.CommandKind.FULL_SEQ_DISPLAY:
+            self.settings = dataclasses.replace(self.settings, full_seq=on)
+        return []
+
+    def _colon_command(self, text: str) -> str:
+        word, _, rest = text.partition(" ")
+        rest = rest.strip()
+        if word == ":help":
+            return HELP_TEXT
+        if word == ":names":
+            user = _Bindings(self.interpreter).user_names()
+            return "\t" + ", ".join(user) if user else "\tno names defined yet"
+        if word == ":type" and rest:
+            known = self.interpreter.names()
+            if rest not in known:
+                close = difflib.get_close_matches(rest, known, n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                return f"error: no name '{rest}'{hint}"
+            return f"\t{rest}: {kind_name(self.interpreter.get(rest))}"
+        return f"error: unknown command {text!r}; type :help for the commands"
+
+
+class _Bindings:
+    """The console scope of an interpreter, for the REPL's definition-time check.
+
+    The interpreter binds a name before the REPL can test the value on the running example; when the
+    test fails, the REPL puts the old bindings back (as the original, which never binds a failing
+    value). This reaches into the interpreter's console scope, the one place that does.
+    """
+
+    def __init__(self, interpreter: Interpreter) -> None:
+        self._scope = interpreter._globals
+        self._frame = interpreter._frame
+
+    def snapshot(self) -> tuple[dict[str, Any], str | None]:
+        return dict(self._scope.values), self._frame.last
+
+    def restore(self, saved: tuple[dict[str, Any], str | None]) -> None:
+        values, last = saved
+        self._scope.values.clear()
+        self._scope.values.update(values)
+        self._frame.last = last
+
+    def user_names(self) -> list[str]:
+        return sorted(n for n in self._scope.values if n != "out")
+
+
+def _function_text(value: Any) -> str | None:
+    if isinstance(value, RaspFunction):
+        creator = "console" if value.creator.startswith("<") else Path(value.creator).stem
+        return f"{creator} function: {value.signature()}"
+    if isinstance(value, BuiltinFunction):
+        return f"built-in function: {value.signature()}"
+    return None
+
+
+def _tokens_of(example: Any, span: Any) -> list[Any]:
+    """An example as input tokens: a string's characters or a list of atoms, non-empty."""
+    if isinstance(example, str) or (
+        isinstance(example, list) and all(isinstance(v, int | float | str | bool) for v in example)
+    ):
+        tokens = example_tokens(example)
+        if tokens:
+            return tokens
+        raise RaspTypeError("an example must not be empty", span, hint='e.g. set example "hello"')
+    raise RaspTypeError(
+        f"example not iterable: {example_text(example)}" if not isinstance(example, list)
+        else "an example must be a string or a list of atoms",
+        span,
+        hint='e.g. set example "hello" or set example [1, 2, 3]',
+    )
+
+
+def _plain_example(example: Any) -> str:
+    return example if isinstance(example, str) else example_text(example)
+
+
+def _is_blank(text: str) -> bool:
+    return all(not line.strip() or line.strip().startswith("#") for line in text.splitlines())
+

@@ -1,0 +1,115 @@
+"""The REPL's terminal front end: prompt_toolkit when it is installed and stdin is a terminal.
+
+Otherwise (no prompt_toolkit, or input piped in) it reads stdin line by line with the same prompts,
+so a session can be scripted: `echo 'x = 1;' | rasp repl`. All RASP behaviour lives in
+`rasp.repl.ReplSession`; this module only moves lines in and text out.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TextIO
+
+from rasp.repl import KEYWORDS, ReplSession
+
+HISTORY_FILE = Path("~/.rasp_history")
+
+ReadLine = Callable[[str], str]  # prompt -> line; EOFError on Ctrl-D, KeyboardInterrupt on Ctrl-C
+
+
+def run_terminal(
+    path: str | None = None,
+    *,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+) -> int:
+    """Run an interactive session (loading `path` first, if given) until exit or end of input."""
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    session = ReplSession()
+    interactive = stdin.isatty() and stdout.isatty()
+    read_line = _prompt_toolkit_reader(session) if interactive else None
+    if read_line is None:
+        read_line = _plain_reader(stdin, stdout, echo_prompts=interactive)
+    _write(stdout, session.banner())
+    if path is not None:
+        _write(stdout, session.load_path(path))
+    return run_loop(session, read_line, stdout)
+
+
+def run_loop(session: ReplSession, read_line: ReadLine, stdout: TextIO) -> int:
+    """Feed lines to `session` until it finishes or the input ends; Ctrl-C drops a partial statement."""
+    while not session.finished:
+        prompt = session.continuation_prompt if session.is_continuing else session.prompt
+        try:
+            line = read_line(prompt)
+        except EOFError:
+            _write(stdout, "")
+            break
+        except KeyboardInterrupt:
+            session.interrupt()
+            _write(stdout, "KeyboardInterrupt")
+            continue
+        _write(stdout, session.feed(line))
+    return 0
+
+
+def _write(stdout: TextIO, text: str) -> None:
+    if text:
+        stdout.write(text if text.endswith("\n") else text + "\n")
+    stdout.flush()
+
+
+def _plain_reader(stdin: TextIO, stdout: TextIO, *, echo_prompts: bool) -> ReadLine:
+    """`input()`-like reading; prompts are shown only on a terminal, so piped output stays clean."""
+
+    def read(prompt: str) -> str:
+        if echo_prompts:
+            stdout.write(prompt)
+            stdout.flush()
+        line = stdin.readline()
+        if not line:
+            raise EOFError
+        return line.rstrip("\r\n")
+
+    return read
+
+
+def _prompt_toolkit_reader(session: ReplSession) -> ReadLine | None:
+    """A prompt_toolkit reader with persistent history and completion, or None if unavailable."""
+    try:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.completion import Completer, Completion
+        from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+    except ImportError:
+        return None
+
+    class _NameCompleter(Completer):
+        def get_completions(self, document: Any, complete_event: Any) -> Iterable[Completion]:
+            word = document.get_word_before_cursor(WORD=False)
+            if not word:
+                return
+            for candidate in completion_candidates(session, word):
+                yield Completion(candidate, start_position=-len(word))
+
+    history: History
+    try:
+        path = HISTORY_FILE.expanduser()
+        path.touch(exist_ok=True)
+        history = FileHistory(str(path))
+    except OSError:
+        history = InMemoryHistory()
+    prompt_session: PromptSession[str] = PromptSession(history=history, completer=_NameCompleter())
+
+    def read(prompt: str) -> str:
+        return prompt_session.prompt(prompt)
+
+    return read
+
+
+def completion_candidates(session: ReplSession, prefix: str) -> list[str]:
+    """Keywords and names in scope that start with `prefix`, sorted."""
+    pool = set(KEYWORDS) | set(session.names())
+    return sorted(c for c in pool if c.startswith(prefix) and c != prefix)
