@@ -60,6 +60,13 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
     shown = "the end of the input" if at_end else f"'{token.value}'"
 
     if token.type == "EQUAL" and "EQUAL" not in expected:
+        following = text[token.end_pos : (token.end_pos or 0) + 1] if token.end_pos else ""
+        if following in ("<", ">") and expected <= _COMPARISON_TERMINALS:
+            return RaspSyntaxError(
+                f"unknown comparison '={following}'",
+                Span(source, here.line, here.col, here.line, here.col + 2),
+                f"did you mean '{following}='?",
+            )
         hint = (
             COMPARISON_HINT
             if expected <= _COMPARISON_TERMINALS
@@ -81,8 +88,9 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
     if innermost is not None and _CLOSER_TERMINALS[_CLOSERS[innermost.char]] in expected:
         closer = _CLOSERS[innermost.char]
         opened = _span_at(source, innermost.pos)
+        wanted = f"',' or '{closer}'" if "COMMA" in expected else f"'{closer}'"
         return RaspSyntaxError(
-            f"expected '{closer}' to close {innermost.label}",
+            f"expected {wanted} to close {innermost.label}",
             here,
             f"{innermost.label} was opened at line {opened.line}, column {opened.col}",
             incomplete=at_end,
