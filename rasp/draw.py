@@ -164,31 +164,45 @@ def _draw_residuals(fig: Any, trace: Trace) -> None:
 
 
 def computation_dot(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray]) -> str:
-    """Variables as nodes, one `rank=same` row per sublayer, edges read off the weights."""
-    labels = [str(label) for label in meta["residual"]]
-    dim_var = [label.partition(":")[0] for label in labels]
-    written = {str(op.get("name")) for layer in meta["layers"] for ops in layer.values() for op in ops}
-    inputs = sorted({v for v in dim_var if v not in SPECIAL_DIMS and v not in written}, key=dim_var.index)
+    """Operations as nodes, one `rank=same` row per sublayer, edges read off the weights.
+
+    A residual variable belongs to the operation whose output weights write it (a head's `W_O`
+    columns, an MLP's `W_out` columns), so helper dimensions such as `length.frac` lead back to the
+    operation that computes them; variables nobody writes are the embedding's inputs.
+    """
+    dim_var = [str(label).partition(":")[0] for label in meta["residual"]]
+    writer = _writers(meta, weights, dim_var)  # variable -> operation name
+    inputs = [v for v in dict.fromkeys(dim_var) if v not in SPECIAL_DIMS and v not in writer]
     output = str(meta["output"]["name"])
     lines = ["digraph computation {", "  rankdir=TB;", '  node [fontname="monospace", fontsize=10];',
              "  edge [fontsize=8];"]
     rows: list[tuple[str, list[str]]] = [("embedding", [_node(v, v, "input", v == output) for v in inputs])]
     edges: list[str] = []
+
+    def connect(sources: list[str], target: str, role: str = "") -> None:
+        label = f' [label="{role}"]' if role else ""
+        for source in dict.fromkeys(writer.get(v, v) for v in sources):
+            if source != target:
+                edges.append(f'  "{source}" -> "{target}"{label};')
+
     for layer, ops in enumerate(meta["layers"]):
         attn_nodes, mlp_nodes = [], []
         for op in ops.get("attn", []):
             name, head = str(op.get("name")), int(op.get("head", 0))
             attn_nodes.append(_node(name, f"{name}\\nL{layer} H{head}: {_escape(op.get('op'))}", "head",
                                     name == output))
-            w = {k: weights[f"blocks.{layer}.attn.W_{k}"][head] for k in "QKV"}  # [d_model, d_head]
-            for role, matrix in (("q", w["Q"]), ("k", w["K"]), ("v", w["V"])):
-                for source in _read_vars(matrix, dim_var, exclude={name}):
-                    edges.append(f'  "{source}" -> "{name}" [label="{role}"];')
+            for role in "QKV":
+                matrix = weights[f"blocks.{layer}.attn.W_{role}"][head]  # [d_model, d_head]
+                connect(_read_vars(matrix, dim_var), name, role.lower())
+        w_in, w_out = weights[f"blocks.{layer}.mlp.W_in"], weights[f"blocks.{layer}.mlp.W_out"]
         for op in ops.get("mlp", []):
             name = str(op.get("name"))
-            mlp_nodes.append(_node(name, f"{name}\\nL{layer} MLP: {_escape(op.get('op'))}", "mlp", name == output))
-            for source in _mlp_inputs(weights, layer, name, dim_var):
-                edges.append(f'  "{source}" -> "{name}";')
+            mlp_nodes.append(_node(name, f"{name}\\nL{layer} MLP: {_escape(op.get('op'))}", "mlp",
+                                   name == output))
+            out_dims = [d for d, v in enumerate(dim_var) if writer.get(v) == name]
+            units = np.flatnonzero(np.abs(w_out[:, out_dims]).max(axis=1) > 0) if out_dims else []
+            if len(units):
+                connect(_read_vars(w_in[:, units], dim_var), name)
         rows.append((f"layer {layer} attn", attn_nodes))
         rows.append((f"layer {layer} mlp", mlp_nodes))
     rows = [row for row in rows if row[1]]
@@ -203,6 +217,25 @@ def computation_dot(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray]) 
     return "\n".join(lines) + "\n"
 
 
+def _writers(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray], dim_var: list[str]) -> dict[str, str]:
+    """Which operation writes each residual variable (later writers win)."""
+    writer: dict[str, str] = {}
+    for layer, ops in enumerate(meta["layers"]):
+        for op in ops.get("attn", []):
+            w_o = weights[f"blocks.{layer}.attn.W_O"][int(op.get("head", 0))]  # [d_head, d_model]
+            for v in _read_vars(w_o.T, dim_var):
+                writer[v] = str(op.get("name"))
+        names = [str(op.get("name")) for op in ops.get("mlp", [])]
+        for v in _read_vars(weights[f"blocks.{layer}.mlp.W_out"].T, dim_var) if names else []:
+            # One MLP may compute several variables: a dimension belongs to the one it is named after.
+            owner = next((n for n in names if v == n or v.startswith(n + ".")), None)
+            if owner is None and len(names) == 1:
+                owner = names[0]
+            if owner is not None:
+                writer[v] = owner
+    return writer
+
+
 def _node(name: str, label: str, kind: str, is_output: bool) -> str:
     shape = {"input": "ellipse", "head": "box", "mlp": "box"}[kind]
     style = {"input": "", "head": ', style="rounded,filled", fillcolor="#dbe9f6"',
@@ -215,19 +248,10 @@ def _escape(text: Any) -> str:
     return str(text).replace("\\", "\\\\").replace('"', '\\"')
 
 
-def _read_vars(matrix: np.ndarray, dim_var: list[str], exclude: set[str]) -> list[str]:
-    """Variables whose dims have a non-zero row in `matrix` [d_model, ...]."""
+def _read_vars(matrix: np.ndarray, dim_var: list[str]) -> list[str]:
+    """Variables whose dims have a non-zero row in `matrix` [d_model, ...] (special dims left out)."""
     rows = np.flatnonzero(np.abs(matrix).reshape(matrix.shape[0], -1).max(axis=1) > 0)
-    found = dict.fromkeys(dim_var[d] for d in rows)
-    return [v for v in found if v not in SPECIAL_DIMS and v not in exclude]
-
-
-def _mlp_inputs(weights: Mapping[str, np.ndarray], layer: int, name: str, dim_var: list[str]) -> list[str]:
-    """What the MLP's hidden units that write `name` read (one MLP may compute several variables)."""
-    w_in, w_out = weights[f"blocks.{layer}.mlp.W_in"], weights[f"blocks.{layer}.mlp.W_out"]
-    out_dims = [d for d, v in enumerate(dim_var) if v == name]
-    units = np.flatnonzero(np.abs(w_out[:, out_dims]).max(axis=1) > 0) if out_dims else np.array([], int)
-    return _read_vars(w_in[:, units], dim_var, exclude={name}) if units.size else []
+    return [v for v in dict.fromkeys(dim_var[d] for d in rows) if v not in SPECIAL_DIMS]
 
 
 def write_dot(dot: str, path: str | Path) -> Path | None:

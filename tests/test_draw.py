@@ -54,6 +54,7 @@ def test_dot_edges_come_from_the_weights() -> None:
     assert '"tokens" -> "frac_a" [label="v"];' in dot  # V reads tokens:a
     assert '"frac_a" -> "out";' in dot  # the MLP unit writing `out` reads frac_a
     assert '"one"' not in dot and '"pad" ->' not in dot  # special dims are not variables
+    assert '"frac_a" [label="frac_a"' not in dot  # written by the head, so not an embedding input
     assert 'peripheries=2' in dot.split('"out" [')[1].split("\n")[0]  # the output is marked
     rows = [line for line in dot.splitlines() if "rank=same" in line]
     assert [r.split('label="')[1].split('"')[0] for r in rows] == ["embedding", "layer 0 attn", "layer 0 mlp"]
@@ -66,3 +67,28 @@ def test_missing_matplotlib_is_a_clear_error(prev_model: Path, tmp_path: Path,
     with pytest.raises(RaspError) as info:
         draw_trace(trace, tmp_path / "x.png")
     assert "matplotlib" in info.value.message and "viz" in (info.value.hint or "")
+
+
+def test_helper_dimensions_lead_back_to_their_operation() -> None:
+    """A head named `length` that writes `length.frac`: readers of `length.frac` depend on `length`."""
+    model = mean_of_a()
+    meta = dict(model.metadata)
+    meta["residual"] = [label.replace("frac_a", "count.frac") for label in meta["residual"]]
+    meta["layers"] = [{"attn": [{"head": 0, "name": "count", "op": "selector_width(...)"}],
+                       "mlp": [{"name": "out", "op": "f(count)"}]}]
+    dot = computation_dot(meta, model.tensors)
+    assert '"count" -> "out";' in dot and '"count.frac"' not in dot
+
+
+def test_draw_for_repl_compiles_for_the_input(tmp_path: Path) -> None:
+    pytest.importorskip("compiler")
+    from rasp.draw import draw_for_repl
+    from rasp.sops import AggregateSOp, Comparison, IndicesSOp, MapSOp, Select, TokensSOp
+
+    indices = IndicesSOp(name="indices")
+    prev = MapSOp(fn=lambda i: i - 1, inputs=(indices,), text="indices - 1", name="before")
+    shifted = AggregateSOp(selector=Select(keys=indices, queries=prev, comparison=Comparison.EQ),
+                           sop=TokensSOp(name="tokens"), default="_", name="shifted")
+    message = draw_for_repl(shifted, list("abc"), tmp_path / "s.png")
+    assert message.startswith(f"wrote {tmp_path / 's.png'}")
+    assert (tmp_path / "s.png").read_bytes()[:8] == PNG_MAGIC
