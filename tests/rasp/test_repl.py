@@ -1,0 +1,175 @@
+"""The REPL: golden transcripts driven through `ReplSession`, and the terminal front end's loop.
+
+A transcript shows the banner, then each input line after its prompt (`>> ` or `.. `) and what the
+REPL printed for it. Inputs are `tests/golden/repl/*.in`; expected transcripts the `*.out` next to
+them (rewrite with `pytest --update-golden`). Paths of this checkout print as `<root>`.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rasp.repl import ReplSession
+from rasp.repl_terminal import completion_candidates, run_loop, run_terminal
+from rasp.sops import SOp
+
+ROOT = Path(__file__).resolve().parents[2]
+TRANSCRIPTS = ROOT / "tests" / "golden" / "repl"
+CASES = sorted(p.stem for p in TRANSCRIPTS.glob("*.in"))
+
+
+def transcript(session: ReplSession, lines: list[str]) -> str:
+    out = [session.banner()]
+    for line in lines:
+        prompt = session.continuation_prompt if session.is_continuing else session.prompt
+        out.append(prompt + line)
+        printed = session.feed(line)
+        if printed:
+            out.append(printed)
+        if session.finished:
+            break
+    return "\n".join(out).replace(str(ROOT), "<root>") + "\n"
+
+
+@pytest.fixture
+def in_transcripts(monkeypatch: pytest.MonkeyPatch) -> Path:
+    # `load "helper";` finds helper.rasp in the working directory, as in the original.
+    monkeypatch.chdir(TRANSCRIPTS)
+    return TRANSCRIPTS
+
+
+def test_there_are_transcripts() -> None:
+    assert {"basics", "selectors", "examples", "full_seq", "multiline", "errors", "load", "commands"} <= set(
+        CASES
+    )
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_transcript(case: str, in_transcripts: Path, golden: Callable[[Path, str], None]) -> None:
+    lines = (in_transcripts / f"{case}.in").read_text(encoding="utf-8").splitlines()
+    golden(in_transcripts / f"{case}.out", transcript(ReplSession(), lines))
+
+
+# ------------------------------------------------------------------------------------------------
+# Behaviour the transcripts show, pinned down one fact at a time
+
+
+def test_failed_definition_keeps_the_old_binding() -> None:
+    session = ReplSession()
+    session.feed("x = indices;")
+    before = session.interpreter.get("x")
+    printed = session.feed("x = tokens_int + 1;")
+    assert "error:" in printed and "not bound" in printed
+    assert session.interpreter.get("x") is before
+
+
+def test_failed_new_name_is_not_bound() -> None:
+    session = ReplSession()
+    session.feed("y = tokens_int;")
+    assert "y" not in session.interpreter.names()
+
+
+def test_continuation_and_interrupt() -> None:
+    session = ReplSession()
+    assert session.feed("def f(a) {") == ""
+    assert session.is_continuing
+    session.interrupt()  # Ctrl-C drops the partial def
+    assert not session.is_continuing
+    assert "f" not in session.interpreter.names()
+    assert "value: x =  1" in session.feed("x = 1;")
+
+
+def test_nothing_runs_after_exit() -> None:
+    session = ReplSession()
+    assert session.feed("quit") == ""
+    assert session.finished
+    assert session.feed("x = 1;") == ""
+    assert "x" not in session.interpreter.names()
+
+
+def test_errors_are_located_per_statement() -> None:
+    session = ReplSession()
+    session.feed("a = 1;")
+    printed = session.feed("b = a + nope;")
+    assert printed.splitlines()[:3] == [
+        "<repl>:1:9: error: Undefined variable: nope",
+        "    b = a + nope;",
+        "            ^~~~",
+    ]
+
+
+def test_draw_hook_receives_the_node_and_tokens() -> None:
+    seen: list[tuple[Any, list[Any]]] = []
+
+    def hook(node: Any, tokens: list[Any]) -> str:
+        seen.append((node, tokens))
+        return "\tdrawn"
+
+    session = ReplSession(draw_hook=hook)
+    session.feed("x = indices + 1;")
+    printed = session.feed('draw(x, "ab");')
+    assert printed.splitlines() == ["\tdrawn", "\t =  [1, 2] (ints)"]
+    assert isinstance(seen[0][0], SOp) and seen[0][1] == ["a", "b"]
+
+
+def test_load_path_lists_the_files_names(tmp_path: Path) -> None:
+    program = tmp_path / "prog.rasp"
+    program.write_text("inc = indices + 1;\n", encoding="utf-8")
+    session = ReplSession()
+    assert session.load_path(program) == "     s-op: inc"
+    assert session.feed('inc("ab");') == "\t =  [1, 2] (ints)"
+    assert session.load_path(tmp_path / "missing.rasp").startswith("error: cannot read")
+
+
+def test_completion_offers_keywords_and_names() -> None:
+    session = ReplSession()
+    session.feed("selfish = 1;")
+    found = completion_candidates(session, "sel")
+    assert {"select", "selector", "selector_width", "selfish"} <= set(found)
+    assert found == sorted(found) and all(c.startswith("sel") for c in found)
+    assert completion_candidates(session, "selfish") == []  # the word is already complete
+
+
+# ------------------------------------------------------------------------------------------------
+# The terminal loop (line reader faked; no terminal needed)
+
+
+def _reader(items: list[str | type[BaseException]]) -> Callable[[str], str]:
+    feed: Iterator[str | type[BaseException]] = iter(items)
+    prompts: list[str] = []
+
+    def read(prompt: str) -> str:
+        prompts.append(prompt)
+        item = next(feed, EOFError)
+        if isinstance(item, type):
+            raise item
+        return item
+
+    read.prompts = prompts  # type: ignore[attr-defined]
+    return read
+
+
+def test_loop_ctrl_c_drops_partial_statement_and_ctrl_d_exits() -> None:
+    session = ReplSession()
+    out = io.StringIO()
+    read = _reader(["x = (1 +", KeyboardInterrupt, "y = 2;"])
+    assert run_loop(session, read, out) == 0
+    assert read.prompts == [">> ", ".. ", ">> ", ">> "]  # type: ignore[attr-defined]
+    assert "x" not in session.interpreter.names()
+    assert out.getvalue() == "KeyboardInterrupt\n    value: y =  2\n"
+
+
+def test_piped_stdin_runs_a_script() -> None:
+    stdin = io.StringIO('x = indices;\nx("ab");\nexit\nnever = 1;\n')
+    stdout = io.StringIO()
+    assert run_terminal(stdin=stdin, stdout=stdout) == 0
+    assert stdout.getvalue().splitlines()[2:] == [
+        "     s-op: x",
+        ' \t Example: x("hello") = [0, 1, 2, 3, 4] (ints)',
+        "\t =  [0, 1] (ints)",
+    ]
