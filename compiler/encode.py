@@ -256,7 +256,9 @@ class _Encoder:
         selector, sop = node.inputs
         value = self.reading(sop, encoding)
         atoms = self.atoms(selector)
-        out = self._materialise(node, encoding, self.values(node.index))
+        # The head copies every value reading and the default, even those the analysis proved unreachable.
+        vals = sort_values([*self.values(node.index), *value.values, node.value])
+        out = self._materialise(node, encoding, vals)
         spec = attention.aggregate_head(atoms, value, node.value, out, op=node.text, name=node.name)
         self.heads.append(PlannedHead(spec, ("agg", selector)))
         return out
@@ -264,16 +266,33 @@ class _Encoder:
     # -- maps -------------------------------------------------------------------------------------
 
     def support(self, index: int) -> tuple[int, ...]:
-        """The non-map, non-constant s-ops a fused chain of maps reads, in first-use order."""
+        """The s-ops a map is computed from: its chain of maps is expanded (fused) input by input
+        while one cheap block can still compute it; an input whose expansion would not be cheap is
+        computed on its own first and read as a source."""
         node = self.g[index]
         if node.op is Op.CONST:
             return ()
         if node.op is not Op.MAP:
             return (index,)
-        out: dict[int, None] = {}
-        for i in node.inputs:
-            out.update(dict.fromkeys(self.support(i)))
-        return tuple(out)
+        key = ("support", index)
+        if key not in self.memo:
+            out: dict[int, None] = {}
+            for i in node.inputs:
+                merged = out | dict.fromkeys(self.support(i))
+                if self.cheap(tuple(merged)):
+                    out = merged
+                elif self.g[i].op is not Op.CONST:
+                    out[i] = None
+            self.memo[key] = tuple(out)
+        return self.memo[key]
+
+    def cheap(self, support: tuple[int, ...]) -> bool:
+        """Whether one MLP (or a free view) computes a function of these s-ops."""
+        numeric = [s for s in support if self.is_numeric_source(s)]
+        sizes = [len(self.values(s)) for s in support if s not in numeric]
+        if numeric:
+            return len(numeric) == 1 and len(sizes) <= 1
+        return len(sizes) <= 1 or int(np.prod(sizes)) <= MAX_FUSED_TABLE
 
     def chain_value(self, index: int, env: Mapping[int, Atom]) -> tuple[bool, Atom]:
         """The fused chain's value for support values `env` ((False, None) where it raises)."""
@@ -320,12 +339,15 @@ class _Encoder:
         if encoding is Encoding.NUMERICAL and not all(is_number(v) or isinstance(v, bool) for v in vals):
             raise CompileError([Diagnostic(f"'{node.text}' is read as a number but has values {vals[:4]}",
                                            node.span)])
-        fused = self._map_over(node, self.support(node.index), encoding, last_resort=False)
-        if fused is not None:
-            return fused
-        # Too costly as one function of the whole chain: compute the map's own inputs first.
         direct = tuple(dict.fromkeys(i for i in node.inputs if self.g[i].op is not Op.CONST))
-        return self._map_over(node, direct, encoding, last_resort=True)  # type: ignore[return-value]
+        if len(direct) > 1 and all(self.is_numeric_source(i) for i in direct):
+            affine = self._affine_view(node, direct, list(direct), [])
+            if affine is not None:  # e.g. n_opens - n_closes: free
+                if encoding is Encoding.NUMERICAL:
+                    return affine
+                x = self.reading(node.index, Encoding.NUMERICAL)
+                return self._decode_numeric(node, x, [(float(v), v) for v in vals], encoding)
+        return self._map_over(node, self.support(node.index), encoding, last_resort=True)  # type: ignore[return-value]
 
     def _map_over(self, node: IRNode, support: tuple[int, ...], encoding: Encoding, *,
                   last_resort: bool) -> Encoded | None:
@@ -358,7 +380,7 @@ class _Encoder:
 
     def _rows(self, node: IRNode, support: tuple[int, ...]) -> list[tuple[tuple[Atom, ...], Atom]]:
         rows = []
-        for combo in input_combinations(support, self.vs.positional, self.vs.values):
+        for combo in input_combinations(support, self.vs.relation, self.vs.values):
             ok, out = self.chain_value(node.index, dict(zip(support, combo)))
             if ok:
                 rows.append((combo, out))
@@ -459,8 +481,8 @@ class _Encoder:
     def _combined(self, node: IRNode) -> Atomic:
         """One atom for a whole selector formula, over one categorical reading per side."""
         leaves = self._leaves(node.index)
-        q_nodes = tuple(dict.fromkeys(i for leaf in leaves for i in self.support_for_select(leaf.inputs[1])))
-        k_nodes = tuple(dict.fromkeys(i for leaf in leaves for i in self.support_for_select(leaf.inputs[0])))
+        q_nodes = tuple(dict.fromkeys(leaf.inputs[1] for leaf in leaves if self.g[leaf.inputs[1]].op is not Op.CONST))
+        k_nodes = tuple(dict.fromkeys(leaf.inputs[0] for leaf in leaves if self.g[leaf.inputs[0]].op is not Op.CONST))
         q, q_rows = self._side(node, q_nodes)
         k, k_rows = self._side(node, k_nodes)
         table = np.zeros((len(q.values), len(k.values)), dtype=bool)
@@ -469,26 +491,26 @@ class _Encoder:
                 table[a, b] = self._holds(node.index, qenv, kenv)
         return Atomic(q, k, table)
 
-    def support_for_select(self, index: int) -> tuple[int, ...]:
-        return () if self.g[index].op is Op.CONST else (index,)
-
     def _side(self, node: IRNode, nodes: tuple[int, ...]) -> tuple[Encoded, list[dict[int, Atom]]]:
         if len(nodes) <= 1:
             if not nodes:
                 return TRUE, [{}]
             enc = self.reading(nodes[0], Encoding.CATEGORICAL)
             return enc, [{nodes[0]: v} for v in enc.values]
-        key = ("joint", nodes)
+        # Several s-ops on one side: a product one-hot over what they are computed from (a map's own
+        # sources, so the map itself needs no layer of its own).
+        sources = tuple(dict.fromkeys(i for n in nodes for i in self.support(n)))
+        key = ("joint", sources)
 
         def make() -> tuple[Encoded, list[dict[int, Atom]]]:
-            readings = [self.reading(i, Encoding.CATEGORICAL) for i in nodes]
-            tuples = input_combinations(nodes, self.vs.positional, self.vs.values)
-            name = "(" + ",".join(self.g[i].name for i in nodes) + ")"
+            readings = [self.reading(i, Encoding.CATEGORICAL) for i in sources]
+            tuples = input_combinations(sources, self.vs.relation, self.vs.values)
+            name = "(" + ",".join(self.g[i].name for i in sources) + ")"
             spec, enc = mlp.joint_mlp(readings, tuples, name, op=f"joint {name} for {node.text}")
             self.mlps.append(spec)
             for d in enc.dims():
                 self.bounds[d] = 1.0
-            return enc, [dict(zip(nodes, t)) for t in enc.values]
+            return enc, [dict(zip(sources, t)) for t in enc.values]
 
         return self._memo(key, node, make)
 
@@ -497,10 +519,10 @@ class _Encoder:
         match node.op:
             case Op.SELECT:
                 keys, queries = node.inputs
-                kv = self.g[keys].value if self.g[keys].op is Op.CONST else kenv[keys]
-                qv = self.g[queries].value if self.g[queries].op is Op.CONST else qenv[queries]
+                ok_k, kv = self.chain_value(keys, kenv)
+                ok_q, qv = self.chain_value(queries, qenv)
                 assert node.comparison is not None
-                return _compare(node.comparison, kv, qv)
+                return ok_k and ok_q and _compare(node.comparison, kv, qv)
             case Op.AND:
                 return all(self._holds(i, qenv, kenv) for i in node.inputs)
             case Op.OR:

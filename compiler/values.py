@@ -7,7 +7,10 @@ an aggregate is its values, its default and, when several keys can be selected, 
 interpreter can compute; selector_width is 0..N.
 
 Relational refinement: a node that depends only on indices, length and constants gets its value at
-every (index i, length n) with i < n, so `length - indices - 1` has the values 0..N-1, not -N..N.
+every (index i, length n) with i < n, so `length - indices - 1` has the values 0..N-1, not -N..N. An
+aggregate whose selector depends only on positions knows how many keys each query selects, so its
+possible values are known per (i, n) too (`aggregate(select(indices, indices, <=), x)` at i is a mean of
+exactly i+1 values), and maps of such nodes combine them per (i, n) instead of over the full product.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from compiler.blocks import Atom, value_key
 from compiler.graph import Graph, IRNode, Op
@@ -28,16 +33,17 @@ MAX_VALUES = 100_000  # values one s-op may take (means included)
 # Exceptions the interpreter turns into a runtime error for a map (see `rasp.sops.Evaluator._map`).
 _MAP_ERRORS = (ArithmeticError, TypeError, ValueError, KeyError, IndexError, RaspError)
 
-Positional = Mapping[tuple[int, int], Atom]  # (index i, length n) -> value, for every i < n <= N
+# (index i, length n) -> the values a node can take there (interned tuples), for every i < n <= N.
+Relation = Mapping[tuple[int, int], tuple[Atom, ...]]
 
 
 @dataclass(frozen=True)
 class ValueSets:
-    """Per node (by `IRNode.index`): its possible values, sorted; positional tables where known."""
+    """Per node (by `IRNode.index`): its possible values, sorted; per-position relations where known."""
 
     max_len: int
     values: tuple[tuple[Atom, ...], ...]
-    positional: tuple[Positional | None, ...]
+    relation: tuple[Relation | None, ...]
     at_most_one: tuple[bool, ...]  # selectors: provably selects <= 1 key for every query
 
     def of(self, node: IRNode) -> tuple[Atom, ...]:
@@ -64,55 +70,209 @@ def is_number(v: Atom) -> bool:
 
 def infer_values(graph: Graph, vocab: Sequence[Atom], max_len: int) -> ValueSets:
     """Value sets of every node; one CompileError listing every node that cannot be analysed."""
-    n_max = max_len
-    pairs = [(i, n) for n in range(1, n_max + 1) for i in range(n)]
-    values: list[tuple[Atom, ...]] = []
-    positional: list[Positional | None] = []
-    at_most_one: list[bool] = []
-    problems: list[Diagnostic] = []
-    for node in graph.nodes:
-        table: Positional | None = None
-        vals: tuple[Atom, ...] = ()
-        single = False
-        match node.op:
-            case Op.TOKENS:
-                vals = _token_values(node, vocab, problems)
-            case Op.INDICES:
-                table = {(i, n): i for i, n in pairs}
-            case Op.LENGTH:
-                table = {(i, n): n for i, n in pairs}
-            case Op.CONST:
-                table = {p: node.value for p in pairs}
-            case Op.MAP:
-                table, vals = _map_values(node, positional, values, pairs, problems)
-            case Op.AND:
-                single = any(at_most_one[i] for i in node.inputs)
-            case Op.SELECT:
-                single = _selects_at_most_one(node, positional)
-            case Op.AGGREGATE:
-                vals = _aggregate_values(node, values, at_most_one, n_max, problems)
-            case Op.SELECTOR_WIDTH:
-                vals = tuple(range(n_max + 1))
-        if table is not None:
-            vals = sort_values(table.values())
-        if not node.op.is_selector and not vals and not _already_reported(node, problems):
-            problems.append(
+    return _Inference(graph, vocab, max_len).run()
+
+
+class _Inference:
+    def __init__(self, graph: Graph, vocab: Sequence[Atom], max_len: int) -> None:
+        self.g, self.vocab, self.n_max = graph, vocab, max_len
+        self.pairs = [(i, n) for n in range(1, max_len + 1) for i in range(n)]
+        self.values: list[tuple[Atom, ...]] = []
+        self.relation: list[Relation | None] = []
+        self.widths: dict[int, dict[tuple[int, int], int] | None] = {}  # selector -> keys selected per (i, n)
+        self.at_most_one: list[bool] = []
+        self.problems: list[Diagnostic] = []
+        self._interned: dict[tuple, tuple[Atom, ...]] = {}
+        self._sums: dict[tuple[float, ...], list[set[float]]] = {}
+        self._means: dict[tuple[tuple[float, ...], int], tuple[Atom, ...]] = {}
+
+    def intern(self, vals: Any) -> tuple[Atom, ...]:
+        t = sort_values(vals)
+        return self._interned.setdefault(tuple(value_key(v) for v in t), t)
+
+    def run(self) -> ValueSets:
+        for node in self.g.nodes:
+            rel: Relation | None = None
+            vals: tuple[Atom, ...] = ()
+            single = False
+            match node.op:
+                case Op.TOKENS:
+                    vals = _token_values(node, self.vocab, self.problems)
+                case Op.INDICES:
+                    rel = {(i, n): self.intern([i]) for i, n in self.pairs}
+                case Op.LENGTH:
+                    rel = {(i, n): self.intern([n]) for i, n in self.pairs}
+                case Op.CONST:
+                    rel = dict.fromkeys(self.pairs, self.intern([node.value]))
+                case Op.MAP:
+                    rel, vals = self.map_values(node)
+                case Op.SELECT | Op.AND | Op.OR | Op.NOT:
+                    widths = self.selector_widths(node)
+                    self.widths[node.index] = widths
+                    single = (widths is not None and max(widths.values(), default=0) <= 1) or (
+                        node.op is Op.SELECT and _selects_at_most_one(node, self.relation)
+                    ) or (node.op is Op.AND and any(self.at_most_one[i] for i in node.inputs))
+                case Op.AGGREGATE:
+                    rel, vals = self.aggregate_values(node, single_selector=self.at_most_one[node.inputs[0]])
+                case Op.SELECTOR_WIDTH:
+                    widths = self.widths.get(node.inputs[0])
+                    if widths is not None:
+                        rel = {p: self.intern([w]) for p, w in widths.items()}
+                    else:
+                        vals = tuple(range(self.n_max + 1))
+            if rel is not None:
+                vals = sort_values(v for group in set(map(id, rel.values())) for v in _by_id(rel)[group])
+            if not node.op.is_selector and not vals and not _already_reported(node, self.problems):
+                self.problems.append(
+                    Diagnostic(
+                        f"'{node.text}' fails on every input of length 1..{self.n_max}",
+                        node.span,
+                        "the interpreter raises an error here for every input, so there is nothing to compile",
+                    )
+                )
+            self.values.append(vals)
+            self.relation.append(rel)
+            self.at_most_one.append(single)
+        if self.problems:
+            raise CompileError(self.problems)
+        return ValueSets(self.n_max, tuple(self.values), tuple(self.relation), tuple(self.at_most_one))
+
+    # -- maps -------------------------------------------------------------------------------------
+
+    def map_values(self, node: IRNode) -> tuple[Relation | None, tuple[Atom, ...]]:
+        assert node.fn is not None
+        size = combination_count(node.inputs, self.relation, self.values)
+        if size > MAX_MAP_COMBINATIONS:
+            self.problems.append(
                 Diagnostic(
-                    f"'{node.text}' fails on every input of length 1..{n_max}",
+                    f"'{node.text}' would need a table of {size} input combinations "
+                    f"(limit {MAX_MAP_COMBINATIONS})",
                     node.span,
-                    "the interpreter raises an error here for every input, so there is nothing to compile",
+                    "reduce the vocabulary or max length, or split the expression into maps of fewer s-ops",
                 )
             )
-        values.append(vals)
-        positional.append(table)
-        at_most_one.append(single)
-    if problems:
-        raise CompileError(problems)
-    return ValueSets(max_len, tuple(values), tuple(positional), tuple(at_most_one))
+            return None, ()
+        if not all(self.relation[i] is not None for i in node.inputs):
+            outs = [out for ok, out in (apply_map(node.fn, a) for a in
+                                        input_combinations(node.inputs, self.relation, self.values)) if ok]
+            return None, sort_values(outs)
+        cache: dict[tuple[int, ...], tuple[Atom, ...]] = {}
+        rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
+        for p in self.pairs:
+            sets = [self.relation[i][p] for i in node.inputs]  # type: ignore[index]
+            key = tuple(map(id, sets))
+            if key not in cache:
+                outs = [out for ok, out in (apply_map(node.fn, a) for a in itertools.product(*sets)) if ok]
+                cache[key] = self.intern(outs)
+            rel[p] = cache[key]
+        return rel, ()
+
+    # -- selectors and aggregates -----------------------------------------------------------------
+
+    def selector_widths(self, node: IRNode) -> dict[tuple[int, int], int] | None:
+        """Keys selected per (query i, length n), when the selector depends only on positions."""
+        matrices = {}
+        for n in range(1, self.n_max + 1):
+            m = self._matrix(node.index, n)
+            if m is None:
+                return None
+            matrices[n] = m.sum(axis=1)  # [n]
+        return {(i, n): int(matrices[n][i]) for i, n in self.pairs}
+
+    def _matrix(self, index: int, n: int) -> np.ndarray | None:
+        node = self.g[index]
+        match node.op:
+            case Op.SELECT:
+                keys, queries = (self._column(i, n) for i in node.inputs)
+                if keys is None or queries is None:
+                    return None
+                assert node.comparison is not None
+                return np.array([[_safe_compare(node.comparison, k, q) for k in keys] for q in queries],
+                                dtype=bool).reshape(n, n)
+            case Op.NOT:
+                inner = self._matrix(node.inputs[0], n)
+                return None if inner is None else ~inner
+            case Op.AND | Op.OR:
+                left, right = (self._matrix(i, n) for i in node.inputs)
+                if left is None or right is None:
+                    return None
+                return (left & right) if node.op is Op.AND else (left | right)
+        return None
+
+    def _column(self, index: int, n: int) -> list[Atom] | None:
+        rel = self.relation[index]
+        if rel is None or any(len(rel[(i, n)]) != 1 for i in range(n)):
+            return None
+        return [rel[(i, n)][0] for i in range(n)]
+
+    def aggregate_values(self, node: IRNode, *, single_selector: bool) -> tuple[Relation | None, tuple[Atom, ...]]:
+        selector, sop = node.inputs
+        vals = self.values[sop]
+        numbers = bool(vals) and all(is_number(v) for v in vals)
+        widths = self.widths.get(selector)
+        if widths is None:
+            if single_selector or self.n_max < 2 or not numbers:
+                return None, sort_values([*vals, node.value])
+            means = self.means_up_to(vals, self.n_max, node)
+            return None, sort_values([*vals, node.value, *means])
+        default, every = self.intern([node.value]), self.intern(vals)
+        rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
+        for p, w in widths.items():
+            if w == 0:
+                rel[p] = default
+            elif w == 1:
+                rel[p] = every
+            elif numbers:
+                rel[p] = self.means_of(vals, w, node)
+            else:
+                rel[p] = self.intern([])  # the interpreter refuses to average non-numbers
+        return rel, ()
+
+    def means_of(self, vals: Sequence[Atom], w: int, node: IRNode) -> tuple[Atom, ...]:
+        """Every mean of exactly w values drawn (with repetition) from `vals`, as the interpreter computes it."""
+        nums = tuple(sorted({float(v) for v in vals}))
+        sums = self._sums.setdefault(nums, [{0.0}])  # sums[k]: every sum of k values
+        while len(sums) <= w:
+            nxt = {a + v for a in sums[-1] for v in nums}
+            if len(nxt) > MAX_VALUES:
+                self._too_many(node, len(nums))
+                return self.intern([])
+            sums.append(nxt)
+        key = (nums, w)
+        if key not in self._means:
+            self._means[key] = self.intern(a / w for a in sums[w])
+        return self._means[key]
+
+    def means_up_to(self, vals: Sequence[Atom], n_max: int, node: IRNode) -> list[Atom]:
+        out: set[float] = set()
+        for w in range(2, n_max + 1):
+            out.update(self.means_of(vals, w, node))
+            if len(out) > MAX_VALUES:
+                self._too_many(node, len(vals))
+                break
+        return sorted(out)
+
+    def _too_many(self, node: IRNode, distinct: int) -> None:
+        if not _already_reported(node, self.problems):
+            self.problems.append(
+                Diagnostic(
+                    f"the mean computed by '{node.text}' can take more than {MAX_VALUES} values",
+                    node.span,
+                    f"averaging {distinct} distinct numbers over up to {self.n_max} positions; "
+                    "reduce max length or the number of distinct values averaged",
+                )
+            )
 
 
-def _already_reported(node: IRNode, problems: list[Diagnostic]) -> bool:
-    return any(p.span is node.span and node.span is not None for p in problems)
+def _by_id(rel: Relation) -> dict[int, tuple[Atom, ...]]:
+    return {id(v): v for v in rel.values()}
+
+
+def _safe_compare(comparison: sops.Comparison, key: Atom, query: Atom) -> bool:
+    try:
+        return comparison.apply(key, query)
+    except TypeError:
+        return False
 
 
 def _token_values(node: IRNode, vocab: Sequence[Atom], problems: list[Diagnostic]) -> tuple[Atom, ...]:
@@ -133,73 +293,40 @@ def _token_values(node: IRNode, vocab: Sequence[Atom], problems: list[Diagnostic
     return sort_values(out)
 
 
-def _map_values(
-    node: IRNode,
-    positional: list[Positional | None],
-    values: list[tuple[Atom, ...]],
-    pairs: list[tuple[int, int]],
-    problems: list[Diagnostic],
-) -> tuple[Positional | None, tuple[Atom, ...]]:
-    assert node.fn is not None
-    fn = node.fn
-    if all(positional[i] is not None for i in node.inputs):
-        table: dict[tuple[int, int], Atom] = {}
-        for p in pairs:
-            args = [positional[i][p] for i in node.inputs]  # type: ignore[index]
-            ok, out = apply_map(fn, args)
-            if ok:
-                table[p] = out
-        return table, ()
-    size = 1
-    for combo_set in input_combinations_sizes(node, positional, values):
-        size *= combo_set
-    if size > MAX_MAP_COMBINATIONS:
-        problems.append(
-            Diagnostic(
-                f"'{node.text}' would need a table of {size} input combinations "
-                f"(limit {MAX_MAP_COMBINATIONS})",
-                node.span,
-                "reduce the vocabulary or max length, or split the expression into maps of fewer s-ops",
-            )
-        )
-        return None, ()
-    outs = []
-    for args in input_combinations(node.inputs, positional, values):
-        ok, out = apply_map(fn, args)
-        if ok:
-            outs.append(out)
-    return None, sort_values(outs)
-
-
-def input_combinations_sizes(
-    node: IRNode, positional: Sequence[Positional | None], values: Sequence[tuple[Atom, ...]]
-) -> list[int]:
-    distinct = list(dict.fromkeys(node.inputs))
-    pos = [i for i in distinct if positional[i] is not None]
-    sizes = [len(values[i]) for i in distinct if positional[i] is None]
-    if pos:
-        sizes.append(len({tuple(value_key(positional[i][p]) for i in pos) for p in positional[pos[0]]}))  # type: ignore[index]
-    return sizes
+def combination_count(
+    inputs: Sequence[int], relation: Sequence[Relation | None], values: Sequence[tuple[Atom, ...]]
+) -> int:
+    """An upper bound on len(input_combinations(...)), cheap to compute."""
+    distinct = list(dict.fromkeys(inputs))
+    rel = [i for i in distinct if relation[i] is not None]
+    size = int(np.prod([len(values[i]) for i in distinct if relation[i] is None]))
+    if rel:
+        groups = {tuple(id(relation[i][p]) for i in rel): [relation[i][p] for i in rel]  # type: ignore[index]
+                  for p in relation[rel[0]]}  # type: ignore[union-attr]
+        size *= sum(int(np.prod([len(s) for s in sets])) for sets in groups.values())
+    return size
 
 
 def input_combinations(
-    inputs: Sequence[int], positional: Sequence[Positional | None], values: Sequence[tuple[Atom, ...]]
+    inputs: Sequence[int], relation: Sequence[Relation | None], values: Sequence[tuple[Atom, ...]]
 ) -> list[tuple[Atom, ...]]:
-    """Every combination of input values that can occur at one position (positional inputs jointly)."""
+    """Every combination of input values that can occur at one position (related inputs jointly)."""
     distinct = list(dict.fromkeys(inputs))
-    pos = [i for i in distinct if positional[i] is not None]
-    free = [i for i in distinct if positional[i] is None]
+    rel = [i for i in distinct if relation[i] is not None]
+    free = [i for i in distinct if relation[i] is None]
     joint: list[tuple[Atom, ...]] = [()]
-    if pos:
+    if rel:
+        groups = {tuple(id(relation[i][p]) for i in rel): [relation[i][p] for i in rel]  # type: ignore[index]
+                  for p in relation[rel[0]]}  # type: ignore[union-attr]
         seen: dict[tuple, tuple[Atom, ...]] = {}
-        for p in positional[pos[0]]:  # type: ignore[union-attr]
-            row = tuple(positional[i][p] for i in pos)  # type: ignore[index]
-            seen.setdefault(tuple(value_key(v) for v in row), row)
+        for sets in groups.values():
+            for row in itertools.product(*sets):
+                seen.setdefault(tuple(value_key(v) for v in row), row)
         joint = list(seen.values())
     out = []
     for row in joint:
         for rest in itertools.product(*(values[i] for i in free)):
-            env = dict(zip(pos, row)) | dict(zip(free, rest))
+            env = dict(zip(rel, row)) | dict(zip(free, rest))
             out.append(tuple(env[i] for i in inputs))
     return out
 
@@ -215,58 +342,21 @@ def apply_map(fn: Any, args: Sequence[Atom]) -> tuple[bool, Atom]:
     return True, out
 
 
-def _selects_at_most_one(node: IRNode, positional: Sequence[Positional | None]) -> bool:
+def _selects_at_most_one(node: IRNode, relation: Sequence[Relation | None]) -> bool:
     """An EQ select whose keys differ at every position (e.g. `indices`) selects at most one key."""
     if node.comparison is not sops.Comparison.EQ:
         return False
-    keys = positional[node.inputs[0]]
+    keys = relation[node.inputs[0]]
     if keys is None:
         return False
     by_length: dict[int, set] = {}
-    for (i, n), v in keys.items():
-        seen = by_length.setdefault(n, set())
-        if value_key(v) in seen:
+    for (i, n), vs in keys.items():
+        if len(vs) != 1:
             return False
-        seen.add(value_key(v))
+        seen = by_length.setdefault(n, set())
+        if value_key(vs[0]) in seen:
+            return False
+        seen.add(value_key(vs[0]))
     return True
 
 
-def _aggregate_values(
-    node: IRNode,
-    values: list[tuple[Atom, ...]],
-    at_most_one: list[bool],
-    n_max: int,
-    problems: list[Diagnostic],
-) -> tuple[Atom, ...]:
-    selector, sop = node.inputs
-    vals = values[sop]
-    base = [*vals, node.value]
-    if at_most_one[selector] or n_max < 2 or not vals or not all(is_number(v) for v in vals):
-        return sort_values(base)
-    means = mean_values(vals, n_max)
-    if means is None or len(means) > MAX_VALUES:
-        problems.append(
-            Diagnostic(
-                f"the mean computed by '{node.text}' can take more than {MAX_VALUES} values",
-                node.span,
-                f"averaging {len(vals)} distinct numbers over up to {n_max} positions; "
-                "reduce max length or the number of distinct values averaged",
-            )
-        )
-        return sort_values(base)
-    return sort_values([*base, *means])
-
-
-def mean_values(vals: Sequence[Atom], n_max: int) -> set[float] | None:
-    """Every mean of 2..n_max values drawn (with repetition) from `vals`, as the interpreter computes it."""
-    nums = sorted({float(v) for v in vals})
-    sums: set[float] = set(nums)  # sums of w values
-    means: set[float] = set()
-    for w in range(2, n_max + 1):
-        sums = {s + v for s in sums for v in nums}
-        if len(sums) > MAX_VALUES:
-            return None
-        means.update(s / w for s in sums)
-        if len(means) > MAX_VALUES:
-            return None
-    return means
