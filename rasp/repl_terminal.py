@@ -7,6 +7,7 @@ so a session can be scripted: `echo 'x = 1;' | rasp repl`. All RASP behaviour li
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -65,6 +66,11 @@ def _write(stdout: TextIO, text: str) -> None:
 def _plain_reader(stdin: TextIO, stdout: TextIO, *, echo_prompts: bool) -> ReadLine:
     """`input()`-like reading; prompts are shown only on a terminal, so piped output stays clean."""
 
+    if echo_prompts and stdin is sys.stdin and stdout is sys.stdout:
+        with contextlib.suppress(ImportError):
+            import readline  # noqa: F401  - gives input() line editing and in-session history
+        return input
+
     def read(prompt: str) -> str:
         if echo_prompts:
             stdout.write(prompt)
@@ -77,8 +83,17 @@ def _plain_reader(stdin: TextIO, stdout: TextIO, *, echo_prompts: bool) -> ReadL
     return read
 
 
-def _prompt_toolkit_reader(session: ReplSession) -> ReadLine | None:
-    """A prompt_toolkit reader with persistent history and completion, or None if unavailable."""
+def _prompt_toolkit_reader(
+    session: ReplSession,
+    *,
+    history_file: Path = HISTORY_FILE,
+    pt_input: Any = None,
+    pt_output: Any = None,
+) -> ReadLine | None:
+    """A prompt_toolkit reader with persistent history and completion, or None if unavailable.
+
+    `pt_input`/`pt_output` let tests drive it through a pipe instead of a terminal.
+    """
     try:
         from prompt_toolkit import PromptSession
         from prompt_toolkit.completion import Completer, Completion
@@ -96,12 +111,14 @@ def _prompt_toolkit_reader(session: ReplSession) -> ReadLine | None:
 
     history: History
     try:
-        path = HISTORY_FILE.expanduser()
-        path.touch(exist_ok=True)
+        path = history_file.expanduser()
+        path.touch(exist_ok=True)  # fails early (read-only home) so we can fall back
         history = FileHistory(str(path))
     except OSError:
         history = InMemoryHistory()
-    prompt_session: PromptSession[str] = PromptSession(history=history, completer=_NameCompleter())
+    prompt_session: PromptSession[str] = PromptSession(
+        history=history, completer=_NameCompleter(), input=pt_input, output=pt_output
+    )
 
     def read(prompt: str) -> str:
         return prompt_session.prompt(prompt)

@@ -173,3 +173,36 @@ def test_piped_stdin_runs_a_script() -> None:
         ' \t Example: x("hello") = [0, 1, 2, 3, 4] (ints)',
         "\t =  [0, 1] (ints)",
     ]
+
+
+def test_prompt_toolkit_front_end_through_a_pipe(tmp_path: Path) -> None:
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from rasp.repl_terminal import _prompt_toolkit_reader
+
+    session = ReplSession()
+    history = tmp_path / "history"
+    out = io.StringIO()
+    with create_pipe_input() as pipe:
+        read = _prompt_toolkit_reader(session, history_file=history, pt_input=pipe, pt_output=DummyOutput())
+        assert read is not None
+        pipe.send_text("x = (1 +\r2);\rexit\r")
+        assert run_loop(session, read, out) == 0
+    assert out.getvalue() == "    value: x =  3\n"
+    assert "x = (1 +" in history.read_text(encoding="utf-8")  # persistent history
+
+
+def test_history_falls_back_to_memory_when_unwritable(tmp_path: Path) -> None:
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from rasp.repl_terminal import _prompt_toolkit_reader
+
+    unwritable = tmp_path / "missing-dir" / "history"
+    with create_pipe_input() as pipe:
+        read = _prompt_toolkit_reader(ReplSession(), history_file=unwritable, pt_input=pipe, pt_output=DummyOutput())
+        assert read is not None
+        pipe.send_text("exit\r")
+        assert read(">> ") == "exit"
+    assert not unwritable.exists()
