@@ -1,8 +1,9 @@
 """The `rasp` command line (also `python -m rasp`): `main(argv) -> int`.
 
-The only module that ties the packages together. `run FILE` uses the interpreter; the model commands
-(`compile`, `run --model`, `verify`, `show`, `draw`, `export`) live in `rasp.model_commands`, imported
-only when one of them runs, so `rasp run` and `rasp repl` never load the compiler or torch.
+The only module that ties the packages together. `run FILE` uses the interpreter; the model
+commands (`compile`, `run --model`, `verify`, `show`, `draw`, `export`) live in
+`rasp.model_commands`, imported only when one of them runs, so `rasp run` and `rasp repl` never load
+the compiler or torch.
 
 Exit status: 0 ok, 1 a program, compile, verification or file error, 2 a usage error, 130 Ctrl-C.
 """
@@ -22,7 +23,8 @@ from rasp import __version__
 from rasp.errors import ErrorKind, RaspError
 
 _INPUT_HELP = (
-    "a JSON list gives its elements as tokens ('[\"the\",\"cat\"]', '[3,1,2]'); any other text is split "
+    "a JSON list gives its elements as tokens ('[\"the\",\"cat\"]', '[3,1,2]'); any other text "
+    "is split "
     "into characters ('hello')"
 )
 _RUN_DESCRIPTION = """\
@@ -35,7 +37,7 @@ REPL). With --json, exactly one JSON value: the list of per-position outputs, wi
 strings and bools kept as such, e.g. ["o", "l", "l", "e", "h"].
 """
 
-# Model-command handlers in `rasp.model_commands`, by subcommand (`run` goes there only with --model).
+# Handlers in `rasp.model_commands`, by subcommand (`run` goes there only with --model).
 _MODEL_HANDLERS = {
     "compile": "cmd_compile",
     "run": "cmd_run_model",
@@ -53,8 +55,8 @@ class UsageError(Exception):
 def parse_tokens(text: str) -> list[Any]:
     """INPUT or VOCAB: a JSON list gives its elements; any other text is split into characters.
 
-    Text that starts with `[` is taken as meant to be JSON, so a typo in it is an error rather than a
-    silent character split (the characters `[`, `a` are written '["[","a"]').
+    Text that starts with `[` is taken as meant to be JSON, so a typo in it is an error rather
+    than a silent character split (the characters `[`, `a` are written '["[","a"]').
     """
     stripped = text.strip()
     if not stripped.startswith("["):
@@ -63,8 +65,9 @@ def parse_tokens(text: str) -> list[Any]:
         value = json.loads(stripped)
     except json.JSONDecodeError as exc:
         raise UsageError(
-            f"{text!r} looks like a JSON list but is not valid JSON ({exc.msg} at column {exc.colno}); "
-            "write strings in double quotes, e.g. '[\"a\",\"b\"]'"
+            f"{text!r} looks like a JSON list but is not valid JSON "
+            f"({exc.msg} at column {exc.colno}); "
+            'write strings in double quotes, e.g. \'["a","b"]\''
         ) from None
     if not isinstance(value, list):
         raise UsageError(f"{text!r} is not a JSON list")
@@ -83,7 +86,8 @@ def parse_tokens(text: str) -> list[Any]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rasp",
-        description="RASP (Thinking Like Transformers): interpret, compile to transformer weights, run.",
+        description="RASP (Thinking Like Transformers): interpret, compile to transformer "
+        "weights, run.",
     )
     parser.add_argument("--version", action="version", version=f"rasp-forge {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -95,9 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("file", nargs="?", metavar="FILE.rasp", help="program to interpret")
-    run.add_argument("--model", metavar="M.safetensors", help="compiled model to run instead of FILE")
+    run.add_argument(
+        "--model", metavar="M.safetensors", help="compiled model to run instead of FILE"
+    )
     run.add_argument("--input", required=True, metavar="INPUT", help=_INPUT_HELP)
-    run.add_argument("--name", help="the s-op to print (default: the last name the program assigns)")
+    run.add_argument(
+        "--name", help="the s-op to print (default: the last name the program assigns)"
+    )
     run.add_argument("--json", action="store_true", help="print one JSON list of the outputs")
     _add_device(run)
 
@@ -112,11 +120,23 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("file", metavar="FILE.rasp")
     _add_vocab_and_len(ver, required=True)
     ver.add_argument("--name", help="the s-op to verify (default: the last name assigned)")
-    ver.add_argument("--model", metavar="M.safetensors", help="verify this file (default: compile now)")
-    ver.add_argument("--exhaustive-len", type=_non_negative, metavar="K", dest="exhaustive_len",
-                     help="check every input up to length K")
-    ver.add_argument("--samples", type=_non_negative, default=1000, metavar="S",
-                     help="random inputs to check (default 1000)")
+    ver.add_argument(
+        "--model", metavar="M.safetensors", help="verify this file (default: compile now)"
+    )
+    ver.add_argument(
+        "--exhaustive-len",
+        type=_non_negative,
+        metavar="K",
+        dest="exhaustive_len",
+        help="check every input up to length K",
+    )
+    ver.add_argument(
+        "--samples",
+        type=_non_negative,
+        default=1000,
+        metavar="S",
+        help="random inputs to check (default 1000)",
+    )
     ver.add_argument("--seed", type=int, default=0, metavar="X", help="random seed (default 0)")
     _add_device(ver)
     ver.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -145,15 +165,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_vocab_and_len(parser: argparse.ArgumentParser, *, required: bool) -> None:
-    parser.add_argument("--vocab", required=required, metavar="VOCAB",
-                        help="the input tokens the model must accept; " + _INPUT_HELP)
-    parser.add_argument("--max-len", required=required, type=_positive, metavar="N", dest="max_len",
-                        help="the longest input the model must accept")
+    parser.add_argument(
+        "--vocab",
+        required=required,
+        metavar="VOCAB",
+        help="the input tokens the model must accept; " + _INPUT_HELP,
+    )
+    parser.add_argument(
+        "--max-len",
+        required=required,
+        type=_positive,
+        metavar="N",
+        dest="max_len",
+        help="the longest input the model must accept",
+    )
 
 
 def _add_device(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
-                        help="where a compiled model runs (default cpu)")
+    parser.add_argument(
+        "--device",
+        choices=["cpu", "cuda"],
+        default="cpu",
+        help="where a compiled model runs (default cpu)",
+    )
 
 
 def _positive(text: str) -> int:
@@ -198,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: {_os_error_text(exc)}", file=sys.stderr)
         return 1
-    except Exception as exc:  # noqa: BLE001 - the last line of defence: never a traceback by default
+    except Exception as exc:  # the last line of defence: never a traceback by default
         if os.environ.get("RASP_DEBUG") == "1":
             traceback.print_exc()
         print(
@@ -233,7 +267,9 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return _cmd_repl(args)
     if args.command == "run":
         if (args.file is None) == (args.model is None):
-            _subparser(parser, "run").error("give either FILE.rasp or --model M.safetensors (exactly one)")
+            _subparser(parser, "run").error(
+                "give either FILE.rasp or --model M.safetensors (exactly one)"
+            )
         if args.file is not None:
             if args.device != "cpu":
                 _subparser(parser, "run").error("--device applies only to --model")
@@ -243,13 +279,16 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 def _run_model_command(args: argparse.Namespace) -> int:
     try:
-        import rasp.model_commands as model_commands  # lazy: pulls in the compiler and torch
+        from rasp import model_commands  # lazy: pulls in the compiler and torch
     except ModuleNotFoundError as exc:
         if exc.name == "rasp.model_commands":
             print(f"error: {args.command} is not available in this build", file=sys.stderr)
         else:
-            print(f"error: {args.command} needs the Python package '{exc.name}', which is not "
-                  "installed", file=sys.stderr)
+            print(
+                f"error: {args.command} needs the Python package '{exc.name}', which is not "
+                "installed",
+                file=sys.stderr,
+            )
         return 1
     handler: Callable[[argparse.Namespace], int] | None = getattr(
         model_commands, _MODEL_HANDLERS[args.command], None
@@ -284,23 +323,35 @@ def select_output(interp: Any, name: str | None, filename: str) -> Any:
     if name is None:
         name = interp.last_assigned
         if name is None:
-            raise RaspError(f"{filename} assigns no name, so there is nothing to run",
-                            hint="assign the result to a name (out = ...;) or pass --name",
-                            kind=ErrorKind.NAME)
+            raise RaspError(
+                f"{filename} assigns no name, so there is nothing to run",
+                hint="assign the result to a name (out = ...;) or pass --name",
+                kind=ErrorKind.NAME,
+            )
     if name not in set(interp.names()):
         close = difflib.get_close_matches(name, list(interp.names()), n=1)
-        hint = f"did you mean '{close[0]}'?" if close else "pass --name with a name the program assigns"
+        hint = (
+            f"did you mean '{close[0]}'?"
+            if close
+            else "pass --name with a name the program assigns"
+        )
         raise RaspError(f"{filename} defines no name '{name}'", hint=hint, kind=ErrorKind.NAME)
     value = interp.get(name)
     if isinstance(value, SOp):
         return value
     if isinstance(value, Selector):
-        raise RaspError(f"'{name}' is a selector, not an s-op", getattr(value, "span", None),
-                        hint="a program's output is an s-op: aggregate the selector, or count it "
-                        "with selector_width(...)", kind=ErrorKind.TYPE)
-    raise RaspError(f"'{name}' is {_kind_text(value)}, not an s-op",
-                    hint="pass --name with an s-op (a value computed from tokens or indices)",
-                    kind=ErrorKind.TYPE)
+        raise RaspError(
+            f"'{name}' is a selector, not an s-op",
+            getattr(value, "span", None),
+            hint="a program's output is an s-op: aggregate the selector, or count it "
+            "with selector_width(...)",
+            kind=ErrorKind.TYPE,
+        )
+    raise RaspError(
+        f"'{name}' is {_kind_text(value)}, not an s-op",
+        hint="pass --name with an s-op (a value computed from tokens or indices)",
+        kind=ErrorKind.TYPE,
+    )
 
 
 def _kind_text(value: Any) -> str:

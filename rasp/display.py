@@ -1,18 +1,20 @@
 """How values look: the original RASP REPL's formatting, plus JSON for `--json`.
 
-The strings copy the original (tech-srl/RASP `REPL.py`, `Support.py`) so its users read us at a glance:
+The strings copy the original (tech-srl/RASP `REPL.py`, `Support.py`) so its users read us at a
+glance (`<TAB>` is a tab character):
 
-     s-op: rev
- 	 Example: rev("hello") = [o, l, l, e, h] (strings)
-    value: n =  3
-     list: l = [1, 2]
-     console function: f(a, b)
+         s-op: rev
+     <TAB> Example: rev("hello") = [o, l, l, e, h] (strings)
+        value: n =  3
+         list: l = [1, 2]
+         console function: f(a, b)
 
-Sequences print their values as `[a, b]`, or `[v]*n` when all n > 1 values are equal; floats are rounded
-to 3 places, bools are `T`/`F`, strings are unquoted. Selectors print as a 0/1 grid labelled with the
-example's tokens (rows are queries, columns keys). Two deliberate differences from the original: grid
-columns are as wide as the widest token (the original misaligns multi-character tokens), and the
-`full seq display` input row shows the example's real type (the original always says `(strings)`).
+Sequences print their values as `[a, b]`, or `[v]*n` when all n > 1 values are equal; floats are
+rounded to 3 places, bools are `T`/`F`, strings are unquoted. Selectors print as a 0/1 grid labelled
+with the example's tokens (rows are queries, columns keys). Two deliberate differences from the
+original: grid columns are as wide as the widest token (the original misaligns multi-character
+tokens), and the `full seq display` input row shows the example's real type (the original always
+says `(strings)`).
 
 Everything here returns strings; nothing prints.
 """
@@ -27,9 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from rasp.sops import SOp, Selector, SeqType, SeqValue, evaluate, type_of_value
+from rasp.sops import Selector, SeqType, SeqValue, SOp, evaluate, type_of_value
 
-# The original prints headers as `print(pref, extra, "   s-op:", name)`: `print` puts a space between
+# The original prints headers as `print(pref, extra, "   s-op:", name)`: `print` puts a space
+# between
 # the (often empty) parts, so a top-level header starts with 5 spaces and a `value:` one with 4.
 _EXAMPLE = " \t Example:"
 _GRID_INDENT = " \t\t\t "
@@ -63,7 +66,7 @@ def seq_text(seq: SeqValue) -> str:
 
 
 def literal_text(value: Any) -> str:
-    """A top-level value: strings in double quotes (as the original), anything else as Python shows it."""
+    """A top-level value: strings in double quotes (as the original), the rest as Python shows it."""
     value = _plain(value)
     if isinstance(value, str):
         return f'"{value}"'
@@ -71,12 +74,14 @@ def literal_text(value: Any) -> str:
 
 
 def python_text(value: Any) -> str:
-    """Python's `str` of atoms, lists and dicts (elements in `repr` form), for lists and dicts of atoms."""
+    """Python's `str` of atoms, lists and dicts (elements in `repr` form)."""
     value = _plain(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_python_item(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{_python_item(k)}: {_python_item(v)}" for k, v in value.items()) + "}"
+        return (
+            "{" + ", ".join(f"{_python_item(k)}: {_python_item(v)}" for k, v in value.items()) + "}"
+        )
     if isinstance(value, Selector | SOp):
         return value.label
     return str(value)
@@ -138,7 +143,9 @@ def full_seq_rows(example: Sequence[Any], seq: SeqValue, prefix: str = "") -> li
     Bool outputs show only the rarer value (`T` or `F`), so the interesting positions stand out.
     """
     inputs = [atom_text(v) for v in example]
-    outputs = _bool_marks(seq.values) if seq.type is SeqType.BOOLS else [atom_text(v) for v in seq.values]
+    outputs = (
+        _bool_marks(seq.values) if seq.type is SeqType.BOOLS else [atom_text(v) for v in seq.values]
+    )
     width = max(len(t) for t in [*inputs, *outputs])
     input_type = _type_label(example)
     return [
@@ -255,12 +262,18 @@ def _container(
     if isinstance(value, dict):
         for key, item in value.items():
             lines += named_value(
-                None, item, settings, function_text=function_text, indent=indent + "\t\t\t",
+                None,
+                item,
+                settings,
+                function_text=function_text,
+                indent=indent + "\t\t\t",
                 item_prefix=f"{literal_text(key)} : ",
             )
     else:
         for item in items:
-            lines += named_value(None, item, settings, function_text=function_text, indent=indent + "\t\t")
+            lines += named_value(
+                None, item, settings, function_text=function_text, indent=indent + "\t\t"
+            )
     lines.append(f"{indent} {' ' * len(named)} {closer}")
     return lines
 
@@ -277,11 +290,15 @@ def _seq_example(name: str, sop: SOp, settings: ExampleSettings, indent: str) ->
     if not settings.full_seq:
         return [f"{indent}{_EXAMPLE} {desc} {seq_text(seq)}"]
     if _all_equal(seq):
-        return [f"{indent}{_EXAMPLE} {desc} {seq_text(seq)} [skipped full display: identical values]"]
+        return [
+            f"{indent}{_EXAMPLE} {desc} {seq_text(seq)} [skipped full display: identical values]"
+        ]
     return [f"{indent}{_EXAMPLE}", *full_seq_rows(tokens, seq, indent)]
 
 
-def applied_value(value: SeqValue | np.ndarray, tokens: Sequence[Any], full_seq: bool = False) -> list[str]:
+def applied_value(
+    value: SeqValue | np.ndarray, tokens: Sequence[Any], full_seq: bool = False
+) -> list[str]:
     """What `f("abc");` prints: `\\t =  [c, b, a] (strings)`, or a selector's grid."""
     if isinstance(value, np.ndarray):
         return ["\t = ", *selector_grid(tokens, value)]

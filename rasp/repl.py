@@ -33,13 +33,40 @@ from rasp.parser import is_complete, parse
 from rasp.sops import Selector, SOp, evaluate
 from rasp.values import BuiltinFunction, RaspFunction, kind_name
 
-# `draw_hook(node, tokens) -> text`: set by whoever can draw (the compiler side); None means no drawing.
+# `draw_hook(node, tokens) -> text`: set by whoever can draw (the compiler side); None: no drawing.
 DrawHook = Callable[[SOp | Selector, list[Any]], str]
 
 KEYWORDS = (
-    "aggregate", "and", "def", "display", "draw", "else", "example", "examples", "exit", "for", "full",
-    "if", "in", "indicator", "len", "load", "not", "off", "on", "or", "quit", "range", "return",
-    "round", "select", "selector", "seq", "set", "show", "zip",
+    "aggregate",
+    "and",
+    "def",
+    "display",
+    "draw",
+    "else",
+    "example",
+    "examples",
+    "exit",
+    "for",
+    "full",
+    "if",
+    "in",
+    "indicator",
+    "len",
+    "load",
+    "not",
+    "off",
+    "on",
+    "or",
+    "quit",
+    "range",
+    "return",
+    "round",
+    "select",
+    "selector",
+    "seq",
+    "set",
+    "show",
+    "zip",
 )
 
 HELP_TEXT = """\
@@ -70,7 +97,9 @@ class ReplSession:
         search_dirs: Iterable[str | Path] = (),
         draw_hook: DrawHook | None = None,
     ) -> None:
-        self.interpreter = interpreter if interpreter is not None else Interpreter(search_dirs=search_dirs)
+        self.interpreter = (
+            interpreter if interpreter is not None else Interpreter(search_dirs=search_dirs)
+        )
         self.settings = ExampleSettings()
         self.draw_hook = draw_hook
         self.finished = False
@@ -79,7 +108,8 @@ class ReplSession:
     # -- what the front end asks ----------------------------------------------------------------
 
     def banner(self) -> str:
-        return f"rasp-forge {__version__} (RASP 0.1 compatible)\nrunning example is: {_plain_example(self.settings.seq_example)}"
+        example = _plain_example(self.settings.seq_example)
+        return f"rasp-forge {__version__} (RASP 0.1 compatible)\nrunning example is: {example}"
 
     @property
     def is_continuing(self) -> bool:
@@ -96,7 +126,7 @@ class ReplSession:
     # -- input ----------------------------------------------------------------------------------
 
     def feed(self, line: str) -> str:
-        """Take one input line; return what the REPL prints for it ("" while a statement continues)."""
+        """Take one input line; return what the REPL prints for it ("" mid-statement)."""
         if self.finished:
             return ""
         if not self._pending and line.strip().startswith(":"):
@@ -131,7 +161,7 @@ class ReplSession:
         return "\n".join(out)
 
     def load_path(self, path: str | Path) -> str:
-        """`rasp repl FILE`: `load` the file into this session (its names are listed, as `load` does)."""
+        """`rasp repl FILE`: `load` the file into this session; its names are listed."""
         file = Path(path)
         if not file.is_file():
             return f"error: cannot read {path}: No such file"
@@ -164,7 +194,9 @@ class ReplSession:
                 return self._named(result, quiet)
             case ResultKind.DRAW:
                 return self._draw(result)
-            case ResultKind.EXPR if not result.names:  # an application `f(input);`, already evaluated
+            case ResultKind.EXPR if (
+                not result.names
+            ):  # an application `f(input);`, already evaluated
                 (value,) = result.values
                 return applied_value(value, self._call_input(stmt), self.settings.full_seq)
         self._check_on_example(result)
@@ -181,7 +213,9 @@ class ReplSession:
         for value in result.values:
             if not isinstance(value, SOp | Selector):
                 continue
-            example = self.settings.seq_example if isinstance(value, SOp) else self.settings.sel_example
+            example = (
+                self.settings.seq_example if isinstance(value, SOp) else self.settings.sel_example
+            )
             try:
                 evaluate(value, example_tokens(example))
             except RaspError as err:
@@ -306,7 +340,8 @@ def _tokens_of(example: Any, span: Any) -> list[Any]:
             return tokens
         raise RaspTypeError("an example must not be empty", span, hint='e.g. set example "hello"')
     raise RaspTypeError(
-        f"example not iterable: {example_text(example)}" if not isinstance(example, list)
+        f"example not iterable: {example_text(example)}"
+        if not isinstance(example, list)
         else "an example must be a string or a list of atoms",
         span,
         hint='e.g. set example "hello" or set example [1, 2, 3]',
@@ -319,4 +354,3 @@ def _plain_example(example: Any) -> str:
 
 def _is_blank(text: str) -> bool:
     return all(not line.strip() or line.strip().startswith("#") for line in text.splitlines())
-

@@ -41,7 +41,7 @@ def run_terminal(
 
 
 def run_loop(session: ReplSession, read_line: ReadLine, stdout: TextIO) -> int:
-    """Feed lines to `session` until it finishes or the input ends; Ctrl-C drops a partial statement."""
+    """Feed lines to `session` until it finishes or input ends; Ctrl-C drops a partial statement."""
     while not session.finished:
         prompt = session.continuation_prompt if session.is_continuing else session.prompt
         try:

@@ -17,19 +17,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--update-golden",
         action="store_true",
         default=False,
-        help="rewrite golden files under tests/golden/ from the current output instead of comparing",
+        help="rewrite golden files under tests/golden/ from the current output (no comparing)",
     )
 
 
 @pytest.fixture
 def update_golden(request: pytest.FixtureRequest) -> bool:
     """True when golden files should be rewritten rather than compared."""
-    return bool(request.config.getoption("--update-golden")) or os.environ.get("UPDATE_GOLDEN") == "1"
+    return (
+        bool(request.config.getoption("--update-golden")) or os.environ.get("UPDATE_GOLDEN") == "1"
+    )
 
 
 @pytest.fixture
 def golden(update_golden: bool) -> Callable[[Path, str], None]:
-    """`golden(path, actual)`: compare `actual` with the file (a readable diff on failure), or rewrite it."""
+    """`golden(path, actual)`: compare `actual` with the file (diff on failure), or rewrite it."""
 
     def check(path: Path, actual: str) -> None:
         if update_golden:

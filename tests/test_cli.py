@@ -1,4 +1,4 @@
-"""The `rasp` command line, called in-process through `main(argv)` (one subprocess test at the end)."""
+"""The `rasp` command line, called in-process through `main(argv)`, plus one subprocess test."""
 
 from __future__ import annotations
 
@@ -69,7 +69,11 @@ def test_parse_tokens(text: str, tokens: list[Any]) -> None:
 
 
 def test_run_prints_display_form_and_type(capsys: pytest.CaptureFixture[str], program: Any) -> None:
-    assert run(capsys, "run", program(REVERSE), "--input", "abc") == (0, "[c, b, a] (strings)\n", "")
+    assert run(capsys, "run", program(REVERSE), "--input", "abc") == (
+        0,
+        "[c, b, a] (strings)\n",
+        "",
+    )
 
 
 def test_run_with_json_list_input(capsys: pytest.CaptureFixture[str], program: Any) -> None:
@@ -95,7 +99,9 @@ def test_json_keeps_value_types(
     assert out.count("\n") == 1  # exactly one JSON value
     parsed = json.loads(out)
     assert parsed == expected
-    assert [type(v) for v in parsed] == [type(v) for v in expected]  # 0.0 stays a float, True a bool
+    assert [type(v) for v in parsed] == [
+        type(v) for v in expected
+    ]  # 0.0 stays a float, True a bool
 
 
 def test_name_defaults_to_last_assigned(capsys: pytest.CaptureFixture[str], program: Any) -> None:
@@ -104,7 +110,9 @@ def test_name_defaults_to_last_assigned(capsys: pytest.CaptureFixture[str], prog
     assert run(capsys, "run", path, "--input", "ab", "--name", "reverse")[1] == "[b, a] (strings)\n"
 
 
-def test_unknown_name_suggests_a_close_one(capsys: pytest.CaptureFixture[str], program: Any) -> None:
+def test_unknown_name_suggests_a_close_one(
+    capsys: pytest.CaptureFixture[str], program: Any
+) -> None:
     code, out, err = run(capsys, "run", program(REVERSE), "--input", "ab", "--name", "revrse")
     assert (code, out) == (1, "")
     assert "error:" in err and "'revrse'" in err
@@ -132,7 +140,9 @@ def test_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Non
     assert "Traceback" not in err
 
 
-def test_syntax_error_is_located_with_a_caret(capsys: pytest.CaptureFixture[str], program: Any) -> None:
+def test_syntax_error_is_located_with_a_caret(
+    capsys: pytest.CaptureFixture[str], program: Any
+) -> None:
     path = program("x = indices;\ny = select(indices, indices, =);\n")
     code, out, err = run(capsys, "run", path, "--input", "ab")
     assert (code, out) == (1, "")
@@ -174,15 +184,23 @@ def test_bad_input_json_is_a_usage_error(
         (["run", "x.rasp"], "--input"),
         (["run", "--input", "ab"], "exactly one"),
         (["run", "x.rasp", "--model", "m.safetensors", "--input", "ab"], "exactly one"),
-        (["run", "x.rasp", "--input", "ab", "--device", "cuda"], "--device applies only to --model"),
+        (
+            ["run", "x.rasp", "--input", "ab", "--device", "cuda"],
+            "--device applies only to --model",
+        ),
         (["compile", "x.rasp", "--vocab", "ab", "--max-len", "0", "-o", "m"], "at least 1"),
         (["compile", "x.rasp", "--vocab", "ab", "--max-len", "five", "-o", "m"], "not an integer"),
         (["compile", "x.rasp", "--max-len", "3", "-o", "m"], "--vocab"),
         (["export", "m.safetensors", "--to", "onnx", "-o", "x"], "invalid choice"),
-        (["verify", "x.rasp", "--vocab", "ab", "--max-len", "3", "--samples", "-1"], "must not be negative"),
+        (
+            ["verify", "x.rasp", "--vocab", "ab", "--max-len", "3", "--samples", "-1"],
+            "must not be negative",
+        ),
     ],
 )
-def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+def test_usage_errors_exit_2(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
     code, out, err = run(capsys, *argv)
     assert (code, out) == (2, "")
     assert "usage: rasp" in err and message in err
@@ -202,7 +220,15 @@ def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
 def fake_model_commands(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     calls: dict[str, Any] = {}
     module = types.ModuleType("rasp.model_commands")
-    for handler in ("cmd_compile", "cmd_run_model", "cmd_verify", "cmd_show", "cmd_draw", "cmd_export"):
+    for handler in (
+        "cmd_compile",
+        "cmd_run_model",
+        "cmd_verify",
+        "cmd_show",
+        "cmd_draw",
+        "cmd_export",
+    ):
+
         def record(args: Any, _name: str = handler) -> int:
             calls[_name] = args
             return 0
@@ -213,26 +239,63 @@ def fake_model_commands(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
 
 def test_model_command_arguments(fake_model_commands: dict[str, Any]) -> None:
-    assert main(["compile", "p.rasp", "--vocab", "abc", "--max-len", "5", "-o", "m.st", "--causal"]) == 0
+    assert (
+        main(["compile", "p.rasp", "--vocab", "abc", "--max-len", "5", "-o", "m.st", "--causal"])
+        == 0
+    )
     args = fake_model_commands["cmd_compile"]
     assert (args.file, args.vocab, args.max_len, args.name, args.output, args.causal) == (
-        "p.rasp", ["a", "b", "c"], 5, None, "m.st", True
+        "p.rasp",
+        ["a", "b", "c"],
+        5,
+        None,
+        "m.st",
+        True,
     )
     assert main(["run", "--model", "m.st", "--input", "[1,2]", "--json", "--device", "cuda"]) == 0
     args = fake_model_commands["cmd_run_model"]
-    assert (args.model, args.input, args.json, args.device, args.file) == ("m.st", [1, 2], True, "cuda", None)
-    assert main(["verify", "p.rasp", "--vocab", '["x","y"]', "--max-len", "3", "--exhaustive-len", "2"]) == 0
+    assert (args.model, args.input, args.json, args.device, args.file) == (
+        "m.st",
+        [1, 2],
+        True,
+        "cuda",
+        None,
+    )
+    assert (
+        main(
+            ["verify", "p.rasp", "--vocab", '["x","y"]', "--max-len", "3", "--exhaustive-len", "2"]
+        )
+        == 0
+    )
     args = fake_model_commands["cmd_verify"]
-    assert (args.vocab, args.exhaustive_len, args.samples, args.seed, args.model, args.device, args.json) == (
-        ["x", "y"], 2, 1000, 0, None, "cpu", False
-    )
+    assert (
+        args.vocab,
+        args.exhaustive_len,
+        args.samples,
+        args.seed,
+        args.model,
+        args.device,
+        args.json,
+    ) == (["x", "y"], 2, 1000, 0, None, "cpu", False)
     assert main(["show", "m.st", "--json"]) == 0
-    assert (fake_model_commands["cmd_show"].model, fake_model_commands["cmd_show"].json) == ("m.st", True)
-    assert main(["draw", "p.rasp", "--input", "ab", "-o", "o.png", "--dot", "o.dot", "--max-len", "4"]) == 0
-    args = fake_model_commands["cmd_draw"]
-    assert (args.target, args.input, args.output, args.dot, args.vocab, args.max_len, args.name) == (
-        "p.rasp", ["a", "b"], "o.png", "o.dot", None, 4, None
+    assert (fake_model_commands["cmd_show"].model, fake_model_commands["cmd_show"].json) == (
+        "m.st",
+        True,
     )
+    assert (
+        main(["draw", "p.rasp", "--input", "ab", "-o", "o.png", "--dot", "o.dot", "--max-len", "4"])
+        == 0
+    )
+    args = fake_model_commands["cmd_draw"]
+    assert (
+        args.target,
+        args.input,
+        args.output,
+        args.dot,
+        args.vocab,
+        args.max_len,
+        args.name,
+    ) == ("p.rasp", ["a", "b"], "o.png", "o.dot", None, 4, None)
     assert main(["export", "m.st", "--to", "transformer-lens", "-o", "out"]) == 0
     args = fake_model_commands["cmd_export"]
     assert (args.model, args.to, args.output) == ("m.st", "transformer-lens", "out")
@@ -247,7 +310,9 @@ def test_model_commands_missing_from_the_build(
 
 
 def test_unexpected_exception_is_one_line(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, fake_model_commands: dict[str, Any]
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    fake_model_commands: dict[str, Any],
 ) -> None:
     def boom(args: Any) -> int:
         raise ValueError("boom")
@@ -262,7 +327,9 @@ def test_unexpected_exception_is_one_line(
 
 
 def test_ctrl_c_exits_130(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, fake_model_commands: dict[str, Any]
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    fake_model_commands: dict[str, Any],
 ) -> None:
     def interrupted(args: Any) -> int:
         raise KeyboardInterrupt
@@ -281,7 +348,11 @@ def test_repl_reads_piped_stdin(
     monkeypatch.setattr(sys, "stdin", io.StringIO('reverse("abc");\n'))
     code, out, _ = run(capsys, "repl", program(REVERSE))
     assert code == 0
-    assert out.splitlines()[2:] == ["     selector: flip", "     s-op: reverse", "\t =  [c, b, a] (strings)"]
+    assert out.splitlines()[2:] == [
+        "     selector: flip",
+        "     s-op: reverse",
+        "\t =  [c, b, a] (strings)",
+    ]
 
 
 def test_repl_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -298,6 +369,10 @@ def test_python_dash_m_rasp(program: Any) -> None:
     root = Path(__file__).resolve().parents[1]
     done = subprocess.run(
         [sys.executable, "-m", "rasp", "run", program(REVERSE), "--input", '["x","y"]', "--json"],
-        capture_output=True, text=True, cwd=root, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=60,
+        check=False,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, '["y", "x"]\n', "")

@@ -46,7 +46,15 @@ def _reverse() -> MapSOp:
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [(1.0, "1.0"), (2 / 3, "0.667"), (True, "T"), (False, "F"), ("a", "a"), (7, "7"), (np.int64(3), "3")],
+    [
+        (1.0, "1.0"),
+        (2 / 3, "0.667"),
+        (True, "T"),
+        (False, "F"),
+        ("a", "a"),
+        (7, "7"),
+        (np.int64(3), "3"),
+    ],
 )
 def test_atom_text(value: object, text: str) -> None:
     assert atom_text(value) == text
@@ -113,11 +121,15 @@ def test_values_atoms_lists_dicts() -> None:
     assert named_value("n", 3, ExampleSettings()) == ["    value: n =  3"]
     assert named_value("s", "u", ExampleSettings()) == ['    value: s =  "u"']
     assert named_value("b", [5, 8, 2], ExampleSettings()) == ["     list: b = [5, 8, 2]"]
-    assert named_value("d", {"1": 1, "2": 2}, ExampleSettings()) == ["     dict: d = {'1': 1, '2': 2}"]
+    assert named_value("d", {"1": 1, "2": 2}, ExampleSettings()) == [
+        "     dict: d = {'1': 1, '2': 2}"
+    ]
 
 
 def test_function_header_comes_from_the_caller() -> None:
-    lines = named_value("f", object(), ExampleSettings(), function_text=lambda v: "console function: f(a, b)")
+    lines = named_value(
+        "f", object(), ExampleSettings(), function_text=lambda v: "console function: f(a, b)"
+    )
     assert lines == ["     console function: f(a, b)"]
 
 
@@ -151,17 +163,25 @@ def test_full_seq_display_right_aligns_and_types_the_input() -> None:
 
 def test_full_seq_display_skips_identical_values() -> None:
     lines = named_value("n", LengthSOp(), ExampleSettings(full_seq=True))
-    assert lines[1] == ' \t Example: n("hello") = [5]*5 (ints) [skipped full display: identical values]'
+    assert (
+        lines[1]
+        == ' \t Example: n("hello") = [5]*5 (ints) [skipped full display: identical values]'
+    )
 
 
 def test_applied_values() -> None:
-    assert applied_value(SeqValue(tuple("cba"), SeqType.STRINGS), list("abc")) == ["\t =  [c, b, a] (strings)"]
+    assert applied_value(SeqValue(tuple("cba"), SeqType.STRINGS), list("abc")) == [
+        "\t =  [c, b, a] (strings)"
+    ]
     grid = applied_value(np.eye(2, dtype=bool), ["a", "b"])
     assert grid == ["\t = ", " \t\t\t     a b", " \t\t\t a | 1  ", " \t\t\t b |   1"]
 
 
 def test_show_example_lines() -> None:
-    assert example_lines("both", "hey", [1, 2]) == ['\ts-op example: "hey"', "\tselector example: [1, 2]"]
+    assert example_lines("both", "hey", [1, 2]) == [
+        '\ts-op example: "hey"',
+        "\tselector example: [1, 2]",
+    ]
     assert example_lines("selector", "hey", "hi") == ['\tselector example: "hi"']
 
 
@@ -174,7 +194,7 @@ def test_seq_json_keeps_json_types() -> None:
 
 
 _same_type_lists = st.one_of(
-    st.lists(st.integers(-10**6, 10**6), min_size=1, max_size=8),
+    st.lists(st.integers(-(10**6), 10**6), min_size=1, max_size=8),
     st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=8),
     st.lists(st.text(max_size=3), min_size=1, max_size=8),
     st.lists(st.booleans(), min_size=1, max_size=8),

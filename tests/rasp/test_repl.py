@@ -44,9 +44,16 @@ def in_transcripts(monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_there_are_transcripts() -> None:
-    assert {"basics", "selectors", "examples", "full_seq", "multiline", "errors", "load", "commands"} <= set(
-        CASES
-    )
+    assert {
+        "basics",
+        "selectors",
+        "examples",
+        "full_seq",
+        "multiline",
+        "errors",
+        "load",
+        "commands",
+    } <= set(CASES)
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -185,7 +192,9 @@ def test_prompt_toolkit_front_end_through_a_pipe(tmp_path: Path) -> None:
     history = tmp_path / "history"
     out = io.StringIO()
     with create_pipe_input() as pipe:
-        read = _prompt_toolkit_reader(session, history_file=history, pt_input=pipe, pt_output=DummyOutput())
+        read = _prompt_toolkit_reader(
+            session, history_file=history, pt_input=pipe, pt_output=DummyOutput()
+        )
         assert read is not None
         pipe.send_text("x = (1 +\r2);\rexit\r")
         assert run_loop(session, read, out) == 0
@@ -201,7 +210,9 @@ def test_history_falls_back_to_memory_when_unwritable(tmp_path: Path) -> None:
 
     unwritable = tmp_path / "missing-dir" / "history"
     with create_pipe_input() as pipe:
-        read = _prompt_toolkit_reader(ReplSession(), history_file=unwritable, pt_input=pipe, pt_output=DummyOutput())
+        read = _prompt_toolkit_reader(
+            ReplSession(), history_file=unwritable, pt_input=pipe, pt_output=DummyOutput()
+        )
         assert read is not None
         pipe.send_text("exit\r")
         assert read(">> ") == "exit"
