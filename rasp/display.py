@@ -66,7 +66,7 @@ def seq_text(seq: SeqValue) -> str:
 
 
 def literal_text(value: Any) -> str:
-    """A top-level value: strings in double quotes (as the original), the rest as Python shows it."""
+    """A top-level value: strings in double quotes (as the original), the rest as Python does."""
     value = _plain(value)
     if isinstance(value, str):
         return f'"{value}"'
