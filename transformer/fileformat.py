@@ -47,10 +47,9 @@ class TensorInfo:
 
 @dataclass(frozen=True)
 class RawModelFile:
-    """A file whose safetensors framing has been checked; tensor values are not yet decoded."""
+    """A file whose safetensors framing has been checked; tensor values are not read yet."""
 
     path: str
-    data: bytes  # the whole file, for `safetensors.*.load`
     tensors: dict[str, TensorInfo]
     metadata_text: str  # the `rasp_forge` JSON, unparsed
 
@@ -93,10 +92,18 @@ def save(
 
 
 def read_raw(path: str | os.PathLike[str]) -> RawModelFile:
-    """Read a file and check its safetensors framing; raises `ModelFormatError` with one line."""
+    """Read a file's header and check its safetensors framing against the file size.
+
+    Only the header is read (tensor bytes stay on disk); raises `ModelFormatError` with one line.
+    """
     shown = str(path)
     try:
-        data = Path(path).read_bytes()
+        with Path(path).open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            start = file.read(8)
+            length = _header_length(start)
+            # Read no more than the file holds: a corrupt length field must not allocate gigabytes.
+            data = start + file.read(min(length, size))
     except FileNotFoundError:
         raise ModelFormatError(shown, "no such file") from None
     except IsADirectoryError:
@@ -106,7 +113,7 @@ def read_raw(path: str | os.PathLike[str]) -> RawModelFile:
     header = _parse_header(shown, data)
     metadata = header.pop("__metadata__", None)
     tensors = {name: _tensor_info(shown, name, entry) for name, entry in header.items()}
-    _check_offsets(shown, tensors, data_bytes=len(data) - 8 - _header_length(data))
+    _check_offsets(shown, tensors, data_bytes=size - 8 - length)
     if not isinstance(metadata, dict) or METADATA_KEY not in metadata:
         raise ModelFormatError(
             shown,
@@ -115,7 +122,7 @@ def read_raw(path: str | os.PathLike[str]) -> RawModelFile:
     text = metadata[METADATA_KEY]
     if not isinstance(text, str):
         raise ModelFormatError(shown, f"the '{METADATA_KEY}' metadata entry is not a string")
-    return RawModelFile(shown, data, tensors, text)
+    return RawModelFile(shown, tensors, text)
 
 
 def _header_length(data: bytes) -> int:
@@ -131,7 +138,7 @@ def _parse_header(path: str, data: bytes) -> dict[str, Any]:
     length = _header_length(data)
     if length > _MAX_HEADER_BYTES or length < 2:
         raise ModelFormatError(path, f"{not_safetensors} (implausible header length {length})")
-    if 8 + length > len(data):
+    if 8 + length > len(data):  # `data` holds at most the 8 + length header bytes
         # A real header is followed by data; a length beyond the end is a cut file or random bytes.
         looks_like_json = data[8:9] == b"{"
         reason = (

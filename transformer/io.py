@@ -1,8 +1,8 @@
 """Load a compiled-model file into a `CompiledTransformer` (and read its metadata alone).
 
-Reading goes: file bytes -> checked safetensors framing (`fileformat.read_raw`) -> checked metadata
-(`metadata.parse_metadata`) -> tensor names, dtypes and shapes against the config -> `safetensors`
-decodes the values (never pickle) -> finite-value check -> `Transformer.load_state_dict`.
+Reading goes: header bytes -> checked safetensors framing (`fileformat.read_raw`) -> checked
+metadata (`metadata.parse_metadata`) -> tensor names, dtypes and shapes against the config ->
+`safetensors` reads the values (never pickle) -> finite-value check -> `Transformer` parameters.
 Every failure is a `ModelFormatError` whose message is one line: `<path>: <what is wrong>`.
 """
 
@@ -35,9 +35,10 @@ def load(path: str | os.PathLike[str], device: str | torch.device = "cpu") -> Co
     raw = read_raw(path)
     meta = parse_metadata(raw.path, raw.metadata_text)
     _check_tensor_table(raw, meta)
-    tensors = _decode_tensors(raw)
-    model = Transformer(meta.config)
-    model.load_state_dict(tensors, strict=True)
+    tensors = _read_tensors(raw)
+    with torch.device("meta"):  # no placeholder weights: the file's tensors become the parameters
+        model = Transformer(meta.config)
+    model.load_state_dict(tensors, strict=True, assign=True)
     try:
         model = model.to(device)
     except (RuntimeError, AssertionError) as err:  # e.g. CUDA requested but unavailable
@@ -72,17 +73,26 @@ def _check_tensor_table(raw: RawModelFile, meta: ModelMetadata) -> None:
             )
 
 
-def _decode_tensors(raw: RawModelFile) -> dict[str, torch.Tensor]:
+def _read_tensors(raw: RawModelFile) -> dict[str, torch.Tensor]:
     from safetensors import SafetensorError
-    from safetensors.torch import load as load_safetensors
+    from safetensors.torch import load_file
 
     try:
-        tensors = load_safetensors(raw.data)
-    except SafetensorError as err:  # framing already checked; this is a last line of defence
+        # `load_file` maps the file into memory; clone into our own memory, or a later rewrite of
+        # the file (recompiling to the same path) would change or crash (SIGBUS) a loaded model.
+        tensors = {
+            name: tensor.clone() for name, tensor in load_file(raw.path, device="cpu").items()
+        }
+    except (SafetensorError, OSError) as err:  # framing already checked: a last line of defence
         reason = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise ModelFormatError(raw.path, f"not a valid safetensors file ({reason})") from None
+    found = {name: tuple(tensor.shape) for name, tensor in tensors.items()}
+    if found != {name: info.shape for name, info in raw.tensors.items()}:
+        raise ModelFormatError(raw.path, "the file changed while it was being loaded")
     for name, tensor in tensors.items():
-        if not bool(torch.isfinite(tensor).all()):
+        # One pass without a mask tensor; NaN propagates into both extremes.
+        low, high = torch.aminmax(tensor) if tensor.numel() else (torch.tensor(0.0),) * 2
+        if not bool(torch.isfinite(low) & torch.isfinite(high)):
             raise ModelFormatError(raw.path, f"tensor '{name}' contains NaN or infinite values")
     return tensors
 

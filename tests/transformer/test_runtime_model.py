@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 from pathlib import Path
 
 import handmade_models as hm
@@ -153,3 +155,24 @@ def test_degenerate_sizes_without_heads_or_mlp_units(model_dir: Path) -> None:
     _, cache = model.run_with_cache(model.encode(["ab"])[0])
     assert cache["blocks.0.attn.hook_pattern"].shape == (1, 0, 3, 3)
     assert torch.equal(cache["blocks.0.hook_resid_post"], cache["blocks.0.hook_resid_pre"])
+
+
+def test_a_loaded_model_survives_its_file_being_rewritten(tmp_path: Path) -> None:
+    # In a subprocess: weights still mapped from the file would die of SIGBUS after truncation.
+    path = hm.previous_token().save(tmp_path / "rewritten.safetensors")
+    code = (
+        "import sys, pathlib, transformer\n"
+        "model = transformer.load(sys.argv[1])\n"
+        "pathlib.Path(sys.argv[1]).write_bytes(b'')\n"
+        "print(model.run(['abc']))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(path)],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[['-', 'a', 'b']]"
