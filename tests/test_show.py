@@ -137,3 +137,30 @@ def test_bad_files_give_one_clear_error(tmp_path: Path) -> None:
         rendered = info.value.render()
         assert expected in rendered, case
         assert rendered.splitlines()[0].startswith(f"error: {path}: "), case
+
+
+REVERSE = """\
+opp = length - indices - 1;
+flip = select(indices, opp, ==);
+reverse = aggregate(flip, tokens);
+"""
+
+
+def test_show_of_a_compiled_program_is_golden(tmp_path: Path, golden: Any) -> None:
+    """`rasp show` of the compiler's reverse at N=5 (rewrite with --update-golden if the compiler changes)."""
+    pytest.importorskip("compiler")
+    import compiler
+
+    from rasp.errors import Source
+    from rasp.interpreter import load_file
+
+    program = tmp_path / "reverse.rasp"
+    program.write_text(REVERSE)
+    sop = load_file(program).get("reverse")
+    model = compiler.compile_sop(sop, list("abc"), 5, name="reverse", source=Source("reverse.rasp", REVERSE))
+    path = tmp_path / "reverse.safetensors"
+    model.save(path)
+    summary = summarize(read_model_file(path))
+    assert summary.total_params == model.param_count()
+    golden(Path(__file__).parent / "golden" / "show" / "reverse.txt",
+           format_summary(summary).replace(str(path), "reverse.safetensors") + "\n")
