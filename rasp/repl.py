@@ -98,7 +98,9 @@ class ReplSession:
         draw_hook: DrawHook | None = None,
     ) -> None:
         self.interpreter = (
-            interpreter if interpreter is not None else Interpreter(search_dirs=search_dirs)
+            interpreter
+            if interpreter is not None
+            else Interpreter(search_dirs=[Path(d) for d in search_dirs])
         )
         self.settings = ExampleSettings()
         self.draw_hook = draw_hook
