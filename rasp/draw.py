@@ -13,6 +13,7 @@ matplotlib is the optional `viz` extra; without it drawing raises a `RaspError` 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import tempfile
@@ -297,12 +298,27 @@ def draw_model_file(model_path: str | Path, tokens: Sequence[Any], png: str | Pa
     return written
 
 
-def draw_for_repl(sop: Any, tokens: Sequence[Any], path: str | Path) -> str:
+def draw_for_repl(sop: Any, tokens: Sequence[Any], path: str | Path, dot: str | Path | None = None) -> str:
     """The REPL's `draw(sop, input)`: compile for exactly this input's tokens and length, then draw."""
     import compiler
 
+    from rasp.sops import SOp
+
+    if not isinstance(sop, SOp):
+        raise RaspError("draw needs an s-op, not a selector", getattr(sop, "span", None),
+                        hint="draw an aggregate or selector_width of the selector", kind=ErrorKind.TYPE)
     with tempfile.TemporaryDirectory() as tmp:
         model_path = Path(tmp) / "draw.safetensors"
         vocab = list(dict.fromkeys(tokens))  # the input's own tokens, first occurrence first
         compiler.compile_sop(sop, vocab, len(tokens), name=getattr(sop, "name", None)).save(model_path)
-        return "\n".join(draw_model_file(model_path, tokens, path))
+        return "\n".join(draw_model_file(model_path, tokens, path, dot))
+
+
+def repl_draw_hook(node: Any, tokens: Sequence[Any], directory: str | Path = "comp_flows") -> str:
+    """`ReplSession(draw_hook=...)`: like the original, files go to `comp_flows/NAME(INPUT).png|.dot`."""
+    name = getattr(node, "name", None) or "out"
+    text = "".join(_token_text(t) for t in tokens)
+    stem = re.sub(r"[^A-Za-z0-9_()+=.,-]", "_", f"{name}({text})")[:120]
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    return draw_for_repl(node, tokens, folder / f"{stem}.png", folder / f"{stem}.dot")

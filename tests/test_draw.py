@@ -92,3 +92,19 @@ def test_draw_for_repl_compiles_for_the_input(tmp_path: Path) -> None:
     message = draw_for_repl(shifted, list("abc"), tmp_path / "s.png")
     assert message.startswith(f"wrote {tmp_path / 's.png'}")
     assert (tmp_path / "s.png").read_bytes()[:8] == PNG_MAGIC
+
+
+def test_repl_hook_writes_into_comp_flows(tmp_path: Path) -> None:
+    pytest.importorskip("compiler")
+    from rasp.draw import repl_draw_hook
+    from rasp.sops import Select, SelectorWidthSOp, TokensSOp
+
+    tokens = TokensSOp(name="tokens")
+    same = Select(keys=tokens, queries=tokens, name="same")
+    hist = SelectorWidthSOp(selector=same, name="hist")
+    message = repl_draw_hook(hist, list("a/b"), tmp_path / "comp_flows")
+    assert (tmp_path / "comp_flows" / "hist(a_b).png").is_file()
+    assert (tmp_path / "comp_flows" / "hist(a_b).dot").is_file()
+    assert "hist(a_b).png" in message
+    with pytest.raises(RaspError, match="needs an s-op"):
+        repl_draw_hook(same, list("ab"), tmp_path / "comp_flows")
