@@ -117,6 +117,52 @@ def expected_previous_token(text: str) -> list[str]:
     return ["-", *text[:-1]]
 
 
+def two_back(max_len: int = 6) -> Handmade:
+    """Two blocks, each moving one position to the right: out[i] = tokens[i-2], "-" for i < 2.
+
+    Block l's head at query position p attends to key p - 1 and copies `hop{l}:*` (hop0 = the
+    token, plus BOS) into `hop{l+1}:*`. BOS attends to itself, so it carries `hop*:BOS` forward.
+    """
+    tokens = ["a", "b", "c"]
+    n_ctx = max_len + 1
+    values = [*tokens, "BOS"]
+    residual = ["bos", "pad", *(f"indices:{p}" for p in range(n_ctx))]
+    residual += [f"hop{hop}:{v}" for hop in range(3) for v in values]
+    dim = {label: d for d, label in enumerate(residual)}
+    config = _config(2, len(residual), n_ctx, 1, n_ctx, len(tokens) + 2, 4)
+    w = _zeros(config)
+    for t_id, value in enumerate(values):  # token ids 0..2, then BOS = 3
+        w["embed.W_E"][t_id, dim[f"hop0:{value}"]] = 1
+    w["embed.W_E"][3, dim["bos"]] = 1
+    w["embed.W_E"][4, dim["pad"]] = 1
+    for p in range(n_ctx):
+        w["pos_embed.W_pos"][p, dim[f"indices:{p}"]] = 1
+    key_scale = BIG * np.sqrt(n_ctx)  # the score is BIG after dividing by sqrt(d_head)
+    for layer in range(2):
+        attn = f"blocks.{layer}.attn"
+        for p in range(n_ctx):
+            w[f"{attn}.W_Q"][0, dim[f"indices:{p}"], p] = 1
+            if p + 1 < n_ctx:
+                w[f"{attn}.W_K"][0, dim[f"indices:{p}"], p + 1] = key_scale
+        w[f"{attn}.W_K"][0, dim["bos"], 0] = key_scale  # BOS (query slot 0) matches itself
+        for j, value in enumerate(values):
+            w[f"{attn}.W_V"][0, dim[f"hop{layer}:{value}"], j] = 1
+            w[f"{attn}.W_O"][0, j, dim[f"hop{layer + 1}:{value}"]] = 1
+    for k, value in enumerate(values):
+        w["unembed.W_U"][dim[f"hop2:{value}"], k] = 1
+    output = {
+        "name": "two_back",
+        "encoding": "categorical",
+        "type": "strings",
+        "values": [*tokens, "-"],
+    }
+    return Handmade(w, _metadata(config, tokens, output, residual, "two_back"))
+
+
+def expected_two_back(text: str) -> list[str]:
+    return ["-", "-", *text[:-2]][: len(text)]
+
+
 def mean_of_a(max_len: int = 6, *, causal: bool = False) -> Handmade:
     """A numerical output through attention and an MLP.
 

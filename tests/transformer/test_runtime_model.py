@@ -25,6 +25,19 @@ def test_previous_token_is_exact_on_every_input(prev_path: Path) -> None:
     assert model.run(ALL_ABC) == [hm.expected_previous_token(text) for text in ALL_ABC]
 
 
+def test_two_blocks_compose(model_dir: Path) -> None:
+    model = transformer.load(hm.two_back().save(model_dir / "two_back.safetensors"))
+    assert model.run(ALL_ABC) == [hm.expected_two_back(text) for text in ALL_ABC]
+    ids, _ = model.encode(["abca", "b"])
+    _, cache = model.run_with_cache(ids)
+    labels = model.residual_labels
+    hop1 = [labels.index(f"hop1:{v}") for v in ("a", "b", "c", "BOS")]
+    # After block 0, each real position holds its predecessor's token one-hot (BOS for position 1).
+    after_first = cache["blocks.0.hook_resid_post"][0, 1:5][:, hop1]  # [n, 4]
+    assert torch.equal(after_first, torch.eye(4)[[3, 0, 1, 2]])
+    assert torch.equal(cache["blocks.1.hook_resid_pre"], cache["blocks.0.hook_resid_post"])
+
+
 @pytest.mark.parametrize("causal", [False, True], ids=["bidirectional", "causal"])
 def test_numerical_output_through_attention_and_mlp(causal: bool, model_dir: Path) -> None:
     model = transformer.load(
@@ -90,13 +103,14 @@ def test_cache_holds_every_transformer_lens_hook_with_its_shape(prev_path: Path)
     assert torch.equal(logits, model.forward(ids))
 
 
-@pytest.mark.parametrize("causal", [False, True], ids=["bidirectional", "causal"])
-def test_residuals_match_an_independent_numpy_forward(causal: bool) -> None:
-    made = hm.mean_of_a(causal=causal)
+@pytest.mark.parametrize("builder", ["bidirectional", "causal", "two_back"])
+def test_residuals_match_an_independent_numpy_forward(builder: str) -> None:
+    made = hm.two_back() if builder == "two_back" else hm.mean_of_a(causal=builder == "causal")
     tensors = {name: torch.from_numpy(value) for name, value in made.tensors.items()}
     model = Transformer(transformer.ModelConfig(**made.metadata["config"]))
     model.load_state_dict(tensors, strict=True)
-    ids = np.array([[2, 0, 1, 0, 3, 3], [2, 1, 1, 0, 0, 1]])
+    bos, pad = made.metadata["vocab"]["bos_id"], made.metadata["vocab"]["pad_id"]
+    ids = np.array([[bos, 0, 1, 0, pad, pad], [bos, 1, 1, 0, 0, 1]])
     logits, cache = model.run_with_cache(torch.from_numpy(ids))
     reference = hm.numpy_forward(made.tensors, made.metadata["config"], ids)
     for name, value in reference.items():
