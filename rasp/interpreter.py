@@ -77,7 +77,8 @@ class ResultKind(Enum):
 class StatementResult:
     """What one top-level statement did. EXPR: `names` is `(name,)` for a bare name, `("out",)` for
     another expression and `()` for an application `f(input)` (its value is the evaluated result).
-    DRAW: `values` is `(sop,)` or `(sop, input)`. COMMAND: `values[0]` is the `ast.ReplCommand`."""
+    DRAW: `values` is `(sop,)` or `(sop, input)`. COMMAND: `values[0]` is the `ast.ReplCommand`,
+    and for `set example E` `values[1]` is E's value."""
 
     kind: ResultKind
     names: tuple[str, ...]
