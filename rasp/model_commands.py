@@ -151,6 +151,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if args.model is not None:
             model = _load_model(args.model, args.device)
             _warn_if_other_source(args.model, model.meta.raw, source)
+            known = {json.dumps(t) for t in model.meta.raw["vocab"]["tokens"]}
+            unknown = [t for t in args.vocab if json.dumps(t) not in known]
+            if unknown:
+                raise RaspError(f"--vocab token {json.dumps(unknown[0])} is not in the vocabulary of "
+                                f"{args.model} ({json.dumps(model.meta.raw['vocab']['tokens'])})",
+                                hint="verify over the model's vocabulary, or recompile", kind=ErrorKind.IO)
             if args.max_len > model.max_len:
                 raise RaspError(f"--max-len {args.max_len} is longer than {args.model} accepts "
                                 f"({model.max_len})", kind=ErrorKind.IO)

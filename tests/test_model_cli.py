@@ -185,3 +185,17 @@ def test_draw_a_program(capsys: pytest.CaptureFixture[str], reverse_file: Path, 
     code, out, err = run(capsys, "draw", str(reverse_file), "--input", "abc", "-o", str(png))
     assert code == 0, err
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_verify_with_bad_or_mismatched_models(capsys: pytest.CaptureFixture[str], reverse_file: Path,
+                                              prev_model: Path, tmp_path: Path) -> None:
+    for case, path in bad_model_files(tmp_path, prev_model).items():
+        code, out, err = run(capsys, "verify", str(reverse_file), "--vocab", "ab", "--max-len", "3",
+                             "--model", str(path))
+        assert code == 1 and err.startswith(f"error: {path}: ") and not out, case
+    model = tmp_path / "m.safetensors"
+    assert run(capsys, "compile", str(reverse_file), "--vocab", "ab", "--max-len", "3", "-o", str(model))[0] == 0
+    code, _, err = run(capsys, "verify", str(reverse_file), "--vocab", "ab", "--max-len", "4", "--model", str(model))
+    assert code == 1 and "--max-len 4 is longer than" in err
+    code, _, err = run(capsys, "verify", str(reverse_file), "--vocab", "abz", "--max-len", "3", "--model", str(model))
+    assert code == 1 and err.startswith('error: --vocab token "z" is not in the vocabulary of')
