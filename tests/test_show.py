@@ -164,3 +164,21 @@ def test_show_of_a_compiled_program_is_golden(tmp_path: Path, golden: Any) -> No
     assert summary.total_params == model.param_count()
     golden(Path(__file__).parent / "golden" / "show" / "reverse.txt",
            format_summary(summary).replace(str(path), "reverse.safetensors") + "\n")
+
+
+def test_show_and_export_do_not_load_torch(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = write_fake_model(tmp_path / "m.safetensors")
+    code = (
+        "import sys\n"
+        "from rasp.cli import main\n"
+        f"assert main(['show', {str(path)!r}]) == 0\n"
+        f"assert main(['show', {str(path)!r}, '--json']) == 0\n"
+        f"assert main(['export', {str(path)!r}, '--to', 'transformer-lens', '-o', {str(tmp_path / 'tl')!r}]) == 0\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parents[1], check=False)
+    assert result.returncode == 0, result.stderr
