@@ -30,10 +30,10 @@ from compiler.values import ValueSets, apply_map, input_combinations, is_number,
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic
 
-# A categorical output with more values than this is emitted numerically when its values are numbers.
-MAX_CATEGORICAL_OUTPUT = 512
 # A fused chain of maps over several categorical s-ops is one table up to this many input combinations.
 MAX_FUSED_TABLE = 4096
+# Numbers closer than this (relative) differ only by float64 rounding in the interpreter.
+FLOAT64_NOISE = 1e-9
 
 TRUE = Encoded("true", Encoding.CATEGORICAL, (True,), one_hot=(((ONE, 1.0),),))
 ALL_TRUE = Atomic(TRUE, TRUE, np.ones((1, 1), dtype=bool))
@@ -72,6 +72,7 @@ class _Encoder:
         self.memo: dict[tuple[Any, ...], Any] = {}
         self.failed: set[tuple[Any, ...]] = set()
         self.problems: list[Diagnostic] = []
+        self.canon: dict[int, dict[tuple[str, Any], Atom]] = {}  # node -> value -> value its reading uses
 
     # -- driver -----------------------------------------------------------------------------------
 
@@ -140,7 +141,9 @@ class _Encoder:
         vals = self.values(node.index)
         if self.preferred(node) is Encoding.NUMERICAL:
             return Encoding.NUMERICAL
-        if len(vals) > MAX_CATEGORICAL_OUTPUT and all(is_number(v) for v in vals):
+        # Numbers leave the model as one logit (decoded by snapping to the value set): one residual
+        # dim and one unembedding column instead of a one-hot.
+        if len(vals) > 2 and all(is_number(v) for v in vals):
             return Encoding.NUMERICAL
         return Encoding.CATEGORICAL
 
@@ -236,11 +239,29 @@ class _Encoder:
         self, node: IRNode, x: Encoded, points: list[tuple[float, Atom]], encoding: Encoding,
         x_error: float | None = None,
     ) -> Encoded:
-        out = self._materialise(node, encoding, sort_values(v for _, v in points))
-        points = _merge_points(node, points)
-        spec = mlp.numeric_mlp(x, points, out, op=node.text, name=node.name, x_error=x_error)
+        merged = _merge_points(node, points)
+        # A number is read back as one value: 1 and 1.0 (equal numbers) share one one-hot column.
+        out = self._materialise(node, encoding, sort_values(v for _, v in merged))
+        if encoding is Encoding.CATEGORICAL:
+            xs = np.array([mx for mx, _ in merged])
+            nearest = lambda x: merged[int(np.argmin(np.abs(xs - x)))][1]  # noqa: E731
+            self.canon[node.index] = {value_key(v): nearest(x) for x, v in points}
+        spec = mlp.numeric_mlp(x, merged, out, op=node.text, name=node.name, x_error=x_error)
         self.mlps.append(spec)
         return out
+
+    def canonical(self, index: int, value: Atom) -> Atom:
+        """The value a categorical reading of node `index` uses for `value` (see _decode_numeric)."""
+        table = self.canon.get(index)
+        return value if table is None else table.get(value_key(value), value)
+
+    def combinations(self, support: tuple[int, ...]) -> list[tuple[Atom, ...]]:
+        """input_combinations, in the values the categorical readings use (duplicates dropped)."""
+        out: dict[tuple, tuple[Atom, ...]] = {}
+        for combo in input_combinations(support, self.vs.relation, self.vs.values):
+            canon = tuple(self.canonical(s, v) for s, v in zip(support, combo))
+            out.setdefault(tuple(value_key(v) for v in canon), canon)
+        return list(out.values())
 
     def _materialise(self, node: IRNode, encoding: Encoding, vals: tuple[Atom, ...]) -> Encoded:
         if encoding is Encoding.CATEGORICAL:
@@ -367,12 +388,14 @@ class _Encoder:
                 return None
         elif len(categorical) > 1 and int(np.prod(sizes)) > MAX_FUSED_TABLE and not last_resort:
             return None
+        one_block = (not numeric and len(categorical) == 1) or (len(numeric) == 1 and len(categorical) <= 1)
+        # Readings first: a categorical reading decides which values it distinguishes (canonical).
+        readings = [self.reading(s, Encoding.CATEGORICAL) for s in (categorical if one_block else support)]
         rows = self._rows(node, support)
         if not numeric and len(categorical) == 1:
             return self._map_view(node, support[0], rows, encoding)
         if len(numeric) == 1 and len(categorical) <= 1:
             return self._map_steps(node, support, numeric[0], rows, encoding)
-        readings = [self.reading(s, Encoding.CATEGORICAL) for s in support]
         out = self._materialise(node, encoding, vals)
         table = {combo: v for combo, v in rows}
         self.mlps.append(mlp.table_mlp(readings, table, out, op=node.text, name=node.name))
@@ -384,7 +407,18 @@ class _Encoder:
             ok, out = self.chain_value(node.index, dict(zip(support, combo)))
             if ok:
                 rows.append((combo, out))
-        return rows
+        if not any(s in self.canon for s in support):
+            return rows
+        merged: dict[tuple, tuple[tuple[Atom, ...], Atom]] = {}
+        for combo, out in rows:
+            canon = tuple(self.canonical(s, v) for s, v in zip(support, combo))
+            key = tuple(value_key(v) for v in canon)
+            if key in merged and merged[key][1] != out:
+                raise CompileError([Diagnostic(
+                    f"'{node.text}' gives {merged[key][1]!r} and {out!r} for inputs that are equal numbers",
+                    node.span, "a compiled model reads numbers, so 1 and 1.0 cannot lead to different results")])
+            merged.setdefault(key, (canon, out))
+        return list(merged.values())
 
     def _affine_view(self, node: IRNode, support: tuple[int, ...], numeric: list[int],
                      categorical: list[int]) -> Encoded | None:
@@ -504,7 +538,7 @@ class _Encoder:
 
         def make() -> tuple[Encoded, list[dict[int, Atom]]]:
             readings = [self.reading(i, Encoding.CATEGORICAL) for i in sources]
-            tuples = input_combinations(sources, self.vs.relation, self.vs.values)
+            tuples = self.combinations(sources)
             name = "(" + ",".join(self.g[i].name for i in sources) + ")"
             spec, enc = mlp.joint_mlp(readings, tuples, name, op=f"joint {name} for {node.text}")
             self.mlps.append(spec)
@@ -539,6 +573,13 @@ def _compare(comparison: sops.Comparison, key: Atom, query: Atom) -> bool:
         return False
 
 
+def _number_key(v: Atom) -> tuple[str, Any]:
+    """Equal numbers (1, 1.0) share a key; bools and strings keep their own."""
+    if is_number(v):
+        return ("number", float(v))
+    return value_key(v)
+
+
 def _add_terms(parts: list[Terms]) -> Terms:
     total: dict[Dim, float] = {}
     for terms in parts:
@@ -548,15 +589,28 @@ def _add_terms(parts: list[Terms]) -> Terms:
 
 
 def _merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[float, Atom]]:
-    """One output per x; 1 and 1.0 read the same number, so they must map to equal outputs."""
-    merged: dict[float, Atom] = {}
-    for x, v in points:
-        if x in merged and merged[x] != v:
-            raise CompileError([Diagnostic(
-                f"'{node.text}' gives {merged[x]!r} and {v!r} for inputs that are the same number ({x})",
-                node.span, "a compiled model reads numbers, so 1 and 1.0 cannot lead to different results")])
-        merged.setdefault(x, v)
-    return sorted(merged.items(), key=lambda p: p[0])
+    """One output per x a float32 model can tell apart.
+
+    Equal numbers (1 and 1.0) are one point and must give equal outputs. Numbers that differ only by
+    float64 rounding noise (e.g. 3 * (1/3) vs 1.0, relative FLOAT64_NOISE) are one point too; where
+    their outputs differ, the output at the member exact arithmetic gives (nearest a short decimal) wins.
+    """
+    clusters: list[list[tuple[float, Atom]]] = []
+    for x, v in sorted(points, key=lambda p: p[0]):
+        if clusters and abs(x - clusters[-1][0][0]) <= FLOAT64_NOISE * max(1.0, abs(x)):
+            clusters[-1].append((x, v))
+        else:
+            clusters.append([(x, v)])
+    merged = []
+    for cluster in clusters:
+        x0, v0 = min(cluster, key=lambda p: abs(p[0] - round(p[0], 9)))
+        for x, v in cluster:
+            if x == x0 and v != v0:
+                raise CompileError([Diagnostic(
+                    f"'{node.text}' gives {v0!r} and {v!r} for inputs that are the same number ({x})",
+                    node.span, "a compiled model reads numbers, so 1 and 1.0 cannot lead to different results")])
+        merged.append((x0, v0))
+    return merged
 
 
 def _affine(points: list[tuple[float, Atom]]) -> tuple[float, float] | None:

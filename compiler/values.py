@@ -121,7 +121,7 @@ class _Inference:
                     else:
                         vals = tuple(range(self.n_max + 1))
             if rel is not None:
-                vals = sort_values(v for group in set(map(id, rel.values())) for v in _by_id(rel)[group])
+                vals = sort_values(v for group in _by_id(rel).values() for v in group)
             if not node.op.is_selector and not vals and not _already_reported(node, self.problems):
                 self.problems.append(
                     Diagnostic(
@@ -266,6 +266,10 @@ class _Inference:
 
 def _by_id(rel: Relation) -> dict[int, tuple[Atom, ...]]:
     return {id(v): v for v in rel.values()}
+
+
+def _already_reported(node: IRNode, problems: list[Diagnostic]) -> bool:
+    return node.span is not None and any(p.span is node.span for p in problems)
 
 
 def _safe_compare(comparison: sops.Comparison, key: Atom, query: Atom) -> bool:

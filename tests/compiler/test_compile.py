@@ -1,0 +1,235 @@
+"""End to end: compiled models (numpy forward) agree with `rasp.sops.evaluate` on every input."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import random
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pytest
+import sop_builders as B
+from safetensors.numpy import load_file
+
+from compiler import CompiledModel, compile_sop
+from compiler.attention import SOFTMAX_GAP
+from rasp import sops as S
+from rasp.errors import CompileError, RaspError, Source
+
+
+def agrees(got: Sequence, expected: Sequence) -> bool:
+    if len(got) != len(expected):
+        return False
+    for g, e in zip(got, expected):
+        if isinstance(e, float) and not isinstance(e, bool):
+            if not math.isclose(float(g), e, rel_tol=1e-6, abs_tol=1e-9):
+                return False
+        elif g != e or (type(g) is bool) != (type(e) is bool):
+            return False
+    return True
+
+
+def check_inputs(model: CompiledModel, root: S.SOp, inputs: list[list], batch: int = 64) -> int:
+    """Runs `inputs` in padded batches; returns how many were compared (interpreter errors skipped)."""
+    compared = 0
+    for start in range(0, len(inputs), batch):
+        chunk = inputs[start : start + batch]
+        outputs = model.run(chunk)
+        for tokens, got in zip(chunk, outputs):
+            try:
+                expected = S.evaluate(root, tokens).values
+            except RaspError:
+                continue
+            assert agrees(got, expected), (tokens, got, expected)
+            compared += 1
+    return compared
+
+
+def all_inputs(vocab: Sequence, up_to: int) -> list[list]:
+    return [list(t) for n in range(1, up_to + 1) for t in itertools.product(vocab, repeat=n)]
+
+
+def random_inputs(vocab: Sequence, max_len: int, count: int, seed: int) -> list[list]:
+    rng = random.Random(seed)
+    return [[rng.choice(vocab) for _ in range(rng.randint(1, max_len))] for _ in range(count)]
+
+
+def compound_selectors() -> S.SOp:
+    """or / not / and over different s-ops on each side (joint readings)."""
+    t, indices = B.tokens(), S.IndicesSOp(name="indices")
+    near = S.SelectOr(
+        left=S.Select(keys=indices, queries=indices, comparison=S.Comparison.EQ),
+        right=S.SelectAnd(left=S.Select(keys=t, queries=t, comparison=S.Comparison.EQ),
+                          right=S.SelectNot(inner=S.Select(keys=indices, queries=indices, comparison=S.Comparison.GT))),
+    )
+    return S.SelectorWidthSOp(selector=near, name="near")
+
+
+def int_mean() -> S.SOp:
+    """A numerical mean of ints, decoded through a map (steps at midpoints)."""
+    t = S.TokensSOp(kind=S.TokenKind.INT, name="n")
+    indices = S.IndicesSOp(name="indices")
+    mean = S.AggregateSOp(selector=S.Select(keys=indices, queries=indices, comparison=S.Comparison.LT), sop=t,
+                          default=0, name="mean_before")
+    return B.mapped(lambda m: round(m), mean, name="rounded")
+
+
+def shift_right() -> S.SOp:
+    t, indices = B.tokens(), S.IndicesSOp(name="indices")
+    plus1 = B.mapped(lambda i: i + 1, indices)
+    return S.AggregateSOp(selector=S.Select(keys=plus1, queries=indices, comparison=S.Comparison.EQ), sop=t,
+                          default="_", name="shifted")
+
+
+def length_parity() -> S.SOp:
+    length = S.LengthSOp(name="length")
+    return B.mapped(lambda n: n % 2 == 0, length, name="even")
+
+
+PROGRAMS: dict[str, tuple[Callable[[], S.SOp], Sequence]] = {
+    "reverse": (B.reverse, "abc"),
+    "hist": (B.hist, "abc"),
+    "sort_unique": (B.sort_unique, "abc"),
+    "sort_stable": (B.sort_stable, "abc"),
+    "frac_prevs": (B.frac_prevs, "abc"),
+    "dyck1": (B.dyck1, "()a"),
+    "compound_selectors": (compound_selectors, "abc"),
+    "int_mean": (int_mean, [0, 1, 5]),
+    "shift_right": (shift_right, "abc"),
+    "length_parity": (length_parity, "ab"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_exact_on_every_short_input_and_random_long_ones(name: str) -> None:
+    make, vocab = PROGRAMS[name]
+    root = make()
+    model = compile_sop(root, list(vocab), 12)
+    assert check_inputs(model, root, all_inputs(list(vocab), 5)) > 0
+    assert check_inputs(model, root, random_inputs(list(vocab), 12, 150, seed=len(name))) > 0
+
+
+@pytest.mark.parametrize("name", ["reverse", "hist", "sort_stable", "dyck1"])
+def test_exact_at_n_40_on_random_padded_batches(name: str) -> None:
+    make, vocab = PROGRAMS[name]
+    root = make()
+    model = compile_sop(root, list(vocab), 40)
+    inputs = random_inputs(list(vocab), 40, 120, seed=7) + [[vocab[0]] * 40, [vocab[-1]]]
+    assert check_inputs(model, root, inputs, batch=16) > 0
+
+
+def test_padding_never_changes_a_real_position() -> None:
+    root = B.sort_stable()
+    model = compile_sop(root, list("abc"), 10)
+    inputs = random_inputs(list("abc"), 10, 30, seed=3)
+    alone = [model.run([x])[0] for x in inputs]
+    together = model.run(inputs)
+    assert alone == together
+    full = model.forward_numpy(inputs)
+    short = min(range(len(inputs)), key=lambda b: len(inputs[b]))
+    n = len(inputs[short])
+    solo = model.forward_numpy([inputs[short]])
+    np.testing.assert_array_equal(full.residuals[-1][short, : n + 1], solo.residuals[-1][0, : n + 1])
+
+
+def test_causal_compilation_runs_the_same_prefix_programs() -> None:
+    root = B.frac_prevs()
+    model = compile_sop(root, list("ab"), 8, causal=True)
+    assert model.config.attention_dir == "causal"
+    check_inputs(model, root, all_inputs(list("ab"), 5))
+
+
+def test_residuals_are_returned_per_stage_and_bos_is_input_independent() -> None:
+    model = compile_sop(B.reverse(), list("abc"), 6)
+    result = model.forward_numpy([list("abc"), list("cab")])
+    assert len(result.residuals) == 1 + 2 * model.config.n_layers
+    for stage in result.residuals:
+        assert stage.shape == (2, 4, model.config.d_model)
+        np.testing.assert_array_equal(stage[0, 0], stage[1, 0])  # the BOS position
+
+
+def test_softmax_gap_underflows_to_zero_in_float32() -> None:
+    assert np.exp(np.float32(-SOFTMAX_GAP), dtype=np.float32) == 0.0
+    scores = np.array([0.0, -SOFTMAX_GAP], dtype=np.float32)
+    weights = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()
+    assert weights[1] == 0.0 and weights[0] == 1.0
+
+
+def test_metadata_follows_the_format_and_saves(tmp_path) -> None:
+    text = "reverse = aggregate(select(indices, length - indices - 1, ==), tokens);\n"
+    model = compile_sop(B.reverse(), list("abc"), 10, source=Source("programs/reverse.rasp", text))
+    meta = model.metadata
+    assert meta["format"] == "rasp-forge-model" and meta["format_version"] == 1
+    cfg = meta["config"]
+    assert cfg == model.config.as_dict()
+    assert cfg["n_ctx"] == 11 and cfg["d_vocab"] == 5 and cfg["act_fn"] == "relu"
+    assert meta["vocab"] == {"tokens": ["a", "b", "c"], "bos_id": 3, "pad_id": 4}
+    assert meta["output"]["name"] == "reverse" and meta["output"]["type"] == "strings"
+    assert len(meta["residual"]) == cfg["d_model"]
+    assert meta["residual"][:3] == ["one", "bos", "pad"]
+    assert "opp:0" in meta["residual"] and "length.frac" in meta["residual"]
+    assert [len(layer["attn"]) for layer in meta["layers"]] == [1, 1]
+    assert meta["program"]["file"] == "programs/reverse.rasp" and len(meta["program"]["sha256"]) == 64
+    path = tmp_path / "reverse.safetensors"
+    model.save(path)
+    tensors = load_file(str(path))
+    assert set(tensors) == set(model.weights)
+    assert tensors["blocks.0.attn.W_Q"].shape == (cfg["n_heads"], cfg["d_model"], cfg["d_head"])
+    assert tensors["blocks.1.mlp.W_in"].shape == (cfg["d_model"], cfg["d_mlp"])
+    from safetensors import safe_open
+
+    with safe_open(str(path), "np") as f:
+        assert json.loads(f.metadata()["rasp_forge"]) == meta
+
+
+def test_models_are_deterministic() -> None:
+    a = compile_sop(B.sort_stable(), list("abc"), 8)
+    b = compile_sop(B.sort_stable(), list("abc"), 8)
+    assert a.metadata == b.metadata
+    for key in a.weights:
+        np.testing.assert_array_equal(a.weights[key], b.weights[key])
+
+
+def test_sizes_beat_tracr_at_n_40() -> None:
+    sizes = {name: compile_sop(PROGRAMS[name][0](), list("abc"), 40).param_count()
+             for name in ("reverse", "hist", "sort_stable")}
+    assert sizes["reverse"] < 3_640_000 / 10
+    assert sizes["hist"] < 20_500 / 5
+    assert sizes["sort_stable"] < 473_000
+
+
+def test_bad_arguments_are_reported_together() -> None:
+    with pytest.raises(CompileError) as err:
+        compile_sop(B.hist(), [], 0)
+    messages = [d.message for d in err.value.diagnostics]
+    assert any("vocabulary is empty" in m for m in messages)
+    assert any("max_len" in m for m in messages)
+    with pytest.raises(CompileError):
+        compile_sop("tokens", list("ab"), 3)  # type: ignore[arg-type]
+
+
+def test_every_failing_expression_is_reported_at_once() -> None:
+    t = S.TokensSOp(kind=S.TokenKind.INT, name="n")
+    src = Source("<t>", "a = n // 0;\nb = n % 0;\n")
+    from rasp.errors import Span
+
+    a = B.mapped(lambda x: x // 0, t, name="a")
+    a.span = Span(src, 1, 5, 1, 11)
+    b = B.mapped(lambda x: x % 0, t, name="b")
+    b.span = Span(src, 2, 5, 2, 10)
+    root = B.mapped(lambda x, y: x + y, a, b, name="c")
+    with pytest.raises(CompileError) as err:
+        compile_sop(root, [1, 2], 4)
+    lines = [d.span.line for d in err.value.diagnostics if d.span is not None]
+    assert lines == [1, 2]
+    assert "<t>:1:5: error:" in err.value.render()
+
+
+def test_unknown_tokens_and_lengths_are_input_errors() -> None:
+    model = compile_sop(B.hist(), list("ab"), 4)
+    with pytest.raises(RaspError, match="not in the model's vocabulary"):
+        model.run([list("abz")])
+    with pytest.raises(RaspError, match="length"):
+        model.run([list("ababa")])

@@ -1,0 +1,67 @@
+"""The IR: topological order, deterministic unique names, payloads and refusals."""
+
+from __future__ import annotations
+
+import pytest
+
+from compiler.graph import Op, build_graph
+from rasp import sops as S
+from rasp.errors import CompileError
+import sop_builders as B
+
+
+def test_nodes_are_topological_and_inputs_point_backwards() -> None:
+    graph = build_graph(B.reverse())
+    for node in graph.nodes:
+        assert all(i < node.index for i in node.inputs)
+    assert graph.output.name == "reverse"
+    assert graph.output.op is Op.AGGREGATE
+    assert [n.op for n in graph.nodes].count(Op.LENGTH) == 1
+
+
+def test_unnamed_nodes_get_names_numbered_within_one_compilation() -> None:
+    t = B.tokens()
+    a = B.mapped(lambda x: x == "a", t)
+    b = B.mapped(lambda x: x == "b", t)
+    root = B.mapped(lambda x, y: x or y, a, b)
+    first = [n.name for n in build_graph(root).nodes]
+    S.IndicesSOp()  # building more nodes elsewhere must not change the names
+    second = [n.name for n in build_graph(root).nodes]
+    assert first == second == ["tokens", "_map_1", "_map_2", "_map_3"]
+
+
+def test_clashing_program_names_are_made_unique() -> None:
+    t = B.tokens()
+    x1 = B.mapped(lambda v: v + "!", t, name="x")
+    x2 = B.mapped(lambda v: v + "?", x1, name="x")
+    named_tokens = B.mapped(lambda v: v, x2, name="tokens")
+    names = [n.name for n in build_graph(named_tokens).nodes]
+    assert len(set(names)) == len(names)
+    assert names[1:] == ["x", "x_2", "tokens_2"]
+
+
+def test_shared_nodes_appear_once() -> None:
+    t = B.tokens()
+    sel = S.Select(keys=t, queries=t, comparison=S.Comparison.EQ)
+    root = S.AggregateSOp(selector=S.SelectAnd(left=sel, right=sel), sop=t, default="")
+    graph = build_graph(root)
+    assert [n.op for n in graph.nodes].count(Op.SELECT) == 1
+    and_node = next(n for n in graph.nodes if n.op is Op.AND)
+    assert and_node.inputs[0] == and_node.inputs[1]
+    assert graph.consumers()[and_node.inputs[0]] == (and_node.index,)
+
+
+def test_payloads_are_kept() -> None:
+    root = B.frac_prevs()
+    graph = build_graph(root)
+    agg = graph.output
+    assert agg.value == 0
+    select = graph[agg.inputs[0]]
+    assert select.comparison is S.Comparison.LEQ
+    fn_node = graph[agg.inputs[1]]
+    assert fn_node.fn is not None and fn_node.fn("a") == 1
+
+
+def test_a_selector_cannot_be_compiled() -> None:
+    with pytest.raises(CompileError, match="only an s-op"):
+        build_graph(S.Select())

@@ -1,0 +1,74 @@
+"""Scheduling: minimal attention depth, shared layers, merged heads."""
+
+from __future__ import annotations
+
+import sop_builders as B
+
+from compiler.encode import plan_encodings
+from compiler.graph import build_graph
+from compiler.schedule import Schedule, schedule_blocks
+from compiler.values import infer_values
+from rasp import sops as S
+
+
+def schedule_of(root: S.SOp, vocab: str = "abc", n: int = 6) -> Schedule:
+    graph = build_graph(root)
+    plan = plan_encodings(graph, infer_values(graph, list(vocab), n), tuple(vocab))
+    return schedule_blocks(plan.heads, plan.mlps)
+
+
+def attention_depth(schedule: Schedule) -> int:
+    return sum(1 for layer in schedule.layers if layer.heads)
+
+
+def test_reverse_is_two_layers_with_the_map_after_the_length_head() -> None:
+    sched = schedule_of(B.reverse())
+    assert sched.n_layers == 2
+    assert [h.name for h in sched.layers[0].heads] == ["length"]
+    assert [m.name for m in sched.layers[0].mlps] == ["opp"]  # shares layer 0 with the head it reads
+    assert [h.name for h in sched.layers[1].heads] == ["reverse"]
+    assert sched.layers[1].mlps == ()
+
+
+def test_hist_is_one_layer() -> None:
+    sched = schedule_of(B.hist())
+    assert sched.n_layers == 1 and len(sched.layers[0].heads) == 1
+
+
+def test_paper_attention_depths() -> None:
+    assert attention_depth(schedule_of(B.sort_unique())) == 2
+    assert attention_depth(schedule_of(B.sort_stable())) == 2
+    assert attention_depth(schedule_of(B.dyck1(), "()")) == 2
+    assert attention_depth(schedule_of(B.frac_prevs())) == 1
+
+
+def test_aggregates_with_one_selector_share_a_head() -> None:
+    t, indices = B.tokens(), S.IndicesSOp(name="indices")
+    prevs = S.Select(keys=indices, queries=indices, comparison=S.Comparison.LEQ)
+    a = S.AggregateSOp(selector=prevs, sop=B.mapped(lambda x: int(x == "a"), t), name="fa")
+    b = S.AggregateSOp(selector=prevs, sop=B.mapped(lambda x: int(x == "b"), t), name="fb")
+    root = B.mapped(lambda x, y: x > y, a, b, name="more_a")
+    sched = schedule_of(root)
+    assert len(sched.layers[0].heads) == 1
+    assert sched.layers[0].heads[0].name == "fa, fb"
+
+
+def test_independent_heads_and_mlps_share_layers() -> None:
+    t = B.tokens()
+    w1 = S.SelectorWidthSOp(selector=S.Select(keys=t, queries=t, comparison=S.Comparison.EQ), name="w1")
+    w2 = S.SelectorWidthSOp(selector=S.Select(keys=t, queries=t, comparison=S.Comparison.LT), name="w2")
+    root = B.mapped(lambda a, b: a == b, w1, w2, name="same")
+    sched = schedule_of(root)
+    assert sched.n_layers == 2
+    assert {h.name for h in sched.layers[0].heads} == {"w1", "w2"}
+    assert {m.name for m in sched.layers[0].mlps} == {"w1", "w2"}  # decoded side by side
+
+
+def test_maps_of_one_sop_are_free_views() -> None:
+    t = B.tokens()
+    upper = B.mapped(str.upper, t, name="upper")
+    is_a = B.mapped(lambda x: x == "A", upper, name="is_a")
+    sel = S.Select(keys=is_a, queries=is_a, comparison=S.Comparison.EQ)
+    sched = schedule_of(S.SelectorWidthSOp(selector=sel, name="w"))
+    assert sched.n_layers == 1
+    assert [m.name for m in sched.layers[0].mlps] == ["w"]  # only the width decoder

@@ -1,0 +1,105 @@
+"""Value-set inference: exact where the program allows, never missing a value the interpreter produces."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import sop_builders as B
+
+from compiler.graph import build_graph
+from compiler.values import MAX_MAP_COMBINATIONS, infer_values
+from rasp import sops as S
+from rasp.errors import CompileError, RaspError
+
+
+def values_by_name(root: S.SOp, vocab: list, n: int) -> dict[str, tuple]:
+    graph = build_graph(root)
+    vs = infer_values(graph, vocab, n)
+    return {node.name: vs.values[node.index] for node in graph.nodes}
+
+
+def test_inputs_and_relational_maps() -> None:
+    vals = values_by_name(B.reverse(), list("ab"), 5)
+    assert vals["tokens"] == ("a", "b")
+    assert vals["indices"] == (0, 1, 2, 3, 4)
+    assert vals["length"] == (1, 2, 3, 4, 5)
+    assert vals["opp"] == (0, 1, 2, 3, 4)  # not -5..5: opp is known at each (index, length)
+    # select(indices, opp, ==) picks exactly one key, so the default "" never occurs.
+    assert vals["reverse"] == ("a", "b")
+
+
+def test_token_conversions_keep_types_apart() -> None:
+    t_int = S.TokensSOp(kind=S.TokenKind.INT, name="n")
+    as_float = B.mapped(lambda x: x / 2, t_int, name="half")
+    vals = values_by_name(as_float, [1, 2, "3"], 3)
+    assert vals["n"] == (1, 2, 3)
+    assert vals["half"] == (0.5, 1.0, 1.5)
+    t_bool = S.TokensSOp(kind=S.TokenKind.BOOL, name="b")
+    assert values_by_name(t_bool, [0, 1, 2], 2)["b"] == (False, True)
+
+
+def test_an_unconvertible_vocabulary_token_is_refused() -> None:
+    t_int = S.TokensSOp(kind=S.TokenKind.INT, name="n")
+    with pytest.raises(CompileError) as err:
+        infer_values(build_graph(t_int), ["1", "x"], 3)
+    assert "'x'" in err.value.diagnostics[0].message
+
+
+def test_map_combinations_that_raise_are_unreachable() -> None:
+    t = S.TokensSOp(kind=S.TokenKind.INT, name="n")
+    inv = B.mapped(lambda x: 6 // x, t, name="inv")
+    assert values_by_name(inv, [0, 1, 2, 3], 2)["inv"] == (2, 3, 6)
+
+
+def test_a_map_that_always_fails_is_refused_with_its_name() -> None:
+    t = S.TokensSOp(kind=S.TokenKind.INT, name="n")
+    bad = B.mapped(lambda x: x // 0, t, name="bad", text="n // 0")
+    with pytest.raises(CompileError, match="fails on every input"):
+        infer_values(build_graph(bad), [1, 2], 3)
+
+
+def test_means_over_positional_selectors_are_exact_per_position() -> None:
+    vals = values_by_name(B.frac_prevs(), list("ab"), 4)
+    fracs = vals["frac_prevs"]
+    expected = {k / w for w in range(1, 5) for k in range(w + 1)}
+    assert {float(v) for v in fracs} == expected
+
+
+def test_dyck_counts_are_integers_thanks_to_widths() -> None:
+    vals = values_by_name(B.dyck1(), list("()"), 6)
+    assert {float(v) for v in vals["n_opens"]} == set(range(7))
+    assert {float(v) for v in vals["balance"]} == set(range(-6, 7))
+
+
+def test_map_table_limit_is_a_located_refusal() -> None:
+    t = S.TokensSOp(kind=S.TokenKind.INT, name="n")
+    width = S.SelectorWidthSOp(selector=S.Select(keys=t, queries=t, comparison=S.Comparison.EQ), name="w")
+    aggs = [S.AggregateSOp(selector=S.Select(keys=t, queries=t, comparison=S.Comparison.LT), sop=t, name=f"m{k}")
+            for k in range(3)]
+    root = B.mapped(lambda a, b, c, d: a + b + c + d, width, *aggs, name="big")
+    with pytest.raises(CompileError) as err:
+        infer_values(build_graph(root), list(range(9)), 40)
+    assert any(str(MAX_MAP_COMBINATIONS) in d.message or "values" in d.message for d in err.value.diagnostics)
+
+
+@pytest.mark.parametrize("make", [B.reverse, B.hist, B.sort_unique, B.sort_stable, B.frac_prevs, B.dyck1])
+def test_value_sets_cover_every_evaluated_value(make) -> None:
+    """Soundness: every value any node takes on any input up to length 5 is in its inferred set."""
+    root = make()
+    vocab = list("()a") if make is B.dyck1 else list("abc")
+    graph = build_graph(root)
+    vs = infer_values(graph, vocab, 5)
+    sets = [{(type(v).__name__, v) for v in vals} for vals in vs.values]
+    for n in range(1, 6):
+        for tokens in itertools.product(vocab, repeat=n):
+            ev = S.Evaluator(list(tokens))
+            for node, sop in zip(graph.nodes, S.walk(root)):
+                if isinstance(sop, S.Selector):
+                    continue
+                try:
+                    seq = ev.seq(sop)
+                except RaspError:
+                    continue
+                for v in seq.values:
+                    assert (type(v).__name__, v) in sets[node.index], (node.name, v, tokens)
