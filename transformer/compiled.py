@@ -15,6 +15,7 @@ import torch
 from torch import Tensor
 
 from transformer.config import ModelConfig
+from transformer.errors import ModelInputError
 from transformer.metadata import ModelMetadata
 from transformer.model import Cache, Transformer
 from transformer.vocab import Atom, Vocab
@@ -63,14 +64,27 @@ class CompiledTransformer:
     def forward(self, ids: Tensor) -> Tensor:
         """Logits `[batch, pos, d_vocab_out]`."""
         with torch.inference_mode():
-            return self.model(ids.to(self.device))
+            return self.model(self._checked(ids))
 
     __call__ = forward
 
     def run_with_cache(self, ids: Tensor) -> tuple[Tensor, Cache]:
         """Logits and activations keyed by TransformerLens hook names (see docs/runtime.md)."""
         with torch.inference_mode():
-            return self.model.run_with_cache(ids.to(self.device))
+            return self.model.run_with_cache(self._checked(ids))
+
+    def _checked(self, ids: Tensor) -> Tensor:
+        # Indexing W_E with a negative id would silently read another row (and on CUDA an id past
+        # the end is a device-side assert), so hand-made ids are checked like encoded ones.
+        cfg = self.config
+        if ids.ndim != 2 or ids.shape[1] > cfg.n_ctx or ids.dtype.is_floating_point:
+            raise ModelInputError(
+                f"ids must be an integer tensor [batch, pos] with pos <= n_ctx = {cfg.n_ctx}, "
+                f"got {ids.dtype} {list(ids.shape)}"
+            )
+        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= cfg.d_vocab):
+            raise ModelInputError(f"ids must lie in 0..{cfg.d_vocab - 1} (d_vocab = {cfg.d_vocab})")
+        return ids.to(self.device)
 
     def decode(self, logits: Tensor, lengths: Sequence[int]) -> list[list[Any]]:
         """Program values at model positions 1..n of each input (plain Python values)."""

@@ -48,6 +48,10 @@ class OutputSpec:
         for row, n in zip(logits, lengths, strict=True):
             at_tokens = row[1 : 1 + n]  # [n, d_vocab_out]: program position i is model position i+1
             if self.encoding is OutputEncoding.CATEGORICAL:
+                if not np.isfinite(at_tokens).all():  # argmax would silently pick a NaN column
+                    raise ModelOutputError(
+                        f"the model computed NaN or infinite logits for '{self.name}'"
+                    )
                 values = self.values or ()  # never empty here: checked when the file was read
                 outputs.append([values[int(k)] for k in at_tokens.argmax(axis=-1)])
             else:

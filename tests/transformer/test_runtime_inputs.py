@@ -126,9 +126,32 @@ def test_decoding_reads_only_real_positions() -> None:
     assert spec.decode(logits, [3, 1]) == [["x", "y", "x"], ["y"]]
 
 
-def test_non_finite_numerical_output_is_an_error() -> None:
+def test_non_finite_outputs_are_an_error() -> None:
     with pytest.raises(ModelOutputError, match="computed nan for output 'out'"):
         _numerical(OutputType.INTS).decode(_logits(float("nan")), [1])
+    spec = OutputSpec("out", OutputEncoding.CATEGORICAL, OutputType.STRINGS, ("x", "y"))
+    logits = np.array([[[0, 0], [np.nan, 1.0]]], dtype=np.float32)
+    with pytest.raises(ModelOutputError, match="NaN or infinite logits for 'out'"):
+        spec.decode(logits, [1])
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        torch.tensor([[3, -1]]),
+        torch.tensor([[3, 5]]),
+        torch.tensor([3, 0]),
+        torch.tensor([[3.0, 0.0]]),
+        torch.zeros((1, 8), dtype=torch.long),
+    ],
+    ids=["negative", "past_vocab", "one_dim", "float", "too_long"],
+)
+def test_hand_made_ids_are_checked(prev_path: Path, ids: torch.Tensor) -> None:
+    model = transformer.load(prev_path)
+    with pytest.raises(ModelInputError, match="ids must"):
+        model.forward(ids)
+    with pytest.raises(ModelInputError, match="ids must"):
+        model.run_with_cache(ids)
 
 
 @settings(max_examples=60, derandomize=True, deadline=None)
