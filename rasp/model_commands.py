@@ -38,6 +38,9 @@ def _runtime_errors(what: str) -> Iterator[None]:
         raise RaspError(str(err), kind=ErrorKind.IO) from None
     except transformer.ModelInputError as err:
         raise RaspError(f"cannot run {what} on this input: {err}", kind=ErrorKind.IO) from None
+    except transformer.ModelOutputError as err:
+        raise RaspError(f"{what}: {err}", hint="the weights are broken; recompile the program",
+                        kind=ErrorKind.IO) from None
 
 
 def _check_device(device: str) -> None:

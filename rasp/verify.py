@@ -31,12 +31,13 @@ DEFAULT_BUDGET = 20_000  # exhaustive inputs checked when --exhaustive-len is no
 OUTPUT_REL_TOL = 1e-6  # the compiler's promise for numbers in the decoded output
 RESIDUAL_TOL = 1e-4  # numerical residual dims (relative and absolute)
 SPECIAL_DIMS = frozenset({"one", "bos", "pad"})
+NON_FINITE = "<non-finite>"  # shown as the model's output where it computed NaN or infinity
 
 Progress = Callable[[int, int], None]
 
 
 class RuntimeModel(Protocol):
-    meta: Mapping[str, Any]
+    meta: Any  # `transformer.metadata.ModelMetadata` (its `.raw` is the JSON) or the JSON itself
 
     def run(self, inputs: Sequence[Sequence[Any]]) -> list[list[Any]]: ...
     def encode(self, inputs: Sequence[Sequence[Any]]) -> tuple[Any, Any]: ...
@@ -170,9 +171,8 @@ def verify(sop: SOp, model: RuntimeModel, plan: InputPlan, *, batch_size: int = 
     done = 0
     inputs = plan.inputs()
     while batch := list(itertools.islice(inputs, batch_size)):
-        outputs = model.run(batch)
-        for tokens, got in zip(batch, outputs, strict=True):
-            _compare_one(sop, tokens, list(got), report)
+        for tokens, got in zip(batch, _run_batch(model, batch), strict=True):
+            _compare_one(sop, tokens, got, report)
         done += len(batch)
         if progress is not None:
             progress(done, plan.total)
@@ -182,7 +182,22 @@ def verify(sop: SOp, model: RuntimeModel, plan: InputPlan, *, batch_size: int = 
     return report
 
 
-def _compare_one(sop: SOp, tokens: list[Any], got: list[Any], report: VerifyReport) -> None:
+def _run_batch(model: RuntimeModel, batch: list[list[Any]]) -> list[list[Any] | None]:
+    """The model's outputs; None for an input whose output is NaN or infinite (the runtime raises an
+    ArithmeticError for those, so a broken batch is rerun input by input to find them)."""
+    try:
+        return [list(out) for out in model.run(batch)]
+    except ArithmeticError:
+        outputs: list[list[Any] | None] = []
+        for tokens in batch:
+            try:
+                outputs.append(list(model.run([tokens])[0]))
+            except ArithmeticError:
+                outputs.append(None)
+        return outputs
+
+
+def _compare_one(sop: SOp, tokens: list[Any], got: list[Any] | None, report: VerifyReport) -> None:
     try:
         want = _seq(Evaluator(tokens).value(sop)).values
     except RaspError as err:
@@ -192,6 +207,8 @@ def _compare_one(sop: SOp, tokens: list[Any], got: list[Any], report: VerifyRepo
         return
     report.checked += 1
     report.lengths.add(len(tokens))
+    if got is None:
+        got = [NON_FINITE] * len(want)
     bad = [i for i, (g, w) in enumerate(zip(got, want)) if not same_value(g, w)]
     if len(got) != len(want) and not bad:
         bad = [min(len(got), len(want))]
@@ -279,11 +296,11 @@ def _checkpoints(meta: Mapping[str, Any]) -> list[tuple[str, int | None, str, li
 
 def diagnose(sop: SOp, model: RuntimeModel, tokens: list[Any], nodes: Mapping[str, Node]) -> Divergence | None:
     """The first (checkpoint, variable, position) where the model's residual stream is wrong."""
-    meta = model.meta
+    meta = meta_dict(model)
     variables = residual_variables(meta["residual"])
     evaluator = Evaluator(tokens)
     ids, _ = model.encode([tokens])
-    logits, cache = model.run_with_cache(ids)
+    _, cache = model.run_with_cache(ids)
     n = len(tokens)
     points = _checkpoints(meta)
     written_later = {name for _, _, _, names in points for name in names}
@@ -305,13 +322,18 @@ def diagnose(sop: SOp, model: RuntimeModel, tokens: list[Any], nodes: Mapping[st
                 if not variables[name].agrees(g, w):
                     return Divergence(name, layer, sublayer, pos, g, w)
     output = meta.get("output", {}).get("name", "output")
-    got_out = model.run([tokens])[0]
+    got_out = _run_batch(model, [tokens])[0] or [NON_FINITE] * n
     want_out = _seq(evaluator.value(sop)).values
     for pos, (g, w) in enumerate(zip(got_out, want_out)):
         if not same_value(g, w):
             return Divergence(str(output), None, "unembed", pos, g, w)
-    del logits
     return None
+
+
+def meta_dict(model: RuntimeModel) -> Mapping[str, Any]:
+    """The file's metadata JSON object (the runtime keeps it as `meta.raw`)."""
+    meta = model.meta
+    return meta if isinstance(meta, Mapping) else meta.raw  # type: ignore[attr-defined]
 
 
 def _numpy(tensor: Any) -> np.ndarray:
@@ -381,6 +403,21 @@ def format_failure(report: VerifyReport, what: str) -> str:
 
 
 def report_json(report: VerifyReport) -> dict[str, Any]:
+    """The `--json` report: one JSON object (NaN and infinities become strings)."""
+    return _finite(_report_dict(report))
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _report_dict(report: VerifyReport) -> dict[str, Any]:
     plan = report.plan
     first, div = report.first_failure, report.divergence
     return {

@@ -251,3 +251,36 @@ def test_corrupted_weight_is_located(tmp_path: Any, capsys: pytest.CaptureFixtur
     assert code == 1
     assert f"first divergence: variable `{variable}`, layer {layer} {sublayer}, position 0" in err
     assert 'first failing input: "a" (length 1)' in err
+
+
+def test_non_finite_outputs_are_failures_not_crashes() -> None:
+    import json
+
+    tokens = TokensSOp(name="tokens")
+    flag = MapSOp(fn=lambda t: t == "a", inputs=(tokens,), text='tokens == "a"', name="flag")
+
+    class Broken:
+        """Computes NaN whenever the input holds a "b" (the runtime raises ArithmeticError then)."""
+
+        meta = {"residual": ["flag"], "layers": [], "output": {"name": "flag"}}
+
+        def run(self, inputs: Sequence[Sequence[Any]]) -> list[list[Any]]:
+            if any("b" in x for x in inputs):
+                raise ArithmeticError("the model computed nan for output 'flag'")
+            return [[t == "a" for t in x] for x in inputs]
+
+        def encode(self, inputs: Sequence[Sequence[Any]]) -> tuple[Any, list[int]]:
+            return inputs, [len(x) for x in inputs]
+
+        def run_with_cache(self, ids: Any) -> tuple[None, dict[str, np.ndarray]]:
+            n = len(ids[0])
+            return None, {"blocks.0.hook_resid_pre": np.full((1, n + 1, 1), np.nan)}
+
+    report = verify(flag, Broken(), plan_inputs("ab", 2, samples=0))  # type: ignore[arg-type]
+    assert report.checked == 6 and report.failures == 4  # every input with a "b"
+    assert report.first_failure is not None and report.first_failure.tokens == ("b",)
+    assert report.first_failure.model == ("<non-finite>",)
+    div = report.divergence
+    assert div is not None and (div.variable, div.layer, div.sublayer, div.position) == ("flag", None, "embedding", 0)
+    assert np.isnan(div.model) and div.interpreter is False
+    json.dumps(report_json(report), allow_nan=False)
