@@ -84,6 +84,13 @@ def python_text(value: Any) -> str:
         )
     if isinstance(value, Selector | SOp):
         return value.label
+    if isinstance(value, SeqValue):  # an applied s-op kept in a variable: `x = f("abc");`
+        return seq_text(value)
+    if isinstance(
+        value, np.ndarray
+    ):  # an applied selector; the original shows {query: [0/1 per key]}
+        rows = np.asarray(value, dtype=bool).astype(int).tolist()
+        return "{" + ", ".join(f"{i}: {row}" for i, row in enumerate(rows)) + "}"
     return str(value)
 
 

@@ -200,7 +200,10 @@ class ReplSession:
                 not result.names
             ):  # an application `f(input);`, already evaluated
                 (value,) = result.values
-                return applied_value(value, self._call_input(stmt), self.settings.full_seq)
+                tokens = self._call_input(stmt)
+                if len(tokens) != len(value):  # the input is not visible here (e.g. inside a def)
+                    tokens = list(range(len(value)))
+                return applied_value(value, tokens, self.settings.full_seq)
         self._check_on_example(result)
         return self._named(result, self.settings)
 
