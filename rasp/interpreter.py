@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from rasp.errors import (
     Span,
 )
 from rasp.parser import parse
+from rasp.results import Bindings, ResultKind, StatementResult
 from rasp.sops import (
     IndicesSOp,
     LengthSOp,
@@ -63,29 +63,6 @@ _BASE_CONSTANTS = (
 BASE_RESERVED = RESERVED_WORDS | frozenset(_BASE_CONSTANTS) | {"True", "False"}
 
 
-class ResultKind(Enum):
-    ASSIGN = "assign"
-    EXPR = "expr"
-    DEF = "def"
-    FOR = "for"
-    LOAD = "load"
-    DRAW = "draw"
-    COMMAND = "command"
-
-
-@dataclass(frozen=True)
-class StatementResult:
-    """What one top-level statement did. EXPR: `names` is `(name,)` for a bare name, `("out",)` for
-    another expression and `()` for an application `f(input)` (its value is the evaluated result).
-    DRAW: `values` is `(sop,)` or `(sop, input)`. COMMAND: `values[0]` is the `ast.ReplCommand`,
-    and for `set example E` `values[1]` is E's value."""
-
-    kind: ResultKind
-    names: tuple[str, ...]
-    values: tuple[Any, ...]
-    span: Span
-
-
 @dataclass
 class _Frame:
     """Where statements run: a scope, and whether it is a file's top level (for `last_assigned`)."""
@@ -110,9 +87,7 @@ class Interpreter:
         self._loading: list[Path] = []
         root = Scope(None, BASE_RESERVED, "built-ins")
         for kind in TokenKind:
-            root.force(
-                f"tokens_{kind.value}", TokensSOp(kind=kind, name=f"tokens_{kind.value}")
-            )
+            root.force(f"tokens_{kind.value}", TokensSOp(kind=kind, name=f"tokens_{kind.value}"))
         self.indices = IndicesSOp(name="indices")
         self.length = LengthSOp(name="length")
         root.force("indices", self.indices)
@@ -148,6 +123,20 @@ class Interpreter:
     def names(self) -> list[str]:
         """Every name a user can refer to (for completion)."""
         return sorted(self._globals.visible())
+
+    def user_names(self) -> list[str]:
+        """The names the program itself bound at its top level (not the built-ins or prelude)."""
+        return sorted(n for n in self._globals.values if n != "out")
+
+    def snapshot(self) -> Bindings:
+        """The program's top-level bindings, to undo statements with `restore` (the REPL's
+        definition-time check). Node names set by assignments are not undone."""
+        return Bindings(dict(self._globals.values), self._frame.last)
+
+    def restore(self, saved: Bindings) -> None:
+        self._globals.values.clear()
+        self._globals.values.update(saved.values)
+        self._frame.last = saved.last_assigned
 
     def exec_program(self, program: ast.Program) -> list[StatementResult]:
         return [self.exec_statement(stmt) for stmt in program.statements]

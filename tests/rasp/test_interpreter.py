@@ -464,3 +464,12 @@ def test_tokens_kinds() -> None:
     assert seq("x = tokens_asis;", [1, 2]) == [1, 2]
     with pytest.raises(RaspRuntimeError, match="tokens_int"):
         seq("x = tokens_int;", "ab")
+
+
+def test_snapshot_and_restore_undo_top_level_bindings() -> None:
+    i = run("a = 1;")
+    saved = i.snapshot()
+    run("a = 2; b = 3;", i)
+    assert i.user_names() == ["a", "b"] and i.last_assigned == "b"
+    i.restore(saved)
+    assert i.get("a") == 1 and i.user_names() == ["a"] and i.last_assigned == "a"

@@ -1,0 +1,43 @@
+"""What running a statement reports (`StatementResult`), and saved bindings (`Bindings`).
+
+Re-exported by `rasp.interpreter`; kept apart so the interpreter module stays one job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from rasp.errors import Span
+
+
+class ResultKind(Enum):
+    ASSIGN = "assign"
+    EXPR = "expr"
+    DEF = "def"
+    FOR = "for"
+    LOAD = "load"
+    DRAW = "draw"
+    COMMAND = "command"
+
+
+@dataclass(frozen=True)
+class StatementResult:
+    """What one top-level statement did. EXPR: `names` is `(name,)` for a bare name, `("out",)` for
+    another expression and `()` for an application `f(input)` (its value is the evaluated result).
+    DRAW: `values` is `(sop,)` or `(sop, input)`. COMMAND: `values[0]` is the `ast.ReplCommand`,
+    and for `set example E` `values[1]` is E's value."""
+
+    kind: ResultKind
+    names: tuple[str, ...]
+    values: tuple[Any, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Bindings:
+    """A copy of an interpreter's top-level names (see `Interpreter.snapshot`)."""
+
+    values: dict[str, Any]
+    last_assigned: str | None
