@@ -143,9 +143,8 @@ class Divergence:
 
     @property
     def where(self) -> str:
-        if self.sublayer in ("embedding", "unembed"):
-            return f"after the {self.sublayer}" if self.sublayer == "embedding" else "in the unembedding"
-        return f"layer {self.layer} {self.sublayer}"
+        return {"embedding": "after the embedding", "unembed": "in the unembedding"}.get(
+            self.sublayer, f"layer {self.layer} {self.sublayer}")
 
 
 @dataclass
@@ -219,9 +218,9 @@ def _compare_one(sop: SOp, tokens: list[Any], got: list[Any] | None, report: Ver
 
 
 def _seq(value: SeqValue | np.ndarray) -> SeqValue:
-    if not isinstance(value, SeqValue):
-        raise TypeError("verify needs an s-op, not a selector")  # the CLI checks this first
-    return value
+    if isinstance(value, SeqValue):
+        return value
+    raise TypeError("verify needs an s-op, not a selector")  # the CLI checks this first
 
 
 # ------------------------------------------------------------------------------------------------
@@ -254,21 +253,14 @@ class ResidualVariable:
 
 def residual_variables(labels: Sequence[str]) -> dict[str, ResidualVariable]:
     """Group residual labels by variable name (the special one/bos/pad dims excluded)."""
-    dims: dict[str, list[int]] = {}
-    values: dict[str, list[str] | None] = {}
+    groups: dict[str, list[tuple[int, str | None]]] = {}
     for d, label in enumerate(labels):
         name, sep, value = str(label).partition(":")
-        if name in SPECIAL_DIMS and not sep:
-            continue
-        dims.setdefault(name, []).append(d)
-        if sep:
-            current = values.setdefault(name, [])
-            if current is not None:
-                current.append(value)
-        else:
-            values[name] = None
-    return {n: ResidualVariable(n, tuple(dims[n]), None if values[n] is None else tuple(values[n]))
-            for n in dims}
+        if sep or name not in SPECIAL_DIMS:
+            groups.setdefault(name, []).append((d, value if sep else None))
+    return {name: ResidualVariable(name, tuple(d for d, _ in dims),
+                                   None if any(v is None for _, v in dims) else tuple(str(v) for _, v in dims))
+            for name, dims in groups.items()}
 
 
 def nodes_by_name(sop: SOp) -> dict[str, Node]:
@@ -350,7 +342,7 @@ def show_tokens(tokens: Sequence[Any]) -> str:
     """`"abc"` when every token is one character, else the JSON list."""
     if tokens and all(isinstance(t, str) and len(t) == 1 for t in tokens):
         return '"' + "".join(tokens) + '"'
-    return _json_text(list(tokens))
+    return json.dumps(list(tokens))
 
 
 def show_values(values: Sequence[Any]) -> str:
@@ -376,7 +368,7 @@ def format_success(report: VerifyReport, what: str) -> str:
 def format_failure(report: VerifyReport, what: str) -> str:
     """The first failing input and the first divergence, for a failing report (stderr)."""
     first = report.first_failure
-    if first is None:
+    if first is None:  # a passing report
         return format_success(report, what)
     lines = [
         f"error: verification failed for {what}: model and interpreter disagree on "
@@ -418,8 +410,7 @@ def _finite(value: Any) -> Any:
 
 
 def _report_dict(report: VerifyReport) -> dict[str, Any]:
-    plan = report.plan
-    first, div = report.first_failure, report.divergence
+    plan, first, div = report.plan, report.first_failure, report.divergence
     return {
         "ok": report.ok,
         "checked": report.checked,
@@ -450,10 +441,4 @@ def _skipped_text(report: VerifyReport) -> str:
 
 
 def _value_text(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return str(value)
-
-
-def _json_text(value: Any) -> str:
-    return json.dumps(value)
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
