@@ -6,4 +6,4 @@ Stages (see `compiler.driver.compile_sop`): graph -> values -> encode -> schedul
 from compiler.driver import compile_sop
 from compiler.model import CompiledModel, ForwardResult, ModelConfig
 
-__all__ = ["compile_sop", "CompiledModel", "ForwardResult", "ModelConfig"]
+__all__ = ["CompiledModel", "ForwardResult", "ModelConfig", "compile_sop"]

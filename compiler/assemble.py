@@ -22,7 +22,14 @@ from compiler.attention import SOFTMAX_GAP
 from compiler.blocks import BOS, ONE, PAD, Atom, Dim, Encoded, HeadSpec, MLPSpec
 from compiler.encode import Plan
 from compiler.layout import Layout
-from compiler.model import COMPILER_VERSION, FORMAT, FORMAT_VERSION, CompiledModel, ModelConfig, run_residuals
+from compiler.model import (
+    COMPILER_VERSION,
+    FORMAT,
+    FORMAT_VERSION,
+    CompiledModel,
+    ModelConfig,
+    run_residuals,
+)
 from compiler.schedule import Schedule
 from rasp.errors import Source
 

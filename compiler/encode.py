@@ -23,20 +23,23 @@ from typing import Any
 
 import numpy as np
 
-from compiler import attention, mlp, numeric
-from compiler.blocks import ONE, Atom, Atomic, Dim, Encoded, Encoding, HeadSpec, MLPSpec, Terms, value_key
+from compiler import attention, mlp
+from compiler.blocks import (
+    ONE,
+    Atom,
+    Dim,
+    Encoded,
+    Encoding,
+    HeadSpec,
+    MLPSpec,
+    value_key,
+)
 from compiler.graph import Graph, IRNode, Op
-from compiler.values import ValueSets, apply_map, input_combinations, is_number, sort_values
+from compiler.maps import MapsMixin, merge_points
+from compiler.selectors import ALL_TRUE, SelectorsMixin
+from compiler.values import ValueSets, input_combinations, is_number, sort_values
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic
-
-# A fused chain of maps over several categorical s-ops is one table up to this many input combinations.
-MAX_FUSED_TABLE = 4096
-# Numbers closer than this (relative) differ only by float64 rounding in the interpreter.
-FLOAT64_NOISE = 1e-9
-
-TRUE = Encoded("true", Encoding.CATEGORICAL, (True,), one_hot=(((ONE, 1.0),),))
-ALL_TRUE = Atomic(TRUE, TRUE, np.ones((1, 1), dtype=bool))
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,7 @@ def plan_encodings(graph: Graph, values: ValueSets, vocab: tuple[Atom, ...]) -> 
     return _Encoder(graph, values, vocab).run()
 
 
-class _Encoder:
+class _Encoder(MapsMixin, SelectorsMixin):
     def __init__(self, graph: Graph, values: ValueSets, vocab: tuple[Atom, ...]) -> None:
         self.g, self.vs, self.vocab, self.n_max = graph, values, vocab, values.max_len
         self.heads: list[PlannedHead] = []
@@ -239,12 +242,12 @@ class _Encoder:
         self, node: IRNode, x: Encoded, points: list[tuple[float, Atom]], encoding: Encoding,
         x_error: float | None = None,
     ) -> Encoded:
-        merged = _merge_points(node, points)
+        merged = merge_points(node, points)
         # A number is read back as one value: 1 and 1.0 (equal numbers) share one one-hot column.
         out = self._materialise(node, encoding, sort_values(v for _, v in merged))
         if encoding is Encoding.CATEGORICAL:
             xs = np.array([mx for mx, _ in merged])
-            nearest = lambda x: merged[int(np.argmin(np.abs(xs - x)))][1]  # noqa: E731
+            nearest = lambda x: merged[int(np.argmin(np.abs(xs - x)))][1]
             self.canon[node.index] = {value_key(v): nearest(x) for x, v in points}
         spec = mlp.numeric_mlp(x, merged, out, op=node.text, name=node.name, x_error=x_error)
         self.mlps.append(spec)
@@ -284,344 +287,9 @@ class _Encoder:
         self.heads.append(PlannedHead(spec, ("agg", selector)))
         return out
 
-    # -- maps -------------------------------------------------------------------------------------
-
-    def support(self, index: int) -> tuple[int, ...]:
-        """The s-ops a map is computed from: its chain of maps is expanded (fused) input by input
-        while one cheap block can still compute it; an input whose expansion would not be cheap is
-        computed on its own first and read as a source."""
-        node = self.g[index]
-        if node.op is Op.CONST:
-            return ()
-        if node.op is not Op.MAP:
-            return (index,)
-        key = ("support", index)
-        if key not in self.memo:
-            out: dict[int, None] = {}
-            for i in node.inputs:
-                merged = out | dict.fromkeys(self.support(i))
-                if self.cheap(tuple(merged)):
-                    out = merged
-                elif self.g[i].op is not Op.CONST:
-                    out[i] = None
-            self.memo[key] = tuple(out)
-        return self.memo[key]
-
-    def cheap(self, support: tuple[int, ...]) -> bool:
-        """Whether one MLP (or a free view) computes a function of these s-ops."""
-        numeric = [s for s in support if self.is_numeric_source(s)]
-        sizes = [len(self.values(s)) for s in support if s not in numeric]
-        if numeric:
-            return len(numeric) == 1 and len(sizes) <= 1
-        return len(sizes) <= 1 or int(np.prod(sizes)) <= MAX_FUSED_TABLE
-
-    def chain_value(self, index: int, env: Mapping[int, Atom]) -> tuple[bool, Atom]:
-        """The fused chain's value for support values `env` ((False, None) where it raises)."""
-        if index in env:
-            return True, env[index]
-        node = self.g[index]
-        if node.op is Op.CONST:
-            return True, node.value
-        args = []
-        for i in node.inputs:
-            ok, v = self.chain_value(i, env)
-            if not ok:
-                return False, None
-            args.append(v)
-        return apply_map(node.fn, args)
-
-    def is_numeric_source(self, index: int) -> bool:
-        node = self.g[index]
-        if node.op is Op.MAP:  # a materialised map: numbers with more than two values are read as numbers
-            vals = self.values(index)
-            return len(vals) > 2 and all(is_number(v) for v in vals)
-        return node.op in (Op.LENGTH, Op.SELECTOR_WIDTH) or (node.op is Op.AGGREGATE and self.is_mean(node))
-
-    def x_of(self, index: int, value: Atom) -> float:
-        """Where a numeric source's value sits on its numerical reading."""
-        return 1.0 / (value + 1) if self.g[index].op in (Op.LENGTH, Op.SELECTOR_WIDTH) else float(value)
-
-    def x_reading(self, index: int) -> Encoded:
-        node = self.g[index]
-        if node.op in (Op.LENGTH, Op.SELECTOR_WIDTH):
-            return self._frac(node)
-        return self.reading(index, Encoding.NUMERICAL)
-
-    def x_error(self, index: int) -> float | None:
-        """Worst float32 error of a numeric source's reading (None: only its own rounding)."""
-        node = self.g[index]
-        if node.op is Op.AGGREGATE:
-            biggest = max((abs(float(v)) for v in self.values(node.inputs[1])), default=1.0)
-            return numeric.mean_error_bound(self.n_max + 1, max(biggest, abs(float(node.value))))
-        return None
-
-    def _map(self, node: IRNode, encoding: Encoding) -> Encoded:
-        vals = self.values(node.index)
-        if encoding is Encoding.NUMERICAL and not all(is_number(v) or isinstance(v, bool) for v in vals):
-            raise CompileError([Diagnostic(f"'{node.text}' is read as a number but has values {vals[:4]}",
-                                           node.span)])
-        direct = tuple(dict.fromkeys(i for i in node.inputs if self.g[i].op is not Op.CONST))
-        if len(direct) > 1 and all(self.is_numeric_source(i) for i in direct):
-            affine = self._affine_view(node, direct, list(direct), [])
-            if affine is not None:  # e.g. n_opens - n_closes: free
-                if encoding is Encoding.NUMERICAL:
-                    return affine
-                x = self.reading(node.index, Encoding.NUMERICAL)
-                return self._decode_numeric(node, x, [(float(v), v) for v in vals], encoding)
-        return self._map_over(node, self.support(node.index), encoding, last_resort=True)  # type: ignore[return-value]
-
-    def _map_over(self, node: IRNode, support: tuple[int, ...], encoding: Encoding, *,
-                  last_resort: bool) -> Encoded | None:
-        """The map as a function of `support`, if one cheap block computes it (always, if last_resort)."""
-        vals = self.values(node.index)
-        if not support:
-            const = Encoded(node.name, Encoding.CATEGORICAL, vals, one_hot=(((ONE, 1.0),),))
-            return const if encoding is Encoding.CATEGORICAL else self._view_numerical(node, const)
-        numeric = [s for s in support if self.is_numeric_source(s)]
-        categorical = [s for s in support if s not in numeric]
-        sizes = [len(self.values(s)) for s in categorical]
-        if len(numeric) > 1 or (len(numeric) == 1 and len(categorical) > 1):
-            affine = self._affine_view(node, support, numeric, categorical)
-            if affine is not None and encoding is Encoding.NUMERICAL:
-                return affine
-            if not last_resort:
-                return None
-        elif len(categorical) > 1 and int(np.prod(sizes)) > MAX_FUSED_TABLE and not last_resort:
-            return None
-        one_block = (not numeric and len(categorical) == 1) or (len(numeric) == 1 and len(categorical) <= 1)
-        # Readings first: a categorical reading decides which values it distinguishes (canonical).
-        readings = [self.reading(s, Encoding.CATEGORICAL) for s in (categorical if one_block else support)]
-        rows = self._rows(node, support)
-        if not numeric and len(categorical) == 1:
-            return self._map_view(node, support[0], rows, encoding)
-        if len(numeric) == 1 and len(categorical) <= 1:
-            return self._map_steps(node, support, numeric[0], rows, encoding)
-        out = self._materialise(node, encoding, vals)
-        table = {combo: v for combo, v in rows}
-        self.mlps.append(mlp.table_mlp(readings, table, out, op=node.text, name=node.name))
-        return out
-
-    def _rows(self, node: IRNode, support: tuple[int, ...]) -> list[tuple[tuple[Atom, ...], Atom]]:
-        rows = []
-        for combo in input_combinations(support, self.vs.relation, self.vs.values):
-            ok, out = self.chain_value(node.index, dict(zip(support, combo)))
-            if ok:
-                rows.append((combo, out))
-        if not any(s in self.canon for s in support):
-            return rows
-        merged: dict[tuple, tuple[tuple[Atom, ...], Atom]] = {}
-        for combo, out in rows:
-            canon = tuple(self.canonical(s, v) for s, v in zip(support, combo))
-            key = tuple(value_key(v) for v in canon)
-            if key in merged and merged[key][1] != out:
-                raise CompileError([Diagnostic(
-                    f"'{node.text}' gives {merged[key][1]!r} and {out!r} for inputs that are equal numbers",
-                    node.span, "a compiled model reads numbers, so 1 and 1.0 cannot lead to different results")])
-            merged.setdefault(key, (canon, out))
-        return list(merged.values())
-
-    def _affine_view(self, node: IRNode, support: tuple[int, ...], numeric: list[int],
-                     categorical: list[int]) -> Encoded | None:
-        """sum_k a_k * x_k + b over numeric sources (no categorical ones), when that is exact: a free view."""
-        if categorical or not all(self.g[s].op not in (Op.LENGTH, Op.SELECTOR_WIDTH) for s in numeric):
-            return None
-        size = int(np.prod([len(self.values(s)) for s in support]))
-        if size > MAX_FUSED_TABLE * 64:
-            return None
-        rows = self._rows(node, support)
-        if not rows or not all(is_number(v) or isinstance(v, bool) for _, v in rows):
-            return None
-        xs = np.array([[float(c) for c in combo] + [1.0] for combo, _ in rows])  # [rows, k + 1]
-        ys = np.array([float(v) for _, v in rows])
-        coef, *_ = np.linalg.lstsq(xs, ys, rcond=None)
-        coef = np.round(coef * 2**20) / 2**20  # affine maps in programs have simple coefficients
-        if np.max(np.abs(xs @ coef - ys), initial=0.0) > 1e-9 * max(1.0, float(np.abs(ys).max())):
-            return None
-        terms: dict[Dim, float] = {}
-        for a, s in zip(coef[:-1], support):
-            for d, c in self.x_reading(s).number:
-                terms[d] = terms.get(d, 0.0) + float(a) * c
-        terms[ONE] = terms.get(ONE, 0.0) + float(coef[-1])
-        number = tuple((d, c) for d, c in terms.items() if c != 0.0)
-        return Encoded(node.name, Encoding.NUMERICAL, self.values(node.index), number=number)
-
-    def _map_view(self, node: IRNode, source: int, rows: list, encoding: Encoding) -> Encoded:
-        """A map of one categorical s-op: regroup its one-hot terms (free)."""
-        src = self.reading(source, Encoding.CATEGORICAL)
-        vals = self.values(node.index)
-        groups: dict[tuple[str, Any], list[Terms]] = {value_key(v): [] for v in vals}
-        for (u,), v in rows:
-            groups[value_key(v)].append(src.one_hot[src.index_of(u)])
-        one_hot = tuple(_add_terms(groups[value_key(v)]) for v in vals)
-        cat = Encoded(node.name, Encoding.CATEGORICAL, vals, one_hot=one_hot)
-        return cat if encoding is Encoding.CATEGORICAL else self._view_numerical(node, cat)
-
-    def _map_steps(self, node: IRNode, support: tuple[int, ...], x_src: int, rows: list,
-                   encoding: Encoding) -> Encoded:
-        """A map of one numerical source (and at most one categorical context): one step MLP."""
-        x = self.x_reading(x_src)
-        xi = support.index(x_src)
-        if len(support) == 1:
-            points = [(self.x_of(x_src, c[0]), v) for c, v in rows]
-            affine = _affine(points) if encoding is Encoding.NUMERICAL else None
-            if affine is not None:  # e.g. 2 * mean: a free numerical view
-                a, b = affine
-                number = tuple((d, a * c) for d, c in x.number) + ((ONE, b),)
-                return Encoded(node.name, Encoding.NUMERICAL, self.values(node.index), number=number)
-            return self._decode_numeric(node, x, points, encoding, self.x_error(x_src))
-        ci = 1 - xi
-        context = self.reading(support[ci], Encoding.CATEGORICAL)
-        per_context: dict[tuple[str, Any], tuple[Atom, list[tuple[float, Atom]]]] = {}
-        for combo, v in rows:
-            c = combo[ci]
-            per_context.setdefault(value_key(c), (c, []))[1].append((self.x_of(x_src, combo[xi]), v))
-        context_points = {c: _merge_points(node, pts) for c, pts in per_context.values()}
-        out = self._materialise(node, encoding, self.values(node.index))
-        spec = mlp.numeric_mlp(x, [], out, op=node.text, name=node.name, context=context,
-                               context_points=context_points, x_error=self.x_error(x_src))
-        self.mlps.append(spec)
-        return out
-
-    # -- selectors --------------------------------------------------------------------------------
-
-    def atoms(self, index: int) -> list[Atomic]:
-        node = self.g[index]
-        return self._memo(("atoms", index), node, lambda: self._atoms(node))
-
-    def _atoms(self, node: IRNode) -> list[Atomic]:
-        match node.op:
-            case Op.SELECT:
-                keys, queries = node.inputs
-                q = self.reading(queries, Encoding.CATEGORICAL)
-                k = self.reading(keys, Encoding.CATEGORICAL)
-                assert node.comparison is not None
-                table = np.array([[_compare(node.comparison, kv, qv) for kv in k.values] for qv in q.values],
-                                 dtype=bool).reshape(len(q.values), len(k.values))
-                return [Atomic(q, k, table)]
-            case Op.AND:
-                return [*self.atoms(node.inputs[0]), *self.atoms(node.inputs[1])]
-            case Op.NOT:
-                inner = self.atoms(node.inputs[0])
-                if len(inner) == 1:
-                    return [Atomic(inner[0].query, inner[0].key, ~inner[0].table)]
-        return [self._combined(node)]
-
-    def _leaves(self, index: int) -> list[IRNode]:
-        node = self.g[index]
-        if node.op is Op.SELECT:
-            return [node]
-        return [leaf for i in node.inputs for leaf in self._leaves(i)]
-
-    def _combined(self, node: IRNode) -> Atomic:
-        """One atom for a whole selector formula, over one categorical reading per side."""
-        leaves = self._leaves(node.index)
-        q_nodes = tuple(dict.fromkeys(leaf.inputs[1] for leaf in leaves if self.g[leaf.inputs[1]].op is not Op.CONST))
-        k_nodes = tuple(dict.fromkeys(leaf.inputs[0] for leaf in leaves if self.g[leaf.inputs[0]].op is not Op.CONST))
-        q, q_rows = self._side(node, q_nodes)
-        k, k_rows = self._side(node, k_nodes)
-        table = np.zeros((len(q.values), len(k.values)), dtype=bool)
-        for a, qenv in enumerate(q_rows):
-            for b, kenv in enumerate(k_rows):
-                table[a, b] = self._holds(node.index, qenv, kenv)
-        return Atomic(q, k, table)
-
-    def _side(self, node: IRNode, nodes: tuple[int, ...]) -> tuple[Encoded, list[dict[int, Atom]]]:
-        if len(nodes) <= 1:
-            if not nodes:
-                return TRUE, [{}]
-            enc = self.reading(nodes[0], Encoding.CATEGORICAL)
-            return enc, [{nodes[0]: v} for v in enc.values]
-        # Several s-ops on one side: a product one-hot over what they are computed from (a map's own
-        # sources, so the map itself needs no layer of its own).
-        sources = tuple(dict.fromkeys(i for n in nodes for i in self.support(n)))
-        key = ("joint", sources)
-
-        def make() -> tuple[Encoded, list[dict[int, Atom]]]:
-            readings = [self.reading(i, Encoding.CATEGORICAL) for i in sources]
-            tuples = self.combinations(sources)
-            name = "(" + ",".join(self.g[i].name for i in sources) + ")"
-            spec, enc = mlp.joint_mlp(readings, tuples, name, op=f"joint {name} for {node.text}")
-            self.mlps.append(spec)
-            for d in enc.dims():
-                self.bounds[d] = 1.0
-            return enc, [dict(zip(sources, t)) for t in enc.values]
-
-        return self._memo(key, node, make)
-
-    def _holds(self, index: int, qenv: Mapping[int, Atom], kenv: Mapping[int, Atom]) -> bool:
-        node = self.g[index]
-        match node.op:
-            case Op.SELECT:
-                keys, queries = node.inputs
-                ok_k, kv = self.chain_value(keys, kenv)
-                ok_q, qv = self.chain_value(queries, qenv)
-                assert node.comparison is not None
-                return ok_k and ok_q and _compare(node.comparison, kv, qv)
-            case Op.AND:
-                return all(self._holds(i, qenv, kenv) for i in node.inputs)
-            case Op.OR:
-                return any(self._holds(i, qenv, kenv) for i in node.inputs)
-            case Op.NOT:
-                return not self._holds(node.inputs[0], qenv, kenv)
-        raise TypeError(node.op)
-
-
-def _compare(comparison: sops.Comparison, key: Atom, query: Atom) -> bool:
-    try:
-        return comparison.apply(key, query)
-    except TypeError:  # str vs number ordering: the interpreter errors, no promise to keep
-        return False
-
 
 def _number_key(v: Atom) -> tuple[str, Any]:
     """Equal numbers (1, 1.0) share a key; bools and strings keep their own."""
     if is_number(v):
         return ("number", float(v))
     return value_key(v)
-
-
-def _add_terms(parts: list[Terms]) -> Terms:
-    total: dict[Dim, float] = {}
-    for terms in parts:
-        for d, c in terms:
-            total[d] = total.get(d, 0.0) + c
-    return tuple((d, c) for d, c in total.items() if c != 0.0)
-
-
-def _merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[float, Atom]]:
-    """One output per x a float32 model can tell apart.
-
-    Equal numbers (1 and 1.0) are one point and must give equal outputs. Numbers that differ only by
-    float64 rounding noise (e.g. 3 * (1/3) vs 1.0, relative FLOAT64_NOISE) are one point too; where
-    their outputs differ, the output at the member exact arithmetic gives (nearest a short decimal) wins.
-    """
-    clusters: list[list[tuple[float, Atom]]] = []
-    for x, v in sorted(points, key=lambda p: p[0]):
-        if clusters and abs(x - clusters[-1][0][0]) <= FLOAT64_NOISE * max(1.0, abs(x)):
-            clusters[-1].append((x, v))
-        else:
-            clusters.append([(x, v)])
-    merged = []
-    for cluster in clusters:
-        x0, v0 = min(cluster, key=lambda p: abs(p[0] - round(p[0], 9)))
-        for x, v in cluster:
-            if x == x0 and v != v0:
-                raise CompileError([Diagnostic(
-                    f"'{node.text}' gives {v0!r} and {v!r} for inputs that are the same number ({x})",
-                    node.span, "a compiled model reads numbers, so 1 and 1.0 cannot lead to different results")])
-        merged.append((x0, v0))
-    return merged
-
-
-def _affine(points: list[tuple[float, Atom]]) -> tuple[float, float] | None:
-    """(a, b) with out == a*x + b on every point (exactly, up to 1e-12), else None."""
-    if not all(is_number(v) or isinstance(v, bool) for _, v in points):
-        return None
-    pts = sorted({x: float(v) for x, v in points}.items())
-    if len(pts) < 2:
-        return (0.0, pts[0][1]) if pts else None
-    (x0, y0), (x1, y1) = pts[0], pts[-1]
-    a = (y1 - y0) / (x1 - x0)
-    b = y0 - a * x0
-    ok = all(abs(a * x + b - y) <= 1e-12 * max(1.0, abs(y)) for x, y in pts)
-    return (a, b) if ok else None
