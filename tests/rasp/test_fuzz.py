@@ -97,14 +97,15 @@ def run_everything(text: str) -> None:
     is_complete(text[: len(text) // 2])  # a prefix, as the REPL sees a statement being typed
     try:
         program = parse(text, "fuzz.rasp")
-    except RaspError:
+    except RaspError as exc:
+        check_reported(exc)
         return
     interpreter = Interpreter()
     for stmt in program.statements:
         try:
             interpreter.exec_statement(stmt)
         except RaspError as exc:
-            exc.render()
+            check_reported(exc)
     user = [n for n in interpreter.names() if n not in BUILT_IN_NAMES]
     for name in user[:6]:
         value = interpreter.get(name)
@@ -114,9 +115,15 @@ def run_everything(text: str) -> None:
             try:
                 result = evaluate(value, tokens)
             except RaspError as exc:
-                exc.render()
+                check_reported(exc)
                 continue
             assert isinstance(result, np.ndarray) or len(result) == len(tokens)
+
+
+def check_reported(exc: RaspError) -> None:
+    """A user's mistake, rendered; never a bug of ours wrapped as 'internal error'."""
+    assert not exc.message.startswith("internal error"), exc.render()
+    assert exc.render()
 
 
 @st.composite
