@@ -38,6 +38,15 @@ class ModelConfig:
     normalization_type: None = None
     attention_dir: AttentionDir = "bidirectional"
 
+    def __post_init__(self) -> None:
+        # The model implements exactly this block; refuse a config it would silently ignore.
+        if self.act_fn != "relu" or self.normalization_type is not None:
+            raise ValueError("compiled models use act_fn='relu' and normalization_type=None")
+        if self.attention_dir not in ("bidirectional", "causal"):
+            raise ValueError(
+                f"attention_dir must be 'bidirectional' or 'causal', not {self.attention_dir!r}"
+            )
+
     def to_dict(self) -> dict[str, Any]:
         """The config as the JSON object of the file's metadata."""
         return asdict(self)

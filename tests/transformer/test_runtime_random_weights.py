@@ -7,6 +7,7 @@ from typing import Any
 
 import handmade_models as hm
 import numpy as np
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -55,3 +56,12 @@ def test_torch_model_matches_numpy_reference(
     for name, expected in reference.items():
         got = (logits if name == "logits" else cache[name]).numpy()
         np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4, err_msg=name)
+
+
+def test_config_refuses_choices_the_model_does_not_implement() -> None:
+    sizes = {"n_layers": 1, "d_model": 2, "n_heads": 1, "d_head": 1, "d_mlp": 1, "n_ctx": 2,
+             "d_vocab": 3, "d_vocab_out": 1}  # fmt: skip
+    for bad in ({"act_fn": "gelu"}, {"normalization_type": "LN"}, {"attention_dir": "sideways"}):
+        with pytest.raises(ValueError, match=r"act_fn|attention_dir"):
+            ModelConfig(**sizes, **bad)  # type: ignore[arg-type]
+    assert ModelConfig(**sizes).to_dict()["attention_dir"] == "bidirectional"
