@@ -143,6 +143,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     from rasp import verify as v
 
+    plan = v.plan_inputs(args.vocab, args.max_len, args.exhaustive_len, args.samples, args.seed)
+    if plan.total == 0:
+        return _usage_error("verify", "--exhaustive-len 0 with --samples 0 leaves no input to check")
     sop, name, source = _program(args.file, args.name)
     if args.device == "cpu":
         import torch
@@ -169,7 +172,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
             compiled.save(path)
             model = _load_model(path, args.device)
         nodes = nodes_by_residual_name(sop)
-        plan = v.plan_inputs(args.vocab, args.max_len, args.exhaustive_len, args.samples, args.seed)
         progress = _progress_line if sys.stderr.isatty() and plan.total > 2000 else None
         with _runtime_errors(args.model or "the compiled model"):
             report = v.verify(sop, model, plan, progress=progress, nodes=nodes)

@@ -129,6 +129,8 @@ def test_export(capsys: pytest.CaptureFixture[str], prev_model: Path, tmp_path: 
         (["verify", "p.rasp", "--vocab", "[a", "--max-len", "4"], "not valid JSON"),
         (["run", "--model", "m.safetensors", "--input", "ab", "--device", "tpu"], "invalid choice: 'tpu'"),
         (["draw", "m.safetensors", "-o", "x.png"], "--input"),
+        (["verify", "p.rasp", "--vocab", "ab", "--max-len", "4", "--exhaustive-len", "0", "--samples", "0"],
+         "leaves no input to check"),
     ],
 )
 def test_bad_arguments_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
