@@ -1,4 +1,4 @@
-"""The RASP syntax tree: one frozen dataclass per construct, each with the `Span` it was parsed from.
+"""The RASP syntax tree: one frozen dataclass per construct, each with its source `Span`.
 
 `rasp.parser.parse` builds it; `rasp.interpreter.Interpreter` runs it. Operators are enums so the
 interpreter's dispatch over them is closed and checked.

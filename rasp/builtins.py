@@ -85,7 +85,7 @@ def check_arity(name: str, expected: int, got: int, span: Span) -> None:
 
 
 def apply(node: SOp | Selector, args: list[Any], span: Span) -> Any:
-    """`node(input)`: evaluate a lazy s-op or selector on one input (a string or a list of tokens)."""
+    """`node(input)`: evaluate a lazy s-op or selector on one input (a string or a token list)."""
     check_arity(node.name or kind_name(node), 1, len(args), span)
     (given,) = args
     if isinstance(given, str):

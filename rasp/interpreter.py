@@ -103,14 +103,14 @@ class Interpreter:
         for stmt in _prelude_program().statements:
             self._exec(stmt, prelude_frame)
         self._prelude.values.pop("out", None)
-        # `tokens` is an ordinary variable (the original's library sets it); everything else is reserved.
+        # `tokens` is an ordinary variable (the original's library sets it); the rest is reserved.
         self._prelude.force("tokens", root.values["tokens_str"])
         root.values["tokens_str"].name = "tokens"
         self._reserved = library_reserved | (frozenset(self._prelude.values) - {"tokens"})
         self._globals = Scope(self._prelude, self._reserved, "console")
         self._frame = _Frame(self._globals, top=True)
 
-    # ---- public API -------------------------------------------------------------------------------
+    # ---- public API ----------------------------------------------------------------------------
 
     @property
     def last_assigned(self) -> str | None:
@@ -161,7 +161,7 @@ class Interpreter:
             self._depth = 0
             self._loading.clear()
 
-    # ---- statements -------------------------------------------------------------------------------
+    # ---- statements ----------------------------------------------------------------------------
 
     def _exec(self, stmt: ast.Stmt, frame: _Frame) -> StatementResult:
         scope = frame.scope
@@ -192,7 +192,8 @@ class Interpreter:
                 iterable = self._eval(iterable_expr, scope)
                 if not isinstance(iterable, list | dict):
                     raise RaspTypeError(
-                        f"for loop needs to iterate over a list or dict, but got: {describe(iterable)}",
+                        "for loop needs to iterate over a list or dict, but got: "
+                        + describe(iterable),
                         iterable_expr.span,
                     )
                 for item in list(iterable):
@@ -258,7 +259,7 @@ class Interpreter:
             ResultKind.LOAD, tuple(n for n, _ in copied), tuple(v for _, v in copied), stmt.span
         )
 
-    # ---- expressions ------------------------------------------------------------------------------
+    # ---- expressions ---------------------------------------------------------------------------
 
     def _eval(self, expr: ast.Expr, scope: Scope) -> Any:
         match expr:
@@ -365,7 +366,7 @@ class Interpreter:
             raise RaspRuntimeError("the prelude's full_s is missing")
         return full_s
 
-    # ---- calls ------------------------------------------------------------------------------------
+    # ---- calls ---------------------------------------------------------------------------------
 
     def _call(self, func: Any, args: list[Any], call: ast.Call) -> Any:
         span = call.span
@@ -416,7 +417,7 @@ def load_file(path: Path, *, search_dirs: Sequence[Path] = ()) -> Interpreter:
 
 
 def run_file(path: Path, tokens: Sequence[Any] | str, name: str | None = None) -> SeqValue:
-    """The value of s-op `name` (default: the last name the program assigns) on the input `tokens`."""
+    """The value of s-op `name` (default: the program's last assigned name) on `tokens`."""
     interpreter = load_file(path)
     chosen = name or interpreter.last_assigned
     if chosen is None:

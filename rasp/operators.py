@@ -107,7 +107,8 @@ def on_atoms(fn: Callable[..., Any], args: Sequence[Any], span: Span) -> Any:
 
 
 def lift(fn: Callable[..., Any], args: Sequence[Any], span: Span) -> MapSOp:
-    """One `MapSOp` computing `fn` per position; s-op arguments are its inputs, atoms are closed over."""
+    """One `MapSOp` computing `fn` per position: s-op arguments are its inputs, atoms are
+    closed over."""
     positions = tuple(i for i, a in enumerate(args) if isinstance(a, SOp))
     template = tuple(args)
 
@@ -205,7 +206,8 @@ def elementwise_ternary(cond: SOp, then: Any, orelse: Any, span: Span) -> MapSOp
 
 
 def contains(item: Any, container: Any, span: Span, full_s: Selector) -> Any:
-    """`item in container`: elementwise for an s-op item; an attention over `full_s` for an s-op container."""
+    """`item in container`: elementwise for an s-op item; an attention over `full_s` for an
+    s-op container."""
     if isinstance(item, SOp):
         if not isinstance(container, list) or not all(is_atom(v) for v in container):
             raise RaspTypeError(
@@ -229,7 +231,8 @@ def contains(item: Any, container: Any, span: Span, full_s: Selector) -> Any:
 
 
 def index(target: Any, key: Any, span: Span, indices: SOp, length: SOp) -> Any:
-    """`target[key]` for lists, strings, dicts (by atom or elementwise by s-op) and s-ops (by int)."""
+    """`target[key]` for lists, strings and dicts (by atom, or elementwise by s-op) and s-ops
+    (by int)."""
     if isinstance(target, SOp):
         if not isinstance(key, int):
             raise RaspTypeError(

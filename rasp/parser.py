@@ -1,8 +1,8 @@
-"""Parsing RASP text into `rasp.ast`: the Lark parser, the tree-to-AST conversion, and syntax errors.
+"""Parsing RASP text into `rasp.ast`: the Lark parser, the tree-to-AST conversion, syntax errors.
 
-The grammar (`grammar.lark`, shipped in the package) is built once. Lark's errors are translated into
-`RaspSyntaxError`s in words people use (`syntax_errors.py`); an error at the end of the text is marked
-`incomplete`, which is how the REPL knows to ask for another line.
+The grammar (`grammar.lark`, shipped in the package) is built once. Lark's errors are translated
+into `RaspSyntaxError`s in words people use (`syntax_errors.py`); an error at the end of the text is
+marked `incomplete`, which is how the REPL knows to ask for another line.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from rasp.syntax_errors import translate_error
 @functools.lru_cache(maxsize=1)
 def _lark() -> Lark:
     grammar = resources.files("rasp").joinpath("grammar.lark").read_text(encoding="utf-8")
-    # The basic lexer makes keywords keywords everywhere, as in the original (`on = 3;` is an error).
+    # The basic lexer makes keywords keywords everywhere, as in the original (`on = 3;` fails).
     return Lark(
         grammar, parser="lalr", lexer="basic", propagate_positions=True, maybe_placeholders=True
     )
@@ -46,7 +46,8 @@ def parse(text: str, filename: str = "<input>") -> ast.Program:
 
 
 def is_complete(text: str) -> bool:
-    """False when `text` stops inside an unfinished statement, def, for or bracket (REPL continuation)."""
+    """False when `text` stops inside an unfinished statement, def, for or bracket (the REPL
+    then reads a continuation line)."""
     try:
         parse(text, "<repl>")
     except RaspSyntaxError as exc:

@@ -169,7 +169,7 @@ def _token_span(source: Source, token: Token) -> Span:
 
 
 def _span_at(source: Source, pos: int) -> Span:
-    """A one-character span at offset `pos` (at the end of the text: just past the last character)."""
+    """A one-character span at offset `pos` (at the end of the text: past the last character)."""
     text = source.text
     pos = max(0, min(pos, len(text)))
     line = text.count("\n", 0, pos) + 1

@@ -1,8 +1,8 @@
 """The values a RASP program computes with, and the scopes that name them.
 
-A value is an atom (int, float, str, bool), a list, a dict, a function (`RaspFunction` from `def`, or
-a `BuiltinFunction`), a lazy s-op or selector (`rasp.sops.SOp` / `Selector`), or the result of applying
-an s-op or selector to an input (`SeqValue` / bool matrix `[n_query, n_key]`).
+A value is an atom (int, float, str, bool), a list, a dict, a function (`RaspFunction` from `def`,
+or a `BuiltinFunction`), a lazy s-op or selector (`rasp.sops.SOp` / `Selector`), or the result of
+applying an s-op or selector to an input (`SeqValue` / bool matrix `[n_query, n_key]`).
 """
 
 from __future__ import annotations
@@ -118,7 +118,8 @@ def describe(value: object, cap: int | None = 40) -> str:
 
 
 class Scope:
-    """One level of names. Lookups walk to the parent; assignments stay here and respect `reserved`."""
+    """One level of names: lookups walk up to the parents, assignments stay here and respect
+    `reserved`."""
 
     def __init__(self, parent: Scope | None, reserved: frozenset[str], label: str) -> None:
         self.parent = parent

@@ -153,7 +153,8 @@ def test_select_compares_key_op_query() -> None:
 
 def test_selector_logic_builds_selector_nodes() -> None:
     i = run(
-        "a = select(indices, indices, <); b = select(indices, 0, ==); c = a and b; d = a or b; e = not a;"
+        "a = select(indices, indices, <); b = select(indices, 0, ==);"
+        "c = a and b; d = a or b; e = not a;"
     )
     assert isinstance(i.get("c"), SelectAnd)
     assert isinstance(i.get("d"), SelectOr)
@@ -244,7 +245,7 @@ def test_full_s_selects_everything() -> None:
     assert evaluate(value("x = full_s;"), "ab").tolist() == [[True, True], [True, True]]
 
 
-# ---- statements -----------------------------------------------------------------------------------
+# ---- statements ------------------------------------------------------------------------------
 
 
 def test_assignment_renames_the_node() -> None:
@@ -284,7 +285,8 @@ def test_results_and_out() -> None:
     i = Interpreter()
     results = i.exec_program(
         parse(
-            'x = 1; x; 2 + 3; reverse = tokens; reverse("ab"); def f() { return 1; } for a in [1] { }'
+            'x = 1; x; 2 + 3; reverse = tokens; reverse("ab");'
+            "def f() { return 1; } for a in [1] { }"
         )
     )
     kinds = [r.kind for r in results]

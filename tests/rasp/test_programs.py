@@ -1,4 +1,4 @@
-"""The shipped program library: documented headers, and outputs derived by hand for several inputs."""
+"""The shipped program library: documented headers, and outputs derived by hand for inputs."""
 
 from __future__ import annotations
 
