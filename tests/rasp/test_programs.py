@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from rasp.interpreter import load_file, run_file
+from rasp.interpreter import Interpreter, load_file, run_file
+from rasp.parser import parse
 from rasp.sops import evaluate
 
 PROGRAMS = Path(__file__).parent.parent.parent / "programs"
@@ -89,3 +90,58 @@ def test_dyck2_against_a_direct_check() -> None:
         for chars in itertools.product("(){}", repeat=n):
             text = "".join(chars)
             assert list(evaluate(dyck2, text).values) == reference(text), text
+
+
+# Outputs the original interpreter printed for the paper's programs (its tests/tgt/paper_examples.txt).
+ORIGINAL_OUTPUTS = [
+    (
+        "hist_bos",
+        "§hiya how are you doing there ey",
+        "0 3 2 3 2 6 3 3 1 6 2 2 4 6 3 3 1 6 1 3 2 1 1 6 1 3 4 2 4 6 4 3",
+    ),
+    ("hist", "hiya howdy doodly doo", "2 1 3 1 3 2 5 1 4 3 3 4 5 5 4 1 3 3 4 5 5"),
+    (
+        "dyck1",
+        "()(()())(((())(()(()))))((())((()()))(()))))(())((",
+        "PTPPPPPTPPPPPPPPPPPPPPPTPPPPPPPPPPPPPPPPPTFFFFFFFF",
+    ),
+    (
+        "dyck2",
+        "{{({(){}()})}({}){}{}}{(({}(){}))}{}(){}({}(){()(){}}){)()}",
+        "PPPPPPPPPPPPPPPPPPPPPTPPPPPPPPPPPTPTPTPTPPPPPPPPPPPPPTPFFFF",
+    ),
+]
+
+
+@pytest.mark.parametrize(("program", "tokens", "printed"), ORIGINAL_OUTPUTS)
+def test_same_values_as_the_original_interpreter(program: str, tokens: str, printed: str) -> None:
+    expected = [int(v) for v in printed.split()] if " " in printed else list(printed)
+    assert list(run_file(PROGRAMS / f"{program}.rasp", tokens).values) == expected
+
+
+def test_long_addition_as_in_the_original() -> None:
+    """The original's long-addition example adds "123+45" to [0, 0, 0, 1, 6, 8] (our own text of it)."""
+    source = """
+def digits(t) {
+    table = {"0": 0, "1": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7, "8": 8, "9": 9};
+    value = -1;
+    for d in table { value = table[d] if t == d else value; }
+    return value;
+}
+plus_at = aggregate(select(tokens, "+", ==), indices);
+nums = digits(tokens);
+right = nums if indices > plus_at else 0;
+left = aggregate(select(indices + length - plus_at, indices, ==), nums, 0);
+total = left + right;
+certain = total > 9; maybe = total == 9; never = total < 9;
+blocks = round(aggregate(select(indices, indices, <), indicator(never)) * indices);
+later = select(indices, indices, >) and select(blocks, blocks, ==);
+carries = certain or (maybe and aggregate(later, indicator(certain)) > 0);
+gets = aggregate(select(indices, indices + 1, ==), carries, False);
+summed = total + indicator(gets);
+longsum = summed if summed < 10 else summed - 10;
+"""
+    interpreter = Interpreter()
+    interpreter.exec_program(parse(source))
+    assert list(evaluate(interpreter.get("longsum"), "123+45").values) == [0, 0, 0, 1, 6, 8]
+    assert list(evaluate(interpreter.get("longsum"), "999+1").values) == [0, 1, 0, 0, 0]
