@@ -33,7 +33,9 @@ from compiler.model import (
 from compiler.schedule import Schedule
 from rasp.errors import Source
 
-MAX_OUTPUT_VALUES = 10_000  # a numerical output lists its values (for snapping) up to this many
+MAX_OUTPUT_VALUES = (
+    10_000  # a numerical output lists its values (for snapping) up to this many
+)
 
 
 def assemble(
@@ -49,7 +51,11 @@ def assemble(
 ) -> CompiledModel:
     d_model = layout.d_model
     n_heads = max([len(layer.heads) for layer in schedule.layers] + [1])
-    widths = [max(_qk_width(h) + 2, h.W_O.shape[0]) for layer in schedule.layers for h in layer.heads]
+    widths = [
+        max(_qk_width(h) + 2, h.W_O.shape[0])
+        for layer in schedule.layers
+        for h in layer.heads
+    ]
     d_head = math.ceil(math.sqrt(max(widths + [1]))) ** 2
     d_mlp = max([sum(m.hidden for m in layer.mlps) for layer in schedule.layers] + [1])
     d_vocab_out = len(plan.output.values) if plan.output.is_categorical else 1
@@ -66,10 +72,16 @@ def assemble(
     )
     weights = _embeddings(layout, vocab, max_len)
     bounds = _real_bounds(layout, plan, max_len)
-    special_ids = np.array([[len(vocab)] + [len(vocab) + 1] * max_len])  # BOS, then PAD at every position
+    special_ids = np.array(
+        [[len(vocab)] + [len(vocab) + 1] * max_len]
+    )  # BOS, then PAD at every position
     for index, layer in enumerate(schedule.layers):
-        specials = run_residuals(weights, config, special_ids, n_layers=index)[-1][0].astype(np.float64)
-        weights.update(_attention_arrays(index, layer.heads, layout, config, specials, bounds))
+        specials = run_residuals(weights, config, special_ids, n_layers=index)[-1][
+            0
+        ].astype(np.float64)
+        weights.update(
+            _attention_arrays(index, layer.heads, layout, config, specials, bounds)
+        )
         weights.update(_mlp_arrays(index, layer.mlps, layout, d_mlp))
     weights.update(_unembed(plan.output, layout))
     weights = {k: v.astype(np.float32) for k, v in weights.items()}
@@ -84,7 +96,9 @@ def _qk_width(head: HeadSpec) -> int:
 # -- embeddings -----------------------------------------------------------------------------------
 
 
-def _embeddings(layout: Layout, vocab: Sequence[Atom], max_len: int) -> dict[str, np.ndarray]:
+def _embeddings(
+    layout: Layout, vocab: Sequence[Atom], max_len: int
+) -> dict[str, np.ndarray]:
     ix = layout.index
     w_e = np.zeros((len(vocab) + 2, layout.d_model))
     for t, dim in enumerate(layout.token_dims):
@@ -114,7 +128,9 @@ def _real_bounds(layout: Layout, plan: Plan, max_len: int) -> np.ndarray:
 # -- attention ------------------------------------------------------------------------------------
 
 
-def _rows(mapping: dict[Dim, np.ndarray] | object, layout: Layout, width: int) -> np.ndarray:
+def _rows(
+    mapping: dict[Dim, np.ndarray] | object, layout: Layout, width: int
+) -> np.ndarray:
     out = np.zeros((layout.d_model, width))
     for dim, vec in mapping.items():  # type: ignore[attr-defined]
         out[layout.index[dim], : len(vec)] += vec
@@ -130,8 +146,14 @@ def _attention_arrays(
     bounds: np.ndarray,  # [d_model]
 ) -> dict[str, np.ndarray]:
     d_model, n_heads, d_head = layout.d_model, config.n_heads, config.d_head
-    w_q, w_k = np.zeros((n_heads, d_model, d_head)), np.zeros((n_heads, d_model, d_head))
-    w_v, w_o = np.zeros((n_heads, d_model, d_head)), np.zeros((n_heads, d_head, d_model))
+    w_q, w_k = (
+        np.zeros((n_heads, d_model, d_head)),
+        np.zeros((n_heads, d_model, d_head)),
+    )
+    w_v, w_o = (
+        np.zeros((n_heads, d_model, d_head)),
+        np.zeros((n_heads, d_head, d_model)),
+    )
     one, bos, pad = layout.index[ONE], layout.index[BOS], layout.index[PAD]
     for h, head in enumerate(heads):
         width = _qk_width(head)
@@ -139,20 +161,31 @@ def _attention_arrays(
         r_bos, r_pads = specials[0], specials[1:]
         k_bos = r_bos @ k  # [d_head]
         k_pads = r_pads @ k  # [max_len, d_head]
-        k_real_max = np.abs(k).T @ bounds  # [d_head]: bound of a real key's reading per column
+        k_real_max = (
+            np.abs(k).T @ bounds
+        )  # [d_head]: bound of a real key's reading per column
         q_real_max = np.abs(q).T @ bounds
         # Real queries never attend to PAD: PAD scores below the BOS score, which is always present.
-        big_pad = float(np.max(np.abs(k_pads) @ q_real_max, initial=0.0)) + abs(head.bos_score) + SOFTMAX_GAP
+        big_pad = (
+            float(np.max(np.abs(k_pads) @ q_real_max, initial=0.0))
+            + abs(head.bos_score)
+            + SOFTMAX_GAP
+        )
         big_pad = float(math.ceil(big_pad))
         # BOS and PAD queries attend only to BOS.
         q_bos = r_bos @ q
-        bos_other = max(
-            float(np.abs(q_bos) @ k_real_max),
-            float(np.max(k_pads @ q_bos, initial=-np.inf)) - big_pad,
-        ) - head.bos_score
+        bos_other = (
+            max(
+                float(np.abs(q_bos) @ k_real_max),
+                float(np.max(k_pads @ q_bos, initial=-np.inf)) - big_pad,
+            )
+            - head.bos_score
+        )
         q_pads = r_pads @ q
-        pad_other = max(float(np.max(np.abs(q_pads) @ k_real_max, initial=0.0)),
-                        float(np.max(q_pads @ k_pads.T, initial=0.0)))
+        pad_other = max(
+            float(np.max(np.abs(q_pads) @ k_real_max, initial=0.0)),
+            float(np.max(q_pads @ k_pads.T, initial=0.0)),
+        )
         big = float(math.ceil(max(bos_other, pad_other, 0.0) + SOFTMAX_GAP))
         c_bos, c_pad = width, width + 1
         q[:, c_bos] = -(q @ k_bos)  # u: cancels the BOS residual's own contribution
@@ -183,7 +216,9 @@ def _attention_arrays(
 # -- MLP and unembedding --------------------------------------------------------------------------
 
 
-def _mlp_arrays(index: int, mlps: Sequence[MLPSpec], layout: Layout, d_mlp: int) -> dict[str, np.ndarray]:
+def _mlp_arrays(
+    index: int, mlps: Sequence[MLPSpec], layout: Layout, d_mlp: int
+) -> dict[str, np.ndarray]:
     w_in, b_in = np.zeros((layout.d_model, d_mlp)), np.zeros(d_mlp)
     w_out, b_out = np.zeros((d_mlp, layout.d_model)), np.zeros(layout.d_model)
     start = 0
@@ -196,7 +231,12 @@ def _mlp_arrays(index: int, mlps: Sequence[MLPSpec], layout: Layout, d_mlp: int)
             w_out[start:stop, layout.index[dim]] += spec.W_out[:, j]
         start = stop
     prefix = f"blocks.{index}.mlp."
-    return {prefix + "W_in": w_in, prefix + "b_in": b_in, prefix + "W_out": w_out, prefix + "b_out": b_out}
+    return {
+        prefix + "W_in": w_in,
+        prefix + "b_in": b_in,
+        prefix + "W_out": w_out,
+        prefix + "b_out": b_out,
+    }
 
 
 def _unembed(output: Encoded, layout: Layout) -> dict[str, np.ndarray]:
@@ -221,7 +261,11 @@ def _metadata(
     name: str,
     source: Source | None,
 ) -> dict:
-    output: dict = {"name": name, "encoding": plan.output.encoding.value, "type": plan.output_type.value}
+    output: dict = {
+        "name": name,
+        "encoding": plan.output.encoding.value,
+        "type": plan.output_type.value,
+    }
     if plan.output.is_categorical or len(plan.output.values) <= MAX_OUTPUT_VALUES:
         output["values"] = list(plan.output.values)
     program = None
@@ -237,12 +281,19 @@ def _metadata(
         "compiler_version": COMPILER_VERSION,
         "config": config.as_dict(),
         "max_len": max_len,
-        "vocab": {"tokens": list(vocab), "bos_id": len(vocab), "pad_id": len(vocab) + 1},
+        "vocab": {
+            "tokens": list(vocab),
+            "bos_id": len(vocab),
+            "pad_id": len(vocab) + 1,
+        },
         "output": output,
         "residual": layout.labels(),
         "layers": [
             {
-                "attn": [{"head": h, "name": head.name, "op": head.op} for h, head in enumerate(layer.heads)],
+                "attn": [
+                    {"head": h, "name": head.name, "op": head.op}
+                    for h, head in enumerate(layer.heads)
+                ],
                 "mlp": [{"name": m.name, "op": m.op} for m in layer.mlps],
             }
             for layer in schedule.layers

@@ -36,7 +36,7 @@ from compiler.blocks import (
 )
 from compiler.graph import Graph, IRNode, Op
 from compiler.maps import MapsMixin, merge_points
-from compiler.selectors import ALL_TRUE, SelectorsMixin
+from compiler.selectors import ALL_TRUE, SelectorsMixin, WidthPartsMixin
 from compiler.values import ValueSets, input_combinations, is_number, sort_values
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic
@@ -45,7 +45,9 @@ from rasp.errors import CompileError, Diagnostic
 @dataclass(frozen=True)
 class PlannedHead:
     spec: HeadSpec
-    merge_key: tuple[Any, ...]  # heads with equal keys attend identically and may share one head
+    merge_key: tuple[
+        Any, ...
+    ]  # heads with equal keys attend identically and may share one head
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,9 @@ class Plan:
     mlps: tuple[MLPSpec, ...]
     output: Encoded
     output_type: sops.SeqType
-    dim_bounds: Mapping[Dim, float]  # |value| bound of each written dim at real positions
+    dim_bounds: Mapping[
+        Dim, float
+    ]  # |value| bound of each written dim at real positions
 
 
 class _Skip(Exception):
@@ -66,8 +70,10 @@ def plan_encodings(graph: Graph, values: ValueSets, vocab: tuple[Atom, ...]) -> 
     return _Encoder(graph, values, vocab).run()
 
 
-class _Encoder(MapsMixin, SelectorsMixin):
-    def __init__(self, graph: Graph, values: ValueSets, vocab: tuple[Atom, ...]) -> None:
+class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
+    def __init__(
+        self, graph: Graph, values: ValueSets, vocab: tuple[Atom, ...]
+    ) -> None:
         self.g, self.vs, self.vocab, self.n_max = graph, values, vocab, values.max_len
         self.heads: list[PlannedHead] = []
         self.mlps: list[MLPSpec] = []
@@ -75,21 +81,37 @@ class _Encoder(MapsMixin, SelectorsMixin):
         self.memo: dict[tuple[Any, ...], Any] = {}
         self.failed: set[tuple[Any, ...]] = set()
         self.problems: list[Diagnostic] = []
-        self.canon: dict[int, dict[tuple[str, Any], Atom]] = {}  # node -> value -> value its reading uses
+        self.canon: dict[
+            int, dict[tuple[str, Any], Atom]
+        ] = {}  # node -> value -> value its reading uses
 
     # -- driver -----------------------------------------------------------------------------------
 
     def run(self) -> Plan:
-        for node in self.g.nodes:  # attention first, so independent failures are all reported
+        for (
+            node
+        ) in self.g.nodes:  # attention first, so independent failures are all reported
             if node.op is Op.AGGREGATE:
                 self._guard(lambda n=node: self.reading(n.index, self.preferred(n)))
-            elif node.op in (Op.SELECTOR_WIDTH, Op.LENGTH):
+            elif self.reads_frac(node.index):
                 self._guard(lambda n=node: self._frac(n))
+            elif node.op is Op.SELECTOR_WIDTH:
+                self._guard(lambda n=node: self.reading(n.index, Encoding.NUMERICAL))
         root = self.g.output
-        output = self._guard(lambda: self.reading(root.index, self.output_encoding(root)))
+        output = self._guard(
+            lambda: self.reading(root.index, self.output_encoding(root))
+        )
         if self.problems or output is None:
-            raise CompileError(self.problems or [Diagnostic("cannot compile the program", root.span)])
-        return Plan(tuple(self.heads), tuple(self.mlps), output, self.seq_type(root), dict(self.bounds))
+            raise CompileError(
+                self.problems or [Diagnostic("cannot compile the program", root.span)]
+            )
+        return Plan(
+            tuple(self.heads),
+            tuple(self.mlps),
+            output,
+            self.seq_type(root),
+            dict(self.bounds),
+        )
 
     def _guard(self, make: Callable[[], Any]) -> Any:
         try:
@@ -107,7 +129,9 @@ class _Encoder(MapsMixin, SelectorsMixin):
             except CompileError as err:
                 self.failed.add(key)
                 for d in err.diagnostics:
-                    self.problems.append(d if d.span else Diagnostic(d.message, node.span, d.hint))
+                    self.problems.append(
+                        d if d.span else Diagnostic(d.message, node.span, d.hint)
+                    )
                 raise _Skip from None
             except _Skip:
                 self.failed.add(key)
@@ -121,7 +145,10 @@ class _Encoder(MapsMixin, SelectorsMixin):
 
     def seq_type(self, node: IRNode) -> sops.SeqType:
         types = {sops.type_of_value(v) for v in self.values(node.index)}
-        if types <= {sops.SeqType.INTS, sops.SeqType.FLOATS} and sops.SeqType.FLOATS in types:
+        if (
+            types <= {sops.SeqType.INTS, sops.SeqType.FLOATS}
+            and sops.SeqType.FLOATS in types
+        ):
             return sops.SeqType.FLOATS
         return next(iter(types)) if len(types) == 1 else sops.SeqType.STRINGS
 
@@ -166,15 +193,31 @@ class _Encoder(MapsMixin, SelectorsMixin):
             case Op.INDICES:
                 return Encoded.materialised_categorical("indices", vals)
             case Op.CONST:
-                return Encoded(node.name, Encoding.CATEGORICAL, vals, one_hot=(((ONE, 1.0),),))
-            case Op.LENGTH | Op.SELECTOR_WIDTH:
-                return self._decode_numeric(node, self._frac(node), [(1.0 / (v + 1), v) for v in vals],
-                                            Encoding.CATEGORICAL)
+                return Encoded(
+                    node.name, Encoding.CATEGORICAL, vals, one_hot=(((ONE, 1.0),),)
+                )
+            case Op.LENGTH | Op.SELECTOR_WIDTH if self.reads_frac(node.index):
+                return self._decode_numeric(
+                    node,
+                    self._frac(node),
+                    [(1.0 / (v + 1), v) for v in vals],
+                    Encoding.CATEGORICAL,
+                )
+            case Op.SELECTOR_WIDTH:
+                x = self.reading(node.index, Encoding.NUMERICAL)
+                return self._decode_numeric(
+                    node, x, [(float(v), v) for v in vals], Encoding.CATEGORICAL
+                )
             case Op.AGGREGATE:
                 if self.is_mean(node):
                     x = self.reading(node.index, Encoding.NUMERICAL)
-                    return self._decode_numeric(node, x, [(float(v), v) for v in vals], Encoding.CATEGORICAL,
-                                                self.x_error(node.index))
+                    return self._decode_numeric(
+                        node,
+                        x,
+                        [(float(v), v) for v in vals],
+                        Encoding.CATEGORICAL,
+                        self.x_error(node.index),
+                    )
                 return self._aggregate(node, Encoding.CATEGORICAL)
             case Op.MAP:
                 return self._map(node, Encoding.CATEGORICAL)
@@ -183,22 +226,42 @@ class _Encoder(MapsMixin, SelectorsMixin):
     def _numerical(self, node: IRNode) -> Encoded:
         vals = self.values(node.index)
         if not all(is_number(v) or isinstance(v, bool) for v in vals):
-            raise CompileError([Diagnostic(f"'{node.text}' has non-numeric values and cannot be averaged",
-                                           node.span, "aggregate numbers, or select at most one key")])
+            raise CompileError(
+                [
+                    Diagnostic(
+                        f"'{node.text}' has non-numeric values and cannot be averaged",
+                        node.span,
+                        "aggregate numbers, or select at most one key",
+                    )
+                ]
+            )
         match node.op:
             case Op.TOKENS:
                 return self._token_view(node, numerical=True)
             case Op.INDICES:
                 return Encoded.materialised_numerical("indices", vals)
             case Op.CONST:
-                return Encoded(node.name, Encoding.NUMERICAL, vals, number=((ONE, float(node.value)),))
-            case Op.LENGTH | Op.SELECTOR_WIDTH:
-                return self._decode_numeric(node, self._frac(node), [(1.0 / (v + 1), v) for v in vals],
-                                            Encoding.NUMERICAL)
+                return Encoded(
+                    node.name,
+                    Encoding.NUMERICAL,
+                    vals,
+                    number=((ONE, float(node.value)),),
+                )
+            case Op.LENGTH | Op.SELECTOR_WIDTH if self.reads_frac(node.index):
+                return self._decode_numeric(
+                    node,
+                    self._frac(node),
+                    [(1.0 / (v + 1), v) for v in vals],
+                    Encoding.NUMERICAL,
+                )
+            case Op.SELECTOR_WIDTH:
+                return self._width_sum(node)
             case Op.AGGREGATE:
                 if self.is_mean(node):
                     return self._aggregate(node, Encoding.NUMERICAL)
-                return self._view_numerical(node, self.reading(node.index, Encoding.CATEGORICAL))
+                return self._view_numerical(
+                    node, self.reading(node.index, Encoding.CATEGORICAL)
+                )
             case Op.MAP:
                 return self._map(node, Encoding.NUMERICAL)
         raise CompileError([Diagnostic(f"'{node.text}' is not an s-op", node.span)])
@@ -209,16 +272,29 @@ class _Encoder(MapsMixin, SelectorsMixin):
         raw = [(Dim.categorical("tokens", t), convert(t)) for t in self.vocab]
         vals = self.values(node.index)
         if not numerical:
-            one_hot = tuple(tuple((d, 1.0) for d, c in raw if value_key(c) == value_key(v)) for v in vals)
+            one_hot = tuple(
+                tuple((d, 1.0) for d, c in raw if value_key(c) == value_key(v))
+                for v in vals
+            )
             return Encoded(node.name, Encoding.CATEGORICAL, vals, one_hot=one_hot)
-        return Encoded(node.name, Encoding.NUMERICAL, vals, number=tuple((d, float(c)) for d, c in raw))
+        return Encoded(
+            node.name,
+            Encoding.NUMERICAL,
+            vals,
+            number=tuple((d, float(c)) for d, c in raw),
+        )
 
     def _view_numerical(self, node: IRNode, cat: Encoded) -> Encoded:
         terms: dict[Dim, float] = {}
         for v, hot in zip(cat.values, cat.one_hot):
             for d, c in hot:
                 terms[d] = terms.get(d, 0.0) + float(v) * c
-        return Encoded(node.name, Encoding.NUMERICAL, self.values(node.index), number=tuple(terms.items()))
+        return Encoded(
+            node.name,
+            Encoding.NUMERICAL,
+            self.values(node.index),
+            number=tuple(terms.items()),
+        )
 
     def _frac(self, node: IRNode) -> Encoded:
         """The head writing 1/(w+1) (w = selector width, or the length) into `<name>.frac`."""
@@ -230,7 +306,9 @@ class _Encoder(MapsMixin, SelectorsMixin):
                 atoms, merge = [ALL_TRUE], ("sw", "all")
             else:
                 atoms, merge = self.atoms(node.inputs[0]), ("sw", node.inputs[0])
-            spec = attention.selector_width_head(atoms, dim, op=node.text, name=node.name)
+            spec = attention.selector_width_head(
+                atoms, dim, op=node.text, name=node.name
+            )
             self.heads.append(PlannedHead(spec, merge))
             self.bounds[dim] = 1.0
             fracs = sort_values(1.0 / (v + 1) for v in self.values(node.index))
@@ -238,8 +316,56 @@ class _Encoder(MapsMixin, SelectorsMixin):
 
         return self._memo(key, node, make)
 
+    def reads_frac(self, index: int) -> bool:
+        """length, and selector_width of a conjunction: one head writing 1/(w+1)."""
+        node = self.g[index]
+        return node.op is Op.LENGTH or (
+            node.op is Op.SELECTOR_WIDTH and self.width_parts(node.inputs[0]) is None
+        )
+
+    def _width_sum(self, node: IRNode) -> Encoded:
+        """selector_width as a signed sum of conjunction widths, each decoded by its own step MLP."""
+        parts = self.width_parts(node.inputs[0])
+        assert parts is not None
+        widths = tuple(range(self.n_max + 1))
+        terms: dict[Dim, float] = {}
+        for k, (sign, atoms) in enumerate(parts):
+            frac_dim, part_name = Dim(f"{node.name}.frac{k}"), f"{node.name}.part{k}"
+            spec = attention.selector_width_head(
+                atoms, frac_dim, op=f"{node.text} (term {k})", name=part_name
+            )
+            self.heads.append(PlannedHead(spec, ("sw-part", node.inputs[0], k)))
+            frac = Encoded(
+                frac_dim.name,
+                Encoding.NUMERICAL,
+                sort_values(1.0 / (w + 1) for w in widths),
+                number=((frac_dim, 1.0),),
+            )
+            part = Encoded.materialised_numerical(part_name, widths)
+            self.bounds[frac_dim], self.bounds[Dim(part_name)] = 1.0, float(self.n_max)
+            self.mlps.append(
+                mlp.numeric_mlp(
+                    frac,
+                    [(1.0 / (w + 1), w) for w in widths],
+                    part,
+                    op=f"{node.text} (term {k})",
+                    name=part_name,
+                )
+            )
+            terms[Dim(part_name)] = terms.get(Dim(part_name), 0.0) + sign
+        return Encoded(
+            node.name,
+            Encoding.NUMERICAL,
+            self.values(node.index),
+            number=tuple(terms.items()),
+        )
+
     def _decode_numeric(
-        self, node: IRNode, x: Encoded, points: list[tuple[float, Atom]], encoding: Encoding,
+        self,
+        node: IRNode,
+        x: Encoded,
+        points: list[tuple[float, Atom]],
+        encoding: Encoding,
         x_error: float | None = None,
     ) -> Encoded:
         merged = merge_points(node, points)
@@ -249,7 +375,9 @@ class _Encoder(MapsMixin, SelectorsMixin):
             xs = np.array([mx for mx, _ in merged])
             nearest = lambda x: merged[int(np.argmin(np.abs(xs - x)))][1]
             self.canon[node.index] = {value_key(v): nearest(x) for x, v in points}
-        spec = mlp.numeric_mlp(x, merged, out, op=node.text, name=node.name, x_error=x_error)
+        spec = mlp.numeric_mlp(
+            x, merged, out, op=node.text, name=node.name, x_error=x_error
+        )
         self.mlps.append(spec)
         return out
 
@@ -266,7 +394,9 @@ class _Encoder(MapsMixin, SelectorsMixin):
             out.setdefault(tuple(value_key(v) for v in canon), canon)
         return list(out.values())
 
-    def _materialise(self, node: IRNode, encoding: Encoding, vals: tuple[Atom, ...]) -> Encoded:
+    def _materialise(
+        self, node: IRNode, encoding: Encoding, vals: tuple[Atom, ...]
+    ) -> Encoded:
         if encoding is Encoding.CATEGORICAL:
             out = Encoded.materialised_categorical(node.name, vals)
             for terms in out.one_hot:
@@ -283,7 +413,9 @@ class _Encoder(MapsMixin, SelectorsMixin):
         # The head copies every value reading and the default, even those the analysis proved unreachable.
         vals = sort_values([*self.values(node.index), *value.values, node.value])
         out = self._materialise(node, encoding, vals)
-        spec = attention.aggregate_head(atoms, value, node.value, out, op=node.text, name=node.name)
+        spec = attention.aggregate_head(
+            atoms, value, node.value, out, op=node.text, name=node.name
+        )
         self.heads.append(PlannedHead(spec, ("agg", selector)))
         return out
 

@@ -31,7 +31,9 @@ class Layout:
         return [d.label for d in self.dims]
 
 
-def lay_out(schedule: Schedule, output: Encoded, vocab: Sequence[Atom], max_len: int) -> Layout:
+def lay_out(
+    schedule: Schedule, output: Encoded, vocab: Sequence[Atom], max_len: int
+) -> Layout:
     read: set[Dim] = set(output.dims())
     written: list[Dim] = []
     for layer in schedule.layers:
@@ -42,13 +44,29 @@ def lay_out(schedule: Schedule, output: Encoded, vocab: Sequence[Atom], max_len:
             read |= set(mlp.W_in)
             written.extend(mlp.out_dims)
     token_dims = tuple(Dim.categorical("tokens", t) for t in vocab)
-    index_dims = tuple(d for d in (Dim.categorical("indices", i) for i in range(max_len)) if d in read)
+    index_dims = tuple(
+        d for d in (Dim.categorical("indices", i) for i in range(max_len)) if d in read
+    )
     numeric_index = Dim("indices") if Dim("indices") in read else None
-    dims = _unique([ONE, BOS, PAD, *token_dims, *index_dims, *([numeric_index] if numeric_index else []), *written])
+    dims = _unique(
+        [
+            ONE,
+            BOS,
+            PAD,
+            *token_dims,
+            *index_dims,
+            *([numeric_index] if numeric_index else []),
+            *written,
+        ]
+    )
     unknown = sorted(d.label for d in read if d not in set(dims))
     if unknown:
-        raise ValueError(f"blocks read dimensions nobody writes: {unknown[:5]}")  # a compiler bug
-    return Layout(dims, {d: i for i, d in enumerate(dims)}, token_dims, index_dims, numeric_index)
+        raise ValueError(
+            f"blocks read dimensions nobody writes: {unknown[:5]}"
+        )  # a compiler bug
+    return Layout(
+        dims, {d: i for i, d in enumerate(dims)}, token_dims, index_dims, numeric_index
+    )
 
 
 def _unique(dims: Iterable[Dim]) -> tuple[Dim, ...]:

@@ -78,18 +78,22 @@ class MapsMixin(_Base):
 
     def is_numeric_source(self, index: int) -> bool:
         node = self.g[index]
-        if node.op is Op.MAP:  # a materialised map: numbers with more than two values are read as numbers
+        if (
+            node.op is Op.MAP
+        ):  # a materialised map: numbers with more than two values are read as numbers
             vals = self.values(index)
             return len(vals) > 2 and all(is_number(v) for v in vals)
-        return node.op in (Op.LENGTH, Op.SELECTOR_WIDTH) or (node.op is Op.AGGREGATE and self.is_mean(node))
+        return node.op in (Op.LENGTH, Op.SELECTOR_WIDTH) or (
+            node.op is Op.AGGREGATE and self.is_mean(node)
+        )
 
     def x_of(self, index: int, value: Atom) -> float:
         """Where a numeric source's value sits on its numerical reading."""
-        return 1.0 / (value + 1) if self.g[index].op in (Op.LENGTH, Op.SELECTOR_WIDTH) else float(value)
+        return 1.0 / (value + 1) if self.reads_frac(index) else float(value)
 
     def x_reading(self, index: int) -> Encoded:
         node = self.g[index]
-        if node.op in (Op.LENGTH, Op.SELECTOR_WIDTH):
+        if self.reads_frac(index):
             return self._frac(node)
         return self.reading(index, Encoding.NUMERICAL)
 
@@ -97,32 +101,62 @@ class MapsMixin(_Base):
         """Worst float32 error of a numeric source's reading (None: only its own rounding)."""
         node = self.g[index]
         if node.op is Op.AGGREGATE:
-            biggest = max((abs(float(v)) for v in self.values(node.inputs[1])), default=1.0)
-            return numeric.mean_error_bound(self.n_max + 1, max(biggest, abs(float(node.value))))
+            biggest = max(
+                (abs(float(v)) for v in self.values(node.inputs[1])), default=1.0
+            )
+            return numeric.mean_error_bound(
+                self.n_max + 1, max(biggest, abs(float(node.value)))
+            )
         return None
 
     def _map(self, node: IRNode, encoding: Encoding) -> Encoded:
         vals = self.values(node.index)
-        if encoding is Encoding.NUMERICAL and not all(is_number(v) or isinstance(v, bool) for v in vals):
-            raise CompileError([Diagnostic(f"'{node.text}' is read as a number but has values {vals[:4]}",
-                                           node.span)])
-        direct = tuple(dict.fromkeys(i for i in node.inputs if self.g[i].op is not Op.CONST))
+        if encoding is Encoding.NUMERICAL and not all(
+            is_number(v) or isinstance(v, bool) for v in vals
+        ):
+            raise CompileError(
+                [
+                    Diagnostic(
+                        f"'{node.text}' is read as a number but has values {vals[:4]}",
+                        node.span,
+                    )
+                ]
+            )
+        direct = tuple(
+            dict.fromkeys(i for i in node.inputs if self.g[i].op is not Op.CONST)
+        )
         if len(direct) > 1 and all(self.is_numeric_source(i) for i in direct):
             affine = self._affine_view(node, direct, list(direct), [])
             if affine is not None:  # e.g. n_opens - n_closes: free
                 if encoding is Encoding.NUMERICAL:
                     return affine
                 x = self.reading(node.index, Encoding.NUMERICAL)
-                return self._decode_numeric(node, x, [(float(v), v) for v in vals], encoding)
-        return self._map_over(node, self.support(node.index), encoding, last_resort=True)  # type: ignore[return-value]
+                return self._decode_numeric(
+                    node, x, [(float(v), v) for v in vals], encoding
+                )
+        return self._map_over(
+            node, self.support(node.index), encoding, last_resort=True
+        )  # type: ignore[return-value]
 
-    def _map_over(self, node: IRNode, support: tuple[int, ...], encoding: Encoding, *,
-                  last_resort: bool) -> Encoded | None:
+    def _map_over(
+        self,
+        node: IRNode,
+        support: tuple[int, ...],
+        encoding: Encoding,
+        *,
+        last_resort: bool,
+    ) -> Encoded | None:
         """The map as a function of `support`, if one cheap block computes it (always, if last_resort)."""
         vals = self.values(node.index)
         if not support:
-            const = Encoded(node.name, Encoding.CATEGORICAL, vals, one_hot=(((ONE, 1.0),),))
-            return const if encoding is Encoding.CATEGORICAL else self._view_numerical(node, const)
+            const = Encoded(
+                node.name, Encoding.CATEGORICAL, vals, one_hot=(((ONE, 1.0),),)
+            )
+            return (
+                const
+                if encoding is Encoding.CATEGORICAL
+                else self._view_numerical(node, const)
+            )
         numeric = [s for s in support if self.is_numeric_source(s)]
         categorical = [s for s in support if s not in numeric]
         sizes = [len(self.values(s)) for s in categorical]
@@ -132,11 +166,20 @@ class MapsMixin(_Base):
                 return affine
             if not last_resort:
                 return None
-        elif len(categorical) > 1 and int(np.prod(sizes)) > MAX_FUSED_TABLE and not last_resort:
+        elif (
+            len(categorical) > 1
+            and int(np.prod(sizes)) > MAX_FUSED_TABLE
+            and not last_resort
+        ):
             return None
-        one_block = (not numeric and len(categorical) == 1) or (len(numeric) == 1 and len(categorical) <= 1)
+        one_block = (not numeric and len(categorical) == 1) or (
+            len(numeric) == 1 and len(categorical) <= 1
+        )
         # Readings first: a categorical reading decides which values it distinguishes (canonical).
-        readings = [self.reading(s, Encoding.CATEGORICAL) for s in (categorical if one_block else support)]
+        readings = [
+            self.reading(s, Encoding.CATEGORICAL)
+            for s in (categorical if one_block else support)
+        ]
         rows = self._rows(node, support)
         if not numeric and len(categorical) == 1:
             return self._map_view(node, support[0], rows, encoding)
@@ -144,10 +187,14 @@ class MapsMixin(_Base):
             return self._map_steps(node, support, numeric[0], rows, encoding)
         out = self._materialise(node, encoding, vals)
         table = {combo: v for combo, v in rows}
-        self.mlps.append(mlp.table_mlp(readings, table, out, op=node.text, name=node.name))
+        self.mlps.append(
+            mlp.table_mlp(readings, table, out, op=node.text, name=node.name)
+        )
         return out
 
-    def _rows(self, node: IRNode, support: tuple[int, ...]) -> list[tuple[tuple[Atom, ...], Atom]]:
+    def _rows(
+        self, node: IRNode, support: tuple[int, ...]
+    ) -> list[tuple[tuple[Atom, ...], Atom]]:
         rows = []
         for combo in input_combinations(support, self.vs.relation, self.vs.values):
             ok, out = self.chain_value(node.index, dict(zip(support, combo)))
@@ -160,16 +207,27 @@ class MapsMixin(_Base):
             canon = tuple(self.canonical(s, v) for s, v in zip(support, combo))
             key = tuple(value_key(v) for v in canon)
             if key in merged and merged[key][1] != out:
-                raise CompileError([Diagnostic(
-                    f"'{node.text}' gives {merged[key][1]!r} and {out!r} for inputs that are equal numbers",
-                    node.span, "a compiled model reads numbers, so 1 and 1.0 cannot lead to different results")])
+                raise CompileError(
+                    [
+                        Diagnostic(
+                            f"'{node.text}' gives {merged[key][1]!r} and {out!r} for inputs that are equal numbers",
+                            node.span,
+                            "a compiled model reads numbers, so 1 and 1.0 cannot lead to different results",
+                        )
+                    ]
+                )
             merged.setdefault(key, (canon, out))
         return list(merged.values())
 
-    def _affine_view(self, node: IRNode, support: tuple[int, ...], numeric: list[int],
-                     categorical: list[int]) -> Encoded | None:
+    def _affine_view(
+        self,
+        node: IRNode,
+        support: tuple[int, ...],
+        numeric: list[int],
+        categorical: list[int],
+    ) -> Encoded | None:
         """sum_k a_k * x_k + b over numeric sources (no categorical ones), when that is exact: a free view."""
-        if categorical or not all(self.g[s].op not in (Op.LENGTH, Op.SELECTOR_WIDTH) for s in numeric):
+        if categorical or any(self.reads_frac(s) for s in numeric):
             return None
         size = int(np.prod([len(self.values(s)) for s in support]))
         if size > MAX_FUSED_TABLE * 64:
@@ -177,11 +235,17 @@ class MapsMixin(_Base):
         rows = self._rows(node, support)
         if not rows or not all(is_number(v) or isinstance(v, bool) for _, v in rows):
             return None
-        xs = np.array([[float(c) for c in combo] + [1.0] for combo, _ in rows])  # [rows, k + 1]
+        xs = np.array(
+            [[float(c) for c in combo] + [1.0] for combo, _ in rows]
+        )  # [rows, k + 1]
         ys = np.array([float(v) for _, v in rows])
         coef, *_ = np.linalg.lstsq(xs, ys, rcond=None)
-        coef = np.round(coef * 2**20) / 2**20  # affine maps in programs have simple coefficients
-        if np.max(np.abs(xs @ coef - ys), initial=0.0) > 1e-9 * max(1.0, float(np.abs(ys).max())):
+        coef = (
+            np.round(coef * 2**20) / 2**20
+        )  # affine maps in programs have simple coefficients
+        if np.max(np.abs(xs @ coef - ys), initial=0.0) > 1e-9 * max(
+            1.0, float(np.abs(ys).max())
+        ):
             return None
         terms: dict[Dim, float] = {}
         for a, s in zip(coef[:-1], support):
@@ -189,9 +253,13 @@ class MapsMixin(_Base):
                 terms[d] = terms.get(d, 0.0) + float(a) * c
         terms[ONE] = terms.get(ONE, 0.0) + float(coef[-1])
         number = tuple((d, c) for d, c in terms.items() if c != 0.0)
-        return Encoded(node.name, Encoding.NUMERICAL, self.values(node.index), number=number)
+        return Encoded(
+            node.name, Encoding.NUMERICAL, self.values(node.index), number=number
+        )
 
-    def _map_view(self, node: IRNode, source: int, rows: list, encoding: Encoding) -> Encoded:
+    def _map_view(
+        self, node: IRNode, source: int, rows: list, encoding: Encoding
+    ) -> Encoded:
         """A map of one categorical s-op: regroup its one-hot terms (free)."""
         src = self.reading(source, Encoding.CATEGORICAL)
         vals = self.values(node.index)
@@ -200,10 +268,18 @@ class MapsMixin(_Base):
             groups[value_key(v)].append(src.one_hot[src.index_of(u)])
         one_hot = tuple(_add_terms(groups[value_key(v)]) for v in vals)
         cat = Encoded(node.name, Encoding.CATEGORICAL, vals, one_hot=one_hot)
-        return cat if encoding is Encoding.CATEGORICAL else self._view_numerical(node, cat)
+        return (
+            cat if encoding is Encoding.CATEGORICAL else self._view_numerical(node, cat)
+        )
 
-    def _map_steps(self, node: IRNode, support: tuple[int, ...], x_src: int, rows: list,
-                   encoding: Encoding) -> Encoded:
+    def _map_steps(
+        self,
+        node: IRNode,
+        support: tuple[int, ...],
+        x_src: int,
+        rows: list,
+        encoding: Encoding,
+    ) -> Encoded:
         """A map of one numerical source (and at most one categorical context): one step MLP."""
         x = self.x_reading(x_src)
         xi = support.index(x_src)
@@ -213,18 +289,33 @@ class MapsMixin(_Base):
             if affine is not None:  # e.g. 2 * mean: a free numerical view
                 a, b = affine
                 number = tuple((d, a * c) for d, c in x.number) + ((ONE, b),)
-                return Encoded(node.name, Encoding.NUMERICAL, self.values(node.index), number=number)
+                return Encoded(
+                    node.name,
+                    Encoding.NUMERICAL,
+                    self.values(node.index),
+                    number=number,
+                )
             return self._decode_numeric(node, x, points, encoding, self.x_error(x_src))
         ci = 1 - xi
         context = self.reading(support[ci], Encoding.CATEGORICAL)
         per_context: dict[tuple[str, Any], tuple[Atom, list[tuple[float, Atom]]]] = {}
         for combo, v in rows:
             c = combo[ci]
-            per_context.setdefault(value_key(c), (c, []))[1].append((self.x_of(x_src, combo[xi]), v))
+            per_context.setdefault(value_key(c), (c, []))[1].append(
+                (self.x_of(x_src, combo[xi]), v)
+            )
         context_points = {c: merge_points(node, pts) for c, pts in per_context.values()}
         out = self._materialise(node, encoding, self.values(node.index))
-        spec = mlp.numeric_mlp(x, [], out, op=node.text, name=node.name, context=context,
-                               context_points=context_points, x_error=self.x_error(x_src))
+        spec = mlp.numeric_mlp(
+            x,
+            [],
+            out,
+            op=node.text,
+            name=node.name,
+            context=context,
+            context_points=context_points,
+            x_error=self.x_error(x_src),
+        )
         self.mlps.append(spec)
         return out
 
@@ -237,8 +328,9 @@ def _add_terms(parts: list[Terms]) -> Terms:
     return tuple((d, c) for d, c in total.items() if c != 0.0)
 
 
-
-def merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[float, Atom]]:
+def merge_points(
+    node: IRNode, points: list[tuple[float, Atom]]
+) -> list[tuple[float, Atom]]:
     """One output per x a float32 model can tell apart.
 
     Equal numbers (1 and 1.0) are one point and must give equal outputs. Numbers that differ only by
@@ -256,12 +348,17 @@ def merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[f
         x0, v0 = min(cluster, key=lambda p: abs(p[0] - round(p[0], 9)))
         for x, v in cluster:
             if x == x0 and v != v0:
-                raise CompileError([Diagnostic(
-                    f"'{node.text}' gives {v0!r} and {v!r} for inputs that are the same number ({x})",
-                    node.span, "a compiled model reads numbers, so 1 and 1.0 cannot lead to different results")])
+                raise CompileError(
+                    [
+                        Diagnostic(
+                            f"'{node.text}' gives {v0!r} and {v!r} for inputs that are the same number ({x})",
+                            node.span,
+                            "a compiled model reads numbers, so 1 and 1.0 cannot lead to different results",
+                        )
+                    ]
+                )
         merged.append((x0, v0))
     return merged
-
 
 
 def _affine(points: list[tuple[float, Atom]]) -> tuple[float, float] | None:

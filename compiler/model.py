@@ -62,8 +62,13 @@ class CompiledModel:
     def save(self, path: str | Path) -> None:
         from safetensors.numpy import save_file
 
-        tensors = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in self.weights.items()}
-        save_file(tensors, str(path), metadata={"rasp_forge": json.dumps(self.metadata)})
+        tensors = {
+            k: np.ascontiguousarray(v, dtype=np.float32)
+            for k, v in self.weights.items()
+        }
+        save_file(
+            tensors, str(path), metadata={"rasp_forge": json.dumps(self.metadata)}
+        )
 
     # -- sizes ------------------------------------------------------------------------------------
 
@@ -75,7 +80,9 @@ class CompiledModel:
 
     # -- running ----------------------------------------------------------------------------------
 
-    def token_ids(self, batch: Sequence[Sequence[Atom]]) -> tuple[np.ndarray, tuple[int, ...]]:
+    def token_ids(
+        self, batch: Sequence[Sequence[Atom]]
+    ) -> tuple[np.ndarray, tuple[int, ...]]:
         """[batch, 1 + longest] ids: BOS, the tokens, then PAD on the right."""
         vocab = self.metadata["vocab"]
         lookup = {value_key(t): i for i, t in enumerate(vocab["tokens"])}
@@ -102,7 +109,9 @@ class CompiledModel:
         w_u, b_u = self.weights["unembed.W_U"], self.weights["unembed.b_U"]
         logits = residuals[-1] @ w_u + b_u  # [batch, pos, d_vocab_out]
         outputs = tuple(
-            tuple(decode(self.metadata["output"], logits[b, p]) for p in range(1, n + 1))
+            tuple(
+                decode(self.metadata["output"], logits[b, p]) for p in range(1, n + 1)
+            )
             for b, n in enumerate(lengths)
         )
         return ForwardResult(tuple(residuals), logits, outputs, lengths)
@@ -112,12 +121,17 @@ class CompiledModel:
 
 
 def run_residuals(
-    weights: dict[str, np.ndarray], config: ModelConfig, ids: np.ndarray, n_layers: int | None = None
+    weights: dict[str, np.ndarray],
+    config: ModelConfig,
+    ids: np.ndarray,
+    n_layers: int | None = None,
 ) -> list[np.ndarray]:
     """Residual stream [batch, pos, d_model] after the embedding and after every sub-layer."""
     f32 = np.float32
     n_pos = ids.shape[1]
-    resid = (weights["embed.W_E"][ids] + weights["pos_embed.W_pos"][:n_pos][None]).astype(f32)
+    resid = (
+        weights["embed.W_E"][ids] + weights["pos_embed.W_pos"][:n_pos][None]
+    ).astype(f32)
     out = [resid]
     causal = config.attention_dir == "causal"
     for layer in range(config.n_layers if n_layers is None else n_layers):
@@ -128,15 +142,30 @@ def run_residuals(
     return out
 
 
-def attention(weights: dict[str, np.ndarray], layer: int, resid: np.ndarray, d_head: int, causal: bool) -> np.ndarray:
-    w = {k: weights[f"blocks.{layer}.attn.{k}"] for k in ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")}
-    q = np.einsum("bpd,hde->bhpe", resid, w["W_Q"]) + w["b_Q"][None, :, None, :]  # [batch, head, pos, d_head]
+def attention(
+    weights: dict[str, np.ndarray],
+    layer: int,
+    resid: np.ndarray,
+    d_head: int,
+    causal: bool,
+) -> np.ndarray:
+    w = {
+        k: weights[f"blocks.{layer}.attn.{k}"]
+        for k in ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")
+    }
+    q = (
+        np.einsum("bpd,hde->bhpe", resid, w["W_Q"]) + w["b_Q"][None, :, None, :]
+    )  # [batch, head, pos, d_head]
     k = np.einsum("bpd,hde->bhpe", resid, w["W_K"]) + w["b_K"][None, :, None, :]
     v = np.einsum("bpd,hde->bhpe", resid, w["W_V"]) + w["b_V"][None, :, None, :]
-    scores = np.einsum("bhqe,bhke->bhqk", q, k) / np.float32(np.sqrt(d_head))  # [batch, head, q, k]
+    scores = np.einsum("bhqe,bhke->bhqk", q, k) / np.float32(
+        np.sqrt(d_head)
+    )  # [batch, head, q, k]
     if causal:
         n = resid.shape[1]
-        scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, np.float32(-np.inf))
+        scores = np.where(
+            np.tril(np.ones((n, n), dtype=bool)), scores, np.float32(-np.inf)
+        )
     scores = scores - scores.max(axis=-1, keepdims=True)
     e = np.exp(scores)
     pattern = (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
@@ -145,9 +174,15 @@ def attention(weights: dict[str, np.ndarray], layer: int, resid: np.ndarray, d_h
 
 
 def mlp(weights: dict[str, np.ndarray], layer: int, resid: np.ndarray) -> np.ndarray:
-    pre = resid @ weights[f"blocks.{layer}.mlp.W_in"] + weights[f"blocks.{layer}.mlp.b_in"]  # [batch, pos, d_mlp]
+    pre = (
+        resid @ weights[f"blocks.{layer}.mlp.W_in"]
+        + weights[f"blocks.{layer}.mlp.b_in"]
+    )  # [batch, pos, d_mlp]
     post = np.maximum(pre, np.float32(0))
-    return (post @ weights[f"blocks.{layer}.mlp.W_out"] + weights[f"blocks.{layer}.mlp.b_out"]).astype(np.float32)
+    return (
+        post @ weights[f"blocks.{layer}.mlp.W_out"]
+        + weights[f"blocks.{layer}.mlp.b_out"]
+    ).astype(np.float32)
 
 
 def decode(output: dict[str, Any], logits: np.ndarray) -> Atom:
@@ -160,7 +195,7 @@ def decode(output: dict[str, Any], logits: np.ndarray) -> Atom:
         return min(values, key=lambda v: abs(float(v) - x))
     kind = output["type"]
     if kind == "ints":
-        return int(round(x))
+        return round(x)
     if kind == "bools":
         return x > 0.5
     return x

@@ -44,7 +44,9 @@ class ValueSets:
     max_len: int
     values: tuple[tuple[Atom, ...], ...]
     relation: tuple[Relation | None, ...]
-    at_most_one: tuple[bool, ...]  # selectors: provably selects <= 1 key for every query
+    at_most_one: tuple[
+        bool, ...
+    ]  # selectors: provably selects <= 1 key for every query
 
     def of(self, node: IRNode) -> tuple[Atom, ...]:
         return self.values[node.index]
@@ -79,7 +81,9 @@ class _Inference:
         self.pairs = [(i, n) for n in range(1, max_len + 1) for i in range(n)]
         self.values: list[tuple[Atom, ...]] = []
         self.relation: list[Relation | None] = []
-        self.widths: dict[int, dict[tuple[int, int], int] | None] = {}  # selector -> keys selected per (i, n)
+        self.widths: dict[
+            int, dict[tuple[int, int], int] | None
+        ] = {}  # selector -> keys selected per (i, n)
         self.at_most_one: list[bool] = []
         self.problems: list[Diagnostic] = []
         self._interned: dict[tuple, tuple[Atom, ...]] = {}
@@ -109,11 +113,21 @@ class _Inference:
                 case Op.SELECT | Op.AND | Op.OR | Op.NOT:
                     widths = self.selector_widths(node)
                     self.widths[node.index] = widths
-                    single = (widths is not None and max(widths.values(), default=0) <= 1) or (
-                        node.op is Op.SELECT and _selects_at_most_one(node, self.relation)
-                    ) or (node.op is Op.AND and any(self.at_most_one[i] for i in node.inputs))
+                    single = (
+                        (widths is not None and max(widths.values(), default=0) <= 1)
+                        or (
+                            node.op is Op.SELECT
+                            and _selects_at_most_one(node, self.relation)
+                        )
+                        or (
+                            node.op is Op.AND
+                            and any(self.at_most_one[i] for i in node.inputs)
+                        )
+                    )
                 case Op.AGGREGATE:
-                    rel, vals = self.aggregate_values(node, single_selector=self.at_most_one[node.inputs[0]])
+                    rel, vals = self.aggregate_values(
+                        node, single_selector=self.at_most_one[node.inputs[0]]
+                    )
                 case Op.SELECTOR_WIDTH:
                     widths = self.widths.get(node.inputs[0])
                     if widths is not None:
@@ -122,7 +136,11 @@ class _Inference:
                         vals = tuple(range(self.n_max + 1))
             if rel is not None:
                 vals = sort_values(v for group in _by_id(rel).values() for v in group)
-            if not node.op.is_selector and not vals and not _already_reported(node, self.problems):
+            if (
+                not node.op.is_selector
+                and not vals
+                and not _already_reported(node, self.problems)
+            ):
                 self.problems.append(
                     Diagnostic(
                         f"'{node.text}' fails on every input of length 1..{self.n_max}",
@@ -135,7 +153,12 @@ class _Inference:
             self.at_most_one.append(single)
         if self.problems:
             raise CompileError(self.problems)
-        return ValueSets(self.n_max, tuple(self.values), tuple(self.relation), tuple(self.at_most_one))
+        return ValueSets(
+            self.n_max,
+            tuple(self.values),
+            tuple(self.relation),
+            tuple(self.at_most_one),
+        )
 
     # -- maps -------------------------------------------------------------------------------------
 
@@ -153,8 +176,14 @@ class _Inference:
             )
             return None, ()
         if not all(self.relation[i] is not None for i in node.inputs):
-            outs = [out for ok, out in (apply_map(node.fn, a) for a in
-                                        input_combinations(node.inputs, self.relation, self.values)) if ok]
+            outs = [
+                out
+                for ok, out in (
+                    apply_map(node.fn, a)
+                    for a in input_combinations(node.inputs, self.relation, self.values)
+                )
+                if ok
+            ]
             return None, sort_values(outs)
         cache: dict[tuple[int, ...], tuple[Atom, ...]] = {}
         rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
@@ -162,7 +191,13 @@ class _Inference:
             sets = [self.relation[i][p] for i in node.inputs]  # type: ignore[index]
             key = tuple(map(id, sets))
             if key not in cache:
-                outs = [out for ok, out in (apply_map(node.fn, a) for a in itertools.product(*sets)) if ok]
+                outs = [
+                    out
+                    for ok, out in (
+                        apply_map(node.fn, a) for a in itertools.product(*sets)
+                    )
+                    if ok
+                ]
                 cache[key] = self.intern(outs)
             rel[p] = cache[key]
         return rel, ()
@@ -187,8 +222,13 @@ class _Inference:
                 if keys is None or queries is None:
                     return None
                 assert node.comparison is not None
-                return np.array([[_safe_compare(node.comparison, k, q) for k in keys] for q in queries],
-                                dtype=bool).reshape(n, n)
+                return np.array(
+                    [
+                        [_safe_compare(node.comparison, k, q) for k in keys]
+                        for q in queries
+                    ],
+                    dtype=bool,
+                ).reshape(n, n)
             case Op.NOT:
                 inner = self._matrix(node.inputs[0], n)
                 return None if inner is None else ~inner
@@ -205,7 +245,9 @@ class _Inference:
             return None
         return [rel[(i, n)][0] for i in range(n)]
 
-    def aggregate_values(self, node: IRNode, *, single_selector: bool) -> tuple[Relation | None, tuple[Atom, ...]]:
+    def aggregate_values(
+        self, node: IRNode, *, single_selector: bool
+    ) -> tuple[Relation | None, tuple[Atom, ...]]:
         selector, sop = node.inputs
         vals = self.values[sop]
         numbers = bool(vals) and all(is_number(v) for v in vals)
@@ -225,7 +267,9 @@ class _Inference:
             elif numbers:
                 rel[p] = self.means_of(vals, w, node)
             else:
-                rel[p] = self.intern([])  # the interpreter refuses to average non-numbers
+                rel[p] = self.intern(
+                    []
+                )  # the interpreter refuses to average non-numbers
         return rel, ()
 
     def means_of(self, vals: Sequence[Atom], w: int, node: IRNode) -> tuple[Atom, ...]:
@@ -279,7 +323,9 @@ def _safe_compare(comparison: sops.Comparison, key: Atom, query: Atom) -> bool:
         return False
 
 
-def _token_values(node: IRNode, vocab: Sequence[Atom], problems: list[Diagnostic]) -> tuple[Atom, ...]:
+def _token_values(
+    node: IRNode, vocab: Sequence[Atom], problems: list[Diagnostic]
+) -> tuple[Atom, ...]:
     assert node.kind is not None
     convert = sops._TOKEN_CONVERT[node.kind]
     out = []
@@ -298,21 +344,27 @@ def _token_values(node: IRNode, vocab: Sequence[Atom], problems: list[Diagnostic
 
 
 def combination_count(
-    inputs: Sequence[int], relation: Sequence[Relation | None], values: Sequence[tuple[Atom, ...]]
+    inputs: Sequence[int],
+    relation: Sequence[Relation | None],
+    values: Sequence[tuple[Atom, ...]],
 ) -> int:
     """An upper bound on len(input_combinations(...)), cheap to compute."""
     distinct = list(dict.fromkeys(inputs))
     rel = [i for i in distinct if relation[i] is not None]
     size = int(np.prod([len(values[i]) for i in distinct if relation[i] is None]))
     if rel:
-        groups = {tuple(id(relation[i][p]) for i in rel): [relation[i][p] for i in rel]  # type: ignore[index]
-                  for p in relation[rel[0]]}  # type: ignore[union-attr]
+        groups = {
+            tuple(id(relation[i][p]) for i in rel): [relation[i][p] for i in rel]  # type: ignore[index]
+            for p in relation[rel[0]]
+        }  # type: ignore[union-attr]
         size *= sum(int(np.prod([len(s) for s in sets])) for sets in groups.values())
     return size
 
 
 def input_combinations(
-    inputs: Sequence[int], relation: Sequence[Relation | None], values: Sequence[tuple[Atom, ...]]
+    inputs: Sequence[int],
+    relation: Sequence[Relation | None],
+    values: Sequence[tuple[Atom, ...]],
 ) -> list[tuple[Atom, ...]]:
     """Every combination of input values that can occur at one position (related inputs jointly)."""
     distinct = list(dict.fromkeys(inputs))
@@ -320,8 +372,10 @@ def input_combinations(
     free = [i for i in distinct if relation[i] is None]
     joint: list[tuple[Atom, ...]] = [()]
     if rel:
-        groups = {tuple(id(relation[i][p]) for i in rel): [relation[i][p] for i in rel]  # type: ignore[index]
-                  for p in relation[rel[0]]}  # type: ignore[union-attr]
+        groups = {
+            tuple(id(relation[i][p]) for i in rel): [relation[i][p] for i in rel]  # type: ignore[index]
+            for p in relation[rel[0]]
+        }  # type: ignore[union-attr]
         seen: dict[tuple, tuple[Atom, ...]] = {}
         for sets in groups.values():
             for row in itertools.product(*sets):
@@ -362,5 +416,3 @@ def _selects_at_most_one(node: IRNode, relation: Sequence[Relation | None]) -> b
             return False
         seen.add(value_key(vs[0]))
     return True
-
-

@@ -17,14 +17,18 @@ def mapped(fn, *inputs: S.SOp, name: str | None = None, text: str = "map") -> S.
 
 def reverse() -> S.SOp:
     indices, length = S.IndicesSOp(name="indices"), S.LengthSOp(name="length")
-    opp = mapped(lambda n, i: n - i - 1, length, indices, name="opp", text="length - indices - 1")
+    opp = mapped(
+        lambda n, i: n - i - 1, length, indices, name="opp", text="length - indices - 1"
+    )
     flip = S.Select(keys=indices, queries=opp, comparison=EQ, name="flip")
     return S.AggregateSOp(selector=flip, sop=tokens(), default="", name="reverse")
 
 
 def hist() -> S.SOp:
     t = tokens()
-    return S.SelectorWidthSOp(selector=S.Select(keys=t, queries=t, comparison=EQ), name="hist")
+    return S.SelectorWidthSOp(
+        selector=S.Select(keys=t, queries=t, comparison=EQ), name="hist"
+    )
 
 
 def sort_unique() -> S.SOp:
@@ -32,8 +36,12 @@ def sort_unique() -> S.SOp:
     t, indices = tokens(), S.IndicesSOp(name="indices")
     smaller = S.Select(keys=t, queries=t, comparison=LT, name="smaller")
     target = S.SelectorWidthSOp(selector=smaller, name="target_pos")
-    return S.AggregateSOp(selector=S.Select(keys=target, queries=indices, comparison=EQ), sop=t, default="",
-                          name="sort")
+    return S.AggregateSOp(
+        selector=S.Select(keys=target, queries=indices, comparison=EQ),
+        sop=t,
+        default="",
+        name="sort",
+    )
 
 
 def sort_stable() -> S.SOp:
@@ -41,29 +49,55 @@ def sort_stable() -> S.SOp:
     t, indices = tokens(), S.IndicesSOp(name="indices")
     earlier = S.SelectOr(
         left=S.Select(keys=t, queries=t, comparison=LT),
-        right=S.SelectAnd(left=S.Select(keys=t, queries=t, comparison=EQ),
-                          right=S.Select(keys=indices, queries=indices, comparison=LT)),
+        right=S.SelectAnd(
+            left=S.Select(keys=t, queries=t, comparison=EQ),
+            right=S.Select(keys=indices, queries=indices, comparison=LT),
+        ),
     )
     target = S.SelectorWidthSOp(selector=earlier, name="target_pos")
-    return S.AggregateSOp(selector=S.Select(keys=target, queries=indices, comparison=EQ), sop=t, default="",
-                          name="sort")
+    return S.AggregateSOp(
+        selector=S.Select(keys=target, queries=indices, comparison=EQ),
+        sop=t,
+        default="",
+        name="sort",
+    )
 
 
 def frac_prevs(letter: str = "a") -> S.SOp:
     t, indices = tokens(), S.IndicesSOp(name="indices")
-    is_letter = mapped(lambda x: int(x == letter), t, name="is_a", text=f"indicator(tokens == {letter!r})")
+    is_letter = mapped(
+        lambda x: int(x == letter),
+        t,
+        name="is_a",
+        text=f"indicator(tokens == {letter!r})",
+    )
     prevs = S.Select(keys=indices, queries=indices, comparison=LEQ)
     return S.AggregateSOp(selector=prevs, sop=is_letter, default=0, name="frac_prevs")
 
 
 def dyck1() -> S.SOp:
     t, indices = tokens(), S.IndicesSOp(name="indices")
-    up_to_self = S.Select(keys=indices, queries=indices, comparison=LEQ, name="up_to_self")
-    opens = S.AggregateSOp(selector=up_to_self, sop=mapped(lambda x: int(x == "("), t), default=0)
-    closes = S.AggregateSOp(selector=up_to_self, sop=mapped(lambda x: int(x == ")"), t), default=0)
+    up_to_self = S.Select(
+        keys=indices, queries=indices, comparison=LEQ, name="up_to_self"
+    )
+    opens = S.AggregateSOp(
+        selector=up_to_self, sop=mapped(lambda x: int(x == "("), t), default=0
+    )
+    closes = S.AggregateSOp(
+        selector=up_to_self, sop=mapped(lambda x: int(x == ")"), t), default=0
+    )
     n_opens = mapped(lambda i, f: (i + 1) * f, indices, opens, name="n_opens")
     n_closes = mapped(lambda i, f: (i + 1) * f, indices, closes, name="n_closes")
     balance = mapped(lambda a, b: a - b, n_opens, n_closes, name="balance")
-    bad = S.AggregateSOp(selector=up_to_self, sop=mapped(lambda b: int(b < 0), balance), default=0,
-                         name="prev_imbalances")
-    return mapped(lambda p, b: "F" if p > 0 else ("T" if b == 0 else "P"), bad, balance, name="dyck1")
+    bad = S.AggregateSOp(
+        selector=up_to_self,
+        sop=mapped(lambda b: int(b < 0), balance),
+        default=0,
+        name="prev_imbalances",
+    )
+    return mapped(
+        lambda p, b: "F" if p > 0 else ("T" if b == 0 else "P"),
+        bad,
+        balance,
+        name="dyck1",
+    )

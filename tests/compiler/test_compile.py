@@ -31,7 +31,9 @@ def agrees(got: Sequence, expected: Sequence) -> bool:
     return True
 
 
-def check_inputs(model: CompiledModel, root: S.SOp, inputs: list[list], batch: int = 64) -> int:
+def check_inputs(
+    model: CompiledModel, root: S.SOp, inputs: list[list], batch: int = 64
+) -> int:
     """Runs `inputs` in padded batches; returns how many were compared (interpreter errors skipped)."""
     compared = 0
     for start in range(0, len(inputs), batch):
@@ -48,12 +50,17 @@ def check_inputs(model: CompiledModel, root: S.SOp, inputs: list[list], batch: i
 
 
 def all_inputs(vocab: Sequence, up_to: int) -> list[list]:
-    return [list(t) for n in range(1, up_to + 1) for t in itertools.product(vocab, repeat=n)]
+    return [
+        list(t) for n in range(1, up_to + 1) for t in itertools.product(vocab, repeat=n)
+    ]
 
 
 def random_inputs(vocab: Sequence, max_len: int, count: int, seed: int) -> list[list]:
     rng = random.Random(seed)
-    return [[rng.choice(vocab) for _ in range(rng.randint(1, max_len))] for _ in range(count)]
+    return [
+        [rng.choice(vocab) for _ in range(rng.randint(1, max_len))]
+        for _ in range(count)
+    ]
 
 
 def compound_selectors() -> S.SOp:
@@ -61,8 +68,14 @@ def compound_selectors() -> S.SOp:
     t, indices = B.tokens(), S.IndicesSOp(name="indices")
     near = S.SelectOr(
         left=S.Select(keys=indices, queries=indices, comparison=S.Comparison.EQ),
-        right=S.SelectAnd(left=S.Select(keys=t, queries=t, comparison=S.Comparison.EQ),
-                          right=S.SelectNot(inner=S.Select(keys=indices, queries=indices, comparison=S.Comparison.GT))),
+        right=S.SelectAnd(
+            left=S.Select(keys=t, queries=t, comparison=S.Comparison.EQ),
+            right=S.SelectNot(
+                inner=S.Select(
+                    keys=indices, queries=indices, comparison=S.Comparison.GT
+                )
+            ),
+        ),
     )
     return S.SelectorWidthSOp(selector=near, name="near")
 
@@ -71,16 +84,24 @@ def int_mean() -> S.SOp:
     """A numerical mean of ints, decoded through a map (steps at midpoints)."""
     t = S.TokensSOp(kind=S.TokenKind.INT, name="n")
     indices = S.IndicesSOp(name="indices")
-    mean = S.AggregateSOp(selector=S.Select(keys=indices, queries=indices, comparison=S.Comparison.LT), sop=t,
-                          default=0, name="mean_before")
+    mean = S.AggregateSOp(
+        selector=S.Select(keys=indices, queries=indices, comparison=S.Comparison.LT),
+        sop=t,
+        default=0,
+        name="mean_before",
+    )
     return B.mapped(lambda m: round(m), mean, name="rounded")
 
 
 def shift_right() -> S.SOp:
     t, indices = B.tokens(), S.IndicesSOp(name="indices")
     plus1 = B.mapped(lambda i: i + 1, indices)
-    return S.AggregateSOp(selector=S.Select(keys=plus1, queries=indices, comparison=S.Comparison.EQ), sop=t,
-                          default="_", name="shifted")
+    return S.AggregateSOp(
+        selector=S.Select(keys=plus1, queries=indices, comparison=S.Comparison.EQ),
+        sop=t,
+        default="_",
+        name="shifted",
+    )
 
 
 def length_parity() -> S.SOp:
@@ -108,7 +129,10 @@ def test_exact_on_every_short_input_and_random_long_ones(name: str) -> None:
     root = make()
     model = compile_sop(root, list(vocab), 12)
     assert check_inputs(model, root, all_inputs(list(vocab), 5)) > 0
-    assert check_inputs(model, root, random_inputs(list(vocab), 12, 150, seed=len(name))) > 0
+    assert (
+        check_inputs(model, root, random_inputs(list(vocab), 12, 150, seed=len(name)))
+        > 0
+    )
 
 
 @pytest.mark.parametrize("name", ["reverse", "hist", "sort_stable", "dyck1"])
@@ -116,7 +140,10 @@ def test_exact_at_n_40_on_random_padded_batches(name: str) -> None:
     make, vocab = PROGRAMS[name]
     root = make()
     model = compile_sop(root, list(vocab), 40)
-    inputs = random_inputs(list(vocab), 40, 120, seed=7) + [[vocab[0]] * 40, [vocab[-1]]]
+    inputs = random_inputs(list(vocab), 40, 120, seed=7) + [
+        [vocab[0]] * 40,
+        [vocab[-1]],
+    ]
     assert check_inputs(model, root, inputs, batch=16) > 0
 
 
@@ -131,7 +158,9 @@ def test_padding_never_changes_a_real_position() -> None:
     short = min(range(len(inputs)), key=lambda b: len(inputs[b]))
     n = len(inputs[short])
     solo = model.forward_numpy([inputs[short]])
-    np.testing.assert_array_equal(full.residuals[-1][short, : n + 1], solo.residuals[-1][0, : n + 1])
+    np.testing.assert_array_equal(
+        full.residuals[-1][short, : n + 1], solo.residuals[-1][0, : n + 1]
+    )
 
 
 def test_causal_compilation_runs_the_same_prefix_programs() -> None:
@@ -159,7 +188,9 @@ def test_softmax_gap_underflows_to_zero_in_float32() -> None:
 
 def test_metadata_follows_the_format_and_saves(tmp_path) -> None:
     text = "reverse = aggregate(select(indices, length - indices - 1, ==), tokens);\n"
-    model = compile_sop(B.reverse(), list("abc"), 10, source=Source("programs/reverse.rasp", text))
+    model = compile_sop(
+        B.reverse(), list("abc"), 10, source=Source("programs/reverse.rasp", text)
+    )
     meta = model.metadata
     assert meta["format"] == "rasp-forge-model" and meta["format_version"] == 1
     cfg = meta["config"]
@@ -171,12 +202,19 @@ def test_metadata_follows_the_format_and_saves(tmp_path) -> None:
     assert meta["residual"][:3] == ["one", "bos", "pad"]
     assert "opp:0" in meta["residual"] and "length.frac" in meta["residual"]
     assert [len(layer["attn"]) for layer in meta["layers"]] == [1, 1]
-    assert meta["program"]["file"] == "programs/reverse.rasp" and len(meta["program"]["sha256"]) == 64
+    assert (
+        meta["program"]["file"] == "programs/reverse.rasp"
+        and len(meta["program"]["sha256"]) == 64
+    )
     path = tmp_path / "reverse.safetensors"
     model.save(path)
     tensors = load_file(str(path))
     assert set(tensors) == set(model.weights)
-    assert tensors["blocks.0.attn.W_Q"].shape == (cfg["n_heads"], cfg["d_model"], cfg["d_head"])
+    assert tensors["blocks.0.attn.W_Q"].shape == (
+        cfg["n_heads"],
+        cfg["d_model"],
+        cfg["d_head"],
+    )
     assert tensors["blocks.1.mlp.W_in"].shape == (cfg["d_model"], cfg["d_mlp"])
     from safetensors import safe_open
 
@@ -193,8 +231,10 @@ def test_models_are_deterministic() -> None:
 
 
 def test_sizes_beat_tracr_at_n_40() -> None:
-    sizes = {name: compile_sop(PROGRAMS[name][0](), list("abc"), 40).param_count()
-             for name in ("reverse", "hist", "sort_stable")}
+    sizes = {
+        name: compile_sop(PROGRAMS[name][0](), list("abc"), 40).param_count()
+        for name in ("reverse", "hist", "sort_stable")
+    }
     assert sizes["reverse"] < 3_640_000 / 10
     assert sizes["hist"] < 20_500 / 5
     assert sizes["sort_stable"] < 473_000

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+import sop_builders as B
 
 from compiler.graph import Op, build_graph
 from rasp import sops as S
 from rasp.errors import CompileError
-import sop_builders as B
 
 
 def test_nodes_are_topological_and_inputs_point_backwards() -> None:

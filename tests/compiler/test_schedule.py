@@ -25,7 +25,9 @@ def test_reverse_is_two_layers_with_the_map_after_the_length_head() -> None:
     sched = schedule_of(B.reverse())
     assert sched.n_layers == 2
     assert [h.name for h in sched.layers[0].heads] == ["length"]
-    assert [m.name for m in sched.layers[0].mlps] == ["opp"]  # shares layer 0 with the head it reads
+    assert [m.name for m in sched.layers[0].mlps] == [
+        "opp"
+    ]  # shares layer 0 with the head it reads
     assert [h.name for h in sched.layers[1].heads] == ["reverse"]
     assert sched.layers[1].mlps == ()
 
@@ -45,8 +47,12 @@ def test_paper_attention_depths() -> None:
 def test_aggregates_with_one_selector_share_a_head() -> None:
     t, indices = B.tokens(), S.IndicesSOp(name="indices")
     prevs = S.Select(keys=indices, queries=indices, comparison=S.Comparison.LEQ)
-    a = S.AggregateSOp(selector=prevs, sop=B.mapped(lambda x: int(x == "a"), t), name="fa")
-    b = S.AggregateSOp(selector=prevs, sop=B.mapped(lambda x: int(x == "b"), t), name="fb")
+    a = S.AggregateSOp(
+        selector=prevs, sop=B.mapped(lambda x: int(x == "a"), t), name="fa"
+    )
+    b = S.AggregateSOp(
+        selector=prevs, sop=B.mapped(lambda x: int(x == "b"), t), name="fb"
+    )
     root = B.mapped(lambda x, y: x > y, a, b, name="more_a")
     sched = schedule_of(root)
     assert len(sched.layers[0].heads) == 1
@@ -55,13 +61,20 @@ def test_aggregates_with_one_selector_share_a_head() -> None:
 
 def test_independent_heads_and_mlps_share_layers() -> None:
     t = B.tokens()
-    w1 = S.SelectorWidthSOp(selector=S.Select(keys=t, queries=t, comparison=S.Comparison.EQ), name="w1")
-    w2 = S.SelectorWidthSOp(selector=S.Select(keys=t, queries=t, comparison=S.Comparison.LT), name="w2")
+    w1 = S.SelectorWidthSOp(
+        selector=S.Select(keys=t, queries=t, comparison=S.Comparison.EQ), name="w1"
+    )
+    w2 = S.SelectorWidthSOp(
+        selector=S.Select(keys=t, queries=t, comparison=S.Comparison.LT), name="w2"
+    )
     root = B.mapped(lambda a, b: a == b, w1, w2, name="same")
     sched = schedule_of(root)
     assert sched.n_layers == 2
     assert {h.name for h in sched.layers[0].heads} == {"w1", "w2"}
-    assert {m.name for m in sched.layers[0].mlps} == {"w1", "w2"}  # decoded side by side
+    assert {m.name for m in sched.layers[0].mlps} == {
+        "w1",
+        "w2",
+    }  # decoded side by side
 
 
 def test_maps_of_one_sop_are_free_views() -> None:

@@ -24,7 +24,13 @@ def test_inputs_and_relational_maps() -> None:
     assert vals["tokens"] == ("a", "b")
     assert vals["indices"] == (0, 1, 2, 3, 4)
     assert vals["length"] == (1, 2, 3, 4, 5)
-    assert vals["opp"] == (0, 1, 2, 3, 4)  # not -5..5: opp is known at each (index, length)
+    assert vals["opp"] == (
+        0,
+        1,
+        2,
+        3,
+        4,
+    )  # not -5..5: opp is known at each (index, length)
     # select(indices, opp, ==) picks exactly one key, so the default "" never occurs.
     assert vals["reverse"] == ("a", "b")
 
@@ -74,16 +80,29 @@ def test_dyck_counts_are_integers_thanks_to_widths() -> None:
 
 def test_map_table_limit_is_a_located_refusal() -> None:
     t = S.TokensSOp(kind=S.TokenKind.INT, name="n")
-    width = S.SelectorWidthSOp(selector=S.Select(keys=t, queries=t, comparison=S.Comparison.EQ), name="w")
-    aggs = [S.AggregateSOp(selector=S.Select(keys=t, queries=t, comparison=S.Comparison.LT), sop=t, name=f"m{k}")
-            for k in range(3)]
+    width = S.SelectorWidthSOp(
+        selector=S.Select(keys=t, queries=t, comparison=S.Comparison.EQ), name="w"
+    )
+    aggs = [
+        S.AggregateSOp(
+            selector=S.Select(keys=t, queries=t, comparison=S.Comparison.LT),
+            sop=t,
+            name=f"m{k}",
+        )
+        for k in range(3)
+    ]
     root = B.mapped(lambda a, b, c, d: a + b + c + d, width, *aggs, name="big")
     with pytest.raises(CompileError) as err:
         infer_values(build_graph(root), list(range(9)), 40)
-    assert any(str(MAX_MAP_COMBINATIONS) in d.message or "values" in d.message for d in err.value.diagnostics)
+    assert any(
+        str(MAX_MAP_COMBINATIONS) in d.message or "values" in d.message
+        for d in err.value.diagnostics
+    )
 
 
-@pytest.mark.parametrize("make", [B.reverse, B.hist, B.sort_unique, B.sort_stable, B.frac_prevs, B.dyck1])
+@pytest.mark.parametrize(
+    "make", [B.reverse, B.hist, B.sort_unique, B.sort_stable, B.frac_prevs, B.dyck1]
+)
 def test_value_sets_cover_every_evaluated_value(make) -> None:
     """Soundness: every value any node takes on any input up to length 5 is in its inferred set."""
     root = make()
@@ -102,4 +121,8 @@ def test_value_sets_cover_every_evaluated_value(make) -> None:
                 except RaspError:
                     continue
                 for v in seq.values:
-                    assert (type(v).__name__, v) in sets[node.index], (node.name, v, tokens)
+                    assert (type(v).__name__, v) in sets[node.index], (
+                        node.name,
+                        v,
+                        tokens,
+                    )
