@@ -227,7 +227,7 @@ class MapsMixin(_Base):
         categorical: list[int],
     ) -> Encoded | None:
         """sum_k a_k * x_k + b over numeric sources (no categorical ones), when that is exact: a free view."""
-        if categorical or any(self.reads_frac(s) for s in numeric):
+        if categorical:
             return None
         size = int(np.prod([len(self.values(s)) for s in support]))
         if size > MAX_FUSED_TABLE * 64:
@@ -249,7 +249,7 @@ class MapsMixin(_Base):
             return None
         terms: dict[Dim, float] = {}
         for a, s in zip(coef[:-1], support):
-            for d, c in self.x_reading(s).number:
+            for d, c in self.reading(s, Encoding.NUMERICAL).number:  # a width: decoded first
                 terms[d] = terms.get(d, 0.0) + float(a) * c
         terms[ONE] = terms.get(ONE, 0.0) + float(coef[-1])
         number = tuple((d, c) for d, c in terms.items() if c != 0.0)
