@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,12 +113,14 @@ def draw_trace(trace: Trace, path: str | Path) -> None:
     width = max(label_width + n_resid * panel_w, len(trace.heads) * (panel_w + 0.7) + 0.8, 6.0)
     fig = plt.figure(figsize=(width, head_h + resid_h + 0.7), layout="constrained")
     output = ", ".join(_token_text(v) if not isinstance(v, float) else f"{v:.3g}" for v in trace.output)
-    fig.suptitle(f"{trace.output_name}({' '.join(trace.positions[1:])}) = [{output}]", fontsize=11)
+    title = f"{trace.output_name}({' '.join(trace.positions[1:])}) = [{output}]"
     if trace.heads:
         top, bottom = fig.subfigures(2, 1, height_ratios=[head_h, resid_h])
+        top.suptitle(title, fontsize=11)  # on the subfigure, so its layout leaves room for it
         _draw_heads(top, trace)
     else:
         bottom = fig
+        fig.suptitle(title, fontsize=11)
     _draw_residuals(bottom, trace)
     fig.savefig(str(path), dpi=110)
     plt.close(fig)
@@ -132,7 +135,7 @@ def _draw_heads(fig: Any, trace: Trace) -> None:
         ax.set_yticks(ticks, trace.positions, fontsize=8, family="monospace")
         ax.set_xlabel("key", fontsize=8)
         ax.set_ylabel("query", fontsize=8)
-        op = head.op if len(head.op) <= 38 else head.op[:35] + "..."
+        op = "\n".join(textwrap.wrap(head.op, 40, max_lines=2, placeholder=" ..."))
         ax.set_title(f"layer {head.layer} head {head.head}: {head.name}\n{op}", fontsize=8)
     fig.colorbar(image, ax=list(axes), shrink=0.8, label="attention")
 
