@@ -108,7 +108,13 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
             "unexpected end of input", here, _expected_hint(lark, expected), incomplete=True
         )
     if token.type == "SEMICOLON":
-        return RaspSyntaxError("unexpected ';'", here, "a statement cannot be empty")
+        after_block = text[: _previous_token_end(lark, text, pos)].endswith("}")
+        hint = "a def or for ends with '}', without ';'" if after_block else None
+        return RaspSyntaxError("unexpected ';'", here, hint or "a statement cannot be empty")
+    if token.type == "RBRACE" and "RETURN" in expected:
+        return RaspSyntaxError(
+            "a def ends with a return statement", here, "write 'return value;' before the '}'"
+        )
     if token.type in _CLOSER_TERMINALS.values() and innermost is None:
         return RaspSyntaxError(
             f"unmatched '{token.value}'", here, "nothing was opened here to close"

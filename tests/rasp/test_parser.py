@@ -256,3 +256,9 @@ def test_syntax_errors_never_name_terminals() -> None:
 def test_deep_nesting_is_an_error_not_a_crash() -> None:
     e = error("x = " + "[" * 5000 + "1" + "]" * 5000 + ";")
     assert "nested too deeply" in e.message
+
+
+def test_block_endings() -> None:
+    assert error("def f() { x = 1; }").message == "a def ends with a return statement"
+    e = error("def f() { return 1; };")
+    assert e.message == "unexpected ';'" and e.hint == "a def or for ends with '}', without ';'"
