@@ -171,6 +171,8 @@ class Interpreter:
             case ast.Assign(targets=targets, values=exprs):
                 values = [self._eval(e, scope) for e in exprs]
                 bound = builtins.unpack(targets, values, stmt.span)
+                for name, span in zip(targets, stmt.target_spans):
+                    scope.check_assignable(name, span)  # all or nothing
                 for name, value, span in zip(targets, bound, stmt.target_spans):
                     scope.assign(name, value, span)
                     if isinstance(value, Node):
@@ -241,10 +243,9 @@ class Interpreter:
         inner = _Frame(Scope(self._prelude, self._reserved, str(path)), top=True)
         self._loading.append(path)
         try:
+            # A loaded file has no REPL to command: its REPL commands are skipped.
             for inner_stmt in program.statements:
-                if not isinstance(
-                    inner_stmt, ast.ReplCommand
-                ):  # a loaded file has no REPL to command
+                if not isinstance(inner_stmt, ast.ReplCommand):
                     self._exec(inner_stmt, inner)
         finally:
             self._loading.pop()

@@ -137,13 +137,16 @@ class Scope:
         hint = f"did you mean '{close[0]}'?" if close else None
         raise RaspNameError(f"Undefined variable: {name}", span, hint)
 
-    def assign(self, name: str, value: Any, span: Span) -> None:
+    def check_assignable(self, name: str, span: Span) -> None:
         if name in self.reserved:
             raise RaspNameError(
                 f"Cannot set reserved name: {name}",
                 span,
                 "built-in and library names cannot be reassigned; choose another name",
             )
+
+    def assign(self, name: str, value: Any, span: Span) -> None:
+        self.check_assignable(name, span)
         self.values[name] = value
 
     def force(self, name: str, value: Any) -> None:

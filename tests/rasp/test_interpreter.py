@@ -475,3 +475,11 @@ def test_snapshot_and_restore_undo_top_level_bindings() -> None:
     assert i.user_names() == ["a", "b"] and i.last_assigned == "b"
     i.restore(saved)
     assert i.get("a") == 1 and i.user_names() == ["a"] and i.last_assigned == "a"
+
+
+def test_a_failing_multi_assignment_binds_nothing() -> None:
+    i = Interpreter()
+    with pytest.raises(RaspNameError):
+        run("a, count = 1, 2;", i)
+    with pytest.raises(RaspNameError):
+        i.get("a")
