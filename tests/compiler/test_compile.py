@@ -7,6 +7,7 @@ import json
 import math
 import random
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -273,3 +274,61 @@ def test_unknown_tokens_and_lengths_are_input_errors() -> None:
         model.run([list("abz")])
     with pytest.raises(RaspError, match="length"):
         model.run([list("ababa")])
+
+
+# -- the shipped .rasp programs ---------------------------------------------------------------------
+
+PROGRAM_DIR = Path(__file__).resolve().parents[2] / "programs"
+PROGRAM_VOCAB = {"dyck1": "()", "dyck2": "(){}", "frac_prevs": "abx", "hist_bos": "§ab"}
+
+
+def load_program(name: str) -> tuple[S.SOp, Source]:
+    from rasp.interpreter import load_file
+
+    path = PROGRAM_DIR / f"{name}.rasp"
+    interpreter = load_file(path)
+    sop = interpreter.get(interpreter.last_assigned)
+    assert isinstance(sop, S.SOp)
+    return sop, Source(str(path), path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in PROGRAM_DIR.glob("*.rasp")))
+def test_every_shipped_program_compiles_exactly(name: str) -> None:
+    sop, source = load_program(name)
+    vocab = list(PROGRAM_VOCAB.get(name, "abc"))
+    model = compile_sop(sop, vocab, 8, source=source)
+    assert model.metadata["program"]["file"].endswith(f"{name}.rasp")
+    inputs = all_inputs(vocab, 4) + random_inputs(vocab, 8, 40, seed=11)
+    assert check_inputs(model, sop, inputs) > 0
+
+
+PAPER_ATTENTION_LAYERS = {
+    "reverse": 2,
+    "hist": 1,
+    "double_hist": 2,
+    "sort": 2,
+    "most_freq": 3,
+    "dyck1": 2,
+    "dyck2": 4,
+}
+
+
+@pytest.mark.parametrize("name", sorted(PAPER_ATTENTION_LAYERS))
+def test_attention_layers_within_the_papers_counts(name: str) -> None:
+    if not (PROGRAM_DIR / f"{name}.rasp").exists():
+        pytest.skip(f"programs/{name}.rasp not shipped")
+    sop, _ = load_program(name)
+    model = compile_sop(sop, list(PROGRAM_VOCAB.get(name, "abc")), 10)
+    attention_layers = sum(1 for layer in model.metadata["layers"] if layer["attn"])
+    assert attention_layers <= PAPER_ATTENTION_LAYERS[name]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [64, 128, 256])
+@pytest.mark.parametrize("name", ["reverse", "hist", "sort", "double_hist", "dyck1"])
+def test_exact_at_large_n(name: str, n: int) -> None:
+    sop, _ = load_program(name)
+    vocab = list(PROGRAM_VOCAB.get(name, "abc"))
+    model = compile_sop(sop, vocab, n)
+    inputs = random_inputs(vocab, n, 24, seed=n) + [[vocab[0]] * n, [vocab[-1]] * n]
+    assert check_inputs(model, sop, inputs, batch=8) > 0
