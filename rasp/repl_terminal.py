@@ -37,23 +37,35 @@ def run_terminal(
     _write(stdout, session.banner())
     if path is not None:
         _write(stdout, session.load_path(path))
-    return run_loop(session, read_line, stdout)
+    return run_loop(session, read_line, stdout, newline_on_eof=interactive)
 
 
-def run_loop(session: ReplSession, read_line: ReadLine, stdout: TextIO) -> int:
-    """Feed lines to `session` until it finishes or input ends; Ctrl-C drops a partial statement."""
+def run_loop(
+    session: ReplSession, read_line: ReadLine, stdout: TextIO, *, newline_on_eof: bool = False
+) -> int:
+    """Feed lines to `session` until it finishes or input ends.
+
+    Ctrl-C drops a partial statement, or stops a long evaluation; Ctrl-D (end of input) leaves.
+    """
     while not session.finished:
         prompt = session.continuation_prompt if session.is_continuing else session.prompt
         try:
             line = read_line(prompt)
         except EOFError:
+            if newline_on_eof:  # so the shell's prompt starts on a fresh line
+                stdout.write("\n")
             _write(stdout, "")
             break
         except KeyboardInterrupt:
             session.interrupt()
             _write(stdout, "KeyboardInterrupt")
             continue
-        _write(stdout, session.feed(line))
+        try:
+            printed = session.feed(line)
+        except KeyboardInterrupt:
+            session.interrupt()
+            printed = "KeyboardInterrupt"
+        _write(stdout, printed)
     return 0
 
 

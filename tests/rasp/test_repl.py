@@ -217,3 +217,18 @@ def test_history_falls_back_to_memory_when_unwritable(tmp_path: Path) -> None:
         pipe.send_text("exit\r")
         assert read(">> ") == "exit"
     assert not unwritable.exists()
+
+
+def test_ctrl_c_during_evaluation_keeps_the_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    session = ReplSession()
+    real_feed = session.feed
+
+    def slow_feed(line: str) -> str:
+        if line == "slow;":
+            raise KeyboardInterrupt
+        return real_feed(line)
+
+    monkeypatch.setattr(session, "feed", slow_feed)
+    out = io.StringIO()
+    assert run_loop(session, _reader(["slow;", "x = 1;"]), out, newline_on_eof=True) == 0
+    assert out.getvalue() == "KeyboardInterrupt\n    value: x =  1\n\n"
