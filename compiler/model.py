@@ -108,10 +108,9 @@ class CompiledModel:
         residuals = run_residuals(self.weights, self.config, ids)
         w_u, b_u = self.weights["unembed.W_U"], self.weights["unembed.b_U"]
         logits = residuals[-1] @ w_u + b_u  # [batch, pos, d_vocab_out]
+        decoder = Decoder(self.metadata["output"])
         outputs = tuple(
-            tuple(
-                decode(self.metadata["output"], logits[b, p]) for p in range(1, n + 1)
-            )
+            tuple(decoder(logits[b, p]) for p in range(1, n + 1))
             for b, n in enumerate(lengths)
         )
         return ForwardResult(tuple(residuals), logits, outputs, lengths)
@@ -185,17 +184,35 @@ def mlp(weights: dict[str, np.ndarray], layer: int, resid: np.ndarray) -> np.nda
     ).astype(np.float32)
 
 
-def decode(output: dict[str, Any], logits: np.ndarray) -> Atom:
+class Decoder:
     """One position's value from its logits, as docs/format.md describes."""
-    if output["encoding"] == "categorical":
-        return output["values"][int(np.argmax(logits))]
-    x = float(logits[0])
-    values = output.get("values")
-    if values:
-        return min(values, key=lambda v: abs(float(v) - x))
-    kind = output["type"]
-    if kind == "ints":
-        return round(x)
-    if kind == "bools":
-        return x > 0.5
-    return x
+
+    def __init__(self, output: dict[str, Any]) -> None:
+        self.output = output
+        values = output.get("values") or []
+        numerical = output["encoding"] == "numerical"
+        self.sorted_values = sorted(values, key=float) if numerical else values
+        self.points = np.array(
+            [float(v) for v in self.sorted_values] if numerical else []
+        )
+
+    def __call__(self, logits: np.ndarray) -> Atom:
+        output = self.output
+        if output["encoding"] == "categorical":
+            return output["values"][int(np.argmax(logits))]
+        x = float(logits[0])
+        if len(self.points):
+            k = int(np.searchsorted(self.points, x))
+            near = [j for j in (k - 1, k) if 0 <= j < len(self.points)]
+            return self.sorted_values[min(near, key=lambda j: abs(self.points[j] - x))]
+        kind = output["type"]
+        if kind == "ints":
+            return round(x)
+        if kind == "bools":
+            return x > 0.5
+        return x
+
+
+def decode(output: dict[str, Any], logits: np.ndarray) -> Atom:
+    """One position's value from its logits (see `Decoder`)."""
+    return Decoder(output)(logits)
