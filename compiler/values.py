@@ -222,13 +222,7 @@ class _Inference:
                 if keys is None or queries is None:
                     return None
                 assert node.comparison is not None
-                return np.array(
-                    [
-                        [_safe_compare(node.comparison, k, q) for k in keys]
-                        for q in queries
-                    ],
-                    dtype=bool,
-                ).reshape(n, n)
+                return _compare_matrix(node.comparison, keys, queries)
             case Op.NOT:
                 inner = self._matrix(node.inputs[0], n)
                 return None if inner is None else ~inner
@@ -314,6 +308,18 @@ def _by_id(rel: Relation) -> dict[int, tuple[Atom, ...]]:
 
 def _already_reported(node: IRNode, problems: list[Diagnostic]) -> bool:
     return node.span is not None and any(p.span is node.span for p in problems)
+
+
+def _compare_matrix(
+    comparison: sops.Comparison, keys: list[Atom], queries: list[Atom]
+) -> np.ndarray:
+    """[n_query, n_key] of `key OP query`, vectorised when both sides are numbers (or both strings)."""
+    kinds = {isinstance(v, str) for v in (*keys, *queries)}
+    if len(kinds) == 1:
+        k, q = np.array(keys)[None, :], np.array(queries)[:, None]
+        return np.asarray(sops._COMPARE[comparison](k, q), dtype=bool)
+    rows = [[_safe_compare(comparison, k, q) for k in keys] for q in queries]
+    return np.array(rows, dtype=bool).reshape(len(queries), len(keys))
 
 
 def _safe_compare(comparison: sops.Comparison, key: Atom, query: Atom) -> bool:
