@@ -76,6 +76,7 @@ class _Output:
 
     def __init__(self, out: Encoded) -> None:
         self.out = out
+        self.column = {value_key(v): k for k, v in enumerate(out.values)}
         if out.is_categorical:
             self.dims = tuple(_single_dim(t, out.name) for t in out.one_hot)
         else:
@@ -84,7 +85,7 @@ class _Output:
     def encode(self, v: Atom) -> np.ndarray:
         if self.out.is_categorical:
             row = np.zeros(len(self.dims))
-            row[self.out.index_of(v)] = 1.0
+            row[self.column[value_key(v)]] = 1.0
             return row
         if isinstance(v, bool | int | float):
             return np.array([float(v)])
@@ -225,7 +226,8 @@ def numeric_mlp(
         for step in ctx.steps:
             groups.setdefault((step.delta, seen[step.delta]), {})[ci] = step
             seen[step.delta] += 1
-    units = sorted((_plan_unit(m, contexts) for m in groups.values()), key=lambda u: (u.falling, u.order))
+    points = _AllPoints(contexts)
+    units = sorted((_plan_unit(m, points) for m in groups.values()), key=lambda u: (u.falling, u.order))
 
     b = _Builder(len(writer.dims))
     bases = [writer.encode(ctx.first) for ctx in contexts]
@@ -234,7 +236,7 @@ def numeric_mlp(
     for u in units:
         sign = -1.0 if u.falling else 1.0
         # D = round(±slope·x + offset_c + K) - K: an integer, see numeric.F32_INTEGER_BAND.
-        terms = _linear((x.number, sign * u.slope), *((contexts[ci].terms, off) for ci, off in u.offsets.items()))
+        terms = _linear((x.number, sign * u.slope), *((c.terms, float(off)) for c, off in zip(contexts, u.offsets)))
         terms[ONE] = terms.get(ONE, 0.0) + u.shift
         delta = np.array(u.delta)
         b.unit(terms, -u.shift - 1.0, delta if u.falling else -delta)  # relu(D - 1)
@@ -242,7 +244,7 @@ def numeric_mlp(
         if u.falling:  # [x >= t] = 1 - [x < t]
             for ci in u.members:
                 bases[ci] = bases[ci] + delta
-        noise = context_noise * sum(abs(o) for o in u.offsets.values())
+        noise = context_noise * float(np.abs(u.offsets).sum())
         slack = u.margin - preactivation_rounding(n_terms, u.slope * max_abs_x) - noise
         tolerance = min(tolerance, slack / u.slope)
         check_resolvable(
@@ -253,7 +255,7 @@ def numeric_mlp(
             sizes=f"slope {u.slope:.3g}, {len(contexts)} context value(s)",
         )
     _add_bases(b, bases, contexts)
-    total = _max_activation_sum(units, bases, contexts)
+    total = _max_activation_sum(units, bases, points)
     integral = all(float(v).is_integer() for u in units for v in u.delta) and all(
         float(v).is_integer() for row in bases for v in row
     )
@@ -280,7 +282,7 @@ class _Unit:
     delta: tuple[float, ...]
     slope: float
     falling: bool
-    offsets: dict[int, float]
+    offsets: np.ndarray  # [contexts]
     shift: float  # K: puts D + K in [2**23, 2**24) at every reachable input
     members: tuple[int, ...]
     min_gap: float
@@ -288,27 +290,31 @@ class _Unit:
     order: float
 
 
-def _plan_unit(members: dict[int, _Step], contexts: Sequence[_Context]) -> _Unit:
+class _AllPoints:
+    """Every reachable (context, x) at once: xs [P], owner [P] (context index), per-context ranges."""
+
+    def __init__(self, contexts: Sequence[_Context]) -> None:
+        self.xs = np.concatenate([c.xs for c in contexts])
+        self.owner = np.concatenate([np.full(len(c.xs), i) for i, c in enumerate(contexts)])
+        self.low = np.array([c.xs[0] for c in contexts])
+        self.high = np.array([c.xs[-1] for c in contexts])
+
+
+def _plan_unit(members: dict[int, _Step], points: _AllPoints) -> _Unit:
     min_gap = min(s.gap for s in members.values())
     slope = STEP_SHARPNESS / min_gap
+    ids = np.array(list(members))
+    ts = np.array([s.t for s in members.values()])
     # Choose the direction whose on-side activations are smaller.
-    rise = max(slope * (contexts[ci].xs[-1] - s.t) for ci, s in members.items())
-    fall = max(slope * (s.t - contexts[ci].xs[0]) for ci, s in members.items())
-    falling = fall < rise
+    falling = bool(np.max(ts - points.low[ids]) < np.max(points.high[ids] - ts))
     sign = -1.0 if falling else 1.0
     margin = step_margin(slope, min_gap)
-    offsets: dict[int, float] = {}
-    for ci, ctx in enumerate(contexts):
-        step = members.get(ci)
-        if step is not None:
-            offsets[ci] = -sign * slope * step.t + 0.5
-        else:  # keep D <= -margin at every reachable x of this context
-            offsets[ci] = -sign * slope * (ctx.xs[0] if falling else ctx.xs[-1]) - margin
-    low, high, true_margin = np.inf, -np.inf, np.inf
-    for ci, ctx in enumerate(contexts):
-        pre = sign * slope * ctx.xs + offsets[ci]
-        low, high = min(low, float(pre.min())), max(high, float(pre.max()))
-        true_margin = min(true_margin, float(np.min(np.maximum(-pre, pre - 1.0))))
+    # Contexts without this step keep D <= -margin at every reachable x; members cross at t.
+    offsets = -sign * slope * (points.low if falling else points.high) - margin
+    offsets[ids] = -sign * slope * ts + 0.5
+    pre = sign * slope * points.xs + offsets[points.owner]  # [P]
+    low, high = float(pre.min()), float(pre.max())
+    true_margin = float(np.min(np.maximum(-pre, pre - 1.0)))
     shift = F32_INTEGER_BAND + 4.0 - math.floor(low)
     if high + shift >= F32_EXACT_INTEGERS - 4.0:
         raise CompileError(
@@ -318,8 +324,7 @@ def _plan_unit(members: dict[int, _Step], contexts: Sequence[_Context]) -> _Unit
     if true_margin < margin - 1e-6 * (1.0 + abs(margin)):
         raise ValueError("internal: a step threshold falls too close to a reachable value")
     delta = next(iter(members.values())).delta
-    order = float(np.mean([s.t for s in members.values()]))
-    return _Unit(delta, slope, falling, offsets, shift, tuple(members), min_gap, margin, order)
+    return _Unit(delta, slope, falling, offsets, shift, tuple(members), min_gap, margin, float(ts.mean()))
 
 
 def _add_bases(b: _Builder, bases: list[np.ndarray], contexts: Sequence[_Context]) -> None:
@@ -334,14 +339,11 @@ def _add_bases(b: _Builder, bases: list[np.ndarray], contexts: Sequence[_Context
             b.unit(_linear((ctx.terms, 2.0)), -1.0, row - common)
 
 
-def _max_activation_sum(units: Sequence[_Unit], bases: Sequence[np.ndarray], contexts: Sequence[_Context]) -> float:
+def _max_activation_sum(units: Sequence[_Unit], bases: Sequence[np.ndarray], points: _AllPoints) -> float:
     """max over reachable inputs of sum_j |h_j| * max|W_out[j]|: below 2**24, integer outputs are exact."""
-    worst = 0.0
-    for ci, ctx in enumerate(contexts):
-        total = np.full(len(ctx.xs), float(np.abs(bases[ci]).max(initial=0.0)) + 1.0)
-        for u in units:
-            pre = (-u.slope if u.falling else u.slope) * ctx.xs + u.offsets[ci]
-            weight = float(np.abs(np.array(u.delta)).max())
-            total += weight * (np.maximum(pre, 0.0) + np.maximum(pre - 1.0, 0.0))
-        worst = max(worst, float(total.max()))
-    return worst
+    total = np.array([float(np.abs(row).max(initial=0.0)) for row in bases])[points.owner] + 1.0  # [P]
+    for u in units:
+        pre = (-u.slope if u.falling else u.slope) * points.xs + u.offsets[points.owner]
+        weight = float(np.abs(np.array(u.delta)).max())
+        total += weight * (np.maximum(pre, 0.0) + np.maximum(pre - 1.0, 0.0))
+    return float(total.max())
