@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from compiler.assemble import assemble
 from compiler.blocks import Atom
 from compiler.encode import plan_encodings
-from compiler.graph import build_graph
+from compiler.graph import Graph, Op, build_graph
 from compiler.layout import lay_out
 from compiler.model import CompiledModel
 from compiler.schedule import schedule_blocks
-from compiler.values import infer_values
+from compiler.values import ValueSets, infer_values
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, Source
 
@@ -30,6 +30,8 @@ def compile_sop(
     vocab = _check_arguments(sop, vocab, max_len)
     graph = build_graph(sop)  # IR: typed nodes, deterministic names
     values = infer_values(graph, vocab, max_len)  # what each node can be
+    if causal:
+        _check_causal(graph, values)
     plan = plan_encodings(
         graph, values, vocab
     )  # readings + weight blocks in Dim coordinates
@@ -46,6 +48,33 @@ def compile_sop(
         source=source,
         causal=causal,
     )
+
+
+def _check_causal(graph: Graph, values: ValueSets) -> None:
+    """A causal model sees no later position: every head must provably select only earlier keys."""
+    problems = []
+    for node in graph.nodes:
+        if node.op is Op.LENGTH:
+            problems.append(
+                Diagnostic(
+                    "'length' reads every position",
+                    node.span,
+                    "compile without causal attention, or avoid length",
+                )
+            )
+        elif (
+            node.op in (Op.AGGREGATE, Op.SELECTOR_WIDTH)
+            and not values.looks_back[node.inputs[0]]
+        ):
+            problems.append(
+                Diagnostic(
+                    f"'{node.text}' may select later positions, which a causal model cannot see",
+                    node.span,
+                    "add `and select(indices, indices, <=)` to the selector, or compile without causal",
+                )
+            )
+    if problems:
+        raise CompileError(problems)
 
 
 def _check_arguments(

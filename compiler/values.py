@@ -47,6 +47,9 @@ class ValueSets:
     at_most_one: tuple[
         bool, ...
     ]  # selectors: provably selects <= 1 key for every query
+    looks_back: tuple[
+        bool, ...
+    ] = ()  # selectors: provably selects only keys at or before the query
 
     def of(self, node: IRNode) -> tuple[Atom, ...]:
         return self.values[node.index]
@@ -85,6 +88,8 @@ class _Inference:
             int, dict[tuple[int, int], int] | None
         ] = {}  # selector -> keys selected per (i, n)
         self.at_most_one: list[bool] = []
+        self.looks_back: dict[int, bool] = {}
+        self.lower: dict[int, bool] = {}  # positional selectors: no key after its query
         self.problems: list[Diagnostic] = []
         self._interned: dict[tuple, tuple[Atom, ...]] = {}
         self._sums: dict[tuple[float, ...], list[set[float]]] = {}
@@ -113,6 +118,15 @@ class _Inference:
                 case Op.SELECT | Op.AND | Op.OR | Op.NOT:
                     widths = self.selector_widths(node)
                     self.widths[node.index] = widths
+                    back = [
+                        self.looks_back[i]
+                        for i in node.inputs
+                        if self.g[i].op.is_selector
+                    ]
+                    self.looks_back[node.index] = self.lower.get(node.index, False) or (
+                        (node.op is Op.AND and any(back))
+                        or (node.op is Op.OR and all(back))
+                    )
                     single = (
                         (widths is not None and max(widths.values(), default=0) <= 1)
                         or (
@@ -158,6 +172,7 @@ class _Inference:
             tuple(self.values),
             tuple(self.relation),
             tuple(self.at_most_one),
+            tuple(self.looks_back.get(i, False) for i in range(len(self.values))),
         )
 
     # -- maps -------------------------------------------------------------------------------------
@@ -207,11 +222,14 @@ class _Inference:
     def selector_widths(self, node: IRNode) -> dict[tuple[int, int], int] | None:
         """Keys selected per (query i, length n), when the selector depends only on positions."""
         matrices = {}
+        lower = True
         for n in range(1, self.n_max + 1):
             m = self._matrix(node.index, n)
             if m is None:
                 return None
             matrices[n] = m.sum(axis=1)  # [n]
+            lower = lower and not np.triu(m, 1).any()
+        self.lower[node.index] = lower
         return {(i, n): int(matrices[n][i]) for i, n in self.pairs}
 
     def _matrix(self, index: int, n: int) -> np.ndarray | None:

@@ -332,3 +332,18 @@ def test_exact_at_large_n(name: str, n: int) -> None:
     model = compile_sop(sop, vocab, n)
     inputs = random_inputs(vocab, n, 24, seed=n) + [[vocab[0]] * n, [vocab[-1]] * n]
     assert check_inputs(model, sop, inputs, batch=8) > 0
+
+
+def test_causal_compilation_refuses_heads_that_look_ahead() -> None:
+    with pytest.raises(CompileError) as err:
+        compile_sop(B.reverse(), list("ab"), 5, causal=True)
+    messages = " ".join(d.message for d in err.value.diagnostics)
+    assert "length" in messages and "later positions" in messages
+    t, indices = B.tokens(), S.IndicesSOp(name="indices")
+    earlier_same = S.SelectAnd(
+        left=S.Select(keys=t, queries=t, comparison=S.Comparison.EQ),
+        right=S.Select(keys=indices, queries=indices, comparison=S.Comparison.LEQ),
+    )
+    root = S.SelectorWidthSOp(selector=earlier_same, name="seen")
+    model = compile_sop(root, list("ab"), 6, causal=True)
+    check_inputs(model, root, all_inputs(list("ab"), 6))
