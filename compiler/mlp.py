@@ -105,25 +105,35 @@ def _most_common(values: Sequence[Atom]) -> Atom:
 
 
 def table_mlp(
-    inputs: Sequence[Encoded], table: Mapping[tuple, Atom], out: Encoded, *, op: str, name: str
+    inputs: Sequence[Encoded],
+    table: Mapping[tuple, Atom] | Sequence[tuple[tuple, Atom]],
+    out: Encoded,
+    *,
+    op: str,
+    name: str,
 ) -> MLPSpec:
     """A lookup table over categorical readings: the most common output as a base, one unit per
-    reachable tuple whose output differs from it."""
-    if not table:
+    reachable tuple whose output differs from it.
+
+    `table` maps tuples of input values to the output value; pass it as a list of (tuple, value)
+    pairs when the inputs hold values that Python's dict would merge (1, 1.0 and True).
+    """
+    items = list(table.items()) if isinstance(table, Mapping) else list(table)
+    if not items:
         raise ValueError(f"{name}: empty table")
     writer = _Output(out)
-    base = _most_common(list(table.values()))
+    base = _most_common([v for _, v in items])
     base_row = writer.encode(base)
     b = _Builder(len(writer.dims))
     if base_row.any():
         b.unit({ONE: 1.0}, 0.0, base_row)
     k = len(inputs)
-    for tup, result in table.items():
+    for tup, result in items:
         if value_key(result) == value_key(base):
             continue
         parts = [(enc.one_hot[enc.index_of(v)], 2.0) for enc, v in zip(inputs, tup)]
         b.unit(_linear(*parts), -(2.0 * k - 1.0), writer.encode(result) - base_row)
-    notes = {"kind": "table", "inputs": [e.name for e in inputs], "rows": len(table), "onehot_noise_tolerated": 0.5 / (2 * k)}
+    notes = {"kind": "table", "inputs": [e.name for e in inputs], "rows": len(items), "onehot_noise_tolerated": 1 / (4 * k)}
     return b.spec(op, name, writer.dims, notes)
 
 
@@ -136,7 +146,7 @@ def joint_mlp(
         unique.setdefault(tuple(value_key(v) for v in t), tuple(t))
     values = tuple(unique.values())
     out = Encoded.materialised_categorical(out_name, values)
-    spec = table_mlp(inputs, {t: t for t in values}, out, op=op, name=out_name)
+    spec = table_mlp(inputs, [(t, t) for t in values], out, op=op, name=out_name)
     return spec, out
 
 
@@ -227,7 +237,7 @@ def numeric_mlp(
             groups.setdefault((step.delta, seen[step.delta]), {})[ci] = step
             seen[step.delta] += 1
     points = _AllPoints(contexts)
-    units = sorted((_plan_unit(m, points) for m in groups.values()), key=lambda u: (u.falling, u.order))
+    units = sorted((_plan_unit(m, points, f"{name}: {op}") for m in groups.values()), key=lambda u: (u.falling, u.order))
 
     b = _Builder(len(writer.dims))
     bases = [writer.encode(ctx.first) for ctx in contexts]
@@ -300,7 +310,7 @@ class _AllPoints:
         self.high = np.array([c.xs[-1] for c in contexts])
 
 
-def _plan_unit(members: dict[int, _Step], points: _AllPoints) -> _Unit:
+def _plan_unit(members: dict[int, _Step], points: _AllPoints, what: str) -> _Unit:
     min_gap = min(s.gap for s in members.values())
     slope = STEP_SHARPNESS / min_gap
     ids = np.array(list(members))
@@ -318,8 +328,13 @@ def _plan_unit(members: dict[int, _Step], points: _AllPoints) -> _Unit:
     shift = F32_INTEGER_BAND + 4.0 - math.floor(low)
     if high + shift >= F32_EXACT_INTEGERS - 4.0:
         raise CompileError(
-            [Diagnostic(f"a step needs pre-activations spanning {high - low:.3g}, beyond float32's integer band",
-                        hint="use a smaller maximum length")]
+            [
+                Diagnostic(
+                    f"{what}: values {min_gap:.3g} apart, over a range of {np.ptp(points.xs):.3g}, need step "
+                    f"pre-activations spanning {high - low:.3g}, beyond float32's exact integers (2**23)",
+                    hint="use a smaller maximum length, or make the value categorical",
+                )
+            ]
         )
     if true_margin < margin - 1e-6 * (1.0 + abs(margin)):
         raise ValueError("internal: a step threshold falls too close to a reachable value")
