@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from rasp.display import (
 from rasp.errors import RaspError, RaspTypeError
 from rasp.interpreter import Interpreter, ResultKind, StatementResult
 from rasp.parser import is_complete, parse
-from rasp.sops import Selector, SOp, evaluate
+from rasp.sops import Node, Selector, SOp, evaluate
 from rasp.values import BuiltinFunction, RaspFunction, kind_name
 
 # `draw_hook(node, tokens) -> text`: set by whoever can draw (the compiler side); None: no drawing.
@@ -301,6 +302,13 @@ class ReplSession:
         return f"error: unknown command {text!r}; type :help for the commands"
 
 
+@dataclass(frozen=True)
+class _Snapshot:
+    values: dict[str, Any]
+    last: str | None
+    node_names: list[tuple[Node, str | None]]
+
+
 class _Bindings:
     """The console scope of an interpreter, for the REPL's definition-time check.
 
@@ -310,17 +318,26 @@ class _Bindings:
     """
 
     def __init__(self, interpreter: Interpreter) -> None:
+        self._interpreter = interpreter
         self._scope = interpreter._globals
         self._frame = interpreter._frame
 
-    def snapshot(self) -> tuple[dict[str, Any], str | None]:
-        return dict(self._scope.values), self._frame.last
+    def snapshot(self) -> _Snapshot:
+        # Assignment also renames the assigned node (`tokens = tokens_int;` names tokens_int
+        # "tokens"), so the names of every visible node are kept too.
+        nodes = [
+            v
+            for n in self._interpreter.names()
+            if isinstance(v := self._scope.lookup(n, None), Node)
+        ]
+        return _Snapshot(dict(self._scope.values), self._frame.last, [(n, n.name) for n in nodes])
 
-    def restore(self, saved: tuple[dict[str, Any], str | None]) -> None:
-        values, last = saved
+    def restore(self, saved: _Snapshot) -> None:
         self._scope.values.clear()
-        self._scope.values.update(values)
-        self._frame.last = last
+        self._scope.values.update(saved.values)
+        self._frame.last = saved.last
+        for node, name in saved.node_names:
+            node.name = name
 
     def user_names(self) -> list[str]:
         return sorted(n for n in self._scope.values if n != "out")

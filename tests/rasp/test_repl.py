@@ -232,3 +232,10 @@ def test_ctrl_c_during_evaluation_keeps_the_session(monkeypatch: pytest.MonkeyPa
     out = io.StringIO()
     assert run_loop(session, _reader(["slow;", "x = 1;"]), out, newline_on_eof=True) == 0
     assert out.getvalue() == "KeyboardInterrupt\n    value: x =  1\n\n"
+
+
+def test_failed_definition_does_not_rename_the_node() -> None:
+    session = ReplSession()
+    assert "error:" in session.feed("tokens = tokens_int;")  # fails on "hello"
+    assert session.interpreter.get("tokens_int").name == "tokens_int"
+    assert session.interpreter.get("tokens").name == "tokens"
