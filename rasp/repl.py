@@ -29,8 +29,9 @@ from rasp.display import (
     named_value,
 )
 from rasp.errors import RaspError, RaspTypeError
-from rasp.interpreter import Interpreter, ResultKind, StatementResult
+from rasp.interpreter import Interpreter
 from rasp.parser import is_complete, parse
+from rasp.results import Bindings, ResultKind, StatementResult
 from rasp.sops import Node, Selector, SOp, evaluate
 from rasp.values import BuiltinFunction, RaspFunction, kind_name
 
@@ -290,7 +291,7 @@ class ReplSession:
         if word == ":help":
             return HELP_TEXT
         if word == ":names":
-            user = _Bindings(self.interpreter).user_names()
+            user = self.interpreter.user_names()
             return "\t" + ", ".join(user) if user else "\tno names defined yet"
         if word == ":type" and rest:
             known = self.interpreter.names()
@@ -304,43 +305,31 @@ class ReplSession:
 
 @dataclass(frozen=True)
 class _Snapshot:
-    values: dict[str, Any]
-    last: str | None
+    bindings: Bindings
     node_names: list[tuple[Node, str | None]]
 
 
 class _Bindings:
-    """The console scope of an interpreter, for the REPL's definition-time check.
+    """Undo for the REPL's definition-time check.
 
     The interpreter binds a name before the REPL can test the value on the running example; when the
     test fails, the REPL puts the old bindings back (as the original, which never binds a failing
-    value). This reaches into the interpreter's console scope, the one place that does.
+    value). Assignment also renames the assigned node (`tokens = tokens_int;` names tokens_int
+    "tokens"), so the names of every visible node are restored too.
     """
 
     def __init__(self, interpreter: Interpreter) -> None:
         self._interpreter = interpreter
-        self._scope = interpreter._globals
-        self._frame = interpreter._frame
 
     def snapshot(self) -> _Snapshot:
-        # Assignment also renames the assigned node (`tokens = tokens_int;` names tokens_int
-        # "tokens"), so the names of every visible node are kept too.
-        nodes = [
-            v
-            for n in self._interpreter.names()
-            if isinstance(v := self._scope.lookup(n, None), Node)
-        ]
-        return _Snapshot(dict(self._scope.values), self._frame.last, [(n, n.name) for n in nodes])
+        get = self._interpreter.get
+        nodes = [v for n in self._interpreter.names() if isinstance(v := get(n), Node)]
+        return _Snapshot(self._interpreter.snapshot(), [(n, n.name) for n in nodes])
 
     def restore(self, saved: _Snapshot) -> None:
-        self._scope.values.clear()
-        self._scope.values.update(saved.values)
-        self._frame.last = saved.last
+        self._interpreter.restore(saved.bindings)
         for node, name in saved.node_names:
             node.name = name
-
-    def user_names(self) -> list[str]:
-        return sorted(n for n in self._scope.values if n != "out")
 
 
 def _function_text(value: Any) -> str | None:
