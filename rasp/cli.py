@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import importlib
 import json
 import os
 import sys
@@ -236,9 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("RASP_DEBUG") == "1":
             traceback.print_exc()
         print(
-            f"internal error: {type(exc).__name__}: {exc}\n"
-            "This is a bug in rasp-forge; please report it with the command you ran "
-            "(set RASP_DEBUG=1 to see the traceback).",
+            f"internal error: {type(exc).__name__}: {exc} (a bug in rasp-forge: please report it "
+            "with the command you ran; RASP_DEBUG=1 shows the traceback)",
             file=sys.stderr,
         )
         return 1
@@ -279,7 +279,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 def _run_model_command(args: argparse.Namespace) -> int:
     try:
-        from rasp import model_commands  # lazy: pulls in the compiler and torch
+        # Lazy: pulls in the compiler and torch. import_module reports a missing module by name.
+        model_commands = importlib.import_module("rasp.model_commands")
     except ModuleNotFoundError as exc:
         if exc.name == "rasp.model_commands":
             print(f"error: {args.command} is not available in this build", file=sys.stderr)

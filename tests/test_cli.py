@@ -322,6 +322,7 @@ def test_unexpected_exception_is_one_line(
     code, _, err = run(capsys, "show", "m.st")
     assert code == 1
     assert err.startswith("internal error: ValueError: boom") and "Traceback" not in err
+    assert err.count("\n") == 1 and "report" in err
     monkeypatch.setenv("RASP_DEBUG", "1")
     assert "Traceback" in run(capsys, "show", "m.st")[2]
 
