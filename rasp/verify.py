@@ -63,9 +63,8 @@ class InputPlan:
     @property
     def sampled_lengths(self) -> tuple[int, int] | None:
         """The range random lengths are drawn from (None when exhaustion already covers every length)."""
-        if self.samples == 0 or self.exhaustive_len >= self.max_len:
-            return None
-        return (self.exhaustive_len + 1, self.max_len)
+        covered = self.samples == 0 or self.exhaustive_len >= self.max_len
+        return None if covered else (self.exhaustive_len + 1, self.max_len)
 
     @property
     def sample_count(self) -> int:
@@ -80,13 +79,11 @@ class InputPlan:
         for length in range(1, self.exhaustive_len + 1):
             for combo in itertools.product(self.vocab, repeat=length):
                 yield list(combo)
-        lengths = self.sampled_lengths
-        if lengths is None:
-            return
-        rng = random.Random(self.seed)
-        for _ in range(self.samples):
-            length = rng.randint(*lengths)
-            yield [rng.choice(self.vocab) for _ in range(length)]
+        if (lengths := self.sampled_lengths) is not None:
+            rng = random.Random(self.seed)
+            for _ in range(self.samples):
+                length = rng.randint(*lengths)
+                yield [rng.choice(self.vocab) for _ in range(length)]
 
 
 def default_exhaustive_len(vocab_size: int, max_len: int, budget: int = DEFAULT_BUDGET) -> int:
@@ -102,7 +99,7 @@ def default_exhaustive_len(vocab_size: int, max_len: int, budget: int = DEFAULT_
 
 def plan_inputs(vocab: Sequence[Any], max_len: int, exhaustive_len: int | None = None,
                 samples: int = 1000, seed: int = 0) -> InputPlan:
-    unique = tuple(dict.fromkeys(vocab))  # keep the user's order, drop repeats
+    unique = tuple({(type(t), t): t for t in vocab}.values())  # user's order, no repeats; 1 != True
     k = default_exhaustive_len(len(unique), max_len) if exhaustive_len is None else min(exhaustive_len, max_len)
     return InputPlan(unique, max_len, k, samples, seed)
 
@@ -140,6 +137,7 @@ class Divergence:
     position: int | None  # program position (model position - 1)
     model: Any
     interpreter: Any
+    operation: str | None = None  # what the variable computes (from the file's layer map)
 
     @property
     def where(self) -> str:
@@ -312,7 +310,9 @@ def diagnose(sop: SOp, model: RuntimeModel, tokens: list[Any], nodes: Mapping[st
             got = variables[name].decode(resid)
             for pos, (g, w) in enumerate(zip(got, want)):
                 if not variables[name].agrees(g, w):
-                    return Divergence(name, layer, sublayer, pos, g, w)
+                    ops = {str(op.get("name")): str(op.get("op")) for ops in meta.get("layers", [])
+                           for op in [*ops.get("attn", []), *ops.get("mlp", [])]}
+                    return Divergence(name, layer, sublayer, pos, g, w, ops.get(name))
     output = meta.get("output", {}).get("name", "output")
     got_out = _run_batch(model, [tokens])[0] or [NON_FINITE] * n
     want_out = _seq(evaluator.value(sop)).values
@@ -386,7 +386,9 @@ def format_failure(report: VerifyReport, what: str) -> str:
                      f"unembedding (position {div.position})")
     else:
         lines += [
-            f"  first divergence: variable `{div.variable}`, {div.where}, position {div.position}",
+            f"  first divergence: variable `{div.variable}`"
+            + (f" = {div.operation}" if div.operation and div.operation != div.variable else "")
+            + f", {div.where}, position {div.position}",
             f"    interpreter: {_value_text(div.interpreter)}",
             f"    model:       {_value_text(div.model) if div.model is not None else '(no value: every dim < 0.5)'}",
         ]
@@ -428,8 +430,9 @@ def _report_dict(report: VerifyReport) -> dict[str, Any]:
             "input": list(first.tokens), "position": first.position,
             "model": list(first.model), "interpreter": list(first.interpreter)},
         "divergence": None if div is None else {
-            "variable": div.variable, "layer": div.layer, "sublayer": div.sublayer,
-            "position": div.position, "model": div.model, "interpreter": div.interpreter},
+            "variable": div.variable, "operation": div.operation, "layer": div.layer,
+            "sublayer": div.sublayer, "position": div.position, "model": div.model,
+            "interpreter": div.interpreter},
     }
 
 

@@ -134,9 +134,9 @@ def test_verify_passes_on_a_faithful_model() -> None:
     ("corrupt", "expected"),
     [
         # flag's one-hot flipped at position 1 by layer 0's MLP: found there, not later in `prev`
-        (("blocks.0.hook_resid_post", 4, 1, 5.0), ("flag", 0, "mlp", 1, "False", True)),
+        (("blocks.0.hook_resid_post", 4, 1, 5.0), ("flag", 0, "mlp", 1, "False", True, 'tokens == "a"')),
         # prev (numerical) wrong at position 2 after layer 1's attention
-        (("blocks.1.hook_resid_mid", 6, 2, 7.0), ("prev", 1, "attn", 2, 7.0, 1)),
+        (("blocks.1.hook_resid_mid", 6, 2, 7.0), ("prev", 1, "attn", 2, 7.0, 1, "aggregate(...)")),
         # the tokens themselves wrong after the embedding
         (("blocks.0.hook_resid_pre", 3, 0, 9.0), ("tokens", None, "embedding", 0, "b", "a")),
     ],
@@ -157,7 +157,7 @@ def test_failing_report_names_input_variable_layer_and_position() -> None:
     assert report.first_failure.tokens == ("a", "a", "a") and report.first_failure.position == 2
     text = format_failure(report, "prev")
     assert 'first failing input: "aaa"' in text
-    assert "first divergence: variable `prev`, layer 1 attn, position 2" in text
+    assert "first divergence: variable `prev` = aggregate(...), layer 1 attn, position 2" in text
     data = report_json(report)
     assert data["divergence"]["variable"] == "prev" and data["divergence"]["layer"] == 1
 
@@ -244,12 +244,14 @@ def test_corrupted_weight_is_located(tmp_path: Any, capsys: pytest.CaptureFixtur
     report = json.loads(capsys.readouterr().out)
     assert code == 1 and not report["ok"]
     assert report["first_failure"]["input"] == ["a"]  # the first input checked already fails
-    assert report["divergence"] == {"variable": variable, "layer": layer, "sublayer": sublayer,
-                                    "position": 0, "model": label.split(":")[1], "interpreter": want}
+    operation = {"opp": "length - indices - 1", "reverse": "aggregate(flip, tokens)"}[variable]
+    assert report["divergence"] == {"variable": variable, "operation": operation, "layer": layer,
+                                    "sublayer": sublayer, "position": 0, "model": label.split(":")[1],
+                                    "interpreter": want}
     code = main(["verify", str(program), "--vocab", "abc", "--max-len", "4", "--model", str(model)])
     err = capsys.readouterr().err
     assert code == 1
-    assert f"first divergence: variable `{variable}`, layer {layer} {sublayer}, position 0" in err
+    assert f"first divergence: variable `{variable}` = {operation}, layer {layer} {sublayer}, position 0" in err
     assert 'first failing input: "a" (length 1)' in err
 
 
@@ -284,3 +286,26 @@ def test_non_finite_outputs_are_failures_not_crashes() -> None:
     assert div is not None and (div.variable, div.layer, div.sublayer, div.position) == ("flag", None, "embedding", 0)
     assert np.isnan(div.model) and div.interpreter is False
     json.dumps(report_json(report), allow_nan=False)
+
+
+def test_generated_names_are_diagnosed_too(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """`length - indices - 1` unnamed: the compiler calls it `_map_N`; verify still finds its node."""
+    import json
+
+    from rasp.cli import main
+
+    program, model, meta = _compiled_reverse(tmp_path)
+    program.write_text("flip = select(indices, length - indices - 1, ==);\nreverse = aggregate(flip, tokens);\n")
+    assert main(["compile", str(program), "--vocab", "abc", "--max-len", "4", "-o", str(model)]) == 0
+    from safetensors import safe_open
+
+    with safe_open(str(model), "np") as handle:
+        meta = json.loads(handle.metadata()["rasp_forge"])
+    (layer, name), = [(l, op["name"]) for l, ops in enumerate(meta["layers"]) for op in ops["mlp"]]
+    assert name.startswith("_map_")
+    _corrupt(model, f"blocks.{layer}.mlp.b_out", meta["residual"].index(f"{name}:2"), 5.0)
+    capsys.readouterr()
+    assert main(["verify", str(program), "--vocab", "abc", "--max-len", "4", "--model", str(model), "--json"]) == 1
+    div = json.loads(capsys.readouterr().out)["divergence"]
+    assert (div["variable"], div["operation"], div["layer"], div["sublayer"]) == (
+        name, "length - indices - 1", layer, "mlp")
