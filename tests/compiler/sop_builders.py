@@ -95,9 +95,11 @@ def dyck1() -> S.SOp:
         default=0,
         name="prev_imbalances",
     )
+    # As the paper writes it: `"F" if prev_imbalances > 0 else ("T" if balance == 0 else "P")`.
+    broken = mapped(lambda p: p > 0, bad, text="prev_imbalances > 0")
+    open_or_balanced = mapped(
+        lambda b: "T" if b == 0 else "P", balance, text='"T" if balance == 0 else "P"'
+    )
     return mapped(
-        lambda p, b: "F" if p > 0 else ("T" if b == 0 else "P"),
-        bad,
-        balance,
-        name="dyck1",
+        lambda f, tp: "F" if f else tp, broken, open_or_balanced, name="dyck1"
     )
