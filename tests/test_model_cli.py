@@ -7,6 +7,7 @@ that compile (compile, verify, draw FILE.rasp) use the real compiler on small pr
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -201,3 +202,13 @@ def test_verify_with_bad_or_mismatched_models(capsys: pytest.CaptureFixture[str]
     assert code == 1 and "--max-len 4 is longer than" in err
     code, _, err = run(capsys, "verify", str(reverse_file), "--vocab", "abz", "--max-len", "3", "--model", str(model))
     assert code == 1 and err.startswith('error: --vocab token "z" is not in the vocabulary of')
+
+
+def test_verify_shows_progress_only_on_a_terminal(capsys: pytest.CaptureFixture[str], reverse_file: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    argv = ["verify", str(reverse_file), "--vocab", "ab", "--max-len", "11", "--samples", "0"]
+    code, out, err = run(capsys, *argv)
+    assert code == 0 and err == "" and "4,094 inputs" in out
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    code, out, err = run(capsys, *argv)
+    assert code == 0 and "\rverifying: 4,094/4,094 inputs" in err and "4,094 inputs" in out
