@@ -32,8 +32,8 @@ class ModelFileError(RaspError):
 
     kind = ErrorKind.IO
 
-    def __init__(self, path: str | Path, problem: str, hint: str | None = None) -> None:
-        super().__init__(f"{path}: {problem}", hint=hint)
+    def __init__(self, path: str | Path, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")  # one line, whatever the problem
 
 
 @dataclass(frozen=True)
@@ -93,9 +93,7 @@ def read_model_file(path: str | Path) -> ModelFile:
             shapes = {name: tuple(handle.get_slice(name).get_shape()) for name in handle.keys()}
     except Exception as exc:  # safetensors raises several private error types for a bad header
         raise ModelFileError(
-            path,
-            f"not a readable safetensors file ({_first_line(exc)})",
-            hint="the file may be truncated or not a compiled model; recompile it with `rasp compile`",
+            path, f"not a readable safetensors file ({_first_line(exc)}); truncated, or not a compiled model?"
         ) from None
     meta = _parse_metadata(path, metadata)
     _check_tensors(path, meta["config"], shapes)
@@ -116,9 +114,8 @@ def _parse_metadata(path: Path, metadata: dict[str, str]) -> dict[str, Any]:
         raise ModelFileError(path, "the metadata has no integer 'format_version'")
     if version > FORMAT_VERSION:
         raise ModelFileError(
-            path,
-            f"format version {version} is newer than this rasp-forge understands ({FORMAT_VERSION})",
-            hint="upgrade rasp-forge, or recompile the program with this version",
+            path, f"format version {version} is newer than this rasp-forge understands ({FORMAT_VERSION}); "
+            "upgrade rasp-forge or recompile the program"
         )
     config = meta.get("config")
     if not isinstance(config, dict):

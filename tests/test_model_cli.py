@@ -80,7 +80,7 @@ def test_bad_model_files_give_one_error_line(capsys: pytest.CaptureFixture[str],
                 "export": ["export", str(path), "--to", "transformer-lens", "-o", str(tmp_path / "tl")]}[command]
         code, out, err = run(capsys, *argv)
         assert code == 1, (command, case, err)
-        assert err.startswith(f"error: {path}: "), (command, case, err)
+        assert err.startswith(f"error: {path}: ") and err.count("\n") == 1, (command, case, err)
         assert "Traceback" not in err and "internal error" not in err and not out, (command, case)
 
 
@@ -195,7 +195,7 @@ def test_verify_with_bad_or_mismatched_models(capsys: pytest.CaptureFixture[str]
     for case, path in bad_model_files(tmp_path, prev_model).items():
         code, out, err = run(capsys, "verify", str(reverse_file), "--vocab", "ab", "--max-len", "3",
                              "--model", str(path))
-        assert code == 1 and err.startswith(f"error: {path}: ") and not out, case
+        assert code == 1 and err.startswith(f"error: {path}: ") and err.count("\n") == 1 and not out, case
     model = tmp_path / "m.safetensors"
     assert run(capsys, "compile", str(reverse_file), "--vocab", "ab", "--max-len", "3", "-o", str(model))[0] == 0
     code, _, err = run(capsys, "verify", str(reverse_file), "--vocab", "ab", "--max-len", "4", "--model", str(model))

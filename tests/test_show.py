@@ -136,7 +136,7 @@ def test_bad_files_give_one_clear_error(tmp_path: Path) -> None:
             read_model_file(path)
         rendered = info.value.render()
         assert expected in rendered, case
-        assert rendered.splitlines()[0].startswith(f"error: {path}: "), case
+        assert rendered.startswith(f"error: {path}: ") and "\n" not in rendered, case
 
 
 REVERSE = """\
