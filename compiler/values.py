@@ -27,7 +27,7 @@ from compiler.graph import Graph, IRNode, Op
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, RaspError
 
-MAX_MAP_COMBINATIONS = 1_000_000  # input combinations a map's table may enumerate
+MAX_MAP_COMBINATIONS = 8_000_000  # input combinations a map's table may enumerate
 MAX_VALUES = 100_000  # values one s-op may take (means included)
 
 # Exceptions the interpreter turns into a runtime error for a map (see `rasp.sops.Evaluator._map`).
@@ -89,6 +89,7 @@ class _Inference:
         ] = {}  # selector -> keys selected per (i, n)
         self.at_most_one: list[bool] = []
         self.looks_back: dict[int, bool] = {}
+        self.failed: set[int] = set()  # nodes already reported (or depending on one)
         self.lower: dict[int, bool] = {}  # positional selectors: no key after its query
         self.problems: list[Diagnostic] = []
         self._interned: dict[tuple, tuple[Atom, ...]] = {}
@@ -150,11 +151,14 @@ class _Inference:
                         vals = tuple(range(self.n_max + 1))
             if rel is not None:
                 vals = sort_values(v for group in _by_id(rel).values() for v in group)
-            if (
-                not node.op.is_selector
-                and not vals
-                and not _already_reported(node, self.problems)
+            if any(i in self.failed for i in node.inputs) or _already_reported(
+                node, self.problems
             ):
+                self.failed.add(
+                    node.index
+                )  # reported here or at an input: nothing more to say
+            elif not node.op.is_selector and not vals:
+                self.failed.add(node.index)
                 self.problems.append(
                     Diagnostic(
                         f"'{node.text}' fails on every input of length 1..{self.n_max}",
@@ -201,18 +205,22 @@ class _Inference:
             ]
             return None, sort_values(outs)
         cache: dict[tuple[int, ...], tuple[Atom, ...]] = {}
+        results: dict[
+            tuple, tuple[bool, Atom]
+        ] = {}  # the function per distinct arguments
         rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
         for p in self.pairs:
             sets = [self.relation[i][p] for i in node.inputs]  # type: ignore[index]
             key = tuple(map(id, sets))
             if key not in cache:
-                outs = [
-                    out
-                    for ok, out in (
-                        apply_map(node.fn, a) for a in itertools.product(*sets)
-                    )
-                    if ok
-                ]
+                outs = []
+                for args in itertools.product(*sets):
+                    arg_key = tuple(value_key(a) for a in args)
+                    if arg_key not in results:
+                        results[arg_key] = apply_map(node.fn, args)
+                    ok, out = results[arg_key]
+                    if ok:
+                        outs.append(out)
                 cache[key] = self.intern(outs)
             rel[p] = cache[key]
         return rel, ()
