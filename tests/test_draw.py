@@ -108,3 +108,20 @@ def test_repl_hook_writes_into_comp_flows(tmp_path: Path) -> None:
     assert "hist(a_b).png" in message
     with pytest.raises(RaspError, match="needs an s-op"):
         repl_draw_hook(same, list("ab"), tmp_path / "comp_flows")
+
+
+def test_dot_is_rendered_only_when_graphviz_is_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rasp.draw import write_dot
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert write_dot("digraph g {}\n", tmp_path / "a.dot") is None
+    assert (tmp_path / "a.dot").read_text() == "digraph g {}\n"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "dot"  # records its arguments and writes the -o file, like graphviz would
+    fake.write_text('#!/bin/sh\necho "$@" > "$(dirname "$0")/args"\nshift 2\n[ "$1" = -o ] && echo png > "$2"\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")  # ours first; the shell needs the others
+    rendered = write_dot("digraph g {}\n", tmp_path / "b.dot")
+    assert rendered == tmp_path / "b.png" and rendered.read_text() == "png\n"
+    assert (bin_dir / "args").read_text().split() == ["-Tpng", str(tmp_path / "b.dot"), "-o", str(rendered)]
