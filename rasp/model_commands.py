@@ -39,7 +39,7 @@ def _runtime_errors(what: str) -> Iterator[None]:
     except transformer.ModelInputError as err:
         raise RaspError(f"cannot run {what} on this input: {err}", kind=ErrorKind.IO) from None
     except transformer.ModelOutputError as err:
-        raise RaspError(f"{what}: {err}", hint="the weights are broken; recompile the program",
+        raise RaspError(f"{what}: {err} (its weights are broken; recompile the program)",
                         kind=ErrorKind.IO) from None
 
 
@@ -81,8 +81,7 @@ def _compile_sop(sop: Any, name: str, source: Source, vocab: Sequence[Any], max_
                  causal: bool = False) -> Any:
     import compiler
 
-    extra = {"causal": True} if causal else {}  # only passed when asked for
-    return compiler.compile_sop(sop, list(vocab), max_len, name=name, source=source, **extra)
+    return compiler.compile_sop(sop, list(vocab), max_len, name=name, source=source, causal=causal)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -92,8 +91,15 @@ def _compile_sop(sop: Any, name: str, source: Source, vocab: Sequence[Any], max_
 def cmd_compile(args: argparse.Namespace) -> int:
     from rasp.inspect import read_model_file, summarize
 
+    out = Path(args.output)
+    if not out.parent.is_dir() or out.is_dir():
+        problem = "it is a directory" if out.is_dir() else f"directory {out.parent} does not exist"
+        raise RaspError(f"cannot write {out}: {problem}", kind=ErrorKind.IO)
     model = _compile(args.file, args.name, args.vocab, args.max_len, args.causal)
-    model.save(args.output)
+    try:
+        model.save(args.output)
+    except OSError as exc:
+        raise RaspError(f"cannot write {args.output}: {exc.strerror or exc}", kind=ErrorKind.IO) from None
     summary = summarize(read_model_file(args.output))
     cfg = summary.meta["config"]
     print(f"wrote {args.output}: {cfg['n_layers']} layers, {cfg['n_heads']} heads/layer, "

@@ -165,6 +165,15 @@ def test_compile_then_run_show_verify(capsys: pytest.CaptureFixture[str], revers
     assert "every input of length 1..5 over 3 tokens" in out
 
 
+def test_compile_errors(capsys: pytest.CaptureFixture[str], reverse_file: Path, tmp_path: Path) -> None:
+    out_path = tmp_path / "missing_dir" / "m.safetensors"
+    code, _, err = run(capsys, "compile", str(reverse_file), "--vocab", "ab", "--max-len", "3", "-o", str(out_path))
+    assert code == 1 and err.startswith(f"error: cannot write {out_path}: ")
+    code, _, err = run(capsys, "compile", str(reverse_file), "--vocab", "ab", "--max-len", "3", "-o",
+                       str(tmp_path / "m.safetensors"), "--name", "flip")
+    assert code == 1 and "'flip' is a selector, not an s-op" in err and "Traceback" not in err
+
+
 def test_verify_compiles_and_reports_json(capsys: pytest.CaptureFixture[str], reverse_file: Path) -> None:
     code, out, _ = run(capsys, "verify", str(reverse_file), "--vocab", "ab", "--max-len", "6",
                        "--exhaustive-len", "3", "--samples", "40", "--seed", "7", "--json")
