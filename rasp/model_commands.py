@@ -84,6 +84,16 @@ def _compile_sop(sop: Any, name: str, source: Source, vocab: Sequence[Any], max_
     return compiler.compile_sop(sop, list(vocab), max_len, name=name, source=source, causal=causal)
 
 
+def _check_writable(path: str | Path | None) -> None:
+    """Refuse an output path up front, before minutes of compiling or drawing."""
+    if path is None:
+        return
+    out = Path(path)
+    if not out.parent.is_dir() or out.is_dir():
+        problem = "it is a directory" if out.is_dir() else f"directory {out.parent} does not exist"
+        raise RaspError(f"cannot write {out}: {problem}", kind=ErrorKind.IO)
+
+
 # ------------------------------------------------------------------------------------------------
 # compile, run --model, show, export
 
@@ -91,10 +101,7 @@ def _compile_sop(sop: Any, name: str, source: Source, vocab: Sequence[Any], max_
 def cmd_compile(args: argparse.Namespace) -> int:
     from rasp.inspect import read_model_file, summarize
 
-    out = Path(args.output)
-    if not out.parent.is_dir() or out.is_dir():
-        problem = "it is a directory" if out.is_dir() else f"directory {out.parent} does not exist"
-        raise RaspError(f"cannot write {out}: {problem}", kind=ErrorKind.IO)
+    _check_writable(args.output)
     model = _compile(args.file, args.name, args.vocab, args.max_len, args.causal)
     try:
         model.save(args.output)
@@ -235,6 +242,8 @@ def cmd_draw(args: argparse.Namespace) -> int:
     from rasp.draw import draw_model_file
 
     target = Path(args.target)
+    _check_writable(args.output)
+    _check_writable(args.dot)
     if target.suffix == ".safetensors":
         given = [opt for opt, value in (("--vocab", args.vocab), ("--max-len", args.max_len),
                                         ("--name", args.name)) if value is not None]

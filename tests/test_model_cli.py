@@ -109,6 +109,8 @@ def test_draw_model_and_argument_errors(capsys: pytest.CaptureFixture[str], prev
     assert out.startswith(f"wrote {png}")
     code, _, err = run(capsys, "draw", str(prev_model), "--input", "abc", "-o", str(png), "--vocab", "ab")
     assert code == 2 and "--vocab applies only to a .rasp program" in err
+    code, _, err = run(capsys, "draw", str(prev_model), "--input", "abc", "-o", str(tmp_path / "no" / "p.png"))
+    assert code == 1 and err == f"error: cannot write {tmp_path / 'no' / 'p.png'}: directory {tmp_path / 'no'} does not exist\n"
     code, _, err = run(capsys, "draw", str(tmp_path / "x.txt"), "--input", "abc", "-o", str(png))
     assert code == 2 and "TARGET must be a .rasp program or a .safetensors model" in err
 
