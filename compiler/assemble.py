@@ -33,9 +33,7 @@ from compiler.model import (
 from compiler.schedule import Schedule
 from rasp.errors import Source
 
-MAX_OUTPUT_VALUES = (
-    10_000  # a numerical output lists its values (for snapping) up to this many
-)
+MAX_OUTPUT_VALUES = 10_000  # a numerical output lists its values (for snapping) up to this many
 
 
 def assemble(
@@ -52,9 +50,7 @@ def assemble(
     d_model = layout.d_model
     n_heads = max([len(layer.heads) for layer in schedule.layers] + [1])
     widths = [
-        max(_qk_width(h) + 2, h.W_O.shape[0])
-        for layer in schedule.layers
-        for h in layer.heads
+        max(_qk_width(h) + 2, h.W_O.shape[0]) for layer in schedule.layers for h in layer.heads
     ]
     d_head = math.ceil(math.sqrt(max(widths + [1]))) ** 2
     d_mlp = max([sum(m.hidden for m in layer.mlps) for layer in schedule.layers] + [1])
@@ -76,12 +72,10 @@ def assemble(
         [[len(vocab)] + [len(vocab) + 1] * max_len]
     )  # BOS, then PAD at every position
     for index, layer in enumerate(schedule.layers):
-        specials = run_residuals(weights, config, special_ids, n_layers=index)[-1][
-            0
-        ].astype(np.float64)
-        weights.update(
-            _attention_arrays(index, layer.heads, layout, config, specials, bounds)
+        specials = run_residuals(weights, config, special_ids, n_layers=index)[-1][0].astype(
+            np.float64
         )
+        weights.update(_attention_arrays(index, layer.heads, layout, config, specials, bounds))
         weights.update(_mlp_arrays(index, layer.mlps, layout, d_mlp))
     weights.update(_unembed(plan.output, layout))
     weights = {k: v.astype(np.float32) for k, v in weights.items()}
@@ -96,9 +90,7 @@ def _qk_width(head: HeadSpec) -> int:
 # -- embeddings -----------------------------------------------------------------------------------
 
 
-def _embeddings(
-    layout: Layout, vocab: Sequence[Atom], max_len: int
-) -> dict[str, np.ndarray]:
+def _embeddings(layout: Layout, vocab: Sequence[Atom], max_len: int) -> dict[str, np.ndarray]:
     ix = layout.index
     w_e = np.zeros((len(vocab) + 2, layout.d_model))
     for t, dim in enumerate(layout.token_dims):
@@ -128,9 +120,7 @@ def _real_bounds(layout: Layout, plan: Plan, max_len: int) -> np.ndarray:
 # -- attention ------------------------------------------------------------------------------------
 
 
-def _rows(
-    mapping: dict[Dim, np.ndarray] | object, layout: Layout, width: int
-) -> np.ndarray:
+def _rows(mapping: dict[Dim, np.ndarray] | object, layout: Layout, width: int) -> np.ndarray:
     out = np.zeros((layout.d_model, width))
     for dim, vec in mapping.items():  # type: ignore[attr-defined]
         out[layout.index[dim], : len(vec)] += vec
@@ -161,9 +151,7 @@ def _attention_arrays(
         r_bos, r_pads = specials[0], specials[1:]
         k_bos = r_bos @ k  # [d_head]
         k_pads = r_pads @ k  # [max_len, d_head]
-        k_real_max = (
-            np.abs(k).T @ bounds
-        )  # [d_head]: bound of a real key's reading per column
+        k_real_max = np.abs(k).T @ bounds  # [d_head]: bound of a real key's reading per column
         q_real_max = np.abs(q).T @ bounds
         # Real queries never attend to PAD: PAD scores below the BOS score, which is always present.
         big_pad = (

@@ -32,9 +32,7 @@ def compile_sop(
     values = infer_values(graph, vocab, max_len)  # what each node can be
     if causal:
         _check_causal(graph, values)
-    plan = plan_encodings(
-        graph, values, vocab
-    )  # readings + weight blocks in Dim coordinates
+    plan = plan_encodings(graph, values, vocab)  # readings + weight blocks in Dim coordinates
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers
     layout = lay_out(schedule, plan.output, vocab, max_len)  # Dim -> residual index
     out_name = name or graph.output.name
@@ -62,10 +60,7 @@ def _check_causal(graph: Graph, values: ValueSets) -> None:
                     "compile without causal attention, or avoid length",
                 )
             )
-        elif (
-            node.op in (Op.AGGREGATE, Op.SELECTOR_WIDTH)
-            and not values.looks_back[node.inputs[0]]
-        ):
+        elif node.op in (Op.AGGREGATE, Op.SELECTOR_WIDTH) and not values.looks_back[node.inputs[0]]:
             problems.append(
                 Diagnostic(
                     f"'{node.text}' may select later positions, which a causal model cannot see",
@@ -77,40 +72,26 @@ def _check_causal(graph: Graph, values: ValueSets) -> None:
         raise CompileError(problems)
 
 
-def _check_arguments(
-    sop: object, vocab: Sequence[Atom], max_len: int
-) -> tuple[Atom, ...]:
+def _check_arguments(sop: object, vocab: Sequence[Atom], max_len: int) -> tuple[Atom, ...]:
     span = getattr(sop, "span", None)
     problems: list[Diagnostic] = []
-    tokens = (
-        tuple(vocab) if isinstance(vocab, (list, tuple, set, frozenset, str)) else ()
-    )
+    tokens = tuple(vocab) if isinstance(vocab, (list, tuple, set, frozenset, str)) else ()
     if not tokens:
         problems.append(
             Diagnostic("the vocabulary is empty", span, "give at least one input token")
         )
-    bad = [
-        t for t in tokens if isinstance(t, bool) or not isinstance(t, (int, float, str))
-    ]
-    if bad and not all(isinstance(t, bool) for t in bad):
-        problems.append(
-            Diagnostic(f"vocabulary tokens must be atoms, got {bad[0]!r}", span)
-        )
+    bad = [t for t in tokens if not isinstance(t, (bool, int, float, str))]
+    if bad:
+        problems.append(Diagnostic(f"vocabulary tokens must be atoms, got {bad[0]!r}", span))
     keys = [(type(t).__name__, t) for t in tokens]
     if len(set(keys)) != len(keys):
         problems.append(
-            Diagnostic(
-                "the vocabulary lists a token twice", span, "list each token once"
-            )
+            Diagnostic("the vocabulary lists a token twice", span, "list each token once")
         )
     if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
-        problems.append(
-            Diagnostic(f"max_len must be an integer >= 1, got {max_len!r}", span)
-        )
+        problems.append(Diagnostic(f"max_len must be an integer >= 1, got {max_len!r}", span))
     if not isinstance(sop, sops.Node):
-        problems.append(
-            Diagnostic(f"expected an s-op to compile, got {type(sop).__name__}", None)
-        )
+        problems.append(Diagnostic(f"expected an s-op to compile, got {type(sop).__name__}", None))
     if problems:
         raise CompileError(problems)
     return tokens

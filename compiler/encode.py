@@ -45,9 +45,7 @@ from rasp.errors import CompileError, Diagnostic
 @dataclass(frozen=True)
 class PlannedHead:
     spec: HeadSpec
-    merge_key: tuple[
-        Any, ...
-    ]  # heads with equal keys attend identically and may share one head
+    merge_key: tuple[Any, ...]  # heads with equal keys attend identically and may share one head
 
 
 @dataclass(frozen=True)
@@ -56,9 +54,7 @@ class Plan:
     mlps: tuple[MLPSpec, ...]
     output: Encoded
     output_type: sops.SeqType
-    dim_bounds: Mapping[
-        Dim, float
-    ]  # |value| bound of each written dim at real positions
+    dim_bounds: Mapping[Dim, float]  # |value| bound of each written dim at real positions
 
 
 class _Skip(Exception):
@@ -71,9 +67,7 @@ def plan_encodings(graph: Graph, values: ValueSets, vocab: tuple[Atom, ...]) -> 
 
 
 class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
-    def __init__(
-        self, graph: Graph, values: ValueSets, vocab: tuple[Atom, ...]
-    ) -> None:
+    def __init__(self, graph: Graph, values: ValueSets, vocab: tuple[Atom, ...]) -> None:
         self.g, self.vs, self.vocab, self.n_max = graph, values, vocab, values.max_len
         self.heads: list[PlannedHead] = []
         self.mlps: list[MLPSpec] = []
@@ -88,9 +82,7 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
     # -- driver -----------------------------------------------------------------------------------
 
     def run(self) -> Plan:
-        for (
-            node
-        ) in self.g.nodes:  # attention first, so independent failures are all reported
+        for node in self.g.nodes:  # attention first, so independent failures are all reported
             if node.op is Op.AGGREGATE:
                 self._guard(lambda n=node: self.reading(n.index, self.preferred(n)))
             elif self.reads_frac(node.index):
@@ -98,9 +90,7 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
             elif node.op is Op.SELECTOR_WIDTH:
                 self._guard(lambda n=node: self.reading(n.index, Encoding.NUMERICAL))
         root = self.g.output
-        output = self._guard(
-            lambda: self.reading(root.index, self.output_encoding(root))
-        )
+        output = self._guard(lambda: self.reading(root.index, self.output_encoding(root)))
         if self.problems or output is None:
             raise CompileError(
                 self.problems or [Diagnostic("cannot compile the program", root.span)]
@@ -129,9 +119,7 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
             except CompileError as err:
                 self.failed.add(key)
                 for d in err.diagnostics:
-                    self.problems.append(
-                        d if d.span else Diagnostic(d.message, node.span, d.hint)
-                    )
+                    self.problems.append(d if d.span else Diagnostic(d.message, node.span, d.hint))
                 raise _Skip from None
             except _Skip:
                 self.failed.add(key)
@@ -145,10 +133,7 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
 
     def seq_type(self, node: IRNode) -> sops.SeqType:
         types = {sops.type_of_value(v) for v in self.values(node.index)}
-        if (
-            types <= {sops.SeqType.INTS, sops.SeqType.FLOATS}
-            and sops.SeqType.FLOATS in types
-        ):
+        if types <= {sops.SeqType.INTS, sops.SeqType.FLOATS} and sops.SeqType.FLOATS in types:
             return sops.SeqType.FLOATS
         return next(iter(types)) if len(types) == 1 else sops.SeqType.STRINGS
 
@@ -193,9 +178,7 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
             case Op.INDICES:
                 return Encoded.materialised_categorical("indices", vals)
             case Op.CONST:
-                return Encoded(
-                    node.name, Encoding.CATEGORICAL, vals, one_hot=(((ONE, 1.0),),)
-                )
+                return Encoded(node.name, Encoding.CATEGORICAL, vals, one_hot=(((ONE, 1.0),),))
             case Op.LENGTH | Op.SELECTOR_WIDTH if self.reads_frac(node.index):
                 return self._decode_numeric(
                     node,
@@ -259,9 +242,7 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
             case Op.AGGREGATE:
                 if self.is_mean(node):
                     return self._aggregate(node, Encoding.NUMERICAL)
-                return self._view_numerical(
-                    node, self.reading(node.index, Encoding.CATEGORICAL)
-                )
+                return self._view_numerical(node, self.reading(node.index, Encoding.CATEGORICAL))
             case Op.MAP:
                 return self._map(node, Encoding.NUMERICAL)
         raise CompileError([Diagnostic(f"'{node.text}' is not an s-op", node.span)])
@@ -273,8 +254,7 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
         vals = self.values(node.index)
         if not numerical:
             one_hot = tuple(
-                tuple((d, 1.0) for d, c in raw if value_key(c) == value_key(v))
-                for v in vals
+                tuple((d, 1.0) for d, c in raw if value_key(c) == value_key(v)) for v in vals
             )
             return Encoded(node.name, Encoding.CATEGORICAL, vals, one_hot=one_hot)
         return Encoded(
@@ -306,9 +286,7 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
                 atoms, merge = [ALL_TRUE], ("sw", "all")
             else:
                 atoms, merge = self.atoms(node.inputs[0]), ("sw", node.inputs[0])
-            spec = attention.selector_width_head(
-                atoms, dim, op=node.text, name=node.name
-            )
+            spec = attention.selector_width_head(atoms, dim, op=node.text, name=node.name)
             self.heads.append(PlannedHead(spec, merge))
             self.bounds[dim] = 1.0
             fracs = sort_values(1.0 / (v + 1) for v in self.values(node.index))
@@ -375,9 +353,7 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
             xs = np.array([mx for mx, _ in merged])
             nearest = lambda x: merged[int(np.argmin(np.abs(xs - x)))][1]
             self.canon[node.index] = {value_key(v): nearest(x) for x, v in points}
-        spec = mlp.numeric_mlp(
-            x, merged, out, op=node.text, name=node.name, x_error=x_error
-        )
+        spec = mlp.numeric_mlp(x, merged, out, op=node.text, name=node.name, x_error=x_error)
         self.mlps.append(spec)
         return out
 
@@ -394,9 +370,7 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
             out.setdefault(tuple(value_key(v) for v in canon), canon)
         return list(out.values())
 
-    def _materialise(
-        self, node: IRNode, encoding: Encoding, vals: tuple[Atom, ...]
-    ) -> Encoded:
+    def _materialise(self, node: IRNode, encoding: Encoding, vals: tuple[Atom, ...]) -> Encoded:
         if encoding is Encoding.CATEGORICAL:
             out = Encoded.materialised_categorical(node.name, vals)
             for terms in out.one_hot:
@@ -413,9 +387,7 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
         # The head copies every value reading and the default, even those the analysis proved unreachable.
         vals = sort_values([*self.values(node.index), *value.values, node.value])
         out = self._materialise(node, encoding, vals)
-        spec = attention.aggregate_head(
-            atoms, value, node.value, out, op=node.text, name=node.name
-        )
+        spec = attention.aggregate_head(atoms, value, node.value, out, op=node.text, name=node.name)
         self.heads.append(PlannedHead(spec, ("agg", selector)))
         return out
 

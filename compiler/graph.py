@@ -113,9 +113,7 @@ def build_graph(root: sops.Node) -> Graph:
     for node in sops.walk(root):
         op = _SIMPLE.get(type(node))
         if op is None:
-            raise TypeError(
-                f"unknown s-op node {node!r}"
-            )  # a bug in rasp.sops, not a user error
+            raise TypeError(f"unknown s-op node {node!r}")  # a bug in rasp.sops, not a user error
         inputs = tuple(index_of[c.id] for c in node.children())
         if node.name:
             name, named = node.name, True

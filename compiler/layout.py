@@ -31,9 +31,7 @@ class Layout:
         return [d.label for d in self.dims]
 
 
-def lay_out(
-    schedule: Schedule, output: Encoded, vocab: Sequence[Atom], max_len: int
-) -> Layout:
+def lay_out(schedule: Schedule, output: Encoded, vocab: Sequence[Atom], max_len: int) -> Layout:
     read: set[Dim] = set(output.dims())
     written: list[Dim] = []
     for layer in schedule.layers:
@@ -61,12 +59,8 @@ def lay_out(
     )
     unknown = sorted(d.label for d in read if d not in set(dims))
     if unknown:
-        raise ValueError(
-            f"blocks read dimensions nobody writes: {unknown[:5]}"
-        )  # a compiler bug
-    return Layout(
-        dims, {d: i for i, d in enumerate(dims)}, token_dims, index_dims, numeric_index
-    )
+        raise ValueError(f"blocks read dimensions nobody writes: {unknown[:5]}")  # a compiler bug
+    return Layout(dims, {d: i for i, d in enumerate(dims)}, token_dims, index_dims, numeric_index)
 
 
 def _unique(dims: Iterable[Dim]) -> tuple[Dim, ...]:

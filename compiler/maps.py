@@ -101,12 +101,8 @@ class MapsMixin(_Base):
         """Worst float32 error of a numeric source's reading (None: only its own rounding)."""
         node = self.g[index]
         if node.op is Op.AGGREGATE:
-            biggest = max(
-                (abs(float(v)) for v in self.values(node.inputs[1])), default=1.0
-            )
-            return numeric.mean_error_bound(
-                self.n_max + 1, max(biggest, abs(float(node.value)))
-            )
+            biggest = max((abs(float(v)) for v in self.values(node.inputs[1])), default=1.0)
+            return numeric.mean_error_bound(self.n_max + 1, max(biggest, abs(float(node.value))))
         return None
 
     def _map(self, node: IRNode, encoding: Encoding) -> Encoded:
@@ -122,21 +118,15 @@ class MapsMixin(_Base):
                     )
                 ]
             )
-        direct = tuple(
-            dict.fromkeys(i for i in node.inputs if self.g[i].op is not Op.CONST)
-        )
+        direct = tuple(dict.fromkeys(i for i in node.inputs if self.g[i].op is not Op.CONST))
         if len(direct) > 1 and all(self.is_numeric_source(i) for i in direct):
             affine = self._affine_view(node, direct, list(direct), [])
             if affine is not None:  # e.g. n_opens - n_closes: free
                 if encoding is Encoding.NUMERICAL:
                     return affine
                 x = self.reading(node.index, Encoding.NUMERICAL)
-                return self._decode_numeric(
-                    node, x, [(float(v), v) for v in vals], encoding
-                )
-        return self._map_over(
-            node, self.support(node.index), encoding, last_resort=True
-        )  # type: ignore[return-value]
+                return self._decode_numeric(node, x, [(float(v), v) for v in vals], encoding)
+        return self._map_over(node, self.support(node.index), encoding, last_resort=True)  # type: ignore[return-value]
 
     def _map_over(
         self,
@@ -149,14 +139,8 @@ class MapsMixin(_Base):
         """The map as a function of `support`, if one cheap block computes it (always, if last_resort)."""
         vals = self.values(node.index)
         if not support:
-            const = Encoded(
-                node.name, Encoding.CATEGORICAL, vals, one_hot=(((ONE, 1.0),),)
-            )
-            return (
-                const
-                if encoding is Encoding.CATEGORICAL
-                else self._view_numerical(node, const)
-            )
+            const = Encoded(node.name, Encoding.CATEGORICAL, vals, one_hot=(((ONE, 1.0),),))
+            return const if encoding is Encoding.CATEGORICAL else self._view_numerical(node, const)
         numeric = [s for s in support if self.is_numeric_source(s)]
         categorical = [s for s in support if s not in numeric]
         sizes = [len(self.values(s)) for s in categorical]
@@ -166,19 +150,14 @@ class MapsMixin(_Base):
                 return affine
             if not last_resort:
                 return None
-        elif (
-            len(categorical) > 1
-            and int(np.prod(sizes)) > MAX_FUSED_TABLE
-            and not last_resort
-        ):
+        elif len(categorical) > 1 and int(np.prod(sizes)) > MAX_FUSED_TABLE and not last_resort:
             return None
         one_block = (not numeric and len(categorical) == 1) or (
             len(numeric) == 1 and len(categorical) <= 1
         )
         # Readings first: a categorical reading decides which values it distinguishes (canonical).
         readings = [
-            self.reading(s, Encoding.CATEGORICAL)
-            for s in (categorical if one_block else support)
+            self.reading(s, Encoding.CATEGORICAL) for s in (categorical if one_block else support)
         ]
         rows = self._rows(node, support)
         if not numeric and len(categorical) == 1:
@@ -187,14 +166,10 @@ class MapsMixin(_Base):
             return self._map_steps(node, support, numeric[0], rows, encoding)
         out = self._materialise(node, encoding, vals)
         table = {combo: v for combo, v in rows}
-        self.mlps.append(
-            mlp.table_mlp(readings, table, out, op=node.text, name=node.name)
-        )
+        self.mlps.append(mlp.table_mlp(readings, table, out, op=node.text, name=node.name))
         return out
 
-    def _rows(
-        self, node: IRNode, support: tuple[int, ...]
-    ) -> list[tuple[tuple[Atom, ...], Atom]]:
+    def _rows(self, node: IRNode, support: tuple[int, ...]) -> list[tuple[tuple[Atom, ...], Atom]]:
         rows = []
         for combo in input_combinations(support, self.vs.relation, self.vs.values):
             ok, out = self.chain_value(node.index, dict(zip(support, combo)))
@@ -235,17 +210,11 @@ class MapsMixin(_Base):
         rows = self._rows(node, support)
         if not rows or not all(is_number(v) or isinstance(v, bool) for _, v in rows):
             return None
-        xs = np.array(
-            [[float(c) for c in combo] + [1.0] for combo, _ in rows]
-        )  # [rows, k + 1]
+        xs = np.array([[float(c) for c in combo] + [1.0] for combo, _ in rows])  # [rows, k + 1]
         ys = np.array([float(v) for _, v in rows])
         coef, *_ = np.linalg.lstsq(xs, ys, rcond=None)
-        coef = (
-            np.round(coef * 2**20) / 2**20
-        )  # affine maps in programs have simple coefficients
-        if np.max(np.abs(xs @ coef - ys), initial=0.0) > 1e-9 * max(
-            1.0, float(np.abs(ys).max())
-        ):
+        coef = np.round(coef * 2**20) / 2**20  # affine maps in programs have simple coefficients
+        if np.max(np.abs(xs @ coef - ys), initial=0.0) > 1e-9 * max(1.0, float(np.abs(ys).max())):
             return None
         terms: dict[Dim, float] = {}
         for a, s in zip(coef[:-1], support):
@@ -253,13 +222,9 @@ class MapsMixin(_Base):
                 terms[d] = terms.get(d, 0.0) + float(a) * c
         terms[ONE] = terms.get(ONE, 0.0) + float(coef[-1])
         number = tuple((d, c) for d, c in terms.items() if c != 0.0)
-        return Encoded(
-            node.name, Encoding.NUMERICAL, self.values(node.index), number=number
-        )
+        return Encoded(node.name, Encoding.NUMERICAL, self.values(node.index), number=number)
 
-    def _map_view(
-        self, node: IRNode, source: int, rows: list, encoding: Encoding
-    ) -> Encoded:
+    def _map_view(self, node: IRNode, source: int, rows: list, encoding: Encoding) -> Encoded:
         """A map of one categorical s-op: regroup its one-hot terms (free)."""
         src = self.reading(source, Encoding.CATEGORICAL)
         vals = self.values(node.index)
@@ -268,9 +233,7 @@ class MapsMixin(_Base):
             groups[value_key(v)].append(src.one_hot[src.index_of(u)])
         one_hot = tuple(_add_terms(groups[value_key(v)]) for v in vals)
         cat = Encoded(node.name, Encoding.CATEGORICAL, vals, one_hot=one_hot)
-        return (
-            cat if encoding is Encoding.CATEGORICAL else self._view_numerical(node, cat)
-        )
+        return cat if encoding is Encoding.CATEGORICAL else self._view_numerical(node, cat)
 
     def _map_steps(
         self,
@@ -328,9 +291,7 @@ def _add_terms(parts: list[Terms]) -> Terms:
     return tuple((d, c) for d, c in total.items() if c != 0.0)
 
 
-def merge_points(
-    node: IRNode, points: list[tuple[float, Atom]]
-) -> list[tuple[float, Atom]]:
+def merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[float, Atom]]:
     """One output per x a float32 model can tell apart.
 
     Equal numbers (1 and 1.0) are one point and must give equal outputs. Numbers that differ only by

@@ -62,13 +62,8 @@ class CompiledModel:
     def save(self, path: str | Path) -> None:
         from safetensors.numpy import save_file
 
-        tensors = {
-            k: np.ascontiguousarray(v, dtype=np.float32)
-            for k, v in self.weights.items()
-        }
-        save_file(
-            tensors, str(path), metadata={"rasp_forge": json.dumps(self.metadata)}
-        )
+        tensors = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in self.weights.items()}
+        save_file(tensors, str(path), metadata={"rasp_forge": json.dumps(self.metadata)})
 
     # -- sizes ------------------------------------------------------------------------------------
 
@@ -80,9 +75,7 @@ class CompiledModel:
 
     # -- running ----------------------------------------------------------------------------------
 
-    def token_ids(
-        self, batch: Sequence[Sequence[Atom]]
-    ) -> tuple[np.ndarray, tuple[int, ...]]:
+    def token_ids(self, batch: Sequence[Sequence[Atom]]) -> tuple[np.ndarray, tuple[int, ...]]:
         """[batch, 1 + longest] ids: BOS, the tokens, then PAD on the right."""
         vocab = self.metadata["vocab"]
         lookup = {value_key(t): i for i, t in enumerate(vocab["tokens"])}
@@ -110,8 +103,7 @@ class CompiledModel:
         logits = residuals[-1] @ w_u + b_u  # [batch, pos, d_vocab_out]
         decoder = Decoder(self.metadata["output"])
         outputs = tuple(
-            tuple(decoder(logits[b, p]) for p in range(1, n + 1))
-            for b, n in enumerate(lengths)
+            tuple(decoder(logits[b, p]) for p in range(1, n + 1)) for b, n in enumerate(lengths)
         )
         return ForwardResult(tuple(residuals), logits, outputs, lengths)
 
@@ -128,9 +120,7 @@ def run_residuals(
     """Residual stream [batch, pos, d_model] after the embedding and after every sub-layer."""
     f32 = np.float32
     n_pos = ids.shape[1]
-    resid = (
-        weights["embed.W_E"][ids] + weights["pos_embed.W_pos"][:n_pos][None]
-    ).astype(f32)
+    resid = (weights["embed.W_E"][ids] + weights["pos_embed.W_pos"][:n_pos][None]).astype(f32)
     out = [resid]
     causal = config.attention_dir == "causal"
     for layer in range(config.n_layers if n_layers is None else n_layers):
@@ -157,14 +147,10 @@ def attention(
     )  # [batch, head, pos, d_head]
     k = np.einsum("bpd,hde->bhpe", resid, w["W_K"]) + w["b_K"][None, :, None, :]
     v = np.einsum("bpd,hde->bhpe", resid, w["W_V"]) + w["b_V"][None, :, None, :]
-    scores = np.einsum("bhqe,bhke->bhqk", q, k) / np.float32(
-        np.sqrt(d_head)
-    )  # [batch, head, q, k]
+    scores = np.einsum("bhqe,bhke->bhqk", q, k) / np.float32(np.sqrt(d_head))  # [batch, head, q, k]
     if causal:
         n = resid.shape[1]
-        scores = np.where(
-            np.tril(np.ones((n, n), dtype=bool)), scores, np.float32(-np.inf)
-        )
+        scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, np.float32(-np.inf))
     scores = scores - scores.max(axis=-1, keepdims=True)
     e = np.exp(scores)
     pattern = (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
@@ -174,13 +160,11 @@ def attention(
 
 def mlp(weights: dict[str, np.ndarray], layer: int, resid: np.ndarray) -> np.ndarray:
     pre = (
-        resid @ weights[f"blocks.{layer}.mlp.W_in"]
-        + weights[f"blocks.{layer}.mlp.b_in"]
+        resid @ weights[f"blocks.{layer}.mlp.W_in"] + weights[f"blocks.{layer}.mlp.b_in"]
     )  # [batch, pos, d_mlp]
     post = np.maximum(pre, np.float32(0))
     return (
-        post @ weights[f"blocks.{layer}.mlp.W_out"]
-        + weights[f"blocks.{layer}.mlp.b_out"]
+        post @ weights[f"blocks.{layer}.mlp.W_out"] + weights[f"blocks.{layer}.mlp.b_out"]
     ).astype(np.float32)
 
 
@@ -192,9 +176,7 @@ class Decoder:
         values = output.get("values") or []
         numerical = output["encoding"] == "numerical"
         self.sorted_values = sorted(values, key=float) if numerical else values
-        self.points = np.array(
-            [float(v) for v in self.sorted_values] if numerical else []
-        )
+        self.points = np.array([float(v) for v in self.sorted_values] if numerical else [])
 
     def __call__(self, logits: np.ndarray) -> Atom:
         output = self.output

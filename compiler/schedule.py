@@ -38,25 +38,17 @@ def head_reads(spec: HeadSpec) -> set[Dim]:
 
 def schedule_blocks(heads: Sequence[PlannedHead], mlps: Sequence[MLPSpec]) -> Schedule:
     """Layers for every block, as early as dependencies allow (at least one layer)."""
-    pending: list[tuple[bool, object]] = [(True, h) for h in heads] + [
-        (False, m) for m in mlps
-    ]
+    pending: list[tuple[bool, object]] = [(True, h) for h in heads] + [(False, m) for m in mlps]
     reads = [head_reads(b.spec) if is_head else set(b.W_in) for is_head, b in pending]  # type: ignore[union-attr]
     writes = [b.spec.out_dims if is_head else b.out_dims for is_head, b in pending]  # type: ignore[union-attr]
     writer_of = {d: i for i, ws in enumerate(writes) for d in ws}
-    placed: dict[
-        int, int
-    ] = {}  # block -> sub-layer slot (2l: attention of layer l, 2l+1: its MLP)
+    placed: dict[int, int] = {}  # block -> sub-layer slot (2l: attention of layer l, 2l+1: its MLP)
 
     def place(i: int, visiting: frozenset[int]) -> int:
         if i not in placed:
             if i in visiting:
-                raise ValueError(
-                    "cyclic block dependencies"
-                )  # a compiler bug: the IR is acyclic
-            deps = {
-                writer_of[d] for d in reads[i] if d in writer_of and writer_of[d] != i
-            }
+                raise ValueError("cyclic block dependencies")  # a compiler bug: the IR is acyclic
+            deps = {writer_of[d] for d in reads[i] if d in writer_of and writer_of[d] != i}
             earliest = max((place(j, visiting | {i}) + 1 for j in deps), default=0)
             placed[i] = _round_up(earliest, head=pending[i][0])
         return placed[i]
@@ -69,10 +61,7 @@ def schedule_blocks(heads: Sequence[PlannedHead], mlps: Sequence[MLPSpec]) -> Sc
     for i, (is_head, block) in enumerate(pending):
         (layer_heads if is_head else layer_mlps)[placed[i] // 2].append(block)  # type: ignore[arg-type]
     return Schedule(
-        tuple(
-            Layer(_merge(hs), tuple(ms))
-            for hs, ms in zip(layer_heads, layer_mlps, strict=True)
-        )
+        tuple(Layer(_merge(hs), tuple(ms)) for hs, ms in zip(layer_heads, layer_mlps, strict=True))
     )
 
 
@@ -87,6 +76,4 @@ def _merge(heads: list[PlannedHead]) -> tuple[HeadSpec, ...]:
     groups: dict[tuple, list[HeadSpec]] = {}
     for h in heads:
         groups.setdefault(h.merge_key, []).append(h.spec)
-    return tuple(
-        g[0] if len(g) == 1 else attention.merge_heads(g) for g in groups.values()
-    )
+    return tuple(g[0] if len(g) == 1 else attention.merge_heads(g) for g in groups.values())

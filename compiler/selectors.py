@@ -37,10 +37,7 @@ class SelectorsMixin(_Base):
                 k = self.reading(keys, Encoding.CATEGORICAL)
                 assert node.comparison is not None
                 table = np.array(
-                    [
-                        [_compare(node.comparison, kv, qv) for kv in k.values]
-                        for qv in q.values
-                    ],
+                    [[_compare(node.comparison, kv, qv) for kv in k.values] for qv in q.values],
                     dtype=bool,
                 ).reshape(len(q.values), len(k.values))
                 return [Atomic(q, k, table)]
@@ -63,16 +60,12 @@ class SelectorsMixin(_Base):
         leaves = self._leaves(node.index)
         q_nodes = tuple(
             dict.fromkeys(
-                leaf.inputs[1]
-                for leaf in leaves
-                if self.g[leaf.inputs[1]].op is not Op.CONST
+                leaf.inputs[1] for leaf in leaves if self.g[leaf.inputs[1]].op is not Op.CONST
             )
         )
         k_nodes = tuple(
             dict.fromkeys(
-                leaf.inputs[0]
-                for leaf in leaves
-                if self.g[leaf.inputs[0]].op is not Op.CONST
+                leaf.inputs[0] for leaf in leaves if self.g[leaf.inputs[0]].op is not Op.CONST
             )
         )
         q, q_rows = self._side(node, q_nodes)
@@ -83,9 +76,7 @@ class SelectorsMixin(_Base):
                 table[a, b] = self._holds(node.index, qenv, kenv)
         return Atomic(q, k, table)
 
-    def _side(
-        self, node: IRNode, nodes: tuple[int, ...]
-    ) -> tuple[Encoded, list[dict[int, Atom]]]:
+    def _side(self, node: IRNode, nodes: tuple[int, ...]) -> tuple[Encoded, list[dict[int, Atom]]]:
         if len(nodes) <= 1:
             if not nodes:
                 return TRUE, [{}]
@@ -100,9 +91,7 @@ class SelectorsMixin(_Base):
             readings = [self.reading(i, Encoding.CATEGORICAL) for i in sources]
             tuples = self.combinations(sources)
             name = "(" + ",".join(self.g[i].name for i in sources) + ")"
-            spec, enc = mlp.joint_mlp(
-                readings, tuples, name, op=f"joint {name} for {node.text}"
-            )
+            spec, enc = mlp.joint_mlp(readings, tuples, name, op=f"joint {name} for {node.text}")
             self.mlps.append(spec)
             for d in enc.dims():
                 self.bounds[d] = 1.0
@@ -110,9 +99,7 @@ class SelectorsMixin(_Base):
 
         return self._memo(key, node, make)
 
-    def _holds(
-        self, index: int, qenv: Mapping[int, Atom], kenv: Mapping[int, Atom]
-    ) -> bool:
+    def _holds(self, index: int, qenv: Mapping[int, Atom], kenv: Mapping[int, Atom]) -> bool:
         node = self.g[index]
         match node.op:
             case Op.SELECT:
@@ -133,9 +120,7 @@ class SelectorsMixin(_Base):
 def _compare(comparison: sops.Comparison, key: Atom, query: Atom) -> bool:
     try:
         return comparison.apply(key, query)
-    except (
-        TypeError
-    ):  # str vs number ordering: the interpreter errors, no promise to keep
+    except TypeError:  # str vs number ordering: the interpreter errors, no promise to keep
         return False
 
 
@@ -151,9 +136,7 @@ class WidthPartsMixin(_Base):
         key = ("parts", index)
         if key not in self.memo:
             self.memo[key] = (
-                None
-                if self._is_conjunction(index)
-                else self._simplified(self._expand(index))
+                None if self._is_conjunction(index) else self._simplified(self._expand(index))
             )
         return self.memo[key]
 
@@ -170,9 +153,7 @@ class WidthPartsMixin(_Base):
         if self._is_conjunction(index):
             return [(1, self.atoms(index))]
         if node.op is Op.NOT:
-            return [(1, [ALL_TRUE])] + [
-                (-s, a) for s, a in self._expand(node.inputs[0])
-            ]
+            return [(1, [ALL_TRUE])] + [(-s, a) for s, a in self._expand(node.inputs[0])]
         left, right = (self._expand(i) for i in node.inputs)
         both = [(s1 * s2, a1 + a2) for s1, a1 in left for s2, a2 in right]
         if node.op is Op.AND:
@@ -189,16 +170,12 @@ class WidthPartsMixin(_Base):
             for atom in atoms:
                 pair = (atom.query, atom.key)
                 groups[pair] = (
-                    groups[pair] & atom.table
-                    if pair in groups
-                    else np.asarray(atom.table, bool)
+                    groups[pair] & atom.table if pair in groups else np.asarray(atom.table, bool)
                 )
             if any(not table.any() for table in groups.values()):
                 continue  # selects nothing: width 0
             merged = [
-                Atomic(q, k, t)
-                for (q, k), t in groups.items()
-                if not (q is TRUE and k is TRUE)
+                Atomic(q, k, t) for (q, k), t in groups.items() if not (q is TRUE and k is TRUE)
             ]
             ident = tuple(
                 sorted(

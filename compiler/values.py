@@ -44,9 +44,7 @@ class ValueSets:
     max_len: int
     values: tuple[tuple[Atom, ...], ...]
     relation: tuple[Relation | None, ...]
-    at_most_one: tuple[
-        bool, ...
-    ]  # selectors: provably selects <= 1 key for every query
+    at_most_one: tuple[bool, ...]  # selectors: provably selects <= 1 key for every query
     looks_back: tuple[
         bool, ...
     ] = ()  # selectors: provably selects only keys at or before the query
@@ -119,25 +117,14 @@ class _Inference:
                 case Op.SELECT | Op.AND | Op.OR | Op.NOT:
                     widths = self.selector_widths(node)
                     self.widths[node.index] = widths
-                    back = [
-                        self.looks_back[i]
-                        for i in node.inputs
-                        if self.g[i].op.is_selector
-                    ]
+                    back = [self.looks_back[i] for i in node.inputs if self.g[i].op.is_selector]
                     self.looks_back[node.index] = self.lower.get(node.index, False) or (
-                        (node.op is Op.AND and any(back))
-                        or (node.op is Op.OR and all(back))
+                        (node.op is Op.AND and any(back)) or (node.op is Op.OR and all(back))
                     )
                     single = (
                         (widths is not None and max(widths.values(), default=0) <= 1)
-                        or (
-                            node.op is Op.SELECT
-                            and _selects_at_most_one(node, self.relation)
-                        )
-                        or (
-                            node.op is Op.AND
-                            and any(self.at_most_one[i] for i in node.inputs)
-                        )
+                        or (node.op is Op.SELECT and _selects_at_most_one(node, self.relation))
+                        or (node.op is Op.AND and any(self.at_most_one[i] for i in node.inputs))
                     )
                 case Op.AGGREGATE:
                     rel, vals = self.aggregate_values(
@@ -151,12 +138,8 @@ class _Inference:
                         vals = tuple(range(self.n_max + 1))
             if rel is not None:
                 vals = sort_values(v for group in _by_id(rel).values() for v in group)
-            if any(i in self.failed for i in node.inputs) or _already_reported(
-                node, self.problems
-            ):
-                self.failed.add(
-                    node.index
-                )  # reported here or at an input: nothing more to say
+            if any(i in self.failed for i in node.inputs) or _already_reported(node, self.problems):
+                self.failed.add(node.index)  # reported here or at an input: nothing more to say
             elif not node.op.is_selector and not vals:
                 self.failed.add(node.index)
                 self.problems.append(
@@ -205,9 +188,7 @@ class _Inference:
             ]
             return None, sort_values(outs)
         cache: dict[tuple[int, ...], tuple[Atom, ...]] = {}
-        results: dict[
-            tuple, tuple[bool, Atom]
-        ] = {}  # the function per distinct arguments
+        results: dict[tuple, tuple[bool, Atom]] = {}  # the function per distinct arguments
         rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
         for p in self.pairs:
             sets = [self.relation[i][p] for i in node.inputs]  # type: ignore[index]
@@ -287,9 +268,7 @@ class _Inference:
             elif numbers:
                 rel[p] = self.means_of(vals, w, node)
             else:
-                rel[p] = self.intern(
-                    []
-                )  # the interpreter refuses to average non-numbers
+                rel[p] = self.intern([])  # the interpreter refuses to average non-numbers
         return rel, ()
 
     def means_of(self, vals: Sequence[Atom], w: int, node: IRNode) -> tuple[Atom, ...]:

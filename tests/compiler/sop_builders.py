@@ -17,18 +17,14 @@ def mapped(fn, *inputs: S.SOp, name: str | None = None, text: str = "map") -> S.
 
 def reverse() -> S.SOp:
     indices, length = S.IndicesSOp(name="indices"), S.LengthSOp(name="length")
-    opp = mapped(
-        lambda n, i: n - i - 1, length, indices, name="opp", text="length - indices - 1"
-    )
+    opp = mapped(lambda n, i: n - i - 1, length, indices, name="opp", text="length - indices - 1")
     flip = S.Select(keys=indices, queries=opp, comparison=EQ, name="flip")
     return S.AggregateSOp(selector=flip, sop=tokens(), default="", name="reverse")
 
 
 def hist() -> S.SOp:
     t = tokens()
-    return S.SelectorWidthSOp(
-        selector=S.Select(keys=t, queries=t, comparison=EQ), name="hist"
-    )
+    return S.SelectorWidthSOp(selector=S.Select(keys=t, queries=t, comparison=EQ), name="hist")
 
 
 def sort_unique() -> S.SOp:
@@ -77,15 +73,9 @@ def frac_prevs(letter: str = "a") -> S.SOp:
 
 def dyck1() -> S.SOp:
     t, indices = tokens(), S.IndicesSOp(name="indices")
-    up_to_self = S.Select(
-        keys=indices, queries=indices, comparison=LEQ, name="up_to_self"
-    )
-    opens = S.AggregateSOp(
-        selector=up_to_self, sop=mapped(lambda x: int(x == "("), t), default=0
-    )
-    closes = S.AggregateSOp(
-        selector=up_to_self, sop=mapped(lambda x: int(x == ")"), t), default=0
-    )
+    up_to_self = S.Select(keys=indices, queries=indices, comparison=LEQ, name="up_to_self")
+    opens = S.AggregateSOp(selector=up_to_self, sop=mapped(lambda x: int(x == "("), t), default=0)
+    closes = S.AggregateSOp(selector=up_to_self, sop=mapped(lambda x: int(x == ")"), t), default=0)
     n_opens = mapped(lambda i, f: (i + 1) * f, indices, opens, name="n_opens")
     n_closes = mapped(lambda i, f: (i + 1) * f, indices, closes, name="n_closes")
     balance = mapped(lambda a, b: a - b, n_opens, n_closes, name="balance")
@@ -100,6 +90,4 @@ def dyck1() -> S.SOp:
     open_or_balanced = mapped(
         lambda b: "T" if b == 0 else "P", balance, text='"T" if balance == 0 else "P"'
     )
-    return mapped(
-        lambda f, tp: "F" if f else tp, broken, open_or_balanced, name="dyck1"
-    )
+    return mapped(lambda f, tp: "F" if f else tp, broken, open_or_balanced, name="dyck1")

@@ -32,9 +32,7 @@ def agrees(got: Sequence, expected: Sequence) -> bool:
     return True
 
 
-def check_inputs(
-    model: CompiledModel, root: S.SOp, inputs: list[list], batch: int = 64
-) -> int:
+def check_inputs(model: CompiledModel, root: S.SOp, inputs: list[list], batch: int = 64) -> int:
     """Runs `inputs` in padded batches; returns how many were compared (interpreter errors skipped)."""
     compared = 0
     for start in range(0, len(inputs), batch):
@@ -51,17 +49,12 @@ def check_inputs(
 
 
 def all_inputs(vocab: Sequence, up_to: int) -> list[list]:
-    return [
-        list(t) for n in range(1, up_to + 1) for t in itertools.product(vocab, repeat=n)
-    ]
+    return [list(t) for n in range(1, up_to + 1) for t in itertools.product(vocab, repeat=n)]
 
 
 def random_inputs(vocab: Sequence, max_len: int, count: int, seed: int) -> list[list]:
     rng = random.Random(seed)
-    return [
-        [rng.choice(vocab) for _ in range(rng.randint(1, max_len))]
-        for _ in range(count)
-    ]
+    return [[rng.choice(vocab) for _ in range(rng.randint(1, max_len))] for _ in range(count)]
 
 
 def compound_selectors() -> S.SOp:
@@ -72,9 +65,7 @@ def compound_selectors() -> S.SOp:
         right=S.SelectAnd(
             left=S.Select(keys=t, queries=t, comparison=S.Comparison.EQ),
             right=S.SelectNot(
-                inner=S.Select(
-                    keys=indices, queries=indices, comparison=S.Comparison.GT
-                )
+                inner=S.Select(keys=indices, queries=indices, comparison=S.Comparison.GT)
             ),
         ),
     )
@@ -130,10 +121,7 @@ def test_exact_on_every_short_input_and_random_long_ones(name: str) -> None:
     root = make()
     model = compile_sop(root, list(vocab), 12)
     assert check_inputs(model, root, all_inputs(list(vocab), 5)) > 0
-    assert (
-        check_inputs(model, root, random_inputs(list(vocab), 12, 150, seed=len(name)))
-        > 0
-    )
+    assert check_inputs(model, root, random_inputs(list(vocab), 12, 150, seed=len(name))) > 0
 
 
 @pytest.mark.parametrize("name", ["reverse", "hist", "sort_stable", "dyck1"])
@@ -189,9 +177,7 @@ def test_softmax_gap_underflows_to_zero_in_float32() -> None:
 
 def test_metadata_follows_the_format_and_saves(tmp_path) -> None:
     text = "reverse = aggregate(select(indices, length - indices - 1, ==), tokens);\n"
-    model = compile_sop(
-        B.reverse(), list("abc"), 10, source=Source("programs/reverse.rasp", text)
-    )
+    model = compile_sop(B.reverse(), list("abc"), 10, source=Source("programs/reverse.rasp", text))
     meta = model.metadata
     assert meta["format"] == "rasp-forge-model" and meta["format_version"] == 1
     cfg = meta["config"]
@@ -204,8 +190,7 @@ def test_metadata_follows_the_format_and_saves(tmp_path) -> None:
     assert "opp:0" in meta["residual"] and "length.frac" in meta["residual"]
     assert [len(layer["attn"]) for layer in meta["layers"]] == [1, 1]
     assert (
-        meta["program"]["file"] == "programs/reverse.rasp"
-        and len(meta["program"]["sha256"]) == 64
+        meta["program"]["file"] == "programs/reverse.rasp" and len(meta["program"]["sha256"]) == 64
     )
     path = tmp_path / "reverse.safetensors"
     model.save(path)

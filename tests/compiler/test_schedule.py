@@ -47,12 +47,8 @@ def test_paper_attention_depths() -> None:
 def test_aggregates_with_one_selector_share_a_head() -> None:
     t, indices = B.tokens(), S.IndicesSOp(name="indices")
     prevs = S.Select(keys=indices, queries=indices, comparison=S.Comparison.LEQ)
-    a = S.AggregateSOp(
-        selector=prevs, sop=B.mapped(lambda x: int(x == "a"), t), name="fa"
-    )
-    b = S.AggregateSOp(
-        selector=prevs, sop=B.mapped(lambda x: int(x == "b"), t), name="fb"
-    )
+    a = S.AggregateSOp(selector=prevs, sop=B.mapped(lambda x: int(x == "a"), t), name="fa")
+    b = S.AggregateSOp(selector=prevs, sop=B.mapped(lambda x: int(x == "b"), t), name="fb")
     root = B.mapped(lambda x, y: x > y, a, b, name="more_a")
     sched = schedule_of(root)
     assert len(sched.layers[0].heads) == 1
