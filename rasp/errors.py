@@ -97,7 +97,9 @@ def _caret_lines(span: Span) -> list[str]:
     start = max(span.col - 1, 0)
     end = span.end_col - 1 if span.end_line == span.line else len(text)
     width = max(end - start, 1)
-    underline = " " * start + "^" + "~" * (width - 1)
+    # Keep the line's tabs in the indent so the caret lines up under tab-indented source.
+    indent = "".join("\t" if c == "\t" else " " for c in text[:start])
+    underline = indent + " " * (start - len(indent)) + "^" + "~" * (width - 1)
     return ["    " + text, "    " + underline]
 
 

@@ -63,3 +63,12 @@ def test_incomplete_only_at_the_end() -> None:
     assert isinstance(unclosed, RaspSyntaxError) and unclosed.incomplete
     missing = run_until_error(ERRORS / "syntax_missing_semicolon.rasp")
     assert isinstance(missing, RaspSyntaxError) and not missing.incomplete
+
+
+def test_caret_lines_up_under_tab_indented_source() -> None:
+    text = "def f(x) {\n\treturn x + nope;\n}\ny = f(1);\n"
+    with pytest.raises(RaspError) as info:
+        Interpreter().exec_program(parse(text, "tabs.rasp"))
+    lines = info.value.render().splitlines()
+    assert lines[1] == "    \treturn x + nope;"
+    assert lines[2] == "    \t           ^~~~"
