@@ -34,8 +34,8 @@ _MAX_POWER_BITS = 100_000
 
 
 def _power(base: Any, exponent: Any) -> Any:
-    if isinstance(base, int) and isinstance(exponent, int) and abs(base) > 1:
-        if abs(exponent) * base.bit_length() > _MAX_POWER_BITS:
+    if isinstance(base, int) and isinstance(exponent, int) and abs(base) > 1 and exponent > 0:
+        if exponent * base.bit_length() > _MAX_POWER_BITS:
             raise RaspRuntimeError(f"{base} ^ {exponent} is too large a number")
     result = pow(base, exponent)
     if isinstance(result, complex):
