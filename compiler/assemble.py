@@ -186,6 +186,9 @@ def _attention_arrays(
         w_q[h], w_k[h] = q, k * math.sqrt(d_head)
         d_v = head.W_O.shape[0]
         w_v[h] = _rows(head.W_V, layout, d_head)
+        # The BOS key's value must be exactly the builder's `bos` row (the aggregate's default):
+        # cancel what the rest of the BOS residual contributes through the value columns.
+        w_v[h][bos] -= r_bos @ w_v[h] - w_v[h][bos]
         for j, dim in enumerate(head.out_dims):
             w_o[h, :d_v, layout.index[dim]] += head.W_O[:, j]
     prefix = f"blocks.{index}.attn."
@@ -254,8 +257,10 @@ def _metadata(
         "encoding": plan.output.encoding.value,
         "type": plan.output_type.value,
     }
-    if plan.output.is_categorical or len(plan.output.values) <= MAX_OUTPUT_VALUES:
+    if plan.output.is_categorical:
         output["values"] = list(plan.output.values)
+    elif len(plan.output_values) <= MAX_OUTPUT_VALUES:
+        output["values"] = list(plan.output_values)  # what the program can output, to snap to
     program = None
     if source is not None:
         program = {

@@ -55,6 +55,7 @@ class Plan:
     output: Encoded
     output_type: sops.SeqType
     dim_bounds: Mapping[Dim, float]  # |value| bound of each written dim at real positions
+    output_values: tuple[Atom, ...] = ()  # every value the output can take
 
 
 class _Skip(Exception):
@@ -91,6 +92,7 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
                 self._guard(lambda n=node: self.reading(n.index, Encoding.NUMERICAL))
         root = self.g.output
         output = self._guard(lambda: self.reading(root.index, self.output_encoding(root)))
+        self._check_output_types(root)
         if self.problems or output is None:
             raise CompileError(
                 self.problems or [Diagnostic("cannot compile the program", root.span)]
@@ -101,7 +103,22 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
             output,
             self.seq_type(root),
             dict(self.bounds),
+            self.values(root.index),
         )
+
+    def _check_output_types(self, root: IRNode) -> None:
+        """A decoded output cannot tell False from 0 or True from 1: refuse when both can occur."""
+        vals = self.values(root.index)
+        bools = {v for v in vals if isinstance(v, bool)}
+        if any(is_number(v) and float(v) in (0.0, 1.0) and bool(v) in bools for v in vals):
+            self.problems.append(
+                Diagnostic(
+                    f"'{root.text}' can be a bool or a number ({sorted(bools)} and numbers equal to them)",
+                    root.span,
+                    "a compiled model reads False as 0 and True as 1; make an aggregate's "
+                    "default the same type as its values",
+                )
+            )
 
     def _guard(self, make: Callable[[], Any]) -> Any:
         try:
@@ -384,8 +401,32 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
         selector, sop = node.inputs
         value = self.reading(sop, encoding)
         atoms = self.atoms(selector)
-        # The head copies every value reading and the default, even those the analysis proved unreachable.
-        vals = sort_values([*self.values(node.index), *value.values, node.value])
+        if encoding is Encoding.NUMERICAL and not (
+            is_number(node.value) or isinstance(node.value, bool)
+        ):
+            raise CompileError(
+                [
+                    Diagnostic(
+                        f"the default {node.value!r} of '{node.text}' is not a number, but the aggregate "
+                        "averages numbers",
+                        node.span,
+                        "give the aggregate a numerical default, e.g. 0",
+                    )
+                ]
+            )
+        # The head copies the value's one-hot columns and the default: equal numbers the value's
+        # reading does not tell apart (see _decode_numeric) stay one column here too.
+        if sop in self.canon and encoding is Encoding.CATEGORICAL:
+            canon = {value_key(v): self.canonical(sop, v) for v in self.values(node.index)}
+            canon[value_key(node.value)] = node.value
+            self.canon[node.index] = canon
+        vals = sort_values(
+            [
+                *(self.canonical(node.index, v) for v in self.values(node.index)),
+                *value.values,
+                node.value,
+            ]
+        )
         out = self._materialise(node, encoding, vals)
         spec = attention.aggregate_head(atoms, value, node.value, out, op=node.text, name=node.name)
         self.heads.append(PlannedHead(spec, ("agg", selector)))

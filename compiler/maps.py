@@ -208,7 +208,10 @@ class MapsMixin(_Base):
         if size > MAX_FUSED_TABLE * 64:
             return None
         rows = self._rows(node, support)
-        if not rows or not all(is_number(v) or isinstance(v, bool) for _, v in rows):
+        numbers = all(
+            is_number(v) or isinstance(v, bool) for combo, out in rows for v in (*combo, out)
+        )
+        if not rows or not numbers:
             return None
         xs = np.array([[float(c) for c in combo] + [1.0] for combo, _ in rows])  # [rows, k + 1]
         ys = np.array([float(v) for _, v in rows])
