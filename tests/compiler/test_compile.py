@@ -332,3 +332,20 @@ def test_causal_compilation_refuses_heads_that_look_ahead() -> None:
     root = S.SelectorWidthSOp(selector=earlier_same, name="seen")
     model = compile_sop(root, list("ab"), 6, causal=True)
     check_inputs(model, root, all_inputs(list("ab"), 6))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_programs_compile_exactly_or_are_refused(seed: int) -> None:
+    """Differential fuzzing: a compiled model either agrees on every input up to length 4, or the
+    compiler refuses with a CompileError (never a crash, never a wrong value)."""
+    from random_programs import random_program
+
+    rng = random.Random(seed)
+    int_tokens = rng.random() < 0.5
+    vocab = [0, 1, 2] if int_tokens else list("abc")
+    root = random_program(rng, rng.randint(1, 4), int_tokens)
+    try:
+        model = compile_sop(root, vocab, 4)
+    except CompileError:
+        return
+    check_inputs(model, root, all_inputs(vocab, 4))

@@ -1,0 +1,61 @@
+"""Random RASP programs (as `rasp.sops` graphs) for differential tests against the interpreter."""
+
+from __future__ import annotations
+
+import random
+
+from rasp import sops as S
+
+UNARY = [
+    (lambda x: x == "a" if isinstance(x, str) else x % 3, "is_a_or_mod3"),
+    (lambda x: str(x)[:1], "first_char"),
+    (lambda x: x + 1 if not isinstance(x, str) else x + "!", "succ"),
+    (lambda x: x > 1 if not isinstance(x, str) else len(x), "big"),
+    (lambda x: round(x) if isinstance(x, float) else x, "round"),
+]
+BINARY = [
+    (lambda x, y: x == y, "equal"),
+    (lambda x, y: x if isinstance(y, bool) and y else y, "choose"),
+    (lambda x, y: x - y, "minus"),
+]
+
+
+def random_program(rng: random.Random, depth: int, int_tokens: bool) -> S.SOp:
+    """A random s-op over tokens, indices and length using every kind of node."""
+
+    def sop(d: int) -> S.SOp:
+        r = rng.random()
+        if d <= 0 or r < 0.25:
+            leaf = rng.choice(["tokens", "indices", "length"] + (["int"] if int_tokens else []))
+            if leaf == "tokens":
+                return S.TokensSOp(name="tokens")
+            if leaf == "int":
+                return S.TokensSOp(kind=S.TokenKind.INT, name="n")
+            return S.IndicesSOp(name="indices") if leaf == "indices" else S.LengthSOp(name="length")
+        if r < 0.5:
+            fn, text = rng.choice(UNARY)
+            return S.MapSOp(fn=fn, inputs=(sop(d - 1),), text=text)
+        if r < 0.62:
+            fn, text = rng.choice(BINARY)
+            return S.MapSOp(fn=fn, inputs=(sop(d - 1), sop(d - 1)), text=text)
+        if r < 0.85:
+            default = rng.choice([0, "z", False, 0.5])
+            return S.AggregateSOp(selector=selector(d - 1), sop=sop(d - 1), default=default)
+        return S.SelectorWidthSOp(selector=selector(d - 1))
+
+    def side(d: int) -> S.SOp:
+        return sop(d) if rng.random() < 0.7 else S.ConstSOp(value=rng.choice([0, 1, "a"]))
+
+    def selector(d: int) -> S.Selector:
+        r = rng.random()
+        if d <= 0 or r < 0.5:
+            return S.Select(
+                keys=side(d - 1), queries=side(d - 1), comparison=rng.choice(list(S.Comparison))
+            )
+        if r < 0.7:
+            return S.SelectAnd(left=selector(d - 1), right=selector(d - 1))
+        if r < 0.85:
+            return S.SelectOr(left=selector(d - 1), right=selector(d - 1))
+        return S.SelectNot(inner=selector(d - 1))
+
+    return sop(depth)
