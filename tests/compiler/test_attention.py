@@ -287,3 +287,26 @@ def test_random_conjunctions_select_uniformly(tables: list[list[list[bool]]], se
             picked = np.array(values[0][b])[sel[i]]
             want = picked.mean() if len(picked) else 0.0
             assert abs(y[b, i + 1, 0] - want) <= mean_error_bound(n, 2)
+
+
+def test_assembled_bos_value_is_exactly_the_default() -> None:
+    """An MLP writes a one-hot at BOS too (its base unit reads `one`); the assembled head must still
+    give the BOS key exactly the default as its value, so an empty selection decodes cleanly."""
+    from compiler import compile_sop
+    from compiler.model import run_residuals
+    from rasp import sops as S
+
+    t, idx = S.TokensSOp(name="tokens"), S.IndicesSOp(name="indices")
+    m = S.MapSOp(fn=lambda a, i: "z" if a == "a" else "xy"[i % 2], inputs=(t, idx), text="m", name="m")
+    sel = S.Select(keys=t, queries=t, comparison=S.Comparison.LT)
+    agg = S.AggregateSOp(selector=sel, sop=m, default="d", name="agg")
+    model = compile_sop(agg, ["a", "b", "c"], 6)
+    ids, _ = model.token_ids([["a", "b", "a"]])
+    final = run_residuals(model.weights, model.config, ids)[-1][0]  # [pos, d_model]
+    labels = model.metadata["residual"]
+    written = {lab: final[:, k] for k, lab in enumerate(labels) if lab.startswith("agg:")}
+    # Positions 1 and 3 ("a") select nothing: exactly the default one-hot.
+    for pos in (0, 1, 3):
+        assert {lab: float(col[pos]) for lab, col in written.items()} == {
+            lab: float(lab == "agg:d") for lab in written
+        }
