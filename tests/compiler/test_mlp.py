@@ -279,3 +279,24 @@ def test_random_step_functions_are_exact(ints: list[int], scale_exp: int, data: 
     spec = check_steps(num("x", xs.tolist()), xs.astype(F32), outs, out)
     changes = sum(a != b for a, b in zip(outs, outs[1:]))
     assert spec.notes["pairs"] == changes
+
+
+def test_step_banks_are_exact_in_torch_too() -> None:
+    """Another BLAS, another summation order: integer hidden activations make the order irrelevant."""
+    import torch
+
+    n = 256
+    xs, ws = inverse_counts(n)
+    out = cat("w", range(n + 1))
+    spec = numeric_mlp(num("frac", xs.tolist()), list(zip(xs.tolist(), ws)), out, op="d", name="w")
+    resid = Resid([Dim("frac")], len(xs))
+    resid.set(Dim("frac"), xs)
+    w_in = np.zeros((len(resid.dims), spec.hidden), F32)
+    for d, w in spec.W_in.items():
+        w_in[resid.index[d]] = w
+    x, wi = torch.from_numpy(resid.x), torch.from_numpy(w_in)
+    h = torch.relu(x @ wi + torch.from_numpy(spec.b_in.astype(F32)))  # [rows, hidden]
+    y = (h @ torch.from_numpy(spec.W_out.astype(F32))).numpy()
+    np.testing.assert_array_equal(y, expected(out, ws))
+    # The hidden activations themselves are integers: nothing is left to rounding.
+    assert torch.equal(h, torch.round(h))
