@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from rasp.errors import RaspNameError
 from rasp.interpreter import Interpreter, load_file, run_file
 from rasp.parser import parse
 from rasp.sops import evaluate
@@ -145,3 +146,34 @@ longsum = summed if summed < 10 else summed - 10;
     interpreter.exec_program(parse(source))
     assert list(evaluate(interpreter.get("longsum"), "123+45").values) == [0, 0, 0, 1, 6, 8]
     assert list(evaluate(interpreter.get("longsum"), "999+1").values) == [0, 1, 0, 0, 0]
+
+
+def test_paper_examples_load_as_in_the_original() -> None:
+    """`load "paper_examples";` then the original's own test session (tests/in/paper_examples.txt);
+    the expected values are the ones the original printed (tests/tgt/paper_examples.txt)."""
+    interpreter = Interpreter()
+    interpreter.exec_program(parse('load "paper_examples";'))
+    with pytest.raises(RaspNameError):
+        interpreter.get("_bos_width")  # private names stay in the file
+    session = [
+        ("hist_bos", "§hiya how are you doing there ey", ORIGINAL_OUTPUTS[0][2]),
+        ("hist_nobos", "hiya howdy doodly doo", ORIGINAL_OUTPUTS[1][2]),
+        ("sort_bos", "§dfgfhfghDVSHRDFHdfsfsfegDGDFHDFG", "§DDDDDFFFGGHHHRSVddeffffffggghhss"),
+        (
+            "hist2_bos",
+            "§dkdnvdlvnksmncksnsknvkjns",
+            "0 2 1 2 1 2 2 4 2 1 1 1 4 1 4 1 1 1 1 1 1 2 1 4 1 1",
+        ),
+        ("sort_by_most_freq", "§dnv,dmnvs,alaadslksmvxlmvlskd", "§dvslman,kx" + "§" * 19),
+        ("dyck1_ptf", ORIGINAL_OUTPUTS[2][1], ORIGINAL_OUTPUTS[2][2]),
+        ("dyck2_ptf", ORIGINAL_OUTPUTS[3][1], ORIGINAL_OUTPUTS[3][2]),
+        (
+            "dyck3_ptf",
+            "()[](){{}(){}[]}[[]]([]){}()(])[[]]{{}}()[]",
+            "PTPTPTPPPPPPPPPTPPPTPPPTPTPTPFFFFFFFFFFFFFF",
+        ),
+        ("reverse", "abc", "cba"),
+    ]
+    for name, tokens, printed in session:
+        expected = [int(v) for v in printed.split()] if " " in printed else list(printed)
+        assert list(evaluate(interpreter.get(name), tokens).values) == expected, name
