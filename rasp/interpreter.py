@@ -175,7 +175,7 @@ class Interpreter:
                     scope.check_assignable(name, span)  # all or nothing
                 for name, value, span in zip(targets, bound, stmt.target_spans):
                     scope.assign(name, value, span)
-                    if isinstance(value, Node):
+                    if isinstance(value, Node) and _renamable(value, name):
                         value.name = name  # the original renames an s-op when it is assigned
                     if frame.top:
                         frame.last = name
@@ -400,6 +400,14 @@ class Interpreter:
             call.func.span,
             hint="only functions (def), s-ops and selectors can be called",
         )
+
+
+def _renamable(node: Node, name: str) -> bool:
+    """Assignment names a node, except the inputs: `indices`, `length` and `tokens_*` keep their
+    names (they label the compiled model's inputs), apart from `tokens` naming the token node."""
+    if isinstance(node, IndicesSOp | LengthSOp):
+        return False
+    return not isinstance(node, TokensSOp) or name == "tokens"
 
 
 # ---- one-call helpers for the CLI ---------------------------------------------------------------

@@ -483,3 +483,12 @@ def test_a_failing_multi_assignment_binds_nothing() -> None:
         run("a, count = 1, 2;", i)
     with pytest.raises(RaspNameError):
         i.get("a")
+
+
+def test_inputs_keep_their_names_when_assigned() -> None:
+    # The original's tests/in/stay_constant.txt: b keeps the old value when a is rebound.
+    i = run("a = 4; b = a; a = 3; c = indices; d = c; c = c + 1; tokens = tokens_int;")
+    assert (i.get("a"), i.get("b")) == (3, 4)
+    assert i.get("d") is i.get("indices") and i.get("indices").name == "indices"
+    assert list(evaluate(i.get("c"), "ab").values) == [1, 2]
+    assert i.get("tokens_int").name == "tokens"  # as the original's `tokens = tokens_str;`
