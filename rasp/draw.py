@@ -12,6 +12,7 @@ matplotlib is the optional `viz` extra; without it drawing raises a `RaspError` 
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shutil
@@ -175,9 +176,9 @@ def computation_dot(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray]) 
     operation that computes them; variables nobody writes are the embedding's inputs.
     """
     dim_var = [str(label).partition(":")[0] for label in meta["residual"]]
-    writer = _writers(meta, weights, dim_var)  # variable -> operation name
+    writer = _writers(meta, weights, dim_var)  # variable -> id of the operation that writes it
     inputs = [v for v in dict.fromkeys(dim_var) if v not in SPECIAL_DIMS and v not in writer]
-    output = str(meta["output"]["name"])
+    output = writer.get(str(meta["output"]["name"]), str(meta["output"]["name"]))  # the output's node
     lines = ["digraph computation {", "  rankdir=TB;", '  node [fontname="monospace", fontsize=10];',
              "  edge [fontsize=8];"]
     rows: list[tuple[str, list[str]]] = [("embedding", [_node(v, v, "input", v == output) for v in inputs])]
@@ -192,21 +193,22 @@ def computation_dot(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray]) 
     for layer, ops in enumerate(meta["layers"]):
         attn_nodes, mlp_nodes = [], []
         for op in ops.get("attn", []):
-            name, head = str(op.get("name")), int(op.get("head", 0))
-            attn_nodes.append(_node(name, f"{name}\\nL{layer} H{head}: {_escape(op.get('op'))}", "head",
-                                    name == output))
+            head = int(op.get("head", 0))
+            node = f"L{layer}:H{head}"
+            attn_nodes.append(_node(node, f"{_escape(op.get('name'))}\\nL{layer} H{head}: {_escape(op.get('op'))}",
+                                    "head", node == output))
             for role in "QKV":
                 matrix = weights[f"blocks.{layer}.attn.W_{role}"][head]  # [d_model, d_head]
-                connect(_read_vars(matrix, dim_var), name, role.lower())
+                connect(_read_vars(matrix, dim_var), node, role.lower())
         w_in, w_out = weights[f"blocks.{layer}.mlp.W_in"], weights[f"blocks.{layer}.mlp.W_out"]
-        for op in ops.get("mlp", []):
-            name = str(op.get("name"))
-            mlp_nodes.append(_node(name, f"{name}\\nL{layer} MLP: {_escape(op.get('op'))}", "mlp",
-                                   name == output))
-            out_dims = [d for d, v in enumerate(dim_var) if writer.get(v) == name]
+        for index, op in enumerate(ops.get("mlp", [])):
+            node = f"L{layer}:MLP{index}"
+            mlp_nodes.append(_node(node, f"{_escape(op.get('name'))}\\nL{layer} MLP: {_escape(op.get('op'))}",
+                                   "mlp", node == output))
+            out_dims = [d for d, v in enumerate(dim_var) if writer.get(v) == node]
             units = np.flatnonzero(np.abs(w_out[:, out_dims]).max(axis=1) > 0) if out_dims else []
-            if len(units):
-                connect(_read_vars(w_in[:, units], dim_var), name)
+            if len(units):  # the hidden units that write this operation's variables
+                connect(_read_vars(w_in[:, units], dim_var), node)
         rows.append((f"layer {layer} attn", attn_nodes))
         rows.append((f"layer {layer} mlp", mlp_nodes))
     rows = [row for row in rows if row[1]]
@@ -214,7 +216,7 @@ def computation_dot(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray]) 
         lines.append(f'  subgraph row{index} {{ rank=same; "row:{title}" [shape=plaintext, label="{title}"];')
         lines.extend("    " + node for node in nodes)
         lines.append("  }")
-    for upper, lower in zip(rows, rows[1:]):
+    for upper, lower in itertools.pairwise(rows):
         lines.append(f'  "row:{upper[0]}" -> "row:{lower[0]}" [style=invis];')
     lines.extend(dict.fromkeys(edges))  # unique, in order
     lines.append("}")
@@ -222,21 +224,23 @@ def computation_dot(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray]) 
 
 
 def _writers(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray], dim_var: list[str]) -> dict[str, str]:
-    """Which operation writes each residual variable (later writers win)."""
+    """Which operation (`L0:H1`, `L2:MLP0`) writes each residual variable; later writers win."""
     writer: dict[str, str] = {}
     for layer, ops in enumerate(meta["layers"]):
         for op in ops.get("attn", []):
-            w_o = weights[f"blocks.{layer}.attn.W_O"][int(op.get("head", 0))]  # [d_head, d_model]
+            head = int(op.get("head", 0))
+            w_o = weights[f"blocks.{layer}.attn.W_O"][head]  # [d_head, d_model]
             for v in _read_vars(w_o.T, dim_var):
-                writer[v] = str(op.get("name"))
-        names = [str(op.get("name")) for op in ops.get("mlp", [])]
+                writer[v] = f"L{layer}:H{head}"
+        # One MLP may compute several variables: a dimension belongs to the operation it is named after.
+        names = [[n.strip() for n in str(op.get("name")).split(",")] for op in ops.get("mlp", [])]
         for v in _read_vars(weights[f"blocks.{layer}.mlp.W_out"].T, dim_var) if names else []:
-            # One MLP may compute several variables: a dimension belongs to the one it is named after.
-            owner = next((n for n in names if v == n or v.startswith(n + ".")), None)
+            base = v.split(".")[0]
+            owner = next((i for i, ns in enumerate(names) if v in ns or base in ns), None)
             if owner is None and len(names) == 1:
-                owner = names[0]
+                owner = 0
             if owner is not None:
-                writer[v] = owner
+                writer[v] = f"L{layer}:MLP{owner}"
     return writer
 
 
@@ -280,9 +284,9 @@ def write_dot(dot: str, path: str | Path) -> Path | None:
 def draw_model_file(model_path: str | Path, tokens: Sequence[Any], png: str | Path,
                     dot: str | Path | None = None, device: str = "cpu") -> list[str]:
     """Draw a compiled model on one input; returns one line per file written."""
-    import transformer
     from safetensors.numpy import load_file
 
+    import transformer
     from rasp.inspect import read_model_file
 
     checked = read_model_file(model_path)
@@ -304,7 +308,6 @@ def draw_model_file(model_path: str | Path, tokens: Sequence[Any], png: str | Pa
 def draw_for_repl(sop: Any, tokens: Sequence[Any], path: str | Path, dot: str | Path | None = None) -> str:
     """The REPL's `draw(sop, input)`: compile for exactly this input's tokens and length, then draw."""
     import compiler
-
     from rasp.sops import SOp
 
     if not isinstance(sop, SOp):

@@ -90,8 +90,8 @@ def read_model_file(path: str | Path) -> ModelFile:
 
         with safe_open(str(path), "np") as handle:
             metadata = handle.metadata() or {}
-            shapes = {name: tuple(handle.get_slice(name).get_shape()) for name in handle.keys()}
-    except Exception as exc:  # safetensors raises several private error types for a bad header
+            shapes = {name: tuple(handle.get_slice(name).get_shape()) for name in handle.keys()}  # noqa: SIM118
+    except Exception as exc:  # noqa: BLE001 - safetensors raises several private error types
         raise ModelFileError(
             path, f"not a readable safetensors file ({_first_line(exc)}); truncated, or not a compiled model?"
         ) from None
@@ -239,17 +239,17 @@ def format_summary(summary: ModelSummary) -> str:
                        for l in range(cfg["n_layers"])]
     share = 100.0 * summary.nonzero_params / summary.total_params if summary.total_params else 0.0
     lines = [
-        f"model:       {summary.path} (format {meta['format_version']}, "
-        f"compiler {meta.get('compiler_version', '?')})",
+        (f"model:       {summary.path} (format {meta['format_version']}, "
+         f"compiler {meta.get('compiler_version', '?')})"),
         f"program:     {program.get('file', '?')}",
         f"sha256:      {program.get('sha256', '?')}",
         f"output:      {output.get('name')} ({output.get('encoding')}, {output.get('type')})",
-        f"vocab:       {' '.join(_token_text(t) for t in vocab.get('tokens', []))}"
-        f"  (bos id {vocab.get('bos_id')}, pad id {vocab.get('pad_id')})",
+        (f"vocab:       {' '.join(_token_text(t) for t in vocab.get('tokens', []))}"
+         f"  (bos id {vocab.get('bos_id')}, pad id {vocab.get('pad_id')})"),
         f"max length:  {meta.get('max_len')}",
-        f"shape:       {cfg['n_layers']} layers, {cfg['n_heads']} heads/layer, d_model {cfg['d_model']}, "
-        f"d_head {cfg['d_head']}, d_mlp {cfg['d_mlp']}, n_ctx {cfg['n_ctx']}, "
-        f"{cfg.get('attention_dir', 'bidirectional')}",
+        (f"shape:       {cfg['n_layers']} layers, {cfg['n_heads']} heads/layer, d_model {cfg['d_model']}, "
+         f"d_head {cfg['d_head']}, d_mlp {cfg['d_mlp']}, n_ctx {cfg['n_ctx']}, "
+         f"{cfg.get('attention_dir', 'bidirectional')}"),
         f"heads used:  {' '.join(str(h) for h in heads_per_layer) or '-'} (per layer)",
         f"parameters:  {summary.total_params:,} total, {summary.nonzero_params:,} non-zero ({share:.1f}%)",
         "",

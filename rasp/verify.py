@@ -9,13 +9,13 @@ layer and position where the model disagrees with the interpreter.
 
 The model is anything with the runtime's interface (`transformer.CompiledTransformer`): `.meta`,
 `.run(inputs)`, `.encode(inputs) -> (ids, lengths)` and `.run_with_cache(ids) -> (logits, cache)` with
-TransformerLens hook names. This module imports neither torch nor the compiler.
+TransformerLens hook names. This module imports neither torch nor the compiler; the report's text and
+JSON renderings live with the CLI handler (`rasp.model_commands`).
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -25,7 +25,16 @@ from typing import Any, Protocol
 import numpy as np
 
 from rasp.errors import RaspError
-from rasp.sops import Evaluator, IndicesSOp, LengthSOp, Node, SeqValue, SOp, TokensSOp, walk
+from rasp.sops import (
+    Evaluator,
+    IndicesSOp,
+    LengthSOp,
+    Node,
+    SeqValue,
+    SOp,
+    TokensSOp,
+    walk,
+)
 
 DEFAULT_BUDGET = 20_000  # exhaustive inputs checked when --exhaustive-len is not given
 OUTPUT_REL_TOL = 1e-6  # the compiler's promise for numbers in the decoded output
@@ -246,7 +255,14 @@ class ResidualVariable:
             if isinstance(want, str) or got is None:
                 return False
             return math.isclose(got, float(want), rel_tol=RESIDUAL_TOL, abs_tol=RESIDUAL_TOL)
-        return got is not None and got == str(want)  # labels are `name:{value}` (str of the value)
+        if got is None or got == str(want):  # labels are `name:{value}` (str of the value)
+            return got is not None
+        if isinstance(want, (bool, str)):
+            return False
+        try:  # a number the compiler labelled canonically (1.0 as "1")
+            return float(got) == float(want)
+        except ValueError:
+            return False
 
 
 def residual_variables(labels: Sequence[str]) -> dict[str, ResidualVariable]:
@@ -274,13 +290,21 @@ def nodes_by_name(sop: SOp) -> dict[str, Node]:
 
 
 def _checkpoints(meta: Mapping[str, Any]) -> list[tuple[str, int | None, str, list[str]]]:
-    """(hook name, layer, sublayer, variables written there) in execution order."""
+    """(hook name, layer, sublayer, variables complete there) in execution order.
+
+    One head may compute several variables (`"name": "a, b"`), and a variable listed in several
+    sublayers (selector_width: a head, then an MLP) is complete only after the last of them.
+    """
     points: list[tuple[str, int | None, str, list[str]]] = [("blocks.0.hook_resid_pre", None, "embedding", [])]
+    final: dict[str, int] = {}
     for layer, ops in enumerate(meta.get("layers", [])):
-        points.append((f"blocks.{layer}.hook_resid_mid", layer, "attn",
-                       [str(h.get("name")) for h in ops.get("attn", [])]))
-        points.append((f"blocks.{layer}.hook_resid_post", layer, "mlp",
-                       [str(m.get("name")) for m in ops.get("mlp", [])]))
+        for sublayer, hook in (("attn", "resid_mid"), ("mlp", "resid_post")):
+            points.append((f"blocks.{layer}.hook_{hook}", layer, sublayer, []))
+            for op in ops.get(sublayer, []):
+                for name in str(op.get("name")).split(","):
+                    final[name.strip()] = len(points) - 1
+    for name, index in final.items():
+        points[index][3].append(name)
     return points
 
 
@@ -310,9 +334,7 @@ def diagnose(sop: SOp, model: RuntimeModel, tokens: list[Any], nodes: Mapping[st
             got = variables[name].decode(resid)
             for pos, (g, w) in enumerate(zip(got, want)):
                 if not variables[name].agrees(g, w):
-                    ops = {str(op.get("name")): str(op.get("op")) for ops in meta.get("layers", [])
-                           for op in [*ops.get("attn", []), *ops.get("mlp", [])]}
-                    return Divergence(name, layer, sublayer, pos, g, w, ops.get(name))
+                    return Divergence(name, layer, sublayer, pos, g, w, _operation(meta, name))
     output = meta.get("output", {}).get("name", "output")
     got_out = _run_batch(model, [tokens])[0] or [NON_FINITE] * n
     want_out = _seq(evaluator.value(sop)).values
@@ -320,6 +342,18 @@ def diagnose(sop: SOp, model: RuntimeModel, tokens: list[Any], nodes: Mapping[st
         if not same_value(g, w):
             return Divergence(str(output), None, "unembed", pos, g, w)
     return None
+
+
+def _operation(meta: Mapping[str, Any], name: str) -> str | None:
+    """What the file's layer map says `name` computes (the last sublayer that lists it)."""
+    found = None
+    for ops in meta.get("layers", []):
+        for op in [*ops.get("attn", []), *ops.get("mlp", [])]:
+            names = [n.strip() for n in str(op.get("name")).split(",")]
+            if name in names:
+                texts = str(op.get("op")).split("; ")
+                found = texts[names.index(name)] if len(texts) == len(names) else str(op.get("op"))
+    return found
 
 
 def meta_dict(model: RuntimeModel) -> Mapping[str, Any]:
@@ -332,116 +366,3 @@ def _numpy(tensor: Any) -> np.ndarray:
     if hasattr(tensor, "detach"):
         tensor = tensor.detach().float().cpu().numpy()
     return np.asarray(tensor, dtype=np.float64)
-
-
-# ------------------------------------------------------------------------------------------------
-# Reporting
-
-
-def show_tokens(tokens: Sequence[Any]) -> str:
-    """`"abc"` when every token is one character, else the JSON list."""
-    if tokens and all(isinstance(t, str) and len(t) == 1 for t in tokens):
-        return '"' + "".join(tokens) + '"'
-    return json.dumps(list(tokens))
-
-
-def show_values(values: Sequence[Any]) -> str:
-    return "[" + ", ".join(_value_text(v) for v in values) + "]"
-
-
-def format_success(report: VerifyReport, what: str) -> str:
-    """What was covered, for a passing report (stdout)."""
-    plan = report.plan
-    lines = [f"verified {what}: model == interpreter on {report.checked:,} inputs"]
-    if plan.exhaustive_len:
-        lines.append(f"  exhaustive: every input of length 1..{plan.exhaustive_len} over "
-                     f"{len(plan.vocab)} tokens ({plan.exhaustive_count:,} inputs)")
-    if plan.sampled_lengths is not None:
-        lo, hi = plan.sampled_lengths
-        lines.append(f"  sampled:    {plan.sample_count:,} random inputs of length {lo}..{hi} (seed {plan.seed})")
-    elif plan.exhaustive_len >= plan.max_len:
-        lines.append(f"  complete:   every input up to the maximum length {plan.max_len} was checked")
-    lines.append(f"  skipped:    {_skipped_text(report)}")
-    return "\n".join(lines)
-
-
-def format_failure(report: VerifyReport, what: str) -> str:
-    """The first failing input and the first divergence, for a failing report (stderr)."""
-    first = report.first_failure
-    if first is None:  # a passing report
-        return format_success(report, what)
-    lines = [
-        f"error: verification failed for {what}: model and interpreter disagree on "
-        f"{report.failures:,} of {report.checked:,} inputs",
-        f"  first failing input: {show_tokens(first.tokens)} (length {len(first.tokens)}), "
-        f"first wrong position {first.position}",
-        f"    interpreter: {show_values(first.interpreter)}",
-        f"    model:       {show_values(first.model)}",
-    ]
-    div = report.divergence
-    if div is None:
-        lines.append("  the residual stream could not be decoded to locate the divergence")
-    elif div.sublayer == "unembed":
-        lines.append(f"  every materialised variable agrees; the output `{div.variable}` goes wrong in the "
-                     f"unembedding (position {div.position})")
-    else:
-        lines += [
-            f"  first divergence: variable `{div.variable}`"
-            + (f" = {div.operation}" if div.operation and div.operation != div.variable else "")
-            + f", {div.where}, position {div.position}",
-            f"    interpreter: {_value_text(div.interpreter)}",
-            f"    model:       {_value_text(div.model) if div.model is not None else '(no value: every dim < 0.5)'}",
-        ]
-    lines.append(f"  skipped:    {_skipped_text(report)}")
-    return "\n".join(lines)
-
-
-def report_json(report: VerifyReport) -> dict[str, Any]:
-    """The `--json` report: one JSON object (NaN and infinities become strings)."""
-    return _finite(_report_dict(report))
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
-
-def _report_dict(report: VerifyReport) -> dict[str, Any]:
-    plan, first, div = report.plan, report.first_failure, report.divergence
-    return {
-        "ok": report.ok,
-        "checked": report.checked,
-        "failures": report.failures,
-        "skipped": report.skipped,
-        "skipped_example": None if report.skipped_example is None else
-        {"input": list(report.skipped_example[0]), "error": report.skipped_example[1]},
-        "exhaustive": {"max_len": plan.exhaustive_len, "inputs": plan.exhaustive_count},
-        "sampled": {"inputs": plan.sample_count, "lengths": plan.sampled_lengths and list(plan.sampled_lengths),
-                    "seed": plan.seed},
-        "lengths": sorted(report.lengths),
-        "vocab": list(plan.vocab),
-        "max_len": plan.max_len,
-        "first_failure": None if first is None else {
-            "input": list(first.tokens), "position": first.position,
-            "model": list(first.model), "interpreter": list(first.interpreter)},
-        "divergence": None if div is None else {
-            "variable": div.variable, "operation": div.operation, "layer": div.layer,
-            "sublayer": div.sublayer, "position": div.position, "model": div.model,
-            "interpreter": div.interpreter},
-    }
-
-
-def _skipped_text(report: VerifyReport) -> str:
-    if not report.skipped:
-        return "none (the interpreter ran on every input)"
-    tokens, message = report.skipped_example or ((), "")
-    return (f"{report.skipped:,} inputs where the interpreter fails, e.g. {show_tokens(tokens)}: {message}")
-
-
-def _value_text(value: Any) -> str:
-    return f"{value:.6g}" if isinstance(value, float) else str(value)

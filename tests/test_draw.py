@@ -10,9 +10,9 @@ import pytest
 
 transformer = pytest.importorskip("transformer")
 
-from rasp.draw import computation_dot, draw_model_file, draw_trace, trace_model  # noqa: E402
-from rasp.errors import RaspError  # noqa: E402
-from tests.transformer.handmade_models import mean_of_a, previous_token  # noqa: E402
+from rasp.draw import computation_dot, draw_model_file, draw_trace, trace_model
+from rasp.errors import RaspError
+from tests.transformer.handmade_models import mean_of_a, previous_token
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -41,7 +41,7 @@ def test_draw_writes_a_png_and_dot(prev_model: Path, tmp_path: Path) -> None:
     assert lines[0].startswith(f"wrote {png} (1 attention heads")
     text = dot.read_text()
     assert text.startswith("digraph computation {") and text.count("rank=same") == 2
-    assert '"tokens" -> "prev" [label="v"];' in text and '"indices" -> "prev" [label="q"];' in text
+    assert '"tokens" -> "L0:H0" [label="v"];' in text and '"indices" -> "L0:H0" [label="q"];' in text
 
 
 def test_dot_edges_come_from_the_weights() -> None:
@@ -51,11 +51,11 @@ def test_dot_edges_come_from_the_weights() -> None:
                        "mlp": [{"name": "out", "op": "2 * frac_a"}]}]
     meta["output"] = dict(meta["output"], name="out")
     dot = computation_dot(meta, model.tensors)
-    assert '"tokens" -> "frac_a" [label="v"];' in dot  # V reads tokens:a
-    assert '"frac_a" -> "out";' in dot  # the MLP unit writing `out` reads frac_a
+    assert '"tokens" -> "L0:H0" [label="v"];' in dot  # V reads tokens:a
+    assert '"L0:H0" -> "L0:MLP0";' in dot  # the MLP unit writing `out` reads frac_a, which the head wrote
     assert '"one"' not in dot and '"pad" ->' not in dot  # special dims are not variables
     assert '"frac_a" [label="frac_a"' not in dot  # written by the head, so not an embedding input
-    assert 'peripheries=2' in dot.split('"out" [')[1].split("\n")[0]  # the output is marked
+    assert 'peripheries=2' in dot.split('"L0:MLP0" [')[1].split("\n")[0]  # the output is marked
     rows = [line for line in dot.splitlines() if "rank=same" in line]
     assert [r.split('label="')[1].split('"')[0] for r in rows] == ["embedding", "layer 0 attn", "layer 0 mlp"]
 
@@ -77,13 +77,36 @@ def test_helper_dimensions_lead_back_to_their_operation() -> None:
     meta["layers"] = [{"attn": [{"head": 0, "name": "count", "op": "selector_width(...)"}],
                        "mlp": [{"name": "out", "op": "f(count)"}]}]
     dot = computation_dot(meta, model.tensors)
-    assert '"count" -> "out";' in dot and '"count.frac"' not in dot
+    assert '"L0:H0" -> "L0:MLP0";' in dot and '"count.frac"' not in dot
+
+
+def test_an_operation_split_over_a_head_and_an_mlp_gives_two_nodes(tmp_path: Path) -> None:
+    """selector_width is a head (writing hist.frac) and an MLP (writing hist), both named `hist`."""
+    compiler = pytest.importorskip("compiler")
+    from safetensors.numpy import load_file
+
+    from rasp.inspect import read_model_file
+    from rasp.interpreter import load_file as load_program
+
+    sop = load_program(Path(__file__).resolve().parents[1] / "programs" / "hist.rasp").get("hist")
+    compiler.compile_sop(sop, list("ab"), 4, name="hist").save(tmp_path / "h.safetensors")
+    meta = read_model_file(tmp_path / "h.safetensors").meta
+    dot = computation_dot(meta, load_file(str(tmp_path / "h.safetensors")))
+    assert dot.count('[label="hist\\n') == 2 and '"L0:H0" -> "L0:MLP0";' in dot
+    assert '"tokens" -> "L0:H0" [label="q"];' in dot
 
 
 def test_draw_for_repl_compiles_for_the_input(tmp_path: Path) -> None:
     pytest.importorskip("compiler")
     from rasp.draw import draw_for_repl
-    from rasp.sops import AggregateSOp, Comparison, IndicesSOp, MapSOp, Select, TokensSOp
+    from rasp.sops import (
+        AggregateSOp,
+        Comparison,
+        IndicesSOp,
+        MapSOp,
+        Select,
+        TokensSOp,
+    )
 
     indices = IndicesSOp(name="indices")
     prev = MapSOp(fn=lambda i: i - 1, inputs=(indices,), text="indices - 1", name="before")

@@ -14,8 +14,8 @@ import pytest
 
 pytest.importorskip("transformer")
 
-from rasp.cli import main  # noqa: E402
-from tests.transformer.handmade_models import FORMAT_NAME, previous_token  # noqa: E402
+from rasp.cli import main
+from tests.transformer.handmade_models import FORMAT_NAME, previous_token
 
 REVERSE = """\
 opp = length - indices - 1;
@@ -196,7 +196,7 @@ def test_verify_warns_when_the_source_changed(capsys: pytest.CaptureFixture[str]
 
 def test_draw_a_program(capsys: pytest.CaptureFixture[str], reverse_file: Path, tmp_path: Path) -> None:
     png = tmp_path / "r.png"
-    code, out, err = run(capsys, "draw", str(reverse_file), "--input", "abc", "-o", str(png))
+    code, _, err = run(capsys, "draw", str(reverse_file), "--input", "abc", "-o", str(png))
     assert code == 0, err
     assert png.read_bytes()[:4] == b"\x89PNG"
 

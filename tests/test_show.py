@@ -150,7 +150,6 @@ def test_show_of_a_compiled_program_is_golden(tmp_path: Path, golden: Any) -> No
     """`rasp show` of the compiler's reverse at N=5 (rewrite with --update-golden if the compiler changes)."""
     pytest.importorskip("compiler")
     import compiler
-
     from rasp.errors import Source
     from rasp.interpreter import load_file
 

@@ -8,21 +8,28 @@ tests with a real compiled model whose weight is corrupted are at the bottom.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
 
-from rasp.sops import AggregateSOp, Comparison, Evaluator, IndicesSOp, MapSOp, Select, SOp, TokensSOp
+from rasp.model_commands import format_failure, format_success, report_json
+from rasp.sops import (
+    AggregateSOp,
+    Comparison,
+    Evaluator,
+    IndicesSOp,
+    MapSOp,
+    Select,
+    SOp,
+    TokensSOp,
+)
 from rasp.verify import (
     Divergence,
     default_exhaustive_len,
     diagnose,
-    format_failure,
-    format_success,
     nodes_by_name,
     plan_inputs,
-    report_json,
     residual_variables,
     same_value,
     verify,
@@ -117,7 +124,7 @@ class FakeModel:
         for tokens in inputs:
             _, cache = self.run_with_cache([list(tokens)])
             last = cache["blocks.1.hook_resid_post"][0, 1:, 6]
-            out.append([int(round(v)) for v in last])
+            out.append([round(v) for v in last])
         return out
 
 
@@ -167,7 +174,7 @@ def test_inputs_the_interpreter_rejects_are_skipped_and_counted() -> None:
     inv = MapSOp(fn=lambda t: 1 / (t == "a"), inputs=(tokens,), text="1 / (tokens == a)", name="inv")
 
     class Echo:
-        meta = {"residual": [], "layers": []}
+        meta: ClassVar[dict[str, Any]] = {"residual": [], "layers": []}
 
         def run(self, inputs: Sequence[Sequence[Any]]) -> list[list[Any]]:
             return [[1.0] * len(x) for x in inputs]
@@ -264,7 +271,7 @@ def test_non_finite_outputs_are_failures_not_crashes() -> None:
     class Broken:
         """Computes NaN whenever the input holds a "b" (the runtime raises ArithmeticError then)."""
 
-        meta = {"residual": ["flag"], "layers": [], "output": {"name": "flag"}}
+        meta: ClassVar[dict[str, Any]] = {"residual": ["flag"], "layers": [], "output": {"name": "flag"}}
 
         def run(self, inputs: Sequence[Sequence[Any]]) -> list[list[Any]]:
             if any("b" in x for x in inputs):
@@ -309,3 +316,24 @@ def test_generated_names_are_diagnosed_too(tmp_path: Any, capsys: pytest.Capture
     div = json.loads(capsys.readouterr().out)["divergence"]
     assert (div["variable"], div["operation"], div["layer"], div["sublayer"]) == (
         name, "length - indices - 1", layer, "mlp")
+
+
+@pytest.mark.parametrize(("program", "vocab"), [("hist", "abc"), ("dyck1", "()"), ("most_freq", "abc")])
+def test_a_correct_model_has_no_divergence(program: str, vocab: str, tmp_path: Any) -> None:
+    """No false alarms: selector_width is listed under a head and an MLP (complete after the MLP), and
+    one head may compute two variables (`"name": "a, b"`)."""
+    compiler = pytest.importorskip("compiler")
+    transformer = pytest.importorskip("transformer")
+    from pathlib import Path
+
+    from rasp.interpreter import load_file
+    from rasp.model_commands import nodes_by_residual_name
+
+    interp = load_file(Path(__file__).resolve().parents[1] / "programs" / f"{program}.rasp")
+    name = interp.last_assigned
+    sop = interp.get(name)
+    compiler.compile_sop(sop, list(vocab), 5, name=name).save(tmp_path / "m.safetensors")
+    model = transformer.load(tmp_path / "m.safetensors")
+    nodes = nodes_by_residual_name(sop)
+    for tokens in plan_inputs(vocab, 5, exhaustive_len=3, samples=20, seed=2).inputs():
+        assert diagnose(sop, model, tokens, nodes) is None, tokens
