@@ -289,7 +289,7 @@ def nodes_by_name(sop: SOp) -> dict[str, Node]:
     return found
 
 
-def _checkpoints(meta: Mapping[str, Any]) -> list[tuple[str, int | None, str, list[str]]]:
+def checkpoints(meta: Mapping[str, Any]) -> list[tuple[str, int | None, str, list[str]]]:
     """(hook name, layer, sublayer, variables complete there) in execution order.
 
     One head may compute several variables (`"name": "a, b"`), and a variable listed in several
@@ -316,7 +316,7 @@ def diagnose(sop: SOp, model: RuntimeModel, tokens: list[Any], nodes: Mapping[st
     ids, _ = model.encode([tokens])
     _, cache = model.run_with_cache(ids)
     n = len(tokens)
-    points = _checkpoints(meta)
+    points = checkpoints(meta)
     written_later = {name for _, _, _, names in points for name in names}
     live: list[str] = [v for v in variables if v not in written_later]  # written by the embedding
     for hook, layer, sublayer, written in points:

@@ -337,3 +337,40 @@ def test_a_correct_model_has_no_divergence(program: str, vocab: str, tmp_path: A
     nodes = nodes_by_residual_name(sop)
     for tokens in plan_inputs(vocab, 5, exhaustive_len=3, samples=20, seed=2).inputs():
         assert diagnose(sop, model, tokens, nodes) is None, tokens
+
+
+@pytest.mark.parametrize(("program", "vocab"), [("reverse", "abc"), ("hist", "abc"), ("dyck1", "()")])
+def test_every_sublayer_corruption_is_blamed_on_that_sublayer(program: str, vocab: str, tmp_path: Any) -> None:
+    """Corrupt the output bias of each sublayer in turn (one entry, on a variable it completes): the
+    diagnosis names exactly that variable, layer and sublayer."""
+    compiler = pytest.importorskip("compiler")
+    transformer = pytest.importorskip("transformer")
+    import shutil
+    from pathlib import Path
+
+    from rasp.interpreter import load_file as load_program
+    from rasp.model_commands import nodes_by_residual_name
+    from rasp.verify import checkpoints
+
+    interp = load_program(Path(__file__).resolve().parents[1] / "programs" / f"{program}.rasp")
+    name = interp.last_assigned
+    sop = interp.get(name)
+    path = tmp_path / "m.safetensors"
+    compiler.compile_sop(sop, list(vocab), 4, name=name).save(path)
+    nodes = nodes_by_residual_name(sop)
+    meta = transformer.load(path).meta.raw
+    variables = residual_variables(meta["residual"])
+    tried = []
+    for _, layer, sublayer, names in checkpoints(meta)[1:]:
+        for var in [n for n in names if n in nodes and n in variables]:
+            broken = tmp_path / f"{var}.safetensors"
+            shutil.copy(path, broken)
+            tensor = f"blocks.{layer}.attn.b_O" if sublayer == "attn" else f"blocks.{layer}.mlp.b_out"
+            _corrupt(broken, tensor, variables[var].dims[0], 3.0)
+            report = verify(sop, transformer.load(broken), plan_inputs(vocab, 4, exhaustive_len=3, samples=0),
+                            nodes=nodes)
+            div = report.divergence
+            assert div is not None, (var, layer, sublayer)
+            assert (div.variable, div.layer, div.sublayer) == (var, layer, sublayer)
+            tried.append(var)
+    assert tried  # at least one variable of the program is materialised and checked
