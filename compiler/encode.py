@@ -3,16 +3,16 @@
 Decisions, per node:
 - tokens are categorical *views* of the raw token one-hot (`tokens_int` groups raw tokens by `int()`);
   indices are the positional one-hot `indices:i` (or the numerical `indices` dim); constants read `one`.
-- length and selector_width are attention heads writing `1/(w+1)` into a `<name>.frac` dim; a map of
-  them is a step MLP over that fraction (with a categorical context for e.g. `length - indices - 1`).
-- a chain of maps is fused: its *support* is the set of non-map s-ops it reads, and the whole chain is
-  one function of the support. One categorical support is a free view; one numerical support (plus at
-  most one categorical context) is a step MLP; several categorical supports are one table MLP.
+- length and selector_width of a conjunction are one head writing `1/(w+1)` into `<name>.frac`; a map
+  of them is a step MLP over that fraction (with a categorical context for `length - indices - 1`).
+  selector_width of a disjunction is a signed sum of conjunction widths (inclusion-exclusion,
+  `selectors.WidthPartsMixin`).
+- maps are fused and computed by views, step MLPs or table MLPs (`maps.MapsMixin`).
 - an aggregate is categorical (value one-hot -> output one-hot) when its values are strings or bools
   (the interpreter refuses several selected keys) or the selector provably selects <= 1 key; otherwise
   it is a numerical mean.
-- a selector is a conjunction of atoms (additive scores). A disjunction or negated conjunction becomes
-  ONE atom, over the shared query/key readings, or else over joint (product) readings built by an MLP.
+- selectors become conjunctions of atoms, or one atom over joint readings (`selectors.SelectorsMixin`).
+- numbers that are equal (1, 1.0) share one categorical column (`canonical`).
 """
 
 from __future__ import annotations
