@@ -35,9 +35,9 @@ def _add(rows: dict[Dim, np.ndarray], terms: Terms, column: int, scale: float, w
         rows[dim][column] += scale * coef
 
 
-def _distinct_rows(table: np.ndarray) -> tuple[list[np.ndarray], list[int]]:
-    """Distinct non-zero rows of a 0/1 table, and for each row its class (-1 for an all-zero row)."""
-    classes: dict[bytes, int] = {}
+def _classes(table: np.ndarray) -> tuple[list[np.ndarray], list[int]]:
+    """Distinct non-zero rows of a 0/1 table, and each row's class (-1 for an all-zero row)."""
+    seen: dict[bytes, int] = {}
     reps: list[np.ndarray] = []
     of_row: list[int] = []
     for row in table:
@@ -45,51 +45,62 @@ def _distinct_rows(table: np.ndarray) -> tuple[list[np.ndarray], list[int]]:
             of_row.append(-1)
             continue
         key = row.tobytes()
-        if key not in classes:
-            classes[key] = len(reps)
+        if key not in seen:
+            seen[key] = len(reps)
             reps.append(row)
-        of_row.append(classes[key])
+        of_row.append(seen[key])
     return reps, of_row
 
 
-def selector_weights(atoms: Sequence[Atomic]) -> tuple[dict[Dim, np.ndarray], dict[Dim, np.ndarray], int]:
-    """W_Q, W_K (dim -> [d_qk]) such that q·k = S · (number of atoms whose table holds)."""
-    blocks: list[tuple[list[tuple[Terms, int]], list[tuple[Terms, np.ndarray]], int]] = []
+def _atom_block(
+    selector_side: Encoded, other_side: Encoded, table: np.ndarray, start: int, width: int
+) -> tuple[dict[Dim, np.ndarray], dict[Dim, np.ndarray]]:
+    """One atom's columns [start, start + classes): `selector_side` value a reads the unit vector of
+    its row class of `table` [a, b]; `other_side` value b reads S * (that class's row)[b]."""
+    reps, of_row = _classes(table)
+    one_hot_rows: dict[Dim, np.ndarray] = {}
+    scaled_rows: dict[Dim, np.ndarray] = {}
+    for a, cls in enumerate(of_row):
+        if cls >= 0:
+            _add(one_hot_rows, selector_side.one_hot[a], start + cls, 1.0, width)
+    for b in range(table.shape[1]):
+        for cls, rep in enumerate(reps):
+            if rep[b]:
+                _add(scaled_rows, other_side.one_hot[b], start + cls, SCORE_UNIT, width)
+    return one_hot_rows, scaled_rows
+
+
+def selector_weights(
+    atoms: Sequence[Atomic],
+) -> tuple[dict[Dim, np.ndarray], dict[Dim, np.ndarray], int]:
+    """W_Q, W_K (dim -> [d_qk]) such that q·k = S * (number of atoms whose table holds).
+
+    Each atom takes one column per distinct non-zero row of its table (or per distinct column,
+    whichever is fewer), so q·k has a single non-zero product per atom: exact for 0/1 readings.
+    """
+    tables = []
     for atom in atoms:
         table = np.asarray(atom.table, dtype=bool)
         if table.shape != (len(atom.query.values), len(atom.key.values)):
             raise ValueError(f"atom table shape {table.shape} does not match its readings")
-        row_reps, row_class = _distinct_rows(table)
-        col_reps, col_class = _distinct_rows(table.T)
-        if len(row_reps) <= len(col_reps):
-            # One query dim per row class; the key side carries S times that row.
-            q_side = [(atom.query.one_hot[a], c) for a, c in enumerate(row_class) if c >= 0]
-            k_side = [(atom.key.one_hot[b], np.array([rep[b] for rep in row_reps], float)) for b in range(table.shape[1])]
-            blocks.append((q_side, k_side, len(row_reps)))
-        else:
-            # One key dim per column class; the query side carries S times that column.
-            k_one = [(atom.key.one_hot[b], c) for b, c in enumerate(col_class) if c >= 0]
-            q_vec = [(atom.query.one_hot[a], np.array([rep[a] for rep in col_reps], float)) for a in range(table.shape[0])]
-            blocks.append(([(t, c) for t, c in k_one], q_vec, -len(col_reps)))
-    width = sum(abs(b[2]) for b in blocks)
+        n_rows, n_cols = len(_classes(table)[0]), len(_classes(table.T)[0])
+        tables.append((atom, table, n_rows <= n_cols, min(n_rows, n_cols)))
+    width = sum(size for *_, size in tables)
     w_q: dict[Dim, np.ndarray] = {}
     w_k: dict[Dim, np.ndarray] = {}
     start = 0
-    for one_side, vec_side, signed_width in blocks:
-        size = abs(signed_width)
-        # signed_width > 0: one-hot side is the query; < 0: one-hot side is the key.
-        one_rows, vec_rows = (w_q, w_k) if signed_width > 0 else (w_k, w_q)
-        for terms, cls in one_side:
-            _add(one_rows, terms, start + cls, 1.0, width)
-        for terms, vec in vec_side:
-            for c in np.flatnonzero(vec):
-                _add(vec_rows, terms, start + int(c), SCORE_UNIT, width)
+    for atom, table, by_query, size in tables:
+        if by_query:
+            q_rows, k_rows = _atom_block(atom.query, atom.key, table, start, width)
+        else:
+            k_rows, q_rows = _atom_block(atom.key, atom.query, table.T, start, width)
+        for rows, block in ((w_q, q_rows), (w_k, k_rows)):
+            for dim, vec in block.items():
+                rows[dim] = rows.get(dim, np.zeros(width)) + vec
         start += size
     if width == 0:
-        # No atom ever holds, or there are no atoms: keep one zero dimension so shapes stay valid.
-        width = 1
-        w_q = {BOS: np.zeros(1)}
-        w_k = {BOS: np.zeros(1)}
+        # No atom can ever hold (or there are none): one zero column keeps the shapes valid.
+        return {BOS: np.zeros(1)}, {BOS: np.zeros(1)}, 1
     return w_q, w_k, width
 
 

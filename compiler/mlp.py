@@ -128,10 +128,14 @@ def table_mlp(
     if base_row.any():
         b.unit({ONE: 1.0}, 0.0, base_row)
     k = len(inputs)
+    columns = [{value_key(v): enc.one_hot[j] for j, v in enumerate(enc.values)} for enc in inputs]
     for tup, result in items:
         if value_key(result) == value_key(base):
             continue
-        parts = [(enc.one_hot[enc.index_of(v)], 2.0) for enc, v in zip(inputs, tup)]
+        try:
+            parts = [(col[value_key(v)], 2.0) for col, v in zip(columns, tup)]
+        except KeyError as missing:
+            raise ValueError(f"{name}: table row {tup!r} holds a value its reading lacks") from missing
         b.unit(_linear(*parts), -(2.0 * k - 1.0), writer.encode(result) - base_row)
     notes = {"kind": "table", "inputs": [e.name for e in inputs], "rows": len(items), "onehot_noise_tolerated": 1 / (4 * k)}
     return b.spec(op, name, writer.dims, notes)
@@ -266,21 +270,25 @@ def numeric_mlp(
         )
     _add_bases(b, bases, contexts)
     total = _max_activation_sum(units, bases, points)
-    integral = all(float(v).is_integer() for u in units for v in u.delta) and all(
-        float(v).is_integer() for row in bases for v in row
-    )
-    if integral and total >= F32_EXACT_INTEGERS:
+    levels = _dyadic_exponent([*(v for u in units for v in u.delta), *(v for row in bases for v in row)])
+    if levels == 0 and total >= F32_EXACT_INTEGERS:
         raise CompileError(
-            [Diagnostic(f"{name}: {op}: {len(units)} steps need hidden activations summing to {total:.3g}, "
-                        "beyond float32's exact integers", hint="use a smaller maximum length")]
+            [
+                Diagnostic(
+                    f"{name}: {op}: {len(units)} steps need hidden activations summing to "
+                    f"{total:.3g}, beyond float32's exact integers",
+                    hint="use a smaller maximum length",
+                )
+            ]
         )
+    # Outputs on a grid of 2**-levels whose sums stay below 2**24 grid steps are exact in any order.
+    exact = levels is not None and total * 2.0**levels < F32_EXACT_INTEGERS
     notes = {
         "kind": "steps",
         "pairs": len(units),
         "x_tolerance": float(tolerance / SAFETY_FACTOR),
         "max_activation_sum": total,
-        # Integer outputs (one-hots, integer deltas) are exact; otherwise each product rounds.
-        "output_error_bound": 0.0 if integral else rounding_error(total, len(b.biases)),
+        "output_error_bound": 0.0 if exact else rounding_error(total, len(b.biases)),
     }
     return b.spec(op, name, writer.dims, notes)
 
@@ -298,6 +306,14 @@ class _Unit:
     min_gap: float
     margin: float  # smallest distance of D from the band (0, 1) at a reachable input
     order: float
+
+
+def _dyadic_exponent(values: Sequence[float], limit: int = 16) -> int | None:
+    """The least k <= limit with every value * 2**k an integer, or None."""
+    for k in range(limit + 1):
+        if all(float(v * 2.0**k).is_integer() for v in values):
+            return k
+    return None
 
 
 class _AllPoints:

@@ -300,3 +300,11 @@ def test_step_banks_are_exact_in_torch_too() -> None:
     np.testing.assert_array_equal(y, expected(out, ws))
     # The hidden activations themselves are integers: nothing is left to rounding.
     assert torch.equal(h, torch.round(h))
+
+
+def test_output_error_bound_is_zero_only_for_exact_grids() -> None:
+    xs = np.array([0.0, 0.25, 0.5, 0.75, 1.0], F32)
+    halves = check_steps(num("x", xs.tolist()), xs, [0.5, 1.5, 1.5, -2.25, 0.0], num("h", [0.5, 1.5, -2.25, 0.0]))
+    assert halves.notes["output_error_bound"] == 0.0
+    thirds = numeric_mlp(num("x", xs.tolist()), list(zip(xs.tolist(), [0, 1 / 3, 1, 1, 2])), num("t", [0, 1 / 3, 1, 2]), op="t", name="t")
+    assert thirds.notes["output_error_bound"] > 0
