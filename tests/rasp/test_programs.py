@@ -93,7 +93,7 @@ def test_dyck2_against_a_direct_check() -> None:
             assert list(evaluate(dyck2, text).values) == reference(text), text
 
 
-# Outputs the original interpreter printed for the paper's programs (its tests/tgt/paper_examples.txt).
+# What the original interpreter printed for the paper's programs (tests/tgt/paper_examples.txt).
 ORIGINAL_OUTPUTS = [
     (
         "hist_bos",
@@ -121,7 +121,7 @@ def test_same_values_as_the_original_interpreter(program: str, tokens: str, prin
 
 
 def test_long_addition_as_in_the_original() -> None:
-    """The original's long-addition example adds "123+45" to [0, 0, 0, 1, 6, 8] (our own text of it)."""
+    """The original's long addition adds "123+45" to [0, 0, 0, 1, 6, 8] (our own text of it)."""
     source = """
 def digits(t) {
     table = {"0": 0, "1": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7, "8": 8, "9": 9};
