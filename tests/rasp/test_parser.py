@@ -262,3 +262,21 @@ def test_block_endings() -> None:
     assert error("def f() { x = 1; }").message == "a def ends with a return statement"
     e = error("def f() { return 1; };")
     assert e.message == "unexpected ';'" and e.hint == "a def or for ends with '}', without ';'"
+
+
+def test_the_grammar_has_no_lalr_conflicts(caplog: pytest.LogCaptureFixture) -> None:
+    """Lark resolves a shift/reduce conflict silently (logging it at debug level); there must be none."""
+    import logging
+    from importlib import resources
+
+    from lark import Lark, logger
+
+    grammar = resources.files("rasp").joinpath("grammar.lark").read_text(encoding="utf-8")
+    level = logger.level
+    logger.setLevel(logging.DEBUG)
+    try:
+        with caplog.at_level(logging.DEBUG, logger="lark"):
+            Lark(grammar, parser="lalr", lexer="basic", debug=True)
+    finally:
+        logger.setLevel(level)
+    assert not [r for r in caplog.records if "conflict" in r.getMessage().lower()]
