@@ -265,7 +265,7 @@ def test_block_endings() -> None:
 
 
 def test_the_grammar_has_no_lalr_conflicts(caplog: pytest.LogCaptureFixture) -> None:
-    """Lark resolves a shift/reduce conflict silently (logging it at debug level); there must be none."""
+    """Lark resolves shift/reduce conflicts silently (a debug log line); there must be none."""
     import logging
     from importlib import resources
 
