@@ -21,9 +21,9 @@ __all__ = [
     "SCORE_UNIT",
     "SOFTMAX_GAP",
     "aggregate_head",
-    "selector_width_head",
     "merge_heads",
     "selector_weights",
+    "selector_width_head",
 ]
 
 
@@ -145,7 +145,9 @@ def aggregate_head(
         wanted = {value_key(v): None for v in (*value.values, default)}
         columns = [k for k, v in enumerate(out.values) if value_key(v) in wanted]
         if len(columns) != len(wanted):
-            raise ValueError(f"{out.name}: output values do not cover the value set and the default")
+            raise ValueError(
+                f"{out.name}: output values do not cover the value set and the default"
+            )
         out_dims = tuple(_single_dim(out.one_hot[k], out.name) for k in columns)
         position = {value_key(out.values[k]): i for i, k in enumerate(columns)}
         d_v = len(columns)
@@ -168,7 +170,14 @@ def selector_width_head(atoms: Sequence[Atomic], out_dim: Dim, *, op: str, name:
     is the only key with a non-zero value (the `bos` dimension)."""
     w_q, w_k, _ = selector_weights(atoms)
     return HeadSpec(
-        op, name, w_q, w_k, {BOS: np.ones(1)}, np.ones((1, 1)), (out_dim,), bos_score=len(atoms) * SCORE_UNIT
+        op,
+        name,
+        w_q,
+        w_k,
+        {BOS: np.ones(1)},
+        np.ones((1, 1)),
+        (out_dim,),
+        bos_score=len(atoms) * SCORE_UNIT,
     )
 
 
@@ -189,7 +198,9 @@ def merge_heads(heads: Sequence[HeadSpec]) -> HeadSpec:
         raise ValueError("merge_heads needs at least one head")
     first = heads[0]
     for h in heads[1:]:
-        if h.bos_score != first.bos_score or not (_same_rows(h.W_Q, first.W_Q) and _same_rows(h.W_K, first.W_K)):
+        if h.bos_score != first.bos_score or not (
+            _same_rows(h.W_Q, first.W_Q) and _same_rows(h.W_K, first.W_K)
+        ):
             raise ValueError(f"heads {first.name!r} and {h.name!r} do not share a selector")
     d_vs = [h.W_O.shape[0] for h in heads]
     n_outs = [h.W_O.shape[1] for h in heads]

@@ -14,6 +14,7 @@ are only spent where the output changes.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -34,7 +35,7 @@ from compiler.numeric import (
 )
 from rasp.errors import CompileError, Diagnostic
 
-__all__ = ["table_mlp", "numeric_mlp", "joint_mlp"]
+__all__ = ["joint_mlp", "numeric_mlp", "table_mlp"]
 
 
 class _Builder:
@@ -94,7 +95,9 @@ class _Output:
 
 def _single_dim(terms: Terms, what: str) -> Dim:
     if len(terms) != 1 or terms[0][1] != 1.0:
-        raise ValueError(f"{what} must be written to a single materialised dimension, got {terms!r}")
+        raise ValueError(
+            f"{what} must be written to a single materialised dimension, got {terms!r}"
+        )
     return terms[0][0]
 
 
@@ -135,9 +138,16 @@ def table_mlp(
         try:
             parts = [(col[value_key(v)], 2.0) for col, v in zip(columns, tup)]
         except KeyError as missing:
-            raise ValueError(f"{name}: table row {tup!r} holds a value its reading lacks") from missing
+            raise ValueError(
+                f"{name}: table row {tup!r} holds a value its reading lacks"
+            ) from missing
         b.unit(_linear(*parts), -(2.0 * k - 1.0), writer.encode(result) - base_row)
-    notes = {"kind": "table", "inputs": [e.name for e in inputs], "rows": len(items), "onehot_noise_tolerated": 1 / (4 * k)}
+    notes = {
+        "kind": "table",
+        "inputs": [e.name for e in inputs],
+        "rows": len(items),
+        "onehot_noise_tolerated": 1 / (4 * k),
+    }
     return b.spec(op, name, writer.dims, notes)
 
 
@@ -179,7 +189,9 @@ class _Context:
     steps: tuple[_Step, ...]
 
 
-def _context_of(terms: Terms, points: Sequence[tuple[float, Atom]], writer: _Output, what: str) -> _Context:
+def _context_of(
+    terms: Terms, points: Sequence[tuple[float, Atom]], writer: _Output, what: str
+) -> _Context:
     by_x: dict[float, Atom] = {}
     for x, v in points:
         x = float(x)
@@ -190,7 +202,7 @@ def _context_of(terms: Terms, points: Sequence[tuple[float, Atom]], writer: _Out
         raise ValueError(f"{what}: no reachable points")
     xs = sorted(by_x)
     steps: list[_Step] = []
-    for a, b in zip(xs, xs[1:]):
+    for a, b in itertools.pairwise(xs):
         before, after = by_x[a], by_x[b]
         if value_key(before) != value_key(after):
             delta = writer.encode(after) - writer.encode(before)
@@ -227,7 +239,8 @@ def numeric_mlp(
         if not context.is_categorical or context_points is None:
             raise ValueError(f"{name}: a context must be categorical and come with context_points")
         contexts = [
-            _context_of(context.one_hot[context.index_of(c)], pts, writer, name) for c, pts in context_points.items()
+            _context_of(context.one_hot[context.index_of(c)], pts, writer, name)
+            for c, pts in context_points.items()
         ]
     max_abs_x = max(float(np.abs(c.xs).max()) for c in contexts)
     if x_error is None:
@@ -241,7 +254,10 @@ def numeric_mlp(
             groups.setdefault((step.delta, seen[step.delta]), {})[ci] = step
             seen[step.delta] += 1
     points = _AllPoints(contexts)
-    units = sorted((_plan_unit(m, points, f"{name}: {op}") for m in groups.values()), key=lambda u: (u.falling, u.order))
+    units = sorted(
+        (_plan_unit(m, points, f"{name}: {op}") for m in groups.values()),
+        key=lambda u: (u.falling, u.order),
+    )
 
     b = _Builder(len(writer.dims))
     bases = [writer.encode(ctx.first) for ctx in contexts]
@@ -250,7 +266,10 @@ def numeric_mlp(
     for u in units:
         sign = -1.0 if u.falling else 1.0
         # D = round(±slope·x + offset_c + K) - K: an integer, see numeric.F32_INTEGER_BAND.
-        terms = _linear((x.number, sign * u.slope), *((c.terms, float(off)) for c, off in zip(contexts, u.offsets)))
+        terms = _linear(
+            (x.number, sign * u.slope),
+            *((c.terms, float(off)) for c, off in zip(contexts, u.offsets)),
+        )
         terms[ONE] = terms.get(ONE, 0.0) + u.shift
         delta = np.array(u.delta)
         b.unit(terms, -u.shift - 1.0, delta if u.falling else -delta)  # relu(D - 1)
@@ -270,7 +289,9 @@ def numeric_mlp(
         )
     _add_bases(b, bases, contexts)
     total = _max_activation_sum(units, bases, points)
-    levels = _dyadic_exponent([*(v for u in units for v in u.delta), *(v for row in bases for v in row)])
+    levels = _dyadic_exponent(
+        [*(v for u in units for v in u.delta), *(v for row in bases for v in row)]
+    )
     if levels == 0 and total >= F32_EXACT_INTEGERS:
         raise CompileError(
             [
@@ -355,7 +376,9 @@ def _plan_unit(members: dict[int, _Step], points: _AllPoints, what: str) -> _Uni
     if true_margin < margin - 1e-6 * (1.0 + abs(margin)):
         raise ValueError("internal: a step threshold falls too close to a reachable value")
     delta = next(iter(members.values())).delta
-    return _Unit(delta, slope, falling, offsets, shift, tuple(members), min_gap, margin, float(ts.mean()))
+    return _Unit(
+        delta, slope, falling, offsets, shift, tuple(members), min_gap, margin, float(ts.mean())
+    )
 
 
 def _add_bases(b: _Builder, bases: list[np.ndarray], contexts: Sequence[_Context]) -> None:
@@ -370,9 +393,13 @@ def _add_bases(b: _Builder, bases: list[np.ndarray], contexts: Sequence[_Context
             b.unit(_linear((ctx.terms, 2.0)), -1.0, row - common)
 
 
-def _max_activation_sum(units: Sequence[_Unit], bases: Sequence[np.ndarray], points: _AllPoints) -> float:
+def _max_activation_sum(
+    units: Sequence[_Unit], bases: Sequence[np.ndarray], points: _AllPoints
+) -> float:
     """max over reachable inputs of sum_j |h_j| * max|W_out[j]|: below 2**24, integer outputs are exact."""
-    total = np.array([float(np.abs(row).max(initial=0.0)) for row in bases])[points.owner] + 1.0  # [P]
+    total = (
+        np.array([float(np.abs(row).max(initial=0.0)) for row in bases])[points.owner] + 1.0
+    )  # [P]
     for u in units:
         pre = (-u.slope if u.falling else u.slope) * points.xs + u.offsets[points.owner]
         weight = float(np.abs(np.array(u.delta)).max())

@@ -78,11 +78,15 @@ def preactivation_rounding(n_terms: int, max_abs_slope_x: float) -> float:
     return 1.0 + 0.5 * n_terms + 2 * F32_UNIT_ROUNDOFF * max_abs_slope_x
 
 
-def check_resolvable(gap: float, input_error: float, tolerance: float, *, what: str, sizes: str = "") -> None:
+def check_resolvable(
+    gap: float, input_error: float, tolerance: float, *, what: str, sizes: str = ""
+) -> None:
     """Refuse (CompileError, no span) when a step cannot separate two reachable values `gap` apart:
     the input error, times SAFETY_FACTOR, must stay within the step's tolerance."""
     if gap <= 0 or not math.isfinite(gap):
-        raise CompileError([Diagnostic(f"{what}: two reachable values are not distinct ({gap!r} apart)")])
+        raise CompileError(
+            [Diagnostic(f"{what}: two reachable values are not distinct ({gap!r} apart)")]
+        )
     if SAFETY_FACTOR * input_error > tolerance:
         raise CompileError(
             [

@@ -10,7 +10,13 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.attention import SCORE_UNIT, SOFTMAX_GAP, aggregate_head, merge_heads, selector_width_head
+from compiler.attention import (
+    SCORE_UNIT,
+    SOFTMAX_GAP,
+    aggregate_head,
+    merge_heads,
+    selector_width_head,
+)
 from compiler.blocks import BOS, ONE, PAD, Atomic, Dim, Encoded, HeadSpec
 from compiler.numeric import PAD_SCORE, mean_error_bound
 
@@ -25,7 +31,9 @@ class Batch:
         self.max_len = max(lengths)
         self.dims = list(dict.fromkeys([ONE, BOS, PAD, *dims]))
         self.index = {d: i for i, d in enumerate(self.dims)}
-        self.r = np.zeros((len(lengths), 1 + self.max_len, len(self.dims)), F32)  # [batch, pos, d_model]
+        self.r = np.zeros(
+            (len(lengths), 1 + self.max_len, len(self.dims)), F32
+        )  # [batch, pos, d_model]
         self.real = np.zeros(self.r.shape[:2], bool)
         for b, n in enumerate(lengths):
             self.real[b, 1 : n + 1] = True
@@ -137,7 +145,9 @@ def test_reverse_copies_exactly_and_pad_changes_nothing(max_len: int) -> None:
     opp = cat("opp", range(max_len))
     tokens = cat("tokens", "abc")
     out = cat("reverse", "abc")
-    head = aggregate_head([atom(opp, idx, lambda k, q: k == q)], tokens, "a", out, op="reverse", name="reverse")
+    head = aggregate_head(
+        [atom(opp, idx, lambda k, q: k == q)], tokens, "a", out, op="reverse", name="reverse"
+    )
     lengths = list(range(1, max_len + 1))
     rng = np.random.default_rng(1)
     seqs = [list(rng.choice(list("abc"), n)) for n in lengths]
@@ -191,7 +201,9 @@ def test_numerical_mean_frac_prevs(max_len: int) -> None:
     idx = cat("indices", range(max_len))
     is_x = cat("is_x", [False, True])
     out = num("frac", [])
-    head = aggregate_head([atom(idx, idx, lambda k, q: k <= q)], is_x, 0, out, op="frac", name="frac")
+    head = aggregate_head(
+        [atom(idx, idx, lambda k, q: k <= q)], is_x, 0, out, op="frac", name="frac"
+    )
     rng = np.random.default_rng(2)
     lengths = [max_len, max_len // 2, 1]
     flags = [list(rng.integers(0, 2, n).astype(bool)) for n in lengths]
@@ -243,10 +255,17 @@ def test_merge_heads_equals_separate_heads() -> None:
 def test_view_readings_fold_into_the_head() -> None:
     """A map view of tokens (vowel or not) as the key, and a numerical value read from two dims."""
     toks = cat("tokens", "abe")
-    vowel = Encoded("is_vowel", toks.encoding, (False, True), one_hot=(toks.one_hot[1], toks.one_hot[0] + toks.one_hot[2]))
+    vowel = Encoded(
+        "is_vowel",
+        toks.encoding,
+        (False, True),
+        one_hot=(toks.one_hot[1], toks.one_hot[0] + toks.one_hot[2]),
+    )
     a, b = Dim("a"), Dim("b")
     diff = Encoded("a_minus_b", num("x", []).encoding, (), number=((a, 1.0), (b, -1.0)))
-    head = aggregate_head([atom(vowel, vowel, lambda k, q: k == q)], diff, 0, num("out", []), op="v", name="out")
+    head = aggregate_head(
+        [atom(vowel, vowel, lambda k, q: k == q)], diff, 0, num("out", []), op="v", name="out"
+    )
     seq = list("abeeba")
     batch = Batch([len(seq)], [*toks.dims(), a, b, Dim("out")])
     batch.set_categorical(toks, [seq])
@@ -264,15 +283,23 @@ small_tables = st.lists(st.lists(st.booleans(), min_size=3, max_size=3), min_siz
 
 
 @settings(max_examples=30, deadline=None, derandomize=True)
-@given(st.lists(small_tables, min_size=1, max_size=3), st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=12), min_size=1, max_size=4))
-def test_random_conjunctions_select_uniformly(tables: list[list[list[bool]]], seqs: list[list[int]]) -> None:
+@given(
+    st.lists(small_tables, min_size=1, max_size=3),
+    st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=12), min_size=1, max_size=4),
+)
+def test_random_conjunctions_select_uniformly(
+    tables: list[list[list[bool]]], seqs: list[list[int]]
+) -> None:
     """Atom t compares s-op t (key) with s-op t+1 (query); weights must be exact."""
     sops = [cat(f"s{t}", [0, 1, 2]) for t in range(len(tables) + 1)]
     atoms = [Atomic(sops[t + 1], sops[t], np.array(tab)) for t, tab in enumerate(tables)]
     head = aggregate_head(atoms, sops[0], 0, num("mean", []), op="mean", name="mean")
     batch = Batch([len(s) for s in seqs], [d for s in sops for d in s.dims()] + [Dim("mean")])
     rng = np.random.default_rng(len(seqs))
-    values = {t: [list(np.roll(s, t) if t % 2 else rng.permutation(s)) for s in seqs] for t in range(len(sops))}
+    values = {
+        t: [list(np.roll(s, t) if t % 2 else rng.permutation(s)) for s in seqs]
+        for t in range(len(sops))
+    }
     for t, sop in enumerate(sops):
         batch.set_categorical(sop, values[t])
     pattern, y = batch.attend(head)
@@ -297,7 +324,9 @@ def test_assembled_bos_value_is_exactly_the_default() -> None:
     from rasp import sops as S
 
     t, idx = S.TokensSOp(name="tokens"), S.IndicesSOp(name="indices")
-    m = S.MapSOp(fn=lambda a, i: "z" if a == "a" else "xy"[i % 2], inputs=(t, idx), text="m", name="m")
+    m = S.MapSOp(
+        fn=lambda a, i: "z" if a == "a" else "xy"[i % 2], inputs=(t, idx), text="m", name="m"
+    )
     sel = S.Select(keys=t, queries=t, comparison=S.Comparison.LT)
     agg = S.AggregateSOp(selector=sel, sop=m, default="d", name="agg")
     model = compile_sop(agg, ["a", "b", "c"], 6)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -93,7 +94,9 @@ def test_table_two_inputs_categorical() -> None:
 def test_table_keeps_one_and_true_apart() -> None:
     a = cat("a", [1, True, 1.0])
     out = cat("o", ["int", "bool", "float"])
-    spec = table_mlp([a], [((1,), "int"), ((True,), "bool"), ((1.0,), "float")], out, op="t", name="o")
+    spec = table_mlp(
+        [a], [((1,), "int"), ((True,), "bool"), ((1.0,), "float")], out, op="t", name="o"
+    )
     resid = Resid(a.dims(), 3)
     for k, dim in enumerate(a.dims()):
         resid.set(dim, np.arange(3) == k)
@@ -109,7 +112,12 @@ def test_table_units_only_where_output_differs_from_base() -> None:
 
 def test_table_three_inputs_numerical_and_noise() -> None:
     a, b, c = cat("a", range(4)), cat("b", range(3)), cat("c", [False, True])
-    table = {(i, j, k): i * j - (2.5 if k else 0) for i in range(4) for j in range(3) for k in (False, True)}
+    table = {
+        (i, j, k): i * j - (2.5 if k else 0)
+        for i in range(4)
+        for j in range(3)
+        for k in (False, True)
+    }
     out = num("n", sorted(set(table.values())))
     check_table([a, b, c], table, out)
     check_table([a, b, c], table, out, noise=1e-4)
@@ -121,7 +129,12 @@ def test_table_categorical_under_noise_decodes() -> None:
     check_table([a, b], table, cat("o", sorted(set(table.values()))), noise=1e-4)
 
 
-values_st = st.lists(st.one_of(st.integers(-5, 5), st.sampled_from(["a", "b", "c"])), min_size=1, max_size=5, unique=True)
+values_st = st.lists(
+    st.one_of(st.integers(-5, 5), st.sampled_from(["a", "b", "c"])),
+    min_size=1,
+    max_size=5,
+    unique=True,
+)
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
@@ -133,7 +146,9 @@ def test_random_tables_are_exact(domains: list[list], data: st.DataObject) -> No
         tuples = [t + (v,) for t in tuples for v in vals]
     reachable = data.draw(st.lists(st.sampled_from(tuples), min_size=1, unique=True))
     numeric = data.draw(st.booleans())
-    results = data.draw(st.lists(st.integers(-3, 3), min_size=len(reachable), max_size=len(reachable)))
+    results = data.draw(
+        st.lists(st.integers(-3, 3), min_size=len(reachable), max_size=len(reachable))
+    )
     table = dict(zip(reachable, results))
     out_values = sorted(set(results))
     out = num("o", out_values) if numeric else cat("o", out_values)
@@ -156,11 +171,13 @@ def test_joint_mlp_product_one_hot() -> None:
 # Step banks
 
 
-def check_steps(x: Encoded, xs: np.ndarray, outs: list, out: Encoded, *, jitter: float = 0.0, **kw) -> MLPSpec:
+def check_steps(
+    x: Encoded, xs: np.ndarray, outs: list, out: Encoded, *, jitter: float = 0.0, **kw
+) -> MLPSpec:
     """Builds from exact points, runs on the float32 xs (optionally moved by +-jitter)."""
     spec = numeric_mlp(x, list(zip(xs.tolist(), outs)), out, op="g(x)", name=out.name, **kw)
     want = expected(out, outs)
-    for move in ([0.0] if not jitter else [-jitter, jitter]):
+    for move in [0.0] if not jitter else [-jitter, jitter]:
         resid = Resid(x.dims(), len(xs))
         ((dim, _),) = x.number
         resid.set(dim, (xs.astype(np.float64) + move).astype(F32))
@@ -211,8 +228,18 @@ def test_per_context_thresholds_length_minus_index(n: int, encoding: str) -> Non
     out = cat("opp", range(n)) if encoding == "categorical" else num("opp", range(n))
     pairs = [(i, m) for m in range(1, n + 1) for i in range(m)]
     inv = {m: F32(1) / F32(m + 1) for m in range(1, n + 1)}
-    context_points = {i: [(float(inv[m]), m - i - 1) for m in range(i + 1, n + 1)] for i in range(n)}
-    spec = numeric_mlp(x, [], out, op="length - indices - 1", name="opp", context=idx, context_points=context_points)
+    context_points = {
+        i: [(float(inv[m]), m - i - 1) for m in range(i + 1, n + 1)] for i in range(n)
+    }
+    spec = numeric_mlp(
+        x,
+        [],
+        out,
+        op="length - indices - 1",
+        name="opp",
+        context=idx,
+        context_points=context_points,
+    )
     assert spec.hidden <= 2 * n + 2 + n
     resid = Resid([*x.dims(), *idx.dims()], len(pairs))
     resid.set(Dim("inv_len"), [inv[m] for _, m in pairs])
@@ -226,7 +253,16 @@ def test_context_noise_beyond_tolerance_is_refused() -> None:
     x = num("inv_len", [1 / (m + 1) for m in range(1, n + 1)])
     cp = {i: [(1 / (m + 1), m - i - 1) for m in range(i + 1, n + 1)] for i in range(n)}
     with pytest.raises(CompileError):
-        numeric_mlp(x, [], num("opp", range(n)), op="o", name="opp", context=idx, context_points=cp, context_noise=1e-4)
+        numeric_mlp(
+            x,
+            [],
+            num("opp", range(n)),
+            op="o",
+            name="opp",
+            context=idx,
+            context_points=cp,
+            context_noise=1e-4,
+        )
 
 
 def test_view_input_mixing_dims() -> None:
@@ -240,13 +276,21 @@ def test_view_input_mixing_dims() -> None:
     resid = Resid([a, b], len(pairs))
     resid.set(a, [p for p, _ in pairs])
     resid.set(b, [q for _, q in pairs])
-    np.testing.assert_array_equal(resid.run(spec), expected(out, [int(np.floor(2 * (p - q + 0.25))) for p, q in pairs]))
+    np.testing.assert_array_equal(
+        resid.run(spec), expected(out, [int(np.floor(2 * (p - q + 0.25))) for p, q in pairs])
+    )
 
 
 def test_too_close_values_are_refused_with_sizes() -> None:
     xs = [0.0, 1e-9, 1.0]
     with pytest.raises(CompileError) as err:
-        numeric_mlp(num("x", xs), [(v, k) for k, v in enumerate(xs)], cat("o", range(3)), op="f(x)", name="o")
+        numeric_mlp(
+            num("x", xs),
+            [(v, k) for k, v in enumerate(xs)],
+            cat("o", range(3)),
+            op="f(x)",
+            name="o",
+        )
     assert "o: f(x)" in err.value.message and "apart" in err.value.message
     assert err.value.hint
 
@@ -260,7 +304,9 @@ def test_declared_input_error_is_checked() -> None:
 
 
 def test_constant_output_needs_no_steps() -> None:
-    spec = check_steps(num("x", [0.0, 0.5, 1.0]), np.array([0, 0.5, 1], F32), [3, 3, 3], num("c", [3]))
+    spec = check_steps(
+        num("x", [0.0, 0.5, 1.0]), np.array([0, 0.5, 1], F32), [3, 3, 3], num("c", [3])
+    )
     assert spec.notes["pairs"] == 0 and spec.hidden == 1
 
 
@@ -271,13 +317,15 @@ def test_constant_output_needs_no_steps() -> None:
     st.data(),
     st.booleans(),
 )
-def test_random_step_functions_are_exact(ints: list[int], scale_exp: int, data: st.DataObject, numeric: bool) -> None:
+def test_random_step_functions_are_exact(
+    ints: list[int], scale_exp: int, data: st.DataObject, numeric: bool
+) -> None:
     xs = np.array(sorted(ints), np.float64) / 10.0**scale_exp
     outs = data.draw(st.lists(st.sampled_from([-2, 0, 1, 5]), min_size=len(xs), max_size=len(xs)))
     out_values = sorted(set(outs))
     out = num("o", out_values) if numeric else cat("o", out_values)
     spec = check_steps(num("x", xs.tolist()), xs.astype(F32), outs, out)
-    changes = sum(a != b for a, b in zip(outs, outs[1:]))
+    changes = sum(a != b for a, b in itertools.pairwise(outs))
     assert spec.notes["pairs"] == changes
 
 
@@ -304,7 +352,15 @@ def test_step_banks_are_exact_in_torch_too() -> None:
 
 def test_output_error_bound_is_zero_only_for_exact_grids() -> None:
     xs = np.array([0.0, 0.25, 0.5, 0.75, 1.0], F32)
-    halves = check_steps(num("x", xs.tolist()), xs, [0.5, 1.5, 1.5, -2.25, 0.0], num("h", [0.5, 1.5, -2.25, 0.0]))
+    halves = check_steps(
+        num("x", xs.tolist()), xs, [0.5, 1.5, 1.5, -2.25, 0.0], num("h", [0.5, 1.5, -2.25, 0.0])
+    )
     assert halves.notes["output_error_bound"] == 0.0
-    thirds = numeric_mlp(num("x", xs.tolist()), list(zip(xs.tolist(), [0, 1 / 3, 1, 1, 2])), num("t", [0, 1 / 3, 1, 2]), op="t", name="t")
+    thirds = numeric_mlp(
+        num("x", xs.tolist()),
+        list(zip(xs.tolist(), [0, 1 / 3, 1, 1, 2])),
+        num("t", [0, 1 / 3, 1, 2]),
+        op="t",
+        name="t",
+    )
     assert thirds.notes["output_error_bound"] > 0
