@@ -55,13 +55,15 @@ class Trace:
 
 def trace_model(model: Any, tokens: Sequence[Any]) -> Trace:
     """Run a `transformer.CompiledTransformer` on `tokens` and collect patterns and residuals."""
+    from rasp.verify import residual_at
+
     meta = model.meta.raw
     ids, _ = model.encode([list(tokens)])
     logits, cache = model.run_with_cache(ids)
     n = len(tokens) + 1  # BOS + tokens
 
     def grab(name: str) -> np.ndarray:
-        return cache[name].detach().float().cpu().numpy()[0]
+        return residual_at(cache, name).detach().float().cpu().numpy()[0]
 
     residuals = [("embedding", grab("blocks.0.hook_resid_pre")[:n])]
     heads: list[HeadPattern] = []

@@ -322,7 +322,7 @@ def diagnose(sop: SOp, model: RuntimeModel, tokens: list[Any], nodes: Mapping[st
     for hook, layer, sublayer, written in points:
         new = [v for v in written if v in variables and v not in live]
         live = new + live  # newly written variables are checked first
-        resid = _numpy(cache[hook])[0, 1 : n + 1]  # [n, d_model]: real positions only
+        resid = _numpy(residual_at(cache, hook))[0, 1 : n + 1]  # [n, d_model]: real positions only
         for name in list(live):
             node = nodes.get(name)
             if node is None or not isinstance(node, SOp):
@@ -360,6 +360,13 @@ def meta_dict(model: RuntimeModel) -> Mapping[str, Any]:
     """The file's metadata JSON object (the runtime keeps it as `meta.raw`)."""
     meta = model.meta
     return meta if isinstance(meta, Mapping) else meta.raw  # type: ignore[attr-defined]
+
+
+def residual_at(cache: Mapping[str, Any], hook: str) -> Any:
+    """`cache[hook]`; a model without blocks has no `blocks.0.hook_resid_pre`: embed + pos_embed."""
+    if hook not in cache and hook == "blocks.0.hook_resid_pre":
+        return cache["hook_embed"] + cache["hook_pos_embed"]
+    return cache[hook]
 
 
 def _numpy(tensor: Any) -> np.ndarray:

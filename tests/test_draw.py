@@ -148,3 +148,14 @@ def test_dot_is_rendered_only_when_graphviz_is_installed(tmp_path: Path, monkeyp
     rendered = write_dot("digraph g {}\n", tmp_path / "b.dot")
     assert rendered == tmp_path / "b.png" and rendered.read_text() == "png\n"
     assert (bin_dir / "args").read_text().split() == ["-Tpng", str(tmp_path / "b.dot"), "-o", str(rendered)]
+
+
+def test_a_model_without_blocks_draws_its_embedding(tmp_path: Path) -> None:
+    from tests.transformer.handmade_models import identity
+
+    path = identity(["a", "b"]).save(tmp_path / "id.safetensors")
+    trace = trace_model(transformer.load(path), list("ab"))
+    assert [title for title, _ in trace.residuals] == ["embedding"] and not trace.heads
+    assert trace.output == ("a", "b")
+    lines = draw_model_file(path, list("ab"), tmp_path / "id.png", tmp_path / "id.dot")
+    assert lines[0].startswith(f"wrote {tmp_path / 'id.png'} (0 attention heads")
