@@ -17,7 +17,7 @@ import numpy as np
 from compiler import mlp, numeric
 from compiler.blocks import ONE, Atom, Dim, Encoded, Encoding, Terms, value_key
 from compiler.graph import IRNode, Op
-from compiler.values import apply_map, input_combinations, is_number
+from compiler.values import apply_map, input_combinations, is_number, sort_values
 from rasp.errors import CompileError, Diagnostic
 
 if TYPE_CHECKING:
@@ -27,6 +27,8 @@ else:
 
 # A fused chain of maps over several categorical s-ops is one table up to this many input combinations.
 MAX_FUSED_TABLE = 4096
+# A numerical s-op that matters to a map only through this many classes of its values is classified.
+MAX_CLASSES = 8
 # Numbers closer than this (relative) differ only by float64 rounding in the interpreter.
 FLOAT64_NOISE = 1e-9
 
@@ -150,6 +152,10 @@ class MapsMixin(_Base):
                 return affine
             if not last_resort:
                 return None
+            if len(numeric) == 2 and not categorical:
+                coarse = self._coarse_steps(node, support, encoding)
+                if coarse is not None:
+                    return coarse
         elif len(categorical) > 1 and int(np.prod(sizes)) > MAX_FUSED_TABLE and not last_resort:
             return None
         one_block = (not numeric and len(categorical) == 1) or (
@@ -237,6 +243,65 @@ class MapsMixin(_Base):
         one_hot = tuple(_add_terms(groups[value_key(v)]) for v in vals)
         cat = Encoded(node.name, Encoding.CATEGORICAL, vals, one_hot=one_hot)
         return cat if encoding is Encoding.CATEGORICAL else self._view_numerical(node, cat)
+
+    def _coarse_steps(
+        self, node: IRNode, support: tuple[int, ...], encoding: Encoding
+    ) -> Encoded | None:
+        """A map of two numerical s-ops where one matters only through a few classes of its values
+        (`indicator(width > 0) * length`): a step MLP sorts that one into classes, and the map is a
+        step MLP over the other with the class as context. None when neither has few classes."""
+        rows = self._rows(node, support)
+        if not all(is_number(v) or isinstance(v, bool) for combo, _ in rows for v in combo):
+            return None
+        for k in (0, 1):
+            source, other = support[k], support[1 - k]
+            tables: dict[tuple, dict[tuple, tuple]] = {}
+            members: dict[tuple, Atom] = {}
+            for combo, out in rows:
+                tables.setdefault(value_key(combo[k]), {})[value_key(combo[1 - k])] = value_key(out)
+                members[value_key(combo[k])] = combo[k]
+            representative: dict[frozenset, Atom] = {}
+            class_of = {
+                v: representative.setdefault(frozenset(t.items()), members[v])
+                for v, t in tables.items()
+            }
+            if len(representative) > MAX_CLASSES or len(representative) == len(tables):
+                continue
+            name = f"{self.g[source].name}~{node.name}"
+            classes = Encoded.materialised_categorical(name, sort_values(representative.values()))
+            for terms in classes.one_hot:
+                self.bounds[terms[0][0]] = 1.0
+            points = [(self.x_of(source, members[v]), c) for v, c in class_of.items()]
+            self.mlps.append(
+                mlp.numeric_mlp(
+                    self.x_reading(source),
+                    merge_points(node, points),
+                    classes,
+                    op=f"classes of {self.g[source].text} for {node.text}",
+                    name=name,
+                    x_error=self.x_error(source),
+                )
+            )
+            per_class: dict[tuple, tuple[Atom, list[tuple[float, Atom]]]] = {}
+            for combo, out in rows:
+                c = class_of[value_key(combo[k])]
+                x = self.x_of(other, combo[1 - k])
+                per_class.setdefault(value_key(c), (c, []))[1].append((x, out))
+            out_enc = self._materialise(node, encoding, self.values(node.index))
+            self.mlps.append(
+                mlp.numeric_mlp(
+                    self.x_reading(other),
+                    [],
+                    out_enc,
+                    op=node.text,
+                    name=node.name,
+                    context=classes,
+                    context_points={c: merge_points(node, p) for c, p in per_class.values()},
+                    x_error=self.x_error(other),
+                )
+            )
+            return out_enc
+        return None
 
     def _map_steps(
         self,
