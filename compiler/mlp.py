@@ -92,6 +92,12 @@ class _Output:
             return np.array([float(v)])
         raise ValueError(f"{self.out.name}: output value {v!r} is not a number")
 
+    def change(self, before: Atom, after: Atom) -> tuple:
+        """A hashable key for the output row difference `encode(after) - encode(before)`."""
+        if self.out.is_categorical:
+            return (value_key(before), value_key(after))
+        return (float(self.encode(after)[0] - self.encode(before)[0]),)
+
 
 def _single_dim(terms: Terms, what: str) -> Dim:
     if len(terms) != 1 or terms[0][1] != 1.0:
@@ -175,8 +181,9 @@ class _Step:
 
     t: float
     gap: float
-    delta: tuple[float, ...]
-    rank: int
+    change: tuple  # hashable: (before, after) value keys, or the numerical difference
+    before: Atom
+    after: Atom
 
 
 @dataclass(frozen=True)
@@ -205,8 +212,7 @@ def _context_of(
     for a, b in itertools.pairwise(xs):
         before, after = by_x[a], by_x[b]
         if value_key(before) != value_key(after):
-            delta = writer.encode(after) - writer.encode(before)
-            steps.append(_Step((a + b) / 2, b - a, tuple(delta.tolist()), len(steps)))
+            steps.append(_Step((a + b) / 2, b - a, writer.change(before, after), before, after))
     return _Context(terms, np.array(xs), by_x[xs[0]], tuple(steps))
 
 
@@ -251,16 +257,16 @@ def numeric_mlp(
     for ci, ctx in enumerate(contexts):
         seen: Counter[tuple[float, ...]] = Counter()
         for step in ctx.steps:
-            groups.setdefault((step.delta, seen[step.delta]), {})[ci] = step
-            seen[step.delta] += 1
+            groups.setdefault((step.change, seen[step.change]), {})[ci] = step
+            seen[step.change] += 1
     points = _AllPoints(contexts)
     units = sorted(
-        (_plan_unit(m, points, f"{name}: {op}") for m in groups.values()),
+        (_plan_unit(m, points, writer, f"{name}: {op}") for m in groups.values()),
         key=lambda u: (u.falling, u.order),
     )
 
     b = _Builder(len(writer.dims))
-    bases = [writer.encode(ctx.first) for ctx in contexts]
+    bases = np.array([writer.encode(ctx.first) for ctx in contexts])  # [contexts, outputs]
     n_terms = len(x.number) + max(len(c.terms) for c in contexts) + 1
     tolerance = np.inf
     for u in units:
@@ -271,12 +277,11 @@ def numeric_mlp(
             *((c.terms, float(off)) for c, off in zip(contexts, u.offsets)),
         )
         terms[ONE] = terms.get(ONE, 0.0) + u.shift
-        delta = np.array(u.delta)
+        delta = u.delta
         b.unit(terms, -u.shift - 1.0, delta if u.falling else -delta)  # relu(D - 1)
         b.unit(terms, -u.shift, -delta if u.falling else delta)  # relu(D)
         if u.falling:  # [x >= t] = 1 - [x < t]
-            for ci in u.members:
-                bases[ci] = bases[ci] + delta
+            bases[list(u.members)] += delta
         noise = context_noise * float(np.abs(u.offsets).sum())
         slack = u.margin - preactivation_rounding(n_terms, u.slope * max_abs_x) - noise
         tolerance = min(tolerance, slack / u.slope)
@@ -289,9 +294,7 @@ def numeric_mlp(
         )
     _add_bases(b, bases, contexts)
     total = _max_activation_sum(units, bases, points)
-    levels = _dyadic_exponent(
-        [*(v for u in units for v in u.delta), *(v for row in bases for v in row)]
-    )
+    levels = _dyadic_exponent(np.concatenate([bases.ravel(), *(u.delta for u in units)]))
     if levels == 0 and total >= F32_EXACT_INTEGERS:
         raise CompileError(
             [
@@ -318,7 +321,7 @@ def numeric_mlp(
 class _Unit:
     """One step pair: D = ±slope·x + sum_c offsets[c]·context_c; off for D <= 0, on for D >= 1."""
 
-    delta: tuple[float, ...]
+    delta: np.ndarray  # [outputs]
     slope: float
     falling: bool
     offsets: np.ndarray  # [contexts]
@@ -329,10 +332,11 @@ class _Unit:
     order: float
 
 
-def _dyadic_exponent(values: Sequence[float], limit: int = 16) -> int | None:
+def _dyadic_exponent(values: np.ndarray, limit: int = 16) -> int | None:
     """The least k <= limit with every value * 2**k an integer, or None."""
     for k in range(limit + 1):
-        if all(float(v * 2.0**k).is_integer() for v in values):
+        scaled = values * 2.0**k
+        if np.array_equal(scaled, np.round(scaled)):
             return k
     return None
 
@@ -347,7 +351,7 @@ class _AllPoints:
         self.high = np.array([c.xs[-1] for c in contexts])
 
 
-def _plan_unit(members: dict[int, _Step], points: _AllPoints, what: str) -> _Unit:
+def _plan_unit(members: dict[int, _Step], points: _AllPoints, writer: _Output, what: str) -> _Unit:
     min_gap = min(s.gap for s in members.values())
     slope = STEP_SHARPNESS / min_gap
     ids = np.array(list(members))
@@ -375,13 +379,14 @@ def _plan_unit(members: dict[int, _Step], points: _AllPoints, what: str) -> _Uni
         )
     if true_margin < margin - 1e-6 * (1.0 + abs(margin)):
         raise ValueError("internal: a step threshold falls too close to a reachable value")
-    delta = next(iter(members.values())).delta
+    step = next(iter(members.values()))
+    delta = writer.encode(step.after) - writer.encode(step.before)
     return _Unit(
         delta, slope, falling, offsets, shift, tuple(members), min_gap, margin, float(ts.mean())
     )
 
 
-def _add_bases(b: _Builder, bases: list[np.ndarray], contexts: Sequence[_Context]) -> None:
+def _add_bases(b: _Builder, bases: np.ndarray, contexts: Sequence[_Context]) -> None:
     """The output at the bottom of each context's range (plus the falling deltas): the most common
     row on a `one` unit, the others on one unit per context value."""
     keyed = Counter(tuple(row.tolist()) for row in bases)
@@ -393,15 +398,13 @@ def _add_bases(b: _Builder, bases: list[np.ndarray], contexts: Sequence[_Context
             b.unit(_linear((ctx.terms, 2.0)), -1.0, row - common)
 
 
-def _max_activation_sum(
-    units: Sequence[_Unit], bases: Sequence[np.ndarray], points: _AllPoints
-) -> float:
+def _max_activation_sum(units: Sequence[_Unit], bases: np.ndarray, points: _AllPoints) -> float:
     """max over reachable inputs of sum_j |h_j| * max|W_out[j]|: below 2**24, integer outputs are exact."""
     total = (
         np.array([float(np.abs(row).max(initial=0.0)) for row in bases])[points.owner] + 1.0
     )  # [P]
     for u in units:
         pre = (-u.slope if u.falling else u.slope) * points.xs + u.offsets[points.owner]
-        weight = float(np.abs(np.array(u.delta)).max())
+        weight = float(np.abs(u.delta).max())
         total += weight * (np.maximum(pre, 0.0) + np.maximum(pre - 1.0, 0.0))
     return float(total.max())
