@@ -364,3 +364,31 @@ def test_output_error_bound_is_zero_only_for_exact_grids() -> None:
         name="t",
     )
     assert thirds.notes["output_error_bound"] > 0
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.integers(1, 5), st.data(), st.booleans())
+def test_random_per_context_step_functions_are_exact(
+    n_contexts: int, data: st.DataObject, numeric: bool
+) -> None:
+    """Each context has its own reachable xs and outputs; units are shared across contexts."""
+    ctx = cat("c", [f"c{k}" for k in range(n_contexts)])
+    grid = st.lists(st.integers(0, 400), min_size=1, max_size=12, unique=True)
+    context_points = {}
+    for k in range(n_contexts):
+        xs = sorted(data.draw(grid))
+        outs = data.draw(st.lists(st.sampled_from([0, 1, 3]), min_size=len(xs), max_size=len(xs)))
+        context_points[f"c{k}"] = [(x / 64, o) for x, o in zip(xs, outs)]
+    out = num("o", [0, 1, 3]) if numeric else cat("o", [0, 1, 3])
+    x = num("x", [])
+    spec = numeric_mlp(x, [], out, op="g", name="o", context=ctx, context_points=context_points)
+    rows = [(c, xv, o) for c, pts in context_points.items() for xv, o in pts]
+    resid = Resid([Dim("x"), *ctx.dims()], len(rows))
+    resid.set(Dim("x"), [xv for _, xv, _ in rows])
+    resid.set_categorical(ctx, [c for c, _, _ in rows])
+    np.testing.assert_array_equal(resid.run(spec), expected(out, [o for *_, o in rows]))
+    most = max(
+        sum(a != b for a, b in itertools.pairwise([o for _, o in p]))
+        for p in context_points.values()
+    )
+    assert most <= spec.notes["pairs"]
