@@ -202,6 +202,8 @@ def _context_of(
     by_x: dict[float, Atom] = {}
     for x, v in points:
         x = float(x)
+        if not math.isfinite(x):
+            raise CompileError([Diagnostic(f"{what}: the value {x!r} cannot be compared in float32")])
         if x in by_x and value_key(by_x[x]) != value_key(v):
             raise ValueError(f"{what}: x = {x!r} maps to both {by_x[x]!r} and {v!r}")
         by_x[x] = v
@@ -234,7 +236,9 @@ def numeric_mlp(
     the points reachable when context == c, and each step pair serves every context, its threshold
     linear in the context one-hot. `x_error` bounds |float32 x - exact x| (default: the rounding of x
     itself); `context_noise` bounds the noise on the context one-hot. Raises CompileError (without a
-    span) when a gap is too small to resolve at these errors.
+    span) when a gap is too small to resolve at these errors. The rounding budget assumes each term
+    of the x reading is no bigger than max |x|; a view that cancels large terms (a - b, both large)
+    should fold that cancellation error into `x_error`.
     """
     if x.is_categorical:
         raise ValueError(f"{name}: numeric_mlp needs a numerical reading, got categorical {x.name}")

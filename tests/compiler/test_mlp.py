@@ -392,3 +392,8 @@ def test_random_per_context_step_functions_are_exact(
         for p in context_points.values()
     )
     assert most <= spec.notes["pairs"]
+
+
+def test_non_finite_values_are_refused() -> None:
+    with pytest.raises(CompileError):
+        numeric_mlp(num("x", []), [(0.0, 0), (float("inf"), 1)], cat("o", [0, 1]), op="f", name="o")
