@@ -3,14 +3,13 @@
 Every builder returns out = relu(resid·W_in + b_in)·W_out, exact on every reachable input:
 
 - A table unit fires for one tuple of categorical values: relu(2·sum of its k one-hots - (2k-1)) is
-  exactly 1 on the tuple and exactly 0 elsewhere (a partial match gives <= -1), and stays so under
-  one-hot noise below 1/(2k).
-- A step pair relu(D) - relu(D - 1), D = s·(x - t) + 1/2 (the offset rides on the `one` dim, the
-  biases are 0 and -1), is exactly 0 below the threshold band and exactly 1 above it: see numeric.py.
+  exactly 1 on the tuple and exactly 0 elsewhere (a partial match gives <= -1); one-hot noise below
+  1/(2k) keeps the other units at exactly 0.
+- A step pair relu(D) - relu(D - 1) with an integer pre-activation D (computed in float32's integer
+  band, see numeric.py) is exactly 0 or exactly 1, and integer activations add exactly in any order.
 
 Outputs are a base value (a constant `one` unit, or one unit per context value) plus deltas, so units
-are only spent where the output changes.
-"""
+are only spent where the output changes. docs/compiler-weights.md has the proofs."""
 
 from __future__ import annotations
 
@@ -152,7 +151,7 @@ def table_mlp(
         "kind": "table",
         "inputs": [e.name for e in inputs],
         "rows": len(items),
-        "onehot_noise_tolerated": 1 / (4 * k),
+        "onehot_noise_tolerated": 1 / (2 * k),
     }
     return b.spec(op, name, writer.dims, notes)
 
@@ -176,8 +175,8 @@ def joint_mlp(
 
 @dataclass(frozen=True)
 class _Step:
-    """The output changes by `delta` (an output row) where x crosses t, between reachable x values
-    `gap` apart; `rank` orders the steps of one context by threshold."""
+    """The output changes from `before` to `after` where x crosses t, the midpoint of two reachable
+    x values `gap` apart."""
 
     t: float
     gap: float
@@ -203,7 +202,9 @@ def _context_of(
     for x, v in points:
         x = float(x)
         if not math.isfinite(x):
-            raise CompileError([Diagnostic(f"{what}: the value {x!r} cannot be compared in float32")])
+            raise CompileError(
+                [Diagnostic(f"{what}: the value {x!r} cannot be compared in float32")]
+            )
         if x in by_x and value_key(by_x[x]) != value_key(v):
             raise ValueError(f"{what}: x = {x!r} maps to both {by_x[x]!r} and {v!r}")
         by_x[x] = v
