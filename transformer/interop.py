@@ -1,6 +1,6 @@
 """Hand a compiled model to TransformerLens without needing TransformerLens here.
 
-    cfg, state = to_transformer_lens("reverse.safetensors")
+    cfg, state = to_transformer_lens("reverse.safetensors")  # or a loaded CompiledTransformer
     from transformer_lens import HookedTransformer, HookedTransformerConfig
     tl_model = HookedTransformer(HookedTransformerConfig(**cfg))
     tl_model.load_state_dict(state, strict=False)  # TL also registers masks/IGNORE buffers
@@ -17,14 +17,17 @@ from typing import Any
 
 import torch
 
+from transformer.compiled import CompiledTransformer
 from transformer.io import load
 
 
 def to_transformer_lens(
-    path: str | os.PathLike[str],
+    model: str | os.PathLike[str] | CompiledTransformer,
 ) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
-    """`HookedTransformerConfig` keyword arguments and a float32 state dict for `path`'s model."""
-    model = load(path)
+    """`HookedTransformerConfig` keyword arguments and a float32 state dict for a compiled model
+    (a file path, or a model already loaded with `transformer.load`)."""
+    if not isinstance(model, CompiledTransformer):
+        model = load(model)
     cfg = model.config
     config = {
         "n_layers": cfg.n_layers,

@@ -31,3 +31,12 @@ def test_state_dict_is_the_file_tensors(prev_path: Path) -> None:
     for name, value in made.tensors.items():
         assert state[name].dtype == torch.float32
         assert torch.equal(state[name], torch.from_numpy(value)), name
+
+
+def test_a_loaded_model_gives_the_same_as_its_file(prev_path: Path) -> None:
+    import transformer
+
+    from_file = to_transformer_lens(prev_path)
+    from_model = to_transformer_lens(transformer.load(prev_path))
+    assert from_file[0] == from_model[0]
+    assert all(torch.equal(from_file[1][k], from_model[1][k]) for k in from_file[1])
