@@ -56,11 +56,15 @@ class UsageError(Exception):
 def parse_tokens(text: str) -> list[Any]:
     """INPUT or VOCAB: a JSON list gives its elements; any other text is split into characters.
 
-    Text that starts with `[` is taken as meant to be JSON, so a typo in it is an error rather
-    than a silent character split (the characters `[`, `a` are written '["[","a"]').
+    Text that starts with `[` and has a letter, a digit, a quote or a comma is taken as meant to
+    be JSON, so a typo in it is an error rather than a silent character split. Other text (only
+    brackets and punctuation) is split into characters, so Dyck inputs such as `[()]`, `[]` and
+    `[[]]` are their characters.
     """
     stripped = text.strip()
     if not stripped.startswith("["):
+        return list(text)
+    if not any(char.isalnum() or char in "\"'," for char in stripped):
         return list(text)
     try:
         value = json.loads(stripped)

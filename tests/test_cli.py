@@ -58,6 +58,11 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
         (" [1] ", [1]),
         ("a b", ["a", " ", "b"]),
         ("", []),
+        # bracket strings (Dyck inputs) that are not a non-empty JSON list of atoms: characters
+        ("[()]", ["[", "(", ")", "]"]),
+        ("[(])", ["[", "(", "]", ")"]),
+        ("[]", ["[", "]"]),
+        ("[[]]", ["[", "[", "]", "]"]),
     ],
 )
 def test_parse_tokens(text: str, tokens: list[Any]) -> None:
