@@ -349,3 +349,17 @@ def test_random_programs_compile_exactly_or_are_refused(seed: int) -> None:
     except CompileError:
         return
     check_inputs(model, root, all_inputs(vocab, 4))
+
+
+def test_library_count_stays_small_and_exact_at_large_n() -> None:
+    """`count` is a selector_width: O(N) wide, where the original's `round(length * mean)` needs a
+    table of every fraction k/n (21M parameters at N = 64, refused at 128)."""
+    from rasp.interpreter import Interpreter
+    from rasp.parser import parse
+
+    interp = Interpreter()
+    interp.exec_program(parse('n_a = count(tokens, "a");', "<count>"))
+    root = interp.get("n_a")
+    model = compile_sop(root, list("abc"), 128, name="n_a")
+    assert model.param_count() < 100_000
+    assert check_inputs(model, root, random_inputs("abc", 128, 64, seed=5)) == 64

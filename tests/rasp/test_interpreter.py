@@ -492,3 +492,17 @@ def test_inputs_keep_their_names_when_assigned() -> None:
     assert i.get("d") is i.get("indices") and i.get("indices").name == "indices"
     assert list(evaluate(i.get("c"), "ab").values) == [1, 2]
     assert i.get("tokens_int").name == "tokens"  # as the original's `tokens = tokens_str;`
+
+
+@pytest.mark.parametrize(
+    ("seq", "atom", "tokens"),
+    [("tokens", '"a"', "abcab"), ("tokens", "tokens", "aba"), ("indices", "2", "abcd"),
+     ("tokens_int", "1", [1, 2, 1, 1]), ("tokens_int", "tokens_int % 2", [1, 2, 0, 3]),
+     ("tokens", '"z"', "ab"), ("tokens", '"a"', "a")],
+)
+def test_count_gives_the_originals_values(seq: str, atom: str, tokens: Any) -> None:
+    """The prelude counts with a selector_width; the original's formula gives the same ints."""
+    i = run(f"ours = count({seq}, {atom});"
+            f"theirs = round(length * aggregate(full_s, indicator({seq} == {atom})));")
+    ours, theirs = evaluate(i.get("ours"), tokens).values, evaluate(i.get("theirs"), tokens).values
+    assert list(ours) == list(theirs) and all(type(v) is int for v in ours)
