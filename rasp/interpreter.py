@@ -226,6 +226,8 @@ class Interpreter:
         if isinstance(expr, ast.Call) and isinstance(value, SeqValue | np.ndarray):
             return StatementResult(ResultKind.EXPR, (), (value,), span)
         frame.scope.force("out", value)
+        if frame.top and isinstance(value, SOp):
+            frame.last = "out"  # a program that ends with `e;` outputs e, as the original binds out
         names = (expr.name,) if isinstance(expr, ast.Name) else ("out",)
         return StatementResult(ResultKind.EXPR, names, (value,), span)
 
@@ -254,7 +256,7 @@ class Interpreter:
         ]
         for name, value in copied:
             frame.scope.assign(name, value, stmt.span)
-        if frame.top and inner.last is not None and not inner.last.startswith("_"):
+        if frame.top and inner.last is not None and inner.last in dict(copied):
             frame.last = inner.last
         return StatementResult(
             ResultKind.LOAD, tuple(n for n, _ in copied), tuple(v for _, v in copied), stmt.span

@@ -134,8 +134,20 @@ def test_name_that_is_not_an_sop(
 
 
 def test_program_without_names(capsys: pytest.CaptureFixture[str], program: Any) -> None:
-    code, _, err = run(capsys, "run", program("indices;\n"), "--input", "ab")
+    code, _, err = run(capsys, "run", program("3;\n"), "--input", "ab")
     assert code == 1 and "assigns no name" in err
+
+
+def test_program_ending_in_an_expression_outputs_it(
+    capsys: pytest.CaptureFixture[str], program: Any
+) -> None:
+    # The original binds every expression statement to `out`: that is the last name assigned.
+    source = "flip = select(indices, length - indices - 1, ==);\naggregate(flip, tokens);\n"
+    assert run(capsys, "run", program(source), "--input", "abc", "--json") == (
+        0,
+        '["c", "b", "a"]\n',
+        "",
+    )
 
 
 def test_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
