@@ -299,10 +299,18 @@ def draw_model_file(model_path: str | Path, tokens: Sequence[Any], png: str | Pa
         raise RaspError(str(err), kind=ErrorKind.IO) from None
     except transformer.ModelInputError as err:
         raise RaspError(f"cannot run {model_path} on this input: {err}", kind=ErrorKind.IO) from None
+    weights = load_file(str(model_path)) if dot is not None else None
+    return write_pictures(trace, png, checked.meta, weights, dot)
+
+
+def write_pictures(trace: Trace, png: str | Path, meta: Mapping[str, Any],
+                   weights: Mapping[str, np.ndarray] | None = None, dot: str | Path | None = None) -> list[str]:
+    """Draw `trace` into `png` (and the computation graph of `meta`/`weights` into `dot`, if given);
+    one line per file written."""
     draw_trace(trace, png)
     written = [f"wrote {png} ({len(trace.heads)} attention heads, {len(trace.residuals)} residual snapshots)"]
-    if dot is not None:
-        rendered = write_dot(computation_dot(checked.meta, load_file(str(model_path))), dot)
+    if dot is not None and weights is not None:
+        rendered = write_dot(computation_dot(meta, weights), dot)
         written.append(f"wrote {dot}" + (f" and {rendered}" if rendered else " (install graphviz to render it)"))
     return written
 
@@ -324,9 +332,13 @@ def draw_for_repl(sop: Any, tokens: Sequence[Any], path: str | Path, dot: str | 
 
 def repl_draw_hook(node: Any, tokens: Sequence[Any], directory: str | Path = "comp_flows") -> str:
     """`ReplSession(draw_hook=...)`: like the original, files go to `comp_flows/NAME(INPUT).png|.dot`."""
-    name = getattr(node, "name", None) or "out"
-    text = "".join(_token_text(t) for t in tokens)
-    stem = re.sub(r"[^A-Za-z0-9_()+=.,-]", "_", f"{name}({text})")[:120]
+    stem = flow_stem(getattr(node, "name", None), tokens)
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     return draw_for_repl(node, tokens, folder / f"{stem}.png", folder / f"{stem}.dot")
+
+
+def flow_stem(name: str | None, tokens: Sequence[Any]) -> str:
+    """`NAME(INPUT)`, safe as a file name: the original's `comp_flows/` naming."""
+    text = "".join(_token_text(t) for t in tokens)
+    return re.sub(r"[^A-Za-z0-9_()+=.,-]", "_", f"{name or 'out'}({text})")[:120]

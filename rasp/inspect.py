@@ -247,22 +247,32 @@ def format_summary(summary: ModelSummary) -> str:
         (f"vocab:       {' '.join(_token_text(t) for t in vocab.get('tokens', []))}"
          f"  (bos id {vocab.get('bos_id')}, pad id {vocab.get('pad_id')})"),
         f"max length:  {meta.get('max_len')}",
-        (f"shape:       {cfg['n_layers']} layers, {cfg['n_heads']} heads/layer, d_model {cfg['d_model']}, "
-         f"d_head {cfg['d_head']}, d_mlp {cfg['d_mlp']}, n_ctx {cfg['n_ctx']}, "
-         f"{cfg.get('attention_dir', 'bidirectional')}"),
+        f"shape:       {shape_text(cfg)}",
         f"heads used:  {' '.join(str(h) for h in heads_per_layer) or '-'} (per layer)",
         f"parameters:  {summary.total_params:,} total, {summary.nonzero_params:,} non-zero ({share:.1f}%)",
         "",
     ]
-    rows = [("layer", "block", "name", "operation")]
-    rows += [(str(op.layer), op.sublayer, op.name, op.op) for op in summary.operations]
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    for row in rows:
-        lines.append("  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3])
+    lines += operations_table(summary.operations)
     lines += ["", f"residual stream ({cfg['d_model']} dims):"]
     for group in summary.residual:
         lines.append(f"  {group.start:>4}  {group.describe()}")
     return "\n".join(line.rstrip() for line in lines)
+
+
+def shape_text(cfg: dict[str, Any]) -> str:
+    """`2 layers, 1 heads/layer, d_model 31, ...`: the `shape:` line of `rasp show`."""
+    return (f"{cfg['n_layers']} layers, {cfg['n_heads']} heads/layer, d_model {cfg['d_model']}, "
+            f"d_head {cfg['d_head']}, d_mlp {cfg['d_mlp']}, n_ctx {cfg['n_ctx']}, "
+            f"{cfg.get('attention_dir', 'bidirectional')}")
+
+
+def operations_table(operations: tuple[Operation, ...]) -> list[str]:
+    """The `layer  block  name  operation` table of `rasp show`, one line per head and MLP."""
+    rows = [("layer", "block", "name", "operation")]
+    rows += [(str(op.layer), op.sublayer, op.name, op.op) for op in operations]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3]
+            for row in rows]
 
 
 def summary_json(summary: ModelSummary) -> dict[str, Any]:

@@ -33,7 +33,7 @@ def _usage_error(command: str, message: str) -> int:
 
 
 @contextmanager
-def _runtime_errors(what: str) -> Iterator[None]:
+def runtime_errors(what: str) -> Iterator[None]:
     """The runtime's own error types (it cannot import `rasp`) as one-line `RaspError`s."""
     import transformer
 
@@ -63,7 +63,7 @@ def _load_model(path: str | Path, device: str) -> Any:
 
     read_model_file(path)
     _check_device(device)
-    with _runtime_errors(str(path)):
+    with runtime_errors(str(path)):
         return transformer.load(str(path), device)
 
 
@@ -78,10 +78,10 @@ def _program(file: str, name: str | None) -> tuple[Any, str, Source]:
 
 
 def _compile(file: str, name: str | None, vocab: Sequence[Any], max_len: int, causal: bool = False) -> Any:
-    return _compile_sop(*_program(file, name), vocab, max_len, causal)
+    return compile_sop(*_program(file, name), vocab, max_len, causal)
 
 
-def _compile_sop(sop: Any, name: str, source: Source, vocab: Sequence[Any], max_len: int,
+def compile_sop(sop: Any, name: str, source: Source, vocab: Sequence[Any], max_len: int,
                  causal: bool = False) -> Any:
     import compiler
 
@@ -126,7 +126,7 @@ def cmd_run_model(args: argparse.Namespace) -> int:
     if args.name is not None:
         return _usage_error("run", "--name applies only to FILE.rasp; a model computes one output")
     model = _load_model(args.model, args.device)
-    with _runtime_errors(args.model):
+    with runtime_errors(args.model):
         (values,) = model.run([args.input])
     if args.json:
         print(seq_json(values))
@@ -185,12 +185,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
                                 f"({model.max_len})", kind=ErrorKind.IO)
         else:
             path = Path(tmp) / "verify.safetensors"
-            compiled = _compile_sop(sop, name, source, args.vocab, args.max_len)
+            compiled = compile_sop(sop, name, source, args.vocab, args.max_len)
             compiled.save(path)
             model = _load_model(path, args.device)
         nodes = nodes_by_residual_name(sop)
         progress = _progress_line if sys.stderr.isatty() and plan.total > 2000 else None
-        with _runtime_errors(args.model or "the compiled model"):
+        with runtime_errors(args.model or "the compiled model"):
             report = v.verify(sop, model, plan, progress=progress, nodes=nodes)
     if progress is not None:
         print("\r\033[K", end="", file=sys.stderr)

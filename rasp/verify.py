@@ -5,7 +5,8 @@ inputs of lengths K+1..N. `verify` runs the model and the interpreter on them in
 outputs position by position. On the first failing input `diagnose` reads the residual stream after the
 embedding and after every attention and MLP sublayer (`run_with_cache`), decodes every program variable
 the model materialises there (residual labels `name:value` / `name`), and reports the FIRST variable,
-layer and position where the model disagrees with the interpreter.
+layer and position where the model disagrees with the interpreter; `decode_checkpoints` is that
+decoding for every checkpoint at once (the REPL's `:residual` prints it).
 
 The model is anything with the runtime's interface (`transformer.CompiledTransformer`): `.meta`,
 `.run(inputs)`, `.encode(inputs) -> (ids, lengths)` and `.run_with_cache(ids) -> (logits, cache)` with
@@ -308,8 +309,42 @@ def checkpoints(meta: Mapping[str, Any]) -> list[tuple[str, int | None, str, lis
     return points
 
 
-def diagnose(sop: SOp, model: RuntimeModel, tokens: list[Any], nodes: Mapping[str, Node]) -> Divergence | None:
-    """The first (checkpoint, variable, position) where the model's residual stream is wrong."""
+@dataclass(frozen=True)
+class DecodedVariable:
+    """One variable at one checkpoint: the model's decoded value beside the interpreter's."""
+
+    name: str
+    model: tuple[Any, ...]  # per position; None where a categorical variable has no value
+    interpreter: tuple[Any, ...] | None  # None: no s-op behind the name, or the interpreter fails
+    wrong: tuple[int, ...]  # the positions where the two disagree
+    new: bool  # completed at this checkpoint (at the embedding: every input variable)
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """The residual stream at one hook, decoded: every variable complete there, newest first."""
+
+    hook: str
+    layer: int | None  # None: the embedding
+    sublayer: str  # "embedding", "attn" or "mlp"
+    variables: tuple[DecodedVariable, ...]
+
+    @property
+    def where(self) -> str:
+        if self.layer is None:
+            return "after the embedding"
+        return f"after layer {self.layer} {self.sublayer}"
+
+
+def decode_checkpoints(
+    model: RuntimeModel, tokens: list[Any], nodes: Mapping[str, Node]
+) -> list[Checkpoint]:
+    """Run `model` once on `tokens` with its cache and decode every checkpoint of `checkpoints`.
+
+    At each checkpoint every variable complete so far is decoded (newly completed ones first) and,
+    when `nodes` names an s-op for it, compared with the interpreter's value. Variables with no
+    s-op node (helper dims) are left out.
+    """
     meta = meta_dict(model)
     variables = residual_variables(meta["residual"])
     evaluator = Evaluator(tokens)
@@ -319,32 +354,53 @@ def diagnose(sop: SOp, model: RuntimeModel, tokens: list[Any], nodes: Mapping[st
     points = checkpoints(meta)
     written_later = {name for _, _, _, names in points for name in names}
     live: list[str] = [v for v in variables if v not in written_later]  # written by the embedding
+    wanted: dict[str, tuple[Any, ...] | None] = {}
+    decoded: list[Checkpoint] = []
     for hook, layer, sublayer, written in points:
         new = [v for v in written if v in variables and v not in live]
         live = new + live  # newly written variables are checked first
         resid = _numpy(residual_at(cache, hook))[0, 1 : n + 1]  # [n, d_model]: real positions only
-        for name in list(live):
+        row: list[DecodedVariable] = []
+        for name in live:
             node = nodes.get(name)
             if node is None or not isinstance(node, SOp):
                 continue  # a generated name the compiler does not expose: cannot be checked
-            try:
-                want = _seq(evaluator.value(node)).values
-            except RaspError:
-                continue
-            got = variables[name].decode(resid)
-            for pos, (g, w) in enumerate(zip(got, want)):
-                if not variables[name].agrees(g, w):
-                    return Divergence(name, layer, sublayer, pos, g, w, _operation(meta, name))
+            if name not in wanted:
+                try:
+                    wanted[name] = tuple(_seq(evaluator.value(node)).values)
+                except RaspError:
+                    wanted[name] = None
+            want = wanted[name]
+            got = tuple(variables[name].decode(resid))
+            agrees = variables[name].agrees
+            wrong = () if want is None else tuple(
+                pos for pos, (g, w) in enumerate(zip(got, want)) if not agrees(g, w)
+            )
+            row.append(DecodedVariable(name, got, want, wrong, name in new or layer is None))
+        decoded.append(Checkpoint(hook, layer, sublayer, tuple(row)))
+    return decoded
+
+
+def diagnose(sop: SOp, model: RuntimeModel, tokens: list[Any], nodes: Mapping[str, Node]) -> Divergence | None:
+    """The first (checkpoint, variable, position) where the model's residual stream is wrong."""
+    meta = meta_dict(model)
+    for point in decode_checkpoints(model, tokens, nodes):
+        for var in point.variables:
+            if var.wrong and var.interpreter is not None:
+                pos = var.wrong[0]
+                return Divergence(var.name, point.layer, point.sublayer, pos, var.model[pos],
+                                  var.interpreter[pos], operation_of(meta, var.name))
+    n = len(tokens)
     output = meta.get("output", {}).get("name", "output")
     got_out = _run_batch(model, [tokens])[0] or [NON_FINITE] * n
-    want_out = _seq(evaluator.value(sop)).values
+    want_out = _seq(Evaluator(tokens).value(sop)).values
     for pos, (g, w) in enumerate(zip(got_out, want_out)):
         if not same_value(g, w):
             return Divergence(str(output), None, "unembed", pos, g, w)
     return None
 
 
-def _operation(meta: Mapping[str, Any], name: str) -> str | None:
+def operation_of(meta: Mapping[str, Any], name: str) -> str | None:
     """What the file's layer map says `name` computes (the last sublayer that lists it)."""
     found = None
     for ops in meta.get("layers", []):
