@@ -5,7 +5,8 @@ evaluated under every new named s-op and selector, and a name whose value fails 
 reported and NOT bound (the original's definition-time check); `set example`, `show example`,
 `examples on|off`, `full seq display on|off`, `load "f";`, `f(input);` and `exit`/`quit` work as
 there. Ours adds several statements per line, located errors (`<repl>:line:col`, lines numbered per
-statement), and the commands `:help`, `:names` and `:type NAME`.
+statement), and the commands `:help`, `:names` and `:type NAME`, and the compiled view
+(`:compile NAME`, then `:layers`, `:residual`, `:verify`, `:draw`: `rasp.repl_compiled`).
 
 `rasp.repl_terminal` puts a terminal in front of this; the transcript tests drive it directly.
 """
@@ -31,6 +32,8 @@ from rasp.display import (
 from rasp.errors import RaspError, RaspTypeError
 from rasp.interpreter import Interpreter
 from rasp.parser import is_complete, parse
+from rasp.repl_compiled import COMMANDS as COMPILED_COMMANDS
+from rasp.repl_compiled import CompiledView
 from rasp.results import Bindings, ResultKind, StatementResult
 from rasp.sops import Node, Selector, SOp, evaluate
 from rasp.values import BuiltinFunction, RaspFunction, kind_name
@@ -83,7 +86,14 @@ REPL commands (no ';'):
   [s-op|selector] examples on|off    show or hide examples under new names
   full seq display on|off            print s-op examples as aligned input/output rows
   exit | quit | Ctrl-D               leave (Ctrl-C drops a partial statement)
-  :names   names you defined        :type NAME   the kind of NAME        :help   this text"""
+  :names   names you defined        :type NAME   the kind of NAME        :help   this text
+The compiled view (needs the compiler and torch):
+  :compile NAME [VOCAB] [MAX_LEN]    compile an s-op; VOCAB "abc" or a JSON list (default: the
+                                     running example's tokens), MAX_LEN default max(8, its length)
+  :layers                            which head or MLP computes which variable
+  :residual [INPUT]                  every variable after every sublayer, model | interpreter
+  :verify [K]                        model == interpreter on every input up to length K, and more
+  :draw [INPUT] [-o FILE.png]        picture (default comp_flows/NAME(INPUT).png and .dot)"""
 
 
 class ReplSession:
@@ -106,8 +116,10 @@ class ReplSession:
         )
         self.settings = ExampleSettings()
         self.draw_hook = draw_hook
+        self.compiled = CompiledView()
         self.finished = False
         self._pending: list[str] = []
+        self._history: list[str] = []  # the statements run so far (a compiled model's source)
 
     # -- what the front end asks ----------------------------------------------------------------
 
@@ -122,6 +134,11 @@ class ReplSession:
 
     def names(self) -> list[str]:
         return sorted(self.interpreter.names())
+
+    @property
+    def source_text(self) -> str:
+        """Every statement text run in this session, in order."""
+        return "\n".join(self._history)
 
     def interrupt(self) -> None:
         """Ctrl-C: drop the partial statement."""
@@ -150,6 +167,7 @@ class ReplSession:
     def run_text(self, text: str, filename: str = "<repl>") -> str:
         """Run complete text (one or more statements); stop at the first error."""
         out: list[str] = []
+        self._history.append(text)
         try:
             program = parse(text, filename)
         except RaspError as err:
@@ -300,6 +318,8 @@ class ReplSession:
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
                 return f"error: no name '{rest}'{hint}"
             return f"\t{rest}: {kind_name(self.interpreter.get(rest))}"
+        if word in COMPILED_COMMANDS:
+            return self.compiled.command(word, rest, self)
         return f"error: unknown command {text!r}; type :help for the commands"
 
 

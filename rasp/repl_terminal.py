@@ -2,7 +2,8 @@
 
 Otherwise (no prompt_toolkit, or input piped in) it reads stdin line by line with the same prompts,
 so a session can be scripted: `echo 'x = 1;' | rasp repl`. All RASP behaviour lives in
-`rasp.repl.ReplSession`; this module only moves lines in and text out.
+`rasp.repl.ReplSession`; this module only moves lines in and text out, and gives the session
+`draw(...)` (`draw_hook`: `rasp.draw.repl_draw_hook`, imported when first used).
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from rasp.repl import KEYWORDS, ReplSession
+from rasp.repl_compiled import COMMANDS as COMPILED_COMMANDS
 
 HISTORY_FILE = Path("~/.rasp_history")
+COLON_COMMANDS = (":help", ":names", ":type", *COMPILED_COMMANDS)
 
 ReadLine = Callable[[str], str]  # prompt -> line; EOFError on Ctrl-D, KeyboardInterrupt on Ctrl-C
 
@@ -29,7 +32,7 @@ def run_terminal(
     """Run an interactive session (loading `path` first, if given) until exit or end of input."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
-    session = ReplSession()
+    session = ReplSession(draw_hook=draw_hook)
     interactive = stdin.isatty() and stdout.isatty()
     read_line = _prompt_toolkit_reader(session) if interactive else None
     if read_line is None:
@@ -67,6 +70,20 @@ def run_loop(
             printed = "KeyboardInterrupt"
         _write(stdout, printed)
     return 0
+
+
+def draw_hook(node: Any, tokens: list[Any]) -> str:
+    """`draw(sop[, input]);`: compile for the input and write `comp_flows/NAME(INPUT).png`.
+
+    The compiler, torch and matplotlib load only here; a missing one is a message, not a traceback
+    (a selector or a program the compiler refuses raises a `RaspError`, which the session shows).
+    """
+    try:
+        from rasp.draw import repl_draw_hook
+
+        return repl_draw_hook(node, tokens)
+    except ModuleNotFoundError as exc:
+        return f"\tdraw needs the Python package '{exc.name}', which is not installed"
 
 
 def _write(stdout: TextIO, text: str) -> None:
@@ -115,7 +132,11 @@ def _prompt_toolkit_reader(
 
     class _NameCompleter(Completer):
         def get_completions(self, document: Any, complete_event: Any) -> Iterable[Completion]:
-            word = document.get_word_before_cursor(WORD=False)
+            before = document.text_before_cursor.lstrip()
+            if before.startswith(":") and " " not in before:  # a colon command being typed
+                word = before
+            else:
+                word = document.get_word_before_cursor(WORD=False)
             if not word:
                 return
             for candidate in completion_candidates(session, word):
@@ -139,6 +160,6 @@ def _prompt_toolkit_reader(
 
 
 def completion_candidates(session: ReplSession, prefix: str) -> list[str]:
-    """Keywords and names in scope that start with `prefix`, sorted."""
-    pool = set(KEYWORDS) | set(session.names())
+    """Keywords and names in scope that start with `prefix` (colon commands for `:...`), sorted."""
+    pool = set(COLON_COMMANDS) if prefix.startswith(":") else set(KEYWORDS) | set(session.names())
     return sorted(c for c in pool if c.startswith(prefix) and c != prefix)

@@ -1,0 +1,410 @@
+"""The REPL's compiled view: `:compile`, `:layers`, `:residual`, `:verify` and `:draw`.
+
+`:compile NAME [VOCAB] [MAX_LEN]` compiles an s-op of the session (the path `rasp compile` takes)
+and keeps the model in memory as the session's current compiled model; the other commands look at
+it: its schedule (`:layers`), every variable decoded from the residual stream after every sublayer
+beside the interpreter's value (`:residual`), a comparison with the interpreter on many inputs
+(`:verify`), and a picture (`:draw`). docs/inspect.md describes each command.
+
+The compiler, torch and matplotlib are imported only when a command needs them, so the language
+part of the REPL works without them; a missing package is one error line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rasp.display import example_tokens
+from rasp.errors import ErrorKind, RaspError, Source
+from rasp.sops import Evaluator, Node, Selector, SeqValue, SOp
+from rasp.values import kind_name
+
+if TYPE_CHECKING:
+    from rasp.repl import ReplSession
+    from rasp.verify import Checkpoint
+
+COMMANDS = (":compile", ":layers", ":residual", ":verify", ":draw")
+MIN_MAX_LEN = 8  # :compile's default MAX_LEN is max(MIN_MAX_LEN, length of the running example)
+VERIFY_BUDGET = 2_000  # :verify checks every input up to the longest length within this many
+VERIFY_SAMPLES = 200  # then this many seeded random longer inputs
+VERIFY_SEED = 0
+NO_MODEL = "no compiled model; use :compile NAME first"
+_DRAW_OUTPUT = re.compile(r"(?:^|\s)-o\s+(\S+)\s*$")
+
+
+@dataclass(frozen=True)
+class CompiledState:
+    """The session's current compiled model and what it was compiled from."""
+
+    name: str
+    sop: SOp  # the s-op NAME was bound to when compiled (later rebinding does not change it)
+    vocab: tuple[Any, ...]
+    max_len: int
+    model: Any  # transformer.CompiledTransformer
+    nodes: Mapping[str, Node]  # residual variable name -> s-op node, fixed at compile time
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.model.meta.raw  # type: ignore[no-any-return]
+
+
+class CompiledView:
+    """The colon commands of the compiled view; holds the current compiled model."""
+
+    def __init__(self) -> None:
+        self.current: CompiledState | None = None
+
+    def command(self, word: str, rest: str, session: ReplSession) -> str:
+        """Run `word` (one of COMMANDS) with its argument text; returns what the REPL prints."""
+        handlers: dict[str, Callable[[str, ReplSession], str]] = {
+            ":compile": self._compile,
+            ":layers": self._layers,
+            ":residual": self._residual,
+            ":verify": self._verify,
+            ":draw": self._draw,
+        }
+        try:
+            return handlers[word](rest, session)
+        except RaspError as err:
+            return err.render()
+        except ModuleNotFoundError as exc:
+            return f"error: {word} needs the Python package '{exc.name}', which is not installed"
+
+    def _state(self) -> CompiledState:
+        if self.current is None:
+            raise _Refusal(NO_MODEL)
+        return self.current
+
+    # -- :compile -------------------------------------------------------------------------------
+
+    def _compile(self, rest: str, session: ReplSession) -> str:
+        name, vocab_text, max_text = _compile_arguments(rest)
+        sop = _sop_named(session, name)
+        example = example_tokens(session.settings.seq_example)
+        vocab = _distinct(_parse(vocab_text, "VOCAB") if vocab_text else example)
+        if not vocab:
+            raise _Refusal("VOCAB is empty; give at least one token")
+        max_len = _positive(max_text, "MAX_LEN") if max_text else max(MIN_MAX_LEN, len(example))
+
+        import transformer
+        from rasp.model_commands import compile_sop, nodes_by_residual_name, runtime_errors
+
+        source = Source("<repl>", session.source_text)
+        compiled = compile_sop(sop, name, source, vocab, max_len)
+        with tempfile.TemporaryDirectory() as tmp, runtime_errors(f"`{name}`"):
+            path = Path(tmp) / "repl.safetensors"
+            compiled.save(path)
+            model = transformer.load(str(path), "cpu")
+        self.current = CompiledState(
+            name, sop, tuple(vocab), max_len, model, nodes_by_residual_name(sop)
+        )
+        cfg = self.current.meta["config"]
+        return (
+            f"compiled {name}: {cfg['n_layers']} layers, {cfg['n_heads']} heads/layer, "
+            f"d_model {cfg['d_model']}, {compiled.param_count():,} parameters "
+            f"({compiled.nonzero_params():,} non-zero); vocab {_tokens_text(vocab)}, "
+            f"max_len {max_len}"
+        )
+
+    # -- :layers --------------------------------------------------------------------------------
+
+    def _layers(self, rest: str, session: ReplSession) -> str:
+        from rasp.inspect import layer_operations, operations_table, shape_text
+
+        _no_arguments(":layers", rest)
+        state = self._state()
+        meta = state.meta
+        output = meta["output"]
+        lines = [
+            f"{state.name}: vocab {_tokens_text(state.vocab)}, max_len {state.max_len}; output "
+            f"{output.get('name')} ({output.get('encoding')}, {output.get('type')})",
+            f"shape: {shape_text(meta['config'])}",
+        ]
+        operations = layer_operations(meta)
+        if operations:
+            lines += operations_table(operations)
+        else:
+            lines.append("no heads or MLPs: the embedding computes the output")
+        return "\n".join(line.rstrip() for line in lines)
+
+    # -- :residual ------------------------------------------------------------------------------
+
+    def _residual(self, rest: str, session: ReplSession) -> str:
+        from rasp.model_commands import runtime_errors, show_tokens
+        from rasp.verify import NON_FINITE, decode_checkpoints, operation_of, same_value
+
+        state = self._state()
+        tokens = self._input(rest, session)
+        with runtime_errors(f"`{state.name}`"):
+            points = decode_checkpoints(state.model, tokens, state.nodes)
+            try:
+                got: list[Any] = list(state.model.run([tokens])[0])
+            except ArithmeticError:  # a broken model computed NaN or infinity
+                got = [NON_FINITE] * len(tokens)
+        failure = None
+        try:
+            want = list(_values(state.sop, tokens))
+            output_text = _values_text(want)
+            out_wrong = len(got) != len(want) or not all(map(same_value, got, want))
+        except RaspError as err:
+            failure, out_wrong = err.message, False
+            output_text = f"(the interpreter fails: {failure})"
+        rows: list[Row] = [("  ", "variable", "model (decoded residual stream)", "interpreter")]
+        rows += _checkpoint_rows(points, state.meta)
+        output_name = str(state.meta["output"]["name"])
+        rows.append("decoded output")
+        rows.append(("X " if out_wrong else "  ", output_name, _values_text(got), output_text))
+        lines = [
+            f"{state.name}({show_tokens(tokens)}) in the compiled model and in the interpreter",
+            *_table(rows),
+            "(* = completed by this sublayer, X = they disagree, ? = no value, - = not evaluated)",
+        ]
+        first = _first_divergence(points)
+        if first is not None:
+            point, var, pos = first
+            operation = operation_of(state.meta, var.name)
+            what = f" = {operation}" if operation and operation != var.name else ""
+            lines.append(
+                f"first divergence: variable `{var.name}`{what}, {point.where}, position {pos}"
+            )
+        elif failure is not None:
+            lines.append("the interpreter fails on this input, so the output is not defined here")
+        elif out_wrong:
+            lines.append("every variable agrees; the output differs (the unembedding)")
+        else:
+            lines.append("the model agrees with the interpreter everywhere on this input")
+        return "\n".join(line.rstrip() for line in lines)
+
+    def _input(self, rest: str, session: ReplSession) -> list[Any]:
+        tokens = _parse(rest, "INPUT") if rest else example_tokens(session.settings.seq_example)
+        if not tokens:
+            raise _Refusal("INPUT is empty; give at least one token")
+        return tokens
+
+    # -- :verify --------------------------------------------------------------------------------
+
+    def _verify(self, rest: str, session: ReplSession) -> str:
+        import torch
+
+        from rasp import verify as v
+        from rasp.model_commands import format_failure, format_success, runtime_errors
+
+        state = self._state()
+        k = (
+            _non_negative(rest, "K")
+            if rest
+            else v.default_exhaustive_len(len(state.vocab), state.max_len, VERIFY_BUDGET)
+        )
+        plan = v.plan_inputs(state.vocab, state.max_len, k, VERIFY_SAMPLES, VERIFY_SEED)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # tiny batches: threads only add overhead (see rasp verify)
+        try:
+            with runtime_errors(f"`{state.name}`"):
+                report = v.verify(state.sop, state.model, plan, nodes=state.nodes)
+        finally:
+            torch.set_num_threads(threads)
+        what = f"`{state.name}`"
+        return format_success(report, what) if report.ok else format_failure(report, what)
+
+    # -- :draw ----------------------------------------------------------------------------------
+
+    def _draw(self, rest: str, session: ReplSession) -> str:
+        state = self._state()
+        match = _DRAW_OUTPUT.search(rest)
+        png = Path(match.group(1)) if match else None
+        tokens = self._input(rest[: match.start()].strip() if match else rest, session)
+        if png is not None and png.suffix.lower() != ".png":
+            raise _Refusal(f"-o {png}: the picture is a PNG; give a name ending in .png")
+        if png is not None and not png.parent.is_dir():
+            raise _Refusal(f"cannot write {png}: directory {png.parent} does not exist")
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise _Refusal(
+                ":draw needs matplotlib, which is not installed "
+                "(pip install 'rasp-forge[viz]')"
+            ) from None
+        from rasp.draw import flow_stem, trace_model, write_pictures
+        from rasp.model_commands import runtime_errors
+
+        with runtime_errors(f"`{state.name}`"):
+            trace = trace_model(state.model, tokens)
+        dot = None
+        if png is None:  # the original's convention: comp_flows/NAME(INPUT).png and .dot
+            folder = Path("comp_flows")
+            folder.mkdir(parents=True, exist_ok=True)
+            stem = flow_stem(state.name, tokens)
+            png, dot = folder / f"{stem}.png", folder / f"{stem}.dot"
+        weights = {
+            name: tensor.detach().float().cpu().numpy()
+            for name, tensor in state.model.model.state_dict().items()
+        }
+        try:
+            return "\n".join(write_pictures(trace, png, state.meta, weights, dot))
+        except OSError as exc:
+            raise _Refusal(f"cannot write {png}: {exc.strerror or exc}") from None
+
+
+class _Refusal(RaspError):
+    """A command's argument or state is wrong: one `error: ...` line, never a location or hint."""
+
+    kind = ErrorKind.IO
+
+    def render(self) -> str:
+        return f"error: {self.message}"
+
+
+# ------------------------------------------------------------------------------------------------
+# Arguments
+
+
+def _compile_arguments(rest: str) -> tuple[str, str, str]:
+    """`NAME [VOCAB] [MAX_LEN]`; a VOCAB that starts with `[` is JSON and may contain spaces."""
+    name, _, args = rest.strip().partition(" ")
+    if not name:
+        raise _Refusal("usage: :compile NAME [VOCAB] [MAX_LEN]")
+    args = args.strip()
+    if args.startswith("[") and (end := args.rfind("]")) >= 0:
+        return name, args[: end + 1], args[end + 1 :].strip()
+    vocab, _, max_len = args.partition(" ")
+    return name, vocab, max_len.strip()
+
+
+def _sop_named(session: ReplSession, name: str) -> SOp:
+    known = session.interpreter.names()
+    if name not in known:
+        close = difflib.get_close_matches(name, list(known), n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise _Refusal(f"no name '{name}'{hint}")
+    value = session.interpreter.get(name)
+    if isinstance(value, Selector):
+        raise _Refusal(
+            f"'{name}' is a selector, not an s-op; only s-ops compile "
+            f"(aggregate it, or count it with selector_width({name}))"
+        )
+    if not isinstance(value, SOp):
+        raise _Refusal(f"'{name}' is a {kind_name(value)}, not an s-op; only s-ops compile")
+    return value
+
+
+def _parse(text: str, what: str) -> list[Any]:
+    from rasp.cli import UsageError, parse_tokens
+
+    try:
+        return parse_tokens(text.strip())
+    except UsageError as exc:
+        raise _Refusal(f"{what}: {exc}") from None
+
+
+def _distinct(tokens: list[Any]) -> list[Any]:
+    """Tokens in order without repeats (1, 1.0 and True kept apart)."""
+    return list({(type(t), t): t for t in tokens}.values())
+
+
+def _positive(text: str, what: str) -> int:
+    value = _non_negative(text, what)
+    if value < 1:
+        raise _Refusal(f"{what} must be an integer >= 1, got {text.strip()!r}")
+    return value
+
+
+def _non_negative(text: str, what: str) -> int:
+    if not re.fullmatch(r"\d+", text.strip()):
+        raise _Refusal(f"{what} must be a non-negative integer, got {text.strip()!r}")
+    return int(text)
+
+
+def _no_arguments(word: str, rest: str) -> None:
+    if rest:
+        raise _Refusal(f"{word} takes no arguments, got {rest!r}")
+
+
+# ------------------------------------------------------------------------------------------------
+# Text
+
+
+def _values(sop: SOp, tokens: list[Any]) -> tuple[Any, ...]:
+    value = Evaluator(tokens).value(sop)
+    return tuple(value.values) if isinstance(value, SeqValue) else ()
+
+
+def _value_text(value: Any) -> str:
+    if value is None:
+        return "?"
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def _values_text(values: Sequence[Any]) -> str:
+    return "[" + ", ".join(_value_text(v) for v in values) + "]"
+
+
+def _tokens_text(tokens: Any) -> str:
+    from rasp.model_commands import show_tokens
+
+    return show_tokens(list(tokens)) if tokens else json.dumps([])
+
+
+def _operations_at(meta: Mapping[str, Any], point: Checkpoint) -> str:
+    """` (head 0: length)`: what a sublayer computes, for its heading; "" for the embedding."""
+    if point.layer is None:
+        return ""
+    ops = meta["layers"][point.layer].get(point.sublayer, [])
+    if not ops:
+        return " (no operation)"
+    names = [
+        f"head {op.get('head', 0)}: {op.get('name')}" if point.sublayer == "attn"
+        else f"mlp: {op.get('name')}"
+        for op in ops
+    ]
+    return " (" + "; ".join(names) + ")"
+
+
+Row = tuple[str, str, str, str] | str  # (mark, variable, model, interpreter) or a heading
+
+
+def _checkpoint_rows(points: list[Checkpoint], meta: Mapping[str, Any]) -> list[Row]:
+    """A heading per checkpoint and a row per variable; a checkpoint where no decoded variable is
+    new or changed is one line."""
+    rows: list[Row] = []
+    previous: dict[str, tuple[Any, ...]] | None = None
+    for point in points:
+        now = {v.name: v.model for v in point.variables}
+        heading = point.where + _operations_at(meta, point)
+        if previous is not None and now == previous and not any(v.new for v in point.variables):
+            rows.append(f"{heading}: no decoded variable is new or changed")
+            continue
+        previous = now
+        rows.append(heading if point.variables else f"{heading}: no decoded variable")
+        for var in point.variables:
+            mark = ("X" if var.wrong else " ") + ("*" if var.new else " ")
+            theirs = "-" if var.interpreter is None else _values_text(var.interpreter)
+            rows.append((mark, var.name, _values_text(var.model), theirs))
+    return rows
+
+
+def _table(rows: list[Row]) -> list[str]:
+    """Headings as they are; (mark, name, model, interpreter) rows in aligned columns."""
+    cells = [row for row in rows if isinstance(row, tuple)]
+    name_w = max((len(r[1]) for r in cells), default=0)
+    model_w = max((len(r[2]) for r in cells), default=0)
+    return [
+        row
+        if isinstance(row, str)
+        else f"  {row[0]} {row[1]:<{name_w}}  {row[2]:<{model_w}}  {row[3]}"
+        for row in rows
+    ]
+
+
+def _first_divergence(points: list[Checkpoint]) -> tuple[Checkpoint, Any, int] | None:
+    for point in points:
+        for var in point.variables:
+            if var.wrong:
+                return point, var, var.wrong[0]
+    return None

@@ -1,0 +1,158 @@
+"""The REPL's compiled view (`:compile`, `:layers`, `:residual`, `:verify`, `:draw`) and `draw(...)`.
+
+Transcripts are `tests/golden/repl/compiled/*.in` with the expected `*.out` next to them (rewrite
+with `pytest --update-golden`); they run in a temporary working directory, so pictures never land
+in the checkout and every path in them is relative.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from rasp.repl import ReplSession
+from rasp.repl_terminal import completion_candidates, draw_hook
+
+pytest.importorskip("compiler")
+pytest.importorskip("transformer")
+
+ROOT = Path(__file__).resolve().parents[2]
+TRANSCRIPTS = ROOT / "tests" / "golden" / "repl" / "compiled"
+CASES = sorted(p.stem for p in TRANSCRIPTS.glob("*.in"))
+REVERSE = "r = aggregate(select(indices, length - indices - 1, ==), tokens);"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def transcript(session: ReplSession, lines: list[str]) -> str:
+    out = [session.banner()]
+    for line in lines:
+        prompt = session.continuation_prompt if session.is_continuing else session.prompt
+        out.append(prompt + line)
+        printed = session.feed(line)
+        if printed:
+            out.append(printed)
+    return "\n".join(out) + "\n"
+
+
+def test_there_are_transcripts() -> None:
+    assert {"view", "errors", "draw"} <= set(CASES)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_transcript(
+    case: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    golden: Callable[[Path, str], None],
+) -> None:
+    if case == "draw":
+        pytest.importorskip("matplotlib")
+    lines = (TRANSCRIPTS / f"{case}.in").read_text(encoding="utf-8").splitlines()
+    monkeypatch.chdir(tmp_path)
+    text = transcript(ReplSession(), lines)
+    assert str(tmp_path) not in text and "Traceback" not in text
+    golden(TRANSCRIPTS / f"{case}.out", text)
+    for line in text.splitlines():  # every picture the transcript reports is a PNG file
+        if line.startswith("wrote "):
+            written = tmp_path / line.split()[1]
+            assert written.read_bytes()[:8] == PNG_MAGIC
+
+
+def _compiled(*lines: str) -> ReplSession:
+    session = ReplSession()
+    for line in (REVERSE, *lines):
+        assert "error" not in session.feed(line)
+    return session
+
+
+def test_a_corrupted_weight_shows_where_the_model_goes_wrong() -> None:
+    import torch
+
+    session = _compiled(":compile r hel 5")
+    state = session.compiled.current
+    assert state is not None
+    dim = state.meta["residual"].index("_map_2:2")
+    params = dict(state.model.model.named_parameters())
+    with torch.no_grad():  # `_map_2` now reads 2 wherever it is not clearly something else
+        params["blocks.0.mlp.b_out"][dim] += 5.0
+    printed = session.feed(":residual hell")
+    rows = printed.splitlines()
+    assert "  X* _map_2    [2, 2, 2, 2]" in rows[rows.index("after layer 0 mlp (mlp: _map_2)") + 1]
+    assert any(row.startswith("  X  r ") for row in rows)  # the output is wrong too
+    assert rows[-1] == (
+        "first divergence: variable `_map_2` = length - indices - 1, after layer 0 mlp, position 0"
+    )
+    assert session.feed(":verify 1").startswith("error: verification failed for `r`")
+
+
+def test_the_model_survives_rebinding_its_name() -> None:
+    session = _compiled(":compile r hel 5", "r = indices;")
+    assert session.feed(":residual hel").splitlines()[-1] == (
+        "the model agrees with the interpreter everywhere on this input"
+    )
+    assert "compiled r:" in session.feed(":compile r hel 5")  # now the new r
+
+
+def test_draw_defaults_to_comp_flows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    session = _compiled(":compile r hel 5")
+    printed = session.feed(":draw hel")
+    assert printed.startswith("wrote comp_flows/r(hel).png")
+    assert (tmp_path / "comp_flows" / "r(hel).png").read_bytes()[:8] == PNG_MAGIC
+    assert (tmp_path / "comp_flows" / "r(hel).dot").read_text().startswith("digraph")
+
+
+def test_draw_without_matplotlib_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    session = _compiled(":compile r hel 5")
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    printed = session.feed(":draw hel -o x.png")
+    assert printed == (
+        "error: :draw needs matplotlib, which is not installed (pip install 'rasp-forge[viz]')"
+    )
+
+
+def test_a_missing_runtime_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    session = ReplSession()
+    session.feed(REVERSE)
+    monkeypatch.setitem(sys.modules, "transformer", None)
+    assert session.feed(":compile r") == (
+        "error: :compile needs the Python package 'transformer', which is not installed"
+    )
+
+
+def test_terminal_draw_statement_writes_a_picture(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    session = ReplSession(draw_hook=draw_hook)
+    session.feed(REVERSE)
+    printed = session.feed('draw(r, "ab");')
+    assert printed.startswith("wrote comp_flows/r(ab).png")
+    assert printed.splitlines()[-1] == "\t =  [b, a] (strings)"
+    assert (tmp_path / "comp_flows" / "r(ab).png").read_bytes()[:8] == PNG_MAGIC
+    session.feed("sel = select(indices, indices, <);")
+    assert "error: draw expects an s-op" in session.feed("draw(sel);")
+
+
+def test_terminal_draw_without_the_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "compiler", None)
+    session = ReplSession(draw_hook=draw_hook)
+    session.feed(REVERSE)
+    assert session.feed('draw(r, "ab");').splitlines() == [
+        "\tdraw needs the Python package 'compiler', which is not installed",
+        "\t =  [b, a] (strings)",
+    ]
+
+
+def test_colon_commands_complete() -> None:
+    session = ReplSession()
+    assert completion_candidates(session, ":c") == [":compile"]
+    assert {":layers", ":residual", ":verify", ":draw", ":help"} <= set(
+        completion_candidates(session, ":")
+    )
+    assert ":compile" not in completion_candidates(session, "c")
