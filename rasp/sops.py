@@ -265,7 +265,10 @@ def type_of_value(value: Any) -> SeqType | None:
 
 
 def make_seq(values: Sequence[Any], span: Span | None = None) -> SeqValue:
-    """A `SeqValue`, checking the original's rule: one type, except that ints mix into floats."""
+    """A `SeqValue`, checking the original's rule: one type, except that numbers mix.
+
+    Bools count as ints (as Python's isinstance has it); ints or bools with floats are floats.
+    """
     types = {type_of_value(v) for v in values}
     if None in types:
         bad = next(v for v in values if type_of_value(v) is None)
@@ -273,8 +276,12 @@ def make_seq(values: Sequence[Any], span: Span | None = None) -> SeqValue:
             f"s-op values must be ints, floats, strings or bools, got {type(bad).__name__}: {bad!r}",
             span,
         )
-    if types == {SeqType.INTS, SeqType.FLOATS}:
-        return SeqValue(tuple(values), SeqType.FLOATS)
+    if len(types) > 1 and types <= {SeqType.BOOLS, SeqType.INTS, SeqType.FLOATS}:
+        # The original checks isinstance(v, int), which bools pass: a default 0 among bools
+        # (`aggregate(sel, tokens == "a")`) makes ints, and any mix with floats makes floats.
+        # The values themselves are kept as they are (True stays True).
+        mixed = SeqType.FLOATS if SeqType.FLOATS in types else SeqType.INTS
+        return SeqValue(tuple(values), mixed)
     if len(types) > 1:
         kinds = ", ".join(sorted(t.value for t in types if t is not None))
         raise RaspRuntimeError(

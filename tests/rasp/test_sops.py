@@ -112,8 +112,12 @@ def test_empty_input_refused() -> None:
 def test_make_seq_types() -> None:
     assert make_seq([1, 2.5]).type is SeqType.FLOATS
     assert make_seq([True, False]).type is SeqType.BOOLS
+    # The original's check is isinstance(v, int), which bools pass: bools mix into numbers.
+    assert make_seq([True, 1]).type is SeqType.INTS
+    assert make_seq([False, 0.5, 2]).type is SeqType.FLOATS
+    assert make_seq([True, 1]).values == (True, 1)
     with pytest.raises(RaspRuntimeError):
-        make_seq([True, 1])
+        make_seq([True, "a"])
 
 
 def test_walk_is_topological_and_handles_deep_graphs() -> None:
