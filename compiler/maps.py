@@ -156,6 +156,9 @@ class MapsMixin(_Base):
                 coarse = self._coarse_steps(node, support, encoding)
                 if coarse is not None:
                     return coarse
+                contextual = self._context_steps(node, support, encoding)
+                if contextual is not None:
+                    return contextual
         elif len(categorical) > 1 and int(np.prod(sizes)) > MAX_FUSED_TABLE and not last_resort:
             return None
         one_block = (not numeric and len(categorical) == 1) or (
@@ -302,6 +305,19 @@ class MapsMixin(_Base):
             )
             return out_enc
         return None
+
+    def _context_steps(
+        self, node: IRNode, support: tuple[int, ...], encoding: Encoding
+    ) -> Encoded:
+        """A map of two numerical s-ops whose joint table is too big (`length * mean`, the
+        original's `count`): the one with fewer values is read categorically as the context of a
+        step MLP over the other, O(values) wide instead of O(product)."""
+        sizes = [len(self.values(s)) for s in support]
+        x_src = support[0] if sizes[0] >= sizes[1] else support[1]
+        # The context's reading first: it decides which values it distinguishes (canonical).
+        self.reading(support[1] if x_src == support[0] else support[0], Encoding.CATEGORICAL)
+        rows = self._rows(node, support)
+        return self._map_steps(node, support, x_src, rows, encoding)
 
     def _map_steps(
         self,

@@ -363,3 +363,19 @@ def test_library_count_stays_small_and_exact_at_large_n() -> None:
     model = compile_sop(root, list("abc"), 128, name="n_a")
     assert model.param_count() < 100_000
     assert check_inputs(model, root, random_inputs("abc", 128, 64, seed=5)) == 64
+
+
+def test_the_originals_count_is_a_context_step_mlp() -> None:
+    """`round(length * mean)`: two numerical s-ops; length becomes the context of a step MLP over the
+    mean instead of a table over every (length, k/n) pair."""
+    from rasp.interpreter import Interpreter
+    from rasp.parser import parse
+
+    interp = Interpreter()
+    interp.exec_program(parse(
+        'n_a = round(length * aggregate(full_s, indicator(tokens == "a")));', "<count>"))
+    root = interp.get("n_a")
+    model = compile_sop(root, list("abc"), 64, name="n_a")
+    assert model.param_count() < 150_000  # a joint table: 14M
+    inputs = all_inputs("abc", 4) + random_inputs("abc", 64, 200, seed=9)
+    assert check_inputs(model, root, inputs) == len(inputs)
