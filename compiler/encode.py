@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from compiler import attention, mlp
+from compiler import attention, mlp, numeric
 from compiler.blocks import (
     ONE,
     Atom,
@@ -361,7 +361,7 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
         x: Encoded,
         points: list[tuple[float, Atom]],
         encoding: Encoding,
-        x_error: float | None = None,
+        x_error: float | numeric.ErrorBound | None = None,
     ) -> Encoded:
         merged = merge_points(node, points)
         # A number is read back as one value: 1 and 1.0 (equal numbers) share one one-hot column.

@@ -99,12 +99,12 @@ class MapsMixin(_Base):
             return self._frac(node)
         return self.reading(index, Encoding.NUMERICAL)
 
-    def x_error(self, index: int) -> float | None:
+    def x_error(self, index: int) -> numeric.ErrorBound | None:
         """Worst float32 error of a numeric source's reading (None: only its own rounding)."""
         node = self.g[index]
         if node.op is Op.AGGREGATE:
-            biggest = max((abs(float(v)) for v in self.values(node.inputs[1])), default=1.0)
-            return numeric.mean_error_bound(self.n_max + 1, max(biggest, abs(float(node.value))))
+            values = [float(v) for v in self.values(node.inputs[1])]
+            return numeric.mean_error(self.n_max + 1, values, float(node.value))
         return None
 
     def _map(self, node: IRNode, encoding: Encoding) -> Encoded:

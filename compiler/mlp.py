@@ -27,7 +27,8 @@ from compiler.numeric import (
     F32_INTEGER_BAND,
     SAFETY_FACTOR,
     STEP_SHARPNESS,
-    check_resolvable,
+    ErrorBound,
+    check_steps_resolvable,
     preactivation_rounding,
     rounding_error,
     step_margin,
@@ -228,7 +229,7 @@ def numeric_mlp(
     name: str,
     context: Encoded | None = None,
     context_points: Mapping[Atom, Sequence[tuple[float, Atom]]] | None = None,
-    x_error: float | None = None,
+    x_error: float | ErrorBound | None = None,
     context_noise: float = 0.0,
 ) -> MLPSpec:
     """A piecewise-constant function of a numerical reading: one step pair per change of the output.
@@ -256,6 +257,7 @@ def numeric_mlp(
     max_abs_x = max(float(np.abs(c.xs).max()) for c in contexts)
     if x_error is None:
         x_error = rounding_error(max_abs_x, len(x.number))
+    bound = x_error if isinstance(x_error, ErrorBound) else ErrorBound(float(x_error))
 
     # Steps that change the output by the same delta share units: the k-th such step of every context.
     groups: dict[tuple[tuple[float, ...], int], dict[int, _Step]] = {}
@@ -288,12 +290,16 @@ def numeric_mlp(
         if u.falling:  # [x >= t] = 1 - [x < t]
             bases[list(u.members)] += delta
         noise = context_noise * float(np.abs(u.offsets).sum())
-        slack = u.margin - preactivation_rounding(n_terms, u.slope * max_abs_x) - noise
-        tolerance = min(tolerance, slack / u.slope)
-        check_resolvable(
+        rounding = preactivation_rounding(n_terms, u.slope * max_abs_x) + noise
+        tolerance = min(tolerance, (u.margin - rounding) / u.slope)
+        pre = sign * u.slope * points.xs + u.offsets[points.owner]  # [P]
+        check_steps_resolvable(
             u.min_gap,
-            x_error,
-            slack / u.slope,
+            bound,
+            points.xs,
+            np.maximum(-pre, pre - 1.0),  # each point's distance from the band (0, 1)
+            u.slope,
+            rounding,
             what=f"{name}: {op}",
             sizes=f"slope {u.slope:.3g}, {len(contexts)} context value(s)",
         )

@@ -16,6 +16,10 @@ See docs/compiler-weights.md for the proofs.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
 
 from rasp.errors import CompileError, Diagnostic
 
@@ -65,6 +69,32 @@ def mean_error_bound(n_keys: int, max_abs_value: float) -> float:
     return n * F32_UNIT_ROUNDOFF / (1 - n * F32_UNIT_ROUNDOFF) * max_abs_value
 
 
+@dataclass(frozen=True)
+class ErrorBound:
+    """|float32 x - exact x| <= absolute + relative * |exact x|, at every reachable x."""
+
+    absolute: float
+    relative: float = 0.0
+
+    def at(self, xs: np.ndarray) -> np.ndarray:
+        return self.absolute + self.relative * np.abs(xs)
+
+
+def mean_error(n_keys: int, values: Sequence[float], default: float) -> ErrorBound:
+    """The error of a uniform attention mean whose selected values are among `values`.
+
+    The sum of n weighted terms errs by at most gamma_{n+3} * sum |w v| (mean_error_bound). When no
+    value is negative, sum |w v| is the exact mean itself, so the bound is relative: a mean near 1/N
+    is known to within about N * 2**-24 / N, not N * 2**-24 (the original's `length`, 1 / mean, stays
+    exact at N = 256). With negative values it is the absolute bound of the largest value.
+    """
+    biggest = max((abs(v) for v in values), default=1.0)
+    if all(v >= 0 for v in values):
+        n = max(n_keys, 1) + 3
+        return ErrorBound(0.0, n * F32_UNIT_ROUNDOFF / (1 - n * F32_UNIT_ROUNDOFF))
+    return ErrorBound(mean_error_bound(n_keys, max(biggest, abs(default))))
+
+
 def step_margin(slope: float, gap: float) -> float:
     """Distance, in pre-activation units, from a reachable value to the band (0, 1) of a step whose
     threshold is the midpoint of `gap`."""
@@ -76,6 +106,26 @@ def preactivation_rounding(n_terms: int, max_abs_slope_x: float) -> float:
     (<= 1/2), rounding the dot product into the integer band (<= 1/2 per term added after the
     offset), and the float32 slope times x (relative 2u)."""
     return 1.0 + 0.5 * n_terms + 2 * F32_UNIT_ROUNDOFF * max_abs_slope_x
+
+
+def check_steps_resolvable(
+    gap: float,
+    x_error: ErrorBound,
+    xs: np.ndarray,
+    distance: np.ndarray,
+    slope: float,
+    slack: float,
+    *,
+    what: str,
+    sizes: str = "",
+) -> None:
+    """check_resolvable at every reachable point: the input error there, times SAFETY_FACTOR and
+    the step's slope, must stay within the point's `distance` from the step's band (0, 1) less
+    `slack` (rounding and context noise), so that no reachable x can cross a threshold."""
+    errors = x_error.at(xs)  # [P]
+    room = (distance - slack) / slope  # [P]: the x tolerance at each point
+    worst = int(np.argmax(SAFETY_FACTOR * errors - room))
+    check_resolvable(gap, float(errors[worst]), float(room[worst]), what=what, sizes=sizes)
 
 
 def check_resolvable(

@@ -379,3 +379,18 @@ def test_the_originals_count_is_a_context_step_mlp() -> None:
     assert model.param_count() < 150_000  # a joint table: 14M
     inputs = all_inputs("abc", 4) + random_inputs("abc", 64, 200, seed=9)
     assert check_inputs(model, root, inputs) == len(inputs)
+
+
+def test_the_originals_length_is_exact_at_n_256() -> None:
+    """`round(1 / mean(indices == 0))`: 1/255 and 1/256 are 1.5e-5 apart, more than an absolute bound
+    N * 2**-24 allows; the mean of non-negative values errs relative to itself, so it compiles."""
+    from rasp.interpreter import Interpreter
+    from rasp.parser import parse
+
+    interp = Interpreter()
+    interp.exec_program(parse(
+        "n = round(1 / aggregate(select(1, 1, ==), indicator(indices == 0)));", "<length>"))
+    root = interp.get("n")
+    model = compile_sop(root, list("ab"), 256, name="n")
+    inputs = [["a"] * k for k in range(1, 257)]
+    assert check_inputs(model, root, inputs) == 256

@@ -397,3 +397,21 @@ def test_random_per_context_step_functions_are_exact(
 def test_non_finite_values_are_refused() -> None:
     with pytest.raises(CompileError):
         numeric_mlp(num("x", []), [(0.0, 0), (float("inf"), 1)], cat("o", [0, 1]), op="f", name="o")
+
+
+def test_relative_input_error_is_checked_point_by_point() -> None:
+    """Values 1/(w+1): near 1/65 the gaps are ~2.4e-4, near 1 they are 0.5. A relative error of 1e-3
+    is fine near 1/65 (absolute ~1.5e-5) and near 1 (gap 0.5); an absolute 1e-3 everywhere is not."""
+    from compiler.numeric import ErrorBound, mean_error
+
+    xs, ws = inverse_counts(64)
+    pts = list(zip(xs.tolist(), ws))
+    f, w = num("f", xs.tolist()), cat("w", range(65))
+    numeric_mlp(f, pts, w, op="d", name="w", x_error=ErrorBound(0.0, 1e-3))
+    with pytest.raises(CompileError):
+        numeric_mlp(f, pts, w, op="d", name="w", x_error=ErrorBound(1e-3))
+    with pytest.raises(CompileError):
+        numeric_mlp(f, pts, w, op="d", name="w", x_error=ErrorBound(0.0, 0.1))
+    # A mean of non-negative values errs relative to itself; with negative values, absolutely.
+    assert mean_error(256, [0, 1], 0).absolute == 0 and 0 < mean_error(256, [0, 1], 0).relative < 1e-4
+    assert mean_error(256, [-1, 1], 0).relative == 0 and mean_error(256, [-1, 1], 0).absolute > 0
