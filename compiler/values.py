@@ -256,6 +256,9 @@ class _Inference:
         if widths is None:
             if single_selector or self.n_max < 2 or not numbers:
                 return None, sort_values([*vals, node.value])
+            bos = self.bos_means(selector, sop)
+            if bos is not None:
+                return None, sort_values(bos)
             means = self.means_up_to(vals, self.n_max, node)
             return None, sort_values([*vals, node.value, *means])
         default, every = self.intern([node.value]), self.intern(vals)
@@ -270,6 +273,42 @@ class _Inference:
             else:
                 rel[p] = self.intern([])  # the interpreter refuses to average non-numbers
         return rel, ()
+
+    def bos_means(self, selector: int, sop: int) -> list[Atom] | None:
+        """The BOS trick: the values when the selector always selects key 0 and only key 0 counts.
+
+        `aggregate(sel or select(indices, 0, ==), indicator(indices == 0))` (the original's
+        `selector_width`, the paper's `_with_bos_selector_width`) selects w >= 1 keys, of which
+        only key 0 is non-zero, so its value is v0 (w = 1) or v0 / w: N values, not every mean.
+        None when the pattern does not apply.
+        """
+        firsts: set[Atom] = set()
+        for n in range(1, self.n_max + 1):
+            column = self._column(sop, n)
+            if column is None or any(not is_number(v) or v != 0 for v in column[1:]):
+                return None
+            if not is_number(column[0]) or isinstance(column[0], bool):
+                return None
+            firsts.add(column[0])
+        if not self._always_selects_key0(selector):
+            return None
+        out: list[Atom] = list(firsts)
+        for v0 in firsts:
+            out.extend(v0 * 1.0 / w for w in range(2, self.n_max + 1))
+        return out
+
+    def _always_selects_key0(self, index: int) -> bool:
+        """Whether every query of every length selects key 0 (positional parts decide it)."""
+        node = self.g[index]
+        if node.op is Op.OR:
+            return any(self._always_selects_key0(i) for i in node.inputs)
+        if node.op is Op.AND:
+            return all(self._always_selects_key0(i) for i in node.inputs)
+        for n in range(1, self.n_max + 1):
+            m = self._matrix(index, n)
+            if m is None or not m[:, 0].all():
+                return False
+        return True
 
     def means_of(self, vals: Sequence[Atom], w: int, node: IRNode) -> tuple[Atom, ...]:
         """Every mean of exactly w values drawn (with repetition) from `vals`, as the interpreter computes it."""
