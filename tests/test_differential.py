@@ -1,8 +1,8 @@
 """The central test: every program in programs/, compiled, agrees with the interpreter.
 
 For each program: compile at N = 64 over the vocabulary of its examples, then compare the torch model
-with `rasp.sops.evaluate` on ALL inputs of length 1..5 (vocabularies of up to 3 tokens; 4 for Dyck-2 up
-to length 4) and on 1,000 seeded random inputs of length 1..64, run in padded batches of mixed lengths.
+with `rasp.sops.evaluate` on ALL inputs of length 1..5 (vocabularies of up to 3 tokens; up to length 4
+for Dyck-2's 4 and Dyck-3's 6 tokens) and on 1,000 seeded random inputs of length 1..64, run in padded batches of mixed lengths.
 Inputs on which the interpreter itself fails are skipped (the promise covers only inputs with an output).
 """
 
@@ -36,6 +36,8 @@ PROGRAMS: dict[str, tuple[str, int]] = {
     "frac_prevs": ("abc", 5),
     "dyck1": ("()x", 5),
     "dyck2": ("(){}", 4),
+    "hist_bos": ("§ab", 5),
+    "paper_examples": ("()[]{}", 4),  # its last name: dyck3_ptf
 }
 
 
@@ -88,3 +90,8 @@ def test_compiled_model_matches_interpreter(program: str, tmp_path_factory: pyte
     compared, total = check(sop, model, exhaustive + sampled)
     # The comparison must not be vacuous: most inputs have an interpreter output.
     assert compared >= total // 3, f"only {compared} of {total} inputs were comparable"
+
+
+def test_every_library_program_is_covered() -> None:
+    shipped = {p.stem for p in (ROOT / "programs").glob("*.rasp")}
+    assert shipped == set(PROGRAMS), "add new programs/ files to PROGRAMS with their vocabulary"
