@@ -8,6 +8,7 @@ marked `incomplete`, which is how the REPL knows to ask for another line.
 from __future__ import annotations
 
 import functools
+import re
 from importlib import resources
 
 from lark import Lark, Token, Tree
@@ -28,11 +29,48 @@ def _lark() -> Lark:
     )
 
 
+_COMMAND_LINE = re.compile(
+    r"[ \t]*(?:set|show|examples|(?:s-op|selector)[ \t]+examples|full[ \t]+seq[ \t]+display|exit|quit)\b"
+)
+
+
+def _terminate_commands(text: str) -> str:
+    """End each REPL command line of a longer text with `;`, as the original's grammar needs none.
+
+    The original's files may hold `set example [1, 2, 3]` (no `;`) between statements. A line
+    that starts with a command keyword (which can start nothing else) and whose brackets balance
+    gets a `;` before its comment; columns before it do not move. A lone command is left as is.
+    """
+    lines = text.split("\n")
+    if sum(1 for line in lines if line.strip()) < 2:
+        return text
+    for number, line in enumerate(lines):
+        if not _COMMAND_LINE.match(line):
+            continue
+        code_end, depth, in_string = len(line), 0, False
+        for column, char in enumerate(line):
+            if char == '"':
+                in_string = not in_string
+            elif in_string:
+                continue
+            elif char == "#":
+                code_end = column
+                break
+            elif char in "([{":
+                depth += 1
+            elif char in ")]}":
+                depth -= 1
+        code = line[:code_end].rstrip()
+        if depth == 0 and not in_string and not code.endswith(";"):
+            lines[number] = code + ";" + line[len(code) :]
+    return "\n".join(lines)
+
+
 def parse(text: str, filename: str = "<input>") -> ast.Program:
     """Parse a whole program (or one REPL line) into an `ast.Program`; raise `RaspSyntaxError`."""
     source = Source(filename, text)
     try:
-        tree = _lark().parse(text)
+        tree = _lark().parse(_terminate_commands(text))
     except UnexpectedInput as exc:
         raise translate_error(exc, source, _lark()) from None
     try:
