@@ -27,6 +27,9 @@ else:
 
 # A fused chain of maps over several categorical s-ops is one table up to this many input combinations.
 MAX_FUSED_TABLE = 4096
+# A map is tabulated over at most this many combinations of its inputs' values (a guard: beyond it,
+# compiling takes minutes and gigabytes).
+MAX_ROWS = 2_000_000
 # A numerical s-op that matters to a map only through this many classes of its values is classified.
 MAX_CLASSES = 8
 # Numbers closer than this (relative) differ only by float64 rounding in the interpreter.
@@ -52,6 +55,11 @@ class MapsMixin(_Base):
                     out = merged
                 elif self.g[i].op is not Op.CONST:
                     out[i] = None
+            direct = tuple(dict.fromkeys(i for i in node.inputs if self.g[i].op is not Op.CONST))
+            if not self.cheap(tuple(out)) and self.cheap(direct):
+                # Expanding one input made the rest costly (`vals if indices > plus else 0`: the
+                # condition's sources plus vals): compute the inputs first, then one cheap block.
+                out = dict.fromkeys(direct)
             self.memo[key] = tuple(out)
         return self.memo[key]
 
@@ -180,7 +188,20 @@ class MapsMixin(_Base):
 
     def _rows(self, node: IRNode, support: tuple[int, ...]) -> list[tuple[tuple[Atom, ...], Atom]]:
         rows = []
-        for combo in input_combinations(support, self.vs.relation, self.vs.values):
+        for n, combo in enumerate(input_combinations(support, self.vs.relation, self.vs.values)):
+            if n >= MAX_ROWS:  # fail fast and located, not after minutes and gigabytes
+                names = ", ".join(f"'{self.g[s].text}'" for s in support)
+                raise CompileError(
+                    [
+                        Diagnostic(
+                            f"'{node.text}' is computed from {names}, whose values combine in more "
+                            f"than {MAX_ROWS:,} ways at this maximum length",
+                            node.span,
+                            "use a smaller maximum length, or compute it from s-ops with fewer "
+                            "values (e.g. round a mean before using it)",
+                        )
+                    ]
+                )
             ok, out = self.chain_value(node.index, dict(zip(support, combo)))
             if ok:
                 rows.append((combo, out))
@@ -209,12 +230,23 @@ class MapsMixin(_Base):
         support: tuple[int, ...],
         numeric: list[int],
         categorical: list[int],
+        *,
+        number_categoricals: bool = False,
+        max_rows: int = MAX_FUSED_TABLE * 64,
     ) -> Encoded | None:
-        """sum_k a_k * x_k + b over numeric sources (no categorical ones), when that is exact: a free view."""
-        if categorical:
+        """sum_k a_k * x_k + b over numeric sources, when that is exact: a free view. With
+        `number_categoricals`, indices and tokens with number values may take part too (through
+        their free numerical views); otherwise any categorical source rules the view out."""
+        if categorical and not number_categoricals:
+            return None
+        if any(
+            self.g[s].op not in (Op.INDICES, Op.TOKENS)
+            or not all(is_number(v) for v in self.values(s))
+            for s in categorical
+        ):
             return None
         size = int(np.prod([len(self.values(s)) for s in support]))
-        if size > MAX_FUSED_TABLE * 64:
+        if size > max_rows:
             return None
         rows = self._rows(node, support)
         numbers = all(

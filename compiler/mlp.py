@@ -266,15 +266,18 @@ def numeric_mlp(
         for step in ctx.steps:
             groups.setdefault((step.change, seen[step.change]), {})[ci] = step
             seen[step.change] += 1
+    n_terms = len(x.number) + max(len(c.terms) for c in contexts) + 1
+    # The integer band's rounding grows with the terms summed (preactivation_rounding); a reading
+    # of many terms (a number read off a token one-hot) gets steeper steps, so the margin outgrows it.
+    sharpness = max(STEP_SHARPNESS, 2.0 * (n_terms + 5))
     points = _AllPoints(contexts)
     units = sorted(
-        (_plan_unit(m, points, writer, f"{name}: {op}") for m in groups.values()),
+        (_plan_unit(m, points, writer, f"{name}: {op}", sharpness) for m in groups.values()),
         key=lambda u: (u.falling, u.order),
     )
 
     b = _Builder(len(writer.dims))
     bases = np.array([writer.encode(ctx.first) for ctx in contexts])  # [contexts, outputs]
-    n_terms = len(x.number) + max(len(c.terms) for c in contexts) + 1
     tolerance = np.inf
     for u in units:
         sign = -1.0 if u.falling else 1.0
@@ -362,9 +365,11 @@ class _AllPoints:
         self.high = np.array([c.xs[-1] for c in contexts])
 
 
-def _plan_unit(members: dict[int, _Step], points: _AllPoints, writer: _Output, what: str) -> _Unit:
+def _plan_unit(
+    members: dict[int, _Step], points: _AllPoints, writer: _Output, what: str, sharpness: float
+) -> _Unit:
     min_gap = min(s.gap for s in members.values())
-    slope = STEP_SHARPNESS / min_gap
+    slope = sharpness / min_gap
     ids = np.array(list(members))
     ts = np.array([s.t for s in members.values()])
     # Choose the direction whose on-side activations are smaller.

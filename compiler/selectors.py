@@ -5,20 +5,30 @@ over a joint (product) reading for a disjunction or negated conjunction. Mixed i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from compiler import mlp
-from compiler.blocks import ONE, Atom, Atomic, Encoded, Encoding
+from compiler import mlp, numeric
+from compiler.blocks import ONE, Atom, Atomic, Dim, Encoded, Encoding, value_key
 from compiler.graph import IRNode, Op
+from compiler.maps import merge_points
+from compiler.values import apply_map, is_number, sort_values
 from rasp import sops
+from rasp.errors import CompileError
 
 if TYPE_CHECKING:
     from compiler.encode import _Encoder as _Base
 else:
     _Base = object
+
+# A select side with fewer values is read in full; with more, it may be read as classes.
+MIN_CLASSED_VALUES = 32
+# A map over more input combinations than this is not checked for being affine (the check
+# enumerates them).
+MAX_VIEW_ROWS = 1 << 20
 
 TRUE = Encoded("true", Encoding.CATEGORICAL, (True,), one_hot=(((ONE, 1.0),),))
 ALL_TRUE = Atomic(TRUE, TRUE, np.ones((1, 1), dtype=bool))
@@ -33,9 +43,21 @@ class SelectorsMixin(_Base):
         match node.op:
             case Op.SELECT:
                 keys, queries = node.inputs
-                q = self.reading(queries, Encoding.CATEGORICAL)
-                k = self.reading(keys, Encoding.CATEGORICAL)
                 assert node.comparison is not None
+                cmp = node.comparison
+                # The side with more values may only matter through a few classes (which keys it
+                # selects): `plus - length + indices` has thousands of values, but only N of them
+                # equal an index. Read it as those classes when that is cheap.
+                if len(self.values(queries)) >= len(self.values(keys)):
+                    k = self.reading(keys, Encoding.CATEGORICAL)
+                    q = self._class_reading(
+                        queries, lambda v: tuple(_compare(cmp, kv, v) for kv in k.values), node
+                    ) or self.reading(queries, Encoding.CATEGORICAL)
+                else:
+                    q = self.reading(queries, Encoding.CATEGORICAL)
+                    k = self._class_reading(
+                        keys, lambda v: tuple(_compare(cmp, v, qv) for qv in q.values), node
+                    ) or self.reading(keys, Encoding.CATEGORICAL)
                 table = np.array(
                     [[_compare(node.comparison, kv, qv) for kv in k.values] for qv in q.values],
                     dtype=bool,
@@ -48,6 +70,139 @@ class SelectorsMixin(_Base):
                 if len(inner) == 1:
                     return [Atomic(inner[0].query, inner[0].key, ~inner[0].table)]
         return [self._combined(node)]
+
+    def _class_reading(
+        self, index: int, row: Callable[[Atom], tuple[bool, ...]], select: IRNode
+    ) -> Encoded | None:
+        """A categorical reading of node `index` that tells apart only values with different `row`s
+        (the keys a query value selects, or the queries a key value is selected by): one class per
+        distinct row, each read as its first value. Computed by a step MLP from the node's numerical
+        reading (a numerical source, or an exact affine view of indices and numerical sources).
+        None, and the caller reads the node in full, when it is already read in full, has few
+        values, does not collapse to few classes, or has no such numerical reading."""
+        vals = self.values(index)
+        if ("cat", index) in self.memo or len(vals) < MIN_CLASSED_VALUES:
+            return None
+        if not all(is_number(v) for v in vals):
+            return None
+        classes: dict[tuple[bool, ...], Atom] = {}
+        rep = {value_key(v): classes.setdefault(row(v), v) for v in sort_values(vals)}
+        if 2 * len(classes) > len(vals):
+            return None
+        key = ("classes", index, tuple(sorted(value_key(v) for v in classes.values())))
+        if key in self.memo:
+            return self.memo[key]
+        found = self._number_reading(index)
+        if found is None:
+            return None
+        x, x_of, x_error = found
+        node = self.g[index]
+        name = f"{node.name}~{select.name or 'select'}"
+        out = Encoded.materialised_categorical(name, sort_values(classes.values()))
+        try:
+            points = merge_points(node, [(x_of(v), rep[value_key(v)]) for v in vals])
+            spec = mlp.numeric_mlp(
+                x,
+                points,
+                out,
+                op=f"classes of {node.text} for {select.text}",
+                name=name,
+                x_error=x_error,
+            )
+        except CompileError:
+            return None  # the full reading is the fallback, with its own checks
+        for terms in out.one_hot:
+            self.bounds[terms[0][0]] = 1.0
+        self.mlps.append(spec)
+        self.memo[key] = out
+        return out
+
+    def _number_reading(
+        self, index: int
+    ) -> tuple[Encoded, Callable[[Atom], float], numeric.ErrorBound | None] | None:
+        """Node `index` as one number in the residual stream, how its values sit on it, and the
+        float32 error of that number; None unless it is a numerical source or an exact affine view
+        (free) of numerical sources and indices."""
+        node = self.g[index]
+        if node.op is not Op.MAP:
+            if not self.is_numeric_source(index):
+                return None
+            return self.x_reading(index), lambda v: self.x_of(index, v), self.x_error(index)
+        form = self._affine_form(index)
+        if form is None:
+            return None
+        coefs, const = form
+        terms: dict[Dim, float] = {ONE: const}
+        for src, a in coefs.items():
+            for d, c in self.reading(src, Encoding.NUMERICAL).number:
+                terms[d] = terms.get(d, 0.0) + a * c
+        number = tuple((d, c) for d, c in terms.items() if c != 0.0)
+        view = Encoded(node.name, Encoding.NUMERICAL, self.values(index), number=number)
+        # The view adds its terms' errors (a mean's, scaled by its coefficient) and float32 rounding
+        # of a sum whose partial sums stay below sum |a_k| max |source_k| + |b| (no cancellation).
+        largest = {src: max(abs(float(v)) for v in self.values(src)) for src in coefs}
+        size = abs(const) + sum(abs(a) * largest[src] for src, a in coefs.items())
+        error = numeric.rounding_error(max(size, 1.0), len(view.number))
+        for src, a in coefs.items():
+            bound = self.x_error(src)
+            if bound is not None:
+                error += abs(a) * float(bound.at(np.array([largest[src]]))[0])
+        return view, float, numeric.ErrorBound(error)
+
+    def _affine_form(self, index: int) -> tuple[dict[int, float], float] | None:
+        """Node `index` as sum_k a_k * source_k + b, when every map on the way is exactly affine in
+        its own inputs (checked on every combination of their values, a superset of the reachable
+        ones); sources are numerical s-ops, or indices and tokens with number values. None else."""
+        key = ("affine", index)
+        if key in self.memo:
+            return self.memo[key]
+        node = self.g[index]
+        form: tuple[dict[int, float], float] | None = None
+        vals = self.values(index)
+        if node.op is Op.CONST:
+            form = ({}, float(node.value)) if is_number(node.value) else None
+        elif node.op is not Op.MAP:
+            ok = self.is_numeric_source(index) or (
+                node.op in (Op.INDICES, Op.TOKENS) and all(is_number(v) for v in vals)
+            )
+            form = ({index: 1.0}, 0.0) if ok else None
+        else:
+            inner = [self._affine_form(i) for i in node.inputs]
+            fit = None if any(f is None for f in inner) else self._affine_fit(node)
+            if fit is not None:
+                coefs: dict[int, float] = {}
+                const = fit[-1]
+                for a, (sub, b) in zip(fit[:-1], inner):  # type: ignore[misc]
+                    const += a * b
+                    for src, c in sub.items():
+                        coefs[src] = coefs.get(src, 0.0) + a * c
+                form = ({s: c for s, c in coefs.items() if c != 0.0}, const)
+        self.memo[key] = form
+        return form
+
+    def _affine_fit(self, node: IRNode) -> list[float] | None:
+        """Coefficients [a_1, ..., a_k, b] with fn(x_1..x_k) == sum a_j x_j + b on every combination
+        of the inputs' values (exactly, up to float64 noise), or None."""
+        domains = [self.values(i) for i in node.inputs]
+        if int(np.prod([len(d) for d in domains])) > MAX_VIEW_ROWS:
+            return None
+        rows, ys = [], []
+        for combo in itertools.product(*domains):
+            ok, out = apply_map(node.fn, list(combo))
+            if not ok:
+                continue
+            if not all(is_number(v) for v in (*combo, out)):
+                return None
+            rows.append([float(v) for v in combo] + [1.0])
+            ys.append(float(out))
+        if not rows:
+            return None
+        xs, y = np.array(rows), np.array(ys)  # [rows, k + 1], [rows]
+        coef, *_ = np.linalg.lstsq(xs, y, rcond=None)
+        coef = np.round(coef * 2**20) / 2**20  # affine maps in programs have simple coefficients
+        if np.max(np.abs(xs @ coef - y), initial=0.0) > 1e-9 * max(1.0, float(np.abs(y).max())):
+            return None
+        return [float(c) for c in coef]
 
     def _leaves(self, index: int) -> list[IRNode]:
         node = self.g[index]

@@ -62,8 +62,14 @@ class OutputSpec:
         if not math.isfinite(x):
             raise ModelOutputError(f"the model computed {x} for output '{self.name}'")
         if self.values is not None:
-            # Nearest listed value; the first one wins a tie, so the result is deterministic.
-            return min(self.values, key=lambda value: abs(float(value) - x))  # type: ignore[arg-type]
+            # Nearest listed value. Where a number is listed both as an int and as a float (0 and
+            # 0.0: one value passed through, or a mean of several), the int wins: whole results of
+            # RASP programs are mostly ints (round, %, counts), and the model reads both alike. Any
+            # other tie goes to the first listed value, so the result is deterministic.
+            return min(
+                self.values,
+                key=lambda value: (abs(float(value) - x), isinstance(value, float)),  # type: ignore[arg-type]
+            )
         if self.type is OutputType.INTS:
             return round(x)
         if self.type is OutputType.BOOLS:

@@ -394,3 +394,41 @@ def test_the_originals_length_is_exact_at_n_256() -> None:
     model = compile_sop(root, list("ab"), 256, name="n")
     inputs = [["a"] * k for k in range(1, 257)]
     assert check_inputs(model, root, inputs) == 256
+
+
+def _compile_text(text: str, name: str, vocab: str, n: int) -> tuple[S.SOp, CompiledModel]:
+    from rasp.interpreter import Interpreter
+    from rasp.parser import parse
+
+    interp = Interpreter()
+    interp.exec_program(parse(text, "<test>"))
+    root = interp.get(name)
+    return root, compile_sop(root, list(vocab), n, name=name)
+
+
+LONG_ADDITION_LEFT = """
+plus = aggregate(select(tokens, "+", ==), indices);
+left = aggregate(select(indices, plus - length + indices, ==), tokens, "0");
+"""
+
+
+def test_a_select_side_with_many_values_is_read_as_the_classes_that_matter() -> None:
+    """`plus - length + indices` has thousands of values (plus: a mean over every '+'); the select
+    needs only which index it equals, so it is read as N + 1 classes computed from a free affine view
+    (a table over its values cost 63M parameters in long addition at N = 8)."""
+    root, model = _compile_text(LONG_ADDITION_LEFT, "left", "01+", 16)
+    assert model.param_count() < 200_000
+    labels = model.metadata["residual"]
+    assert any("~" in label for label in labels)  # the class reading
+    inputs = all_inputs("01+", 5) + random_inputs("01+", 16, 300, seed=3)
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
+def test_maps_over_too_many_combinations_are_refused_fast(monkeypatch: pytest.MonkeyPatch) -> None:
+    import compiler.maps
+
+    monkeypatch.setattr(compiler.maps, "MAX_ROWS", 10)
+    with pytest.raises(CompileError) as err:
+        _compile_text('x = indicator(tokens == "a") + indices;', "x", "abc", 8)
+    assert "combine in more than 10 ways" in err.value.message
+    assert err.value.diagnostics[0].span is not None and err.value.hint

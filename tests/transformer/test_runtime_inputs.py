@@ -179,3 +179,9 @@ def test_forward_accepts_ids_on_any_device(prev_path: Path) -> None:
     logits = model(ids.cpu())
     assert logits.dtype == torch.float32
     assert model.decode(logits, lengths) == [["-", "a", "b"]]
+
+
+def test_a_number_listed_as_int_and_float_decodes_as_the_int() -> None:
+    spec = _numerical(OutputType.FLOATS, (0.0, 0, 0.5, 1.0, 1))
+    got = spec.decode(_logits(0.0, 1.0, 0.5, 0.9999999), [4])[0]
+    assert got == [0, 1, 0.5, 1] and [type(v) for v in got] == [int, int, float, int]
