@@ -17,7 +17,7 @@ Decisions, per node:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,13 +86,15 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
         for node in self.g.nodes:  # attention first, so independent failures are all reported
             if node.op is Op.AGGREGATE:
                 self._guard(lambda n=node: self.reading(n.index, self.preferred(n)))
-            elif self.reads_frac(node.index):
-                self._guard(lambda n=node: self._frac(n))
-            elif node.op is Op.SELECTOR_WIDTH:
-                self._guard(lambda n=node: self.reading(n.index, Encoding.NUMERICAL))
+            elif node.op in (Op.LENGTH, Op.SELECTOR_WIDTH):  # reads_frac may hit a failed input too
+                self._guard(
+                    lambda n=node: self._frac(n)
+                    if self.reads_frac(n.index)
+                    else self.reading(n.index, Encoding.NUMERICAL)
+                )
         root = self.g.output
         output = self._guard(lambda: self.reading(root.index, self.output_encoding(root)))
-        self._check_output_types(root)
+        self._check_output_types(root, output)
         if self.problems or output is None:
             raise CompileError(
                 self.problems or [Diagnostic("cannot compile the program", root.span)]
@@ -106,11 +108,21 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
             self.values(root.index),
         )
 
-    def _check_output_types(self, root: IRNode) -> None:
-        """A decoded output cannot tell False from 0 or True from 1: refuse when both can occur."""
+    def _check_output_types(self, root: IRNode, output: Encoded | None) -> None:
+        """A decoded number cannot tell False from 0 or True from 1: refuse an output where both can
+        occur. The exception: a categorical aggregate whose values never collide and whose default
+        is the only other type (`aggregate(sel, tokens == "a")` with the default 0, the original's
+        `[0, T, F]`): it copies the selected key's column or BOS's default column, one per value."""
         vals = self.values(root.index)
-        bools = {v for v in vals if isinstance(v, bool)}
-        if any(is_number(v) and float(v) in (0.0, 1.0) and bool(v) in bools for v in vals):
+        if _collide(vals):
+            if (
+                output is not None
+                and output.is_categorical
+                and root.op is Op.AGGREGATE
+                and not _collide(self.values(root.inputs[1]))
+            ):
+                return
+            bools = {v for v in vals if isinstance(v, bool)}
             self.problems.append(
                 Diagnostic(
                     f"'{root.text}' can be a bool or a number ({sorted(bools)} and numbers equal to them)",
@@ -283,7 +295,10 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
 
     def _view_numerical(self, node: IRNode, cat: Encoded) -> Encoded:
         terms: dict[Dim, float] = {}
+        reachable = {value_key(v) for v in self.values(node.index)}
         for v, hot in zip(cat.values, cat.one_hot):
+            if not (is_number(v) or isinstance(v, bool)) and value_key(v) not in reachable:
+                continue  # a column the reading has but the node never takes (a select never true)
             for d, c in hot:
                 terms[d] = terms.get(d, 0.0) + float(v) * c
         return Encoded(
@@ -438,3 +453,9 @@ def _number_key(v: Atom) -> tuple[str, Any]:
     if is_number(v):
         return ("number", float(v))
     return value_key(v)
+
+
+def _collide(vals: Sequence[Atom]) -> bool:
+    """Whether a bool and a number equal to it (False and 0, True and 1) are both among `vals`."""
+    bools = {v for v in vals if isinstance(v, bool)}
+    return any(is_number(v) and float(v) in (0.0, 1.0) and bool(v) in bools for v in vals)

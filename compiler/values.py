@@ -253,6 +253,23 @@ class _Inference:
         vals = self.values[sop]
         numbers = bool(vals) and all(is_number(v) for v in vals)
         widths = self.widths.get(selector)
+        several = (
+            not single_selector and self.n_max >= 2
+            if widths is None
+            else any(w >= 2 for w in widths.values())
+        )
+        if several and any(isinstance(v, bool) for v in vals) and any(is_number(v) for v in vals):
+            # The interpreter averages such a mix as numbers (the original's isinstance(v, int)
+            # check lets bools through) on some inputs and refuses all-bool ones on others.
+            self.problems.append(
+                Diagnostic(
+                    f"'{node.text}' may average a mix of bools and numbers",
+                    node.span,
+                    "make the values all numbers (indicator(...)) or all bools, or select at "
+                    "most one key",
+                )
+            )
+            return None, sort_values([*vals, node.value])
         if widths is None:
             if single_selector or self.n_max < 2 or not numbers:
                 return None, sort_values([*vals, node.value])

@@ -334,7 +334,9 @@ def test_causal_compilation_refuses_heads_that_look_ahead() -> None:
     check_inputs(model, root, all_inputs(list("ab"), 6))
 
 
-@pytest.mark.parametrize("seed", range(40))
+# Seeds past 40 found bugs in longer runs (a string column in a numerical view, a mean of bools mixed
+# with numbers, a failed input reached outside the guard): kept as regressions.
+@pytest.mark.parametrize("seed", [*range(40), 219, 669, 1173, 1846, 2680, 7339])
 def test_random_programs_compile_exactly_or_are_refused(seed: int) -> None:
     """Differential fuzzing: a compiled model either agrees on every input up to length 4, or the
     compiler refuses with a CompileError (never a crash, never a wrong value)."""
@@ -432,3 +434,16 @@ def test_maps_over_too_many_combinations_are_refused_fast(monkeypatch: pytest.Mo
         _compile_text('x = indicator(tokens == "a") + indices;', "x", "abc", 8)
     assert "combine in more than 10 ways" in err.value.message
     assert err.value.diagnostics[0].span is not None and err.value.hint
+
+
+def test_a_categorical_aggregate_of_bools_with_the_default_0_compiles() -> None:
+    """The original prints [0, T, F]: the default 0 and the copied bools are separate columns."""
+    text = 'x = aggregate(select(indices, indices - 1, ==), tokens == "a");'
+    root, model = _compile_text(text, "x", "ab", 8)
+    assert model.run([list("aba")]) == [[0, True, False]]
+    assert type(model.run([list("aba")])[0][0]) is int
+    assert check_inputs(model, root, all_inputs("ab", 8)) == 510
+    # A map mixing such values can merge 0 and False on the way: still refused.
+    with pytest.raises(CompileError, match="can be a bool or a number"):
+        _compile_text(text + " y = x if indices > 2 else indicator(tokens == 'b');".replace("'", '"'),
+                      "y", "ab", 8)
