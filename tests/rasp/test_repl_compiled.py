@@ -15,6 +15,7 @@ import pytest
 
 from rasp.repl import ReplSession
 from rasp.repl_terminal import completion_candidates, draw_hook
+from tests.rasp.test_repl import transcript  # the same transcript format as the other goldens
 
 pytest.importorskip("compiler")
 pytest.importorskip("transformer")
@@ -24,17 +25,6 @@ TRANSCRIPTS = ROOT / "tests" / "golden" / "repl" / "compiled"
 CASES = sorted(p.stem for p in TRANSCRIPTS.glob("*.in"))
 REVERSE = "r = aggregate(select(indices, length - indices - 1, ==), tokens);"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-def transcript(session: ReplSession, lines: list[str]) -> str:
-    out = [session.banner()]
-    for line in lines:
-        prompt = session.continuation_prompt if session.is_continuing else session.prompt
-        out.append(prompt + line)
-        printed = session.feed(line)
-        if printed:
-            out.append(printed)
-    return "\n".join(out) + "\n"
 
 
 def test_there_are_transcripts() -> None:
