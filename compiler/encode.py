@@ -88,9 +88,11 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
                 self._guard(lambda n=node: self.reading(n.index, self.preferred(n)))
             elif node.op in (Op.LENGTH, Op.SELECTOR_WIDTH):  # reads_frac may hit a failed input too
                 self._guard(
-                    lambda n=node: self._frac(n)
-                    if self.reads_frac(n.index)
-                    else self.reading(n.index, Encoding.NUMERICAL)
+                    lambda n=node: (
+                        self._frac(n)
+                        if self.reads_frac(n.index)
+                        else self.reading(n.index, Encoding.NUMERICAL)
+                    )
                 )
         root = self.g.output
         output = self._guard(lambda: self.reading(root.index, self.output_encoding(root)))

@@ -338,9 +338,7 @@ class MapsMixin(_Base):
             return out_enc
         return None
 
-    def _context_steps(
-        self, node: IRNode, support: tuple[int, ...], encoding: Encoding
-    ) -> Encoded:
+    def _context_steps(self, node: IRNode, support: tuple[int, ...], encoding: Encoding) -> Encoded:
         """A map of two numerical s-ops whose joint table is too big (`length * mean`, the
         original's `count`): the one with fewer values is read categorically as the context of a
         step MLP over the other, O(values) wide instead of O(product)."""
