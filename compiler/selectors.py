@@ -15,7 +15,7 @@ from compiler import mlp, numeric
 from compiler.blocks import ONE, Atom, Atomic, Dim, Encoded, Encoding, value_key
 from compiler.graph import IRNode, Op
 from compiler.maps import merge_points
-from compiler.values import apply_map, is_number, sort_values
+from compiler.values import apply_map, combination_count, is_number, sort_values
 from rasp import sops
 from rasp.errors import CompileError
 
@@ -240,6 +240,11 @@ class SelectorsMixin(_Base):
         # Several s-ops on one side: a product one-hot over what they are computed from (a map's own
         # sources, so the map itself needs no layer of its own).
         sources = tuple(dict.fromkeys(i for n in nodes for i in self.support(n)))
+        count = lambda ids: combination_count(ids, self.vs.relation, self.vs.values)  # noqa: E731
+        if count(nodes) * 4 < count(sources):
+            # The s-ops themselves combine in far fewer ways than their sources (hist2_bos: `hist`
+            # has N values, the mean it is rounded from many more): read them, at one more layer.
+            sources = nodes
         key = ("joint", sources)
 
         def make() -> tuple[Encoded, list[dict[int, Atom]]]:

@@ -447,3 +447,17 @@ def test_a_categorical_aggregate_of_bools_with_the_default_0_compiles() -> None:
     with pytest.raises(CompileError, match="can be a bool or a number"):
         _compile_text(text + " y = x if indices > 2 else indicator(tokens == 'b');".replace("'", '"'),
                       "y", "ab", 8)
+
+
+def test_a_disjunction_reads_its_sops_when_their_sources_combine_in_many_more_ways() -> None:
+    """hist2_bos's `(select(hist, hist, ==) and select(repeat, False, ==)) or select(indices, 0, ==)`:
+    `hist` is a rounded mean; a joint reading over the means took 147M parameters at N = 16."""
+    path = PROGRAM_DIR / "paper_examples.rasp"
+    from rasp.interpreter import load_file
+
+    interp = load_file(path)
+    root = interp.get("hist2_bos")
+    model = compile_sop(root, list("§abc"), 16, name="hist2_bos")
+    assert model.param_count() < 10_000_000
+    inputs = all_inputs("§abc", 4) + random_inputs("§abc", 16, 200, seed=4)
+    assert check_inputs(model, root, inputs) == len(inputs)
