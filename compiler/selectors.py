@@ -89,7 +89,8 @@ class SelectorsMixin(_Base):
         rep = {value_key(v): classes.setdefault(row(v), v) for v in sort_values(vals)}
         if 2 * len(classes) > len(vals):
             return None
-        key = ("classes", index, tuple(sorted(value_key(v) for v in classes.values())))
+        # Keyed by the whole partition: two partitions can share their representatives.
+        key = ("classes", index, tuple(sorted((k, value_key(r)) for k, r in rep.items())))
         if key in self.memo:
             return self.memo[key]
         found = self._number_reading(index)
