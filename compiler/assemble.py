@@ -19,8 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from compiler.attention import SOFTMAX_GAP
-from compiler.blocks import BOS, ONE, PAD, Atom, Dim, Encoded, HeadSpec, MLPSpec
-from compiler.encode import Plan
+from compiler.blocks import BOS, ONE, PAD, Atom, Dim, Encoded, HeadSpec, MLPSpec, Plan
 from compiler.layout import Layout
 from compiler.model import (
     COMPILER_VERSION,

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from rasp import sops
+
 Atom = Any  # int | float | str | bool: a RASP value
 
 # A linear combination of residual dimensions: ((dim, coefficient), ...). The constant term uses ONE.
@@ -63,6 +65,24 @@ class Encoding(Enum):
 def value_key(value: Atom) -> tuple[str, Atom]:
     """A dictionary key that keeps 1, 1.0 and True apart."""
     return (type(value).__name__, value)
+
+
+def sort_values(values: Any) -> tuple[Atom, ...]:
+    """Distinct values (1, 1.0 and True kept apart) in a deterministic order."""
+    unique = {value_key(v): v for v in values}
+    return tuple(sorted(unique.values(), key=_order))
+
+
+def _order(v: Atom) -> tuple[int, Any, str]:
+    if isinstance(v, bool):
+        return (0, int(v), "bool")
+    if isinstance(v, (int, float)):
+        return (1, v, type(v).__name__)
+    return (2, str(v), type(v).__name__)
+
+
+def is_number(v: Atom) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 @dataclass(frozen=True)
@@ -156,3 +176,22 @@ class MLPSpec:
     @property
     def hidden(self) -> int:
         return int(self.b_in.shape[0])
+
+
+# -- what encoding produces for scheduling and assembly ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlannedHead:
+    spec: HeadSpec
+    merge_key: tuple[Any, ...]  # heads with equal keys attend identically and may share one head
+
+
+@dataclass(frozen=True)
+class Plan:
+    heads: tuple[PlannedHead, ...]
+    mlps: tuple[MLPSpec, ...]
+    output: Encoded
+    output_type: sops.SeqType
+    dim_bounds: Mapping[Dim, float]  # |value| bound of each written dim at real positions
+    output_values: tuple[Atom, ...] = ()  # every value the output can take

@@ -17,8 +17,7 @@ Decisions, per node:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,32 +29,20 @@ from compiler.blocks import (
     Dim,
     Encoded,
     Encoding,
-    HeadSpec,
     MLPSpec,
+    Plan,
+    PlannedHead,
+    is_number,
+    sort_values,
     value_key,
 )
+from compiler.fits import merge_points
 from compiler.graph import Graph, IRNode, Op
-from compiler.maps import MapsMixin, merge_points
+from compiler.maps import MapsMixin
 from compiler.selectors import ALL_TRUE, SelectorsMixin, WidthPartsMixin
-from compiler.values import ValueSets, input_combinations, is_number, sort_values
+from compiler.values import ValueSets, input_combinations
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic
-
-
-@dataclass(frozen=True)
-class PlannedHead:
-    spec: HeadSpec
-    merge_key: tuple[Any, ...]  # heads with equal keys attend identically and may share one head
-
-
-@dataclass(frozen=True)
-class Plan:
-    heads: tuple[PlannedHead, ...]
-    mlps: tuple[MLPSpec, ...]
-    output: Encoded
-    output_type: sops.SeqType
-    dim_bounds: Mapping[Dim, float]  # |value| bound of each written dim at real positions
-    output_values: tuple[Atom, ...] = ()  # every value the output can take
 
 
 class _Skip(Exception):

@@ -15,9 +15,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from compiler import mlp, numeric
-from compiler.blocks import ONE, Atom, Dim, Encoded, Encoding, Terms, value_key
+from compiler.blocks import (
+    ONE,
+    Atom,
+    Dim,
+    Encoded,
+    Encoding,
+    Terms,
+    is_number,
+    sort_values,
+    value_key,
+)
+from compiler.fits import affine_points, exact_affine_fit, merge_points
 from compiler.graph import IRNode, Op
-from compiler.values import apply_map, input_combinations, is_number, sort_values
+from compiler.values import apply_map, input_combinations
 from rasp.errors import CompileError, Diagnostic
 
 if TYPE_CHECKING:
@@ -32,8 +43,6 @@ MAX_FUSED_TABLE = 4096
 MAX_ROWS = 2_000_000
 # A numerical s-op that matters to a map only through this many classes of its values is classified.
 MAX_CLASSES = 8
-# Numbers closer than this (relative) differ only by float64 rounding in the interpreter.
-FLOAT64_NOISE = 1e-9
 
 
 class MapsMixin(_Base):
@@ -230,23 +239,12 @@ class MapsMixin(_Base):
         support: tuple[int, ...],
         numeric: list[int],
         categorical: list[int],
-        *,
-        number_categoricals: bool = False,
-        max_rows: int = MAX_FUSED_TABLE * 64,
     ) -> Encoded | None:
-        """sum_k a_k * x_k + b over numeric sources, when that is exact: a free view. With
-        `number_categoricals`, indices and tokens with number values may take part too (through
-        their free numerical views); otherwise any categorical source rules the view out."""
-        if categorical and not number_categoricals:
-            return None
-        if any(
-            self.g[s].op not in (Op.INDICES, Op.TOKENS)
-            or not all(is_number(v) for v in self.values(s))
-            for s in categorical
-        ):
+        """sum_k a_k * x_k + b over numeric sources (no categorical ones), when that is exact: a free view."""
+        if categorical:
             return None
         size = int(np.prod([len(self.values(s)) for s in support]))
-        if size > max_rows:
+        if size > MAX_FUSED_TABLE * 64:
             return None
         rows = self._rows(node, support)
         numbers = all(
@@ -254,11 +252,10 @@ class MapsMixin(_Base):
         )
         if not rows or not numbers:
             return None
-        xs = np.array([[float(c) for c in combo] + [1.0] for combo, _ in rows])  # [rows, k + 1]
-        ys = np.array([float(v) for _, v in rows])
-        coef, *_ = np.linalg.lstsq(xs, ys, rcond=None)
-        coef = np.round(coef * 2**20) / 2**20  # affine maps in programs have simple coefficients
-        if np.max(np.abs(xs @ coef - ys), initial=0.0) > 1e-9 * max(1.0, float(np.abs(ys).max())):
+        coef = exact_affine_fit(
+            [[float(c) for c in combo] for combo, _ in rows], [float(v) for _, v in rows]
+        )
+        if coef is None:
             return None
         terms: dict[Dim, float] = {}
         for a, s in zip(coef[:-1], support):
@@ -362,7 +359,7 @@ class MapsMixin(_Base):
         xi = support.index(x_src)
         if len(support) == 1:
             points = [(self.x_of(x_src, c[0]), v) for c, v in rows]
-            affine = _affine(points) if encoding is Encoding.NUMERICAL else None
+            affine = affine_points(points) if encoding is Encoding.NUMERICAL else None
             if affine is not None:  # e.g. 2 * mean: a free numerical view
                 a, b = affine
                 number = tuple((d, a * c) for d, c in x.number) + ((ONE, b),)
@@ -403,48 +400,3 @@ def _add_terms(parts: list[Terms]) -> Terms:
         for d, c in terms:
             total[d] = total.get(d, 0.0) + c
     return tuple((d, c) for d, c in total.items() if c != 0.0)
-
-
-def merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[float, Atom]]:
-    """One output per x a float32 model can tell apart.
-
-    Equal numbers (1 and 1.0) are one point and must give equal outputs. Numbers that differ only by
-    float64 rounding noise (e.g. 3 * (1/3) vs 1.0, relative FLOAT64_NOISE) are one point too; where
-    their outputs differ, the output at the member exact arithmetic gives (nearest a short decimal) wins.
-    """
-    clusters: list[list[tuple[float, Atom]]] = []
-    for x, v in sorted(points, key=lambda p: p[0]):
-        if clusters and abs(x - clusters[-1][0][0]) <= FLOAT64_NOISE * max(1.0, abs(x)):
-            clusters[-1].append((x, v))
-        else:
-            clusters.append([(x, v)])
-    merged = []
-    for cluster in clusters:
-        x0, v0 = min(cluster, key=lambda p: abs(p[0] - round(p[0], 9)))
-        for x, v in cluster:
-            if x == x0 and v != v0:
-                raise CompileError(
-                    [
-                        Diagnostic(
-                            f"'{node.text}' gives {v0!r} and {v!r} for inputs that are the same number ({x})",
-                            node.span,
-                            "a compiled model reads numbers, so 1 and 1.0 cannot lead to different results",
-                        )
-                    ]
-                )
-        merged.append((x0, v0))
-    return merged
-
-
-def _affine(points: list[tuple[float, Atom]]) -> tuple[float, float] | None:
-    """(a, b) with out == a*x + b on every point (exactly, up to 1e-12), else None."""
-    if not all(is_number(v) or isinstance(v, bool) for _, v in points):
-        return None
-    pts = sorted({x: float(v) for x, v in points}.items())
-    if len(pts) < 2:
-        return (0.0, pts[0][1]) if pts else None
-    (x0, y0), (x1, y1) = pts[0], pts[-1]
-    a = (y1 - y0) / (x1 - x0)
-    b = y0 - a * x0
-    ok = all(abs(a * x + b - y) <= 1e-12 * max(1.0, abs(y)) for x, y in pts)
-    return (a, b) if ok else None

@@ -271,8 +271,12 @@ def numeric_mlp(
     # of many terms (a number read off a token one-hot) gets steeper steps, so the margin outgrows it.
     sharpness = max(STEP_SHARPNESS, 2.0 * (n_terms + 5))
     points = _AllPoints(contexts)
+    budget = _ErrorBudget(bound, n_terms, max_abs_x, context_noise, len(contexts))
     units = sorted(
-        (_plan_unit(m, points, writer, f"{name}: {op}", sharpness) for m in groups.values()),
+        (
+            _plan_unit(m, points, writer, f"{name}: {op}", sharpness, budget)
+            for m in groups.values()
+        ),
         key=lambda u: (u.falling, u.order),
     )
 
@@ -292,20 +296,7 @@ def numeric_mlp(
         b.unit(terms, -u.shift, -delta if u.falling else delta)  # relu(D)
         if u.falling:  # [x >= t] = 1 - [x < t]
             bases[list(u.members)] += delta
-        noise = context_noise * float(np.abs(u.offsets).sum())
-        rounding = preactivation_rounding(n_terms, u.slope * max_abs_x) + noise
-        tolerance = min(tolerance, (u.margin - rounding) / u.slope)
-        pre = sign * u.slope * points.xs + u.offsets[points.owner]  # [P]
-        check_steps_resolvable(
-            u.min_gap,
-            bound,
-            points.xs,
-            np.maximum(-pre, pre - 1.0),  # each point's distance from the band (0, 1)
-            u.slope,
-            rounding,
-            what=f"{name}: {op}",
-            sizes=f"slope {u.slope:.3g}, {len(contexts)} context value(s)",
-        )
+        tolerance = min(tolerance, (u.margin - budget.rounding(u.slope, u.offsets)) / u.slope)
     _add_bases(b, bases, contexts)
     total = _max_activation_sum(units, bases, points)
     levels = _dyadic_exponent(np.concatenate([bases.ravel(), *(u.delta for u in units)]))
@@ -365,8 +356,29 @@ class _AllPoints:
         self.high = np.array([c.xs[-1] for c in contexts])
 
 
+@dataclass(frozen=True)
+class _ErrorBudget:
+    """What a step's pre-activation must absorb: the input's error, the integer band's rounding and
+    the context one-hot's noise."""
+
+    x_error: ErrorBound
+    n_terms: int
+    max_abs_x: float
+    context_noise: float
+    n_contexts: int
+
+    def rounding(self, slope: float, offsets: np.ndarray) -> float:
+        noise = self.context_noise * float(np.abs(offsets).sum())
+        return preactivation_rounding(self.n_terms, slope * self.max_abs_x) + noise
+
+
 def _plan_unit(
-    members: dict[int, _Step], points: _AllPoints, writer: _Output, what: str, sharpness: float
+    members: dict[int, _Step],
+    points: _AllPoints,
+    writer: _Output,
+    what: str,
+    sharpness: float,
+    budget: _ErrorBudget,
 ) -> _Unit:
     min_gap = min(s.gap for s in members.values())
     slope = sharpness / min_gap
@@ -395,6 +407,16 @@ def _plan_unit(
         )
     if true_margin < margin - 1e-6 * (1.0 + abs(margin)):
         raise ValueError("internal: a step threshold falls too close to a reachable value")
+    check_steps_resolvable(
+        min_gap,
+        budget.x_error,
+        points.xs,
+        np.maximum(-pre, pre - 1.0),  # each point's distance from the band (0, 1)
+        slope,
+        budget.rounding(slope, offsets),
+        what=what,
+        sizes=f"slope {slope:.3g}, {budget.n_contexts} context value(s)",
+    )
     step = next(iter(members.values()))
     delta = writer.encode(step.after) - writer.encode(step.before)
     return _Unit(

@@ -13,8 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compiler import attention
-from compiler.blocks import Dim, HeadSpec, MLPSpec
-from compiler.encode import PlannedHead
+from compiler.blocks import Dim, HeadSpec, MLPSpec, PlannedHead
 
 
 @dataclass(frozen=True)

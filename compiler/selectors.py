@@ -12,10 +12,20 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from compiler import mlp, numeric
-from compiler.blocks import ONE, Atom, Atomic, Dim, Encoded, Encoding, value_key
+from compiler.blocks import (
+    ONE,
+    Atom,
+    Atomic,
+    Dim,
+    Encoded,
+    Encoding,
+    is_number,
+    sort_values,
+    value_key,
+)
+from compiler.fits import exact_affine_fit, merge_points
 from compiler.graph import IRNode, Op
-from compiler.maps import merge_points
-from compiler.values import apply_map, combination_count, is_number, sort_values
+from compiler.values import apply_map, combination_count
 from rasp import sops
 from rasp.errors import CompileError
 
@@ -187,23 +197,17 @@ class SelectorsMixin(_Base):
         domains = [self.values(i) for i in node.inputs]
         if int(np.prod([len(d) for d in domains])) > MAX_VIEW_ROWS:
             return None
-        rows, ys = [], []
+        rows: list[list[float]] = []
+        ys: list[float] = []
         for combo in itertools.product(*domains):
             ok, out = apply_map(node.fn, list(combo))
             if not ok:
                 continue
             if not all(is_number(v) for v in (*combo, out)):
                 return None
-            rows.append([float(v) for v in combo] + [1.0])
+            rows.append([float(v) for v in combo])
             ys.append(float(out))
-        if not rows:
-            return None
-        xs, y = np.array(rows), np.array(ys)  # [rows, k + 1], [rows]
-        coef, *_ = np.linalg.lstsq(xs, y, rcond=None)
-        coef = np.round(coef * 2**20) / 2**20  # affine maps in programs have simple coefficients
-        if np.max(np.abs(xs @ coef - y), initial=0.0) > 1e-9 * max(1.0, float(np.abs(y).max())):
-            return None
-        return [float(c) for c in coef]
+        return exact_affine_fit(rows, ys) if rows else None
 
     def _leaves(self, index: int) -> list[IRNode]:
         node = self.g[index]

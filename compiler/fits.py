@@ -1,0 +1,74 @@
+"""Exact fits over a map's reachable points: merging float64 noise, affine maps.
+
+A compiled map is built from its reachable (input, output) points. `merge_points` makes one point of
+inputs a float32 model reads alike; `exact_affine_fit` and `affine_points` recognise maps that are
+exactly affine, which become free numerical views instead of MLPs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from compiler.blocks import Atom, is_number
+from compiler.graph import IRNode
+from rasp.errors import CompileError, Diagnostic
+
+# Numbers closer than this (relative) differ only by float64 rounding in the interpreter.
+FLOAT64_NOISE = 1e-9
+
+
+def merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[float, Atom]]:
+    """One output per x a float32 model can tell apart.
+
+    Equal numbers (1 and 1.0) are one point and must give equal outputs. Numbers that differ only by
+    float64 rounding noise (e.g. 3 * (1/3) vs 1.0, relative FLOAT64_NOISE) are one point too; where
+    their outputs differ, the output at the member exact arithmetic gives (nearest a short decimal) wins.
+    """
+    clusters: list[list[tuple[float, Atom]]] = []
+    for x, v in sorted(points, key=lambda p: p[0]):
+        if clusters and abs(x - clusters[-1][0][0]) <= FLOAT64_NOISE * max(1.0, abs(x)):
+            clusters[-1].append((x, v))
+        else:
+            clusters.append([(x, v)])
+    merged = []
+    for cluster in clusters:
+        x0, v0 = min(cluster, key=lambda p: abs(p[0] - round(p[0], 9)))
+        for x, v in cluster:
+            if x == x0 and v != v0:
+                raise CompileError(
+                    [
+                        Diagnostic(
+                            f"'{node.text}' gives {v0!r} and {v!r} for inputs that are the same number ({x})",
+                            node.span,
+                            "a compiled model reads numbers, so 1 and 1.0 cannot lead to different results",
+                        )
+                    ]
+                )
+        merged.append((x0, v0))
+    return merged
+
+
+def exact_affine_fit(xs: list[list[float]], ys: list[float]) -> list[float] | None:
+    """[a_1, ..., a_k, b] with ys == sum_j a_j xs[:, j] + b on every row (up to float64 noise),
+    else None. Affine maps in programs have simple coefficients: they are rounded to 2**-20."""
+    a = np.array([[*row, 1.0] for row in xs])  # [rows, k + 1]
+    y = np.array(ys)  # [rows]
+    coef, *_ = np.linalg.lstsq(a, y, rcond=None)
+    coef = np.round(coef * 2**20) / 2**20
+    if np.max(np.abs(a @ coef - y), initial=0.0) > 1e-9 * max(1.0, float(np.abs(y).max())):
+        return None
+    return [float(c) for c in coef]
+
+
+def affine_points(points: list[tuple[float, Atom]]) -> tuple[float, float] | None:
+    """(a, b) with out == a*x + b on every point (exactly, up to 1e-12), else None."""
+    if not all(is_number(v) or isinstance(v, bool) for _, v in points):
+        return None
+    pts = sorted({x: float(v) for x, v in points}.items())
+    if len(pts) < 2:
+        return (0.0, pts[0][1]) if pts else None
+    (x0, y0), (x1, y1) = pts[0], pts[-1]
+    a = (y1 - y0) / (x1 - x0)
+    b = y0 - a * x0
+    ok = all(abs(a * x + b - y) <= 1e-12 * max(1.0, abs(y)) for x, y in pts)
+    return (a, b) if ok else None

@@ -1,0 +1,144 @@
+"""Value sets of aggregates: the values, the default and every mean the interpreter can compute.
+
+Mixed into `compiler.values._Inference`, which gives it the node value sets (`values`), the
+selectors' per-position widths (`widths`), `intern`, `_column`, `_matrix` and `problems`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from compiler.blocks import Atom, is_number, sort_values
+from compiler.graph import IRNode, Op
+from rasp.errors import Diagnostic
+
+if TYPE_CHECKING:
+    from compiler.values import Relation
+    from compiler.values import _Inference as _Base
+else:
+    _Base = object
+
+MAX_VALUES = 100_000  # values one s-op may take (means included)
+
+
+class MeansMixin(_Base):
+    def aggregate_values(
+        self, node: IRNode, *, single_selector: bool
+    ) -> tuple[Relation | None, tuple[Atom, ...]]:
+        selector, sop = node.inputs
+        vals = self.values[sop]
+        numbers = bool(vals) and all(is_number(v) for v in vals)
+        widths = self.widths.get(selector)
+        several = (
+            not single_selector and self.n_max >= 2
+            if widths is None
+            else any(w >= 2 for w in widths.values())
+        )
+        if several and any(isinstance(v, bool) for v in vals) and any(is_number(v) for v in vals):
+            # The interpreter averages such a mix as numbers (the original's isinstance(v, int)
+            # check lets bools through) on some inputs and refuses all-bool ones on others.
+            self.problems.append(
+                Diagnostic(
+                    f"'{node.text}' may average a mix of bools and numbers",
+                    node.span,
+                    "make the values all numbers (indicator(...)) or all bools, or select at "
+                    "most one key",
+                )
+            )
+            return None, sort_values([*vals, node.value])
+        if widths is None:
+            if single_selector or self.n_max < 2 or not numbers:
+                return None, sort_values([*vals, node.value])
+            bos = self.bos_means(selector, sop)
+            if bos is not None:
+                return None, sort_values(bos)
+            means = self.means_up_to(vals, self.n_max, node)
+            return None, sort_values([*vals, node.value, *means])
+        default, every = self.intern([node.value]), self.intern(vals)
+        rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
+        for p, w in widths.items():
+            if w == 0:
+                rel[p] = default
+            elif w == 1:
+                rel[p] = every
+            elif numbers:
+                rel[p] = self.means_of(vals, w, node)
+            else:
+                rel[p] = self.intern([])  # the interpreter refuses to average non-numbers
+        return rel, ()
+
+    def bos_means(self, selector: int, sop: int) -> list[Atom] | None:
+        """The BOS trick: the values when the selector always selects key 0 and only key 0 counts.
+
+        `aggregate(sel or select(indices, 0, ==), indicator(indices == 0))` (the original's
+        `selector_width`, the paper's `_with_bos_selector_width`) selects w >= 1 keys, of which
+        only key 0 is non-zero, so its value is v0 (w = 1) or v0 / w: N values, not every mean.
+        None when the pattern does not apply.
+        """
+        firsts: set[Atom] = set()
+        for n in range(1, self.n_max + 1):
+            column = self._column(sop, n)
+            if column is None or any(not is_number(v) or v != 0 for v in column[1:]):
+                return None
+            if not is_number(column[0]) or isinstance(column[0], bool):
+                return None
+            firsts.add(column[0])
+        if not self._always_selects_key0(selector):
+            return None
+        out: list[Atom] = list(firsts)
+        for v0 in firsts:
+            out.extend(v0 * 1.0 / w for w in range(2, self.n_max + 1))
+        return out
+
+    def _always_selects_key0(self, index: int) -> bool:
+        """Whether every query of every length selects key 0 (positional parts decide it)."""
+        node = self.g[index]
+        if node.op is Op.OR:
+            return any(self._always_selects_key0(i) for i in node.inputs)
+        if node.op is Op.AND:
+            return all(self._always_selects_key0(i) for i in node.inputs)
+        for n in range(1, self.n_max + 1):
+            m = self._matrix(index, n)
+            if m is None or not m[:, 0].all():
+                return False
+        return True
+
+    def means_of(self, vals: Sequence[Atom], w: int, node: IRNode) -> tuple[Atom, ...]:
+        """Every mean of exactly w values drawn (with repetition) from `vals`, as the interpreter computes it."""
+        nums = tuple(sorted({float(v) for v in vals}))
+        sums = self._sums.setdefault(nums, [{0.0}])  # sums[k]: every sum of k values
+        while len(sums) <= w:
+            nxt = {a + v for a in sums[-1] for v in nums}
+            if len(nxt) > MAX_VALUES:
+                self._too_many(node, len(nums))
+                return self.intern([])
+            sums.append(nxt)
+        key = (nums, w)
+        if key not in self._means:
+            self._means[key] = self.intern(a / w for a in sums[w])
+        return self._means[key]
+
+    def means_up_to(self, vals: Sequence[Atom], n_max: int, node: IRNode) -> list[Atom]:
+        out: set[float] = set()
+        for w in range(2, n_max + 1):
+            out.update(self.means_of(vals, w, node))
+            if len(out) > MAX_VALUES:
+                self._too_many(node, len(vals))
+                break
+        return sorted(out)
+
+    def _too_many(self, node: IRNode, distinct: int) -> None:
+        if not already_reported(node, self.problems):
+            self.problems.append(
+                Diagnostic(
+                    f"the mean computed by '{node.text}' can take more than {MAX_VALUES} values",
+                    node.span,
+                    f"averaging {distinct} distinct numbers over up to {self.n_max} positions; "
+                    "reduce max length or the number of distinct values averaged",
+                )
+            )
+
+
+def already_reported(node: IRNode, problems: list[Diagnostic]) -> bool:
+    return node.span is not None and any(p.span is node.span for p in problems)
