@@ -8,6 +8,7 @@ logits, cache = model.run_with_cache(ids)
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -45,8 +46,23 @@ class CompiledTransformer:
         return self.model.embed.W_E.device
 
     @property
+    def dtype(self) -> torch.dtype:
+        return self.model.embed.W_E.dtype
+
+    @property
     def residual_labels(self) -> tuple[str, ...]:
         return self.meta.residual
+
+    def to(
+        self, device: str | torch.device | None = None, dtype: torch.dtype | None = None
+    ) -> CompiledTransformer:
+        """A copy on `device` and/or in floating `dtype` (ids and decoding unchanged); `self` stays
+        as it is. `to(dtype=torch.float64)` runs the same weights in float64, e.g. to see how far
+        float32 rounding moves the logits."""
+        if dtype is not None and not dtype.is_floating_point:
+            raise ValueError(f"dtype must be a floating-point dtype, got {dtype}")
+        model = copy.deepcopy(self.model)
+        return CompiledTransformer(model.to(device=device, dtype=dtype).eval(), self.meta)
 
     def __repr__(self) -> str:
         cfg = self.config
@@ -88,7 +104,8 @@ class CompiledTransformer:
 
     def decode(self, logits: Tensor, lengths: Sequence[int]) -> list[list[Any]]:
         """Program values at model positions 1..n of each input (plain Python values)."""
-        return self.meta.output.decode(logits.detach().float().cpu().numpy(), lengths)
+        # float64 holds float32 logits exactly and keeps a float64 model's logits as they are.
+        return self.meta.output.decode(logits.detach().cpu().double().numpy(), lengths)
 
     def run(self, inputs: Sequence[str | Sequence[Atom]], batch_size: int = 256) -> list[list[Any]]:
         """Encode, run and decode inputs of any lengths, `batch_size` at a time, in input order.

@@ -4,29 +4,44 @@ Reading goes: header bytes -> checked safetensors framing (`fileformat.read_raw`
 metadata (`metadata.parse_metadata`) -> tensor names, dtypes and shapes against the config ->
 `safetensors` reads the values (never pickle) -> finite-value check -> `Transformer` parameters.
 Every failure is a `ModelFormatError` whose message is one line: `<path>: <what is wrong>`.
+
+`from_tensors` takes what a file holds, already in memory (the tensors and the `rasp_forge`
+metadata object), through the same checks from the metadata on, so a model built in memory runs
+exactly as its saved file would, and is refused exactly when the file would be.
 """
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import torch
 
 from transformer.compiled import CompiledTransformer
 from transformer.errors import ModelFormatError
-from transformer.fileformat import TENSOR_DTYPE, RawModelFile, read_raw, save, tensor_shapes
+from transformer.fileformat import TENSOR_DTYPE, TensorInfo, read_raw, save, tensor_shapes
 from transformer.metadata import ModelMetadata, parse_metadata
 from transformer.model import Transformer
 
-__all__ = ["ModelFormatError", "load", "read_metadata", "save"]
+__all__ = ["ModelFormatError", "from_tensors", "load", "read_metadata", "save"]
+
+IN_MEMORY = "<in-memory model>"  # what error messages name instead of a path
+
+# The safetensors dtype names of the numpy/torch dtypes a caller may hand over.
+_DTYPE_NAMES = {
+    "float16": "F16", "bfloat16": "BF16", "float32": "F32", "float64": "F64", "int8": "I8",
+    "int16": "I16", "int32": "I32", "int64": "I64", "uint8": "U8", "bool": "BOOL",
+}  # fmt: skip
 
 
 def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The file's checked `rasp_forge` metadata as a JSON object (tensor values are not read)."""
     raw = read_raw(path)
     meta = parse_metadata(raw.path, raw.metadata_text)
-    _check_tensor_table(raw, meta)
+    _check_tensor_table(raw.path, raw.tensors, meta)
     return meta.raw
 
 
@@ -34,67 +49,112 @@ def load(path: str | os.PathLike[str], device: str | torch.device = "cpu") -> Co
     """Load a compiled model onto `device` ("cpu", "cuda", "cuda:1", ...)."""
     raw = read_raw(path)
     meta = parse_metadata(raw.path, raw.metadata_text)
-    _check_tensor_table(raw, meta)
-    tensors = _read_tensors(raw)
+    _check_tensor_table(raw.path, raw.tensors, meta)
+    tensors = _read_tensors(raw.path, raw.tensors)
+    _check_finite(raw.path, tensors)
+    return _build(raw.path, meta, tensors, device)
+
+
+def from_tensors(
+    tensors: Mapping[str, np.ndarray | torch.Tensor],
+    metadata: Mapping[str, Any],
+    device: str | torch.device = "cpu",
+) -> CompiledTransformer:
+    """A model from what a file holds, in memory: `{name: float32 array}` and the JSON object
+    stored under the safetensors metadata key `rasp_forge` (as `read_metadata` returns it).
+
+    Checked as `load` checks a file (metadata fields, tensor names, shapes, dtype F32, finite
+    values); errors are `ModelFormatError`s naming `<in-memory model>`. The tensors are copied,
+    so changing the caller's arrays later does not change the model.
+    """
+    try:
+        # Through JSON text, as the file stores it: the checks see exactly what `load` would see
+        # (a tuple becomes a list, a NaN or a non-JSON value is refused here).
+        text = json.dumps(metadata, allow_nan=False, ensure_ascii=False)
+    except (TypeError, ValueError) as err:
+        raise ModelFormatError(IN_MEMORY, f"the metadata is not a JSON object ({err})") from None
+    meta = parse_metadata(IN_MEMORY, text)
+    infos = {name: _info(name, value) for name, value in tensors.items()}
+    _check_tensor_table(IN_MEMORY, infos, meta)
+    copied = {name: _as_torch(value) for name, value in tensors.items()}
+    _check_finite(IN_MEMORY, copied)
+    return _build(IN_MEMORY, meta, copied, device)
+
+
+def _info(name: str, value: Any) -> TensorInfo:
+    if not isinstance(value, np.ndarray | torch.Tensor):
+        raise ModelFormatError(
+            IN_MEMORY, f"tensor '{name}' is a {type(value).__name__}, not a numpy array or tensor"
+        )
+    dtype = str(value.dtype).removeprefix("torch.")
+    return TensorInfo(_DTYPE_NAMES.get(dtype, dtype), tuple(value.shape), 0, 0)
+
+
+def _as_torch(value: np.ndarray | torch.Tensor) -> torch.Tensor:
+    if isinstance(value, torch.Tensor):
+        return value.detach().to("cpu", copy=True).contiguous()
+    return torch.from_numpy(np.array(value, dtype=np.float32, order="C", copy=True))
+
+
+def _build(
+    path: str, meta: ModelMetadata, tensors: dict[str, torch.Tensor], device: str | torch.device
+) -> CompiledTransformer:
     with torch.device("meta"):  # no placeholder weights: the file's tensors become the parameters
         model = Transformer(meta.config)
     model.load_state_dict(tensors, strict=True, assign=True)
     try:
         model = model.to(device)
     except (RuntimeError, AssertionError) as err:  # e.g. CUDA requested but unavailable
-        raise ModelFormatError(
-            raw.path, f"cannot place the model on device '{device}': {err}"
-        ) from None
+        raise ModelFormatError(path, f"cannot place the model on device '{device}': {err}") from None
     return CompiledTransformer(model.eval(), meta)
 
 
-def _check_tensor_table(raw: RawModelFile, meta: ModelMetadata) -> None:
+def _check_tensor_table(path: str, tensors: Mapping[str, TensorInfo], meta: ModelMetadata) -> None:
     expected = tensor_shapes(meta.config.to_dict())
-    missing = [name for name in expected if name not in raw.tensors]
+    missing = [name for name in expected if name not in tensors]
     if missing:
-        raise ModelFormatError(
-            raw.path, f"missing tensor(s) {_names(missing)} (config: {_brief(meta)})"
-        )
-    unexpected = sorted(set(raw.tensors) - set(expected))
+        raise ModelFormatError(path, f"missing tensor(s) {_names(missing)} (config: {_brief(meta)})")
+    unexpected = sorted(set(tensors) - set(expected))
     if unexpected:
         raise ModelFormatError(
-            raw.path, f"unexpected tensor(s) {_names(unexpected)} (config: {_brief(meta)})"
+            path, f"unexpected tensor(s) {_names(unexpected)} (config: {_brief(meta)})"
         )
     for name, shape in expected.items():
-        info = raw.tensors[name]
+        info = tensors[name]
         if info.shape != shape:
             raise ModelFormatError(
-                raw.path,
+                path,
                 f"tensor '{name}' has shape {list(info.shape)}, but the config needs {list(shape)}",
             )
         if info.dtype != TENSOR_DTYPE:
             raise ModelFormatError(
-                raw.path, f"tensor '{name}' has dtype {info.dtype}; the format stores F32"
+                path, f"tensor '{name}' has dtype {info.dtype}; the format stores F32"
             )
 
 
-def _read_tensors(raw: RawModelFile) -> dict[str, torch.Tensor]:
+def _read_tensors(path: str, infos: Mapping[str, TensorInfo]) -> dict[str, torch.Tensor]:
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
     try:
         # `load_file` maps the file into memory; clone into our own memory, or a later rewrite of
         # the file (recompiling to the same path) would change or crash (SIGBUS) a loaded model.
-        tensors = {
-            name: tensor.clone() for name, tensor in load_file(raw.path, device="cpu").items()
-        }
+        tensors = {name: tensor.clone() for name, tensor in load_file(path, device="cpu").items()}
     except (SafetensorError, OSError) as err:  # framing already checked: a last line of defence
         reason = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise ModelFormatError(raw.path, f"not a valid safetensors file ({reason})") from None
+        raise ModelFormatError(path, f"not a valid safetensors file ({reason})") from None
     found = {name: tuple(tensor.shape) for name, tensor in tensors.items()}
-    if found != {name: info.shape for name, info in raw.tensors.items()}:
-        raise ModelFormatError(raw.path, "the file changed while it was being loaded")
+    if found != {name: info.shape for name, info in infos.items()}:
+        raise ModelFormatError(path, "the file changed while it was being loaded")
+    return tensors
+
+
+def _check_finite(path: str, tensors: Mapping[str, torch.Tensor]) -> None:
     for name, tensor in tensors.items():
         # One pass without a mask tensor; NaN propagates into both extremes.
         low, high = torch.aminmax(tensor) if tensor.numel() else (torch.tensor(0.0),) * 2
         if not bool(torch.isfinite(low) & torch.isfinite(high)):
-            raise ModelFormatError(raw.path, f"tensor '{name}' contains NaN or infinite values")
-    return tensors
+            raise ModelFormatError(path, f"tensor '{name}' contains NaN or infinite values")
 
 
 def _names(names: list[str]) -> str:

@@ -76,8 +76,9 @@ class Attention(nn.Module):
             n_pos = x.shape[1]
             later = torch.ones(n_pos, n_pos, dtype=torch.bool, device=x.device).triu(diagonal=1)
             scores = scores.masked_fill(later, float("-inf"))  # key after query: weight 0
-        # Standard softmax subtracts the row max, so a score 110 below it underflows to exactly 0.
-        pattern = torch.softmax(scores.float(), dim=-1)  # [batch, head, q, k]
+        # Standard softmax subtracts the row max, so a score 110 below it underflows to exactly 0
+        # (in float32, the format's dtype; a float64 copy of the model computes in float64).
+        pattern = torch.softmax(scores, dim=-1)  # [batch, head, q, k]
         z = torch.einsum("bhqk,bkhd->bqhd", pattern, v)  # [batch, q, head, d_head]
         out = torch.einsum("bqhd,hdm->bqm", z, self.W_O) + self.b_O  # [batch, q, d_model]
         for hook, value in (("q", q), ("k", k), ("v", v), ("attn_scores", scores),
