@@ -320,8 +320,8 @@ def test_assembled_bos_value_is_exactly_the_default() -> None:
     """An MLP writes a one-hot at BOS too (its base unit reads `one`); the assembled head must still
     give the BOS key exactly the default as its value, so an empty selection decodes cleanly."""
     from compiler import compile_sop
-    from compiler.model import run_residuals
     from rasp import sops as S
+    from tests.runtime_helpers import residuals
 
     t, idx = S.TokensSOp(name="tokens"), S.IndicesSOp(name="indices")
     m = S.MapSOp(
@@ -330,8 +330,7 @@ def test_assembled_bos_value_is_exactly_the_default() -> None:
     sel = S.Select(keys=t, queries=t, comparison=S.Comparison.LT)
     agg = S.AggregateSOp(selector=sel, sop=m, default="d", name="agg")
     model = compile_sop(agg, ["a", "b", "c"], 6)
-    ids, _ = model.token_ids([["a", "b", "a"]])
-    final = run_residuals(model.weights, model.config, ids)[-1][0]  # [pos, d_model]
+    final = residuals(model, [["a", "b", "a"]])[-1][0]  # [pos, d_model]
     labels = model.metadata["residual"]
     written = {lab: final[:, k] for k, lab in enumerate(labels) if lab.startswith("agg:")}
     # Positions 1 and 3 ("a") select nothing: exactly the default one-hot.

@@ -1,4 +1,4 @@
-"""End to end: compiled models (numpy forward) agree with `rasp.sops.evaluate` on every input."""
+"""End to end: compiled models, run by the torch runtime, agree with `rasp.sops.evaluate` on every input."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ from compiler import CompiledModel, compile_sop
 from compiler.attention import SOFTMAX_GAP
 from rasp import sops as S
 from rasp.errors import CompileError, RaspError, Source
+from tests.runtime_helpers import as_runtime, residuals, run_compiled
+from transformer import ModelInputError
 
 
 def agrees(got: Sequence, expected: Sequence) -> bool:
@@ -35,9 +37,10 @@ def agrees(got: Sequence, expected: Sequence) -> bool:
 def check_inputs(model: CompiledModel, root: S.SOp, inputs: list[list], batch: int = 64) -> int:
     """Runs `inputs` in padded batches; returns how many were compared (interpreter errors skipped)."""
     compared = 0
+    runtime = as_runtime(model)
     for start in range(0, len(inputs), batch):
         chunk = inputs[start : start + batch]
-        outputs = model.run(chunk)
+        outputs = run_compiled(runtime, chunk)
         for tokens, got in zip(chunk, outputs):
             try:
                 expected = S.evaluate(root, tokens).values
@@ -140,16 +143,15 @@ def test_padding_never_changes_a_real_position() -> None:
     root = B.sort_stable()
     model = compile_sop(root, list("abc"), 10)
     inputs = random_inputs(list("abc"), 10, 30, seed=3)
-    alone = [model.run([x])[0] for x in inputs]
-    together = model.run(inputs)
+    runtime = as_runtime(model)
+    alone = [run_compiled(runtime, [x])[0] for x in inputs]
+    together = run_compiled(runtime, inputs)
     assert alone == together
-    full = model.forward_numpy(inputs)
+    full = residuals(runtime, inputs)
     short = min(range(len(inputs)), key=lambda b: len(inputs[b]))
     n = len(inputs[short])
-    solo = model.forward_numpy([inputs[short]])
-    np.testing.assert_array_equal(
-        full.residuals[-1][short, : n + 1], solo.residuals[-1][0, : n + 1]
-    )
+    solo = residuals(runtime, [inputs[short]])
+    np.testing.assert_array_equal(full[-1][short, : n + 1], solo[-1][0, : n + 1])
 
 
 def test_causal_compilation_runs_the_same_prefix_programs() -> None:
@@ -161,9 +163,9 @@ def test_causal_compilation_runs_the_same_prefix_programs() -> None:
 
 def test_residuals_are_returned_per_stage_and_bos_is_input_independent() -> None:
     model = compile_sop(B.reverse(), list("abc"), 6)
-    result = model.forward_numpy([list("abc"), list("cab")])
-    assert len(result.residuals) == 1 + 2 * model.config.n_layers
-    for stage in result.residuals:
+    stages = residuals(model, [list("abc"), list("cab")])
+    assert len(stages) == 1 + 2 * model.config.n_layers
+    for stage in stages:
         assert stage.shape == (2, 4, model.config.d_model)
         np.testing.assert_array_equal(stage[0, 0], stage[1, 0])  # the BOS position
 
@@ -255,10 +257,10 @@ def test_every_failing_expression_is_reported_at_once() -> None:
 
 def test_unknown_tokens_and_lengths_are_input_errors() -> None:
     model = compile_sop(B.hist(), list("ab"), 4)
-    with pytest.raises(RaspError, match="not in the model's vocabulary"):
-        model.run([list("abz")])
-    with pytest.raises(RaspError, match="length"):
-        model.run([list("ababa")])
+    with pytest.raises(ModelInputError, match="not in the model's vocabulary"):
+        run_compiled(model, [list("abz")])
+    with pytest.raises(ModelInputError, match="compiled for at most 4"):
+        run_compiled(model, [list("ababa")])
 
 
 # -- the shipped .rasp programs ---------------------------------------------------------------------

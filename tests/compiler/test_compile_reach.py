@@ -12,6 +12,7 @@ from rasp import sops as S
 from rasp.errors import CompileError
 from rasp.interpreter import Interpreter, load_file
 from rasp.parser import parse
+from tests.runtime_helpers import run_compiled
 
 
 def _compile_text(text: str, name: str, vocab: str, n: int) -> tuple[S.SOp, CompiledModel]:
@@ -80,8 +81,8 @@ def test_a_categorical_aggregate_of_bools_with_the_default_0_compiles() -> None:
     """The original prints [0, T, F]: the default 0 and the copied bools are separate columns."""
     text = 'x = aggregate(select(indices, indices - 1, ==), tokens == "a");'
     root, model = _compile_text(text, "x", "ab", 8)
-    assert model.run([list("aba")]) == [[0, True, False]]
-    assert type(model.run([list("aba")])[0][0]) is int
+    assert run_compiled(model, [list("aba")]) == [[0, True, False]]
+    assert type(run_compiled(model, [list("aba")])[0][0]) is int
     assert check_inputs(model, root, all_inputs("ab", 8)) == 510
     # A map mixing such values can merge 0 and False on the way: still refused.
     with pytest.raises(CompileError, match="can be a bool or a number"):

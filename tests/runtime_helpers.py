@@ -1,0 +1,44 @@
+"""Running a freshly compiled model in tests: always through the torch runtime (`transformer`), the
+one forward pass a compiled model has, built in memory with `transformer.from_tensors`.
+
+    runtime = as_runtime(compile_sop(sop, vocab, max_len))
+    run_compiled(compiled, [list("abc"), list("ab")])   # one padded batch, as given
+    residuals(compiled, inputs)                          # every stage of the residual stream
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import transformer
+
+
+def as_runtime(model: Any, device: str = "cpu") -> transformer.CompiledTransformer:
+    """The torch model of a `compiler.CompiledModel` (its weights and metadata, as saved)."""
+    if isinstance(model, transformer.CompiledTransformer):
+        return model
+    return transformer.from_tensors(model.weights, model.metadata, device)
+
+
+def run_compiled(model: Any, inputs: Sequence[Sequence[Any]]) -> list[list[Any]]:
+    """Decoded outputs of `inputs` run as ONE batch in the given order (mixed lengths padded on the
+    right), unlike `CompiledTransformer.run`, which groups inputs by length."""
+    runtime = as_runtime(model)
+    ids, lengths = runtime.encode(inputs)
+    return runtime.decode(runtime.forward(ids), lengths)
+
+
+def residuals(model: Any, inputs: Sequence[Sequence[Any]]) -> list[np.ndarray]:
+    """The residual stream `[batch, pos, d_model]` after the embedding and after every attention and
+    MLP sublayer (1 + 2 * n_layers arrays), for `inputs` run as one padded batch."""
+    runtime = as_runtime(model)
+    ids, _ = runtime.encode(inputs)
+    _, cache = runtime.run_with_cache(ids)
+    stages = [(cache["hook_embed"] + cache["hook_pos_embed"]).numpy()]
+    for layer in range(runtime.config.n_layers):
+        stages.append(cache[f"blocks.{layer}.hook_resid_mid"].numpy())
+        stages.append(cache[f"blocks.{layer}.hook_resid_post"].numpy())
+    return stages
