@@ -1,9 +1,18 @@
 """Compile RASP programs (as `rasp.sops` graphs) into exact transformer weights.
 
-Stages (see `compiler.driver.compile_sop`): graph -> values -> encode -> schedule -> layout -> assemble.
+Stages (see `compiler.driver.compile_sop`): graph -> values -> encode -> schedule -> layout -> assemble
+-> certify (no model leaves the compiler without a certificate that every decision is exact).
 """
 
+from compiler.certify import Certificate, certify, recheck
 from compiler.driver import compile_sop
-from compiler.model import CompiledModel, ForwardResult, ModelConfig
+from compiler.model import CompiledModel, ModelConfig
 
-__all__ = ["CompiledModel", "ForwardResult", "ModelConfig", "compile_sop"]
+__all__ = [
+    "Certificate",
+    "CompiledModel",
+    "ModelConfig",
+    "certify",
+    "compile_sop",
+    "recheck",
+]

@@ -1,13 +1,14 @@
 """Assembly: scheduled blocks in Dim coordinates -> TransformerLens arrays + the format's metadata.
 
 Per head, besides the builder's query/key columns, assembly adds two columns:
-- `bos`: key `bos` x (query `one` * bos_score - u + BIG * (query `bos` + query `pad`)), where u cancels
-  whatever the BOS residual contributes through the builder's columns. So a real query scores BOS at
-  exactly `bos_score`, and the BOS and PAD queries attend only to BOS: the BOS and PAD residual streams
+- `bos`: key `bos` x (query `one` * bos_score + BIG * (query `bos` + query `pad`)); the key's `bos`
+  row also subtracts the BOS residual's reading of the builder's columns, so the BOS key is 0 there.
+  So a real query scores BOS at exactly `bos_score` (and the score does not depend on the noise the
+  query carries), and the BOS and PAD queries attend only to BOS: the BOS and PAD residual streams
   never depend on the input, and assembly computes them exactly (by running the layers built so far).
 - `pad`: key `pad` x query `one` * -BIG_PAD, so a real query gives every PAD key weight exactly 0.
 BIG and BIG_PAD are derived from bounds on every score (residual bounds from the value sets), plus
-SOFTMAX_GAP. sqrt(d_head) is folded into W_K; d_head is a perfect square, so the fold is exact.
+SOFTMAX_GAP. sqrt(d_head) is folded into W_K; d_head is a power of 4, so the fold and the runtime's division are exact.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from compiler.model import (
     ModelConfig,
     run_residuals,
 )
+from compiler.reach import ReachBuilder
 from compiler.schedule import Schedule
 from rasp.errors import Source
 
@@ -51,7 +53,9 @@ def assemble(
     widths = [
         max(_qk_width(h) + 2, h.W_O.shape[0]) for layer in schedule.layers for h in layer.heads
     ]
-    d_head = math.ceil(math.sqrt(max(widths + [1]))) ** 2
+    # A power of 4: sqrt(d_head) is a power of 2, so dividing scores by it (or scaling q first, as
+    # fused attention kernels do) is exact in float32.
+    d_head = 4 ** math.ceil(math.log(max(widths + [1]), 4))
     d_mlp = max([sum(m.hidden for m in layer.mlps) for layer in schedule.layers] + [1])
     d_vocab_out = len(plan.output.values) if plan.output.is_categorical else 1
     config = ModelConfig(
@@ -70,15 +74,23 @@ def assemble(
     special_ids = np.array(
         [[len(vocab)] + [len(vocab) + 1] * max_len]
     )  # BOS, then PAD at every position
+    reach = ReachBuilder(layout)
     for index, layer in enumerate(schedule.layers):
-        specials = run_residuals(weights, config, special_ids, n_layers=index)[-1][0].astype(
-            np.float64
-        )
+        # float32 weights so far, evaluated exactly (float64): the BOS/PAD rows never see the input
+        stored = {k: v.astype(np.float32) for k, v in weights.items()}
+        specials = run_residuals(stored, config, special_ids, n_layers=index)[-1][0]
         weights.update(_attention_arrays(index, layer.heads, layout, config, specials, bounds))
         weights.update(_mlp_arrays(index, layer.mlps, layout, d_mlp))
+        for h, head in enumerate(layer.heads):
+            reach.head(index, h, head)
+        start = 0
+        for spec in layer.mlps:
+            reach.mlp(index, start, spec)
+            start += spec.hidden
     weights.update(_unembed(plan.output, layout))
     weights = {k: v.astype(np.float32) for k, v in weights.items()}
     metadata = _metadata(config, schedule, layout, plan, vocab, max_len, name, source)
+    metadata["reach"] = reach.build(plan.output).to_json()
     return CompiledModel(config, weights, metadata)
 
 
@@ -175,7 +187,9 @@ def _attention_arrays(
         )
         big = float(math.ceil(max(bos_other, pad_other, 0.0) + SOFTMAX_GAP))
         c_bos, c_pad = width, width + 1
-        q[:, c_bos] = -(q @ k_bos)  # u: cancels the BOS residual's own contribution
+        # The BOS key reads 0 on the builder's columns: its residual (which carries whatever the
+        # MLPs computed at BOS) is cancelled through the `bos` row, which is 0 at every other key.
+        k[bos, :width] -= k_bos[:width]
         q[one, c_bos] += head.bos_score
         q[bos, c_bos] += big
         q[pad, c_bos] += big

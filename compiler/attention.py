@@ -14,7 +14,18 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from compiler.blocks import BOS, Atom, Atomic, Dim, Encoded, HeadSpec, Terms, value_key
+from compiler.blocks import (
+    BOS,
+    Atom,
+    Atomic,
+    Dim,
+    Encoded,
+    HeadDomain,
+    HeadSpec,
+    Terms,
+    ValuePart,
+    value_key,
+)
 from compiler.numeric import SCORE_UNIT, SOFTMAX_GAP
 
 __all__ = [
@@ -129,7 +140,14 @@ def _single_dim(terms: Terms, what: str) -> Dim:
 
 
 def aggregate_head(
-    atoms: Sequence[Atomic], value: Encoded, default: Atom, out: Encoded, *, op: str, name: str
+    atoms: Sequence[Atomic],
+    value: Encoded,
+    default: Atom,
+    out: Encoded,
+    *,
+    op: str,
+    name: str,
+    single: bool = False,
 ) -> HeadSpec:
     """The head of aggregate(select(...), value, default).
 
@@ -156,13 +174,23 @@ def aggregate_head(
             _add(w_v, one_hot, position[value_key(v)], 1.0, d_v)
         _add(w_v, ((BOS, 1.0),), position[value_key(default)], 1.0, d_v)
         w_o = np.eye(d_v)
+        part = ValuePart(value, out_dims, "copy", default)
     else:
         out_dims = (_single_dim(out.number, out.name),)
         w_v = {}
         _add(w_v, _number_terms(value), 0, 1.0, 1)
         _add(w_v, ((BOS, 1.0),), 0, _as_number(default, "default"), 1)
         w_o = np.ones((1, 1))
-    return HeadSpec(op, name, w_q, w_k, w_v, w_o, out_dims, bos_score=(m - 0.5) * SCORE_UNIT)
+        part = ValuePart(value, out_dims, "number", default)
+    domain = _domain(atoms, (part,), single)
+    return HeadSpec(op, name, w_q, w_k, w_v, w_o, out_dims, (m - 0.5) * SCORE_UNIT, domain)
+
+
+def _domain(
+    atoms: Sequence[Atomic], parts: tuple[ValuePart, ...], single: bool = False
+) -> HeadDomain:
+    queries = tuple(dict.fromkeys(a.query for a in atoms))
+    return HeadDomain(queries, tuple(dict.fromkeys(a.key for a in atoms)), parts, single)
 
 
 def selector_width_head(atoms: Sequence[Atomic], out_dim: Dim, *, op: str, name: str) -> HeadSpec:
@@ -178,6 +206,7 @@ def selector_width_head(atoms: Sequence[Atomic], out_dim: Dim, *, op: str, name:
         np.ones((1, 1)),
         (out_dim,),
         bos_score=len(atoms) * SCORE_UNIT,
+        domain=_domain(atoms, (ValuePart(None, (out_dim,), "width"),)),
     )
 
 
@@ -213,6 +242,10 @@ def merge_heads(heads: Sequence[HeadSpec]) -> HeadSpec:
         w_o[row : row + d_v, col : col + n_out] = h.W_O
         row, col = row + d_v, col + n_out
     out_dims = tuple(d for h in heads for d in h.out_dims)
+    domain = None
+    if all(h.domain is not None for h in heads) and first.domain is not None:
+        parts = tuple(p for h in heads for p in h.domain.parts)  # type: ignore[union-attr]
+        domain = HeadDomain(first.domain.query, first.domain.key, parts, first.domain.single)
     return HeadSpec(
         "; ".join(h.op for h in heads),
         ", ".join(h.name for h in heads),
@@ -222,4 +255,5 @@ def merge_heads(heads: Sequence[HeadSpec]) -> HeadSpec:
         w_o,
         out_dims,
         first.bos_score,
+        domain,
     )

@@ -142,6 +142,55 @@ class Atomic:
 
 
 @dataclass(frozen=True)
+class ValuePart:
+    """What one aggregate (or selector width) of a head copies: `reading` at the key position (None:
+    only BOS carries a value), and `intended(v)`, the out-dim vector the program means for value v
+    (`default`: BOS's). The certifier compares the weights' value path with it."""
+
+    reading: Encoded | None
+    out_dims: tuple[Dim, ...]
+    kind: str  # "copy" (one-hot column per value), "number" (the value itself), "width"
+    default: Atom = None
+
+    def intended(self, value: Atom) -> np.ndarray:
+        if self.kind == "copy":
+            row = np.zeros(len(self.out_dims))
+            row[self.out_dims.index(Dim.categorical(self.out_dims[0].name, value))] = 1.0
+            return row
+        if self.kind == "number":
+            return np.array([float(value)])
+        return np.zeros(1)  # "width": a real key's value is 0
+
+    def intended_default(self) -> np.ndarray:
+        if self.kind == "width":
+            return np.ones(1)
+        return self.intended(self.default)
+
+
+@dataclass(frozen=True)
+class HeadDomain:
+    """The readings a head's scores and values come from (for compiler.certify)."""
+
+    query: tuple[Encoded, ...]
+    key: tuple[Encoded, ...]
+    parts: tuple[ValuePart, ...]
+    # The value analysis proved the selector picks at most one key per query: the keys scoring above
+    # BOS are one position, whose softmax weight is exactly 1.
+    single: bool = False
+
+
+@dataclass(frozen=True)
+class MLPDomain:
+    """Every reachable input of an MLP as values of its readings (a numerical reading's value is its
+    number), with the program's output there, written through `out` (for compiler.certify)."""
+
+    readings: tuple[Encoded, ...]
+    points: tuple[tuple[Atom, ...], ...]
+    outputs: tuple[Atom, ...]
+    out: Encoded
+
+
+@dataclass(frozen=True)
 class HeadSpec:
     """One attention head in Dim coordinates, before assembly.
 
@@ -159,6 +208,7 @@ class HeadSpec:
     W_O: np.ndarray  # [d_v, len(out_dims)]
     out_dims: tuple[Dim, ...]
     bos_score: float
+    domain: HeadDomain | None = None
 
 
 @dataclass(frozen=True)
@@ -172,6 +222,7 @@ class MLPSpec:
     W_out: np.ndarray  # [hidden, len(out_dims)]
     out_dims: tuple[Dim, ...]
     notes: dict[str, Any] = field(default_factory=dict)
+    domain: MLPDomain | None = None
 
     @property
     def hidden(self) -> int:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from compiler.assemble import assemble
 from compiler.blocks import Atom
+from compiler.certify import Certificate, recheck
 from compiler.encode import plan_encodings
 from compiler.graph import Graph, Op, build_graph
 from compiler.layout import lay_out
@@ -24,9 +25,15 @@ def compile_sop(
     name: str | None = None,
     source: Source | None = None,
     causal: bool = False,
+    require_certificate: bool = False,
 ) -> CompiledModel:
     """A transformer whose decoded output equals `rasp.sops.evaluate(sop, tokens)` for every input
-    over `vocab` of length 1..max_len; CompileError (every reason, located) when that cannot be promised."""
+    over `vocab` of length 1..max_len; CompileError (every reason, located) when that cannot be promised.
+
+    The model's metadata always carries `certificate` (compiler.certify): whether every decision is
+    proved to survive any float32 evaluation order. With `require_certificate`, a model that is not
+    proved is refused (CompileError, one located reason per weak block) instead of returned.
+    """
     vocab = _check_arguments(sop, vocab, max_len)
     graph = build_graph(sop)  # IR: typed nodes, deterministic names
     values = infer_values(graph, vocab, max_len)  # what each node can be
@@ -36,16 +43,42 @@ def compile_sop(
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers
     layout = lay_out(schedule, plan.output, vocab, max_len)  # Dim -> residual index
     out_name = name or graph.output.name
-    return assemble(
-        schedule,
-        layout,
-        plan,
-        vocab,
-        max_len,
-        name=out_name,
-        source=source,
-        causal=causal,
+    model = assemble(
+        schedule, layout, plan, vocab, max_len, name=out_name, source=source, causal=causal
     )
+    certificate = certify_model(model)  # the judge: every decision, any float32 order
+    if require_certificate and not certificate.ok:
+        raise CompileError(refusals(certificate, graph))
+    model.metadata["certificate"] = certificate.to_json()
+    return model
+
+
+def certify_model(model: CompiledModel) -> Certificate:
+    """The certificate of an assembled model (its weights against the reach in its metadata)."""
+    return recheck(model.weights, model.metadata)
+
+
+def refusals(certificate: Certificate, graph: Graph) -> list[Diagnostic]:
+    """One located diagnostic per failed block: the s-op's span, the sublayer, margin and bound."""
+    spans = {node.name: node.span for node in graph.nodes}
+    problems = [
+        Diagnostic(f"the certifier could not check the model: {reason}", graph.output.span)
+        for reason in certificate.errors
+    ]
+    for check in certificate.failures():
+        first = check.block.split(", ")[0].split(".")[0]
+        span = spans.get(first, graph.output.span)
+        problems.append(
+            Diagnostic(
+                f"'{check.op}' ({check.sublayer}, {check.block}): a {check.kind} decision has "
+                f"margin {check.margin:.3g} but float32 error up to {check.bound:.3g} "
+                f"(at {check.where})",
+                span,
+                "use a smaller maximum length, or make the value categorical "
+                "(docs/compiler.md, 'The certificate')",
+            )
+        )
+    return problems
 
 
 def _check_causal(graph: Graph, values: ValueSets) -> None:

@@ -432,7 +432,15 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
             ]
         )
         out = self._materialise(node, encoding, vals)
-        spec = attention.aggregate_head(atoms, value, node.value, out, op=node.text, name=node.name)
+        spec = attention.aggregate_head(
+            atoms,
+            value,
+            node.value,
+            out,
+            op=node.text,
+            name=node.name,
+            single=self.vs.at_most_one[selector],
+        )
         self.heads.append(PlannedHead(spec, ("agg", selector)))
         return out
 

@@ -5,8 +5,9 @@ Every builder returns out = relu(resid·W_in + b_in)·W_out, exact on every reac
 - A table unit fires for one tuple of categorical values: relu(2·sum of its k one-hots - (2k-1)) is
   exactly 1 on the tuple and exactly 0 elsewhere (a partial match gives <= -1); one-hot noise below
   1/(2k) keeps the other units at exactly 0.
-- A step pair relu(D) - relu(D - 1) with an integer pre-activation D (computed in float32's integer
-  band, see numeric.py) is exactly 0 or exactly 1, and integer activations add exactly in any order.
+- A step pair relu(D) - relu(D - 1) is exactly 0 where D <= 0 at every evaluation order, and 1 up to
+  the two units' independent rounding of D where D >= 1 (the two dot products may be summed in
+  different orders, so their difference is not exactly 1); reachable inputs keep D far from (0, 1).
 
 Outputs are a base value (a constant `one` unit, or one unit per context value) plus deltas, so units
 are only spent where the output changes. docs/compiler-weights.md has the proofs."""
@@ -21,10 +22,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from compiler.blocks import ONE, Atom, Dim, Encoded, MLPSpec, Terms, value_key
+from compiler.blocks import (
+    ONE,
+    Atom,
+    Dim,
+    Encoded,
+    MLPDomain,
+    MLPSpec,
+    Terms,
+    value_key,
+)
 from compiler.numeric import (
-    F32_EXACT_INTEGERS,
-    F32_INTEGER_BAND,
     SAFETY_FACTOR,
     STEP_SHARPNESS,
     ErrorBound,
@@ -52,7 +60,9 @@ class _Builder:
         self.biases.append(bias)
         self.outputs.append(np.asarray(output, dtype=float))
 
-    def spec(self, op: str, name: str, out_dims: tuple[Dim, ...], notes: dict) -> MLPSpec:
+    def spec(
+        self, op: str, name: str, out_dims: tuple[Dim, ...], notes: dict, domain: MLPDomain
+    ) -> MLPSpec:
         hidden = len(self.biases)
         w_in: dict[Dim, np.ndarray] = {}
         for j, column in enumerate(self.columns):
@@ -60,7 +70,8 @@ class _Builder:
                 if w != 0.0:
                     w_in.setdefault(dim, np.zeros(hidden))[j] += w
         w_out = np.array(self.outputs).reshape(hidden, self.n_out)
-        return MLPSpec(op, name, w_in, np.array(self.biases, dtype=float), w_out, out_dims, notes)
+        biases = np.array(self.biases, dtype=float)
+        return MLPSpec(op, name, w_in, biases, w_out, out_dims, notes, domain)
 
 
 def _linear(*parts: tuple[Terms, float]) -> dict[Dim, float]:
@@ -154,7 +165,10 @@ def table_mlp(
         "rows": len(items),
         "onehot_noise_tolerated": 1 / (2 * k),
     }
-    return b.spec(op, name, writer.dims, notes)
+    domain = MLPDomain(
+        tuple(inputs), tuple(tuple(t) for t, _ in items), tuple(v for _, v in items), out
+    )
+    return b.spec(op, name, writer.dims, notes, domain)
 
 
 def joint_mlp(
@@ -247,6 +261,9 @@ def numeric_mlp(
     writer = _Output(out)
     if context is None:
         contexts = [_context_of(((ONE, 1.0),), points, writer, name)]
+        domain = MLPDomain(
+            (x,), tuple((float(p),) for p, _ in points), tuple(v for _, v in points), out
+        )
     else:
         if not context.is_categorical or context_points is None:
             raise ValueError(f"{name}: a context must be categorical and come with context_points")
@@ -254,6 +271,10 @@ def numeric_mlp(
             _context_of(context.one_hot[context.index_of(c)], pts, writer, name)
             for c, pts in context_points.items()
         ]
+        pairs = [(c, float(p), v) for c, pts in context_points.items() for p, v in pts]
+        domain = MLPDomain(
+            (context, x), tuple((c, p) for c, p, _ in pairs), tuple(v for *_, v in pairs), out
+        )
     max_abs_x = max(float(np.abs(c.xs).max()) for c in contexts)
     if x_error is None:
         x_error = rounding_error(max_abs_x, len(x.number))
@@ -285,41 +306,33 @@ def numeric_mlp(
     tolerance = np.inf
     for u in units:
         sign = -1.0 if u.falling else 1.0
-        # D = round(±slope·x + offset_c + K) - K: an integer, see numeric.F32_INTEGER_BAND.
+        # D = ±slope·x + offset_c, computed in plain float32: its rounding is bounded by
+        # _ErrorBudget.rounding, and compiler.certify proves the bound on the final weights.
         terms = _linear(
             (x.number, sign * u.slope),
             *((c.terms, float(off)) for c, off in zip(contexts, u.offsets)),
         )
-        terms[ONE] = terms.get(ONE, 0.0) + u.shift
         delta = u.delta
-        b.unit(terms, -u.shift - 1.0, delta if u.falling else -delta)  # relu(D - 1)
-        b.unit(terms, -u.shift, -delta if u.falling else delta)  # relu(D)
+        b.unit(terms, -1.0, delta if u.falling else -delta)  # relu(D - 1)
+        b.unit(terms, 0.0, -delta if u.falling else delta)  # relu(D)
         if u.falling:  # [x >= t] = 1 - [x < t]
             bases[list(u.members)] += delta
         tolerance = min(tolerance, (u.margin - budget.rounding(u.slope, u.offsets)) / u.slope)
     _add_bases(b, bases, contexts)
     total = _max_activation_sum(units, bases, points)
-    levels = _dyadic_exponent(np.concatenate([bases.ravel(), *(u.delta for u in units)]))
-    if levels == 0 and total >= F32_EXACT_INTEGERS:
-        raise CompileError(
-            [
-                Diagnostic(
-                    f"{name}: {op}: {len(units)} steps need hidden activations summing to "
-                    f"{total:.3g}, beyond float32's exact integers",
-                    hint="use a smaller maximum length",
-                )
-            ]
-        )
-    # Outputs on a grid of 2**-levels whose sums stay below 2**24 grid steps are exact in any order.
-    exact = levels is not None and total * 2.0**levels < F32_EXACT_INTEGERS
+    # Where a pair is on, its two units round D independently: the pair writes delta times
+    # 1 +- 2·rounding. The sum over hidden units adds its own rounding.
+    pair_error = sum(
+        2 * budget.rounding(u.slope, u.offsets) * float(np.abs(u.delta).max()) for u in units
+    )
     notes = {
         "kind": "steps",
         "pairs": len(units),
         "x_tolerance": float(tolerance / SAFETY_FACTOR),
         "max_activation_sum": total,
-        "output_error_bound": 0.0 if exact else rounding_error(total, len(b.biases)),
+        "output_error_bound": pair_error + rounding_error(total, len(b.biases)),
     }
-    return b.spec(op, name, writer.dims, notes)
+    return b.spec(op, name, writer.dims, notes, domain)
 
 
 @dataclass(frozen=True)
@@ -330,20 +343,10 @@ class _Unit:
     slope: float
     falling: bool
     offsets: np.ndarray  # [contexts]
-    shift: float  # K: puts D + K in [2**23, 2**24) at every reachable input
     members: tuple[int, ...]
     min_gap: float
     margin: float  # smallest distance of D from the band (0, 1) at a reachable input
     order: float
-
-
-def _dyadic_exponent(values: np.ndarray, limit: int = 16) -> int | None:
-    """The least k <= limit with every value * 2**k an integer, or None."""
-    for k in range(limit + 1):
-        scaled = values * 2.0**k
-        if np.array_equal(scaled, np.round(scaled)):
-            return k
-    return None
 
 
 class _AllPoints:
@@ -369,7 +372,8 @@ class _ErrorBudget:
 
     def rounding(self, slope: float, offsets: np.ndarray) -> float:
         noise = self.context_noise * float(np.abs(offsets).sum())
-        return preactivation_rounding(self.n_terms, slope * self.max_abs_x) + noise
+        magnitude = slope * self.max_abs_x + float(np.abs(offsets).max(initial=0.0)) + 1.0
+        return preactivation_rounding(self.n_terms, magnitude) + noise
 
 
 def _plan_unit(
@@ -392,19 +396,7 @@ def _plan_unit(
     offsets = -sign * slope * (points.low if falling else points.high) - margin
     offsets[ids] = -sign * slope * ts + 0.5
     pre = sign * slope * points.xs + offsets[points.owner]  # [P]
-    low, high = float(pre.min()), float(pre.max())
     true_margin = float(np.min(np.maximum(-pre, pre - 1.0)))
-    shift = F32_INTEGER_BAND + 4.0 - math.floor(low)
-    if high + shift >= F32_EXACT_INTEGERS - 4.0:
-        raise CompileError(
-            [
-                Diagnostic(
-                    f"{what}: values {min_gap:.3g} apart, over a range of {np.ptp(points.xs):.3g}, need step "
-                    f"pre-activations spanning {high - low:.3g}, beyond float32's exact integers (2**23)",
-                    hint="use a smaller maximum length, or make the value categorical",
-                )
-            ]
-        )
     if true_margin < margin - 1e-6 * (1.0 + abs(margin)):
         raise ValueError("internal: a step threshold falls too close to a reachable value")
     check_steps_resolvable(
@@ -420,7 +412,7 @@ def _plan_unit(
     step = next(iter(members.values()))
     delta = writer.encode(step.after) - writer.encode(step.before)
     return _Unit(
-        delta, slope, falling, offsets, shift, tuple(members), min_gap, margin, float(ts.mean())
+        delta, slope, falling, offsets, tuple(members), min_gap, margin, float(ts.mean())
     )
 
 

@@ -4,11 +4,11 @@ Attention: a selected key scores `SCORE_UNIT` per satisfied atom; anything `SOFT
 below the best score gets softmax weight exactly 0.0 in float32, because exp(-SOFTMAX_GAP) is below
 half the smallest float32 subnormal (2**-150) and rounds to zero.
 
-MLPs: a step pair `relu(D) - relu(D - 1)` is exactly 0 for D <= 0 and exactly 1 for D >= 1 when D
-is an integer, and integer hidden activations add exactly in any order. The pre-activation is made
-an integer by computing it in the float32 band [2**23, 2**24), where every float is an integer; the
-input must then stay far enough from each threshold that the rounding cannot move it across;
-`check_resolvable` refuses when it does not.
+MLPs: a step pair `relu(D) - relu(D - 1)` is exactly 0 where D <= 0 and 1 (up to the two units'
+rounding of D, which may differ: their dot products can be summed in different orders) where
+D >= 1. Reachable inputs keep D far from the band (0, 1); `check_resolvable` refuses when the input
+error and D's rounding could move it across. These are the builders' own estimates: the judge is
+`compiler.certify`, which bounds every decision of the final weights.
 
 See docs/compiler-weights.md for the proofs.
 """
@@ -25,9 +25,6 @@ from rasp.errors import CompileError, Diagnostic
 
 # Unit roundoff of float32 (half an ulp of 1.0).
 F32_UNIT_ROUNDOFF = 2.0**-24
-# Every float32 in [2**23, 2**24) is an integer: a step's pre-activation is computed there (the `one`
-# dim carries 2**23 + offset), so it is rounded to an integer before the bias brings it back to 0.
-F32_INTEGER_BAND = 2.0**23
 # Integers up to 2**24 add exactly in float32, in any order.
 F32_EXACT_INTEGERS = 2.0**24
 
@@ -101,11 +98,12 @@ def step_margin(slope: float, gap: float) -> float:
     return slope * gap / 2 - 0.5
 
 
-def preactivation_rounding(n_terms: int, max_abs_slope_x: float) -> float:
-    """Worst-case error of a step's integer pre-activation: storing the `one` weight near 2**23
-    (<= 1/2), rounding the dot product into the integer band (<= 1/2 per term added after the
-    offset), and the float32 slope times x (relative 2u)."""
-    return 1.0 + 0.5 * n_terms + 2 * F32_UNIT_ROUNDOFF * max_abs_slope_x
+def preactivation_rounding(n_terms: int, magnitude: float) -> float:
+    """Worst-case float32 error of a step's pre-activation D = sum of n_terms products whose
+    absolute values add up to `magnitude`: storing the weights in float32 (relative u) and the dot
+    product in any summation order (gamma_{n_terms + 1})."""
+    n = n_terms + 2
+    return n * F32_UNIT_ROUNDOFF / (1 - n * F32_UNIT_ROUNDOFF) * magnitude
 
 
 def check_steps_resolvable(

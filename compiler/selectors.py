@@ -245,7 +245,7 @@ class SelectorsMixin(_Base):
         # Several s-ops on one side: a product one-hot over what they are computed from (a map's own
         # sources, so the map itself needs no layer of its own).
         sources = tuple(dict.fromkeys(i for n in nodes for i in self.support(n)))
-        count = lambda ids: combination_count(ids, self.vs.relation, self.vs.values)  # noqa: E731
+        count = lambda ids: combination_count(ids, self.vs.relation, self.vs.values)
         if count(nodes) * 4 < count(sources):
             # The s-ops themselves combine in far fewer ways than their sources (hist2_bos: `hist`
             # has N values, the mean it is rounded from many more): read them, at one more layer.

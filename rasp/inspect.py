@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from rasp.certificate_text import table_lines
 from rasp.errors import ErrorKind, RaspError
 
 FORMAT_NAME = "rasp-forge-model"
@@ -253,6 +254,7 @@ def format_summary(summary: ModelSummary) -> str:
         "",
     ]
     lines += operations_table(summary.operations)
+    lines += [""] + table_lines(meta.get("certificate"))
     lines += ["", f"residual stream ({cfg['d_model']} dims):"]
     for group in summary.residual:
         lines.append(f"  {group.start:>4}  {group.describe()}")
@@ -291,6 +293,7 @@ def summary_json(summary: ModelSummary) -> dict[str, Any]:
         "program": program,
         "parameters": {"total": summary.total_params, "nonzero": summary.nonzero_params},
         "layers": meta["layers"],
+        "certificate": meta.get("certificate"),
         "residual": [
             {"name": g.name, "dims": [g.start, g.stop],
              "encoding": "numerical" if g.values is None else "categorical",

@@ -1,0 +1,260 @@
+"""Float32 error bounds for the certifier: what any evaluation order can do to a dot product.
+
+Higham's bound: |fl(x·y) - x·y| <= gamma_n · sum |x_i y_i| for n products summed in ANY order (any
+blocking, thread count, BLAS or GPU kernel, with or without FMA), gamma_n = n·u / (1 - n·u), u = 2^-24.
+Products with an exact zero add nothing, so n counts the non-zero weights. Everything here is computed
+in float64 from the float32 weights; every bound is rounded up a little (`SLACK`) so that float64's own
+rounding cannot make it optimistic.
+
+`Linear` evaluates one linear map of the residual stream (the columns of W_Q, W_K, W_V or W_in) on a
+block's reachable states, given as values of its readings (`compiler.reach`): the exact value in
+float64, the propagated input error (through |W|) and the rounding magnitude (sum |x_i w_i|).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from compiler.reach import Reading
+
+U = 2.0**-24  # float32 unit roundoff
+SLACK = 1.0 + 1e-9  # covers float64 rounding in the bound computations themselves
+
+
+def gamma(n: int | np.ndarray) -> np.ndarray | float:
+    n = np.maximum(np.asarray(n, dtype=np.float64), 1.0)
+    return n * U / (1.0 - n * U)
+
+
+@dataclass
+class DimErrors:
+    """Per residual dimension at real positions: |float32 - exact| <= absolute + relative·|exact|,
+    and `magnitude`, a bound on |exact|."""
+
+    absolute: np.ndarray  # [d_model]
+    relative: np.ndarray  # [d_model]
+    magnitude: np.ndarray  # [d_model]
+
+    def at(self, values: np.ndarray) -> np.ndarray:
+        return self.absolute + self.relative * np.abs(values)
+
+    def worst(self) -> np.ndarray:
+        return self.at(self.magnitude)
+
+
+class ReadError(Exception):
+    """The weights read the residual stream in a way the reach does not describe."""
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """A linear map on P states: value [P, C], input error [P, C], rounding magnitude [P, C]."""
+
+    value: np.ndarray
+    error: np.ndarray
+    magnitude: np.ndarray
+    grid: np.ndarray | int = 0  # [P]: the inputs are multiples of 2^-grid (99: not dyadic)
+
+
+class Linear:
+    """x -> x @ W + bias on the states of some readings; W is [d_model, C] (float32 values).
+
+    The residual at a real position is `one` = 1, `bos` = `pad` = 0, the readings' dimensions set by
+    their values, and anything else unknown: W must be zero there (else ReadError). A categorical
+    value's terms list the dimensions of which exactly one is 1; a numerical value x = sum c_d·x_d + b
+    is evaluated as x·w with w = W[d_1]/c_1, and the weights' departure from proportional rows
+    (float32 storage) is bounded with the dimensions' magnitudes and counted as error.
+    """
+
+    def __init__(
+        self,
+        weights: np.ndarray,
+        bias: np.ndarray,
+        readings: Sequence[Reading],
+        used: Sequence[int],
+        errors: DimErrors,
+        specials: tuple[int, int, int],  # (one, bos, pad) indices
+    ) -> None:
+        self.W = np.asarray(weights, dtype=np.float64)
+        self.bias = np.asarray(bias, dtype=np.float64)
+        self.readings = list(readings)
+        self.err = errors
+        self.one, self.bos, self.pad = specials
+        covered = {self.one, self.bos, self.pad}
+        # Readings that share dimensions are views of one s-op: evaluated together (`_shared`).
+        self.groups: list[list[int]] = []
+        owner: dict[int, int] = {}
+        for rid in dict.fromkeys(used):
+            dims = _dims(self.readings[rid], self.one)
+            hit = {owner[d] for d in dims if d in owner}
+            merged = [rid] + [r for g in sorted(hit) for r in self.groups[g]]
+            for g in sorted(hit, reverse=True):
+                del self.groups[g]
+            self.groups.append(merged)
+            owner = {d: g for g, members in enumerate(self.groups)
+                     for r in members for d in _dims(self.readings[r], self.one)}
+            covered |= dims
+        stray = [d for d in np.flatnonzero(np.abs(self.W).sum(axis=1)) if int(d) not in covered]
+        if stray:
+            raise ReadError(f"weights read residual dimension {int(stray[0])}, which no reading covers")
+        # Non-zero products per column (+1 for the bias): n of gamma_n.
+        self.terms = np.count_nonzero(self.W, axis=0) + 1  # [C]
+
+    # -- one reading ------------------------------------------------------------------------------
+
+    def _categorical(self, reading: Reading, index: np.ndarray) -> Evaluated:
+        """Values, errors and magnitudes [P, C] of one categorical reading at value indices [P]."""
+        W, a, r = self.W, self.err.absolute, self.err.relative
+        all_dims = sorted({d for t in reading.terms for d, _ in t if d != self.one})
+        cold = np.abs(W[all_dims]).T @ a[all_dims] if all_dims else np.zeros(W.shape[1])  # [C]
+        rows, errs, mags = [], [], []
+        for terms in reading.terms:
+            dims = [d for d, _ in terms if d != self.one]
+            if any(c != 1.0 for _, c in terms):
+                raise ReadError(f"categorical reading {reading.name!r} has a coefficient other than 1")
+            if not dims:  # a constant: `one` is always 1 and is read through the ONE row already
+                rows.append(np.zeros(W.shape[1]))
+                errs.append(cold)
+                mags.append(np.zeros(W.shape[1]))
+                continue
+            rep = W[dims[0]]
+            spread = np.abs(W[dims] - rep).max(axis=0)  # which of the dims is hot is unknown
+            hot = np.abs(W[dims]).max(axis=0)
+            rows.append(rep)
+            # every dim may carry its absolute error; the hot one also its relative error
+            errs.append(cold + hot * float(r[dims].max()) + spread)
+            mags.append(hot * (1.0 + float((a[dims] + r[dims]).max())) + cold)
+        table = np.array(rows), np.array(errs), np.array(mags)  # [values, C]
+        return Evaluated(table[0][index], table[1][index], table[2][index])
+
+    def _numerical(self, reading: Reading, x: np.ndarray) -> Evaluated:
+        """Values, errors and magnitudes [P, C] of one numerical reading at numbers x [P]."""
+        (terms,) = reading.terms
+        b = sum(c for d, c in terms if d == self.one)
+        parts = [(d, c) for d, c in terms if d != self.one and c != 0.0]
+        parts += [(d, c) for d, c in terms if d != self.one and c == 0.0]  # read as 0: W must be 0
+        C = self.W.shape[1]
+        if not parts or parts[0][1] == 0.0:
+            zeros = np.zeros((len(x), C))
+            return Evaluated(zeros, zeros, zeros)
+        d1, c1 = parts[0]
+        w = self.W[d1] / c1  # [C]
+        value = np.outer(x - b, w)  # [P, C]
+        a, r, mag = self.err.absolute, self.err.relative, self.err.magnitude
+        if len(parts) == 1:
+            xd = np.abs((x - b) / c1)  # [P]: the dim's exact value
+            err = np.outer(a[d1] + r[d1] * xd, np.abs(self.W[d1]))
+            size = np.outer(xd, np.abs(self.W[d1])) + err
+            return Evaluated(value, err, size, dyadic_exponent(xd))
+        dims = [d for d, _ in parts]
+        coefs = np.array([c for _, c in parts])
+        # exact = sum_d W[d]·x_d; we evaluate w·(x - b): off by sum_d (W[d] - c_d·w)·x_d
+        departure = (np.abs(self.W[dims] - np.outer(coefs, w)).T @ mag[dims])  # [C]
+        err_c = np.abs(self.W[dims]).T @ (a[dims] + r[dims] * mag[dims]) + departure  # [C]
+        size_c = np.abs(self.W[dims]).T @ mag[dims] + err_c
+        ones = np.ones(len(x))
+        return Evaluated(value, np.outer(ones, err_c), np.outer(ones, size_c), np.full(len(x), 99))
+
+    # -- a whole state --------------------------------------------------------------------------
+
+    def at(self, reading_ids: Sequence[int], coords: np.ndarray) -> Evaluated:
+        """The map at P states: coords [P, len(reading_ids)] (categorical: value index; numerical:
+        the number). Includes the `one` row and the bias; error excludes this map's own rounding.
+        A state no dimension can realise (views of one s-op that disagree) gets NaN."""
+        P = coords.shape[0]
+        value = np.tile(self.W[self.one] + self.bias, (P, 1))
+        error = np.zeros_like(value)
+        size = np.tile(np.abs(self.W[self.one]) + np.abs(self.bias), (P, 1))
+        grid = np.zeros(P, dtype=np.int64)
+        column = {rid: k for k, rid in enumerate(reading_ids)}
+        for group in self.groups:
+            if len(group) == 1:
+                reading = self.readings[group[0]]
+                c = coords[:, column[group[0]]]
+                if reading.categorical:
+                    part = self._categorical(reading, c.astype(np.int64))
+                else:
+                    part = self._numerical(reading, c)
+            else:
+                part = self._shared(group, coords[:, [column[r] for r in group]])
+            value += part.value
+            error += part.error
+            size += part.magnitude
+            grid = np.maximum(grid, part.grid)
+        return Evaluated(value, error, size, grid)
+
+    def _shared(self, group: list[int], coords: np.ndarray) -> Evaluated:
+        """Several readings of one s-op: exactly one of their dimensions is 1; a state is every
+        dimension consistent with all the readings' values."""
+        dims = sorted(set().union(*(_dims(self.readings[r], self.one) for r in group)))
+        where = {d: i for i, d in enumerate(dims)}
+        ok = np.ones((coords.shape[0], len(dims)), dtype=bool)
+        for k, rid in enumerate(group):
+            reading = self.readings[rid]
+            if reading.categorical:
+                compat = np.zeros((reading.size, len(dims)), dtype=bool)
+                for v, terms in enumerate(reading.terms):
+                    for d, _ in terms:
+                        if d != self.one:
+                            compat[v, where[d]] = True
+                ok &= compat[coords[:, k].astype(np.int64)]
+            else:
+                (terms,) = reading.terms
+                b = sum(c for d, c in terms if d == self.one)
+                coef = np.zeros(len(dims))
+                for d, c in terms:
+                    if d != self.one:
+                        coef[where[d]] = c
+                # one-hot dims: the value is b + the hot dim's coefficient
+                ok &= np.isclose((coef + b)[None, :], coords[:, k][:, None], rtol=1e-12, atol=0)
+        W, a, r = self.W[dims], self.err.absolute[dims], self.err.relative[dims]
+        rep = np.argmax(ok, axis=1)  # [P]
+        value = W[rep]
+        spread = np.zeros_like(value)
+        for i in range(len(dims)):
+            spread = np.maximum(spread, np.where(ok[:, i : i + 1], np.abs(W[i] - value), 0.0))
+        cold = np.abs(W).T @ a  # [C]
+        hot = np.abs(W).max(axis=0) * float((r).max(initial=0.0))
+        err = cold + hot + spread
+        mag = np.abs(value) * (1 + float((a + r).max(initial=0.0))) + cold + spread
+        value = np.where(ok.any(axis=1)[:, None], value, np.nan)
+        return Evaluated(value, err, mag)
+
+    def rounding(self, ev: Evaluated) -> np.ndarray:
+        """Input error plus the float32 rounding of the dot product itself, [P, C]. A column whose
+        products all lie on one dyadic grid (x·w·2^k integers) with |sum| < 2^24 grid steps, at
+        exact inputs, is exact in any order: its rounding is 0."""
+        rounding = gamma(self.terms) * ev.magnitude
+        w_grid = np.maximum(dyadic_exponent(self.W).max(axis=0), dyadic_exponent(self.bias))  # [C]
+        steps = np.asarray(ev.grid)[..., None] + w_grid[None, :]  # [P, C]
+        exact = (ev.error == 0) & (steps <= 60) & (ev.magnitude * 2.0 ** np.minimum(steps, 60) < 2.0**24)
+        return (ev.error + np.where(exact, 0.0, rounding)) * SLACK
+
+
+def dyadic_exponent(values: np.ndarray, limit: int = 40) -> np.ndarray:
+    """Elementwise: the least k <= limit with value·2^k an integer, else 99."""
+    v = np.asarray(values, dtype=np.float64)
+    out = np.full(v.shape, 99)
+    for k in range(limit, -1, -1):
+        scaled = v * 2.0**k
+        out = np.where(scaled == np.round(scaled), k, out)
+    return out
+
+
+def _dims(reading: Reading, one: int) -> set[int]:
+    return {d for terms in reading.terms for d, _ in terms if d != one}
+
+
+def special_linear(
+    x: np.ndarray, e: np.ndarray, weights: np.ndarray, bias: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """A linear map at concrete (BOS/PAD) residuals x [S, d_model] with errors e: value and total
+    error [S, C] (input error plus rounding)."""
+    W = np.asarray(weights, dtype=np.float64)
+    value = x @ W + bias
+    n = np.count_nonzero(W, axis=0) + 1
+    size = (np.abs(x) + e) @ np.abs(W) + np.abs(bias)
+    return value, (e @ np.abs(W) + gamma(n) * size) * SLACK

@@ -1,0 +1,629 @@
+"""The certifier: proves, from the final weights, that every decision of a compiled model holds under
+the worst float32 rounding of ANY evaluation order (thread count, batch size, BLAS, GPU without TF32).
+
+It walks the model sublayer by sublayer over the reachable states the reach describes
+(`compiler.reach`), in float64 on the float32 weights, and keeps per residual dimension a bound on
+|float32 - exact| at real positions (`bounds.DimErrors`); BOS and PAD positions do not depend on the
+input, so they are evaluated concretely with an error vector. The decisions:
+
+- attention: for every reachable query, any two keys' exact scores are either equal (one level) or
+  at least UNDERFLOW apart after both scores' errors, so softmax gives the lower key weight exactly 0
+  (exp(-103.97) rounds to 0 in float32); PAD keys sit below BOS, which is always present; the BOS
+  and PAD queries attend to BOS alone. The selected keys' weights err by a bounded factor.
+- MLP: at every reachable point every hidden unit's exact pre-activation is farther from 0 than its
+  error, so each ReLU is on or off whatever the rounding (its output error then propagates linearly;
+  units with identical input weights, like a step's pair, cancel their shared input error).
+- decoder: the argmax's winning logit beats the others by more than their errors; a number snaps to
+  the value the program computes (it lies closer to it than to any other listed value).
+
+Values written by a block are compared with what the program means (`reach`: the value a head's key
+copies, an MLP's output at each point); a difference counts as error, so a wrong block fails here too.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from compiler.bounds import (
+    SLACK,
+    DimErrors,
+    Linear,
+    ReadError,
+    U,
+    dyadic_exponent,
+    gamma,
+    special_linear,
+)
+from compiler.reach import HeadReach, MLPReach, Reach, Reading
+
+# A key this far below the best score after errors gets softmax weight exactly 0 in float32:
+# exp(-x) < 2**-150 for x > 103.98; the rest covers exp implementations' own error.
+UNDERFLOW = 110.0
+# Exact scores closer than this are one level (their keys share the weight).
+TIE = 1e-3
+MAX_STATES = 4_000_000  # query x key pairs per chunk of the score matrix
+
+
+@dataclass(frozen=True)
+class Check:
+    """The weakest decision of one block: `margin` (how far the exact model is from the decision's
+    edge), `bound` (the worst float32 error there) and where it is."""
+
+    sublayer: str  # "layer 0 attn", "layer 0 mlp", "decoder"
+    block: str  # the program variable(s) the block writes
+    op: str
+    kind: str  # "softmax", "relu", "argmax", "snap"
+    margin: float
+    bound: float
+    where: str
+    max_bound: float = 0.0  # the largest error bound among the block's decisions
+
+    @property
+    def ratio(self) -> float:
+        return math.inf if self.bound == 0 else self.margin / self.bound
+
+    @property
+    def ok(self) -> bool:
+        return self.margin > self.bound
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sublayer": self.sublayer,
+            "block": self.block,
+            "op": self.op,
+            "kind": self.kind,
+            "margin": _finite(self.margin),
+            "bound": _finite(self.bound),
+            "ratio": _finite(self.ratio),
+            "max_bound": _finite(self.max_bound),
+            "where": self.where,
+        }
+
+    @staticmethod
+    def from_json(obj: dict[str, Any]) -> Check:
+        return Check(
+            str(obj["sublayer"]),
+            str(obj["block"]),
+            str(obj["op"]),
+            str(obj["kind"]),
+            _from_finite(obj["margin"]),
+            _from_finite(obj["bound"]),
+            str(obj["where"]),
+            _from_finite(obj.get("max_bound", 0.0)),
+        )
+
+
+@dataclass(frozen=True)
+class Certificate:
+    checks: tuple[Check, ...]
+    errors: tuple[str, ...] = ()  # reasons the certifier could not even evaluate a block
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and all(c.ok for c in self.checks)
+
+    def failures(self) -> tuple[Check, ...]:
+        return tuple(c for c in self.checks if not c.ok)
+
+    def weakest(self) -> Check | None:
+        return min(self.checks, key=lambda c: c.ratio, default=None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "u": U,
+            "underflow": UNDERFLOW,
+            "ok": self.ok,
+            "checks": [c.to_json() for c in self.checks],
+            "errors": list(self.errors),
+        }
+
+    @staticmethod
+    def from_json(obj: dict[str, Any]) -> Certificate:
+        return Certificate(
+            tuple(Check.from_json(c) for c in obj["checks"]),
+            tuple(str(e) for e in obj.get("errors", [])),
+        )
+
+
+def _finite(x: float) -> float | str:
+    return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
+
+
+def _from_finite(x: Any) -> float:
+    return float(x)
+
+
+# -------------------------------------------------------------------------------------------------
+
+
+def certify(
+    weights: dict[str, np.ndarray],
+    config: dict[str, Any],
+    reach: Reach,
+    output: dict[str, Any],
+    max_len: int,
+    residual: list[str],
+) -> Certificate:
+    """Check every decision of the model; never raises for a bad model (the certificate says why)."""
+    try:
+        return _Certifier(weights, config, reach, output, max_len, residual).run()
+    except ReadError as err:
+        return Certificate((), (str(err),))
+
+
+def recheck(tensors: dict[str, np.ndarray], metadata: dict[str, Any]) -> Certificate:
+    """Certify a model file's tensors against the reach stored in its metadata (trusting none of
+    the stored margins). A file without a reach gets a certificate that says so."""
+    reach_json = metadata.get("reach")
+    if not isinstance(reach_json, dict):
+        return Certificate((), ("the file holds no reach to certify against",))
+    try:
+        reach = Reach.from_json(reach_json)
+    except (KeyError, TypeError, ValueError, IndexError) as err:
+        return Certificate((), (f"the file's reach is malformed ({err})",))
+    return certify(
+        tensors,
+        metadata["config"],
+        reach,
+        metadata["output"],
+        int(metadata["max_len"]),
+        list(metadata["residual"]),
+    )
+
+
+@dataclass
+class _Specials:
+    """BOS (row 0) and PAD at positions 1..N: exact residuals and their error bounds."""
+
+    x: np.ndarray  # [1 + N, d_model]
+    e: np.ndarray
+
+
+@dataclass
+class _Certifier:
+    weights: dict[str, np.ndarray]
+    config: dict[str, Any]
+    reach: Reach
+    output: dict[str, Any]
+    max_len: int
+    residual: list[str]
+    checks: list[Check] = field(default_factory=list)
+
+    def run(self) -> Certificate:
+        w = {k: np.asarray(v, dtype=np.float64) for k, v in self.weights.items()}
+        self.w = w
+        labels = self.residual
+        self.one, self.bos, self.pad = labels.index("one"), labels.index("bos"), labels.index("pad")
+        self.dh = int(self.config["d_head"])
+        self._embed()
+        for layer in range(int(self.config["n_layers"])):
+            self._attention(layer)
+            self._mlp(layer)
+        self._decoder()
+        return Certificate(tuple(self.checks))
+
+    # -- embedding ------------------------------------------------------------------------------
+
+    def _embed(self) -> None:
+        w_e, w_pos = self.w["embed.W_E"], self.w["pos_embed.W_pos"]
+        n_tok = w_e.shape[0] - 2  # BOS and PAD are the last two ids
+        real_e, real_p = w_e[:n_tok], w_pos[1 : self.max_len + 1]
+        both = (np.abs(real_e).max(axis=0) > 0) & (np.abs(real_p).max(axis=0) > 0)
+        mag = np.abs(real_e).max(axis=0) + np.abs(real_p).max(axis=0)
+        self.err = DimErrors(np.zeros_like(mag), np.where(both, U, 0.0), mag)
+        x = np.vstack([w_e[n_tok] + w_pos[0], w_e[n_tok + 1] + w_pos[1 : self.max_len + 1]])
+        self.special = _Specials(x, U * np.abs(x))
+
+    # -- attention ------------------------------------------------------------------------------
+
+    def _attention(self, layer: int) -> None:
+        p = f"blocks.{layer}.attn."
+        heads = [h for h in self.reach.heads if h.layer == layer]
+        w_o = self.w[p + "W_O"]  # [H, d_head, d_model]
+        n_heads = w_o.shape[0]
+        out_terms = np.count_nonzero(w_o.reshape(-1, w_o.shape[-1]), axis=0) + 1  # [d_model]
+        new_x = self.special.x.copy()
+        new_e = self.special.e.copy()
+        written = np.zeros(len(self.residual), dtype=bool)
+        updates: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        for head in heads:
+            h = head.head
+            wq, wk, wv = (self.w[p + n][h] for n in ("W_Q", "W_K", "W_V"))
+            bq, bk, bv = (self.w[p + n][h] for n in ("b_Q", "b_K", "b_V"))
+            where = f"layer {layer} attn"
+            sp = (self.one, self.bos, self.pad)
+            q_lin = Linear(wq, bq, self.reach.readings, head.query, self.err, sp)
+            k_lin = Linear(wk, bk, self.reach.readings, head.key, self.err, sp)
+            q_coords = _product(self.reach.readings, head.query)
+            k_coords = _product(self.reach.readings, head.key)
+            q = q_lin.at(head.query, q_coords)
+            k = k_lin.at(head.key, k_coords)
+            q_err, k_err = q_lin.rounding(q), k_lin.rounding(k)
+            # BOS and PAD keys/queries: concrete
+            sq, sq_err = special_linear(self.special.x, self.special.e, wq, bq)
+            sk, sk_err = special_linear(self.special.x, self.special.e, wk, bk)
+            eta = self._scores(
+                head, where, (q.value, q_err), (k.value, k_err), (sq, sq_err), (sk, sk_err), q_coords
+            )
+            # values: per part (its own value columns), compare with the intended copy
+            sv, sv_err = special_linear(self.special.x, self.special.e, wv, bv)
+            for part in head.values:
+                out = np.array(part.out, dtype=np.int64)
+                if part.reading is None:
+                    coords = np.zeros((1, 0))
+                    ids: tuple[int, ...] = ()
+                else:
+                    coords = _product(self.reach.readings, (part.reading,))
+                    ids = (part.reading,)
+                cols = np.flatnonzero(np.abs(w_o[h][:, out]).sum(axis=1) > 0)
+                v_lin = Linear(wv[:, cols], bv[cols], self.reach.readings, ids, self.err, sp)
+                v = v_lin.at(ids, coords)
+                v_err = v_lin.rounding(v)  # [Pv, cols]
+                wo_part = w_o[h][cols][:, out]  # [cols, O]
+                ov = v.value @ wo_part  # [Pv, O]
+                intended = _intended(part, coords, len(out))
+                dev = np.abs(ov - intended).max(axis=0)
+                bos_v, bos_verr = sv[0][cols], sv_err[0][cols]
+                bos_ov = bos_v @ wo_part
+                dev = np.maximum(dev, np.abs(bos_ov - np.array(part.default)))
+                vmax = np.maximum(np.abs(v.value).max(axis=0), np.abs(bos_v))  # [d_head]
+                verr = np.maximum(v_err.max(axis=0), bos_verr)  # [d_head]
+                n_keys = self.max_len + 1
+                dz = eta * vmax + (1 + eta) * verr + gamma(n_keys) * (1 + eta) * (vmax + verr)
+                wo = np.abs(wo_part)  # [cols, O]
+                contrib = np.concatenate([v.value, bos_v[None]])[:, :, None] * wo_part[None]
+                same_sign = np.all(contrib >= 0, axis=(0, 1)) | np.all(contrib <= 0, axis=(0, 1))
+                g_out = gamma(out_terms[out])
+                rel = np.where(same_sign, (eta + gamma(n_keys)) * (1 + eta) + g_out * 2, 0.0)
+                z_abs = np.where(
+                    same_sign,
+                    (1 + eta) * (1 + gamma(n_keys)) * (verr @ wo),
+                    dz @ wo,
+                )
+                abs_err = (z_abs + g_out * ((vmax + verr) @ wo) * (~same_sign)) * 1.0 + dev
+                mag = np.maximum(np.abs(intended).max(axis=0), np.abs(np.array(part.default)))
+                updates.append((out, abs_err * SLACK, rel * SLACK, mag))
+                written[out] = True
+            # BOS and PAD queries attend to BOS alone: they add BOS's value through W_O exactly
+            bos_ov_full = sv[0] @ w_o[h]
+            bos_ov_err = sv_err[0] @ np.abs(w_o[h]) + gamma(out_terms) * (
+                (np.abs(sv[0]) + sv_err[0]) @ np.abs(w_o[h])
+            )
+            new_x += bos_ov_full
+            new_e += bos_ov_err
+        if n_heads and np.any(self.w[p + "b_O"]):
+            raise ReadError(f"layer {layer} attn has a non-zero b_O")
+        for out, abs_err, rel, mag in updates:
+            a_old = self.err.absolute[out]
+            self.err.absolute[out] = a_old + abs_err + U * mag
+            self.err.relative[out] = self.err.relative[out] + rel + U
+            self.err.magnitude[out] = mag
+        self._check_untouched(w_o.reshape(-1, w_o.shape[-1]), written, f"layer {layer} attn")
+        self.special = _Specials(new_x, (new_e + U * np.abs(new_x)) * SLACK)
+
+    def _scores(
+        self,
+        head: HeadReach,
+        where: str,
+        queries: tuple[np.ndarray, np.ndarray],  # real query states: value, error [Pq, d_head]
+        keys: tuple[np.ndarray, np.ndarray],  # real key states
+        special_q: tuple[np.ndarray, np.ndarray],  # BOS, PAD queries [1 + N, d_head]
+        special_k: tuple[np.ndarray, np.ndarray],
+        q_coords: np.ndarray,
+    ) -> float:
+        """Check softmax saturation for every query; return eta, the relative error bound of the
+        selected keys' weights."""
+        all_k = np.vstack([special_k[0], keys[0]])  # row 0: BOS, rows 1..N: PAD, then real keys
+        all_ke = np.vstack([special_k[1], keys[1]])
+        all_q = np.vstack([special_q[0], queries[0]])
+        all_qe = np.vstack([special_q[1], queries[1]])
+        n_special = special_k[0].shape[0]
+        scale = math.sqrt(self.dh)
+        g = gamma(self.dh)
+        worst = (math.inf, math.inf, 0.0, "no decision")  # (margin - bound, margin, bound, where)
+        max_bound = eta = 0.0
+        chunk = max(1, MAX_STATES // max(all_k.shape[0], 1))
+        for start in range(0, all_q.shape[0], chunk):
+            qs, qe = all_q[start : start + chunk], all_qe[start : start + chunk]
+            s = qs @ all_k.T / scale  # [rows, keys]
+            err = (
+                np.abs(qs) @ all_ke.T
+                + qe @ np.abs(all_k).T
+                + qe @ all_ke.T
+                + g * ((np.abs(qs) + qe) @ (np.abs(all_k) + all_ke).T)
+            ) / scale
+            # sqrt(d_head) is a power of 2: scaling is exact. Products of exact dyadic q and k
+            # whose sums stay within 2^24 grid steps are exact in any order.
+            grid = dyadic_exponent(qs).max(axis=1)[:, None] + dyadic_exponent(all_k).max(axis=1)
+            size = (np.abs(qs) @ np.abs(all_k).T) * 2.0 ** np.minimum(grid, 60)
+            exact = (
+                (qe.max(axis=1)[:, None] == 0)
+                & (all_ke.max(axis=1)[None, :] == 0)
+                & (grid <= 60)
+                & (size < 2.0**24)
+            )
+            err = np.where(exact, 0.0, err * SLACK)
+            for row in range(s.shape[0]):
+                index = start + row
+                scores, errors = s[row], err[row]
+                if index < n_special:  # BOS and PAD queries: BOS (key 0) must win alone
+                    m = (scores[0] - scores[1:]) * (1 - 4 * U) - UNDERFLOW
+                    b = errors[0] + errors[1:]
+                    i = int(np.argmin(m - b))
+                    label = "the BOS query" if index == 0 else f"the PAD query at {index}"
+                    cand = (m[i] - b[i], m[i], b[i], f"{label} vs {_key_label(i + 1, n_special)}")
+                    max_bound = max(max_bound, float(b.max(initial=0.0)))
+                else:
+                    state = _state_label(
+                        self.reach.readings, head.query, q_coords[index - n_special]
+                    )
+                    row_eta, cand, row_bound = _saturation(scores, errors, n_special, head.single)
+                    cand = (*cand[:3], f"query {state}" + cand[3])
+                    eta, max_bound = max(eta, row_eta), max(max_bound, row_bound)
+                if cand[0] < worst[0]:
+                    worst = cand
+        self.checks.append(
+            Check(where, head.name, head.op, "softmax", worst[1], worst[2], worst[3], max_bound)
+        )
+        return eta
+
+    # -- MLP ------------------------------------------------------------------------------------
+
+    def _mlp(self, layer: int) -> None:
+        p = f"blocks.{layer}.mlp."
+        w_in, b_in, w_out, b_out = (self.w[p + n] for n in ("W_in", "b_in", "W_out", "b_out"))
+        written = np.zeros(len(self.residual), dtype=bool)
+        updates = []
+        out_terms = np.count_nonzero(w_out, axis=0) + 1  # [d_model]
+        for part in (m for m in self.reach.mlps if m.layer == layer):
+            a, b = part.hidden
+            lin = Linear(w_in[:, a:b], b_in[a:b], self.reach.readings, part.readings, self.err,
+                         (self.one, self.bos, self.pad))
+            out_reading = self.reach.readings[part.out]
+            out = np.array(sorted({d for t in out_reading.terms for d, _ in t}), dtype=np.int64)
+            wo = w_out[a:b][:, out]  # [H, O]
+            stray = np.abs(np.delete(w_out[a:b], out, axis=1)).max(initial=0.0)
+            if stray > 0:
+                raise ReadError(f"MLP {part.name!r} writes outside its output's dimensions")
+            coords = np.array(part.points, dtype=np.float64)
+            if coords.size == 0:
+                continue
+            update = self._mlp_part(layer, part, lin, coords, wo, out, out_reading, out_terms, b_out)
+            updates.append(update)
+            written[out] = True
+        for out, abs_err, mag in updates:
+            self.err.absolute[out] = self.err.absolute[out] + abs_err
+            self.err.relative[out] = self.err.relative[out] + U
+            self.err.magnitude[out] = mag
+        self._check_untouched(w_out, written, f"layer {layer} mlp")
+        # BOS/PAD: no decisions (ReLU is 1-Lipschitz), errors propagate
+        pre, pre_err = special_linear(self.special.x, self.special.e, w_in, b_in)
+        h = np.maximum(pre, 0.0)
+        out_val = h @ w_out + b_out
+        n = np.count_nonzero(w_out, axis=0) + 1
+        out_err = pre_err @ np.abs(w_out) + gamma(n) * ((h + pre_err) @ np.abs(w_out) + np.abs(b_out))
+        x = self.special.x + out_val
+        self.special = _Specials(x, (self.special.e + out_err + U * np.abs(x)) * SLACK)
+
+    def _mlp_part(
+        self,
+        layer: int,
+        part: MLPReach,
+        lin: Linear,
+        coords: np.ndarray,
+        wo: np.ndarray,
+        out: np.ndarray,
+        out_reading: Reading,
+        out_terms: np.ndarray,
+        b_out: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        where = f"layer {layer} mlp"
+        ev = lin.at(part.readings, coords)  # [P, H]
+        pre = ev.value
+        # Units with identical input weights (a step's pair) share their input error exactly.
+        W = lin.W
+        groups: dict[bytes, list[int]] = {}
+        for j in range(W.shape[1]):
+            groups.setdefault(np.ascontiguousarray(W[:, j]).tobytes() + lin.bias[j:j+1].tobytes()[:0], []).append(j)
+        shared = ev.error  # [P, H]: input error (+ view departures): identical within a group
+        own = gamma(lin.terms) * ev.magnitude  # [P, H]: each unit's own rounding
+        total = (shared + own) * SLACK
+        # decisions: |pre| > total, or an exact 0 with no error
+        distance = np.abs(pre)
+        decided = (distance > total) | ((pre == 0) & (total == 0))
+        ratio = np.where(total > 0, distance / np.where(total > 0, total, 1), math.inf)
+        worst = np.unravel_index(int(np.argmin(np.where(decided, ratio, -1.0))), pre.shape)
+        pw, jw = int(worst[0]), int(worst[1])
+        state = _state_label(self.reach.readings, part.readings, coords[pw])
+        self.checks.append(
+            Check(where, part.name, part.op, "relu", float(distance[pw, jw]), float(total[pw, jw]),
+                  f"unit {part.hidden[0] + jw} at {state}", float(total.max(initial=0.0)))
+        )
+        act = (pre > 0).astype(np.float64)  # [P, H]
+        h = np.maximum(pre, 0.0)
+        ideal = h @ wo + b_out[out]  # [P, O]
+        # linear (shared) error: per group, |sum of active members' W_out| times the shared error
+        lin_err = np.zeros_like(ideal)
+        singles = [g[0] for g in groups.values() if len(g) == 1]
+        if singles:
+            lin_err += (act[:, singles] * shared[:, singles]) @ np.abs(wo[singles])
+        for members in (g for g in groups.values() if len(g) > 1):
+            summed = act[:, members] @ wo[members]  # [P, O]
+            lin_err += np.abs(summed) * shared[:, members[0]][:, None]
+        own_err = (act * own) @ np.abs(wo)
+        n = out_terms[out]
+        sum_err = gamma(n) * ((h + total * act) @ np.abs(wo) + np.abs(b_out[out]))
+        intended = _encode(out_reading, np.array(part.outputs), out)  # [P, O]
+        dev = np.abs(ideal - intended)
+        err = (lin_err + own_err + sum_err) * SLACK + dev
+        mag = np.abs(intended).max(axis=0)
+        abs_err = (err + U * (np.abs(intended) + err)).max(axis=0)
+        return out, abs_err, mag
+
+    def _check_untouched(self, w_out: np.ndarray, written: np.ndarray, where: str) -> None:
+        touched = np.abs(w_out).max(axis=0) > 0
+        if np.any(touched & ~written):
+            d = int(np.flatnonzero(touched & ~written)[0])
+            raise ReadError(f"{where} writes residual dimension {self.residual[d]!r}, "
+                            "which the reach does not say it writes")
+        for d in (self.one, self.bos, self.pad):
+            if touched[d]:
+                raise ReadError(f"{where} writes the {self.residual[d]!r} dimension")
+
+    # -- decoder --------------------------------------------------------------------------------
+
+    def _decoder(self) -> None:
+        w_u, b_u = self.w["unembed.W_U"], self.w["unembed.b_U"]
+        reading = self.reach.readings[self.reach.output]
+        lin = Linear(w_u, b_u, self.reach.readings, (self.reach.output,), self.err,
+                     (self.one, self.bos, self.pad))
+        coords = _product(self.reach.readings, (self.reach.output,))
+        ev = lin.at((self.reach.output,), coords)
+        err = lin.rounding(ev)  # [P, C]
+        name, op = str(self.output.get("name", reading.name)), "unembed"
+        if reading.categorical:
+            logits = ev.value
+            k = coords[:, 0].astype(np.int64)
+            rows = np.arange(len(k))
+            win = logits[rows, k]
+            rest = logits.copy()
+            rest[rows, k] = -np.inf
+            rival = rest.argmax(axis=1) if logits.shape[1] > 1 else k
+            margin = win - (rest[rows, rival] if logits.shape[1] > 1 else -np.inf)
+            bound = err[rows, k] + (err[rows, rival] if logits.shape[1] > 1 else 0)
+            i = int(np.argmin(margin - bound))
+            self.checks.append(Check("decoder", name, op, "argmax", float(margin[i]), float(bound[i]),
+                                     f"output {reading.labels[k[i]]}", float(bound.max())))
+            return
+        x = coords[:, 0]
+        value = ev.value[:, 0]
+        listed = sorted({float(v) for v in self.output.get("values") or [] if _is_number(v)})
+        if listed:
+            pts = np.array(listed)
+            pos = np.searchsorted(pts, x)
+            lo = np.where(pos > 0, pts[np.maximum(pos - 1, 0)], -np.inf)
+            hi = np.where(pos + 1 < len(pts), pts[np.minimum(pos + 1, len(pts) - 1)], np.inf)
+            margin = np.minimum(x - (x + lo) / 2, (x + hi) / 2 - x)
+        elif self.output.get("type") == "ints":
+            margin = np.full_like(x, 0.5)
+        else:
+            margin = 1e-6 * np.maximum(1.0, np.abs(x))  # the promise: numbers within 1e-6
+        bound = err[:, 0] + np.abs(value - x)
+        i = int(np.argmin(margin - bound))
+        self.checks.append(Check("decoder", name, op, "snap", float(margin[i]), float(bound[i]),
+                                 f"output {reading.labels[i] if i < len(reading.labels) else x[i]}",
+                                 float(bound.max())))
+
+
+# -- helpers --------------------------------------------------------------------------------------
+
+
+def _product(readings: tuple[Reading, ...], ids: tuple[int, ...]) -> np.ndarray:
+    """Every combination of the readings' values: [P, len(ids)] coordinates."""
+    axes = [
+        np.arange(readings[i].size, dtype=np.float64)
+        if readings[i].categorical
+        else np.array(readings[i].numbers, dtype=np.float64)
+        for i in ids
+    ]
+    if not axes:
+        return np.zeros((1, 0))
+    grids = np.meshgrid(*axes, indexing="ij")
+    return np.stack([g.ravel() for g in grids], axis=1)
+
+
+def _intended(part: Any, coords: np.ndarray, n_out: int) -> np.ndarray:
+    """The out-dim vector the program means at each value state [Pv, O]."""
+    P = coords.shape[0]
+    if part.kind == "copy":
+        cols = np.array(part.columns, dtype=np.int64)[coords[:, 0].astype(np.int64)]
+        out = np.zeros((P, n_out))
+        out[np.arange(P), cols] = 1.0
+        return out
+    if part.kind == "number":
+        return np.array(part.columns)[coords[:, 0].astype(np.int64)][:, None]
+    return np.zeros((P, n_out))
+
+
+def _encode(reading: Reading, outputs: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """The residual values [P, O] (on dims `out`) that write each output through `reading`."""
+    column = {int(d): i for i, d in enumerate(out)}
+    P = len(outputs)
+    enc = np.zeros((P, len(out)))
+    if reading.categorical:
+        idx = outputs.astype(np.int64)
+        for v, terms in enumerate(reading.terms):
+            rows = idx == v
+            for d, c in terms:
+                enc[rows, column[d]] = c
+        return enc
+    ((d, c),) = reading.terms[0]
+    enc[:, column[d]] = outputs / c
+    return enc
+
+
+def _saturation(
+    scores: np.ndarray, errors: np.ndarray, n_special: int, single: bool = False
+) -> tuple[float, tuple[float, float, float, str], float]:
+    """One real query: group its keys' exact scores into levels (within TIE); every two adjacent
+    levels must be UNDERFLOW apart beyond both errors, and PAD keys (1..n_special-1) below BOS (0).
+    Returns eta (the selected weights' relative error, were any level on top), the weakest
+    (margin - bound, margin, bound, where) and the largest bound."""
+    order = np.argsort(-scores, kind="stable")
+    ss, ee = scores[order], errors[order]
+    level = np.cumsum(np.concatenate([[0], np.diff(ss) < -TIE]))  # per sorted key
+    starts = np.flatnonzero(np.concatenate([[True], np.diff(level) != 0]))
+    ends = np.concatenate([starts[1:], [len(ss)]])
+    lo_of = [ss[a:b].min() for a, b in zip(starts, ends)]
+    hi_of = [ss[a:b].max() for a, b in zip(starts, ends)]
+    err_of = [ee[a:b].max() for a, b in zip(starts, ends)]
+    key_level = np.empty(len(scores), dtype=np.int64)
+    key_level[order] = level
+    eta = 0.0
+    # BOS is always present, so only its level and the ones above it can hold the weight
+    for k, (a, b) in enumerate(zip(starts[: key_level[0] + 1], ends[: key_level[0] + 1])):
+        if single or b - a == 1 and k == key_level[0]:
+            continue  # one position on top (proved, or BOS alone): its weight is exactly 1
+        delta = 2 * (hi_of[k] - lo_of[k] + err_of[k]) + 8 * U * max(abs(hi_of[k]), abs(lo_of[k]))
+        eta = max(eta, math.expm1(min(delta, 50.0)) + float(gamma(b - a + 8)))
+    worst = (math.inf, math.inf, 0.0, "")
+    max_bound = 0.0
+    for k in range(len(starts) - 1):
+        m = (lo_of[k] - hi_of[k + 1]) * (1 - 4 * U) - UNDERFLOW
+        b = err_of[k] + err_of[k + 1]
+        max_bound = max(max_bound, b)
+        if m - b < worst[0]:
+            worst = (m - b, m, b, "")
+    if np.any(key_level[1:n_special] <= key_level[0]):
+        worst = (-math.inf, -1.0, 0.0, ": a PAD key scores as high as BOS")
+    return eta, worst, max_bound
+
+
+def _state_label(readings: tuple[Reading, ...], ids: tuple[int, ...], coord: np.ndarray) -> str:
+    parts = []
+    for rid, c in zip(ids, coord):
+        r = readings[rid]
+        if r.categorical:
+            parts.append(f"{r.name}={r.labels[int(c)]}")
+        else:
+            parts.append(f"{r.name}={float(c):.6g}")
+    return "(" + ", ".join(parts) + ")" if parts else "(any)"
+
+
+def _key_label(index: int, n_special: int) -> str:
+    if index == 0:
+        return "BOS"
+    if index < n_special:
+        return f"PAD at position {index}"
+    return "a real key"
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+__all__ = ["Certificate", "Check", "certify", "recheck"]

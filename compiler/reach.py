@@ -1,0 +1,286 @@
+"""What a compiled model can see at a real position: the certifier's input, stored in the model file.
+
+Every block reads the residual stream through *readings* (`compiler.blocks.Encoded`): a categorical
+reading gives, per value, the residual dimensions that are 1 for it (exactly one of them is 1 at a
+real position); a numerical reading gives one linear combination of dimensions equal to its value.
+The reach lists, in residual indices:
+
+- the readings (terms per value, the numbers a numerical reading takes, labels for people);
+- per head: its query and key readings (every combination of their values is a possible query or
+  key), and per aggregate it computes, the value reading and the out-dim vector the program means
+  for each value (`kind` "copy": one column per value; "number": the value; "width": 0 at real keys);
+- per MLP part: its hidden units, its readings and every reachable point (one value per reading),
+  with the program's output there, written through the part's out reading;
+- the output reading (what the unembedding decodes).
+
+It is what the compiler's value analysis knows (sets that may over-approximate, never under); the
+certifier (`compiler.certify`) checks the weights against it and trusts nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from compiler.blocks import Atom, Encoded, HeadSpec, MLPSpec
+from compiler.layout import Layout
+
+Terms = tuple[tuple[int, float], ...]  # (residual index, coefficient)
+
+
+@dataclass(frozen=True)
+class Reading:
+    name: str
+    categorical: bool
+    terms: tuple[Terms, ...]  # categorical: one per value; numerical: exactly one
+    numbers: tuple[float, ...]  # numerical: the values it takes; categorical: ()
+    labels: tuple[str, ...]  # each value, for people
+
+    @property
+    def size(self) -> int:
+        return len(self.terms) if self.categorical else len(self.numbers)
+
+
+@dataclass(frozen=True)
+class ValueReach:
+    reading: int | None  # index into Reach.readings; None: only BOS has a value
+    out: tuple[int, ...]  # residual indices written
+    kind: str  # "copy" | "number" | "width"
+    columns: tuple[float, ...]  # per value: its out column ("copy") or its number ("number")
+    default: tuple[float, ...]  # BOS's intended out vector
+
+
+@dataclass(frozen=True)
+class HeadReach:
+    layer: int
+    head: int
+    name: str
+    op: str
+    query: tuple[int, ...]
+    key: tuple[int, ...]
+    values: tuple[ValueReach, ...]
+    single: bool = False  # at most one key scores above BOS (proved by the value analysis)
+
+
+@dataclass(frozen=True)
+class MLPReach:
+    layer: int
+    name: str
+    op: str
+    hidden: tuple[int, int]  # units [start, stop) of the layer's MLP
+    readings: tuple[int, ...]
+    points: tuple[tuple[float, ...], ...]  # per reading: value index (categorical) or number
+    out: int  # the reading the output is written through
+    outputs: tuple[float, ...]  # per point: value index (categorical) or number
+
+
+@dataclass(frozen=True)
+class Reach:
+    readings: tuple[Reading, ...]
+    heads: tuple[HeadReach, ...]
+    mlps: tuple[MLPReach, ...]
+    output: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "readings": [
+                {
+                    "name": r.name,
+                    "categorical": r.categorical,
+                    "terms": [[list(t) for t in terms] for terms in r.terms],
+                    "numbers": list(r.numbers),
+                    "labels": list(r.labels),
+                }
+                for r in self.readings
+            ],
+            "heads": [
+                {
+                    "layer": h.layer,
+                    "head": h.head,
+                    "name": h.name,
+                    "op": h.op,
+                    "query": list(h.query),
+                    "key": list(h.key),
+                    "values": [
+                        {
+                            "reading": v.reading,
+                            "out": list(v.out),
+                            "kind": v.kind,
+                            "columns": list(v.columns),
+                            "default": list(v.default),
+                        }
+                        for v in h.values
+                    ],
+                    "single": h.single,
+                }
+                for h in self.heads
+            ],
+            "mlps": [
+                {
+                    "layer": m.layer,
+                    "name": m.name,
+                    "op": m.op,
+                    "hidden": list(m.hidden),
+                    "readings": list(m.readings),
+                    # column-major: one list per reading, then the outputs
+                    "points": [list(col) for col in zip(*m.points)] if m.points else [],
+                    "out": m.out,
+                    "outputs": list(m.outputs),
+                }
+                for m in self.mlps
+            ],
+            "output": self.output,
+        }
+
+    @staticmethod
+    def from_json(obj: dict[str, Any]) -> Reach:
+        """The inverse of to_json; KeyError/TypeError/ValueError on a malformed object."""
+        readings = tuple(
+            Reading(
+                str(r["name"]),
+                bool(r["categorical"]),
+                tuple(tuple((int(i), float(c)) for i, c in terms) for terms in r["terms"]),
+                tuple(float(x) for x in r["numbers"]),
+                tuple(str(x) for x in r["labels"]),
+            )
+            for r in obj["readings"]
+        )
+        heads = tuple(
+            HeadReach(
+                int(h["layer"]),
+                int(h["head"]),
+                str(h["name"]),
+                str(h["op"]),
+                tuple(int(i) for i in h["query"]),
+                tuple(int(i) for i in h["key"]),
+                tuple(
+                    ValueReach(
+                        None if v["reading"] is None else int(v["reading"]),
+                        tuple(int(i) for i in v["out"]),
+                        str(v["kind"]),
+                        tuple(float(x) for x in v["columns"]),
+                        tuple(float(x) for x in v["default"]),
+                    )
+                    for v in h["values"]
+                ),
+                bool(h.get("single", False)),
+            )
+            for h in obj["heads"]
+        )
+        mlps = []
+        for m in obj["mlps"]:
+            cols = [tuple(float(x) for x in col) for col in m["points"]]
+            points = tuple(zip(*cols)) if cols else ()
+            mlps.append(
+                MLPReach(
+                    int(m["layer"]),
+                    str(m["name"]),
+                    str(m["op"]),
+                    (int(m["hidden"][0]), int(m["hidden"][1])),
+                    tuple(int(i) for i in m["readings"]),
+                    points,
+                    int(m["out"]),
+                    tuple(float(x) for x in m["outputs"]),
+                )
+            )
+        return Reach(readings, heads, tuple(mlps), int(obj["output"]))
+
+
+class ReachBuilder:
+    """Collects readings (each stored once) while assembly walks the scheduled blocks."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+        self.readings: list[Reading] = []
+        self._ids: dict[Encoded, int] = {}
+        self.heads: list[HeadReach] = []
+        self.mlps: list[MLPReach] = []
+
+    def reading(self, enc: Encoded) -> int:
+        if enc not in self._ids:
+            ix = self.layout.index
+            if enc.is_categorical:
+                terms = tuple(tuple((ix[d], float(c)) for d, c in t) for t in enc.one_hot)
+                numbers: tuple[float, ...] = ()
+            else:
+                terms = (tuple((ix[d], float(c)) for d, c in enc.number),)
+                numbers = tuple(float(v) for v in enc.values)
+            labels = tuple(_label(v) for v in enc.values)
+            self._ids[enc] = len(self.readings)
+            self.readings.append(Reading(enc.name, enc.is_categorical, terms, numbers, labels))
+        return self._ids[enc]
+
+    def head(self, layer: int, index: int, spec: HeadSpec) -> None:
+        if spec.domain is None:
+            raise ValueError(f"head {spec.name!r} has no domain for the certifier")
+        d = spec.domain
+        values = []
+        for part in d.parts:
+            out = tuple(self.layout.index[dim] for dim in part.out_dims)
+            reading = None if part.reading is None else self.reading(part.reading)
+            columns: tuple[float, ...] = ()
+            if part.kind == "copy" and part.reading is not None:
+                columns = tuple(float(part.intended(v).argmax()) for v in part.reading.values)
+            elif part.kind == "number" and part.reading is not None:
+                columns = tuple(_number_values(part.reading))
+            values.append(
+                ValueReach(
+                    reading, out, part.kind, columns, tuple(part.intended_default().tolist())
+                )
+            )
+        self.heads.append(
+            HeadReach(
+                layer,
+                index,
+                spec.name,
+                spec.op,
+                tuple(self.reading(e) for e in d.query),
+                tuple(self.reading(e) for e in d.key),
+                tuple(values),
+                d.single,
+            )
+        )
+
+    def mlp(self, layer: int, start: int, spec: MLPSpec) -> None:
+        if spec.domain is None:
+            raise ValueError(f"MLP {spec.name!r} has no domain for the certifier")
+        d = spec.domain
+        readings = tuple(self.reading(e) for e in d.readings)
+        points = tuple(
+            tuple(_coordinate(e, v) for e, v in zip(d.readings, point, strict=True))
+            for point in d.points
+        )
+        outputs = tuple(_coordinate(d.out, v) for v in d.outputs)
+        self.mlps.append(
+            MLPReach(
+                layer,
+                spec.name,
+                spec.op,
+                (start, start + spec.hidden),
+                readings,
+                points,
+                self.reading(d.out),
+                outputs,
+            )
+        )
+
+    def build(self, output: Encoded) -> Reach:
+        out = self.reading(output)
+        return Reach(tuple(self.readings), tuple(self.heads), tuple(self.mlps), out)
+
+
+def _coordinate(enc: Encoded, value: Atom) -> float:
+    """A point's coordinate on a reading: the value's index (categorical) or its number."""
+    if enc.is_categorical:
+        return float(enc.index_of(value))
+    return float(value)
+
+
+def _number_values(enc: Encoded) -> Sequence[float]:
+    """The number each value of a reading stands for (a categorical reading of numbers too)."""
+    return [float(v) for v in enc.values]
+
+
+def _label(v: Atom) -> str:
+    return repr(v) if isinstance(v, str) else str(v)

@@ -1,0 +1,59 @@
+"""How a model's certificate (compiler.certify, stored in the file's metadata) reads to a person."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def _ratio(check: dict[str, Any]) -> float:
+    return float(check["ratio"])
+
+
+def _fmt(x: Any) -> str:
+    value = float(x)
+    if math.isinf(value):
+        return "inf"
+    return f"{value:.3g}"
+
+
+def summary_line(certificate: dict[str, Any] | None) -> str:
+    """One line: proved or not, and the weakest decision."""
+    if not certificate:
+        return "certificate: none (compiled before certificates existed)"
+    if certificate.get("errors"):
+        return f"certificate: NOT proved: {certificate['errors'][0]}"
+    checks = certificate.get("checks", [])
+    if not checks:
+        return "certificate: no decision to check"
+    weakest = min(checks, key=_ratio)
+    failed = [c for c in checks if not float(c["margin"]) > float(c["bound"])]
+    where = (
+        f"{weakest['sublayer']} ({weakest['block']}), {weakest['kind']} at {weakest['where']}: "
+        f"margin {_fmt(weakest['margin'])} vs float32 error bound {_fmt(weakest['bound'])}"
+    )
+    if failed:
+        return (
+            f"certificate: NOT proved: {len(failed)} of {len(checks)} blocks have a decision whose "
+            f"margin is not above its worst-case float32 error; weakest: {where}"
+        )
+    return (
+        f"certificate: every decision proved for any float32 evaluation order "
+        f"(weakest margin/bound {_fmt(weakest['ratio'])}: {where})"
+    )
+
+
+def table_lines(certificate: dict[str, Any] | None) -> list[str]:
+    """Per block: the sublayer, the variable, the decision kind, smallest margin, its bound, ratio."""
+    if not certificate or not certificate.get("checks"):
+        return [summary_line(certificate)]
+    lines = [summary_line(certificate), ""]
+    lines.append(f"{'sublayer':<16}{'block':<24}{'decision':<9}{'margin':>10}{'bound':>11}{'ratio':>10}")
+    for c in certificate["checks"]:
+        ok = float(c["margin"]) > float(c["bound"])
+        block = c["block"] if len(c["block"]) <= 22 else c["block"][:21] + "…"
+        lines.append(
+            f"{c['sublayer']:<16}{block:<24}{c['kind']:<9}{_fmt(c['margin']):>10}"
+            f"{_fmt(c['bound']):>11}{_fmt(c['ratio']):>10}{'' if ok else '  NOT PROVED'}"
+        )
+    return lines
