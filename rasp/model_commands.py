@@ -1,5 +1,5 @@
-"""The model commands of the CLI: compile, run --model, verify, show, draw, export, and the text and
-JSON renderings of verify's report.
+"""The model commands of the CLI: compile, run --model, verify, show, draw, export (verify's report
+is rendered by `rasp.verify_text`).
 
 `rasp.cli` parses the arguments (token lists already parsed) and calls one `cmd_*(args) -> exit code`
 here. Each handler imports the compiler or torch only if it needs them (`show` and `export` never load
@@ -13,18 +13,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rasp.errors import ErrorKind, RaspError, Source
-
-if TYPE_CHECKING:
-    from rasp.verify import VerifyReport
 
 
 def _usage_error(command: str, message: str) -> int:
@@ -86,6 +82,16 @@ def compile_sop(sop: Any, name: str, source: Source, vocab: Sequence[Any], max_l
     import compiler
 
     return compiler.compile_sop(sop, list(vocab), max_len, name=name, source=source, causal=causal)
+
+
+def in_memory_model(compiled: Any, device: str = "cpu") -> Any:
+    """The torch runtime's model of a freshly compiled one, without writing a file (the same checks
+    as loading its file)."""
+    import transformer
+
+    _check_device(device)
+    with runtime_errors("the compiled model"):
+        return transformer.from_tensors(compiled.weights, compiled.metadata, device)
 
 
 def _check_writable(path: str | Path | None) -> None:
@@ -159,6 +165,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from rasp import verify as v
+    from rasp.verify_orders import check_model
+    from rasp.verify_text import format_failure, format_success, report_json
 
     plan = v.plan_inputs(args.vocab, args.max_len, args.exhaustive_len, args.samples, args.seed)
     if plan.total == 0:
@@ -170,28 +178,24 @@ def cmd_verify(args: argparse.Namespace) -> int:
         # Thousands of tiny batches: intra-op threads only add synchronisation (measured 4-15x slower
         # with 2 threads on a busy 2-core machine).
         torch.set_num_threads(1)
-    with tempfile.TemporaryDirectory() as tmp:
-        if args.model is not None:
-            model = _load_model(args.model, args.device)
-            _warn_if_other_source(args.model, model.meta.raw, source)
-            known = {json.dumps(t) for t in model.meta.raw["vocab"]["tokens"]}
-            unknown = [t for t in args.vocab if json.dumps(t) not in known]
-            if unknown:
-                raise RaspError(f"--vocab token {json.dumps(unknown[0])} is not in the vocabulary of "
-                                f"{args.model} ({json.dumps(model.meta.raw['vocab']['tokens'])})",
-                                hint="verify over the model's vocabulary, or recompile", kind=ErrorKind.IO)
-            if args.max_len > model.max_len:
-                raise RaspError(f"--max-len {args.max_len} is longer than {args.model} accepts "
-                                f"({model.max_len})", kind=ErrorKind.IO)
-        else:
-            path = Path(tmp) / "verify.safetensors"
-            compiled = compile_sop(sop, name, source, args.vocab, args.max_len)
-            compiled.save(path)
-            model = _load_model(path, args.device)
-        nodes = nodes_by_residual_name(sop)
-        progress = _progress_line if sys.stderr.isatty() and plan.total > 2000 else None
-        with runtime_errors(args.model or "the compiled model"):
-            report = v.verify(sop, model, plan, progress=progress, nodes=nodes)
+    if args.model is not None:
+        model = _load_model(args.model, args.device)
+        _warn_if_other_source(args.model, model.meta.raw, source)
+        known = {json.dumps(t) for t in model.meta.raw["vocab"]["tokens"]}
+        unknown = [t for t in args.vocab if json.dumps(t) not in known]
+        if unknown:
+            raise RaspError(f"--vocab token {json.dumps(unknown[0])} is not in the vocabulary of "
+                            f"{args.model} ({json.dumps(model.meta.raw['vocab']['tokens'])})",
+                            hint="verify over the model's vocabulary, or recompile", kind=ErrorKind.IO)
+        if args.max_len > model.max_len:
+            raise RaspError(f"--max-len {args.max_len} is longer than {args.model} accepts "
+                            f"({model.max_len})", kind=ErrorKind.IO)
+    else:
+        model = in_memory_model(compile_sop(sop, name, source, args.vocab, args.max_len), args.device)
+    nodes = nodes_by_residual_name(sop)
+    progress = _progress_line if sys.stderr.isatty() and plan.total > 2000 else None
+    with runtime_errors(args.model or "the compiled model"):
+        report = check_model(sop, model, plan, progress=progress, nodes=nodes)
     if progress is not None:
         print("\r\033[K", end="", file=sys.stderr)
     what = f"{args.file} `{name}`"
@@ -269,116 +273,3 @@ def cmd_draw(args: argparse.Namespace) -> int:
     for line in lines:
         print(line)
     return 0
-
-
-# ------------------------------------------------------------------------------------------------
-# Rendering verify's report
-
-
-def show_tokens(tokens: Sequence[Any]) -> str:
-    """`"abc"` when every token is one character, else the JSON list."""
-    if tokens and all(isinstance(t, str) and len(t) == 1 for t in tokens):
-        return '"' + "".join(tokens) + '"'
-    return json.dumps(list(tokens))
-
-
-def show_values(values: Sequence[Any]) -> str:
-    return "[" + ", ".join(_value_text(v) for v in values) + "]"
-
-
-def format_success(report: VerifyReport, what: str) -> str:
-    """What was covered, for a passing report (stdout)."""
-    plan = report.plan
-    lines = [f"verified {what}: model == interpreter on {report.checked:,} inputs"]
-    if plan.exhaustive_len:
-        lines.append(f"  exhaustive: every input of length 1..{plan.exhaustive_len} over "
-                     f"{len(plan.vocab)} tokens ({plan.exhaustive_count:,} inputs)")
-    if plan.sampled_lengths is not None:
-        lo, hi = plan.sampled_lengths
-        lines.append(f"  sampled:    {plan.sample_count:,} random inputs of length {lo}..{hi} (seed {plan.seed})")
-    elif plan.exhaustive_len >= plan.max_len:
-        lines.append(f"  complete:   every input up to the maximum length {plan.max_len} was checked")
-    lines.append(f"  skipped:    {_skipped_text(report)}")
-    return "\n".join(lines)
-
-
-def format_failure(report: VerifyReport, what: str) -> str:
-    """The first failing input and the first divergence, for a failing report (stderr)."""
-    first = report.first_failure
-    if first is None:  # a passing report
-        return format_success(report, what)
-    lines = [
-        (f"error: verification failed for {what}: model and interpreter disagree on "
-         f"{report.failures:,} of {report.checked:,} inputs"),
-        (f"  first failing input: {show_tokens(first.tokens)} (length {len(first.tokens)}), "
-         f"first wrong position {first.position}"),
-        f"    interpreter: {show_values(first.interpreter)}",
-        f"    model:       {show_values(first.model)}",
-    ]
-    div = report.divergence
-    if div is None:
-        lines.append("  the residual stream could not be decoded to locate the divergence")
-    elif div.sublayer == "unembed":
-        lines.append(f"  every materialised variable agrees; the output `{div.variable}` goes wrong in the "
-                     f"unembedding (position {div.position})")
-    else:
-        lines += [
-            f"  first divergence: variable `{div.variable}`"
-            + (f" = {div.operation}" if div.operation and div.operation != div.variable else "")
-            + f", {div.where}, position {div.position}",
-            f"    interpreter: {_value_text(div.interpreter)}",
-            f"    model:       {_value_text(div.model) if div.model is not None else '(no value: every dim < 0.5)'}",
-        ]
-    lines.append(f"  skipped:    {_skipped_text(report)}")
-    return "\n".join(lines)
-
-
-def report_json(report: VerifyReport) -> dict[str, Any]:
-    """The `--json` report: one JSON object (NaN and infinities become strings)."""
-    return _finite(_report_dict(report))
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
-
-def _report_dict(report: VerifyReport) -> dict[str, Any]:
-    plan, first, div = report.plan, report.first_failure, report.divergence
-    return {
-        "ok": report.ok,
-        "checked": report.checked,
-        "failures": report.failures,
-        "skipped": report.skipped,
-        "skipped_example": None if report.skipped_example is None else
-        {"input": list(report.skipped_example[0]), "error": report.skipped_example[1]},
-        "exhaustive": {"max_len": plan.exhaustive_len, "inputs": plan.exhaustive_count},
-        "sampled": {"inputs": plan.sample_count, "lengths": plan.sampled_lengths and list(plan.sampled_lengths),
-                    "seed": plan.seed},
-        "lengths": sorted(report.lengths),
-        "vocab": list(plan.vocab),
-        "max_len": plan.max_len,
-        "first_failure": None if first is None else {
-            "input": list(first.tokens), "position": first.position,
-            "model": list(first.model), "interpreter": list(first.interpreter)},
-        "divergence": None if div is None else {
-            "variable": div.variable, "operation": div.operation, "layer": div.layer,
-            "sublayer": div.sublayer, "position": div.position, "model": div.model,
-            "interpreter": div.interpreter},
-    }
-
-
-def _skipped_text(report: VerifyReport) -> str:
-    if not report.skipped:
-        return "none (the interpreter ran on every input)"
-    tokens, message = report.skipped_example or ((), "")
-    return (f"{report.skipped:,} inputs where the interpreter fails, e.g. {show_tokens(tokens)}: {message}")
-
-
-def _value_text(value: Any) -> str:
-    return f"{value:.6g}" if isinstance(value, float) else str(value)

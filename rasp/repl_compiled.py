@@ -15,7 +15,6 @@ from __future__ import annotations
 import difflib
 import json
 import re
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,15 +92,11 @@ class CompiledView:
             raise _Refusal("VOCAB is empty; give at least one token")
         max_len = _positive(max_text, "MAX_LEN") if max_text else max(MIN_MAX_LEN, len(example))
 
-        import transformer
-        from rasp.model_commands import compile_sop, nodes_by_residual_name, runtime_errors
+        from rasp.model_commands import compile_sop, in_memory_model, nodes_by_residual_name
 
         source = Source("<repl>", session.source_text)
         compiled = compile_sop(sop, name, source, vocab, max_len)
-        with tempfile.TemporaryDirectory() as tmp, runtime_errors(f"`{name}`"):
-            path = Path(tmp) / "repl.safetensors"
-            compiled.save(path)
-            model = transformer.load(str(path), "cpu")
+        model = in_memory_model(compiled, "cpu")
         self.current = CompiledState(
             name, sop, tuple(vocab), max_len, model, nodes_by_residual_name(sop)
         )
@@ -137,8 +132,9 @@ class CompiledView:
     # -- :residual ------------------------------------------------------------------------------
 
     def _residual(self, rest: str, session: ReplSession) -> str:
-        from rasp.model_commands import runtime_errors, show_tokens
+        from rasp.model_commands import runtime_errors
         from rasp.verify import NON_FINITE, decode_checkpoints, operation_of, same_value
+        from rasp.verify_text import show_tokens
 
         state = self._state()
         tokens = self._input(rest, session)
@@ -194,7 +190,9 @@ class CompiledView:
         import torch
 
         from rasp import verify as v
-        from rasp.model_commands import format_failure, format_success, runtime_errors
+        from rasp.model_commands import runtime_errors
+        from rasp.verify_orders import check_model
+        from rasp.verify_text import format_failure, format_success
 
         state = self._state()
         k = (
@@ -207,7 +205,7 @@ class CompiledView:
         torch.set_num_threads(1)  # tiny batches: threads only add overhead (see rasp verify)
         try:
             with runtime_errors(f"`{state.name}`"):
-                report = v.verify(state.sop, state.model, plan, nodes=state.nodes)
+                report = check_model(state.sop, state.model, plan, nodes=state.nodes)
         finally:
             torch.set_num_threads(threads)
         what = f"`{state.name}`"
@@ -346,7 +344,7 @@ def _values_text(values: Sequence[Any]) -> str:
 
 
 def _tokens_text(tokens: Any) -> str:
-    from rasp.model_commands import show_tokens
+    from rasp.verify_text import show_tokens
 
     return show_tokens(list(tokens)) if tokens else json.dumps([])
 

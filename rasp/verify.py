@@ -21,7 +21,7 @@ import math
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -36,6 +36,9 @@ from rasp.sops import (
     TokensSOp,
     walk,
 )
+
+if TYPE_CHECKING:
+    from rasp.verify_orders import OrderReport
 
 DEFAULT_BUDGET = 20_000  # exhaustive inputs checked when --exhaustive-len is not given
 OUTPUT_REL_TOL = 1e-6  # the compiler's promise for numbers in the decoded output
@@ -165,10 +168,15 @@ class VerifyReport:
     first_failure: Mismatch | None = None
     divergence: Divergence | None = None
     lengths: set[int] = field(default_factory=set)
+    orders: OrderReport | None = None  # the evaluation-order sweep (rasp.verify_orders), if run
+    # The certificate re-check: lines printed after the others when non-empty; None: not checked.
+    certificate_lines: tuple[str, ...] = ()
+    certificate_ok: bool | None = None
 
     @property
     def ok(self) -> bool:
-        return self.failures == 0
+        orders_ok = self.orders is None or self.orders.ok
+        return self.failures == 0 and orders_ok and self.certificate_ok is not False
 
 
 def verify(sop: SOp, model: RuntimeModel, plan: InputPlan, *, batch_size: int = 256,

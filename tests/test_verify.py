@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from rasp.model_commands import format_failure, format_success, report_json
+from rasp.verify_text import format_failure, format_success, report_json
 from rasp.sops import (
     AggregateSOp,
     Comparison,

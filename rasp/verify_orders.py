@@ -1,0 +1,304 @@
+"""`rasp verify`'s evaluation-order sweep: does the model decode the same under every order?
+
+float32 sums round differently with the batch size (blocking), the thread count (how a reduction is
+split), the device and the BLAS build, so a model can pass one batched comparison and still be wrong
+for a single input under 2 threads. `sweep_orders` runs the model on a bounded subset of the plan's
+inputs under every `RunConfig`: CPU with 1 and 2 intra-op threads; CUDA without TF32 when a device is
+present; float32 and a float64 copy of the same weights (`CompiledTransformer.to`); unbatched and in
+padded batches of mixed lengths. Every run's decoded output must equal the reference run's (the first
+config) and the interpreter's; the smallest **decoder margin** seen in any run (how far a logit is
+from changing the decoded value, see `_margins`) is reported beside the verdict.
+
+`check_model` is what the CLI and the REPL call: the input comparison of `rasp.verify.verify`, then
+this sweep, then (a marked place) the certificate re-check. Torch is imported inside functions only:
+the `rasp` package never imports it at import time.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rasp.errors import RaspError
+from rasp.sops import Evaluator, Node, SOp
+from rasp.verify import (
+    NON_FINITE,
+    InputPlan,
+    Progress,
+    RuntimeModel,
+    VerifyReport,
+    meta_dict,
+    same_value,
+    verify,
+)
+
+SWEEP_FIRST = 128  # the plan's first inputs (the shortest, exhaustive ones) are always swept
+SWEEP_SAMPLED = 128  # then this many of the rest, drawn with the plan's seed
+THREADS = (1, 2)  # CPU intra-op thread counts; fixed, so the report reads the same on any machine
+BATCH_SIZES = (1, 2, 7, 64, 256)  # 1: unbatched; larger ones mix lengths (padding)
+DTYPES = ("float32", "float64")
+MARGIN_TIE = 1e-6  # margins this close (relative) count as equal when locating the smallest
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One way of evaluating the model."""
+
+    device: str  # "cpu" or "cuda"
+    dtype: str  # "float32" or "float64"
+    threads: int | None  # torch intra-op threads on CPU; None on CUDA
+    batch_size: int  # 1: one input per forward
+
+    def describe(self) -> str:
+        threads = "" if self.threads is None else f", {self.threads} thread{'s' * (self.threads > 1)}"
+        batch = "unbatched" if self.batch_size == 1 else f"batches of {self.batch_size}"
+        return f"{self.device} {self.dtype}{threads}, {batch}"
+
+
+@dataclass(frozen=True)
+class Margin:
+    """The smallest decoder margin seen, and the first run, input and position showing it."""
+
+    value: float
+    config: RunConfig
+    tokens: tuple[Any, ...]
+    position: int
+    kind: str  # what the margin measures (see `margin_kind`)
+
+
+@dataclass(frozen=True)
+class OrderMismatch:
+    """A run whose output differs from the reference run's or from the interpreter's."""
+
+    config: RunConfig
+    tokens: tuple[Any, ...]
+    position: int
+    got: Any
+    reference: Any  # the reference run's value at that position
+    interpreter: Any | None  # None: the interpreter fails on this input
+
+
+@dataclass(frozen=True)
+class OrderReport:
+    configs: tuple[RunConfig, ...]  # configs[0] is the reference run
+    inputs: int  # inputs swept
+    first: int  # of which the plan's first `first`
+    sampled: int  # and `sampled` drawn from the rest with `seed`
+    seed: int
+    of: int  # inputs in the plan
+    margin: Margin | None  # None: a float output without listed values has no decision boundary
+    mismatches: int  # (run, input) pairs that disagree with the reference run or the interpreter
+    runs_disagreeing: int
+    inputs_disagreeing: int
+    first_mismatch: OrderMismatch | None
+
+    @property
+    def ok(self) -> bool:
+        return self.mismatches == 0
+
+
+def check_model(sop: SOp, model: RuntimeModel, plan: InputPlan, *, progress: Progress | None = None,
+                nodes: Mapping[str, Node] | None = None, sweep: bool = True) -> VerifyReport:
+    """What `rasp verify` and the REPL's `:verify` run: compare every input of `plan` with the
+    interpreter (`rasp.verify.verify`), then sweep evaluation orders over a subset of them."""
+    report = verify(sop, model, plan, progress=progress, nodes=nodes)
+    if sweep:
+        report.orders = sweep_orders(sop, model, plan)
+    # CERTIFICATE: re-check the certificate stored in the file here (`compiler.certify.recheck`),
+    # setting `report.certificate_lines` (printed after the other lines) and `report.certificate_ok`.
+    return report
+
+
+def sweep_inputs(plan: InputPlan, first: int = SWEEP_FIRST, sampled: int = SWEEP_SAMPLED
+                 ) -> tuple[list[list[Any]], int, int]:
+    """The plan's first `first` inputs, then `sampled` of the rest (seeded, in plan order)."""
+    inputs = list(plan.inputs())
+    head, rest = inputs[:first], inputs[first:]
+    picked = sorted(random.Random(plan.seed).sample(range(len(rest)), min(sampled, len(rest))))
+    return head + [rest[i] for i in picked], len(head), len(picked)
+
+
+def run_configs(cuda: bool) -> tuple[RunConfig, ...]:
+    """Every config, the reference (cpu float32, 1 thread, unbatched) first."""
+    configs = [RunConfig("cpu", dtype, threads, size)
+               for dtype in DTYPES for threads in THREADS for size in BATCH_SIZES]
+    if cuda:
+        configs += [RunConfig("cuda", dtype, None, size) for dtype in DTYPES for size in BATCH_SIZES]
+    return tuple(configs)
+
+
+def sweep_orders(sop: SOp, model: Any, plan: InputPlan, *, first: int = SWEEP_FIRST,
+                 sampled: int = SWEEP_SAMPLED, cuda: bool | None = None) -> OrderReport:
+    """Run `model` (a `transformer.CompiledTransformer`) on a subset of `plan` under every config."""
+    import torch
+
+    inputs, n_first, n_sampled = sweep_inputs(plan, first, sampled)
+    wanted = [_interpret(sop, tokens) for tokens in inputs]
+    configs = run_configs(torch.cuda.is_available() if cuda is None else cuda)
+    output = dict(meta_dict(model)["output"])
+    reference: list[list[Any]] = []
+    margins: list[tuple[RunConfig, int, np.ndarray]] = []  # (config, input, margin per position)
+    mismatches, disagreeing, bad_inputs, first_bad = 0, 0, set(), None
+    variants: dict[tuple[str, str], Any] = {}
+    for config in configs:
+        key = (config.device, config.dtype)
+        if key not in variants:
+            variants[key] = _variant(model, *key)
+        with _evaluation(config):
+            outputs, lows = _run(variants[key], config, inputs, output, plan.seed)
+        reference = reference or outputs
+        bad_here = 0
+        for i, got in enumerate(outputs):
+            if (low := lows[i]) is not None and len(low):
+                margins.append((config, i, low))
+            bad = _first_wrong(got, reference[i], wanted[i])
+            if bad is not None:
+                bad_here += 1
+                bad_inputs.add(i)
+                if first_bad is None:
+                    want = wanted[i]
+                    first_bad = OrderMismatch(config, tuple(inputs[i]), bad, _at(got, bad),
+                                              _at(reference[i], bad), None if want is None else _at(want, bad))
+        mismatches += bad_here
+        disagreeing += bad_here > 0
+    return OrderReport(configs, len(inputs), n_first, n_sampled, plan.seed, plan.total,
+                       _smallest(margins, inputs, output), mismatches, disagreeing, len(bad_inputs),
+                       first_bad)
+
+
+def margin_kind(output: Mapping[str, Any]) -> str | None:
+    """What the decoder margin measures for this output (None: no decision boundary)."""
+    if output.get("encoding") == "categorical":
+        return "top logit - second logit"
+    points = len({float(v) for v in output.get("values") or ()})
+    if points:
+        return "half the gap to the nearest other listed value - distance to the snapped one" if points > 1 else None
+    return {"ints": "0.5 - distance to the nearest int", "bools": "distance from 0.5"}.get(
+        str(output.get("type")))
+
+
+# ------------------------------------------------------------------------------------------------
+# Running one config
+
+
+def _variant(model: Any, device: str, dtype: str) -> Any:
+    import torch
+
+    torch_dtype = {"float32": torch.float32, "float64": torch.float64}[dtype]
+    if model.device.type == device and model.dtype == torch_dtype:
+        return model
+    return model.to(device, torch_dtype)
+
+
+@contextmanager
+def _evaluation(config: RunConfig) -> Iterator[None]:
+    """Threads for a CPU run, TF32 off for a CUDA run; the previous settings restored after."""
+    import torch
+
+    threads = torch.get_num_threads()
+    tf32 = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    try:
+        if config.threads is not None:
+            torch.set_num_threads(config.threads)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = tf32
+
+
+def _run(model: Any, config: RunConfig, inputs: list[list[Any]], output: Mapping[str, Any],
+         seed: int) -> tuple[list[list[Any]], list[np.ndarray | None]]:
+    """Decoded outputs and each input's margins (per position) under `config`."""
+    order = list(range(len(inputs)))
+    if config.batch_size > 1:  # mixed lengths in every batch, so padding is exercised
+        random.Random(seed * 1_000_003 + config.batch_size).shuffle(order)
+    outputs: list[list[Any]] = [[] for _ in inputs]
+    lows: list[np.ndarray | None] = [None] * len(inputs)
+    for start in range(0, len(order), config.batch_size):
+        chunk = order[start : start + config.batch_size]
+        ids, lengths = model.encode([inputs[i] for i in chunk])
+        logits = model.forward(ids).detach().cpu().double().numpy()  # [batch, pos, d_vocab_out]
+        for row, (i, n) in enumerate(zip(chunk, lengths, strict=True)):
+            try:
+                outputs[i] = model.meta.output.decode(logits[row : row + 1], [n])[0]
+            except ArithmeticError:  # NaN or infinite logits: a failure, never a crash
+                outputs[i] = [NON_FINITE] * n
+                continue
+            lows[i] = _margins(output, logits[row, 1 : n + 1], outputs[i])
+    return outputs, lows
+
+
+def _margins(output: Mapping[str, Any], at: np.ndarray, decoded: Sequence[Any]) -> np.ndarray | None:
+    """Per position: how far the logits are from decoding another value (None: not defined).
+
+    categorical: top logit - second logit. Numerical with listed values: half the gap between the
+    snapped value and its nearest other listed value, minus the logit's distance to the snapped
+    value. ints without a list: 0.5 - |x - round(x)|; bools without a list: |x - 0.5|."""
+    if output.get("encoding") == "categorical":
+        if at.shape[1] < 2:
+            return None
+        top2 = np.partition(at, -2, axis=1)[:, -2:]
+        return top2[:, 1] - top2[:, 0]
+    x = at[:, 0]
+    points = np.array(sorted({float(v) for v in output.get("values") or ()}))
+    if len(points) == 1:
+        return None  # one listed value: every logit decodes to it
+    if len(points) >= 2:
+        snapped = np.array([float(v) for v in decoded])
+        k = np.searchsorted(points, snapped)
+        below = np.where(k > 0, snapped - points[np.maximum(k - 1, 0)], np.inf)
+        above = np.where(k + 1 < len(points), points[np.minimum(k + 1, len(points) - 1)] - snapped, np.inf)
+        return np.minimum(below, above) / 2 - np.abs(x - snapped)
+    if output.get("type") == "ints":
+        return 0.5 - np.abs(x - np.round(x))
+    if output.get("type") == "bools":
+        return np.abs(x - 0.5)
+    return None
+
+
+# ------------------------------------------------------------------------------------------------
+# Comparing and summarising
+
+
+def _interpret(sop: SOp, tokens: list[Any]) -> list[Any] | None:
+    try:
+        return list(Evaluator(tokens).value(sop).values)  # type: ignore[union-attr]
+    except RaspError:
+        return None
+
+
+def _first_wrong(got: list[Any], reference: list[Any], want: list[Any] | None) -> int | None:
+    """The first position where `got` differs from the reference run or the interpreter."""
+    for other in (reference, want):
+        if other is None:
+            continue
+        if len(got) != len(other):
+            return min(len(got), len(other))
+    for pos, g in enumerate(got):
+        if not same_value(g, reference[pos]) or (want is not None and not same_value(g, want[pos])):
+            return pos
+    return None
+
+
+def _at(values: Sequence[Any], pos: int) -> Any:
+    return values[pos] if pos < len(values) else None
+
+
+def _smallest(margins: list[tuple[RunConfig, int, np.ndarray]], inputs: list[list[Any]],
+              output: Mapping[str, Any]) -> Margin | None:
+    """The smallest margin, located at the FIRST (run, input, position) within MARGIN_TIE of it, so
+    float32 noise between equal margins cannot move the reported place from machine to machine."""
+    kind = margin_kind(output)
+    if not margins or kind is None:
+        return None
+    low = min(float(m.min()) for *_, m in margins)
+    tie = low + MARGIN_TIE * max(1.0, abs(low))
+    config, i, values = next(entry for entry in margins if float(entry[2].min()) <= tie)
+    return Margin(low, config, tuple(inputs[i]), int(np.argmax(values <= tie)), kind)
