@@ -37,10 +37,12 @@ from rasp.verify import (
     verify,
 )
 
+# Bounded: each config runs every swept input, unbatched too (one forward each), and a 2-thread
+# forward can take milliseconds on a busy 2-core machine, where the threads wait for each other.
 SWEEP_FIRST = 128  # the plan's first inputs (the shortest, exhaustive ones) are always swept
 SWEEP_SAMPLED = 128  # then this many of the rest, drawn with the plan's seed
 THREADS = (1, 2)  # CPU intra-op thread counts; fixed, so the report reads the same on any machine
-BATCH_SIZES = (1, 2, 7, 64, 256)  # 1: unbatched; larger ones mix lengths (padding)
+BATCH_SIZES = (1, 3, 16, 128)  # 1: unbatched; larger ones mix lengths (padding)
 DTYPES = ("float32", "float64")
 MARGIN_TIE = 1e-6  # margins this close (relative) count as equal when locating the smallest
 
@@ -124,9 +126,11 @@ def sweep_inputs(plan: InputPlan, first: int = SWEEP_FIRST, sampled: int = SWEEP
 
 
 def run_configs(cuda: bool) -> tuple[RunConfig, ...]:
-    """Every config, the reference (cpu float32, 1 thread, unbatched) first."""
+    """Every config, the reference (cpu float32, 1 thread, unbatched) first; thread counts outermost,
+    since the first calls after `torch.set_num_threads` changes the count can be slow (the new
+    threads start up), seconds in all on a busy machine."""
     configs = [RunConfig("cpu", dtype, threads, size)
-               for dtype in DTYPES for threads in THREADS for size in BATCH_SIZES]
+               for threads in THREADS for dtype in DTYPES for size in BATCH_SIZES]
     if cuda:
         configs += [RunConfig("cuda", dtype, None, size) for dtype in DTYPES for size in BATCH_SIZES]
     return tuple(configs)
@@ -145,12 +149,18 @@ def sweep_orders(sop: SOp, model: Any, plan: InputPlan, *, first: int = SWEEP_FI
     margins: list[tuple[RunConfig, int, np.ndarray]] = []  # (config, input, margin per position)
     mismatches, disagreeing, bad_inputs, first_bad = 0, 0, set(), None
     variants: dict[tuple[str, str], Any] = {}
-    for config in configs:
-        key = (config.device, config.dtype)
-        if key not in variants:
-            variants[key] = _variant(model, *key)
-        with _evaluation(config):
-            outputs, lows = _run(variants[key], config, inputs, output, plan.seed)
+    with _settings_restored():
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        runs = []
+        for config in configs:
+            key = (config.device, config.dtype)
+            if key not in variants:
+                variants[key] = _variant(model, *key)
+            if config.threads is not None and config.threads != torch.get_num_threads():
+                torch.set_num_threads(config.threads)
+            runs.append((config, *_run(variants[key], config, inputs, output, plan.seed)))
+    for config, outputs, lows in runs:
         reference = reference or outputs
         bad_here = 0
         for i, got in enumerate(outputs):
@@ -196,20 +206,17 @@ def _variant(model: Any, device: str, dtype: str) -> Any:
 
 
 @contextmanager
-def _evaluation(config: RunConfig) -> Iterator[None]:
-    """Threads for a CPU run, TF32 off for a CUDA run; the previous settings restored after."""
+def _settings_restored() -> Iterator[None]:
+    """The thread count and the TF32 flags as they were, however the sweep ends."""
     import torch
 
     threads = torch.get_num_threads()
     tf32 = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
     try:
-        if config.threads is not None:
-            torch.set_num_threads(config.threads)
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
         yield
     finally:
-        torch.set_num_threads(threads)
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = tf32
 
 

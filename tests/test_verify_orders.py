@@ -37,6 +37,15 @@ ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = RunConfig("cpu", "float32", 1, 1)
 
 
+@pytest.fixture(autouse=True)
+def one_thread() -> Any:
+    """As `rasp verify` runs: torch single-threaded, except in the sweep's multi-thread runs."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def program(name: str) -> Any:
     interp = load_file(ROOT / "programs" / f"{name}.rasp")
     return interp.get(interp.last_assigned)
@@ -88,6 +97,7 @@ def test_the_sweep_covers_every_config_on_a_bounded_seeded_subset() -> None:
 def test_a_correct_model_passes_with_its_margin_and_settings_are_restored() -> None:
     sop, model = compiled("reverse", "abc", 5)
     threads = torch.get_num_threads()
+    assert threads == 1
     torch.backends.cuda.matmul.allow_tf32 = True
     try:
         report = check_model(sop, model, plan_inputs("abc", 5, samples=0))
@@ -101,10 +111,10 @@ def test_a_correct_model_passes_with_its_margin_and_settings_are_restored() -> N
     assert orders.margin is not None and orders.margin.value == pytest.approx(1.0, abs=1e-4)
     assert orders.margin.config == REFERENCE and orders.margin.tokens == ("a",)
     text = format_success(report, "reverse").splitlines()
-    assert text[4].startswith("  orders:     20 runs agree with each other and with the interpreter on "
+    assert text[4].startswith("  orders:     16 runs agree with each other and with the interpreter on "
                               "256 of the 363 inputs (first 128, then 128 sampled with seed 0)")
     assert text[5] == ("              runs: cpu x {float32, float64} x {1, 2 threads} x "
-                       "{unbatched, batches of 2, 7, 64, 256 (mixed lengths)}")
+                       "{unbatched, batches of 3, 16, 128 (mixed lengths)}")
     assert text[6] == ('  margin:     1 (top logit - second logit), the smallest in any run: input "a", '
                        "position 0, cpu float32, 1 thread, unbatched")
     data = report_json(report)["orders"]
@@ -119,18 +129,19 @@ def test_an_order_dependent_model_fails_naming_the_run_input_and_position() -> N
     report = check_model(sop, sensitive, plan_inputs("abc", 5, samples=0))
     assert report.failures == 0  # the batched comparison alone would have passed
     orders = report.orders
-    assert not report.ok and orders is not None and not orders.ok and orders.runs_disagreeing == 1
+    # unbatched, and batches of 3 whose last batch holds one input (256 = 85 * 3 + 1)
+    assert not report.ok and orders is not None and not orders.ok and orders.runs_disagreeing == 2
     bad = orders.first_mismatch
     assert bad is not None and bad.config == RunConfig("cpu", "float32", 2, 1)
     assert len(bad.tokens) >= OrderSensitive.pos and bad.position == OrderSensitive.pos - 1
     assert bad.reference == bad.interpreter == bad.tokens[::-1][bad.position] != bad.got
     lines = format_failure(report, "reverse").splitlines()
     assert lines[0] == ("error: verification failed for reverse: the model decodes differently under "
-                        f"other evaluation orders (1 of 20 runs, on {orders.inputs_disagreeing} of 256 inputs)")
+                        f"other evaluation orders (2 of 16 runs, on {orders.inputs_disagreeing} of 256 inputs)")
     assert lines[1] == (f"  first disagreement: input {json.dumps(''.join(bad.tokens))} (length "
                         f"{len(bad.tokens)}), position 1, in the run cpu float32, 2 threads, unbatched")
     assert lines[3] == f"    reference:   {bad.reference} (cpu float32, 1 thread, unbatched)"
-    assert any(line.startswith("  orders:     1 of 20 runs disagree") for line in lines)
+    assert any(line.startswith("  orders:     2 of 16 runs disagree") for line in lines)
     data = report_json(report)
     assert data["ok"] is False and data["failures"] == 0
     assert data["orders"]["first_mismatch"]["run"] == {"device": "cpu", "dtype": "float32", "threads": 2,
@@ -184,7 +195,7 @@ def test_cli_verify_reports_the_sweep_in_text_and_json(tmp_path: Path,
     path.write_text((ROOT / "programs" / "hist.rasp").read_text())
     assert main(["verify", str(path), "--vocab", "ab", "--max-len", "4"]) == 0
     out = capsys.readouterr().out
-    assert "  orders:     20 runs agree with each other and with the interpreter on every one of the 30 inputs" in out
+    assert "  orders:     16 runs agree with each other and with the interpreter on every one of the 30 inputs" in out
     assert "  margin:     0.5 (half the gap to the nearest other listed value - distance to the snapped one)" in out
     assert main(["verify", str(path), "--vocab", "ab", "--max-len", "4", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
