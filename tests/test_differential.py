@@ -23,6 +23,8 @@ from rasp.interpreter import load_file  # noqa: E402
 from rasp.sops import SOp, evaluate  # noqa: E402
 from rasp.verify import same_value  # noqa: E402
 
+pytestmark = pytest.mark.exactness  # CI reruns these under OMP_NUM_THREADS=1 and =2
+
 ROOT = Path(__file__).resolve().parents[1]
 MAX_LEN = 64
 # program -> (vocabulary, exhaustive length)

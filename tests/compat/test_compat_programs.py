@@ -80,6 +80,7 @@ def test_interpreter(capsys: pytest.CaptureFixture[str], path: Path, case: dict[
     assert same(got, case["out"]), f"got {got}, want {case['out']}"
 
 
+@pytest.mark.exactness
 @pytest.mark.parametrize(
     ("path", "name", "spec"), COMPILED, ids=[f"{p.stem}-{n or 'default'}" for p, n, _ in COMPILED]
 )

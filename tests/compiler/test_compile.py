@@ -118,6 +118,7 @@ PROGRAMS: dict[str, tuple[Callable[[], S.SOp], Sequence]] = {
 }
 
 
+@pytest.mark.exactness
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_exact_on_every_short_input_and_random_long_ones(name: str) -> None:
     make, vocab = PROGRAMS[name]
@@ -127,6 +128,7 @@ def test_exact_on_every_short_input_and_random_long_ones(name: str) -> None:
     assert check_inputs(model, root, random_inputs(list(vocab), 12, 150, seed=len(name))) > 0
 
 
+@pytest.mark.exactness
 @pytest.mark.parametrize("name", ["reverse", "hist", "sort_stable", "dyck1"])
 def test_exact_at_n_40_on_random_padded_batches(name: str) -> None:
     make, vocab = PROGRAMS[name]
@@ -139,6 +141,7 @@ def test_exact_at_n_40_on_random_padded_batches(name: str) -> None:
     assert check_inputs(model, root, inputs, batch=16) > 0
 
 
+@pytest.mark.exactness
 def test_padding_never_changes_a_real_position() -> None:
     root = B.sort_stable()
     model = compile_sop(root, list("abc"), 10)
@@ -154,6 +157,7 @@ def test_padding_never_changes_a_real_position() -> None:
     np.testing.assert_array_equal(full[-1][short, : n + 1], solo[-1][0, : n + 1])
 
 
+@pytest.mark.exactness
 def test_causal_compilation_runs_the_same_prefix_programs() -> None:
     root = B.frac_prevs()
     model = compile_sop(root, list("ab"), 8, causal=True)
@@ -279,6 +283,7 @@ def load_program(name: str) -> tuple[S.SOp, Source]:
     return sop, Source(str(path), path.read_text(encoding="utf-8"))
 
 
+@pytest.mark.exactness
 @pytest.mark.parametrize("name", sorted(p.stem for p in PROGRAM_DIR.glob("*.rasp")))
 def test_every_shipped_program_compiles_exactly(name: str) -> None:
     sop, source = load_program(name)
@@ -310,6 +315,7 @@ def test_attention_layers_within_the_papers_counts(name: str) -> None:
     assert attention_layers <= PAPER_ATTENTION_LAYERS[name]
 
 
+@pytest.mark.exactness
 @pytest.mark.slow
 @pytest.mark.parametrize("n", [64, 128, 256])
 @pytest.mark.parametrize("name", ["reverse", "hist", "sort", "double_hist", "dyck1"])
@@ -321,6 +327,7 @@ def test_exact_at_large_n(name: str, n: int) -> None:
     assert check_inputs(model, sop, inputs, batch=8) > 0
 
 
+@pytest.mark.exactness
 def test_causal_compilation_refuses_heads_that_look_ahead() -> None:
     with pytest.raises(CompileError) as err:
         compile_sop(B.reverse(), list("ab"), 5, causal=True)
@@ -338,6 +345,7 @@ def test_causal_compilation_refuses_heads_that_look_ahead() -> None:
 
 # Seeds past 40 found bugs in longer runs (a string column in a numerical view, a mean of bools mixed
 # with numbers, a failed input reached outside the guard): kept as regressions.
+@pytest.mark.exactness
 @pytest.mark.parametrize("seed", [*range(40), 219, 669, 1173, 1846, 2680, 7339])
 def test_random_programs_compile_exactly_or_are_refused(seed: int) -> None:
     """Differential fuzzing: a compiled model either agrees on every input up to length 4, or the

@@ -22,6 +22,7 @@ def _compile_text(text: str, name: str, vocab: str, n: int) -> tuple[S.SOp, Comp
     return root, compile_sop(root, list(vocab), n, name=name)
 
 
+@pytest.mark.exactness
 def test_library_count_stays_small_and_exact_at_large_n() -> None:
     """`count` is a selector_width: O(N) wide, where the original's `round(length * mean)` needs a
     table of every fraction k/n (21M parameters at N = 64, refused at 128)."""
@@ -30,6 +31,7 @@ def test_library_count_stays_small_and_exact_at_large_n() -> None:
     assert check_inputs(model, root, random_inputs("abc", 128, 64, seed=5)) == 64
 
 
+@pytest.mark.exactness
 def test_the_originals_count_is_a_context_step_mlp() -> None:
     """`round(length * mean)`: two numerical s-ops; length becomes the context of a step MLP over the
     mean instead of a table over every (length, k/n) pair."""
@@ -40,6 +42,7 @@ def test_the_originals_count_is_a_context_step_mlp() -> None:
     assert check_inputs(model, root, inputs) == len(inputs)
 
 
+@pytest.mark.exactness
 def test_the_originals_length_is_exact_at_n_256() -> None:
     """`round(1 / mean(indices == 0))`: 1/255 and 1/256 are 1.5e-5 apart, more than an absolute bound
     N * 2**-24 allows; the mean of non-negative values errs relative to itself, so it compiles."""
@@ -55,6 +58,7 @@ left = aggregate(select(indices, plus - length + indices, ==), tokens, "0");
 """
 
 
+@pytest.mark.exactness
 def test_a_select_side_with_many_values_is_read_as_the_classes_that_matter() -> None:
     """`plus - length + indices` has thousands of values (plus: a mean over every '+'); the select
     needs only which index it equals, so it is read as N + 1 classes computed from a free affine view
@@ -77,6 +81,7 @@ def test_maps_over_too_many_combinations_are_refused_fast(monkeypatch: pytest.Mo
     assert err.value.diagnostics[0].span is not None and err.value.hint
 
 
+@pytest.mark.exactness
 def test_a_categorical_aggregate_of_bools_with_the_default_0_compiles() -> None:
     """The original prints [0, T, F]: the default 0 and the copied bools are separate columns."""
     text = 'x = aggregate(select(indices, indices - 1, ==), tokens == "a");'
@@ -94,6 +99,7 @@ def test_a_categorical_aggregate_of_bools_with_the_default_0_compiles() -> None:
         )
 
 
+@pytest.mark.exactness
 def test_a_disjunction_reads_its_sops_when_their_sources_combine_in_many_more_ways() -> None:
     """hist2_bos's `(select(hist, hist, ==) and select(repeat, False, ==)) or select(indices, 0, ==)`:
     `hist` is a rounded mean; a joint reading over the means took 147M parameters at N = 16."""
