@@ -81,6 +81,9 @@ def assemble(
         specials = run_residuals(stored, config, special_ids, n_layers=index)[-1][0]
         weights.update(_attention_arrays(index, layer.heads, layout, config, specials, bounds))
         weights.update(_mlp_arrays(index, layer.mlps, layout, d_mlp))
+        stored = {k: v.astype(np.float32) for k, v in weights.items()}
+        mid = run_residuals(stored, config, special_ids, n_layers=index + 1)[2 * index + 1][0]
+        _gate_specials(weights, index, mid, layout)
         for h, head in enumerate(layer.heads):
             reach.head(index, h, head)
         start = 0
@@ -241,6 +244,22 @@ def _mlp_arrays(
         prefix + "W_out": w_out,
         prefix + "b_out": b_out,
     }
+
+
+def _gate_specials(
+    weights: dict[str, np.ndarray], index: int, specials: np.ndarray, layout: Layout
+) -> None:
+    """Switch every hidden unit off at BOS and PAD: their MLP outputs are never needed (BOS's values
+    are cancelled to the defaults), and a step bank fed their residuals would compute huge
+    garbage that grows layer after layer (up to float32 overflow). specials: [1 + N, d_model]
+    after this layer's attention; the `bos`/`pad` rows get -G, G above every unit's input there."""
+    w_in = weights[f"blocks.{index}.mlp.W_in"]
+    b_in = weights[f"blocks.{index}.mlp.b_in"]
+    pre = specials @ w_in.astype(np.float32).astype(np.float64) + b_in  # [1 + N, d_mlp]
+    size = np.abs(specials) @ np.abs(w_in) + np.abs(b_in)
+    gate = np.ceil(np.maximum(pre.max(axis=0), 0.0) + 1e-3 * size.max(axis=0) + 1.0)
+    w_in[layout.index[BOS]] -= gate
+    w_in[layout.index[PAD]] -= gate
 
 
 def _unembed(output: Encoded, layout: Layout) -> dict[str, np.ndarray]:

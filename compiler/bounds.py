@@ -37,6 +37,7 @@ class DimErrors:
     absolute: np.ndarray  # [d_model]
     relative: np.ndarray  # [d_model]
     magnitude: np.ndarray  # [d_model]
+    grid: np.ndarray  # [d_model]: every exact value is a multiple of 2^-grid (99: not dyadic)
 
     def at(self, values: np.ndarray) -> np.ndarray:
         return self.absolute + self.relative * np.abs(values)
@@ -56,7 +57,7 @@ class Evaluated:
     value: np.ndarray
     error: np.ndarray
     magnitude: np.ndarray
-    grid: np.ndarray | int = 0  # [P]: the inputs are multiples of 2^-grid (99: not dyadic)
+    grid: np.ndarray | int = 0  # [P, C]: the inputs a column reads are multiples of 2^-grid (99: not)
 
 
 class Linear:
@@ -100,8 +101,23 @@ class Linear:
         stray = [d for d in np.flatnonzero(np.abs(self.W).sum(axis=1)) if int(d) not in covered]
         if stray:
             raise ReadError(f"weights read residual dimension {int(stray[0])}, which no reading covers")
-        # Non-zero products per column (+1 for the bias): n of gamma_n.
-        self.terms = np.count_nonzero(self.W, axis=0) + 1  # [C]
+        # Products that can be non-zero per column, +1 for the bias: n of gamma_n. Adding an exact
+        # 0 is exact, so a one-hot's cold dimensions count only when they carry error.
+        nz = self.W != 0  # [d_model, C]
+        # (`bos` and `pad` are exactly 0 at real positions: their products add nothing)
+        self.terms = 1 + nz[self.one].astype(np.int64)
+        a = self.err.absolute
+        for group in self.groups:
+            for rid in group:
+                reading = self.readings[rid]
+                dims = sorted(_dims(reading, self.one))
+                if not dims:
+                    continue
+                if reading.categorical and len(group) == 1:
+                    noisy = [d for d in dims if a[d] > 0]
+                    self.terms = self.terms + nz[dims].any(axis=0) + nz[noisy].sum(axis=0)
+                else:
+                    self.terms = self.terms + nz[dims].sum(axis=0)
 
     # -- one reading ------------------------------------------------------------------------------
 
@@ -148,7 +164,8 @@ class Linear:
             xd = np.abs((x - b) / c1)  # [P]: the dim's exact value
             err = np.outer(a[d1] + r[d1] * xd, np.abs(self.W[d1]))
             size = np.outer(xd, np.abs(self.W[d1])) + err
-            return Evaluated(value, err, size, dyadic_exponent(xd))
+            reads = self.W[d1] != 0  # [C]: the columns that see this reading at all
+            return Evaluated(value, err, size, np.where(reads[None, :], dyadic_exponent(xd)[:, None], 0))
         dims = [d for d, _ in parts]
         coefs = np.array([c for _, c in parts])
         # exact = sum_d W[d]·x_d; we evaluate w·(x - b): off by sum_d (W[d] - c_d·w)·x_d
@@ -156,7 +173,10 @@ class Linear:
         err_c = np.abs(self.W[dims]).T @ (a[dims] + r[dims] * mag[dims]) + departure  # [C]
         size_c = np.abs(self.W[dims]).T @ mag[dims] + err_c
         ones = np.ones(len(x))
-        return Evaluated(value, np.outer(ones, err_c), np.outer(ones, size_c), np.full(len(x), 99))
+        reads = (self.W[dims] != 0).any(axis=0)
+        dims_grid = int(self.err.grid[dims].max()) if err_c.max(initial=0.0) == 0 else 99
+        grid = np.tile(np.where(reads, dims_grid, 0), (len(x), 1))
+        return Evaluated(value, np.outer(ones, err_c), np.outer(ones, size_c), grid)
 
     # -- a whole state --------------------------------------------------------------------------
 
@@ -168,7 +188,7 @@ class Linear:
         value = np.tile(self.W[self.one] + self.bias, (P, 1))
         error = np.zeros_like(value)
         size = np.tile(np.abs(self.W[self.one]) + np.abs(self.bias), (P, 1))
-        grid = np.zeros(P, dtype=np.int64)
+        grid = np.zeros((P, self.W.shape[1]), dtype=np.int64)
         column = {rid: k for k, rid in enumerate(reading_ids)}
         for group in self.groups:
             if len(group) == 1:
@@ -223,15 +243,19 @@ class Linear:
         value = np.where(ok.any(axis=1)[:, None], value, np.nan)
         return Evaluated(value, err, mag)
 
-    def rounding(self, ev: Evaluated) -> np.ndarray:
-        """Input error plus the float32 rounding of the dot product itself, [P, C]. A column whose
-        products all lie on one dyadic grid (x·w·2^k integers) with |sum| < 2^24 grid steps, at
-        exact inputs, is exact in any order: its rounding is 0."""
+    def own(self, ev: Evaluated) -> np.ndarray:
+        """The float32 rounding of the dot products themselves, [P, C]. A column whose products all
+        lie on one dyadic grid (x·w·2^k integers) with |sum| < 2^24 grid steps, at exact inputs,
+        is exact in any order: 0 there."""
         rounding = gamma(self.terms) * ev.magnitude
-        w_grid = np.maximum(dyadic_exponent(self.W).max(axis=0), dyadic_exponent(self.bias))  # [C]
-        steps = np.asarray(ev.grid)[..., None] + w_grid[None, :]  # [P, C]
+        w_grid = np.maximum(dyadic_exponent(self.W).max(axis=0, initial=0), dyadic_exponent(self.bias))
+        steps = np.asarray(ev.grid) + w_grid[None, :]  # [P, C]
         exact = (ev.error == 0) & (steps <= 60) & (ev.magnitude * 2.0 ** np.minimum(steps, 60) < 2.0**24)
-        return (ev.error + np.where(exact, 0.0, rounding)) * SLACK
+        return np.where(exact, 0.0, rounding)
+
+    def rounding(self, ev: Evaluated) -> np.ndarray:
+        """Input error plus the float32 rounding of the dot product itself, [P, C]."""
+        return (ev.error + self.own(ev)) * SLACK
 
 
 def dyadic_exponent(values: np.ndarray, limit: int = 40) -> np.ndarray:
@@ -257,4 +281,12 @@ def special_linear(
     value = x @ W + bias
     n = np.count_nonzero(W, axis=0) + 1
     size = (np.abs(x) + e) @ np.abs(W) + np.abs(bias)
-    return value, (e @ np.abs(W) + gamma(n) * size) * SLACK
+    # exact inputs and products on one dyadic grid within 2^24 steps: exact in any order
+    w_grid = np.maximum(dyadic_exponent(W).max(axis=0, initial=0), dyadic_exponent(bias))  # [C]
+    steps = dyadic_exponent(x).max(axis=1, initial=0)[:, None] + w_grid[None, :]  # [S, C]
+    exact = (
+        (e.max(axis=1, initial=0.0)[:, None] == 0)
+        & (steps <= 60)
+        & (size * 2.0 ** np.minimum(steps, 60) < 2.0**24)
+    )
+    return value, np.where(exact, 0.0, (e @ np.abs(W) + gamma(n) * size) * SLACK)

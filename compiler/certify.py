@@ -214,9 +214,13 @@ class _Certifier:
         real_e, real_p = w_e[:n_tok], w_pos[1 : self.max_len + 1]
         both = (np.abs(real_e).max(axis=0) > 0) & (np.abs(real_p).max(axis=0) > 0)
         mag = np.abs(real_e).max(axis=0) + np.abs(real_p).max(axis=0)
-        self.err = DimErrors(np.zeros_like(mag), np.where(both, U, 0.0), mag)
-        x = np.vstack([w_e[n_tok] + w_pos[0], w_e[n_tok + 1] + w_pos[1 : self.max_len + 1]])
-        self.special = _Specials(x, U * np.abs(x))
+        grid = np.maximum(dyadic_exponent(real_e).max(axis=0), dyadic_exponent(real_p).max(axis=0))
+        self.err = DimErrors(np.zeros_like(mag), np.where(both, U, 0.0), mag, grid)
+        e_rows = np.vstack([w_e[n_tok], np.tile(w_e[n_tok + 1], (self.max_len, 1))])
+        p_rows = w_pos[: self.max_len + 1]
+        x = e_rows + p_rows
+        # a sum of two float32 numbers is exact when one of them is 0
+        self.special = _Specials(x, np.where((e_rows != 0) & (p_rows != 0), U * np.abs(x), 0.0))
 
     # -- attention ------------------------------------------------------------------------------
 
@@ -229,7 +233,7 @@ class _Certifier:
         new_x = self.special.x.copy()
         new_e = self.special.e.copy()
         written = np.zeros(len(self.residual), dtype=bool)
-        updates: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        updates: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]] = []
         for head in heads:
             h = head.head
             wq, wk, wv = (self.w[p + n][h] for n in ("W_Q", "W_K", "W_V"))
@@ -266,10 +270,13 @@ class _Certifier:
                 wo_part = w_o[h][cols][:, out]  # [cols, O]
                 ov = v.value @ wo_part  # [Pv, O]
                 intended = _intended(part, coords, len(out))
-                dev = np.abs(ov - intended).max(axis=0)
+                dev = np.abs(ov - intended)
+                dev = np.where(dev <= 1e-9 * (1.0 + np.abs(intended)), 0.0, dev).max(axis=0)
                 bos_v, bos_verr = sv[0][cols], sv_err[0][cols]
                 bos_ov = bos_v @ wo_part
-                dev = np.maximum(dev, np.abs(bos_ov - np.array(part.default)))
+                bos_dev = np.abs(bos_ov - np.array(part.default))
+                bos_dev = np.where(bos_dev <= 1e-9 * (1.0 + np.abs(np.array(part.default))), 0.0, bos_dev)
+                dev = np.maximum(dev, bos_dev)
                 vmax = np.maximum(np.abs(v.value).max(axis=0), np.abs(bos_v))  # [d_head]
                 verr = np.maximum(v_err.max(axis=0), bos_verr)  # [d_head]
                 n_keys = self.max_len + 1
@@ -286,7 +293,8 @@ class _Certifier:
                 )
                 abs_err = (z_abs + g_out * ((vmax + verr) @ wo) * (~same_sign)) * 1.0 + dev
                 mag = np.maximum(np.abs(intended).max(axis=0), np.abs(np.array(part.default)))
-                updates.append((out, abs_err * SLACK, rel * SLACK, mag))
+                grid = 0 if part.kind == "copy" else 99  # a copy is one-hot; a mean is not dyadic
+                updates.append((out, abs_err * SLACK, rel * SLACK, mag, grid))
                 written[out] = True
             # BOS and PAD queries attend to BOS alone: they add BOS's value through W_O exactly
             bos_ov_full = sv[0] @ w_o[h]
@@ -297,10 +305,13 @@ class _Certifier:
             new_e += bos_ov_err
         if n_heads and np.any(self.w[p + "b_O"]):
             raise ReadError(f"layer {layer} attn has a non-zero b_O")
-        for out, abs_err, rel, mag in updates:
+        for out, abs_err, rel, mag, grid in updates:
+            self.err.grid[out] = grid
             a_old = self.err.absolute[out]
-            self.err.absolute[out] = a_old + abs_err + U * mag
-            self.err.relative[out] = self.err.relative[out] + rel + U
+            # resid + attn_out rounds only where resid was not an exact 0 already
+            carried = (a_old > 0) | (self.err.relative[out] > 0)
+            self.err.absolute[out] = a_old + abs_err + np.where(carried, U * mag, 0.0)
+            self.err.relative[out] = self.err.relative[out] + rel + np.where(carried, U, 0.0)
             self.err.magnitude[out] = mag
         self._check_untouched(w_o.reshape(-1, w_o.shape[-1]), written, f"layer {layer} attn")
         self.special = _Specials(new_x, (new_e + U * np.abs(new_x)) * SLACK)
@@ -323,13 +334,14 @@ class _Certifier:
         all_qe = np.vstack([special_q[1], queries[1]])
         n_special = special_k[0].shape[0]
         scale = math.sqrt(self.dh)
-        g = gamma(self.dh)
         worst = (math.inf, math.inf, 0.0, "no decision")  # (margin - bound, margin, bound, where)
         max_bound = eta = 0.0
         chunk = max(1, MAX_STATES // max(all_k.shape[0], 1))
         for start in range(0, all_q.shape[0], chunk):
             qs, qe = all_q[start : start + chunk], all_qe[start : start + chunk]
             s = qs @ all_k.T / scale  # [rows, keys]
+            # products that can be non-zero per (query, key): n of gamma_n
+            g = gamma((((np.abs(qs) + qe) > 0) * 1.0) @ (((np.abs(all_k) + all_ke) > 0) * 1.0).T)
             err = (
                 np.abs(qs) @ all_ke.T
                 + qe @ np.abs(all_k).T
@@ -395,17 +407,22 @@ class _Certifier:
             update = self._mlp_part(layer, part, lin, coords, wo, out, out_reading, out_terms, b_out)
             updates.append(update)
             written[out] = True
-        for out, abs_err, mag in updates:
-            self.err.absolute[out] = self.err.absolute[out] + abs_err
-            self.err.relative[out] = self.err.relative[out] + U
+        for out, abs_err, mag, grid in updates:
+            self.err.grid[out] = grid
+            carried = (self.err.absolute[out] > 0) | (self.err.relative[out] > 0)
+            self.err.absolute[out] = self.err.absolute[out] + abs_err + np.where(carried, U * mag, 0)
+            self.err.relative[out] = self.err.relative[out] + np.where(carried, U, 0.0)
             self.err.magnitude[out] = mag
         self._check_untouched(w_out, written, f"layer {layer} mlp")
         # BOS/PAD: no decisions (ReLU is 1-Lipschitz), errors propagate
         pre, pre_err = special_linear(self.special.x, self.special.e, w_in, b_in)
         h = np.maximum(pre, 0.0)
+        off = pre + pre_err < 0  # surely off: exactly 0, no error
+        h_err = np.where(off, 0.0, pre_err)
         out_val = h @ w_out + b_out
         n = np.count_nonzero(w_out, axis=0) + 1
-        out_err = pre_err @ np.abs(w_out) + gamma(n) * ((h + pre_err) @ np.abs(w_out) + np.abs(b_out))
+        out_err = h_err @ np.abs(w_out) + gamma(n) * ((h + h_err) @ np.abs(w_out) + np.abs(b_out))
+        out_err = np.where((h_err.max(axis=1, initial=0) == 0)[:, None] & (h.max(axis=1, initial=0) == 0)[:, None], np.abs(b_out) * 0, out_err)
         x = self.special.x + out_val
         self.special = _Specials(x, (self.special.e + out_err + U * np.abs(x)) * SLACK)
 
@@ -420,17 +437,33 @@ class _Certifier:
         out_reading: Reading,
         out_terms: np.ndarray,
         b_out: np.ndarray,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         where = f"layer {layer} mlp"
         ev = lin.at(part.readings, coords)  # [P, H]
         pre = ev.value
         # Units with identical input weights (a step's pair) share their input error exactly.
-        W = lin.W
+        # (the bos/pad rows are 0 at real positions: the BOS/PAD gate may differ within a pair)
+        W = lin.W.copy()
+        W[[self.bos, self.pad]] = 0.0
         groups: dict[bytes, list[int]] = {}
         for j in range(W.shape[1]):
-            groups.setdefault(np.ascontiguousarray(W[:, j]).tobytes() + lin.bias[j:j+1].tobytes()[:0], []).append(j)
+            groups.setdefault(np.ascontiguousarray(W[:, j]).tobytes(), []).append(j)
         shared = ev.error  # [P, H]: input error (+ view departures): identical within a group
-        own = gamma(lin.terms) * ev.magnitude  # [P, H]: each unit's own rounding
+        own = lin.own(ev)  # [P, H]: each unit's own rounding
+        # A column with at most two non-zero products is computed with one addition: the same
+        # float in every order and in every unit with the same weights. Where that float lies in
+        # [2^23, 2^24) it is an integer: the unit's pre-activation is that integer plus its
+        # (integer) bias, exactly, and its rounding is common to its group (it cancels in a pair).
+        dot = pre - lin.bias[None, :]
+        det = (lin.terms - 1 <= 2) & (lin.bias == np.round(lin.bias))  # [H]
+        slack_band = shared + own + 1.0
+        in_band = det[None, :] & (dot - slack_band >= 2.0**23) & (dot + slack_band < 2.0**24)
+        # one of the two products carries the large weight times an exact 1 (the hot context or
+        # `one`): it is exact; the other rounds once (u·|s·x|); the sum rounds to an integer (1/2)
+        big = np.abs(W).max(axis=0)  # [H] (W: the columns without bos/pad rows)
+        band_round = U * np.maximum(ev.magnitude - big[None, :], 0.0) * 1.01 + 0.5
+        shared = np.where(in_band, shared + band_round, shared)
+        own = np.where(in_band, 0.0, own)
         total = (shared + own) * SLACK
         # decisions: |pre| > total, or an exact 0 with no error
         distance = np.abs(pre)
@@ -457,12 +490,26 @@ class _Certifier:
         own_err = (act * own) @ np.abs(wo)
         n = out_terms[out]
         sum_err = gamma(n) * ((h + total * act) @ np.abs(wo) + np.abs(b_out[out]))
+        # integer activations (band units, or off) times W_out on a dyadic grid, summing to less
+        # than 2^24 grid steps: the output sum is exact in any order
+        exact_h = (total == 0) | in_band  # the activation is known exactly (e.g. relu(1))
+        h_grid = np.where(act > 0, np.where(in_band, 0, dyadic_exponent(pre)), 0).max(axis=1)
+        dyadic = np.all(exact_h | (act == 0), axis=1)  # [P]
+        grid = np.maximum(dyadic_exponent(wo).max(axis=0, initial=0), dyadic_exponent(b_out[out]))
+        total_grid = np.minimum(h_grid[:, None] + grid[None, :], 60)  # [P, O]
+        steps = (h @ np.abs(wo) + np.abs(b_out[out])) * 2.0**total_grid
+        exact_sum = dyadic[:, None] & (h_grid[:, None] + grid[None, :] <= 60) & (steps < 2.0**24)
+        sum_err = np.where(exact_sum, 0.0, sum_err)
         intended = _encode(out_reading, np.array(part.outputs), out)  # [P, O]
         dev = np.abs(ideal - intended)
+        # below 1e-9 relative, a difference is float64's own rounding of this evaluation, not the
+        # model's (the weights are float32 numbers; exact real arithmetic on them is the model)
+        dev = np.where(dev <= 1e-9 * (1.0 + np.abs(intended)), 0.0, dev)
         err = (lin_err + own_err + sum_err) * SLACK + dev
         mag = np.abs(intended).max(axis=0)
-        abs_err = (err + U * (np.abs(intended) + err)).max(axis=0)
-        return out, abs_err, mag
+        abs_err = (err + U * err).max(axis=0)
+        grid = dyadic_exponent(intended).max(axis=0, initial=0)
+        return out, abs_err, mag, grid
 
     def _check_untouched(self, w_out: np.ndarray, written: np.ndarray, where: str) -> None:
         touched = np.abs(w_out).max(axis=0) > 0
@@ -588,8 +635,14 @@ def _saturation(
     for k, (a, b) in enumerate(zip(starts[: key_level[0] + 1], ends[: key_level[0] + 1])):
         if single or b - a == 1 and k == key_level[0]:
             continue  # one position on top (proved, or BOS alone): its weight is exactly 1
-        delta = 2 * (hi_of[k] - lo_of[k] + err_of[k]) + 8 * U * max(abs(hi_of[k]), abs(lo_of[k]))
-        eta = max(eta, math.expm1(min(delta, 50.0)) + float(gamma(b - a + 8)))
+        if hi_of[k] == lo_of[k] and err_of[k] == 0:
+            # Exact, equal scores: softmax's x - max(x) is exactly 0 for each, exp(0) = 1, the
+            # sum of ones is an exact integer: every weight is fl(1/m), one rounding.
+            eta = max(eta, 2 * U)
+            continue
+        delta = 2 * (hi_of[k] - lo_of[k] + err_of[k])
+        # exp of a non-zero argument (a few ulps), then a sum of up to N + 1 weights
+        eta = max(eta, math.expm1(min(delta, 50.0)) * (1 + 8 * U) + 8 * U + float(gamma(n_special + 1)))
     worst = (math.inf, math.inf, 0.0, "")
     max_bound = 0.0
     for k in range(len(starts) - 1):

@@ -60,6 +60,8 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
         self.heads: list[PlannedHead] = []
         self.mlps: list[MLPSpec] = []
         self.bounds: dict[Dim, float] = {}
+        # dims whose value is exact in any float32 order (integer activations, exact copies)
+        self.exact: set[Dim] = set()
         self.memo: dict[tuple[Any, ...], Any] = {}
         self.failed: set[tuple[Any, ...]] = set()
         self.problems: list[Diagnostic] = []
@@ -73,7 +75,10 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
         for node in self.g.nodes:  # attention first, so independent failures are all reported
             if node.op is Op.AGGREGATE:
                 self._guard(lambda n=node: self.reading(n.index, self.preferred(n)))
-            elif node.op in (Op.LENGTH, Op.SELECTOR_WIDTH):  # reads_frac may hit a failed input too
+            elif node.op in (
+                Op.LENGTH,
+                Op.SELECTOR_WIDTH,
+            ):  # reads_frac may hit a failed input too
                 self._guard(
                     lambda n=node: (
                         self._frac(n)
@@ -349,6 +354,7 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
                     part,
                     op=f"{node.text} (term {k})",
                     name=part_name,
+                    exact=self.exact,
                 )
             )
             terms[Dim(part_name)] = terms.get(Dim(part_name), 0.0) + sign
@@ -374,7 +380,15 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
             xs = np.array([mx for mx, _ in merged])
             nearest = lambda x: merged[int(np.argmin(np.abs(xs - x)))][1]
             self.canon[node.index] = {value_key(v): nearest(x) for x, v in points}
-        spec = mlp.numeric_mlp(x, merged, out, op=node.text, name=node.name, x_error=x_error)
+        spec = mlp.numeric_mlp(
+            x,
+            merged,
+            out,
+            op=node.text,
+            name=node.name,
+            x_error=x_error,
+            exact=self.exact,
+        )
         self.mlps.append(spec)
         return out
 
@@ -442,6 +456,9 @@ class _Encoder(MapsMixin, SelectorsMixin, WidthPartsMixin):
             single=self.vs.at_most_one[selector],
         )
         self.heads.append(PlannedHead(spec, ("agg", selector)))
+        if out.is_categorical and self.vs.at_most_one[selector] and mlp.exact_reading(value, self.exact):
+            # one key, weight exactly 1, copying an exact one-hot (or BOS's default): exact
+            self.exact.update(d for t in out.one_hot for d, _ in t)
         return out
 
 

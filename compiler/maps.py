@@ -192,7 +192,9 @@ class MapsMixin(_Base):
             return self._map_steps(node, support, numeric[0], rows, encoding)
         out = self._materialise(node, encoding, vals)
         table = {combo: v for combo, v in rows}
-        self.mlps.append(mlp.table_mlp(readings, table, out, op=node.text, name=node.name))
+        self.mlps.append(
+            mlp.table_mlp(readings, table, out, op=node.text, name=node.name, exact=self.exact)
+        )
         return out
 
     def _rows(self, node: IRNode, support: tuple[int, ...]) -> list[tuple[tuple[Atom, ...], Atom]]:
@@ -253,7 +255,8 @@ class MapsMixin(_Base):
         if not rows or not numbers:
             return None
         coef = exact_affine_fit(
-            [[float(c) for c in combo] for combo, _ in rows], [float(v) for _, v in rows]
+            [[float(c) for c in combo] for combo, _ in rows],
+            [float(v) for _, v in rows],
         )
         if coef is None:
             return None
@@ -312,6 +315,7 @@ class MapsMixin(_Base):
                     op=f"classes of {self.g[source].text} for {node.text}",
                     name=name,
                     x_error=self.x_error(source),
+                    exact=self.exact,
                 )
             )
             per_class: dict[tuple, tuple[Atom, list[tuple[float, Atom]]]] = {}
@@ -330,6 +334,7 @@ class MapsMixin(_Base):
                     context=classes,
                     context_points={c: merge_points(node, p) for c, p in per_class.values()},
                     x_error=self.x_error(other),
+                    exact=self.exact,
                 )
             )
             return out_enc
@@ -389,6 +394,7 @@ class MapsMixin(_Base):
             context=context,
             context_points=context_points,
             x_error=self.x_error(x_src),
+            exact=self.exact,
         )
         self.mlps.append(spec)
         return out

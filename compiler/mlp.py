@@ -131,6 +131,7 @@ def table_mlp(
     *,
     op: str,
     name: str,
+    exact: set[Dim] | None = None,
 ) -> MLPSpec:
     """A lookup table over categorical readings: the most common output as a base, one unit per
     reachable tuple whose output differs from it.
@@ -168,11 +169,20 @@ def table_mlp(
     domain = MLPDomain(
         tuple(inputs), tuple(tuple(t) for t, _ in items), tuple(v for _, v in items), out
     )
-    return b.spec(op, name, writer.dims, notes, domain)
+    spec = b.spec(op, name, writer.dims, notes, domain)
+    # exact 0/1 inputs give integer activations: exact outputs where the output rows are dyadic
+    if exact is not None and all(exact_reading(e, exact) for e in inputs) and _dyadic(spec):
+        exact.update(writer.dims)
+    return spec
 
 
 def joint_mlp(
-    inputs: Sequence[Encoded], tuples: Sequence[tuple], out_name: str, *, op: str
+    inputs: Sequence[Encoded],
+    tuples: Sequence[tuple],
+    out_name: str,
+    *,
+    op: str,
+    exact: set[Dim] | None = None,
 ) -> tuple[MLPSpec, Encoded]:
     """A product one-hot `out_name:(v1, v2, ...)` over the reachable tuples of several readings."""
     unique: dict[tuple, tuple] = {}
@@ -180,7 +190,7 @@ def joint_mlp(
         unique.setdefault(tuple(value_key(v) for v in t), tuple(t))
     values = tuple(unique.values())
     out = Encoded.materialised_categorical(out_name, values)
-    spec = table_mlp(inputs, [(t, t) for t in values], out, op=op, name=out_name)
+    spec = table_mlp(inputs, [(t, t) for t in values], out, op=op, name=out_name, exact=exact)
     return spec, out
 
 
@@ -245,6 +255,7 @@ def numeric_mlp(
     context_points: Mapping[Atom, Sequence[tuple[float, Atom]]] | None = None,
     x_error: float | ErrorBound | None = None,
     context_noise: float = 0.0,
+    exact: set[Dim] | None = None,
 ) -> MLPSpec:
     """A piecewise-constant function of a numerical reading: one step pair per change of the output.
 
@@ -281,16 +292,21 @@ def numeric_mlp(
     bound = x_error if isinstance(x_error, ErrorBound) else ErrorBound(float(x_error))
 
     # Steps that change the output by the same delta share units: the k-th such step of every context.
-    groups: dict[tuple[tuple[float, ...], int], dict[int, _Step]] = {}
+    # Only steps whose gaps are within a factor 2 share: a shared pair takes the smallest member
+    # gap's slope, and a steeper slope than a step needs makes its on-side activations (and their
+    # float32 rounding) larger.
+    groups: dict[tuple[object, ...], dict[int, _Step]] = {}
     for ci, ctx in enumerate(contexts):
-        seen: Counter[tuple[float, ...]] = Counter()
+        seen: Counter[tuple[object, ...]] = Counter()
         for step in ctx.steps:
-            groups.setdefault((step.change, seen[step.change]), {})[ci] = step
-            seen[step.change] += 1
+            kind = (step.change, math.floor(math.log2(step.gap)))
+            groups.setdefault((*kind, seen[kind]), {})[ci] = step
+            seen[kind] += 1
     n_terms = len(x.number) + max(len(c.terms) for c in contexts) + 1
-    # The integer band's rounding grows with the terms summed (preactivation_rounding); a reading
-    # of many terms (a number read off a token one-hot) gets steeper steps, so the margin outgrows it.
-    sharpness = max(STEP_SHARPNESS, 2.0 * (n_terms + 5))
+    # In the float32 band D is rounded to an integer (and the weights K + offset to integers): a
+    # steeper step keeps reachable inputs clear of that rounding.
+    band = _band_mode(x, contexts, exact or set())
+    sharpness = 2 * STEP_SHARPNESS if band else STEP_SHARPNESS
     points = _AllPoints(contexts)
     budget = _ErrorBudget(bound, n_terms, max_abs_x, context_noise, len(contexts))
     units = sorted(
@@ -306,15 +322,19 @@ def numeric_mlp(
     tolerance = np.inf
     for u in units:
         sign = -1.0 if u.falling else 1.0
-        # D = ±slope·x + offset_c, computed in plain float32: its rounding is bounded by
-        # _ErrorBudget.rounding, and compiler.certify proves the bound on the final weights.
+        shift = _band_shift(u, points, sign) if band else 0.0
+        # D = ±slope·x + offset_c (+ K, taken off again by the bias). With one x dimension and a
+        # context of which one dimension is 1, the dot product has two non-zero products: one
+        # addition, so every evaluation order computes the same float, and with K putting it in
+        # [2**23, 2**24) that float is an integer: both units of the pair see the same integer D,
+        # relu(D) - relu(D - 1) is exactly 0 or 1, and the hidden activations add exactly.
         terms = _linear(
             (x.number, sign * u.slope),
-            *((c.terms, float(off)) for c, off in zip(contexts, u.offsets)),
+            *((c.terms, float(off) + shift) for c, off in zip(contexts, u.offsets)),
         )
         delta = u.delta
-        b.unit(terms, -1.0, delta if u.falling else -delta)  # relu(D - 1)
-        b.unit(terms, 0.0, -delta if u.falling else delta)  # relu(D)
+        b.unit(terms, -1.0 - shift, delta if u.falling else -delta)  # relu(D - 1)
+        b.unit(terms, -shift, -delta if u.falling else delta)  # relu(D)
         if u.falling:  # [x >= t] = 1 - [x < t]
             bases[list(u.members)] += delta
         tolerance = min(tolerance, (u.margin - budget.rounding(u.slope, u.offsets)) / u.slope)
@@ -332,7 +352,44 @@ def numeric_mlp(
         "max_activation_sum": total,
         "output_error_bound": pair_error + rounding_error(total, len(b.biases)),
     }
-    return b.spec(op, name, writer.dims, notes, domain)
+    spec = b.spec(op, name, writer.dims, notes, domain)
+    if band and exact is not None and _dyadic(spec):
+        exact.update(writer.dims)  # integer activations, dyadic rows: exact in any order
+    return spec
+
+
+def _dyadic(spec: MLPSpec) -> bool:
+    rows = np.asarray(spec.W_out, dtype=np.float64) * 2.0**16
+    return bool(np.array_equal(rows, np.round(rows)))
+
+
+def exact_reading(enc: Encoded, exact: set[Dim]) -> bool:
+    return all(d == ONE or d.name in _EMBEDDED or d in exact for d in enc.dims())
+
+
+def _band_mode(x: Encoded, contexts: Sequence[_Context], exact: set[Dim]) -> bool:
+    """Whether a step's dot product has at most two non-zero products (x's one dimension and the
+    hot context dimension, or `one`): then it is computed with a single addition."""
+    if len(x.number) != 1 or x.number[0][0] == ONE:
+        return False
+    # The context's weight is K + offset (about 2**23): only an exact context (the embedding's
+    # one-hots, or `one`) keeps K·noise from swamping D.
+    return all(
+        all(c == 1.0 and (d == ONE or d.name in _EMBEDDED or d in exact) for d, c in ctx.terms)
+        for ctx in contexts
+    )
+
+
+_EMBEDDED = ("tokens", "indices")
+
+
+def _band_shift(u: _Unit, points: _AllPoints, sign: float) -> float:
+    """K: puts D + K in [2**23, 2**24) at every reachable input (0 when the span does not fit)."""
+    pre = sign * u.slope * points.xs + u.offsets[points.owner]  # [P]
+    low, high = float(pre.min()), float(pre.max())
+    if high - low >= 2.0**22:
+        return 0.0
+    return 2.0**23 + 16.0 - math.floor(low)
 
 
 @dataclass(frozen=True)

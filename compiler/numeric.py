@@ -39,7 +39,7 @@ PAD_SCORE = -1e4 * SCORE_UNIT
 
 # A step's slope is STEP_SHARPNESS / gap: the reachable values on either side of its threshold are
 # STEP_SHARPNESS/2 - 1/2 pre-activation units away from the band (0, 1) where the step is not flat.
-STEP_SHARPNESS = 16.0
+STEP_SHARPNESS = 4.0
 # Extra factor between the worst-case input error and the tolerated one.
 SAFETY_FACTOR = 2.0
 

@@ -61,12 +61,16 @@ class SelectorsMixin(_Base):
                 if len(self.values(queries)) >= len(self.values(keys)):
                     k = self.reading(keys, Encoding.CATEGORICAL)
                     q = self._class_reading(
-                        queries, lambda v: tuple(_compare(cmp, kv, v) for kv in k.values), node
+                        queries,
+                        lambda v: tuple(_compare(cmp, kv, v) for kv in k.values),
+                        node,
                     ) or self.reading(queries, Encoding.CATEGORICAL)
                 else:
                     q = self.reading(queries, Encoding.CATEGORICAL)
                     k = self._class_reading(
-                        keys, lambda v: tuple(_compare(cmp, v, qv) for qv in q.values), node
+                        keys,
+                        lambda v: tuple(_compare(cmp, v, qv) for qv in q.values),
+                        node,
                     ) or self.reading(keys, Encoding.CATEGORICAL)
                 table = np.array(
                     [[_compare(node.comparison, kv, qv) for kv in k.values] for qv in q.values],
@@ -100,7 +104,11 @@ class SelectorsMixin(_Base):
         if 2 * len(classes) > len(vals):
             return None
         # Keyed by the whole partition: two partitions can share their representatives.
-        key = ("classes", index, tuple(sorted((k, value_key(r)) for k, r in rep.items())))
+        key = (
+            "classes",
+            index,
+            tuple(sorted((k, value_key(r)) for k, r in rep.items())),
+        )
         if key in self.memo:
             return self.memo[key]
         found = self._number_reading(index)
@@ -119,6 +127,7 @@ class SelectorsMixin(_Base):
                 op=f"classes of {node.text} for {select.text}",
                 name=name,
                 x_error=x_error,
+                exact=self.exact,
             )
         except CompileError:
             return None  # the full reading is the fallback, with its own checks
@@ -138,7 +147,11 @@ class SelectorsMixin(_Base):
         if node.op is not Op.MAP:
             if not self.is_numeric_source(index):
                 return None
-            return self.x_reading(index), lambda v: self.x_of(index, v), self.x_error(index)
+            return (
+                self.x_reading(index),
+                lambda v: self.x_of(index, v),
+                self.x_error(index),
+            )
         form = self._affine_form(index)
         if form is None:
             return None
@@ -256,7 +269,13 @@ class SelectorsMixin(_Base):
             readings = [self.reading(i, Encoding.CATEGORICAL) for i in sources]
             tuples = self.combinations(sources)
             name = "(" + ",".join(self.g[i].name for i in sources) + ")"
-            spec, enc = mlp.joint_mlp(readings, tuples, name, op=f"joint {name} for {node.text}")
+            spec, enc = mlp.joint_mlp(
+                readings,
+                tuples,
+                name,
+                op=f"joint {name} for {node.text}",
+                exact=self.exact,
+            )
             self.mlps.append(spec)
             for d in enc.dims():
                 self.bounds[d] = 1.0

@@ -73,15 +73,17 @@ def _program(file: str, name: str | None) -> tuple[Any, str, Source]:
     return sop, name or interp.last_assigned, Source(file, Path(file).read_text(encoding="utf-8"))
 
 
-def _compile(file: str, name: str | None, vocab: Sequence[Any], max_len: int, causal: bool = False) -> Any:
-    return compile_sop(*_program(file, name), vocab, max_len, causal)
+def _compile(file: str, name: str | None, vocab: Sequence[Any], max_len: int, causal: bool = False,
+             require_certificate: bool = False) -> Any:
+    return compile_sop(*_program(file, name), vocab, max_len, causal, require_certificate)
 
 
 def compile_sop(sop: Any, name: str, source: Source, vocab: Sequence[Any], max_len: int,
-                 causal: bool = False) -> Any:
+                causal: bool = False, require_certificate: bool = False) -> Any:
     import compiler
 
-    return compiler.compile_sop(sop, list(vocab), max_len, name=name, source=source, causal=causal)
+    return compiler.compile_sop(sop, list(vocab), max_len, name=name, source=source, causal=causal,
+                                require_certificate=require_certificate)
 
 
 def in_memory_model(compiled: Any, device: str = "cpu") -> Any:
@@ -112,7 +114,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from rasp.inspect import read_model_file, summarize
 
     _check_writable(args.output)
-    model = _compile(args.file, args.name, args.vocab, args.max_len, args.causal)
+    from rasp.certificate_text import summary_line
+
+    model = _compile(args.file, args.name, args.vocab, args.max_len, args.causal,
+                     getattr(args, "require_certificate", False))
     try:
         model.save(args.output)
     except OSError as exc:
@@ -122,6 +127,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     print(f"wrote {args.output}: {cfg['n_layers']} layers, {cfg['n_heads']} heads/layer, "
           f"d_model {cfg['d_model']}, {summary.total_params:,} parameters "
           f"({summary.nonzero_params:,} non-zero)")
+    line = summary_line(model.metadata.get("certificate"))
+    print(line, file=sys.stderr if "NOT proved" in line else sys.stdout)
     return 0
 
 
