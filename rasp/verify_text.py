@@ -51,8 +51,8 @@ def format_failure(report: VerifyReport, what: str) -> str:
             *_divergence_lines(report),
         ]
     elif orders is not None and not orders.ok:
-        lines = [f"error: verification failed for {what}: the model decodes differently under other "
-                 f"evaluation orders ({_disagreement_count(orders)})", *_mismatch_lines(orders)]
+        lines = [(f"error: verification failed for {what}: the model decodes differently under other "
+                  f"evaluation orders ({_disagreement_count(orders)})"), *_mismatch_lines(orders)]
     elif report.certificate_ok is False:
         lines = [f"error: verification failed for {what}: the certificate does not hold"]
     else:  # a passing report
@@ -82,8 +82,8 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
     if div is None:
         return ["  the residual stream could not be decoded to locate the divergence"]
     if div.sublayer == "unembed":
-        return [f"  every materialised variable agrees; the output `{div.variable}` goes wrong in the "
-                f"unembedding (position {div.position})"]
+        return [(f"  every materialised variable agrees; the output `{div.variable}` goes wrong in the "
+                 f"unembedding (position {div.position})")]
     return [
         f"  first divergence: variable `{div.variable}`"
         + (f" = {div.operation}" if div.operation and div.operation != div.variable else "")
