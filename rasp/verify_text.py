@@ -100,7 +100,7 @@ def _tail_lines(report: VerifyReport) -> list[str]:
         runs = len(orders.configs)
         verdict = (f"{runs} runs agree with each other and with the interpreter on" if orders.ok else
                    f"{orders.runs_disagreeing} of {runs} runs disagree (on {orders.inputs_disagreeing:,} "
-                   "inputs), sweeping")
+                   f"input{'s' * (orders.inputs_disagreeing != 1)}), sweeping")
         lines.append(f"  orders:     {verdict} {_swept_text(orders)}")
         lines.append(f"              runs: {_configs_text(orders.configs)}")
         margin = orders.margin
