@@ -258,13 +258,29 @@ class Linear:
         return (ev.error + self.own(ev)) * SLACK
 
 
-def dyadic_exponent(values: np.ndarray, limit: int = 40) -> np.ndarray:
-    """Elementwise: the least k <= limit with value·2^k an integer, else 99."""
-    v = np.asarray(values, dtype=np.float64)
-    out = np.full(v.shape, 99)
-    for k in range(limit, -1, -1):
-        scaled = v * 2.0**k
-        out = np.where(scaled == np.round(scaled), k, out)
+def dyadic_exponent(values: np.ndarray, limit: int = 60) -> np.ndarray:
+    """Elementwise: the least k >= 0 with value·2^k an integer (99 beyond `limit`)."""
+    v = np.abs(np.asarray(values, dtype=np.float64))
+    mant, exp = np.frexp(v)  # v = mant·2^exp, mant in [0.5, 1)
+    whole = (mant * 2.0**53).astype(np.int64)  # v = whole·2^(exp - 53)
+    lowest = whole & -whole  # its lowest set bit
+    trailing = np.log2(np.maximum(lowest, 1)).astype(np.int64)
+    k = np.maximum(53 - exp - trailing, 0)
+    k = np.where(v == 0, 0, k)
+    return np.where(np.isfinite(v) & (k <= limit), k, 99)
+
+
+def sparse_product(a: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """a [P, H] @ w [H, O] for a mostly-zero w (an MLP's output rows write one or two dims)."""
+    rows, cols = np.nonzero(w)
+    out = np.zeros((a.shape[0], w.shape[1]))
+    if len(rows) == 0:
+        return out
+    order = np.argsort(cols, kind="stable")
+    rows, cols = rows[order], cols[order]
+    contrib = a[:, rows] * w[rows, cols]  # [P, nnz]
+    starts = np.flatnonzero(np.concatenate([[True], np.diff(cols) != 0]))
+    out[:, cols[starts]] = np.add.reduceat(contrib, starts, axis=1)
     return out
 
 

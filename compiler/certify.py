@@ -36,6 +36,7 @@ from compiler.bounds import (
     U,
     dyadic_exponent,
     gamma,
+    sparse_product,
     special_linear,
 )
 from compiler.reach import HeadReach, MLPReach, Reach, Reading
@@ -68,7 +69,8 @@ class Check:
 
     @property
     def ok(self) -> bool:
-        return self.margin > self.bound
+        # a ReLU whose input is exact (bound 0) is decided even at exactly 0: relu(0) = 0
+        return self.margin > self.bound or (self.kind == "relu" and self.bound == 0)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -438,9 +440,7 @@ class _Certifier:
         out_terms: np.ndarray,
         b_out: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        where = f"layer {layer} mlp"
-        ev = lin.at(part.readings, coords)  # [P, H]
-        pre = ev.value
+        """Check one MLP part over all its points (in chunks: [points, units] arrays)."""
         # Units with identical input weights (a step's pair) share their input error exactly.
         # (the bos/pad rows are 0 at real positions: the BOS/PAD gate may differ within a pair)
         W = lin.W.copy()
@@ -448,6 +448,47 @@ class _Certifier:
         groups: dict[bytes, list[int]] = {}
         for j in range(W.shape[1]):
             groups.setdefault(np.ascontiguousarray(W[:, j]).tobytes(), []).append(j)
+        shape = _Groups(groups, wo)
+        big = np.abs(W).max(axis=0)  # [H]
+        outputs = np.array(part.outputs)
+        chunk = max(1, MAX_STATES // max(W.shape[1], 1))
+        worst = (math.inf, 0.0, 0.0, 0, 0)  # (ratio, distance, total, point, unit)
+        max_total = 0.0
+        abs_err = np.zeros(len(out))
+        mag = np.zeros(len(out))
+        grid = np.zeros(len(out), dtype=np.int64)
+        for start in range(0, coords.shape[0], chunk):
+            c = coords[start : start + chunk]
+            r = self._mlp_chunk(lin, part, c, wo, out, out_reading, outputs[start : start + chunk],
+                                out_terms, b_out, shape, big)
+            if start == 0 or r[0][0] < worst[0]:
+                worst = (r[0][0], r[0][1], r[0][2], start + r[0][3], r[0][4])
+            max_total = max(max_total, r[1])
+            abs_err, mag = np.maximum(abs_err, r[2]), np.maximum(mag, r[3])
+            grid = np.maximum(grid, r[4])
+        state = _state_label(self.reach.readings, part.readings, coords[worst[3]])
+        self.checks.append(
+            Check(f"layer {layer} mlp", part.name, part.op, "relu", float(worst[1]),
+                  float(worst[2]), f"unit {part.hidden[0] + worst[4]} at {state}", max_total)
+        )
+        return out, abs_err, mag, grid
+
+    def _mlp_chunk(
+        self,
+        lin: Linear,
+        part: MLPReach,
+        coords: np.ndarray,
+        wo: np.ndarray,
+        out: np.ndarray,
+        out_reading: Reading,
+        outputs: np.ndarray,
+        out_terms: np.ndarray,
+        b_out: np.ndarray,
+        groups: _Groups,
+        big: np.ndarray,
+    ) -> tuple[tuple[float, float, float, int, int], float, np.ndarray, np.ndarray, np.ndarray]:
+        ev = lin.at(part.readings, coords)  # [P, H]
+        pre = ev.value
         shared = ev.error  # [P, H]: input error (+ view departures): identical within a group
         own = lin.own(ev)  # [P, H]: each unit's own rounding
         # A column with at most two non-zero products is computed with one addition: the same
@@ -460,7 +501,6 @@ class _Certifier:
         in_band = det[None, :] & (dot - slack_band >= 2.0**23) & (dot + slack_band < 2.0**24)
         # one of the two products carries the large weight times an exact 1 (the hot context or
         # `one`): it is exact; the other rounds once (u·|s·x|); the sum rounds to an integer (1/2)
-        big = np.abs(W).max(axis=0)  # [H] (W: the columns without bos/pad rows)
         band_round = U * np.maximum(ev.magnitude - big[None, :], 0.0) * 1.01 + 0.5
         shared = np.where(in_band, shared + band_round, shared)
         own = np.where(in_band, 0.0, own)
@@ -469,47 +509,41 @@ class _Certifier:
         distance = np.abs(pre)
         decided = (distance > total) | ((pre == 0) & (total == 0))
         ratio = np.where(total > 0, distance / np.where(total > 0, total, 1), math.inf)
-        worst = np.unravel_index(int(np.argmin(np.where(decided, ratio, -1.0))), pre.shape)
-        pw, jw = int(worst[0]), int(worst[1])
-        state = _state_label(self.reach.readings, part.readings, coords[pw])
-        self.checks.append(
-            Check(where, part.name, part.op, "relu", float(distance[pw, jw]), float(total[pw, jw]),
-                  f"unit {part.hidden[0] + jw} at {state}", float(total.max(initial=0.0)))
-        )
+        ratio = np.where(decided, ratio, -1.0)
+        pw, jw = np.unravel_index(int(np.argmin(ratio)), pre.shape)
+        worst = (float(ratio[pw, jw]), float(distance[pw, jw]), float(total[pw, jw]), int(pw), int(jw))
         act = (pre > 0).astype(np.float64)  # [P, H]
         h = np.maximum(pre, 0.0)
-        ideal = h @ wo + b_out[out]  # [P, O]
-        # linear (shared) error: per group, |sum of active members' W_out| times the shared error
-        lin_err = np.zeros_like(ideal)
-        singles = [g[0] for g in groups.values() if len(g) == 1]
-        if singles:
-            lin_err += (act[:, singles] * shared[:, singles]) @ np.abs(wo[singles])
-        for members in (g for g in groups.values() if len(g) > 1):
-            summed = act[:, members] @ wo[members]  # [P, O]
-            lin_err += np.abs(summed) * shared[:, members[0]][:, None]
-        own_err = (act * own) @ np.abs(wo)
+        awo = np.abs(wo)
+        ideal = sparse_product(h, wo) + b_out[out]  # [P, O]
+        lin_err = groups.shared_error(act, shared)  # cancels within pairs
+        own_err = sparse_product(act * own, awo)
         n = out_terms[out]
-        sum_err = gamma(n) * ((h + total * act) @ np.abs(wo) + np.abs(b_out[out]))
-        # integer activations (band units, or off) times W_out on a dyadic grid, summing to less
-        # than 2^24 grid steps: the output sum is exact in any order
-        exact_h = (total == 0) | in_band  # the activation is known exactly (e.g. relu(1))
+        h_sum = sparse_product(h, awo)
+        sum_err = gamma(n) * (h_sum + sparse_product(total * act, awo) + np.abs(b_out[out]))
+        # activations known exactly (band units, exact units, off) on a dyadic grid, times W_out on
+        # a dyadic grid, summing to less than 2^24 grid steps: the output sum is exact in any order
+        exact_h = (total == 0) | in_band
         h_grid = np.where(act > 0, np.where(in_band, 0, dyadic_exponent(pre)), 0).max(axis=1)
         dyadic = np.all(exact_h | (act == 0), axis=1)  # [P]
         grid = np.maximum(dyadic_exponent(wo).max(axis=0, initial=0), dyadic_exponent(b_out[out]))
-        total_grid = np.minimum(h_grid[:, None] + grid[None, :], 60)  # [P, O]
-        steps = (h @ np.abs(wo) + np.abs(b_out[out])) * 2.0**total_grid
-        exact_sum = dyadic[:, None] & (h_grid[:, None] + grid[None, :] <= 60) & (steps < 2.0**24)
+        steps = h_grid[:, None] + grid[None, :]  # [P, O]
+        size = (h_sum + np.abs(b_out[out])) * 2.0 ** np.minimum(steps, 60)
+        exact_sum = dyadic[:, None] & (steps <= 60) & (size < 2.0**24)
         sum_err = np.where(exact_sum, 0.0, sum_err)
-        intended = _encode(out_reading, np.array(part.outputs), out)  # [P, O]
+        intended = _encode(out_reading, outputs, out)  # [P, O]
         dev = np.abs(ideal - intended)
         # below 1e-9 relative, a difference is float64's own rounding of this evaluation, not the
         # model's (the weights are float32 numbers; exact real arithmetic on them is the model)
         dev = np.where(dev <= 1e-9 * (1.0 + np.abs(intended)), 0.0, dev)
         err = (lin_err + own_err + sum_err) * SLACK + dev
-        mag = np.abs(intended).max(axis=0)
-        abs_err = (err + U * err).max(axis=0)
-        grid = dyadic_exponent(intended).max(axis=0, initial=0)
-        return out, abs_err, mag, grid
+        return (
+            worst,
+            float(total.max(initial=0.0)),
+            (err + U * err).max(axis=0),
+            np.abs(intended).max(axis=0),
+            dyadic_exponent(intended).max(axis=0, initial=0),
+        )
 
     def _check_untouched(self, w_out: np.ndarray, written: np.ndarray, where: str) -> None:
         touched = np.abs(w_out).max(axis=0) > 0
@@ -567,6 +601,34 @@ class _Certifier:
 
 
 # -- helpers --------------------------------------------------------------------------------------
+
+
+class _Groups:
+    """Hidden units grouped by identical input weights, for the shared (input) error: a group's
+    members see the same error, so what reaches the output is |sum of active members' W_out| times
+    it. Pairs whose output rows are opposite (a step) cancel unless exactly one unit is on."""
+
+    def __init__(self, groups: dict[bytes, list[int]], wo: np.ndarray) -> None:
+        self.singles = [g[0] for g in groups.values() if len(g) == 1]
+        pairs = [g for g in groups.values() if len(g) == 2 and np.array_equal(wo[g[0]], -wo[g[1]])]
+        self.first = [g[0] for g in pairs]
+        self.second = [g[1] for g in pairs]
+        paired = {j for g in pairs for j in g}
+        self.other = [g for g in groups.values() if len(g) > 1 and g[0] not in paired]
+        self.wo, self.awo = wo, np.abs(wo)
+
+    def shared_error(self, act: np.ndarray, shared: np.ndarray) -> np.ndarray:
+        out = np.zeros((act.shape[0], self.wo.shape[1]))
+        if self.singles:
+            s = self.singles
+            out += sparse_product(act[:, s] * shared[:, s], self.awo[s])
+        if self.first:
+            one_on = np.abs(act[:, self.first] - act[:, self.second]) * shared[:, self.first]
+            out += sparse_product(one_on, self.awo[self.first])
+        for members in self.other:
+            summed = act[:, members] @ self.wo[members]  # [P, O]
+            out += np.abs(summed) * shared[:, members[0]][:, None]
+        return out
 
 
 def _product(readings: tuple[Reading, ...], ids: tuple[int, ...]) -> np.ndarray:

@@ -200,11 +200,12 @@ class ReachBuilder:
     def reading(self, enc: Encoded) -> int:
         if enc not in self._ids:
             ix = self.layout.index
+            # A dimension nobody reads is not laid out: no weight touches it, so it drops out.
             if enc.is_categorical:
-                terms = tuple(tuple((ix[d], float(c)) for d, c in t) for t in enc.one_hot)
+                terms = tuple(tuple((ix[d], float(c)) for d, c in t if d in ix) for t in enc.one_hot)
                 numbers: tuple[float, ...] = ()
             else:
-                terms = (tuple((ix[d], float(c)) for d, c in enc.number),)
+                terms = (tuple((ix[d], float(c)) for d, c in enc.number if d in ix),)
                 numbers = tuple(float(v) for v in enc.values)
             labels = tuple(_label(v) for v in enc.values)
             self._ids[enc] = len(self.readings)

@@ -6,6 +6,11 @@ import math
 from typing import Any
 
 
+def _ok(check: dict[str, Any]) -> bool:
+    margin, bound = float(check["margin"]), float(check["bound"])
+    return margin > bound or (check["kind"] == "relu" and bound == 0)
+
+
 def _ratio(check: dict[str, Any]) -> float:
     return float(check["ratio"])
 
@@ -27,7 +32,7 @@ def summary_line(certificate: dict[str, Any] | None) -> str:
     if not checks:
         return "certificate: no decision to check"
     weakest = min(checks, key=_ratio)
-    failed = [c for c in checks if not float(c["margin"]) > float(c["bound"])]
+    failed = [c for c in checks if not _ok(c)]
     where = (
         f"{weakest['sublayer']} ({weakest['block']}), {weakest['kind']} at {weakest['where']}: "
         f"margin {_fmt(weakest['margin'])} vs float32 error bound {_fmt(weakest['bound'])}"
@@ -50,10 +55,36 @@ def table_lines(certificate: dict[str, Any] | None) -> list[str]:
     lines = [summary_line(certificate), ""]
     lines.append(f"{'sublayer':<16}{'block':<24}{'decision':<9}{'margin':>10}{'bound':>11}{'ratio':>10}")
     for c in certificate["checks"]:
-        ok = float(c["margin"]) > float(c["bound"])
+        ok = _ok(c)
         block = c["block"] if len(c["block"]) <= 22 else c["block"][:21] + "…"
         lines.append(
             f"{c['sublayer']:<16}{block:<24}{c['kind']:<9}{_fmt(c['margin']):>10}"
             f"{_fmt(c['bound']):>11}{_fmt(c['ratio']):>10}{'' if ok else '  NOT PROVED'}"
         )
     return lines
+
+
+def recheck_model(model: Any, observed_margin: float | None = None) -> tuple[tuple[str, ...], bool]:
+    """Re-certify a loaded model (`transformer.CompiledTransformer`) from its weights and the reach
+    its file stores, trusting none of the stored numbers: the report lines and whether it holds."""
+    from compiler.certify import recheck  # lazy: the compiler is only needed here
+
+    tensors = {
+        name: value.detach().float().cpu().numpy() for name, value in model.model.state_dict().items()
+    }
+    raw = model.meta.raw
+    fresh = recheck(tensors, raw).to_json()
+    lines = ["  certificate: " + summary_line(fresh).removeprefix("certificate: ")
+             + " (re-checked from the weights)"]
+    stored = raw.get("certificate")
+    if stored is not None and bool(stored.get("ok")) != bool(fresh.get("ok")):
+        lines.append(f"  the file's own certificate says {'proved' if stored.get('ok') else 'not proved'}: "
+                     "the weights do not match it")
+    decoder = [c for c in fresh.get("checks", []) if c["sublayer"] == "decoder"]
+    if decoder:
+        d = decoder[0]
+        certified = float(d["margin"]) - float(d["bound"])
+        seen = "" if observed_margin is None else f"; smallest observed {observed_margin:.4g}"
+        lines.append(f"  decoder:     certified margin >= {certified:.4g} (exact {_fmt(d['margin'])} "
+                     f"- float32 error {_fmt(d['bound'])}){seen}")
+    return tuple(lines), bool(fresh.get("ok"))

@@ -111,8 +111,13 @@ def check_model(sop: SOp, model: RuntimeModel, plan: InputPlan, *, progress: Pro
     report = verify(sop, model, plan, progress=progress, nodes=nodes)
     if sweep:
         report.orders = sweep_orders(sop, model, plan)
-    # CERTIFICATE: re-check the certificate stored in the file here (`compiler.certify.recheck`),
-    # setting `report.certificate_lines` (printed after the other lines) and `report.certificate_ok`.
+    if hasattr(model, "meta") and hasattr(model, "model"):  # a runtime model with its file's JSON
+        from rasp.certificate_text import recheck_model
+
+        observed = None
+        if report.orders is not None and report.orders.margin is not None:
+            observed = report.orders.margin.value
+        report.certificate_lines, report.certificate_ok = recheck_model(model, observed)
     return report
 
 

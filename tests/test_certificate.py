@@ -1,0 +1,152 @@
+"""The certificate: every library model is proved, an adversarial-rounding evaluator cannot change a
+decoded value, and a deliberately weakened block is refused by the compiler and flagged by verify
+with its variable and sublayer."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+compiler = pytest.importorskip("compiler")
+transformer = pytest.importorskip("transformer")
+
+from compiler.certify import recheck  # noqa: E402
+from rasp.cli import main  # noqa: E402
+from rasp.errors import CompileError, RaspError, Source  # noqa: E402
+from rasp.interpreter import load_file  # noqa: E402
+from rasp.sops import SOp, evaluate  # noqa: E402
+from rasp.verify import same_value  # noqa: E402
+from tests.adversarial import adversarial_logits  # noqa: E402
+from tests.runtime_helpers import as_runtime  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+LIBRARY = {
+    "reverse": "abc",
+    "hist": "abc",
+    "double_hist": "abc",
+    "sort": "abc",
+    "most_freq": "abc",
+    "length": "abc",
+    "frac_prevs": "abc",
+    "dyck1": "()x",
+    "dyck2": "(){}",
+    "hist_bos": "§ab",
+    "paper_examples": "()[]{}",
+}
+
+
+def _program(name: str) -> tuple[SOp, str, Source]:
+    path = ROOT / "programs" / f"{name}.rasp"
+    interp = load_file(path)
+    out = interp.last_assigned
+    assert out is not None
+    sop = interp.get(out)
+    assert isinstance(sop, SOp)
+    return sop, out, Source(str(path), path.read_text())
+
+
+def _compile(name: str, max_len: int, **kw: object) -> tuple[SOp, object]:
+    sop, out, source = _program(name)
+    model = compiler.compile_sop(
+        sop, list(LIBRARY[name]), max_len, name=out, source=source, **kw
+    )
+    return sop, model
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize("name", sorted(LIBRARY))
+def test_every_library_program_certifies_at_n_64(name: str) -> None:
+    _, model = _compile(name, 64)
+    cert = model.metadata["certificate"]
+    assert cert["ok"], [c for c in cert["checks"] if float(c["margin"]) <= float(c["bound"])]
+    # the stored certificate is what the weights give when re-checked from scratch
+    assert recheck(model.weights, model.metadata).to_json() == cert
+    # every sublayer has an entry: each head and MLP part, and the decoder
+    blocks = {(c["sublayer"], c["block"]) for c in cert["checks"]}
+    assert ("decoder", model.metadata["output"]["name"]) in blocks
+
+
+def _inputs(vocab: str, max_len: int, count: int, seed: int) -> list[list[str]]:
+    short = [list(t) for n in range(1, 4) for t in itertools.product(vocab, repeat=n)]
+    rng = random.Random(seed)
+    long = [[rng.choice(vocab) for _ in range(rng.randint(4, max_len))] for _ in range(count)]
+    return short + long
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize("name", sorted(LIBRARY))
+def test_adversarial_rounding_changes_no_decoded_value(name: str) -> None:
+    max_len = 8
+    sop, model = _compile(name, max_len)
+    assert model.metadata["certificate"]["ok"]
+    runtime = as_runtime(model)
+    inputs = _inputs(LIBRARY[name], max_len, 40, seed=len(name))
+    ids, lengths = runtime.encode(inputs)
+    for seed in range(3):
+        logits = adversarial_logits(model.weights, model.metadata["config"], ids.numpy(), np.random.default_rng(seed))
+        outputs = runtime.meta.output.decode(logits, lengths)
+        for tokens, got in zip(inputs, outputs, strict=True):
+            try:
+                want = list(evaluate(sop, tokens).values)
+            except RaspError:
+                continue
+            bad = [i for i, (g, w) in enumerate(zip(got, want, strict=True)) if not same_value(g, w)]
+            assert not bad, f"{''.join(tokens)!r} position {bad[0]}: {got[bad[0]]!r} != {want[bad[0]]!r}"
+
+
+def test_a_weakened_head_is_refused_by_the_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A selected key only 64 above an unselected one: softmax no longer saturates.
+    import compiler.attention as attention
+
+    monkeypatch.setattr(attention, "SCORE_UNIT", 64.0)
+    sop, out, source = _program("reverse")
+    with pytest.raises(CompileError) as err:
+        compiler.compile_sop(sop, list("abc"), 10, name=out, source=source)
+    text = str(err.value)
+    assert "layer 1 attn" in text and "reverse" in text and "softmax" in text
+
+
+def _weaken(path: Path, tensor: str, scale: float) -> None:
+    from safetensors.numpy import load_file, save_file
+    from safetensors import safe_open
+
+    with safe_open(str(path), "np") as f:
+        meta = f.metadata()
+    tensors = load_file(str(path))
+    tensors[tensor] = (tensors[tensor] * scale).astype(np.float32)
+    save_file(tensors, str(path), metadata=meta)
+
+
+def test_verify_flags_a_weakened_block_with_its_variable_and_sublayer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = tmp_path / "reverse.safetensors"
+    program = str(ROOT / "programs" / "reverse.rasp")
+    assert main(["compile", program, "--vocab", "abc", "--max-len", "6", "-o", str(model)]) == 0
+    # Layer 1's head reads `_map_2` against `indices`: scaling its queries by 1/4 cuts the gap
+    # between a selected and an unselected key below what softmax needs to give exactly 0.
+    _weaken(model, "blocks.1.attn.W_Q", 0.25)
+    capsys.readouterr()
+    code = main(["verify", program, "--vocab", "abc", "--max-len", "6", "--model", str(model)])
+    out, err = capsys.readouterr()
+    assert code == 1
+    text = out + err
+    assert "NOT proved" in text and "layer 1 attn (reverse)" in text and "softmax" in text
+    assert "the weights do not match it" in text  # the stored certificate said proved
+
+
+def test_the_certificate_travels_in_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = tmp_path / "hist.safetensors"
+    program = str(ROOT / "programs" / "hist.rasp")
+    assert main(["compile", program, "--vocab", "abc", "--max-len", "8", "-o", str(model)]) == 0
+    out = capsys.readouterr().out
+    assert "certificate: every decision proved" in out
+    meta = transformer.read_metadata(model)["certificate"]
+    assert meta["ok"] and {c["sublayer"] for c in meta["checks"]} >= {"layer 0 attn", "layer 0 mlp", "decoder"}
+    assert main(["show", str(model)]) == 0
+    shown = capsys.readouterr().out
+    assert "sublayer" in shown and "margin" in shown and "bound" in shown and "ratio" in shown
