@@ -271,17 +271,26 @@ def dyadic_exponent(values: np.ndarray, limit: int = 60) -> np.ndarray:
 
 
 def sparse_product(a: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """a [P, H] @ w [H, O] for a mostly-zero w (an MLP's output rows write one or two dims)."""
-    rows, cols = np.nonzero(w)
-    out = np.zeros((a.shape[0], w.shape[1]))
-    if len(rows) == 0:
-        return out
-    order = np.argsort(cols, kind="stable")
-    rows, cols = rows[order], cols[order]
-    contrib = a[:, rows] * w[rows, cols]  # [P, nnz]
-    starts = np.flatnonzero(np.concatenate([[True], np.diff(cols) != 0]))
-    out[:, cols[starts]] = np.add.reduceat(contrib, starts, axis=1)
-    return out
+    """a [P, H] @ w [H, O] where both are mostly zero (few units are on at a point, and an MLP's
+    output rows write one or two dims): only the non-zero products are formed."""
+    P, O = a.shape[0], w.shape[1]
+    pts, units = np.nonzero(a)
+    if len(pts) == 0:
+        return np.zeros((P, O))
+    w_rows, w_cols = np.nonzero(w)  # row-major: grouped by unit
+    per_unit = np.bincount(w_rows, minlength=w.shape[0])  # [H]
+    starts = np.concatenate([[0], np.cumsum(per_unit)[:-1]])
+    counts = per_unit[units]  # entries each (point, unit) expands into
+    keep = counts > 0
+    pts, units, counts = pts[keep], units[keep], counts[keep]
+    if len(pts) == 0:
+        return np.zeros((P, O))
+    rep_pts = np.repeat(pts, counts)
+    offset = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    entry = np.repeat(starts[units], counts) + offset  # index into (w_rows, w_cols)
+    values = np.repeat(a[pts, units], counts) * w[w_rows[entry], w_cols[entry]]
+    flat = rep_pts * O + w_cols[entry]
+    return np.bincount(flat, weights=values, minlength=P * O).reshape(P, O)
 
 
 def _dims(reading: Reading, one: int) -> set[int]:
