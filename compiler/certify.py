@@ -47,6 +47,15 @@ UNDERFLOW = 110.0
 # Exact scores closer than this are one level (their keys share the weight).
 TIE = 1e-3
 MAX_STATES = 4_000_000  # query x key pairs per chunk of the score matrix
+MAX_PAIRS = 200_000_000  # query x key pairs of one head the certifier checks at all
+
+
+class _OverBudget(Exception):
+    """A block has more reachable states than the certifier checks: refused, located."""
+
+    def __init__(self, check: Check) -> None:
+        super().__init__(check.where)
+        self.check = check
 
 
 @dataclass(frozen=True)
@@ -151,10 +160,13 @@ def certify(
     residual: list[str],
 ) -> Certificate:
     """Check every decision of the model; never raises for a bad model (the certificate says why)."""
+    certifier = _Certifier(weights, config, reach, output, max_len, residual)
     try:
-        return _Certifier(weights, config, reach, output, max_len, residual).run()
+        return certifier.run()
     except ReadError as err:
         return Certificate((), (str(err),))
+    except _OverBudget as over:
+        return Certificate((*certifier.checks, over.check))
 
 
 def recheck(tensors: dict[str, np.ndarray], metadata: dict[str, Any]) -> Certificate:
@@ -244,6 +256,13 @@ class _Certifier:
             sp = (self.one, self.bos, self.pad)
             q_lin = Linear(wq, bq, self.reach.readings, head.query, self.err, sp)
             k_lin = Linear(wk, bk, self.reach.readings, head.key, self.err, sp)
+            n_q = int(np.prod([self.reach.readings[r].size for r in head.query]))
+            n_k = int(np.prod([self.reach.readings[r].size for r in head.key]))
+            if n_q * (n_k + self.max_len + 1) > MAX_PAIRS:
+                raise _OverBudget(Check(
+                    where, head.name, head.op, "softmax", -math.inf, 0.0,
+                    f"{n_q:,} query states x {n_k:,} key states: more (query, key) pairs than the "
+                    f"certifier checks ({MAX_PAIRS:,})", 0.0))
             q_coords = _product(self.reach.readings, head.query)
             k_coords = _product(self.reach.readings, head.key)
             q = q_lin.at(head.query, q_coords)
@@ -281,7 +300,9 @@ class _Certifier:
                 dev = np.maximum(dev, bos_dev)
                 vmax = np.maximum(np.abs(v.value).max(axis=0), np.abs(bos_v))  # [d_head]
                 verr = np.maximum(v_err.max(axis=0), bos_verr)  # [d_head]
-                n_keys = self.max_len + 1
+                # terms of the weighted sum that can be non-zero: BOS alone when real keys carry 0
+                real_zero = not np.any(v.value) and not np.any(v_err)
+                n_keys = 1 if real_zero else self.max_len + 1
                 dz = eta * vmax + (1 + eta) * verr + gamma(n_keys) * (1 + eta) * (vmax + verr)
                 wo = np.abs(wo_part)  # [cols, O]
                 contrib = np.concatenate([v.value, bos_v[None]])[:, :, None] * wo_part[None]

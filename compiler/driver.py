@@ -25,14 +25,15 @@ def compile_sop(
     name: str | None = None,
     source: Source | None = None,
     causal: bool = False,
-    require_certificate: bool = False,
+    require_certificate: bool = True,
 ) -> CompiledModel:
     """A transformer whose decoded output equals `rasp.sops.evaluate(sop, tokens)` for every input
     over `vocab` of length 1..max_len; CompileError (every reason, located) when that cannot be promised.
 
-    The model's metadata always carries `certificate` (compiler.certify): whether every decision is
-    proved to survive any float32 evaluation order. With `require_certificate`, a model that is not
-    proved is refused (CompileError, one located reason per weak block) instead of returned.
+    The model's metadata always carries `certificate` (compiler.certify): every decision proved to
+    survive any float32 evaluation order. A model that is not proved is refused (CompileError, one
+    located reason per weak block); `require_certificate=False` returns it anyway, marked not
+    proved, for inspecting why (the command line never writes such a model).
     """
     vocab = _check_arguments(sop, vocab, max_len)
     graph = build_graph(sop)  # IR: typed nodes, deterministic names

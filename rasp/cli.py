@@ -120,12 +120,6 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("--name", help="the s-op to compile (default: the last name assigned)")
     comp.add_argument("-o", "--output", required=True, metavar="OUT.safetensors")
     comp.add_argument("--causal", action="store_true", help="compile with causal attention")
-    comp.add_argument(
-        "--require-certificate",
-        action="store_true",
-        help="refuse (exit 1, every weak block located) unless the certifier proves every decision "
-        "survives any float32 evaluation order; without it such a model is written with a warning",
-    )
 
     ver = sub.add_parser("verify", help="compare a compiled model with the interpreter")
     ver.add_argument("file", metavar="FILE.rasp")

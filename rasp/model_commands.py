@@ -73,17 +73,16 @@ def _program(file: str, name: str | None) -> tuple[Any, str, Source]:
     return sop, name or interp.last_assigned, Source(file, Path(file).read_text(encoding="utf-8"))
 
 
-def _compile(file: str, name: str | None, vocab: Sequence[Any], max_len: int, causal: bool = False,
-             require_certificate: bool = False) -> Any:
-    return compile_sop(*_program(file, name), vocab, max_len, causal, require_certificate)
+def _compile(file: str, name: str | None, vocab: Sequence[Any], max_len: int, causal: bool = False) -> Any:
+    return compile_sop(*_program(file, name), vocab, max_len, causal)
 
 
 def compile_sop(sop: Any, name: str, source: Source, vocab: Sequence[Any], max_len: int,
-                causal: bool = False, require_certificate: bool = False) -> Any:
+                causal: bool = False) -> Any:
     import compiler
 
-    return compiler.compile_sop(sop, list(vocab), max_len, name=name, source=source, causal=causal,
-                                require_certificate=require_certificate)
+    # Refuses (CompileError, located) any model the certifier cannot prove.
+    return compiler.compile_sop(sop, list(vocab), max_len, name=name, source=source, causal=causal)
 
 
 def in_memory_model(compiled: Any, device: str = "cpu") -> Any:
@@ -116,8 +115,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     _check_writable(args.output)
     from rasp.certificate_text import summary_line
 
-    model = _compile(args.file, args.name, args.vocab, args.max_len, args.causal,
-                     getattr(args, "require_certificate", False))
+    model = _compile(args.file, args.name, args.vocab, args.max_len, args.causal)
     try:
         model.save(args.output)
     except OSError as exc:
@@ -127,8 +125,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     print(f"wrote {args.output}: {cfg['n_layers']} layers, {cfg['n_heads']} heads/layer, "
           f"d_model {cfg['d_model']}, {summary.total_params:,} parameters "
           f"({summary.nonzero_params:,} non-zero)")
-    line = summary_line(model.metadata.get("certificate"))
-    print(line, file=sys.stderr if "NOT proved" in line else sys.stdout)
+    print(summary_line(model.metadata.get("certificate")))
     return 0
 
 

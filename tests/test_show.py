@@ -68,6 +68,8 @@ parameters:  219 total, 140 non-zero (63.9%)
 layer  block   name  operation
 0      head 0  frac  numerical aggregate(select(...), tokens == "a")
 
+certificate: none (compiled before certificates existed)
+
 residual stream (8 dims):
      0  one
      1  bos

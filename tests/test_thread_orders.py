@@ -105,9 +105,7 @@ def wrong(got: list[Any], want: list[Any] | None) -> str | None:
     [
         "dyck1",
         "sort",
-        pytest.param(
-            "dyck3", marks=pytest.mark.xfail(strict=False, reason="pending compiler fix")
-        ),
+        "dyck3",
     ],
 )
 @pytest.mark.parametrize("count", [1, 2])  # every 1-thread case first: switching threads is slow

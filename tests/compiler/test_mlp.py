@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import itertools
 from collections.abc import Sequence
 
@@ -223,7 +225,8 @@ def test_fraction_thresholds(n: int) -> None:
 @pytest.mark.parametrize("n", [16, 64, 256])
 @pytest.mark.parametrize("encoding", ["categorical", "numerical"])
 def test_per_context_thresholds_length_minus_index(n: int, encoding: str) -> None:
-    """opp = length - indices - 1 from x = 1/(length+1) and the index one-hot: O(n) units."""
+    """opp = length - indices - 1 from x = 1/(length+1) and the index one-hot: O(n log n) units
+    (steps share a pair across contexts only within a factor 2 of gap)."""
     idx = cat("indices", range(n))
     x = num("inv_len", [1 / (m + 1) for m in range(1, n + 1)])
     out = cat("opp", range(n)) if encoding == "categorical" else num("opp", range(n))
@@ -241,7 +244,8 @@ def test_per_context_thresholds_length_minus_index(n: int, encoding: str) -> Non
         context=idx,
         context_points=context_points,
     )
-    assert spec.hidden <= 2 * n + 2 + n
+    buckets = 2 * math.ceil(math.log2(n + 1)) + 2  # gap sizes, one factor of 2 each
+    assert spec.hidden <= 2 * n * buckets + n + 2
     resid = Resid([*x.dims(), *idx.dims()], len(pairs))
     resid.set(Dim("inv_len"), [inv[m] for _, m in pairs])
     resid.set_categorical(idx, [i for i, _ in pairs])
