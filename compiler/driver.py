@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from compiler.assemble import assemble
@@ -69,11 +70,16 @@ def refusals(certificate: Certificate, graph: Graph) -> list[Diagnostic]:
     for check in certificate.failures():
         first = check.block.split(", ")[0].split(".")[0]
         span = spans.get(first, graph.output.span)
+        if check.margin == -math.inf:  # not checked at all (too many states)
+            what = f"cannot be certified: {check.where}"
+        else:
+            what = (
+                f"a {check.kind} decision has margin {check.margin:.3g} but float32 error up to "
+                f"{check.bound:.3g} (at {check.where})"
+            )
         problems.append(
             Diagnostic(
-                f"'{check.op}' ({check.sublayer}, {check.block}): a {check.kind} decision has "
-                f"margin {check.margin:.3g} but float32 error up to {check.bound:.3g} "
-                f"(at {check.where})",
+                f"'{check.op}' ({check.sublayer}, {check.block}): {what}",
                 span,
                 "use a smaller maximum length, or make the value categorical "
                 "(docs/compiler.md, 'The certificate')",

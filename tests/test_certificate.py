@@ -14,14 +14,14 @@ import pytest
 compiler = pytest.importorskip("compiler")
 transformer = pytest.importorskip("transformer")
 
-from compiler.certify import recheck  # noqa: E402
-from rasp.cli import main  # noqa: E402
-from rasp.errors import CompileError, RaspError, Source  # noqa: E402
-from rasp.interpreter import load_file  # noqa: E402
-from rasp.sops import SOp, evaluate  # noqa: E402
-from rasp.verify import same_value  # noqa: E402
-from tests.adversarial import adversarial_logits  # noqa: E402
-from tests.runtime_helpers import as_runtime  # noqa: E402
+from compiler.certify import recheck
+from rasp.cli import main
+from rasp.errors import CompileError, RaspError, Source
+from rasp.interpreter import load_file
+from rasp.sops import SOp, evaluate
+from rasp.verify import same_value
+from tests.adversarial import adversarial_logits
+from tests.runtime_helpers import as_runtime
 
 ROOT = Path(__file__).resolve().parents[1]
 LIBRARY = {
@@ -100,7 +100,7 @@ def test_adversarial_rounding_changes_no_decoded_value(name: str) -> None:
 
 def test_a_weakened_head_is_refused_by_the_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
     # A selected key only 64 above an unselected one: softmax no longer saturates.
-    import compiler.attention as attention
+    from compiler import attention
 
     monkeypatch.setattr(attention, "SCORE_UNIT", 64.0)
     sop, out, source = _program("reverse")
@@ -111,8 +111,8 @@ def test_a_weakened_head_is_refused_by_the_compiler(monkeypatch: pytest.MonkeyPa
 
 
 def _weaken(path: Path, tensor: str, scale: float) -> None:
-    from safetensors.numpy import load_file, save_file
     from safetensors import safe_open
+    from safetensors.numpy import load_file, save_file
 
     with safe_open(str(path), "np") as f:
         meta = f.metadata()
