@@ -248,7 +248,9 @@ class Linear:
         lie on one dyadic grid (x·w·2^k integers) with |sum| < 2^24 grid steps, at exact inputs,
         is exact in any order: 0 there."""
         rounding = gamma(self.terms) * ev.magnitude
-        w_grid = np.maximum(dyadic_exponent(self.W).max(axis=0, initial=0), dyadic_exponent(self.bias))
+        # (the bos/pad rows multiply exact zeros at real positions: they add nothing)
+        real_rows = np.delete(self.W, [self.bos, self.pad], axis=0)
+        w_grid = np.maximum(dyadic_exponent(real_rows).max(axis=0, initial=0), dyadic_exponent(self.bias))
         steps = np.asarray(ev.grid) + w_grid[None, :]  # [P, C]
         exact = (ev.error == 0) & (steps <= 60) & (ev.magnitude * 2.0 ** np.minimum(steps, 60) < 2.0**24)
         return np.where(exact, 0.0, rounding)

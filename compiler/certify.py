@@ -290,7 +290,8 @@ class _Certifier:
                 v_err = v_lin.rounding(v)  # [Pv, cols]
                 wo_part = w_o[h][cols][:, out]  # [cols, O]
                 ov = v.value @ wo_part  # [Pv, O]
-                intended = _intended(part, coords, len(out))
+                numerical = part.reading is not None and not self.reach.readings[part.reading].categorical
+                intended = _intended(part, coords, len(out), numerical)
                 dev = np.abs(ov - intended)
                 dev = np.where(dev <= 1e-9 * (1.0 + np.abs(intended)), 0.0, dev).max(axis=0)
                 bos_v, bos_verr = sv[0][cols], sv_err[0][cols]
@@ -315,6 +316,14 @@ class _Certifier:
                     dz @ wo,
                 )
                 abs_err = (z_abs + g_out * ((vmax + verr) @ wo) * (~same_sign)) * 1.0 + dev
+                if head.single and not np.any(verr):
+                    # one key (or BOS) with weight exactly 1: z is its value exactly; z @ W_O on
+                    # one dyadic grid within 2^24 steps is exact too
+                    values = np.concatenate([v.value, bos_v[None]])
+                    g = int(dyadic_exponent(values).max(initial=0) + dyadic_exponent(wo_part).max(initial=0))
+                    size = float((np.abs(values) @ wo).max(initial=0.0))
+                    if g <= 60 and size * 2.0**g < 2.0**24:
+                        abs_err, rel = dev.copy(), np.zeros_like(rel)
                 mag = np.maximum(np.abs(intended).max(axis=0), np.abs(np.array(part.default)))
                 grid = 0 if part.kind == "copy" else 99  # a copy is one-hot; a mean is not dyadic
                 updates.append((out, abs_err * SLACK, rel * SLACK, mag, grid))
@@ -666,8 +675,9 @@ def _product(readings: tuple[Reading, ...], ids: tuple[int, ...]) -> np.ndarray:
     return np.stack([g.ravel() for g in grids], axis=1)
 
 
-def _intended(part: Any, coords: np.ndarray, n_out: int) -> np.ndarray:
-    """The out-dim vector the program means at each value state [Pv, O]."""
+def _intended(part: Any, coords: np.ndarray, n_out: int, numerical: bool = False) -> np.ndarray:
+    """The out-dim vector the program means at each value state [Pv, O] (a numerical reading's
+    coordinate is its number; a categorical one's, the value's index)."""
     P = coords.shape[0]
     if part.kind == "copy":
         cols = np.array(part.columns, dtype=np.int64)[coords[:, 0].astype(np.int64)]
@@ -675,6 +685,8 @@ def _intended(part: Any, coords: np.ndarray, n_out: int) -> np.ndarray:
         out[np.arange(P), cols] = 1.0
         return out
     if part.kind == "number":
+        if numerical:
+            return coords[:, :1].astype(np.float64)
         return np.array(part.columns)[coords[:, 0].astype(np.int64)][:, None]
     return np.zeros((P, n_out))
 

@@ -58,6 +58,7 @@ def _compile(name: str, max_len: int, **kw: object) -> tuple[SOp, object]:
 
 
 @pytest.mark.exactness
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(LIBRARY))
 def test_every_library_program_certifies_at_n_64(name: str) -> None:
     _, model = _compile(name, 64)

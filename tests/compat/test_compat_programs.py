@@ -39,8 +39,21 @@ def _spec(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
 
 FILES = sorted(PROGRAMS.glob("*.rasp"))
 CASES = [(f, c) for f in FILES for c in _spec(f)[0]]
+# Programs the certifier refuses today (a located refusal, not a wrong model): long addition's
+# `s = left + right` steps in the integer band read `left`'s one-hot, whose copy the certifier
+# bounds at ~1e-6 rather than 0; times K ~ 2^23 that exceeds the step's margin.
+NOT_YET_CERTIFIED = {"long_addition"}
+
 COMPILED = [
-    (f, name, spec)
+    pytest.param(
+        f,
+        name,
+        spec,
+        marks=[pytest.mark.xfail(strict=True, reason="refused by the certifier (see above)")]
+        if f.stem in NOT_YET_CERTIFIED
+        else [],
+        id=f"{f.stem}-{name or 'default'}",
+    )
     for f in FILES
     if (spec := _spec(f)[1]) is not None
     for name in sorted({c.get("name") or "" for c in _spec(f)[0]})
@@ -82,7 +95,7 @@ def test_interpreter(capsys: pytest.CaptureFixture[str], path: Path, case: dict[
 
 @pytest.mark.exactness
 @pytest.mark.parametrize(
-    ("path", "name", "spec"), COMPILED, ids=[f"{p.stem}-{n or 'default'}" for p, n, _ in COMPILED]
+    ("path", "name", "spec"), COMPILED
 )
 def test_compiled(
     capsys: pytest.CaptureFixture[str],
