@@ -57,7 +57,9 @@ class Evaluated:
     value: np.ndarray
     error: np.ndarray
     magnitude: np.ndarray
-    grid: np.ndarray | int = 0  # [P, C]: the inputs a column reads are multiples of 2^-grid (99: not)
+    grid: np.ndarray | int = (
+        0  # [P, C]: the inputs a column reads are multiples of 2^-grid (99: not)
+    )
 
 
 class Linear:
@@ -95,12 +97,18 @@ class Linear:
             for g in sorted(hit, reverse=True):
                 del self.groups[g]
             self.groups.append(merged)
-            owner = {d: g for g, members in enumerate(self.groups)
-                     for r in members for d in _dims(self.readings[r], self.one)}
+            owner = {
+                d: g
+                for g, members in enumerate(self.groups)
+                for r in members
+                for d in _dims(self.readings[r], self.one)
+            }
             covered |= dims
         stray = [d for d in np.flatnonzero(np.abs(self.W).sum(axis=1)) if int(d) not in covered]
         if stray:
-            raise ReadError(f"weights read residual dimension {int(stray[0])}, which no reading covers")
+            raise ReadError(
+                f"weights read residual dimension {int(stray[0])}, which no reading covers"
+            )
         # Products that can be non-zero per column, +1 for the bias: n of gamma_n. Adding an exact
         # 0 is exact, so a one-hot's cold dimensions count only when they carry error.
         nz = self.W != 0  # [d_model, C]
@@ -130,7 +138,9 @@ class Linear:
         for terms in reading.terms:
             dims = [d for d, _ in terms if d != self.one]
             if any(c != 1.0 for _, c in terms):
-                raise ReadError(f"categorical reading {reading.name!r} has a coefficient other than 1")
+                raise ReadError(
+                    f"categorical reading {reading.name!r} has a coefficient other than 1"
+                )
             if not dims:  # a constant: `one` is always 1 and is read through the ONE row already
                 rows.append(np.zeros(W.shape[1]))
                 errs.append(cold)
@@ -165,11 +175,13 @@ class Linear:
             err = np.outer(a[d1] + r[d1] * xd, np.abs(self.W[d1]))
             size = np.outer(xd, np.abs(self.W[d1])) + err
             reads = self.W[d1] != 0  # [C]: the columns that see this reading at all
-            return Evaluated(value, err, size, np.where(reads[None, :], dyadic_exponent(xd)[:, None], 0))
+            return Evaluated(
+                value, err, size, np.where(reads[None, :], dyadic_exponent(xd)[:, None], 0)
+            )
         dims = [d for d, _ in parts]
         coefs = np.array([c for _, c in parts])
         # exact = sum_d W[d]·x_d; we evaluate w·(x - b): off by sum_d (W[d] - c_d·w)·x_d
-        departure = (np.abs(self.W[dims] - np.outer(coefs, w)).T @ mag[dims])  # [C]
+        departure = np.abs(self.W[dims] - np.outer(coefs, w)).T @ mag[dims]  # [C]
         err_c = np.abs(self.W[dims]).T @ (a[dims] + r[dims] * mag[dims]) + departure  # [C]
         size_c = np.abs(self.W[dims]).T @ mag[dims] + err_c
         ones = np.ones(len(x))
@@ -250,9 +262,15 @@ class Linear:
         rounding = gamma(self.terms) * ev.magnitude
         # (the bos/pad rows multiply exact zeros at real positions: they add nothing)
         real_rows = np.delete(self.W, [self.bos, self.pad], axis=0)
-        w_grid = np.maximum(dyadic_exponent(real_rows).max(axis=0, initial=0), dyadic_exponent(self.bias))
+        w_grid = np.maximum(
+            dyadic_exponent(real_rows).max(axis=0, initial=0), dyadic_exponent(self.bias)
+        )
         steps = np.asarray(ev.grid) + w_grid[None, :]  # [P, C]
-        exact = (ev.error == 0) & (steps <= 60) & (ev.magnitude * 2.0 ** np.minimum(steps, 60) < 2.0**24)
+        exact = (
+            (ev.error == 0)
+            & (steps <= 60)
+            & (ev.magnitude * 2.0 ** np.minimum(steps, 60) < 2.0**24)
+        )
         return np.where(exact, 0.0, rounding)
 
     def rounding(self, ev: Evaluated) -> np.ndarray:

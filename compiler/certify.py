@@ -259,10 +259,19 @@ class _Certifier:
             n_q = int(np.prod([self.reach.readings[r].size for r in head.query]))
             n_k = int(np.prod([self.reach.readings[r].size for r in head.key]))
             if n_q * (n_k + self.max_len + 1) > MAX_PAIRS:
-                raise _OverBudget(Check(
-                    where, head.name, head.op, "softmax", -math.inf, 0.0,
-                    f"{n_q:,} query states x {n_k:,} key states: more (query, key) pairs than the "
-                    f"certifier checks ({MAX_PAIRS:,})", 0.0))
+                raise _OverBudget(
+                    Check(
+                        where,
+                        head.name,
+                        head.op,
+                        "softmax",
+                        -math.inf,
+                        0.0,
+                        f"{n_q:,} query states x {n_k:,} key states: more (query, key) pairs than the "
+                        f"certifier checks ({MAX_PAIRS:,})",
+                        0.0,
+                    )
+                )
             q_coords = _product(self.reach.readings, head.query)
             k_coords = _product(self.reach.readings, head.key)
             q = q_lin.at(head.query, q_coords)
@@ -272,7 +281,13 @@ class _Certifier:
             sq, sq_err = special_linear(self.special.x, self.special.e, wq, bq)
             sk, sk_err = special_linear(self.special.x, self.special.e, wk, bk)
             eta = self._scores(
-                head, where, (q.value, q_err), (k.value, k_err), (sq, sq_err), (sk, sk_err), q_coords
+                head,
+                where,
+                (q.value, q_err),
+                (k.value, k_err),
+                (sq, sq_err),
+                (sk, sk_err),
+                q_coords,
             )
             # values: per part (its own value columns), compare with the intended copy
             sv, sv_err = special_linear(self.special.x, self.special.e, wv, bv)
@@ -290,14 +305,18 @@ class _Certifier:
                 v_err = v_lin.rounding(v)  # [Pv, cols]
                 wo_part = w_o[h][cols][:, out]  # [cols, O]
                 ov = v.value @ wo_part  # [Pv, O]
-                numerical = part.reading is not None and not self.reach.readings[part.reading].categorical
+                numerical = (
+                    part.reading is not None and not self.reach.readings[part.reading].categorical
+                )
                 intended = _intended(part, coords, len(out), numerical)
                 dev = np.abs(ov - intended)
                 dev = np.where(dev <= 1e-9 * (1.0 + np.abs(intended)), 0.0, dev).max(axis=0)
                 bos_v, bos_verr = sv[0][cols], sv_err[0][cols]
                 bos_ov = bos_v @ wo_part
                 bos_dev = np.abs(bos_ov - np.array(part.default))
-                bos_dev = np.where(bos_dev <= 1e-9 * (1.0 + np.abs(np.array(part.default))), 0.0, bos_dev)
+                bos_dev = np.where(
+                    bos_dev <= 1e-9 * (1.0 + np.abs(np.array(part.default))), 0.0, bos_dev
+                )
                 dev = np.maximum(dev, bos_dev)
                 vmax = np.maximum(np.abs(v.value).max(axis=0), np.abs(bos_v))  # [d_head]
                 verr = np.maximum(v_err.max(axis=0), bos_verr)  # [d_head]
@@ -320,7 +339,10 @@ class _Certifier:
                     # one key (or BOS) with weight exactly 1: z is its value exactly; z @ W_O on
                     # one dyadic grid within 2^24 steps is exact too
                     values = np.concatenate([v.value, bos_v[None]])
-                    g = int(dyadic_exponent(values).max(initial=0) + dyadic_exponent(wo_part).max(initial=0))
+                    g = int(
+                        dyadic_exponent(values).max(initial=0)
+                        + dyadic_exponent(wo_part).max(initial=0)
+                    )
                     size = float((np.abs(values) @ wo).max(initial=0.0))
                     if g <= 60 and size * 2.0**g < 2.0**24:
                         abs_err, rel = dev.copy(), np.zeros_like(rel)
@@ -425,8 +447,14 @@ class _Certifier:
         out_terms = np.count_nonzero(w_out, axis=0) + 1  # [d_model]
         for part in (m for m in self.reach.mlps if m.layer == layer):
             a, b = part.hidden
-            lin = Linear(w_in[:, a:b], b_in[a:b], self.reach.readings, part.readings, self.err,
-                         (self.one, self.bos, self.pad))
+            lin = Linear(
+                w_in[:, a:b],
+                b_in[a:b],
+                self.reach.readings,
+                part.readings,
+                self.err,
+                (self.one, self.bos, self.pad),
+            )
             out_reading = self.reach.readings[part.out]
             out = np.array(sorted({d for t in out_reading.terms for d, _ in t}), dtype=np.int64)
             wo = w_out[a:b][:, out]  # [H, O]
@@ -436,13 +464,17 @@ class _Certifier:
             coords = np.array(part.points, dtype=np.float64)
             if coords.size == 0:
                 continue
-            update = self._mlp_part(layer, part, lin, coords, wo, out, out_reading, out_terms, b_out)
+            update = self._mlp_part(
+                layer, part, lin, coords, wo, out, out_reading, out_terms, b_out
+            )
             updates.append(update)
             written[out] = True
         for out, abs_err, mag, grid in updates:
             self.err.grid[out] = grid
             carried = (self.err.absolute[out] > 0) | (self.err.relative[out] > 0)
-            self.err.absolute[out] = self.err.absolute[out] + abs_err + np.where(carried, U * mag, 0)
+            self.err.absolute[out] = (
+                self.err.absolute[out] + abs_err + np.where(carried, U * mag, 0)
+            )
             self.err.relative[out] = self.err.relative[out] + np.where(carried, U, 0.0)
             self.err.magnitude[out] = mag
         self._check_untouched(w_out, written, f"layer {layer} mlp")
@@ -454,7 +486,11 @@ class _Certifier:
         out_val = h @ w_out + b_out
         n = np.count_nonzero(w_out, axis=0) + 1
         out_err = h_err @ np.abs(w_out) + gamma(n) * ((h + h_err) @ np.abs(w_out) + np.abs(b_out))
-        out_err = np.where((h_err.max(axis=1, initial=0) == 0)[:, None] & (h.max(axis=1, initial=0) == 0)[:, None], np.abs(b_out) * 0, out_err)
+        out_err = np.where(
+            (h_err.max(axis=1, initial=0) == 0)[:, None] & (h.max(axis=1, initial=0) == 0)[:, None],
+            np.abs(b_out) * 0,
+            out_err,
+        )
         x = self.special.x + out_val
         self.special = _Specials(x, (self.special.e + out_err + U * np.abs(x)) * SLACK)
 
@@ -482,6 +518,27 @@ class _Certifier:
         big = np.abs(W).max(axis=0)  # [H]
         outputs = np.array(part.outputs)
         chunk = max(1, MAX_STATES // max(W.shape[1], 1))
+        if W.shape[1] == 0:  # no hidden unit: the part writes its bias, nothing is decided
+            intended = _encode(out_reading, np.array(part.outputs), out)
+            dev = np.abs(b_out[out][None, :] - intended).max(axis=0, initial=0.0)
+            self.checks.append(
+                Check(
+                    f"layer {layer} mlp",
+                    part.name,
+                    part.op,
+                    "relu",
+                    math.inf,
+                    0.0,
+                    "no hidden unit",
+                    0.0,
+                )
+            )
+            return (
+                out,
+                dev,
+                np.abs(intended).max(axis=0, initial=0.0),
+                np.zeros(len(out), dtype=np.int64),
+            )
         worst = (math.inf, 0.0, 0.0, 0, 0)  # (ratio, distance, total, point, unit)
         max_total = 0.0
         abs_err = np.zeros(len(out))
@@ -489,8 +546,19 @@ class _Certifier:
         grid = np.zeros(len(out), dtype=np.int64)
         for start in range(0, coords.shape[0], chunk):
             c = coords[start : start + chunk]
-            r = self._mlp_chunk(lin, part, c, wo, out, out_reading, outputs[start : start + chunk],
-                                out_terms, b_out, shape, big)
+            r = self._mlp_chunk(
+                lin,
+                part,
+                c,
+                wo,
+                out,
+                out_reading,
+                outputs[start : start + chunk],
+                out_terms,
+                b_out,
+                shape,
+                big,
+            )
             if start == 0 or r[0][0] < worst[0]:
                 worst = (r[0][0], r[0][1], r[0][2], start + r[0][3], r[0][4])
             max_total = max(max_total, r[1])
@@ -498,8 +566,16 @@ class _Certifier:
             grid = np.maximum(grid, r[4])
         state = _state_label(self.reach.readings, part.readings, coords[worst[3]])
         self.checks.append(
-            Check(f"layer {layer} mlp", part.name, part.op, "relu", float(worst[1]),
-                  float(worst[2]), f"unit {part.hidden[0] + worst[4]} at {state}", max_total)
+            Check(
+                f"layer {layer} mlp",
+                part.name,
+                part.op,
+                "relu",
+                float(worst[1]),
+                float(worst[2]),
+                f"unit {part.hidden[0] + worst[4]} at {state}",
+                max_total,
+            )
         )
         return out, abs_err, mag, grid
 
@@ -540,8 +616,17 @@ class _Certifier:
         decided = (distance > total) | ((pre == 0) & (total == 0))
         ratio = np.where(total > 0, distance / np.where(total > 0, total, 1), math.inf)
         ratio = np.where(decided, ratio, -1.0)
-        pw, jw = np.unravel_index(int(np.argmin(ratio)), pre.shape)
-        worst = (float(ratio[pw, jw]), float(distance[pw, jw]), float(total[pw, jw]), int(pw), int(jw))
+        if ratio.size:
+            pw, jw = np.unravel_index(int(np.argmin(ratio)), pre.shape)
+            worst = (
+                float(ratio[pw, jw]),
+                float(distance[pw, jw]),
+                float(total[pw, jw]),
+                int(pw),
+                int(jw),
+            )
+        else:  # no hidden unit: nothing to decide (the output is the bias)
+            worst = (math.inf, math.inf, 0.0, 0, 0)
         act = (pre > 0).astype(np.float64)  # [P, H]
         h = np.maximum(pre, 0.0)
         awo = np.abs(wo)
@@ -579,8 +664,10 @@ class _Certifier:
         touched = np.abs(w_out).max(axis=0) > 0
         if np.any(touched & ~written):
             d = int(np.flatnonzero(touched & ~written)[0])
-            raise ReadError(f"{where} writes residual dimension {self.residual[d]!r}, "
-                            "which the reach does not say it writes")
+            raise ReadError(
+                f"{where} writes residual dimension {self.residual[d]!r}, "
+                "which the reach does not say it writes"
+            )
         for d in (self.one, self.bos, self.pad):
             if touched[d]:
                 raise ReadError(f"{where} writes the {self.residual[d]!r} dimension")
@@ -590,8 +677,14 @@ class _Certifier:
     def _decoder(self) -> None:
         w_u, b_u = self.w["unembed.W_U"], self.w["unembed.b_U"]
         reading = self.reach.readings[self.reach.output]
-        lin = Linear(w_u, b_u, self.reach.readings, (self.reach.output,), self.err,
-                     (self.one, self.bos, self.pad))
+        lin = Linear(
+            w_u,
+            b_u,
+            self.reach.readings,
+            (self.reach.output,),
+            self.err,
+            (self.one, self.bos, self.pad),
+        )
         coords = _product(self.reach.readings, (self.reach.output,))
         ev = lin.at((self.reach.output,), coords)
         err = lin.rounding(ev)  # [P, C]
@@ -607,8 +700,18 @@ class _Certifier:
             margin = win - (rest[rows, rival] if logits.shape[1] > 1 else -np.inf)
             bound = err[rows, k] + (err[rows, rival] if logits.shape[1] > 1 else 0)
             i = int(np.argmin(margin - bound))
-            self.checks.append(Check("decoder", name, op, "argmax", float(margin[i]), float(bound[i]),
-                                     f"output {reading.labels[k[i]]}", float(bound.max())))
+            self.checks.append(
+                Check(
+                    "decoder",
+                    name,
+                    op,
+                    "argmax",
+                    float(margin[i]),
+                    float(bound[i]),
+                    f"output {reading.labels[k[i]]}",
+                    float(bound.max()),
+                )
+            )
             return
         x = coords[:, 0]
         value = ev.value[:, 0]
@@ -625,9 +728,18 @@ class _Certifier:
             margin = 1e-6 * np.maximum(1.0, np.abs(x))  # the promise: numbers within 1e-6
         bound = err[:, 0] + np.abs(value - x)
         i = int(np.argmin(margin - bound))
-        self.checks.append(Check("decoder", name, op, "snap", float(margin[i]), float(bound[i]),
-                                 f"output {reading.labels[i] if i < len(reading.labels) else x[i]}",
-                                 float(bound.max())))
+        self.checks.append(
+            Check(
+                "decoder",
+                name,
+                op,
+                "snap",
+                float(margin[i]),
+                float(bound[i]),
+                f"output {reading.labels[i] if i < len(reading.labels) else x[i]}",
+                float(bound.max()),
+            )
+        )
 
 
 # -- helpers --------------------------------------------------------------------------------------
@@ -737,7 +849,9 @@ def _saturation(
             continue
         delta = 2 * (hi_of[k] - lo_of[k] + err_of[k])
         # exp of a non-zero argument (a few ulps), then a sum of up to N + 1 weights
-        eta = max(eta, math.expm1(min(delta, 50.0)) * (1 + 8 * U) + 8 * U + float(gamma(n_special + 1)))
+        eta = max(
+            eta, math.expm1(min(delta, 50.0)) * (1 + 8 * U) + 8 * U + float(gamma(n_special + 1))
+        )
     worst = (math.inf, math.inf, 0.0, "")
     max_bound = 0.0
     for k in range(len(starts) - 1):

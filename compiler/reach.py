@@ -202,7 +202,9 @@ class ReachBuilder:
             ix = self.layout.index
             # A dimension nobody reads is not laid out: no weight touches it, so it drops out.
             if enc.is_categorical:
-                terms = tuple(tuple((ix[d], float(c)) for d, c in t if d in ix) for t in enc.one_hot)
+                terms = tuple(
+                    tuple((ix[d], float(c)) for d, c in t if d in ix) for t in enc.one_hot
+                )
                 numbers: tuple[float, ...] = ()
             else:
                 terms = (tuple((ix[d], float(c)) for d, c in enc.number if d in ix),)

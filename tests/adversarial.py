@@ -34,7 +34,9 @@ def _dyadic(v: np.ndarray, limit: int = 40) -> np.ndarray:
     return out
 
 
-def adversarial_dot(x: np.ndarray, w: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def adversarial_dot(
+    x: np.ndarray, w: np.ndarray, b: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
     """x [..., d] @ w [d, c], moved as float32 may move a reduction, then + b [c] (the runtime's
     formula: a matrix product, then an elementwise bias add). Returns float32."""
     f32 = np.float32
@@ -98,7 +100,9 @@ def adversarial_logits(
         m = f"blocks.{layer}.mlp."
         pre = adversarial_dot(resid, weights[m + "W_in"], weights[m + "b_in"], rng)
         post = np.maximum(pre, f32(0))
-        resid = (resid + adversarial_dot(post, weights[m + "W_out"], weights[m + "b_out"], rng)).astype(f32)
+        resid = (
+            resid + adversarial_dot(post, weights[m + "W_out"], weights[m + "b_out"], rng)
+        ).astype(f32)
         if trace is not None:
             trace.append(resid)
     return adversarial_dot(resid, weights["unembed.W_U"], weights["unembed.b_U"], rng)

@@ -51,9 +51,7 @@ def _program(name: str) -> tuple[SOp, str, Source]:
 
 def _compile(name: str, max_len: int, **kw: object) -> tuple[SOp, object]:
     sop, out, source = _program(name)
-    model = compiler.compile_sop(
-        sop, list(LIBRARY[name]), max_len, name=out, source=source, **kw
-    )
+    model = compiler.compile_sop(sop, list(LIBRARY[name]), max_len, name=out, source=source, **kw)
     return sop, model
 
 
@@ -72,31 +70,38 @@ def test_every_library_program_certifies_at_n_64(name: str) -> None:
 
 
 def _inputs(vocab: str, max_len: int, count: int, seed: int) -> list[list[str]]:
-    short = [list(t) for n in range(1, 4) for t in itertools.product(vocab, repeat=n)]
+    short = [list(t) for n in range(1, 3) for t in itertools.product(vocab, repeat=n)]
     rng = random.Random(seed)
     long = [[rng.choice(vocab) for _ in range(rng.randint(4, max_len))] for _ in range(count)]
     return short + long
 
 
 @pytest.mark.exactness
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(LIBRARY))
 def test_adversarial_rounding_changes_no_decoded_value(name: str) -> None:
     max_len = 8
     sop, model = _compile(name, max_len)
     assert model.metadata["certificate"]["ok"]
     runtime = as_runtime(model)
-    inputs = _inputs(LIBRARY[name], max_len, 40, seed=len(name))
+    inputs = _inputs(LIBRARY[name], max_len, 16, seed=len(name))
     ids, lengths = runtime.encode(inputs)
-    for seed in range(3):
-        logits = adversarial_logits(model.weights, model.metadata["config"], ids.numpy(), np.random.default_rng(seed))
+    for seed in range(2):
+        logits = adversarial_logits(
+            model.weights, model.metadata["config"], ids.numpy(), np.random.default_rng(seed)
+        )
         outputs = runtime.meta.output.decode(logits, lengths)
         for tokens, got in zip(inputs, outputs, strict=True):
             try:
                 want = list(evaluate(sop, tokens).values)
             except RaspError:
                 continue
-            bad = [i for i, (g, w) in enumerate(zip(got, want, strict=True)) if not same_value(g, w)]
-            assert not bad, f"{''.join(tokens)!r} position {bad[0]}: {got[bad[0]]!r} != {want[bad[0]]!r}"
+            bad = [
+                i for i, (g, w) in enumerate(zip(got, want, strict=True)) if not same_value(g, w)
+            ]
+            assert not bad, (
+                f"{''.join(tokens)!r} position {bad[0]}: {got[bad[0]]!r} != {want[bad[0]]!r}"
+            )
 
 
 def test_a_weakened_head_is_refused_by_the_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -140,14 +145,20 @@ def test_verify_flags_a_weakened_block_with_its_variable_and_sublayer(
     assert "the weights do not match it" in text  # the stored certificate said proved
 
 
-def test_the_certificate_travels_in_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_certificate_travels_in_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     model = tmp_path / "hist.safetensors"
     program = str(ROOT / "programs" / "hist.rasp")
     assert main(["compile", program, "--vocab", "abc", "--max-len", "8", "-o", str(model)]) == 0
     out = capsys.readouterr().out
     assert "certificate: every decision proved" in out
     meta = transformer.read_metadata(model)["certificate"]
-    assert meta["ok"] and {c["sublayer"] for c in meta["checks"]} >= {"layer 0 attn", "layer 0 mlp", "decoder"}
+    assert meta["ok"] and {c["sublayer"] for c in meta["checks"]} >= {
+        "layer 0 attn",
+        "layer 0 mlp",
+        "decoder",
+    }
     assert main(["show", str(model)]) == 0
     shown = capsys.readouterr().out
     assert "sublayer" in shown and "margin" in shown and "bound" in shown and "ratio" in shown

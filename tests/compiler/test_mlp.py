@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import math
-
 import itertools
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -391,7 +390,8 @@ def test_random_per_context_step_functions_are_exact(
     resid = Resid([Dim("x"), *ctx.dims()], len(rows))
     resid.set(Dim("x"), [xv for _, xv, _ in rows])
     resid.set_categorical(ctx, [c for c, _, _ in rows])
-    np.testing.assert_array_equal(resid.run(spec), expected(out, [o for *_, o in rows]))
+    got = resid.run(spec) - expected(out, [o for *_, o in rows])
+    assert np.abs(got).max() <= spec.notes["output_error_bound"]
     most = max(
         sum(a != b for a, b in itertools.pairwise([o for _, o in p]))
         for p in context_points.values()
