@@ -39,13 +39,21 @@ from compiler.bounds import (
     sparse_product,
     special_linear,
 )
+from compiler.certificate import UNDERFLOW, Certificate, Check
+from compiler.certify_parts import (
+    Groups,
+    encode,
+    is_number,
+    key_label,
+    product,
+    saturation,
+    state_label,
+)
+from compiler.certify_parts import (
+    intended as intended_out,
+)
 from compiler.reach import HeadReach, MLPReach, Reach, Reading
 
-# A key this far below the best score after errors gets softmax weight exactly 0 in float32:
-# exp(-x) < 2**-150 for x > 103.98; the rest covers exp implementations' own error.
-UNDERFLOW = 110.0
-# Exact scores closer than this are one level (their keys share the weight).
-TIE = 1e-3
 MAX_STATES = 4_000_000  # query x key pairs per chunk of the score matrix
 MAX_PAIRS = 200_000_000  # query x key pairs of one head the certifier checks at all
 
@@ -56,96 +64,6 @@ class _OverBudget(Exception):
     def __init__(self, check: Check) -> None:
         super().__init__(check.where)
         self.check = check
-
-
-@dataclass(frozen=True)
-class Check:
-    """The weakest decision of one block: `margin` (how far the exact model is from the decision's
-    edge), `bound` (the worst float32 error there) and where it is."""
-
-    sublayer: str  # "layer 0 attn", "layer 0 mlp", "decoder"
-    block: str  # the program variable(s) the block writes
-    op: str
-    kind: str  # "softmax", "relu", "argmax", "snap"
-    margin: float
-    bound: float
-    where: str
-    max_bound: float = 0.0  # the largest error bound among the block's decisions
-
-    @property
-    def ratio(self) -> float:
-        return math.inf if self.bound == 0 else self.margin / self.bound
-
-    @property
-    def ok(self) -> bool:
-        # a ReLU whose input is exact (bound 0) is decided even at exactly 0: relu(0) = 0
-        return self.margin > self.bound or (self.kind == "relu" and self.bound == 0)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "sublayer": self.sublayer,
-            "block": self.block,
-            "op": self.op,
-            "kind": self.kind,
-            "margin": _finite(self.margin),
-            "bound": _finite(self.bound),
-            "ratio": _finite(self.ratio),
-            "max_bound": _finite(self.max_bound),
-            "where": self.where,
-        }
-
-    @staticmethod
-    def from_json(obj: dict[str, Any]) -> Check:
-        return Check(
-            str(obj["sublayer"]),
-            str(obj["block"]),
-            str(obj["op"]),
-            str(obj["kind"]),
-            _from_finite(obj["margin"]),
-            _from_finite(obj["bound"]),
-            str(obj["where"]),
-            _from_finite(obj.get("max_bound", 0.0)),
-        )
-
-
-@dataclass(frozen=True)
-class Certificate:
-    checks: tuple[Check, ...]
-    errors: tuple[str, ...] = ()  # reasons the certifier could not even evaluate a block
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors and all(c.ok for c in self.checks)
-
-    def failures(self) -> tuple[Check, ...]:
-        return tuple(c for c in self.checks if not c.ok)
-
-    def weakest(self) -> Check | None:
-        return min(self.checks, key=lambda c: c.ratio, default=None)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "u": U,
-            "underflow": UNDERFLOW,
-            "ok": self.ok,
-            "checks": [c.to_json() for c in self.checks],
-            "errors": list(self.errors),
-        }
-
-    @staticmethod
-    def from_json(obj: dict[str, Any]) -> Certificate:
-        return Certificate(
-            tuple(Check.from_json(c) for c in obj["checks"]),
-            tuple(str(e) for e in obj.get("errors", [])),
-        )
-
-
-def _finite(x: float) -> float | str:
-    return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
-
-
-def _from_finite(x: Any) -> float:
-    return float(x)
 
 
 # -------------------------------------------------------------------------------------------------
@@ -272,8 +190,8 @@ class _Certifier:
                         0.0,
                     )
                 )
-            q_coords = _product(self.reach.readings, head.query)
-            k_coords = _product(self.reach.readings, head.key)
+            q_coords = product(self.reach.readings, head.query)
+            k_coords = product(self.reach.readings, head.key)
             q = q_lin.at(head.query, q_coords)
             k = k_lin.at(head.key, k_coords)
             q_err, k_err = q_lin.rounding(q), k_lin.rounding(k)
@@ -297,7 +215,7 @@ class _Certifier:
                     coords = np.zeros((1, 0))
                     ids: tuple[int, ...] = ()
                 else:
-                    coords = _product(self.reach.readings, (part.reading,))
+                    coords = product(self.reach.readings, (part.reading,))
                     ids = (part.reading,)
                 cols = np.flatnonzero(np.abs(w_o[h][:, out]).sum(axis=1) > 0)
                 v_lin = Linear(wv[:, cols], bv[cols], self.reach.readings, ids, self.err, sp)
@@ -308,7 +226,7 @@ class _Certifier:
                 numerical = (
                     part.reading is not None and not self.reach.readings[part.reading].categorical
                 )
-                intended = _intended(part, coords, len(out), numerical)
+                intended = intended_out(part, coords, len(out), numerical)
                 dev = np.abs(ov - intended)
                 dev = np.where(dev <= 1e-9 * (1.0 + np.abs(intended)), 0.0, dev).max(axis=0)
                 bos_v, bos_verr = sv[0][cols], sv_err[0][cols]
@@ -421,13 +339,13 @@ class _Certifier:
                     b = errors[0] + errors[1:]
                     i = int(np.argmin(m - b))
                     label = "the BOS query" if index == 0 else f"the PAD query at {index}"
-                    cand = (m[i] - b[i], m[i], b[i], f"{label} vs {_key_label(i + 1, n_special)}")
+                    cand = (m[i] - b[i], m[i], b[i], f"{label} vs {key_label(i + 1, n_special)}")
                     max_bound = max(max_bound, float(b.max(initial=0.0)))
                 else:
-                    state = _state_label(
+                    state = state_label(
                         self.reach.readings, head.query, q_coords[index - n_special]
                     )
-                    row_eta, cand, row_bound = _saturation(scores, errors, n_special, head.single)
+                    row_eta, cand, row_bound = saturation(scores, errors, n_special, head.single)
                     cand = (*cand[:3], f"query {state}" + cand[3])
                     eta, max_bound = max(eta, row_eta), max(max_bound, row_bound)
                 if cand[0] < worst[0]:
@@ -514,12 +432,12 @@ class _Certifier:
         groups: dict[bytes, list[int]] = {}
         for j in range(W.shape[1]):
             groups.setdefault(np.ascontiguousarray(W[:, j]).tobytes(), []).append(j)
-        shape = _Groups(groups, wo)
+        shape = Groups(groups, wo)
         big = np.abs(W).max(axis=0)  # [H]
         outputs = np.array(part.outputs)
         chunk = max(1, MAX_STATES // max(W.shape[1], 1))
         if W.shape[1] == 0:  # no hidden unit: the part writes its bias, nothing is decided
-            intended = _encode(out_reading, np.array(part.outputs), out)
+            intended = encode(out_reading, np.array(part.outputs), out)
             dev = np.abs(b_out[out][None, :] - intended).max(axis=0, initial=0.0)
             self.checks.append(
                 Check(
@@ -564,7 +482,7 @@ class _Certifier:
             max_total = max(max_total, r[1])
             abs_err, mag = np.maximum(abs_err, r[2]), np.maximum(mag, r[3])
             grid = np.maximum(grid, r[4])
-        state = _state_label(self.reach.readings, part.readings, coords[worst[3]])
+        state = state_label(self.reach.readings, part.readings, coords[worst[3]])
         self.checks.append(
             Check(
                 f"layer {layer} mlp",
@@ -590,7 +508,7 @@ class _Certifier:
         outputs: np.ndarray,
         out_terms: np.ndarray,
         b_out: np.ndarray,
-        groups: _Groups,
+        groups: Groups,
         big: np.ndarray,
     ) -> tuple[tuple[float, float, float, int, int], float, np.ndarray, np.ndarray, np.ndarray]:
         ev = lin.at(part.readings, coords)  # [P, H]
@@ -646,7 +564,7 @@ class _Certifier:
         size = (h_sum + np.abs(b_out[out])) * 2.0 ** np.minimum(steps, 60)
         exact_sum = dyadic[:, None] & (steps <= 60) & (size < 2.0**24)
         sum_err = np.where(exact_sum, 0.0, sum_err)
-        intended = _encode(out_reading, outputs, out)  # [P, O]
+        intended = encode(out_reading, outputs, out)  # [P, O]
         dev = np.abs(ideal - intended)
         # below 1e-9 relative, a difference is float64's own rounding of this evaluation, not the
         # model's (the weights are float32 numbers; exact real arithmetic on them is the model)
@@ -685,7 +603,7 @@ class _Certifier:
             self.err,
             (self.one, self.bos, self.pad),
         )
-        coords = _product(self.reach.readings, (self.reach.output,))
+        coords = product(self.reach.readings, (self.reach.output,))
         ev = lin.at((self.reach.output,), coords)
         err = lin.rounding(ev)  # [P, C]
         name, op = str(self.output.get("name", reading.name)), "unembed"
@@ -715,7 +633,7 @@ class _Certifier:
             return
         x = coords[:, 0]
         value = ev.value[:, 0]
-        listed = sorted({float(v) for v in self.output.get("values") or [] if _is_number(v)})
+        listed = sorted({float(v) for v in self.output.get("values") or [] if is_number(v)})
         if listed:
             pts = np.array(listed)
             pos = np.searchsorted(pts, x)
@@ -743,149 +661,6 @@ class _Certifier:
 
 
 # -- helpers --------------------------------------------------------------------------------------
-
-
-class _Groups:
-    """Hidden units grouped by identical input weights, for the shared (input) error: a group's
-    members see the same error, so what reaches the output is |sum of active members' W_out| times
-    it. Pairs whose output rows are opposite (a step) cancel unless exactly one unit is on."""
-
-    def __init__(self, groups: dict[bytes, list[int]], wo: np.ndarray) -> None:
-        self.singles = [g[0] for g in groups.values() if len(g) == 1]
-        pairs = [g for g in groups.values() if len(g) == 2 and np.array_equal(wo[g[0]], -wo[g[1]])]
-        self.first = [g[0] for g in pairs]
-        self.second = [g[1] for g in pairs]
-        paired = {j for g in pairs for j in g}
-        self.other = [g for g in groups.values() if len(g) > 1 and g[0] not in paired]
-        self.wo, self.awo = wo, np.abs(wo)
-
-    def shared_error(self, act: np.ndarray, shared: np.ndarray) -> np.ndarray:
-        out = np.zeros((act.shape[0], self.wo.shape[1]))
-        if self.singles:
-            s = self.singles
-            out += sparse_product(act[:, s] * shared[:, s], self.awo[s])
-        if self.first:
-            one_on = np.abs(act[:, self.first] - act[:, self.second]) * shared[:, self.first]
-            out += sparse_product(one_on, self.awo[self.first])
-        for members in self.other:
-            summed = act[:, members] @ self.wo[members]  # [P, O]
-            out += np.abs(summed) * shared[:, members[0]][:, None]
-        return out
-
-
-def _product(readings: tuple[Reading, ...], ids: tuple[int, ...]) -> np.ndarray:
-    """Every combination of the readings' values: [P, len(ids)] coordinates."""
-    axes = [
-        np.arange(readings[i].size, dtype=np.float64)
-        if readings[i].categorical
-        else np.array(readings[i].numbers, dtype=np.float64)
-        for i in ids
-    ]
-    if not axes:
-        return np.zeros((1, 0))
-    grids = np.meshgrid(*axes, indexing="ij")
-    return np.stack([g.ravel() for g in grids], axis=1)
-
-
-def _intended(part: Any, coords: np.ndarray, n_out: int, numerical: bool = False) -> np.ndarray:
-    """The out-dim vector the program means at each value state [Pv, O] (a numerical reading's
-    coordinate is its number; a categorical one's, the value's index)."""
-    P = coords.shape[0]
-    if part.kind == "copy":
-        cols = np.array(part.columns, dtype=np.int64)[coords[:, 0].astype(np.int64)]
-        out = np.zeros((P, n_out))
-        out[np.arange(P), cols] = 1.0
-        return out
-    if part.kind == "number":
-        if numerical:
-            return coords[:, :1].astype(np.float64)
-        return np.array(part.columns)[coords[:, 0].astype(np.int64)][:, None]
-    return np.zeros((P, n_out))
-
-
-def _encode(reading: Reading, outputs: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """The residual values [P, O] (on dims `out`) that write each output through `reading`."""
-    column = {int(d): i for i, d in enumerate(out)}
-    P = len(outputs)
-    enc = np.zeros((P, len(out)))
-    if reading.categorical:
-        idx = outputs.astype(np.int64)
-        for v, terms in enumerate(reading.terms):
-            rows = idx == v
-            for d, c in terms:
-                enc[rows, column[d]] = c
-        return enc
-    ((d, c),) = reading.terms[0]
-    enc[:, column[d]] = outputs / c
-    return enc
-
-
-def _saturation(
-    scores: np.ndarray, errors: np.ndarray, n_special: int, single: bool = False
-) -> tuple[float, tuple[float, float, float, str], float]:
-    """One real query: group its keys' exact scores into levels (within TIE); every two adjacent
-    levels must be UNDERFLOW apart beyond both errors, and PAD keys (1..n_special-1) below BOS (0).
-    Returns eta (the selected weights' relative error, were any level on top), the weakest
-    (margin - bound, margin, bound, where) and the largest bound."""
-    order = np.argsort(-scores, kind="stable")
-    ss, ee = scores[order], errors[order]
-    level = np.cumsum(np.concatenate([[0], np.diff(ss) < -TIE]))  # per sorted key
-    starts = np.flatnonzero(np.concatenate([[True], np.diff(level) != 0]))
-    ends = np.concatenate([starts[1:], [len(ss)]])
-    lo_of = [ss[a:b].min() for a, b in zip(starts, ends)]
-    hi_of = [ss[a:b].max() for a, b in zip(starts, ends)]
-    err_of = [ee[a:b].max() for a, b in zip(starts, ends)]
-    key_level = np.empty(len(scores), dtype=np.int64)
-    key_level[order] = level
-    eta = 0.0
-    # BOS is always present, so only its level and the ones above it can hold the weight
-    for k, (a, b) in enumerate(zip(starts[: key_level[0] + 1], ends[: key_level[0] + 1])):
-        if single or b - a == 1 and k == key_level[0]:
-            continue  # one position on top (proved, or BOS alone): its weight is exactly 1
-        if hi_of[k] == lo_of[k] and err_of[k] == 0:
-            # Exact, equal scores: softmax's x - max(x) is exactly 0 for each, exp(0) = 1, the
-            # sum of ones is an exact integer: every weight is fl(1/m), one rounding.
-            eta = max(eta, 2 * U)
-            continue
-        delta = 2 * (hi_of[k] - lo_of[k] + err_of[k])
-        # exp of a non-zero argument (a few ulps), then a sum of up to N + 1 weights
-        eta = max(
-            eta, math.expm1(min(delta, 50.0)) * (1 + 8 * U) + 8 * U + float(gamma(n_special + 1))
-        )
-    worst = (math.inf, math.inf, 0.0, "")
-    max_bound = 0.0
-    for k in range(len(starts) - 1):
-        m = (lo_of[k] - hi_of[k + 1]) * (1 - 4 * U) - UNDERFLOW
-        b = err_of[k] + err_of[k + 1]
-        max_bound = max(max_bound, b)
-        if m - b < worst[0]:
-            worst = (m - b, m, b, "")
-    if np.any(key_level[1:n_special] <= key_level[0]):
-        worst = (-math.inf, -1.0, 0.0, ": a PAD key scores as high as BOS")
-    return eta, worst, max_bound
-
-
-def _state_label(readings: tuple[Reading, ...], ids: tuple[int, ...], coord: np.ndarray) -> str:
-    parts = []
-    for rid, c in zip(ids, coord):
-        r = readings[rid]
-        if r.categorical:
-            parts.append(f"{r.name}={r.labels[int(c)]}")
-        else:
-            parts.append(f"{r.name}={float(c):.6g}")
-    return "(" + ", ".join(parts) + ")" if parts else "(any)"
-
-
-def _key_label(index: int, n_special: int) -> str:
-    if index == 0:
-        return "BOS"
-    if index < n_special:
-        return f"PAD at position {index}"
-    return "a real key"
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 __all__ = ["Certificate", "Check", "certify", "recheck"]

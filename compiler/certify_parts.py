@@ -1,0 +1,160 @@
+"""The certifier's helpers with explicit inputs: reachable state products, intended outputs, the
+softmax level analysis of one query, unit groups for shared input error, labels for people."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from compiler.bounds import U, gamma, sparse_product
+from compiler.certificate import UNDERFLOW
+from compiler.reach import Reading
+
+# Exact scores closer than this are one level (their keys share the weight).
+TIE = 1e-3
+
+
+class Groups:
+    """Hidden units grouped by identical input weights, for the shared (input) error: a group's
+    members see the same error, so what reaches the output is |sum of active members' W_out| times
+    it. Pairs whose output rows are opposite (a step) cancel unless exactly one unit is on."""
+
+    def __init__(self, groups: dict[bytes, list[int]], wo: np.ndarray) -> None:
+        self.singles = [g[0] for g in groups.values() if len(g) == 1]
+        pairs = [g for g in groups.values() if len(g) == 2 and np.array_equal(wo[g[0]], -wo[g[1]])]
+        self.first = [g[0] for g in pairs]
+        self.second = [g[1] for g in pairs]
+        paired = {j for g in pairs for j in g}
+        self.other = [g for g in groups.values() if len(g) > 1 and g[0] not in paired]
+        self.wo, self.awo = wo, np.abs(wo)
+
+    def shared_error(self, act: np.ndarray, shared: np.ndarray) -> np.ndarray:
+        out = np.zeros((act.shape[0], self.wo.shape[1]))
+        if self.singles:
+            s = self.singles
+            out += sparse_product(act[:, s] * shared[:, s], self.awo[s])
+        if self.first:
+            one_on = np.abs(act[:, self.first] - act[:, self.second]) * shared[:, self.first]
+            out += sparse_product(one_on, self.awo[self.first])
+        for members in self.other:
+            summed = act[:, members] @ self.wo[members]  # [P, O]
+            out += np.abs(summed) * shared[:, members[0]][:, None]
+        return out
+
+
+def product(readings: tuple[Reading, ...], ids: tuple[int, ...]) -> np.ndarray:
+    """Every combination of the readings' values: [P, len(ids)] coordinates."""
+    axes = [
+        np.arange(readings[i].size, dtype=np.float64)
+        if readings[i].categorical
+        else np.array(readings[i].numbers, dtype=np.float64)
+        for i in ids
+    ]
+    if not axes:
+        return np.zeros((1, 0))
+    grids = np.meshgrid(*axes, indexing="ij")
+    return np.stack([g.ravel() for g in grids], axis=1)
+
+
+def intended(part: Any, coords: np.ndarray, n_out: int, numerical: bool = False) -> np.ndarray:
+    """The out-dim vector the program means at each value state [Pv, O] (a numerical reading's
+    coordinate is its number; a categorical one's, the value's index)."""
+    P = coords.shape[0]
+    if part.kind == "copy":
+        cols = np.array(part.columns, dtype=np.int64)[coords[:, 0].astype(np.int64)]
+        out = np.zeros((P, n_out))
+        out[np.arange(P), cols] = 1.0
+        return out
+    if part.kind == "number":
+        if numerical:
+            return coords[:, :1].astype(np.float64)
+        return np.array(part.columns)[coords[:, 0].astype(np.int64)][:, None]
+    return np.zeros((P, n_out))
+
+
+def encode(reading: Reading, outputs: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """The residual values [P, O] (on dims `out`) that write each output through `reading`."""
+    column = {int(d): i for i, d in enumerate(out)}
+    P = len(outputs)
+    enc = np.zeros((P, len(out)))
+    if reading.categorical:
+        idx = outputs.astype(np.int64)
+        for v, terms in enumerate(reading.terms):
+            rows = idx == v
+            for d, c in terms:
+                enc[rows, column[d]] = c
+        return enc
+    ((d, c),) = reading.terms[0]
+    enc[:, column[d]] = outputs / c
+    return enc
+
+
+def saturation(
+    scores: np.ndarray, errors: np.ndarray, n_special: int, single: bool = False
+) -> tuple[float, tuple[float, float, float, str], float]:
+    """One real query: group its keys' exact scores into levels (within TIE); every two adjacent
+    levels must be UNDERFLOW apart beyond both errors, and PAD keys (1..n_special-1) below BOS (0).
+    Returns eta (the selected weights' relative error, were any level on top), the weakest
+    (margin - bound, margin, bound, where) and the largest bound."""
+    order = np.argsort(-scores, kind="stable")
+    ss, ee = scores[order], errors[order]
+    level = np.cumsum(np.concatenate([[0], np.diff(ss) < -TIE]))  # per sorted key
+    starts = np.flatnonzero(np.concatenate([[True], np.diff(level) != 0]))
+    ends = np.concatenate([starts[1:], [len(ss)]])
+    lo_of = [ss[a:b].min() for a, b in zip(starts, ends)]
+    hi_of = [ss[a:b].max() for a, b in zip(starts, ends)]
+    err_of = [ee[a:b].max() for a, b in zip(starts, ends)]
+    key_level = np.empty(len(scores), dtype=np.int64)
+    key_level[order] = level
+    eta = 0.0
+    # BOS is always present, so only its level and the ones above it can hold the weight
+    for k, (a, b) in enumerate(zip(starts[: key_level[0] + 1], ends[: key_level[0] + 1])):
+        if single or b - a == 1 and k == key_level[0]:
+            continue  # one position on top (proved, or BOS alone): its weight is exactly 1
+        if hi_of[k] == lo_of[k] and err_of[k] == 0:
+            # Exact, equal scores: softmax's x - max(x) is exactly 0 for each, exp(0) = 1, the
+            # sum of ones is an exact integer: every weight is fl(1/m), one rounding.
+            eta = max(eta, 2 * U)
+            continue
+        delta = 2 * (hi_of[k] - lo_of[k] + err_of[k])
+        # exp of a non-zero argument (a few ulps), then a sum of up to N + 1 weights
+        eta = max(
+            eta, math.expm1(min(delta, 50.0)) * (1 + 8 * U) + 8 * U + float(gamma(n_special + 1))
+        )
+    worst = (math.inf, math.inf, 0.0, "")
+    max_bound = 0.0
+    for k in range(len(starts) - 1):
+        m = (lo_of[k] - hi_of[k + 1]) * (1 - 4 * U) - UNDERFLOW
+        b = err_of[k] + err_of[k + 1]
+        max_bound = max(max_bound, b)
+        if m - b < worst[0]:
+            worst = (m - b, m, b, "")
+    if np.any(key_level[1:n_special] <= key_level[0]):
+        worst = (-math.inf, -1.0, 0.0, ": a PAD key scores as high as BOS")
+    return eta, worst, max_bound
+
+
+def state_label(readings: tuple[Reading, ...], ids: tuple[int, ...], coord: np.ndarray) -> str:
+    parts = []
+    for rid, c in zip(ids, coord):
+        r = readings[rid]
+        if r.categorical:
+            parts.append(f"{r.name}={r.labels[int(c)]}")
+        else:
+            parts.append(f"{r.name}={float(c):.6g}")
+    return "(" + ", ".join(parts) + ")" if parts else "(any)"
+
+
+def key_label(index: int, n_special: int) -> str:
+    if index == 0:
+        return "BOS"
+    if index < n_special:
+        return f"PAD at position {index}"
+    return "a real key"
+
+
+def is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
