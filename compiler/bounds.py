@@ -109,6 +109,12 @@ class Linear:
             raise ReadError(
                 f"weights read residual dimension {int(stray[0])}, which no reading covers"
             )
+        # The dyadic grid of each column's weights (the bos/pad rows multiply exact zeros at real
+        # positions: they add nothing), for the exact-sum test in `own`.
+        real_rows = np.delete(self.W, [self.bos, self.pad], axis=0)
+        self.w_grid = np.maximum(
+            dyadic_exponent(real_rows).max(axis=0, initial=0), dyadic_exponent(self.bias)
+        )
         # Products that can be non-zero per column, +1 for the bias: n of gamma_n. Adding an exact
         # 0 is exact, so a one-hot's cold dimensions count only when they carry error.
         nz = self.W != 0  # [d_model, C]
@@ -260,11 +266,7 @@ class Linear:
         lie on one dyadic grid (x·w·2^k integers) with |sum| < 2^24 grid steps, at exact inputs,
         is exact in any order: 0 there."""
         rounding = gamma(self.terms) * ev.magnitude
-        # (the bos/pad rows multiply exact zeros at real positions: they add nothing)
-        real_rows = np.delete(self.W, [self.bos, self.pad], axis=0)
-        w_grid = np.maximum(
-            dyadic_exponent(real_rows).max(axis=0, initial=0), dyadic_exponent(self.bias)
-        )
+        w_grid = self.w_grid
         steps = np.asarray(ev.grid) + w_grid[None, :]  # [P, C]
         exact = (
             (ev.error == 0)

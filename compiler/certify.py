@@ -617,50 +617,39 @@ class _Certifier:
             rival = rest.argmax(axis=1) if logits.shape[1] > 1 else k
             margin = win - (rest[rows, rival] if logits.shape[1] > 1 else -np.inf)
             bound = err[rows, k] + (err[rows, rival] if logits.shape[1] > 1 else 0)
-            i = int(np.argmin(margin - bound))
-            self.checks.append(
-                Check(
-                    "decoder",
-                    name,
-                    op,
-                    "argmax",
-                    float(margin[i]),
-                    float(bound[i]),
-                    f"output {reading.labels[k[i]]}",
-                    float(bound.max()),
-                )
-            )
-            return
-        x = coords[:, 0]
-        value = ev.value[:, 0]
-        listed = sorted({float(v) for v in self.output.get("values") or [] if is_number(v)})
-        if listed:
-            pts = np.array(listed)
-            pos = np.searchsorted(pts, x)
-            lo = np.where(pos > 0, pts[np.maximum(pos - 1, 0)], -np.inf)
-            hi = np.where(pos + 1 < len(pts), pts[np.minimum(pos + 1, len(pts) - 1)], np.inf)
-            margin = np.minimum(x - (x + lo) / 2, (x + hi) / 2 - x)
-        elif self.output.get("type") == "ints":
-            margin = np.full_like(x, 0.5)
+            kind, labels = "argmax", [reading.labels[j] for j in k]
         else:
-            margin = 1e-6 * np.maximum(1.0, np.abs(x))  # the promise: numbers within 1e-6
-        bound = err[:, 0] + np.abs(value - x)
+            x = coords[:, 0]
+            value = ev.value[:, 0]
+            listed = sorted({float(v) for v in self.output.get("values") or [] if is_number(v)})
+            if listed:
+                pts = np.array(listed)
+                pos = np.searchsorted(pts, x)
+                lo = np.where(pos > 0, pts[np.maximum(pos - 1, 0)], -np.inf)
+                hi = np.where(pos + 1 < len(pts), pts[np.minimum(pos + 1, len(pts) - 1)], np.inf)
+                margin = np.minimum(x - (x + lo) / 2, (x + hi) / 2 - x)
+            elif self.output.get("type") == "ints":
+                margin = np.full_like(x, 0.5)
+            else:
+                margin = 1e-6 * np.maximum(1.0, np.abs(x))  # the promise: numbers within 1e-6
+            bound = err[:, 0] + np.abs(value - x)
+            kind = "snap"
+            labels = [
+                reading.labels[j] if j < len(reading.labels) else str(x[j]) for j in range(len(x))
+            ]
         i = int(np.argmin(margin - bound))
         self.checks.append(
             Check(
                 "decoder",
                 name,
                 op,
-                "snap",
+                kind,
                 float(margin[i]),
                 float(bound[i]),
-                f"output {reading.labels[i] if i < len(reading.labels) else x[i]}",
+                f"output {labels[i]}",
                 float(bound.max()),
             )
         )
-
-
-# -- helpers --------------------------------------------------------------------------------------
 
 
 __all__ = ["Certificate", "Check", "certify", "recheck"]
