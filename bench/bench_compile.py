@@ -22,7 +22,7 @@ from compiler import compile_sop
 from rasp.errors import RaspError, Source
 from rasp.interpreter import load_file
 from rasp.sops import SOp, evaluate
-from rasp.verify import same_value
+from rasp.tools.verify import same_value
 
 ROOT = Path(__file__).resolve().parents[1]
 # program file -> input vocabulary (the tokens of its examples)

@@ -22,7 +22,7 @@ import transformer  # noqa: E402
 from rasp.errors import RaspError, Source  # noqa: E402
 from rasp.interpreter import load_file  # noqa: E402
 from rasp.sops import evaluate  # noqa: E402
-from rasp.verify import same_value  # noqa: E402
+from rasp.tools.verify import same_value  # noqa: E402
 
 LIBRARY = {
     "reverse": "abc", "hist": "abc", "double_hist": "abc", "sort": "abc", "most_freq": "abc",

@@ -15,11 +15,11 @@ compiler = pytest.importorskip("compiler")
 transformer = pytest.importorskip("transformer")
 
 from compiler.certify import recheck
-from rasp.cli import main
+from rasp.tools.cli import main
 from rasp.errors import CompileError, RaspError, Source
 from rasp.interpreter import load_file
 from rasp.sops import SOp, evaluate
-from rasp.verify import same_value
+from rasp.tools.verify import same_value
 from tests.adversarial import adversarial_logits
 from tests.runtime_helpers import as_runtime
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from rasp.cli import main, parse_tokens
+from rasp.tools.cli import main, parse_tokens
 
 REVERSE = """\
 flip = select(indices, length - indices - 1, ==);
@@ -230,13 +230,13 @@ def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 # ------------------------------------------------------------------------------------------------
-# Model commands: arguments reach `rasp.model_commands` parsed; failures never show a traceback
+# Model commands: arguments reach `rasp.tools.model_commands` parsed; failures never show a traceback
 
 
 @pytest.fixture
 def fake_model_commands(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     calls: dict[str, Any] = {}
-    module = types.ModuleType("rasp.model_commands")
+    module = types.ModuleType("rasp.tools.model_commands")
     for handler in (
         "cmd_compile",
         "cmd_run_model",
@@ -251,7 +251,7 @@ def fake_model_commands(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
             return 0
 
         setattr(module, handler, record)
-    monkeypatch.setitem(sys.modules, "rasp.model_commands", module)
+    monkeypatch.setitem(sys.modules, "rasp.tools.model_commands", module)
     return calls
 
 
@@ -321,7 +321,7 @@ def test_model_command_arguments(fake_model_commands: dict[str, Any]) -> None:
 def test_model_commands_missing_from_the_build(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(sys.modules, "rasp.model_commands", None)  # makes the import fail
+    monkeypatch.setitem(sys.modules, "rasp.tools.model_commands", None)  # makes the import fail
     code, _, err = run(capsys, "show", "m.safetensors")
     assert (code, err) == (1, "error: show is not available in this build\n")
 
@@ -334,7 +334,7 @@ def test_unexpected_exception_is_one_line(
     def boom(args: Any) -> int:
         raise ValueError("boom")
 
-    monkeypatch.setattr(sys.modules["rasp.model_commands"], "cmd_show", boom)
+    monkeypatch.setattr(sys.modules["rasp.tools.model_commands"], "cmd_show", boom)
     monkeypatch.delenv("RASP_DEBUG", raising=False)
     code, _, err = run(capsys, "show", "m.st")
     assert code == 1
@@ -352,7 +352,7 @@ def test_ctrl_c_exits_130(
     def interrupted(args: Any) -> int:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(sys.modules["rasp.model_commands"], "cmd_show", interrupted)
+    monkeypatch.setattr(sys.modules["rasp.tools.model_commands"], "cmd_show", interrupted)
     assert run(capsys, "show", "m.st")[0] == 130
 
 

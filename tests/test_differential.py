@@ -21,7 +21,7 @@ compiler = pytest.importorskip("compiler")
 from rasp.errors import RaspError, Source  # noqa: E402
 from rasp.interpreter import load_file  # noqa: E402
 from rasp.sops import SOp, evaluate  # noqa: E402
-from rasp.verify import same_value  # noqa: E402
+from rasp.tools.verify import same_value  # noqa: E402
 
 pytestmark = pytest.mark.exactness  # CI reruns these under OMP_NUM_THREADS=1 and =2
 

@@ -1,4 +1,4 @@
-"""Pictures and DOT graphs of a model on one input (`rasp.draw`)."""
+"""Pictures and DOT graphs of a model on one input (`rasp.tools.draw`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 transformer = pytest.importorskip("transformer")
 
-from rasp.draw import computation_dot, draw_model_file, draw_trace, trace_model
+from rasp.tools.draw import computation_dot, draw_model_file, draw_trace, trace_model
 from rasp.errors import RaspError
 from tests.transformer.handmade_models import mean_of_a, previous_token
 
@@ -85,7 +85,7 @@ def test_an_operation_split_over_a_head_and_an_mlp_gives_two_nodes(tmp_path: Pat
     compiler = pytest.importorskip("compiler")
     from safetensors.numpy import load_file
 
-    from rasp.inspect import read_model_file
+    from rasp.tools.inspect import read_model_file
     from rasp.interpreter import load_file as load_program
 
     sop = load_program(Path(__file__).resolve().parents[1] / "programs" / "hist.rasp").get("hist")
@@ -98,7 +98,7 @@ def test_an_operation_split_over_a_head_and_an_mlp_gives_two_nodes(tmp_path: Pat
 
 def test_draw_for_repl_compiles_for_the_input(tmp_path: Path) -> None:
     pytest.importorskip("compiler")
-    from rasp.draw import draw_for_repl
+    from rasp.tools.draw import draw_for_repl
     from rasp.sops import (
         AggregateSOp,
         Comparison,
@@ -119,7 +119,7 @@ def test_draw_for_repl_compiles_for_the_input(tmp_path: Path) -> None:
 
 def test_repl_hook_writes_into_comp_flows(tmp_path: Path) -> None:
     pytest.importorskip("compiler")
-    from rasp.draw import repl_draw_hook
+    from rasp.tools.draw import repl_draw_hook
     from rasp.sops import Select, SelectorWidthSOp, TokensSOp
 
     tokens = TokensSOp(name="tokens")
@@ -134,7 +134,7 @@ def test_repl_hook_writes_into_comp_flows(tmp_path: Path) -> None:
 
 
 def test_dot_is_rendered_only_when_graphviz_is_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from rasp.draw import write_dot
+    from rasp.tools.draw import write_dot
 
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     assert write_dot("digraph g {}\n", tmp_path / "a.dot") is None

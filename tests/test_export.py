@@ -12,8 +12,8 @@ import pytest
 from safetensors.numpy import load_file
 
 from rasp.errors import RaspError
-from rasp.export import export_transformer_lens, to_hooked_transformer_config
-from rasp.inspect import ModelFileError
+from rasp.tools.export import export_transformer_lens, to_hooked_transformer_config
+from rasp.tools.inspect import ModelFileError
 from tests.transformer.handmade_models import mean_of_a, previous_token
 
 

@@ -1,4 +1,4 @@
-"""Every model command through `rasp.cli.main([...])`: outputs, exit codes, bad files, bad arguments.
+"""Every model command through `rasp.tools.cli.main([...])`: outputs, exit codes, bad files, bad arguments.
 
 Model files here are the runtime's hand-made ones (tests/transformer/handmade_models.py); the commands
 that compile (compile, verify, draw FILE.rasp) use the real compiler on small programs.
@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("transformer")
 
-from rasp.cli import main
+from rasp.tools.cli import main
 from tests.transformer.handmade_models import FORMAT_NAME, previous_token
 
 REVERSE = """\

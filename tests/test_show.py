@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from rasp.inspect import (
+from rasp.tools.inspect import (
     ModelFileError,
     expected_shapes,
     format_summary,
@@ -174,7 +174,7 @@ def test_show_and_export_do_not_load_torch(tmp_path: Path) -> None:
     path = write_fake_model(tmp_path / "m.safetensors")
     code = (
         "import sys\n"
-        "from rasp.cli import main\n"
+        "from rasp.tools.cli import main\n"
         f"assert main(['show', {str(path)!r}]) == 0\n"
         f"assert main(['show', {str(path)!r}, '--json']) == 0\n"
         f"assert main(['export', {str(path)!r}, '--to', 'transformer-lens', '-o', {str(tmp_path / 'tl')!r}]) == 0\n"

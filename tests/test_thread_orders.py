@@ -27,7 +27,7 @@ from rasp.errors import RaspError  # noqa: E402
 from rasp.interpreter import Interpreter  # noqa: E402
 from rasp.parser import parse  # noqa: E402
 from rasp.sops import SOp, evaluate  # noqa: E402
-from rasp.verify import same_value  # noqa: E402
+from rasp.tools.verify import same_value  # noqa: E402
 from tests.runtime_helpers import as_runtime, run_compiled  # noqa: E402
 
 pytestmark = pytest.mark.exactness

@@ -1,4 +1,4 @@
-"""`rasp.verify`: input plans, output comparison, and locating the first divergence.
+"""`rasp.tools.verify`: input plans, output comparison, and locating the first divergence.
 
 The logic is tested here against a fake runtime that builds the residual stream from the interpreter's
 own values (so a corruption injected at one checkpoint must be found exactly there); the end-to-end
@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from rasp.verify_text import format_failure, format_success, report_json
+from rasp.tools.verify_text import format_failure, format_success, report_json
 from rasp.sops import (
     AggregateSOp,
     Comparison,
@@ -24,7 +24,7 @@ from rasp.sops import (
     SOp,
     TokensSOp,
 )
-from rasp.verify import (
+from rasp.tools.verify import (
     Divergence,
     default_exhaustive_len,
     diagnose,
@@ -203,7 +203,7 @@ def _compiled_reverse(tmp_path: Any) -> tuple[Any, Any, dict[str, Any]]:
 
     from safetensors import safe_open
 
-    from rasp.cli import main
+    from rasp.tools.cli import main
 
     program = tmp_path / "reverse.rasp"
     program.write_text(REVERSE)
@@ -240,7 +240,7 @@ def test_corrupted_weight_is_located(tmp_path: Any, capsys: pytest.CaptureFixtur
                                      sublayer: str, label: str, want: Any) -> None:
     import json
 
-    from rasp.cli import main
+    from rasp.tools.cli import main
 
     program, model, meta = _compiled_reverse(tmp_path)
     layer = _layer_of(meta, variable, sublayer)
@@ -299,7 +299,7 @@ def test_generated_names_are_diagnosed_too(tmp_path: Any, capsys: pytest.Capture
     """`length - indices - 1` unnamed: the compiler calls it `_map_N`; verify still finds its node."""
     import json
 
-    from rasp.cli import main
+    from rasp.tools.cli import main
 
     program, model, meta = _compiled_reverse(tmp_path)
     program.write_text("flip = select(indices, length - indices - 1, ==);\nreverse = aggregate(flip, tokens);\n")
@@ -327,7 +327,7 @@ def test_a_correct_model_has_no_divergence(program: str, vocab: str, tmp_path: A
     from pathlib import Path
 
     from rasp.interpreter import load_file
-    from rasp.model_commands import nodes_by_residual_name
+    from rasp.tools.model_commands import nodes_by_residual_name
 
     interp = load_file(Path(__file__).resolve().parents[1] / "programs" / f"{program}.rasp")
     name = interp.last_assigned
@@ -349,8 +349,8 @@ def test_every_sublayer_corruption_is_blamed_on_that_sublayer(program: str, voca
     from pathlib import Path
 
     from rasp.interpreter import load_file as load_program
-    from rasp.model_commands import nodes_by_residual_name
-    from rasp.verify import checkpoints
+    from rasp.tools.model_commands import nodes_by_residual_name
+    from rasp.tools.verify import checkpoints
 
     interp = load_program(Path(__file__).resolve().parents[1] / "programs" / f"{program}.rasp")
     name = interp.last_assigned

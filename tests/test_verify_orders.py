@@ -1,4 +1,4 @@
-"""`rasp.verify_orders`: the evaluation-order sweep of `rasp verify` (threads, batch sizes, dtypes,
+"""`rasp.tools.verify_orders`: the evaluation-order sweep of `rasp verify` (threads, batch sizes, dtypes,
 devices), its decoder margins, and how the report shows them.
 
 The sweep's detection is tested on a real model made order-sensitive on purpose (one config gets
@@ -19,8 +19,8 @@ transformer = pytest.importorskip("transformer")
 pytest.importorskip("compiler")
 
 from rasp.interpreter import load_file  # noqa: E402
-from rasp.verify import plan_inputs  # noqa: E402
-from rasp.verify_orders import (  # noqa: E402
+from rasp.tools.verify import plan_inputs  # noqa: E402
+from rasp.tools.verify_orders import (  # noqa: E402
     BATCH_SIZES,
     THREADS,
     RunConfig,
@@ -30,7 +30,7 @@ from rasp.verify_orders import (  # noqa: E402
     sweep_inputs,
     sweep_orders,
 )
-from rasp.verify_text import format_failure, format_success, report_json  # noqa: E402
+from rasp.tools.verify_text import format_failure, format_success, report_json  # noqa: E402
 from tests.runtime_helpers import as_runtime  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -189,7 +189,7 @@ def test_decoder_margins() -> None:
 
 def test_cli_verify_reports_the_sweep_in_text_and_json(tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    from rasp.cli import main
+    from rasp.tools.cli import main
 
     path = tmp_path / "hist.rasp"
     path.write_text((ROOT / "programs" / "hist.rasp").read_text())

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from rasp.cli import main
+from rasp.tools.cli import main
 
 PROGRAMS = Path(__file__).parent / "programs"
 

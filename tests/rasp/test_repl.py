@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from rasp.repl import ReplSession
-from rasp.repl_terminal import completion_candidates, run_loop, run_terminal
+from rasp.tools.repl import ReplSession
+from rasp.tools.repl_terminal import completion_candidates, run_loop, run_terminal
 from rasp.sops import SOp
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -186,7 +186,7 @@ def test_prompt_toolkit_front_end_through_a_pipe(tmp_path: Path) -> None:
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output import DummyOutput
 
-    from rasp.repl_terminal import _prompt_toolkit_reader
+    from rasp.tools.repl_terminal import _prompt_toolkit_reader
 
     session = ReplSession()
     history = tmp_path / "history"
@@ -206,7 +206,7 @@ def test_history_falls_back_to_memory_when_unwritable(tmp_path: Path) -> None:
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output import DummyOutput
 
-    from rasp.repl_terminal import _prompt_toolkit_reader
+    from rasp.tools.repl_terminal import _prompt_toolkit_reader
 
     unwritable = tmp_path / "missing-dir" / "history"
     with create_pipe_input() as pipe:

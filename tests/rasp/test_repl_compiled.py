@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from rasp.repl import ReplSession
-from rasp.repl_terminal import completion_candidates, draw_hook
+from rasp.tools.repl import ReplSession
+from rasp.tools.repl_terminal import completion_candidates, draw_hook
 from tests.rasp.test_repl import transcript  # the same transcript format as the other goldens
 
 pytest.importorskip("compiler")

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rasp.verify import VerifyReport
-    from rasp.verify_orders import OrderReport, RunConfig
+    from rasp.tools.verify import VerifyReport
+    from rasp.tools.order_report import OrderReport, RunConfig
 
 
 def show_tokens(tokens: Sequence[Any]) -> str:

@@ -2,8 +2,8 @@
 
 Otherwise (no prompt_toolkit, or input piped in) it reads stdin line by line with the same prompts,
 so a session can be scripted: `echo 'x = 1;' | rasp repl`. All RASP behaviour lives in
-`rasp.repl.ReplSession`; this module only moves lines in and text out, and gives the session
-`draw(...)` (`draw_hook`: `rasp.draw.repl_draw_hook`, imported when first used).
+`rasp.tools.repl.ReplSession`; this module only moves lines in and text out, and gives the session
+`draw(...)` (`draw_hook`: `rasp.tools.draw.repl_draw_hook`, imported when first used).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-from rasp.repl import KEYWORDS, ReplSession
-from rasp.repl_compiled import COMMANDS as COMPILED_COMMANDS
+from rasp.tools.repl import KEYWORDS, ReplSession
+from rasp.tools.repl_compiled import COMMANDS as COMPILED_COMMANDS
 
 HISTORY_FILE = Path("~/.rasp_history")
 COLON_COMMANDS = (":help", ":names", ":type", *COMPILED_COMMANDS)
@@ -79,7 +79,7 @@ def draw_hook(node: Any, tokens: list[Any]) -> str:
     (a selector or a program the compiler refuses raises a `RaspError`, which the session shows).
     """
     try:
-        from rasp.draw import repl_draw_hook
+        from rasp.tools.draw import repl_draw_hook
 
         return repl_draw_hook(node, tokens)
     except ModuleNotFoundError as exc:

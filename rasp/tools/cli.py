@@ -2,7 +2,7 @@
 
 The only module that ties the packages together. `run FILE` uses the interpreter; the model
 commands (`compile`, `run --model`, `verify`, `show`, `draw`, `export`) live in
-`rasp.model_commands`, imported only when one of them runs, so `rasp run` and `rasp repl` never load
+`rasp.tools.model_commands`, imported only when one of them runs, so `rasp run` and `rasp repl` never load
 the compiler or torch.
 
 Exit status: 0 ok, 1 a program, compile, verification or file error, 2 a usage error, 130 Ctrl-C.
@@ -11,17 +11,15 @@ Exit status: 0 ok, 1 a program, compile, verification or file error, 2 a usage e
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
-import json
 import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from rasp import __version__
-from rasp.errors import ErrorKind, RaspError
+from rasp.errors import RaspError
+from rasp.tools.arguments import UsageError, parse_tokens, select_output
 
 _INPUT_HELP = (
     "a JSON list gives its elements as tokens ('[\"the\",\"cat\"]', '[3,1,2]'); any other text "
@@ -38,7 +36,7 @@ REPL). With --json, exactly one JSON value: the list of per-position outputs, wi
 strings and bools kept as such, e.g. ["o", "l", "l", "e", "h"].
 """
 
-# Handlers in `rasp.model_commands`, by subcommand (`run` goes there only with --model).
+# Handlers in `rasp.tools.model_commands`, by subcommand (`run` goes there only with --model).
 _MODEL_HANDLERS = {
     "compile": "cmd_compile",
     "run": "cmd_run_model",
@@ -47,41 +45,6 @@ _MODEL_HANDLERS = {
     "draw": "cmd_draw",
     "export": "cmd_export",
 }
-
-
-class UsageError(Exception):
-    """A bad argument value found after argparse (reported like argparse, exit 2)."""
-
-
-def parse_tokens(text: str) -> list[Any]:
-    """INPUT or VOCAB: a JSON list gives its elements; any other text is split into characters.
-
-    Text that starts with `[` and has a letter, a digit, a quote or a comma is taken as meant to
-    be JSON, so a typo in it is an error rather than a silent character split. Other text (only
-    brackets and punctuation) is split into characters, so Dyck inputs such as `[()]`, `[]` and
-    `[[]]` are their characters.
-    """
-    stripped = text.strip()
-    if not stripped.startswith("["):
-        return list(text)
-    if not any(char.isalnum() or char in "\"'," for char in stripped):
-        return list(text)
-    try:
-        value = json.loads(stripped)
-    except json.JSONDecodeError as exc:
-        raise UsageError(
-            f"{text!r} looks like a JSON list but is not valid JSON "
-            f"({exc.msg} at column {exc.colno}); "
-            'write strings in double quotes, e.g. \'["a","b"]\''
-        ) from None
-    if not isinstance(value, list):
-        raise UsageError(f"{text!r} is not a JSON list")
-    for item in value:
-        if item is None or not isinstance(item, (str, int, float, bool)):
-            raise UsageError(
-                f"tokens must be strings, numbers or booleans, got {json.dumps(item)} in {text!r}"
-            )
-    return value
 
 
 # ------------------------------------------------------------------------------------------------
@@ -284,9 +247,9 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 def _run_model_command(args: argparse.Namespace) -> int:
     try:
         # Lazy: pulls in the compiler and torch. import_module reports a missing module by name.
-        model_commands = importlib.import_module("rasp.model_commands")
+        model_commands = importlib.import_module("rasp.tools.model_commands")
     except ModuleNotFoundError as exc:
-        if exc.name == "rasp.model_commands":
+        if exc.name == "rasp.tools.model_commands":
             print(f"error: {args.command} is not available in this build", file=sys.stderr)
         else:
             print(
@@ -321,62 +284,8 @@ def _cmd_run_program(args: argparse.Namespace) -> int:
     return 0
 
 
-def select_output(interp: Any, name: str | None, filename: str) -> Any:
-    """The s-op a command works on: `name`, or the last name the program assigns."""
-    from rasp.sops import Selector, SOp
-
-    if name is None:
-        name = interp.last_assigned
-        if name is None:
-            raise RaspError(
-                f"{filename} assigns no name, so there is nothing to run",
-                hint="assign the result to a name (out = ...;) or pass --name",
-                kind=ErrorKind.NAME,
-            )
-    if name not in set(interp.names()):
-        close = difflib.get_close_matches(name, list(interp.names()), n=1)
-        hint = (
-            f"did you mean '{close[0]}'?"
-            if close
-            else "pass --name with a name the program assigns"
-        )
-        raise RaspError(f"{filename} defines no name '{name}'", hint=hint, kind=ErrorKind.NAME)
-    value = interp.get(name)
-    if isinstance(value, SOp):
-        return value
-    if isinstance(value, Selector):
-        raise RaspError(
-            f"'{name}' is a selector, not an s-op",
-            getattr(value, "span", None),
-            hint="a program's output is an s-op: aggregate the selector, or count it "
-            "with selector_width(...)",
-            kind=ErrorKind.TYPE,
-        )
-    raise RaspError(
-        f"'{name}' is {_kind_text(value)}, not an s-op",
-        hint="pass --name with an s-op (a value computed from tokens or indices)",
-        kind=ErrorKind.TYPE,
-    )
-
-
-def _kind_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a bool"
-    if isinstance(value, (int, float)):
-        return f"a number ({value})"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    if isinstance(value, dict):
-        return "a dict"
-    if callable(value) or hasattr(value, "params"):
-        return "a function"
-    return f"a {type(value).__name__}"
-
-
 def _cmd_repl(args: argparse.Namespace) -> int:
-    from rasp.repl_terminal import run_terminal
+    from rasp.tools.repl_terminal import run_terminal
 
     if args.file is not None:
         with open(args.file, "rb"):  # a missing file is an error before the session starts

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from rasp.certificate_text import table_lines
+from rasp.tools.certificate_text import table_lines
 from rasp.errors import ErrorKind, RaspError
 
 FORMAT_NAME = "rasp-forge-model"

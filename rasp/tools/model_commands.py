@@ -1,7 +1,7 @@
 """The model commands of the CLI: compile, run --model, verify, show, draw, export (verify's report
-is rendered by `rasp.verify_text`).
+is rendered by `rasp.tools.verify_text`).
 
-`rasp.cli` parses the arguments (token lists already parsed) and calls one `cmd_*(args) -> exit code`
+`rasp.tools.cli` parses the arguments (token lists already parsed) and calls one `cmd_*(args) -> exit code`
 here. Each handler imports the compiler or torch only if it needs them (`show` and `export` never load
 torch). User mistakes raise `RaspError`s, which the CLI renders on stderr with exit 1; a bad model
 file, a bad model input or a missing CUDA device becomes one such error line too. A usage error found
@@ -55,7 +55,7 @@ def _check_device(device: str) -> None:
 def _load_model(path: str | Path, device: str) -> Any:
     """Check the file (one clear line if it is bad), then load it with the torch runtime."""
     import transformer
-    from rasp.inspect import read_model_file
+    from rasp.tools.inspect import read_model_file
 
     read_model_file(path)
     _check_device(device)
@@ -65,7 +65,7 @@ def _load_model(path: str | Path, device: str) -> Any:
 
 def _program(file: str, name: str | None) -> tuple[Any, str, Source]:
     """The s-op to compile from FILE: (sop, its name, the source)."""
-    from rasp.cli import select_output
+    from rasp.tools.arguments import select_output
     from rasp.interpreter import load_file
 
     interp = load_file(file)
@@ -110,10 +110,10 @@ def _check_writable(path: str | Path | None) -> None:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from rasp.inspect import read_model_file, summarize
+    from rasp.tools.inspect import read_model_file, summarize
 
     _check_writable(args.output)
-    from rasp.certificate_text import summary_line
+    from rasp.tools.certificate_text import summary_line
 
     model = _compile(args.file, args.name, args.vocab, args.max_len, args.causal)
     try:
@@ -146,7 +146,7 @@ def cmd_run_model(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from rasp.inspect import format_summary, read_model_file, summarize, summary_json
+    from rasp.tools.inspect import format_summary, read_model_file, summarize, summary_json
 
     summary = summarize(read_model_file(args.model))
     print(json.dumps(summary_json(summary), indent=2) if args.json else format_summary(summary))
@@ -154,7 +154,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from rasp.export import export_transformer_lens
+    from rasp.tools.export import export_transformer_lens
 
     if args.to != "transformer-lens":
         return _usage_error("export", f"--to {args.to}: only transformer-lens is supported")
@@ -168,9 +168,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from rasp import verify as v
-    from rasp.verify_orders import check_model
-    from rasp.verify_text import format_failure, format_success, report_json
+    from rasp.tools import verify as v
+    from rasp.tools.verify_orders import check_model
+    from rasp.tools.verify_text import format_failure, format_success, report_json
 
     plan = v.plan_inputs(args.vocab, args.max_len, args.exhaustive_len, args.samples, args.seed)
     if plan.total == 0:
@@ -218,7 +218,7 @@ def nodes_by_residual_name(sop: Any) -> dict[str, Any]:
     The compiler's IR has one node per `rasp.sops.walk` node, in walk order, and names the unnamed ones
     `_<op>_<n>`; pairing the two lists recovers the node behind every label, generated names included.
     """
-    from rasp import verify as v
+    from rasp.tools import verify as v
     from rasp.sops import walk
 
     try:
@@ -251,7 +251,7 @@ def _warn_if_other_source(model_path: str, meta: dict[str, Any], source: Source)
 
 
 def cmd_draw(args: argparse.Namespace) -> int:
-    from rasp.draw import draw_model_file
+    from rasp.tools.draw import draw_model_file
 
     target = Path(args.target)
     _check_writable(args.output)

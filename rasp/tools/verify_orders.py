@@ -9,7 +9,7 @@ padded batches of mixed lengths. Every run's decoded output must equal the refer
 config) and the interpreter's; the smallest **decoder margin** seen in any run (how far a logit is
 from changing the decoded value, see `_margins`) is reported beside the verdict.
 
-`check_model` is what the CLI and the REPL call: the input comparison of `rasp.verify.verify`, then
+`check_model` is what the CLI and the REPL call: the input comparison of `rasp.tools.verify.verify`, then
 this sweep, then (a marked place) the certificate re-check. Torch is imported inside functions only:
 the `rasp` package never imports it at import time.
 """
@@ -19,14 +19,14 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from rasp.errors import RaspError
 from rasp.sops import Evaluator, Node, SOp
-from rasp.verify import (
+from rasp.tools.order_report import Margin, OrderMismatch, OrderReport, RunConfig
+from rasp.tools.verify import (
     NON_FINITE,
     InputPlan,
     Progress,
@@ -47,72 +47,15 @@ DTYPES = ("float32", "float64")
 MARGIN_TIE = 1e-6  # margins this close (relative) count as equal when locating the smallest
 
 
-@dataclass(frozen=True)
-class RunConfig:
-    """One way of evaluating the model."""
-
-    device: str  # "cpu" or "cuda"
-    dtype: str  # "float32" or "float64"
-    threads: int | None  # torch intra-op threads on CPU; None on CUDA
-    batch_size: int  # 1: one input per forward
-
-    def describe(self) -> str:
-        threads = "" if self.threads is None else f", {self.threads} thread{'s' * (self.threads > 1)}"
-        batch = "unbatched" if self.batch_size == 1 else f"batches of {self.batch_size}"
-        return f"{self.device} {self.dtype}{threads}, {batch}"
-
-
-@dataclass(frozen=True)
-class Margin:
-    """The smallest decoder margin seen, and the first run, input and position showing it."""
-
-    value: float
-    config: RunConfig
-    tokens: tuple[Any, ...]
-    position: int
-    kind: str  # what the margin measures (see `margin_kind`)
-
-
-@dataclass(frozen=True)
-class OrderMismatch:
-    """A run whose output differs from the reference run's or from the interpreter's."""
-
-    config: RunConfig
-    tokens: tuple[Any, ...]
-    position: int
-    got: Any
-    reference: Any  # the reference run's value at that position
-    interpreter: Any | None  # None: the interpreter fails on this input
-
-
-@dataclass(frozen=True)
-class OrderReport:
-    configs: tuple[RunConfig, ...]  # configs[0] is the reference run
-    inputs: int  # inputs swept
-    first: int  # of which the plan's first `first`
-    sampled: int  # and `sampled` drawn from the rest with `seed`
-    seed: int
-    of: int  # inputs in the plan
-    margin: Margin | None  # None: a float output without listed values has no decision boundary
-    mismatches: int  # (run, input) pairs that disagree with the reference run or the interpreter
-    runs_disagreeing: int
-    inputs_disagreeing: int
-    first_mismatch: OrderMismatch | None
-
-    @property
-    def ok(self) -> bool:
-        return self.mismatches == 0
-
-
 def check_model(sop: SOp, model: RuntimeModel, plan: InputPlan, *, progress: Progress | None = None,
                 nodes: Mapping[str, Node] | None = None, sweep: bool = True) -> VerifyReport:
     """What `rasp verify` and the REPL's `:verify` run: compare every input of `plan` with the
-    interpreter (`rasp.verify.verify`), then sweep evaluation orders over a subset of them."""
+    interpreter (`rasp.tools.verify.verify`), then sweep evaluation orders over a subset of them."""
     report = verify(sop, model, plan, progress=progress, nodes=nodes)
     if sweep:
         report.orders = sweep_orders(sop, model, plan)
     if hasattr(model, "meta") and hasattr(model, "model"):  # a runtime model with its file's JSON
-        from rasp.certificate_text import recheck_model
+        from rasp.tools.certificate_text import recheck_model
 
         observed = None
         if report.orders is not None and report.orders.margin is not None:

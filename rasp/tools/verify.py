@@ -11,7 +11,7 @@ decoding for every checkpoint at once (the REPL's `:residual` prints it).
 The model is anything with the runtime's interface (`transformer.CompiledTransformer`): `.meta`,
 `.run(inputs)`, `.encode(inputs) -> (ids, lengths)` and `.run_with_cache(ids) -> (logits, cache)` with
 TransformerLens hook names. This module imports neither torch nor the compiler; the report's text and
-JSON renderings live with the CLI handler (`rasp.model_commands`).
+JSON renderings live with the CLI handler (`rasp.tools.model_commands`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from rasp.sops import (
 )
 
 if TYPE_CHECKING:
-    from rasp.verify_orders import OrderReport
+    from rasp.tools.order_report import OrderReport
 
 DEFAULT_BUDGET = 20_000  # exhaustive inputs checked when --exhaustive-len is not given
 OUTPUT_REL_TOL = 1e-6  # the compiler's promise for numbers in the decoded output
@@ -168,7 +168,7 @@ class VerifyReport:
     first_failure: Mismatch | None = None
     divergence: Divergence | None = None
     lengths: set[int] = field(default_factory=set)
-    orders: OrderReport | None = None  # the evaluation-order sweep (rasp.verify_orders), if run
+    orders: OrderReport | None = None  # the evaluation-order sweep (rasp.tools.verify_orders), if run
     # The certificate re-check: lines printed after the others when non-empty; None: not checked.
     certificate_lines: tuple[str, ...] = ()
     certificate_ok: bool | None = None

@@ -52,7 +52,7 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
     """Write `config.json`, `rasp_forge.json` and `model.safetensors` into `out_dir`; returns their paths."""
     from safetensors.numpy import load_file, save_file
 
-    from rasp.inspect import read_model_file
+    from rasp.tools.inspect import read_model_file
 
     checked = read_model_file(model_path)
     out = Path(out_dir)

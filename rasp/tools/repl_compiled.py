@@ -18,16 +18,27 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from rasp.display import example_tokens
+from rasp.display import ExampleSettings, example_tokens
 from rasp.errors import ErrorKind, RaspError, Source
 from rasp.sops import Evaluator, Node, Selector, SeqValue, SOp
 from rasp.values import kind_name
 
 if TYPE_CHECKING:
-    from rasp.repl import ReplSession
-    from rasp.verify import Checkpoint
+    from rasp.interpreter import Interpreter
+    from rasp.tools.verify import Checkpoint
+
+
+class ReplSession(Protocol):
+    """What the compiled view reads from the session (`rasp.tools.repl.ReplSession`, which imports
+    this module: a protocol here keeps the import one-way)."""
+
+    interpreter: Interpreter
+    settings: ExampleSettings
+
+    @property
+    def source_text(self) -> str: ...
 
 COMMANDS = (":compile", ":layers", ":residual", ":verify", ":draw")
 MIN_MAX_LEN = 8  # :compile's default MAX_LEN is max(MIN_MAX_LEN, length of the running example)
@@ -92,7 +103,7 @@ class CompiledView:
             raise _Refusal("VOCAB is empty; give at least one token")
         max_len = _positive(max_text, "MAX_LEN") if max_text else max(MIN_MAX_LEN, len(example))
 
-        from rasp.model_commands import compile_sop, in_memory_model, nodes_by_residual_name
+        from rasp.tools.model_commands import compile_sop, in_memory_model, nodes_by_residual_name
 
         source = Source("<repl>", session.source_text)
         compiled = compile_sop(sop, name, source, vocab, max_len)
@@ -111,7 +122,7 @@ class CompiledView:
     # -- :layers --------------------------------------------------------------------------------
 
     def _layers(self, rest: str, session: ReplSession) -> str:
-        from rasp.inspect import layer_operations, operations_table, shape_text
+        from rasp.tools.inspect import layer_operations, operations_table, shape_text
 
         _no_arguments(":layers", rest)
         state = self._state()
@@ -132,9 +143,9 @@ class CompiledView:
     # -- :residual ------------------------------------------------------------------------------
 
     def _residual(self, rest: str, session: ReplSession) -> str:
-        from rasp.model_commands import runtime_errors
-        from rasp.verify import NON_FINITE, decode_checkpoints, operation_of, same_value
-        from rasp.verify_text import show_tokens
+        from rasp.tools.model_commands import runtime_errors
+        from rasp.tools.verify import NON_FINITE, decode_checkpoints, operation_of, same_value
+        from rasp.tools.verify_text import show_tokens
 
         state = self._state()
         tokens = self._input(rest, session)
@@ -189,10 +200,10 @@ class CompiledView:
     def _verify(self, rest: str, session: ReplSession) -> str:
         import torch
 
-        from rasp import verify as v
-        from rasp.model_commands import runtime_errors
-        from rasp.verify_orders import check_model
-        from rasp.verify_text import format_failure, format_success
+        from rasp.tools import verify as v
+        from rasp.tools.model_commands import runtime_errors
+        from rasp.tools.verify_orders import check_model
+        from rasp.tools.verify_text import format_failure, format_success
 
         state = self._state()
         k = (
@@ -229,8 +240,8 @@ class CompiledView:
                 ":draw needs matplotlib, which is not installed "
                 "(pip install 'rasp-forge[viz]')"
             ) from None
-        from rasp.draw import flow_stem, trace_model, write_pictures
-        from rasp.model_commands import runtime_errors
+        from rasp.tools.draw import flow_stem, trace_model, write_pictures
+        from rasp.tools.model_commands import runtime_errors
 
         with runtime_errors(f"`{state.name}`"):
             trace = trace_model(state.model, tokens)
@@ -293,7 +304,7 @@ def _sop_named(session: ReplSession, name: str) -> SOp:
 
 
 def _parse(text: str, what: str) -> list[Any]:
-    from rasp.cli import UsageError, parse_tokens
+    from rasp.tools.arguments import UsageError, parse_tokens
 
     try:
         return parse_tokens(text.strip())
@@ -344,7 +355,7 @@ def _values_text(values: Sequence[Any]) -> str:
 
 
 def _tokens_text(tokens: Any) -> str:
-    from rasp.verify_text import show_tokens
+    from rasp.tools.verify_text import show_tokens
 
     return show_tokens(list(tokens)) if tokens else json.dumps([])
 

@@ -55,7 +55,7 @@ class Trace:
 
 def trace_model(model: Any, tokens: Sequence[Any]) -> Trace:
     """Run a `transformer.CompiledTransformer` on `tokens` and collect patterns and residuals."""
-    from rasp.verify import residual_at
+    from rasp.tools.verify import residual_at
 
     meta = model.meta.raw
     ids, _ = model.encode([list(tokens)])
@@ -289,7 +289,7 @@ def draw_model_file(model_path: str | Path, tokens: Sequence[Any], png: str | Pa
     from safetensors.numpy import load_file
 
     import transformer
-    from rasp.inspect import read_model_file
+    from rasp.tools.inspect import read_model_file
 
     checked = read_model_file(model_path)
     try:

@@ -6,9 +6,9 @@ reported and NOT bound (the original's definition-time check); `set example`, `s
 `examples on|off`, `full seq display on|off`, `load "f";`, `f(input);` and `exit`/`quit` work as
 there. Ours adds several statements per line, located errors (`<repl>:line:col`, lines numbered per
 statement), and the commands `:help`, `:names` and `:type NAME`, and the compiled view
-(`:compile NAME`, then `:layers`, `:residual`, `:verify`, `:draw`: `rasp.repl_compiled`).
+(`:compile NAME`, then `:layers`, `:residual`, `:verify`, `:draw`: `rasp.tools.repl_compiled`).
 
-`rasp.repl_terminal` puts a terminal in front of this; the transcript tests drive it directly.
+`rasp.tools.repl_terminal` puts a terminal in front of this; the transcript tests drive it directly.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from rasp.display import (
 from rasp.errors import RaspError, RaspTypeError
 from rasp.interpreter import Interpreter
 from rasp.parser import is_complete, parse
-from rasp.repl_compiled import COMMANDS as COMPILED_COMMANDS
-from rasp.repl_compiled import CompiledView
+from rasp.tools.repl_compiled import COMMANDS as COMPILED_COMMANDS
+from rasp.tools.repl_compiled import CompiledView
 from rasp.results import Bindings, ResultKind, StatementResult
 from rasp.sops import Node, Selector, SOp, evaluate
 from rasp.values import BuiltinFunction, RaspFunction, kind_name
