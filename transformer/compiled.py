@@ -12,11 +12,13 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
 from transformer.config import ModelConfig
-from transformer.errors import ModelInputError
+from transformer.decoding import OutputEncoding
+from transformer.errors import ModelInputError, ModelOutputError
 from transformer.metadata import ModelMetadata
 from transformer.model import Cache, Transformer
 from transformer.vocab import Atom, Vocab
@@ -103,9 +105,20 @@ class CompiledTransformer:
         return ids.to(self.device)
 
     def decode(self, logits: Tensor, lengths: Sequence[int]) -> list[list[Any]]:
-        """Program values at model positions 1..n of each input (plain Python values)."""
-        # float64 holds float32 logits exactly and keeps a float64 model's logits as they are.
-        return self.meta.output.decode(logits.detach().cpu().double().numpy(), lengths)
+        """Program values at model positions 1..n of each input (plain Python values).
+
+        The reduction runs where the logits are (argmax, or the numerical column in float64, which
+        holds float32 logits exactly); only `[batch, n]` numbers travel to the CPU.
+        """
+        output = self.meta.output
+        at_tokens = logits.detach()[:, 1 : 1 + max(lengths, default=0)]  # [batch, n, d_vocab_out]
+        if output.encoding is OutputEncoding.CATEGORICAL:
+            if not bool(torch.isfinite(at_tokens).all()):  # argmax would silently pick a NaN
+                raise ModelOutputError(
+                    f"the model computed NaN or infinite logits for '{output.name}'"
+                )
+            return output.from_columns(at_tokens.argmax(dim=-1).cpu().numpy(), lengths)
+        return output.from_numbers(at_tokens[..., 0].double().cpu().numpy(), lengths)
 
     def run(self, inputs: Sequence[str | Sequence[Atom]], batch_size: int = 256) -> list[list[Any]]:
         """Encode, run and decode inputs of any lengths, `batch_size` at a time, in input order.
@@ -115,12 +128,15 @@ class CompiledTransformer:
         """
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-        self.vocab.encode(inputs)  # check every input first, so a bad one fails before any work
-        order = sorted(range(len(inputs)), key=lambda i: len(inputs[i]))
+        # One encode checks every input before any work, so a bad one fails first.
+        all_ids, lengths = self.vocab.encode(inputs)  # [batch, 1 + longest]
+        order = np.argsort(np.asarray(lengths), kind="stable")
         outputs: list[list[Any]] = [[] for _ in inputs]
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
-            ids, lengths = self.encode([inputs[i] for i in chunk])
-            for i, output in zip(chunk, self.decode(self.forward(ids), lengths), strict=True):
+            chunk_lengths = [lengths[i] for i in chunk]
+            ids = torch.from_numpy(all_ids[chunk, : 1 + max(chunk_lengths)]).to(self.device)
+            decoded = self.decode(self.forward(ids), chunk_lengths)
+            for i, output in zip(chunk.tolist(), decoded, strict=True):
                 outputs[i] = output
         return outputs

@@ -50,10 +50,15 @@ class Vocab:
     pad_id: int
     max_len: int
     _ids: dict[TokenKey, int] = field(init=False, repr=False, compare=False)
+    # (Python type, value) -> id for the vocabulary's own atoms: one dict lookup per token on the
+    # common path; anything else (numpy scalars, unknown tokens) goes through `token_key`.
+    _fast: dict[tuple[type, Atom], int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         ids = {token_key(token): i for i, token in enumerate(self.tokens)}
         object.__setattr__(self, "_ids", ids)
+        fast = {(type(token), token): i for i, token in enumerate(self.tokens)}
+        object.__setattr__(self, "_fast", fast)
 
     def __len__(self) -> int:
         return len(self.tokens)
@@ -107,13 +112,16 @@ class Vocab:
                 f"{where} has {len(tokens)} tokens; "
                 f"this model was compiled for at most {self.max_len}"
             )
-        ids = []
+        fast = self._fast
+        ids = [fast.get((type(token), token), -1) for token in tokens]
+        if -1 not in ids:
+            return ids
         for position, token in enumerate(tokens):
             token_id = self.id_of(token)
+            ids[position] = -1 if token_id is None else token_id
             if token_id is None:
                 raise ModelInputError(
                     f"token {show_token(token)} at position {position} of {where} is not in the "
                     f"model's vocabulary {self.describe()}"
                 )
-            ids.append(token_id)
         return ids
