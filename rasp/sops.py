@@ -11,8 +11,12 @@ dict and atom expressions folded to constants by the time it exists. Its node se
     MapSOp                                        elementwise function of one or several s-ops
     AggregateSOp, SelectorWidthSOp                attention
     Select, SelectAnd, SelectOr, SelectNot        selectors
+    PredicateSelect                               a select with a Python predicate (rasp.tracr)
 
 A selector's value is a bool matrix `[n_query, n_key]`, where `[i, j]` is `key[j] OP query[i]`.
+
+Programs lowered from tracr (`rasp.tracr`) may also hold `None` (tracr's "no value") and, on nodes
+marked `loose`, values of several types; a RASP program never produces either.
 """
 
 from __future__ import annotations
@@ -28,7 +32,10 @@ import numpy as np
 
 from rasp.errors import RaspRuntimeError, Span
 
-Atom = int | float | str | bool
+# Evaluated sequences live in rasp.seqvalues; they are re-exported here for every caller.
+from rasp.seqvalues import SeqType, SeqValue, make_seq, type_of_value  # noqa: F401
+
+Atom = int | float | str | bool | None
 
 _node_ids = itertools.count()
 
@@ -55,15 +62,6 @@ _COMPARE: dict[Comparison, Callable[[Any, Any], Any]] = {
     Comparison.GT: operator.gt,
     Comparison.GEQ: operator.ge,
 }
-
-
-class SeqType(Enum):
-    """The type label of an evaluated sequence, as the original prints it."""
-
-    INTS = "ints"
-    FLOATS = "floats"
-    STRINGS = "strings"
-    BOOLS = "bools"
 
 
 class TokenKind(Enum):
@@ -96,6 +94,8 @@ class Node:
     span: Span | None = field(default=None, kw_only=True, repr=False)
     # The variable name the program last bound this node to (the original renames on assignment).
     name: str | None = field(default=None, kw_only=True)
+    # Values of several types may mix in this node's sequence (tracr allows it; RASP does not).
+    loose: bool = field(default=False, kw_only=True, repr=False)
     id: int = field(default_factory=lambda: next(_node_ids), init=False, repr=False)
 
     def children(self) -> tuple[Node, ...]:
@@ -159,6 +159,20 @@ class Select(Selector):
 
 
 @dataclass(eq=False)
+class PredicateSelect(Selector):
+    """Query i selects key j iff `fn(keys[j], queries[i])` is truthy: tracr's `Select` with a Python
+    predicate. The compiler turns it into `Select`s for a vocabulary (`compiler.resolve`)."""
+
+    keys: SOp = field(default_factory=IndicesSOp)
+    queries: SOp = field(default_factory=IndicesSOp)
+    fn: Callable[[Any, Any], Any] = field(default=lambda key, query: True, repr=False)
+    text: str = "predicate"
+
+    def children(self) -> tuple[Node, ...]:
+        return (self.keys, self.queries)
+
+
+@dataclass(eq=False)
 class SelectAnd(Selector):
     left: Selector = field(default_factory=Select)
     right: Selector = field(default_factory=Select)
@@ -186,11 +200,16 @@ class SelectNot(Selector):
 
 @dataclass(eq=False)
 class AggregateSOp(SOp):
-    """Per query: nothing selected -> default; one -> that value; several -> their mean (numbers)."""
+    """Per query: nothing selected -> default; one -> that value; several -> their mean (numbers).
+
+    `bools_as_numbers` is tracr's mean: bools among several selected values count as 0/1 (RASP
+    refuses to average them), and the mean is Python's `sum(values) / len(values)`.
+    """
 
     selector: Selector = field(default_factory=Select)
     sop: SOp = field(default_factory=IndicesSOp)
     default: Atom = 0
+    bools_as_numbers: bool = False
 
     def children(self) -> tuple[Node, ...]:
         return (self.selector, self.sop)
@@ -225,76 +244,6 @@ def walk(root: Node) -> Iterator[Node]:
 
 
 # ------------------------------------------------------------------------------------------------
-# Values
-
-
-@dataclass(frozen=True)
-class SeqValue:
-    """An evaluated s-op: plain Python values (an int stays an int) and their type label."""
-
-    values: tuple[Any, ...]
-    type: SeqType
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-    def array(self) -> np.ndarray:
-        """The values as a typed numpy array (for vectorised select and aggregate)."""
-        if self.type is SeqType.STRINGS:
-            return np.array(self.values, dtype=str)
-        if self.type is SeqType.BOOLS:
-            return np.array(self.values, dtype=bool)
-        if self.type is SeqType.INTS:
-            try:
-                return np.array(self.values, dtype=np.int64)
-            except OverflowError:
-                return np.array(self.values, dtype=object)
-        return np.array(self.values, dtype=np.float64)
-
-
-def type_of_value(value: Any) -> SeqType | None:
-    if isinstance(value, bool):
-        return SeqType.BOOLS
-    if isinstance(value, int):
-        return SeqType.INTS
-    if isinstance(value, float):
-        return SeqType.FLOATS
-    if isinstance(value, str):
-        return SeqType.STRINGS
-    return None
-
-
-def make_seq(values: Sequence[Any], span: Span | None = None) -> SeqValue:
-    """A `SeqValue`, checking the original's rule: one type, except that numbers mix.
-
-    Bools count as ints (as Python's isinstance has it); ints or bools with floats are floats.
-    """
-    types = {type_of_value(v) for v in values}
-    if None in types:
-        bad = next(v for v in values if type_of_value(v) is None)
-        raise RaspRuntimeError(
-            f"s-op values must be ints, floats, strings or bools, got {type(bad).__name__}: {bad!r}",
-            span,
-        )
-    if len(types) > 1 and types <= {SeqType.BOOLS, SeqType.INTS, SeqType.FLOATS}:
-        # The original checks isinstance(v, int), which bools pass: a default 0 among bools
-        # (`aggregate(sel, tokens == "a")`) makes ints, and any mix with floats makes floats.
-        # The values themselves are kept as they are (True stays True).
-        mixed = SeqType.FLOATS if SeqType.FLOATS in types else SeqType.INTS
-        return SeqValue(tuple(values), mixed)
-    if len(types) > 1:
-        kinds = ", ".join(sorted(t.value for t in types if t is not None))
-        raise RaspRuntimeError(
-            f"attempted to create sequence with vals of different types ({kinds})",
-            span,
-            hint="an aggregate's default (0 unless given) must have the type of the aggregated values",
-        )
-    (only,) = types
-    assert only is not None
-    return SeqValue(tuple(values), only)
-
-
-# ------------------------------------------------------------------------------------------------
 # Evaluation
 
 
@@ -308,7 +257,9 @@ class Evaluator:
 
     def __init__(self, tokens: Sequence[Any]) -> None:
         if len(tokens) == 0:
-            raise RaspRuntimeError("the input is empty", hint="RASP programs run on inputs of length >= 1")
+            raise RaspRuntimeError(
+                "the input is empty", hint="RASP programs run on inputs of length >= 1"
+            )
         self.tokens = list(tokens)
         self.n = len(self.tokens)
         self.memo: dict[int, SeqValue | np.ndarray] = {}
@@ -336,7 +287,7 @@ class Evaluator:
             case TokensSOp(kind=kind):
                 convert = _TOKEN_CONVERT[kind]
                 try:
-                    return make_seq([convert(t) for t in self.tokens], node.span)
+                    return make_seq([convert(t) for t in self.tokens], node.span, loose=node.loose)
                 except (ValueError, TypeError) as exc:
                     raise RaspRuntimeError(
                         f"cannot read the input as tokens_{kind.value}: {exc}", node.span
@@ -351,6 +302,8 @@ class Evaluator:
                 return self._map(node)
             case Select():
                 return self._select(node)
+            case PredicateSelect():
+                return self._predicate_select(node)
             case SelectAnd(left=left, right=right):
                 return self.matrix(left) & self.matrix(right)
             case SelectOr(left=left, right=right):
@@ -373,10 +326,13 @@ class Evaluator:
             raise exc.with_span(node.span) from None
         except (ArithmeticError, TypeError, ValueError, KeyError, IndexError) as exc:
             raise RaspRuntimeError(_python_error_text(exc), node.span) from None
-        return make_seq(out, node.span)
+        return make_seq(out, node.span, loose=node.loose)
 
     def _select(self, node: Select) -> np.ndarray:
         keys, queries = self.seq(node.keys), self.seq(node.queries)
+        k, q = keys.array(), queries.array()
+        if k.dtype == object or q.dtype == object:  # None or mixed types: Python compares
+            return self._cells(node, keys.values, queries.values, node.comparison.apply)
         strings = (keys.type is SeqType.STRINGS, queries.type is SeqType.STRINGS)
         if strings[0] != strings[1]:
             # Python semantics: a string never equals a number, and cannot be ordered against one.
@@ -390,24 +346,50 @@ class Evaluator:
                 f"'{node.comparison.value}' not supported between instances of '{key_t}' and '{query_t}'",
                 node.span,
             )
-        k = keys.array()[None, :]  # [1, n_key]
-        q = queries.array()[:, None]  # [n_query, 1]
-        return np.asarray(_COMPARE[node.comparison](k, q), dtype=bool)  # [n_query, n_key]
+        # [1, n_key] OP [n_query, 1] -> [n_query, n_key]
+        return np.asarray(_COMPARE[node.comparison](k[None, :], q[:, None]), dtype=bool)
+
+    def _predicate_select(self, node: PredicateSelect) -> np.ndarray:
+        keys, queries = self.seq(node.keys), self.seq(node.queries)
+        return self._cells(node, keys.values, queries.values, node.fn)
+
+    def _cells(
+        self,
+        node: Node,
+        keys: Sequence[Any],
+        queries: Sequence[Any],
+        test: Callable[[Any, Any], Any],
+    ) -> np.ndarray:
+        """[n_query, n_key] of `bool(test(key, query))`, cell by cell; any exception is an error at
+        `node` (Python's message, as the original reports a failing comparison)."""
+        out = np.zeros((len(queries), len(keys)), dtype=bool)
+        for i, query in enumerate(queries):
+            for j, key in enumerate(keys):
+                try:
+                    out[i, j] = bool(test(key, query))
+                except RaspRuntimeError as exc:
+                    raise exc.with_span(node.span) from None
+                except Exception as exc:  # noqa: BLE001 (a user's predicate may raise anything)
+                    raise RaspRuntimeError(
+                        f"the selector failed on key {key!r}, query {query!r}: "
+                        f"{_python_error_text(exc)}",
+                        node.span,
+                    ) from None
+        return out
 
     def _aggregate(self, node: AggregateSOp) -> SeqValue:
         sel = self.matrix(node.selector)  # [n_query, n_key]
         vals = self.seq(node.sop)
+        if node.bools_as_numbers or vals.array().dtype == object:
+            return self._aggregate_by_rows(node, sel, vals)
         widths = sel.sum(axis=1)  # [n_query]
         several = widths >= 2
         if several.any():
             if vals.type in (SeqType.STRINGS, SeqType.BOOLS):
-                raise RaspRuntimeError(
-                    "asked to average multiple values, but they are non-numbers",
-                    node.span,
-                    hint="several positions were selected for one query; aggregate them only if "
-                    "the values are numbers, or make the selection pick at most one position",
-                )
-            means = (sel.astype(np.float64) @ vals.array().astype(np.float64)) / np.maximum(widths, 1)
+                raise _average_error(node)
+            means = (sel.astype(np.float64) @ vals.array().astype(np.float64)) / np.maximum(
+                widths, 1
+            )
         first = sel.argmax(axis=1)
         out: list[Any] = []
         for i in range(self.n):
@@ -418,7 +400,40 @@ class Evaluator:
                 out.append(vals.values[first[i]])
             else:
                 out.append(float(means[i]))
-        return make_seq(out, node.span)
+        return make_seq(out, node.span, loose=node.loose)
+
+    def _aggregate_by_rows(self, node: AggregateSOp, sel: np.ndarray, vals: SeqValue) -> SeqValue:
+        """Values that numpy cannot average in one product (None, mixed types) or tracr's mean
+        (`bools_as_numbers`): Python's `sum(values) / len(values)` per query."""
+        out: list[Any] = []
+        for row in sel:
+            picked = [v for v, hit in zip(vals.values, row, strict=True) if hit]
+            if not picked:
+                out.append(node.default)
+            elif len(picked) == 1:
+                out.append(picked[0])
+            elif _averageable(picked, node.bools_as_numbers):
+                out.append(sum(picked) / len(picked))
+            else:
+                raise _average_error(node)
+        return make_seq(out, node.span, loose=node.loose)
+
+
+def _averageable(picked: Sequence[Any], bools_as_numbers: bool) -> bool:
+    """RASP averages numbers (bools among ints count, a selection of bools alone does not); tracr
+    averages any ints, floats and bools."""
+    if not all(isinstance(v, (int, float)) for v in picked):
+        return False
+    return bools_as_numbers or not all(isinstance(v, bool) for v in picked)
+
+
+def _average_error(node: AggregateSOp) -> RaspRuntimeError:
+    return RaspRuntimeError(
+        "asked to average multiple values, but they are non-numbers",
+        node.span,
+        hint="several positions were selected for one query; aggregate them only if "
+        "the values are numbers, or make the selection pick at most one position",
+    )
 
 
 def _python_error_text(exc: BaseException) -> str:

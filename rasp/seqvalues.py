@@ -1,0 +1,116 @@
+"""Evaluated s-ops: `SeqValue` (plain Python values and one type label) and the original's typing rule.
+
+`rasp.sops` re-exports everything here; the evaluator there builds every sequence with `make_seq`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+from rasp.errors import RaspRuntimeError, Span
+
+
+class SeqType(Enum):
+    """The type label of an evaluated sequence, as the original prints it."""
+
+    INTS = "ints"
+    FLOATS = "floats"
+    STRINGS = "strings"
+    BOOLS = "bools"
+    NONE = "none"  # every value is None (only programs lowered from tracr have None)
+
+
+@dataclass(frozen=True)
+class SeqValue:
+    """An evaluated s-op: plain Python values (an int stays an int) and their type label."""
+
+    values: tuple[Any, ...]
+    type: SeqType
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def array(self) -> np.ndarray:
+        """The values as a typed numpy array (for vectorised select and aggregate); an object array
+        when they hold None or several types (tracr programs), so Python compares them."""
+        if not all(isinstance(v, _ARRAY_KINDS[self.type]) for v in self.values):
+            out = np.empty(len(self.values), dtype=object)
+            out[:] = self.values
+            return out
+        if self.type is SeqType.STRINGS:
+            return np.array(self.values, dtype=str)
+        if self.type is SeqType.BOOLS:
+            return np.array(self.values, dtype=bool)
+        if self.type is SeqType.INTS:
+            try:
+                return np.array(self.values, dtype=np.int64)
+            except OverflowError:
+                return np.array(self.values, dtype=object)
+        return np.array(self.values, dtype=np.float64)
+
+
+# The Python types a typed numpy array of each label holds (bools mix with numbers, as in RASP).
+_ARRAY_KINDS: dict[SeqType, type | tuple[type, ...]] = {
+    SeqType.STRINGS: str,
+    SeqType.BOOLS: bool,
+    SeqType.INTS: int,
+    SeqType.FLOATS: (int, float),
+    SeqType.NONE: (),
+}
+
+
+def type_of_value(value: Any) -> SeqType | None:
+    if value is None:
+        return SeqType.NONE
+    if isinstance(value, bool):
+        return SeqType.BOOLS
+    if isinstance(value, int):
+        return SeqType.INTS
+    if isinstance(value, float):
+        return SeqType.FLOATS
+    if isinstance(value, str):
+        return SeqType.STRINGS
+    return None
+
+
+def make_seq(values: Sequence[Any], span: Span | None = None, *, loose: bool = False) -> SeqValue:
+    """A `SeqValue`, checking the original's rule: one type, except that numbers mix.
+
+    Bools count as ints (as Python's isinstance has it); ints or bools with floats are floats.
+    None (from tracr programs) has no type of its own: it mixes with any. `loose` (tracr's rule)
+    accepts any mixture, labelled `strings`.
+    """
+    types = {type_of_value(v) for v in values}
+    if None in types:
+        bad = next(v for v in values if type_of_value(v) is None)
+        raise RaspRuntimeError(
+            f"s-op values must be ints, floats, strings, bools or None, got "
+            f"{type(bad).__name__}: {bad!r}",
+            span,
+        )
+    types.discard(SeqType.NONE)
+    if not types:
+        return SeqValue(tuple(values), SeqType.NONE)
+    if len(types) > 1 and types <= {SeqType.BOOLS, SeqType.INTS, SeqType.FLOATS}:
+        # The original checks isinstance(v, int), which bools pass: a default 0 among bools
+        # (`aggregate(sel, tokens == "a")`) makes ints, and any mix with floats makes floats.
+        # The values themselves are kept as they are (True stays True).
+        mixed = SeqType.FLOATS if SeqType.FLOATS in types else SeqType.INTS
+        return SeqValue(tuple(values), mixed)
+    if len(types) > 1 and loose:
+        return SeqValue(tuple(values), SeqType.STRINGS)
+    if len(types) > 1:
+        kinds = ", ".join(sorted(t.value for t in types if t is not None))
+        raise RaspRuntimeError(
+            f"attempted to create sequence with vals of different types ({kinds})",
+            span,
+            hint="an aggregate's default (0 unless given) must have the type of the aggregated values",
+        )
+    (only,) = types
+    assert only is not None
+    return SeqValue(tuple(values), only)
