@@ -6,12 +6,11 @@ Stages (see `compiler.driver.compile_sop`): graph -> values -> encode -> schedul
 
 from compiler.certify import Certificate, certify, recheck
 from compiler.driver import compile_sop
-from compiler.model import CompiledModel, ModelConfig
+from compiler.model import CompiledModel
 
 __all__ = [
     "Certificate",
     "CompiledModel",
-    "ModelConfig",
     "certify",
     "compile_sop",
     "recheck",

@@ -27,7 +27,7 @@ from compiler.model import (
     FORMAT,
     FORMAT_VERSION,
     CompiledModel,
-    ModelConfig,
+    model_config,
     run_residuals,
 )
 from compiler.reach import ReachBuilder
@@ -49,25 +49,15 @@ def assemble(
     causal: bool = False,
 ) -> CompiledModel:
     d_model = layout.d_model
-    n_heads = max([len(layer.heads) for layer in schedule.layers] + [1])
-    widths = [
-        max(_qk_width(h) + 2, h.W_O.shape[0]) for layer in schedule.layers for h in layer.heads
-    ]
-    # A power of 4: sqrt(d_head) is a power of 2, so dividing scores by it (or scaling q first, as
-    # fused attention kernels do) is exact in float32.
-    d_head = 4 ** math.ceil(math.log(max(widths + [1]), 4))
-    d_mlp = max([sum(m.hidden for m in layer.mlps) for layer in schedule.layers] + [1])
+    shapes = [_layer_shape(layer.heads, layer.mlps) for layer in schedule.layers]
     d_vocab_out = len(plan.output.values) if plan.output.is_categorical else 1
-    config = ModelConfig(
-        n_layers=schedule.n_layers,
+    config = model_config(
+        shapes,
         d_model=d_model,
-        n_heads=n_heads,
-        d_head=d_head,
-        d_mlp=d_mlp,
         n_ctx=max_len + 1,
         d_vocab=len(vocab) + 2,
         d_vocab_out=d_vocab_out,
-        attention_dir="causal" if causal else "bidirectional",
+        causal=causal,
     )
     weights = _embeddings(layout, vocab, max_len)
     bounds = _real_bounds(layout, plan, max_len)
@@ -79,8 +69,9 @@ def assemble(
         # float32 weights so far, evaluated exactly (float64): the BOS/PAD rows never see the input
         stored = {k: v.astype(np.float32) for k, v in weights.items()}
         specials = run_residuals(stored, config, special_ids, n_layers=index)[-1][0]
-        weights.update(_attention_arrays(index, layer.heads, layout, config, specials, bounds))
-        weights.update(_mlp_arrays(index, layer.mlps, layout, d_mlp))
+        shape = shapes[index]
+        weights.update(_attention_arrays(index, layer.heads, layout, shape, specials, bounds))
+        weights.update(_mlp_arrays(index, layer.mlps, layout, shape["d_mlp"]))
         stored = {k: v.astype(np.float32) for k, v in weights.items()}
         mid = run_residuals(stored, config, special_ids, n_layers=index + 1)[2 * index + 1][0]
         _gate_specials(weights, index, mid, layout)
@@ -95,6 +86,16 @@ def assemble(
     metadata = _metadata(config, schedule, layout, plan, vocab, max_len, name, source)
     metadata["reach"] = reach.build(plan.output).to_json()
     return CompiledModel(config, weights, metadata)
+
+
+def _layer_shape(heads: Sequence[HeadSpec], mlps: Sequence[MLPSpec]) -> dict[str, int]:
+    """One layer's own sizes: its heads, their width, its hidden units (no padding to the
+    widest layer: the file stores what the program uses)."""
+    widths = [max(_qk_width(h) + 2, h.W_O.shape[0]) for h in heads]
+    # A power of 4: sqrt(d_head) is a power of 2, so dividing scores by it (or scaling q first, as
+    # fused attention kernels do) is exact in float32.
+    d_head = 4 ** math.ceil(math.log(max(widths), 4)) if widths else 0
+    return {"n_heads": len(heads), "d_head": d_head, "d_mlp": sum(m.hidden for m in mlps)}
 
 
 def _qk_width(head: HeadSpec) -> int:
@@ -145,11 +146,11 @@ def _attention_arrays(
     index: int,
     heads: Sequence[HeadSpec],
     layout: Layout,
-    config: ModelConfig,
+    shape: dict[str, int],  # this layer's n_heads and d_head
     specials: np.ndarray,  # [1 + max_len, d_model]: BOS, then PAD at positions 1..max_len
     bounds: np.ndarray,  # [d_model]
 ) -> dict[str, np.ndarray]:
-    d_model, n_heads, d_head = layout.d_model, config.n_heads, config.d_head
+    d_model, n_heads, d_head = layout.d_model, shape["n_heads"], shape["d_head"]
     w_q, w_k = (
         np.zeros((n_heads, d_model, d_head)),
         np.zeros((n_heads, d_model, d_head)),
@@ -275,7 +276,7 @@ def _unembed(output: Encoded, layout: Layout) -> dict[str, np.ndarray]:
 
 
 def _metadata(
-    config: ModelConfig,
+    config: dict,
     schedule: Schedule,
     layout: Layout,
     plan: Plan,
@@ -304,7 +305,7 @@ def _metadata(
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "compiler_version": COMPILER_VERSION,
-        "config": config.as_dict(),
+        "config": config,
         "max_len": max_len,
         "vocab": {
             "tokens": list(vocab),

@@ -130,7 +130,6 @@ class _Certifier:
         self.w = w
         labels = self.residual
         self.one, self.bos, self.pad = labels.index("one"), labels.index("bos"), labels.index("pad")
-        self.dh = int(self.config["d_head"])
         self._embed()
         for layer in range(int(self.config["n_layers"])):
             self._attention(layer)
@@ -305,7 +304,7 @@ class _Certifier:
         all_q = np.vstack([special_q[0], queries[0]])
         all_qe = np.vstack([special_q[1], queries[1]])
         n_special = special_k[0].shape[0]
-        scale = math.sqrt(self.dh)
+        scale = math.sqrt(queries[0].shape[1])  # this layer's own d_head (per-layer shapes)
         worst = (math.inf, math.inf, 0.0, "no decision")  # (margin - bound, margin, bound, where)
         max_bound = eta = 0.0
         chunk = max(1, MAX_STATES // max(all_k.shape[0], 1))
@@ -579,7 +578,7 @@ class _Certifier:
         )
 
     def _check_untouched(self, w_out: np.ndarray, written: np.ndarray, where: str) -> None:
-        touched = np.abs(w_out).max(axis=0) > 0
+        touched = np.abs(w_out).max(axis=0, initial=0.0) > 0  # a layer may have no heads or units
         if np.any(touched & ~written):
             d = int(np.flatnonzero(touched & ~written)[0])
             raise ReadError(

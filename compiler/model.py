@@ -16,32 +16,41 @@ from typing import Any
 import numpy as np
 
 FORMAT = "rasp-forge-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # per-layer shapes (config.layers)
 COMPILER_VERSION = "0.1.0"
 
 
-@dataclass(frozen=True)
-class ModelConfig:
-    n_layers: int
-    d_model: int
-    n_heads: int
-    d_head: int
-    d_mlp: int
-    n_ctx: int
-    d_vocab: int
-    d_vocab_out: int
-    act_fn: str = "relu"
-    normalization_type: str | None = None
-    attention_dir: str = "bidirectional"
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+def model_config(
+    layers: list[dict[str, int]],
+    *,
+    d_model: int,
+    n_ctx: int,
+    d_vocab: int,
+    d_vocab_out: int,
+    causal: bool,
+) -> dict[str, Any]:
+    """The file's `config` object (docs/format.md; `transformer.ModelConfig` is its one typed
+    reader): each layer's own shape, and the maxima TransformerLens's uniform layout pads to."""
+    return {
+        "n_layers": len(layers),
+        "d_model": d_model,
+        "n_heads": max([layer["n_heads"] for layer in layers] + [1]),
+        "d_head": max([layer["d_head"] for layer in layers] + [1]),
+        "d_mlp": max([layer["d_mlp"] for layer in layers] + [1]),
+        "n_ctx": n_ctx,
+        "d_vocab": d_vocab,
+        "d_vocab_out": d_vocab_out,
+        "act_fn": "relu",
+        "normalization_type": None,
+        "attention_dir": "causal" if causal else "bidirectional",
+        "layers": layers,
+    }
 
 
 @dataclass(frozen=True)
 class CompiledModel:
-    config: ModelConfig
-    weights: dict[str, np.ndarray]  # TransformerLens names, float32
+    config: dict[str, Any]  # the file's `config` object (model_config)
+    weights: dict[str, np.ndarray]  # TransformerLens names, float32, each layer its own shape
     metadata: dict[str, Any]
 
     # -- file -------------------------------------------------------------------------------------
@@ -63,7 +72,7 @@ class CompiledModel:
 
 def run_residuals(
     weights: dict[str, np.ndarray],
-    config: ModelConfig,
+    config: dict[str, Any],
     ids: np.ndarray,
     n_layers: int | None = None,
 ) -> list[np.ndarray]:
@@ -78,9 +87,9 @@ def run_residuals(
     n_pos = ids.shape[1]
     resid = w["embed.W_E"][ids] + w["pos_embed.W_pos"][:n_pos][None]
     out = [resid]
-    causal = config.attention_dir == "causal"
-    for layer in range(config.n_layers if n_layers is None else n_layers):
-        resid = resid + _attention(w, layer, resid, config.d_head, causal)
+    causal = config["attention_dir"] == "causal"
+    for layer in range(config["n_layers"] if n_layers is None else n_layers):
+        resid = resid + _attention(w, layer, resid, causal)
         out.append(resid)
         resid = resid + _mlp(w, layer, resid)
         out.append(resid)
@@ -88,7 +97,7 @@ def run_residuals(
 
 
 def _attention(
-    weights: dict[str, np.ndarray], layer: int, resid: np.ndarray, d_head: int, causal: bool
+    weights: dict[str, np.ndarray], layer: int, resid: np.ndarray, causal: bool
 ) -> np.ndarray:
     w = {
         k: weights[f"blocks.{layer}.attn.{k}"]
@@ -97,7 +106,8 @@ def _attention(
     q = np.einsum("bpd,hde->bhpe", resid, w["W_Q"]) + w["b_Q"][None, :, None, :]
     k = np.einsum("bpd,hde->bhpe", resid, w["W_K"]) + w["b_K"][None, :, None, :]
     v = np.einsum("bpd,hde->bhpe", resid, w["W_V"]) + w["b_V"][None, :, None, :]
-    scores = np.einsum("bhqe,bhke->bhqk", q, k) / np.sqrt(d_head)  # [batch, head, q, k]
+    d_head = w["W_Q"].shape[2]  # this layer's own
+    scores = np.einsum("bhqe,bhke->bhqk", q, k) / np.sqrt(max(d_head, 1))  # [batch, head, q, k]
     if causal:
         n = resid.shape[1]
         scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)

@@ -9,21 +9,32 @@ AttentionDir = Literal["bidirectional", "causal"]
 
 
 @dataclass(frozen=True)
+class LayerShape:
+    """One block's own sizes: a layer stores only the heads and hidden units it uses."""
+
+    n_heads: int
+    d_head: int
+    d_mlp: int
+
+
+@dataclass(frozen=True)
 class ModelConfig:
     """Sizes and fixed choices of a compiled transformer.
 
     Attributes:
         n_layers: number of blocks (each one attention layer, then one MLP).
         d_model: width of the residual stream (one dimension per residual label).
-        n_heads: attention heads per layer (a layer that needs fewer has all-zero heads).
-        d_head: width of each head's query, key and value vectors.
-        d_mlp: hidden width of every MLP (the widest the program needs).
+        n_heads: the most attention heads of any layer.
+        d_head: the widest head's query, key and value vectors.
+        d_mlp: the widest MLP's hidden width.
         n_ctx: number of positions, `max_len + 1` (position 0 holds BOS).
         d_vocab: input token ids: the vocabulary's tokens, then BOS, then PAD.
         d_vocab_out: logit columns (categorical output values, or 1 for a numerical output).
         act_fn: MLP activation; always "relu".
         normalization_type: LayerNorm kind; always None (compiled models have no LayerNorm).
         attention_dir: "bidirectional", or "causal" to mask keys after the query.
+        layers: each layer's own `LayerShape` (format version 2); empty: every layer has the
+            maxima above (format version 1, and TransformerLens's uniform layout).
     """
 
     n_layers: int
@@ -37,6 +48,7 @@ class ModelConfig:
     act_fn: Literal["relu"] = "relu"
     normalization_type: None = None
     attention_dir: AttentionDir = "bidirectional"
+    layers: tuple[LayerShape, ...] = ()
 
     def __post_init__(self) -> None:
         # The model implements exactly this block; refuse a config it would silently ignore.
@@ -47,6 +59,30 @@ class ModelConfig:
                 f"attention_dir must be 'bidirectional' or 'causal', not {self.attention_dir!r}"
             )
 
+        if self.layers and len(self.layers) != self.n_layers:
+            raise ValueError(f"layers lists {len(self.layers)} shapes for {self.n_layers} layers")
+        for shape in self.layers:
+            if (
+                shape.n_heads > self.n_heads
+                or shape.d_head > self.d_head
+                or shape.d_mlp > self.d_mlp
+            ):
+                raise ValueError(f"a layer's shape {shape} exceeds the config's maxima")
+
+    def layer(self, index: int) -> LayerShape:
+        """Block `index`'s sizes."""
+        if self.layers:
+            return self.layers[index]
+        return LayerShape(self.n_heads, self.d_head, self.d_mlp)
+
+    @property
+    def padded(self) -> ModelConfig:
+        """The same model with every layer at the maxima (TransformerLens's layout)."""
+        return ModelConfig(**{**asdict(self), "layers": ()})
+
     def to_dict(self) -> dict[str, Any]:
         """The config as the JSON object of the file's metadata."""
-        return asdict(self)
+        data = asdict(self)
+        if not self.layers:
+            del data["layers"]
+        return data

@@ -24,7 +24,7 @@ from transformer.errors import ModelFormatError
 
 METADATA_KEY = "rasp_forge"
 FORMAT_NAME = "rasp-forge-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: per-layer shapes (`config.layers`); version 1 files still load
 TENSOR_DTYPE = "F32"
 
 # safetensors refuses headers above 100 MB; a larger length field means "not a safetensors file".
@@ -55,13 +55,22 @@ class RawModelFile:
 
 
 def tensor_shapes(config: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
-    """Name -> shape of every tensor of a model with this `config` (format.md field names)."""
-    d_model, n_heads, d_head, d_mlp = (config[k] for k in ("d_model", "n_heads", "d_head", "d_mlp"))
+    """Name -> shape of every tensor of a model with this `config` (format.md field names).
+
+    With `config["layers"]` (format version 2) each block has its own head count, head width and
+    MLP width; without it every block has the config's `n_heads`, `d_head` and `d_mlp`.
+    """
+    d_model = config["d_model"]
+    per_layer = (
+        config.get("layers")
+        or [{key: config[key] for key in ("n_heads", "d_head", "d_mlp")}] * config["n_layers"]
+    )
     shapes: dict[str, tuple[int, ...]] = {
         "embed.W_E": (config["d_vocab"], d_model),
         "pos_embed.W_pos": (config["n_ctx"], d_model),
     }
     for layer in range(config["n_layers"]):
+        n_heads, d_head, d_mlp = (per_layer[layer][k] for k in ("n_heads", "d_head", "d_mlp"))
         attn, mlp = f"blocks.{layer}.attn", f"blocks.{layer}.mlp"
         for name in ("W_Q", "W_K", "W_V"):
             shapes[f"{attn}.{name}"] = (n_heads, d_model, d_head)
@@ -76,6 +85,46 @@ def tensor_shapes(config: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
     shapes["unembed.W_U"] = (d_model, config["d_vocab_out"])
     shapes["unembed.b_U"] = (config["d_vocab_out"],)
     return shapes
+
+
+def uniform_tensors(
+    tensors: Mapping[str, np.ndarray], config: Mapping[str, Any]
+) -> dict[str, np.ndarray]:
+    """The tensors with every layer padded to the config's maxima: TransformerLens's layout.
+
+    A layer that stores fewer heads, narrower heads or fewer hidden units (format version 2) gets
+    zero heads, head columns and units. Its W_Q is scaled by sqrt(d_head / own d_head), so that the
+    larger divisor sqrt(d_head) gives the same scores; the compiler's head widths are powers of 4,
+    so that scaling is a power of 2 and exact.
+    """
+    out = dict(tensors)
+    for layer, own in enumerate(config.get("layers") or []):
+        heads, width, hidden = (config[k] for k in ("n_heads", "d_head", "d_mlp"))
+        attn, mlp = f"blocks.{layer}.attn.", f"blocks.{layer}.mlp."
+        if own["d_head"] and own["d_head"] != width:
+            factor = math.sqrt(width / own["d_head"])
+            out[attn + "W_Q"] = (np.asarray(out[attn + "W_Q"], dtype=np.float64) * factor).astype(
+                np.float32
+            )
+        for name in ("W_Q", "W_K", "W_V"):  # [heads, d_model, d_head]
+            out[attn + name] = _padded(out[attn + name], (heads, None, width))
+        for name in ("b_Q", "b_K", "b_V"):  # [heads, d_head]
+            out[attn + name] = _padded(out[attn + name], (heads, width))
+        out[attn + "W_O"] = _padded(out[attn + "W_O"], (heads, width, None))
+        out[mlp + "W_in"] = _padded(out[mlp + "W_in"], (None, hidden))
+        out[mlp + "b_in"] = _padded(out[mlp + "b_in"], (hidden,))
+        out[mlp + "W_out"] = _padded(out[mlp + "W_out"], (hidden, None))
+    return out
+
+
+def _padded(array: np.ndarray, shape: tuple[int | None, ...]) -> np.ndarray:
+    """`array` in the leading corner of zeros of `shape` (None: keep that dimension)."""
+    full = tuple(size if size is not None else array.shape[i] for i, size in enumerate(shape))
+    if tuple(array.shape) == full:
+        return array
+    out = np.zeros(full, dtype=np.float32)
+    out[tuple(slice(0, n) for n in array.shape)] = array
+    return out
 
 
 def save(

@@ -6,8 +6,11 @@
     tl_model.load_state_dict(state, strict=False)  # TL also registers masks/IGNORE buffers
 
 The tensor names and the block (no LayerNorm, relu MLP, scores / sqrt(d_head)) are already
-TransformerLens's, so the state dict is the file's tensors unchanged. Feed TransformerLens the ids
-from `CompiledTransformer.encode` (BOS first; it must not prepend its own).
+TransformerLens's. TransformerLens gives every layer the same head count and widths, so a layer
+that stores fewer (format version 2) is padded with zero heads, head columns and hidden units, and
+its W_Q is scaled by sqrt(d_head / own d_head) so that TransformerLens's larger divisor gives the
+same scores (exact when the ratio is a power of 4, as the compiler's head widths are). Feed
+TransformerLens the ids from `CompiledTransformer.encode` (BOS first; it must not prepend its own).
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import numpy as np
 import torch
 
 from transformer.compiled import CompiledTransformer
+from transformer.fileformat import uniform_tensors
 from transformer.io import load
 
 
@@ -47,5 +52,11 @@ def to_transformer_lens(
         "use_attn_scale": True,  # scores / sqrt(d_head), as the weights assume
         "dtype": torch.float32,
     }
-    state = {name: tensor.detach().clone() for name, tensor in model.model.state_dict().items()}
+    tensors = {
+        name: t.detach().cpu().float().numpy() for name, t in model.model.state_dict().items()
+    }
+    padded = uniform_tensors(tensors, cfg.to_dict())
+    state = {
+        name: torch.from_numpy(np.array(value, dtype=np.float32)) for name, value in padded.items()
+    }
     return config, state

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from math import isfinite
 from typing import Any
 
-from transformer.config import ModelConfig
+from transformer.config import LayerShape, ModelConfig
 from transformer.decoding import OutputEncoding, OutputSpec, OutputType
 from transformer.errors import ModelFormatError
 from transformer.fileformat import FORMAT_NAME, FORMAT_VERSION
@@ -142,6 +142,8 @@ def parse_metadata(path: str, text: str) -> ModelMetadata:
     if version < 1:
         raise check.fail(f"metadata 'format_version' must be at least 1, got {version}")
     config = _parse_config(check, check.get(raw, "config", "", dict))
+    if config.layers and version < 2:
+        raise check.fail("metadata 'config.layers' needs 'format_version' 2 or later")
     max_len = check.get(raw, "max_len", "", int)
     if max_len < 1 or config.n_ctx != max_len + 1:
         raise check.fail(
@@ -170,7 +172,7 @@ def parse_metadata(path: str, text: str) -> ModelMetadata:
 
 def _parse_config(check: _Checker, obj: dict[str, Any]) -> ModelConfig:
     unknown = sorted(
-        set(obj) - set(_INT_FIELDS) - {"act_fn", "normalization_type", "attention_dir"}
+        set(obj) - set(_INT_FIELDS) - {"act_fn", "normalization_type", "attention_dir", "layers"}
     )
     if unknown:
         raise check.fail(f"metadata 'config' has unknown field(s) {', '.join(unknown)}")
@@ -195,7 +197,39 @@ def _parse_config(check: _Checker, obj: dict[str, Any]) -> ModelConfig:
         raise check.fail(
             f'\'config.attention_dir\' must be "bidirectional" or "causal", got {_json(direction)}'
         )
-    return ModelConfig(**sizes, attention_dir=direction)
+    shapes = _parse_shapes(check, obj.get("layers"), sizes)
+    return ModelConfig(**sizes, attention_dir=direction, layers=shapes)
+
+
+def _parse_shapes(check: _Checker, layers: Any, sizes: dict[str, int]) -> tuple[LayerShape, ...]:
+    """`config.layers` (format version 2): each block's n_heads, d_head and d_mlp, within the
+    config's maxima, which some layer attains."""
+    if layers is None:
+        return ()
+    if not isinstance(layers, list) or len(layers) != sizes["n_layers"]:
+        raise check.fail(
+            f"metadata field 'config.layers' must list one shape per layer "
+            f"({sizes['n_layers']}), got {_json(layers)}"
+        )
+    shapes = []
+    for index, layer in enumerate(layers):
+        where = f"config.layers[{index}]."
+        if not isinstance(layer, dict) or set(layer) != {"n_heads", "d_head", "d_mlp"}:
+            raise check.fail(
+                f"metadata field 'config.layers[{index}]' must be an object with exactly "
+                f"n_heads, d_head and d_mlp, got {_json(layer)}"
+            )
+        shape = {key: check.get(layer, key, where, int) for key in ("n_heads", "d_head", "d_mlp")}
+        for key, value in shape.items():
+            if not 0 <= value <= sizes[key]:
+                raise check.fail(
+                    f"metadata field '{where}{key}' must lie in 0..{sizes[key]} "
+                    f"(config.{key}), got {value}"
+                )
+        if shape["n_heads"] > 0 and shape["d_head"] == 0:
+            raise check.fail(f"metadata field '{where}d_head' must be at least 1 when n_heads > 0")
+        shapes.append(LayerShape(**shape))
+    return tuple(shapes)
 
 
 def _parse_vocab(check: _Checker, obj: dict[str, Any], config: ModelConfig, max_len: int) -> Vocab:
@@ -270,9 +304,10 @@ def _parse_layers(check: _Checker, layers: list[Any], config: ModelConfig) -> tu
             if not isinstance(entry, dict):
                 raise check.fail(f"metadata field '{where}attn' must hold objects")
             head = check.get(entry, "head", f"{where}attn.", int)
-            if not 0 <= head < config.n_heads:
+            n_heads = config.layer(index).n_heads
+            if not 0 <= head < n_heads:
                 raise check.fail(
-                    f"'{where}attn' names head {head}, but the model has {config.n_heads} heads"
+                    f"'{where}attn' names head {head}, but layer {index} has {n_heads} heads"
                 )
             heads.append(
                 HeadOp(

@@ -17,7 +17,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from transformer.config import ModelConfig
+from transformer.config import LayerShape, ModelConfig
 
 Cache = dict[str, Tensor]
 
@@ -52,18 +52,19 @@ class PosEmbed(nn.Module):
 
 
 class Attention(nn.Module):
-    def __init__(self, cfg: ModelConfig, name: str) -> None:
+    def __init__(self, cfg: ModelConfig, shape: LayerShape, name: str) -> None:
         super().__init__()
         self.name = name  # hook prefix, e.g. "blocks.0.attn"
         self.causal = cfg.attention_dir == "causal"
-        self.scale = math.sqrt(cfg.d_head) if cfg.d_head > 0 else 1.0
-        self.W_Q = _param(cfg.n_heads, cfg.d_model, cfg.d_head)
-        self.W_K = _param(cfg.n_heads, cfg.d_model, cfg.d_head)
-        self.W_V = _param(cfg.n_heads, cfg.d_model, cfg.d_head)
-        self.b_Q = _param(cfg.n_heads, cfg.d_head)
-        self.b_K = _param(cfg.n_heads, cfg.d_head)
-        self.b_V = _param(cfg.n_heads, cfg.d_head)
-        self.W_O = _param(cfg.n_heads, cfg.d_head, cfg.d_model)
+        n_heads, d_head = shape.n_heads, shape.d_head  # this layer's own (format version 2)
+        self.scale = math.sqrt(d_head) if d_head > 0 else 1.0
+        self.W_Q = _param(n_heads, cfg.d_model, d_head)
+        self.W_K = _param(n_heads, cfg.d_model, d_head)
+        self.W_V = _param(n_heads, cfg.d_model, d_head)
+        self.b_Q = _param(n_heads, d_head)
+        self.b_K = _param(n_heads, d_head)
+        self.b_V = _param(n_heads, d_head)
+        self.W_O = _param(n_heads, d_head, cfg.d_model)
         self.b_O = _param(cfg.d_model)
 
     def forward(self, x: Tensor, cache: Cache | None = None) -> Tensor:
@@ -88,12 +89,12 @@ class Attention(nn.Module):
 
 
 class MLP(nn.Module):
-    def __init__(self, cfg: ModelConfig, name: str) -> None:
+    def __init__(self, cfg: ModelConfig, shape: LayerShape, name: str) -> None:
         super().__init__()
         self.name = name  # hook prefix, e.g. "blocks.0.mlp"
-        self.W_in = _param(cfg.d_model, cfg.d_mlp)
-        self.b_in = _param(cfg.d_mlp)
-        self.W_out = _param(cfg.d_mlp, cfg.d_model)
+        self.W_in = _param(cfg.d_model, shape.d_mlp)
+        self.b_in = _param(shape.d_mlp)
+        self.W_out = _param(shape.d_mlp, cfg.d_model)
         self.b_out = _param(cfg.d_model)
 
     def forward(self, x: Tensor, cache: Cache | None = None) -> Tensor:
@@ -108,8 +109,9 @@ class Block(nn.Module):
     def __init__(self, cfg: ModelConfig, index: int) -> None:
         super().__init__()
         self.name = f"blocks.{index}"
-        self.attn = Attention(cfg, f"{self.name}.attn")
-        self.mlp = MLP(cfg, f"{self.name}.mlp")
+        shape = cfg.layer(index)
+        self.attn = Attention(cfg, shape, f"{self.name}.attn")
+        self.mlp = MLP(cfg, shape, f"{self.name}.mlp")
 
     def forward(self, resid_pre: Tensor, cache: Cache | None = None) -> Tensor:
         attn_out = self.attn(resid_pre, cache)

@@ -161,16 +161,16 @@ def test_padding_never_changes_a_real_position() -> None:
 def test_causal_compilation_runs_the_same_prefix_programs() -> None:
     root = B.frac_prevs()
     model = compile_sop(root, list("ab"), 8, causal=True)
-    assert model.config.attention_dir == "causal"
+    assert model.config["attention_dir"] == "causal"
     check_inputs(model, root, all_inputs(list("ab"), 5))
 
 
 def test_residuals_are_returned_per_stage_and_bos_is_input_independent() -> None:
     model = compile_sop(B.reverse(), list("abc"), 6)
     stages = residuals(model, [list("abc"), list("cab")])
-    assert len(stages) == 1 + 2 * model.config.n_layers
+    assert len(stages) == 1 + 2 * model.config["n_layers"]
     for stage in stages:
-        assert stage.shape == (2, 4, model.config.d_model)
+        assert stage.shape == (2, 4, model.config["d_model"])
         np.testing.assert_array_equal(stage[0, 0], stage[1, 0])  # the BOS position
 
 
@@ -185,9 +185,9 @@ def test_metadata_follows_the_format_and_saves(tmp_path) -> None:
     text = "reverse = aggregate(select(indices, length - indices - 1, ==), tokens);\n"
     model = compile_sop(B.reverse(), list("abc"), 10, source=Source("programs/reverse.rasp", text))
     meta = model.metadata
-    assert meta["format"] == "rasp-forge-model" and meta["format_version"] == 1
+    assert meta["format"] == "rasp-forge-model" and meta["format_version"] == 2
     cfg = meta["config"]
-    assert cfg == model.config.as_dict()
+    assert cfg == model.config
     assert cfg["n_ctx"] == 11 and cfg["d_vocab"] == 5 and cfg["act_fn"] == "relu"
     assert meta["vocab"] == {"tokens": ["a", "b", "c"], "bos_id": 3, "pad_id": 4}
     assert meta["output"]["name"] == "reverse" and meta["output"]["type"] == "strings"
@@ -202,12 +202,15 @@ def test_metadata_follows_the_format_and_saves(tmp_path) -> None:
     model.save(path)
     tensors = load_file(str(path))
     assert set(tensors) == set(model.weights)
-    assert tensors["blocks.0.attn.W_Q"].shape == (
-        cfg["n_heads"],
-        cfg["d_model"],
-        cfg["d_head"],
-    )
-    assert tensors["blocks.1.mlp.W_in"].shape == (cfg["d_model"], cfg["d_mlp"])
+    for layer, shape in enumerate(cfg["layers"]):  # each layer stores its own shape
+        assert tensors[f"blocks.{layer}.attn.W_Q"].shape == (
+            shape["n_heads"],
+            cfg["d_model"],
+            shape["d_head"],
+        )
+        assert tensors[f"blocks.{layer}.mlp.W_in"].shape == (cfg["d_model"], shape["d_mlp"])
+    # reverse's second layer is the flip alone: no MLP units are stored for it
+    assert cfg["layers"][1]["d_mlp"] == 0 and cfg["d_mlp"] == cfg["layers"][0]["d_mlp"]
     from safetensors import safe_open
 
     with safe_open(str(path), "np") as f:

@@ -125,8 +125,8 @@ def test_truncated_at_many_offsets(tmp_path: Path, prev_path: Path) -> None:
 
 METADATA_CASES: dict[str, tuple[Callable[[dict[str, Any]], None], tuple[str, ...]]] = {
     "newer_version": (
-        lambda m: m.update(format_version=2),
-        ("format version 2", "up to 1", "upgrade"),
+        lambda m: m.update(format_version=3),
+        ("format version 3", "up to 2", "upgrade"),
     ),
     "version_not_int": (
         lambda m: m.update(format_version="1"),
