@@ -12,7 +12,8 @@ TransformerLens's `HookedTransformerConfig` as `config.json`, the vocabulary and
 (`strict=False` because TransformerLens also keeps mask buffers that are not weights). Inputs are token
 ids: BOS first, then the input tokens' ids (`vocab` in rasp_forge.json lists them). This targets
 TransformerLens 2.x/3.x: version 4 removed `HookedTransformer`.
-Needs safetensors and numpy only, no torch (`transformer.interop.to_transformer_lens` gives the same
+Needs safetensors and numpy only, and `transformer.fileformat` (which pads per-layer shapes to
+TransformerLens's uniform ones), no torch (`transformer.interop.to_transformer_lens` gives the same
 config, plus a torch dtype, for users who already have the runtime loaded).
 """
 
@@ -52,6 +53,8 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
     """Write `config.json`, `rasp_forge.json` and `model.safetensors` into `out_dir`; returns their paths."""
     from safetensors.numpy import load_file, save_file
 
+    from transformer.fileformat import uniform_tensors
+
     from rasp.tools.inspect import read_model_file
 
     checked = read_model_file(model_path)
@@ -71,5 +74,7 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
                                              out / "model.safetensors")
     config_path.write_text(json.dumps(config, indent=2) + "\n")
     guide_path.write_text(json.dumps(guide, indent=2) + "\n")
-    save_file(load_file(str(checked.path)), str(weights_path), metadata={"format": "pt"})
+    # TransformerLens gives every layer the same shape: pad the layers that store less
+    tensors = uniform_tensors(load_file(str(checked.path)), meta["config"])
+    save_file(tensors, str(weights_path), metadata={"format": "pt"})
     return [config_path, guide_path, weights_path]
