@@ -1,0 +1,271 @@
+"""How compiled models scale with the maximum length N: size, compile time and end-to-end speed.
+
+For each library program and N it compiles (certificate included) in a subprocess with a time limit,
+and records layers, parameters (total and non-zero), compile seconds, or the refusal. For the
+throughput table it runs 1024 random full-length inputs through the model twice: the bare forward
+pass on ids encoded beforehand, and `CompiledTransformer.run` (encode, forward, decode), on the CPU
+and, when one is present, on CUDA; tokens/s counts input tokens.
+
+    python bench/bench_scale.py                       # everything, writes bench/results/scale.json
+    python bench/bench_scale.py --sizes-only --lengths 16 64 256
+    python bench/bench_scale.py --plot                # bench/scale.png from the saved results
+
+Needs matplotlib for `--plot` (the `viz` extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results" / "scale.json"
+PLOT = ROOT / "bench" / "scale.png"
+VOCABS = {
+    "reverse": "abc",
+    "hist": "abc",
+    "sort": "abc",
+    "most_freq": "abc",
+    "double_hist": "abc",
+    "length": "abc",
+    "frac_prevs": "abc",
+    "hist_bos": "abc",
+    "dyck1": "()",
+    "dyck2": "(){}",
+}
+LONG = ("reverse", "hist", "sort")  # also tried at N = 1024
+# tracr on its own library (issue 3's measurements, vocabulary {a,b,c}): N -> parameters
+TRACR = {
+    "reverse": {10: 90e3, 40: 3.64e6},
+    "hist": {10: 2.3e3, 40: 20.5e3},
+    "sort": {10: 36e3, 40: 473e3},
+    "most_freq": {10: 554e3, 40: 89.5e6},
+    "dyck1": {10: 293e3, 40: 10.9e6},
+}
+BATCH = 1024
+
+
+def compile_one(program: str, max_len: int, out: Path | None) -> dict[str, Any]:
+    """Compile in this process; the record of one (program, N)."""
+    from compiler import compile_sop
+    from rasp.errors import RaspError, Source
+    from rasp.interpreter import load_file
+
+    path = ROOT / "programs" / f"{program}.rasp"
+    interp = load_file(path)
+    name = interp.last_assigned or ""
+    start = time.perf_counter()
+    try:
+        model = compile_sop(
+            interp.get(name),
+            list(VOCABS[program]),
+            max_len,
+            name=name,
+            source=Source(str(path), path.read_text()),
+        )
+    except RaspError as err:
+        first = err.render().splitlines()[0] if hasattr(err, "render") else str(err)
+        return {"program": program, "N": max_len, "refused": first[:300]}
+    seconds = time.perf_counter() - start
+    if out is not None:
+        model.save(out)
+    cfg = model.config
+    return {
+        "program": program,
+        "N": max_len,
+        "layers": cfg["n_layers"],
+        "heads": [layer["n_heads"] for layer in cfg["layers"]],
+        "d_model": cfg["d_model"],
+        "params": model.param_count(),
+        "nonzero": model.nonzero_params(),
+        "compile_s": round(seconds, 3),
+    }
+
+
+def throughput(path: Path, program: str, max_len: int, device: str) -> dict[str, Any]:
+    """Bare forward vs `run` on BATCH random full-length inputs (best of 3 each)."""
+    import torch
+
+    import transformer
+
+    model = transformer.load(path, device=device)
+    rng = random.Random(0)
+    vocab = list(VOCABS[program])
+    inputs = [[rng.choice(vocab) for _ in range(max_len)] for _ in range(BATCH)]
+    ids, _ = model.encode(inputs)
+
+    def best(fn: Any) -> float:
+        fn()  # warm-up
+        times = []
+        for _ in range(3):
+            if device == "cuda":
+                torch.cuda.synchronize()
+            start = time.perf_counter()
+            fn()
+            if device == "cuda":
+                torch.cuda.synchronize()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    forward = best(lambda: model.forward(ids))
+    run = best(lambda: model.run(inputs, batch_size=BATCH))
+    tokens = BATCH * max_len
+    return {
+        "program": program,
+        "N": max_len,
+        "device": device,
+        "forward_s": forward,
+        "run_s": run,
+        "forward_tok_s": tokens / forward,
+        "run_tok_s": tokens / run,
+        "ratio": run / forward,
+    }
+
+
+def _subprocess(args: list[str], timeout: float) -> dict[str, Any] | None:
+    try:
+        done = subprocess.run(
+            [sys.executable, __file__, *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=ROOT,
+        )
+    except subprocess.TimeoutExpired:
+        return None
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1][:300]}
+    return json.loads(lines[-1])
+
+
+def sizes(programs: list[str], lengths: list[int], timeout: float) -> list[dict[str, Any]]:
+    rows = []
+    for program in programs:
+        for n in sorted(set(lengths)):
+            if n >= 1024 and program not in LONG:
+                continue
+            row = _subprocess(["--one", program, str(n)], timeout)
+            if row is None:
+                row = {"program": program, "N": n, "refused": f"did not finish in {timeout:.0f} s"}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    return rows
+
+
+def speeds(programs: list[str], lengths: list[int], timeout: float) -> list[dict[str, Any]]:
+    import torch
+
+    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for program in programs:
+            for n in lengths:
+                path = Path(tmp) / f"{program}-{n}.safetensors"
+                made = _subprocess(["--one", program, str(n), "--save", str(path)], timeout)
+                if not made or "params" not in made:
+                    continue
+                for device in devices:
+                    row = throughput(path, program, n, device)
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
+    return rows
+
+
+def tables(results: dict[str, Any]) -> str:
+    """The markdown tables of bench/README.md."""
+    out = [
+        "| program | N | layers | heads | d_model | params | non-zero | dense/non-zero | compile |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results.get("sizes", []):
+        if "params" not in r:
+            reason = r.get("refused") or r.get("error", "")
+            out.append(f"| {r['program']} | {r['N']} | refused: {reason} ||||||||")
+            continue
+        out.append(
+            f"| {r['program']} | {r['N']} | {r['layers']} | {'/'.join(map(str, r['heads']))} "
+            f"| {r['d_model']} | {r['params']:,} | {r['nonzero']:,} "
+            f"| {r['params'] / max(r['nonzero'], 1):.1f} | {r['compile_s']:.2f} s |"
+        )
+    out += [
+        "",
+        "| program | N | device | forward | run | forward tokens/s | run tokens/s | run/forward |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results.get("speeds", []):
+        out.append(
+            f"| {r['program']} | {r['N']} | {r['device']} | {r['forward_s'] * 1e3:.1f} ms "
+            f"| {r['run_s'] * 1e3:.1f} ms | {r['forward_tok_s']:,.0f} | {r['run_tok_s']:,.0f} "
+            f"| {r['ratio']:.2f} |"
+        )
+    return "\n".join(out)
+
+
+def plot(results: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    colors: dict[str, Any] = {}
+    for program in VOCABS:
+        points = sorted(
+            (r["N"], r["params"])
+            for r in results.get("sizes", [])
+            if r["program"] == program and "params" in r
+        )
+        if points:
+            (line,) = ax.plot(*zip(*points, strict=True), marker="o", label=program)
+            colors[program] = line.get_color()
+    for program, figures in TRACR.items():
+        xs, ys = zip(*sorted(figures.items()), strict=True)
+        ax.plot(xs, ys, linestyle="none", marker="x", markersize=9, color=colors.get(program, "k"))
+    ax.plot([], [], linestyle="none", marker="x", color="k", label="tracr (published, N=10/40)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("maximum length N")
+    ax.set_ylabel("parameters")
+    ax.set_title("Compiled model size against N (certified models)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--one", nargs=2, metavar=("PROGRAM", "N"), help=argparse.SUPPRESS)
+    parser.add_argument("--save", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--programs", nargs="+", default=list(VOCABS))
+    parser.add_argument("--lengths", type=int, nargs="+", default=[16, 64, 256, 1024])
+    parser.add_argument("--speed-lengths", type=int, nargs="+", default=[64, 256])
+    parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--sizes-only", action="store_true")
+    parser.add_argument("--plot", action="store_true", help="only redraw the plot and tables")
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(compile_one(args.one[0], int(args.one[1]), args.save)))
+        return
+    if args.plot:
+        results = json.loads(RESULTS.read_text())
+    else:
+        results = {"sizes": sizes(args.programs, args.lengths, args.timeout)}
+        if not args.sizes_only:
+            results["speeds"] = speeds(args.programs, args.speed_lengths, args.timeout)
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+    plot(results, PLOT)
+    print(tables(results))
+
+
+if __name__ == "__main__":
+    main()
