@@ -1,44 +1,45 @@
 """Value sets of aggregates: the values, the default and every mean the interpreter can compute.
 
-Mixed into `compiler.values._Inference`, which gives it the node value sets (`values`), the
-selectors' per-position widths (`widths`), `intern`, `_column`, `_matrix` and `problems`.
+`MeanValues` answers for one aggregate at a time, reading what the inference knows about its
+inputs (`relations.Known`: value sets, relations, selector widths per position) and reporting
+problems there.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from compiler.blocks import Atom, is_number, sort_values
 from compiler.graph import IRNode, Op
+from compiler.relations import Known, Relation, already_reported
 from rasp.errors import Diagnostic
-
-if TYPE_CHECKING:
-    from compiler.values import Relation
-    from compiler.values import _Inference as _Base
-else:
-    _Base = object
 
 MAX_VALUES = 100_000  # values one s-op may take (means included)
 
 
-class MeansMixin(_Base):
+class MeanValues:
+    def __init__(self, known: Known) -> None:
+        self.known = known
+        self._sums: dict[tuple[float, ...], list[set[float]]] = {}
+        self._means: dict[tuple[tuple[float, ...], int], tuple[Atom, ...]] = {}
+
     def aggregate_values(
         self, node: IRNode, *, single_selector: bool
     ) -> tuple[Relation | None, tuple[Atom, ...]]:
+        known = self.known
         selector, sop = node.inputs
-        vals = self.values[sop]
+        vals = known.values[sop]
         numbers = bool(vals) and all(is_number(v) for v in vals)
-        widths = self.widths.get(selector)
+        widths = known.widths.get(selector)
         several = (
-            not single_selector and self.n_max >= 2
+            not single_selector and known.n_max >= 2
             if widths is None
             else any(w >= 2 for w in widths.values())
         )
         if several and any(isinstance(v, bool) for v in vals) and any(is_number(v) for v in vals):
             # The interpreter averages such a mix as numbers (the original's isinstance(v, int)
-            # check lets bools through) on some inputs and refuses all-bool ones on others.
-            self.problems.append(
+            # check lets bools through) on some inputs and refuses all-bool selections on others.
+            known.problems.append(
                 Diagnostic(
                     f"'{node.text}' may average a mix of bools and numbers",
                     node.span,
@@ -48,14 +49,14 @@ class MeansMixin(_Base):
             )
             return None, sort_values([*vals, node.value])
         if widths is None:
-            if single_selector or self.n_max < 2 or not numbers:
+            if single_selector or known.n_max < 2 or not numbers:
                 return None, sort_values([*vals, node.value])
             bos = self.bos_means(selector, sop)
             if bos is not None:
                 return None, sort_values(bos)
-            means = self.means_up_to(vals, self.n_max, node)
+            means = self.means_up_to(vals, known.n_max, node)
             return None, sort_values([*vals, node.value, *means])
-        default, every = self.intern([node.value]), self.intern(vals)
+        default, every = known.intern([node.value]), known.intern(vals)
         rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
         for p, w in widths.items():
             if w == 0:
@@ -65,7 +66,7 @@ class MeansMixin(_Base):
             elif numbers:
                 rel[p] = self.means_of(vals, w, node)
             else:
-                rel[p] = self.intern([])  # the interpreter refuses to average non-numbers
+                rel[p] = known.intern([])  # the interpreter refuses to average non-numbers
         return rel, ()
 
     def bos_means(self, selector: int, sop: int) -> list[Atom] | None:
@@ -76,9 +77,10 @@ class MeansMixin(_Base):
         only key 0 is non-zero, so its value is v0 (w = 1) or v0 / w: N values, not every mean.
         None when the pattern does not apply.
         """
+        n_max = self.known.n_max
         firsts: set[Atom] = set()
-        for n in range(1, self.n_max + 1):
-            column = self._column(sop, n)
+        for n in range(1, n_max + 1):
+            column = self.known.column(sop, n)
             if column is None or any(not is_number(v) or v != 0 for v in column[1:]):
                 return None
             if not is_number(column[0]) or isinstance(column[0], bool):
@@ -88,18 +90,18 @@ class MeansMixin(_Base):
             return None
         out: list[Atom] = list(firsts)
         for v0 in firsts:
-            out.extend(v0 * 1.0 / w for w in range(2, self.n_max + 1))
+            out.extend(v0 * 1.0 / w for w in range(2, n_max + 1))
         return out
 
     def _always_selects_key0(self, index: int) -> bool:
         """Whether every query of every length selects key 0 (positional parts decide it)."""
-        node = self.g[index]
+        node = self.known.g[index]
         if node.op is Op.OR:
             return any(self._always_selects_key0(i) for i in node.inputs)
         if node.op is Op.AND:
             return all(self._always_selects_key0(i) for i in node.inputs)
-        for n in range(1, self.n_max + 1):
-            m = self._matrix(index, n)
+        for n in range(1, self.known.n_max + 1):
+            m = self.known.matrix(index, n)
             if m is None or not m[:, 0].all():
                 return False
         return True
@@ -112,11 +114,11 @@ class MeansMixin(_Base):
             nxt = {a + v for a in sums[-1] for v in nums}
             if len(nxt) > MAX_VALUES:
                 self._too_many(node, len(nums))
-                return self.intern([])
+                return self.known.intern([])
             sums.append(nxt)
         key = (nums, w)
         if key not in self._means:
-            self._means[key] = self.intern(a / w for a in sums[w])
+            self._means[key] = self.known.intern(a / w for a in sums[w])
         return self._means[key]
 
     def means_up_to(self, vals: Sequence[Atom], n_max: int, node: IRNode) -> list[Atom]:
@@ -129,16 +131,12 @@ class MeansMixin(_Base):
         return sorted(out)
 
     def _too_many(self, node: IRNode, distinct: int) -> None:
-        if not already_reported(node, self.problems):
-            self.problems.append(
+        if not already_reported(node, self.known.problems):
+            self.known.problems.append(
                 Diagnostic(
                     f"the mean computed by '{node.text}' can take more than {MAX_VALUES} values",
                     node.span,
-                    f"averaging {distinct} distinct numbers over up to {self.n_max} positions; "
+                    f"averaging {distinct} distinct numbers over up to {self.known.n_max} positions; "
                     "reduce max length or the number of distinct values averaged",
                 )
             )
-
-
-def already_reported(node: IRNode, problems: list[Diagnostic]) -> bool:
-    return node.span is not None and any(p.span is node.span for p in problems)

@@ -1,0 +1,140 @@
+"""Per-position value relations: what the value inference knows so far, and what is asked of it.
+
+A node that depends only on indices, length and constants has a `Relation`: its values at every
+(index i, length n), i < n <= N. The inference (`compiler.values`) visits nodes in topological order
+and records, in one `Known`, every earlier node's values and relation and every selector's width per
+position; the aggregate analysis (`compiler.means`) reads the same record. `input_combinations` and
+`combination_count` enumerate the input values that can meet at one position (used by the inference
+and by the map and selector planners).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from compiler.blocks import Atom, sort_values, value_key
+from compiler.graph import Graph, IRNode, Op
+from rasp import sops
+from rasp.errors import Diagnostic
+
+# (index i, length n) -> the values a node can take there (interned tuples), for every i < n <= N.
+Relation = Mapping[tuple[int, int], tuple[Atom, ...]]
+
+
+class Known:
+    """The inference's record of the nodes analysed so far (all inputs of the node at hand)."""
+
+    def __init__(self, graph: Graph, max_len: int) -> None:
+        self.g, self.n_max = graph, max_len
+        self.pairs = [(i, n) for n in range(1, max_len + 1) for i in range(n)]
+        self.values: list[tuple[Atom, ...]] = []
+        self.relation: list[Relation | None] = []
+        # selector -> keys selected per (i, n), when it depends only on positions
+        self.widths: dict[int, dict[tuple[int, int], int] | None] = {}
+        self.problems: list[Diagnostic] = []
+        self._interned: dict[tuple, tuple[Atom, ...]] = {}
+
+    def intern(self, vals: Any) -> tuple[Atom, ...]:
+        """Sorted distinct values, one shared tuple per set (relations compare sets by id)."""
+        t = sort_values(vals)
+        return self._interned.setdefault(tuple(value_key(v) for v in t), t)
+
+    def column(self, index: int, n: int) -> list[Atom] | None:
+        """Node `index` at every position of an input of length n, when each is known exactly."""
+        rel = self.relation[index]
+        if rel is None or any(len(rel[(i, n)]) != 1 for i in range(n)):
+            return None
+        return [rel[(i, n)][0] for i in range(n)]
+
+    def matrix(self, index: int, n: int) -> np.ndarray | None:
+        """Selector `index` as a bool [n_query, n_key] matrix at length n, when positions decide it."""
+        node = self.g[index]
+        match node.op:
+            case Op.SELECT:
+                keys, queries = (self.column(i, n) for i in node.inputs)
+                if keys is None or queries is None:
+                    return None
+                assert node.comparison is not None
+                return _compare_matrix(node.comparison, keys, queries)
+            case Op.NOT:
+                inner = self.matrix(node.inputs[0], n)
+                return None if inner is None else ~inner
+            case Op.AND | Op.OR:
+                left, right = (self.matrix(i, n) for i in node.inputs)
+                if left is None or right is None:
+                    return None
+                return (left & right) if node.op is Op.AND else (left | right)
+        return None
+
+
+def already_reported(node: IRNode, problems: list[Diagnostic]) -> bool:
+    return node.span is not None and any(p.span is node.span for p in problems)
+
+
+def _compare_matrix(
+    comparison: sops.Comparison, keys: list[Atom], queries: list[Atom]
+) -> np.ndarray:
+    """[n_query, n_key] of `key OP query`, vectorised when both sides are numbers (or both strings)."""
+    kinds = {isinstance(v, str) for v in (*keys, *queries)}
+    if len(kinds) == 1:
+        k, q = np.array(keys)[None, :], np.array(queries)[:, None]
+        return np.asarray(sops._COMPARE[comparison](k, q), dtype=bool)
+    rows = [[_safe_compare(comparison, k, q) for k in keys] for q in queries]
+    return np.array(rows, dtype=bool).reshape(len(queries), len(keys))
+
+
+def _safe_compare(comparison: sops.Comparison, key: Atom, query: Atom) -> bool:
+    try:
+        return comparison.apply(key, query)
+    except TypeError:
+        return False
+
+
+def combination_count(
+    inputs: Sequence[int],
+    relation: Sequence[Relation | None],
+    values: Sequence[tuple[Atom, ...]],
+) -> int:
+    """An upper bound on len(input_combinations(...)), cheap to compute."""
+    distinct = list(dict.fromkeys(inputs))
+    rel = [i for i in distinct if relation[i] is not None]
+    size = int(np.prod([len(values[i]) for i in distinct if relation[i] is None]))
+    if rel:
+        groups = {
+            tuple(id(relation[i][p]) for i in rel): [relation[i][p] for i in rel]  # type: ignore[index]
+            for p in relation[rel[0]]
+        }  # type: ignore[union-attr]
+        size *= sum(int(np.prod([len(s) for s in sets])) for sets in groups.values())
+    return size
+
+
+def input_combinations(
+    inputs: Sequence[int],
+    relation: Sequence[Relation | None],
+    values: Sequence[tuple[Atom, ...]],
+) -> list[tuple[Atom, ...]]:
+    """Every combination of input values that can occur at one position (related inputs jointly)."""
+    distinct = list(dict.fromkeys(inputs))
+    rel = [i for i in distinct if relation[i] is not None]
+    free = [i for i in distinct if relation[i] is None]
+    joint: list[tuple[Atom, ...]] = [()]
+    if rel:
+        groups = {
+            tuple(id(relation[i][p]) for i in rel): [relation[i][p] for i in rel]  # type: ignore[index]
+            for p in relation[rel[0]]
+        }  # type: ignore[union-attr]
+        seen: dict[tuple, tuple[Atom, ...]] = {}
+        for sets in groups.values():
+            for row in itertools.product(*sets):
+                seen.setdefault(tuple(value_key(v) for v in row), row)
+        joint = list(seen.values())
+    out = []
+    for row in joint:
+        for rest in itertools.product(*(values[i] for i in free)):
+            env = dict(zip(rel, row)) | dict(zip(free, rest))
+            out.append(tuple(env[i] for i in inputs))
+    return out
