@@ -126,9 +126,6 @@ def test_layers_are_crossed_only_downwards(graph: grimp.ImportGraph) -> None:
     assert layer_violations(graph) == []
 
 
-@pytest.mark.xfail(
-    strict=True, reason="compiler mixins (encode/maps/selectors, values/means): issue 10"
-)
 def test_no_module_imports_one_that_imports_it_back(graph: grimp.ImportGraph) -> None:
     assert import_cycles(graph) == []
 

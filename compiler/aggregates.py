@@ -1,0 +1,68 @@
+"""An aggregate as one attention head: its selector's atoms score the keys, the value is copied.
+
+Categorical (the selected key's one-hot is copied; BOS carries the default's column) when the
+values are strings or bools, or when the selector provably selects at most one key; otherwise a
+numerical mean (the value read as a number, one output dimension), decoded downstream by step MLPs.
+Which of the two an aggregate is, is `PlanContext.is_mean`; this planner builds the head.
+"""
+
+from __future__ import annotations
+
+from compiler import attention, mlp
+from compiler.blocks import Encoded, Encoding, is_number, sort_values, value_key
+from compiler.graph import IRNode
+from compiler.plan_context import PlanContext, Reader
+from compiler.plan_state import Built
+from compiler.readings import materialise
+from compiler.selectors import SelectorPlanner
+from rasp.errors import CompileError, Diagnostic
+
+
+class AggregatePlanner:
+    def __init__(
+        self, ctx: PlanContext, reader: Reader, built: Built, selectors: SelectorPlanner
+    ) -> None:
+        self.ctx, self.reader, self.built, self.selectors = ctx, reader, built, selectors
+
+    def plan(self, node: IRNode, encoding: Encoding) -> Encoded:
+        """The head computing aggregate `node`, read as `encoding`."""
+        ctx, built = self.ctx, self.built
+        selector, sop = node.inputs
+        value = self.reader.reading(sop, encoding)
+        atoms = self.selectors.atoms(selector)
+        if encoding is Encoding.NUMERICAL and not (
+            is_number(node.value) or isinstance(node.value, bool)
+        ):
+            raise CompileError(
+                [
+                    Diagnostic(
+                        f"the default {node.value!r} of '{node.text}' is not a number, but the aggregate "
+                        "averages numbers",
+                        node.span,
+                        "give the aggregate a numerical default, e.g. 0",
+                    )
+                ]
+            )
+        # The head copies the value's one-hot columns and the default: equal numbers the value's
+        # reading does not tell apart (see readings.decode_numeric) stay one column here too.
+        if sop in built.canon and encoding is Encoding.CATEGORICAL:
+            canon = {value_key(v): built.canonical(sop, v) for v in ctx.values(node.index)}
+            canon[value_key(node.value)] = node.value
+            built.canon[node.index] = canon
+        vals = sort_values(
+            [
+                *(built.canonical(node.index, v) for v in ctx.values(node.index)),
+                *value.values,
+                node.value,
+            ]
+        )
+        out = materialise(built, node, encoding, vals)
+        single = ctx.value_sets.at_most_one[selector]
+        spec = attention.aggregate_head(
+            atoms, value, node.value, out, op=node.text, name=node.name, single=single
+        )
+        built.add_head(spec, ("agg", selector))
+        if out.is_categorical and single and mlp.exact_reading(value, built.exact):
+            # one key, weight exactly 1, copying an exact one-hot (or BOS's default): exact
+            built.exact.update(d for t in out.one_hot for d, _ in t)
+        return out

@@ -1,0 +1,120 @@
+"""A node as one number in the residual stream: a numerical source's reading, or a free affine view.
+
+`NumberViews.reading(index)` gives the number, how the node's values sit on it, and its float32
+error, when node `index` is a numerical source (a width, the length, a mean, a many-valued map) or a
+chain of maps that is exactly affine in such sources and in indices or number tokens (`plus - length +
+indices`). The selector planner reads a many-valued select side this way before sorting it into the
+few classes that matter.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+import numpy as np
+
+from compiler import numeric
+from compiler.blocks import ONE, Atom, Dim, Encoded, Encoding, is_number
+from compiler.fits import exact_affine_fit
+from compiler.graph import IRNode, Op
+from compiler.plan_context import PlanContext, Reader
+from compiler.values import apply_map
+
+# A map over more input combinations than this is not checked for being affine (the check
+# enumerates them).
+MAX_VIEW_ROWS = 1 << 20
+
+AffineForm = tuple[dict[int, float], float]  # ({source: coefficient}, constant)
+
+
+class NumberViews:
+    def __init__(self, ctx: PlanContext, reader: Reader) -> None:
+        self.ctx, self.reader = ctx, reader
+        self._forms: dict[int, AffineForm | None] = {}
+
+    def reading(
+        self, index: int
+    ) -> tuple[Encoded, Callable[[Atom], float], numeric.ErrorBound | None] | None:
+        """Node `index` as one number in the residual stream, how its values sit on it, and the
+        float32 error of that number; None unless it is a numerical source or an exact affine view
+        (free) of numerical sources and indices."""
+        ctx, reader = self.ctx, self.reader
+        node = ctx.graph[index]
+        if node.op is not Op.MAP:
+            if not ctx.is_numeric_source(index):
+                return None
+            return (
+                reader.number(index),
+                lambda v: reader.x_of(index, v),
+                ctx.x_error(index),
+            )
+        form = self.affine_form(index)
+        if form is None:
+            return None
+        coefs, const = form
+        terms: dict[Dim, float] = {ONE: const}
+        for src, a in coefs.items():
+            for d, c in reader.reading(src, Encoding.NUMERICAL).number:
+                terms[d] = terms.get(d, 0.0) + a * c
+        number = tuple((d, c) for d, c in terms.items() if c != 0.0)
+        view = Encoded(node.name, Encoding.NUMERICAL, ctx.values(index), number=number)
+        # The view adds its terms' errors (a mean's, scaled by its coefficient) and float32 rounding
+        # of a sum whose partial sums stay below sum |a_k| max |source_k| + |b| (no cancellation).
+        largest = {src: max(abs(float(v)) for v in ctx.values(src)) for src in coefs}
+        size = abs(const) + sum(abs(a) * largest[src] for src, a in coefs.items())
+        error = numeric.rounding_error(max(size, 1.0), len(view.number))
+        for src, a in coefs.items():
+            bound = ctx.x_error(src)
+            if bound is not None:
+                error += abs(a) * float(bound.at(np.array([largest[src]]))[0])
+        return view, float, numeric.ErrorBound(error)
+
+    def affine_form(self, index: int) -> AffineForm | None:
+        """Node `index` as sum_k a_k * source_k + b, when every map on the way is exactly affine in
+        its own inputs (checked on every combination of their values, a superset of the reachable
+        ones); sources are numerical s-ops, or indices and tokens with number values. None else."""
+        if index in self._forms:
+            return self._forms[index]
+        ctx = self.ctx
+        node = ctx.graph[index]
+        form: AffineForm | None = None
+        vals = ctx.values(index)
+        if node.op is Op.CONST:
+            form = ({}, float(node.value)) if is_number(node.value) else None
+        elif node.op is not Op.MAP:
+            ok = ctx.is_numeric_source(index) or (
+                node.op in (Op.INDICES, Op.TOKENS) and all(is_number(v) for v in vals)
+            )
+            form = ({index: 1.0}, 0.0) if ok else None
+        else:
+            inner = [self.affine_form(i) for i in node.inputs]
+            fit = None if any(f is None for f in inner) else self._affine_fit(node)
+            if fit is not None:
+                coefs: dict[int, float] = {}
+                const = fit[-1]
+                for a, (sub, b) in zip(fit[:-1], inner):  # type: ignore[misc]
+                    const += a * b
+                    for src, c in sub.items():
+                        coefs[src] = coefs.get(src, 0.0) + a * c
+                form = ({s: c for s, c in coefs.items() if c != 0.0}, const)
+        self._forms[index] = form
+        return form
+
+    def _affine_fit(self, node: IRNode) -> list[float] | None:
+        """Coefficients [a_1, ..., a_k, b] with fn(x_1..x_k) == sum a_j x_j + b on every combination
+        of the inputs' values (exactly, up to float64 noise), or None."""
+        domains = [self.ctx.values(i) for i in node.inputs]
+        if int(np.prod([len(d) for d in domains])) > MAX_VIEW_ROWS:
+            return None
+        rows: list[list[float]] = []
+        ys: list[float] = []
+        for combo in itertools.product(*domains):
+            ok, out = apply_map(node.fn, list(combo))
+            if not ok:
+                continue
+            if not all(is_number(v) for v in (*combo, out)):
+                return None
+            rows.append([float(v) for v in combo])
+            ys.append(float(out))
+        return exact_affine_fit(rows, ys) if rows else None

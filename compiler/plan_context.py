@@ -1,0 +1,106 @@
+"""What the encoding planners share: a read-only context and the question "how is node i read".
+
+`PlanContext` holds what no planner changes (the graph, the value sets, the vocabulary) and the facts
+that follow from them alone. `Reader` is the one question planners ask of each other: how a node is
+read from the residual stream. `compiler.encode.Readings` answers it by dispatching to the planners
+(maps, selectors, widths, aggregates), which receive it as a collaborator; they import this protocol,
+never `encode`, so the planners and the dispatcher do not import each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from compiler import numeric
+from compiler.blocks import Atom, Encoded, Encoding, is_number
+from compiler.graph import Graph, IRNode, Op
+from compiler.values import ValueSets, apply_map
+from rasp import sops
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    graph: Graph
+    value_sets: ValueSets
+    vocab: tuple[Atom, ...]
+
+    @property
+    def max_len(self) -> int:
+        return self.value_sets.max_len
+
+    def values(self, index: int) -> tuple[Atom, ...]:
+        return self.value_sets.values[index]
+
+    def seq_type(self, node: IRNode) -> sops.SeqType:
+        types = {sops.type_of_value(v) for v in self.values(node.index)}
+        if types <= {sops.SeqType.INTS, sops.SeqType.FLOATS} and sops.SeqType.FLOATS in types:
+            return sops.SeqType.FLOATS
+        return next(iter(types)) if len(types) == 1 else sops.SeqType.STRINGS
+
+    def is_mean(self, node: IRNode) -> bool:
+        """A numerical aggregate: numbers, and several keys may be selected."""
+        vals = self.values(node.inputs[1])
+        return (
+            not self.value_sets.at_most_one[node.inputs[0]]
+            and self.max_len >= 2
+            and bool(vals)
+            and all(is_number(v) for v in vals)
+        )
+
+    def is_numeric_source(self, index: int) -> bool:
+        """A node read as one number: a width, the length, a mean, or a map with more than two
+        number values once it is computed on its own."""
+        node = self.graph[index]
+        if node.op is Op.MAP:
+            vals = self.values(index)
+            return len(vals) > 2 and all(is_number(v) for v in vals)
+        return node.op in (Op.LENGTH, Op.SELECTOR_WIDTH) or (
+            node.op is Op.AGGREGATE and self.is_mean(node)
+        )
+
+    def x_error(self, index: int) -> numeric.ErrorBound | None:
+        """Worst float32 error of a numeric source's reading (None: only its own rounding)."""
+        node = self.graph[index]
+        if node.op is Op.AGGREGATE:
+            values = [float(v) for v in self.values(node.inputs[1])]
+            return numeric.mean_error(self.max_len + 1, values, float(node.value))
+        return None
+
+    def chain_value(self, index: int, env: Mapping[int, Atom]) -> tuple[bool, Atom]:
+        """A chain of maps' value for the values `env` of the s-ops it is computed from ((False,
+        None) where it raises)."""
+        if index in env:
+            return True, env[index]
+        node = self.graph[index]
+        if node.op is Op.CONST:
+            return True, node.value
+        args = []
+        for i in node.inputs:
+            ok, v = self.chain_value(i, env)
+            if not ok:
+                return False, None
+            args.append(v)
+        return apply_map(node.fn, args)
+
+
+class Reader(Protocol):
+    """How node i is read from the residual stream (building what the reading needs, once)."""
+
+    def reading(self, index: int, encoding: Encoding) -> Encoded:
+        """Node `index` as a one-hot (categorical) or as one number (numerical)."""
+        ...
+
+    def number(self, index: int) -> Encoded:
+        """A numeric source as one number: `1/(w+1)` for a width or the length read by its head,
+        else its numerical reading; `x_of` says where each value sits on it."""
+        ...
+
+    def x_of(self, index: int, value: Atom) -> float:
+        """Where a numeric source's value sits on `number(index)`."""
+        ...
+
+    def read_in_full(self, index: int) -> bool:
+        """Whether node `index` already has its categorical reading (one column per value)."""
+        ...

@@ -1,0 +1,93 @@
+"""What the encoding planners build together: the blocks so far, and once-only construction.
+
+`Built` collects the heads and MLPs in the order they are made (that order is the plan's, so it
+decides the schedule and the residual layout), the |value| bound of every written dimension, the
+dimensions whose value is exact in any float32 order, and which value a decoded reading uses for
+equal numbers. `Memo` builds each reading once and reports a failure once, at its node, so that
+independent failures are all reported and dependents are skipped (`Skip`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from compiler.blocks import (
+    Atom,
+    Dim,
+    Encoded,
+    HeadSpec,
+    MLPSpec,
+    PlannedHead,
+    value_key,
+)
+from compiler.graph import IRNode
+from rasp.errors import CompileError, Diagnostic
+
+T = TypeVar("T")
+
+
+class Built:
+    def __init__(self) -> None:
+        self.heads: list[PlannedHead] = []
+        self.mlps: list[MLPSpec] = []
+        self.bounds: dict[Dim, float] = {}
+        # dims whose value is exact in any float32 order (integer activations, exact copies)
+        self.exact: set[Dim] = set()
+        # node -> value key -> the value its categorical reading uses (equal numbers share a column)
+        self.canon: dict[int, dict[tuple[str, Any], Atom]] = {}
+
+    def add_head(self, spec: HeadSpec, merge_key: tuple[Any, ...]) -> None:
+        self.heads.append(PlannedHead(spec, merge_key))
+
+    def add_mlp(self, spec: MLPSpec) -> None:
+        self.mlps.append(spec)
+
+    def bound_one_hot(self, enc: Encoded) -> None:
+        """A materialised one-hot: each of its dims is 0 or 1."""
+        for terms in enc.one_hot:
+            self.bounds[terms[0][0]] = 1.0
+
+    def canonical(self, index: int, value: Atom) -> Atom:
+        """The value a categorical reading of node `index` uses for `value`."""
+        table = self.canon.get(index)
+        return value if table is None else table.get(value_key(value), value)
+
+
+class Skip(Exception):
+    """A node that depends on an already-reported failure."""
+
+
+class Memo:
+    def __init__(self) -> None:
+        self.problems: list[Diagnostic] = []
+        self._made: dict[tuple[Any, ...], Any] = {}
+        self._failed: set[tuple[Any, ...]] = set()
+
+    def __contains__(self, key: tuple[Any, ...]) -> bool:
+        return key in self._made
+
+    def once(self, key: tuple[Any, ...], node: IRNode, make: Callable[[], T]) -> T:
+        """Build once; a failure is reported once (with the node's span) and skips its dependents."""
+        if key in self._failed:
+            raise Skip
+        if key not in self._made:
+            try:
+                self._made[key] = make()
+            except CompileError as err:
+                self._failed.add(key)
+                for d in err.diagnostics:
+                    self.problems.append(d if d.span else Diagnostic(d.message, node.span, d.hint))
+                raise Skip from None
+            except Skip:
+                self._failed.add(key)
+                raise
+        return self._made[key]
+
+    @staticmethod
+    def guard(make: Callable[[], T]) -> T | None:
+        """`make()`, or None when it depends on a reported failure."""
+        try:
+            return make()
+        except Skip:
+            return None

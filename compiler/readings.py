@@ -1,0 +1,77 @@
+"""Readings every planner makes: a node's own dimensions, a number decoded into them, a free view.
+
+- `materialise`: the node gets dimensions of its own (one per value, or one number), with bounds.
+- `decode_numeric`: a step MLP turns a numerical reading into the node's materialised reading; read
+  categorically, equal numbers (1 and 1.0, or float64 noise apart) share one column (`Built.canon`).
+- `view_numerical`: a categorical reading seen as a number (sum of value x one-hot), free.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from compiler import mlp, numeric
+from compiler.blocks import (
+    Atom,
+    Dim,
+    Encoded,
+    Encoding,
+    is_number,
+    sort_values,
+    value_key,
+)
+from compiler.fits import merge_points
+from compiler.graph import IRNode
+from compiler.plan_state import Built
+
+
+def materialise(built: Built, node: IRNode, encoding: Encoding, vals: tuple[Atom, ...]) -> Encoded:
+    if encoding is Encoding.CATEGORICAL:
+        out = Encoded.materialised_categorical(node.name, vals)
+        built.bound_one_hot(out)
+        return out
+    out = Encoded.materialised_numerical(node.name, vals)
+    built.bounds[Dim(node.name)] = max((abs(float(v)) for v in vals), default=1.0)
+    return out
+
+
+def decode_numeric(
+    built: Built,
+    node: IRNode,
+    x: Encoded,
+    points: list[tuple[float, Atom]],
+    encoding: Encoding,
+    x_error: float | numeric.ErrorBound | None = None,
+) -> Encoded:
+    """A step MLP from the numerical reading `x` to the node's own reading; `points` are the
+    reachable (x, value) pairs."""
+    merged = merge_points(node, points)
+    # A number is read back as one value: 1 and 1.0 (equal numbers) share one one-hot column.
+    out = materialise(built, node, encoding, sort_values(v for _, v in merged))
+    if encoding is Encoding.CATEGORICAL:
+        xs = np.array([mx for mx, _ in merged])
+        nearest = lambda x: merged[int(np.argmin(np.abs(xs - x)))][1]
+        built.canon[node.index] = {value_key(v): nearest(x) for x, v in points}
+    spec = mlp.numeric_mlp(
+        x,
+        merged,
+        out,
+        op=node.text,
+        name=node.name,
+        x_error=x_error,
+        exact=built.exact,
+    )
+    built.add_mlp(spec)
+    return out
+
+
+def view_numerical(node: IRNode, cat: Encoded, values: tuple[Atom, ...]) -> Encoded:
+    """The categorical reading `cat` of a node whose values are `values`, read as a number."""
+    terms: dict[Dim, float] = {}
+    reachable = {value_key(v) for v in values}
+    for v, hot in zip(cat.values, cat.one_hot):
+        if not (is_number(v) or isinstance(v, bool)) and value_key(v) not in reachable:
+            continue  # a column the reading has but the node never takes (a select never true)
+        for d, c in hot:
+            terms[d] = terms.get(d, 0.0) + float(v) * c
+    return Encoded(node.name, Encoding.NUMERICAL, values, number=tuple(terms.items()))

@@ -1,0 +1,158 @@
+"""selector_width (and length): one head writing 1/(w+1), or a signed sum of conjunction widths.
+
+- `length` and the width of a conjunction are one head writing `1/(w+1)` into `<name>.frac`: BOS
+  scores exactly like a selected key and carries the value 1 (`frac`).
+- The width of a selector that is not a conjunction needs no joint reading: inclusion-exclusion,
+  |A or B| = |A| + |B| - |A and B|, makes it a signed sum of conjunction widths (`parts`), one head
+  each (all in one layer), each decoded to a number by its own step MLP (`width_sum`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from compiler import attention, mlp
+from compiler.blocks import Atomic, Dim, Encoded, Encoding, sort_values
+from compiler.graph import IRNode, Op
+from compiler.plan_context import PlanContext
+from compiler.plan_state import Built, Memo
+from compiler.selectors import ALL_TRUE, TRUE, SelectorPlanner
+
+# Inclusion-exclusion turns selector_width of a disjunction into this many conjunction widths at most.
+MAX_WIDTH_PARTS = 4
+
+SignedTerm = tuple[int, list[Atomic]]  # (+1 or -1 times a count, the conjunction's atoms)
+
+
+class WidthPlanner:
+    def __init__(
+        self, ctx: PlanContext, built: Built, memo: Memo, selectors: SelectorPlanner
+    ) -> None:
+        self.ctx, self.built, self.memo, self.selectors = ctx, built, memo, selectors
+        self._parts: dict[int, list[SignedTerm] | None] = {}
+
+    def reads_frac(self, index: int) -> bool:
+        """length, and selector_width of a conjunction: one head writing 1/(w+1)."""
+        node = self.ctx.graph[index]
+        return node.op is Op.LENGTH or (
+            node.op is Op.SELECTOR_WIDTH and self.parts(node.inputs[0]) is None
+        )
+
+    def frac(self, node: IRNode) -> Encoded:
+        """The head writing 1/(w+1) (w = selector width, or the length) into `<name>.frac`."""
+        key = ("frac", "length") if node.op is Op.LENGTH else ("frac", node.index)
+
+        def make() -> Encoded:
+            dim = Dim(f"{node.name}.frac")
+            if node.op is Op.LENGTH:
+                atoms, merge = [ALL_TRUE], ("sw", "all")
+            else:
+                atoms, merge = self.selectors.atoms(node.inputs[0]), ("sw", node.inputs[0])
+            spec = attention.selector_width_head(atoms, dim, op=node.text, name=node.name)
+            self.built.add_head(spec, merge)
+            self.built.bounds[dim] = 1.0
+            fracs = sort_values(1.0 / (v + 1) for v in self.ctx.values(node.index))
+            return Encoded(dim.name, Encoding.NUMERICAL, fracs, number=((dim, 1.0),))
+
+        return self.memo.once(key, node, make)
+
+    def width_sum(self, node: IRNode) -> Encoded:
+        """selector_width as a signed sum of conjunction widths, each decoded by its own step MLP."""
+        parts = self.parts(node.inputs[0])
+        assert parts is not None
+        n_max = self.ctx.max_len
+        widths = tuple(range(n_max + 1))
+        terms: dict[Dim, float] = {}
+        for k, (sign, atoms) in enumerate(parts):
+            frac_dim, part_name = Dim(f"{node.name}.frac{k}"), f"{node.name}.part{k}"
+            spec = attention.selector_width_head(
+                atoms, frac_dim, op=f"{node.text} (term {k})", name=part_name
+            )
+            self.built.add_head(spec, ("sw-part", node.inputs[0], k))
+            frac = Encoded(
+                frac_dim.name,
+                Encoding.NUMERICAL,
+                sort_values(1.0 / (w + 1) for w in widths),
+                number=((frac_dim, 1.0),),
+            )
+            part = Encoded.materialised_numerical(part_name, widths)
+            self.built.bounds[frac_dim], self.built.bounds[Dim(part_name)] = 1.0, float(n_max)
+            self.built.add_mlp(
+                mlp.numeric_mlp(
+                    frac,
+                    [(1.0 / (w + 1), w) for w in widths],
+                    part,
+                    op=f"{node.text} (term {k})",
+                    name=part_name,
+                    exact=self.built.exact,
+                )
+            )
+            terms[Dim(part_name)] = terms.get(Dim(part_name), 0.0) + sign
+        return Encoded(
+            node.name,
+            Encoding.NUMERICAL,
+            self.ctx.values(node.index),
+            number=tuple(terms.items()),
+        )
+
+    def parts(self, index: int) -> list[SignedTerm] | None:
+        """Selector `index`'s width as signed conjunction widths; None for a conjunction (one
+        head reads it) or when the sum would have more than MAX_WIDTH_PARTS terms."""
+        if index not in self._parts:
+            self._parts[index] = (
+                None if self._is_conjunction(index) else self._simplified(self._expand(index))
+            )
+        return self._parts[index]
+
+    def _is_conjunction(self, index: int) -> bool:
+        g = self.ctx.graph
+        node = g[index]
+        if node.op is Op.SELECT:
+            return True
+        if node.op is Op.AND:
+            return all(self._is_conjunction(i) for i in node.inputs)
+        return node.op is Op.NOT and g[node.inputs[0]].op is Op.SELECT
+
+    def _expand(self, index: int) -> list[SignedTerm]:
+        node = self.ctx.graph[index]
+        if self._is_conjunction(index):
+            return [(1, self.selectors.atoms(index))]
+        if node.op is Op.NOT:
+            return [(1, [ALL_TRUE])] + [(-s, a) for s, a in self._expand(node.inputs[0])]
+        left, right = (self._expand(i) for i in node.inputs)
+        both = [(s1 * s2, a1 + a2) for s1, a1 in left for s2, a2 in right]
+        if node.op is Op.AND:
+            return both
+        return left + right + [(-s, a) for s, a in both]
+
+    def _simplified(self, terms: list[SignedTerm]) -> list[SignedTerm] | None:
+        """Atoms over the same readings merged (tables AND-ed), empty terms dropped, equal ones summed."""
+        out: dict[tuple, SignedTerm] = {}
+        for sign, atoms in terms:
+            groups: dict[tuple[Encoded, Encoded], np.ndarray] = {}
+            for atom in atoms:
+                pair = (atom.query, atom.key)
+                groups[pair] = (
+                    groups[pair] & atom.table if pair in groups else np.asarray(atom.table, bool)
+                )
+            if any(not table.any() for table in groups.values()):
+                continue  # selects nothing: width 0
+            merged = [
+                Atomic(q, k, t) for (q, k), t in groups.items() if not (q is TRUE and k is TRUE)
+            ]
+            ident = tuple(
+                sorted(
+                    (
+                        a.query.name,
+                        a.key.name,
+                        hash(a.query),
+                        hash(a.key),
+                        a.table.tobytes(),
+                    )
+                    for a in merged
+                )
+            )
+            previous = out.get(ident, (0, merged))[0]
+            out[ident] = (previous + sign, merged or [ALL_TRUE])
+        parts = [(s, a) for s, a in out.values() if s != 0]
+        return parts if 0 < len(parts) <= MAX_WIDTH_PARTS else None
