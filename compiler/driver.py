@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from compiler.assemble import assemble
 from compiler.blocks import Atom
+from compiler.budget import DEFAULT_MAX_PARAMS, predict
 from compiler.certify import Certificate, recheck
 from compiler.encode import plan_encodings
 from compiler.graph import Graph, Op, build_graph
@@ -27,32 +28,91 @@ def compile_sop(
     source: Source | None = None,
     causal: bool = False,
     require_certificate: bool = True,
+    max_params: int | None = DEFAULT_MAX_PARAMS,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> CompiledModel:
     """A transformer whose decoded output equals `rasp.sops.evaluate(sop, tokens)` for every input
-    over `vocab` of length 1..max_len; CompileError (every reason, located) when that cannot be promised.
+        over `vocab` of length 1..max_len; CompileError (every reason, located) when that cannot be promised.
 
-    The model's metadata always carries `certificate` (compiler.certify): every decision proved to
-    survive any float32 evaluation order. A model that is not proved is refused (CompileError, one
-    located reason per weak block); `require_certificate=False` returns it anyway, marked not
-    proved, for inspecting why (the command line never writes such a model).
+        The model's metadata always carries `certificate` (compiler.certify): every decision proved to
+        survive any float32 evaluation order. A model that is not proved is refused (CompileError, one
+        located reason per weak block); `require_certificate=False` returns it anyway, marked not
+        proved, for inspecting why (the command line never writes such a model).
+
+        Before building anything for a large `max_len`, the model's size is predicted
+        (compiler.budget); above `max_params` parameters (None: no limit) the compile is refused with
+        the prediction and the part responsible. `progress(stage, done, total)` is called as each
+    stage starts (stage "compiling: <what>", done 0 of 1: a progress bar per stage, with its time).
     """
     vocab = _check_arguments(sop, vocab, max_len)
+    _check_size(sop, vocab, max_len, causal, max_params)
+
+    def note(stage: str) -> None:
+        if progress is not None:
+            progress(f"compiling: {stage}", 0, 1)
+
+    model, graph = _build(sop, vocab, max_len, name=name, source=source, causal=causal, note=note)
+    note("certify")
+    certificate = certify_model(model)  # the judge: every decision, any float32 order
+    if require_certificate and not certificate.ok:
+        raise CompileError(refusals(certificate, graph))
+    model.metadata["certificate"] = certificate.to_json()
+    return model
+
+
+def _build(
+    sop: sops.Node,
+    vocab: tuple[Atom, ...],
+    max_len: int,
+    *,
+    name: str | None,
+    source: Source | None,
+    causal: bool,
+    note: Callable[[str], None],
+) -> tuple[CompiledModel, Graph]:
+    """Every stage but the certificate: the assembled model, and the graph it came from."""
+    note("analyse values")
     graph = build_graph(sop)  # IR: typed nodes, deterministic names
     values = infer_values(graph, vocab, max_len)  # what each node can be
     if causal:
         _check_causal(graph, values)
+    note("plan encodings")
     plan = plan_encodings(graph, values, vocab)  # readings + weight blocks in Dim coordinates
+    note("schedule and assemble")
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers
     layout = lay_out(schedule, plan.output, vocab, max_len)  # Dim -> residual index
     out_name = name or graph.output.name
     model = assemble(
         schedule, layout, plan, vocab, max_len, name=out_name, source=source, causal=causal
     )
-    certificate = certify_model(model)  # the judge: every decision, any float32 order
-    if require_certificate and not certificate.ok:
-        raise CompileError(refusals(certificate, graph))
-    model.metadata["certificate"] = certificate.to_json()
-    return model
+    return model, graph
+
+
+def _check_size(
+    sop: sops.Node, vocab: tuple[Atom, ...], max_len: int, causal: bool, max_params: int | None
+) -> None:
+    """Refuse, before building it, a model predicted to exceed `max_params` parameters."""
+    if max_params is None:
+        return
+
+    def probe(n: int) -> CompiledModel:
+        return _build(sop, vocab, n, name=None, source=None, causal=causal, note=lambda s: None)[0]
+
+    try:
+        prediction = predict(probe, max_len)
+    except CompileError:
+        return  # the program does not compile at the probe lengths: the real compile says why
+    if prediction is not None and prediction.params > max_params:
+        raise CompileError(
+            [
+                Diagnostic(
+                    f"at max-len {max_len:,} the model would be too large: {prediction.describe()}",
+                    getattr(sop, "span", None),
+                    f"the limit is {max_params:,} parameters: use a smaller maximum length, or "
+                    "raise the limit (--max-params / max_params=) if the machine can hold it",
+                )
+            ]
+        )
 
 
 def certify_model(model: CompiledModel) -> Certificate:

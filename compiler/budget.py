@@ -1,0 +1,135 @@
+"""Predict a model's size before building it, and refuse what will not fit.
+
+Value sets, encodings and weights all grow polynomially in the maximum length N, with an exponent
+that depends on the program (a one-hot of `indices` grows as N, a table of `length - indices - 1`
+as N^2, ...). So the prediction compiles the program for two small lengths (no certificate: it is
+only sizing), fits size = a * N^k through them, and extrapolates; the part responsible is the
+residual variable, head or MLP whose width grows the most. That takes a fraction of a second, long
+before a compile for N = 100,000 would have exhausted memory.
+
+The prediction errs low for programs whose growth only starts at larger N; the limit is a
+guard against hopeless compiles, not an exact size (the real size is printed after compiling).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from compiler.model import CompiledModel
+
+DEFAULT_MAX_PARAMS = 200_000_000  # 800 MB of float32 weights; `--max-params` raises it
+PROBE_LENGTHS = (16, 32)  # small compiles the prediction extrapolates from
+PREDICT_ABOVE = 64  # below this a compile is quick anyway: no prediction
+BYTES_PER_PARAM_COMPILING = 24  # float64 arrays while assembling: weights, a copy, the certifier's
+
+
+@dataclass(frozen=True)
+class Prediction:
+    max_len: int
+    params: int  # predicted parameters at max_len
+    exponent: float  # params grow as N^exponent between the probes
+    compile_bytes: int  # rough peak memory of the compile itself
+    widest: str  # the part whose width grows the most, described
+    probes: tuple[tuple[int, int], ...]  # (N, parameters) of the probe compiles
+
+    def describe(self) -> str:
+        return (
+            f"about {_count(self.params)} parameters ({_bytes(4 * self.params)} of float32 "
+            f"weights; compiling would need about {_bytes(self.compile_bytes)}), predicted from "
+            f"compiles at max-len "
+            + " and ".join(f"{n} ({_count(p)})" for n, p in self.probes)
+            + f" part by part; {self.widest}"
+        )
+
+
+def predict(build: Callable[[int], CompiledModel], max_len: int) -> Prediction | None:
+    """The predicted size of `build(max_len)` from `build` at PROBE_LENGTHS (None: max_len is
+    small enough to just compile).
+
+    Each part is extrapolated on its own (every residual variable's width, every layer's head
+    count, head width and MLP width), then the parameters are counted as the file would hold them
+    (head widths rounded up to a power of 4): the total jumps where a head width crosses a power
+    of 4, which a single power law through two totals would miss.
+    """
+    if max_len <= PREDICT_ABOVE:
+        return None
+    (n1, m1), (n2, m2) = ((n, build(n)) for n in PROBE_LENGTHS)
+    grow = _Growth(n1, n2, max_len)
+    w1, w2 = _residual_widths(m1), _residual_widths(m2)
+    widths = {name: grow(w1.get(name, 1), width) for name, width in w2.items()}
+    d_model = sum(widths.values())
+    parts = [(width, f"'{name}' in the residual") for name, width in widths.items()]
+    cfg1, cfg2 = m1.config, m2.config
+    params = (cfg2["d_vocab"] + max_len + 1) * d_model + (d_model + 1) * cfg2["d_vocab_out"]
+    if len(cfg1["layers"]) == len(cfg2["layers"]):
+        for layer, (a, b) in enumerate(zip(_layer_sizes(m1), _layer_sizes(m2), strict=True)):
+            heads, raw_width, hidden = b[0], grow(a[1], b[1]), grow(a[2], b[2])
+            d_head = 4 ** math.ceil(math.log(raw_width, 4)) if heads and raw_width >= 1 else 0
+            params += heads * (4 * d_model * d_head + 3 * d_head) + d_model
+            params += 2 * d_model * hidden + hidden + d_model
+            parts.append((raw_width, f"the head width of layer {layer}"))
+            parts.append((hidden, f"the MLP of layer {layer}"))
+    else:  # the probes scheduled differently: fall back to one power law on the totals
+        params = int(grow(m1.param_count(), m2.param_count()))
+    width, where = max(parts) if parts else (0.0, "nothing")
+    total_growth = grow.exponent(m1.param_count(), m2.param_count())
+    return Prediction(
+        max_len=max_len,
+        params=int(params),
+        exponent=total_growth,
+        compile_bytes=int(params) * BYTES_PER_PARAM_COMPILING,
+        widest=f"the widest part is {where}: about {_count(int(width))} wide",
+        probes=((n1, m1.param_count()), (n2, m2.param_count())),
+    )
+
+
+class _Growth:
+    """Extrapolate a size measured at n1 and n2 to n, as a power law a * N^k (k >= 0)."""
+
+    def __init__(self, n1: int, n2: int, n: int) -> None:
+        self.n1, self.n2, self.n = n1, n2, n
+
+    def exponent(self, a: float, b: float) -> float:
+        if a <= 0 or b <= 0:
+            return 0.0
+        return max(math.log(b / a) / math.log(self.n2 / self.n1), 0.0)
+
+    def __call__(self, a: float, b: float) -> float:
+        return float(b) * (self.n / self.n2) ** self.exponent(a, b)
+
+
+def _layer_sizes(model: CompiledModel) -> list[tuple[int, int, int]]:
+    """(heads, used head width, MLP width) per layer; the used width counts the head columns
+    with any non-zero weight (the stored width is rounded up to a power of 4)."""
+    sizes = []
+    for layer, shape in enumerate(model.config["layers"]):
+        used = 0
+        if shape["n_heads"]:
+            prefix = f"blocks.{layer}.attn."
+            qkv = [abs(model.weights[prefix + n]).max(axis=(0, 1)) for n in ("W_Q", "W_K", "W_V")]
+            o = abs(model.weights[prefix + "W_O"]).max(axis=(0, 2))
+            used = int(((qkv[0] + qkv[1] + qkv[2] + o) > 0).sum())
+        sizes.append((shape["n_heads"], used, shape["d_mlp"]))
+    return sizes
+
+
+def _residual_widths(model: CompiledModel) -> Counter[str]:
+    # labels are "name:value" (one-hot) or "name" (a number): group by name
+    return Counter(label.split(":", 1)[0] for label in model.metadata["residual"])
+
+
+def _count(n: int) -> str:
+    for unit, size in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g}{unit}"
+    return str(n)
+
+
+def _bytes(n: int) -> str:
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n} bytes"

@@ -1,0 +1,53 @@
+"""The size prediction (compiler.budget): close to the real size, and a refusal before any work."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from compiler import compile_sop
+from compiler.budget import predict
+from compiler.driver import _build
+from rasp.errors import CompileError
+from tests.compiler import sop_builders as B
+
+
+def _probe(sop, vocab):
+    def build(n: int):
+        return _build(
+            sop, tuple(vocab), n, name=None, source=None, causal=False, note=lambda s: None
+        )[0]
+
+    return build
+
+
+@pytest.mark.parametrize("make", [B.reverse, B.hist], ids=["reverse", "hist"])
+def test_the_prediction_is_close_to_the_real_size(make) -> None:
+    build = _probe(make(), "abc")
+    predicted = predict(build, 100)
+    assert predicted is not None
+    actual = build(100).param_count()
+    assert 0.7 * actual <= predicted.params <= 1.4 * actual, (predicted.params, actual)
+
+
+def test_small_lengths_are_not_predicted() -> None:
+    assert predict(_probe(B.reverse(), "abc"), 64) is None
+
+
+def test_a_hopeless_length_is_refused_quickly_with_the_figures() -> None:
+    start = time.perf_counter()
+    with pytest.raises(CompileError) as info:
+        compile_sop(B.reverse(), list("abc"), 100_000)
+    elapsed = time.perf_counter() - start
+    text = info.value.render()
+    assert "would be too large" in text and "parameters" in text and "widest part" in text
+    assert "--max-params" in text
+    assert elapsed < 10  # well under a second on an idle machine; the point is: no real compile
+
+
+def test_the_limit_can_be_raised_or_lowered() -> None:
+    with pytest.raises(CompileError, match="too large"):
+        compile_sop(B.hist(), list("abc"), 100, max_params=1_000)
+    model = compile_sop(B.hist(), list("abc"), 100, max_params=None)
+    assert model.param_count() > 1_000
