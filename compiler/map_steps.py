@@ -1,4 +1,4 @@
-"""Maps computed by step MLPs over one numerical reading (`mlp.numeric_mlp`).
+"""Maps computed by step MLPs over one numerical reading (`step_mlp.numeric_mlp`).
 
 - `map_steps`: a map of one numerical source, with at most one categorical context (thresholds per
   context value); exactly affine in the source, it is a free numerical view instead.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler import mlp
+from compiler import step_mlp
 from compiler.blocks import (
     ONE,
     Atom,
@@ -64,7 +64,7 @@ def map_steps(
         per_context.setdefault(value_key(c), (c, []))[1].append((reader.x_of(x_src, combo[xi]), v))
     context_points = {c: merge_points(node, pts) for c, pts in per_context.values()}
     out = materialise(built, node, encoding, ctx.values(node.index))
-    spec = mlp.numeric_mlp(
+    spec = step_mlp.numeric_mlp(
         x,
         [],
         out,
@@ -113,7 +113,7 @@ def coarse_steps(
         built.bound_one_hot(classes)
         points = [(reader.x_of(source, members[v]), c) for v, c in class_of.items()]
         built.add_mlp(
-            mlp.numeric_mlp(
+            step_mlp.numeric_mlp(
                 reader.number(source),
                 merge_points(node, points),
                 classes,
@@ -130,7 +130,7 @@ def coarse_steps(
             per_class.setdefault(value_key(c), (c, []))[1].append((x, out))
         out_enc = materialise(built, node, encoding, ctx.values(node.index))
         built.add_mlp(
-            mlp.numeric_mlp(
+            step_mlp.numeric_mlp(
                 reader.number(other),
                 [],
                 out_enc,

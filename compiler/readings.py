@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler import mlp, numeric
+from compiler import numeric, step_mlp
 from compiler.blocks import (
     Atom,
     Dim,
@@ -52,7 +52,7 @@ def decode_numeric(
         xs = np.array([mx for mx, _ in merged])
         nearest = lambda x: merged[int(np.argmin(np.abs(xs - x)))][1]
         built.canon[node.index] = {value_key(v): nearest(x) for x, v in points}
-    spec = mlp.numeric_mlp(
+    spec = step_mlp.numeric_mlp(
         x,
         merged,
         out,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from compiler import mlp
+from compiler import mlp, step_mlp
 from compiler.blocks import (
     ONE,
     Atom,
@@ -123,7 +123,7 @@ class SelectorPlanner:
         out = Encoded.materialised_categorical(name, sort_values(classes.values()))
         try:
             points = merge_points(node, [(x_of(v), rep[value_key(v)]) for v in vals])
-            spec = mlp.numeric_mlp(
+            spec = step_mlp.numeric_mlp(
                 x,
                 points,
                 out,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler import attention, mlp
+from compiler import attention, step_mlp
 from compiler.blocks import Atomic, Dim, Encoded, Encoding, sort_values
 from compiler.graph import IRNode, Op
 from compiler.plan_context import PlanContext
@@ -78,7 +78,7 @@ class WidthPlanner:
             part = Encoded.materialised_numerical(part_name, widths)
             self.built.bounds[frac_dim], self.built.bounds[Dim(part_name)] = 1.0, float(n_max)
             self.built.add_mlp(
-                mlp.numeric_mlp(
+                step_mlp.numeric_mlp(
                     frac,
                     [(1.0 / (w + 1), w) for w in widths],
                     part,

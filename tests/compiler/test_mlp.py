@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler.blocks import ONE, Dim, Encoded, Encoding, MLPSpec
-from compiler.mlp import joint_mlp, numeric_mlp, table_mlp
+from compiler.mlp import joint_mlp, table_mlp
+from compiler.step_mlp import numeric_mlp
 from rasp.errors import CompileError
 
 F32 = np.float32
