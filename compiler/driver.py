@@ -6,17 +6,19 @@ import math
 from collections.abc import Callable, Sequence
 
 from compiler.assemble import assemble
-from compiler.blocks import Atom
+from compiler.blocks import Atom, sort_values
 from compiler.budget import DEFAULT_MAX_PARAMS, predict
 from compiler.certify import Certificate, recheck
 from compiler.encode import plan_encodings
 from compiler.graph import Graph, Op, build_graph
 from compiler.layout import lay_out
 from compiler.model import CompiledModel
+from compiler.resolve import resolve
 from compiler.schedule import schedule_blocks
 from compiler.values import ValueSets, infer_values
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, Source
+from rasp.tracr.lower import is_tracr, to_sops, value_problems
 
 
 def compile_sop(
@@ -43,15 +45,29 @@ def compile_sop(
         (compiler.budget); above `max_params` parameters (None: no limit) the compile is refused with
         the prediction and the part responsible. `progress(stage, done, total)` is called as each
     stage starts (stage "compiling: <what>", done 0 of 1: a progress bar per stage, with its time).
+
+        `sop` may also be a `rasp.tracr` program (lowered by `rasp.tracr.lower.to_sops`); its Python
+        select predicates and tracr means are first resolved for this vocabulary (`compiler.resolve`).
     """
+    if is_tracr(sop):
+        sop = to_sops(sop)  # type: ignore[arg-type]
     vocab = _check_arguments(sop, vocab, max_len)
+    sop = resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
     _check_size(sop, vocab, max_len, causal, max_params)
 
     def note(stage: str) -> None:
         if progress is not None:
             progress(f"compiling: {stage}", 0, 1)
 
-    model, graph = _build(sop, vocab, max_len, name=name, source=source, causal=causal, note=note)
+    try:
+        model, graph = _build(
+            sop, vocab, max_len, name=name, source=source, causal=causal, note=note
+        )
+    except CompileError as err:  # a tracr map's unholdable value may be the reason
+        raise CompileError([*value_problems(sop), *err.diagnostics]) from None
+    problems = value_problems(sop)  # a tracr map gave a value no model holds (e.g. a dict)
+    if problems:
+        raise CompileError(problems)
     note("certify")
     certificate = certify_model(model)  # the judge: every decision, any float32 order
     if require_certificate and not certificate.ok:
@@ -175,6 +191,8 @@ def _check_causal(graph: Graph, values: ValueSets) -> None:
 def _check_arguments(sop: object, vocab: Sequence[Atom], max_len: int) -> tuple[Atom, ...]:
     span = getattr(sop, "span", None)
     problems: list[Diagnostic] = []
+    if isinstance(vocab, (set, frozenset)):  # tracr passes sets: give them one order
+        vocab = sort_values(vocab)
     tokens = tuple(vocab) if isinstance(vocab, (list, tuple, set, frozenset, str)) else ()
     if not tokens:
         problems.append(

@@ -112,6 +112,16 @@ def build_graph(root: sops.Node) -> Graph:
     used: set[str] = {"one", "bos", "pad", "tokens", "indices"}
     for node in sops.walk(root):
         op = _SIMPLE.get(type(node))
+        if isinstance(node, sops.PredicateSelect) or getattr(node, "bools_as_numbers", False):
+            raise CompileError(
+                [
+                    Diagnostic(
+                        "a select with a Python predicate, or tracr's mean, is compiled for one "
+                        "vocabulary: compile it with compiler.compile_sop, which resolves it first",
+                        node.span,
+                    )
+                ]
+            )
         if op is None:
             raise TypeError(f"unknown s-op node {node!r}")  # a bug in rasp.sops, not a user error
         inputs = tuple(index_of[c.id] for c in node.children())

@@ -1,0 +1,289 @@
+"""A select with a Python predicate (tracr's `Select(keys, queries, lambda k, q: ...)`), rebuilt from
+the selects the compiler reads: comparisons of the keys and queries or of maps of them.
+
+Given every value the keys and the queries can take, the predicate is a finite table. The first of
+these forms that reproduces the table exactly is used (each is checked cell by cell):
+
+- constant: every cell the same (`select(0, 0, ==)` or `select(0, 1, ==)`);
+- a comparison of the values themselves (`lambda k, q: k < q` is `select(keys, queries, <)`);
+- an equivalence: keys and queries fall into classes and a query selects exactly the keys of its
+  class (`q == k + 1`, `k % 3 == q % 3`): `==` between the class labels, `!=` for its complement;
+- a threshold (the queries' key sets form a chain): `<=` between a key's level and a query's rank;
+- an interval: in sorted key order each query selects a contiguous run (`abs(k - q) <= 1`): two
+  threshold selects joined by `and`;
+- anything else: one `==` select per distinct query row, joined by `or`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from compiler.blocks import Atom, value_key
+from rasp import sops
+from rasp.errors import RaspRuntimeError, Span
+
+MAX_TABLE_CELLS = 4_000_000  # predicate calls one select may need (keys x queries)
+
+_COMPARISONS = (
+    sops.Comparison.EQ,
+    sops.Comparison.NEQ,
+    sops.Comparison.LT,
+    sops.Comparison.LEQ,
+    sops.Comparison.GT,
+    sops.Comparison.GEQ,
+)
+
+
+class LookupFn:
+    """A map given as a table over the values its input can take (keyed by `value_key`)."""
+
+    def __init__(self, table: dict[tuple[str, Atom], Atom], what: str) -> None:
+        self.table = table
+        self.what = what
+
+    def __call__(self, value: Atom) -> Atom:
+        try:
+            return self.table[value_key(value)]
+        except KeyError:
+            raise RaspRuntimeError(
+                f"{value!r} is not a value the {self.what} were compiled for"
+            ) from None
+
+
+def table_of(
+    fn: Callable[[Any, Any], Any], keys: Sequence[Atom], queries: Sequence[Atom]
+) -> list[list[bool]]:
+    """[query][key] of the predicate; a cell where it raises is False (the interpreter raises there,
+    so no model output is promised)."""
+    out = []
+    for q in queries:
+        row = []
+        for k in keys:
+            try:
+                row.append(bool(fn(k, q)))
+            except Exception:  # noqa: BLE001 (a program's predicate may raise anything)
+                row.append(False)
+        out.append(row)
+    return out
+
+
+class Rebuild:
+    """Builds the replacement of one predicate select over `keys` and `queries` (s-op nodes)."""
+
+    def __init__(
+        self,
+        keys: sops.SOp,
+        queries: sops.SOp,
+        key_values: Sequence[Atom],
+        query_values: Sequence[Atom],
+        table: list[list[bool]],
+        *,
+        name: str | None,
+        span: Span | None,
+    ) -> None:
+        self.keys, self.queries = keys, queries
+        self.kv, self.qv = list(key_values), list(query_values)
+        self.t = table
+        self.name, self.span = name, span
+
+    def selector(self) -> sops.Selector:
+        for build in (
+            self._constant,
+            self._comparison,
+            self._equivalence,
+            self._threshold,
+            self._interval,
+        ):
+            found = build()
+            if found is not None:
+                return found
+        return self._disjunction()
+
+    # -- forms ------------------------------------------------------------------------------------
+
+    def _constant(self) -> sops.Selector | None:
+        cells = {c for row in self.t for c in row}
+        if len(cells) > 1:
+            return None
+        hit = cells != {False}
+        zero, other = sops.ConstSOp(value=0), sops.ConstSOp(value=0 if hit else 1)
+        return self._select(zero, other, sops.Comparison.EQ)
+
+    def _comparison(self) -> sops.Selector | None:
+        for cmp in _COMPARISONS:
+            try:
+                same = all(
+                    cmp.apply(k, q) == self.t[i][j]
+                    for i, q in enumerate(self.qv)
+                    for j, k in enumerate(self.kv)
+                )
+            except TypeError:  # e.g. ordering a string against a number
+                continue
+            if same:
+                return self._select(self.keys, self.queries, cmp)
+        return None
+
+    def _equivalence(self) -> sops.Selector | None:
+        for negate, cmp in ((False, sops.Comparison.EQ), (True, sops.Comparison.NEQ)):
+            t = [[c != negate for c in row] for row in self.t]
+            labels = _class_labels(t)
+            if labels is None:
+                continue
+            key_label, query_label = labels
+            return self._labelled(key_label, query_label, cmp)
+        return None
+
+    def _threshold(self) -> sops.Selector | None:
+        rows = sorted({frozenset(j for j, c in enumerate(row) if c) for row in self.t}, key=len)
+        if any(not a <= b for a, b in itertools.pairwise(rows)):
+            return None
+        rank = {row: r + 1 for r, row in enumerate(rows)}
+        level = [
+            next((r + 1 for r, row in enumerate(rows) if j in row), len(rows) + 1)
+            for j in range(len(self.kv))
+        ]
+        query_rank = [rank[frozenset(j for j, c in enumerate(row) if c)] for row in self.t]
+        key_map = self._map(self.keys, self.kv, level, "key")
+        query_map = self._map(self.queries, self.qv, query_rank, "query")
+        return self._select(key_map, query_map, sops.Comparison.LEQ)
+
+    def _interval(self) -> sops.Selector | None:
+        try:
+            order = sorted(range(len(self.kv)), key=lambda j: self.kv[j])  # type: ignore[arg-type,return-value]
+        except TypeError:
+            return None
+        rank = {j: r for r, j in enumerate(order)}
+        lo, hi = [], []
+        for row in self.t:
+            ranks = sorted(rank[j] for j, c in enumerate(row) if c)
+            if ranks and ranks[-1] - ranks[0] + 1 != len(ranks):
+                return None
+            lo.append(ranks[0] if ranks else 1)
+            hi.append(ranks[-1] if ranks else 0)
+        key_rank = self._map(self.keys, self.kv, [rank[j] for j in range(len(self.kv))], "key")
+        low = self._map(self.queries, self.qv, lo, "query_low")
+        high = self._map(self.queries, self.qv, hi, "query_high")
+        above = sops.Select(
+            keys=key_rank, queries=low, comparison=sops.Comparison.GEQ, span=self.span
+        )
+        below = sops.Select(
+            keys=key_rank, queries=high, comparison=sops.Comparison.LEQ, span=self.span
+        )
+        return sops.SelectAnd(left=above, right=below, span=self.span, name=self.name)
+
+    def _disjunction(self) -> sops.Selector:
+        rows: dict[tuple[bool, ...], list[int]] = {}
+        for i, row in enumerate(self.t):
+            if any(row):
+                rows.setdefault(tuple(row), []).append(i)
+        terms: list[sops.Selector] = []
+        for n, (row, members) in enumerate(rows.items()):
+            in_row = {i for i in members}
+            key_map = self._map(self.keys, self.kv, [1 if c else 0 for c in row], f"key{n}")
+            query_map = self._map(
+                self.queries,
+                self.qv,
+                [1 if i in in_row else 2 for i in range(len(self.qv))],
+                f"query{n}",
+            )
+            terms.append(sops.Select(keys=key_map, queries=query_map, span=self.span))
+        while len(terms) > 1:  # a balanced tree of `or`s
+            terms = [
+                sops.SelectOr(left=terms[i], right=terms[i + 1], span=self.span)
+                if i + 1 < len(terms)
+                else terms[i]
+                for i in range(0, len(terms), 2)
+            ]
+        out = terms[0]
+        out.name = self.name
+        return out
+
+    # -- helpers ----------------------------------------------------------------------------------
+
+    def _labelled(
+        self, key_label: list[int | None], query_label: list[int | None], cmp: sops.Comparison
+    ) -> sops.Selector:
+        """`cmp` between class labels: a key's label is its class (None: no query selects it),
+        a query's the class it selects (None: none). The values themselves serve as labels when
+        each class has one key (or one query) and no two values are equal numbers."""
+        if _one_per_class(key_label) and _distinct(self.kv):
+            label_value = {lab: self.kv[j] for j, lab in enumerate(key_label) if lab is not None}
+            fresh = _fresh(self.kv)
+            qmap = [label_value[lab] if lab is not None else fresh for lab in query_label]
+            return self._select(self.keys, self._map(self.queries, self.qv, qmap, "query"), cmp)
+        if _one_per_class(query_label) and _distinct(self.qv):
+            label_value = {lab: self.qv[i] for i, lab in enumerate(query_label) if lab is not None}
+            fresh = _fresh(self.qv)
+            kmap = [label_value[lab] if lab is not None else fresh for lab in key_label]
+            return self._select(self._map(self.keys, self.kv, kmap, "key"), self.queries, cmp)
+        kmap = [lab if lab is not None else -1 for lab in key_label]
+        qmap = [lab if lab is not None else -2 for lab in query_label]
+        key_map = self._map(self.keys, self.kv, kmap, "key")
+        return self._select(key_map, self._map(self.queries, self.qv, qmap, "query"), cmp)
+
+    def _map(self, node: sops.SOp, values: list[Atom], outs: list[Any], role: str) -> sops.SOp:
+        if all(value_key(v) == value_key(o) for v, o in zip(values, outs, strict=True)):
+            return node  # the identity
+        table = {value_key(v): o for v, o in zip(values, outs, strict=True)}
+        what = "keys" if role.startswith("key") else "queries"
+        name = f"{self.name}_{role}" if self.name else None
+        return sops.MapSOp(
+            fn=LookupFn(table, what),
+            inputs=(node,),
+            text=f"{role} classes",
+            span=self.span,
+            name=name,
+        )
+
+    def _select(self, keys: sops.SOp, queries: sops.SOp, cmp: sops.Comparison) -> sops.Select:
+        return sops.Select(
+            keys=keys, queries=queries, comparison=cmp, span=self.span, name=self.name
+        )
+
+
+def _class_labels(t: list[list[bool]]) -> tuple[list[int | None], list[int | None]] | None:
+    """Labels when `t` is a disjoint union of complete blocks (each key and each query in at most
+    one block, a query selecting exactly the keys of its block); None otherwise."""
+    rows: dict[tuple[bool, ...], int] = {}
+    query_label: list[int | None] = []
+    for row in t:
+        if not any(row):
+            query_label.append(None)
+            continue
+        query_label.append(rows.setdefault(tuple(row), len(rows)))
+    n_keys = len(t[0]) if t else 0
+    key_label: list[int | None] = [None] * n_keys
+    for row, label in rows.items():
+        for j, hit in enumerate(row):
+            if hit:
+                if key_label[j] is not None:
+                    return None  # a key selected by two different rows: blocks overlap
+                key_label[j] = label
+    return key_label, query_label
+
+
+def _one_per_class(labels: list[int | None]) -> bool:
+    present = [lab for lab in labels if lab is not None]
+    return len(present) == len(set(present))
+
+
+def _distinct(values: list[Atom]) -> bool:
+    """No two values equal as Python compares them (1, 1.0 and True are one value to `==`)."""
+    try:
+        return len(set(values)) == len(values)
+    except TypeError:
+        return False
+
+
+def _fresh(values: list[Atom]) -> Atom:
+    """A label equal to none of `values` (and of their kind, so comparisons stay cheap)."""
+    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if len(numbers) == len(values):
+        return int(min(numbers, default=0)) - 1
+    taken = {v for v in values if isinstance(v, str)}
+    label = "\x00none"
+    while label in taken:
+        label += "_"
+    return label

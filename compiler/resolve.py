@@ -1,0 +1,186 @@
+"""Resolve, for one vocabulary and maximum length, the two node kinds only tracr programs have:
+
+- `PredicateSelect` (a Python predicate) becomes selects the compiler reads (`compiler.predicates`),
+  built from the values its keys and queries can take;
+- an `AggregateSOp` with tracr's mean (`bools_as_numbers`) becomes a plain aggregate: unchanged when
+  its selector selects at most one key or its values hold no bool, else over the values with bools
+  read as 0/1 (a mean of bools is then the same number; a single selected True gives 1, which equals
+  True).
+
+The result computes the same values as the input graph on every input over the vocabulary of length
+1..max_len (`rasp.sops.evaluate` of both; tests/tracr/ checks it). A graph without such nodes is
+returned unchanged, the very same object, so the compiler and the tools see a RASP program exactly
+as before. Value sets come from the compiler's own analysis (`compiler.values`), run on the part of
+the graph below the nodes being resolved.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from compiler.blocks import Atom
+from compiler.graph import build_graph
+from compiler.predicates import MAX_TABLE_CELLS, Rebuild, table_of
+from compiler.values import ValueSets, infer_values
+from rasp import sops
+from rasp.errors import CompileError, Diagnostic
+
+
+def needs_resolving(node: sops.Node) -> bool:
+    return isinstance(node, sops.PredicateSelect) or (
+        isinstance(node, sops.AggregateSOp) and node.bools_as_numbers
+    )
+
+
+def resolve(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
+    """`root` with every predicate select and tracr mean replaced (see the module docstring)."""
+    order = list(sops.walk(root))
+    if not any(needs_resolving(n) for n in order):
+        return root
+    level = _levels(order)
+    new: dict[int, sops.Node] = {}
+    for depth in sorted({level[n.id] for n in order if needs_resolving(n)}):
+        batch = [n for n in order if needs_resolving(n) and level[n.id] == depth]
+        # Everything below this batch is final now: rebuild it, then learn its values at once.
+        for node in order:
+            ready = all(c.id in new for c in node.children())
+            if (
+                node.id not in new
+                and not needs_resolving(node)
+                and level[node.id] <= depth
+                and ready
+            ):
+                new[node.id] = _rebuilt(node, new)
+        inputs = [new[c.id] for node in batch for c in node.children()]
+        facts = _Facts(inputs, vocab, max_len)
+        for node in batch:
+            new[node.id] = _resolve_one(node, new, facts)
+        # Nodes above the batch that are ready are rebuilt on the next pass (or at the end).
+    for node in order:
+        if node.id not in new:
+            new[node.id] = _rebuilt(node, new)
+    return new[root.id]
+
+
+def _levels(order: list[sops.Node]) -> dict[int, int]:
+    """For each node, how many nodes needing resolution lie on the longest path up to and
+    including it: a node needing resolution at level L reads only nodes of levels < L."""
+    level: dict[int, int] = {}
+    for node in order:
+        below = max((level[c.id] for c in node.children()), default=0)
+        level[node.id] = below + (1 if needs_resolving(node) else 0)
+    return level
+
+
+def _rebuilt(node: sops.Node, new: dict[int, sops.Node]) -> sops.Node:
+    """`node` itself when none of its children changed, else a copy reading the new children."""
+    children = node.children()
+    if all(new[c.id] is c for c in children):
+        return node
+    swap = {f.name: new[getattr(node, f.name).id] for f in _child_fields(node)}
+    if isinstance(node, sops.MapSOp):
+        swap["inputs"] = tuple(new[c.id] for c in node.inputs)
+    return dataclasses.replace(node, **swap)
+
+
+def _child_fields(node: sops.Node) -> list[dataclasses.Field[Any]]:
+    return [
+        f
+        for f in dataclasses.fields(node)
+        if f.init and isinstance(getattr(node, f.name), sops.Node)
+    ]
+
+
+class _Facts:
+    """Value sets (and at-most-one facts) of some rebuilt nodes, from one value analysis."""
+
+    def __init__(self, nodes: list[sops.Node], vocab: Sequence[Atom], max_len: int) -> None:
+        # One s-op that reads every node (a chain of two-input maps: no large product), so the
+        # analysis runs once. A selector is read through its width.
+        chain: sops.SOp = sops.ConstSOp(value=0)
+        for node in dict.fromkeys(nodes):
+            read = sops.SelectorWidthSOp(selector=node) if isinstance(node, sops.Selector) else node
+            chain = sops.MapSOp(fn=_zero, inputs=(read, chain), text="resolve")  # type: ignore[arg-type]
+        walked = list(sops.walk(chain))
+        self.index = {n.id: i for i, n in enumerate(walked)}
+        self.sets: ValueSets = infer_values(build_graph(chain), vocab, max_len)
+
+    def values(self, node: sops.Node) -> tuple[Atom, ...]:
+        return self.sets.values[self.index[node.id]]
+
+    def at_most_one(self, selector: sops.Node) -> bool:
+        return self.sets.at_most_one[self.index[selector.id]]
+
+
+def _zero(*args: Any) -> int:
+    return 0
+
+
+def _resolve_one(node: sops.Node, new: dict[int, sops.Node], facts: _Facts) -> sops.Node:
+    if isinstance(node, sops.PredicateSelect):
+        keys, queries = new[node.keys.id], new[node.queries.id]
+        assert isinstance(keys, sops.SOp) and isinstance(queries, sops.SOp)
+        kv, qv = facts.values(keys), facts.values(queries)
+        if len(kv) * len(qv) > MAX_TABLE_CELLS:
+            raise CompileError(
+                [
+                    Diagnostic(
+                        f"'{node.text}' would need its predicate on {len(kv)} key values x "
+                        f"{len(qv)} query values (limit {MAX_TABLE_CELLS} pairs)",
+                        node.span,
+                        "select on s-ops with fewer values, or use a Comparison",
+                    )
+                ]
+            )
+        table = table_of(node.fn, kv, qv)
+        rebuild = Rebuild(keys, queries, kv, qv, table, name=node.name, span=node.span)
+        return rebuild.selector()
+    assert isinstance(node, sops.AggregateSOp)
+    selector, values = new[node.selector.id], new[node.sop.id]
+    assert isinstance(selector, sops.Selector) and isinstance(values, sops.SOp)
+    possible = facts.values(values)
+    if facts.at_most_one(selector):  # never a mean: the aggregate copies one value
+        return dataclasses.replace(node, selector=selector, sop=values, bools_as_numbers=False)
+    if any(isinstance(v, bool) for v in possible):
+        values = sops.MapSOp(
+            fn=_bool_as_int, inputs=(values,), text="bools as 0/1", span=node.span, loose=True
+        )
+    numbers = [v for v in possible if isinstance(v, (int, float))]
+    if len(numbers) == len(possible) and numbers and not _is_number(node.default):
+        # A mean whose default is not a number (tracr's None): average with a number no mean can
+        # reach as the default, then map that number back to the default.
+        marker = math.floor(min(numbers)) - 1
+        mean = dataclasses.replace(
+            node, selector=selector, sop=values, default=marker, bools_as_numbers=False, name=None
+        )
+        return sops.MapSOp(
+            fn=_Marker(marker, node.default),
+            inputs=(mean,),
+            text=f"{marker} as {node.default!r}",
+            span=node.span,
+            name=node.name,
+            loose=True,
+        )
+    return dataclasses.replace(node, selector=selector, sop=values, bools_as_numbers=False)
+
+
+def _bool_as_int(value: Any) -> Any:
+    return int(value) if isinstance(value, bool) else value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Marker:
+    """The aggregate's stand-in default back to the real one."""
+
+    marker: int
+    default: Atom
+
+    def __call__(self, value: Any) -> Any:
+        return self.default if value == self.marker else value

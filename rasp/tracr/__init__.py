@@ -1,0 +1,115 @@
+"""tracr's RASP, embedded in Python: `from rasp import tracr as rasp` is the one line a tracr program
+(`from tracr.rasp import rasp`) changes to run here.
+
+The API and its values are tracr's (DeepMind's `tracr.rasp.rasp`): `tokens`, `indices`, `length`,
+`Map`, `SequenceMap`, `LinearSequenceMap`, `Full`, `ConstantSOp`, `Select` with a `Comparison` or any
+`predicate(key, query)`, `ConstantSelector`, `Aggregate` (default None), `SelectorWidth`,
+`SelectorAnd`/`Or`/`Not` and `&`, `|`, `~`, operators on s-ops, `.named()`, `.label`, annotations
+(`numerical`, `categorical`, `get_encoding`, ...) and `evaluate` / `program(xs)`. Where tracr and the
+original RASP differ, this module follows tracr (docs/language.md, "tracr's RASP").
+
+`compiler.compile_sop(program, vocab, max_len)` compiles a program built here (lowered by
+`rasp.tracr.lower.to_sops`); `rasp.tracr.lib` re-writes tracr's library of programs.
+"""
+
+from rasp.tracr.evaluate import DefaultRASPEvaluator, RASPEvaluator, evaluate
+from rasp.tracr.expr import (
+    DEFAULT_ANNOTATORS,
+    Annotator,
+    Encoding,
+    NumericValue,
+    RASPExpr,
+    RASPExprT,
+    SelectorValue,
+    Value,
+    annotate,
+    categorical,
+    default_encoding,
+    default_name,
+    get_encoding,
+    is_categorical,
+    is_numerical,
+    numerical,
+)
+from rasp.tracr.selector_nodes import (
+    Aggregate,
+    Comparison,
+    ConstantSelector,
+    Predicate,
+    Select,
+    Selector,
+    SelectorAnd,
+    SelectorNot,
+    SelectorOr,
+    SelectorWidth,
+    selector_and,
+    selector_not,
+    selector_or,
+)
+from rasp.tracr.sop_nodes import (
+    VT,
+    ConstantSOp,
+    Full,
+    IndicesType,
+    LengthType,
+    LinearSequenceMap,
+    Map,
+    SequenceMap,
+    SOp,
+    SOpT,
+    TokensType,
+    indices,
+    length,
+    sop_not,
+    tokens,
+)
+
+__all__ = [
+    "DEFAULT_ANNOTATORS",
+    "VT",
+    "Aggregate",
+    "Annotator",
+    "Comparison",
+    "ConstantSOp",
+    "ConstantSelector",
+    "DefaultRASPEvaluator",
+    "Encoding",
+    "Full",
+    "IndicesType",
+    "LengthType",
+    "LinearSequenceMap",
+    "Map",
+    "NumericValue",
+    "Predicate",
+    "RASPEvaluator",
+    "RASPExpr",
+    "RASPExprT",
+    "SOp",
+    "SOpT",
+    "Select",
+    "Selector",
+    "SelectorAnd",
+    "SelectorNot",
+    "SelectorOr",
+    "SelectorValue",
+    "SelectorWidth",
+    "SequenceMap",
+    "TokensType",
+    "Value",
+    "annotate",
+    "categorical",
+    "default_encoding",
+    "default_name",
+    "evaluate",
+    "get_encoding",
+    "indices",
+    "is_categorical",
+    "is_numerical",
+    "length",
+    "numerical",
+    "selector_and",
+    "selector_not",
+    "selector_or",
+    "sop_not",
+    "tokens",
+]

@@ -1,0 +1,60 @@
+"""tracr's evaluator: the value of an expression on one input, with tracr's semantics.
+
+Every expression class defines `_evaluate(inputs, xs)` from its children's values; this module only
+walks the graph (children first, each expression once per input) so deep programs do not recurse.
+Errors are the exceptions tracr raises (a `ValueError` when a categorical comparison meets None, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rasp.tracr.expr import RASPExpr, Value
+
+
+class RASPEvaluator:
+    """The interface of tracr's evaluators."""
+
+    def evaluate(self, expr: RASPExpr, xs: Sequence[Value]) -> Any:
+        raise NotImplementedError
+
+
+class DefaultRASPEvaluator(RASPEvaluator):
+    """tracr's default evaluator."""
+
+    def evaluate(self, expr: RASPExpr, xs: Sequence[Value]) -> Any:
+        xs = list(xs)
+        values: dict[int, Any] = {}
+        for node in _postorder(expr):
+            inputs = [values[id(child)] for child in node.children]
+            values[id(node)] = node._evaluate(inputs, xs)
+        return values[id(expr)]
+
+
+def _postorder(root: RASPExpr) -> list[RASPExpr]:
+    """Every expression `root` depends on, each once, children first (iteratively)."""
+    if not isinstance(root, RASPExpr):
+        raise TypeError(f"expected a RASP expression, got {type(root).__name__}")
+    order: list[RASPExpr] = []
+    seen: set[int] = set()
+    stack: list[tuple[RASPExpr, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for child in reversed(list(node.children)):
+            if id(child) not in seen:
+                stack.append((child, False))
+    return order
+
+
+def evaluate(expr: RASPExpr, xs: Sequence[Value]) -> Any:
+    """The value of `expr` on the input `xs`: a list for an s-op, a [query][key] list of bools for a
+    selector."""
+    return DefaultRASPEvaluator().evaluate(expr, xs)

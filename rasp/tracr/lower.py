@@ -1,0 +1,313 @@
+"""tracr expressions -> the `rasp.sops` graph the compiler reads, with the same values.
+
+`to_sops(program)` keeps tracr's semantics exactly: a lowered map returns None where tracr's does
+(any input None) and calls the program's function otherwise; `Select` with a `Comparison` becomes a
+`rasp.sops.Select`, with any other predicate a `PredicateSelect` (the compiler resolves it for a
+vocabulary); an `Aggregate` is an `AggregateSOp` with tracr's mean (`bools_as_numbers`). Names given
+with `.named(...)` label the compiled model; the others get the compiler's generated names.
+Lowered nodes are `loose` (a tracr s-op may mix value types).
+
+Tuples and lists (tracr's n-ary maps pack values into tuples) travel as interned string tokens and
+are unpacked before a program's function sees them. What a lowered function returns that no model
+can hold (a dict, NaN) is recorded on the function; `value_problems(root)` reports it, located.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rasp import sops
+from rasp.errors import CompileError, Diagnostic, RaspRuntimeError
+from rasp.tracr.expr import RASPExpr, explicit_name
+from rasp.tracr.selector_nodes import (
+    Aggregate,
+    Comparison,
+    ConstantSelector,
+    Select,
+    SelectorAnd,
+    SelectorNot,
+    SelectorOr,
+    SelectorWidth,
+)
+from rasp.tracr.sop_nodes import (
+    ConstantSOp,
+    Full,
+    IndicesType,
+    LengthType,
+    Map,
+    SequenceMap,
+    TokensType,
+)
+
+_COMPARISONS = {
+    Comparison.EQ: sops.Comparison.EQ,
+    Comparison.NEQ: sops.Comparison.NEQ,
+    Comparison.LT: sops.Comparison.LT,
+    Comparison.LEQ: sops.Comparison.LEQ,
+    Comparison.GT: sops.Comparison.GT,
+    Comparison.GEQ: sops.Comparison.GEQ,
+}
+
+
+def is_tracr(value: object) -> bool:
+    return isinstance(value, RASPExpr)
+
+
+def to_sops(program: RASPExpr) -> sops.Node:
+    """The `rasp.sops` graph of a tracr s-op (or selector), node for node."""
+    if not isinstance(program, RASPExpr):
+        raise TypeError(f"expected a rasp.tracr expression, got {type(program).__name__}")
+    done: dict[int, sops.Node] = {}
+    stack: list[tuple[RASPExpr, bool]] = [(program, False)]
+    while stack:
+        expr, expanded = stack.pop()
+        if id(expr) in done:
+            continue
+        if not expanded:
+            stack.append((expr, True))
+            stack.extend((c, False) for c in reversed(list(expr.children)) if id(c) not in done)
+            continue
+        done[id(expr)] = _lower(expr, [done[id(c)] for c in expr.children])
+    return done[id(program)]
+
+
+def _lower(expr: RASPExpr, inputs: list[sops.Node]) -> sops.Node:
+    where = {"span": expr.span, "name": explicit_name(expr)}
+    text = _text(expr)
+    match expr:
+        case TokensType():
+            return sops.TokensSOp(kind=sops.TokenKind.ASIS, loose=True, **where)
+        case IndicesType():
+            return sops.IndicesSOp(**where)
+        case LengthType():
+            return sops.LengthSOp(**where)
+        case Map():
+            return sops.MapSOp(
+                fn=TracrFn(expr.f, text), inputs=_sops(inputs), text=text, loose=True, **where
+            )
+        case SequenceMap():  # LinearSequenceMap too
+            return sops.MapSOp(
+                fn=TracrFn(expr.f, text), inputs=_sops(inputs), text=text, loose=True, **where
+            )
+        case Full():
+            return sops.ConstSOp(value=_atom(expr.fill, "Full"), loose=True, **where)
+        case ConstantSOp():
+            fn = ConstantFn(tuple(_atom(v, "ConstantSOp") for v in expr.value), expr.check_length)
+            positions = (sops.IndicesSOp(), sops.LengthSOp())
+            return sops.MapSOp(fn=fn, inputs=positions, text=text, loose=True, **where)
+        case Select():
+            return _select(expr, inputs, where)
+        case ConstantSelector():
+            check = ConstantFn(tuple(range(len(expr.value))), expr.check_length)
+            keys = sops.MapSOp(fn=check, inputs=(sops.IndicesSOp(), sops.LengthSOp()), text=text)
+            matrix = tuple(tuple(bool(v) for v in row) for row in expr.value)
+            return sops.PredicateSelect(
+                keys=keys, queries=sops.IndicesSOp(), fn=MatrixFn(matrix), text=text, **where
+            )
+        case SelectorAnd():
+            return sops.SelectAnd(left=_selector(inputs[0]), right=_selector(inputs[1]), **where)
+        case SelectorOr():
+            return sops.SelectOr(left=_selector(inputs[0]), right=_selector(inputs[1]), **where)
+        case SelectorNot():
+            return sops.SelectNot(inner=_selector(inputs[0]), **where)
+        case SelectorWidth():
+            return sops.SelectorWidthSOp(selector=_selector(inputs[0]), **where)
+        case Aggregate():
+            return sops.AggregateSOp(
+                selector=_selector(inputs[0]),
+                sop=_sop(inputs[1]),
+                default=expr.default,
+                bools_as_numbers=True,
+                loose=True,
+                **where,
+            )
+    raise CompileError(
+        [
+            Diagnostic(
+                f"'{type(expr).__name__}' is not one of tracr's RASP expressions, so it cannot be "
+                "compiled",
+                expr.span,
+                "build the program from rasp.tracr's classes (Map, Select, Aggregate, ...)",
+            )
+        ]
+    )
+
+
+def _select(expr: Select, inputs: list[sops.Node], where: dict[str, Any]) -> sops.Selector:
+    keys, queries = _sop(inputs[0]), _sop(inputs[1])
+    predicate = expr.predicate
+    if isinstance(predicate, Comparison) and predicate in _COMPARISONS:
+        return sops.Select(keys=keys, queries=queries, comparison=_COMPARISONS[predicate], **where)
+    if predicate is Comparison.TRUE or predicate is Comparison.FALSE:
+        # The same for every key and query: constants (the compiler reads them for free).
+        zero, other = (
+            sops.ConstSOp(value=0),
+            sops.ConstSOp(value=0 if predicate.value == "True" else 1),
+        )
+        return sops.Select(keys=zero, queries=other, comparison=sops.Comparison.EQ, **where)
+    text = _text(expr)
+    return sops.PredicateSelect(
+        keys=keys, queries=queries, fn=TracrPredicate(predicate, text), text=text, **where
+    )
+
+
+def _text(expr: RASPExpr) -> str:
+    if expr.span is not None:
+        text = " ".join(expr.span.text().split())
+        if text and len(text) <= 80:
+            return text
+    return explicit_name(expr) or type(expr).default_name
+
+
+def _sop(node: sops.Node) -> sops.SOp:
+    assert isinstance(node, sops.SOp)
+    return node
+
+
+def _sops(nodes: Sequence[sops.Node]) -> tuple[sops.SOp, ...]:
+    return tuple(_sop(n) for n in nodes)
+
+
+def _selector(node: sops.Node) -> sops.Selector:
+    assert isinstance(node, sops.Selector)
+    return node
+
+
+# ------------------------------------------------------------------------------------------------
+# The functions a lowered graph calls
+
+
+def plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds (tracr programs compute with numpy too)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+# A tuple (tracr's n-ary maps pack arguments into tuples) or a list travels through the graph as an
+# interned string token and is unpacked before a program's function sees it.
+_BOX = "\x00"
+_boxed: dict[str, Any] = {}
+
+
+def box(value: Any) -> Any:
+    """`value`, or the token that stands for it when it is a tuple or a list."""
+    if isinstance(value, (tuple, list)):
+        value = type(value)(plain(v) for v in value)
+        token = _BOX + repr(value)
+        _boxed.setdefault(token, value)
+        return token
+    return value
+
+
+def unbox(value: Any) -> Any:
+    """The tuple or list a token stands for; any other value unchanged."""
+    if isinstance(value, str) and value.startswith(_BOX):
+        return _boxed.get(value, value)
+    return value
+
+
+def is_value(value: Any) -> bool:
+    """Whether a compiled model can hold `value`: None, a bool, an int, a finite float, a string."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return True
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def _atom(value: Any, what: str) -> Any:
+    value = box(plain(value))
+    if not is_value(value):
+        raise RaspRuntimeError(
+            f"{what}'s values must be None, bools, ints, floats or strings, got {value!r}"
+        )
+    return value
+
+
+@dataclass
+class TracrFn:
+    """A Map's or SequenceMap's function with tracr's None rule: None in, None out. Any exception is
+    an evaluation error (as tracr raises it); a value no model can hold is recorded."""
+
+    f: Callable[..., Any]
+    text: str
+    bad: tuple[tuple[Any, ...], Any] | None = field(default=None, repr=False)
+
+    def __call__(self, *args: Any) -> Any:
+        if None in args:
+            return None
+        try:
+            out = self.f(*(unbox(a) for a in args))
+        except RaspRuntimeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 (the program's own function may raise anything)
+            raise RaspRuntimeError(f"{type(exc).__name__}: {exc}") from None
+        out = box(plain(out))
+        if not is_value(out) and self.bad is None:
+            self.bad = (args, out)
+        return out
+
+
+@dataclass
+class TracrPredicate:
+    """A Select's predicate, called as `predicate(key, query)`; exceptions as TracrFn's."""
+
+    predicate: Callable[[Any, Any], Any]
+    text: str
+
+    def __call__(self, key: Any, query: Any) -> bool:
+        try:
+            return bool(self.predicate(unbox(key), unbox(query)))
+        except Exception as exc:  # noqa: BLE001
+            raise RaspRuntimeError(f"{type(exc).__name__}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class ConstantFn:
+    """ConstantSOp's value at (index, length); tracr refuses another length when it checks."""
+
+    values: tuple[Any, ...]
+    check_length: bool
+
+    def __call__(self, index: int, n: int) -> Any:
+        if self.check_length and n != len(self.values):
+            raise RaspRuntimeError(f"Constant len {len(self.values)} doesn't match input len {n}.")
+        if index >= len(self.values):
+            raise RaspRuntimeError(f"the constant has no position {index}")
+        return self.values[index]
+
+
+@dataclass(frozen=True)
+class MatrixFn:
+    """ConstantSelector's predicate: the fixed matrix, indexed [query][key]."""
+
+    matrix: tuple[tuple[bool, ...], ...]
+
+    def __call__(self, key: int, query: int) -> bool:
+        try:
+            return self.matrix[query][key]
+        except IndexError:
+            raise RaspRuntimeError(f"the constant selector has no cell [{query}][{key}]") from None
+
+
+def value_problems(root: sops.Node) -> list[Diagnostic]:
+    """Each lowered map that returned a value no compiled model can hold, located at the map."""
+    problems = []
+    for node in sops.walk(root):
+        fn = getattr(node, "fn", None)
+        if isinstance(fn, TracrFn) and fn.bad is not None:
+            args, out = fn.bad
+            shown = ", ".join(repr(a) for a in args)
+            problems.append(
+                Diagnostic(
+                    f"'{fn.text}' gives {out!r} for ({shown}); a compiled model's values are None, "
+                    "bools, ints, finite floats and strings",
+                    node.span,
+                    "return one of those (e.g. a string instead of a tuple)",
+                )
+            )
+    return problems
