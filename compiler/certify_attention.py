@@ -1,0 +1,231 @@
+"""The certifier's attention checks: softmax saturation for every reachable query of every head, and
+the error of what each head writes (its value path compared with the copy the program means).
+
+For every reachable query, any two keys' exact scores are either equal (one level) or at least
+UNDERFLOW apart after both scores' errors, so softmax gives the lower key weight exactly 0; PAD keys
+sit below BOS, which is always present; the BOS and PAD queries attend to BOS alone. The selected
+keys' weights err by a bounded factor (eta), which bounds the error of the mean they write.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from compiler.bounds import (
+    SLACK,
+    Linear,
+    ReadError,
+    U,
+    dyadic_exponent,
+    gamma,
+    special_linear,
+)
+from compiler.certificate import UNDERFLOW, Check
+from compiler.certify_parts import intended as intended_out
+from compiler.certify_parts import key_label, product, saturation, state_label
+from compiler.certify_walk import MAX_STATES, OverBudget, Specials, Walk
+from compiler.reach import HeadReach
+
+MAX_PAIRS = 200_000_000  # query x key pairs of one head the certifier checks at all
+
+
+def check_attention(walk: Walk, layer: int) -> None:
+    """Softmax saturation of every head of `layer`, and the error of what the heads write."""
+    p = f"blocks.{layer}.attn."
+    heads = [h for h in walk.reach.heads if h.layer == layer]
+    w_o = walk.w[p + "W_O"]  # [H, d_head, d_model]
+    n_heads = w_o.shape[0]
+    out_terms = np.count_nonzero(w_o.reshape(-1, w_o.shape[-1]), axis=0) + 1  # [d_model]
+    new_x = walk.special.x.copy()
+    new_e = walk.special.e.copy()
+    written = np.zeros(len(walk.residual), dtype=bool)
+    updates: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]] = []
+    for head in heads:
+        h = head.head
+        wq, wk, wv = (walk.w[p + n][h] for n in ("W_Q", "W_K", "W_V"))
+        bq, bk, bv = (walk.w[p + n][h] for n in ("b_Q", "b_K", "b_V"))
+        where = f"layer {layer} attn"
+        sp = (walk.one, walk.bos, walk.pad)
+        q_lin = Linear(wq, bq, walk.reach.readings, head.query, walk.err, sp)
+        k_lin = Linear(wk, bk, walk.reach.readings, head.key, walk.err, sp)
+        n_q = int(np.prod([walk.reach.readings[r].size for r in head.query]))
+        n_k = int(np.prod([walk.reach.readings[r].size for r in head.key]))
+        if n_q * (n_k + walk.max_len + 1) > MAX_PAIRS:
+            raise OverBudget(
+                Check(
+                    where,
+                    head.name,
+                    head.op,
+                    "softmax",
+                    -math.inf,
+                    0.0,
+                    f"{n_q:,} query states x {n_k:,} key states: more (query, key) pairs than the "
+                    f"certifier checks ({MAX_PAIRS:,})",
+                    0.0,
+                )
+            )
+        q_coords = product(walk.reach.readings, head.query)
+        k_coords = product(walk.reach.readings, head.key)
+        q = q_lin.at(head.query, q_coords)
+        k = k_lin.at(head.key, k_coords)
+        q_err, k_err = q_lin.rounding(q), k_lin.rounding(k)
+        # BOS and PAD keys/queries: concrete
+        sq, sq_err = special_linear(walk.special.x, walk.special.e, wq, bq)
+        sk, sk_err = special_linear(walk.special.x, walk.special.e, wk, bk)
+        eta = _scores(
+            walk,
+            head,
+            where,
+            (q.value, q_err),
+            (k.value, k_err),
+            (sq, sq_err),
+            (sk, sk_err),
+            q_coords,
+        )
+        # values: per part (its own value columns), compare with the intended copy
+        sv, sv_err = special_linear(walk.special.x, walk.special.e, wv, bv)
+        for part in head.values:
+            out = np.array(part.out, dtype=np.int64)
+            if part.reading is None:
+                coords = np.zeros((1, 0))
+                ids: tuple[int, ...] = ()
+            else:
+                coords = product(walk.reach.readings, (part.reading,))
+                ids = (part.reading,)
+            cols = np.flatnonzero(np.abs(w_o[h][:, out]).sum(axis=1) > 0)
+            v_lin = Linear(wv[:, cols], bv[cols], walk.reach.readings, ids, walk.err, sp)
+            v = v_lin.at(ids, coords)
+            v_err = v_lin.rounding(v)  # [Pv, cols]
+            wo_part = w_o[h][cols][:, out]  # [cols, O]
+            ov = v.value @ wo_part  # [Pv, O]
+            numerical = (
+                part.reading is not None and not walk.reach.readings[part.reading].categorical
+            )
+            intended = intended_out(part, coords, len(out), numerical)
+            dev = np.abs(ov - intended)
+            dev = np.where(dev <= 1e-9 * (1.0 + np.abs(intended)), 0.0, dev).max(axis=0)
+            bos_v, bos_verr = sv[0][cols], sv_err[0][cols]
+            bos_ov = bos_v @ wo_part
+            bos_dev = np.abs(bos_ov - np.array(part.default))
+            bos_dev = np.where(
+                bos_dev <= 1e-9 * (1.0 + np.abs(np.array(part.default))), 0.0, bos_dev
+            )
+            dev = np.maximum(dev, bos_dev)
+            vmax = np.maximum(np.abs(v.value).max(axis=0), np.abs(bos_v))  # [d_head]
+            verr = np.maximum(v_err.max(axis=0), bos_verr)  # [d_head]
+            # terms of the weighted sum that can be non-zero: BOS alone when real keys carry 0
+            real_zero = not np.any(v.value) and not np.any(v_err)
+            n_keys = 1 if real_zero else walk.max_len + 1
+            dz = eta * vmax + (1 + eta) * verr + gamma(n_keys) * (1 + eta) * (vmax + verr)
+            wo = np.abs(wo_part)  # [cols, O]
+            contrib = np.concatenate([v.value, bos_v[None]])[:, :, None] * wo_part[None]
+            same_sign = np.all(contrib >= 0, axis=(0, 1)) | np.all(contrib <= 0, axis=(0, 1))
+            g_out = gamma(out_terms[out])
+            rel = np.where(same_sign, (eta + gamma(n_keys)) * (1 + eta) + g_out * 2, 0.0)
+            z_abs = np.where(
+                same_sign,
+                (1 + eta) * (1 + gamma(n_keys)) * (verr @ wo),
+                dz @ wo,
+            )
+            abs_err = (z_abs + g_out * ((vmax + verr) @ wo) * (~same_sign)) * 1.0 + dev
+            if head.single and not np.any(verr):
+                # one key (or BOS) with weight exactly 1: z is its value exactly; z @ W_O on
+                # one dyadic grid within 2^24 steps is exact too
+                values = np.concatenate([v.value, bos_v[None]])
+                g = int(
+                    dyadic_exponent(values).max(initial=0) + dyadic_exponent(wo_part).max(initial=0)
+                )
+                size = float((np.abs(values) @ wo).max(initial=0.0))
+                if g <= 60 and size * 2.0**g < 2.0**24:
+                    abs_err, rel = dev.copy(), np.zeros_like(rel)
+            mag = np.maximum(np.abs(intended).max(axis=0), np.abs(np.array(part.default)))
+            grid = 0 if part.kind == "copy" else 99  # a copy is one-hot; a mean is not dyadic
+            updates.append((out, abs_err * SLACK, rel * SLACK, mag, grid))
+            written[out] = True
+        # BOS and PAD queries attend to BOS alone: they add BOS's value through W_O exactly
+        bos_ov_full = sv[0] @ w_o[h]
+        bos_ov_err = sv_err[0] @ np.abs(w_o[h]) + gamma(out_terms) * (
+            (np.abs(sv[0]) + sv_err[0]) @ np.abs(w_o[h])
+        )
+        new_x += bos_ov_full
+        new_e += bos_ov_err
+    if n_heads and np.any(walk.w[p + "b_O"]):
+        raise ReadError(f"layer {layer} attn has a non-zero b_O")
+    for out, abs_err, rel, mag, grid in updates:
+        walk.err.grid[out] = grid
+        a_old = walk.err.absolute[out]
+        # resid + attn_out rounds only where resid was not an exact 0 already
+        carried = (a_old > 0) | (walk.err.relative[out] > 0)
+        walk.err.absolute[out] = a_old + abs_err + np.where(carried, U * mag, 0.0)
+        walk.err.relative[out] = walk.err.relative[out] + rel + np.where(carried, U, 0.0)
+        walk.err.magnitude[out] = mag
+    walk.check_untouched(w_o.reshape(-1, w_o.shape[-1]), written, f"layer {layer} attn")
+    walk.special = Specials(new_x, (new_e + U * np.abs(new_x)) * SLACK)
+
+
+def _scores(
+    walk: Walk,
+    head: HeadReach,
+    where: str,
+    queries: tuple[np.ndarray, np.ndarray],  # real query states: value, error [Pq, d_head]
+    keys: tuple[np.ndarray, np.ndarray],  # real key states
+    special_q: tuple[np.ndarray, np.ndarray],  # BOS, PAD queries [1 + N, d_head]
+    special_k: tuple[np.ndarray, np.ndarray],
+    q_coords: np.ndarray,
+) -> float:
+    """Check softmax saturation for every query; return eta, the relative error bound of the
+    selected keys' weights."""
+    all_k = np.vstack([special_k[0], keys[0]])  # row 0: BOS, rows 1..N: PAD, then real keys
+    all_ke = np.vstack([special_k[1], keys[1]])
+    all_q = np.vstack([special_q[0], queries[0]])
+    all_qe = np.vstack([special_q[1], queries[1]])
+    n_special = special_k[0].shape[0]
+    scale = math.sqrt(queries[0].shape[1])  # this layer's own d_head (per-layer shapes)
+    worst = (math.inf, math.inf, 0.0, "no decision")  # (margin - bound, margin, bound, where)
+    max_bound = eta = 0.0
+    chunk = max(1, MAX_STATES // max(all_k.shape[0], 1))
+    for start in range(0, all_q.shape[0], chunk):
+        qs, qe = all_q[start : start + chunk], all_qe[start : start + chunk]
+        s = qs @ all_k.T / scale  # [rows, keys]
+        # products that can be non-zero per (query, key): n of gamma_n
+        g = gamma((((np.abs(qs) + qe) > 0) * 1.0) @ (((np.abs(all_k) + all_ke) > 0) * 1.0).T)
+        err = (
+            np.abs(qs) @ all_ke.T
+            + qe @ np.abs(all_k).T
+            + qe @ all_ke.T
+            + g * ((np.abs(qs) + qe) @ (np.abs(all_k) + all_ke).T)
+        ) / scale
+        # sqrt(d_head) is a power of 2: scaling is exact. Products of exact dyadic q and k
+        # whose sums stay within 2^24 grid steps are exact in any order.
+        grid = dyadic_exponent(qs).max(axis=1)[:, None] + dyadic_exponent(all_k).max(axis=1)
+        size = (np.abs(qs) @ np.abs(all_k).T) * 2.0 ** np.minimum(grid, 60)
+        exact = (
+            (qe.max(axis=1)[:, None] == 0)
+            & (all_ke.max(axis=1)[None, :] == 0)
+            & (grid <= 60)
+            & (size < 2.0**24)
+        )
+        err = np.where(exact, 0.0, err * SLACK)
+        for row in range(s.shape[0]):
+            index = start + row
+            scores, errors = s[row], err[row]
+            if index < n_special:  # BOS and PAD queries: BOS (key 0) must win alone
+                m = (scores[0] - scores[1:]) * (1 - 4 * U) - UNDERFLOW
+                b = errors[0] + errors[1:]
+                i = int(np.argmin(m - b))
+                label = "the BOS query" if index == 0 else f"the PAD query at {index}"
+                cand = (m[i] - b[i], m[i], b[i], f"{label} vs {key_label(i + 1, n_special)}")
+                max_bound = max(max_bound, float(b.max(initial=0.0)))
+            else:
+                state = state_label(walk.reach.readings, head.query, q_coords[index - n_special])
+                row_eta, cand, row_bound = saturation(scores, errors, n_special, head.single)
+                cand = (*cand[:3], f"query {state}" + cand[3])
+                eta, max_bound = max(eta, row_eta), max(max_bound, row_bound)
+            if cand[0] < worst[0]:
+                worst = cand
+    walk.checks.append(
+        Check(where, head.name, head.op, "softmax", worst[1], worst[2], worst[3], max_bound)
+    )
+    return eta

@@ -1,0 +1,249 @@
+"""The certifier's MLP checks: every ReLU decision at every reachable point of every MLP part.
+
+At every reachable point every hidden unit's exact pre-activation is farther from 0 than its error,
+so each ReLU is on or off whatever the rounding; its output error then propagates linearly. Units
+with identical input weights (a step's pair) share their input error, which cancels where both are
+on; a unit whose dot product is one addition landing in [2^23, 2^24) is computed exactly (the
+integer band). What a part writes is compared with the program's output at each point.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from compiler.bounds import (
+    SLACK,
+    Linear,
+    ReadError,
+    U,
+    dyadic_exponent,
+    gamma,
+    sparse_product,
+    special_linear,
+)
+from compiler.certificate import Check
+from compiler.certify_parts import Groups, encode, state_label
+from compiler.certify_walk import MAX_STATES, Specials, Walk
+from compiler.reach import MLPReach, Reading
+
+
+def check_mlp(walk: Walk, layer: int) -> None:
+    """Every ReLU decision of `layer`'s MLP parts, and the error of what they write."""
+    p = f"blocks.{layer}.mlp."
+    w_in, b_in, w_out, b_out = (walk.w[p + n] for n in ("W_in", "b_in", "W_out", "b_out"))
+    written = np.zeros(len(walk.residual), dtype=bool)
+    updates = []
+    out_terms = np.count_nonzero(w_out, axis=0) + 1  # [d_model]
+    for part in (m for m in walk.reach.mlps if m.layer == layer):
+        a, b = part.hidden
+        lin = Linear(
+            w_in[:, a:b],
+            b_in[a:b],
+            walk.reach.readings,
+            part.readings,
+            walk.err,
+            (walk.one, walk.bos, walk.pad),
+        )
+        out_reading = walk.reach.readings[part.out]
+        out = np.array(sorted({d for t in out_reading.terms for d, _ in t}), dtype=np.int64)
+        wo = w_out[a:b][:, out]  # [H, O]
+        stray = np.abs(np.delete(w_out[a:b], out, axis=1)).max(initial=0.0)
+        if stray > 0:
+            raise ReadError(f"MLP {part.name!r} writes outside its output's dimensions")
+        coords = np.array(part.points, dtype=np.float64)
+        if coords.size == 0:
+            continue
+        update = _mlp_part(walk, layer, part, lin, coords, wo, out, out_reading, out_terms, b_out)
+        updates.append(update)
+        written[out] = True
+    for out, abs_err, mag, grid in updates:
+        walk.err.grid[out] = grid
+        carried = (walk.err.absolute[out] > 0) | (walk.err.relative[out] > 0)
+        walk.err.absolute[out] = walk.err.absolute[out] + abs_err + np.where(carried, U * mag, 0)
+        walk.err.relative[out] = walk.err.relative[out] + np.where(carried, U, 0.0)
+        walk.err.magnitude[out] = mag
+    walk.check_untouched(w_out, written, f"layer {layer} mlp")
+    # BOS/PAD: no decisions (ReLU is 1-Lipschitz), errors propagate
+    pre, pre_err = special_linear(walk.special.x, walk.special.e, w_in, b_in)
+    h = np.maximum(pre, 0.0)
+    off = pre + pre_err < 0  # surely off: exactly 0, no error
+    h_err = np.where(off, 0.0, pre_err)
+    out_val = h @ w_out + b_out
+    n = np.count_nonzero(w_out, axis=0) + 1
+    out_err = h_err @ np.abs(w_out) + gamma(n) * ((h + h_err) @ np.abs(w_out) + np.abs(b_out))
+    out_err = np.where(
+        (h_err.max(axis=1, initial=0) == 0)[:, None] & (h.max(axis=1, initial=0) == 0)[:, None],
+        np.abs(b_out) * 0,
+        out_err,
+    )
+    x = walk.special.x + out_val
+    walk.special = Specials(x, (walk.special.e + out_err + U * np.abs(x)) * SLACK)
+
+
+def _mlp_part(
+    walk: Walk,
+    layer: int,
+    part: MLPReach,
+    lin: Linear,
+    coords: np.ndarray,
+    wo: np.ndarray,
+    out: np.ndarray,
+    out_reading: Reading,
+    out_terms: np.ndarray,
+    b_out: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Check one MLP part over all its points (in chunks: [points, units] arrays)."""
+    # Units with identical input weights (a step's pair) share their input error exactly.
+    # (the bos/pad rows are 0 at real positions: the BOS/PAD gate may differ within a pair)
+    W = lin.W.copy()
+    W[[walk.bos, walk.pad]] = 0.0
+    groups: dict[bytes, list[int]] = {}
+    for j in range(W.shape[1]):
+        groups.setdefault(np.ascontiguousarray(W[:, j]).tobytes(), []).append(j)
+    shape = Groups(groups, wo)
+    big = np.abs(W).max(axis=0)  # [H]
+    outputs = np.array(part.outputs)
+    chunk = max(1, MAX_STATES // max(W.shape[1], 1))
+    if W.shape[1] == 0:  # no hidden unit: the part writes its bias, nothing is decided
+        intended = encode(out_reading, np.array(part.outputs), out)
+        dev = np.abs(b_out[out][None, :] - intended).max(axis=0, initial=0.0)
+        walk.checks.append(
+            Check(
+                f"layer {layer} mlp",
+                part.name,
+                part.op,
+                "relu",
+                math.inf,
+                0.0,
+                "no hidden unit",
+                0.0,
+            )
+        )
+        return (
+            out,
+            dev,
+            np.abs(intended).max(axis=0, initial=0.0),
+            np.zeros(len(out), dtype=np.int64),
+        )
+    worst = (math.inf, 0.0, 0.0, 0, 0)  # (ratio, distance, total, point, unit)
+    max_total = 0.0
+    abs_err = np.zeros(len(out))
+    mag = np.zeros(len(out))
+    grid = np.zeros(len(out), dtype=np.int64)
+    for start in range(0, coords.shape[0], chunk):
+        c = coords[start : start + chunk]
+        r = _mlp_chunk(
+            lin,
+            part,
+            c,
+            wo,
+            out,
+            out_reading,
+            outputs[start : start + chunk],
+            out_terms,
+            b_out,
+            shape,
+            big,
+        )
+        if start == 0 or r[0][0] < worst[0]:
+            worst = (r[0][0], r[0][1], r[0][2], start + r[0][3], r[0][4])
+        max_total = max(max_total, r[1])
+        abs_err, mag = np.maximum(abs_err, r[2]), np.maximum(mag, r[3])
+        grid = np.maximum(grid, r[4])
+    state = state_label(walk.reach.readings, part.readings, coords[worst[3]])
+    walk.checks.append(
+        Check(
+            f"layer {layer} mlp",
+            part.name,
+            part.op,
+            "relu",
+            float(worst[1]),
+            float(worst[2]),
+            f"unit {part.hidden[0] + worst[4]} at {state}",
+            max_total,
+        )
+    )
+    return out, abs_err, mag, grid
+
+
+def _mlp_chunk(
+    lin: Linear,
+    part: MLPReach,
+    coords: np.ndarray,
+    wo: np.ndarray,
+    out: np.ndarray,
+    out_reading: Reading,
+    outputs: np.ndarray,
+    out_terms: np.ndarray,
+    b_out: np.ndarray,
+    groups: Groups,
+    big: np.ndarray,
+) -> tuple[tuple[float, float, float, int, int], float, np.ndarray, np.ndarray, np.ndarray]:
+    ev = lin.at(part.readings, coords)  # [P, H]
+    pre = ev.value
+    shared = ev.error  # [P, H]: input error (+ view departures): identical within a group
+    own = lin.own(ev)  # [P, H]: each unit's own rounding
+    # A column with at most two non-zero products is computed with one addition: the same
+    # float in every order and in every unit with the same weights. Where that float lies in
+    # [2^23, 2^24) it is an integer: the unit's pre-activation is that integer plus its
+    # (integer) bias, exactly, and its rounding is common to its group (it cancels in a pair).
+    dot = pre - lin.bias[None, :]
+    det = (lin.terms - 1 <= 2) & (lin.bias == np.round(lin.bias))  # [H]
+    slack_band = shared + own + 1.0
+    in_band = det[None, :] & (dot - slack_band >= 2.0**23) & (dot + slack_band < 2.0**24)
+    # one of the two products carries the large weight times an exact 1 (the hot context or
+    # `one`): it is exact; the other rounds once (u·|s·x|); the sum rounds to an integer (1/2)
+    band_round = U * np.maximum(ev.magnitude - big[None, :], 0.0) * 1.01 + 0.5
+    shared = np.where(in_band, shared + band_round, shared)
+    own = np.where(in_band, 0.0, own)
+    total = (shared + own) * SLACK
+    # decisions: |pre| > total, or an exact 0 with no error
+    distance = np.abs(pre)
+    decided = (distance > total) | ((pre == 0) & (total == 0))
+    ratio = np.where(total > 0, distance / np.where(total > 0, total, 1), math.inf)
+    ratio = np.where(decided, ratio, -1.0)
+    if ratio.size:
+        pw, jw = np.unravel_index(int(np.argmin(ratio)), pre.shape)
+        worst = (
+            float(ratio[pw, jw]),
+            float(distance[pw, jw]),
+            float(total[pw, jw]),
+            int(pw),
+            int(jw),
+        )
+    else:  # no hidden unit: nothing to decide (the output is the bias)
+        worst = (math.inf, math.inf, 0.0, 0, 0)
+    act = (pre > 0).astype(np.float64)  # [P, H]
+    h = np.maximum(pre, 0.0)
+    awo = np.abs(wo)
+    ideal = sparse_product(h, wo) + b_out[out]  # [P, O]
+    lin_err = groups.shared_error(act, shared)  # cancels within pairs
+    own_err = sparse_product(act * own, awo)
+    n = out_terms[out]
+    h_sum = sparse_product(h, awo)
+    sum_err = gamma(n) * (h_sum + sparse_product(total * act, awo) + np.abs(b_out[out]))
+    # activations known exactly (band units, exact units, off) on a dyadic grid, times W_out on
+    # a dyadic grid, summing to less than 2^24 grid steps: the output sum is exact in any order
+    exact_h = (total == 0) | in_band
+    h_grid = np.where(act > 0, np.where(in_band, 0, dyadic_exponent(pre)), 0).max(axis=1)
+    dyadic = np.all(exact_h | (act == 0), axis=1)  # [P]
+    grid = np.maximum(dyadic_exponent(wo).max(axis=0, initial=0), dyadic_exponent(b_out[out]))
+    steps = h_grid[:, None] + grid[None, :]  # [P, O]
+    size = (h_sum + np.abs(b_out[out])) * 2.0 ** np.minimum(steps, 60)
+    exact_sum = dyadic[:, None] & (steps <= 60) & (size < 2.0**24)
+    sum_err = np.where(exact_sum, 0.0, sum_err)
+    intended = encode(out_reading, outputs, out)  # [P, O]
+    dev = np.abs(ideal - intended)
+    # below 1e-9 relative, a difference is float64's own rounding of this evaluation, not the
+    # model's (the weights are float32 numbers; exact real arithmetic on them is the model)
+    dev = np.where(dev <= 1e-9 * (1.0 + np.abs(intended)), 0.0, dev)
+    err = (lin_err + own_err + sum_err) * SLACK + dev
+    return (
+        worst,
+        float(total.max(initial=0.0)),
+        (err + U * err).max(axis=0),
+        np.abs(intended).max(axis=0),
+        dyadic_exponent(intended).max(axis=0, initial=0),
+    )

@@ -1,0 +1,63 @@
+"""The certifier's state as it walks a model, sublayer by sublayer (see `compiler.certify`).
+
+`Walk` holds what every check reads and updates: the weights (float64 copies of the float32
+arrays), the reach, per residual dimension a bound on |float32 - exact| at real positions
+(`bounds.DimErrors`), the BOS and PAD residuals evaluated concretely with their error bounds
+(`Specials`), and the checks so far. The attention and MLP checks (`certify_attention`,
+`certify_mlp`) and the embedding and decoder checks (`certify`) are functions of a `Walk`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from compiler.bounds import DimErrors, ReadError
+from compiler.certificate import Check
+from compiler.reach import Reach
+
+MAX_STATES = 4_000_000  # query x key pairs (or points x units) per chunk of one array
+
+
+@dataclass
+class Specials:
+    """BOS (row 0) and PAD at positions 1..N: exact residuals and their error bounds."""
+
+    x: np.ndarray  # [1 + N, d_model]
+    e: np.ndarray
+
+
+class OverBudget(Exception):
+    """A block has more reachable states than the certifier checks: refused, located."""
+
+    def __init__(self, check: Check) -> None:
+        super().__init__(check.where)
+        self.check = check
+
+
+@dataclass
+class Walk:
+    w: dict[str, np.ndarray]  # float64 copies of the model's float32 weights
+    reach: Reach
+    residual: list[str]  # residual labels; "one", "bos" and "pad" among them
+    max_len: int
+    err: DimErrors  # at real positions, after the sublayers walked so far
+    special: Specials  # BOS and PAD, after the sublayers walked so far
+    checks: list[Check]
+    one: int  # the indices of the "one", "bos" and "pad" dimensions
+    bos: int
+    pad: int
+
+    def check_untouched(self, w_out: np.ndarray, written: np.ndarray, where: str) -> None:
+        """A sublayer writes only the dimensions the reach says it writes, never one/bos/pad."""
+        touched = np.abs(w_out).max(axis=0, initial=0.0) > 0  # a layer may have no heads or units
+        if np.any(touched & ~written):
+            d = int(np.flatnonzero(touched & ~written)[0])
+            raise ReadError(
+                f"{where} writes residual dimension {self.residual[d]!r}, "
+                "which the reach does not say it writes"
+            )
+        for d in (self.one, self.bos, self.pad):
+            if touched[d]:
+                raise ReadError(f"{where} writes the {self.residual[d]!r} dimension")
