@@ -13,7 +13,6 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from rasp.tools.verify_text import format_failure, format_success, report_json
 from rasp.sops import (
     AggregateSOp,
     Comparison,
@@ -24,16 +23,17 @@ from rasp.sops import (
     SOp,
     TokensSOp,
 )
+from rasp.tools.residuals import residual_variables
 from rasp.tools.verify import (
     Divergence,
     default_exhaustive_len,
     diagnose,
     nodes_by_name,
     plan_inputs,
-    residual_variables,
     same_value,
     verify,
 )
+from rasp.tools.verify_text import format_failure, format_success, report_json
 
 
 def test_default_exhaustive_len_stays_under_budget() -> None:
@@ -50,7 +50,9 @@ def test_plan_covers_every_short_input_then_samples_longer_ones() -> None:
     assert len(inputs) == plan.total == 56
     assert all(3 <= len(x) <= 6 for x in inputs[6:])
     assert inputs == list(plan_inputs(["a", "b"], 6, 2, 50, 3).inputs())  # seeded
-    assert plan_inputs("ab", 3, 5, 10, 0).sample_count == 0  # exhaustive already covers every length
+    assert (
+        plan_inputs("ab", 3, 5, 10, 0).sample_count == 0
+    )  # exhaustive already covers every length
 
 
 def test_same_value_keeps_types_apart() -> None:
@@ -71,13 +73,22 @@ def test_residual_variables_group_labels() -> None:
 def program() -> tuple[SOp, dict[str, Any]]:
     tokens = TokensSOp(name="tokens")
     flag = MapSOp(fn=lambda t: t == "a", inputs=(tokens,), text='tokens == "a"', name="flag")
-    prev = AggregateSOp(selector=Select(keys=IndicesSOp(name="indices"), queries=MapSOp(
-        fn=lambda i: i - 1, inputs=(IndicesSOp(),), text="indices - 1"), comparison=Comparison.EQ),
-        sop=MapSOp(fn=int, inputs=(flag,), text="indicator(flag)"), default=0, name="prev")
+    prev = AggregateSOp(
+        selector=Select(
+            keys=IndicesSOp(name="indices"),
+            queries=MapSOp(fn=lambda i: i - 1, inputs=(IndicesSOp(),), text="indices - 1"),
+            comparison=Comparison.EQ,
+        ),
+        sop=MapSOp(fn=int, inputs=(flag,), text="indicator(flag)"),
+        default=0,
+        name="prev",
+    )
     meta = {
         "residual": ["one", "bos", "tokens:a", "tokens:b", "flag:False", "flag:True", "prev"],
-        "layers": [{"attn": [], "mlp": [{"name": "flag", "op": 'tokens == "a"'}]},
-                   {"attn": [{"head": 0, "name": "prev", "op": "aggregate(...)"}], "mlp": []}],
+        "layers": [
+            {"attn": [], "mlp": [{"name": "flag", "op": 'tokens == "a"'}]},
+            {"attn": [{"head": 0, "name": "prev", "op": "aggregate(...)"}], "mlp": []},
+        ],
         "output": {"name": "prev"},
     }
     return prev, meta
@@ -86,7 +97,9 @@ def program() -> tuple[SOp, dict[str, Any]]:
 class FakeModel:
     """Writes each variable at its checkpoint; `corrupt` = (hook, dim, position, value) from there on."""
 
-    def __init__(self, sop: SOp, meta: dict[str, Any], corrupt: tuple[str, int, int, float] | None = None):
+    def __init__(
+        self, sop: SOp, meta: dict[str, Any], corrupt: tuple[str, int, int, float] | None = None
+    ):
         self.sop, self.meta, self.corrupt = sop, meta, corrupt
         self.nodes = nodes_by_name(sop)
 
@@ -98,9 +111,14 @@ class FakeModel:
         ev = Evaluator(tokens)
         labels = self.meta["residual"]
         resid = np.zeros((1, len(tokens) + 1, len(labels)))
-        order = [("blocks.0.hook_resid_pre", ["tokens"]), ("blocks.0.hook_resid_mid", []),
-                 ("blocks.0.hook_resid_post", ["flag"]), ("blocks.1.hook_resid_pre", []),
-                 ("blocks.1.hook_resid_mid", ["prev"]), ("blocks.1.hook_resid_post", [])]
+        order = [
+            ("blocks.0.hook_resid_pre", ["tokens"]),
+            ("blocks.0.hook_resid_mid", []),
+            ("blocks.0.hook_resid_post", ["flag"]),
+            ("blocks.1.hook_resid_pre", []),
+            ("blocks.1.hook_resid_mid", ["prev"]),
+            ("blocks.1.hook_resid_post", []),
+        ]
         cache, corrupted = {}, False
         for hook, names in order:
             for name in names:
@@ -130,7 +148,9 @@ class FakeModel:
 
 def test_verify_passes_on_a_faithful_model() -> None:
     sop, meta = program()
-    report = verify(sop, FakeModel(sop, meta), plan_inputs("ab", 4, samples=20, seed=1), batch_size=7)
+    report = verify(
+        sop, FakeModel(sop, meta), plan_inputs("ab", 4, samples=20, seed=1), batch_size=7
+    )
     assert report.ok and report.checked == 2 + 4 + 8 + 16 and report.lengths == {1, 2, 3, 4}
     text = format_success(report, "prev")
     assert "30 inputs" in text and "every input of length 1..4 over 2 tokens" in text
@@ -141,15 +161,19 @@ def test_verify_passes_on_a_faithful_model() -> None:
     ("corrupt", "expected"),
     [
         # flag's one-hot flipped at position 1 by layer 0's MLP: found there, not later in `prev`
-        (("blocks.0.hook_resid_post", 4, 1, 5.0), ("flag", 0, "mlp", 1, "False", True, 'tokens == "a"')),
+        (
+            ("blocks.0.hook_resid_post", 4, 1, 5.0),
+            ("flag", 0, "mlp", 1, "False", True, 'tokens == "a"'),
+        ),
         # prev (numerical) wrong at position 2 after layer 1's attention
         (("blocks.1.hook_resid_mid", 6, 2, 7.0), ("prev", 1, "attn", 2, 7.0, 1, "aggregate(...)")),
         # the tokens themselves wrong after the embedding
         (("blocks.0.hook_resid_pre", 3, 0, 9.0), ("tokens", None, "embedding", 0, "b", "a")),
     ],
 )
-def test_diagnose_finds_the_first_wrong_variable(corrupt: tuple[str, int, int, float],
-                                                 expected: tuple[Any, ...]) -> None:
+def test_diagnose_finds_the_first_wrong_variable(
+    corrupt: tuple[str, int, int, float], expected: tuple[Any, ...]
+) -> None:
     sop, meta = program()
     model = FakeModel(sop, meta, corrupt)
     div = diagnose(sop, model, list("aab"), nodes_by_name(sop))
@@ -171,7 +195,9 @@ def test_failing_report_names_input_variable_layer_and_position() -> None:
 
 def test_inputs_the_interpreter_rejects_are_skipped_and_counted() -> None:
     tokens = TokensSOp(name="tokens")
-    inv = MapSOp(fn=lambda t: 1 / (t == "a"), inputs=(tokens,), text="1 / (tokens == a)", name="inv")
+    inv = MapSOp(
+        fn=lambda t: 1 / (t == "a"), inputs=(tokens,), text="1 / (tokens == a)", name="inv"
+    )
 
     class Echo:
         meta: ClassVar[dict[str, Any]] = {"residual": [], "layers": []}
@@ -208,7 +234,9 @@ def _compiled_reverse(tmp_path: Any) -> tuple[Any, Any, dict[str, Any]]:
     program = tmp_path / "reverse.rasp"
     program.write_text(REVERSE)
     model = tmp_path / "reverse.safetensors"
-    assert main(["compile", str(program), "--vocab", "abc", "--max-len", "4", "-o", str(model)]) == 0
+    assert (
+        main(["compile", str(program), "--vocab", "abc", "--max-len", "4", "-o", str(model)]) == 0
+    )
     with safe_open(str(model), "np") as handle:
         meta = json.loads(handle.metadata()["rasp_forge"])
     return program, model, meta
@@ -229,15 +257,23 @@ def _corrupt(model: Any, tensor: str, dim: int, amount: float) -> None:
 
 
 def _layer_of(meta: dict[str, Any], name: str, sublayer: str) -> int:
-    return next(l for l, ops in enumerate(meta["layers"]) if any(op["name"] == name for op in ops[sublayer]))
+    return next(
+        l for l, ops in enumerate(meta["layers"]) if any(op["name"] == name for op in ops[sublayer])
+    )
 
 
 @pytest.mark.parametrize(
     ("variable", "sublayer", "label", "want"),
     [("opp", "mlp", "opp:2", 0), ("reverse", "attn", "reverse:c", "a")],
 )
-def test_corrupted_weight_is_located(tmp_path: Any, capsys: pytest.CaptureFixture[str], variable: str,
-                                     sublayer: str, label: str, want: Any) -> None:
+def test_corrupted_weight_is_located(
+    tmp_path: Any,
+    capsys: pytest.CaptureFixture[str],
+    variable: str,
+    sublayer: str,
+    label: str,
+    want: Any,
+) -> None:
     import json
 
     from rasp.tools.cli import main
@@ -247,18 +283,39 @@ def test_corrupted_weight_is_located(tmp_path: Any, capsys: pytest.CaptureFixtur
     tensor = f"blocks.{layer}.mlp.b_out" if sublayer == "mlp" else f"blocks.{layer}.attn.b_O"
     _corrupt(model, tensor, meta["residual"].index(label), 5.0)
     capsys.readouterr()
-    code = main(["verify", str(program), "--vocab", "abc", "--max-len", "4", "--model", str(model), "--json"])
+    code = main(
+        [
+            "verify",
+            str(program),
+            "--vocab",
+            "abc",
+            "--max-len",
+            "4",
+            "--model",
+            str(model),
+            "--json",
+        ]
+    )
     report = json.loads(capsys.readouterr().out)
     assert code == 1 and not report["ok"]
     assert report["first_failure"]["input"] == ["a"]  # the first input checked already fails
     operation = {"opp": "length - indices - 1", "reverse": "aggregate(flip, tokens)"}[variable]
-    assert report["divergence"] == {"variable": variable, "operation": operation, "layer": layer,
-                                    "sublayer": sublayer, "position": 0, "model": label.split(":")[1],
-                                    "interpreter": want}
+    assert report["divergence"] == {
+        "variable": variable,
+        "operation": operation,
+        "layer": layer,
+        "sublayer": sublayer,
+        "position": 0,
+        "model": label.split(":")[1],
+        "interpreter": want,
+    }
     code = main(["verify", str(program), "--vocab", "abc", "--max-len", "4", "--model", str(model)])
     err = capsys.readouterr().err
     assert code == 1
-    assert f"first divergence: variable `{variable}` = {operation}, layer {layer} {sublayer}, position 0" in err
+    assert (
+        f"first divergence: variable `{variable}` = {operation}, layer {layer} {sublayer}, position 0"
+        in err
+    )
     assert 'first failing input: "a" (length 1)' in err
 
 
@@ -271,7 +328,11 @@ def test_non_finite_outputs_are_failures_not_crashes() -> None:
     class Broken:
         """Computes NaN whenever the input holds a "b" (the runtime raises ArithmeticError then)."""
 
-        meta: ClassVar[dict[str, Any]] = {"residual": ["flag"], "layers": [], "output": {"name": "flag"}}
+        meta: ClassVar[dict[str, Any]] = {
+            "residual": ["flag"],
+            "layers": [],
+            "output": {"name": "flag"},
+        }
 
         def run(self, inputs: Sequence[Sequence[Any]]) -> list[list[Any]]:
             if any("b" in x for x in inputs):
@@ -290,35 +351,69 @@ def test_non_finite_outputs_are_failures_not_crashes() -> None:
     assert report.first_failure is not None and report.first_failure.tokens == ("b",)
     assert report.first_failure.model == ("<non-finite>",)
     div = report.divergence
-    assert div is not None and (div.variable, div.layer, div.sublayer, div.position) == ("flag", None, "embedding", 0)
+    assert div is not None and (div.variable, div.layer, div.sublayer, div.position) == (
+        "flag",
+        None,
+        "embedding",
+        0,
+    )
     assert np.isnan(div.model) and div.interpreter is False
     json.dumps(report_json(report), allow_nan=False)
 
 
-def test_generated_names_are_diagnosed_too(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+def test_generated_names_are_diagnosed_too(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`length - indices - 1` unnamed: the compiler calls it `_map_N`; verify still finds its node."""
     import json
 
     from rasp.tools.cli import main
 
     program, model, meta = _compiled_reverse(tmp_path)
-    program.write_text("flip = select(indices, length - indices - 1, ==);\nreverse = aggregate(flip, tokens);\n")
-    assert main(["compile", str(program), "--vocab", "abc", "--max-len", "4", "-o", str(model)]) == 0
+    program.write_text(
+        "flip = select(indices, length - indices - 1, ==);\nreverse = aggregate(flip, tokens);\n"
+    )
+    assert (
+        main(["compile", str(program), "--vocab", "abc", "--max-len", "4", "-o", str(model)]) == 0
+    )
     from safetensors import safe_open
 
     with safe_open(str(model), "np") as handle:
         meta = json.loads(handle.metadata()["rasp_forge"])
-    (layer, name), = [(l, op["name"]) for l, ops in enumerate(meta["layers"]) for op in ops["mlp"]]
+    ((layer, name),) = [
+        (l, op["name"]) for l, ops in enumerate(meta["layers"]) for op in ops["mlp"]
+    ]
     assert name.startswith("_map_")
     _corrupt(model, f"blocks.{layer}.mlp.b_out", meta["residual"].index(f"{name}:2"), 5.0)
     capsys.readouterr()
-    assert main(["verify", str(program), "--vocab", "abc", "--max-len", "4", "--model", str(model), "--json"]) == 1
+    assert (
+        main(
+            [
+                "verify",
+                str(program),
+                "--vocab",
+                "abc",
+                "--max-len",
+                "4",
+                "--model",
+                str(model),
+                "--json",
+            ]
+        )
+        == 1
+    )
     div = json.loads(capsys.readouterr().out)["divergence"]
     assert (div["variable"], div["operation"], div["layer"], div["sublayer"]) == (
-        name, "length - indices - 1", layer, "mlp")
+        name,
+        "length - indices - 1",
+        layer,
+        "mlp",
+    )
 
 
-@pytest.mark.parametrize(("program", "vocab"), [("hist", "abc"), ("dyck1", "()"), ("most_freq", "abc")])
+@pytest.mark.parametrize(
+    ("program", "vocab"), [("hist", "abc"), ("dyck1", "()"), ("most_freq", "abc")]
+)
 def test_a_correct_model_has_no_divergence(program: str, vocab: str, tmp_path: Any) -> None:
     """No false alarms: selector_width is listed under a head and an MLP (complete after the MLP), and
     one head may compute two variables (`"name": "a, b"`)."""
@@ -339,8 +434,12 @@ def test_a_correct_model_has_no_divergence(program: str, vocab: str, tmp_path: A
         assert diagnose(sop, model, tokens, nodes) is None, tokens
 
 
-@pytest.mark.parametrize(("program", "vocab"), [("reverse", "abc"), ("hist", "abc"), ("dyck1", "()")])
-def test_every_sublayer_corruption_is_blamed_on_that_sublayer(program: str, vocab: str, tmp_path: Any) -> None:
+@pytest.mark.parametrize(
+    ("program", "vocab"), [("reverse", "abc"), ("hist", "abc"), ("dyck1", "()")]
+)
+def test_every_sublayer_corruption_is_blamed_on_that_sublayer(
+    program: str, vocab: str, tmp_path: Any
+) -> None:
     """Corrupt the output bias of each sublayer in turn (one entry, on a variable it completes): the
     diagnosis names exactly that variable, layer and sublayer."""
     compiler = pytest.importorskip("compiler")
@@ -350,7 +449,7 @@ def test_every_sublayer_corruption_is_blamed_on_that_sublayer(program: str, voca
 
     from rasp.interpreter import load_file as load_program
     from rasp.tools.model_commands import nodes_by_residual_name
-    from rasp.tools.verify import checkpoints
+    from rasp.tools.residuals import checkpoints
 
     interp = load_program(Path(__file__).resolve().parents[1] / "programs" / f"{program}.rasp")
     name = interp.last_assigned
@@ -365,10 +464,16 @@ def test_every_sublayer_corruption_is_blamed_on_that_sublayer(program: str, voca
         for var in [n for n in names if n in nodes and n in variables]:
             broken = tmp_path / f"{var}.safetensors"
             shutil.copy(path, broken)
-            tensor = f"blocks.{layer}.attn.b_O" if sublayer == "attn" else f"blocks.{layer}.mlp.b_out"
+            tensor = (
+                f"blocks.{layer}.attn.b_O" if sublayer == "attn" else f"blocks.{layer}.mlp.b_out"
+            )
             _corrupt(broken, tensor, variables[var].dims[0], 3.0)
-            report = verify(sop, transformer.load(broken), plan_inputs(vocab, 4, exhaustive_len=3, samples=0),
-                            nodes=nodes)
+            report = verify(
+                sop,
+                transformer.load(broken),
+                plan_inputs(vocab, 4, exhaustive_len=3, samples=0),
+                nodes=nodes,
+            )
             div = report.divergence
             assert div is not None, (var, layer, sublayer)
             assert (div.variable, div.layer, div.sublayer) == (var, layer, sublayer)

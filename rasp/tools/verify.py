@@ -6,7 +6,8 @@ outputs position by position. On the first failing input `diagnose` reads the re
 embedding and after every attention and MLP sublayer (`run_with_cache`), decodes every program variable
 the model materialises there (residual labels `name:value` / `name`), and reports the FIRST variable,
 layer and position where the model disagrees with the interpreter; `decode_checkpoints` is that
-decoding for every checkpoint at once (the REPL's `:residual` prints it).
+decoding for every checkpoint at once (the REPL's `:residual` prints it; it lives in
+`rasp.tools.residuals`).
 
 The model is anything with the runtime's interface (`transformer.CompiledTransformer`): `.meta`,
 `.run(inputs)`, `.encode(inputs) -> (ids, lengths)` and `.run_with_cache(ids) -> (logits, cache)` with
@@ -21,20 +22,16 @@ import math
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from rasp.errors import RaspError
-from rasp.sops import (
-    Evaluator,
-    IndicesSOp,
-    LengthSOp,
-    Node,
-    SeqValue,
-    SOp,
-    TokensSOp,
-    walk,
+from rasp.sops import Evaluator, IndicesSOp, LengthSOp, Node, SOp, TokensSOp, walk
+from rasp.tools.residuals import (
+    RuntimeModel,
+    as_seq,
+    decode_checkpoints,
+    meta_dict,
+    operation_of,
 )
 
 if TYPE_CHECKING:
@@ -42,19 +39,9 @@ if TYPE_CHECKING:
 
 DEFAULT_BUDGET = 20_000  # exhaustive inputs checked when --exhaustive-len is not given
 OUTPUT_REL_TOL = 1e-6  # the compiler's promise for numbers in the decoded output
-RESIDUAL_TOL = 1e-4  # numerical residual dims (relative and absolute)
-SPECIAL_DIMS = frozenset({"one", "bos", "pad"})
 NON_FINITE = "<non-finite>"  # shown as the model's output where it computed NaN or infinity
 
 Progress = Callable[[int, int], None]
-
-
-class RuntimeModel(Protocol):
-    meta: Any  # `transformer.metadata.ModelMetadata` (its `.raw` is the JSON) or the JSON itself
-
-    def run(self, inputs: Sequence[Sequence[Any]]) -> list[list[Any]]: ...
-    def encode(self, inputs: Sequence[Sequence[Any]]) -> tuple[Any, Any]: ...
-    def run_with_cache(self, ids: Any) -> tuple[Any, Mapping[str, Any]]: ...
 
 
 # ------------------------------------------------------------------------------------------------
@@ -110,10 +97,19 @@ def default_exhaustive_len(vocab_size: int, max_len: int, budget: int = DEFAULT_
     return k
 
 
-def plan_inputs(vocab: Sequence[Any], max_len: int, exhaustive_len: int | None = None,
-                samples: int = 1000, seed: int = 0) -> InputPlan:
+def plan_inputs(
+    vocab: Sequence[Any],
+    max_len: int,
+    exhaustive_len: int | None = None,
+    samples: int = 1000,
+    seed: int = 0,
+) -> InputPlan:
     unique = tuple({(type(t), t): t for t in vocab}.values())  # user's order, no repeats; 1 != True
-    k = default_exhaustive_len(len(unique), max_len) if exhaustive_len is None else min(exhaustive_len, max_len)
+    k = (
+        default_exhaustive_len(len(unique), max_len)
+        if exhaustive_len is None
+        else min(exhaustive_len, max_len)
+    )
     return InputPlan(unique, max_len, k, samples, seed)
 
 
@@ -146,7 +142,8 @@ class Divergence:
 
     variable: str
     layer: int | None  # None: already wrong after the embedding
-    sublayer: str  # "embedding", "attn", "mlp" or "unembed" (every variable right, the output wrong)
+    # "embedding", "attn", "mlp" or "unembed" (every variable right, the output wrong)
+    sublayer: str
     position: int | None  # program position (model position - 1)
     model: Any
     interpreter: Any
@@ -155,7 +152,8 @@ class Divergence:
     @property
     def where(self) -> str:
         return {"embedding": "after the embedding", "unembed": "in the unembedding"}.get(
-            self.sublayer, f"layer {self.layer} {self.sublayer}")
+            self.sublayer, f"layer {self.layer} {self.sublayer}"
+        )
 
 
 @dataclass
@@ -168,7 +166,8 @@ class VerifyReport:
     first_failure: Mismatch | None = None
     divergence: Divergence | None = None
     lengths: set[int] = field(default_factory=set)
-    orders: OrderReport | None = None  # the evaluation-order sweep (rasp.tools.verify_orders), if run
+    # the evaluation-order sweep (rasp.tools.verify_orders), if run
+    orders: OrderReport | None = None
     # The certificate re-check: lines printed after the others when non-empty; None: not checked.
     certificate_lines: tuple[str, ...] = ()
     certificate_ok: bool | None = None
@@ -179,8 +178,15 @@ class VerifyReport:
         return self.failures == 0 and orders_ok and self.certificate_ok is not False
 
 
-def verify(sop: SOp, model: RuntimeModel, plan: InputPlan, *, batch_size: int = 256,
-           progress: Progress | None = None, nodes: Mapping[str, Node] | None = None) -> VerifyReport:
+def verify(
+    sop: SOp,
+    model: RuntimeModel,
+    plan: InputPlan,
+    *,
+    batch_size: int = 256,
+    progress: Progress | None = None,
+    nodes: Mapping[str, Node] | None = None,
+) -> VerifyReport:
     """Compare `model` with the interpreter on every input of `plan`; diagnose the first failure."""
     report = VerifyReport(plan)
     done = 0
@@ -214,7 +220,7 @@ def _run_batch(model: RuntimeModel, batch: list[list[Any]]) -> list[list[Any] | 
 
 def _compare_one(sop: SOp, tokens: list[Any], got: list[Any] | None, report: VerifyReport) -> None:
     try:
-        want = _seq(Evaluator(tokens).value(sop)).values
+        want = as_seq(Evaluator(tokens).value(sop)).values
     except RaspError as err:
         report.skipped += 1
         if report.skipped_example is None:
@@ -233,57 +239,8 @@ def _compare_one(sop: SOp, tokens: list[Any], got: list[Any] | None, report: Ver
             report.first_failure = Mismatch(tuple(tokens), bad[0], tuple(got), tuple(want))
 
 
-def _seq(value: SeqValue | np.ndarray) -> SeqValue:
-    if isinstance(value, SeqValue):
-        return value
-    raise TypeError("verify needs an s-op, not a selector")  # the CLI checks this first
-
-
 # ------------------------------------------------------------------------------------------------
-# Diagnosis: decode the residual stream variable by variable
-
-
-@dataclass(frozen=True)
-class ResidualVariable:
-    """A program variable materialised in the residual stream."""
-
-    name: str
-    dims: tuple[int, ...]
-    values: tuple[str, ...] | None  # the label values of a categorical variable; None if numerical
-
-    def decode(self, resid: np.ndarray) -> list[Any]:
-        """The variable at every position of `resid` [pos, d_model]."""
-        block = resid[:, list(self.dims)]  # [pos, n_dims]
-        if self.values is None:
-            return [float(v) for v in block[:, 0]]
-        best = block.argmax(axis=1)
-        return [self.values[k] if block[p, k] >= 0.5 else None for p, k in enumerate(best)]
-
-    def agrees(self, got: Any, want: Any) -> bool:
-        if self.values is None:
-            if isinstance(want, str) or got is None:
-                return False
-            return math.isclose(got, float(want), rel_tol=RESIDUAL_TOL, abs_tol=RESIDUAL_TOL)
-        if got is None or got == str(want):  # labels are `name:{value}` (str of the value)
-            return got is not None
-        if isinstance(want, (bool, str)):
-            return False
-        try:  # a number the compiler labelled canonically (1.0 as "1")
-            return float(got) == float(want)
-        except ValueError:
-            return False
-
-
-def residual_variables(labels: Sequence[str]) -> dict[str, ResidualVariable]:
-    """Group residual labels by variable name (the special one/bos/pad dims excluded)."""
-    groups: dict[str, list[tuple[int, str | None]]] = {}
-    for d, label in enumerate(labels):
-        name, sep, value = str(label).partition(":")
-        if sep or name not in SPECIAL_DIMS:
-            groups.setdefault(name, []).append((d, value if sep else None))
-    return {name: ResidualVariable(name, tuple(d for d, _ in dims),
-                                   None if any(v is None for _, v in dims) else tuple(str(v) for _, v in dims))
-            for name, dims in groups.items()}
+# Diagnosis: the first variable the model gets wrong (decoding: rasp.tools.residuals)
 
 
 def nodes_by_name(sop: SOp) -> dict[str, Node]:
@@ -298,142 +255,29 @@ def nodes_by_name(sop: SOp) -> dict[str, Node]:
     return found
 
 
-def checkpoints(meta: Mapping[str, Any]) -> list[tuple[str, int | None, str, list[str]]]:
-    """(hook name, layer, sublayer, variables complete there) in execution order.
-
-    One head may compute several variables (`"name": "a, b"`), and a variable listed in several
-    sublayers (selector_width: a head, then an MLP) is complete only after the last of them.
-    """
-    points: list[tuple[str, int | None, str, list[str]]] = [("blocks.0.hook_resid_pre", None, "embedding", [])]
-    final: dict[str, int] = {}
-    for layer, ops in enumerate(meta.get("layers", [])):
-        for sublayer, hook in (("attn", "resid_mid"), ("mlp", "resid_post")):
-            points.append((f"blocks.{layer}.hook_{hook}", layer, sublayer, []))
-            for op in ops.get(sublayer, []):
-                for name in str(op.get("name")).split(","):
-                    final[name.strip()] = len(points) - 1
-    for name, index in final.items():
-        points[index][3].append(name)
-    return points
-
-
-@dataclass(frozen=True)
-class DecodedVariable:
-    """One variable at one checkpoint: the model's decoded value beside the interpreter's."""
-
-    name: str
-    model: tuple[Any, ...]  # per position; None where a categorical variable has no value
-    interpreter: tuple[Any, ...] | None  # None: no s-op behind the name, or the interpreter fails
-    wrong: tuple[int, ...]  # the positions where the two disagree
-    new: bool  # completed at this checkpoint (at the embedding: every input variable)
-
-
-@dataclass(frozen=True)
-class Checkpoint:
-    """The residual stream at one hook, decoded: every variable complete there, newest first."""
-
-    hook: str
-    layer: int | None  # None: the embedding
-    sublayer: str  # "embedding", "attn" or "mlp"
-    variables: tuple[DecodedVariable, ...]
-
-    @property
-    def where(self) -> str:
-        if self.layer is None:
-            return "after the embedding"
-        return f"after layer {self.layer} {self.sublayer}"
-
-
-def decode_checkpoints(
-    model: RuntimeModel, tokens: list[Any], nodes: Mapping[str, Node]
-) -> list[Checkpoint]:
-    """Run `model` once on `tokens` with its cache and decode every checkpoint of `checkpoints`.
-
-    At each checkpoint every variable complete so far is decoded (newly completed ones first) and,
-    when `nodes` names an s-op for it, compared with the interpreter's value. Variables with no
-    s-op node (helper dims) are left out.
-    """
-    meta = meta_dict(model)
-    variables = residual_variables(meta["residual"])
-    evaluator = Evaluator(tokens)
-    ids, _ = model.encode([tokens])
-    _, cache = model.run_with_cache(ids)
-    n = len(tokens)
-    points = checkpoints(meta)
-    written_later = {name for _, _, _, names in points for name in names}
-    live: list[str] = [v for v in variables if v not in written_later]  # written by the embedding
-    wanted: dict[str, tuple[Any, ...] | None] = {}
-    decoded: list[Checkpoint] = []
-    for hook, layer, sublayer, written in points:
-        new = [v for v in written if v in variables and v not in live]
-        live = new + live  # newly written variables are checked first
-        resid = _numpy(residual_at(cache, hook))[0, 1 : n + 1]  # [n, d_model]: real positions only
-        row: list[DecodedVariable] = []
-        for name in live:
-            node = nodes.get(name)
-            if node is None or not isinstance(node, SOp):
-                continue  # a generated name the compiler does not expose: cannot be checked
-            if name not in wanted:
-                try:
-                    wanted[name] = tuple(_seq(evaluator.value(node)).values)
-                except RaspError:
-                    wanted[name] = None
-            want = wanted[name]
-            got = tuple(variables[name].decode(resid))
-            agrees = variables[name].agrees
-            wrong = () if want is None else tuple(
-                pos for pos, (g, w) in enumerate(zip(got, want)) if not agrees(g, w)
-            )
-            row.append(DecodedVariable(name, got, want, wrong, name in new or layer is None))
-        decoded.append(Checkpoint(hook, layer, sublayer, tuple(row)))
-    return decoded
-
-
-def diagnose(sop: SOp, model: RuntimeModel, tokens: list[Any], nodes: Mapping[str, Node]) -> Divergence | None:
+def diagnose(
+    sop: SOp, model: RuntimeModel, tokens: list[Any], nodes: Mapping[str, Node]
+) -> Divergence | None:
     """The first (checkpoint, variable, position) where the model's residual stream is wrong."""
     meta = meta_dict(model)
     for point in decode_checkpoints(model, tokens, nodes):
         for var in point.variables:
             if var.wrong and var.interpreter is not None:
                 pos = var.wrong[0]
-                return Divergence(var.name, point.layer, point.sublayer, pos, var.model[pos],
-                                  var.interpreter[pos], operation_of(meta, var.name))
+                return Divergence(
+                    var.name,
+                    point.layer,
+                    point.sublayer,
+                    pos,
+                    var.model[pos],
+                    var.interpreter[pos],
+                    operation_of(meta, var.name),
+                )
     n = len(tokens)
     output = meta.get("output", {}).get("name", "output")
     got_out = _run_batch(model, [tokens])[0] or [NON_FINITE] * n
-    want_out = _seq(Evaluator(tokens).value(sop)).values
+    want_out = as_seq(Evaluator(tokens).value(sop)).values
     for pos, (g, w) in enumerate(zip(got_out, want_out)):
         if not same_value(g, w):
             return Divergence(str(output), None, "unembed", pos, g, w)
     return None
-
-
-def operation_of(meta: Mapping[str, Any], name: str) -> str | None:
-    """What the file's layer map says `name` computes (the last sublayer that lists it)."""
-    found = None
-    for ops in meta.get("layers", []):
-        for op in [*ops.get("attn", []), *ops.get("mlp", [])]:
-            names = [n.strip() for n in str(op.get("name")).split(",")]
-            if name in names:
-                texts = str(op.get("op")).split("; ")
-                found = texts[names.index(name)] if len(texts) == len(names) else str(op.get("op"))
-    return found
-
-
-def meta_dict(model: RuntimeModel) -> Mapping[str, Any]:
-    """The file's metadata JSON object (the runtime keeps it as `meta.raw`)."""
-    meta = model.meta
-    return meta if isinstance(meta, Mapping) else meta.raw  # type: ignore[attr-defined]
-
-
-def residual_at(cache: Mapping[str, Any], hook: str) -> Any:
-    """`cache[hook]`; a model without blocks has no `blocks.0.hook_resid_pre`: embed + pos_embed."""
-    if hook not in cache and hook == "blocks.0.hook_resid_pre":
-        return cache["hook_embed"] + cache["hook_pos_embed"]
-    return cache[hook]
-
-
-def _numpy(tensor: Any) -> np.ndarray:
-    if hasattr(tensor, "detach"):
-        tensor = tensor.detach().float().cpu().numpy()
-    return np.asarray(tensor, dtype=np.float64)

@@ -1,0 +1,218 @@
+"""A model's residual stream read as program variables, at every checkpoint of one run.
+
+A compiled model labels its residual dimensions `name:value` (one dimension of a categorical
+variable) or `name` (a numerical one). `decode_checkpoints` runs the model once with its cache and
+decodes, after the embedding and after every attention and MLP sublayer, every variable complete
+there, beside the interpreter's value. `rasp verify` uses it to find the first variable that goes
+wrong (`rasp.tools.verify.diagnose`), the REPL's `:residual` prints it, and `draw` reads the cache
+through `residual_at`.
+
+The model is anything with the runtime's interface (`RuntimeModel`); this module imports neither
+torch nor the compiler.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from rasp.errors import RaspError
+from rasp.sops import Evaluator, Node, SeqValue, SOp
+
+RESIDUAL_TOL = 1e-4  # numerical residual dims (relative and absolute)
+SPECIAL_DIMS = frozenset({"one", "bos", "pad"})
+
+
+class RuntimeModel(Protocol):
+    """The runtime's interface (`transformer.CompiledTransformer`), as the tools use it."""
+
+    meta: Any  # `transformer.metadata.ModelMetadata` (its `.raw` is the JSON) or the JSON itself
+
+    def run(self, inputs: Sequence[Sequence[Any]]) -> list[list[Any]]: ...
+    def encode(self, inputs: Sequence[Sequence[Any]]) -> tuple[Any, Any]: ...
+    def run_with_cache(self, ids: Any) -> tuple[Any, Mapping[str, Any]]: ...
+
+
+@dataclass(frozen=True)
+class ResidualVariable:
+    """A program variable materialised in the residual stream."""
+
+    name: str
+    dims: tuple[int, ...]
+    values: tuple[str, ...] | None  # the label values of a categorical variable; None if numerical
+
+    def decode(self, resid: np.ndarray) -> list[Any]:
+        """The variable at every position of `resid` [pos, d_model]."""
+        block = resid[:, list(self.dims)]  # [pos, n_dims]
+        if self.values is None:
+            return [float(v) for v in block[:, 0]]
+        best = block.argmax(axis=1)
+        return [self.values[k] if block[p, k] >= 0.5 else None for p, k in enumerate(best)]
+
+    def agrees(self, got: Any, want: Any) -> bool:
+        if self.values is None:
+            if isinstance(want, str) or got is None:
+                return False
+            return math.isclose(got, float(want), rel_tol=RESIDUAL_TOL, abs_tol=RESIDUAL_TOL)
+        if got is None or got == str(want):  # labels are `name:{value}` (str of the value)
+            return got is not None
+        if isinstance(want, (bool, str)):
+            return False
+        try:  # a number the compiler labelled canonically (1.0 as "1")
+            return float(got) == float(want)
+        except ValueError:
+            return False
+
+
+def residual_variables(labels: Sequence[str]) -> dict[str, ResidualVariable]:
+    """Group residual labels by variable name (the special one/bos/pad dims excluded)."""
+    groups: dict[str, list[tuple[int, str | None]]] = {}
+    for d, label in enumerate(labels):
+        name, sep, value = str(label).partition(":")
+        if sep or name not in SPECIAL_DIMS:
+            groups.setdefault(name, []).append((d, value if sep else None))
+    return {
+        name: ResidualVariable(
+            name,
+            tuple(d for d, _ in dims),
+            None if any(v is None for _, v in dims) else tuple(str(v) for _, v in dims),
+        )
+        for name, dims in groups.items()
+    }
+
+
+def checkpoints(meta: Mapping[str, Any]) -> list[tuple[str, int | None, str, list[str]]]:
+    """(hook name, layer, sublayer, variables complete there) in execution order.
+
+    One head may compute several variables (`"name": "a, b"`), and a variable listed in several
+    sublayers (selector_width: a head, then an MLP) is complete only after the last of them.
+    """
+    points: list[tuple[str, int | None, str, list[str]]] = [
+        ("blocks.0.hook_resid_pre", None, "embedding", [])
+    ]
+    final: dict[str, int] = {}
+    for layer, ops in enumerate(meta.get("layers", [])):
+        for sublayer, hook in (("attn", "resid_mid"), ("mlp", "resid_post")):
+            points.append((f"blocks.{layer}.hook_{hook}", layer, sublayer, []))
+            for op in ops.get(sublayer, []):
+                for name in str(op.get("name")).split(","):
+                    final[name.strip()] = len(points) - 1
+    for name, index in final.items():
+        points[index][3].append(name)
+    return points
+
+
+@dataclass(frozen=True)
+class DecodedVariable:
+    """One variable at one checkpoint: the model's decoded value beside the interpreter's."""
+
+    name: str
+    model: tuple[Any, ...]  # per position; None where a categorical variable has no value
+    interpreter: tuple[Any, ...] | None  # None: no s-op behind the name, or the interpreter fails
+    wrong: tuple[int, ...]  # the positions where the two disagree
+    new: bool  # completed at this checkpoint (at the embedding: every input variable)
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """The residual stream at one hook, decoded: every variable complete there, newest first."""
+
+    hook: str
+    layer: int | None  # None: the embedding
+    sublayer: str  # "embedding", "attn" or "mlp"
+    variables: tuple[DecodedVariable, ...]
+
+    @property
+    def where(self) -> str:
+        if self.layer is None:
+            return "after the embedding"
+        return f"after layer {self.layer} {self.sublayer}"
+
+
+def decode_checkpoints(
+    model: RuntimeModel, tokens: list[Any], nodes: Mapping[str, Node]
+) -> list[Checkpoint]:
+    """Run `model` once on `tokens` with its cache and decode every checkpoint of `checkpoints`.
+
+    At each checkpoint every variable complete so far is decoded (newly completed ones first) and,
+    when `nodes` names an s-op for it, compared with the interpreter's value. Variables with no
+    s-op node (helper dims) are left out.
+    """
+    meta = meta_dict(model)
+    variables = residual_variables(meta["residual"])
+    evaluator = Evaluator(tokens)
+    ids, _ = model.encode([tokens])
+    _, cache = model.run_with_cache(ids)
+    n = len(tokens)
+    points = checkpoints(meta)
+    written_later = {name for _, _, _, names in points for name in names}
+    live: list[str] = [v for v in variables if v not in written_later]  # written by the embedding
+    wanted: dict[str, tuple[Any, ...] | None] = {}
+    decoded: list[Checkpoint] = []
+    for hook, layer, sublayer, written in points:
+        new = [v for v in written if v in variables and v not in live]
+        live = new + live  # newly written variables are checked first
+        resid = _numpy(residual_at(cache, hook))[0, 1 : n + 1]  # [n, d_model]: real positions only
+        row: list[DecodedVariable] = []
+        for name in live:
+            node = nodes.get(name)
+            if node is None or not isinstance(node, SOp):
+                continue  # a generated name the compiler does not expose: cannot be checked
+            if name not in wanted:
+                try:
+                    wanted[name] = tuple(as_seq(evaluator.value(node)).values)
+                except RaspError:
+                    wanted[name] = None
+            want = wanted[name]
+            got = tuple(variables[name].decode(resid))
+            agrees = variables[name].agrees
+            wrong = (
+                ()
+                if want is None
+                else tuple(pos for pos, (g, w) in enumerate(zip(got, want)) if not agrees(g, w))
+            )
+            row.append(DecodedVariable(name, got, want, wrong, name in new or layer is None))
+        decoded.append(Checkpoint(hook, layer, sublayer, tuple(row)))
+    return decoded
+
+
+def operation_of(meta: Mapping[str, Any], name: str) -> str | None:
+    """What the file's layer map says `name` computes (the last sublayer that lists it)."""
+    found = None
+    for ops in meta.get("layers", []):
+        for op in [*ops.get("attn", []), *ops.get("mlp", [])]:
+            names = [n.strip() for n in str(op.get("name")).split(",")]
+            if name in names:
+                texts = str(op.get("op")).split("; ")
+                found = texts[names.index(name)] if len(texts) == len(names) else str(op.get("op"))
+    return found
+
+
+def meta_dict(model: RuntimeModel) -> Mapping[str, Any]:
+    """The file's metadata JSON object (the runtime keeps it as `meta.raw`)."""
+    meta = model.meta
+    return meta if isinstance(meta, Mapping) else meta.raw  # type: ignore[attr-defined]
+
+
+def residual_at(cache: Mapping[str, Any], hook: str) -> Any:
+    """`cache[hook]`; a model without blocks has no `blocks.0.hook_resid_pre`: embed + pos_embed."""
+    if hook not in cache and hook == "blocks.0.hook_resid_pre":
+        return cache["hook_embed"] + cache["hook_pos_embed"]
+    return cache[hook]
+
+
+def _numpy(tensor: Any) -> np.ndarray:
+    if hasattr(tensor, "detach"):
+        tensor = tensor.detach().float().cpu().numpy()
+    return np.asarray(tensor, dtype=np.float64)
+
+
+def as_seq(value: SeqValue | np.ndarray) -> SeqValue:
+    """An s-op's value (verifying a selector is refused before it gets here)."""
+    if isinstance(value, SeqValue):
+        return value
+    raise TypeError("verify needs an s-op, not a selector")  # the CLI checks this first
