@@ -15,6 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
+
+# Longest source line shown in full under an error; a longer one is cut around the caret.
+MAX_SHOWN_COLUMNS = 100
 
 
 @dataclass(frozen=True, eq=False)
@@ -24,9 +28,14 @@ class Source:
     name: str
     text: str
 
+    @cached_property
+    def lines(self) -> tuple[str, ...]:
+        """The text's lines, split once (errors on a large program would otherwise re-split it per
+        span). Lines end at `\n`, as the parser counts them; a `\r` before it is dropped."""
+        return tuple(line.removesuffix("\r") for line in self.text.split("\n"))
+
     def line(self, lineno: int) -> str:
-        lines = self.text.splitlines()
-        return lines[lineno - 1] if 1 <= lineno <= len(lines) else ""
+        return self.lines[lineno - 1] if 1 <= lineno <= len(self.lines) else ""
 
 
 @dataclass(frozen=True)
@@ -45,7 +54,7 @@ class Span:
 
     def text(self) -> str:
         """The source text the span covers."""
-        lines = self.source.text.splitlines()[self.line - 1 : self.end_line]
+        lines = self.source.lines[self.line - 1 : self.end_line]
         if not lines:
             return ""
         if len(lines) == 1:
@@ -92,15 +101,29 @@ class Diagnostic:
 
 def _caret_lines(span: Span) -> list[str]:
     text = span.source.line(span.line)
-    if not text and span.line > len(span.source.text.splitlines()):
+    if not text and span.line > len(span.source.lines):
         return []
     start = max(span.col - 1, 0)
     end = span.end_col - 1 if span.end_line == span.line else len(text)
+    text, start, end = _window(text, start, end)
     width = max(end - start, 1)
     # Keep the line's tabs in the indent so the caret lines up under tab-indented source.
     indent = "".join("\t" if c == "\t" else " " for c in text[:start])
     underline = indent + " " * (start - len(indent)) + "^" + "~" * (width - 1)
     return ["    " + text, "    " + underline]
+
+
+def _window(text: str, start: int, end: int) -> tuple[str, int, int]:
+    """A long line cut to about `MAX_SHOWN_COLUMNS` around the caret (`...` marks each cut), with
+    the caret's start and end moved to match; a short line is returned unchanged."""
+    if len(text) <= MAX_SHOWN_COLUMNS:
+        return text, start, end
+    first = max(0, min(start - MAX_SHOWN_COLUMNS // 3, len(text) - MAX_SHOWN_COLUMNS))
+    last = min(len(text), first + MAX_SHOWN_COLUMNS)
+    prefix = "..." if first > 0 else ""
+    suffix = "..." if last < len(text) else ""
+    shift = len(prefix) - first
+    return prefix + text[first:last] + suffix, start + shift, max(min(end, last), start + 1) + shift
 
 
 class RaspError(Exception):
@@ -144,7 +167,12 @@ class RaspSyntaxError(RaspError):
     kind = ErrorKind.SYNTAX
 
     def __init__(
-        self, message: str, span: Span | None = None, hint: str | None = None, *, incomplete: bool = False
+        self,
+        message: str,
+        span: Span | None = None,
+        hint: str | None = None,
+        *,
+        incomplete: bool = False,
     ) -> None:
         super().__init__(message, span, hint)
         # True when the text ended before the statement did (the REPL then asks for more lines).

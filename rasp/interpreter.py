@@ -20,11 +20,11 @@ import numpy as np
 from rasp import ast, builtins
 from rasp import operators as ops
 from rasp.errors import (
-    ErrorKind,
     RaspError,
     RaspNameError,
     RaspRuntimeError,
     RaspTypeError,
+    Source,
     Span,
 )
 from rasp.parser import parse
@@ -40,6 +40,7 @@ from rasp.sops import (
     TokensSOp,
     evaluate,
 )
+from rasp.sources import Progress, read_source
 from rasp.values import (
     RESERVED_WORDS,
     BuiltinFunction,
@@ -138,8 +139,18 @@ class Interpreter:
         self._globals.values.update(saved.values)
         self._frame.last = saved.last_assigned
 
-    def exec_program(self, program: ast.Program) -> list[StatementResult]:
-        return [self.exec_statement(stmt) for stmt in program.statements]
+    def exec_program(
+        self, program: ast.Program, progress: Progress | None = None
+    ) -> list[StatementResult]:
+        """Run every statement; `progress("running", statements run, total)` after each one."""
+        if progress is None:
+            return [self.exec_statement(stmt) for stmt in program.statements]
+        results = []
+        total = len(program.statements)
+        for stmt in program.statements:
+            results.append(self.exec_statement(stmt))
+            progress("running", len(results), total)
+        return results
 
     def exec_statement(self, stmt: ast.Stmt) -> StatementResult:
         """Run one top-level statement; every failure is a located `RaspError`."""
@@ -238,10 +249,10 @@ class Interpreter:
                 f"'{stmt.path}' loads itself (through {len(self._loading)} loads)", stmt.span
             )
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise RaspError(f"cannot read {path}: {exc}", stmt.span, kind=ErrorKind.IO) from None
-        program = parse(text, str(path))
+            source = read_source(path)
+        except RaspError as exc:
+            raise exc.with_span(stmt.span) from None  # unreadable: at the load; not UTF-8: in it
+        program = parse(source)
         inner = _Frame(Scope(self._prelude, self._reserved, str(path)), top=True)
         self._loading.append(path)
         try:
@@ -415,15 +426,23 @@ def _renamable(node: Node, name: str) -> bool:
 # ---- one-call helpers for the CLI ---------------------------------------------------------------
 
 
-def load_file(path: Path, *, search_dirs: Sequence[Path] = ()) -> Interpreter:
+def load_file(
+    path: Path, *, search_dirs: Sequence[Path] = (), progress: Progress | None = None
+) -> Interpreter:
     """Run the program in `path` in a fresh interpreter and return it."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RaspError(f"cannot read {path}: {exc}", kind=ErrorKind.IO) from None
+    return load_source(read_source(path), search_dirs=search_dirs, progress=progress)
+
+
+def load_source(
+    source: Source, *, search_dirs: Sequence[Path] = (), progress: Progress | None = None
+) -> Interpreter:
+    """Run the program `source` (a file's or standard input's text) in a fresh interpreter.
+
+    Parsing and running take time linear in the program's size; `progress(stage, done, total)`
+    is told how far each has got.
+    """
     interpreter = Interpreter(search_dirs=search_dirs)
-    interpreter.exec_program(parse(text, str(path)))
+    interpreter.exec_program(parse(source, progress=progress), progress)
     return interpreter
 
 

@@ -17,6 +17,7 @@ from lark.exceptions import UnexpectedInput
 from rasp import ast
 from rasp.errors import RaspSyntaxError, Source, Span
 from rasp.sops import Comparison
+from rasp.sources import Progress
 from rasp.syntax_errors import translate_error
 
 
@@ -66,11 +67,17 @@ def _terminate_commands(text: str) -> str:
     return "\n".join(lines)
 
 
-def parse(text: str, filename: str = "<input>") -> ast.Program:
-    """Parse a whole program (or one REPL line) into an `ast.Program`; raise `RaspSyntaxError`."""
-    source = Source(filename, text)
+def parse(
+    text: str | Source, filename: str = "<input>", *, progress: Progress | None = None
+) -> ast.Program:
+    """Parse a whole program (or one REPL line) into an `ast.Program`; raise `RaspSyntaxError`.
+
+    `text` may be a `Source` (its name is then the filename). Time is linear in the text's size;
+    `progress("parsing", characters read, total)` is called now and then when given.
+    """
+    source = text if isinstance(text, Source) else Source(filename, text)
     try:
-        tree = _lark().parse(_terminate_commands(text))
+        tree = _parse_tree(_terminate_commands(source.text), progress)
     except UnexpectedInput as exc:
         raise translate_error(exc, source, _lark()) from None
     try:
@@ -81,6 +88,24 @@ def parse(text: str, filename: str = "<input>") -> ast.Program:
             Span(source, 1, 1, 1, 2),
             hint="split deeply nested expressions into named steps",
         ) from None
+
+
+_PROGRESS_TOKENS = 2000  # tokens between two progress reports
+
+
+def _parse_tree(text: str, progress: Progress | None) -> Tree:
+    if progress is None:
+        return _lark().parse(text)
+    # The same LALR parse, driven a token at a time so that the caller can show how far it got.
+    parser = _lark().parse_interactive(text)
+    last = None
+    for count, token in enumerate(parser.iter_parse(), 1):
+        last = token
+        if count % _PROGRESS_TOKENS == 0:
+            progress("parsing", token.end_pos or 0, len(text))
+    tree = parser.feed_eof(last)
+    progress("parsing", len(text), len(text))
+    return tree
 
 
 def is_complete(text: str) -> bool:

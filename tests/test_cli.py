@@ -175,9 +175,12 @@ def test_evaluation_error_on_the_input(capsys: pytest.CaptureFixture[str], progr
     assert "cannot read the input as tokens_int" in err
 
 
-def test_empty_input(capsys: pytest.CaptureFixture[str], program: Any) -> None:
+def test_empty_input_is_an_error_of_the_argument(
+    capsys: pytest.CaptureFixture[str], program: Any
+) -> None:
     code, _, err = run(capsys, "run", program(REVERSE), "--input", "")
-    assert code == 1 and "the input is empty" in err
+    assert code == 2
+    assert "rasp run: error: argument --input '': is empty" in err
 
 
 @pytest.mark.parametrize("bad", ["[1,", '["a", ]', "[null]", "[[1]]", "['a']"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import re
 import sys
 from pathlib import Path
 
@@ -10,8 +12,15 @@ import pytest
 
 transformer = pytest.importorskip("transformer")
 
-from rasp.tools.draw import computation_dot, draw_model_file, draw_trace, trace_model
 from rasp.errors import RaspError
+from rasp.tools.draw import (
+    computation_dot,
+    draw_model_file,
+    draw_trace,
+    flow_stem,
+    trace_figure,
+    trace_model,
+)
 from tests.transformer.handmade_models import mean_of_a, previous_token
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -41,27 +50,40 @@ def test_draw_writes_a_png_and_dot(prev_model: Path, tmp_path: Path) -> None:
     assert lines[0].startswith(f"wrote {png} (1 attention heads")
     text = dot.read_text()
     assert text.startswith("digraph computation {") and text.count("rank=same") == 2
-    assert '"tokens" -> "L0:H0" [label="v"];' in text and '"indices" -> "L0:H0" [label="q"];' in text
+    assert (
+        '"tokens" -> "L0:H0" [label="v"];' in text and '"indices" -> "L0:H0" [label="q"];' in text
+    )
 
 
 def test_dot_edges_come_from_the_weights() -> None:
     model = mean_of_a()
     meta = dict(model.metadata)
-    meta["layers"] = [{"attn": [{"head": 0, "name": "frac_a", "op": "mean of tokens == a"}],
-                       "mlp": [{"name": "out", "op": "2 * frac_a"}]}]
+    meta["layers"] = [
+        {
+            "attn": [{"head": 0, "name": "frac_a", "op": "mean of tokens == a"}],
+            "mlp": [{"name": "out", "op": "2 * frac_a"}],
+        }
+    ]
     meta["output"] = dict(meta["output"], name="out")
     dot = computation_dot(meta, model.tensors)
     assert '"tokens" -> "L0:H0" [label="v"];' in dot  # V reads tokens:a
-    assert '"L0:H0" -> "L0:MLP0";' in dot  # the MLP unit writing `out` reads frac_a, which the head wrote
+    assert (
+        '"L0:H0" -> "L0:MLP0";' in dot
+    )  # the MLP unit writing `out` reads frac_a, which the head wrote
     assert '"one"' not in dot and '"pad" ->' not in dot  # special dims are not variables
     assert '"frac_a" [label="frac_a"' not in dot  # written by the head, so not an embedding input
-    assert 'peripheries=2' in dot.split('"L0:MLP0" [')[1].split("\n")[0]  # the output is marked
+    assert "peripheries=2" in dot.split('"L0:MLP0" [')[1].split("\n")[0]  # the output is marked
     rows = [line for line in dot.splitlines() if "rank=same" in line]
-    assert [r.split('label="')[1].split('"')[0] for r in rows] == ["embedding", "layer 0 attn", "layer 0 mlp"]
+    assert [r.split('label="')[1].split('"')[0] for r in rows] == [
+        "embedding",
+        "layer 0 attn",
+        "layer 0 mlp",
+    ]
 
 
-def test_missing_matplotlib_is_a_clear_error(prev_model: Path, tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_matplotlib_is_a_clear_error(
+    prev_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     trace = trace_model(transformer.load(prev_model), list("ab"))
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(RaspError) as info:
@@ -74,8 +96,12 @@ def test_helper_dimensions_lead_back_to_their_operation() -> None:
     model = mean_of_a()
     meta = dict(model.metadata)
     meta["residual"] = [label.replace("frac_a", "count.frac") for label in meta["residual"]]
-    meta["layers"] = [{"attn": [{"head": 0, "name": "count", "op": "selector_width(...)"}],
-                       "mlp": [{"name": "out", "op": "f(count)"}]}]
+    meta["layers"] = [
+        {
+            "attn": [{"head": 0, "name": "count", "op": "selector_width(...)"}],
+            "mlp": [{"name": "out", "op": "f(count)"}],
+        }
+    ]
     dot = computation_dot(meta, model.tensors)
     assert '"L0:H0" -> "L0:MLP0";' in dot and '"count.frac"' not in dot
 
@@ -85,8 +111,8 @@ def test_an_operation_split_over_a_head_and_an_mlp_gives_two_nodes(tmp_path: Pat
     compiler = pytest.importorskip("compiler")
     from safetensors.numpy import load_file
 
-    from rasp.tools.inspect import read_model_file
     from rasp.interpreter import load_file as load_program
+    from rasp.tools.inspect import read_model_file
 
     sop = load_program(Path(__file__).resolve().parents[1] / "programs" / "hist.rasp").get("hist")
     compiler.compile_sop(sop, list("ab"), 4, name="hist").save(tmp_path / "h.safetensors")
@@ -98,7 +124,6 @@ def test_an_operation_split_over_a_head_and_an_mlp_gives_two_nodes(tmp_path: Pat
 
 def test_draw_for_repl_compiles_for_the_input(tmp_path: Path) -> None:
     pytest.importorskip("compiler")
-    from rasp.tools.draw import draw_for_repl
     from rasp.sops import (
         AggregateSOp,
         Comparison,
@@ -107,11 +132,16 @@ def test_draw_for_repl_compiles_for_the_input(tmp_path: Path) -> None:
         Select,
         TokensSOp,
     )
+    from rasp.tools.draw import draw_for_repl
 
     indices = IndicesSOp(name="indices")
     prev = MapSOp(fn=lambda i: i - 1, inputs=(indices,), text="indices - 1", name="before")
-    shifted = AggregateSOp(selector=Select(keys=indices, queries=prev, comparison=Comparison.EQ),
-                           sop=TokensSOp(name="tokens"), default="_", name="shifted")
+    shifted = AggregateSOp(
+        selector=Select(keys=indices, queries=prev, comparison=Comparison.EQ),
+        sop=TokensSOp(name="tokens"),
+        default="_",
+        name="shifted",
+    )
     message = draw_for_repl(shifted, list("abc"), tmp_path / "s.png")
     assert message.startswith(f"wrote {tmp_path / 's.png'}")
     assert (tmp_path / "s.png").read_bytes()[:8] == PNG_MAGIC
@@ -119,21 +149,25 @@ def test_draw_for_repl_compiles_for_the_input(tmp_path: Path) -> None:
 
 def test_repl_hook_writes_into_comp_flows(tmp_path: Path) -> None:
     pytest.importorskip("compiler")
-    from rasp.tools.draw import repl_draw_hook
     from rasp.sops import Select, SelectorWidthSOp, TokensSOp
+    from rasp.tools.draw import repl_draw_hook
 
     tokens = TokensSOp(name="tokens")
     same = Select(keys=tokens, queries=tokens, name="same")
     hist = SelectorWidthSOp(selector=same, name="hist")
     message = repl_draw_hook(hist, list("a/b"), tmp_path / "comp_flows")
-    assert (tmp_path / "comp_flows" / "hist(a_b).png").is_file()
-    assert (tmp_path / "comp_flows" / "hist(a_b).dot").is_file()
-    assert "hist(a_b).png" in message
+    stem = flow_stem("hist", list("a/b"))
+    assert stem.startswith("hist_a_b-") and re.fullmatch(r"[A-Za-z0-9_.,+=-]+", stem)
+    assert (tmp_path / "comp_flows" / f"{stem}.png").is_file()
+    assert (tmp_path / "comp_flows" / f"{stem}.dot").is_file()
+    assert f"{stem}.png" in message
     with pytest.raises(RaspError, match="needs an s-op"):
         repl_draw_hook(same, list("ab"), tmp_path / "comp_flows")
 
 
-def test_dot_is_rendered_only_when_graphviz_is_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dot_is_rendered_only_when_graphviz_is_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from rasp.tools.draw import write_dot
 
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
@@ -142,12 +176,19 @@ def test_dot_is_rendered_only_when_graphviz_is_installed(tmp_path: Path, monkeyp
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "dot"  # records its arguments and writes the -o file, like graphviz would
-    fake.write_text('#!/bin/sh\necho "$@" > "$(dirname "$0")/args"\nshift 2\n[ "$1" = -o ] && echo png > "$2"\n')
+    fake.write_text(
+        '#!/bin/sh\necho "$@" > "$(dirname "$0")/args"\nshift 2\n[ "$1" = -o ] && echo png > "$2"\n'
+    )
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")  # ours first; the shell needs the others
     rendered = write_dot("digraph g {}\n", tmp_path / "b.dot")
     assert rendered == tmp_path / "b.png" and rendered.read_text() == "png\n"
-    assert (bin_dir / "args").read_text().split() == ["-Tpng", str(tmp_path / "b.dot"), "-o", str(rendered)]
+    assert (bin_dir / "args").read_text().split() == [
+        "-Tpng",
+        str(tmp_path / "b.dot"),
+        "-o",
+        str(rendered),
+    ]
 
 
 def test_a_model_without_blocks_draws_its_embedding(tmp_path: Path) -> None:
@@ -159,3 +200,53 @@ def test_a_model_without_blocks_draws_its_embedding(tmp_path: Path) -> None:
     assert trace.output == ("a", "b")
     lines = draw_model_file(path, list("ab"), tmp_path / "id.png", tmp_path / "id.dot")
     assert lines[0].startswith(f"wrote {tmp_path / 'id.png'} (0 attention heads")
+
+
+@pytest.mark.parametrize(
+    ("tokens", "stem"),
+    [
+        (list("abca"), "r_abca"),
+        (["the", "cat"], "r_the-cat"),
+        ([1, 2], "r_1-2"),
+    ],
+)
+def test_flow_stems_need_no_quoting_in_a_shell(tokens: list, stem: str) -> None:
+    assert flow_stem("r", tokens) == stem
+    brackets = [flow_stem("dyck1", list(text)) for text in ("(())", "()()", "((((")]
+    assert len(set(brackets)) == 3  # made safe, yet still apart
+    assert all(re.fullmatch(r"[A-Za-z0-9_.,+=-]+", s) and len(s) <= 100 for s in brackets)
+    assert len(flow_stem("long", list("ab" * 200))) <= 100
+
+
+def _text_boxes(fig: object) -> list[tuple[str, object]]:
+    from matplotlib.text import Text
+
+    fig.canvas.draw()  # type: ignore[attr-defined]
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]  # type: ignore[attr-defined]
+    return [(t.get_text(), t.get_window_extent(renderer)) for t in dict.fromkeys(texts)]
+
+
+def test_the_most_freq_drawing_has_no_overlapping_titles_or_cut_labels() -> None:
+    """Issue 11: the main title overlapped a head's three-line title, and a long row label was cut.
+    Every text lies inside the figure, and no two titles (figure and heads) overlap."""
+    pytest.importorskip("matplotlib")
+    compiler = pytest.importorskip("compiler")
+    from rasp.interpreter import load_file
+
+    root = Path(__file__).resolve().parents[1]
+    sop = load_file(root / "programs" / "most_freq.rasp").get("most_freq")
+    tokens = list("abbccc")
+    compiled = compiler.compile_sop(sop, list("abc"), len(tokens), name="most_freq")
+    model = transformer.from_tensors(compiled.weights, compiled.metadata)
+    fig = trace_figure(trace_model(model, tokens))
+    boxes = _text_boxes(fig)
+    width, height = fig.bbox.width, fig.bbox.height
+    for text, box in boxes:
+        assert box.x0 >= 0 and box.y0 >= 0 and box.x1 <= width and box.y1 <= height, text
+    titles = [(t, b) for t, b in boxes if t.startswith(("layer ", "most_freq("))]
+    assert len(titles) >= 7  # the figure's title and one per head
+    for (a, box_a), (b, box_b) in itertools.combinations(titles, 2):
+        assert not box_a.overlaps(box_b), (a, b)
+    longest = max(compiled.metadata["residual"], key=len)
+    assert any(text == longest for text, _ in boxes)  # shown whole, not cut

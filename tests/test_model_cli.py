@@ -40,8 +40,11 @@ def bad_model_files(tmp_path: Path, good: Path) -> dict[str, Path]:
     files = {"truncated": data[:-50], "not safetensors": b"hello, I am text\n" * 4}
     header_len = int.from_bytes(data[:8], "little")
     header = json.loads(data[8 : 8 + header_len])
-    for case, change in (("newer format", lambda m: m.update(format_version=99)),
-                         ("misshaped tensor", None), ("missing tensor", None)):
+    for case, change in (
+        ("newer format", lambda m: m.update(format_version=99)),
+        ("misshaped tensor", None),
+        ("missing tensor", None),
+    ):
         meta = json.loads(header["__metadata__"]["rasp_forge"])
         if change is not None:
             change(meta)
@@ -61,23 +64,32 @@ def bad_model_files(tmp_path: Path, good: Path) -> dict[str, Path]:
     return out
 
 
-def test_show_prints_the_summary_and_json(capsys: pytest.CaptureFixture[str], prev_model: Path) -> None:
+def test_show_prints_the_summary_and_json(
+    capsys: pytest.CaptureFixture[str], prev_model: Path
+) -> None:
     code, out, err = run(capsys, "show", str(prev_model))
     assert code == 0 and not err
-    assert "layer  block   name  operation" in out and "tokens: a b c" in out and "indices: 0..6" in out
+    assert (
+        "layer  block   name  operation" in out
+        and "tokens: a b c" in out
+        and "indices: 0..6" in out
+    )
     code, out, _ = run(capsys, "show", str(prev_model), "--json")
     data = json.loads(out)
     assert code == 0 and data["config"]["n_layers"] == 1 and data["parameters"]["total"] > 0
 
 
 @pytest.mark.parametrize("command", ["show", "run", "draw", "export"])
-def test_bad_model_files_give_one_error_line(capsys: pytest.CaptureFixture[str], prev_model: Path,
-                                             tmp_path: Path, command: str) -> None:
+def test_bad_model_files_give_one_error_line(
+    capsys: pytest.CaptureFixture[str], prev_model: Path, tmp_path: Path, command: str
+) -> None:
     for case, path in bad_model_files(tmp_path, prev_model).items():
-        argv = {"show": ["show", str(path)],
-                "run": ["run", "--model", str(path), "--input", "ab"],
-                "draw": ["draw", str(path), "--input", "ab", "-o", str(tmp_path / "x.png")],
-                "export": ["export", str(path), "--to", "transformer-lens", "-o", str(tmp_path / "tl")]}[command]
+        argv = {
+            "show": ["show", str(path)],
+            "run": ["run", "--model", str(path), "--input", "ab"],
+            "draw": ["draw", str(path), "--input", "ab", "-o", str(tmp_path / "x.png")],
+            "export": ["export", str(path), "--to", "transformer-lens", "-o", str(tmp_path / "tl")],
+        }[command]
         code, out, err = run(capsys, *argv)
         assert code == 1, (command, case, err)
         assert err.startswith(f"error: {path}: ") and err.count("\n") == 1, (command, case, err)
@@ -85,10 +97,18 @@ def test_bad_model_files_give_one_error_line(capsys: pytest.CaptureFixture[str],
 
 
 def test_run_model(capsys: pytest.CaptureFixture[str], prev_model: Path) -> None:
-    assert run(capsys, "run", "--model", str(prev_model), "--input", "abc") == (0, "[-, a, b] (strings)\n", "")
-    assert run(capsys, "run", "--model", str(prev_model), "--input", "abc", "--json")[1] == '["-", "a", "b"]\n'
+    assert run(capsys, "run", "--model", str(prev_model), "--input", "abc") == (
+        0,
+        "[-, a, b] (strings)\n",
+        "",
+    )
+    assert (
+        run(capsys, "run", "--model", str(prev_model), "--input", "abc", "--json")[1]
+        == '["-", "a", "b"]\n'
+    )
     code, _, err = run(capsys, "run", "--model", str(prev_model), "--input", "abz")
-    assert code == 1 and err.startswith("error: cannot run") and "z" in err
+    assert code == 2 and 'rasp run: error: argument --input: token "z" at position 2' in err
+    assert str(prev_model) in err
     code, _, err = run(capsys, "run", "--model", str(prev_model), "--input", "abc", "--name", "x")
     assert code == 2 and "--name applies only to FILE.rasp" in err
 
@@ -97,26 +117,41 @@ def test_run_model_without_cuda(capsys: pytest.CaptureFixture[str], prev_model: 
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
-    code, _, err = run(capsys, "run", "--model", str(prev_model), "--input", "ab", "--device", "cuda")
+    code, _, err = run(
+        capsys, "run", "--model", str(prev_model), "--input", "ab", "--device", "cuda"
+    )
     assert code == 1 and "no CUDA device" in err
 
 
-def test_draw_model_and_argument_errors(capsys: pytest.CaptureFixture[str], prev_model: Path,
-                                        tmp_path: Path) -> None:
+def test_draw_model_and_argument_errors(
+    capsys: pytest.CaptureFixture[str], prev_model: Path, tmp_path: Path
+) -> None:
     png, dot = tmp_path / "p.png", tmp_path / "p.dot"
-    code, out, _ = run(capsys, "draw", str(prev_model), "--input", "abc", "-o", str(png), "--dot", str(dot))
+    code, out, _ = run(
+        capsys, "draw", str(prev_model), "--input", "abc", "-o", str(png), "--dot", str(dot)
+    )
     assert code == 0 and png.stat().st_size > 0 and "rank=same" in dot.read_text()
     assert out.startswith(f"wrote {png}")
-    code, _, err = run(capsys, "draw", str(prev_model), "--input", "abc", "-o", str(png), "--vocab", "ab")
+    code, _, err = run(
+        capsys, "draw", str(prev_model), "--input", "abc", "-o", str(png), "--vocab", "ab"
+    )
     assert code == 2 and "--vocab applies only to a .rasp program" in err
-    code, _, err = run(capsys, "draw", str(prev_model), "--input", "abc", "-o", str(tmp_path / "no" / "p.png"))
-    assert code == 1 and err == f"error: cannot write {tmp_path / 'no' / 'p.png'}: directory {tmp_path / 'no'} does not exist\n"
+    code, _, err = run(
+        capsys, "draw", str(prev_model), "--input", "abc", "-o", str(tmp_path / "no" / "p.png")
+    )
+    assert (
+        code == 1
+        and err
+        == f"error: cannot write {tmp_path / 'no' / 'p.png'}: directory {tmp_path / 'no'} does not exist\n"
+    )
     code, _, err = run(capsys, "draw", str(tmp_path / "x.txt"), "--input", "abc", "-o", str(png))
     assert code == 2 and "TARGET must be a .rasp program or a .safetensors model" in err
 
 
 def test_export(capsys: pytest.CaptureFixture[str], prev_model: Path, tmp_path: Path) -> None:
-    code, out, _ = run(capsys, "export", str(prev_model), "--to", "transformer-lens", "-o", str(tmp_path / "tl"))
+    code, out, _ = run(
+        capsys, "export", str(prev_model), "--to", "transformer-lens", "-o", str(tmp_path / "tl")
+    )
     assert code == 0 and out.count("wrote ") == 3 and (tmp_path / "tl" / "config.json").is_file()
 
 
@@ -128,15 +163,36 @@ def test_export(capsys: pytest.CaptureFixture[str], prev_model: Path, tmp_path: 
         (["compile", "p.rasp", "--vocab", "ab", "--max-len", "4"], "-o/--output"),
         (["compile", "p.rasp", "--vocab", "ab", "--max-len", "0", "-o", "m"], "must be at least 1"),
         (["verify", "p.rasp", "--max-len", "4"], "--vocab"),
-        (["verify", "p.rasp", "--vocab", "ab", "--max-len", "4", "--samples", "-1"], "must not be negative"),
+        (
+            ["verify", "p.rasp", "--vocab", "ab", "--max-len", "4", "--samples", "-1"],
+            "must not be negative",
+        ),
         (["verify", "p.rasp", "--vocab", "[a", "--max-len", "4"], "not valid JSON"),
-        (["run", "--model", "m.safetensors", "--input", "ab", "--device", "tpu"], "invalid choice: 'tpu'"),
+        (
+            ["run", "--model", "m.safetensors", "--input", "ab", "--device", "tpu"],
+            "invalid choice: 'tpu'",
+        ),
         (["draw", "m.safetensors", "-o", "x.png"], "--input"),
-        (["verify", "p.rasp", "--vocab", "ab", "--max-len", "4", "--exhaustive-len", "0", "--samples", "0"],
-         "leaves no input to check"),
+        (
+            [
+                "verify",
+                "p.rasp",
+                "--vocab",
+                "ab",
+                "--max-len",
+                "4",
+                "--exhaustive-len",
+                "0",
+                "--samples",
+                "0",
+            ],
+            "leaves no input to check",
+        ),
     ],
 )
-def test_bad_arguments_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+def test_bad_arguments_exit_2(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
     code, out, err = run(capsys, *argv)
     assert code == 2 and message in err and not out
 
@@ -153,73 +209,199 @@ def reverse_file(tmp_path: Path) -> Path:
     return path
 
 
-def test_compile_then_run_show_verify(capsys: pytest.CaptureFixture[str], reverse_file: Path,
-                                      tmp_path: Path) -> None:
+def test_compile_then_run_show_verify(
+    capsys: pytest.CaptureFixture[str], reverse_file: Path, tmp_path: Path
+) -> None:
     model = tmp_path / "reverse.safetensors"
-    code, out, err = run(capsys, "compile", str(reverse_file), "--vocab", "abc", "--max-len", "5", "-o", str(model))
+    code, out, err = run(
+        capsys, "compile", str(reverse_file), "--vocab", "abc", "--max-len", "5", "-o", str(model)
+    )
     assert code == 0, err
     assert out.startswith(f"wrote {model}: ")
-    assert run(capsys, "run", "--model", str(model), "--input", "abca")[1] == "[a, c, b, a] (strings)\n"
+    assert (
+        run(capsys, "run", "--model", str(model), "--input", "abca")[1]
+        == "[a, c, b, a] (strings)\n"
+    )
     code, out, _ = run(capsys, "show", str(model))
     assert code == 0 and "reverse" in out and "sha256:" in out
-    code, out, err = run(capsys, "verify", str(reverse_file), "--vocab", "abc", "--max-len", "5", "--model", str(model))
+    code, out, err = run(
+        capsys,
+        "verify",
+        str(reverse_file),
+        "--vocab",
+        "abc",
+        "--max-len",
+        "5",
+        "--model",
+        str(model),
+    )
     assert code == 0 and not err and "model == interpreter on 363 inputs" in out
     assert "every input of length 1..5 over 3 tokens" in out
 
 
-def test_compile_errors(capsys: pytest.CaptureFixture[str], reverse_file: Path, tmp_path: Path) -> None:
+def test_compile_errors(
+    capsys: pytest.CaptureFixture[str], reverse_file: Path, tmp_path: Path
+) -> None:
     out_path = tmp_path / "missing_dir" / "m.safetensors"
-    code, _, err = run(capsys, "compile", str(reverse_file), "--vocab", "ab", "--max-len", "3", "-o", str(out_path))
+    code, _, err = run(
+        capsys, "compile", str(reverse_file), "--vocab", "ab", "--max-len", "3", "-o", str(out_path)
+    )
     assert code == 1 and err.startswith(f"error: cannot write {out_path}: ")
-    code, _, err = run(capsys, "compile", str(reverse_file), "--vocab", "ab", "--max-len", "3", "-o",
-                       str(tmp_path / "m.safetensors"), "--name", "flip")
+    code, _, err = run(
+        capsys,
+        "compile",
+        str(reverse_file),
+        "--vocab",
+        "ab",
+        "--max-len",
+        "3",
+        "-o",
+        str(tmp_path / "m.safetensors"),
+        "--name",
+        "flip",
+    )
     assert code == 1 and "'flip' is a selector, not an s-op" in err and "Traceback" not in err
 
 
-def test_verify_compiles_and_reports_json(capsys: pytest.CaptureFixture[str], reverse_file: Path) -> None:
-    code, out, _ = run(capsys, "verify", str(reverse_file), "--vocab", "ab", "--max-len", "6",
-                       "--exhaustive-len", "3", "--samples", "40", "--seed", "7", "--json")
+def test_verify_compiles_and_reports_json(
+    capsys: pytest.CaptureFixture[str], reverse_file: Path
+) -> None:
+    code, out, _ = run(
+        capsys,
+        "verify",
+        str(reverse_file),
+        "--vocab",
+        "ab",
+        "--max-len",
+        "6",
+        "--exhaustive-len",
+        "3",
+        "--samples",
+        "40",
+        "--seed",
+        "7",
+        "--json",
+    )
     data = json.loads(out)
     assert code == 0 and data["ok"] and data["checked"] == 14 + 40
     assert data["exhaustive"] == {"max_len": 3, "inputs": 14}
     assert data["sampled"]["lengths"] == [4, 6] and data["sampled"]["seed"] == 7
 
 
-def test_verify_warns_when_the_source_changed(capsys: pytest.CaptureFixture[str], reverse_file: Path,
-                                              tmp_path: Path) -> None:
+def test_verify_warns_when_the_source_changed(
+    capsys: pytest.CaptureFixture[str], reverse_file: Path, tmp_path: Path
+) -> None:
     model = tmp_path / "m.safetensors"
-    assert run(capsys, "compile", str(reverse_file), "--vocab", "ab", "--max-len", "3", "-o", str(model))[0] == 0
+    assert (
+        run(
+            capsys,
+            "compile",
+            str(reverse_file),
+            "--vocab",
+            "ab",
+            "--max-len",
+            "3",
+            "-o",
+            str(model),
+        )[0]
+        == 0
+    )
     reverse_file.write_text(REVERSE + "# edited\n")
-    code, _, err = run(capsys, "verify", str(reverse_file), "--vocab", "ab", "--max-len", "3", "--model", str(model))
+    code, _, err = run(
+        capsys,
+        "verify",
+        str(reverse_file),
+        "--vocab",
+        "ab",
+        "--max-len",
+        "3",
+        "--model",
+        str(model),
+    )
     assert code == 0 and err.startswith("warning: ") and "not compiled from this version" in err
 
 
-def test_draw_a_program(capsys: pytest.CaptureFixture[str], reverse_file: Path, tmp_path: Path) -> None:
+def test_draw_a_program(
+    capsys: pytest.CaptureFixture[str], reverse_file: Path, tmp_path: Path
+) -> None:
     png = tmp_path / "r.png"
     code, _, err = run(capsys, "draw", str(reverse_file), "--input", "abc", "-o", str(png))
     assert code == 0, err
     assert png.read_bytes()[:4] == b"\x89PNG"
 
 
-def test_verify_with_bad_or_mismatched_models(capsys: pytest.CaptureFixture[str], reverse_file: Path,
-                                              prev_model: Path, tmp_path: Path) -> None:
+def test_verify_with_bad_or_mismatched_models(
+    capsys: pytest.CaptureFixture[str], reverse_file: Path, prev_model: Path, tmp_path: Path
+) -> None:
     for case, path in bad_model_files(tmp_path, prev_model).items():
-        code, out, err = run(capsys, "verify", str(reverse_file), "--vocab", "ab", "--max-len", "3",
-                             "--model", str(path))
-        assert code == 1 and err.startswith(f"error: {path}: ") and err.count("\n") == 1 and not out, case
+        code, out, err = run(
+            capsys,
+            "verify",
+            str(reverse_file),
+            "--vocab",
+            "ab",
+            "--max-len",
+            "3",
+            "--model",
+            str(path),
+        )
+        assert (
+            code == 1 and err.startswith(f"error: {path}: ") and err.count("\n") == 1 and not out
+        ), case
     model = tmp_path / "m.safetensors"
-    assert run(capsys, "compile", str(reverse_file), "--vocab", "ab", "--max-len", "3", "-o", str(model))[0] == 0
-    code, _, err = run(capsys, "verify", str(reverse_file), "--vocab", "ab", "--max-len", "4", "--model", str(model))
-    assert code == 1 and "--max-len 4 is longer than" in err
-    code, _, err = run(capsys, "verify", str(reverse_file), "--vocab", "abz", "--max-len", "3", "--model", str(model))
-    assert code == 1 and err.startswith('error: --vocab token "z" is not in the vocabulary of')
+    assert (
+        run(
+            capsys,
+            "compile",
+            str(reverse_file),
+            "--vocab",
+            "ab",
+            "--max-len",
+            "3",
+            "-o",
+            str(model),
+        )[0]
+        == 0
+    )
+    code, _, err = run(
+        capsys,
+        "verify",
+        str(reverse_file),
+        "--vocab",
+        "ab",
+        "--max-len",
+        "4",
+        "--model",
+        str(model),
+    )
+    assert code == 2 and "rasp verify: error: argument --max-len 4: longer than" in err
+    code, _, err = run(
+        capsys,
+        "verify",
+        str(reverse_file),
+        "--vocab",
+        "abz",
+        "--max-len",
+        "3",
+        "--model",
+        str(model),
+    )
+    assert (
+        code == 2
+        and "rasp verify: error: argument --vocab: the token z is not in the vocabulary of" in err
+    )
 
 
-def test_verify_shows_progress_only_on_a_terminal(capsys: pytest.CaptureFixture[str], reverse_file: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_verify_shows_progress_only_on_a_terminal(
+    capsys: pytest.CaptureFixture[str], reverse_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     argv = ["verify", str(reverse_file), "--vocab", "ab", "--max-len", "11", "--samples", "0"]
     code, out, err = run(capsys, *argv)
     assert code == 0 and err == "" and "4,094 inputs" in out
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.setattr("rasp.tools.console.PROGRESS_DELAY_S", 0.0)  # a bar at once, however quick
     code, out, err = run(capsys, *argv)
-    assert code == 0 and "\rverifying: 4,094/4,094 inputs" in err and "4,094 inputs" in out
+    assert code == 0 and "verifying" in err and "/4.09k" in err and "4,094 inputs" in out
+    for quiet in (["--json"], ["--quiet"]):  # machine output or a quiet run: no bar
+        code, out, err = run(capsys, *argv, *quiet)
+        assert code == 0 and err == "", quiet

@@ -8,13 +8,87 @@ from __future__ import annotations
 
 import difflib
 import json
-from typing import Any
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from rasp.errors import ErrorKind, RaspError
+from rasp.errors import ErrorKind, RaspError, Source
+from rasp.tools.console import Console
+
+if TYPE_CHECKING:
+    from rasp.interpreter import Interpreter
+
+
+# How INPUT and VOCAB text becomes tokens, and what a program sees: said once, in every --help.
+TOKENS_HELP = """\
+Tokens (--input, --vocab): a JSON list gives its elements as tokens, keeping their JSON types
+('["the","cat"]', '[3,1,2]', '[1,"1",true,1.0]' is four different tokens); any other text is
+split into characters ('hello', '(())'). The same rule reads --input, --vocab and a model's
+vocabulary: a model accepts exactly the tokens of its vocabulary, type included. A program sees
+each token through its input s-op: `tokens` is `tokens_str` (str() of the token: 1 -> "1", true ->
+"True", 2.5 -> "2.5"), `tokens_int` int(), `tokens_float` float(), `tokens_bool` bool(),
+`tokens_asis` the token as given. So `rasp run` of a program that outputs `tokens` prints
+strings even for a JSON list of numbers."""
 
 
 class UsageError(Exception):
     """A bad argument value found after argparse (reported like argparse, exit 2)."""
+
+
+def token_key(token: Any) -> tuple[str, Any]:
+    """Equal only for tokens of the same JSON type and value: 1, 1.0, true and "1" differ (the
+    runtime matches a model's vocabulary the same way)."""
+    if isinstance(token, bool):
+        return ("bool", token)
+    if isinstance(token, int):
+        return ("int", token)
+    if isinstance(token, float):
+        return ("float", token)
+    return (type(token).__name__, token)
+
+
+def distinct_tokens(tokens: Sequence[Any]) -> list[Any]:
+    """`tokens` without repeats (by `token_key`), first occurrence first."""
+    seen: dict[tuple[str, Any], Any] = {}
+    for token in tokens:
+        seen.setdefault(token_key(token), token)
+    return list(seen.values())
+
+
+def token_text(token: Any) -> str:
+    """A token shown so that it cannot be mistaken for another: a string bare when it reads as
+    nothing else (`a`, `§`), else JSON (`"1"`, `"true"`, `" "`, `1`, `1.0`, `true`)."""
+    if isinstance(token, str) and _bare(token):
+        return token
+    return json.dumps(token, ensure_ascii=False)
+
+
+def _bare(text: str) -> bool:
+    if not text or any(c.isspace() or c in '"\\' for c in text):
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return True  # not a JSON number, true/false/null: only a string looks like this
+    return False
+
+
+def check_vocab(tokens: Sequence[Any]) -> None:
+    """--vocab: at least one token, each once (`UsageError` naming the repeated token)."""
+    if not tokens:
+        raise UsageError("is empty; give the tokens the model must accept, e.g. abc")
+    seen: set[tuple[str, Any]] = set()
+    for token in tokens:
+        key = token_key(token)
+        if key in seen:
+            raise UsageError(f"lists the token {token_text(token)} twice; list each token once")
+        seen.add(key)
+
+
+def check_input(tokens: Sequence[Any]) -> None:
+    """--input: at least one token (RASP programs and models run on inputs of length >= 1)."""
+    if not tokens:
+        raise UsageError("is empty; programs and models run on inputs of 1 token or more")
 
 
 def parse_tokens(text: str) -> list[Any]:
@@ -48,10 +122,29 @@ def parse_tokens(text: str) -> list[Any]:
     return value
 
 
+def load_program(file: str, console: Console | None = None) -> tuple[Interpreter, Source]:
+    """Read and run the program FILE (`-`: standard input, reported as `<stdin>`), with progress
+    bars for a large one; returns the interpreter and the program's source."""
+    from rasp.interpreter import load_source
+    from rasp.sources import decode_source, read_source
+
+    console = console or Console()
+    if file == "-":
+        source = decode_source(sys.stdin.buffer.read(), "<stdin>")
+    else:
+        source = read_source(file)
+    console.step(f"read {source.name}: {len(source.text):,} characters")
+    with console.progress() as progress:
+        interp = load_source(source, progress=progress)
+    console.step(f"ran {source.name}")
+    return interp, source
+
+
 def select_output(interp: Any, name: str | None, filename: str) -> Any:
-    """The s-op a command works on: `name`, or the last name the program assigns."""
+    """The s-op a command works on: `name` (from --name), or the last name the program assigns."""
     from rasp.sops import Selector, SOp
 
+    given = name is not None
     if name is None:
         name = interp.last_assigned
         if name is None:
@@ -67,20 +160,24 @@ def select_output(interp: Any, name: str | None, filename: str) -> Any:
             if close
             else "pass --name with a name the program assigns"
         )
-        raise RaspError(f"{filename} defines no name '{name}'", hint=hint, kind=ErrorKind.NAME)
+        where = f"argument --name {name!r}: " if given else ""
+        raise RaspError(
+            f"{where}{filename} defines no name '{name}'", hint=hint, kind=ErrorKind.NAME
+        )
     value = interp.get(name)
+    where = f"argument --name {name!r}: " if given else ""
     if isinstance(value, SOp):
         return value
     if isinstance(value, Selector):
         raise RaspError(
-            f"'{name}' is a selector, not an s-op",
+            f"{where}'{name}' is a selector, not an s-op",
             getattr(value, "span", None),
             hint="a program's output is an s-op: aggregate the selector, or count it "
             "with selector_width(...)",
             kind=ErrorKind.TYPE,
         )
     raise RaspError(
-        f"'{name}' is {_kind_text(value)}, not an s-op",
+        f"{where}'{name}' is {_kind_text(value)}, not an s-op",
         hint="pass --name with an s-op (a value computed from tokens or indices)",
         kind=ErrorKind.TYPE,
     )

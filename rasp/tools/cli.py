@@ -19,22 +19,16 @@ from collections.abc import Callable, Sequence
 
 from rasp import __version__
 from rasp.errors import RaspError
-from rasp.tools.arguments import UsageError, parse_tokens, select_output
-
-_INPUT_HELP = (
-    "a JSON list gives its elements as tokens ('[\"the\",\"cat\"]', '[3,1,2]'); any other text "
-    "is split "
-    "into characters ('hello')"
+from rasp.tools.arguments import (
+    UsageError,
+    check_input,
+    check_vocab,
+    load_program,
+    parse_tokens,
+    select_output,
 )
-_RUN_DESCRIPTION = """\
-Run a program with the interpreter (FILE), or a compiled model (--model).
-
-Output: the value of NAME on INPUT in RASP's display form followed by its type, e.g.
-  [o, l, l, e, h] (strings)
-(all-equal values print as [v]*n, floats rounded to 3 places, bools as T/F, as in the original RASP
-REPL). With --json, exactly one JSON value: the list of per-position outputs, with ints, floats,
-strings and bools kept as such, e.g. ["o", "l", "l", "e", "h"].
-"""
+from rasp.tools.console import Console
+from rasp.tools.help_text import DESCRIPTIONS, FILE_HELP, INPUT_HELP, epilog
 
 # Handlers in `rasp.tools.model_commands`, by subcommand (`run` goes there only with --model).
 _MODEL_HANDLERS = {
@@ -54,38 +48,55 @@ _MODEL_HANDLERS = {
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rasp",
-        description="RASP (Thinking Like Transformers): interpret, compile to transformer "
-        "weights, run.",
+        description=DESCRIPTIONS["rasp"],
+        epilog=epilog("rasp"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"rasp-forge {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
-    run = sub.add_parser(
-        "run",
-        help="run a program (interpreter) or a compiled model",
-        description=_RUN_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    common = argparse.ArgumentParser(add_help=False)
+    talk = common.add_mutually_exclusive_group()
+    talk.add_argument(
+        "-q", "--quiet", action="store_true", help="print only results and errors: no notes, "
+        "warnings or progress bars"
     )
-    run.add_argument("file", nargs="?", metavar="FILE.rasp", help="program to interpret")
+    talk.add_argument(
+        "-v", "--verbose", action="store_true", help="also print each step with its time on "
+        "stderr (and a traceback on an internal error)"
+    )
+
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(
+            name,
+            help=help_text,
+            description=DESCRIPTIONS[name],
+            epilog=epilog(name),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            parents=[common],
+        )
+
+    run = command("run", "run a program (interpreter) or a compiled model")
+    run.add_argument("file", nargs="?", metavar="FILE.rasp", help=FILE_HELP)
     run.add_argument(
         "--model", metavar="M.safetensors", help="compiled model to run instead of FILE"
     )
-    run.add_argument("--input", required=True, metavar="INPUT", help=_INPUT_HELP)
+    run.add_argument("--input", required=True, metavar="INPUT", help=INPUT_HELP)
     run.add_argument(
         "--name", help="the s-op to print (default: the last name the program assigns)"
     )
     run.add_argument("--json", action="store_true", help="print one JSON list of the outputs")
     _add_device(run)
 
-    comp = sub.add_parser("compile", help="compile a program into a .safetensors model")
-    comp.add_argument("file", metavar="FILE.rasp")
+    comp = command("compile", "compile a program into a .safetensors model")
+    comp.add_argument("file", metavar="FILE.rasp", help=FILE_HELP)
     _add_vocab_and_len(comp, required=True)
     comp.add_argument("--name", help="the s-op to compile (default: the last name assigned)")
     comp.add_argument("-o", "--output", required=True, metavar="OUT.safetensors")
     comp.add_argument("--causal", action="store_true", help="compile with causal attention")
+    comp.add_argument("--json", action="store_true", help="print what was written as JSON")
 
-    ver = sub.add_parser("verify", help="compare a compiled model with the interpreter")
-    ver.add_argument("file", metavar="FILE.rasp")
+    ver = command("verify", "compare a compiled model with the interpreter")
+    ver.add_argument("file", metavar="FILE.rasp", help=FILE_HELP)
     _add_vocab_and_len(ver, required=True)
     ver.add_argument("--name", help="the s-op to verify (default: the last name assigned)")
     ver.add_argument(
@@ -109,24 +120,30 @@ def build_parser() -> argparse.ArgumentParser:
     _add_device(ver)
     ver.add_argument("--json", action="store_true", help="print the report as JSON")
 
-    show = sub.add_parser("show", help="summarise a compiled model (layers, heads, widths, labels)")
+    show = command("show", "summarise a compiled model (layers, heads, widths, labels)")
     show.add_argument("model", metavar="M.safetensors")
     show.add_argument("--json", action="store_true", help="print the summary as JSON")
 
-    draw = sub.add_parser("draw", help="draw a program's or model's computation on an input")
-    draw.add_argument("target", metavar="TARGET", help="a .rasp program or a .safetensors model")
-    draw.add_argument("--input", required=True, metavar="INPUT", help=_INPUT_HELP)
+    draw = command("draw", "draw a program's or model's computation on an input")
+    draw.add_argument(
+        "target",
+        metavar="TARGET",
+        help="a .rasp program (- reads one from standard input) or a .safetensors model",
+    )
+    draw.add_argument("--input", required=True, metavar="INPUT", help=INPUT_HELP)
     draw.add_argument("-o", "--output", required=True, metavar="OUT.png")
     _add_vocab_and_len(draw, required=False)
     draw.add_argument("--name", help="the s-op to draw (default: the last name assigned)")
     draw.add_argument("--dot", metavar="OUT.dot", help="also write the graph as DOT text")
+    draw.add_argument("--json", action="store_true", help="print what was written as JSON")
 
-    export = sub.add_parser("export", help="export a compiled model for another library")
+    export = command("export", "export a compiled model for another library")
     export.add_argument("model", metavar="M.safetensors")
     export.add_argument("--to", required=True, choices=["transformer-lens"])
     export.add_argument("-o", "--output", required=True, metavar="OUT")
+    export.add_argument("--json", action="store_true", help="print what was written as JSON")
 
-    repl = sub.add_parser("repl", help="interactive RASP (like the original's REPL)")
+    repl = command("repl", "interactive RASP (like the original's REPL)")
     repl.add_argument("file", nargs="?", metavar="FILE.rasp", help="load this program first")
     parser.subcommand_parsers = dict(sub.choices)  # type: ignore[attr-defined]
     return parser
@@ -137,7 +154,8 @@ def _add_vocab_and_len(parser: argparse.ArgumentParser, *, required: bool) -> No
         "--vocab",
         required=required,
         metavar="VOCAB",
-        help="the input tokens the model must accept; " + _INPUT_HELP,
+        help="the tokens the model must accept, each once: a JSON list or characters ('abc'); "
+        "see 'Tokens' below",
     )
     parser.add_argument(
         "--max-len",
@@ -185,12 +203,16 @@ def _int(text: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    args: argparse.Namespace | None = None
     try:
-        args = parser.parse_args(argv)
+        args = _parse_arguments(parser, argv)
         _parse_token_arguments(parser, args)
         return _dispatch(parser, args)
     except SystemExit as exc:  # argparse: usage errors (2), --help and --version (0)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BrokenPipeError:  # `rasp show M | head`: the reader left; nothing more to say
+        _silence_stdout()
+        return 141  # 128 + SIGPIPE, as a program killed by the signal would report
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -201,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {_os_error_text(exc)}", file=sys.stderr)
         return 1
     except Exception as exc:  # the last line of defence: never a traceback by default
-        if os.environ.get("RASP_DEBUG") == "1":
+        if os.environ.get("RASP_DEBUG") == "1" or getattr(args, "verbose", False):
             traceback.print_exc()
         print(
             f"internal error: {type(exc).__name__}: {exc} (a bug in rasp-forge: please report it "
@@ -211,16 +233,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def _parse_arguments(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None
+) -> argparse.Namespace:
+    """argparse, except that an unknown option is reported with its subcommand's usage."""
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
+
+
 def _parse_token_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Turn INPUT and VOCAB text into token lists before any handler sees them."""
-    for option in ("input", "vocab"):
+    """Turn INPUT and VOCAB text into token lists before any handler sees them; an empty input,
+    an empty vocabulary or a repeated vocabulary token is an error of that argument."""
+    checks = {"input": check_input, "vocab": check_vocab}
+    for option, check in checks.items():
         text = getattr(args, option, None)
         if text is None:
             continue
         try:
-            setattr(args, option, parse_tokens(text))
+            tokens = parse_tokens(text)  # its messages quote the text
         except UsageError as exc:
             _subparser(parser, args.command).error(f"argument --{option}: {exc}")
+        try:
+            check(tokens)
+        except UsageError as exc:
+            _subparser(parser, args.command).error(f"argument --{option} {text!r}: {exc}")
+        setattr(args, option, tokens)
 
 
 def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
@@ -273,24 +312,40 @@ def _run_model_command(args: argparse.Namespace) -> int:
 
 def _cmd_run_program(args: argparse.Namespace) -> int:
     from rasp.display import seq_json, seq_text
-    from rasp.interpreter import load_file
     from rasp.sops import SeqValue, evaluate
 
-    interp = load_file(args.file)
-    sop = select_output(interp, args.name, args.file)
+    console = Console.from_args(args)
+    interp, source = load_program(args.file, console)
+    sop = select_output(interp, args.name, source.name)
     result = evaluate(sop, args.input)
     assert isinstance(result, SeqValue)
-    print(seq_json(result) if args.json else seq_text(result))
+    console.result(seq_json(result) if args.json else seq_text(result))
     return 0
 
 
 def _cmd_repl(args: argparse.Namespace) -> int:
     from rasp.tools.repl_terminal import run_terminal
 
+    if args.file == "-":
+        print(
+            "usage: rasp repl [FILE.rasp]\nrasp repl: error: argument FILE.rasp '-': the REPL "
+            "reads its statements from standard input; give a file to load first",
+            file=sys.stderr,
+        )
+        return 2
     if args.file is not None:
         with open(args.file, "rb"):  # a missing file is an error before the session starts
             pass
     return run_terminal(args.file)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that Python's final flush meets no broken pipe either."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (captured, closed): nothing will be flushed
+        pass
 
 
 def _os_error_text(exc: OSError) -> str:

@@ -12,6 +12,7 @@ matplotlib is the optional `viz` extra; without it drawing raises a `RaspError` 
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import re
@@ -29,7 +30,9 @@ import numpy as np
 from rasp.errors import ErrorKind, RaspError
 
 SPECIAL_DIMS = ("one", "bos", "pad")
-_ANNOTATE_MAX_POSITIONS = 16  # write numbers into numerical residual cells up to this many positions
+_ANNOTATE_MAX_POSITIONS = (
+    16  # write numbers into numerical residual cells up to this many positions
+)
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,7 @@ class Trace:
 
 def trace_model(model: Any, tokens: Sequence[Any]) -> Trace:
     """Run a `transformer.CompiledTransformer` on `tokens` and collect patterns and residuals."""
-    from rasp.tools.residuals import residual_at
+    from rasp.tools.verify import residual_at
 
     meta = model.meta.raw
     ids, _ = model.encode([list(tokens)])
@@ -72,7 +75,11 @@ def trace_model(model: Any, tokens: Sequence[Any]) -> Trace:
             pattern = grab(f"blocks.{layer}.attn.hook_pattern")  # [head, q, k]
             for op in ops["attn"]:
                 h = int(op.get("head", 0))
-                heads.append(HeadPattern(layer, h, str(op.get("name")), str(op.get("op")), pattern[h, :n, :n]))
+                heads.append(
+                    HeadPattern(
+                        layer, h, str(op.get("name")), str(op.get("op")), pattern[h, :n, :n]
+                    )
+                )
         residuals.append((f"after layer {layer}", grab(f"blocks.{layer}.hook_resid_post")[:n]))
     output = model.decode(logits, [len(tokens)])[0]
     return Trace(
@@ -107,29 +114,49 @@ def _require_matplotlib() -> Any:
 def draw_trace(trace: Trace, path: str | Path) -> None:
     """Attention patterns (top row) and residual streams (bottom row) as one PNG."""
     plt = _require_matplotlib()
-    n_pos, d_model = len(trace.positions), len(trace.labels)
-    label_width = max((len(label) for label in trace.labels), default=4) * 0.075 + 0.6
-    panel_w = max(1.6, 0.32 * n_pos + 0.4)
-    resid_h = max(2.5, 0.17 * d_model + 1.2)
-    head_h = max(2.4, 0.32 * n_pos + 1.3) if trace.heads else 0.0
-    n_resid = len(trace.residuals)
-    width = max(label_width + n_resid * panel_w, len(trace.heads) * (panel_w + 0.7) + 0.8, 6.0)
-    fig = plt.figure(figsize=(width, head_h + resid_h + 0.7), layout="constrained")
-    output = ", ".join(_token_text(v) if not isinstance(v, float) else f"{v:.3g}" for v in trace.output)
-    title = f"{trace.output_name}({' '.join(trace.positions[1:])}) = [{output}]"
-    if trace.heads:
-        top, bottom = fig.subfigures(2, 1, height_ratios=[head_h, resid_h])
-        top.suptitle(title, fontsize=11)  # on the subfigure, so its layout leaves room for it
-        _draw_heads(top, trace)
-    else:
-        bottom = fig
-        fig.suptitle(title, fontsize=11)
-    _draw_residuals(bottom, trace)
+    fig = trace_figure(trace)
     fig.savefig(str(path), dpi=110)
     plt.close(fig)
 
 
-def _draw_heads(fig: Any, trace: Trace) -> None:
+_CHAR_W = 0.075  # inches per character of 8-point text (monospace; proportional text is narrower)
+_TITLE_H = 0.45  # inches for the figure's title row
+
+
+def trace_figure(trace: Trace) -> Any:
+    """The matplotlib figure `draw_trace` saves. Its title has a row of its own and every head is
+    wide enough for its wrapped title, so no two titles overlap and no label leaves the figure."""
+    plt = _require_matplotlib()
+    n_pos, d_model = len(trace.positions), len(trace.labels)
+    label_width = max((len(label) for label in trace.labels), default=4) * _CHAR_W + 0.6
+    panel_w = max(1.6, 0.32 * n_pos + 0.4)
+    head_w = max(panel_w + 0.9, 2.6)  # pattern, its query labels and a title of ~30 characters
+    resid_h = max(2.5, 0.17 * d_model + 1.2)
+    head_h = max(2.4, 0.32 * n_pos + 1.3) + 0.4 if trace.heads else 0.0
+    n_resid = len(trace.residuals)
+    width = max(label_width + n_resid * panel_w + 1.2, len(trace.heads) * head_w + 1.2, 6.0)
+    fig = plt.figure(figsize=(width, _TITLE_H + head_h + resid_h + 0.5), layout="constrained")
+    fig.get_layout_engine().set(w_pad=0.1, h_pad=0.1)
+    output = ", ".join(
+        _token_text(v) if not isinstance(v, float) else f"{v:.3g}" for v in trace.output
+    )
+    title = f"{trace.output_name}({' '.join(trace.positions[1:])}) = [{output}]"
+    heights = [_TITLE_H, head_h, resid_h] if trace.heads else [_TITLE_H, resid_h]
+    parts = fig.subfigures(len(heights), 1, height_ratios=heights)
+    parts[0].text(
+        0.5, 0.5, _shorten(title, int(width / _CHAR_W * 0.8)), ha="center", va="center", fontsize=11
+    )
+    if trace.heads:
+        _draw_heads(parts[1], trace, max(16, int(head_w / 0.065)))
+    _draw_residuals(parts[-1], trace)
+    return fig
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(limit - 4, 1)] + " ..."
+
+
+def _draw_heads(fig: Any, trace: Trace, wrap: int) -> None:
     axes = fig.subplots(1, len(trace.heads), squeeze=False)[0]
     ticks = range(len(trace.positions))
     for ax, head in zip(axes, trace.heads):
@@ -138,8 +165,9 @@ def _draw_heads(fig: Any, trace: Trace) -> None:
         ax.set_yticks(ticks, trace.positions, fontsize=8, family="monospace")
         ax.set_xlabel("key", fontsize=8)
         ax.set_ylabel("query", fontsize=8)
-        op = "\n".join(textwrap.wrap(head.op, 40, max_lines=2, placeholder=" ..."))
-        ax.set_title(f"layer {head.layer} head {head.head}: {head.name}\n{op}", fontsize=8)
+        name = _shorten(f"layer {head.layer} head {head.head}: {head.name}", wrap)
+        op = "\n".join(textwrap.wrap(head.op, wrap, max_lines=2, placeholder=" ..."))
+        ax.set_title(f"{name}\n{op}", fontsize=8)
     fig.colorbar(image, ax=list(axes), shrink=0.8, label="attention")
 
 
@@ -149,10 +177,21 @@ def _draw_residuals(fig: Any, trace: Trace) -> None:
     annotate = len(trace.positions) <= _ANNOTATE_MAX_POSITIONS
     for index, (ax, (title, resid)) in enumerate(zip(axes, trace.residuals)):
         values = resid.T  # [d_model, pos]
-        image = ax.imshow(np.clip(values, -1.0, 1.0), cmap="RdBu_r", vmin=-1.0, vmax=1.0, aspect="auto",
-                          interpolation="nearest")
-        ax.set_xticks(range(len(trace.positions)), trace.positions, fontsize=8, family="monospace",
-                      rotation=90)
+        image = ax.imshow(
+            np.clip(values, -1.0, 1.0),
+            cmap="RdBu_r",
+            vmin=-1.0,
+            vmax=1.0,
+            aspect="auto",
+            interpolation="nearest",
+        )
+        ax.set_xticks(
+            range(len(trace.positions)),
+            trace.positions,
+            fontsize=8,
+            family="monospace",
+            rotation=90,
+        )
         ax.set_title(title, fontsize=9)
         if index == 0:
             ax.set_yticks(range(len(trace.labels)), trace.labels, fontsize=7, family="monospace")
@@ -161,8 +200,15 @@ def _draw_residuals(fig: Any, trace: Trace) -> None:
             for d in (d for d, is_num in enumerate(numerical) if is_num):
                 for p in range(values.shape[1]):
                     if abs(values[d, p]) > 1e-6:
-                        ax.text(p, d, f"{values[d, p]:.3g}", ha="center", va="center", fontsize=7,
-                                color="white" if abs(values[d, p]) > 0.6 else "black")
+                        ax.text(
+                            p,
+                            d,
+                            f"{values[d, p]:.3g}",
+                            ha="center",
+                            va="center",
+                            fontsize=7,
+                            color="white" if abs(values[d, p]) > 0.6 else "black",
+                        )
     fig.colorbar(image, ax=list(axes), shrink=0.6, label="value (colour clipped to ±1)")
 
 
@@ -180,10 +226,18 @@ def computation_dot(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray]) 
     dim_var = [str(label).partition(":")[0] for label in meta["residual"]]
     writer = _writers(meta, weights, dim_var)  # variable -> id of the operation that writes it
     inputs = [v for v in dict.fromkeys(dim_var) if v not in SPECIAL_DIMS and v not in writer]
-    output = writer.get(str(meta["output"]["name"]), str(meta["output"]["name"]))  # the output's node
-    lines = ["digraph computation {", "  rankdir=TB;", '  node [fontname="monospace", fontsize=10];',
-             "  edge [fontsize=8];"]
-    rows: list[tuple[str, list[str]]] = [("embedding", [_node(v, v, "input", v == output) for v in inputs])]
+    output = writer.get(
+        str(meta["output"]["name"]), str(meta["output"]["name"])
+    )  # the output's node
+    lines = [
+        "digraph computation {",
+        "  rankdir=TB;",
+        '  node [fontname="monospace", fontsize=10];',
+        "  edge [fontsize=8];",
+    ]
+    rows: list[tuple[str, list[str]]] = [
+        ("embedding", [_node(v, v, "input", v == output) for v in inputs])
+    ]
     edges: list[str] = []
 
     def connect(sources: list[str], target: str, role: str = "") -> None:
@@ -197,16 +251,28 @@ def computation_dot(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray]) 
         for op in ops.get("attn", []):
             head = int(op.get("head", 0))
             node = f"L{layer}:H{head}"
-            attn_nodes.append(_node(node, f"{_escape(op.get('name'))}\\nL{layer} H{head}: {_escape(op.get('op'))}",
-                                    "head", node == output))
+            attn_nodes.append(
+                _node(
+                    node,
+                    f"{_escape(op.get('name'))}\\nL{layer} H{head}: {_escape(op.get('op'))}",
+                    "head",
+                    node == output,
+                )
+            )
             for role in "QKV":
                 matrix = weights[f"blocks.{layer}.attn.W_{role}"][head]  # [d_model, d_head]
                 connect(_read_vars(matrix, dim_var), node, role.lower())
         w_in, w_out = weights[f"blocks.{layer}.mlp.W_in"], weights[f"blocks.{layer}.mlp.W_out"]
         for index, op in enumerate(ops.get("mlp", [])):
             node = f"L{layer}:MLP{index}"
-            mlp_nodes.append(_node(node, f"{_escape(op.get('name'))}\\nL{layer} MLP: {_escape(op.get('op'))}",
-                                   "mlp", node == output))
+            mlp_nodes.append(
+                _node(
+                    node,
+                    f"{_escape(op.get('name'))}\\nL{layer} MLP: {_escape(op.get('op'))}",
+                    "mlp",
+                    node == output,
+                )
+            )
             out_dims = [d for d, v in enumerate(dim_var) if writer.get(v) == node]
             units = np.flatnonzero(np.abs(w_out[:, out_dims]).max(axis=1) > 0) if out_dims else []
             if len(units):  # the hidden units that write this operation's variables
@@ -215,7 +281,9 @@ def computation_dot(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray]) 
         rows.append((f"layer {layer} mlp", mlp_nodes))
     rows = [row for row in rows if row[1]]
     for index, (title, nodes) in enumerate(rows):
-        lines.append(f'  subgraph row{index} {{ rank=same; "row:{title}" [shape=plaintext, label="{title}"];')
+        lines.append(
+            f'  subgraph row{index} {{ rank=same; "row:{title}" [shape=plaintext, label="{title}"];'
+        )
         lines.extend("    " + node for node in nodes)
         lines.append("  }")
     for upper, lower in itertools.pairwise(rows):
@@ -225,7 +293,9 @@ def computation_dot(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray]) 
     return "\n".join(lines) + "\n"
 
 
-def _writers(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray], dim_var: list[str]) -> dict[str, str]:
+def _writers(
+    meta: Mapping[str, Any], weights: Mapping[str, np.ndarray], dim_var: list[str]
+) -> dict[str, str]:
     """Which operation (`L0:H1`, `L2:MLP0`) writes each residual variable; later writers win."""
     writer: dict[str, str] = {}
     for layer, ops in enumerate(meta["layers"]):
@@ -248,8 +318,11 @@ def _writers(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray], dim_var
 
 def _node(name: str, label: str, kind: str, is_output: bool) -> str:
     shape = {"input": "ellipse", "head": "box", "mlp": "box"}[kind]
-    style = {"input": "", "head": ', style="rounded,filled", fillcolor="#dbe9f6"',
-             "mlp": ', style=filled, fillcolor="#fde7c8"'}[kind]
+    style = {
+        "input": "",
+        "head": ', style="rounded,filled", fillcolor="#dbe9f6"',
+        "mlp": ', style=filled, fillcolor="#fde7c8"',
+    }[kind]
     extra = ", peripheries=2" if is_output else ""
     return f'"{name}" [label="{label}", shape={shape}{style}{extra}];'
 
@@ -272,8 +345,9 @@ def write_dot(dot: str, path: str | Path) -> Path | None:
     if binary is None:
         return None
     png = path.with_suffix(".png")
-    result = subprocess.run([binary, "-Tpng", str(path), "-o", str(png)], capture_output=True, text=True,
-                            check=False)
+    result = subprocess.run(
+        [binary, "-Tpng", str(path), "-o", str(png)], capture_output=True, text=True, check=False
+    )
     if result.returncode != 0:
         raise RaspError(f"dot could not render {path}: {result.stderr.strip()}", kind=ErrorKind.IO)
     return png
@@ -283,8 +357,13 @@ def write_dot(dot: str, path: str | Path) -> Path | None:
 # Entry points
 
 
-def draw_model_file(model_path: str | Path, tokens: Sequence[Any], png: str | Path,
-                    dot: str | Path | None = None, device: str = "cpu") -> list[str]:
+def draw_model_file(
+    model_path: str | Path,
+    tokens: Sequence[Any],
+    png: str | Path,
+    dot: str | Path | None = None,
+    device: str = "cpu",
+) -> list[str]:
     """Draw a compiled model on one input; returns one line per file written."""
     from safetensors.numpy import load_file
 
@@ -298,47 +377,77 @@ def draw_model_file(model_path: str | Path, tokens: Sequence[Any], png: str | Pa
     except transformer.ModelFormatError as err:
         raise RaspError(str(err), kind=ErrorKind.IO) from None
     except transformer.ModelInputError as err:
-        raise RaspError(f"cannot run {model_path} on this input: {err}", kind=ErrorKind.IO) from None
+        raise RaspError(
+            f"cannot run {model_path} on this input: {err}", kind=ErrorKind.IO
+        ) from None
     weights = load_file(str(model_path)) if dot is not None else None
     return write_pictures(trace, png, checked.meta, weights, dot)
 
 
-def write_pictures(trace: Trace, png: str | Path, meta: Mapping[str, Any],
-                   weights: Mapping[str, np.ndarray] | None = None, dot: str | Path | None = None) -> list[str]:
+def write_pictures(
+    trace: Trace,
+    png: str | Path,
+    meta: Mapping[str, Any],
+    weights: Mapping[str, np.ndarray] | None = None,
+    dot: str | Path | None = None,
+) -> list[str]:
     """Draw `trace` into `png` (and the computation graph of `meta`/`weights` into `dot`, if given);
     one line per file written."""
     draw_trace(trace, png)
-    written = [f"wrote {png} ({len(trace.heads)} attention heads, {len(trace.residuals)} residual snapshots)"]
+    written = [
+        f"wrote {png} ({len(trace.heads)} attention heads, {len(trace.residuals)} residual snapshots)"
+    ]
     if dot is not None and weights is not None:
         rendered = write_dot(computation_dot(meta, weights), dot)
-        written.append(f"wrote {dot}" + (f" and {rendered}" if rendered else " (install graphviz to render it)"))
+        written.append(
+            f"wrote {dot}"
+            + (f" and {rendered}" if rendered else " (install graphviz to render it)")
+        )
     return written
 
 
-def draw_for_repl(sop: Any, tokens: Sequence[Any], path: str | Path, dot: str | Path | None = None) -> str:
+def draw_for_repl(
+    sop: Any, tokens: Sequence[Any], path: str | Path, dot: str | Path | None = None
+) -> str:
     """The REPL's `draw(sop, input)`: compile for exactly this input's tokens and length, then draw."""
     import compiler
     from rasp.sops import SOp
 
     if not isinstance(sop, SOp):
-        raise RaspError("draw needs an s-op, not a selector", getattr(sop, "span", None),
-                        hint="draw an aggregate or selector_width of the selector", kind=ErrorKind.TYPE)
+        raise RaspError(
+            "draw needs an s-op, not a selector",
+            getattr(sop, "span", None),
+            hint="draw an aggregate or selector_width of the selector",
+            kind=ErrorKind.TYPE,
+        )
     with tempfile.TemporaryDirectory() as tmp:
         model_path = Path(tmp) / "draw.safetensors"
         vocab = list(dict.fromkeys(tokens))  # the input's own tokens, first occurrence first
-        compiler.compile_sop(sop, vocab, len(tokens), name=getattr(sop, "name", None)).save(model_path)
+        compiler.compile_sop(sop, vocab, len(tokens), name=getattr(sop, "name", None)).save(
+            model_path
+        )
         return "\n".join(draw_model_file(model_path, tokens, path, dot))
 
 
 def repl_draw_hook(node: Any, tokens: Sequence[Any], directory: str | Path = "comp_flows") -> str:
-    """`ReplSession(draw_hook=...)`: like the original, files go to `comp_flows/NAME(INPUT).png|.dot`."""
+    """`ReplSession(draw_hook=...)`: like the original, files go to `comp_flows/NAME_INPUT.png|.dot`."""
     stem = flow_stem(getattr(node, "name", None), tokens)
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     return draw_for_repl(node, tokens, folder / f"{stem}.png", folder / f"{stem}.dot")
 
 
+_SHELL_SAFE = re.compile(r"[^A-Za-z0-9_+=.,-]")
+
+
 def flow_stem(name: str | None, tokens: Sequence[Any]) -> str:
-    """`NAME(INPUT)`, safe as a file name: the original's `comp_flows/` naming."""
-    text = "".join(_token_text(t) for t in tokens)
-    return re.sub(r"[^A-Za-z0-9_()+=.,-]", "_", f"{name or 'out'}({text})")[:120]
+    """`NAME_INPUT` (the original's `comp_flows/` pictures, `NAME(INPUT)`, in characters a shell
+    needs no quotes for): `reverse_abca`. Other characters become `_`, and then a short hash of
+    the exact input keeps two inputs apart (`dyck1____-3b1c9e` for `(())`)."""
+    single = all(isinstance(t, str) and len(t) == 1 for t in tokens)
+    text = ("" if single else "-").join(_token_text(t) for t in tokens)
+    stem = f"{_SHELL_SAFE.sub('_', name or 'out')}_{_SHELL_SAFE.sub('_', text)}"
+    if _SHELL_SAFE.search(text) or len(stem) > 100:
+        digest = hashlib.sha256(json.dumps(list(tokens)).encode()).hexdigest()[:6]
+        stem = f"{stem[:93]}-{digest}"
+    return stem

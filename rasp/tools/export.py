@@ -53,28 +53,41 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
     """Write `config.json`, `rasp_forge.json` and `model.safetensors` into `out_dir`; returns their paths."""
     from safetensors.numpy import load_file, save_file
 
-    from transformer.fileformat import uniform_tensors
-
     from rasp.tools.inspect import read_model_file
+    from rasp.tools.output_files import user_mode
+    from transformer.fileformat import uniform_tensors
 
     checked = read_model_file(model_path)
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise RaspError(f"{out} exists and is not a directory", hint="pass a directory with -o",
-                        kind=ErrorKind.IO)
+        raise RaspError(
+            f"{out} exists and is not a directory",
+            hint="pass a directory with -o",
+            kind=ErrorKind.IO,
+        )
     out.mkdir(parents=True, exist_ok=True)
     meta = checked.meta
     config = to_hooked_transformer_config(meta)
     # How to feed and read the model: everything but the weights and the program source.
-    guide = {key: meta[key] for key in ("vocab", "output", "residual", "layers", "max_len") if key in meta}
+    guide = {
+        key: meta[key]
+        for key in ("vocab", "output", "residual", "layers", "max_len")
+        if key in meta
+    }
     guide["source_model"] = str(model_path)
-    guide["usage"] = ("ids = [vocab.bos_id, id of each token...]; logits at positions 1..n; "
-                      "categorical: output.values[argmax]; numerical: the single logit")
-    config_path, guide_path, weights_path = (out / "config.json", out / "rasp_forge.json",
-                                             out / "model.safetensors")
+    guide["usage"] = (
+        "ids = [vocab.bos_id, id of each token...]; logits at positions 1..n; "
+        "categorical: output.values[argmax]; numerical: the single logit"
+    )
+    config_path, guide_path, weights_path = (
+        out / "config.json",
+        out / "rasp_forge.json",
+        out / "model.safetensors",
+    )
     config_path.write_text(json.dumps(config, indent=2) + "\n")
     guide_path.write_text(json.dumps(guide, indent=2) + "\n")
     # TransformerLens gives every layer the same shape: pad the layers that store less
     tensors = uniform_tensors(load_file(str(checked.path)), meta["config"])
-    save_file(tensors, str(weights_path), metadata={"format": "pt"})
+    with user_mode(weights_path):  # safetensors writes 0600 files; ours follow the umask
+        save_file(tensors, str(weights_path), metadata={"format": "pt"})
     return [config_path, guide_path, weights_path]

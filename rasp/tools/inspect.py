@@ -1,16 +1,16 @@
-"""Reading and summarising a compiled-model file without torch (`rasp show`).
+"""Reading and summarising a compiled-model file (`rasp show`).
 
-`read_model_file` checks a `.safetensors` file against `docs/format.md` (every tensor present with the
-shape its config promises, a metadata entry this version understands) and refuses anything else with a
-`ModelFileError` naming the file and the problem in one line. The other model commands call it before
-handing the file to the torch runtime, so a bad file gives the same message everywhere.
+`read_model_file` checks a `.safetensors` file with the torch runtime's own reader
+(`transformer.read_metadata`: safetensors framing, every metadata field, tensor names, shapes and
+dtypes; docs/format.md) and then that every weight is finite, so `show`, `export` and `draw` refuse
+exactly the files `rasp run --model` refuses, with the same one-line `ModelFileError` (`PATH:
+what is wrong`). Tensor values are read with safetensors into numpy.
 
 `summarize` turns a checked file into a `ModelSummary`; `format_summary` and `summary_json` render it.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,13 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from rasp.tools.certificate_text import table_lines
 from rasp.errors import ErrorKind, RaspError
-
-FORMAT_NAME = "rasp-forge-model"
-FORMAT_VERSION = 1
-METADATA_KEY = "rasp_forge"
-_CONFIG_INTS = ("n_layers", "d_model", "n_heads", "d_head", "d_mlp", "n_ctx", "d_vocab", "d_vocab_out")
+from rasp.tools.certificate_text import table_lines
 
 
 class ModelFileError(RaspError):
@@ -60,89 +55,34 @@ class ModelFile:
 
 def expected_shapes(config: dict[str, Any]) -> dict[str, tuple[int, ...]]:
     """The tensors a file with this config must hold, and their shapes (docs/format.md)."""
-    d_model, n_heads, d_head, d_mlp = config["d_model"], config["n_heads"], config["d_head"], config["d_mlp"]
-    shapes: dict[str, tuple[int, ...]] = {
-        "embed.W_E": (config["d_vocab"], d_model),
-        "pos_embed.W_pos": (config["n_ctx"], d_model),
-        "unembed.W_U": (d_model, config["d_vocab_out"]),
-        "unembed.b_U": (config["d_vocab_out"],),
-    }
-    for layer in range(config["n_layers"]):
-        attn, mlp = f"blocks.{layer}.attn", f"blocks.{layer}.mlp"
-        for qkv in "QKV":
-            shapes[f"{attn}.W_{qkv}"] = (n_heads, d_model, d_head)
-            shapes[f"{attn}.b_{qkv}"] = (n_heads, d_head)
-        shapes[f"{attn}.W_O"] = (n_heads, d_head, d_model)
-        shapes[f"{attn}.b_O"] = (d_model,)
-        shapes[f"{mlp}.W_in"] = (d_model, d_mlp)
-        shapes[f"{mlp}.b_in"] = (d_mlp,)
-        shapes[f"{mlp}.W_out"] = (d_mlp, d_model)
-        shapes[f"{mlp}.b_out"] = (d_model,)
-    return shapes
+    from transformer.fileformat import tensor_shapes
+
+    return tensor_shapes(config)
 
 
 def read_model_file(path: str | Path) -> ModelFile:
-    """Open and check a compiled-model file; raises `ModelFileError` with one clear line if it is bad."""
-    path = Path(path)
-    if not path.is_file():
-        raise ModelFileError(path, "no such model file")
+    """Open and check a compiled-model file as the runtime does before running it; raises
+    `ModelFileError` with one clear line if it is bad."""
+    import transformer
+
+    try:
+        meta = transformer.read_metadata(path)
+    except transformer.ModelFormatError as err:
+        raise ModelFileError(err.path, err.reason) from None
     try:
         from safetensors import safe_open
 
         with safe_open(str(path), "np") as handle:
-            metadata = handle.metadata() or {}
             shapes = {name: tuple(handle.get_slice(name).get_shape()) for name in handle.keys()}  # noqa: SIM118
+        model = ModelFile(Path(path), meta, shapes)
+        for name, tensor in model.tensors():
+            if not np.isfinite(tensor).all():
+                raise ModelFileError(path, f"tensor '{name}' contains NaN or infinite values")
+    except ModelFileError:
+        raise
     except Exception as exc:  # noqa: BLE001 - safetensors raises several private error types
-        raise ModelFileError(
-            path, f"not a readable safetensors file ({_first_line(exc)}); truncated, or not a compiled model?"
-        ) from None
-    meta = _parse_metadata(path, metadata)
-    _check_tensors(path, meta["config"], shapes)
-    return ModelFile(path, meta, shapes)
-
-
-def _parse_metadata(path: Path, metadata: dict[str, str]) -> dict[str, Any]:
-    if METADATA_KEY not in metadata:
-        raise ModelFileError(path, f"no '{METADATA_KEY}' metadata entry: not a rasp-forge compiled model")
-    try:
-        meta = json.loads(metadata[METADATA_KEY])
-    except json.JSONDecodeError as exc:
-        raise ModelFileError(path, f"the '{METADATA_KEY}' metadata is not valid JSON ({exc})") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
-        raise ModelFileError(path, f"the metadata does not describe a '{FORMAT_NAME}' file")
-    version = meta.get("format_version")
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise ModelFileError(path, "the metadata has no integer 'format_version'")
-    if version > FORMAT_VERSION:
-        raise ModelFileError(
-            path, f"format version {version} is newer than this rasp-forge understands ({FORMAT_VERSION}); "
-            "upgrade rasp-forge or recompile the program"
-        )
-    config = meta.get("config")
-    if not isinstance(config, dict):
-        raise ModelFileError(path, "the metadata has no 'config' object")
-    for key in _CONFIG_INTS:
-        value = config.get(key)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ModelFileError(path, f"config.{key} is missing or not a non-negative integer")
-    for key, kind in (("residual", list), ("layers", list), ("vocab", dict), ("output", dict)):
-        if not isinstance(meta.get(key), kind):
-            raise ModelFileError(path, f"the metadata has no '{key}' {kind.__name__}")
-    if len(meta["residual"]) != config["d_model"]:
-        raise ModelFileError(
-            path, f"{len(meta['residual'])} residual labels for d_model = {config['d_model']}"
-        )
-    return meta
-
-
-def _check_tensors(path: Path, config: dict[str, Any], shapes: dict[str, tuple[int, ...]]) -> None:
-    for name, shape in expected_shapes(config).items():
-        if name not in shapes:
-            raise ModelFileError(path, f"missing tensor '{name}'")
-        if shapes[name] != shape:
-            raise ModelFileError(
-                path, f"tensor '{name}' has shape {list(shapes[name])}, the config says {list(shape)}"
-            )
+        raise ModelFileError(path, f"not a valid safetensors file ({_first_line(exc)})") from None
+    return model
 
 
 def _first_line(exc: BaseException) -> str:
@@ -304,7 +244,9 @@ def summary_json(summary: ModelSummary) -> dict[str, Any]:
 
 
 def _token_text(token: Any) -> str:
-    return token if isinstance(token, str) and token.strip() == token and token else json.dumps(token)
+    from rasp.tools.arguments import token_text
+
+    return token_text(token)
 
 
 _INT = re.compile(r"-?\d+")

@@ -14,13 +14,13 @@ import argparse
 import hashlib
 import json
 import sys
-import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from rasp.errors import ErrorKind, RaspError, Source
+from rasp.tools.console import Console
 
 
 def _usage_error(command: str, message: str) -> int:
@@ -63,18 +63,23 @@ def _load_model(path: str | Path, device: str) -> Any:
         return transformer.load(str(path), device)
 
 
-def _program(file: str, name: str | None) -> tuple[Any, str, Source]:
-    """The s-op to compile from FILE: (sop, its name, the source)."""
-    from rasp.tools.arguments import select_output
-    from rasp.interpreter import load_file
+def _program(file: str, name: str | None, console: Console | None = None) -> tuple[Any, str, Source]:
+    """The s-op to compile from FILE (`-`: standard input): (sop, its name, the source)."""
+    from rasp.tools.arguments import load_program, select_output
 
-    interp = load_file(file)
-    sop = select_output(interp, name, file)
-    return sop, name or interp.last_assigned, Source(file, Path(file).read_text(encoding="utf-8"))
+    interp, source = load_program(file, console)
+    sop = select_output(interp, name, source.name)
+    return sop, name or interp.last_assigned, source
 
 
-def _compile(file: str, name: str | None, vocab: Sequence[Any], max_len: int, causal: bool = False) -> Any:
-    return compile_sop(*_program(file, name), vocab, max_len, causal)
+def _compile(file: str, name: str | None, vocab: Sequence[Any], max_len: int, causal: bool = False,
+             console: Console | None = None) -> Any:
+    console = console or Console()
+    sop, name, source = _program(file, name, console)
+    console.step(f"compiling `{name}` for {len(vocab)} tokens, max_len {max_len}")
+    compiled = compile_sop(sop, name, source, vocab, max_len, causal)
+    console.step("compiled and certified")
+    return compiled
 
 
 def compile_sop(sop: Any, name: str, source: Source, vocab: Sequence[Any], max_len: int,
@@ -110,46 +115,70 @@ def _check_writable(path: str | Path | None) -> None:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from rasp.tools.inspect import read_model_file, summarize
-
-    _check_writable(args.output)
     from rasp.tools.certificate_text import summary_line
+    from rasp.tools.inspect import read_model_file, summarize
+    from rasp.tools.output_files import user_mode
 
-    model = _compile(args.file, args.name, args.vocab, args.max_len, args.causal)
+    console = Console.from_args(args)
+    _check_writable(args.output)
+    model = _compile(args.file, args.name, args.vocab, args.max_len, args.causal, console)
     try:
-        model.save(args.output)
+        with user_mode(args.output):
+            model.save(args.output)
     except OSError as exc:
         raise RaspError(f"cannot write {args.output}: {exc.strerror or exc}", kind=ErrorKind.IO) from None
+    console.step(f"wrote {args.output}")
     summary = summarize(read_model_file(args.output))
     cfg = summary.meta["config"]
-    print(f"wrote {args.output}: {cfg['n_layers']} layers, {cfg['n_heads']} heads/layer, "
-          f"d_model {cfg['d_model']}, {summary.total_params:,} parameters "
-          f"({summary.nonzero_params:,} non-zero)")
-    print(summary_line(model.metadata.get("certificate")))
+    certificate = model.metadata.get("certificate")
+    if args.json:
+        console.result_json({
+            "output": str(args.output), "n_layers": cfg["n_layers"], "n_heads": cfg["n_heads"],
+            "d_model": cfg["d_model"], "parameters": summary.total_params,
+            "nonzero": summary.nonzero_params, "certificate": summary_line(certificate),
+        })
+        return 0
+    console.note(f"wrote {args.output}: {cfg['n_layers']} layers, {cfg['n_heads']} heads/layer, "
+                 f"d_model {cfg['d_model']}, {summary.total_params:,} parameters "
+                 f"({summary.nonzero_params:,} non-zero)")
+    console.note(summary_line(certificate))
     return 0
 
 
 def cmd_run_model(args: argparse.Namespace) -> int:
+    import transformer
     from rasp.display import seq_json, seq_text
     from rasp.sops import SeqType, SeqValue
 
     if args.name is not None:
         return _usage_error("run", "--name applies only to FILE.rasp; a model computes one output")
+    console = Console.from_args(args)
     model = _load_model(args.model, args.device)
+    console.step(f"loaded {args.model}")
+    try:
+        model.encode([args.input])
+    except transformer.ModelInputError as err:  # the input does not fit the model: name the argument
+        return _usage_error("run", f"argument --input: {err} ({args.model})")
     with runtime_errors(args.model):
         (values,) = model.run([args.input])
     if args.json:
-        print(seq_json(values))
+        console.result(seq_json(values))
     else:
-        print(seq_text(SeqValue(tuple(values), SeqType(model.meta.raw["output"]["type"]))))
+        console.result(seq_text(SeqValue(tuple(values), SeqType(model.meta.raw["output"]["type"]))))
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from rasp.tools.inspect import format_summary, read_model_file, summarize, summary_json
+    from rasp.tools.inspect import (
+        format_summary,
+        read_model_file,
+        summarize,
+        summary_json,
+    )
 
     summary = summarize(read_model_file(args.model))
-    print(json.dumps(summary_json(summary), indent=2) if args.json else format_summary(summary))
+    console = Console.from_args(args)
+    console.result(json.dumps(summary_json(summary), indent=2) if args.json else format_summary(summary))
     return 0
 
 
@@ -158,8 +187,12 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     if args.to != "transformer-lens":
         return _usage_error("export", f"--to {args.to}: only transformer-lens is supported")
-    for path in export_transformer_lens(args.model, args.output):
-        print(f"wrote {path}")
+    console = Console.from_args(args)
+    written = export_transformer_lens(args.model, args.output)
+    if args.json:
+        console.result_json({"files": [str(path) for path in written]})
+    for path in written:
+        console.note(f"wrote {path}")
     return 0
 
 
@@ -172,10 +205,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from rasp.tools.verify_orders import check_model
     from rasp.tools.verify_text import format_failure, format_success, report_json
 
+    console = Console.from_args(args)
     plan = v.plan_inputs(args.vocab, args.max_len, args.exhaustive_len, args.samples, args.seed)
     if plan.total == 0:
         return _usage_error("verify", "--exhaustive-len 0 with --samples 0 leaves no input to check")
-    sop, name, source = _program(args.file, args.name)
+    sop, name, source = _program(args.file, args.name, console)
     if args.device == "cpu":
         import torch
 
@@ -184,29 +218,33 @@ def cmd_verify(args: argparse.Namespace) -> int:
         torch.set_num_threads(1)
     if args.model is not None:
         model = _load_model(args.model, args.device)
-        _warn_if_other_source(args.model, model.meta.raw, source)
-        known = {json.dumps(t) for t in model.meta.raw["vocab"]["tokens"]}
-        unknown = [t for t in args.vocab if json.dumps(t) not in known]
+        _warn_if_other_source(args.model, model.meta.raw, source, console)
+        from rasp.tools.arguments import token_key, token_text
+
+        known = {token_key(t) for t in model.meta.raw["vocab"]["tokens"]}
+        unknown = [t for t in args.vocab if token_key(t) not in known]
         if unknown:
-            raise RaspError(f"--vocab token {json.dumps(unknown[0])} is not in the vocabulary of "
-                            f"{args.model} ({json.dumps(model.meta.raw['vocab']['tokens'])})",
-                            hint="verify over the model's vocabulary, or recompile", kind=ErrorKind.IO)
+            return _usage_error("verify", f"argument --vocab: the token {token_text(unknown[0])} is "
+                                f"not in the vocabulary of {args.model} "
+                                f"({json.dumps(model.meta.raw['vocab']['tokens'], ensure_ascii=False)}); "
+                                "verify over the model's vocabulary, or recompile")
         if args.max_len > model.max_len:
-            raise RaspError(f"--max-len {args.max_len} is longer than {args.model} accepts "
-                            f"({model.max_len})", kind=ErrorKind.IO)
+            return _usage_error("verify", f"argument --max-len {args.max_len}: longer than "
+                                f"{args.model} accepts ({model.max_len})")
     else:
+        console.step(f"compiling `{name}` for {len(args.vocab)} tokens, max_len {args.max_len}")
         model = in_memory_model(compile_sop(sop, name, source, args.vocab, args.max_len), args.device)
     nodes = nodes_by_residual_name(sop)
-    progress = _progress_line if sys.stderr.isatty() and plan.total > 2000 else None
-    with runtime_errors(args.model or "the compiled model"):
+    console.step(f"checking {plan.total:,} inputs")
+    with console.progress() as bars, runtime_errors(args.model or "the compiled model"):
+        progress = None if bars is None else lambda done, total: bars("verifying", done, total)
         report = check_model(sop, model, plan, progress=progress, nodes=nodes)
-    if progress is not None:
-        print("\r\033[K", end="", file=sys.stderr)
+    console.step("checked")
     what = f"{args.file} `{name}`"
     if args.json:
-        print(json.dumps(report_json(report), default=str))
+        console.result_json(report_json(report))
     elif report.ok:
-        print(format_success(report, what))
+        console.note(format_success(report, what))
     else:
         print(format_failure(report, what), file=sys.stderr)
     return 0 if report.ok else 1
@@ -218,8 +256,8 @@ def nodes_by_residual_name(sop: Any) -> dict[str, Any]:
     The compiler's IR has one node per `rasp.sops.walk` node, in walk order, and names the unnamed ones
     `_<op>_<n>`; pairing the two lists recovers the node behind every label, generated names included.
     """
-    from rasp.tools import verify as v
     from rasp.sops import walk
+    from rasp.tools import verify as v
 
     try:
         from compiler.graph import build_graph
@@ -233,17 +271,13 @@ def nodes_by_residual_name(sop: Any) -> dict[str, Any]:
     return {**v.nodes_by_name(sop), **{ir.name: node for ir, node in zip(graph.nodes, walked)}}
 
 
-def _progress_line(done: int, total: int) -> None:
-    print(f"\rverifying: {done:,}/{total:,} inputs", end="", file=sys.stderr, flush=True)
-
-
-def _warn_if_other_source(model_path: str, meta: dict[str, Any], source: Source) -> None:
+def _warn_if_other_source(model_path: str, meta: dict[str, Any], source: Source, console: Console) -> None:
     recorded = (meta.get("program") or {}).get("sha256")
     actual = hashlib.sha256(source.text.encode("utf-8")).hexdigest()
     if recorded != actual:
-        print(f"warning: {model_path} was not compiled from this version of {source.name} "
-              f"(source sha256 {str(recorded)[:12]}... in the model, {actual[:12]}... now); "
-              "verifying anyway", file=sys.stderr)
+        console.warn(f"{model_path} was not compiled from this version of {source.name} "
+                     f"(source sha256 {str(recorded)[:12]}... in the model, {actual[:12]}... now); "
+                     "verifying anyway")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -251,8 +285,10 @@ def _warn_if_other_source(model_path: str, meta: dict[str, Any], source: Source)
 
 
 def cmd_draw(args: argparse.Namespace) -> int:
-    from rasp.tools.draw import draw_model_file
+    from rasp.tools.arguments import distinct_tokens
+    from rasp.tools.draw import draw_model_file, trace_model, write_pictures
 
+    console = Console.from_args(args)
     target = Path(args.target)
     _check_writable(args.output)
     _check_writable(args.dot)
@@ -263,17 +299,25 @@ def cmd_draw(args: argparse.Namespace) -> int:
             return _usage_error("draw", f"{', '.join(given)} applies only to a .rasp program; a model "
                                 "file already fixes its vocabulary, length and output")
         lines = draw_model_file(target, args.input, args.output, args.dot)
-    elif target.suffix == ".rasp":
-        vocab = args.vocab if args.vocab is not None else list(dict.fromkeys(args.input))
+    elif target.suffix == ".rasp" or args.target == "-":
+        vocab = args.vocab if args.vocab is not None else distinct_tokens(args.input)
         max_len = args.max_len if args.max_len is not None else len(args.input)
         if len(args.input) > max_len:
-            return _usage_error("draw", f"the input has {len(args.input)} tokens, more than --max-len {max_len}")
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / f"{target.stem}.safetensors"
-            _compile(str(target), args.name, vocab, max_len).save(path)
-            lines = draw_model_file(path, args.input, args.output, args.dot)
+            return _usage_error("draw", f"argument --input: {len(args.input)} tokens, more than "
+                                f"--max-len {max_len}")
+        compiled = _compile(args.target, args.name, vocab, max_len, console=console)
+        model = in_memory_model(compiled)
+        with runtime_errors(f"the model compiled from {args.target}"):
+            trace = trace_model(model, args.input)
+        lines = write_pictures(trace, args.output, compiled.metadata, compiled.weights, args.dot)
     else:
         return _usage_error("draw", f"TARGET must be a .rasp program or a .safetensors model, got {target}")
+    if args.json:
+        files = [str(args.output)] + ([str(args.dot)] if args.dot is not None else [])
+        rendered = None if args.dot is None else Path(args.dot).with_suffix(".png")
+        if rendered is not None and any(str(rendered) in line for line in lines):
+            files.append(str(rendered))
+        console.result_json({"files": files})
     for line in lines:
-        print(line)
+        console.note(line)
     return 0

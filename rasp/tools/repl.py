@@ -93,7 +93,7 @@ The compiled view (needs the compiler and torch):
   :layers                            which head or MLP computes which variable
   :residual [INPUT]                  every variable after every sublayer, model | interpreter
   :verify [K]                        model == interpreter on every input up to length K, and more
-  :draw [INPUT] [-o FILE.png]        picture (default comp_flows/NAME(INPUT).png and .dot)"""
+  :draw [INPUT] [-o FILE.png]        picture (default comp_flows/NAME_INPUT.png and .dot)"""
 
 
 class ReplSession:

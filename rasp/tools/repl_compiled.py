@@ -27,7 +27,7 @@ from rasp.values import kind_name
 
 if TYPE_CHECKING:
     from rasp.interpreter import Interpreter
-    from rasp.tools.residuals import Checkpoint
+    from rasp.tools.verify import Checkpoint
 
 
 class ReplSession(Protocol):
@@ -246,7 +246,7 @@ class CompiledView:
         with runtime_errors(f"`{state.name}`"):
             trace = trace_model(state.model, tokens)
         dot = None
-        if png is None:  # the original's convention: comp_flows/NAME(INPUT).png and .dot
+        if png is None:  # like the original: comp_flows/NAME_INPUT.png and .dot (flow_stem)
             folder = Path("comp_flows")
             folder.mkdir(parents=True, exist_ok=True)
             stem = flow_stem(state.name, tokens)

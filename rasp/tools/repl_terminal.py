@@ -73,7 +73,7 @@ def run_loop(
 
 
 def draw_hook(node: Any, tokens: list[Any]) -> str:
-    """`draw(sop[, input]);`: compile for the input and write `comp_flows/NAME(INPUT).png`.
+    """`draw(sop[, input]);`: compile for the input and write `comp_flows/NAME_INPUT.png`.
 
     The compiler, torch and matplotlib load only here; a missing one is a message, not a traceback
     (a selector or a program the compiler refuses raises a `RaspError`, which the session shows).

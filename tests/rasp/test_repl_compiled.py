@@ -91,9 +91,9 @@ def test_draw_defaults_to_comp_flows(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.chdir(tmp_path)
     session = _compiled(":compile r hel 5")
     printed = session.feed(":draw hel")
-    assert printed.startswith("wrote comp_flows/r(hel).png")
-    assert (tmp_path / "comp_flows" / "r(hel).png").read_bytes()[:8] == PNG_MAGIC
-    assert (tmp_path / "comp_flows" / "r(hel).dot").read_text().startswith("digraph")
+    assert printed.startswith("wrote comp_flows/r_hel.png")
+    assert (tmp_path / "comp_flows" / "r_hel.png").read_bytes()[:8] == PNG_MAGIC
+    assert (tmp_path / "comp_flows" / "r_hel.dot").read_text().startswith("digraph")
 
 
 def test_draw_without_matplotlib_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,9 +122,9 @@ def test_terminal_draw_statement_writes_a_picture(
     session = ReplSession(draw_hook=draw_hook)
     session.feed(REVERSE)
     printed = session.feed('draw(r, "ab");')
-    assert printed.startswith("wrote comp_flows/r(ab).png")
+    assert printed.startswith("wrote comp_flows/r_ab.png")
     assert printed.splitlines()[-1] == "\t =  [b, a] (strings)"
-    assert (tmp_path / "comp_flows" / "r(ab).png").read_bytes()[:8] == PNG_MAGIC
+    assert (tmp_path / "comp_flows" / "r_ab.png").read_bytes()[:8] == PNG_MAGIC
     session.feed("sel = select(indices, indices, <);")
     assert "error: draw expects an s-op" in session.feed("draw(sel);")
 

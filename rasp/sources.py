@@ -1,0 +1,56 @@
+"""Reading program text: from a file, or from bytes (standard input), as one `Source`.
+
+Programs are UTF-8. Bytes that are not UTF-8 are a located error like any other (`file:line:col`,
+the line with the bad byte shown as U+FFFD, a caret under it), never a byte offset in a Python
+message. A UTF-8 byte-order mark, which some editors write, is dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from rasp.errors import ErrorKind, RaspError, Source, Span
+
+_BOM = "\ufeff"
+
+# `progress(stage, done, total)`: how far reading a program has got ("parsing": characters,
+# "running": statements). The language core only calls it; the tools draw it.
+Progress = Callable[[str, int, int], None]
+
+
+def decode_source(data: bytes, name: str) -> Source:
+    """The program text in `data`, reported under `name`; raises a located `RaspError` for bytes
+    that are not UTF-8."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(data, name, exc) from None
+    return Source(name, text.removeprefix(_BOM))
+
+
+def read_source(path: str | Path) -> Source:
+    """The program in the file `path` (reported under the path as given)."""
+    try:
+        data = Path(path).read_bytes()
+    except IsADirectoryError:
+        raise RaspError(f"cannot read {path}: it is a directory", kind=ErrorKind.IO) from None
+    except OSError as exc:
+        raise RaspError(f"cannot read {path}: {exc.strerror or exc}", kind=ErrorKind.IO) from None
+    return decode_source(data, str(path))
+
+
+def _not_utf8(data: bytes, name: str, exc: UnicodeDecodeError) -> RaspError:
+    line_start = data.rfind(b"\n", 0, exc.start) + 1
+    line = data.count(b"\n", 0, exc.start) + 1
+    shown = data.decode("utf-8", errors="replace").removeprefix(_BOM)
+    col = len(data[line_start : exc.start].decode("utf-8", errors="replace")) + 1
+    if line == 1 and data.startswith(_BOM.encode("utf-8")):
+        col -= 1
+    span = Span(Source(name, shown), line, col, line, col + 1)
+    return RaspError(
+        f"the program is not UTF-8 text: byte 0x{data[exc.start]:02x} cannot be read here",
+        span,
+        hint="save the file as UTF-8",
+        kind=ErrorKind.IO,
+    )

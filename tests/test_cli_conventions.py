@@ -1,0 +1,410 @@
+"""The command line follows the conventions of command-line tools (issue 11): `-` is standard
+input, a bad flag shows its subcommand's usage, `--quiet`/`--verbose`, `--json` wherever a command
+prints a result, examples in `--help`, files written with the user's umask, tokens read the same
+way everywhere and shown unambiguously."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shlex
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rasp.tools.cli import build_parser, main
+from rasp.tools.help_text import EXAMPLES
+
+ROOT = Path(__file__).resolve().parents[1]
+REVERSE = (ROOT / "programs" / "reverse.rasp").read_text()
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("conventions") / "reverse.safetensors"
+    argv = ["compile", str(ROOT / "programs" / "reverse.rasp"), "--vocab", "abc", "--max-len", "4"]
+    assert main([*argv, "-o", str(path), "--quiet"]) == 0
+    return path
+
+
+# ------------------------------------------------------------------------------------------------
+# `-` reads standard input
+
+
+def test_dash_runs_the_program_on_standard_input(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stdin(monkeypatch, REVERSE.encode())
+    assert run(capsys, "run", "-", "--input", "abc") == (0, "[c, b, a] (strings)\n", "")
+
+
+def test_errors_in_standard_input_are_located_there(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stdin(monkeypatch, b"x = select(indices, indices, ==;\n")
+    code, _, err = run(capsys, "run", "-", "--input", "abc")
+    assert code == 1 and err.startswith("<stdin>:1:32: error: expected ')' to close 'select('")
+    stdin(monkeypatch, b"x = \xff;\n")
+    code, _, err = run(capsys, "run", "-", "--input", "abc")
+    assert code == 1 and err.startswith("<stdin>:1:5: error: the program is not UTF-8 text")
+
+
+def test_dash_compiles_from_standard_input(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    stdin(monkeypatch, REVERSE.encode())
+    out_path = tmp_path / "r.safetensors"
+    code, out, _ = run(
+        capsys, "compile", "-", "--vocab", "ab", "--max-len", "3", "-o", str(out_path)
+    )
+    assert code == 0 and out.startswith(f"wrote {out_path}")
+    code, out, _ = run(capsys, "show", str(out_path), "--json")
+    assert json.loads(out)["program"]["file"] == "<stdin>"
+
+
+def test_the_repl_refuses_dash(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "repl", "-")
+    assert (code, out) == (2, "")
+    assert "rasp repl: error: argument FILE.rasp '-'" in err
+
+
+# ------------------------------------------------------------------------------------------------
+# Usage errors: the subcommand's usage, the argument and its value
+
+
+def test_an_unknown_flag_shows_the_subcommands_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "run", "x.rasp", "--input", "abc", "--bogus")
+    assert (code, out) == (2, "")
+    assert err.startswith("usage: rasp run ")
+    assert err.rstrip().endswith("rasp run: error: unrecognized arguments: --bogus")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--vocab", ""], "argument --vocab '': is empty"),
+        (["--vocab", "aba"], "argument --vocab 'aba': lists the token a twice"),
+        (
+            ["--vocab", '["x","y","x"]'],
+            'argument --vocab \'["x","y","x"]\': lists the token x twice',
+        ),
+        (["--vocab", '[1,"1",1]'], "argument --vocab '[1,\"1\",1]': lists the token 1 twice"),
+        (["--vocab", '["1","1"]'], 'argument --vocab \'["1","1"]\': lists the token "1" twice'),
+    ],
+)
+def test_vocabulary_errors_are_reported_at_the_argument(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], message: str
+) -> None:
+    program = tmp_path / "r.rasp"
+    program.write_text(REVERSE)
+    code, out, err = run(capsys, "compile", str(program), "--max-len", "3", "-o", "m", *argv)
+    assert (code, out) == (2, "")
+    assert f"rasp compile: error: {message}" in err
+    assert str(program) not in err  # not located in the program: the argument is wrong
+
+
+def test_tokens_of_different_json_types_stay_apart(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    program = tmp_path / "r.rasp"
+    program.write_text(REVERSE)
+    model_path = tmp_path / "m.safetensors"
+    vocab = '[1,"1",true,1.0]'
+    assert run(
+        capsys,
+        "compile",
+        str(program),
+        "--vocab",
+        vocab,
+        "--max-len",
+        "3",
+        "-o",
+        str(model_path),
+        "-q",
+    ) == (0, "", "")
+    code, out, _ = run(capsys, "show", str(model_path))
+    assert code == 0 and 'vocab:       1 "1" true 1.0  (bos id 4, pad id 5)' in out
+    # `tokens` is tokens_str: every token reaches the program as its str(), as --help says.
+    code, out, _ = run(
+        capsys, "run", "--model", str(model_path), "--input", '[1,"1",true]', "--json"
+    )
+    assert (code, out) == (0, '["True", "1", "1"]\n')
+    code, out, _ = run(capsys, "run", str(program), "--input", '[1,"1",true]', "--json")
+    assert (code, out) == (0, '["True", "1", "1"]\n')
+
+
+def test_draw_keeps_tokens_of_different_types_apart(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pytest.importorskip("matplotlib")
+    program = tmp_path / "r.rasp"
+    program.write_text(REVERSE)
+    png = tmp_path / "d.png"
+    code, out, err = run(capsys, "draw", str(program), "--input", "[1,true,1.0]", "-o", str(png))
+    assert (code, err) == (0, "") and out.startswith(f"wrote {png}")
+
+
+def test_a_wrong_name_is_an_error_of_the_name_argument(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    program = tmp_path / "r.rasp"
+    program.write_text(REVERSE)
+    code, _, err = run(capsys, "run", str(program), "--input", "ab", "--name", "revrse")
+    assert code == 1 and err.startswith(
+        f"error: argument --name 'revrse': {program} defines no name"
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# --quiet, --verbose, --json
+
+
+def test_quiet_leaves_only_results(
+    capsys: pytest.CaptureFixture[str], model: Path, tmp_path: Path
+) -> None:
+    program = str(ROOT / "programs" / "reverse.rasp")
+    out_path = str(tmp_path / "q.safetensors")
+    assert run(
+        capsys, "compile", program, "--vocab", "ab", "--max-len", "3", "-o", out_path, "-q"
+    ) == (0, "", "")
+    assert run(
+        capsys, "verify", program, "--vocab", "abc", "--max-len", "4", "--model", str(model), "-q"
+    ) == (0, "", "")
+    assert run(
+        capsys,
+        "export",
+        str(model),
+        "--to",
+        "transformer-lens",
+        "-o",
+        str(tmp_path / "tl"),
+        "--quiet",
+    ) == (0, "", "")
+    # A result is still printed: it is what the command is for.
+    assert run(capsys, "run", "--model", str(model), "--input", "abc", "-q") == (
+        0,
+        "[c, b, a] (strings)\n",
+        "",
+    )
+
+
+def test_verbose_prints_the_steps_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(
+        capsys, "run", str(ROOT / "programs" / "reverse.rasp"), "--input", "abc", "-v"
+    )
+    assert (code, out) == (0, "[c, b, a] (strings)\n")
+    assert "reverse.rasp: 5" in err or "read " in err
+    assert all(line.startswith("[") and "s] " in line for line in err.splitlines())
+
+
+def test_quiet_and_verbose_exclude_each_other(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "run", "x.rasp", "--input", "a", "-q", "-v")
+    assert code == 2 and "not allowed with argument" in err
+
+
+def test_verbose_shows_the_traceback_of_an_internal_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rasp.tools import cli
+
+    def boom(args: Any) -> int:
+        raise ValueError("boom")
+
+    monkeypatch.setattr(cli, "_cmd_run_program", boom)
+    monkeypatch.delenv("RASP_DEBUG", raising=False)
+    assert "Traceback" not in run(capsys, "run", "x.rasp", "--input", "a")[2]
+    code, _, err = run(capsys, "run", "x.rasp", "--input", "a", "--verbose")
+    assert code == 1 and "Traceback" in err and "internal error: ValueError: boom" in err
+
+
+def test_every_command_that_prints_a_result_has_json(
+    capsys: pytest.CaptureFixture[str], model: Path, tmp_path: Path
+) -> None:
+    program = str(ROOT / "programs" / "reverse.rasp")
+    commands = {
+        "run": ["run", program, "--input", "abc"],
+        "run --model": ["run", "--model", str(model), "--input", "abc"],
+        "compile": [
+            "compile",
+            program,
+            "--vocab",
+            "ab",
+            "--max-len",
+            "3",
+            "-o",
+            str(tmp_path / "c.safetensors"),
+        ],
+        "verify": ["verify", program, "--vocab", "ab", "--max-len", "3"],
+        "show": ["show", str(model)],
+        "export": ["export", str(model), "--to", "transformer-lens", "-o", str(tmp_path / "tl")],
+    }
+    if _has_matplotlib():
+        commands["draw"] = ["draw", str(model), "--input", "abc", "-o", str(tmp_path / "d.png")]
+    for what, argv in commands.items():
+        code, out, err = run(capsys, *argv, "--json")
+        assert (code, err) == (0, ""), what
+        assert out.count("\n") == 1 or what == "show", what  # one JSON value (show's is indented)
+        json.loads(out)
+    written = json.loads(run(capsys, *commands["export"], "--json")[1])
+    assert [Path(p).name for p in written["files"]] == [
+        "config.json",
+        "rasp_forge.json",
+        "model.safetensors",
+    ]
+    compiled = json.loads(run(capsys, *commands["compile"], "--json")[1])
+    assert compiled["output"].endswith("c.safetensors") and compiled["parameters"] > 0
+    assert compiled["certificate"].startswith("certificate:")
+
+
+def test_only_repl_lacks_json() -> None:
+    parser = build_parser()
+    commands = parser.subcommand_parsers  # type: ignore[attr-defined]
+    without = [name for name, sub in commands.items() if "--json" not in sub.format_help()]
+    assert without == ["repl"]  # interactive: it prints no one result
+
+
+def _has_matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ModuleNotFoundError:
+        return False
+    return True
+
+
+# ------------------------------------------------------------------------------------------------
+# --help
+
+
+def _example_argv(line: str) -> list[str]:
+    words = shlex.split(line)
+    if "<" in words:  # `rasp run - ... < FILE`: the redirection is the shell's
+        words = words[: words.index("<")]
+    assert words[0] == "rasp"
+    return words[1:]
+
+
+def test_every_command_has_examples_in_its_help(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in build_parser().subcommand_parsers:  # type: ignore[attr-defined]
+        assert run(capsys, command, "--help")[0] == 0
+        text = capsys.readouterr().out or run(capsys, command, "--help")[1]
+        assert "examples:" in text and EXAMPLES[command][0] in text, command
+    assert "examples:" in run(capsys, "--help")[1]
+
+
+def test_help_says_how_tokens_are_read(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ("run", "compile", "verify", "draw"):
+        text = run(capsys, command, "--help")[1]
+        assert "`tokens` is `tokens_str`" in text and '[1,"1",true,1.0]' in text, command
+
+
+def test_the_help_examples_are_valid_command_lines() -> None:
+    parser = build_parser()
+    for command, lines in EXAMPLES.items():
+        for line in lines:
+            if "COMMAND" in line:
+                continue
+            args = parser.parse_args(_example_argv(line))
+            assert args.command == (command if command != "rasp" else args.command), line
+
+
+@pytest.mark.slow
+def test_the_help_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every example works, run from a directory holding the repository's programs."""
+    import subprocess
+
+    (tmp_path / "programs").symlink_to(ROOT / "programs")
+    order = ["rasp", "compile", "run", "show", "verify", "export", "draw"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for command in order:
+        for line in EXAMPLES[command]:
+            if "COMMAND" in line:
+                continue
+            if command == "draw" and not _has_matplotlib():
+                continue
+            words = shlex.split(line)
+            feed = None
+            if "<" in words:
+                feed = (tmp_path / words[words.index("<") + 1]).read_bytes()
+                words = words[: words.index("<")]
+            done = subprocess.run(
+                [sys.executable, "-m", "rasp", *words[1:]],
+                cwd=tmp_path,
+                env=env,
+                input=feed,
+                capture_output=True,
+                timeout=600,
+                check=False,
+            )
+            assert done.returncode == 0, (line, done.stderr.decode())
+
+
+# ------------------------------------------------------------------------------------------------
+# Files and pipes
+
+
+def test_written_files_follow_the_umask(tmp_path: Path, model: Path) -> None:
+    program = str(ROOT / "programs" / "reverse.rasp")
+    for mask, mode in ((0o022, 0o644), (0o077, 0o600), (0o002, 0o664)):
+        old = os.umask(mask)
+        try:
+            out_path = tmp_path / f"m{mask:o}.safetensors"
+            assert (
+                main(
+                    [
+                        "compile",
+                        program,
+                        "--vocab",
+                        "ab",
+                        "--max-len",
+                        "3",
+                        "-o",
+                        str(out_path),
+                        "-q",
+                    ]
+                )
+                == 0
+            )
+            assert stat.S_IMODE(out_path.stat().st_mode) == mode, oct(mask)
+            folder = tmp_path / f"tl{mask:o}"
+            assert (
+                main(["export", str(model), "--to", "transformer-lens", "-o", str(folder), "-q"])
+                == 0
+            )
+            for written in folder.iterdir():
+                assert stat.S_IMODE(written.stat().st_mode) == mode, (written, oct(mask))
+        finally:
+            os.umask(old)
+    existing = tmp_path / "m22.safetensors"
+    existing.chmod(0o640)  # rewriting a file keeps its mode, as `open(path, "w")` would
+    assert (
+        main(["compile", program, "--vocab", "ab", "--max-len", "3", "-o", str(existing), "-q"])
+        == 0
+    )
+    assert stat.S_IMODE(existing.stat().st_mode) == 0o640
+
+
+def test_a_closed_pipe_ends_the_command_quietly(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rasp.tools import cli
+
+    def broken(args: Any) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(cli, "_cmd_run_program", broken)
+    monkeypatch.setattr(cli, "_silence_stdout", lambda: None)
+    assert run(capsys, "run", "x.rasp", "--input", "a") == (141, "", "")
