@@ -58,7 +58,7 @@ class Trace:
 
 def trace_model(model: Any, tokens: Sequence[Any]) -> Trace:
     """Run a `transformer.CompiledTransformer` on `tokens` and collect patterns and residuals."""
-    from rasp.tools.verify import residual_at
+    from rasp.tools.residuals import residual_at
 
     meta = model.meta.raw
     ids, _ = model.encode([list(tokens)])

@@ -27,7 +27,7 @@ from rasp.values import kind_name
 
 if TYPE_CHECKING:
     from rasp.interpreter import Interpreter
-    from rasp.tools.verify import Checkpoint
+    from rasp.tools.residuals import Checkpoint
 
 
 class ReplSession(Protocol):
