@@ -1,0 +1,221 @@
+"""The nodes of the lazy s-op graph: inputs, constants, maps, selects, selector logic, aggregates.
+
+Every RASP s-op or selector expression creates one node (see `rasp.sops`, which re-exports all of
+them and evaluates them); a node keeps the `Span` of the expression that created it and the program
+variable it was last assigned to. `Comparison` and `TokenKind` are the closed sets a select and an
+input s-op take; `walk` visits a graph children first.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from rasp.errors import Span
+
+Atom = int | float | str | bool | None
+
+_node_ids = itertools.count()
+
+
+class Comparison(Enum):
+    """A select comparison; `apply(key, query)` is `key OP query`, as in the original."""
+
+    EQ = "=="
+    NEQ = "!="
+    LT = "<"
+    LEQ = "<="
+    GT = ">"
+    GEQ = ">="
+
+    def apply(self, key: Any, query: Any) -> bool:
+        return bool(_COMPARE[self](key, query))
+
+
+_COMPARE: dict[Comparison, Callable[[Any, Any], Any]] = {
+    Comparison.EQ: operator.eq,
+    Comparison.NEQ: operator.ne,
+    Comparison.LT: operator.lt,
+    Comparison.LEQ: operator.le,
+    Comparison.GT: operator.gt,
+    Comparison.GEQ: operator.ge,
+}
+
+
+class TokenKind(Enum):
+    """Which conversion an input s-op applies to each raw token."""
+
+    STR = "str"
+    INT = "int"
+    FLOAT = "float"
+    BOOL = "bool"
+    ASIS = "asis"
+
+
+_TOKEN_CONVERT: dict[TokenKind, Callable[[Any], Any]] = {
+    TokenKind.STR: str,
+    TokenKind.INT: int,
+    TokenKind.FLOAT: float,
+    TokenKind.BOOL: bool,
+    TokenKind.ASIS: lambda x: x,
+}
+
+
+@dataclass(eq=False)
+class Node:
+    """A lazy RASP value. Identity matters (two identical `select(...)` calls are two heads)."""
+
+    span: Span | None = field(default=None, kw_only=True, repr=False)
+    # The variable name the program last bound this node to (the original renames on assignment).
+    name: str | None = field(default=None, kw_only=True)
+    # Values of several types may mix in this node's sequence (tracr allows it; RASP does not).
+    loose: bool = field(default=False, kw_only=True, repr=False)
+    id: int = field(default_factory=lambda: next(_node_ids), init=False, repr=False)
+
+    def children(self) -> tuple[Node, ...]:
+        return ()
+
+    @property
+    def label(self) -> str:
+        return self.name or f"{type(self).__name__}#{self.id}"
+
+
+class SOp(Node):
+    """A sequence operator: one value per position."""
+
+
+class Selector(Node):
+    """A bool [query, key] pattern."""
+
+
+@dataclass(eq=False)
+class TokensSOp(SOp):
+    kind: TokenKind = TokenKind.STR
+
+
+@dataclass(eq=False)
+class IndicesSOp(SOp):
+    pass
+
+
+@dataclass(eq=False)
+class LengthSOp(SOp):
+    """The input length at every position (a primitive here; RASP code in the original)."""
+
+
+@dataclass(eq=False)
+class ConstSOp(SOp):
+    """An atom broadcast to every position (e.g. the `0` of `select(indices, 0, ==)`)."""
+
+    value: Atom = 0
+
+
+@dataclass(eq=False)
+class MapSOp(SOp):
+    """`fn` applied per position to the values of `inputs`; `text` describes it for people."""
+
+    fn: Callable[..., Any] = field(default=lambda x: x, repr=False)
+    inputs: tuple[SOp, ...] = ()
+    text: str = "map"
+
+    def children(self) -> tuple[Node, ...]:
+        return self.inputs
+
+
+@dataclass(eq=False)
+class Select(Selector):
+    keys: SOp = field(default_factory=IndicesSOp)
+    queries: SOp = field(default_factory=IndicesSOp)
+    comparison: Comparison = Comparison.EQ
+
+    def children(self) -> tuple[Node, ...]:
+        return (self.keys, self.queries)
+
+
+@dataclass(eq=False)
+class PredicateSelect(Selector):
+    """Query i selects key j iff `fn(keys[j], queries[i])` is truthy: tracr's `Select` with a Python
+    predicate. The compiler turns it into `Select`s for a vocabulary (`compiler.resolve`)."""
+
+    keys: SOp = field(default_factory=IndicesSOp)
+    queries: SOp = field(default_factory=IndicesSOp)
+    fn: Callable[[Any, Any], Any] = field(default=lambda key, query: True, repr=False)
+    text: str = "predicate"
+
+    def children(self) -> tuple[Node, ...]:
+        return (self.keys, self.queries)
+
+
+@dataclass(eq=False)
+class SelectAnd(Selector):
+    left: Selector = field(default_factory=Select)
+    right: Selector = field(default_factory=Select)
+
+    def children(self) -> tuple[Node, ...]:
+        return (self.left, self.right)
+
+
+@dataclass(eq=False)
+class SelectOr(Selector):
+    left: Selector = field(default_factory=Select)
+    right: Selector = field(default_factory=Select)
+
+    def children(self) -> tuple[Node, ...]:
+        return (self.left, self.right)
+
+
+@dataclass(eq=False)
+class SelectNot(Selector):
+    inner: Selector = field(default_factory=Select)
+
+    def children(self) -> tuple[Node, ...]:
+        return (self.inner,)
+
+
+@dataclass(eq=False)
+class AggregateSOp(SOp):
+    """Per query: nothing selected -> default; one -> that value; several -> their mean (numbers).
+
+    `bools_as_numbers` is tracr's mean: bools among several selected values count as 0/1 (RASP
+    refuses to average them), and the mean is Python's `sum(values) / len(values)`.
+    """
+
+    selector: Selector = field(default_factory=Select)
+    sop: SOp = field(default_factory=IndicesSOp)
+    default: Atom = 0
+    bools_as_numbers: bool = False
+
+    def children(self) -> tuple[Node, ...]:
+        return (self.selector, self.sop)
+
+
+@dataclass(eq=False)
+class SelectorWidthSOp(SOp):
+    """How many keys each query selects (a primitive; the original builds it with the BOS trick)."""
+
+    selector: Selector = field(default_factory=Select)
+
+    def children(self) -> tuple[Node, ...]:
+        return (self.selector,)
+
+
+def walk(root: Node) -> Iterator[Node]:
+    """Every node `root` depends on, each once, children before parents (iterative: graphs get deep)."""
+    seen: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            yield node
+            continue
+        if node.id in seen:
+            continue
+        seen.add(node.id)
+        stack.append((node, True))
+        for child in reversed(node.children()):
+            if child.id not in seen:
+                stack.append((child, False))
