@@ -4,6 +4,8 @@ Running a program computes no sequence: every s-op or selector expression create
 (see `operators.py`); `rasp.sops.evaluate` computes one on an input. `f(input)` with an s-op or
 selector `f` is the one expression that evaluates. Built-ins live in the root scope, the prelude
 (`prelude.rasp`) in a child scope whose names are reserved, and the program's names below it.
+What an expression means is `rasp.expressions`; calls come back here (`_call`), since a `def`'s
+body is statements.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from typing import Any
 import numpy as np
 
 from rasp import ast, builtins
-from rasp import operators as ops
 from rasp.errors import (
     RaspError,
     RaspNameError,
@@ -27,6 +28,7 @@ from rasp.errors import (
     Source,
     Span,
 )
+from rasp.expressions import Expressions
 from rasp.parser import parse
 from rasp.results import Bindings, ResultKind, StatementResult
 from rasp.sops import (
@@ -42,26 +44,15 @@ from rasp.sops import (
 )
 from rasp.sources import Progress, read_source
 from rasp.values import (
-    RESERVED_WORDS,
+    BASE_RESERVED,
     BuiltinFunction,
     RaspFunction,
     Scope,
     describe,
-    is_atom,
     kind_name,
 )
 
 MAX_CALL_DEPTH = 100
-_BASE_CONSTANTS = (
-    "tokens_str",
-    "tokens_int",
-    "tokens_float",
-    "tokens_bool",
-    "tokens_asis",
-    "indices",
-)
-# Reserved in every scope, function bodies included (as in the original).
-BASE_RESERVED = RESERVED_WORDS | frozenset(_BASE_CONSTANTS) | {"True", "False"}
 
 
 @dataclass
@@ -91,6 +82,7 @@ class Interpreter:
             root.force(f"tokens_{kind.value}", TokensSOp(kind=kind, name=f"tokens_{kind.value}"))
         self.indices = IndicesSOp(name="indices")
         self.length = LengthSOp(name="length")
+        self._expressions = Expressions(self._call, self._full_s, self.indices, self.length)
         root.force("indices", self.indices)
         root.force("length", self.length)
         root.force("True", True)
@@ -180,7 +172,7 @@ class Interpreter:
             case ast.ExprStmt(expr=expr):
                 return self._expr_statement(expr, frame, stmt.span)
             case ast.Assign(targets=targets, values=exprs):
-                values = [self._eval(e, scope) for e in exprs]
+                values = [self._expressions.eval(e, scope) for e in exprs]
                 bound = builtins.unpack(targets, values, stmt.span)
                 for name, span in zip(targets, stmt.target_spans):
                     scope.check_assignable(name, span)  # all or nothing
@@ -202,7 +194,7 @@ class Interpreter:
                 scope.assign(name, fn, stmt.span)
                 return StatementResult(ResultKind.DEF, (name,), (fn,), stmt.span)
             case ast.For(targets=targets, iterable=iterable_expr, body=body):
-                iterable = self._eval(iterable_expr, scope)
+                iterable = self._expressions.eval(iterable_expr, scope)
                 if not isinstance(iterable, list | dict):
                     raise RaspTypeError(
                         "for loop needs to iterate over a list or dict, but got: "
@@ -217,23 +209,23 @@ class Interpreter:
             case ast.Load():
                 return self._load(stmt, frame)
             case ast.Draw(expr=expr, input=input_expr):
-                node = self._eval(expr, scope)
+                node = self._expressions.eval(expr, scope)
                 if not isinstance(node, SOp):
                     raise RaspTypeError(f"draw expects an s-op, got: {describe(node)}", expr.span)
                 values: tuple[Any, ...] = (node,)
                 if input_expr is not None:
-                    values = (node, self._eval(input_expr, scope))
+                    values = (node, self._expressions.eval(input_expr, scope))
                 names = (node.name,) if node.name else ()
                 return StatementResult(ResultKind.DRAW, names, values, stmt.span)
             case ast.ReplCommand():
                 if stmt.example is not None:
-                    example = self._eval(stmt.example, scope)
+                    example = self._expressions.eval(stmt.example, scope)
                     return StatementResult(ResultKind.COMMAND, (), (stmt, example), stmt.span)
                 return StatementResult(ResultKind.COMMAND, (), (stmt,), stmt.span)
         raise TypeError(f"unknown statement {stmt!r}")
 
     def _expr_statement(self, expr: ast.Expr, frame: _Frame, span: Span) -> StatementResult:
-        value = self._eval(expr, frame.scope)
+        value = self._expressions.eval(expr, frame.scope)
         if isinstance(expr, ast.Call) and isinstance(value, SeqValue | np.ndarray):
             return StatementResult(ResultKind.EXPR, (), (value,), span)
         frame.scope.force("out", value)
@@ -273,106 +265,7 @@ class Interpreter:
             ResultKind.LOAD, tuple(n for n, _ in copied), tuple(v for _, v in copied), stmt.span
         )
 
-    # ---- expressions ---------------------------------------------------------------------------
-
-    def _eval(self, expr: ast.Expr, scope: Scope) -> Any:
-        match expr:
-            case ast.Name(name=name):
-                return scope.lookup(name, expr.span)
-            case ast.Literal(value=value):
-                return value
-            case ast.ListLit(items=items):
-                return [self._eval(item, scope) for item in items]
-            case ast.DictLit(pairs=pairs):
-                result: dict[Any, Any] = {}
-                for key_expr, value_expr in pairs:
-                    result[self._key(key_expr, scope)] = self._eval(value_expr, scope)
-                return result
-            case ast.ListComp(element=element, targets=targets, iterable=iterable):
-                return [
-                    self._eval(element, inner)
-                    for inner in self._comprehension(targets, iterable, scope)
-                ]
-            case ast.DictComp(key=key, value=value, targets=targets, iterable=iterable):
-                out: dict[Any, Any] = {}
-                for inner in self._comprehension(targets, iterable, scope):
-                    out[self._key(key, inner)] = self._eval(value, inner)
-                return out
-            case ast.Unary(op=op, operand=operand):
-                return ops.unary(op, self._eval(operand, scope), expr.span)
-            case ast.Binary(op=op, left=left_expr, right=right_expr):
-                left, right = self._eval(left_expr, scope), self._eval(right_expr, scope)
-                if op is ast.BinaryOp.IN:
-                    return ops.contains(left, right, expr.span, self._full_s())
-                return ops.binary(op, left, right, expr.span)
-            case ast.Ternary(then=then, cond=cond_expr, orelse=orelse):
-                cond = self._eval(cond_expr, scope)
-                if isinstance(cond, SOp):
-                    return ops.elementwise_ternary(
-                        cond, self._eval(then, scope), self._eval(orelse, scope), expr.span
-                    )
-                if isinstance(cond, Selector):
-                    raise RaspTypeError(
-                        "the condition of 'if' cannot be a selector", cond_expr.span
-                    )
-                return self._eval(then, scope) if cond else self._eval(orelse, scope)
-            case ast.Index(target=target, index=key):
-                target_value, key_value = self._eval(target, scope), self._eval(key, scope)
-                return ops.index(target_value, key_value, expr.span, self.indices, self.length)
-            case ast.Call(func=func, args=args):
-                return self._call(
-                    self._eval(func, scope), [self._eval(a, scope) for a in args], expr
-                )
-            case ast.Select(keys=keys, queries=queries, comparison=comparison):
-                spans = (keys.span, queries.span)
-                return ops.select(
-                    self._eval(keys, scope),
-                    self._eval(queries, scope),
-                    comparison,
-                    expr.span,
-                    spans,
-                )
-            case ast.Aggregate(selector=sel, sop=sop, default=default):
-                parts = [sel, sop] + ([default] if default is not None else [])
-                values = [self._eval(p, scope) for p in parts]
-                spans = tuple(p.span for p in parts)
-                return ops.aggregate(
-                    values[0], values[1], values[2] if default else None, expr.span, spans
-                )
-            case ast.Range(args=args):
-                return builtins.make_range([self._eval(a, scope) for a in args], expr.span)
-            case ast.Zip(args=args):
-                return builtins.make_zip([self._eval(a, scope) for a in args], expr.span)
-            case ast.Len(arg=arg):
-                value = self._eval(arg, scope)
-                if not isinstance(value, list):
-                    raise RaspTypeError(
-                        f"attempting to compute length of non-list: {describe(value)}", arg.span
-                    )
-                return len(value)
-        raise TypeError(f"unknown expression {expr!r}")
-
-    def _key(self, expr: ast.Expr, scope: Scope) -> Any:
-        key = self._eval(expr, scope)
-        if not is_atom(key):
-            raise RaspTypeError(
-                f"dictionary keys can only be atoms, but instead got: {describe(key)}", expr.span
-            )
-        return key
-
-    def _comprehension(
-        self, targets: tuple[str, ...], iterable_expr: ast.Expr, scope: Scope
-    ) -> Any:
-        iterable = self._eval(iterable_expr, scope)
-        if not isinstance(iterable, list | dict):
-            raise RaspTypeError(
-                f"a comprehension loops over a list or dict, but got: {describe(iterable)}",
-                iterable_expr.span,
-            )
-        for item in list(iterable):
-            inner = Scope(scope, BASE_RESERVED, "comprehension")
-            builtins.bind_targets(inner, targets, item, iterable_expr.span)
-            yield inner
+    # ---- what expressions ask of the interpreter (rasp.expressions) ----------------------------
 
     def _full_s(self) -> Selector:
         full_s = self._prelude.values.get("full_s")
@@ -380,9 +273,8 @@ class Interpreter:
             raise RaspRuntimeError("the prelude's full_s is missing")
         return full_s
 
-    # ---- calls ---------------------------------------------------------------------------------
-
     def _call(self, func: Any, args: list[Any], call: ast.Call) -> Any:
+        """A call: a `def` runs its body here; a built-in, s-op or selector is applied."""
         span = call.span
         if isinstance(func, RaspFunction):
             builtins.check_arity(func.name, len(func.params), len(args), span)
@@ -399,7 +291,7 @@ class Interpreter:
             try:
                 for stmt in func.body:
                     self._exec(stmt, frame)
-                results = [self._eval(e, scope) for e in func.returns]
+                results = [self._expressions.eval(e, scope) for e in func.returns]
             finally:
                 self._depth -= 1
             return results[0] if len(results) == 1 else results

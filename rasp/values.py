@@ -23,6 +23,16 @@ Atom = int | float | str | bool
 # Names no program may assign, in any scope (the original's reserved words; keywords of the
 # grammar cannot even be written as a name).
 RESERVED_WORDS = frozenset("if else not and or out def return range for in zip len get".split())
+_BASE_CONSTANTS = (
+    "tokens_str",
+    "tokens_int",
+    "tokens_float",
+    "tokens_bool",
+    "tokens_asis",
+    "indices",
+)
+# Reserved in every scope, function bodies included (as in the original).
+BASE_RESERVED = RESERVED_WORDS | frozenset(_BASE_CONSTANTS) | {"True", "False"}
 
 
 @dataclass(eq=False)
