@@ -93,7 +93,7 @@ sha256:      8f644df5d4927c8130a23a382878154777c112a127262688e74ba521d64c67ba
 output:      frac (numerical, floats)
 vocab:       a b  (bos id 2, pad id 3)
 max length:  3
-shape:       1 layers, 1 heads/layer, d_model 8, d_head 2, d_mlp 3, n_ctx 4, bidirectional
+shape:       1 layers, d_model 8, n_ctx 4, bidirectional; heads 1x2, d_mlp 3
 heads used:  1 (per layer)
 parameters:  210 total, 134 non-zero (63.8%)
 

@@ -93,6 +93,14 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("--name", help="the s-op to compile (default: the last name assigned)")
     comp.add_argument("-o", "--output", required=True, metavar="OUT.safetensors")
     comp.add_argument("--causal", action="store_true", help="compile with causal attention")
+    comp.add_argument(
+        "--max-params",
+        type=_positive,
+        metavar="P",
+        dest="max_params",
+        help="refuse, before building it, a model predicted to have more than P parameters "
+        "(default 200,000,000: 800 MB of weights)",
+    )
     comp.add_argument("--json", action="store_true", help="print what was written as JSON")
 
     ver = command("verify", "compare a compiled model with the interpreter")

@@ -202,10 +202,26 @@ def format_summary(summary: ModelSummary) -> str:
 
 
 def shape_text(cfg: dict[str, Any]) -> str:
-    """`2 layers, 1 heads/layer, d_model 31, ...`: the `shape:` line of `rasp show`."""
-    return (f"{cfg['n_layers']} layers, {cfg['n_heads']} heads/layer, d_model {cfg['d_model']}, "
-            f"d_head {cfg['d_head']}, d_mlp {cfg['d_mlp']}, n_ctx {cfg['n_ctx']}, "
-            f"{cfg.get('attention_dir', 'bidirectional')}")
+    """`2 layers, d_model 31, n_ctx 11, bidirectional; heads 1x4 1x16, d_mlp 16 0`: the `shape:`
+    line of `rasp show` (per layer: heads x d_head, then each MLP's hidden width)."""
+    layers = layer_shapes(cfg)
+    heads = " ".join(f"{n}x{d}" for n, d, _ in layers)
+    mlps = " ".join(str(m) for _, _, m in layers)
+    return (f"{cfg['n_layers']} layers, d_model {cfg['d_model']}, n_ctx {cfg['n_ctx']}, "
+            f"{cfg.get('attention_dir', 'bidirectional')}; heads {heads or '-'}, d_mlp {mlps or '-'}")
+
+
+def layer_shapes(cfg: dict[str, Any]) -> list[tuple[int, int, int]]:
+    """(n_heads, d_head, d_mlp) of every layer: its own (format version 2) or the config's."""
+    own = cfg.get("layers")
+    if own:
+        return [(layer["n_heads"], layer["d_head"], layer["d_mlp"]) for layer in own]
+    return [(cfg["n_heads"], cfg["d_head"], cfg["d_mlp"])] * cfg["n_layers"]
+
+
+def heads_text(cfg: dict[str, Any]) -> str:
+    """`2 layers, 3 heads`: how many blocks and attention heads a model has."""
+    return f"{cfg['n_layers']} layers, {sum(n for n, _, _ in layer_shapes(cfg))} heads"
 
 
 def operations_table(operations: tuple[Operation, ...]) -> list[str]:

@@ -73,21 +73,27 @@ def _program(file: str, name: str | None, console: Console | None = None) -> tup
 
 
 def _compile(file: str, name: str | None, vocab: Sequence[Any], max_len: int, causal: bool = False,
-             console: Console | None = None) -> Any:
+             console: Console | None = None, max_params: int | None = None) -> Any:
     console = console or Console()
     sop, name, source = _program(file, name, console)
     console.step(f"compiling `{name}` for {len(vocab)} tokens, max_len {max_len}")
-    compiled = compile_sop(sop, name, source, vocab, max_len, causal)
+    compiled = compile_sop(sop, name, source, vocab, max_len, causal, console, max_params)
     console.step("compiled and certified")
     return compiled
 
 
 def compile_sop(sop: Any, name: str, source: Source, vocab: Sequence[Any], max_len: int,
-                causal: bool = False) -> Any:
+                causal: bool = False, console: Console | None = None,
+                max_params: int | None = None) -> Any:
     import compiler
+    from compiler.budget import DEFAULT_MAX_PARAMS
 
-    # Refuses (CompileError, located) any model the certifier cannot prove.
-    return compiler.compile_sop(sop, list(vocab), max_len, name=name, source=source, causal=causal)
+    # Refuses (CompileError, located) any model the certifier cannot prove, and any model
+    # predicted to exceed max_params before building it.
+    with (console or Console(quiet=True)).progress() as progress:
+        return compiler.compile_sop(sop, list(vocab), max_len, name=name, source=source,
+                                    causal=causal, progress=progress,
+                                    max_params=max_params or DEFAULT_MAX_PARAMS)
 
 
 def in_memory_model(compiled: Any, device: str = "cpu") -> Any:
@@ -116,12 +122,13 @@ def _check_writable(path: str | Path | None) -> None:
 
 def cmd_compile(args: argparse.Namespace) -> int:
     from rasp.tools.certificate_text import summary_line
-    from rasp.tools.inspect import read_model_file, summarize
+    from rasp.tools.inspect import heads_text, read_model_file, summarize
     from rasp.tools.output_files import user_mode
 
     console = Console.from_args(args)
     _check_writable(args.output)
-    model = _compile(args.file, args.name, args.vocab, args.max_len, args.causal, console)
+    model = _compile(args.file, args.name, args.vocab, args.max_len, args.causal, console,
+                     getattr(args, "max_params", None))
     try:
         with user_mode(args.output):
             model.save(args.output)
@@ -138,7 +145,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
             "nonzero": summary.nonzero_params, "certificate": summary_line(certificate),
         })
         return 0
-    console.note(f"wrote {args.output}: {cfg['n_layers']} layers, {cfg['n_heads']} heads/layer, "
+    console.note(f"wrote {args.output}: {heads_text(cfg)}, "
                  f"d_model {cfg['d_model']}, {summary.total_params:,} parameters "
                  f"({summary.nonzero_params:,} non-zero)")
     console.note(summary_line(certificate))

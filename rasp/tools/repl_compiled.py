@@ -103,6 +103,7 @@ class CompiledView:
             raise _Refusal("VOCAB is empty; give at least one token")
         max_len = _positive(max_text, "MAX_LEN") if max_text else max(MIN_MAX_LEN, len(example))
 
+        from rasp.tools.inspect import heads_text
         from rasp.tools.model_commands import compile_sop, in_memory_model, nodes_by_residual_name
 
         source = Source("<repl>", session.source_text)
@@ -113,7 +114,7 @@ class CompiledView:
         )
         cfg = self.current.meta["config"]
         return (
-            f"compiled {name}: {cfg['n_layers']} layers, {cfg['n_heads']} heads/layer, "
+            f"compiled {name}: {heads_text(cfg)}, "
             f"d_model {cfg['d_model']}, {compiled.param_count():,} parameters "
             f"({compiled.nonzero_params():,} non-zero); vocab {_tokens_text(vocab)}, "
             f"max_len {max_len}"
