@@ -68,6 +68,9 @@ def compile_sop(
     problems = value_problems(sop)  # a tracr map gave a value no model holds (e.g. a dict)
     if problems:
         raise CompileError(problems)
+    output = model.metadata.get("output", {})
+    if output.get("type") == sops.SeqType.NONE.value:  # a tracr output that is always None:
+        output["type"] = sops.SeqType.STRINGS.value  # labelled as a mix is (the file's types)
     note("certify")
     certificate = certify_model(model)  # the judge: every decision, any float32 order
     if require_certificate and not certificate.ok:

@@ -9,9 +9,10 @@ these forms that reproduces the table exactly is used (each is checked cell by c
 - an equivalence: keys and queries fall into classes and a query selects exactly the keys of its
   class (`q == k + 1`, `k % 3 == q % 3`): `==` between the class labels, `!=` for its complement;
 - a threshold (the queries' key sets form a chain): `<=` between a key's level and a query's rank;
-- an interval: in sorted key order each query selects a contiguous run (`abs(k - q) <= 1`): two
-  threshold selects joined by `and`;
-- anything else: one `==` select per distinct query row, joined by `or`.
+- an interval: in sorted query order each key is selected by a contiguous run (`abs(k - q) <= 1`):
+  two threshold selects on the query joined by `and`;
+- anything else: one `!=` select per distinct query row that misses keys ("not this row's query
+  with a key it misses"), joined by `and`; the queries are read once, as their row's number.
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ class Rebuild:
             found = build()
             if found is not None:
                 return found
-        return self._disjunction()
+        return self._conjunction()
 
     # -- forms ------------------------------------------------------------------------------------
 
@@ -150,53 +151,58 @@ class Rebuild:
         return self._select(key_map, query_map, sops.Comparison.LEQ)
 
     def _interval(self) -> sops.Selector | None:
+        """Each key is selected by a contiguous run of queries in sorted query order:
+        `low(key) <= query_rank <= high(key)`, two threshold selects on the query itself."""
         try:
-            order = sorted(range(len(self.kv)), key=lambda j: self.kv[j])  # type: ignore[arg-type,return-value]
+            order = sorted(range(len(self.qv)), key=lambda i: self.qv[i])  # type: ignore[arg-type,return-value]
         except TypeError:
             return None
-        rank = {j: r for r, j in enumerate(order)}
+        rank = {i: r for r, i in enumerate(order)}
         lo, hi = [], []
-        for row in self.t:
-            ranks = sorted(rank[j] for j, c in enumerate(row) if c)
+        for j in range(len(self.kv)):
+            ranks = sorted(rank[i] for i in range(len(self.qv)) if self.t[i][j])
             if ranks and ranks[-1] - ranks[0] + 1 != len(ranks):
                 return None
             lo.append(ranks[0] if ranks else 1)
             hi.append(ranks[-1] if ranks else 0)
-        key_rank = self._map(self.keys, self.kv, [rank[j] for j in range(len(self.kv))], "key")
-        low = self._map(self.queries, self.qv, lo, "query_low")
-        high = self._map(self.queries, self.qv, hi, "query_high")
+        query_rank = self._map(
+            self.queries, self.qv, [rank[i] for i in range(len(self.qv))], "query"
+        )
+        low = self._map(self.keys, self.kv, lo, "key_low")
+        high = self._map(self.keys, self.kv, hi, "key_high")
         above = sops.Select(
-            keys=key_rank, queries=low, comparison=sops.Comparison.GEQ, span=self.span
+            keys=low, queries=query_rank, comparison=sops.Comparison.LEQ, span=self.span
         )
         below = sops.Select(
-            keys=key_rank, queries=high, comparison=sops.Comparison.LEQ, span=self.span
+            keys=high, queries=query_rank, comparison=sops.Comparison.GEQ, span=self.span
         )
         return sops.SelectAnd(left=above, right=below, span=self.span, name=self.name)
 
-    def _disjunction(self) -> sops.Selector:
-        rows: dict[tuple[bool, ...], list[int]] = {}
-        for i, row in enumerate(self.t):
-            if any(row):
-                rows.setdefault(tuple(row), []).append(i)
-        terms: list[sops.Selector] = []
-        for n, (row, members) in enumerate(rows.items()):
-            in_row = {i for i in members}
-            key_map = self._map(self.keys, self.kv, [1 if c else 0 for c in row], f"key{n}")
-            query_map = self._map(
-                self.queries,
-                self.qv,
-                [1 if i in in_row else 2 for i in range(len(self.qv))],
-                f"query{n}",
+    def _conjunction(self) -> sops.Selector:
+        """Any table: number the distinct query rows that miss some keys; for each such row r one
+        atom `key_r != query_row`, where key_r is r for the keys row r misses (else -1). A query
+        selects the keys no atom excludes. The queries are read once (their row number) and a
+        conjunction is what the compiler's heads add up exactly (one head, whatever its size)."""
+        row_of: dict[tuple[bool, ...], int] = {}
+        for row in self.t:
+            if not all(row):
+                row_of.setdefault(tuple(row), len(row_of))
+        query_row = [row_of.get(tuple(row), -2) for row in self.t]
+        queries = self._map(self.queries, self.qv, query_row, "query")
+        atoms: list[sops.Selector] = []
+        for row, r in row_of.items():
+            missed = [-1 if c else r for c in row]
+            atoms.append(
+                sops.Select(
+                    keys=self._map(self.keys, self.kv, missed, f"key{r}"),
+                    queries=queries,
+                    comparison=sops.Comparison.NEQ,
+                    span=self.span,
+                )
             )
-            terms.append(sops.Select(keys=key_map, queries=query_map, span=self.span))
-        while len(terms) > 1:  # a balanced tree of `or`s
-            terms = [
-                sops.SelectOr(left=terms[i], right=terms[i + 1], span=self.span)
-                if i + 1 < len(terms)
-                else terms[i]
-                for i in range(0, len(terms), 2)
-            ]
-        out = terms[0]
+        out = atoms[0]
+        for atom in atoms[1:]:
+            out = sops.SelectAnd(left=out, right=atom, span=self.span)
         out.name = self.name
         return out
 

@@ -62,7 +62,27 @@ def resolve(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
     for node in order:
         if node.id not in new:
             new[node.id] = _rebuilt(node, new)
-    return new[root.id]
+    return _canonical_output(new[root.id])
+
+
+def _canonical_output(root: sops.Node) -> sops.Node:
+    """A tracr program's output map gives floats to 12 significant digits: tracr computes the same
+    number in different ways on different inputs (14.4 and 14.399999999999999), and a numerical
+    output lists each value it can snap to, so such twins would be one value listed twice."""
+    if isinstance(root, sops.MapSOp) and root.loose:
+        return dataclasses.replace(root, fn=_Rounded(root.fn))
+    return root
+
+
+@dataclasses.dataclass(frozen=True)
+class _Rounded:
+    fn: Any
+
+    def __call__(self, *args: Any) -> Any:
+        out = self.fn(*args)
+        if isinstance(out, float) and math.isfinite(out):
+            return float(f"{out:.12g}")
+        return out
 
 
 def _levels(order: list[sops.Node]) -> dict[int, int]:

@@ -27,6 +27,12 @@ from rasp.tools.arguments import (
     parse_tokens,
     select_output,
 )
+from rasp.tools.pyprogram import (
+    add_python_options,
+    is_python_target,
+    run_python_program,
+    use_tracr_compat,
+)
 from rasp.tools.console import Console
 from rasp.tools.help_text import DESCRIPTIONS, FILE_HELP, INPUT_HELP, epilog
 
@@ -77,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = command("run", "run a program (interpreter) or a compiled model")
     run.add_argument("file", nargs="?", metavar="FILE.rasp", help=FILE_HELP)
+    add_python_options(run)
     run.add_argument(
         "--model", metavar="M.safetensors", help="compiled model to run instead of FILE"
     )
@@ -89,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     comp = command("compile", "compile a program into a .safetensors model")
     comp.add_argument("file", metavar="FILE.rasp", help=FILE_HELP)
+    add_python_options(comp)
     _add_vocab_and_len(comp, required=True)
     comp.add_argument("--name", help="the s-op to compile (default: the last name assigned)")
     comp.add_argument("-o", "--output", required=True, metavar="OUT.safetensors")
@@ -105,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ver = command("verify", "compare a compiled model with the interpreter")
     ver.add_argument("file", metavar="FILE.rasp", help=FILE_HELP)
+    add_python_options(ver)
     _add_vocab_and_len(ver, required=True)
     ver.add_argument("--name", help="the s-op to verify (default: the last name assigned)")
     ver.add_argument(
@@ -136,8 +145,10 @@ def build_parser() -> argparse.ArgumentParser:
     draw.add_argument(
         "target",
         metavar="TARGET",
-        help="a .rasp program (- reads one from standard input) or a .safetensors model",
+        help="a .rasp program (- reads one from standard input), PROG.py:NAME or a "
+        ".safetensors model",
     )
+    add_python_options(draw)
     draw.add_argument("--input", required=True, metavar="INPUT", help=INPUT_HELP)
     draw.add_argument("-o", "--output", required=True, metavar="OUT.png")
     _add_vocab_and_len(draw, required=False)
@@ -277,6 +288,7 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
 
 
 def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    use_tracr_compat(getattr(args, "tracr_compat", False))
     if args.command == "repl":
         return _cmd_repl(args)
     if args.command == "run":
@@ -319,6 +331,8 @@ def _run_model_command(args: argparse.Namespace) -> int:
 
 
 def _cmd_run_program(args: argparse.Namespace) -> int:
+    if is_python_target(args.file):
+        return run_python_program(args)
     from rasp.display import seq_json, seq_text
     from rasp.sops import SeqValue, evaluate
 

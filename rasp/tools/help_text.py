@@ -12,7 +12,11 @@ INPUT_HELP = (
     "the input: a JSON list of tokens ('[\"the\",\"cat\"]', '[3,1,2]') or text split into "
     "characters ('hello'); see 'Tokens' below"
 )
-FILE_HELP = "the program (a .rasp file; - reads it from standard input)"
+FILE_HELP = (
+    "the program (a .rasp file; - reads it from standard input), or PROG.py:NAME, a Python program "
+    "built with rasp.tracr (NAME: an s-op, or a function returning one); loading a .py file runs it "
+    "as python would, so load only programs you trust"
+)
 
 DESCRIPTIONS = {
     "rasp": "RASP (Thinking Like Transformers): interpret, compile to transformer weights, run.",

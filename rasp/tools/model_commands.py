@@ -21,6 +21,7 @@ from typing import Any
 
 from rasp.errors import ErrorKind, RaspError, Source
 from rasp.tools.console import Console
+from rasp.tools.pyprogram import is_python_target, python_program
 
 
 def _usage_error(command: str, message: str) -> int:
@@ -65,6 +66,8 @@ def _load_model(path: str | Path, device: str) -> Any:
 
 def _program(file: str, name: str | None, console: Console | None = None) -> tuple[Any, str, Source]:
     """The s-op to compile from FILE (`-`: standard input): (sop, its name, the source)."""
+    if is_python_target(file):
+        return python_program(file, name)
     from rasp.tools.arguments import load_program, select_output
 
     interp, source = load_program(file, console)
@@ -217,6 +220,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if plan.total == 0:
         return _usage_error("verify", "--exhaustive-len 0 with --samples 0 leaves no input to check")
     sop, name, source = _program(args.file, args.name, console)
+    from compiler.resolve import resolve
+
+    sop = resolve(sop, list(args.vocab), args.max_len)  # a tracr program's predicates
     if args.device == "cpu":
         import torch
 
@@ -306,7 +312,7 @@ def cmd_draw(args: argparse.Namespace) -> int:
             return _usage_error("draw", f"{', '.join(given)} applies only to a .rasp program; a model "
                                 "file already fixes its vocabulary, length and output")
         lines = draw_model_file(target, args.input, args.output, args.dot)
-    elif target.suffix == ".rasp" or args.target == "-":
+    elif target.suffix == ".rasp" or is_python_target(args.target) or args.target == "-":
         vocab = args.vocab if args.vocab is not None else distinct_tokens(args.input)
         max_len = args.max_len if args.max_len is not None else len(args.input)
         if len(args.input) > max_len:
@@ -318,7 +324,7 @@ def cmd_draw(args: argparse.Namespace) -> int:
             trace = trace_model(model, args.input)
         lines = write_pictures(trace, args.output, compiled.metadata, compiled.weights, args.dot)
     else:
-        return _usage_error("draw", f"TARGET must be a .rasp program or a .safetensors model, got {target}")
+        return _usage_error("draw", f"TARGET must be a .rasp program, PROG.py:NAME or a .safetensors model, got {target}")
     if args.json:
         files = [str(args.output)] + ([str(args.dot)] if args.dot is not None else [])
         rendered = None if args.dot is None else Path(args.dot).with_suffix(".png")

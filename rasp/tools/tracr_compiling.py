@@ -1,0 +1,82 @@
+"""tracr's `compiling.compile_rasp_to_model`, compiled by rasp-forge: an exact, certified model.
+
+    from rasp.tools.tracr_compiling import compile_rasp_to_model
+    model = compile_rasp_to_model(program, vocab={1, 2, 3}, max_seq_len=5, compiler_bos="BOS")
+    model.apply(["BOS", 3, 1, 2]).decoded      # ["BOS", ...], as tracr's model gives it
+    model.save("program.safetensors")          # then `rasp run --model`, `verify`, `show`, `export`
+
+The model is a `compiler.CompiledModel` (the same file, runtime and tools as any other) with tracr's
+`apply`. tracr's `mlp_exactness` has no counterpart: every model is exact on every input of length
+1..max_seq_len, or the compile is refused with the reason. Under `--tracr-compat` this module is
+`tracr.compiler.compiling`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from typing import Any
+
+from compiler import CompiledModel, compile_sop
+from rasp.tracr.expr import RASPExpr, explicit_name
+
+COMPILER_BOS = "compiler_bos"
+COMPILER_PAD = "compiler_pad"
+
+
+@dataclasses.dataclass(frozen=True)
+class TracrModelOutput:
+    """What tracr's `model.apply(tokens)` returns, as far as rasp-forge has it: `decoded`, one value
+    per input position, the BOS position holding the BOS token."""
+
+    decoded: list[Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class TracrModel(CompiledModel):
+    """A compiled model with tracr's `apply`; everything else is `CompiledModel`'s."""
+
+    compiler_bos: str = COMPILER_BOS
+    compiler_pad: str = COMPILER_PAD
+
+    def apply(self, tokens: Sequence[Any]) -> TracrModelOutput:
+        """Run the model on `tokens` (starting with the BOS token, as tracr's do; trailing PAD
+        tokens are echoed back)."""
+        body = list(tokens)
+        if body and body[0] == self.compiler_bos:
+            body = body[1:]
+        pads = 0
+        while body and body[-1] == self.compiler_pad:
+            body.pop()
+            pads += 1
+        outputs = self.runtime().run([body])[0] if body else []
+        return TracrModelOutput([self.compiler_bos, *outputs, *[self.compiler_pad] * pads])
+
+    def runtime(self) -> Any:
+        """The torch runtime's model of these weights (built once)."""
+        cached = self.__dict__.get("_runtime")
+        if cached is None:
+            import transformer  # torch is loaded only when the model runs
+
+            cached = transformer.from_tensors(self.weights, self.metadata)
+            object.__setattr__(self, "_runtime", cached)
+        return cached
+
+
+def compile_rasp_to_model(
+    program: RASPExpr,
+    vocab: AbstractSet[Any] | Sequence[Any],
+    max_seq_len: int,
+    causal: bool = False,
+    compiler_bos: str = COMPILER_BOS,
+    compiler_pad: str = COMPILER_PAD,
+    mlp_exactness: int = 100,
+) -> TracrModel:
+    """Compile a rasp.tracr program for inputs over `vocab` of length 1..max_seq_len (tracr's
+    signature; `mlp_exactness` is accepted and unused). Raises `rasp.errors.CompileError`, with
+    every reason located in the program, when the program cannot be compiled exactly."""
+    del mlp_exactness
+    compiled = compile_sop(program, vocab, max_seq_len, name=explicit_name(program), causal=causal)
+    fields = {f.name: getattr(compiled, f.name) for f in dataclasses.fields(compiled) if f.init}
+    return TracrModel(**fields, compiler_bos=compiler_bos, compiler_pad=compiler_pad)
