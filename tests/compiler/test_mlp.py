@@ -419,5 +419,7 @@ def test_relative_input_error_is_checked_point_by_point() -> None:
     with pytest.raises(CompileError):
         numeric_mlp(f, pts, w, op="d", name="w", x_error=ErrorBound(0.0, 0.1))
     # A mean of non-negative values errs relative to itself; with negative values, absolutely.
-    assert mean_error(256, [0, 1], 0).absolute == 0 and 0 < mean_error(256, [0, 1], 0).relative < 1e-4
+    assert (
+        mean_error(256, [0, 1], 0).absolute == 0 and 0 < mean_error(256, [0, 1], 0).relative < 1e-4
+    )
     assert mean_error(256, [-1, 1], 0).relative == 0 and mean_error(256, [-1, 1], 0).absolute > 0
