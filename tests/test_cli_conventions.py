@@ -408,3 +408,18 @@ def test_a_closed_pipe_ends_the_command_quietly(
     monkeypatch.setattr(cli, "_cmd_run_program", broken)
     monkeypatch.setattr(cli, "_silence_stdout", lambda: None)
     assert run(capsys, "run", "x.rasp", "--input", "a") == (141, "", "")
+
+
+def test_the_repl_and_its_draw_keep_tokens_of_different_types_apart(tmp_path: Path) -> None:
+    """One rule everywhere: 1, true and 1.0 are three tokens (Python's 1 == True == 1.0 is not)."""
+    from rasp.interpreter import load_file
+    from rasp.tools.draw import draw_for_repl
+    from rasp.tools.repl import ReplSession
+
+    session = ReplSession()
+    session.feed(REVERSE)
+    printed = session.feed(":compile reverse [1, true, 1.0, 1] 3")
+    assert printed.endswith("vocab [1, true, 1.0], max_len 3"), printed
+    if _has_matplotlib():
+        sop = load_file(ROOT / "programs" / "reverse.rasp").get("reverse")
+        assert draw_for_repl(sop, [1, True, 1.0], tmp_path / "d.png").startswith("wrote")

@@ -412,6 +412,7 @@ def draw_for_repl(
     """The REPL's `draw(sop, input)`: compile for exactly this input's tokens and length, then draw."""
     import compiler
     from rasp.sops import SOp
+    from rasp.tools.arguments import distinct_tokens
 
     if not isinstance(sop, SOp):
         raise RaspError(
@@ -422,7 +423,7 @@ def draw_for_repl(
         )
     with tempfile.TemporaryDirectory() as tmp:
         model_path = Path(tmp) / "draw.safetensors"
-        vocab = list(dict.fromkeys(tokens))  # the input's own tokens, first occurrence first
+        vocab = distinct_tokens(tokens)  # the input's own tokens (1 and true apart), first first
         compiler.compile_sop(sop, vocab, len(tokens), name=getattr(sop, "name", None)).save(
             model_path
         )

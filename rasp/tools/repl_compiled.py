@@ -314,8 +314,10 @@ def _parse(text: str, what: str) -> list[Any]:
 
 
 def _distinct(tokens: list[Any]) -> list[Any]:
-    """Tokens in order without repeats (1, 1.0 and True kept apart)."""
-    return list({(type(t), t): t for t in tokens}.values())
+    """Tokens in order without repeats (1, 1.0 and True kept apart, as everywhere else)."""
+    from rasp.tools.arguments import distinct_tokens
+
+    return distinct_tokens(tokens)
 
 
 def _positive(text: str, what: str) -> int:
