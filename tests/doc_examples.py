@@ -64,7 +64,9 @@ class Block:
     @property
     def runs(self) -> bool:
         return (
-            self.language in RUN_LANGUAGES and "not-tested" not in self.marks and "file" not in self.marks
+            self.language in RUN_LANGUAGES
+            and "not-tested" not in self.marks
+            and "file" not in self.marks
         )
 
 
@@ -182,7 +184,9 @@ class DocRun:
             if not matches(expected, output):
                 self.failures.append(Failure(block, f"$ {command}", expected, output))
             elif (code != 0) != failed:
-                what = f"$ {command}: exit status {code}, expected " + ("non-zero" if failed else "0")
+                what = f"$ {command}: exit status {code}, expected " + (
+                    "non-zero" if failed else "0"
+                )
                 self.failures.append(Failure(block, what, expected, output))
         if self.update:
             self.rewritten[block] = "".join(rewritten)
@@ -238,7 +242,9 @@ class DocRun:
 
     def _doctest(self, block: Block) -> None:
         parser = doctest.DocTestParser()
-        test = parser.get_doctest(block.text, self.namespace, block.where, str(block.path), block.line)
+        test = parser.get_doctest(
+            block.text, self.namespace, block.where, str(block.path), block.line
+        )
         runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
         report: list[str] = []
         runner.run(test, out=report.append, clear_globs=False)

@@ -44,7 +44,9 @@ def test_the_readme_opens_with_the_two_commands() -> None:
     assert "pip install" in first.text and second.text.strip() == "python -m pytest"
     commands = [c.strip() for c in first.text.strip().split("&&") if c.strip().startswith("rasp ")]
     assert [c.split()[1] for c in commands] == ["compile", "run"]
-    checked = "".join(b.text for b in blocks(ROOT / "README.md") if b.language == "console" and b.runs)
+    checked = "".join(
+        b.text for b in blocks(ROOT / "README.md") if b.language == "console" and b.runs
+    )
     for command in commands:
         assert f"$ {command}\n" in checked, command
     assert "python -m pytest\n" in (ROOT / ".ci" / "run").read_text()
@@ -57,7 +59,9 @@ def test_the_library_table_shows_what_the_programs_print() -> None:
     from rasp.sops import evaluate
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    rows = re.findall(r"^\| `([\w.]+\.rasp)`[^|]*\| ([^|]+) \| `([^`]*)` → `([^`]*)` \|$", text, re.M)
+    rows = re.findall(
+        r"^\| `([\w.]+\.rasp)`[^|]*\| ([^|]+) \| `([^`]*)` → `([^`]*)` \|$", text, re.M
+    )
     assert len(rows) >= 8
     for file, outputs, given, shown in rows:
         interp = load_file(ROOT / "programs" / file)

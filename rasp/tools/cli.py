@@ -63,12 +63,16 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     talk = common.add_mutually_exclusive_group()
     talk.add_argument(
-        "-q", "--quiet", action="store_true", help="print only results and errors: no notes, "
-        "warnings or progress bars"
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print only results and errors: no notes, warnings or progress bars",
     )
     talk.add_argument(
-        "-v", "--verbose", action="store_true", help="also print each step with its time on "
-        "stderr (and a traceback on an internal error)"
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also print each step with its time on stderr (and a traceback on an internal error)",
     )
 
     def command(name: str, help_text: str) -> argparse.ArgumentParser:

@@ -149,7 +149,11 @@ def layer_operations(meta: dict[str, Any]) -> tuple[Operation, ...]:
     ops: list[Operation] = []
     for index, layer in enumerate(meta.get("layers", [])):
         for head in layer.get("attn", []):
-            ops.append(Operation(index, f"head {head.get('head', 0)}", str(head.get("name")), str(head.get("op"))))
+            ops.append(
+                Operation(
+                    index, f"head {head.get('head', 0)}", str(head.get("name")), str(head.get("op"))
+                )
+            )
         for mlp in layer.get("mlp", []):
             ops.append(Operation(index, "mlp", str(mlp.get("name")), str(mlp.get("op"))))
     return tuple(ops)
@@ -176,17 +180,23 @@ def format_summary(summary: ModelSummary) -> str:
     program = meta.get("program") or {}
     output = meta["output"]
     vocab = meta["vocab"]
-    heads_per_layer = [sum(1 for op in summary.operations if op.layer == l and op.sublayer != "mlp")
-                       for l in range(cfg["n_layers"])]
+    heads_per_layer = [
+        sum(1 for op in summary.operations if op.layer == l and op.sublayer != "mlp")
+        for l in range(cfg["n_layers"])
+    ]
     share = 100.0 * summary.nonzero_params / summary.total_params if summary.total_params else 0.0
     lines = [
-        (f"model:       {summary.path} (format {meta['format_version']}, "
-         f"compiler {meta.get('compiler_version', '?')})"),
+        (
+            f"model:       {summary.path} (format {meta['format_version']}, "
+            f"compiler {meta.get('compiler_version', '?')})"
+        ),
         f"program:     {program.get('file', '?')}",
         f"sha256:      {program.get('sha256', '?')}",
         f"output:      {output.get('name')} ({output.get('encoding')}, {output.get('type')})",
-        (f"vocab:       {' '.join(_token_text(t) for t in vocab.get('tokens', []))}"
-         f"  (bos id {vocab.get('bos_id')}, pad id {vocab.get('pad_id')})"),
+        (
+            f"vocab:       {' '.join(_token_text(t) for t in vocab.get('tokens', []))}"
+            f"  (bos id {vocab.get('bos_id')}, pad id {vocab.get('pad_id')})"
+        ),
         f"max length:  {meta.get('max_len')}",
         f"shape:       {shape_text(cfg)}",
         f"heads used:  {' '.join(str(h) for h in heads_per_layer) or '-'} (per layer)",
@@ -207,8 +217,10 @@ def shape_text(cfg: dict[str, Any]) -> str:
     layers = layer_shapes(cfg)
     heads = " ".join(f"{n}x{d}" for n, d, _ in layers)
     mlps = " ".join(str(m) for _, _, m in layers)
-    return (f"{cfg['n_layers']} layers, d_model {cfg['d_model']}, n_ctx {cfg['n_ctx']}, "
-            f"{cfg.get('attention_dir', 'bidirectional')}; heads {heads or '-'}, d_mlp {mlps or '-'}")
+    return (
+        f"{cfg['n_layers']} layers, d_model {cfg['d_model']}, n_ctx {cfg['n_ctx']}, "
+        f"{cfg.get('attention_dir', 'bidirectional')}; heads {heads or '-'}, d_mlp {mlps or '-'}"
+    )
 
 
 def layer_shapes(cfg: dict[str, Any]) -> list[tuple[int, int, int]]:
@@ -229,8 +241,10 @@ def operations_table(operations: tuple[Operation, ...]) -> list[str]:
     rows = [("layer", "block", "name", "operation")]
     rows += [(str(op.layer), op.sublayer, op.name, op.op) for op in operations]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    return ["  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3]
-            for row in rows]
+    return [
+        "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3]
+        for row in rows
+    ]
 
 
 def summary_json(summary: ModelSummary) -> dict[str, Any]:
@@ -251,9 +265,12 @@ def summary_json(summary: ModelSummary) -> dict[str, Any]:
         "layers": meta["layers"],
         "certificate": meta.get("certificate"),
         "residual": [
-            {"name": g.name, "dims": [g.start, g.stop],
-             "encoding": "numerical" if g.values is None else "categorical",
-             "values": None if g.values is None else list(g.values)}
+            {
+                "name": g.name,
+                "dims": [g.start, g.stop],
+                "encoding": "numerical" if g.values is None else "categorical",
+                "values": None if g.values is None else list(g.values),
+            }
             for g in summary.residual
         ],
     }

@@ -41,16 +41,20 @@ def runtime_errors(what: str) -> Iterator[None]:
     except transformer.ModelInputError as err:
         raise RaspError(f"cannot run {what} on this input: {err}", kind=ErrorKind.IO) from None
     except transformer.ModelOutputError as err:
-        raise RaspError(f"{what}: {err} (its weights are broken; recompile the program)",
-                        kind=ErrorKind.IO) from None
+        raise RaspError(
+            f"{what}: {err} (its weights are broken; recompile the program)", kind=ErrorKind.IO
+        ) from None
 
 
 def _check_device(device: str) -> None:
     import torch
 
     if device == "cuda" and not torch.cuda.is_available():
-        raise RaspError("--device cuda: no CUDA device is available here", hint="use --device cpu",
-                        kind=ErrorKind.IO)
+        raise RaspError(
+            "--device cuda: no CUDA device is available here",
+            hint="use --device cpu",
+            kind=ErrorKind.IO,
+        )
 
 
 def _load_model(path: str | Path, device: str) -> Any:
@@ -64,7 +68,9 @@ def _load_model(path: str | Path, device: str) -> Any:
         return transformer.load(str(path), device)
 
 
-def _program(file: str, name: str | None, console: Console | None = None) -> tuple[Any, str, Source]:
+def _program(
+    file: str, name: str | None, console: Console | None = None
+) -> tuple[Any, str, Source]:
     """The s-op to compile from FILE (`-`: standard input): (sop, its name, the source)."""
     if is_python_target(file):
         return python_program(file, name)
@@ -75,8 +81,15 @@ def _program(file: str, name: str | None, console: Console | None = None) -> tup
     return sop, name or interp.last_assigned, source
 
 
-def _compile(file: str, name: str | None, vocab: Sequence[Any], max_len: int, causal: bool = False,
-             console: Console | None = None, max_params: int | None = None) -> Any:
+def _compile(
+    file: str,
+    name: str | None,
+    vocab: Sequence[Any],
+    max_len: int,
+    causal: bool = False,
+    console: Console | None = None,
+    max_params: int | None = None,
+) -> Any:
     console = console or Console()
     sop, name, source = _program(file, name, console)
     console.step(f"compiling `{name}` for {len(vocab)} tokens, max_len {max_len}")
@@ -85,18 +98,32 @@ def _compile(file: str, name: str | None, vocab: Sequence[Any], max_len: int, ca
     return compiled
 
 
-def compile_sop(sop: Any, name: str, source: Source, vocab: Sequence[Any], max_len: int,
-                causal: bool = False, console: Console | None = None,
-                max_params: int | None = None) -> Any:
+def compile_sop(
+    sop: Any,
+    name: str,
+    source: Source,
+    vocab: Sequence[Any],
+    max_len: int,
+    causal: bool = False,
+    console: Console | None = None,
+    max_params: int | None = None,
+) -> Any:
     import compiler
     from compiler.budget import DEFAULT_MAX_PARAMS
 
     # Refuses (CompileError, located) any model the certifier cannot prove, and any model
     # predicted to exceed max_params before building it.
     with (console or Console(quiet=True)).progress() as progress:
-        return compiler.compile_sop(sop, list(vocab), max_len, name=name, source=source,
-                                    causal=causal, progress=progress,
-                                    max_params=max_params or DEFAULT_MAX_PARAMS)
+        return compiler.compile_sop(
+            sop,
+            list(vocab),
+            max_len,
+            name=name,
+            source=source,
+            causal=causal,
+            progress=progress,
+            max_params=max_params or DEFAULT_MAX_PARAMS,
+        )
 
 
 def in_memory_model(compiled: Any, device: str = "cpu") -> Any:
@@ -130,27 +157,44 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
     console = Console.from_args(args)
     _check_writable(args.output)
-    model = _compile(args.file, args.name, args.vocab, args.max_len, args.causal, console,
-                     getattr(args, "max_params", None))
+    model = _compile(
+        args.file,
+        args.name,
+        args.vocab,
+        args.max_len,
+        args.causal,
+        console,
+        getattr(args, "max_params", None),
+    )
     try:
         with user_mode(args.output):
             model.save(args.output)
     except OSError as exc:
-        raise RaspError(f"cannot write {args.output}: {exc.strerror or exc}", kind=ErrorKind.IO) from None
+        raise RaspError(
+            f"cannot write {args.output}: {exc.strerror or exc}", kind=ErrorKind.IO
+        ) from None
     console.step(f"wrote {args.output}")
     summary = summarize(read_model_file(args.output))
     cfg = summary.meta["config"]
     certificate = model.metadata.get("certificate")
     if args.json:
-        console.result_json({
-            "output": str(args.output), "n_layers": cfg["n_layers"], "n_heads": cfg["n_heads"],
-            "d_model": cfg["d_model"], "parameters": summary.total_params,
-            "nonzero": summary.nonzero_params, "certificate": summary_line(certificate),
-        })
+        console.result_json(
+            {
+                "output": str(args.output),
+                "n_layers": cfg["n_layers"],
+                "n_heads": cfg["n_heads"],
+                "d_model": cfg["d_model"],
+                "parameters": summary.total_params,
+                "nonzero": summary.nonzero_params,
+                "certificate": summary_line(certificate),
+            }
+        )
         return 0
-    console.note(f"wrote {args.output}: {heads_text(cfg)}, "
-                 f"d_model {cfg['d_model']}, {summary.total_params:,} parameters "
-                 f"({summary.nonzero_params:,} non-zero)")
+    console.note(
+        f"wrote {args.output}: {heads_text(cfg)}, "
+        f"d_model {cfg['d_model']}, {summary.total_params:,} parameters "
+        f"({summary.nonzero_params:,} non-zero)"
+    )
     console.note(summary_line(certificate))
     return 0
 
@@ -167,7 +211,9 @@ def cmd_run_model(args: argparse.Namespace) -> int:
     console.step(f"loaded {args.model}")
     try:
         model.encode([args.input])
-    except transformer.ModelInputError as err:  # the input does not fit the model: name the argument
+    except (
+        transformer.ModelInputError
+    ) as err:  # the input does not fit the model: name the argument
         return _usage_error("run", f"argument --input: {err} ({args.model})")
     with runtime_errors(args.model):
         (values,) = model.run([args.input])
@@ -188,7 +234,9 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     summary = summarize(read_model_file(args.model))
     console = Console.from_args(args)
-    console.result(json.dumps(summary_json(summary), indent=2) if args.json else format_summary(summary))
+    console.result(
+        json.dumps(summary_json(summary), indent=2) if args.json else format_summary(summary)
+    )
     return 0
 
 
@@ -218,7 +266,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     console = Console.from_args(args)
     plan = v.plan_inputs(args.vocab, args.max_len, args.exhaustive_len, args.samples, args.seed)
     if plan.total == 0:
-        return _usage_error("verify", "--exhaustive-len 0 with --samples 0 leaves no input to check")
+        return _usage_error(
+            "verify", "--exhaustive-len 0 with --samples 0 leaves no input to check"
+        )
     sop, name, source = _program(args.file, args.name, console)
     from compiler.resolve import resolve
 
@@ -237,16 +287,24 @@ def cmd_verify(args: argparse.Namespace) -> int:
         known = {token_key(t) for t in model.meta.raw["vocab"]["tokens"]}
         unknown = [t for t in args.vocab if token_key(t) not in known]
         if unknown:
-            return _usage_error("verify", f"argument --vocab: the token {token_text(unknown[0])} is "
-                                f"not in the vocabulary of {args.model} "
-                                f"({json.dumps(model.meta.raw['vocab']['tokens'], ensure_ascii=False)}); "
-                                "verify over the model's vocabulary, or recompile")
+            return _usage_error(
+                "verify",
+                f"argument --vocab: the token {token_text(unknown[0])} is "
+                f"not in the vocabulary of {args.model} "
+                f"({json.dumps(model.meta.raw['vocab']['tokens'], ensure_ascii=False)}); "
+                "verify over the model's vocabulary, or recompile",
+            )
         if args.max_len > model.max_len:
-            return _usage_error("verify", f"argument --max-len {args.max_len}: longer than "
-                                f"{args.model} accepts ({model.max_len})")
+            return _usage_error(
+                "verify",
+                f"argument --max-len {args.max_len}: longer than "
+                f"{args.model} accepts ({model.max_len})",
+            )
     else:
         console.step(f"compiling `{name}` for {len(args.vocab)} tokens, max_len {args.max_len}")
-        model = in_memory_model(compile_sop(sop, name, source, args.vocab, args.max_len), args.device)
+        model = in_memory_model(
+            compile_sop(sop, name, source, args.vocab, args.max_len), args.device
+        )
     nodes = nodes_by_residual_name(sop)
     console.step(f"checking {plan.total:,} inputs")
     with console.progress() as bars, runtime_errors(args.model or "the compiled model"):
@@ -284,13 +342,17 @@ def nodes_by_residual_name(sop: Any) -> dict[str, Any]:
     return {**v.nodes_by_name(sop), **{ir.name: node for ir, node in zip(graph.nodes, walked)}}
 
 
-def _warn_if_other_source(model_path: str, meta: dict[str, Any], source: Source, console: Console) -> None:
+def _warn_if_other_source(
+    model_path: str, meta: dict[str, Any], source: Source, console: Console
+) -> None:
     recorded = (meta.get("program") or {}).get("sha256")
     actual = hashlib.sha256(source.text.encode("utf-8")).hexdigest()
     if recorded != actual:
-        console.warn(f"{model_path} was not compiled from this version of {source.name} "
-                     f"(source sha256 {str(recorded)[:12]}... in the model, {actual[:12]}... now); "
-                     "verifying anyway")
+        console.warn(
+            f"{model_path} was not compiled from this version of {source.name} "
+            f"(source sha256 {str(recorded)[:12]}... in the model, {actual[:12]}... now); "
+            "verifying anyway"
+        )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -306,25 +368,39 @@ def cmd_draw(args: argparse.Namespace) -> int:
     _check_writable(args.output)
     _check_writable(args.dot)
     if target.suffix == ".safetensors":
-        given = [opt for opt, value in (("--vocab", args.vocab), ("--max-len", args.max_len),
-                                        ("--name", args.name)) if value is not None]
+        given = [
+            opt
+            for opt, value in (
+                ("--vocab", args.vocab),
+                ("--max-len", args.max_len),
+                ("--name", args.name),
+            )
+            if value is not None
+        ]
         if given:
-            return _usage_error("draw", f"{', '.join(given)} applies only to a .rasp program; a model "
-                                "file already fixes its vocabulary, length and output")
+            return _usage_error(
+                "draw",
+                f"{', '.join(given)} applies only to a .rasp program; a model "
+                "file already fixes its vocabulary, length and output",
+            )
         lines = draw_model_file(target, args.input, args.output, args.dot)
     elif target.suffix == ".rasp" or is_python_target(args.target) or args.target == "-":
         vocab = args.vocab if args.vocab is not None else distinct_tokens(args.input)
         max_len = args.max_len if args.max_len is not None else len(args.input)
         if len(args.input) > max_len:
-            return _usage_error("draw", f"argument --input: {len(args.input)} tokens, more than "
-                                f"--max-len {max_len}")
+            return _usage_error(
+                "draw", f"argument --input: {len(args.input)} tokens, more than --max-len {max_len}"
+            )
         compiled = _compile(args.target, args.name, vocab, max_len, console=console)
         model = in_memory_model(compiled)
         with runtime_errors(f"the model compiled from {args.target}"):
             trace = trace_model(model, args.input)
         lines = write_pictures(trace, args.output, compiled.metadata, compiled.weights, args.dot)
     else:
-        return _usage_error("draw", f"TARGET must be a .rasp program, PROG.py:NAME or a .safetensors model, got {target}")
+        return _usage_error(
+            "draw",
+            f"TARGET must be a .rasp program, PROG.py:NAME or a .safetensors model, got {target}",
+        )
     if args.json:
         files = [str(args.output)] + ([str(args.dot)] if args.dot is not None else [])
         rendered = None if args.dot is None else Path(args.dot).with_suffix(".png")

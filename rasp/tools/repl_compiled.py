@@ -40,6 +40,7 @@ class ReplSession(Protocol):
     @property
     def source_text(self) -> str: ...
 
+
 COMMANDS = (":compile", ":layers", ":residual", ":verify", ":draw")
 MIN_MAX_LEN = 8  # :compile's default MAX_LEN is max(MIN_MAX_LEN, length of the running example)
 VERIFY_BUDGET = 2_000  # :verify checks every input up to the longest length within this many
@@ -238,8 +239,7 @@ class CompiledView:
             import matplotlib  # noqa: F401
         except ImportError:
             raise _Refusal(
-                ":draw needs matplotlib, which is not installed "
-                "(pip install 'rasp-forge[viz]')"
+                ":draw needs matplotlib, which is not installed (pip install 'rasp-forge[viz]')"
             ) from None
         from rasp.tools.draw import flow_stem, trace_model, write_pictures
         from rasp.tools.model_commands import runtime_errors
@@ -371,7 +371,8 @@ def _operations_at(meta: Mapping[str, Any], point: Checkpoint) -> str:
     if not ops:
         return " (no operation)"
     names = [
-        f"head {op.get('head', 0)}: {op.get('name')}" if point.sublayer == "attn"
+        f"head {op.get('head', 0)}: {op.get('name')}"
+        if point.sublayer == "attn"
         else f"mlp: {op.get('name')}"
         for op in ops
     ]
