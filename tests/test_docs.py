@@ -10,7 +10,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from doc_examples import ROOT, Block, DocRun, blocks, matches, rewrite
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -60,7 +59,7 @@ def test_the_library_table_shows_what_the_programs_print() -> None:
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     rows = re.findall(
-        r"^\| `([\w.]+\.rasp)`[^|]*\| ([^|]+) \| `([^`]*)` → `([^`]*)` \|$", text, re.M
+        r"^\| `([\w.]+\.rasp)`[^|]*\| ([^|]+) \| `([^`]*)` → `([^`]*)` \|$", text, re.MULTILINE
     )
     assert len(rows) >= 8
     for file, outputs, given, shown in rows:

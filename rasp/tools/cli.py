@@ -27,14 +27,14 @@ from rasp.tools.arguments import (
     parse_tokens,
     select_output,
 )
+from rasp.tools.console import Console
+from rasp.tools.help_text import DESCRIPTIONS, FILE_HELP, INPUT_HELP, epilog
 from rasp.tools.pyprogram import (
     add_python_options,
     is_python_target,
     run_python_program,
     use_tracr_compat,
 )
-from rasp.tools.console import Console
-from rasp.tools.help_text import DESCRIPTIONS, FILE_HELP, INPUT_HELP, epilog
 
 # Handlers in `rasp.tools.model_commands`, by subcommand (`run` goes there only with --model).
 _MODEL_HANDLERS = {
