@@ -8,7 +8,9 @@ Per head, besides the builder's query/key columns, assembly adds two columns:
   never depend on the input, and assembly computes them exactly (by running the layers built so far).
 - `pad`: key `pad` x query `one` * -BIG_PAD, so a real query gives every PAD key weight exactly 0.
 BIG and BIG_PAD are derived from bounds on every score (residual bounds from the value sets), plus
-SOFTMAX_GAP. sqrt(d_head) is folded into W_K; d_head is a power of 4, so the fold and the runtime's division are exact.
+SOFTMAX_GAP. sqrt(d_head) is folded into W_K. A layer with a head that averages keys has d_head a
+power of 4, so the fold and the runtime's division are exact; a layer whose heads each select at
+most one key has the width it needs (the certifier bounds the scaling's rounding).
 """
 
 from __future__ import annotations
@@ -92,9 +94,16 @@ def _layer_shape(heads: Sequence[HeadSpec], mlps: Sequence[MLPSpec]) -> dict[str
     """One layer's own sizes: its heads, their width, its hidden units (no padding to the
     widest layer: the file stores what the program uses)."""
     widths = [max(_qk_width(h) + 2, h.W_O.shape[0]) for h in heads]
-    # A power of 4: sqrt(d_head) is a power of 2, so dividing scores by it (or scaling q first, as
-    # fused attention kernels do) is exact in float32.
-    d_head = 4 ** math.ceil(math.log(max(widths), 4)) if widths else 0
+    if not widths:
+        return {"n_heads": 0, "d_head": 0, "d_mlp": sum(m.hidden for m in mlps)}
+    if all(h.domain.single for h in heads):
+        # Every head selects at most one key: its weight is exactly 1 whatever the scores' last
+        # bits, so the width needed will do; the certifier bounds the scaling's rounding.
+        d_head = max(widths)
+    else:
+        # A power of 4: sqrt(d_head) is a power of 2, so dividing scores by it (or scaling q
+        # first, as fused kernels do) is exact, and keys of equal scores get equal weights.
+        d_head = 4 ** math.ceil(math.log(max(widths), 4))
     return {"n_heads": len(heads), "d_head": d_head, "d_mlp": sum(m.hidden for m in mlps)}
 
 

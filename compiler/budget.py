@@ -51,7 +51,7 @@ def predict(build: Callable[[int], CompiledModel], max_len: int) -> Prediction |
 
     Each part is extrapolated on its own (every residual variable's width, every layer's head
     count, head width and MLP width), then the parameters are counted as the file would hold them
-    (head widths rounded up to a power of 4): the total jumps where a head width crosses a power
+    (head widths rounded up to a power of 4 where the layer averages keys): the total jumps where a head width crosses a power
     of 4, which a single power law through two totals would miss.
     """
     if max_len <= PREDICT_ABOVE:
@@ -67,7 +67,13 @@ def predict(build: Callable[[int], CompiledModel], max_len: int) -> Prediction |
     if len(cfg1["layers"]) == len(cfg2["layers"]):
         for layer, (a, b) in enumerate(zip(_layer_sizes(m1), _layer_sizes(m2), strict=True)):
             heads, raw_width, hidden = b[0], grow(a[1], b[1]), grow(a[2], b[2])
-            d_head = 4 ** math.ceil(math.log(raw_width, 4)) if heads and raw_width >= 1 else 0
+            stored = m2.config["layers"][layer]["d_head"]
+            if not heads or raw_width < 1:
+                d_head = 0
+            elif stored & (stored - 1) or stored.bit_length() % 2 == 0:  # not a power of 4
+                d_head = math.ceil(raw_width)  # a layer of single-key heads: its own width
+            else:
+                d_head = 4 ** math.ceil(math.log(raw_width, 4))
             params += heads * (4 * d_model * d_head + 3 * d_head) + d_model
             params += 2 * d_model * hidden + hidden + d_model
             parts.append((raw_width, f"the head width of layer {layer}"))

@@ -182,7 +182,9 @@ def _scores(
     all_q = np.vstack([special_q[0], queries[0]])
     all_qe = np.vstack([special_q[1], queries[1]])
     n_special = special_k[0].shape[0]
-    scale = math.sqrt(queries[0].shape[1])  # this layer's own d_head (per-layer shapes)
+    d_head = queries[0].shape[1]  # this layer's own (per-layer shapes)
+    scale = math.sqrt(d_head)
+    scale_exact = d_head > 0 and d_head & (d_head - 1) == 0 and d_head.bit_length() % 2 == 1
     worst = (math.inf, math.inf, 0.0, "no decision")  # (margin - bound, margin, bound, where)
     max_bound = eta = 0.0
     chunk = max(1, MAX_STATES // max(all_k.shape[0], 1))
@@ -197,8 +199,8 @@ def _scores(
             + qe @ all_ke.T
             + g * ((np.abs(qs) + qe) @ (np.abs(all_k) + all_ke).T)
         ) / scale
-        # sqrt(d_head) is a power of 2: scaling is exact. Products of exact dyadic q and k
-        # whose sums stay within 2^24 grid steps are exact in any order.
+        # Products of exact dyadic q and k whose sums stay within 2^24 grid steps are exact in
+        # any order (and so is the scaling when sqrt(d_head) is a power of 2).
         grid = dyadic_exponent(qs).max(axis=1)[:, None] + dyadic_exponent(all_k).max(axis=1)
         size = (np.abs(qs) @ np.abs(all_k).T) * 2.0 ** np.minimum(grid, 60)
         exact = (
@@ -208,6 +210,10 @@ def _scores(
             & (size < 2.0**24)
         )
         err = np.where(exact, 0.0, err * SLACK)
+        if not scale_exact:
+            # 1/sqrt(d_head) is not a power of 2: the division (or scaling q first, as fused
+            # kernels do) rounds each score, and the stored W_K carries a rounded sqrt(d_head)
+            err = err + 4 * U * SLACK * ((np.abs(qs) + qe) @ (np.abs(all_k) + all_ke).T) / scale
         for row in range(s.shape[0]):
             index = start + row
             scores, errors = s[row], err[row]

@@ -94,8 +94,8 @@ def uniform_tensors(
 
     A layer that stores fewer heads, narrower heads or fewer hidden units (format version 2) gets
     zero heads, head columns and units. Its W_Q is scaled by sqrt(d_head / own d_head), so that the
-    larger divisor sqrt(d_head) gives the same scores; the compiler's head widths are powers of 4,
-    so that scaling is a power of 2 and exact.
+    larger divisor sqrt(d_head) gives the same scores. That factor is a power of 2, and exact, when
+    both widths are powers of 4; otherwise W_Q rounds once (`rasp export` then re-certifies).
     """
     out = dict(tensors)
     for layer, own in enumerate(config.get("layers") or []):

@@ -49,6 +49,35 @@ def to_hooked_transformer_config(meta: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _check_padded(tensors: dict[str, Any], meta: Mapping[str, Any]) -> None:
+    """Padding scales a narrower layer's W_Q by sqrt(d_head / its own d_head); where that factor
+    is not a power of 2 the scaled weights round, so the padded model is certified afresh."""
+    config = meta["config"]
+    ratios = [
+        config["d_head"] / layer["d_head"]
+        for layer in config.get("layers") or []
+        if layer["d_head"]
+    ]
+    if all(_power_of_4(r) for r in ratios) or "certificate" not in meta:
+        return  # exact powers of 2: the padded model computes the same floats
+    from compiler.certify import recheck
+
+    uniform = dict(meta, config={k: v for k, v in config.items() if k != "layers"})
+    certificate = recheck(tensors, uniform)
+    if not certificate.ok:
+        raise RaspError(
+            "padding this model to TransformerLens's uniform layer shape loses its certificate",
+            hint="export a model compiled with the default settings, or load the file with "
+            "transformer.load (the runtime reads per-layer shapes)",
+            kind=ErrorKind.IO,
+        )
+
+
+def _power_of_4(ratio: float) -> bool:
+    whole = int(ratio)
+    return whole == ratio and whole > 0 and whole & (whole - 1) == 0 and whole.bit_length() % 2 == 1
+
+
 def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list[Path]:
     """Write `config.json`, `rasp_forge.json` and `model.safetensors` into `out_dir`; returns their paths."""
     from safetensors.numpy import load_file, save_file
@@ -88,6 +117,7 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
     guide_path.write_text(json.dumps(guide, indent=2) + "\n")
     # TransformerLens gives every layer the same shape: pad the layers that store less
     tensors = uniform_tensors(load_file(str(checked.path)), meta["config"])
+    _check_padded(tensors, meta)
     with user_mode(weights_path):  # safetensors writes 0600 files; ours follow the umask
         save_file(tensors, str(weights_path), metadata={"format": "pt"})
     return [config_path, guide_path, weights_path]
