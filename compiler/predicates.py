@@ -237,6 +237,7 @@ class Rebuild:
         name = f"{self.name}_{role}" if self.name else None
         return sops.MapSOp(
             fn=LookupFn(table, what),
+            loose=True,
             inputs=(node,),
             text=f"{role} classes",
             span=self.span,

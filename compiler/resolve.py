@@ -8,7 +8,7 @@
   True).
 
 The result computes the same values as the input graph on every input over the vocabulary of length
-1..max_len (`rasp.sops.evaluate` of both; tests/tracr/ checks it). A graph without such nodes is
+1..max_len (`rasp.sops.evaluate` of both; tests/from_tracr/ checks it). A graph without such nodes is
 returned unchanged, the very same object, so the compiler and the tools see a RASP program exactly
 as before. Value sets come from the compiler's own analysis (`compiler.values`), run on the part of
 the graph below the nodes being resolved.
@@ -37,6 +37,7 @@ def needs_resolving(node: sops.Node) -> bool:
 
 def resolve(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
     """`root` with every predicate select and tracr mean replaced (see the module docstring)."""
+    root = _one_source_maps(root)
     order = list(sops.walk(root))
     if not any(needs_resolving(n) for n in order):
         return root
@@ -83,6 +84,59 @@ class _Rounded:
         if isinstance(out, float) and math.isfinite(out):
             return float(f"{out:.12g}")
         return out
+
+
+def _one_source_maps(root: sops.Node) -> sops.Node:
+    """A tracr map of several s-ops that are all maps of one s-op (`x if len(x) > 1 else None` of
+    tokens and a map of tokens) becomes one map of that s-op. The value analysis takes a map's
+    inputs as independent, so it would list combinations that never occur (a value the program
+    never outputs); one map of the common source lists exactly what occurs."""
+    order = list(sops.walk(root))
+    form: dict[int, tuple[sops.Node | None, Any]] = {}  # node -> (its one source, fn from it)
+    for node in order:
+        if isinstance(node, sops.MapSOp) and node.loose:
+            parts = [form[c.id] for c in node.inputs]
+            sources = {id(src): src for src, _ in parts if src is not None}
+            if len(sources) <= 1:
+                source = next(iter(sources.values()), None)
+                form[node.id] = (source, _Composed(node.fn, tuple(f for _, f in parts)))
+                continue
+        if isinstance(node, sops.ConstSOp):
+            form[node.id] = (None, _Constant(node.value))
+        else:
+            form[node.id] = (node, None)
+    new: dict[int, sops.Node] = {}
+    for node in order:
+        source, fn = form[node.id]
+        if (
+            isinstance(node, sops.MapSOp)
+            and source is not None
+            and fn is not None
+            and len({c.id for c in node.inputs}) > 1
+        ):
+            new[node.id] = dataclasses.replace(node, fn=fn, inputs=(new[source.id],))
+        else:
+            new[node.id] = _rebuilt(node, new)
+    return new[root.id]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Composed:
+    """`fn` of its inputs, each computed from one source value (None: the source itself)."""
+
+    fn: Any
+    parts: tuple[Any, ...]
+
+    def __call__(self, value: Any = None) -> Any:
+        return self.fn(*(value if part is None else part(value) for part in self.parts))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Constant:
+    value: Any
+
+    def __call__(self, value: Any = None) -> Any:
+        return self.value
 
 
 def _levels(order: list[sops.Node]) -> dict[int, int]:

@@ -2,7 +2,7 @@
 
 The names, arguments and values are those of tracr's library, so a program that imports it
 (`from tracr.compiler import lib`) runs unchanged under `--tracr-compat`. The programs compile
-exactly with `compiler.compile_sop` (tests/tracr/), including the ones tracr's own compiler refuses
+exactly with `compiler.compile_sop` (tests/from_tracr/), including the ones tracr's own compiler refuses
 or gets wrong at larger lengths.
 """
 

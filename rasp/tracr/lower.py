@@ -301,13 +301,14 @@ def value_problems(root: sops.Node) -> list[Diagnostic]:
         fn = getattr(node, "fn", None)
         if isinstance(fn, TracrFn) and fn.bad is not None:
             args, out = fn.bad
-            shown = ", ".join(repr(a) for a in args)
+            shown = ", ".join(repr(unbox(a)) for a in args)
+            shown = shown if len(args) == 1 else f"({shown})"
             problems.append(
                 Diagnostic(
-                    f"'{fn.text}' gives {out!r} for ({shown}); a compiled model's values are None, "
-                    "bools, ints, finite floats and strings",
+                    f"'{fn.text}' gives {out!r} for {shown}; a compiled model's values are None, "
+                    "bools, ints, finite floats, strings and tuples of them",
                     node.span,
-                    "return one of those (e.g. a string instead of a tuple)",
+                    "return one of those (a string, say, instead of a dict)",
                 )
             )
     return problems

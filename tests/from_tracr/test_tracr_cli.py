@@ -1,0 +1,180 @@
+"""`prog.py:NAME` on the command line, `--tracr-compat`, and tracr's compile_rasp_to_model: loading
+runs the program, NAME is an s-op or a function returning one, an unmodified tracr program loads
+with the option (and only for that load), and every mistake is one located error, no traceback."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from rasp.tools.cli import main
+
+pytest.importorskip("transformer")
+
+TRACR_PROGRAM = """\
+from tracr.rasp import rasp
+from tracr.compiler import lib
+from tracr.compiler import compiling
+import tracr.compiler.validating as validating
+
+
+def make_shift():
+    back = rasp.Select(rasp.indices, rasp.indices, lambda k, q: q == k + 1)
+    return rasp.Aggregate(back, rasp.tokens, default=None).named("shift")
+
+
+hist = lib.make_hist()
+frac = lib.make_frac_prevs(rasp.tokens == "x")
+assert validating.validate(hist, ["a"]) == []
+"""
+
+OWN_PROGRAM = """\
+from rasp import tracr as rasp
+
+pairs = rasp.SequenceMap(lambda a, b: a + b, rasp.tokens, rasp.tokens).named("pairs")
+select = rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ)
+
+
+def needs_an_argument(x):
+    return x
+
+
+def broken():
+    return 1 / 0
+
+
+def dict_values():
+    return rasp.Map(lambda t: {t: 1}, rasp.tokens)
+"""
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def tracr_file(tmp_path: Path) -> str:
+    path = tmp_path / "tracr_prog.py"
+    path.write_text(TRACR_PROGRAM, encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture
+def own_file(tmp_path: Path) -> str:
+    path = tmp_path / "own_prog.py"
+    path.write_text(OWN_PROGRAM, encoding="utf-8")
+    return str(path)
+
+
+def test_an_unmodified_tracr_program_loads_with_the_option(
+    capsys: pytest.CaptureFixture[str], tracr_file: str
+) -> None:
+    code, out, err = run(
+        capsys, "run", f"{tracr_file}:make_shift", "--tracr-compat", "--input", "abc"
+    )
+    assert (code, out, err) == (0, "[None, a, b] (strings)\n", "")
+    code, out, _ = run(
+        capsys, "run", f"{tracr_file}:frac", "--tracr-compat", "--input", "xax", "--json"
+    )
+    assert json.loads(out) == [True, 0.5, 2 / 3]
+    assert not any(name == "tracr" or name.startswith("tracr.") for name in sys.modules)
+
+
+def test_without_the_option_a_tracr_import_is_explained(
+    capsys: pytest.CaptureFixture[str], tracr_file: str
+) -> None:
+    code, out, err = run(capsys, "run", f"{tracr_file}:hist", "--input", "abc")
+    assert code == 1 and out == ""
+    assert f"{tracr_file}:1:1: error: {tracr_file} imports 'tracr'" in err
+    assert "pass --tracr-compat" in err and "Traceback" not in err
+
+
+def test_compile_run_and_verify_a_python_program(
+    capsys: pytest.CaptureFixture[str], tracr_file: str, tmp_path: Path
+) -> None:
+    model = str(tmp_path / "shift.safetensors")
+    target = f"{tracr_file}:make_shift"
+    code, out, err = run(
+        capsys, "compile", target, "--tracr-compat", "--vocab", "abc", "--max-len", "6", "-o", model
+    )
+    assert code == 0, err
+    assert out.startswith(f"wrote {model}: 1 layers")
+    code, out, _ = run(capsys, "run", "--model", model, "--input", "cab", "--json")
+    assert json.loads(out) == [None, "c", "a"]
+    code, out, err = run(
+        capsys, "verify", f"{tracr_file}:frac", "--tracr-compat", "--vocab", "xa", "--max-len", "5"
+    )
+    assert code == 0, err
+    assert "model == interpreter on 62 inputs" in out
+
+
+def test_name_may_also_come_from_the_name_option(
+    capsys: pytest.CaptureFixture[str], own_file: str
+) -> None:
+    code, out, _ = run(capsys, "run", own_file, "--name", "pairs", "--input", "ab")
+    assert (code, out) == (0, "[aa, bb] (strings)\n")
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("", "say which s-op of {file} to use: {file}:NAME"),
+        (":pair", "{file} defines no name 'pair'"),
+        (":select", "'select' in {file} is a selector, not an s-op"),
+        (":needs_an_argument", "'needs_an_argument' in {file} cannot be called without arguments"),
+        (":broken", "{file}:12:5: error: {file} raised ZeroDivisionError while calling broken()"),
+    ],
+)
+def test_mistakes_are_one_located_error(
+    capsys: pytest.CaptureFixture[str], own_file: str, target: str, message: str
+) -> None:
+    code, out, err = run(capsys, "run", own_file + target, "--input", "ab")
+    assert code == 1 and out == ""
+    assert message.format(file=own_file) in err
+    assert "Traceback" not in err
+
+
+def test_a_value_no_model_holds_is_refused_at_the_map(
+    capsys: pytest.CaptureFixture[str], own_file: str, tmp_path: Path
+) -> None:
+    out_file = str(tmp_path / "m.safetensors")
+    code, _, err = run(
+        capsys,
+        "compile",
+        f"{own_file}:dict_values",
+        "--vocab",
+        "ab",
+        "--max-len",
+        "3",
+        "-o",
+        out_file,
+    )
+    assert code == 1
+    assert f"{own_file}:16:12: error: 'rasp.Map(lambda t: {{t: 1}}, rasp.tokens)' gives" in err
+
+
+def test_a_python_syntax_error_is_located(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "bad.py"
+    path.write_text("from rasp import tracr as rasp\nx = rasp.Map(lambda t: t,\n", encoding="utf-8")
+    code, _, err = run(capsys, "run", f"{path}:x", "--input", "a")
+    assert code == 1 and f"{path}:2:" in err and "Python syntax error" in err
+
+
+def test_compile_rasp_to_model_gives_tracr_s_apply(tmp_path: Path) -> None:
+    from rasp import tracr as rasp
+    from rasp.tools.tracr_compiling import compile_rasp_to_model
+    from rasp.tracr import lib
+
+    model = compile_rasp_to_model(
+        lib.make_sort_unique(rasp.tokens, rasp.tokens), {3, 1, 2}, 4, compiler_bos="BOS"
+    )
+    assert model.apply(["BOS", 3, 1, 2]).decoded == ["BOS", 1, 2, 3]
+    model.save(tmp_path / "sort.safetensors")
+    assert main(["run", "--model", str(tmp_path / "sort.safetensors"), "--input", "[2,3,1]"]) == 0
