@@ -1,8 +1,9 @@
 """Programs written in Python (`prog.py:NAME`): tracr-style programs built with `rasp.tracr`.
 
 `rasp compile prog.py:NAME ...` runs prog.py (it is the user's own program: loading it executes
-it, as `python prog.py` would, except that `if __name__ == "__main__":` blocks do not run), then
-takes NAME from it: an s-op, or a function that returns one when called without arguments.
+it, as `python prog.py` would, except that `if __name__ == "__main__":` blocks do not run and what it
+prints goes to stderr), then takes NAME from it: an s-op, or a function that returns one when called
+without arguments.
 
 `--tracr-compat` loads an unmodified tracr program: for that load only (running the file and calling
 NAME), the modules `tracr`, `tracr.rasp`, `tracr.rasp.rasp`, `tracr.compiler`, `tracr.compiler.lib`,
@@ -20,7 +21,7 @@ import sys
 import traceback
 import types
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +31,7 @@ from rasp import sops
 from rasp.display import seq_json, seq_text
 from rasp.errors import ErrorKind, RaspError, Source, Span
 from rasp.tracr.expr import RASPExpr
-from rasp.tracr.lower import to_sops
+from rasp.tracr.lower import to_sops, unbox
 from rasp.tracr.sites import forget_sources
 
 COMPAT_HELP = (
@@ -83,7 +84,8 @@ def load_python_program(
     text = _read(path)
     source = Source(path, text)
     forget_sources()
-    with _compat_modules(tracr_compat), _program_dir(path):
+    # What the program prints goes to stderr: a command's result alone is on stdout.
+    with _compat_modules(tracr_compat), _program_dir(path), redirect_stdout(sys.stderr):
         namespace = _run(path, source, tracr_compat)
         value = _pick(namespace, name, path, source)
         if callable(value) and not isinstance(value, (RASPExpr, sops.Node)):
@@ -347,5 +349,6 @@ def run_python_program(args: argparse.Namespace) -> int:
     sop, _, _ = python_program(args.file, args.name)
     result = sops.evaluate(sop, args.input)
     assert isinstance(result, sops.SeqValue)
+    result = sops.SeqValue(tuple(unbox(v) for v in result.values), result.type)  # tuples as such
     print(seq_json(result) if args.json else seq_text(result))
     return 0
