@@ -213,48 +213,90 @@ def _resolve_one(node: sops.Node, new: dict[int, sops.Node], facts: _Facts) -> s
         rebuild = Rebuild(keys, queries, kv, qv, table, name=node.name, span=node.span)
         return rebuild.selector()
     assert isinstance(node, sops.AggregateSOp)
+    return _tracr_mean(node, new, facts)
+
+
+def _tracr_mean(node: sops.AggregateSOp, new: dict[int, sops.Node], facts: _Facts) -> sops.Node:
+    """tracr's Aggregate as a plain one. Where several keys may be selected the compiler averages
+    numbers and copies anything else, so the values it averages must be numbers only: bools become
+    0/1, and None (one selected None is None) and a default that is not a number become stand-in
+    numbers below every value, mapped back after the mean. A mean over a None is an error in tracr,
+    so whatever the stand-ins average to there is never compared."""
     selector, values = new[node.selector.id], new[node.sop.id]
     assert isinstance(selector, sops.Selector) and isinstance(values, sops.SOp)
-    possible = facts.values(values)
+    plain = dataclasses.replace(node, selector=selector, sop=values, bools_as_numbers=False)
     if facts.at_most_one(selector):  # never a mean: the aggregate copies one value
-        return dataclasses.replace(node, selector=selector, sop=values, bools_as_numbers=False)
-    if any(isinstance(v, bool) for v in possible):
+        return plain
+    possible = [int(v) if isinstance(v, bool) else v for v in facts.values(values)]
+    numbers = [v for v in possible if _is_number(v)]
+    others = [v for v in possible if v is not None and not _is_number(v)]
+    if not numbers:
+        return plain  # nothing to average: several selected values are an error, as in tracr
+    if others:
+        raise CompileError(
+            [
+                Diagnostic(
+                    f"'{node.text}' may average numbers and copy {others[0]!r}: its values mix "
+                    "numbers with other kinds where several keys can be selected",
+                    node.span,
+                    "give the aggregate values of one kind (a Map before it), or a selector that "
+                    "selects at most one key",
+                )
+            ]
+        )
+    below = math.floor(min([*numbers, *([node.default] if _is_number(node.default) else [])])) - 1
+    markers: dict[Any, int] = {}  # what a stand-in number stands for -> the number
+    if None in possible or node.default is None:
+        markers[None] = below - len(markers)
+    if node.default is not None and not _is_number(node.default):
+        markers[node.default] = below - len(markers)
+    if None in possible or any(isinstance(v, bool) for v in facts.values(values)):
         values = sops.MapSOp(
-            fn=_bool_as_int, inputs=(values,), text="bools as 0/1", span=node.span, loose=True
-        )
-    numbers = [v for v in possible if isinstance(v, (int, float))]
-    if len(numbers) == len(possible) and numbers and not _is_number(node.default):
-        # A mean whose default is not a number (tracr's None): average with a number no mean can
-        # reach as the default, then map that number back to the default.
-        marker = math.floor(min(numbers)) - 1
-        mean = dataclasses.replace(
-            node, selector=selector, sop=values, default=marker, bools_as_numbers=False, name=None
-        )
-        return sops.MapSOp(
-            fn=_Marker(marker, node.default),
-            inputs=(mean,),
-            text=f"{marker} as {node.default!r}",
+            fn=_AsNumber(markers.get(None)),
+            inputs=(values,),
+            text="bools as 0/1, None as a number",
             span=node.span,
-            name=node.name,
             loose=True,
         )
-    return dataclasses.replace(node, selector=selector, sop=values, bools_as_numbers=False)
+    if not markers:
+        return dataclasses.replace(plain, sop=values)
+    default = markers.get(node.default, node.default)
+    mean = dataclasses.replace(plain, sop=values, default=default, name=None)
+    back = {marker: value for value, marker in markers.items()}
+    return sops.MapSOp(
+        fn=_Markers(tuple(back.items())),
+        inputs=(mean,),
+        text=f"stand-ins back to {tuple(back.values())!r}",
+        span=node.span,
+        name=node.name,
+        loose=True,
+    )
 
 
-def _bool_as_int(value: Any) -> Any:
-    return int(value) if isinstance(value, bool) else value
+@dataclasses.dataclass(frozen=True)
+class _AsNumber:
+    """A value as the mean reads it: bools as 0/1, None as its stand-in."""
+
+    none: int | None
+
+    def __call__(self, value: Any) -> Any:
+        if value is None:
+            return self.none
+        return int(value) if isinstance(value, bool) else value
+
+
+@dataclasses.dataclass(frozen=True)
+class _Markers:
+    """The mean's stand-in numbers back to what they stand for."""
+
+    back: tuple[tuple[int, Any], ...]
+
+    def __call__(self, value: Any) -> Any:
+        for marker, original in self.back:
+            if value == marker:
+                return original
+        return value
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Marker:
-    """The aggregate's stand-in default back to the real one."""
-
-    marker: int
-    default: Atom
-
-    def __call__(self, value: Any) -> Any:
-        return self.default if value == self.marker else value

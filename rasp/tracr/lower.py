@@ -142,6 +142,7 @@ def _select(expr: Select, inputs: list[sops.Node], where: dict[str, Any]) -> sop
     keys, queries = _sop(inputs[0]), _sop(inputs[1])
     predicate = expr.predicate
     if isinstance(predicate, Comparison) and predicate in _COMPARISONS:
+        keys, queries = _no_none(keys, "key", where), _no_none(queries, "query", where)
         return sops.Select(keys=keys, queries=queries, comparison=_COMPARISONS[predicate], **where)
     if predicate is Comparison.TRUE or predicate is Comparison.FALSE:
         # The same for every key and query: constants (the compiler reads them for free).
@@ -154,6 +155,23 @@ def _select(expr: Select, inputs: list[sops.Node], where: dict[str, Any]) -> sop
     return sops.PredicateSelect(
         keys=keys, queries=queries, fn=TracrPredicate(predicate, text), text=text, **where
     )
+
+
+def _no_none(side: sops.SOp, role: str, where: dict[str, Any]) -> sops.SOp:
+    """A Comparison's side that may hold None (a map's or an aggregate's value), read through a
+    check that raises there, as tracr's Comparison does ("key is None!"): the compiler then never
+    sees None in a comparison."""
+    if isinstance(side, (sops.MapSOp, sops.AggregateSOp)) or (
+        isinstance(side, sops.ConstSOp) and side.value is None
+    ):
+        return sops.MapSOp(
+            fn=NoneCheck(role),
+            inputs=(side,),
+            text=f"{role} is not None",
+            span=where["span"],
+            loose=True,
+        )
+    return side
 
 
 def _text(expr: RASPExpr) -> str:
@@ -264,6 +282,18 @@ class TracrPredicate:
             return bool(self.predicate(unbox(key), unbox(query)))
         except Exception as exc:  # noqa: BLE001
             raise RaspRuntimeError(f"{type(exc).__name__}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class NoneCheck:
+    """tracr's Comparison refuses None: the value itself, or the error tracr raises."""
+
+    role: str
+
+    def __call__(self, value: Any) -> Any:
+        if value is None:
+            raise RaspRuntimeError(f"ValueError: {self.role} is None!")
+        return value
 
 
 @dataclass(frozen=True)
