@@ -200,6 +200,7 @@ def test_random_tracr_programs(program: rasp.SOp) -> None:
 @settings(
     max_examples=300,
     deadline=None,
+    derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(program=numbers(depth=3))
