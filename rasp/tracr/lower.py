@@ -145,12 +145,11 @@ def _select(expr: Select, inputs: list[sops.Node], where: dict[str, Any]) -> sop
         keys, queries = _no_none(keys, "key", where), _no_none(queries, "query", where)
         return sops.Select(keys=keys, queries=queries, comparison=_COMPARISONS[predicate], **where)
     if predicate is Comparison.TRUE or predicate is Comparison.FALSE:
-        # The same for every key and query: constants (the compiler reads them for free).
-        zero, other = (
-            sops.ConstSOp(value=0),
-            sops.ConstSOp(value=0 if predicate.value == "True" else 1),
-        )
-        return sops.Select(keys=zero, queries=other, comparison=sops.Comparison.EQ, **where)
+        # The same for every key and query: constants (the compiler reads them for free), still
+        # raising where a side is None, as tracr's Comparison does.
+        key = _constant_side(keys, 0, "key", where)
+        query = _constant_side(queries, 0 if predicate is Comparison.TRUE else 1, "query", where)
+        return sops.Select(keys=key, queries=query, comparison=sops.Comparison.EQ, **where)
     text = _text(expr)
     return sops.PredicateSelect(
         keys=keys, queries=queries, fn=TracrPredicate(predicate, text), text=text, **where
@@ -161,9 +160,7 @@ def _no_none(side: sops.SOp, role: str, where: dict[str, Any]) -> sops.SOp:
     """A Comparison's side that may hold None (a map's or an aggregate's value), read through a
     check that raises there, as tracr's Comparison does ("key is None!"): the compiler then never
     sees None in a comparison."""
-    if isinstance(side, (sops.MapSOp, sops.AggregateSOp)) or (
-        isinstance(side, sops.ConstSOp) and side.value is None
-    ):
+    if _may_be_none(side):
         return sops.MapSOp(
             fn=NoneCheck(role),
             inputs=(side,),
@@ -172,6 +169,23 @@ def _no_none(side: sops.SOp, role: str, where: dict[str, Any]) -> sops.SOp:
             loose=True,
         )
     return side
+
+
+def _constant_side(side: sops.SOp, value: int, role: str, where: dict[str, Any]) -> sops.SOp:
+    if _may_be_none(side):
+        return sops.MapSOp(
+            fn=NoneCheck(role, value),
+            inputs=(side,),
+            text=f"{role} is not None",
+            span=where["span"],
+        )
+    return sops.ConstSOp(value=value)
+
+
+def _may_be_none(side: sops.SOp) -> bool:
+    return isinstance(side, (sops.MapSOp, sops.AggregateSOp)) or (
+        isinstance(side, sops.ConstSOp) and side.value is None
+    )
 
 
 def _text(expr: RASPExpr) -> str:
@@ -289,11 +303,12 @@ class NoneCheck:
     """tracr's Comparison refuses None: the value itself, or the error tracr raises."""
 
     role: str
+    constant: Any = None  # given: the check's value instead of the value it checks
 
     def __call__(self, value: Any) -> Any:
         if value is None:
             raise RaspRuntimeError(f"ValueError: {self.role} is None!")
-        return value
+        return value if self.constant is None else self.constant
 
 
 @dataclass(frozen=True)
