@@ -8,6 +8,7 @@ and, when one is present, on CUDA; tokens/s counts input tokens.
 
     python bench/bench_scale.py                       # everything, writes bench/results/scale.json
     python bench/bench_scale.py --sizes-only --lengths 16 64 256
+    python bench/bench_scale.py --speed-only --speed-cases hist:256 reverse:64
     python bench/bench_scale.py --plot                # bench/scale.png from the saved results
 
 Needs matplotlib for `--plot` (the `viz` extra).
@@ -134,6 +135,7 @@ def _subprocess(args: list[str], timeout: float) -> dict[str, Any] | None:
         done = subprocess.run(
             [sys.executable, __file__, *args],
             capture_output=True,
+            check=False,  # a refusal or crash is reported in the row, not raised
             text=True,
             timeout=timeout,
             cwd=ROOT,
@@ -160,22 +162,21 @@ def sizes(programs: list[str], lengths: list[int], timeout: float) -> list[dict[
     return rows
 
 
-def speeds(programs: list[str], lengths: list[int], timeout: float) -> list[dict[str, Any]]:
+def speeds(cases: list[tuple[str, int]], timeout: float) -> list[dict[str, Any]]:
     import torch
 
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for program in programs:
-            for n in lengths:
-                path = Path(tmp) / f"{program}-{n}.safetensors"
-                made = _subprocess(["--one", program, str(n), "--save", str(path)], timeout)
-                if not made or "params" not in made:
-                    continue
-                for device in devices:
-                    row = throughput(path, program, n, device)
-                    rows.append(row)
-                    print(json.dumps(row), flush=True)
+        for program, n in cases:
+            path = Path(tmp) / f"{program}-{n}.safetensors"
+            made = _subprocess(["--one", program, str(n), "--save", str(path)], timeout)
+            if not made or "params" not in made:
+                continue
+            for device in devices:
+                row = throughput(path, program, n, device)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
     return rows
 
 
@@ -187,7 +188,7 @@ def tables(results: dict[str, Any]) -> str:
     ]
     for r in results.get("sizes", []):
         if "params" not in r:
-            reason = r.get("refused") or r.get("error", "")
+            reason = (r.get("refused") or r.get("error", "")).replace(f"{ROOT}/", "")
             out.append(f"| {r['program']} | {r['N']} | refused: {reason} ||||||||")
             continue
         out.append(
@@ -247,7 +248,26 @@ def main() -> None:
     parser.add_argument("--save", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--programs", nargs="+", default=list(VOCABS))
     parser.add_argument("--lengths", type=int, nargs="+", default=[16, 64, 256, 1024])
-    parser.add_argument("--speed-lengths", type=int, nargs="+", default=[64, 256])
+    parser.add_argument(
+        "--speed-cases",
+        nargs="+",
+        metavar="PROGRAM:N",
+        # the large models' forward passes take minutes each on 2 cores: measured at N = 64
+        default=[
+            "reverse:64",
+            "sort:64",
+            "dyck1:64",
+            "hist:64",
+            "hist:256",
+            "length:64",
+            "length:256",
+            "frac_prevs:64",
+            "frac_prevs:256",
+        ],
+    )
+    parser.add_argument(
+        "--speed-only", action="store_true", help="keep the saved sizes, measure speeds again"
+    )
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--sizes-only", action="store_true")
     parser.add_argument("--plot", action="store_true", help="only redraw the plot and tables")
@@ -258,9 +278,13 @@ def main() -> None:
     if args.plot:
         results = json.loads(RESULTS.read_text())
     else:
-        results = {"sizes": sizes(args.programs, args.lengths, args.timeout)}
+        if args.speed_only:
+            results = {"sizes": json.loads(RESULTS.read_text())["sizes"]}
+        else:
+            results = {"sizes": sizes(args.programs, args.lengths, args.timeout)}
         if not args.sizes_only:
-            results["speeds"] = speeds(args.programs, args.speed_lengths, args.timeout)
+            cases = [(c.split(":")[0], int(c.split(":")[1])) for c in args.speed_cases]
+            results["speeds"] = speeds(cases, args.timeout)
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(json.dumps(results, indent=1) + "\n")
     plot(results, PLOT)
