@@ -24,6 +24,7 @@ from typing import Any
 from compiler.blocks import Atom
 from compiler.graph import build_graph
 from compiler.predicates import MAX_TABLE_CELLS, Rebuild, table_of
+from compiler.ranks import copy_numbers, distinct_by_position, key_inputs, rank_keys
 from compiler.values import ValueSets, infer_values
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic
@@ -56,6 +57,10 @@ def resolve(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
             ):
                 new[node.id] = _rebuilt(node, new)
         inputs = [new[c.id] for node in batch for c in node.children()]
+        for node in batch:  # a sort's keys: their inputs' values decide whether ranks differ
+            if isinstance(node, sops.AggregateSOp):
+                keys = rank_keys(new[node.selector.id])
+                inputs.extend(key_inputs(keys) if keys is not None else [])
         facts = _Facts(inputs, vocab, max_len)
         for node in batch:
             new[node.id] = _resolve_one(node, new, facts)
@@ -226,6 +231,13 @@ def _tracr_mean(node: sops.AggregateSOp, new: dict[int, sops.Node], facts: _Fact
     assert isinstance(selector, sops.Selector) and isinstance(values, sops.SOp)
     plain = dataclasses.replace(node, selector=selector, sop=values, bools_as_numbers=False)
     if facts.at_most_one(selector):  # never a mean: the aggregate copies one value
+        return plain
+    keys = rank_keys(selector)
+    if keys is not None and distinct_by_position(keys, facts.values, facts.sets.max_len):
+        # A sort: each query selects one key (the value analysis cannot see it), so copy.
+        possible_values = facts.values(values)
+        if any(_is_number(v) for v in possible_values):
+            return copy_numbers(node, selector, values, possible_values)
         return plain
     possible = [int(v) if isinstance(v, bool) else v for v in facts.values(values)]
     numbers = [v for v in possible if _is_number(v)]

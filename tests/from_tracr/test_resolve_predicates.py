@@ -17,6 +17,7 @@ from compiler.resolve import resolve
 from rasp import sops
 from rasp import tracr as rasp
 from rasp.interpreter import load_file
+from rasp.tracr import lib
 from rasp.tracr.lower import to_sops
 from runtime_helpers import run_compiled
 
@@ -115,3 +116,18 @@ def test_maps_of_one_source_are_one_map() -> None:
     model = compile_sop(kept, ["ab", "aba", "abba"], 3)
     assert model.metadata["output"]["values"] == [None, "aba", "abba"]
     assert run_compiled(model, [["ab", "aba", "abba"]]) == [[None, "aba", "abba"]]
+
+
+def test_a_sort_by_distinct_keys_copies_its_values() -> None:
+    # tracr's make_sort: keys x + i / N never repeat, so each position takes exactly one value.
+    program = lib.make_sort(rasp.tokens, rasp.tokens, max_seq_len=8, min_key=1)
+    graph = resolve(to_sops(program), [1, 2, 3], 8)
+    assert any(getattr(n, "text", "") == "numbers as tokens" for n in sops.walk(graph))
+    model = compile_sop(program, [1, 2, 3], 8)
+    inputs = [[3, 1, 2, 1], [2, 2], [1]]
+    assert run_compiled(model, inputs) == [program(xs) for xs in inputs]
+    # Repeated keys (the tokens themselves): ranks repeat, and the aggregate may average.
+    ties = lib.make_sort_unique(rasp.tokens, rasp.tokens)
+    tie_graph = resolve(to_sops(ties), [1, 2, 3], 4)
+    assert not any(getattr(n, "text", "") == "numbers as tokens" for n in sops.walk(tie_graph))
+    assert ties([2, 2, 1]) == [1, 2.0, None]

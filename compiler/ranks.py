@@ -1,0 +1,157 @@
+"""Selectors that select at most one key because they compare with the rank of distinct keys.
+
+tracr sorts (`make_sort_unique`, `make_sort`, `make_sort_freq`) by moving each value to its rank:
+
+    smaller = Select(keys, keys, LT); target = SelectorWidth(smaller)
+    Aggregate(Select(target, indices, EQ), values)
+
+When `keys` never takes one value at two positions, `target` is a permutation of 0..n-1 and each
+query selects exactly one key, so the aggregate copies one value and never averages. The value
+analysis cannot see that; `distinct_by_position` proves it from the keys' function: the keys' values
+at each index i, over every value of the other inputs, are disjoint from those at every other index
+(tracr's `x + min_key * i / max_seq_len` with whole x). `copy_numbers` then writes the aggregate so
+that the compiler copies the value: numbers travel as string tokens through it and back.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from compiler.blocks import Atom, value_key
+from rasp import sops
+from rasp.tracr.lower import NoneCheck
+
+MAX_POINTS = 200_000  # key values computed for one proof (inputs' combinations x positions)
+_ORDERS = (sops.Comparison.LT, sops.Comparison.LEQ, sops.Comparison.GT, sops.Comparison.GEQ)
+
+
+def rank_keys(selector: sops.Node) -> sops.SOp | None:
+    """K when `selector` is `Select(SelectorWidth(Select(K, K, order)), queries, ==)`."""
+    if not (isinstance(selector, sops.Select) and selector.comparison is sops.Comparison.EQ):
+        return None
+    width = selector.keys
+    if not isinstance(width, sops.SelectorWidthSOp):
+        return None
+    inner = width.selector
+    if not (isinstance(inner, sops.Select) and inner.comparison in _ORDERS):
+        return None
+    keys, queries = _checked(inner.keys), _checked(inner.queries)
+    return keys if keys is queries else None
+
+
+def key_inputs(keys: sops.SOp) -> list[sops.SOp]:
+    """The inputs whose value sets `distinct_by_position` needs."""
+    if isinstance(keys, sops.MapSOp):
+        return [i for i in keys.inputs if not isinstance(i, sops.IndicesSOp)]
+    return []
+
+
+def distinct_by_position(
+    keys: sops.SOp, values_of: Callable[[sops.SOp], Sequence[Atom]], max_len: int
+) -> bool:
+    """True when `keys` provably never holds one value at two positions of an input."""
+    if isinstance(keys, sops.IndicesSOp):
+        return True
+    if not isinstance(keys, sops.MapSOp):
+        return False
+    positions = [k for k, i in enumerate(keys.inputs) if isinstance(i, sops.IndicesSOp)]
+    if not positions:
+        return False
+    others = [k for k in range(len(keys.inputs)) if k not in positions]
+    choices = [values_of(keys.inputs[k]) for k in others]
+    combos = 1
+    for c in choices:
+        combos *= len(c)
+    if combos * max_len > MAX_POINTS:
+        return False
+    seen: dict[Any, int] = {}
+    for index in range(max_len):
+        for combo in itertools.product(*choices):
+            args: list[Any] = [None] * len(keys.inputs)
+            for k in positions:
+                args[k] = index
+            for k, v in zip(others, combo, strict=True):
+                args[k] = v
+            out = _value(keys.fn, args)
+            if out is None:
+                continue  # the interpreter raises here (or a comparison meets None): no value
+            try:
+                if seen.setdefault(out, index) != index:
+                    return False  # one value at two positions
+            except TypeError:  # unhashable: cannot tell
+                return False
+    return True
+
+
+def _value(fn: Callable[..., Any], args: list[Any]) -> Any:
+    """fn(*args), or None where it raises (the interpreter has no value there)."""
+    try:
+        return fn(*args)
+    except Exception:  # noqa: BLE001 (a program's function may raise anything)
+        return None
+
+
+def copy_numbers(
+    node: sops.AggregateSOp, selector: sops.Selector, values: sops.SOp, possible: Sequence[Atom]
+) -> sops.Node:
+    """`node` over `selector` (which selects at most one key) and `values`, written so that the
+    compiler copies the selected value: numbers become string tokens before it and numbers again
+    after it."""
+    tokens: dict[tuple[str, Any], str] = {}
+    for v in possible:
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            tokens[value_key(v)] = f"\x01{len(tokens)}"
+    default = node.default
+    if isinstance(default, (int, float)) and not isinstance(default, bool):
+        default = tokens.setdefault(value_key(default), f"\x01{len(tokens)}")
+    back = {token: key[1] for key, token in tokens.items()}
+    as_tokens = sops.MapSOp(
+        fn=_Tokens(tokens), inputs=(values,), text="numbers as tokens", span=node.span, loose=True
+    )
+    copy = sops.AggregateSOp(
+        selector=selector, sop=as_tokens, default=default, span=node.span, loose=True
+    )
+    return sops.MapSOp(
+        fn=_Numbers(back),
+        inputs=(copy,),
+        text=node.name or "aggregate",
+        span=node.span,
+        name=node.name,
+        loose=True,
+    )
+
+
+@dataclass(frozen=True)
+class _Tokens:
+    table: dict[tuple[str, Any], str]
+
+    def __call__(self, value: Any) -> Any:
+        return self.table.get(value_key(value), value)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+@dataclass(frozen=True)
+class _Numbers:
+    back: dict[str, Any]
+
+    def __call__(self, value: Any) -> Any:
+        return self.back.get(value, value) if isinstance(value, str) else value
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+def _checked(side: sops.SOp) -> sops.SOp:
+    """`side` without the None check the lowering puts on a Comparison's sides."""
+    if (
+        isinstance(side, sops.MapSOp)
+        and isinstance(side.fn, NoneCheck)
+        and side.fn.constant is None
+    ):
+        return side.inputs[0]
+    return side
