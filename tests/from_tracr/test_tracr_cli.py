@@ -178,3 +178,22 @@ def test_compile_rasp_to_model_gives_tracr_s_apply(tmp_path: Path) -> None:
     assert model.apply(["BOS", 3, 1, 2]).decoded == ["BOS", 1, 2, 3]
     model.save(tmp_path / "sort.safetensors")
     assert main(["run", "--model", str(tmp_path / "sort.safetensors"), "--input", "[2,3,1]"]) == 0
+
+
+def test_draw_a_python_program(
+    capsys: pytest.CaptureFixture[str], tracr_file: str, tmp_path: Path
+) -> None:
+    pytest.importorskip("matplotlib")
+    picture = tmp_path / "shift.png"
+    code, out, err = run(
+        capsys,
+        "draw",
+        f"{tracr_file}:make_shift",
+        "--tracr-compat",
+        "--input",
+        "abca",
+        "-o",
+        str(picture),
+    )
+    assert code == 0, err
+    assert out.startswith(f"wrote {picture}") and picture.stat().st_size > 0
