@@ -45,7 +45,7 @@ def adversarial_dot(
     exact = prods.sum(axis=-2)
     nonzero = (prods != 0).sum(axis=-2)
     size = np.abs(prods).sum(axis=-2)
-    grid = _dyadic(prods).max(axis=-2)
+    grid = _dyadic(prods).max(axis=-2, initial=0)  # a layer may have no units (format 2)
     on_grid = (grid <= 60) & (size * 2.0 ** np.minimum(grid, 60) < 2.0**24)
     sign = rng.choice(np.array([-1.0, 1.0]), size=exact.shape)
     moved = exact + sign * _gamma(nonzero) * size
@@ -67,11 +67,11 @@ def adversarial_logits(
     f32 = np.float32
     n_pos = ids.shape[1]
     resid = (weights["embed.W_E"][ids] + weights["pos_embed.W_pos"][:n_pos][None]).astype(f32)
-    d_head = int(config["d_head"])
     causal = config.get("attention_dir") == "causal"
     for layer in range(int(config["n_layers"])):
         p = f"blocks.{layer}.attn."
         out = np.zeros_like(resid, dtype=np.float64)
+        d_head = weights[p + "W_Q"].shape[2]  # this layer's own (format 2)
         for h in range(weights[p + "W_Q"].shape[0]):
             q = adversarial_dot(resid, weights[p + "W_Q"][h], weights[p + "b_Q"][h], rng)
             k = adversarial_dot(resid, weights[p + "W_K"][h], weights[p + "b_K"][h], rng)
