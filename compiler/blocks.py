@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from rasp import sops
+from rasp.atoms import atom_key
 
 Atom = Any  # int | float | str | bool: a RASP value
 
@@ -63,8 +64,8 @@ class Encoding(Enum):
 
 
 def value_key(value: Atom) -> tuple[str, Atom]:
-    """A dictionary key that keeps 1, 1.0 and True apart."""
-    return (type(value).__name__, value)
+    """A dictionary key that keeps 1, 1.0 and True apart (the core's one rule, rasp.atoms)."""
+    return atom_key(value)
 
 
 def sort_values(values: Any) -> tuple[Atom, ...]:

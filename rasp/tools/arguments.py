@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from rasp.atoms import atom_key
 from rasp.errors import ErrorKind, RaspError, Source
 from rasp.tools.console import Console
 
@@ -37,14 +38,8 @@ class UsageError(Exception):
 
 def token_key(token: Any) -> tuple[str, Any]:
     """Equal only for tokens of the same JSON type and value: 1, 1.0, true and "1" differ (the
-    runtime matches a model's vocabulary the same way)."""
-    if isinstance(token, bool):
-        return ("bool", token)
-    if isinstance(token, int):
-        return ("int", token)
-    if isinstance(token, float):
-        return ("float", token)
-    return (type(token).__name__, token)
+    core's one rule, `rasp.atoms.atom_key`; the runtime matches a model's vocabulary the same way)."""
+    return atom_key(token)
 
 
 def distinct_tokens(tokens: Sequence[Any]) -> list[Any]:
