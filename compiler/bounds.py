@@ -283,13 +283,14 @@ class Linear:
 def dyadic_exponent(values: np.ndarray, limit: int = 60) -> np.ndarray:
     """Elementwise: the least k >= 0 with value·2^k an integer (99 beyond `limit`)."""
     v = np.abs(np.asarray(values, dtype=np.float64))
-    mant, exp = np.frexp(v)  # v = mant·2^exp, mant in [0.5, 1)
+    finite = np.isfinite(v)
+    mant, exp = np.frexp(np.where(finite, v, 0.0))  # v = mant·2^exp, mant in [0.5, 1)
     whole = (mant * 2.0**53).astype(np.int64)  # v = whole·2^(exp - 53)
     lowest = whole & -whole  # its lowest set bit
     trailing = np.log2(np.maximum(lowest, 1)).astype(np.int64)
     k = np.maximum(53 - exp - trailing, 0)
     k = np.where(v == 0, 0, k)
-    return np.where(np.isfinite(v) & (k <= limit), k, 99)
+    return np.where(finite & (k <= limit), k, 99)
 
 
 def sparse_product(a: np.ndarray, w: np.ndarray) -> np.ndarray:
