@@ -1,19 +1,19 @@
 """tracr's library programs (rasp.tracr.lib), one name each, for `rasp compile library.py:NAME`.
 
-    length          the length at every position            "abc" -> [3, 3, 3]
-    reverse         the tokens backwards                    "abc" -> [c, b, a]
-    hist            occurrences of each token               "abac" -> [2, 1, 2, 1]
-    sort_unique     tokens sorted (distinct tokens)          [3, 1, 2] -> [1, 2, 3]
-    sort            number tokens sorted (ties by position)  [2, 1, 2] -> [1, 2, 2]
-    sort_freq       tokens by decreasing frequency           "abb" -> [b, b, a]
-    frac_prevs      fraction of "x" tokens so far            "xax" -> [True, 0.5, 0.667]
-    pair_balance    "(" fraction minus ")" fraction so far   "(()" -> [1, 1.0, 0.333]
-    shuffle_dyck    are () balanced (at every position)      "(()" -> [False, False, False]
-    shuffle_dyck2   are () and {} each balanced              "({)}" -> [True, True, True, True]
-    detect_abc      where "abc" ends (None before it fits)   "abc" -> [None, None, True]
-    count_less_freq tokens occurring at most twice           "aaab" -> [1, 1, 1, 1]
-    count_a         how many "a" tokens                      "aba" -> [2, 2, 2]
-    nary_concat     token, index and token joined            "ab" -> [a0a, b1b]
+length          the length at every position            "abc" -> [3, 3, 3]
+reverse         the tokens backwards                    "abc" -> [c, b, a]
+hist            occurrences of each token               "abac" -> [2, 1, 2, 1]
+sort_unique     tokens sorted (distinct tokens)          [3, 1, 2] -> [1, 2, 3]
+sort            number tokens sorted (ties by position)  [2, 1, 2] -> [1, 2, 2]
+sort_freq       tokens by decreasing frequency           "abb" -> [b, b, a]
+frac_prevs      fraction of "x" tokens so far            "xax" -> [True, 0.5, 0.667]
+pair_balance    "(" fraction minus ")" fraction so far   "(()" -> [1, 1.0, 0.333]
+shuffle_dyck    are () balanced (at every position)      "(()" -> [False, False, False]
+shuffle_dyck2   are () and {} each balanced              "({)}" -> [True, True, True, True]
+detect_abc      where "abc" ends (None before it fits)   "abc" -> [None, None, True]
+count_less_freq tokens occurring at most twice           "aaab" -> [1, 1, 1, 1]
+count_a         how many "a" tokens                      "aba" -> [2, 2, 2]
+nary_concat     token, index and token joined            "ab" -> [a0a, b1b]
 """
 
 from rasp import tracr as rasp

@@ -23,16 +23,16 @@ _values = rasp.numerical(rasp.Map(lambda x: x, rasp.tokens)).named("values")
 
 running_mean = rasp.numerical(rasp.Aggregate(_upto, _values, default=0)).named("running_mean")
 mean_all = rasp.numerical(rasp.Aggregate(_all, _values, default=0)).named("mean_all")
-centered = rasp.numerical(
-    rasp.SequenceMap(lambda x, m: x - m, rasp.tokens, mean_all)
-).named("centered")
+centered = rasp.numerical(rasp.SequenceMap(lambda x, m: x - m, rasp.tokens, mean_all)).named(
+    "centered"
+)
 squared_half = rasp.numerical(rasp.Map(lambda x: x * x / 2, rasp.tokens)).named("squared_half")
 weighted = rasp.numerical(rasp.LinearSequenceMap(rasp.tokens, rasp.indices, 2, -1)).named(
     "weighted"
 )
-count_greater = rasp.SelectorWidth(
-    rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.GT)
-).named("count_greater")
+count_greater = rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.GT)).named(
+    "count_greater"
+)
 
 _prev = rasp.Aggregate(
     rasp.Select(rasp.indices, rasp.indices, lambda k, q: q == k + 1), rasp.tokens, default=None
