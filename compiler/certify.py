@@ -104,7 +104,11 @@ def _embedding(
     x = e_rows + p_rows
     # a sum of two float32 numbers is exact when one of them is 0
     special = Specials(x, np.where((e_rows != 0) & (p_rows != 0), U * np.abs(x), 0.0))
-    return Walk(w, reach, residual, max_len, err, special, checks, one, bos, pad)
+    walk = Walk(w, reach, residual, max_len, err, special, checks, one, bos, pad)
+    walk.claim(
+        np.flatnonzero(np.abs(w_e).max(axis=0) + np.abs(w_pos).max(axis=0) > 0), "the embedding"
+    )
+    return walk
 
 
 def _check_decoder(walk: Walk, output: dict[str, Any]) -> None:

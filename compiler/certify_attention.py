@@ -88,6 +88,7 @@ def check_attention(walk: Walk, layer: int) -> None:
         sv, sv_err = special_linear(walk.special.x, walk.special.e, wv, bv)
         for part in head.values:
             out = np.array(part.out, dtype=np.int64)
+            walk.claim(out, f"head {head.name!r} (layer {layer}, head {h})")
             if part.reading is None:
                 coords = np.zeros((1, 0))
                 ids: tuple[int, ...] = ()

@@ -55,6 +55,7 @@ def check_mlp(walk: Walk, layer: int) -> None:
         coords = np.array(part.points, dtype=np.float64)
         if coords.size == 0:
             continue
+        walk.claim(out, f"MLP {part.name!r} (layer {layer}, units {a}-{b - 1})")
         update = _mlp_part(walk, layer, part, lin, coords, wo, out, out_reading, out_terms, b_out)
         updates.append(update)
         written[out] = True

@@ -9,7 +9,8 @@ arrays), the reach, per residual dimension a bound on |float32 - exact| at real 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -48,6 +49,19 @@ class Walk:
     one: int  # the indices of the "one", "bos" and "pad" dimensions
     bos: int
     pad: int
+    # residual index -> the block that wrote it: each dimension is written once, by one block
+    # (two blocks adding 1 each into one one-hot column would be right block by block, wrong summed)
+    writers: dict[int, str] = field(default_factory=dict)
+
+    def claim(self, dims: Iterable[int], who: str) -> None:
+        for d in dims:
+            d = int(d)
+            if d in self.writers and self.writers[d] != who:
+                raise ReadError(
+                    f"{who} writes residual dimension {self.residual[d]!r}, which "
+                    f"{self.writers[d]} wrote already"
+                )
+            self.writers[d] = who
 
     def check_untouched(self, w_out: np.ndarray, written: np.ndarray, where: str) -> None:
         """A sublayer writes only the dimensions the reach says it writes, never one/bos/pad."""

@@ -110,6 +110,7 @@ def build_graph(root: sops.Node) -> Graph:
     nodes: list[IRNode] = []
     counters: dict[Op, int] = {}
     used: set[str] = {"one", "bos", "pad", "tokens", "indices"}
+    leaves: dict[tuple[Op, Any], int] = {}
     for node in sops.walk(root):
         op = _SIMPLE.get(type(node))
         if isinstance(node, sops.PredicateSelect) or getattr(node, "bools_as_numbers", False):
@@ -125,6 +126,12 @@ def build_graph(root: sops.Node) -> Graph:
         if op is None:
             raise TypeError(f"unknown s-op node {node!r}")  # a bug in rasp.sops, not a user error
         inputs = tuple(index_of[c.id] for c in node.children())
+        leaf = (op, getattr(node, "kind", None)) if op in _LEAVES else None
+        if leaf in leaves:
+            # Two `tokens` objects are one s-op: one node, so that nothing derived from them (a
+            # joint reading named after its sources) is built twice onto the same dimensions.
+            index_of[node.id] = leaves[leaf]
+            continue
         if node.name:
             name, named = node.name, True
         else:
@@ -153,8 +160,13 @@ def build_graph(root: sops.Node) -> Graph:
             named=named,
         )
         index_of[node.id] = ir.index
+        if leaf is not None:
+            leaves[leaf] = ir.index
         nodes.append(ir)
     return Graph(tuple(nodes), index_of[root.id])
+
+
+_LEAVES = (Op.TOKENS, Op.INDICES, Op.LENGTH)
 
 
 def _payload(node: sops.Node) -> Any:

@@ -62,7 +62,7 @@ def map_steps(
     for combo, v in rows:
         c = combo[ci]
         per_context.setdefault(value_key(c), (c, []))[1].append((reader.x_of(x_src, combo[xi]), v))
-    context_points = {c: merge_points(node, pts) for c, pts in per_context.values()}
+    context_points = [(c, merge_points(node, pts)) for c, pts in per_context.values()]
     out = materialise(built, node, encoding, ctx.values(node.index))
     spec = step_mlp.numeric_mlp(
         x,
@@ -137,7 +137,7 @@ def coarse_steps(
                 op=node.text,
                 name=node.name,
                 context=classes,
-                context_points={c: merge_points(node, p) for c, p in per_class.values()},
+                context_points=[(c, merge_points(node, p)) for c, p in per_class.values()],
                 x_error=ctx.x_error(other),
                 exact=built.exact,
             )

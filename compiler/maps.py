@@ -158,7 +158,7 @@ class MapPlanner:
                 ctx, reader, self.built, node, support, numeric[0], rows, encoding
             )
         out = materialise(self.built, node, encoding, vals)
-        table = {combo: v for combo, v in rows}
+        table = list(rows)  # pairs, not a dict: (1,) and (1.0,) are different rows
         self.built.add_mlp(
             mlp.table_mlp(
                 readings, table, out, op=node.text, name=node.name, exact=self.built.exact

@@ -8,8 +8,9 @@ problems there.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from compiler.blocks import Atom, is_number, sort_values
+from compiler.blocks import Atom, is_number, sort_values, value_key
 from compiler.graph import IRNode, Op
 from compiler.relations import Known, Relation, already_reported
 from rasp.errors import Diagnostic
@@ -29,7 +30,9 @@ class MeanValues:
         known = self.known
         selector, sop = node.inputs
         vals = known.values[sop]
-        numbers = bool(vals) and all(is_number(v) for v in vals)
+        # Several selected values are averaged when all are numbers (None or a string among them
+        # is refused on that input only): the means range over the numbers among the values.
+        numbers = [v for v in vals if is_number(v)]
         widths = known.widths.get(selector)
         several = (
             not single_selector and known.n_max >= 2
@@ -48,13 +51,27 @@ class MeanValues:
                 )
             )
             return None, sort_values([*vals, node.value])
+        others = [v for v in vals if not is_number(v)]
+        if several and numbers and others:
+            # The interpreter averages the numbers on inputs where only numbers are selected; one
+            # mean head cannot also carry None or a string.
+            known.problems.append(
+                Diagnostic(
+                    f"'{node.text}' may average several numbers, but its values also include "
+                    f"{others[0]!r}",
+                    node.span,
+                    "a compiled model averages numbers only: map the other values to numbers "
+                    "before aggregating, or select at most one key",
+                )
+            )
+            return None, sort_values([*vals, node.value])
         if widths is None:
             if single_selector or known.n_max < 2 or not numbers:
                 return None, sort_values([*vals, node.value])
             bos = self.bos_means(selector, sop)
             if bos is not None:
                 return None, sort_values(bos)
-            means = self.means_up_to(vals, known.n_max, node)
+            means = self.means_up_to(numbers, known.n_max, node)
             return None, sort_values([*vals, node.value, *means])
         default, every = known.intern([node.value]), known.intern(vals)
         rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
@@ -64,7 +81,7 @@ class MeanValues:
             elif w == 1:
                 rel[p] = every
             elif numbers:
-                rel[p] = self.means_of(vals, w, node)
+                rel[p] = self.means_of(numbers, w, node)
             else:
                 rel[p] = known.intern([])  # the interpreter refuses to average non-numbers
         return rel, ()
@@ -78,18 +95,18 @@ class MeanValues:
         None when the pattern does not apply.
         """
         n_max = self.known.n_max
-        firsts: set[Atom] = set()
+        firsts: dict[tuple[str, Any], Atom] = {}  # by value_key: 1 and 1.0 both occur
         for n in range(1, n_max + 1):
             column = self.known.column(sop, n)
             if column is None or any(not is_number(v) or v != 0 for v in column[1:]):
                 return None
             if not is_number(column[0]) or isinstance(column[0], bool):
                 return None
-            firsts.add(column[0])
+            firsts.setdefault(value_key(column[0]), column[0])
         if not self._always_selects_key0(selector):
             return None
-        out: list[Atom] = list(firsts)
-        for v0 in firsts:
+        out: list[Atom] = list(firsts.values())
+        for v0 in firsts.values():
             out.extend(v0 * 1.0 / w for w in range(2, n_max + 1))
         return out
 

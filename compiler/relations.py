@@ -79,8 +79,8 @@ def _compare_matrix(
     comparison: sops.Comparison, keys: list[Atom], queries: list[Atom]
 ) -> np.ndarray:
     """[n_query, n_key] of `key OP query`, vectorised when both sides are numbers (or both strings)."""
-    kinds = {isinstance(v, str) for v in (*keys, *queries)}
-    if len(kinds) == 1:
+    kinds = {str if isinstance(v, str) else None if v is None else float for v in (*keys, *queries)}
+    if len(kinds) == 1 and None not in kinds:  # None orders against nothing: compared one by one
         k, q = np.array(keys)[None, :], np.array(queries)[:, None]
         return np.asarray(sops._COMPARE[comparison](k, q), dtype=bool)
     rows = [[_safe_compare(comparison, k, q) for k in keys] for q in queries]

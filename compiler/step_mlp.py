@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -97,15 +97,16 @@ def numeric_mlp(
     op: str,
     name: str,
     context: Encoded | None = None,
-    context_points: Mapping[Atom, Sequence[tuple[float, Atom]]] | None = None,
+    context_points: Sequence[tuple[Atom, Sequence[tuple[float, Atom]]]] | None = None,
     x_error: float | ErrorBound | None = None,
     context_noise: float = 0.0,
     exact: set[Dim] | None = None,
 ) -> MLPSpec:
     """A piecewise-constant function of a numerical reading: one step pair per change of the output.
 
-    With a categorical `context`, the output is a function of (context, x): `context_points[c]` are
-    the points reachable when context == c, and each step pair serves every context, its threshold
+    With a categorical `context`, the output is a function of (context, x): `context_points` pairs
+    each context value c (a list, not a dict: 1 and 1.0 are different columns) with the points
+    reachable when context == c, and each step pair serves every context, its threshold
     linear in the context one-hot. `x_error` bounds |float32 x - exact x| (default: the rounding of x
     itself); `context_noise` bounds the noise on the context one-hot. Raises CompileError (without a
     span) when a gap is too small to resolve at these errors. The rounding budget assumes each term
@@ -125,9 +126,9 @@ def numeric_mlp(
             raise ValueError(f"{name}: a context must be categorical and come with context_points")
         contexts = [
             _context_of(context.one_hot[context.index_of(c)], pts, writer, name)
-            for c, pts in context_points.items()
+            for c, pts in context_points
         ]
-        pairs = [(c, float(p), v) for c, pts in context_points.items() for p, v in pts]
+        pairs = [(c, float(p), v) for c, pts in context_points for p, v in pts]
         domain = MLPDomain(
             (context, x), tuple((c, p) for c, p, _ in pairs), tuple(v for *_, v in pairs), out
         )

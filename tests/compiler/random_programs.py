@@ -20,8 +20,34 @@ BINARY = [
 ]
 
 
-def random_program(rng: random.Random, depth: int, int_tokens: bool) -> S.SOp:
+def _none_passing(fn):
+    return lambda *args: None if any(a is None for a in args) else fn(*args)
+
+
+def _number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+# The "twins" flavour: values where 1, 1.0 and True are equal but distinct (means give floats,
+# widths ints), and None flows through maps; the soundness bug of a certified-but-wrong model
+# (two context columns 1 and 1.0 merged by a dict) was of this kind.
+TWIN_UNARY = [
+    (_none_passing(lambda x: None if x == 0 else x), "none_if_zero"),
+    (_none_passing(lambda x: float(x) if _number(x) else x), "as_float"),
+    (_none_passing(lambda x: int(x) if _number(x) and x == int(x) else x), "as_int"),
+    (_none_passing(lambda x: x + 1 if _number(x) else x), "succ"),
+]
+TWIN_BINARY = [
+    (_none_passing(lambda x, y: max(x, y) if _number(x) and _number(y) else x), "max"),
+    (_none_passing(lambda x, y: x + y if _number(x) and _number(y) else y), "plus"),
+    (lambda x, y: y if x is None else x, "first_not_none"),
+]
+
+
+def random_program(rng: random.Random, depth: int, int_tokens: bool, twins: bool = False) -> S.SOp:
     """A random s-op over tokens, indices and length using every kind of node."""
+    unary, binary = (TWIN_UNARY, TWIN_BINARY) if twins else (UNARY, BINARY)
+    defaults = [0, -1, None, 0.5] if twins else [0, "z", False, 0.5]
 
     def sop(d: int) -> S.SOp:
         r = rng.random()
@@ -33,14 +59,16 @@ def random_program(rng: random.Random, depth: int, int_tokens: bool) -> S.SOp:
                 return S.TokensSOp(kind=S.TokenKind.INT, name="n")
             return S.IndicesSOp(name="indices") if leaf == "indices" else S.LengthSOp(name="length")
         if r < 0.5:
-            fn, text = rng.choice(UNARY)
-            return S.MapSOp(fn=fn, inputs=(sop(d - 1),), text=text)
+            fn, text = rng.choice(unary)
+            return S.MapSOp(fn=fn, inputs=(sop(d - 1),), text=text, loose=twins)
         if r < 0.62:
-            fn, text = rng.choice(BINARY)
-            return S.MapSOp(fn=fn, inputs=(sop(d - 1), sop(d - 1)), text=text)
+            fn, text = rng.choice(binary)
+            return S.MapSOp(fn=fn, inputs=(sop(d - 1), sop(d - 1)), text=text, loose=twins)
         if r < 0.85:
-            default = rng.choice([0, "z", False, 0.5])
-            return S.AggregateSOp(selector=selector(d - 1), sop=sop(d - 1), default=default)
+            default = rng.choice(defaults)
+            return S.AggregateSOp(
+                selector=selector(d - 1), sop=sop(d - 1), default=default, loose=twins
+            )
         return S.SelectorWidthSOp(selector=selector(d - 1))
 
     def side(d: int) -> S.SOp:

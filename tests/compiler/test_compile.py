@@ -364,3 +364,21 @@ def test_random_programs_compile_exactly_or_are_refused(seed: int) -> None:
     except CompileError:
         return
     check_inputs(model, root, all_inputs(vocab, 4))
+
+
+# The twins flavour (1, 1.0 and None in one s-op, through maps with a categorical context). Seeds
+# past 40 gave certified models with wrong values (a mean of numbers and None taken for a copy).
+@pytest.mark.exactness
+@pytest.mark.parametrize("seed", [*range(40), 509, 1649, 1692, 1741, 1821, 2321])
+def test_random_programs_with_number_twins_and_none_compile_exactly_or_are_refused(
+    seed: int,
+) -> None:
+    from random_programs import random_program
+
+    rng = random.Random(seed)
+    root = random_program(rng, rng.randint(2, 4), int_tokens=True, twins=True)
+    try:
+        model = compile_sop(root, [0, 1, 2], 4)
+    except CompileError:
+        return
+    check_inputs(model, root, all_inputs([0, 1, 2], 4))

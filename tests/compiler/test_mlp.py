@@ -242,7 +242,7 @@ def test_per_context_thresholds_length_minus_index(n: int, encoding: str) -> Non
         op="length - indices - 1",
         name="opp",
         context=idx,
-        context_points=context_points,
+        context_points=list(context_points.items()),
     )
     buckets = 2 * math.ceil(math.log2(n + 1)) + 2  # gap sizes, one factor of 2 each
     assert spec.hidden <= 2 * n * buckets + n + 2
@@ -266,7 +266,7 @@ def test_context_noise_beyond_tolerance_is_refused() -> None:
             op="o",
             name="opp",
             context=idx,
-            context_points=cp,
+            context_points=list(cp.items()),
             context_noise=1e-2,
         )
 
@@ -386,7 +386,9 @@ def test_random_per_context_step_functions_are_exact(
         context_points[f"c{k}"] = [(x / 64, o) for x, o in zip(xs, outs)]
     out = num("o", [0, 1, 3]) if numeric else cat("o", [0, 1, 3])
     x = num("x", [])
-    spec = numeric_mlp(x, [], out, op="g", name="o", context=ctx, context_points=context_points)
+    spec = numeric_mlp(
+        x, [], out, op="g", name="o", context=ctx, context_points=list(context_points.items())
+    )
     rows = [(c, xv, o) for c, pts in context_points.items() for xv, o in pts]
     resid = Resid([Dim("x"), *ctx.dims()], len(rows))
     resid.set(Dim("x"), [xv for _, xv, _ in rows])

@@ -1,7 +1,10 @@
-"""A known soundness bug, kept visible: a model that certifies and still differs from the
-interpreter (found by the tracr fuzz test). Int/float twins (0 and 0.0, from a mean) and None in
-one categorical reading; see the closing note of the session that found it. When the compiler is
-fixed this test passes and its strict xfail fails: remove the marker then."""
+"""Regressions of a soundness bug: models that certified and still differed from the interpreter.
+
+Int/float twins (1 from a width, 1.0 from a mean) are equal Python values but different columns of
+a categorical reading; a dict keyed by value merged them, so one column's rows were never built
+(and the certifier, which checks the rows that were built, never saw the gap). And a mean of values
+that include None averages the numbers on inputs that select only numbers, which the value analysis
+had left out."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import pytest
 
 import transformer
 from compiler import compile_sop
+from rasp.errors import CompileError
 from rasp import sops as S
 from rasp.nodes import TokenKind
 
@@ -19,7 +23,7 @@ def _none_passing(fn):
     return lambda *args: None if any(a is None for a in args) else fn(*args)
 
 
-@pytest.mark.xfail(strict=True, reason="certified model differs from the interpreter (open bug)")
+@pytest.mark.exactness
 def test_twins_and_none_in_one_reading_compile_to_the_interpreters_values() -> None:
     tok = S.TokensSOp(kind=TokenKind.INT)
     same = S.Select(tok, tok, S.Comparison.EQ)
@@ -38,3 +42,16 @@ def test_twins_and_none_in_one_reading_compile_to_the_interpreters_values() -> N
             assert [None if v is None else float(v) for v in got] == [
                 None if v is None else float(v) for v in want
             ], tokens
+
+
+def test_a_mean_of_numbers_and_none_is_refused_where_it_may_average() -> None:
+    tok = S.TokensSOp(kind=TokenKind.INT)
+    maybe = S.MapSOp(fn=lambda v: None if v == 0 else v, inputs=(tok,), text="nz", loose=True)
+    every = S.Select(tok, tok, S.Comparison.NEQ)
+    mean = S.AggregateSOp(selector=every, sop=maybe, default=0.5, loose=True)
+    assert S.evaluate(mean, [1, 2, 1]).values == (2, 1.0, 2)  # numbers only: averaged
+    with pytest.raises(CompileError) as err:
+        compile_sop(mean, [0, 1, 2], 4)
+    (problem,) = err.value.diagnostics
+    assert "may average several numbers, but its values also include None" in problem.message
+    assert "map the other values to numbers" in (problem.hint or "")
