@@ -14,8 +14,8 @@ import pytest
 
 import transformer
 from compiler import compile_sop
-from rasp.errors import CompileError
 from rasp import sops as S
+from rasp.errors import CompileError
 from rasp.nodes import TokenKind
 
 
