@@ -9,6 +9,7 @@ Which of the two an aggregate is, is `PlanContext.is_mean`; this planner builds 
 from __future__ import annotations
 
 from compiler import attention, mlp
+from compiler.addressing import plan_address
 from compiler.blocks import Encoded, Encoding, is_number, sort_values, value_key
 from compiler.graph import IRNode
 from compiler.plan_context import PlanContext, Reader
@@ -29,7 +30,10 @@ class AggregatePlanner:
         ctx, built = self.ctx, self.built
         selector, sop = node.inputs
         value = self.reader.reading(sop, encoding)
-        atoms = self.selectors.atoms(selector)
+        address = None
+        if encoding is Encoding.CATEGORICAL:
+            address = plan_address(ctx, self.selectors.numbers, ctx.graph[selector])
+        atoms = [] if address is not None else self.selectors.atoms(selector)
         if encoding is Encoding.NUMERICAL and not (
             is_number(node.value) or isinstance(node.value, bool)
         ):
@@ -59,7 +63,14 @@ class AggregatePlanner:
         out = materialise(built, node, encoding, vals)
         single = ctx.value_sets.at_most_one[selector]
         spec = attention.aggregate_head(
-            atoms, value, node.value, out, op=node.text, name=node.name, single=single
+            atoms,
+            value,
+            node.value,
+            out,
+            op=node.text,
+            name=node.name,
+            single=single,
+            address=address,
         )
         built.add_head(spec, ("agg", selector))
         if out.is_categorical and single and mlp.exact_reading(value, built.exact):

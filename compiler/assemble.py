@@ -126,6 +126,8 @@ def _embeddings(layout: Layout, vocab: Sequence[Atom], max_len: int) -> dict[str
         w_pos[int(dim.value) + 1, ix[dim]] = 1.0
     if layout.numeric_index is not None:
         w_pos[1:, ix[layout.numeric_index]] = np.arange(max_len)
+    if layout.square_index is not None:
+        w_pos[1:, ix[layout.square_index]] = np.arange(max_len) ** 2  # exact: (N-1)^2 < 2^24
     return {"embed.W_E": w_e, "pos_embed.W_pos": w_pos}
 
 
@@ -135,6 +137,8 @@ def _real_bounds(layout: Layout, plan: Plan, max_len: int) -> np.ndarray:
     bound[layout.index[BOS]] = bound[layout.index[PAD]] = 0.0
     if layout.numeric_index is not None:
         bound[layout.index[layout.numeric_index]] = max_len - 1
+    if layout.square_index is not None:
+        bound[layout.index[layout.square_index]] = (max_len - 1) ** 2
     for dim, b in plan.dim_bounds.items():
         if dim in layout.index:
             bound[layout.index[dim]] = b
@@ -172,6 +176,9 @@ def _attention_arrays(
     for h, head in enumerate(heads):
         width = _qk_width(head)
         q, k = _rows(head.W_Q, layout, d_head), _rows(head.W_K, layout, d_head)
+        # The BOS key's intended reading on the builder's columns: 0, or where the builder puts
+        # BOS among the keys (numerical addressing: a virtual index -1), its own `bos` row.
+        k_intended = k[bos].copy()  # [d_head]
         r_bos, r_pads = specials[0], specials[1:]
         k_bos = r_bos @ k  # [d_head]
         k_pads = r_pads @ k  # [max_len, d_head]
@@ -181,6 +188,7 @@ def _attention_arrays(
         big_pad = (
             float(np.max(np.abs(k_pads) @ q_real_max, initial=0.0))
             + abs(head.bos_score)
+            + float(np.abs(k_intended) @ q_real_max)
             + SOFTMAX_GAP
         )
         big_pad = float(math.ceil(big_pad))
@@ -192,17 +200,19 @@ def _attention_arrays(
                 float(np.max(k_pads @ q_bos, initial=-np.inf)) - big_pad,
             )
             - head.bos_score
+            - float(q_bos @ k_intended)
         )
         q_pads = r_pads @ q
         pad_other = max(
             float(np.max(np.abs(q_pads) @ k_real_max, initial=0.0)),
             float(np.max(q_pads @ k_pads.T, initial=0.0)),
-        )
+        ) - float(np.min(q_pads @ k_intended, initial=0.0))
         big = float(math.ceil(max(bos_other, pad_other, 0.0) + SOFTMAX_GAP))
         c_bos, c_pad = width, width + 1
-        # The BOS key reads 0 on the builder's columns: its residual (which carries whatever the
-        # MLPs computed at BOS) is cancelled through the `bos` row, which is 0 at every other key.
-        k[bos, :width] -= k_bos[:width]
+        # The BOS key reads `k_intended` on the builder's columns: its residual (which carries
+        # whatever the MLPs computed at BOS) is cancelled through the `bos` row, which is 0 at
+        # every other key.
+        k[bos, :width] -= k_bos[:width] - k_intended[:width]
         q[one, c_bos] += head.bos_score
         q[bos, c_bos] += big
         q[pad, c_bos] += big

@@ -11,6 +11,7 @@ with a single non-zero product: exact in float32 for 0/1 readings.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,6 +28,9 @@ from compiler.blocks import (
     value_key,
 )
 from compiler.numeric import SCORE_UNIT, SOFTMAX_GAP
+
+if TYPE_CHECKING:
+    from compiler.addressing import Address
 
 __all__ = [
     "SCORE_UNIT",
@@ -148,14 +152,19 @@ def aggregate_head(
     op: str,
     name: str,
     single: bool = False,
+    address: Address | None = None,
 ) -> HeadSpec:
     """The head of aggregate(select(...), value, default).
 
     Categorical `out`: copies the selected key's one-hot (exact when at most one key is selected).
     Numerical `out`: the mean of the selected keys' values, as one number. With nothing selected the
-    query attends only to BOS, whose value row carries `default`.
+    query attends only to BOS, whose value row carries `default`. With an `address` (numerical
+    addressing, `compiler.addressing`) the scores are its parabola instead of the atoms'.
     """
-    w_q, w_k, _ = selector_weights(atoms)
+    if address is not None:
+        w_q, w_k = dict(address.w_q), dict(address.w_k)
+    else:
+        w_q, w_k, _ = selector_weights(atoms)
     m = len(atoms)
     if out.is_categorical:
         if not value.is_categorical:
@@ -182,6 +191,10 @@ def aggregate_head(
         _add(w_v, ((BOS, 1.0),), 0, _as_number(default, "default"), 1)
         w_o = np.ones((1, 1))
         part = ValuePart(value, out_dims, "number", default)
+    if address is not None:
+        # BOS scores through its own key row (a virtual index -1): no constant BOS score
+        domain = HeadDomain((address.query,), (address.key,), (part,), True)
+        return HeadSpec(op, name, w_q, w_k, w_v, w_o, out_dims, 0.0, domain)
     domain = _domain(atoms, (part,), single)
     return HeadSpec(op, name, w_q, w_k, w_v, w_o, out_dims, (m - 0.5) * SCORE_UNIT, domain)
 

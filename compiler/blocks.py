@@ -56,11 +56,16 @@ class Dim:
 ONE = Dim("one")  # 1 at every real position and at BOS
 BOS = Dim("bos")  # 1 at BOS only
 PAD = Dim("pad")  # 1 at PAD only
+INDEX = Dim("indices")  # the position's index i, from the positional embedding
+INDEX_SQUARE = Dim("indices^2")  # i * i, from the positional embedding (numerical addressing)
 
 
 class Encoding(Enum):
     CATEGORICAL = "categorical"
     NUMERICAL = "numerical"
+    # Value k sets several dimensions to exact numbers: `one_hot[k]` lists (dim, number) pairs (the
+    # key side of numerical addressing reads indices as (i, i * i)). Only ever read by heads.
+    VECTOR = "vector"
 
 
 def value_key(value: Atom) -> tuple[str, Atom]:

@@ -162,6 +162,29 @@ class Linear:
         table = np.array(rows), np.array(errs), np.array(mags)  # [values, C]
         return Evaluated(table[0][index], table[1][index], table[2][index])
 
+    def _vector(self, reading: Reading, index: np.ndarray) -> Evaluated:
+        """Values, errors and magnitudes [P, C] of one vector reading at value indices [P]: each
+        value sets its dimensions to exact numbers, which carry the dimensions' errors."""
+        W, a, r = self.W, self.err.absolute, self.err.relative
+        C = W.shape[1]
+        rows, errs, mags, grids = [], [], [], []
+        for terms in reading.terms:
+            value, err, mag = np.zeros(C), np.zeros(C), np.zeros(C)
+            grid = np.zeros(C, dtype=np.int64)
+            for d, x in terms:
+                if d == self.one:
+                    raise ReadError(f"vector reading {reading.name!r} sets the 'one' dimension")
+                value += W[d] * x
+                err += np.abs(W[d]) * (a[d] + r[d] * abs(x))
+                mag += np.abs(W[d] * x)
+                grid = np.maximum(grid, np.where(W[d] != 0, int(dyadic_exponent(np.array(x))), 0))
+            rows.append(value)
+            errs.append(err)
+            mags.append(mag + err)
+            grids.append(grid)
+        table = np.array(rows), np.array(errs), np.array(mags), np.array(grids)  # [values, C]
+        return Evaluated(table[0][index], table[1][index], table[2][index], table[3][index])
+
     def _numerical(self, reading: Reading, x: np.ndarray) -> Evaluated:
         """Values, errors and magnitudes [P, C] of one numerical reading at numbers x [P]."""
         (terms,) = reading.terms
@@ -214,6 +237,8 @@ class Linear:
                 c = coords[:, column[group[0]]]
                 if reading.categorical:
                     part = self._categorical(reading, c.astype(np.int64))
+                elif reading.vector:
+                    part = self._vector(reading, c.astype(np.int64))
                 else:
                     part = self._numerical(reading, c)
             else:
@@ -227,6 +252,8 @@ class Linear:
     def _shared(self, group: list[int], coords: np.ndarray) -> Evaluated:
         """Several readings of one s-op: exactly one of their dimensions is 1; a state is every
         dimension consistent with all the readings' values."""
+        if any(self.readings[r].vector for r in group):
+            raise ReadError("a vector reading shares dimensions with another reading of one map")
         dims = sorted(set().union(*(_dims(self.readings[r], self.one) for r in group)))
         where = {d: i for i, d in enumerate(dims)}
         ok = np.ones((coords.shape[0], len(dims)), dtype=bool)

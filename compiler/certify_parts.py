@@ -48,7 +48,7 @@ def product(readings: tuple[Reading, ...], ids: tuple[int, ...]) -> np.ndarray:
     """Every combination of the readings' values: [P, len(ids)] coordinates."""
     axes = [
         np.arange(readings[i].size, dtype=np.float64)
-        if readings[i].categorical
+        if readings[i].categorical or readings[i].vector
         else np.array(readings[i].numbers, dtype=np.float64)
         for i in ids
     ]
@@ -140,7 +140,7 @@ def state_label(readings: tuple[Reading, ...], ids: tuple[int, ...], coord: np.n
     parts = []
     for rid, c in zip(ids, coord):
         r = readings[rid]
-        if r.categorical:
+        if r.categorical or r.vector:
             parts.append(f"{r.name}={r.labels[int(c)]}")
         else:
             parts.append(f"{r.name}={float(c):.6g}")
@@ -157,4 +157,3 @@ def key_label(index: int, n_special: int) -> str:
 
 def is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
-

@@ -107,12 +107,39 @@ def _build(
     return model, graph
 
 
+# (position, length) pairs the analysis may follow: max_params / 100 (2M pairs, max-len 2,000, by
+# default; the analysis of 12.5M pairs took 5 minutes here)
+PAIRS_PER_PARAM = 100
+ANALYSIS_BYTES_PER_PAIR = 200  # per pair and per positional s-op: a tuple key and a value tuple
+
+
 def _check_size(
     sop: sops.Node, vocab: tuple[Atom, ...], max_len: int, causal: bool, max_params: int | None
 ) -> None:
     """Refuse, before building it, a model predicted to exceed `max_params` parameters."""
     if max_params is None:
         return
+    pairs = max_len * (max_len + 1) // 2
+    pair_limit = (
+        max(max_params, DEFAULT_MAX_PARAMS) // PAIRS_PER_PARAM
+    )  # raised with it, never lowered
+    if pairs > pair_limit:
+        # The value analysis keeps a value set per (position, length) pair: quadratic in N even
+        # where the model is linear (numerical addressing), so it is bounded on its own.
+        raise CompileError(
+            [
+                Diagnostic(
+                    f"at max-len {max_len:,} compiling would take too long and too much memory: "
+                    f"the value analysis follows every s-op at {pairs:,} (position, length) pairs "
+                    f"(about {pairs * ANALYSIS_BYTES_PER_PAIR / 1e9:,.0f} GB)",
+                    getattr(sop, "span", None),
+                    f"the limit is {pair_limit:,} pairs (max-len {math.isqrt(2 * pair_limit):,}), "
+                    f"set with the parameter limit ({max(max_params, DEFAULT_MAX_PARAMS):,} / "
+                    f"{PAIRS_PER_PARAM}): use a smaller maximum length, or "
+                    "raise the limit (--max-params / max_params=) if the machine can hold it",
+                )
+            ]
+        )
 
     def probe(n: int) -> CompiledModel:
         return _build(sop, vocab, n, name=None, source=None, causal=causal, note=lambda s: None)[0]

@@ -1,7 +1,7 @@
 """Residual layout: one stable index per residual dimension.
 
 Order: `one`, `bos`, `pad`, the raw token one-hot (`tokens:<t>` in vocabulary order), the used index
-one-hots (`indices:<i>`), the numerical `indices` when used, then every dimension written by layer 0's
+one-hots (`indices:<i>`), the numerical `indices` and `indices^2` when used, then every dimension written by layer 0's
 heads, layer 0's MLP, layer 1's heads, ... in the order the blocks list them. The labels are the
 metadata's `residual` list.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from compiler.blocks import BOS, ONE, PAD, Atom, Dim, Encoded
+from compiler.blocks import BOS, INDEX, INDEX_SQUARE, ONE, PAD, Atom, Dim, Encoded
 from compiler.schedule import Schedule, head_reads
 
 
@@ -22,6 +22,7 @@ class Layout:
     token_dims: tuple[Dim, ...]  # in vocabulary order
     index_dims: tuple[Dim, ...]  # indices:0..N-1 that are read (possibly empty)
     numeric_index: Dim | None  # the numerical `indices` dim, when read
+    square_index: Dim | None = None  # `indices^2`, when read (numerical addressing)
 
     @property
     def d_model(self) -> int:
@@ -45,7 +46,8 @@ def lay_out(schedule: Schedule, output: Encoded, vocab: Sequence[Atom], max_len:
     index_dims = tuple(
         d for d in (Dim.categorical("indices", i) for i in range(max_len)) if d in read
     )
-    numeric_index = Dim("indices") if Dim("indices") in read else None
+    numeric_index = INDEX if INDEX in read else None
+    square_index = INDEX_SQUARE if INDEX_SQUARE in read else None
     dims = _unique(
         [
             ONE,
@@ -54,13 +56,21 @@ def lay_out(schedule: Schedule, output: Encoded, vocab: Sequence[Atom], max_len:
             *token_dims,
             *index_dims,
             *([numeric_index] if numeric_index else []),
+            *([square_index] if square_index else []),
             *written,
         ]
     )
     unknown = sorted(d.label for d in read if d not in set(dims))
     if unknown:
         raise ValueError(f"blocks read dimensions nobody writes: {unknown[:5]}")  # a compiler bug
-    return Layout(dims, {d: i for i, d in enumerate(dims)}, token_dims, index_dims, numeric_index)
+    return Layout(
+        dims,
+        {d: i for i, d in enumerate(dims)},
+        token_dims,
+        index_dims,
+        numeric_index,
+        square_index,
+    )
 
 
 def _unique(dims: Iterable[Dim]) -> tuple[Dim, ...]:

@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 # Dims the embedding writes exactly (0 or 1, or an exact index): readings of them are exact.
-EMBEDDED = ("tokens", "indices")
+EMBEDDED = ("tokens", "indices", "indices^2")
 
 
 class Builder:

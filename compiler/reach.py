@@ -2,7 +2,9 @@
 
 Every block reads the residual stream through *readings* (`compiler.blocks.Encoded`): a categorical
 reading gives, per value, the residual dimensions that are 1 for it (exactly one of them is 1 at a
-real position); a numerical reading gives one linear combination of dimensions equal to its value.
+real position); a numerical reading gives one linear combination of dimensions equal to its value;
+a vector reading gives, per value, the exact numbers several dimensions hold (numerical addressing
+reads a key's index as (i, i * i)).
 The reach lists, in residual indices:
 
 - the readings (terms per value, the numbers a numerical reading takes, labels for people);
@@ -23,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.blocks import Atom, Encoded, HeadSpec, MLPSpec
+from compiler.blocks import Atom, Encoded, Encoding, HeadSpec, MLPSpec
 from compiler.layout import Layout
 
 Terms = tuple[tuple[int, float], ...]  # (residual index, coefficient)
@@ -36,10 +38,13 @@ class Reading:
     terms: tuple[Terms, ...]  # categorical: one per value; numerical: exactly one
     numbers: tuple[float, ...]  # numerical: the values it takes; categorical: ()
     labels: tuple[str, ...]  # each value, for people
+    # A vector reading (not categorical either): per value, `terms` are the exact numbers its
+    # dimensions hold (indices read as (i, i * i) by numerical addressing).
+    vector: bool = False
 
     @property
     def size(self) -> int:
-        return len(self.terms) if self.categorical else len(self.numbers)
+        return len(self.terms) if self.categorical or self.vector else len(self.numbers)
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,7 @@ class Reach:
                     "terms": [[list(t) for t in terms] for terms in r.terms],
                     "numbers": list(r.numbers),
                     "labels": list(r.labels),
+                    **({"vector": True} if r.vector else {}),
                 }
                 for r in self.readings
             ],
@@ -143,6 +149,7 @@ class Reach:
                 tuple(tuple((int(i), float(c)) for i, c in terms) for terms in r["terms"]),
                 tuple(float(x) for x in r["numbers"]),
                 tuple(str(x) for x in r["labels"]),
+                bool(r.get("vector", False)),
             )
             for r in obj["readings"]
         )
@@ -201,6 +208,14 @@ class ReachBuilder:
         if enc not in self._ids:
             ix = self.layout.index
             # A dimension nobody reads is not laid out: no weight touches it, so it drops out.
+            if enc.encoding is Encoding.VECTOR:
+                terms = tuple(
+                    tuple((ix[d], float(c)) for d, c in t if d in ix) for t in enc.one_hot
+                )
+                labels = tuple(_label(v) for v in enc.values)
+                self._ids[enc] = len(self.readings)
+                self.readings.append(Reading(enc.name, False, terms, (), labels, vector=True))
+                return self._ids[enc]
             if enc.is_categorical:
                 terms = tuple(
                     tuple((ix[d], float(c)) for d, c in t if d in ix) for t in enc.one_hot

@@ -36,14 +36,23 @@ def test_small_lengths_are_not_predicted() -> None:
 
 
 def test_a_hopeless_length_is_refused_quickly_with_the_figures() -> None:
+    # reverse's model is linear in N (numerical addressing), but the value analysis is quadratic
     start = time.perf_counter()
     with pytest.raises(CompileError) as info:
         compile_sop(B.reverse(), list("abc"), 100_000)
     elapsed = time.perf_counter() - start
     text = info.value.render()
-    assert "would be too large" in text and "parameters" in text and "widest part" in text
+    assert "too long and too much memory" in text and "5,000,050,000 (position, length)" in text
     assert "--max-params" in text
     assert elapsed < 10  # well under a second on an idle machine; the point is: no real compile
+
+
+def test_a_model_predicted_too_large_is_refused_with_the_widest_part() -> None:
+    with pytest.raises(CompileError) as info:
+        compile_sop(B.sort_unique(), list("abc"), 300, max_params=1_000_000)
+    text = info.value.render()
+    assert "would be too large" in text and "parameters" in text and "widest part" in text
+    assert "predicted from compiles at max-len 32" in text
 
 
 def test_the_limit_can_be_raised_or_lowered() -> None:
