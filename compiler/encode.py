@@ -33,6 +33,7 @@ from compiler.blocks import (
     is_number,
     value_key,
 )
+from compiler.fits import merge_noise
 from compiler.graph import Graph, IRNode, Op
 from compiler.maps import MapPlanner
 from compiler.plan_context import PlanContext
@@ -90,7 +91,11 @@ class Readings:
             output,
             ctx.seq_type(root),
             dict(built.bounds),
-            ctx.values(root.index),
+            # a numerical output snaps to these: float64 twins (0.6 and 0.6000000000000001) would
+            # be two snap targets with nothing between them, so they are listed once
+            ctx.values(root.index)
+            if output.is_categorical
+            else merge_noise(ctx.values(root.index)),
         )
 
     def _check_output_types(self, root: IRNode, output: Encoded | None) -> None:
