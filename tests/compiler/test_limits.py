@@ -8,9 +8,9 @@ import itertools
 import pytest
 
 import transformer
-from compiler import compile_sop
+from compiler import compile_sop, mlp
 from compiler.fits import merge_noise
-from rasp.errors import Source
+from rasp.errors import CompileError, Source
 from rasp.interpreter import load_source
 from rasp.sops import evaluate
 from rasp.tools.verify import same_value
@@ -54,3 +54,44 @@ def test_a_numerical_output_with_float64_twins_compiles_and_agrees() -> None:
     listed = [float(v) for v in model.metadata["output"]["values"]]
     assert all(b - a > 1e-6 for a, b in zip(sorted(set(listed)), sorted(set(listed))[1:]))
     _agrees_everywhere(bal, model, "()a", 5)
+
+
+MEDIAN = """
+s = sort(tokens_int, tokens_int);
+lo = round((length - 1) / 2 - 0.25);
+hi = round(length / 2 - 0.25);
+a = aggregate(select(indices, lo, ==), s);
+b = aggregate(select(indices, hi, ==), s);
+median = (a + b) / 2;
+"""
+
+
+def test_a_huge_table_mlp_is_refused_located_before_it_is_built() -> None:
+    # a + b over two readings of 282 means each: a 79K-row table, once a MemoryError in the
+    # certifier after minutes of building
+    median = _program(MEDIAN, "median")
+    with pytest.raises(CompileError) as err:
+        compile_sop(median, list(range(11)), 9)
+    (problem,) = err.value.diagnostics
+    assert problem.message.startswith(
+        "'a + b' needs a table MLP of 79,242 hidden units over 79,524"
+    )
+    assert problem.span is not None and problem.span.text() == "a + b"
+    assert "smaller vocabulary or maximum length" in (problem.hint or "")
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("x = tokens_int * indices;", "table"),  # two categorical readings
+        ("x = round(3 * aggregate(select(indices, indices, <=), tokens_int));", "step"),
+    ],
+)
+def test_every_mlp_kind_checks_its_size(monkeypatch, text: str, kind: str) -> None:
+    monkeypatch.setattr(mlp, "MAX_MLP_PAIRS", 10)
+    with pytest.raises(CompileError) as err:
+        compile_sop(_program(text, "x"), [0, 1, 2], 4)
+    (problem,) = err.value.diagnostics
+    assert f"needs a {kind} MLP of" in problem.message and problem.span is not None
+    monkeypatch.undo()
+    compile_sop(_program(text, "x"), [0, 1, 2], 4)
