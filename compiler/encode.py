@@ -46,16 +46,20 @@ from rasp import sops
 from rasp.errors import CompileError, Diagnostic
 
 
-def plan_encodings(graph: Graph, values: ValueSets, vocab: tuple[Atom, ...]) -> Plan:
-    """Choose every reading and build every block; one CompileError with every reason."""
-    return Readings(PlanContext(graph, values, vocab)).run()
+def plan_encodings(
+    graph: Graph, values: ValueSets, vocab: tuple[Atom, ...], output: Encoding | None = None
+) -> Plan:
+    """Choose every reading and build every block; one CompileError with every reason. `output`
+    forces the output's encoding (the driver's one-hot fallback), else `output_encoding` picks."""
+    return Readings(PlanContext(graph, values, vocab), output).run()
 
 
 class Readings:
     """How each node is read (`plan_context.Reader`), built on first request by its planner."""
 
-    def __init__(self, ctx: PlanContext) -> None:
+    def __init__(self, ctx: PlanContext, output: Encoding | None = None) -> None:
         self.ctx = ctx
+        self.forced_output = output
         self.built = Built()
         self.memo = Memo()
         self.maps = MapPlanner(ctx, self, self.built)
@@ -130,6 +134,8 @@ class Readings:
         return Encoding.CATEGORICAL
 
     def output_encoding(self, node: IRNode) -> Encoding:
+        if self.forced_output is not None:
+            return self.forced_output
         vals = self.ctx.values(node.index)
         if self.preferred(node) is Encoding.NUMERICAL:
             return Encoding.NUMERICAL

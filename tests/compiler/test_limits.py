@@ -4,6 +4,7 @@ with a misleading reason."""
 from __future__ import annotations
 
 import itertools
+import math
 
 import pytest
 
@@ -95,3 +96,33 @@ def test_every_mlp_kind_checks_its_size(monkeypatch, text: str, kind: str) -> No
     assert f"needs a {kind} MLP of" in problem.message and problem.span is not None
     monkeypatch.undo()
     compile_sop(_program(text, "x"), [0, 1, 2], 4)
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize("numerical", [True, False])
+def test_outputs_closer_than_float32_fall_back_to_a_one_hot(numerical: bool) -> None:
+    # tanh(9) and tanh(10) differ by 2.6e-8, below the float32 error of a numerical logit: the
+    # snap was refused with a hint ("make the value categorical") that did not help tracr users
+    from rasp import tracr as rasp
+
+    tanh = rasp.Map(math.tanh, rasp.tokens)
+    program = rasp.numerical(tanh) if numerical else tanh
+    vocab = list(range(11))
+    model = compile_sop(program, vocab, 3, name="tanh")
+    assert model.metadata["output"]["encoding"] == "categorical"
+    runtime = transformer.from_tensors(model.weights, model.metadata)
+    for n in range(1, 4):
+        for tokens in itertools.product(vocab, repeat=n):
+            assert runtime.run([list(tokens)])[0] == [math.tanh(t) for t in tokens]
+
+
+def test_a_snap_refusal_does_not_suggest_a_categorical_value() -> None:
+    from compiler.certificate import Certificate, Check
+    from compiler.driver import refusals
+    from compiler.graph import build_graph
+
+    graph = build_graph(_program("x = indices + 1;", "x"))
+    snap = Check("decoder", "x", "unembed", "snap", 1e-8, 1e-6, "output 1")
+    (problem,) = refusals(Certificate((snap,)), graph, one_hot_tried=True)
+    assert "categorical" not in (problem.hint or "")
+    assert "closer together than float32 resolves (a one-hot output was tried" in problem.hint
