@@ -126,3 +126,45 @@ def test_a_snap_refusal_does_not_suggest_a_categorical_value() -> None:
     (problem,) = refusals(Certificate((snap,)), graph, one_hot_tried=True)
     assert "categorical" not in (problem.hint or "")
     assert "closer together than float32 resolves (a one-hot output was tried" in problem.hint
+
+
+@pytest.mark.parametrize(
+    ("text", "vocab", "values"),
+    [
+        ("y = tokens_int * 2; d = y - tokens_int;", [0, 1, 2, 3], (0, 1, 2, 3)),
+        ("y = indices * 2; d = y - indices + length;", [0], (1, 2, 3, 4, 5, 6, 7)),
+    ],
+)
+def test_a_map_of_inputs_with_a_shared_source_lists_only_what_occurs(
+    text: str, vocab: list, values: tuple
+) -> None:
+    from compiler.graph import build_graph
+    from compiler.values import infer_values
+
+    graph = build_graph(_program(text, "d"))
+    assert infer_values(graph, vocab, 4).of(graph.output) == values  # was -3..6 for the first
+
+
+SHARED = [
+    # the condition is always true: `y > 100` (False) never reaches the output, which was refused
+    # as "a bool or a number"
+    ("y = tokens_int * 2;\nd = tokens_int if y >= tokens_int else y > 100;", [0, 1, 2, 3]),
+    # g and m1 share m1, and g's sources (two means) are not one cheap block: a table over
+    # (m1, g) whose unreachable rows give outputs outside the value set
+    (
+        (
+            "m1 = aggregate(select(indices, indices, <=), tokens_int);\n"
+            "m2 = aggregate(select(indices, indices, >=), tokens_int);\n"
+            "g = round(m1 * 2 + m2 * 3);\n"
+            'd = "big" if (g - m1 > 2) else "small";'
+        ),
+        [0, 1, 2],
+    ),
+]
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize(("text", "vocab"), SHARED)
+def test_maps_with_a_shared_source_compile_and_agree(text: str, vocab: list) -> None:
+    d = _program(text, "d")
+    _agrees_everywhere(d, compile_sop(d, vocab, 4), vocab, 4)
