@@ -168,3 +168,19 @@ SHARED = [
 def test_maps_with_a_shared_source_compile_and_agree(text: str, vocab: list) -> None:
     d = _program(text, "d")
     _agrees_everywhere(d, compile_sop(d, vocab, 4), vocab, 4)
+
+
+def test_a_named_tracr_map_keeps_its_name_after_fusion() -> None:
+    # the select's None check of `opp` was the materialised node, so the MLP showed as `_map_2`
+    from rasp import tracr as rasp
+
+    length = rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE))
+    opp = (length.named("length") - rasp.indices - 1).named("opp")
+    flip = rasp.Select(rasp.indices, opp, rasp.Comparison.EQ).named("flip")
+    reverse = rasp.Aggregate(flip, rasp.tokens).named("reverse")
+    model = compile_sop(reverse, list("abc"), 5)
+    mlps = [m["name"] for layer in model.metadata["layers"] for m in layer["mlp"]]
+    assert mlps == ["opp"]
+    assert any(label.startswith("opp") for label in model.metadata["residual"])
+    runtime = transformer.from_tensors(model.weights, model.metadata)
+    assert runtime.run(["abca"])[0] == list("acba")
