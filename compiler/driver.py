@@ -127,9 +127,8 @@ def _build(
     if causal:
         _check_causal(graph, values)
     note("plan encodings")
-    plan = plan_encodings(
-        graph, values, vocab, output
-    )  # readings + weight blocks in Dim coordinates
+    # readings + weight blocks in Dim coordinates
+    plan = plan_encodings(graph, values, vocab, output)
     note("schedule and assemble")
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers
     layout = lay_out(schedule, plan.output, vocab, max_len)  # Dim -> residual index

@@ -234,7 +234,8 @@ class _Inference:
                 if n.op is Op.CONST:
                     return n.value
                 args = [value(i, env) for i in n.inputs]
-                ok, out = (False, None) if _FAILED in args else apply_map(n.fn, args)
+                failed = any(a is _FAILED for a in args)
+                ok, out = (False, None) if failed else apply_map(n.fn, args)
                 env[index] = out if ok else _FAILED  # a DAG evaluates each node once
             return env[index]
 
