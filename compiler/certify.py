@@ -111,6 +111,11 @@ def _embedding(
     return walk
 
 
+# A listed value this close (relative) to the exact output is that output up to float64 rounding
+# (the compiler lists such twins once: compiler.fits.merge_noise).
+SNAP_NOISE = 1e-9
+
+
 def _check_decoder(walk: Walk, output: dict[str, Any]) -> None:
     """The argmax wins by more than the logits' errors; a number snaps to the program's value."""
     w_u, b_u = walk.w["unembed.W_U"], walk.w["unembed.b_U"]
@@ -144,10 +149,18 @@ def _check_decoder(walk: Walk, output: dict[str, Any]) -> None:
         listed = sorted({float(v) for v in output.get("values") or [] if is_number(v)})
         if listed:
             pts = np.array(listed)
-            pos = np.searchsorted(pts, x)
+            # x snaps to its nearest listed value p, which need not be x itself: a float64 twin of
+            # x (0.6 for 0.6000000000000001) is listed once. The margin is x's distance to the
+            # midpoints around p; a p farther from x than float64 noise decodes wrongly (margin 0).
+            right = np.clip(np.searchsorted(pts, x), 0, len(pts) - 1)
+            left = np.maximum(right - 1, 0)
+            pos = np.where(np.abs(x - pts[left]) < np.abs(pts[right] - x), left, right)
+            p = pts[pos]
             lo = np.where(pos > 0, pts[np.maximum(pos - 1, 0)], -np.inf)
             hi = np.where(pos + 1 < len(pts), pts[np.minimum(pos + 1, len(pts) - 1)], np.inf)
-            margin = np.minimum(x - (x + lo) / 2, (x + hi) / 2 - x)
+            margin = np.minimum(x - (p + lo) / 2, (p + hi) / 2 - x)
+            twin = np.abs(p - x) <= SNAP_NOISE * np.maximum(1.0, np.abs(x))
+            margin = np.where(twin, np.maximum(margin, 0.0), 0.0)
         elif output.get("type") == "ints":
             margin = np.full_like(x, 0.5)
         else:

@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from compiler.assemble import assemble
-from compiler.blocks import Atom, sort_values
+from compiler.blocks import Atom, Encoding, sort_values
 from compiler.budget import DEFAULT_MAX_PARAMS, predict
 from compiler.certify import Certificate, recheck
 from compiler.encode import plan_encodings
@@ -59,24 +59,53 @@ def compile_sop(
         if progress is not None:
             progress(f"compiling: {stage}", 0, 1)
 
-    try:
-        model, graph = _build(
-            sop, vocab, max_len, name=name, source=source, causal=causal, note=note
-        )
-    except CompileError as err:  # a tracr map's unholdable value may be the reason
-        raise CompileError([*value_problems(sop), *err.diagnostics]) from None
-    problems = value_problems(sop)  # a tracr map gave a value no model holds (e.g. a dict)
-    if problems:
-        raise CompileError(problems)
-    output = model.metadata.get("output", {})
-    if output.get("type") == sops.SeqType.NONE.value:  # a tracr output that is always None:
-        output["type"] = sops.SeqType.STRINGS.value  # labelled as a mix is (the file's types)
+    def build(output: Encoding | None) -> tuple[CompiledModel, Graph]:
+        try:
+            model, graph = _build(
+                sop,
+                vocab,
+                max_len,
+                name=name,
+                source=source,
+                causal=causal,
+                note=note,
+                output=output,
+            )
+        except CompileError as err:  # a tracr map's unholdable value may be the reason
+            raise CompileError([*value_problems(sop), *err.diagnostics]) from None
+        problems = value_problems(sop)  # a tracr map gave a value no model holds (e.g. a dict)
+        if problems:
+            raise CompileError(problems)
+        meta = model.metadata.get("output", {})
+        if meta.get("type") == sops.SeqType.NONE.value:  # a tracr output that is always None:
+            meta["type"] = sops.SeqType.STRINGS.value  # labelled as a mix is (the file's types)
+        return model, graph
+
+    model, graph = build(None)
     note("certify")
     certificate = certify_model(model)  # the judge: every decision, any float32 order
+    fallback = not certificate.ok and _snap_failed(certificate)
+    if fallback:
+        # Numbers closer together than the output logit's float32 error (tanh of 0..10) cannot be
+        # snapped; a one-hot output reads the categorical value instead (an argmax, no closeness).
+        try:
+            one_hot, one_hot_graph = build(Encoding.CATEGORICAL)
+        except CompileError:
+            pass
+        else:
+            note("certify the one-hot output")
+            checked = certify_model(one_hot)
+            if checked.ok:
+                model, graph, certificate = one_hot, one_hot_graph, checked
     if require_certificate and not certificate.ok:
-        raise CompileError(refusals(certificate, graph))
+        raise CompileError(refusals(certificate, graph, one_hot_tried=fallback))
     model.metadata["certificate"] = certificate.to_json()
     return model
+
+
+def _snap_failed(certificate: Certificate) -> bool:
+    """Whether a numerical output's snap is among the decisions the certifier could not prove."""
+    return any(c.sublayer == "decoder" and c.kind == "snap" for c in certificate.failures())
 
 
 def _build(
@@ -88,15 +117,18 @@ def _build(
     source: Source | None,
     causal: bool,
     note: Callable[[str], None],
+    output: Encoding | None = None,
 ) -> tuple[CompiledModel, Graph]:
-    """Every stage but the certificate: the assembled model, and the graph it came from."""
+    """Every stage but the certificate: the assembled model, and the graph it came from (`output`
+    forces the output's encoding)."""
     note("analyse values")
     graph = build_graph(sop)  # IR: typed nodes, deterministic names
     values = infer_values(graph, vocab, max_len)  # what each node can be
     if causal:
         _check_causal(graph, values)
     note("plan encodings")
-    plan = plan_encodings(graph, values, vocab)  # readings + weight blocks in Dim coordinates
+    # readings + weight blocks in Dim coordinates
+    plan = plan_encodings(graph, values, vocab, output)
     note("schedule and assemble")
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers
     layout = lay_out(schedule, plan.output, vocab, max_len)  # Dim -> residual index
@@ -166,8 +198,11 @@ def certify_model(model: CompiledModel) -> Certificate:
     return recheck(model.weights, model.metadata)
 
 
-def refusals(certificate: Certificate, graph: Graph) -> list[Diagnostic]:
-    """One located diagnostic per failed block: the s-op's span, the sublayer, margin and bound."""
+def refusals(
+    certificate: Certificate, graph: Graph, *, one_hot_tried: bool = False
+) -> list[Diagnostic]:
+    """One located diagnostic per failed block: the s-op's span, the sublayer, margin and bound.
+    `one_hot_tried`: a one-hot output was tried for a failed snap, and was not proved either."""
     spans = {node.name: node.span for node in graph.nodes}
     problems = [
         Diagnostic(f"the certifier could not check the model: {reason}", graph.output.span)
@@ -183,13 +218,25 @@ def refusals(certificate: Certificate, graph: Graph) -> list[Diagnostic]:
                 f"a {check.kind} decision has margin {check.margin:.3g} but float32 error up to "
                 f"{check.bound:.3g} (at {check.where})"
             )
-        problems.append(
-            Diagnostic(
-                f"'{check.op}' ({check.sublayer}, {check.block}): {what}",
-                span,
-                "use a smaller maximum length, or make the value categorical "
-                "(docs/compiler.md, 'The certificate')",
+        if check.kind == "snap":
+            # the output's values are closer together than its float32 error
+            hint = (
+                "its values lie closer together than float32 resolves"
+                + (
+                    " (a one-hot output was tried too and is not proved either)"
+                    if one_hot_tried
+                    else ""
+                )
+                + ": use a smaller maximum length, or round the values it gives "
+                "(docs/compiler.md, 'The certificate')"
             )
+        else:
+            hint = (
+                "use a smaller maximum length, or make the value categorical "
+                "(docs/compiler.md, 'The certificate')"
+            )
+        problems.append(
+            Diagnostic(f"'{check.op}' ({check.sublayer}, {check.block}): {what}", span, hint)
         )
     return problems
 

@@ -33,6 +33,7 @@ from compiler.blocks import (
     is_number,
     value_key,
 )
+from compiler.fits import merge_noise
 from compiler.graph import Graph, IRNode, Op
 from compiler.maps import MapPlanner
 from compiler.plan_context import PlanContext
@@ -45,16 +46,20 @@ from rasp import sops
 from rasp.errors import CompileError, Diagnostic
 
 
-def plan_encodings(graph: Graph, values: ValueSets, vocab: tuple[Atom, ...]) -> Plan:
-    """Choose every reading and build every block; one CompileError with every reason."""
-    return Readings(PlanContext(graph, values, vocab)).run()
+def plan_encodings(
+    graph: Graph, values: ValueSets, vocab: tuple[Atom, ...], output: Encoding | None = None
+) -> Plan:
+    """Choose every reading and build every block; one CompileError with every reason. `output`
+    forces the output's encoding (the driver's one-hot fallback), else `output_encoding` picks."""
+    return Readings(PlanContext(graph, values, vocab), output).run()
 
 
 class Readings:
     """How each node is read (`plan_context.Reader`), built on first request by its planner."""
 
-    def __init__(self, ctx: PlanContext) -> None:
+    def __init__(self, ctx: PlanContext, output: Encoding | None = None) -> None:
         self.ctx = ctx
+        self.forced_output = output
         self.built = Built()
         self.memo = Memo()
         self.maps = MapPlanner(ctx, self, self.built)
@@ -90,7 +95,11 @@ class Readings:
             output,
             ctx.seq_type(root),
             dict(built.bounds),
-            ctx.values(root.index),
+            # a numerical output snaps to these: float64 twins (0.6 and 0.6000000000000001) would
+            # be two snap targets with nothing between them, so they are listed once
+            ctx.values(root.index)
+            if output.is_categorical
+            else merge_noise(ctx.values(root.index)),
         )
 
     def _check_output_types(self, root: IRNode, output: Encoded | None) -> None:
@@ -125,6 +134,8 @@ class Readings:
         return Encoding.CATEGORICAL
 
     def output_encoding(self, node: IRNode) -> Encoding:
+        if self.forced_output is not None:
+            return self.forced_output
         vals = self.ctx.values(node.index)
         if self.preferred(node) is Encoding.NUMERICAL:
             return Encoding.NUMERICAL

@@ -7,6 +7,9 @@ exactly affine, which become free numerical views instead of MLPs.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 import numpy as np
 
 from compiler.blocks import Atom, is_number
@@ -46,6 +49,26 @@ def merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[f
                 )
         merged.append((x0, v0))
     return merged
+
+
+def merge_noise(values: Sequence[Atom]) -> tuple[Atom, ...]:
+    """`values` without the numbers that differ from another only by float64 noise (relative
+    FLOAT64_NOISE): each cluster keeps the member nearest a short decimal, as `merge_points` does.
+    Equal numbers (0 and 0.0) all stay: a model reads them alike and the runtime picks the int."""
+    numbers = sorted(
+        (float(v), i) for i, v in enumerate(values) if is_number(v) and math.isfinite(float(v))
+    )
+    clusters: list[list[tuple[float, int]]] = []
+    for x, i in numbers:
+        if clusters and abs(x - clusters[-1][0][0]) <= FLOAT64_NOISE * max(1.0, abs(x)):
+            clusters[-1].append((x, i))
+        else:
+            clusters.append([(x, i)])
+    dropped = set()
+    for cluster in clusters:
+        x0 = min(cluster, key=lambda p: abs(p[0] - round(p[0], 9)))[0]
+        dropped.update(i for x, i in cluster if x != x0)
+    return tuple(v for i, v in enumerate(values) if i not in dropped)
 
 
 def exact_affine_fit(xs: list[list[float]], ys: list[float]) -> list[float] | None:

@@ -171,6 +171,10 @@ class MapPlanner:
         the support's categorical readings use (refused where equal numbers disagree)."""
         ctx, built = self.ctx, self.built
         vs = ctx.value_sets
+        # The value set lists every output that occurs (`values` enumerates shared sources jointly):
+        # a combination of the support's values giving another output never meets (`y - x` over
+        # y = 2x and x, at y = 6 and x = 0), so no unit is spent on it.
+        occurs = {value_key(v) for v in ctx.values(node.index)}
         rows = []
         for n, combo in enumerate(input_combinations(support, vs.relation, vs.values)):
             if n >= MAX_ROWS:  # fail fast and located, not after minutes and gigabytes
@@ -187,7 +191,7 @@ class MapPlanner:
                     ]
                 )
             ok, out = ctx.chain_value(node.index, dict(zip(support, combo)))
-            if ok:
+            if ok and value_key(out) in occurs:
                 rows.append((combo, out))
         if not any(s in built.canon for s in support):
             return rows

@@ -28,11 +28,13 @@ from compiler.blocks import (
     Terms,
     value_key,
 )
+from rasp.errors import CompileError, Diagnostic
 
 __all__ = [
     "EMBEDDED",
     "Builder",
     "Output",
+    "check_size",
     "dyadic",
     "exact_reading",
     "joint_mlp",
@@ -42,6 +44,31 @@ __all__ = [
 
 # Dims the embedding writes exactly (0 or 1, or an exact index): readings of them are exact.
 EMBEDDED = ("tokens", "indices", "indices^2")
+
+# (reachable input, hidden unit) pairs of one MLP, as the certifier bounds a head's (query, key)
+# pairs (certify_attention.MAX_PAIRS): building, assembling and certifying cost about this many
+# float64 numbers, so a larger MLP would take minutes and gigabytes (or end in a MemoryError).
+MAX_MLP_PAIRS = 200_000_000
+
+
+def check_size(op: str, kind: str, points: int, units: int, width: int) -> None:
+    """Refuse (CompileError; the planner adds the node's span) an MLP over `points` reachable
+    inputs with `units` hidden units, reading and writing `width` dims, before allocating it."""
+    if points * units <= MAX_MLP_PAIRS:
+        return
+    params = units * (width + 1)
+    raise CompileError(
+        [
+            Diagnostic(
+                f"'{op}' needs a {kind} MLP of {units:,} hidden units over {points:,} reachable "
+                f"inputs (at least {params:,} parameters): more (input, unit) pairs than the "
+                f"compiler builds and certifies ({MAX_MLP_PAIRS:,})",
+                None,
+                "use a smaller vocabulary or maximum length, or compute it from s-ops with fewer "
+                "values (a mean rounded, or a number passed on instead of a table of several)",
+            )
+        ]
+    )
 
 
 class Builder:
@@ -143,6 +170,9 @@ def table_mlp(
     writer = Output(out)
     base = _most_common([v for _, v in items])
     base_row = writer.encode(base)
+    units = sum(value_key(v) != value_key(base) for _, v in items) + int(base_row.any())
+    width = sum(len(e.one_hot) for e in inputs) + len(writer.dims)
+    check_size(op, "table", len(items), units, width)
     b = Builder(len(writer.dims))
     if base_row.any():
         b.unit({ONE: 1.0}, 0.0, base_row)

@@ -28,6 +28,7 @@ from compiler.ranks import copy_numbers, distinct_by_position, key_inputs, rank_
 from compiler.values import ValueSets, infer_values
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic
+from rasp.tracr.lower import NoneCheck
 
 
 def needs_resolving(node: sops.Node) -> bool:
@@ -38,7 +39,7 @@ def needs_resolving(node: sops.Node) -> bool:
 
 def resolve(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
     """`root` with every predicate select and tracr mean replaced (see the module docstring)."""
-    root = _one_source_maps(root)
+    root = _named_checks(_one_source_maps(root))
     order = list(sops.walk(root))
     if not any(needs_resolving(n) for n in order):
         return root
@@ -122,6 +123,46 @@ def _one_source_maps(root: sops.Node) -> sops.Node:
             new[node.id] = dataclasses.replace(node, fn=fn, inputs=(new[source.id],))
         else:
             new[node.id] = _rebuilt(node, new)
+    return new[root.id]
+
+
+def _named_checks(root: sops.Node) -> sops.Node:
+    """A select's None check of a named map (`opp` in tracr's `make_reverse`) takes the map's name
+    when it is the map's only reader: the check is then the node the compiler materialises (the map
+    is fused into it), so blocks and the certificate show the user's name, not `_map_2`."""
+    order = list(sops.walk(root))
+    readers: dict[int, int] = {}
+    for node in order:
+        for c in {c.id: c for c in node.children()}.values():
+            readers[c.id] = readers.get(c.id, 0) + 1
+    renamed: dict[int, sops.MapSOp] = {}  # check -> the map whose name (and text) it takes
+    for node in order:
+        if (
+            isinstance(node, sops.MapSOp)
+            and isinstance(node.fn, NoneCheck)
+            and node.fn.constant is None
+            and not node.name
+            and len(node.inputs) == 1
+            and isinstance(node.inputs[0], sops.MapSOp)
+            and node.inputs[0].name
+            and readers.get(node.inputs[0].id) == 1
+            and node.inputs[0] is not root
+        ):
+            renamed[node.id] = node.inputs[0]
+    if not renamed:
+        return root
+    unnamed = {n.inputs[0].id for n in order if n.id in renamed}  # type: ignore[attr-defined]
+    new: dict[int, sops.Node] = {}
+    for node in order:
+        rebuilt = _rebuilt(node, new)
+        if node.id in renamed:
+            named = renamed[node.id]
+            rebuilt = dataclasses.replace(
+                rebuilt, name=named.name, text=named.text, span=named.span
+            )
+        elif node.id in unnamed:
+            rebuilt = dataclasses.replace(rebuilt, name=None)
+        new[node.id] = rebuilt
     return new[root.id]
 
 

@@ -28,7 +28,7 @@ from compiler.blocks import (
     Terms,
     value_key,
 )
-from compiler.mlp import EMBEDDED, Builder, Output, dyadic, linear
+from compiler.mlp import EMBEDDED, Builder, Output, check_size, dyadic, linear
 from compiler.numeric import (
     SAFETY_FACTOR,
     STEP_SHARPNESS,
@@ -149,6 +149,9 @@ def numeric_mlp(
             groups.setdefault((*kind, seen[kind]), {})[ci] = step
             seen[kind] += 1
     n_terms = len(x.number) + max(len(c.terms) for c in contexts) + 1
+    # one pair of units per group, one base unit per context: refused before planning them
+    width = n_terms - 1 + len(writer.dims)
+    check_size(op, "step", len(domain.points), 2 * len(groups) + len(contexts), width)
     # In the float32 band D is rounded to an integer (and the weights K + offset to integers): a
     # steeper step keeps reachable inputs clear of that rounding.
     band = _band_mode(x, contexts, exact or set())

@@ -36,6 +36,10 @@ from rasp import sops
 from rasp.errors import CompileError, Diagnostic, RaspError
 
 MAX_MAP_COMBINATIONS = 8_000_000  # input combinations a map's table may enumerate
+# combinations of shared sources a map's values are enumerated over, even where its inputs have fewer
+SHARED_COMBINATIONS = 200_000
+
+_FAILED = object()  # a chain's value where one of its maps raises
 
 # Exceptions the interpreter turns into a runtime error for a map (see `rasp.sops.Evaluator._map`).
 _MAP_ERRORS = (ArithmeticError, TypeError, ValueError, KeyError, IndexError, RaspError)
@@ -74,6 +78,7 @@ class _Inference:
         self.looks_back: dict[int, bool] = {}
         self.failed: set[int] = set()  # nodes already reported (or depending on one)
         self.lower: dict[int, bool] = {}  # positional selectors: no key after its query
+        self._sources: dict[int, tuple[int, ...]] = {}
 
     def run(self) -> ValueSets:
         known = self.known
@@ -145,6 +150,9 @@ class _Inference:
     def map_values(self, node: IRNode) -> tuple[Relation | None, tuple[Atom, ...]]:
         assert node.fn is not None
         known = self.known
+        shared = self.shared_sources(node)
+        if shared is not None:
+            return self.chain_values(node, shared)
         size = combination_count(node.inputs, known.relation, known.values)
         if size > MAX_MAP_COMBINATIONS:
             known.problems.append(
@@ -182,6 +190,70 @@ class _Inference:
                     if ok:
                         outs.append(out)
                 cache[key] = known.intern(outs)
+            rel[p] = cache[key]
+        return rel, ()
+
+    def sources(self, index: int) -> tuple[int, ...]:
+        """The non-map s-ops a chain of maps is computed from (constants need none)."""
+        if index not in self._sources:
+            node = self.g[index]
+            if node.op is Op.CONST:
+                self._sources[index] = ()
+            elif node.op is not Op.MAP:
+                self._sources[index] = (index,)
+            else:
+                self._sources[index] = tuple(
+                    dict.fromkeys(s for i in node.inputs for s in self.sources(i))
+                )
+        return self._sources[index]
+
+    def shared_sources(self, node: IRNode) -> tuple[int, ...] | None:
+        """The map's sources when its inputs share one (`f(x, g(x))`) and enumerating them is not
+        much costlier than its inputs, else None. Taking such inputs as independent would list
+        outputs that never occur (`y - x` with y = 2x: -3..6 for x in 0..3, where only 0..3 can)."""
+        direct = [i for i in dict.fromkeys(node.inputs) if self.g[i].op is not Op.CONST]
+        sources = self.sources(node.index)
+        if len(direct) < 2 or sum(len(self.sources(i)) for i in direct) == len(sources):
+            return None
+        known = self.known
+        size = combination_count(sources, known.relation, known.values)
+        limit = max(combination_count(direct, known.relation, known.values), SHARED_COMBINATIONS)
+        return sources if size <= min(limit, MAX_MAP_COMBINATIONS) else None
+
+    def chain_values(
+        self, node: IRNode, sources: tuple[int, ...]
+    ) -> tuple[Relation | None, tuple[Atom, ...]]:
+        """The map's values, its chain evaluated at every combination of its sources' values that
+        can meet at one position (per position where every source has a relation). A combination
+        where a map of the chain raises is dropped: the interpreter errors there."""
+        known = self.known
+
+        def value(index: int, env: dict[int, Atom]) -> Atom:  # _FAILED where a map raises
+            if index not in env:
+                n = self.g[index]
+                if n.op is Op.CONST:
+                    return n.value
+                args = [value(i, env) for i in n.inputs]
+                failed = any(a is _FAILED for a in args)
+                ok, out = (False, None) if failed else apply_map(n.fn, args)
+                env[index] = out if ok else _FAILED  # a DAG evaluates each node once
+            return env[index]
+
+        def outputs(combos: Any) -> list[Atom]:
+            outs = (value(node.index, dict(zip(sources, combo))) for combo in combos)
+            return [out for out in outs if out is not _FAILED]
+
+        if not all(known.relation[s] is not None for s in sources):
+            return None, sort_values(
+                outputs(input_combinations(sources, known.relation, known.values))
+            )
+        cache: dict[tuple[int, ...], tuple[Atom, ...]] = {}
+        rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
+        for p in known.pairs:
+            sets = [known.relation[s][p] for s in sources]  # type: ignore[index]
+            key = tuple(map(id, sets))
+            if key not in cache:
+                cache[key] = known.intern(outputs(itertools.product(*sets)))
             rel[p] = cache[key]
         return rel, ()
 

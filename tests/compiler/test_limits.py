@@ -1,0 +1,186 @@
+"""Limits that once refused (or crashed on) programs the compiler can make exact, or refused them
+with a misleading reason."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+
+import transformer
+from compiler import compile_sop, mlp
+from compiler.fits import merge_noise
+from rasp.errors import CompileError, Source
+from rasp.interpreter import load_source
+from rasp.sops import evaluate
+from rasp.tools.verify import same_value
+
+
+def _program(text: str, name: str):
+    return load_source(Source("<test>", text)).get(name)
+
+
+def _agrees_everywhere(sop, model, vocab, max_len: int) -> None:
+    runtime = transformer.from_tensors(model.weights, model.metadata)
+    for n in range(1, max_len + 1):
+        for tokens in itertools.product(vocab, repeat=n):
+            want = list(evaluate(sop, list(tokens)).values)
+            got = runtime.run([list(tokens)])[0]
+            assert all(same_value(g, w) for g, w in zip(got, want, strict=True)), (tokens, got)
+
+
+BALANCE = """
+up_to_self = select(indices, indices, <=);
+opens = aggregate(up_to_self, indicator(tokens == "("));
+closes = aggregate(up_to_self, indicator(tokens == ")"));
+bal = 1 * opens + -1 * closes;
+"""
+
+
+def test_float64_twins_are_one_snap_target() -> None:
+    kept = merge_noise(
+        (-0.6666666666666667, -0.6666666666666666, 0, 0.0, 0.6, 0.6000000000000001, "a")
+    )
+    assert kept[1:] == (0, 0.0, 0.6, "a")  # equal numbers stay, the short decimal wins
+    assert kept[0] in (-0.6666666666666667, -0.6666666666666666)
+
+
+@pytest.mark.exactness
+def test_a_numerical_output_with_float64_twins_compiles_and_agrees() -> None:
+    # opens - closes reaches 1/3 as 0.3333333333333333 and 0.33333333333333337: listed twice,
+    # they left the decoder no room between two snap targets (margin 0, refused)
+    bal = _program(BALANCE, "bal")
+    model = compile_sop(bal, list("()a"), 5, name="bal")
+    listed = [float(v) for v in model.metadata["output"]["values"]]
+    assert all(b - a > 1e-6 for a, b in zip(sorted(set(listed)), sorted(set(listed))[1:]))
+    _agrees_everywhere(bal, model, "()a", 5)
+
+
+MEDIAN = """
+s = sort(tokens_int, tokens_int);
+lo = round((length - 1) / 2 - 0.25);
+hi = round(length / 2 - 0.25);
+a = aggregate(select(indices, lo, ==), s);
+b = aggregate(select(indices, hi, ==), s);
+median = (a + b) / 2;
+"""
+
+
+def test_a_huge_table_mlp_is_refused_located_before_it_is_built() -> None:
+    # a + b over two readings of 282 means each: a 79K-row table, once a MemoryError in the
+    # certifier after minutes of building
+    median = _program(MEDIAN, "median")
+    with pytest.raises(CompileError) as err:
+        compile_sop(median, list(range(11)), 9)
+    (problem,) = err.value.diagnostics
+    assert problem.message.startswith(
+        "'a + b' needs a table MLP of 79,242 hidden units over 79,524"
+    )
+    assert problem.span is not None and problem.span.text() == "a + b"
+    assert "smaller vocabulary or maximum length" in (problem.hint or "")
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("x = tokens_int * indices;", "table"),  # two categorical readings
+        ("x = round(3 * aggregate(select(indices, indices, <=), tokens_int));", "step"),
+    ],
+)
+def test_every_mlp_kind_checks_its_size(monkeypatch, text: str, kind: str) -> None:
+    monkeypatch.setattr(mlp, "MAX_MLP_PAIRS", 10)
+    with pytest.raises(CompileError) as err:
+        compile_sop(_program(text, "x"), [0, 1, 2], 4)
+    (problem,) = err.value.diagnostics
+    assert f"needs a {kind} MLP of" in problem.message and problem.span is not None
+    monkeypatch.undo()
+    compile_sop(_program(text, "x"), [0, 1, 2], 4)
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize("numerical", [True, False])
+def test_outputs_closer_than_float32_fall_back_to_a_one_hot(numerical: bool) -> None:
+    # tanh(9) and tanh(10) differ by 2.6e-8, below the float32 error of a numerical logit: the
+    # snap was refused with a hint ("make the value categorical") that did not help tracr users
+    from rasp import tracr as rasp
+
+    tanh = rasp.Map(math.tanh, rasp.tokens)
+    program = rasp.numerical(tanh) if numerical else tanh
+    vocab = list(range(11))
+    model = compile_sop(program, vocab, 3, name="tanh")
+    assert model.metadata["output"]["encoding"] == "categorical"
+    runtime = transformer.from_tensors(model.weights, model.metadata)
+    for n in range(1, 4):
+        for tokens in itertools.product(vocab, repeat=n):
+            assert runtime.run([list(tokens)])[0] == [math.tanh(t) for t in tokens]
+
+
+def test_a_snap_refusal_does_not_suggest_a_categorical_value() -> None:
+    from compiler.certificate import Certificate, Check
+    from compiler.driver import refusals
+    from compiler.graph import build_graph
+
+    graph = build_graph(_program("x = indices + 1;", "x"))
+    snap = Check("decoder", "x", "unembed", "snap", 1e-8, 1e-6, "output 1")
+    (problem,) = refusals(Certificate((snap,)), graph, one_hot_tried=True)
+    assert "categorical" not in (problem.hint or "")
+    assert "closer together than float32 resolves (a one-hot output was tried" in problem.hint
+
+
+@pytest.mark.parametrize(
+    ("text", "vocab", "values"),
+    [
+        ("y = tokens_int * 2; d = y - tokens_int;", [0, 1, 2, 3], (0, 1, 2, 3)),
+        ("y = indices * 2; d = y - indices + length;", [0], (1, 2, 3, 4, 5, 6, 7)),
+    ],
+)
+def test_a_map_of_inputs_with_a_shared_source_lists_only_what_occurs(
+    text: str, vocab: list, values: tuple
+) -> None:
+    from compiler.graph import build_graph
+    from compiler.values import infer_values
+
+    graph = build_graph(_program(text, "d"))
+    assert infer_values(graph, vocab, 4).of(graph.output) == values  # was -3..6 for the first
+
+
+SHARED = [
+    # the condition is always true: `y > 100` (False) never reaches the output, which was refused
+    # as "a bool or a number"
+    ("y = tokens_int * 2;\nd = tokens_int if y >= tokens_int else y > 100;", [0, 1, 2, 3]),
+    # g and m1 share m1, and g's sources (two means) are not one cheap block: a table over
+    # (m1, g) whose unreachable rows give outputs outside the value set
+    (
+        (
+            "m1 = aggregate(select(indices, indices, <=), tokens_int);\n"
+            "m2 = aggregate(select(indices, indices, >=), tokens_int);\n"
+            "g = round(m1 * 2 + m2 * 3);\n"
+            'd = "big" if (g - m1 > 2) else "small";'
+        ),
+        [0, 1, 2],
+    ),
+]
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize(("text", "vocab"), SHARED)
+def test_maps_with_a_shared_source_compile_and_agree(text: str, vocab: list) -> None:
+    d = _program(text, "d")
+    _agrees_everywhere(d, compile_sop(d, vocab, 4), vocab, 4)
+
+
+def test_a_named_tracr_map_keeps_its_name_after_fusion() -> None:
+    # the select's None check of `opp` was the materialised node, so the MLP showed as `_map_2`
+    from rasp import tracr as rasp
+
+    length = rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE))
+    opp = (length.named("length") - rasp.indices - 1).named("opp")
+    flip = rasp.Select(rasp.indices, opp, rasp.Comparison.EQ).named("flip")
+    reverse = rasp.Aggregate(flip, rasp.tokens).named("reverse")
+    model = compile_sop(reverse, list("abc"), 5)
+    mlps = [m["name"] for layer in model.metadata["layers"] for m in layer["mlp"]]
+    assert mlps == ["opp"]
+    assert any(label.startswith("opp") for label in model.metadata["residual"])
+    runtime = transformer.from_tensors(model.weights, model.metadata)
+    assert runtime.run(["abca"])[0] == list("acba")
