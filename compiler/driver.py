@@ -128,7 +128,7 @@ def _build(
         _check_causal(graph, values)
     note("plan encodings")
     # readings + weight blocks in Dim coordinates
-    plan = plan_encodings(graph, values, vocab, output)
+    plan = plan_encodings(graph, values, vocab, output, causal)
     note("schedule and assemble")
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers
     layout = lay_out(schedule, plan.output, vocab, max_len)  # Dim -> residual index

@@ -47,11 +47,15 @@ from rasp.errors import CompileError, Diagnostic
 
 
 def plan_encodings(
-    graph: Graph, values: ValueSets, vocab: tuple[Atom, ...], output: Encoding | None = None
+    graph: Graph,
+    values: ValueSets,
+    vocab: tuple[Atom, ...],
+    output: Encoding | None = None,
+    causal: bool = False,
 ) -> Plan:
     """Choose every reading and build every block; one CompileError with every reason. `output`
     forces the output's encoding (the driver's one-hot fallback), else `output_encoding` picks."""
-    return Readings(PlanContext(graph, values, vocab), output).run()
+    return Readings(PlanContext(graph, values, vocab, causal), output).run()
 
 
 class Readings:

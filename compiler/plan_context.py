@@ -25,6 +25,7 @@ class PlanContext:
     graph: Graph
     value_sets: ValueSets
     vocab: tuple[Atom, ...]
+    causal: bool = False  # the model's attention is causal: every query sees keys up to itself
 
     @property
     def max_len(self) -> int:

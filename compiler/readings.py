@@ -74,4 +74,7 @@ def view_numerical(node: IRNode, cat: Encoded, values: tuple[Atom, ...]) -> Enco
             continue  # a column the reading has but the node never takes (a select never true)
         for d, c in hot:
             terms[d] = terms.get(d, 0.0) + float(v) * c
-    return Encoded(node.name, Encoding.NUMERICAL, values, number=tuple(terms.items()))
+    # Columns of value 0 add nothing: left out, a one-hot's other columns need not be laid out
+    # (`indicator(indices == 0)` read as a number is the `indices:0` column alone, not N columns).
+    number = tuple((d, c) for d, c in terms.items() if c != 0.0)
+    return Encoded(node.name, Encoding.NUMERICAL, values, number=number)

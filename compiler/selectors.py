@@ -62,6 +62,16 @@ class SelectorPlanner:
                 keys, queries = node.inputs
                 assert node.comparison is not None
                 cmp = node.comparison
+                g = self.ctx.graph
+                if (
+                    self.ctx.causal
+                    and cmp is sops.Comparison.LEQ
+                    and g[keys].op is Op.INDICES
+                    and g[queries].op is Op.INDICES
+                ):
+                    # key index <= query index is what the causal mask already does: no columns,
+                    # not an N x N block (frac_prevs, Dyck's prefix counts)
+                    return [ALL_TRUE]
                 # The side with more values may only matter through a few classes (which keys it
                 # selects): `plus - length + indices` has thousands of values, but only N of them
                 # equal an index. Read it as those classes when that is cheap.
