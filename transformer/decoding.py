@@ -104,7 +104,7 @@ class OutputSpec:
         numbers = at_tokens[..., 0].double()  # [batch, n]; float64 holds float32 logits exactly
         bad_at = ~torch.isfinite(numbers) & real  # [batch, n]
         # argmax returns the first maximum: the first bad number in row-major order
-        first = numbers.flatten()[bad_at.flatten().to(torch.int32).argmax()]
+        first = torch.take(numbers, bad_at.flatten().to(torch.int32).argmax())  # no host sync
         if self.values is not None:
             codes = self._nearest_on(numbers)
         elif self.type is OutputType.INTS:

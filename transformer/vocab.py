@@ -134,8 +134,7 @@ class Vocab:
             lengths = list(map(len, rows))
             if not self._lengths_ok(lengths):
                 return None
-            flat = list(itertools.chain.from_iterable(rows))  # str rows give their characters
-            flat_ids = tables.tokens(flat)
+            flat_ids = tables.tokens(rows)
         if flat_ids is None:
             return None
         width = max(lengths)
@@ -225,16 +224,19 @@ class _VectorTables:
         codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         return self._lookup(codes.astype(np.int64), self.char_codes, self.char_ids, self.dense)
 
-    def tokens(self, flat: list[object]) -> np.ndarray | None:
-        """Ids of a flat token list, or None (an uncovered type or an unknown token)."""
+    def tokens(self, rows: list[Sequence[object]]) -> np.ndarray | None:
+        """Ids of the rows' tokens, concatenated, or None (an uncovered type or unknown token)."""
         try:
-            text = "".join(flat)  # type: ignore[arg-type]  # TypeError: not all str
+            text = "".join(map("".join, rows))  # TypeError: not all str (a str row: its chars)
         except TypeError:
             text = None
         if text is not None:
-            # every token a known one-character entry (so `text` has one character per token);
-            # "" or "ab" could otherwise pair up to the right total length
-            return self.chars(text) if self.char_set.issuperset(flat) else None
+            # every token a known one-character entry, so `text` has one character per token
+            # ("" and "ab" could otherwise pair up to the right total length)
+            if not self.char_set.issuperset(itertools.chain.from_iterable(rows)):
+                return None
+            return self.chars(text)
+        flat = list(itertools.chain.from_iterable(rows))
         if set(map(type, flat)) == {int}:  # exact ints: bools and numpy scalars are not here
             try:
                 values = np.array(flat, dtype=np.int64)
