@@ -94,10 +94,13 @@ class OutputSpec:
         listed values, the index of the nearest one (int64); otherwise float64: `ints` rounded
         half to even, `bools` 1.0 where `logit > 0.5` else 0.0, `floats` the logit.
         """
-        if at_tokens.device.type == "cpu":
+        if at_tokens.device.type == "cpu" and at_tokens.dtype in (torch.float32, torch.float64):
             # numpy on the CPU: single-threaded, where torch's small elementwise kernels can stall
             # for their thread pool on a busy machine (100x slower measured on 2 loaded cores)
             return self._reduce_numpy(at_tokens.numpy(), real.numpy())
+        return self._reduce_torch(at_tokens, real)
+
+    def _reduce_torch(self, at_tokens: Tensor, real: Tensor) -> DeviceCodes:
         if self.encoding is OutputEncoding.CATEGORICAL:
             bad = ~torch.isfinite(at_tokens).all()  # argmax would silently pick a NaN column
             return DeviceCodes(at_tokens.argmax(dim=-1), bad, None)
