@@ -6,6 +6,7 @@ and `"1"` are four different tokens (Python's own `1 == True == 1.0` would merge
 
 from __future__ import annotations
 
+import itertools
 import json
 import numbers
 from collections.abc import Sequence
@@ -53,12 +54,15 @@ class Vocab:
     # (Python type, value) -> id for the vocabulary's own atoms: one dict lookup per token on the
     # common path; anything else (numpy scalars, unknown tokens) goes through `token_key`.
     _fast: dict[tuple[type, Atom], int] = field(init=False, repr=False, compare=False)
+    # numpy lookup tables for `_encode_vectorised`
+    _tables: _VectorTables = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         ids = {token_key(token): i for i, token in enumerate(self.tokens)}
         object.__setattr__(self, "_ids", ids)
         fast = {(type(token), token): i for i, token in enumerate(self.tokens)}
         object.__setattr__(self, "_fast", fast)
+        object.__setattr__(self, "_tables", _VectorTables.of(self.tokens))
 
     def __len__(self) -> int:
         return len(self.tokens)
@@ -81,6 +85,11 @@ class Vocab:
             raise ModelInputError(
                 "expected a list of inputs, got one string; wrap it in a list: [input]"
             )
+        fast = self._encode_vectorised(inputs)
+        if fast is not None:
+            return fast
+        # The per-token path: anything the vectorised one does not cover, and every error (so each
+        # message names the first bad token, its position and input exactly as always).
         rows: list[list[int]] = []
         for number, item in enumerate(inputs):
             rows.append(self._encode_one(item, number, len(inputs)))
@@ -92,6 +101,54 @@ class Vocab:
         for b, row in enumerate(rows):
             ids[b, 1 : 1 + len(row)] = row
         return ids, lengths
+
+    def _encode_vectorised(
+        self, inputs: Sequence[str | Sequence[Atom]]
+    ) -> tuple[np.ndarray, list[int]] | None:
+        """`encode` in a few numpy passes over the whole batch, or None where it would not give
+        exactly the per-token path's ids (an unusual token type, a token outside the vocabulary, a
+        bad input): the caller then takes that path, which also produces the error.
+
+        Covered: str inputs, and lists, tuples or 1-D arrays whose tokens are all str (one-character
+        vocabulary entries) or all plain ints. Matching keeps the JSON-type rule: a batch of str
+        tokens can only match str entries, a batch of exact `int`s only int entries.
+        """
+        if not isinstance(inputs, list | tuple) or not inputs:
+            return None
+        tables = self._tables
+        flat_ids: np.ndarray | None
+        if all(type(item) is str for item in inputs):
+            lengths = list(map(len, inputs))
+            if not self._lengths_ok(lengths):
+                return None
+            flat_ids = tables.chars("".join(inputs))  # [total]
+        else:
+            rows: list[Sequence[object]] = []
+            for item in inputs:
+                if isinstance(item, str | list | tuple):
+                    rows.append(item)
+                elif isinstance(item, np.ndarray) and item.ndim == 1:
+                    rows.append(item.tolist())  # numpy scalars -> Python atoms, as below
+                else:
+                    return None
+            lengths = list(map(len, rows))
+            if not self._lengths_ok(lengths):
+                return None
+            flat_ids = tables.tokens(rows)
+        if flat_ids is None:
+            return None
+        width = max(lengths)
+        ids = np.full((len(lengths), 1 + width), self.pad_id, dtype=np.int64)  # [batch, pos]
+        ids[:, 0] = self.bos_id
+        if min(lengths) == width:
+            ids[:, 1:] = flat_ids.reshape(len(lengths), width)
+        else:  # ragged: a boolean mask fills the real positions in row-major order
+            real = np.arange(width) < np.asarray(lengths)[:, None]  # [batch, n]
+            ids[:, 1:][real] = flat_ids
+        return ids, lengths
+
+    def _lengths_ok(self, lengths: list[int]) -> bool:
+        return min(lengths) >= 1 and max(lengths) <= self.max_len
 
     def _encode_one(self, item: object, number: int, batch: int) -> list[int]:
         where = f"input {number}" if batch > 1 else "the input"
@@ -125,3 +182,79 @@ class Vocab:
                     f"model's vocabulary {self.describe()}"
                 )
         return ids
+
+
+@dataclass(frozen=True)
+class _VectorTables:
+    """Lookup arrays for the vectorised encode: one-character str entries by code point, and int
+    entries sorted (bools are not ints here: they are their own JSON kind)."""
+
+    char_codes: np.ndarray  # [k] sorted code points of the one-character str entries
+    char_ids: np.ndarray  # [k] their ids
+    dense: np.ndarray | None  # [max code + 1] id per code point, -1 where none (small alphabets)
+    char_set: frozenset[str]
+    int_values: np.ndarray  # [m] sorted int entries that fit int64
+    int_ids: np.ndarray  # [m]
+
+    @staticmethod
+    def of(tokens: Sequence[Atom]) -> _VectorTables:
+        chars = sorted((ord(t), i) for i, t in enumerate(tokens) if type(t) is str and len(t) == 1)
+        codes = np.array([c for c, _ in chars], dtype=np.int64)
+        char_ids = np.array([i for _, i in chars], dtype=np.int64)
+        dense = None
+        if chars and chars[-1][0] < 1 << 16:
+            dense = np.full(chars[-1][0] + 1, -1, dtype=np.int64)
+            dense[codes] = char_ids
+        ints = sorted(
+            (t, i) for i, t in enumerate(tokens) if type(t) is int and -(2**63) <= t < 2**63
+        )
+        return _VectorTables(
+            char_codes=codes,
+            char_ids=char_ids,
+            dense=dense,
+            char_set=frozenset(chr(c) for c, _ in chars),
+            int_values=np.array([t for t, _ in ints], dtype=np.int64),
+            int_ids=np.array([i for _, i in ints], dtype=np.int64),
+        )
+
+    def chars(self, text: str) -> np.ndarray | None:
+        """Ids of the characters of `text` `[len(text)]`, or None if one is not an entry."""
+        # UTF-32 gives one code point per 4 bytes; surrogatepass keeps lone surrogates (which a
+        # Python str may hold) as their own code points instead of failing.
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        return self._lookup(codes.astype(np.int64), self.char_codes, self.char_ids, self.dense)
+
+    def tokens(self, rows: list[Sequence[object]]) -> np.ndarray | None:
+        """Ids of the rows' tokens, concatenated, or None (an uncovered type or unknown token)."""
+        try:
+            text = "".join(map("".join, rows))  # TypeError: not all str (a str row: its chars)
+        except TypeError:
+            text = None
+        if text is not None:
+            # every token a known one-character entry, so `text` has one character per token
+            # ("" and "ab" could otherwise pair up to the right total length)
+            if not self.char_set.issuperset(itertools.chain.from_iterable(rows)):
+                return None
+            return self.chars(text)
+        flat = list(itertools.chain.from_iterable(rows))
+        if set(map(type, flat)) == {int}:  # exact ints: bools and numpy scalars are not here
+            try:
+                values = np.array(flat, dtype=np.int64)
+            except OverflowError:
+                return None
+            return self._lookup(values, self.int_values, self.int_ids, None)
+        return None
+
+    @staticmethod
+    def _lookup(
+        keys: np.ndarray, sorted_keys: np.ndarray, ids: np.ndarray, dense: np.ndarray | None
+    ) -> np.ndarray | None:
+        if len(sorted_keys) == 0:
+            return None
+        if dense is not None and keys.min(initial=0) >= 0 and keys.max(initial=0) < len(dense):
+            found = dense[keys]
+            return None if (found < 0).any() else found
+        at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+        if not (sorted_keys[at] == keys).all():
+            return None
+        return ids[at]
