@@ -128,9 +128,14 @@ def input_combinations(
             for p in relation[rel[0]]
         }  # type: ignore[union-attr]
         seen: dict[tuple, tuple[Atom, ...]] = {}
+        keys: dict[int, tuple] = {}  # id(value set) -> its values' keys (the sets are interned)
         for sets in groups.values():
-            for row in itertools.product(*sets):
-                seen.setdefault(tuple(value_key(v) for v in row), row)
+            for s in sets:
+                if id(s) not in keys:
+                    keys[id(s)] = tuple(map(value_key, s))
+            rows = itertools.product(*sets)
+            for row_key, row in zip(itertools.product(*(keys[id(s)] for s in sets)), rows):
+                seen.setdefault(row_key, row)
         joint = list(seen.values())
     out = []
     for row in joint:
