@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))  # this tree's packages, not an installed copy
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests" / "compiler"))
 
-from bench_scale import VOCABS  # noqa: E402
+from bench_scale import VOCABS
 
 
 def _digest(model: Any) -> dict[str, Any]:
