@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from compiler.blocks import Atom, sort_values, value_key
+from compiler.combos import MapTable
 from compiler.graph import Graph, IRNode, Op
 from compiler.means import MeanValues
 from compiler.relations import (
@@ -166,6 +167,9 @@ class _Inference:
                 if ok
             ]
             return None, sort_values(outs)
+        fast = self._map_table(node)
+        if fast is not None:
+            return fast, ()
         cache: dict[tuple[int, ...], tuple[Atom, ...]] = {}
         # the function per distinct arguments: (ok, out, value_key(out))
         results: dict[tuple, tuple[bool, Atom, Any]] = {}
@@ -191,6 +195,25 @@ class _Inference:
                 cache[key] = known.intern(outs.values())
             rel[p] = cache[key]
         return rel, ()
+
+    def _map_table(self, node: IRNode) -> dict[tuple[int, int], tuple[Atom, ...]] | None:
+        """map_values' relation through an array table of the function (compiler.combos), or
+        None where that might differ from the loop."""
+        known = self.known
+        fn = node.fn
+        table = MapTable(len(node.inputs), lambda args: apply_map(fn, args))
+        cache: dict[tuple[int, ...], tuple[Atom, ...]] = {}
+        rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
+        for p in known.pairs:
+            sets = [known.relation[i][p] for i in node.inputs]  # type: ignore[index]
+            key = tuple(map(id, sets))
+            if key not in cache:
+                outs = table.outputs(sets)
+                if outs is None:
+                    return None
+                cache[key] = known.intern(outs)  # sorted: the order found does not matter
+            rel[p] = cache[key]
+        return rel
 
     # -- selectors --------------------------------------------------------------------------------
 
