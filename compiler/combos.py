@@ -11,6 +11,7 @@ not: a value that is not a plain bool, int, float or str, a NaN (keys compare by
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -20,6 +21,7 @@ import numpy as np
 from compiler.blocks import Atom, value_key
 
 MAX_CODES = 16_000_000  # combinations built as arrays at once (else the loops run)
+SMALL = 64  # products enumerated in Python (below this, numpy's overhead dominates)
 _BASE = 2**32  # argument code = first id * _BASE + second id
 _PLAIN = (bool, int, float, str)
 
@@ -33,20 +35,20 @@ def plain(value: Atom) -> bool:
 
 
 class Ids:
-    """Integer ids for values by key, per argument slot; each set's id array is built once."""
+    """Integer ids for values by key, per argument slot; each set's ids are found once."""
 
     def __init__(self) -> None:
         self.ids: dict[Any, int] = {}
         self.objects: list[Atom] = []
-        self._sets: dict[int, np.ndarray | None] = {}
+        self._sets: dict[int, list[int] | None] = {}
 
-    def of(self, values: tuple[Atom, ...]) -> np.ndarray | None:
+    def of(self, values: tuple[Atom, ...]) -> list[int] | None:
         """The ids of an interned set (None: a value that is not plain)."""
         got = self._sets.get(id(values), False)
         if got is not False:
             return got  # type: ignore[return-value]
-        out: np.ndarray | None = np.empty(len(values), dtype=np.int64)
-        for k, v in enumerate(values):
+        out: list[int] | None = []
+        for v in values:
             if not plain(v):
                 out = None
                 break
@@ -55,17 +57,22 @@ class Ids:
             if i is None:
                 i = self.ids[key] = len(self.objects)
                 self.objects.append(v)
-            out[k] = i  # type: ignore[index]
+            out.append(i)  # type: ignore[union-attr]
         self._sets[id(values)] = out
         return out
 
 
-def product_codes(id_arrays: Sequence[np.ndarray], sizes: Sequence[int]) -> np.ndarray:
-    """Row-major codes of itertools.product over the arrays (code = ravel of the ids)."""
-    if not id_arrays:
-        return np.zeros(1, dtype=np.int64)
-    grids = np.meshgrid(*id_arrays, indexing="ij")
-    return np.ravel_multi_index(tuple(g.ravel() for g in grids), tuple(sizes))
+def product_codes(ids: Sequence[list[int]], strides: Sequence[int]) -> np.ndarray | list[int]:
+    """Codes (sum of id x stride) of itertools.product over the id lists, in its order: a list
+    for small products (array overheads dominate there), else an array."""
+    if math.prod(len(a) for a in ids) <= SMALL:
+        return [
+            sum(i * s for i, s in zip(row, strides, strict=True)) for row in itertools.product(*ids)
+        ]
+    codes = np.zeros(1, dtype=np.int64)
+    for a, stride in zip(ids, strides, strict=True):  # row-major: the last id varies fastest
+        codes = (codes[:, None] + np.array(a, dtype=np.int64)[None, :] * stride).ravel()
+    return codes
 
 
 def joint_rows(groups: Sequence[Sequence[tuple[Atom, ...]]]) -> list[tuple[Atom, ...]] | None:
@@ -75,23 +82,37 @@ def joint_rows(groups: Sequence[Sequence[tuple[Atom, ...]]]) -> list[tuple[Atom,
         return []
     width = len(groups[0])
     slots = [Ids() for _ in range(width)]
-    arrays = []
+    lists = []
     total = 0
     for sets in groups:
         ids = [slot.of(s) for slot, s in zip(slots, sets, strict=True)]
         if any(a is None for a in ids):
             return None
-        arrays.append(ids)
-        total += int(np.prod([len(a) for a in ids]))  # type: ignore[arg-type]
+        lists.append(ids)
+        total += math.prod(len(a) for a in ids)  # type: ignore[arg-type]
     sizes = [max(len(slot.objects), 1) for slot in slots]
-    if total > MAX_CODES or float(np.prod(sizes, dtype=np.float64)) >= 2.0**62:
+    if total > MAX_CODES or math.prod(sizes) >= 2**62:
         return None
-    codes = np.concatenate([product_codes(ids, sizes) for ids in arrays])  # type: ignore[arg-type]
-    _, first = np.unique(codes, return_index=True)
-    ordered = codes[np.sort(first)]
+    strides = [math.prod(sizes[k + 1 :]) for k in range(width)]
+    pieces: list[np.ndarray] = []
+    pending: list[int] = []  # small products' codes, joined into one array when needed
+    for ids in lists:
+        codes = product_codes(ids, strides)  # type: ignore[arg-type]
+        if isinstance(codes, list):
+            pending.extend(codes)
+            continue
+        if pending:
+            pieces.append(np.array(pending, dtype=np.int64))
+            pending = []
+        pieces.append(codes)
+    pieces.append(np.array(pending, dtype=np.int64))
+    all_codes = np.concatenate(pieces)
+    _, first = np.unique(all_codes, return_index=True)
+    ordered = all_codes[np.sort(first)]
     columns = np.unravel_index(ordered, tuple(sizes))
     objs = [slot.objects for slot in slots]
-    return [tuple(o[int(i)] for o, i in zip(objs, row, strict=True)) for row in zip(*columns)]
+    cols = [c.tolist() for c in columns]
+    return [tuple(o[i] for o, i in zip(objs, row, strict=True)) for row in zip(*cols)]
 
 
 class MapTable:
@@ -113,13 +134,15 @@ class MapTable:
         ids = [slot.of(s) for slot, s in zip(self.slots, sets, strict=True)]
         if any(a is None for a in ids):
             return None
-        if float(np.prod([len(a) for a in ids], dtype=np.float64)) > MAX_CODES:  # type: ignore[arg-type]
+        if math.prod(len(a) for a in ids) > MAX_CODES:  # type: ignore[arg-type]
             return None
         if len(ids) == 1:
-            codes = ids[0].tolist()  # type: ignore[union-attr]
+            codes = ids[0]
+        elif len(ids[0]) * len(ids[1]) <= SMALL:  # type: ignore[arg-type]
+            codes = [x * _BASE + y for x in ids[0] for y in ids[1]]  # type: ignore[union-attr]
         else:
-            a, b = ids
-            codes = (a[:, None] * _BASE + b[None, :]).ravel().tolist()  # type: ignore[index]
+            a, b = (np.array(x, dtype=np.int64) for x in ids)
+            codes = (a[:, None] * _BASE + b[None, :]).ravel().tolist()
         got = list(map(self.results.get, codes))  # C-level lookups
         if None in got:
             for k, (code, r) in enumerate(zip(codes, got, strict=True)):
