@@ -279,7 +279,7 @@ class Linear:
         exact = (
             (ev.error == 0)
             & (steps <= 60)
-            & (ev.magnitude * 2.0 ** np.minimum(steps, 60) < 2.0**24)
+            & (np.ldexp(ev.magnitude, np.minimum(steps, 60)) < 2.0**24)
         )
         return np.where(exact, 0.0, rounding)
 
@@ -327,11 +327,18 @@ class SparseRows:
         self.starts = np.concatenate([[0], np.cumsum(self.per_unit)[:-1]])
 
 
-def sparse_product(a: np.ndarray, w: np.ndarray | SparseRows) -> np.ndarray:
+def sparse_product(
+    a: np.ndarray,
+    w: np.ndarray | SparseRows,
+    support: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
     """a [P, H] @ w [H, O] where both are mostly zero (few units are on at a point, and an MLP's
-    output rows write one or two dims): only the non-zero products are formed."""
+    output rows write one or two dims): only the non-zero products are formed.
+
+    `support`: (points, units) in row-major order, holding every non-zero of `a` (np.nonzero of
+    a wider mask): its other entries are exact zeros, whose ±0 products leave every sum as it is."""
     P, O = a.shape[0], w.shape[1]
-    pts, units = np.nonzero(a)
+    pts, units = np.nonzero(a) if support is None else support
     if len(pts) == 0:
         return np.zeros((P, O))
     sw = w if isinstance(w, SparseRows) else SparseRows(w)
@@ -368,6 +375,6 @@ def special_linear(
     exact = (
         (e.max(axis=1, initial=0.0)[:, None] == 0)
         & (steps <= 60)
-        & (size * 2.0 ** np.minimum(steps, 60) < 2.0**24)
+        & (np.ldexp(size, np.minimum(steps, 60)) < 2.0**24)
     )
     return value, np.where(exact, 0.0, (e @ np.abs(W) + gamma(n) * size) * SLACK)

@@ -239,12 +239,15 @@ def _mlp_chunk(
     act = (pre > 0).astype(np.float64)  # [P, H]
     h = np.maximum(pre, 0.0)
     awo = out_w.abs
-    ideal = sparse_product(h, out_w.signed) + b_out[out]  # [P, O]
+    # h, act·own and act·total are 0 wherever act is (no NaN pre-activation, finite errors): the
+    # active units are every product's non-zeros, found once
+    on = np.nonzero(act) if not np.isnan(pre).any() and np.isfinite(total).all() else None
+    ideal = sparse_product(h, out_w.signed, on) + b_out[out]  # [P, O]
     lin_err = groups.shared_error(act, shared)  # cancels within pairs
-    own_err = sparse_product(act * own, awo)
+    own_err = sparse_product(act * own, awo, on)
     n = out_terms[out]
-    h_sum = sparse_product(h, awo)
-    sum_err = gamma(n) * (h_sum + sparse_product(total * act, awo) + np.abs(b_out[out]))
+    h_sum = sparse_product(h, awo, on)
+    sum_err = gamma(n) * (h_sum + sparse_product(total * act, awo, on) + np.abs(b_out[out]))
     # activations known exactly (band units, exact units, off) on a dyadic grid, times W_out on
     # a dyadic grid, summing to less than 2^24 grid steps: the output sum is exact in any order
     exact_h = (total == 0) | in_band
@@ -258,7 +261,7 @@ def _mlp_chunk(
         np.maximum.at(h_grid, rows, dyadic_exponent(pre[rows, cols]))
     grid = out_w.grid
     steps = h_grid[:, None] + grid[None, :]  # [P, O]
-    size = (h_sum + np.abs(b_out[out])) * 2.0 ** np.minimum(steps, 60)
+    size = np.ldexp(h_sum + np.abs(b_out[out]), np.minimum(steps, 60))
     exact_sum = dyadic[:, None] & (steps <= 60) & (size < 2.0**24)
     sum_err = np.where(exact_sum, 0.0, sum_err)
     intended = encode(out_reading, outputs, out)  # [P, O]
