@@ -57,7 +57,7 @@ def library(program: str, n: int) -> dict[str, Any]:
     path = ROOT / "programs" / f"{program}.rasp"
     interp = load_file(path)
     name = interp.last_assigned or ""
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     try:
         model = compile_sop(
             interp.get(name),
@@ -67,8 +67,13 @@ def library(program: str, n: int) -> dict[str, Any]:
             source=Source(str(path), path.read_text()),
         )
     except RaspError as err:
-        return {**_refusal(err), "seconds": time.perf_counter() - start}
-    return {**_digest(model), "seconds": time.perf_counter() - start}
+        return {**_refusal(err), **_times(start, cpu)}
+    return {**_digest(model), **_times(start, cpu)}
+
+
+def _times(start: float, cpu: float) -> dict[str, float]:
+    """Wall and CPU seconds (all threads) since `start`, `cpu`."""
+    return {"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu}
 
 
 def random_one(seed: int, twins: bool) -> dict[str, Any]:
@@ -96,8 +101,8 @@ def compare(before: Path, after: Path) -> int:
     a, b = json.loads(before.read_text()), json.loads(after.read_text())
     bad = 0
     for key in sorted(set(a) | set(b)):
-        x = {k: v for k, v in a.get(key, {}).items() if k != "seconds"}
-        y = {k: v for k, v in b.get(key, {}).items() if k != "seconds"}
+        x = {k: v for k, v in a.get(key, {}).items() if k not in ("seconds", "cpu")}
+        y = {k: v for k, v in b.get(key, {}).items() if k not in ("seconds", "cpu")}
         if x != y:
             bad += 1
             print(f"DIFFERENT {key}")
@@ -119,7 +124,7 @@ def main() -> None:
     for program in args.programs:
         for n in args.lengths:
             out[f"{program}@{n}"] = row = library(program, n)
-            print(f"{program}@{n}: {row.get('seconds', 0):.2f} s", flush=True)
+            print(f"{program}@{n}: {row['seconds']:.2f} s ({row['cpu']:.2f} s CPU)", flush=True)
     for seed in range(args.random):
         out[f"random{seed}"] = random_one(seed, twins=False)
         out[f"twins{seed}"] = random_one(seed, twins=True)
