@@ -211,10 +211,11 @@ class Linear:
         the number). Includes the `one` row and the bias; error excludes this map's own rounding.
         A state no dimension can realise (views of one s-op that disagree) gets NaN."""
         P = coords.shape[0]
-        value = np.tile(self.W[self.one] + self.bias, (P, 1))
-        error = np.zeros_like(value)
-        size = np.tile(np.abs(self.W[self.one]) + np.abs(self.bias), (P, 1))
-        grid = np.zeros((P, self.W.shape[1]), dtype=np.int64)
+        base = self.W[self.one] + self.bias  # [C]
+        base_size = np.abs(self.W[self.one]) + np.abs(self.bias)
+        # The first part starts each sum (base + part: the same float as tiling base and adding;
+        # 0.0 + error likewise); grids are >= 0, so an array grid needs no max with the zeros.
+        value = error = size = grid = None
         column = {rid: k for k, rid in enumerate(reading_ids)}
         for group in self.groups:
             if len(group) == 1:
@@ -226,10 +227,22 @@ class Linear:
                     part = self._numerical(reading, c)
             else:
                 part = self._shared(group, coords[:, [column[r] for r in group]])
-            value += part.value
-            error += part.error
-            size += part.magnitude
-            grid = np.maximum(grid, part.grid)
+            if value is None:
+                value = part.value + base
+                error = part.error + 0.0
+                size = part.magnitude + base_size
+            else:
+                value += part.value
+                error += part.error
+                size += part.magnitude
+            if isinstance(part.grid, np.ndarray):
+                grid = part.grid if grid is None else np.maximum(grid, part.grid)
+        C = self.W.shape[1]
+        if value is None:
+            value, error = np.tile(base, (P, 1)), np.zeros((P, C))
+            size = np.tile(base_size, (P, 1))
+        if grid is None:
+            grid = np.zeros((P, C), dtype=np.int64)
         return Evaluated(value, error, size, grid)
 
     def _shared(self, group: list[int], coords: np.ndarray) -> Evaluated:
