@@ -29,8 +29,10 @@ from compiler.model import (
     FORMAT,
     FORMAT_VERSION,
     CompiledModel,
+    attention_residual,
+    embed_residual,
+    mlp_residual,
     model_config,
-    run_residuals,
 )
 from compiler.reach import ReachBuilder
 from compiler.schedule import Schedule
@@ -67,16 +69,20 @@ def assemble(
         [[len(vocab)] + [len(vocab) + 1] * max_len]
     )  # BOS, then PAD at every position
     reach = ReachBuilder(layout)
+    # The BOS/PAD rows never see the input: the float32 weights so far, evaluated exactly (float64,
+    # `run_residuals`' steps), one layer at a time (each layer's weights are final once gated).
+    causal_run = config["attention_dir"] == "causal"
+    resid = embed_residual(_stored(weights, ("embed.", "pos_embed.")), special_ids)
     for index, layer in enumerate(schedule.layers):
-        # float32 weights so far, evaluated exactly (float64): the BOS/PAD rows never see the input
-        stored = {k: v.astype(np.float32) for k, v in weights.items()}
-        specials = run_residuals(stored, config, special_ids, n_layers=index)[-1][0]
+        specials = resid[0]
         shape = shapes[index]
         weights.update(_attention_arrays(index, layer.heads, layout, shape, specials, bounds))
         weights.update(_mlp_arrays(index, layer.mlps, layout, shape["d_mlp"]))
-        stored = {k: v.astype(np.float32) for k, v in weights.items()}
-        mid = run_residuals(stored, config, special_ids, n_layers=index + 1)[2 * index + 1][0]
+        attn = _stored(weights, (f"blocks.{index}.attn.",))
+        resid = resid + attention_residual(attn, index, resid, causal_run)
+        mid = resid[0]
         _gate_specials(weights, index, mid, layout)
+        resid = resid + mlp_residual(_stored(weights, (f"blocks.{index}.mlp.",)), index, resid)
         for h, head in enumerate(layer.heads):
             reach.head(index, h, head)
         start = 0
@@ -263,6 +269,15 @@ def _mlp_arrays(
         prefix + "b_in": b_in,
         prefix + "W_out": w_out,
         prefix + "b_out": b_out,
+    }
+
+
+def _stored(weights: dict[str, np.ndarray], prefixes: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """The weights under `prefixes` as the file stores them (float32), in float64."""
+    return {
+        k: v.astype(np.float32).astype(np.float64)
+        for k, v in weights.items()
+        if k.startswith(prefixes)
     }
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -68,9 +69,9 @@ class Encoding(Enum):
     VECTOR = "vector"
 
 
-def value_key(value: Atom) -> tuple[str, Atom]:
-    """A dictionary key that keeps 1, 1.0 and True apart (the core's one rule, rasp.atoms)."""
-    return atom_key(value)
+# A dictionary key that keeps 1, 1.0 and True apart (the core's one rule, rasp.atoms); an alias,
+# not a wrapper: it is called millions of times at N = 256.
+value_key = atom_key
 
 
 def sort_values(values: Any) -> tuple[Atom, ...]:
@@ -110,11 +111,18 @@ class Encoded:
         return self.encoding is Encoding.CATEGORICAL
 
     def index_of(self, value: Atom) -> int:
-        key = value_key(value)
+        try:
+            return self._index[value_key(value)]
+        except KeyError:
+            raise KeyError(value) from None
+
+    @cached_property
+    def _index(self) -> dict[tuple[str, Atom], int]:
+        # value -> its first index, built once: a scan per lookup made reach building quadratic
+        index: dict[tuple[str, Atom], int] = {}
         for k, v in enumerate(self.values):
-            if value_key(v) == key:
-                return k
-        raise KeyError(value)
+            index.setdefault(value_key(v), k)
+        return index
 
     def dims(self) -> tuple[Dim, ...]:
         """Every residual dimension this reading touches."""

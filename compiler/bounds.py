@@ -86,6 +86,7 @@ class Linear:
         self.readings = list(readings)
         self.err = errors
         self.one, self.bos, self.pad = specials
+        self._tables: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         covered = {self.one, self.bos, self.pad}
         # Readings that share dimensions are views of one s-op: evaluated together (`_shared`).
         self.groups: list[list[int]] = []
@@ -137,6 +138,14 @@ class Linear:
 
     def _categorical(self, reading: Reading, index: np.ndarray) -> Evaluated:
         """Values, errors and magnitudes [P, C] of one categorical reading at value indices [P]."""
+        # one table per reading, built on first use: the certifier evaluates a map chunk by chunk
+        # (the errors it reads do not change while a Linear is in use)
+        table = self._tables.get(id(reading))
+        if table is None:
+            table = self._tables[id(reading)] = self._categorical_table(reading)
+        return Evaluated(table[0][index], table[1][index], table[2][index])
+
+    def _categorical_table(self, reading: Reading) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         W, a, r = self.W, self.err.absolute, self.err.relative
         all_dims = sorted({d for t in reading.terms for d, _ in t if d != self.one})
         cold = np.abs(W[all_dims]).T @ a[all_dims] if all_dims else np.zeros(W.shape[1])  # [C]
@@ -159,8 +168,7 @@ class Linear:
             # every dim may carry its absolute error; the hot one also its relative error
             errs.append(cold + hot * float(r[dims].max()) + spread)
             mags.append(hot * (1.0 + float((a[dims] + r[dims]).max())) + cold)
-        table = np.array(rows), np.array(errs), np.array(mags)  # [values, C]
-        return Evaluated(table[0][index], table[1][index], table[2][index])
+        return np.array(rows), np.array(errs), np.array(mags)  # [values, C]
 
     def _vector(self, reading: Reading, index: np.ndarray) -> Evaluated:
         """Values, errors and magnitudes [P, C] of one vector reading at value indices [P]: each
@@ -226,10 +234,11 @@ class Linear:
         the number). Includes the `one` row and the bias; error excludes this map's own rounding.
         A state no dimension can realise (views of one s-op that disagree) gets NaN."""
         P = coords.shape[0]
-        value = np.tile(self.W[self.one] + self.bias, (P, 1))
-        error = np.zeros_like(value)
-        size = np.tile(np.abs(self.W[self.one]) + np.abs(self.bias), (P, 1))
-        grid = np.zeros((P, self.W.shape[1]), dtype=np.int64)
+        base = self.W[self.one] + self.bias  # [C]
+        base_size = np.abs(self.W[self.one]) + np.abs(self.bias)
+        # The first part starts each sum (base + part: the same float as tiling base and adding;
+        # 0.0 + error likewise); grids are >= 0, so an array grid needs no max with the zeros.
+        value = error = size = grid = None
         column = {rid: k for k, rid in enumerate(reading_ids)}
         for group in self.groups:
             if len(group) == 1:
@@ -243,10 +252,22 @@ class Linear:
                     part = self._numerical(reading, c)
             else:
                 part = self._shared(group, coords[:, [column[r] for r in group]])
-            value += part.value
-            error += part.error
-            size += part.magnitude
-            grid = np.maximum(grid, part.grid)
+            if value is None:
+                value = part.value + base
+                error = part.error + 0.0
+                size = part.magnitude + base_size
+            else:
+                value += part.value
+                error += part.error
+                size += part.magnitude
+            if isinstance(part.grid, np.ndarray):
+                grid = part.grid if grid is None else np.maximum(grid, part.grid)
+        C = self.W.shape[1]
+        if value is None:
+            value, error = np.tile(base, (P, 1)), np.zeros((P, C))
+            size = np.tile(base_size, (P, 1))
+        if grid is None:
+            grid = np.zeros((P, C), dtype=np.int64)
         return Evaluated(value, error, size, grid)
 
     def _shared(self, group: list[int], coords: np.ndarray) -> Evaluated:
@@ -298,7 +319,7 @@ class Linear:
         exact = (
             (ev.error == 0)
             & (steps <= 60)
-            & (ev.magnitude * 2.0 ** np.minimum(steps, 60) < 2.0**24)
+            & (np.ldexp(ev.magnitude, np.minimum(steps, 60)) < 2.0**24)
         )
         return np.where(exact, 0.0, rounding)
 
@@ -310,6 +331,20 @@ class Linear:
 def dyadic_exponent(values: np.ndarray, limit: int = 60) -> np.ndarray:
     """Elementwise: the least k >= 0 with value·2^k an integer (99 beyond `limit`)."""
     v = np.abs(np.asarray(values, dtype=np.float64))
+    # Most values are whole numbers (k = 0): the bit arithmetic below runs on the others only.
+    whole_number = v == np.floor(v)  # inf too (floor(inf) = inf): sent to the slow path below
+    whole_number &= v < np.inf
+    if whole_number.all():
+        return np.zeros(v.shape, dtype=np.int64)
+    if v.ndim and whole_number.mean() > 0.5:
+        out = np.zeros(v.shape, dtype=np.int64)
+        rest = ~whole_number
+        out[rest] = _dyadic_exponent(v[rest], limit)
+        return out
+    return _dyadic_exponent(v, limit)
+
+
+def _dyadic_exponent(v: np.ndarray, limit: int) -> np.ndarray:
     finite = np.isfinite(v)
     mant, exp = np.frexp(np.where(finite, v, 0.0))  # v = mant·2^exp, mant in [0.5, 1)
     whole = (mant * 2.0**53).astype(np.int64)  # v = whole·2^(exp - 53)
@@ -320,16 +355,34 @@ def dyadic_exponent(values: np.ndarray, limit: int = 60) -> np.ndarray:
     return np.where(finite & (k <= limit), k, 99)
 
 
-def sparse_product(a: np.ndarray, w: np.ndarray) -> np.ndarray:
+class SparseRows:
+    """The non-zero entries of w [H, O], grouped by row: prepared once for many `sparse_product`s
+    (the certifier multiplies every chunk of points by the same W_out)."""
+
+    def __init__(self, w: np.ndarray) -> None:
+        self.shape = w.shape
+        self.rows, self.cols = np.nonzero(w)  # row-major: grouped by unit
+        self.values = w[self.rows, self.cols]
+        self.per_unit = np.bincount(self.rows, minlength=w.shape[0])  # [H]
+        self.starts = np.concatenate([[0], np.cumsum(self.per_unit)[:-1]])
+
+
+def sparse_product(
+    a: np.ndarray,
+    w: np.ndarray | SparseRows,
+    support: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
     """a [P, H] @ w [H, O] where both are mostly zero (few units are on at a point, and an MLP's
-    output rows write one or two dims): only the non-zero products are formed."""
+    output rows write one or two dims): only the non-zero products are formed.
+
+    `support`: (points, units) in row-major order, holding every non-zero of `a` (np.nonzero of
+    a wider mask): its other entries are exact zeros, whose ±0 products leave every sum as it is."""
     P, O = a.shape[0], w.shape[1]
-    pts, units = np.nonzero(a)
+    pts, units = np.nonzero(a) if support is None else support
     if len(pts) == 0:
         return np.zeros((P, O))
-    w_rows, w_cols = np.nonzero(w)  # row-major: grouped by unit
-    per_unit = np.bincount(w_rows, minlength=w.shape[0])  # [H]
-    starts = np.concatenate([[0], np.cumsum(per_unit)[:-1]])
+    sw = w if isinstance(w, SparseRows) else SparseRows(w)
+    per_unit, starts = sw.per_unit, sw.starts
     counts = per_unit[units]  # entries each (point, unit) expands into
     keep = counts > 0
     pts, units, counts = pts[keep], units[keep], counts[keep]
@@ -338,8 +391,8 @@ def sparse_product(a: np.ndarray, w: np.ndarray) -> np.ndarray:
     rep_pts = np.repeat(pts, counts)
     offset = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
     entry = np.repeat(starts[units], counts) + offset  # index into (w_rows, w_cols)
-    values = np.repeat(a[pts, units], counts) * w[w_rows[entry], w_cols[entry]]
-    flat = rep_pts * O + w_cols[entry]
+    values = np.repeat(a[pts, units], counts) * sw.values[entry]
+    flat = rep_pts * O + sw.cols[entry]
     return np.bincount(flat, weights=values, minlength=P * O).reshape(P, O)
 
 
@@ -362,6 +415,6 @@ def special_linear(
     exact = (
         (e.max(axis=1, initial=0.0)[:, None] == 0)
         & (steps <= 60)
-        & (size * 2.0 ** np.minimum(steps, 60) < 2.0**24)
+        & (np.ldexp(size, np.minimum(steps, 60)) < 2.0**24)
     )
     return value, np.where(exact, 0.0, (e @ np.abs(W) + gamma(n) * size) * SLACK)

@@ -203,7 +203,7 @@ def _scores(
         # Products of exact dyadic q and k whose sums stay within 2^24 grid steps are exact in
         # any order (and so is the scaling when sqrt(d_head) is a power of 2).
         grid = dyadic_exponent(qs).max(axis=1)[:, None] + dyadic_exponent(all_k).max(axis=1)
-        size = (np.abs(qs) @ np.abs(all_k).T) * 2.0 ** np.minimum(grid, 60)
+        size = np.ldexp(np.abs(qs) @ np.abs(all_k).T, np.minimum(grid, 60))
         exact = (
             (qe.max(axis=1)[:, None] == 0)
             & (all_ke.max(axis=1)[None, :] == 0)

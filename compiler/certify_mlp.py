@@ -10,6 +10,7 @@ integer band). What a part writes is compared with the program's output at each 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from compiler.bounds import (
     SLACK,
     Linear,
     ReadError,
+    SparseRows,
     U,
     dyadic_exponent,
     gamma,
@@ -27,6 +29,17 @@ from compiler.certificate import Check
 from compiler.certify_parts import Groups, encode, state_label
 from compiler.certify_walk import MAX_STATES, Specials, Walk
 from compiler.reach import MLPReach, Reading
+
+MLP_CHUNK = 2**18  # points x units per chunk
+
+
+@dataclass(frozen=True)
+class _OutWeights:
+    """A part's W_out [H, O], prepared once for all its chunks."""
+
+    signed: SparseRows
+    abs: SparseRows
+    grid: np.ndarray  # [O]: the dyadic grid of W_out's columns and b_out
 
 
 def check_mlp(walk: Walk, layer: int) -> None:
@@ -106,7 +119,9 @@ def _mlp_part(
     shape = Groups(groups, wo)
     big = np.abs(W).max(axis=0)  # [H]
     outputs = np.array(part.outputs)
-    chunk = max(1, MAX_STATES // max(W.shape[1], 1))
+    # chunks of a few MB: the [points, units] temporaries stay in cache (a few times faster than
+    # MAX_STATES-sized ones); every result is per point or a max, so chunking changes nothing
+    chunk = max(1, min(MAX_STATES, MLP_CHUNK) // max(W.shape[1], 1))
     if W.shape[1] == 0:  # no hidden unit: the part writes its bias, nothing is decided
         intended = encode(out_reading, np.array(part.outputs), out)
         dev = np.abs(b_out[out][None, :] - intended).max(axis=0, initial=0.0)
@@ -133,13 +148,18 @@ def _mlp_part(
     abs_err = np.zeros(len(out))
     mag = np.zeros(len(out))
     grid = np.zeros(len(out), dtype=np.int64)
+    out_w = _OutWeights(
+        SparseRows(wo),
+        SparseRows(np.abs(wo)),
+        np.maximum(dyadic_exponent(wo).max(axis=0, initial=0), dyadic_exponent(b_out[out])),
+    )
     for start in range(0, coords.shape[0], chunk):
         c = coords[start : start + chunk]
         r = _mlp_chunk(
             lin,
             part,
             c,
-            wo,
+            out_w,
             out,
             out_reading,
             outputs[start : start + chunk],
@@ -173,7 +193,7 @@ def _mlp_chunk(
     lin: Linear,
     part: MLPReach,
     coords: np.ndarray,
-    wo: np.ndarray,
+    out_w: _OutWeights,
     out: np.ndarray,
     out_reading: Reading,
     outputs: np.ndarray,
@@ -218,21 +238,30 @@ def _mlp_chunk(
         worst = (math.inf, math.inf, 0.0, 0, 0)
     act = (pre > 0).astype(np.float64)  # [P, H]
     h = np.maximum(pre, 0.0)
-    awo = np.abs(wo)
-    ideal = sparse_product(h, wo) + b_out[out]  # [P, O]
+    awo = out_w.abs
+    # h, act·own and act·total are 0 wherever act is (no NaN pre-activation, finite errors): the
+    # active units are every product's non-zeros, found once
+    on = np.nonzero(act) if not np.isnan(pre).any() and np.isfinite(total).all() else None
+    ideal = sparse_product(h, out_w.signed, on) + b_out[out]  # [P, O]
     lin_err = groups.shared_error(act, shared)  # cancels within pairs
-    own_err = sparse_product(act * own, awo)
+    own_err = sparse_product(act * own, awo, on)
     n = out_terms[out]
-    h_sum = sparse_product(h, awo)
-    sum_err = gamma(n) * (h_sum + sparse_product(total * act, awo) + np.abs(b_out[out]))
+    h_sum = sparse_product(h, awo, on)
+    sum_err = gamma(n) * (h_sum + sparse_product(total * act, awo, on) + np.abs(b_out[out]))
     # activations known exactly (band units, exact units, off) on a dyadic grid, times W_out on
     # a dyadic grid, summing to less than 2^24 grid steps: the output sum is exact in any order
     exact_h = (total == 0) | in_band
-    h_grid = np.where(act > 0, np.where(in_band, 0, dyadic_exponent(pre)), 0).max(axis=1)
     dyadic = np.all(exact_h | (act == 0), axis=1)  # [P]
-    grid = np.maximum(dyadic_exponent(wo).max(axis=0, initial=0), dyadic_exponent(b_out[out]))
+    # the grid of the active non-band units' activations, only where the row can be dyadic
+    # (elsewhere `exact_sum` is False whatever it is): the exponent of every entry was most of
+    # this function's time
+    rows, cols = np.nonzero((act > 0) & ~in_band & dyadic[:, None])
+    h_grid = np.zeros(pre.shape[0], dtype=np.int64)
+    if rows.size:
+        np.maximum.at(h_grid, rows, dyadic_exponent(pre[rows, cols]))
+    grid = out_w.grid
     steps = h_grid[:, None] + grid[None, :]  # [P, O]
-    size = (h_sum + np.abs(b_out[out])) * 2.0 ** np.minimum(steps, 60)
+    size = np.ldexp(h_sum + np.abs(b_out[out]), np.minimum(steps, 60))
     exact_sum = dyadic[:, None] & (steps <= 60) & (size < 2.0**24)
     sum_err = np.where(exact_sum, 0.0, sum_err)
     intended = encode(out_reading, outputs, out)  # [P, O]

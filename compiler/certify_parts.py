@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from compiler.bounds import U, gamma, sparse_product
+from compiler.bounds import SparseRows, U, gamma, sparse_product
 from compiler.certificate import UNDERFLOW
 from compiler.reach import Reading
 
@@ -29,15 +29,18 @@ class Groups:
         paired = {j for g in pairs for j in g}
         self.other = [g for g in groups.values() if len(g) > 1 and g[0] not in paired]
         self.wo, self.awo = wo, np.abs(wo)
+        # prepared once: shared_error runs once per chunk of points
+        self.awo_singles = SparseRows(self.awo[self.singles])
+        self.awo_first = SparseRows(self.awo[self.first])
 
     def shared_error(self, act: np.ndarray, shared: np.ndarray) -> np.ndarray:
         out = np.zeros((act.shape[0], self.wo.shape[1]))
         if self.singles:
             s = self.singles
-            out += sparse_product(act[:, s] * shared[:, s], self.awo[s])
+            out += sparse_product(act[:, s] * shared[:, s], self.awo_singles)
         if self.first:
             one_on = np.abs(act[:, self.first] - act[:, self.second]) * shared[:, self.first]
-            out += sparse_product(one_on, self.awo[self.first])
+            out += sparse_product(one_on, self.awo_first)
         for members in self.other:
             summed = act[:, members] @ self.wo[members]  # [P, O]
             out += np.abs(summed) * shared[:, members[0]][:, None]

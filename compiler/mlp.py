@@ -89,11 +89,21 @@ class Builder:
         self, op: str, name: str, out_dims: tuple[Dim, ...], notes: dict, domain: MLPDomain
     ) -> MLPSpec:
         hidden = len(self.biases)
-        w_in: dict[Dim, np.ndarray] = {}
+        # (units, weights) per dim, first-seen order, then one array write each: writing array
+        # items one by one dominated wide MLPs (0.0 + w is w: each (dim, unit) occurs once)
+        entries: dict[Dim, tuple[list[int], list[float]]] = {}
         for j, column in enumerate(self.columns):
             for dim, w in column.items():
                 if w != 0.0:
-                    w_in.setdefault(dim, np.zeros(hidden))[j] += w
+                    got = entries.get(dim)
+                    if got is None:
+                        got = entries[dim] = ([], [])
+                    got[0].append(j)
+                    got[1].append(w)
+        w_in: dict[Dim, np.ndarray] = {}
+        for dim, (units, ws) in entries.items():
+            w_in[dim] = column_of = np.zeros(hidden)
+            column_of[units] = ws
         w_out = np.array(self.outputs).reshape(hidden, self.n_out)
         biases = np.array(self.biases, dtype=float)
         return MLPSpec(op, name, w_in, biases, w_out, out_dims, notes, domain)

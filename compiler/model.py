@@ -84,16 +84,32 @@ def run_residuals(
     (`transformer`); how far float32 may drift from these exact values is `compiler.certify`'s.
     """
     w = {k: np.asarray(v, dtype=np.float64) for k, v in weights.items()}
-    n_pos = ids.shape[1]
-    resid = w["embed.W_E"][ids] + w["pos_embed.W_pos"][:n_pos][None]
+    resid = embed_residual(w, ids)
     out = [resid]
     causal = config["attention_dir"] == "causal"
     for layer in range(config["n_layers"] if n_layers is None else n_layers):
-        resid = resid + _attention(w, layer, resid, causal)
+        resid = resid + attention_residual(w, layer, resid, causal)
         out.append(resid)
-        resid = resid + _mlp(w, layer, resid)
+        resid = resid + mlp_residual(w, layer, resid)
         out.append(resid)
     return out
+
+
+# One step of `run_residuals` each (float64 weights), for callers that add layers one at a time.
+
+
+def embed_residual(weights: dict[str, np.ndarray], ids: np.ndarray) -> np.ndarray:
+    return weights["embed.W_E"][ids] + weights["pos_embed.W_pos"][: ids.shape[1]][None]
+
+
+def attention_residual(
+    weights: dict[str, np.ndarray], layer: int, resid: np.ndarray, causal: bool
+) -> np.ndarray:
+    return _attention(weights, layer, resid, causal)
+
+
+def mlp_residual(weights: dict[str, np.ndarray], layer: int, resid: np.ndarray) -> np.ndarray:
+    return _mlp(weights, layer, resid)
 
 
 def _attention(
@@ -120,6 +136,7 @@ def _attention(
 
 def _mlp(weights: dict[str, np.ndarray], layer: int, resid: np.ndarray) -> np.ndarray:
     pre = resid @ weights[f"blocks.{layer}.mlp.W_in"] + weights[f"blocks.{layer}.mlp.b_in"]
-    return np.maximum(pre, 0.0) @ weights[f"blocks.{layer}.mlp.W_out"] + weights[
-        f"blocks.{layer}.mlp.b_out"
-    ]
+    return (
+        np.maximum(pre, 0.0) @ weights[f"blocks.{layer}.mlp.W_out"]
+        + weights[f"blocks.{layer}.mlp.b_out"]
+    )

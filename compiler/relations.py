@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from compiler.blocks import Atom, sort_values, value_key
+from compiler.combos import joint_rows
 from compiler.graph import Graph, IRNode, Op
 from rasp import sops
 from rasp.errors import Diagnostic
@@ -127,14 +128,25 @@ def input_combinations(
             tuple(id(relation[i][p]) for i in rel): [relation[i][p] for i in rel]  # type: ignore[index]
             for p in relation[rel[0]]
         }  # type: ignore[union-attr]
-        seen: dict[tuple, tuple[Atom, ...]] = {}
-        for sets in groups.values():
-            for row in itertools.product(*sets):
-                seen.setdefault(tuple(value_key(v) for v in row), row)
-        joint = list(seen.values())
+        fast = joint_rows(list(groups.values()))
+        joint = fast if fast is not None else _joint_loop(list(groups.values()))
     out = []
     for row in joint:
         for rest in itertools.product(*(values[i] for i in free)):
             env = dict(zip(rel, row)) | dict(zip(free, rest))
             out.append(tuple(env[i] for i in inputs))
     return out
+
+
+def _joint_loop(groups: list[list[tuple[Atom, ...]]]) -> list[tuple[Atom, ...]]:
+    """The distinct rows of the groups' products, first seen first (`combos.joint_rows`' loop)."""
+    seen: dict[tuple, tuple[Atom, ...]] = {}
+    keys: dict[int, tuple] = {}  # id(value set) -> its values' keys (the sets are interned)
+    for sets in groups:
+        for s in sets:
+            if id(s) not in keys:
+                keys[id(s)] = tuple(map(value_key, s))
+        rows = itertools.product(*sets)
+        for row_key, row in zip(itertools.product(*(keys[id(s)] for s in sets)), rows):
+            seen.setdefault(row_key, row)
+    return list(seen.values())

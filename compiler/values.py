@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from compiler.blocks import Atom, sort_values, value_key
+from compiler.combos import MapTable
 from compiler.graph import Graph, IRNode, Op
 from compiler.means import MeanValues
 from compiler.relations import (
@@ -174,22 +175,32 @@ class _Inference:
                 if ok
             ]
             return None, sort_values(outs)
+        fast = self._map_table(node)
+        if fast is not None:
+            return fast, ()
         cache: dict[tuple[int, ...], tuple[Atom, ...]] = {}
-        results: dict[tuple, tuple[bool, Atom]] = {}  # the function per distinct arguments
+        # the function per distinct arguments: (ok, out, value_key(out))
+        results: dict[tuple, tuple[bool, Atom, Any]] = {}
+        keys: dict[int, tuple] = {}  # id(value set) -> its values' keys (the sets are interned)
         rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
         for p in known.pairs:
             sets = [known.relation[i][p] for i in node.inputs]  # type: ignore[index]
             key = tuple(map(id, sets))
             if key not in cache:
-                outs = []
-                for args in itertools.product(*sets):
-                    arg_key = tuple(value_key(a) for a in args)
-                    if arg_key not in results:
-                        results[arg_key] = apply_map(node.fn, args)
-                    ok, out = results[arg_key]
-                    if ok:
-                        outs.append(out)
-                cache[key] = known.intern(outs)
+                for s in sets:
+                    if id(s) not in keys:
+                        keys[id(s)] = tuple(map(value_key, s))
+                # distinct outputs by key, the last of each kept (what sort_values keeps)
+                outs: dict[Any, Atom] = {}
+                combos = itertools.product(*(keys[id(s)] for s in sets))
+                for arg_key, args in zip(combos, itertools.product(*sets)):
+                    r = results.get(arg_key)
+                    if r is None:
+                        ok, out = apply_map(node.fn, args)
+                        r = results[arg_key] = (ok, out, value_key(out) if ok else None)
+                    if r[0]:
+                        outs[r[2]] = r[1]
+                cache[key] = known.intern(outs.values())
             rel[p] = cache[key]
         return rel, ()
 
@@ -256,6 +267,25 @@ class _Inference:
                 cache[key] = known.intern(outputs(itertools.product(*sets)))
             rel[p] = cache[key]
         return rel, ()
+
+    def _map_table(self, node: IRNode) -> dict[tuple[int, int], tuple[Atom, ...]] | None:
+        """map_values' relation through an array table of the function (compiler.combos), or
+        None where that might differ from the loop."""
+        known = self.known
+        fn = node.fn
+        table = MapTable(len(node.inputs), lambda args: apply_map(fn, args))
+        cache: dict[tuple[int, ...], tuple[Atom, ...]] = {}
+        rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
+        for p in known.pairs:
+            sets = [known.relation[i][p] for i in node.inputs]  # type: ignore[index]
+            key = tuple(map(id, sets))
+            if key not in cache:
+                outs = table.outputs(sets)
+                if outs is None:
+                    return None
+                cache[key] = known.intern(outs)  # sorted: the order found does not matter
+            rel[p] = cache[key]
+        return rel
 
     # -- selectors --------------------------------------------------------------------------------
 

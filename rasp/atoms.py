@@ -14,6 +14,9 @@ from typing import Any
 
 def atom_key(value: Any) -> tuple[str, Any]:
     """A dictionary key equal only for atoms of the same type and value."""
+    kind = _EXACT.get(type(value))  # fast path for the plain types (same keys as below)
+    if kind is not None:
+        return (kind, value)
     if isinstance(value, bool):
         return ("bool", value)
     if isinstance(value, int):
@@ -21,3 +24,6 @@ def atom_key(value: Any) -> tuple[str, Any]:
     if isinstance(value, float):
         return ("float", value)
     return (type(value).__name__, value)
+
+
+_EXACT = {bool: "bool", int: "int", float: "float", str: "str"}
