@@ -117,6 +117,8 @@ def throughput(path: Path, program: str, max_len: int, device: str) -> dict[str,
 
     forward = best(lambda: model.forward(ids))
     run = best(lambda: model.run(inputs, batch_size=BATCH))
+    # tensors in, codes out (no Python lists at either end): what a GPU pipeline would call
+    run_ids = best(lambda: model.run_ids(ids, batch_size=BATCH))
     tokens = BATCH * max_len
     return {
         "program": program,
@@ -127,6 +129,8 @@ def throughput(path: Path, program: str, max_len: int, device: str) -> dict[str,
         "forward_tok_s": tokens / forward,
         "run_tok_s": tokens / run,
         "ratio": run / forward,
+        "run_ids_s": run_ids,
+        "run_ids_ratio": run_ids / forward,
     }
 
 
@@ -198,14 +202,16 @@ def tables(results: dict[str, Any]) -> str:
         )
     out += [
         "",
-        "| program | N | device | forward | run | forward tokens/s | run tokens/s | run/forward |",
-        "|---|---|---|---|---|---|---|---|",
+        "| program | N | device | forward | run | forward tokens/s | run tokens/s | run/forward "
+        "| run_ids/forward |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results.get("speeds", []):
+        ids_ratio = f"{r['run_ids_ratio']:.2f}" if "run_ids_ratio" in r else "n/a"
         out.append(
             f"| {r['program']} | {r['N']} | {r['device']} | {r['forward_s'] * 1e3:.1f} ms "
             f"| {r['run_s'] * 1e3:.1f} ms | {r['forward_tok_s']:,.0f} | {r['run_tok_s']:,.0f} "
-            f"| {r['ratio']:.2f} |"
+            f"| {r['ratio']:.2f} | {ids_ratio} |"
         )
     return "\n".join(out)
 
@@ -271,22 +277,34 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--sizes-only", action="store_true")
     parser.add_argument("--plot", action="store_true", help="only redraw the plot and tables")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="the JSON file to use")
+    parser.add_argument(
+        "--merge", type=Path, nargs="+", help="only merge these results files into --results"
+    )
     args = parser.parse_args()
+    if args.merge:  # runs of program subsets (e.g. in parallel), in one file
+        merged: dict[str, list[Any]] = {"sizes": [], "speeds": []}
+        for path in args.merge:
+            part = json.loads(path.read_text())
+            for key in merged:
+                merged[key] += part.get(key, [])
+        args.results.write_text(json.dumps(merged, indent=1) + "\n")
+        return
     if args.one:
         print(json.dumps(compile_one(args.one[0], int(args.one[1]), args.save)))
         return
     if args.plot:
-        results = json.loads(RESULTS.read_text())
+        results = json.loads(args.results.read_text())
     else:
         if args.speed_only:
-            results = {"sizes": json.loads(RESULTS.read_text())["sizes"]}
+            results = {"sizes": json.loads(args.results.read_text())["sizes"]}
         else:
             results = {"sizes": sizes(args.programs, args.lengths, args.timeout)}
         if not args.sizes_only:
             cases = [(c.split(":")[0], int(c.split(":")[1])) for c in args.speed_cases]
             results["speeds"] = speeds(cases, args.timeout)
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+        args.results.parent.mkdir(parents=True, exist_ok=True)
+        args.results.write_text(json.dumps(results, indent=1) + "\n")
     plot(results, PLOT)
     print(tables(results))
 
