@@ -41,6 +41,8 @@ class NumberViews:
         (free) of numerical sources and indices."""
         ctx, reader = self.ctx, self.reader
         node = ctx.graph[index]
+        if node.op is Op.INDICES:  # the positional embedding's exact number
+            return reader.reading(index, Encoding.NUMERICAL), float, None
         if node.op is not Op.MAP:
             if not ctx.is_numeric_source(index):
                 return None

@@ -103,7 +103,11 @@ class SelectorPlanner:
         return [self._combined(node)]
 
     def _class_reading(
-        self, index: int, row: Callable[[Atom], tuple[bool, ...]], select: IRNode
+        self,
+        index: int,
+        row: Callable[[Atom], tuple[bool, ...]],
+        select: IRNode,
+        even_if_read: bool = False,
     ) -> Encoded | None:
         """A categorical reading of node `index` that tells apart only values with different `row`s
         (the keys a query value selects, or the queries a key value is selected by): one class per
@@ -112,7 +116,7 @@ class SelectorPlanner:
         None, and the caller reads the node in full, when it is already read in full, has few
         values, does not collapse to few classes, or has no such numerical reading."""
         vals = self.ctx.values(index)
-        if self.reader.read_in_full(index) or len(vals) < MIN_CLASSED_VALUES:
+        if (self.reader.read_in_full(index) and not even_if_read) or len(vals) < MIN_CLASSED_VALUES:
             return None
         if not all(is_number(v) for v in vals):
             return None
@@ -165,15 +169,17 @@ class SelectorPlanner:
         k_nodes = tuple(
             dict.fromkeys(leaf.inputs[0] for leaf in leaves if g[leaf.inputs[0]].op is not Op.CONST)
         )
-        q, q_rows = self._side(node, q_nodes)
-        k, k_rows = self._side(node, k_nodes)
+        q, q_rows = self._side(node, q_nodes, 1)
+        k, k_rows = self._side(node, k_nodes, 0)
         table = np.zeros((len(q.values), len(k.values)), dtype=bool)
         for a, qenv in enumerate(q_rows):
             for b, kenv in enumerate(k_rows):
                 table[a, b] = self._holds(node.index, qenv, kenv)
         return Atomic(q, k, table)
 
-    def _side(self, node: IRNode, nodes: tuple[int, ...]) -> tuple[Encoded, list[Env]]:
+    def _side(self, node: IRNode, nodes: tuple[int, ...], side: int) -> tuple[Encoded, list[Env]]:
+        """One categorical reading of the s-ops `nodes` on one side (0: keys, 1: queries) of
+        selector `node`, and the s-op values each of its columns stands for."""
         if len(nodes) <= 1:
             if not nodes:
                 return TRUE, [{}]
@@ -188,11 +194,20 @@ class SelectorPlanner:
             # The s-ops themselves combine in far fewer ways than their sources (hist2_bos: `hist`
             # has N values, the mean it is rounded from many more): read them, at one more layer.
             sources = nodes
+        classed = self._constant_classes(node, nodes, sources, side)
 
         def make() -> tuple[Encoded, list[Env]]:
-            readings = [self.reader.reading(i, Encoding.CATEGORICAL) for i in sources]
+            readings = [
+                classed[i][0] if i in classed else self.reader.reading(i, Encoding.CATEGORICAL)
+                for i in sources
+            ]
             tuples = self._combinations(sources)
-            name = "(" + ",".join(self.ctx.graph[i].name for i in sources) + ")"
+            if classed:  # each value stands for its class: one column per class, not per value
+                tuples = [
+                    tuple(classed[i][1](v) if i in classed else v for i, v in zip(sources, t))
+                    for t in tuples
+                ]
+            name = "(" + ",".join(r.name for r in readings) + ")"
             spec, enc = mlp.joint_mlp(
                 readings,
                 tuples,
@@ -205,7 +220,43 @@ class SelectorPlanner:
                 self.built.bounds[d] = 1.0
             return enc, [dict(zip(sources, t)) for t in enc.values]
 
-        return self.memo.once(("joint", sources), node, make)
+        key = ("joint", sources, tuple((i, classed[i][0].name) for i in sorted(classed)))
+        return self.memo.once(key, node, make)
+
+    def _constant_classes(
+        self, node: IRNode, nodes: tuple[int, ...], sources: tuple[int, ...], side: int
+    ) -> dict[int, tuple[Encoded, Callable[[Atom], Atom]]]:
+        """Side s-ops that the selector compares only with constants (`select(indices, 0, ==)` in
+        the BOS trick `s or select(indices, 0, ==)`): they matter to a joint reading only through
+        the comparisons' outcomes, so each is read as those few classes (a step MLP from its
+        number, `_class_reading`), not as N values. Per such s-op: its class reading and the
+        representative of each value."""
+        g = self.ctx.graph
+        leaves = self._leaves(node.index)
+        out: dict[int, tuple[Encoded, Callable[[Atom], Atom]]] = {}
+        for i in sources:
+            uses = [leaf for leaf in leaves if leaf.inputs[side] == i]
+            if (
+                i not in nodes
+                or not uses
+                or any(i in self.maps.support(n) for n in nodes if n != i)
+            ):
+                continue
+            if any(g[leaf.inputs[1 - side]].op is not Op.CONST for leaf in uses):
+                continue
+            consts = [(leaf.comparison, g[leaf.inputs[1 - side]].value) for leaf in uses]
+
+            def row(v: Atom, consts: list = consts) -> tuple[bool, ...]:
+                pairs = [((v, c) if side == 0 else (c, v)) for _, c in consts]
+                return tuple(_compare(cmp, k, q) for (cmp, _), (k, q) in zip(consts, pairs))
+
+            # even where the s-op is read in full elsewhere: a joint of its N values is N times
+            # wider than a joint of its few classes
+            enc = self._class_reading(i, row, node, even_if_read=True)
+            if enc is not None:
+                by_row = {row(r): r for r in enc.values}
+                out[i] = (enc, lambda v, row=row, by_row=by_row: by_row[row(v)])
+        return out
 
     def _combinations(self, support: tuple[int, ...]) -> list[tuple[Atom, ...]]:
         """input_combinations, in the values the categorical readings use (duplicates dropped)."""

@@ -66,3 +66,20 @@ def test_a_strict_prefix_select_is_not_the_mask() -> None:
     model = compile_sop(sop, list("ab"), 12, causal=True)
     assert any(lb.startswith("indices:") for lb in model.metadata["residual"])
     _agree(sop, model, [list(t) for n in range(1, 7) for t in itertools.product("ab", repeat=n)])
+
+
+@pytest.mark.exactness
+def test_a_side_compared_only_with_constants_joins_as_its_classes() -> None:
+    # the paper's BOS trick: (tokens == tokens) or (key index == 0); the key side's joint reading is
+    # tokens x {index 0, other}, not tokens x N indices
+    t, indices = B.tokens(), S.IndicesSOp(name="indices")
+    same = S.Select(keys=t, queries=t, comparison=B.EQ)
+    first = S.Select(keys=indices, queries=S.ConstSOp(value=0), comparison=B.EQ)
+    is_first = B.mapped(lambda i: int(i == 0), indices, name="is_first", text="indices == 0")
+    share = S.AggregateSOp(selector=S.SelectOr(left=same, right=first), sop=is_first, default=0)
+    hist = B.mapped(lambda x: round(1 / x) - 1, share, name="hist", text="round(1 / share) - 1")
+    model = compile_sop(hist, list("abc"), N)
+    joint = [lb for lb in model.metadata["residual"] if lb.startswith("(tokens,")]
+    assert len(joint) == 6, joint  # 3 tokens x 2 classes of indices
+    assert model.param_count() < 10_000
+    _agree(hist, model, _inputs("abc", 200, seed=5))
