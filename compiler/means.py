@@ -16,6 +16,7 @@ from compiler.relations import Known, Relation, already_reported
 from rasp.errors import Diagnostic
 
 MAX_VALUES = 100_000  # values one s-op may take (means included)
+MAX_SUM_WORK = 20_000_000  # (sum, value) pairs enumerating the means of one aggregate may visit
 
 
 class MeanValues:
@@ -128,10 +129,15 @@ class MeanValues:
         nums = tuple(sorted({float(v) for v in vals}))
         sums = self._sums.setdefault(nums, [{0.0}])  # sums[k]: every sum of k values
         while len(sums) <= w:
-            nxt = {a + v for a in sums[-1] for v in nums}
-            if len(nxt) > MAX_VALUES:
-                self._too_many(node, len(nums))
+            if len(sums[-1]) * len(nums) > MAX_SUM_WORK:  # minutes of Python, whatever it yields
+                self._too_many(node, len(nums), work=True)
                 return self.known.intern([])
+            nxt: set[float] = set()
+            for a in sums[-1]:  # stop as soon as there are too many (not after |sums| x |nums|)
+                nxt.update(a + v for v in nums)
+                if len(nxt) > MAX_VALUES:
+                    self._too_many(node, len(nums))
+                    return self.known.intern([])
             sums.append(nxt)
         key = (nums, w)
         if key not in self._means:
@@ -147,11 +153,16 @@ class MeanValues:
                 break
         return sorted(out)
 
-    def _too_many(self, node: IRNode, distinct: int) -> None:
+    def _too_many(self, node: IRNode, distinct: int, work: bool = False) -> None:
         if not already_reported(node, self.known.problems):
+            what = (
+                f"has too many sums to enumerate (more than {MAX_SUM_WORK:,} steps)"
+                if work
+                else f"can take more than {MAX_VALUES} values"
+            )
             self.known.problems.append(
                 Diagnostic(
-                    f"the mean computed by '{node.text}' can take more than {MAX_VALUES} values",
+                    f"the mean computed by '{node.text}' {what}",
                     node.span,
                     f"averaging {distinct} distinct numbers over up to {self.known.n_max} positions; "
                     "reduce max length or the number of distinct values averaged",
