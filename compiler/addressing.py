@@ -9,8 +9,9 @@ one-hot of q against a one-hot of indices (N x N), the score is the parabola
 maximal at k = q and at least c lower at every other key. The query reads (2c q, -c) and the key
 (i, i^2) from two positional-embedding dimensions (`indices`, `indices^2`); BOS is a virtual key at
 index -1, below every real key. Scores grow as c N^2, so float32 limits how far this reaches: the
-scale c is chosen from the query's error bound, and the certifier has the last word (a model it
-cannot prove is refused; the planner then falls back to one-hot readings).
+scale c is chosen from an estimate of the scores' error (where the estimate says no c works, the
+planner uses one-hot readings instead), and the certifier has the last word (a model it cannot
+prove is refused, located at the aggregate).
 
 Used from `max_len >= MIN_LEN` on, where one-hot readings dominate a model's size.
 """
@@ -40,7 +41,8 @@ from rasp import sops
 # Below this maximum length one-hot readings are small and numerical addressing is not used.
 MIN_LEN = 32
 # The gap between two keys' scores the certifier needs for softmax to give the lower one weight 0
-# (compiler.certificate.UNDERFLOW), with room for the scores' float32 errors.
+# (compiler.certificate.UNDERFLOW, not imported: the certifier's modules import the planners' blocks);
+# the scale adds room for the scores' float32 errors.
 NEEDED_GAP = 110.0
 U = 2.0**-24
 
