@@ -247,8 +247,8 @@ class SelectorPlanner:
             consts = [(leaf.comparison, g[leaf.inputs[1 - side]].value) for leaf in uses]
 
             def row(v: Atom, consts: list = consts) -> tuple[bool, ...]:
-                pairs = [((v, c) if side == 0 else (c, v)) for _, c in consts]
-                return tuple(_compare(cmp, k, q) for (cmp, _), (k, q) in zip(consts, pairs))
+                # (key, query): v is the key on side 0, the query on side 1
+                return tuple(_compare(cmp, *((v, c) if side == 0 else (c, v))) for cmp, c in consts)
 
             # even where the s-op is read in full elsewhere: a joint of its N values is N times
             # wider than a joint of its few classes
