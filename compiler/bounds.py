@@ -314,14 +314,18 @@ class Linear:
         lie on one dyadic grid (x·w·2^k integers) with |sum| < 2^24 grid steps, at exact inputs,
         is exact in any order: 0 there."""
         rounding = gamma(self.terms) * ev.magnitude
-        w_grid = self.w_grid
-        steps = np.asarray(ev.grid) + w_grid[None, :]  # [P, C]
-        exact = (
-            (ev.error == 0)
-            & (steps <= 60)
-            & (np.ldexp(ev.magnitude, np.minimum(steps, 60)) < 2.0**24)
+        # the grid test only where the inputs are exact (where they are not, the column rounds
+        # whatever its grid): at most points of a map of a noisy number that is nowhere
+        rows, cols = np.nonzero(ev.error == 0)
+        if rows.size == 0:
+            return rounding
+        grid = np.broadcast_to(np.asarray(ev.grid), ev.error.shape)  # [P, C] (an int: everywhere)
+        steps = grid[rows, cols] + self.w_grid[cols]
+        exact = (steps <= 60) & (
+            np.ldexp(ev.magnitude[rows, cols], np.minimum(steps, 60)) < 2.0**24
         )
-        return np.where(exact, 0.0, rounding)
+        rounding[rows[exact], cols[exact]] = 0.0
+        return rounding
 
     def rounding(self, ev: Evaluated) -> np.ndarray:
         """Input error plus the float32 rounding of the dot product itself, [P, C]."""

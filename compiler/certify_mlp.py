@@ -189,6 +189,33 @@ def _mlp_part(
     return out, abs_err, mag, grid
 
 
+class _Spread:
+    """`sparse_product` over one support (the active units) for several matrices with W_out's
+    non-zero pattern: the support's expansion into W_out's rows is found once. Same products,
+    same order, same sums as `sparse_product(a, w, support)`."""
+
+    def __init__(self, support: tuple[np.ndarray, np.ndarray], w: SparseRows, P: int) -> None:
+        pts, units = support
+        self.P, self.O = P, w.shape[1]
+        counts = w.per_unit[units]  # entries each (point, unit) expands into
+        self.keep = counts > 0
+        pts, units, counts = pts[self.keep], units[self.keep], counts[self.keep]
+        self.counts = counts
+        self.empty = len(pts) == 0
+        offset = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+        self.entry = np.repeat(w.starts[units], counts) + offset  # into (w.rows, w.cols)
+        self.flat = np.repeat(pts, counts) * self.O + w.cols[self.entry]
+
+    def product(self, values: np.ndarray, w: SparseRows) -> np.ndarray:
+        """a @ w where a is zero off the support and `values` [len(support)] on it."""
+        if self.empty:
+            return np.zeros((self.P, self.O))
+        products = np.repeat(values[self.keep], self.counts) * w.values[self.entry]
+        return np.bincount(self.flat, weights=products, minlength=self.P * self.O).reshape(
+            self.P, self.O
+        )
+
+
 def _mlp_chunk(
     lin: Linear,
     part: MLPReach,
@@ -212,19 +239,30 @@ def _mlp_chunk(
     # (integer) bias, exactly, and its rounding is common to its group (it cancels in a pair).
     dot = pre - lin.bias[None, :]
     det = (lin.terms - 1 <= 2) & (lin.bias == np.round(lin.bias))  # [H]
-    slack_band = shared + own + 1.0
-    in_band = det[None, :] & (dot - slack_band >= 2.0**23) & (dot + slack_band < 2.0**24)
+    if det.all():
+        slack_band = shared + own + 1.0
+        in_band = (dot - slack_band >= 2.0**23) & (dot + slack_band < 2.0**24)
+    else:
+        in_band = np.zeros(pre.shape, dtype=bool)
+        cand = np.flatnonzero(det)  # only these columns can be in the band
+        if cand.size:
+            slack_band = shared[:, cand] + own[:, cand] + 1.0
+            d = dot[:, cand]
+            in_band[:, cand] = (d - slack_band >= 2.0**23) & (d + slack_band < 2.0**24)
     # one of the two products carries the large weight times an exact 1 (the hot context or
     # `one`): it is exact; the other rounds once (u·|s·x|); the sum rounds to an integer (1/2)
-    band_round = U * np.maximum(ev.magnitude - big[None, :], 0.0) * 1.01 + 0.5
-    shared = np.where(in_band, shared + band_round, shared)
-    own = np.where(in_band, 0.0, own)
+    if in_band.any():
+        band_round = U * np.maximum(ev.magnitude - big[None, :], 0.0) * 1.01 + 0.5
+        shared = np.where(in_band, shared + band_round, shared)
+        own = np.where(in_band, 0.0, own)
     total = (shared + own) * SLACK
     # decisions: |pre| > total, or an exact 0 with no error
     distance = np.abs(pre)
     decided = (distance > total) | ((pre == 0) & (total == 0))
-    ratio = np.where(total > 0, distance / np.where(total > 0, total, 1), math.inf)
-    ratio = np.where(decided, ratio, -1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = distance / total
+    ratio[~(total > 0)] = math.inf
+    ratio[~decided] = -1.0
     if ratio.size:
         pw, jw = np.unravel_index(int(np.argmin(ratio)), pre.shape)
         worst = (
@@ -236,26 +274,41 @@ def _mlp_chunk(
         )
     else:  # no hidden unit: nothing to decide (the output is the bias)
         worst = (math.inf, math.inf, 0.0, 0, 0)
-    act = (pre > 0).astype(np.float64)  # [P, H]
-    h = np.maximum(pre, 0.0)
-    awo = out_w.abs
-    # h, act·own and act·total are 0 wherever act is (no NaN pre-activation, finite errors): the
-    # active units are every product's non-zeros, found once
-    on = np.nonzero(act) if not np.isnan(pre).any() and np.isfinite(total).all() else None
-    ideal = sparse_product(h, out_w.signed, on) + b_out[out]  # [P, O]
-    lin_err = groups.shared_error(act, shared)  # cancels within pairs
-    own_err = sparse_product(act * own, awo, on)
+    positive = pre > 0
     n = out_terms[out]
-    h_sum = sparse_product(h, awo, on)
-    sum_err = gamma(n) * (h_sum + sparse_product(total * act, awo, on) + np.abs(b_out[out]))
+    if np.isnan(pre).any() or not np.isfinite(total).all():
+        act = positive.astype(np.float64)  # [P, H]
+        h = np.maximum(pre, 0.0)
+        awo = out_w.abs
+        ideal = sparse_product(h, out_w.signed, None) + b_out[out]  # [P, O]
+        lin_err = groups.shared_error(act, shared)  # cancels within pairs
+        own_err = sparse_product(act * own, awo, None)
+        h_sum = sparse_product(h, awo, None)
+        sum_err = gamma(n) * (h_sum + sparse_product(total * act, awo, None) + np.abs(b_out[out]))
+        exact_h = (total == 0) | in_band
+        dyadic = np.all(exact_h | (act == 0), axis=1)  # [P]
+        rows, cols = np.nonzero((act > 0) & ~in_band & dyadic[:, None])
+    else:
+        # the active units are every product's non-zeros (h, act·own and act·total are exact
+        # zeros elsewhere; at an active unit they are pre, own and total): found once, and
+        # expanded into W_out's rows once for the four products with W_out or |W_out|
+        on = np.nonzero(positive)
+        spread = _Spread(on, out_w.signed, pre.shape[0])
+        ideal = spread.product(pre[on], out_w.signed) + b_out[out]  # [P, O]
+        lin_err = groups.shared_error(positive.astype(np.float64), shared)  # cancels in pairs
+        own_err = spread.product(own[on], out_w.abs)
+        h_sum = spread.product(pre[on], out_w.abs)
+        sum_err = gamma(n) * (h_sum + spread.product(total[on], out_w.abs) + np.abs(b_out[out]))
+        # a row is dyadic when every active unit is exact (band, or no error)
+        inexact = ~((total[on] == 0) | in_band[on])
+        dyadic = np.bincount(on[0][inexact], minlength=pre.shape[0]) == 0  # [P]
+        keep = ~in_band[on] & dyadic[on[0]]
+        rows, cols = on[0][keep], on[1][keep]
     # activations known exactly (band units, exact units, off) on a dyadic grid, times W_out on
     # a dyadic grid, summing to less than 2^24 grid steps: the output sum is exact in any order
-    exact_h = (total == 0) | in_band
-    dyadic = np.all(exact_h | (act == 0), axis=1)  # [P]
     # the grid of the active non-band units' activations, only where the row can be dyadic
     # (elsewhere `exact_sum` is False whatever it is): the exponent of every entry was most of
     # this function's time
-    rows, cols = np.nonzero((act > 0) & ~in_band & dyadic[:, None])
     h_grid = np.zeros(pre.shape[0], dtype=np.int64)
     if rows.size:
         np.maximum.at(h_grid, rows, dyadic_exponent(pre[rows, cols]))
