@@ -176,6 +176,7 @@ class MapPlanner:
         # y = 2x and x, at y = 6 and x = 0), so no unit is spent on it.
         occurs = {value_key(v) for v in ctx.values(node.index)}
         rows = []
+        chain = ctx.chain_function(node.index, support)
         for n, combo in enumerate(input_combinations(support, vs.relation, vs.values)):
             if n >= MAX_ROWS:  # fail fast and located, not after minutes and gigabytes
                 names = ", ".join(f"'{ctx.graph[s].text}'" for s in support)
@@ -190,7 +191,7 @@ class MapPlanner:
                         )
                     ]
                 )
-            ok, out = ctx.chain_value(node.index, dict(zip(support, combo)))
+            ok, out = chain(combo)
             if ok and value_key(out) in occurs:
                 rows.append((combo, out))
         if not any(s in built.canon for s in support):

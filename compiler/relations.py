@@ -130,11 +130,16 @@ def input_combinations(
         }  # type: ignore[union-attr]
         fast = joint_rows(list(groups.values()))
         joint = fast if fast is not None else _joint_loop(list(groups.values()))
+    # (the env {related: row, free: rest} read in `inputs`' order: positions in row + rest)
+    order = rel + free
+    at = [order.index(i) for i in inputs]
+    if not free and at == list(range(len(order))):
+        return [tuple(row) for row in joint]  # each row already is the combination
     out = []
     for row in joint:
         for rest in itertools.product(*(values[i] for i in free)):
-            env = dict(zip(rel, row)) | dict(zip(free, rest))
-            out.append(tuple(env[i] for i in inputs))
+            combo = tuple(row) + rest
+            out.append(tuple(combo[k] for k in at))
     return out
 
 
