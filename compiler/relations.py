@@ -105,10 +105,7 @@ def combination_count(
     rel = [i for i in distinct if relation[i] is not None]
     size = int(np.prod([len(values[i]) for i in distinct if relation[i] is None]))
     if rel:
-        groups = {
-            tuple(id(relation[i][p]) for i in rel): [relation[i][p] for i in rel]  # type: ignore[index]
-            for p in relation[rel[0]]
-        }  # type: ignore[union-attr]
+        groups = _groups(rel, relation)
         size *= sum(int(np.prod([len(s) for s in sets])) for sets in groups.values())
     return size
 
@@ -124,10 +121,7 @@ def input_combinations(
     free = [i for i in distinct if relation[i] is None]
     joint: list[tuple[Atom, ...]] = [()]
     if rel:
-        groups = {
-            tuple(id(relation[i][p]) for i in rel): [relation[i][p] for i in rel]  # type: ignore[index]
-            for p in relation[rel[0]]
-        }  # type: ignore[union-attr]
+        groups = _groups(rel, relation)
         fast = joint_rows(list(groups.values()))
         joint = fast if fast is not None else _joint_loop(list(groups.values()))
     # (the env {related: row, free: rest} read in `inputs`' order: positions in row + rest)
@@ -141,6 +135,34 @@ def input_combinations(
             combo = tuple(row) + rest
             out.append(tuple(combo[k] for k in at))
     return out
+
+
+# the last few `_groups` answers: map_values, then the map planners, ask for the same inputs'
+# groups (the relations are kept alive here, so their ids stay theirs)
+_GROUPS: dict[tuple[int, ...], tuple[list[Relation], dict[tuple[int, ...], list]]] = {}
+_GROUPS_KEPT = 8
+
+
+def _groups(
+    rel: Sequence[int], relation: Sequence[Relation | None]
+) -> dict[tuple[int, ...], list[tuple[Atom, ...]]]:
+    """The distinct combinations of the related inputs' value sets over the positions (keyed by
+    the sets' ids, the interned sets), first seen first."""
+    rels: list[Relation] = [relation[i] for i in rel]  # type: ignore[misc]
+    key = tuple(map(id, rels))
+    hit = _GROUPS.get(key)
+    if hit is not None:
+        return hit[1]
+    groups: dict[tuple[int, ...], list[tuple[Atom, ...]]] = {}
+    for p in rels[0]:
+        sets = [r[p] for r in rels]
+        ids = tuple(map(id, sets))
+        if ids not in groups:
+            groups[ids] = sets
+    if len(_GROUPS) >= _GROUPS_KEPT:
+        del _GROUPS[next(iter(_GROUPS))]
+    _GROUPS[key] = (rels, groups)
+    return groups
 
 
 def _joint_loop(groups: list[list[tuple[Atom, ...]]]) -> list[tuple[Atom, ...]]:

@@ -240,20 +240,43 @@ class _Inference:
         where a map of the chain raises is dropped: the interpreter errors there."""
         known = self.known
 
-        def value(index: int, env: dict[int, Atom]) -> Atom:  # _FAILED where a map raises
-            if index not in env:
+        # The chain as steps in the order a depth-first walk first evaluates each node (a DAG
+        # evaluates each node once): slots 0..len(sources)-1 hold a combination, then one slot
+        # per step; a step whose argument failed fails (_FAILED) without calling its map.
+        slot = {s: k for k, s in enumerate(sources)}  # the last of equal sources, as dict() keeps
+        steps: list[tuple[Any, list[int], list[tuple[int, Atom]]]] = []
+
+        def walk(index: int) -> None:
+            for i in self.g[index].inputs:
+                if i not in slot and self.g[i].op is not Op.CONST:
+                    walk(i)
+            if index not in slot:
                 n = self.g[index]
-                if n.op is Op.CONST:
-                    return n.value
-                args = [value(i, env) for i in n.inputs]
-                failed = any(a is _FAILED for a in args)
-                ok, out = (False, None) if failed else apply_map(n.fn, args)
-                env[index] = out if ok else _FAILED  # a DAG evaluates each node once
-            return env[index]
+                args = [slot.get(i, -1) for i in n.inputs]
+                consts = [(k, self.g[i].value) for k, i in enumerate(n.inputs) if i not in slot]
+                slot[index] = len(sources) + len(steps)
+                steps.append((n.fn, args, consts))
+
+        if node.index not in slot:
+            walk(node.index)
+        last = slot[node.index]
 
         def outputs(combos: Any) -> list[Atom]:
-            outs = (value(node.index, dict(zip(sources, combo))) for combo in combos)
-            return [out for out in outs if out is not _FAILED]
+            outs = []
+            for combo in combos:
+                vals = list(combo)
+                for fn, args, consts in steps:
+                    a = [vals[k] if k >= 0 else None for k in args]
+                    for k, v in consts:
+                        a[k] = v
+                    if any(x is _FAILED for x in a):
+                        vals.append(_FAILED)
+                        continue
+                    ok, out = apply_map(fn, a)
+                    vals.append(out if ok else _FAILED)
+                if vals[last] is not _FAILED:
+                    outs.append(vals[last])
+            return outs
 
         if not all(known.relation[s] is not None for s in sources):
             return None, sort_values(
