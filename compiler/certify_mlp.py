@@ -216,6 +216,23 @@ class _Spread:
         )
 
 
+def _shared_error(groups: Groups, on: np.ndarray, shared: np.ndarray) -> np.ndarray:
+    """`groups.shared_error(on.astype(float), shared)` with the activity kept as bools: a bool
+    times a float is that float or 0.0, as 1.0 or 0.0 times it is (same products, same sums)."""
+    out = np.zeros((on.shape[0], groups.wo.shape[1]))
+    if groups.singles:
+        s = np.asarray(groups.singles)
+        out += sparse_product(on[:, s] * shared[:, s], groups.awo_singles)
+    if groups.first:
+        first, second = np.asarray(groups.first), np.asarray(groups.second)
+        one_on = (on[:, first] != on[:, second]) * shared[:, first]
+        out += sparse_product(one_on, groups.awo_first)
+    for members in groups.other:
+        summed = on[:, members].astype(np.float64) @ groups.wo[members]  # [P, O]
+        out += np.abs(summed) * shared[:, members[0]][:, None]
+    return out
+
+
 def _mlp_chunk(
     lin: Linear,
     part: MLPReach,
@@ -295,7 +312,7 @@ def _mlp_chunk(
         on = np.nonzero(positive)
         spread = _Spread(on, out_w.signed, pre.shape[0])
         ideal = spread.product(pre[on], out_w.signed) + b_out[out]  # [P, O]
-        lin_err = groups.shared_error(positive.astype(np.float64), shared)  # cancels in pairs
+        lin_err = _shared_error(groups, positive, shared)  # cancels in pairs
         own_err = spread.product(own[on], out_w.abs)
         h_sum = spread.product(pre[on], out_w.abs)
         sum_err = gamma(n) * (h_sum + spread.product(total[on], out_w.abs) + np.abs(b_out[out]))
