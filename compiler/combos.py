@@ -22,7 +22,9 @@ from compiler.blocks import Atom, value_key
 
 MAX_CODES = 16_000_000  # combinations built as arrays at once (else the loops run)
 SMALL = 64  # products enumerated in Python (below this, numpy's overhead dominates)
-UNKNOWN = -2  # MapTable: an argument combination not applied yet
+_BASE = 2**32  # argument code = first id * _BASE + second id
+UNKNOWN = -2  # MapTable.table: an argument combination not looked up yet
+TABLE_MAX = 4_000_000  # MapTable.table entries at most (32 MB)
 _PLAIN = (bool, int, float, str)
 
 
@@ -117,67 +119,103 @@ def joint_rows(groups: Sequence[Sequence[tuple[Atom, ...]]]) -> list[tuple[Atom,
 
 class MapTable:
     """A map's outputs over the product of per-argument value sets (one or two arguments): each
-    distinct argument pair is applied once (as the loop's `results` cache does) and remembered in
-    an array indexed by the arguments' ids; a set product is one array lookup."""
+    distinct argument pair is applied once (as the loop's `results` cache does) and remembered by
+    an integer code; a set product is a bulk lookup of its codes. Large products look up an array
+    indexed by the arguments' ids (a copy of `results` for the pairs seen so far) instead."""
 
     def __init__(self, arity: int, apply: Callable[[Sequence[Atom]], tuple[bool, Atom]]) -> None:
         self.slots = [Ids() for _ in range(arity)]
         self.apply = apply
-        # argument ids -> out id (-1: no value, UNKNOWN: not applied yet), grown as ids appear
-        self.table = np.full((1,) * arity, UNKNOWN, dtype=np.int64)
+        self.results: dict[int, int] = {}  # argument code -> out id (-1: no value)
         self.out_ids: dict[Any, int] = {}
         self.outs: list[Atom] = []
-        # (slot, id(value set)) -> the set's ids in that slot, as an array
-        self._arrays: dict[tuple[int, int], np.ndarray] = {}
+        # argument ids -> out id (-1: no value, UNKNOWN: not looked up yet), grown as ids appear
+        self.table = np.full((1,) * arity, UNKNOWN, dtype=np.int64)
+        self._arrays: dict[tuple[int, int], np.ndarray] = {}  # (slot, id(set)) -> its ids
 
     def outputs(self, sets: Sequence[tuple[Atom, ...]]) -> list[Atom] | None:
         """The distinct outputs (any order) over the product of `sets`, or None."""
-        if not 1 <= len(sets) <= 2 or len(sets) != len(self.slots):
+        if not 1 <= len(sets) <= 2:
             return None
-        ids = []
-        for k, (slot, s) in enumerate(zip(self.slots, sets, strict=True)):
-            a = self._arrays.get((k, id(s)))
-            if a is None:
-                got = slot.of(s)
-                if got is None:
-                    return None
-                a = self._arrays[(k, id(s))] = np.array(got, dtype=np.int64)
-            ids.append(a)
-        if math.prod(len(a) for a in ids) > MAX_CODES:
+        ids = [slot.of(s) for slot, s in zip(self.slots, sets, strict=True)]
+        if any(a is None for a in ids):
             return None
-        self._grow()
+        size = math.prod(len(a) for a in ids)  # type: ignore[arg-type]
+        if size > MAX_CODES:
+            return None
+        if size > 4 * SMALL and self._grow():  # (below, numpy's overheads dominate)
+            return self._array_outputs(ids, sets)  # type: ignore[arg-type]
         if len(ids) == 1:
-            index: tuple[np.ndarray, ...] = (ids[0],)
+            codes = ids[0]
+        elif size <= SMALL:
+            codes = [x * _BASE + y for x in ids[0] for y in ids[1]]  # type: ignore[union-attr]
         else:
-            index = (ids[0][:, None], ids[1][None, :])
+            a, b = (np.array(x, dtype=np.int64) for x in ids)
+            codes = (a[:, None] * _BASE + b[None, :]).ravel().tolist()
+        got = list(map(self.results.get, codes))  # C-level lookups
+        if None in got:
+            for k, (code, r) in enumerate(zip(codes, got, strict=True)):
+                if r is None:
+                    got[k] = self._apply(code, len(ids))
+                    if got[k] is None:
+                        return None
+        found = set(got)
+        found.discard(-1)
+        return [self.outs[i] for i in found]
+
+    def _array_outputs(
+        self, ids: list[list[int]], sets: Sequence[tuple[Atom, ...]]
+    ) -> list[Atom] | None:
+        arrays = []
+        for k, (a, s) in enumerate(zip(ids, sets, strict=True)):
+            got = self._arrays.get((k, id(s)))
+            if got is None:
+                got = self._arrays[(k, id(s))] = np.array(a, dtype=np.int64)
+            arrays.append(got)
+        if len(arrays) == 1:
+            index: tuple[np.ndarray, ...] = (arrays[0],)
+        else:
+            index = (arrays[0][:, None], arrays[1][None, :])
         got = self.table[index]
         missing = np.nonzero(got == UNKNOWN)
         if missing[0].size:
-            args = [np.broadcast_to(i, got.shape)[missing] for i in index]
-            for arg_ids in zip(*(a.tolist() for a in args), strict=True):
-                if self._apply(arg_ids) is None:
-                    return None
+            args = [np.broadcast_to(i, got.shape)[missing].tolist() for i in index]
+            for arg_ids in zip(*args, strict=True):
+                code = arg_ids[0] if len(arg_ids) == 1 else arg_ids[0] * _BASE + arg_ids[1]
+                r = self.results.get(code)
+                if r is None:
+                    r = self._apply(code, len(arg_ids))
+                    if r is None:
+                        return None
+                self.table[arg_ids] = r
             got = self.table[index]
         found = np.unique(got)
         return [self.outs[i] for i in found.tolist() if i >= 0]
 
-    def _grow(self) -> None:
-        """The table covers every id given so far (doubling, so growth is amortised)."""
+    def _grow(self) -> bool:
+        """The table covers every id given so far (doubling, so growth is amortised); False
+        where it would be larger than TABLE_MAX entries (the codes' lookups serve then)."""
         sizes = [len(slot.objects) for slot in self.slots]
         shape = self.table.shape
         if all(n <= m for n, m in zip(sizes, shape, strict=True)):
-            return
-        new = tuple(max(m, 2 * m if n > m else m, n) for n, m in zip(sizes, shape, strict=True))
+            return True
+        new = tuple(max(2 * m, n) if n > m else m for n, m in zip(sizes, shape, strict=True))
+        if math.prod(new) > TABLE_MAX:
+            new = tuple(max(n, m) for n, m in zip(sizes, shape, strict=True))
+            if math.prod(new) > TABLE_MAX:
+                return False
         table = np.full(new, UNKNOWN, dtype=np.int64)
         table[tuple(slice(0, m) for m in shape)] = self.table
         self.table = table
+        return True
 
-    def _apply(self, arg_ids: tuple[int, ...]) -> int | None:
+    def _apply(self, code: int, arity: int) -> int | None:
+        arg_ids = (code,) if arity == 1 else divmod(code, _BASE)
         objs = [slot.objects[i] for slot, i in zip(self.slots, arg_ids, strict=True)]
         ok, out = self.apply(objs)
         if ok and not plain(out):
             return None  # the loop keeps the last of equal keys: do not guess
-        r = self.table[arg_ids] = self._out_id(out) if ok else -1
+        r = self.results[code] = self._out_id(out) if ok else -1
         return r
 
     def _out_id(self, out: Atom) -> int:
