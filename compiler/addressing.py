@@ -168,7 +168,9 @@ class Match:
 def plan_match(ctx: PlanContext, numbers: NumberViews, select: IRNode) -> Match | None:
     """Matching for `select` (see the module's docstring), or None where it does not apply."""
     n = ctx.max_len
-    if n < MIN_LEN or select.op is not Op.SELECT or select.comparison is not sops.Comparison.EQ:
+    if not ctx.matching or n < MIN_LEN:
+        return None
+    if select.op is not Op.SELECT or select.comparison is not sops.Comparison.EQ:
         return None
     keys, queries = select.inputs
     g = ctx.graph

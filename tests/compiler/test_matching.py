@@ -102,3 +102,13 @@ def test_the_library_sort_is_matched_and_agrees_with_the_interpreter() -> None:
 def test_below_min_len_the_one_hot_form_is_kept() -> None:
     model = compile_sop(B.sort_stable(), list("abcd"), addressing.MIN_LEN - 1)
     assert "indices^2" not in model.metadata["residual"]
+
+
+def test_a_match_the_certifier_refuses_falls_back_to_one_hot_readings(monkeypatch) -> None:
+    # a scale too small for softmax's gap: the certifier refuses the matched head, and the driver
+    # builds the model again with one-hot readings, which it proves
+    monkeypatch.setattr(addressing, "MATCH_SCALE", 64.0)
+    monkeypatch.setattr(addressing, "NEEDED_GAP", 4.0)
+    model = compile_sop(B.sort_unique(), list("abcd"), N)
+    assert "indices^2" not in model.metadata["residual"]
+    assert model.metadata["certificate"]["errors"] == []
