@@ -58,6 +58,9 @@ NEEDED_GAP = 110.0
 U = 2.0**-24
 # Matching's scale c: BOS at -c/2 sits NEEDED_GAP below a match (0) and above a miss (<= -c).
 MATCH_SCALE = 256.0
+# Its query's entry c q^2 is an exact single product while c q^2 < 2^24: q = indices up to 255 (the
+# size prediction builds its probes without matching past this length).
+MATCH_MAX_LEN = 256
 
 
 class Address:

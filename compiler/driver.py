@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+from compiler.addressing import MATCH_MAX_LEN
 from compiler.assemble import assemble
 from compiler.blocks import INDEX_SQUARE, Atom, Encoding, sort_values
 from compiler.budget import DEFAULT_MAX_PARAMS, predict
@@ -189,8 +190,19 @@ def _check_size(
         )
 
     def probe(n: int) -> CompiledModel:
-        return _build(sop, vocab, n, name=None, source=None, causal=causal, note=lambda s: None)[0]
+        return _build(
+            sop,
+            vocab,
+            n,
+            name=None,
+            source=None,
+            causal=causal,
+            note=lambda s: None,
+            matching=matching,
+        )[0]
 
+    # the probes are built as the target will be: matching's exact scores end at MATCH_MAX_LEN
+    matching = max_len <= MATCH_MAX_LEN
     try:
         prediction = predict(probe, max_len)
     except CompileError:
