@@ -39,6 +39,8 @@ from compiler.schedule import Schedule
 from rasp.errors import Source
 
 MAX_OUTPUT_VALUES = 10_000  # a numerical output lists its values (for snapping) up to this many
+# BIG_PAD is rounded up to a multiple of this (a coarse dyadic grid keeps exact score sums exact).
+PAD_GRID = 256
 
 
 def assemble(
@@ -197,7 +199,9 @@ def _attention_arrays(
             + float(np.abs(k_intended) @ q_real_max)
             + SOFTMAX_GAP
         )
-        big_pad = float(math.ceil(big_pad))
+        # a multiple of 2^8: a real query's row stays on matching's coarse grid (multiples of
+        # c/2, see addressing.Match), where its scores are exact sums
+        big_pad = float(math.ceil(big_pad / PAD_GRID) * PAD_GRID)
         # BOS and PAD queries attend only to BOS.
         q_bos = r_bos @ q
         bos_other = (

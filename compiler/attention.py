@@ -30,7 +30,7 @@ from compiler.blocks import (
 from compiler.numeric import SCORE_UNIT, SOFTMAX_GAP
 
 if TYPE_CHECKING:
-    from compiler.addressing import Address
+    from compiler.addressing import Address, Match
 
 __all__ = [
     "SCORE_UNIT",
@@ -152,14 +152,14 @@ def aggregate_head(
     op: str,
     name: str,
     single: bool = False,
-    address: Address | None = None,
+    address: Address | Match | None = None,
 ) -> HeadSpec:
     """The head of aggregate(select(...), value, default).
 
     Categorical `out`: copies the selected key's one-hot (exact when at most one key is selected).
     Numerical `out`: the mean of the selected keys' values, as one number. With nothing selected the
     query attends only to BOS, whose value row carries `default`. With an `address` (numerical
-    addressing, `compiler.addressing`) the scores are its parabola instead of the atoms'.
+    addressing or matching, `compiler.addressing`) the scores are its parabola instead of the atoms'.
     """
     if address is not None:
         w_q, w_k = dict(address.w_q), dict(address.w_k)
@@ -192,9 +192,8 @@ def aggregate_head(
         w_o = np.ones((1, 1))
         part = ValuePart(value, out_dims, "number", default)
     if address is not None:
-        # BOS scores through its own key row (a virtual index -1): no constant BOS score
-        domain = HeadDomain((address.query,), (address.key,), (part,), True)
-        return HeadSpec(op, name, w_q, w_k, w_v, w_o, out_dims, 0.0, domain)
+        domain = HeadDomain((address.query,), (address.key,), (part,), address.single)
+        return HeadSpec(op, name, w_q, w_k, w_v, w_o, out_dims, address.bos_score, domain)
     domain = _domain(atoms, (part,), single)
     return HeadSpec(op, name, w_q, w_k, w_v, w_o, out_dims, (m - 0.5) * SCORE_UNIT, domain)
 

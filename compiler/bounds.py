@@ -332,6 +332,23 @@ class Linear:
         return (ev.error + self.own(ev)) * SLACK
 
 
+def row_grid(values: np.ndarray, limit: int = 60) -> np.ndarray:
+    """Per row of a 2-D array: the least k with every entry·2^k an integer, negative where all the
+    row's entries are whole multiples of 2^-k (c·q and c·q^2 with c = 2^8: k = -8), -limit for a
+    zero row, 99 where some entry needs more than `limit` bits. Products of two rows' entries are
+    then multiples of 2^-(k1 + k2), and a sum of them below 2^24 such steps is exact in any order."""
+    v = np.abs(np.asarray(values, dtype=np.float64))
+    nonzero = v != 0
+    finite = np.isfinite(v)
+    mant, exp = np.frexp(np.where(finite & nonzero, v, 1.0))  # v = mant·2^exp, mant in [0.5, 1)
+    whole = (mant * 2.0**53).astype(np.int64)  # v = whole·2^(exp - 53)
+    trailing = np.log2(whole & -whole).astype(np.int64)
+    k = np.where(nonzero, 53 - exp - trailing, -limit)
+    k = np.where(finite, np.clip(k, -limit, None), 99)
+    out = k.max(axis=1, initial=-limit)
+    return np.where(out > limit, 99, out)
+
+
 def dyadic_exponent(values: np.ndarray, limit: int = 60) -> np.ndarray:
     """Elementwise: the least k >= 0 with value·2^k an integer (99 beyond `limit`)."""
     v = np.abs(np.asarray(values, dtype=np.float64))

@@ -20,6 +20,7 @@ from compiler.bounds import (
     U,
     dyadic_exponent,
     gamma,
+    row_grid,
     special_linear,
 )
 from compiler.certificate import UNDERFLOW, Check
@@ -201,8 +202,9 @@ def _scores(
             + g * ((np.abs(qs) + qe) @ (np.abs(all_k) + all_ke).T)
         ) / scale
         # Products of exact dyadic q and k whose sums stay within 2^24 grid steps are exact in
-        # any order (and so is the scaling when sqrt(d_head) is a power of 2).
-        grid = dyadic_exponent(qs).max(axis=1)[:, None] + dyadic_exponent(all_k).max(axis=1)
+        # any order (and so is the scaling when sqrt(d_head) is a power of 2); a grid may be
+        # coarser than the integers (matching's c·q, c·q^2: steps of 2^8).
+        grid = row_grid(qs)[:, None] + row_grid(all_k)[None, :]
         size = np.ldexp(np.abs(qs) @ np.abs(all_k).T, np.minimum(grid, 60))
         exact = (
             (qe.max(axis=1)[:, None] == 0)

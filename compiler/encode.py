@@ -52,10 +52,12 @@ def plan_encodings(
     vocab: tuple[Atom, ...],
     output: Encoding | None = None,
     causal: bool = False,
+    matching: bool = True,
 ) -> Plan:
     """Choose every reading and build every block; one CompileError with every reason. `output`
-    forces the output's encoding (the driver's one-hot fallback), else `output_encoding` picks."""
-    return Readings(PlanContext(graph, values, vocab, causal), output).run()
+    forces the output's encoding (the driver's one-hot fallback), else `output_encoding` picks;
+    `matching=False` keeps one-hot readings where matching (compiler.addressing) would apply."""
+    return Readings(PlanContext(graph, values, vocab, causal, matching), output).run()
 
 
 class Readings:

@@ -26,6 +26,7 @@ class PlanContext:
     value_sets: ValueSets
     vocab: tuple[Atom, ...]
     causal: bool = False  # the model's attention is causal: every query sees keys up to itself
+    matching: bool = True  # compiler.addressing.plan_match may be used (the driver's fallback: off)
 
     @property
     def max_len(self) -> int:

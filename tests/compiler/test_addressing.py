@@ -1,5 +1,6 @@
 """Numerical addressing (compiler.addressing): `select(indices, q, ==)` with q a number and exactly one
-key per query is one parabola-scored head over (indices, indices^2), not an N x N one-hot block."""
+key per query is one parabola-scored head over (indices, indices^2), not an N x N one-hot block.
+Matching, its variant for queries that may select no key or several, is tested in test_matching.py."""
 
 from __future__ import annotations
 
@@ -64,9 +65,10 @@ def test_the_reach_stores_the_key_as_a_vector_reading_and_rechecks(reverse_model
     assert recheck(reverse_model.weights, meta).ok
 
 
-def test_a_query_that_can_miss_every_key_is_not_addressed_by_number() -> None:
+def test_a_query_that_can_miss_every_key_is_matched_not_addressed_by_parabola() -> None:
     # position n - 1 selects nothing (index n does not exist): BOS's default must win there, which
-    # the parabola (nearest key wins) would not give
+    # the parabola (nearest key wins) would not give; matching (compiler.addressing.plan_match)
+    # scores -c (q - k)^2 with BOS at -c/2, q = indices + 1 read from (indices, indices^2)
     t, indices = B.tokens(), S.IndicesSOp(name="indices")
     nxt = B.mapped(lambda i: i + 1, indices, name="nxt", text="indices + 1")
     after = S.AggregateSOp(
@@ -76,10 +78,12 @@ def test_a_query_that_can_miss_every_key_is_not_addressed_by_number() -> None:
         name="after",
     )
     model = compile_sop(after, list("ab"), N)
-    assert "indices^2" not in model.metadata["residual"]
+    labels = model.metadata["residual"]
+    assert "indices^2" in labels and not any(lb.startswith("indices:") for lb in labels)
     inputs = _inputs(list("ab"), 60, seed=2)
     for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
         assert got == list(S.evaluate(after, tokens).values)
+        assert got[-1] == "-"
 
 
 def test_the_certifier_refuses_a_parabola_too_flat_for_softmax(monkeypatch) -> None:

@@ -1,0 +1,114 @@
+"""Matching (compiler.addressing.plan_match): `select(keys, indices, ==)` with whole-number keys and no
+proof that exactly one key matches is one head scoring -c (q - k)^2 with BOS at -c/2: zero matches
+give the default, several a mean, and the head is a few columns wide instead of a one-hot block."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import numpy as np
+import pytest
+import sop_builders as B
+from runtime_helpers import run_compiled
+
+from compiler import addressing, compile_sop
+from rasp import sops as S
+
+N = addressing.MIN_LEN + 8  # 40: matching is used from MIN_LEN on
+EQ, LT = S.Comparison.EQ, S.Comparison.LT
+
+
+def _agree(model, program: S.SOp, inputs: list[list[str]]) -> None:
+    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        want = list(S.evaluate(program, tokens).values)
+        assert got == pytest.approx(want, rel=1e-6, abs=1e-9), tokens
+
+
+def _matching_layer(model, name: str) -> int:
+    """The layer of the head `name`, checked to score with 3 columns (+ assembly's BOS and PAD
+    ones): one-hot readings of the indices would take about N."""
+    layer = next(
+        k
+        for k, layer in enumerate(model.metadata["layers"])
+        if any(h["name"] == name for h in layer["attn"])
+    )
+    assert "indices^2" in model.metadata["residual"]
+    (head,) = [h for h in model.metadata["layers"][layer]["attn"] if h["name"] == name]
+    w_q = model.weights[f"blocks.{layer}.attn.W_Q"][head["head"]]
+    assert np.count_nonzero(np.abs(w_q).sum(axis=0)) <= 5
+    return layer
+
+
+def test_doubled_ranks_leave_odd_positions_to_the_default() -> None:
+    # keys 2 * (tokens before mine): even, so every odd index (and every index past 2(n-1)) matches
+    # no key and takes the default; distinct tokens give each even index at most one key
+    t, indices = B.tokens(), S.IndicesSOp(name="indices")
+    rank = S.SelectorWidthSOp(selector=S.Select(keys=t, queries=t, comparison=LT), name="rank")
+    doubled = B.mapped(lambda r: 2 * r, rank, name="doubled", text="2 * rank")
+    spread = S.AggregateSOp(
+        selector=S.Select(keys=doubled, queries=indices, comparison=EQ),
+        sop=t,
+        default="-",
+        name="spread",
+    )
+    vocab = [f"t{k:02d}" for k in range(N)]
+    model = compile_sop(spread, vocab, N)
+    _matching_layer(model, "spread")
+    rng = random.Random(3)
+    inputs = [rng.sample(vocab, rng.randint(1, N)) for _ in range(150)]
+    inputs += [rng.sample(vocab, N) for _ in range(10)]
+    _agree(model, spread, inputs)
+
+
+def test_several_matches_average_and_none_give_the_default() -> None:
+    # key hist (1..n): index 0 matches nothing (default 0); index j matches every position whose
+    # token occurs j times, averaging their indicator
+    t, indices = B.tokens(), S.IndicesSOp(name="indices")
+    hist = S.SelectorWidthSOp(selector=S.Select(keys=t, queries=t, comparison=EQ), name="hist")
+    is_a = B.mapped(lambda x: 1 if x == "a" else 0, t, name="is_a", text='indicator(tokens == "a")')
+    share = S.AggregateSOp(
+        selector=S.Select(keys=hist, queries=indices, comparison=EQ),
+        sop=is_a,
+        default=0,
+        name="share",
+    )
+    model = compile_sop(share, list("abc"), N)
+    _matching_layer(model, "share")
+    rng = random.Random(4)
+    inputs = [list(p) for n in range(1, 5) for p in itertools.product("abc", repeat=n)]
+    inputs += [[rng.choice("abc") for _ in range(rng.randint(5, N))] for _ in range(200)]
+    inputs += [[rng.choice("ab") for _ in range(N)] for _ in range(10)]
+    _agree(model, share, inputs)
+    # several matches: in 'aabb' index 2 averages all four positions (hist 2), half of them a's
+    assert run_compiled(model, [list("aabb")]) == [[0, 0, 0.5, 0]]
+
+
+def test_the_library_sort_is_matched_and_agrees_with_the_interpreter() -> None:
+    program = B.sort_stable()
+    model = compile_sop(program, list("abcd"), N)
+    layer = _matching_layer(model, "sort")
+    # the query reads (indices, indices^2, one): no index one-hot row feeds this head's W_Q
+    ix = {lb: i for i, lb in enumerate(model.metadata["residual"])}
+    w_q = model.weights[f"blocks.{layer}.attn.W_Q"][0]
+    assert not any(w_q[i].any() for lb, i in ix.items() if lb.startswith("indices:"))
+    rng = random.Random(5)
+    inputs = [list(p) for n in range(1, 5) for p in itertools.product("abcd", repeat=n)]
+    inputs += [[rng.choice("abcd") for _ in range(rng.randint(5, N))] for _ in range(200)]
+    inputs += [[rng.choice("abcd") for _ in range(N)] for _ in range(10)]
+    _agree(model, program, inputs)
+
+
+def test_below_min_len_the_one_hot_form_is_kept() -> None:
+    model = compile_sop(B.sort_stable(), list("abcd"), addressing.MIN_LEN - 1)
+    assert "indices^2" not in model.metadata["residual"]
+
+
+def test_a_match_the_certifier_refuses_falls_back_to_one_hot_readings(monkeypatch) -> None:
+    # a scale too small for softmax's gap: the certifier refuses the matched head, and the driver
+    # builds the model again with one-hot readings, which it proves
+    monkeypatch.setattr(addressing, "MATCH_SCALE", 64.0)
+    monkeypatch.setattr(addressing, "NEEDED_GAP", 4.0)
+    model = compile_sop(B.sort_unique(), list("abcd"), N)
+    assert "indices^2" not in model.metadata["residual"]
+    assert model.metadata["certificate"]["errors"] == []
