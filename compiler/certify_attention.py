@@ -24,12 +24,16 @@ from compiler.bounds import (
     special_linear,
 )
 from compiler.certificate import UNDERFLOW, Check
+from compiler.certify_factor import factorized_scores
 from compiler.certify_parts import intended as intended_out
 from compiler.certify_parts import key_label, product, saturation, state_label
 from compiler.certify_walk import MAX_STATES, OverBudget, Specials, Walk
 from compiler.reach import HeadReach
 
-MAX_PAIRS = 200_000_000  # query x key pairs of one head the certifier checks at all
+MAX_PAIRS = 200_000_000  # query x key pairs of one head the certifier enumerates at all
+# Above this many pairs a head is first tried block by block (certify_factor); below it the
+# enumeration checks every pair (tests lower it to compare the two).
+FACTOR_ABOVE = MAX_PAIRS
 
 
 def check_attention(walk: Walk, layer: int) -> None:
@@ -53,38 +57,45 @@ def check_attention(walk: Walk, layer: int) -> None:
         k_lin = Linear(wk, bk, walk.reach.readings, head.key, walk.err, sp)
         n_q = int(np.prod([walk.reach.readings[r].size for r in head.query]))
         n_k = int(np.prod([walk.reach.readings[r].size for r in head.key]))
-        if n_q * (n_k + walk.max_len + 1) > MAX_PAIRS:
-            raise OverBudget(
-                Check(
-                    where,
-                    head.name,
-                    head.op,
-                    "softmax",
-                    -math.inf,
-                    0.0,
-                    f"{n_q:,} query states x {n_k:,} key states: more (query, key) pairs than the "
-                    f"certifier checks ({MAX_PAIRS:,})",
-                    0.0,
-                )
-            )
-        q_coords = product(walk.reach.readings, head.query)
-        k_coords = product(walk.reach.readings, head.key)
-        q = q_lin.at(head.query, q_coords)
-        k = k_lin.at(head.key, k_coords)
-        q_err, k_err = q_lin.rounding(q), k_lin.rounding(k)
         # BOS and PAD keys/queries: concrete
         sq, sq_err = special_linear(walk.special.x, walk.special.e, wq, bq)
         sk, sk_err = special_linear(walk.special.x, walk.special.e, wk, bk)
-        eta = _scores(
-            walk,
-            head,
-            where,
-            (q.value, q_err),
-            (k.value, k_err),
-            (sq, sq_err),
-            (sk, sk_err),
-            q_coords,
-        )
+        pairs = n_q * (n_k + walk.max_len + 1)
+        eta: float | None = None
+        if pairs > FACTOR_ABOVE:
+            # a conjunction's exact additive score: checked block by block (certify_factor)
+            eta = factorized_scores(walk, head, where, (wq, bq, wk, bk), (sq, sq_err), (sk, sk_err))
+        if eta is None:
+            if pairs > MAX_PAIRS:
+                raise OverBudget(
+                    Check(
+                        where,
+                        head.name,
+                        head.op,
+                        "softmax",
+                        -math.inf,
+                        0.0,
+                        f"{n_q:,} query states x {n_k:,} key states: more (query, key) pairs "
+                        f"than the certifier checks ({MAX_PAIRS:,}), and its score does not "
+                        "factor into exact blocks of fewer",
+                        0.0,
+                    )
+                )
+            q_coords = product(walk.reach.readings, head.query)
+            k_coords = product(walk.reach.readings, head.key)
+            q = q_lin.at(head.query, q_coords)
+            k = k_lin.at(head.key, k_coords)
+            q_err, k_err = q_lin.rounding(q), k_lin.rounding(k)
+            eta = _scores(
+                walk,
+                head,
+                where,
+                (q.value, q_err),
+                (k.value, k_err),
+                (sq, sq_err),
+                (sk, sk_err),
+                q_coords,
+            )
         # values: per part (its own value columns), compare with the intended copy
         sv, sv_err = special_linear(walk.special.x, walk.special.e, wv, bv)
         for part in head.values:
