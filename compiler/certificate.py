@@ -34,6 +34,8 @@ class Check:
 
     @property
     def ok(self) -> bool:
+        if math.isnan(self.margin) or math.isnan(self.bound):
+            return False  # a NaN proves nothing (and compares False with everything)
         # a ReLU whose input is exact (bound 0) is decided even at exactly 0: relu(0) = 0
         return self.margin > self.bound or (self.kind == "relu" and self.bound == 0)
 
@@ -97,14 +99,9 @@ class Certificate:
 
 
 def _finite(x: float) -> float | str:
-    return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
-
-
-def _from_finite(x: Any) -> float:
-    return float(x)
-
-
-def _finite(x: float) -> float | str:
+    # JSON has no inf or NaN: they travel as strings ("nan" too, so a NaN is not read back as -inf)
+    if math.isnan(x):
+        return "nan"
     return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
 
 

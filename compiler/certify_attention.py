@@ -86,15 +86,19 @@ def check_attention(walk: Walk, layer: int) -> None:
             q = q_lin.at(head.query, q_coords)
             k = k_lin.at(head.key, k_coords)
             q_err, k_err = q_lin.rounding(q), k_lin.rounding(k)
+            # A product of two views of one token lists states no token realises (value NaN):
+            # they never occur, and a NaN score would silently pass every comparison.
+            q_real = ~np.isnan(q.value).any(axis=1)
+            k_real = ~np.isnan(k.value).any(axis=1)
             eta = _scores(
                 walk,
                 head,
                 where,
-                (q.value, q_err),
-                (k.value, k_err),
+                (q.value[q_real], q_err[q_real]),
+                (k.value[k_real], k_err[k_real]),
                 (sq, sq_err),
                 (sk, sk_err),
-                q_coords,
+                q_coords[q_real],
             )
         # values: per part (its own value columns), compare with the intended copy
         sv, sv_err = special_linear(walk.special.x, walk.special.e, wv, bv)

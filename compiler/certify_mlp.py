@@ -247,6 +247,17 @@ def _mlp_chunk(
     big: np.ndarray,
 ) -> tuple[tuple[float, float, float, int, int], float, np.ndarray, np.ndarray, np.ndarray]:
     ev = lin.at(part.readings, coords)  # [P, H]
+    real = ~np.isnan(ev.value).any(axis=1)
+    if not real.all():
+        # A point of two views of one token that no token realises (value NaN) never occurs:
+        # check the others (a NaN margin would pass as an exact ReLU input).
+        keep = np.flatnonzero(real)
+        if keep.size == 0:
+            zeros = np.zeros(len(out))
+            return (math.inf, math.inf, 0.0, 0, 0), 0.0, zeros, zeros, zeros.astype(np.int64)
+        args = (out_w, out, out_reading, outputs[keep], out_terms, b_out, groups, big)
+        r = _mlp_chunk(lin, part, coords[keep], *args)
+        return ((*r[0][:3], int(keep[r[0][3]]), r[0][4]), *r[1:])
     pre = ev.value
     shared = ev.error  # [P, H]: input error (+ view departures): identical within a group
     own = lin.own(ev)  # [P, H]: each unit's own rounding

@@ -383,3 +383,27 @@ def test_random_programs_with_number_twins_and_none_compile_exactly_or_are_refus
     except CompileError:
         return
     check_inputs(model, root, all_inputs([0, 1, 2], 4))
+
+
+@pytest.mark.exactness
+def test_unrealisable_view_states_are_left_out_not_certified_as_nan() -> None:
+    """A joint of two views of one token (`tokens` as str and as int) lists states no token
+    realises; their values are NaN. They used to reach the MLP check as a NaN margin, which the
+    ReLU rule (bound 0) accepted, and NaN errors then made a later head's check report nothing.
+    Now such states are left out, every check has a real margin, and a NaN check fails."""
+    from compiler.certificate import Check
+    from random_programs import random_program
+
+    assert not Check("layer 0 mlp", "b", "op", "relu", math.nan, 0.0, "", 0.0).ok
+    assert not Check("layer 0 attn", "b", "op", "softmax", 1.0, math.nan, "", 0.0).ok
+    rng = random.Random(48)  # the twins-flavour seed that showed it, at max_len 5
+    root = random_program(rng, rng.randint(2, 4), int_tokens=True, twins=True)
+    model = compile_sop(root, [0, 1, 2], 5)
+    checks = model.metadata["certificate"]["checks"]
+    assert checks and all(
+        isinstance(c[k], float) or c[k] in ("inf", "-inf")
+        for c in checks
+        for k in ("margin", "bound")
+    )
+    assert all(c["margin"] != "-inf" for c in checks)
+    check_inputs(model, root, all_inputs([0, 1, 2], 5))
