@@ -26,7 +26,7 @@ from compiler.bounds import (
 from compiler.certificate import UNDERFLOW, Check
 from compiler.certify_factor import factorized_scores
 from compiler.certify_parts import intended as intended_out
-from compiler.certify_parts import key_label, product, saturation, state_label
+from compiler.certify_parts import key_label, product, query_saturation
 from compiler.certify_walk import MAX_STATES, OverBudget, Specials, Walk
 from compiler.reach import HeadReach
 
@@ -69,19 +69,12 @@ def check_attention(walk: Walk, layer: int) -> None:
             eta = factorized_scores(walk, head, where, (wq, bq, wk, bk), (sq, sq_err), (sk, sk_err))
         if eta is None:
             if pairs > MAX_PAIRS:
-                raise OverBudget(
-                    Check(
-                        where,
-                        head.name,
-                        head.op,
-                        "softmax",
-                        -math.inf,
-                        0.0,
-                        f"{n_q:,} query states x {n_k:,} key states: more (query, key) pairs "
-                        f"than the certifier checks ({MAX_PAIRS:,}), and its score does not "
-                        "factor into exact blocks of fewer",
-                        0.0,
-                    )
+                raise OverBudget.softmax(
+                    where,
+                    head,
+                    f"{n_q:,} query states x {n_k:,} key states: more (query, key) pairs than "
+                    f"the certifier checks ({MAX_PAIRS:,}), and its score does not factor into "
+                    "exact blocks of fewer",
                 )
             q_coords = product(walk.reach.readings, head.query)
             k_coords = product(walk.reach.readings, head.key)
@@ -245,9 +238,10 @@ def _scores(
                 cand = (m[i] - b[i], m[i], b[i], f"{label} vs {key_label(i + 1, n_special)}")
                 max_bound = max(max_bound, float(b.max(initial=0.0)))
             else:
-                state = state_label(walk.reach.readings, head.query, q_coords[index - n_special])
-                row_eta, cand, row_bound = saturation(scores, errors, n_special, head.single)
-                cand = (*cand[:3], f"query {state}" + cand[3])
+                coord = q_coords[index - n_special]
+                row_eta, cand, row_bound = query_saturation(
+                    walk.reach.readings, head, coord, scores, errors, n_special
+                )
                 eta, max_bound = max(eta, row_eta), max(max_bound, row_bound)
             if cand[0] < worst[0]:
                 worst = cand

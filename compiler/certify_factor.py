@@ -29,7 +29,7 @@ import numpy as np
 
 from compiler.bounds import SLACK, Linear, U, dyadic_exponent, gamma
 from compiler.certificate import UNDERFLOW, Check
-from compiler.certify_parts import key_label, product, saturation, state_label
+from compiler.certify_parts import key_label, product, query_saturation
 from compiler.certify_walk import MAX_STATES, OverBudget, Walk
 from compiler.reach import HeadReach
 
@@ -225,18 +225,11 @@ def factorized_scores(
     n_combos = math.prod(len(d) for d in sig_data)
     n_levels = math.prod(max(len(p[0]) for p in d) for d in sig_data)
     if n_combos * (n_levels + n_s) > MAX_WORK:
-        raise OverBudget(
-            Check(
-                where,
-                head.name,
-                head.op,
-                "softmax",
-                -math.inf,
-                0.0,
-                f"{n_combos:,} distinct combinations of its score's {len(blocks)} blocks x "
-                f"{n_levels:,} score levels: more than the certifier checks ({MAX_WORK:,})",
-                0.0,
-            )
+        raise OverBudget.softmax(
+            where,
+            head,
+            f"{n_combos:,} distinct combinations of its score's {len(blocks)} blocks x "
+            f"{n_levels:,} score levels: more than the certifier checks ({MAX_WORK:,})",
         )
 
     worst = (math.inf, math.inf, 0.0, "no decision")  # (margin - bound, margin, bound, where)
@@ -342,9 +335,7 @@ def factorized_scores(
         e_sp = np.where(exact_sp, 0.0, (a_sp + gamma(nz_sp) * mag_sp) / scale * SLACK)
         scores = np.concatenate([s_sp, real])
         errors = np.concatenate([e_sp, np.zeros(len(real))])
-        state = state_label(readings, head.query, coord)
-        row_eta, cand, row_bound = saturation(scores, errors, n_s, head.single)
-        cand = (*cand[:3], f"query {state}" + cand[3])
+        row_eta, cand, row_bound = query_saturation(readings, head, coord, scores, errors, n_s)
         eta, max_bound = max(eta, row_eta), max(max_bound, row_bound)
         if cand[0] < worst[0]:
             worst = cand

@@ -10,7 +10,7 @@ import numpy as np
 
 from compiler.bounds import SparseRows, U, gamma, sparse_product
 from compiler.certificate import UNDERFLOW
-from compiler.reach import Reading
+from compiler.reach import HeadReach, Reading
 
 # Exact scores closer than this are one level (their keys share the weight).
 TIE = 1e-3
@@ -137,6 +137,20 @@ def saturation(
     if np.any(key_level[1:n_special] <= key_level[0]):
         worst = (-math.inf, -1.0, 0.0, ": a PAD key scores as high as BOS")
     return eta, worst, max_bound
+
+
+def query_saturation(
+    readings: tuple[Reading, ...],
+    head: HeadReach,
+    coord: np.ndarray,  # the real query's state in the head's query readings
+    scores: np.ndarray,  # [n_special + keys]: BOS, PAD keys, then the real keys
+    errors: np.ndarray,
+    n_special: int,
+) -> tuple[float, tuple[float, float, float, str], float]:
+    """`saturation` for one real query, its weakest place named after the query's state."""
+    row_eta, cand, row_bound = saturation(scores, errors, n_special, head.single)
+    state = state_label(readings, head.query, coord)
+    return row_eta, (*cand[:3], f"query {state}" + cand[3]), row_bound
 
 
 def state_label(readings: tuple[Reading, ...], ids: tuple[int, ...], coord: np.ndarray) -> str:
