@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from typing import Any
 from collections.abc import Sequence
 
 import numpy as np
@@ -28,6 +29,7 @@ from compiler.model import (
     COMPILER_VERSION,
     FORMAT,
     FORMAT_VERSION,
+    MASKLESS_FORMAT_VERSION,
     CompiledModel,
     attention_residual,
     embed_residual,
@@ -81,7 +83,7 @@ def assemble(
         weights.update(_attention_arrays(index, layer.heads, layout, shape, specials, bounds))
         weights.update(_mlp_arrays(index, layer.mlps, layout, shape["d_mlp"]))
         attn = _stored(weights, (f"blocks.{index}.attn.",))
-        resid = resid + attention_residual(attn, index, resid, causal_run)
+        resid = resid + attention_residual(attn, index, resid, causal_run, shape.get("masks"))
         mid = resid[0]
         _gate_specials(weights, index, mid, layout)
         resid = resid + mlp_residual(_stored(weights, (f"blocks.{index}.mlp.",)), index, resid)
@@ -98,12 +100,13 @@ def assemble(
     return CompiledModel(config, weights, metadata)
 
 
-def _layer_shape(heads: Sequence[HeadSpec], mlps: Sequence[MLPSpec]) -> dict[str, int]:
+def _layer_shape(heads: Sequence[HeadSpec], mlps: Sequence[MLPSpec]) -> dict[str, Any]:
     """One layer's own sizes: its heads, their width, its hidden units (no padding to the
-    widest layer: the file stores what the program uses)."""
+    widest layer: the file stores what the program uses), and its heads' masks if one has one."""
     widths = [max(_qk_width(h) + 2, h.W_O.shape[0]) for h in heads]
     if not widths:
         return {"n_heads": 0, "d_head": 0, "d_mlp": sum(m.hidden for m in mlps)}
+    masks = {"masks": [h.mask for h in heads]} if any(h.mask for h in heads) else {}
     if all(h.domain.single for h in heads):
         # Every head selects at most one key: its weight is exactly 1 whatever the scores' last
         # bits, so the width needed will do; the certifier bounds the scaling's rounding.
@@ -112,7 +115,7 @@ def _layer_shape(heads: Sequence[HeadSpec], mlps: Sequence[MLPSpec]) -> dict[str
         # A power of 4: sqrt(d_head) is a power of 2, so dividing scores by it (or scaling q
         # first, as fused kernels do) is exact, and keys of equal scores get equal weights.
         d_head = 4 ** math.ceil(math.log(max(widths), 4))
-    return {"n_heads": len(heads), "d_head": d_head, "d_mlp": sum(m.hidden for m in mlps)}
+    return {"n_heads": len(heads), "d_head": d_head, "d_mlp": sum(m.hidden for m in mlps), **masks}
 
 
 def _qk_width(head: HeadSpec) -> int:
@@ -339,9 +342,11 @@ def _metadata(
             "source": source.text,
             "sha256": hashlib.sha256(source.text.encode("utf-8")).hexdigest(),
         }
+    masked = any(layer.get("masks") for layer in config["layers"])
     return {
         "format": FORMAT,
-        "format_version": FORMAT_VERSION,
+        # a reader that predates per-head masks must refuse a masked model, not run it unmasked
+        "format_version": FORMAT_VERSION if masked else MASKLESS_FORMAT_VERSION,
         "compiler_version": COMPILER_VERSION,
         "config": config,
         "max_len": max_len,

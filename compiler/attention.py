@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from compiler.blocks import (
+    ALL_TRUE,
     BOS,
+    EVERY_POSITION,
     Atom,
     Atomic,
     Dim,
@@ -25,6 +27,7 @@ from compiler.blocks import (
     HeadSpec,
     Terms,
     ValuePart,
+    mask_label,
     value_key,
 )
 from compiler.numeric import SCORE_UNIT, SOFTMAX_GAP
@@ -39,6 +42,7 @@ __all__ = [
     "merge_heads",
     "selector_weights",
     "selector_width_head",
+    "split_mask",
 ]
 
 
@@ -119,6 +123,28 @@ def selector_weights(
     return w_q, w_k, width
 
 
+def split_mask(atoms: Sequence[Atomic]) -> tuple[list[Atomic], str] | None:
+    """A conjunction's scored atoms and its head's mask (the positions every mask atom keeps);
+    [ALL_TRUE] when only masks select. None when the masks keep no position: nothing is
+    selected."""
+    positions = EVERY_POSITION
+    for atom in atoms:
+        positions = positions & atom.positions
+    if not positions:
+        return None
+    scored = [a for a in atoms if not a.is_mask]
+    return scored or [ALL_TRUE], mask_label(positions)
+
+
+def _masked(atoms: Sequence[Atomic]) -> tuple[list[Atomic], str]:
+    split = split_mask(atoms)
+    if split is None:
+        # a contradiction of masks (`<` and `>`) selects no key: one atom that never holds
+        # (no columns), the head's query sees BOS alone
+        return [Atomic(ALL_TRUE.query, ALL_TRUE.key, np.zeros((1, 1), dtype=bool))], ""
+    return split
+
+
 def _number_terms(value: Encoded) -> Terms:
     """A reading as one number: its numerical terms, or sum_v v * one_hot[v] for a categorical one."""
     if not value.is_categorical:
@@ -161,9 +187,11 @@ def aggregate_head(
     query attends only to BOS, whose value row carries `default`. With an `address` (numerical
     addressing or matching, `compiler.addressing`) the scores are its parabola instead of the atoms'.
     """
+    mask = ""
     if address is not None:
         w_q, w_k = dict(address.w_q), dict(address.w_k)
     else:
+        atoms, mask = _masked(atoms)
         w_q, w_k, _ = selector_weights(atoms)
     m = len(atoms)
     if out.is_categorical:
@@ -195,7 +223,7 @@ def aggregate_head(
         domain = HeadDomain((address.query,), (address.key,), (part,), address.single)
         return HeadSpec(op, name, w_q, w_k, w_v, w_o, out_dims, address.bos_score, domain)
     domain = _domain(atoms, (part,), single)
-    return HeadSpec(op, name, w_q, w_k, w_v, w_o, out_dims, (m - 0.5) * SCORE_UNIT, domain)
+    return HeadSpec(op, name, w_q, w_k, w_v, w_o, out_dims, (m - 0.5) * SCORE_UNIT, domain, mask)
 
 
 def _domain(
@@ -208,6 +236,7 @@ def _domain(
 def selector_width_head(atoms: Sequence[Atomic], out_dim: Dim, *, op: str, name: str) -> HeadSpec:
     """Writes 1/(w+1) into out_dim, w = number of selected keys: BOS scores like a selected key and
     is the only key with a non-zero value (the `bos` dimension)."""
+    atoms, mask = _masked(atoms)
     w_q, w_k, _ = selector_weights(atoms)
     return HeadSpec(
         op,
@@ -219,6 +248,7 @@ def selector_width_head(atoms: Sequence[Atomic], out_dim: Dim, *, op: str, name:
         (out_dim,),
         bos_score=len(atoms) * SCORE_UNIT,
         domain=_domain(atoms, (ValuePart(None, (out_dim,), "width"),)),
+        mask=mask,
     )
 
 
@@ -239,8 +269,10 @@ def merge_heads(heads: Sequence[HeadSpec]) -> HeadSpec:
         raise ValueError("merge_heads needs at least one head")
     first = heads[0]
     for h in heads[1:]:
-        if h.bos_score != first.bos_score or not (
-            _same_rows(h.W_Q, first.W_Q) and _same_rows(h.W_K, first.W_K)
+        if (
+            h.bos_score != first.bos_score
+            or h.mask != first.mask
+            or not (_same_rows(h.W_Q, first.W_Q) and _same_rows(h.W_K, first.W_K))
         ):
             raise ValueError(f"heads {first.name!r} and {h.name!r} do not share a selector")
     d_vs = [h.W_O.shape[0] for h in heads]
@@ -268,4 +300,5 @@ def merge_heads(heads: Sequence[HeadSpec]) -> HeadSpec:
         out_dims,
         first.bos_score,
         domain,
+        first.mask,
     )

@@ -146,13 +146,63 @@ class Encoded:
         return Encoded(name, Encoding.NUMERICAL, values, number=((Dim(name), 1.0),))
 
 
+# Where a key may lie relative to its query: the relations "<", "==", ">" of the key's index to the
+# query's. A head that keeps only some of them has a mask (format version 3): it never sees the other
+# keys (BOS is always seen). All three: no mask.
+EVERY_POSITION: frozenset[str] = frozenset({"<", "==", ">"})
+_MASK_LABELS = {
+    frozenset({"<"}): "<",
+    frozenset({"=="}): "==",
+    frozenset({">"}): ">",
+    frozenset({"<", "=="}): "<=",
+    frozenset({"==", ">"}): ">=",
+    frozenset({"<", ">"}): "!=",
+    EVERY_POSITION: "",
+}
+_POSITIONS_OF = {
+    sops.Comparison.LT: frozenset({"<"}),
+    sops.Comparison.LEQ: frozenset({"<", "=="}),
+    sops.Comparison.EQ: frozenset({"=="}),
+    sops.Comparison.NEQ: frozenset({"<", ">"}),
+    sops.Comparison.GEQ: frozenset({"==", ">"}),
+    sops.Comparison.GT: frozenset({">"}),
+}
+
+
+def positions_of(comparison: sops.Comparison) -> frozenset[str] | None:
+    """The key positions `select(indices, indices, comparison)` selects (None: TRUE/FALSE)."""
+    return _POSITIONS_OF.get(comparison)
+
+
+def mask_label(positions: frozenset[str]) -> str:
+    """The file's name of a mask (transformer.config.HEAD_MASKS): "<=" for {"<", "=="}, "" for all."""
+    return _MASK_LABELS[positions]
+
+
 @dataclass(frozen=True)
 class Atomic:
-    """One select predicate between categorical readings: selected iff table[q_index, k_index]."""
+    """One select predicate between categorical readings: selected iff table[q_index, k_index].
+
+    A *mask atom* (`positions` not every position) is `select(indices, indices, op)` compiled as the
+    head's mask: it reads nothing and scores nothing, the head just never sees the keys outside
+    `positions` (its query and key read TRUE, its table is all true)."""
 
     query: Encoded
     key: Encoded
     table: np.ndarray  # bool [len(query.values), len(key.values)]
+    positions: frozenset[str] = EVERY_POSITION
+
+    @property
+    def is_mask(self) -> bool:
+        return self.positions != EVERY_POSITION
+
+
+TRUE = Encoded("true", Encoding.CATEGORICAL, (True,), one_hot=(((ONE, 1.0),),))
+ALL_TRUE = Atomic(TRUE, TRUE, np.ones((1, 1), dtype=bool))
+
+
+def mask_atom(positions: frozenset[str]) -> Atomic:
+    return Atomic(TRUE, TRUE, np.ones((1, 1), dtype=bool), positions)
 
 
 @dataclass(frozen=True)
@@ -223,6 +273,7 @@ class HeadSpec:
     out_dims: tuple[Dim, ...]
     bos_score: float
     domain: HeadDomain | None = None
+    mask: str = ""  # the keys the head sees (transformer.config.HEAD_MASKS; "" every key)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ def compile_sop(
     name: str | None = None,
     source: Source | None = None,
     causal: bool = False,
+    head_masks: bool = True,
     require_certificate: bool = True,
     max_params: int | None = DEFAULT_MAX_PARAMS,
     progress: Callable[[str, int, int], None] | None = None,
@@ -41,6 +42,10 @@ def compile_sop(
         survive any float32 evaluation order. A model that is not proved is refused (CompileError, one
         located reason per weak block); `require_certificate=False` returns it anyway, marked not
         proved, for inspecting why (the command line never writes such a model).
+
+        `head_masks=False` builds no head with a per-head mask (format version 3): a selector's
+        `select(indices, indices, op)` is then scored from index readings (N x N), as TransformerLens's
+        HookedTransformer, which has no such masks, can run.
 
         Before building anything for a large `max_len`, the model's size is predicted
         (compiler.budget); above `max_params` parameters (None: no limit) the compile is refused with
@@ -54,7 +59,7 @@ def compile_sop(
         sop = to_sops(sop)  # type: ignore[arg-type]
     vocab = _check_arguments(sop, vocab, max_len)
     sop = resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
-    _check_size(sop, vocab, max_len, causal, max_params)
+    _check_size(sop, vocab, max_len, causal, head_masks, max_params)
 
     def note(stage: str) -> None:
         if progress is not None:
@@ -69,6 +74,7 @@ def compile_sop(
                 name=name,
                 source=source,
                 causal=causal,
+                head_masks=head_masks,
                 note=note,
                 output=output,
                 matching=matching,
@@ -134,6 +140,7 @@ def _build(
     note: Callable[[str], None],
     output: Encoding | None = None,
     matching: bool = True,
+    head_masks: bool = True,
 ) -> tuple[CompiledModel, Graph]:
     """Every stage but the certificate: the assembled model, and the graph it came from (`output`
     forces the output's encoding; `matching=False` turns compiler.addressing's matching off)."""
@@ -144,7 +151,7 @@ def _build(
         _check_causal(graph, values)
     note("plan encodings")
     # readings + weight blocks in Dim coordinates
-    plan = plan_encodings(graph, values, vocab, output, causal, matching)
+    plan = plan_encodings(graph, values, vocab, output, causal, matching, head_masks)
     note("schedule and assemble")
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers
     layout = lay_out(schedule, plan.output, vocab, max_len)  # Dim -> residual index
@@ -162,7 +169,12 @@ ANALYSIS_BYTES_PER_PAIR = 200  # per pair and per positional s-op: a tuple key a
 
 
 def _check_size(
-    sop: sops.Node, vocab: tuple[Atom, ...], max_len: int, causal: bool, max_params: int | None
+    sop: sops.Node,
+    vocab: tuple[Atom, ...],
+    max_len: int,
+    causal: bool,
+    head_masks: bool,
+    max_params: int | None,
 ) -> None:
     """Refuse, before building it, a model predicted to exceed `max_params` parameters."""
     if max_params is None:
@@ -197,6 +209,7 @@ def _check_size(
             name=None,
             source=None,
             causal=causal,
+            head_masks=head_masks,
             note=lambda s: None,
             matching=matching,
         )[0]

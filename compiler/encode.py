@@ -53,11 +53,14 @@ def plan_encodings(
     output: Encoding | None = None,
     causal: bool = False,
     matching: bool = True,
+    head_masks: bool = True,
 ) -> Plan:
     """Choose every reading and build every block; one CompileError with every reason. `output`
     forces the output's encoding (the driver's one-hot fallback), else `output_encoding` picks;
-    `matching=False` keeps one-hot readings where matching (compiler.addressing) would apply."""
-    return Readings(PlanContext(graph, values, vocab, causal, matching), output).run()
+    `matching=False` keeps one-hot readings where matching (compiler.addressing) would apply;
+    `head_masks=False` scores `select(indices, indices, op)` instead of masking the head."""
+    ctx = PlanContext(graph, values, vocab, causal, matching, head_masks)
+    return Readings(ctx, output).run()
 
 
 class Readings:

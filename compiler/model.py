@@ -9,6 +9,7 @@ order may drift from that exact model, and shows no decision can flip.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,12 +17,13 @@ from typing import Any
 import numpy as np
 
 FORMAT = "rasp-forge-model"
-FORMAT_VERSION = 2  # per-layer shapes (config.layers)
+FORMAT_VERSION = 3  # per-head masks (config.layers[].masks)
+MASKLESS_FORMAT_VERSION = 2  # per-layer shapes (config.layers): a model without masked heads
 COMPILER_VERSION = "0.1.0"
 
 
 def model_config(
-    layers: list[dict[str, int]],
+    layers: list[dict[str, Any]],
     *,
     d_model: int,
     n_ctx: int,
@@ -87,8 +89,10 @@ def run_residuals(
     resid = embed_residual(w, ids)
     out = [resid]
     causal = config["attention_dir"] == "causal"
+    shapes = config.get("layers") or []
     for layer in range(config["n_layers"] if n_layers is None else n_layers):
-        resid = resid + attention_residual(w, layer, resid, causal)
+        masks = shapes[layer].get("masks") if shapes else None
+        resid = resid + attention_residual(w, layer, resid, causal, masks)
         out.append(resid)
         resid = resid + mlp_residual(w, layer, resid)
         out.append(resid)
@@ -103,17 +107,48 @@ def embed_residual(weights: dict[str, np.ndarray], ids: np.ndarray) -> np.ndarra
 
 
 def attention_residual(
-    weights: dict[str, np.ndarray], layer: int, resid: np.ndarray, causal: bool
+    weights: dict[str, np.ndarray],
+    layer: int,
+    resid: np.ndarray,
+    causal: bool,
+    masks: Sequence[str] | None = None,
 ) -> np.ndarray:
-    return _attention(weights, layer, resid, causal)
+    return _attention(weights, layer, resid, causal, masks or ())
 
 
 def mlp_residual(weights: dict[str, np.ndarray], layer: int, resid: np.ndarray) -> np.ndarray:
     return _mlp(weights, layer, resid)
 
 
+# Which keys a head's mask lets a query see: the key's position compared with the query's
+# (transformer.config.HEAD_MASKS; "" every key). BOS, key 0, is always seen.
+_SEEN = {
+    "": lambda k, q: np.ones(np.broadcast(k, q).shape, dtype=bool),
+    "<": np.less,
+    "<=": np.less_equal,
+    "==": np.equal,
+    ">=": np.greater_equal,
+    ">": np.greater,
+    "!=": np.not_equal,
+}
+
+
+def seen_keys(masks: Sequence[str], n_heads: int, n: int, causal: bool) -> np.ndarray:
+    """[heads, query, key] bool: which keys each head's query sees (positions 0..n-1)."""
+    key, query = np.arange(n)[None, :], np.arange(n)[:, None]
+    per_head = list(masks) or [""] * max(n_heads, 1)
+    seen = np.stack([_SEEN[m](key, query) for m in per_head])
+    if causal:
+        seen = seen & (key <= query)
+    return seen | (key == 0)
+
+
 def _attention(
-    weights: dict[str, np.ndarray], layer: int, resid: np.ndarray, causal: bool
+    weights: dict[str, np.ndarray],
+    layer: int,
+    resid: np.ndarray,
+    causal: bool,
+    masks: Sequence[str],
 ) -> np.ndarray:
     w = {
         k: weights[f"blocks.{layer}.attn.{k}"]
@@ -124,9 +159,9 @@ def _attention(
     v = np.einsum("bpd,hde->bhpe", resid, w["W_V"]) + w["b_V"][None, :, None, :]
     d_head = w["W_Q"].shape[2]  # this layer's own
     scores = np.einsum("bhqe,bhke->bhqk", q, k) / np.sqrt(max(d_head, 1))  # [batch, head, q, k]
-    if causal:
-        n = resid.shape[1]
-        scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)
+    if causal or any(masks):
+        seen = seen_keys(masks, w["W_Q"].shape[0], resid.shape[1], causal)  # [head, q, k]
+        scores = np.where(seen[None], scores, -np.inf)
     scores = scores - scores.max(axis=-1, keepdims=True)
     e = np.exp(scores)
     pattern = e / e.sum(axis=-1, keepdims=True)

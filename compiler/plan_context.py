@@ -27,6 +27,8 @@ class PlanContext:
     vocab: tuple[Atom, ...]
     causal: bool = False  # the model's attention is causal: every query sees keys up to itself
     matching: bool = True  # compiler.addressing.plan_match may be used (the driver's fallback: off)
+    # `select(indices, indices, op)` is a head's mask (format version 3) instead of N x N scores
+    head_masks: bool = True
 
     @property
     def max_len(self) -> int:

@@ -15,12 +15,16 @@ import numpy as np
 
 from compiler import mlp, step_mlp
 from compiler.blocks import (
-    ONE,
+    ALL_TRUE,
+    EVERY_POSITION,
+    TRUE,
     Atom,
     Atomic,
     Encoded,
     Encoding,
     is_number,
+    mask_atom,
+    positions_of,
     sort_values,
     value_key,
 )
@@ -34,11 +38,11 @@ from compiler.relations import combination_count, input_combinations
 from rasp import sops
 from rasp.errors import CompileError
 
+# The key positions a causal model's queries see: at or before their own.
+CAUSAL = frozenset({"<", "=="})
 # A select side with fewer values is read in full; with more, it may be read as classes.
 MIN_CLASSED_VALUES = 32
 
-TRUE = Encoded("true", Encoding.CATEGORICAL, (True,), one_hot=(((ONE, 1.0),),))
-ALL_TRUE = Atomic(TRUE, TRUE, np.ones((1, 1), dtype=bool))
 
 Env = Mapping[int, Atom]  # s-op -> value, for one side of a selector
 
@@ -63,15 +67,18 @@ class SelectorPlanner:
                 assert node.comparison is not None
                 cmp = node.comparison
                 g = self.ctx.graph
-                if (
-                    self.ctx.causal
-                    and cmp is sops.Comparison.LEQ
-                    and g[keys].op is Op.INDICES
-                    and g[queries].op is Op.INDICES
-                ):
-                    # key index <= query index is what the causal mask already does: no columns,
-                    # not an N x N block (frac_prevs, Dyck's prefix counts)
-                    return [ALL_TRUE]
+                positional = g[keys].op is Op.INDICES and g[queries].op is Op.INDICES
+                positions = positions_of(cmp) if positional else None
+                if positions is not None and self.ctx.causal:
+                    # a causal model hides every later key already
+                    positions = positions & CAUSAL
+                    if positions == CAUSAL:
+                        return [ALL_TRUE]  # key index <= query index: what the mask does
+                if positions is not None and self.ctx.head_masks:
+                    # Which keys a query sees by position is the head's mask: no columns, where
+                    # reading indices on both sides costs an N x N block (a prefix select has
+                    # rank N: no narrower scores select it; frac_prevs, Dyck's prefix counts)
+                    return [mask_atom(positions)]
                 # The side with more values may only matter through a few classes (which keys it
                 # selects): `plus - length + indices` has thousands of values, but only N of them
                 # equal an index. Read it as those classes when that is cheap.
@@ -98,7 +105,11 @@ class SelectorPlanner:
                 return [*self.atoms(node.inputs[0]), *self.atoms(node.inputs[1])]
             case Op.NOT:
                 inner = self.atoms(node.inputs[0])
-                if len(inner) == 1:
+                if len(inner) == 1 and inner[0].is_mask:
+                    outside = EVERY_POSITION - inner[0].positions
+                    if outside:  # `not select(indices, indices, <=)`: the keys after the query
+                        return [mask_atom(outside)]
+                elif len(inner) == 1:
                     return [Atomic(inner[0].query, inner[0].key, ~inner[0].table)]
         return [self._combined(node)]
 

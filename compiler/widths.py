@@ -12,11 +12,22 @@ from __future__ import annotations
 import numpy as np
 
 from compiler import attention, step_mlp
-from compiler.blocks import Atomic, Dim, Encoded, Encoding, sort_values
+from compiler.blocks import (
+    ALL_TRUE,
+    EVERY_POSITION,
+    TRUE,
+    Atomic,
+    Dim,
+    Encoded,
+    Encoding,
+    mask_atom,
+    mask_label,
+    sort_values,
+)
 from compiler.graph import IRNode, Op
 from compiler.plan_context import PlanContext
 from compiler.plan_state import Built, Memo
-from compiler.selectors import ALL_TRUE, TRUE, SelectorPlanner
+from compiler.selectors import SelectorPlanner
 
 # Inclusion-exclusion turns selector_width of a disjunction into this many conjunction widths at most.
 MAX_WIDTH_PARTS = 4
@@ -130,16 +141,22 @@ class WidthPlanner:
         out: dict[tuple, SignedTerm] = {}
         for sign, atoms in terms:
             groups: dict[tuple[Encoded, Encoded], np.ndarray] = {}
+            positions = EVERY_POSITION  # the masks' keys: an AND of masks keeps what all keep
             for atom in atoms:
+                positions = positions & atom.positions
+                if atom.is_mask:
+                    continue
                 pair = (atom.query, atom.key)
                 groups[pair] = (
                     groups[pair] & atom.table if pair in groups else np.asarray(atom.table, bool)
                 )
-            if any(not table.any() for table in groups.values()):
+            if not positions or any(not table.any() for table in groups.values()):
                 continue  # selects nothing: width 0
             merged = [
                 Atomic(q, k, t) for (q, k), t in groups.items() if not (q is TRUE and k is TRUE)
             ]
+            if positions != EVERY_POSITION:
+                merged.append(mask_atom(positions))
             ident = tuple(
                 sorted(
                     (
@@ -148,6 +165,7 @@ class WidthPlanner:
                         hash(a.query),
                         hash(a.key),
                         a.table.tobytes(),
+                        mask_label(a.positions),
                     )
                     for a in merged
                 )

@@ -15,6 +15,7 @@ from rasp.errors import RaspError
 from rasp.tools.export import export_transformer_lens, to_hooked_transformer_config
 from rasp.tools.inspect import ModelFileError
 from tests.transformer.handmade_models import mean_of_a, previous_token
+from transformer import interop
 
 
 @pytest.fixture()
@@ -121,7 +122,7 @@ def test_a_compiled_program_runs_in_transformer_lens(program: str, tmp_path: Pat
     name = interp.last_assigned
     vocab = list("abc") if program == "reverse" else list("()")
     path = tmp_path / "m.safetensors"
-    compile_sop(interp.get(name), vocab, 12, name=name).save(path)
+    compile_sop(interp.get(name), vocab, 12, name=name, head_masks=False).save(path)
     export_transformer_lens(path, tmp_path / "tl")
     tl_model = _load_export(tmp_path / "tl")
     ours = transformer.load(path)
@@ -133,4 +134,51 @@ def test_a_compiled_program_runs_in_transformer_lens(program: str, tmp_path: Pat
     assert torch.allclose(theirs, mine, atol=1e-5)
     last = f"blocks.{ours.config.n_layers - 1}.hook_resid_post"
     assert torch.allclose(their_cache[last], my_cache[last], atol=1e-5)
+    assert ours.decode(theirs, lengths) == ours.run(inputs)
+
+
+def _masked_dyck1(path: Path) -> Path:
+    from compiler import compile_sop
+    from rasp.interpreter import load_file
+
+    interp = load_file(Path(__file__).resolve().parents[1] / "programs" / "dyck1.rasp")
+    compile_sop(interp.get("dyck1"), list("()"), 12, name="dyck1").save(path)
+    return path
+
+
+def test_a_model_with_masked_heads_is_not_exported(tmp_path: Path) -> None:
+    """TransformerLens has no per-head masks: exporting would give a model that runs unmasked."""
+    path = _masked_dyck1(tmp_path / "m.safetensors")
+    with pytest.raises(RaspError) as info:
+        export_transformer_lens(path, tmp_path / "tl")
+    assert "layer 0 head 0 sees only the keys whose position is <= the query's" in str(info.value)
+    assert "--no-head-masks" in (info.value.hint or "")
+    assert not (tmp_path / "tl").exists()
+    with pytest.raises(ValueError, match="masks_by_hooks=True"):
+        interop.to_transformer_lens(path)
+
+
+def test_masked_heads_run_in_transformer_lens_through_hooks(tmp_path: Path) -> None:
+    """`mask_hooks` gives a HookedTransformer the per-head masks: the same logits and outputs."""
+    torch = pytest.importorskip("torch")
+    import transformer
+
+    hooked, hooked_config = _hooked_transformer()
+    path = _masked_dyck1(tmp_path / "m.safetensors")
+    cfg, state = interop.to_transformer_lens(path, masks_by_hooks=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        tl_model = hooked(hooked_config(**cfg))
+    tl_model.load_state_dict(state, strict=False)
+    hooks = interop.mask_hooks(path)
+    assert [name for name, _ in hooks] == ["blocks.0.attn.hook_attn_scores",
+                                           "blocks.2.attn.hook_attn_scores"]  # fmt: skip
+    for name, hook in hooks:
+        tl_model.add_hook(name, hook, is_permanent=True)
+    ours = transformer.load(path)
+    inputs = [["()"[(i * 7 + n) % 3 % 2] for i in range(n)] for n in range(1, 13)]
+    ids, lengths = ours.encode(inputs)
+    with torch.no_grad():
+        theirs = tl_model(ids)
+    assert torch.allclose(theirs, ours.forward(ids), atol=1e-5)
     assert ours.decode(theirs, lengths) == ours.run(inputs)

@@ -7,14 +7,40 @@ from typing import Any, Literal
 
 AttentionDir = Literal["bidirectional", "causal"]
 
+# A head's mask says which keys it sees by comparing the key's position with the query's, as RASP's
+# `select(indices, indices, op)` does (key j is seen by query i iff `j op i`); "" sees every key.
+# BOS (position 0) is seen by every query whatever the mask, so a query that sees no real key still
+# attends to BOS. Masked heads are format version 3.
+HEAD_MASKS = ("", "<", "<=", "==", ">=", ">", "!=")
+
 
 @dataclass(frozen=True)
 class LayerShape:
-    """One block's own sizes: a layer stores only the heads and hidden units it uses."""
+    """One block's own sizes: a layer stores only the heads and hidden units it uses.
+
+    `masks`: one entry of HEAD_MASKS per head, or empty when no head of the layer is masked."""
 
     n_heads: int
     d_head: int
     d_mlp: int
+    masks: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.masks and len(self.masks) != self.n_heads:
+            raise ValueError(f"masks lists {len(self.masks)} entries for {self.n_heads} heads")
+        for mask in self.masks:
+            if mask not in HEAD_MASKS:
+                raise ValueError(f"a head mask must be one of {HEAD_MASKS}, not {mask!r}")
+
+    def mask(self, head: int) -> str:
+        """Head `head`'s mask ("" when it sees every key)."""
+        return self.masks[head] if self.masks else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"n_heads": self.n_heads, "d_head": self.d_head, "d_mlp": self.d_mlp}
+        if any(self.masks):
+            data["masks"] = list(self.masks)
+        return data
 
 
 @dataclass(frozen=True)
@@ -33,8 +59,9 @@ class ModelConfig:
         act_fn: MLP activation; always "relu".
         normalization_type: LayerNorm kind; always None (compiled models have no LayerNorm).
         attention_dir: "bidirectional", or "causal" to mask keys after the query.
-        layers: each layer's own `LayerShape` (format version 2); empty: every layer has the
-            maxima above (format version 1, and TransformerLens's uniform layout).
+        layers: each layer's own `LayerShape` (format version 2, with head masks 3); empty:
+            every layer has the maxima above (format version 1, and TransformerLens's uniform
+            layout).
     """
 
     n_layers: int
@@ -76,13 +103,23 @@ class ModelConfig:
         return LayerShape(self.n_heads, self.d_head, self.d_mlp)
 
     @property
+    def has_masks(self) -> bool:
+        """Whether some head sees only part of the keys (a per-head mask, format version 3)."""
+        return any(any(shape.masks) for shape in self.layers)
+
+    @property
     def padded(self) -> ModelConfig:
-        """The same model with every layer at the maxima (TransformerLens's layout)."""
+        """The same model with every layer at the maxima (TransformerLens's layout), which has
+        no per-head masks: a masked model has no padded form."""
+        if self.has_masks:
+            raise ValueError("a model with per-head masks has no uniform (TransformerLens) layout")
         return ModelConfig(**{**asdict(self), "layers": ()})
 
     def to_dict(self) -> dict[str, Any]:
         """The config as the JSON object of the file's metadata."""
         data = asdict(self)
-        if not self.layers:
+        if self.layers:
+            data["layers"] = [shape.to_dict() for shape in self.layers]
+        else:
             del data["layers"]
         return data

@@ -24,7 +24,9 @@ from transformer.errors import ModelFormatError
 
 METADATA_KEY = "rasp_forge"
 FORMAT_NAME = "rasp-forge-model"
-FORMAT_VERSION = 2  # 2: per-layer shapes (`config.layers`); version 1 files still load
+# 2: per-layer shapes (`config.layers`); 3: per-head masks (`config.layers[].masks`). Older
+# files still load; the compiler writes 3 only for a model with a masked head.
+FORMAT_VERSION = 3
 TENSOR_DTYPE = "F32"
 
 # safetensors refuses headers above 100 MB; a larger length field means "not a safetensors file".

@@ -12,29 +12,55 @@ its W_Q is scaled by sqrt(d_head / own d_head) so that TransformerLens's larger 
 same scores (exact when the ratio is a power of 4; otherwise W_Q rounds once, and `rasp export`,
 which re-certifies the padded weights, is the checked way to TransformerLens). Feed
 TransformerLens the ids from `CompiledTransformer.encode` (BOS first; it must not prepend its own).
+
+TransformerLens has no per-head masks (format version 3): a model with a masked head is refused
+unless the caller asks for its masks as hooks and registers `mask_hooks(model)` on the
+HookedTransformer (each hook sets the scores of the keys a head does not see to -inf):
+
+    cfg, state = to_transformer_lens(model, masks_by_hooks=True)
+    ...
+    for name, hook in mask_hooks(model):
+        tl_model.add_hook(name, hook, is_permanent=True)
+
+(`rasp compile --no-head-masks` builds a model without masked heads, for TransformerLens as is.)
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
 
 from transformer.compiled import CompiledTransformer
+from transformer.errors import ModelInputError
 from transformer.fileformat import uniform_tensors
 from transformer.io import load
+from transformer.model import seen_keys
+
+Hook = Callable[[torch.Tensor, Any], torch.Tensor]
 
 
 def to_transformer_lens(
-    model: str | os.PathLike[str] | CompiledTransformer,
+    model: str | os.PathLike[str] | CompiledTransformer, *, masks_by_hooks: bool = False
 ) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
     """`HookedTransformerConfig` keyword arguments and a float32 state dict for a compiled model
-    (a file path, or a model already loaded with `transformer.load`)."""
+    (a file path, or a model already loaded with `transformer.load`).
+
+    A model with a masked head is refused (TransformerLens would run it unmasked, wrongly) unless
+    `masks_by_hooks`: then the caller registers `mask_hooks(model)` on the HookedTransformer."""
     if not isinstance(model, CompiledTransformer):
         model = load(model)
     cfg = model.config
+    masked = masked_heads(model)
+    if masked and not masks_by_hooks:
+        raise ModelInputError(
+            f"{masked[0]} sees only some keys (a per-head mask), which TransformerLens's "
+            "HookedTransformer cannot express: compile with --no-head-masks, or pass "
+            "masks_by_hooks=True and register mask_hooks(model) on the HookedTransformer"
+        )
     config = {
         "n_layers": cfg.n_layers,
         "d_model": cfg.d_model,
@@ -61,3 +87,43 @@ def to_transformer_lens(
         name: torch.from_numpy(np.array(value, dtype=np.float32)) for name, value in padded.items()
     }
     return config, state
+
+
+def masked_heads(model: CompiledTransformer) -> list[str]:
+    """`layer L head H (keys <= query)` for every head with a mask, in order."""
+    cfg = model.config
+    return [
+        f"layer {layer} head {head} (keys {shape.mask(head)} query)"
+        for layer, shape in enumerate(cfg.layers)
+        for head in range(shape.n_heads)
+        if shape.mask(head)
+    ]
+
+
+def mask_hooks(model: str | os.PathLike[str] | CompiledTransformer) -> list[tuple[str, Hook]]:
+    """(hook name, hook) pairs that give a HookedTransformer built from `to_transformer_lens` the
+    model's per-head masks: at `blocks.L.attn.hook_attn_scores` (scores [batch, head, query,
+    key]) every key the head does not see gets -inf. The padded heads TransformerLens adds see
+    every key. Empty for a model without masked heads."""
+    if not isinstance(model, CompiledTransformer):
+        model = load(model)
+    cfg = model.config
+    hooks: list[tuple[str, Hook]] = []
+    for layer, shape in enumerate(cfg.layers):
+        if not any(shape.masks):
+            continue
+        masks = tuple(shape.mask(h) for h in range(shape.n_heads))
+        masks += ("",) * (cfg.n_heads - shape.n_heads)  # TransformerLens's padding heads
+        seen = seen_keys(masks, cfg.n_ctx)
+        assert seen is not None  # some head is masked
+        hooks.append((f"blocks.{layer}.attn.hook_attn_scores", _masking_hook(seen)))
+    return hooks
+
+
+def _masking_hook(seen: torch.Tensor) -> Hook:
+    def hook(scores: torch.Tensor, hook: Any = None) -> torch.Tensor:
+        n_q, n_k = scores.shape[-2:]
+        where = seen[:, :n_q, :n_k].to(scores.device)
+        return scores.masked_fill(~where, float("-inf"))
+
+    return hook

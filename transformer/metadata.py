@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from math import isfinite
 from typing import Any
 
-from transformer.config import LayerShape, ModelConfig
+from transformer.config import HEAD_MASKS, LayerShape, ModelConfig
 from transformer.decoding import OutputEncoding, OutputSpec, OutputType
 from transformer.errors import ModelFormatError
 from transformer.fileformat import FORMAT_NAME, FORMAT_VERSION
@@ -144,6 +144,8 @@ def parse_metadata(path: str, text: str) -> ModelMetadata:
     config = _parse_config(check, check.get(raw, "config", "", dict))
     if config.layers and version < 2:
         raise check.fail("metadata 'config.layers' needs 'format_version' 2 or later")
+    if config.has_masks and version < 3:
+        raise check.fail("metadata 'config.layers[].masks' needs 'format_version' 3 or later")
     max_len = check.get(raw, "max_len", "", int)
     if max_len < 1 or config.n_ctx != max_len + 1:
         raise check.fail(
@@ -214,10 +216,15 @@ def _parse_shapes(check: _Checker, layers: Any, sizes: dict[str, int]) -> tuple[
     shapes = []
     for index, layer in enumerate(layers):
         where = f"config.layers[{index}]."
-        if not isinstance(layer, dict) or set(layer) != {"n_heads", "d_head", "d_mlp"}:
+        if not isinstance(layer, dict) or not {"n_heads", "d_head", "d_mlp"} <= set(layer) <= {
+            "n_heads",
+            "d_head",
+            "d_mlp",
+            "masks",
+        }:
             raise check.fail(
-                f"metadata field 'config.layers[{index}]' must be an object with exactly "
-                f"n_heads, d_head and d_mlp, got {_json(layer)}"
+                f"metadata field 'config.layers[{index}]' must be an object with n_heads, d_head "
+                f"and d_mlp (and optionally masks), got {_json(layer)}"
             )
         shape = {key: check.get(layer, key, where, int) for key in ("n_heads", "d_head", "d_mlp")}
         for key, value in shape.items():
@@ -228,7 +235,18 @@ def _parse_shapes(check: _Checker, layers: Any, sizes: dict[str, int]) -> tuple[
                 )
         if shape["n_heads"] > 0 and shape["d_head"] == 0:
             raise check.fail(f"metadata field '{where}d_head' must be at least 1 when n_heads > 0")
-        shapes.append(LayerShape(**shape))
+        masks = layer.get("masks", [])
+        if (
+            not isinstance(masks, list)
+            or (masks and len(masks) != shape["n_heads"])
+            or not all(isinstance(m, str) and m in HEAD_MASKS for m in masks)
+        ):
+            raise check.fail(
+                f"metadata field '{where}masks' must list one of "
+                f"{', '.join(_json(m) for m in HEAD_MASKS)} per head ({shape['n_heads']}), "
+                f"got {_json(masks)}"
+            )
+        shapes.append(LayerShape(**shape, masks=tuple(masks)))
     return tuple(shapes)
 
 

@@ -6,7 +6,9 @@
     logits     = resid_post(last block) @ W_U + b_U
 
 Parameter names are the file's tensor names (`blocks.0.attn.W_Q`, ...), so `load_state_dict` takes
-the file's tensors as they are. There is no padding mask: the compiled weights give PAD keys a score
+the file's tensors as they are. A head may carry a mask (format version 3, `seen_keys`): it sees
+only the keys whose position compares with the query's as the mask says, and always BOS; a causal
+model sees no later key. There is no padding mask: the compiled weights give PAD keys a score
 so low that float32 softmax weighs them exactly 0, as in any TransformerLens-compatible runtime.
 """
 
@@ -51,11 +53,41 @@ class PosEmbed(nn.Module):
         return self.W_pos[:n_pos].unsqueeze(0).expand(ids.shape[0], -1, -1)  # [batch, pos, d_model]
 
 
+def seen_keys(masks: tuple[str, ...], n_ctx: int, causal: bool = False) -> Tensor | None:
+    """[heads, query, key] bool, True where a query may attend to a key: the key's position
+    compared with the query's by the head's mask (config.HEAD_MASKS; "" sees every key), and
+    with `causal` no key after the query. BOS (key 0) is seen by every query. None when every
+    head sees every key."""
+    if not any(masks) and not causal:
+        return None
+    # on the CPU even while the model is built on the meta device (io._build): a buffer holds data
+    pos = torch.arange(n_ctx, device="cpu")
+    key, query = pos[None, :], pos[:, None]  # [1, key], [query, 1]
+    relation = {
+        "": torch.ones(n_ctx, n_ctx, dtype=torch.bool, device="cpu"),
+        "<": key < query,
+        "<=": key <= query,
+        "==": key == query,
+        ">=": key >= query,
+        ">": key > query,
+        "!=": key != query,
+    }
+    seen = torch.stack([relation[m] for m in masks or ("",)])  # [heads, query, key]
+    if causal:
+        seen = seen & (key <= query)
+    return seen | (key == 0)
+
+
 class Attention(nn.Module):
     def __init__(self, cfg: ModelConfig, shape: LayerShape, name: str) -> None:
         super().__init__()
         self.name = name  # hook prefix, e.g. "blocks.0.attn"
-        self.causal = cfg.attention_dir == "causal"
+        # Which keys each head sees (per-head masks, causal attention), or None: every key. A
+        # buffer (moved with the model), not a weight (not in the state dict).
+        masks = tuple(shape.mask(h) for h in range(shape.n_heads))
+        self.register_buffer(
+            "seen", seen_keys(masks, cfg.n_ctx, cfg.attention_dir == "causal"), persistent=False
+        )
         n_heads, d_head = shape.n_heads, shape.d_head  # this layer's own (format version 2)
         self.scale = math.sqrt(d_head) if d_head > 0 else 1.0
         self.W_Q = _param(n_heads, cfg.d_model, d_head)
@@ -73,10 +105,11 @@ class Attention(nn.Module):
         k = torch.einsum("bpm,hmd->bphd", x, self.W_K) + self.b_K  # [batch, pos, head, d_head]
         v = torch.einsum("bpm,hmd->bphd", x, self.W_V) + self.b_V  # [batch, pos, head, d_head]
         scores = torch.einsum("bqhd,bkhd->bhqk", q, k) / self.scale  # [batch, head, q, k]
-        if self.causal:
+        if self.seen is not None:
             n_pos = x.shape[1]
-            later = torch.ones(n_pos, n_pos, dtype=torch.bool, device=x.device).triu(diagonal=1)
-            scores = scores.masked_fill(later, float("-inf"))  # key after query: weight 0
+            # a key the head does not see (a per-head mask, or after the query in a causal
+            # model): weight exactly 0
+            scores = scores.masked_fill(~self.seen[:, :n_pos, :n_pos], float("-inf"))
         # Standard softmax subtracts the row max, so a score 110 below it underflows to exactly 0
         # (in float32, the format's dtype; a float64 copy of the model computes in float64).
         pattern = torch.softmax(scores, dim=-1)  # [batch, head, q, k]

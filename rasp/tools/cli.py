@@ -106,6 +106,13 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("-o", "--output", required=True, metavar="OUT.safetensors")
     comp.add_argument("--causal", action="store_true", help="compile with causal attention")
     comp.add_argument(
+        "--no-head-masks",
+        action="store_false",
+        dest="head_masks",
+        help="give no head a per-head mask (select(indices, indices, op) is then scored from "
+        "N-wide index readings): a larger model that TransformerLens's HookedTransformer runs as is",
+    )
+    comp.add_argument(
         "--max-params",
         type=_positive,
         metavar="P",

@@ -146,14 +146,17 @@ def group_residual(labels: list[str]) -> tuple[ResidualGroup, ...]:
 
 
 def layer_operations(meta: dict[str, Any]) -> tuple[Operation, ...]:
+    """One row per head and MLP; a masked head's block says which keys it sees (`head 0 (keys
+    <= query)`: key positions at or before the query's)."""
     ops: list[Operation] = []
+    shapes = meta.get("config", {}).get("layers") or []
     for index, layer in enumerate(meta.get("layers", [])):
+        masks = shapes[index].get("masks") or [] if index < len(shapes) else []
         for head in layer.get("attn", []):
-            ops.append(
-                Operation(
-                    index, f"head {head.get('head', 0)}", str(head.get("name")), str(head.get("op"))
-                )
-            )
+            h = head.get("head", 0)
+            mask = masks[h] if isinstance(h, int) and h < len(masks) else ""
+            block = f"head {h}" + (f" (keys {mask} query)" if mask else "")
+            ops.append(Operation(index, block, str(head.get("name")), str(head.get("op"))))
         for mlp in layer.get("mlp", []):
             ops.append(Operation(index, "mlp", str(mlp.get("name")), str(mlp.get("op"))))
     return tuple(ops)

@@ -89,11 +89,14 @@ def _compile(
     causal: bool = False,
     console: Console | None = None,
     max_params: int | None = None,
+    head_masks: bool = True,
 ) -> Any:
     console = console or Console()
     sop, name, source = _program(file, name, console)
     console.step(f"compiling `{name}` for {len(vocab)} tokens, max_len {max_len}")
-    compiled = compile_sop(sop, name, source, vocab, max_len, causal, console, max_params)
+    compiled = compile_sop(
+        sop, name, source, vocab, max_len, causal, console, max_params, head_masks
+    )
     console.step("compiled and certified")
     return compiled
 
@@ -107,6 +110,7 @@ def compile_sop(
     causal: bool = False,
     console: Console | None = None,
     max_params: int | None = None,
+    head_masks: bool = True,
 ) -> Any:
     import compiler
     from compiler.budget import DEFAULT_MAX_PARAMS
@@ -121,6 +125,7 @@ def compile_sop(
             name=name,
             source=source,
             causal=causal,
+            head_masks=head_masks,
             progress=progress,
             max_params=max_params or DEFAULT_MAX_PARAMS,
         )
@@ -165,6 +170,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         args.causal,
         console,
         getattr(args, "max_params", None),
+        args.head_masks,
     )
     try:
         with user_mode(args.output):

@@ -1,6 +1,8 @@
 """The factorized softmax check (compiler/certify_factor.py): a conjunction's additive score checked
 block by block gives the enumeration's verdict and Check, proves models that agree with the
-interpreter, and refuses a head whose block no longer keeps its level gap."""
+interpreter, and refuses a head whose block no longer keeps its level gap. The models are compiled
+without head masks, so that `select(indices, indices, <)` is a block of scores of its own (with
+masks it is no block at all: the head's mask)."""
 
 from __future__ import annotations
 
@@ -80,7 +82,7 @@ def _agrees(model: Any, sop: SOp, vocab: str, max_len: int, count: int) -> None:
 @pytest.mark.exactness
 def test_factorized_heads_certify_and_agree_with_the_interpreter(factor_only: list[int]) -> None:
     sop, out, source = _library("most_freq")
-    model = compiler.compile_sop(sop, list("abcd"), 10, name=out, source=source)
+    model = compiler.compile_sop(sop, list("abcd"), 10, name=out, source=source, head_masks=False)
     assert model.metadata["certificate"]["ok"]
     heads = Reach.from_json(model.metadata["reach"]).heads
     assert len(factor_only) == len(heads)  # every head was proved block by block
@@ -103,7 +105,9 @@ def _indices_columns(model: Any, layer: int, h: int, reach: Reach) -> np.ndarray
 
 def test_a_block_without_its_level_gap_is_refused(factor_only: list[int]) -> None:
     sop, source = _source(EARLIER_SAME, "earlier_same")
-    model = compiler.compile_sop(sop, list("abc"), 8, name="earlier_same", source=source)
+    model = compiler.compile_sop(
+        sop, list("abc"), 8, name="earlier_same", source=source, head_masks=False
+    )
     layer, h, reach = _head(model, "earlier_same")
     cols = _indices_columns(model, layer, h, reach)
     assert len(cols) > 0
@@ -130,7 +134,9 @@ def test_the_factorized_check_gives_the_enumerations_certificate(
     name: str, vocab: str, max_len: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sop, out, source = _library(name)
-    model = compiler.compile_sop(sop, list(vocab), max_len, name=out, source=source)
+    model = compiler.compile_sop(
+        sop, list(vocab), max_len, name=out, source=source, head_masks=False
+    )
     enumerated = recheck(model.weights, model.metadata).to_json()
     assert enumerated == model.metadata["certificate"]
     proved: list[int] = []
@@ -151,7 +157,9 @@ def test_the_perturbed_head_gets_the_same_check_from_both_paths(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     sop, source = _source(EARLIER_SAME, "earlier_same")
-    model = compiler.compile_sop(sop, list("abc"), 6, name="earlier_same", source=source)
+    model = compiler.compile_sop(
+        sop, list("abc"), 6, name="earlier_same", source=source, head_masks=False
+    )
     layer, h, reach = _head(model, "earlier_same")
     cols = _indices_columns(model, layer, h, reach)
     weights = {k: np.array(v) for k, v in model.weights.items()}
@@ -165,7 +173,9 @@ def test_the_perturbed_head_gets_the_same_check_from_both_paths(
 
 def test_blocks_follow_the_atoms() -> None:
     sop, source = _source(EARLIER_SAME, "earlier_same")
-    model = compiler.compile_sop(sop, list("abc"), 6, name="earlier_same", source=source)
+    model = compiler.compile_sop(
+        sop, list("abc"), 6, name="earlier_same", source=source, head_masks=False
+    )
     layer, h, reach = _head(model, "earlier_same")
     (head,) = [x for x in reach.heads if x.name == "earlier_same"]
     walk = _walk_stub(model, reach)

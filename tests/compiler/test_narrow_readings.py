@@ -12,6 +12,7 @@ from runtime_helpers import run_compiled
 
 from compiler import compile_sop
 from rasp import sops as S
+from rasp.tools.verify import same_value
 
 N = 40
 
@@ -25,7 +26,9 @@ def _inputs(vocab: str, count: int, seed: int) -> list[list[str]]:
 def _agree(sop: S.SOp, model, inputs: list[list[str]]) -> None:
     for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
         want = list(S.evaluate(sop, tokens).values)
-        assert got == pytest.approx(want, rel=1e-6, abs=1e-9), tokens
+        # RASP values (strings, bools, numbers within 1e-6): pytest.approx refuses strings
+        assert len(got) == len(want), tokens
+        assert all(same_value(g, w) for g, w in zip(got, want, strict=True)), (tokens, got, want)
 
 
 @pytest.mark.exactness
@@ -43,29 +46,72 @@ def test_a_one_hot_read_as_a_number_lays_out_only_its_non_zero_columns() -> None
 
 
 @pytest.mark.exactness
-def test_under_causal_attention_the_prefix_select_is_the_mask() -> None:
+def test_the_prefix_select_is_a_mask() -> None:
+    # the causal model's own mask, or a head's mask (format version 3); without either it is an
+    # N-wide block of index one-hots on both sides
     sop = B.frac_prevs("a")
     causal = compile_sop(sop, list("ab"), N, causal=True)
-    plain = compile_sop(sop, list("ab"), N)
+    masked = compile_sop(sop, list("ab"), N)
+    plain = compile_sop(sop, list("ab"), N, head_masks=False)
     assert causal.metadata["config"]["attention_dir"] == "causal"
-    assert not any(lb.startswith("indices") for lb in causal.metadata["residual"])
+    assert "masks" not in causal.metadata["config"]["layers"][0]  # the causal mask does it
+    assert causal.metadata["format_version"] == 2
+    assert masked.metadata["config"]["layers"][0]["masks"] == ["<="]
+    assert masked.metadata["format_version"] == 3
+    for model in (causal, masked):
+        assert not any(lb.startswith("indices") for lb in model.metadata["residual"])
+        assert model.param_count() * 20 < plain.param_count()
     assert any(lb.startswith("indices:") for lb in plain.metadata["residual"])
-    assert causal.param_count() * 20 < plain.param_count()
     inputs = _inputs("ab", 200, seed=4)
     _agree(sop, causal, inputs)
+    _agree(sop, masked, inputs)
     _agree(sop, plain, inputs[:50])
 
 
 @pytest.mark.exactness
-def test_a_strict_prefix_select_is_not_the_mask() -> None:
-    # key < query excludes the query itself, which the causal mask includes: kept as columns
+@pytest.mark.parametrize("causal", [False, True])
+def test_a_strict_prefix_select_is_a_strict_mask(causal: bool) -> None:
+    # key < query excludes the query itself, which the causal mask includes: the head's own mask
     t, indices = B.tokens(), S.IndicesSOp(name="indices")
     before = S.Select(keys=indices, queries=indices, comparison=B.LT)
     is_a = B.mapped(lambda x: int(x == "a"), t, name="is_a", text="indicator(tokens == 'a')")
     sop = S.AggregateSOp(selector=before, sop=is_a, default=0, name="before")
-    model = compile_sop(sop, list("ab"), 12, causal=True)
-    assert any(lb.startswith("indices:") for lb in model.metadata["residual"])
-    _agree(sop, model, [list(t) for n in range(1, 7) for t in itertools.product("ab", repeat=n)])
+    model = compile_sop(sop, list("ab"), 12, causal=causal)
+    assert model.metadata["config"]["layers"][0]["masks"] == ["<"]
+    assert not any(lb.startswith("indices:") for lb in model.metadata["residual"])
+    inputs = [list(t) for n in range(1, 7) for t in itertools.product("ab", repeat=n)]
+    _agree(sop, model, inputs)
+    plain = compile_sop(sop, list("ab"), 12, causal=causal, head_masks=False)
+    assert any(lb.startswith("indices:") for lb in plain.metadata["residual"])
+    _agree(sop, plain, inputs)
+
+
+@pytest.mark.exactness
+def test_masks_combine_within_a_conjunction_and_split_across_a_disjunction() -> None:
+    # (j <= i and j >= i) is j == i; not (j < i) is j >= i; a width of a disjunction splits
+    # into conjunction widths, each with its own mask
+    t, indices = B.tokens(), S.IndicesSOp(name="indices")
+
+    def atom(cmp: S.Comparison) -> S.Select:
+        return S.Select(keys=indices, queries=indices, comparison=cmp)
+
+    same = S.Select(keys=t, queries=t, comparison=B.EQ)
+    is_a = B.mapped(lambda x: int(x == "a"), t, name="is_a", text="indicator(tokens == 'a')")
+    itself = S.AggregateSOp(
+        selector=S.SelectAnd(left=atom(B.LEQ), right=atom(S.Comparison.GEQ)), sop=is_a, default=0
+    )
+    later = S.AggregateSOp(selector=S.SelectNot(inner=atom(B.LT)), sop=is_a, default=0)
+    never = S.SelectorWidthSOp(selector=S.SelectAnd(left=atom(B.LT), right=atom(S.Comparison.GT)))
+    either = S.SelectorWidthSOp(selector=S.SelectOr(left=S.SelectAnd(left=same, right=atom(B.LT)),
+                                                    right=atom(S.Comparison.GT)))  # fmt: skip
+    vocab = list("ab")
+    inputs = [list(t) for n in range(1, 6) for t in itertools.product(vocab, repeat=n)]
+    for sop, masks in ((itself, {"=="}), (later, {">="}), (never, set()), (either, {"<", ">"})):
+        model = compile_sop(sop, vocab, 8)
+        layers = model.metadata["config"]["layers"]
+        assert {m for layer in layers for m in layer.get("masks", []) if m} == masks
+        assert not any(lb.startswith("indices:") for lb in model.metadata["residual"])
+        _agree(sop, model, inputs)
 
 
 @pytest.mark.exactness

@@ -200,6 +200,45 @@ def expected_mean_of_a(text: str, *, causal: bool = False) -> list[float]:
     return [2 * text.count("a") / (len(text) + 1)] * len(text)
 
 
+# key position `op` query position, for a per-head mask (transformer.config.HEAD_MASKS)
+_RELATION = {
+    "<": np.less,
+    "<=": np.less_equal,
+    "==": np.equal,
+    ">=": np.greater_equal,
+    ">": np.greater,
+    "!=": np.not_equal,
+}
+
+
+def masked_mean_of_a(mask: str, max_len: int = 5) -> Handmade:
+    """One head with per-head mask `mask` (format version 3) that weighs every key it sees
+    equally (BOS included, PAD keys at -BIG) and averages `tokens == a`: out[i] is the number
+    of a's among the positions j with `j mask i` over that count + 1 (BOS)."""
+    made = mean_of_a(max_len)
+    config = made.metadata["config"]
+    config["layers"] = [
+        {"n_heads": 1, "d_head": config["d_head"], "d_mlp": config["d_mlp"], "masks": [mask]}
+    ]
+    made.metadata["format_version"] = 3
+    # no MLP doubling: the residual's frac_a is the output
+    made.tensors["blocks.0.mlp.W_out"][:] = 0
+    dim = {label: d for d, label in enumerate(made.metadata["residual"])}
+    made.tensors["unembed.W_U"][:] = 0
+    made.tensors["unembed.W_U"][dim["frac_a"], 0] = 1
+    made.metadata["output"]["name"] = "masked_frac"
+    return made
+
+
+def expected_masked_mean_of_a(text: str, mask: str) -> list[float]:
+    n = len(text)
+    out = []
+    for i in range(n):
+        seen = [j for j in range(n) if mask == "" or _RELATION[mask](j, i)]
+        out.append(sum(text[j] == "a" for j in seen) / (len(seen) + 1))
+    return out
+
+
 def identity(tokens: list[Any], max_len: int = 4, *, out_type: str = "ints") -> Handmade:
     """No blocks at all: the embedding writes each token's one-hot straight into the output."""
     n_ctx = max_len + 1
@@ -231,6 +270,11 @@ def numpy_forward(
             scores = q @ k.transpose(0, 2, 1) / np.sqrt(config["d_head"])  # [batch, q, k]
             if config["attention_dir"] == "causal":
                 scores = np.where(np.triu(np.ones((n_pos, n_pos)), 1) > 0, -np.inf, scores)
+            masks = (config.get("layers") or [{}] * config["n_layers"])[layer].get("masks")
+            if masks and masks[h]:
+                key, query = np.arange(n_pos)[None, :], np.arange(n_pos)[:, None]
+                seen = _RELATION[masks[h]](key, query) | (key == 0)  # BOS is always seen
+                scores = np.where(seen, scores, -np.inf)
             scores = scores - scores.max(axis=-1, keepdims=True)
             pattern = np.exp(scores) / np.exp(scores).sum(axis=-1, keepdims=True)
             pattern_heads.append(pattern)

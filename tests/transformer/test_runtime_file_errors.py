@@ -125,8 +125,24 @@ def test_truncated_at_many_offsets(tmp_path: Path, prev_path: Path) -> None:
 
 METADATA_CASES: dict[str, tuple[Callable[[dict[str, Any]], None], tuple[str, ...]]] = {
     "newer_version": (
-        lambda m: m.update(format_version=3),
-        ("format version 3", "up to 2", "upgrade"),
+        lambda m: m.update(format_version=4),
+        ("format version 4", "up to 3", "upgrade"),
+    ),
+    "masks_need_version_3": (
+        lambda m: m.update(format_version=2) or m["config"].update(layers=[_shape(["<="])]),
+        ("'config.layers[].masks' needs 'format_version' 3",),
+    ),
+    "mask_unknown": (
+        lambda m: m["config"].update(layers=[_shape(["<<"])]),
+        ("'config.layers[0].masks' must list one of", '"<="', '["<<"]'),
+    ),
+    "masks_count": (
+        lambda m: m["config"].update(layers=[_shape(["<", ">"])]),
+        ("'config.layers[0].masks'", "per head (1)"),
+    ),
+    "layer_field": (
+        lambda m: m["config"].update(layers=[{**_shape([]), "rotary": 1}]),
+        ("'config.layers[0]' must be an object with n_heads, d_head and d_mlp",),
     ),
     "version_not_int": (
         lambda m: m.update(format_version="1"),
@@ -171,6 +187,13 @@ METADATA_CASES: dict[str, tuple[Callable[[dict[str, Any]], None], tuple[str, ...
         ("'program.sha256' does not match",),
     ),
 }
+
+
+def _shape(masks: list[str]) -> dict[str, Any]:
+    """The previous-token model's one layer (format version 2's config.layers), with `masks`."""
+    config = hm.previous_token().metadata["config"]
+    shape = {key: config[key] for key in ("n_heads", "d_head", "d_mlp")}
+    return {**shape, "masks": masks} if masks else shape
 
 
 @pytest.mark.parametrize("case", sorted(METADATA_CASES))
