@@ -13,16 +13,21 @@ scale c is chosen from an estimate of the scores' error (where the estimate says
 planner uses one-hot readings instead), and the certifier has the last word (a model it cannot
 prove is refused, located at the aggregate).
 
-Matching (`plan_match`): `select(keys, q, ==)` where the keys take only integer values (read from
-their one-hot, or `indices` as (i, i^2)) and q is `indices` or an integer affine view of it (so q^2 is
-linear in the positional dimensions), with no proof that exactly one key matches. The score is the
-whole square
+Matching (`plan_match`): an atom `select(keys, queries, ==)` between whole numbers, with no proof
+that exactly one key matches, scored by the whole square
 
-    score(q, k) = -c (q - k)^2 = c (2 q k - k^2 - q^2),
+    score(q, k) = -c (q - k)^2 = c (2 q k - k^2 - q^2):
 
-and BOS scores -c/2 (the head's ordinary constant BOS score). Per query: every matching key scores
-exactly 0, BOS c/2 lower, every other key at least c lower (integers: |q - k| >= 1). One or more
-matches: they share the weight equally (the mean, BOS weight 0); none: BOS alone (the default).
+the query reads (2c q, -c, -c q^2), a key (k, k^2, 1). Each side needs its number and its square as
+exact linear terms: an integer affine map of indices reads the positional dimensions (`indices`,
+`indices^2`); tokens, constants and s-ops read as a one-hot anyway read their one-hot (value v
+weighted v and v^2); anything else (a width, a sum of widths, a count) gets two dimensions (s, s^2)
+written by one step MLP from its numerical reading, exact whole numbers (an integer affine map of
+such a source reads them too). Per query every matching key's atom scores exactly 0, every other key
+at least c lower (whole numbers: |q - k| >= 1). The atom joins a conjunction like any other (an
+ordinary atom scores S where it holds): a selected key scores S per ordinary atom, BOS c/2 below
+that in an aggregate (one or more matches share the weight equally, none leaves BOS alone, the
+default) and level with it in a selector_width (which reads 1/(w+1) at BOS).
 
 Used from `max_len >= MIN_LEN` on, where one-hot readings dominate a model's size.
 """
@@ -30,6 +35,8 @@ Used from `max_len >= MIN_LEN` on, where one-hot readings dominate a model's siz
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -38,9 +45,13 @@ from compiler.blocks import (
     INDEX,
     INDEX_SQUARE,
     ONE,
+    Atom,
+    Atomic,
     Dim,
     Encoded,
     Encoding,
+    MatchScores,
+    Terms,
     is_number,
 )
 from compiler.graph import IRNode, Op
@@ -138,91 +149,169 @@ def _exactly_one(ctx: PlanContext, queries: int) -> bool:
     return True
 
 
-class Match:
-    """W_Q / W_K (dim -> [3]) of a matching head: q reads (2c q, -c, -c q^2), a key k reads
-    (k, k^2, 1), so q.k = -c (q - k)^2; BOS reads 0 on these columns and scores `bos_score` = -c/2.
+@dataclass(frozen=True)
+class Side:
+    """One side of a matched select: the reading its columns read (the certifier enumerates its
+    values), the side's number at each of those values, and its number and square as linear terms
+    of the residual (exact whole numbers at every reachable value)."""
 
-    `q = a i + b` (i the index): q^2 = a^2 i^2 + 2ab i + b^2, linear in (indices^2, indices, one).
-    """
+    reading: Encoded
+    number_at: tuple[float, ...]  # per value of `reading`
+    x: Terms
+    square: Terms
+    kind: str  # "indices" (positional dims), "one-hot", "squared" (a step MLP's (s, s^2))
 
-    def __init__(
-        self, query: Encoded, key: Encoded, a: int, b: int, scale: float, single: bool
-    ) -> None:
-        self.query, self.key, self.scale, self.single = query, key, scale, single
-        self.bos_score = -scale / 2
-        c = scale
-        self.w_q: dict[Dim, np.ndarray] = {
-            INDEX: np.array([2 * c * a, 0.0, -2 * c * a * b]),
-            INDEX_SQUARE: np.array([0.0, 0.0, -c * a * a]),
-            ONE: np.array([2 * c * b, -c, -c * b * b]),
-        }
-        self.w_k: dict[Dim, np.ndarray] = {ONE: np.array([0.0, 0.0, 1.0])}
-        if key.encoding is Encoding.VECTOR:
-            self.w_k[INDEX] = np.array([1.0, 0.0, 0.0])
-            self.w_k[INDEX_SQUARE] = np.array([0.0, 1.0, 0.0])
-            return
-        for v, terms in zip(key.values, key.one_hot):
-            k = float(v)  # type: ignore[arg-type]
-            for d, coef in terms:
-                row = self.w_k.setdefault(d, np.zeros(3))
-                row += coef * np.array([k, k * k, 0.0])
+    @property
+    def largest(self) -> float:
+        return max((abs(v) for v in self.number_at), default=0.0)
 
 
-def plan_match(ctx: PlanContext, numbers: NumberViews, select: IRNode) -> Match | None:
-    """Matching for `select` (see the module's docstring), or None where it does not apply."""
+def _terms(pairs: list[tuple[Dim, float]]) -> Terms:
+    out: dict[Dim, float] = {}
+    for dim, coef in pairs:
+        out[dim] = out.get(dim, 0.0) + coef
+    return tuple((d, c) for d, c in out.items() if c != 0.0)
+
+
+def _affine_side(
+    reading: Encoded,
+    t: tuple[Dim, ...],
+    t_square: tuple[Dim, ...],
+    at: tuple[float, ...],
+    a: float,
+    b: float,
+    kind: str,
+) -> Side:
+    """a t + b, from dims whose sums hold t and t^2: its square is a^2 t^2 + 2ab t + b^2."""
+    return Side(
+        reading,
+        tuple(a * v + b for v in at),
+        _terms([*((d, a) for d in t), (ONE, b)]),
+        _terms([*((d, a * a) for d in t_square), *((d, 2 * a * b) for d in t), (ONE, b * b)]),
+        kind,
+    )
+
+
+@dataclass(frozen=True)
+class SquaredReading:
+    """A whole-number s-op as a vector reading: its number is the sum of the `number` dims, its
+    square the sum of the `square` dims (compiler.exact_numbers), for every value."""
+
+    reading: Encoded
+    number: tuple[Dim, ...]
+    square: tuple[Dim, ...]
+
+
+def _one_hot_side(reading: Encoded) -> Side:
+    numbers = tuple(float(v) for v in reading.values)  # type: ignore[arg-type]
+    x = [(d, c * v) for v, terms in zip(numbers, reading.one_hot) for d, c in terms]
+    sq = [(d, c * v * v) for v, terms in zip(numbers, reading.one_hot) for d, c in terms]
+    return Side(reading, numbers, _terms(x), _terms(sq), "one-hot")
+
+
+def match_atom(query: Side, key: Side, scale: float) -> Atomic:
+    """The atom `key == query` scored -c (q - k)^2 = c (2 q k - k^2 - q^2): the query reads
+    (2c q, -c, -c q^2), a key (k, k^2, 1)."""
+    c = scale
+    w_q: dict[Dim, np.ndarray] = {}
+    w_k: dict[Dim, np.ndarray] = {}
+
+    def add(rows: dict[Dim, np.ndarray], terms: Terms, column: int, factor: float) -> None:
+        for dim, coef in terms:
+            rows.setdefault(dim, np.zeros(3))[column] += factor * coef
+
+    add(w_q, query.x, 0, 2 * c)
+    add(w_q, ((ONE, 1.0),), 1, -c)
+    add(w_q, query.square, 2, -c)
+    add(w_k, key.x, 0, 1.0)
+    add(w_k, key.square, 1, 1.0)
+    add(w_k, ((ONE, 1.0),), 2, 1.0)
+    table = np.equal.outer(np.array(query.number_at), np.array(key.number_at))
+    return Atomic(query.reading, key.reading, table, match=MatchScores(w_q, w_k, c))
+
+
+def _whole(values: tuple[Atom, ...]) -> bool:
+    return bool(values) and all(is_number(v) and float(v) == int(v) for v in values)
+
+
+# A side with fewer values than this is read as a one-hot; matching pays from here on.
+MATCH_MIN_VALUES = 16
+
+
+class Squared(Protocol):
+    def __call__(self, index: int) -> SquaredReading | None:
+        """Node `index` as its number and square, written exactly by step MLPs, or None."""
+        ...
+
+
+def plan_match(
+    ctx: PlanContext,
+    numbers: NumberViews,
+    squared: Squared,
+    select: IRNode,
+) -> Atomic | None:
+    """The matching atom for `select` (see the module's docstring), or None where it does not
+    apply: the caller then scores its one-hot readings' classes."""
     n = ctx.max_len
-    if not ctx.matching or n < MIN_LEN:
+    if not ctx.matching or not MIN_LEN <= n <= MATCH_MAX_LEN:
         return None
     if select.op is not Op.SELECT or select.comparison is not sops.Comparison.EQ:
         return None
     keys, queries = select.inputs
-    g = ctx.graph
-    form = numbers.affine_form(queries)
-    if form is None or len(form[0]) != 1:
+    k_vals, q_vals = ctx.values(keys), ctx.values(queries)
+    if not _whole(k_vals) or not _whole(q_vals):
         return None
-    source, a = next(iter(form[0].items()))
-    b = form[1]
-    # q = a i + b with whole a, b: q is a whole number at every index, so a key it misses is at
-    # least 1 away (the gap c); a fractional q could sit nearer a key than BOS's c/2
-    if g[source].op is not Op.INDICES or a != int(a) or b != int(b) or a == 0:
+    if max(len(k_vals), len(q_vals)) < MATCH_MIN_VALUES:
         return None
-    key_vals = ctx.values(keys)
-    if not key_vals or not all(is_number(v) and float(v) == int(v) for v in key_vals):
+    query = _side(ctx, numbers, squared, queries)
+    key = _side(ctx, numbers, squared, keys)
+    if query is None or key is None or query.kind == key.kind == "one-hot":
         return None
-    if len(key_vals) > 4 * n:
+    # Several matches share the weight equally only if their scores are exactly equal: every
+    # score is a multiple of c/2 (BOS's -c/2, assembly's PAD column a multiple of PAD_GRID) of
+    # size at most c span sqrt(d_head), the query's entries multiples of c: below 2^24 steps, exact
+    # in any order (the certifier's `row_grid`).
+    span = (query.largest + key.largest) ** 2
+    if 8 * span >= 2.0**24 or max(query.largest, key.largest) ** 2 >= 2.0**24:
+        return None
+    if key.kind == "one-hot":
+        # BOS's score errs by the float32 error the BOS residual carries on the key's one-hot (an
+        # MLP's, cancelled through the `bos` row) times weights up to k^2 and c q^2: about
+        # 3.5 u c span (certified: 0.84 at N = 64, 13.9 at N = 256); it must stay below the gap's
+        # room c/2 - NEEDED_GAP. (Positional and squared keys read exact zeros at BOS.)
+        if 4 * U * MATCH_SCALE * span >= MATCH_SCALE / 2 * (1 - 4 * U) - NEEDED_GAP:
+            return None
+    return match_atom(query, key, MATCH_SCALE)
+
+
+def _side(ctx: PlanContext, numbers: NumberViews, squared: Squared, index: int) -> Side | None:
+    """How one side is matched: an integer affine map of indices (the positional dims), a one-hot
+    the model holds anyway (tokens, a constant, an s-op read in full), else (s, s^2) written by a
+    step MLP (of a source it is an integer affine map of)."""
+    g, n = ctx.graph, ctx.max_len
+    form = numbers.affine_form(index)
+    if form is not None and len(form[0]) == 1:
+        source, a = next(iter(form[0].items()))
+        b = form[1]
+        if a == int(a) and b == int(b) and a != 0 and _whole(ctx.values(source)):
+            if g[source].op is Op.INDICES:
+                at = tuple(float(i) for i in range(n))
+                reading = index_reading(n)
+                return _affine_side(reading, (INDEX,), (INDEX_SQUARE,), at, a, b, "indices")
+            return _squared_side(ctx, squared, source, a, b)
+    node = g[index]
+    if node.op in (Op.TOKENS, Op.CONST) or numbers.reader.read_in_full(index):
+        return _one_hot_side(numbers.reader.reading(index, Encoding.CATEGORICAL))
+    return _squared_side(ctx, squared, index, 1.0, 0.0)
+
+
+def _squared_side(
+    ctx: PlanContext, squared: Squared, source: int, a: float, b: float
+) -> Side | None:
+    if len(ctx.values(source)) > 4 * ctx.max_len:
         return None  # many values: the one-hot form may read them as few classes
-    largest_k = max(abs(float(v)) for v in key_vals)
-    largest_q = max(abs(a * i + b) for i in (0, n - 1))
-    span = (largest_q + largest_k) ** 2  # |q.k| sums at most c * span
-    single = ctx.value_sets.at_most_one[select.index]
-    if single:
-        # at most one match: its weight is 1 whatever the scores' last bits; the scores' rounding
-        # (a layer as wide as it needs scales them inexactly) and BOS's error (below) grow as
-        # c * span, and the gaps c/2 must outgrow twice that
-        ratio = 24 * U * span
-        if ratio >= 0.2:
-            return None
-        scale = max(MATCH_SCALE, 2.0 ** math.ceil(math.log2(1.25 * NEEDED_GAP / (0.5 - 2 * ratio))))
-    else:
-        # Several matches share the weight equally only if their scores are exactly equal. The
-        # query's entries 2c q and -c q^2 are single products, exact while c q^2 < 2^24 (hence the
-        # fixed c, just enough for the gaps); every score is then a multiple of c/2 (BOS's -c/2,
-        # assembly's PAD column a multiple of PAD_GRID) of size at most c span sqrt(d_head), the
-        # key's entries multiples of sqrt(d_head): below 2^24 steps, exact in any order (the
-        # certifier's `row_grid`).
-        scale = MATCH_SCALE
-        if scale * largest_q**2 >= 2.0**24 or 8 * span >= 2.0**24:
-            return None
-        # BOS's score errs by the float32 error the BOS residual carries on the key's dimensions
-        # (an MLP's one-hot there, cancelled through the `bos` row) times weights up to k^2 and
-        # c q^2: about 3.5 u c span (certified: 0.84 at N = 64, 13.9 at N = 256); it must stay
-        # below the gap's room c/2 - NEEDED_GAP.
-        if 4 * U * scale * span >= scale / 2 * (1 - 4 * U) - NEEDED_GAP:
-            return None
-    if g[keys].op is Op.INDICES:
-        key = index_reading(n)
-    else:
-        key = numbers.reader.reading(keys, Encoding.CATEGORICAL)
-        if not all(is_number(v) and float(v) == int(v) for v in key.values):
-            return None
-    return Match(index_reading(n), key, int(a), int(b), scale, single)
+    found = squared(source)
+    if found is None:
+        return None
+    at = tuple(float(v) for v in found.reading.values)  # type: ignore[arg-type]
+    return _affine_side(found.reading, found.number, found.square, at, a, b, "squared")

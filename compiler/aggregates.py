@@ -9,7 +9,7 @@ Which of the two an aggregate is, is `PlanContext.is_mean`; this planner builds 
 from __future__ import annotations
 
 from compiler import attention, mlp
-from compiler.addressing import plan_address, plan_match
+from compiler.addressing import plan_address
 from compiler.blocks import Encoded, Encoding, is_number, sort_values, value_key
 from compiler.graph import IRNode
 from compiler.plan_context import PlanContext, Reader
@@ -33,9 +33,7 @@ class AggregatePlanner:
         address = None
         if encoding is Encoding.CATEGORICAL:
             address = plan_address(ctx, self.selectors.numbers, ctx.graph[selector])
-        if address is None:
-            # no exactly-one proof: matching scores -c (q - k)^2, BOS -c/2 (any number of matches)
-            address = plan_match(ctx, self.selectors.numbers, ctx.graph[selector])
+        # (without an exactly-one proof, a select between whole numbers is a matching atom)
         atoms = [] if address is not None else self.selectors.atoms(selector)
         if encoding is Encoding.NUMERICAL and not (
             is_number(node.value) or isinstance(node.value, bool)

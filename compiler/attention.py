@@ -33,7 +33,7 @@ from compiler.blocks import (
 from compiler.numeric import SCORE_UNIT, SOFTMAX_GAP
 
 if TYPE_CHECKING:
-    from compiler.addressing import Address, Match
+    from compiler.addressing import Address
 
 __all__ = [
     "SCORE_UNIT",
@@ -97,17 +97,27 @@ def selector_weights(
     Each atom takes one column per distinct non-zero row of its table (or per distinct column,
     whichever is fewer), so q·k has a single non-zero product per atom: exact for 0/1 readings.
     """
+    matches = [a.match for a in atoms if a.match is not None]
+    atoms = [a for a in atoms if a.match is None]
     tables = []
     for atom in atoms:
         table = np.asarray(atom.table, dtype=bool)
         if table.shape != (len(atom.query.values), len(atom.key.values)):
             raise ValueError(f"atom table shape {table.shape} does not match its readings")
         n_rows, n_cols = len(_classes(table)[0]), len(_classes(table.T)[0])
-        tables.append((atom, table, n_rows <= n_cols, min(n_rows, n_cols)))
-    width = sum(size for *_, size in tables)
+        # Beside a matching atom, the query reads S (the key its class): every query entry then
+        # lies on matching's coarse grid (multiples of c/2), where sums of scores stay exact.
+        by_query = n_rows <= n_cols and not matches
+        tables.append((atom, table, by_query, n_cols if matches else min(n_rows, n_cols)))
+    width = sum(size for *_, size in tables) + 3 * len(matches)
     w_q: dict[Dim, np.ndarray] = {}
     w_k: dict[Dim, np.ndarray] = {}
     start = 0
+    for match in matches:  # three columns each: q.k = -c (q - k)^2
+        for rows, block in ((w_q, match.w_q), (w_k, match.w_k)):
+            for dim, vec in block.items():
+                rows.setdefault(dim, np.zeros(width))[start : start + 3] += vec
+        start += 3
     for atom, table, by_query, size in tables:
         if by_query:
             q_rows, k_rows = _atom_block(atom.query, atom.key, table, start, width)
@@ -134,6 +144,15 @@ def split_mask(atoms: Sequence[Atomic]) -> tuple[list[Atomic], str] | None:
         return None
     scored = [a for a in atoms if not a.is_mask]
     return scored or [ALL_TRUE], mask_label(positions)
+
+
+def selected_score(atoms: Sequence[Atomic]) -> tuple[float, float]:
+    """A conjunction's scores: (what a selected key scores, how far below it the best unselected
+    key is at least). An ordinary atom adds S where it holds (so failing one costs S), a matching
+    atom 0 (failing it costs at least its scale c)."""
+    plain = sum(1 for a in atoms if a.match is None)
+    gaps = [SCORE_UNIT] * bool(plain) + [a.match.scale for a in atoms if a.match is not None]
+    return plain * SCORE_UNIT, min(gaps, default=SCORE_UNIT)
 
 
 def _masked(atoms: Sequence[Atomic]) -> tuple[list[Atomic], str]:
@@ -178,14 +197,14 @@ def aggregate_head(
     op: str,
     name: str,
     single: bool = False,
-    address: Address | Match | None = None,
+    address: Address | None = None,
 ) -> HeadSpec:
     """The head of aggregate(select(...), value, default).
 
     Categorical `out`: copies the selected key's one-hot (exact when at most one key is selected).
     Numerical `out`: the mean of the selected keys' values, as one number. With nothing selected the
     query attends only to BOS, whose value row carries `default`. With an `address` (numerical
-    addressing or matching, `compiler.addressing`) the scores are its parabola instead of the atoms'.
+    addressing, `compiler.addressing`) the scores are its parabola instead of the atoms'.
     """
     mask = ""
     if address is not None:
@@ -193,7 +212,6 @@ def aggregate_head(
     else:
         atoms, mask = _masked(atoms)
         w_q, w_k, _ = selector_weights(atoms)
-    m = len(atoms)
     if out.is_categorical:
         if not value.is_categorical:
             raise ValueError("a categorical aggregate needs a categorical value reading")
@@ -214,7 +232,7 @@ def aggregate_head(
         part = ValuePart(value, out_dims, "copy", default)
     else:
         out_dims = (_single_dim(out.number, out.name),)
-        w_v = {}
+        w_v: dict[Dim, np.ndarray] = {}
         _add(w_v, _number_terms(value), 0, 1.0, 1)
         _add(w_v, ((BOS, 1.0),), 0, _as_number(default, "default"), 1)
         w_o = np.ones((1, 1))
@@ -223,7 +241,10 @@ def aggregate_head(
         domain = HeadDomain((address.query,), (address.key,), (part,), address.single)
         return HeadSpec(op, name, w_q, w_k, w_v, w_o, out_dims, address.bos_score, domain)
     domain = _domain(atoms, (part,), single)
-    return HeadSpec(op, name, w_q, w_k, w_v, w_o, out_dims, (m - 0.5) * SCORE_UNIT, domain, mask)
+    # BOS halfway between the selected keys and the best unselected one: a query that selects
+    # nothing attends to BOS alone
+    top, gap = selected_score(atoms)
+    return HeadSpec(op, name, w_q, w_k, w_v, w_o, out_dims, top - gap / 2, domain, mask)
 
 
 def _domain(
@@ -246,7 +267,7 @@ def selector_width_head(atoms: Sequence[Atomic], out_dim: Dim, *, op: str, name:
         {BOS: np.ones(1)},
         np.ones((1, 1)),
         (out_dim,),
-        bos_score=len(atoms) * SCORE_UNIT,
+        bos_score=selected_score(atoms)[0],  # BOS scores like a selected key
         domain=_domain(atoms, (ValuePart(None, (out_dim,), "width"),)),
         mask=mask,
     )

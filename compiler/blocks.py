@@ -180,21 +180,41 @@ def mask_label(positions: frozenset[str]) -> str:
 
 
 @dataclass(frozen=True)
+class MatchScores:
+    """A matching atom's three query/key columns (compiler.addressing): q·k = -c (q - k)^2, exactly
+    0 where the query's number equals the key's and at most -c elsewhere (whole numbers)."""
+
+    w_q: Mapping[Dim, np.ndarray]  # dim -> [3]
+    w_k: Mapping[Dim, np.ndarray]  # dim -> [3]
+    scale: float  # c
+
+
+@dataclass(frozen=True)
 class Atomic:
     """One select predicate between categorical readings: selected iff table[q_index, k_index].
 
     A *mask atom* (`positions` not every position) is `select(indices, indices, op)` compiled as the
     head's mask: it reads nothing and scores nothing, the head just never sees the keys outside
-    `positions` (its query and key read TRUE, its table is all true)."""
+    `positions` (its query and key read TRUE, its table is all true).
+
+    A *matching atom* (`match`) is `select(k, q, ==)` between whole numbers scored by `match`'s
+    columns instead of one column per class of `table`: 0 where it holds, at most -c elsewhere (an
+    ordinary atom scores S where it holds, 0 elsewhere); its query and key are the readings the
+    columns read (for the certifier), `table` its truth table over their values."""
 
     query: Encoded
     key: Encoded
     table: np.ndarray  # bool [len(query.values), len(key.values)]
     positions: frozenset[str] = EVERY_POSITION
+    match: MatchScores | None = None
 
     @property
     def is_mask(self) -> bool:
         return self.positions != EVERY_POSITION
+
+    @property
+    def is_match(self) -> bool:
+        return self.match is not None
 
 
 TRUE = Encoded("true", Encoding.CATEGORICAL, (True,), one_hot=(((ONE, 1.0),),))

@@ -113,9 +113,7 @@ class Linear:
         # The dyadic grid of each column's weights (the bos/pad rows multiply exact zeros at real
         # positions: they add nothing), for the exact-sum test in `own`.
         real_rows = np.delete(self.W, [self.bos, self.pad], axis=0)
-        self.w_grid = np.maximum(
-            dyadic_exponent(real_rows).max(axis=0, initial=0), dyadic_exponent(self.bias)
-        )
+        self.w_grid = column_grid(real_rows, self.bias)
         # Products that can be non-zero per column, +1 for the bias: n of gamma_n. Adding an exact
         # 0 is exact, so a one-hot's cold dimensions count only when they carry error.
         nz = self.W != 0  # [d_model, C]
@@ -332,6 +330,15 @@ class Linear:
         return (ev.error + self.own(ev)) * SLACK
 
 
+def column_grid(weights: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """Per column of a weight matrix and its bias: the least k with every entry·2^k an integer,
+    negative where they are all multiples of 2^-k (matching's query entries -c·q^2, c = 2^8). A sum
+    of products with inputs on a grid 2^-g is then on the grid 2^-(g + k): exact in any order while
+    below 2^24 of its steps (|sum| < 2^(24 - g - k))."""
+    stacked = np.vstack([np.asarray(weights, dtype=np.float64), np.asarray(bias)[None, :]])
+    return row_grid(stacked.T)
+
+
 def row_grid(values: np.ndarray, limit: int = 60) -> np.ndarray:
     """Per row of a 2-D array: the least k with every entry·2^k an integer, negative where all the
     row's entries are whole multiples of 2^-k (c·q and c·q^2 with c = 2^8: k = -8), -limit for a
@@ -430,11 +437,20 @@ def special_linear(
     value = x @ W + bias
     n = np.count_nonzero(W, axis=0) + 1
     size = (np.abs(x) + e) @ np.abs(W) + np.abs(bias)
-    # exact inputs and products on one dyadic grid within 2^24 steps: exact in any order
-    w_grid = np.maximum(dyadic_exponent(W).max(axis=0, initial=0), dyadic_exponent(bias))  # [C]
-    steps = dyadic_exponent(x).max(axis=1, initial=0)[:, None] + w_grid[None, :]  # [S, C]
+    # Exact inputs and products on one dyadic grid within 2^24 steps: exact in any order. Per
+    # column, only the dimensions it reads count (a product with a zero weight is an exact 0):
+    # their errors, and the finest grid among their values (BOS's `one` and `bos` rows stay
+    # exact while other dimensions of the BOS residual carry error).
+    w_grid = column_grid(W, bias)  # [C]
+    reads = (W != 0).astype(np.float64)  # [D, C]
+    x_grid = dyadic_exponent(x)  # [S, D]
+    finest = np.zeros((x.shape[0], W.shape[1]), dtype=np.int64)  # [S, C]
+    for k in np.unique(x_grid[x_grid > 0]):
+        hit = ((x_grid >= k).astype(np.float64) @ reads) > 0
+        finest = np.where(hit, np.maximum(finest, k), finest)
+    steps = finest + w_grid[None, :]
     exact = (
-        (e.max(axis=1, initial=0.0)[:, None] == 0)
+        ((e @ np.abs(W)) == 0)
         & (steps <= 60)
         & (np.ldexp(size, np.minimum(steps, 60)) < 2.0**24)
     )

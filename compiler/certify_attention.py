@@ -174,7 +174,10 @@ def check_attention(walk: Walk, layer: int) -> None:
         walk.err.relative[out] = walk.err.relative[out] + rel + np.where(carried, U, 0.0)
         walk.err.magnitude[out] = mag
     walk.check_untouched(w_o.reshape(-1, w_o.shape[-1]), written, f"layer {layer} attn")
-    walk.special = Specials(new_x, (new_e + U * np.abs(new_x)) * SLACK)
+    # resid + attn_out rounds only where the heads' output at BOS/PAD can be non-zero: adding an
+    # exact 0.0 is exact (the `one` and `bos` dimensions stay exact, which matching's BOS key needs)
+    touched = (new_x != walk.special.x) | (new_e != walk.special.e)
+    walk.special = Specials(new_x, (new_e + U * np.abs(new_x) * touched) * SLACK)
 
 
 def _scores(

@@ -93,7 +93,10 @@ def check_mlp(walk: Walk, layer: int) -> None:
         out_err,
     )
     x = walk.special.x + out_val
-    walk.special = Specials(x, (walk.special.e + out_err + U * np.abs(x)) * SLACK)
+    # resid + mlp_out rounds only where the output can be non-zero (every unit surely off and
+    # b_out 0: an exact 0.0, whose sum is exact)
+    touched = (out_val != 0) | (out_err != 0)
+    walk.special = Specials(x, (walk.special.e + out_err + U * np.abs(x) * touched) * SLACK)
 
 
 def _mlp_part(

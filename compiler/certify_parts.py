@@ -82,7 +82,7 @@ def encode(reading: Reading, outputs: np.ndarray, out: np.ndarray) -> np.ndarray
     column = {int(d): i for i, d in enumerate(out)}
     P = len(outputs)
     enc = np.zeros((P, len(out)))
-    if reading.categorical:
+    if reading.categorical or reading.vector:  # per value: its dimensions and their numbers
         idx = outputs.astype(np.int64)
         for v, terms in enumerate(reading.terms):
             rows = idx == v

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 from compiler.addressing import MATCH_MAX_LEN
 from compiler.assemble import assemble
-from compiler.blocks import INDEX_SQUARE, Atom, Encoding, sort_values
+from compiler.blocks import Atom, Encoding, sort_values
 from compiler.budget import DEFAULT_MAX_PARAMS, predict
 from compiler.certify import Certificate, recheck
 from compiler.encode import plan_encodings
@@ -105,7 +105,7 @@ def compile_sop(
             checked = certify_model(one_hot)
             if checked.ok:
                 model, graph, certificate = one_hot, one_hot_graph, checked
-    if not certificate.ok and INDEX_SQUARE.name in model.metadata["residual"]:
+    if not certificate.ok and any(label.endswith("^2") for label in model.metadata["residual"]):
         # Matching's margins are estimated when it is planned (BOS's score error depends on what
         # the BOS residual carries); where the certifier disagrees, the one-hot form may still do.
         try:

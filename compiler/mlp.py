@@ -23,6 +23,7 @@ from compiler.blocks import (
     Atom,
     Dim,
     Encoded,
+    Encoding,
     MLPDomain,
     MLPSpec,
     Terms,
@@ -119,13 +120,16 @@ def linear(*parts: tuple[Terms, float]) -> dict[Dim, float]:
 
 
 class Output:
-    """How an output value is written: a one-hot row or one number."""
+    """How an output value is written: a one-hot row, one number, or (a vector reading) the numbers
+    each value sets its dimensions to."""
 
     def __init__(self, out: Encoded) -> None:
         self.out = out
         self.column = {value_key(v): k for k, v in enumerate(out.values)}
         if out.is_categorical:
             self.dims = tuple(_single_dim(t, out.name) for t in out.one_hot)
+        elif out.encoding is Encoding.VECTOR:
+            self.dims = out.dims()
         else:
             self.dims = (_single_dim(out.number, out.name),)
 
@@ -133,6 +137,11 @@ class Output:
         if self.out.is_categorical:
             row = np.zeros(len(self.dims))
             row[self.column[value_key(v)]] = 1.0
+            return row
+        if self.out.encoding is Encoding.VECTOR:
+            row = np.zeros(len(self.dims))
+            for dim, number in self.out.one_hot[self.column[value_key(v)]]:
+                row[self.dims.index(dim)] = number
             return row
         if isinstance(v, bool | int | float):
             return np.array([float(v)])
@@ -142,7 +151,7 @@ class Output:
         """A hashable key for the output row difference `encode(after) - encode(before)`."""
         if self.out.is_categorical:
             return (value_key(before), value_key(after))
-        return (float(self.encode(after)[0] - self.encode(before)[0]),)
+        return tuple(float(x) for x in self.encode(after) - self.encode(before))
 
 
 def _single_dim(terms: Terms, what: str) -> Dim:

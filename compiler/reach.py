@@ -289,8 +289,8 @@ class ReachBuilder:
 
 
 def _coordinate(enc: Encoded, value: Atom) -> float:
-    """A point's coordinate on a reading: the value's index (categorical) or its number."""
-    if enc.is_categorical:
+    """A point's coordinate on a reading: the value's index (categorical, vector) or its number."""
+    if enc.is_categorical or enc.encoding is Encoding.VECTOR:
         return float(enc.index_of(value))
     return float(value)
 

@@ -17,9 +17,12 @@ from compiler import mlp, step_mlp
 from compiler.blocks import (
     ALL_TRUE,
     EVERY_POSITION,
+    ONE,
     TRUE,
     Atom,
     Atomic,
+    Dim,
+    MLPSpec,
     Encoded,
     Encoding,
     is_number,
@@ -28,6 +31,8 @@ from compiler.blocks import (
     sort_values,
     value_key,
 )
+from compiler.addressing import SquaredReading, plan_match
+from compiler.exact_numbers import exact_whole_input, integer_parts
 from compiler.fits import merge_points
 from compiler.graph import IRNode, Op
 from compiler.maps import MapPlanner
@@ -60,47 +65,9 @@ class SelectorPlanner:
         return self.memo.once(("atoms", index), node, lambda: self._atoms(node))
 
     def _atoms(self, node: IRNode) -> list[Atomic]:
-        reading, values = self.reader.reading, self.ctx.values
         match node.op:
             case Op.SELECT:
-                keys, queries = node.inputs
-                assert node.comparison is not None
-                cmp = node.comparison
-                g = self.ctx.graph
-                positional = g[keys].op is Op.INDICES and g[queries].op is Op.INDICES
-                positions = positions_of(cmp) if positional else None
-                if positions is not None and self.ctx.causal:
-                    # a causal model hides every later key already
-                    positions = positions & CAUSAL
-                    if positions == CAUSAL:
-                        return [ALL_TRUE]  # key index <= query index: what the mask does
-                if positions is not None and self.ctx.head_masks:
-                    # Which keys a query sees by position is the head's mask: no columns, where
-                    # reading indices on both sides costs an N x N block (a prefix select has
-                    # rank N: no narrower scores select it; frac_prevs, Dyck's prefix counts)
-                    return [mask_atom(positions)]
-                # The side with more values may only matter through a few classes (which keys it
-                # selects): `plus - length + indices` has thousands of values, but only N of them
-                # equal an index. Read it as those classes when that is cheap.
-                if len(values(queries)) >= len(values(keys)):
-                    k = reading(keys, Encoding.CATEGORICAL)
-                    q = self._class_reading(
-                        queries,
-                        lambda v: tuple(_compare(cmp, kv, v) for kv in k.values),
-                        node,
-                    ) or reading(queries, Encoding.CATEGORICAL)
-                else:
-                    q = reading(queries, Encoding.CATEGORICAL)
-                    k = self._class_reading(
-                        keys,
-                        lambda v: tuple(_compare(cmp, v, qv) for qv in q.values),
-                        node,
-                    ) or reading(keys, Encoding.CATEGORICAL)
-                table = np.array(
-                    [[_compare(node.comparison, kv, qv) for kv in k.values] for qv in q.values],
-                    dtype=bool,
-                ).reshape(len(q.values), len(k.values))
-                return [Atomic(q, k, table)]
+                return self._select(node, matching=True)
             case Op.AND:
                 return [*self.atoms(node.inputs[0]), *self.atoms(node.inputs[1])]
             case Op.NOT:
@@ -110,8 +77,128 @@ class SelectorPlanner:
                     if outside:  # `not select(indices, indices, <=)`: the keys after the query
                         return [mask_atom(outside)]
                 elif len(inner) == 1:
+                    if inner[0].is_match:  # `!=` has no matching form: the tables' complement
+                        (inner_atom,) = self._select(self.ctx.graph[node.inputs[0]], matching=False)
+                        return [Atomic(inner_atom.query, inner_atom.key, ~inner_atom.table)]
                     return [Atomic(inner[0].query, inner[0].key, ~inner[0].table)]
         return [self._combined(node)]
+
+    def _select(self, node: IRNode, *, matching: bool) -> list[Atomic]:
+        """One select's atom: a mask, a matching atom (unless `matching` is off: its complement
+        has no matching form), or a table over categorical readings (of classes, for a side with
+        many values that matters only through a few)."""
+        reading, values = self.reader.reading, self.ctx.values
+        keys, queries = node.inputs
+        assert node.comparison is not None
+        cmp = node.comparison
+        g = self.ctx.graph
+        positional = g[keys].op is Op.INDICES and g[queries].op is Op.INDICES
+        positions = positions_of(cmp) if positional else None
+        if positions is not None and self.ctx.causal:
+            # a causal model hides every later key already
+            positions = positions & CAUSAL
+            if positions == CAUSAL:
+                return [ALL_TRUE]  # key index <= query index: what the mask does
+        if positions is not None and self.ctx.head_masks:
+            # Which keys a query sees by position is the head's mask: no columns, where
+            # reading indices on both sides costs an N x N block (a prefix select has
+            # rank N: no narrower scores select it; frac_prevs, Dyck's prefix counts)
+            return [mask_atom(positions)]
+        # Whole numbers with many values: scored -c (q - k)^2 over each side's number and
+        # square, a few columns instead of a one-hot per side (compiler.addressing)
+        match = plan_match(self.ctx, self.numbers, self.squared, node) if matching else None
+        if match is not None:
+            return [match]
+        # The side with more values may only matter through a few classes (which keys it
+        # selects): `plus - length + indices` has thousands of values, but only N of them
+        # equal an index. Read it as those classes when that is cheap.
+        if len(values(queries)) >= len(values(keys)):
+            k = reading(keys, Encoding.CATEGORICAL)
+            q = self._class_reading(
+                queries,
+                lambda v: tuple(_compare(cmp, kv, v) for kv in k.values),
+                node,
+            ) or reading(queries, Encoding.CATEGORICAL)
+        else:
+            q = reading(queries, Encoding.CATEGORICAL)
+            k = self._class_reading(
+                keys,
+                lambda v: tuple(_compare(cmp, v, qv) for qv in q.values),
+                node,
+            ) or reading(keys, Encoding.CATEGORICAL)
+        table = np.array(
+            [[_compare(node.comparison, kv, qv) for kv in k.values] for qv in q.values],
+            dtype=bool,
+        ).reshape(len(q.values), len(k.values))
+        return [Atomic(q, k, table)]
+
+    def squared(self, index: int) -> SquaredReading | None:
+        """Node `index` (whole numbers) as a vector reading of its number and its square, each
+        the sum of dimensions step MLPs write exactly (compiler.exact_numbers): `<name>.int` and
+        `<name>.sq`, read from the node's numerical reading (a numerical source, or an exact
+        affine view of indices and numerical sources). A reading that is not exact whole numbers
+        itself (a width's 1/(w+1)) is first decoded to them. None without such a reading, or where
+        the steps cannot be resolved (matching then does not apply)."""
+        node = self.ctx.graph[index]
+
+        def make() -> SquaredReading | None:
+            found = self.numbers.reading(index)
+            if found is None:
+                return None
+            x, x_of, x_error = found
+            vals = sort_values(self.ctx.values(index))
+            exact = self.built.exact
+            whole = exact_whole_input(x, exact)
+            own = [(d, c) for d, c in x.number if d != ONE]
+            try:
+                built: list[MLPSpec] = []
+                if whole and len(own) == 1:
+                    number = x  # its one dimension holds it exactly
+                    held = tuple((v, _own_terms(x, v)) for v in vals)
+                else:
+                    # A sum of several dims, or not whole numbers (a width's 1/(w+1)): decoded
+                    # into dims of its own (one per group), exact whole numbers
+                    parts, decoded = integer_parts(
+                        x,
+                        [(x_of(v), v) for v in vals],
+                        int,  # type: ignore[arg-type]
+                        name=f"{node.name}.int",
+                        op=f"{node.text} as a whole number (matched)",
+                        x_error=x_error,
+                        exact=exact,
+                    )
+                    built += parts
+                    # the square reads an exact input: x itself if it is one (the same layer as
+                    # the decoding), else the decoded number (a layer later)
+                    number = x if whole else _sum_view(decoded)
+                    held = tuple(zip(decoded.values, decoded.one_hot, strict=True))
+                    exact.update(decoded.dims())
+                parts, square = integer_parts(
+                    number,
+                    [(x_of(v) if number is x else float(v), v) for v in vals],
+                    lambda v: int(v) ** 2,  # type: ignore[arg-type]
+                    name=f"{node.name}.sq",
+                    op=f"the square of {node.text} (matched)",
+                    exact=exact,
+                )
+                built += parts
+            except CompileError:
+                return None
+            for spec in built:
+                for dim, column in zip(spec.out_dims, spec.W_out.T, strict=True):
+                    self.built.bounds[dim] = float(np.abs(column).sum()) + 1.0
+                self.built.add_mlp(spec)
+            exact.update(square.dims())
+            # value v: the number's own dims (or the decoded groups) and the square's groups
+            one_hot = tuple(
+                (*terms, *square_terms)
+                for (_, terms), square_terms in zip(held, square.one_hot, strict=True)
+            )
+            reading = Encoded(f"{node.name}.int", Encoding.VECTOR, vals, one_hot=one_hot)
+            number_dims = tuple(dict.fromkeys(d for _, terms in held for d, _ in terms))
+            return SquaredReading(reading, number_dims, square.dims())
+
+        return self.memo.once(("squared", index), node, make)
 
     def _class_reading(
         self,
@@ -301,3 +388,20 @@ def _compare(comparison: sops.Comparison, key: Atom, query: Atom) -> bool:
         return comparison.apply(key, query)
     except TypeError:  # str vs number ordering: the interpreter errors, no promise to keep
         return False
+
+
+def _sum_view(vector: Encoded) -> Encoded:
+    """The number a vector reading of whole-number groups holds: the sum of its dimensions."""
+    return Encoded(
+        vector.name,
+        Encoding.NUMERICAL,
+        vector.values,
+        number=tuple((d, 1.0) for d in vector.dims()),
+    )
+
+
+def _own_terms(x: Encoded, v: Atom) -> tuple[tuple[Dim, float], ...]:
+    """A single-dimension exact reading's dims at value v (a vector reading's terms)."""
+    ((dim, coef),) = [(d, c) for d, c in x.number if d != ONE]  # (callers check: one dimension)
+    constant = sum(c for d, c in x.number if d == ONE)
+    return ((dim, (float(v) - constant) / coef),)  # type: ignore[arg-type]

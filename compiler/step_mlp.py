@@ -101,6 +101,7 @@ def numeric_mlp(
     x_error: float | ErrorBound | None = None,
     context_noise: float = 0.0,
     exact: set[Dim] | None = None,
+    sharpness: float | None = None,
 ) -> MLPSpec:
     """A piecewise-constant function of a numerical reading: one step pair per change of the output.
 
@@ -111,7 +112,9 @@ def numeric_mlp(
     itself); `context_noise` bounds the noise on the context one-hot. Raises CompileError (without a
     span) when a gap is too small to resolve at these errors. The rounding budget assumes each term
     of the x reading is no bigger than max |x|; a view that cancels large terms (a - b, both large)
-    should fold that cancellation error into `x_error`.
+    should fold that cancellation error into `x_error`. `sharpness` replaces STEP_SHARPNESS (a
+    step's slope is sharpness / gap) and the integer band: an exact whole-number input needs less
+    margin, and its pre-activations are exact without the band (compiler.exact_numbers).
     """
     if x.is_categorical:
         raise ValueError(f"{name}: numeric_mlp needs a numerical reading, got categorical {x.name}")
@@ -154,8 +157,11 @@ def numeric_mlp(
     check_size(op, "step", len(domain.points), 2 * len(groups) + len(contexts), width)
     # In the float32 band D is rounded to an integer (and the weights K + offset to integers): a
     # steeper step keeps reachable inputs clear of that rounding.
-    band = _band_mode(x, contexts, exact or set())
-    sharpness = 2 * STEP_SHARPNESS if band else STEP_SHARPNESS
+    # (an explicit sharpness is for exact whole-number inputs, whose plain dyadic pre-activations
+    # are exact already: the band's rounding would eat its smaller margin)
+    band = sharpness is None and _band_mode(x, contexts, exact or set())
+    if sharpness is None:
+        sharpness = 2 * STEP_SHARPNESS if band else STEP_SHARPNESS
     points = _AllPoints(contexts)
     budget = _ErrorBudget(bound, n_terms, max_abs_x, context_noise, len(contexts))
     units = sorted(

@@ -142,9 +142,14 @@ class WidthPlanner:
         for sign, atoms in terms:
             groups: dict[tuple[Encoded, Encoded], np.ndarray] = {}
             positions = EVERY_POSITION  # the masks' keys: an AND of masks keeps what all keep
+            matches: list[Atomic] = []  # kept as they are (their columns are their own)
             for atom in atoms:
                 positions = positions & atom.positions
                 if atom.is_mask:
+                    continue
+                if atom.is_match:
+                    if not any(atom is m for m in matches):
+                        matches.append(atom)
                     continue
                 pair = (atom.query, atom.key)
                 groups[pair] = (
@@ -155,6 +160,7 @@ class WidthPlanner:
             merged = [
                 Atomic(q, k, t) for (q, k), t in groups.items() if not (q is TRUE and k is TRUE)
             ]
+            merged += matches
             if positions != EVERY_POSITION:
                 merged.append(mask_atom(positions))
             ident = tuple(
@@ -166,6 +172,7 @@ class WidthPlanner:
                         hash(a.key),
                         a.table.tobytes(),
                         mask_label(a.positions),
+                        a.is_match,
                     )
                     for a in merged
                 )
