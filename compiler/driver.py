@@ -53,7 +53,7 @@ def compile_sop(
     if is_tracr(sop):
         sop = to_sops(sop)  # type: ignore[arg-type]
     vocab = _check_arguments(sop, vocab, max_len)
-    sop = resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
+    sop = prepare(sop, vocab, max_len)
     _check_size(sop, vocab, max_len, causal, max_params)
 
     def note(stage: str) -> None:
@@ -116,6 +116,14 @@ def compile_sop(
         raise CompileError(refusals(certificate, graph, one_hot_tried=fallback))
     model.metadata["certificate"] = certificate.to_json()
     return model
+
+
+def prepare(sop: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
+    """The s-op graph the stages compile, equal to `sop` on every input over `vocab` of length
+    1..max_len: tracr's predicates and means resolved for this vocabulary (`compiler.resolve`). A
+    RASP program is `sop` itself. Tools that pair the model's generated residual names (`_map_3`)
+    with s-op nodes pair them with this graph's."""
+    return resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
 
 
 def _snap_failed(certificate: Certificate) -> bool:
