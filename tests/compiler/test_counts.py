@@ -42,13 +42,13 @@ def _counted(root: S.Node) -> list[S.MapSOp]:
 
 
 def _outcome(root: S.Node, tokens: list[Any]) -> Any:
-    """The interpreter's result with every value's type (1, 1.0 and True apart), or 'error'."""
+    """The interpreter's result, every value exactly (1, 1.0 and True apart, -0.0 too), or 'error'."""
     try:
         value = S.evaluate(root, tokens)
     except RaspError:
         return "error"
     assert isinstance(value, S.SeqValue)
-    return value.type, tuple((type(v).__name__, v) for v in value.values)
+    return value.type, tuple((type(v).__name__, repr(v)) for v in value.values)
 
 
 def _same_everywhere(original: S.Node, rewritten: S.Node, vocab: str, up_to: int) -> int:
@@ -91,6 +91,11 @@ COUNTED = {
         PREFIX
         + "c = round((indices + 1) * aggregate(prefix, x));\n"
         + 'n = 10 * indicator(c > 2) + c * indicator(tokens == "b");',
+        "n",
+    ),
+    # the program fails wherever a "b" is (c / 0): the rewritten graph fails there too
+    "fails_elsewhere": (
+        PREFIX + "c = round((indices + 1) * aggregate(prefix, x));\nn = c / x;",
         "n",
     ),
     "compare": (
@@ -244,3 +249,11 @@ def test_dyck1_at_n_32_is_as_small_as_only_counts_make_it(monkeypatch: pytest.Mo
     monkeypatch.setattr(compiler.driver, "count_means", lambda sop, vocab, max_len: sop)
     without = compile_sop(root, list("()"), 32, name="dyck1")
     assert without.nonzero_params() > 2 * model.nonzero_params()
+
+
+def test_the_originals_count_over_every_position_is_linear() -> None:
+    """`round(length * mean over all positions)`: one width head and a step MLP over its fraction
+    (2,918 parameters at N = 64; 76,632 as a step MLP over the mean with length as context)."""
+    text, name = COUNTED["everything"]
+    model = compile_sop(_program(text, name), list("abc"), 64, name=name)
+    assert model.param_count() < 5_000 and model.config["d_model"] <= 10
