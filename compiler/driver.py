@@ -10,6 +10,7 @@ from compiler.assemble import assemble
 from compiler.blocks import Atom, Encoding, sort_values
 from compiler.budget import DEFAULT_MAX_PARAMS, predict
 from compiler.certify import Certificate, recheck
+from compiler.counts import count_means
 from compiler.encode import plan_encodings
 from compiler.graph import Graph, Op, build_graph
 from compiler.layout import lay_out
@@ -54,11 +55,13 @@ def compile_sop(
 
         `sop` may also be a `rasp.tracr` program (lowered by `rasp.tracr.lower.to_sops`); its Python
         select predicates and tracr means are first resolved for this vocabulary (`compiler.resolve`).
+        A map that only counts a positional mean of 0/1 values (`round((indices + 1) * mean)`) is
+        compiled as a map of a selector_width (`compiler.counts`); `prepare` gives the graph compiled.
     """
     if is_tracr(sop):
         sop = to_sops(sop)  # type: ignore[arg-type]
     vocab = _check_arguments(sop, vocab, max_len)
-    sop = resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
+    sop = prepare(sop, vocab, max_len)
     _check_size(sop, vocab, max_len, causal, head_masks, max_params)
 
     def note(stage: str) -> None:
@@ -122,6 +125,16 @@ def compile_sop(
         raise CompileError(refusals(certificate, graph, one_hot_tried=fallback))
     model.metadata["certificate"] = certificate.to_json()
     return model
+
+
+def prepare(sop: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
+    """The s-op graph the stages compile, equal to `sop` on every input over `vocab` of length
+    1..max_len: tracr's predicates and means resolved for this vocabulary (`compiler.resolve`), then
+    means of 0/1 values that a map only counts rewritten as counts (`compiler.counts`). A RASP
+    program with neither is `sop` itself. Tools that pair the model's generated residual names
+    (`_map_3`) with s-op nodes pair them with this graph's."""
+    sop = resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
+    return count_means(sop, vocab, max_len)  # counted prefixes: a width, not a mean
 
 
 def _snap_failed(certificate: Certificate) -> bool:

@@ -429,7 +429,7 @@ def test_a_correct_model_has_no_divergence(program: str, vocab: str, tmp_path: A
     sop = interp.get(name)
     compiler.compile_sop(sop, list(vocab), 5, name=name).save(tmp_path / "m.safetensors")
     model = transformer.load(tmp_path / "m.safetensors")
-    nodes = nodes_by_residual_name(sop)
+    nodes = nodes_by_residual_name(sop, list(vocab), 5)  # the graph compiled (dyck1's counts)
     for tokens in plan_inputs(vocab, 5, exhaustive_len=3, samples=20, seed=2).inputs():
         assert diagnose(sop, model, tokens, nodes) is None, tokens
 
@@ -456,7 +456,7 @@ def test_every_sublayer_corruption_is_blamed_on_that_sublayer(
     sop = interp.get(name)
     path = tmp_path / "m.safetensors"
     compiler.compile_sop(sop, list(vocab), 4, name=name).save(path)
-    nodes = nodes_by_residual_name(sop)
+    nodes = nodes_by_residual_name(sop, list(vocab), 4)
     meta = transformer.load(path).meta.raw
     variables = residual_variables(meta["residual"])
     tried = []

@@ -311,7 +311,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
         model = in_memory_model(
             compile_sop(sop, name, source, args.vocab, args.max_len), args.device
         )
-    nodes = nodes_by_residual_name(sop)
+    if args.model is not None:  # the graph compiled for the model's own vocabulary and length
+        nodes = nodes_by_residual_name(sop, model.meta.raw["vocab"]["tokens"], model.max_len)
+    else:
+        nodes = nodes_by_residual_name(sop, args.vocab, args.max_len)
     console.step(f"checking {plan.total:,} inputs")
     with console.progress() as bars, runtime_errors(args.model or "the compiled model"):
         progress = None if bars is None else lambda done, total: bars("verifying", done, total)
@@ -327,18 +330,26 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def nodes_by_residual_name(sop: Any) -> dict[str, Any]:
+def nodes_by_residual_name(
+    sop: Any, vocab: Sequence[Any] | None = None, max_len: int | None = None
+) -> dict[str, Any]:
     """Each s-op node under the name the compiler gives it in the residual labels.
 
     The compiler's IR has one node per `rasp.sops.walk` node, in walk order, and names the unnamed ones
     `_<op>_<n>`; pairing the two lists recovers the node behind every label, generated names included.
+    Given the model's `vocab` and `max_len`, the nodes are those of the graph the compiler compiled
+    (`compiler.driver.prepare`: a counted mean is a count there, and the generated names that follow
+    it are numbered differently); each computes what the program's node computes.
     """
     from rasp.sops import walk
     from rasp.tools import verify as v
 
     try:
+        from compiler.driver import prepare
         from compiler.graph import build_graph
 
+        if vocab is not None and max_len is not None:
+            sop = prepare(sop, list(vocab), max_len)
         graph = build_graph(sop)
     except (ImportError, RaspError):
         return v.nodes_by_name(sop)

@@ -111,7 +111,7 @@ class CompiledView:
         compiled = compile_sop(sop, name, source, vocab, max_len)
         model = in_memory_model(compiled, "cpu")
         self.current = CompiledState(
-            name, sop, tuple(vocab), max_len, model, nodes_by_residual_name(sop)
+            name, sop, tuple(vocab), max_len, model, nodes_by_residual_name(sop, vocab, max_len)
         )
         cfg = self.current.meta["config"]
         return (

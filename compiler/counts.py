@@ -1,0 +1,394 @@
+"""Counted means: a map of a positional mean of 0/1 values that depends on the count alone becomes
+a map of a `selector_width`.
+
+The original RASP counts a prefix as `round((indices + 1) * aggregate(select(indices, indices,
+<=), indicator(tokens == "(")))`. The mean of 0/1 values over the i+1 selected keys takes every
+value k/(i+1), about N^2/2 of them, so the map over (indices, mean) is a step MLP with the index
+one-hot as context: at N = 256 dyck1's has 2,302 hidden units reading a 256-wide one-hot, while
+the count k itself has only N+1 values. A `selector_width` is one head writing 1/(w+1), and any
+map of it a step MLP over that fraction with O(N) units (compiler/widths.py), so the count is
+cheaper as
+
+    Map(table, selector_width(S and select(x, 1, ==)))
+
+which counts exactly the selected keys whose value is 1.
+
+`count_means(root, vocab, max_len)` rewrites an `AggregateSOp` A = aggregate(S, x) when
+
+- S depends only on positions (indices, length, constants and maps of them), so its width w(i, n)
+  at every (index i, length n) is known: the interpreter computes it on each length (positional
+  nodes read no token); w = 0 gives the default;
+- x's values, from the compiler's value analysis, are numbers equal to 0 or 1 (0, 0.0, 1, 1.0; no
+  bools, which RASP does not average), and x is not positional (else A is positional already);
+- the maps above A whose other inputs depend only on positions (the chain: `(indices + 1) * A`,
+  then `round`) read a position somewhere (else the chain is a map of the mean alone, a step MLP
+  over one number, and a count gains nothing), and A is read by nothing but that chain (a mean
+  used as a value stays a mean: `frac_prevs`);
+- every node of the chain read from outside it (its exits, M) is a function of c alone over every
+  combination that can occur: each (i, n) with its width and the chain's positional inputs there,
+  each count c of ones the values allow among w(i, n) keys, each value the interpreter's aggregate
+  gives for it; and there no map of the chain raises and no node it removes mixes types (the
+  interpreter would fail where the rewritten graph would not).
+
+The aggregate's value for c ones among w keys is the interpreter's (`rasp.sops.Evaluator.
+_aggregate`): the default for w = 0, the selected value itself for w = 1 (an int stays an int; 1
+and 1.0 both tried when x can take both), `float(c / w)` for w >= 2 (a float64 sum of 0/1 values
+is exact, then one correctly rounded division). Each exit is evaluated with the program's own
+functions on those values, so its table holds the very values the chain computes (`_CountTable`:
+ints stay ints). The exit keeps its name, text and span; the count takes the aggregate's span. The
+result equals the input graph on every input over `vocab` of length 1..max_len (and fails where
+it fails); a graph with nothing to rewrite is returned unchanged, the same object.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from compiler.blocks import Atom, is_number
+from compiler.graph import build_graph
+from compiler.values import ValueSets, apply_map, infer_values
+from rasp import sops
+from rasp.errors import CompileError, RaspError
+
+# Chain evaluations one aggregate may need ((position values, count, mean) combinations); beyond
+# it the aggregate is left a mean (a chain reading both indices and length under a prefix select
+# has ~N^3/6 of them).
+MAX_CHAIN_EVALUATIONS = 1_000_000
+
+
+def count_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
+    """`root` with every counted mean rewritten (the module docstring); `root` itself if none is."""
+    order = list(sops.walk(root))
+    readers: dict[int, list[sops.Node]] = {n.id: [] for n in order}
+    for node in order:
+        for child in {c.id: c for c in node.children()}.values():
+            readers[child.id].append(node)
+    positional, moving = _positional(order)
+    chains = [
+        chain
+        for node in order
+        if isinstance(node, sops.AggregateSOp)
+        and (chain := _chain(node, order, readers, positional, moving, root)) is not None
+    ]
+    if not chains:
+        return root
+    try:  # x's values, from the compiler's own analysis
+        facts = _Facts([chain.values for chain in chains], vocab, max_len)
+    except CompileError:
+        return root  # the compile itself reports it, in its own words
+    places = _places(chains, max_len)
+    tables = {}
+    for chain in chains:
+        groups = places.get(chain.mean.id)
+        found = None if groups is None else _count_tables(chain, facts.values(chain.values), groups)
+        if found is not None:
+            tables[chain.mean.id] = (chain, found)
+    if not tables:
+        return root
+    return _rewritten(order, root, list(tables.values()))
+
+
+@dataclasses.dataclass(frozen=True)
+class _CountTable:
+    """A count's value under the original chain: the chain's own outputs, looked up by count."""
+
+    table: tuple[tuple[int, Any], ...]
+    _lookup: dict[int, Any] = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_lookup", dict(self.table))
+
+    def __call__(self, count: int) -> Any:
+        if count not in self._lookup:
+            # never at a count the program can reach (the table holds every one the analysis allows)
+            raise ValueError(f"no value for the count {count}")
+        return self._lookup[count]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Chain:
+    """An aggregate (`mean`), the maps above it that read only it and positional s-ops (`steps`,
+    topological order), those read from outside (`exits`), and the positional s-ops they read."""
+
+    mean: sops.AggregateSOp
+    steps: tuple[sops.MapSOp, ...]
+    exits: tuple[sops.MapSOp, ...]
+    context: tuple[sops.SOp, ...]
+
+    @property
+    def values(self) -> sops.SOp:
+        return self.mean.sop
+
+
+def _positional(order: list[sops.Node]) -> tuple[set[int], set[int]]:
+    """Nodes whose value at each position depends only on (index, length) (constants, indices,
+    length, maps, selects, widths and aggregates of them), and those among them that read indices
+    or length at all (the others are constants)."""
+    positional: set[int] = set()
+    moving: set[int] = set()
+    for node in order:
+        children = node.children()
+        if isinstance(node, (sops.IndicesSOp, sops.LengthSOp)):
+            positional.add(node.id)
+            moving.add(node.id)
+        elif isinstance(node, sops.ConstSOp):
+            positional.add(node.id)
+        elif isinstance(
+            node,
+            (
+                sops.MapSOp,
+                sops.Select,
+                sops.SelectAnd,
+                sops.SelectOr,
+                sops.SelectNot,
+                sops.SelectorWidthSOp,
+                sops.AggregateSOp,
+            ),
+        ) and all(c.id in positional for c in children):
+            positional.add(node.id)
+            if any(c.id in moving for c in children):
+                moving.add(node.id)
+    return positional, moving
+
+
+def _chain(
+    mean: sops.AggregateSOp,
+    order: list[sops.Node],
+    readers: dict[int, list[sops.Node]],
+    positional: set[int],
+    moving: set[int],
+    root: sops.Node,
+) -> _Chain | None:
+    """The maps above `mean` whose other inputs are positional, when the rewrite may apply to
+    them (positional selector, values not positional, a chain that reads a position, the mean read
+    by the chain alone)."""
+    if (
+        mean.bools_as_numbers
+        or mean.selector.id not in positional
+        or mean.sop.id in positional
+    ):
+        return None
+    inside = {mean.id}
+    steps: list[sops.MapSOp] = []
+    for node in order:
+        if (
+            isinstance(node, sops.MapSOp)
+            and node.inputs
+            and all(c.id in inside or c.id in positional for c in node.inputs)
+            and any(c.id in inside for c in node.inputs)
+        ):
+            inside.add(node.id)
+            steps.append(node)
+
+    def read_outside(node: sops.Node) -> bool:
+        return node is root or any(r.id not in inside for r in readers[node.id])
+
+    if read_outside(mean):
+        return None
+    context = {c.id: c for s in steps for c in s.inputs if c.id not in inside}
+    if not any(i in moving for i in context):
+        return None  # a map of the mean alone: one number, no context to save
+    return _Chain(
+        mean,
+        tuple(steps),
+        tuple(s for s in steps if read_outside(s)),
+        tuple(context.values()),
+    )
+
+
+class _Facts:
+    """Value sets of some nodes, from one run of the compiler's value analysis over a graph that
+    reads them all: a chain of two-input maps, as `compiler.resolve` builds, started at `tokens`,
+    which has no relation, so that no link is analysed position by position."""
+
+    def __init__(self, nodes: list[sops.SOp], vocab: Sequence[Atom], max_len: int) -> None:
+        chain: sops.SOp = sops.TokensSOp()
+        for node in {n.id: n for n in nodes}.values():
+            chain = sops.MapSOp(fn=_zero, inputs=(node, chain), text="counts")
+        self.index = {n.id: i for i, n in enumerate(sops.walk(chain))}
+        self.sets: ValueSets = infer_values(build_graph(chain), vocab, max_len)
+
+    def values(self, node: sops.Node) -> tuple[Atom, ...]:
+        return self.sets.values[self.index[node.id]]
+
+
+def _zero(*args: Any) -> int:
+    return 0
+
+
+# (w, the context's values): what a chain's value at one position depends on besides the count
+_Place = tuple[int, tuple[Atom, ...]]
+
+
+def _places(chains: list[_Chain], max_len: int) -> dict[int, list[_Place]]:
+    """Per mean, the distinct (width, context values) at every (i, n), n <= max_len, computed by the
+    interpreter itself (positional nodes read no token); a mean whose selector or context fails at
+    some length (or mixes types there) is left out: its chain is not rewritten."""
+    seen: dict[int, dict[tuple[Any, ...], _Place]] = {c.mean.id: {} for c in chains}
+    for n in range(1, max_len + 1):
+        evaluator = sops.Evaluator([None] * n)
+        for chain in chains:
+            places = seen.get(chain.mean.id)
+            if places is None:
+                continue
+            try:
+                widths = evaluator.matrix(chain.mean.selector).sum(axis=1)
+                columns = [evaluator.seq(c).values for c in chain.context]
+            except RaspError:
+                del seen[chain.mean.id]
+                continue
+            for i in range(n):
+                here = tuple(column[i] for column in columns)
+                key = (int(widths[i]), *(_exact(v) for v in here))
+                if key not in places:
+                    places[key] = (int(widths[i]), here)
+    return {mean: list(places.values()) for mean, places in seen.items()}
+
+
+def _count_tables(
+    chain: _Chain, values: tuple[Atom, ...], places: list[_Place]
+) -> list[dict[int, Any]] | None:
+    """Per exit, its value at each count, when the mean's values are 0 and 1 and every exit is a
+    function of the count alone at every place, and nothing in the chain errors there; else None."""
+    if not values or not all(is_number(v) and v in (0, 1) for v in values):
+        return None
+    zeros = [v for v in values if v == 0]
+    ones = [v for v in values if v == 1]
+
+    def counts(w: int) -> range:
+        if w == 0 or not ones:
+            return range(1)
+        return range(w, w + 1) if not zeros else range(w + 1)
+
+    def means(w: int, c: int) -> list[Atom]:
+        if w == 0:
+            return [chain.mean.default]
+        if w == 1:
+            return list(ones if c else zeros)
+        return [float(c / w)]
+
+    per_count = max(len(zeros), len(ones), 1)  # means per count (both types of a w = 1 value)
+    work = sum(len(counts(w)) * per_count for w, _ in places)
+    if work > MAX_CHAIN_EVALUATIONS:
+        return None
+    tables: list[dict[int, tuple[Any, Atom]]] = [{} for _ in chain.exits]
+    exits = [1 + chain.steps.index(e) for e in chain.exits]  # where each exit is in a chain's value
+    types: list[dict[Any, Atom]] = [{} for _ in (chain.mean, *chain.steps)]  # one value per type
+    memo: dict[tuple[Any, ...], list[Any] | None] = {}
+    for w, here in places:
+        at = {c.id: v for c, v in zip(chain.context, here, strict=True)}
+        where = tuple(_exact(v) for v in here)
+        for c in counts(w):
+            for mean in means(w, c):
+                key = (where, _exact(mean))
+                out = memo.get(key, memo)
+                if out is memo:
+                    out = memo[key] = _evaluate(chain, at, mean)
+                    for k, v in enumerate(out or ()):
+                        types[k].setdefault(sops.type_of_value(v), v)
+                if out is None:
+                    return None  # a map of the chain raises where the program can be
+                for table, k in zip(tables, exits, strict=True):
+                    value = out[k]
+                    known = table.setdefault(c, (_exact(value), value))
+                    if known[0] != _exact(value):
+                        return None  # depends on more than the count
+    if not _one_sequence_type((chain.mean, *chain.steps), [list(t.values()) for t in types]):
+        return None
+    return [{c: v for c, (_, v) in table.items()} for table in tables]
+
+
+def _exact(value: Atom) -> tuple[str, str]:
+    """A key equal only for the very same value: `value_key` also keeps 1, 1.0 and True apart, but
+    merges 0.0 with -0.0 (equal numbers) and tells NaNs apart by identity."""
+    return type(value).__name__, repr(value)
+
+
+def _evaluate(chain: _Chain, at: dict[int, Atom], mean: Atom) -> list[Any] | None:
+    """[mean, each step's value], computed as the interpreter does; None where a map raises."""
+    env = dict(at)
+    env[chain.mean.id] = mean
+    out: list[Any] = [mean]
+    for step in chain.steps:
+        try:
+            ok, value = apply_map(step.fn, [env[c.id] for c in step.inputs])
+        except Exception:  # noqa: BLE001 (a map the interpreter would not survive either)
+            return None
+        if not ok:
+            return None
+        env[step.id] = value
+        out.append(value)
+    return out
+
+
+def _one_sequence_type(nodes: Sequence[sops.Node], values: Sequence[list[Atom]]) -> bool:
+    """Whether every node's values may share one sequence (`rasp.sops.make_seq`'s rule): a node
+    the rewrite removes must not have made the interpreter fail by mixing types."""
+    for node, seen in zip(nodes, values, strict=True):
+        sample = {sops.type_of_value(v): v for v in seen}  # make_seq looks at types only
+        try:
+            sops.make_seq(list(sample.values()), loose=node.loose)
+        except RaspError:
+            return False
+    return True
+
+
+def _rewritten(
+    order: list[sops.Node],
+    root: sops.Node,
+    rewrites: list[tuple[_Chain, list[dict[int, Any]]]],
+) -> sops.Node:
+    """The graph with each rewritten chain's exits as maps of its count (children first)."""
+    by_exit: dict[int, tuple[_Chain, dict[int, Any]]] = {
+        e.id: (chain, table)
+        for chain, tables in rewrites
+        for e, table in zip(chain.exits, tables, strict=True)
+    }
+    counts: dict[int, sops.SelectorWidthSOp] = {}  # per mean: its count, shared by its exits
+    new: dict[int, sops.Node] = {}
+    for node in order:
+        if node.id not in by_exit:
+            new[node.id] = _rebuilt(node, new)
+            continue
+        chain, table = by_exit[node.id]
+        assert isinstance(node, sops.MapSOp)
+        if chain.mean.id not in counts:
+            counts[chain.mean.id] = _count(chain, new)
+        new[node.id] = sops.MapSOp(
+            fn=_CountTable(tuple(sorted(table.items()))),
+            inputs=(counts[chain.mean.id],),
+            text=node.text,
+            span=node.span,
+            name=node.name,
+            loose=node.loose,
+        )
+    return new[root.id]
+
+
+def _count(chain: _Chain, new: dict[int, sops.Node]) -> sops.SelectorWidthSOp:
+    """selector_width(S and select(x, 1, ==)): the selected keys whose value is 1."""
+    selector, values = new[chain.mean.selector.id], new[chain.values.id]
+    assert isinstance(selector, sops.Selector) and isinstance(values, sops.SOp)
+    ones = sops.Select(keys=values, queries=sops.ConstSOp(value=1), comparison=sops.Comparison.EQ)
+    named = next((e.name for e in chain.exits if e.name), None)
+    return sops.SelectorWidthSOp(
+        selector=sops.SelectAnd(left=selector, right=ones),
+        span=chain.mean.span,
+        name=f"{named}_count" if named else None,
+    )
+
+
+def _rebuilt(node: sops.Node, new: dict[int, sops.Node]) -> sops.Node:
+    """`node` itself when none of its children changed, else a copy reading the new children."""
+    if all(new[c.id] is c for c in node.children()):
+        return node
+    swap: dict[str, Any] = {
+        f.name: new[getattr(node, f.name).id]
+        for f in dataclasses.fields(node)
+        if f.init and isinstance(getattr(node, f.name), sops.Node)
+    }
+    if isinstance(node, sops.MapSOp):
+        swap["inputs"] = tuple(new[c.id] for c in node.inputs)
+    return dataclasses.replace(node, **swap)
