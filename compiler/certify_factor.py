@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from compiler.bounds import SLACK, Linear, U, dyadic_exponent, gamma
+from compiler.bounds import SLACK, Linear, U, dyadic_exponent, gamma, row_grid
 from compiler.certificate import UNDERFLOW, Check
 from compiler.certify_parts import key_label, product, query_saturation
 from compiler.certify_walk import MAX_STATES, OverBudget, Walk
@@ -179,59 +179,6 @@ def factorized_scores(
     g_sk = dyadic_exponent(sk).max(axis=1)  # [n_s]: the BOS and PAD keys' grids (all columns)
     sk_exact = ske.max(axis=1) == 0
 
-    # Per block and query state: a signature of everything the check reads, so that each distinct
-    # combination of blocks is checked once.
-    sig_data: list[list[tuple[np.ndarray, ...]]] = []  # per block, per signature
-    sig_first: list[list[int]] = []  # per block, per signature: its first state
-    for q, k, bl in zip(qs, ks, blocks, strict=True):
-        c = bl.cols
-        seen: dict[bytes, int] = {}
-        data: list[tuple[np.ndarray, ...]] = []
-        first: list[int] = []
-        aq = np.abs(q.value)
-        chunk = max(1, MAX_STATES // max(len(k.value), n_s, 1))
-        for start in range(0, len(q.value), chunk):
-            qv, aqv = q.value[start : start + chunk], aq[start : start + chunk]
-            s_real = qv @ k.value.T / scale  # [rows, n_kb]: exact
-            size_real = (aqv @ np.abs(k.value).T).max(axis=1)  # [rows]
-            s_sp = qv @ sk[:, c].T / scale  # [rows, n_s]
-            a_sp = aqv @ ske[:, c].T  # |q| . key error
-            mag_sp = aqv @ (abs_sk[:, c] + ske[:, c]).T
-            nz_sp = (aqv > 0).astype(np.float64) @ ske_pos[:, c].T.astype(np.float64)
-            size_sp = aqv @ abs_sk[:, c].T
-            levels = np.sort(s_real, axis=1)
-            for row in range(len(qv)):
-                lv = np.unique(levels[row])
-                parts = (
-                    lv,
-                    s_sp[row],
-                    a_sp[row],
-                    mag_sp[row],
-                    nz_sp[row],
-                    size_sp[row],
-                    np.array([size_real[row], q.grid[start + row]], dtype=np.float64),
-                )
-                # only the levels vary in length: their count first keeps the key unambiguous
-                sig = len(lv).to_bytes(8, "little") + b"".join(p.tobytes() for p in parts)
-                if sig not in seen:
-                    seen[sig] = len(data)
-                    data.append(parts)
-                    first.append(start + row)
-            if len(data) * (5 * n_s + k.value.shape[0] + 2) > MAX_KEPT:
-                return None  # too many distinct block states to keep: memory stays bounded
-        sig_data.append(data)
-        sig_first.append(first)
-
-    n_combos = math.prod(len(d) for d in sig_data)
-    n_levels = math.prod(max(len(p[0]) for p in d) for d in sig_data)
-    if n_combos * (n_levels + n_s) > MAX_WORK:
-        raise OverBudget.softmax(
-            where,
-            head,
-            f"{n_combos:,} distinct combinations of its score's {len(blocks)} blocks x "
-            f"{n_levels:,} score levels: more than the certifier checks ({MAX_WORK:,})",
-        )
-
     worst = (math.inf, math.inf, 0.0, "no decision")  # (margin - bound, margin, bound, where)
     max_bound = eta = 0.0
 
@@ -294,6 +241,71 @@ def factorized_scores(
         if cand[0] < worst[0]:
             worst = cand
 
+    # Real queries whose every score is exact and on one coarse grid (matching's): no enumeration
+    on_grid = _grid_levels(qs, ks, blocks, scale, special_k)
+    if on_grid is not None:
+        g_eta, g_worst, g_bound = on_grid
+        if g_worst[0] < worst[0]:
+            worst = g_worst
+        max_bound = max(max_bound, g_bound)
+        walk.checks.append(
+            Check(where, head.name, head.op, "softmax", worst[1], worst[2], worst[3], max_bound)
+        )
+        return max(eta, g_eta)
+
+    # Per block and query state: a signature of everything the check reads, so that each distinct
+    # combination of blocks is checked once.
+    sig_data: list[list[tuple[np.ndarray, ...]]] = []  # per block, per signature
+    sig_first: list[list[int]] = []  # per block, per signature: its first state
+    for q, k, bl in zip(qs, ks, blocks, strict=True):
+        c = bl.cols
+        seen: dict[bytes, int] = {}
+        data: list[tuple[np.ndarray, ...]] = []
+        first: list[int] = []
+        aq = np.abs(q.value)
+        chunk = max(1, MAX_STATES // max(len(k.value), n_s, 1))
+        for start in range(0, len(q.value), chunk):
+            qv, aqv = q.value[start : start + chunk], aq[start : start + chunk]
+            s_real = qv @ k.value.T / scale  # [rows, n_kb]: exact
+            size_real = (aqv @ np.abs(k.value).T).max(axis=1)  # [rows]
+            s_sp = qv @ sk[:, c].T / scale  # [rows, n_s]
+            a_sp = aqv @ ske[:, c].T  # |q| . key error
+            mag_sp = aqv @ (abs_sk[:, c] + ske[:, c]).T
+            nz_sp = (aqv > 0).astype(np.float64) @ ske_pos[:, c].T.astype(np.float64)
+            size_sp = aqv @ abs_sk[:, c].T
+            levels = np.sort(s_real, axis=1)
+            for row in range(len(qv)):
+                lv = np.unique(levels[row])
+                parts = (
+                    lv,
+                    s_sp[row],
+                    a_sp[row],
+                    mag_sp[row],
+                    nz_sp[row],
+                    size_sp[row],
+                    np.array([size_real[row], q.grid[start + row]], dtype=np.float64),
+                )
+                # only the levels vary in length: their count first keeps the key unambiguous
+                sig = len(lv).to_bytes(8, "little") + b"".join(p.tobytes() for p in parts)
+                if sig not in seen:
+                    seen[sig] = len(data)
+                    data.append(parts)
+                    first.append(start + row)
+            if len(data) * (5 * n_s + k.value.shape[0] + 2) > MAX_KEPT:
+                return None  # too many distinct block states to keep: memory stays bounded
+        sig_data.append(data)
+        sig_first.append(first)
+
+    n_combos = math.prod(len(d) for d in sig_data)
+    n_levels = math.prod(max(len(p[0]) for p in d) for d in sig_data)
+    if n_combos * (n_levels + n_s) > MAX_WORK:
+        raise OverBudget.softmax(
+            where,
+            head,
+            f"{n_combos:,} distinct combinations of its score's {len(blocks)} blocks x "
+            f"{n_levels:,} score levels: more than the certifier checks ({MAX_WORK:,})",
+        )
+
     # Real queries: one check per distinct combination of block signatures, in the order of each
     # combination's first query state (the enumeration's order, so the same query is named).
     strides = [
@@ -343,3 +355,80 @@ def factorized_scores(
         Check(where, head.name, head.op, "softmax", worst[1], worst[2], worst[3], max_bound)
     )
     return eta
+
+
+def _grid_levels(
+    qs: list[_Side],
+    ks: list[_Side],
+    blocks: list[Block],
+    scale: float,
+    special_k: tuple[np.ndarray, np.ndarray],
+) -> tuple[float, tuple[float, float, float, str], float] | None:
+    """Saturation for every real query at once, when every real score is an exact multiple of one
+    grid step G at least UNDERFLOW wide (matching's scores: multiples of c/2 or coarser): any two
+    distinct real levels are then G apart. BOS must score the same exact number for every query,
+    on the grid (a level of its own or one it shares exactly) or halfway between (G/2 from any real
+    level, which needs G/2 >= UNDERFLOW too), and every PAD key must stay UNDERFLOW below BOS for
+    every query (bounded block by block by its best score and largest error). Equal exact scores
+    give equal weights: eta is fl(1/m)'s rounding. Returns (eta, weakest, largest bound), or None
+    where these do not hold (the caller checks query by query)."""
+    sk, ske = special_k
+    n_s = sk.shape[0]
+    g = max(
+        int(row_grid(q.value).max(initial=-60)) + int(row_grid(k.value).max(initial=-60))
+        for q, k in zip(qs, ks, strict=True)
+    )
+    size = sum(
+        float((np.abs(q.value).max(axis=0, initial=0.0) @ np.abs(k.value).max(axis=0, initial=0.0)))
+        for q, k in zip(qs, ks, strict=True)
+    )
+    if g > 60 or np.ldexp(size, g) >= 2.0**24:
+        return None  # a real score may round
+    step = 2.0**-g / scale  # every real score is a multiple of this
+    if step * (1 - 4 * U) < UNDERFLOW:
+        return None
+    # BOS and PAD keys against every real query: sums over blocks of per-block extremes
+    bos = bos_size = 0.0
+    g_bos = -60
+    pad_best = np.zeros(n_s - 1)
+    pad_err = np.zeros(n_s - 1)
+    pad_size = np.zeros(n_s - 1)
+    for q, bl in zip(qs, blocks, strict=True):
+        c = bl.cols
+        to_bos = q.value @ sk[0, c] / scale  # [states]
+        if ske[0, c].any() or (len(to_bos) and to_bos.min() != to_bos.max()):
+            return None  # BOS's score varies or errs: the level-by-level check decides
+        bos += float(to_bos[0]) if len(to_bos) else 0.0
+        aq = np.abs(q.value).max(axis=0, initial=0.0)  # [c]
+        bos_size += float(aq @ np.abs(sk[0, c]))
+        g_bos = max(g_bos, int(row_grid(q.value).max(initial=-60)) + int(row_grid(sk[:1, c])[0]))
+        pads = q.value @ sk[1:, c].T / scale  # [states, N]
+        pad_best += pads.max(axis=0, initial=-np.inf) if len(pads) else 0.0
+        pad_err += (np.abs(q.value) @ ske[1:, c].T).max(axis=0, initial=0.0) / scale
+        pad_size += aq @ (np.abs(sk[1:, c]) + ske[1:, c]).T / scale
+    if g_bos > 60 or np.ldexp(bos_size, g_bos) >= 2.0**24:
+        return None  # BOS's score may round
+    if len(qs) and not np.isfinite(pad_best).all():
+        return None
+    # a PAD key's score rounds (products of |q| and |k| up to pad_size, d_head of them at most)
+    pad_err = pad_err + gamma(sum(q.value.shape[1] for q in qs) + 1) * pad_size
+    offset = math.remainder(bos, step)
+    if offset == 0.0:
+        bos_room = step  # on the grid: equal to a real level, or a whole step away
+    elif abs(abs(offset) - step / 2) == 0.0:
+        bos_room = step / 2
+    else:
+        return None
+    margin = min(step, bos_room) * (1 - 4 * U) - UNDERFLOW
+    pad_bound = pad_err * SLACK
+    pad_margin = (bos - pad_best) * (1 - 4 * U) - UNDERFLOW
+    if n_s > 1:
+        i = int(np.argmin(pad_margin - pad_bound))
+        pad = (float(pad_margin[i] - pad_bound[i]), float(pad_margin[i]), float(pad_bound[i]))
+    else:
+        pad = (math.inf, math.inf, 0.0)
+    if pad[0] < margin:
+        worst = (*pad, f"every query (exact scores) vs PAD at position {i + 1}")
+    else:
+        worst = (margin, margin, 0.0, f"every query (exact scores on a grid of {step:g})")
+    return 2 * U, worst, float(pad_bound.max(initial=0.0))

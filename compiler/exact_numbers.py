@@ -32,9 +32,14 @@ EXACT_INPUT_SHARPNESS = 2.0
 def exact_whole_input(x: Encoded, exact: set[Dim]) -> bool:
     """Whether a numerical reading is a whole-number combination of dimensions holding exact
     whole numbers (the embedding's, or ones a step MLP writes exactly)."""
-    return bool(x.number) and all(
-        float(c) == int(c) and (d == ONE or d.name in EMBEDDED or d in exact) for d, c in x.number
-    ) and all(float(v) == int(v) for v in x.values)  # type: ignore[arg-type]
+    return (
+        bool(x.number)
+        and all(
+            float(c) == int(c) and (d == ONE or d.name in EMBEDDED or d in exact)
+            for d, c in x.number
+        )
+        and all(float(v) == int(v) for v in x.values)
+    )  # type: ignore[arg-type]
 
 
 def integer_parts(
@@ -60,7 +65,9 @@ def integer_parts(
         # the steps between sorted points lo..hi; the first part carries f at the bottom too
         base = 0 if lo == 0 else ys[lo]
         writes = [ys[min(max(k, lo), hi)] - base for k in range(len(xs))]
-        out = Encoded(dim.name, Encoding.NUMERICAL, tuple(dict.fromkeys(writes)), number=((dim, 1.0),))
+        out = Encoded(
+            dim.name, Encoding.NUMERICAL, tuple(dict.fromkeys(writes)), number=((dim, 1.0),)
+        )
         return step_mlp.numeric_mlp(
             x,
             list(zip(xs, writes, strict=True)),
@@ -93,7 +100,9 @@ def integer_parts(
         ranges = [
             piece
             for k, (lo, hi) in enumerate(ranges)
-            for piece in ([(lo, (lo + hi) // 2), ((lo + hi) // 2, hi)] if k in heavy else [(lo, hi)])
+            for piece in (
+                [(lo, (lo + hi) // 2), ((lo + hi) // 2, hi)] if k in heavy else [(lo, hi)]
+            )
         ]
     dims = tuple(spec.out_dims[0] for spec in specs)
     # value v: each part's whole number there (each part's domain lists the sorted points)

@@ -89,6 +89,10 @@ class NumberViews:
                 node.op in (Op.INDICES, Op.TOKENS) and all(is_number(v) for v in vals)
             )
             form = ({index: 1.0}, 0.0) if ok else None
+        elif all(is_number(v) for v in vals) and self._of_tokens(index):
+            # a map of the tokens alone with number values (indicator(tokens == "(")) is read as a
+            # number for free: its values on the token one-hot
+            form = ({index: 1.0}, 0.0)
         else:
             inner = [self.affine_form(i) for i in node.inputs]
             fit = None if any(f is None for f in inner) else self._affine_fit(node)
@@ -102,6 +106,13 @@ class NumberViews:
                 form = ({s: c for s, c in coefs.items() if c != 0.0}, const)
         self._forms[index] = form
         return form
+
+    def _of_tokens(self, index: int) -> bool:
+        """Whether node `index` is computed from the tokens (and constants) alone."""
+        node = self.ctx.graph[index]
+        if node.op in (Op.TOKENS, Op.CONST):
+            return True
+        return node.op is Op.MAP and all(self._of_tokens(i) for i in node.inputs)
 
     def _affine_fit(self, node: IRNode) -> list[float] | None:
         """Coefficients [a_1, ..., a_k, b] with fn(x_1..x_k) == sum a_j x_j + b on every combination
