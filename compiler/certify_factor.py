@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from compiler.bounds import SLACK, Linear, U, dyadic_exponent, gamma, row_grid
+from compiler.bounds import SLACK, Linear, U, gamma, row_grid
 from compiler.certificate import UNDERFLOW, Check
 from compiler.certify_parts import key_label, product, query_saturation
 from compiler.certify_walk import MAX_STATES, OverBudget, Walk
@@ -35,6 +35,10 @@ from compiler.reach import HeadReach
 
 MAX_WORK = 200_000_000  # block pairs plus (combination x keys) entries the factorized check does
 MAX_KEPT = 25_000_000  # floats kept for the distinct block states of one block (200 MB)
+# Above this much work (combinations x levels) a head whose real scores all lie on one coarse grid
+# is proved for every query at once (`_grid_levels`, a weaker margin than the per-query check's,
+# the same verdict); below, each combination is checked (the enumeration's margins exactly).
+GRID_ABOVE = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -105,7 +109,7 @@ def split_blocks(walk: Walk, head: HeadReach, wq: np.ndarray, wk: np.ndarray) ->
 
 @dataclass
 class _Side:
-    """One block's states on one side: exact values [P, c] and their dyadic exponents [P]."""
+    """One block's states on one side: exact values [P, c] and their grids [P] (`row_grid`)."""
 
     coords: np.ndarray
     value: np.ndarray
@@ -122,7 +126,7 @@ def _evaluate(
     ev = lin.at(ids, coords)
     if np.isnan(ev.value).any() or np.any(lin.rounding(ev) != 0):
         return None
-    return _Side(coords, ev.value, dyadic_exponent(ev.value).max(axis=1, initial=0))
+    return _Side(coords, ev.value, row_grid(ev.value))  # per state; coarse grids too
 
 
 def factorized_scores(
@@ -174,9 +178,9 @@ def factorized_scores(
             return None
         qs.append(q)
         ks.append(k)
-    g_key = max(int(k.grid.max(initial=0)) for k in ks)  # every real key's grid is at most this
+    g_key = max(int(k.grid.max(initial=-60)) for k in ks)  # every real key's grid is at most this
     abs_sk, ske_pos = np.abs(sk), (np.abs(sk) + ske) > 0
-    g_sk = dyadic_exponent(sk).max(axis=1)  # [n_s]: the BOS and PAD keys' grids (all columns)
+    g_sk = row_grid(sk)  # [n_s]: the BOS and PAD keys' grids (all columns; coarse ones too)
     sk_exact = ske.max(axis=1) == 0
 
     worst = (math.inf, math.inf, 0.0, "no decision")  # (margin - bound, margin, bound, where)
@@ -192,7 +196,7 @@ def factorized_scores(
         + sqe @ ske.T
         + g_ss * ((np.abs(sq) + sqe) @ (abs_sk + ske).T)
     ) / scale
-    grid_ss = dyadic_exponent(sq).max(axis=1)[:, None] + g_sk[None, :]
+    grid_ss = row_grid(sq)[:, None] + g_sk[None, :]  # as the enumeration's `row_grid` test
     size_ss = np.ldexp(np.abs(sq) @ abs_sk.T, np.minimum(grid_ss, 60))
     exact_ss = (sqe.max(axis=1)[:, None] == 0) & sk_exact[None, :] & (grid_ss <= 60)
     exact_ss &= size_ss < 2.0**24
@@ -225,7 +229,7 @@ def factorized_scores(
         r_n += best[2]
         r_m += best[3]
         r_size += best[4]
-    grid_r = dyadic_exponent(sq).max(axis=1) + g_key
+    grid_r = row_grid(sq) + g_key
     exact_r = (sqe.max(axis=1) == 0) & (grid_r <= 60)
     exact_r &= np.ldexp(r_size, np.minimum(grid_r, 60)) < 2.0**24
     e_r = np.where(exact_r, 0.0, (r_b + gamma(r_n) * r_m) / scale * SLACK)
@@ -240,18 +244,6 @@ def factorized_scores(
         max_bound = max(max_bound, float(b.max(initial=0.0)))
         if cand[0] < worst[0]:
             worst = cand
-
-    # Real queries whose every score is exact and on one coarse grid (matching's): no enumeration
-    on_grid = _grid_levels(qs, ks, blocks, scale, special_k)
-    if on_grid is not None:
-        g_eta, g_worst, g_bound = on_grid
-        if g_worst[0] < worst[0]:
-            worst = g_worst
-        max_bound = max(max_bound, g_bound)
-        walk.checks.append(
-            Check(where, head.name, head.op, "softmax", worst[1], worst[2], worst[3], max_bound)
-        )
-        return max(eta, g_eta)
 
     # Per block and query state: a signature of everything the check reads, so that each distinct
     # combination of blocks is checked once.
@@ -298,6 +290,18 @@ def factorized_scores(
 
     n_combos = math.prod(len(d) for d in sig_data)
     n_levels = math.prod(max(len(p[0]) for p in d) for d in sig_data)
+    if n_combos * (n_levels + n_s) > GRID_ABOVE:
+        # Real queries whose every score is exact and on one coarse grid (matching's): no enumeration
+        on_grid = _grid_levels(qs, ks, blocks, scale, special_k)
+        if on_grid is not None:
+            g_eta, g_worst, g_bound = on_grid
+            if g_worst[0] < worst[0]:
+                worst = g_worst
+            max_bound = max(max_bound, g_bound)
+            walk.checks.append(
+                Check(where, head.name, head.op, "softmax", worst[1], worst[2], worst[3], max_bound)
+            )
+            return max(eta, g_eta)
     if n_combos * (n_levels + n_s) > MAX_WORK:
         raise OverBudget.softmax(
             where,
@@ -410,8 +414,13 @@ def _grid_levels(
         return None  # BOS's score may round
     if len(qs) and not np.isfinite(pad_best).all():
         return None
-    # a PAD key's score rounds (products of |q| and |k| up to pad_size, d_head of them at most)
-    pad_err = pad_err + gamma(sum(q.value.shape[1] for q in qs) + 1) * pad_size
+    # a PAD key's score rounds (products of |q| and |k| up to pad_size, d_head of them at most),
+    # unless it is exact as the enumeration judges it: exact keys, |q|.|k| below 2^24 grid steps
+    g_pad = max(int(row_grid(q.value).max(initial=-60)) for q in qs) + row_grid(sk[1:])
+    exact_pad = (ske[1:].max(axis=1, initial=0.0) == 0) & (g_pad <= 60)
+    exact_pad &= np.ldexp(pad_size * scale, np.minimum(g_pad, 60)) < 2.0**24
+    rounding = gamma(sum(q.value.shape[1] for q in qs) + 1) * pad_size
+    pad_err = np.where(exact_pad, 0.0, pad_err + rounding)
     offset = math.remainder(bos, step)
     if offset == 0.0:
         bos_room = step  # on the grid: equal to a real level, or a whole step away
