@@ -12,7 +12,7 @@ TransformerLens-shaped arrays.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -190,6 +190,19 @@ class MatchScores:
 
 
 @dataclass(frozen=True)
+class Relation:
+    """What an atom says about the s-ops it compares (graph node indices): key j is selected by
+    query i iff `holds(value of keys at j, value of queries at i)`. Two atoms about the same pair
+    of s-ops can contradict each other (`key < query` and `key == query`): their conjunction is
+    then empty whatever the readings."""
+
+    keys: int
+    queries: int
+    holds: Callable[[Atom, Atom], bool]
+    label: str  # tells relations apart (equal labels: equal relations)
+
+
+@dataclass(frozen=True)
 class Atomic:
     """One select predicate between categorical readings: selected iff table[q_index, k_index].
 
@@ -207,6 +220,7 @@ class Atomic:
     table: np.ndarray  # bool [len(query.values), len(key.values)]
     positions: frozenset[str] = EVERY_POSITION
     match: MatchScores | None = None
+    relation: Relation | None = None  # the select it comes from, as a predicate on values
 
     @property
     def is_mask(self) -> bool:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from compiler import step_mlp
 from compiler.blocks import ONE, Atom, Dim, Encoded, Encoding, MLPSpec
 from compiler.mlp import EMBEDDED
+from rasp.errors import CompileError, Diagnostic
 
 # A part's sum of |activation x output weight| stays below this at every reachable input.
 GROUP_LIMIT = 2.0**23
@@ -104,6 +105,16 @@ def integer_parts(
                 [(lo, (lo + hi) // 2), ((lo + hi) // 2, hi)] if k in heavy else [(lo, hi)]
             )
         ]
+    heavy = [spec for spec in specs if spec.notes["max_activation_sum"] >= GROUP_LIMIT]
+    if heavy:  # a single step whose own sum reaches the limit: float32 may round it
+        raise CompileError(
+            [
+                Diagnostic(
+                    f"{op}: a step of {name} cannot be written exactly in float32 (its activations "
+                    f"times its weight reach {heavy[0].notes['max_activation_sum']:.3g})"
+                )
+            ]
+        )
     dims = tuple(spec.out_dims[0] for spec in specs)
     # value v: each part's whole number there (each part's domain lists the sorted points)
     at = {k: i for i, k in enumerate(order)}

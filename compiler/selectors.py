@@ -10,6 +10,8 @@ numerical reading (`number_views`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
+from functools import partial
 
 import numpy as np
 
@@ -23,6 +25,7 @@ from compiler.blocks import (
     Atomic,
     Dim,
     MLPSpec,
+    Relation,
     Encoded,
     Encoding,
     is_number,
@@ -86,7 +89,17 @@ class SelectorPlanner:
     def _select(self, node: IRNode, *, matching: bool) -> list[Atomic]:
         """One select's atom: a mask, a matching atom (unless `matching` is off: its complement
         has no matching form), or a table over categorical readings (of classes, for a side with
-        many values that matters only through a few)."""
+        many values that matters only through a few); with its relation on the s-ops' values."""
+        atoms = self._select_atoms(node, matching=matching)
+        if atoms[0].is_mask or atoms[0] is ALL_TRUE:
+            return atoms
+        keys, queries = node.inputs
+        cmp = node.comparison
+        assert cmp is not None
+        relation = Relation(keys, queries, partial(_compare, cmp), f"{cmp.value}")
+        return [replace(atom, relation=relation) for atom in atoms]
+
+    def _select_atoms(self, node: IRNode, *, matching: bool) -> list[Atomic]:
         reading, values = self.reader.reading, self.ctx.values
         keys, queries = node.inputs
         assert node.comparison is not None
@@ -135,14 +148,18 @@ class SelectorPlanner:
     def squared(self, index: int) -> SquaredReading | None:
         """Node `index` (whole numbers) as a vector reading of its number and its square, each
         the sum of dimensions step MLPs write exactly (compiler.exact_numbers): `<name>.int` and
-        `<name>.sq`, read from the node's numerical reading (a numerical source, or an exact
-        affine view of indices and numerical sources). A reading that is not exact whole numbers
-        itself (a width's 1/(w+1)) is first decoded to them. None without such a reading, or where
-        the steps cannot be resolved (matching then does not apply)."""
+        `<name>.sq`, read from the node's numerical reading (a numerical source, an exact affine
+        view of indices and numerical sources, or a map computed on its own as one number). A
+        reading that is not exact whole numbers itself (a width's 1/(w+1)) is first decoded to
+        them. None without such a reading, or where the steps cannot be resolved (matching then
+        does not apply)."""
         node = self.ctx.graph[index]
 
         def make() -> SquaredReading | None:
             found = self.numbers.reading(index)
+            if found is None and self.ctx.is_numeric_source(index):
+                # a map computed on its own as one number (most_freq's sort key)
+                found = (self.reader.reading(index, Encoding.NUMERICAL), float, None)
             if found is None:
                 return None
             x, x_of, x_error = found
@@ -157,7 +174,7 @@ class SelectorPlanner:
                     held = tuple((v, _own_terms(x, v)) for v in vals)
                 else:
                     # A sum of several dims, or not whole numbers (a width's 1/(w+1)): decoded
-                    # into dims of its own (one per group), exact whole numbers
+                    # into dims of its own (one per part), exact whole numbers
                     parts, decoded = integer_parts(
                         x,
                         [(x_of(v), v) for v in vals],
@@ -169,7 +186,7 @@ class SelectorPlanner:
                     )
                     built += parts
                     # the square reads an exact input: x itself if it is one (the same layer as
-                    # the decoding), else the decoded number (a layer later)
+                    # the number), else the number just written (a layer later)
                     number = x if whole else _sum_view(decoded)
                     held = tuple(zip(decoded.values, decoded.one_hot, strict=True))
                     exact.update(decoded.dims())

@@ -20,6 +20,7 @@ from compiler.blocks import (
     Dim,
     Encoded,
     Encoding,
+    Relation,
     mask_atom,
     mask_label,
     sort_values,
@@ -31,6 +32,8 @@ from compiler.selectors import SelectorPlanner
 
 # Inclusion-exclusion turns selector_width of a disjunction into this many conjunction widths at most.
 MAX_WIDTH_PARTS = 4
+# (query value, key value) cells a contradiction check between atoms may tabulate
+MAX_CONTRADICTION_CELLS = 4_000_000
 
 SignedTerm = tuple[int, list[Atomic]]  # (+1 or -1 times a count, the conjunction's atoms)
 
@@ -41,6 +44,7 @@ class WidthPlanner:
     ) -> None:
         self.ctx, self.built, self.memo, self.selectors = ctx, built, memo, selectors
         self._parts: dict[int, list[SignedTerm] | None] = {}
+        self._tables: dict[tuple[int, int, str], np.ndarray] = {}
 
     def reads_frac(self, index: int) -> bool:
         """length, and selector_width of a conjunction: one head writing 1/(w+1)."""
@@ -111,7 +115,9 @@ class WidthPlanner:
         head reads it) or when the sum would have more than MAX_WIDTH_PARTS terms."""
         if index not in self._parts:
             self._parts[index] = (
-                None if self._is_conjunction(index) else self._simplified(self._expand(index))
+                None
+                if self._is_conjunction(index)
+                else self._simplified(self._expand(index), MAX_WIDTH_PARTS)
             )
         return self._parts[index]
 
@@ -136,10 +142,43 @@ class WidthPlanner:
             return both
         return left + right + [(-s, a) for s, a in both]
 
-    def _simplified(self, terms: list[SignedTerm]) -> list[SignedTerm] | None:
-        """Atoms over the same readings merged (tables AND-ed), empty terms dropped, equal ones summed."""
+    def _contradicts(self, atoms: list[Atomic]) -> bool:
+        """Whether atoms about the same pair of s-ops hold together for no pair of their values
+        (`key < query` and `key == query` when `==` is matched and `<` is a table): the term is
+        empty, which merging tables over shared readings does not see."""
+        by_pair: dict[tuple[int, int], list[Relation]] = {}
+        for atom in atoms:
+            if atom.relation is not None:
+                r = atom.relation
+                by_pair.setdefault((r.keys, r.queries), []).append(r)
+        for (keys, queries), relations in by_pair.items():
+            if len(relations) < 2:
+                continue
+            k_vals, q_vals = self.ctx.values(keys), self.ctx.values(queries)
+            if len(k_vals) * len(q_vals) * len(relations) > MAX_CONTRADICTION_CELLS:
+                continue
+            holds = np.ones((len(q_vals), len(k_vals)), dtype=bool)
+            for r in relations:
+                holds &= self._table(r, q_vals, k_vals)
+            if not holds.any():
+                return True
+        return False
+
+    def _table(self, r: Relation, q_vals: tuple, k_vals: tuple) -> np.ndarray:
+        key = (r.keys, r.queries, r.label)
+        if key not in self._tables:
+            self._tables[key] = np.array(
+                [[bool(r.holds(k, q)) for k in k_vals] for q in q_vals], dtype=bool
+            ).reshape(len(q_vals), len(k_vals))
+        return self._tables[key]
+
+    def _simplified(self, terms: list[SignedTerm], limit: int) -> list[SignedTerm] | None:
+        """Atoms over the same readings merged (tables AND-ed), empty terms dropped, equal ones
+        summed; None beyond `limit` terms."""
         out: dict[tuple, SignedTerm] = {}
         for sign, atoms in terms:
+            if self._contradicts(atoms):
+                continue  # selects nothing: width 0
             groups: dict[tuple[Encoded, Encoded], np.ndarray] = {}
             positions = EVERY_POSITION  # the masks' keys: an AND of masks keeps what all keep
             matches: list[Atomic] = []  # kept as they are (their columns are their own)
@@ -180,4 +219,4 @@ class WidthPlanner:
             previous = out.get(ident, (0, merged))[0]
             out[ident] = (previous + sign, merged or [ALL_TRUE])
         parts = [(s, a) for s, a in out.values() if s != 0]
-        return parts if 0 < len(parts) <= MAX_WIDTH_PARTS else None
+        return parts if 0 < len(parts) <= limit else None
