@@ -188,7 +188,9 @@ class Readings:
             case Op.LENGTH | Op.SELECTOR_WIDTH if self.widths.reads_frac(node.index):
                 frac = self.widths.frac(node)
                 points = [(1.0 / (v + 1), v) for v in vals]
-                return decode_numeric(built, node, frac, points, Encoding.CATEGORICAL)
+                return decode_numeric(
+                    built, node, frac, points, Encoding.CATEGORICAL, ctx.frac_error()
+                )
             case Op.SELECTOR_WIDTH:
                 x = self.reading(node.index, Encoding.NUMERICAL)
                 points = [(float(v), v) for v in vals]
@@ -234,7 +236,9 @@ class Readings:
             case Op.LENGTH | Op.SELECTOR_WIDTH if self.widths.reads_frac(node.index):
                 frac = self.widths.frac(node)
                 points = [(1.0 / (v + 1), v) for v in vals]
-                return decode_numeric(self.built, node, frac, points, Encoding.NUMERICAL)
+                return decode_numeric(
+                    self.built, node, frac, points, Encoding.NUMERICAL, ctx.frac_error()
+                )
             case Op.SELECTOR_WIDTH:
                 return self.widths.width_sum(node)
             case Op.AGGREGATE:

@@ -67,10 +67,17 @@ class PlanContext:
     def x_error(self, index: int) -> numeric.ErrorBound | None:
         """Worst float32 error of a numeric source's reading (None: only its own rounding)."""
         node = self.graph[index]
+        if node.op in (Op.LENGTH, Op.SELECTOR_WIDTH):
+            return self.frac_error()
         if node.op is Op.AGGREGATE:
             values = [float(v) for v in self.values(node.inputs[1])]
             return numeric.mean_error(self.max_len + 1, values, float(node.value))
         return None
+
+    def frac_error(self) -> numeric.ErrorBound:
+        """The error of a width's or the length's reading 1/(w+1): a mean of one 1 (BOS) and w
+        zeros, relative to itself (1/1024 is known to about 6e-8, not to 1.2e-7 as 1 is)."""
+        return numeric.mean_error(self.max_len + 1, [0.0, 1.0], 1.0)
 
     def chain_value(self, index: int, env: Mapping[int, Atom]) -> tuple[bool, Atom]:
         """A chain of maps' value for the values `env` of the s-ops it is computed from ((False,

@@ -275,6 +275,15 @@ class _ErrorBudget:
         magnitude = slope * self.max_abs_x + float(np.abs(offsets).max(initial=0.0)) + 1.0
         return preactivation_rounding(self.n_terms, magnitude) + noise
 
+    def rounding_at(
+        self, slope: float, offsets: np.ndarray, xs: np.ndarray, owner: np.ndarray
+    ) -> np.ndarray:
+        """`rounding` at each reachable point [P]: D's size there, not its largest anywhere (a
+        step near 1/1024 rounds as a number of that size, not as one near 1)."""
+        noise = self.context_noise * float(np.abs(offsets).sum())
+        magnitude = slope * np.abs(xs) + np.abs(offsets)[owner] + 1.0
+        return preactivation_rounding(self.n_terms, magnitude) + noise
+
 
 def _plan_unit(
     members: dict[int, _Step],
@@ -305,7 +314,7 @@ def _plan_unit(
         points.xs,
         np.maximum(-pre, pre - 1.0),  # each point's distance from the band (0, 1)
         slope,
-        budget.rounding(slope, offsets),
+        budget.rounding_at(slope, offsets, points.xs, points.owner),
         what=what,
         sizes=f"slope {slope:.3g}, {budget.n_contexts} context value(s)",
     )

@@ -99,6 +99,7 @@ class WidthPlanner:
                     part,
                     op=f"{node.text} (term {k})",
                     name=part_name,
+                    x_error=self.ctx.frac_error(),
                     exact=self.built.exact,
                 )
             )
