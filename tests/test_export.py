@@ -151,7 +151,8 @@ def test_a_model_with_masked_heads_is_not_exported(tmp_path: Path) -> None:
     path = _masked_dyck1(tmp_path / "m.safetensors")
     with pytest.raises(RaspError) as info:
         export_transformer_lens(path, tmp_path / "tl")
-    assert "layer 0 head 0 sees only the keys whose position is <= the query's" in str(info.value)
+    assert str(info.value).startswith(f"{path}: layer 0 head 0 sees only the keys whose position")
+    assert "is <= the query's" in str(info.value)
     assert "--no-head-masks" in (info.value.hint or "")
     assert not (tmp_path / "tl").exists()
     with pytest.raises(ValueError, match="masks_by_hooks=True"):

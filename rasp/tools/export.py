@@ -73,16 +73,16 @@ def _check_padded(tensors: dict[str, Any], meta: Mapping[str, Any]) -> None:
         )
 
 
-def _check_unmasked(meta: Mapping[str, Any]) -> None:
+def _check_unmasked(meta: Mapping[str, Any], path: str | Path) -> None:
     """TransformerLens has no per-head masks: a model with a masked head would run unmasked there,
     with wrong outputs, so it is refused (naming the head)."""
     for layer, shape in enumerate(meta["config"].get("layers") or []):
         for head, mask in enumerate(shape.get("masks") or []):
             if mask:
                 raise RaspError(
-                    f"layer {layer} head {head} sees only the keys whose position is {mask} the "
-                    "query's (a per-head mask), which TransformerLens's HookedTransformer cannot "
-                    "express",
+                    f"{path}: layer {layer} head {head} sees only the keys whose position is "
+                    f"{mask} the query's (a per-head mask), which TransformerLens's "
+                    "HookedTransformer cannot express",
                     hint="compile with --no-head-masks for TransformerLens (or, in Python, "
                     "register transformer.interop.mask_hooks(model) on the HookedTransformer)",
                     kind=ErrorKind.IO,
@@ -103,7 +103,7 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
     from transformer.fileformat import uniform_tensors
 
     checked = read_model_file(model_path)
-    _check_unmasked(checked.meta)
+    _check_unmasked(checked.meta, model_path)
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise RaspError(
