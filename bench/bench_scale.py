@@ -36,7 +36,7 @@ VOCABS = {
     "most_freq": "abc",
     "double_hist": "abc",
     "length": "abc",
-    "frac_prevs": "abc",
+    "frac_prevs": "xab",  # the program counts "x"
     "hist_bos": "abc",
     "dyck1": "()",
     "dyck2": "(){}",

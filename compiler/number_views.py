@@ -67,6 +67,10 @@ class NumberViews:
         size = abs(const) + sum(abs(a) * largest[src] for src, a in coefs.items())
         error = numeric.rounding_error(max(size, 1.0), len(view.number))
         for src, a in coefs.items():
+            # a width or the length enters as its decoded whole number (the step MLP's exact
+            # output), not as the mean 1/(w+1) that ctx.x_error bounds
+            if ctx.graph[src].op in (Op.LENGTH, Op.SELECTOR_WIDTH):
+                continue
             bound = ctx.x_error(src)
             if bound is not None:
                 error += abs(a) * float(bound.at(np.array([largest[src]]))[0])
