@@ -55,6 +55,17 @@ def adversarial_dot(
     return (dot.astype(f32) + np.asarray(b, dtype=f32)).astype(f32)
 
 
+# a masked head sees key position k from query position q where `k <mask> q` holds
+_KEY_VS_QUERY = {
+    "<": np.less,
+    "<=": np.less_equal,
+    "==": np.equal,
+    ">=": np.greater_equal,
+    ">": np.greater,
+    "!=": np.not_equal,
+}
+
+
 def adversarial_logits(
     weights: dict[str, np.ndarray],
     config: dict,
@@ -66,10 +77,15 @@ def adversarial_logits(
     residual stream after every sublayer."""
     f32 = np.float32
     n_pos = ids.shape[1]
-    resid = (weights["embed.W_E"][ids] + weights["pos_embed.W_pos"][:n_pos][None]).astype(f32)
+    resid = weights["embed.W_E"][ids].astype(f32)
+    if "pos_embed.W_pos" in weights:  # absent where the program reads no position
+        resid = (resid + weights["pos_embed.W_pos"][:n_pos][None]).astype(f32)
     causal = config.get("attention_dir") == "causal"
+    shapes = config.get("layers") or []
+    key, query = np.arange(n_pos)[None, :], np.arange(n_pos)[:, None]
     for layer in range(int(config["n_layers"])):
         p = f"blocks.{layer}.attn."
+        masks = shapes[layer].get("masks", []) if shapes else []
         out = np.zeros_like(resid, dtype=np.float64)
         d_head = weights[p + "W_Q"].shape[2]  # this layer's own (format 2)
         for h in range(weights[p + "W_Q"].shape[0]):
@@ -82,8 +98,12 @@ def adversarial_logits(
                     for bi in range(q.shape[0])
                 ]
             ) / f32(np.sqrt(d_head))  # [batch, q, k]
+            seen = np.ones((n_pos, n_pos), dtype=bool)  # [q, k]
+            if masks and masks[h]:  # the head's mask (format version 3); BOS is always seen
+                seen = _KEY_VS_QUERY[masks[h]](key, query) | (key == 0)
             if causal:
-                scores = np.where(np.tril(np.ones((n_pos, n_pos), dtype=bool)), scores, -np.inf)
+                seen = seen & np.tril(np.ones((n_pos, n_pos), dtype=bool))
+            scores = np.where(seen, scores, -np.inf)
             scores = (scores - scores.max(axis=-1, keepdims=True)).astype(f32)
             e = np.exp(scores).astype(f32)
             pattern = (e / e.sum(axis=-1, keepdims=True, dtype=f32)).astype(f32)
