@@ -68,6 +68,8 @@ def assemble(
         causal=causal,
     )
     weights = _embeddings(layout, vocab, max_len)
+    if "pos_embed.W_pos" not in weights:
+        config["positional"] = False
     bounds = _real_bounds(layout, plan, max_len)
     special_ids = np.array(
         [[len(vocab)] + [len(vocab) + 1] * max_len]
@@ -139,6 +141,8 @@ def _embeddings(layout: Layout, vocab: Sequence[Atom], max_len: int) -> dict[str
         w_pos[1:, ix[layout.numeric_index]] = np.arange(max_len)
     if layout.square_index is not None:
         w_pos[1:, ix[layout.square_index]] = np.arange(max_len) ** 2  # exact: (N-1)^2 < 2^24
+    if not w_pos.any():  # no s-op reads a position: no [n_ctx, d_model] block of zeros in the file
+        return {"embed.W_E": w_e}
     return {"embed.W_E": w_e, "pos_embed.W_pos": w_pos}
 
 
@@ -343,10 +347,12 @@ def _metadata(
             "sha256": hashlib.sha256(source.text.encode("utf-8")).hexdigest(),
         }
     masked = any(layer.get("masks") for layer in config["layers"])
+    newest = masked or not config.get("positional", True)
     return {
         "format": FORMAT,
-        # a reader that predates per-head masks must refuse a masked model, not run it unmasked
-        "format_version": FORMAT_VERSION if masked else MASKLESS_FORMAT_VERSION,
+        # a reader that predates per-head masks or models without W_pos must refuse such a
+        # model, not run it unmasked or fail on a missing tensor
+        "format_version": FORMAT_VERSION if newest else MASKLESS_FORMAT_VERSION,
         "compiler_version": COMPILER_VERSION,
         "config": config,
         "max_len": max_len,

@@ -92,7 +92,8 @@ def _embedding(
     BOS and PAD residuals evaluated concretely."""
     w = {k: np.asarray(v, dtype=np.float64) for k, v in weights.items()}
     one, bos, pad = (residual.index(label) for label in ("one", "bos", "pad"))
-    w_e, w_pos = w["embed.W_E"], w["pos_embed.W_pos"]
+    w_e = w["embed.W_E"]
+    w_pos = w.get("pos_embed.W_pos", np.zeros((max_len + 1, w_e.shape[1])))  # none: all zero
     n_tok = w_e.shape[0] - 2  # BOS and PAD are the last two ids
     real_e, real_p = w_e[:n_tok], w_pos[1 : max_len + 1]
     both = (np.abs(real_e).max(axis=0) > 0) & (np.abs(real_p).max(axis=0) > 0)

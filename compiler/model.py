@@ -103,7 +103,10 @@ def run_residuals(
 
 
 def embed_residual(weights: dict[str, np.ndarray], ids: np.ndarray) -> np.ndarray:
-    return weights["embed.W_E"][ids] + weights["pos_embed.W_pos"][: ids.shape[1]][None]
+    embed = weights["embed.W_E"][ids]  # [batch, pos, d_model]
+    if "pos_embed.W_pos" not in weights:  # a model without positions (config.positional false)
+        return embed
+    return embed + weights["pos_embed.W_pos"][: ids.shape[1]][None]
 
 
 def attention_residual(

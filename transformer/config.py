@@ -62,6 +62,9 @@ class ModelConfig:
         layers: each layer's own `LayerShape` (format version 2, with head masks 3); empty:
             every layer has the maxima above (format version 1, and TransformerLens's uniform
             layout).
+        positional: whether the model has a positional embedding `W_pos`. False (format
+            version 3) where the program never reads a position: every position embeds to zero
+            and the file stores no [n_ctx, d_model] block of zeros.
     """
 
     n_layers: int
@@ -76,6 +79,7 @@ class ModelConfig:
     normalization_type: None = None
     attention_dir: AttentionDir = "bidirectional"
     layers: tuple[LayerShape, ...] = ()
+    positional: bool = True
 
     def __post_init__(self) -> None:
         # The model implements exactly this block; refuse a config it would silently ignore.
@@ -109,11 +113,12 @@ class ModelConfig:
 
     @property
     def padded(self) -> ModelConfig:
-        """The same model with every layer at the maxima (TransformerLens's layout), which has
-        no per-head masks: a masked model has no padded form."""
+        """The same model with every layer at the maxima and a positional embedding (zero if the
+        model has none): TransformerLens's layout, which has no per-head masks, so a masked
+        model has no padded form."""
         if self.has_masks:
             raise ValueError("a model with per-head masks has no uniform (TransformerLens) layout")
-        return ModelConfig(**{**asdict(self), "layers": ()})
+        return ModelConfig(**{**asdict(self), "layers": (), "positional": True})
 
     def to_dict(self) -> dict[str, Any]:
         """The config as the JSON object of the file's metadata."""
@@ -122,4 +127,6 @@ class ModelConfig:
             data["layers"] = [shape.to_dict() for shape in self.layers]
         else:
             del data["layers"]
+        if self.positional:
+            del data["positional"]  # the default; files before format version 3 have no field
         return data

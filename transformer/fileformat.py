@@ -60,17 +60,17 @@ def tensor_shapes(config: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
     """Name -> shape of every tensor of a model with this `config` (format.md field names).
 
     With `config["layers"]` (format version 2) each block has its own head count, head width and
-    MLP width; without it every block has the config's `n_heads`, `d_head` and `d_mlp`.
+    MLP width; without it every block has the config's `n_heads`, `d_head` and `d_mlp`. With
+    `config["positional"]` false (format version 3) there is no `pos_embed.W_pos`.
     """
     d_model = config["d_model"]
     per_layer = (
         config.get("layers")
         or [{key: config[key] for key in ("n_heads", "d_head", "d_mlp")}] * config["n_layers"]
     )
-    shapes: dict[str, tuple[int, ...]] = {
-        "embed.W_E": (config["d_vocab"], d_model),
-        "pos_embed.W_pos": (config["n_ctx"], d_model),
-    }
+    shapes: dict[str, tuple[int, ...]] = {"embed.W_E": (config["d_vocab"], d_model)}
+    if config.get("positional", True):
+        shapes["pos_embed.W_pos"] = (config["n_ctx"], d_model)
     for layer in range(config["n_layers"]):
         n_heads, d_head, d_mlp = (per_layer[layer][k] for k in ("n_heads", "d_head", "d_mlp"))
         attn, mlp = f"blocks.{layer}.attn", f"blocks.{layer}.mlp"
@@ -92,7 +92,8 @@ def tensor_shapes(config: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
 def uniform_tensors(
     tensors: Mapping[str, np.ndarray], config: Mapping[str, Any]
 ) -> dict[str, np.ndarray]:
-    """The tensors with every layer padded to the config's maxima: TransformerLens's layout.
+    """The tensors with every layer padded to the config's maxima, and a zero `W_pos` where the
+    model has none: TransformerLens's layout.
 
     A layer that stores fewer heads, narrower heads or fewer hidden units (format version 2) gets
     zero heads, head columns and units. Its W_Q is scaled by sqrt(d_head / own d_head), so that the
@@ -100,6 +101,8 @@ def uniform_tensors(
     both widths are powers of 4; otherwise W_Q rounds once (`rasp export` then re-certifies).
     """
     out = dict(tensors)
+    if "pos_embed.W_pos" not in out:  # a model without positions embeds every position to zero
+        out["pos_embed.W_pos"] = np.zeros((config["n_ctx"], config["d_model"]), dtype=np.float32)
     for layer, own in enumerate(config.get("layers") or []):
         heads, width, hidden = (config[k] for k in ("n_heads", "d_head", "d_mlp"))
         attn, mlp = f"blocks.{layer}.attn.", f"blocks.{layer}.mlp."

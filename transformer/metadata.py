@@ -81,6 +81,7 @@ _INT_FIELDS = (
     "d_vocab_out",
 )
 _POSITIVE_FIELDS = ("d_model", "n_ctx", "d_vocab", "d_vocab_out")
+_OPTIONAL = {"layers", "positional"}  # config fields of format versions 2 and 3
 
 
 class _Checker:
@@ -146,6 +147,8 @@ def parse_metadata(path: str, text: str) -> ModelMetadata:
         raise check.fail("metadata 'config.layers' needs 'format_version' 2 or later")
     if config.has_masks and version < 3:
         raise check.fail("metadata 'config.layers[].masks' needs 'format_version' 3 or later")
+    if not config.positional and version < 3:
+        raise check.fail("metadata 'config.positional' false needs 'format_version' 3 or later")
     max_len = check.get(raw, "max_len", "", int)
     if max_len < 1 or config.n_ctx != max_len + 1:
         raise check.fail(
@@ -174,7 +177,7 @@ def parse_metadata(path: str, text: str) -> ModelMetadata:
 
 def _parse_config(check: _Checker, obj: dict[str, Any]) -> ModelConfig:
     unknown = sorted(
-        set(obj) - set(_INT_FIELDS) - {"act_fn", "normalization_type", "attention_dir", "layers"}
+        set(obj) - set(_INT_FIELDS) - {"act_fn", "normalization_type", "attention_dir"} - _OPTIONAL
     )
     if unknown:
         raise check.fail(f"metadata 'config' has unknown field(s) {', '.join(unknown)}")
@@ -200,7 +203,12 @@ def _parse_config(check: _Checker, obj: dict[str, Any]) -> ModelConfig:
             f'\'config.attention_dir\' must be "bidirectional" or "causal", got {_json(direction)}'
         )
     shapes = _parse_shapes(check, obj.get("layers"), sizes)
-    return ModelConfig(**sizes, attention_dir=direction, layers=shapes)
+    positional = obj.get("positional", True)
+    if not isinstance(positional, bool):
+        raise check.fail(
+            f"metadata field 'config.positional' must be true or false, got {_json(positional)}"
+        )
+    return ModelConfig(**sizes, attention_dir=direction, layers=shapes, positional=positional)
 
 
 def _parse_shapes(check: _Checker, layers: Any, sizes: dict[str, int]) -> tuple[LayerShape, ...]:

@@ -1,6 +1,6 @@
 """The compiled-model transformer: TransformerLens's block without LayerNorm, in one readable file.
 
-    resid_pre  = W_E[ids] + W_pos[pos]                                  # block 0
+    resid_pre  = W_E[ids] + W_pos[pos]              # block 0 (no W_pos: config.positional false)
     resid_mid  = resid_pre + attn(resid_pre)
     resid_post = resid_mid + relu(resid_mid @ W_in + b_in) @ W_out + b_out
     logits     = resid_post(last block) @ W_U + b_U
@@ -44,13 +44,19 @@ class Embed(nn.Module):
 
 
 class PosEmbed(nn.Module):
+    """`W_pos[pos]`; a model whose program reads no position (config.positional false) has no
+    W_pos and embeds every position to zero."""
+
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
-        self.W_pos = _param(cfg.n_ctx, cfg.d_model)
+        self.d_model = cfg.d_model
+        self.W_pos = _param(cfg.n_ctx, cfg.d_model) if cfg.positional else None
 
     def forward(self, ids: Tensor) -> Tensor:
-        n_pos = ids.shape[1]
-        return self.W_pos[:n_pos].unsqueeze(0).expand(ids.shape[0], -1, -1)  # [batch, pos, d_model]
+        batch, n_pos = ids.shape
+        if self.W_pos is None:
+            return torch.zeros(1, 1, self.d_model, device=ids.device).expand(batch, n_pos, -1)
+        return self.W_pos[:n_pos].unsqueeze(0).expand(batch, -1, -1)  # [batch, pos, d_model]
 
 
 def seen_keys(masks: tuple[str, ...], n_ctx: int, causal: bool = False) -> Tensor | None:

@@ -55,9 +55,11 @@ def test_the_prefix_select_is_a_mask() -> None:
     plain = compile_sop(sop, list("ab"), N, head_masks=False)
     assert causal.metadata["config"]["attention_dir"] == "causal"
     assert "masks" not in causal.metadata["config"]["layers"][0]  # the causal mask does it
-    assert causal.metadata["format_version"] == 2
     assert masked.metadata["config"]["layers"][0]["masks"] == ["<="]
-    assert masked.metadata["format_version"] == 3
+    for model in (causal, masked):  # no position is read: no W_pos (format version 3)
+        assert model.metadata["config"]["positional"] is False
+        assert "pos_embed.W_pos" not in model.weights and model.metadata["format_version"] == 3
+    assert plain.metadata["format_version"] == 2 and "positional" not in plain.metadata["config"]
     for model in (causal, masked):
         assert not any(lb.startswith("indices") for lb in model.metadata["residual"])
         assert model.param_count() * 20 < plain.param_count()

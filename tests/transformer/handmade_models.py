@@ -257,7 +257,9 @@ def numpy_forward(
     """An independent float64 forward pass; returns residuals and patterns under the hook names."""
     w = {name: value.astype(np.float64) for name, value in tensors.items()}
     n_pos = ids.shape[1]
-    resid = w["embed.W_E"][ids] + w["pos_embed.W_pos"][:n_pos]  # [batch, pos, d_model]
+    resid = w["embed.W_E"][ids]  # [batch, pos, d_model]
+    if "pos_embed.W_pos" in w:  # absent: a model without positions (config.positional false)
+        resid = resid + w["pos_embed.W_pos"][:n_pos]
     out: dict[str, np.ndarray] = {}
     for layer in range(config["n_layers"]):
         p = f"blocks.{layer}."
