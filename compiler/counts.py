@@ -47,8 +47,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from compiler.blocks import Atom, is_number
-from compiler.graph import build_graph
-from compiler.values import ValueSets, apply_map, infer_values
+from compiler.rewrite import ValueFacts, rebuilt
+from compiler.values import apply_map
 from rasp import sops
 from rasp.errors import CompileError, RaspError
 
@@ -75,7 +75,7 @@ def count_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.No
     if not chains:
         return root
     try:  # x's values, from the compiler's own analysis
-        facts = _Facts([chain.values for chain in chains], vocab, max_len)
+        facts = ValueFacts([chain.values for chain in chains], vocab, max_len)
     except CompileError:
         return root  # the compile itself reports it, in its own words
     places = _places(chains, max_len)
@@ -196,26 +196,6 @@ def _chain(
         tuple(s for s in steps if read_outside(s)),
         tuple(context.values()),
     )
-
-
-class _Facts:
-    """Value sets of some nodes, from one run of the compiler's value analysis over a graph that
-    reads them all: a chain of two-input maps, as `compiler.resolve` builds, started at `tokens`,
-    which has no relation, so that no link is analysed position by position."""
-
-    def __init__(self, nodes: list[sops.SOp], vocab: Sequence[Atom], max_len: int) -> None:
-        chain: sops.SOp = sops.TokensSOp()
-        for node in {n.id: n for n in nodes}.values():
-            chain = sops.MapSOp(fn=_zero, inputs=(node, chain), text="counts")
-        self.index = {n.id: i for i, n in enumerate(sops.walk(chain))}
-        self.sets: ValueSets = infer_values(build_graph(chain), vocab, max_len)
-
-    def values(self, node: sops.Node) -> tuple[Atom, ...]:
-        return self.sets.values[self.index[node.id]]
-
-
-def _zero(*args: Any) -> int:
-    return 0
 
 
 # (w, the context's values): what a chain's value at one position depends on besides the count
@@ -350,7 +330,7 @@ def _rewritten(
     new: dict[int, sops.Node] = {}
     for node in order:
         if node.id not in by_exit:
-            new[node.id] = _rebuilt(node, new)
+            new[node.id] = rebuilt(node, new)
             continue
         chain, table = by_exit[node.id]
         assert isinstance(node, sops.MapSOp)
@@ -378,17 +358,3 @@ def _count(chain: _Chain, new: dict[int, sops.Node]) -> sops.SelectorWidthSOp:
         span=chain.mean.span,
         name=f"{named}_count" if named else None,
     )
-
-
-def _rebuilt(node: sops.Node, new: dict[int, sops.Node]) -> sops.Node:
-    """`node` itself when none of its children changed, else a copy reading the new children."""
-    if all(new[c.id] is c for c in node.children()):
-        return node
-    swap: dict[str, Any] = {
-        f.name: new[getattr(node, f.name).id]
-        for f in dataclasses.fields(node)
-        if f.init and isinstance(getattr(node, f.name), sops.Node)
-    }
-    if isinstance(node, sops.MapSOp):
-        swap["inputs"] = tuple(new[c.id] for c in node.inputs)
-    return dataclasses.replace(node, **swap)
