@@ -47,7 +47,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from compiler.blocks import Atom, is_number
-from compiler.rewrite import ValueFacts, rebuilt
+from compiler.rewrite import ValueFacts, positional_nodes, rebuilt
 from compiler.values import apply_map
 from rasp import sops
 from rasp.errors import CompileError, RaspError
@@ -65,7 +65,7 @@ def count_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.No
     for node in order:
         for child in {c.id: c for c in node.children()}.values():
             readers[child.id].append(node)
-    positional, moving = _positional(order)
+    positional, moving = positional_nodes(order)
     chains = [
         chain
         for node in order
@@ -120,37 +120,6 @@ class _Chain:
     @property
     def values(self) -> sops.SOp:
         return self.mean.sop
-
-
-def _positional(order: list[sops.Node]) -> tuple[set[int], set[int]]:
-    """Nodes whose value at each position depends only on (index, length) (constants, indices,
-    length, maps, selects, widths and aggregates of them), and those among them that read indices
-    or length at all (the others are constants)."""
-    positional: set[int] = set()
-    moving: set[int] = set()
-    for node in order:
-        children = node.children()
-        if isinstance(node, (sops.IndicesSOp, sops.LengthSOp)):
-            positional.add(node.id)
-            moving.add(node.id)
-        elif isinstance(node, sops.ConstSOp):
-            positional.add(node.id)
-        elif isinstance(
-            node,
-            (
-                sops.MapSOp,
-                sops.Select,
-                sops.SelectAnd,
-                sops.SelectOr,
-                sops.SelectNot,
-                sops.SelectorWidthSOp,
-                sops.AggregateSOp,
-            ),
-        ) and all(c.id in positional for c in children):
-            positional.add(node.id)
-            if any(c.id in moving for c in children):
-                moving.add(node.id)
-    return positional, moving
 
 
 def _chain(

@@ -15,6 +15,7 @@ from compiler.encode import plan_encodings
 from compiler.graph import Graph, Op, build_graph
 from compiler.layout import lay_out
 from compiler.model import CompiledModel
+from compiler.order_digits import order_digits
 from compiler.resolve import resolve
 from compiler.schedule import schedule_blocks
 from compiler.values import ValueSets, infer_values
@@ -134,7 +135,8 @@ def prepare(sop: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
     program with neither is `sop` itself. Tools that pair the model's generated residual names
     (`_map_3`) with s-op nodes pair them with this graph's."""
     sop = resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
-    return count_means(sop, vocab, max_len)  # counted prefixes: a width, not a mean
+    sop = count_means(sop, vocab, max_len)  # counted prefixes: a width, not a mean
+    return order_digits(sop, vocab, max_len)  # widths of `<` over many numbers: over digits
 
 
 def _snap_failed(certificate: Certificate) -> bool:

@@ -1,6 +1,6 @@
 """What the s-op rewrites applied before the stages (`compiler.counts`, `compiler.order_digits`,
-both from `compiler.driver.prepare`) share: the compiler's own value sets of a few s-ops, and a
-node rebuilt over rewritten children."""
+both from `compiler.driver.prepare`) share: which s-ops depend on positions alone, the compiler's
+own value sets of a few s-ops, and a node rebuilt over rewritten children."""
 
 from __future__ import annotations
 
@@ -12,6 +12,37 @@ from compiler.blocks import Atom
 from compiler.graph import build_graph
 from compiler.values import ValueSets, infer_values
 from rasp import sops
+
+
+def positional_nodes(order: list[sops.Node]) -> tuple[set[int], set[int]]:
+    """Nodes whose value at each position depends only on (index, length) (constants, indices,
+    length, maps, selects, widths and aggregates of them), and those among them that read indices
+    or length at all (the others are constants)."""
+    positional: set[int] = set()
+    moving: set[int] = set()
+    for node in order:
+        children = node.children()
+        if isinstance(node, (sops.IndicesSOp, sops.LengthSOp)):
+            positional.add(node.id)
+            moving.add(node.id)
+        elif isinstance(node, sops.ConstSOp):
+            positional.add(node.id)
+        elif isinstance(
+            node,
+            (
+                sops.MapSOp,
+                sops.Select,
+                sops.SelectAnd,
+                sops.SelectOr,
+                sops.SelectNot,
+                sops.SelectorWidthSOp,
+                sops.AggregateSOp,
+            ),
+        ) and all(c.id in positional for c in children):
+            positional.add(node.id)
+            if any(c.id in moving for c in children):
+                moving.add(node.id)
+    return positional, moving
 
 
 class ValueFacts:
