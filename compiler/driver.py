@@ -57,7 +57,9 @@ def compile_sop(
         `sop` may also be a `rasp.tracr` program (lowered by `rasp.tracr.lower.to_sops`); its Python
         select predicates and tracr means are first resolved for this vocabulary (`compiler.resolve`).
         A map that only counts a positional mean of 0/1 values (`round((indices + 1) * mean)`) is
-        compiled as a map of a selector_width (`compiler.counts`); `prepare` gives the graph compiled.
+        compiled as a map of a selector_width (`compiler.counts`), and the width of an order
+        (`select(x, y, <)`) over many numbers as widths over their digits (`compiler.order_digits`);
+        `prepare` gives the graph compiled.
     """
     if is_tracr(sop):
         sop = to_sops(sop)  # type: ignore[arg-type]
@@ -131,8 +133,9 @@ def compile_sop(
 def prepare(sop: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
     """The s-op graph the stages compile, equal to `sop` on every input over `vocab` of length
     1..max_len: tracr's predicates and means resolved for this vocabulary (`compiler.resolve`), then
-    means of 0/1 values that a map only counts rewritten as counts (`compiler.counts`). A RASP
-    program with neither is `sop` itself. Tools that pair the model's generated residual names
+    means of 0/1 values that a map only counts rewritten as counts (`compiler.counts`), then widths
+    of orders over many numbers as widths over digits (`compiler.order_digits`). A RASP program
+    with none of them is `sop` itself. Tools that pair the model's generated residual names
     (`_map_3`) with s-op nodes pair them with this graph's."""
     sop = resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
     sop = count_means(sop, vocab, max_len)  # counted prefixes: a width, not a mean
