@@ -47,8 +47,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from compiler.blocks import Atom, is_number
-from compiler.graph import build_graph
-from compiler.values import ValueSets, apply_map, infer_values
+from compiler.rewrite import ValueFacts, positional_nodes, rebuilt
+from compiler.values import apply_map
 from rasp import sops
 from rasp.errors import CompileError, RaspError
 
@@ -65,7 +65,7 @@ def count_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.No
     for node in order:
         for child in {c.id: c for c in node.children()}.values():
             readers[child.id].append(node)
-    positional, moving = _positional(order)
+    positional, moving = positional_nodes(order)
     chains = [
         chain
         for node in order
@@ -75,7 +75,7 @@ def count_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.No
     if not chains:
         return root
     try:  # x's values, from the compiler's own analysis
-        facts = _Facts([chain.values for chain in chains], vocab, max_len)
+        facts = ValueFacts([chain.values for chain in chains], vocab, max_len)
     except CompileError:
         return root  # the compile itself reports it, in its own words
     places = _places(chains, max_len)
@@ -122,37 +122,6 @@ class _Chain:
         return self.mean.sop
 
 
-def _positional(order: list[sops.Node]) -> tuple[set[int], set[int]]:
-    """Nodes whose value at each position depends only on (index, length) (constants, indices,
-    length, maps, selects, widths and aggregates of them), and those among them that read indices
-    or length at all (the others are constants)."""
-    positional: set[int] = set()
-    moving: set[int] = set()
-    for node in order:
-        children = node.children()
-        if isinstance(node, (sops.IndicesSOp, sops.LengthSOp)):
-            positional.add(node.id)
-            moving.add(node.id)
-        elif isinstance(node, sops.ConstSOp):
-            positional.add(node.id)
-        elif isinstance(
-            node,
-            (
-                sops.MapSOp,
-                sops.Select,
-                sops.SelectAnd,
-                sops.SelectOr,
-                sops.SelectNot,
-                sops.SelectorWidthSOp,
-                sops.AggregateSOp,
-            ),
-        ) and all(c.id in positional for c in children):
-            positional.add(node.id)
-            if any(c.id in moving for c in children):
-                moving.add(node.id)
-    return positional, moving
-
-
 def _chain(
     mean: sops.AggregateSOp,
     order: list[sops.Node],
@@ -196,26 +165,6 @@ def _chain(
         tuple(s for s in steps if read_outside(s)),
         tuple(context.values()),
     )
-
-
-class _Facts:
-    """Value sets of some nodes, from one run of the compiler's value analysis over a graph that
-    reads them all: a chain of two-input maps, as `compiler.resolve` builds, started at `tokens`,
-    which has no relation, so that no link is analysed position by position."""
-
-    def __init__(self, nodes: list[sops.SOp], vocab: Sequence[Atom], max_len: int) -> None:
-        chain: sops.SOp = sops.TokensSOp()
-        for node in {n.id: n for n in nodes}.values():
-            chain = sops.MapSOp(fn=_zero, inputs=(node, chain), text="counts")
-        self.index = {n.id: i for i, n in enumerate(sops.walk(chain))}
-        self.sets: ValueSets = infer_values(build_graph(chain), vocab, max_len)
-
-    def values(self, node: sops.Node) -> tuple[Atom, ...]:
-        return self.sets.values[self.index[node.id]]
-
-
-def _zero(*args: Any) -> int:
-    return 0
 
 
 # (w, the context's values): what a chain's value at one position depends on besides the count
@@ -350,7 +299,7 @@ def _rewritten(
     new: dict[int, sops.Node] = {}
     for node in order:
         if node.id not in by_exit:
-            new[node.id] = _rebuilt(node, new)
+            new[node.id] = rebuilt(node, new)
             continue
         chain, table = by_exit[node.id]
         assert isinstance(node, sops.MapSOp)
@@ -378,17 +327,3 @@ def _count(chain: _Chain, new: dict[int, sops.Node]) -> sops.SelectorWidthSOp:
         span=chain.mean.span,
         name=f"{named}_count" if named else None,
     )
-
-
-def _rebuilt(node: sops.Node, new: dict[int, sops.Node]) -> sops.Node:
-    """`node` itself when none of its children changed, else a copy reading the new children."""
-    if all(new[c.id] is c for c in node.children()):
-        return node
-    swap: dict[str, Any] = {
-        f.name: new[getattr(node, f.name).id]
-        for f in dataclasses.fields(node)
-        if f.init and isinstance(getattr(node, f.name), sops.Node)
-    }
-    if isinstance(node, sops.MapSOp):
-        swap["inputs"] = tuple(new[c.id] for c in node.inputs)
-    return dataclasses.replace(node, **swap)

@@ -15,6 +15,7 @@ from compiler.encode import plan_encodings
 from compiler.graph import Graph, Op, build_graph
 from compiler.layout import lay_out
 from compiler.model import CompiledModel
+from compiler.order_digits import order_digits
 from compiler.resolve import resolve
 from compiler.schedule import schedule_blocks
 from compiler.values import ValueSets, infer_values
@@ -56,7 +57,9 @@ def compile_sop(
         `sop` may also be a `rasp.tracr` program (lowered by `rasp.tracr.lower.to_sops`); its Python
         select predicates and tracr means are first resolved for this vocabulary (`compiler.resolve`).
         A map that only counts a positional mean of 0/1 values (`round((indices + 1) * mean)`) is
-        compiled as a map of a selector_width (`compiler.counts`); `prepare` gives the graph compiled.
+        compiled as a map of a selector_width (`compiler.counts`), and the width of an order
+        (`select(x, y, <)`) over many numbers as widths over their digits (`compiler.order_digits`);
+        `prepare` gives the graph compiled.
     """
     if is_tracr(sop):
         sop = to_sops(sop)  # type: ignore[arg-type]
@@ -130,11 +133,13 @@ def compile_sop(
 def prepare(sop: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
     """The s-op graph the stages compile, equal to `sop` on every input over `vocab` of length
     1..max_len: tracr's predicates and means resolved for this vocabulary (`compiler.resolve`), then
-    means of 0/1 values that a map only counts rewritten as counts (`compiler.counts`). A RASP
-    program with neither is `sop` itself. Tools that pair the model's generated residual names
+    means of 0/1 values that a map only counts rewritten as counts (`compiler.counts`), then widths
+    of orders over many numbers as widths over digits (`compiler.order_digits`). A RASP program
+    with none of them is `sop` itself. Tools that pair the model's generated residual names
     (`_map_3`) with s-op nodes pair them with this graph's."""
     sop = resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
-    return count_means(sop, vocab, max_len)  # counted prefixes: a width, not a mean
+    sop = count_means(sop, vocab, max_len)  # counted prefixes: a width, not a mean
+    return order_digits(sop, vocab, max_len)  # widths of `<` over many numbers: over digits
 
 
 def _snap_failed(certificate: Certificate) -> bool:

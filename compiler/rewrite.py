@@ -1,0 +1,81 @@
+"""What the s-op rewrites applied before the stages (`compiler.counts`, `compiler.order_digits`,
+both from `compiler.driver.prepare`) share: which s-ops depend on positions alone, the compiler's
+own value sets of a few s-ops, and a node rebuilt over rewritten children."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from compiler.blocks import Atom
+from compiler.graph import build_graph
+from compiler.values import ValueSets, infer_values
+from rasp import sops
+
+
+def positional_nodes(order: list[sops.Node]) -> tuple[set[int], set[int]]:
+    """Nodes whose value at each position depends only on (index, length) (constants, indices,
+    length, maps, selects, widths and aggregates of them), and those among them that read indices
+    or length at all (the others are constants)."""
+    positional: set[int] = set()
+    moving: set[int] = set()
+    for node in order:
+        children = node.children()
+        if isinstance(node, (sops.IndicesSOp, sops.LengthSOp)):
+            positional.add(node.id)
+            moving.add(node.id)
+        elif isinstance(node, sops.ConstSOp):
+            positional.add(node.id)
+        elif isinstance(
+            node,
+            (
+                sops.MapSOp,
+                sops.Select,
+                sops.SelectAnd,
+                sops.SelectOr,
+                sops.SelectNot,
+                sops.SelectorWidthSOp,
+                sops.AggregateSOp,
+            ),
+        ) and all(c.id in positional for c in children):
+            positional.add(node.id)
+            if any(c.id in moving for c in children):
+                moving.add(node.id)
+    return positional, moving
+
+
+class ValueFacts:
+    """Value sets of some s-ops, from one run of the compiler's value analysis over a graph that
+    reads them all: a chain of two-input maps, as `compiler.resolve` builds, started at `tokens`,
+    which has no relation, so that no link is analysed position by position. Raises CompileError
+    where the analysis does (the compile itself then reports it, in its own words)."""
+
+    def __init__(self, nodes: Sequence[sops.SOp], vocab: Sequence[Atom], max_len: int) -> None:
+        chain: sops.SOp = sops.TokensSOp()
+        for node in {n.id: n for n in nodes}.values():
+            chain = sops.MapSOp(fn=_zero, inputs=(node, chain), text="facts")
+        self.index = {n.id: i for i, n in enumerate(sops.walk(chain))}
+        self.sets: ValueSets = infer_values(build_graph(chain), vocab, max_len)
+
+    def values(self, node: sops.Node) -> tuple[Atom, ...]:
+        return self.sets.values[self.index[node.id]]
+
+
+def _zero(*args: Any) -> int:
+    return 0
+
+
+def rebuilt(node: sops.Node, new: dict[int, sops.Node]) -> sops.Node:
+    """`node` itself when none of its children changed, else a copy reading the new children
+    (`new`: by old node id, every child's replacement, itself where unchanged)."""
+    if all(new[c.id] is c for c in node.children()):
+        return node
+    swap: dict[str, Any] = {
+        f.name: new[getattr(node, f.name).id]
+        for f in dataclasses.fields(node)
+        if f.init and isinstance(getattr(node, f.name), sops.Node)
+    }
+    if isinstance(node, sops.MapSOp):
+        swap["inputs"] = tuple(new[c.id] for c in node.inputs)
+    return dataclasses.replace(node, **swap)
