@@ -64,8 +64,9 @@ def compile_sop(
     if is_tracr(sop):
         sop = to_sops(sop)  # type: ignore[arg-type]
     vocab = _check_arguments(sop, vocab, max_len)
-    sop = prepare(sop, vocab, max_len)
+    # before `prepare`, whose rewrites follow every length up to max_len too
     _check_size(sop, vocab, max_len, causal, head_masks, max_params)
+    sop = prepare(sop, vocab, max_len)
 
     def note(stage: str) -> None:
         if progress is not None:
@@ -194,34 +195,19 @@ def _check_size(
     head_masks: bool,
     max_params: int | None,
 ) -> None:
-    """Refuse, before building it, a model predicted to exceed `max_params` parameters."""
+    """Refuse, before building it, a model predicted to exceed `max_params` parameters, or a
+    max-len whose value analysis would follow too many (position, length) pairs. `sop` is the
+    program before `prepare`: each probe prepares it for its own length."""
     if max_params is None:
         return
     pairs = max_len * (max_len + 1) // 2
     pair_limit = (
         max(max_params, DEFAULT_MAX_PARAMS) // PAIRS_PER_PARAM
     )  # raised with it, never lowered
-    if pairs > pair_limit:
-        # The value analysis keeps a value set per (position, length) pair: quadratic in N even
-        # where the model is linear (numerical addressing), so it is bounded on its own.
-        raise CompileError(
-            [
-                Diagnostic(
-                    f"at max-len {max_len:,} compiling would take too long and too much memory: "
-                    f"the value analysis follows every s-op at {pairs:,} (position, length) pairs "
-                    f"(about {pairs * ANALYSIS_BYTES_PER_PAIR / 1e9:,.0f} GB)",
-                    getattr(sop, "span", None),
-                    f"the limit is {pair_limit:,} pairs (max-len {math.isqrt(2 * pair_limit):,}), "
-                    f"set with the parameter limit ({max(max_params, DEFAULT_MAX_PARAMS):,} / "
-                    f"{PAIRS_PER_PARAM}): use a smaller maximum length, or "
-                    "raise the limit (--max-params / max_params=) if the machine can hold it",
-                )
-            ]
-        )
 
     def probe(n: int) -> CompiledModel:
         return _build(
-            sop,
+            prepare(sop, vocab, n),
             vocab,
             n,
             name=None,
@@ -237,7 +223,25 @@ def _check_size(
     try:
         prediction = predict(probe, max_len)
     except CompileError:
-        return  # the program does not compile at the probe lengths: the real compile says why
+        prediction = None  # no compile at the probe lengths: the real compile says why
+    if pairs > pair_limit:
+        # The value analysis keeps a value set per (position, length) pair: quadratic in N even
+        # where the model is linear (numerical addressing), so it is bounded on its own.
+        raise CompileError(
+            [
+                Diagnostic(
+                    f"at max-len {max_len:,} compiling would take too long and too much memory: "
+                    f"the value analysis follows every s-op at {pairs:,} (position, length) pairs "
+                    f"(about {pairs * ANALYSIS_BYTES_PER_PAIR / 1e9:,.0f} GB)"
+                    + ("" if prediction is None else f"; the model: {prediction.describe()}"),
+                    getattr(sop, "span", None),
+                    f"the limit is {pair_limit:,} pairs (max-len {math.isqrt(2 * pair_limit):,}), "
+                    f"set with the parameter limit ({max(max_params, DEFAULT_MAX_PARAMS):,} / "
+                    f"{PAIRS_PER_PARAM}): use a smaller maximum length, or "
+                    "raise the limit (--max-params / max_params=) if the machine can hold it",
+                )
+            ]
+        )
     if prediction is not None and prediction.params > max_params:
         raise CompileError(
             [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -10,7 +11,10 @@ from compiler import compile_sop
 from compiler.budget import predict
 from compiler.driver import _build
 from rasp.errors import CompileError
+from rasp.interpreter import load_file
 from tests.compiler import sop_builders as B
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _probe(sop, vocab):
@@ -43,8 +47,22 @@ def test_a_hopeless_length_is_refused_quickly_with_the_figures() -> None:
     elapsed = time.perf_counter() - start
     text = info.value.render()
     assert "too long and too much memory" in text and "5,000,050,000 (position, length)" in text
+    assert "the model: about" in text and "predicted from compiles at max-len 32" in text
     assert "--max-params" in text
     assert elapsed < 10  # well under a second on an idle machine; the point is: no real compile
+
+
+def test_a_hopeless_length_is_refused_before_the_rewrites_follow_it() -> None:
+    # the original's prefix counts (compiler.counts) and an order over many values
+    # (compiler.order_digits) are rewritten by `prepare`, which follows every length up to max_len:
+    # the refusal comes first (this once ran out of memory instead)
+    for program, vocab in (("dyck1", "()"), ("most_freq", "abc")):
+        interp = load_file(ROOT / "programs" / f"{program}.rasp")
+        sop = interp.get(interp.last_assigned or "")
+        start = time.perf_counter()
+        with pytest.raises(CompileError, match="too long and too much memory"):
+            compile_sop(sop, list(vocab), 100_000)
+        assert time.perf_counter() - start < 10
 
 
 def test_a_model_predicted_too_large_is_refused_with_the_widest_part() -> None:
