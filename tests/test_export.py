@@ -110,9 +110,10 @@ def test_loads_into_a_real_hooked_transformer(build: object, tmp_path: Path) -> 
     assert ours.decode(theirs, lengths) == ours.run([list("abab"), list("ba")])
 
 
-@pytest.mark.parametrize("program", ["reverse", "dyck1"])
+@pytest.mark.parametrize("program", ["reverse", "dyck1", "hist"])
 def test_a_compiled_program_runs_in_transformer_lens(program: str, tmp_path: Path) -> None:
-    """The README's recipe, on compiled library programs: same logits, same activations, same output."""
+    """The README's recipe, on compiled library programs: same logits, same activations, same output
+    (hist reads no position: its file has no W_pos, and the export writes a zero one)."""
     torch = pytest.importorskip("torch")
     import transformer
     from compiler import compile_sop
@@ -120,9 +121,11 @@ def test_a_compiled_program_runs_in_transformer_lens(program: str, tmp_path: Pat
 
     interp = load_file(Path(__file__).resolve().parents[1] / "programs" / f"{program}.rasp")
     name = interp.last_assigned
-    vocab = list("abc") if program == "reverse" else list("()")
+    vocab = list("()") if program == "dyck1" else list("abc")
     path = tmp_path / "m.safetensors"
-    compile_sop(interp.get(name), vocab, 12, name=name, head_masks=False).save(path)
+    model = compile_sop(interp.get(name), vocab, 12, name=name, head_masks=False)
+    assert ("pos_embed.W_pos" in model.weights) == (program != "hist")
+    model.save(path)
     export_transformer_lens(path, tmp_path / "tl")
     tl_model = _load_export(tmp_path / "tl")
     ours = transformer.load(path)
