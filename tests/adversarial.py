@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from transformer.model import seen_keys
+
 U = 2.0**-24
 
 
@@ -55,17 +57,6 @@ def adversarial_dot(
     return (dot.astype(f32) + np.asarray(b, dtype=f32)).astype(f32)
 
 
-# a masked head sees key position k from query position q where `k <mask> q` holds
-_KEY_VS_QUERY = {
-    "<": np.less,
-    "<=": np.less_equal,
-    "==": np.equal,
-    ">=": np.greater_equal,
-    ">": np.greater,
-    "!=": np.not_equal,
-}
-
-
 def adversarial_logits(
     weights: dict[str, np.ndarray],
     config: dict,
@@ -82,10 +73,11 @@ def adversarial_logits(
         resid = (resid + weights["pos_embed.W_pos"][:n_pos][None]).astype(f32)
     causal = config.get("attention_dir") == "causal"
     shapes = config.get("layers") or []
-    key, query = np.arange(n_pos)[None, :], np.arange(n_pos)[:, None]
     for layer in range(int(config["n_layers"])):
         p = f"blocks.{layer}.attn."
-        masks = shapes[layer].get("masks", []) if shapes else []
+        masks = tuple(shapes[layer].get("masks", [])) if shapes else ()
+        # [heads, q, k] (one row for every head when none is masked): the runtime's mask rule
+        seen = seen_keys(masks, n_pos, causal)
         out = np.zeros_like(resid, dtype=np.float64)
         d_head = weights[p + "W_Q"].shape[2]  # this layer's own (format 2)
         for h in range(weights[p + "W_Q"].shape[0]):
@@ -98,12 +90,8 @@ def adversarial_logits(
                     for bi in range(q.shape[0])
                 ]
             ) / f32(np.sqrt(d_head))  # [batch, q, k]
-            seen = np.ones((n_pos, n_pos), dtype=bool)  # [q, k]
-            if masks and masks[h]:  # the head's mask (format version 3); BOS is always seen
-                seen = _KEY_VS_QUERY[masks[h]](key, query) | (key == 0)
-            if causal:
-                seen = seen & np.tril(np.ones((n_pos, n_pos), dtype=bool))
-            scores = np.where(seen, scores, -np.inf)
+            if seen is not None:
+                scores = np.where(seen[h if masks else 0].numpy(), scores, -np.inf)
             scores = (scores - scores.max(axis=-1, keepdims=True)).astype(f32)
             e = np.exp(scores).astype(f32)
             pattern = (e / e.sum(axis=-1, keepdims=True, dtype=f32)).astype(f32)
