@@ -41,7 +41,7 @@ VOCABS = {
     "dyck1": "()",
     "dyck2": "(){}",
 }
-LONG = ("reverse", "hist", "sort")  # also tried at N = 1024
+LONG = ("reverse", "hist", "sort", "frac_prevs")  # also tried at N = 1024
 # tracr on its own library (issue 3's measurements, vocabulary {a,b,c}): N -> parameters
 TRACR = {
     "reverse": {10: 90e3, 40: 3.64e6},
@@ -263,7 +263,7 @@ def main() -> None:
         "--speed-cases",
         nargs="+",
         metavar="PROGRAM:N",
-        # every program at N = 256 but frac_prevs, refused there (its reach is N = 180)
+        # every program at N = 256
         default=[
             "reverse:256",
             "hist:256",
@@ -272,7 +272,7 @@ def main() -> None:
             "length:256",
             "hist_bos:256",
             "dyck1:256",
-            "frac_prevs:128",
+            "frac_prevs:256",
             "dyck2:256",
             "most_freq:256",
         ],

@@ -17,18 +17,20 @@ from __future__ import annotations
 
 import hashlib
 import math
-from typing import Any
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from compiler.attention import SOFTMAX_GAP
 from compiler.blocks import BOS, ONE, PAD, Atom, Dim, Encoded, HeadSpec, MLPSpec, Plan
+from compiler.grid import MAX_OUTPUT_VALUES
 from compiler.layout import Layout
 from compiler.model import (
     COMPILER_VERSION,
     FORMAT,
     FORMAT_VERSION,
+    MASK_FORMAT_VERSION,
     MASKLESS_FORMAT_VERSION,
     CompiledModel,
     attention_residual,
@@ -40,7 +42,6 @@ from compiler.reach import ReachBuilder
 from compiler.schedule import Schedule
 from rasp.errors import Source
 
-MAX_OUTPUT_VALUES = 10_000  # a numerical output lists its values (for snapping) up to this many
 # BIG_PAD is rounded up to a multiple of this (a coarse dyadic grid keeps exact score sums exact).
 PAD_GRID = 256
 
@@ -337,6 +338,9 @@ def _metadata(
     }
     if plan.output.is_categorical:
         output["values"] = list(plan.output.values)
+    elif plan.output_denominators is not None:
+        # position i decodes as round(x * d_i) / d_i (compiler.grid): no list to snap to
+        output["denominators"] = list(plan.output_denominators)
     elif len(plan.output_values) <= MAX_OUTPUT_VALUES:
         output["values"] = list(plan.output_values)  # what the program can output, to snap to
     program = None
@@ -347,12 +351,17 @@ def _metadata(
             "sha256": hashlib.sha256(source.text.encode("utf-8")).hexdigest(),
         }
     masked = any(layer.get("masks") for layer in config["layers"])
-    newest = masked or not config.get("positional", True)
+    if "denominators" in output:
+        version = FORMAT_VERSION
+    elif masked or not config.get("positional", True):
+        version = MASK_FORMAT_VERSION
+    else:
+        version = MASKLESS_FORMAT_VERSION
     return {
         "format": FORMAT,
-        # a reader that predates per-head masks or models without W_pos must refuse such a
-        # model, not run it unmasked or fail on a missing tensor
-        "format_version": FORMAT_VERSION if newest else MASKLESS_FORMAT_VERSION,
+        # a reader that predates per-head masks, models without W_pos or output grids must
+        # refuse such a model, not run it unmasked, fail on a missing tensor or misread its output
+        "format_version": version,
         "compiler_version": COMPILER_VERSION,
         "config": config,
         "max_len": max_len,

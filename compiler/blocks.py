@@ -345,3 +345,5 @@ class Plan:
     output_type: sops.SeqType
     dim_bounds: Mapping[Dim, float]  # |value| bound of each written dim at real positions
     output_values: tuple[Atom, ...] = ()  # every value the output can take
+    # a numerical output's per-position denominators (compiler.grid), when it decodes on grids
+    output_denominators: tuple[int, ...] | None = None

@@ -148,7 +148,9 @@ def _check_decoder(walk: Walk, output: dict[str, Any]) -> None:
         x = coords[:, 0]
         value = ev.value[:, 0]
         listed = sorted({float(v) for v in output.get("values") or [] if is_number(v)})
-        if listed:
+        if output.get("denominators"):
+            margin = _grid_margin(x, output["denominators"])
+        elif listed:
             pts = np.array(listed)
             # x snaps to its nearest listed value p, which need not be x itself: a float64 twin of
             # x (0.6 for 0.6000000000000001) is listed once. The margin is x's distance to the
@@ -184,6 +186,25 @@ def _check_decoder(walk: Walk, output: dict[str, Any]) -> None:
             float(bound.max()),
         )
     )
+
+
+def _grid_margin(x: np.ndarray, denominators: list[int]) -> np.ndarray:
+    """How far each output value x may drift and still decode as itself on a per-position grid:
+    position i decodes round(x * d_i) / d_i, right while the drift is below (1/2 - off) / d_i,
+    where off is x's own distance from the grid (float64 noise) in steps of 1/d_i.
+
+    Which positions x occurs at is the value analysis's fact (compiler.grid), not the weights': the
+    margin is the smallest over every grid x lies on, and 0 (refused) for an x on none of them.
+    """
+    margin = np.full(x.shape, np.inf)  # [P]
+    on_any = np.zeros(x.shape, dtype=bool)
+    for d in sorted({int(d) for d in denominators}):  # one pass per grid: memory stays [P]
+        scaled = x * d
+        off = np.abs(scaled - np.rint(scaled))  # in grid steps
+        on = off <= SNAP_NOISE * np.maximum(1.0, np.abs(scaled))
+        margin = np.where(on, np.minimum(margin, (0.5 - off) / d), margin)
+        on_any |= on
+    return np.where(on_any, margin, 0.0)
 
 
 __all__ = ["Certificate", "Check", "certify", "recheck"]

@@ -35,6 +35,7 @@ from compiler.blocks import (
 )
 from compiler.fits import merge_noise
 from compiler.graph import Graph, IRNode, Op
+from compiler.grid import output_grid
 from compiler.maps import MapPlanner
 from compiler.plan_context import PlanContext
 from compiler.plan_state import Built, Memo
@@ -109,6 +110,11 @@ class Readings:
             ctx.values(root.index)
             if output.is_categorical
             else merge_noise(ctx.values(root.index)),
+            None
+            if output.is_categorical
+            else output_grid(
+                ctx.value_sets.relation[root.index], ctx.values(root.index), ctx.max_len
+            ),
         )
 
     def _check_output_types(self, root: IRNode, output: Encoded | None) -> None:

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 FORMAT = "rasp-forge-model"
-FORMAT_VERSION = 3  # per-head masks (config.layers[].masks)
+FORMAT_VERSION = 4  # per-position output denominators (output.denominators)
+MASK_FORMAT_VERSION = 3  # per-head masks (config.layers[].masks), no W_pos (config.positional)
 MASKLESS_FORMAT_VERSION = 2  # per-layer shapes (config.layers): a model without masked heads
 COMPILER_VERSION = "0.1.0"
 

@@ -116,6 +116,16 @@ def test_summary_text_is_golden(tmp_path: Path) -> None:
     assert text.replace(str(path), "MODEL") == GOLDEN_FAKE
 
 
+def test_summary_names_an_output_grid(tmp_path: Path) -> None:
+    max_len = FAKE_META["max_len"]
+    output = dict(FAKE_META["output"], denominators=list(range(1, max_len + 1)))
+    meta = dict(FAKE_META, format_version=4, output=output)
+    path = write_fake_model(tmp_path / "grid.safetensors", meta)
+    text = format_summary(summarize(read_model_file(path)))
+    assert "output:      frac (numerical, floats), decoded as k / d_i at position i, " in text
+    assert text.endswith("frac") and f"d_i up to {max_len}\n" in text
+
+
 def test_summary_json(tmp_path: Path) -> None:
     path = write_fake_model(tmp_path / "m.safetensors")
     data = summary_json(summarize(read_model_file(path)))

@@ -2,8 +2,10 @@
 
 `categorical`: `values[k]` is the value of logit column k; each position decodes by argmax.
 `numerical`: one logit column holds the value; it snaps to the nearest listed value when the file
-lists them, otherwise `ints` round (half to even, like RASP's `round`), `bools` are `logit > 0.5`,
-and `floats` are the logit itself. Values are always plain Python ints, floats, strs or bools.
+lists them; with per-position `denominators` d_i it is round(x * d_i) / d_i at program position i
+(an int where d_i is 1, else a float); otherwise `ints` round (half to even, like RASP's `round`),
+`bools` are `logit > 0.5`, and `floats` are the logit itself. Values are always plain Python ints,
+floats, strs or bools.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class OutputSpec:
     encoding: OutputEncoding
     type: OutputType
     values: tuple[Atom, ...] | None  # required for categorical; optional for numerical
+    denominators: tuple[int, ...] | None = None  # numerical: one grid per program position
 
     def decode(self, logits: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:
         """Decode `logits [batch, pos, d_vocab_out]` at model positions 1..n of each input."""
@@ -71,6 +74,8 @@ class OutputSpec:
         """`reduce`'s numerical codes, in numpy."""
         if self.values is not None:
             return self._nearest(numbers)
+        if self.denominators is not None:
+            return np.rint(numbers * self._grid[: numbers.shape[1]])  # k of k / d_i
         if self.type is OutputType.INTS:
             return np.rint(numbers)  # half to even, like round()
         if self.type is OutputType.BOOLS:
@@ -91,8 +96,9 @@ class OutputSpec:
         whose numerical outputs must be finite. Check the result with `check` before using it.
 
         Codes: categorical, the argmax column k (int64; the value is `values[k]`); numerical with
-        listed values, the index of the nearest one (int64); otherwise float64: `ints` rounded
-        half to even, `bools` 1.0 where `logit > 0.5` else 0.0, `floats` the logit.
+        listed values, the index of the nearest one (int64); otherwise float64: with denominators,
+        the whole k of k / d_i; `ints` rounded half to even, `bools` 1.0 where `logit > 0.5` else
+        0.0, `floats` the logit.
         """
         if at_tokens.device.type == "cpu" and at_tokens.dtype in (torch.float32, torch.float64):
             # numpy on the CPU: single-threaded, where torch's small elementwise kernels can stall
@@ -110,6 +116,8 @@ class OutputSpec:
         first = torch.take(numbers, bad_at.flatten().to(torch.int32).argmax())  # no host sync
         if self.values is not None:
             codes = self._nearest_on(numbers)
+        elif self.denominators is not None:
+            codes = torch.round(numbers * self._grid_on(numbers.device)[: numbers.shape[1]])
         elif self.type is OutputType.INTS:
             codes = torch.round(numbers)  # half to even, like np.rint and round()
         elif self.type is OutputType.BOOLS:
@@ -142,6 +150,8 @@ class OutputSpec:
         if self.values is not None:
             # an object array of the values: indexing and `.tolist()` only copy references
             return _rows(self._value_object_array[codes], lengths)
+        if self.denominators is not None:
+            return _rows(self._on_grid(codes), lengths)
         if self.type is OutputType.INTS:
             if np.abs(codes).max(initial=0.0) < 2.0**53:
                 return _rows(codes.astype(np.int64), lengths)
@@ -154,6 +164,32 @@ class OutputSpec:
         if number is None:
             return ModelOutputError(f"the model computed NaN or infinite logits for '{self.name}'")
         return ModelOutputError(f"the model computed {number} for output '{self.name}'")
+
+    # -- per-position grids ------------------------------------------------------------------------
+
+    @cached_property
+    def _grid(self) -> np.ndarray:
+        return np.array(self.denominators or (), dtype=np.float64)  # [max_len]
+
+    def _grid_on(self, device: torch.device) -> Tensor:
+        tables = self._device_grids
+        if device not in tables:  # copied once per device, not per batch
+            tables[device] = torch.from_numpy(self._grid).to(device)
+        return tables[device]
+
+    @cached_property
+    def _device_grids(self) -> dict[torch.device, Tensor]:
+        return {}
+
+    def _on_grid(self, codes: np.ndarray) -> np.ndarray:
+        """Codes k `[batch, n]` -> an object array of k / d_i: Python ints where d_i is 1 (a single
+        whole value passed through, as the interpreter gives it), floats elsewhere."""
+        d = self._grid[: codes.shape[1]]  # [n]
+        out = (codes / d).astype(object)  # [batch, n]; float64 division, as the interpreter's mean
+        whole = d == 1
+        if whole.any():
+            out[:, whole] = codes[:, whole].astype(np.int64).astype(object)
+        return out
 
     # -- snapping to the listed values -------------------------------------------------------------
 

@@ -167,7 +167,7 @@ def parse_metadata(path: str, text: str) -> ModelMetadata:
         compiler_version=check.get(raw, "compiler_version", "", str),
         config=config,
         vocab=_parse_vocab(check, check.get(raw, "vocab", "", dict), config, max_len),
-        output=_parse_output(check, check.get(raw, "output", "", dict), config),
+        output=_parse_output(check, check.get(raw, "output", "", dict), config, version, max_len),
         residual=tuple(residual),
         layers=_parse_layers(check, layers, config),
         program=_parse_program(check, raw.get("program")),
@@ -277,7 +277,9 @@ def _parse_vocab(check: _Checker, obj: dict[str, Any], config: ModelConfig, max_
     return Vocab(tokens, bos_id, pad_id, max_len)
 
 
-def _parse_output(check: _Checker, obj: dict[str, Any], config: ModelConfig) -> OutputSpec:
+def _parse_output(
+    check: _Checker, obj: dict[str, Any], config: ModelConfig, version: int, max_len: int
+) -> OutputSpec:
     name = check.get(obj, "name", "output.", str)
     encoding_text, type_text = (
         check.get(obj, "encoding", "output.", str),
@@ -312,7 +314,40 @@ def _parse_output(check: _Checker, obj: dict[str, Any], config: ModelConfig) -> 
             )
         if values is None and out_type is OutputType.STRINGS:
             raise check.fail("a numerical output of type 'strings' needs 'output.values'")
-    return OutputSpec(name, encoding, out_type, values)
+    denominators = None
+    if "denominators" in obj:
+        denominators = _parse_denominators(check, obj, encoding, out_type, version, max_len)
+        if values is not None:
+            raise check.fail("'output.values' and 'output.denominators' exclude each other")
+    return OutputSpec(name, encoding, out_type, values, denominators)
+
+
+def _parse_denominators(
+    check: _Checker,
+    obj: dict[str, Any],
+    encoding: OutputEncoding,
+    out_type: OutputType,
+    version: int,
+    max_len: int,
+) -> tuple[int, ...]:
+    """`output.denominators` (format version 4): one whole d_i >= 1 per program position; position
+    i decodes as round(x * d_i) / d_i."""
+    if version < 4:
+        raise check.fail("metadata 'output.denominators' needs 'format_version' 4 or later")
+    if encoding is not OutputEncoding.NUMERICAL or out_type not in (
+        OutputType.INTS,
+        OutputType.FLOATS,
+    ):
+        raise check.fail("'output.denominators' needs a numerical output of type ints or floats")
+    raw = check.get(obj, "denominators", "output.", list)
+    if len(raw) != max_len or not all(
+        isinstance(d, int) and not isinstance(d, bool) and 1 <= d < 2**31 for d in raw
+    ):
+        raise check.fail(
+            f"'output.denominators' must list max_len = {max_len} whole numbers >= 1 "
+            "(one per program position)"
+        )
+    return tuple(raw)
 
 
 def _parse_layers(check: _Checker, layers: list[Any], config: ModelConfig) -> tuple[LayerOps, ...]:

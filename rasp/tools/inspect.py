@@ -177,6 +177,13 @@ def summarize(model: ModelFile) -> ModelSummary:
     )
 
 
+def _grid_text(denominators: Any) -> str:
+    """How a grid output decodes (format version 4), for the summary's output line."""
+    if not isinstance(denominators, list) or not denominators:
+        return ""
+    return f", decoded as k / d_i at position i, d_i up to {max(denominators)}"
+
+
 def format_summary(summary: ModelSummary) -> str:
     """The plain-text table `rasp show` prints."""
     meta, cfg = summary.meta, summary.meta["config"]
@@ -195,7 +202,8 @@ def format_summary(summary: ModelSummary) -> str:
         ),
         f"program:     {program.get('file', '?')}",
         f"sha256:      {program.get('sha256', '?')}",
-        f"output:      {output.get('name')} ({output.get('encoding')}, {output.get('type')})",
+        f"output:      {output.get('name')} ({output.get('encoding')}, {output.get('type')})"
+        + _grid_text(output.get("denominators")),
         (
             f"vocab:       {' '.join(_token_text(t) for t in vocab.get('tokens', []))}"
             f"  (bos id {vocab.get('bos_id')}, pad id {vocab.get('pad_id')})"

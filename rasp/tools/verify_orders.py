@@ -133,6 +133,8 @@ def margin_kind(output: Mapping[str, Any]) -> str | None:
     """What the decoder margin measures for this output (None: no decision boundary)."""
     if output.get("encoding") == "categorical":
         return "top logit - second logit"
+    if output.get("denominators"):
+        return "half the position's grid step 1/d - distance to the decoded value"
     points = len({float(v) for v in output.get("values") or ()})
     if points:
         return "half the gap to the nearest other listed value - distance to the snapped one" if points > 1 else None
@@ -195,13 +197,17 @@ def _margins(output: Mapping[str, Any], at: np.ndarray, decoded: Sequence[Any]) 
 
     categorical: top logit - second logit. Numerical with listed values: half the gap between the
     snapped value and its nearest other listed value, minus the logit's distance to the snapped
-    value. ints without a list: 0.5 - |x - round(x)|; bools without a list: |x - 0.5|."""
+    value. With per-position denominators d: 1/(2d) - |x - decoded|. ints without a list:
+    0.5 - |x - round(x)|; bools without a list: |x - 0.5|."""
     if output.get("encoding") == "categorical":
         if at.shape[1] < 2:
             return None
         top2 = np.partition(at, -2, axis=1)[:, -2:]
         return top2[:, 1] - top2[:, 0]
     x = at[:, 0]
+    if output.get("denominators"):
+        d = np.array(output["denominators"][: len(x)], dtype=np.float64)  # [n]
+        return 0.5 / d - np.abs(x - np.array([float(v) for v in decoded]))
     points = np.array(sorted({float(v) for v in output.get("values") or ()}))
     if len(points) == 1:
         return None  # one listed value: every logit decodes to it

@@ -1,0 +1,122 @@
+"""Per-position output grids (compiler.grid): a mean that is k / d_i at position i decodes on that
+grid, which reaches lengths where one list of every value the output takes cannot be snapped."""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_compile import random_inputs
+
+from compiler import compile_sop
+from compiler.certify import recheck
+from compiler.grid import MAX_DENOMINATOR, denominators_of, output_denominators, output_grid
+from rasp import sops as S
+from rasp.interpreter import Interpreter, load_file
+from rasp.parser import parse
+from tests.runtime_helpers import as_runtime, run_compiled
+
+PROGRAMS = Path(__file__).resolve().parents[2] / "programs"
+
+
+def _relation(at: dict[int, list], max_len: int) -> dict[tuple[int, int], tuple]:
+    """The same values at position i for every length: the relation of a prefix mean."""
+    return {(i, n): tuple(at[i]) for n in range(1, max_len + 1) for i in range(n)}
+
+
+def test_a_prefix_mean_has_denominator_i_plus_1() -> None:
+    at = {i: [0, 1] if i == 0 else [k / (i + 1) for k in range(i + 2)] for i in range(6)}
+    assert output_denominators(_relation(at, 6), 6) == (1, 2, 3, 4, 5, 6)
+
+
+def test_denominators_take_the_lcm_over_lengths() -> None:
+    # position 0 averages n keys at length n (a mean over every position): lcm(1..4) = 12
+    relation = {(i, n): (0, 1 / n, 1.0) for n in range(1, 5) for i in range(n)}
+    assert output_denominators(relation, 4) == (12, 12, 12, 4)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [True, False],  # a decoded number cannot tell a bool from 0 / 1
+        ["a", 0.5],
+        [float("nan"), 0.5],
+        [0.5, 2.0**-30],  # a grid finer than MAX_DENOMINATOR
+    ],
+)
+def test_no_grid_for_what_is_not_a_fraction(values: list) -> None:
+    assert output_denominators(_relation({0: values, 1: values}, 2), 2) is None
+
+
+def test_denominators_are_the_least_ones_of_the_fractions() -> None:
+    means = [(k, w) for w in range(1, 300) for k in range(-w, w + 1)]
+    found = denominators_of(np.array([k / w for k, w in means]))
+    assert found.tolist() == [Fraction(k, w).denominator for k, w in means]
+    # 2**-30 is no noisy 0 (relative noise); inf and NaN have none
+    assert denominators_of(np.array([2.0**-30, np.inf, np.nan, 7.0])).tolist() == [0, 0, 0, 1]
+
+
+def test_no_grid_without_a_relation_or_for_whole_numbers() -> None:
+    assert output_denominators(None, 4) is None
+    assert output_denominators(_relation({0: [0, 1], 1: [2, 7]}, 2), 2) is None  # ints: list them
+    assert MAX_DENOMINATOR >= 1 << 16
+
+
+def test_a_list_that_separates_as_well_is_kept() -> None:
+    halves = [0, 0.5, 1.0]
+    relation = _relation({0: halves, 1: halves}, 2)
+    assert output_grid(relation, halves, 2) is None  # both step 0.5: the list is as good
+    thirds = [0, 1 / 3, 0.5, 2 / 3, 1.0]  # the list's gap 1/6, the grid's 1/3 (d = 3 at 1)
+    relation = _relation({0: [0, 0.5, 1.0], 1: [0, 1 / 3, 2 / 3, 1.0]}, 2)
+    assert output_grid(relation, thirds, 2) == (2, 3)
+
+
+def _frac_prevs(max_len: int):
+    root = load_file(PROGRAMS / "frac_prevs.rasp").get("frac_prevs")
+    return root, compile_sop(root, list("xa"), max_len, name="frac_prevs")
+
+
+@pytest.mark.exactness
+def test_frac_prevs_compiles_at_n_256_and_decodes_the_exact_fraction() -> None:
+    """At N = 256 the list of every k/(i+1) has 20,000 values, and 254/255 and 255/256 lie closer
+    than float32 resolves a mean over 256 keys; at one position they are 1/256 apart."""
+    root, model = _frac_prevs(256)
+    output = model.metadata["output"]
+    assert output["denominators"] == list(range(1, 257)) and "values" not in output
+    assert model.metadata["format_version"] == 4
+    assert recheck(model.weights, model.metadata).ok
+    rng = random.Random(4)
+    inputs = [["x"] * 256, ["a"] * 256, ["x", "a"] * 128, ["a"] * 255 + ["x"]]
+    inputs += [[rng.choice("xa") for _ in range(rng.randint(200, 256))] for _ in range(40)]
+    inputs += random_inputs("xa", 256, 40, seed=11)
+    runtime = as_runtime(model)
+    for batch in (inputs, *([x] for x in inputs[:4])):  # padded batches and single inputs
+        for tokens, got in zip(batch, run_compiled(runtime, batch), strict=True):
+            want = list(S.evaluate(root, tokens).values)
+            assert got == want, tokens  # exactly: the same float64 k / (i+1) as the interpreter
+
+
+def test_a_tampered_grid_is_refused_by_the_certificate() -> None:
+    _, model = _frac_prevs(16)
+    assert recheck(model.weights, model.metadata).ok
+    output = model.metadata["output"]
+    for wrong in ([1] * 16, [MAX_DENOMINATOR] * 16):  # off the grid; a step below the error
+        output["denominators"] = wrong
+        certificate = recheck(model.weights, model.metadata)
+        (failure,) = certificate.failures()
+        assert (failure.sublayer, failure.kind) == ("decoder", "snap")
+
+
+def test_a_mean_over_tokens_keeps_its_listed_values() -> None:
+    """No relation (the selector compares tokens, not positions): the values are listed."""
+    interp = Interpreter()
+    interp.exec_program(
+        parse('m = aggregate(select(tokens, tokens, <=), indicator(tokens == "a"));', "<t>")
+    )
+    model = compile_sop(interp.get("m"), list("abc"), 6, name="m")
+    output = model.metadata["output"]
+    assert "denominators" not in output and 1 / 6 in output["values"]
+    assert model.metadata["format_version"] < 4

@@ -1,0 +1,122 @@
+"""Per-position output grids (format version 4): position i decodes as round(x * d_i) / d_i."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import handmade_models as hm
+import numpy as np
+import pytest
+import torch
+from test_runtime_file_errors import expect_format_error
+
+import transformer
+from transformer.decoding import OutputEncoding, OutputSpec, OutputType
+
+INPUTS = ["a", "ab", "ba", "aaaa", "abab", "bbbb", "aab", "baaab"]
+
+
+def grid_mean_of_a(max_len: int = 5) -> hm.Handmade:
+    """The prefix mean of `tokens == a` with BOS among the keys: position i averages i + 2 keys,
+    so its output is k / (i + 2), decoded on that grid."""
+    made = hm.masked_mean_of_a("<=", max_len)
+    made.metadata["format_version"] = 4
+    made.metadata["output"]["denominators"] = list(range(2, max_len + 2))
+    return made
+
+
+def _exact_prefix_means(text: str) -> list[float]:
+    return [float(Fraction(text[: i + 1].count("a"), i + 2)) for i in range(len(text))]
+
+
+def test_a_grid_output_decodes_to_the_exact_fraction(tmp_path: Path) -> None:
+    model = transformer.load(grid_mean_of_a().save(tmp_path / "m.safetensors"))
+    assert model.meta.output.denominators == (2, 3, 4, 5, 6)
+    one_by_one = [model.run([text])[0] for text in INPUTS]
+    batched = model.run(INPUTS, batch_size=3)  # mixed lengths
+    for text, alone, together in zip(INPUTS, one_by_one, batched, strict=True):
+        # equal, not approximately: the float32 mean's drift is rounded away on the grid
+        assert alone == together == _exact_prefix_means(text), text
+        assert all(type(v) is float for v in alone)
+    # the same model without the grid gives the float32 mean itself, not the fraction
+    plain = hm.masked_mean_of_a("<=")
+    raw = transformer.load(plain.save(tmp_path / "plain.safetensors")).run(["aab"])[0]
+    assert raw == pytest.approx(_exact_prefix_means("aab"), abs=1e-6)
+
+
+def _spec(denominators: tuple[int, ...]) -> OutputSpec:
+    return OutputSpec("out", OutputEncoding.NUMERICAL, OutputType.FLOATS, None, denominators)
+
+
+def test_a_grid_of_one_gives_ints_and_both_reductions_agree() -> None:
+    spec = _spec((1, 2, 3, 7))
+    rng = np.random.default_rng(0)
+    k = rng.integers(-20, 20, size=(64, 4)).astype(np.float64)
+    d = np.array([1, 2, 3, 7], dtype=np.float64)
+    drift = rng.uniform(-0.49, 0.49, size=k.shape) / d  # less than half a step
+    logits = torch.from_numpy((k / d + drift)[..., None])  # [batch, n, 1], float64
+    real = torch.ones(k.shape, dtype=torch.bool)
+    by_numpy = spec.reduce(logits, real)  # the CPU path is numpy's
+    by_torch = spec._reduce_torch(logits, real)
+    assert torch.equal(by_numpy.codes, by_torch.codes)
+    rows = spec.values_of(by_torch.codes.numpy(), [4] * 64)
+    for row, ks in zip(rows, k.tolist(), strict=True):
+        assert type(row[0]) is int and row[0] == ks[0]  # d = 1: a single value passed through
+        assert row[1:] == [ks[j] / d[j] for j in range(1, 4)]
+        assert all(type(v) is float for v in row[1:])
+    short = spec.values_of(by_torch.codes.numpy()[:2, :2], [1, 2])  # rows cut to their lengths
+    assert len(short[0]) == 1 and len(short[1]) == 2
+
+
+def test_a_grid_output_refuses_non_finite_logits() -> None:
+    spec = _spec((2, 3))
+    logits = torch.tensor([[[0.5], [float("nan")]]], dtype=torch.float64)
+    reduced = spec.reduce(logits, torch.ones(1, 2, dtype=torch.bool))
+    with pytest.raises(ArithmeticError, match="computed nan for output 'out'"):
+        spec.check(reduced)
+
+
+def _edited(tmp_path: Path, edit: Any) -> Path:
+    made = grid_mean_of_a()
+    edit(made.metadata)
+    return made.save(tmp_path / "edited.safetensors")
+
+
+GRID_CASES = {
+    "old_version": (
+        lambda m: m.update(format_version=3),
+        ("'output.denominators' needs 'format_version' 4",),
+    ),
+    "too_few": (
+        lambda m: m["output"]["denominators"].pop(),
+        ("must list max_len = 5 whole numbers",),
+    ),
+    "zero": (
+        lambda m: m["output"]["denominators"].__setitem__(0, 0),
+        ("must list max_len = 5 whole numbers >= 1",),
+    ),
+    "float": (
+        lambda m: m["output"]["denominators"].__setitem__(1, 2.5),
+        ("whole numbers",),
+    ),
+    "bool": (
+        lambda m: m["output"]["denominators"].__setitem__(1, True),
+        ("whole numbers",),
+    ),
+    "strings": (
+        lambda m: m["output"].update(type="bools"),
+        ("needs a numerical output of type ints or floats",),
+    ),
+    "with_values": (
+        lambda m: m["output"].update(values=[0, 0.5]),
+        ("'output.values' and 'output.denominators' exclude each other",),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GRID_CASES))
+def test_invalid_denominators(case: str, tmp_path: Path) -> None:
+    edit, fragments = GRID_CASES[case]
+    expect_format_error(_edited(tmp_path, edit), *fragments)
