@@ -24,6 +24,7 @@ import numpy as np
 
 from compiler.blocks import Atom, sort_values, value_key
 from compiler.combos import MapTable
+from compiler.count_keys import selects_one_by_count
 from compiler.graph import Graph, IRNode, Op
 from compiler.means import MeanValues
 from compiler.relations import (
@@ -109,6 +110,7 @@ class _Inference:
                         (widths is not None and max(widths.values(), default=0) <= 1)
                         or (node.op is Op.SELECT and _selects_at_most_one(node, known.relation))
                         or (node.op is Op.AND and any(self.at_most_one[i] for i in node.inputs))
+                        or selects_one_by_count(self.g, node)  # long addition's nearest carry
                     )
                 case Op.AGGREGATE:
                     rel, vals = self.means.aggregate_values(

@@ -1,0 +1,98 @@
+"""Selectors that select at most one key because they compare a count that differs at every key
+they can select.
+
+Long addition finds each column's carry at the nearest later column that is not a 9:
+
+    c = selector_width(select(indices, indices, >) and not nine);
+    nearest = select(c, c - 1, ==) and later and not nine;
+
+`c` at position k counts the positions after k where `not nine` holds. Among the positions where it
+holds, `c` strictly decreases (a later one is counted by every earlier one), so no two of them share
+a value, and `nearest`, which only selects such positions, selects at most one key. The value
+analysis (compiler.values) knows that only from this proof: without it `carry` would be any mean of
+0s and 1s over up to N keys (a one-hot of 1,247 values in long addition at N = 32, 163M parameters).
+
+The rule, for any order `<`, `<=`, `>`, `>=`: with `c = selector_width(select(indices, indices,
+order) and Q_1 and ... and Q_m)` where each Q_j depends on the key alone (its query side is a
+constant), `c` is injective on the keys where every Q_j holds; a conjunction that contains
+`select(c, y, ==)` and every Q_j selects at most one key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compiler.blocks import value_key
+from compiler.graph import Graph, IRNode, Op
+from rasp import sops
+
+_ORDERS = (sops.Comparison.LT, sops.Comparison.LEQ, sops.Comparison.GT, sops.Comparison.GEQ)
+
+
+def selects_one_by_count(graph: Graph, node: IRNode) -> bool:
+    """Whether the conjunction `node` contains `select(c, y, ==)` with `c` a count of later (or
+    earlier) keys that satisfy key-only predicates the conjunction also requires (module doc)."""
+    if node.op is not Op.AND:
+        return False
+    conjuncts = _conjuncts(graph, node.index)
+    required = {_signature(graph, i) for i in conjuncts if _key_only(graph, i)}
+    for i in conjuncts:
+        select = graph[i]
+        if select.op is not Op.SELECT or select.comparison is not sops.Comparison.EQ:
+            continue
+        width = graph[select.inputs[0]]
+        if width.op is not Op.SELECTOR_WIDTH:
+            continue
+        counted = _counted_predicates(graph, width.inputs[0])
+        if counted is not None and counted <= required:
+            return True
+    return False
+
+
+def _counted_predicates(graph: Graph, selector: int) -> set[Any] | None:
+    """The key-only predicates Q_j of `select(indices, indices, order) and Q_1 and ...`, or None
+    when `selector` is not of that form (no order between positions, or one more conjunct that
+    depends on the query)."""
+    orders, predicates = 0, set()
+    for i in _conjuncts(graph, selector):
+        node = graph[i]
+        if (
+            node.op is Op.SELECT
+            and node.comparison in _ORDERS
+            and all(graph[j].op is Op.INDICES for j in node.inputs)
+        ):
+            orders += 1
+        elif _key_only(graph, i):
+            predicates.add(_signature(graph, i))
+        else:
+            return None
+    return predicates if orders == 1 else None
+
+
+def _conjuncts(graph: Graph, index: int) -> list[int]:
+    """The selectors `index` is the conjunction of (nested `and`s flattened)."""
+    node = graph[index]
+    if node.op is Op.AND:
+        return [c for i in node.inputs for c in _conjuncts(graph, i)]
+    return [index]
+
+
+def _key_only(graph: Graph, index: int) -> bool:
+    """Whether the selector's value for a (key, query) pair depends on the key alone."""
+    node = graph[index]
+    if node.op is Op.SELECT:
+        return graph[node.inputs[1]].op is Op.CONST
+    if node.op in (Op.NOT, Op.AND, Op.OR):
+        return all(_key_only(graph, i) for i in node.inputs)
+    return False
+
+
+def _signature(graph: Graph, index: int) -> tuple[Any, ...]:
+    """Structural identity of a key-only selector: `not nine` written twice is one predicate (the
+    IR keeps every call as its own node); s-ops other than constants are compared as nodes."""
+    node = graph[index]
+    if node.op is Op.SELECT:
+        keys, queries = node.inputs
+        constant = graph[queries]
+        return (Op.SELECT, node.comparison, keys, (Op.CONST, value_key(constant.value)))
+    return (node.op, *(_signature(graph, i) for i in node.inputs))
