@@ -22,10 +22,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from compiler.blocks import Atom
-from compiler.graph import build_graph
 from compiler.predicates import MAX_TABLE_CELLS, Rebuild, table_of
 from compiler.ranks import copy_numbers, distinct_by_position, key_inputs, rank_keys
-from compiler.values import ValueSets, infer_values
+from compiler.rewrite import ValueFacts, rebuilt
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic
 from rasp.tracr.lower import NoneCheck
@@ -56,19 +55,19 @@ def resolve(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
                 and level[node.id] <= depth
                 and ready
             ):
-                new[node.id] = _rebuilt(node, new)
+                new[node.id] = rebuilt(node, new)
         inputs = [new[c.id] for node in batch for c in node.children()]
         for node in batch:  # a sort's keys: their inputs' values decide whether ranks differ
             if isinstance(node, sops.AggregateSOp):
                 keys = rank_keys(new[node.selector.id])
                 inputs.extend(key_inputs(keys) if keys is not None else [])
-        facts = _Facts(inputs, vocab, max_len)
+        facts = ValueFacts(inputs, vocab, max_len)
         for node in batch:
             new[node.id] = _resolve_one(node, new, facts)
         # Nodes above the batch that are ready are rebuilt on the next pass (or at the end).
     for node in order:
         if node.id not in new:
-            new[node.id] = _rebuilt(node, new)
+            new[node.id] = rebuilt(node, new)
     return _canonical_output(new[root.id])
 
 
@@ -122,7 +121,7 @@ def _one_source_maps(root: sops.Node) -> sops.Node:
         ):
             new[node.id] = dataclasses.replace(node, fn=fn, inputs=(new[source.id],))
         else:
-            new[node.id] = _rebuilt(node, new)
+            new[node.id] = rebuilt(node, new)
     return new[root.id]
 
 
@@ -154,15 +153,13 @@ def _named_checks(root: sops.Node) -> sops.Node:
     unnamed = {n.inputs[0].id for n in order if n.id in renamed}  # type: ignore[attr-defined]
     new: dict[int, sops.Node] = {}
     for node in order:
-        rebuilt = _rebuilt(node, new)
+        copy = rebuilt(node, new)
         if node.id in renamed:
             named = renamed[node.id]
-            rebuilt = dataclasses.replace(
-                rebuilt, name=named.name, text=named.text, span=named.span
-            )
+            copy = dataclasses.replace(copy, name=named.name, text=named.text, span=named.span)
         elif node.id in unnamed:
-            rebuilt = dataclasses.replace(rebuilt, name=None)
-        new[node.id] = rebuilt
+            copy = dataclasses.replace(copy, name=None)
+        new[node.id] = copy
     return new[root.id]
 
 
@@ -195,51 +192,7 @@ def _levels(order: list[sops.Node]) -> dict[int, int]:
     return level
 
 
-def _rebuilt(node: sops.Node, new: dict[int, sops.Node]) -> sops.Node:
-    """`node` itself when none of its children changed, else a copy reading the new children."""
-    children = node.children()
-    if all(new[c.id] is c for c in children):
-        return node
-    swap = {f.name: new[getattr(node, f.name).id] for f in _child_fields(node)}
-    if isinstance(node, sops.MapSOp):
-        swap["inputs"] = tuple(new[c.id] for c in node.inputs)
-    return dataclasses.replace(node, **swap)
-
-
-def _child_fields(node: sops.Node) -> list[dataclasses.Field[Any]]:
-    return [
-        f
-        for f in dataclasses.fields(node)
-        if f.init and isinstance(getattr(node, f.name), sops.Node)
-    ]
-
-
-class _Facts:
-    """Value sets (and at-most-one facts) of some rebuilt nodes, from one value analysis."""
-
-    def __init__(self, nodes: list[sops.Node], vocab: Sequence[Atom], max_len: int) -> None:
-        # One s-op that reads every node (a chain of two-input maps: no large product), so the
-        # analysis runs once. A selector is read through its width.
-        chain: sops.SOp = sops.ConstSOp(value=0)
-        for node in dict.fromkeys(nodes):
-            read = sops.SelectorWidthSOp(selector=node) if isinstance(node, sops.Selector) else node
-            chain = sops.MapSOp(fn=_zero, inputs=(read, chain), text="resolve")  # type: ignore[arg-type]
-        walked = list(sops.walk(chain))
-        self.index = {n.id: i for i, n in enumerate(walked)}
-        self.sets: ValueSets = infer_values(build_graph(chain), vocab, max_len)
-
-    def values(self, node: sops.Node) -> tuple[Atom, ...]:
-        return self.sets.values[self.index[node.id]]
-
-    def at_most_one(self, selector: sops.Node) -> bool:
-        return self.sets.at_most_one[self.index[selector.id]]
-
-
-def _zero(*args: Any) -> int:
-    return 0
-
-
-def _resolve_one(node: sops.Node, new: dict[int, sops.Node], facts: _Facts) -> sops.Node:
+def _resolve_one(node: sops.Node, new: dict[int, sops.Node], facts: ValueFacts) -> sops.Node:
     if isinstance(node, sops.PredicateSelect):
         keys, queries = new[node.keys.id], new[node.queries.id]
         assert isinstance(keys, sops.SOp) and isinstance(queries, sops.SOp)
@@ -262,7 +215,7 @@ def _resolve_one(node: sops.Node, new: dict[int, sops.Node], facts: _Facts) -> s
     return _tracr_mean(node, new, facts)
 
 
-def _tracr_mean(node: sops.AggregateSOp, new: dict[int, sops.Node], facts: _Facts) -> sops.Node:
+def _tracr_mean(node: sops.AggregateSOp, new: dict[int, sops.Node], facts: ValueFacts) -> sops.Node:
     """tracr's Aggregate as a plain one. Where several keys may be selected the compiler averages
     numbers and copies anything else, so the values it averages must be numbers only: bools become
     0/1, and None (one selected None is None) and a default that is not a number become stand-in

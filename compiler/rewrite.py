@@ -46,20 +46,25 @@ def positional_nodes(order: list[sops.Node]) -> tuple[set[int], set[int]]:
 
 
 class ValueFacts:
-    """Value sets of some s-ops, from one run of the compiler's value analysis over a graph that
-    reads them all: a chain of two-input maps, as `compiler.resolve` builds, started at `tokens`,
-    which has no relation, so that no link is analysed position by position. Raises CompileError
-    where the analysis does (the compile itself then reports it, in its own words)."""
+    """Value sets (and selectors' at-most-one facts) of some nodes, from one run of the compiler's
+    value analysis over a graph that reads them all: a chain of two-input maps (no large product),
+    started at `tokens`, which has no relation, so that no link is analysed position by position;
+    a selector is read through its width. Raises CompileError where the analysis does (the
+    compile itself then reports it, in its own words)."""
 
-    def __init__(self, nodes: Sequence[sops.SOp], vocab: Sequence[Atom], max_len: int) -> None:
+    def __init__(self, nodes: Sequence[sops.Node], vocab: Sequence[Atom], max_len: int) -> None:
         chain: sops.SOp = sops.TokensSOp()
         for node in {n.id: n for n in nodes}.values():
-            chain = sops.MapSOp(fn=_zero, inputs=(node, chain), text="facts")
+            read = sops.SelectorWidthSOp(selector=node) if isinstance(node, sops.Selector) else node
+            chain = sops.MapSOp(fn=_zero, inputs=(read, chain), text="facts")  # type: ignore[arg-type]
         self.index = {n.id: i for i, n in enumerate(sops.walk(chain))}
         self.sets: ValueSets = infer_values(build_graph(chain), vocab, max_len)
 
     def values(self, node: sops.Node) -> tuple[Atom, ...]:
         return self.sets.values[self.index[node.id]]
+
+    def at_most_one(self, selector: sops.Node) -> bool:
+        return self.sets.at_most_one[self.index[selector.id]]
 
 
 def _zero(*args: Any) -> int:
