@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import itertools
 import random
-from typing import Any
 
 import pytest
-from test_compile import PROGRAM_DIR, all_inputs, check_inputs, random_inputs
+from test_compile import PROGRAM_DIR, all_inputs, check_inputs, exact_outcome, random_inputs
 
 import compiler.driver
 from compiler import compile_sop
 from compiler.counts import count_means
 from rasp import sops as S
-from rasp.errors import RaspError
 from rasp.interpreter import Interpreter, load_file
 from rasp.parser import parse
 
@@ -41,24 +39,14 @@ def _counted(root: S.Node) -> list[S.MapSOp]:
     ]
 
 
-def _outcome(root: S.Node, tokens: list[Any]) -> Any:
-    """The interpreter's result, every value exactly (1, 1.0 and True apart, -0.0 too), or 'error'."""
-    try:
-        value = S.evaluate(root, tokens)
-    except RaspError:
-        return "error"
-    assert isinstance(value, S.SeqValue)
-    return value.type, tuple((type(v).__name__, repr(v)) for v in value.values)
-
-
 def _same_everywhere(original: S.Node, rewritten: S.Node, vocab: str, up_to: int) -> int:
     """Both graphs give identical values (or both fail) on every input up to `up_to`; returns how
     many inputs gave a value."""
     valued = 0
     for n in range(1, up_to + 1):
         for tokens in itertools.product(vocab, repeat=n):
-            want = _outcome(original, list(tokens))
-            assert _outcome(rewritten, list(tokens)) == want, tokens
+            want = exact_outcome(original, list(tokens))
+            assert exact_outcome(rewritten, list(tokens)) == want, tokens
             valued += want != "error"
     return valued
 

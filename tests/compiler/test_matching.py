@@ -8,7 +8,6 @@ import itertools
 import random
 
 import numpy as np
-import pytest
 import sop_builders as B
 from runtime_helpers import run_compiled
 

@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import itertools
 import random
-from typing import Any
 
 import pytest
-from test_compile import PROGRAM_DIR, all_inputs, check_inputs, random_inputs
+from test_compile import PROGRAM_DIR, all_inputs, check_inputs, exact_outcome, random_inputs
 
 import compiler.driver
 from compiler import compile_sop
 from compiler.order_digits import MIN_CLASSES, _Digit, _digits, order_digits
 from rasp import sops as S
-from rasp.errors import RaspError
 from rasp.interpreter import Interpreter, load_file
 from rasp.parser import parse
 
@@ -56,16 +54,6 @@ def _order_selects(root: S.Node) -> list[S.Select]:
     ]
 
 
-def _outcome(root: S.Node, tokens: list[Any]) -> Any:
-    """The interpreter's result, every value exactly (1, 1.0 and True apart), or 'error'."""
-    try:
-        value = S.evaluate(root, tokens)
-    except RaspError:
-        return "error"
-    assert isinstance(value, S.SeqValue)
-    return value.type, tuple((type(v).__name__, repr(v)) for v in value.values)
-
-
 def _same_everywhere(original: S.Node, rewritten: S.Node, vocab: list, exhaustive: int) -> int:
     """Identical values (or both fail) on every input up to length `exhaustive` and on random ones
     up to MAX_LEN; returns how many gave a value."""
@@ -74,8 +62,8 @@ def _same_everywhere(original: S.Node, rewritten: S.Node, vocab: list, exhaustiv
     inputs += [[rng.choice(vocab) for _ in range(rng.randint(1, MAX_LEN))] for _ in range(300)]
     valued = 0
     for tokens in inputs:
-        want = _outcome(original, tokens)
-        assert _outcome(rewritten, tokens) == want, tokens
+        want = exact_outcome(original, tokens)
+        assert exact_outcome(rewritten, tokens) == want, tokens
         valued += want != "error"
     return valued
 
