@@ -104,7 +104,9 @@ def main() -> None:
     args = parser.parse_args()
     rng = random.Random(0)
     torch.set_num_threads(2)
-    print("| program | N | layers | heads/layer | d_model | d_mlp | params | non-zero | compile | forward (64) | exact |")
+    print(
+        "| program | N | layers | heads/layer | d_model | d_mlp | params | non-zero | compile | forward (64) | exact |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for program in args.programs:
         for n in args.lengths:

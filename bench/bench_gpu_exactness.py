@@ -25,8 +25,16 @@ from rasp.sops import evaluate  # noqa: E402
 from rasp.tools.verify import same_value  # noqa: E402
 
 LIBRARY = {
-    "reverse": "abc", "hist": "abc", "double_hist": "abc", "sort": "abc", "most_freq": "abc",
-    "length": "abc", "frac_prevs": "abc", "dyck1": "()x", "dyck2": "(){}", "hist_bos": "§ab",
+    "reverse": "abc",
+    "hist": "abc",
+    "double_hist": "abc",
+    "sort": "abc",
+    "most_freq": "abc",
+    "length": "abc",
+    "frac_prevs": "abc",
+    "dyck1": "()x",
+    "dyck2": "(){}",
+    "hist_bos": "§ab",
     "paper_examples": "()[]{}",
 }
 N = 64
@@ -39,7 +47,9 @@ def main() -> int:
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}, N = {N}")
-    print("| program | certified | inputs | single (cuda) | batches of 1..256 (cuda) | cpu == cuda | seconds |")
+    print(
+        "| program | certified | inputs | single (cuda) | batches of 1..256 (cuda) | cpu == cuda | seconds |"
+    )
     print("|---|---|---|---|---|---|---|")
     for name, vocab in LIBRARY.items():
         start = time.perf_counter()
@@ -47,7 +57,9 @@ def main() -> int:
         interp = load_file(path)
         out = interp.last_assigned
         sop = interp.get(out)
-        model = compiler.compile_sop(sop, list(vocab), N, name=out, source=Source(str(path), path.read_text()))
+        model = compiler.compile_sop(
+            sop, list(vocab), N, name=out, source=Source(str(path), path.read_text())
+        )
         ok = model.metadata["certificate"]["ok"]
         gpu = transformer.from_tensors(model.weights, model.metadata, "cuda")
         cpu = transformer.from_tensors(model.weights, model.metadata, "cpu")
@@ -72,8 +84,10 @@ def main() -> int:
         gpu_out = gpu.run(inputs, batch_size=256)
         cross_bad = sum(1 for a, b in zip(cpu_out, gpu_out) if a != b)
         secs = time.perf_counter() - start
-        print(f"| {name} | {'yes' if ok else 'NO'} | {len(inputs):,} | {'exact' if not single_bad else f'{single_bad} wrong'} "
-              f"| {'exact' if not batch_bad else f'{batch_bad} wrong'} | {'yes' if not cross_bad else f'{cross_bad} differ'} | {secs:.1f} |")
+        print(
+            f"| {name} | {'yes' if ok else 'NO'} | {len(inputs):,} | {'exact' if not single_bad else f'{single_bad} wrong'} "
+            f"| {'exact' if not batch_bad else f'{batch_bad} wrong'} | {'yes' if not cross_bad else f'{cross_bad} differ'} | {secs:.1f} |"
+        )
     return 0
 
 

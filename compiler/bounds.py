@@ -405,7 +405,7 @@ def sparse_product(
 
     `support`: (points, units) in row-major order, holding every non-zero of `a` (np.nonzero of
     a wider mask): its other entries are exact zeros, whose ±0 products leave every sum as it is."""
-    P, O = a.shape[0], w.shape[1]
+    P, O = a.shape[0], w.shape[1]  # noqa: E741 (the shapes [P, H] @ [H, O] of the docstring)
     pts, units = np.nonzero(a) if support is None else support
     if len(pts) == 0:
         return np.zeros((P, O))
@@ -450,8 +450,6 @@ def special_linear(
         finest = np.where(hit, np.maximum(finest, k), finest)
     steps = finest + w_grid[None, :]
     exact = (
-        ((e @ np.abs(W)) == 0)
-        & (steps <= 60)
-        & (np.ldexp(size, np.minimum(steps, 60)) < 2.0**24)
+        ((e @ np.abs(W)) == 0) & (steps <= 60) & (np.ldexp(size, np.minimum(steps, 60)) < 2.0**24)
     )
     return value, np.where(exact, 0.0, (e @ np.abs(W) + gamma(n) * size) * SLACK)

@@ -133,11 +133,7 @@ def _chain(
     """The maps above `mean` whose other inputs are positional, when the rewrite may apply to
     them (positional selector, values not positional, a chain that reads a position, the mean read
     by the chain alone)."""
-    if (
-        mean.bools_as_numbers
-        or mean.selector.id not in positional
-        or mean.sop.id in positional
-    ):
+    if mean.bools_as_numbers or mean.selector.id not in positional or mean.sop.id in positional:
         return None
     inside = {mean.id}
     steps: list[sops.MapSOp] = []

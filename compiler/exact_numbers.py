@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-
 from compiler import step_mlp
 from compiler.blocks import ONE, Atom, Dim, Encoded, Encoding, MLPSpec
 from compiler.mlp import EMBEDDED

@@ -50,7 +50,10 @@ def decode_numeric(
     out = materialise(built, node, encoding, sort_values(v for _, v in merged))
     if encoding is Encoding.CATEGORICAL:
         xs = np.array([mx for mx, _ in merged])
-        nearest = lambda x: merged[int(np.argmin(np.abs(xs - x)))][1]
+
+        def nearest(x: float) -> Atom:
+            return merged[int(np.argmin(np.abs(xs - x)))][1]
+
         built.canon[node.index] = {value_key(v): nearest(x) for x, v in points}
     spec = step_mlp.numeric_mlp(
         x,

@@ -9,13 +9,14 @@ numerical reading (`number_views`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 
 import numpy as np
 
 from compiler import mlp, step_mlp
+from compiler.addressing import SquaredReading, plan_match
 from compiler.blocks import (
     ALL_TRUE,
     EVERY_POSITION,
@@ -24,17 +25,16 @@ from compiler.blocks import (
     Atom,
     Atomic,
     Dim,
-    MLPSpec,
-    Relation,
     Encoded,
     Encoding,
+    MLPSpec,
+    Relation,
     is_number,
     mask_atom,
     positions_of,
     sort_values,
     value_key,
 )
-from compiler.addressing import SquaredReading, plan_match
 from compiler.exact_numbers import exact_whole_input, integer_parts
 from compiler.fits import merge_points
 from compiler.graph import IRNode, Op
@@ -304,7 +304,10 @@ class SelectorPlanner:
         # sources, so the map itself needs no layer of its own).
         vs = self.ctx.value_sets
         sources = tuple(dict.fromkeys(i for n in nodes for i in self.maps.support(n)))
-        count = lambda ids: combination_count(ids, vs.relation, vs.values)
+
+        def count(ids: Sequence[int]) -> int:
+            return combination_count(ids, vs.relation, vs.values)
+
         if count(nodes) * 4 < count(sources):
             # The s-ops themselves combine in far fewer ways than their sources (hist2_bos: `hist`
             # has N values, the mean it is rounded from many more): read them, at one more layer.

@@ -15,10 +15,10 @@ compiler = pytest.importorskip("compiler")
 transformer = pytest.importorskip("transformer")
 
 from compiler.certify import recheck
-from rasp.tools.cli import main
 from rasp.errors import CompileError, RaspError, Source
 from rasp.interpreter import load_file
 from rasp.sops import SOp, evaluate
+from rasp.tools.cli import main
 from rasp.tools.verify import same_value
 from tests.adversarial import adversarial_logits
 from tests.runtime_helpers import as_runtime

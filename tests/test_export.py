@@ -26,11 +26,24 @@ def prev_model(tmp_path: Path) -> Path:
 def test_config_matches_the_file(prev_model: Path) -> None:
     meta = previous_token().metadata
     cfg = to_hooked_transformer_config(meta)
-    for key in ("n_layers", "d_model", "d_head", "n_heads", "d_mlp", "d_vocab", "d_vocab_out", "n_ctx"):
+    for key in (
+        "n_layers",
+        "d_model",
+        "d_head",
+        "n_heads",
+        "d_mlp",
+        "d_vocab",
+        "d_vocab_out",
+        "n_ctx",
+    ):
         assert cfg[key] == meta["config"][key]
     assert cfg["act_fn"] == "relu" and cfg["normalization_type"] is None
-    assert cfg["attention_dir"] == "bidirectional" and cfg["positional_embedding_type"] == "standard"
-    assert to_hooked_transformer_config(mean_of_a(causal=True).metadata)["attention_dir"] == "causal"
+    assert (
+        cfg["attention_dir"] == "bidirectional" and cfg["positional_embedding_type"] == "standard"
+    )
+    assert (
+        to_hooked_transformer_config(mean_of_a(causal=True).metadata)["attention_dir"] == "causal"
+    )
 
 
 def test_config_agrees_with_the_runtime_interop(prev_model: Path) -> None:
@@ -89,7 +102,8 @@ def _load_export(directory: Path) -> object:
         warnings.simplefilter("ignore", DeprecationWarning)
         tl_model = hooked(hooked_config(**json.loads((directory / "config.json").read_text())))
     missing, unexpected = tl_model.load_state_dict(
-        safetensors.torch.load_file(str(directory / "model.safetensors")), strict=False)
+        safetensors.torch.load_file(str(directory / "model.safetensors")), strict=False
+    )
     assert not unexpected and all(k.endswith((".mask", ".IGNORE")) for k in missing)
     return tl_model
 

@@ -37,5 +37,7 @@ def test_data_files_are_inside_the_packages() -> None:
 
 def test_front_end_and_compiler_do_not_import_torch() -> None:
     code = "import sys, rasp.sops, rasp.errors, compiler.blocks; print('torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
     assert out.stdout.strip() == "False"

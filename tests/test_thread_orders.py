@@ -46,12 +46,26 @@ class Case:
 
 
 CASES = {
-    "dyck1": Case((ROOT / "programs" / "dyck1.rasp").read_text(), tuple("()a"), 40,
-                  ("(()()a((a(()(()a)))((a(",), random_inputs=12),
-    "sort": Case((ROOT / "programs" / "sort.rasp").read_text(), tuple("abc"), 256, ("c" * 256, "a"),
-                 random_inputs=6),
-    "dyck3": Case('load "paper_examples"; d3 = dyck3_ptf;', tuple(DYCK3), 6,
-                  ("({[]})", "{}[]()", "(([]))", "[{}]()")),
+    "dyck1": Case(
+        (ROOT / "programs" / "dyck1.rasp").read_text(),
+        tuple("()a"),
+        40,
+        ("(()()a((a(()(()a)))((a(",),
+        random_inputs=12,
+    ),
+    "sort": Case(
+        (ROOT / "programs" / "sort.rasp").read_text(),
+        tuple("abc"),
+        256,
+        ("c" * 256, "a"),
+        random_inputs=6,
+    ),
+    "dyck3": Case(
+        'load "paper_examples"; d3 = dyck3_ptf;',
+        tuple(DYCK3),
+        6,
+        ("({[]})", "{}[]()", "(([]))", "[{}]()"),
+    ),
 }
 
 
@@ -97,7 +111,11 @@ def wrong(got: list[Any], want: list[Any] | None) -> str | None:
     if len(got) != len(want):
         return f"{len(got)} outputs for {len(want)} positions"
     bad = [i for i, (g, w) in enumerate(zip(got, want, strict=True)) if not same_value(g, w)]
-    return None if not bad else f"position {bad[0]}: model {got[bad[0]]!r}, interpreter {want[bad[0]]!r}"
+    return (
+        None
+        if not bad
+        else f"position {bad[0]}: model {got[bad[0]]!r}, interpreter {want[bad[0]]!r}"
+    )
 
 
 @pytest.mark.parametrize(
@@ -117,8 +135,11 @@ def test_single_inputs_and_batches_agree_with_the_interpreter(name: str, count: 
         runs = {
             "alone": [run_compiled(model, [x])[0] for x in inputs],
             "one batch": run_compiled(model, inputs),
-            "batches of 3": [out for i in range(0, len(shuffled), 3)
-                             for out in run_compiled(model, shuffled[i : i + 3])],
+            "batches of 3": [
+                out
+                for i in range(0, len(shuffled), 3)
+                for out in run_compiled(model, shuffled[i : i + 3])
+            ],
             "grouped by length": model.run(inputs, batch_size=2),
         }
     order = {"batches of 3": shuffle}

@@ -258,7 +258,9 @@ def _corrupt(model: Any, tensor: str, dim: int, amount: float) -> None:
 
 def _layer_of(meta: dict[str, Any], name: str, sublayer: str) -> int:
     return next(
-        l for l, ops in enumerate(meta["layers"]) if any(op["name"] == name for op in ops[sublayer])
+        layer
+        for layer, ops in enumerate(meta["layers"])
+        if any(op["name"] == name for op in ops[sublayer])
     )
 
 
@@ -381,7 +383,7 @@ def test_generated_names_are_diagnosed_too(
     with safe_open(str(model), "np") as handle:
         meta = json.loads(handle.metadata()["rasp_forge"])
     ((layer, name),) = [
-        (l, op["name"]) for l, ops in enumerate(meta["layers"]) for op in ops["mlp"]
+        (layer, op["name"]) for layer, ops in enumerate(meta["layers"]) for op in ops["mlp"]
     ]
     assert name.startswith("_map_")
     _corrupt(model, f"blocks.{layer}.mlp.b_out", meta["residual"].index(f"{name}:2"), 5.0)

@@ -88,8 +88,10 @@ def test_the_sweep_covers_every_config_on_a_bounded_seeded_subset() -> None:
     assert sweep_inputs(small, 4, 100)[0] == list(small.inputs())  # a small plan: every input
     configs = run_configs(cuda=False)
     assert configs[0] == REFERENCE and len(configs) == 2 * len(THREADS) * len(BATCH_SIZES)
-    assert {c.dtype for c in configs} == {"float32", "float64"} and 1 in THREADS and max(THREADS) > 1
-    cuda = run_configs(cuda=True)[len(configs):]
+    assert (
+        {c.dtype for c in configs} == {"float32", "float64"} and 1 in THREADS and max(THREADS) > 1
+    )
+    cuda = run_configs(cuda=True)[len(configs) :]
     assert {(c.device, c.threads) for c in cuda} == {("cuda", None)}
     assert len(cuda) == 2 * len(BATCH_SIZES)
 
@@ -111,16 +113,28 @@ def test_a_correct_model_passes_with_its_margin_and_settings_are_restored() -> N
     assert orders.margin is not None and orders.margin.value == pytest.approx(1.0, abs=1e-4)
     assert orders.margin.config == REFERENCE and orders.margin.tokens == ("a",)
     text = format_success(report, "reverse").splitlines()
-    assert text[4].startswith("  orders:     16 runs agree with each other and with the interpreter on "
-                              "256 of the 363 inputs (first 128, then 128 sampled with seed 0)")
-    assert text[5] == ("              runs: cpu x {float32, float64} x {1, 2 threads} x "
-                       "{unbatched, batches of 3, 16, 128 (mixed lengths)}")
-    assert text[6] == ('  margin:     1 (top logit - second logit), the smallest in any run: input "a", '
-                       "position 0, cpu float32, 1 thread, unbatched")
+    assert text[4].startswith(
+        "  orders:     16 runs agree with each other and with the interpreter on "
+        "256 of the 363 inputs (first 128, then 128 sampled with seed 0)"
+    )
+    assert text[5] == (
+        "              runs: cpu x {float32, float64} x {1, 2 threads} x "
+        "{unbatched, batches of 3, 16, 128 (mixed lengths)}"
+    )
+    assert text[6] == (
+        '  margin:     1 (top logit - second logit), the smallest in any run: input "a", '
+        "position 0, cpu float32, 1 thread, unbatched"
+    )
     data = report_json(report)["orders"]
-    assert data["ok"] and data["runs"][0] == {"device": "cpu", "dtype": "float32", "threads": 1,
-                                              "batch_size": 1}
-    assert data["margin"]["input"] == ["a"] and data["margin"]["measure"] == "top logit - second logit"
+    assert data["ok"] and data["runs"][0] == {
+        "device": "cpu",
+        "dtype": "float32",
+        "threads": 1,
+        "batch_size": 1,
+    }
+    assert (
+        data["margin"]["input"] == ["a"] and data["margin"]["measure"] == "top logit - second logit"
+    )
 
 
 def test_an_order_dependent_model_fails_naming_the_run_input_and_position() -> None:
@@ -136,16 +150,24 @@ def test_an_order_dependent_model_fails_naming_the_run_input_and_position() -> N
     assert len(bad.tokens) >= OrderSensitive.pos and bad.position == OrderSensitive.pos - 1
     assert bad.reference == bad.interpreter == bad.tokens[::-1][bad.position] != bad.got
     lines = format_failure(report, "reverse").splitlines()
-    assert lines[0] == ("error: verification failed for reverse: the model decodes differently under "
-                        f"other evaluation orders (2 of 16 runs, on {orders.inputs_disagreeing} of 256 inputs)")
-    assert lines[1] == (f"  first disagreement: input {json.dumps(''.join(bad.tokens))} (length "
-                        f"{len(bad.tokens)}), position 1, in the run cpu float32, 2 threads, unbatched")
+    assert lines[0] == (
+        "error: verification failed for reverse: the model decodes differently under "
+        f"other evaluation orders (2 of 16 runs, on {orders.inputs_disagreeing} of 256 inputs)"
+    )
+    assert lines[1] == (
+        f"  first disagreement: input {json.dumps(''.join(bad.tokens))} (length "
+        f"{len(bad.tokens)}), position 1, in the run cpu float32, 2 threads, unbatched"
+    )
     assert lines[3] == f"    reference:   {bad.reference} (cpu float32, 1 thread, unbatched)"
     assert any(line.startswith("  orders:     2 of 16 runs disagree") for line in lines)
     data = report_json(report)
     assert data["ok"] is False and data["failures"] == 0
-    assert data["orders"]["first_mismatch"]["run"] == {"device": "cpu", "dtype": "float32", "threads": 2,
-                                                       "batch_size": 1}
+    assert data["orders"]["first_mismatch"]["run"] == {
+        "device": "cpu",
+        "dtype": "float32",
+        "threads": 2,
+        "batch_size": 1,
+    }
 
 
 def test_a_float64_run_is_one_of_the_orders() -> None:
@@ -161,8 +183,9 @@ def test_a_float64_run_is_one_of_the_orders() -> None:
             return Float64Differs(copy.model, copy.meta)
 
     sop, model = compiled("reverse", "abc", 4)
-    orders = sweep_orders(sop, Float64Differs(model.model, model.meta), plan_inputs("abc", 4, samples=0),
-                          cuda=False)
+    orders = sweep_orders(
+        sop, Float64Differs(model.model, model.meta), plan_inputs("abc", 4, samples=0), cuda=False
+    )
     assert orders.runs_disagreeing == len(orders.configs) // 2
     assert orders.first_mismatch is not None and orders.first_mismatch.config.dtype == "float64"
 
@@ -172,12 +195,17 @@ def _spec(encoding: str, kind: str, values: list[Any] | None) -> dict[str, Any]:
 
 
 def test_decoder_margins() -> None:
-    categorical = _margins(_spec("categorical", "strings", ["a", "b", "c"]),
-                           np.array([[3.0, 1.0, 0.5], [0.0, 0.2, 0.1]]), ["a", "b"])
+    categorical = _margins(
+        _spec("categorical", "strings", ["a", "b", "c"]),
+        np.array([[3.0, 1.0, 0.5], [0.0, 0.2, 0.1]]),
+        ["a", "b"],
+    )
     np.testing.assert_allclose(categorical, [2.0, 0.1])
     listed = _spec("numerical", "floats", [0, 0.0, 0.5, 2])  # 0 and 0.0 are one point
     x = np.array([[0.1], [0.5], [1.9], [0.0]])
-    np.testing.assert_allclose(_margins(listed, x, [0, 0.5, 2, 0.0]), [0.25 - 0.1, 0.25, 0.75 - 0.1, 0.25])
+    np.testing.assert_allclose(
+        _margins(listed, x, [0, 0.5, 2, 0.0]), [0.25 - 0.1, 0.25, 0.75 - 0.1, 0.25]
+    )
     ints = _margins(_spec("numerical", "ints", None), np.array([[2.9], [-1.2], [4.0]]), [3, -1, 4])
     np.testing.assert_allclose(ints, [0.4, 0.3, 0.5])
     bools = _margins(_spec("numerical", "bools", None), np.array([[0.9], [0.2]]), [True, False])
@@ -187,17 +215,28 @@ def test_decoder_margins() -> None:
     assert _margins(_spec("categorical", "strings", ["a"]), np.array([[1.0]]), ["a"]) is None
 
 
-def test_cli_verify_reports_the_sweep_in_text_and_json(tmp_path: Path,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_verify_reports_the_sweep_in_text_and_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from rasp.tools.cli import main
 
     path = tmp_path / "hist.rasp"
     path.write_text((ROOT / "programs" / "hist.rasp").read_text())
     assert main(["verify", str(path), "--vocab", "ab", "--max-len", "4"]) == 0
     out = capsys.readouterr().out
-    assert "  orders:     16 runs agree with each other and with the interpreter on every one of the 30 inputs" in out
-    assert "  margin:     0.5 (half the gap to the nearest other listed value - distance to the snapped one)" in out
+    assert (
+        "  orders:     16 runs agree with each other and with the interpreter on every one of the 30 inputs"
+        in out
+    )
+    assert (
+        "  margin:     0.5 (half the gap to the nearest other listed value - distance to the snapped one)"
+        in out
+    )
     assert main(["verify", str(path), "--vocab", "ab", "--max-len", "4", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["ok"] and data["orders"]["inputs"] == 30 and data["orders"]["margin"]["value"] == pytest.approx(0.5)
+    assert (
+        data["ok"]
+        and data["orders"]["inputs"] == 30
+        and data["orders"]["margin"]["value"] == pytest.approx(0.5)
+    )
     assert "certificate" in data  # null, or the certificate re-check (not this module's concern)

@@ -105,7 +105,9 @@ def _build(
     try:
         model = model.to(device)
     except (RuntimeError, AssertionError) as err:  # e.g. CUDA requested but unavailable
-        raise ModelFormatError(path, f"cannot place the model on device '{device}': {err}") from None
+        raise ModelFormatError(
+            path, f"cannot place the model on device '{device}': {err}"
+        ) from None
     return CompiledTransformer(model.eval(), meta)
 
 
@@ -113,7 +115,9 @@ def _check_tensor_table(path: str, tensors: Mapping[str, TensorInfo], meta: Mode
     expected = tensor_shapes(meta.config.to_dict())
     missing = [name for name in expected if name not in tensors]
     if missing:
-        raise ModelFormatError(path, f"missing tensor(s) {_names(missing)} (config: {_brief(meta)})")
+        raise ModelFormatError(
+            path, f"missing tensor(s) {_names(missing)} (config: {_brief(meta)})"
+        )
     unexpected = sorted(set(tensors) - set(expected))
     if unexpected:
         raise ModelFormatError(

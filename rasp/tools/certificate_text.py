@@ -53,7 +53,9 @@ def table_lines(certificate: dict[str, Any] | None) -> list[str]:
     if not certificate or not certificate.get("checks"):
         return [summary_line(certificate)]
     lines = [summary_line(certificate), ""]
-    lines.append(f"{'sublayer':<16}{'block':<24}{'decision':<9}{'margin':>10}{'bound':>11}{'ratio':>10}")
+    lines.append(
+        f"{'sublayer':<16}{'block':<24}{'decision':<9}{'margin':>10}{'bound':>11}{'ratio':>10}"
+    )
     for c in certificate["checks"]:
         ok = _ok(c)
         block = c["block"] if len(c["block"]) <= 22 else c["block"][:21] + "…"
@@ -70,21 +72,29 @@ def recheck_model(model: Any, observed_margin: float | None = None) -> tuple[tup
     from compiler.certify import recheck  # lazy: the compiler is only needed here
 
     tensors = {
-        name: value.detach().float().cpu().numpy() for name, value in model.model.state_dict().items()
+        name: value.detach().float().cpu().numpy()
+        for name, value in model.model.state_dict().items()
     }
     raw = model.meta.raw
     fresh = recheck(tensors, raw).to_json()
-    lines = ["  certificate: " + summary_line(fresh).removeprefix("certificate: ")
-             + " (re-checked from the weights)"]
+    lines = [
+        "  certificate: "
+        + summary_line(fresh).removeprefix("certificate: ")
+        + " (re-checked from the weights)"
+    ]
     stored = raw.get("certificate")
     if stored is not None and bool(stored.get("ok")) != bool(fresh.get("ok")):
-        lines.append(f"  the file's own certificate says {'proved' if stored.get('ok') else 'not proved'}: "
-                     "the weights do not match it")
+        lines.append(
+            f"  the file's own certificate says {'proved' if stored.get('ok') else 'not proved'}: "
+            "the weights do not match it"
+        )
     decoder = [c for c in fresh.get("checks", []) if c["sublayer"] == "decoder"]
     if decoder:
         d = decoder[0]
         certified = float(d["margin"]) - float(d["bound"])
         seen = "" if observed_margin is None else f"; smallest observed {observed_margin:.4g}"
-        lines.append(f"  decoder:     certified margin >= {certified:.4g} (exact {_fmt(d['margin'])} "
-                     f"- float32 error {_fmt(d['bound'])}){seen}")
+        lines.append(
+            f"  decoder:     certified margin >= {certified:.4g} (exact {_fmt(d['margin'])} "
+            f"- float32 error {_fmt(d['bound'])}){seen}"
+        )
     return tuple(lines), bool(fresh.get("ok"))

@@ -191,8 +191,8 @@ def format_summary(summary: ModelSummary) -> str:
     output = meta["output"]
     vocab = meta["vocab"]
     heads_per_layer = [
-        sum(1 for op in summary.operations if op.layer == l and op.sublayer != "mlp")
-        for l in range(cfg["n_layers"])
+        sum(1 for op in summary.operations if op.layer == layer and op.sublayer != "mlp")
+        for layer in range(cfg["n_layers"])
     ]
     share = 100.0 * summary.nonzero_params / summary.total_params if summary.total_params else 0.0
     lines = [

@@ -32,10 +32,10 @@ from rasp.display import (
 from rasp.errors import RaspError, RaspTypeError
 from rasp.interpreter import Interpreter
 from rasp.parser import is_complete, parse
-from rasp.tools.repl_compiled import COMMANDS as COMPILED_COMMANDS
-from rasp.tools.repl_compiled import CompiledView
 from rasp.results import Bindings, ResultKind, StatementResult
 from rasp.sops import Node, Selector, SOp, evaluate
+from rasp.tools.repl_compiled import COMMANDS as COMPILED_COMMANDS
+from rasp.tools.repl_compiled import CompiledView
 from rasp.values import BuiltinFunction, RaspFunction, kind_name
 
 # `draw_hook(node, tokens) -> text`: set by whoever can draw (the compiler side); None: no drawing.

@@ -47,8 +47,15 @@ DTYPES = ("float32", "float64")
 MARGIN_TIE = 1e-6  # margins this close (relative) count as equal when locating the smallest
 
 
-def check_model(sop: SOp, model: RuntimeModel, plan: InputPlan, *, progress: Progress | None = None,
-                nodes: Mapping[str, Node] | None = None, sweep: bool = True) -> VerifyReport:
+def check_model(
+    sop: SOp,
+    model: RuntimeModel,
+    plan: InputPlan,
+    *,
+    progress: Progress | None = None,
+    nodes: Mapping[str, Node] | None = None,
+    sweep: bool = True,
+) -> VerifyReport:
     """What `rasp verify` and the REPL's `:verify` run: compare every input of `plan` with the
     interpreter (`rasp.tools.verify.verify`), then sweep evaluation orders over a subset of them."""
     report = verify(sop, model, plan, progress=progress, nodes=nodes)
@@ -64,8 +71,9 @@ def check_model(sop: SOp, model: RuntimeModel, plan: InputPlan, *, progress: Pro
     return report
 
 
-def sweep_inputs(plan: InputPlan, first: int = SWEEP_FIRST, sampled: int = SWEEP_SAMPLED
-                 ) -> tuple[list[list[Any]], int, int]:
+def sweep_inputs(
+    plan: InputPlan, first: int = SWEEP_FIRST, sampled: int = SWEEP_SAMPLED
+) -> tuple[list[list[Any]], int, int]:
     """The plan's first `first` inputs, then `sampled` of the rest (seeded, in plan order)."""
     inputs = list(plan.inputs())
     head, rest = inputs[:first], inputs[first:]
@@ -77,15 +85,28 @@ def run_configs(cuda: bool) -> tuple[RunConfig, ...]:
     """Every config, the reference (cpu float32, 1 thread, unbatched) first; thread counts outermost,
     since the first calls after `torch.set_num_threads` changes the count can be slow (the new
     threads start up), seconds in all on a busy machine."""
-    configs = [RunConfig("cpu", dtype, threads, size)
-               for threads in THREADS for dtype in DTYPES for size in BATCH_SIZES]
+    configs = [
+        RunConfig("cpu", dtype, threads, size)
+        for threads in THREADS
+        for dtype in DTYPES
+        for size in BATCH_SIZES
+    ]
     if cuda:
-        configs += [RunConfig("cuda", dtype, None, size) for dtype in DTYPES for size in BATCH_SIZES]
+        configs += [
+            RunConfig("cuda", dtype, None, size) for dtype in DTYPES for size in BATCH_SIZES
+        ]
     return tuple(configs)
 
 
-def sweep_orders(sop: SOp, model: Any, plan: InputPlan, *, first: int = SWEEP_FIRST,
-                 sampled: int = SWEEP_SAMPLED, cuda: bool | None = None) -> OrderReport:
+def sweep_orders(
+    sop: SOp,
+    model: Any,
+    plan: InputPlan,
+    *,
+    first: int = SWEEP_FIRST,
+    sampled: int = SWEEP_SAMPLED,
+    cuda: bool | None = None,
+) -> OrderReport:
     """Run `model` (a `transformer.CompiledTransformer`) on a subset of `plan` under every config."""
     import torch
 
@@ -120,13 +141,29 @@ def sweep_orders(sop: SOp, model: Any, plan: InputPlan, *, first: int = SWEEP_FI
                 bad_inputs.add(i)
                 if first_bad is None:
                     want = wanted[i]
-                    first_bad = OrderMismatch(config, tuple(inputs[i]), bad, _at(got, bad),
-                                              _at(reference[i], bad), None if want is None else _at(want, bad))
+                    first_bad = OrderMismatch(
+                        config,
+                        tuple(inputs[i]),
+                        bad,
+                        _at(got, bad),
+                        _at(reference[i], bad),
+                        None if want is None else _at(want, bad),
+                    )
         mismatches += bad_here
         disagreeing += bad_here > 0
-    return OrderReport(configs, len(inputs), n_first, n_sampled, plan.seed, plan.total,
-                       _smallest(margins, inputs, output), mismatches, disagreeing, len(bad_inputs),
-                       first_bad)
+    return OrderReport(
+        configs,
+        len(inputs),
+        n_first,
+        n_sampled,
+        plan.seed,
+        plan.total,
+        _smallest(margins, inputs, output),
+        mismatches,
+        disagreeing,
+        len(bad_inputs),
+        first_bad,
+    )
 
 
 def margin_kind(output: Mapping[str, Any]) -> str | None:
@@ -137,9 +174,14 @@ def margin_kind(output: Mapping[str, Any]) -> str | None:
         return "half the position's grid step 1/d - distance to the decoded value"
     points = len({float(v) for v in output.get("values") or ()})
     if points:
-        return "half the gap to the nearest other listed value - distance to the snapped one" if points > 1 else None
+        return (
+            "half the gap to the nearest other listed value - distance to the snapped one"
+            if points > 1
+            else None
+        )
     return {"ints": "0.5 - distance to the nearest int", "bools": "distance from 0.5"}.get(
-        str(output.get("type")))
+        str(output.get("type"))
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -170,8 +212,9 @@ def _settings_restored() -> Iterator[None]:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = tf32
 
 
-def _run(model: Any, config: RunConfig, inputs: list[list[Any]], output: Mapping[str, Any],
-         seed: int) -> tuple[list[list[Any]], list[np.ndarray | None]]:
+def _run(
+    model: Any, config: RunConfig, inputs: list[list[Any]], output: Mapping[str, Any], seed: int
+) -> tuple[list[list[Any]], list[np.ndarray | None]]:
     """Decoded outputs and each input's margins (per position) under `config`."""
     order = list(range(len(inputs)))
     if config.batch_size > 1:  # mixed lengths in every batch, so padding is exercised
@@ -192,7 +235,9 @@ def _run(model: Any, config: RunConfig, inputs: list[list[Any]], output: Mapping
     return outputs, lows
 
 
-def _margins(output: Mapping[str, Any], at: np.ndarray, decoded: Sequence[Any]) -> np.ndarray | None:
+def _margins(
+    output: Mapping[str, Any], at: np.ndarray, decoded: Sequence[Any]
+) -> np.ndarray | None:
     """Per position: how far the logits are from decoding another value (None: not defined).
 
     categorical: top logit - second logit. Numerical with listed values: half the gap between the
@@ -215,7 +260,9 @@ def _margins(output: Mapping[str, Any], at: np.ndarray, decoded: Sequence[Any]) 
         snapped = np.array([float(v) for v in decoded])
         k = np.searchsorted(points, snapped)
         below = np.where(k > 0, snapped - points[np.maximum(k - 1, 0)], np.inf)
-        above = np.where(k + 1 < len(points), points[np.minimum(k + 1, len(points) - 1)] - snapped, np.inf)
+        above = np.where(
+            k + 1 < len(points), points[np.minimum(k + 1, len(points) - 1)] - snapped, np.inf
+        )
         return np.minimum(below, above) / 2 - np.abs(x - snapped)
     if output.get("type") == "ints":
         return 0.5 - np.abs(x - np.round(x))
@@ -252,8 +299,11 @@ def _at(values: Sequence[Any], pos: int) -> Any:
     return values[pos] if pos < len(values) else None
 
 
-def _smallest(margins: list[tuple[RunConfig, int, np.ndarray]], inputs: list[list[Any]],
-              output: Mapping[str, Any]) -> Margin | None:
+def _smallest(
+    margins: list[tuple[RunConfig, int, np.ndarray]],
+    inputs: list[list[Any]],
+    output: Mapping[str, Any],
+) -> Margin | None:
     """The smallest margin, located at the FIRST (run, input, position) within MARGIN_TIE of it, so
     float32 noise between equal margins cannot move the reported place from machine to machine."""
     kind = margin_kind(output)

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rasp.tools.verify import VerifyReport
     from rasp.tools.order_report import OrderReport, RunConfig
+    from rasp.tools.verify import VerifyReport
 
 
 def show_tokens(tokens: Sequence[Any]) -> str:
@@ -32,7 +32,10 @@ def show_values(values: Sequence[Any]) -> str:
 
 def format_success(report: VerifyReport, what: str) -> str:
     """What was covered, for a passing report (stdout)."""
-    lines = [f"verified {what}: model == interpreter on {report.checked:,} inputs", *_plan_lines(report)]
+    lines = [
+        f"verified {what}: model == interpreter on {report.checked:,} inputs",
+        *_plan_lines(report),
+    ]
     lines.append(f"  skipped:    {_skipped_text(report)}")
     return "\n".join(lines + _tail_lines(report))
 
@@ -42,23 +45,35 @@ def format_failure(report: VerifyReport, what: str) -> str:
     first, orders = report.first_failure, report.orders
     if first is not None:
         lines = [
-            (f"error: verification failed for {what}: model and interpreter disagree on "
-             f"{report.failures:,} of {report.checked:,} inputs"),
-            (f"  first failing input: {show_tokens(first.tokens)} (length {len(first.tokens)}), "
-             f"first wrong position {first.position}"),
+            (
+                f"error: verification failed for {what}: model and interpreter disagree on "
+                f"{report.failures:,} of {report.checked:,} inputs"
+            ),
+            (
+                f"  first failing input: {show_tokens(first.tokens)} (length {len(first.tokens)}), "
+                f"first wrong position {first.position}"
+            ),
             f"    interpreter: {show_values(first.interpreter)}",
             f"    model:       {show_values(first.model)}",
             *_divergence_lines(report),
         ]
     elif orders is not None and not orders.ok:
-        lines = [(f"error: verification failed for {what}: the model decodes differently under other "
-                  f"evaluation orders ({_disagreement_count(orders)})"), *_mismatch_lines(orders)]
+        lines = [
+            (
+                f"error: verification failed for {what}: the model decodes differently under other "
+                f"evaluation orders ({_disagreement_count(orders)})"
+            ),
+            *_mismatch_lines(orders),
+        ]
     elif report.certificate_ok is False:
         lines = [f"error: verification failed for {what}: the certificate does not hold"]
     else:  # a passing report
         return format_success(report, what)
     if first is None:
-        lines += [f"  compared:   model == interpreter on {report.checked:,} inputs", *_plan_lines(report)]
+        lines += [
+            f"  compared:   model == interpreter on {report.checked:,} inputs",
+            *_plan_lines(report),
+        ]
     lines.append(f"  skipped:    {_skipped_text(report)}")
     return "\n".join(lines + _tail_lines(report))
 
@@ -67,13 +82,19 @@ def _plan_lines(report: VerifyReport) -> list[str]:
     plan = report.plan
     lines = []
     if plan.exhaustive_len:
-        lines.append(f"  exhaustive: every input of length 1..{plan.exhaustive_len} over "
-                     f"{len(plan.vocab)} tokens ({plan.exhaustive_count:,} inputs)")
+        lines.append(
+            f"  exhaustive: every input of length 1..{plan.exhaustive_len} over "
+            f"{len(plan.vocab)} tokens ({plan.exhaustive_count:,} inputs)"
+        )
     if plan.sampled_lengths is not None:
         lo, hi = plan.sampled_lengths
-        lines.append(f"  sampled:    {plan.sample_count:,} random inputs of length {lo}..{hi} (seed {plan.seed})")
+        lines.append(
+            f"  sampled:    {plan.sample_count:,} random inputs of length {lo}..{hi} (seed {plan.seed})"
+        )
     elif plan.exhaustive_len >= plan.max_len:
-        lines.append(f"  complete:   every input up to the maximum length {plan.max_len} was checked")
+        lines.append(
+            f"  complete:   every input up to the maximum length {plan.max_len} was checked"
+        )
     return lines
 
 
@@ -82,8 +103,12 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
     if div is None:
         return ["  the residual stream could not be decoded to locate the divergence"]
     if div.sublayer == "unembed":
-        return [(f"  every materialised variable agrees; the output `{div.variable}` goes wrong in the "
-                 f"unembedding (position {div.position})")]
+        return [
+            (
+                f"  every materialised variable agrees; the output `{div.variable}` goes wrong in the "
+                f"unembedding (position {div.position})"
+            )
+        ]
     return [
         f"  first divergence: variable `{div.variable}`"
         + (f" = {div.operation}" if div.operation and div.operation != div.variable else "")
@@ -98,29 +123,39 @@ def _tail_lines(report: VerifyReport) -> list[str]:
     lines = []
     if (orders := report.orders) is not None:
         runs = len(orders.configs)
-        verdict = (f"{runs} runs agree with each other and with the interpreter on" if orders.ok else
-                   f"{orders.runs_disagreeing} of {runs} runs disagree (on {orders.inputs_disagreeing:,} "
-                   f"input{'s' * (orders.inputs_disagreeing != 1)}), sweeping")
+        verdict = (
+            f"{runs} runs agree with each other and with the interpreter on"
+            if orders.ok
+            else f"{orders.runs_disagreeing} of {runs} runs disagree (on {orders.inputs_disagreeing:,} "
+            f"input{'s' * (orders.inputs_disagreeing != 1)}), sweeping"
+        )
         lines.append(f"  orders:     {verdict} {_swept_text(orders)}")
         lines.append(f"              runs: {_configs_text(orders.configs)}")
         margin = orders.margin
         if margin is None:
-            lines.append("  margin:     none (a float output without listed values has no decision boundary)")
+            lines.append(
+                "  margin:     none (a float output without listed values has no decision boundary)"
+            )
         else:
-            lines.append(f"  margin:     {margin.value:.4g} ({margin.kind}), the smallest in any run: input "
-                         f"{show_tokens(margin.tokens)}, position {margin.position}, {margin.config.describe()}")
+            lines.append(
+                f"  margin:     {margin.value:.4g} ({margin.kind}), the smallest in any run: input "
+                f"{show_tokens(margin.tokens)}, position {margin.position}, {margin.config.describe()}"
+            )
     return lines + list(report.certificate_lines)
 
 
 def _swept_text(orders: OrderReport) -> str:
     if orders.inputs == orders.of:
         return f"every one of the {orders.of:,} inputs"
-    return (f"{orders.inputs:,} of the {orders.of:,} inputs (first {orders.first:,}, then "
-            f"{orders.sampled:,} sampled with seed {orders.seed})")
+    return (
+        f"{orders.inputs:,} of the {orders.of:,} inputs (first {orders.first:,}, then "
+        f"{orders.sampled:,} sampled with seed {orders.seed})"
+    )
 
 
 def _configs_text(configs: Sequence[RunConfig]) -> str:
     """`cpu x {float32, float64} x {1, 2 threads} x {unbatched, batches of 2, 7 (mixed lengths)}`."""
+
     def group(values: list[str]) -> str:
         values = list(dict.fromkeys(values))
         return values[0] if len(values) == 1 else "{" + ", ".join(values) + "}"
@@ -132,15 +167,22 @@ def _configs_text(configs: Sequence[RunConfig]) -> str:
     parts = [group(devices), group([c.dtype for c in configs])]
     if threads:
         word = " CPU thread" if len(set(devices)) > 1 else " thread"
-        parts.append(group(threads)[:-1] + word + "s}" if len(set(threads)) > 1
-                     else threads[0] + word + "s" * (threads[0] != "1"))
-    batches = (["unbatched"] if 1 in sizes else []) + ([f"batches of {batched} (mixed lengths)"] if batched else [])
+        parts.append(
+            group(threads)[:-1] + word + "s}"
+            if len(set(threads)) > 1
+            else threads[0] + word + "s" * (threads[0] != "1")
+        )
+    batches = (["unbatched"] if 1 in sizes else []) + (
+        [f"batches of {batched} (mixed lengths)"] if batched else []
+    )
     parts.append(group(batches))
     return " x ".join(parts)
 
 
 def _disagreement_count(orders: OrderReport) -> str:
-    runs = f"{orders.runs_disagreeing} of {len(orders.configs)} run{'s' * (len(orders.configs) > 1)}"
+    runs = (
+        f"{orders.runs_disagreeing} of {len(orders.configs)} run{'s' * (len(orders.configs) > 1)}"
+    )
     return f"{runs}, on {orders.inputs_disagreeing:,} of {orders.inputs:,} inputs"
 
 
@@ -150,11 +192,14 @@ def _mismatch_lines(orders: OrderReport) -> list[str]:
         return []
     reference = orders.configs[0].describe()
     return [
-        (f"  first disagreement: input {show_tokens(bad.tokens)} (length {len(bad.tokens)}), position "
-         f"{bad.position}, in the run {bad.config.describe()}"),
+        (
+            f"  first disagreement: input {show_tokens(bad.tokens)} (length {len(bad.tokens)}), position "
+            f"{bad.position}, in the run {bad.config.describe()}"
+        ),
         f"    this run:    {_value_text(bad.got)}",
         f"    reference:   {_value_text(bad.reference)} ({reference})",
-        "    interpreter: " + ("(fails on this input)" if bad.interpreter is None else _value_text(bad.interpreter)),
+        "    interpreter: "
+        + ("(fails on this input)" if bad.interpreter is None else _value_text(bad.interpreter)),
     ]
 
 
@@ -184,24 +229,41 @@ def _report_dict(report: VerifyReport) -> dict[str, Any]:
         "checked": report.checked,
         "failures": report.failures,
         "skipped": report.skipped,
-        "skipped_example": None if report.skipped_example is None else
-        {"input": list(report.skipped_example[0]), "error": report.skipped_example[1]},
+        "skipped_example": None
+        if report.skipped_example is None
+        else {"input": list(report.skipped_example[0]), "error": report.skipped_example[1]},
         "exhaustive": {"max_len": plan.exhaustive_len, "inputs": plan.exhaustive_count},
-        "sampled": {"inputs": plan.sample_count, "lengths": plan.sampled_lengths and list(plan.sampled_lengths),
-                    "seed": plan.seed},
+        "sampled": {
+            "inputs": plan.sample_count,
+            "lengths": plan.sampled_lengths and list(plan.sampled_lengths),
+            "seed": plan.seed,
+        },
         "lengths": sorted(report.lengths),
         "vocab": list(plan.vocab),
         "max_len": plan.max_len,
-        "first_failure": None if first is None else {
-            "input": list(first.tokens), "position": first.position,
-            "model": list(first.model), "interpreter": list(first.interpreter)},
-        "divergence": None if div is None else {
-            "variable": div.variable, "operation": div.operation, "layer": div.layer,
-            "sublayer": div.sublayer, "position": div.position, "model": div.model,
-            "interpreter": div.interpreter},
+        "first_failure": None
+        if first is None
+        else {
+            "input": list(first.tokens),
+            "position": first.position,
+            "model": list(first.model),
+            "interpreter": list(first.interpreter),
+        },
+        "divergence": None
+        if div is None
+        else {
+            "variable": div.variable,
+            "operation": div.operation,
+            "layer": div.layer,
+            "sublayer": div.sublayer,
+            "position": div.position,
+            "model": div.model,
+            "interpreter": div.interpreter,
+        },
         "orders": None if report.orders is None else _orders_dict(report.orders),
-        "certificate": None if report.certificate_ok is None and not report.certificate_lines else {
-            "ok": report.certificate_ok, "lines": list(report.certificate_lines)},
+        "certificate": None
+        if report.certificate_ok is None and not report.certificate_lines
+        else {"ok": report.certificate_ok, "lines": list(report.certificate_lines)},
     }
 
 
@@ -209,30 +271,50 @@ def _orders_dict(orders: OrderReport) -> dict[str, Any]:
     bad, margin = orders.first_mismatch, orders.margin
     return {
         "ok": orders.ok,
-        "inputs": orders.inputs, "first": orders.first, "sampled": orders.sampled, "seed": orders.seed,
+        "inputs": orders.inputs,
+        "first": orders.first,
+        "sampled": orders.sampled,
+        "seed": orders.seed,
         "runs": [_config_dict(c) for c in orders.configs],  # runs[0] is the reference
         "mismatches": orders.mismatches,
         "runs_disagreeing": orders.runs_disagreeing,
         "inputs_disagreeing": orders.inputs_disagreeing,
-        "first_mismatch": None if bad is None else {
-            "run": _config_dict(bad.config), "input": list(bad.tokens), "position": bad.position,
-            "model": bad.got, "reference": bad.reference, "interpreter": bad.interpreter},
-        "margin": None if margin is None else {
-            "value": margin.value, "measure": margin.kind, "run": _config_dict(margin.config),
-            "input": list(margin.tokens), "position": margin.position},
+        "first_mismatch": None
+        if bad is None
+        else {
+            "run": _config_dict(bad.config),
+            "input": list(bad.tokens),
+            "position": bad.position,
+            "model": bad.got,
+            "reference": bad.reference,
+            "interpreter": bad.interpreter,
+        },
+        "margin": None
+        if margin is None
+        else {
+            "value": margin.value,
+            "measure": margin.kind,
+            "run": _config_dict(margin.config),
+            "input": list(margin.tokens),
+            "position": margin.position,
+        },
     }
 
 
 def _config_dict(config: RunConfig) -> dict[str, Any]:
-    return {"device": config.device, "dtype": config.dtype, "threads": config.threads,
-            "batch_size": config.batch_size}
+    return {
+        "device": config.device,
+        "dtype": config.dtype,
+        "threads": config.threads,
+        "batch_size": config.batch_size,
+    }
 
 
 def _skipped_text(report: VerifyReport) -> str:
     if not report.skipped:
         return "none (the interpreter ran on every input)"
     tokens, message = report.skipped_example or ((), "")
-    return (f"{report.skipped:,} inputs where the interpreter fails, e.g. {show_tokens(tokens)}: {message}")
+    return f"{report.skipped:,} inputs where the interpreter fails, e.g. {show_tokens(tokens)}: {message}"
 
 
 def _value_text(value: Any) -> str:

@@ -96,9 +96,7 @@ def test_interpreter(capsys: pytest.CaptureFixture[str], path: Path, case: dict[
 
 
 @pytest.mark.exactness
-@pytest.mark.parametrize(
-    ("path", "name", "spec"), COMPILED
-)
+@pytest.mark.parametrize(("path", "name", "spec"), COMPILED)
 def test_compiled(
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,

@@ -54,7 +54,7 @@ def test_long_additions_nearest_carry_selects_one_key() -> None:
     [
         (">", 'not select(tokens, "b", ==)', "c - 1", "later"),  # the outer conjunction lacks q
         ("!=", 'select(tokens, "b", ==)', "c - 1", "q"),  # every q-key has the same count
-        (">", 'select(tokens, tokens, ==)', "c - 1", "q"),  # q depends on the query
+        (">", "select(tokens, tokens, ==)", "c - 1", "q"),  # q depends on the query
         ("<", 'select(tokens, "b", ==)', "c", 'select(tokens, "a", ==)'),  # another predicate
     ],
 )

@@ -19,10 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import corpus  # noqa: E402
 from tracr.compiler import lib as tracr_lib  # noqa: E402
 from tracr.rasp import rasp as tracr_rasp  # noqa: E402
-
-import corpus  # noqa: E402
 
 
 def _as_tracr() -> None:

@@ -10,6 +10,7 @@ import itertools
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from runtime_helpers import run_compiled
 
 from compiler import compile_sop
 from compiler.predicates import Rebuild, table_of
@@ -19,7 +20,6 @@ from rasp import tracr as rasp
 from rasp.interpreter import load_file
 from rasp.tracr import lib
 from rasp.tracr.lower import to_sops
-from runtime_helpers import run_compiled
 
 VALUE_SETS = [
     [0, 1, 2, 3, 4],

@@ -18,9 +18,9 @@ from functools import cache
 from typing import Any
 
 import pytest
-
 from corpus import CASES, Case, recorded
 from runtime_helpers import run_compiled
+
 from compiler import compile_sop
 from compiler.resolve import resolve
 from rasp import sops

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
+from runtime_helpers import run_compiled
 
 from compiler import compile_sop
 from compiler.resolve import resolve
@@ -19,7 +20,6 @@ from rasp import sops
 from rasp import tracr as rasp
 from rasp.errors import CompileError, RaspError
 from rasp.tracr.lower import to_sops
-from runtime_helpers import run_compiled
 
 VOCAB = [0, 1, 2]
 MAX_LEN = 4

@@ -9,8 +9,8 @@ from functools import cache
 from typing import Any
 
 import pytest
-
 from corpus import CASES, Case, encode, recorded
+
 from rasp import sops
 from rasp.errors import RaspRuntimeError
 from rasp.tools.pyprogram import PythonProgram, load_python_program

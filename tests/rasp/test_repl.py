@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from rasp.sops import SOp
 from rasp.tools.repl import ReplSession
 from rasp.tools.repl_terminal import completion_candidates, run_loop, run_terminal
-from rasp.sops import SOp
 
 ROOT = Path(__file__).resolve().parents[2]
 TRANSCRIPTS = ROOT / "tests" / "golden" / "repl"

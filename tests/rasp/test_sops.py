@@ -44,7 +44,10 @@ def test_aggregate_three_cases() -> None:
     idx = IndicesSOp()
     # Query 0 selects nothing (default), query 1 selects key 0 (pass-through int), query 2 two keys (mean).
     sel = Select(keys=idx, queries=idx, comparison=Comparison.LT)
-    out = evaluate(AggregateSOp(selector=sel, sop=MapSOp(fn=lambda i: i * 2 + 1, inputs=(idx,)), default=7), "abc")
+    out = evaluate(
+        AggregateSOp(selector=sel, sop=MapSOp(fn=lambda i: i * 2 + 1, inputs=(idx,)), default=7),
+        "abc",
+    )
     assert out.values == (7, 1, 2.0)
     assert isinstance(out.values[1], int) and isinstance(out.values[2], float)
     assert out.type is SeqType.FLOATS
@@ -77,7 +80,12 @@ def test_selector_combinators_and_width() -> None:
     leq = SelectOr(left=lt, right=eq)
     assert evaluate(SelectorWidthSOp(selector=leq), "abcd").values == (1, 2, 3, 4)
     assert evaluate(SelectorWidthSOp(selector=SelectNot(inner=leq)), "abcd").values == (3, 2, 1, 0)
-    assert evaluate(SelectorWidthSOp(selector=SelectAnd(left=lt, right=eq)), "abcd").values == (0, 0, 0, 0)
+    assert evaluate(SelectorWidthSOp(selector=SelectAnd(left=lt, right=eq)), "abcd").values == (
+        0,
+        0,
+        0,
+        0,
+    )
 
 
 def test_string_vs_number_select() -> None:
@@ -135,7 +143,9 @@ def test_vectorised_matches_pairwise_definition() -> None:
         tokens = list(rng.integers(0, 4, size=int(rng.integers(1, 12))))
         toks = TokensSOp(kind=TokenKind.INT)
         for cmp in Comparison:
-            m = evaluate(Select(keys=toks, queries=IndicesSOp(), comparison=cmp), [int(t) for t in tokens])
+            m = evaluate(
+                Select(keys=toks, queries=IndicesSOp(), comparison=cmp), [int(t) for t in tokens]
+            )
             n = len(tokens)
             expected = [[cmp.apply(int(tokens[j]), i) for j in range(n)] for i in range(n)]
             assert m.tolist() == expected

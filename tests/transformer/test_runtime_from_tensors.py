@@ -44,8 +44,9 @@ def expect_same_refusal(made: hm.Handmade, tmp_path: Path, *fragments: str) -> N
 
 
 @pytest.mark.parametrize("builder", [hm.previous_token, hm.two_back, hm.mean_of_a])
-def test_in_memory_model_runs_exactly_as_its_file(builder: Callable[[], hm.Handmade],
-                                                   tmp_path: Path) -> None:
+def test_in_memory_model_runs_exactly_as_its_file(
+    builder: Callable[[], hm.Handmade], tmp_path: Path
+) -> None:
     made = builder()
     loaded = transformer.load(made.save(tmp_path / "m.safetensors"))
     built = transformer.from_tensors(made.tensors, made.metadata)
@@ -72,8 +73,10 @@ def test_torch_tensors_are_accepted_and_every_input_is_copied() -> None:
         (lambda m, t: t.pop("blocks.0.attn.W_K"), ["missing tensor(s) 'blocks.0.attn.W_K'"]),
         (lambda m, t: t.update({"ln_final.w": np.ones(16, np.float32)}), ["unexpected tensor(s)"]),
         (lambda m, t: t.update({"unembed.W_U": np.zeros((16, 3), np.float32)}), ["needs [16, 4]"]),
-        (lambda m, t: t.update({"unembed.b_U": t["unembed.b_U"].astype(np.float64)}),
-         ["'unembed.b_U' has dtype F64", "the format stores F32"]),
+        (
+            lambda m, t: t.update({"unembed.b_U": t["unembed.b_U"].astype(np.float64)}),
+            ["'unembed.b_U' has dtype F64", "the format stores F32"],
+        ),
         (lambda m, t: t["embed.W_E"].__setitem__((0, 0), np.inf), ["contains NaN or infinite"]),
         (lambda m, t: m.update(format_version=5), ["upgrade rasp-forge"]),
         (lambda m, t: m["config"].update(n_heads=2), ["'blocks.0.attn.W_Q' has shape"]),
@@ -81,7 +84,8 @@ def test_torch_tensors_are_accepted_and_every_input_is_copied() -> None:
     ],
 )
 def test_in_memory_refusals_are_the_files_refusals(
-    edit: Callable[[dict[str, Any], dict[str, np.ndarray]], None], fragments: list[str],
+    edit: Callable[[dict[str, Any], dict[str, np.ndarray]], None],
+    fragments: list[str],
     tmp_path: Path,
 ) -> None:
     expect_same_refusal(edited(edit), tmp_path, *fragments)
@@ -103,7 +107,9 @@ def test_a_float64_copy_decodes_alike_and_leaves_the_original() -> None:
     assert wide.dtype == torch.float64 and model.dtype == torch.float32
     ids, lengths = model.encode(ALL_AB)
     logits, cache = wide.run_with_cache(ids)
-    assert logits.dtype == torch.float64 and cache["blocks.0.attn.hook_pattern"].dtype == torch.float64
+    assert (
+        logits.dtype == torch.float64 and cache["blocks.0.attn.hook_pattern"].dtype == torch.float64
+    )
     expected = [hm.expected_mean_of_a(text) for text in ALL_AB]
     for got, want in zip(wide.decode(logits, lengths), expected, strict=True):
         assert got == pytest.approx(want, rel=1e-12)

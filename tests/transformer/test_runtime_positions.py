@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 import torch
 
-
 import transformer
 from transformer import ModelFormatError
 from transformer.fileformat import save, tensor_shapes, uniform_tensors
