@@ -26,6 +26,7 @@ from rasp.tools.verify_orders import (  # noqa: E402
     RunConfig,
     _margins,
     check_model,
+    margin_kind,
     run_configs,
     sweep_inputs,
     sweep_orders,
@@ -213,6 +214,12 @@ def test_decoder_margins() -> None:
     assert _margins(_spec("numerical", "floats", None), np.array([[0.3]]), [0.3]) is None
     assert _margins(_spec("numerical", "ints", [7]), np.array([[7.2]]), [7]) is None  # one value
     assert _margins(_spec("categorical", "strings", ["a"]), np.array([[1.0]]), ["a"]) is None
+    # per-position grids: position i decodes round(x * d_i) / d_i, half a step 1/(2 d_i) away
+    grid = {"encoding": "numerical", "type": "floats", "denominators": [1, 2, 4]}
+    decoded = [1, 0.5, 0.75]
+    at = np.array([[0.9], [0.5], [0.8]])
+    np.testing.assert_allclose(_margins(grid, at, decoded), [0.5 - 0.1, 0.25, 0.125 - 0.05])
+    assert margin_kind(grid) == "half the position's grid step 1/d - distance to the decoded value"
 
 
 def test_cli_verify_reports_the_sweep_in_text_and_json(
