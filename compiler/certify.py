@@ -201,7 +201,7 @@ def _grid_margin(x: np.ndarray, denominators: list[int]) -> np.ndarray:
     for d in sorted({int(d) for d in denominators}):  # one pass per grid: memory stays [P]
         scaled = x * d
         off = np.abs(scaled - np.rint(scaled))  # in grid steps
-        on = off <= SNAP_NOISE * np.maximum(1.0, np.abs(scaled))
+        on = off <= SNAP_NOISE * np.abs(scaled)  # relative, as compiler.grid: 1e-12 is not 0
         margin = np.where(on, np.minimum(margin, (0.5 - off) / d), margin)
         on_any |= on
     return np.where(on_any, margin, 0.0)

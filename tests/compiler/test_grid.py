@@ -12,7 +12,7 @@ import pytest
 from test_compile import random_inputs
 
 from compiler import compile_sop
-from compiler.certify import recheck
+from compiler.certify import _grid_margin, recheck
 from compiler.grid import MAX_DENOMINATOR, denominators_of, output_denominators, output_grid
 from rasp import sops as S
 from rasp.interpreter import Interpreter, load_file
@@ -108,6 +108,16 @@ def test_a_tampered_grid_is_refused_by_the_certificate() -> None:
         certificate = recheck(model.weights, model.metadata)
         (failure,) = certificate.failures()
         assert (failure.sublayer, failure.kind) == ("decoder", "snap")
+
+
+def test_the_certifiers_grid_margin() -> None:
+    x = np.array([0.5, 1 / 3, 0.0, 1e-12, 0.6000000000000001, 0.3])
+    margin = _grid_margin(x, [1, 2, 3, 10])
+    # 0.5: on the grids of 2 and 10, half a step of 1/10 is the smaller; 1/3: of 3 only; 0: of all
+    assert margin[0] == pytest.approx(0.05) and margin[1] == pytest.approx(1 / 6)
+    assert margin[2] == pytest.approx(0.05)
+    assert margin[3] == 0.0  # on no grid (float64 noise is relative): refused, not read as 0
+    assert margin[4] == pytest.approx(0.05) and margin[5] == pytest.approx(0.05)  # twins of 3/5
 
 
 def test_a_mean_over_tokens_keeps_its_listed_values() -> None:
