@@ -29,7 +29,7 @@ from compiler.graph import IRNode, Op
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.readings import decode_numeric, materialise, view_numerical
-from compiler.relations import input_combinations
+from compiler.relations import combination_count, input_combinations
 from rasp.errors import CompileError, Diagnostic
 
 # A fused chain of maps over several categorical s-ops is one table up to this many input combinations.
@@ -223,8 +223,11 @@ class MapPlanner:
         """sum_k a_k * x_k + b over numeric sources (no categorical ones), when that is exact: a free view."""
         if categorical:
             return None
-        size = int(np.prod([len(self.ctx.values(s)) for s in support]))
-        if size > MAX_FUSED_TABLE * 64:
+        vs = self.ctx.value_sets
+        # reachable combinations (related inputs jointly): opens - closes, two prefix means, meet
+        # in (i+2)^2 ways at position i, not in the product of their ~N^2/2 values each
+        size = combination_count(support, vs.relation, vs.values)
+        if size > MAX_ROWS:  # the fit checks every row: as many as a table may enumerate
             return None
         rows = self._rows(node, support)
         numbers = all(

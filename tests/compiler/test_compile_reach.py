@@ -57,6 +57,27 @@ def test_the_originals_length_is_exact_at_n_256() -> None:
     assert check_inputs(model, root, inputs) == 256
 
 
+PAIR_BALANCE = """
+up_to_self = select(indices, indices, <=);
+opens = aggregate(up_to_self, indicator(tokens == "("));
+closes = aggregate(up_to_self, indicator(tokens == ")"));
+bal = opens - closes;
+"""
+
+
+@pytest.mark.exactness
+def test_a_difference_of_prefix_means_is_a_free_view_at_n_64() -> None:
+    """tracr's pair_balance: two means of ~N^2/2 values each, but at one position they meet in
+    (i+2)^2 ways, not in the product of their value sets (1.7M at N = 64, once past the affine
+    view's limit: a step MLP of 14,559 units, refused). The difference is free, and decodes on
+    the grid 1/(i+1)."""
+    root, model = _compile_text(PAIR_BALANCE, "bal", "()", 64)
+    assert model.param_count() < 500
+    assert model.metadata["output"]["denominators"] == list(range(1, 65))
+    inputs = [list("(" * 64), list(")" * 64), list("()" * 32)] + random_inputs("()", 64, 60, seed=2)
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
 LONG_ADDITION_LEFT = """
 plus = aggregate(select(tokens, "+", ==), indices);
 left = aggregate(select(indices, plus - length + indices, ==), tokens, "0");
