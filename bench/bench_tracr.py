@@ -58,6 +58,7 @@ PROGRAMS: dict[str, Program] = {
     "shuffle_dyck2": Program(lambda n: lib.make_shuffle_dyck2(), list("(){}"), {}),
     "detect_pattern": Program(lambda n: lib.detect_pattern(rasp.tokens, "abc"), list("abc"), {}),
     "count_less_freq": Program(lambda n: lib.make_count_less_freq(2), list("abc"), {}),
+    "pair_balance": Program(lambda n: lib.make_pair_balance(rasp.tokens, "(", ")"), list("()"), {}),
 }
 
 
