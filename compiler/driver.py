@@ -20,7 +20,7 @@ from compiler.resolve import resolve
 from compiler.schedule import schedule_blocks
 from compiler.values import ValueSets, infer_values
 from rasp import sops
-from rasp.errors import CompileError, Diagnostic, Source
+from rasp.errors import CompileError, Diagnostic, Source, Span
 from rasp.tracr.lower import is_tracr, to_sops, value_problems
 
 
@@ -181,6 +181,8 @@ def _build(
     return model, graph
 
 
+# failed decisions a refusal lists one by one (those of the first sublayer that fails)
+MAX_REFUSALS = 6
 # (position, length) pairs the analysis may follow: max_params / 100 (2M pairs, max-len 2,000, by
 # default; the analysis of 12.5M pairs took 5 minutes here)
 PAIRS_PER_PARAM = 100
@@ -263,21 +265,31 @@ def certify_model(model: CompiledModel) -> Certificate:
 def refusals(
     certificate: Certificate, graph: Graph, *, one_hot_tried: bool = False
 ) -> list[Diagnostic]:
-    """One located diagnostic per failed block: the s-op's span, the sublayer, margin and bound.
-    `one_hot_tried`: a one-hot output was tried for a failed snap, and was not proved either."""
-    spans = {node.name: node.span for node in graph.nodes}
+    """One located diagnostic per failed block of the first sublayer that fails (at most
+    MAX_REFUSALS): the s-op's span, the sublayer, margin and bound; later failures, which the first
+    ones' errors may cause, are counted in one closing line. `one_hot_tried`: a one-hot output was
+    tried for a failed snap, and was not proved either."""
+    spans = _spans(graph)
     problems = [
         Diagnostic(f"the certifier could not check the model: {reason}", graph.output.span)
         for reason in certificate.errors
     ]
-    for check in certificate.failures():
+    failures = certificate.failures()
+    # the walk's order: a decision's error bound includes every error of the sublayers before it
+    shown = (
+        [c for c in failures if c.sublayer == failures[0].sublayer][:MAX_REFUSALS]
+        if failures
+        else []
+    )
+    later = failures[len(shown) :]
+    for check in shown:
         first = check.block.split(", ")[0].split(".")[0]
         span = spans.get(first, graph.output.span)
         if check.margin == -math.inf:  # not checked at all (too many states)
             what = f"cannot be certified: {check.where}"
         else:
             what = (
-                f"a {check.kind} decision has margin {check.margin:.3g} but float32 error up to "
+                f"{'an' if check.kind[0] in 'aeiou' else 'a'} {check.kind} decision has margin {check.margin:.3g} but float32 error up to "
                 f"{check.bound:.3g} (at {check.where})"
             )
         if check.kind == "snap":
@@ -300,7 +312,31 @@ def refusals(
         problems.append(
             Diagnostic(f"'{check.op}' ({check.sublayer}, {check.block}): {what}", span, hint)
         )
+    if later:
+        sublayers = list(dict.fromkeys(c.sublayer for c in later))
+        problems.append(
+            Diagnostic(
+                f"{len(later):,} more decision{'s' if len(later) > 1 else ''} "
+                f"fail{'' if len(later) > 1 else 's'} after these, in {len(sublayers)} "
+                f"sublayer{'s' if len(sublayers) > 1 else ''} from {sublayers[0]} on; the errors "
+                "above reach them, so the first ones are the ones to fix",
+                None,
+                "compile_sop(..., require_certificate=False) returns the model with its whole "
+                "certificate, every failed decision listed",
+            )
+        )
     return problems
+
+
+def _spans(graph: Graph) -> dict[str, Span | None]:
+    """Where each node is in the source, by name: its own span, or for a node a rewrite made (the
+    digits of an order) the span of the first node reading it that has one, else the output's."""
+    users = graph.consumers()
+    found: dict[int, Span | None] = {}
+    for node in reversed(graph.nodes):  # a node's users come after it: already located
+        span = node.span or next((found[u] for u in users.get(node.index, ()) if u in found), None)
+        found[node.index] = span or graph.output.span
+    return {graph[i].name: span for i, span in found.items()}
 
 
 def _check_causal(graph: Graph, values: ValueSets) -> None:

@@ -128,6 +128,36 @@ def test_a_snap_refusal_does_not_suggest_a_categorical_value() -> None:
     assert "closer together than float32 resolves (a one-hot output was tried" in problem.hint
 
 
+def test_a_refusal_lists_the_first_failing_sublayer_and_counts_the_rest() -> None:
+    # errors propagate: once one sublayer fails, most after it do too (most_freq at N = 725 listed
+    # 83 failures, bounds up to 1e47); the ones to fix are the first
+    from compiler.certificate import Certificate, Check
+    from compiler.driver import refusals
+    from compiler.graph import build_graph
+
+    graph = build_graph(_program("y = indices + 1; x = y * 2;", "x"))
+    checks = (
+        Check("layer 0 attn", "y", "indices + 1", "softmax", 20, 1, "query 0"),
+        Check("layer 0 mlp", "y", "indices + 1", "relu", 3, 5, "unit 0"),
+        Check("layer 0 mlp", "x", "y * 2", "relu", 3, 4, "unit 1"),
+        Check("layer 1 mlp", "x", "y * 2", "relu", 3, 1e40, "unit 2"),
+        Check("decoder", "x", "unembed", "argmax", 1, 1e41, "output 0"),
+    )
+    problems = refusals(Certificate(checks), graph)
+    assert [p.message.split(":")[0] for p in problems[:2]] == [
+        "'indices + 1' (layer 0 mlp, y)",
+        "'y * 2' (layer 0 mlp, x)",
+    ]
+    assert "a relu decision has margin 3 but float32 error up to 5" in problems[0].message
+    assert problems[2].message.startswith(
+        "2 more decisions fail after these, in 2 sublayers from layer 1 mlp on"
+    )
+    assert problems[2].span is None and len(problems) == 3
+    # one failure: nothing to count; "an argmax", not "a argmax"
+    (alone,) = refusals(Certificate(checks[-1:]), graph)
+    assert "an argmax decision" in alone.message
+
+
 @pytest.mark.parametrize(
     ("text", "vocab", "values"),
     [
@@ -184,3 +214,17 @@ def test_a_named_tracr_map_keeps_its_name_after_fusion() -> None:
     assert any(label.startswith("opp") for label in model.metadata["residual"])
     runtime = transformer.from_tensors(model.weights, model.metadata)
     assert runtime.run(["abca"])[0] == list("acba")
+
+
+def test_a_node_without_a_span_is_located_at_the_first_node_reading_it() -> None:
+    # the digits compiler.order_digits makes have no span; a refusal there points at their width
+    import dataclasses
+
+    from compiler.driver import _spans
+    from compiler.graph import Graph, build_graph
+
+    graph = build_graph(_program("y = indices + 1; x = y * 2;", "x"))
+    nodes = tuple(dataclasses.replace(n, span=None) if n.name == "y" else n for n in graph.nodes)
+    spans = _spans(Graph(nodes, graph.root))
+    x = next(n for n in graph.nodes if n.name == "x")
+    assert spans["y"] == x.span is not None
