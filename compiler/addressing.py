@@ -11,7 +11,11 @@ maximal at k = q and at least c lower at every other key. The query reads (2c q,
 index -1, below every real key. Scores grow as c N^2, so float32 limits how far this reaches: the
 scale c is chosen from an estimate of the scores' error (where the estimate says no c works, the
 planner uses one-hot readings instead), and the certifier has the last word (a model it cannot
-prove is refused, located at the aggregate).
+prove is refused, located at the aggregate). Where q is an integer combination of exact whole
+numbers (indices, a length or width a step MLP decodes exactly: `length - indices - 1`), every
+product and partial sum is a whole multiple of c below 2^24 of them up to N = 2,364, so the scores
+are exact in any order and the error is 0 (the layer's d_head is then a power of 4, so that the
+scaling by sqrt(d_head) is exact too): reverse certifies at N = 1024.
 
 Matching (`plan_match`): an atom `select(keys, queries, ==)` between whole numbers, with no proof
 that exactly one key matches, scored by the whole square
@@ -23,8 +27,9 @@ exact linear terms: an integer affine map of indices reads the positional dimens
 `indices^2`); tokens, constants and s-ops read as a one-hot anyway read their one-hot (value v
 weighted v and v^2); anything else (a width, a sum of widths, a count) gets two dimensions (s, s^2)
 written by one step MLP from its numerical reading, exact whole numbers (an integer affine map of
-such a source reads them too). Per query every matching key's atom scores exactly 0, every other key
-at least c lower (whole numbers: |q - k| >= 1). The atom joins a conjunction like any other (an
+such a source reads them too). Both sides are centred on one whole number m (the middle of their
+values; the score is unchanged, its terms smaller). Per query every matching key's atom scores
+exactly 0, every other key at least c lower (whole numbers: |q - k| >= 1). The atom joins a conjunction like any other (an
 ordinary atom scores S where it holds): a selected key scores S per ordinary atom, BOS c/2 below
 that in an aggregate (one or more matches share the weight equally, none leaves BOS alone, the
 default) and level with it in a selector_width (which reads 1/(w+1) at BOS).
@@ -54,6 +59,7 @@ from compiler.blocks import (
     Terms,
     is_number,
 )
+from compiler.exact_numbers import exact_whole_input
 from compiler.graph import IRNode, Op
 from compiler.number_views import NumberViews
 from compiler.numeric import rounding_error
@@ -69,9 +75,13 @@ NEEDED_GAP = 110.0
 U = 2.0**-24
 # Matching's scale c: BOS at -c/2 sits NEEDED_GAP below a match (0) and above a miss (<= -c).
 MATCH_SCALE = 256.0
-# Its query's entry c q^2 is an exact single product while c q^2 < 2^24: q = indices up to 255 (the
-# size prediction builds its probes without matching past this length).
-MATCH_MAX_LEN = 256
+# Every score is a whole multiple of c/2 (the query's entries c q and c q^2 are multiples of c: exact
+# products of a power of 2 and a whole number), exact in any order while 8 (|q| + |k|)^2 < 2^24
+# such steps (`plan_match`'s span): with q, k in 0..N-1 centred on their middle, |q| + |k| <= N,
+# up to N = 1448 (the size prediction builds its probes without matching past this length).
+MATCH_MAX_LEN = math.isqrt(2**21 - 1)
+# Exact addressing's sums stay below this many grid steps (float32 holds whole numbers to 2^24).
+EXACT_LIMIT = 2.0**23
 
 
 class Address:
@@ -86,8 +96,11 @@ class Address:
     # exactly one key is selected (proved by the value analysis)
     single = True
 
-    def __init__(self, query: Encoded, key: Encoded, scale: float, centre: int) -> None:
+    def __init__(
+        self, query: Encoded, key: Encoded, scale: float, centre: int, exact: bool = False
+    ) -> None:
         self.query, self.key, self.scale = query, key, scale
+        self.exact = exact  # every score a whole multiple of the scale (see _exact_scores)
         c, m = scale, float(centre)
         self.w_q: dict[Dim, np.ndarray] = {}
         for d, coef in query.number:
@@ -109,9 +122,11 @@ def index_reading(max_len: int) -> Encoded:
     return Encoded("indices", Encoding.VECTOR, values, one_hot=terms)
 
 
-def plan_address(ctx: PlanContext, numbers: NumberViews, select: IRNode) -> Address | None:
+def plan_address(
+    ctx: PlanContext, numbers: NumberViews, select: IRNode, exact: set[Dim]
+) -> Address | None:
     """Numerical addressing for `select`, or None where it does not apply (the caller then scores
-    with one-hot readings)."""
+    with one-hot readings). `exact`: the dimensions step MLPs write as exact whole numbers."""
     n = ctx.max_len
     if n < MIN_LEN or select.op is not Op.SELECT or select.comparison is not sops.Comparison.EQ:
         return None
@@ -125,6 +140,10 @@ def plan_address(ctx: PlanContext, numbers: NumberViews, select: IRNode) -> Addr
     if x.is_categorical or any(x_of(v) != float(v) for v in ctx.values(queries)):
         return None  # the number is not the value itself (a width read as 1/(w+1))
     largest = float(n - 1)
+    if exact_whole_input(x, exact) and _exact_scores(x, n):
+        # the gap c clears NEEDED_GAP with room; a power of 2, so every score is a whole multiple
+        scale = 2.0 ** math.ceil(math.log2(2.5 * NEEDED_GAP))
+        return Address(x, index_reading(n), scale, 0, exact=True)
     q_error = 0.0 if x_error is None else float(x_error.at(np.array([largest]))[0])
     q_error += rounding_error(max(largest, 1.0), len(x.number))
     # |float32 score - exact| <= c * (rounding of a few products up to 3 (N/2)^2, and the query's
@@ -134,6 +153,16 @@ def plan_address(ctx: PlanContext, numbers: NumberViews, select: IRNode) -> Addr
         return None
     scale = 2.0 ** math.ceil(math.log2(2.5 * NEEDED_GAP / (1 - ratio)))
     return Address(x, index_reading(n), scale, 0)
+
+
+def _exact_scores(x: Encoded, n: int) -> bool:
+    """Whether a query x on exact whole-number dimensions (each at most n: indices, a length, a
+    width) gives exact scores in any float32 order: the query's sum and every score
+    2 q k - k^2 (in steps of c) stay whole numbers below EXACT_LIMIT."""
+    if any(d == INDEX_SQUARE for d, _ in x.number):
+        return False
+    size = sum(abs(c) * (1.0 if d == ONE else float(n)) for d, c in x.number)
+    return size < EXACT_LIMIT and 3.0 * float(n) ** 2 < EXACT_LIMIT
 
 
 def _exactly_one(ctx: PlanContext, queries: int) -> bool:
@@ -272,6 +301,11 @@ def plan_match(
     # score is a multiple of c/2 (BOS's -c/2, assembly's PAD column a multiple of PAD_GRID) of
     # size at most c span sqrt(d_head), the query's entries multiples of c: below 2^24 steps, exact
     # in any order (the certifier's `row_grid`).
+    # Both sides centred on one whole number m: the score is unchanged, (q - m) - (k - m) = q - k,
+    # but its terms are up to 4x smaller (a side's square is its dims' sum, whole numbers).
+    numbers = (*query.number_at, *key.number_at)
+    centre = float(math.floor((min(numbers) + max(numbers)) / 2))
+    query, key = _centred(query, centre), _centred(key, centre)
     span = (query.largest + key.largest) ** 2
     if 8 * span >= 2.0**24 or max(query.largest, key.largest) ** 2 >= 2.0**24:
         return None
@@ -283,6 +317,19 @@ def plan_match(
         if 4 * U * MATCH_SCALE * span >= MATCH_SCALE / 2 * (1 - 4 * U) - NEEDED_GAP:
             return None
     return match_atom(query, key, MATCH_SCALE)
+
+
+def _centred(side: Side, m: float) -> Side:
+    """The side's number minus m: x - m, and its square (x - m)^2 = x^2 - 2 m x + m^2."""
+    if m == 0.0:
+        return side
+    return Side(
+        side.reading,
+        tuple(v - m for v in side.number_at),
+        _terms([*side.x, (ONE, -m)]),
+        _terms([*side.square, *((d, -2 * m * c) for d, c in side.x), (ONE, m * m)]),
+        side.kind,
+    )
 
 
 def _side(ctx: PlanContext, numbers: NumberViews, squared: Squared, index: int) -> Side | None:

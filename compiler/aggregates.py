@@ -32,7 +32,7 @@ class AggregatePlanner:
         value = self.reader.reading(sop, encoding)
         address = None
         if encoding is Encoding.CATEGORICAL:
-            address = plan_address(ctx, self.selectors.numbers, ctx.graph[selector])
+            address = plan_address(ctx, self.selectors.numbers, ctx.graph[selector], built.exact)
         # (without an exactly-one proof, a select between whole numbers is a matching atom)
         atoms = [] if address is not None else self.selectors.atoms(selector)
         if encoding is Encoding.NUMERICAL and not (

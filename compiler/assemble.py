@@ -9,8 +9,9 @@ Per head, besides the builder's query/key columns, assembly adds two columns:
 - `pad`: key `pad` x query `one` * -BIG_PAD, so a real query gives every PAD key weight exactly 0.
 BIG and BIG_PAD are derived from bounds on every score (residual bounds from the value sets), plus
 SOFTMAX_GAP. sqrt(d_head) is folded into W_K. A layer with a head that averages keys has d_head a
-power of 4, so the fold and the runtime's division are exact; a layer whose heads each select at
-most one key has the width it needs (the certifier bounds the scaling's rounding).
+power of 4, so the fold and the runtime's division are exact, and so has one with a head whose
+scores are exact (`HeadSpec.exact_scores`); a layer whose heads each select at most one key has
+the width it needs (the certifier bounds the scaling's rounding).
 """
 
 from __future__ import annotations
@@ -110,9 +111,10 @@ def _layer_shape(heads: Sequence[HeadSpec], mlps: Sequence[MLPSpec]) -> dict[str
     if not widths:
         return {"n_heads": 0, "d_head": 0, "d_mlp": sum(m.hidden for m in mlps)}
     masks = {"masks": [h.mask for h in heads]} if any(h.mask for h in heads) else {}
-    if all(h.domain.single for h in heads):
+    if all(h.domain.single for h in heads) and not any(h.exact_scores for h in heads):
         # Every head selects at most one key: its weight is exactly 1 whatever the scores' last
-        # bits, so the width needed will do; the certifier bounds the scaling's rounding.
+        # bits, so the width needed will do; the certifier bounds the scaling's rounding. (Exact
+        # scores stay exact only where the scaling is: a power of 4, below.)
         d_head = max(widths)
     else:
         # A power of 4: sqrt(d_head) is a power of 2, so dividing scores by it (or scaling q

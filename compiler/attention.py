@@ -239,12 +239,28 @@ def aggregate_head(
         part = ValuePart(value, out_dims, "number", default)
     if address is not None:
         domain = HeadDomain((address.query,), (address.key,), (part,), address.single)
-        return HeadSpec(op, name, w_q, w_k, w_v, w_o, out_dims, address.bos_score, domain)
+        return HeadSpec(
+            op,
+            name,
+            w_q,
+            w_k,
+            w_v,
+            w_o,
+            out_dims,
+            address.bos_score,
+            domain,
+            exact_scores=address.exact,
+        )
     domain = _domain(atoms, (part,), single)
     # BOS halfway between the selected keys and the best unselected one: a query that selects
     # nothing attends to BOS alone
     top, gap = selected_score(atoms)
-    return HeadSpec(op, name, w_q, w_k, w_v, w_o, out_dims, top - gap / 2, domain, mask)
+    # matching's scores are exact sums on a coarse grid (compiler.addressing): so is the scaling
+    # by sqrt(d_head) only when it is a power of 4, even where one key is selected
+    matched = any(a.match is not None for a in atoms)
+    return HeadSpec(
+        op, name, w_q, w_k, w_v, w_o, out_dims, top - gap / 2, domain, mask, exact_scores=matched
+    )
 
 
 def _domain(

@@ -308,6 +308,10 @@ class HeadSpec:
     bos_score: float
     domain: HeadDomain | None = None
     mask: str = ""  # the keys the head sees (transformer.config.HEAD_MASKS; "" every key)
+    # Scores are whole multiples of a power of 2 below 2^24 of them (exact addressing, matching):
+    # exact in any order if dividing by sqrt(d_head) is, so assembly gives the layer a d_head that
+    # is a power of 4.
+    exact_scores: bool = False
 
 
 @dataclass(frozen=True)

@@ -111,3 +111,48 @@ def test_bos_sits_below_every_real_key_as_index_minus_one(reverse_model) -> None
     assert scale >= addressing.NEEDED_GAP
     # the two builder columns: BOS reads (-1, 1) like a key at index -1
     assert np.allclose(key_bos[:2] / key_3[:2], [-1 / 3, 1 / 9])
+
+
+def _reverse_checks(model) -> tuple[int, dict]:
+    layer = next(
+        k
+        for k, layer in enumerate(model.metadata["layers"])
+        if any(h["name"] == "reverse" for h in layer["attn"])
+    )
+    (check,) = [
+        c
+        for c in model.metadata["certificate"]["checks"]
+        if c["block"] == "reverse" and c["kind"] == "softmax"
+    ]
+    return layer, check
+
+
+def test_a_whole_number_query_scores_exactly_in_a_power_of_4_head() -> None:
+    # length - indices - 1 is a whole-number sum of exact dims (the decoded length, the positional
+    # index): every score is a whole multiple of c, so the certified error is 0. Four tokens and the
+    # default make the value side 5 wide; the head is widened to 16 so that the division by
+    # sqrt(d_head) is exact too.
+    model = compile_sop(B.reverse(), list("abcd"), N)
+    layer, check = _reverse_checks(model)
+    assert model.config["layers"][layer]["d_head"] == 16
+    assert check["bound"] == 0.0 and check["margin"] >= addressing.NEEDED_GAP
+
+
+@pytest.mark.slow
+@pytest.mark.exactness
+def test_exact_addressing_takes_reverse_to_512() -> None:
+    # The error estimate for inexact queries (about 3 u c N^2) refuses numerical addressing from
+    # about N = 400 on, and the one-hot fallback of `length - indices - 1` is too large there.
+    n = 512
+    model = compile_sop(B.reverse(), list("abc"), n)
+    _, check = _reverse_checks(model)
+    assert check["bound"] == 0.0
+    assert model.param_count() < 50_000
+    rng = random.Random(7)
+    inputs = [
+        [rng.choice("abc") for _ in range(rng.choice([n, n - 1, rng.randint(1, n)]))]
+        for _ in range(12)
+    ]
+    runtime = as_runtime(model)
+    for tokens, got in zip(inputs, runtime.run(inputs), strict=True):
+        assert got == list(S.evaluate(B.reverse(), tokens).values)

@@ -8,6 +8,7 @@ import itertools
 import random
 
 import numpy as np
+import pytest
 import sop_builders as B
 from runtime_helpers import run_compiled
 
@@ -114,3 +115,26 @@ def test_a_match_the_certifier_refuses_falls_back_to_one_hot_readings(monkeypatc
     model = compile_sop(B.sort_unique(), list("abcd"), N)
     assert "indices^2" not in model.metadata["residual"]
     assert model.metadata["certificate"]["errors"] == []
+
+
+@pytest.mark.slow
+@pytest.mark.exactness
+def test_matching_is_exact_past_256() -> None:
+    # The query's c q and c q^2 are whole multiples of c = 2^8, so scores stay exact past
+    # c q^2 = 2^24 (q = 256): matching holds up to MATCH_MAX_LEN, here N = 512 (the one-hot
+    # form was 14x larger).
+    n = 512
+    program = B.sort_stable()
+    model = compile_sop(program, list("abcd"), n)
+    layer = _matching_layer(model, "sort")
+    (check,) = [
+        c
+        for c in model.metadata["certificate"]["checks"]
+        if c["sublayer"] == f"layer {layer} attn" and c["block"] == "sort"
+    ]
+    assert check["bound"] == 0.0
+    rng = random.Random(6)
+    inputs = [
+        [rng.choice("abcd") for _ in range(rng.choice([n, rng.randint(1, n)]))] for _ in range(12)
+    ]
+    _agree(model, program, inputs)
