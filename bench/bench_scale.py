@@ -258,7 +258,9 @@ def main() -> None:
     parser.add_argument("--one", nargs=2, metavar=("PROGRAM", "N"), help=argparse.SUPPRESS)
     parser.add_argument("--save", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--programs", nargs="+", default=list(VOCABS))
-    parser.add_argument("--lengths", type=int, nargs="+", default=[10, 16, 40, 64, 128, 256, 1024])
+    parser.add_argument(
+        "--lengths", type=int, nargs="+", default=[10, 16, 40, 64, 128, 256, 512, 1024]
+    )
     parser.add_argument(
         "--speed-cases",
         nargs="+",
