@@ -87,3 +87,49 @@ def random_program(rng: random.Random, depth: int, int_tokens: bool, twins: bool
         return S.SelectNot(inner=selector(d - 1))
 
     return sop(depth)
+
+
+def random_addressing_program(rng: random.Random) -> S.SOp:
+    """A random aggregate that selects by `==` between whole numbers of many values: numerical
+    addressing (`length - indices - 1`, exact or not), matching (`indices + a`, widths, sums of
+    widths and indices), alone or beside a token atom, copying tokens or averaging numbers."""
+    t, i, n = S.TokensSOp(name="tokens"), S.IndicesSOp(name="indices"), S.LengthSOp(name="length")
+    eq, lt = S.Comparison.EQ, S.Comparison.LT
+    a, b = rng.randint(-3, 3), rng.choice([1, 1, 2, -1])
+
+    def mapped(fn, *inputs: S.SOp, text: str) -> S.MapSOp:
+        return S.MapSOp(fn=fn, inputs=tuple(inputs), text=text)
+
+    same = S.Select(keys=t, queries=t, comparison=eq)
+    before = S.Select(keys=i, queries=i, comparison=lt)
+    smaller = S.Select(keys=t, queries=t, comparison=lt)
+    w = S.SelectorWidthSOp(
+        selector=rng.choice(
+            [
+                same,
+                smaller,
+                S.SelectAnd(left=same, right=before),
+                S.SelectOr(left=smaller, right=S.SelectAnd(left=same, right=before)),
+            ]
+        ),
+        name="w",
+    )
+    query = rng.choice(
+        [
+            mapped(lambda length, index: length - index - 1, n, i, text="length - indices - 1"),
+            mapped(lambda index: b * index + a, i, text=f"{b} * indices + {a}"),
+            mapped(lambda length: length - 1 + a, n, text=f"length - 1 + {a}"),
+            w,
+            mapped(lambda width: b * width + a, w, text=f"{b} * w + {a}"),
+            mapped(lambda width, index: width + index, w, i, text="w + indices"),
+        ]
+    )
+    keys = rng.choice([i, i, w, mapped(lambda index: 2 * index, i, text="2 * indices")])
+    selector: S.Selector = S.Select(keys=keys, queries=query, comparison=eq)
+    if rng.random() < 0.3:
+        token_atom = S.Select(keys=t, queries=t, comparison=rng.choice([eq, lt]))
+        selector = S.SelectAnd(left=selector, right=token_atom)
+    value = rng.choice([t, t, i, w])
+    return S.AggregateSOp(
+        selector=selector, sop=value, default="-" if value is t else 0, name="out"
+    )
