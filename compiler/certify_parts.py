@@ -106,9 +106,9 @@ def saturation(
     level = np.cumsum(np.concatenate([[0], np.diff(ss) < -TIE]))  # per sorted key
     starts = np.flatnonzero(np.concatenate([[True], np.diff(level) != 0]))
     ends = np.concatenate([starts[1:], [len(ss)]])
-    lo_of = [ss[a:b].min() for a, b in zip(starts, ends)]
-    hi_of = [ss[a:b].max() for a, b in zip(starts, ends)]
-    err_of = [ee[a:b].max() for a, b in zip(starts, ends)]
+    # per level (scores sorted high to low): its highest and lowest score, its largest error
+    hi_of, lo_of = ss[starts], ss[ends - 1]
+    err_of = np.maximum.reduceat(ee, starts)
     key_level = np.empty(len(scores), dtype=np.int64)
     key_level[order] = level
     eta = 0.0
@@ -128,12 +128,12 @@ def saturation(
         )
     worst = (math.inf, math.inf, 0.0, "")
     max_bound = 0.0
-    for k in range(len(starts) - 1):
-        m = (lo_of[k] - hi_of[k + 1]) * (1 - 4 * U) - UNDERFLOW
-        b = err_of[k] + err_of[k + 1]
-        max_bound = max(max_bound, b)
-        if m - b < worst[0]:
-            worst = (m - b, m, b, "")
+    if len(starts) > 1:  # every two adjacent levels
+        m = (lo_of[:-1] - hi_of[1:]) * (1 - 4 * U) - UNDERFLOW
+        b = err_of[:-1] + err_of[1:]
+        max_bound = float(np.fmax.reduce(b))  # NaN ignored here; a NaN margin fails below
+        k = int(np.argmin(m - b))  # the first of equally weak pairs
+        worst = (float(m[k] - b[k]), float(m[k]), float(b[k]), "")
     if np.any(key_level[1:n_special] <= key_level[0]):
         worst = (-math.inf, -1.0, 0.0, ": a PAD key scores as high as BOS")
     return eta, worst, max_bound
