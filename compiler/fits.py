@@ -71,11 +71,14 @@ def merge_noise(values: Sequence[Atom]) -> tuple[Atom, ...]:
     return tuple(v for i, v in enumerate(values) if i not in dropped)
 
 
-def exact_affine_fit(xs: list[list[float]], ys: list[float]) -> list[float] | None:
+def exact_affine_fit(
+    xs: list[list[float]] | np.ndarray, ys: list[float] | np.ndarray
+) -> list[float] | None:
     """[a_1, ..., a_k, b] with ys == sum_j a_j xs[:, j] + b on every row (up to float64 noise),
     else None. Affine maps in programs have simple coefficients: they are rounded to 2**-20."""
-    a = np.array([[*row, 1.0] for row in xs])  # [rows, k + 1]
-    y = np.array(ys)  # [rows]
+    y = np.asarray(ys, dtype=np.float64)  # [rows]
+    x = np.asarray(xs, dtype=np.float64).reshape(len(y), -1)  # [rows, k]
+    a = np.concatenate([x, np.ones((len(y), 1))], axis=1)  # [rows, k + 1]
     coef, *_ = np.linalg.lstsq(a, y, rcond=None)
     coef = np.round(coef * 2**20) / 2**20
     if np.max(np.abs(a @ coef - y), initial=0.0) > 1e-9 * max(1.0, float(np.abs(y).max())):

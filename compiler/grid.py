@@ -54,16 +54,19 @@ def output_denominators(relation: Relation | None, max_len: int) -> tuple[int, .
     if relation is None:
         return None
     sets_at: list[dict[int, tuple[Atom, ...]]] = [{} for _ in range(max_len)]
+    distinct: dict[int, tuple[Atom, ...]] = {}
     for (i, _n), values in relation.items():
         sets_at[i][id(values)] = values  # interned tuples: each distinct set once per position
+        distinct[id(values)] = values
     floats: set[float] = set()
-    for sets in sets_at:
-        for values in sets.values():
-            for v in values:
-                if isinstance(v, bool) or not isinstance(v, (int, float)):
-                    return None  # a decoded number cannot tell a bool from 0/1; strings: no grid
-                if isinstance(v, float):
-                    floats.add(v)
+    for values in distinct.values():
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                return None  # a decoded number cannot tell a bool from 0/1; strings: no grid
+            if isinstance(v, float):
+                floats.add(v)
+    if not floats:
+        return None  # whole numbers only: every d_i would be 1
     found = denominators_of(np.array(sorted(floats), dtype=np.float64))
     if (found == 0).any():
         return None

@@ -124,6 +124,8 @@ class NumberViews:
         domains = [self.ctx.values(i) for i in node.inputs]
         if int(np.prod([len(d) for d in domains])) > MAX_VIEW_ROWS:
             return None
+        if all(is_number(v) for d in domains for v in d):
+            return _numeric_affine_fit(node.fn, domains)
         rows: list[list[float]] = []
         ys: list[float] = []
         for combo in itertools.product(*domains):
@@ -135,3 +137,23 @@ class NumberViews:
             rows.append([float(v) for v in combo])
             ys.append(float(out))
         return exact_affine_fit(rows, ys) if rows else None
+
+
+def _numeric_affine_fit(
+    fn: Callable[..., Atom], domains: list[tuple[Atom, ...]]
+) -> list[float] | None:
+    """`_affine_fit` where every argument is a number: the same points and answer, with the
+    arguments' columns built by numpy instead of a list per point (1M points at N = 1024)."""
+    grids = np.meshgrid(*(np.array([float(v) for v in d]) for d in domains), indexing="ij")
+    columns = np.stack([g.ravel() for g in grids], axis=1)  # [points, k], itertools.product's order
+    keep = np.zeros(len(columns), dtype=bool)
+    ys = np.zeros(len(columns))
+    for k, combo in enumerate(itertools.product(*domains)):
+        ok, out = apply_map(fn, combo)
+        if not ok:
+            continue
+        if not is_number(out):
+            return None
+        keep[k] = True
+        ys[k] = float(out)
+    return exact_affine_fit(columns[keep], ys[keep]) if keep.any() else None

@@ -11,6 +11,7 @@ and by the map and selector planners).
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -41,6 +42,8 @@ class Known:
 
     def intern(self, vals: Any) -> tuple[Atom, ...]:
         """Sorted distinct values, one shared tuple per set (relations compare sets by id)."""
+        if type(vals) in (list, tuple) and len(vals) == 1:  # most sets: the sort is the set
+            return self._interned.setdefault((value_key(vals[0]),), (vals[0],))
         t = sort_values(vals)
         return self._interned.setdefault(tuple(value_key(v) for v in t), t)
 
@@ -106,7 +109,7 @@ def combination_count(
     size = int(np.prod([len(values[i]) for i in distinct if relation[i] is None]))
     if rel:
         groups = _groups(rel, relation)
-        size *= sum(int(np.prod([len(s) for s in sets])) for sets in groups.values())
+        size *= sum(math.prod(map(len, sets)) for sets in groups.values())
     return size
 
 
