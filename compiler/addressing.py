@@ -29,10 +29,11 @@ weighted v and v^2); anything else (a width, a sum of widths, a count) gets two 
 written by one step MLP from its numerical reading, exact whole numbers (an integer affine map of
 such a source reads them too). Both sides are centred on one whole number m (the middle of their
 values; the score is unchanged, its terms smaller). Per query every matching key's atom scores
-exactly 0, every other key at least c lower (whole numbers: |q - k| >= 1). The atom joins a conjunction like any other (an
-ordinary atom scores S where it holds): a selected key scores S per ordinary atom, BOS c/2 below
-that in an aggregate (one or more matches share the weight equally, none leaves BOS alone, the
-default) and level with it in a selector_width (which reads 1/(w+1) at BOS).
+exactly 0, every other key at least c lower (whole numbers: |q - k| >= 1). The atom joins a
+conjunction like any other (an ordinary atom scores S where it holds): a selected key scores S per
+ordinary atom, BOS c/2 below that in an aggregate (one or more matches share the weight equally,
+none leaves BOS alone, the default) and level with it in a selector_width (which reads 1/(w+1) at
+BOS).
 
 Used from `max_len >= MIN_LEN` on, where one-hot readings dominate a model's size.
 """
@@ -75,10 +76,10 @@ NEEDED_GAP = 110.0
 U = 2.0**-24
 # Matching's scale c: BOS at -c/2 sits NEEDED_GAP below a match (0) and above a miss (<= -c).
 MATCH_SCALE = 256.0
-# Every score is a whole multiple of c/2 (the query's entries c q and c q^2 are multiples of c: exact
-# products of a power of 2 and a whole number), exact in any order while 8 (|q| + |k|)^2 < 2^24
-# such steps (`plan_match`'s span): with q, k in 0..N-1 centred on their middle, |q| + |k| <= N,
-# up to N = 1448 (the size prediction builds its probes without matching past this length).
+# Every score is a whole multiple of c/2 (the query's entries c q and c q^2 are multiples of c:
+# exact products of a power of 2 and a whole number), exact in any order while 8 (|q| + |k|)^2 <
+# 2^24 such steps (`plan_match`'s span): with q, k in 0..N-1 centred on their middle,
+# |q| + |k| <= N, up to N = 1448 (the size prediction builds its probes without matching past it).
 MATCH_MAX_LEN = math.isqrt(2**21 - 1)
 # Exact addressing's sums stay below this many grid steps (float32 holds whole numbers to 2^24).
 EXACT_LIMIT = 2.0**23

@@ -288,9 +288,10 @@ def refusals(
         if check.margin == -math.inf:  # not checked at all (too many states)
             what = f"cannot be certified: {check.where}"
         else:
+            article = "an" if check.kind[0] in "aeiou" else "a"
             what = (
-                f"{'an' if check.kind[0] in 'aeiou' else 'a'} {check.kind} decision has margin {check.margin:.3g} but float32 error up to "
-                f"{check.bound:.3g} (at {check.where})"
+                f"{article} {check.kind} decision has margin {check.margin:.3g} but float32 error "
+                f"up to {check.bound:.3g} (at {check.where})"
             )
         if check.kind == "snap":
             # the output's values are closer together than its float32 error
