@@ -229,7 +229,9 @@ def _band_mode(x: Encoded, contexts: Sequence[_Context], exact: set[Dim]) -> boo
 def _band_shift(u: _Unit, points: _AllPoints, sign: float) -> float:
     """K: puts D + K in [2**23, 2**24) at every reachable input (0 when the span does not fit)."""
     pre = sign * u.slope * points.xs + u.offsets[points.owner]  # [P]
-    low, high = float(pre.min()), float(pre.max())
+    # Far below the threshold (D < -2^21) a unit is off whatever D's rounding: relu gives an
+    # exact 0 there, so only the inputs above need the band (a steep step's far side need not fit).
+    low, high = max(float(pre.min()), -(2.0**21)), float(pre.max())
     if high - low >= 2.0**22:
         return 0.0
     return 2.0**23 + 16.0 - math.floor(low)

@@ -228,3 +228,22 @@ def test_a_node_without_a_span_is_located_at_the_first_node_reading_it() -> None
     spans = _spans(Graph(nodes, graph.root))
     x = next(n for n in graph.nodes if n.name == "x")
     assert spans["y"] == x.span is not None
+
+
+@pytest.mark.slow
+@pytest.mark.exactness
+def test_a_width_decodes_to_a_number_past_w_720_at_n_1024() -> None:
+    # The steps decoding hist's 1/(w+1) near w = 1023 have slopes of about 8.4M: over every input
+    # their pre-activations span 2^23, more than float32's integer band [2^23, 2^24) holds, so they
+    # once went without it, rounded, and the output had to be a 1,025-wide one-hot (5.4M
+    # parameters). Far below its threshold a unit is off whatever the rounding: only the inputs
+    # above that need the band.
+    import sop_builders as B
+
+    model = compile_sop(B.hist(), list("ab"), 1024)
+    assert model.metadata["output"]["encoding"] == "numerical"
+    assert model.param_count() < 100_000
+    runtime = transformer.from_tensors(model.weights, model.metadata)
+    inputs = [["a"] * 1024, ["a"] * 1023 + ["b"], ["b"] + ["a"] * 730, ["a", "b"] * 512, ["b"]]
+    for tokens, got in zip(inputs, runtime.run(inputs), strict=True):
+        assert got == list(evaluate(B.hist(), tokens).values)
