@@ -211,25 +211,36 @@ def _affine_side(
     a: float,
     b: float,
     kind: str,
+    m: float = 0.0,
 ) -> Side:
-    """a t + b, from dims whose sums hold t and t^2: its square is a^2 t^2 + 2ab t + b^2."""
+    """a t + b, from dims whose sums hold t and (t - m)^2: with B = a m + b, its square is
+    (a (t - m) + B)^2 = a^2 (t - m)^2 + 2aB t + B^2 - 2aB m (m = 0: a^2 t^2 + 2ab t + b^2)."""
+    big_b = a * m + b
     return Side(
         reading,
         tuple(a * v + b for v in at),
         _terms([*((d, a) for d in t), (ONE, b)]),
-        _terms([*((d, a * a) for d in t_square), *((d, 2 * a * b) for d in t), (ONE, b * b)]),
+        _terms(
+            [
+                *((d, a * a) for d in t_square),
+                *((d, 2 * a * big_b) for d in t),
+                (ONE, big_b * big_b - 2 * a * big_b * m),
+            ]
+        ),
         kind,
     )
 
 
 @dataclass(frozen=True)
 class SquaredReading:
-    """A whole-number s-op as a vector reading: its number is the sum of the `number` dims, its
-    square the sum of the `square` dims (compiler.exact_numbers), for every value."""
+    """A whole-number s-op as a vector reading: its number is the sum of the `number` dims, the
+    square of its distance from `centre` the sum of the `square` dims (compiler.exact_numbers),
+    for every value. (The centre, the middle of its values, keeps the square's parts few.)"""
 
     reading: Encoded
     number: tuple[Dim, ...]
     square: tuple[Dim, ...]
+    centre: float = 0.0
 
 
 def _one_hot_side(reading: Encoded) -> Side:
@@ -363,4 +374,6 @@ def _squared_side(
     if found is None:
         return None
     at = tuple(float(v) for v in found.reading.values)  # type: ignore[arg-type]
-    return _affine_side(found.reading, found.number, found.square, at, a, b, "squared")
+    return _affine_side(
+        found.reading, found.number, found.square, at, a, b, "squared", found.centre
+    )

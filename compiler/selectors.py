@@ -190,10 +190,14 @@ class SelectorPlanner:
                     number = x if whole else _sum_view(decoded)
                     held = tuple(zip(decoded.values, decoded.one_hot, strict=True))
                     exact.update(decoded.dims())
+                # the square of the distance from the values' middle: up to 4x smaller, so its
+                # sums need fewer exact parts (sort at N = 1024: about 165 parts of v^2)
+                whole_vals = [int(v) for v in vals]  # type: ignore[call-overload]
+                centre = (min(whole_vals) + max(whole_vals)) // 2
                 parts, square = integer_parts(
                     number,
                     [(x_of(v) if number is x else float(v), v) for v in vals],
-                    lambda v: int(v) ** 2,  # type: ignore[arg-type]
+                    lambda v: (int(v) - centre) ** 2,  # type: ignore[arg-type]
                     name=f"{node.name}.sq",
                     op=f"the square of {node.text} (matched)",
                     exact=exact,
@@ -213,7 +217,7 @@ class SelectorPlanner:
             )
             reading = Encoded(f"{node.name}.int", Encoding.VECTOR, vals, one_hot=one_hot)
             number_dims = tuple(dict.fromkeys(d for _, terms in held for d, _ in terms))
-            return SquaredReading(reading, number_dims, square.dims())
+            return SquaredReading(reading, number_dims, square.dims(), float(centre))
 
         return self.memo.once(("squared", index), node, make)
 

@@ -85,8 +85,9 @@ def test_a_side_with_few_values_is_read_as_a_one_hot() -> None:
 
 def test_a_square_is_split_into_exact_parts(monkeypatch: pytest.MonkeyPatch) -> None:
     # a lower limit forces several parts: each part's dimension holds a whole number and their
-    # sum is the square at every reachable value; the certifier proves the model
-    monkeypatch.setattr(exact_numbers, "GROUP_LIMIT", 2.0**14)
+    # sum is the square (of the distance from the values' middle) at every reachable value; the
+    # certifier proves the model
+    monkeypatch.setattr(exact_numbers, "GROUP_LIMIT", 2.0**12)
     sop, name = _library("sort")
     model = compile_sop(sop, list("abc"), N, name=name)
     residual = model.metadata["residual"]
@@ -166,3 +167,21 @@ def test_a_step_too_heavy_to_split_is_refused(monkeypatch: pytest.MonkeyPatch) -
             x, [(float(v), v) for v in range(100)], lambda v: v * v, name="k.sq", op="k^2",
             exact={Dim("k")},
         )  # fmt: skip
+
+
+def test_a_side_read_from_a_centred_square_is_the_square_of_its_number() -> None:
+    # the squared reading holds (t - m)^2, m the middle of t's values; a side a t + b reads its
+    # square as a^2 (t - m)^2 + 2aB t + B^2 - 2aB m with B = a m + b: whole coefficients, and the
+    # value (a t + b)^2 at every t
+    from compiler.addressing import _affine_side
+    from compiler.blocks import ONE, Dim, Encoded, Encoding
+
+    t, sq = Dim("t"), Dim("t.sq")
+    reading = Encoded("t", Encoding.NUMERICAL, tuple(range(10)), number=((t, 1.0),))
+    for a, b, m in [(1, 0, 0), (1, -1, 511), (2, 3, 7), (-1, 5, 4), (3, -2, 0)]:
+        side = _affine_side(reading, (t,), (sq,), tuple(range(10)), a, b, "squared", m)
+        for value in range(-3, 12):
+            dims = {t: value, sq: (value - m) ** 2, ONE: 1}
+            assert sum(c * dims[d] for d, c in side.x) == a * value + b
+            assert sum(c * dims[d] for d, c in side.square) == (a * value + b) ** 2
+            assert all(c == int(c) for _, c in side.square)
