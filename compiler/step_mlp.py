@@ -227,7 +227,8 @@ def _band_mode(x: Encoded, contexts: Sequence[_Context], exact: set[Dim]) -> boo
 
 
 def _band_shift(u: _Unit, points: _AllPoints, sign: float) -> float:
-    """K: puts D + K in [2**23, 2**24) at every reachable input (0 when the span does not fit)."""
+    """K: puts D + K in [2**23, 2**24) at every reachable input whose D is above -2**21 (0 when
+    their span does not fit)."""
     pre = sign * u.slope * points.xs + u.offsets[points.owner]  # [P]
     # Far below the threshold (D < -2^21) a unit is off whatever D's rounding: relu gives an
     # exact 0 there, so only the inputs above need the band (a steep step's far side need not fit).
