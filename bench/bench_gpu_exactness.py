@@ -19,24 +19,13 @@ sys.path.insert(0, str(ROOT))
 
 import compiler  # noqa: E402
 import transformer  # noqa: E402
+from programs import VOCABULARIES  # noqa: E402
 from rasp.errors import RaspError, Source  # noqa: E402
 from rasp.interpreter import load_file  # noqa: E402
 from rasp.sops import evaluate  # noqa: E402
 from rasp.tools.verify import same_value  # noqa: E402
 
-LIBRARY = {
-    "reverse": "abc",
-    "hist": "abc",
-    "double_hist": "abc",
-    "sort": "abc",
-    "most_freq": "abc",
-    "length": "abc",
-    "frac_prevs": "abc",
-    "dyck1": "()x",
-    "dyck2": "(){}",
-    "hist_bos": "§ab",
-    "paper_examples": "()[]{}",
-}
+LIBRARY = VOCABULARIES  # program -> vocabulary
 N = 64
 
 

@@ -15,6 +15,7 @@ compiler = pytest.importorskip("compiler")
 transformer = pytest.importorskip("transformer")
 
 from compiler.certify import recheck
+from programs import VOCABULARIES
 from rasp.errors import CompileError, RaspError, Source
 from rasp.interpreter import load_file
 from rasp.sops import SOp, evaluate
@@ -24,19 +25,7 @@ from tests.adversarial import adversarial_logits
 from tests.runtime_helpers import as_runtime
 
 ROOT = Path(__file__).resolve().parents[1]
-LIBRARY = {
-    "reverse": "abc",
-    "hist": "abc",
-    "double_hist": "abc",
-    "sort": "abc",
-    "most_freq": "abc",
-    "length": "abc",
-    "frac_prevs": "abc",
-    "dyck1": "()x",
-    "dyck2": "(){}",
-    "hist_bos": "§ab",
-    "paper_examples": "()[]{}",
-}
+LIBRARY = VOCABULARIES  # program -> vocabulary
 
 
 def _program(name: str) -> tuple[SOp, str, Source]:
