@@ -176,6 +176,9 @@ class Readings:
     def x_of(self, index: int, value: Atom) -> float:
         return 1.0 / (value + 1) if self.widths.reads_frac(index) else float(value)
 
+    def reads_frac(self, index: int) -> bool:
+        return self.widths.reads_frac(index)
+
     def read_in_full(self, index: int) -> bool:
         return ("cat", index) in self.memo
 

@@ -7,10 +7,16 @@
   step MLP over the other with the class as context.
 
 `rows` are the map's reachable points, (support values, value), from `maps.MapPlanner`.
+
+A width or the length is stepped on its head's reading 1/(w+1), which needs no decoding layer. Its
+steps there are 1/(w(w+1)) apart, which float32 stops resolving at a few hundred; then the map is
+stepped on the decoded whole number w instead (one more MLP, exact at every length the decode is).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from compiler import step_mlp
@@ -25,14 +31,45 @@ from compiler.blocks import (
 )
 from compiler.fits import affine_points, merge_points
 from compiler.graph import IRNode
+from compiler.numeric import ErrorBound
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.readings import decode_numeric, materialise
+from rasp.errors import CompileError
 
 # A numerical s-op that matters to a map only through this many classes of its values is classified.
 MAX_CLASSES = 8
 
 Rows = list[tuple[tuple[Atom, ...], Atom]]
+
+
+@dataclass(frozen=True)
+class _XView:
+    """A numerical source as a step MLP reads it: the number, where each value sits on it, and the
+    number's float32 error (None: its own rounding only)."""
+
+    x: Encoded
+    at: Callable[[Atom], float]
+    error: float | ErrorBound | None
+
+
+def _view(ctx: PlanContext, reader: Reader, src: int, decoded: bool) -> _XView:
+    if decoded and reader.reads_frac(src):  # the whole number, decoded by its own step MLP (exact)
+        return _XView(reader.reading(src, Encoding.NUMERICAL), float, None)
+    return _XView(reader.number(src), lambda v: reader.x_of(src, v), ctx.x_error(src))
+
+
+def _fraction_then_decoded(
+    reader: Reader, sources: tuple[int, ...], build: Callable[[bool], Encoded]
+) -> Encoded:
+    """`build(False)`, reading widths as fractions; where float32 cannot resolve their steps,
+    `build(True)` on the decoded widths. `build` adds its blocks only once it has succeeded."""
+    try:
+        return build(False)
+    except CompileError:
+        if not any(reader.reads_frac(s) for s in sources):
+            raise
+    return build(True)
 
 
 def map_steps(
@@ -46,22 +83,42 @@ def map_steps(
     encoding: Encoding,
 ) -> Encoded:
     """A map of one numerical source (and at most one categorical context): one step MLP."""
-    x = reader.number(x_src)
-    xi = support.index(x_src)
+
+    def build(decoded: bool) -> Encoded:
+        view = _view(ctx, reader, x_src, decoded)
+        return _map_steps(
+            ctx, built, reader, node, support, support.index(x_src), view, rows, encoding
+        )
+
+    return _fraction_then_decoded(reader, (x_src,), build)
+
+
+def _map_steps(
+    ctx: PlanContext,
+    built: Built,
+    reader: Reader,
+    node: IRNode,
+    support: tuple[int, ...],
+    xi: int,
+    view: _XView,
+    rows: Rows,
+    encoding: Encoding,
+) -> Encoded:
+    x = view.x
     if len(support) == 1:
-        points = [(reader.x_of(x_src, c[0]), v) for c, v in rows]
+        points = [(view.at(c[0]), v) for c, v in rows]
         affine = affine_points(points) if encoding is Encoding.NUMERICAL else None
         if affine is not None:  # e.g. 2 * mean: a free numerical view
             a, b = affine
             number = tuple((d, a * c) for d, c in x.number) + ((ONE, b),)
             return Encoded(node.name, Encoding.NUMERICAL, ctx.values(node.index), number=number)
-        return decode_numeric(built, node, x, points, encoding, ctx.x_error(x_src))
+        return decode_numeric(built, node, x, points, encoding, view.error)
     ci = 1 - xi
     context = reader.reading(support[ci], Encoding.CATEGORICAL)
     per_context: dict[tuple[str, Any], tuple[Atom, list[tuple[float, Atom]]]] = {}
     for combo, v in rows:
         c = combo[ci]
-        per_context.setdefault(value_key(c), (c, []))[1].append((reader.x_of(x_src, combo[xi]), v))
+        per_context.setdefault(value_key(c), (c, []))[1].append((view.at(combo[xi]), v))
     context_points = [(c, merge_points(node, pts)) for c, pts in per_context.values()]
     out = materialise(built, node, encoding, ctx.values(node.index))
     spec = step_mlp.numeric_mlp(
@@ -72,7 +129,7 @@ def map_steps(
         name=node.name,
         context=context,
         context_points=context_points,
-        x_error=ctx.x_error(x_src),
+        x_error=view.error,
         exact=built.exact,
     )
     built.add_mlp(spec)
@@ -93,7 +150,6 @@ def coarse_steps(
     classes."""
     if not all(is_number(v) or isinstance(v, bool) for combo, _ in rows for v in combo):
         return None
-    g = ctx.graph
     for k in (0, 1):
         source, other = support[k], support[1 - k]
         tables: dict[tuple, dict[tuple, tuple]] = {}
@@ -108,39 +164,62 @@ def coarse_steps(
         }
         if len(representative) > MAX_CLASSES or len(representative) == len(tables):
             continue
-        name = f"{g[source].name}~{node.name}"
-        classes = Encoded.materialised_categorical(name, sort_values(representative.values()))
-        built.bound_one_hot(classes)
-        points = [(reader.x_of(source, members[v]), c) for v, c in class_of.items()]
-        built.add_mlp(
-            step_mlp.numeric_mlp(
-                reader.number(source),
-                merge_points(node, points),
-                classes,
-                op=f"classes of {g[source].text} for {node.text}",
-                name=name,
-                x_error=ctx.x_error(source),
-                exact=built.exact,
-            )
-        )
-        per_class: dict[tuple, tuple[Atom, list[tuple[float, Atom]]]] = {}
-        for combo, out in rows:
-            c = class_of[value_key(combo[k])]
-            x = reader.x_of(other, combo[1 - k])
-            per_class.setdefault(value_key(c), (c, []))[1].append((x, out))
-        out_enc = materialise(built, node, encoding, ctx.values(node.index))
-        built.add_mlp(
-            step_mlp.numeric_mlp(
-                reader.number(other),
-                [],
-                out_enc,
-                op=node.text,
-                name=node.name,
-                context=classes,
-                context_points=[(c, merge_points(node, p)) for c, p in per_class.values()],
-                x_error=ctx.x_error(other),
-                exact=built.exact,
-            )
-        )
-        return out_enc
+
+        def build(decoded: bool) -> Encoded:
+            return _coarse(
+                ctx, built, node, (source, other), k, rows, class_of, members, list(representative.values()), encoding,
+                (_view(ctx, reader, source, decoded), _view(ctx, reader, other, decoded)),
+            )  # fmt: skip
+
+        return _fraction_then_decoded(reader, support, build)
     return None
+
+
+def _coarse(
+    ctx: PlanContext,
+    built: Built,
+    node: IRNode,
+    sources: tuple[int, int],
+    k: int,
+    rows: Rows,
+    class_of: dict[tuple, Atom],
+    members: dict[tuple, Atom],
+    class_values: list[Atom],
+    encoding: Encoding,
+    views: tuple[_XView, _XView],
+) -> Encoded:
+    """`coarse_steps` with support[k] = `sources[0]` sorted into `class_of`'s classes, the map
+    stepped on `sources[1]`; both MLPs are added once both are built."""
+    (source, _), (view, other_view) = sources, views
+    name = f"{ctx.graph[source].name}~{node.name}"
+    classes = Encoded.materialised_categorical(name, sort_values(class_values))
+    built.bound_one_hot(classes)
+    points = [(view.at(members[v]), c) for v, c in class_of.items()]
+    class_mlp = step_mlp.numeric_mlp(
+        view.x,
+        merge_points(node, points),
+        classes,
+        op=f"classes of {ctx.graph[source].text} for {node.text}",
+        name=name,
+        x_error=view.error,
+        exact=built.exact,
+    )
+    per_class: dict[tuple, tuple[Atom, list[tuple[float, Atom]]]] = {}
+    for combo, out in rows:
+        c = class_of[value_key(combo[k])]
+        per_class.setdefault(value_key(c), (c, []))[1].append((other_view.at(combo[1 - k]), out))
+    out_enc = materialise(built, node, encoding, ctx.values(node.index))
+    map_mlp = step_mlp.numeric_mlp(
+        other_view.x,
+        [],
+        out_enc,
+        op=node.text,
+        name=node.name,
+        context=classes,
+        context_points=[(c, merge_points(node, p)) for c, p in per_class.values()],
+        x_error=other_view.error,
+        exact=built.exact,
+    )
+    built.add_mlp(class_mlp)
+    built.add_mlp(map_mlp)
+    return out_enc

@@ -147,6 +147,10 @@ class Reader(Protocol):
         """Where a numeric source's value sits on `number(index)`."""
         ...
 
+    def reads_frac(self, index: int) -> bool:
+        """Whether `number(index)` is a width's `1/(w+1)` (not its decoded whole number)."""
+        ...
+
     def read_in_full(self, index: int) -> bool:
         """Whether node `index` already has its categorical reading (one column per value)."""
         ...

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 
 import pytest
 
@@ -247,3 +248,21 @@ def test_a_width_decodes_to_a_number_past_w_720_at_n_1024() -> None:
     inputs = [["a"] * 1024, ["a"] * 1023 + ["b"], ["b"] + ["a"] * 730, ["a", "b"] * 512, ["b"]]
     for tokens, got in zip(inputs, runtime.run(inputs), strict=True):
         assert got == list(evaluate(B.hist(), tokens).values)
+
+
+@pytest.mark.exactness
+def test_a_map_of_the_length_steps_on_its_decoded_number_where_the_fraction_is_too_fine() -> None:
+    # A rotation's `(indices + 3) % length` is a step MLP over the length with indices as its
+    # context. On the length head's 1/(length+1), steps 1/(w(w+1)) apart with 200 contexts' noise
+    # cannot be resolved at N = 200 (refused until the map fell back to the decoded length).
+    text = "rot = aggregate(select(indices, (indices + 3) % length, ==), tokens);"
+    rot = _program(text, "rot")
+    model = compile_sop(rot, list("abc"), 200, name="rot")
+    mlps = [block["name"] for layer in model.metadata["layers"] for block in layer["mlp"]]
+    assert mlps[:2] == ["length", "_map_2"]  # the length decoded first, then the map over it
+    runtime = transformer.from_tensors(model.weights, model.metadata)
+    rng = random.Random(0)
+    inputs = [rng.choices("abc", k=n) for n in (1, 2, 3, 4, 5, 199, 200)]
+    inputs += [rng.choices("abc", k=rng.randint(6, 200)) for _ in range(40)]
+    for tokens, got in zip(inputs, runtime.run(inputs), strict=True):
+        assert got == list(evaluate(rot, tokens).values)
