@@ -95,6 +95,12 @@ _SIMPLE: dict[type, Op] = {
 
 def build_graph(root: sops.Node) -> Graph:
     """The IR of everything `root` depends on. Raises CompileError when `root` is not an s-op."""
+    return graph_and_index(root)[0]
+
+
+def graph_and_index(root: sops.Node) -> tuple[Graph, dict[int, int]]:
+    """`build_graph`, and each s-op's node index by s-op id. Several s-op objects may share one
+    node (every `length` object is one node), so walk positions are not node indices."""
     if not isinstance(root, sops.SOp):
         what = "a selector" if isinstance(root, sops.Selector) else type(root).__name__
         raise CompileError(
@@ -163,7 +169,7 @@ def build_graph(root: sops.Node) -> Graph:
         if leaf is not None:
             leaves[leaf] = ir.index
         nodes.append(ir)
-    return Graph(tuple(nodes), index_of[root.id])
+    return Graph(tuple(nodes), index_of[root.id]), index_of
 
 
 _LEAVES = (Op.TOKENS, Op.INDICES, Op.LENGTH)

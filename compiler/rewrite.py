@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from compiler.blocks import Atom
-from compiler.graph import build_graph
+from compiler.graph import graph_and_index
 from compiler.values import ValueSets, infer_values
 from rasp import sops
 
@@ -57,8 +57,8 @@ class ValueFacts:
         for node in {n.id: n for n in nodes}.values():
             read = sops.SelectorWidthSOp(selector=node) if isinstance(node, sops.Selector) else node
             chain = sops.MapSOp(fn=_zero, inputs=(read, chain), text="facts")  # type: ignore[arg-type]
-        self.index = {n.id: i for i, n in enumerate(sops.walk(chain))}
-        self.sets: ValueSets = infer_values(build_graph(chain), vocab, max_len)
+        graph, self.index = graph_and_index(chain)  # not walk positions: leaves are shared
+        self.sets: ValueSets = infer_values(graph, vocab, max_len)
 
     def values(self, node: sops.Node) -> tuple[Atom, ...]:
         return self.sets.values[self.index[node.id]]

@@ -65,3 +65,30 @@ def test_payloads_are_kept() -> None:
 def test_a_selector_cannot_be_compiled() -> None:
     with pytest.raises(CompileError, match="only an s-op"):
         build_graph(S.Select())
+
+
+def test_value_facts_index_by_node_not_by_walk_position() -> None:
+    # Two `length` objects are one graph node, so the rewrites' value facts must not take walk
+    # positions for node indices: they once gave `a` the values of `y` (and crashed on a random
+    # program whose last s-op fell past the end).
+    from compiler.rewrite import ValueFacts
+
+    a, b = S.LengthSOp(), S.LengthSOp()
+    x = S.MapSOp(fn=lambda v: v * 10, inputs=(b,), text="x")
+    y = S.MapSOp(fn=lambda v: v + 100, inputs=(a,), text="y")
+    facts = ValueFacts([a, y, x], ["a"], 3)
+    assert (facts.values(a), facts.values(y), facts.values(x)) == (
+        (1, 2, 3),
+        (101, 102, 103),
+        (10, 20, 30),
+    )
+
+
+def test_graph_and_index_maps_every_sop_to_its_node() -> None:
+    from compiler.graph import graph_and_index
+
+    a, b = S.LengthSOp(), S.LengthSOp()
+    root = S.MapSOp(fn=lambda u, v: u + v, inputs=(a, b), text="sum")
+    graph, index = graph_and_index(root)
+    assert index[a.id] == index[b.id] == next(n.index for n in graph.nodes if n.op is Op.LENGTH)
+    assert graph[index[root.id]] is graph.output
