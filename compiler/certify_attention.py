@@ -132,8 +132,7 @@ def check_attention(walk: Walk, layer: int) -> None:
             n_keys = 1 if real_zero else walk.max_len + 1
             dz = eta * vmax + (1 + eta) * verr + gamma(n_keys) * (1 + eta) * (vmax + verr)
             wo = np.abs(wo_part)  # [cols, O]
-            contrib = np.concatenate([v.value, bos_v[None]])[:, :, None] * wo_part[None]
-            same_sign = np.all(contrib >= 0, axis=(0, 1)) | np.all(contrib <= 0, axis=(0, 1))
+            same_sign = _same_sign(np.concatenate([v.value, bos_v[None]]), wo_part)  # [O]
             g_out = gamma(out_terms[out])
             rel = np.where(same_sign, (eta + gamma(n_keys)) * (1 + eta) + g_out * 2, 0.0)
             z_abs = np.where(
@@ -252,3 +251,15 @@ def _scores(
         Check(where, head.name, head.op, "softmax", worst[1], worst[2], worst[3], max_bound)
     )
     return eta
+
+
+def _same_sign(values: np.ndarray, w_o: np.ndarray) -> np.ndarray:
+    """For each output column o, whether every term values[p, c] * w_o[c, o] has one sign (or is
+    0), without the [P, cols, O] tensor of terms (27 GB for a 1,539-value one-hot). A NaN value
+    counts as both signs where its weight is not 0."""
+    v_pos, v_neg = (~(values <= 0)).any(axis=0), (~(values >= 0)).any(axis=0)  # [cols]
+    w_pos, w_neg = ~(w_o <= 0), ~(w_o >= 0)  # [cols, O]
+    has_pos = (v_pos @ w_pos) | (v_neg @ w_neg)  # [O]: some term > 0
+    has_neg = (v_pos @ w_neg) | (v_neg @ w_pos)
+    return ~has_pos | ~has_neg
+
