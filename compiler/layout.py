@@ -60,7 +60,7 @@ def lay_out(schedule: Schedule, output: Encoded, vocab: Sequence[Atom], max_len:
             *written,
         ]
     )
-    unknown = sorted(d.label for d in read if d not in set(dims))
+    unknown = sorted(d.label for d in read - set(dims))  # one set, not one per dimension
     if unknown:
         raise ValueError(f"blocks read dimensions nobody writes: {unknown[:5]}")  # a compiler bug
     return Layout(
