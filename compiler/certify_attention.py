@@ -262,4 +262,3 @@ def _same_sign(values: np.ndarray, w_o: np.ndarray) -> np.ndarray:
     has_pos = (v_pos @ w_pos) | (v_neg @ w_neg)  # [O]: some term > 0
     has_neg = (v_pos @ w_neg) | (v_neg @ w_pos)
     return ~has_pos | ~has_neg
-

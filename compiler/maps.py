@@ -13,13 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from compiler import map_steps, mlp
+from compiler import map_steps, mlp, step_mlp
 from compiler.blocks import (
     ONE,
     Atom,
     Dim,
     Encoded,
     Encoding,
+    MLPSpec,
     Terms,
     is_number,
     value_key,
@@ -159,12 +160,52 @@ class MapPlanner:
             )
         out = materialise(self.built, node, encoding, vals)
         table = list(rows)  # pairs, not a dict: (1,) and (1.0,) are different rows
-        self.built.add_mlp(
-            mlp.table_mlp(
+        try:
+            spec: MLPSpec | None = mlp.table_mlp(
                 readings, table, out, op=node.text, name=node.name, exact=self.built.exact
             )
-        )
+        except CompileError:
+            spec = None  # too large; steps over the index may still fit
+        steps = self._index_steps(node, support, rows, out)
+        if steps is not None and (spec is None or steps.hidden < spec.hidden):
+            spec = steps
+        if spec is None:
+            spec = mlp.table_mlp(  # raises the table's refusal
+                readings, table, out, op=node.text, name=node.name, exact=self.built.exact
+            )
+        self.built.add_mlp(spec)
         return out
+
+    def _index_steps(
+        self, node: IRNode, support: tuple[int, ...], rows: Rows, out: Encoded
+    ) -> MLPSpec | None:
+        """A map of `indices` and one other categorical s-op as a step MLP over the index number
+        with the other as context, or None where that is not such a map or does not fit. Over
+        (token, index), a digit of a sort key's rank changes every 10 or 100 positions: a few
+        steps, where a table spends a unit per (token, index) pair (tracr's `make_sort` at N =
+        256: six digit maps of 768 units each)."""
+        g = self.ctx.graph
+        if len(support) != 2 or [g[s].op is Op.INDICES for s in support].count(True) != 1:
+            return None
+        xi = 0 if g[support[0]].op is Op.INDICES else 1
+        context = self.reader.reading(support[1 - xi], Encoding.CATEGORICAL)
+        per_context: dict[tuple[str, Any], tuple[Atom, list[tuple[float, Atom]]]] = {}
+        for combo, v in rows:
+            c = combo[1 - xi]
+            per_context.setdefault(value_key(c), (c, []))[1].append((float(combo[xi]), v))
+        try:
+            return step_mlp.numeric_mlp(
+                self.reader.reading(support[xi], Encoding.NUMERICAL),
+                [],
+                out,
+                op=node.text,
+                name=node.name,
+                context=context,
+                context_points=[(c, pts) for c, pts in per_context.values()],
+                exact=self.built.exact,
+            )
+        except CompileError:
+            return None
 
     def _rows(self, node: IRNode, support: tuple[int, ...]) -> Rows:
         """The map's value at every reachable combination of its support's values, in the values

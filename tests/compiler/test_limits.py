@@ -12,6 +12,7 @@ import pytest
 import transformer
 from compiler import compile_sop, mlp
 from compiler.fits import merge_noise
+from rasp import sops as S
 from rasp.errors import CompileError, Source
 from rasp.interpreter import load_source
 from rasp.sops import evaluate
@@ -266,3 +267,27 @@ def test_a_map_of_the_length_steps_on_its_decoded_number_where_the_fraction_is_t
     inputs += [rng.choices("abc", k=rng.randint(6, 200)) for _ in range(40)]
     for tokens, got in zip(inputs, runtime.run(inputs), strict=True):
         assert got == list(evaluate(rot, tokens).values)
+
+
+@pytest.mark.exactness
+def test_a_map_of_a_token_and_the_index_steps_over_the_index_where_that_is_smaller() -> None:
+    # A digit of a sort key's rank over (token, index) changes every 10 positions: a step MLP over
+    # the index number with the token as context needs a few units per change, where a table
+    # spends one per (token, index) pair whose digit is not the most common one.
+    import sop_builders as B
+
+    tens = B.mapped(
+        lambda t, i: (i + (100 if t == "a" else 0)) // 10 % 10,
+        B.tokens(),
+        S.IndicesSOp(),
+        name="tens",
+    )
+    model = compile_sop(tens, list("abc"), 64, name="tens")
+    (spec,) = [block for layer in model.metadata["layers"] for block in layer["mlp"]]
+    assert spec["name"] == "tens"
+    assert model.metadata["config"]["d_mlp"] <= 40  # a table: 162 units
+    runtime = transformer.from_tensors(model.weights, model.metadata)
+    rng = random.Random(1)
+    inputs = [rng.choices("abc", k=rng.randint(1, 64)) for _ in range(60)]
+    for tokens, got in zip(inputs, runtime.run(inputs), strict=True):
+        assert got == list(evaluate(tens, tokens).values)
