@@ -35,13 +35,14 @@ from compiler.model import (
     MASKLESS_FORMAT_VERSION,
     CompiledModel,
     attention_residual,
+    config_params,
     embed_residual,
     mlp_residual,
     model_config,
 )
 from compiler.reach import ReachBuilder
 from compiler.schedule import Schedule
-from rasp.errors import Source
+from rasp.errors import CompileError, Diagnostic, Source
 
 # BIG_PAD is rounded up to a multiple of this (a coarse dyadic grid keeps exact score sums exact).
 PAD_GRID = 256
@@ -57,6 +58,7 @@ def assemble(
     name: str,
     source: Source | None = None,
     causal: bool = False,
+    max_params: int | None = None,
 ) -> CompiledModel:
     d_model = layout.d_model
     shapes = [_layer_shape(layer.heads, layer.mlps) for layer in schedule.layers]
@@ -69,9 +71,10 @@ def assemble(
         d_vocab_out=d_vocab_out,
         causal=causal,
     )
-    weights = _embeddings(layout, vocab, max_len)
+    weights = _embeddings(layout, vocab, max_len)  # [d_vocab or n_ctx, d_model]: small
     if "pos_embed.W_pos" not in weights:
         config["positional"] = False
+    _check_params(config, plan, max_params)
     bounds = _real_bounds(layout, plan, max_len)
     special_ids = np.array(
         [[len(vocab)] + [len(vocab) + 1] * max_len]
@@ -102,6 +105,29 @@ def assemble(
     metadata = _metadata(config, schedule, layout, plan, vocab, max_len, name, source)
     metadata["reach"] = reach.build(plan.output).to_json()
     return CompiledModel(config, weights, metadata)
+
+
+def _check_params(config: dict[str, Any], plan: Plan, max_params: int | None) -> None:
+    """Refuse a model over `max_params` parameters before allocating its weights. The prediction
+    (compiler.budget) sizes only compiles above N = 64 and the first build; a small N with a huge
+    value set, or the driver's one-hot fallback for an output of thousands of values, is stopped
+    here instead of after gigabytes."""
+    params = config_params(config)
+    if max_params is None or params <= max_params:
+        return
+    widest = max(layer["d_mlp"] for layer in config["layers"]) if config["layers"] else 0
+    raise CompileError(
+        [
+            Diagnostic(
+                f"the model would have {params:,} parameters (d_model {config['d_model']:,}, "
+                f"widest MLP {widest:,} units, {config['d_vocab_out']:,} output columns for "
+                f"'{plan.output.name}')",
+                None,
+                f"the limit is {max_params:,} parameters: use a smaller maximum length, or "
+                "raise the limit (--max-params / max_params=) if the machine can hold it",
+            )
+        ]
+    )
 
 
 def _layer_shape(heads: Sequence[HeadSpec], mlps: Sequence[MLPSpec]) -> dict[str, Any]:

@@ -85,6 +85,7 @@ def compile_sop(
                 note=note,
                 output=output,
                 matching=matching,
+                max_params=max_params,
             )
         except CompileError as err:  # a tracr map's unholdable value may be the reason
             raise CompileError([*value_problems(sop), *err.diagnostics]) from None
@@ -99,19 +100,21 @@ def compile_sop(
     model, graph = build(None)
     note("certify")
     certificate = certify_model(model)  # the judge: every decision, any float32 order
-    fallback = not certificate.ok and _snap_failed(certificate)
-    if fallback:
+    one_hot_note: str | None = None  # why a one-hot output did not do, for the refusal
+    if not certificate.ok and _snap_failed(certificate):
         # Numbers closer together than the output logit's float32 error (tanh of 0..10) cannot be
         # snapped; a one-hot output reads the categorical value instead (an argmax, no closeness).
         try:
             one_hot, one_hot_graph = build(Encoding.CATEGORICAL)
-        except CompileError:
-            pass
+        except CompileError as err:
+            one_hot_note = f"a one-hot output was not built either: {err.diagnostics[0].message}"
         else:
             note("certify the one-hot output")
             checked = certify_model(one_hot)
             if checked.ok:
                 model, graph, certificate = one_hot, one_hot_graph, checked
+            else:
+                one_hot_note = "a one-hot output was tried too and is not proved either"
     if not certificate.ok and any(label.endswith("^2") for label in model.metadata["residual"]):
         # Matching's margins are estimated when it is planned (BOS's score error depends on what
         # the BOS residual carries); where the certifier disagrees, the one-hot form may still do.
@@ -126,7 +129,7 @@ def compile_sop(
                 if checked.ok:
                     model, graph, certificate = plain, plain_graph, checked
     if require_certificate and not certificate.ok:
-        raise CompileError(refusals(certificate, graph, one_hot_tried=fallback))
+        raise CompileError(refusals(certificate, graph, one_hot=one_hot_note))
     model.metadata["certificate"] = certificate.to_json()
     return model
 
@@ -160,6 +163,7 @@ def _build(
     output: Encoding | None = None,
     matching: bool = True,
     head_masks: bool = True,
+    max_params: int | None = None,
 ) -> tuple[CompiledModel, Graph]:
     """Every stage but the certificate: the assembled model, and the graph it came from (`output`
     forces the output's encoding; `matching=False` turns compiler.addressing's matching off)."""
@@ -175,9 +179,22 @@ def _build(
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers
     layout = lay_out(schedule, plan.output, vocab, max_len)  # Dim -> residual index
     out_name = name or graph.output.name
-    model = assemble(
-        schedule, layout, plan, vocab, max_len, name=out_name, source=source, causal=causal
-    )
+    try:
+        model = assemble(
+            schedule,
+            layout,
+            plan,
+            vocab,
+            max_len,
+            name=out_name,
+            source=source,
+            causal=causal,
+            max_params=max_params,
+        )
+    except CompileError as err:  # too many parameters: located at the output
+        span = graph.output.span
+        raise CompileError([Diagnostic(d.message, d.span or span, d.hint) for d in err.diagnostics])
+
     return model, graph
 
 
@@ -263,12 +280,12 @@ def certify_model(model: CompiledModel) -> Certificate:
 
 
 def refusals(
-    certificate: Certificate, graph: Graph, *, one_hot_tried: bool = False
+    certificate: Certificate, graph: Graph, *, one_hot: str | None = None
 ) -> list[Diagnostic]:
     """One located diagnostic per failed block of the first sublayer that fails (at most
     MAX_REFUSALS): the s-op's span, the sublayer, margin and bound; later failures, which the first
-    ones' errors may cause, are counted in one closing line. `one_hot_tried`: a one-hot output was
-    tried for a failed snap, and was not proved either."""
+    ones' errors may cause, are counted in one closing line. `one_hot`: why a one-hot output, tried
+    for a failed snap, did not do either."""
     spans = _spans(graph)
     problems = [
         Diagnostic(f"the certifier could not check the model: {reason}", graph.output.span)
@@ -297,11 +314,7 @@ def refusals(
             # the output's values are closer together than its float32 error
             hint = (
                 "its values lie closer together than float32 resolves"
-                + (
-                    " (a one-hot output was tried too and is not proved either)"
-                    if one_hot_tried
-                    else ""
-                )
+                + (f" ({one_hot})" if one_hot else "")
                 + ": use a smaller maximum length, or round the values it gives "
                 "(docs/compiler.md, 'The certificate')"
             )

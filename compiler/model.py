@@ -50,6 +50,18 @@ def model_config(
     }
 
 
+def config_params(config: dict[str, Any]) -> int:
+    """The parameters a model of this `config` stores: known before any weight is allocated."""
+    d_model, out = config["d_model"], config["d_vocab_out"]
+    positions = config["n_ctx"] if config.get("positional", True) else 0  # W_pos
+    total = (config["d_vocab"] + positions) * d_model + (d_model + 1) * out
+    for layer in config["layers"]:
+        heads, d_head, hidden = layer["n_heads"], layer["d_head"], layer["d_mlp"]
+        total += heads * (4 * d_model * d_head + 3 * d_head) + d_model
+        total += 2 * d_model * hidden + hidden + d_model
+    return total
+
+
 @dataclass(frozen=True)
 class CompiledModel:
     config: dict[str, Any]  # the file's `config` object (model_config)

@@ -78,3 +78,15 @@ def test_the_limit_can_be_raised_or_lowered() -> None:
         compile_sop(B.hist(), list("abc"), 100, max_params=1_000)
     model = compile_sop(B.hist(), list("abc"), 100, max_params=None)
     assert model.param_count() > 1_000
+
+
+@pytest.mark.parametrize("name", ["reverse", "sort", "most_freq", "dyck2", "frac_prevs"])
+def test_the_size_a_config_gives_is_the_size_stored(name: str) -> None:
+    # the assembly refuses a model over the limit from its config alone, before any weight
+    from compiler.model import config_params
+    from programs import VOCABULARIES
+
+    interp = load_file(ROOT / "programs" / f"{name}.rasp")
+    for n in (8, 40):
+        model = compile_sop(interp.get(interp.last_assigned), list(VOCABULARIES[name]), n)
+        assert config_params(model.config) == model.param_count()

@@ -118,6 +118,32 @@ def test_outputs_closer_than_float32_fall_back_to_a_one_hot(numerical: bool) -> 
             assert runtime.run([list(tokens)])[0] == [math.tanh(t) for t in tokens]
 
 
+def test_a_one_hot_fallback_over_the_parameter_limit_is_refused_before_it_is_built() -> None:
+    # The size prediction runs only above N = 64, and for the first build: a one-hot fallback for
+    # an output of 18,051 values at N = 17 (a random program) allocated gigabytes before failing.
+    # Now the assembly refuses it from its shape, and the refusal says why no one-hot was used.
+    from rasp import tracr as rasp
+
+    tanh = rasp.numerical(rasp.Map(math.tanh, rasp.tokens))
+    with pytest.raises(CompileError) as refused:
+        # the numerical model stores 281 parameters, the one-hot one 375
+        compile_sop(tanh, list(range(11)), 3, name="tanh", max_params=300)
+    (problem,) = refused.value.diagnostics
+    assert "snap" in problem.message
+    assert "a one-hot output was not built either: the model would have" in problem.hint
+    assert "the model would have 375 parameters" in problem.hint
+
+
+def test_a_model_over_the_parameter_limit_is_refused_at_its_output() -> None:
+    text = "x = aggregate(select(tokens, tokens, ==), indices);"
+    with pytest.raises(CompileError) as refused:
+        compile_sop(_program(text, "x"), list("abc"), 8, name="x", max_params=100)
+    (problem,) = refused.value.diagnostics
+    assert problem.message.startswith("the model would have ")
+    assert problem.span is not None and problem.span.text().startswith("aggregate(")
+    assert "the limit is 100 parameters" in (problem.hint or "")
+
+
 def test_a_snap_refusal_does_not_suggest_a_categorical_value() -> None:
     from compiler.certificate import Certificate, Check
     from compiler.driver import refusals
@@ -125,7 +151,7 @@ def test_a_snap_refusal_does_not_suggest_a_categorical_value() -> None:
 
     graph = build_graph(_program("x = indices + 1;", "x"))
     snap = Check("decoder", "x", "unembed", "snap", 1e-8, 1e-6, "output 1")
-    (problem,) = refusals(Certificate((snap,)), graph, one_hot_tried=True)
+    (problem,) = refusals(Certificate((snap,)), graph, one_hot="a one-hot output was tried too")
     assert "categorical" not in (problem.hint or "")
     assert "closer together than float32 resolves (a one-hot output was tried" in problem.hint
 
