@@ -104,17 +104,21 @@ def compile_sop(
     if not certificate.ok and _snap_failed(certificate):
         # Numbers closer together than the output logit's float32 error (tanh of 0..10) cannot be
         # snapped; a one-hot output reads the categorical value instead (an argmax, no closeness).
-        try:
-            one_hot, one_hot_graph = build(Encoding.CATEGORICAL)
-        except CompileError as err:
-            one_hot_note = f"a one-hot output was not built either: {err.diagnostics[0].message}"
-        else:
-            note("certify the one-hot output")
-            checked = certify_model(one_hot)
-            if checked.ok:
-                model, graph, certificate = one_hot, one_hot_graph, checked
+        one_hot_note = _one_hot_too_large(model, max_params)
+        if one_hot_note is None:
+            try:
+                one_hot, one_hot_graph = build(Encoding.CATEGORICAL)
+            except CompileError as err:
+                one_hot_note = (
+                    f"a one-hot output was not built either: {err.diagnostics[0].message}"
+                )
             else:
-                one_hot_note = "a one-hot output was tried too and is not proved either"
+                note("certify the one-hot output")
+                checked = certify_model(one_hot)
+                if checked.ok:
+                    model, graph, certificate = one_hot, one_hot_graph, checked
+                else:
+                    one_hot_note = "a one-hot output was tried too and is not proved either"
     if not certificate.ok and any(label.endswith("^2") for label in model.metadata["residual"]):
         # Matching's margins are estimated when it is planned (BOS's score error depends on what
         # the BOS residual carries); where the certifier disagrees, the one-hot form may still do.
@@ -144,6 +148,18 @@ def prepare(sop: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
     sop = resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
     sop = count_means(sop, vocab, max_len)  # counted prefixes: a width, not a mean
     return order_digits(sop, vocab, max_len)  # widths of `<` over many numbers: over digits
+
+
+def _one_hot_too_large(model: CompiledModel, max_params: int | None) -> str | None:
+    """Why a one-hot output for `model`'s listed output values cannot fit `max_params` (None: it
+    may): its unembedding alone is n x n, a column per value read from n residual dims."""
+    listed = model.metadata["output"].get("values")
+    if listed is None or max_params is None or len(listed) ** 2 <= max_params:
+        return None
+    return (
+        f"a one-hot output of its {len(listed):,} values was not built: it needs at least "
+        f"{len(listed) ** 2:,} parameters, over the limit of {max_params:,}"
+    )
 
 
 def _snap_failed(certificate: Certificate) -> bool:

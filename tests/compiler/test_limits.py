@@ -134,6 +134,19 @@ def test_a_one_hot_fallback_over_the_parameter_limit_is_refused_before_it_is_bui
     assert "the model would have 375 parameters" in problem.hint
 
 
+def test_a_one_hot_fallback_whose_unembedding_alone_is_over_the_limit_is_not_built() -> None:
+    from compiler.driver import _one_hot_too_large
+    from compiler.model import CompiledModel
+
+    def numerical(n_values: int) -> CompiledModel:
+        return CompiledModel({}, {}, {"output": {"values": list(range(n_values))}})
+
+    assert _one_hot_too_large(numerical(17), 300) is None  # 289 parameters may fit
+    note = _one_hot_too_large(numerical(18), 300)
+    assert note is not None and "18 values was not built: it needs at least 324 parameters" in note
+    assert _one_hot_too_large(numerical(18), None) is None  # no limit
+
+
 def test_a_model_over_the_parameter_limit_is_refused_at_its_output() -> None:
     text = "x = aggregate(select(tokens, tokens, ==), indices);"
     with pytest.raises(CompileError) as refused:
