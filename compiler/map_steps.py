@@ -25,6 +25,7 @@ from compiler.blocks import (
     Atom,
     Encoded,
     Encoding,
+    MLPSpec,
     is_number,
     sort_values,
     value_key,
@@ -44,7 +45,7 @@ Rows = list[tuple[tuple[Atom, ...], Atom]]
 
 
 @dataclass(frozen=True)
-class _XView:
+class XView:
     """A numerical source as a step MLP reads it: the number, where each value sits on it, and the
     number's float32 error (None: its own rounding only)."""
 
@@ -53,10 +54,10 @@ class _XView:
     error: float | ErrorBound | None
 
 
-def _view(ctx: PlanContext, reader: Reader, src: int, decoded: bool) -> _XView:
+def _view(ctx: PlanContext, reader: Reader, src: int, decoded: bool) -> XView:
     if decoded and reader.reads_frac(src):  # the whole number, decoded by its own step MLP (exact)
-        return _XView(reader.reading(src, Encoding.NUMERICAL), float, None)
-    return _XView(reader.number(src), lambda v: reader.x_of(src, v), ctx.x_error(src))
+        return XView(reader.reading(src, Encoding.NUMERICAL), float, None)
+    return XView(reader.number(src), lambda v: reader.x_of(src, v), ctx.x_error(src))
 
 
 def _fraction_then_decoded(
@@ -100,7 +101,7 @@ def _map_steps(
     node: IRNode,
     support: tuple[int, ...],
     xi: int,
-    view: _XView,
+    view: XView,
     rows: Rows,
     encoding: Encoding,
 ) -> Encoded:
@@ -113,27 +114,38 @@ def _map_steps(
             number = tuple((d, a * c) for d, c in x.number) + ((ONE, b),)
             return Encoded(node.name, Encoding.NUMERICAL, ctx.values(node.index), number=number)
         return decode_numeric(built, node, x, points, encoding, view.error)
-    ci = 1 - xi
-    context = reader.reading(support[ci], Encoding.CATEGORICAL)
+    context = reader.reading(support[1 - xi], Encoding.CATEGORICAL)
+    out = materialise(built, node, encoding, ctx.values(node.index))
+    built.add_mlp(context_steps(node, view, xi, context, rows, out, built))
+    return out
+
+
+def context_steps(
+    node: IRNode,
+    view: XView,
+    xi: int,
+    context: Encoded,
+    rows: Rows,
+    out: Encoded,
+    built: Built,
+) -> MLPSpec:
+    """The step MLP of a map of two s-ops, stepped on `view` (support position `xi`) with the
+    other's categorical reading `context` setting each step's threshold (not yet added)."""
     per_context: dict[tuple[str, Any], tuple[Atom, list[tuple[float, Atom]]]] = {}
     for combo, v in rows:
-        c = combo[ci]
+        c = combo[1 - xi]
         per_context.setdefault(value_key(c), (c, []))[1].append((view.at(combo[xi]), v))
-    context_points = [(c, merge_points(node, pts)) for c, pts in per_context.values()]
-    out = materialise(built, node, encoding, ctx.values(node.index))
-    spec = step_mlp.numeric_mlp(
-        x,
+    return step_mlp.numeric_mlp(
+        view.x,
         [],
         out,
         op=node.text,
         name=node.name,
         context=context,
-        context_points=context_points,
+        context_points=[(c, merge_points(node, pts)) for c, pts in per_context.values()],
         x_error=view.error,
         exact=built.exact,
     )
-    built.add_mlp(spec)
-    return out
 
 
 def coarse_steps(
@@ -166,10 +178,11 @@ def coarse_steps(
             continue
 
         def build(decoded: bool) -> Encoded:
+            views = (_view(ctx, reader, source, decoded), _view(ctx, reader, other, decoded))
+            classes = list(representative.values())
             return _coarse(
-                ctx, built, node, (source, other), k, rows, class_of, members, list(representative.values()), encoding,
-                (_view(ctx, reader, source, decoded), _view(ctx, reader, other, decoded)),
-            )  # fmt: skip
+                ctx, built, node, source, k, rows, class_of, members, classes, views, encoding
+            )
 
         return _fraction_then_decoded(reader, support, build)
     return None
@@ -179,18 +192,18 @@ def _coarse(
     ctx: PlanContext,
     built: Built,
     node: IRNode,
-    sources: tuple[int, int],
+    source: int,
     k: int,
     rows: Rows,
     class_of: dict[tuple, Atom],
     members: dict[tuple, Atom],
     class_values: list[Atom],
+    views: tuple[XView, XView],
     encoding: Encoding,
-    views: tuple[_XView, _XView],
 ) -> Encoded:
-    """`coarse_steps` with support[k] = `sources[0]` sorted into `class_of`'s classes, the map
-    stepped on `sources[1]`; both MLPs are added once both are built."""
-    (source, _), (view, other_view) = sources, views
+    """`coarse_steps` with support[k] = `source` sorted into `class_of`'s classes, the map stepped
+    on the other; both MLPs are added once both are built."""
+    view, other_view = views
     name = f"{ctx.graph[source].name}~{node.name}"
     classes = Encoded.materialised_categorical(name, sort_values(class_values))
     built.bound_one_hot(classes)

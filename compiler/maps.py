@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from compiler import map_steps, mlp, step_mlp
+from compiler import map_steps, mlp
 from compiler.blocks import (
     ONE,
     Atom,
@@ -160,19 +160,18 @@ class MapPlanner:
             )
         out = materialise(self.built, node, encoding, vals)
         table = list(rows)  # pairs, not a dict: (1,) and (1.0,) are different rows
+        spec: MLPSpec | None = None
         try:
-            spec: MLPSpec | None = mlp.table_mlp(
+            spec = mlp.table_mlp(
                 readings, table, out, op=node.text, name=node.name, exact=self.built.exact
             )
-        except CompileError:
-            spec = None  # too large; steps over the index may still fit
+        except CompileError as too_large:  # steps over the index may still fit
+            refusal = too_large
         steps = self._index_steps(node, support, rows, out)
         if steps is not None and (spec is None or steps.hidden < spec.hidden):
             spec = steps
         if spec is None:
-            spec = mlp.table_mlp(  # raises the table's refusal
-                readings, table, out, op=node.text, name=node.name, exact=self.built.exact
-            )
+            raise refusal
         self.built.add_mlp(spec)
         return out
 
@@ -189,21 +188,9 @@ class MapPlanner:
             return None
         xi = 0 if g[support[0]].op is Op.INDICES else 1
         context = self.reader.reading(support[1 - xi], Encoding.CATEGORICAL)
-        per_context: dict[tuple[str, Any], tuple[Atom, list[tuple[float, Atom]]]] = {}
-        for combo, v in rows:
-            c = combo[1 - xi]
-            per_context.setdefault(value_key(c), (c, []))[1].append((float(combo[xi]), v))
+        index = map_steps.XView(self.reader.reading(support[xi], Encoding.NUMERICAL), float, None)
         try:
-            return step_mlp.numeric_mlp(
-                self.reader.reading(support[xi], Encoding.NUMERICAL),
-                [],
-                out,
-                op=node.text,
-                name=node.name,
-                context=context,
-                context_points=[(c, pts) for c, pts in per_context.values()],
-                exact=self.built.exact,
-            )
+            return map_steps.context_steps(node, index, xi, context, rows, out, self.built)
         except CompileError:
             return None
 
