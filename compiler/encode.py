@@ -20,7 +20,10 @@ construction with located failures (`plan_state.Memo`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+
+import numpy as np
 
 from compiler.aggregates import AggregatePlanner
 from compiler.blocks import (
@@ -31,9 +34,10 @@ from compiler.blocks import (
     Encoding,
     Plan,
     is_number,
+    sort_values,
     value_key,
 )
-from compiler.fits import merge_noise
+from compiler.fits import FLOAT64_NOISE, merge_noise
 from compiler.graph import Graph, IRNode, Op
 from compiler.grid import output_grid
 from compiler.maps import MapPlanner
@@ -105,11 +109,9 @@ class Readings:
             output,
             ctx.seq_type(root),
             dict(built.bounds),
-            # a numerical output snaps to these: float64 twins (0.6 and 0.6000000000000001) would
-            # be two snap targets with nothing between them, so they are listed once
             ctx.values(root.index)
             if output.is_categorical
-            else merge_noise(ctx.values(root.index)),
+            else snap_targets(ctx.values(root.index), output.values),
             None
             if output.is_categorical
             else output_grid(
@@ -277,3 +279,24 @@ def _collide(vals: Sequence[Atom]) -> bool:
     """Whether a bool and a number equal to it (False and 0, True and 1) are both among `vals`."""
     bools = {v for v in vals if isinstance(v, bool)}
     return any(is_number(v) and float(v) in (0.0, 1.0) and bool(v) in bools for v in vals)
+
+
+def snap_targets(program: Sequence[Atom], reading: Sequence[Atom]) -> tuple[Atom, ...]:
+    """What a numerical output snaps to: the program's values, float64 twins (0.6 and
+    0.6000000000000001) listed once, since two targets with nothing between them cannot both be
+    snapped to. The output's reading may list numbers the program never outputs (an aggregate's
+    default where some key is always selected); the certifier checks the snap of each, so each is
+    a target too, unless it is within noise of a program value (whose type, 2 or 2.0, must win)."""
+    near = merge_noise(program)
+    kept = np.unique([float(v) for v in near if is_number(v)])  # sorted
+    extra = []
+    for v in reading:
+        if not is_number(v) or not math.isfinite(x := float(v)):
+            continue
+        at = int(np.searchsorted(kept, x))
+        closest = min(
+            (abs(kept[j] - x) for j in (at - 1, at) if 0 <= j < len(kept)), default=math.inf
+        )
+        if closest > FLOAT64_NOISE * max(1.0, abs(x)):
+            extra.append(v)
+    return near if not extra else merge_noise(sort_values([*near, *extra]))
