@@ -16,6 +16,8 @@ from compiler.relations import Known, Relation, already_reported
 from rasp.errors import Diagnostic
 
 MAX_VALUES = 100_000  # values one s-op may take (means included)
+EXACT_SUMS = 2.0**53  # float64 sums of whole numbers below this are exact
+EXACT_SUMS = 2.0**53  # float64 sums of whole numbers below this are exact
 MAX_SUM_WORK = 20_000_000  # (sum, value) pairs enumerating the means of one aggregate may visit
 
 
@@ -66,6 +68,14 @@ class MeanValues:
                 )
             )
             return None, sort_values([*vals, node.value])
+        per_length = self.length_constants(sop) if several else None
+        if widths is None and per_length is not None:
+            # every selected key holds the same whole number c: its mean is c (as a float)
+            rel = {
+                (i, n): known.intern([per_length[n], float(per_length[n]), node.value])
+                for i, n in known.pairs
+            }
+            return rel, ()
         if widths is None:
             if single_selector or known.n_max < 2 or not numbers:
                 return None, sort_values([*vals, node.value])
@@ -81,11 +91,33 @@ class MeanValues:
                 rel[p] = default
             elif w == 1:
                 rel[p] = every
+            elif per_length is not None:
+                rel[p] = known.intern([float(per_length[p[1]])])
             elif numbers:
                 rel[p] = self.means_of(numbers, w, node)
             else:
                 rel[p] = known.intern([])  # the interpreter refuses to average non-numbers
         return rel, ()
+
+    def length_constants(self, sop: int) -> dict[int, Atom] | None:
+        """The value of `sop` per length when at each length every position holds the same whole
+        number (`length`, `2 * length`): a mean of any keys is then that number, exactly (a sum of
+        whole numbers below 2^53 / N is exact in float64). None when it is not so."""
+        rel = self.known.relation[sop]
+        if rel is None:
+            return None
+        out: dict[int, Atom] = {}
+        for (_, n), vals in rel.items():
+            if len(vals) != 1 or value_key(out.setdefault(n, vals[0])) != value_key(vals[0]):
+                return None
+        for v in out.values():
+            if (
+                not is_number(v)
+                or not float(v).is_integer()
+                or abs(v) * self.known.n_max >= EXACT_SUMS
+            ):
+                return None
+        return out
 
     def bos_means(self, selector: int, sop: int) -> list[Atom] | None:
         """The BOS trick: the values when the selector always selects key 0 and only key 0 counts.

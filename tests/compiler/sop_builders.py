@@ -91,3 +91,16 @@ def dyck1() -> S.SOp:
         lambda b: "T" if b == 0 else "P", balance, text='"T" if balance == 0 else "P"'
     )
     return mapped(lambda f, tp: "F" if f else tp, broken, open_or_balanced, name="dyck1")
+
+
+def means_of_length() -> S.SOp:
+    """Means of s-ops that hold one whole number per length: each mean is that number."""
+    t, indices, length = tokens(), S.IndicesSOp(name="indices"), S.LengthSOp(name="length")
+    same = S.AggregateSOp(
+        selector=S.Select(keys=t, queries=t, comparison=EQ), sop=length, name="same_len"
+    )
+    double = mapped(lambda n: 2 * n, length, name="double", text="2 * length")
+    prefix = S.AggregateSOp(
+        selector=S.Select(keys=indices, queries=indices, comparison=LEQ), sop=double, name="prefix"
+    )
+    return mapped(lambda a, b: a + b, same, prefix, name="sum", text="same_len + prefix")

@@ -11,6 +11,7 @@ import pytest
 
 import transformer
 from compiler import compile_sop, mlp
+from compiler.model import config_params
 from compiler.fits import merge_noise
 from rasp import sops as S
 from rasp.errors import CompileError, Source
@@ -330,3 +331,39 @@ def test_a_map_of_a_token_and_the_index_steps_over_the_index_where_that_is_small
     inputs = [rng.choices("abc", k=rng.randint(1, 64)) for _ in range(60)]
     for tokens, got in zip(inputs, runtime.run(inputs), strict=True):
         assert got == list(evaluate(tens, tokens).values)
+
+
+@pytest.mark.exactness
+def test_a_mean_of_the_length_is_the_length() -> None:
+    # Every mean of 1..17 was once a value of `same_len` (1,555 of them), and the sum below was
+    # refused at N = 17 for its 2,000,000 input combinations (3M parameters at N = 5).
+    import sop_builders as B
+
+    root = B.means_of_length()
+    model = compile_sop(root, list("ab"), 5, name="sum")
+    assert config_params(model.metadata["config"]) < 20_000
+    _agrees_everywhere(root, model, "ab", 5)
+    model = compile_sop(root, list("ab"), 17, name="sum")
+    runtime = transformer.from_tensors(model.weights, model.metadata)
+    rng = random.Random(2)
+    inputs = [rng.choices("ab", k=n) for n in range(1, 18)]
+    for tokens, got in zip(inputs, runtime.run(inputs), strict=True):
+        assert all(
+            same_value(g, w) for g, w in zip(got, evaluate(root, tokens).values, strict=True)
+        )
+
+
+def test_an_unreachable_default_is_a_snap_target_not_a_one_hot_output() -> None:
+    # Every key is selected, so the default 0.5 is never output; but the head's reading lists it,
+    # the certifier checks its snap, and with only the program's values to snap to it failed, and
+    # the output fell back to a one-hot of four values.
+    from compiler.encode import snap_targets
+
+    text = "m = aggregate(select(length, 0, !=), length, 0.5);"
+    sop = _program(text, "m")
+    model = compile_sop(sop, list("ab"), 4, name="m")
+    assert model.metadata["config"]["d_vocab_out"] == 1
+    assert 0.5 in model.metadata["output"]["values"]
+    _agrees_everywhere(sop, model, "ab", 4)
+    # a reading's number equal to a program value (or its float64 twin) leaves the program's
+    assert snap_targets((1, 2.0), (0.5, 1.0, 2, 2.0000000000000004)) == (0.5, 1, 2.0)

@@ -72,6 +72,16 @@ def test_means_over_positional_selectors_are_exact_per_position() -> None:
     assert {float(v) for v in fracs} == expected
 
 
+def test_a_mean_of_one_whole_number_per_length_is_that_number() -> None:
+    """Not every mean of 1..N (1,555 values at N = 17): at length n every key holds n."""
+    vals = values_by_name(B.means_of_length(), list("ab"), 17)
+    # n (one key), float(n) (several) and the default 0
+    assert set(vals["same_len"]) == set(range(18))
+    assert {type(v) for v in vals["same_len"]} == {int, float}
+    assert set(vals["prefix"]) == set(range(2, 35, 2))
+    assert len(vals["sum"]) < 100
+
+
 def test_dyck_counts_are_integers_thanks_to_widths() -> None:
     vals = values_by_name(B.dyck1(), list("()"), 6)
     assert {float(v) for v in vals["n_opens"]} == set(range(7))
@@ -101,7 +111,8 @@ def test_map_table_limit_is_a_located_refusal() -> None:
 
 
 @pytest.mark.parametrize(
-    "make", [B.reverse, B.hist, B.sort_unique, B.sort_stable, B.frac_prevs, B.dyck1]
+    "make",
+    [B.reverse, B.hist, B.sort_unique, B.sort_stable, B.frac_prevs, B.dyck1, B.means_of_length],
 )
 def test_value_sets_cover_every_evaluated_value(make) -> None:
     """Soundness: every value any node takes on any input up to length 5 is in its inferred set."""
