@@ -11,8 +11,8 @@ import pytest
 
 import transformer
 from compiler import compile_sop, mlp
-from compiler.model import config_params
 from compiler.fits import merge_noise
+from compiler.model import config_params
 from rasp import sops as S
 from rasp.errors import CompileError, Source
 from rasp.interpreter import load_source
