@@ -77,6 +77,7 @@ class Interpreter:
         self.search_dirs = tuple(Path(d) for d in search_dirs)
         self._depth = 0
         self._loading: list[Path] = []
+        self._load_errors: list[RaspError] | None = None  # see exec_statement
         root = Scope(None, BASE_RESERVED, "built-ins")
         for kind in TokenKind:
             root.force(f"tokens_{kind.value}", TokensSOp(kind=kind, name=f"tokens_{kind.value}"))
@@ -144,8 +145,15 @@ class Interpreter:
             progress("running", len(results), total)
         return results
 
-    def exec_statement(self, stmt: ast.Stmt) -> StatementResult:
-        """Run one top-level statement; every failure is a located `RaspError`."""
+    def exec_statement(
+        self, stmt: ast.Stmt, *, load_errors: list[RaspError] | None = None
+    ) -> StatementResult:
+        """Run one top-level statement; every failure is a located `RaspError`.
+
+        With a `load_errors` list, a `load`ed file's failing statement is appended there (located
+        in that file) and the load goes on with the next one, as the original's REPL does (a
+        failed assignment binds nothing). Without it, the first failure ends the statement."""
+        self._load_errors = load_errors
         try:
             return self._exec(stmt, self._frame)
         except RaspError as exc:
@@ -163,6 +171,7 @@ class Interpreter:
         finally:
             self._depth = 0
             self._loading.clear()
+            self._load_errors = None
 
     # ---- statements ----------------------------------------------------------------------------
 
@@ -247,16 +256,29 @@ class Interpreter:
         program = parse(source)
         inner = _Frame(Scope(self._prelude, self._reserved, str(path)), top=True)
         self._loading.append(path)
+        assigned_at: dict[str, int] = {}  # name -> the last statement that (re)bound it
         try:
-            # A loaded file has no REPL to command: its REPL commands are skipped.
-            for inner_stmt in program.statements:
-                if not isinstance(inner_stmt, ast.ReplCommand):
+            for k, inner_stmt in enumerate(program.statements):
+                if isinstance(inner_stmt, ast.ReplCommand):
+                    continue  # a loaded file has no REPL to command
+                before = dict(inner.scope.values)
+                try:
                     self._exec(inner_stmt, inner)
+                except RaspError as exc:
+                    if self._load_errors is None:
+                        raise
+                    self._load_errors.append(exc.with_span(inner_stmt.span))
+                    continue
+                for name, value in inner.scope.values.items():
+                    if name not in before or before[name] is not value:
+                        assigned_at[name] = k
         finally:
             self._loading.pop()
-        copied = [
-            (n, v) for n, v in inner.scope.values.items() if not n.startswith("_") and n != "out"
-        ]
+        # listed in the order of their last assignment, as the original prints them
+        copied = sorted(
+            ((n, v) for n, v in inner.scope.values.items() if not n.startswith("_") and n != "out"),
+            key=lambda item: assigned_at.get(item[0], -1),
+        )
         for name, value in copied:
             frame.scope.assign(name, value, stmt.span)
         if frame.top and inner.last is not None and inner.last in dict(copied):

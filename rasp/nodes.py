@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
@@ -18,6 +19,9 @@ from typing import Any
 from rasp.errors import Span
 
 Atom = int | float | str | bool | None
+
+LABEL_MAX = 40  # an unnamed node's label: its expression, cut to this many characters
+_ONE_TERM = re.compile(r"[A-Za-z_]\w*(\(.*\)|\[.*\])?")
 
 _node_ids = itertools.count()
 
@@ -81,7 +85,18 @@ class Node:
 
     @property
     def label(self) -> str:
-        return self.name or f"{type(self).__name__}#{self.id}"
+        """The name, else the expression that made the node (`(tokens == "a")`), as the original
+        names an unnamed s-op after its expression; `s-op` or `selector` without a source."""
+        if self.name:
+            return self.name
+        text = " ".join(self.span.text().split()) if self.span is not None else ""
+        if not text:
+            return "selector" if isinstance(self, Selector) else "s-op"
+        one_term = _ONE_TERM.fullmatch(text)
+        if len(text) > LABEL_MAX:
+            text = text[: LABEL_MAX - 3] + "..."
+        # a bare call or name reads as one; an operation is bracketed (`(x + 1)("abc")`)
+        return text if one_term else f"({text})"
 
 
 class SOp(Node):

@@ -196,9 +196,10 @@ class ReplSession:
     def _statement(self, stmt: ast.Stmt) -> list[str]:
         env = _Bindings(self.interpreter)
         saved = env.snapshot()
-        result = self.interpreter.exec_statement(stmt)
+        load_errors: list[RaspError] = []  # a loaded file's failing statements: reported, skipped
+        result = self.interpreter.exec_statement(stmt, load_errors=load_errors)
         try:
-            return self._show_result(stmt, result)
+            return [err.render() for err in load_errors] + self._show_result(stmt, result)
         except RaspError:
             # The definition-time check failed: as in the original, the names keep their old values.
             env.restore(saved)

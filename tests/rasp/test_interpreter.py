@@ -395,6 +395,47 @@ def test_load_errors(tmp_path: Path) -> None:
         run('load "c";', Interpreter(search_dirs=[tmp_path]))
 
 
+def test_a_load_may_go_on_past_failing_statements(tmp_path: Path) -> None:
+    # The original's REPL reports a loaded file's failing statement and runs the next one; a
+    # program run from the command line stops at the first error instead.
+    (tmp_path / "outer.rasp").write_text(
+        'first = caller_name;\nfirst = 3;\nload "inner";\nfrom_inner = shared;\n'
+        "hidden = _private;\n_mine = 4;\nlast = _mine;\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "inner.rasp").write_text(
+        "shared = 7;\n_private = 8;\nnope = first;\n", encoding="utf-8"
+    )
+    i = Interpreter(search_dirs=[tmp_path])
+    run("caller_name = 10;", i)
+    errors: list[RaspError] = []
+    (stmt,) = parse('load "outer";').statements
+    result = i.exec_statement(stmt, load_errors=errors)
+    located = [(e.span.file.rsplit("/", 1)[-1], e.span.line, e.message) for e in errors]
+    assert located == [
+        ("outer.rasp", 1, "Undefined variable: caller_name"),
+        ("inner.rasp", 3, "Undefined variable: first"),
+        ("outer.rasp", 5, "Undefined variable: _private"),
+    ]
+    assert dict(zip(result.names, result.values)) == {
+        "first": 3,
+        "shared": 7,
+        "from_inner": 7,
+        "last": 4,
+    }
+    with pytest.raises(RaspNameError, match="caller_name"):
+        i.exec_statement(stmt)  # no list: the first failure ends the load
+
+
+def test_loaded_names_are_listed_in_the_order_of_their_last_assignment(tmp_path: Path) -> None:
+    (tmp_path / "lib.rasp").write_text(
+        "a = 4;\nb = 3;\na = a + b;\nc, d = 5, 6;\nb = 8;\n", encoding="utf-8"
+    )
+    i = run('load "lib";', Interpreter(search_dirs=[tmp_path]))
+    (stmt,) = parse('load "lib";').statements
+    assert i.exec_statement(stmt).names == ("a", "c", "d", "b")
+
+
 def test_load_finds_the_shipped_programs() -> None:
     i = run('load "reverse";')
     assert list(evaluate(i.get("reverse"), "abc").values) == ["c", "b", "a"]
