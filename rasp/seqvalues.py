@@ -78,8 +78,15 @@ def type_of_value(value: Any) -> SeqType | None:
     return None
 
 
-def make_seq(values: Sequence[Any], span: Span | None = None, *, loose: bool = False) -> SeqValue:
-    """A `SeqValue`, checking the original's rule: one type, except that numbers mix.
+def make_seq(
+    values: Sequence[Any],
+    span: Span | None = None,
+    *,
+    loose: bool = False,
+    mixed_hint: str | None = None,
+) -> SeqValue:
+    """A `SeqValue`, checking the original's rule: one type, except that numbers mix
+    (`mixed_hint`: what to do where types mix, said by the operation that made the values).
 
     Bools count as ints (as Python's isinstance has it); ints or bools with floats are floats.
     None (from tracr programs) has no type of its own: it mixes with any. `loose` (tracr's rule)
@@ -109,7 +116,7 @@ def make_seq(values: Sequence[Any], span: Span | None = None, *, loose: bool = F
         raise RaspRuntimeError(
             f"attempted to create sequence with vals of different types ({kinds})",
             span,
-            hint="an aggregate's default (0 unless given) must have the type of the aggregated values",
+            hint=mixed_hint,
         )
     (only,) = types
     assert only is not None

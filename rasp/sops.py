@@ -58,6 +58,13 @@ from rasp.nodes import (  # noqa: F401
 )
 from rasp.seqvalues import SeqType, SeqValue, make_seq, type_of_value  # noqa: F401
 
+MAP_MIXED_HINT = (
+    "an operation must give one type at every position: numbers and bools mix, strings do not"
+)
+AGGREGATE_MIXED_HINT = (
+    "an aggregate's default (0 unless given) must have the type of the aggregated values"
+)
+
 # ------------------------------------------------------------------------------------------------
 # Evaluation
 
@@ -102,7 +109,12 @@ class Evaluator:
             case TokensSOp(kind=kind):
                 convert = _TOKEN_CONVERT[kind]
                 try:
-                    return make_seq([convert(t) for t in self.tokens], node.span, loose=node.loose)
+                    return make_seq(
+                        [convert(t) for t in self.tokens],
+                        node.span,
+                        loose=node.loose,
+                        mixed_hint="an input's tokens must have one type (numbers may mix)",
+                    )
                 except (ValueError, TypeError) as exc:
                     raise RaspRuntimeError(
                         f"cannot read the input as tokens_{kind.value}: {exc}", node.span
@@ -141,7 +153,7 @@ class Evaluator:
             raise exc.with_span(node.span) from None
         except (ArithmeticError, TypeError, ValueError, KeyError, IndexError) as exc:
             raise RaspRuntimeError(_python_error_text(exc), node.span) from None
-        return make_seq(out, node.span, loose=node.loose)
+        return make_seq(out, node.span, loose=node.loose, mixed_hint=MAP_MIXED_HINT)
 
     def _select(self, node: Select) -> np.ndarray:
         keys, queries = self.seq(node.keys), self.seq(node.queries)
@@ -215,7 +227,7 @@ class Evaluator:
                 out.append(vals.values[first[i]])
             else:
                 out.append(float(means[i]))
-        return make_seq(out, node.span, loose=node.loose)
+        return make_seq(out, node.span, loose=node.loose, mixed_hint=AGGREGATE_MIXED_HINT)
 
     def _aggregate_by_rows(self, node: AggregateSOp, sel: np.ndarray, vals: SeqValue) -> SeqValue:
         """Values that numpy cannot average in one product (None, mixed types) or tracr's mean
@@ -231,7 +243,7 @@ class Evaluator:
                 out.append(sum(picked) / len(picked))
             else:
                 raise _average_error(node)
-        return make_seq(out, node.span, loose=node.loose)
+        return make_seq(out, node.span, loose=node.loose, mixed_hint=AGGREGATE_MIXED_HINT)
 
 
 def _averageable(picked: Sequence[Any], bools_as_numbers: bool) -> bool:

@@ -149,3 +149,10 @@ def test_vectorised_matches_pairwise_definition() -> None:
             n = len(tokens)
             expected = [[cmp.apply(int(tokens[j]), i) for j in range(n)] for i in range(n)]
             assert m.tolist() == expected
+
+
+def test_mixed_types_get_the_hint_of_the_operation_that_mixed_them() -> None:
+    # (an input of mixed tokens was once told about an aggregate's default)
+    with pytest.raises(RaspRuntimeError) as err:
+        evaluate(TokensSOp(kind=TokenKind.ASIS), ["a", 3])
+    assert err.value.hint is not None and "input's tokens" in err.value.hint
