@@ -109,8 +109,9 @@ def _plain(value: Any) -> Any:
 
 
 def _same(a: Any, b: Any) -> bool:
-    # The original compares with a set, where 1 == 1.0 == True; within one sequence types agree.
-    return bool(a == b) and type(a) is type(b)
+    # The original compares with a set, where 1 == 1.0 == True: a mean's 4.0 beside a single
+    # key's 4 (`[4.0, 4]`) shows as `[4.0]*2`, the first value.
+    return bool(a == b)
 
 
 # ------------------------------------------------------------------------------------------------

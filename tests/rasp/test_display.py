@@ -64,7 +64,10 @@ def test_values_text_compresses_only_runs_of_identical_values() -> None:
     assert values_text([5, 5, 5]) == "[5]*3"
     assert values_text([5]) == "[5]"
     assert values_text([1, 2]) == "[1, 2]"
-    assert values_text([1, 1.0]) == "[1, 1.0]"  # equal as numbers, but the original shows both
+    # equal as numbers: the original's set() keeps one, and it shows the first
+    assert values_text([4.0, 4]) == "[4.0]*2"
+    assert values_text([1, True]) == "[1]*2"
+    assert values_text(["1", 1]) == "[1, 1]"
     assert values_text([]) == "[]"
 
 
