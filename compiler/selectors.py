@@ -16,6 +16,7 @@ from functools import partial
 import numpy as np
 
 from compiler import mlp, step_mlp
+from compiler.absorb import absorbing_side
 from compiler.addressing import SquaredReading, plan_match
 from compiler.blocks import (
     ALL_TRUE,
@@ -73,6 +74,10 @@ class SelectorPlanner:
                 return self._select(node, matching=True)
             case Op.AND:
                 return [*self.atoms(node.inputs[0]), *self.atoms(node.inputs[1])]
+            case Op.OR:
+                covering = absorbing_side(self.ctx, self.maps.support, node)
+                if covering is not None:  # the other side adds no (query, key) pair
+                    return self.atoms(covering)
             case Op.NOT:
                 inner = self.atoms(node.inputs[0])
                 if len(inner) == 1 and inner[0].is_mask:

@@ -1,0 +1,68 @@
+"""`A or B` compiled as A where B holds only where A does (compiler.absorb)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from test_compile import all_inputs, check_inputs
+
+from compiler import compile_sop
+from compiler.absorb import absorbing_side
+from compiler.driver import prepare
+from compiler.graph import Op, build_graph
+from compiler.maps import MapPlanner
+from compiler.plan_context import PlanContext
+from compiler.plan_state import Built
+from compiler.values import infer_values
+from rasp.errors import Source
+from rasp.interpreter import load_file, load_source
+
+PAPER = Path(__file__).resolve().parents[2] / "programs" / "paper_examples.rasp"
+BOS_VOCAB = ["§", "a", "b", "c"]
+
+
+def _covering(text: str, name: str, vocab: list, n: int) -> list[str | None]:
+    """For each OR of the program's graph: the text of the input that covers it, or None."""
+    sop = prepare(load_source(Source("<test>", text)).get(name), vocab, n)
+    graph = build_graph(sop)
+    ctx = PlanContext(graph, infer_values(graph, vocab, n), vocab, False, True, True)
+    support = MapPlanner(ctx, None, Built()).support  # type: ignore[arg-type]  (no reading asked)
+    out = []
+    for node in graph.nodes:
+        if node.op is Op.OR:
+            side = absorbing_side(ctx, support, node)
+            out.append(None if side is None else graph[side].text)
+    return out
+
+
+def test_a_disjunct_that_adds_no_pair_is_dropped_and_one_that_does_is_kept() -> None:
+    covered = (
+        "take = select(indices, 0, ==) or select(indices, indices - 1, ==);\n"
+        "x = aggregate(take, tokens);"
+    )
+    # key 0 is taken by the first select; the second takes key i - 1 >= 0: neither covers
+    assert _covering(covered, "x", list("ab"), 5) == [None]
+    covered = (
+        "place = -1 if indices == 0 else selector_width(select(tokens, tokens, <));\n"
+        "take = select(place, indices - 1, ==) or "
+        "(select(indices, 0, ==) and select(indices, indices, ==));\n"
+        "x = aggregate(take, tokens);"
+    )
+    # the BOS (place -1) already takes itself through the first select
+    assert _covering(covered, "x", list("ab"), 5) == ["select(place, indices - 1, ==)"]
+
+
+@pytest.mark.exactness
+def test_the_papers_bos_sort_grows_linearly() -> None:
+    # Its `take` was a joint (indices, mean) reading on the key side: 51M parameters at N = 64.
+    sort_bos = load_file(PAPER).get("sort_bos")
+    model = compile_sop(sort_bos, BOS_VOCAB, 64, name="sort_bos")
+    assert model.metadata["config"]["d_model"] < 400  # 4,557 before
+    rng = random.Random(3)
+    inputs = [["§", *rng.choices("abc", k=rng.randint(0, 63))] for _ in range(40)]
+    inputs += [rng.choices(BOS_VOCAB, k=rng.randint(1, 64)) for _ in range(20)]  # no BOS
+    assert check_inputs(model, sort_bos, inputs) == len(inputs)
+    small = compile_sop(sort_bos, BOS_VOCAB, 5, name="sort_bos")
+    assert check_inputs(small, sort_bos, all_inputs(BOS_VOCAB, 5)) > 0
