@@ -53,6 +53,10 @@ def absorbing_side(
     truth = _Truth(ctx, sides, combos)
     first, second = node.inputs
     a, b = truth.table(first), truth.table(second)
+    # A combination where some select side raises never occurs on an input the model must run:
+    # the interpreter evaluates every side at every position, and fails there.
+    live = np.ix_(truth.valid[0], truth.valid[1])
+    a, b = a[live], b[live]
     if not (b & ~a).any():
         return first
     if not (a & ~b).any():
@@ -77,6 +81,8 @@ class _Truth:
         combos: Sequence[list[tuple[Atom, ...]]],
     ) -> None:
         self.ctx, self.sources, self.combos = ctx, sources, combos
+        # per side: the combinations where every s-op the selects read there is computed
+        self.valid = [np.ones(len(c), dtype=bool) for c in combos]
 
     def table(self, index: int) -> np.ndarray:
         node = self.ctx.graph[index]
@@ -112,6 +118,8 @@ class _Truth:
                 distinct[key] = len(values)
                 values.append((ok, v))
             at[c] = distinct[key]
+            if not ok:
+                self.valid[side][c] = False
         return values, at
 
 
