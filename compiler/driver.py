@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from compiler.addressing import MATCH_MAX_LEN
 from compiler.assemble import assemble
 from compiler.blocks import Atom, Encoding, sort_values
+from compiler.bos_widths import bos_widths
 from compiler.budget import DEFAULT_MAX_PARAMS, predict
 from compiler.certify import Certificate, recheck
 from compiler.counts import count_means
@@ -141,11 +142,13 @@ def compile_sop(
 def prepare(sop: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
     """The s-op graph the stages compile, equal to `sop` on every input over `vocab` of length
     1..max_len: tracr's predicates and means resolved for this vocabulary (`compiler.resolve`), then
+    the BOS trick's means as widths (`compiler.bos_widths`), then
     means of 0/1 values that a map only counts rewritten as counts (`compiler.counts`), then widths
     of orders over many numbers as widths over digits (`compiler.order_digits`). A RASP program
     with none of them is `sop` itself. Tools that pair the model's generated residual names
     (`_map_3`) with s-op nodes pair them with this graph's."""
     sop = resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
+    sop = bos_widths(sop, vocab, max_len)  # the BOS trick's mean: a width
     sop = count_means(sop, vocab, max_len)  # counted prefixes: a width, not a mean
     return order_digits(sop, vocab, max_len)  # widths of `<` over many numbers: over digits
 

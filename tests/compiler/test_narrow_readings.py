@@ -120,16 +120,18 @@ def test_masks_combine_within_a_conjunction_and_split_across_a_disjunction() -> 
 
 @pytest.mark.exactness
 def test_a_side_compared_only_with_constants_joins_as_its_classes() -> None:
-    # the paper's BOS trick: (tokens == tokens) or (key index == 0); the key side's joint reading is
-    # tokens x {index 0, other}, not tokens x N indices
+    # (tokens == tokens) or (key index == 0), the paper's BOS selector, averaging a value that is
+    # not the BOS trick's (whose mean is compiled as a width, compiler.bos_widths): the key side's
+    # joint reading is tokens x {index 0, other}, not tokens x N indices
     t, indices = B.tokens(), S.IndicesSOp(name="indices")
     same = S.Select(keys=t, queries=t, comparison=B.EQ)
     first = S.Select(keys=indices, queries=S.ConstSOp(value=0), comparison=B.EQ)
-    is_first = B.mapped(lambda i: int(i == 0), indices, name="is_first", text="indices == 0")
-    share = S.AggregateSOp(selector=S.SelectOr(left=same, right=first), sop=is_first, default=0)
-    hist = B.mapped(lambda x: round(1 / x) - 1, share, name="hist", text="round(1 / share) - 1")
-    model = compile_sop(hist, list("abc"), N)
+    early = B.mapped(lambda i: int(i < 2), indices, name="early", text="indices < 2")
+    share = S.AggregateSOp(
+        selector=S.SelectOr(left=same, right=first), sop=early, default=0, name="share"
+    )
+    model = compile_sop(share, list("abc"), N)
     joint = [lb for lb in model.metadata["residual"] if lb.startswith("(tokens,")]
     assert len(joint) == 6, joint  # 3 tokens x 2 classes of indices
     assert model.param_count() < 10_000
-    _agree(hist, model, _inputs("abc", 200, seed=5))
+    _agree(share, model, _inputs("abc", 200, seed=5))
