@@ -38,6 +38,9 @@ MAX_FUSED_TABLE = 4096
 # A map is tabulated over at most this many combinations of its inputs' values (a guard: beyond it,
 # compiling takes minutes and gigabytes).
 MAX_ROWS = 2_000_000
+# A map of a number with `indices` as context tries the index's classes from this many indices
+# (the selectors' MIN_CLASSED_VALUES): below it, the index one-hot is narrow anyway.
+MIN_INDEX_CLASSES = 32
 
 Rows = list[tuple[tuple[Atom, ...], Atom]]  # (support values, the map's value there)
 
@@ -144,6 +147,19 @@ class MapPlanner:
                     return contextual
         elif len(categorical) > 1 and int(np.prod(sizes)) > MAX_FUSED_TABLE and not last_resort:
             return None
+        if (
+            len(numeric) == 1
+            and len(categorical) == 1
+            and ctx.graph[categorical[0]].op is Op.INDICES
+            and sizes[0] >= MIN_INDEX_CLASSES
+        ):
+            # `-1 if indices == 0 else place`: the index matters only through a few classes;
+            # stepped with N index contexts the MLP would read the N-wide one-hot
+            coarse = map_steps.coarse_steps(
+                ctx, reader, self.built, node, support, self._rows(node, support), encoding
+            )
+            if coarse is not None:
+                return coarse
         one_block = (not numeric and len(categorical) == 1) or (
             len(numeric) == 1 and len(categorical) <= 1
         )

@@ -367,3 +367,19 @@ def test_an_unreachable_default_is_a_snap_target_not_a_one_hot_output() -> None:
     _agrees_everywhere(sop, model, "ab", 4)
     # a reading's number equal to a program value (or its float64 twin) leaves the program's
     assert snap_targets((1, 2.0), (0.5, 1.0, 2, 2.0000000000000004)) == (0.5, 1, 2.0)
+
+
+@pytest.mark.exactness
+def test_a_map_that_reads_the_index_through_a_few_classes_steps_on_the_classes() -> None:
+    # `-1 if indices == 0 else w` stepped with each index as a context read the N-wide index
+    # one-hot into a 2N-unit MLP (the paper's sort_bos at N = 256: 1.57M parameters, now 143K)
+    text = "w = selector_width(select(tokens, tokens, <));\nx = -1 if indices == 0 else w;"
+    sop = _program(text, "x")
+    model = compile_sop(sop, list("abc"), 64, name="x")
+    assert not any(label.startswith("indices:") for label in model.metadata["residual"])
+    assert model.metadata["config"]["d_model"] < 20
+    runtime = transformer.from_tensors(model.weights, model.metadata)
+    rng = random.Random(4)
+    inputs = [rng.choices("abc", k=rng.randint(1, 64)) for _ in range(40)]
+    for tokens, got in zip(inputs, runtime.run(inputs), strict=True):
+        assert got == list(evaluate(sop, tokens).values)
