@@ -50,6 +50,8 @@ from compiler.widths import WidthPlanner
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic
 
+F32_HUGE = 2.0**127  # float32's largest numbers: a number from here on is an output's label only
+
 
 def plan_encodings(
     graph: Graph,
@@ -158,7 +160,8 @@ class Readings:
             return Encoding.NUMERICAL
         # Numbers leave the model as one logit (decoded by snapping to the value set): one residual
         # dim and one unembedding column instead of a one-hot.
-        if len(vals) > 2 and all(is_number(v) for v in vals):
+        # (not numbers beyond float32's range, `indices ^ indices`: their logit would be inf)
+        if len(vals) > 2 and all(is_number(v) and abs(float(v)) < F32_HUGE for v in vals):
             return Encoding.NUMERICAL
         return Encoding.CATEGORICAL
 

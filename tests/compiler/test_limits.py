@@ -369,6 +369,21 @@ def test_an_unreachable_default_is_a_snap_target_not_a_one_hot_output() -> None:
     assert snap_targets((1, 2.0), (0.5, 1.0, 2, 2.0000000000000004)) == (0.5, 1, 2.0)
 
 
+def test_outputs_beyond_float32_are_labels_without_overflow_warnings() -> None:
+    # 32 ^ 32 is 1.5e48: a numerical output's unembedding overflowed float32 (RuntimeWarnings on
+    # stderr, a NaN certificate) before the one-hot fallback took over
+    import warnings
+
+    sop = _program("x = indices ^ indices;", "x")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = compile_sop(sop, list("ab"), 33, name="x")
+    assert model.metadata["output"]["encoding"] == "categorical"
+    runtime = transformer.from_tensors(model.weights, model.metadata)
+    (got,) = runtime.run([list("ab" * 16 + "a")])
+    assert got == list(evaluate(sop, list("ab" * 16 + "a")).values)
+
+
 @pytest.mark.exactness
 def test_a_map_that_reads_the_index_through_a_few_classes_steps_on_the_classes() -> None:
     # `-1 if indices == 0 else w` stepped with each index as a context read the N-wide index
