@@ -316,6 +316,9 @@ class Interpreter:
                 results = [self._expressions.eval(e, scope) for e in func.returns]
             finally:
                 self._depth -= 1
+            for result in results:  # the original names a returned s-op after its call
+                if isinstance(result, Node) and not result.name and result.called_as is None:
+                    result.called_as = " ".join(span.text().split())
             return results[0] if len(results) == 1 else results
         if isinstance(func, BuiltinFunction):
             builtins.check_arity(func.name, len(func.params), len(args), span)

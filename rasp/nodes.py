@@ -78,6 +78,8 @@ class Node:
     name: str | None = field(default=None, kw_only=True)
     # Values of several types may mix in this node's sequence (tracr allows it; RASP does not).
     loose: bool = field(default=False, kw_only=True, repr=False)
+    # The call that returned this node, for its label while it has no name (`f(indices)`).
+    called_as: str | None = field(default=None, kw_only=True, repr=False, compare=False)
     id: int = field(default_factory=lambda: next(_node_ids), init=False, repr=False)
 
     def children(self) -> tuple[Node, ...]:
@@ -85,11 +87,12 @@ class Node:
 
     @property
     def label(self) -> str:
-        """The name, else the expression that made the node (`(tokens == "a")`), as the original
-        names an unnamed s-op after its expression; `s-op` or `selector` without a source."""
+        """The name, else the call that returned the node (`f(indices)`) or the expression that
+        made it (`(tokens == "a")`), as the original names an unnamed s-op; `s-op` or `selector`
+        without a source."""
         if self.name:
             return self.name
-        text = " ".join(self.span.text().split()) if self.span is not None else ""
+        text = self.called_as or (" ".join(self.span.text().split()) if self.span else "")
         if not text:
             return "selector" if isinstance(self, Selector) else "s-op"
         one_term = _ONE_TERM.fullmatch(text)

@@ -155,6 +155,13 @@ def test_an_unnamed_sop_in_a_list_is_shown_by_its_expression() -> None:
         "\t\t     selector: select(indices, indices, ==)",
         "\t\t     s-op: aggregate(select(indices, length - in...",
     ]
+    # a function's result is named after the call, not after the expression in its body
+    session.feed("def inc(a) { return a + 1; }")
+    out = session.feed('y = [inc(indices), count(tokens, "a")];')
+    assert out.splitlines()[1:3] == [
+        "\t\t     s-op: inc(indices)",
+        '\t\t     s-op: count(tokens, "a")',
+    ]
 
 
 def test_completion_offers_keywords_and_names() -> None:
