@@ -31,7 +31,9 @@ contradicts R on the same two digit s-ops too, and the width is D + 1 conjunctio
 
 - it is `select(x, y, op)`, op one of <, <=, >, >=, or `select(x, y, op) or R` (either order),
   op < or >, R a conjunction (ands of selects and negated selects) with the atom
-  `select(x, y, ==)` reached through ands alone (the very x and y of the order);
+  `select(x, y, ==)` reached through ands alone (the very x and y of the order); or either of
+  these `and E`, E a conjunction, which every term then keeps (the BOS sort's width,
+  `compiler.bos_widths`: `(... or ...) and not select(indices, 0, ==)`);
 - every value of x and y (the compiler's value analysis, `compiler.rewrite.ValueFacts`) is a
   finite number, not a bool, below 2^53 in size (where the interpreter's numpy comparisons and
   Python's agree);
@@ -109,6 +111,9 @@ class _Site:
     order: sops.Select
     ties: sops.Selector | None = None
     equal: sops.Select | None = None
+    extra: sops.Selector | None = (
+        None  # a conjunction every term keeps: `(order or ties) and extra`
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,6 +161,16 @@ def order_digits(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.N
 
 def _site(width: sops.SelectorWidthSOp) -> _Site | None:
     selector = width.selector
+    if isinstance(selector, sops.SelectAnd):  # `(order or ties) and extra`, extra a conjunction
+        for core, extra in ((selector.left, selector.right), (selector.right, selector.left)):
+            site = _core_site(width, core)
+            if site is not None and _is_conjunction(extra):
+                return dataclasses.replace(site, extra=extra)
+        return None
+    return _core_site(width, selector)
+
+
+def _core_site(width: sops.SelectorWidthSOp, selector: sops.Selector) -> _Site | None:
     if isinstance(selector, sops.Select):
         return _Site(width, selector) if selector.comparison in _ORDERS else None
     if not isinstance(selector, sops.SelectOr):
@@ -283,6 +298,10 @@ def _rewritten(site: _Site, plan: _Plan, new: dict[int, sops.Node]) -> sops.Sele
     if site.ties is not None:
         assert site.equal is not None
         terms.append(_with_equal(site.ties, site.equal, _all(equal[::-1]), new))
+    if site.extra is not None:  # (a or b) and e: every term keeps e, and no pair is counted twice
+        extra = new[site.extra.id]
+        assert isinstance(extra, sops.Selector)
+        terms = [sops.SelectAnd(left=term, right=extra) for term in terms]
     selector: sops.Selector = terms[-1]
     for term in reversed(terms[:-1]):
         selector = sops.SelectOr(left=term, right=selector)

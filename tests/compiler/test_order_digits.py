@@ -86,6 +86,10 @@ ORDERED = {
     "floats": "x = 1.0 * (8 * tokens_int + indices);\nn = selector_width(select(x, x, >=));",
     # negative numbers, ints against floats
     "mixed": X + "y = x - 19.5;\nn = selector_width(select(x - 20, y, <));",
+    # a conjunction every term keeps (compiler.bos_widths' `and not select(indices, 0, ==)`)
+    "and_extra": X + "s = select(x, x, <) or (select(x, x, ==) and select(indices, indices, <));\n"
+    "n = selector_width(s and not select(indices, 0, ==));",
+    "extra_first": X + "n = selector_width(select(tokens, tokens, !=) and select(x, x, >=));",
 }
 
 # programs it must leave alone, and why
@@ -111,6 +115,9 @@ LEFT = {
     "disjunctive_ties": X + "n = selector_width(select(x, x, <) or (select(x, x, ==) and "
     "(select(indices, indices, <) or select(tokens_int, 0, ==))));",
     "not_equal": X + "n = selector_width(select(x, x, !=));",
+    # an extra side that is not a conjunction
+    "or_extra": X + "n = selector_width(select(x, x, <) and "
+    "(select(indices, 0, ==) or select(tokens, tokens, ==)));",
 }
 
 
