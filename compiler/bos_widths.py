@@ -68,10 +68,7 @@ class _BosMeanOf:
     first: int
 
     def __call__(self, rest: int) -> Atom:
-        width = rest + self.first
-        if width == 1:
-            return self.v0
-        return float(self.v0) / width  # (never 0: key 0 is always selected)
+        return _BosMean(self.v0)(rest, self.first)
 
 
 def bos_widths(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
@@ -111,11 +108,10 @@ def bos_widths(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Nod
             else:
                 found[node.id] = v0
                 widths = set(probe.widths(candidates[node.id]))
-                seen_width = first_width.get(node.id, -1)
-                if len(widths) != 1 or (seen_width not in (-1, *widths)):
-                    first_width[node.id] = None
-                elif seen_width == -1:
+                if n == 1:
                     first_width[node.id] = widths.pop()
+                elif widths != {first_width[node.id]}:
+                    first_width[node.id] = None  # K's width varies: a second input
     if not found:
         return root
     new: dict[int, sops.Node] = {}
