@@ -11,7 +11,7 @@ from test_compile import check_inputs, exact_outcome
 
 from compiler import compile_sop
 from compiler.bos_widths import bos_widths
-from rasp.errors import Source
+from rasp.errors import RaspError, Source
 from rasp.interpreter import load_file, load_source
 from rasp.sops import AggregateSOp, MapSOp, SelectorWidthSOp, walk
 
@@ -90,3 +90,56 @@ def test_the_papers_bos_programs_grow_linearly(name: str, n: int, limit: int) ->
     inputs = [["§", *rng.choices("abc", k=rng.randint(0, n - 1))] for _ in range(30)]
     inputs += [["§", *rng.choices("ab", k=n - 1)], rng.choices(BOS_VOCAB, k=n)]
     assert check_inputs(model, sop, inputs) == len(inputs)
+
+
+# K (a positional side that selects key 0, or one that does not) and the averaged value
+KEY0_SIDES = [
+    "select(indices, 0, ==)",
+    "select(indices, 1, <)",
+    "select(indices, indices, <=)",
+    "select(0, indices, ==)",
+]
+VALUES = [
+    "indicator(indices == 0)",
+    "0.5 * indicator(indices == 0)",
+    "-3 * indicator(indices < 1)",
+    "indicator(indices < 2)",
+]
+
+
+def _random_bos(seed: int):
+    """A random BOS-trick mean (or a near miss: K or the value not the trick's), or None."""
+    from random_texts import TextGenerator
+
+    rng = random.Random(seed)
+    sel = TextGenerator(rng).select(rng.randint(0, 2))
+    k, value = rng.choice(KEY0_SIDES), rng.choice(VALUES)
+    mean = f"aggregate(({sel}) or {k}, {value})"
+    text = "x = " + rng.choice(["{m}", "round(1 / {m}) - 1", "{m} > 0.3"]).format(m=mean) + ";"
+    try:
+        return text, _sop(text)
+    except RaspError:
+        return None
+
+
+SEEDS = range(80)
+VOCAB3 = ["0", "1", "2"]
+
+
+def test_a_fair_share_of_random_bos_means_is_rewritten() -> None:
+    # (K selects key 0, only key 0 holds a value, and sel reads a token: about one in five)
+    made = [_random_bos(seed) for seed in SEEDS]
+    rewritten = [m for m in made if m is not None and bos_widths(m[1], VOCAB3, 4) is not m[1]]
+    assert len(rewritten) >= 10
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_random_bos_means_keep_their_values(seed: int) -> None:
+    made = _random_bos(seed)
+    if made is None:
+        return
+    text, sop = made
+    rewritten = bos_widths(sop, VOCAB3, 4)
+    for n in range(1, 5):
+        for tokens in itertools.product(VOCAB3, repeat=n):
+            assert exact_outcome(rewritten, list(tokens)) == exact_outcome(sop, list(tokens)), text
