@@ -20,7 +20,7 @@ import numpy as np
 from compiler.blocks import Atom, value_key
 from compiler.graph import Graph, IRNode, Op
 from compiler.plan_context import PlanContext
-from compiler.relations import combination_count, input_combinations
+from compiler.relations import combination_count, input_combinations, safe_compare
 from rasp import sops
 
 # (query combination, key combination) pairs checked at most: one bool each, plus the chains'
@@ -34,17 +34,11 @@ def absorbing_side(
     """The input of OR `node` that holds wherever the other does (so the OR is that input), or
     None where neither covers the other or the check would be too large. `support` gives, per
     s-op read by a select, the s-ops it is computed from (`MapPlanner.support`)."""
-    g = ctx.graph
-    leaves = _leaves(g, node.index)
+    leaves = select_leaves(ctx.graph, node.index)
     sides = []
     for side in (1, 0):  # queries, keys
-        nodes = tuple(
-            dict.fromkeys(
-                leaf.inputs[side] for leaf in leaves if g[leaf.inputs[side]].op is not Op.CONST
-            )
-        )
-        sources = tuple(dict.fromkeys(s for n in nodes for s in support(n)))
-        sides.append(sources)
+        nodes = side_nodes(ctx.graph, leaves, side)
+        sides.append(tuple(dict.fromkeys(s for n in nodes for s in support(n))))
     vs = ctx.value_sets
     counts = [max(1, combination_count(s, vs.relation, vs.values)) for s in sides]
     if counts[0] * counts[1] > MAX_ABSORB_PAIRS:
@@ -64,11 +58,21 @@ def absorbing_side(
     return None
 
 
-def _leaves(g: Graph, index: int) -> list[IRNode]:
+def select_leaves(g: Graph, index: int) -> list[IRNode]:
+    """The selects a selector formula (and, or, not) is made of."""
     node = g[index]
     if node.op is Op.SELECT:
         return [node]
-    return [leaf for i in node.inputs for leaf in _leaves(g, i)]
+    return [leaf for i in node.inputs for leaf in select_leaves(g, i)]
+
+
+def side_nodes(g: Graph, leaves: Sequence[IRNode], side: int) -> tuple[int, ...]:
+    """The s-ops the selects `leaves` read on one side (0: keys, 1: queries), constants aside."""
+    return tuple(
+        dict.fromkeys(
+            leaf.inputs[side] for leaf in leaves if g[leaf.inputs[side]].op is not Op.CONST
+        )
+    )
 
 
 class _Truth:
@@ -124,9 +128,4 @@ class _Truth:
 
 
 def _holds(comparison: sops.Comparison, key: tuple[bool, Atom], query: tuple[bool, Atom]) -> bool:
-    if not (key[0] and query[0]):
-        return False
-    try:
-        return comparison.apply(key[1], query[1])
-    except TypeError:  # str vs number ordering: the interpreter errors, no promise to keep
-        return False
+    return key[0] and query[0] and safe_compare(comparison, key[1], query[1])

@@ -16,7 +16,7 @@ repeat, indices), 2N^2 columns, 86M parameters at N = 40), and the maps above it
 where k is K's width (the same at every position and length; otherwise K's width is a second
 input), the keys K does not select are counted by one head per conjunction of `sel and not K`
 (`compiler.widths`: one head for a conjunction, inclusion–exclusion for a disjunction), and the
-maps above become one step MLP over that width. sort_by_most_freq at N = 64: 0.94M parameters.
+maps above become one step MLP over that width.
 
 `bos_widths(root, vocab, max_len)` rewrites an `AggregateSOp` A = aggregate(S, x) (not tracr's
 `bools_as_numbers` mean) where S is `sel or K` (either order) with K positional and sel not, when at

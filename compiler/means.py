@@ -17,7 +17,6 @@ from rasp.errors import Diagnostic
 
 MAX_VALUES = 100_000  # values one s-op may take (means included)
 EXACT_SUMS = 2.0**53  # float64 sums of whole numbers below this are exact
-EXACT_SUMS = 2.0**53  # float64 sums of whole numbers below this are exact
 MAX_SUM_WORK = 20_000_000  # (sum, value) pairs enumerating the means of one aggregate may visit
 
 

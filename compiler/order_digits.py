@@ -111,9 +111,8 @@ class _Site:
     order: sops.Select
     ties: sops.Selector | None = None
     equal: sops.Select | None = None
-    extra: sops.Selector | None = (
-        None  # a conjunction every term keeps: `(order or ties) and extra`
-    )
+    # a conjunction every term keeps: `(order or ties) and extra`
+    extra: sops.Selector | None = None
 
 
 @dataclasses.dataclass(frozen=True)

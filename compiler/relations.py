@@ -87,11 +87,13 @@ def _compare_matrix(
     if len(kinds) == 1 and None not in kinds:  # None orders against nothing: compared one by one
         k, q = np.array(keys)[None, :], np.array(queries)[:, None]
         return np.asarray(sops._COMPARE[comparison](k, q), dtype=bool)
-    rows = [[_safe_compare(comparison, k, q) for k in keys] for q in queries]
+    rows = [[safe_compare(comparison, k, q) for k in keys] for q in queries]
     return np.array(rows, dtype=bool).reshape(len(queries), len(keys))
 
 
-def _safe_compare(comparison: sops.Comparison, key: Atom, query: Atom) -> bool:
+def safe_compare(comparison: sops.Comparison, key: Atom, query: Atom) -> bool:
+    """`key OP query`, False where Python cannot order them (str against number: the
+    interpreter errors there, so no model promises anything)."""
     try:
         return comparison.apply(key, query)
     except TypeError:

@@ -16,7 +16,7 @@ from functools import partial
 import numpy as np
 
 from compiler import mlp, step_mlp
-from compiler.absorb import absorbing_side
+from compiler.absorb import absorbing_side, select_leaves, side_nodes
 from compiler.addressing import SquaredReading, plan_match
 from compiler.blocks import (
     ALL_TRUE,
@@ -43,8 +43,7 @@ from compiler.maps import MapPlanner
 from compiler.number_views import NumberViews
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built, Memo
-from compiler.relations import combination_count, input_combinations
-from rasp import sops
+from compiler.relations import combination_count, input_combinations, safe_compare
 from rasp.errors import CompileError
 
 # The key positions a causal model's queries see: at or before their own.
@@ -101,7 +100,7 @@ class SelectorPlanner:
         keys, queries = node.inputs
         cmp = node.comparison
         assert cmp is not None
-        relation = Relation(keys, queries, partial(_compare, cmp), f"{cmp.value}")
+        relation = Relation(keys, queries, partial(safe_compare, cmp), f"{cmp.value}")
         return [replace(atom, relation=relation) for atom in atoms]
 
     def _select_atoms(self, node: IRNode, *, matching: bool) -> list[Atomic]:
@@ -134,18 +133,18 @@ class SelectorPlanner:
             k = reading(keys, Encoding.CATEGORICAL)
             q = self._class_reading(
                 queries,
-                lambda v: tuple(_compare(cmp, kv, v) for kv in k.values),
+                lambda v: tuple(safe_compare(cmp, kv, v) for kv in k.values),
                 node,
             ) or reading(queries, Encoding.CATEGORICAL)
         else:
             q = reading(queries, Encoding.CATEGORICAL)
             k = self._class_reading(
                 keys,
-                lambda v: tuple(_compare(cmp, v, qv) for qv in q.values),
+                lambda v: tuple(safe_compare(cmp, v, qv) for qv in q.values),
                 node,
             ) or reading(keys, Encoding.CATEGORICAL)
         table = np.array(
-            [[_compare(node.comparison, kv, qv) for kv in k.values] for qv in q.values],
+            [[safe_compare(node.comparison, kv, qv) for kv in k.values] for qv in q.values],
             dtype=bool,
         ).reshape(len(q.values), len(k.values))
         return [Atomic(q, k, table)]
@@ -277,22 +276,11 @@ class SelectorPlanner:
         self._classes[key] = out
         return out
 
-    def _leaves(self, index: int) -> list[IRNode]:
-        node = self.ctx.graph[index]
-        if node.op is Op.SELECT:
-            return [node]
-        return [leaf for i in node.inputs for leaf in self._leaves(i)]
-
     def _combined(self, node: IRNode) -> Atomic:
         """One atom for a whole selector formula, over one categorical reading per side."""
         g = self.ctx.graph
-        leaves = self._leaves(node.index)
-        q_nodes = tuple(
-            dict.fromkeys(leaf.inputs[1] for leaf in leaves if g[leaf.inputs[1]].op is not Op.CONST)
-        )
-        k_nodes = tuple(
-            dict.fromkeys(leaf.inputs[0] for leaf in leaves if g[leaf.inputs[0]].op is not Op.CONST)
-        )
+        leaves = select_leaves(g, node.index)
+        q_nodes, k_nodes = side_nodes(g, leaves, 1), side_nodes(g, leaves, 0)
         q, q_rows = self._side(node, q_nodes, 1)
         k, k_rows = self._side(node, k_nodes, 0)
         table = np.zeros((len(q.values), len(k.values)), dtype=bool)
@@ -359,7 +347,7 @@ class SelectorPlanner:
         number, `_class_reading`), not as N values. Per such s-op: its class reading and the
         representative of each value."""
         g = self.ctx.graph
-        leaves = self._leaves(node.index)
+        leaves = select_leaves(g, node.index)
         out: dict[int, tuple[Encoded, Callable[[Atom], Atom]]] = {}
         for i in sources:
             uses = [leaf for leaf in leaves if leaf.inputs[side] == i]
@@ -375,7 +363,9 @@ class SelectorPlanner:
 
             def row(v: Atom, consts: list = consts) -> tuple[bool, ...]:
                 # (key, query): v is the key on side 0, the query on side 1
-                return tuple(_compare(cmp, *((v, c) if side == 0 else (c, v))) for cmp, c in consts)
+                return tuple(
+                    safe_compare(cmp, *((v, c) if side == 0 else (c, v))) for cmp, c in consts
+                )
 
             # even where the s-op is read in full elsewhere: a joint of its N values is N times
             # wider than a joint of its few classes
@@ -402,7 +392,7 @@ class SelectorPlanner:
                 ok_k, kv = self.ctx.chain_value(keys, kenv)
                 ok_q, qv = self.ctx.chain_value(queries, qenv)
                 assert node.comparison is not None
-                return ok_k and ok_q and _compare(node.comparison, kv, qv)
+                return ok_k and ok_q and safe_compare(node.comparison, kv, qv)
             case Op.AND:
                 return all(self._holds(i, qenv, kenv) for i in node.inputs)
             case Op.OR:
@@ -410,13 +400,6 @@ class SelectorPlanner:
             case Op.NOT:
                 return not self._holds(node.inputs[0], qenv, kenv)
         raise TypeError(node.op)
-
-
-def _compare(comparison: sops.Comparison, key: Atom, query: Atom) -> bool:
-    try:
-        return comparison.apply(key, query)
-    except TypeError:  # str vs number ordering: the interpreter errors, no promise to keep
-        return False
 
 
 def _sum_view(vector: Encoded) -> Encoded:
