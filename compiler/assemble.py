@@ -71,7 +71,7 @@ def assemble(
         d_vocab_out=d_vocab_out,
         causal=causal,
     )
-    weights = _embeddings(layout, vocab, max_len)  # [d_vocab or n_ctx, d_model]: small
+    weights = _embeddings(layout, plan, vocab, max_len)  # [d_vocab or n_ctx, d_model]: small
     if "pos_embed.W_pos" not in weights:
         config["positional"] = False
     _check_params(config, plan, max_params)
@@ -156,7 +156,9 @@ def _qk_width(head: HeadSpec) -> int:
 # -- embeddings -----------------------------------------------------------------------------------
 
 
-def _embeddings(layout: Layout, vocab: Sequence[Atom], max_len: int) -> dict[str, np.ndarray]:
+def _embeddings(
+    layout: Layout, plan: Plan, vocab: Sequence[Atom], max_len: int
+) -> dict[str, np.ndarray]:
     ix = layout.index
     w_e = np.zeros((len(vocab) + 2, layout.d_model))
     for t, dim in enumerate(layout.token_dims):
@@ -170,6 +172,8 @@ def _embeddings(layout: Layout, vocab: Sequence[Atom], max_len: int) -> dict[str
         w_pos[1:, ix[layout.numeric_index]] = np.arange(max_len)
     if layout.square_index is not None:
         w_pos[1:, ix[layout.square_index]] = np.arange(max_len) ** 2  # exact: (N-1)^2 < 2^24
+    for dim in layout.positional:  # float32-exact by construction (compiler.maps)
+        w_pos[1:, ix[dim]] = plan.positional[dim]
     if not w_pos.any():  # no s-op reads a position: no [n_ctx, d_model] block of zeros in the file
         return {"embed.W_E": w_e}
     return {"embed.W_E": w_e, "pos_embed.W_pos": w_pos}
@@ -378,6 +382,8 @@ def _metadata(
             "source": source.text,
             "sha256": hashlib.sha256(source.text.encode("utf-8")).hexdigest(),
         }
+    on_position = {d.name for d in layout.positional}
+    embedded = [{"name": n, "op": op} for n, op in plan.embedded.items() if n in on_position]
     masked = any(layer.get("masks") for layer in config["layers"])
     if "denominators" in output:
         version = FORMAT_VERSION
@@ -400,6 +406,9 @@ def _metadata(
         },
         "output": output,
         "residual": layout.labels(),
+        # the s-ops the positional embedding writes (maps of the position alone), as `layers` lists
+        # the blocks' (readers that do not know the key ignore it: W_pos holds them anyway)
+        **({"embedding": embedded} if embedded else {}),
         "layers": [
             {
                 "attn": [

@@ -351,3 +351,6 @@ class Plan:
     output_values: tuple[Atom, ...] = ()  # every value the output can take
     # a numerical output's per-position denominators (compiler.grid), when it decodes on grids
     output_denominators: tuple[int, ...] | None = None
+    # dims the positional embedding writes (a function of the position alone): value at 0..N-1
+    positional: Mapping[Dim, tuple[float, ...]] = field(default_factory=dict)
+    embedded: Mapping[str, str] = field(default_factory=dict)  # their s-ops: name -> operation

@@ -196,7 +196,7 @@ def _build(
     plan = plan_encodings(graph, values, vocab, output, causal, matching, head_masks)
     note("schedule and assemble")
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers
-    layout = lay_out(schedule, plan.output, vocab, max_len)  # Dim -> residual index
+    layout = lay_out(schedule, plan.output, vocab, max_len, plan.positional)  # Dim -> index
     out_name = name or graph.output.name
     try:
         model = assemble(

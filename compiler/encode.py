@@ -119,6 +119,8 @@ class Readings:
             else output_grid(
                 ctx.value_sets.relation[root.index], ctx.values(root.index), ctx.max_len
             ),
+            dict(built.positional),
+            dict(built.embedded),
         )
 
     def _check_output_types(self, root: IRNode, output: Encoded | None) -> None:

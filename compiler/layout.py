@@ -1,7 +1,8 @@
 """Residual layout: one stable index per residual dimension.
 
 Order: `one`, `bos`, `pad`, the raw token one-hot (`tokens:<t>` in vocabulary order), the used index
-one-hots (`indices:<i>`), the numerical `indices` and `indices^2` when used, then every dimension written by layer 0's
+one-hots (`indices:<i>`), the numerical `indices` and `indices^2` when used, the maps of the position
+the positional embedding writes (`parity:0`), then every dimension written by layer 0's
 heads, layer 0's MLP, layer 1's heads, ... in the order the blocks list them. The labels are the
 metadata's `residual` list.
 """
@@ -23,6 +24,7 @@ class Layout:
     index_dims: tuple[Dim, ...]  # indices:0..N-1 that are read (possibly empty)
     numeric_index: Dim | None  # the numerical `indices` dim, when read
     square_index: Dim | None = None  # `indices^2`, when read (numerical addressing)
+    positional: tuple[Dim, ...] = ()  # read dims of maps of the position (Plan.positional)
 
     @property
     def d_model(self) -> int:
@@ -32,7 +34,13 @@ class Layout:
         return [d.label for d in self.dims]
 
 
-def lay_out(schedule: Schedule, output: Encoded, vocab: Sequence[Atom], max_len: int) -> Layout:
+def lay_out(
+    schedule: Schedule,
+    output: Encoded,
+    vocab: Sequence[Atom],
+    max_len: int,
+    positional: Iterable[Dim] = (),
+) -> Layout:
     read: set[Dim] = set(output.dims())
     written: list[Dim] = []
     for layer in schedule.layers:
@@ -48,6 +56,7 @@ def lay_out(schedule: Schedule, output: Encoded, vocab: Sequence[Atom], max_len:
     )
     numeric_index = INDEX if INDEX in read else None
     square_index = INDEX_SQUARE if INDEX_SQUARE in read else None
+    by_position = tuple(d for d in positional if d in read)
     dims = _unique(
         [
             ONE,
@@ -57,6 +66,7 @@ def lay_out(schedule: Schedule, output: Encoded, vocab: Sequence[Atom], max_len:
             *index_dims,
             *([numeric_index] if numeric_index else []),
             *([square_index] if square_index else []),
+            *by_position,
             *written,
         ]
     )
@@ -70,6 +80,7 @@ def lay_out(schedule: Schedule, output: Encoded, vocab: Sequence[Atom], max_len:
         index_dims,
         numeric_index,
         square_index,
+        by_position,
     )
 
 

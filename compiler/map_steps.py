@@ -31,7 +31,7 @@ from compiler.blocks import (
     value_key,
 )
 from compiler.fits import affine_points, merge_points
-from compiler.graph import IRNode
+from compiler.graph import IRNode, Op
 from compiler.numeric import ErrorBound
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
@@ -162,7 +162,8 @@ def coarse_steps(
     classes."""
     if not all(is_number(v) or isinstance(v, bool) for combo, _ in rows for v in combo):
         return None
-    for k in (0, 1):
+    # the index first: the positional embedding writes its classes, where a number's take an MLP
+    for k in sorted((0, 1), key=lambda k: ctx.graph[support[k]].op is not Op.INDICES):
         source, other = support[k], support[1 - k]
         tables: dict[tuple, dict[tuple, tuple]] = {}
         members: dict[tuple, Atom] = {}
@@ -207,16 +208,27 @@ def _coarse(
     name = f"{ctx.graph[source].name}~{node.name}"
     classes = Encoded.materialised_categorical(name, sort_values(class_values))
     built.bound_one_hot(classes)
-    points = [(view.at(members[v]), c) for v, c in class_of.items()]
-    class_mlp = step_mlp.numeric_mlp(
-        view.x,
-        merge_points(node, points),
-        classes,
-        op=f"classes of {ctx.graph[source].text} for {node.text}",
-        name=name,
-        x_error=view.error,
-        exact=built.exact,
-    )
+    op = f"classes of {ctx.graph[source].text} for {node.text}"
+    class_mlp = None
+    if ctx.graph[source].op is Op.INDICES:  # a class of the position: the embedding writes it
+        at = [class_of.get(value_key(i)) for i in range(ctx.max_len)]
+        for column, terms in enumerate(classes.one_hot):
+            built.positional[terms[0][0]] = tuple(
+                float(c is not None and classes.index_of(c) == column) for c in at
+            )
+        built.exact.update(classes.dims())
+        built.embedded[name] = op
+    else:
+        points = [(view.at(members[v]), c) for v, c in class_of.items()]
+        class_mlp = step_mlp.numeric_mlp(
+            view.x,
+            merge_points(node, points),
+            classes,
+            op=op,
+            name=name,
+            x_error=view.error,
+            exact=built.exact,
+        )
     per_class: dict[tuple, tuple[Atom, list[tuple[float, Atom]]]] = {}
     for combo, out in rows:
         c = class_of[value_key(combo[k])]
@@ -233,6 +245,7 @@ def _coarse(
         x_error=other_view.error,
         exact=built.exact,
     )
-    built.add_mlp(class_mlp)
+    if class_mlp is not None:
+        built.add_mlp(class_mlp)
     built.add_mlp(map_mlp)
     return out_enc

@@ -9,6 +9,7 @@ s-ops is a free numerical view.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,8 @@ class MapPlanner:
     def __init__(self, ctx: PlanContext, reader: Reader, built: Built) -> None:
         self.ctx, self.reader, self.built = ctx, reader, built
         self._supports: dict[int, tuple[int, ...]] = {}
+        # maps of the position already embedded, by their values at every position
+        self._embedded: dict[tuple, Encoded] = {}
 
     def support(self, index: int) -> tuple[int, ...]:
         """The s-ops a map is computed from: its chain of maps is expanded (fused) input by input
@@ -58,7 +61,7 @@ class MapPlanner:
         node = g[index]
         if node.op is Op.CONST:
             return ()
-        if node.op is not Op.MAP:
+        if node.op is not Op.MAP or self.ctx.is_position_class(index):
             return (index,)
         if index not in self._supports:
             out: dict[int, None] = {}
@@ -98,6 +101,10 @@ class MapPlanner:
                     )
                 ]
             )
+        if self.ctx.is_positional(node.index):
+            positional = self._positional(node, encoding)
+            if positional is not None:
+                return positional
         g = self.ctx.graph
         direct = tuple(dict.fromkeys(i for i in node.inputs if g[i].op is not Op.CONST))
         if len(direct) > 1 and all(self.ctx.is_numeric_source(i) for i in direct):
@@ -110,6 +117,65 @@ class MapPlanner:
         out = self._map_over(node, self.support(node.index), encoding, last_resort=True)
         assert out is not None  # a last resort always builds
         return out
+
+    def _positional(self, node: IRNode, encoding: Encoding) -> Encoded | None:
+        """A map of the position alone, written by the positional embedding: a class of the
+        position (few values) as its own one-hot, any float32-exact number as one dimension. None
+        where neither applies (a many-valued map read categorically regroups the index one-hot)."""
+        ctx = self.ctx
+        vals = ctx.values(node.index)
+        at = [ctx.chain_value(node.index, {self._indices(): i}) for i in range(ctx.max_len)]
+        if encoding is Encoding.CATEGORICAL and not ctx.is_position_class(node.index):
+            return None
+        known = {value_key(v) for v in vals}
+        if any(ok and value_key(v) not in known for ok, v in at):
+            return None  # (the value analysis lists every value: a safeguard, not a path)
+        # the same map written twice (`select(indices % 2, indices % 2, ==)`) is embedded once
+        same = (
+            encoding,
+            tuple(value_key(v) for v in vals),
+            tuple(value_key(v) if ok else None for ok, v in at),
+        )
+        if same in self._embedded:
+            return self._embedded[same]
+        if encoding is Encoding.CATEGORICAL:
+            out = Encoded.materialised_categorical(node.name, vals)
+            # a position where the map raises has no dim set: every input that long fails there
+            column = [out.index_of(v) if ok else -1 for ok, v in at]
+            for k, terms in enumerate(out.one_hot):
+                self.built.positional[terms[0][0]] = tuple(float(c == k) for c in column)
+            self.built.bound_one_hot(out)
+        else:
+            numbers = [float(v) if ok else 0.0 for ok, v in at]
+            if not all(math.isfinite(x) and float(np.float32(x)) == x for x in numbers):
+                return None  # not stored exactly: read through the one-hot, its rounding bounded
+            out = Encoded.materialised_numerical(node.name, vals)
+            (dim,) = out.dims()
+            self.built.positional[dim] = tuple(numbers)
+            self.built.bounds[dim] = max((abs(x) for x in numbers), default=0.0)
+        self.built.exact.update(out.dims())
+        self.built.embedded[node.name] = node.text
+        self._embedded[same] = out
+        return out
+
+    def embedded_square(self, node: IRNode, centre: int) -> Dim | None:
+        """A column of the positional embedding holding (v - centre)^2 for map-of-the-position
+        `node`'s whole number v at each position (matching reads a number and its square), or None
+        where some square is no float32 number."""
+        ctx = self.ctx
+        at = [ctx.chain_value(node.index, {self._indices(): i}) for i in range(ctx.max_len)]
+        squares = [(float(v) - centre) ** 2 if ok else 0.0 for ok, v in at]
+        if not all(x < 2.0**24 for x in squares):  # float32 holds every whole number below
+            return None
+        dim = Dim(f"{node.name}.sq")
+        self.built.positional[dim] = tuple(squares)
+        self.built.bounds[dim] = max(squares, default=0.0)
+        self.built.exact.add(dim)
+        self.built.embedded[dim.name] = f"the square of {node.text} (matched)"
+        return dim
+
+    def _indices(self) -> int:
+        return next(n.index for n in self.ctx.graph.nodes if n.op is Op.INDICES)
 
     def _map_over(
         self,

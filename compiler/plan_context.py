@@ -10,7 +10,7 @@ never `encode`, so the planners and the dispatcher do not import each other.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from compiler import numeric
@@ -29,6 +29,7 @@ class PlanContext:
     matching: bool = True  # compiler.addressing.plan_match may be used (the driver's fallback: off)
     # `select(indices, indices, op)` is a head's mask (format version 3) instead of N x N scores
     head_masks: bool = True
+    _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def max_len(self) -> int:
@@ -53,11 +54,33 @@ class PlanContext:
             and all(is_number(v) for v in vals)
         )
 
+    def is_positional(self, index: int) -> bool:
+        """A map of `indices` (and constants) alone: a function of the position, which the
+        positional embedding writes for free (`indices % 2 == 0`)."""
+        if index not in self._positional:
+            node = self.graph[index]
+            inputs = [self.graph[i] for i in node.inputs]
+            self._positional[index] = (
+                node.op is Op.MAP
+                and any(i.op is not Op.CONST for i in inputs)
+                and all(
+                    i.op in (Op.INDICES, Op.CONST) or self.is_positional(i.index) for i in inputs
+                )
+            )
+        return self._positional[index]
+
+    def is_position_class(self, index: int) -> bool:
+        """A map of the position with at most half as many values as positions: read as its own
+        one-hot from the positional embedding, narrower than the index one-hot it regroups."""
+        return self.is_positional(index) and 2 * len(self.values(index)) <= self.max_len
+
     def is_numeric_source(self, index: int) -> bool:
         """A node read as one number: a width, the length, a mean, or a map with more than two
-        number values once it is computed on its own."""
+        number values once it is computed on its own (a class of the position is categorical)."""
         node = self.graph[index]
         if node.op is Op.MAP:
+            if self.is_position_class(index):
+                return False
             vals = self.values(index)
             return len(vals) > 2 and all(is_number(v) for v in vals)
         return node.op in (Op.LENGTH, Op.SELECTOR_WIDTH) or (

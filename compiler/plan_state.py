@@ -36,6 +36,9 @@ class Built:
         self.exact: set[Dim] = set()
         # node -> value key -> the value its categorical reading uses (equal numbers share a column)
         self.canon: dict[int, dict[tuple[str, Any], Atom]] = {}
+        # dims the positional embedding writes: their value at positions 0..N-1 (maps.positional)
+        self.positional: dict[Dim, tuple[float, ...]] = {}
+        self.embedded: dict[str, str] = {}  # their s-ops: name -> operation
 
     def add_head(self, spec: HeadSpec, merge_key: tuple[Any, ...]) -> None:
         self.heads.append(PlannedHead(spec, merge_key))

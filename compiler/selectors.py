@@ -171,6 +171,18 @@ class SelectorPlanner:
             exact = self.built.exact
             whole = exact_whole_input(x, exact)
             own = [(d, c) for d, c in x.number if d != ONE]
+            if whole and len(own) == 1 and self.ctx.is_positional(index):
+                # a map of the position: the embedding writes its square too (no MLP, no layer)
+                whole_vals = [int(v) for v in vals]  # type: ignore[call-overload]
+                centre = (min(whole_vals) + max(whole_vals)) // 2
+                square = self.maps.embedded_square(node, centre)
+                if square is not None:
+                    one_hot = tuple(
+                        (*_own_terms(x, v), (square, float((w - centre) ** 2)))
+                        for v, w in zip(vals, whole_vals, strict=True)
+                    )
+                    reading = Encoded(f"{node.name}.int", Encoding.VECTOR, vals, one_hot=one_hot)
+                    return SquaredReading(reading, (own[0][0],), (square,), float(centre))
             try:
                 built: list[MLPSpec] = []
                 if whole and len(own) == 1:

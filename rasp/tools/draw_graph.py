@@ -40,8 +40,18 @@ def computation_dot(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray]) 
         '  node [fontname="monospace", fontsize=10];',
         "  edge [fontsize=8];",
     ]
+    # a map of the position alone is written by the positional embedding: shown with its operation
+    embedded = {str(op.get("name")): str(op.get("op")) for op in meta.get("embedding", [])}
     rows: list[tuple[str, list[str]]] = [
-        ("embedding", [_node(v, v, "input", v == output) for v in inputs])
+        (
+            "embedding",
+            [
+                _node(
+                    v, f"{v}\\n{_escape(embedded[v])}" if v in embedded else v, "input", v == output
+                )
+                for v in inputs
+            ],
+        )
     ]
     edges: list[str] = []
 

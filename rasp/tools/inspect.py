@@ -111,8 +111,8 @@ class ResidualGroup:
 
 @dataclass(frozen=True)
 class Operation:
-    layer: int
-    sublayer: str  # "head 0", "mlp"
+    layer: int | None  # None: the positional embedding writes it (before layer 0)
+    sublayer: str  # "head 0", "mlp", "pos_embed"
     name: str
     op: str
 
@@ -146,9 +146,13 @@ def group_residual(labels: list[str]) -> tuple[ResidualGroup, ...]:
 
 
 def layer_operations(meta: dict[str, Any]) -> tuple[Operation, ...]:
-    """One row per head and MLP; a masked head's block says which keys it sees (`head 0 (keys
-    <= query)`: key positions at or before the query's)."""
-    ops: list[Operation] = []
+    """One row per head and MLP, after one per s-op the positional embedding writes; a masked
+    head's block says which keys it sees (`head 0 (keys <= query)`: key positions at or before the
+    query's)."""
+    ops = [
+        Operation(None, "pos_embed", str(op.get("name")), str(op.get("op")))
+        for op in meta.get("embedding", [])
+    ]
     shapes = meta.get("config", {}).get("layers") or []
     for index, layer in enumerate(meta.get("layers", [])):
         masks = shapes[index].get("masks") or [] if index < len(shapes) else []
@@ -250,7 +254,10 @@ def heads_text(cfg: dict[str, Any]) -> str:
 def operations_table(operations: tuple[Operation, ...]) -> list[str]:
     """The `layer  block  name  operation` table of `rasp show`, one line per head and MLP."""
     rows = [("layer", "block", "name", "operation")]
-    rows += [(str(op.layer), op.sublayer, op.name, op.op) for op in operations]
+    rows += [
+        ("-" if op.layer is None else str(op.layer), op.sublayer, op.name, op.op)
+        for op in operations
+    ]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     return [
         "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3]

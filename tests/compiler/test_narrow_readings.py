@@ -1,5 +1,5 @@
-"""Readings that do not grow with N: a one-hot read as a number keeps only its non-zero columns, and
-under causal attention `select(indices, indices, <=)` is the mask itself (no columns at all)."""
+"""Readings that do not grow with N: a map of the position is one column of the positional embedding,
+and under causal attention `select(indices, indices, <=)` is the mask itself (no columns at all)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def _agree(sop: S.SOp, model, inputs: list[list[str]]) -> None:
 
 
 @pytest.mark.exactness
-def test_a_one_hot_read_as_a_number_lays_out_only_its_non_zero_columns() -> None:
+def test_a_map_of_the_position_read_as_a_number_is_one_embedded_column() -> None:
     # the original's length: 1 / aggregate(select(1, 1, ==), indicator(indices == 0))
     indices = S.IndicesSOp(name="indices")
     first = B.mapped(lambda i: int(i == 0), indices, name="first", text="indicator(indices == 0)")
@@ -41,7 +41,10 @@ def test_a_one_hot_read_as_a_number_lays_out_only_its_non_zero_columns() -> None
     length = B.mapped(lambda x: round(1 / x), share, name="n", text="round(1 / share)")
     model = compile_sop(length, list("ab"), N)
     labels = model.metadata["residual"]
-    assert [lb for lb in labels if lb.startswith("indices")] == ["indices:0"]
+    assert not [lb for lb in labels if lb.startswith("indices")]  # no index one-hot at all
+    assert "first" in labels
+    column = model.weights["pos_embed.W_pos"][:, labels.index("first")]
+    assert column.tolist() == [0.0, 1.0] + [0.0] * (N - 1)  # BOS, then positions 0..N-1
     _agree(length, model, _inputs("ab", 100, seed=3))
 
 

@@ -1,0 +1,161 @@
+"""Maps of the position alone (`indices % 3 == 0`, `indices * indices`) are written by the positional
+embedding: a class of the position as its own one-hot, a float32-exact number as one column; no
+MLP computes them and no index one-hot is laid out for them."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from runtime_helpers import run_compiled
+from test_compile import all_inputs, check_inputs, random_inputs
+
+from compiler import compile_sop
+from rasp.errors import Source
+from rasp.interpreter import load_source
+from rasp.sops import SOp
+from rasp.tools.inspect import layer_operations, operations_table
+from rasp.tracr import lib, tokens
+
+VOCAB = ["a", "b", "c"]
+
+
+def _load(text: str, name: str = "res") -> SOp:
+    sop = load_source(Source("<test>", text)).get(name)
+    assert isinstance(sop, SOp)
+    return sop
+
+
+def _check(sop: SOp, model, max_len: int, seed: int = 0) -> None:
+    inputs = all_inputs(VOCAB, 4) + random_inputs(VOCAB, max_len, 60, seed)
+    assert check_inputs(model, sop, inputs) == len(inputs)
+
+
+def _column(model, label: str) -> list[float]:
+    labels = model.metadata["residual"]
+    return model.weights["pos_embed.W_pos"][1:, labels.index(label)].tolist()  # positions 0..N-1
+
+
+@pytest.mark.exactness
+def test_a_class_of_the_position_is_its_own_one_hot() -> None:
+    n = 40
+    sop = _load(
+        """
+        third = indices % 3 == 0;
+        flip = aggregate(select(indices, length - indices - 1, ==), tokens);
+        res = tokens if third else flip;
+        """
+    )
+    model = compile_sop(sop, VOCAB, n)
+    labels = model.metadata["residual"]
+    assert "third:True" in labels and "third:False" in labels
+    assert _column(model, "third:True") == [float(i % 3 == 0) for i in range(n)]
+    assert _column(model, "third:False") == [float(i % 3 != 0) for i in range(n)]
+    assert not [lb for lb in labels if lb.startswith("indices:")]  # no N-wide index one-hot
+    assert model.metadata["embedding"] == [{"name": "third", "op": "indices % 3 == 0"}]
+    ops = [op["name"] for layer in model.metadata["layers"] for op in layer["mlp"]]
+    assert "third" not in ops  # no MLP computes it
+    _check(sop, model, n)
+
+
+@pytest.mark.exactness
+def test_a_map_of_the_position_read_as_a_number_is_one_exact_column() -> None:
+    n = 16
+    sop = _load(
+        """
+        sq = indices * indices;
+        res = sq + length;
+        """
+    )
+    model = compile_sop(sop, VOCAB, n)
+    assert _column(model, "sq") == [float(i * i) for i in range(n)]
+    assert not [lb for lb in model.metadata["residual"] if lb.startswith("indices")]
+    _check(sop, model, n)
+
+
+@pytest.mark.exactness
+def test_a_number_float32_cannot_hold_is_not_embedded() -> None:
+    # 1/3 is no float32 number: the map is embedded as its one-hot, and read as a number through
+    # it (weights 0 and 1/3, whose rounding the certifier bounds), not stored rounded in W_pos
+    n = 12
+    sop = _load("res = aggregate(select(tokens, tokens, ==), indicator(indices == 0) / 3);")
+    model = compile_sop(sop, VOCAB, n)
+    (embedded,) = model.metadata["embedding"]
+    columns = [lb for lb in model.metadata["residual"] if lb.startswith(embedded["name"])]
+    assert columns and all(":" in lb for lb in columns)  # one-hot columns only
+    _check(sop, model, n)
+
+
+@pytest.mark.exactness
+def test_classes_that_raise_somewhere_still_compile_where_the_program_runs() -> None:
+    # at position 3 the map fails: every input that long fails in the interpreter too
+    n = 8
+    sop = _load(
+        """
+        w = 12 / (indices - 3);
+        res = aggregate(select(tokens, tokens, ==), w);
+        """
+    )
+    model = compile_sop(sop, VOCAB, n)
+    assert _column(model, "w")[:3] == [-4.0, -6.0, -12.0]
+    inputs = all_inputs(VOCAB, 3)
+    assert check_inputs(model, sop, inputs) == len(inputs)
+
+
+@pytest.mark.exactness
+def test_a_map_with_the_position_class_as_context_reads_the_class() -> None:
+    # `-1 if indices == 0 else place`: stepped on place with the 2-valued class as context, no
+    # MLP sorts indices into classes first (tracr's sort_freq has this shape)
+    n = 40
+    sop = _load(
+        """
+        place = selector_width(select(tokens, tokens, <));
+        res = -1 if indices == 0 else place;
+        """
+    )
+    model = compile_sop(sop, VOCAB, n)
+    names = [op["name"] for layer in model.metadata["layers"] for op in layer["mlp"]]
+    assert not any("~" in name for name in names)  # no classes MLP
+    assert model.metadata["config"]["n_layers"] == 1
+    _check(sop, model, n)
+
+
+def test_the_embedding_is_listed_by_show() -> None:
+    sop = _load('res = tokens if indices % 2 == 0 else "x";')
+    model = compile_sop(sop, VOCAB, 8)
+    table = operations_table(layer_operations(model.metadata))
+    assert table[1].split() == ["-", "pos_embed", "_map_2", "indices", "%", "2", "==", "0"]
+    # the MLP reads one of the two columns (the other is `one` minus it): 1 at positions 0, 2, ...
+    assert np.count_nonzero(model.weights["pos_embed.W_pos"]) == 4
+
+
+@pytest.mark.exactness
+def test_the_same_map_written_twice_is_embedded_once() -> None:
+    # the parser makes two s-ops of the two `indices % 2`: equal at every position, one column pair
+    n = 8
+    sop = _load("res = selector_width(select(indices % 2, indices % 2, ==));")
+    model = compile_sop(sop, VOCAB, n)
+    assert model.metadata["embedding"] == [{"name": "_map_1", "op": "indices % 2"}]
+    assert [lb for lb in model.metadata["residual"] if lb.startswith("_map")] == [
+        "_map_1:0",
+        "_map_1:1",
+    ]
+    _check(sop, model, n)
+
+
+@pytest.mark.exactness
+def test_a_matched_map_of_the_position_has_its_square_embedded() -> None:
+    # tracr's shift_by compares a key's index with the query's `q - offset`, matched as
+    # -c (q - k)^2: the number and its square are both columns of W_pos, so both shifts and the
+    # test over them fit one layer (two before: an MLP wrote the square)
+    n = 40
+    program = lib.detect_pattern(tokens, "abc")
+    model = compile_sop(program, VOCAB, n)
+    embedded = [op["op"] for op in model.metadata["embedding"]]
+    assert any(op.startswith("the square of") for op in embedded)
+    assert model.metadata["config"]["n_layers"] == 1
+    rng = random.Random(5)
+    inputs = [[rng.choice(VOCAB) for _ in range(rng.randint(1, n))] for _ in range(100)]
+    for got, tokens_in in zip(run_compiled(model, inputs), inputs, strict=True):
+        assert got == list(program(tokens_in)), tokens_in
