@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from compiler import step_mlp
+from compiler import positional, step_mlp
 from compiler.blocks import (
     ONE,
     Atom,
@@ -207,18 +207,13 @@ def _coarse(
     view, other_view = views
     name = f"{ctx.graph[source].name}~{node.name}"
     classes = Encoded.materialised_categorical(name, sort_values(class_values))
-    built.bound_one_hot(classes)
     op = f"classes of {ctx.graph[source].text} for {node.text}"
     class_mlp = None
     if ctx.graph[source].op is Op.INDICES:  # a class of the position: the embedding writes it
-        at = [class_of.get(value_key(i)) for i in range(ctx.max_len)]
-        for column, terms in enumerate(classes.one_hot):
-            built.positional[terms[0][0]] = tuple(
-                float(c is not None and classes.index_of(c) == column) for c in at
-            )
-        built.exact.update(classes.dims())
-        built.embedded[name] = op
+        at = [(value_key(i) in class_of, class_of.get(value_key(i))) for i in range(ctx.max_len)]
+        classes = positional.embed_one_hot(built, classes, at, op)
     else:
+        built.bound_one_hot(classes)
         points = [(view.at(members[v]), c) for v, c in class_of.items()]
         class_mlp = step_mlp.numeric_mlp(
             view.x,

@@ -9,12 +9,11 @@ s-ops is a free numerical view.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
-from compiler import map_steps, mlp
+from compiler import map_steps, mlp, positional
 from compiler.blocks import (
     ONE,
     Atom,
@@ -119,12 +118,13 @@ class MapPlanner:
         return out
 
     def _positional(self, node: IRNode, encoding: Encoding) -> Encoded | None:
-        """A map of the position alone, written by the positional embedding: a class of the
-        position (few values) as its own one-hot, any float32-exact number as one dimension. None
-        where neither applies (a many-valued map read categorically regroups the index one-hot)."""
+        """A map of the position alone, written by the positional embedding (`positional`): a
+        class of the position (few values) as its own one-hot, any float32-exact number as one
+        dimension. None where neither applies (a many-valued map read categorically regroups the
+        index one-hot)."""
         ctx = self.ctx
         vals = ctx.values(node.index)
-        at = [ctx.chain_value(node.index, {self._indices(): i}) for i in range(ctx.max_len)]
+        at = positional.position_values(ctx, node.index)
         if encoding is Encoding.CATEGORICAL and not ctx.is_position_class(node.index):
             return None
         known = {value_key(v) for v in vals}
@@ -139,22 +139,18 @@ class MapPlanner:
         if same in self._embedded:
             return self._embedded[same]
         if encoding is Encoding.CATEGORICAL:
-            out = Encoded.materialised_categorical(node.name, vals)
-            # a position where the map raises has no dim set: every input that long fails there
-            column = [out.index_of(v) if ok else -1 for ok, v in at]
-            for k, terms in enumerate(out.one_hot):
-                self.built.positional[terms[0][0]] = tuple(float(c == k) for c in column)
-            self.built.bound_one_hot(out)
+            out = positional.embed_one_hot(
+                self.built,
+                Encoded.materialised_categorical(node.name, vals),
+                at,
+                node.text,
+            )
         else:
             numbers = [float(v) if ok else 0.0 for ok, v in at]
-            if not all(math.isfinite(x) and float(np.float32(x)) == x for x in numbers):
+            if not positional.exact_in_float32(numbers):
                 return None  # not stored exactly: read through the one-hot, its rounding bounded
-            out = Encoded.materialised_numerical(node.name, vals)
-            (dim,) = out.dims()
-            self.built.positional[dim] = tuple(numbers)
-            self.built.bounds[dim] = max((abs(x) for x in numbers), default=0.0)
-        self.built.exact.update(out.dims())
-        self.built.embedded[node.name] = node.text
+            dim = positional.embed_number(self.built, Dim(node.name), numbers, node.text)
+            out = Encoded(node.name, Encoding.NUMERICAL, vals, number=((dim, 1.0),))
         self._embedded[same] = out
         return out
 
@@ -162,20 +158,12 @@ class MapPlanner:
         """A column of the positional embedding holding (v - centre)^2 for map-of-the-position
         `node`'s whole number v at each position (matching reads a number and its square), or None
         where some square is no float32 number."""
-        ctx = self.ctx
-        at = [ctx.chain_value(node.index, {self._indices(): i}) for i in range(ctx.max_len)]
+        at = positional.position_values(self.ctx, node.index)
         squares = [(float(v) - centre) ** 2 if ok else 0.0 for ok, v in at]
-        if not all(x < 2.0**24 for x in squares):  # float32 holds every whole number below
+        if not all(x < positional.FLOAT32_WHOLE for x in squares):
             return None
-        dim = Dim(f"{node.name}.sq")
-        self.built.positional[dim] = tuple(squares)
-        self.built.bounds[dim] = max(squares, default=0.0)
-        self.built.exact.add(dim)
-        self.built.embedded[dim.name] = f"the square of {node.text} (matched)"
-        return dim
-
-    def _indices(self) -> int:
-        return next(n.index for n in self.ctx.graph.nodes if n.op is Op.INDICES)
+        op = f"the square of {node.text} (matched)"
+        return positional.embed_number(self.built, Dim(f"{node.name}.sq"), squares, op)
 
     def _map_over(
         self,

@@ -15,7 +15,7 @@ from functools import partial
 
 import numpy as np
 
-from compiler import mlp, step_mlp
+from compiler import mlp, positional, step_mlp
 from compiler.absorb import absorbing_side, select_leaves, side_nodes
 from compiler.addressing import SquaredReading, plan_match
 from compiler.blocks import (
@@ -246,7 +246,8 @@ class SelectorPlanner:
     ) -> Encoded | None:
         """A categorical reading of node `index` that tells apart only values with different `row`s
         (the keys a query value selects, or the queries a key value is selected by): one class per
-        distinct row, each read as its first value. Computed by a step MLP from the node's numerical
+        distinct row, each read as its first value. Written by the positional embedding for
+        `indices` or a map of the position, else computed by a step MLP from the node's numerical
         reading (a numerical source, or an exact affine view of indices and numerical sources).
         None, and the caller reads the node in full, when it is already read in full, has few
         values, does not collapse to few classes, or has no such numerical reading."""
@@ -263,20 +264,29 @@ class SelectorPlanner:
         key = (index, tuple(sorted((k, value_key(r)) for k, r in rep.items())))
         if key in self._classes:
             return self._classes[key]
+        node = self.ctx.graph[index]
+        name = f"{node.name}~{select.name or 'select'}"
+        out = Encoded.materialised_categorical(name, sort_values(classes.values()))
+        op = f"classes of {node.text} for {select.text}"
+        if positional.of_position(self.ctx, index):  # the embedding writes them: no MLP, no layer
+            at = positional.position_values(self.ctx, index)
+            classed = [
+                (ok and value_key(v) in rep, rep.get(value_key(v)) if ok else None) for ok, v in at
+            ]
+            out = positional.embed_one_hot(self.built, out, classed, op)
+            self._classes[key] = out
+            return out
         found = self.numbers.reading(index)
         if found is None:
             return None
         x, x_of, x_error = found
-        node = self.ctx.graph[index]
-        name = f"{node.name}~{select.name or 'select'}"
-        out = Encoded.materialised_categorical(name, sort_values(classes.values()))
         try:
             points = merge_points(node, [(x_of(v), rep[value_key(v)]) for v in vals])
             spec = step_mlp.numeric_mlp(
                 x,
                 points,
                 out,
-                op=f"classes of {node.text} for {select.text}",
+                op=op,
                 name=name,
                 x_error=x_error,
                 exact=self.built.exact,

@@ -12,6 +12,7 @@ from runtime_helpers import run_compiled
 from test_compile import all_inputs, check_inputs, random_inputs
 
 from compiler import compile_sop
+from rasp import tracr as rasp_tracr
 from rasp.errors import Source
 from rasp.interpreter import load_source
 from rasp.sops import SOp
@@ -159,3 +160,49 @@ def test_a_matched_map_of_the_position_has_its_square_embedded() -> None:
     inputs = [[rng.choice(VOCAB) for _ in range(rng.randint(1, n))] for _ in range(100)]
     for got, tokens_in in zip(run_compiled(model, inputs), inputs, strict=True):
         assert got == list(program(tokens_in)), tokens_in
+
+
+@pytest.mark.exactness
+def test_none_is_a_value_of_the_position() -> None:
+    # tracr's maps may give None: the position where `None if x == 1 else x` is None holds the
+    # None column (a regression: None once meant "no value here")
+    parity = rasp_tracr.Map(lambda x: x % 2, rasp_tracr.indices)
+    program = rasp_tracr.Map(
+        lambda x: None if x == 1 else x, rasp_tracr.Map(lambda x: x + 1, parity)
+    )
+    n = 8
+    model = compile_sop(program, VOCAB, n)
+    inputs = all_inputs(VOCAB, 3) + random_inputs(VOCAB, n, 20, 1)
+    for got, tokens_in in zip(run_compiled(model, inputs), inputs, strict=True):
+        assert got == [None if i % 2 == 0 else 2 for i in range(len(tokens_in))], tokens_in
+
+
+@pytest.mark.exactness
+def test_a_select_sides_classes_of_the_position_are_embedded_and_shared() -> None:
+    # the paper's BOS sort: `select(indices, 0, ==)` reads indices as two classes (0 and the
+    # rest), which split the positions as `indices == 0` does: two columns of W_pos serve both,
+    # and no MLP (no layer) sorts the index into classes
+    n = 40
+    sop = _load(
+        """
+        def bos_width(sel) {
+            with_bos = sel or select(indices, 0, ==);
+            return round(1 / aggregate(with_bos, indicator(indices == 0))) - 1;
+        }
+        goes_before = select(tokens, tokens, <) or (select(tokens, tokens, ==) and
+                                                    select(indices, indices, <));
+        place = -1 if indices == 0 else bos_width(goes_before);
+        take = select(place, indices - 1, ==) or
+               (select(indices, 0, ==) and select(indices, indices, ==));
+        res = aggregate(take, tokens);
+        """
+    )
+    model = compile_sop(sop, VOCAB, n)
+    labels = model.metadata["residual"]
+    first = [lb for lb in labels if lb.startswith("indices~")]
+    assert len(first) == 2 and not [lb for lb in labels if lb.startswith("_map_")]
+    mlps = [op["name"] for layer in model.metadata["layers"] for op in layer["mlp"]]
+    assert not [name for name in mlps if name.startswith("indices~")]
+    inputs = [["a", *t] for t in all_inputs(VOCAB, 3)]  # a BOS token first, as the paper's
+    inputs += [["a", *t] for t in random_inputs(VOCAB, n - 1, 40, 2)]
+    assert check_inputs(model, sop, inputs) == len(inputs)
