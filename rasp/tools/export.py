@@ -117,7 +117,7 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
     # How to feed and read the model: everything but the weights and the program source.
     guide = {
         key: meta[key]
-        for key in ("vocab", "output", "residual", "layers", "max_len")
+        for key in ("vocab", "output", "residual", "embedding", "layers", "max_len")
         if key in meta
     }
     guide["source_model"] = str(model_path)

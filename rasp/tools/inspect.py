@@ -280,6 +280,7 @@ def summary_json(summary: ModelSummary) -> dict[str, Any]:
         "output": meta["output"],
         "program": program,
         "parameters": {"total": summary.total_params, "nonzero": summary.nonzero_params},
+        "embedding": meta.get("embedding", []),
         "layers": meta["layers"],
         "certificate": meta.get("certificate"),
         "residual": [

@@ -16,7 +16,13 @@ from rasp import tracr as rasp_tracr
 from rasp.errors import Source
 from rasp.interpreter import load_source
 from rasp.sops import SOp
-from rasp.tools.inspect import layer_operations, operations_table
+from rasp.tools.inspect import (
+    layer_operations,
+    operations_table,
+    read_model_file,
+    summarize,
+    summary_json,
+)
 from rasp.tracr import lib, tokens
 
 VOCAB = ["a", "b", "c"]
@@ -122,9 +128,12 @@ def test_a_map_with_the_position_class_as_context_reads_the_class() -> None:
     _check(sop, model, n)
 
 
-def test_the_embedding_is_listed_by_show() -> None:
+def test_the_embedding_is_listed_by_show(tmp_path) -> None:
     sop = _load('res = tokens if indices % 2 == 0 else "x";')
     model = compile_sop(sop, VOCAB, 8)
+    model.save(tmp_path / "m.safetensors")
+    summary = summarize(read_model_file(tmp_path / "m.safetensors"))
+    assert summary_json(summary)["embedding"] == [{"name": "_map_2", "op": "indices % 2 == 0"}]
     table = operations_table(layer_operations(model.metadata))
     assert table[1].split() == ["-", "pos_embed", "_map_2", "indices", "%", "2", "==", "0"]
     # the MLP reads one of the two columns (the other is `one` minus it): 1 at positions 0, 2, ...
