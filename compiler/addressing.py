@@ -282,7 +282,7 @@ MATCH_MIN_VALUES = 16
 class Squared(Protocol):
     def __call__(self, index: int) -> SquaredReading | None:
         """Node `index` as its number and square, written exactly by step MLPs
-        (`SelectorPlanner.squared`), or None."""
+        (`compiler.squares.SquaredReadings.reading`), or None."""
         ...
 
 

@@ -17,18 +17,15 @@ import numpy as np
 
 from compiler import mlp, positional, step_mlp
 from compiler.absorb import absorbing_side, select_leaves, side_nodes
-from compiler.addressing import SquaredReading, plan_match
+from compiler.addressing import plan_match
 from compiler.blocks import (
     ALL_TRUE,
     EVERY_POSITION,
-    ONE,
     TRUE,
     Atom,
     Atomic,
-    Dim,
     Encoded,
     Encoding,
-    MLPSpec,
     Relation,
     is_number,
     mask_atom,
@@ -36,7 +33,6 @@ from compiler.blocks import (
     sort_values,
     value_key,
 )
-from compiler.exact_numbers import exact_whole_input, integer_parts
 from compiler.fits import merge_points
 from compiler.graph import IRNode, Op
 from compiler.maps import MapPlanner
@@ -44,6 +40,7 @@ from compiler.number_views import NumberViews
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built, Memo
 from compiler.relations import combination_count, input_combinations, safe_compare
+from compiler.squares import SquaredReadings
 from rasp.errors import CompileError
 
 # The key positions a causal model's queries see: at or before their own.
@@ -61,6 +58,7 @@ class SelectorPlanner:
     ) -> None:
         self.ctx, self.reader, self.built, self.memo, self.maps = ctx, reader, built, memo, maps
         self.numbers = NumberViews(ctx, reader)
+        self.squares = SquaredReadings(ctx, reader, built, memo, maps, self.numbers)
         self._classes: dict[tuple, Encoded] = {}
 
     def atoms(self, index: int) -> list[Atomic]:
@@ -123,7 +121,8 @@ class SelectorPlanner:
             return [mask_atom(positions)]
         # Whole numbers with many values: scored -c (q - k)^2 over each side's number and
         # square, a few columns instead of a one-hot per side (compiler.addressing)
-        match = plan_match(self.ctx, self.numbers, self.squared, node) if matching else None
+        squared = self.squares.reading
+        match = plan_match(self.ctx, self.numbers, squared, node) if matching else None
         if match is not None:
             return [match]
         # The side with more values may only matter through a few classes (which keys it
@@ -148,94 +147,6 @@ class SelectorPlanner:
             dtype=bool,
         ).reshape(len(q.values), len(k.values))
         return [Atomic(q, k, table)]
-
-    def squared(self, index: int) -> SquaredReading | None:
-        """Node `index` (whole numbers) as a vector reading of its number and its square, each
-        the sum of dimensions step MLPs write exactly (compiler.exact_numbers): `<name>.int` and
-        `<name>.sq`, read from the node's numerical reading (a numerical source, an exact affine
-        view of indices and numerical sources, or a map computed on its own as one number). A
-        reading that is not exact whole numbers itself (a width's 1/(w+1)) is first decoded to
-        them. None without such a reading, or where the steps cannot be resolved (matching then
-        does not apply)."""
-        node = self.ctx.graph[index]
-
-        def make() -> SquaredReading | None:
-            found = self.numbers.reading(index)
-            if found is None and self.ctx.is_numeric_source(index):
-                # a map computed on its own as one number (most_freq's sort key)
-                found = (self.reader.reading(index, Encoding.NUMERICAL), float, None)
-            if found is None:
-                return None
-            x, x_of, x_error = found
-            vals = sort_values(self.ctx.values(index))
-            exact = self.built.exact
-            whole = exact_whole_input(x, exact)
-            own = [(d, c) for d, c in x.number if d != ONE]
-            if whole and len(own) == 1 and self.ctx.is_positional(index):
-                # a map of the position: the embedding writes its square too (no MLP, no layer)
-                whole_vals = [int(v) for v in vals]  # type: ignore[call-overload]
-                centre = (min(whole_vals) + max(whole_vals)) // 2
-                square = self.maps.embedded_square(node, centre)
-                if square is not None:
-                    one_hot = tuple(
-                        (*_own_terms(x, v), (square, float((w - centre) ** 2)))
-                        for v, w in zip(vals, whole_vals, strict=True)
-                    )
-                    reading = Encoded(f"{node.name}.int", Encoding.VECTOR, vals, one_hot=one_hot)
-                    return SquaredReading(reading, (own[0][0],), (square,), float(centre))
-            try:
-                built: list[MLPSpec] = []
-                if whole and len(own) == 1:
-                    number = x  # its one dimension holds it exactly
-                    held = tuple((v, _own_terms(x, v)) for v in vals)
-                else:
-                    # A sum of several dims, or not whole numbers (a width's 1/(w+1)): decoded
-                    # into dims of its own (one per part), exact whole numbers
-                    parts, decoded = integer_parts(
-                        x,
-                        [(x_of(v), v) for v in vals],
-                        int,  # type: ignore[arg-type]
-                        name=f"{node.name}.int",
-                        op=f"{node.text} as a whole number (matched)",
-                        x_error=x_error,
-                        exact=exact,
-                    )
-                    built += parts
-                    # the square reads an exact input: x itself if it is one (the same layer as
-                    # the number), else the number just written (a layer later)
-                    number = x if whole else _sum_view(decoded)
-                    held = tuple(zip(decoded.values, decoded.one_hot, strict=True))
-                    exact.update(decoded.dims())
-                # the square of the distance from the values' middle: up to 4x smaller, so its
-                # sums need fewer exact parts (sort at N = 1024: about 165 parts of v^2)
-                whole_vals = [int(v) for v in vals]  # type: ignore[call-overload]
-                centre = (min(whole_vals) + max(whole_vals)) // 2
-                parts, square = integer_parts(
-                    number,
-                    [(x_of(v) if number is x else float(v), v) for v in vals],
-                    lambda v: (int(v) - centre) ** 2,  # type: ignore[arg-type]
-                    name=f"{node.name}.sq",
-                    op=f"the square of {node.text} (matched)",
-                    exact=exact,
-                )
-                built += parts
-            except CompileError:
-                return None
-            for spec in built:
-                for dim, column in zip(spec.out_dims, spec.W_out.T, strict=True):
-                    self.built.bounds[dim] = float(np.abs(column).sum()) + 1.0
-                self.built.add_mlp(spec)
-            exact.update(square.dims())
-            # value v: the number's own dims (or the decoded groups) and the square's groups
-            one_hot = tuple(
-                (*terms, *square_terms)
-                for (_, terms), square_terms in zip(held, square.one_hot, strict=True)
-            )
-            reading = Encoded(f"{node.name}.int", Encoding.VECTOR, vals, one_hot=one_hot)
-            number_dims = tuple(dict.fromkeys(d for _, terms in held for d, _ in terms))
-            return SquaredReading(reading, number_dims, square.dims(), float(centre))
-
-        return self.memo.once(("squared", index), node, make)
 
     def _class_reading(
         self,
@@ -422,20 +333,3 @@ class SelectorPlanner:
             case Op.NOT:
                 return not self._holds(node.inputs[0], qenv, kenv)
         raise TypeError(node.op)
-
-
-def _sum_view(vector: Encoded) -> Encoded:
-    """The number a vector reading of whole-number groups holds: the sum of its dimensions."""
-    return Encoded(
-        vector.name,
-        Encoding.NUMERICAL,
-        vector.values,
-        number=tuple((d, 1.0) for d in vector.dims()),
-    )
-
-
-def _own_terms(x: Encoded, v: Atom) -> tuple[tuple[Dim, float], ...]:
-    """A single-dimension exact reading's dims at value v (a vector reading's terms)."""
-    ((dim, coef),) = [(d, c) for d, c in x.number if d != ONE]  # (callers check: one dimension)
-    constant = sum(c for d, c in x.number if d == ONE)
-    return ((dim, (float(v) - constant) / coef),)  # type: ignore[arg-type]

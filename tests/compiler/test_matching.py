@@ -102,6 +102,25 @@ def test_the_library_sort_is_matched_and_agrees_with_the_interpreter() -> None:
     _agree(model, program, inputs)
 
 
+@pytest.mark.exactness
+def test_the_square_of_an_inexact_number_is_stepped_beside_it_where_that_costs_no_more() -> None:
+    # double_hist matches `hist` (a width, read as 1/(w+1)): its whole number is decoded by a
+    # step MLP, and its square is stepped on the same inexact reading in the same MLP layer
+    # (one part either way at N = 40); stepped on the decoded number it took a layer more
+    t = B.tokens()
+    hist = S.SelectorWidthSOp(selector=S.Select(keys=t, queries=t, comparison=EQ), name="hist")
+    same = S.Select(keys=hist, queries=hist, comparison=EQ)
+    program = S.SelectorWidthSOp(selector=same, name="double_hist")
+    model = compile_sop(program, list("abc"), N)
+    mlps = [[op["name"] for op in layer["mlp"]] for layer in model.metadata["layers"]]
+    (beside,) = [names for names in mlps if "hist.sq" in names]
+    assert "hist.int" in beside
+    assert model.metadata["config"]["n_layers"] == 2
+    rng = random.Random(7)
+    inputs = [[rng.choice("abc") for _ in range(rng.randint(1, N))] for _ in range(150)]
+    _agree(model, program, inputs)
+
+
 def test_below_min_len_the_one_hot_form_is_kept() -> None:
     model = compile_sop(B.sort_stable(), list("abcd"), addressing.MIN_LEN - 1)
     assert "indices^2" not in model.metadata["residual"]
