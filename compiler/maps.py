@@ -70,6 +70,9 @@ class MapPlanner:
                     out = merged
                 elif g[i].op is not Op.CONST:
                     out[i] = None
+            if any(g[s].op is Op.INDICES for s in out):
+                # a class of the position is a function of `indices`, already a source here
+                out = {s: None for s in out if not self.ctx.is_position_class(s)}
             direct = tuple(dict.fromkeys(i for i in node.inputs if g[i].op is not Op.CONST))
             if not self.cheap(tuple(out)) and self.cheap(direct):
                 # Expanding one input made the rest costly (`vals if indices > plus else 0`: the

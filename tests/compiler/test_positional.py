@@ -215,3 +215,15 @@ def test_a_select_sides_classes_of_the_position_are_embedded_and_shared() -> Non
     inputs = [["a", *t] for t in all_inputs(VOCAB, 3)]  # a BOS token first, as the paper's
     inputs += [["a", *t] for t in random_inputs(VOCAB, n - 1, 40, 2)]
     assert check_inputs(model, sop, inputs) == len(inputs)
+
+
+@pytest.mark.exactness
+def test_a_class_is_no_source_beside_the_index_it_is_computed_from() -> None:
+    # `indices` is a source of this map already: the class `indices % 2 == 0` is evaluated from
+    # it (the step over the index number with the token as context), not read as two more columns
+    n = 32
+    sop = _load("res = tokens_int + indices if indices % 2 == 0 else indices - tokens_int;")
+    model = compile_sop(sop, ["0", "1", "2"], n)
+    assert "embedding" not in model.metadata
+    inputs = all_inputs(["0", "1", "2"], 4) + random_inputs(["0", "1", "2"], n, 60, 3)
+    assert check_inputs(model, sop, inputs) == len(inputs)
