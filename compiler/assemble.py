@@ -172,7 +172,7 @@ def _embeddings(
         w_pos[1:, ix[layout.numeric_index]] = np.arange(max_len)
     if layout.square_index is not None:
         w_pos[1:, ix[layout.square_index]] = np.arange(max_len) ** 2  # exact: (N-1)^2 < 2^24
-    for dim in layout.positional:  # float32-exact by construction (compiler.maps)
+    for dim in layout.positional:  # float32-exact by construction (compiler.positional)
         w_pos[1:, ix[dim]] = plan.positional[dim]
     if not w_pos.any():  # no s-op reads a position: no [n_ctx, d_model] block of zeros in the file
         return {"embed.W_E": w_e}

@@ -104,9 +104,9 @@ class MapPlanner:
                 ]
             )
         if self.ctx.is_positional(node.index):
-            positional = self._positional(node, encoding)
-            if positional is not None:
-                return positional
+            embedded = self._positional(node, encoding)
+            if embedded is not None:
+                return embedded
         g = self.ctx.graph
         direct = tuple(dict.fromkeys(i for i in node.inputs if g[i].op is not Op.CONST))
         if len(direct) > 1 and all(self.ctx.is_numeric_source(i) for i in direct):
