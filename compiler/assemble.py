@@ -382,8 +382,13 @@ def _metadata(
             "source": source.text,
             "sha256": hashlib.sha256(source.text.encode("utf-8")).hexdigest(),
         }
-    on_position = {d.name for d in layout.positional}
-    embedded = [{"name": n, "op": op} for n, op in plan.embedded.items() if n in on_position]
+    # an s-op whose columns another one embedded first is listed too (its residual name is theirs)
+    on_position = set(layout.positional)
+    embedded = [
+        {"name": n, "op": op}
+        for n, (op, dims) in plan.embedded.items()
+        if on_position.intersection(dims)
+    ]
     masked = any(layer.get("masks") for layer in config["layers"])
     if "denominators" in output:
         version = FORMAT_VERSION

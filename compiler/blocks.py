@@ -353,4 +353,5 @@ class Plan:
     output_denominators: tuple[int, ...] | None = None
     # dims the positional embedding writes (a function of the position alone): value at 0..N-1
     positional: Mapping[Dim, tuple[float, ...]] = field(default_factory=dict)
-    embedded: Mapping[str, str] = field(default_factory=dict)  # their s-ops: name -> operation
+    # their s-ops: name -> (operation, the W_pos dims it is read from)
+    embedded: Mapping[str, tuple[str, tuple[Dim, ...]]] = field(default_factory=dict)

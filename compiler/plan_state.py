@@ -38,7 +38,8 @@ class Built:
         self.canon: dict[int, dict[tuple[str, Any], Atom]] = {}
         # dims the positional embedding writes: their value at positions 0..N-1 (maps.positional)
         self.positional: dict[Dim, tuple[float, ...]] = {}
-        self.embedded: dict[str, str] = {}  # their s-ops: name -> operation
+        # their s-ops: name -> (operation, the dims it is read from, its own or shared ones)
+        self.embedded: dict[str, tuple[str, tuple[Dim, ...]]] = {}
 
     def add_head(self, spec: HeadSpec, merge_key: tuple[Any, ...]) -> None:
         self.heads.append(PlannedHead(spec, merge_key))

@@ -62,7 +62,7 @@ def embed_one_hot(
     out = Encoded(enc.name, enc.encoding, enc.values, one_hot=tuple(one_hot))
     built.bound_one_hot(out)
     built.exact.update(out.dims())
-    built.embedded[enc.name] = op
+    built.embedded[enc.name] = (op, out.dims())
     return out
 
 
@@ -72,9 +72,10 @@ def embed_number(built: Built, dim: Dim, numbers: Sequence[float], op: str) -> D
     column = tuple(numbers)
     for have, held in built.positional.items():
         if held == column and have.is_numerical:
+            built.embedded[dim.name] = (op, (have,))
             return have
     built.positional[dim] = column
     built.bounds[dim] = max((abs(x) for x in numbers), default=0.0)
     built.exact.add(dim)
-    built.embedded[dim.name] = op
+    built.embedded[dim.name] = (op, (dim,))
     return dim

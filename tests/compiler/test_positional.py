@@ -212,6 +212,9 @@ def test_a_select_sides_classes_of_the_position_are_embedded_and_shared() -> Non
     assert len(first) == 2 and not [lb for lb in labels if lb.startswith("_map_")]
     mlps = [op["name"] for layer in model.metadata["layers"] for op in layer["mlp"]]
     assert not [name for name in mlps if name.startswith("indices~")]
+    # both are listed, `indices == 0` on the columns the classes embedded first
+    ops = [op["op"] for op in model.metadata["embedding"]]
+    assert "indices == 0" in ops and any(op.startswith("classes of indices") for op in ops)
     inputs = [["a", *t] for t in all_inputs(VOCAB, 3)]  # a BOS token first, as the paper's
     inputs += [["a", *t] for t in random_inputs(VOCAB, n - 1, 40, 2)]
     assert check_inputs(model, sop, inputs) == len(inputs)
