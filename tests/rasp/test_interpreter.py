@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -10,7 +9,7 @@ import pytest
 
 from rasp import ast
 from rasp.errors import RaspArityError, RaspError, RaspNameError, RaspRuntimeError, RaspTypeError
-from rasp.interpreter import Interpreter, ResultKind, load_file, run_file
+from rasp.interpreter import Interpreter, ResultKind
 from rasp.parser import parse
 from rasp.sops import (
     AggregateSOp,
@@ -360,94 +359,6 @@ def test_evaluation_errors_point_at_the_node() -> None:
         evaluate(i.get("y"), "ab")
     assert info.value.message == "division by zero"
     assert info.value.span is not None and info.value.span.text() == "1 / indices"
-
-
-def test_load_copies_public_names(tmp_path: Path) -> None:
-    (tmp_path / "lib.rasp").write_text(
-        "_hidden = 1; shown = tokens; def g(x) { return x; }", encoding="utf-8"
-    )
-    main = tmp_path / "main.rasp"
-    main.write_text('load "lib";\nout_name = g(shown);', encoding="utf-8")
-    i = load_file(main)
-    assert isinstance(i.get("shown"), SOp) and isinstance(i.get("g"), RaspFunction)
-    with pytest.raises(RaspNameError):
-        i.get("_hidden")
-    assert i.last_assigned == "out_name"
-
-
-def test_loaded_files_cannot_see_the_callers_names(tmp_path: Path) -> None:
-    (tmp_path / "lib.rasp").write_text("y = secret;", encoding="utf-8")
-    i = Interpreter(search_dirs=[tmp_path])
-    with pytest.raises(RaspNameError) as info:
-        run('secret = 1; load "lib";', i)
-    assert info.value.span is not None and info.value.span.file.endswith("lib.rasp")
-
-
-def test_load_errors(tmp_path: Path) -> None:
-    with pytest.raises(RaspError, match="cannot find 'nowhere.rasp'"):
-        run('load "nowhere";')
-    (tmp_path / "a.rasp").write_text('load "b";', encoding="utf-8")
-    (tmp_path / "b.rasp").write_text('load "a";', encoding="utf-8")
-    with pytest.raises(RaspRuntimeError, match="loads itself"):
-        run('load "a";', Interpreter(search_dirs=[tmp_path]))
-    (tmp_path / "c.rasp").write_text("count = 1;", encoding="utf-8")
-    with pytest.raises(RaspNameError, match="reserved"):
-        run('load "c";', Interpreter(search_dirs=[tmp_path]))
-
-
-def test_a_load_may_go_on_past_failing_statements(tmp_path: Path) -> None:
-    # The original's REPL reports a loaded file's failing statement and runs the next one; a
-    # program run from the command line stops at the first error instead.
-    (tmp_path / "outer.rasp").write_text(
-        'first = caller_name;\nfirst = 3;\nload "inner";\nfrom_inner = shared;\n'
-        "hidden = _private;\n_mine = 4;\nlast = _mine;\n",
-        encoding="utf-8",
-    )
-    (tmp_path / "inner.rasp").write_text(
-        "shared = 7;\n_private = 8;\nnope = first;\n", encoding="utf-8"
-    )
-    i = Interpreter(search_dirs=[tmp_path])
-    run("caller_name = 10;", i)
-    errors: list[RaspError] = []
-    (stmt,) = parse('load "outer";').statements
-    result = i.exec_statement(stmt, load_errors=errors)
-    located = [(e.span.file.rsplit("/", 1)[-1], e.span.line, e.message) for e in errors]
-    assert located == [
-        ("outer.rasp", 1, "Undefined variable: caller_name"),
-        ("inner.rasp", 3, "Undefined variable: first"),
-        ("outer.rasp", 5, "Undefined variable: _private"),
-    ]
-    assert dict(zip(result.names, result.values)) == {
-        "first": 3,
-        "shared": 7,
-        "from_inner": 7,
-        "last": 4,
-    }
-    with pytest.raises(RaspNameError, match="caller_name"):
-        i.exec_statement(stmt)  # no list: the first failure ends the load
-
-
-def test_loaded_names_are_listed_in_the_order_of_their_last_assignment(tmp_path: Path) -> None:
-    (tmp_path / "lib.rasp").write_text(
-        "a = 4;\nb = 3;\na = a + b;\nc, d = 5, 6;\nb = 8;\n", encoding="utf-8"
-    )
-    i = run('load "lib";', Interpreter(search_dirs=[tmp_path]))
-    (stmt,) = parse('load "lib";').statements
-    assert i.exec_statement(stmt).names == ("a", "c", "d", "b")
-
-
-def test_load_finds_the_shipped_programs() -> None:
-    i = run('load "reverse";')
-    assert list(evaluate(i.get("reverse"), "abc").values) == ["c", "b", "a"]
-
-
-def test_run_file_defaults_to_the_last_assigned_name(tmp_path: Path) -> None:
-    path = tmp_path / "p.rasp"
-    path.write_text("a = indices + 1;\nb = a * 2;\n", encoding="utf-8")
-    assert list(run_file(path, "xyz").values) == [2, 4, 6]
-    assert list(run_file(path, ["x"], name="a").values) == [1]
-    with pytest.raises(RaspError):
-        run_file(tmp_path / "missing.rasp", "a")
 
 
 def test_names_and_get() -> None:

@@ -1,0 +1,236 @@
+"""`rasp verify` end to end: a real compiled model with one corrupted parameter is located at the
+variable, layer and sublayer the corruption touches; a correct model raises no false alarm."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from rasp.tools.residuals import residual_variables
+from rasp.tools.verify import diagnose, plan_inputs, verify
+
+REVERSE = """\
+opp = length - indices - 1;
+flip = select(indices, opp, ==);
+reverse = aggregate(flip, tokens);
+"""
+
+
+def _compiled_reverse(tmp_path: Any) -> tuple[Any, Any, dict[str, Any]]:
+    pytest.importorskip("compiler")
+    pytest.importorskip("transformer")
+    import json
+
+    from safetensors import safe_open
+
+    from rasp.tools.cli import main
+
+    program = tmp_path / "reverse.rasp"
+    program.write_text(REVERSE)
+    model = tmp_path / "reverse.safetensors"
+    assert (
+        main(["compile", str(program), "--vocab", "abc", "--max-len", "4", "-o", str(model)]) == 0
+    )
+    with safe_open(str(model), "np") as handle:
+        meta = json.loads(handle.metadata()["rasp_forge"])
+    return program, model, meta
+
+
+def _corrupt(model: Any, tensor: str, dim: int, amount: float) -> None:
+    import json
+
+    from safetensors import safe_open
+    from safetensors.numpy import load_file, save_file
+
+    with safe_open(str(model), "np") as handle:
+        metadata = handle.metadata()
+    weights = load_file(str(model))
+    weights[tensor][..., dim] += amount  # one output bias entry: every position gets +amount there
+    save_file(weights, str(model), metadata=metadata)
+    json.loads(metadata["rasp_forge"])
+
+
+def _layer_of(meta: dict[str, Any], name: str, sublayer: str) -> int:
+    return next(
+        layer
+        for layer, ops in enumerate(meta["layers"])
+        if any(op["name"] == name for op in ops[sublayer])
+    )
+
+
+@pytest.mark.parametrize(
+    ("variable", "sublayer", "label", "want"),
+    [("opp", "mlp", "opp:2", 0), ("reverse", "attn", "reverse:c", "a")],
+)
+def test_corrupted_weight_is_located(
+    tmp_path: Any,
+    capsys: pytest.CaptureFixture[str],
+    variable: str,
+    sublayer: str,
+    label: str,
+    want: Any,
+) -> None:
+    import json
+
+    from rasp.tools.cli import main
+
+    program, model, meta = _compiled_reverse(tmp_path)
+    layer = _layer_of(meta, variable, sublayer)
+    tensor = f"blocks.{layer}.mlp.b_out" if sublayer == "mlp" else f"blocks.{layer}.attn.b_O"
+    _corrupt(model, tensor, meta["residual"].index(label), 5.0)
+    capsys.readouterr()
+    code = main(
+        [
+            "verify",
+            str(program),
+            "--vocab",
+            "abc",
+            "--max-len",
+            "4",
+            "--model",
+            str(model),
+            "--json",
+        ]
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1 and not report["ok"]
+    assert report["first_failure"]["input"] == ["a"]  # the first input checked already fails
+    operation = {"opp": "length - indices - 1", "reverse": "aggregate(flip, tokens)"}[variable]
+    assert report["divergence"] == {
+        "variable": variable,
+        "operation": operation,
+        "layer": layer,
+        "sublayer": sublayer,
+        "position": 0,
+        "model": label.split(":")[1],
+        "interpreter": want,
+    }
+    code = main(["verify", str(program), "--vocab", "abc", "--max-len", "4", "--model", str(model)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert (
+        f"first divergence: variable `{variable}` = {operation}, layer {layer} {sublayer}, position 0"
+        in err
+    )
+    assert 'first failing input: "a" (length 1)' in err
+
+
+def test_generated_names_are_diagnosed_too(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`length - indices - 1` unnamed: the compiler calls it `_map_N`; verify still finds its node."""
+    import json
+
+    from rasp.tools.cli import main
+
+    program, model, meta = _compiled_reverse(tmp_path)
+    program.write_text(
+        "flip = select(indices, length - indices - 1, ==);\nreverse = aggregate(flip, tokens);\n"
+    )
+    assert (
+        main(["compile", str(program), "--vocab", "abc", "--max-len", "4", "-o", str(model)]) == 0
+    )
+    from safetensors import safe_open
+
+    with safe_open(str(model), "np") as handle:
+        meta = json.loads(handle.metadata()["rasp_forge"])
+    ((layer, name),) = [
+        (layer, op["name"]) for layer, ops in enumerate(meta["layers"]) for op in ops["mlp"]
+    ]
+    assert name.startswith("_map_")
+    _corrupt(model, f"blocks.{layer}.mlp.b_out", meta["residual"].index(f"{name}:2"), 5.0)
+    capsys.readouterr()
+    assert (
+        main(
+            [
+                "verify",
+                str(program),
+                "--vocab",
+                "abc",
+                "--max-len",
+                "4",
+                "--model",
+                str(model),
+                "--json",
+            ]
+        )
+        == 1
+    )
+    div = json.loads(capsys.readouterr().out)["divergence"]
+    assert (div["variable"], div["operation"], div["layer"], div["sublayer"]) == (
+        name,
+        "length - indices - 1",
+        layer,
+        "mlp",
+    )
+
+
+@pytest.mark.parametrize(
+    ("program", "vocab"), [("hist", "abc"), ("dyck1", "()"), ("most_freq", "abc")]
+)
+def test_a_correct_model_has_no_divergence(program: str, vocab: str, tmp_path: Any) -> None:
+    """No false alarms: selector_width is listed under a head and an MLP (complete after the MLP), and
+    one head may compute two variables (`"name": "a, b"`)."""
+    compiler = pytest.importorskip("compiler")
+    transformer = pytest.importorskip("transformer")
+    from pathlib import Path
+
+    from rasp.interpreter import load_file
+    from rasp.tools.model_commands import nodes_by_residual_name
+
+    interp = load_file(Path(__file__).resolve().parents[1] / "programs" / f"{program}.rasp")
+    name = interp.last_assigned
+    sop = interp.get(name)
+    compiler.compile_sop(sop, list(vocab), 5, name=name).save(tmp_path / "m.safetensors")
+    model = transformer.load(tmp_path / "m.safetensors")
+    nodes = nodes_by_residual_name(sop, list(vocab), 5)  # the graph compiled (dyck1's counts)
+    for tokens in plan_inputs(vocab, 5, exhaustive_len=3, samples=20, seed=2).inputs():
+        assert diagnose(sop, model, tokens, nodes) is None, tokens
+
+
+@pytest.mark.parametrize(
+    ("program", "vocab"), [("reverse", "abc"), ("hist", "abc"), ("dyck1", "()")]
+)
+def test_every_sublayer_corruption_is_blamed_on_that_sublayer(
+    program: str, vocab: str, tmp_path: Any
+) -> None:
+    """Corrupt the output bias of each sublayer in turn (one entry, on a variable it completes): the
+    diagnosis names exactly that variable, layer and sublayer."""
+    compiler = pytest.importorskip("compiler")
+    transformer = pytest.importorskip("transformer")
+    import shutil
+    from pathlib import Path
+
+    from rasp.interpreter import load_file as load_program
+    from rasp.tools.model_commands import nodes_by_residual_name
+    from rasp.tools.residuals import checkpoints
+
+    interp = load_program(Path(__file__).resolve().parents[1] / "programs" / f"{program}.rasp")
+    name = interp.last_assigned
+    sop = interp.get(name)
+    path = tmp_path / "m.safetensors"
+    compiler.compile_sop(sop, list(vocab), 4, name=name).save(path)
+    nodes = nodes_by_residual_name(sop, list(vocab), 4)
+    meta = transformer.load(path).meta.raw
+    variables = residual_variables(meta["residual"])
+    tried = []
+    for _, layer, sublayer, names in checkpoints(meta)[1:]:
+        for var in [n for n in names if n in nodes and n in variables]:
+            broken = tmp_path / f"{var}.safetensors"
+            shutil.copy(path, broken)
+            tensor = (
+                f"blocks.{layer}.attn.b_O" if sublayer == "attn" else f"blocks.{layer}.mlp.b_out"
+            )
+            _corrupt(broken, tensor, variables[var].dims[0], 3.0)
+            report = verify(
+                sop,
+                transformer.load(broken),
+                plan_inputs(vocab, 4, exhaustive_len=3, samples=0),
+                nodes=nodes,
+            )
+            div = report.divergence
+            assert div is not None, (var, layer, sublayer)
+            assert (div.variable, div.layer, div.sublayer) == (var, layer, sublayer)
+            tried.append(var)
+    assert tried  # at least one variable of the program is materialised and checked
