@@ -196,7 +196,11 @@ def _build(
     plan = plan_encodings(graph, values, vocab, output, causal, matching, head_masks)
     note("schedule and assemble")
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers
-    layout = lay_out(schedule, plan.output, vocab, max_len, plan.positional)  # Dim -> index
+    # the program's s-ops among them are laid out whole (the tools read them back by name); the
+    # classes a select side or a map reads are helpers, laid out where read
+    names = {node.name for node in graph.nodes}
+    embedded = [dims for name, (_, dims) in plan.embedded.items() if name in names]
+    layout = lay_out(schedule, plan.output, vocab, max_len, plan.positional, embedded)
     out_name = name or graph.output.name
     try:
         model = assemble(

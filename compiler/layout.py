@@ -40,7 +40,12 @@ def lay_out(
     vocab: Sequence[Atom],
     max_len: int,
     positional: Iterable[Dim] = (),
+    whole: Iterable[tuple[Dim, ...]] = (),
 ) -> Layout:
+    """`positional`: the dims the positional embedding writes (compiler.positional), laid out
+    where read; `whole`: the dims of each program s-op among them, laid out whole where any of
+    them is read, so that the residual stream can be read back as that s-op (a one-hot of which
+    only `parity:True` is read would decode `False` as no value)."""
     read: set[Dim] = set(output.dims())
     written: list[Dim] = []
     for layer in schedule.layers:
@@ -56,7 +61,8 @@ def lay_out(
     )
     numeric_index = INDEX if INDEX in read else None
     square_index = INDEX_SQUARE if INDEX_SQUARE in read else None
-    by_position = tuple(d for d in positional if d in read)
+    shown = {d for dims in whole if read.intersection(dims) for d in dims}
+    by_position = tuple(d for d in positional if d in read or d in shown)
     dims = _unique(
         [
             ONE,

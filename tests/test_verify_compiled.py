@@ -190,6 +190,37 @@ def test_a_correct_model_has_no_divergence(program: str, vocab: str, tmp_path: A
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        'parity = indices % 2 == 0;\nres = tokens if parity else "x";',
+        # the select side's classes of indices embed the columns `indices == 0` reads
+        "with_bos = select(tokens, tokens, <) or select(indices, 0, ==);\n"
+        "place = round(1 / aggregate(with_bos, indicator(indices == 0))) - 1;\n"
+        "res = -1 if indices == 0 else place;",
+    ],
+)
+def test_an_embedded_map_of_the_position_reads_back_whole(text: str, tmp_path: Any) -> None:
+    """A map of the position the embedding writes is laid out as its whole one-hot even where a
+    block reads one column (`parity:True`): read back from the residual stream it has a value at
+    every position, so no false alarm (the REPL's `:residual` reported `False` as no value)."""
+    compiler = pytest.importorskip("compiler")
+    transformer = pytest.importorskip("transformer")
+    from rasp.errors import Source
+    from rasp.interpreter import load_source
+    from rasp.tools.model_commands import nodes_by_residual_name
+
+    sop = load_source(Source("t.rasp", text)).get("res")
+    n = 40
+    compiled = compiler.compile_sop(sop, list("abc"), n)
+    assert compiled.metadata["embedding"]
+    compiled.save(tmp_path / "m.safetensors")
+    model = transformer.load(tmp_path / "m.safetensors")
+    nodes = nodes_by_residual_name(sop, list("abc"), n)
+    for tokens in plan_inputs("abc", n, exhaustive_len=2, samples=10, seed=3).inputs():
+        assert diagnose(sop, model, tokens, nodes) is None, tokens
+
+
+@pytest.mark.parametrize(
     ("program", "vocab"), [("reverse", "abc"), ("hist", "abc"), ("dyck1", "()")]
 )
 def test_every_sublayer_corruption_is_blamed_on_that_sublayer(

@@ -136,8 +136,9 @@ def test_the_embedding_is_listed_by_show(tmp_path) -> None:
     assert summary_json(summary)["embedding"] == [{"name": "_map_2", "op": "indices % 2 == 0"}]
     table = operations_table(layer_operations(model.metadata))
     assert table[1].split() == ["-", "pos_embed", "_map_2", "indices", "%", "2", "==", "0"]
-    # the MLP reads one of the two columns (the other is `one` minus it): 1 at positions 0, 2, ...
-    assert np.count_nonzero(model.weights["pos_embed.W_pos"]) == 4
+    # the MLP reads one of the two columns (the other is `one` minus it), but a program s-op is
+    # laid out whole, to be read back: one 1 per real position
+    assert np.count_nonzero(model.weights["pos_embed.W_pos"]) == 8
 
 
 @pytest.mark.exactness
