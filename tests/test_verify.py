@@ -66,6 +66,25 @@ def test_residual_variables_group_labels() -> None:
     assert found["x"].values is None and set(found) == {"tokens", "x"}
 
 
+def test_a_partial_one_hot_and_a_number_are_read_as_the_number() -> None:
+    # the compiler lays out the index one-hot columns something reads (here 0 and 3) beside the
+    # number `indices`: decoding takes the number, complete at every position
+    labels = ["one", "indices:0", "indices:3", "indices", "indices^2"]
+    var = residual_variables(labels)["indices"]
+    assert var.dims == (3,) and var.values is None
+    resid = np.array([[1, 1, 0, 0, 0], [1, 0, 0, 1, 1], [1, 0, 0, 2, 4], [1, 0, 1, 3, 9]], float)
+    assert var.decode(resid) == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_no_hot_column_agrees_only_with_a_value_that_has_none() -> None:
+    var = residual_variables(["classes:0", "classes:2", "flag:True"])["classes"]
+    assert var.agrees(None, 1) and var.agrees(None, 5)  # no column: none is hot
+    assert not var.agrees(None, 0) and not var.agrees(None, 2.0)  # 2.0 has the column "2"
+    assert var.agrees("2", 2.0) and not var.agrees("2", 0)
+    flag = residual_variables(["flag:True"])["flag"]
+    assert flag.agrees(None, False) and not flag.agrees(None, True)
+
+
 # ------------------------------------------------------------------------------------------------
 # A fake runtime: residual stream = one-hot / numerical encoding of the interpreter's values
 

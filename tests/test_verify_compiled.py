@@ -192,6 +192,34 @@ def test_a_correct_model_has_no_divergence(program: str, vocab: str, tmp_path: A
 @pytest.mark.parametrize(
     "text",
     [
+        "res = aggregate(select(indices, 1, ==), tokens_int);",
+        "res = selector_width(select(indices, tokens_int, >));",
+        'res = (indices - 3) * 1 if tokens == "1" else 3;',
+    ],
+)
+def test_indices_read_back_from_a_partial_one_hot_raise_no_alarm(text: str, tmp_path: Any) -> None:
+    """Only the index columns a block reads are laid out (and maybe the number `indices`): the
+    diagnosis read a missing column as no value, or the one-hot's first column as the number."""
+    compiler = pytest.importorskip("compiler")
+    transformer = pytest.importorskip("transformer")
+    from rasp.errors import Source
+    from rasp.interpreter import load_source
+    from rasp.sops import evaluate
+    from rasp.tools.model_commands import nodes_by_residual_name
+
+    sop = load_source(Source("t.rasp", text)).get("res")
+    vocab = ["0", "1", "2"]
+    compiler.compile_sop(sop, vocab, 8).save(tmp_path / "m.safetensors")
+    model = transformer.load(tmp_path / "m.safetensors")
+    nodes = nodes_by_residual_name(sop, vocab, 8)
+    for tokens in plan_inputs("012", 8, exhaustive_len=3, samples=10, seed=4).inputs():
+        evaluate(sop, tokens)  # (these programs run everywhere)
+        assert diagnose(sop, model, tokens, nodes) is None, tokens
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         'parity = indices % 2 == 0;\nres = tokens if parity else "x";',
         # the select side's classes of indices embed the columns `indices == 0` reads
         "with_bos = select(tokens, tokens, <) or select(indices, 0, ==);\n"

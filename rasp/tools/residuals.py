@@ -58,31 +58,44 @@ class ResidualVariable:
             if isinstance(want, str) or got is None:
                 return False
             return math.isclose(got, float(want), rel_tol=RESIDUAL_TOL, abs_tol=RESIDUAL_TOL)
-        if got is None or got == str(want):  # labels are `name:{value}` (str of the value)
-            return got is not None
-        if isinstance(want, (bool, str)):
-            return False
-        try:  # a number the compiler labelled canonically (1.0 as "1")
-            return float(got) == float(want)
-        except ValueError:
-            return False
+        if got is None:
+            # No column is hot: right where the value has no column. The compiler lays out only
+            # the columns something reads (`indices:3` of the index one-hot, not all N of them).
+            return not any(_labels(label, want) for label in self.values)
+        return _labels(got, want)
+
+
+def _labels(label: str, value: Any) -> bool:
+    """Whether `name:{label}` is the column of `value` (labels are str of the value)."""
+    if label == str(value):
+        return True
+    if isinstance(value, (bool, str)):
+        return False
+    try:  # a number the compiler labelled canonically (1.0 as "1")
+        return float(label) == float(value)
+    except ValueError:
+        return False
 
 
 def residual_variables(labels: Sequence[str]) -> dict[str, ResidualVariable]:
-    """Group residual labels by variable name (the special one/bos/pad dims excluded)."""
+    """Group residual labels by variable name (the special one/bos/pad dims excluded). A variable
+    held both as a number and as (some) one-hot columns, as `indices` can be, is read as its
+    number: the one-hot lists only the columns something reads."""
     groups: dict[str, list[tuple[int, str | None]]] = {}
     for d, label in enumerate(labels):
         name, sep, value = str(label).partition(":")
         if sep or name not in SPECIAL_DIMS:
             groups.setdefault(name, []).append((d, value if sep else None))
-    return {
-        name: ResidualVariable(
-            name,
-            tuple(d for d, _ in dims),
-            None if any(v is None for _, v in dims) else tuple(str(v) for _, v in dims),
-        )
-        for name, dims in groups.items()
-    }
+    out = {}
+    for name, dims in groups.items():
+        numbers = [d for d, v in dims if v is None]
+        if numbers:
+            out[name] = ResidualVariable(name, (numbers[0],), None)
+        else:
+            out[name] = ResidualVariable(
+                name, tuple(d for d, _ in dims), tuple(str(v) for _, v in dims)
+            )
+    return out
 
 
 def checkpoints(meta: Mapping[str, Any]) -> list[tuple[str, int | None, str, list[str]]]:
