@@ -50,7 +50,11 @@ def embed_one_hot(
     equal to one already embedded (the classes `indices == 0` and a select's `indices` vs 0 split
     the positions alike) is that one: the reading returned uses it."""
     at = [enc.index_of(v) if ok else -1 for ok, v in value_at]
-    have = {column: dim for dim, column in built.positional.items() if any(column)}
+    have = {
+        column: dim
+        for dim, column in built.positional.items()
+        if any(column) and not dim.is_numerical  # a one-hot's column, labelled as one
+    }
     one_hot = []
     for k, terms in enumerate(enc.one_hot):
         column = tuple(float(j == k) for j in at)
