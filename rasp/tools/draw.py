@@ -281,6 +281,8 @@ def draw_for_repl(
         compiler.compile_sop(sop, vocab, len(tokens), name=getattr(sop, "name", None)).save(
             model_path
         )
+        # only now: a selector, a refusal or a missing package leaves no empty folder behind
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
         return "\n".join(draw_model_file(model_path, tokens, path, dot))
 
 
@@ -288,7 +290,6 @@ def repl_draw_hook(node: Any, tokens: Sequence[Any], directory: str | Path = "co
     """`ReplSession(draw_hook=...)`: like the original, files go to `comp_flows/NAME_INPUT.png|.dot`."""
     stem = flow_stem(getattr(node, "name", None), tokens)
     folder = Path(directory)
-    folder.mkdir(parents=True, exist_ok=True)
     return draw_for_repl(node, tokens, folder / f"{stem}.png", folder / f"{stem}.dot")
 
 

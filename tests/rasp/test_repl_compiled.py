@@ -129,14 +129,28 @@ def test_terminal_draw_statement_writes_a_picture(
     assert "error: draw expects an s-op" in session.feed("draw(sel);")
 
 
-def test_terminal_draw_without_the_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_terminal_draw_without_the_compiler(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(sys.modules, "compiler", None)
+    monkeypatch.chdir(tmp_path)
     session = ReplSession(draw_hook=draw_hook)
     session.feed(REVERSE)
     assert session.feed('draw(r, "ab");').splitlines() == [
         "\tdraw needs the Python package 'compiler', which is not installed",
         "\t =  [b, a] (strings)",
     ]
+    assert not (tmp_path / "comp_flows").exists()  # nothing drawn, no empty folder left
+
+
+def test_terminal_draw_of_a_selector_leaves_no_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    session = ReplSession(draw_hook=draw_hook)
+    session.feed("sel = select(indices, indices, <);")
+    assert "error: draw expects an s-op" in session.feed('draw(sel, "ab");')
+    assert not (tmp_path / "comp_flows").exists()
 
 
 def test_colon_commands_complete() -> None:
