@@ -9,7 +9,7 @@ residual labels and golden files do not depend on what else the process has buil
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
@@ -117,6 +117,7 @@ def graph_and_index(root: sops.Node) -> tuple[Graph, dict[int, int]]:
     counters: dict[Op, int] = {}
     used: set[str] = {"one", "bos", "pad", "tokens", "indices"}
     leaves: dict[tuple[Op, Any], int] = {}
+    sources: list[sops.Node] = []  # the s-op of each node, in node order
     for node in sops.walk(root):
         op = _SIMPLE.get(type(node))
         if isinstance(node, sops.PredicateSelect) or getattr(node, "bools_as_numbers", False):
@@ -169,7 +170,33 @@ def graph_and_index(root: sops.Node) -> tuple[Graph, dict[int, int]]:
         if leaf is not None:
             leaves[leaf] = ir.index
         nodes.append(ir)
-    return Graph(tuple(nodes), index_of[root.id]), index_of
+        sources.append(node)
+    return Graph(_distinct_texts(nodes, sources), index_of[root.id]), index_of
+
+
+def _distinct_texts(nodes: list[IRNode], sources: list[sops.Node]) -> tuple[IRNode, ...]:
+    """Nodes with the same source span as one of their inputs (or an input of theirs) described
+    by their name (a program's own) or by what they compute instead.
+
+    Every node a Python function builds (a tracr library call such as `make_pair_balance(...)`)
+    has the span of that one call: as a description it would name the s-op and the s-ops it is
+    computed from alike. (Two equal expressions in a program, or a `def` inlined twice, keep the
+    text they share: there it says what each computes.)"""
+    shared = set()
+    for node in nodes:
+        for i in node.inputs:
+            if node.span is not None and nodes[i].span == node.span:
+                shared.update((node.index, i))
+
+    def distinct(node: IRNode, source: sops.Node) -> IRNode:
+        if node.index not in shared or _span_text(source) != node.text:
+            return node
+        if node.named:
+            return replace(node, text=node.name)
+        inputs = [nodes[i] for i in node.inputs]
+        return replace(node, text=_structure(source, node.op, inputs, own_text=False))
+
+    return tuple(distinct(n, s) for n, s in zip(nodes, sources, strict=True))
 
 
 _LEAVES = (Op.TOKENS, Op.INDICES, Op.LENGTH)
@@ -184,10 +211,21 @@ def _payload(node: sops.Node) -> Any:
 
 
 def _describe(node: sops.Node, op: Op, inputs: list[IRNode]) -> str:
+    return _span_text(node) or _structure(node, op, inputs)
+
+
+def _span_text(node: sops.Node) -> str | None:
+    """The node's source text on one line, where it has a short one."""
     if node.span is not None:
         text = node.span.text()
         if text and len(text) <= 80:
             return " ".join(text.split())
+    return None
+
+
+def _structure(node: sops.Node, op: Op, inputs: list[IRNode], own_text: bool = True) -> str:
+    """What the node computes, from its inputs' names (`aggregate(_select_1, opens)`); a map is
+    called by its own text, or `map` where that is the shared source text (`own_text=False`)."""
     names = [i.name for i in inputs]
     match op:
         case Op.TOKENS:
@@ -195,7 +233,8 @@ def _describe(node: sops.Node, op: Op, inputs: list[IRNode]) -> str:
         case Op.CONST:
             return repr(node.value)  # type: ignore[attr-defined]
         case Op.MAP:
-            return f"{node.text}({', '.join(names)})"  # type: ignore[attr-defined]
+            fn = node.text if own_text else "map"  # type: ignore[attr-defined]
+            return f"{fn}({', '.join(names)})"
         case Op.SELECT:
             return f"select({names[0]}, {names[1]}, {node.comparison.value})"  # type: ignore[attr-defined]
         case Op.AND | Op.OR:

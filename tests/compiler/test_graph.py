@@ -92,3 +92,30 @@ def test_graph_and_index_maps_every_sop_to_its_node() -> None:
     graph, index = graph_and_index(root)
     assert index[a.id] == index[b.id] == next(n.index for n in graph.nodes if n.op is Op.LENGTH)
     assert graph[index[root.id]] is graph.output
+
+
+def test_nodes_one_python_call_built_are_told_apart() -> None:
+    # every node of a tracr library call has that call's span: described by it, the refusal "x is
+    # computed from y, z" would read "f(...) is computed from f(...), f(...)"
+    from compiler.driver import prepare
+    from rasp.tracr import lib
+    from rasp.tracr.lower import to_sops
+
+    balance = lib.make_pair_balance(lib.rasp.tokens, "(", ")")
+    graph = build_graph(prepare(to_sops(balance), ["(", ")"], 8))
+    texts = {n.name: n.text for n in graph.nodes}
+    assert texts["pair_balance"] == "pair_balance"
+    assert texts["opens"] == "opens" and texts["bools_open"] == "bools_open"
+    selects = [n.text for n in graph.nodes if n.op is Op.SELECT]
+    assert selects == ["select(indices, indices, <=)"] * 2
+    assert "make_pair_balance" not in " ".join(n.text for n in graph.nodes)
+
+
+def test_equal_expressions_keep_their_shared_text() -> None:
+    from rasp.errors import Source
+    from rasp.interpreter import load_source
+
+    program = "res = selector_width(select(indices % 2, indices % 2, ==));"
+    sop = load_source(Source("<test>", program)).get("res")
+    texts = [n.text for n in build_graph(sop).nodes if n.op is Op.MAP]
+    assert texts == ["indices % 2", "indices % 2"]
