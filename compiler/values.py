@@ -120,6 +120,8 @@ class _Inference:
                     widths = known.widths.get(node.inputs[0])
                     if widths is not None:
                         rel = {p: known.intern([w]) for p, w in widths.items()}
+                    elif self.at_most_one[node.inputs[0]]:
+                        vals = (0, 1)  # `select(indices, 0, ==) and ...`: one key at most
                     else:
                         vals = tuple(range(self.n_max + 1))
             if rel is not None:

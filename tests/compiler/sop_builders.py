@@ -104,3 +104,25 @@ def means_of_length() -> S.SOp:
         selector=S.Select(keys=indices, queries=indices, comparison=LEQ), sop=double, name="prefix"
     )
     return mapped(lambda a, b: a + b, same, prefix, name="sum", text="same_len + prefix")
+
+
+def widths_of_one_key() -> S.SOp:
+    """Widths of selectors that pick at most one key (an `and` with a select of index 0, a
+    select of the previous index), and a map of both."""
+    t, indices = tokens(), S.IndicesSOp(name="indices")
+    first = S.Select(keys=indices, queries=S.ConstSOp(value=0), comparison=EQ)
+    a_first = S.SelectorWidthSOp(
+        selector=S.SelectAnd(
+            left=first, right=S.Select(keys=t, queries=S.ConstSOp(value="a"), comparison=EQ)
+        ),
+        name="a_first",
+    )
+    previous = mapped(lambda i: i - 1, indices, name="previous", text="indices - 1")
+    prev_same = S.SelectorWidthSOp(
+        selector=S.SelectAnd(
+            left=S.Select(keys=indices, queries=previous, comparison=EQ),
+            right=S.Select(keys=t, queries=t, comparison=EQ),
+        ),
+        name="prev_same",
+    )
+    return mapped(lambda a, b: a + b, a_first, prev_same, name="both", text="a_first + prev_same")

@@ -126,6 +126,7 @@ PROGRAMS: dict[str, tuple[Callable[[], S.SOp], Sequence]] = {
     "int_mean": (int_mean, [0, 1, 5]),
     "shift_right": (shift_right, "abc"),
     "length_parity": (length_parity, "ab"),
+    "widths_of_one_key": (B.widths_of_one_key, "abc"),
 }
 
 

@@ -110,9 +110,29 @@ def test_map_table_limit_is_a_located_refusal() -> None:
     )
 
 
+def test_a_selector_of_one_key_at_most_has_widths_0_and_1() -> None:
+    # not 0..N: the width's decoding MLP then steps once, not N times
+    vals = values_by_name(B.widths_of_one_key(), list("abc"), 64)
+    assert vals["a_first"] == vals["prev_same"] == (0, 1)
+    assert vals["both"] == (0, 1, 2)
+    from compiler import compile_sop
+
+    model = compile_sop(B.widths_of_one_key(), list("abc"), 64)
+    assert model.metadata["config"]["d_mlp"] <= 12  # 2 x (64 + 1) steps before
+
+
 @pytest.mark.parametrize(
     "make",
-    [B.reverse, B.hist, B.sort_unique, B.sort_stable, B.frac_prevs, B.dyck1, B.means_of_length],
+    [
+        B.reverse,
+        B.hist,
+        B.sort_unique,
+        B.sort_stable,
+        B.frac_prevs,
+        B.dyck1,
+        B.means_of_length,
+        B.widths_of_one_key,
+    ],
 )
 def test_value_sets_cover_every_evaluated_value(make) -> None:
     """Soundness: every value any node takes on any input up to length 5 is in its inferred set."""
