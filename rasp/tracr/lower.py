@@ -142,7 +142,11 @@ def _select(expr: Select, inputs: list[sops.Node], where: dict[str, Any]) -> sop
     keys, queries = _sop(inputs[0]), _sop(inputs[1])
     predicate = expr.predicate
     if isinstance(predicate, Comparison) and predicate in _COMPARISONS:
-        keys, queries = _no_none(keys, "key", where), _no_none(queries, "query", where)
+        checked = _no_none(keys, "key", where)
+        # one s-op on both sides (tracr's sort compares `keys` with itself): one check, which
+        # raises where the key's would (the key is checked first), and one reading of it
+        queries = checked if queries is keys else _no_none(queries, "query", where)
+        keys = checked
         return sops.Select(keys=keys, queries=queries, comparison=_COMPARISONS[predicate], **where)
     if predicate is Comparison.TRUE or predicate is Comparison.FALSE:
         # The same for every key and query: constants (the compiler reads them for free), still
