@@ -321,6 +321,29 @@ def test_verify_warns_when_the_source_changed(
     assert code == 0 and err.startswith("warning: ") and "not compiled from this version" in err
 
 
+def test_verify_takes_vocab_length_and_name_from_the_model(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pytest.importorskip("compiler")
+    program = tmp_path / "two.rasp"
+    program.write_text(REVERSE + 'is_a = tokens == "a";\n')  # `reverse` is not the last name
+    model = tmp_path / "m.safetensors"
+    argv = ["--vocab", "ab", "--max-len", "4", "--name", "reverse", "-o", str(model)]
+    assert run(capsys, "compile", str(program), *argv)[0] == 0
+    code, out, err = run(capsys, "verify", str(program), "--model", str(model), "--json")
+    report = json.loads(out)
+    assert code == 0 and report["ok"], err
+    assert report["exhaustive"] == {"max_len": 4, "inputs": 2 + 4 + 8 + 16}
+    # narrower than the model: fine; without a model both are needed
+    code, out, err = run(capsys, "verify", str(program), "--model", str(model), "--max-len", "2")
+    assert code == 0 and "`reverse`: model == interpreter on 6 inputs" in out + err
+    code, _, err = run(capsys, "verify", str(program), "--max-len", "2")
+    assert code == 2 and err.endswith(
+        "rasp verify: error: the following arguments are required: --vocab (or --model "
+        "M.safetensors, whose own they default to)\n"
+    )
+
+
 def test_draw_a_program(
     capsys: pytest.CaptureFixture[str], reverse_file: Path, tmp_path: Path
 ) -> None:

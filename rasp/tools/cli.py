@@ -125,8 +125,14 @@ def build_parser() -> argparse.ArgumentParser:
     ver = command("verify", "compare a compiled model with the interpreter")
     ver.add_argument("file", metavar="FILE.rasp", help=FILE_HELP)
     add_python_options(ver)
-    _add_vocab_and_len(ver, required=True)
-    ver.add_argument("--name", help="the s-op to verify (default: the last name assigned)")
+    _add_vocab_and_len(
+        ver, required=False, default_note="required, except with --model: the model's"
+    )
+    ver.add_argument(
+        "--name",
+        help="the s-op to verify (default: the model's output with --model, else the last name "
+        "assigned)",
+    )
     ver.add_argument(
         "--model", metavar="M.safetensors", help="verify this file (default: compile now)"
     )
@@ -179,13 +185,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_vocab_and_len(parser: argparse.ArgumentParser, *, required: bool) -> None:
+def _add_vocab_and_len(
+    parser: argparse.ArgumentParser, *, required: bool, default_note: str | None = None
+) -> None:
+    note = f" ({default_note})" if default_note else ""
     parser.add_argument(
         "--vocab",
         required=required,
         metavar="VOCAB",
         help="the tokens the model must accept, each once: a JSON list or characters ('abc'); "
-        "see 'Tokens' below",
+        f"see 'Tokens' below{note}",
     )
     parser.add_argument(
         "--max-len",
@@ -193,7 +202,7 @@ def _add_vocab_and_len(parser: argparse.ArgumentParser, *, required: bool) -> No
         type=_positive,
         metavar="N",
         dest="max_len",
-        help="the longest input the model must accept",
+        help=f"the longest input the model must accept{note}",
     )
 
 

@@ -270,6 +270,26 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from rasp.tools.verify_text import format_failure, format_success, report_json
 
     console = Console.from_args(args)
+    model = None
+    if args.model is None:
+        missing = [
+            o for o, v in (("--vocab", args.vocab), ("--max-len", args.max_len)) if v is None
+        ]
+        if missing:
+            return _usage_error(
+                "verify",
+                f"the following arguments are required: {', '.join(missing)} (or --model "
+                "M.safetensors, whose own they default to)",
+            )
+    else:
+        model = _load_model(args.model, args.device)
+        # what the model was compiled for, unless narrowed
+        if args.vocab is None:
+            args.vocab = list(model.meta.raw["vocab"]["tokens"])
+        if args.max_len is None:
+            args.max_len = model.max_len
+        if args.name is None:
+            args.name = _model_output_name(args.file, model.meta.raw)
     plan = v.plan_inputs(args.vocab, args.max_len, args.exhaustive_len, args.samples, args.seed)
     if plan.total == 0:
         return _usage_error(
@@ -285,8 +305,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         # Thousands of tiny batches: intra-op threads only add synchronisation (measured 4-15x slower
         # with 2 threads on a busy 2-core machine).
         torch.set_num_threads(1)
-    if args.model is not None:
-        model = _load_model(args.model, args.device)
+    if model is not None:
         _warn_if_other_source(args.model, model.meta.raw, source, console)
         from rasp.tools.arguments import token_key, token_text
 
@@ -357,6 +376,15 @@ def nodes_by_residual_name(
     if len(walked) != len(graph.nodes):
         return v.nodes_by_name(sop)
     return {**v.nodes_by_name(sop), **{ir.name: node for ir, node in zip(graph.nodes, walked)}}
+
+
+def _model_output_name(file: str, meta: dict[str, Any]) -> str | None:
+    """The variable a model was compiled from, to verify by default (a Python target names its
+    s-op itself)."""
+    if is_python_target(file):
+        return None
+    name = (meta.get("output") or {}).get("name")
+    return name if isinstance(name, str) else None
 
 
 def _warn_if_other_source(
