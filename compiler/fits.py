@@ -24,8 +24,9 @@ def merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[f
     """One output per x a float32 model can tell apart.
 
     Equal numbers (1 and 1.0) are one point and must give equal outputs. Numbers that differ only by
-    float64 rounding noise (e.g. 3 * (1/3) vs 1.0, relative FLOAT64_NOISE) are one point too; where
-    their outputs differ, the output at the member exact arithmetic gives (nearest a short decimal) wins.
+    float64 rounding noise (e.g. 3 * (1/3) vs 1.0, relative FLOAT64_NOISE) are one point too, kept
+    at the member nearest a short decimal; their outputs must be one value as the compiler promises
+    (numbers within 1e-6), else no float32 model is exact: a located CompileError.
     """
     clusters: list[list[tuple[float, Atom]]] = []
     for x, v in sorted(points, key=lambda p: p[0]):
@@ -47,8 +48,31 @@ def merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[f
                         )
                     ]
                 )
+        for x, v in cluster:
+            if x != x0 and not _same_value(v, v0):
+                raise CompileError(
+                    [
+                        Diagnostic(
+                            f"'{node.text}' gives {v0!r} at {x0!r} and {v!r} at {x!r}, numbers that "
+                            "differ only by float64 rounding",
+                            node.span,
+                            "a model computes in float32 and cannot tell them apart: compute the "
+                            "input exactly (a count rather than a fraction), or move the point "
+                            "where the result changes away from the values the input takes "
+                            "(round(x + 0.001) rather than a tie at .5)",
+                        )
+                    ]
+                )
         merged.append((x0, v0))
     return merged
+
+
+def _same_value(a: Atom, b: Atom) -> bool:
+    """Equal as the compiler promises outputs: numbers within 1e-6 (relative or absolute),
+    anything else (a bool too) exactly and of one type."""
+    if isinstance(a, bool) or isinstance(b, bool) or not (is_number(a) and is_number(b)):
+        return type(a) is type(b) and a == b
+    return math.isclose(float(a), float(b), rel_tol=1e-6, abs_tol=1e-6)
 
 
 def merge_noise(values: Sequence[Atom]) -> tuple[Atom, ...]:

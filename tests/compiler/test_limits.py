@@ -398,3 +398,21 @@ def test_a_map_that_reads_the_index_through_a_few_classes_steps_on_the_classes()
     inputs = [rng.choices("abc", k=rng.randint(1, 64)) for _ in range(40)]
     for tokens, got in zip(inputs, runtime.run(inputs), strict=True):
         assert got == list(evaluate(sop, tokens).values)
+
+
+MEANS = """
+prefix = select(indices, indices, <=);
+frac_a = aggregate(prefix, indicator(tokens == "a"));
+frac_b = aggregate(prefix, indicator(tokens == "b"));
+"""
+
+
+def test_a_result_that_follows_float64_rounding_is_refused() -> None:
+    # 4/12 - 7/12 is -0.25000000000000006 in float64 and rounds (x 10) to -3, where 1/4 - 2/4 is
+    # -0.25 and rounds to -2: no float32 model tells the two apart (before: silently one of them)
+    with pytest.raises(CompileError) as err:
+        compile_sop(
+            _program(MEANS + "res = round(10 * (frac_a - frac_b));", "res"), list("abc"), 24
+        )
+    message = err.value.diagnostics[0].message
+    assert "differ only by float64 rounding" in message and "round(10 * (frac_a" in message
