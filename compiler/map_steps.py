@@ -54,7 +54,8 @@ class XView:
     error: float | ErrorBound | None
 
 
-def _view(ctx: PlanContext, reader: Reader, src: int, decoded: bool) -> XView:
+def view_of(ctx: PlanContext, reader: Reader, src: int, decoded: bool) -> XView:
+    """Numeric source `src` as a step MLP reads it: a width's 1/(w+1) unless `decoded`."""
     if decoded and reader.reads_frac(src):  # the whole number, decoded by its own step MLP (exact)
         return XView(reader.reading(src, Encoding.NUMERICAL), float, None)
     return XView(reader.number(src), lambda v: reader.x_of(src, v), ctx.x_error(src))
@@ -86,7 +87,7 @@ def map_steps(
     """A map of one numerical source (and at most one categorical context): one step MLP."""
 
     def build(decoded: bool) -> Encoded:
-        view = _view(ctx, reader, x_src, decoded)
+        view = view_of(ctx, reader, x_src, decoded)
         return _map_steps(
             ctx, built, reader, node, support, support.index(x_src), view, rows, encoding
         )
@@ -179,7 +180,7 @@ def coarse_steps(
             continue
 
         def build(decoded: bool) -> Encoded:
-            views = (_view(ctx, reader, source, decoded), _view(ctx, reader, other, decoded))
+            views = (view_of(ctx, reader, source, decoded), view_of(ctx, reader, other, decoded))
             classes = list(representative.values())
             return _coarse(
                 ctx, built, node, source, k, rows, class_of, members, classes, views, encoding

@@ -27,6 +27,7 @@ from compiler.blocks import (
 )
 from compiler.fits import exact_affine_fit
 from compiler.graph import IRNode, Op
+from compiler.linear_steps import linear_steps
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.readings import decode_numeric, materialise, view_numerical
@@ -194,6 +195,10 @@ class MapPlanner:
             if not last_resort:
                 return None
             if len(numeric) == 2 and not categorical:
+                rows = self._rows(node, support)
+                linear = linear_steps(ctx, reader, self.built, node, support, rows, encoding)
+                if linear is not None:  # frac_a > frac_b: a step of frac_a - frac_b
+                    return linear
                 coarse = map_steps.coarse_steps(
                     ctx, reader, self.built, node, support, self._rows(node, support), encoding
                 )

@@ -1,0 +1,109 @@
+"""A map of two numerical s-ops that depends on them only through x - y (or x + y): one step MLP
+over that sum, a free view of both readings.
+
+`frac_a > frac_b` over two prefix means: each mean takes about N^2/2 values, and stepped on one
+with the other as a categorical context the MLP needs a unit pair per value of both (4.0M
+parameters at N = 40). The comparison is a step of frac_a - frac_b at 0: one unit pair, reading
+two residual dimensions. Comparisons (`<`, `==`, `>=`, ...) and any function of a difference or
+a sum qualify; the map is checked at every reachable combination of the two values, and where two
+combinations whose sums float32 cannot tell apart give different values, it does not.
+"""
+
+from __future__ import annotations
+
+from compiler import map_steps
+from compiler.blocks import Atom, Dim, Encoded, Encoding, is_number, value_key
+from compiler.fits import FLOAT64_NOISE
+from compiler.graph import IRNode
+from compiler.numeric import ErrorBound, rounding_error
+from compiler.plan_context import PlanContext, Reader
+from compiler.plan_state import Built
+from compiler.readings import decode_numeric
+from rasp.errors import CompileError
+
+Rows = list[tuple[tuple[Atom, ...], Atom]]
+
+# x - y first: comparisons are its steps
+COEFFICIENTS = ((1.0, -1.0), (1.0, 1.0))
+
+
+def linear_steps(
+    ctx: PlanContext,
+    reader: Reader,
+    built: Built,
+    node: IRNode,
+    support: tuple[int, ...],
+    rows: Rows,
+    encoding: Encoding,
+) -> Encoded | None:
+    """The map as a step MLP over a·x + b·y (`COEFFICIENTS`), or None where it is no function of
+    such a sum that float32 resolves. Widths are first read as their heads' 1/(w+1) (a comparison
+    of widths is a comparison of those, reversed), then decoded."""
+    if len(support) != 2 or not rows:
+        return None
+    if not all(is_number(v) or isinstance(v, bool) for combo, _ in rows for v in combo):
+        return None
+    for decoded in (False, True):
+        if decoded and not any(reader.reads_frac(s) for s in support):
+            break
+        views = [map_steps.view_of(ctx, reader, s, decoded) for s in support]
+        for coef in COEFFICIENTS:
+            points = [
+                (sum(a * v.at(c) for a, v, c in zip(coef, views, combo, strict=True)), out)
+                for combo, out in rows
+            ]
+            if not _a_function(points):
+                continue
+            x = _sum_view(node, views, coef, points)
+            try:
+                return decode_numeric(
+                    built, node, x, points, encoding, _sum_error(views, coef, rows)
+                )
+            except CompileError:
+                continue  # steps too close for float32 at these errors: another sum, or none
+    return None
+
+
+def _a_function(points: list[tuple[float, Atom]]) -> bool:
+    """Whether sums that float64 rounding alone may have told apart give one value (a step MLP
+    merges them; the map must not care which it reads)."""
+    ordered = sorted(points, key=lambda p: p[0])
+    for (x0, v0), (x1, v1) in zip(ordered, ordered[1:]):
+        if x1 - x0 <= FLOAT64_NOISE * max(1.0, abs(x1)) and value_key(v0) != value_key(v1):
+            return False
+    return True
+
+
+def _sum_view(
+    node: IRNode,
+    views: list[map_steps.XView],
+    coef: tuple[float, ...],
+    points: list[tuple[float, Atom]],
+) -> Encoded:
+    """a·x + b·y read from both readings' dimensions (no block computes it)."""
+    terms: dict[Dim, float] = {}
+    for a, view in zip(coef, views, strict=True):
+        for d, c in view.x.number:
+            terms[d] = terms.get(d, 0.0) + a * c
+    number = tuple((d, c) for d, c in terms.items() if c != 0.0)
+    values = tuple(sorted({x for x, _ in points}))
+    return Encoded(f"{node.name}.sum", Encoding.NUMERICAL, values, number=number)
+
+
+def _sum_error(views: list[map_steps.XView], coef: tuple[float, ...], rows: Rows) -> ErrorBound:
+    """|float32 sum - exact sum|: each reading's error times its coefficient, and the rounding of
+    the sum's own terms, as large as the readings' largest values (they may cancel)."""
+    total, magnitude, n_terms = 0.0, 0.0, 0
+    for k, (a, view) in enumerate(zip(coef, views, strict=True)):
+        biggest = max(abs(view.at(combo[k])) for combo, _ in rows)
+        error = view.error
+        if error is None:
+            own = rounding_error(biggest, len(view.x.number))
+        elif isinstance(error, ErrorBound):
+            own = error.absolute + error.relative * biggest
+        else:
+            own = float(error)
+        total += abs(a) * own
+        magnitude += abs(a) * biggest
+        n_terms += len(view.x.number)
+    return ErrorBound(total + rounding_error(magnitude, n_terms))

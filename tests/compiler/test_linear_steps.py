@@ -1,0 +1,84 @@
+"""A map of two numbers that depends on them only through x - y or x + y (`frac_a > frac_b`) is one
+step MLP over that sum, read from both numbers' dimensions (`compiler.linear_steps`)."""
+
+from __future__ import annotations
+
+import pytest
+from test_compile import all_inputs, check_inputs, random_inputs
+
+from compiler import compile_sop
+from rasp.errors import Source
+from rasp.interpreter import load_source
+from rasp.sops import SOp
+
+pytestmark = pytest.mark.exactness
+
+VOCAB = ["a", "b", "c"]
+MEANS = """
+prefix = select(indices, indices, <=);
+frac_a = aggregate(prefix, indicator(tokens == "a"));
+frac_b = aggregate(prefix, indicator(tokens == "b"));
+"""
+
+
+def _load(text: str, name: str = "res") -> SOp:
+    sop = load_source(Source("<test>", text)).get(name)
+    assert isinstance(sop, SOp)
+    return sop
+
+
+def _exact(sop: SOp, max_len: int, seed: int = 0):
+    model = compile_sop(sop, VOCAB, max_len)
+    inputs = all_inputs(VOCAB, 5) + random_inputs(VOCAB, max_len, 150, seed)
+    inputs += [["a"] * max_len, ["b"] * max_len, ["a", "b"] * (max_len // 2)]
+    assert check_inputs(model, sop, inputs) == len(inputs)
+    return model
+
+
+def _mlp_ops(model) -> list[str]:
+    return [block["op"] for layer in model.metadata["layers"] for block in layer["mlp"]]
+
+
+def test_a_comparison_of_two_means_is_one_step_of_their_difference() -> None:
+    sop = _load(MEANS + 'res = "a" if frac_a > frac_b else ("b" if frac_b > frac_a else "=");')
+    model = _exact(sop, 40)
+    # 3,970,050 parameters before: each comparison stepped on one mean with the other's ~800
+    # values as a one-hot context
+    assert model.param_count() < 1_000
+    assert len(model.metadata["layers"]) == 2
+    assert model.metadata["config"]["d_model"] < 20
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "frac_a == frac_b",
+        "frac_a >= frac_b",
+        "frac_a + frac_b > 0.5",  # a function of the sum
+        "round(10 * (frac_a - frac_b) + 0.01)",
+    ],
+)
+def test_functions_of_a_sum_or_difference_are_exact(expr: str) -> None:
+    model = _exact(_load(MEANS + f"res = {expr};"), 24, seed=len(expr))
+    assert model.param_count() < 10_000
+
+
+def test_a_map_of_both_that_is_no_function_of_a_sum_is_still_exact() -> None:
+    # frac_a > 0.5 and frac_b < 0.25 tells apart pairs with one sum: stepped as before
+    sop = _load(MEANS + "res = frac_a > 0.5 and frac_b < 0.25;")
+    model = _exact(sop, 12)
+    assert not any(".sum" in r["name"] for r in model.metadata["reach"]["readings"])
+
+
+def test_widths_compared_without_decoding_them() -> None:
+    # w1 < w2 iff 1/(w1+1) > 1/(w2+1): one step over the heads' readings, no decoding layer
+    sop = _load(
+        """
+        w1 = selector_width(select(tokens, tokens, ==));
+        w2 = selector_width(select(tokens, "a", ==));
+        res = w1 < w2;
+        """
+    )
+    model = _exact(sop, 40)
+    assert len(model.metadata["layers"]) == 1
+    assert _mlp_ops(model) == ["w1 < w2"]
