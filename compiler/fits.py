@@ -20,6 +20,11 @@ from rasp.errors import CompileError, Diagnostic
 FLOAT64_NOISE = 1e-9
 
 
+class NoiseError(CompileError):
+    """A map's value differs between inputs that differ only by float64 rounding (`merge_points`):
+    a step MLP over that one number cannot be exact; one over the numbers it is computed from may."""
+
+
 def merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[float, Atom]]:
     """One output per x a float32 model can tell apart.
 
@@ -50,7 +55,7 @@ def merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[f
                 )
         for x, v in cluster:
             if x != x0 and not _same_value(v, v0):
-                raise CompileError(
+                raise NoiseError(
                     [
                         Diagnostic(
                             f"'{node.text}' gives {v0!r} at {x0!r} and {v!r} at {x!r}, numbers that "

@@ -11,6 +11,8 @@ combinations whose sums float32 cannot tell apart give different values, it does
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from compiler import map_steps
 from compiler.blocks import Atom, Dim, Encoded, Encoding, is_number, value_key
 from compiler.fits import FLOAT64_NOISE
@@ -46,14 +48,17 @@ def linear_steps(
     for decoded in (False, True):
         if decoded and not any(reader.reads_frac(s) for s in support):
             break
-        views = [map_steps.view_of(ctx, reader, s, decoded) for s in support]
+        # where each value sits on its reading, before any reading is built (decoding a width
+        # adds an MLP: only for a sum the map is a function of)
+        at = [float if decoded and reader.reads_frac(s) else _on(reader, s) for s in support]
         for coef in COEFFICIENTS:
             points = [
-                (sum(a * v.at(c) for a, v, c in zip(coef, views, combo, strict=True)), out)
+                (sum(a * f(c) for a, f, c in zip(coef, at, combo, strict=True)), out)
                 for combo, out in rows
             ]
             if not _a_function(points):
                 continue
+            views = [map_steps.view_of(ctx, reader, s, decoded) for s in support]
             x = _sum_view(node, views, coef, points)
             try:
                 return decode_numeric(
@@ -62,6 +67,10 @@ def linear_steps(
             except CompileError:
                 continue  # steps too close for float32 at these errors: another sum, or none
     return None
+
+
+def _on(reader: Reader, source: int) -> Callable[[Atom], float]:
+    return lambda v: reader.x_of(source, v)
 
 
 def _a_function(points: list[tuple[float, Atom]]) -> bool:

@@ -25,7 +25,7 @@ from compiler.blocks import (
     is_number,
     value_key,
 )
-from compiler.fits import exact_affine_fit
+from compiler.fits import NoiseError, exact_affine_fit
 from compiler.graph import IRNode, Op
 from compiler.linear_steps import linear_steps
 from compiler.plan_context import PlanContext, Reader
@@ -117,9 +117,29 @@ class MapPlanner:
                     return affine
                 x = self.reader.reading(node.index, Encoding.NUMERICAL)
                 return decode_numeric(self.built, node, x, [(float(v), v) for v in vals], encoding)
-        out = self._map_over(node, self.support(node.index), encoding, last_resort=True)
+        support = self.support(node.index)
+        try:
+            out = self._map_over(node, support, encoding, last_resort=True)
+        except NoiseError:
+            # `x - y > 0.25` stepped on x - y: 0.25 and 0.25000000000000006 (float64's 1/2 - 1/4 and
+            # 5/8 - 3/8) give False and True, and float32 tells them apart on neither. Stepped on x
+            # with y as context, each (x, y) keeps its own value.
+            wider = self._sources_of(support)
+            if wider == support:
+                raise
+            out = self._map_over(node, wider, encoding, last_resort=True)
         assert out is not None  # a last resort always builds
         return out
+
+    def _sources_of(self, support: tuple[int, ...]) -> tuple[int, ...]:
+        """`support` with each map of several numerical s-ops (an affine view such as `x - y`)
+        replaced by the s-ops it is computed from."""
+        g, out = self.ctx.graph, {}
+        for s in support:
+            inner = self.support(s) if g[s].op is Op.MAP else (s,)
+            several = len(inner) > 1 and all(self.ctx.is_numeric_source(i) for i in inner)
+            out.update(dict.fromkeys(inner if several else (s,)))
+        return tuple(out)
 
     def _positional(self, node: IRNode, encoding: Encoding) -> Encoded | None:
         """A map of the position alone, written by the positional embedding (`positional`): a

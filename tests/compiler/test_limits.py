@@ -408,11 +408,27 @@ frac_b = aggregate(prefix, indicator(tokens == "b"));
 
 
 def test_a_result_that_follows_float64_rounding_is_refused() -> None:
-    # 4/12 - 7/12 is -0.25000000000000006 in float64 and rounds (x 10) to -3, where 1/4 - 2/4 is
-    # -0.25 and rounds to -2: no float32 model tells the two apart (before: silently one of them)
+    # (0.1 + 0.2) / 2 is 0.15000000000000002 in float64 (input [1, 2]), (0 + 0.2 + 0.1 + 0.3...) / 4
+    # is 0.15 (input [0, 2, 1, 3]): `> 0.15` tells them apart, no float32 model can (before: a
+    # certified model that silently took one side)
+    program = "m = aggregate(select(indices, indices, <=), tokens_int * 0.1);\nres = m > 0.15;"
     with pytest.raises(CompileError) as err:
-        compile_sop(
-            _program(MEANS + "res = round(10 * (frac_a - frac_b));", "res"), list("abc"), 24
-        )
+        compile_sop(_program(program, "res"), [0, 1, 2, 3], 4)
     message = err.value.diagnostics[0].message
-    assert "differ only by float64 rounding" in message and "round(10 * (frac_a" in message
+    assert "'m > 0.15' gives False at 0.15 and True at 0.15000000000000002" in message
+    assert "differ only by float64 rounding" in message
+
+
+@pytest.mark.exactness
+def test_a_map_of_a_difference_that_follows_float64_rounding_steps_on_its_sources() -> None:
+    # 1/4 - 2/4 is -0.25 and rounds (x 10) to -2; 4/12 - 7/12 is -0.25000000000000006 and rounds
+    # to -3. Stepped on the difference, the two are one point (before: a certified model wrong on
+    # one of them); stepped on frac_a with frac_b as context, each pair keeps its own value.
+    sop = _program(MEANS + "res = round(10 * (frac_a - frac_b));", "res")
+    model = compile_sop(sop, list("abc"), 12)
+    _agrees_everywhere(sop, model, "abc", 7)
+    runtime = transformer.from_tensors(model.weights, model.metadata)
+    inputs = [list("abbc"), list("aaaabbbbbbbc")]  # last position: 1/4 - 2/4, 4/12 - 7/12
+    assert [evaluate(sop, tokens).values[-1] for tokens in inputs] == [-2, -3]
+    for tokens, got in zip(inputs, runtime.run(inputs), strict=True):
+        assert got == list(evaluate(sop, tokens).values)
