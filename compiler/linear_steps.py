@@ -60,12 +60,17 @@ def linear_steps(
                 continue
             views = [map_steps.view_of(ctx, reader, s, decoded) for s in support]
             x = _sum_view(node, views, coef, points)
+            canon = built.canon.get(node.index)
             try:
                 return decode_numeric(
                     built, node, x, points, encoding, _sum_error(views, coef, rows)
                 )
-            except CompileError:
-                continue  # steps too close for float32 at these errors: another sum, or none
+            except CompileError:  # steps too close for float32 at these errors: another sum,
+                # or none; the values this attempt made canonical are not the reading built
+                if canon is None:
+                    built.canon.pop(node.index, None)
+                else:
+                    built.canon[node.index] = canon
     return None
 
 
