@@ -121,9 +121,10 @@ class MapPlanner:
         try:
             out = self._map_over(node, support, encoding, last_resort=True)
         except NoiseError:
-            # `x - y > 0.25` stepped on x - y: 0.25 and 0.25000000000000006 (float64's 1/2 - 1/4 and
-            # 5/8 - 3/8) give False and True, and float32 tells them apart on neither. Stepped on x
-            # with y as context, each (x, y) keeps its own value.
+            # round(10 * (frac_a - frac_b)) stepped on the difference: float64's 1/4 - 2/4 = -0.25
+            # and 4/12 - 7/12 = -0.25000000000000006 round to -2 and -3, and float32 tells them
+            # apart on no reading of that one number. Stepped on frac_a with frac_b as context,
+            # each pair keeps its own value.
             wider = self._sources_of(support)
             if wider == support:
                 raise
@@ -219,7 +220,7 @@ class MapPlanner:
                 linear = linear_steps(ctx, reader, self.built, node, support, rows, encoding)
                 if linear is not None:  # frac_a > frac_b: a step of frac_a - frac_b
                     return linear
-                coarse = map_steps.coarse_steps(
+                coarse = map_steps.coarse_steps(  # rows again: a reading built since may merge
                     ctx, reader, self.built, node, support, self._rows(node, support), encoding
                 )
                 if coarse is not None:
