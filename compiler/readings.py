@@ -49,12 +49,15 @@ def decode_numeric(
     # A number is read back as one value: 1 and 1.0 (equal numbers) share one one-hot column.
     out = materialise(built, node, encoding, sort_values(v for _, v in merged))
     if encoding is Encoding.CATEGORICAL:
-        xs = np.array([mx for mx, _ in merged])
-
-        def nearest(x: float) -> Atom:
-            return merged[int(np.argmin(np.abs(xs - x)))][1]
-
-        built.canon[node.index] = {value_key(v): nearest(x) for x, v in points}
+        # each point's value -> the value of the merged point nearest its x (the lower on a tie)
+        xs = np.array([mx for mx, _ in merged])  # sorted, distinct
+        at = np.array([x for x, _ in points], dtype=np.float64)
+        hi = np.clip(np.searchsorted(xs, at), 0, len(xs) - 1)
+        lo = np.clip(hi - 1, 0, len(xs) - 1)
+        nearest = np.where(np.abs(xs[lo] - at) <= np.abs(xs[hi] - at), lo, hi)
+        built.canon[node.index] = {
+            value_key(v): merged[int(i)][1] for (_, v), i in zip(points, nearest, strict=True)
+        }
     spec = step_mlp.numeric_mlp(
         x,
         merged,
