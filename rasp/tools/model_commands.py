@@ -288,8 +288,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
             args.vocab = list(model.meta.raw["vocab"]["tokens"])
         if args.max_len is None:
             args.max_len = model.max_len
-        if args.name is None:
-            args.name = _model_output_name(args.file, model.meta.raw)
+        if args.name is None and not is_python_target(args.file):  # (PROG.py:NAME names it)
+            args.name = model.meta.output.name
     plan = v.plan_inputs(args.vocab, args.max_len, args.exhaustive_len, args.samples, args.seed)
     if plan.total == 0:
         return _usage_error(
@@ -376,15 +376,6 @@ def nodes_by_residual_name(
     if len(walked) != len(graph.nodes):
         return v.nodes_by_name(sop)
     return {**v.nodes_by_name(sop), **{ir.name: node for ir, node in zip(graph.nodes, walked)}}
-
-
-def _model_output_name(file: str, meta: dict[str, Any]) -> str | None:
-    """The variable a model was compiled from, to verify by default (a Python target names its
-    s-op itself)."""
-    if is_python_target(file):
-        return None
-    name = (meta.get("output") or {}).get("name")
-    return name if isinstance(name, str) else None
 
 
 def _warn_if_other_source(
