@@ -11,7 +11,9 @@ combinations whose sums float32 cannot tell apart give different values, it does
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Any
+
+import numpy as np
 
 from compiler import map_steps
 from compiler.blocks import Atom, Dim, Encoded, Encoding, is_number, value_key
@@ -45,25 +47,28 @@ def linear_steps(
         return None
     if not all(is_number(v) or isinstance(v, bool) for combo, _ in rows for v in combo):
         return None
+    columns = [_column(rows, k) for k in range(2)]  # [rows] each: the values as floats
+    outputs, out_ids = _output_ids(rows)
     for decoded in (False, True):
         if decoded and not any(reader.reads_frac(s) for s in support):
             break
         # where each value sits on its reading, before any reading is built (decoding a width
         # adds an MLP: only for a sum the map is a function of)
-        at = [float if decoded and reader.reads_frac(s) else _on(reader, s) for s in support]
+        at = [
+            column if decoded or not reader.reads_frac(s) else 1.0 / (column + 1.0)
+            for s, column in zip(support, columns, strict=True)
+        ]
         for coef in COEFFICIENTS:
-            points = [
-                (sum(a * f(c) for a, f, c in zip(coef, at, combo, strict=True)), out)
-                for combo, out in rows
-            ]
+            points = _points(0.0 + coef[0] * at[0] + coef[1] * at[1], out_ids, outputs)
             if not _a_function(points):
                 continue
             views = [map_steps.view_of(ctx, reader, s, decoded) for s in support]
             x = _sum_view(node, views, coef, points)
+            biggest = [float(np.abs(a).max()) for a in at]
             canon = built.canon.get(node.index)
             try:
                 return decode_numeric(
-                    built, node, x, points, encoding, _sum_error(views, coef, rows)
+                    built, node, x, points, encoding, _sum_error(views, coef, biggest)
                 )
             except CompileError:  # steps too close for float32 at these errors: another sum,
                 # or none; the values this attempt made canonical are not the reading built
@@ -74,8 +79,33 @@ def linear_steps(
     return None
 
 
-def _on(reader: Reader, source: int) -> Callable[[Atom], float]:
-    return lambda v: reader.x_of(source, v)
+def _column(rows: Rows, k: int) -> np.ndarray:
+    return np.fromiter((float(combo[k]) for combo, _ in rows), dtype=np.float64, count=len(rows))
+
+
+def _output_ids(rows: Rows) -> tuple[list[Atom], np.ndarray]:
+    """The distinct outputs (by value and type) and each row's index among them."""
+    ids: dict[tuple[str, Any], int] = {}
+    outputs: list[Atom] = []
+    at = np.empty(len(rows), dtype=np.float64)
+    for r, (_, out) in enumerate(rows):
+        key = value_key(out)
+        if key not in ids:
+            ids[key] = len(outputs)
+            outputs.append(out)
+        at[r] = ids[key]
+    return outputs, at
+
+
+def _points(sums: np.ndarray, out_ids: np.ndarray, outputs: list[Atom]) -> list[tuple[float, Atom]]:
+    """The distinct (sum, value) points, in the order the rows first give them: a map of two
+    means has ~N^3/3 rows (641K at N = 128) but far fewer distinct sums."""
+    _, first = np.unique(np.stack([sums, out_ids], axis=1), axis=0, return_index=True)
+    first.sort()
+    return [
+        (s, outputs[int(i)])
+        for s, i in zip(sums[first].tolist(), out_ids[first].tolist(), strict=True)
+    ]
 
 
 def _a_function(points: list[tuple[float, Atom]]) -> bool:
@@ -104,20 +134,21 @@ def _sum_view(
     return Encoded(f"{node.name}.sum", Encoding.NUMERICAL, values, number=number)
 
 
-def _sum_error(views: list[map_steps.XView], coef: tuple[float, ...], rows: Rows) -> ErrorBound:
+def _sum_error(
+    views: list[map_steps.XView], coef: tuple[float, ...], biggest: list[float]
+) -> ErrorBound:
     """|float32 sum - exact sum|: each reading's error times its coefficient, and the rounding of
     the sum's own terms, as large as the readings' largest values (they may cancel)."""
     total, magnitude, n_terms = 0.0, 0.0, 0
-    for k, (a, view) in enumerate(zip(coef, views, strict=True)):
-        biggest = max(abs(view.at(combo[k])) for combo, _ in rows)
+    for a, view, top in zip(coef, views, biggest, strict=True):
         error = view.error
         if error is None:
-            own = rounding_error(biggest, len(view.x.number))
+            own = rounding_error(top, len(view.x.number))
         elif isinstance(error, ErrorBound):
-            own = error.absolute + error.relative * biggest
+            own = error.absolute + error.relative * top
         else:
             own = float(error)
         total += abs(a) * own
-        magnitude += abs(a) * biggest
+        magnitude += abs(a) * top
         n_terms += len(view.x.number)
     return ErrorBound(total + rounding_error(magnitude, n_terms))

@@ -52,6 +52,10 @@ class MapPlanner:
         self._supports: dict[int, tuple[int, ...]] = {}
         # maps of the position already embedded, by their values at every position
         self._embedded: dict[tuple, Encoded] = {}
+        # `_rows` and the affine fit over them, by (map, support); valid while the support's
+        # canonical tables are the same objects (a reading built since may merge values)
+        self._row_cache: dict[tuple[int, tuple[int, ...]], tuple[tuple, Rows]] = {}
+        self._fit_cache: dict[tuple[int, tuple[int, ...]], tuple[tuple, list[float] | None]] = {}
 
     def support(self, index: int) -> tuple[int, ...]:
         """The s-ops a map is computed from: its chain of maps is expanded (fused) input by input
@@ -293,9 +297,28 @@ class MapPlanner:
         except CompileError:
             return None
 
+    def _canon_tables(self, support: tuple[int, ...]) -> tuple:
+        return tuple(self.built.canon.get(s) for s in support)
+
+    def _cached(self, cache: dict, node: IRNode, support: tuple[int, ...]) -> tuple[bool, Any]:
+        hit = cache.get((node.index, support))
+        tables = self._canon_tables(support)
+        if hit is None or any(a is not b for a, b in zip(hit[0], tables, strict=True)):
+            return False, None
+        return True, hit[1]
+
     def _rows(self, node: IRNode, support: tuple[int, ...]) -> Rows:
         """The map's value at every reachable combination of its support's values, in the values
-        the support's categorical readings use (refused where equal numbers disagree)."""
+        the support's categorical readings use (refused where equal numbers disagree). Computed
+        once per canonical state: a map of two means is planned in several ways over the same
+        ~N^3/3 rows (641K at N = 128)."""
+        found, rows = self._cached(self._row_cache, node, support)
+        if not found:
+            rows = self._compute_rows(node, support)
+            self._row_cache[(node.index, support)] = (self._canon_tables(support), rows)
+        return rows
+
+    def _compute_rows(self, node: IRNode, support: tuple[int, ...]) -> Rows:
         ctx, built = self.ctx, self.built
         vs = ctx.value_sets
         # The value set lists every output that occurs (`values` enumerates shared sources jointly):
@@ -356,16 +379,7 @@ class MapPlanner:
         size = combination_count(support, vs.relation, vs.values)
         if size > MAX_ROWS:  # the fit checks every row: as many as a table may enumerate
             return None
-        rows = self._rows(node, support)
-        numbers = all(
-            is_number(v) or isinstance(v, bool) for combo, out in rows for v in (*combo, out)
-        )
-        if not rows or not numbers:
-            return None
-        coef = exact_affine_fit(
-            [[float(c) for c in combo] for combo, _ in rows],
-            [float(v) for _, v in rows],
-        )
+        coef = self._affine_fit(node, support)
         if coef is None:
             return None
         terms: dict[Dim, float] = {}
@@ -375,6 +389,24 @@ class MapPlanner:
         terms[ONE] = terms.get(ONE, 0.0) + float(coef[-1])
         number = tuple((d, c) for d, c in terms.items() if c != 0.0)
         return Encoded(node.name, Encoding.NUMERICAL, self.ctx.values(node.index), number=number)
+
+    def _affine_fit(self, node: IRNode, support: tuple[int, ...]) -> list[float] | None:
+        """[a_1, ..., a_k, b] of an exact affine map of the support's numbers, else None."""
+        found, coef = self._cached(self._fit_cache, node, support)
+        if found:
+            return coef
+        rows = self._rows(node, support)
+        numbers = all(
+            is_number(v) or isinstance(v, bool) for combo, out in rows for v in (*combo, out)
+        )
+        coef = None
+        if rows and numbers:
+            coef = exact_affine_fit(
+                [[float(c) for c in combo] for combo, _ in rows],
+                [float(v) for _, v in rows],
+            )
+        self._fit_cache[(node.index, support)] = (self._canon_tables(support), coef)
+        return coef
 
     def _map_view(self, node: IRNode, source: int, rows: Rows, encoding: Encoding) -> Encoded:
         """A map of one categorical s-op: regroup its one-hot terms (free)."""

@@ -82,3 +82,21 @@ def test_widths_compared_without_decoding_them() -> None:
     model = _exact(sop, 40)
     assert len(model.metadata["layers"]) == 1
     assert _mlp_ops(model) == ["w1 < w2"]
+
+
+def test_rows_of_a_map_are_enumerated_once(monkeypatch):
+    # the affine view, the sum's steps and the fallbacks all read one map's ~N^3/3 rows; they are
+    # computed once per canonical state, not once per attempt (3 times each before)
+    from compiler import maps
+
+    counts: dict[tuple[int, tuple[int, ...]], int] = {}
+    compute = maps.MapPlanner._compute_rows
+
+    def counted(self, node, support):
+        counts[(node.index, support)] = counts.get((node.index, support), 0) + 1
+        return compute(self, node, support)
+
+    monkeypatch.setattr(maps.MapPlanner, "_compute_rows", counted)
+    text = MEANS + 'res = "a" if frac_a > frac_b else ("b" if frac_b > frac_a else "=");'
+    _exact(_load(text), 8)
+    assert counts and max(counts.values()) == 1
