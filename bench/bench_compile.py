@@ -34,6 +34,7 @@ VOCABS = {
     "double_hist": "abc",
     "length": "abc",
     "frac_prevs": "abc",
+    "induction": "abc",
     "dyck1": "()",
     "dyck2": "(){}",
 }

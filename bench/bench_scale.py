@@ -38,6 +38,7 @@ VOCABS = {
     "length": "abc",
     "frac_prevs": "xab",  # the program counts "x"
     "hist_bos": "abc",
+    "induction": "abc",
     "dyck1": "()",
     "dyck2": "(){}",
 }
@@ -227,14 +228,20 @@ def plot(results: dict[str, Any], path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(8, 5.5))
     colors: dict[str, Any] = {}
-    for program in VOCABS:
+    palette = plt.get_cmap("tab20").colors  # more programs than the default cycle's 10 colours
+    for k, program in enumerate(VOCABS):
         points = sorted(
             (r["N"], r["params"])
             for r in results.get("sizes", [])
             if r["program"] == program and "params" in r
         )
         if points:
-            (line,) = ax.plot(*zip(*points, strict=True), marker="o", label=program)
+            (line,) = ax.plot(
+                *zip(*points, strict=True),
+                marker="o" if k < 10 else "s",
+                label=program,
+                color=palette[2 * k % 20 + 2 * k // 20],  # past 10: the lighter shades
+            )
             colors[program] = line.get_color()
     for program, figures in TRACR.items():
         xs, ys = zip(*sorted(figures.items()), strict=True)
@@ -277,6 +284,7 @@ def main() -> None:
             "frac_prevs:256",
             "dyck2:256",
             "most_freq:256",
+            "induction:256",
         ],
     )
     parser.add_argument(

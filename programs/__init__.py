@@ -10,6 +10,7 @@ VOCABULARIES = {
     "most_freq": "abc",
     "length": "abc",
     "frac_prevs": "abc",
+    "induction": "abc",
     "dyck1": "()x",
     "dyck2": "(){}",
     "hist_bos": "§ab",

@@ -39,6 +39,7 @@ PROGRAMS: dict[str, tuple[str, int]] = {
     "most_freq": ("abc", 5),
     "length": ("abc", 5),
     "frac_prevs": ("abc", 5),
+    "induction": ("abc", 5),
     "dyck1": ("()x", 5),
     "dyck2": ("(){}", 5),
     "hist_bos": ("§ab", 5),

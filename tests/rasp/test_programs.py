@@ -49,6 +49,11 @@ CASES: list[tuple[str, Any, list[Any]]] = [
     ("most_freq", "abc", ["a", "b", "c"]),
     ("most_freq", "aab", ["a", "b", "§"]),
     ("most_freq", "baa", ["a", "b", "§"]),
+    ("induction", "abcab", ["_", "_", "_", "b", "c"]),
+    ("induction", "abcabdab", list("___bc_bd")),
+    ("induction", "aab", ["_", "a", "_"]),  # the a after the first a is the second a
+    ("induction", "abab", list("__ba")),
+    ("induction", "_a_b", list("__a_")),  # a "_" token: the filler before position 0 matches nothing
     ("dyck1", "())(", list("PTFF")),
     ("dyck1", "(()", list("PPP")),
     ("dyck1", "()()", list("PTPT")),
