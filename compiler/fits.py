@@ -43,7 +43,7 @@ def merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[f
     for cluster in clusters:
         x0, v0 = min(cluster, key=lambda p: abs(p[0] - round(p[0], 9)))
         for x, v in cluster:
-            if x == x0 and v != v0:
+            if x == x0 and not same_output(v, v0):
                 raise CompileError(
                     [
                         Diagnostic(
@@ -54,7 +54,7 @@ def merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[f
                     ]
                 )
         for x, v in cluster:
-            if x != x0 and not _same_value(v, v0):
+            if x != x0 and not same_output(v, v0):
                 raise NoiseError(
                     [
                         Diagnostic(
@@ -72,7 +72,7 @@ def merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[f
     return merged
 
 
-def _same_value(a: Atom, b: Atom) -> bool:
+def same_output(a: Atom, b: Atom) -> bool:
     """Equal as the compiler promises outputs: numbers within 1e-6 (relative or absolute),
     anything else (a bool too) exactly and of one type."""
     if isinstance(a, bool) or isinstance(b, bool) or not (is_number(a) and is_number(b)):

@@ -25,7 +25,7 @@ from compiler.blocks import (
     is_number,
     value_key,
 )
-from compiler.fits import NoiseError, exact_affine_fit
+from compiler.fits import NoiseError, exact_affine_fit, same_output
 from compiler.graph import IRNode, Op
 from compiler.linear_steps import linear_steps
 from compiler.plan_context import PlanContext, Reader
@@ -350,7 +350,7 @@ class MapPlanner:
         for combo, out in rows:
             canon = tuple(built.canonical(s, v) for s, v in zip(support, combo))
             key = tuple(value_key(v) for v in canon)
-            if key in merged and merged[key][1] != out:
+            if key in merged and not same_output(merged[key][1], out):
                 raise CompileError(
                     [
                         Diagnostic(
