@@ -12,6 +12,7 @@ from compiler.bos_widths import bos_widths
 from compiler.budget import DEFAULT_MAX_PARAMS, predict
 from compiler.certify import Certificate, recheck
 from compiler.counts import count_means
+from compiler.dedupe import merge_duplicates
 from compiler.encode import plan_encodings
 from compiler.graph import Graph, Op, build_graph
 from compiler.layout import lay_out
@@ -141,16 +142,20 @@ def compile_sop(
 
 def prepare(sop: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
     """The s-op graph the stages compile, equal to `sop` on every input over `vocab` of length
-    1..max_len: tracr's predicates and means resolved for this vocabulary (`compiler.resolve`), then
+    1..max_len: each computation written twice read through one node (`compiler.dedupe`, before
+    and after the rewrites), tracr's predicates and means resolved for this vocabulary
+    (`compiler.resolve`), then
     the BOS trick's means as widths (`compiler.bos_widths`), then
     means of 0/1 values that a map only counts rewritten as counts (`compiler.counts`), then widths
     of orders over many numbers as widths over digits (`compiler.order_digits`). A RASP program
     with none of them is `sop` itself. Tools that pair the model's generated residual names
     (`_map_3`) with s-op nodes pair them with this graph's."""
+    sop = merge_duplicates(sop)  # one node per computation written twice
     sop = resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
     sop = bos_widths(sop, vocab, max_len)  # the BOS trick's mean: a width
     sop = count_means(sop, vocab, max_len)  # counted prefixes: a width, not a mean
-    return order_digits(sop, vocab, max_len)  # widths of `<` over many numbers: over digits
+    sop = order_digits(sop, vocab, max_len)  # widths of `<` over many numbers: over digits
+    return merge_duplicates(sop)  # the rewrites may write one computation twice
 
 
 def _one_hot_too_large(model: CompiledModel, max_params: int | None) -> str | None:

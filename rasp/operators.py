@@ -9,10 +9,12 @@ the expression that caused it.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rasp.ast import BinaryOp, UnaryOp
+from rasp.atoms import atom_key
 from rasp.errors import RaspRuntimeError, RaspTypeError, Span
 from rasp.sops import (
     AggregateSOp,
@@ -81,6 +83,38 @@ def _indicator(value: Any) -> int:
     return 1 if value else 0
 
 
+# Module-level, not lambdas: a `Lifted` map's structure names its function, so two maps made by
+# the same operation compare equal (compiler.dedupe).
+
+
+def _both(a: Any, b: Any) -> bool:
+    return bool(a) and bool(b)
+
+
+def _either(a: Any, b: Any) -> bool:
+    return bool(a) or bool(b)
+
+
+def _choose(cond: Any, then: Any, orelse: Any) -> Any:
+    return then if cond else orelse
+
+
+def _member(value: Any, members: tuple[Any, ...]) -> bool:
+    return value in members
+
+
+def _equal_indicator(value: Any, item: Any) -> int:
+    return int(value == item)
+
+
+def _positive(value: Any) -> bool:
+    return value > 0
+
+
+def _item(key: Any, table: Any) -> Any:
+    return table[key]
+
+
 def _not(value: Any) -> bool:
     return not value
 
@@ -106,20 +140,57 @@ def on_atoms(fn: Callable[..., Any], args: Sequence[Any], span: Span) -> Any:
         raise RaspRuntimeError(str(exc) or type(exc).__name__, span) from None
 
 
+@dataclass(frozen=True, eq=False, slots=True)
+class Lifted:
+    """`fn` per position: the s-op arguments of `template` (at `positions`) are filled with one
+    position's values, the other arguments (atoms, or a list or dict of them) are kept."""
+
+    fn: Callable[..., Any]
+    template: tuple[Any, ...]
+    positions: tuple[int, ...]
+
+    def __call__(self, *values: Any) -> Any:
+        full = list(self.template)
+        for i, v in zip(self.positions, values):
+            full[i] = v
+        return self.fn(*full)
+
+    def structure(self) -> Hashable | None:
+        """Equal for two maps that compute the same function of their inputs (compiler.dedupe):
+        one Python operation (a module-level function, never a fresh closure) and constants equal
+        by type and value (1, 1.0 and True differ); None where a constant has no such key."""
+        try:
+            constants = tuple(
+                strict_key(a) for i, a in enumerate(self.template) if i not in self.positions
+            )
+        except TypeError:
+            return None
+        return ("lifted", self.fn, self.positions, constants)
+
+
+def strict_key(value: Any) -> Hashable:
+    """A key equal only for values of the same types and values all the way down (lists,
+    tuples, dicts in their order, atoms; a float by its bits, so -0.0 is not 0.0); TypeError
+    for anything else."""
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(strict_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((strict_key(k), strict_key(v)) for k, v in value.items()))
+    if isinstance(value, float):
+        return ("float", value.hex())
+    if is_atom(value):
+        return atom_key(value)
+    raise TypeError(f"no key for {type(value).__name__}")
+
+
 def lift(fn: Callable[..., Any], args: Sequence[Any], span: Span) -> MapSOp:
     """One `MapSOp` computing `fn` per position: s-op arguments are its inputs, atoms are
     closed over."""
     positions = tuple(i for i, a in enumerate(args) if isinstance(a, SOp))
     template = tuple(args)
-
-    def per_position(*values: Any) -> Any:
-        full = list(template)
-        for i, v in zip(positions, values):
-            full[i] = v
-        return fn(*full)
-
     inputs = tuple(template[i] for i in positions)
-    return MapSOp(fn=per_position, inputs=inputs, text=source_text(span), span=span)
+    fn_at = Lifted(fn, template, positions)
+    return MapSOp(fn=fn_at, inputs=inputs, text=source_text(span), span=span)
 
 
 def source_text(span: Span) -> str:
@@ -172,8 +243,8 @@ def _logic(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
     if isinstance(left, SOp) or isinstance(right, SOp):
         _check_elementwise(op.value, (left, right), span)
         if op is BinaryOp.AND:
-            return lift(lambda a, b: bool(a) and bool(b), (left, right), span)
-        return lift(lambda a, b: bool(a) or bool(b), (left, right), span)
+            return lift(_both, (left, right), span)
+        return lift(_either, (left, right), span)
     # Atoms, lists, ...: Python's own `and`/`or` (`3 and 4` is 4).
     return (left and right) if op is BinaryOp.AND else (left or right)
 
@@ -202,7 +273,7 @@ def elementwise_ternary(cond: SOp, then: Any, orelse: Any, span: Span) -> MapSOp
                 f"{kind_name(branch)}: {describe(branch)}",
                 span,
             )
-    return lift(lambda c, t, e: t if c else e, (cond, then, orelse), span)
+    return lift(_choose, (cond, then, orelse), span)
 
 
 def contains(item: Any, container: Any, span: Span, full_s: Selector) -> Any:
@@ -213,17 +284,14 @@ def contains(item: Any, container: Any, span: Span, full_s: Selector) -> Any:
             raise RaspTypeError(
                 f'"[s-op] in X" expects X to be a list of atoms, got: {describe(container)}', span
             )
-        members = tuple(container)
-        return lift(lambda v: v in members, (item,), span)
+        return lift(_member, (item, tuple(container)), span)
     if is_atom(item):
         if isinstance(container, list):
             return item in container
         if isinstance(container, SOp):
-            found = MapSOp(
-                fn=lambda v: int(v == item), inputs=(container,), text=source_text(span), span=span
-            )
+            found = lift(_equal_indicator, (container, item), span)
             share = AggregateSOp(selector=full_s, sop=found, default=0, span=span)
-            return MapSOp(fn=lambda v: v > 0, inputs=(share,), text=source_text(span), span=span)
+            return lift(_positive, (share,), span)
         raise RaspTypeError(
             f'"[atom] in X" expects X to be a list or s-op, got: {describe(container)}', span
         )
@@ -242,13 +310,16 @@ def index(target: Any, key: Any, span: Span, indices: SOp, length: SOp) -> Any:
             where: SOp = ConstSOp(value=key, span=span)
         else:
             where = MapSOp(
-                fn=lambda n: n + key, inputs=(length,), text=f"length - {-key}", span=span
+                fn=Lifted(operator.add, (length, key), (0,)),
+                inputs=(length,),
+                text=f"length - {-key}",
+                span=span,
             )
         load = Select(keys=indices, queries=where, comparison=Comparison.EQ, span=span)
         return AggregateSOp(selector=load, sop=target, default=0, span=span)
     if isinstance(target, list | str | dict) and isinstance(key, SOp):
         frozen = dict(target) if isinstance(target, dict) else tuple(target)
-        return lift(lambda k: frozen[k], (key,), span)
+        return lift(_item, (key, frozen), span)
     if isinstance(target, list | str):
         name = "list" if isinstance(target, list) else "string"
         if not isinstance(key, int):

@@ -287,6 +287,11 @@ class TracrFn:
             self.bad = (args, out)
         return out
 
+    def structure(self) -> tuple[str, int]:
+        """Equal for two maps of one Python function (compiler.dedupe): `Map(f, x)` written twice
+        computes the same values (tracr's functions are pure)."""
+        return ("tracr", id(self.f))
+
 
 @dataclass
 class TracrPredicate:

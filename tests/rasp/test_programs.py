@@ -53,7 +53,8 @@ CASES: list[tuple[str, Any, list[Any]]] = [
     ("induction", "abcabdab", list("___bc_bd")),
     ("induction", "aab", ["_", "a", "_"]),  # the a after the first a is the second a
     ("induction", "abab", list("__ba")),
-    ("induction", "_a_b", list("__a_")),  # a "_" token: the filler before position 0 matches nothing
+    # a "_" token: the filler before position 0 matches nothing
+    ("induction", "_a_b", list("__a_")),
     ("dyck1", "())(", list("PTFF")),
     ("dyck1", "(()", list("PPP")),
     ("dyck1", "()()", list("PTPT")),
