@@ -346,14 +346,25 @@ def refusals(
                 + ": use a smaller maximum length, or round the values it gives "
                 "(docs/compiler.md, 'The certificate')"
             )
+        elif check.sublayer == "decoder":
+            # an argmax over the output's one-hot: the error is what the blocks before left there
+            hint = (
+                "the error is what the blocks that compute it leave in its dimensions: use a "
+                "smaller maximum length, or compute it from s-ops with fewer values "
+                "(docs/compiler.md, 'The certificate')"
+            )
         else:
             hint = (
                 "use a smaller maximum length, or make the value categorical "
                 "(docs/compiler.md, 'The certificate')"
             )
-        problems.append(
-            Diagnostic(f"'{check.op}' ({check.sublayer}, {check.block}): {what}", span, hint)
+        # the decoder is the unembedding of the output, whatever the output computes
+        where = (
+            f"the output '{check.block}' (decoder)"
+            if check.sublayer == "decoder"
+            else f"'{check.op}' ({check.sublayer}, {check.block})"
         )
+        problems.append(Diagnostic(f"{where}: {what}", span, hint))
     if later:
         sublayers = list(dict.fromkeys(c.sublayer for c in later))
         problems.append(

@@ -195,9 +195,12 @@ def test_a_refusal_lists_the_first_failing_sublayer_and_counts_the_rest() -> Non
         "2 more decisions fail after these, in 2 sublayers from layer 1 mlp on"
     )
     assert problems[2].span is None and len(problems) == 3
-    # one failure: nothing to count; "an argmax", not "a argmax"
+    # one failure: nothing to count; "an argmax", not "a argmax"; the decoder is named as the
+    # output's, not as 'unembed', and its hint does not ask for a categorical value it has
     (alone,) = refusals(Certificate(checks[-1:]), graph)
-    assert "an argmax decision" in alone.message
+    assert alone.message.startswith("the output 'x' (decoder): an argmax decision")
+    hint = alone.hint or ""
+    assert "categorical" not in hint and "blocks that compute it" in hint
 
 
 @pytest.mark.parametrize(
