@@ -298,7 +298,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
     sop, name, source = _program(args.file, args.name, console)
     from compiler.resolve import resolve
 
-    sop = resolve(sop, list(args.vocab), args.max_len)  # a tracr program's predicates
+    # A tracr program's predicates and means resolved for the vocabulary: the values its model
+    # encodes (a numerical mean of one True is 1). That graph equals the program wherever the
+    # program gives a value, but may give one where it fails (a mean over None): the program as
+    # written guards, so such an input is skipped and reported, never counted as checked.
+    written, sop = sop, resolve(sop, list(args.vocab), args.max_len)
+    guard = None if sop is written else written
     if args.device == "cpu":
         import torch
 
@@ -337,7 +342,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     console.step(f"checking {plan.total:,} inputs")
     with console.progress() as bars, runtime_errors(args.model or "the compiled model"):
         progress = None if bars is None else lambda done, total: bars("verifying", done, total)
-        report = check_model(sop, model, plan, progress=progress, nodes=nodes)
+        report = check_model(sop, model, plan, progress=progress, nodes=nodes, guard=guard)
     console.step("checked")
     what = f"{args.file} `{name}`"
     if args.json:

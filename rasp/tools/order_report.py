@@ -60,6 +60,7 @@ class OrderReport:
     runs_disagreeing: int
     inputs_disagreeing: int
     first_mismatch: OrderMismatch | None
+    uninterpreted: int = 0  # swept inputs the interpreter fails on (runs compared only together)
 
     @property
     def ok(self) -> bool:

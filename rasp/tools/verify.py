@@ -186,14 +186,17 @@ def verify(
     batch_size: int = 256,
     progress: Progress | None = None,
     nodes: Mapping[str, Node] | None = None,
+    guard: SOp | None = None,
 ) -> VerifyReport:
-    """Compare `model` with the interpreter on every input of `plan`; diagnose the first failure."""
+    """Compare `model` with the interpreter on every input of `plan`; diagnose the first failure.
+    `guard`: the program as written, where `sop` is a rewrite of it (a tracr program's, resolved
+    for the vocabulary): an input the program fails on is skipped, even where `sop` has a value."""
     report = VerifyReport(plan)
     done = 0
     inputs = plan.inputs()
     while batch := list(itertools.islice(inputs, batch_size)):
         for tokens, got in zip(batch, _run_batch(model, batch), strict=True):
-            _compare_one(sop, tokens, got, report)
+            _compare_one(sop, tokens, got, report, guard)
         done += len(batch)
         if progress is not None:
             progress(done, plan.total)
@@ -218,8 +221,12 @@ def _run_batch(model: RuntimeModel, batch: list[list[Any]]) -> list[list[Any] | 
         return outputs
 
 
-def _compare_one(sop: SOp, tokens: list[Any], got: list[Any] | None, report: VerifyReport) -> None:
+def _compare_one(
+    sop: SOp, tokens: list[Any], got: list[Any] | None, report: VerifyReport, guard: SOp | None
+) -> None:
     try:
+        if guard is not None:
+            Evaluator(tokens).value(guard)
         want = as_seq(Evaluator(tokens).value(sop)).values
     except RaspError as err:
         report.skipped += 1

@@ -55,12 +55,14 @@ def check_model(
     progress: Progress | None = None,
     nodes: Mapping[str, Node] | None = None,
     sweep: bool = True,
+    guard: SOp | None = None,
 ) -> VerifyReport:
     """What `rasp verify` and the REPL's `:verify` run: compare every input of `plan` with the
-    interpreter (`rasp.tools.verify.verify`), then sweep evaluation orders over a subset of them."""
-    report = verify(sop, model, plan, progress=progress, nodes=nodes)
+    interpreter (`rasp.tools.verify.verify`), then sweep evaluation orders over a subset of them.
+    `guard`: the program as written where `sop` rewrites it (see `verify`)."""
+    report = verify(sop, model, plan, progress=progress, nodes=nodes, guard=guard)
     if sweep:
-        report.orders = sweep_orders(sop, model, plan)
+        report.orders = sweep_orders(sop, model, plan, guard=guard)
     if hasattr(model, "meta") and hasattr(model, "model"):  # a runtime model with its file's JSON
         from rasp.tools.certificate_text import recheck_model
 
@@ -106,12 +108,13 @@ def sweep_orders(
     first: int = SWEEP_FIRST,
     sampled: int = SWEEP_SAMPLED,
     cuda: bool | None = None,
+    guard: SOp | None = None,
 ) -> OrderReport:
     """Run `model` (a `transformer.CompiledTransformer`) on a subset of `plan` under every config."""
     import torch
 
     inputs, n_first, n_sampled = sweep_inputs(plan, first, sampled)
-    wanted = [_interpret(sop, tokens) for tokens in inputs]
+    wanted = [_interpret(sop, tokens, guard) for tokens in inputs]
     configs = run_configs(torch.cuda.is_available() if cuda is None else cuda)
     output = dict(meta_dict(model)["output"])
     reference: list[list[Any]] = []
@@ -163,6 +166,7 @@ def sweep_orders(
         disagreeing,
         len(bad_inputs),
         first_bad,
+        sum(want is None for want in wanted),
     )
 
 
@@ -275,8 +279,10 @@ def _margins(
 # Comparing and summarising
 
 
-def _interpret(sop: SOp, tokens: list[Any]) -> list[Any] | None:
+def _interpret(sop: SOp, tokens: list[Any], guard: SOp | None = None) -> list[Any] | None:
     try:
+        if guard is not None:
+            Evaluator(tokens).value(guard)
         return list(Evaluator(tokens).value(sop).values)  # type: ignore[union-attr]
     except RaspError:
         return None

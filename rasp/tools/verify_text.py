@@ -125,6 +125,9 @@ def _tail_lines(report: VerifyReport) -> list[str]:
         runs = len(orders.configs)
         verdict = (
             f"{runs} runs agree with each other and with the interpreter on"
+            if orders.ok and not orders.uninterpreted
+            else f"{runs} runs agree with each other (and with the interpreter on the "
+            f"{orders.inputs - orders.uninterpreted:,} it gives a value for) on"
             if orders.ok
             else f"{orders.runs_disagreeing} of {runs} runs disagree (on {orders.inputs_disagreeing:,} "
             f"input{'s' * (orders.inputs_disagreeing != 1)}), sweeping"
@@ -279,6 +282,7 @@ def _orders_dict(orders: OrderReport) -> dict[str, Any]:
         "mismatches": orders.mismatches,
         "runs_disagreeing": orders.runs_disagreeing,
         "inputs_disagreeing": orders.inputs_disagreeing,
+        "uninterpreted": orders.uninterpreted,
         "first_mismatch": None
         if bad is None
         else {

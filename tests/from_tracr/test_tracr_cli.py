@@ -197,3 +197,31 @@ def test_draw_a_python_program(
     )
     assert code == 0, err
     assert out.startswith(f"wrote {picture}") and picture.stat().st_size > 0
+
+
+ALWAYS_FAILS = """
+from rasp import tracr as rasp
+
+prev = rasp.Aggregate(
+    rasp.Select(rasp.indices, rasp.indices, lambda k, q: q == k + 1), rasp.tokens, default=None
+)
+same = rasp.numerical(rasp.SequenceMap(lambda x, y: 1 if x == y else 0, rasp.tokens, prev))
+everything = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.TRUE)
+share = rasp.numerical(rasp.Aggregate(everything, same, default=0)).named("share")
+"""
+
+
+def test_verify_checks_against_the_program_not_the_graph_compiled(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # A mean over a None (position 0 has no previous token) fails in the interpreter on every
+    # input of length >= 2; the graph the compiler compiles gives values there (its stand-in
+    # numbers). verify counted those inputs as checked against that graph ("skipped: none");
+    # they are skipped and reported, and the sweep says where the interpreter gives no value.
+    path = tmp_path / "share.py"
+    path.write_text(ALWAYS_FAILS, encoding="utf-8")
+    code, out, err = run(capsys, "verify", f"{path}:share", "--vocab", "ab", "--max-len", "4")
+    assert code == 0, err
+    assert "model == interpreter on 2 inputs" in out  # "a" and "b"
+    assert "skipped:    28 inputs where the interpreter fails" in out
+    assert "(and with the interpreter on the 2 it gives a value for) on every one of the 30" in out
