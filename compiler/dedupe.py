@@ -98,4 +98,8 @@ def _key(node: sops.Node, group: dict[int, int]) -> Hashable | None:
             key = ("width", *of)
         case _:
             return None
+    try:
+        hash(key)
+    except TypeError:  # a function's structure we cannot key on: this node stays its own
+        return None
     return (node.loose, key)

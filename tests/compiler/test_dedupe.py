@@ -198,3 +198,21 @@ def test_merging_never_changes_a_value(parts: list[tuple[str, str]], seed: int) 
     except CompileError:
         return  # a refusal is allowed (e.g. a float sum too fine to snap); a wrong model is not
     assert check_inputs(model, sop, inputs) == sum(exact_outcome(sop, t) != "error" for t in inputs)
+
+
+def test_a_map_whose_structure_cannot_be_keyed_stays_its_own() -> None:
+    class Unhashable:
+        __hash__ = None  # type: ignore[assignment]
+
+        def __call__(self, x):
+            return x
+
+        def structure(self):
+            return ("mine", [1])  # a list: no key
+
+    tokens = S.TokensSOp()
+    left = S.MapSOp(fn=Unhashable(), inputs=(tokens,), text="f")
+    right = S.MapSOp(fn=Unhashable(), inputs=(tokens,), text="f")
+    both = S.MapSOp(fn=lambda a, b: a + b, inputs=(left, right), text="sum")
+    merged = merge_duplicates(both)
+    assert merged.inputs[0] is not merged.inputs[1]  # type: ignore[attr-defined]
