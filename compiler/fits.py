@@ -14,6 +14,7 @@ import numpy as np
 
 from compiler.blocks import Atom, is_number
 from compiler.graph import IRNode
+from rasp.atoms import same_value
 from rasp.errors import CompileError, Diagnostic
 
 # Numbers closer than this (relative) differ only by float64 rounding in the interpreter.
@@ -43,7 +44,7 @@ def merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[f
     for cluster in clusters:
         x0, v0 = min(cluster, key=lambda p: abs(p[0] - round(p[0], 9)))
         for x, v in cluster:
-            if x == x0 and not same_output(v, v0):
+            if x == x0 and not same_value(v, v0):
                 raise CompileError(
                     [
                         Diagnostic(
@@ -54,7 +55,7 @@ def merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[f
                     ]
                 )
         for x, v in cluster:
-            if x != x0 and not same_output(v, v0):
+            if x != x0 and not same_value(v, v0):
                 raise NoiseError(
                     [
                         Diagnostic(
@@ -70,14 +71,6 @@ def merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[f
                 )
         merged.append((x0, v0))
     return merged
-
-
-def same_output(a: Atom, b: Atom) -> bool:
-    """Equal as the compiler promises outputs: numbers within 1e-6 (relative or absolute),
-    anything else (a bool too) exactly and of one type."""
-    if isinstance(a, bool) or isinstance(b, bool) or not (is_number(a) and is_number(b)):
-        return type(a) is type(b) and a == b
-    return math.isclose(float(a), float(b), rel_tol=1e-6, abs_tol=1e-6)
 
 
 def merge_noise(values: Sequence[Atom]) -> tuple[Atom, ...]:

@@ -17,15 +17,15 @@ import numpy as np
 
 from compiler import map_steps
 from compiler.blocks import Atom, Dim, Encoded, Encoding, is_number, value_key
-from compiler.fits import FLOAT64_NOISE, same_output
+from compiler.fits import FLOAT64_NOISE
 from compiler.graph import IRNode
+from compiler.map_steps import Rows
 from compiler.numeric import ErrorBound, rounding_error
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.readings import decode_numeric
+from rasp.atoms import same_value
 from rasp.errors import CompileError
-
-Rows = list[tuple[tuple[Atom, ...], Atom]]
 
 # x - y first: comparisons are its steps
 COEFFICIENTS = ((1.0, -1.0), (1.0, 1.0))
@@ -113,7 +113,7 @@ def _a_function(points: list[tuple[float, Atom]]) -> bool:
     merges them; the map must not care which it reads)."""
     ordered = sorted(points, key=lambda p: p[0])
     for (x0, v0), (x1, v1) in zip(ordered, ordered[1:]):
-        if x1 - x0 <= FLOAT64_NOISE * max(1.0, abs(x1)) and not same_output(v0, v1):
+        if x1 - x0 <= FLOAT64_NOISE * max(1.0, abs(x1)) and not same_value(v0, v1):
             return False
     return True
 

@@ -25,13 +25,14 @@ from compiler.blocks import (
     is_number,
     value_key,
 )
-from compiler.fits import NoiseError, exact_affine_fit, same_output
+from compiler.fits import NoiseError, exact_affine_fit
 from compiler.graph import IRNode, Op
 from compiler.linear_steps import linear_steps
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.readings import decode_numeric, materialise, view_numerical
 from compiler.relations import combination_count, input_combinations
+from rasp.atoms import same_value
 from rasp.errors import CompileError, Diagnostic
 
 # A fused chain of maps over several categorical s-ops is one table up to this many input combinations.
@@ -350,7 +351,7 @@ class MapPlanner:
         for combo, out in rows:
             canon = tuple(built.canonical(s, v) for s, v in zip(support, combo))
             key = tuple(value_key(v) for v in canon)
-            if key in merged and not same_output(merged[key][1], out):
+            if key in merged and not same_value(merged[key][1], out):
                 raise CompileError(
                     [
                         Diagnostic(

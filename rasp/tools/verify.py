@@ -18,12 +18,12 @@ JSON renderings live with the CLI handler (`rasp.tools.model_commands`).
 from __future__ import annotations
 
 import itertools
-import math
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rasp.atoms import same_value
 from rasp.errors import RaspError
 from rasp.sops import Evaluator, IndicesSOp, LengthSOp, Node, SOp, TokensSOp, walk
 from rasp.tools.residuals import (
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from rasp.tools.order_report import OrderReport
 
 DEFAULT_BUDGET = 20_000  # exhaustive inputs checked when --exhaustive-len is not given
-OUTPUT_REL_TOL = 1e-6  # the compiler's promise for numbers in the decoded output
 NON_FINITE = "<non-finite>"  # shown as the model's output where it computed NaN or infinity
 
 Progress = Callable[[int, int], None]
@@ -115,17 +114,6 @@ def plan_inputs(
 
 # ------------------------------------------------------------------------------------------------
 # Comparing outputs
-
-
-def same_value(got: Any, want: Any, rel_tol: float = OUTPUT_REL_TOL) -> bool:
-    """Equal as RASP values: numbers within `rel_tol`, a bool never equals a number or a string."""
-    if isinstance(got, bool) or isinstance(want, bool):
-        return isinstance(got, bool) and isinstance(want, bool) and got == want
-    if isinstance(want, (int, float)) and isinstance(got, (int, float)):
-        if isinstance(want, int) and isinstance(got, int):
-            return got == want
-        return math.isclose(float(got), float(want), rel_tol=rel_tol, abs_tol=rel_tol)
-    return type(got) is type(want) and got == want
 
 
 @dataclass(frozen=True)

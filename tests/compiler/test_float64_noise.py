@@ -1,0 +1,119 @@
+"""float64 noise: numbers the interpreter computes in two ways (1/4 - 2/4 and 4/12 - 7/12) that a
+float32 model cannot tell apart. Equal results merge (verify's rule), different ones are
+refused or computed from the numbers each comes from."""
+
+from __future__ import annotations
+
+import pytest
+from test_limits import _agrees_everywhere, _program
+
+import transformer
+from compiler import compile_sop
+from compiler.fits import merge_noise
+from rasp.errors import CompileError
+from rasp.sops import evaluate
+
+BALANCE = """
+up_to_self = select(indices, indices, <=);
+opens = aggregate(up_to_self, indicator(tokens == "("));
+closes = aggregate(up_to_self, indicator(tokens == ")"));
+bal = 1 * opens + -1 * closes;
+"""
+
+
+def test_float64_twins_are_one_snap_target() -> None:
+    kept = merge_noise(
+        (-0.6666666666666667, -0.6666666666666666, 0, 0.0, 0.6, 0.6000000000000001, "a")
+    )
+    assert kept[1:] == (0, 0.0, 0.6, "a")  # equal numbers stay, the short decimal wins
+    assert kept[0] in (-0.6666666666666667, -0.6666666666666666)
+
+
+@pytest.mark.exactness
+def test_a_numerical_output_with_float64_twins_compiles_and_agrees() -> None:
+    # opens - closes reaches 1/3 as 0.3333333333333333 and 0.33333333333333337: listed twice,
+    # they left the decoder no room between two snap targets (margin 0, refused). At position i
+    # both means are k / (i+1), so the output decodes on that grid (compiler.grid), twins alike.
+    bal = _program(BALANCE, "bal")
+    model = compile_sop(bal, list("()a"), 5, name="bal")
+    assert model.metadata["output"]["denominators"] == [1, 2, 3, 4, 5]
+    _agrees_everywhere(bal, model, "()a", 5)
+
+
+MEANS = """
+prefix = select(indices, indices, <=);
+frac_a = aggregate(prefix, indicator(tokens == "a"));
+frac_b = aggregate(prefix, indicator(tokens == "b"));
+"""
+
+
+def test_a_result_that_follows_float64_rounding_is_refused() -> None:
+    # (0.1 + 0.2) / 2 is 0.15000000000000002 in float64 (input [1, 2]), (0 + 0.2 + 0.1 + 0.3...) / 4
+    # is 0.15 (input [0, 2, 1, 3]): `> 0.15` tells them apart, no float32 model can (before: a
+    # certified model that silently took one side)
+    program = "m = aggregate(select(indices, indices, <=), tokens_int * 0.1);\nres = m > 0.15;"
+    with pytest.raises(CompileError) as err:
+        compile_sop(_program(program, "res"), [0, 1, 2, 3], 4)
+    message = err.value.diagnostics[0].message
+    assert "'m > 0.15' gives False at 0.15 and True at 0.15000000000000002" in message
+    assert "differ only by float64 rounding" in message
+
+
+@pytest.mark.exactness
+def test_a_map_of_a_difference_that_follows_float64_rounding_steps_on_its_sources() -> None:
+    # 1/4 - 2/4 is -0.25 and rounds (x 10) to -2; 4/12 - 7/12 is -0.25000000000000006 and rounds
+    # to -3. Stepped on the difference, the two are one point (before: a certified model wrong on
+    # one of them); stepped on frac_a with frac_b as context, each pair keeps its own value.
+    sop = _program(MEANS + "res = round(10 * (frac_a - frac_b));", "res")
+    model = compile_sop(sop, list("abc"), 12)
+    _agrees_everywhere(sop, model, "abc", 7)
+    runtime = transformer.from_tensors(model.weights, model.metadata)
+    inputs = [list("abbc"), list("aaaabbbbbbbc")]  # last position: 1/4 - 2/4, 4/12 - 7/12
+    assert [evaluate(sop, tokens).values[-1] for tokens in inputs] == [-2, -3]
+    for tokens, got in zip(inputs, runtime.run(inputs), strict=True):
+        assert got == list(evaluate(sop, tokens).values)
+
+
+@pytest.mark.exactness
+def test_a_difference_with_float64_twins_and_an_index_context() -> None:
+    # x - y takes float64 twins of -1/6 that round(3 * .) sends to different sides: stepped on
+    # x - y with `indices` as context, the model was certified and wrong on "aab" (-1 at position
+    # 0, where the interpreter gives 0); now it is computed from x and y themselves
+    program = """
+    x = aggregate(select(1, 1, ==), indicator(tokens == "b"));
+    y = aggregate(select(tokens, tokens, ==), indicator(indices == 0));
+    res = round(3 * (x - y)) + indices;
+    """
+    sop = _program(program, "res")
+    model = compile_sop(sop, list("ab"), 6)
+    _agrees_everywhere(sop, model, "ab", 6)
+
+
+def test_results_within_float64_noise_are_one_result() -> None:
+    # (x - y) * (x + y) over two prefix means gives -0.23999999999999994 and -0.24 for inputs
+    # that differ only by float64 rounding: one result as the compiler promises (within 1e-6), so
+    # neither is "a different result for equal numbers" (the refusal said so before); what float32
+    # cannot resolve is refused by the certifier, located at its decision
+    sop = _program(MEANS + "res = (frac_a - frac_b) * (frac_a + frac_b);", "res")
+    try:
+        model = compile_sop(sop, list("abc"), 10)
+    except CompileError as err:
+        assert "equal numbers" not in err.diagnostics[0].message
+        assert "float32 error" in err.diagnostics[0].message
+    else:
+        _agrees_everywhere(sop, model, "abc", 6)
+    small = compile_sop(sop, list("abc"), 6)
+    _agrees_everywhere(sop, small, "abc", 6)
+
+
+def test_noise_twins_merge_by_verify_rule() -> None:
+    # results are merged by the rule verify judges a model by (rasp.atoms.same_value): floats
+    # within 1e-6, ints exactly; 10,000,000 and 10,000,001 are "within 1e-6" relatively, and a
+    # model that gave one for both would fail verify
+    from compiler.fits import NoiseError, merge_points
+    from compiler.graph import build_graph
+
+    node = build_graph(_program("x = indices * 2;", "x")).output
+    assert merge_points(node, [(0.1, 1.0), (0.1 + 1e-12, 1.0000000001)]) == [(0.1, 1.0)]
+    with pytest.raises(NoiseError):
+        merge_points(node, [(0.1, 10_000_000), (0.1 + 1e-12, 10_000_001)])
