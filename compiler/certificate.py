@@ -30,7 +30,9 @@ class Check:
 
     @property
     def ratio(self) -> float:
-        return math.inf if self.bound == 0 else self.margin / self.bound
+        if self.bound == 0:  # exact: a margin below 0 fails however small (a softmax gap of -94)
+            return -math.inf if self.margin < 0 else math.inf
+        return self.margin / self.bound
 
     @property
     def ok(self) -> bool:
@@ -79,7 +81,8 @@ class Certificate:
         return tuple(c for c in self.checks if not c.ok)
 
     def weakest(self) -> Check | None:
-        return min(self.checks, key=lambda c: c.ratio, default=None)
+        # a failed decision first: an exact one can fail with ratio inf (margin 0, bound 0)
+        return min(self.failures() or self.checks, key=lambda c: c.ratio, default=None)
 
     def to_json(self) -> dict[str, Any]:
         return {

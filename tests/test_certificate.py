@@ -134,6 +134,23 @@ def test_verify_flags_a_weakened_block_with_its_variable_and_sublayer(
     assert "the weights do not match it" in text  # the stored certificate said proved
 
 
+def test_a_failed_exact_decision_is_the_weakest_shown() -> None:
+    # An exact score (error bound 0) below softmax's gap: its margin/bound used to read +inf, so
+    # the summary named a proved block as the weakest and the failed one nowhere.
+    from compiler.certificate import Certificate, Check
+    from rasp.tools.certificate_text import summary_line
+
+    proved = Check("layer 0 mlp", "length", "length", "relu", 3.0, 1.0, "unit 2")
+    failed = Check("layer 1 attn", "reverse", "aggregate", "softmax", -94.0, 0.0, "query 0")
+    exact_zero = Check("layer 1 mlp", "x", "x", "relu", 0.0, 0.0, "unit 0")  # relu(0) = 0: ok
+    certificate = Certificate((proved, failed, exact_zero))
+    assert failed.ratio == -float("inf") and exact_zero.ok and not certificate.ok
+    assert certificate.weakest() is failed
+    line = summary_line(certificate.to_json())
+    assert "NOT proved: 1 of 3 blocks" in line and "weakest: layer 1 attn (reverse)" in line
+    assert Certificate((proved, exact_zero)).weakest() is proved
+
+
 def test_the_certificate_travels_in_the_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

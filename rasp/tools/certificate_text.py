@@ -31,8 +31,10 @@ def summary_line(certificate: dict[str, Any] | None) -> str:
     checks = certificate.get("checks", [])
     if not checks:
         return "certificate: no decision to check"
-    weakest = min(checks, key=_ratio)
     failed = [c for c in checks if not _ok(c)]
+    # a failed decision is the one to show, whatever its ratio (stored ratios of exact decisions,
+    # bound 0, read inf even where the margin is negative)
+    weakest = min(failed or checks, key=_ratio)
     where = (
         f"{weakest['sublayer']} ({weakest['block']}), {weakest['kind']} at {weakest['where']}: "
         f"margin {_fmt(weakest['margin'])} vs float32 error bound {_fmt(weakest['bound'])}"
