@@ -35,7 +35,8 @@ ordinary atom, BOS c/2 below that in an aggregate (one or more matches share the
 none leaves BOS alone, the default) and level with it in a selector_width (which reads 1/(w+1) at
 BOS).
 
-Used from `max_len >= MIN_LEN` on, where one-hot readings dominate a model's size.
+Both are used at every maximum length: even at N = 10 they make reverse 4x smaller than one-hot
+readings of the index (1,363 parameters against 5,804), and the certifier proves them there as well.
 """
 
 from __future__ import annotations
@@ -67,8 +68,6 @@ from compiler.numeric import rounding_error
 from compiler.plan_context import PlanContext
 from rasp import sops
 
-# Below this maximum length one-hot readings are small and numerical addressing is not used.
-MIN_LEN = 32
 # The gap between two keys' scores the certifier needs for softmax to give the lower one weight 0
 # (compiler.certificate.UNDERFLOW, not imported: the certifier's modules import the planners' blocks);
 # the scale adds room for the scores' float32 errors.
@@ -129,7 +128,7 @@ def plan_address(
     """Numerical addressing for `select`, or None where it does not apply (the caller then scores
     with one-hot readings). `exact`: the dimensions step MLPs write as exact whole numbers."""
     n = ctx.max_len
-    if n < MIN_LEN or select.op is not Op.SELECT or select.comparison is not sops.Comparison.EQ:
+    if select.op is not Op.SELECT or select.comparison is not sops.Comparison.EQ:
         return None
     keys, queries = select.inputs
     if ctx.graph[keys].op is not Op.INDICES or not _exactly_one(ctx, queries):
@@ -295,7 +294,7 @@ def plan_match(
     """The matching atom for `select` (see the module's docstring), or None where it does not
     apply: the caller then scores its one-hot readings' classes."""
     n = ctx.max_len
-    if not ctx.matching or not MIN_LEN <= n <= MATCH_MAX_LEN:
+    if not ctx.matching or n > MATCH_MAX_LEN:
         return None
     if select.op is not Op.SELECT or select.comparison is not sops.Comparison.EQ:
         return None

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from compiler.model import CompiledModel
 
 DEFAULT_MAX_PARAMS = 200_000_000  # 800 MB of float32 weights; `--max-params` raises it
-# Small compiles the prediction extrapolates from: both at or above the length from which numerical
-# addressing is used (compiler.addressing.MIN_LEN = 32), so that both are built the same way.
+# Small compiles the prediction extrapolates from: long enough that every select side has the many
+# values (compiler.addressing.MATCH_MIN_VALUES, selectors.MIN_CLASSED_VALUES) from which it is
+# built as it will be at the target length.
 PROBE_LENGTHS = (32, 48)
 PREDICT_ABOVE = 64  # below this a compile is quick anyway: no prediction
 BYTES_PER_PARAM_COMPILING = 24  # float64 arrays while assembling: weights, a copy, the certifier's

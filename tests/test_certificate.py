@@ -94,10 +94,13 @@ def test_adversarial_rounding_changes_no_decoded_value(name: str) -> None:
 
 
 def test_a_weakened_head_is_refused_by_the_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A selected key only 64 above an unselected one: softmax no longer saturates.
-    from compiler import attention
+    # A selected key only a few units above an unselected one: softmax no longer saturates.
+    # (reverse's head addresses its key by a number, compiler.addressing; one-hot scores take
+    # attention.SCORE_UNIT)
+    from compiler import addressing, attention
 
     monkeypatch.setattr(attention, "SCORE_UNIT", 64.0)
+    monkeypatch.setattr(addressing, "NEEDED_GAP", 4.0)
     sop, out, source = _program("reverse")
     with pytest.raises(CompileError) as err:
         compiler.compile_sop(sop, list("abc"), 10, name=out, source=source)
@@ -122,9 +125,10 @@ def test_verify_flags_a_weakened_block_with_its_variable_and_sublayer(
     model = tmp_path / "reverse.safetensors"
     program = str(ROOT / "programs" / "reverse.rasp")
     assert main(["compile", program, "--vocab", "abc", "--max-len", "6", "-o", str(model)]) == 0
-    # Layer 1's head reads `_map_2` against `indices`: scaling its queries by 1/4 cuts the gap
-    # between a selected and an unselected key below what softmax needs to give exactly 0.
-    _weaken(model, "blocks.1.attn.W_Q", 0.25)
+    # Layer 1's head addresses `indices` by the number `_map_2` (length - indices - 1): scaling
+    # its queries by 1/8 cuts the gap between a selected and an unselected key (512) below what
+    # softmax needs to give exactly 0.
+    _weaken(model, "blocks.1.attn.W_Q", 0.125)
     capsys.readouterr()
     code = main(["verify", program, "--vocab", "abc", "--max-len", "6", "--model", str(model)])
     out, err = capsys.readouterr()

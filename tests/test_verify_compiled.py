@@ -59,9 +59,14 @@ def _layer_of(meta: dict[str, Any], name: str, sublayer: str) -> int:
     )
 
 
+# `length` is the number reverse addresses by (`opp` is an affine view of it, no block): +5 on its
+# MLP's output shows at length 2 first (a length-1 input reads key 6 - 0 - 1, none: the default).
 @pytest.mark.parametrize(
-    ("variable", "sublayer", "label", "want"),
-    [("opp", "mlp", "opp:2", 0), ("reverse", "attn", "reverse:c", "a")],
+    ("variable", "sublayer", "label", "first", "model_value", "want"),
+    [
+        ("length", "mlp", "length", "ab", 7.0, 2),
+        ("reverse", "attn", "reverse:c", "a", "c", "a"),
+    ],
 )
 def test_corrupted_weight_is_located(
     tmp_path: Any,
@@ -69,6 +74,8 @@ def test_corrupted_weight_is_located(
     variable: str,
     sublayer: str,
     label: str,
+    first: str,
+    model_value: Any,
     want: Any,
 ) -> None:
     import json
@@ -95,38 +102,37 @@ def test_corrupted_weight_is_located(
     )
     report = json.loads(capsys.readouterr().out)
     assert code == 1 and not report["ok"]
-    assert report["first_failure"]["input"] == ["a"]  # the first input checked already fails
-    operation = {"opp": "length - indices - 1", "reverse": "aggregate(flip, tokens)"}[variable]
+    assert report["first_failure"]["input"] == list(first)
+    operation = {"length": "length", "reverse": "aggregate(flip, tokens)"}[variable]
     assert report["divergence"] == {
         "variable": variable,
         "operation": operation,
         "layer": layer,
         "sublayer": sublayer,
         "position": 0,
-        "model": label.split(":")[1],
+        "model": model_value,
         "interpreter": want,
     }
     code = main(["verify", str(program), "--vocab", "abc", "--max-len", "4", "--model", str(model)])
     err = capsys.readouterr().err
     assert code == 1
-    assert (
-        f"first divergence: variable `{variable}` = {operation}, layer {layer} {sublayer}, position 0"
-        in err
-    )
-    assert 'first failing input: "a" (length 1)' in err
+    named = f"`{variable}`" if operation == variable else f"`{variable}` = {operation}"
+    assert f"first divergence: variable {named}, layer {layer} {sublayer}, position 0" in err
+    assert f'first failing input: "{first}" (length {len(first)})' in err
 
 
 def test_generated_names_are_diagnosed_too(
     tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`length - indices - 1` unnamed: the compiler calls it `_map_N`; verify still finds its node."""
+    """`(indices + 1) % length` unnamed: the compiler calls it `_map_N`; verify still finds its node.
+    (A rotation: `length - indices - 1` would be addressed as a number, with no block of its own.)"""
     import json
 
     from rasp.tools.cli import main
 
     program, model, meta = _compiled_reverse(tmp_path)
     program.write_text(
-        "flip = select(indices, length - indices - 1, ==);\nreverse = aggregate(flip, tokens);\n"
+        "flip = select(indices, (indices + 1) % length, ==);\nrotate = aggregate(flip, tokens);\n"
     )
     assert (
         main(["compile", str(program), "--vocab", "abc", "--max-len", "4", "-o", str(model)]) == 0
@@ -160,7 +166,7 @@ def test_generated_names_are_diagnosed_too(
     div = json.loads(capsys.readouterr().out)["divergence"]
     assert (div["variable"], div["operation"], div["layer"], div["sublayer"]) == (
         name,
-        "length - indices - 1",
+        "(indices + 1) % length",
         layer,
         "mlp",
     )

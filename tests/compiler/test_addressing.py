@@ -19,7 +19,7 @@ from compiler.reach import Reach
 from rasp import sops as S
 from rasp.errors import CompileError
 
-N = addressing.MIN_LEN + 8  # 40: numerical addressing is used from MIN_LEN on
+N = 40
 
 
 def _inputs(vocab: list[str], count: int, seed: int) -> list[list[str]]:

@@ -205,7 +205,7 @@ def test_metadata_follows_the_format_and_saves(tmp_path) -> None:
     assert meta["output"]["name"] == "reverse" and meta["output"]["type"] == "strings"
     assert len(meta["residual"]) == cfg["d_model"]
     assert meta["residual"][:3] == ["one", "bos", "pad"]
-    assert "opp:0" in meta["residual"] and "length.frac" in meta["residual"]
+    assert "indices^2" in meta["residual"] and "length.frac" in meta["residual"]  # addressed
     assert [len(layer["attn"]) for layer in meta["layers"]] == [1, 1]
     assert (
         meta["program"]["file"] == "programs/reverse.rasp" and len(meta["program"]["sha256"]) == 64

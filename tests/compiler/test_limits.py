@@ -222,7 +222,9 @@ def test_a_named_tracr_map_keeps_its_name_after_fusion() -> None:
     from rasp import tracr as rasp
 
     length = rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE))
-    opp = (length.named("length") - rasp.indices - 1).named("opp")
+    # not affine (`length - indices - 1` would be addressed numerically, with no map block at all)
+    opp = rasp.SequenceMap(lambda n, i: (n - i - 1) % 7, length.named("length"), rasp.indices)
+    opp = opp.named("opp")
     flip = rasp.Select(rasp.indices, opp, rasp.Comparison.EQ).named("flip")
     reverse = rasp.Aggregate(flip, rasp.tokens).named("reverse")
     model = compile_sop(reverse, list("abc"), 5)

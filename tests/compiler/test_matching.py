@@ -16,7 +16,7 @@ from compiler import addressing, compile_sop
 from rasp import sops as S
 from rasp.tools.verify import same_value
 
-N = addressing.MIN_LEN + 8  # 40: matching is used from MIN_LEN on
+N = 40
 EQ, LT = S.Comparison.EQ, S.Comparison.LT
 
 
@@ -121,9 +121,13 @@ def test_the_square_of_an_inexact_number_is_stepped_beside_it_where_that_costs_n
     _agree(model, program, inputs)
 
 
-def test_below_min_len_the_one_hot_form_is_kept() -> None:
-    model = compile_sop(B.sort_stable(), list("abcd"), addressing.MIN_LEN - 1)
+def test_sides_of_few_values_keep_the_one_hot_form() -> None:
+    # sort's target position has N + 1 values (0..N): matched from N = MATCH_MIN_VALUES - 1 on
+    few = addressing.MATCH_MIN_VALUES
+    model = compile_sop(B.sort_stable(), list("abcd"), few - 2)
     assert "indices^2" not in model.metadata["residual"]
+    model = compile_sop(B.sort_stable(), list("abcd"), few - 1)
+    assert "indices^2" in model.metadata["residual"]
 
 
 def test_a_match_the_certifier_refuses_falls_back_to_one_hot_readings(monkeypatch) -> None:

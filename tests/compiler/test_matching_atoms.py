@@ -19,7 +19,7 @@ from rasp.interpreter import load_file
 from rasp.tools.verify import same_value
 
 ROOT = Path(__file__).resolve().parents[2]
-N = addressing.MIN_LEN + 8  # 40: matching is used from MIN_LEN on
+N = 40
 
 
 def _library(name: str) -> tuple[S.SOp, str]:
@@ -54,7 +54,7 @@ def test_a_width_of_a_conjunction_matches_whole_numbers(monkeypatch: pytest.Monk
     sop, name = _library("double_hist")
     model = compile_sop(sop, list("abc"), N, name=name)
     with monkeypatch.context() as m:
-        m.setattr(addressing, "MIN_LEN", N + 1)  # no matching
+        m.setattr(addressing, "MATCH_MIN_VALUES", 10**9)  # no matching
         plain = compile_sop(sop, list("abc"), N, name=name)
     residual = model.metadata["residual"]
     assert "hist.int" in residual and any(lb.startswith("hist.sq") for lb in residual)

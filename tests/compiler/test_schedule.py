@@ -25,9 +25,9 @@ def test_reverse_is_two_layers_with_the_map_after_the_length_head() -> None:
     sched = schedule_of(B.reverse())
     assert sched.n_layers == 2
     assert [h.name for h in sched.layers[0].heads] == ["length"]
-    assert [m.name for m in sched.layers[0].mlps] == [
-        "opp"
-    ]  # shares layer 0 with the head it reads
+    # length's step MLP (its whole number, for the addressing) shares layer 0 with the head it
+    # reads; `length - indices - 1` is then an affine view of the residual, no block
+    assert [m.name for m in sched.layers[0].mlps] == ["length"]
     assert [h.name for h in sched.layers[1].heads] == ["reverse"]
     assert sched.layers[1].mlps == ()
 

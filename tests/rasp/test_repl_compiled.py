@@ -64,17 +64,16 @@ def test_a_corrupted_weight_shows_where_the_model_goes_wrong() -> None:
     session = _compiled(":compile r hel 5")
     state = session.compiled.current
     assert state is not None
-    dim = state.meta["residual"].index("_map_2:2")
+    # `length` is the number r addresses its key by (`length - indices - 1` is a view of it)
+    dim = state.meta["residual"].index("length")
     params = dict(state.model.model.named_parameters())
-    with torch.no_grad():  # `_map_2` now reads 2 wherever it is not clearly something else
+    with torch.no_grad():  # `length` now reads 5 more than it is
         params["blocks.0.mlp.b_out"][dim] += 5.0
     printed = session.feed(":residual hell")
     rows = printed.splitlines()
-    assert "  X* _map_2    [2, 2, 2, 2]" in rows[rows.index("after layer 0 mlp (mlp: _map_2)") + 1]
+    assert "  X* length    [9, 9, 9, 9]" in rows[rows.index("after layer 0 mlp (mlp: length)") + 1]
     assert any(row.startswith("  X  r ") for row in rows)  # the output is wrong too
-    assert rows[-1] == (
-        "first divergence: variable `_map_2` = length - indices - 1, after layer 0 mlp, position 0"
-    )
+    assert rows[-1] == "first divergence: variable `length`, after layer 0 mlp, position 0"
     assert session.feed(":verify 1").startswith("error: verification failed for `r`")
 
 
