@@ -45,7 +45,8 @@ from rasp.errors import CompileError
 
 # The key positions a causal model's queries see: at or before their own.
 CAUSAL = frozenset({"<", "=="})
-# A select side with fewer values is read in full; with more, it may be read as classes.
+# A select side with fewer values is read in full unless the positional embedding writes its
+# classes (no block); with more, a step MLP may compute them.
 MIN_CLASSED_VALUES = 32
 
 
@@ -163,7 +164,7 @@ class SelectorPlanner:
         None, and the caller reads the node in full, when it is already read in full, has few
         values, does not collapse to few classes, or has no such numerical reading."""
         vals = self.ctx.values(index)
-        if (self.reader.read_in_full(index) and not even_if_read) or len(vals) < MIN_CLASSED_VALUES:
+        if self.reader.read_in_full(index) and not even_if_read:
             return None
         if not all(is_number(v) for v in vals):
             return None
@@ -187,6 +188,8 @@ class SelectorPlanner:
             out = positional.embed_one_hot(self.built, out, classed, op)
             self._classes[key] = out
             return out
+        if len(vals) < MIN_CLASSED_VALUES:  # a step MLP (and maybe a layer) to save a few columns
+            return None
         found = self.numbers.reading(index)
         if found is None:
             return None

@@ -222,6 +222,25 @@ def test_a_select_sides_classes_of_the_position_are_embedded_and_shared() -> Non
 
 
 @pytest.mark.exactness
+@pytest.mark.parametrize("n", [4, 10])
+def test_embedded_classes_of_a_select_side_are_read_at_small_lengths_too(n: int) -> None:
+    # They cost no block, so they are read however few values the side has: the paper's BOS
+    # histogram at N = 10 reads one class column where the index one-hot took 10 (1,195
+    # parameters, 2,195 with the one-hot)
+    sop = _load(
+        """
+        with_bos = select(tokens, tokens, ==) or select(indices, 0, ==);
+        res = round(1 / aggregate(with_bos, indicator(indices == 0))) - 1;
+        """
+    )
+    model = compile_sop(sop, VOCAB, n)
+    labels = model.metadata["residual"]
+    assert [lb for lb in labels if lb.startswith("indices")] == ["indices~_select_2:1"]
+    inputs = [["a", *t] for t in all_inputs(VOCAB, n - 1)]  # a BOS token first
+    assert check_inputs(model, sop, inputs) == len(inputs)
+
+
+@pytest.mark.exactness
 def test_a_class_is_no_source_beside_the_index_it_is_computed_from() -> None:
     # `indices` is a source of this map already: the class `indices % 2 == 0` is evaluated from
     # it (the step over the index number with the token as context), not read as two more columns
