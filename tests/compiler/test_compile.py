@@ -398,15 +398,15 @@ def test_random_programs_with_number_twins_and_none_compile_exactly_or_are_refus
     check_inputs(model, root, all_inputs([0, 1, 2], 4))
 
 
-# From N = 32 on, `==` between whole numbers of many values is scored by numbers (numerical
-# addressing, matching) rather than one-hots: random such selects, at lengths where they apply.
+# `==` between whole numbers is scored by numbers (numerical addressing at every N, matching where
+# a side has many values) rather than one-hots: random such selects, short and long.
 @pytest.mark.exactness
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(16))
 def test_random_number_addressed_selects_compile_exactly_or_are_refused(seed: int) -> None:
     from random_programs import random_addressing_program
 
     rng = random.Random(seed)
-    n = rng.choice([33, 40, 64])
+    n = rng.choice([4, 9, 17, 33, 40, 64])
     root = random_addressing_program(rng)
     try:
         model = compile_sop(root, list("abc"), n)
@@ -414,7 +414,7 @@ def test_random_number_addressed_selects_compile_exactly_or_are_refused(seed: in
         return
     inputs = [list(x) for x in ("a", "ab", "cba", "abca")]
     inputs += [
-        [rng.choice("abc") for _ in range(rng.choice([n, n - 1, rng.randint(5, n)]))]
+        [rng.choice("abc") for _ in range(rng.choice([n, n - 1, rng.randint(min(5, n), n)]))]
         for _ in range(30)
     ]
     check_inputs(model, root, inputs)
