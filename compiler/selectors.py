@@ -48,6 +48,9 @@ CAUSAL = frozenset({"<", "=="})
 # A select side with fewer values is read in full unless the positional embedding writes its
 # classes (no block); with more, a step MLP may compute them.
 MIN_CLASSED_VALUES = 32
+# A select side with at most this many values against a map of the position is compared through
+# the position's classes, not matched (see `_select_atoms`).
+FEW_VALUES = 4
 
 
 Env = Mapping[int, Atom]  # s-op -> value, for one side of a selector
@@ -108,8 +111,8 @@ class SelectorPlanner:
         assert node.comparison is not None
         cmp = node.comparison
         g = self.ctx.graph
-        positional = g[keys].op is Op.INDICES and g[queries].op is Op.INDICES
-        positions = positions_of(cmp) if positional else None
+        both_indices = g[keys].op is Op.INDICES and g[queries].op is Op.INDICES
+        positions = positions_of(cmp) if both_indices else None
         if positions is not None and self.ctx.causal:
             # a causal model hides every later key already
             positions = positions & CAUSAL
@@ -121,9 +124,20 @@ class SelectorPlanner:
             # rank N: no narrower scores select it; frac_prevs, Dyck's prefix counts)
             return [mask_atom(positions)]
         # Whole numbers with many values: scored -c (q - k)^2 over each side's number and
-        # square, a few columns instead of a one-hot per side (compiler.addressing)
+        # square, a few columns instead of a one-hot per side (compiler.addressing). Not where
+        # one side has a few values and the other is a map of the position: the embedding
+        # writes the few classes the position falls into (`select(indices, 0, ==)`: 0 and the
+        # rest), narrower than a number and its square on both sides.
         squared = self.squares.reading
-        match = plan_match(self.ctx, self.numbers, squared, node) if matching else None
+        few_against_position = any(
+            len(values(a)) <= FEW_VALUES and positional.of_position(self.ctx, b)
+            for a, b in ((keys, queries), (queries, keys))
+        )
+        match = (
+            plan_match(self.ctx, self.numbers, squared, node)
+            if matching and not few_against_position
+            else None
+        )
         if match is not None:
             return [match]
         # The side with more values may only matter through a few classes (which keys it

@@ -121,6 +121,28 @@ def test_the_square_of_an_inexact_number_is_stepped_beside_it_where_that_costs_n
     _agree(model, program, inputs)
 
 
+@pytest.mark.exactness
+@pytest.mark.parametrize("constant", [0, 1, 3])
+def test_a_constant_against_the_position_reads_the_positions_classes(constant: int) -> None:
+    # `select(indices, 1, ==)`: the embedding writes one column (index 1 or not), where matching
+    # scored the index's number and square against the constant's (a 5-wide score, a 16-wide
+    # head: 1,444 parameters for the first token at N = 40, now 764)
+    t, indices = B.tokens(), S.IndicesSOp(name="indices")
+    at = S.AggregateSOp(
+        selector=S.Select(keys=indices, queries=S.ConstSOp(value=constant), comparison=EQ),
+        sop=t,
+        default="-",
+        name="at",
+    )
+    model = compile_sop(at, list("abc"), N)
+    labels = model.metadata["residual"]
+    assert "indices^2" not in labels
+    assert [lb for lb in labels if lb.startswith("indices")] == [f"indices~_select_1:{constant}"]
+    inputs = [list("a"), list("ab"), list("abca")]
+    inputs += [[random.Random(k).choice("abc") for _ in range(n)] for k, n in enumerate((N, 7))]
+    _agree(model, at, inputs)
+
+
 def test_sides_of_few_values_keep_the_one_hot_form() -> None:
     # sort's target position has N + 1 values (0..N): matched from N = MATCH_MIN_VALUES - 1 on
     few = addressing.MATCH_MIN_VALUES
