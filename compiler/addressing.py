@@ -1,7 +1,8 @@
 """Numerical addressing: a head that finds the one key whose index equals a number, in O(1) width.
 
 `select(indices, q, ==)` where q is a number the residual stream already holds (an exact affine view
-such as `length - indices - 1`) and every query provably selects exactly one key: instead of a
+such as `length - indices - 1`, or a map a step MLP computes as one number) and every query provably
+selects exactly one key: instead of a
 one-hot of q against a one-hot of indices (N x N), the score is the parabola
 
     score(q, k) = c * (2 q k - k^2) = c * (q^2 - (q - k)^2),
@@ -134,6 +135,11 @@ def plan_address(
     if ctx.graph[keys].op is not Op.INDICES or not _exactly_one(ctx, queries):
         return None
     found = numbers.reading(queries)
+    if found is None and ctx.is_numeric_source(queries):
+        # a map computed on its own as one number (`(indices + 1) % length`): its step MLP's
+        # output, where matching would also step its square, a layer later
+        x = numbers.reader.reading(queries, Encoding.NUMERICAL)
+        found = (x, float, ctx.x_error(queries))
     if found is None:
         return None
     x, x_of, x_error = found

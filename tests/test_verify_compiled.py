@@ -145,7 +145,8 @@ def test_generated_names_are_diagnosed_too(
         (layer, op["name"]) for layer, ops in enumerate(meta["layers"]) for op in ops["mlp"]
     ]
     assert name.startswith("_map_")
-    _corrupt(model, f"blocks.{layer}.mlp.b_out", meta["residual"].index(f"{name}:2"), 5.0)
+    # the query is computed as one number (the head addresses its key by it)
+    _corrupt(model, f"blocks.{layer}.mlp.b_out", meta["residual"].index(name), 5.0)
     capsys.readouterr()
     assert (
         main(
