@@ -74,7 +74,9 @@ def compile_sop(
         if progress is not None:
             progress(f"compiling: {stage}", 0, 1)
 
-    def build(output: Encoding | None, matching: bool = True) -> tuple[CompiledModel, Graph]:
+    def build(
+        output: Encoding | None, matching: bool = True, fractions: bool = True
+    ) -> tuple[CompiledModel, Graph]:
         try:
             model, graph = _build(
                 sop,
@@ -87,6 +89,7 @@ def compile_sop(
                 note=note,
                 output=output,
                 matching=matching,
+                fractions=fractions,
                 max_params=max_params,
             )
         except CompileError as err:  # a tracr map's unholdable value may be the reason
@@ -99,7 +102,9 @@ def compile_sop(
             meta["type"] = sops.SeqType.STRINGS.value  # labelled as a mix is (the file's types)
         return model, graph
 
-    model, graph = build(None)
+    output: Encoding | None = None  # what the model kept was built with
+    matching = True
+    model, graph = build(output)
     note("certify")
     certificate = certify_model(model)  # the judge: every decision, any float32 order
     one_hot_note: str | None = None  # why a one-hot output did not do, for the refusal
@@ -119,6 +124,7 @@ def compile_sop(
                 checked = certify_model(one_hot)
                 if checked.ok:
                     model, graph, certificate = one_hot, one_hot_graph, checked
+                    output = Encoding.CATEGORICAL
                 else:
                     one_hot_note = "a one-hot output was tried too and is not proved either"
     if not certificate.ok and any(label.endswith("^2") for label in model.metadata["residual"]):
@@ -134,6 +140,22 @@ def compile_sop(
                 checked = certify_model(plain)
                 if checked.ok:
                     model, graph, certificate = plain, plain_graph, checked
+                    matching = False
+    if not certificate.ok and any(label.endswith(".frac") for label in model.metadata["residual"]):
+        # A step MLP may read a width as its head's 1/(w+1), one block fewer than decoding it
+        # first; its steps are then steep (`count > length / 2` at N = 40: the output's error
+        # reached 5 against a margin of 1). Where the certifier refuses, the widths decoded to
+        # whole numbers first may still do.
+        try:
+            decoded, decoded_graph = build(output, matching, fractions=False)
+        except CompileError:
+            pass
+        else:
+            if decoded.metadata["residual"] != model.metadata["residual"]:
+                note("certify with widths decoded first")
+                checked = certify_model(decoded)
+                if checked.ok:
+                    model, graph, certificate = decoded, decoded_graph, checked
     if require_certificate and not certificate.ok:
         raise CompileError(refusals(certificate, graph, one_hot=one_hot_note))
     model.metadata["certificate"] = certificate.to_json()
@@ -188,9 +210,11 @@ def _build(
     matching: bool = True,
     head_masks: bool = True,
     max_params: int | None = None,
+    fractions: bool = True,
 ) -> tuple[CompiledModel, Graph]:
     """Every stage but the certificate: the assembled model, and the graph it came from (`output`
-    forces the output's encoding; `matching=False` turns compiler.addressing's matching off)."""
+    forces the output's encoding; `matching=False` turns compiler.addressing's matching off;
+    `fractions=False` decodes every width a step MLP reads first)."""
     note("analyse values")
     graph = build_graph(sop)  # IR: typed nodes, deterministic names
     values = infer_values(graph, vocab, max_len)  # what each node can be
@@ -198,7 +222,7 @@ def _build(
         _check_causal(graph, values)
     note("plan encodings")
     # readings + weight blocks in Dim coordinates
-    plan = plan_encodings(graph, values, vocab, output, causal, matching, head_masks)
+    plan = plan_encodings(graph, values, vocab, output, causal, matching, head_masks, fractions)
     note("schedule and assemble")
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers
     # the program's s-ops among them are laid out whole (the tools read them back by name); the

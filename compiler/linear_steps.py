@@ -49,8 +49,10 @@ def linear_steps(
         return None
     columns = [_column(rows, k) for k in range(2)]  # [rows] each: the values as floats
     outputs, out_ids = _output_ids(rows)
-    for decoded in (False, True):
-        if decoded and not any(reader.reads_frac(s) for s in support):
+    fractions = any(reader.reads_frac(s) for s in support)
+    # widths as fractions first (no decoding MLP), unless the driver asks for decoded ones
+    for decoded in (False, True) if ctx.fractions or not fractions else (True,):
+        if decoded and not fractions:
             break
         # where each value sits on its reading, before any reading is built (decoding a width
         # adds an MLP: only for a sum the map is a function of)

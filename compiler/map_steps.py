@@ -62,14 +62,18 @@ def view_of(ctx: PlanContext, reader: Reader, src: int, decoded: bool) -> XView:
 
 
 def _fraction_then_decoded(
-    reader: Reader, sources: tuple[int, ...], build: Callable[[bool], Encoded]
+    ctx: PlanContext, reader: Reader, sources: tuple[int, ...], build: Callable[[bool], Encoded]
 ) -> Encoded:
-    """`build(False)`, reading widths as fractions; where float32 cannot resolve their steps,
-    `build(True)` on the decoded widths. `build` adds its blocks only once it has succeeded."""
+    """`build(False)`, reading widths as fractions; where float32 cannot resolve their steps, or
+    the driver asks for decoded widths (`ctx.fractions` off), `build(True)` on the decoded widths.
+    `build` adds its blocks only once it has succeeded."""
+    fractions = any(reader.reads_frac(s) for s in sources)
+    if fractions and not ctx.fractions:
+        return build(True)
     try:
         return build(False)
     except CompileError:
-        if not any(reader.reads_frac(s) for s in sources):
+        if not fractions:
             raise
     return build(True)
 
@@ -92,7 +96,7 @@ def map_steps(
             ctx, built, reader, node, support, support.index(x_src), view, rows, encoding
         )
 
-    return _fraction_then_decoded(reader, (x_src,), build)
+    return _fraction_then_decoded(ctx, reader, (x_src,), build)
 
 
 def _map_steps(
@@ -186,7 +190,7 @@ def coarse_steps(
                 ctx, built, node, source, k, rows, class_of, members, classes, views, encoding
             )
 
-        return _fraction_then_decoded(reader, support, build)
+        return _fraction_then_decoded(ctx, reader, support, build)
     return None
 
 

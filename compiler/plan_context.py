@@ -29,6 +29,9 @@ class PlanContext:
     matching: bool = True  # compiler.addressing.plan_match may be used (the driver's fallback: off)
     # `select(indices, indices, op)` is a head's mask (format version 3) instead of N x N scores
     head_masks: bool = True
+    # a step MLP may read a width as its head's 1/(w+1) (the driver's fallback: off, each width
+    # decoded to its whole number first, which costs an MLP but is exact)
+    fractions: bool = True
     _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @property

@@ -84,6 +84,23 @@ def test_widths_compared_without_decoding_them() -> None:
     assert _mlp_ops(model) == ["w1 < w2"]
 
 
+def test_where_steep_steps_over_a_fraction_are_refused_the_width_is_decoded_first() -> None:
+    # `n_a > length / 2` over the head's 1/(n_a+1) is a function of their sum, but one of ~80
+    # steps so steep that at N = 40 the output's float32 error reached 5.2 against the argmax's
+    # margin of 1: the certifier refused it. The driver then builds the model again with the
+    # width decoded to its whole number first, and there it is one step (in the same 2 layers).
+    sop = _load(
+        """
+        n_a = selector_width(select(tokens, "a", ==));
+        res = n_a > length / 2;
+        """
+    )
+    model = _exact(sop, 40)
+    assert len(model.metadata["layers"]) == 2
+    assert "n_a" in model.metadata["residual"]  # the decoded whole number
+    assert model.metadata["certificate"]["ok"]
+
+
 def test_rows_of_a_map_are_enumerated_once(monkeypatch):
     # the affine view, the sum's steps and the fallbacks all read one map's ~N^3/3 rows; they are
     # computed once per canonical state, not once per attempt (3 times each before)
