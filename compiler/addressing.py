@@ -282,6 +282,10 @@ def _whole(values: tuple[Atom, ...]) -> bool:
 
 # A side with fewer values than this is read as a one-hot; matching pays from here on.
 MATCH_MIN_VALUES = 16
+# ... or from here on, in the driver's second build at short lengths (`PlanContext.eager_matching`):
+# smaller there, but its squares may need a layer more, so the driver keeps the build with fewer
+# layers, then fewer parameters.
+EAGER_MATCH_MIN_VALUES = 4
 
 
 class Squared(Protocol):
@@ -308,7 +312,9 @@ def plan_match(
     k_vals, q_vals = ctx.values(keys), ctx.values(queries)
     if not _whole(k_vals) or not _whole(q_vals):
         return None
-    if max(len(k_vals), len(q_vals)) < MATCH_MIN_VALUES:
+    if max(len(k_vals), len(q_vals)) < (
+        EAGER_MATCH_MIN_VALUES if ctx.eager_matching else MATCH_MIN_VALUES
+    ):
         return None
     query = _side(ctx, numbers, squared, queries)
     key = _side(ctx, numbers, squared, keys)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from compiler.addressing import MATCH_MAX_LEN
+from compiler.addressing import MATCH_MAX_LEN, MATCH_MIN_VALUES
 from compiler.assemble import assemble
 from compiler.blocks import Atom, Encoding, sort_values
 from compiler.bos_widths import bos_widths
@@ -75,7 +75,10 @@ def compile_sop(
             progress(f"compiling: {stage}", 0, 1)
 
     def build(
-        output: Encoding | None, matching: bool = True, fractions: bool = True
+        output: Encoding | None,
+        matching: bool = True,
+        fractions: bool = True,
+        eager_matching: bool = False,
     ) -> tuple[CompiledModel, Graph]:
         try:
             model, graph = _build(
@@ -90,6 +93,7 @@ def compile_sop(
                 output=output,
                 matching=matching,
                 fractions=fractions,
+                eager_matching=eager_matching,
                 max_params=max_params,
             )
         except CompileError as err:  # a tracr map's unholdable value may be the reason
@@ -105,8 +109,23 @@ def compile_sop(
     output: Encoding | None = None  # what the model kept was built with
     matching = True
     model, graph = build(output)
+    default: tuple[CompiledModel, Graph] | None = None  # the first build, where another won
+    if max_len < MATCH_MIN_VALUES:
+        # At short lengths sides of fewer values may be matched too: smaller (sort at N = 10:
+        # 7,143 parameters instead of 12,251), unless its squares need a layer more.
+        try:
+            eager = build(output, eager_matching=True)
+        except CompileError:
+            pass
+        else:
+            if _size(eager[0]) < _size(model):
+                default, (model, graph) = (model, graph), eager
     note("certify")
     certificate = certify_model(model)  # the judge: every decision, any float32 order
+    if not certificate.ok and default is not None:
+        checked = certify_model(default[0])
+        if checked.ok:
+            (model, graph), certificate = default, checked
     one_hot_note: str | None = None  # why a one-hot output did not do, for the refusal
     if not certificate.ok and _snap_failed(certificate):
         # Numbers closer together than the output logit's float32 error (tanh of 0..10) cannot be
@@ -180,6 +199,11 @@ def prepare(sop: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
     return merge_duplicates(sop)  # the rewrites may write one computation twice
 
 
+def _size(model: CompiledModel) -> tuple[int, int]:
+    """What the driver minimises between two builds of one program: layers, then parameters."""
+    return len(model.metadata["layers"]), model.param_count()
+
+
 def _one_hot_too_large(model: CompiledModel, max_params: int | None) -> str | None:
     """Why a one-hot output for `model`'s listed output values cannot fit `max_params` (None: it
     may): its unembedding alone is n x n, a column per value read from n residual dims."""
@@ -211,10 +235,12 @@ def _build(
     head_masks: bool = True,
     max_params: int | None = None,
     fractions: bool = True,
+    eager_matching: bool = False,
 ) -> tuple[CompiledModel, Graph]:
     """Every stage but the certificate: the assembled model, and the graph it came from (`output`
     forces the output's encoding; `matching=False` turns compiler.addressing's matching off;
-    `fractions=False` decodes every width a step MLP reads first)."""
+    `fractions=False` decodes every width a step MLP reads first; `eager_matching` matches sides
+    of fewer values too)."""
     note("analyse values")
     graph = build_graph(sop)  # IR: typed nodes, deterministic names
     values = infer_values(graph, vocab, max_len)  # what each node can be
@@ -222,7 +248,9 @@ def _build(
         _check_causal(graph, values)
     note("plan encodings")
     # readings + weight blocks in Dim coordinates
-    plan = plan_encodings(graph, values, vocab, output, causal, matching, head_masks, fractions)
+    plan = plan_encodings(
+        graph, values, vocab, output, causal, matching, head_masks, fractions, eager_matching
+    )
     note("schedule and assemble")
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers
     # the program's s-ops among them are laid out whole (the tools read them back by name); the

@@ -32,6 +32,8 @@ class PlanContext:
     # a step MLP may read a width as its head's 1/(w+1) (the driver's fallback: off, each width
     # decoded to its whole number first, which costs an MLP but is exact)
     fractions: bool = True
+    # sides of fewer values are matched too (compiler.addressing.EAGER_MATCH_MIN_VALUES)
+    eager_matching: bool = False
     _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @property

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from runtime_helpers import run_compiled
 
 from compiler import addressing, compile_sop
 from rasp import sops as S
+from rasp.interpreter import load_file
 from rasp.tools.verify import same_value
 
 N = 40
@@ -143,13 +145,35 @@ def test_a_constant_against_the_position_reads_the_positions_classes(constant: i
     _agree(model, at, inputs)
 
 
-def test_sides_of_few_values_keep_the_one_hot_form() -> None:
-    # sort's target position has N + 1 values (0..N): matched from N = MATCH_MIN_VALUES - 1 on
-    few = addressing.MATCH_MIN_VALUES
-    model = compile_sop(B.sort_stable(), list("abcd"), few - 2)
-    assert "indices^2" not in model.metadata["residual"]
-    model = compile_sop(B.sort_stable(), list("abcd"), few - 1)
-    assert "indices^2" in model.metadata["residual"]
+def test_sides_of_few_values_are_matched_where_that_is_smaller(monkeypatch) -> None:
+    # The first build matches sides of MATCH_MIN_VALUES values or more; below that length the
+    # driver builds again matching sides of fewer values too, and keeps the build with fewer
+    # layers, then fewer parameters. sort's target position has N + 1 values.
+    short = addressing.MATCH_MIN_VALUES - 6
+    matched = compile_sop(B.sort_stable(), list("abcd"), short)
+    assert "indices^2" in matched.metadata["residual"]
+    monkeypatch.setattr(addressing, "EAGER_MATCH_MIN_VALUES", addressing.MATCH_MIN_VALUES)
+    plain = compile_sop(B.sort_stable(), list("abcd"), short)
+    assert "indices^2" not in plain.metadata["residual"]
+    assert matched.param_count() < plain.param_count()
+    assert len(matched.metadata["layers"]) == len(plain.metadata["layers"])
+    inputs = [
+        [random.Random(k).choice("abcd") for _ in range(n)] for k, n in enumerate(range(1, 11))
+    ]
+    _agree(matched, B.sort_stable(), inputs)
+
+
+def test_a_match_that_costs_a_layer_at_short_lengths_is_not_kept(monkeypatch) -> None:
+    # double_hist at N = 8 matched: the square of a width is stepped a layer after its number
+    # (3 layers, against 2 with one-hot sides): the driver keeps the one-hot build
+    interp = load_file(Path(__file__).resolve().parents[2] / "programs" / "double_hist.rasp")
+    name = interp.last_assigned
+    sop = interp.get(name)
+    model = compile_sop(sop, list("abc"), 8, name=name)
+    monkeypatch.setattr(addressing, "MATCH_MIN_VALUES", addressing.EAGER_MATCH_MIN_VALUES)
+    eager = compile_sop(sop, list("abc"), 8, name=name)
+    assert len(model.metadata["layers"]) == 2 < len(eager.metadata["layers"])
+    assert "hist.int" not in model.metadata["residual"]
 
 
 def test_a_match_the_certifier_refuses_falls_back_to_one_hot_readings(monkeypatch) -> None:
