@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from compiler.addressing import MATCH_MAX_LEN, MATCH_MIN_VALUES
+from compiler.addressing import MATCH_MAX_LEN
+from compiler.alternatives import BuildOptions, keep_proved
 from compiler.assemble import assemble
-from compiler.blocks import Atom, Encoding, sort_values
+from compiler.blocks import Atom, sort_values
 from compiler.bos_widths import bos_widths
 from compiler.budget import DEFAULT_MAX_PARAMS, predict
-from compiler.certify import Certificate, recheck
+from compiler.certify import Certificate
 from compiler.counts import count_means
 from compiler.dedupe import merge_duplicates
 from compiler.encode import plan_encodings
@@ -74,12 +75,7 @@ def compile_sop(
         if progress is not None:
             progress(f"compiling: {stage}", 0, 1)
 
-    def build(
-        output: Encoding | None,
-        matching: bool = True,
-        fractions: bool = True,
-        eager_matching: bool = False,
-    ) -> tuple[CompiledModel, Graph]:
+    def build(options: BuildOptions) -> tuple[CompiledModel, Graph]:
         try:
             model, graph = _build(
                 sop,
@@ -90,10 +86,7 @@ def compile_sop(
                 causal=causal,
                 head_masks=head_masks,
                 note=note,
-                output=output,
-                matching=matching,
-                fractions=fractions,
-                eager_matching=eager_matching,
+                options=options,
                 max_params=max_params,
             )
         except CompileError as err:  # a tracr map's unholdable value may be the reason
@@ -106,77 +99,11 @@ def compile_sop(
             meta["type"] = sops.SeqType.STRINGS.value  # labelled as a mix is (the file's types)
         return model, graph
 
-    output: Encoding | None = None  # what the model kept was built with
-    matching = True
-    model, graph = build(output)
-    default: tuple[CompiledModel, Graph] | None = None  # the first build, where another won
-    if max_len < MATCH_MIN_VALUES:
-        # At short lengths sides of fewer values may be matched too: smaller (sort at N = 10:
-        # 7,143 parameters instead of 12,251), unless its squares need a layer more.
-        try:
-            eager = build(output, eager_matching=True)
-        except CompileError:
-            pass
-        else:
-            if _size(eager[0]) < _size(model):
-                default, (model, graph) = (model, graph), eager
-    note("certify")
-    certificate = certify_model(model)  # the judge: every decision, any float32 order
-    if not certificate.ok and default is not None:
-        checked = certify_model(default[0])
-        if checked.ok:
-            (model, graph), certificate = default, checked
-    one_hot_note: str | None = None  # why a one-hot output did not do, for the refusal
-    if not certificate.ok and _snap_failed(certificate):
-        # Numbers closer together than the output logit's float32 error (tanh of 0..10) cannot be
-        # snapped; a one-hot output reads the categorical value instead (an argmax, no closeness).
-        one_hot_note = _one_hot_too_large(model, max_params)
-        if one_hot_note is None:
-            try:
-                one_hot, one_hot_graph = build(Encoding.CATEGORICAL)
-            except CompileError as err:
-                one_hot_note = (
-                    f"a one-hot output was not built either: {err.diagnostics[0].message}"
-                )
-            else:
-                note("certify the one-hot output")
-                checked = certify_model(one_hot)
-                if checked.ok:
-                    model, graph, certificate = one_hot, one_hot_graph, checked
-                    output = Encoding.CATEGORICAL
-                else:
-                    one_hot_note = "a one-hot output was tried too and is not proved either"
-    if not certificate.ok and any(label.endswith("^2") for label in model.metadata["residual"]):
-        # Matching's margins are estimated when it is planned (BOS's score error depends on what
-        # the BOS residual carries); where the certifier disagrees, the one-hot form may still do.
-        try:
-            plain, plain_graph = build(None, matching=False)
-        except CompileError:
-            pass
-        else:
-            if plain.metadata["residual"] != model.metadata["residual"]:
-                note("certify without matching")
-                checked = certify_model(plain)
-                if checked.ok:
-                    model, graph, certificate = plain, plain_graph, checked
-                    matching = False
-    if not certificate.ok and any(label.endswith(".frac") for label in model.metadata["residual"]):
-        # A step MLP may read a width as its head's 1/(w+1), one block fewer than decoding it
-        # first; its steps are then steep (`count > length / 2` at N = 40: the output's error
-        # reached 5 against a margin of 1). Where the certifier refuses, the widths decoded to
-        # whole numbers first may still do.
-        try:
-            decoded, decoded_graph = build(output, matching, fractions=False)
-        except CompileError:
-            pass
-        else:
-            if decoded.metadata["residual"] != model.metadata["residual"]:
-                note("certify with widths decoded first")
-                checked = certify_model(decoded)
-                if checked.ok:
-                    model, graph, certificate = decoded, decoded_graph, checked
+    # the default form, or the first alternative the certifier proves (compiler.alternatives)
+    kept = keep_proved(build, max_len, max_params, note)
+    model, graph, certificate = kept.model, kept.graph, kept.certificate
     if require_certificate and not certificate.ok:
-        raise CompileError(refusals(certificate, graph, one_hot=one_hot_note))
+        raise CompileError(refusals(certificate, graph, one_hot=kept.one_hot_note))
     model.metadata["certificate"] = certificate.to_json()
     return model
 
@@ -199,28 +126,6 @@ def prepare(sop: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
     return merge_duplicates(sop)  # the rewrites may write one computation twice
 
 
-def _size(model: CompiledModel) -> tuple[int, int]:
-    """What the driver minimises between two builds of one program: layers, then parameters."""
-    return len(model.metadata["layers"]), model.param_count()
-
-
-def _one_hot_too_large(model: CompiledModel, max_params: int | None) -> str | None:
-    """Why a one-hot output for `model`'s listed output values cannot fit `max_params` (None: it
-    may): its unembedding alone is n x n, a column per value read from n residual dims."""
-    listed = model.metadata["output"].get("values")
-    if listed is None or max_params is None or len(listed) ** 2 <= max_params:
-        return None
-    return (
-        f"a one-hot output of its {len(listed):,} values was not built: it needs at least "
-        f"{len(listed) ** 2:,} parameters, over the limit of {max_params:,}"
-    )
-
-
-def _snap_failed(certificate: Certificate) -> bool:
-    """Whether a numerical output's snap is among the decisions the certifier could not prove."""
-    return any(c.sublayer == "decoder" and c.kind == "snap" for c in certificate.failures())
-
-
 def _build(
     sop: sops.Node,
     vocab: tuple[Atom, ...],
@@ -230,17 +135,12 @@ def _build(
     source: Source | None,
     causal: bool,
     note: Callable[[str], None],
-    output: Encoding | None = None,
-    matching: bool = True,
+    options: BuildOptions = BuildOptions(),
     head_masks: bool = True,
     max_params: int | None = None,
-    fractions: bool = True,
-    eager_matching: bool = False,
 ) -> tuple[CompiledModel, Graph]:
-    """Every stage but the certificate: the assembled model, and the graph it came from (`output`
-    forces the output's encoding; `matching=False` turns compiler.addressing's matching off;
-    `fractions=False` decodes every width a step MLP reads first; `eager_matching` matches sides
-    of fewer values too)."""
+    """Every stage but the certificate: the assembled model, and the graph it came from, planned
+    as `options` say (compiler.alternatives.BuildOptions)."""
     note("analyse values")
     graph = build_graph(sop)  # IR: typed nodes, deterministic names
     values = infer_values(graph, vocab, max_len)  # what each node can be
@@ -249,7 +149,15 @@ def _build(
     note("plan encodings")
     # readings + weight blocks in Dim coordinates
     plan = plan_encodings(
-        graph, values, vocab, output, causal, matching, head_masks, fractions, eager_matching
+        graph,
+        values,
+        vocab,
+        options.output,
+        causal,
+        options.matching,
+        head_masks,
+        options.fractions,
+        options.eager_matching,
     )
     note("schedule and assemble")
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers
@@ -314,7 +222,7 @@ def _check_size(
             causal=causal,
             head_masks=head_masks,
             note=lambda s: None,
-            matching=matching,
+            options=BuildOptions(matching=matching),
         )[0]
 
     # the probes are built as the target will be: matching's exact scores end at MATCH_MAX_LEN
@@ -352,11 +260,6 @@ def _check_size(
                 )
             ]
         )
-
-
-def certify_model(model: CompiledModel) -> Certificate:
-    """The certificate of an assembled model (its weights against the reach in its metadata)."""
-    return recheck(model.weights, model.metadata)
 
 
 def refusals(

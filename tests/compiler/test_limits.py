@@ -108,7 +108,7 @@ def test_a_one_hot_fallback_over_the_parameter_limit_is_refused_before_it_is_bui
 
 
 def test_a_one_hot_fallback_whose_unembedding_alone_is_over_the_limit_is_not_built() -> None:
-    from compiler.driver import _one_hot_too_large
+    from compiler.alternatives import _one_hot_too_large
     from compiler.model import CompiledModel
 
     def numerical(n_values: int) -> CompiledModel:

@@ -1,0 +1,161 @@
+"""Which build of a program the compiler keeps: the first form the certifier proves.
+
+The planners decide a few things on estimates; the certifier (`compiler.certify`) has the last
+word. `keep_proved` builds the default form, certifies it, and where the certifier refuses it (or,
+at short lengths, where another form is smaller) builds the alternatives below, each from the
+options of the form kept so far:
+
+- below N = 16 (`MATCH_MIN_VALUES`), sides of 4 values or more matched too (`eager_matching`):
+  kept where it has no more layers and fewer parameters; where it is not proved, the default is
+  certified instead;
+- a numerical output whose snap is not proved (values closer than the output's float32 error):
+  a one-hot output, an argmax that needs no closeness;
+- a model with matching heads: one-hot readings instead (matching's BOS margin is estimated when
+  it is planned);
+- a model whose step MLPs read widths as their heads' 1/(w+1): every width decoded to its whole
+  number first (steep steps over a fraction can sum to more rounding than the output's margin).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from compiler.addressing import MATCH_MIN_VALUES
+from compiler.blocks import Encoding
+from compiler.certify import Certificate, recheck
+from compiler.graph import Graph
+from compiler.model import CompiledModel
+from rasp.errors import CompileError
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """How one build plans (`compiler.encode.plan_encodings`)."""
+
+    output: Encoding | None = None  # the output's encoding, forced (None: the planner picks)
+    matching: bool = True  # compiler.addressing's matching may be used
+    fractions: bool = True  # a step MLP may read a width as 1/(w+1)
+    eager_matching: bool = False  # sides of fewer values are matched too
+
+
+Build = Callable[[BuildOptions], tuple[CompiledModel, Graph]]
+
+
+@dataclass(frozen=True)
+class Kept:
+    model: CompiledModel
+    graph: Graph
+    certificate: Certificate
+    options: BuildOptions
+    one_hot_note: str | None = None  # why a one-hot output did not do, for the refusal
+
+
+def certify_model(model: CompiledModel) -> Certificate:
+    """The certificate of an assembled model (its weights against the reach in its metadata)."""
+    return recheck(model.weights, model.metadata)
+
+
+def keep_proved(
+    build: Build, max_len: int, max_params: int | None, note: Callable[[str], None]
+) -> Kept:
+    """The form of the program to keep: the first proved (see the module docstring), else the
+    default form, with its failed certificate (the caller refuses it, located)."""
+    kept = _shortest(build, max_len, note)
+    if not kept.certificate.ok and _snap_failed(kept.certificate):
+        kept = _one_hot_output(build, kept, max_params, note)
+    residual = kept.model.metadata["residual"]
+    if not kept.certificate.ok and any(label.endswith("^2") for label in residual):
+        kept = _instead(
+            build, kept, replace(kept.options, matching=False), "without matching", note
+        )
+    residual = kept.model.metadata["residual"]
+    if not kept.certificate.ok and any(label.endswith(".frac") for label in residual):
+        options = replace(kept.options, fractions=False)
+        kept = _instead(build, kept, options, "with widths decoded first", note)
+    return kept
+
+
+def _shortest(build: Build, max_len: int, note: Callable[[str], None]) -> Kept:
+    """The default build, certified; below MATCH_MIN_VALUES the eagerly matched one first where
+    it has fewer layers, or as many and fewer parameters (sort at N = 10: 7,143 parameters
+    instead of 12,251; double_hist at N = 8 would take 3 layers instead of 2)."""
+    options = BuildOptions()
+    model, graph = build(options)
+    candidates = [(model, graph, options)]
+    if max_len < MATCH_MIN_VALUES:
+        eager_options = replace(options, eager_matching=True)
+        try:
+            eager, eager_graph = build(eager_options)
+        except CompileError:
+            pass
+        else:
+            if _size(eager) < _size(model):
+                candidates.insert(0, (eager, eager_graph, eager_options))
+    note("certify")
+    for model, graph, options in candidates:  # the judge: every decision, any float32 order
+        certificate = certify_model(model)
+        if certificate.ok:
+            break
+    return Kept(model, graph, certificate, options)  # else the default's refusal
+
+
+def _one_hot_output(
+    build: Build, kept: Kept, max_params: int | None, note: Callable[[str], None]
+) -> Kept:
+    """Numbers closer together than the output logit's float32 error (tanh of 0..10) cannot be
+    snapped; a one-hot output reads the categorical value instead (an argmax, no closeness)."""
+    too_large = _one_hot_too_large(kept.model, max_params)
+    if too_large is not None:
+        return replace(kept, one_hot_note=too_large)
+    options = replace(kept.options, output=Encoding.CATEGORICAL)
+    try:
+        model, graph = build(options)
+    except CompileError as err:
+        why = f"a one-hot output was not built either: {err.diagnostics[0].message}"
+        return replace(kept, one_hot_note=why)
+    note("certify the one-hot output")
+    certificate = certify_model(model)
+    if not certificate.ok:
+        why = "a one-hot output was tried too and is not proved either"
+        return replace(kept, one_hot_note=why)
+    return Kept(model, graph, certificate, options)
+
+
+def _instead(
+    build: Build, kept: Kept, options: BuildOptions, how: str, note: Callable[[str], None]
+) -> Kept:
+    """The build with `options` where it differs from `kept` and is proved, else `kept`."""
+    try:
+        model, graph = build(options)
+    except CompileError:
+        return kept
+    if model.metadata["residual"] == kept.model.metadata["residual"]:
+        return kept  # the same model: the options changed nothing
+    note(f"certify {how}")
+    certificate = certify_model(model)
+    if not certificate.ok:
+        return kept
+    return Kept(model, graph, certificate, options, kept.one_hot_note)
+
+
+def _size(model: CompiledModel) -> tuple[int, int]:
+    """What is minimised between two proved builds of one program: layers, then parameters."""
+    return len(model.metadata["layers"]), model.param_count()
+
+
+def _one_hot_too_large(model: CompiledModel, max_params: int | None) -> str | None:
+    """Why a one-hot output for `model`'s listed output values cannot fit `max_params` (None: it
+    may): its unembedding alone is n x n, a column per value read from n residual dims."""
+    listed = model.metadata["output"].get("values")
+    if listed is None or max_params is None or len(listed) ** 2 <= max_params:
+        return None
+    return (
+        f"a one-hot output of its {len(listed):,} values was not built: it needs at least "
+        f"{len(listed) ** 2:,} parameters, over the limit of {max_params:,}"
+    )
+
+
+def _snap_failed(certificate: Certificate) -> bool:
+    """Whether a numerical output's snap is among the decisions the certifier could not prove."""
+    return any(c.sublayer == "decoder" and c.kind == "snap" for c in certificate.failures())
