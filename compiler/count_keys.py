@@ -16,6 +16,14 @@ The rule, for any order `<`, `<=`, `>`, `>=`: with `c = selector_width(select(in
 order) and Q_1 and ... and Q_m)` where each Q_j depends on the key alone (its query side is a
 constant), `c` is injective on the keys where every Q_j holds; a conjunction that contains
 `select(c, y, ==)` and every Q_j selects at most one key.
+
+A Q_j may also be a class `select(x, x, ==)` (one s-op on both sides): `c` then counts the earlier
+keys of the key's own class, and is injective within each class. A conjunction that requires that
+class too selects keys of the query's class only, so again at most one. The first occurrence of
+each token:
+
+    seen = selector_width(select(tokens, tokens, ==) and select(indices, indices, <));
+    first = select(tokens, tokens, ==) and select(seen, 0, ==);
 """
 
 from __future__ import annotations
@@ -35,7 +43,7 @@ def selects_one_by_count(graph: Graph, node: IRNode) -> bool:
     if node.op is not Op.AND:
         return False
     conjuncts = _conjuncts(graph, node.index)
-    required = {_signature(graph, i) for i in conjuncts if _key_only(graph, i)}
+    required = {_signature(graph, i) for i in conjuncts if _key_only(graph, i) or _class(graph, i)}
     for i in conjuncts:
         select = graph[i]
         if select.op is not Op.SELECT or select.comparison is not sops.Comparison.EQ:
@@ -62,7 +70,7 @@ def _counted_predicates(graph: Graph, selector: int) -> set[Any] | None:
             and all(graph[j].op is Op.INDICES for j in node.inputs)
         ):
             orders += 1
-        elif _key_only(graph, i):
+        elif _key_only(graph, i) or _class(graph, i):
             predicates.add(_signature(graph, i))
         else:
             return None
@@ -87,10 +95,22 @@ def _key_only(graph: Graph, index: int) -> bool:
     return False
 
 
+def _class(graph: Graph, index: int) -> bool:
+    """Whether the selector is `select(x, x, ==)`: key and query in one class of one s-op."""
+    node = graph[index]
+    return (
+        node.op is Op.SELECT
+        and node.comparison is sops.Comparison.EQ
+        and node.inputs[0] == node.inputs[1]
+    )
+
+
 def _signature(graph: Graph, index: int) -> tuple[Any, ...]:
     """Structural identity of a key-only selector: `not nine` written twice is one predicate (the
     IR keeps every call as its own node); s-ops other than constants are compared as nodes."""
     node = graph[index]
+    if _class(graph, index):
+        return (Op.SELECT, node.comparison, node.inputs[0], "class")
     if node.op is Op.SELECT:
         keys, queries = node.inputs
         constant = graph[queries]

@@ -54,7 +54,7 @@ def test_long_additions_nearest_carry_selects_one_key() -> None:
     [
         (">", 'not select(tokens, "b", ==)', "c - 1", "later"),  # the outer conjunction lacks q
         ("!=", 'select(tokens, "b", ==)', "c - 1", "q"),  # every q-key has the same count
-        (">", "select(tokens, tokens, ==)", "c - 1", "q"),  # q depends on the query
+        (">", "select(tokens, tokens, <)", "c - 1", "q"),  # q depends on the query, no class
         ("<", 'select(tokens, "b", ==)', "c", 'select(tokens, "a", ==)'),  # another predicate
     ],
 )
@@ -71,12 +71,22 @@ def test_what_the_rule_does_not_cover(order: str, predicate: str, query: str, ou
     negate=st.booleans(),
     query=st.sampled_from(["c", "c - 1", "c + 1", "indices", "length - indices - 1", "2"]),
     later=st.sampled_from(["", " and select(indices, indices, >)", " and select(1, 1, ==)"]),
+    within_class=st.booleans(),
 )
 def test_the_proof_holds_on_every_input(
-    order: str, token: str, comparison: str, negate: bool, query: str, later: str
+    order: str,
+    token: str,
+    comparison: str,
+    negate: bool,
+    query: str,
+    later: str,
+    within_class: bool,
 ) -> None:
-    """Whenever the rule claims one key, the interpreter's selector never selects two."""
+    """Whenever the rule claims one key, the interpreter's selector never selects two. With
+    `within_class`, c counts only keys of the key's own token, and q requires the query's."""
     predicate = ("not " if negate else "") + f'select(tokens, "{token}", {comparison})'
+    if within_class:
+        predicate = f"select(tokens, tokens, ==) and ({predicate})"
     text = _carry_text(order, predicate, query, "q" + later)
     carry = _program(text).get("carry")
     assert _single(carry, "nearest", "abc", 5)
@@ -85,6 +95,27 @@ def test_the_proof_holds_on_every_input(
         for tokens in itertools.product("abc", repeat=n):
             matrix = S.Evaluator(list(tokens)).matrix(nearest)  # [query, key]
             assert matrix.sum(axis=1).max() <= 1, (text, tokens)
+
+
+@pytest.mark.exactness
+def test_the_first_occurrence_of_each_token_is_one_key() -> None:
+    # `seen` counts the earlier keys of the key's own token: within one token it grows with the
+    # position, so `seen == 0` and the query's token select one key. Without the proof the
+    # aggregate of `indices` was a mean of any subset of positions, refused at N = 40 (its
+    # values closer than float32 resolves)
+    text = """
+seen = selector_width(select(tokens, tokens, ==) and select(indices, indices, <));
+first = select(tokens, tokens, ==) and select(seen, 0, ==);
+first_pos = aggregate(first, indices);
+"""
+    root = _program(text).get("first_pos")
+    assert _single(root, "first", "abc", 8)
+    model = compile_sop(root, list("abc"), 40, name="first_pos")
+    rng = random.Random(3)
+    inputs = [list(t) for n in range(1, 5) for t in itertools.product("abc", repeat=n)]
+    inputs += [[rng.choice("abc") for _ in range(rng.randint(5, 40))] for _ in range(60)]
+    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert got == list(S.evaluate(root, tokens).values), tokens
 
 
 @pytest.mark.exactness
