@@ -6,8 +6,8 @@ at short lengths, where another form is smaller) builds the alternatives below, 
 options of the form kept so far:
 
 - below N = 16 (`MATCH_MIN_VALUES`), sides of 4 values or more matched too (`eager_matching`):
-  kept where it has no more layers and fewer parameters; where it is not proved, the default is
-  certified instead;
+  kept where it has fewer layers, or as many and fewer parameters; where it is not proved, the
+  default is certified instead;
 - a numerical output whose snap is not proved (values closer than the output's float32 error):
   a one-hot output, an argmax that needs no closeness;
 - a model with matching heads: one-hot readings instead (matching's BOS margin is estimated when
