@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,10 +17,13 @@ from runtime_helpers import as_runtime, run_compiled
 from compiler import addressing, compile_sop
 from compiler.certify import recheck
 from compiler.reach import Reach
+from programs import VOCABULARIES
 from rasp import sops as S
 from rasp.errors import CompileError
+from rasp.interpreter import load_file
 
 N = 40
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _inputs(vocab: list[str], count: int, seed: int) -> list[list[str]]:
@@ -53,6 +57,18 @@ def test_numerical_addressing_keeps_reverse_small_and_linear() -> None:
     at = {n: compile_sop(B.reverse(), list("abc"), n).param_count() for n in (64, 128)}
     assert at[64] < 10_000
     assert at[128] < 2.2 * at[64]  # linear in N (the positional and length-decoding rows)
+
+
+@pytest.mark.parametrize("program", sorted(VOCABULARIES))
+def test_no_library_model_is_larger_at_n_16_than_at_n_40(program: str) -> None:
+    # addressing and matching apply at every N: below N = 32 they used to compare one-hots of the
+    # index, and reverse was 14,627 parameters at N = 16 against 3,523 at N = 40
+    interp = load_file(ROOT / "programs" / f"{program}.rasp")
+    name = interp.last_assigned
+    sop = interp.get(name)
+    vocab = list(VOCABULARIES[program])
+    small, large = (compile_sop(sop, vocab, n, name=name).param_count() for n in (16, 40))
+    assert small <= large
 
 
 def test_the_reach_stores_the_key_as_a_vector_reading_and_rechecks(reverse_model) -> None:
