@@ -134,12 +134,9 @@ def plan_address(
     keys, queries = select.inputs
     if ctx.graph[keys].op is not Op.INDICES or not _exactly_one(ctx, queries):
         return None
-    found = numbers.reading(queries)
-    if found is None and ctx.is_numeric_source(queries):
-        # a map computed on its own as one number (`(indices + 1) % length`): its step MLP's
-        # output, where matching would also step its square, a layer later
-        x = numbers.reader.reading(queries, Encoding.NUMERICAL)
-        found = (x, float, ctx.x_error(queries))
+    # a map that is no affine view, `(indices + 1) % length`: its own step MLP's number (matching
+    # would step its square too, a layer later)
+    found = numbers.own_number(queries)
     if found is None:
         return None
     x, x_of, x_error = found

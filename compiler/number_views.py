@@ -76,6 +76,17 @@ class NumberViews:
                 error += abs(a) * float(bound.at(np.array([largest[src]]))[0])
         return view, float, numeric.ErrorBound(error)
 
+    def own_number(
+        self, index: int
+    ) -> tuple[Encoded, Callable[[Atom], float], numeric.ErrorBound | None] | None:
+        """`reading(index)`, or for a many-valued map that is no affine view the number its own
+        step MLP computes (`(indices + 1) % length`, most_freq's sort key): an MLP, but one that
+        addressing and matching read instead of a one-hot of its values."""
+        found = self.reading(index)
+        if found is None and self.ctx.is_numeric_source(index):
+            return self.reader.reading(index, Encoding.NUMERICAL), float, None
+        return found
+
     def affine_form(self, index: int) -> AffineForm | None:
         """Node `index` as sum_k a_k * source_k + b, when every map on the way is exactly affine in
         its own inputs (checked on every combination of their values, a superset of the reachable

@@ -52,10 +52,7 @@ class SquaredReadings:
         return self.memo.once(("squared", index), node, lambda: self._make(index))
 
     def _make(self, index: int) -> SquaredReading | None:
-        found = self.numbers.reading(index)
-        if found is None and self.ctx.is_numeric_source(index):
-            # a map computed on its own as one number (most_freq's sort key)
-            found = (self.reader.reading(index, Encoding.NUMERICAL), float, None)
+        found = self.numbers.own_number(index)
         if found is None:
             return None
         x, x_of, x_error = found
