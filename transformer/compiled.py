@@ -20,10 +20,15 @@ from torch import Tensor
 
 from transformer.config import ModelConfig
 from transformer.decoding import DeviceCodes
-from transformer.errors import ModelInputError
+from transformer.errors import ModelInputError, ModelOutputError
 from transformer.metadata import ModelMetadata
 from transformer.model import Cache, Transformer
 from transformer.vocab import Atom, Vocab
+
+# Rows per batch when a GPU runs while the host encodes and decodes: small enough that the first
+# encode and the last decode (the host work that nothing overlaps) are short, large enough to keep
+# the device's kernels busy.
+PIPELINE_ROWS = 256
 
 
 class CompiledTransformer:
@@ -124,40 +129,78 @@ class CompiledTransformer:
         """Encode, run and decode inputs of any lengths, `batch_size` at a time, in input order.
 
         Inputs are grouped by length so that batches carry little padding; padding never changes a
-        real position's output, so grouping changes speed only.
+        real position's output, so grouping changes speed only. On the CPU every input is checked
+        before any batch runs. On a GPU the host encodes and decodes batches of at most
+        `PIPELINE_ROWS` while the device computes the neighbouring ones; a bad input is still
+        reported before any output, the first one in input order as on the CPU.
         """
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-        # One encode checks every input before any work, so a bad one fails first.
-        all_ids, lengths = self.vocab.encode(inputs)  # [batch, 1 + longest]
-        by_length = np.asarray(lengths)
-        order = np.argsort(by_length, kind="stable")
-        in_order = bool((np.diff(by_length) >= 0).all())  # already sorted: no reordering
-        if not in_order:
-            all_ids, by_length = all_ids[order], by_length[order]
-        ids = self._to_device(all_ids)  # one host-to-device copy for the whole run
-        ends = list(range(batch_size, len(lengths), batch_size)) + [len(lengths)]
-        starts = [0, *ends[:-1]]
-        with torch.inference_mode():
-            # Queue every batch before reading any result: on a GPU, the host never waits
-            # between batches.
-            parts = [
-                self._reduce(ids[start:end, : 1 + int(by_length[end - 1])])
-                for start, end in zip(starts, ends, strict=True)
-            ]
+        if self.device.type == "cpu":
+            return self._run(inputs, batch_size, encode_ahead=True)
+        return self._run(inputs, min(batch_size, PIPELINE_ROWS), encode_ahead=False)
+
+    def _run(
+        self, inputs: Sequence[str | Sequence[Atom]], batch_size: int, *, encode_ahead: bool
+    ) -> list[list[Any]]:
+        """`run` with every input encoded first (`encode_ahead`), or each batch just before it
+        is queued, so that encoding overlaps with the device computing the previous batch."""
+        all_ids: np.ndarray | None = None
+        if encode_ahead:
+            all_ids, lengths = self.vocab.encode(inputs)  # [batch, 1 + longest]; checks all
+        else:
+            lengths = self._lengths(inputs)
         output = self.meta.output
-        rows: list[list[Any]] = []
-        for part, start, end in zip(parts, starts, ends, strict=True):
-            # Checked in batch order, so the first bad batch is the one reported; converting a
-            # batch to Python values overlaps with the GPU computing the later ones.
-            output.check(part)
-            rows += output.values_of(part.codes.cpu().numpy(), by_length[start:end].tolist())
-        if in_order:
-            return rows
-        outputs: list[list[Any]] = [[] for _ in rows]
-        for i, row in zip(order.tolist(), rows, strict=True):
-            outputs[i] = row
+        outputs: list[list[Any]] = [[] for _ in lengths]
+        failure: ModelOutputError | None = None
+
+        def encoded(rows: np.ndarray) -> np.ndarray:  # [len(rows), 1 + longest of them]
+            if all_ids is not None:
+                return all_ids[rows, : 1 + lengths[rows[-1]]]  # rows are sorted by length
+            try:
+                return self.vocab.encode([inputs[i] for i in rows.tolist()])[0]
+            except ModelInputError:
+                self.vocab.encode(inputs)  # names the first bad input of all, in input order
+                raise
+
+        def collect(part: DeviceCodes, rows: np.ndarray) -> None:
+            # Waits for this batch only; on a GPU the next one is already queued behind it.
+            nonlocal failure
+            try:
+                output.check(part)
+            except ModelOutputError as err:  # raised once every input is known to be good
+                failure = err
+                return
+            order = rows.tolist()
+            values = output.values_of(part.codes.cpu().numpy(), [lengths[i] for i in order])
+            for i, row in zip(order, values, strict=True):
+                outputs[i] = row
+
+        pending: tuple[DeviceCodes, np.ndarray] | None = None
+        with torch.inference_mode():
+            for rows in _length_sorted_batches(lengths, batch_size):
+                ids = encoded(rows)
+                if failure is not None:
+                    continue  # no more batches run; the remaining inputs are only checked
+                part = self._reduce(self._to_device(ids))  # queued, not waited for
+                if pending is not None:
+                    collect(*pending)
+                pending = (part, rows)
+            if pending is not None and failure is None:
+                collect(*pending)
+        if failure is not None:
+            raise failure  # the first bad batch in batch order
         return outputs
+
+    def _lengths(self, inputs: Sequence[str | Sequence[Atom]]) -> list[int]:
+        """Each input's length, without encoding; `encode`'s error where an input has none."""
+        if isinstance(inputs, str | bytes) or len(inputs) == 0:
+            self.vocab.encode(inputs)  # raises: a bare string, or no inputs
+        try:
+            return [len(item) for item in inputs]
+        except TypeError:
+            self.vocab.encode(inputs)  # raises, naming the input of the wrong type
+            raise
 
     def run_ids(self, ids: Tensor, batch_size: int = 256) -> Tensor:
         """Output codes `[batch, pos - 1]` on the model's device for ids `[batch, pos]` (as from
@@ -199,3 +242,10 @@ class CompiledTransformer:
         # Not pinned: pinning a fresh [1024, 257] array cost more (2.7 ms) than the plain copy
         # (0.7 ms) on an H100.
         return torch.from_numpy(ids).to(self.device)
+
+
+def _length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[np.ndarray]:
+    """Input indices grouped by length (stably, so equal lengths keep input order), at most
+    `batch_size` per batch: a batch then carries little padding."""
+    order = np.argsort(np.asarray(lengths), kind="stable")
+    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]

@@ -196,6 +196,32 @@ def test_run_matches_one_by_one_decoding(prev_path: Path, batch_size: int) -> No
         alone.append(model.decode(model.forward(ids), lengths)[0])
     assert model.run(RAGGED, batch_size=batch_size) == alone
     assert model.run([list(t) for t in RAGGED], batch_size=batch_size) == alone
+    # the GPU's order (each batch encoded just before it runs), on the CPU
+    assert model._run(RAGGED, batch_size, encode_ahead=False) == alone
+    array = np.array([list("abc"), list("cab")])  # a 2-D array: one input per row
+    expected = [model.run(["abc"])[0], model.run(["cab"])[0]]
+    assert model._run(array, batch_size, encode_ahead=False) == model.run(array) == expected
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        # "q" of input 3 is met first (batches run shortest first); input 0 is named, as on the CPU
+        (["abcq", "a", "b", "q"], 'token "q" at position 3 of input 0'),
+        ("abc", "expected a list of inputs"),
+        ([], "no inputs given"),
+        (["ab", 3], "input 1 is of type int"),
+        (["ab", ""], "input 1 is empty"),
+    ],
+)
+def test_batches_encoded_one_by_one_report_the_first_bad_input(
+    prev_path: Path, inputs: Any, message: str
+) -> None:
+    model = transformer.load(prev_path)
+    with pytest.raises(ModelInputError, match=message):
+        model._run(inputs, 1, encode_ahead=False)
+    with pytest.raises(ModelInputError, match=message):
+        model.run(inputs, batch_size=1)
 
 
 @pytest.mark.parametrize("fixture", ["prev_path", "mean_path"])
@@ -232,6 +258,11 @@ def test_run_reports_the_first_bad_output_in_batch_order(mean_path: Path) -> Non
         model.model.unembed.W_U.fill_(float("nan"))
     with pytest.raises(ModelOutputError, match="computed nan for output 'double_frac'"):
         model.run(["ab", "b"], batch_size=1)
+    with pytest.raises(ModelOutputError, match="computed nan for output 'double_frac'"):
+        model._run(["ab", "b"], 1, encode_ahead=False)
+    # a bad input is reported first, though the batches before it already ran
+    with pytest.raises(ModelInputError, match="input 2"):
+        model._run(["ab", "b", "abq"], 1, encode_ahead=False)
     ids, _ = model.encode(["ab"])
     with pytest.raises(ModelOutputError, match="computed nan"):
         model.run_ids(ids)

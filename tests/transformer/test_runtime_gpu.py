@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import random
 from pathlib import Path
 
 import pytest
 import torch
 
 import transformer
+from transformer.compiled import PIPELINE_ROWS
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 
@@ -32,6 +34,24 @@ def test_cuda_matches_cpu(fixture: str, request: pytest.FixtureRequest) -> None:
     for name, value in cpu_cache.items():
         assert cuda_cache[name].device.type == "cuda"
         torch.testing.assert_close(cuda_cache[name].cpu(), value, rtol=1e-5, atol=1e-5, msg=name)
+
+
+@pytest.mark.gpu
+@needs_cuda
+def test_cuda_runs_many_inputs_in_overlapping_batches_as_the_cpu(prev_path: Path) -> None:
+    cpu, cuda = (
+        transformer.load(prev_path, device="cpu"),
+        transformer.load(prev_path, device="cuda"),
+    )
+    rng = random.Random(0)
+    inputs = [
+        "".join(rng.choice("abc") for _ in range(rng.randint(1, cpu.max_len)))
+        for _ in range(3 * PIPELINE_ROWS + 5)
+    ]
+    assert cuda.run(inputs, batch_size=10_000) == cpu.run(inputs)
+    # the bad input is the last and among the longest: its batch is encoded after the others ran
+    with pytest.raises(transformer.ModelInputError, match=f"input {len(inputs)} "):
+        cuda.run([*inputs, "abcab" + "q" * (cpu.max_len - 5)], batch_size=10_000)
 
 
 def test_loading_on_a_missing_device_is_a_clear_error(prev_path: Path) -> None:
