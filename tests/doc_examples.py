@@ -40,6 +40,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN_LANGUAGES = ("console", "pycon", "python")
@@ -200,7 +201,16 @@ class DocRun:
             at = words.index("<")
             feed = (self.scratch / words[at + 1]).read_bytes()
             words = words[:at] + words[at + 2 :]
-        env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1", COLUMNS="100")
+        # The documented outputs are a machine's without a GPU: `rasp verify` adds CUDA runs to its
+        # sweep where there is one, so the examples run with CUDA hidden.
+        path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+        env = dict(
+            os.environ,
+            PYTHONPATH=path,
+            PYTHONUNBUFFERED="1",
+            COLUMNS="100",
+            CUDA_VISIBLE_DEVICES="",
+        )
         env.pop("RASP_DEBUG", None)
         done = subprocess.run(
             [sys.executable, "-m", "rasp", *words[1:]],
@@ -231,7 +241,8 @@ class DocRun:
                 )
                 typed = line[3:]
                 out.append(prompt + typed)
-                printed = self.session.feed(typed)
+                with _without_cuda():
+                    printed = self.session.feed(typed)
                 if printed:
                     out.append(printed)
         actual = "\n".join(out) + "\n"
@@ -247,7 +258,8 @@ class DocRun:
         )
         runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
         report: list[str] = []
-        runner.run(test, out=report.append, clear_globs=False)
+        with _without_cuda():
+            runner.run(test, out=report.append, clear_globs=False)
         self.namespace.update(test.globs)  # DocTest ran on a copy; later blocks see its names
         if runner.failures:
             self.failures.append(Failure(block, "doctest", block.text, "".join(report)))
@@ -300,3 +312,14 @@ def _working_directory(path: Path) -> Iterator[None]:
         yield
     finally:
         os.chdir(before)
+
+
+@contextmanager
+def _without_cuda() -> Iterator[None]:
+    """In this process what CUDA_VISIBLE_DEVICES="" is to the `rasp` commands: the documented
+    outputs are a machine's without a GPU."""
+    if importlib.util.find_spec("torch") is None:
+        yield
+        return
+    with mock.patch("torch.cuda.is_available", return_value=False):
+        yield

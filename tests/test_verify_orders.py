@@ -36,6 +36,8 @@ from tests.runtime_helpers import as_runtime  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = RunConfig("cpu", "float32", 1, 1)
+# how the runs line names the devices and thread counts, without and with CUDA (16 or 24 runs)
+RUNS_TEXT = {False: ("cpu", "{1, 2 threads}"), True: ("{cpu, cuda}", "{1, 2 CPU threads}")}
 
 
 @pytest.fixture(autouse=True)
@@ -60,14 +62,20 @@ def compiled(name: str, vocab: str, max_len: int) -> tuple[Any, Any]:
 
 
 class OrderSensitive(transformer.CompiledTransformer):
-    """A real model whose logits change at position `pos` of unbatched float32 runs under 2 threads:
-    what a float32 reduction that rounds differently per thread count looks like from outside."""
+    """A real model whose logits change at position `pos` of unbatched float32 CPU runs under 2
+    threads: what a float32 reduction that rounds differently per thread count looks like from
+    outside."""
 
     pos = 2
 
     def forward(self, ids: Any) -> Any:
         logits = super().forward(ids)
-        if torch.get_num_threads() == 2 and ids.shape[0] == 1 and self.dtype == torch.float32:
+        if (
+            torch.get_num_threads() == 2
+            and ids.shape[0] == 1
+            and self.dtype == torch.float32
+            and self.device.type == "cpu"  # CUDA runs keep the last CPU run's thread count
+        ):
             logits = logits.clone()
             if ids.shape[1] > self.pos:
                 logits[0, self.pos] = logits[0, self.pos].flip(-1)  # another value wins the argmax
@@ -111,15 +119,16 @@ def test_a_correct_model_passes_with_its_margin_and_settings_are_restored() -> N
     orders = report.orders
     assert report.ok and orders is not None and orders.ok and orders.inputs == 256
     assert orders.configs == run_configs(torch.cuda.is_available())
+    runs, (devices, threads) = len(orders.configs), RUNS_TEXT[torch.cuda.is_available()]
     assert orders.margin is not None and orders.margin.value == pytest.approx(1.0, abs=1e-4)
     assert orders.margin.config == REFERENCE and orders.margin.tokens == ("a",)
     text = format_success(report, "reverse").splitlines()
     assert text[4].startswith(
-        "  orders:     16 runs agree with each other and with the interpreter on "
+        f"  orders:     {runs} runs agree with each other and with the interpreter on "
         "256 of the 363 inputs (first 128, then 128 sampled with seed 0)"
     )
     assert text[5] == (
-        "              runs: cpu x {float32, float64} x {1, 2 threads} x "
+        f"              runs: {devices} x {{float32, float64}} x {threads} x "
         "{unbatched, batches of 3, 16, 128 (mixed lengths)}"
     )
     assert text[6] == (
@@ -151,16 +160,17 @@ def test_an_order_dependent_model_fails_naming_the_run_input_and_position() -> N
     assert len(bad.tokens) >= OrderSensitive.pos and bad.position == OrderSensitive.pos - 1
     assert bad.reference == bad.interpreter == bad.tokens[::-1][bad.position] != bad.got
     lines = format_failure(report, "reverse").splitlines()
+    runs = len(orders.configs)
     assert lines[0] == (
         "error: verification failed for reverse: the model decodes differently under "
-        f"other evaluation orders (2 of 16 runs, on {orders.inputs_disagreeing} of 256 inputs)"
+        f"other evaluation orders (2 of {runs} runs, on {orders.inputs_disagreeing} of 256 inputs)"
     )
     assert lines[1] == (
         f"  first disagreement: input {json.dumps(''.join(bad.tokens))} (length "
         f"{len(bad.tokens)}), position 1, in the run cpu float32, 2 threads, unbatched"
     )
     assert lines[3] == f"    reference:   {bad.reference} (cpu float32, 1 thread, unbatched)"
-    assert any(line.startswith("  orders:     2 of 16 runs disagree") for line in lines)
+    assert any(line.startswith(f"  orders:     2 of {runs} runs disagree") for line in lines)
     data = report_json(report)
     assert data["ok"] is False and data["failures"] == 0
     assert data["orders"]["first_mismatch"]["run"] == {
@@ -231,9 +241,10 @@ def test_cli_verify_reports_the_sweep_in_text_and_json(
     path.write_text((ROOT / "programs" / "hist.rasp").read_text())
     assert main(["verify", str(path), "--vocab", "ab", "--max-len", "4"]) == 0
     out = capsys.readouterr().out
+    runs = len(run_configs(torch.cuda.is_available()))
     assert (
-        "  orders:     16 runs agree with each other and with the interpreter on every one of the 30 inputs"
-        in out
+        f"  orders:     {runs} runs agree with each other and with the interpreter on every one of "
+        "the 30 inputs" in out
     )
     assert (
         "  margin:     0.5 (half the gap to the nearest other listed value - distance to the snapped one)"

@@ -42,6 +42,8 @@ def test_transcript(
         pytest.importorskip("matplotlib")
     lines = (TRANSCRIPTS / f"{case}.in").read_text(encoding="utf-8").splitlines()
     monkeypatch.chdir(tmp_path)
+    # the transcripts are a machine's without a GPU (`:verify` adds CUDA runs where there is one)
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
     text = transcript(ReplSession(), lines)
     assert str(tmp_path) not in text and "Traceback" not in text
     golden(TRANSCRIPTS / f"{case}.out", text)
