@@ -13,7 +13,11 @@ options of the form kept so far:
 - a model with matching heads: one-hot readings instead (matching's BOS margin is estimated when
   it is planned);
 - a model whose step MLPs read widths as their heads' 1/(w+1): every width decoded to its whole
-  number first (steep steps over a fraction can sum to more rounding than the output's margin).
+  number first (steep steps over a fraction can sum to more rounding than the output's margin);
+- a proved model with an aggregate that copies more than NUMERIC_COPY_MIN_VALUES numbers of one
+  key as their one-hot: the build copying them as one number (`numeric_copies`), kept where it
+  is proved and has fewer layers, or as many and fewer parameters (the first occurrence's
+  position at N = 40: 5,792 parameters instead of 62,258).
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from dataclasses import dataclass, replace
 from compiler.addressing import MATCH_MIN_VALUES
 from compiler.blocks import Encoding
 from compiler.certify import Certificate, recheck
-from compiler.graph import Graph
+from compiler.graph import Graph, Op
 from compiler.model import CompiledModel
+from compiler.plan_context import NUMERIC_COPY_MIN_VALUES
 from rasp.errors import CompileError
 
 
@@ -37,6 +42,7 @@ class BuildOptions:
     matching: bool = True  # compiler.addressing's matching may be used
     fractions: bool = True  # a step MLP may read a width as 1/(w+1)
     eager_matching: bool = False  # sides of fewer values are matched too
+    numeric_copies: bool = False  # a single-key aggregate of many numbers copies one number
 
 
 Build = Callable[[BuildOptions], tuple[CompiledModel, Graph]]
@@ -73,6 +79,9 @@ def keep_proved(
     if not kept.certificate.ok and any(label.endswith(".frac") for label in residual):
         options = replace(kept.options, fractions=False)
         kept = _instead(build, kept, options, "with widths decoded first", note)
+    if kept.certificate.ok and _copies_many_numbers(kept):
+        options = replace(kept.options, numeric_copies=True)
+        kept = _instead(build, kept, options, "with numbers copied as numbers", note, smaller=True)
     return kept
 
 
@@ -123,20 +132,50 @@ def _one_hot_output(
 
 
 def _instead(
-    build: Build, kept: Kept, options: BuildOptions, how: str, note: Callable[[str], None]
+    build: Build,
+    kept: Kept,
+    options: BuildOptions,
+    how: str,
+    note: Callable[[str], None],
+    *,
+    smaller: bool = False,
 ) -> Kept:
-    """The build with `options` where it differs from `kept` and is proved, else `kept`."""
+    """The build with `options` where it differs from `kept` and is proved (and, if `smaller`,
+    has fewer layers, or as many and fewer parameters), else `kept`."""
     try:
         model, graph = build(options)
     except CompileError:
         return kept
     if model.metadata["residual"] == kept.model.metadata["residual"]:
         return kept  # the same model: the options changed nothing
+    if smaller and _size(model) >= _size(kept.model):
+        return kept
     note(f"certify {how}")
     certificate = certify_model(model)
     if not certificate.ok:
         return kept
     return Kept(model, graph, certificate, options, kept.one_hot_note)
+
+
+def _copies_many_numbers(kept: Kept) -> bool:
+    """Whether an aggregate of `kept` copies more than NUMERIC_COPY_MIN_VALUES numbers as their
+    one-hot (it selects at most one key), so that `numeric_copies` would build another model."""
+    residual = kept.model.metadata["residual"]
+    for node in kept.graph.nodes:
+        if node.op is Op.AGGREGATE:
+            prefix = f"{node.name}:"
+            values = [label[len(prefix) :] for label in residual if label.startswith(prefix)]
+            if len(values) > NUMERIC_COPY_MIN_VALUES and all(_is_number(v) for v in values):
+                return True
+    return False
+
+
+def _is_number(label: str) -> bool:
+    try:
+        float(label)
+    except ValueError:
+        return False
+    return True
 
 
 def _size(model: CompiledModel) -> tuple[int, int]:

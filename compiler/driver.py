@@ -158,6 +158,7 @@ def _build(
         head_masks,
         options.fractions,
         options.eager_matching,
+        options.numeric_copies,
     )
     note("schedule and assemble")
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers

@@ -63,14 +63,26 @@ def plan_encodings(
     head_masks: bool = True,
     fractions: bool = True,
     eager_matching: bool = False,
+    numeric_copies: bool = False,
 ) -> Plan:
     """Choose every reading and build every block; one CompileError with every reason. `output`
     forces the output's encoding (the driver's one-hot fallback), else `output_encoding` picks;
     `matching=False` keeps one-hot readings where matching (compiler.addressing) would apply;
     `head_masks=False` scores `select(indices, indices, op)` instead of masking the head;
     `fractions=False` decodes every width a step MLP reads to its whole number first;
-    `eager_matching` matches sides of fewer values too (compiler.addressing)."""
-    ctx = PlanContext(graph, values, vocab, causal, matching, head_masks, fractions, eager_matching)
+    `eager_matching` matches sides of fewer values too (compiler.addressing); `numeric_copies`
+    copies many numbers of a single-key aggregate as one number (`PlanContext.is_mean`)."""
+    ctx = PlanContext(
+        graph,
+        values,
+        vocab,
+        causal,
+        matching,
+        head_masks,
+        fractions,
+        eager_matching,
+        numeric_copies,
+    )
     return Readings(ctx, output).run()
 
 

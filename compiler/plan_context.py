@@ -19,6 +19,10 @@ from compiler.graph import Graph, IRNode, Op
 from compiler.values import ValueSets, apply_map
 from rasp import sops
 
+# A copy of more numbers than this is also built as one number (`PlanContext.numeric_copies`), and
+# kept where smaller: a one-hot of fewer is small, and the second build is not free.
+NUMERIC_COPY_MIN_VALUES = 4
+
 
 @dataclass(frozen=True)
 class PlanContext:
@@ -34,6 +38,9 @@ class PlanContext:
     fractions: bool = True
     # sides of fewer values are matched too (compiler.addressing.EAGER_MATCH_MIN_VALUES)
     eager_matching: bool = False
+    # an aggregate that selects at most one key copies many numbers as one number, as a mean does
+    # (compiler.alternatives: kept where smaller and proved), not as their one-hot
+    numeric_copies: bool = False
     _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -50,14 +57,15 @@ class PlanContext:
         return next(iter(types)) if len(types) == 1 else sops.SeqType.STRINGS
 
     def is_mean(self, node: IRNode) -> bool:
-        """A numerical aggregate: numbers, and several keys may be selected."""
+        """A numerical aggregate: numbers, and several keys may be selected (or, with
+        `numeric_copies`, one key of more than NUMERIC_COPY_MIN_VALUES numbers and a number as
+        the default)."""
         vals = self.values(node.inputs[1])
-        return (
-            not self.value_sets.at_most_one[node.inputs[0]]
-            and self.max_len >= 2
-            and bool(vals)
-            and all(is_number(v) for v in vals)
-        )
+        if not (self.max_len >= 2 and vals and all(is_number(v) for v in vals)):
+            return False
+        if not self.value_sets.at_most_one[node.inputs[0]]:
+            return True
+        return self.numeric_copies and len(vals) > NUMERIC_COPY_MIN_VALUES and is_number(node.value)
 
     def is_positional(self, index: int) -> bool:
         """A map of `indices` (and constants) alone: a function of the position, which the

@@ -1,0 +1,74 @@
+"""An aggregate that selects one key copies many numbers as one number where that is smaller and
+proved (compiler.alternatives, `PlanContext.numeric_copies`), else as their one-hot."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from pathlib import Path
+
+import pytest
+
+from compiler import alternatives, compile_sop
+from compiler.model import CompiledModel
+from rasp import sops as S
+from rasp.interpreter import Interpreter, load_file
+from rasp.parser import parse
+from tests.runtime_helpers import run_compiled
+
+LONG_ADDITION = Path(__file__).resolve().parents[1] / "compat" / "programs" / "long_addition.rasp"
+FIRST_POSITION = """
+seen = selector_width(select(tokens, tokens, ==) and select(indices, indices, <));
+first_pos = aggregate(select(tokens, tokens, ==) and select(seen, 0, ==), indices);
+"""
+
+
+def _first_position() -> S.Node:
+    interp = Interpreter()
+    interp.exec_program(parse(FIRST_POSITION, "<test>"))
+    return interp.get("first_pos")
+
+
+def _copy_labels(model: CompiledModel, name: str) -> list[str]:
+    return [label for label in model.metadata["residual"] if label.split(":")[0] == name]
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize("n", [5, 16, 40])
+def test_the_first_positions_index_is_copied_as_one_number(
+    n: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The index of each token's first occurrence: one key (compiler.count_keys), n values. As a
+    # one-hot copy it is n columns written and read (62,258 parameters at N = 40); as one number,
+    # 5,792.
+    root = _first_position()
+    model = compile_sop(root, list("abc"), n, name="first_pos")
+    assert _copy_labels(model, "first_pos") == ["first_pos"]
+    assert model.metadata["certificate"]["errors"] == []
+    with monkeypatch.context() as patch:
+        patch.setattr(alternatives, "_copies_many_numbers", lambda kept: False)
+        one_hot = compile_sop(root, list("abc"), n, name="first_pos")
+    assert len(_copy_labels(one_hot, "first_pos")) == n
+    assert model.param_count() < one_hot.param_count()
+    assert len(model.metadata["layers"]) <= len(one_hot.metadata["layers"])
+    rng = random.Random(n)
+    inputs = [list(t) for k in range(1, 5) for t in itertools.product("abc", repeat=k) if k <= n]
+    inputs += [[rng.choice("abc") for _ in range(rng.randint(1, n))] for _ in range(80)]
+    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert got == list(S.evaluate(root, tokens).values), tokens
+
+
+def test_a_numeric_copy_that_is_not_proved_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Long addition's digit copies as numbers (75,823 parameters against 82,400) feed a matched
+    # width whose decode then carries a float32 error of 730 against a margin of 3: the certifier
+    # refuses that build, and the one-hot copies stay, the same model as without the alternative.
+    root = load_file(LONG_ADDITION).get("longsum")
+    vocab = list("0123456789+")
+    stages: list[str] = []
+    model = compile_sop(root, vocab, 16, name="longsum", progress=lambda s, *_: stages.append(s))
+    assert "compiling: certify with numbers copied as numbers" in stages  # built, and different
+    assert model.metadata["certificate"]["errors"] == []
+    monkeypatch.setattr(alternatives, "_copies_many_numbers", lambda kept: False)
+    without = compile_sop(root, vocab, 16, name="longsum")
+    assert model.metadata["residual"] == without.metadata["residual"]
+    assert model.param_count() == without.param_count()
