@@ -14,6 +14,11 @@ options of the form kept so far:
   it is planned);
 - a model whose step MLPs read widths as their heads' 1/(w+1): every width decoded to its whole
   number first (steep steps over a fraction can sum to more rounding than the output's margin);
+- a model whose refused MLP computes a map of another map (`fa * fb > 0.2` stepped over the
+  product, whose error the steps' slope multiplies): that map computed from the sources of its
+  input maps (`fused_maps`; over fa with fb's values as contexts), and every map of a map so,
+  through chains; the smaller proved build is kept. Where planning the default fails (the
+  product alone too large to plan), the build with every map of a map so, if proved;
 - a proved model with an aggregate that copies more than NUMERIC_COPY_MIN_VALUES numbers of one
   key as their one-hot: the build copying them as one number (`numeric_copies`), kept where it
   is proved and has fewer layers, or as many and fewer parameters (the first occurrence's
@@ -43,6 +48,7 @@ class BuildOptions:
     fractions: bool = True  # a step MLP may read a width as 1/(w+1)
     eager_matching: bool = False  # sides of fewer values are matched too
     numeric_copies: bool = False  # a single-key aggregate of many numbers copies one number
+    fused_maps: frozenset[str] = frozenset()  # maps computed from their input maps' sources
 
 
 Build = Callable[[BuildOptions], tuple[CompiledModel, Graph]]
@@ -63,11 +69,22 @@ def certify_model(model: CompiledModel) -> Certificate:
 
 
 def keep_proved(
-    build: Build, max_len: int, max_params: int | None, note: Callable[[str], None]
+    build: Build,
+    program: Graph,
+    max_len: int,
+    max_params: int | None,
+    note: Callable[[str], None],
 ) -> Kept:
     """The form of the program to keep: the first proved (see the module docstring), else the
-    default form, with its failed certificate (the caller refuses it, located)."""
-    kept = _shortest(build, max_len, note)
+    default form, with its failed certificate (the caller refuses it, located). `program` is the
+    graph every build starts from."""
+    try:
+        kept = _shortest(build, max_len, note)
+    except CompileError as refusal:
+        fused = _fused_instead_of(build, program, note)
+        if fused is None:
+            raise refusal from None
+        kept = fused
     if not kept.certificate.ok and _snap_failed(kept.certificate):
         kept = _one_hot_output(build, kept, max_params, note)
     residual = kept.model.metadata["residual"]
@@ -79,6 +96,18 @@ def keep_proved(
     if not kept.certificate.ok and any(label.endswith(".frac") for label in residual):
         options = replace(kept.options, fractions=False)
         kept = _instead(build, kept, options, "with widths decoded first", note)
+    refused = _refused_steps_over_maps(kept)
+    if not kept.certificate.ok and refused:
+        # the refused maps from their input maps' sources, and every map of a map through chains
+        # (`fa * fb * 4 > 1` steps over `(fa * fb) * 4`, a view of the product): the smaller kept
+        how = "with maps fused through their inputs"
+        tried = [
+            _instead(build, kept, replace(kept.options, fused_maps=fused), how, note)
+            for fused in dict.fromkeys((refused, _maps_of_maps(kept.graph)))
+        ]
+        proved = [k for k in tried if k.certificate.ok]
+        if proved:
+            kept = min(proved, key=lambda k: _size(k.model))
     if kept.certificate.ok and _copies_many_numbers(kept):
         options = replace(kept.options, numeric_copies=True)
         kept = _instead(build, kept, options, "with numbers copied as numbers", note, smaller=True)
@@ -107,6 +136,23 @@ def _shortest(build: Build, max_len: int, note: Callable[[str], None]) -> Kept:
         if certificate.ok:
             break
     return Kept(model, graph, certificate, options)  # else the default's refusal
+
+
+def _fused_instead_of(build: Build, program: Graph, note: Callable[[str], None]) -> Kept | None:
+    """Where the default build is refused while planning (`fa * fb` at N = 40 needs a step MLP
+    over 19,269 pairs of means), the build with every map of another map computed from the
+    sources of its input maps (`fa * fb > 0.2`: steps over fa with fb as context), if proved."""
+    fused = _maps_of_maps(program)
+    if not fused:
+        return None
+    options = BuildOptions(fused_maps=fused)
+    try:
+        model, graph = build(options)
+    except CompileError:
+        return None
+    note("certify with maps fused through their inputs")
+    certificate = certify_model(model)
+    return Kept(model, graph, certificate, options) if certificate.ok else None
 
 
 def _one_hot_output(
@@ -155,6 +201,29 @@ def _instead(
     if not certificate.ok:
         return kept
     return Kept(model, graph, certificate, options, kept.one_hot_note)
+
+
+def _refused_steps_over_maps(kept: Kept) -> frozenset[str]:
+    """The maps of other maps whose MLP the certifier refused (`fa * fb > 0.2` stepped over the
+    product: the steps' steepness multiplies the product's error)."""
+    maps_of_maps = _maps_of_maps(kept.graph)
+    return frozenset(
+        block
+        for check in kept.certificate.failures()
+        if check.sublayer.endswith("mlp")
+        for block in check.block.split(", ")
+        if block in maps_of_maps
+    )
+
+
+def _maps_of_maps(graph: Graph) -> frozenset[str]:
+    """The maps that read another map: with `fused_maps`, each is computed from the sources of
+    its input maps, through any chain of them."""
+    return frozenset(
+        node.name
+        for node in graph.nodes
+        if node.op is Op.MAP and any(graph[i].op is Op.MAP for i in node.inputs)
+    )
 
 
 def _copies_many_numbers(kept: Kept) -> bool:

@@ -100,7 +100,7 @@ def compile_sop(
         return model, graph
 
     # the default form, or the first alternative the certifier proves (compiler.alternatives)
-    kept = keep_proved(build, max_len, max_params, note)
+    kept = keep_proved(build, build_graph(sop), max_len, max_params, note)
     model, graph, certificate = kept.model, kept.graph, kept.certificate
     if require_certificate and not certificate.ok:
         raise CompileError(refusals(certificate, graph, one_hot=kept.one_hot_note))
@@ -159,6 +159,7 @@ def _build(
         options.fractions,
         options.eager_matching,
         options.numeric_copies,
+        options.fused_maps,
     )
     note("schedule and assemble")
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers

@@ -64,6 +64,7 @@ def plan_encodings(
     fractions: bool = True,
     eager_matching: bool = False,
     numeric_copies: bool = False,
+    fused_maps: frozenset[str] = frozenset(),
 ) -> Plan:
     """Choose every reading and build every block; one CompileError with every reason. `output`
     forces the output's encoding (the driver's one-hot fallback), else `output_encoding` picks;
@@ -71,7 +72,8 @@ def plan_encodings(
     `head_masks=False` scores `select(indices, indices, op)` instead of masking the head;
     `fractions=False` decodes every width a step MLP reads to its whole number first;
     `eager_matching` matches sides of fewer values too (compiler.addressing); `numeric_copies`
-    copies many numbers of a single-key aggregate as one number (`PlanContext.is_mean`)."""
+    copies many numbers of a single-key aggregate as one number (`PlanContext.is_mean`);
+    `fused_maps` names maps computed from their inputs' sources (`MapPlanner.support`)."""
     ctx = PlanContext(
         graph,
         values,
@@ -82,6 +84,7 @@ def plan_encodings(
         fractions,
         eager_matching,
         numeric_copies,
+        fused_maps,
     )
     return Readings(ctx, output).run()
 

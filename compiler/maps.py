@@ -69,10 +69,11 @@ class MapPlanner:
         if node.op is not Op.MAP or self.ctx.is_position_class(index):
             return (index,)
         if index not in self._supports:
+            fused = node.name in self.ctx.fused_maps  # expanded even where that costs more
             out: dict[int, None] = {}
             for i in node.inputs:
                 merged = out | dict.fromkeys(self.support(i))
-                if self.cheap(tuple(merged)):
+                if fused or self.cheap(tuple(merged)):
                     out = merged
                 elif g[i].op is not Op.CONST:
                     out[i] = None
@@ -80,7 +81,7 @@ class MapPlanner:
                 # a class of the position is a function of `indices`, already a source here
                 out = {s: None for s in out if not self.ctx.is_position_class(s)}
             direct = tuple(dict.fromkeys(i for i in node.inputs if g[i].op is not Op.CONST))
-            if not self.cheap(tuple(out)) and self.cheap(direct):
+            if not fused and not self.cheap(tuple(out)) and self.cheap(direct):
                 # Expanding one input made the rest costly (`vals if indices > plus else 0`: the
                 # condition's sources plus vals): compute the inputs first, then one cheap block.
                 out = dict.fromkeys(direct)

@@ -1,0 +1,84 @@
+"""A map of another map's number that the certifier refuses, or that is too large to plan, is built
+again from the sources of its input maps (compiler.alternatives, `PlanContext.fused_maps`)."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from compiler import alternatives, compile_sop
+from rasp import sops as S
+from rasp.errors import CompileError
+from rasp.interpreter import Interpreter
+from rasp.parser import parse
+from tests.runtime_helpers import run_compiled
+
+MEANS = """
+fa = aggregate(select(indices, indices, <=), indicator(tokens == "a"));
+fb = aggregate(select(indices, indices, <=), indicator(tokens == "b"));
+wa = selector_width(select(tokens, "a", ==));
+"""
+
+
+def _program(expression: str) -> S.Node:
+    interp = Interpreter()
+    interp.exec_program(parse(f"{MEANS}res = {expression};\n", "<test>"))
+    return interp.get("res")
+
+
+def _agrees(root: S.Node, model: object, n: int) -> None:
+    rng = random.Random(n)
+    inputs = [list(t) for k in range(1, 6) for t in itertools.product("abc", repeat=k) if k <= n]
+    inputs += [[rng.choice("abc") for _ in range(rng.randint(1, n))] for _ in range(100)]
+    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert got == list(S.evaluate(root, tokens).values), tokens
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize(
+    ("expression", "n", "most"),
+    [
+        # the step over the product reads its error times the steps' steepness: refused (relu
+        # margin 3 against an error of 3.03 at N = 8); over fa, with fb's values as contexts, proved
+        ("fa * fb > 0.2", 8, 5_000),
+        ("fa * fb > 0.2", 16, 40_000),
+        # the step reads `(fa * fb) * 4`, a view of the product: fused through the chain
+        ("fa * fb * 4 > 1", 16, 40_000),
+        # the refused map alone fused (over fa + fb and wa): 3,909 parameters, where fusing the
+        # product too would step over three sources (1.9M)
+        pytest.param("(fa + fb) * wa > 2", 16, 10_000, marks=pytest.mark.slow),  # 2 builds, 5 s
+    ],
+)
+def test_a_refused_step_over_a_mapped_number_is_stepped_over_its_sources(
+    expression: str, n: int, most: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _program(expression)
+    model = compile_sop(root, list("abc"), n, name="res")
+    assert model.metadata["certificate"]["errors"] == []
+    assert model.param_count() <= most
+    _agrees(root, model, n)
+    monkeypatch.setattr(alternatives, "_refused_steps_over_maps", lambda kept: frozenset())
+    with pytest.raises(CompileError, match="a relu decision has margin"):
+        compile_sop(root, list("abc"), n, name="res")
+
+
+@pytest.mark.exactness
+def test_a_map_too_large_to_plan_is_fused_through_instead() -> None:
+    # At N = 40 the product alone needs a step MLP over 19,269 pairs of means (more than the
+    # compiler builds); the comparison over fa with fb's values as contexts does not.
+    root = _program("fa * fb > 0.2")
+    model = compile_sop(root, list("abc"), 40, name="res")
+    assert model.metadata["certificate"]["errors"] == []
+    assert len(model.metadata["layers"]) == 2
+    _agrees(root, model, 40)
+
+
+def test_without_the_fused_build_the_default_builds_refusal_stands(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the message is the default build's, located at the map it could not plan
+    monkeypatch.setattr(alternatives, "_maps_of_maps", lambda graph: frozenset())
+    with pytest.raises(CompileError, match="'fa \\* fb' needs a step MLP"):
+        compile_sop(_program("fa * fb > 0.2"), list("abc"), 40, name="res")
