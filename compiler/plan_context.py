@@ -41,8 +41,8 @@ class PlanContext:
     # an aggregate that selects at most one key copies many numbers as one number, as a mean does
     # (compiler.alternatives: kept where smaller and proved), not as their one-hot
     numeric_copies: bool = False
-    # maps whose support is expanded through every input map (compiler.alternatives: where the
-    # certifier refuses a step over a map's number, `fa * fb > 0.2` is stepped over fa and fb)
+    # maps whose support is expanded through every input map (compiler.alternatives, where the
+    # default build is refused: `fa * fb > 0.2` stepped over fa and fb, not over the product)
     fused_maps: frozenset[str] = frozenset()
     _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)
 
