@@ -148,11 +148,12 @@ def _fused_instead_of(build: Build, program: Graph, note: Callable[[str], None])
     options = BuildOptions(fused_maps=fused)
     try:
         model, graph = build(options)
-    except CompileError:
+    except (CompileError, MemoryError):
         return None
-    note("certify with maps fused through their inputs")
-    certificate = certify_model(model)
-    return Kept(model, graph, certificate, options) if certificate.ok else None
+    certificate = _certified(model, "with maps fused through their inputs", note)
+    if certificate is None or not certificate.ok:
+        return None
+    return Kept(model, graph, certificate, options)
 
 
 def _one_hot_output(
@@ -169,8 +170,12 @@ def _one_hot_output(
     except CompileError as err:
         why = f"a one-hot output was not built either: {err.diagnostics[0].message}"
         return replace(kept, one_hot_note=why)
-    note("certify the one-hot output")
-    certificate = certify_model(model)
+    except MemoryError:
+        return replace(kept, one_hot_note="a one-hot output was tried and ran out of memory")
+    certificate = _certified(model, "the one-hot output", note)
+    if certificate is None:
+        why = "a one-hot output was built, and certifying it ran out of memory"
+        return replace(kept, one_hot_note=why)
     if not certificate.ok:
         why = "a one-hot output was tried too and is not proved either"
         return replace(kept, one_hot_note=why)
@@ -190,17 +195,27 @@ def _instead(
     has fewer layers, or as many and fewer parameters), else `kept`."""
     try:
         model, graph = build(options)
-    except CompileError:
+    except (CompileError, MemoryError):
         return kept
     if model.metadata["residual"] == kept.model.metadata["residual"]:
         return kept  # the same model: the options changed nothing
     if smaller and _size(model) >= _size(kept.model):
         return kept
-    note(f"certify {how}")
-    certificate = certify_model(model)
-    if not certificate.ok:
+    certificate = _certified(model, how, note)
+    if certificate is None or not certificate.ok:
         return kept
     return Kept(model, graph, certificate, options, kept.one_hot_note)
+
+
+def _certified(model: CompiledModel, how: str, note: Callable[[str], None]) -> Certificate | None:
+    """An alternative's certificate, or None where certifying it ran out of memory: a build much
+    larger than the default (a one-hot output of thousands of values), whose refusal then stands,
+    located, instead of the compile failing."""
+    note(f"certify {how}")
+    try:
+        return certify_model(model)
+    except MemoryError:
+        return None
 
 
 def _refused_steps_over_maps(kept: Kept) -> frozenset[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from typing import Any
 
 import pytest
 
@@ -105,6 +106,31 @@ def test_a_one_hot_fallback_over_the_parameter_limit_is_refused_before_it_is_bui
     assert "snap" in problem.message
     assert "a one-hot output was not built either: the model would have" in problem.hint
     assert "the model would have 375 parameters" in problem.hint
+
+
+def test_an_alternative_that_runs_out_of_memory_leaves_the_located_refusal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Certifying a one-hot output of thousands of values can need more memory than there is
+    # (`indices` plus two means at N = 24, 5,389 values, under a 6 GB address limit; simulated
+    # here): the compile refuses the numerical model, located, and says what happened to the
+    # one-hot one, instead of failing with MemoryError.
+    from compiler import alternatives
+    from rasp import tracr as rasp
+
+    def out_of_memory(model: Any) -> Any:
+        if model.metadata["output"]["encoding"] == "categorical":
+            raise MemoryError
+        return certify(model)
+
+    certify = alternatives.certify_model
+    monkeypatch.setattr(alternatives, "certify_model", out_of_memory)
+    tanh = rasp.numerical(rasp.Map(math.tanh, rasp.tokens))
+    with pytest.raises(CompileError) as refused:
+        compile_sop(tanh, list(range(11)), 3, name="tanh")
+    (problem,) = refused.value.diagnostics
+    assert "snap" in problem.message
+    assert "a one-hot output was built, and certifying it ran out of memory" in problem.hint
 
 
 def test_a_one_hot_fallback_whose_unembedding_alone_is_over_the_limit_is_not_built() -> None:
