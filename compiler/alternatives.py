@@ -34,7 +34,7 @@ from compiler.addressing import MATCH_MIN_VALUES
 from compiler.blocks import Encoding
 from compiler.certify import Certificate, recheck
 from compiler.graph import Graph, Op
-from compiler.model import CompiledModel
+from compiler.model import CompiledModel, OverParamLimit
 from compiler.plan_context import NUMERIC_COPY_MIN_VALUES
 from rasp.errors import CompileError
 
@@ -80,6 +80,8 @@ def keep_proved(
     graph every build starts from."""
     try:
         kept = _shortest(build, max_len, note)
+    except OverParamLimit:
+        raise  # the user's limit: no other build is tried
     except CompileError as refusal:
         fused = _fused_instead_of(build, program, note)
         if fused is None:

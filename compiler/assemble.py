@@ -34,6 +34,7 @@ from compiler.model import (
     MASK_FORMAT_VERSION,
     MASKLESS_FORMAT_VERSION,
     CompiledModel,
+    OverParamLimit,
     attention_residual,
     config_params,
     embed_residual,
@@ -42,7 +43,7 @@ from compiler.model import (
 )
 from compiler.reach import ReachBuilder
 from compiler.schedule import Schedule
-from rasp.errors import CompileError, Diagnostic, Source
+from rasp.errors import Diagnostic, Source
 
 # BIG_PAD is rounded up to a multiple of this (a coarse dyadic grid keeps exact score sums exact).
 PAD_GRID = 256
@@ -116,7 +117,7 @@ def _check_params(config: dict[str, Any], plan: Plan, max_params: int | None) ->
     if max_params is None or params <= max_params:
         return
     widest = max(layer["d_mlp"] for layer in config["layers"]) if config["layers"] else 0
-    raise CompileError(
+    raise OverParamLimit(
         [
             Diagnostic(
                 f"the model would have {params:,} parameters (d_model {config['d_model']:,}, "

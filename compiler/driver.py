@@ -90,7 +90,7 @@ def compile_sop(
                 max_params=max_params,
             )
         except CompileError as err:  # a tracr map's unholdable value may be the reason
-            raise CompileError([*value_problems(sop), *err.diagnostics]) from None
+            raise type(err)([*value_problems(sop), *err.diagnostics]) from None
         problems = value_problems(sop)  # a tracr map gave a value no model holds (e.g. a dict)
         if problems:
             raise CompileError(problems)
@@ -183,7 +183,8 @@ def _build(
         )
     except CompileError as err:  # too many parameters: located at the output
         span = graph.output.span
-        raise CompileError([Diagnostic(d.message, d.span or span, d.hint) for d in err.diagnostics])
+        located = [Diagnostic(d.message, d.span or span, d.hint) for d in err.diagnostics]
+        raise type(err)(located) from None
 
     return model, graph
 

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from rasp.errors import CompileError
+
 FORMAT = "rasp-forge-model"
 FORMAT_VERSION = 4  # per-position output denominators (output.denominators)
 MASK_FORMAT_VERSION = 3  # per-head masks (config.layers[].masks), no W_pos (config.positional)
@@ -48,6 +50,11 @@ def model_config(
         "attention_dir": "causal" if causal else "bidirectional",
         "layers": layers,
     }
+
+
+class OverParamLimit(CompileError):
+    """The refusal of a model over `max_params` parameters, from its shape: the user's limit, which
+    the driver's alternative builds (compiler.alternatives) do not try to get under."""
 
 
 def config_params(config: dict[str, Any]) -> int:

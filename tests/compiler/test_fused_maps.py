@@ -82,3 +82,16 @@ def test_without_the_fused_build_the_default_builds_refusal_stands(
     monkeypatch.setattr(alternatives, "_maps_of_maps", lambda graph: frozenset())
     with pytest.raises(CompileError, match="'fa \\* fb' needs a step MLP"):
         compile_sop(_program("fa * fb > 0.2"), list("abc"), 40, name="res")
+
+
+def test_the_parameter_limit_is_final(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a model over max_params is the user's limit: no fused build is tried (dyck1's took 10 s at
+    # N = 40 to be refused by the same limit)
+    from compiler.model import OverParamLimit
+
+    def not_tried(*args: object) -> None:
+        raise AssertionError("a fused build was tried")
+
+    monkeypatch.setattr(alternatives, "_fused_instead_of", not_tried)
+    with pytest.raises(OverParamLimit, match="the model would have"):
+        compile_sop(_program("fa * fb > 0.2"), list("abc"), 8, name="res", max_params=1000)
