@@ -52,6 +52,7 @@ class BuildOptions:
 
 
 Build = Callable[[BuildOptions], tuple[CompiledModel, Graph]]
+FUSED = "with maps fused through their inputs"  # what a progress note says is certified
 
 
 @dataclass(frozen=True)
@@ -102,9 +103,8 @@ def keep_proved(
     if not kept.certificate.ok and refused:
         # the refused maps from their input maps' sources, and every map of a map through chains
         # (`fa * fb * 4 > 1` steps over `(fa * fb) * 4`, a view of the product): the smaller kept
-        how = "with maps fused through their inputs"
         tried = [
-            _instead(build, kept, replace(kept.options, fused_maps=fused), how, note)
+            _instead(build, kept, replace(kept.options, fused_maps=fused), FUSED, note)
             for fused in dict.fromkeys((refused, _maps_of_maps(kept.graph)))
         ]
         proved = [k for k in tried if k.certificate.ok]
@@ -147,15 +147,7 @@ def _fused_instead_of(build: Build, program: Graph, note: Callable[[str], None])
     fused = _maps_of_maps(program)
     if not fused:
         return None
-    options = BuildOptions(fused_maps=fused)
-    try:
-        model, graph = build(options)
-    except (CompileError, MemoryError):
-        return None
-    certificate = _certified(model, "with maps fused through their inputs", note)
-    if certificate is None or not certificate.ok:
-        return None
-    return Kept(model, graph, certificate, options)
+    return _proved(build, BuildOptions(fused_maps=fused), FUSED, note)
 
 
 def _one_hot_output(
@@ -195,18 +187,36 @@ def _instead(
 ) -> Kept:
     """The build with `options` where it differs from `kept` and is proved (and, if `smaller`,
     has fewer layers, or as many and fewer parameters), else `kept`."""
+
+    def worth_certifying(model: CompiledModel) -> bool:
+        if model.metadata["residual"] == kept.model.metadata["residual"]:
+            return False  # the same model: the options changed nothing
+        return not smaller or _size(model) < _size(kept.model)
+
+    found = _proved(build, options, how, note, worth=worth_certifying)
+    return kept if found is None else replace(found, one_hot_note=kept.one_hot_note)
+
+
+def _proved(
+    build: Build,
+    options: BuildOptions,
+    how: str,
+    note: Callable[[str], None],
+    *,
+    worth: Callable[[CompiledModel], bool] = lambda model: True,
+) -> Kept | None:
+    """The build with `options` if it is built, `worth` certifying, and proved; else None (a
+    refusal, or running out of memory, counts as not proved)."""
     try:
         model, graph = build(options)
     except (CompileError, MemoryError):
-        return kept
-    if model.metadata["residual"] == kept.model.metadata["residual"]:
-        return kept  # the same model: the options changed nothing
-    if smaller and _size(model) >= _size(kept.model):
-        return kept
+        return None
+    if not worth(model):
+        return None
     certificate = _certified(model, how, note)
     if certificate is None or not certificate.ok:
-        return kept
-    return Kept(model, graph, certificate, options, kept.one_hot_note)
+        return None
+    return Kept(model, graph, certificate, options)
 
 
 def _certified(model: CompiledModel, how: str, note: Callable[[str], None]) -> Certificate | None:
