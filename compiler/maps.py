@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from compiler import map_steps, mlp, positional
+from compiler import map_steps, mlp, piecewise, positional
 from compiler.blocks import (
     ONE,
     Atom,
@@ -43,6 +43,9 @@ MAX_ROWS = 2_000_000
 # A map of a number with `indices` as context tries the index's classes from this many indices
 # (the selectors' MIN_CLASSED_VALUES): below it, the index one-hot is narrow anyway.
 MIN_INDEX_CLASSES = 32
+# From this many positions on, a map of the position and a width (or the length) that is affine on a
+# few bands (`compiler.piecewise`) decodes the width for it, a layer more (`MapPlanner._piecewise`).
+BANDS_MIN_POSITIONS = 64
 
 Rows = list[tuple[tuple[Atom, ...], Atom]]  # (support values, the map's value there)
 
@@ -124,6 +127,16 @@ class MapPlanner:
                 x = self.reader.reading(node.index, Encoding.NUMERICAL)
                 return decode_numeric(self.built, node, x, [(float(v), v) for v in vals], encoding)
         support = self.support(node.index)
+        wider = self._sources_of(support)
+        if (
+            wider != support
+            and not self.cheap(support)
+        ):
+            # `a if a < b else b` over two widths: its support keeps `a < b` as a source (a
+            # table over the comparison and both one-hots); from a and b, a few units
+            banded = self._piecewise(node, wider, encoding)
+            if banded is not None:
+                return banded
         try:
             out = self._map_over(node, support, encoding, last_resort=True)
         except NoiseError:
@@ -231,6 +244,9 @@ class MapPlanner:
                 )
                 if coarse is not None:
                     return coarse
+                banded = self._piecewise(node, support, encoding)
+                if banded is not None:  # min(w1, w2): affine on either side of w1 = w2
+                    return banded
                 contextual = self._context_steps(node, support, encoding)
                 if contextual is not None:
                     return contextual
@@ -249,6 +265,9 @@ class MapPlanner:
             )
             if coarse is not None:
                 return coarse
+            banded = self._piecewise(node, support, encoding)
+            if banded is not None:  # (indices + 1) % length: a few units over two numbers
+                return banded
         one_block = (not numeric and len(categorical) == 1) or (
             len(numeric) == 1 and len(categorical) <= 1
         )
@@ -279,6 +298,33 @@ class MapPlanner:
             raise refusal
         self.built.add_mlp(spec)
         return out
+
+    def _piecewise(
+        self, node: IRNode, support: tuple[int, ...], encoding: Encoding
+    ) -> Encoded | None:
+        """The map as a few units over the numbers of its two whole-number sources, affine on
+        each of a few bands of one direction (`compiler.piecewise`), or None where it is not
+        such a map. A width is decoded to its whole number for it (an MLP, where it was read as
+        1/(w+1)): with the position as the other source, a layer more than a step MLP over the
+        width's 1/(w+1) with the index one-hot as context, whose N^2 parameters (17,534 for a
+        rotation's query at N = 40, 775K at N = 256) are worth that layer from
+        BANDS_MIN_POSITIONS on. (Over two widths, a context is decoded too: no layer more.)"""
+        if len(support) != 2:
+            return None
+        g = self.ctx.graph
+        position = any(g[s].op is Op.INDICES or self.ctx.is_positional(s) for s in support)
+        if position and any(self.reader.reads_frac(s) for s in support):
+            if self.ctx.max_len < BANDS_MIN_POSITIONS:
+                return None
+        if piecewise.bands_of(self._rows(node, support)) is None:
+            return None
+        readings = (
+            self.reader.reading(support[0], Encoding.NUMERICAL),
+            self.reader.reading(support[1], Encoding.NUMERICAL),
+        )
+        rows = self._rows(node, support)  # again: a reading built since may merge values
+        vals = self.ctx.values(node.index)
+        return piecewise.piecewise_map(self.built, node, vals, rows, readings, encoding)
 
     def _index_steps(
         self, node: IRNode, support: tuple[int, ...], rows: Rows, out: Encoded

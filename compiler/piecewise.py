@@ -1,0 +1,281 @@
+"""A map of two whole numbers that is affine on each of a few bands of one integer direction:
+one MLP of a few units, however many values its inputs take.
+
+`(indices + 1) % length` is indices + 1 where length - indices - 1 >= 1 and 0 where it is 0; the
+distance to the nearer end, `indices if indices < length - indices - 1 else length - indices - 1`,
+is affine on either side of 2·indices - length + 1 = 0. Stepped over one number with the other's
+one-hot as context, such maps take a unit pair per value of the context and read its N-wide
+one-hot: N^2 parameters (775K at N = 256). Here, with s = a·x + b·y (a, b whole numbers, at most
+2) and the map equal to an affine g_j on the j-th band of s (bands starting at t_2 < ... < t_p),
+
+    f = g_1 + sum_j h_j · [s >= t_j],  h_j = g_j - g_{j-1},
+
+and with S = s - t + 1/2 (whole s: |S| >= 1/2, the step's margin) each term is
+
+    h · [s >= t] = relu(h - lo + M·S) - relu(M·S) + lo · (relu(K·S + 1) - relu(K·S))
+
+where lo is h's least value on the band's side and M is large enough that the first unit is off
+below it. Every affine form has dyadic coefficients, so pre-activations are exact multiples of a
+power of 2 at exact inputs; the certifier bounds what the inputs' own errors do.
+
+A categorical output is built where every band is constant (`indices < length / 2`): the terms
+then write one-hot differences instead of numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from compiler.blocks import ONE, Atom, Encoded, Encoding, MLPDomain, MLPSpec, is_number
+from compiler.bounds import dyadic_exponent
+from compiler.graph import IRNode
+from compiler.mlp import Builder, Output, exact_reading, linear
+from compiler.plan_state import Built
+from compiler.positional import FLOAT32_WHOLE
+from compiler.readings import materialise
+
+# Directions s = a·x + b·y tried, in this order (the fewest bands wins; ties: the first).
+DIRECTIONS = ((1, 0), (0, 1), (1, -1), (1, 1), (2, -1), (1, -2), (2, 1), (1, 2))
+MAX_BANDS = 4  # more bands: a step MLP over one number does as well
+MAX_WHOLE = (
+    2**20
+)  # inputs beyond this: no such map is planned (pre-activations grow as their squares)
+GRID = 2**10  # coefficients are multiples of 1/GRID: exact products with whole numbers
+MARGIN = 4.0  # every unit's pre-activation is at least this far from 0 at exact inputs
+K = 8.0  # a step's slope in S: K/2 = MARGIN
+Rows = Sequence[tuple[tuple[Atom, ...], Atom]]
+
+
+@dataclass(frozen=True)
+class Band:
+    start: int  # the least s of the band
+    coef: tuple[float, float, float]  # the map on the band: coef[0]·x + coef[1]·y + coef[2]
+    value: Atom  # the map's value at the band's first row (its value, where it is constant)
+
+
+@dataclass(frozen=True)
+class Bands:
+    direction: tuple[int, int]
+    bands: tuple[Band, ...]
+
+
+def piecewise_map(
+    built: Built,
+    node: IRNode,
+    values: tuple[Atom, ...],
+    rows: Rows,
+    readings: tuple[Encoded, Encoded],
+    encoding: Encoding,
+) -> Encoded | None:
+    """The map as one piecewise-affine MLP over two numerical readings, or None where its values
+    are no such map of two whole numbers (or, read categorically, not constant on each band).
+    `values` is the map's value set; `readings` read the support's values as they are (call
+    `bands_of` first, so that no reading, a width's decoding MLP, is built in vain)."""
+    found = bands_of(rows)
+    if found is None or (encoding is Encoding.CATEGORICAL and not _constant(found)):
+        return None
+    return _build(built, node, values, rows, readings, encoding, found)
+
+
+def bands_of(rows: Rows) -> Bands | None:
+    """The fewest bands of one direction on which the map is affine (None: more than MAX_BANDS,
+    or inputs that are not whole numbers, or outputs that are not numbers)."""
+    if not rows:
+        return None
+    if not all(is_number(v) or isinstance(v, bool) for combo, out in rows for v in (*combo, out)):
+        return None
+    xy = np.array([[float(c) for c in combo] for combo, _ in rows], dtype=np.float64)
+    if xy.shape[1] != 2 or not np.all(xy == np.round(xy)) or np.abs(xy).max() > MAX_WHOLE:
+        return None
+    f = np.array([float(out) for _, out in rows], dtype=np.float64)
+    outputs = [out for _, out in rows]
+    best: Bands | None = None
+    for direction in DIRECTIONS:
+        most = MAX_BANDS if best is None else len(best.bands) - 1
+        found = _bands_along(direction, xy, f, outputs, most)
+        if found is not None:
+            best = found
+            if len(found.bands) == 1:
+                break
+    return best
+
+
+def _constant(found: Bands) -> bool:
+    return all(b.coef[0] == 0.0 and b.coef[1] == 0.0 for b in found.bands)
+
+
+def _bands_along(
+    direction: tuple[int, int],
+    xy: np.ndarray,
+    f: np.ndarray,
+    outputs: Sequence[Atom],
+    most: int,
+) -> Bands | None:
+    """The map's bands along s = a·x + b·y, greedily longest first (optimal: a band's subset is
+    affine too), or None beyond `most` bands."""
+    if most < 1:
+        return None
+    s = xy @ np.array(direction, dtype=np.float64)  # [rows]: whole numbers
+    order = np.argsort(s, kind="stable")
+    s, xy, f = s[order], xy[order], f[order]
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])  # first row of each value of s
+    ends = np.r_[starts[1:], len(s)]
+    bands: list[Band] = []
+    first = 0
+    while first < len(starts):
+        if len(bands) == most:
+            return None
+
+        def fit(last: int, first: int = first) -> tuple[float, float, float] | None:
+            lo, hi = starts[first], ends[last]
+            return _exact_fit(xy[lo:hi], f[lo:hi])
+
+        coef = fit(first)
+        if coef is None:
+            return None  # not affine even on one line of s
+        good, bad, step = first, None, 1
+        while bad is None and good < len(starts) - 1:  # gallop, then bisect
+            probe = min(good + step, len(starts) - 1)
+            got = fit(probe)
+            if got is None:
+                bad = probe
+            else:
+                good, coef, step = probe, got, step * 2
+        while bad is not None and bad - good > 1:
+            mid = (good + bad) // 2
+            got = fit(mid)
+            if got is None:
+                bad = mid
+            else:
+                good, coef = mid, got
+        bands.append(Band(int(s[starts[first]]), coef, outputs[int(order[starts[first]])]))
+        first = good + 1
+    return Bands(direction, tuple(bands))
+
+
+def _exact_fit(xy: np.ndarray, f: np.ndarray) -> tuple[float, float, float] | None:
+    """Dyadic (a, b, c) with a·x + b·y + c == f at every row, exactly; the fewest non-zero
+    coefficients first (rows on one line leave the fit free: the plainest is kept)."""
+    ones = np.ones(len(f))
+    for used in ((), (0,), (1,), (0, 1)):
+        design = np.column_stack([xy[:, k] for k in used] + [ones])  # [rows, len(used) + 1]
+        sol, *_ = np.linalg.lstsq(design, f, rcond=None)
+        sol = np.round(sol * GRID) / GRID
+        if np.abs(sol).max() > MAX_WHOLE or not np.array_equal(design @ sol, f):
+            continue
+        coef = [0.0, 0.0, float(sol[-1])]
+        for k, value in zip(used, sol[:-1], strict=True):
+            coef[k] = float(value)
+        return coef[0], coef[1], coef[2]
+    return None
+
+
+def _build(
+    built: Built,
+    node: IRNode,
+    values: tuple[Atom, ...],
+    rows: Rows,
+    readings: tuple[Encoded, Encoded],
+    encoding: Encoding,
+    found: Bands,
+) -> Encoded:
+    out = materialise(built, node, encoding, values)
+    writer = Output(out)
+    xy = np.array([[float(c) for c in combo] for combo, _ in rows], dtype=np.float64)
+    s = xy @ np.array(found.direction, dtype=np.float64)  # [rows]
+    x_terms, y_terms = readings[0].number, readings[1].number
+    a, b = found.direction
+
+    def form(coef: Sequence[float], scale: float = 1.0, shift: float = 0.0) -> dict:
+        """scale·(coef[0]·x + coef[1]·y) + shift·one, as W_in terms."""
+        return linear(
+            (x_terms, scale * coef[0]), (y_terms, scale * coef[1]), (((ONE, 1.0),), shift)
+        )
+
+    def row_of(band: Band) -> np.ndarray:  # a constant band's output row
+        return writer.encode(band.value if out.is_categorical else band.coef[2])
+
+    units = Builder(len(writer.dims))
+    constant = np.zeros(len(writer.dims))
+    first = found.bands[0]
+    if first.coef[:2] == (0.0, 0.0):
+        constant += row_of(first)
+    else:
+        g = xy @ np.array(first.coef[:2]) + first.coef[2]
+        low = float(g.min())
+        units.unit(form(first.coef, shift=first.coef[2] - low + MARGIN), 0.0, np.ones(1))
+        constant += low - MARGIN
+    for before, band in zip(found.bands, found.bands[1:]):
+        # S = s - t + 1/2: whole s, so at least 1/2 from 0 on both sides of the band's start
+        direction = (float(a), float(b), 0.0)
+        on = s >= band.start
+        if band.coef[:2] == before.coef[:2]:  # the step of a constant change
+            change = row_of(band) - row_of(before)
+            _step(units, form(direction, K, K * (0.5 - band.start)), change)
+            continue
+        h_coef = [p - q for p, q in zip(band.coef, before.coef, strict=True)]
+        h = xy @ np.array(h_coef[:2]) + h_coef[2]  # [rows]
+        low = float(h[on].min())
+        above = float((h[~on] - low).max())
+        big = 2.0 ** int(np.ceil(np.log2(max(2.0 * (above + MARGIN), 2.0 * MARGIN))))
+        product = form(h_coef, 1.0, h_coef[2] - low)
+        for dim, w in form(direction, big, big * (0.5 - band.start)).items():
+            product[dim] = product.get(dim, 0.0) + w
+        units.unit(product, 0.0, np.ones(1))
+        units.unit(form(direction, big, big * (0.5 - band.start)), 0.0, -np.ones(1))
+        if low != 0.0:
+            _step(units, form(direction, K, K * (0.5 - band.start)), np.array([low]))
+    if constant.any():
+        units.unit({ONE: 1.0}, 0.0, constant)
+    notes = {
+        "kind": "piecewise",
+        "direction": list(found.direction),
+        "band_starts": [b.start for b in found.bands],
+    }
+    domain = MLPDomain(
+        readings,
+        tuple((float(x), float(y)) for x, y in xy),
+        tuple(out_value for _, out_value in rows),
+        out,
+    )
+    spec: MLPSpec = units.spec(node.text, node.name, writer.dims, notes, domain)
+    if _exact(spec, readings, xy, built):
+        built.exact.update(writer.dims)  # a square read for matching needs no whole-number decode
+    built.add_mlp(spec)
+    return out
+
+
+def _exact(spec: MLPSpec, readings: tuple[Encoded, Encoded], xy: np.ndarray, built: Built) -> bool:
+    """Whether the MLP's output is exact in any float32 order: exact inputs, each one dimension,
+    and every partial sum of every dot product a multiple of its terms' dyadic grid below 2^24
+    of it (products of whole numbers and dyadic weights)."""
+    dims = []
+    for reading in readings:
+        if len(reading.number) != 1 or reading.number[0][1] != 1.0:
+            return False
+        dims.append(reading.number[0][0])
+    if not all(exact_reading(r, built.exact) for r in readings):
+        return False
+    if set(spec.W_in) - {*dims, ONE}:
+        return False
+    zero = np.zeros(spec.hidden)
+    w_in = np.stack([spec.W_in.get(d, zero) for d in (*dims, ONE)])  # [3, hidden]
+    w_in[2] += spec.b_in
+    inputs = np.column_stack([xy, np.ones(len(xy))])  # [points, 3]
+    grid_in = 2.0 ** int(dyadic_exponent(w_in).max())
+    if (np.abs(inputs) @ np.abs(w_in)).max() * grid_in > FLOAT32_WHOLE:
+        return False
+    active = np.maximum(inputs @ w_in, 0.0)  # [points, hidden]: exact, by the check above
+    grid = grid_in * 2.0 ** int(dyadic_exponent(spec.W_out).max())
+    return bool((active @ np.abs(spec.W_out)).max() * grid <= FLOAT32_WHOLE)
+
+
+def _step(units: Builder, ks: dict, change: np.ndarray) -> None:
+    """change · [S > 0] from K·S: relu(K·S + 1) - relu(K·S), 1 above and 0 below (|K·S| >= K/2)."""
+    plus_one = dict(ks)
+    plus_one[ONE] = plus_one.get(ONE, 0.0) + 1.0
+    units.unit(plus_one, 0.0, change)
+    units.unit(ks, 0.0, -change)

@@ -1,0 +1,175 @@
+"""Maps of two whole numbers that are affine on a few bands of one direction are a few units over
+the two numbers (compiler.piecewise), not steps over one with the other's one-hot as context."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compiler import compile_sop, piecewise
+from rasp import sops as S
+from rasp.interpreter import Interpreter
+from rasp.parser import parse
+from tests.runtime_helpers import run_compiled
+
+WIDTHS = """
+a = selector_width(select(tokens, tokens, ==));
+b = selector_width(select(tokens, "a", ==));
+"""
+
+
+def _program(text: str) -> S.Node:
+    interp = Interpreter()
+    interp.exec_program(parse(f"{WIDTHS}{text}\n", "<test>"))
+    return interp.get("res")
+
+
+def _agrees(root: S.Node, model: object, n: int) -> None:
+    rng = random.Random(n)
+    inputs = [list(t) for k in range(1, 7) for t in itertools.product("abc", repeat=k)]
+    inputs += [[rng.choice("abc") for _ in range(rng.randint(7, n))] for _ in range(150)]
+    inputs += [[rng.choice("abc") for _ in range(n)] for _ in range(20)]
+    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert got == list(S.evaluate(root, tokens).values), tokens
+
+
+def _positions(n: int) -> list[tuple[int, int]]:
+    return [(i, length) for length in range(1, n + 1) for i in range(length)]
+
+
+def _evaluate(found: piecewise.Bands, x: int, y: int) -> float:
+    s = found.direction[0] * x + found.direction[1] * y
+    band = [b for b in found.bands if b.start <= s][-1]
+    return band.coef[0] * x + band.coef[1] * y + band.coef[2]
+
+
+@pytest.mark.parametrize(
+    ("function", "direction", "starts"),
+    [
+        # i + 1 below the last position, 0 at it: bands of i - length
+        (lambda i, n: (i + 1) % n, (1, -1), [-40, -1]),
+        # the distance to the nearer end: either side of 2i - length = 0
+        (lambda i, n: min(i, n - i - 1), (2, -1), [-40, 0]),
+        (lambda i, n: i < n / 2, (2, -1), [-40, 0]),
+    ],
+)
+def test_the_bands_of_a_map_of_the_position_and_the_length(
+    function: object, direction: tuple[int, int], starts: list[int]
+) -> None:
+    rows = [((i, n), function(i, n)) for i, n in _positions(40)]  # type: ignore[operator]
+    found = piecewise.bands_of(rows)
+    assert found is not None
+    assert found.direction == direction
+    assert [b.start for b in found.bands] == starts
+    assert all(_evaluate(found, *combo) == float(out) for combo, out in rows)
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [((i, n), i % 5) for i, n in _positions(30)],  # six bands of i
+        [((i, n), i * n) for i, n in _positions(10)],  # no band is affine
+        [((i + 0.5, n), i) for i, n in _positions(10)],  # not whole numbers
+        [((i, n), str(i)) for i, n in _positions(10)],  # not numbers
+    ],
+)
+def test_what_is_no_map_of_a_few_bands(rows: list) -> None:
+    assert piecewise.bands_of(rows) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    direction=st.sampled_from(piecewise.DIRECTIONS),
+    cuts=st.lists(st.integers(-30, 30), min_size=0, max_size=3, unique=True),
+    coefs=st.lists(
+        st.tuples(st.integers(-3, 3), st.integers(-3, 3), st.integers(-9, 9)),
+        min_size=4,
+        max_size=4,
+    ),
+)
+def test_bands_reproduce_a_generated_piecewise_affine_map(
+    direction: tuple[int, int], cuts: list[int], coefs: list[tuple[int, int, int]]
+) -> None:
+    cuts = sorted(cuts)
+
+    def f(x: int, y: int) -> int:
+        band = sum(direction[0] * x + direction[1] * y >= c for c in cuts)
+        a, b, c = coefs[band]
+        return a * x + b * y + c
+
+    rows = [((x, y), f(x, y)) for x, y in _positions(16)]
+    found = piecewise.bands_of(rows)
+    assert found is not None  # at most len(cuts) + 1 <= MAX_BANDS bands along `direction`
+    assert len(found.bands) <= len(cuts) + 1
+    assert all(_evaluate(found, *combo) == float(out) for combo, out in rows)
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize(
+    ("text", "n", "most", "before"),
+    [
+        # the query of a rotation: stepped over the length's 1/(L+1) with the index one-hot as
+        # context, 38,438 parameters in 2 layers (775K at N = 256); here 5,831 in 3 (the length
+        # decoded first)
+        (
+            "res = aggregate(select(indices, (indices + 1) % length, ==), tokens);",
+            64,
+            7_000,
+            38_000,
+        ),
+        (
+            "res = indices if indices < length - indices - 1 else length - indices - 1;",
+            64,
+            5_000,
+            29_000,
+        ),
+        ("res = indices < length / 2;", 64, 5_000, 10_000),
+        # two widths: the comparison was a source of a table over it and both one-hots (944K);
+        # both take 2 layers (a one-hot of a width is decoded too)
+        ("res = a if a < b else b;", 40, 6_000, 900_000),
+        ("res = a if a < b else b;", 12, 3_000, 30_000),
+    ],
+)
+def test_a_banded_map_compiles_small_and_agrees_with_the_interpreter(
+    text: str, n: int, most: int, before: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _program(text)
+    model = compile_sop(root, list("abc"), n, name="res")
+    assert model.metadata["certificate"]["errors"] == []
+    assert model.param_count() <= most
+    _agrees(root, model, n)
+    monkeypatch.setattr(piecewise, "bands_of", lambda rows: None)
+    assert compile_sop(root, list("abc"), n, name="res").param_count() >= before
+
+
+def test_below_64_positions_a_map_of_the_position_keeps_its_layer() -> None:
+    # stepped over the length's 1/(L+1) with the index as context: 2 layers (17,534 parameters
+    # at N = 40), where decoding the length for the bands takes 3; from 64 positions on the
+    # index one-hot costs more (38,438 against 5,831)
+    root = _program("res = aggregate(select(indices, (indices + 1) % length, ==), tokens);")
+    assert len(compile_sop(root, list("abc"), 63, name="res").metadata["layers"]) == 2
+    assert len(compile_sop(root, list("abc"), 64, name="res").metadata["layers"]) == 3
+
+
+def test_the_units_are_exact_at_every_point() -> None:
+    # pre-activations are dyadic at whole inputs, at least MARGIN from 0: the certifier's bound
+    # for the banded MLP is 0 where its inputs are exact (the position, the decoded length)
+    root = _program("res = aggregate(select(indices, (indices + 1) % length, ==), tokens);")
+    model = compile_sop(root, list("abc"), 64, name="res")
+    checks = [c for c in model.metadata["certificate"]["checks"] if c["sublayer"] == "layer 1 mlp"]
+    assert checks and all(c["bound"] == 0 and c["margin"] >= piecewise.MARGIN for c in checks)
+
+
+def test_a_banded_number_is_matched_without_decoding_it_first() -> None:
+    # its output is exact in any order (whole inputs, dyadic weights, sums below 2^24): the
+    # square that matching reads is built from it directly, not from a whole-number decode
+    root = _program(
+        "res = aggregate(select(indices, length if indices < length / 2 else 0, ==), tokens);"
+    )
+    model = compile_sop(root, list("abc"), 64, name="res")
+    names = [block["name"] for layer in model.metadata["layers"] for block in layer["mlp"]]
+    assert "_map_3.sq" in names and "_map_3.int" not in names
