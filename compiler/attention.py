@@ -11,6 +11,7 @@ with a single non-zero product: exact in float32 for 0/1 readings.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -327,15 +328,17 @@ def merge_heads(heads: Sequence[HeadSpec]) -> HeadSpec:
     if all(h.domain is not None for h in heads) and first.domain is not None:
         parts = tuple(p for h in heads for p in h.domain.parts)  # type: ignore[union-attr]
         domain = HeadDomain(first.domain.query, first.domain.key, parts, first.domain.single)
-    return HeadSpec(
-        "; ".join(h.op for h in heads),
-        ", ".join(h.name for h in heads),
-        dict(first.W_Q),
-        dict(first.W_K),
-        w_v,
-        w_o,
-        out_dims,
-        first.bos_score,
-        domain,
-        first.mask,
+    # Every other field is the selector's, shared (`replace` keeps any field added later): equal
+    # scores are exact for one head if for another (matching's: a d_head that is a power of 4).
+    return replace(
+        first,
+        op="; ".join(h.op for h in heads),
+        name=", ".join(h.name for h in heads),
+        W_Q=dict(first.W_Q),
+        W_K=dict(first.W_K),
+        W_V=w_v,
+        W_O=w_o,
+        out_dims=out_dims,
+        domain=domain,
+        exact_scores=any(h.exact_scores for h in heads),
     )

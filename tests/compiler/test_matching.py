@@ -89,6 +89,31 @@ def test_several_matches_average_and_none_give_the_default() -> None:
     assert run_compiled(model, [list("aabb")]) == [[0, 0, 0.5, 0]]
 
 
+def test_two_aggregates_of_one_matched_select_share_a_head_with_exact_scores() -> None:
+    # One head copies both (schedule merges heads of one selector). The merged head once lost
+    # `exact_scores`, so its d_head was its own width (68), not a power of 4; the fold of
+    # sqrt(68) into W_K rounded matching's scores of 2^18 (margin -110 at index 63), and the
+    # certifier's refusal sent the program to one-hot readings (an N-wide head and index one-hot:
+    # 25,992 parameters for `before + where`, 1,996 now).
+    t, indices = B.tokens(), S.IndicesSOp(name="indices")
+    after = B.mapped(lambda i: i + 1, indices, name="after", text="indices + 1")
+    select = S.Select(keys=after, queries=indices, comparison=EQ)
+    before = S.AggregateSOp(selector=select, sop=t, default="-", name="before")
+    where = S.AggregateSOp(selector=select, sop=indices, default=-1, name="where")
+    both = B.mapped(
+        lambda x, i: i if x == "a" else -2, before, where, name="both", text='where if x == "a"'
+    )
+    model = compile_sop(both, list("abc"), 64)
+    assert model.param_count() < 8_000
+    assert not any(label.startswith("indices:") for label in model.metadata["residual"])
+    assert len(model.metadata["layers"][0]["attn"]) == 1
+    assert model.config["layers"][0]["d_head"] in (4, 16, 64, 256)
+    rng = random.Random(5)
+    inputs = [list(p) for n in range(1, 4) for p in itertools.product("abc", repeat=n)]
+    inputs += [[rng.choice("abc") for _ in range(rng.randint(4, 64))] for _ in range(60)]
+    _agree(model, both, inputs)
+
+
 def test_the_library_sort_is_matched_and_agrees_with_the_interpreter() -> None:
     program = B.sort_stable()
     model = compile_sop(program, list("abcd"), N)
