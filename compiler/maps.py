@@ -128,10 +128,7 @@ class MapPlanner:
                 return decode_numeric(self.built, node, x, [(float(v), v) for v in vals], encoding)
         support = self.support(node.index)
         wider = self._sources_of(support)
-        if (
-            wider != support
-            and not self.cheap(support)
-        ):
+        if wider != support and not self.cheap(support):
             # `a if a < b else b` over two widths: its support keeps `a < b` as a source (a
             # table over the comparison and both one-hots); from a and b, a few units
             banded = self._piecewise(node, wider, encoding)
@@ -316,15 +313,21 @@ class MapPlanner:
         if position and any(self.reader.reads_frac(s) for s in support):
             if self.ctx.max_len < BANDS_MIN_POSITIONS:
                 return None
-        if piecewise.bands_of(self._rows(node, support)) is None:
-            return None
+        rows = self._rows(node, support)
+        found = piecewise.bands_of(rows)
+        if found is None or not piecewise.builds(found, encoding):
+            return None  # before any reading is built: a width's decoding MLP would be in vain
         readings = (
             self.reader.reading(support[0], Encoding.NUMERICAL),
             self.reader.reading(support[1], Encoding.NUMERICAL),
         )
-        rows = self._rows(node, support)  # again: a reading built since may merge values
+        if self._rows(node, support) is not rows:  # a reading built since merged values
+            rows = self._rows(node, support)
+            found = piecewise.bands_of(rows)
+            if found is None or not piecewise.builds(found, encoding):
+                return None
         vals = self.ctx.values(node.index)
-        return piecewise.piecewise_map(self.built, node, vals, rows, readings, encoding)
+        return piecewise.piecewise_map(self.built, node, vals, rows, readings, encoding, found)
 
     def _index_steps(
         self, node: IRNode, support: tuple[int, ...], rows: Rows, out: Encoded

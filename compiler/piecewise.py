@@ -69,15 +69,22 @@ def piecewise_map(
     rows: Rows,
     readings: tuple[Encoded, Encoded],
     encoding: Encoding,
-) -> Encoded | None:
-    """The map as one piecewise-affine MLP over two numerical readings, or None where its values
-    are no such map of two whole numbers (or, read categorically, not constant on each band).
-    `values` is the map's value set; `readings` read the support's values as they are (call
-    `bands_of` first, so that no reading, a width's decoding MLP, is built in vain)."""
-    found = bands_of(rows)
-    if found is None or (encoding is Encoding.CATEGORICAL and not _constant(found)):
-        return None
+    found: Bands,
+) -> Encoded:
+    """The map as one MLP over two numerical readings, from `found = bands_of(rows)` where
+    `builds(found, encoding)`. `values` is the map's value set; `readings` read the support's
+    values as they are."""
+    if not builds(found, encoding):
+        raise ValueError(f"{node.name}: bands that are not constant have no categorical output")
     return _build(built, node, values, rows, readings, encoding, found)
+
+
+def builds(found: Bands, encoding: Encoding) -> bool:
+    """Whether `found` builds an output of this encoding: a categorical one needs every band
+    constant (its terms write one-hot differences)."""
+    return encoding is Encoding.NUMERICAL or all(
+        b.coef[0] == 0.0 and b.coef[1] == 0.0 for b in found.bands
+    )
 
 
 def bands_of(rows: Rows) -> Bands | None:
@@ -101,10 +108,6 @@ def bands_of(rows: Rows) -> Bands | None:
             if len(found.bands) == 1:
                 break
     return best
-
-
-def _constant(found: Bands) -> bool:
-    return all(b.coef[0] == 0.0 and b.coef[1] == 0.0 for b in found.bands)
 
 
 def _bands_along(
