@@ -43,9 +43,6 @@ MAX_ROWS = 2_000_000
 # A map of a number with `indices` as context tries the index's classes from this many indices
 # (the selectors' MIN_CLASSED_VALUES): below it, the index one-hot is narrow anyway.
 MIN_INDEX_CLASSES = 32
-# From this many positions on, a map of the position and a width (or the length) that is affine on a
-# few bands (`compiler.piecewise`) decodes the width for it, a layer more (`MapPlanner._piecewise`).
-BANDS_MIN_POSITIONS = 64
 
 Rows = list[tuple[tuple[Atom, ...], Atom]]  # (support values, the map's value there)
 
@@ -299,35 +296,11 @@ class MapPlanner:
     def _piecewise(
         self, node: IRNode, support: tuple[int, ...], encoding: Encoding
     ) -> Encoded | None:
-        """The map as a few units over the numbers of its two whole-number sources, affine on
-        each of a few bands of one direction (`compiler.piecewise`), or None where it is not
-        such a map. A width is decoded to its whole number for it (an MLP, where it was read as
-        1/(w+1)): with the position as the other source, a layer more than a step MLP over the
-        width's 1/(w+1) with the index one-hot as context, whose N^2 parameters (17,534 for a
-        rotation's query at N = 40, 775K at N = 256) are worth that layer from
-        BANDS_MIN_POSITIONS on. (Over two widths, a context is decoded too: no layer more.)"""
-        if len(support) != 2:
-            return None
-        g = self.ctx.graph
-        position = any(g[s].op is Op.INDICES or self.ctx.is_positional(s) for s in support)
-        if position and any(self.reader.reads_frac(s) for s in support):
-            if self.ctx.max_len < BANDS_MIN_POSITIONS:
-                return None
-        rows = self._rows(node, support)
-        found = piecewise.bands_of(rows)
-        if found is None or not piecewise.builds(found, encoding):
-            return None  # before any reading is built: a width's decoding MLP would be in vain
-        readings = (
-            self.reader.reading(support[0], Encoding.NUMERICAL),
-            self.reader.reading(support[1], Encoding.NUMERICAL),
+        """The map as a few units over its two whole-number sources' numbers (`piecewise`)."""
+        rows = lambda: self._rows(node, support)  # noqa: E731 (again after a reading is built)
+        return piecewise.banded_map(
+            self.ctx, self.reader, self.built, node, support, rows, encoding
         )
-        if self._rows(node, support) is not rows:  # a reading built since merged values
-            rows = self._rows(node, support)
-            found = piecewise.bands_of(rows)
-            if found is None or not piecewise.builds(found, encoding):
-                return None
-        vals = self.ctx.values(node.index)
-        return piecewise.piecewise_map(self.built, node, vals, rows, readings, encoding, found)
 
     def _index_steps(
         self, node: IRNode, support: tuple[int, ...], rows: Rows, out: Encoded

@@ -24,19 +24,23 @@ then write one-hot differences instead of numbers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from compiler.blocks import ONE, Atom, Encoded, Encoding, MLPDomain, MLPSpec, is_number
 from compiler.bounds import dyadic_exponent
-from compiler.graph import IRNode
+from compiler.graph import IRNode, Op
 from compiler.mlp import Builder, Output, exact_reading, linear
+from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.positional import FLOAT32_WHOLE
 from compiler.readings import materialise
 
+# From this many positions on, a map of the position and a width (or the length) that is affine on a
+# few bands decodes the width for it, a layer more (`banded_map`).
+BANDS_MIN_POSITIONS = 64
 # Directions s = a·x + b·y tried, in this order (the fewest bands wins; ties: the first).
 DIRECTIONS = ((1, 0), (0, 1), (1, -1), (1, 1), (2, -1), (1, -2), (2, 1), (1, 2))
 MAX_BANDS = 4  # more bands: a step MLP over one number does as well
@@ -62,21 +66,43 @@ class Bands:
     bands: tuple[Band, ...]
 
 
-def piecewise_map(
+def banded_map(
+    ctx: PlanContext,
+    reader: Reader,
     built: Built,
     node: IRNode,
-    values: tuple[Atom, ...],
-    rows: Rows,
-    readings: tuple[Encoded, Encoded],
+    support: tuple[int, ...],
+    rows: Callable[[], Rows],
     encoding: Encoding,
-    found: Bands,
-) -> Encoded:
-    """The map as one MLP over two numerical readings, from `found = bands_of(rows)` where
-    `builds(found, encoding)`. `values` is the map's value set; `readings` read the support's
-    values as they are."""
-    if not builds(found, encoding):
-        raise ValueError(f"{node.name}: bands that are not constant have no categorical output")
-    return _build(built, node, values, rows, readings, encoding, found)
+) -> Encoded | None:
+    """The map as one MLP over the numbers of its two whole-number sources, affine on each of a
+    few bands of one direction, or None where it is not such a map (`rows()`: its reachable
+    points, by `maps.MapPlanner`). A width is decoded to its whole number for it (an MLP, where it
+    was read as 1/(w+1)): with the position as the other source, a layer more than a step MLP over
+    the width's 1/(w+1) with the index one-hot as context, whose N^2 parameters (17,534 for a
+    rotation's query at N = 40, 775K at N = 256) are worth that layer from BANDS_MIN_POSITIONS
+    on. (Over two widths, a context is decoded too: no layer more.)"""
+    if len(support) != 2:
+        return None
+    g = ctx.graph
+    position = any(g[s].op is Op.INDICES or ctx.is_positional(s) for s in support)
+    if position and any(reader.reads_frac(s) for s in support):
+        if ctx.max_len < BANDS_MIN_POSITIONS:
+            return None
+    points = rows()
+    found = bands_of(points)
+    if found is None or not builds(found, encoding):
+        return None  # before any reading is built: a width's decoding MLP would be in vain
+    readings = (
+        reader.reading(support[0], Encoding.NUMERICAL),
+        reader.reading(support[1], Encoding.NUMERICAL),
+    )
+    if rows() is not points:  # a reading built since merged values
+        points = rows()
+        found = bands_of(points)
+        if found is None or not builds(found, encoding):
+            return None
+    return _build(built, node, ctx.values(node.index), points, readings, encoding, found)
 
 
 def builds(found: Bands, encoding: Encoding) -> bool:
