@@ -207,7 +207,7 @@ def _terms(pairs: list[tuple[Dim, float]]) -> Terms:
 
 def _affine_side(
     reading: Encoded,
-    t: tuple[Dim, ...],
+    t: Terms,
     t_square: tuple[Dim, ...],
     at: tuple[float, ...],
     a: float,
@@ -215,17 +215,18 @@ def _affine_side(
     kind: str,
     m: float = 0.0,
 ) -> Side:
-    """a t + b, from dims whose sums hold t and (t - m)^2: with B = a m + b, its square is
-    (a (t - m) + B)^2 = a^2 (t - m)^2 + 2aB t + B^2 - 2aB m (m = 0: a^2 t^2 + 2ab t + b^2)."""
+    """a t + b, from the linear form t (a constant on `one` included) and dims whose sum holds
+    (t - m)^2: with B = a m + b, its square is (a (t - m) + B)^2 = a^2 (t - m)^2 + 2aB t + B^2 -
+    2aB m (m = 0: a^2 t^2 + 2ab t + b^2)."""
     big_b = a * m + b
     return Side(
         reading,
         tuple(a * v + b for v in at),
-        _terms([*((d, a) for d in t), (ONE, b)]),
+        _terms([*((d, a * c) for d, c in t), (ONE, b)]),
         _terms(
             [
                 *((d, a * a) for d in t_square),
-                *((d, 2 * a * big_b) for d in t),
+                *((d, 2 * a * big_b * c) for d, c in t),
                 (ONE, big_b * big_b - 2 * a * big_b * m),
             ]
         ),
@@ -235,12 +236,13 @@ def _affine_side(
 
 @dataclass(frozen=True)
 class SquaredReading:
-    """A whole-number s-op as a vector reading: its number is the sum of the `number` dims, the
-    square of its distance from `centre` the sum of the `square` dims (compiler.exact_numbers),
-    for every value. (The centre, the middle of its values, keeps the square's parts few.)"""
+    """A whole-number s-op as a vector reading: its number is the linear form `number` of the
+    residual (the sum of exact parts, or a view such as `a + 3`: its constant on `one`), the square
+    of its distance from `centre` the sum of the `square` dims (compiler.exact_numbers), for every
+    value. (The centre, the middle of its values, keeps the square's parts few.)"""
 
     reading: Encoded
-    number: tuple[Dim, ...]
+    number: Terms
     square: tuple[Dim, ...]
     centre: float = 0.0
 
@@ -365,7 +367,7 @@ def _side(ctx: PlanContext, numbers: NumberViews, squared: Squared, index: int) 
             if g[source].op is Op.INDICES:
                 at = tuple(float(i) for i in range(n))
                 reading = index_reading(n)
-                return _affine_side(reading, (INDEX,), (INDEX_SQUARE,), at, a, b, "indices")
+                return _affine_side(reading, ((INDEX, 1.0),), (INDEX_SQUARE,), at, a, b, "indices")
             return _squared_side(ctx, squared, source, a, b)
     node = g[index]
     if node.op in (Op.TOKENS, Op.CONST) or numbers.reader.read_in_full(index):

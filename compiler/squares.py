@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from compiler.addressing import SquaredReading
-from compiler.blocks import ONE, Atom, Dim, Encoded, Encoding, MLPSpec, sort_values
+from compiler.blocks import ONE, Atom, Dim, Encoded, Encoding, MLPSpec, Terms, sort_values
 from compiler.exact_numbers import exact_whole_input, integer_parts
 from compiler.maps import MapPlanner
 from compiler.number_views import NumberViews
@@ -74,7 +74,7 @@ class SquaredReadings:
                     for v, w in zip(vals, whole_vals, strict=True)
                 )
                 reading = Encoded(f"{node.name}.int", Encoding.VECTOR, vals, one_hot=one_hot)
-                return SquaredReading(reading, (own[0][0],), (square_dim,), float(centre))
+                return SquaredReading(reading, x.number, (square_dim,), float(centre))
 
         def square_of(y: Encoded, error: object) -> Parts:
             return integer_parts(
@@ -91,6 +91,7 @@ class SquaredReadings:
         try:
             if whole and len(own) == 1:
                 held = tuple((v, _own_terms(x, v)) for v in vals)  # its one dimension holds it
+                number: Terms = x.number  # (`a + 3`: the dimension holds v - 3, `one` the 3)
                 parts, square = square_of(x, None)
             else:
                 # A sum of several dims, or not whole numbers (a width's 1/(w+1)): decoded into
@@ -105,6 +106,7 @@ class SquaredReadings:
                     exact=exact,
                 )
                 held = tuple(zip(decoded.values, decoded.one_hot, strict=True))
+                number = tuple((d, 1.0) for d in decoded.dims())  # the parts sum to v
                 exact.update(decoded.dims())
                 if whole:  # x is exact itself: the square beside the number, in the same layer
                     parts, square = square_of(x, None)
@@ -129,8 +131,7 @@ class SquaredReadings:
             for (_, terms), square_terms in zip(held, square.one_hot, strict=True)
         )
         reading = Encoded(f"{node.name}.int", Encoding.VECTOR, vals, one_hot=one_hot)
-        number_dims = tuple(dict.fromkeys(d for _, terms in held for d, _ in terms))
-        return SquaredReading(reading, number_dims, square.dims(), float(centre))
+        return SquaredReading(reading, number, square.dims(), float(centre))
 
 
 def _unless_refused(make: Callable[[], Parts]) -> Parts | None:

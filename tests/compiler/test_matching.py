@@ -15,7 +15,8 @@ from runtime_helpers import run_compiled
 
 from compiler import addressing, compile_sop
 from rasp import sops as S
-from rasp.interpreter import load_file
+from rasp.interpreter import Interpreter, load_file
+from rasp.parser import parse
 from rasp.tools.verify import same_value
 
 N = 40
@@ -112,6 +113,29 @@ def test_two_aggregates_of_one_matched_select_share_a_head_with_exact_scores() -
     inputs = [list(p) for n in range(1, 4) for p in itertools.product("abc", repeat=n)]
     inputs += [[rng.choice("abc") for _ in range(rng.randint(4, 64))] for _ in range(60)]
     _agree(model, both, inputs)
+
+
+def test_a_matched_view_with_a_constant_reads_the_constant() -> None:
+    # The query `a + 3` (the conditional always takes it: b <= 2 * b) is a view of the width a,
+    # its 3 on `one`. Its square was stepped on that view, and its number was read as the view's
+    # dimension alone: the parabola peaked at k = a instead of a + 3, so "ab" read its tokens
+    # where the interpreter gives the default (certified, and wrong).
+    text = """
+a = selector_width(select(tokens, tokens, ==));
+b = selector_width(select(tokens, "a", ==));
+res = aggregate(select(indices, (a + 3) if b <= (2 * b) else (2 * b), ==), tokens, "-");
+"""
+    interp = Interpreter()
+    interp.exec_program(parse(text, "<test>"))
+    program = interp.get("res")
+    model = compile_sop(program, list("abc"), N)
+    assert any(label.endswith(".sq") for label in model.metadata["residual"])  # matched
+    rng = random.Random(6)
+    inputs = [list(p) for n in range(1, 7) for p in itertools.product("abc", repeat=n)]
+    inputs += [[rng.choice("abc") for _ in range(rng.randint(7, N))] for _ in range(100)]
+    _agree(model, program, inputs)
+    # q = 4 + 3 at every position of a 12-token cycle: position 7's token; "ab" has no key 4
+    assert run_compiled(model, [list("ab"), list("abc" * 4)]) == [["-", "-"], ["b"] * 12]
 
 
 def test_the_library_sort_is_matched_and_agrees_with_the_interpreter() -> None:
