@@ -114,8 +114,19 @@ def random_addressing_program(rng: random.Random) -> S.SOp:
         ),
         name="w",
     )
+    # a view with a constant that the value analysis sees through a conditional it proves always
+    # true: its square was once stepped on the view and its number read without the constant
+    a_count = S.SelectorWidthSOp(
+        selector=S.Select(keys=t, queries=S.ConstSOp(value="a"), comparison=eq), name="n_a"
+    )
+    twice = mapped(lambda count: 2 * count, a_count, text="2 * n_a")
+    held = mapped(lambda count, double: count <= double, a_count, twice, text="n_a <= 2 * n_a")
+    shifted = mapped(lambda width: width + a, w, text=f"w + {a}")
     query = rng.choice(
         [
+            mapped(
+                lambda c, x, y: x if c else y, held, shifted, twice, text=f"w + {a} if ... else ..."
+            ),
             mapped(lambda length, index: length - index - 1, n, i, text="length - indices - 1"),
             mapped(lambda index: b * index + a, i, text=f"{b} * indices + {a}"),
             mapped(lambda length: length - 1 + a, n, text=f"length - 1 + {a}"),
