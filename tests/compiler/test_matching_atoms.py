@@ -179,9 +179,12 @@ def test_a_side_read_from_a_centred_square_is_the_square_of_its_number() -> None
     t, sq = Dim("t"), Dim("t.sq")
     reading = Encoded("t", Encoding.NUMERICAL, tuple(range(10)), number=((t, 1.0),))
     for a, b, m in [(1, 0, 0), (1, -1, 511), (2, 3, 7), (-1, 5, 4), (3, -2, 0)]:
-        side = _affine_side(reading, (t,), (sq,), tuple(range(10)), a, b, "squared", m)
-        for value in range(-3, 12):
-            dims = {t: value, sq: (value - m) ** 2, ONE: 1}
-            assert sum(c * dims[d] for d, c in side.x) == a * value + b
-            assert sum(c * dims[d] for d, c in side.square) == (a * value + b) ** 2
-            assert all(c == int(c) for _, c in side.square)
+        # t held by its dimension, or (a view `u + 3`) by a dimension holding t - 3 and `one`
+        for offset in (0, 3):
+            form = ((t, 1.0), (ONE, float(offset))) if offset else ((t, 1.0),)
+            side = _affine_side(reading, form, (sq,), tuple(range(10)), a, b, "squared", m)
+            for value in range(-3, 12):
+                dims = {t: value - offset, sq: (value - m) ** 2, ONE: 1}
+                assert sum(c * dims[d] for d, c in side.x) == a * value + b
+                assert sum(c * dims[d] for d, c in side.square) == (a * value + b) ** 2
+                assert all(c == int(c) for _, c in side.square)
