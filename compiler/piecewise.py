@@ -44,9 +44,8 @@ BANDS_MIN_POSITIONS = 64
 # Directions s = a·x + b·y tried, in this order (the fewest bands wins; ties: the first).
 DIRECTIONS = ((1, 0), (0, 1), (1, -1), (1, 1), (2, -1), (1, -2), (2, 1), (1, 2))
 MAX_BANDS = 4  # more bands: a step MLP over one number does as well
-MAX_WHOLE = (
-    2**20
-)  # inputs beyond this: no such map is planned (pre-activations grow as their squares)
+# Inputs beyond this: no such map is planned (pre-activations grow as their squares).
+MAX_WHOLE = 2**20
 GRID = 2**10  # coefficients are multiples of 1/GRID: exact products with whole numbers
 MARGIN = 4.0  # every unit's pre-activation is at least this far from 0 at exact inputs
 K = 8.0  # a step's slope in S: K/2 = MARGIN
