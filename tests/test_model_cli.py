@@ -113,6 +113,20 @@ def test_run_model(capsys: pytest.CaptureFixture[str], prev_model: Path) -> None
     assert code == 2 and "--name applies only to FILE.rasp" in err
 
 
+def test_run_model_labels_the_values_as_the_interpreter_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # the file's output type is strings (tokens, or the default 0); where every position takes
+    # the default the values are ints, and `rasp run FILE.rasp` says so too
+    program = tmp_path / "late.rasp"
+    program.write_text("res = aggregate(select(indices, length - 5, ==), tokens);\n")
+    model = tmp_path / "late.safetensors"
+    compiled = ["compile", str(program), "--vocab", "abc", "--max-len", "8", "-o", str(model)]
+    assert run(capsys, *compiled)[0] == 0
+    assert run(capsys, "run", str(program), "--input", "ab")[1] == "[0]*2 (ints)\n"
+    assert run(capsys, "run", "--model", str(model), "--input", "ab")[1] == "[0]*2 (ints)\n"
+
+
 def test_run_model_without_cuda(capsys: pytest.CaptureFixture[str], prev_model: Path) -> None:
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():

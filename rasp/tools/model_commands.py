@@ -208,7 +208,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 def cmd_run_model(args: argparse.Namespace) -> int:
     import transformer
     from rasp.display import seq_json, seq_text
-    from rasp.sops import SeqType, SeqValue
+    from rasp.seqvalues import make_seq
 
     if args.name is not None:
         return _usage_error("run", "--name applies only to FILE.rasp; a model computes one output")
@@ -226,7 +226,9 @@ def cmd_run_model(args: argparse.Namespace) -> int:
     if args.json:
         console.result(seq_json(values))
     else:
-        console.result(seq_text(SeqValue(tuple(values), SeqType(model.meta.raw["output"]["type"]))))
+        # labelled by the values, as the interpreter labels them: a default 0 among strings gives
+        # `[0]*3 (ints)` where every position takes it (the file's type says strings)
+        console.result(seq_text(make_seq(values, loose=True)))
     return 0
 
 
