@@ -81,8 +81,8 @@ def banded_map(
     the width's 1/(w+1) with the index one-hot as context, whose N^2 parameters (17,534 for a
     rotation's query at N = 40, 775K at N = 256) are worth that layer from BANDS_MIN_POSITIONS
     on. (Over two widths, a context is decoded too: no layer more.)"""
-    if len(support) != 2:
-        return None
+    if len(support) != 2 or not all(_whole(ctx.values(s)) for s in support):
+        return None  # (before the rows: a map of two means has millions)
     g = ctx.graph
     position = any(g[s].op is Op.INDICES or ctx.is_positional(s) for s in support)
     if position and any(reader.reads_frac(s) for s in support):
@@ -102,6 +102,10 @@ def banded_map(
         if found is None or not builds(found, encoding):
             return None
     return _build(built, node, ctx.values(node.index), points, readings, encoding, found)
+
+
+def _whole(values: Sequence[Atom]) -> bool:
+    return all((is_number(v) or isinstance(v, bool)) and float(v).is_integer() for v in values)
 
 
 def builds(found: Bands, encoding: Encoding) -> bool:
