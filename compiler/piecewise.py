@@ -19,7 +19,8 @@ below it. Every affine form has dyadic coefficients, so pre-activations are exac
 power of 2 at exact inputs; the certifier bounds what the inputs' own errors do.
 
 A categorical output is built where every band is constant (`indices < length / 2`): the terms
-then write one-hot differences instead of numbers.
+then write one-hot differences instead of numbers. A numerical map may be a sum of two banded
+components (`fit`): `(indices + 2) % length` wraps twice at length 1.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ BANDS_MIN_POSITIONS = 64
 # Directions s = a·x + b·y tried, in this order (the fewest bands wins; ties: the first).
 DIRECTIONS = ((1, 0), (0, 1), (1, -1), (1, 1), (2, -1), (1, -2), (2, 1), (1, 2))
 MAX_BANDS = 4  # more bands: a step MLP over one number does as well
+# `fit`'s second try: the first few values of either input left to bands of their own.
+EXCEPTION_DIRECTIONS = ((0, 1), (1, 0))
+MAX_EXCEPTIONS = 4
 # Inputs beyond this: no such map is planned (pre-activations grow as their squares).
 MAX_WHOLE = 2**20
 GRID = 2**10  # coefficients are multiples of 1/GRID: exact products with whole numbers
@@ -63,6 +67,9 @@ class Band:
 class Bands:
     direction: tuple[int, int]
     bands: tuple[Band, ...]
+
+
+Banded = tuple[Bands, ...]  # the map is the sum of these components
 
 
 def banded_map(
@@ -89,7 +96,7 @@ def banded_map(
         if ctx.max_len < BANDS_MIN_POSITIONS:
             return None
     points = rows()
-    found = bands_of(points)
+    found = fit(points)
     if found is None or not builds(found, encoding):
         return None  # before any reading is built: a width's decoding MLP would be in vain
     readings = (
@@ -98,7 +105,7 @@ def banded_map(
     )
     if rows() is not points:  # a reading built since merged values
         points = rows()
-        found = bands_of(points)
+        found = fit(points)
         if found is None or not builds(found, encoding):
             return None
     return _build(built, node, ctx.values(node.index), points, readings, encoding, found)
@@ -108,17 +115,57 @@ def _whole(values: Sequence[Atom]) -> bool:
     return all((is_number(v) or isinstance(v, bool)) and float(v).is_integer() for v in values)
 
 
-def builds(found: Bands, encoding: Encoding) -> bool:
-    """Whether `found` builds an output of this encoding: a categorical one needs every band
-    constant (its terms write one-hot differences)."""
-    return encoding is Encoding.NUMERICAL or all(
-        b.coef[0] == 0.0 and b.coef[1] == 0.0 for b in found.bands
-    )
+def builds(found: Banded, encoding: Encoding) -> bool:
+    """Whether `found` builds an output of this encoding: a categorical one needs one component
+    whose every band is constant (its terms write one-hot differences)."""
+    if encoding is Encoding.NUMERICAL:
+        return True
+    return len(found) == 1 and all(b.coef[0] == 0.0 and b.coef[1] == 0.0 for b in found[0].bands)
 
 
-def bands_of(rows: Rows) -> Bands | None:
-    """The fewest bands of one direction on which the map is affine (None: more than MAX_BANDS,
-    or inputs that are not whole numbers, or outputs that are not numbers)."""
+def fit(rows: Rows) -> Banded | None:
+    """The map as a sum of banded components: bands of one direction (`bands_of`), else bands of
+    one direction where the least few values of the position or the length are left out, plus
+    bands of that coordinate for what they leave (None: neither). `(indices + 2) % length` wraps
+    twice at length 1: no few bands of one direction hold it, but bands of i - length from length
+    2 on do, and what they give at length 1 is off by a constant there."""
+    arrays = _arrays(rows)
+    if arrays is None:
+        return None
+    xy, f = arrays
+    outputs = [out for _, out in rows]
+    single = _best_bands(xy, f, outputs)
+    if single is not None:
+        return (single,)
+    for coordinate in EXCEPTION_DIRECTIONS:
+        s = xy @ np.array(coordinate, dtype=np.float64)  # [rows]
+        for start in np.unique(s)[1 : 1 + MAX_EXCEPTIONS].tolist():
+            regular = s >= start
+            kept = [out for out, keep in zip(outputs, regular.tolist()) if keep]
+            main = _best_bands(xy[regular], f[regular], kept)
+            if main is None:
+                continue
+            rest = f - _evaluate(main, xy)  # 0 where the main bands hold (exact: dyadic)
+            if np.any(rest[regular] != 0.0):
+                continue
+            extra = _bands_along(coordinate, xy, rest, list(rest), MAX_BANDS)
+            if extra is not None:
+                return (main, extra)
+    return None
+
+
+def _evaluate(found: Bands, xy: np.ndarray) -> np.ndarray:
+    """The banded map at every row [rows] (each row's band by its s)."""
+    s = xy @ np.array(found.direction, dtype=np.float64)
+    starts = np.array([b.start for b in found.bands], dtype=np.float64)
+    band = np.clip(np.searchsorted(starts, s, side="right") - 1, 0, len(starts) - 1)
+    coef = np.array([b.coef for b in found.bands])[band]  # [rows, 3]
+    return coef[:, 0] * xy[:, 0] + coef[:, 1] * xy[:, 1] + coef[:, 2]
+
+
+def _arrays(rows: Rows) -> tuple[np.ndarray, np.ndarray] | None:
+    """(xy [rows, 2], f [rows]) as float64, or None where the inputs are not whole numbers (at
+    most MAX_WHOLE) or a value is not a number."""
     if not rows:
         return None
     if not all(is_number(v) or isinstance(v, bool) for combo, out in rows for v in (*combo, out)):
@@ -126,8 +173,19 @@ def bands_of(rows: Rows) -> Bands | None:
     xy = np.array([[float(c) for c in combo] for combo, _ in rows], dtype=np.float64)
     if xy.shape[1] != 2 or not np.all(xy == np.round(xy)) or np.abs(xy).max() > MAX_WHOLE:
         return None
-    f = np.array([float(out) for _, out in rows], dtype=np.float64)
-    outputs = [out for _, out in rows]
+    return xy, np.array([float(out) for _, out in rows], dtype=np.float64)
+
+
+def bands_of(rows: Rows) -> Bands | None:
+    """The fewest bands of one direction on which the map is affine (None: more than MAX_BANDS,
+    or inputs that are not whole numbers, or outputs that are not numbers)."""
+    arrays = _arrays(rows)
+    if arrays is None:
+        return None
+    return _best_bands(*arrays, [out for _, out in rows])
+
+
+def _best_bands(xy: np.ndarray, f: np.ndarray, outputs: Sequence[Atom]) -> Bands | None:
     best: Bands | None = None
     for direction in DIRECTIONS:
         most = MAX_BANDS if best is None else len(best.bands) - 1
@@ -212,14 +270,12 @@ def _build(
     rows: Rows,
     readings: tuple[Encoded, Encoded],
     encoding: Encoding,
-    found: Bands,
+    found: Banded,
 ) -> Encoded:
     out = materialise(built, node, encoding, values)
     writer = Output(out)
     xy = np.array([[float(c) for c in combo] for combo, _ in rows], dtype=np.float64)
-    s = xy @ np.array(found.direction, dtype=np.float64)  # [rows]
     x_terms, y_terms = readings[0].number, readings[1].number
-    a, b = found.direction
 
     def form(coef: Sequence[float], scale: float = 1.0, shift: float = 0.0) -> dict:
         """scale·(coef[0]·x + coef[1]·y) + shift·one, as W_in terms."""
@@ -232,17 +288,49 @@ def _build(
 
     units = Builder(len(writer.dims))
     constant = np.zeros(len(writer.dims))
+    for component in found:
+        constant += _component(units, component, xy, form, row_of)
+    if constant.any():
+        units.unit({ONE: 1.0}, 0.0, constant)
+    notes = {
+        "kind": "piecewise",
+        "directions": [list(c.direction) for c in found],
+        "band_starts": [[b.start for b in c.bands] for c in found],
+    }
+    domain = MLPDomain(
+        readings,
+        tuple((float(x), float(y)) for x, y in xy),
+        tuple(out_value for _, out_value in rows),
+        out,
+    )
+    spec: MLPSpec = units.spec(node.text, node.name, writer.dims, notes, domain)
+    if _exact(spec, readings, xy, built):
+        built.exact.update(writer.dims)  # a square read for matching needs no whole-number decode
+    built.add_mlp(spec)
+    return out
+
+
+def _component(
+    units: Builder,
+    found: Bands,
+    xy: np.ndarray,
+    form: Callable[..., dict],
+    row_of: Callable[[Band], np.ndarray],
+) -> np.ndarray:
+    """Add one banded component's units (g_1, then h_j · [s >= t_j] per band start); returns
+    the constant it leaves to the `one` unit."""
+    s = xy @ np.array(found.direction, dtype=np.float64)  # [rows]
+    direction = (float(found.direction[0]), float(found.direction[1]), 0.0)
     first = found.bands[0]
     if first.coef[:2] == (0.0, 0.0):
-        constant += row_of(first)
+        constant = row_of(first)
     else:
         g = xy @ np.array(first.coef[:2]) + first.coef[2]
         low = float(g.min())
         units.unit(form(first.coef, shift=first.coef[2] - low + MARGIN), 0.0, np.ones(1))
-        constant += low - MARGIN
+        constant = np.array([low - MARGIN])
     for before, band in zip(found.bands, found.bands[1:]):
         # S = s - t + 1/2: whole s, so at least 1/2 from 0 on both sides of the band's start
-        direction = (float(a), float(b), 0.0)
         on = s >= band.start
         if band.coef[:2] == before.coef[:2]:  # the step of a constant change
             change = row_of(band) - row_of(before)
@@ -260,24 +348,7 @@ def _build(
         units.unit(form(direction, big, big * (0.5 - band.start)), 0.0, -np.ones(1))
         if low != 0.0:
             _step(units, form(direction, K, K * (0.5 - band.start)), np.array([low]))
-    if constant.any():
-        units.unit({ONE: 1.0}, 0.0, constant)
-    notes = {
-        "kind": "piecewise",
-        "direction": list(found.direction),
-        "band_starts": [b.start for b in found.bands],
-    }
-    domain = MLPDomain(
-        readings,
-        tuple((float(x), float(y)) for x, y in xy),
-        tuple(out_value for _, out_value in rows),
-        out,
-    )
-    spec: MLPSpec = units.spec(node.text, node.name, writer.dims, notes, domain)
-    if _exact(spec, readings, xy, built):
-        built.exact.update(writer.dims)  # a square read for matching needs no whole-number decode
-    built.add_mlp(spec)
-    return out
+    return constant
 
 
 def _exact(spec: MLPSpec, readings: tuple[Encoded, Encoded], xy: np.ndarray, built: Built) -> bool:

@@ -68,6 +68,20 @@ def test_the_bands_of_a_map_of_the_position_and_the_length(
     assert all(_evaluate(found, *combo) == float(out) for combo, out in rows)
 
 
+@pytest.mark.parametrize("shift", [2, 3])
+def test_a_rotation_by_more_than_one_is_bands_plus_bands_of_the_short_lengths(shift: int) -> None:
+    # (i + shift) % n wraps more than once below length `shift`: bands of i - n from there on,
+    # and bands of n for what they leave at the shorter lengths (from shift 4 on, length 3's
+    # line is no affine map of i: not held)
+    rows = [((i, n), (i + shift) % n) for i, n in _positions(40)]
+    assert piecewise.bands_of(rows) is None
+    found = piecewise.fit(rows)
+    assert found is not None and len(found) == 2
+    assert found[0].direction == (1, -1) and found[1].direction == (0, 1)
+    assert all(sum(_evaluate(part, *combo) for part in found) == float(out) for combo, out in rows)
+    assert not piecewise.builds(found, piecewise.Encoding.CATEGORICAL)
+
+
 @pytest.mark.parametrize(
     "rows",
     [
@@ -128,6 +142,13 @@ def test_bands_reproduce_a_generated_piecewise_affine_map(
             29_000,
         ),
         ("res = indices < length / 2;", 64, 5_000, 10_000),
+        # wraps twice at length 1: bands of i - length, and of length for that one length
+        (
+            "res = aggregate(select(indices, (indices + 2) % length, ==), tokens);",
+            64,
+            7_000,
+            40_000,
+        ),
         # two widths: the comparison was a source of a table over it and both one-hots (944K);
         # both take 2 layers (a one-hot of a width is decoded too)
         ("res = a if a < b else b;", 40, 6_000, 900_000),
@@ -142,7 +163,7 @@ def test_a_banded_map_compiles_small_and_agrees_with_the_interpreter(
     assert model.metadata["certificate"]["errors"] == []
     assert model.param_count() <= most
     _agrees(root, model, n)
-    monkeypatch.setattr(piecewise, "bands_of", lambda rows: None)
+    monkeypatch.setattr(piecewise, "fit", lambda rows: None)
     assert compile_sop(root, list("abc"), n, name="res").param_count() >= before
 
 
