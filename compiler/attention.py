@@ -26,6 +26,7 @@ from compiler.blocks import (
     Encoded,
     HeadDomain,
     HeadSpec,
+    Selects,
     Terms,
     ValuePart,
     mask_label,
@@ -239,7 +240,14 @@ def aggregate_head(
         w_o = np.ones((1, 1))
         part = ValuePart(value, out_dims, "number", default)
     if address is not None:
-        domain = HeadDomain((address.query,), (address.key,), (part,), address.single)
+        domain = HeadDomain(
+            (address.query,),
+            (address.key,),
+            (part,),
+            address.single,
+            (_address_atom(address),),
+            Selects.NEAREST,
+        )
         return HeadSpec(
             op,
             name,
@@ -265,10 +273,22 @@ def aggregate_head(
 
 
 def _domain(
-    atoms: Sequence[Atomic], parts: tuple[ValuePart, ...], single: bool = False
+    atoms: Sequence[Atomic],
+    parts: tuple[ValuePart, ...],
+    single: bool = False,
+    selects: Selects = Selects.ABOVE,
 ) -> HeadDomain:
     queries = tuple(dict.fromkeys(a.query for a in atoms))
-    return HeadDomain(queries, tuple(dict.fromkeys(a.key for a in atoms)), parts, single)
+    keys = tuple(dict.fromkeys(a.key for a in atoms))
+    return HeadDomain(queries, keys, parts, single, tuple(atoms), selects)
+
+
+def _address_atom(address: Address) -> Atomic:
+    """What numerical addressing selects, `select(indices, q, ==)`, as a table over the query's
+    values and the indices (the certifier checks the parabola's top against it)."""
+    numbers = np.array([float(v) for v in address.query.values])
+    indices = np.array([float(v) for v in address.key.values])
+    return Atomic(address.query, address.key, numbers[:, None] == indices[None, :])
 
 
 def selector_width_head(atoms: Sequence[Atomic], out_dim: Dim, *, op: str, name: str) -> HeadSpec:
@@ -285,7 +305,7 @@ def selector_width_head(atoms: Sequence[Atomic], out_dim: Dim, *, op: str, name:
         np.ones((1, 1)),
         (out_dim,),
         bos_score=selected_score(atoms)[0],  # BOS scores like a selected key
-        domain=_domain(atoms, (ValuePart(None, (out_dim,), "width"),)),
+        domain=_domain(atoms, (ValuePart(None, (out_dim,), "width"),), selects=Selects.WITH_BOS),
         mask=mask,
     )
 
@@ -327,7 +347,13 @@ def merge_heads(heads: Sequence[HeadSpec]) -> HeadSpec:
     domain = None
     if all(h.domain is not None for h in heads) and first.domain is not None:
         parts = tuple(p for h in heads for p in h.domain.parts)  # type: ignore[union-attr]
-        domain = HeadDomain(first.domain.query, first.domain.key, parts, first.domain.single)
+        # one selector, so one conjunction; every head's atoms are kept (a repeated atom once)
+        # so that the certifier holds the shared scores to each of them
+        atoms: dict[tuple[Encoded, Encoded, bytes], Atomic] = {}
+        for h in heads:
+            for a in h.domain.atoms:  # type: ignore[union-attr]
+                atoms.setdefault((a.query, a.key, np.asarray(a.table).tobytes()), a)
+        domain = replace(first.domain, parts=parts, atoms=tuple(atoms.values()))
     # Every other field is the selector's, shared (`replace` keeps any field added later): equal
     # scores are exact for one head if for another (matching's: a d_head that is a power of 4).
     return replace(

@@ -265,6 +265,17 @@ class ValuePart:
         return self.intended(self.default)
 
 
+class Selects(Enum):
+    """Where a head's scores put the keys its select chooses, relative to BOS (the certifier checks
+    the weights' exact scores against the select's atoms with this rule)."""
+
+    ABOVE = "above"  # selected keys on one level above BOS (any levels if single), the rest below
+    WITH_BOS = "with-bos"  # selector_width: selected keys on BOS's level, the rest below
+    # numerical addressing: the one selected key (always present) alone on top; the rest anywhere
+    # below it, BOS among them
+    NEAREST = "nearest"
+
+
 @dataclass(frozen=True)
 class HeadDomain:
     """The readings a head's scores and values come from (for compiler.certify)."""
@@ -275,6 +286,11 @@ class HeadDomain:
     # The value analysis proved the selector picks at most one key per query: the keys scoring above
     # BOS are one position, whose softmax weight is exactly 1.
     single: bool = False
+    # What the select chooses, as a conjunction of truth tables over the query and key readings
+    # (the scored atoms: a head's mask removes keys by position, outside the scores), and where
+    # the scores put those keys. The certifier checks the scores against them.
+    atoms: tuple[Atomic, ...] = ()
+    selects: Selects = Selects.ABOVE
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ attention and MLP checks are `certify_attention` and `certify_mlp`, over the sta
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
 import numpy as np
@@ -69,7 +70,7 @@ def recheck(tensors: dict[str, np.ndarray], metadata: dict[str, Any]) -> Certifi
         return Certificate((), ("the file holds no reach to certify against",))
     try:
         reach = Reach.from_json(reach_json)
-    except (KeyError, TypeError, ValueError, IndexError) as err:
+    except (KeyError, TypeError, ValueError, IndexError, zlib.error) as err:
         return Certificate((), (f"the file's reach is malformed ({err})",))
     return certify(
         tensors,

@@ -27,6 +27,7 @@ from compiler.certificate import UNDERFLOW, Check
 from compiler.certify_factor import factorized_scores
 from compiler.certify_parts import intended as intended_out
 from compiler.certify_parts import key_label, product, query_saturation
+from compiler.certify_select import check_selection
 from compiler.certify_walk import MAX_STATES, OverBudget, Specials, Walk
 from compiler.reach import HeadReach
 
@@ -95,6 +96,8 @@ def check_attention(walk: Walk, layer: int) -> None:
                 (sk, sk_err),
                 q_coords[q_real],
             )
+        # which keys win: the select's (the scores' exact values against the reach's atoms)
+        walk.checks.append(check_selection(walk, head, where, (wq, bq, wk, bk), sk[0]))
         # values: per part (its own value columns), compare with the intended copy
         sv, sv_err = special_linear(walk.special.x, walk.special.e, wv, bv)
         for part in head.values:

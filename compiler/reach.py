@@ -9,8 +9,10 @@ The reach lists, in residual indices:
 
 - the readings (terms per value, the numbers a numerical reading takes, labels for people);
 - per head: its query and key readings (every combination of their values is a possible query or
-  key), and per aggregate it computes, the value reading and the out-dim vector the program means
-  for each value (`kind` "copy": one column per value; "number": the value; "width": 0 at real keys);
+  key), what its select chooses (a conjunction of truth tables, each over one query and one key
+  reading, and the rule placing the chosen keys against BOS), and per aggregate it computes, the
+  value reading and the out-dim vector the program means for each value (`kind` "copy": one column
+  per value; "number": the value; "width": 0 at real keys);
 - per MLP part: its hidden units, its readings and every reachable point (one value per reading),
   with the program's output there, written through the part's out reading;
 - the output reading (what the unembedding decodes).
@@ -21,11 +23,15 @@ certifier (`compiler.certify`) checks the weights against it and trusts nothing 
 
 from __future__ import annotations
 
+import base64
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.blocks import Atom, Encoded, Encoding, HeadSpec, MLPSpec
+import numpy as np
+
+from compiler.blocks import Atom, Encoded, Encoding, HeadSpec, MLPSpec, Selects
 from compiler.layout import Layout
 
 Terms = tuple[tuple[int, float], ...]  # (residual index, coefficient)
@@ -56,6 +62,45 @@ class ValueReach:
     default: tuple[float, ...]  # BOS's intended out vector
 
 
+@dataclass(frozen=True, eq=False)
+class AtomReach:
+    """One atom of a head's select: key state k is chosen by query state q (where the rest hold)
+    iff table[q's value of `query`, k's value of `key`] (readings by index; value indices in the
+    reading's order: numbers for a numerical reading)."""
+
+    query: int
+    key: int
+    table: np.ndarray  # bool [query reading's size, key reading's size]
+
+    def __eq__(self, other: object) -> bool:  # the table by value (a file's round trip)
+        return (
+            isinstance(other, AtomReach)
+            and (self.query, self.key) == (other.query, other.key)
+            and np.array_equal(self.table, other.table)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_json(self) -> dict[str, Any]:
+        bits = np.packbits(np.asarray(self.table, dtype=bool), axis=None)
+        packed = base64.b64encode(zlib.compress(bits.tobytes(), 9)).decode("ascii")
+        return {
+            "query": self.query,
+            "key": self.key,
+            "shape": list(self.table.shape),
+            "table": packed,
+        }
+
+    @staticmethod
+    def from_json(obj: dict[str, Any]) -> AtomReach:
+        rows, cols = (int(n) for n in obj["shape"])
+        if rows < 0 or cols < 0:
+            raise ValueError("a negative table shape")
+        raw = zlib.decompress(base64.b64decode(str(obj["table"]), validate=True))
+        bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), count=rows * cols)
+        return AtomReach(int(obj["query"]), int(obj["key"]), bits.astype(bool).reshape(rows, cols))
+
+
 @dataclass(frozen=True)
 class HeadReach:
     layer: int
@@ -66,6 +111,10 @@ class HeadReach:
     key: tuple[int, ...]
     values: tuple[ValueReach, ...]
     single: bool = False  # at most one key scores above BOS (proved by the value analysis)
+    # What the select chooses (a conjunction) and where its keys score (`Selects`); None in a file
+    # written before the reach recorded it: the certifier then cannot check the selection.
+    atoms: tuple[AtomReach, ...] | None = None
+    selects: str = Selects.ABOVE.value
 
 
 @dataclass(frozen=True)
@@ -119,6 +168,11 @@ class Reach:
                         for v in h.values
                     ],
                     "single": h.single,
+                    **(
+                        {}
+                        if h.atoms is None
+                        else {"atoms": [a.to_json() for a in h.atoms], "selects": h.selects}
+                    ),
                 }
                 for h in self.heads
             ],
@@ -172,6 +226,8 @@ class Reach:
                     for v in h["values"]
                 ),
                 bool(h.get("single", False)),
+                None if "atoms" not in h else tuple(AtomReach.from_json(a) for a in h["atoms"]),
+                Selects(h.get("selects", Selects.ABOVE.value)).value,
             )
             for h in obj["heads"]
         )
@@ -257,6 +313,11 @@ class ReachBuilder:
                 tuple(self.reading(e) for e in d.key),
                 tuple(values),
                 d.single,
+                tuple(
+                    AtomReach(self.reading(a.query), self.reading(a.key), np.asarray(a.table, bool))
+                    for a in d.atoms
+                ),
+                d.selects.value,
             )
         )
 

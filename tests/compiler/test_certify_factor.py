@@ -121,7 +121,10 @@ def test_a_block_without_its_level_gap_is_refused(factor_only: list[int]) -> Non
     cert = recheck(weights, model.metadata)
     assert len(factor_only) > before
     assert not cert.ok
-    (failed,) = cert.failures()
+    # the level gap fails, and with it the selection: the keys it selects no longer score as BOS
+    (failed,) = [c for c in cert.failures() if c.kind == "softmax"]
+    (chosen,) = [c for c in cert.failures() if c.kind == "selection"]
+    assert chosen.block == "earlier_same" and "below BOS" in chosen.where
     assert failed.sublayer == f"layer {layer} attn" and failed.kind == "softmax"
     assert failed.block == "earlier_same" and failed.where.startswith("query ")
     assert 0 < failed.margin + 110 < 110  # the real gap (32), not a refusal to check

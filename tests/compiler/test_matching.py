@@ -248,7 +248,9 @@ def test_matching_is_exact_past_256() -> None:
     (check,) = [
         c
         for c in model.metadata["certificate"]["checks"]
-        if c["sublayer"] == f"layer {layer} attn" and c["block"] == "sort"
+        if c["sublayer"] == f"layer {layer} attn"
+        and c["block"] == "sort"
+        and c["kind"] == "softmax"
     ]
     assert check["bound"] == 0.0
     rng = random.Random(6)

@@ -135,9 +135,9 @@ def test_the_grid_check_gives_the_enumerations_verdict(monkeypatch: pytest.Monke
     monkeypatch.setattr(certify_attention, "FACTOR_ABOVE", -1)
     on_grid = recheck(model.weights, model.metadata)
     assert any(proved) and on_grid.ok == per_query.ok is True
-    by_place = {(c.sublayer, c.block): c for c in per_query.checks}
+    by_place = {(c.sublayer, c.block, c.kind): c for c in per_query.checks}
     for check in on_grid.checks:  # the same places; a margin no larger than the per-query one
-        assert check.margin <= by_place[check.sublayer, check.block].margin + 1e-9
+        assert check.margin <= by_place[check.sublayer, check.block, check.kind].margin + 1e-9
 
 
 def test_the_grid_check_refuses_scores_off_the_grid(monkeypatch: pytest.MonkeyPatch) -> None:
