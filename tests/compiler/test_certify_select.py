@@ -212,6 +212,41 @@ def test_the_grouped_extremes_equal_every_pair_enumerated(name: str, monkeypatch
         assert margin == pytest.approx(brute, abs=1e-6), rule
 
 
+@pytest.mark.parametrize("seed", range(24))
+def test_random_programs_grouped_extremes_equal_every_pair_enumerated(
+    seed: int, monkeypatch
+) -> None:
+    """Random programs (every kind of select, conjunctions, widths) and addressing programs: the
+    grouped check's margin is the brute force's, as built and with the keys scaled down."""
+    from random_programs import random_addressing_program, random_program
+
+    rng = random.Random(seed)
+    compared: list[tuple[float, float]] = []
+    grouped = certify_select.check_selection
+
+    def both(walk, head, where, weights, bos_key):  # type: ignore[no-untyped-def]
+        check = grouped(walk, head, where, weights, bos_key)
+        compared.append((check.margin, _brute_force(walk, head, where, weights, bos_key)))
+        return check
+
+    monkeypatch.setattr(certify_attention, "check_selection", both)
+    if seed % 3 == 0:
+        root, n = random_addressing_program(rng), 12
+    else:
+        root, n = random_program(rng, rng.randint(2, 4), False), 5
+    try:
+        model = compiler.compile_sop(root, list("abc"), n, head_masks=seed % 2 == 0)
+    except CompileError:
+        return
+    w = _weights(model)
+    for key in w:
+        if key.endswith("attn.W_K"):
+            w[key] = (w[key] / 64).astype(np.float32)
+    recheck(w, model.metadata)
+    for margin, brute in compared:
+        assert margin == pytest.approx(brute, abs=1e-6)
+
+
 def test_a_file_without_the_atoms_is_not_certified() -> None:
     model = compiler.compile_sop(B.reverse(), list("abc"), 8)
     meta = dict(model.metadata)
