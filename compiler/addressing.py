@@ -247,8 +247,9 @@ class SquaredReading:
     centre: float = 0.0
 
 
-def _one_hot_side(reading: Encoded) -> Side:
-    numbers = tuple(float(v) for v in reading.values)  # type: ignore[arg-type]
+def _one_hot_side(reading: Encoded, d: int = 1) -> Side:
+    """A one-hot reading's values (times d) as its number, their squares as its square."""
+    numbers = tuple(float(v) * d for v in reading.values)  # type: ignore[arg-type]
     x = [(d, c * v) for v, terms in zip(numbers, reading.one_hot) for d, c in terms]
     sq = [(d, c * v * v) for v, terms in zip(numbers, reading.one_hot) for d, c in terms]
     return Side(reading, numbers, _terms(x), _terms(sq), "one-hot")
@@ -277,6 +278,21 @@ def match_atom(query: Side, key: Side, scale: float) -> Atomic:
 
 def _whole(values: tuple[Atom, ...]) -> bool:
     return bool(values) and all(is_number(v) and float(v) == int(v) for v in values)
+
+
+# Sides whose values are halves or quarters (`select(indices, length / 2, ==)`: the middle token)
+# are matched scaled by a power of 2: d q == d k exactly where q == k, and d q, d k are whole.
+SCALES = (1, 2, 4, 8)
+
+
+def _scale(values: tuple[Atom, ...]) -> int | None:
+    """The smallest power of 2 in SCALES that makes every value whole (exact in float64)."""
+    if not values or not all(is_number(v) and math.isfinite(float(v)) for v in values):
+        return None
+    for d in SCALES:
+        if all(float(v) * d == int(float(v) * d) for v in values):
+            return d
+    return None
 
 
 # A side with fewer values than this is read as a one-hot; matching pays from here on.
@@ -309,14 +325,15 @@ def plan_match(
         return None
     keys, queries = select.inputs
     k_vals, q_vals = ctx.values(keys), ctx.values(queries)
-    if not _whole(k_vals) or not _whole(q_vals):
+    d = _scale((*k_vals, *q_vals)) if k_vals and q_vals else None
+    if d is None:
         return None
     if max(len(k_vals), len(q_vals)) < (
         EAGER_MATCH_MIN_VALUES if ctx.eager_matching else MATCH_MIN_VALUES
     ):
         return None
-    query = _side(ctx, numbers, squared, queries)
-    key = _side(ctx, numbers, squared, keys)
+    query = _side(ctx, numbers, squared, queries, d)
+    key = _side(ctx, numbers, squared, keys, d)
     if query is None or key is None or query.kind == key.kind == "one-hot":
         return None
     # Several matches share the weight equally only if their scores are exactly equal: every
@@ -354,15 +371,18 @@ def _centred(side: Side, m: float) -> Side:
     )
 
 
-def _side(ctx: PlanContext, numbers: NumberViews, squared: Squared, index: int) -> Side | None:
-    """How one side is matched: an integer affine map of indices (the positional dims), a one-hot
-    the model holds anyway (tokens, a constant, an s-op read in full), else (s, s^2) written by a
-    step MLP (of a source it is an integer affine map of)."""
+def _side(
+    ctx: PlanContext, numbers: NumberViews, squared: Squared, index: int, d: int = 1
+) -> Side | None:
+    """How one side, times d (a power of 2 that makes both sides whole), is matched: an integer
+    affine map of indices (the positional dims), a one-hot the model holds anyway (tokens, a
+    constant, an s-op read in full), else (s, s^2) written by a step MLP (of a source it is an
+    integer affine map of; only whole sides, d = 1, are stepped themselves)."""
     g, n = ctx.graph, ctx.max_len
     form = numbers.affine_form(index)
     if form is not None and len(form[0]) == 1:
         source, a = next(iter(form[0].items()))
-        b = form[1]
+        a, b = a * d, form[1] * d  # exact: d is a power of 2
         if a == int(a) and b == int(b) and a != 0 and _whole(ctx.values(source)):
             if g[source].op is Op.INDICES:
                 at = tuple(float(i) for i in range(n))
@@ -371,7 +391,9 @@ def _side(ctx: PlanContext, numbers: NumberViews, squared: Squared, index: int) 
             return _squared_side(ctx, squared, source, a, b)
     node = g[index]
     if node.op in (Op.TOKENS, Op.CONST) or numbers.reader.read_in_full(index):
-        return _one_hot_side(numbers.reader.reading(index, Encoding.CATEGORICAL))
+        return _one_hot_side(numbers.reader.reading(index, Encoding.CATEGORICAL), d)
+    if d != 1:
+        return None  # the step MLP writes whole numbers
     return _squared_side(ctx, squared, index, 1.0, 0.0)
 
 

@@ -138,6 +138,43 @@ res = aggregate(select(indices, (a + 3) if b <= (2 * b) else (2 * b), ==), token
     assert run_compiled(model, [list("ab"), list("abc" * 4)]) == [["-", "-"], ["b"] * 12]
 
 
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ('middle = aggregate(select(indices, length / 2, ==), tokens, "-");', "middle"),
+        ('quarter = aggregate(select(indices + 0.5, length / 4, ==), tokens, "-");', "quarter"),
+        ('halves = aggregate(select(indices / 2, indices, ==), tokens, "-");', "halves"),
+    ],
+)
+def test_halves_and_quarters_are_matched_scaled_by_a_power_of_two(text: str, name: str) -> None:
+    # `length / 2` takes halves: once matched only between whole numbers, it was read as a one-hot
+    # of N values on both sides (52,033 parameters at N = 64, 722,977 at 256). Both sides times 2
+    # (or 4) are whole, and equal exactly where the halves are.
+    interp = Interpreter()
+    interp.exec_program(parse(text, "<test>"))
+    program = interp.get(name)
+    model = compile_sop(program, list("abc"), N)
+    _matching_layer(model, name)
+    assert model.param_count() < 10_000
+    rng = random.Random(7)
+    inputs = [list(p) for n in range(1, 6) for p in itertools.product("abc", repeat=n)]
+    inputs += [[rng.choice("abc") for _ in range(rng.randint(6, N))] for _ in range(80)]
+    _agree(model, program, inputs)
+
+
+def test_thirds_are_not_matched_and_stay_exact() -> None:
+    # 1/3 is no float64 multiple of a power of 2: the one-hot readings stay (and agree)
+    text = 'third = aggregate(select(indices, length / 3, ==), tokens, "-");'
+    interp = Interpreter()
+    interp.exec_program(parse(text, "<test>"))
+    program = interp.get("third")
+    model = compile_sop(program, list("abc"), 16)
+    assert not any(label.endswith(".sq") for label in model.metadata["residual"])
+    inputs = [list(p) for n in range(1, 5) for p in itertools.product("abc", repeat=n)]
+    inputs += [list("abc" * 5)[:n] for n in range(5, 17)]
+    _agree(model, program, inputs)
+
+
 def test_the_library_sort_is_matched_and_agrees_with_the_interpreter() -> None:
     program = B.sort_stable()
     model = compile_sop(program, list("abcd"), N)
