@@ -29,7 +29,13 @@ import numpy as np
 
 from compiler.bounds import SLACK, Linear, U, gamma, row_grid
 from compiler.certificate import UNDERFLOW, Check
-from compiler.certify_parts import key_label, product, query_saturation
+from compiler.certify_parts import (
+    HeadPartition,
+    key_label,
+    product,
+    query_saturation,
+    reading_dims,
+)
 from compiler.certify_walk import MAX_STATES, OverBudget, Walk
 from compiler.reach import HeadReach
 
@@ -49,59 +55,26 @@ class Block:
 
 
 def _dims(walk: Walk, rid: int) -> list[int]:
-    r = walk.reach.readings[rid]
-    return sorted({d for terms in r.terms for d, _ in terms if d != walk.one})
+    return reading_dims(walk.reach.readings[rid], walk.one)
 
 
 def split_blocks(walk: Walk, head: HeadReach, wq: np.ndarray, wk: np.ndarray) -> list[Block] | None:
-    """The head's columns grouped into blocks that share no reading (union-find over columns and
+    """The head's columns grouped into blocks that share no reading (`HeadPartition`: columns and
     the readings their non-zero weights touch; readings of one side that share dimensions are
     joined too, as `Linear` evaluates them together). None when a reading of the head cannot be
     placed (views of one s-op that no column reads: their inconsistent states are the
     enumeration's business)."""
-    n_cols = wq.shape[1]
-    nq, nk = len(head.query), len(head.key)
-    parent = list(range(n_cols + nq + nk))  # columns, then query readings, then key readings
-
-    def find(a: int) -> int:
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
-    def union(a: int, b: int) -> None:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-
-    for side, (ids, w, base) in enumerate(((head.query, wq, n_cols), (head.key, wk, n_cols + nq))):
-        owner: dict[int, int] = {}
-        for i, rid in enumerate(ids):
-            dims = _dims(walk, rid)
-            for d in dims:
-                if d in owner:
-                    union(base + i, owner[d])
-                owner[d] = base + i
-            if dims:
-                for c in np.flatnonzero(np.abs(w[dims]).sum(axis=0) > 0):
-                    union(int(c), base + i)
-    groups: dict[int, list[int]] = {}
-    for node in range(len(parent)):
-        groups.setdefault(find(node), []).append(node)
     blocks = []
     constant: list[int] = []  # columns that read no reading: one block of one state
-    for members in groups.values():
-        cols = [m for m in members if m < n_cols]
-        query = tuple(m - n_cols for m in members if n_cols <= m < n_cols + nq)
-        key = tuple(m - n_cols - nq for m in members if m >= n_cols + nq)
-        if not cols:
+    for cols, query, key in HeadPartition(head, walk.reach.readings, walk.one, wq, wk).groups():
+        if not len(cols):
             if len(query) + len(key) > 1:
                 return None
             continue  # a reading no column reads: it changes no score
         if not query and not key:
-            constant.extend(cols)
+            constant.extend(cols.tolist())
             continue
-        blocks.append(Block(np.array(cols, dtype=np.int64), query, key))
+        blocks.append(Block(cols, query, key))
     if constant:
         blocks.append(Block(np.array(sorted(constant), dtype=np.int64), (), ()))
     return blocks

@@ -47,6 +47,74 @@ class Groups:
         return out
 
 
+def reading_dims(reading: Reading, one: int) -> list[int]:
+    """The residual dimensions a reading's values set (`one` aside: it is 1 everywhere)."""
+    return sorted({d for terms in reading.terms for d, _ in terms if d != one})
+
+
+class HeadPartition:
+    """Union-find over a head's score columns, then its query readings, then its key readings
+    (node ids in that order): each column joins the readings its non-zero W_Q / W_K rows touch,
+    and readings of one side that share dimensions (views of one s-op, which `Linear` evaluates
+    together) join each other. Callers may join more (the certifier's selection: each atom's
+    query and key reading)."""
+
+    def __init__(
+        self,
+        head: HeadReach,
+        readings: tuple[Reading, ...],
+        one: int,
+        wq: np.ndarray,
+        wk: np.ndarray,
+    ) -> None:
+        self.n_cols, self.nq = wq.shape[1], len(head.query)
+        self.parent = list(range(self.n_cols + self.nq + len(head.key)))
+        for ids, w, base in ((head.query, wq, self.n_cols), (head.key, wk, self.n_cols + self.nq)):
+            owner: dict[int, int] = {}
+            for i, rid in enumerate(ids):
+                dims = reading_dims(readings[rid], one)
+                for d in dims:
+                    if d in owner:
+                        self.join(base + i, owner[d])
+                    owner[d] = base + i
+                if dims:
+                    for c in np.flatnonzero(np.abs(w[dims]).sum(axis=0) > 0):
+                        self.join(int(c), base + i)
+
+    def query_node(self, i: int) -> int:
+        return self.n_cols + i
+
+    def key_node(self, i: int) -> int:
+        return self.n_cols + self.nq + i
+
+    def find(self, a: int) -> int:
+        while self.parent[a] != a:
+            self.parent[a] = self.parent[self.parent[a]]
+            a = self.parent[a]
+        return a
+
+    def join(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+    def groups(self) -> list[tuple[np.ndarray, tuple[int, ...], tuple[int, ...]]]:
+        """Per group, in order of its first node: its columns, and the positions in head.query
+        and head.key of its readings."""
+        members: dict[int, list[int]] = {}
+        for node in range(len(self.parent)):
+            members.setdefault(self.find(node), []).append(node)
+        n_cols, nq = self.n_cols, self.nq
+        return [
+            (
+                np.array([m for m in group if m < n_cols], dtype=np.int64),
+                tuple(m - n_cols for m in group if n_cols <= m < n_cols + nq),
+                tuple(m - n_cols - nq for m in group if m >= n_cols + nq),
+            )
+            for group in members.values()
+        ]
+
+
 def product(readings: tuple[Reading, ...], ids: tuple[int, ...]) -> np.ndarray:
     """Every combination of the readings' values: [P, len(ids)] coordinates."""
     axes = [

@@ -36,7 +36,7 @@ import numpy as np
 from compiler.blocks import Selects
 from compiler.bounds import Linear
 from compiler.certificate import UNDERFLOW, Check
-from compiler.certify_parts import product, state_label
+from compiler.certify_parts import HeadPartition, product, state_label
 from compiler.certify_walk import MAX_STATES, Walk
 from compiler.reach import HeadReach, Reading
 
@@ -244,63 +244,25 @@ def _query(
     return "query " + state_label(readings, tuple(ids), np.array(coords))
 
 
-def _dims(reading: Reading, one: int) -> list[int]:
-    return sorted({d for terms in reading.terms for d, _ in terms if d != one})
-
-
 def _groups(walk: Walk, head: HeadReach, wq: np.ndarray, wk: np.ndarray) -> list[_Group] | str:
-    """Columns and readings joined by the weights, readings of one side that share dimensions
-    (views of one s-op), and each atom's query and key reading. A string: the reach is malformed."""
+    """`HeadPartition`'s groups, each atom's query and key reading joined too. A string: the
+    reach is malformed."""
     readings = walk.reach.readings
-    n_cols, nq, nk = wq.shape[1], len(head.query), len(head.key)
-    parent = list(range(n_cols + nq + nk))  # columns, query readings, key readings
-
-    def find(a: int) -> int:
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
-    def union(a: int, b: int) -> None:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-
-    for ids, w, base in ((head.query, wq, n_cols), (head.key, wk, n_cols + nq)):
-        owner: dict[int, int] = {}
-        for i, rid in enumerate(ids):
-            dims = _dims(readings[rid], walk.one)
-            for d in dims:
-                if d in owner:
-                    union(base + i, owner[d])
-                owner[d] = base + i
-            if dims:
-                for c in np.flatnonzero(np.abs(w[dims]).sum(axis=0) > 0):
-                    union(int(c), base + i)
-    member: dict[int, list[int]] = {}
+    part = HeadPartition(head, readings, walk.one, wq, wk)
+    of_query: dict[int, list[int]] = {}  # a query reading's position -> its atoms
     for a, atom in enumerate(head.atoms or ()):
         if atom.query not in head.query or atom.key not in head.key:
             return f"an atom of the select reads a reading the head does not (atom {a})"
         q_size, k_size = readings[atom.query].size, readings[atom.key].size
         if atom.table.shape != (q_size, k_size):
             return f"an atom's table is {atom.table.shape}, its readings {(q_size, k_size)}"
-        q_node = n_cols + head.query.index(atom.query)
-        union(q_node, n_cols + nq + head.key.index(atom.key))
-        member.setdefault(q_node, []).append(a)
-    nodes: dict[int, list[int]] = {}
-    for node in range(len(parent)):
-        nodes.setdefault(find(node), []).append(node)
-    groups = []
-    for members in nodes.values():
-        groups.append(
-            _Group(
-                np.array([m for m in members if m < n_cols], dtype=np.int64),
-                tuple(m - n_cols for m in members if n_cols <= m < n_cols + nq),
-                tuple(m - n_cols - nq for m in members if m >= n_cols + nq),
-                tuple(a for m in members for a in member.get(m, [])),
-            )
-        )
-    return groups
+        q = head.query.index(atom.query)
+        part.join(part.query_node(q), part.key_node(head.key.index(atom.key)))
+        of_query.setdefault(q, []).append(a)
+    return [
+        _Group(cols, query, key, tuple(a for q in query for a in of_query.get(q, [])))
+        for cols, query, key in part.groups()
+    ]
 
 
 def _evaluate(
