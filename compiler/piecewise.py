@@ -20,11 +20,13 @@ power of 2 at exact inputs; the certifier bounds what the inputs' own errors do.
 
 A categorical output is built where every band is constant (`indices < length / 2`): the terms
 then write one-hot differences instead of numbers. A numerical map may be a sum of two banded
-components (`fit`): `(indices + 2) % length` wraps twice at length 1.
+components (`fit`): `(indices + 2) % length` wraps twice at length 1. A rotation by more,
+`(indices + 5) % length`, is a sum of one step per wrap, each its own direction (`_wraps`).
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -48,6 +50,8 @@ MAX_BANDS = 4  # more bands: a step MLP over one number does as well
 # `fit`'s second try: the first few values of either input left to bands of their own.
 EXCEPTION_DIRECTIONS = ((0, 1), (1, 0))
 MAX_EXCEPTIONS = 4
+# `fit`'s last try, a remainder p % q (`_wraps`): one component per wrap, at most this many.
+MAX_WRAPS = 16
 # Inputs beyond this: no such map is planned (pre-activations grow as their squares).
 MAX_WHOLE = 2**20
 GRID = 2**10  # coefficients are multiples of 1/GRID: exact products with whole numbers
@@ -151,7 +155,81 @@ def fit(rows: Rows) -> Banded | None:
             extra = _bands_along(coordinate, xy, rest, list(rest), MAX_BANDS)
             if extra is not None:
                 return (main, extra)
+    return _wraps(xy, f)
+
+
+# The remainders `_wraps` tries, p % q: p = a·x + b·y + c with a, b in {-1, 0, 1} (c found from
+# the rows), q = one input + k.
+DIVIDENDS = ((1, 0), (0, 1), (-1, 1), (1, -1), (1, 1), (-1, 0), (0, -1))
+MODULUS_SHIFTS = (0, 1, -1, 2)
+SAMPLE = 4096  # rows a candidate is first checked on (a failed one costs no more)
+
+
+def _wraps(xy: np.ndarray, f: np.ndarray) -> Banded | None:
+    """A remainder p % q (`(indices + 5) % length`, `(length - indices - 16) % (length + 1)`) with p
+    and q affine (q >= 1 at every row) as p plus one step per wrap: p - q·floor(p / q), where
+
+        floor(p / q) = sum_{j >= 1} [p - j·q >= 0] - sum_{j >= 1} [-p - (j - 1)·q >= 1]
+
+    (the j-th wrap up, a step of height -q along p - j·q's direction, and down, +q along
+    -p - (j - 1)·q's), as many of each as the rows wrap: at most MAX_WRAPS components of two
+    bands, however many values x and y take."""
+    if not len(f):
+        return None
+    sample = slice(0, SAMPLE)
+    for axis, k in itertools.product((1, 0), MODULUS_SHIFTS):
+        q_coef = np.zeros(3)
+        q_coef[axis], q_coef[2] = 1.0, float(k)
+        q = xy @ q_coef[:2] + q_coef[2]
+        if q.min() < 1:
+            continue
+        row = int(np.argmax(q))  # the largest modulus: c mod q there
+        for a, b in DIVIDENDS:
+            base = xy[:, 0] * a + xy[:, 1] * b  # [rows]
+            c0 = int(f[row] - base[row])
+            for c in sorted({c0, c0 - int(q[row]), c0 + int(q[row])}, key=abs):
+                if not np.array_equal(np.mod(base[sample] + c, q[sample]), f[sample]):
+                    continue
+                if not np.array_equal(np.mod(base + c, q), f):
+                    continue
+                found = _wrap_components(xy, np.array([a, b, c], dtype=np.float64), q_coef)
+                if found is not None and np.array_equal(sum(_evaluate(x, xy) for x in found), f):
+                    return found
     return None
+
+
+def _wrap_components(xy: np.ndarray, p_coef: np.ndarray, q_coef: np.ndarray) -> Banded | None:
+    p = xy @ p_coef[:2] + p_coef[2]
+    q = xy @ q_coef[:2] + q_coef[2]
+    wraps = np.floor_divide(p, q)  # [rows]
+    ups, downs = int(max(wraps.max(), 0)), int(max(-wraps.min(), 0))
+    if ups + downs == 0 or ups + downs > MAX_WRAPS:
+        return None  # no wrap (an affine map: found before), or too many steps
+    # [p - j·q >= 0] with height -q; [-p - (j - 1)·q >= 1] with height +q
+    steps = [(p_coef - j * q_coef, -q_coef) for j in range(1, ups + 1)]
+    steps += [(-p_coef - (j - 1) * q_coef - (0, 0, 1), q_coef) for j in range(1, downs + 1)]
+    base = p_coef.copy()
+    components = []
+    for test, height in steps:  # [test >= 0]: along test[:2], from s = -test[2] on
+        direction = _direction(test)
+        start = int(-test[2])
+        s = xy @ np.array(direction, dtype=np.float64)
+        if s.min() >= start:
+            base = base + height  # on at every row: part of the affine map
+            continue
+        if s.max() < start:
+            continue  # off at every row
+        bands = (Band(int(s.min()), (0.0, 0.0, 0.0), 0.0), Band(start, _coef(height), 0.0))
+        components.append(Bands(direction, bands))
+    return (Bands(_direction(base), (Band(0, _coef(base), 0.0),)), *components)
+
+
+def _direction(coef: np.ndarray) -> tuple[int, int]:
+    return int(coef[0]), int(coef[1])
+
+
+def _coef(c: np.ndarray) -> tuple[float, float, float]:
+    return float(c[0]), float(c[1]), float(c[2])
 
 
 def _evaluate(found: Bands, xy: np.ndarray) -> np.ndarray:

@@ -72,7 +72,7 @@ def test_the_bands_of_a_map_of_the_position_and_the_length(
 def test_a_rotation_by_more_than_one_is_bands_plus_bands_of_the_short_lengths(shift: int) -> None:
     # (i + shift) % n wraps more than once below length `shift`: bands of i - n from there on,
     # and bands of n for what they leave at the shorter lengths (from shift 4 on, length 3's
-    # line is no affine map of i: not held)
+    # line is no affine map of i: one step per wrap instead, below)
     rows = [((i, n), (i + shift) % n) for i, n in _positions(40)]
     assert piecewise.bands_of(rows) is None
     found = piecewise.fit(rows)
@@ -80,6 +80,29 @@ def test_a_rotation_by_more_than_one_is_bands_plus_bands_of_the_short_lengths(sh
     assert found[0].direction == (1, -1) and found[1].direction == (0, 1)
     assert all(sum(_evaluate(part, *combo) for part in found) == float(out) for combo, out in rows)
     assert not piecewise.builds(found, piecewise.Encoding.CATEGORICAL)
+
+
+@pytest.mark.parametrize("shift", [4, 5, -5, 16, -16])
+@pytest.mark.parametrize("swapped", [False, True])
+def test_a_rotation_by_more_is_one_step_per_wrap(shift: int, swapped: bool) -> None:
+    # (i + c) % n wraps up to |c| times at the shortest lengths: no few bands hold it, but x + c
+    # and one step of height -n along (1, -j) per wrap j (+n along (-1, 1 - j) for c < 0) do
+    rows = [((i, n), (i + shift) % n) for i, n in _positions(40)]
+    if swapped:
+        rows = [((n, i), out) for (i, n), out in rows]
+    found = piecewise.fit(rows)
+    assert found is not None and len(found) == abs(shift) + 1
+    for j, part in enumerate(found[1:], start=1):
+        direction = (1, -j) if shift > 0 else (-1, 1 - j)
+        assert part.direction == (direction[::-1] if swapped else direction)
+    assert all(sum(_evaluate(part, *combo) for part in found) == float(out) for combo, out in rows)
+
+
+def test_a_rotation_by_more_wraps_than_the_steps_allowed_is_no_fit() -> None:
+    shift = piecewise.MAX_WRAPS + 1
+    assert piecewise.fit([((i, n), (i + shift) % n) for i, n in _positions(40)]) is None
+    # a number that is not below its modulus wraps as often as it is large
+    assert piecewise.fit([((w, n), (w + 1) % n) for w in range(40) for n in range(1, 41)]) is None
 
 
 @pytest.mark.parametrize(
@@ -148,6 +171,20 @@ def test_bands_reproduce_a_generated_piecewise_affine_map(
             64,
             7_000,
             40_000,
+        ),
+        # wraps 5 times at length 1: one step per wrap (46,445 parameters stepped over the
+        # length with the index one-hot as context; 776,909 at N = 256, now 21,111)
+        (
+            "res = aggregate(select(indices, (indices + 5) % length, ==), tokens);",
+            64,
+            7_000,
+            40_000,
+        ),
+        (
+            "res = aggregate(select(indices, (indices - 5) % length, ==), tokens);",
+            64,
+            7_000,
+            39_000,
         ),
         # two widths: the comparison was a source of a table over it and both one-hots (944K);
         # both take 2 layers (a one-hot of a width is decoded too)
