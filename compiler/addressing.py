@@ -247,9 +247,9 @@ class SquaredReading:
     centre: float = 0.0
 
 
-def _one_hot_side(reading: Encoded, d: int = 1) -> Side:
-    """A one-hot reading's values (times d) as its number, their squares as its square."""
-    numbers = tuple(float(v) * d for v in reading.values)  # type: ignore[arg-type]
+def _one_hot_side(reading: Encoded, scale: int = 1) -> Side:
+    """A one-hot reading's values (times `scale`) as its number, their squares as its square."""
+    numbers = tuple(float(v) * scale for v in reading.values)  # type: ignore[arg-type]
     x = [(d, c * v) for v, terms in zip(numbers, reading.one_hot) for d, c in terms]
     sq = [(d, c * v * v) for v, terms in zip(numbers, reading.one_hot) for d, c in terms]
     return Side(reading, numbers, _terms(x), _terms(sq), "one-hot")

@@ -10,6 +10,8 @@ input, so they are evaluated concretely with an error vector. The decisions:
   at least UNDERFLOW apart after both scores' errors, so softmax gives the lower key weight exactly 0
   (exp(-103.97) rounds to 0 in float32); PAD keys sit below BOS, which is always present; the BOS
   and PAD queries attend to BOS alone. The selected keys' weights err by a bounded factor.
+- selection: the keys each reachable query's exact scores put on top are the ones its select
+  chooses (the reach's atoms), or BOS alone where it chooses none (`certify_select`).
 - MLP: at every reachable point every hidden unit's exact pre-activation is farther from 0 than its
   error, so each ReLU is on or off whatever the rounding (its output error then propagates linearly;
   units with identical input weights, like a step's pair, cancel their shared input error).
