@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler import compile_sop, piecewise
+from compiler import bands, compile_sop, piecewise
 from rasp import sops as S
 from rasp.interpreter import Interpreter
 from rasp.parser import parse
@@ -41,7 +41,7 @@ def _positions(n: int) -> list[tuple[int, int]]:
     return [(i, length) for length in range(1, n + 1) for i in range(length)]
 
 
-def _evaluate(found: piecewise.Bands, x: int, y: int) -> float:
+def _evaluate(found: bands.Bands, x: int, y: int) -> float:
     s = found.direction[0] * x + found.direction[1] * y
     band = [b for b in found.bands if b.start <= s][-1]
     return band.coef[0] * x + band.coef[1] * y + band.coef[2]
@@ -61,7 +61,7 @@ def test_the_bands_of_a_map_of_the_position_and_the_length(
     function: object, direction: tuple[int, int], starts: list[int]
 ) -> None:
     rows = [((i, n), function(i, n)) for i, n in _positions(40)]  # type: ignore[operator]
-    found = piecewise.bands_of(rows)
+    found = bands.bands_of(rows)
     assert found is not None
     assert found.direction == direction
     assert [b.start for b in found.bands] == starts
@@ -74,8 +74,8 @@ def test_a_rotation_by_more_than_one_is_bands_plus_bands_of_the_short_lengths(sh
     # and bands of n for what they leave at the shorter lengths (from shift 4 on, length 3's
     # line is no affine map of i: one step per wrap instead, below)
     rows = [((i, n), (i + shift) % n) for i, n in _positions(40)]
-    assert piecewise.bands_of(rows) is None
-    found = piecewise.fit(rows)
+    assert bands.bands_of(rows) is None
+    found = bands.fit(rows)
     assert found is not None and len(found) == 2
     assert found[0].direction == (1, -1) and found[1].direction == (0, 1)
     assert all(sum(_evaluate(part, *combo) for part in found) == float(out) for combo, out in rows)
@@ -90,7 +90,7 @@ def test_a_rotation_by_more_is_one_step_per_wrap(shift: int, swapped: bool) -> N
     rows = [((i, n), (i + shift) % n) for i, n in _positions(40)]
     if swapped:
         rows = [((n, i), out) for (i, n), out in rows]
-    found = piecewise.fit(rows)
+    found = bands.fit(rows)
     assert found is not None and len(found) == abs(shift) + 1
     for j, part in enumerate(found[1:], start=1):
         direction = (1, -j) if shift > 0 else (-1, 1 - j)
@@ -99,10 +99,10 @@ def test_a_rotation_by_more_is_one_step_per_wrap(shift: int, swapped: bool) -> N
 
 
 def test_a_rotation_by_more_wraps_than_the_steps_allowed_is_no_fit() -> None:
-    shift = piecewise.MAX_WRAPS + 1
-    assert piecewise.fit([((i, n), (i + shift) % n) for i, n in _positions(40)]) is None
+    shift = bands.MAX_WRAPS + 1
+    assert bands.fit([((i, n), (i + shift) % n) for i, n in _positions(40)]) is None
     # a number that is not below its modulus wraps as often as it is large
-    assert piecewise.fit([((w, n), (w + 1) % n) for w in range(40) for n in range(1, 41)]) is None
+    assert bands.fit([((w, n), (w + 1) % n) for w in range(40) for n in range(1, 41)]) is None
 
 
 @pytest.mark.parametrize(
@@ -115,12 +115,12 @@ def test_a_rotation_by_more_wraps_than_the_steps_allowed_is_no_fit() -> None:
     ],
 )
 def test_what_is_no_map_of_a_few_bands(rows: list) -> None:
-    assert piecewise.bands_of(rows) is None
+    assert bands.bands_of(rows) is None
 
 
 @settings(max_examples=60, deadline=None)
 @given(
-    direction=st.sampled_from(piecewise.DIRECTIONS),
+    direction=st.sampled_from(bands.DIRECTIONS),
     cuts=st.lists(st.integers(-30, 30), min_size=0, max_size=3, unique=True),
     coefs=st.lists(
         st.tuples(st.integers(-3, 3), st.integers(-3, 3), st.integers(-9, 9)),
@@ -139,7 +139,7 @@ def test_bands_reproduce_a_generated_piecewise_affine_map(
         return a * x + b * y + c
 
     rows = [((x, y), f(x, y)) for x, y in _positions(16)]
-    found = piecewise.bands_of(rows)
+    found = bands.bands_of(rows)
     assert found is not None  # at most len(cuts) + 1 <= MAX_BANDS bands along `direction`
     assert len(found.bands) <= len(cuts) + 1
     assert all(_evaluate(found, *combo) == float(out) for combo, out in rows)
