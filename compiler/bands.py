@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from compiler.blocks import Atom, is_number
+from compiler.mlp import MAX_MLP_PAIRS
 
 # Directions s = a·x + b·y tried, in this order (the fewest bands wins; ties: the first).
 DIRECTIONS = ((1, 0), (0, 1), (1, -1), (1, 1), (2, -1), (1, -2), (2, 1), (1, 2))
@@ -20,8 +21,10 @@ MAX_BANDS = 4  # more bands: a step MLP over one number does as well
 # `fit`'s second try: the first few values of either input left to bands of their own.
 EXCEPTION_DIRECTIONS = ((0, 1), (1, 0))
 MAX_EXCEPTIONS = 4
-# `fit`'s last try, a remainder p % q (`_wraps`): one component per wrap, at most this many.
-MAX_WRAPS = 16
+# `fit`'s last try, a remainder p % q (`_wraps`): one component per wrap, of up to 4 units each,
+# so at most this many wraps times rows (a quarter of the (input, unit) pairs an MLP may have,
+# `mlp.MAX_MLP_PAIRS`): `(w + 3) % length` wraps 256 times over 65,792 rows at N = 256.
+MAX_WRAP_ROWS = MAX_MLP_PAIRS // 4
 # Inputs beyond this: no such map is planned (pre-activations grow as their squares).
 MAX_WHOLE = 2**20
 GRID = 2**10  # coefficients are multiples of 1/GRID: exact products with whole numbers
@@ -89,8 +92,8 @@ def _wraps(xy: np.ndarray, f: np.ndarray) -> Banded | None:
         floor(p / q) = sum_{j >= 1} [p - j·q >= 0] - sum_{j >= 1} [-p - (j - 1)·q >= 1]
 
     (the j-th wrap up, a step of height -q along p - j·q's direction, and down, +q along
-    -p - (j - 1)·q's), as many of each as the rows wrap: at most MAX_WRAPS components of two
-    bands, however many values x and y take."""
+    -p - (j - 1)·q's), as many of each as the rows wrap: one component of two bands per wrap, at
+    most MAX_WRAP_ROWS wraps times rows."""
     if not len(f):
         return None
     sample = slice(0, SAMPLE)
@@ -120,8 +123,8 @@ def _wrap_components(xy: np.ndarray, p_coef: np.ndarray, q_coef: np.ndarray) -> 
     q = xy @ q_coef[:2] + q_coef[2]
     wraps = np.floor_divide(p, q)  # [rows]
     ups, downs = int(max(wraps.max(), 0)), int(max(-wraps.min(), 0))
-    if ups + downs == 0 or ups + downs > MAX_WRAPS:
-        return None  # no wrap (an affine map: found before), or too many steps
+    if ups + downs == 0 or (ups + downs) * len(p) > MAX_WRAP_ROWS:
+        return None  # no wrap (an affine map: found before), or more steps than an MLP may have
     # [p - j·q >= 0] with height -q; [-p - (j - 1)·q >= 1] with height +q
     steps = [(p_coef - j * q_coef, -q_coef) for j in range(1, ups + 1)]
     steps += [(-p_coef - (j - 1) * q_coef - (0, 0, 1), q_coef) for j in range(1, downs + 1)]

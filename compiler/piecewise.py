@@ -35,7 +35,7 @@ from compiler.bands import Band, Banded, Bands, Rows, fit
 from compiler.blocks import ONE, Atom, Encoded, Encoding, MLPDomain, MLPSpec, is_number
 from compiler.bounds import dyadic_exponent
 from compiler.graph import IRNode, Op
-from compiler.mlp import Builder, Output, exact_reading, linear
+from compiler.mlp import MAX_MLP_PAIRS, Builder, Output, exact_reading, linear
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.positional import FLOAT32_WHOLE
@@ -46,6 +46,7 @@ from compiler.readings import materialise
 BANDS_MIN_POSITIONS = 64
 MARGIN = 4.0  # every unit's pre-activation is at least this far from 0 at exact inputs
 K = 8.0  # a step's slope in S: K/2 = MARGIN
+EXACT_CHUNK = 2**20  # points x units per chunk of `_exact`'s products
 
 
 def banded_map(
@@ -73,7 +74,7 @@ def banded_map(
             return None
     points = rows()
     found = fit(points)
-    if found is None or not builds(found, encoding):
+    if found is None or not builds(found, encoding, len(points)):
         return None  # before any reading is built: a width's decoding MLP would be in vain
     readings = (
         reader.reading(support[0], Encoding.NUMERICAL),
@@ -82,7 +83,7 @@ def banded_map(
     if rows() is not points:  # a reading built since merged values
         points = rows()
         found = fit(points)
-        if found is None or not builds(found, encoding):
+        if found is None or not builds(found, encoding, len(points)):
             return None
     return _build(built, node, ctx.values(node.index), points, readings, encoding, found)
 
@@ -91,9 +92,14 @@ def _whole(values: Sequence[Atom]) -> bool:
     return all((is_number(v) or isinstance(v, bool)) and float(v).is_integer() for v in values)
 
 
-def builds(found: Banded, encoding: Encoding) -> bool:
-    """Whether `found` builds an output of this encoding: a categorical one needs one component
-    whose every band is constant (its terms write one-hot differences)."""
+def builds(found: Banded, encoding: Encoding, points: int) -> bool:
+    """Whether `found` builds an output of this encoding over `points` reachable inputs: a
+    categorical one needs one component whose every band is constant (its terms write one-hot
+    differences), and the units (at most 4 per band start, 1 per component and the constant's)
+    must be within the pairs the certifier checks (a width modulo a width wraps N times)."""
+    units = 1 + sum(1 + 4 * (len(c.bands) - 1) for c in found)
+    if points * units > MAX_MLP_PAIRS:
+        return False
     if encoding is Encoding.NUMERICAL:
         return True
     return len(found) == 1 and all(b.coef[0] == 0.0 and b.coef[1] == 0.0 for b in found[0].bands)
@@ -205,11 +211,18 @@ def _exact(spec: MLPSpec, readings: tuple[Encoded, Encoded], xy: np.ndarray, bui
     w_in[2] += spec.b_in
     inputs = np.column_stack([xy, np.ones(len(xy))])  # [points, 3]
     grid_in = 2.0 ** int(dyadic_exponent(w_in).max())
-    if (np.abs(inputs) @ np.abs(w_in)).max() * grid_in > FLOAT32_WHOLE:
-        return False
-    active = np.maximum(inputs @ w_in, 0.0)  # [points, hidden]: exact, by the check above
     grid = grid_in * 2.0 ** int(dyadic_exponent(spec.W_out).max())
-    return bool((active @ np.abs(spec.W_out)).max() * grid <= FLOAT32_WHOLE)
+    abs_out = np.abs(spec.W_out)
+    # in chunks of points: a remainder's wraps give a thousand units over 65K points at N = 256
+    chunk = max(1, EXACT_CHUNK // max(spec.hidden, 1))
+    for start in range(0, len(inputs), chunk):
+        part = inputs[start : start + chunk]
+        if (np.abs(part) @ np.abs(w_in)).max() * grid_in > FLOAT32_WHOLE:
+            return False
+        active = np.maximum(part @ w_in, 0.0)  # [chunk, hidden]: exact, by the check above
+        if (active @ abs_out).max() * grid > FLOAT32_WHOLE:
+            return False
+    return True
 
 
 def _step(units: Builder, ks: dict, change: np.ndarray) -> None:

@@ -79,7 +79,7 @@ def test_a_rotation_by_more_than_one_is_bands_plus_bands_of_the_short_lengths(sh
     assert found is not None and len(found) == 2
     assert found[0].direction == (1, -1) and found[1].direction == (0, 1)
     assert all(sum(_evaluate(part, *combo) for part in found) == float(out) for combo, out in rows)
-    assert not piecewise.builds(found, piecewise.Encoding.CATEGORICAL)
+    assert not piecewise.builds(found, piecewise.Encoding.CATEGORICAL, len(rows))
 
 
 @pytest.mark.parametrize("shift", [4, 5, -5, 16, -16])
@@ -98,11 +98,30 @@ def test_a_rotation_by_more_is_one_step_per_wrap(shift: int, swapped: bool) -> N
     assert all(sum(_evaluate(part, *combo) for part in found) == float(out) for combo, out in rows)
 
 
-def test_a_rotation_by_more_wraps_than_the_steps_allowed_is_no_fit() -> None:
-    shift = bands.MAX_WRAPS + 1
-    assert bands.fit([((i, n), (i + shift) % n) for i, n in _positions(40)]) is None
-    # a number that is not below its modulus wraps as often as it is large
-    assert bands.fit([((w, n), (w + 1) % n) for w in range(40) for n in range(1, 41)]) is None
+def test_a_number_modulo_a_smaller_one_is_a_step_per_wrap() -> None:
+    # a width modulo the length wraps as often as the width is large: 40 steps at N = 40
+    rows = [((w, n), (w + 1) % n) for w in range(41) for n in range(1, 41)]
+    found = bands.fit(rows)
+    assert found is not None and len(found) == 1 + 41
+    assert all(sum(_evaluate(part, *combo) for part in found) == float(out) for combo, out in rows)
+    assert piecewise.builds(found, piecewise.Encoding.NUMERICAL, len(rows))
+
+
+def test_more_wraps_than_an_mlp_may_have_are_no_fit(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = [((i, n), (i + 18) % n) for i, n in _positions(40)]  # 18 wraps over 820 rows
+    assert bands.fit(rows) is not None
+    monkeypatch.setattr(bands, "MAX_WRAP_ROWS", 18 * len(rows) - 1)
+    assert bands.fit(rows) is None
+
+
+def test_a_fit_with_more_units_than_an_mlp_may_have_does_not_build() -> None:
+    rows = [((i, n), (i + 18) % n) for i, n in _positions(40)]
+    found = bands.fit(rows)
+    assert found is not None
+    units = 1 + 1 + 18 * (1 + 4)  # the constant, p, and each wrap's component
+    assert piecewise.builds(found, piecewise.Encoding.NUMERICAL, piecewise.MAX_MLP_PAIRS // units)
+    points = piecewise.MAX_MLP_PAIRS // units + 1
+    assert not piecewise.builds(found, piecewise.Encoding.NUMERICAL, points)
 
 
 @pytest.mark.parametrize(
@@ -186,6 +205,19 @@ def test_bands_reproduce_a_generated_piecewise_affine_map(
             7_000,
             39_000,
         ),
+        # 18 wraps at length 1: 7,939 parameters in 3 layers, where stepped over the length
+        # with the index one-hot as context it took 56,022 in 2
+        (
+            "res = aggregate(select(indices, (indices + 18) % length, ==), tokens);",
+            64,
+            9_000,
+            50_000,
+        ),
+        # a width modulo the length or a width: one step per wrap, up to 67 of them (113,659
+        # and 141,968 parameters stepped over one number, refused at N = 256; now 13,713 and
+        # 14,679, and 49,041 and 50,007 at N = 256)
+        ("res = (a + 3) % length;", 64, 15_000, 110_000),
+        ("res = (a + 13) % (b + 1);", 64, 15_000, 140_000),
         # two widths: the comparison was a source of a table over it and both one-hots (944K);
         # both take 2 layers (a one-hot of a width is decoded too)
         ("res = a if a < b else b;", 40, 6_000, 900_000),
