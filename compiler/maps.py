@@ -131,6 +131,12 @@ class MapPlanner:
             banded = self._piecewise(node, wider, encoding)
             if banded is not None:
                 return banded
+        if len(direct) == 2 and len(support) > 2 and not self.cheap(support):
+            # `(length - indices + 5) % (b + 1)`: a table over three sources; over the numbers
+            # of its two inputs (each computed first), one step per wrap
+            banded = self._piecewise(node, direct, encoding)
+            if banded is not None:
+                return banded
         try:
             out = self._map_over(node, support, encoding, last_resort=True)
         except NoiseError:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from compiler import bands, compile_sop, piecewise
 from rasp import sops as S
+from rasp.errors import CompileError
 from rasp.interpreter import Interpreter
 from rasp.parser import parse
 from tests.runtime_helpers import run_compiled
@@ -218,6 +219,9 @@ def test_bands_reproduce_a_generated_piecewise_affine_map(
         # 14,679, and 49,041 and 50,007 at N = 256)
         ("res = (a + 3) % length;", 64, 15_000, 110_000),
         ("res = (a + 13) % (b + 1);", 64, 15_000, 140_000),
+        # three sources (length, indices, b): a table of 125,297 units over 135,200 inputs was
+        # refused; over the numbers of its two inputs, 66 steps
+        ("res = ((length - indices - 1) + 1) % (b + 1);", 64, 20_000, 0),
         # two widths: the comparison was a source of a table over it and both one-hots (944K);
         # both take 2 layers (a one-hot of a width is decoded too)
         ("res = a if a < b else b;", 40, 6_000, 900_000),
@@ -233,6 +237,10 @@ def test_a_banded_map_compiles_small_and_agrees_with_the_interpreter(
     assert model.param_count() <= most
     _agrees(root, model, n)
     monkeypatch.setattr(piecewise, "fit", lambda rows: None)
+    if before == 0:  # refused without the bands
+        with pytest.raises(CompileError, match="table MLP"):
+            compile_sop(root, list("abc"), n, name="res")
+        return
     assert compile_sop(root, list("abc"), n, name="res").param_count() >= before
 
 
