@@ -34,6 +34,7 @@ from compiler.relations import (
     combination_count,
     input_combinations,
 )
+from compiler.total_orders import selects_one_by_rank
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, RaspError
 
@@ -111,6 +112,7 @@ class _Inference:
                         or (node.op is Op.SELECT and _selects_at_most_one(node, known.relation))
                         or (node.op is Op.AND and any(self.at_most_one[i] for i in node.inputs))
                         or selects_one_by_count(self.g, node)  # long addition's nearest carry
+                        or selects_one_by_rank(self.g, node, known.values.__getitem__)  # a sort
                     )
                 case Op.AGGREGATE:
                     rel, vals = self.means.aggregate_values(

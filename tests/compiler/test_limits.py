@@ -33,8 +33,10 @@ def _agrees_everywhere(sop, model, vocab, max_len: int) -> None:
             assert all(same_value(g, w) for g, w in zip(got, want, strict=True)), (tokens, got)
 
 
+# (a sort without a tie-break: equal tokens share a rank, so `s` is a mean; the prelude's sort
+# copies one value, and this median compiles)
 MEDIAN = """
-s = sort(tokens_int, tokens_int);
+s = aggregate(select(selector_width(select(tokens_int, tokens_int, <)), indices, ==), tokens_int);
 lo = round((length - 1) / 2 - 0.25);
 hi = round(length / 2 - 0.25);
 a = aggregate(select(indices, lo, ==), s);
