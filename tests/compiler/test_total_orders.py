@@ -177,7 +177,7 @@ def _lexicographic(side: str, op: str, other: str, tie_op: str, rest: str, swap:
     return f"({tie} or {first})" if swap else f"({first} or {tie})"
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, derandomize=True)
 @given(order=st.one_of(_near_orders(3), _selectors(3)), seed=st.integers(0, 2**16))
 def test_a_proved_rank_is_a_permutation(order: str, seed: int) -> None:
     root = _program(_sort_text(order))
@@ -193,8 +193,9 @@ def test_a_proved_rank_is_a_permutation(order: str, seed: int) -> None:
     for _ in range(20):
         tokens = [rng.choice("01234") for _ in range(rng.randint(1, 6))]
         ranks = list(S.evaluate(width, tokens).values)
-        # at most one key holds each value (what any proof claims); a rank: each of 0..n-1
-        assert len(set(ranks)) == len(ranks), (order, tokens, ranks)
+        # no query's index is held by two keys (what any proof claims: `order` may also select
+        # every key, so that no key's width is an index); a rank: each of 0..n-1 once
+        assert all(ranks.count(i) <= 1 for i in range(len(tokens))), (order, tokens, ranks)
         if by_rank:
             assert sorted(ranks) == list(range(len(tokens))), (order, tokens, ranks)
 
