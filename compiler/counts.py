@@ -20,6 +20,7 @@ which counts exactly the selected keys whose value is 1.
   nodes read no token); w = 0 gives the default;
 - x's values, from the compiler's value analysis, are numbers equal to 0 or 1 (0, 0.0, 1, 1.0; no
   bools, which RASP does not average), and x is not positional (else A is positional already);
+  other whole numbers count their sum instead of the ones (below);
 - the maps above A whose other inputs depend only on positions (the chain: `(indices + 1) * A`,
   then `round`) read a position somewhere (else the chain is a map of the mean alone, a step MLP
   over one number, and a count gains nothing), and A is read by nothing but that chain (a mean
@@ -28,7 +29,10 @@ which counts exactly the selected keys whose value is 1.
   combination that can occur: each (i, n) with its width and the chain's positional inputs there,
   each count c of ones the values allow among w(i, n) keys, each value the interpreter's aggregate
   gives for it; and there no map of the chain raises and no node it removes mixes types (the
-  interpreter would fail where the rewritten graph would not).
+  interpreter would fail where the rewritten graph would not). Where an exit is not (it reads the
+  position too: `round((indices + 1) * A) * 2 + indices`), the first step on every path from A that
+  is a function of c alone (`round(...)`) is rewritten instead, when no step before it is read
+  from outside, and the steps above it are kept, over it (`_cut`).
 
 The aggregate's value for c ones among w keys is the interpreter's (`rasp.sops.Evaluator.
 _aggregate`): the default for w = 0, the selected value itself for w = 1 (an int stays an int; 1
@@ -38,6 +42,12 @@ functions on those values, so its table holds the very values the chain computes
 ints stay ints). The exit keeps its name, text and span; the count takes the aggregate's span. The
 result equals the input graph on every input over `vocab` of length 1..max_len (and fails where
 it fails); a graph with nothing to rewrite is returned unchanged, the same object.
+
+Values that are other whole numbers (a prefix sum of digits, a balance of -1/0/+1 steps) are the
+same with the sum s of the selected values in place of the count c: the tables are over every sum
+of w values (`weighted_counts.reachable_sums`), the mean for w >= 2 is `float(s / w)` (a float64
+sum of whole numbers below 2^53 is exact, as for 0/1), and s is `weighted_counts.weighted_count`'s
+widths per bit, where `weighted_counts.sum_fits` allows them.
 """
 
 from __future__ import annotations
@@ -46,9 +56,10 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from compiler.blocks import Atom, is_number
+from compiler.blocks import Atom
 from compiler.rewrite import ValueFacts, positional_nodes, rebuilt
 from compiler.values import apply_map
+from compiler.weighted_counts import reachable_sums, sum_fits, weighted_count, whole_values
 from rasp import sops
 from rasp.errors import CompileError, RaspError
 
@@ -58,8 +69,11 @@ from rasp.errors import CompileError, RaspError
 MAX_CHAIN_EVALUATIONS = 1_000_000
 
 
-def count_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
-    """`root` with every counted mean rewritten (the module docstring); `root` itself if none is."""
+def count_means(
+    root: sops.Node, vocab: Sequence[Atom], max_len: int, *, weighted: bool = True
+) -> sops.Node:
+    """`root` with every counted mean rewritten (the module docstring); `root` itself if none is.
+    `weighted=False`: means of whole numbers other than 0 and 1 are left means."""
     order = list(sops.walk(root))
     readers: dict[int, list[sops.Node]] = {n.id: [] for n in order}
     for node in order:
@@ -82,9 +96,14 @@ def count_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.No
     tables = {}
     for chain in chains:
         groups = places.get(chain.mean.id)
-        found = None if groups is None else _count_tables(chain, facts.values(chain.values), groups)
+        ints = whole_values(facts.values(chain.values))
+        if groups is None or ints is None:
+            continue
+        if not set(ints) <= {0, 1} and not (weighted and sum_fits(ints, max_len)):
+            continue
+        found = _count_tables(chain, facts.values(chain.values), ints, groups)
         if found is not None:
-            tables[chain.mean.id] = (chain, found)
+            tables[chain.mean.id] = (chain, found, ints)
     if not tables:
         return root
     return _rewritten(order, root, list(tables.values()))
@@ -193,39 +212,34 @@ def _places(chains: list[_Chain], max_len: int) -> dict[int, list[_Place]]:
 
 
 def _count_tables(
-    chain: _Chain, values: tuple[Atom, ...], places: list[_Place]
-) -> list[dict[int, Any]] | None:
-    """Per exit, its value at each count, when the mean's values are 0 and 1 and every exit is a
-    function of the count alone at every place, and nothing in the chain errors there; else None."""
-    if not values or not all(is_number(v) and v in (0, 1) for v in values):
-        return None
-    zeros = [v for v in values if v == 0]
-    ones = [v for v in values if v == 1]
-
-    def counts(w: int) -> range:
-        if w == 0 or not ones:
-            return range(1)
-        return range(w, w + 1) if not zeros else range(w + 1)
+    chain: _Chain, values: tuple[Atom, ...], ints: list[int], places: list[_Place]
+) -> dict[int, dict[int, Any]] | None:
+    """The steps to rewrite (by id), each with its value at each sum of the selected values
+    (`ints`: the values, whole numbers; for 0 and 1 the sum is the count): the exits, when each is
+    a function of the sum alone at every place, else the cut `_cut` finds; None where there is
+    none or a map of the chain raises at some place."""
+    per_count = max(sum(v == i for v in values) for i in ints)  # 1 and 1.0: both, for w = 1
+    if sum(len(range(w * ints[0], w * ints[-1] + 1)) for w, _ in places) * per_count > (
+        MAX_CHAIN_EVALUATIONS
+    ):
+        return None  # (before the sums: the range bounds every set of them)
+    sums = reachable_sums(ints, max(w for w, _ in places))  # [w] -> the sums of w values
 
     def means(w: int, c: int) -> list[Atom]:
         if w == 0:
             return [chain.mean.default]
         if w == 1:
-            return list(ones if c else zeros)
-        return [float(c / w)]
+            return [v for v in values if v == c]
+        return [float(c / w)]  # the interpreter's: an exact float64 sum, one rounded division
 
-    per_count = max(len(zeros), len(ones), 1)  # means per count (both types of a w = 1 value)
-    work = sum(len(counts(w)) * per_count for w, _ in places)
-    if work > MAX_CHAIN_EVALUATIONS:
-        return None
-    tables: list[dict[int, tuple[Any, Atom]]] = [{} for _ in chain.exits]
-    exits = [1 + chain.steps.index(e) for e in chain.exits]  # where each exit is in a chain's value
+    tables: list[dict[int, tuple[Any, Atom]]] = [{} for _ in chain.steps]  # sum -> value
+    determined = [True] * len(chain.steps)  # the step's value is a function of the sum alone
     types: list[dict[Any, Atom]] = [{} for _ in (chain.mean, *chain.steps)]  # one value per type
     memo: dict[tuple[Any, ...], list[Any] | None] = {}
     for w, here in places:
         at = {c.id: v for c, v in zip(chain.context, here, strict=True)}
         where = tuple(_exact(v) for v in here)
-        for c in counts(w):
+        for c in sums[w].tolist():
             for mean in means(w, c):
                 key = (where, _exact(mean))
                 out = memo.get(key, memo)
@@ -235,14 +249,40 @@ def _count_tables(
                         types[k].setdefault(sops.type_of_value(v), v)
                 if out is None:
                     return None  # a map of the chain raises where the program can be
-                for table, k in zip(tables, exits, strict=True):
-                    value = out[k]
-                    known = table.setdefault(c, (_exact(value), value))
-                    if known[0] != _exact(value):
-                        return None  # depends on more than the count
+                for k, table in enumerate(tables):
+                    if determined[k]:
+                        value = out[1 + k]
+                        known = table.setdefault(c, (_exact(value), value))
+                        determined[k] = known[0] == _exact(value)  # else: more than the sum
     if not _one_sequence_type((chain.mean, *chain.steps), [list(t.values()) for t in types]):
         return None
-    return [{c: v for c, (_, v) in table.items()} for table in tables]
+    chosen = _cut(chain, determined)
+    if chosen is None:
+        return None
+    return {chain.steps[k].id: {c: v for c, (_, v) in tables[k].items()} for k in chosen}
+
+
+def _cut(chain: _Chain, determined: list[bool]) -> list[int] | None:
+    """The steps (indices into `chain.steps`) to rewrite as maps of the sum: the exits where each
+    is a function of the sum alone (the dycks' `round((indices + 1) * mean)`); else the first
+    such step on every path from the mean, where no step before it on the path is read from
+    outside (`round((indices + 1) * mean) * 2 + indices`: its `round(...)`, the rest kept over
+    it). None: some path reaches outside without one."""
+    exits = [chain.steps.index(e) for e in chain.exits]
+    if all(determined[k] for k in exits):
+        return exits
+    raw = {chain.mean.id}  # nodes that read the mean through no rewritten step
+    chosen = []
+    for k, step in enumerate(chain.steps):
+        if not any(c.id in raw for c in step.inputs):
+            continue  # reads rewritten steps and positions only: kept, over them
+        if determined[k]:
+            chosen.append(k)
+        elif k in exits:
+            return None  # read from outside, and more than a function of the sum
+        else:
+            raw.add(step.id)
+    return chosen or None
 
 
 def _exact(value: Atom) -> tuple[str, str]:
@@ -283,24 +323,26 @@ def _one_sequence_type(nodes: Sequence[sops.Node], values: Sequence[list[Atom]])
 def _rewritten(
     order: list[sops.Node],
     root: sops.Node,
-    rewrites: list[tuple[_Chain, list[dict[int, Any]]]],
+    rewrites: list[tuple[_Chain, dict[int, dict[int, Any]], list[int]]],
 ) -> sops.Node:
-    """The graph with each rewritten chain's exits as maps of its count (children first)."""
-    by_exit: dict[int, tuple[_Chain, dict[int, Any]]] = {
-        e.id: (chain, table)
-        for chain, tables in rewrites
-        for e, table in zip(chain.exits, tables, strict=True)
+    """The graph with each rewritten chain's chosen steps as maps of its count (children first);
+    the rest of the graph rebuilt over them."""
+    by_exit: dict[int, tuple[_Chain, dict[int, Any], list[int]]] = {
+        step: (chain, table, ints)
+        for chain, tables, ints in rewrites
+        for step, table in tables.items()
     }
-    counts: dict[int, sops.SelectorWidthSOp] = {}  # per mean: its count, shared by its exits
+    counts: dict[int, sops.SOp] = {}  # per mean: its count (or sum), shared by its exits
     new: dict[int, sops.Node] = {}
     for node in order:
         if node.id not in by_exit:
             new[node.id] = rebuilt(node, new)
             continue
-        chain, table = by_exit[node.id]
+        chain, table, ints = by_exit[node.id]
         assert isinstance(node, sops.MapSOp)
         if chain.mean.id not in counts:
-            counts[chain.mean.id] = _count(chain, new)
+            named = next((n.name for n in chain.steps if n.id in by_exit and n.name), None)
+            counts[chain.mean.id] = _count(chain, new, ints, named)
         new[node.id] = sops.MapSOp(
             fn=_CountTable(tuple(sorted(table.items()))),
             inputs=(counts[chain.mean.id],),
@@ -312,12 +354,16 @@ def _rewritten(
     return new[root.id]
 
 
-def _count(chain: _Chain, new: dict[int, sops.Node]) -> sops.SelectorWidthSOp:
-    """selector_width(S and select(x, 1, ==)): the selected keys whose value is 1."""
+def _count(
+    chain: _Chain, new: dict[int, sops.Node], ints: list[int], named: str | None
+) -> sops.SOp:
+    """selector_width(S and select(x, 1, ==)): the selected keys whose value is 1; for other
+    whole numbers, their sum as widths per bit (`weighted_counts`)."""
     selector, values = new[chain.mean.selector.id], new[chain.values.id]
     assert isinstance(selector, sops.Selector) and isinstance(values, sops.SOp)
+    if not set(ints) <= {0, 1}:
+        return weighted_count(selector, values, ints, chain.mean.span, named)
     ones = sops.Select(keys=values, queries=sops.ConstSOp(value=1), comparison=sops.Comparison.EQ)
-    named = next((e.name for e in chain.exits if e.name), None)
     return sops.SelectorWidthSOp(
         selector=sops.SelectAnd(left=selector, right=ones),
         span=chain.mean.span,

@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from compiler.addressing import MATCH_MAX_LEN
-from compiler.alternatives import BuildOptions, keep_proved
+from compiler.alternatives import BuildOptions, Kept, keep_proved
 from compiler.assemble import assemble
 from compiler.blocks import Atom, sort_values
 from compiler.bos_widths import bos_widths
@@ -17,11 +17,12 @@ from compiler.dedupe import merge_duplicates
 from compiler.encode import plan_encodings
 from compiler.graph import Graph, Op, build_graph
 from compiler.layout import lay_out
-from compiler.model import CompiledModel
+from compiler.model import CompiledModel, OverParamLimit
 from compiler.order_digits import order_digits
 from compiler.resolve import resolve
 from compiler.schedule import schedule_blocks
 from compiler.values import ValueSets, infer_values
+from compiler.weighted_counts import sums_counted
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, Source, Span
 from rasp.tracr.lower import is_tracr, to_sops, value_problems
@@ -69,13 +70,17 @@ def compile_sop(
     vocab = _check_arguments(sop, vocab, max_len)
     # before `prepare`, whose rewrites follow every length up to max_len too
     _check_size(sop, vocab, max_len, causal, head_masks, max_params)
-    sop = prepare(sop, vocab, max_len)
+    program = sop
+    sop = prepare(program, vocab, max_len)
 
     def note(stage: str) -> None:
         if progress is not None:
             progress(f"compiling: {stage}", 0, 1)
 
-    def build(options: BuildOptions) -> tuple[CompiledModel, Graph]:
+    def builder(sop: sops.Node) -> Callable[[BuildOptions], tuple[CompiledModel, Graph]]:
+        return lambda options: build(sop, options)
+
+    def build(sop: sops.Node, options: BuildOptions) -> tuple[CompiledModel, Graph]:
         try:
             model, graph = _build(
                 sop,
@@ -100,7 +105,34 @@ def compile_sop(
         return model, graph
 
     # the default form, or the first alternative the certifier proves (compiler.alternatives)
-    kept = keep_proved(build, build_graph(sop), max_len, max_params, note)
+    kept: Kept | None = None
+    try:
+        kept = keep_proved(builder(sop), build_graph(sop), max_len, max_params, note)
+    except OverParamLimit:
+        raise
+    except CompileError as err:
+        if not sums_counted(sop):
+            raise
+        refusal = err
+    if (kept is None or not kept.certificate.ok) and sums_counted(sop):
+        # a map of a counted sum of whole numbers stepped over the sum's wide range may not be
+        # proved (`round(length * mean) % 3`: the steps' error outgrows the output's margin);
+        # the mean itself then, stepped with the position as context
+        note("build with sums kept as means")
+        plain = prepare(program, vocab, max_len, weighted=False)
+        try:
+            other = keep_proved(builder(plain), build_graph(plain), max_len, max_params, note)
+        except OverParamLimit:
+            raise
+        except CompileError:
+            other = None
+        if other is not None and (kept is None or other.certificate.ok):
+            kept = other
+            # the tools pair generated residual names with this graph's nodes
+            other.model.metadata["sums_as_means"] = True
+        elif kept is None:
+            raise refusal from None
+    assert kept is not None
     model, graph, certificate = kept.model, kept.graph, kept.certificate
     if require_certificate and not certificate.ok:
         raise CompileError(refusals(certificate, graph, one_hot=kept.one_hot_note))
@@ -108,7 +140,9 @@ def compile_sop(
     return model
 
 
-def prepare(sop: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
+def prepare(
+    sop: sops.Node, vocab: Sequence[Atom], max_len: int, *, weighted: bool = True
+) -> sops.Node:
     """The s-op graph the stages compile, equal to `sop` on every input over `vocab` of length
     1..max_len: each computation written twice read through one node (`compiler.dedupe`, before
     and after the rewrites), tracr's predicates and means resolved for this vocabulary
@@ -117,11 +151,13 @@ def prepare(sop: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
     means of 0/1 values that a map only counts rewritten as counts (`compiler.counts`), then widths
     of orders over many numbers as widths over digits (`compiler.order_digits`). A RASP program
     with none of them is `sop` itself. Tools that pair the model's generated residual names
-    (`_map_3`) with s-op nodes pair them with this graph's."""
+    (`_map_3`) with s-op nodes pair them with this graph's. `weighted=False`: means of whole
+    numbers other than 0 and 1 stay means (the compile's fallback where their sums' model is not
+    proved; a model built so carries `"sums_as_means": true` in its metadata)."""
     sop = merge_duplicates(sop)  # one node per computation written twice
     sop = resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
     sop = bos_widths(sop, vocab, max_len)  # the BOS trick's mean: a width
-    sop = count_means(sop, vocab, max_len)  # counted prefixes: a width, not a mean
+    sop = count_means(sop, vocab, max_len, weighted=weighted)  # counted prefixes: widths
     sop = order_digits(sop, vocab, max_len)  # widths of `<` over many numbers: over digits
     return merge_duplicates(sop)  # the rewrites may write one computation twice
 

@@ -338,9 +338,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
             compile_sop(sop, name, source, args.vocab, args.max_len), args.device
         )
     if args.model is not None:  # the graph compiled for the model's own vocabulary and length
-        nodes = nodes_by_residual_name(sop, model.meta.raw["vocab"]["tokens"], model.max_len)
+        nodes = nodes_by_residual_name(
+            sop, model.meta.raw["vocab"]["tokens"], model.max_len, model.meta.raw
+        )
     else:
-        nodes = nodes_by_residual_name(sop, args.vocab, args.max_len)
+        nodes = nodes_by_residual_name(sop, args.vocab, args.max_len, model.meta.raw)
     console.step(f"checking {plan.total:,} inputs")
     with console.progress() as bars, runtime_errors(args.model or "the compiled model"):
         progress = None if bars is None else lambda done, total: bars("verifying", done, total)
@@ -357,7 +359,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def nodes_by_residual_name(
-    sop: Any, vocab: Sequence[Any] | None = None, max_len: int | None = None
+    sop: Any,
+    vocab: Sequence[Any] | None = None,
+    max_len: int | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Each s-op node under the name the compiler gives it in the residual labels.
 
@@ -365,7 +370,8 @@ def nodes_by_residual_name(
     `_<op>_<n>`; pairing the two lists recovers the node behind every label, generated names included.
     Given the model's `vocab` and `max_len`, the nodes are those of the graph the compiler compiled
     (`compiler.driver.prepare`: a counted mean is a count there, and the generated names that follow
-    it are numbered differently); each computes what the program's node computes.
+    it are numbered differently); each computes what the program's node computes. The model's
+    metadata `meta` says whether it was built with sums of whole numbers kept as means.
     """
     from rasp.sops import walk
     from rasp.tools import verify as v
@@ -375,7 +381,8 @@ def nodes_by_residual_name(
         from compiler.graph import build_graph
 
         if vocab is not None and max_len is not None:
-            sop = prepare(sop, list(vocab), max_len)
+            weighted = not (meta or {}).get("sums_as_means", False)
+            sop = prepare(sop, list(vocab), max_len, weighted=weighted)
         graph = build_graph(sop)
     except (ImportError, RaspError):
         return v.nodes_by_name(sop)

@@ -110,9 +110,8 @@ class CompiledView:
         source = Source("<repl>", session.source_text)
         compiled = compile_sop(sop, name, source, vocab, max_len)
         model = in_memory_model(compiled, "cpu")
-        self.current = CompiledState(
-            name, sop, tuple(vocab), max_len, model, nodes_by_residual_name(sop, vocab, max_len)
-        )
+        nodes = nodes_by_residual_name(sop, vocab, max_len, compiled.metadata)
+        self.current = CompiledState(name, sop, tuple(vocab), max_len, model, nodes)
         cfg = self.current.meta["config"]
         return (
             f"compiled {name}: {heads_text(cfg)}, "

@@ -90,6 +90,27 @@ COUNTED = {
         PREFIX + 'n = "some" if (indices + 1) * aggregate(prefix, x) > 0.5 else "none";',
         "n",
     ),
+    # the exit reads the position too: the count is cut at `round(...)`, the rest kept over it
+    "cut": (PREFIX + "n = round((indices + 1) * aggregate(prefix, x)) * 2 + indices;", "n"),
+    "cut_named": (
+        PREFIX + "c = round((indices + 1) * aggregate(prefix, x));\nn = c == indices + 1;",
+        "n",
+    ),
+    # whole numbers other than 0 and 1: their sum as widths per bit (compiler.weighted_counts)
+    "twos": (PREFIX + "n = round((indices + 1) * aggregate(prefix, 2 * x));", "n"),
+    "balance": (
+        "prefix = select(indices, indices, <=);\n"
+        + 'x = indicator(tokens == "a") - indicator(tokens == "b");\n'
+        + "n = round((indices + 1) * aggregate(prefix, x));",
+        "n",
+    ),
+    "weights": (
+        'prefix = select(indices, indices, <=);\nx = 5 if tokens == "a" else -3;\n'
+        + "n = round((indices + 1) * aggregate(prefix, x)) > 2;",
+        "n",
+    ),
+    # 3.0 and 0.0: one selected key gives 3.0 itself, float; rounding makes every sum an int
+    "whole_floats": (PREFIX + "n = round((indices + 1) * aggregate(prefix, 3.0 * x));", "n"),
 }
 
 # programs it must leave alone, and why
@@ -109,8 +130,16 @@ LEFT = {
         + "n = aggregate(select(m, m, ==), c);",
         "n",
     ),
-    # values 0 and 2
-    "not_01": (PREFIX + "n = round((indices + 1) * aggregate(prefix, 2 * x));", "n"),
+    # values 0 and 0.5: the sum is no whole number
+    "halves": (PREFIX + "n = round(2 * (indices + 1) * aggregate(prefix, 0.5 * x));", "n"),
+    # values up to 127: seven widths, more than weighted_counts.MAX_BITS
+    "many_bits": (PREFIX + "n = round((indices + 1) * aggregate(prefix, 127 * x));", "n"),
+    # the sum's sign, but also the count of non-zero keys: not a function of the sum alone
+    "not_the_sum": (
+        'prefix = select(indices, indices, <=);\nx = indicator(tokens == "a") - 1;\n'
+        + "n = (indices + 1) * aggregate(prefix, x) > -0.5 * (indices + 1);",
+        "n",
+    ),
     # 1 / c fails where no key holds a 1: the chain raises where the program can be
     "raises": (PREFIX + "n = round(1 / ((indices + 1) * aggregate(prefix, x)));", "n"),
     # a default 5 where no key is selected: 0 * 5 + 5 = 5, not what a count of 0 gives elsewhere
@@ -141,6 +170,25 @@ def test_counted_means_are_rewritten_and_evaluate_the_same(case: str) -> None:
     assert _counted(rewritten)
     assert not any(isinstance(n, S.AggregateSOp) for n in S.walk(rewritten))
     assert _same_everywhere(root, rewritten, "ab", 6) > 0
+
+
+def test_a_chain_whose_exit_reads_the_position_is_cut_at_the_count() -> None:
+    root = _program(COUNTED["cut_named"][0], "n")
+    rewritten = count_means(root, list("ab"), 8)
+    (counted,) = _counted(rewritten)
+    assert counted.name == "c" and counted.inputs[0].name == "c_count"
+    assert rewritten.name == "n" and counted in rewritten.inputs  # n = c == indices + 1, kept
+
+
+@pytest.mark.exactness
+def test_a_cut_count_compiles_linearly(monkeypatch: pytest.MonkeyPatch) -> None:
+    text, name = COUNTED["cut"]
+    root = _program(text, name)
+    model = compile_sop(root, list("ab"), 64, name=name)
+    inputs = all_inputs("ab", 6) + random_inputs("ab", 64, 60, seed=8)
+    assert check_inputs(model, root, inputs) == len(inputs)
+    monkeypatch.setattr(compiler.driver, "count_means", lambda sop, vocab, max_len, **_: sop)
+    assert compile_sop(root, list("ab"), 64, name=name).param_count() > 5 * model.param_count()
 
 
 def test_exits_of_one_chain_share_one_count() -> None:
@@ -234,7 +282,7 @@ def test_dyck1_at_n_32_is_as_small_as_only_counts_make_it(monkeypatch: pytest.Mo
     model = compile_sop(root, list("()"), 32, name="dyck1")
     assert model.config["layers"][0]["d_mlp"] <= 4 * 32 + 2
     assert model.nonzero_params() < 4_000
-    monkeypatch.setattr(compiler.driver, "count_means", lambda sop, vocab, max_len: sop)
+    monkeypatch.setattr(compiler.driver, "count_means", lambda sop, vocab, max_len, **_: sop)
     without = compile_sop(root, list("()"), 32, name="dyck1")
     assert without.nonzero_params() > 2 * model.nonzero_params()
 

@@ -216,7 +216,7 @@ def test_most_freq_is_exact_and_smaller(monkeypatch: pytest.MonkeyPatch) -> None
         [rng.choice("abc") for _ in range(rng.randint(5, 32))] for _ in range(120)
     ]
     assert check_inputs(model, root, inputs) == len(inputs)
-    monkeypatch.setattr(compiler.driver, "order_digits", lambda sop, vocab, max_len: sop)
+    monkeypatch.setattr(compiler.driver, "order_digits", lambda sop, vocab, max_len, **_: sop)
     without = compile_sop(root, list("abc"), 32, name="most_freq")
     assert without.param_count() > 3 * model.param_count()
 
