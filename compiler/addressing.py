@@ -245,6 +245,7 @@ class SquaredReading:
     number: Terms
     square: tuple[Dim, ...]
     centre: float = 0.0
+    scale: int = 1  # `number` holds the value times this (halves matched doubled)
 
 
 def _one_hot_side(reading: Encoded, scale: int = 1) -> Side:
@@ -304,8 +305,8 @@ EAGER_MATCH_MIN_VALUES = 4
 
 
 class Squared(Protocol):
-    def __call__(self, index: int) -> SquaredReading | None:
-        """Node `index` as its number and square, written exactly by step MLPs
+    def __call__(self, index: int, scale: int = 1) -> SquaredReading | None:
+        """Node `index` as its number (times `scale`) and square, written exactly by step MLPs
         (`compiler.squares.SquaredReadings.reading`), or None."""
         ...
 
@@ -377,7 +378,7 @@ def _side(
     """How one side, times d (a power of 2 that makes both sides whole), is matched: an integer
     affine map of indices (the positional dims), a one-hot the model holds anyway (tokens, a
     constant, an s-op read in full), else (s, s^2) written by a step MLP (of a source it is an
-    integer affine map of; only whole sides, d = 1, are stepped themselves)."""
+    integer affine map of, or of the side itself times d)."""
     g, n = ctx.graph, ctx.max_len
     form = numbers.affine_form(index)
     if form is not None and len(form[0]) == 1:
@@ -392,20 +393,19 @@ def _side(
     node = g[index]
     if node.op in (Op.TOKENS, Op.CONST) or numbers.reader.read_in_full(index):
         return _one_hot_side(numbers.reader.reading(index, Encoding.CATEGORICAL), d)
-    if d != 1:
-        return None  # the step MLP writes whole numbers
-    return _squared_side(ctx, squared, index, 1.0, 0.0)
+    # (halves, `indices + length / 2`: the step MLPs write the whole number d·v and its square)
+    return _squared_side(ctx, squared, index, 1.0, 0.0, d)
 
 
 def _squared_side(
-    ctx: PlanContext, squared: Squared, source: int, a: float, b: float
+    ctx: PlanContext, squared: Squared, source: int, a: float, b: float, scale: int = 1
 ) -> Side | None:
     if len(ctx.values(source)) > 4 * ctx.max_len:
         return None  # many values: the one-hot form may read them as few classes
-    found = squared(source)
+    found = squared(source, scale)
     if found is None:
         return None
-    at = tuple(float(v) for v in found.reading.values)  # type: ignore[arg-type]
+    at = tuple(float(v) * found.scale for v in found.reading.values)  # type: ignore[arg-type]
     return _affine_side(
         found.reading, found.number, found.square, at, a, b, "squared", found.centre
     )

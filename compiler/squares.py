@@ -22,6 +22,7 @@ from compiler.blocks import ONE, Atom, Dim, Encoded, Encoding, MLPSpec, Terms, s
 from compiler.exact_numbers import exact_whole_input, integer_parts
 from compiler.maps import MapPlanner
 from compiler.number_views import NumberViews
+from compiler.numeric import ErrorBound
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built, Memo
 from rasp.errors import CompileError
@@ -42,30 +43,40 @@ class SquaredReadings:
         self.ctx, self.reader, self.built, self.memo = ctx, reader, built, memo
         self.maps, self.numbers = maps, numbers
 
-    def reading(self, index: int) -> SquaredReading | None:
-        """Node `index` (whole numbers) as a vector reading of its number and its square, each the
-        sum of dimensions written exactly: `<name>.int` and `<name>.sq`, from the node's numerical
+    def reading(self, index: int, scale: int = 1) -> SquaredReading | None:
+        """Node `index` (whole numbers, or whole times `scale`, a power of 2) as a vector reading
+        of its number (times `scale`) and its square, each the sum of dimensions written exactly:
+        `<name>.int` and `<name>.sq` (`<name>.x<scale>.int`, ...), from the node's numerical
         reading (a numerical source, an exact affine view of indices and numerical sources, or a
         map computed on its own as one number). None without such a reading, or where the steps
         cannot be resolved (matching then does not apply)."""
         node = self.ctx.graph[index]
-        return self.memo.once(("squared", index), node, lambda: self._make(index))
+        key = ("squared", index) if scale == 1 else ("squared", index, scale)
+        return self.memo.once(key, node, lambda: self._make(index, scale))
 
-    def _make(self, index: int) -> SquaredReading | None:
+    def _make(self, index: int, scale: int) -> SquaredReading | None:
         found = self.numbers.own_number(index)
         if found is None:
             return None
         x, x_of, x_error = found
         node = self.ctx.graph[index]
         vals = sort_values(self.ctx.values(index))
-        whole_vals = [int(v) for v in vals]  # type: ignore[call-overload]
+        stem = node.name
+        if scale != 1:  # `indices + length / 2` times 2: exact (a power of 2), and whole
+            x, x_of, x_error = _scaled(x, x_of, x_error, scale)
+            stem = f"{node.name}.x{scale}"
+
+        def whole_of(v: Atom) -> int:
+            return int(float(v) * scale)  # type: ignore[arg-type]
+
+        whole_vals = [whole_of(v) for v in vals]
         # the square of the distance from the values' middle: up to 4x smaller, so its sums need
         # fewer exact parts (sort at N = 1024: about 165 parts of v^2)
         centre = (min(whole_vals) + max(whole_vals)) // 2
         exact = self.built.exact
         whole = exact_whole_input(x, exact)
         own = [(d, c) for d, c in x.number if d != ONE]
-        if whole and len(own) == 1 and self.ctx.is_positional(index):
+        if whole and len(own) == 1 and self.ctx.is_positional(index) and scale == 1:
             # a map of the position: the embedding writes its square too (no MLP, no layer)
             square_dim = self.maps.embedded_square(node, centre)
             if square_dim is not None:
@@ -79,9 +90,9 @@ class SquaredReadings:
         def square_of(y: Encoded, error: object) -> Parts:
             return integer_parts(
                 y,
-                [(x_of(v) if y is x else float(v), v) for v in vals],
-                lambda v: (int(v) - centre) ** 2,  # type: ignore[arg-type]
-                name=f"{node.name}.sq",
+                [(x_of(v) if y is x else float(whole_of(v)), v) for v in vals],
+                lambda v: (whole_of(v) - centre) ** 2,
+                name=f"{stem}.sq",
                 op=f"the square of {node.text} (matched)",
                 x_error=error,
                 exact=exact,
@@ -90,7 +101,8 @@ class SquaredReadings:
         built: list[MLPSpec] = []
         try:
             if whole and len(own) == 1:
-                held = tuple((v, _own_terms(x, v)) for v in vals)  # its one dimension holds it
+                # its one dimension holds it
+                held = tuple((v, _own_terms(x, whole_of(v))) for v in vals)
                 number: Terms = x.number  # (`a + 3`: the dimension holds v - 3, `one` the 3)
                 parts, square = square_of(x, None)
             else:
@@ -99,8 +111,8 @@ class SquaredReadings:
                 built, decoded = integer_parts(
                     x,
                     [(x_of(v), v) for v in vals],
-                    int,  # type: ignore[arg-type]
-                    name=f"{node.name}.int",
+                    whole_of,
+                    name=f"{stem}.int",
                     op=f"{node.text} as a whole number (matched)",
                     x_error=x_error,
                     exact=exact,
@@ -130,8 +142,25 @@ class SquaredReadings:
             (*terms, *square_terms)
             for (_, terms), square_terms in zip(held, square.one_hot, strict=True)
         )
-        reading = Encoded(f"{node.name}.int", Encoding.VECTOR, vals, one_hot=one_hot)
-        return SquaredReading(reading, number, square.dims(), float(centre))
+        reading = Encoded(f"{stem}.int", Encoding.VECTOR, vals, one_hot=one_hot)
+        return SquaredReading(reading, number, square.dims(), float(centre), scale)
+
+
+def _scaled(
+    x: Encoded, x_of: Callable[[Atom], float], x_error: object, scale: int
+) -> tuple[Encoded, Callable[[Atom], float], object]:
+    """The reading times `scale` (a power of 2: every product exact), its number at each value,
+    and its error bound."""
+    number = tuple((d, c * scale) for d, c in x.number)
+    values = tuple(float(v) * scale for v in x.values)  # type: ignore[arg-type]
+    error = x_error
+    if isinstance(x_error, ErrorBound):
+        error = ErrorBound(x_error.absolute * scale, x_error.relative)
+    return (
+        Encoded(x.name, x.encoding, values, number=number),
+        lambda v: x_of(v) * scale,
+        error,
+    )
 
 
 def _unless_refused(make: Callable[[], Parts]) -> Parts | None:

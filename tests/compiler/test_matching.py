@@ -162,6 +162,50 @@ def test_halves_and_quarters_are_matched_scaled_by_a_power_of_two(text: str, nam
     _agree(model, program, inputs)
 
 
+@pytest.mark.parametrize(
+    ("text", "most", "before"),
+    [
+        # the second half's token: the query 2i + n, stepped from i and the decoded length (156,831
+        # parameters read as two one-hots at N = 64, 2,297,439 at 256; now 31,664 and 326,834)
+        (
+            'res = aggregate(select(indices, indices + length / 2, ==), tokens, "-");',
+            35_000,
+            150_000,
+        ),
+        # the halves swapped: a banded map of halves (501,830 at N = 64, 4,926,570 at 256; now
+        # 15,361 and 80,633, in 4 layers instead of 2 and 3)
+        (
+            "half = length / 2;\n"
+            "src = indices + half if indices < half else indices - half;\n"
+            'res = aggregate(select(indices, src, ==), tokens, "-");',
+            20_000,
+            500_000,
+        ),
+    ],
+)
+def test_a_side_of_halves_of_two_sources_is_stepped_doubled(
+    text: str, most: int, before: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    interp = Interpreter()
+    interp.exec_program(parse(text, "<test>"))
+    program = interp.get("res")
+    model = compile_sop(program, list("abc"), 64)
+    _matching_layer(model, "res")
+    assert any(".x2." in label for label in model.metadata["residual"])
+    assert model.param_count() < most
+    rng = random.Random(3)
+    inputs = [list(p) for n in range(1, 6) for p in itertools.product("abc", repeat=n)]
+    inputs += [[rng.choice("abc") for _ in range(rng.randint(6, 64))] for _ in range(60)]
+    _agree(model, program, inputs)
+    whole_only = addressing._squared_side
+
+    def unscaled(ctx, squared, source, a, b, scale=1):  # noqa: ANN001, ANN202 (as before)
+        return None if scale != 1 else whole_only(ctx, squared, source, a, b)
+
+    monkeypatch.setattr(addressing, "_squared_side", unscaled)
+    assert compile_sop(program, list("abc"), 64).param_count() > before
+
+
 def test_thirds_are_not_matched_and_stay_exact() -> None:
     # 1/3 is no float64 multiple of a power of 2: the one-hot readings stay (and agree)
     text = 'third = aggregate(select(indices, length / 3, ==), tokens, "-");'
