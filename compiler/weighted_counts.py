@@ -99,7 +99,9 @@ def weighted_count(
             span=span,  # type: ignore[arg-type]
             name=f"{name}_{label}" if name else None,
         )
-        if total is None:
+        if total is None and weight == 1:
+            total = width  # (a map 1 * width would name the same number twice)
+        elif total is None:
             total = sops.MapSOp(
                 fn=_Scaled(weight),
                 inputs=(width,),
@@ -113,7 +115,7 @@ def weighted_count(
                 text=f"{total.label} + {weight} * {width.label}",
                 span=span,  # type: ignore[arg-type]
             )
-    assert total is not None  # values other than 0 and 1 have a bit
+    assert isinstance(total, sops.MapSOp)  # values other than 0 and 1: a weight other than 1
     total.name = f"{name}_sum" if name else None
     return total
 
