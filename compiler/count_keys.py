@@ -24,26 +24,41 @@ each token:
 
     seen = selector_width(select(tokens, tokens, ==) and select(indices, indices, <));
     first = select(tokens, tokens, ==) and select(seen, 0, ==);
+
+A Q_j is compared by where it holds: a key-only predicate of a chain of one-input maps of a source
+s (and `not`, `and`, `or` of such predicates of one s) is the set of s's values where it holds,
+so `select(tokens, "a", ==)` in the count and `select(is_a, True, ==)` with `is_a = tokens == "a"`
+in the conjunction are one predicate.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from compiler.blocks import value_key
+from compiler.blocks import Atom, value_key
 from compiler.graph import Graph, IRNode, Op
 from rasp import sops
 
 _ORDERS = (sops.Comparison.LT, sops.Comparison.LEQ, sops.Comparison.GT, sops.Comparison.GEQ)
 
 
-def selects_one_by_count(graph: Graph, node: IRNode) -> bool:
+# A key-only predicate is compared by its truth on its source's values up to this many.
+MAX_SOURCE_VALUES = 10_000
+
+
+def selects_one_by_count(
+    graph: Graph, node: IRNode, values: Callable[[int], Sequence[Atom]] | None = None
+) -> bool:
     """Whether the conjunction `node` contains `select(c, y, ==)` with `c` a count of later (or
-    earlier) keys that satisfy key-only predicates the conjunction also requires (module doc)."""
+    earlier) keys that satisfy key-only predicates the conjunction also requires (module doc);
+    `values(i)`, node i's value set, lets two predicates written differently be one."""
     if node.op is not Op.AND:
         return False
     conjuncts = _conjuncts(graph, node.index)
-    required = {_signature(graph, i) for i in conjuncts if _key_only(graph, i) or _class(graph, i)}
+    required = {
+        _signature(graph, i, values) for i in conjuncts if _key_only(graph, i) or _class(graph, i)
+    }
     for i in conjuncts:
         select = graph[i]
         if select.op is not Op.SELECT or select.comparison is not sops.Comparison.EQ:
@@ -51,13 +66,15 @@ def selects_one_by_count(graph: Graph, node: IRNode) -> bool:
         width = graph[select.inputs[0]]
         if width.op is not Op.SELECTOR_WIDTH:
             continue
-        counted = _counted_predicates(graph, width.inputs[0])
+        counted = _counted_predicates(graph, width.inputs[0], values)
         if counted is not None and counted <= required:
             return True
     return False
 
 
-def _counted_predicates(graph: Graph, selector: int) -> set[Any] | None:
+def _counted_predicates(
+    graph: Graph, selector: int, values: Callable[[int], Sequence[Atom]] | None
+) -> set[Any] | None:
     """The key-only predicates Q_j of `select(indices, indices, order) and Q_1 and ...`, or None
     when `selector` is not of that form (no order between positions, or one more conjunct that
     depends on the query)."""
@@ -71,7 +88,7 @@ def _counted_predicates(graph: Graph, selector: int) -> set[Any] | None:
         ):
             orders += 1
         elif _key_only(graph, i) or _class(graph, i):
-            predicates.add(_signature(graph, i))
+            predicates.add(_signature(graph, i, values))
         else:
             return None
     return predicates if orders == 1 else None
@@ -105,14 +122,67 @@ def _class(graph: Graph, index: int) -> bool:
     )
 
 
-def _signature(graph: Graph, index: int) -> tuple[Any, ...]:
+def _signature(
+    graph: Graph, index: int, values: Callable[[int], Sequence[Atom]] | None = None
+) -> tuple[Any, ...]:
     """Structural identity of a key-only selector: `not nine` written twice is one predicate (the
-    IR keeps every call as its own node); s-ops other than constants are compared as nodes."""
+    IR keeps every call as its own node); s-ops other than constants are compared as nodes. With
+    value sets, a `select(k, constant, op)` whose k is a chain of one-input maps of a source s is
+    the set of s's values where it holds: `select(tokens, "a", ==)` and `select(is_a, True, ==)`
+    with `is_a = tokens == "a"` are one predicate."""
     node = graph[index]
     if _class(graph, index):
         return (Op.SELECT, node.comparison, node.inputs[0], "class")
     if node.op is Op.SELECT:
         keys, queries = node.inputs
         constant = graph[queries]
+        if values is not None:
+            holds = _holds_on_source(graph, keys, node, constant.value, values)
+            if holds is not None:
+                return holds
         return (Op.SELECT, node.comparison, keys, (Op.CONST, value_key(constant.value)))
-    return (node.op, *(_signature(graph, i) for i in node.inputs))
+    parts = [_signature(graph, i, values) for i in node.inputs]
+    if values is not None and all(p[0] == "holds" for p in parts):
+        # `not`, `and`, `or` of predicates of one source: where they hold on its values
+        sources = {p[1] for p in parts}
+        if len(sources) == 1:
+            (source,) = sources
+            if node.op is Op.NOT:
+                every = frozenset(value_key(v) for v in values(source))
+                return ("holds", source, every - parts[0][2])
+            sets = [p[2] for p in parts]
+            joined = frozenset.intersection(*sets) if node.op is Op.AND else frozenset.union(*sets)
+            return ("holds", source, joined)
+    return (node.op, *parts)
+
+
+def _holds_on_source(
+    graph: Graph,
+    keys: int,
+    select: IRNode,
+    constant: Atom,
+    values: Callable[[int], Sequence[Atom]],
+) -> tuple[Any, ...] | None:
+    """("holds", s, the keys of s's values where `select(keys, constant, op)` holds) when `keys`
+    is s or a chain of one-input maps of s; None where a map or comparison raises on a value (the
+    interpreter fails there: no claim)."""
+    chain: list[Callable[..., Any]] = []
+    source = keys
+    while graph[source].op is Op.MAP and len(graph[source].inputs) == 1:
+        chain.append(graph[source].fn)  # type: ignore[arg-type]
+        source = graph[source].inputs[0]
+    comparison = select.comparison
+    assert comparison is not None
+    if len(values(source)) > MAX_SOURCE_VALUES:
+        return None
+    held = []
+    for value in values(source):
+        try:
+            out = value
+            for fn in reversed(chain):
+                out = fn(out)
+            if comparison.apply(out, constant):
+                held.append(value_key(value))
+        except Exception:  # noqa: BLE001 (a program's function may raise anything)
+            return None
+    return ("holds", source, frozenset(held))

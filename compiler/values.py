@@ -111,7 +111,8 @@ class _Inference:
                         (widths is not None and max(widths.values(), default=0) <= 1)
                         or (node.op is Op.SELECT and _selects_at_most_one(node, known.relation))
                         or (node.op is Op.AND and any(self.at_most_one[i] for i in node.inputs))
-                        or selects_one_by_count(self.g, node)  # long addition's nearest carry
+                        # long addition's nearest carry
+                        or selects_one_by_count(self.g, node, known.values.__getitem__)
                         or selects_one_by_rank(self.g, node, known.values.__getitem__)  # a sort
                     )
                 case Op.AGGREGATE:

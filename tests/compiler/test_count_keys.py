@@ -136,3 +136,62 @@ def test_long_addition_is_small_and_exact_at_n_16() -> None:
     runtime = as_runtime(model)
     for tokens, got in zip(inputs, run_compiled(runtime, inputs), strict=True):
         assert got == list(S.evaluate(root, tokens).values), tokens
+
+
+@pytest.mark.parametrize(
+    ("required", "single"),
+    [
+        ("select(is_a, True, ==)", True),  # is_a = tokens == "a": "a" both ways
+        ('select(tokens, "a", <=)', True),  # over {a, b, c}: "a" alone
+        ('not select(tokens, "a", !=)', True),
+        ("select(is_a, False, ==)", False),  # b and c
+        ('select(tokens, "b", <=)', False),  # a and b
+    ],
+)
+def test_a_predicate_written_otherwise_is_the_same_where_it_holds_on_the_same_tokens(
+    required: str, single: bool
+) -> None:
+    # the second "a": its rank among the a's before it is 1, and the conjunction requires an "a"
+    # (however written); without the proof a mean of positions, refused from N = 64 on
+    text = f"""
+is_a = tokens == "a";
+rank = selector_width(select(tokens, "a", ==) and select(indices, indices, <));
+second = select(rank, 1, ==) and {required};
+res = aggregate(second, indices, -1);
+"""
+    root = _program(text).get("res")
+    assert _single(root, "second", "abc", 8) is single
+    if not single:
+        return
+    selector = root.selector
+    for n in range(1, 7):
+        for tokens in itertools.product("abc", repeat=n):
+            assert S.Evaluator(list(tokens)).matrix(selector).sum(axis=1).max() <= 1
+
+
+def test_a_map_that_raises_on_a_value_makes_no_claim() -> None:
+    # 1 / (tokens_int - 1) raises at "1": the predicate is compared as written, so it differs
+    text = """
+rank = selector_width(select(tokens_int, 2, ==) and select(indices, indices, <));
+odd = 1 / (tokens_int - 1);
+second = select(rank, 1, ==) and select(odd, 1, ==);
+res = aggregate(second, indices, -1);
+"""
+    assert not _single(_program(text).get("res"), "second", "012", 6)
+
+
+@pytest.mark.exactness
+def test_the_second_a_written_two_ways_compiles_at_n_256() -> None:
+    text = """
+is_a = tokens == "a";
+rank = selector_width(select(tokens, "a", ==) and select(indices, indices, <));
+res = aggregate(select(rank, 1, ==) and select(is_a, True, ==), indices, -1);
+"""
+    root = _program(text).get("res")
+    model = compile_sop(root, list("abc"), 256, name="res")
+    assert model.param_count() < 40_000  # 27,475
+    rng = random.Random(5)
+    inputs = [list(t) for n in range(1, 4) for t in itertools.product("abc", repeat=n)]
+    inputs += [[rng.choice("abc") for _ in range(rng.randint(4, 256))] for _ in range(40)]
+    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert got == list(S.evaluate(root, tokens).values), tokens
