@@ -96,12 +96,13 @@ def count_means(
     tables = {}
     for chain in chains:
         groups = places.get(chain.mean.id)
-        ints = whole_values(facts.values(chain.values))
+        possible = facts.values(chain.values)
+        ints = whole_values(possible)
         if groups is None or ints is None:
             continue
         if not set(ints) <= {0, 1} and not (weighted and sum_fits(ints, max_len)):
             continue
-        found = _count_tables(chain, facts.values(chain.values), ints, groups)
+        found = _count_tables(chain, possible, ints, groups)
         if found is not None:
             tables[chain.mean.id] = (chain, found, ints)
     if not tables:

@@ -106,15 +106,16 @@ def compile_sop(
 
     # the default form, or the first alternative the certifier proves (compiler.alternatives)
     kept: Kept | None = None
+    counted = sums_counted(sop)  # sums of whole numbers, which may be kept as means instead
     try:
         kept = keep_proved(builder(sop), build_graph(sop), max_len, max_params, note)
     except OverParamLimit:
         raise
     except CompileError as err:
-        if not sums_counted(sop):
+        if not counted:
             raise
         refusal = err
-    if (kept is None or not kept.certificate.ok) and sums_counted(sop):
+    if (kept is None or not kept.certificate.ok) and counted:
         # a map of a counted sum of whole numbers stepped over the sum's wide range may not be
         # proved (`round(length * mean) % 3`: the steps' error outgrows the output's margin);
         # the mean itself then, stepped with the position as context

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import sop_builders as B
 from runtime_helpers import run_compiled
+from test_matching import VIEW_WITH_A_CONSTANT
 
 import compiler
 from compiler import addressing, alternatives, certify_attention, certify_select
@@ -91,13 +92,8 @@ def test_the_matched_query_that_lost_its_constant_is_no_longer_certified(monkeyp
         return cert
 
     monkeypatch.setattr(alternatives, "certify_model", recorded)
-    text = """
-a = selector_width(select(tokens, tokens, ==));
-b = selector_width(select(tokens, "a", ==));
-res = aggregate(select(indices, (a + 3) if b <= (2 * b) else (2 * b), ==), tokens, "-");
-"""
     interp = Interpreter()
-    interp.exec_program(parse(text, "<test>"))
+    interp.exec_program(parse(VIEW_WITH_A_CONSTANT, "<test>"))
     program = interp.get("res")
     try:
         model = compiler.compile_sop(program, list("abc"), 40)

@@ -115,18 +115,21 @@ def test_two_aggregates_of_one_matched_select_share_a_head_with_exact_scores() -
     _agree(model, both, inputs)
 
 
+# a matched view with a constant (below); test_certify_select reintroduces the bug it caught
+VIEW_WITH_A_CONSTANT = """
+a = selector_width(select(tokens, tokens, ==));
+b = selector_width(select(tokens, "a", ==));
+res = aggregate(select(indices, (a + 3) if b <= (2 * b) else (2 * b), ==), tokens, "-");
+"""
+
+
 def test_a_matched_view_with_a_constant_reads_the_constant() -> None:
     # The query `a + 3` (the conditional always takes it: b <= 2 * b) is a view of the width a,
     # its 3 on `one`. Its square was stepped on that view, and its number was read as the view's
     # dimension alone: the parabola peaked at k = a instead of a + 3, so "ab" read its tokens
     # where the interpreter gives the default (certified, and wrong).
-    text = """
-a = selector_width(select(tokens, tokens, ==));
-b = selector_width(select(tokens, "a", ==));
-res = aggregate(select(indices, (a + 3) if b <= (2 * b) else (2 * b), ==), tokens, "-");
-"""
     interp = Interpreter()
-    interp.exec_program(parse(text, "<test>"))
+    interp.exec_program(parse(VIEW_WITH_A_CONSTANT, "<test>"))
     program = interp.get("res")
     model = compile_sop(program, list("abc"), N)
     assert any(label.endswith(".sq") for label in model.metadata["residual"])  # matched
