@@ -148,12 +148,14 @@ class OutputSpec:
     def values_of(self, codes: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:
         """Codes `[batch, n]` (see `reduce`) -> plain Python values, row b cut to `lengths[b]`."""
         if self.values is not None:
+            if self._latin1_bytes is not None:  # one-character values: a str of one byte each
+                return _char_rows(self._latin1_bytes[codes], lengths)
             # an object array of the values: indexing and `.tolist()` only copy references
             return _rows(self._value_object_array[codes], lengths)
         if self.denominators is not None:
-            return _rows(self._on_grid(codes), lengths)
+            return self._on_grid(codes, lengths)
         if self.type is OutputType.INTS:
-            if np.abs(codes).max(initial=0.0) < 2.0**53:
+            if -(2.0**53) < codes.min(initial=0.0) and codes.max(initial=0.0) < 2.0**53:
                 return _rows(codes.astype(np.int64), lengths)
             return [[int(x) for x in row[:n]] for row, n in zip(codes, lengths, strict=True)]
         if self.type is OutputType.BOOLS:
@@ -181,15 +183,23 @@ class OutputSpec:
     def _device_grids(self) -> dict[torch.device, Tensor]:
         return {}
 
-    def _on_grid(self, codes: np.ndarray) -> np.ndarray:
-        """Codes k `[batch, n]` -> an object array of k / d_i: Python ints where d_i is 1 (a single
-        whole value passed through, as the interpreter gives it), floats elsewhere."""
+    def _on_grid(self, codes: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:
+        """Codes k `[batch, n]` -> rows of k / d_i: Python ints where d_i is 1 (a single whole
+        value passed through, as the interpreter gives it), floats elsewhere."""
         d = self._grid[: codes.shape[1]]  # [n]
-        out = (codes / d).astype(object)  # [batch, n]; float64 division, as the interpreter's mean
-        whole = d == 1
-        if whole.any():
+        whole = np.flatnonzero(d == 1).tolist()
+        if 2 * len(whole) > len(d):
+            out = (codes / d).astype(object)  # [batch, n]; float64 division, as the mean's
             out[:, whole] = codes[:, whole].astype(np.int64).astype(object)
-        return out
+            return _rows(out, lengths)
+        # mostly floats: `tolist` makes them directly, then the few whole columns are replaced
+        rows = _rows(codes / d, lengths)
+        by_column = codes[:, whole].T.astype(np.int64).tolist()  # [len(whole), batch]
+        for column, values in zip(whole, by_column, strict=True):
+            for row, value in zip(rows, values, strict=True):
+                if column < len(row):
+                    row[column] = value
+        return rows
 
     # -- snapping to the listed values -------------------------------------------------------------
 
@@ -254,6 +264,15 @@ class OutputSpec:
         return {}
 
     @cached_property
+    def _latin1_bytes(self) -> np.ndarray | None:
+        """`[len(values)]` uint8: each value's character, where every value is a one-character
+        str of code point < 256 (then a row decodes as one str); else None."""
+        values = self.values or ()
+        if not values or not all(type(v) is str and len(v) == 1 and ord(v) < 256 for v in values):
+            return None
+        return np.array([ord(v) for v in values], dtype=np.uint8)  # type: ignore[arg-type]
+
+    @cached_property
     def _value_object_array(self) -> np.ndarray:
         array = np.empty(len(self.values or ()), dtype=object)
         array[:] = list(self.values or ())
@@ -274,3 +293,12 @@ def _rows(table: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:
     if all(n == table.shape[1] for n in lengths):
         return table.tolist()  # one call for the whole batch
     return [row[:n].tolist() for row, n in zip(table, lengths, strict=True)]
+
+
+def _char_rows(table: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:
+    """Rows of one-character strs from `table [batch, n]` (uint8 Latin-1 code points), row b cut
+    to its input's length: one str for the batch, then `list` of each row's slice, whose
+    characters are CPython's shared one-character strs (no object made per token)."""
+    n = table.shape[1]
+    text = table.tobytes().decode("latin-1")  # row-major: row b at [b * n, (b + 1) * n)
+    return [list(text[b * n : b * n + length]) for b, length in enumerate(lengths)]

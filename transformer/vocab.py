@@ -191,8 +191,9 @@ class _VectorTables:
 
     char_codes: np.ndarray  # [k] sorted code points of the one-character str entries
     char_ids: np.ndarray  # [k] their ids
-    dense: np.ndarray | None  # [max code + 1] id per code point, -1 where none (small alphabets)
-    char_set: frozenset[str]
+    # [max code + 1] int32 id per code point, -1 where none (small alphabets)
+    dense: np.ndarray | None
+    separator: str  # one character that is no entry: it separates tokens in `tokens`' check
     int_values: np.ndarray  # [m] sorted int entries that fit int64
     int_ids: np.ndarray  # [m]
 
@@ -203,7 +204,9 @@ class _VectorTables:
         char_ids = np.array([i for _, i in chars], dtype=np.int64)
         dense = None
         if chars and chars[-1][0] < 1 << 16:
-            dense = np.full(chars[-1][0] + 1, -1, dtype=np.int64)
+            # int32: indexing it makes a [total] array half as large as int64 ids would, and
+            # fresh pages are most of the cost of a pass over a large batch
+            dense = np.full(chars[-1][0] + 1, -1, dtype=np.int32)
             dense[codes] = char_ids
         ints = sorted(
             (t, i) for i, t in enumerate(tokens) if type(t) is int and -(2**63) <= t < 2**63
@@ -212,48 +215,54 @@ class _VectorTables:
             char_codes=codes,
             char_ids=char_ids,
             dense=dense,
-            char_set=frozenset(chr(c) for c, _ in chars),
+            separator=chr(min(set(range(len(chars) + 1)) - {c for c, _ in chars})),
             int_values=np.array([t for t, _ in ints], dtype=np.int64),
             int_ids=np.array([i for _, i in ints], dtype=np.int64),
         )
 
     def chars(self, text: str) -> np.ndarray | None:
         """Ids of the characters of `text` `[len(text)]`, or None if one is not an entry."""
-        # UTF-32 gives one code point per 4 bytes; surrogatepass keeps lone surrogates (which a
-        # Python str may hold) as their own code points instead of failing.
-        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        return self._lookup(codes.astype(np.int64), self.char_codes, self.char_ids, self.dense)
+        if text.isascii():  # a flag of the str, not a pass over it; then one byte per character
+            codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+        else:
+            # UTF-32 gives one code point per 4 bytes; surrogatepass keeps lone surrogates (which a
+            # Python str may hold) as their own code points instead of failing.
+            codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        dense = self.dense
+        if dense is not None and codes.max(initial=0) < len(dense):
+            found = dense[codes]  # code points are unsigned: no lower bound to check
+            return None if (found < 0).any() else found
+        return self._lookup(codes.astype(np.int64), self.char_codes, self.char_ids)
 
     def tokens(self, rows: list[Sequence[object]]) -> np.ndarray | None:
         """Ids of the rows' tokens, concatenated, or None (an uncovered type or unknown token)."""
+        sep = self.separator
         try:
-            text = "".join(map("".join, rows))  # TypeError: not all str (a str row: its chars)
+            text = sep.join(map(sep.join, rows))  # TypeError: not all str (a str row: its chars)
         except TypeError:
             text = None
         if text is not None:
-            # every token a known one-character entry, so `text` has one character per token
-            # ("" and "ab" could otherwise pair up to the right total length)
-            if not self.char_set.issuperset(itertools.chain.from_iterable(rows)):
+            # With T tokens, `text` holds T - 1 joins. If it has 2T - 1 characters and none of
+            # the T at even positions is a separator (no entry, so `chars` refuses one), the
+            # joins are all its separators: no token holds one, the joins sit at the odd
+            # positions, and each token is the one character between two of them. ("" and "ab"
+            # could pair up to the right total length without separators.)
+            if len(text) != 2 * sum(map(len, rows)) - 1:
                 return None
-            return self.chars(text)
+            return self.chars(text[0::2])
         flat = list(itertools.chain.from_iterable(rows))
         if set(map(type, flat)) == {int}:  # exact ints: bools and numpy scalars are not here
             try:
                 values = np.array(flat, dtype=np.int64)
             except OverflowError:
                 return None
-            return self._lookup(values, self.int_values, self.int_ids, None)
+            return self._lookup(values, self.int_values, self.int_ids)
         return None
 
     @staticmethod
-    def _lookup(
-        keys: np.ndarray, sorted_keys: np.ndarray, ids: np.ndarray, dense: np.ndarray | None
-    ) -> np.ndarray | None:
+    def _lookup(keys: np.ndarray, sorted_keys: np.ndarray, ids: np.ndarray) -> np.ndarray | None:
         if len(sorted_keys) == 0:
             return None
-        if dense is not None and keys.min(initial=0) >= 0 and keys.max(initial=0) < len(dense):
-            found = dense[keys]
-            return None if (found < 0).any() else found
         at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
         if not (sorted_keys[at] == keys).all():
             return None

@@ -50,6 +50,9 @@ MIXED = Vocab((1, "1", True, 1.5, "x", "é", "ab", 0, -3, "😀"), bos_id=10, pa
 # tokens in and out of MIXED: 1/1.0/True/"1" are four different tokens
 POOL = [1, "1", True, 1.5, "x", "é", "ab", 0, -3, "😀", 1.0, False, 2, "", "z", "a", None, 2**70]
 POOL += [np.int64(1), np.bool_(True), np.float64(1.5), np.str_("x")]
+# the vectorised check joins tokens with "\x00" (no entry of MIXED): tokens holding it must not
+# pass for one-character ones
+POOL += ["\x00", "x\x00", "\x00x", "\x00\x00"]
 
 
 @settings(max_examples=300, derandomize=True, deadline=None)
@@ -175,6 +178,23 @@ def test_torch_and_numpy_decoding_agree(
         )
         == want
     )
+
+
+@pytest.mark.parametrize(
+    "values",
+    [("a", "\u00e9", "b"), ("\x00", "\xff", "z"), ("a", "\u4e2d"), ("a", 0), ("a", "bc")],
+)
+def test_values_decode_to_the_listed_objects_cut_to_each_length(values: tuple[Any, ...]) -> None:
+    # one-character Latin-1 values take a str of the whole batch; others an object array
+    spec = OutputSpec("c", OutputEncoding.CATEGORICAL, OutputType.STRINGS, values)
+    rng = np.random.default_rng(len(values))
+    codes = rng.integers(0, len(values), size=(5, 6))
+    for lengths in ([6] * 5, [1, 6, 3, 2, 5]):
+        want = [[values[k] for k in row[:n]] for row, n in zip(codes.tolist(), lengths)]
+        got = spec.values_of(codes, lengths)
+        assert [[(type(v), v) for v in row] for row in got] == [
+            [(type(v), v) for v in row] for row in want
+        ]
 
 
 def _checked(spec: OutputSpec, reduced: Any) -> np.ndarray:

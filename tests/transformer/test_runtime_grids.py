@@ -70,6 +70,24 @@ def test_a_grid_of_one_gives_ints_and_both_reductions_agree() -> None:
     assert len(short[0]) == 1 and len(short[1]) == 2
 
 
+@pytest.mark.parametrize("denominators", [(1, 2, 3, 7), (1, 1, 1, 2), (2, 1, 1, 1), (1,) * 4])
+def test_grid_values_are_ints_exactly_where_the_denominator_is_one(
+    denominators: tuple[int, ...],
+) -> None:
+    # mostly floats: made as floats, then the whole columns replaced; mostly whole: per object
+    spec = _spec(denominators)
+    codes = np.random.default_rng(1).integers(-9, 9, size=(6, 4)).astype(np.float64)
+    for lengths in ([4] * 6, [1, 4, 2, 3, 1, 4]):
+        want = [
+            [int(k) if d == 1 else k / d for k, d in zip(row[:n], denominators, strict=False)]
+            for row, n in zip(codes.tolist(), lengths, strict=True)
+        ]
+        got = spec.values_of(codes, lengths)
+        assert [[(type(v), v) for v in row] for row in got] == [
+            [(type(v), v) for v in row] for row in want
+        ]
+
+
 def test_a_grid_output_refuses_non_finite_logits() -> None:
     spec = _spec((2, 3))
     logits = torch.tensor([[[0.5], [float("nan")]]], dtype=torch.float64)
