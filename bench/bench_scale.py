@@ -2,8 +2,9 @@
 
 For each library program and N it compiles (certificate included) in a subprocess with a time limit,
 and records layers, parameters (total and non-zero), compile seconds, or the refusal. For the
-throughput table it runs 1024 random full-length inputs through the model twice: the bare forward
-pass on ids encoded beforehand, and `CompiledTransformer.run` (encode, forward, decode), on the CPU
+throughput table it runs 1024 random full-length inputs through the bare forward pass on ids
+encoded beforehand, through `CompiledTransformer.run` (encode, forward, decode) given lists of
+tokens and given the same inputs as strs, and through `run_ids` (ids in, codes out), on the CPU
 and, when one is present, on CUDA; tokens/s counts input tokens.
 
     python bench/bench_scale.py                       # everything, writes bench/results/scale.json
@@ -120,6 +121,9 @@ def throughput(path: Path, program: str, max_len: int, device: str) -> dict[str,
 
     forward = best(lambda: model.forward(ids))
     run = best(lambda: model.run(inputs, batch_size=BATCH))
+    # the same inputs as strs (every vocabulary here is one-character tokens): one join less
+    texts = ["".join(row) for row in inputs]
+    run_str = best(lambda: model.run(texts, batch_size=BATCH))
     # tensors in, codes out (no Python lists at either end): what a GPU pipeline would call
     run_ids = best(lambda: model.run_ids(ids, batch_size=BATCH))
     tokens = BATCH * max_len
@@ -132,6 +136,8 @@ def throughput(path: Path, program: str, max_len: int, device: str) -> dict[str,
         "forward_tok_s": tokens / forward,
         "run_tok_s": tokens / run,
         "ratio": run / forward,
+        "run_str_s": run_str,
+        "run_str_ratio": run_str / forward,
         "run_ids_s": run_ids,
         "run_ids_ratio": run_ids / forward,
     }
@@ -211,15 +217,16 @@ def tables(results: dict[str, Any]) -> str:
     out += [
         "",
         "| program | N | device | forward | run | forward tokens/s | run tokens/s | run/forward "
-        "| run_ids/forward |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| run (strs)/forward | run_ids/forward |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results.get("speeds", []):
         ids_ratio = f"{r['run_ids_ratio']:.2f}" if "run_ids_ratio" in r else "n/a"
+        str_ratio = f"{r['run_str_ratio']:.2f}" if "run_str_ratio" in r else "n/a"
         out.append(
             f"| {r['program']} | {r['N']} | {r['device']} | {r['forward_s'] * 1e3:.1f} ms "
             f"| {r['run_s'] * 1e3:.1f} ms | {r['forward_tok_s']:,.0f} | {r['run_tok_s']:,.0f} "
-            f"| {r['ratio']:.2f} | {ids_ratio} |"
+            f"| {r['ratio']:.2f} | {str_ratio} | {ids_ratio} |"
         )
     return "\n".join(out)
 
