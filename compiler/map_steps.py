@@ -6,7 +6,7 @@
   values (`indicator(width > 0) * length`): a step MLP sorts that one into classes, and the map is a
   step MLP over the other with the class as context.
 
-`rows` are the map's reachable points, (support values, value), from `maps.MapPlanner`.
+`rows` are the map's reachable points, (support values, value), from `map_rows.MapRows`.
 
 A width or the length is stepped on its head's reading 1/(w+1), which needs no decoding layer. Its
 steps there are 1/(w(w+1)) apart, which float32 stops resolving at a few hundred; then the map is

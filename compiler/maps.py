@@ -13,10 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from compiler import map_steps, mlp, piecewise, positional
+from compiler import map_rows, map_steps, mlp, piecewise, positional
 from compiler.blocks import (
     ONE,
-    Atom,
     Dim,
     Encoded,
     Encoding,
@@ -25,27 +24,21 @@ from compiler.blocks import (
     is_number,
     value_key,
 )
-from compiler.fits import NoiseError, exact_affine_fit
+from compiler.fits import NoiseError
 from compiler.graph import IRNode, Op
 from compiler.linear_steps import linear_steps
+from compiler.map_rows import MapRows, Rows
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.readings import decode_numeric, materialise, view_numerical
-from compiler.relations import combination_count, input_combinations
-from compiler.weighted_counts import declared_affine
-from rasp.atoms import same_value
+from compiler.relations import combination_count
 from rasp.errors import CompileError, Diagnostic
 
 # A fused chain of maps over several categorical s-ops is one table up to this many input combinations.
 MAX_FUSED_TABLE = 4096
-# A map is tabulated over at most this many combinations of its inputs' values (a guard: beyond it,
-# compiling takes minutes and gigabytes).
-MAX_ROWS = 2_000_000
 # A map of a number with `indices` as context tries the index's classes from this many indices
 # (the selectors' MIN_CLASSED_VALUES): below it, the index one-hot is narrow anyway.
 MIN_INDEX_CLASSES = 32
-
-Rows = list[tuple[tuple[Atom, ...], Atom]]  # (support values, the map's value there)
 
 
 class MapPlanner:
@@ -54,10 +47,7 @@ class MapPlanner:
         self._supports: dict[int, tuple[int, ...]] = {}
         # maps of the position already embedded, by their values at every position
         self._embedded: dict[tuple, Encoded] = {}
-        # `_rows` and the affine fit over them, by (map, support); valid while the support's
-        # canonical tables are the same objects (a reading built since may merge values)
-        self._row_cache: dict[tuple[int, tuple[int, ...]], tuple[tuple, Rows]] = {}
-        self._fit_cache: dict[tuple[int, tuple[int, ...]], tuple[tuple, list[float] | None]] = {}
+        self.points = MapRows(ctx, built)  # each map's rows and affine fit, computed once
 
     def support(self, index: int) -> tuple[int, ...]:
         """The s-ops a map is computed from: its chain of maps is expanded (fused) input by input
@@ -236,12 +226,18 @@ class MapPlanner:
             if not last_resort:
                 return None
             if len(numeric) == 2 and not categorical:
-                rows = self._rows(node, support)
+                rows = self.points.rows(node, support)
                 linear = linear_steps(ctx, reader, self.built, node, support, rows, encoding)
                 if linear is not None:  # frac_a > frac_b: a step of frac_a - frac_b
                     return linear
                 coarse = map_steps.coarse_steps(  # rows again: a reading built since may merge
-                    ctx, reader, self.built, node, support, self._rows(node, support), encoding
+                    ctx,
+                    reader,
+                    self.built,
+                    node,
+                    support,
+                    self.points.rows(node, support),
+                    encoding,
                 )
                 if coarse is not None:
                     return coarse
@@ -262,7 +258,7 @@ class MapPlanner:
             # `-1 if indices == 0 else place`: the index matters only through a few classes;
             # stepped with N index contexts the MLP would read the N-wide one-hot
             coarse = map_steps.coarse_steps(
-                ctx, reader, self.built, node, support, self._rows(node, support), encoding
+                ctx, reader, self.built, node, support, self.points.rows(node, support), encoding
             )
             if coarse is not None:
                 return coarse
@@ -276,7 +272,7 @@ class MapPlanner:
         readings = [
             reader.reading(s, Encoding.CATEGORICAL) for s in (categorical if one_block else support)
         ]
-        rows = self._rows(node, support)
+        rows = self.points.rows(node, support)
         if not numeric and len(categorical) == 1:
             return self._map_view(node, support[0], rows, encoding)
         if len(numeric) == 1 and len(categorical) <= 1:
@@ -304,7 +300,7 @@ class MapPlanner:
         self, node: IRNode, support: tuple[int, ...], encoding: Encoding
     ) -> Encoded | None:
         """The map as a few units over its two whole-number sources' numbers (`piecewise`)."""
-        rows = lambda: self._rows(node, support)  # noqa: E731 (again after a reading is built)
+        rows = lambda: self.points.rows(node, support)  # noqa: E731 (again after a reading is built)
         return piecewise.banded_map(
             self.ctx, self.reader, self.built, node, support, rows, encoding
         )
@@ -328,72 +324,6 @@ class MapPlanner:
         except CompileError:
             return None
 
-    def _canon_tables(self, support: tuple[int, ...]) -> tuple:
-        return tuple(self.built.canon.get(s) for s in support)
-
-    def _cached(self, cache: dict, node: IRNode, support: tuple[int, ...]) -> tuple[bool, Any]:
-        hit = cache.get((node.index, support))
-        tables = self._canon_tables(support)
-        if hit is None or any(a is not b for a, b in zip(hit[0], tables, strict=True)):
-            return False, None
-        return True, hit[1]
-
-    def _rows(self, node: IRNode, support: tuple[int, ...]) -> Rows:
-        """The map's value at every reachable combination of its support's values, in the values
-        the support's categorical readings use (refused where equal numbers disagree). Computed
-        once per canonical state: a map of two means is planned in several ways over the same
-        ~N^3/3 rows (641K at N = 128)."""
-        found, rows = self._cached(self._row_cache, node, support)
-        if not found:
-            rows = self._compute_rows(node, support)
-            self._row_cache[(node.index, support)] = (self._canon_tables(support), rows)
-        return rows
-
-    def _compute_rows(self, node: IRNode, support: tuple[int, ...]) -> Rows:
-        ctx, built = self.ctx, self.built
-        vs = ctx.value_sets
-        # The value set lists every output that occurs (`values` enumerates shared sources jointly):
-        # a combination of the support's values giving another output never meets (`y - x` over
-        # y = 2x and x, at y = 6 and x = 0), so no unit is spent on it.
-        occurs = {value_key(v) for v in ctx.values(node.index)}
-        rows = []
-        chain = ctx.chain_function(node.index, support)
-        for n, combo in enumerate(input_combinations(support, vs.relation, vs.values)):
-            if n >= MAX_ROWS:  # fail fast and located, not after minutes and gigabytes
-                names = ", ".join(f"'{ctx.graph[s].text}'" for s in support)
-                raise CompileError(
-                    [
-                        Diagnostic(
-                            f"'{node.text}' is computed from {names}, whose values combine in more "
-                            f"than {MAX_ROWS:,} ways at this maximum length",
-                            node.span,
-                            "use a smaller maximum length, or compute it from s-ops with fewer "
-                            "values (e.g. round a mean before using it)",
-                        )
-                    ]
-                )
-            ok, out = chain(combo)
-            if ok and value_key(out) in occurs:
-                rows.append((combo, out))
-        if not any(s in built.canon for s in support):
-            return rows
-        merged: dict[tuple, tuple[tuple[Atom, ...], Atom]] = {}
-        for combo, out in rows:
-            canon = tuple(built.canonical(s, v) for s, v in zip(support, combo))
-            key = tuple(value_key(v) for v in canon)
-            if key in merged and not same_value(merged[key][1], out):
-                raise CompileError(
-                    [
-                        Diagnostic(
-                            f"'{node.text}' gives {merged[key][1]!r} and {out!r} for inputs that are equal numbers",
-                            node.span,
-                            "a compiled model reads numbers, so 1 and 1.0 cannot lead to different results",
-                        )
-                    ]
-                )
-            merged.setdefault(key, (canon, out))
-        return list(merged.values())
-
     def _affine_view(
         self,
         node: IRNode,
@@ -408,9 +338,9 @@ class MapPlanner:
         # reachable combinations (related inputs jointly): opens - closes, two prefix means, meet
         # in (i+2)^2 ways at position i, not in the product of their ~N^2/2 values each
         size = combination_count(support, vs.relation, vs.values)
-        if size > MAX_ROWS:  # the fit checks every row: as many as a table may enumerate
+        if size > map_rows.MAX_ROWS:  # the fit checks every row, as many as a table may have
             return None
-        coef = self._affine_fit(node, support)
+        coef = self.points.affine_fit(node, support)
         if coef is None:
             return None
         terms: dict[Dim, float] = {}
@@ -420,29 +350,6 @@ class MapPlanner:
         terms[ONE] = terms.get(ONE, 0.0) + float(coef[-1])
         number = tuple((d, c) for d, c in terms.items() if c != 0.0)
         return Encoded(node.name, Encoding.NUMERICAL, self.ctx.values(node.index), number=number)
-
-    def _affine_fit(self, node: IRNode, support: tuple[int, ...]) -> list[float] | None:
-        """[a_1, ..., a_k, b] of an exact affine map of the support's numbers, else None."""
-        declared = declared_affine(node.fn)
-        if declared is not None and support == node.inputs:
-            # the compiler's own integer sum (`weighted_counts`): exact by construction, and its
-            # rows are a million pairs at N = 256
-            return list(declared)
-        found, coef = self._cached(self._fit_cache, node, support)
-        if found:
-            return coef
-        rows = self._rows(node, support)
-        numbers = all(
-            is_number(v) or isinstance(v, bool) for combo, out in rows for v in (*combo, out)
-        )
-        coef = None
-        if rows and numbers:
-            coef = exact_affine_fit(
-                [[float(c) for c in combo] for combo, _ in rows],
-                [float(v) for _, v in rows],
-            )
-        self._fit_cache[(node.index, support)] = (self._canon_tables(support), coef)
-        return coef
 
     def _map_view(self, node: IRNode, source: int, rows: Rows, encoding: Encoding) -> Encoded:
         """A map of one categorical s-op: regroup its one-hot terms (free)."""
@@ -463,7 +370,7 @@ class MapPlanner:
         x_src = support[0] if sizes[0] >= sizes[1] else support[1]
         # The context's reading first: it decides which values it distinguishes (canonical).
         self.reader.reading(support[1] if x_src == support[0] else support[0], Encoding.CATEGORICAL)
-        rows = self._rows(node, support)
+        rows = self.points.rows(node, support)
         return map_steps.map_steps(
             self.ctx, self.reader, self.built, node, support, x_src, rows, encoding
         )

@@ -60,7 +60,7 @@ def banded_map(
 ) -> Encoded | None:
     """The map as one MLP over the numbers of its two whole-number sources, affine on each of a
     few bands of one direction, or None where it is not such a map (`rows()`: its reachable
-    points, by `maps.MapPlanner`). A width is decoded to its whole number for it (an MLP, where it
+    points, by `map_rows.MapRows`). A width is decoded to its whole number for it (an MLP, where it
     was read as 1/(w+1)): with the position as the other source, a layer more than a step MLP over
     the width's 1/(w+1) with the index one-hot as context, whose N^2 parameters (17,534 for a
     rotation's query at N = 40, 775K at N = 256) are worth that layer from BANDS_MIN_POSITIONS

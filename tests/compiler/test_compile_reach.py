@@ -98,9 +98,9 @@ def test_a_select_side_with_many_values_is_read_as_the_classes_that_matter() -> 
 
 
 def test_maps_over_too_many_combinations_are_refused_fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    import compiler.maps
+    import compiler.map_rows
 
-    monkeypatch.setattr(compiler.maps, "MAX_ROWS", 10)
+    monkeypatch.setattr(compiler.map_rows, "MAX_ROWS", 10)
     with pytest.raises(CompileError) as err:
         _compile_text('x = indicator(tokens == "a") + indices;', "x", "abc", 8)
     assert "combine in more than 10 ways" in err.value.message

@@ -105,16 +105,16 @@ def test_rows_of_a_map_are_enumerated_once(monkeypatch):
     # the affine view, the sum's steps and the fallbacks all read one map's ~N^3/3 rows; they are
     # computed once per canonical state, not once per attempt (3 times each before); at N = 16,
     # where the driver builds the model once (below it, a second build may match more sides)
-    from compiler import maps
+    from compiler import map_rows
 
     counts: dict[tuple[int, tuple[int, ...]], int] = {}
-    compute = maps.MapPlanner._compute_rows
+    compute = map_rows.MapRows._compute
 
     def counted(self, node, support):
         counts[(node.index, support)] = counts.get((node.index, support), 0) + 1
         return compute(self, node, support)
 
-    monkeypatch.setattr(maps.MapPlanner, "_compute_rows", counted)
+    monkeypatch.setattr(map_rows.MapRows, "_compute", counted)
     text = MEANS + 'res = "a" if frac_a > frac_b else ("b" if frac_b > frac_a else "=");'
     _exact(_load(text), 16)
     assert counts and max(counts.values()) == 1

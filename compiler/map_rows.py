@@ -1,0 +1,124 @@
+"""A map's reachable points: its value at every reachable combination of its support's values, and
+the exact affine fit over them, computed once per (map, support) for `maps.MapPlanner`.
+
+A map of two means is planned in several ways over the same ~N^3/3 rows (641K at N = 128), so
+rows and fits are cached; an entry stays valid while the support's canonical tables are the same
+objects (a categorical reading built since may merge values).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compiler.blocks import Atom, is_number, value_key
+from compiler.fits import exact_affine_fit
+from compiler.graph import IRNode
+from compiler.plan_context import PlanContext
+from compiler.plan_state import Built
+from compiler.relations import input_combinations
+from compiler.weighted_counts import declared_affine
+from rasp.atoms import same_value
+from rasp.errors import CompileError, Diagnostic
+
+# A map is tabulated over at most this many combinations of its inputs' values (a guard: beyond it,
+# compiling takes minutes and gigabytes).
+MAX_ROWS = 2_000_000
+
+Rows = list[tuple[tuple[Atom, ...], Atom]]  # (support values, the map's value there)
+_Key = tuple[int, tuple[int, ...]]  # (map, support)
+
+
+class MapRows:
+    """Rows and affine fits of maps over their supports, cached per canonical state."""
+
+    def __init__(self, ctx: PlanContext, built: Built) -> None:
+        self.ctx, self.built = ctx, built
+        self._rows: dict[_Key, tuple[tuple, Rows]] = {}
+        self._fits: dict[_Key, tuple[tuple, list[float] | None]] = {}
+
+    def rows(self, node: IRNode, support: tuple[int, ...]) -> Rows:
+        """The map's value at every reachable combination of its support's values, in the values
+        the support's categorical readings use (refused where equal numbers disagree)."""
+        found, rows = self._cached(self._rows, node, support)
+        if not found:
+            rows = self._compute(node, support)
+            self._rows[(node.index, support)] = (self._canon_tables(support), rows)
+        return rows
+
+    def affine_fit(self, node: IRNode, support: tuple[int, ...]) -> list[float] | None:
+        """[a_1, ..., a_k, b] of an exact affine map of the support's numbers, else None."""
+        declared = declared_affine(node.fn)
+        if declared is not None and support == node.inputs:
+            # the compiler's own integer sum (`weighted_counts`): exact by construction, and its
+            # rows are a million pairs at N = 256
+            return list(declared)
+        found, coef = self._cached(self._fits, node, support)
+        if found:
+            return coef
+        rows = self.rows(node, support)
+        numbers = all(
+            is_number(v) or isinstance(v, bool) for combo, out in rows for v in (*combo, out)
+        )
+        coef = None
+        if rows and numbers:
+            coef = exact_affine_fit(
+                [[float(c) for c in combo] for combo, _ in rows],
+                [float(v) for _, v in rows],
+            )
+        self._fits[(node.index, support)] = (self._canon_tables(support), coef)
+        return coef
+
+    def _canon_tables(self, support: tuple[int, ...]) -> tuple:
+        return tuple(self.built.canon.get(s) for s in support)
+
+    def _cached(self, cache: dict, node: IRNode, support: tuple[int, ...]) -> tuple[bool, Any]:
+        hit = cache.get((node.index, support))
+        tables = self._canon_tables(support)
+        if hit is None or any(a is not b for a, b in zip(hit[0], tables, strict=True)):
+            return False, None
+        return True, hit[1]
+
+    def _compute(self, node: IRNode, support: tuple[int, ...]) -> Rows:
+        ctx, built = self.ctx, self.built
+        vs = ctx.value_sets
+        # The value set lists every output that occurs (`values` enumerates shared sources jointly):
+        # a combination of the support's values giving another output never meets (`y - x` over
+        # y = 2x and x, at y = 6 and x = 0), so no unit is spent on it.
+        occurs = {value_key(v) for v in ctx.values(node.index)}
+        rows = []
+        chain = ctx.chain_function(node.index, support)
+        for n, combo in enumerate(input_combinations(support, vs.relation, vs.values)):
+            if n >= MAX_ROWS:  # fail fast and located, not after minutes and gigabytes
+                names = ", ".join(f"'{ctx.graph[s].text}'" for s in support)
+                raise CompileError(
+                    [
+                        Diagnostic(
+                            f"'{node.text}' is computed from {names}, whose values combine in more "
+                            f"than {MAX_ROWS:,} ways at this maximum length",
+                            node.span,
+                            "use a smaller maximum length, or compute it from s-ops with fewer "
+                            "values (e.g. round a mean before using it)",
+                        )
+                    ]
+                )
+            ok, out = chain(combo)
+            if ok and value_key(out) in occurs:
+                rows.append((combo, out))
+        if not any(s in built.canon for s in support):
+            return rows
+        merged: dict[tuple, tuple[tuple[Atom, ...], Atom]] = {}
+        for combo, out in rows:
+            canon = tuple(built.canonical(s, v) for s, v in zip(support, combo))
+            key = tuple(value_key(v) for v in canon)
+            if key in merged and not same_value(merged[key][1], out):
+                raise CompileError(
+                    [
+                        Diagnostic(
+                            f"'{node.text}' gives {merged[key][1]!r} and {out!r} for inputs that are equal numbers",
+                            node.span,
+                            "a compiled model reads numbers, so 1 and 1.0 cannot lead to different results",
+                        )
+                    ]
+                )
+            merged.setdefault(key, (canon, out))
+        return list(merged.values())
