@@ -159,7 +159,7 @@ def graph_and_index(root: sops.Node) -> tuple[Graph, dict[int, int]]:
             name=name,
             inputs=inputs,
             span=node.span,
-            text=_describe(node, op, [nodes[i] for i in inputs]),
+            text=node.note or _describe(node, op, [nodes[i] for i in inputs]),
             fn=getattr(node, "fn", None) if op is Op.MAP else None,
             kind=getattr(node, "kind", None) if op is Op.TOKENS else None,
             comparison=getattr(node, "comparison", None) if op is Op.SELECT else None,

@@ -87,10 +87,11 @@ def weighted_count(
     for sign, weight in _bits(ints):
         b = abs(weight).bit_length() - 1
         label = f"bit{b}" if sign > 0 else f"neg{b}"
+        bit_text = f"bit {b} of {'' if sign > 0 else '-'}{values.label}"
         bit = sops.MapSOp(
             fn=_Bit(b, sign),
             inputs=(values,),
-            text=f"bit {b} of {'' if sign > 0 else '-'}{values.label}",
+            text=bit_text,
             span=span,  # type: ignore[arg-type]
         )
         ones = sops.Select(keys=bit, queries=sops.ConstSOp(value=1), comparison=sops.Comparison.EQ)
@@ -98,6 +99,9 @@ def weighted_count(
             selector=sops.SelectAnd(left=selector, right=ones),
             span=span,  # type: ignore[arg-type]
             name=f"{name}_{label}" if name else None,
+            # the keys the mean selects whose value has this bit: `rasp show` says so, where
+            # the span's text would name the mean
+            note=f"selector_width({selector.label} and {bit_text})",
         )
         if total is None and weight == 1:
             total = width  # (a map 1 * width would name the same number twice)

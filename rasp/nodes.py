@@ -80,6 +80,9 @@ class Node:
     loose: bool = field(default=False, kw_only=True, repr=False)
     # The call that returned this node, for its label while it has no name (`f(indices)`).
     called_as: str | None = field(default=None, kw_only=True, repr=False, compare=False)
+    # What a node made by a rewrite computes, for people (a compiled model's operation column),
+    # where its span is the rewritten expression's; None: its source text.
+    note: str | None = field(default=None, kw_only=True, repr=False, compare=False)
     id: int = field(default_factory=lambda: next(_node_ids), init=False, repr=False)
 
     def children(self) -> tuple[Node, ...]:

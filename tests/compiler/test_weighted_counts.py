@@ -126,6 +126,10 @@ def test_a_balance_is_exact_and_linear() -> None:
     ]
     assert check_inputs(model, root, inputs) == len(inputs)
     assert model.param_count() < 4_000
+    # each width's head says what it counts (its span is the mean's, which would name the mean)
+    heads = {h["name"]: h["op"] for layer in model.metadata["layers"] for h in layer["attn"]}
+    assert heads["n_bit0"] == "selector_width(select(indices, indices, <=) and bit 0 of step)"
+    assert heads["n_neg0"] == "selector_width(select(indices, indices, <=) and bit 0 of -step)"
 
 
 @pytest.mark.exactness
