@@ -29,10 +29,22 @@ A Q_j is compared by where it holds: a key-only predicate of a chain of one-inpu
 s (and `not`, `and`, `or` of such predicates of one s) is the set of s's values where it holds,
 so `select(tokens, "a", ==)` in the count and `select(is_a, True, ==)` with `is_a = tokens == "a"`
 in the conjunction are one predicate.
+
+The count and the predicates may also be written as one map compared with a constant, as the
+first "b" is found:
+
+    before = selector_width(select(is_b, True, ==) and select(indices, indices, <));
+    first = select(is_b and before == 0, True, ==);
+
+The map is computed from `before` and `tokens`; on every combination of their values it holds only
+where `before` is 0 and the token is "b". So the keys it selects share one count, and `is_b`, the
+count's predicate, holds at each of them: at most one key.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -53,7 +65,7 @@ def selects_one_by_count(
     """Whether the conjunction `node` contains `select(c, y, ==)` with `c` a count of later (or
     earlier) keys that satisfy key-only predicates the conjunction also requires (module doc);
     `values(i)`, node i's value set, lets two predicates written differently be one."""
-    if node.op is not Op.AND:
+    if node.op is not Op.AND and node.op is not Op.SELECT:
         return False
     conjuncts = _conjuncts(graph, node.index)
     required = {
@@ -61,7 +73,11 @@ def selects_one_by_count(
     }
     for i in conjuncts:
         select = graph[i]
-        if select.op is not Op.SELECT or select.comparison is not sops.Comparison.EQ:
+        if select.op is not Op.SELECT:
+            continue
+        if values is not None and _key_only(graph, i) and _pins_a_count(graph, i, required, values):
+            return True
+        if select.comparison is not sops.Comparison.EQ:
             continue
         width = graph[select.inputs[0]]
         if width.op is not Op.SELECTOR_WIDTH:
@@ -70,6 +86,69 @@ def selects_one_by_count(
         if counted is not None and counted <= required:
             return True
     return False
+
+
+def _pins_a_count(
+    graph: Graph, index: int, required: set[Any], values: Callable[[int], Sequence[Atom]]
+) -> bool:
+    """Whether key-only `select(m, constant, op)`, with m computed by maps from a count c (as in
+    `_counted_predicates`) and other s-ops, holds only at one value of c and only where each of
+    c's predicates holds or is `required` (module doc). Every combination of the sources' values
+    is tried, up to MAX_SOURCE_VALUES of them; a map or comparison that raises makes no claim."""
+    select = graph[index]
+    keys, queries = select.inputs
+    sources = list(dict.fromkeys(_sources(graph, keys)))
+    counts = [s for s in sources if graph[s].op is Op.SELECTOR_WIDTH]
+    if not counts or math.prod(len(values(s)) for s in sources) > MAX_SOURCE_VALUES:
+        return False
+    comparison, constant = select.comparison, graph[queries].value
+    assert comparison is not None
+    held = []  # the combinations where it holds, as {source: value}
+    for combo in itertools.product(*(values(s) for s in sources)):
+        at = dict(zip(sources, combo, strict=True))
+        try:
+            if comparison.apply(_evaluate(graph, keys, at), constant):
+                held.append(at)
+        except Exception:  # noqa: BLE001 (a program's function may raise anything)
+            return False
+    for count in counts:
+        if len({value_key(at[count]) for at in held}) != 1:
+            continue
+        counted = _counted_predicates(graph, graph[count].inputs[0], values)
+        if counted is not None and all(_implied(p, held, required) for p in counted):
+            return True
+    return False
+
+
+def _sources(graph: Graph, index: int) -> list[int]:
+    """The s-ops other than maps and constants that `index` is computed from by maps."""
+    node = graph[index]
+    if node.op is Op.CONST:
+        return []
+    if node.op is not Op.MAP:
+        return [index]
+    return [s for i in node.inputs for s in _sources(graph, i)]
+
+
+def _evaluate(graph: Graph, index: int, at: dict[int, Atom]) -> Atom:
+    """Node `index` where its sources take the values `at` (raises where a map does)."""
+    if index in at:
+        return at[index]
+    node = graph[index]
+    if node.op is Op.CONST:
+        return node.value
+    return node.fn(*(_evaluate(graph, i, at) for i in node.inputs))  # type: ignore[misc]
+
+
+def _implied(predicate: tuple[Any, ...], held: list[dict[int, Atom]], required: set[Any]) -> bool:
+    """Whether a count's predicate holds wherever the select does: required by the conjunction,
+    or one of a source the select reads, holding at that source's value in every combination."""
+    if predicate in required:
+        return True
+    if predicate[0] != "holds":
+        return False
+    _, source, where = predicate
+    return all(source in at and value_key(at[source]) in where for at in held)
 
 
 def _counted_predicates(
