@@ -39,6 +39,14 @@ first "b" is found:
 The map is computed from `before` and `tokens`; on every combination of their values it holds only
 where `before` is 0 and the token is "b". So the keys it selects share one count, and `is_b`, the
 count's predicate, holds at each of them: at most one key.
+
+A count pinned at 0 may also select several keys that hold one value (`selects_equal_values`):
+
+    bigger = selector_width(select(tokens_int, tokens_int, >));
+    max_tok = aggregate(select(bigger == 0, True, ==), tokens_int);
+
+`bigger` counts the keys holding a larger number than the key's own, so it is 0 exactly at the
+keys holding the largest one (`<`: the smallest), and the aggregate averages copies of one number.
 """
 
 from __future__ import annotations
@@ -88,19 +96,49 @@ def selects_one_by_count(
     return False
 
 
-def _pins_a_count(
-    graph: Graph, index: int, required: set[Any], values: Callable[[int], Sequence[Atom]]
+def selects_equal_values(
+    graph: Graph, selector: int, sop: int, values: Callable[[int], Sequence[Atom]]
 ) -> bool:
-    """Whether key-only `select(m, constant, op)`, with m computed by maps from a count c (as in
-    `_counted_predicates`) and other s-ops, holds only at one value of c and only where each of
-    c's predicates holds or is `required` (module doc). Every combination of the sources' values
-    is tried, up to MAX_SOURCE_VALUES of them; a map or comparison that raises makes no claim."""
+    """Whether every key `selector` selects (for any query) holds the same value of `sop`, which
+    is x or computed from x alone, where a conjunct is `select(x, x, ==)` (the query's x), or
+    `select(m, constant, op)` holding, on every combination of its sources' values, only where
+    `selector_width(select(x, x, >))` (or `<`) is 0: the keys of the largest (smallest) x (module
+    doc). There x's values must be all numbers (no NaN, which no comparison orders) or all
+    strings."""
+    for i in _conjuncts(graph, selector):
+        node = graph[i]
+        if _class(graph, i) and _computed_from(graph, sop, node.inputs[0]):
+            # every selected key holds the query's x: one value, where no two of x's values are
+            # equal as numbers (1 and 1.0, True and 1), which a map might still tell apart
+            xs = values(node.inputs[0])
+            if len({value_key(v) for v in xs}) == len(set(xs)):
+                return True
+        if node.op is not Op.SELECT or not _key_only(graph, i):
+            continue
+        for count, held in _held(graph, i, values):
+            x = _extreme_of(graph, count)
+            if (
+                x is not None
+                and _computed_from(graph, sop, x)
+                and _totally_ordered(values(x))
+                and all(value_key(at[count]) == value_key(0) for at in held)
+            ):
+                return True
+    return False
+
+
+def _held(
+    graph: Graph, index: int, values: Callable[[int], Sequence[Atom]]
+) -> list[tuple[int, list[dict[int, Atom]]]]:
+    """For key-only `select(m, constant, op)`: each count m is computed from, with the
+    combinations of m's sources' values where the select holds (none where there are more than
+    MAX_SOURCE_VALUES combinations, or a map or the comparison raises on one, or none holds)."""
     select = graph[index]
     keys, queries = select.inputs
     sources = list(dict.fromkeys(_sources(graph, keys)))
     counts = [s for s in sources if graph[s].op is Op.SELECTOR_WIDTH]
     if not counts or math.prod(len(values(s)) for s in sources) > MAX_SOURCE_VALUES:
-        return False
+        return []
     comparison, constant = select.comparison, graph[queries].value
     assert comparison is not None
     held = []  # the combinations where it holds, as {source: value}
@@ -110,8 +148,44 @@ def _pins_a_count(
             if comparison.apply(_evaluate(graph, keys, at), constant):
                 held.append(at)
         except Exception:  # noqa: BLE001 (a program's function may raise anything)
-            return False
-    for count in counts:
+            return []
+    return [(count, held) for count in counts] if held else []
+
+
+def _extreme_of(graph: Graph, count: int) -> int | None:
+    """x where `count` is `selector_width(select(x, x, >))` or `<` (nothing else), else None."""
+    select = graph[graph[count].inputs[0]]
+    strict = (sops.Comparison.GT, sops.Comparison.LT)
+    if select.op is not Op.SELECT or select.comparison not in strict:
+        return None
+    keys, queries = select.inputs
+    return keys if keys == queries else None
+
+
+def _computed_from(graph: Graph, index: int, source: int) -> bool:
+    """Whether node `index` is `source`, or maps of it and constants."""
+    node = graph[index]
+    if index == source or node.op is Op.CONST:
+        return True
+    return node.op is Op.MAP and all(_computed_from(graph, i, source) for i in node.inputs)
+
+
+def _totally_ordered(vals: Sequence[Atom]) -> bool:
+    """Whether `<` and `>` order these values totally: all numbers without NaN (bools count as
+    numbers, as Python compares them), or all strings."""
+    if all(isinstance(v, str) for v in vals):
+        return True
+    return all(isinstance(v, int | float) and not math.isnan(v) for v in vals)
+
+
+def _pins_a_count(
+    graph: Graph, index: int, required: set[Any], values: Callable[[int], Sequence[Atom]]
+) -> bool:
+    """Whether key-only `select(m, constant, op)`, with m computed by maps from a count c (as in
+    `_counted_predicates`) and other s-ops, holds only at one value of c and only where each of
+    c's predicates holds or is `required` (module doc). Every combination of the sources' values
+    is tried, up to MAX_SOURCE_VALUES of them; a map or comparison that raises makes no claim."""
+    for count, held in _held(graph, index, values):
         if len({value_key(at[count]) for at in held}) != 1:
             continue
         counted = _counted_predicates(graph, graph[count].inputs[0], values)

@@ -27,8 +27,11 @@ class MeanValues:
         self._means: dict[tuple[tuple[float, ...], int], tuple[Atom, ...]] = {}
 
     def aggregate_values(
-        self, node: IRNode, *, single_selector: bool
+        self, node: IRNode, *, single_selector: bool, equal_values: bool = False
     ) -> tuple[Relation | None, tuple[Atom, ...]]:
+        """The aggregate's values (per (position, length) where known). `equal_values`: the
+        selected keys always hold one value of the aggregated s-op (`count_keys`), so a mean of
+        whole numbers is one of them, exactly (as a float)."""
         known = self.known
         selector, sop = node.inputs
         vals = known.values[sop]
@@ -68,6 +71,15 @@ class MeanValues:
             )
             return None, sort_values([*vals, node.value])
         per_length = self.length_constants(sop) if several else None
+        # copies of one whole number: their float64 sum is exact below EXACT_SUMS, so the mean is
+        # the number itself
+        copies = (
+            [float(v) for v in numbers]
+            if several
+            and equal_values
+            and all(float(v).is_integer() and abs(v) * known.n_max < EXACT_SUMS for v in numbers)
+            else None
+        )
         if widths is None and per_length is not None:
             # every selected key holds the same whole number c: its mean is c (as a float)
             rel = {
@@ -78,6 +90,8 @@ class MeanValues:
         if widths is None:
             if single_selector or known.n_max < 2 or not numbers:
                 return None, sort_values([*vals, node.value])
+            if copies is not None:
+                return None, sort_values([*vals, node.value, *copies])
             bos = self.bos_means(selector, sop)
             if bos is not None:
                 return None, sort_values(bos)
@@ -92,6 +106,8 @@ class MeanValues:
                 rel[p] = every
             elif per_length is not None:
                 rel[p] = known.intern([float(per_length[p[1]])])
+            elif copies is not None:
+                rel[p] = known.intern(copies)
             elif numbers:
                 rel[p] = self.means_of(numbers, w, node)
             else:

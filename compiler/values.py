@@ -24,7 +24,7 @@ import numpy as np
 
 from compiler.blocks import Atom, sort_values, value_key
 from compiler.combos import MapTable, plain
-from compiler.count_keys import selects_one_by_count
+from compiler.count_keys import selects_equal_values, selects_one_by_count
 from compiler.graph import Graph, IRNode, Op
 from compiler.means import MeanValues
 from compiler.relations import (
@@ -116,8 +116,14 @@ class _Inference:
                         or selects_one_by_rank(self.g, node, known.values.__getitem__)  # a sort
                     )
                 case Op.AGGREGATE:
+                    selector, sop = node.inputs
                     rel, vals = self.means.aggregate_values(
-                        node, single_selector=self.at_most_one[node.inputs[0]]
+                        node,
+                        single_selector=self.at_most_one[selector],
+                        # the keys of the largest or smallest x, averaging copies of one value
+                        equal_values=selects_equal_values(
+                            self.g, selector, sop, known.values.__getitem__
+                        ),
                     )
                 case Op.SELECTOR_WIDTH:
                     widths = known.widths.get(node.inputs[0])

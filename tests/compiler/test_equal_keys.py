@@ -1,0 +1,159 @@
+"""Selectors whose selected keys all hold one value of the aggregated s-op (compiler.count_keys,
+`selects_equal_values`): the mean of copies of one whole number is that number, so the aggregate
+takes the s-op's values, not every mean of up to N of them."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compiler import compile_sop
+from compiler.count_keys import selects_equal_values
+from compiler.graph import build_graph
+from compiler.values import infer_values
+from rasp import sops as S
+from rasp.interpreter import Interpreter
+from rasp.parser import parse
+from tests.runtime_helpers import run_compiled
+
+
+def _program(text: str) -> S.SOp:
+    interp = Interpreter()
+    interp.exec_program(parse(text, "<test>"))
+    return interp.get("res")
+
+
+def _equal(root: S.SOp, vocab: str, n: int) -> bool:
+    """Whether the rule claims equal values for the aggregate `res`."""
+    graph = build_graph(root)
+    values = infer_values(graph, list(vocab), n)
+    node = graph[graph.root]
+    selector, sop = node.inputs
+    return selects_equal_values(graph, selector, sop, values.values.__getitem__)
+
+
+MAX_OF = """
+bigger = selector_width(select(tokens_int, tokens_int, {order}));
+res = aggregate(select({key}, {constant}, ==) {extra}, {sop});
+"""
+
+
+@pytest.mark.parametrize(
+    ("order", "key", "constant", "extra", "sop", "equal"),
+    [
+        (">", "bigger == 0", "True", "", "tokens_int", True),  # the largest
+        ("<", "bigger", "0", "", "tokens_int", True),  # the smallest
+        (">", "bigger == 0", "True", "and select(indices, 2, <)", "2 * tokens_int + 1", True),
+        (">", "not (bigger > 0)", "True", "", "tokens_int", True),
+        (">=", "bigger == 1", "True", "", "tokens_int", False),  # `>=` counts the key itself
+        (">", "bigger <= 1", "True", "", "tokens_int", False),  # the two largest
+        (">", "bigger == 0", "True", "", "indices", False),  # not a function of the number
+        (">", "bigger == 0", "False", "", "tokens_int", False),
+        (">", "bigger == 0", "True", "or select(indices, 0, ==)", "tokens_int", False),
+    ],
+)
+def test_the_keys_of_the_largest_or_smallest_number(
+    order: str, key: str, constant: str, extra: str, sop: str, equal: bool
+) -> None:
+    text = MAX_OF.format(order=order, key=key, constant=constant, extra=extra, sop=sop)
+    assert _equal(_program(text), "0123", 6) is equal
+
+
+@pytest.mark.parametrize(
+    ("text", "equal"),
+    [
+        ("res = aggregate(select(tokens_int, tokens_int, ==), tokens_int);", True),
+        (
+            "res = aggregate(select(tokens_int, tokens_int, ==) and select(indices, indices, <),"
+            " tokens_int * 3);",
+            True,
+        ),
+        ("res = aggregate(select(tokens_int, tokens_int, <=), tokens_int);", False),
+        ("res = aggregate(select(tokens, tokens, ==), tokens_int);", False),  # another s-op
+        ("res = aggregate(select(tokens_int, indices, ==), tokens_int);", False),
+    ],
+)
+def test_the_keys_of_the_querys_own_value(text: str, equal: bool) -> None:
+    assert _equal(_program(text), "0123", 6) is equal
+
+
+def test_values_equal_as_numbers_make_no_claim() -> None:
+    # 1 and 1.0 are equal keys for `==`, and a map may still tell them apart
+    twins = 'x = 1 if tokens == "a" else (1.0 if tokens == "b" else 2);'
+    text = twins + "\nres = aggregate(select(x, x, ==), x);"
+    assert not _equal(_program(text), "abc", 6)
+
+
+def _selected_values_agree(root: S.SOp, tokens: list[str]) -> bool:
+    evaluator = S.Evaluator(tokens)
+    matrix = evaluator.matrix(root.selector)  # [query, key]
+    values = evaluator.seq(root.sop).values
+    for row in matrix:
+        picked = {float(values[k]) for k in np.flatnonzero(row)}
+        if len(picked) > 1:
+            return False
+    return True
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(
+    order=st.sampled_from([">", "<", ">=", "<=", "==", "!="]),
+    compare=st.sampled_from(["==", "<=", ">", "!="]),
+    k=st.integers(0, 2),
+    negate=st.booleans(),
+    extra=st.sampled_from(["", " and select(indices, indices, <=)", " or select(1, 1, ==)"]),
+    sop=st.sampled_from(["tokens_int", "tokens_int * tokens_int", "indices"]),
+)
+def test_a_claim_holds_on_every_input(
+    order: str, compare: str, k: int, negate: bool, extra: str, sop: str
+) -> None:
+    """Whenever the rule claims equal values, every query's selected keys hold one value."""
+    key = f"{'not ' if negate else ''}(c {compare} {k})"
+    text = f"""
+c = selector_width(select(tokens_int, tokens_int, {order}));
+res = aggregate(select({key}, True, ==){extra}, {sop});
+"""
+    root = _program(text)
+    if not _equal(root, "012", 5):
+        return
+    for n in range(1, 6):
+        for tokens in itertools.product("012", repeat=n):
+            assert _selected_values_agree(root, list(tokens)), (text, tokens)
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize(
+    ("text", "n", "most"),
+    [
+        # the largest digit: refused from N = 64 on before (any mean of up to N digits)
+        (
+            MAX_OF.format(
+                order=">", key="bigger == 0", constant="True", extra="", sop="tokens_int"
+            ),
+            256,
+            3_000,
+        ),  # fmt: skip
+        # each digit's mean over the earlier keys holding it: the digit
+        (
+            "res = aggregate(select(tokens_int, tokens_int, ==) and select(indices, indices, <=),"
+            " tokens_int);",
+            64,
+            20_000,
+        ),
+    ],
+)
+def test_averages_of_copies_compile_small_and_exact(text: str, n: int, most: int) -> None:
+    root = _program(text)
+    model = compile_sop(root, list("0123456789"), n, name="res")
+    assert model.param_count() < most
+    rng = random.Random(n)
+    inputs = [list(t) for m in range(1, 4) for t in itertools.product("0123456789", repeat=m)]
+    inputs += [[rng.choice("0123456789") for _ in range(rng.randint(4, n))] for _ in range(40)]
+    inputs += [["7"] * n, ["0"] * n]
+    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert got == list(S.evaluate(root, tokens).values), tokens
