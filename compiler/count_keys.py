@@ -47,6 +47,9 @@ A count pinned at 0 may also select several keys that hold one value (`selects_e
 
 `bigger` counts the keys holding a larger number than the key's own, so it is 0 exactly at the
 keys holding the largest one (`<`: the smallest), and the aggregate averages copies of one number.
+Such a count is also a rank, larger for each larger number: a sort without a tie-break,
+`aggregate(select(smaller, indices, ==), tokens_int)` with `smaller =
+selector_width(select(tokens_int, tokens_int, <))`, averages keys of one number too.
 """
 
 from __future__ import annotations
@@ -100,11 +103,13 @@ def selects_equal_values(
     graph: Graph, selector: int, sop: int, values: Callable[[int], Sequence[Atom]]
 ) -> bool:
     """Whether every key `selector` selects (for any query) holds the same value of `sop`, which
-    is x or computed from x alone, where a conjunct is `select(x, x, ==)` (the query's x), or
-    `select(m, constant, op)` holding, on every combination of its sources' values, only where
-    `selector_width(select(x, x, >))` (or `<`) is 0: the keys of the largest (smallest) x (module
-    doc). There x's values must be all numbers (no NaN, which no comparison orders) or all
-    strings."""
+    is x or computed from x alone, where a conjunct is
+    - `select(x, x, ==)`: the query's x;
+    - `select(r, y, ==)` with r = `selector_width(select(x, x, <))` (`<=`, `>`, `>=`): a rank
+      of x's value, larger (smaller) for each larger x;
+    - or `select(m, constant, op)` holding, on every combination of its sources' values, only
+      where such an r with `<` (`>`) is 0: the keys of the smallest (largest) x (module doc).
+    With r, x's values must be all numbers (no NaN, which no comparison orders) or all strings."""
     for i in _conjuncts(graph, selector):
         node = graph[i]
         if _class(graph, i) and _computed_from(graph, sop, node.inputs[0]):
@@ -113,7 +118,16 @@ def selects_equal_values(
             xs = values(node.inputs[0])
             if len({value_key(v) for v in xs}) == len(set(xs)):
                 return True
-        if node.op is not Op.SELECT or not _key_only(graph, i):
+        if node.op is not Op.SELECT:
+            continue
+        rank = graph[node.inputs[0]]
+        if node.comparison is sops.Comparison.EQ and rank.op is Op.SELECTOR_WIDTH:
+            # the keys of one rank among x's values (`select(x, x, <)` counts the smaller ones,
+            # more for each larger x): one x, whatever the query compares the rank with
+            x = _extreme_of(graph, rank.index, _ORDERS)
+            if x is not None and _computed_from(graph, sop, x) and _totally_ordered(values(x)):
+                return True
+        if not _key_only(graph, i):
             continue
         for count, held in _held(graph, i, values):
             x = _extreme_of(graph, count)
@@ -152,11 +166,13 @@ def _held(
     return [(count, held) for count in counts] if held else []
 
 
-def _extreme_of(graph: Graph, count: int) -> int | None:
-    """x where `count` is `selector_width(select(x, x, >))` or `<` (nothing else), else None."""
+def _extreme_of(
+    graph: Graph, count: int, orders: tuple[sops.Comparison, ...] = _ORDERS[::2]
+) -> int | None:
+    """x where `count` is `selector_width(select(x, x, order))` for one of `orders` (by default
+    `<` and `>`) and nothing else, else None."""
     select = graph[graph[count].inputs[0]]
-    strict = (sops.Comparison.GT, sops.Comparison.LT)
-    if select.op is not Op.SELECT or select.comparison not in strict:
+    if select.op is not Op.SELECT or select.comparison not in orders:
         return None
     keys, queries = select.inputs
     return keys if keys == queries else None

@@ -64,6 +64,9 @@ def test_the_keys_of_the_largest_or_smallest_number(
     assert _equal(_program(text), "0123", 6) is equal
 
 
+SMALLER = "selector_width(select(tokens_int, tokens_int, <))"
+
+
 @pytest.mark.parametrize(
     ("text", "equal"),
     [
@@ -74,6 +77,16 @@ def test_the_keys_of_the_largest_or_smallest_number(
             True,
         ),
         ("res = aggregate(select(tokens_int, tokens_int, <=), tokens_int);", False),
+        # a sort without a tie-break: keys of one rank hold one number
+        (f"res = aggregate(select({SMALLER}, indices, ==), tokens_int);", True),
+        (f"res = aggregate(select({SMALLER}, length - indices - 1, ==), tokens_int + 1);", True),
+        (f"res = aggregate(select({SMALLER}, indices, <=), tokens_int);", False),
+        (f"res = aggregate(select({SMALLER} % 2, indices, ==), tokens_int);", False),
+        (
+            "res = aggregate(select(selector_width(select(tokens_int, tokens_int, <=)), indices,"
+            " ==), tokens_int);",
+            True,  # `<=` counts more for each larger number too
+        ),
         ("res = aggregate(select(tokens, tokens, ==), tokens_int);", False),  # another s-op
         ("res = aggregate(select(tokens_int, indices, ==), tokens_int);", False),
     ],
@@ -138,6 +151,8 @@ res = aggregate(select({key}, True, ==){extra}, {sop});
             256,
             3_000,
         ),  # fmt: skip
+        # the tokens sorted, equal ones sharing a rank (a default where no key has the rank)
+        (f"res = aggregate(select({SMALLER}, indices, ==), tokens_int, -1);", 64, 20_000),
         # each digit's mean over the earlier keys holding it: the digit
         (
             "res = aggregate(select(tokens_int, tokens_int, ==) and select(indices, indices, <=),"
