@@ -17,15 +17,8 @@ from compiler.count_keys import selects_equal_values
 from compiler.graph import build_graph
 from compiler.values import infer_values
 from rasp import sops as S
-from rasp.interpreter import Interpreter
-from rasp.parser import parse
+from tests.compiler.test_total_orders import _program  # the program's `res`
 from tests.runtime_helpers import run_compiled
-
-
-def _program(text: str) -> S.SOp:
-    interp = Interpreter()
-    interp.exec_program(parse(text, "<test>"))
-    return interp.get("res")
 
 
 def _equal(root: S.SOp, vocab: str, n: int) -> bool:
