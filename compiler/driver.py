@@ -15,6 +15,7 @@ from compiler.certify import Certificate
 from compiler.counts import count_means
 from compiler.dedupe import merge_duplicates
 from compiler.encode import plan_encodings
+from compiler.fraction_means import fraction_means
 from compiler.graph import Graph, Op, build_graph
 from compiler.layout import lay_out
 from compiler.model import CompiledModel, OverParamLimit
@@ -106,13 +107,15 @@ def compile_sop(
 
     # the default form, or the first alternative the certifier proves (compiler.alternatives)
     kept: Kept | None = None
+    refusal: CompileError | None = None
     counted = sums_counted(sop)  # sums of whole numbers, which may be kept as means instead
+    fractions = fraction_means(sop) is not sop  # counts over the length, which may be means
     try:
         kept = keep_proved(builder(sop), build_graph(sop), max_len, max_params, note)
     except OverParamLimit:
         raise
     except CompileError as err:
-        if not counted:
+        if not counted and not fractions:
             raise
         refusal = err
     if (kept is None or not kept.certificate.ok) and counted:
@@ -131,9 +134,25 @@ def compile_sop(
             kept = other
             # the tools pair generated residual names with this graph's nodes
             other.model.metadata["sums_as_means"] = True
-        elif kept is None:
-            raise refusal from None
-    assert kept is not None
+    if fractions:
+        # `c / length` as a mean over every key (compiler.fraction_means): one head where the
+        # default steps over (c, length), kept where proved and smaller
+        note("build with counts over the length as means")
+        means = prepare(program, vocab, max_len, fractions=True)
+        try:
+            other = keep_proved(builder(means), build_graph(means), max_len, max_params, note)
+        except (OverParamLimit, CompileError):
+            other = None
+        if (
+            other is not None
+            and other.certificate.ok
+            and (kept is None or not kept.certificate.ok or _size(other) < _size(kept))
+        ):
+            kept = other
+            other.model.metadata["fractions_as_means"] = True
+    if kept is None:
+        assert refusal is not None
+        raise refusal from None
     model, graph, certificate = kept.model, kept.graph, kept.certificate
     if require_certificate and not certificate.ok:
         raise CompileError(refusals(certificate, graph, one_hot=kept.one_hot_note))
@@ -142,7 +161,12 @@ def compile_sop(
 
 
 def prepare(
-    sop: sops.Node, vocab: Sequence[Atom], max_len: int, *, weighted: bool = True
+    sop: sops.Node,
+    vocab: Sequence[Atom],
+    max_len: int,
+    *,
+    weighted: bool = True,
+    fractions: bool = False,
 ) -> sops.Node:
     """The s-op graph the stages compile, equal to `sop` on every input over `vocab` of length
     1..max_len: each computation written twice read through one node (`compiler.dedupe`, before
@@ -154,12 +178,16 @@ def prepare(
     with none of them is `sop` itself. Tools that pair the model's generated residual names
     (`_map_3`) with s-op nodes pair them with this graph's. `weighted=False`: means of whole
     numbers other than 0 and 1 stay means (the compile's fallback where their sums' model is not
-    proved; a model built so carries `"sums_as_means": true` in its metadata)."""
+    proved; a model built so carries `"sums_as_means": true` in its metadata). `fractions=True`:
+    key-only counts over the length become means over every key (`compiler.fraction_means`; the
+    compile's alternative, `"fractions_as_means": true`)."""
     sop = merge_duplicates(sop)  # one node per computation written twice
     sop = resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
     sop = bos_widths(sop, vocab, max_len)  # the BOS trick's mean: a width
     sop = count_means(sop, vocab, max_len, weighted=weighted)  # counted prefixes: widths
     sop = order_digits(sop, vocab, max_len)  # widths of `<` over many numbers: over digits
+    if fractions:
+        sop = fraction_means(sop)  # `c / length`: a mean over every key
     return merge_duplicates(sop)  # the rewrites may write one computation twice
 
 
@@ -436,3 +464,8 @@ def _check_arguments(sop: object, vocab: Sequence[Atom], max_len: int) -> tuple[
     if problems:
         raise CompileError(problems)
     return tokens
+
+
+def _size(kept: Kept) -> tuple[int, int]:
+    """What is minimised between two proved builds: layers, then parameters."""
+    return len(kept.model.metadata["layers"]), kept.model.param_count()

@@ -382,7 +382,8 @@ def nodes_by_residual_name(
 
         if vocab is not None and max_len is not None:
             weighted = not (meta or {}).get("sums_as_means", False)
-            sop = prepare(sop, list(vocab), max_len, weighted=weighted)
+            fractions = bool((meta or {}).get("fractions_as_means", False))
+            sop = prepare(sop, list(vocab), max_len, weighted=weighted, fractions=fractions)
         graph = build_graph(sop)
     except (ImportError, RaspError):
         return v.nodes_by_name(sop)

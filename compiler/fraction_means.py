@@ -1,0 +1,108 @@
+"""A count of keys over the length as a mean over every key: `c / length` in one head.
+
+The fraction of the positions where a key-only predicate holds,
+
+    frac_a = selector_width(select(tokens, "a", ==)) / length;
+
+is a map of two widths. Compiled so, it is stepped over the count with the length as context
+(about N^2/2 units) and its many close values need a one-hot output: 50M parameters at N = 64.
+The same number is the mean over every key of the predicate's indicator,
+
+    Map(m -> m * 1.0, aggregate(select(1, 1, ==), indicator(k OP constant)))
+
+one head, reading each key's token. The interpreter computes both as c / n in float64, correctly
+rounded (the sum of 0s and 1s is exact), and the mean of one key is its int 0 or 1, which the map
+makes the float the division gives: the same values of the same types on every input. The
+indicator evaluates the predicate on every key, as the selector did, so it fails where the original
+does.
+
+`fraction_means(root)` rewrites every `selector_width(S) / length` with S one key-only `select(k,
+constant, op)`; `root` itself where there is none. The driver compiles it as an alternative and
+keeps it where it is proved and smaller: the mean's values k/n crowd together, so it certifies up
+to N = 128, and a fraction compared downstream (`c / length > 0.5`, a step of c - 0.5 n over the
+two widths) is smaller as written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+from typing import Any
+
+from compiler.rewrite import rebuilt
+from rasp import sops
+from rasp.operators import Lifted
+
+
+@dataclasses.dataclass(frozen=True)
+class _Holds:
+    """1 where `key OP constant` holds, else 0: a key's vote in the mean."""
+
+    comparison: sops.Comparison
+    constant: Any
+
+    def __call__(self, key: Any) -> int:
+        return 1 if self.comparison.apply(key, self.constant) else 0
+
+
+def _as_float(mean: Any) -> float:
+    return mean * 1.0  # the mean of one key is its int 0 or 1; c / n is a float
+
+
+def fraction_means(root: sops.Node) -> sops.Node:
+    """`root` with every key-only count over the length a mean over every key (module doc)."""
+    order = list(sops.walk(root))
+    if not any(_counted_select(node) is not None for node in order):
+        return root
+    new: dict[int, sops.Node] = {}
+    for node in order:
+        select = _counted_select(node)
+        if select is None:
+            new[node.id] = rebuilt(node, new)
+            continue
+        assert isinstance(node, sops.MapSOp)
+        keys = new[select.keys.id]
+        assert isinstance(keys, sops.SOp) and isinstance(select.queries, sops.ConstSOp)
+        # (the span is the division's, for errors; the notes say what each part computes)
+        vote = f"indicator({keys.label} {select.comparison.value} {select.queries.value!r})"
+        votes = sops.MapSOp(
+            fn=_Holds(select.comparison, select.queries.value),
+            inputs=(keys,),
+            text=vote,
+            span=node.span,
+            note=vote,
+        )
+        every = sops.Select(
+            keys=sops.ConstSOp(value=1),
+            queries=sops.ConstSOp(value=1),
+            span=node.span,
+            note="select(1, 1, ==)",
+        )
+        mean = sops.AggregateSOp(
+            selector=every,
+            sop=votes,
+            default=0,
+            span=node.span,
+            note=f"mean of {vote} over every key",
+        )
+        new[node.id] = sops.MapSOp(
+            fn=_as_float, inputs=(mean,), text=node.label, span=node.span, name=node.name
+        )
+    return new[root.id]
+
+
+def _counted_select(node: sops.Node) -> sops.Select | None:
+    """S where `node` is `selector_width(S) / length` with S a key-only `select(k, constant,
+    op)`, else None."""
+    if not isinstance(node, sops.MapSOp) or len(node.inputs) != 2:
+        return None
+    fn = node.fn
+    if not isinstance(fn, Lifted) or fn.fn is not operator.truediv or fn.positions != (0, 1):
+        return None
+    width, length = node.inputs
+    if not isinstance(width, sops.SelectorWidthSOp) or not isinstance(length, sops.LengthSOp):
+        return None
+    select = width.selector
+    if not isinstance(select, sops.Select) or not isinstance(select.queries, sops.ConstSOp):
+        return None
+    return select

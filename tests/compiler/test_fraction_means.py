@@ -1,0 +1,107 @@
+"""Key-only counts over the length compiled as means over every key (compiler.fraction_means)."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from compiler import compile_sop
+from compiler.fraction_means import fraction_means
+from rasp import sops as S
+from rasp.errors import CompileError
+from tests.compiler.test_compile import all_inputs, check_inputs, random_inputs
+from tests.compiler.test_total_orders import _program  # the program's `res`
+
+
+@pytest.mark.parametrize(
+    "count",
+    [
+        'select(tokens, "a", ==)',
+        'select(tokens, "b", !=)',
+        'select(tokens, "b", <)',
+        'select(tokens, "a", >=)',
+        'select(tokens == "c", True, ==)',
+    ],
+)
+def test_the_rewrite_gives_the_same_values_of_the_same_types(count: str) -> None:
+    root = _program(f"res = selector_width({count}) / length;")
+    rewritten = fraction_means(root)
+    assert rewritten is not root
+    assert any(isinstance(node, S.AggregateSOp) for node in S.walk(rewritten))
+    for n in range(1, 7):
+        for tokens in itertools.product("abc", repeat=n):
+            want = S.evaluate(root, list(tokens)).values
+            got = S.evaluate(rewritten, list(tokens)).values
+            assert [(type(v), v) for v in got] == [(type(v), v) for v in want], tokens
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "res = selector_width(select(tokens, tokens, ==)) / length;",  # reads the query
+        'res = length / selector_width(select(tokens, "a", ==));',
+        'res = selector_width(select(tokens, "a", ==)) / (length + 1);',
+        'res = selector_width(select(tokens, "a", ==) and select(indices, 2, <)) / length;',
+    ],
+)
+def test_other_divisions_are_left_as_they_are(text: str) -> None:
+    root = _program(text)
+    assert fraction_means(root) is root
+
+
+@pytest.mark.exactness
+def test_the_fraction_of_as_is_one_head_where_it_was_50m_parameters(tmp_path: Path) -> None:
+    import transformer
+    from rasp.tools.model_commands import nodes_by_residual_name
+    from rasp.tools.verify import diagnose, plan_inputs
+
+    root = _program('res = selector_width(select(tokens, "a", ==)) / length;')
+    model = compile_sop(root, list("abc"), 64, name="res")
+    assert model.metadata["fractions_as_means"] is True
+    assert model.param_count() < 1_000  # 181 (50,106,511 stepped over the count and length)
+    inputs = all_inputs("abc", 5) + random_inputs("abc", 64, 80, seed=4)
+    inputs += [["a"] * 64, ["b"] * 64, ["a"] + ["b"] * 63]
+    assert check_inputs(model, root, inputs) == len(inputs)
+    # the tools pair its generated names with the graph it was built from: no false alarm
+    path = tmp_path / "m.safetensors"
+    model.save(path)
+    runtime = transformer.load(path)
+    nodes = nodes_by_residual_name(root, list("abc"), 64, model.metadata)
+    for tokens in plan_inputs("abc", 64, exhaustive_len=2, samples=10, seed=1).inputs():
+        assert diagnose(root, runtime, tokens, nodes) is None, tokens
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize(
+    ("text", "before"),
+    [
+        # a step at 0.5 over the mean's values, one layer: 3,817 parameters in two layers stepped
+        # over the count and the length
+        ('res = selector_width(select(tokens, "a", ==)) / length > 0.5;', 3_817),
+        # refused before: a snap over differences of fractions of two lengths' steps
+        (
+            'res = selector_width(select(tokens, "a", ==)) / length'
+            ' - selector_width(select(tokens, "b", ==)) / length;',
+            None,
+        ),
+    ],
+)
+def test_maps_of_fractions_keep_the_smaller_proved_build(
+    monkeypatch: pytest.MonkeyPatch, text: str, before: int | None
+) -> None:
+    import compiler.driver
+
+    root = _program(text)
+    model = compile_sop(root, list("abc"), 32, name="res")
+    assert model.metadata["fractions_as_means"] is True
+    inputs = all_inputs("abc", 5) + random_inputs("abc", 32, 60, seed=5)
+    assert check_inputs(model, root, inputs) == len(inputs)
+    monkeypatch.setattr(compiler.driver, "fraction_means", lambda sop: sop)  # no alternative
+    if before is None:
+        with pytest.raises(CompileError):
+            compile_sop(root, list("abc"), 32, name="res")
+    else:
+        assert compile_sop(root, list("abc"), 32, name="res").param_count() == before
+        assert model.param_count() < before
