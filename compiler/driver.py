@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from compiler.addressing import MATCH_MAX_LEN
-from compiler.alternatives import BuildOptions, Kept, keep_proved
+from compiler.alternatives import BuildOptions, keep_proved
 from compiler.assemble import assemble
 from compiler.blocks import Atom, sort_values
 from compiler.bos_widths import bos_widths
@@ -18,12 +18,12 @@ from compiler.encode import plan_encodings
 from compiler.fraction_means import fraction_means
 from compiler.graph import Graph, Op, build_graph
 from compiler.layout import lay_out
-from compiler.model import CompiledModel, OverParamLimit
+from compiler.model import CompiledModel
 from compiler.order_digits import order_digits
+from compiler.program_forms import keep_form
 from compiler.resolve import resolve
 from compiler.schedule import schedule_blocks
 from compiler.values import ValueSets, infer_values
-from compiler.weighted_counts import sums_counted
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, Source, Span
 from rasp.tracr.lower import is_tracr, to_sops, value_problems
@@ -105,54 +105,14 @@ def compile_sop(
             meta["type"] = sops.SeqType.STRINGS.value  # labelled as a mix is (the file's types)
         return model, graph
 
-    # the default form, or the first alternative the certifier proves (compiler.alternatives)
-    kept: Kept | None = None
-    refusal: CompileError | None = None
-    counted = sums_counted(sop)  # sums of whole numbers, which may be kept as means instead
-    fractions = fraction_means(sop) is not sop  # counts over the length, which may be means
-    try:
-        kept = keep_proved(builder(sop), build_graph(sop), max_len, max_params, note)
-    except OverParamLimit:
-        raise
-    except CompileError as err:
-        if not counted and not fractions:
-            raise
-        refusal = err
-    if (kept is None or not kept.certificate.ok) and counted:
-        # a map of a counted sum of whole numbers stepped over the sum's wide range may not be
-        # proved (`round(length * mean) % 3`: the steps' error outgrows the output's margin);
-        # the mean itself then, stepped with the position as context
-        note("build with sums kept as means")
-        plain = prepare(program, vocab, max_len, weighted=False)
-        try:
-            other = keep_proved(builder(plain), build_graph(plain), max_len, max_params, note)
-        except OverParamLimit:
-            raise
-        except CompileError:
-            other = None
-        if other is not None and (kept is None or other.certificate.ok):
-            kept = other
-            # the tools pair generated residual names with this graph's nodes
-            other.model.metadata["sums_as_means"] = True
-    if fractions:
-        # `c / length` as a mean over every key (compiler.fraction_means): one head where the
-        # default steps over (c, length), kept where proved and smaller
-        note("build with counts over the length as means")
-        means = prepare(program, vocab, max_len, fractions=True)
-        try:
-            other = keep_proved(builder(means), build_graph(means), max_len, max_params, note)
-        except (OverParamLimit, CompileError):
-            other = None
-        if (
-            other is not None
-            and other.certificate.ok
-            and (kept is None or not kept.certificate.ok or _size(other) < _size(kept))
-        ):
-            kept = other
-            other.model.metadata["fractions_as_means"] = True
-    if kept is None:
-        assert refusal is not None
-        raise refusal from None
+    # the default form, or the first alternative the certifier proves (compiler.alternatives), of
+    # the prepared program or another form of it (compiler.program_forms)
+    kept = keep_form(
+        sop,
+        lambda form: keep_proved(builder(form), build_graph(form), max_len, max_params, note),
+        lambda **flags: prepare(program, vocab, max_len, **flags),
+        note,
+    )
     model, graph, certificate = kept.model, kept.graph, kept.certificate
     if require_certificate and not certificate.ok:
         raise CompileError(refusals(certificate, graph, one_hot=kept.one_hot_note))
@@ -464,8 +424,3 @@ def _check_arguments(sop: object, vocab: Sequence[Atom], max_len: int) -> tuple[
     if problems:
         raise CompileError(problems)
     return tokens
-
-
-def _size(kept: Kept) -> tuple[int, int]:
-    """What is minimised between two proved builds: layers, then parameters."""
-    return len(kept.model.metadata["layers"]), kept.model.param_count()

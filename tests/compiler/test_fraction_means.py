@@ -91,14 +91,14 @@ def test_the_fraction_of_as_is_one_head_where_it_was_50m_parameters(tmp_path: Pa
 def test_maps_of_fractions_keep_the_smaller_proved_build(
     monkeypatch: pytest.MonkeyPatch, text: str, before: int | None
 ) -> None:
-    import compiler.driver
+    import compiler.program_forms
 
     root = _program(text)
     model = compile_sop(root, list("abc"), 32, name="res")
     assert model.metadata["fractions_as_means"] is True
     inputs = all_inputs("abc", 5) + random_inputs("abc", 32, 60, seed=5)
     assert check_inputs(model, root, inputs) == len(inputs)
-    monkeypatch.setattr(compiler.driver, "fraction_means", lambda sop: sop)  # no alternative
+    monkeypatch.setattr(compiler.program_forms, "fraction_means", lambda sop: sop)  # no other
     if before is None:
         with pytest.raises(CompileError):
             compile_sop(root, list("abc"), 32, name="res")
