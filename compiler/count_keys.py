@@ -335,10 +335,8 @@ def _holds_on_source(
     """("holds", s, the keys of s's values where `select(keys, constant, op)` holds) when `keys`
     is s or a chain of one-input maps of s; None where a map or comparison raises on a value (the
     interpreter fails there: no claim)."""
-    chain: list[Callable[..., Any]] = []
     source = keys
     while graph[source].op is Op.MAP and len(graph[source].inputs) == 1:
-        chain.append(graph[source].fn)  # type: ignore[arg-type]
         source = graph[source].inputs[0]
     comparison = select.comparison
     assert comparison is not None
@@ -347,10 +345,7 @@ def _holds_on_source(
     held = []
     for value in values(source):
         try:
-            out = value
-            for fn in reversed(chain):
-                out = fn(out)
-            if comparison.apply(out, constant):
+            if comparison.apply(_evaluate(graph, keys, {source: value}), constant):
                 held.append(value_key(value))
         except Exception:  # noqa: BLE001 (a program's function may raise anything)
             return None
