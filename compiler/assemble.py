@@ -25,7 +25,7 @@ import numpy as np
 
 from compiler.attention import SOFTMAX_GAP
 from compiler.blocks import BOS, ONE, PAD, Atom, Dim, Encoded, HeadSpec, MLPSpec, Plan
-from compiler.grid import MAX_OUTPUT_VALUES
+from compiler.grid import GRID_KEYS, MAX_OUTPUT_VALUES
 from compiler.layout import Layout
 from compiler.model import (
     COMPILER_VERSION,
@@ -33,6 +33,7 @@ from compiler.model import (
     FORMAT_VERSION,
     MASK_FORMAT_VERSION,
     MASKLESS_FORMAT_VERSION,
+    POSITION_GRID_FORMAT_VERSION,
     CompiledModel,
     OverParamLimit,
     attention_residual,
@@ -371,9 +372,11 @@ def _metadata(
     }
     if plan.output.is_categorical:
         output["values"] = list(plan.output.values)
-    elif plan.output_denominators is not None:
-        # position i decodes as round(x * d_i) / d_i (compiler.grid): no list to snap to
-        output["denominators"] = list(plan.output_denominators)
+    elif plan.output_grid is not None:
+        # position i (or an input of length n) decodes as round(x * d) / d (compiler.grid): no list
+        # to snap to
+        key = GRID_KEYS[plan.output_grid.axis]
+        output[key] = list(plan.output_grid.denominators)
     elif len(plan.output_values) <= MAX_OUTPUT_VALUES:
         output["values"] = list(plan.output_values)  # what the program can output, to snap to
     program = None
@@ -391,8 +394,10 @@ def _metadata(
         if on_position.intersection(dims)
     ]
     masked = any(layer.get("masks") for layer in config["layers"])
-    if "denominators" in output:
+    if "length_denominators" in output:
         version = FORMAT_VERSION
+    elif "denominators" in output:
+        version = POSITION_GRID_FORMAT_VERSION
     elif masked or not config.get("positional", True):
         version = MASK_FORMAT_VERSION
     else:

@@ -351,6 +351,21 @@ class MLPSpec:
 # -- what encoding produces for scheduling and assembly ---------------------------------------------
 
 
+class GridAxis(Enum):
+    """What a grid's denominators are indexed by."""
+
+    POSITION = "position"  # d_i for program positions 0..max_len-1 (`output.denominators`)
+    LENGTH = "length"  # e_n for input lengths 1..max_len (`output.length_denominators`)
+
+
+@dataclass(frozen=True)
+class OutputGrid:
+    """A numerical output's decoding grid (compiler.grid)."""
+
+    axis: GridAxis
+    denominators: tuple[int, ...]  # [max_len]
+
+
 @dataclass(frozen=True)
 class PlannedHead:
     spec: HeadSpec
@@ -365,8 +380,8 @@ class Plan:
     output_type: sops.SeqType
     dim_bounds: Mapping[Dim, float]  # |value| bound of each written dim at real positions
     output_values: tuple[Atom, ...] = ()  # every value the output can take
-    # a numerical output's per-position denominators (compiler.grid), when it decodes on grids
-    output_denominators: tuple[int, ...] | None = None
+    # a numerical output's grid (compiler.grid: per-position or per-length denominators)
+    output_grid: OutputGrid | None = None
     # dims the positional embedding writes (a function of the position alone): value at 0..N-1
     positional: Mapping[Dim, tuple[float, ...]] = field(default_factory=dict)
     # their s-ops: name -> (operation, the W_pos dims it is read from)

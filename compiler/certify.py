@@ -151,8 +151,9 @@ def _check_decoder(walk: Walk, output: dict[str, Any]) -> None:
         x = coords[:, 0]
         value = ev.value[:, 0]
         listed = sorted({float(v) for v in output.get("values") or [] if is_number(v)})
-        if output.get("denominators"):
-            margin = _grid_margin(x, output["denominators"])
+        grid = output.get("denominators") or output.get("length_denominators")
+        if grid:
+            margin = _grid_margin(x, grid)
         elif listed:
             pts = np.array(listed)
             # x snaps to its nearest listed value p, which need not be x itself: a float64 twin of
@@ -192,12 +193,14 @@ def _check_decoder(walk: Walk, output: dict[str, Any]) -> None:
 
 
 def _grid_margin(x: np.ndarray, denominators: list[int]) -> np.ndarray:
-    """How far each output value x may drift and still decode as itself on a per-position grid:
-    position i decodes round(x * d_i) / d_i, right while the drift is below (1/2 - off) / d_i,
-    where off is x's own distance from the grid (float64 noise) in steps of 1/d_i.
+    """How far each output value x may drift and still decode as itself on a per-position (or
+    per-length) grid: position i decodes round(x * d_i) / d_i, right while the drift is below
+    (1/2 - off) / d_i, where off is x's own distance from the grid (float64 noise) in steps of
+    1/d_i.
 
-    Which positions x occurs at is the value analysis's fact (compiler.grid), not the weights': the
-    margin is the smallest over every grid x lies on, and 0 (refused) for an x on none of them.
+    Which positions (lengths) x occurs at is the value analysis's fact (compiler.grid), not the
+    weights': the margin is the smallest over every grid x lies on, and 0 (refused) for an x on
+    none of them.
     """
     margin = np.full(x.shape, np.inf)  # [P]
     on_any = np.zeros(x.shape, dtype=bool)

@@ -11,6 +11,15 @@ round(x * d_i) / d_i: a margin of 1/(2 d_i) instead of half the smallest gap of 
 The denominators come from the value analysis's per-(position, length) relation, so every value the
 output can take at position i is on its grid (up to float64 noise: the interpreter's mean of
 floats may differ from k/d in the last bit, which outputs compared by value ignore).
+
+A count over the input's length (`selector_width(select(tokens, "a", ==)) / length`, or its mean
+form) is k / n at every position of an input of length n instead: its grid is one denominator per
+length (`output.length_denominators`, format version 5), which the runtime picks by each input's
+length. Where both kinds fit, the coarser one is written.
+
+A grid point decodes as an int exactly where its denominator is 1; where the values there are
+whole floats (a mean times 1.0 at position 0), the denominator is 2 instead, which decodes them as
+floats with a margin of 1/4.
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from compiler.blocks import Atom, is_number
+from compiler.blocks import Atom, GridAxis, OutputGrid, is_number
 from compiler.fits import FLOAT64_NOISE
 from compiler.relations import Relation
 
@@ -28,35 +37,49 @@ from compiler.relations import Relation
 MAX_DENOMINATOR = 1 << 20
 MAX_OUTPUT_VALUES = 10_000  # a numerical output lists its values (for snapping) up to this many
 
+# the output entry's field for each axis (docs/format.md)
+GRID_KEYS = {GridAxis.POSITION: "denominators", GridAxis.LENGTH: "length_denominators"}
+
 
 def output_grid(
     relation: Relation | None, values: Sequence[Atom], max_len: int
-) -> tuple[int, ...] | None:
-    """The per-position denominators a numerical output decodes with, or None where listing its
-    `values` (noise twins merged) separates them at least as well: a grid is used only where it is
-    coarser than the list's smallest gap, or the list would be too long to write."""
-    denominators = output_denominators(relation, max_len)
-    if denominators is None:
+) -> OutputGrid | None:
+    """The grid a numerical output decodes on (the coarser of the per-position and per-length
+    ones, per-position on a tie), or None where listing its `values` (noise twins merged)
+    separates them at least as well: a grid is used only where it is coarser than the list's
+    smallest gap, or the list would be too long to write."""
+    grids = [
+        OutputGrid(axis, found)
+        for axis in GridAxis
+        if (found := output_denominators(relation, max_len, axis)) is not None
+    ]
+    if not grids:
         return None
+    grid = min(grids, key=lambda g: max(g.denominators))  # min is stable: POSITION on a tie
     numbers = np.unique(np.array([float(v) for v in values if is_number(v)], dtype=np.float64))
     if len(numbers) <= MAX_OUTPUT_VALUES:
         smallest_gap = float(np.diff(numbers).min()) if len(numbers) > 1 else math.inf
-        if smallest_gap >= 1 / max(denominators):
+        if smallest_gap >= 1 / max(grid.denominators):
             return None
-    return denominators
+    return grid
 
 
-def output_denominators(relation: Relation | None, max_len: int) -> tuple[int, ...] | None:
-    """d_i for program positions 0..max_len-1 such that every value the output can take at
-    position i (any length) is k / d_i for a whole k; None where there is no relation, a value is
-    not a number, or no denominator up to MAX_DENOMINATOR fits. A grid of whole numbers only
-    (every d_i = 1) is None too: listed values snap those as well."""
+def output_denominators(
+    relation: Relation | None, max_len: int, axis: GridAxis = GridAxis.POSITION
+) -> tuple[int, ...] | None:
+    """Per program position i (0..max_len-1), or per input length n (1..max_len) with
+    `axis=LENGTH`, a d such that every value the output can take there is k / d for a whole k;
+    None where there is no relation, a value is not a number, or no denominator up to
+    MAX_DENOMINATOR fits. A grid of whole numbers only (every d = 1) is None too: listed values
+    snap those as well. d is 1 only where every value is an int (module doc)."""
     if relation is None:
         return None
+    index = 0 if axis is GridAxis.POSITION else 1
     sets_at: list[dict[int, tuple[Atom, ...]]] = [{} for _ in range(max_len)]
     distinct: dict[int, tuple[Atom, ...]] = {}
-    for (i, _n), values in relation.items():
-        sets_at[i][id(values)] = values  # interned tuples: each distinct set once per position
+    for key, values in relation.items():
+        at = key[index] - index  # position i, or length n at n - 1
+        sets_at[at][id(values)] = values  # interned tuples: each distinct set once per entry
         distinct[id(values)] = values
     floats: set[float] = set()
     for values in distinct.values():
@@ -73,11 +96,14 @@ def output_denominators(relation: Relation | None, max_len: int) -> tuple[int, .
     denominator_of = dict(zip(sorted(floats), found.tolist(), strict=True))
     out: list[int] = []
     for sets in sets_at:
-        d = 1
+        d, has_float = 1, False
         for values in sets.values():
             for v in values:
                 if isinstance(v, float):
                     d = math.lcm(d, denominator_of[v])
+                    has_float = True
+        if d == 1 and has_float:
+            d = 2  # whole floats: 1 would decode them as ints
         if d > MAX_DENOMINATOR:
             return None
         out.append(d)

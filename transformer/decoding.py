@@ -2,8 +2,9 @@
 
 `categorical`: `values[k]` is the value of logit column k; each position decodes by argmax.
 `numerical`: one logit column holds the value; it snaps to the nearest listed value when the file
-lists them; with per-position `denominators` d_i it is round(x * d_i) / d_i at program position i
-(an int where d_i is 1, else a float); otherwise `ints` round (half to even, like RASP's `round`),
+lists them; with per-position `denominators` d_i it is round(x * d_i) / d_i at program position i,
+with per-length `length_denominators` e_n round(x * e_n) / e_n in an input of length n (an int
+where the denominator is 1, else a float); otherwise `ints` round (half to even, like RASP's `round`),
 `bools` are `logit > 0.5`, and `floats` are the logit itself. Values are always plain Python ints,
 floats, strs or bools.
 """
@@ -46,6 +47,7 @@ class OutputSpec:
     type: OutputType
     values: tuple[Atom, ...] | None  # required for categorical; optional for numerical
     denominators: tuple[int, ...] | None = None  # numerical: one grid per program position
+    length_denominators: tuple[int, ...] | None = None  # numerical: one per length 1..max_len
 
     def decode(self, logits: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:
         """Decode `logits [batch, pos, d_vocab_out]` at model positions 1..n of each input."""
@@ -68,14 +70,14 @@ class OutputSpec:
         bad = ~np.isfinite(numbers) & real
         if bad.any():
             raise self._non_finite(float(numbers[bad][0]))  # row-major: the first bad one
-        return self.values_of(self._numpy_codes(numbers), lengths)
+        return self.values_of(self._numpy_codes(numbers, np.asarray(lengths)), lengths)
 
-    def _numpy_codes(self, numbers: np.ndarray) -> np.ndarray:
-        """`reduce`'s numerical codes, in numpy."""
+    def _numpy_codes(self, numbers: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """`reduce`'s numerical codes, in numpy; `lengths [batch]` pick per-length grids."""
         if self.values is not None:
             return self._nearest(numbers)
-        if self.denominators is not None:
-            return np.rint(numbers * self._grid[: numbers.shape[1]])  # k of k / d_i
+        if self.has_grid:
+            return np.rint(numbers * self._grid_rows(lengths, numbers.shape[1]))  # k of k / d
         if self.type is OutputType.INTS:
             return np.rint(numbers)  # half to even, like round()
         if self.type is OutputType.BOOLS:
@@ -96,8 +98,8 @@ class OutputSpec:
         whose numerical outputs must be finite. Check the result with `check` before using it.
 
         Codes: categorical, the argmax column k (int64; the value is `values[k]`); numerical with
-        listed values, the index of the nearest one (int64); otherwise float64: with denominators,
-        the whole k of k / d_i; `ints` rounded half to even, `bools` 1.0 where `logit > 0.5` else
+        listed values, the index of the nearest one (int64); otherwise float64: with a grid, the
+        whole k of k / d (d of the position, or of the input's length: the real positions' count); `ints` rounded half to even, `bools` 1.0 where `logit > 0.5` else
         0.0, `floats` the logit.
         """
         if at_tokens.device.type == "cpu" and at_tokens.dtype in (torch.float32, torch.float64):
@@ -118,6 +120,9 @@ class OutputSpec:
             codes = self._nearest_on(numbers)
         elif self.denominators is not None:
             codes = torch.round(numbers * self._grid_on(numbers.device)[: numbers.shape[1]])
+        elif self.length_denominators is not None:
+            lengths = real.sum(dim=1)  # [batch]; the table's entry 0 serves empty rows
+            codes = torch.round(numbers * self._grid_on(numbers.device)[lengths][:, None])
         elif self.type is OutputType.INTS:
             codes = torch.round(numbers)  # half to even, like np.rint and round()
         elif self.type is OutputType.BOOLS:
@@ -134,7 +139,7 @@ class OutputSpec:
         bad_at = ~np.isfinite(numbers) & real  # [batch, n]
         first = numbers[bad_at][0] if bad_at.any() else 0.0  # row-major: the first bad one
         return DeviceCodes(
-            torch.from_numpy(self._numpy_codes(numbers)),
+            torch.from_numpy(self._numpy_codes(numbers, real.sum(axis=1))),
             torch.tensor(bool(bad_at.any())),
             torch.tensor(first, dtype=torch.float64),
         )
@@ -152,7 +157,7 @@ class OutputSpec:
                 return _char_rows(self._latin1_bytes[codes], lengths)
             # an object array of the values: indexing and `.tolist()` only copy references
             return _rows(self._value_object_array[codes], lengths)
-        if self.denominators is not None:
+        if self.has_grid:
             return self._on_grid(codes, lengths)
         if self.type is OutputType.INTS:
             if -(2.0**53) < codes.min(initial=0.0) and codes.max(initial=0.0) < 2.0**53:
@@ -167,11 +172,26 @@ class OutputSpec:
             return ModelOutputError(f"the model computed NaN or infinite logits for '{self.name}'")
         return ModelOutputError(f"the model computed {number} for output '{self.name}'")
 
-    # -- per-position grids ------------------------------------------------------------------------
+    # -- grids: per-position or per-length denominators ---------------------------------------------
+
+    @property
+    def has_grid(self) -> bool:
+        return self.denominators is not None or self.length_denominators is not None
 
     @cached_property
     def _grid(self) -> np.ndarray:
-        return np.array(self.denominators or (), dtype=np.float64)  # [max_len]
+        """float64 denominators: `[max_len]` by position, or `[max_len + 1]` by length (entry 0,
+        for an empty input, is 1)."""
+        if self.length_denominators is not None:
+            return np.array((1, *self.length_denominators), dtype=np.float64)
+        return np.array(self.denominators or (), dtype=np.float64)
+
+    def _grid_rows(self, lengths: np.ndarray, n: int) -> np.ndarray:
+        """The denominators of `[batch, n]` program positions: `[1, n]` by position, `[batch, 1]`
+        by the inputs' `lengths` (both broadcast against the codes)."""
+        if self.length_denominators is not None:
+            return self._grid[np.asarray(lengths, dtype=np.int64)][:, None]
+        return self._grid[None, :n]
 
     def _grid_on(self, device: torch.device) -> Tensor:
         tables = self._device_grids
@@ -184,21 +204,22 @@ class OutputSpec:
         return {}
 
     def _on_grid(self, codes: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:
-        """Codes k `[batch, n]` -> rows of k / d_i: Python ints where d_i is 1 (a single whole
-        value passed through, as the interpreter gives it), floats elsewhere."""
-        d = self._grid[: codes.shape[1]]  # [n]
-        whole = np.flatnonzero(d == 1).tolist()
-        if 2 * len(whole) > len(d):
+        """Codes k `[batch, n]` -> rows of k / d: Python ints where d is 1 (a single whole value
+        passed through, as the interpreter gives it), floats elsewhere."""
+        d = self._grid_rows(np.asarray(lengths), codes.shape[1])  # [1, n] or [batch, 1]
+        whole = np.broadcast_to(d == 1, codes.shape)  # [batch, n]
+        if 2 * np.count_nonzero(whole) > whole.size:
             out = (codes / d).astype(object)  # [batch, n]; float64 division, as the mean's
-            out[:, whole] = codes[:, whole].astype(np.int64).astype(object)
+            out[whole] = codes[whole].astype(np.int64).astype(object)
             return _rows(out, lengths)
-        # mostly floats: `tolist` makes them directly, then the few whole columns are replaced
+        # mostly floats: `tolist` makes them directly, then the few whole entries are replaced
         rows = _rows(codes / d, lengths)
-        by_column = codes[:, whole].T.astype(np.int64).tolist()  # [len(whole), batch]
-        for column, values in zip(whole, by_column, strict=True):
-            for row, value in zip(rows, values, strict=True):
-                if column < len(row):
-                    row[column] = value
+        at_b, at_i = np.nonzero(whole)
+        values = codes[at_b, at_i].astype(np.int64).tolist()
+        for b, i, value in zip(at_b.tolist(), at_i.tolist(), values, strict=True):
+            row = rows[b]
+            if i < len(row):
+                row[i] = value
         return rows
 
     # -- snapping to the listed values -------------------------------------------------------------

@@ -25,9 +25,10 @@ from transformer.errors import ModelFormatError
 METADATA_KEY = "rasp_forge"
 FORMAT_NAME = "rasp-forge-model"
 # 2: per-layer shapes (`config.layers`); 3: per-head masks (`config.layers[].masks`) and no W_pos
-# (`config.positional`); 4: per-position output grids (`output.denominators`). Older files still
-# load; the compiler writes the oldest version that holds what the model uses.
-FORMAT_VERSION = 4
+# (`config.positional`); 4: per-position output grids (`output.denominators`); 5: per-length ones
+# (`output.length_denominators`). Older files still load; the compiler writes the oldest version
+# that holds what the model uses.
+FORMAT_VERSION = 5
 TENSOR_DTYPE = "F32"
 
 # safetensors refuses headers above 100 MB; a larger length field means "not a safetensors file".

@@ -314,38 +314,63 @@ def _parse_output(
             )
         if values is None and out_type is OutputType.STRINGS:
             raise check.fail("a numerical output of type 'strings' needs 'output.values'")
-    denominators = None
-    if "denominators" in obj:
-        denominators = _parse_denominators(check, obj, encoding, out_type, version, max_len)
-        if values is not None:
-            raise check.fail("'output.values' and 'output.denominators' exclude each other")
-    return OutputSpec(name, encoding, out_type, values, denominators)
+    grids: dict[str, tuple[int, ...]] = {}
+    for key, (since, per) in _GRID_FIELDS.items():
+        if key in obj:
+            grids[key] = _parse_denominators(
+                check, obj, key, since, per, encoding, out_type, version, max_len
+            )
+            if values is not None:
+                raise check.fail(f"'output.values' and 'output.{key}' exclude each other")
+    if len(grids) > 1:
+        raise check.fail(
+            "'output.denominators' and 'output.length_denominators' exclude each other"
+        )
+    return OutputSpec(
+        name,
+        encoding,
+        out_type,
+        values,
+        grids.get("denominators"),
+        grids.get("length_denominators"),
+    )
+
+
+# output grid field -> (the format version that introduced it, what its entries are per)
+_GRID_FIELDS = {
+    "denominators": (4, "program position"),
+    "length_denominators": (5, "input length 1..max_len"),
+}
 
 
 def _parse_denominators(
     check: _Checker,
     obj: dict[str, Any],
+    key: str,
+    since: int,
+    per: str,
     encoding: OutputEncoding,
     out_type: OutputType,
     version: int,
     max_len: int,
 ) -> tuple[int, ...]:
-    """`output.denominators` (format version 4): one whole d_i >= 1 per program position; position
-    i decodes as round(x * d_i) / d_i."""
-    if version < 4:
-        raise check.fail("metadata 'output.denominators' needs 'format_version' 4 or later")
+    """An output grid (docs/format.md): `output.denominators` (format version 4), one whole
+    d_i >= 1 per program position, position i decoding as round(x * d_i) / d_i; or
+    `output.length_denominators` (version 5), one e_n per input length n = 1..max_len, every
+    position of an input of length n decoding as round(x * e_n) / e_n."""
+    if version < since:
+        raise check.fail(f"metadata 'output.{key}' needs 'format_version' {since} or later")
     if encoding is not OutputEncoding.NUMERICAL or out_type not in (
         OutputType.INTS,
         OutputType.FLOATS,
     ):
-        raise check.fail("'output.denominators' needs a numerical output of type ints or floats")
-    raw = check.get(obj, "denominators", "output.", list)
+        raise check.fail(f"'output.{key}' needs a numerical output of type ints or floats")
+    raw = check.get(obj, key, "output.", list)
     if len(raw) != max_len or not all(
         isinstance(d, int) and not isinstance(d, bool) and 1 <= d < 2**31 for d in raw
     ):
         raise check.fail(
-            f"'output.denominators' must list max_len = {max_len} whole numbers >= 1 "
-            "(one per program position)"
+            f"'output.{key}' must list max_len = {max_len} whole numbers >= 1 (one per {per})"
         )
     return tuple(raw)
 

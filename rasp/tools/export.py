@@ -125,7 +125,9 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
         "ids = [vocab.bos_id, id of each token...]; logits at positions 1..n; "
         "categorical: output.values[argmax]; numerical: the single logit, snapped to the "
         "nearest of output.values when listed, or at position i read as round(logit * d_i) / d_i "
-        "with d_i = output.denominators[i] when those are given"
+        "with d_i = output.denominators[i] when those are given (d = "
+        "output.length_denominators[n - 1] for every position of an input of length n when "
+        "those are)"
     )
     config_path, guide_path, weights_path = (
         out / "config.json",

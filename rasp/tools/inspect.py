@@ -181,11 +181,16 @@ def summarize(model: ModelFile) -> ModelSummary:
     )
 
 
-def _grid_text(denominators: Any) -> str:
-    """How a grid output decodes (format version 4), for the summary's output line."""
-    if not isinstance(denominators, list) or not denominators:
-        return ""
-    return f", decoded as k / d_i at position i, d_i up to {max(denominators)}"
+def _grid_text(output: dict[str, Any]) -> str:
+    """How a grid output decodes (format versions 4 and 5), for the summary's output line."""
+    for key, d, at in (
+        ("denominators", "d_i", "position i"),
+        ("length_denominators", "d_n", "length n"),
+    ):
+        denominators = output.get(key)
+        if isinstance(denominators, list) and denominators:
+            return f", decoded as k / {d} at {at}, {d} up to {max(denominators)}"
+    return ""
 
 
 def format_summary(summary: ModelSummary) -> str:
@@ -207,7 +212,7 @@ def format_summary(summary: ModelSummary) -> str:
         f"program:     {program.get('file', '?')}",
         f"sha256:      {program.get('sha256', '?')}",
         f"output:      {output.get('name')} ({output.get('encoding')}, {output.get('type')})"
-        + _grid_text(output.get("denominators")),
+        + _grid_text(output),
         (
             f"vocab:       {' '.join(_token_text(t) for t in vocab.get('tokens', []))}"
             f"  (bos id {vocab.get('bos_id')}, pad id {vocab.get('pad_id')})"

@@ -176,6 +176,8 @@ def margin_kind(output: Mapping[str, Any]) -> str | None:
         return "top logit - second logit"
     if output.get("denominators"):
         return "half the position's grid step 1/d - distance to the decoded value"
+    if output.get("length_denominators"):
+        return "half the length's grid step 1/d - distance to the decoded value"
     points = len({float(v) for v in output.get("values") or ()})
     if points:
         return (
@@ -246,7 +248,7 @@ def _margins(
 
     categorical: top logit - second logit. Numerical with listed values: half the gap between the
     snapped value and its nearest other listed value, minus the logit's distance to the snapped
-    value. With per-position denominators d: 1/(2d) - |x - decoded|. ints without a list:
+    value. With per-position (per-length) denominators d: 1/(2d) - |x - decoded|. ints without a list:
     0.5 - |x - round(x)|; bools without a list: |x - 0.5|."""
     if output.get("encoding") == "categorical":
         if at.shape[1] < 2:
@@ -254,8 +256,11 @@ def _margins(
         top2 = np.partition(at, -2, axis=1)[:, -2:]
         return top2[:, 1] - top2[:, 0]
     x = at[:, 0]
-    if output.get("denominators"):
-        d = np.array(output["denominators"][: len(x)], dtype=np.float64)  # [n]
+    if output.get("denominators") or output.get("length_denominators"):
+        if output.get("denominators"):
+            d = np.array(output["denominators"][: len(x)], dtype=np.float64)  # [n]
+        else:
+            d = np.float64(output["length_denominators"][len(x) - 1])  # this input's length
         return 0.5 / d - np.abs(x - np.array([float(v) for v in decoded]))
     points = np.array(sorted({float(v) for v in output.get("values") or ()}))
     if len(points) == 1:

@@ -9,11 +9,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_compile import random_inputs
+from test_compile import all_inputs, random_inputs
 
 from compiler import compile_sop
 from compiler.certify import _grid_margin, recheck
-from compiler.grid import MAX_DENOMINATOR, denominators_of, output_denominators, output_grid
+from compiler.grid import (
+    MAX_DENOMINATOR,
+    GridAxis,
+    OutputGrid,
+    denominators_of,
+    output_denominators,
+    output_grid,
+)
 from rasp import sops as S
 from rasp.interpreter import Interpreter, load_file
 from rasp.parser import parse
@@ -71,7 +78,7 @@ def test_a_list_that_separates_as_well_is_kept() -> None:
     assert output_grid(relation, halves, 2) is None  # both step 0.5: the list is as good
     thirds = [0, 1 / 3, 0.5, 2 / 3, 1.0]  # the list's gap 1/6, the grid's 1/3 (d = 3 at 1)
     relation = _relation({0: [0, 0.5, 1.0], 1: [0, 1 / 3, 2 / 3, 1.0]}, 2)
-    assert output_grid(relation, thirds, 2) == (2, 3)
+    assert output_grid(relation, thirds, 2) == OutputGrid(GridAxis.POSITION, (2, 3))
 
 
 def _frac_prevs(max_len: int):
@@ -130,3 +137,82 @@ def test_a_mean_over_tokens_keeps_its_listed_values() -> None:
     output = model.metadata["output"]
     assert "denominators" not in output and 1 / 6 in output["values"]
     assert model.metadata["format_version"] < 4
+
+
+def _every_key_mean(max_len: int) -> dict[tuple[int, int], tuple]:
+    """The relation of a mean over every key of a 0/1 value: k / n at every position of length n
+    (floats: the mean of several keys, or the count over the length)."""
+    return {
+        (i, n): tuple(float(Fraction(k, n)) for k in range(n + 1))
+        for n in range(1, max_len + 1)
+        for i in range(n)
+    }
+
+
+def test_a_mean_over_every_key_has_one_denominator_per_length() -> None:
+    relation = _every_key_mean(6)
+    # length 1: whole floats 0.0 and 1.0, whose grid is 2 (a 1 would decode them as ints)
+    assert output_denominators(relation, 6, GridAxis.LENGTH) == (2, 2, 3, 4, 5, 6)
+    # by position: the lcm of the lengths position i occurs at (i + 1..6)
+    assert output_denominators(relation, 6) == (60, 60, 60, 60, 30, 6)
+    values = sorted({v for vs in relation.values() for v in vs})
+    assert output_grid(relation, values, 6) == OutputGrid(GridAxis.LENGTH, (2, 2, 3, 4, 5, 6))
+
+
+def test_whole_floats_get_a_denominator_of_two() -> None:
+    # a prefix mean times 1.0: position 0 holds 0.0 or 1.0 (floats), later ones k / (i + 1)
+    at = {i: [float(Fraction(k, i + 1)) for k in range(i + 2)] for i in range(4)}
+    assert output_denominators(_relation(at, 4), 4) == (2, 2, 3, 4)
+    ints = {**at, 0: [0, 1]}  # the mean of one key is that key's int: decoded as an int
+    assert output_denominators(_relation(ints, 4), 4) == (1, 2, 3, 4)
+
+
+def _compiled(text: str, vocab: list, max_len: int):
+    interp = Interpreter()
+    interp.exec_program(parse(text, "<t>"))
+    root = interp.get("res")
+    return root, compile_sop(root, vocab, max_len, name="res")
+
+
+def _exactly(runtime, root, inputs: list[list]) -> None:
+    """The model's outputs equal the interpreter's, value and type, single and batched."""
+    for batch in (inputs, *([x] for x in inputs[:6])):
+        for tokens, got in zip(batch, run_compiled(runtime, batch), strict=True):
+            want = list(S.evaluate(root, tokens).values)
+            assert [(type(v), v) for v in got] == [(type(v), v) for v in want], tokens
+
+
+def test_a_prefix_mean_times_one_decodes_floats_at_position_0() -> None:
+    root, model = _compiled(
+        "res = aggregate(select(indices, indices, <=), tokens_int) * 1.0;", [0, 1, 2], 64
+    )
+    assert model.metadata["output"]["denominators"][:3] == [2, 2, 3]
+    inputs = [[2, 0, 1], [1], [0]] + random_inputs([0, 1, 2], 64, 20, seed=2)
+    _exactly(as_runtime(model), root, inputs)
+
+
+@pytest.mark.exactness
+def test_the_fraction_of_as_decodes_on_a_length_grid_at_n_256() -> None:
+    """At N = 256 the list of every k/n has 20,000 values closer than float32 resolves a mean over
+    256 keys; in one input they are 1/n apart. Refused before length grids (format version 5)."""
+    root, model = _compiled(
+        'res = selector_width(select(tokens, "a", ==)) / length;', ["a", "b"], 256
+    )
+    output = model.metadata["output"]
+    assert output["length_denominators"] == [2, *range(2, 257)] and "values" not in output
+    assert model.metadata["format_version"] == 5 and model.metadata["fractions_as_means"]
+    assert recheck(model.weights, model.metadata).ok
+    rng = random.Random(6)
+    inputs = [["a"], ["b"], ["a"] * 256, ["b"] * 256, ["a"] * 255 + ["b"], ["a", "b"] * 128]
+    inputs += [[rng.choice("ab") for _ in range(rng.randint(200, 256))] for _ in range(30)]
+    inputs += random_inputs("ab", 256, 30, seed=12) + all_inputs("ab", 4)
+    _exactly(as_runtime(model), root, inputs)
+
+
+def test_a_tampered_length_grid_is_refused_by_the_certificate() -> None:
+    _, model = _compiled('res = selector_width(select(tokens, "a", ==)) / length;', ["a", "b"], 16)
+    output = model.metadata["output"]
+    assert output["length_denominators"] == [2, *range(2, 17)]
+    output["length_denominators"] = [1] * 16  # off the grid
+    (failure,) = recheck(model.weights, model.metadata).failures()
+    assert (failure.sublayer, failure.kind) == ("decoder", "snap")

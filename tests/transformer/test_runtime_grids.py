@@ -1,4 +1,5 @@
-"""Per-position output grids (format version 4): position i decodes as round(x * d_i) / d_i."""
+"""Output grids: per position (format version 4), position i decodes as round(x * d_i) / d_i; per
+length (version 5), every position of an input of length n as round(x * e_n) / e_n."""
 
 from __future__ import annotations
 
@@ -96,8 +97,55 @@ def test_a_grid_output_refuses_non_finite_logits() -> None:
         spec.check(reduced)
 
 
-def _edited(tmp_path: Path, edit: Any) -> Path:
-    made = grid_mean_of_a()
+def length_grid_mean_of_a(max_len: int = 6) -> hm.Handmade:
+    """Twice the mean of `tokens == a` over BOS and every token: 2k / (n + 1) at every position of
+    an input of length n, decoded on the grid e_n = n + 1."""
+    made = hm.mean_of_a(max_len)
+    made.metadata["format_version"] = 5
+    made.metadata["output"]["length_denominators"] = [n + 1 for n in range(1, max_len + 1)]
+    return made
+
+
+def test_a_length_grid_output_decodes_by_each_inputs_length(tmp_path: Path) -> None:
+    model = transformer.load(length_grid_mean_of_a().save(tmp_path / "m.safetensors"))
+    assert model.meta.output.length_denominators == (2, 3, 4, 5, 6, 7)
+    texts = [*INPUTS, "bbbbbb", "aaaaaa", "b"]
+    one_by_one = [model.run([text])[0] for text in texts]
+    for batch_size in (1, 3, 16):  # mixed lengths in one batch: each row keeps its own grid
+        assert model.run(texts, batch_size=batch_size) == one_by_one
+    for text, got in zip(texts, one_by_one, strict=True):
+        n = len(text)
+        assert got == [float(Fraction(2 * text.count("a"), n + 1))] * n, text
+        assert all(type(v) is float for v in got)
+    ids, lengths = model.encode(texts)  # run_ids: lengths are the real (non-PAD) positions
+    assert model.to_values(model.run_ids(ids), lengths) == one_by_one
+
+
+def _length_spec(denominators: tuple[int, ...]) -> OutputSpec:
+    return OutputSpec("out", OutputEncoding.NUMERICAL, OutputType.FLOATS, None, None, denominators)
+
+
+def test_length_grid_reductions_agree_and_give_ints_where_it_is_one() -> None:
+    spec = _length_spec((1, 3, 2, 7))
+    rng = np.random.default_rng(2)
+    lengths = rng.integers(0, 5, size=64)  # 0: an empty input (its row is all padding)
+    e = np.array([1, 1, 3, 2, 7], dtype=np.float64)[lengths][:, None]  # [batch, 1]
+    k = rng.integers(-20, 20, size=(64, 4)).astype(np.float64)
+    drift = rng.uniform(-0.49, 0.49, size=k.shape) / e  # less than half a step
+    logits = torch.from_numpy((k / e + drift)[..., None])  # [batch, n, 1], float64
+    real = torch.from_numpy(np.arange(4) < lengths[:, None])  # [batch, n]
+    by_numpy = spec.reduce(logits, real)
+    by_torch = spec._reduce_torch(logits, real)
+    assert torch.equal(by_numpy.codes, by_torch.codes)
+    assert torch.equal(by_numpy.codes, torch.from_numpy(k))
+    rows = spec.values_of(by_torch.codes.numpy(), lengths.tolist())
+    for row, ks, n, d in zip(rows, k.tolist(), lengths.tolist(), e[:, 0].tolist(), strict=True):
+        want = [int(x) if d == 1 else x / d for x in ks[:n]]
+        assert [(type(v), v) for v in row] == [(type(v), v) for v in want]
+
+
+def _edited(tmp_path: Path, edit: Any, made: hm.Handmade | None = None) -> Path:
+    made = made or grid_mean_of_a()
     edit(made.metadata)
     return made.save(tmp_path / "edited.safetensors")
 
@@ -138,3 +186,33 @@ GRID_CASES = {
 def test_invalid_denominators(case: str, tmp_path: Path) -> None:
     edit, fragments = GRID_CASES[case]
     expect_format_error(_edited(tmp_path, edit), *fragments)
+
+
+LENGTH_GRID_CASES = {
+    "old_version": (
+        lambda m: m.update(format_version=4),
+        ("'output.length_denominators' needs 'format_version' 5",),
+    ),
+    "too_many": (
+        lambda m: m["output"]["length_denominators"].append(8),
+        ("'output.length_denominators' must list max_len = 6 whole numbers >= 1",),
+    ),
+    "zero": (
+        lambda m: m["output"]["length_denominators"].__setitem__(0, 0),
+        ("one per input length 1..max_len",),
+    ),
+    "with_values": (
+        lambda m: m["output"].update(values=[0, 0.5]),
+        ("'output.values' and 'output.length_denominators' exclude each other",),
+    ),
+    "both_grids": (
+        lambda m: m["output"].update(denominators=[1] * 6),
+        ("'output.denominators' and 'output.length_denominators' exclude each other",),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LENGTH_GRID_CASES))
+def test_invalid_length_denominators(case: str, tmp_path: Path) -> None:
+    edit, fragments = LENGTH_GRID_CASES[case]
+    expect_format_error(_edited(tmp_path, edit, length_grid_mean_of_a()), *fragments)
