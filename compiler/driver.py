@@ -10,7 +10,7 @@ from compiler.alternatives import BuildOptions, keep_proved
 from compiler.assemble import assemble
 from compiler.blocks import Atom, sort_values
 from compiler.bos_widths import bos_widths
-from compiler.budget import DEFAULT_MAX_PARAMS, predict
+from compiler.budget import DEFAULT_MAX_PARAMS, PROBE_LENGTHS, Prediction, predict
 from compiler.certify import Certificate
 from compiler.counts import count_means
 from compiler.dedupe import merge_duplicates
@@ -78,10 +78,14 @@ def compile_sop(
         if progress is not None:
             progress(f"compiling: {stage}", 0, 1)
 
-    def builder(sop: sops.Node) -> Callable[[BuildOptions], tuple[CompiledModel, Graph]]:
-        return lambda options: build(sop, options)
+    def builder(
+        sop: sops.Node, limit: int | None
+    ) -> Callable[[BuildOptions], tuple[CompiledModel, Graph]]:
+        return lambda options: build(sop, options, limit)
 
-    def build(sop: sops.Node, options: BuildOptions) -> tuple[CompiledModel, Graph]:
+    def build(
+        sop: sops.Node, options: BuildOptions, limit: int | None
+    ) -> tuple[CompiledModel, Graph]:
         try:
             model, graph = _build(
                 sop,
@@ -93,7 +97,7 @@ def compile_sop(
                 head_masks=head_masks,
                 note=note,
                 options=options,
-                max_params=max_params,
+                max_params=limit,
             )
         except CompileError as err:  # a tracr map's unholdable value may be the reason
             raise type(err)([*value_problems(sop), *err.diagnostics]) from None
@@ -109,9 +113,16 @@ def compile_sop(
     # the prepared program or another form of it (compiler.program_forms)
     kept = keep_form(
         sop,
-        lambda form: keep_proved(builder(form), build_graph(form), max_len, max_params, note),
+        lambda form, cap: keep_proved(
+            builder(form, _lower_limit(max_params, cap)),
+            build_graph(form),
+            max_len,
+            _lower_limit(max_params, cap),
+            note,
+        ),
         lambda **flags: prepare(program, vocab, max_len, **flags),
         note,
+        max_len,
     )
     model, graph, certificate = kept.model, kept.graph, kept.certificate
     if require_certificate and not certificate.ok:
@@ -147,7 +158,7 @@ def prepare(
     sop = count_means(sop, vocab, max_len, weighted=weighted)  # counted prefixes: widths
     sop = order_digits(sop, vocab, max_len)  # widths of `<` over many numbers: over digits
     if fractions:
-        sop = fraction_means(sop)  # `c / length`: a mean over every key
+        sop = fraction_means(sop, max_len)  # `c / length`: a mean over every key
     return merge_duplicates(sop)  # the rewrites may write one computation twice
 
 
@@ -240,9 +251,9 @@ def _check_size(
         max(max_params, DEFAULT_MAX_PARAMS) // PAIRS_PER_PARAM
     )  # raised with it, never lowered
 
-    def probe(n: int) -> CompiledModel:
+    def probe(n: int, fractions: bool = False) -> CompiledModel:
         return _build(
-            prepare(sop, vocab, n),
+            prepare(sop, vocab, n, fractions=fractions),
             vocab,
             n,
             name=None,
@@ -259,6 +270,15 @@ def _check_size(
         prediction = predict(probe, max_len)
     except CompileError:
         prediction = None  # no compile at the probe lengths: the real compile says why
+    if _too_large(prediction, max_params) and _has_fraction_form(sop, vocab):
+        # the compile also builds counts over the length as means (compiler.program_forms),
+        # which may be far smaller: the smaller prediction decides
+        try:
+            fractions = predict(lambda n: probe(n, fractions=True), max_len)
+        except CompileError:
+            fractions = None
+        if fractions is not None and prediction is not None:
+            prediction = min(prediction, fractions, key=lambda p: p.params)
     if pairs > pair_limit:
         # The value analysis keeps a value set per (position, length) pair: quadratic in N even
         # where the model is linear (numerical addressing), so it is bounded on its own.
@@ -277,7 +297,8 @@ def _check_size(
                 )
             ]
         )
-    if prediction is not None and prediction.params > max_params:
+    if _too_large(prediction, max_params):
+        assert prediction is not None
         raise CompileError(
             [
                 Diagnostic(
@@ -288,6 +309,24 @@ def _check_size(
                 )
             ]
         )
+
+
+def _too_large(prediction: Prediction | None, max_params: int) -> bool:
+    return prediction is not None and prediction.params > max_params
+
+
+def _has_fraction_form(sop: sops.Node, vocab: tuple[Atom, ...]) -> bool:
+    """Whether `prepare` writes a different form with `fractions=True` at the first probe length
+    (the form the size prediction would probe)."""
+    prepared = prepare(sop, vocab, PROBE_LENGTHS[0])
+    return fraction_means(prepared, PROBE_LENGTHS[0]) is not prepared
+
+
+def _lower_limit(max_params: int | None, cap: int | None) -> int | None:
+    """The user's parameter limit, lowered to `cap` (None: no limit)."""
+    if cap is None:
+        return max_params
+    return cap if max_params is None else min(max_params, cap)
 
 
 def refusals(

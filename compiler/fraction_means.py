@@ -16,11 +16,15 @@ makes the float the division gives: the same values of the same types on every i
 indicator evaluates the predicate on every key, as the selector did, so it fails where the original
 does.
 
-`fraction_means(root)` rewrites every `selector_width(S) / length` with S one key-only `select(k,
-constant, op)`; `root` itself where there is none. The driver compiles it as an alternative and
-keeps it where it is proved and smaller: the mean's values k/n crowd together, so it certifies up
-to N = 128, and a fraction compared downstream (`c / length > 0.5`, a step of c - 0.5 n over the
-two widths) is smaller as written.
+A whole multiple of the count over the length, `100 * c / length` (a percentage), is the mean of
+the indicator times that int: the sum of 0s and a's is a * c exactly, and a * c / n is again
+correctly rounded, so the values stay the same. The multiple is found by evaluating the count's
+map at 0..max_len, not from its text: any map that gives the int a * c there qualifies.
+
+`fraction_means(root, max_len)` rewrites every such division; `root` itself where there is none.
+The driver compiles it as an alternative and keeps it where it is proved and smaller: the output
+decodes on a grid per input length (compiler.grid), and a fraction compared downstream
+(`c / length > 0.5`, a step of c - 0.5 n over the two widths) may be smaller as written.
 """
 
 from __future__ import annotations
@@ -36,37 +40,41 @@ from rasp.operators import Lifted
 
 @dataclasses.dataclass(frozen=True)
 class _Holds:
-    """1 where `key OP constant` holds, else 0: a key's vote in the mean."""
+    """`weight` where `key OP constant` holds, else 0: a key's vote in the mean."""
 
     comparison: sops.Comparison
     constant: Any
+    weight: int = 1
 
     def __call__(self, key: Any) -> int:
-        return 1 if self.comparison.apply(key, self.constant) else 0
+        return self.weight if self.comparison.apply(key, self.constant) else 0
 
 
 def _as_float(mean: Any) -> float:
     return mean * 1.0  # the mean of one key is its int 0 or 1; c / n is a float
 
 
-def fraction_means(root: sops.Node) -> sops.Node:
+def fraction_means(root: sops.Node, max_len: int) -> sops.Node:
     """`root` with every key-only count over the length a mean over every key (module doc)."""
     order = list(sops.walk(root))
-    if not any(_counted_select(node) is not None for node in order):
+    found = {node.id: _counted_select(node, max_len) for node in order}
+    if not any(found.values()):
         return root
     new: dict[int, sops.Node] = {}
     for node in order:
-        select = _counted_select(node)
-        if select is None:
+        counted = found[node.id]
+        if counted is None:
             new[node.id] = rebuilt(node, new)
             continue
-        assert isinstance(node, sops.MapSOp)
+        select, weight = counted
         keys = new[select.keys.id]
         assert isinstance(keys, sops.SOp) and isinstance(select.queries, sops.ConstSOp)
         # (the span is the division's, for errors; the notes say what each part computes)
         vote = f"indicator({keys.label} {select.comparison.value} {select.queries.value!r})"
+        if weight != 1:
+            vote = f"{weight} * {vote}"
         votes = sops.MapSOp(
-            fn=_Holds(select.comparison, select.queries.value),
+            fn=_Holds(select.comparison, select.queries.value, weight),
             inputs=(keys,),
             text=vote,
             span=node.span,
@@ -91,18 +99,37 @@ def fraction_means(root: sops.Node) -> sops.Node:
     return new[root.id]
 
 
-def _counted_select(node: sops.Node) -> sops.Select | None:
-    """S where `node` is `selector_width(S) / length` with S a key-only `select(k, constant,
-    op)`, else None."""
+def _counted_select(node: sops.Node, max_len: int) -> tuple[sops.Select, int] | None:
+    """(S, a) where `node` is `a * selector_width(S) / length` (a = 1: the width itself; else a
+    one-input map of it that gives the int a * w for w = 0..max_len) with S a key-only
+    `select(k, constant, op)`, else None."""
     if not isinstance(node, sops.MapSOp) or len(node.inputs) != 2:
         return None
     fn = node.fn
     if not isinstance(fn, Lifted) or fn.fn is not operator.truediv or fn.positions != (0, 1):
         return None
-    width, length = node.inputs
-    if not isinstance(width, sops.SelectorWidthSOp) or not isinstance(length, sops.LengthSOp):
+    count, length = node.inputs
+    weight = 1
+    if isinstance(count, sops.MapSOp) and len(count.inputs) == 1:
+        weight = _whole_multiple(count.fn, max_len)
+        count = count.inputs[0]
+    if weight is None or weight == 0:
         return None
-    select = width.selector
+    if not isinstance(count, sops.SelectorWidthSOp) or not isinstance(length, sops.LengthSOp):
+        return None
+    select = count.selector
     if not isinstance(select, sops.Select) or not isinstance(select.queries, sops.ConstSOp):
         return None
-    return select
+    return select, weight
+
+
+def _whole_multiple(fn: Any, max_len: int) -> int | None:
+    """a where `fn(w)` is the int a * w for every width w = 0..max_len, else None."""
+    try:
+        outputs = [fn(w) for w in range(max_len + 1)]
+    except Exception:  # a map that fails somewhere is no multiple (the original fails there)
+        return None
+    if not all(type(v) is int for v in outputs) or len(outputs) < 2:
+        return None
+    weight = outputs[1]
+    return weight if all(v == weight * w for w, v in enumerate(outputs)) else None

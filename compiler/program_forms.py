@@ -24,7 +24,9 @@ from compiler.weighted_counts import sums_counted
 from rasp import sops
 from rasp.errors import CompileError
 
-Attempt = Callable[[sops.Node], Kept]  # the certified build of one form (raises as keep_proved)
+# the certified build of one form under a parameter limit (raises as keep_proved); a limit of
+# None is the user's own
+Attempt = Callable[[sops.Node, int | None], Kept]
 
 
 def keep_form(
@@ -32,48 +34,75 @@ def keep_form(
     attempt: Attempt,
     prepared: Callable[..., sops.Node],
     note: Callable[[str], None],
+    max_len: int,
 ) -> Kept:
-    """The kept build of the prepared program `sop` or of another form (module doc); `prepared`
-    gives a form (`prepare`'s keyword flags). Raises the default's refusal where no form builds,
-    and a user's parameter limit as the default meets it."""
+    """The kept build of the prepared program `sop` (for lengths up to `max_len`) or of another
+    form (module doc); `prepared` gives a form (`prepare`'s keyword flags). Raises the default's refusal where no form builds,
+    and a user's parameter limit as the default meets it where no other form is proved.
+
+    Counts over the length are built first: where that form is proved, the others are built only
+    under its parameter count (a model predicted larger is refused before it is built: the
+    fraction of "a"s at N = 64 skips a 50M-parameter default)."""
+    # counts over the length, which may be means
+    fraction_form = fraction_means(sop, max_len) is not sop
+    fractions: Kept | None = None
+    if fraction_form:
+        note("build with counts over the length as means")
+        try:
+            fractions = attempt(prepared(fractions=True), None)
+        except CompileError:  # OverParamLimit too: the default may still fit
+            fractions = None
+        if fractions is not None and not fractions.certificate.ok:
+            fractions = None
+    cap = None if fractions is None else fractions.model.param_count()
+    try:
+        kept = _default_or_sums(sop, lambda form: attempt(form, cap), prepared, note)
+    except CompileError:
+        if fractions is None:
+            raise
+        kept = None
+    if kept is None or (
+        fractions is not None and (not kept.certificate.ok or _size(fractions) < _size(kept))
+    ):
+        assert fractions is not None  # the default raised where no fraction form was kept
+        fractions.model.metadata["fractions_as_means"] = True
+        return fractions
+    return kept
+
+
+def _default_or_sums(
+    sop: sops.Node,
+    attempt: Callable[[sops.Node], Kept],
+    prepared: Callable[..., sops.Node],
+    note: Callable[[str], None],
+) -> Kept:
+    """The default form's build, or the form with sums kept as means where the default is refused
+    or not proved and that one is proved (or where both are refused, nor proved)."""
     kept: Kept | None = None
     refusal: CompileError | None = None
     counted = sums_counted(sop)  # sums of whole numbers, which may be kept as means instead
-    fractions = fraction_means(sop) is not sop  # counts over the length, which may be means
     try:
         kept = attempt(sop)
     except OverParamLimit:
         raise
     except CompileError as err:
-        if not counted and not fractions:
+        if not counted:
             raise
         refusal = err
-    if (kept is None or not kept.certificate.ok) and counted:
-        note("build with sums kept as means")
-        try:
-            other: Kept | None = attempt(prepared(weighted=False))
-        except OverParamLimit:
-            raise
-        except CompileError:
-            other = None
-        if other is not None and (kept is None or other.certificate.ok):
-            kept = other
-            other.model.metadata["sums_as_means"] = True
-    if fractions:
-        note("build with counts over the length as means")
-        try:
-            other = attempt(prepared(fractions=True))
-        except (OverParamLimit, CompileError):
-            other = None
-        if (
-            other is not None
-            and other.certificate.ok
-            and (kept is None or not kept.certificate.ok or _size(other) < _size(kept))
-        ):
-            kept = other
-            other.model.metadata["fractions_as_means"] = True
+    if kept is not None and (kept.certificate.ok or not counted):
+        return kept
+    note("build with sums kept as means")
+    try:
+        other: Kept | None = attempt(prepared(weighted=False))
+    except OverParamLimit:
+        raise
+    except CompileError:
+        other = None
+    if other is not None and (kept is None or other.certificate.ok):
+        other.model.metadata["sums_as_means"] = True
+        return other
     if kept is None:
-        assert refusal is not None
+        assert refusal is not None  # the default raised: its refusal is kept
         raise refusal from None
     return kept
 

@@ -25,9 +25,11 @@ from tests.compiler.test_total_orders import _program  # the program's `res`
         'select(tokens == "c", True, ==)',
     ],
 )
-def test_the_rewrite_gives_the_same_values_of_the_same_types(count: str) -> None:
-    root = _program(f"res = selector_width({count}) / length;")
-    rewritten = fraction_means(root)
+@pytest.mark.parametrize("scaled", ["{w}", "100 * {w}", "{w} * 3", "-2 * {w}", "{w} + {w}"])
+def test_the_rewrite_gives_the_same_values_of_the_same_types(count: str, scaled: str) -> None:
+    width = f"selector_width({count})"
+    root = _program(f"res = {scaled.format(w=width)} / length;")
+    rewritten = fraction_means(root, 6)
     assert rewritten is not root
     assert any(isinstance(node, S.AggregateSOp) for node in S.walk(rewritten))
     for n in range(1, 7):
@@ -44,11 +46,16 @@ def test_the_rewrite_gives_the_same_values_of_the_same_types(count: str) -> None
         'res = length / selector_width(select(tokens, "a", ==));',
         'res = selector_width(select(tokens, "a", ==)) / (length + 1);',
         'res = selector_width(select(tokens, "a", ==) and select(indices, 2, <)) / length;',
+        # not a whole multiple of the count at every count up to max_len
+        'res = (selector_width(select(tokens, "a", ==)) + 1) / length;',
+        'res = 0.5 * selector_width(select(tokens, "a", ==)) / length;',
+        'res = (selector_width(select(tokens, "a", ==)) % 5) / length;',
+        'res = 0 * selector_width(select(tokens, "a", ==)) / length;',
     ],
 )
 def test_other_divisions_are_left_as_they_are(text: str) -> None:
     root = _program(text)
-    assert fraction_means(root) is root
+    assert fraction_means(root, 6) is root
 
 
 @pytest.mark.exactness
@@ -98,10 +105,64 @@ def test_maps_of_fractions_keep_the_smaller_proved_build(
     assert model.metadata["fractions_as_means"] is True
     inputs = all_inputs("abc", 5) + random_inputs("abc", 32, 60, seed=5)
     assert check_inputs(model, root, inputs) == len(inputs)
-    monkeypatch.setattr(compiler.program_forms, "fraction_means", lambda sop: sop)  # no other
+    monkeypatch.setattr(
+        compiler.program_forms, "fraction_means", lambda sop, max_len: sop
+    )  # no other
     if before is None:
         with pytest.raises(CompileError):
             compile_sop(root, list("abc"), 32, name="res")
     else:
         assert compile_sop(root, list("abc"), 32, name="res").param_count() == before
         assert model.param_count() < before
+
+
+def test_the_fraction_form_is_built_first_and_bounds_the_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The default (50M parameters at N = 64) is built only under the proved fraction form's
+    parameter count: refused from its shape, before its weights exist. A user's limit below the
+    default's size keeps the fraction form instead of refusing."""
+    import compiler.assemble
+
+    sizes: list[tuple[int, int | None]] = []
+    check = compiler.assemble._check_params
+
+    def spy(config: dict, plan: object, max_params: int | None) -> None:
+        sizes.append((compiler.assemble.config_params(config), max_params))
+        check(config, plan, max_params)
+
+    monkeypatch.setattr(compiler.assemble, "_check_params", spy)
+    root = _program('res = selector_width(select(tokens, "a", ==)) / length;')
+    model = compile_sop(root, list("abc"), 64, name="res", max_params=10_000)
+    assert model.metadata["fractions_as_means"] is True and model.param_count() == 181
+    assert sizes[0] == (181, 10_000)  # the fraction form first, under the user's limit
+    assert all(limit == 181 for _, limit in sizes[1:]) and len(sizes) > 1  # then capped
+    assert any(params > 1_000_000 for params, _ in sizes[1:])  # the default: refused unbuilt
+    # without the fraction form, the user's limit refuses the program
+    monkeypatch.setattr(compiler.program_forms, "fraction_means", lambda sop, max_len: sop)
+    with pytest.raises(CompileError, match="the model would have"):
+        compile_sop(root, list("abc"), 64, name="res", max_params=10_000)
+
+
+def test_the_size_prediction_takes_the_fraction_form() -> None:
+    """At N = 1024 the default is predicted over the limit; the fraction form, predicted from the
+    same probes, is not, so the compile goes on (and keeps that form)."""
+    from compiler.budget import DEFAULT_MAX_PARAMS
+    from compiler.driver import _check_size
+
+    root = _program('res = selector_width(select(tokens, "a", ==)) / length;')
+    _check_size(root, ("a", "b", "c"), 1024, False, True, DEFAULT_MAX_PARAMS)  # no refusal
+    other = _program("res = selector_width(select(tokens, tokens, ==)) / length;")  # per query
+    with pytest.raises(CompileError, match="the model would be too large"):
+        _check_size(other, ("a", "b", "c"), 1024, False, True, DEFAULT_MAX_PARAMS)
+
+
+@pytest.mark.exactness
+def test_a_percentage_is_one_head_at_n_256() -> None:
+    root = _program('res = 100 * selector_width(select(tokens, "a", ==)) / length;')
+    model = compile_sop(root, list("ab"), 256, name="res")
+    assert model.metadata["fractions_as_means"] is True and model.param_count() < 1_000
+    assert "length_denominators" in model.metadata["output"]
+    inputs = all_inputs("ab", 5) + random_inputs("ab", 256, 40, seed=8)
+    inputs += [["a"] * 256, ["b"] * 256, ["a"] * 255 + ["b"]]
+    assert check_inputs(model, root, inputs) == len(inputs)
