@@ -70,7 +70,7 @@ def compile_sop(
         sop = to_sops(sop)  # type: ignore[arg-type]
     vocab = _check_arguments(sop, vocab, max_len)
     # before `prepare`, whose rewrites follow every length up to max_len too
-    _check_size(sop, vocab, max_len, causal, head_masks, max_params)
+    predicted = _check_size(sop, vocab, max_len, causal, head_masks, max_params)
     program = sop
     sop = prepare(program, vocab, max_len)
 
@@ -123,6 +123,7 @@ def compile_sop(
         lambda **flags: prepare(program, vocab, max_len, **flags),
         note,
         max_len,
+        None if predicted is None else predicted.params,
     )
     model, graph, certificate = kept.model, kept.graph, kept.certificate
     if require_certificate and not certificate.ok:
@@ -240,12 +241,13 @@ def _check_size(
     causal: bool,
     head_masks: bool,
     max_params: int | None,
-) -> None:
+) -> Prediction | None:
     """Refuse, before building it, a model predicted to exceed `max_params` parameters, or a
     max-len whose value analysis would follow too many (position, length) pairs. `sop` is the
-    program before `prepare`: each probe prepares it for its own length."""
+    program before `prepare`: each probe prepares it for its own length. Returns the prediction
+    for the default form (None: none was made)."""
     if max_params is None:
-        return
+        return None
     pairs = max_len * (max_len + 1) // 2
     pair_limit = (
         max(max_params, DEFAULT_MAX_PARAMS) // PAIRS_PER_PARAM
@@ -270,6 +272,7 @@ def _check_size(
         prediction = predict(probe, max_len)
     except CompileError:
         prediction = None  # no compile at the probe lengths: the real compile says why
+    default = prediction
     if _too_large(prediction, max_params) and _has_fraction_form(sop, vocab):
         # the compile also builds counts over the length as means (compiler.program_forms),
         # which may be far smaller: the smaller prediction decides
@@ -309,6 +312,7 @@ def _check_size(
                 )
             ]
         )
+    return default
 
 
 def _too_large(prediction: Prediction | None, max_params: int) -> bool:

@@ -35,14 +35,18 @@ def keep_form(
     prepared: Callable[..., sops.Node],
     note: Callable[[str], None],
     max_len: int,
+    default_size: int | None = None,
 ) -> Kept:
     """The kept build of the prepared program `sop` (for lengths up to `max_len`) or of another
-    form (module doc); `prepared` gives a form (`prepare`'s keyword flags). Raises the default's refusal where no form builds,
-    and a user's parameter limit as the default meets it where no other form is proved.
+    form (module doc); `prepared` gives a form (`prepare`'s keyword flags). Raises the default's
+    refusal where no form builds, and a user's parameter limit as the default meets it where no
+    other form is proved.
 
     Counts over the length are built first: where that form is proved, the others are built only
     under its parameter count (a model predicted larger is refused before it is built: the
-    fraction of "a"s at N = 64 skips a 50M-parameter default)."""
+    fraction of "a"s at N = 64 skips a 50M-parameter default). Where `default_size`, the default's
+    size predicted before the compile (compiler.budget), is over that count, the others are not
+    built at all (at N = 1024 planning the default alone takes a minute)."""
     # counts over the length, which may be means
     fraction_form = fraction_means(sop, max_len) is not sop
     fractions: Kept | None = None
@@ -55,12 +59,13 @@ def keep_form(
         if fractions is not None and not fractions.certificate.ok:
             fractions = None
     cap = None if fractions is None else fractions.model.param_count()
-    try:
-        kept = _default_or_sums(sop, lambda form: attempt(form, cap), prepared, note)
-    except CompileError:
-        if fractions is None:
-            raise
-        kept = None
+    kept: Kept | None = None
+    if cap is None or default_size is None or default_size <= cap:
+        try:
+            kept = _default_or_sums(sop, lambda form: attempt(form, cap), prepared, note)
+        except CompileError:
+            if fractions is None:
+                raise
     if kept is None or (
         fractions is not None and (not kept.certificate.ok or _size(fractions) < _size(kept))
     ):

@@ -166,3 +166,34 @@ def test_a_percentage_is_one_head_at_n_256() -> None:
     inputs = all_inputs("ab", 5) + random_inputs("ab", 256, 40, seed=8)
     inputs += [["a"] * 256, ["b"] * 256, ["a"] * 255 + ["b"]]
     assert check_inputs(model, root, inputs) == len(inputs)
+
+
+@pytest.mark.parametrize(("default_size", "builds"), [(None, 2), (100, 2), (50_000_000, 1)])
+def test_a_default_predicted_larger_than_the_fraction_form_is_not_built(
+    default_size: int | None, builds: int
+) -> None:
+    from types import SimpleNamespace
+
+    from compiler.program_forms import keep_form
+
+    root = _program('res = selector_width(select(tokens, "a", ==)) / length;')
+    tried: list[tuple[object, int | None]] = []
+
+    def attempt(form: S.Node, cap: int | None) -> SimpleNamespace:
+        tried.append((form, cap))
+        params = 181 if form is not root else 1_000
+        model = SimpleNamespace(metadata={"layers": [{}]}, param_count=lambda: params)
+        return SimpleNamespace(model=model, certificate=SimpleNamespace(ok=True))
+
+    kept = keep_form(
+        root,
+        attempt,  # type: ignore[arg-type]
+        lambda **flags: fraction_means(root, 8) if flags.get("fractions") else root,
+        lambda note: None,
+        8,
+        default_size,
+    )
+    assert kept.model.param_count() == 181 and kept.model.metadata["fractions_as_means"]
+    assert len(tried) == builds and tried[0][1] is None  # the fraction form, uncapped, first
+    if builds == 2:
+        assert tried[1] == (root, 181)  # then the default, under the fraction form's size
