@@ -34,8 +34,31 @@ def merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[f
     at the member nearest a short decimal; their outputs must be one value as the compiler promises
     (numbers within 1e-6), else no float32 model is exact: a located CompileError.
     """
+    xs = np.array([x for x, _ in points], dtype=np.float64)  # [P]
+    if not len(xs) or not np.isfinite(xs).all() or np.abs(xs).max() >= 2.0**53:
+        # (ints beyond 2^53 would sort as their float64 roundings)
+        return _merge_sorted(node, sorted(points, key=lambda p: p[0]))
+    order = np.argsort(xs, kind="stable")  # as `sorted`: ties keep their order
+    ordered = xs[order]
+    # A point farther than the noise from its predecessor is farther from every earlier one too,
+    # so it starts a cluster: only runs of near neighbours need the exact walk (mostly equal x).
+    near = np.diff(ordered) <= FLOAT64_NOISE * np.maximum(1.0, np.abs(ordered[1:]))
+    starts = np.flatnonzero(np.concatenate(([True], ~near))).tolist()
+    ends = [*starts[1:], len(points)]
+    merged: list[tuple[float, Atom]] = []
+    positions = order.tolist()
+    for start, end in zip(starts, ends, strict=True):
+        if end - start == 1:
+            merged.append(points[positions[start]])
+        else:
+            merged.extend(_merge_sorted(node, [points[k] for k in positions[start:end]]))
+    return merged
+
+
+def _merge_sorted(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[float, Atom]]:
+    """`merge_points` over points sorted by x."""
     clusters: list[list[tuple[float, Atom]]] = []
-    for x, v in sorted(points, key=lambda p: p[0]):
+    for x, v in points:
         if clusters and abs(x - clusters[-1][0][0]) <= FLOAT64_NOISE * max(1.0, abs(x)):
             clusters[-1].append((x, v))
         else:

@@ -5,6 +5,8 @@ refused or computed from the numbers each comes from."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_limits import _agrees_everywhere, _program
 
 import transformer
@@ -117,3 +119,40 @@ def test_noise_twins_merge_by_verify_rule() -> None:
     assert merge_points(node, [(0.1, 1.0), (0.1 + 1e-12, 1.0000000001)]) == [(0.1, 1.0)]
     with pytest.raises(NoiseError):
         merge_points(node, [(0.1, 10_000_000), (0.1 + 1e-12, 10_000_001)])
+
+
+def _merged_or_error(merge, node, points):  # type: ignore[no-untyped-def]
+    try:
+        return merge(node, points)
+    except CompileError as err:
+        return type(err).__name__, err.diagnostics[0].message
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([0, 1, 2, 0.5, 1 / 3, 2 / 3, 1e-12, 3.0, -1.0, 1e6]),
+            st.sampled_from([0, 1e-13, -1e-13, 5e-10, 1e-7, 0.25]),
+            st.integers(0, 1),
+            st.sampled_from([0, 1, True, 1.0, "a"]),
+        ),
+        max_size=40,
+    )
+)
+def test_merge_points_equals_the_plain_walk_over_sorted_points(raw: list) -> None:
+    """The numpy segmentation splits only where the plain walk starts a cluster anyway: the same
+    points, in the same order, or the same refusal."""
+    from compiler.fits import _merge_sorted, merge_points
+    from compiler.graph import build_graph
+
+    node = build_graph(_program("x = indices * 2;", "x")).output
+    # ints kept as ints where the offset is 0 (1 and 1.0 are one point)
+    points = [
+        (base + offset if offset or as_float else base, v) for base, offset, as_float, v in raw
+    ]
+    want = _merged_or_error(
+        lambda n, p: _merge_sorted(n, sorted(p, key=lambda q: q[0])), node, points
+    )
+    got = _merged_or_error(merge_points, node, points)
+    assert repr(got) == repr(want)
