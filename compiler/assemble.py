@@ -394,7 +394,7 @@ def _metadata(
         if on_position.intersection(dims)
     ]
     masked = any(layer.get("masks") for layer in config["layers"])
-    if "length_denominators" in output:
+    if "length_denominators" in output or "end_denominators" in output:
         version = FORMAT_VERSION
     elif "denominators" in output:
         version = POSITION_GRID_FORMAT_VERSION

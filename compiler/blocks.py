@@ -356,6 +356,7 @@ class GridAxis(Enum):
 
     POSITION = "position"  # d_i for program positions 0..max_len-1 (`output.denominators`)
     LENGTH = "length"  # e_n for input lengths 1..max_len (`output.length_denominators`)
+    END = "end"  # per distance from the end k = n - 1 - i, 0..max_len-1 (`output.end_denominators`)
 
 
 @dataclass(frozen=True)

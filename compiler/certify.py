@@ -151,7 +151,11 @@ def _check_decoder(walk: Walk, output: dict[str, Any]) -> None:
         x = coords[:, 0]
         value = ev.value[:, 0]
         listed = sorted({float(v) for v in output.get("values") or [] if is_number(v)})
-        grid = output.get("denominators") or output.get("length_denominators")
+        grid = (
+            output.get("denominators")
+            or output.get("length_denominators")
+            or output.get("end_denominators")
+        )
         if grid:
             margin = _grid_margin(x, grid)
         elif listed:

@@ -15,7 +15,9 @@ floats may differ from k/d in the last bit, which outputs compared by value igno
 A count over the input's length (`selector_width(select(tokens, "a", ==)) / length`, or its mean
 form) is k / n at every position of an input of length n instead: its grid is one denominator per
 length (`output.length_denominators`, format version 5), which the runtime picks by each input's
-length. Where both kinds fit, the coarser one is written.
+length. A mean over the query and every later key (`aggregate(select(indices, indices, >=), x)`,
+the mirror of frac_prevs) is k / (n - i): one denominator per distance from the end,
+`output.end_denominators` (version 5 too). Where several kinds fit, the coarsest is written.
 
 A grid point decodes as an int exactly where its denominator is 1; where the values there are
 whole floats (a mean times 1.0 at position 0), the denominator is 2 instead, which decodes them as
@@ -38,14 +40,18 @@ MAX_DENOMINATOR = 1 << 20
 MAX_OUTPUT_VALUES = 10_000  # a numerical output lists its values (for snapping) up to this many
 
 # the output entry's field for each axis (docs/format.md)
-GRID_KEYS = {GridAxis.POSITION: "denominators", GridAxis.LENGTH: "length_denominators"}
+GRID_KEYS = {
+    GridAxis.POSITION: "denominators",
+    GridAxis.LENGTH: "length_denominators",
+    GridAxis.END: "end_denominators",
+}
 
 
 def output_grid(
     relation: Relation | None, values: Sequence[Atom], max_len: int
 ) -> OutputGrid | None:
-    """The grid a numerical output decodes on (the coarser of the per-position and per-length
-    ones, per-position on a tie), or None where listing its `values` (noise twins merged)
+    """The grid a numerical output decodes on (the coarsest of the per-position, per-length and
+    per-distance-from-the-end ones; the first of them on a tie), or None where listing its `values` (noise twins merged)
     separates them at least as well: a grid is used only where it is coarser than the list's
     smallest gap, or the list would be too long to write."""
     grids = [
@@ -67,18 +73,17 @@ def output_grid(
 def output_denominators(
     relation: Relation | None, max_len: int, axis: GridAxis = GridAxis.POSITION
 ) -> tuple[int, ...] | None:
-    """Per program position i (0..max_len-1), or per input length n (1..max_len) with
-    `axis=LENGTH`, a d such that every value the output can take there is k / d for a whole k;
+    """Per program position i (0..max_len-1), per input length n (1..max_len) with `axis=LENGTH`,
+    or per distance from the end n - 1 - i (0..max_len-1) with `axis=END`, a d such that every value the output can take there is k / d for a whole k;
     None where there is no relation, a value is not a number, or no denominator up to
     MAX_DENOMINATOR fits. A grid of whole numbers only (every d = 1) is None too: listed values
     snap those as well. d is 1 only where every value is an int (module doc)."""
     if relation is None:
         return None
-    index = 0 if axis is GridAxis.POSITION else 1
     sets_at: list[dict[int, tuple[Atom, ...]]] = [{} for _ in range(max_len)]
     distinct: dict[int, tuple[Atom, ...]] = {}
-    for key, values in relation.items():
-        at = key[index] - index  # position i, or length n at n - 1
+    for (i, n), values in relation.items():
+        at = i if axis is GridAxis.POSITION else n - 1 if axis is GridAxis.LENGTH else n - 1 - i
         sets_at[at][id(values)] = values  # interned tuples: each distinct set once per entry
         distinct[id(values)] = values
     floats: set[float] = set()

@@ -3,8 +3,9 @@
 `categorical`: `values[k]` is the value of logit column k; each position decodes by argmax.
 `numerical`: one logit column holds the value; it snaps to the nearest listed value when the file
 lists them; with per-position `denominators` d_i it is round(x * d_i) / d_i at program position i,
-with per-length `length_denominators` e_n round(x * e_n) / e_n in an input of length n (an int
-where the denominator is 1, else a float); otherwise `ints` round (half to even, like RASP's `round`),
+with per-length `length_denominators` e_n round(x * e_n) / e_n in an input of length n, with
+`end_denominators` f_k round(x * f_k) / f_k at the k-th position from the end (k = n - 1 - i) (an
+int where the denominator is 1, else a float); otherwise `ints` round (half to even, like RASP's `round`),
 `bools` are `logit > 0.5`, and `floats` are the logit itself. Values are always plain Python ints,
 floats, strs or bools.
 """
@@ -48,6 +49,7 @@ class OutputSpec:
     values: tuple[Atom, ...] | None  # required for categorical; optional for numerical
     denominators: tuple[int, ...] | None = None  # numerical: one grid per program position
     length_denominators: tuple[int, ...] | None = None  # numerical: one per length 1..max_len
+    end_denominators: tuple[int, ...] | None = None  # numerical: one per n - 1 - i, 0..max_len-1
 
     def decode(self, logits: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:
         """Decode `logits [batch, pos, d_vocab_out]` at model positions 1..n of each input."""
@@ -120,9 +122,14 @@ class OutputSpec:
             codes = self._nearest_on(numbers)
         elif self.denominators is not None:
             codes = torch.round(numbers * self._grid_on(numbers.device)[: numbers.shape[1]])
-        elif self.length_denominators is not None:
-            lengths = real.sum(dim=1)  # [batch]; the table's entry 0 serves empty rows
-            codes = torch.round(numbers * self._grid_on(numbers.device)[lengths][:, None])
+        elif self.has_grid:
+            table = self._grid_on(numbers.device)
+            lengths = real.sum(dim=1)  # [batch]
+            if self.length_denominators is not None:  # the table's entry 0 serves empty rows
+                codes = torch.round(numbers * table[lengths][:, None])
+            else:  # from the end: entry k + 1 for k = n - 1 - i, entry 0 for padding
+                k = lengths[:, None] - torch.arange(numbers.shape[1], device=numbers.device)
+                codes = torch.round(numbers * table[k.clamp(min=0)])
         elif self.type is OutputType.INTS:
             codes = torch.round(numbers)  # half to even, like np.rint and round()
         elif self.type is OutputType.BOOLS:
@@ -176,21 +183,29 @@ class OutputSpec:
 
     @property
     def has_grid(self) -> bool:
-        return self.denominators is not None or self.length_denominators is not None
+        return any(
+            grid is not None
+            for grid in (self.denominators, self.length_denominators, self.end_denominators)
+        )
 
     @cached_property
     def _grid(self) -> np.ndarray:
-        """float64 denominators: `[max_len]` by position, or `[max_len + 1]` by length (entry 0,
-        for an empty input, is 1)."""
-        if self.length_denominators is not None:
-            return np.array((1, *self.length_denominators), dtype=np.float64)
+        """float64 denominators: `[max_len]` by position; `[max_len + 1]` by length or from the
+        end, whose entry 0 (an empty input, a padding position) is 1 and entry j + 1 the file's j."""
+        for shifted in (self.length_denominators, self.end_denominators):
+            if shifted is not None:
+                return np.array((1, *shifted), dtype=np.float64)
         return np.array(self.denominators or (), dtype=np.float64)
 
     def _grid_rows(self, lengths: np.ndarray, n: int) -> np.ndarray:
         """The denominators of `[batch, n]` program positions: `[1, n]` by position, `[batch, 1]`
-        by the inputs' `lengths` (both broadcast against the codes)."""
+        by the inputs' `lengths`, `[batch, n]` from the end (all broadcast against the codes)."""
+        lengths = np.asarray(lengths, dtype=np.int64)
         if self.length_denominators is not None:
-            return self._grid[np.asarray(lengths, dtype=np.int64)][:, None]
+            return self._grid[lengths][:, None]
+        if self.end_denominators is not None:
+            k = lengths[:, None] - np.arange(n)[None, :]  # [batch, n]: n - i, <= 0 past the end
+            return self._grid[np.maximum(k, 0)]
         return self._grid[None, :n]
 
     def _grid_on(self, device: torch.device) -> Tensor:
@@ -206,7 +221,7 @@ class OutputSpec:
     def _on_grid(self, codes: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:
         """Codes k `[batch, n]` -> rows of k / d: Python ints where d is 1 (a single whole value
         passed through, as the interpreter gives it), floats elsewhere."""
-        d = self._grid_rows(np.asarray(lengths), codes.shape[1])  # [1, n] or [batch, 1]
+        d = self._grid_rows(np.asarray(lengths), codes.shape[1])  # broadcasts to [batch, n]
         whole = np.broadcast_to(d == 1, codes.shape)  # [batch, n]
         if 2 * np.count_nonzero(whole) > whole.size:
             out = (codes / d).astype(object)  # [batch, n]; float64 division, as the mean's

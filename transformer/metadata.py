@@ -323,9 +323,8 @@ def _parse_output(
             if values is not None:
                 raise check.fail(f"'output.values' and 'output.{key}' exclude each other")
     if len(grids) > 1:
-        raise check.fail(
-            "'output.denominators' and 'output.length_denominators' exclude each other"
-        )
+        first, second = list(grids)[:2]
+        raise check.fail(f"'output.{first}' and 'output.{second}' exclude each other")
     return OutputSpec(
         name,
         encoding,
@@ -333,6 +332,7 @@ def _parse_output(
         values,
         grids.get("denominators"),
         grids.get("length_denominators"),
+        grids.get("end_denominators"),
     )
 
 
@@ -340,6 +340,7 @@ def _parse_output(
 _GRID_FIELDS = {
     "denominators": (4, "program position"),
     "length_denominators": (5, "input length 1..max_len"),
+    "end_denominators": (5, "distance from the end n - 1 - i = 0..max_len-1"),
 }
 
 
@@ -357,7 +358,9 @@ def _parse_denominators(
     """An output grid (docs/format.md): `output.denominators` (format version 4), one whole
     d_i >= 1 per program position, position i decoding as round(x * d_i) / d_i; or
     `output.length_denominators` (version 5), one e_n per input length n = 1..max_len, every
-    position of an input of length n decoding as round(x * e_n) / e_n."""
+    position of an input of length n decoding as round(x * e_n) / e_n; or
+    `output.end_denominators` (version 5), one f_k per k = n - 1 - i = 0..max_len-1, position i of
+    an input of length n decoding as round(x * f_k) / f_k."""
     if version < since:
         raise check.fail(f"metadata 'output.{key}' needs 'format_version' {since} or later")
     if encoding is not OutputEncoding.NUMERICAL or out_type not in (

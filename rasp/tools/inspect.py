@@ -186,6 +186,7 @@ def _grid_text(output: dict[str, Any]) -> str:
     for key, d, at in (
         ("denominators", "d_i", "position i"),
         ("length_denominators", "d_n", "length n"),
+        ("end_denominators", "d_j", "j = n - 1 - i from the end"),
     ):
         denominators = output.get(key)
         if isinstance(denominators, list) and denominators:

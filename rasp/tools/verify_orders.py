@@ -46,6 +46,9 @@ BATCH_SIZES = (1, 3, 16, 128)  # 1: unbatched; larger ones mix lengths (padding)
 DTYPES = ("float32", "float64")
 MARGIN_TIE = 1e-6  # margins this close (relative) count as equal when locating the smallest
 
+# the output grids of docs/format.md: one decides each position's denominator
+GRID_FIELDS = ("denominators", "length_denominators", "end_denominators")
+
 
 def check_model(
     sop: SOp,
@@ -178,6 +181,8 @@ def margin_kind(output: Mapping[str, Any]) -> str | None:
         return "half the position's grid step 1/d - distance to the decoded value"
     if output.get("length_denominators"):
         return "half the length's grid step 1/d - distance to the decoded value"
+    if output.get("end_denominators"):
+        return "half the grid step 1/d of the distance from the end - distance to the decoded value"
     points = len({float(v) for v in output.get("values") or ()})
     if points:
         return (
@@ -248,7 +253,7 @@ def _margins(
 
     categorical: top logit - second logit. Numerical with listed values: half the gap between the
     snapped value and its nearest other listed value, minus the logit's distance to the snapped
-    value. With per-position (per-length) denominators d: 1/(2d) - |x - decoded|. ints without a list:
+    value. With an output grid's denominators d: 1/(2d) - |x - decoded|. ints without a list:
     0.5 - |x - round(x)|; bools without a list: |x - 0.5|."""
     if output.get("encoding") == "categorical":
         if at.shape[1] < 2:
@@ -256,11 +261,13 @@ def _margins(
         top2 = np.partition(at, -2, axis=1)[:, -2:]
         return top2[:, 1] - top2[:, 0]
     x = at[:, 0]
-    if output.get("denominators") or output.get("length_denominators"):
+    if any(output.get(key) for key in GRID_FIELDS):
         if output.get("denominators"):
             d = np.array(output["denominators"][: len(x)], dtype=np.float64)  # [n]
-        else:
+        elif output.get("length_denominators"):
             d = np.float64(output["length_denominators"][len(x) - 1])  # this input's length
+        else:  # position i of n is n - 1 - i from the end
+            d = np.array(output["end_denominators"][: len(x)][::-1], dtype=np.float64)
         return 0.5 / d - np.abs(x - np.array([float(v) for v in decoded]))
     points = np.array(sorted({float(v) for v in output.get("values") or ()}))
     if len(points) == 1:

@@ -216,3 +216,33 @@ def test_a_tampered_length_grid_is_refused_by_the_certificate() -> None:
     output["length_denominators"] = [1] * 16  # off the grid
     (failure,) = recheck(model.weights, model.metadata).failures()
     assert (failure.sublayer, failure.kind) == ("decoder", "snap")
+
+
+def test_a_suffix_mean_has_one_denominator_per_distance_from_the_end() -> None:
+    # position i of n averages the n - i keys from i on: k / (n - i); the last one key, an int
+    relation = {
+        (i, n): (0, 1) if i == n - 1 else tuple(float(Fraction(k, n - i)) for k in range(n - i + 1))
+        for n in range(1, 6)
+        for i in range(n)
+    }
+    assert output_denominators(relation, 5, GridAxis.END) == (1, 2, 3, 4, 5)
+    values = sorted({v for vs in relation.values() for v in vs})
+    assert output_grid(relation, values, 5) == OutputGrid(GridAxis.END, (1, 2, 3, 4, 5))
+
+
+@pytest.mark.exactness
+def test_a_suffix_mean_decodes_from_the_end_at_n_256() -> None:
+    """The mirror of frac_prevs: listed, its values k/(n - i) crowd as frac_prevs' do; counted
+    from the end they are 1/(n - i) apart. Refused before end grids (format version 5)."""
+    root, model = _compiled(
+        'res = aggregate(select(indices, indices, >=), indicator(tokens == "a"));', ["a", "b"], 256
+    )
+    output = model.metadata["output"]
+    assert output["end_denominators"] == list(range(1, 257)) and "values" not in output
+    assert model.metadata["format_version"] == 5
+    assert recheck(model.weights, model.metadata).ok
+    rng = random.Random(7)
+    inputs = [["a"], ["b"], ["a"] * 256, ["b"] * 256, ["b"] + ["a"] * 255, ["a", "b"] * 128]
+    inputs += [[rng.choice("ab") for _ in range(rng.randint(200, 256))] for _ in range(30)]
+    inputs += random_inputs("ab", 256, 30, seed=13) + all_inputs("ab", 4)
+    _exactly(as_runtime(model), root, inputs)  # ints at the last position, as the interpreter's

@@ -1,5 +1,6 @@
 """Output grids: per position (format version 4), position i decodes as round(x * d_i) / d_i; per
-length (version 5), every position of an input of length n as round(x * e_n) / e_n."""
+length (version 5), every position of an input of length n as round(x * e_n) / e_n; from the end
+(version 5), position i of n as round(x * f_k) / f_k with k = n - 1 - i."""
 
 from __future__ import annotations
 
@@ -121,6 +122,52 @@ def test_a_length_grid_output_decodes_by_each_inputs_length(tmp_path: Path) -> N
     assert model.to_values(model.run_ids(ids), lengths) == one_by_one
 
 
+def end_grid_mean_of_a(max_len: int = 5) -> hm.Handmade:
+    """The suffix mean of `tokens == a` with BOS among the keys: position i of n averages
+    n - i + 1 keys, k + 2 for k = n - 1 - i, decoded on that grid."""
+    made = hm.masked_mean_of_a(">=", max_len)
+    made.metadata["format_version"] = 5
+    made.metadata["output"]["end_denominators"] = [k + 2 for k in range(max_len)]
+    return made
+
+
+def test_an_end_grid_output_decodes_by_the_distance_from_the_end(tmp_path: Path) -> None:
+    model = transformer.load(end_grid_mean_of_a().save(tmp_path / "m.safetensors"))
+    assert model.meta.output.end_denominators == (2, 3, 4, 5, 6)
+    one_by_one = [model.run([text])[0] for text in INPUTS]
+    for batch_size in (1, 3, 16):  # mixed lengths: each row counts from its own end
+        assert model.run(INPUTS, batch_size=batch_size) == one_by_one
+    for text, got in zip(INPUTS, one_by_one, strict=True):
+        n = len(text)
+        want = [float(Fraction(text[i:].count("a"), n - i + 1)) for i in range(n)]
+        assert got == want, text
+        assert all(type(v) is float for v in got)
+    ids, lengths = model.encode(INPUTS)
+    assert model.to_values(model.run_ids(ids), lengths) == one_by_one
+
+
+def test_end_grid_reductions_agree_and_give_ints_where_it_is_one() -> None:
+    spec = OutputSpec(
+        "out", OutputEncoding.NUMERICAL, OutputType.FLOATS, None, None, None, (1, 2, 3, 7)
+    )
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(0, 5, size=64)
+    k_from_end = lengths[:, None] - 1 - np.arange(4)[None, :]  # [batch, 4]
+    f = np.where(k_from_end >= 0, np.array([1, 2, 3, 7])[np.maximum(k_from_end, 0)], 1)
+    k = rng.integers(-20, 20, size=(64, 4)).astype(np.float64)
+    drift = rng.uniform(-0.49, 0.49, size=k.shape) / f
+    logits = torch.from_numpy((k / f + drift)[..., None])  # [batch, n, 1], float64
+    real = torch.from_numpy(np.arange(4) < lengths[:, None])  # [batch, n]
+    by_numpy = spec.reduce(logits, real)
+    by_torch = spec._reduce_torch(logits, real)
+    assert torch.equal(by_numpy.codes, by_torch.codes)
+    assert torch.equal(by_numpy.codes, torch.from_numpy(k))
+    rows = spec.values_of(by_torch.codes.numpy(), lengths.tolist())
+    for row, ks, n, ds in zip(rows, k.tolist(), lengths.tolist(), f.tolist(), strict=True):
+        want = [int(x) if d == 1 else x / d for x, d in zip(ks[:n], ds[:n], strict=True)]
+        assert [(type(v), v) for v in row] == [(type(v), v) for v in want]
+
+
 def _length_spec(denominators: tuple[int, ...]) -> OutputSpec:
     return OutputSpec("out", OutputEncoding.NUMERICAL, OutputType.FLOATS, None, None, denominators)
 
@@ -216,3 +263,25 @@ LENGTH_GRID_CASES = {
 def test_invalid_length_denominators(case: str, tmp_path: Path) -> None:
     edit, fragments = LENGTH_GRID_CASES[case]
     expect_format_error(_edited(tmp_path, edit, length_grid_mean_of_a()), *fragments)
+
+
+END_GRID_CASES = {
+    "old_version": (
+        lambda m: m.update(format_version=4),
+        ("'output.end_denominators' needs 'format_version' 5",),
+    ),
+    "too_few": (
+        lambda m: m["output"]["end_denominators"].pop(),
+        ("one per distance from the end",),
+    ),
+    "both_grids": (
+        lambda m: m["output"].update(length_denominators=[1] * 5),
+        ("'output.length_denominators' and 'output.end_denominators' exclude each other",),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(END_GRID_CASES))
+def test_invalid_end_denominators(case: str, tmp_path: Path) -> None:
+    edit, fragments = END_GRID_CASES[case]
+    expect_format_error(_edited(tmp_path, edit, end_grid_mean_of_a()), *fragments)
