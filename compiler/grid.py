@@ -51,9 +51,9 @@ def output_grid(
     relation: Relation | None, values: Sequence[Atom], max_len: int
 ) -> OutputGrid | None:
     """The grid a numerical output decodes on (the coarsest of the per-position, per-length and
-    per-distance-from-the-end ones; the first of them on a tie), or None where listing its `values` (noise twins merged)
-    separates them at least as well: a grid is used only where it is coarser than the list's
-    smallest gap, or the list would be too long to write."""
+    per-distance-from-the-end ones; the first of them on a tie), or None where listing its
+    `values` (noise twins merged) separates them at least as well: a grid is used only where it is
+    coarser than the list's smallest gap, or the list would be too long to write."""
     grids = [
         OutputGrid(axis, found)
         for axis in GridAxis
@@ -61,7 +61,7 @@ def output_grid(
     ]
     if not grids:
         return None
-    grid = min(grids, key=lambda g: max(g.denominators))  # min is stable: POSITION on a tie
+    grid = min(grids, key=lambda g: max(g.denominators))  # min keeps the first on a tie
     numbers = np.unique(np.array([float(v) for v in values if is_number(v)], dtype=np.float64))
     if len(numbers) <= MAX_OUTPUT_VALUES:
         smallest_gap = float(np.diff(numbers).min()) if len(numbers) > 1 else math.inf
@@ -74,9 +74,9 @@ def output_denominators(
     relation: Relation | None, max_len: int, axis: GridAxis = GridAxis.POSITION
 ) -> tuple[int, ...] | None:
     """Per program position i (0..max_len-1), per input length n (1..max_len) with `axis=LENGTH`,
-    or per distance from the end n - 1 - i (0..max_len-1) with `axis=END`, a d such that every value the output can take there is k / d for a whole k;
-    None where there is no relation, a value is not a number, or no denominator up to
-    MAX_DENOMINATOR fits. A grid of whole numbers only (every d = 1) is None too: listed values
+    or per distance from the end n - 1 - i (0..max_len-1) with `axis=END`, a d such that every
+    value the output can take there is k / d for a whole k; None where there is no relation, a
+    value is not a number, or no denominator up to MAX_DENOMINATOR fits. A grid of whole numbers only (every d = 1) is None too: listed values
     snap those as well. d is 1 only where every value is an int (module doc)."""
     if relation is None:
         return None

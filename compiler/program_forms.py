@@ -81,8 +81,9 @@ def _default_or_sums(
     prepared: Callable[..., sops.Node],
     note: Callable[[str], None],
 ) -> Kept:
-    """The default form's build, or the form with sums kept as means where the default is refused
-    or not proved and that one is proved (or where both are refused, nor proved)."""
+    """The default form's build. Where it is refused or not proved and the program counts sums of
+    whole numbers, the form with those sums kept as means replaces it if that one builds and,
+    where the default built, is proved."""
     kept: Kept | None = None
     refusal: CompileError | None = None
     counted = sums_counted(sop)  # sums of whole numbers, which may be kept as means instead

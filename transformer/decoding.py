@@ -5,8 +5,8 @@
 lists them; with per-position `denominators` d_i it is round(x * d_i) / d_i at program position i,
 with per-length `length_denominators` e_n round(x * e_n) / e_n in an input of length n, with
 `end_denominators` f_k round(x * f_k) / f_k at the k-th position from the end (k = n - 1 - i) (an
-int where the denominator is 1, else a float); otherwise `ints` round (half to even, like RASP's `round`),
-`bools` are `logit > 0.5`, and `floats` are the logit itself. Values are always plain Python ints,
+int where the denominator is 1, else a float); otherwise `ints` round (half to even, like RASP's
+`round`), `bools` are `logit > 0.5`, and `floats` are the logit itself. Values are always plain Python ints,
 floats, strs or bools.
 """
 
@@ -101,8 +101,9 @@ class OutputSpec:
 
         Codes: categorical, the argmax column k (int64; the value is `values[k]`); numerical with
         listed values, the index of the nearest one (int64); otherwise float64: with a grid, the
-        whole k of k / d (d of the position, or of the input's length: the real positions' count); `ints` rounded half to even, `bools` 1.0 where `logit > 0.5` else
-        0.0, `floats` the logit.
+        whole k of k / d (d of the position, of the input's length or of the distance from its end;
+        the length is the count of real positions); `ints` rounded half to even, `bools` 1.0 where
+        `logit > 0.5` else 0.0, `floats` the logit.
         """
         if at_tokens.device.type == "cpu" and at_tokens.dtype in (torch.float32, torch.float64):
             # numpy on the CPU: single-threaded, where torch's small elementwise kernels can stall
@@ -179,7 +180,7 @@ class OutputSpec:
             return ModelOutputError(f"the model computed NaN or infinite logits for '{self.name}'")
         return ModelOutputError(f"the model computed {number} for output '{self.name}'")
 
-    # -- grids: per-position or per-length denominators ---------------------------------------------
+    # -- output grids: denominators per position, per length or from the end ------------------------
 
     @property
     def has_grid(self) -> bool:
