@@ -146,49 +146,39 @@ def test_an_end_grid_output_decodes_by_the_distance_from_the_end(tmp_path: Path)
     assert model.to_values(model.run_ids(ids), lengths) == one_by_one
 
 
-def test_end_grid_reductions_agree_and_give_ints_where_it_is_one() -> None:
+def _row_denominators(axis: str, table: np.ndarray, lengths: np.ndarray, n: int) -> np.ndarray:
+    """`[batch, n]` denominators of a per-length or from-the-end grid, 1 past each row's end."""
+    i = np.arange(n)[None, :]
+    at = lengths[:, None] - 1 if axis == "length" else lengths[:, None] - 1 - i  # table index
+    return np.where(i < lengths[:, None], table[np.clip(at, 0, len(table) - 1)], 1)
+
+
+@pytest.mark.parametrize("axis", ["length", "end"])
+def test_length_and_end_grid_reductions_agree_and_give_ints_where_it_is_one(axis: str) -> None:
+    table = np.array([1, 3, 2, 7])
+    grids = {"length": (table, None), "end": (None, table)}[axis]
     spec = OutputSpec(
-        "out", OutputEncoding.NUMERICAL, OutputType.FLOATS, None, None, None, (1, 2, 3, 7)
+        "out", OutputEncoding.NUMERICAL, OutputType.FLOATS, None, None, *map(_tuple, grids)
     )
-    rng = np.random.default_rng(3)
-    lengths = rng.integers(0, 5, size=64)
-    k_from_end = lengths[:, None] - 1 - np.arange(4)[None, :]  # [batch, 4]
-    f = np.where(k_from_end >= 0, np.array([1, 2, 3, 7])[np.maximum(k_from_end, 0)], 1)
-    k = rng.integers(-20, 20, size=(64, 4)).astype(np.float64)
-    drift = rng.uniform(-0.49, 0.49, size=k.shape) / f
-    logits = torch.from_numpy((k / f + drift)[..., None])  # [batch, n, 1], float64
-    real = torch.from_numpy(np.arange(4) < lengths[:, None])  # [batch, n]
-    by_numpy = spec.reduce(logits, real)
-    by_torch = spec._reduce_torch(logits, real)
-    assert torch.equal(by_numpy.codes, by_torch.codes)
-    assert torch.equal(by_numpy.codes, torch.from_numpy(k))
-    rows = spec.values_of(by_torch.codes.numpy(), lengths.tolist())
-    for row, ks, n, ds in zip(rows, k.tolist(), lengths.tolist(), f.tolist(), strict=True):
-        want = [int(x) if d == 1 else x / d for x, d in zip(ks[:n], ds[:n], strict=True)]
-        assert [(type(v), v) for v in row] == [(type(v), v) for v in want]
-
-
-def _length_spec(denominators: tuple[int, ...]) -> OutputSpec:
-    return OutputSpec("out", OutputEncoding.NUMERICAL, OutputType.FLOATS, None, None, denominators)
-
-
-def test_length_grid_reductions_agree_and_give_ints_where_it_is_one() -> None:
-    spec = _length_spec((1, 3, 2, 7))
     rng = np.random.default_rng(2)
     lengths = rng.integers(0, 5, size=64)  # 0: an empty input (its row is all padding)
-    e = np.array([1, 1, 3, 2, 7], dtype=np.float64)[lengths][:, None]  # [batch, 1]
+    d = _row_denominators(axis, table, lengths, 4).astype(np.float64)  # [batch, n]
     k = rng.integers(-20, 20, size=(64, 4)).astype(np.float64)
-    drift = rng.uniform(-0.49, 0.49, size=k.shape) / e  # less than half a step
-    logits = torch.from_numpy((k / e + drift)[..., None])  # [batch, n, 1], float64
+    drift = rng.uniform(-0.49, 0.49, size=k.shape) / d  # less than half a step
+    logits = torch.from_numpy((k / d + drift)[..., None])  # [batch, n, 1], float64
     real = torch.from_numpy(np.arange(4) < lengths[:, None])  # [batch, n]
     by_numpy = spec.reduce(logits, real)
     by_torch = spec._reduce_torch(logits, real)
     assert torch.equal(by_numpy.codes, by_torch.codes)
-    assert torch.equal(by_numpy.codes, torch.from_numpy(k))
+    assert torch.equal(by_numpy.codes[real], torch.from_numpy(k)[real])  # padding: any code
     rows = spec.values_of(by_torch.codes.numpy(), lengths.tolist())
-    for row, ks, n, d in zip(rows, k.tolist(), lengths.tolist(), e[:, 0].tolist(), strict=True):
-        want = [int(x) if d == 1 else x / d for x in ks[:n]]
+    for row, ks, n, ds in zip(rows, k.tolist(), lengths.tolist(), d.tolist(), strict=True):
+        want = [int(x) if e == 1 else x / e for x, e in zip(ks[:n], ds[:n], strict=True)]
         assert [(type(v), v) for v in row] == [(type(v), v) for v in want]
+
+
+def _tuple(table: np.ndarray | None) -> tuple[int, ...] | None:
+    return None if table is None else tuple(table.tolist())
 
 
 def _edited(tmp_path: Path, edit: Any, made: hm.Handmade | None = None) -> Path:
@@ -235,53 +225,51 @@ def test_invalid_denominators(case: str, tmp_path: Path) -> None:
     expect_format_error(_edited(tmp_path, edit), *fragments)
 
 
-LENGTH_GRID_CASES = {
-    "old_version": (
+NEW_GRID_CASES = {
+    "length_old_version": (
+        length_grid_mean_of_a,
         lambda m: m.update(format_version=4),
         ("'output.length_denominators' needs 'format_version' 5",),
     ),
-    "too_many": (
+    "length_too_many": (
+        length_grid_mean_of_a,
         lambda m: m["output"]["length_denominators"].append(8),
         ("'output.length_denominators' must list max_len = 6 whole numbers >= 1",),
     ),
-    "zero": (
+    "length_zero": (
+        length_grid_mean_of_a,
         lambda m: m["output"]["length_denominators"].__setitem__(0, 0),
         ("one per input length 1..max_len",),
     ),
-    "with_values": (
+    "length_with_values": (
+        length_grid_mean_of_a,
         lambda m: m["output"].update(values=[0, 0.5]),
         ("'output.values' and 'output.length_denominators' exclude each other",),
     ),
-    "both_grids": (
+    "length_and_position": (
+        length_grid_mean_of_a,
         lambda m: m["output"].update(denominators=[1] * 6),
         ("'output.denominators' and 'output.length_denominators' exclude each other",),
     ),
-}
-
-
-@pytest.mark.parametrize("case", sorted(LENGTH_GRID_CASES))
-def test_invalid_length_denominators(case: str, tmp_path: Path) -> None:
-    edit, fragments = LENGTH_GRID_CASES[case]
-    expect_format_error(_edited(tmp_path, edit, length_grid_mean_of_a()), *fragments)
-
-
-END_GRID_CASES = {
-    "old_version": (
+    "end_old_version": (
+        end_grid_mean_of_a,
         lambda m: m.update(format_version=4),
         ("'output.end_denominators' needs 'format_version' 5",),
     ),
-    "too_few": (
+    "end_too_few": (
+        end_grid_mean_of_a,
         lambda m: m["output"]["end_denominators"].pop(),
         ("one per distance from the end",),
     ),
-    "both_grids": (
+    "end_and_length": (
+        end_grid_mean_of_a,
         lambda m: m["output"].update(length_denominators=[1] * 5),
         ("'output.length_denominators' and 'output.end_denominators' exclude each other",),
     ),
 }
 
 
-@pytest.mark.parametrize("case", sorted(END_GRID_CASES))
-def test_invalid_end_denominators(case: str, tmp_path: Path) -> None:
-    edit, fragments = END_GRID_CASES[case]
-    expect_format_error(_edited(tmp_path, edit, end_grid_mean_of_a()), *fragments)
+@pytest.mark.parametrize("case", sorted(NEW_GRID_CASES))
+def test_invalid_length_and_end_denominators(case: str, tmp_path: Path) -> None:
+    made, edit, fragments = NEW_GRID_CASES[case]
+    expect_format_error(_edited(tmp_path, edit, made()), *fragments)
