@@ -39,7 +39,7 @@ from compiler.blocks import (
 )
 from compiler.fits import FLOAT64_NOISE, merge_noise
 from compiler.graph import Graph, IRNode, Op
-from compiler.grid import output_grid
+from compiler.grid import output_grid, widened_relation
 from compiler.maps import MapPlanner
 from compiler.plan_context import PlanContext
 from compiler.plan_state import Built, Memo
@@ -136,7 +136,15 @@ class Readings:
             None
             if output.is_categorical
             else output_grid(
-                ctx.value_sets.relation[root.index], ctx.values(root.index), ctx.max_len
+                widened_relation(
+                    ctx.graph,
+                    ctx.value_sets.values,
+                    ctx.value_sets.relation,
+                    root.index,
+                    ctx.max_len,
+                ),
+                ctx.values(root.index),
+                ctx.max_len,
             ),
             dict(built.positional),
             dict(built.embedded),

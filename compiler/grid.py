@@ -26,18 +26,22 @@ floats with a margin of 1/4.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
 import numpy as np
 
-from compiler.blocks import Atom, GridAxis, OutputGrid, is_number
+from compiler.blocks import Atom, GridAxis, OutputGrid, is_number, value_key
 from compiler.fits import FLOAT64_NOISE
+from compiler.graph import Graph, Op
 from compiler.relations import Relation
+from compiler.values import apply_map
 
 # A grid finer than this is no grid: its margin would be below float32's reach anyway.
 MAX_DENOMINATOR = 1 << 20
 MAX_OUTPUT_VALUES = 10_000  # a numerical output lists its values (for snapping) up to this many
+MAX_WIDENED_CALLS = 1_000_000  # map calls `widened_relation` makes at most
 
 # the output entry's field for each axis (docs/format.md)
 GRID_KEYS = {
@@ -68,6 +72,47 @@ def output_grid(
         if smallest_gap >= 1 / max(grid.denominators):
             return None
     return grid
+
+
+def widened_relation(
+    graph: Graph,
+    values: Sequence[tuple[Atom, ...]],
+    relation: Sequence[Relation | None],
+    index: int,
+    max_len: int,
+) -> Relation | None:
+    """Node `index`'s relation, or for a map of which only some inputs have one (`hist / length`:
+    a count read from the tokens over the length), a wider one: at each (i, n) the map of the
+    inputs' values there, an input without a relation taking any of its values. Every value the
+    map takes at (i, n) is among them, so a grid that fits them fits the map; the value analysis
+    keeps relations for position-only nodes, so this one serves the output grid alone. None where
+    no input has a relation, or where it would take more than MAX_WIDENED_CALLS calls."""
+    if relation[index] is not None:
+        return relation[index]
+    node = graph[index]
+    if node.op is not Op.MAP or node.fn is None:
+        return None
+    if not any(isinstance(v, float) for v in values[index]):
+        return None  # no fractions: no grid (output_denominators)
+    inputs = node.inputs
+    if not any(relation[i] is not None for i in inputs):
+        return None
+    cache: dict[tuple[int, ...], tuple[Atom, ...]] = {}
+    widened: dict[tuple[int, int], tuple[Atom, ...]] = {}
+    calls = 0
+    for n in range(1, max_len + 1):
+        for i in range(n):
+            sets = [values[k] if relation[k] is None else relation[k][(i, n)] for k in inputs]
+            key = tuple(map(id, sets))  # interned sets: equal ids, equal sets
+            if key not in cache:
+                calls += math.prod(len(s) for s in sets)
+                if calls > MAX_WIDENED_CALLS:
+                    return None
+                found = [apply_map(node.fn, args) for args in itertools.product(*sets)]
+                # distinct by type and value: 1, 1.0 and True stay apart
+                cache[key] = tuple({value_key(out): out for ok, out in found if ok}.values())
+            widened[(i, n)] = cache[key]
+    return widened
 
 
 def output_denominators(

@@ -20,6 +20,7 @@ from compiler.grid import (
     denominators_of,
     output_denominators,
     output_grid,
+    widened_relation,
 )
 from rasp import sops as S
 from rasp.interpreter import Interpreter, load_file
@@ -246,3 +247,33 @@ def test_a_suffix_mean_decodes_from_the_end_at_n_256() -> None:
     inputs += [[rng.choice("ab") for _ in range(rng.randint(200, 256))] for _ in range(30)]
     inputs += random_inputs("ab", 256, 30, seed=13) + all_inputs("ab", 4)
     _exactly(as_runtime(model), root, inputs)  # ints at the last position, as the interpreter's
+
+
+def test_a_map_of_a_count_over_the_length_gets_a_widened_relation() -> None:
+    """`hist / length`: the count reads the tokens (no relation); at (i, n) the map may take
+    w / n for any w the count can take, a superset whose grid (1/n) fits the map."""
+    from compiler.graph import build_graph
+    from compiler.values import infer_values
+
+    interp = Interpreter()
+    interp.exec_program(parse("res = selector_width(select(tokens, tokens, ==)) / length;", "<t>"))
+    graph = build_graph(interp.get("res"))
+    sets = infer_values(graph, ("a", "b"), 4)
+    root = graph.output.index
+    assert sets.relation[root] is None  # the value analysis keeps none for it
+    widened = widened_relation(graph, sets.values, sets.relation, root, 4)
+    assert widened is not None and set(widened) == {(i, n) for n in range(1, 5) for i in range(n)}
+    assert widened[(1, 3)] == tuple(w / 3 for w in range(5))  # w = 0..4, as floats
+    assert output_denominators(widened, 4, GridAxis.LENGTH) == (2, 2, 3, 4)
+
+
+@pytest.mark.exactness
+def test_a_count_of_the_querys_token_over_the_length_decodes_on_a_length_grid() -> None:
+    root, model = _compiled(
+        "res = selector_width(select(tokens, tokens, ==)) / length;", list("abc"), 16
+    )
+    output = model.metadata["output"]
+    assert output["length_denominators"] == [2, *range(2, 17)]
+    assert model.param_count() < 50_000  # 261,175 with a one-hot of every fraction
+    inputs = all_inputs("abc", 5) + random_inputs("abc", 16, 60, seed=3)
+    _exactly(as_runtime(model), root, inputs)
