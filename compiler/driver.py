@@ -11,7 +11,6 @@ from compiler.assemble import assemble
 from compiler.blocks import Atom, sort_values
 from compiler.bos_widths import bos_widths
 from compiler.budget import DEFAULT_MAX_PARAMS, PROBE_LENGTHS, Prediction, predict
-from compiler.certify import Certificate
 from compiler.counts import count_means
 from compiler.dedupe import merge_duplicates
 from compiler.encode import plan_encodings
@@ -21,11 +20,12 @@ from compiler.layout import lay_out
 from compiler.model import CompiledModel
 from compiler.order_digits import order_digits
 from compiler.program_forms import keep_form
+from compiler.refusals import refusals
 from compiler.resolve import resolve
 from compiler.schedule import schedule_blocks
 from compiler.values import ValueSets, infer_values
 from rasp import sops
-from rasp.errors import CompileError, Diagnostic, Source, Span
+from rasp.errors import CompileError, Diagnostic, Source
 from rasp.tracr.lower import is_tracr, to_sops, value_problems
 
 
@@ -226,8 +226,6 @@ def _build(
     return model, graph
 
 
-# failed decisions a refusal lists one by one (those of the first sublayer that fails)
-MAX_REFUSALS = 6
 # (position, length) pairs the analysis may follow: max_params / 100 (2M pairs, max-len 2,000, by
 # default; the analysis of 12.5M pairs took 5 minutes here)
 PAIRS_PER_PARAM = 100
@@ -331,91 +329,6 @@ def _lower_limit(max_params: int | None, cap: int | None) -> int | None:
     if cap is None:
         return max_params
     return cap if max_params is None else min(max_params, cap)
-
-
-def refusals(
-    certificate: Certificate, graph: Graph, *, one_hot: str | None = None
-) -> list[Diagnostic]:
-    """One located diagnostic per failed block of the first sublayer that fails (at most
-    MAX_REFUSALS): the s-op's span, the sublayer, margin and bound; later failures, which the first
-    ones' errors may cause, are counted in one closing line. `one_hot`: why a one-hot output, tried
-    for a failed snap, did not do either."""
-    spans = _spans(graph)
-    problems = [
-        Diagnostic(f"the certifier could not check the model: {reason}", graph.output.span)
-        for reason in certificate.errors
-    ]
-    failures = certificate.failures()
-    # the walk's order: a decision's error bound includes every error of the sublayers before it
-    shown = (
-        [c for c in failures if c.sublayer == failures[0].sublayer][:MAX_REFUSALS]
-        if failures
-        else []
-    )
-    later = failures[len(shown) :]
-    for check in shown:
-        first = check.block.split(", ")[0].split(".")[0]
-        span = spans.get(first, graph.output.span)
-        if check.margin == -math.inf:  # not checked at all (too many states)
-            what = f"cannot be certified: {check.where}"
-        else:
-            article = "an" if check.kind[0] in "aeiou" else "a"
-            what = (
-                f"{article} {check.kind} decision has margin {check.margin:.3g} but float32 error "
-                f"up to {check.bound:.3g} (at {check.where})"
-            )
-        if check.kind == "snap":
-            # the output's values are closer together than its float32 error
-            hint = (
-                "its values lie closer together than float32 resolves"
-                + (f" ({one_hot})" if one_hot else "")
-                + ": use a smaller maximum length, or round the values it gives "
-                "(docs/compiler.md, 'The certificate')"
-            )
-        elif check.sublayer == "decoder":
-            # an argmax over the output's one-hot: the error is what the blocks before left there
-            hint = (
-                "the error is what the blocks that compute it leave in its dimensions: use a "
-                "smaller maximum length, or compute it from s-ops with fewer values "
-                "(docs/compiler.md, 'The certificate')"
-            )
-        else:
-            hint = (
-                "use a smaller maximum length, or make the value categorical "
-                "(docs/compiler.md, 'The certificate')"
-            )
-        # the decoder is the unembedding of the output, whatever the output computes
-        where = (
-            f"the output '{check.block}' (decoder)"
-            if check.sublayer == "decoder"
-            else f"'{check.op}' ({check.sublayer}, {check.block})"
-        )
-        problems.append(Diagnostic(f"{where}: {what}", span, hint))
-    if later:
-        sublayers = list(dict.fromkeys(c.sublayer for c in later))
-        problems.append(
-            Diagnostic(
-                f"{len(later):,} more decision{'s' if len(later) > 1 else ''} "
-                f"fail{'' if len(later) > 1 else 's'} after these, in {len(sublayers)} "
-                f"sublayer{'s' if len(sublayers) > 1 else ''} from {sublayers[0]} on; the errors "
-                "above reach them, so the first ones are the ones to fix",
-                None,
-                "compile_sop(..., require_certificate=False) returns the model with its whole "
-                "certificate, every failed decision listed",
-            )
-        )
-    return problems
-
-
-def _spans(graph: Graph) -> dict[str, Span | None]:
-    """Where each node is in the source, by name: its own span, or for a node a rewrite made (the
-    digits of an order) the span of the first node reading it that has one, else the output's."""
-    users = graph.consumers()
-    found: dict[int, Span | None] = {}
-    for node in reversed(graph.nodes):  # a node's users come after it: already located
-        span = node.span or next((found[u] for u in users.get(node.index, ()) if u in found), None)
-        found[node.index] = span or graph.output.span
-    return {graph[i].name: span for i, span in found.items()}
 
 
 def _check_causal(graph: Graph, values: ValueSets) -> None:

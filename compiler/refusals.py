@@ -1,0 +1,98 @@
+"""A certificate that failed, as located diagnostics: what `compile_sop` raises for a model it
+cannot prove (each failed decision at the s-op that made it, with its margin and bound)."""
+
+from __future__ import annotations
+
+import math
+
+from compiler.certify import Certificate
+from compiler.graph import Graph
+from rasp.errors import Diagnostic, Span
+
+# failed decisions a refusal lists one by one (those of the first sublayer that fails)
+MAX_REFUSALS = 6
+
+
+def refusals(
+    certificate: Certificate, graph: Graph, *, one_hot: str | None = None
+) -> list[Diagnostic]:
+    """One located diagnostic per failed block of the first sublayer that fails (at most
+    MAX_REFUSALS): the s-op's span, the sublayer, margin and bound; later failures, which the first
+    ones' errors may cause, are counted in one closing line. `one_hot`: why a one-hot output, tried
+    for a failed snap, did not do either."""
+    spans = _spans(graph)
+    problems = [
+        Diagnostic(f"the certifier could not check the model: {reason}", graph.output.span)
+        for reason in certificate.errors
+    ]
+    failures = certificate.failures()
+    # the walk's order: a decision's error bound includes every error of the sublayers before it
+    shown = (
+        [c for c in failures if c.sublayer == failures[0].sublayer][:MAX_REFUSALS]
+        if failures
+        else []
+    )
+    later = failures[len(shown) :]
+    for check in shown:
+        first = check.block.split(", ")[0].split(".")[0]
+        span = spans.get(first, graph.output.span)
+        if check.margin == -math.inf:  # not checked at all (too many states)
+            what = f"cannot be certified: {check.where}"
+        else:
+            article = "an" if check.kind[0] in "aeiou" else "a"
+            what = (
+                f"{article} {check.kind} decision has margin {check.margin:.3g} but float32 error "
+                f"up to {check.bound:.3g} (at {check.where})"
+            )
+        if check.kind == "snap":
+            # the output's values are closer together than its float32 error
+            hint = (
+                "its values lie closer together than float32 resolves"
+                + (f" ({one_hot})" if one_hot else "")
+                + ": use a smaller maximum length, or round the values it gives "
+                "(docs/compiler.md, 'The certificate')"
+            )
+        elif check.sublayer == "decoder":
+            # an argmax over the output's one-hot: the error is what the blocks before left there
+            hint = (
+                "the error is what the blocks that compute it leave in its dimensions: use a "
+                "smaller maximum length, or compute it from s-ops with fewer values "
+                "(docs/compiler.md, 'The certificate')"
+            )
+        else:
+            hint = (
+                "use a smaller maximum length, or make the value categorical "
+                "(docs/compiler.md, 'The certificate')"
+            )
+        # the decoder is the unembedding of the output, whatever the output computes
+        where = (
+            f"the output '{check.block}' (decoder)"
+            if check.sublayer == "decoder"
+            else f"'{check.op}' ({check.sublayer}, {check.block})"
+        )
+        problems.append(Diagnostic(f"{where}: {what}", span, hint))
+    if later:
+        sublayers = list(dict.fromkeys(c.sublayer for c in later))
+        problems.append(
+            Diagnostic(
+                f"{len(later):,} more decision{'s' if len(later) > 1 else ''} "
+                f"fail{'' if len(later) > 1 else 's'} after these, in {len(sublayers)} "
+                f"sublayer{'s' if len(sublayers) > 1 else ''} from {sublayers[0]} on; the errors "
+                "above reach them, so the first ones are the ones to fix",
+                None,
+                "compile_sop(..., require_certificate=False) returns the model with its whole "
+                "certificate, every failed decision listed",
+            )
+        )
+    return problems
+
+
+def _spans(graph: Graph) -> dict[str, Span | None]:
+    """Where each node is in the source, by name: its own span, or for a node a rewrite made (the
+    digits of an order) the span of the first node reading it that has one, else the output's."""
+    users = graph.consumers()
+    found: dict[int, Span | None] = {}
+    for node in reversed(graph.nodes):  # a node's users come after it: already located
+        span = node.span or next((found[u] for u in users.get(node.index, ()) if u in found), None)
+        found[node.index] = span or graph.output.span
+    return {graph[i].name: span for i, span in found.items()}
