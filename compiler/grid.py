@@ -97,22 +97,23 @@ def widened_relation(
     inputs = node.inputs
     if not any(relation[i] is not None for i in inputs):
         return None
-    cache: dict[tuple[int, ...], tuple[Atom, ...]] = {}
-    widened: dict[tuple[int, int], tuple[Atom, ...]] = {}
-    calls = 0
+    keyed: dict[tuple[int, int], tuple[int, ...]] = {}
+    sets_of: dict[tuple[int, ...], list[tuple[Atom, ...]]] = {}
     for n in range(1, max_len + 1):
         for i in range(n):
             sets = [values[k] if relation[k] is None else relation[k][(i, n)] for k in inputs]
             key = tuple(map(id, sets))  # interned sets: equal ids, equal sets
-            if key not in cache:
-                calls += math.prod(len(s) for s in sets)
-                if calls > MAX_WIDENED_CALLS:
-                    return None
-                found = [apply_map(node.fn, args) for args in itertools.product(*sets)]
-                # distinct by type and value: 1, 1.0 and True stay apart
-                cache[key] = tuple({value_key(out): out for ok, out in found if ok}.values())
-            widened[(i, n)] = cache[key]
-    return widened
+            keyed[(i, n)] = key
+            sets_of.setdefault(key, sets)
+    # counted before any call: a map too costly to widen costs nothing
+    if sum(math.prod(len(s) for s in sets) for sets in sets_of.values()) > MAX_WIDENED_CALLS:
+        return None
+    outputs: dict[tuple[int, ...], tuple[Atom, ...]] = {}
+    for key, sets in sets_of.items():
+        found = [apply_map(node.fn, args) for args in itertools.product(*sets)]
+        # distinct by type and value: 1, 1.0 and True stay apart
+        outputs[key] = tuple({value_key(out): out for ok, out in found if ok}.values())
+    return {pair: outputs[key] for pair, key in keyed.items()}
 
 
 def output_denominators(
