@@ -160,8 +160,8 @@ def test_a_model_over_the_parameter_limit_is_refused_at_its_output() -> None:
 
 def test_a_snap_refusal_does_not_suggest_a_categorical_value() -> None:
     from compiler.certificate import Certificate, Check
-    from compiler.refusals import refusals
     from compiler.graph import build_graph
+    from compiler.refusals import refusals
 
     graph = build_graph(_program("x = indices + 1;", "x"))
     snap = Check("decoder", "x", "unembed", "snap", 1e-8, 1e-6, "output 1")
@@ -174,8 +174,8 @@ def test_a_refusal_lists_the_first_failing_sublayer_and_counts_the_rest() -> Non
     # errors propagate: once one sublayer fails, most after it do too (most_freq at N = 725 listed
     # 83 failures, bounds up to 1e47); the ones to fix are the first
     from compiler.certificate import Certificate, Check
-    from compiler.refusals import refusals
     from compiler.graph import build_graph
+    from compiler.refusals import refusals
 
     graph = build_graph(_program("y = indices + 1; x = y * 2;", "x"))
     checks = (
@@ -267,8 +267,8 @@ def test_a_node_without_a_span_is_located_at_the_first_node_reading_it() -> None
     # the digits compiler.order_digits makes have no span; a refusal there points at their width
     import dataclasses
 
-    from compiler.refusals import _spans
     from compiler.graph import Graph, build_graph
+    from compiler.refusals import _spans
 
     graph = build_graph(_program("y = indices + 1; x = y * 2;", "x"))
     nodes = tuple(dataclasses.replace(n, span=None) if n.name == "y" else n for n in graph.nodes)
