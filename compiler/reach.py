@@ -326,11 +326,12 @@ class ReachBuilder:
             raise ValueError(f"MLP {spec.name!r} has no domain for the certifier")
         d = spec.domain
         readings = tuple(self.reading(e) for e in d.readings)
-        points = tuple(
-            tuple(_coordinate(e, v) for e, v in zip(d.readings, point, strict=True))
-            for point in d.points
-        )
-        outputs = tuple(_coordinate(d.out, v) for v in d.outputs)
+        # column by column (a step MLP over a mean may have millions of points)
+        columns = [
+            _coordinates(e, [point[k] for point in d.points]) for k, e in enumerate(d.readings)
+        ]
+        points = tuple(zip(*columns, strict=True)) if columns else tuple(() for _ in d.points)
+        outputs = tuple(_coordinates(d.out, list(d.outputs)))
         self.mlps.append(
             MLPReach(
                 layer,
@@ -349,11 +350,12 @@ class ReachBuilder:
         return Reach(tuple(self.readings), tuple(self.heads), tuple(self.mlps), out)
 
 
-def _coordinate(enc: Encoded, value: Atom) -> float:
-    """A point's coordinate on a reading: the value's index (categorical, vector) or its number."""
+def _coordinates(enc: Encoded, values: list[Atom]) -> list[float]:
+    """Points' coordinates on a reading: each value's index (categorical, vector) or its number."""
     if enc.is_categorical or enc.encoding is Encoding.VECTOR:
-        return float(enc.index_of(value))
-    return float(value)
+        index = enc.index_of
+        return [float(index(v)) for v in values]
+    return [float(v) for v in values]
 
 
 def _number_values(enc: Encoded) -> Sequence[float]:
