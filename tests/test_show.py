@@ -116,14 +116,21 @@ def test_summary_text_is_golden(tmp_path: Path) -> None:
     assert text.replace(str(path), "MODEL") == GOLDEN_FAKE
 
 
-def test_summary_names_an_output_grid(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("key", "version", "text"),
+    [
+        ("denominators", 4, "decoded as k / d_i at position i, d_i up to"),
+        ("length_denominators", 5, "decoded as k / d_n at length n, d_n up to"),
+        ("end_denominators", 5, "decoded as k / d_j at j = n - 1 - i from the end, d_j up to"),
+    ],
+)
+def test_summary_names_an_output_grid(tmp_path: Path, key: str, version: int, text: str) -> None:
     max_len = FAKE_META["max_len"]
-    output = dict(FAKE_META["output"], denominators=list(range(1, max_len + 1)))
-    meta = dict(FAKE_META, format_version=4, output=output)
+    output = dict(FAKE_META["output"], **{key: list(range(1, max_len + 1))})
+    meta = dict(FAKE_META, format_version=version, output=output)
     path = write_fake_model(tmp_path / "grid.safetensors", meta)
-    text = format_summary(summarize(read_model_file(path)))
-    assert "output:      frac (numerical, floats), decoded as k / d_i at position i, " in text
-    assert text.endswith("frac") and f"d_i up to {max_len}\n" in text
+    summary = format_summary(summarize(read_model_file(path)))
+    assert f"output:      frac (numerical, floats), {text} {max_len}\n" in summary
 
 
 def test_summary_json(tmp_path: Path) -> None:
