@@ -109,7 +109,7 @@ def _counted_select(node: sops.Node, max_len: int) -> tuple[sops.Select, int] | 
     if not isinstance(fn, Lifted) or fn.fn is not operator.truediv or fn.positions != (0, 1):
         return None
     count, length = node.inputs
-    weight = 1
+    weight: int | None = 1
     if isinstance(count, sops.MapSOp) and len(count.inputs) == 1:
         weight = _whole_multiple(count.fn, max_len)
         count = count.inputs[0]
@@ -132,4 +132,6 @@ def _whole_multiple(fn: Any, max_len: int) -> int | None:
     if not all(type(v) is int for v in outputs) or len(outputs) < 2:
         return None
     weight = outputs[1]
+    if abs(weight) * max_len >= 2**53:
+        return None  # the interpreter sums the votes in float64: exact only below 2^53
     return weight if all(v == weight * w for w, v in enumerate(outputs)) else None
