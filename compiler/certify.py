@@ -38,6 +38,7 @@ from compiler.certify_attention import check_attention
 from compiler.certify_mlp import check_mlp
 from compiler.certify_parts import is_number, product
 from compiler.certify_walk import OverBudget, Specials, Walk
+from compiler.grid import GRID_KEYS
 from compiler.reach import Reach
 
 
@@ -151,11 +152,7 @@ def _check_decoder(walk: Walk, output: dict[str, Any]) -> None:
         x = coords[:, 0]
         value = ev.value[:, 0]
         listed = sorted({float(v) for v in output.get("values") or [] if is_number(v)})
-        grid = (
-            output.get("denominators")
-            or output.get("length_denominators")
-            or output.get("end_denominators")
-        )
+        grid = next((output[key] for key in GRID_KEYS.values() if output.get(key)), None)
         if grid:
             margin = _grid_margin(x, grid)
         elif listed:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import torch
@@ -121,16 +122,10 @@ class OutputSpec:
         first = torch.take(numbers, bad_at.flatten().to(torch.int32).argmax())  # no host sync
         if self.values is not None:
             codes = self._nearest_on(numbers)
-        elif self.denominators is not None:
-            codes = torch.round(numbers * self._grid_on(numbers.device)[: numbers.shape[1]])
         elif self.has_grid:
-            table = self._grid_on(numbers.device)
-            lengths = real.sum(dim=1)  # [batch]
-            if self.length_denominators is not None:  # the table's entry 0 serves empty rows
-                codes = torch.round(numbers * table[lengths][:, None])
-            else:  # from the end: entry k + 1 for k = n - 1 - i, entry 0 for padding
-                k = lengths[:, None] - torch.arange(numbers.shape[1], device=numbers.device)
-                codes = torch.round(numbers * table[k.clamp(min=0)])
+            positions = torch.arange(numbers.shape[1], device=numbers.device)
+            at = self._grid_index(real.sum(dim=1), positions)  # lengths: the real positions
+            codes = torch.round(numbers * self._grid_on(numbers.device)[at])
         elif self.type is OutputType.INTS:
             codes = torch.round(numbers)  # half to even, like np.rint and round()
         elif self.type is OutputType.BOOLS:
@@ -199,15 +194,19 @@ class OutputSpec:
         return np.array(self.denominators or (), dtype=np.float64)
 
     def _grid_rows(self, lengths: np.ndarray, n: int) -> np.ndarray:
-        """The denominators of `[batch, n]` program positions: `[1, n]` by position, `[batch, 1]`
-        by the inputs' `lengths`, `[batch, n]` from the end (all broadcast against the codes)."""
-        lengths = np.asarray(lengths, dtype=np.int64)
+        """The denominators of `[batch, n]` program positions (broadcast against the codes)."""
+        return self._grid[self._grid_index(np.asarray(lengths, dtype=np.int64), np.arange(n))]
+
+    def _grid_index(self, lengths: Any, positions: Any) -> Any:
+        """Where `[batch, n]` positions read `_grid`, for the inputs' `lengths [batch]` and the
+        program `positions [n]` (numpy arrays or torch tensors alike): `[1, n]` by position,
+        `[batch, 1]` by length, `[batch, n]` from the end (n - i, 0 for padding past the end)."""
         if self.length_denominators is not None:
-            return self._grid[lengths][:, None]
+            return lengths[:, None]
         if self.end_denominators is not None:
-            k = lengths[:, None] - np.arange(n)[None, :]  # [batch, n]: n - i, <= 0 past the end
-            return self._grid[np.maximum(k, 0)]
-        return self._grid[None, :n]
+            k = lengths[:, None] - positions[None, :]
+            return k * (k > 0)
+        return positions[None, :]
 
     def _grid_on(self, device: torch.device) -> Tensor:
         tables = self._device_grids
