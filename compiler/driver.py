@@ -122,6 +122,7 @@ def compile_sop(
         ),
         lambda **flags: prepare(program, vocab, max_len, **flags),
         note,
+        vocab,
         max_len,
         None if predicted is None else predicted.params,
     )
@@ -159,7 +160,7 @@ def prepare(
     sop = count_means(sop, vocab, max_len, weighted=weighted)  # counted prefixes: widths
     sop = order_digits(sop, vocab, max_len)  # widths of `<` over many numbers: over digits
     if fractions:
-        sop = fraction_means(sop, max_len)  # `c / length`: a mean over every key
+        sop = fraction_means(sop, vocab, max_len)  # `c / length`: a mean over every key
     return merge_duplicates(sop)  # the rewrites may write one computation twice
 
 
@@ -321,7 +322,7 @@ def _has_fraction_form(sop: sops.Node, vocab: tuple[Atom, ...]) -> bool:
     """Whether `prepare` writes a different form with `fractions=True` at the first probe length
     (the form the size prediction would probe)."""
     prepared = prepare(sop, vocab, PROBE_LENGTHS[0])
-    return fraction_means(prepared, PROBE_LENGTHS[0]) is not prepared
+    return fraction_means(prepared, vocab, PROBE_LENGTHS[0]) is not prepared
 
 
 def _lower_limit(max_params: int | None, cap: int | None) -> int | None:

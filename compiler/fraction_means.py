@@ -21,7 +21,15 @@ the indicator times that int: the sum of 0s and a's is a * c exactly, and a * c 
 correctly rounded, so the values stay the same. The multiple is found by evaluating the count's
 map at 0..max_len, not from its text: any map that gives the int a * c there qualifies.
 
-`fraction_means(root, max_len)` rewrites every such division; `root` itself where there is none.
+A count whose predicate reads the query, `selector_width(select(tokens, tokens, ==)) / length`
+(the fraction of the query's own token), is at a query q = v the count of `select(tokens, v, ==)`:
+one such mean per value v the query takes, and a pick of the query's own (compiler.picks). It is
+written where the queries take few values and do not depend on the position, and the comparison
+raises at no (key value, query value) pair: each mean compares every key with its v, on every
+input, where the original compared the keys only with the queries the input holds.
+
+`fraction_means(root, vocab, max_len)` rewrites every such division; `root` itself where there is
+none.
 The driver compiles it as an alternative and keeps it where it is proved and smaller: the output
 decodes on a grid per input length (compiler.grid), and a fraction compared downstream
 (`c / length > 0.5`, a step of c - 0.5 n over the two widths) may be smaller as written.
@@ -30,12 +38,20 @@ decodes on a grid per input length (compiler.grid), and a fraction compared down
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import operator
+from collections.abc import Sequence
 from typing import Any
 
-from compiler.rewrite import rebuilt
+from compiler.blocks import Atom
+from compiler.picks import MAX_PICKED, Pick
+from compiler.rewrite import ValueFacts, positional_nodes, rebuilt
 from rasp import sops
+from rasp.errors import CompileError
 from rasp.operators import Lifted
+
+# (key value, query value) pairs a pick's comparison is tried on before it is written
+MAX_COMPARISONS = 1_000_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,55 +70,105 @@ def _as_float(mean: Any) -> float:
     return mean * 1.0  # the mean of one key is its int 0 or 1; c / n is a float
 
 
-def fraction_means(root: sops.Node, max_len: int) -> sops.Node:
-    """`root` with every key-only count over the length a mean over every key (module doc)."""
+def fraction_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
+    """`root` with every count over the length of a key-only predicate a mean over every key, and
+    every count of a query-dependent one a pick among such means (module doc)."""
     order = list(sops.walk(root))
     found = {node.id: _counted_select(node, max_len) for node in order}
     if not any(found.values()):
         return root
+    picked = _picked_queries([c[0] for c in found.values() if c is not None], order, vocab, max_len)
     new: dict[int, sops.Node] = {}
     for node in order:
         counted = found[node.id]
-        if counted is None:
+        select = None if counted is None else counted[0]
+        if counted is None or not (
+            isinstance(select.queries, sops.ConstSOp) or select.id in picked
+        ):
             new[node.id] = rebuilt(node, new)
             continue
-        select, weight = counted
+        weight = counted[1]
         keys = new[select.keys.id]
-        assert isinstance(keys, sops.SOp) and isinstance(select.queries, sops.ConstSOp)
-        # (the span is the division's, for errors; the notes say what each part computes)
-        vote = f"indicator({keys.label} {select.comparison.value} {select.queries.value!r})"
-        if weight != 1:
-            vote = f"{weight} * {vote}"
-        votes = sops.MapSOp(
-            fn=_Holds(select.comparison, select.queries.value, weight),
-            inputs=(keys,),
-            text=vote,
-            span=node.span,
-            note=vote,
-        )
-        every = sops.Select(
-            keys=sops.ConstSOp(value=1),
-            queries=sops.ConstSOp(value=1),
-            span=node.span,
-            note="select(1, 1, ==)",
-        )
-        mean = sops.AggregateSOp(
-            selector=every,
-            sop=votes,
-            default=0,
-            span=node.span,
-            note=f"mean of {vote} over every key",
-        )
+        assert isinstance(keys, sops.SOp)
+        if isinstance(select.queries, sops.ConstSOp):
+            mean = _mean_of_votes(keys, select.comparison, select.queries.value, weight, node.span)
+            new[node.id] = sops.MapSOp(
+                fn=_as_float, inputs=(mean,), text=node.label, span=node.span, name=node.name
+            )
+            continue
+        queries = new[select.queries.id]
+        assert isinstance(queries, sops.SOp)
+        values = picked[select.id]
+        means = tuple(_mean_of_votes(keys, select.comparison, v, weight, node.span) for v in values)
         new[node.id] = sops.MapSOp(
-            fn=_as_float, inputs=(mean,), text=node.label, span=node.span, name=node.name
+            fn=Pick(values),
+            inputs=(queries, *means),
+            text=node.label,
+            span=node.span,
+            name=node.name,
         )
     return new[root.id]
 
 
+def _mean_of_votes(
+    keys: sops.SOp, comparison: sops.Comparison, constant: Any, weight: int, span: Any
+) -> sops.AggregateSOp:
+    """The mean over every key of `weight * indicator(keys OP constant)`."""
+    # (the span is the division's, for errors; the notes say what each part computes)
+    vote = f"indicator({keys.label} {comparison.value} {constant!r})"
+    if weight != 1:
+        vote = f"{weight} * {vote}"
+    votes = sops.MapSOp(
+        fn=_Holds(comparison, constant, weight), inputs=(keys,), text=vote, span=span, note=vote
+    )
+    every = sops.Select(
+        keys=sops.ConstSOp(value=1),
+        queries=sops.ConstSOp(value=1),
+        span=span,
+        note="select(1, 1, ==)",
+    )
+    return sops.AggregateSOp(
+        selector=every, sop=votes, default=0, span=span, note=f"mean of {vote} over every key"
+    )
+
+
+def _picked_queries(
+    selects: list[sops.Select], order: list[sops.Node], vocab: Sequence[Atom], max_len: int
+) -> dict[int, tuple[Atom, ...]]:
+    """Per counted select whose queries are an s-op: the query values to pick among, where the
+    pick applies (compiler.picks): the queries take at most MAX_PICKED values and do not depend
+    on the position (those counts are maps of the position, embedded), and the comparison holds
+    or fails without raising at every (key value, query value) pair, so that each mean, which
+    compares every key with every query value, fails nowhere the original does not."""
+    sites = [s for s in selects if not isinstance(s.queries, sops.ConstSOp)]
+    if not sites:
+        return {}
+    _, moving = positional_nodes(order)
+    sites = [s for s in sites if s.queries.id not in moving]
+    if not sites:
+        return {}
+    try:
+        facts = ValueFacts([n for s in sites for n in (s.keys, s.queries)], vocab, max_len)
+    except CompileError:
+        return {}  # the compile of the program as written reports it
+    out: dict[int, tuple[Atom, ...]] = {}
+    for s in sites:
+        keys, queries = facts.values(s.keys), facts.values(s.queries)
+        if not 0 < len(queries) <= MAX_PICKED or len(keys) * len(queries) > MAX_COMPARISONS:
+            continue
+        try:
+            for k, q in itertools.product(keys, queries):
+                s.comparison.apply(k, q)
+        except Exception:  # a comparison the original may never make, on some input
+            continue
+        out[s.id] = tuple(queries)
+    return out
+
+
 def _counted_select(node: sops.Node, max_len: int) -> tuple[sops.Select, int] | None:
     """(S, a) where `node` is `a * selector_width(S) / length` (a = 1: the width itself; else a
-    one-input map of it that gives the int a * w for w = 0..max_len) with S a key-only
-    `select(k, constant, op)`, else None."""
+    one-input map of it that gives the int a * w for w = 0..max_len) with S a
+    `select(k, q, op)`, else None."""
     if not isinstance(node, sops.MapSOp) or len(node.inputs) != 2:
         return None
     fn = node.fn
@@ -118,7 +184,7 @@ def _counted_select(node: sops.Node, max_len: int) -> tuple[sops.Select, int] | 
     if not isinstance(count, sops.SelectorWidthSOp) or not isinstance(length, sops.LengthSOp):
         return None
     select = count.selector
-    if not isinstance(select, sops.Select) or not isinstance(select.queries, sops.ConstSOp):
+    if not isinstance(select, sops.Select):
         return None
     return select, weight
 

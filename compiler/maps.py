@@ -28,6 +28,8 @@ from compiler.fits import NoiseError
 from compiler.graph import IRNode, Op
 from compiler.linear_steps import linear_steps
 from compiler.map_rows import MapRows, Rows
+from compiler.pick_mlp import plan_pick
+from compiler.picks import Pick
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.readings import decode_numeric, materialise, view_numerical
@@ -101,6 +103,8 @@ class MapPlanner:
                     )
                 ]
             )
+        if isinstance(node.fn, Pick):  # a count over the length per query value (compiler.picks)
+            return plan_pick(self.ctx, self.reader, self.built, node, node.fn, encoding)
         if self.ctx.is_positional(node.index):
             embedded = self._positional(node, encoding)
             if embedded is not None:

@@ -16,6 +16,7 @@ from typing import Protocol
 from compiler import numeric
 from compiler.blocks import Atom, Encoded, Encoding, is_number
 from compiler.graph import Graph, IRNode, Op
+from compiler.picks import Pick, pick_error
 from compiler.values import ValueSets, apply_map
 from rasp import sops
 
@@ -111,6 +112,9 @@ class PlanContext:
         if node.op is Op.AGGREGATE:
             values = [float(v) for v in self.values(node.inputs[1])]
             return numeric.mean_error(self.max_len + 1, values, float(node.value))
+        if node.op is Op.MAP and isinstance(node.fn, Pick):
+            means = node.inputs[1:]
+            return pick_error([self.values(m) for m in means], [self.x_error(m) for m in means])
         return None
 
     def frac_error(self) -> numeric.ErrorBound:

@@ -15,9 +15,10 @@ them with (docs/format.md).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from compiler.alternatives import Kept
+from compiler.blocks import Atom
 from compiler.fraction_means import fraction_means
 from compiler.model import OverParamLimit
 from compiler.weighted_counts import sums_counted
@@ -34,10 +35,12 @@ def keep_form(
     attempt: Attempt,
     prepared: Callable[..., sops.Node],
     note: Callable[[str], None],
+    vocab: Sequence[Atom],
     max_len: int,
     default_size: int | None = None,
 ) -> Kept:
-    """The kept build of the prepared program `sop` (for lengths up to `max_len`) or of another
+    """The kept build of the prepared program `sop` (for inputs over `vocab` of lengths up to
+    `max_len`) or of another
     form (module doc); `prepared` gives a form (`prepare`'s keyword flags). Raises the default's
     refusal where no form builds, and a user's parameter limit as the default meets it where no
     other form is proved.
@@ -48,7 +51,7 @@ def keep_form(
     size predicted before the compile (compiler.budget), is over that count, the others are not
     built at all (at N = 1024 planning the default alone takes a minute)."""
     # counts over the length, which may be means
-    fraction_form = fraction_means(sop, max_len) is not sop
+    fraction_form = fraction_means(sop, vocab, max_len) is not sop
     fractions: Kept | None = None
     if fraction_form:
         note("build with counts over the length as means")

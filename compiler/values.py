@@ -27,6 +27,7 @@ from compiler.combos import MapTable, plain
 from compiler.count_keys import selects_equal_values, selects_one_by_count
 from compiler.graph import Graph, IRNode, Op
 from compiler.means import MeanValues
+from compiler.picks import Pick, pick_values, picked_values
 from compiler.relations import (
     Known,
     Relation,
@@ -164,6 +165,8 @@ class _Inference:
     def map_values(self, node: IRNode) -> tuple[Relation | None, tuple[Atom, ...]]:
         assert node.fn is not None
         known = self.known
+        if isinstance(node.fn, Pick):
+            return self._pick_values(node, node.fn)
         shared = self.shared_sources(node)
         if shared is not None:
             return self.chain_values(node, shared)
@@ -224,6 +227,25 @@ class _Inference:
                         outs[r[2]] = r[1]
                 cache[key] = known.intern(outs.values())
             rel[p] = cache[key]
+        return rel, ()
+
+    def _pick_values(self, node: IRNode, fn: Pick) -> tuple[Relation | None, tuple[Atom, ...]]:
+        """A pick's values (compiler.picks): at each (i, n), the means of the query values there,
+        never a product of the V means' sets."""
+        known = self.known
+        query, *means = node.inputs
+        rels = [known.relation[m] for m in means]
+        if any(r is None for r in rels):
+            return None, picked_values(fn, known.values[query], [known.values[m] for m in means])
+        query_rel = known.relation[query]
+        every = known.intern(known.values[query])
+        rel = pick_values(
+            fn,
+            known.pairs,
+            (lambda p: every) if query_rel is None else query_rel.__getitem__,
+            [r.__getitem__ for r in rels],  # type: ignore[union-attr]
+            known.intern,
+        )
         return rel, ()
 
     def sources(self, index: int) -> tuple[int, ...]:

@@ -9,6 +9,7 @@ import pytest
 
 from compiler import compile_sop
 from compiler.fraction_means import fraction_means
+from compiler.picks import MAX_PICKED
 from rasp import sops as S
 from rasp.errors import CompileError
 from tests.compiler.test_compile import all_inputs, check_inputs, random_inputs
@@ -23,13 +24,18 @@ from tests.compiler.test_total_orders import _program  # the program's `res`
         'select(tokens, "b", <)',
         'select(tokens, "a", >=)',
         'select(tokens == "c", True, ==)',
+        # the query's own value: a pick among one mean per query value (compiler.picks)
+        "select(tokens, tokens, ==)",
+        "select(tokens, tokens, <)",
+        "select(tokens, tokens, !=)",
+        'select(tokens == "a", tokens == "b", ==)',
     ],
 )
 @pytest.mark.parametrize("scaled", ["{w}", "100 * {w}", "{w} * 3", "-2 * {w}", "{w} + {w}"])
 def test_the_rewrite_gives_the_same_values_of_the_same_types(count: str, scaled: str) -> None:
     width = f"selector_width({count})"
     root = _program(f"res = {scaled.format(w=width)} / length;")
-    rewritten = fraction_means(root, 6)
+    rewritten = fraction_means(root, list("abc"), 6)
     assert rewritten is not root
     assert any(isinstance(node, S.AggregateSOp) for node in S.walk(rewritten))
     for n in range(1, 7):
@@ -42,7 +48,10 @@ def test_the_rewrite_gives_the_same_values_of_the_same_types(count: str, scaled:
 @pytest.mark.parametrize(
     "text",
     [
-        "res = selector_width(select(tokens, tokens, ==)) / length;",  # reads the query
+        # the query is a map of the position: the count is one, embedded
+        "res = selector_width(select(indices, indices, <=)) / length;",
+        # `str < int` raises: a mean per query value would compare what the original never does
+        'res = selector_width(select(tokens, indicator(tokens == "a"), <)) / length;',
         'res = length / selector_width(select(tokens, "a", ==));',
         'res = selector_width(select(tokens, "a", ==)) / (length + 1);',
         'res = selector_width(select(tokens, "a", ==) and select(indices, 2, <)) / length;',
@@ -57,7 +66,7 @@ def test_the_rewrite_gives_the_same_values_of_the_same_types(count: str, scaled:
 )
 def test_other_divisions_are_left_as_they_are(text: str) -> None:
     root = _program(text)
-    assert fraction_means(root, 6) is root
+    assert fraction_means(root, list("abc"), 6) is root
 
 
 @pytest.mark.exactness
@@ -80,6 +89,44 @@ def test_the_fraction_of_as_is_one_head_where_it_was_50m_parameters(tmp_path: Pa
     nodes = nodes_by_residual_name(root, list("abc"), 64, model.metadata)
     for tokens in plan_inputs("abc", 64, exhaustive_len=2, samples=10, seed=1).inputs():
         assert diagnose(root, runtime, tokens, nodes) is None, tokens
+
+
+def test_a_query_with_too_many_values_is_left_as_it_is() -> None:
+    root = _program("res = selector_width(select(tokens, tokens, ==)) / length;")
+    vocab = [f"t{k}" for k in range(MAX_PICKED + 1)]
+    assert fraction_means(root, vocab, 6) is root
+    assert fraction_means(root, vocab[:MAX_PICKED], 6) is not root
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize("n", [64, 256])
+def test_the_fraction_of_the_own_token_is_one_layer_where_it_was_50m_parameters(n: int) -> None:
+    from rasp.tools.model_commands import nodes_by_residual_name
+    from rasp.tools.verify import diagnose, plan_inputs
+
+    root = _program("res = selector_width(select(tokens, tokens, ==)) / length;")
+    model = compile_sop(root, list("abc"), n, name="res")
+    assert model.metadata["fractions_as_means"] is True
+    # 376 parameters, one layer (50,355,415 at N = 64 stepped over the count and the length)
+    assert model.param_count() < 1_000 and len(model.metadata["layers"]) == 1
+    inputs = all_inputs("abc", 4) + random_inputs("abc", n, 40, seed=6)
+    inputs += [["a"] * n, ["a"] + ["b"] * (n - 1), ["c"] * (n - 1) + ["a"]]
+    assert check_inputs(model, root, inputs) == len(inputs)
+    runtime = _runtime(model)
+    nodes = nodes_by_residual_name(root, list("abc"), n, model.metadata)
+    for tokens in plan_inputs("abc", n, exhaustive_len=2, samples=6, seed=1).inputs():
+        assert diagnose(root, runtime, tokens, nodes) is None, tokens
+
+
+def _runtime(model: object) -> object:
+    import tempfile
+
+    import transformer
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "m.safetensors"
+        model.save(path)  # type: ignore[attr-defined]
+        return transformer.load(path)
 
 
 @pytest.mark.exactness
@@ -108,7 +155,7 @@ def test_maps_of_fractions_keep_the_smaller_proved_build(
     inputs = all_inputs("abc", 5) + random_inputs("abc", 32, 60, seed=5)
     assert check_inputs(model, root, inputs) == len(inputs)
     monkeypatch.setattr(
-        compiler.program_forms, "fraction_means", lambda sop, max_len: sop
+        compiler.program_forms, "fraction_means", lambda sop, vocab, max_len: sop
     )  # no other
     if before is None:
         with pytest.raises(CompileError):
@@ -141,7 +188,7 @@ def test_the_fraction_form_is_built_first_and_bounds_the_default(
     assert all(limit == 181 for _, limit in sizes[1:]) and len(sizes) > 1  # then capped
     assert any(params > 1_000_000 for params, _ in sizes[1:])  # the default: refused unbuilt
     # without the fraction form, the user's limit refuses the program
-    monkeypatch.setattr(compiler.program_forms, "fraction_means", lambda sop, max_len: sop)
+    monkeypatch.setattr(compiler.program_forms, "fraction_means", lambda sop, vocab, max_len: sop)
     with pytest.raises(CompileError, match="the model would have"):
         compile_sop(root, list("abc"), 64, name="res", max_params=10_000)
 
@@ -152,9 +199,13 @@ def test_the_size_prediction_takes_the_fraction_form() -> None:
     from compiler.budget import DEFAULT_MAX_PARAMS
     from compiler.driver import _check_size
 
-    root = _program('res = selector_width(select(tokens, "a", ==)) / length;')
-    _check_size(root, ("a", "b", "c"), 1024, False, True, DEFAULT_MAX_PARAMS)  # no refusal
-    other = _program("res = selector_width(select(tokens, tokens, ==)) / length;")  # per query
+    for text in [
+        'res = selector_width(select(tokens, "a", ==)) / length;',
+        "res = selector_width(select(tokens, tokens, ==)) / length;",  # a pick
+    ]:
+        _check_size(_program(text), ("a", "b", "c"), 1024, False, True, DEFAULT_MAX_PARAMS)
+    # no whole multiple of the count: no other form
+    other = _program("res = (selector_width(select(tokens, tokens, ==)) + 1) / length;")
     with pytest.raises(CompileError, match="the model would be too large"):
         _check_size(other, ("a", "b", "c"), 1024, False, True, DEFAULT_MAX_PARAMS)
 
@@ -190,8 +241,9 @@ def test_a_default_predicted_larger_than_the_fraction_form_is_not_built(
     kept = keep_form(
         root,
         attempt,  # type: ignore[arg-type]
-        lambda **flags: fraction_means(root, 8) if flags.get("fractions") else root,
+        lambda **flags: fraction_means(root, list("abc"), 8) if flags.get("fractions") else root,
         lambda note: None,
+        list("abc"),
         8,
         default_size,
     )
