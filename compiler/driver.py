@@ -20,7 +20,7 @@ from compiler.layout import lay_out
 from compiler.model import CompiledModel
 from compiler.order_digits import order_digits
 from compiler.program_forms import keep_form
-from compiler.refusals import refusals
+from compiler.refusals import header_refusal, refusals
 from compiler.resolve import resolve
 from compiler.schedule import schedule_blocks
 from compiler.values import ValueSets, infer_values
@@ -130,6 +130,9 @@ def compile_sop(
     if require_certificate and not certificate.ok:
         raise CompileError(refusals(certificate, graph, one_hot=kept.one_hot_note))
     model.metadata["certificate"] = certificate.to_json()
+    too_large = header_refusal(model, graph, max_len)
+    if too_large is not None:
+        raise CompileError([too_large])
     return model
 
 

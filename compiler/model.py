@@ -70,6 +70,10 @@ def config_params(config: dict[str, Any]) -> int:
     return total
 
 
+# safetensors refuses to write or read a header (its JSON) over 100 MB
+MAX_HEADER_BYTES = 100_000_000
+
+
 @dataclass(frozen=True)
 class CompiledModel:
     config: dict[str, Any]  # the file's `config` object (model_config)
@@ -77,6 +81,12 @@ class CompiledModel:
     metadata: dict[str, Any]
 
     # -- file -------------------------------------------------------------------------------------
+
+    def header_bytes(self) -> int:
+        """The size of the file's safetensors header: the metadata, one JSON string (its quotes
+        escaped) in the header's JSON, and an entry per tensor (an upper bound)."""
+        text = json.dumps(self.metadata)
+        return len(json.dumps(text)) + 160 * len(self.weights) + 64
 
     def save(self, path: str | Path) -> None:
         from safetensors.numpy import save_file

@@ -1,12 +1,15 @@
 """A certificate that failed, as located diagnostics: what `compile_sop` raises for a model it
-cannot prove (each failed decision at the s-op that made it, with its margin and bound)."""
+cannot prove (each failed decision at the s-op that made it, with its margin and bound), or for a
+proved model whose file could not hold the certificate's record (`header_refusal`)."""
 
 from __future__ import annotations
 
+import json
 import math
 
 from compiler.certify import Certificate
 from compiler.graph import Graph
+from compiler.model import MAX_HEADER_BYTES, CompiledModel
 from rasp.errors import Diagnostic, Span
 
 # failed decisions a refusal lists one by one (those of the first sublayer that fails)
@@ -96,3 +99,35 @@ def _spans(graph: Graph) -> dict[str, Span | None]:
         span = node.span or next((found[u] for u in users.get(node.index, ()) if u in found), None)
         found[node.index] = span or graph.output.span
     return {graph[i].name: span for i, span in found.items()}
+
+
+def header_refusal(model: CompiledModel, graph: Graph, max_len: int) -> Diagnostic | None:
+    """Why the model cannot be written, where its safetensors header would be over the 100 MB
+    safetensors reads and writes: the certifier's record of what it can see (`reach`) lists every
+    value of its numerical readings and every reachable point of its MLPs, which grow with N^2."""
+    size = model.header_bytes()
+    if size <= MAX_HEADER_BYTES:
+        return None
+    reach = model.metadata.get("reach", {})
+    parts = [
+        (len(json.dumps(entry)), kind, str(entry.get("name", "?")))
+        for kind, key in (("reading", "readings"), ("MLP", "mlps"))
+        for entry in reach.get(key, [])
+    ]
+    largest = max(parts, default=None)
+    where = (
+        ""
+        if largest is None
+        else f"; the largest part is the {largest[1]} '{largest[2]}' ({_mb(largest[0])})"
+    )
+    return Diagnostic(
+        f"at max-len {max_len:,} the model's file would need a {_mb(size)} header, over "
+        f"the {_mb(MAX_HEADER_BYTES)} safetensors writes: the certificate's record of "
+        f"every value the model reads and every point its MLPs meet{where}",
+        graph.output.span,
+        "use a smaller maximum length",
+    )
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:,.0f} MB" if size >= 10_000_000 else f"{size / 1e6:.2g} MB"

@@ -158,6 +158,41 @@ def test_a_model_over_the_parameter_limit_is_refused_at_its_output() -> None:
     assert "the limit is 100 parameters" in (problem.hint or "")
 
 
+def test_a_model_whose_header_safetensors_would_not_write_is_refused_with_its_largest_part(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The certifier's reach is in the file's header, which safetensors caps at 100 MB: a larger
+    one is refused at compile time, not an internal error in the writer (the fraction of the own
+    token at N = 1024 needs 199 MB). A lower cap stands in for the 100 MB here."""
+    import compiler.refusals
+
+    text = "x = selector_width(select(tokens, tokens, ==)) / length;"
+    model = compile_sop(_program(text, "x"), list("abc"), 16, name="x")
+    assert model.header_bytes() < 1_000_000
+    monkeypatch.setattr(compiler.refusals, "MAX_HEADER_BYTES", model.header_bytes() - 1)
+    with pytest.raises(CompileError) as refused:
+        compile_sop(_program(text, "x"), list("abc"), 16, name="x")
+    (problem,) = refused.value.diagnostics
+    assert problem.message.startswith("at max-len 16 the model's file would need a 0.")
+    assert " MB header, over the 0." in problem.message
+    assert "the largest part is the " in problem.message
+    assert problem.span is not None and problem.span.text().startswith("selector_width(")
+
+
+def test_the_predicted_header_is_the_written_one_or_larger(tmp_path) -> None:
+    import struct
+
+    model = compile_sop(
+        _program("x = selector_width(select(tokens, tokens, ==)) / length;", "x"),
+        list("abc"),
+        16,
+        name="x",
+    )
+    model.save(tmp_path / "m.safetensors")
+    written = struct.unpack("<Q", (tmp_path / "m.safetensors").read_bytes()[:8])[0]
+    assert written <= model.header_bytes() < written + 4096
+
+
 def test_a_snap_refusal_does_not_suggest_a_categorical_value() -> None:
     from compiler.certificate import Certificate, Check
     from compiler.graph import build_graph
