@@ -8,6 +8,8 @@ options of the form kept so far:
 - below N = 16 (`MATCH_MIN_VALUES`), sides of 4 values or more matched too (`eager_matching`):
   kept where it has fewer layers, or as many and fewer parameters; where it is not proved, the
   default is certified instead;
+- a model with a map of two s-ops, which may be gated units (compiler.gates) that write a number
+  with its source's error: steps instead, exact values (also where planning the default fails);
 - a numerical output whose snap is not proved (values closer than the output's float32 error):
   a one-hot output, an argmax that needs no closeness;
 - a model with matching heads: one-hot readings instead (matching's BOS margin is estimated when
@@ -49,10 +51,12 @@ class BuildOptions:
     eager_matching: bool = False  # sides of fewer values are matched too
     numeric_copies: bool = False  # a single-key aggregate of many numbers copies one number
     fused_maps: frozenset[str] = frozenset()  # maps computed from their input maps' sources
+    gates: bool = True  # a map affine in a number per context value may be gated units
 
 
 Build = Callable[[BuildOptions], tuple[CompiledModel, Graph]]
 FUSED = "with maps fused through their inputs"  # what a progress note says is certified
+STEPS = "with steps instead of gated units"
 
 
 @dataclass(frozen=True)
@@ -84,10 +88,16 @@ def keep_proved(
     except OverParamLimit:
         raise  # the user's limit: no other build is tried
     except CompileError as refusal:
-        fused = _fused_instead_of(build, program, note)
+        # a gated map's error may be what a step over it cannot resolve: steps, then fused maps
+        steps = _proved(build, BuildOptions(gates=False), STEPS, note) if _gated(program) else None
+        fused = steps or _fused_instead_of(build, program, note)
         if fused is None:
             raise refusal from None
         kept = fused
+    if not kept.certificate.ok and kept.options.gates and _gated(kept.graph):
+        # gated units write a number with its source's error, steps exact values
+        options = replace(kept.options, gates=False)
+        kept = _instead(build, kept, options, STEPS, note, weights_only=True)
     if not kept.certificate.ok and _snap_failed(kept.certificate):
         kept = _one_hot_output(build, kept, max_params, note)
     residual = kept.model.metadata["residual"]
@@ -184,12 +194,15 @@ def _instead(
     note: Callable[[str], None],
     *,
     smaller: bool = False,
+    weights_only: bool = False,
 ) -> Kept:
     """The build with `options` where it differs from `kept` and is proved (and, if `smaller`,
-    has fewer layers, or as many and fewer parameters), else `kept`."""
+    has fewer layers, or as many and fewer parameters), else `kept`. `weights_only`: the options
+    may change the blocks' widths only, not the residual (gated units or steps)."""
 
     def worth_certifying(model: CompiledModel) -> bool:
-        if model.metadata["residual"] == kept.model.metadata["residual"]:
+        same = model.metadata["residual"] == kept.model.metadata["residual"]
+        if same and (not weights_only or model.config == kept.model.config):
             return False  # the same model: the options changed nothing
         return not smaller or _size(model) < _size(kept.model)
 
@@ -250,6 +263,14 @@ def _maps_of_maps(graph: Graph) -> frozenset[str]:
         node.name
         for node in graph.nodes
         if node.op is Op.MAP and any(graph[i].op is Op.MAP for i in node.inputs)
+    )
+
+
+def _gated(graph: Graph) -> bool:
+    """Whether a map of `graph` may be gated units (compiler.gates): one of two s-ops."""
+    return any(
+        node.op is Op.MAP and sum(graph[i].op is not Op.CONST for i in node.inputs) == 2
+        for node in graph.nodes
     )
 
 

@@ -201,6 +201,7 @@ def _build(
         options.eager_matching,
         options.numeric_copies,
         options.fused_maps,
+        options.gates,
     )
     note("schedule and assemble")
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers

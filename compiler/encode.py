@@ -65,6 +65,7 @@ def plan_encodings(
     eager_matching: bool = False,
     numeric_copies: bool = False,
     fused_maps: frozenset[str] = frozenset(),
+    gates: bool = True,
 ) -> Plan:
     """Choose every reading and build every block; one CompileError with every reason. `output`
     forces the output's encoding (the driver's one-hot fallback), else `output_encoding` picks;
@@ -73,7 +74,8 @@ def plan_encodings(
     `fractions=False` decodes every width a step MLP reads to its whole number first;
     `eager_matching` matches sides of fewer values too (compiler.addressing); `numeric_copies`
     copies many numbers of a single-key aggregate as one number (`PlanContext.is_mean`);
-    `fused_maps` names maps computed from their inputs' sources (`MapPlanner.support`)."""
+    `fused_maps` names maps computed from their inputs' sources (`MapPlanner.support`); `gates`
+    lets a map affine in a number per context value be gated units (compiler.gates)."""
     ctx = PlanContext(
         graph,
         values,
@@ -85,6 +87,7 @@ def plan_encodings(
         eager_matching,
         numeric_copies,
         fused_maps,
+        gates,
     )
     return Readings(ctx, output).run()
 

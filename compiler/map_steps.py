@@ -31,6 +31,7 @@ from compiler.blocks import (
     value_key,
 )
 from compiler.fits import affine_points, merge_points
+from compiler.gates import gated_affine
 from compiler.graph import IRNode, Op
 from compiler.numeric import ErrorBound
 from compiler.plan_context import PlanContext, Reader
@@ -87,13 +88,16 @@ def map_steps(
     x_src: int,
     rows: Rows,
     encoding: Encoding,
+    *,
+    gates: bool = True,
 ) -> Encoded:
-    """A map of one numerical source (and at most one categorical context): one step MLP."""
+    """A map of one numerical source (and at most one categorical context): one step MLP, or
+    gated units where it is affine in the number for each context value (`gates`: may be)."""
 
     def build(decoded: bool) -> Encoded:
         view = view_of(ctx, reader, x_src, decoded)
         return _map_steps(
-            ctx, built, reader, node, support, support.index(x_src), view, rows, encoding
+            ctx, built, reader, node, support, support.index(x_src), view, rows, encoding, gates
         )
 
     return _fraction_then_decoded(ctx, reader, (x_src,), build)
@@ -109,6 +113,7 @@ def _map_steps(
     view: XView,
     rows: Rows,
     encoding: Encoding,
+    gates: bool,
 ) -> Encoded:
     x = view.x
     if len(support) == 1:
@@ -121,7 +126,10 @@ def _map_steps(
         return decode_numeric(built, node, x, points, encoding, view.error)
     context = reader.reading(support[1 - xi], Encoding.CATEGORICAL)
     out = materialise(built, node, encoding, ctx.values(node.index))
-    built.add_mlp(context_steps(node, view, xi, context, rows, out, built))
+    gated = None
+    if gates and ctx.gates and encoding is Encoding.NUMERICAL:  # affine per context: a few units
+        gated = gated_affine(x, view.at, xi, context, rows, out, op=node.text, name=node.name)
+    built.add_mlp(gated or context_steps(node, view, xi, context, rows, out, built))
     return out
 
 

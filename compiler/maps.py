@@ -375,8 +375,10 @@ class MapPlanner:
         # The context's reading first: it decides which values it distinguishes (canonical).
         self.reader.reading(support[1] if x_src == support[0] else support[0], Encoding.CATEGORICAL)
         rows = self.points.rows(node, support)
+        # (not gated: a map of two numbers read by another map, `c / length > 0.5`, is stepped
+        # over both from their sources where this one's steps are not proved, in fewer layers)
         return map_steps.map_steps(
-            self.ctx, self.reader, self.built, node, support, x_src, rows, encoding
+            self.ctx, self.reader, self.built, node, support, x_src, rows, encoding, gates=False
         )
 
 

@@ -45,6 +45,9 @@ class PlanContext:
     # maps whose support is expanded through every input map (compiler.alternatives, where the
     # default build is refused: `fa * fb > 0.2` stepped over fa and fb, not over the product)
     fused_maps: frozenset[str] = frozenset()
+    # a map that is affine in one number for each value of a categorical context is gated units,
+    # a few per context value (compiler.gates; the driver's fallback: off, steps)
+    gates: bool = True
     _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @property

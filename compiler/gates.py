@@ -1,0 +1,101 @@
+"""Maps that are affine in one number for each value of a categorical context: gated units.
+
+`f if indices > 0 else 0`, `f if tokens == "a" else 0` or `f + (1 if tokens == "a" else 0)` over
+a fraction f are stepped over f's values with the context setting each step's threshold: a unit
+pair per change of the output, 8.1M parameters at N = 64 (f takes ~N^2/3 values). For each context
+value u the map is g_u(x) = a_u x + b_u on the numbers x it meets there, and
+
+- where a_u = 0, the constant b_u is one unit relu(2 [c == u] - 1), 1 at u and 0 elsewhere
+  (the constant most context values share is one unit on `one`, the others differ from it);
+- else one unit relu(g_u(x) - lo_u + 1 - B_u (1 - [c == u])), with lo_u the least g_u there and
+  B_u = (the largest g_u(x) at any reachable x) - lo_u + 2: at u its pre-activation is
+  g_u(x) - lo_u + 1 >= 1, elsewhere at most -1, so every ReLU decision has a margin of 1; the
+  lo_u - 1 it leaves out is part of u's constant.
+
+The output is the sum, g_c(x) at context c: at most two units per context value, whatever the
+number of x's values. It is a number with the reading's error times |a_u|, where steps write exact
+values: the certifier judges it, and the driver builds steps instead (`BuildOptions.gates` off)
+where it does not prove the gated model.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+
+from compiler.blocks import ONE, Atom, Encoded, MLPDomain, MLPSpec, Terms, is_number, value_key
+from compiler.fits import affine_points
+from compiler.mlp import Builder, Output, check_size, linear
+
+# Gated units replace a step MLP where some context value's output changes at least this often
+# (fewer steps are as small, and their outputs exact).
+MIN_STEPS = 8
+
+Rows = list[tuple[tuple[Atom, ...], Atom]]
+
+
+def gated_affine(
+    x: Encoded,
+    at: Any,
+    xi: int,
+    context: Encoded,
+    rows: Rows,
+    out: Encoded,
+    *,
+    op: str,
+    name: str,
+) -> MLPSpec | None:
+    """The gated MLP of a map of (x, context) (module doc), `rows` its reachable points (the
+    number at support position `xi`, read on `x` at `at(value)`); None where some context value's
+    map is not affine in the number, every one changes fewer than MIN_STEPS times, or an output
+    is not a number."""
+    if not all(is_number(v) and not isinstance(v, bool) for _, v in rows):
+        return None
+    per_context: dict[tuple[str, Any], tuple[Atom, list[tuple[float, Atom]]]] = {}
+    for combo, v in rows:
+        c = combo[1 - xi]
+        per_context.setdefault(value_key(c), (c, []))[1].append((float(at(combo[xi])), v))
+    if max(len({value_key(v) for _, v in pts}) - 1 for _, pts in per_context.values()) < MIN_STEPS:
+        return None
+    fits = []
+    for c, pts in per_context.values():
+        fit = affine_points(pts)
+        if fit is None:
+            return None
+        fits.append((c, pts, fit))
+    every_x = np.array(sorted({x_ for _, pts, _ in fits for x_, _ in pts}), dtype=np.float64)
+    units = Builder(1)
+    constants: list[tuple[Terms, float]] = []  # per context value: its one-hot, its constant
+    for c, pts, (a, b) in fits:
+        hot = context.one_hot[context.index_of(c)]
+        constant = b
+        if a != 0.0:
+            low = min(a * x_ + b for x_, _ in pts)
+            high = float((a * every_x + b).max())
+            big = high - low + 2.0
+            # g(x) - low + 1 - big + big * [c == u]
+            units.unit(
+                linear((x.number, a), (hot, big), (((ONE, 1.0),), b - low + 1.0 - big)),
+                0.0,
+                np.ones(1),
+            )
+            constant = low - 1.0
+        constants.append((hot, constant))
+    # the most common constant on a `one` unit, the others' differences from it per context value
+    common = Counter(k for _, k in constants).most_common(1)[0][0]
+    if common != 0.0:
+        units.unit({ONE: 1.0}, 0.0, np.array([common]))
+    for hot, constant in constants:
+        if constant != common:
+            units.unit(linear((hot, 2.0)), -1.0, np.array([constant - common]))
+    if not units.biases:
+        return None  # every output 0: a view would do (not reached: 0 changes no times)
+    pairs = [(c, x_, v) for c, pts, _ in fits for x_, v in pts]
+    check_size(op, "gated", len(pairs), len(units.biases), len(x.number) + len(context.dims()) + 1)
+    domain = MLPDomain(
+        (context, x), tuple((c, x_) for c, x_, _ in pairs), tuple(v for *_, v in pairs), out
+    )
+    notes = {"kind": "gated", "contexts": len(fits)}
+    return units.spec(op, name, Output(out).dims, notes, domain)

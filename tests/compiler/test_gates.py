@@ -1,0 +1,111 @@
+"""Maps affine in one number per value of a categorical context, built as gated units
+(compiler.gates), and the steps the driver falls back to where they are not proved."""
+
+from __future__ import annotations
+
+import pytest
+from test_compile import all_inputs, check_inputs, random_inputs
+
+import compiler.alternatives
+import compiler.map_steps
+from compiler import compile_sop
+from compiler.blocks import Encoded, Encoding
+from compiler.gates import MIN_STEPS, gated_affine
+from rasp import sops as S
+from rasp.errors import CompileError
+from rasp.interpreter import Interpreter
+from rasp.parser import parse
+
+FRACTION = 'f = selector_width(select(tokens, "a", ==)) / length;\n'
+PREFIX = 'f = aggregate(select(indices, indices, <=), indicator(tokens == "a"));\n'
+
+# (program, parameters at N = 64 as steps over f's values per context value)
+GATED = {
+    "by index": (FRACTION + "res = f if indices > 0 else 0;", 8_130_570),
+    "by token": (FRACTION + 'res = f if tokens == "a" else 0;', 8_035_297),
+    "shifted": (FRACTION + 'res = f + (1 if tokens == "a" else 0);', 31_931_159),
+    "prefix": (PREFIX + 'res = f if tokens == "b" else 0;', 8_042_897),
+    "scaled": (PREFIX + 'res = f * 2 if tokens == "b" else f;', 22_820_849),
+}
+
+
+def _program(text: str) -> S.Node:
+    interp = Interpreter()
+    interp.exec_program(parse(text, "<test>"))
+    return interp.get("res")
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize("case", sorted(GATED))
+def test_a_map_affine_per_context_is_a_few_units_and_exact(case: str) -> None:
+    text, as_steps = GATED[case]
+    root = _program(text)
+    model = compile_sop(root, list("abc"), 64, name="res")
+    assert model.param_count() < 2_000 < as_steps // 1000  # 239 to 945
+    assert len(model.metadata["layers"]) == 1
+    inputs = all_inputs("abc", 5) + random_inputs("abc", 64, 120, seed=3)
+    inputs += [["a"] * 64, ["b"] * 64, ["a"] + ["b"] * 63, ["c"] * 63 + ["a"]]
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
+def test_steps_are_kept_where_the_gated_model_is_not_proved(monkeypatch) -> None:
+    """A gated MLP that writes twice the map is caught by the certifier, and the driver builds
+    steps instead: the model agrees with the interpreter."""
+    real = compiler.map_steps.gated_affine
+
+    def doubled(*args, **kwargs):  # a wrong gate: every output row twice what it should be
+        spec = real(*args, **kwargs)
+        if spec is not None:
+            spec.W_out[:] *= 2.0
+        return spec
+
+    monkeypatch.setattr(compiler.map_steps, "gated_affine", doubled)
+    notes: list[str] = []
+    monkeypatch.setattr(
+        compiler.alternatives, "_certified", _recording(compiler.alternatives._certified, notes)
+    )
+    root = _program(GATED["by token"][0])
+    model = compile_sop(root, list("abc"), 16, name="res")
+    assert compiler.alternatives.STEPS in notes
+    inputs = all_inputs("abc", 4) + random_inputs("abc", 16, 60, seed=5)
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
+def test_steps_are_built_where_planning_with_gates_fails(monkeypatch) -> None:
+    def refused(*args, **kwargs):
+        raise CompileError([])
+
+    monkeypatch.setattr(compiler.map_steps, "gated_affine", refused)
+    root = _program(GATED["prefix"][0])
+    model = compile_sop(root, list("abc"), 16, name="res")
+    inputs = all_inputs("abc", 4) + random_inputs("abc", 16, 60, seed=6)
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
+def _recording(certified, notes: list[str]):
+    def record(model, how, note):
+        notes.append(how)
+        return certified(model, how, note)
+
+    return record
+
+
+def _number(name: str) -> Encoded:
+    return Encoded.materialised_numerical(name, ())
+
+
+def test_only_maps_affine_in_the_number_with_many_steps_are_gated() -> None:
+    x, out = _number("x"), _number("out")
+    context = Encoded.materialised_categorical("c", ("p", "q"))
+    xs = [k / 20 for k in range(21)]
+    affine = [(("p", v), 2 * v) for v in xs] + [(("q", v), 1 - v) for v in xs]
+    spec = gated_affine(x, float, 1, context, affine, out, op="m", name="out")
+    # a gated unit per context value, and their shared constant -1 (the least value less 1)
+    assert spec is not None and spec.hidden == 3
+    squared = [(("p", v), v * v) for v in xs] + [(("q", v), v) for v in xs]
+    assert gated_affine(x, float, 1, context, squared, out, op="m", name="out") is None
+    few = [(("p", v), 2 * v) for v in xs[:MIN_STEPS]] + [(("q", v), 0) for v in xs]
+    assert gated_affine(x, float, 1, context, few, out, op="m", name="out") is None
+    flags = [(("p", v), v > 0.5) for v in xs] + [(("q", v), False) for v in xs]
+    assert gated_affine(x, float, 1, context, flags, out, op="m", name="out") is None
+    assert Encoding.NUMERICAL is out.encoding
