@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -85,8 +85,10 @@ def widened_relation(
     a count read from the tokens over the length), a wider one: at each (i, n) the map of the
     inputs' values there, an input without a relation taking any of its values. Every value the
     map takes at (i, n) is among them, so a grid that fits them fits the map; the value analysis
-    keeps relations for position-only nodes, so this one serves the output grid alone. None where
-    no input has a relation, or where it would take more than MAX_WIDENED_CALLS calls."""
+    keeps relations for position-only nodes, so this one serves the output grid alone. Where the
+    inputs' combinations are too many, the same over the chain's sources (the non-map s-ops it is
+    computed from). None where no input (or source) has a relation, or where either would take more
+    than MAX_WIDENED_CALLS calls."""
     if relation[index] is not None:
         return relation[index]
     node = graph[index]
@@ -94,7 +96,26 @@ def widened_relation(
         return None
     if not any(isinstance(v, float) for v in values[index]):
         return None  # no fractions: no grid (output_denominators)
-    inputs = node.inputs
+    widened = _widened(node.inputs, node.fn, values, relation, max_len, 1)
+    if widened is None:
+        # over the chain's sources instead: `(3 * f - 2) if tokens == "c" else f * 0.5` reads f
+        # through two maps, whose sets at (i, n) would multiply; from f, they meet once
+        sources, chain = _chain(graph, index)
+        widened = _widened(sources, chain, values, relation, max_len, _maps_in(graph, index))
+    return widened
+
+
+def _widened(
+    inputs: Sequence[int],
+    fn: Callable[..., Atom],
+    values: Sequence[tuple[Atom, ...]],
+    relation: Sequence[Relation | None],
+    max_len: int,
+    cost: int,
+) -> Relation | None:
+    """At each (i, n), `fn` over its inputs' values there (all of an input's values where it has
+    no relation); None where no input has a relation, or where that takes more than
+    MAX_WIDENED_CALLS map calls (`cost` per combination of the inputs' values)."""
     if not any(relation[i] is not None for i in inputs):
         return None
     keyed: dict[tuple[int, int], tuple[int, ...]] = {}
@@ -106,14 +127,65 @@ def widened_relation(
             keyed[(i, n)] = key
             sets_of.setdefault(key, sets)
     # counted before any call: a map too costly to widen costs nothing
-    if sum(math.prod(len(s) for s in sets) for sets in sets_of.values()) > MAX_WIDENED_CALLS:
+    combinations = sum(math.prod(len(s) for s in sets) for sets in sets_of.values())
+    if combinations * cost > MAX_WIDENED_CALLS:
         return None
     outputs: dict[tuple[int, ...], tuple[Atom, ...]] = {}
     for key, sets in sets_of.items():
-        found = [apply_map(node.fn, args) for args in itertools.product(*sets)]
+        found = [apply_map(fn, args) for args in itertools.product(*sets)]
         # distinct by type and value: 1, 1.0 and True stay apart
         outputs[key] = tuple({value_key(out): out for ok, out in found if ok}.values())
     return {pair: outputs[key] for pair, key in keyed.items()}
+
+
+class _Failed(Exception):
+    """A map of the chain raised: the interpreter errors there (apply_map drops the point)."""
+
+
+def _chain(graph: Graph, index: int) -> tuple[tuple[int, ...], Callable[..., Atom]]:
+    """The non-map s-ops map `index` is computed from through its chain of maps (constants need
+    none), and the chain as one function of their values."""
+    order = tuple(k for k in _reached(graph, index) if graph[k].op not in (Op.MAP, Op.CONST))
+
+    def chain(*args: Atom) -> Atom:
+        env = dict(zip(order, args, strict=True))
+
+        def value(k: int) -> Atom:
+            if k not in env:
+                node = graph[k]
+                if node.op is Op.CONST:
+                    return node.value
+                ok, out = apply_map(node.fn, [value(i) for i in node.inputs])
+                if not ok:
+                    raise _Failed
+                env[k] = out
+            return env[k]
+
+        try:
+            return value(index)
+        except _Failed:
+            raise ValueError("a map of the chain fails here") from None
+
+    return order, chain
+
+
+def _maps_in(graph: Graph, index: int) -> int:
+    """The maps of `index`'s chain (the calls one evaluation of it makes)."""
+    return sum(graph[k].op is Op.MAP for k in _reached(graph, index))
+
+
+def _reached(graph: Graph, index: int) -> dict[int, None]:
+    """`index` and every node reached from it through maps' inputs, each once."""
+    seen: dict[int, None] = {}
+    stack = [index]
+    while stack:
+        k = stack.pop()
+        if k in seen:
+            continue
+        seen[k] = None
+        if graph[k].op is Op.MAP:
+            stack.extend(graph[k].inputs)
+    return seen
 
 
 def output_denominators(

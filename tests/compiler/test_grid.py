@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_compile import all_inputs, random_inputs
+from test_compile import all_inputs, check_inputs, random_inputs
 
 from compiler import compile_sop
 from compiler.certify import _grid_margin, recheck
@@ -265,6 +265,48 @@ def test_a_map_of_a_count_over_the_length_gets_a_widened_relation() -> None:
     assert widened is not None and set(widened) == {(i, n) for n in range(1, 5) for i in range(n)}
     assert widened[(1, 3)] == tuple(w / 3 for w in range(5))  # w = 0..4, as floats
     assert output_denominators(widened, 4, GridAxis.LENGTH) == (2, 2, 3, 4)
+
+
+def test_a_chain_without_related_inputs_is_widened_over_its_sources(monkeypatch) -> None:
+    """`(3 * f - 2) if tokens == "c" else f * 0.5` with f = count / length: none of its inputs has
+    a relation (each reads the tokens), but the sources of its chain are the length (which has
+    one), the count and the tokens; over them the chain takes k / (2n) at length n."""
+    import compiler.grid
+    from compiler.graph import build_graph
+    from compiler.values import infer_values
+
+    text = (
+        'f = selector_width(select(tokens, "a", ==)) / length;\n'
+        'res = (3 * f - 2) if tokens == "c" else f * 0.5;'
+    )
+    interp = Interpreter()
+    interp.exec_program(parse(text, "<t>"))
+    graph = build_graph(interp.get("res"))
+    sets = infer_values(graph, ("a", "b", "c"), 6)
+    root = graph.output.index
+    assert all(sets.relation[i] is None for i in graph[root].inputs)
+    widened = widened_relation(graph, sets.values, sets.relation, root, 6)
+    assert widened is not None
+    assert output_denominators(widened, 6, GridAxis.LENGTH) == (2, 4, 6, 8, 10, 12)
+    # 6 lengths x 7 counts x 3 tokens, 6 maps each: a cap below that widens nothing
+    monkeypatch.setattr(compiler.grid, "MAX_WIDENED_CALLS", 6 * 7 * 3 * 6 - 1)
+    assert widened_relation(graph, sets.values, sets.relation, root, 6) is None
+
+
+@pytest.mark.exactness
+def test_a_gated_map_of_a_fraction_decodes_on_a_length_grid_at_n_256() -> None:
+    text = (
+        'f = selector_width(select(tokens, "a", ==)) / length;\n'
+        'res = (3 * f - 2) if tokens == "c" else f * 0.5;'
+    )
+    root, model = _compiled(text, list("abc"), 256)
+    assert "length_denominators" in model.metadata["output"]  # refused before: a list
+    assert model.param_count() < 1_000  # 290
+    inputs = all_inputs("abc", 4) + random_inputs("abc", 256, 40, seed=9)
+    # equal in value and type: k / (2n) may differ from 3 * (c / n) - 2 in float64's last bit
+    assert check_inputs(model, root, inputs) == len(inputs)
+    for tokens, got in zip(inputs, run_compiled(as_runtime(model), inputs), strict=True):
+        assert all(type(v) is float for v in got), tokens
 
 
 @pytest.mark.exactness
