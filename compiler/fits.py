@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from compiler.blocks import Atom, is_number
+from compiler.blocks import Atom, is_number, value_key
 from compiler.graph import IRNode
 from rasp.atoms import same_value
 from rasp.errors import CompileError, Diagnostic
@@ -53,6 +54,75 @@ def merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[f
         else:
             merged.extend(_merge_sorted(node, [points[k] for k in positions[start:end]]))
     return merged
+
+
+Contexts = Sequence[tuple[Atom, list[tuple[float, Atom]]]]  # (context value, its points)
+
+
+def merge_per_context(
+    node: IRNode, per_context: Contexts, listed: Sequence[Atom] | None
+) -> tuple[list[tuple[Atom, list[tuple[float, Atom]]]], dict[tuple[str, Any], Atom] | None]:
+    """`merge_points` per context value, and for a categorical output the values its one-hot uses
+    (`Built.canon`): one column per value written, the same in every context.
+
+    A merged point writes one value for the points it stands for: 1 for 1 and 1.0 (a mean of one
+    key and of several), or one of two float64 twins. The maps that read the output one-hot list
+    their rows in the values it uses, so every value is mapped to the one written in its place.
+    Equal numbers are first one value in every context (the first met), else a context that holds
+    1.0 alone would write its own column while another writes 1.0's points to 1's. Where a value
+    would still be written in two columns (twins merged one way here, the other way there), the
+    map is refused: no reader could tell which column to expect. `listed`: the values of the
+    output's one-hot (None: a numerical output), some of which the points may not hold (their
+    inputs were made canonical: 1.0 read as 1), mapped alike."""
+    categorical = listed is not None
+    first: dict[float, Atom] = {}  # a number -> the value that stands for it (the first met)
+    replaced: dict[tuple[str, Any], Atom] = {}  # a value -> the equal one standing for it
+
+    def stand_in(v: Atom) -> Atom:
+        if not (categorical and is_number(v) and float(v) == v):  # (not an int float64 rounds)
+            return v
+        replaced[value_key(v)] = first.setdefault(float(v), v)
+        return replaced[value_key(v)]
+
+    per_context = [(c, [(x, stand_in(v)) for x, v in pts]) for c, pts in per_context]
+    merged = [(c, merge_points(node, pts)) for c, pts in per_context]
+    if not categorical:
+        return merged, None
+    canon: dict[tuple[str, Any], Atom] = {}
+    for (_, pts), (_, kept) in zip(per_context, merged, strict=True):
+        xs = np.array([x for x, _ in kept], dtype=np.float64)  # sorted, distinct
+        at = np.array([x for x, _ in pts], dtype=np.float64)
+        hi = np.clip(np.searchsorted(xs, at), 0, len(xs) - 1)
+        lo = np.clip(hi - 1, 0, len(xs) - 1)
+        nearest = np.where(np.abs(xs[lo] - at) <= np.abs(xs[hi] - at), lo, hi)
+        for (_, v), k in zip(pts, nearest.tolist(), strict=True):
+            written = kept[k][1]
+            if value_key(canon.setdefault(value_key(v), written)) != value_key(written):
+                raise _two_columns(node, v)
+    written_keys = {value_key(w) for w in canon.values()}
+    for key, w in canon.items():
+        if key != value_key(w) and key in written_keys:
+            raise _two_columns(node, w)
+    for key, v in replaced.items():
+        canon.setdefault(key, canon[value_key(v)])
+    for v in listed or ():
+        if value_key(v) not in canon and is_number(v) and float(v) in first:
+            canon[value_key(v)] = canon[value_key(first[float(v)])]
+    return merged, canon
+
+
+def _two_columns(node: IRNode, value: Atom) -> CompileError:
+    return CompileError(
+        [
+            Diagnostic(
+                f"'{node.text}' would write {value!r} to two different one-hot columns: its "
+                "inputs hold numbers that float32 cannot tell apart in some contexts only",
+                node.span,
+                "compute the input exactly (a count rather than a fraction), or read this "
+                "value as a number",
+            )
+        ]
+    )
 
 
 def _merge_sorted(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[float, Atom]]:

@@ -30,7 +30,7 @@ from compiler.blocks import (
     sort_values,
     value_key,
 )
-from compiler.fits import affine_points, merge_points
+from compiler.fits import affine_points, merge_per_context, merge_points
 from compiler.gates import gated_affine
 from compiler.graph import IRNode, Op
 from compiler.numeric import ErrorBound
@@ -148,17 +148,22 @@ def context_steps(
     for combo, v in rows:
         c = combo[1 - xi]
         per_context.setdefault(value_key(c), (c, []))[1].append((view.at(combo[xi]), v))
-    return step_mlp.numeric_mlp(
+    listed = out.values if out.is_categorical else None
+    merged, canon = merge_per_context(node, list(per_context.values()), listed)
+    spec = step_mlp.numeric_mlp(
         view.x,
         [],
         out,
         op=node.text,
         name=node.name,
         context=context,
-        context_points=[(c, merge_points(node, pts)) for c, pts in per_context.values()],
+        context_points=merged,
         x_error=view.error,
         exact=built.exact,
     )
+    if canon is not None:  # the values its one-hot uses, for the maps that read it
+        built.canon[node.index] = canon
+    return spec
 
 
 def coarse_steps(
@@ -242,6 +247,8 @@ def _coarse(
         c = class_of[value_key(combo[k])]
         per_class.setdefault(value_key(c), (c, []))[1].append((other_view.at(combo[1 - k]), out))
     out_enc = materialise(built, node, encoding, ctx.values(node.index))
+    listed = out_enc.values if out_enc.is_categorical else None
+    merged, canon = merge_per_context(node, list(per_class.values()), listed)
     map_mlp = step_mlp.numeric_mlp(
         other_view.x,
         [],
@@ -249,11 +256,13 @@ def _coarse(
         op=node.text,
         name=node.name,
         context=classes,
-        context_points=[(c, merge_points(node, p)) for c, p in per_class.values()],
+        context_points=merged,
         x_error=other_view.error,
         exact=built.exact,
     )
     if class_mlp is not None:
         built.add_mlp(class_mlp)
     built.add_mlp(map_mlp)
+    if canon is not None:  # the values its one-hot uses, for the maps that read it
+        built.canon[node.index] = canon
     return out_enc

@@ -156,3 +156,45 @@ def test_merge_points_equals_the_plain_walk_over_sorted_points(raw: list) -> Non
     )
     got = _merged_or_error(merge_points, node, points)
     assert repr(got) == repr(want)
+
+
+# f is the int 1 of one key at position 0 and the float 1.0 of every key being "a" after it; the
+# inner map, steps over f with the token as context, writes f's number 1.0 to one column
+EQUAL_NUMBERS = """
+f = aggregate(select(indices, indices, <=), indicator(tokens == "a"));
+g = (f * 0.5) if indices < 3 else ((-1) if tokens == "c" else f);
+"""
+
+
+@pytest.mark.exactness
+def test_a_step_map_writes_equal_numbers_to_the_column_its_readers_expect() -> None:
+    """The steps over f write 1 (int) where f is 1.0: its readers' rows must read 1.0 as 1.
+    A table over (indices < 3, f, the inner map) listed 1.0 alone and gave 0 on "aaaa" at
+    position 3 (the interpreter: 1.0), a model the certifier proved: its domain missed the
+    column the steps write."""
+    from compiler.fits import merge_per_context
+    from compiler.graph import build_graph
+
+    sop = _program(EQUAL_NUMBERS, "g")
+    model = compile_sop(sop, list("abc"), 16, name="g")
+    _agrees_everywhere(sop, model, "abc", 5)
+    node = build_graph(sop).output
+    points = [("p", [(0.0, 0), (1.0, 1)]), ("q", [(1.0, 1.0), (0.5, 0.5)])]
+    merged, canon = merge_per_context(node, points, (0, 0.0, 0.5, 1, 1.0))
+    assert merged[1][1] == [(0.5, 0.5), (1.0, 1)]  # 1.0 stands for 1 in every context
+    assert canon is not None and canon[("float", 1.0)] == 1 and canon[("float", 0.0)] == 0
+    assert merge_per_context(node, points, None)[1] is None  # a number needs no columns
+
+
+def test_twins_merged_in_one_context_and_written_in_another_are_refused() -> None:
+    from compiler.fits import merge_per_context
+    from compiler.graph import build_graph
+
+    node = build_graph(_program("x = indices * 2;", "x")).output
+    twin = 0.1 + 0.2  # 0.30000000000000004
+    merged_here = ("p", [(0.3, 0.3), (twin, twin)])  # one point, 0.3 written for both
+    alone_there = ("q", [(twin, twin)])  # the twin written as itself
+    with pytest.raises(CompileError, match="two different one-hot columns"):
+        merge_per_context(node, [merged_here, alone_there], (0.3, twin))
+    _, canon = merge_per_context(node, [merged_here], (0.3, twin))
+    assert canon == {("float", 0.3): 0.3, ("float", twin): 0.3}
