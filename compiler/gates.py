@@ -21,6 +21,7 @@ where it does not prove the gated model.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -40,23 +41,26 @@ def gated_affine(
     x: Encoded,
     at: Any,
     xi: int,
-    context: Encoded,
+    contexts: Sequence[Encoded],
     rows: Rows,
     out: Encoded,
     *,
     op: str,
     name: str,
 ) -> MLPSpec | None:
-    """The gated MLP of a map of (x, context) (module doc), `rows` its reachable points (the
-    number at support position `xi`, read on `x` at `at(value)`); None where some context value's
-    map is not affine in the number, every one changes fewer than MIN_STEPS times, or an output
-    is not a number."""
+    """The gated MLP of a map of a number and categorical contexts (module doc), `rows` its
+    reachable points: the number at support position `xi`, read on `x` at `at(value)`, and the
+    contexts' values, in order, at the other positions. With several contexts a context value is
+    a tuple of theirs, and a unit's gate reads the sum of their one-hot terms (on only where all
+    hold). None where some context value's map is not affine in the number, every one changes
+    fewer than MIN_STEPS times, or an output is not a number."""
     if not all(is_number(v) and not isinstance(v, bool) for _, v in rows):
         return None
-    per_context: dict[tuple[str, Any], tuple[Atom, list[tuple[float, Atom]]]] = {}
+    per_context: dict[tuple, tuple[tuple[Atom, ...], list[tuple[float, Atom]]]] = {}
     for combo, v in rows:
-        c = combo[1 - xi]
-        per_context.setdefault(value_key(c), (c, []))[1].append((float(at(combo[xi])), v))
+        c = combo[:xi] + combo[xi + 1 :]
+        key = tuple(map(value_key, c))
+        per_context.setdefault(key, (c, []))[1].append((float(at(combo[xi])), v))
     if max(len({value_key(v) for _, v in pts}) - 1 for _, pts in per_context.values()) < MIN_STEPS:
         return None
     fits = []
@@ -66,36 +70,37 @@ def gated_affine(
             return None
         fits.append((c, pts, fit))
     every_x = np.array(sorted({x_ for _, pts, _ in fits for x_, _ in pts}), dtype=np.float64)
+    m = len(contexts)
     units = Builder(1)
-    constants: list[tuple[Terms, float]] = []  # per context value: its one-hot, its constant
+    constants: list[tuple[list[tuple[Terms, float]], float]] = []  # per context value
     for c, pts, (a, b) in fits:
-        hot = context.one_hot[context.index_of(c)]
+        hots = [(e.one_hot[e.index_of(u)], 1.0) for e, u in zip(contexts, c, strict=True)]
         constant = b
         if a != 0.0:
             low = min(a * x_ + b for x_, _ in pts)
             high = float((a * every_x + b).max())
             big = high - low + 2.0
-            # g(x) - low + 1 - big + big * [c == u]
-            units.unit(
-                linear((x.number, a), (hot, big), (((ONE, 1.0),), b - low + 1.0 - big)),
-                0.0,
-                np.ones(1),
-            )
+            # g(x) - low + 1 - big * m + big * (sum of the contexts' [c_j == u_j])
+            gate = [(terms, big) for terms, _ in hots]
+            shift = b - low + 1.0 - big * m
+            units.unit(linear((x.number, a), *gate, (((ONE, 1.0),), shift)), 0.0, np.ones(1))
             constant = low - 1.0
-        constants.append((hot, constant))
-    # the most common constant on a `one` unit, the others' differences from it per context value
+        constants.append((hots, constant))
+    # the most common constant on a `one` unit, the others' differences from it per context
+    # value, each on a unit relu(2 * (sum of [c_j == u_j]) - (2m - 1)): 1 where all hold, else off
     common = Counter(k for _, k in constants).most_common(1)[0][0]
     if common != 0.0:
         units.unit({ONE: 1.0}, 0.0, np.array([common]))
-    for hot, constant in constants:
+    for hots, constant in constants:
         if constant != common:
-            units.unit(linear((hot, 2.0)), -1.0, np.array([constant - common]))
+            every = linear(*((terms, 2.0) for terms, _ in hots))
+            units.unit(every, 1.0 - 2.0 * m, np.array([constant - common]))
     if not units.biases:
         return None  # every output 0: a view would do (not reached: 0 changes no times)
-    pairs = [(c, x_, v) for c, pts, _ in fits for x_, v in pts]
-    check_size(op, "gated", len(pairs), len(units.biases), len(x.number) + len(context.dims()) + 1)
-    domain = MLPDomain(
-        (context, x), tuple((c, x_) for c, x_, _ in pairs), tuple(v for *_, v in pairs), out
-    )
+    points = [(*c, x_) for c, pts, _ in fits for x_, _ in pts]
+    width = len(x.number) + sum(len(e.dims()) for e in contexts) + 1
+    check_size(op, "gated", len(points), len(units.biases), width)
+    outputs = tuple(v for _, pts, _ in fits for _, v in pts)
+    domain = MLPDomain((*contexts, x), tuple(points), outputs, out)
     notes = {"kind": "gated", "contexts": len(fits)}
     return units.spec(op, name, Output(out).dims, notes, domain)

@@ -35,6 +35,7 @@ import numpy as np
 from compiler.blocks import Atom, GridAxis, OutputGrid, is_number, value_key
 from compiler.fits import FLOAT64_NOISE
 from compiler.graph import Graph, Op
+from compiler.picks import Pick
 from compiler.relations import Relation
 from compiler.values import apply_map
 
@@ -85,9 +86,10 @@ def widened_relation(
     a count read from the tokens over the length), a wider one: at each (i, n) the map of the
     inputs' values there, an input without a relation taking any of its values. Every value the
     map takes at (i, n) is among them, so a grid that fits them fits the map; the value analysis
-    keeps relations for position-only nodes, so this one serves the output grid alone. Where the
-    inputs' combinations are too many, the same over the chain's sources (the non-map s-ops it is
-    computed from). None where no input (or source) has a relation, or where either would take more
+    keeps relations for position-only nodes, so this one serves the output grid alone. It is taken
+    over the chain's sources (the non-map s-ops the map is computed from, the whole chain one
+    function), which meet at (i, n) as they do in the program; where those are too many, over the
+    map's inputs. None where no source (or input) has a relation, or where both would take more
     than MAX_WIDENED_CALLS calls."""
     if relation[index] is not None:
         return relation[index]
@@ -96,12 +98,13 @@ def widened_relation(
         return None
     if not any(isinstance(v, float) for v in values[index]):
         return None  # no fractions: no grid (output_denominators)
-    widened = _widened(node.inputs, node.fn, values, relation, max_len, 1)
+    # over the chain's sources first: `(3 * f - 2) if tokens == "c" else f * 0.5` reads f through
+    # two maps, whose sets at (i, n) would multiply, and an input without a relation would take
+    # every value it has at any length; from f, each value meets the tokens once, at its length
+    sources, chain = _chain(graph, index)
+    widened = _widened(sources, chain, values, relation, max_len, _maps_in(graph, index))
     if widened is None:
-        # over the chain's sources instead: `(3 * f - 2) if tokens == "c" else f * 0.5` reads f
-        # through two maps, whose sets at (i, n) would multiply; from f, they meet once
-        sources, chain = _chain(graph, index)
-        widened = _widened(sources, chain, values, relation, max_len, _maps_in(graph, index))
+        widened = _widened(node.inputs, node.fn, values, relation, max_len, 1)
     return widened
 
 
@@ -143,9 +146,15 @@ class _Failed(Exception):
 
 
 def _chain(graph: Graph, index: int) -> tuple[tuple[int, ...], Callable[..., Atom]]:
-    """The non-map s-ops map `index` is computed from through its chain of maps (constants need
-    none), and the chain as one function of their values."""
-    order = tuple(k for k in _reached(graph, index) if graph[k].op not in (Op.MAP, Op.CONST))
+    """The s-ops map `index` is computed from through its chain of maps, non-maps and picks
+    (constants need none), and the chain as one function of their values."""
+    reached = _reached(graph, index)
+    order = tuple(
+        k
+        for k in reached
+        if graph[k].op is not Op.CONST
+        and (graph[k].op is not Op.MAP or (k != index and isinstance(graph[k].fn, Pick)))
+    )
 
     def chain(*args: Atom) -> Atom:
         env = dict(zip(order, args, strict=True))
@@ -171,11 +180,14 @@ def _chain(graph: Graph, index: int) -> tuple[tuple[int, ...], Callable[..., Ato
 
 def _maps_in(graph: Graph, index: int) -> int:
     """The maps of `index`'s chain (the calls one evaluation of it makes)."""
-    return sum(graph[k].op is Op.MAP for k in _reached(graph, index))
+    sources = _chain(graph, index)[0]
+    return sum(graph[k].op is Op.MAP and k not in sources for k in _reached(graph, index))
 
 
 def _reached(graph: Graph, index: int) -> dict[int, None]:
-    """`index` and every node reached from it through maps' inputs, each once."""
+    """`index` and every node reached from it through maps' inputs, each once. A pick
+    (compiler.picks) is a source: its V means would meet in every combination, where the pick
+    reads one of them."""
     seen: dict[int, None] = {}
     stack = [index]
     while stack:
@@ -183,7 +195,7 @@ def _reached(graph: Graph, index: int) -> dict[int, None]:
         if k in seen:
             continue
         seen[k] = None
-        if graph[k].op is Op.MAP:
+        if graph[k].op is Op.MAP and (k == index or not isinstance(graph[k].fn, Pick)):
             stack.extend(graph[k].inputs)
     return seen
 

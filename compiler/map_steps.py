@@ -128,7 +128,7 @@ def _map_steps(
     out = materialise(built, node, encoding, ctx.values(node.index))
     gated = None
     if gates and ctx.gates and encoding is Encoding.NUMERICAL:  # affine per context: a few units
-        gated = gated_affine(x, view.at, xi, context, rows, out, op=node.text, name=node.name)
+        gated = gated_affine(x, view.at, xi, [context], rows, out, op=node.text, name=node.name)
     built.add_mlp(gated or context_steps(node, view, xi, context, rows, out, built))
     return out
 

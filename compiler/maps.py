@@ -9,13 +9,15 @@ s-ops is a free numerical view.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from compiler import map_rows, map_steps, mlp, piecewise, positional
+from compiler import gates, map_rows, map_steps, mlp, piecewise, positional
 from compiler.blocks import (
     ONE,
+    Atom,
     Dim,
     Encoded,
     Encoding,
@@ -59,8 +61,8 @@ class MapPlanner:
         node = g[index]
         if node.op is Op.CONST:
             return ()
-        if node.op is not Op.MAP or self.ctx.is_position_class(index):
-            return (index,)
+        if node.op is not Op.MAP or self.ctx.is_position_class(index) or isinstance(node.fn, Pick):
+            return (index,)  # (a pick is its own parts' sum, never a table of its V + 1 inputs)
         if index not in self._supports:
             fused = node.name in self.ctx.fused_maps  # expanded even where that costs more
             out: dict[int, None] = {}
@@ -269,6 +271,12 @@ class MapPlanner:
             banded = self._piecewise(node, support, encoding)
             if banded is not None:  # (indices + 1) % length: a few units over two numbers
                 return banded
+        if len(numeric) == 1 and len(categorical) > 1 and int(np.prod(sizes)) <= MAX_FUSED_TABLE:
+            # `-f if tokens == "a" else (1 if indices > 0 else f)`: affine in f for each pair of
+            # context values, one gated unit per reachable pair (compiler.gates)
+            gated = self._gated(node, support, numeric[0], categorical, encoding)
+            if gated is not None:
+                return gated
         one_block = (not numeric and len(categorical) == 1) or (
             len(numeric) == 1 and len(categorical) <= 1
         )
@@ -297,6 +305,46 @@ class MapPlanner:
             spec = steps
         if spec is None:
             raise refusal
+        self.built.add_mlp(spec)
+        return out
+
+    def _gated(
+        self,
+        node: IRNode,
+        support: tuple[int, ...],
+        x_src: int,
+        categorical: list[int],
+        encoding: Encoding,
+    ) -> Encoded | None:
+        """The map as gated units over one number and several categorical contexts, or None
+        where it is not affine in the number for each tuple of their values. A width is read as
+        its whole number (decoded by its own MLP) where the map is affine in that."""
+        ctx, reader = self.ctx, self.reader
+        if not ctx.gates or encoding is not Encoding.NUMERICAL:
+            return None
+        vs = ctx.value_sets
+        if combination_count(support, vs.relation, vs.values) > map_rows.MAX_ROWS:
+            return None
+        contexts = [reader.reading(s, Encoding.CATEGORICAL) for s in categorical]
+        rows = self.points.rows(node, support)
+        # the contexts in support order, as the rows hold them
+        ordered = [contexts[categorical.index(s)] for s in support if s != x_src]
+        vals = ctx.values(node.index)
+        out = Encoded.materialised_numerical(node.name, vals)
+
+        def gated(x: Encoded, at: Callable[[Atom], float]) -> MLPSpec | None:
+            xi = support.index(x_src)
+            return gates.gated_affine(x, at, xi, ordered, rows, out, op=node.text, name=node.name)
+
+        decoded = reader.reads_frac(x_src)
+        # tried on a stand-in first: a width's decoding MLP is built only where it serves
+        if gated(Encoded.materialised_numerical(node.name, ()), float) is None:
+            return None
+        view = map_steps.view_of(ctx, reader, x_src, decoded=decoded)
+        spec = gated(view.x, view.at)
+        if spec is None:
+            return None
+        out = materialise(self.built, node, encoding, vals)
         self.built.add_mlp(spec)
         return out
 

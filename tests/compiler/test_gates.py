@@ -48,6 +48,19 @@ def test_a_map_affine_per_context_is_a_few_units_and_exact(case: str) -> None:
     assert check_inputs(model, root, inputs) == len(inputs)
 
 
+@pytest.mark.exactness
+def test_a_map_affine_per_pair_of_context_values_is_gated_on_both() -> None:
+    """`-f if tokens == "a" else (1 if indices > 0 else f)`: affine in f for each (token,
+    index) pair; a unit per pair reads both one-hots, on only where both hold. 19,356,012
+    parameters at N = 64 as steps over f's values."""
+    root = _program(FRACTION + 'res = (-f) if tokens == "a" else ((1) if indices > 0 else f);')
+    model = compile_sop(root, list("abc"), 64, name="res")
+    assert model.param_count() < 2_000  # 1,092
+    inputs = all_inputs("abc", 5) + random_inputs("abc", 64, 120, seed=4)
+    inputs += [["a"] * 64, ["b"] * 64, ["b"] + ["a"] * 63]
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
 def test_steps_are_kept_where_the_gated_model_is_not_proved(monkeypatch) -> None:
     """A gated MLP that writes twice the map is caught by the certifier, and the driver builds
     steps instead: the model agrees with the interpreter."""
@@ -99,13 +112,20 @@ def test_only_maps_affine_in_the_number_with_many_steps_are_gated() -> None:
     context = Encoded.materialised_categorical("c", ("p", "q"))
     xs = [k / 20 for k in range(21)]
     affine = [(("p", v), 2 * v) for v in xs] + [(("q", v), 1 - v) for v in xs]
-    spec = gated_affine(x, float, 1, context, affine, out, op="m", name="out")
+    spec = gated_affine(x, float, 1, [context], affine, out, op="m", name="out")
     # a gated unit per context value, and their shared constant -1 (the least value less 1)
     assert spec is not None and spec.hidden == 3
     squared = [(("p", v), v * v) for v in xs] + [(("q", v), v) for v in xs]
-    assert gated_affine(x, float, 1, context, squared, out, op="m", name="out") is None
+    assert gated_affine(x, float, 1, [context], squared, out, op="m", name="out") is None
     few = [(("p", v), 2 * v) for v in xs[:MIN_STEPS]] + [(("q", v), 0) for v in xs]
-    assert gated_affine(x, float, 1, context, few, out, op="m", name="out") is None
+    assert gated_affine(x, float, 1, [context], few, out, op="m", name="out") is None
     flags = [(("p", v), v > 0.5) for v in xs] + [(("q", v), False) for v in xs]
-    assert gated_affine(x, float, 1, context, flags, out, op="m", name="out") is None
+    assert gated_affine(x, float, 1, [context], flags, out, op="m", name="out") is None
+    # two contexts around the number: a gated unit per pair, each reading both one-hots
+    other = Encoded.materialised_categorical("d", (0, 1))
+    pairs = [((c, v, d), (2 if c == "p" else -1) * v + d) for c in "pq" for d in (0, 1) for v in xs]
+    spec = gated_affine(x, float, 1, [context, other], pairs, out, op="m", name="out")
+    # 4 gated units; constants -1, 0, -2, -1: -1 shared, and one unit each for 0 and -2
+    assert spec is not None and spec.hidden == 4 + 3
+    assert set(spec.domain.readings) == {context, other, x}
     assert Encoding.NUMERICAL is out.encoding
