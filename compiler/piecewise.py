@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from compiler.bands import Band, Banded, Bands, Rows, fit
-from compiler.blocks import ONE, Atom, Encoded, Encoding, MLPDomain, MLPSpec, is_number
+from compiler.blocks import ONE, Atom, Encoded, Encoding, MLPDomain, MLPSpec, is_number, value_key
 from compiler.bounds import dyadic_exponent
 from compiler.graph import IRNode, Op
 from compiler.mlp import MAX_MLP_PAIRS, Builder, Output, exact_reading, linear
@@ -76,6 +76,8 @@ def banded_map(
     found = fit(points)
     if found is None or not builds(found, encoding, len(points)):
         return None  # before any reading is built: a width's decoding MLP would be in vain
+    if encoding is Encoding.CATEGORICAL and not one_value_per_band(found, points):
+        return None
     readings = (
         reader.reading(support[0], Encoding.NUMERICAL),
         reader.reading(support[1], Encoding.NUMERICAL),
@@ -84,6 +86,8 @@ def banded_map(
         points = rows()
         found = fit(points)
         if found is None or not builds(found, encoding, len(points)):
+            return None
+        if encoding is Encoding.CATEGORICAL and not one_value_per_band(found, points):
             return None
     return _build(built, node, ctx.values(node.index), points, readings, encoding, found)
 
@@ -103,6 +107,19 @@ def builds(found: Banded, encoding: Encoding, points: int) -> bool:
     if encoding is Encoding.NUMERICAL:
         return True
     return len(found) == 1 and all(b.coef[0] == 0.0 and b.coef[1] == 0.0 for b in found[0].bands)
+
+
+def one_value_per_band(found: Banded, rows: Rows) -> bool:
+    """Whether each band of a categorical build holds one value, by type too: a band of 1 and
+    1.0 would write 1.0's points to 1's column, which the maps reading it do not expect."""
+    component = found[0]
+    starts = np.array([b.start for b in component.bands[1:]])
+    keys = [value_key(b.value) for b in component.bands]
+    a, b = component.direction
+    return all(
+        value_key(v) == keys[int(np.searchsorted(starts, a * combo[0] + b * combo[1], "right"))]
+        for combo, v in rows
+    )
 
 
 def _build(

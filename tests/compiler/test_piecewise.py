@@ -271,3 +271,16 @@ def test_a_banded_number_is_matched_without_decoding_it_first() -> None:
     model = compile_sop(root, list("abc"), 64, name="res")
     names = [block["name"] for layer in model.metadata["layers"] for block in layer["mlp"]]
     assert "_map_3.sq" in names and "_map_3.int" not in names
+
+
+def test_a_categorical_band_holds_one_value_by_type_too() -> None:
+    """`1 if 2 * indices < length else 1.0` is the number 1 everywhere: one constant band, whose
+    value is its first row's, 1. Built as a one-hot it would write 1.0's points to 1's column,
+    where a table reading it lists 1.0 (the bug context steps had): it is not built so."""
+    rows = [((i, n), 1 if 2 * i < n else 1.0) for i, n in _positions(12)]
+    found = bands.fit(rows)
+    assert found is not None and len(found[0].bands) == 1 and found[0].bands[0].value == 1
+    assert piecewise.builds(found, piecewise.Encoding.CATEGORICAL, len(rows))
+    assert not piecewise.one_value_per_band(found, rows)
+    ints = [((i, n), 1) for (i, n), _ in rows]
+    assert piecewise.one_value_per_band(bands.fit(ints), ints)
