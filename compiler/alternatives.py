@@ -8,8 +8,8 @@ options of the form kept so far:
 - below N = 16 (`MATCH_MIN_VALUES`), sides of 4 values or more matched too (`eager_matching`):
   kept where it has fewer layers, or as many and fewer parameters; where it is not proved, the
   default is certified instead;
-- a model with a map of two s-ops, which may be gated units (compiler.gates) that write a number
-  with its source's error: steps instead, exact values (also where planning the default fails);
+- a model with maps built as gated units (compiler.gates), which write a number with its
+  source's error: steps instead, exact values;
 - a numerical output whose snap is not proved (values closer than the output's float32 error):
   a one-hot output, an argmax that needs no closeness;
 - a model with matching heads: one-hot readings instead (matching's BOS margin is estimated when
@@ -88,13 +88,11 @@ def keep_proved(
     except OverParamLimit:
         raise  # the user's limit: no other build is tried
     except CompileError as refusal:
-        # a gated map's error may be what a step over it cannot resolve: steps, then fused maps
-        steps = _proved(build, BuildOptions(gates=False), STEPS, note) if _gated(program) else None
-        fused = steps or _fused_instead_of(build, program, note)
+        fused = _fused_instead_of(build, program, note)
         if fused is None:
             raise refusal from None
         kept = fused
-    if not kept.certificate.ok and kept.options.gates and _gated(kept.graph):
+    if not kept.certificate.ok and kept.model.gated:
         # gated units write a number with its source's error, steps exact values
         options = replace(kept.options, gates=False)
         kept = _instead(build, kept, options, STEPS, note, weights_only=True)
@@ -263,14 +261,6 @@ def _maps_of_maps(graph: Graph) -> frozenset[str]:
         node.name
         for node in graph.nodes
         if node.op is Op.MAP and any(graph[i].op is Op.MAP for i in node.inputs)
-    )
-
-
-def _gated(graph: Graph) -> bool:
-    """Whether a map of `graph` may be gated units (compiler.gates): one of two s-ops."""
-    return any(
-        node.op is Op.MAP and sum(graph[i].op is not Op.CONST for i in node.inputs) == 2
-        for node in graph.nodes
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from compiler.addressing import MATCH_MAX_LEN
 from compiler.alternatives import BuildOptions, keep_proved
@@ -227,8 +228,8 @@ def _build(
         span = graph.output.span
         located = [Diagnostic(d.message, d.span or span, d.hint) for d in err.diagnostics]
         raise type(err)(located) from None
-
-    return model, graph
+    gated = frozenset(spec.name for spec in plan.mlps if spec.notes.get("kind") == "gated")
+    return replace(model, gated=gated), graph
 
 
 # (position, length) pairs the analysis may follow: max_params / 100 (2M pairs, max-len 2,000, by

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +79,8 @@ class CompiledModel:
     config: dict[str, Any]  # the file's `config` object (model_config)
     weights: dict[str, np.ndarray]  # TransformerLens names, float32, each layer its own shape
     metadata: dict[str, Any]
+    # the maps built as gated units (compiler.gates), for the driver's fallback; not in the file
+    gated: frozenset[str] = field(default=frozenset(), compare=False)
 
     # -- file -------------------------------------------------------------------------------------
 
