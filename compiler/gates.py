@@ -21,8 +21,7 @@ where it does not prove the gated model.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -39,7 +38,7 @@ Rows = list[tuple[tuple[Atom, ...], Atom]]
 
 def gated_affine(
     x: Encoded,
-    at: Any,
+    at: Callable[[Atom], float],
     xi: int,
     contexts: Sequence[Encoded],
     rows: Rows,
