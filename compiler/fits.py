@@ -90,12 +90,7 @@ def merge_per_context(
         return merged, None
     canon: dict[tuple[str, Any], Atom] = {}
     for (_, pts), (_, kept) in zip(per_context, merged, strict=True):
-        xs = np.array([x for x, _ in kept], dtype=np.float64)  # sorted, distinct
-        at = np.array([x for x, _ in pts], dtype=np.float64)
-        hi = np.clip(np.searchsorted(xs, at), 0, len(xs) - 1)
-        lo = np.clip(hi - 1, 0, len(xs) - 1)
-        nearest = np.where(np.abs(xs[lo] - at) <= np.abs(xs[hi] - at), lo, hi)
-        for (_, v), k in zip(pts, nearest.tolist(), strict=True):
+        for (_, v), k in zip(pts, nearest_merged(kept, pts), strict=True):
             written = kept[k][1]
             if value_key(canon.setdefault(value_key(v), written)) != value_key(written):
                 raise _two_columns(node, v)
@@ -109,6 +104,16 @@ def merge_per_context(
         if value_key(v) not in canon and is_number(v) and float(v) in first:
             canon[value_key(v)] = canon[value_key(first[float(v)])]
     return merged, canon
+
+
+def nearest_merged(merged: list[tuple[float, Atom]], points: list[tuple[float, Atom]]) -> list[int]:
+    """For each point, the index of the merged point nearest its x (the lower on a tie): the
+    point whose value is written in its place (`merged` sorted by x, as merge_points gives it)."""
+    xs = np.array([x for x, _ in merged], dtype=np.float64)  # sorted, distinct
+    at = np.array([x for x, _ in points], dtype=np.float64)
+    hi = np.clip(np.searchsorted(xs, at), 0, len(xs) - 1)
+    lo = np.clip(hi - 1, 0, len(xs) - 1)
+    return np.where(np.abs(xs[lo] - at) <= np.abs(xs[hi] - at), lo, hi).tolist()
 
 
 def _two_columns(node: IRNode, value: Atom) -> CompileError:

@@ -102,7 +102,8 @@ def widened_relation(
     # two maps, whose sets at (i, n) would multiply, and an input without a relation would take
     # every value it has at any length; from f, each value meets the tokens once, at its length
     sources, chain = _chain(graph, index)
-    widened = _widened(sources, chain, values, relation, max_len, _maps_in(graph, index))
+    maps = sum(graph[k].op is Op.MAP and k not in sources for k in _reached(graph, index))
+    widened = _widened(sources, chain, values, relation, max_len, maps)
     if widened is None:
         widened = _widened(node.inputs, node.fn, values, relation, max_len, 1)
     return widened
@@ -176,12 +177,6 @@ def _chain(graph: Graph, index: int) -> tuple[tuple[int, ...], Callable[..., Ato
             raise ValueError("a map of the chain fails here") from None
 
     return order, chain
-
-
-def _maps_in(graph: Graph, index: int) -> int:
-    """The maps of `index`'s chain (the calls one evaluation of it makes)."""
-    sources = _chain(graph, index)[0]
-    return sum(graph[k].op is Op.MAP and k not in sources for k in _reached(graph, index))
 
 
 def _reached(graph: Graph, index: int) -> dict[int, None]:

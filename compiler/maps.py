@@ -337,8 +337,8 @@ class MapPlanner:
             return gates.gated_affine(x, at, xi, ordered, rows, out, op=node.text, name=node.name)
 
         decoded = reader.reads_frac(x_src)
-        # tried on a stand-in first: a width's decoding MLP is built only where it serves
-        if gated(Encoded.materialised_numerical(node.name, ()), float) is None:
+        # a width is tried on a stand-in first: its decoding MLP is built only where it serves
+        if decoded and gated(Encoded.materialised_numerical(node.name, ()), float) is None:
             return None
         view = map_steps.view_of(ctx, reader, x_src, decoded=decoded)
         spec = gated(view.x, view.at)

@@ -8,8 +8,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from compiler import numeric, step_mlp
 from compiler.blocks import (
     Atom,
@@ -20,7 +18,7 @@ from compiler.blocks import (
     sort_values,
     value_key,
 )
-from compiler.fits import merge_points
+from compiler.fits import merge_points, nearest_merged
 from compiler.graph import IRNode
 from compiler.plan_state import Built
 
@@ -49,14 +47,10 @@ def decode_numeric(
     # A number is read back as one value: 1 and 1.0 (equal numbers) share one one-hot column.
     out = materialise(built, node, encoding, sort_values(v for _, v in merged))
     if encoding is Encoding.CATEGORICAL:
-        # each point's value -> the value of the merged point nearest its x (the lower on a tie)
-        xs = np.array([mx for mx, _ in merged])  # sorted, distinct
-        at = np.array([x for x, _ in points], dtype=np.float64)
-        hi = np.clip(np.searchsorted(xs, at), 0, len(xs) - 1)
-        lo = np.clip(hi - 1, 0, len(xs) - 1)
-        nearest = np.where(np.abs(xs[lo] - at) <= np.abs(xs[hi] - at), lo, hi)
+        # each point's value -> the value of the merged point nearest its x
+        nearest = nearest_merged(merged, points)
         built.canon[node.index] = {
-            value_key(v): merged[int(i)][1] for (_, v), i in zip(points, nearest, strict=True)
+            value_key(v): merged[i][1] for (_, v), i in zip(points, nearest, strict=True)
         }
     spec = step_mlp.numeric_mlp(
         x,

@@ -14,6 +14,7 @@ from rasp import sops as S
 from rasp.errors import CompileError
 from tests.compiler.test_compile import all_inputs, check_inputs, random_inputs
 from tests.compiler.test_total_orders import _program  # the program's `res`
+from tests.runtime_helpers import as_runtime
 
 
 @pytest.mark.parametrize(
@@ -112,21 +113,10 @@ def test_the_fraction_of_the_own_token_is_one_layer_where_it_was_50m_parameters(
     inputs = all_inputs("abc", 4) + random_inputs("abc", n, 40, seed=6)
     inputs += [["a"] * n, ["a"] + ["b"] * (n - 1), ["c"] * (n - 1) + ["a"]]
     assert check_inputs(model, root, inputs) == len(inputs)
-    runtime = _runtime(model)
+    runtime = as_runtime(model)
     nodes = nodes_by_residual_name(root, list("abc"), n, model.metadata)
     for tokens in plan_inputs("abc", n, exhaustive_len=2, samples=6, seed=1).inputs():
         assert diagnose(root, runtime, tokens, nodes) is None, tokens
-
-
-def _runtime(model: object) -> object:
-    import tempfile
-
-    import transformer
-
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "m.safetensors"
-        model.save(path)  # type: ignore[attr-defined]
-        return transformer.load(path)
 
 
 @pytest.mark.exactness
