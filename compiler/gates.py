@@ -36,6 +36,33 @@ MIN_STEPS = 8
 Rows = list[tuple[tuple[Atom, ...], Atom]]
 
 
+# per context value: its values, its (x, output) points and the affine fit (a, b) of them
+Fits = list[tuple[tuple[Atom, ...], list[tuple[float, Atom]], tuple[float, float]]]
+
+
+def context_fits(rows: Rows, xi: int, at: Callable[[Atom], float]) -> Fits | None:
+    """The affine fit of the map in its number (at support position `xi`, read at `at(value)`)
+    for each value of the other positions, or None where gated units do not apply: an output is
+    not a number, some context value's map is not affine, or every one changes fewer than
+    MIN_STEPS times (steps are then as small, and exact)."""
+    if not rows or not all(is_number(v) and not isinstance(v, bool) for _, v in rows):
+        return None
+    per_context: dict[tuple, tuple[tuple[Atom, ...], list[tuple[float, Atom]]]] = {}
+    for combo, v in rows:
+        c = combo[:xi] + combo[xi + 1 :]
+        key = tuple(map(value_key, c))
+        per_context.setdefault(key, (c, []))[1].append((float(at(combo[xi])), v))
+    if max(len({value_key(v) for _, v in pts}) - 1 for _, pts in per_context.values()) < MIN_STEPS:
+        return None
+    fits: Fits = []
+    for c, pts in per_context.values():
+        fit = affine_points(pts)
+        if fit is None:
+            return None
+        fits.append((c, pts, fit))
+    return fits
+
+
 def gated_affine(
     x: Encoded,
     at: Callable[[Atom], float],
@@ -53,21 +80,9 @@ def gated_affine(
     a tuple of theirs, and a unit's gate reads the sum of their one-hot terms (on only where all
     hold). None where some context value's map is not affine in the number, every one changes
     fewer than MIN_STEPS times, or an output is not a number."""
-    if not all(is_number(v) and not isinstance(v, bool) for _, v in rows):
+    fits = context_fits(rows, xi, at)
+    if fits is None:
         return None
-    per_context: dict[tuple, tuple[tuple[Atom, ...], list[tuple[float, Atom]]]] = {}
-    for combo, v in rows:
-        c = combo[:xi] + combo[xi + 1 :]
-        key = tuple(map(value_key, c))
-        per_context.setdefault(key, (c, []))[1].append((float(at(combo[xi])), v))
-    if max(len({value_key(v) for _, v in pts}) - 1 for _, pts in per_context.values()) < MIN_STEPS:
-        return None
-    fits = []
-    for c, pts in per_context.values():
-        fit = affine_points(pts)
-        if fit is None:
-            return None
-        fits.append((c, pts, fit))
     every_x = np.array(sorted({x_ for _, pts, _ in fits for x_, _ in pts}), dtype=np.float64)
     m = len(contexts)
     units = Builder(1)

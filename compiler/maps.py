@@ -68,7 +68,7 @@ class MapPlanner:
             out: dict[int, None] = {}
             for i in node.inputs:
                 merged = out | dict.fromkeys(self.support(i))
-                if fused or self.cheap(tuple(merged)):
+                if fused or self._one_block(node, tuple(merged)):
                     out = merged
                 elif g[i].op is not Op.CONST:
                     out[i] = None
@@ -76,7 +76,7 @@ class MapPlanner:
                 # a class of the position is a function of `indices`, already a source here
                 out = {s: None for s in out if not self.ctx.is_position_class(s)}
             direct = tuple(dict.fromkeys(i for i in node.inputs if g[i].op is not Op.CONST))
-            if not fused and not self.cheap(tuple(out)) and self.cheap(direct):
+            if not fused and not self._one_block(node, tuple(out)) and self.cheap(direct):
                 # Expanding one input made the rest costly (`vals if indices > plus else 0`: the
                 # condition's sources plus vals): compute the inputs first, then one cheap block.
                 out = dict.fromkeys(direct)
@@ -90,6 +90,26 @@ class MapPlanner:
         if numeric:
             return len(numeric) == 1 and len(sizes) <= 1
         return len(sizes) <= 1 or int(np.prod(sizes)) <= MAX_FUSED_TABLE
+
+    def _one_block(self, node: IRNode, support: tuple[int, ...]) -> bool:
+        """Whether one block computes `node` from `support`: a cheap one (`cheap`), or gated
+        units over one number and several small categorical contexts where the chain is affine
+        in the number for each tuple of their values. `(2 * w) if indices > 0 else ((w + 1) if
+        tokens == "b" else w)` is then 8 gated units over w, where computing the inner map
+        first made the outer one a table of both maps' one-hots (365K parameters at N = 32)."""
+        if self.cheap(support):
+            return True
+        if not self.ctx.gates:
+            return False
+        numeric = [s for s in support if self.ctx.is_numeric_source(s)]
+        sizes = [len(self.ctx.values(s)) for s in support if s not in numeric]
+        if len(numeric) != 1 or len(sizes) < 2 or int(np.prod(sizes)) > MAX_FUSED_TABLE:
+            return False
+        vs = self.ctx.value_sets
+        if combination_count(support, vs.relation, vs.values) > map_rows.MAX_ROWS:
+            return False
+        rows = self.points.rows(node, support)
+        return gates.context_fits(rows, support.index(numeric[0]), float) is not None
 
     def plan(self, node: IRNode, encoding: Encoding) -> Encoded:
         """The reading of map `node`, and the blocks that compute it."""

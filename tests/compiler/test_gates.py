@@ -60,6 +60,28 @@ def test_a_map_affine_per_pair_of_context_values_is_gated_on_both() -> None:
     assert check_inputs(model, root, inputs) == len(inputs)
 
 
+WIDTH = "w = selector_width(select(tokens, tokens, ==));\n"
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize("max_len", [16, 32])
+def test_a_chain_of_maps_gated_over_its_sources_is_one_block(max_len: int) -> None:
+    """`(2 * w) if indices > 0 else ((w + 1) if tokens == "b" else w)`: the inner map alone is
+    cheap (steps over w with the token as context), so it was computed first, and the outer one
+    became a table of both maps' one-hots and the index class: 369,128 parameters at N = 32.
+    Over w, the token and the index class the chain is affine in w for each pair: a few gated
+    units in one MLP (2,905 parameters at N = 32), and the inner map is never built."""
+    root = _program(WIDTH + 'res = (2 * w) if indices > 0 else ((w + 1) if tokens == "b" else w);')
+    model = compile_sop(root, list("abc"), max_len, name="res")
+    assert model.param_count() < 4_000  # 1,993 and 2,905
+    # w read as one number beside its fraction, no one-hot of w or of the inner map
+    residual = model.metadata["residual"]
+    assert "w" in residual and len(residual) == 11
+    inputs = all_inputs("abc", 5) + random_inputs("abc", max_len, 150, seed=5)
+    inputs += [["b"] * max_len, ["a"] + ["b"] * (max_len - 1), ["b"] + ["c"] * (max_len - 1)]
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
 def test_steps_are_kept_where_the_gated_model_is_not_proved(monkeypatch) -> None:
     """A gated MLP that writes twice the map is caught by the certifier, and the driver builds
     steps instead: the model agrees with the interpreter."""
