@@ -31,7 +31,10 @@ class AggregatePlanner:
         selector, sop = node.inputs
         value = self.reader.reading(sop, encoding)
         address = None
-        if encoding is Encoding.CATEGORICAL:
+        single = ctx.value_sets.at_most_one[selector]
+        if encoding is Encoding.CATEGORICAL or single:
+            # (a number of one key, `PlanContext.numeric_copies`, is a copy too: exact addressing
+            # needs no matched square of the query, which can cost a layer)
             address = plan_address(ctx, self.selectors.numbers, ctx.graph[selector], built.exact)
         # (without an exactly-one proof, a select between whole numbers is a matching atom)
         atoms = [] if address is not None else self.selectors.atoms(selector)
@@ -62,7 +65,6 @@ class AggregatePlanner:
             ]
         )
         out = materialise(built, node, encoding, vals)
-        single = ctx.value_sets.at_most_one[selector]
         spec = attention.aggregate_head(
             atoms,
             value,

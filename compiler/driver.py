@@ -257,7 +257,7 @@ def _check_size(
         max(max_params, DEFAULT_MAX_PARAMS) // PAIRS_PER_PARAM
     )  # raised with it, never lowered
 
-    def probe(n: int, fractions: bool = False) -> CompiledModel:
+    def probe(n: int, fractions: bool = False, numeric_copies: bool = False) -> CompiledModel:
         return _build(
             prepare(sop, vocab, n, fractions=fractions),
             vocab,
@@ -267,7 +267,7 @@ def _check_size(
             causal=causal,
             head_masks=head_masks,
             note=lambda s: None,
-            options=BuildOptions(matching=matching),
+            options=BuildOptions(matching=matching, numeric_copies=numeric_copies),
         )[0]
 
     # the probes are built as the target will be: matching's exact scores end at MATCH_MAX_LEN
@@ -286,6 +286,16 @@ def _check_size(
             fractions = None
         if fractions is not None and prediction is not None:
             prediction = min(prediction, fractions, key=lambda p: p.params)
+    if _too_large(prediction, max_params):
+        # the compile also copies many numbers of one key as one number (compiler.alternatives),
+        # which may be far smaller: the reverse of a prefix mean at max-len 256, 12.1G parameters
+        # predicted with the numbers' one-hot
+        try:
+            copies = predict(lambda n: probe(n, numeric_copies=True), max_len)
+        except CompileError:
+            copies = None
+        if copies is not None and prediction is not None:
+            prediction = min(prediction, copies, key=lambda p: p.params)
     if pairs > pair_limit:
         # The value analysis keeps a value set per (position, length) pair: quadratic in N even
         # where the model is linear (numerical addressing), so it is bounded on its own.

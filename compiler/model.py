@@ -55,7 +55,8 @@ def model_config(
 
 class OverParamLimit(CompileError):
     """The refusal of a model over `max_params` parameters, from its shape: the user's limit, which
-    the driver's alternative builds (compiler.alternatives) do not try to get under."""
+    the driver's alternative builds (compiler.alternatives) do not try to get under, but for
+    copying many numbers of one key as one number, which the size prediction considers too."""
 
 
 def config_params(config: dict[str, Any]) -> int:

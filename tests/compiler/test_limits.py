@@ -45,9 +45,15 @@ median = (a + b) / 2;
 """
 
 
-def test_a_huge_table_mlp_is_refused_located_before_it_is_built() -> None:
+def test_a_huge_table_mlp_is_refused_located_before_it_is_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # a + b over two readings of 282 means each: a 79K-row table, once a MemoryError in the
-    # certifier after minutes of building
+    # certifier after minutes of building (without the build that copies a and b as numbers,
+    # which the compile tries once this one is refused: see the next test)
+    from compiler import alternatives
+
+    monkeypatch.setattr(alternatives, "_copies_instead_of", lambda *args: None)
     median = _program(HALVES, "median")
     with pytest.raises(CompileError) as err:
         compile_sop(median, list(range(11)), 9)
@@ -57,6 +63,22 @@ def test_a_huge_table_mlp_is_refused_located_before_it_is_built() -> None:
     )
     assert problem.span is not None and problem.span.text() == "a + b"
     assert "smaller vocabulary or maximum length" in (problem.hint or "")
+
+
+@pytest.mark.exactness
+def test_the_median_of_copied_means_is_built_copying_numbers() -> None:
+    # Where the table above is refused, a and b copied as one number each (one key each) make
+    # a + b a free view: 7,020 parameters in 2 layers, certified.
+    median = _program(HALVES, "median")
+    model = compile_sop(median, list(range(11)), 9)
+    assert model.param_count() < 10_000 and len(model.metadata["layers"]) == 2
+    runtime = transformer.from_tensors(model.weights, model.metadata)
+    rng = random.Random(9)
+    inputs = [[rng.randrange(11) for _ in range(rng.randint(1, 9))] for _ in range(300)]
+    inputs += [[t] * n for t in (0, 10) for n in (1, 2, 9)]
+    for tokens, got in zip(inputs, runtime.run(inputs), strict=True):
+        want = list(evaluate(median, tokens).values)
+        assert all(same_value(g, w) for g, w in zip(got, want, strict=True)), (tokens, got)
 
 
 @pytest.mark.parametrize(

@@ -72,3 +72,33 @@ def test_a_numeric_copy_that_is_not_proved_is_not_kept(monkeypatch: pytest.Monke
     without = compile_sop(root, vocab, 16, name="longsum")
     assert model.metadata["residual"] == without.metadata["residual"]
     assert model.param_count() == without.param_count()
+
+
+REVERSED_PREFIX = """
+f = aggregate(select(indices, indices, <=), indicator(tokens == "a"));
+flip = select(indices, length - indices - 1, ==);
+r = aggregate(flip, f);
+"""
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize("n", [16, 32, 128])
+def test_the_reverse_of_a_prefix_mean_is_copied_as_one_number(n: int) -> None:
+    """The copied mean takes ~n^2/3 values. Copied as their one-hot and summed back into one
+    number, its output snap is not proved from N = 32, and the one-hot output built instead was
+    3.9M parameters at N = 32 (58.4M at N = 64); at N = 128 the default build is over the
+    parameter limit. Copied as one number through the flip's exact addressing, with the
+    planner's own numerical output: 2,704 parameters at N = 32, 8,656 at N = 128, 2 layers."""
+    interp = Interpreter()
+    interp.exec_program(parse(REVERSED_PREFIX, "<test>"))
+    root = interp.get("r")
+    model = compile_sop(root, list("abc"), n, name="r")
+    assert model.param_count() < 70 * n + 600  # 1,712, 2,704 and 8,656
+    assert len(model.metadata["layers"]) == 2
+    assert not any(label.startswith("f:") for label in model.metadata["residual"])
+    rng = random.Random(n)
+    inputs = [list(t) for k in range(1, 6) for t in itertools.product("abc", repeat=k)]
+    inputs += [[rng.choice("abc") for _ in range(rng.randint(1, n))] for _ in range(100)]
+    inputs += [["a"] * n, ["b"] + ["a"] * (n - 1), ["a"] * (n - 1) + ["c"]]
+    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert got == list(S.evaluate(root, tokens).values), tokens
