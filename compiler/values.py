@@ -249,7 +249,9 @@ class _Inference:
         return rel, ()
 
     def sources(self, index: int) -> tuple[int, ...]:
-        """The non-map s-ops a chain of maps is computed from (constants need none)."""
+        """The s-ops a chain of maps is computed from (constants need none): the non-map s-ops
+        it reads, and the maps of the position alone it reads (`indices < 3`), which the chain
+        meets as their one value per position rather than through the index."""
         if index not in self._sources:
             node = self.g[index]
             if node.op is Op.CONST:
@@ -258,9 +260,21 @@ class _Inference:
                 self._sources[index] = (index,)
             else:
                 self._sources[index] = tuple(
-                    dict.fromkeys(s for i in node.inputs for s in self.sources(i))
+                    dict.fromkeys(s for i in node.inputs for s in self._as_source(i))
                 )
         return self._sources[index]
+
+    def _as_source(self, index: int) -> tuple[int, ...]:
+        """What input `index` contributes to its readers' sources: itself where it is a map of
+        the position alone (with a fraction's per-length values, `indices` would make every
+        (position, length) pair its own combination: 262K at N = 64 for `(-f) if indices < 3
+        else ((2 * f) if tokens == "c" else f)`, where `indices < 3` makes 2 per length), else
+        its sources."""
+        inner = self.sources(index)
+        node = self.g[index]
+        if node.op is Op.MAP and inner and all(self.g[s].op is Op.INDICES for s in inner):
+            return (index,)
+        return inner
 
     def shared_sources(self, node: IRNode) -> tuple[int, ...] | None:
         """The map's sources when its inputs share one (`f(x, g(x))`) and enumerating them is
@@ -268,7 +282,7 @@ class _Inference:
         outputs that never occur (`y - x` with y = 2x: -3..6 for x in 0..3, where only 0..3 can)."""
         direct = [i for i in dict.fromkeys(node.inputs) if self.g[i].op is not Op.CONST]
         sources = self.sources(node.index)
-        if len(direct) < 2 or sum(len(self.sources(i)) for i in direct) == len(sources):
+        if len(direct) < 2 or sum(len(self._as_source(i)) for i in direct) == len(sources):
             return None
         # Only where it is cheap: each combination is one Python call of every map in the chain
         # (dyck1's `n_opens - n_closes` over indices at N = 256 took 90 s), and the independent

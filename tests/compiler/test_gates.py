@@ -139,3 +139,19 @@ def test_only_maps_affine_in_the_number_with_many_steps_are_gated() -> None:
     assert spec is not None and spec.hidden == 4 + 3
     assert set(spec.domain.readings) == {context, other, x}
     assert Encoding.NUMERICAL is out.encoding
+
+
+@pytest.mark.exactness
+def test_nested_conditions_over_a_fraction_meet_the_index_through_its_classes() -> None:
+    """The value analysis enumerates a chain whose inputs share a source over the sources'
+    combinations at each (position, length) pair. Over `indices`, a fraction (one value set per
+    length) made every pair its own combination, 262K at N = 64, past SHARED_COMBINATIONS, and
+    the independent product of the branches was refused (16.9M input combinations). Through
+    `indices < 3`, one value per position, the pairs fall into two classes per length."""
+    body = 'res = (-f) if indices < 3 else ((2 * f) if tokens == "c" else f);'
+    root = _program(FRACTION + body)
+    model = compile_sop(root, list("abc"), 64, name="res")
+    assert model.param_count() < 2_000 and len(model.metadata["layers"]) == 1  # 1,113
+    inputs = all_inputs("abc", 5) + random_inputs("abc", 64, 150, seed=6)
+    inputs += [["c"] * 64, ["a"] * 64, ["a", "c"] * 32]
+    assert check_inputs(model, root, inputs) == len(inputs)
