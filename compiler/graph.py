@@ -69,6 +69,19 @@ class Graph:
     def output(self) -> IRNode:
         return self.nodes[self.root]
 
+    def reads_position_only(self, index: int) -> bool:
+        """Whether node `index` is a map that reads `indices` (and constants) alone, through
+        maps: one value per position (`indices < 3`)."""
+        leaves = set()
+        stack = [index]
+        while stack:
+            node = self.nodes[stack.pop()]
+            if node.op is Op.MAP:
+                stack.extend(node.inputs)
+            elif node.op is not Op.CONST:
+                leaves.add(node.op)
+        return self.nodes[index].op is Op.MAP and leaves == {Op.INDICES}
+
     def consumers(self) -> dict[int, tuple[int, ...]]:
         """For each node, the nodes that read it (in topological order)."""
         out: dict[int, list[int]] = {n.index: [] for n in self.nodes}

@@ -154,7 +154,10 @@ def _chain(graph: Graph, index: int) -> tuple[tuple[int, ...], Callable[..., Ato
         k
         for k in reached
         if graph[k].op is not Op.CONST
-        and (graph[k].op is not Op.MAP or (k != index and isinstance(graph[k].fn, Pick)))
+        and (
+            graph[k].op is not Op.MAP
+            or (k != index and (isinstance(graph[k].fn, Pick) or graph.reads_position_only(k)))
+        )
     )
 
     def chain(*args: Atom) -> Atom:
@@ -182,7 +185,8 @@ def _chain(graph: Graph, index: int) -> tuple[tuple[int, ...], Callable[..., Ato
 def _reached(graph: Graph, index: int) -> dict[int, None]:
     """`index` and every node reached from it through maps' inputs, each once. A pick
     (compiler.picks) is a source: its V means would meet in every combination, where the pick
-    reads one of them."""
+    reads one of them. So is a map of the position alone (`indices < 3`): through `indices`,
+    every (position, length) pair would be its own combination with a per-length fraction."""
     seen: dict[int, None] = {}
     stack = [index]
     while stack:
@@ -190,8 +194,10 @@ def _reached(graph: Graph, index: int) -> dict[int, None]:
         if k in seen:
             continue
         seen[k] = None
-        if graph[k].op is Op.MAP and (k == index or not isinstance(graph[k].fn, Pick)):
-            stack.extend(graph[k].inputs)
+        node = graph[k]
+        source = k != index and (isinstance(node.fn, Pick) or graph.reads_position_only(k))
+        if node.op is Op.MAP and not source:
+            stack.extend(node.inputs)
     return seen
 
 

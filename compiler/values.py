@@ -270,11 +270,7 @@ class _Inference:
         (position, length) pair its own combination: 262K at N = 64 for `(-f) if indices < 3
         else ((2 * f) if tokens == "c" else f)`, where `indices < 3` makes 2 per length), else
         its sources."""
-        inner = self.sources(index)
-        node = self.g[index]
-        if node.op is Op.MAP and inner and all(self.g[s].op is Op.INDICES for s in inner):
-            return (index,)
-        return inner
+        return (index,) if self.g.reads_position_only(index) else self.sources(index)
 
     def shared_sources(self, node: IRNode) -> tuple[int, ...] | None:
         """The map's sources when its inputs share one (`f(x, g(x))`) and enumerating them is

@@ -142,16 +142,20 @@ def test_only_maps_affine_in_the_number_with_many_steps_are_gated() -> None:
 
 
 @pytest.mark.exactness
-def test_nested_conditions_over_a_fraction_meet_the_index_through_its_classes() -> None:
+@pytest.mark.parametrize("max_len", [64, 128])
+def test_nested_conditions_over_a_fraction_meet_the_index_through_its_classes(max_len: int) -> None:
     """The value analysis enumerates a chain whose inputs share a source over the sources'
     combinations at each (position, length) pair. Over `indices`, a fraction (one value set per
     length) made every pair its own combination, 262K at N = 64, past SHARED_COMBINATIONS, and
     the independent product of the branches was refused (16.9M input combinations). Through
-    `indices < 3`, one value per position, the pairs fall into two classes per length."""
+    `indices < 3`, one value per position, the pairs fall into two classes per length. The
+    output grid is found the same way: one denominator per length (at N = 128 its 12,556 values
+    are too many to list, and no grid was found through `indices`)."""
     body = 'res = (-f) if indices < 3 else ((2 * f) if tokens == "c" else f);'
     root = _program(FRACTION + body)
-    model = compile_sop(root, list("abc"), 64, name="res")
-    assert model.param_count() < 2_000 and len(model.metadata["layers"]) == 1  # 1,113
-    inputs = all_inputs("abc", 5) + random_inputs("abc", 64, 150, seed=6)
-    inputs += [["c"] * 64, ["a"] * 64, ["a", "c"] * 32]
+    model = compile_sop(root, list("abc"), max_len, name="res")
+    assert model.param_count() < 2_000 and len(model.metadata["layers"]) == 1  # 1,113 and 1,753
+    assert len(model.metadata["output"]["length_denominators"]) == max_len
+    inputs = all_inputs("abc", 5) + random_inputs("abc", max_len, 150, seed=6)
+    inputs += [["c"] * max_len, ["a"] * max_len, ["a", "c"] * (max_len // 2)]
     assert check_inputs(model, root, inputs) == len(inputs)
