@@ -126,7 +126,7 @@ def keep_proved(
         proved = [k for k in tried if k.certificate.ok]
         if proved:
             kept = min(proved, key=lambda k: _size(k.model))
-    if kept.certificate.ok and _copies_many_numbers(kept):
+    if kept.certificate.ok and not kept.options.numeric_copies and _copies_many_numbers(kept):
         options = replace(kept.options, numeric_copies=True)
         if options.output is not None:
             # a one-hot output forced where the number copied as a one-hot and then summed into

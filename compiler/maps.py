@@ -96,7 +96,7 @@ class MapPlanner:
         units over one number and several small categorical contexts where the chain is affine
         in the number for each tuple of their values. `(2 * w) if indices > 0 else ((w + 1) if
         tokens == "b" else w)` is then 8 gated units over w, where computing the inner map
-        first made the outer one a table of both maps' one-hots (365K parameters at N = 32)."""
+        first made the outer one a table of both maps' one-hots (369K parameters at N = 32)."""
         if self.cheap(support):
             return True
         if not self.ctx.gates:
