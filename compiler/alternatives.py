@@ -25,9 +25,10 @@ options of the form kept so far:
   key as their one-hot (its own, or its source's where the copy is read as a number): the build
   copying them as one number (`numeric_copies`), kept where it is proved and has fewer layers,
   or as many and fewer parameters (the first occurrence's position at N = 40: 5,792 parameters
-  instead of 62,258), first with the planner's own output where a one-hot one was forced (the
-  reverse of a prefix mean at N = 32: 2,704 instead of 3.9M). Where the default build is refused
-  while planning or over the parameter limit, that build too, if proved.
+  instead of 62,258), addressed exactly and by the selector's atoms, and also with the planner's
+  own output where a one-hot one was forced (the reverse of a prefix mean at N = 32: 2,704
+  instead of 3.9M). Where the default build is refused while planning or over the parameter
+  limit, the addressed one too, if proved.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class BuildOptions:
     fractions: bool = True  # a step MLP may read a width as 1/(w+1)
     eager_matching: bool = False  # sides of fewer values are matched too
     numeric_copies: bool = False  # a single-key aggregate of many numbers copies one number
+    addressed_copies: bool = True  # ... addressed exactly (else by the selector's atoms)
     fused_maps: frozenset[str] = frozenset()  # maps computed from their input maps' sources
     gates: bool = True  # a map affine in a number per context value may be gated units
 
@@ -128,16 +130,16 @@ def keep_proved(
             kept = min(proved, key=lambda k: _size(k.model))
     if kept.certificate.ok and not kept.options.numeric_copies and _copies_many_numbers(kept):
         options = replace(kept.options, numeric_copies=True)
+        # addressed exactly (the reverse of a prefix mean: no matched query, one layer fewer) or
+        # by the selector's atoms (`select(indices, indices, ==)`: fewer parameters)
+        variants = [options, replace(options, addressed_copies=False)]
         if options.output is not None:
             # a one-hot output forced where the number copied as a one-hot and then summed into
             # a number was not proved: copied as a number, the planner's own output may be
             # proved (the reverse of a prefix mean at N = 32: 2,704 parameters, not 620,816)
-            unforced = _instead(
-                build, kept, replace(options, output=None), COPIES, note, smaller=True
-            )
-            if unforced is not kept:
-                return unforced
-        kept = _instead(build, kept, options, COPIES, note, smaller=True)
+            variants += [replace(v, output=None) for v in variants]
+        tried = [_instead(build, kept, v, COPIES, note, smaller=True) for v in variants]
+        kept = min(tried, key=lambda k: _size(k.model))  # each is `kept` or smaller
     return kept
 
 
@@ -181,6 +183,8 @@ def _copies_instead_of(build: Build, program: Graph, note: Callable[[str], None]
     copying many numbers of one key as one number, if the program aggregates and it is proved."""
     if not any(node.op is Op.AGGREGATE for node in program.nodes):
         return None
+    # one build, addressed exactly: a refusal while planning can take a minute (`c + f` over
+    # a copied prefix mean at N = 64), and each build tried here adds as much
     return _proved(build, BuildOptions(numeric_copies=True), COPIES, note)
 
 

@@ -203,6 +203,7 @@ def _build(
         options.numeric_copies,
         options.fused_maps,
         options.gates,
+        addressed_copies=options.addressed_copies,
     )
     note("schedule and assemble")
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers

@@ -66,6 +66,7 @@ def plan_encodings(
     numeric_copies: bool = False,
     fused_maps: frozenset[str] = frozenset(),
     gates: bool = True,
+    addressed_copies: bool = True,
 ) -> Plan:
     """Choose every reading and build every block; one CompileError with every reason. `output`
     forces the output's encoding (the driver's one-hot fallback), else `output_encoding` picks;
@@ -73,7 +74,8 @@ def plan_encodings(
     `head_masks=False` scores `select(indices, indices, op)` instead of masking the head;
     `fractions=False` decodes every width a step MLP reads to its whole number first;
     `eager_matching` matches sides of fewer values too (compiler.addressing); `numeric_copies`
-    copies many numbers of a single-key aggregate as one number (`PlanContext.is_mean`);
+    copies many numbers of a single-key aggregate as one number (`PlanContext.is_mean`), addressed
+    exactly unless `addressed_copies` is off;
     `fused_maps` names maps computed from their inputs' sources (`MapPlanner.support`); `gates`
     lets a map affine in a number per context value be gated units (compiler.gates)."""
     ctx = PlanContext(
@@ -88,6 +90,7 @@ def plan_encodings(
         numeric_copies,
         fused_maps,
         gates,
+        addressed_copies=addressed_copies,
     )
     return Readings(ctx, output).run()
 

@@ -48,6 +48,10 @@ class PlanContext:
     # a map that is affine in one number for each value of a categorical context is gated units,
     # a few per context value (compiler.gates; the driver's fallback: off, steps)
     gates: bool = True
+    # a single-key copy of numbers (`numeric_copies`) is addressed exactly, as a categorical copy
+    # is (compiler.addressing.plan_address: no matched query, which can cost a layer); off, by
+    # the selector's atoms (matching), fewer parameters where the query's number is already there
+    addressed_copies: bool = True
     _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @property
