@@ -278,25 +278,26 @@ def _check_size(
     except CompileError:
         prediction = None  # no compile at the probe lengths: the real compile says why
     default = prediction
+
+    def or_smaller(form: Callable[[int], CompiledModel]) -> Prediction | None:
+        """The smaller of the prediction so far and `form`'s (where its probes compile)."""
+        try:
+            found = predict(form, max_len)
+        except CompileError:
+            return prediction
+        if found is None or prediction is None:
+            return prediction
+        return min(prediction, found, key=lambda p: p.params)
+
     if _too_large(prediction, max_params) and _has_fraction_form(sop, vocab):
         # the compile also builds counts over the length as means (compiler.program_forms),
         # which may be far smaller: the smaller prediction decides
-        try:
-            fractions = predict(lambda n: probe(n, fractions=True), max_len)
-        except CompileError:
-            fractions = None
-        if fractions is not None and prediction is not None:
-            prediction = min(prediction, fractions, key=lambda p: p.params)
+        prediction = or_smaller(lambda n: probe(n, fractions=True))
     if _too_large(prediction, max_params):
         # the compile also copies many numbers of one key as one number (compiler.alternatives),
         # which may be far smaller: the reverse of a prefix mean at max-len 256, 12.1G parameters
         # predicted with the numbers' one-hot
-        try:
-            copies = predict(lambda n: probe(n, numeric_copies=True), max_len)
-        except CompileError:
-            copies = None
-        if copies is not None and prediction is not None:
-            prediction = min(prediction, copies, key=lambda p: p.params)
+        prediction = or_smaller(lambda n: probe(n, numeric_copies=True))
     if pairs > pair_limit:
         # The value analysis keeps a value set per (position, length) pair: quadratic in N even
         # where the model is linear (numerical addressing), so it is bounded on its own.
