@@ -101,8 +101,7 @@ def widened_relation(
     # over the chain's sources first: `(3 * f - 2) if tokens == "c" else f * 0.5` reads f through
     # two maps, whose sets at (i, n) would multiply, and an input without a relation would take
     # every value it has at any length; from f, each value meets the tokens once, at its length
-    sources, chain = _chain(graph, index)
-    maps = sum(graph[k].op is Op.MAP and k not in sources for k in _reached(graph, index))
+    sources, chain, maps = _chain(graph, index)
     widened = _widened(sources, chain, values, relation, max_len, maps)
     if widened is None:
         widened = _widened(node.inputs, node.fn, values, relation, max_len, 1)
@@ -146,19 +145,12 @@ class _Failed(Exception):
     """A map of the chain raised: the interpreter errors there (apply_map drops the point)."""
 
 
-def _chain(graph: Graph, index: int) -> tuple[tuple[int, ...], Callable[..., Atom]]:
-    """The s-ops map `index` is computed from through its chain of maps, non-maps and picks
-    (constants need none), and the chain as one function of their values."""
+def _chain(graph: Graph, index: int) -> tuple[tuple[int, ...], Callable[..., Atom], int]:
+    """The s-ops map `index` is computed from through its chain of maps (`_reached`), the chain
+    as one function of their values, and how many maps it calls."""
     reached = _reached(graph, index)
-    order = tuple(
-        k
-        for k in reached
-        if graph[k].op is not Op.CONST
-        and (
-            graph[k].op is not Op.MAP
-            or (k != index and (isinstance(graph[k].fn, Pick) or graph.reads_position_only(k)))
-        )
-    )
+    order = tuple(k for k, source in reached.items() if source)
+    maps = sum(graph[k].op is Op.MAP and not source for k, source in reached.items())
 
     def chain(*args: Atom) -> Atom:
         env = dict(zip(order, args, strict=True))
@@ -179,25 +171,29 @@ def _chain(graph: Graph, index: int) -> tuple[tuple[int, ...], Callable[..., Ato
         except _Failed:
             raise ValueError("a map of the chain fails here") from None
 
-    return order, chain
+    return order, chain, maps
 
 
-def _reached(graph: Graph, index: int) -> dict[int, None]:
-    """`index` and every node reached from it through maps' inputs, each once. A pick
-    (compiler.picks) is a source: its V means would meet in every combination, where the pick
-    reads one of them. So is a map of the position alone (`indices < 3`): through `indices`,
-    every (position, length) pair would be its own combination with a per-length fraction."""
-    seen: dict[int, None] = {}
+def _reached(graph: Graph, index: int) -> dict[int, bool]:
+    """`index` and every node reached from it through maps' inputs, each once, and whether it
+    is a source of the chain: a non-map s-op (constants are not), a pick (compiler.picks: its V
+    means would meet in every combination, where the pick reads one of them), or a map of the
+    position alone (`indices < 3`: through `indices`, every (position, length) pair would be its
+    own combination with a per-length fraction)."""
+    seen: dict[int, bool] = {}
     stack = [index]
     while stack:
         k = stack.pop()
         if k in seen:
             continue
-        seen[k] = None
         node = graph[k]
-        source = k != index and (isinstance(node.fn, Pick) or graph.reads_position_only(k))
-        if node.op is Op.MAP and not source:
-            stack.extend(node.inputs)
+        if node.op is Op.MAP:
+            source = k != index and (isinstance(node.fn, Pick) or graph.reads_position_only(k))
+            if not source:
+                stack.extend(node.inputs)
+        else:
+            source = node.op is not Op.CONST
+        seen[k] = source
     return seen
 
 

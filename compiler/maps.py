@@ -99,17 +99,21 @@ class MapPlanner:
         first made the outer one a table of both maps' one-hots (369K parameters at N = 32)."""
         if self.cheap(support):
             return True
-        if not self.ctx.gates:
-            return False
         numeric = [s for s in support if self.ctx.is_numeric_source(s)]
         sizes = [len(self.ctx.values(s)) for s in support if s not in numeric]
         if len(numeric) != 1 or len(sizes) < 2 or int(np.prod(sizes)) > MAX_FUSED_TABLE:
             return False
-        vs = self.ctx.value_sets
-        if combination_count(support, vs.relation, vs.values) > map_rows.MAX_ROWS:
+        if not self._may_gate(support):
             return False
         rows = self.points.rows(node, support)
         return gates.context_fits(rows, support.index(numeric[0]), float) is not None
+
+    def _may_gate(self, support: tuple[int, ...]) -> bool:
+        """Whether gated units may be built over `support`: on, and its rows few enough."""
+        vs = self.ctx.value_sets
+        return self.ctx.gates and (
+            combination_count(support, vs.relation, vs.values) <= map_rows.MAX_ROWS
+        )
 
     def plan(self, node: IRNode, encoding: Encoding) -> Encoded:
         """The reading of map `node`, and the blocks that compute it."""
@@ -340,10 +344,7 @@ class MapPlanner:
         where it is not affine in the number for each tuple of their values. A width is read as
         its whole number (decoded by its own MLP) where the map is affine in that."""
         ctx, reader = self.ctx, self.reader
-        if not ctx.gates or encoding is not Encoding.NUMERICAL:
-            return None
-        vs = ctx.value_sets
-        if combination_count(support, vs.relation, vs.values) > map_rows.MAX_ROWS:
+        if encoding is not Encoding.NUMERICAL or not self._may_gate(support):
             return None
         contexts = [reader.reading(s, Encoding.CATEGORICAL) for s in categorical]
         rows = self.points.rows(node, support)
