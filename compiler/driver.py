@@ -17,6 +17,7 @@ from compiler.dedupe import merge_duplicates
 from compiler.encode import plan_encodings
 from compiler.fraction_means import fraction_means
 from compiler.graph import Graph, Op, build_graph
+from compiler.grid import GRID_KEYS
 from compiler.layout import lay_out
 from compiler.model import CompiledModel
 from compiler.order_digits import order_digits
@@ -129,7 +130,13 @@ def compile_sop(
     )
     model, graph, certificate = kept.model, kept.graph, kept.certificate
     if require_certificate and not certificate.ok:
-        raise CompileError(refusals(certificate, graph, one_hot=kept.one_hot_note))
+        output = model.metadata["output"]
+        unlisted = output.get("type") == sops.SeqType.FLOATS.value and not any(
+            key in output for key in ("values", *GRID_KEYS.values())
+        )
+        raise CompileError(
+            refusals(certificate, graph, one_hot=kept.one_hot_note, unlisted=unlisted)
+        )
     model.metadata["certificate"] = certificate.to_json()
     too_large = header_refusal(model, graph, max_len)
     if too_large is not None:

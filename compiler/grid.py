@@ -41,7 +41,9 @@ from compiler.values import apply_map
 
 # A grid finer than this is no grid: its margin would be below float32's reach anyway.
 MAX_DENOMINATOR = 1 << 20
-MAX_OUTPUT_VALUES = 10_000  # a numerical output lists its values (for snapping) up to this many
+# a numerical output lists its values (for snapping) up to this many, as many as an s-op may take
+# (means.MAX_VALUES): beyond it the decoder gives the float itself, promised within 1e-6 only
+MAX_OUTPUT_VALUES = 100_000
 MAX_WIDENED_CALLS = 1_000_000  # map calls `widened_relation` makes at most
 
 # the output entry's field for each axis (docs/format.md)

@@ -9,6 +9,7 @@ import math
 
 from compiler.certify import Certificate
 from compiler.graph import Graph
+from compiler.grid import MAX_OUTPUT_VALUES
 from compiler.model import MAX_HEADER_BYTES, CompiledModel
 from rasp.errors import Diagnostic, Span
 
@@ -17,12 +18,17 @@ MAX_REFUSALS = 6
 
 
 def refusals(
-    certificate: Certificate, graph: Graph, *, one_hot: str | None = None
+    certificate: Certificate,
+    graph: Graph,
+    *,
+    one_hot: str | None = None,
+    unlisted: bool = False,
 ) -> list[Diagnostic]:
     """One located diagnostic per failed block of the first sublayer that fails (at most
     MAX_REFUSALS): the s-op's span, the sublayer, margin and bound; later failures, which the first
     ones' errors may cause, are counted in one closing line. `one_hot`: why a one-hot output, tried
-    for a failed snap, did not do either."""
+    for a failed snap, did not do either; `unlisted`: the output is a float with too many values
+    to list, so its snap is the promise of 1e-6 (`certify`), not a gap between listed values."""
     spans = _spans(graph)
     problems = [
         Diagnostic(f"the certifier could not check the model: {reason}", graph.output.span)
@@ -41,13 +47,27 @@ def refusals(
         span = spans.get(first, graph.output.span)
         if check.margin == -math.inf:  # not checked at all (too many states)
             what = f"cannot be certified: {check.where}"
+        elif check.kind == "snap" and unlisted:
+            what = (
+                f"the float it gives may be off by up to {check.bound:.3g}, more than the "
+                f"{check.margin:.3g} promised where its values are too many to list "
+                f"(at {check.where})"
+            )
         else:
             article = "an" if check.kind[0] in "aeiou" else "a"
             what = (
                 f"{article} {check.kind} decision has margin {check.margin:.3g} but float32 error "
                 f"up to {check.bound:.3g} (at {check.where})"
             )
-        if check.kind == "snap":
+        if check.kind == "snap" and unlisted:
+            hint = (
+                f"a model snaps its output to a list of at most {MAX_OUTPUT_VALUES:,} values; "
+                "beyond that it gives the float itself"
+                + (f" ({one_hot})" if one_hot else "")
+                + ": use a smaller maximum length, or round the values it gives "
+                "(docs/compiler.md, 'The certificate')"
+            )
+        elif check.kind == "snap":
             # the output's values are closer together than its float32 error
             hint = (
                 "its values lie closer together than float32 resolves"

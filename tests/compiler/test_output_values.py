@@ -1,0 +1,40 @@
+"""A numerical output with no grid snaps to the list of its values (compiler.grid's
+MAX_OUTPUT_VALUES); beyond the list the decoder gives the float itself, and a refusal says so."""
+
+from __future__ import annotations
+
+import pytest
+from test_compile import check_inputs, random_inputs
+
+import compiler.assemble
+import compiler.grid
+from compiler import compile_sop
+from rasp.errors import CompileError
+from tests.compiler.test_total_orders import _program
+
+# the mean position of the "a"s: the mean of any subset of 0..n-1, no grid by position or length
+MEAN_POSITION = 'res = aggregate(select(tokens, "a", ==), indices, -1);'
+
+
+def test_an_output_of_tens_of_thousands_of_values_is_listed_and_snapped() -> None:
+    root = _program(MEAN_POSITION)
+    model = compile_sop(root, list("abc"), 48, name="res")
+    listed = model.metadata["output"]["values"]
+    assert 10_000 < len(listed) <= compiler.grid.MAX_OUTPUT_VALUES
+    inputs = random_inputs("abc", 48, 200, seed=5) + [list("a" * 48), list("b" * 47 + "a")]
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
+def test_an_output_too_large_to_list_is_refused_as_such(monkeypatch: pytest.MonkeyPatch) -> None:
+    # with a list of at most 100 values the mean (1,202 values at N = 16) decodes as the float
+    # itself, which float32 keeps within 1e-6 of the mean at none of these lengths; a one-hot
+    # output of its values (7.3M parameters) is over the limit
+    monkeypatch.setattr(compiler.assemble, "MAX_OUTPUT_VALUES", 100)
+    monkeypatch.setattr(compiler.grid, "MAX_OUTPUT_VALUES", 100)
+    with pytest.raises(CompileError) as refused:
+        compile_sop(_program(MEAN_POSITION), list("abc"), 16, name="res", max_params=50_000)
+    problem = refused.value.diagnostics[0]
+    assert "too many to list" in problem.message
+    assert "may be off by up to" in problem.message
+    assert problem.hint is not None and "at most 100,000 values" in problem.hint
+    assert "closer together" not in problem.hint
