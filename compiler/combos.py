@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from compiler import vector_maps
 from compiler.blocks import Atom, value_key
 
 MAX_CODES = 16_000_000  # combinations built as arrays at once (else the loops run)
@@ -77,9 +78,16 @@ def product_codes(ids: Sequence[list[int]], strides: Sequence[int]) -> np.ndarra
     return codes
 
 
-def joint_rows(groups: Sequence[Sequence[tuple[Atom, ...]]]) -> list[tuple[Atom, ...]] | None:
+class TooManyRows(Exception):
+    """More distinct rows than the caller's limit (found before any row is built)."""
+
+
+def joint_rows(
+    groups: Sequence[Sequence[tuple[Atom, ...]]], limit: int | None = None
+) -> list[tuple[Atom, ...]] | None:
     """The distinct rows of the products of each group's sets, in first-seen order (what a loop
-    with `seen.setdefault(key(row), row)` over the groups in order gives), or None."""
+    with `seen.setdefault(key(row), row)` over the groups in order gives), or None; TooManyRows
+    where there are more than `limit`."""
     if not groups:
         return []
     width = len(groups[0])
@@ -110,6 +118,8 @@ def joint_rows(groups: Sequence[Sequence[tuple[Atom, ...]]]) -> list[tuple[Atom,
     pieces.append(np.array(pending, dtype=np.int64))
     all_codes = np.concatenate(pieces)
     _, first = np.unique(all_codes, return_index=True)
+    if limit is not None and len(first) > limit:
+        raise TooManyRows
     ordered = all_codes[np.sort(first)]
     columns = np.unravel_index(ordered, tuple(sizes))
     objs = [slot.objects for slot in slots]
@@ -123,9 +133,17 @@ class MapTable:
     an integer code; a set product is a bulk lookup of its codes. Large products look up an array
     indexed by the arguments' ids (a copy of `results` for the pairs seen so far) instead."""
 
-    def __init__(self, arity: int, apply: Callable[[Sequence[Atom]], tuple[bool, Atom]]) -> None:
+    def __init__(
+        self,
+        arity: int,
+        apply: Callable[[Sequence[Atom]], tuple[bool, Atom]],
+        fn: Any = None,
+    ) -> None:
         self.slots = [Ids() for _ in range(arity)]
         self.apply = apply
+        # `apply`'s function, where compiler.vector_maps may compute it on many arguments at once
+        self.fn = fn
+        self._columns: list[tuple[int, vector_maps.Column | None]] = [(0, None)] * arity
         self.results: dict[int, int] = {}  # argument code -> out id (-1: no value)
         self.out_ids: dict[Any, int] = {}
         self.outs: list[Atom] = []
@@ -154,11 +172,12 @@ class MapTable:
             codes = (a[:, None] * _BASE + b[None, :]).ravel().tolist()
         got = list(map(self.results.get, codes))  # C-level lookups
         if None in got:
-            for k, (code, r) in enumerate(zip(codes, got, strict=True)):
-                if r is None:
-                    got[k] = self._apply(code, len(ids))
-                    if got[k] is None:
-                        return None
+            missing = [k for k, r in enumerate(got) if r is None]
+            applied = self._apply_many([codes[k] for k in missing], len(ids))
+            if applied is None:
+                return None
+            for k, r in zip(missing, applied, strict=True):
+                got[k] = r
         found = set(got)
         found.discard(-1)
         return [self.outs[i] for i in found]
@@ -179,15 +198,12 @@ class MapTable:
         got = self.table[index]
         missing = np.nonzero(got == UNKNOWN)
         if missing[0].size:
-            args = [np.broadcast_to(i, got.shape)[missing].tolist() for i in index]
-            for arg_ids in zip(*args, strict=True):
-                code = arg_ids[0] if len(arg_ids) == 1 else arg_ids[0] * _BASE + arg_ids[1]
-                r = self.results.get(code)
-                if r is None:
-                    r = self._apply(code, len(arg_ids))
-                    if r is None:
-                        return None
-                self.table[arg_ids] = r
+            args = [np.broadcast_to(i, got.shape)[missing] for i in index]
+            codes = args[0] if len(args) == 1 else args[0] * _BASE + args[1]
+            applied = self._apply_many(codes.tolist(), len(args))
+            if applied is None:
+                return None
+            self.table[tuple(args)] = applied
             got = self.table[index]
         found = np.unique(got)
         return [self.outs[i] for i in found.tolist() if i >= 0]
@@ -208,6 +224,70 @@ class MapTable:
         table[tuple(slice(0, m) for m in shape)] = self.table
         self.table = table
         return True
+
+    def _apply_many(self, codes: list[int], arity: int) -> list[int] | None:
+        """Out ids (-1: no value) of distinct argument codes not looked up yet, all at once where
+        compiler.vector_maps computes the function (the results are Python's), else one by one;
+        None where an output is not plain."""
+        if self.fn is not None and len(codes) >= SMALL:
+            got = self._apply_columns(codes, arity)
+            if got is not None:
+                return got  # not kept in `results`: computing them again costs less
+        out = []
+        for code in codes:
+            r = self.results.get(code)
+            if r is None:
+                r = self._apply(code, arity)
+                if r is None:
+                    return None
+            out.append(r)
+        return out
+
+    def _apply_columns(self, codes: list[int], arity: int) -> list[int] | None:
+        array = np.array(codes, dtype=np.int64)
+        arg_ids = (array,) if arity == 1 else (array // _BASE, array % _BASE)
+        args = []
+        for k, ids in enumerate(arg_ids):
+            col = self._slot_column(k)
+            if col is None:
+                return None
+            args.append(vector_maps.Column(col.num[ids], col.kind[ids], col.ok[ids]))
+        got = vector_maps.apply_columns(self.fn, args)
+        if got is None:
+            return None
+        if not vector_maps.plain(got):
+            return None  # a -0.0 or NaN: the loop decides
+        # one atom per distinct (type, value) result: a float64's bits name its value, per type
+        result = np.full(len(codes), -1, dtype=np.int64)
+        bits = got.num.view(np.int64)
+        for kind in np.unique(got.kind[got.ok]).tolist():
+            rows = np.nonzero(got.ok & (got.kind == kind))[0]
+            _, first, inverse = np.unique(bits[rows], return_index=True, return_inverse=True)
+            picked = rows[first]
+            values = vector_maps.atoms(
+                vector_maps.Column(got.num[picked], got.kind[picked], got.ok[picked])
+            )
+            ids = np.array([self._out_id(v) for v in values or ()], dtype=np.int64)
+            result[rows] = ids[inverse.ravel()]
+        return result.tolist()
+
+    def _slot_column(self, k: int) -> vector_maps.Column | None:
+        """Slot k's values as a column (None: one is not a number), extended as ids are added."""
+        size, col = self._columns[k]
+        objects = self.slots[k].objects
+        if size == len(objects):
+            return col
+        if size and col is None:
+            return None  # an earlier value is not a number
+        new = vector_maps.column(objects[size:])
+        if new is not None and col is not None:
+            new = vector_maps.Column(
+                np.concatenate([col.num, new.num]),
+                np.concatenate([col.kind, new.kind]),
+                np.concatenate([col.ok, new.ok]),
+            )
+        self._columns[k] = (len(objects), new)
+        return new
 
     def _apply(self, code: int, arity: int) -> int | None:
         arg_ids = (code,) if arity == 1 else divmod(code, _BASE)

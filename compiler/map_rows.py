@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.blocks import Atom, is_number, value_key
+from compiler.blocks import Atom, value_key
+from compiler.combos import TooManyRows
 from compiler.fits import exact_affine_fit
 from compiler.graph import IRNode
 from compiler.plan_context import PlanContext
@@ -24,6 +25,7 @@ from rasp.errors import CompileError, Diagnostic
 # compiling takes minutes and gigabytes).
 MAX_ROWS = 2_000_000
 
+_NUMBER_TYPES = {int, float, bool}  # what an affine fit reads as numbers
 Rows = list[tuple[tuple[Atom, ...], Atom]]  # (support values, the map's value there)
 _Key = tuple[int, tuple[int, ...]]  # (map, support)
 
@@ -56,15 +58,14 @@ class MapRows:
         if found:
             return coef
         rows = self.rows(node, support)
-        numbers = all(
-            is_number(v) or isinstance(v, bool) for combo, out in rows for v in (*combo, out)
-        )
+        combos = [combo for combo, _ in rows]
+        outs = [out for _, out in rows]
+        types: set[type] = set(map(type, outs))
+        for column in zip(*combos):  # type() per value at C speed: ~N^3/3 rows at N = 128
+            types.update(map(type, column))
         coef = None
-        if rows and numbers:
-            coef = exact_affine_fit(
-                [[float(c) for c in combo] for combo, _ in rows],
-                [float(v) for _, v in rows],
-            )
+        if rows and types <= _NUMBER_TYPES:
+            coef = exact_affine_fit(combos, outs)
         self._fits[(node.index, support)] = (self._canon_tables(support), coef)
         return coef
 
@@ -85,25 +86,35 @@ class MapRows:
         # a combination of the support's values giving another output never meets (`y - x` over
         # y = 2x and x, at y = 6 and x = 0), so no unit is spent on it.
         occurs = {value_key(v) for v in ctx.values(node.index)}
-        rows = []
-        chain = ctx.chain_function(node.index, support)
-        for n, combo in enumerate(input_combinations(support, vs.relation, vs.values)):
-            if n >= MAX_ROWS:  # fail fast and located, not after minutes and gigabytes
-                names = ", ".join(f"'{ctx.graph[s].text}'" for s in support)
-                raise CompileError(
-                    [
-                        Diagnostic(
-                            f"'{node.text}' is computed from {names}, whose values combine in more "
-                            f"than {MAX_ROWS:,} ways at this maximum length",
-                            node.span,
-                            "use a smaller maximum length, or compute it from s-ops with fewer "
-                            "values (e.g. round a mean before using it)",
-                        )
-                    ]
-                )
-            ok, out = chain(combo)
-            if ok and value_key(out) in occurs:
-                rows.append((combo, out))
+        try:  # fail fast and located, not after minutes and gigabytes
+            combos = input_combinations(support, vs.relation, vs.values, limit=MAX_ROWS)
+        except TooManyRows:
+            names = ", ".join(f"'{ctx.graph[s].text}'" for s in support)
+            raise CompileError(
+                [
+                    Diagnostic(
+                        f"'{node.text}' is computed from {names}, whose values combine in more "
+                        f"than {MAX_ROWS:,} ways at this maximum length",
+                        node.span,
+                        "use a smaller maximum length, or compute it from s-ops with fewer "
+                        "values (e.g. round a mean before using it)",
+                    )
+                ]
+            ) from None
+        outs = ctx.chain_values(node.index, support, combos)  # numbers; None: no value
+        if outs is not None:
+            rows = [
+                (combo, out)
+                for combo, out in zip(combos, outs, strict=True)
+                if out is not None and value_key(out) in occurs
+            ]
+        else:  # a map compiler.vector_maps does not compute: one call per row
+            chain = ctx.chain_function(node.index, support)
+            rows = []
+            for combo in combos:
+                ok, out = chain(combo)
+                if ok and value_key(out) in occurs:
+                    rows.append((combo, out))
         if not any(s in built.canon for s in support):
             return rows
         merged: dict[tuple, tuple[tuple[Atom, ...], Atom]] = {}

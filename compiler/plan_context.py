@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from compiler import numeric
+from compiler import numeric, vector_maps
 from compiler.blocks import Atom, Encoded, Encoding, is_number
 from compiler.graph import Graph, IRNode, Op
 from compiler.picks import Pick, pick_error
@@ -179,6 +179,38 @@ class PlanContext:
             return chain
 
         return build(index)
+
+    def chain_values(
+        self, index: int, sources: Sequence[int], combos: Sequence[Sequence[Atom]]
+    ) -> list[Atom | None] | None:
+        """`chain_function(index, sources)` at every combination (None where it raises), computed
+        on columns by compiler.vector_maps (exactly Python's results), or None where that module
+        does not compute one of the chain's maps or values: then call the function per row."""
+        if not combos:
+            return []
+        at = {s: k for k, s in enumerate(sources)}  # the last of equal sources, as dict() keeps
+        slots = list(zip(*combos, strict=True))
+        done: dict[int, vector_maps.Column | None] = {}
+
+        def build(i: int) -> vector_maps.Column | None:
+            if i in done:
+                return done[i]
+            node = self.graph[i]
+            if i in at:
+                col = vector_maps.column(slots[at[i]])
+            elif node.op is Op.CONST:
+                one = vector_maps.column([node.value])
+                col = None if one is None else vector_maps.broadcast(one, len(combos))
+            else:
+                parts = [build(j) for j in node.inputs]
+                col = None
+                if all(p is not None for p in parts):
+                    col = vector_maps.apply_columns(node.fn, parts)  # type: ignore[arg-type]
+            done[i] = col
+            return col
+
+        col = build(index)
+        return None if col is None else vector_maps.atoms(col)
 
 
 class Reader(Protocol):

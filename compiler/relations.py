@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from compiler.blocks import Atom, sort_values, value_key
-from compiler.combos import joint_rows
+from compiler.combos import TooManyRows, joint_rows
 from compiler.graph import Graph, IRNode, Op
 from rasp import sops
 from rasp.errors import Diagnostic
@@ -119,16 +119,24 @@ def input_combinations(
     inputs: Sequence[int],
     relation: Sequence[Relation | None],
     values: Sequence[tuple[Atom, ...]],
+    limit: int | None = None,
 ) -> list[tuple[Atom, ...]]:
-    """Every combination of input values that can occur at one position (related inputs jointly)."""
+    """Every combination of input values that can occur at one position (related inputs jointly);
+    `combos.TooManyRows`, before they are built, where there are more than `limit`."""
     distinct = list(dict.fromkeys(inputs))
     rel = [i for i in distinct if relation[i] is not None]
     free = [i for i in distinct if relation[i] is None]
     joint: list[tuple[Atom, ...]] = [()]
+    free_size = math.prod(len(values[i]) for i in free)
+    if limit is not None and combination_count(inputs, relation, values) <= limit:
+        limit = None  # the bound says it fits: no count needed
     if rel:
         groups = _groups(rel, relation)
-        fast = joint_rows(list(groups.values()))
+        joint_limit = None if limit is None else limit // max(free_size, 1)
+        fast = joint_rows(list(groups.values()), joint_limit)
         joint = fast if fast is not None else _joint_loop(list(groups.values()))
+    if limit is not None and len(joint) * free_size > limit:
+        raise TooManyRows
     # (the env {related: row, free: rest} read in `inputs`' order: positions in row + rest)
     order = rel + free
     at = [order.index(i) for i in inputs]

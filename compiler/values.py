@@ -351,7 +351,7 @@ class _Inference:
         None where that might differ from the loop."""
         known = self.known
         fn = node.fn
-        table = MapTable(len(node.inputs), lambda args: apply_map(fn, args))
+        table = MapTable(len(node.inputs), lambda args: apply_map(fn, args), fn)
         cache: dict[tuple[int, ...], tuple[Atom, ...]] = {}
         rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
         for p in known.pairs:

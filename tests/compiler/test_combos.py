@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import itertools
+import operator
 import random
 
+import pytest
+
+from compiler import vector_maps
 from compiler.blocks import sort_values, value_key
-from compiler.combos import MapTable, joint_rows
-from compiler.relations import _joint_loop
+from compiler.combos import MapTable, TooManyRows, joint_rows
+from compiler.relations import _joint_loop, input_combinations
 from compiler.values import apply_map
+from rasp import operators as ops
 
 POOL = [0, 1, 2, 3, 1.0, 0.5, -1.5, True, False, "a", "1", 7, 2.0, float("inf")]
 
@@ -61,3 +66,39 @@ def test_map_table_equals_the_loop() -> None:
             assert [value_key(v) for v in sort_values(fast)] == [
                 value_key(v) for v in sort_values(outs)
             ]
+
+
+def test_map_table_on_columns_equals_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    # an operator's map is applied to many argument pairs at once (compiler.vector_maps); sets of
+    # fractions, whole floats and ints, large enough for both the code and the array lookups
+    calls = []
+    apply_columns = vector_maps.apply_columns
+    monkeypatch.setattr(
+        vector_maps, "apply_columns", lambda *a: calls.append(1) or apply_columns(*a)
+    )
+    rng = random.Random(2)
+    fractions = [k / d for d in range(1, 40) for k in range(d + 1)] + list(range(-3, 4))
+    fns = [operator.sub, ops._times, operator.truediv, operator.lt, operator.eq, operator.mod]
+    for _ in range(40):
+        fn = ops.Lifted(rng.choice(fns), (None, None), (0, 1))
+        columns = MapTable(2, lambda args, fn=fn: apply_map(fn, args), fn)
+        loop = MapTable(2, lambda args, fn=fn: apply_map(fn, args))
+        for _ in range(4):
+            a, b = (tuple(sort_values(rng.sample(fractions, rng.randint(5, 60)))) for _ in "ab")
+            fast, slow = columns.outputs([a, b]), loop.outputs([a, b])
+            assert (fast is None) == (slow is None)
+            if fast is not None:
+                assert sorted(map(value_key, fast)) == sorted(map(value_key, slow))  # type: ignore[arg-type]
+    assert len(calls) > 100
+
+
+def test_input_combinations_refuse_more_rows_than_the_limit_before_building_them() -> None:
+    # two inputs related per position: (i + 2)^2 pairs of prefix fractions at each i
+    n = 40
+    rel_a = {(i, n): tuple(k / (i + 1) for k in range(i + 2)) for i in range(n)}
+    rel_b = {p: tuple(sorted(set(v) | {-1})) for p, v in rel_a.items()}
+    values = [tuple(sorted({v for s in r.values() for v in s})) for r in (rel_a, rel_b)]
+    rows = input_combinations((0, 1), [rel_a, rel_b], values)
+    assert input_combinations((0, 1), [rel_a, rel_b], values, limit=len(rows)) == rows
+    with pytest.raises(TooManyRows):
+        input_combinations((0, 1), [rel_a, rel_b], values, limit=len(rows) - 1)

@@ -1,0 +1,152 @@
+"""compiler.vector_maps computes an operator's map on columns exactly as Python does per value:
+the same value, the same type, no value where Python raises; and declines what it cannot."""
+
+from __future__ import annotations
+
+import math
+import operator
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compiler import vector_maps as vm
+from compiler.values import apply_map
+from rasp import operators as ops
+
+BINARY = [
+    ops._plus,
+    operator.sub,
+    ops._times,
+    operator.truediv,
+    operator.mod,
+    operator.eq,
+    operator.ne,
+    operator.lt,
+    operator.le,
+    operator.gt,
+    operator.ge,
+    ops._both,
+    ops._either,
+    ops._equal_indicator,
+]
+UNARY = [operator.neg, operator.pos, round, ops._not, ops._indicator, ops._positive]
+
+# the values that matter: whole floats, halves (round), zeros of both types, float64 noise,
+# the edge of float64's exact ints, and anything hypothesis finds
+SPECIAL = [0, 0.0, 1, 1.0, -1, True, False, 0.5, -0.5, 2.5, -2.5, 1 / 3, 0.1, 0.2, 0.3, 7, -7, 3.0]
+NUMBERS = st.one_of(
+    st.sampled_from(SPECIAL),
+    st.integers(-(2**20), 2**20),
+    st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([2**53 - 1, -(2**53) + 1, 2**53, 2**60, 1e308, -1e308]),
+)
+# tokens: equal by their text, never equal to a number; most operators decline them
+ATOMS = st.one_of(NUMBERS, st.sampled_from(["a", "b", "", "1", "ab"]))
+ROWS = st.lists(ATOMS, min_size=1, max_size=30)
+
+
+def _key(value: object) -> object:
+    """Type and exact value (a float by its bits, so -0.0 and 0.0 differ)."""
+    return (type(value), value.hex() if isinstance(value, float) else value)
+
+
+def _check(fn: ops.Lifted, columns: list[list]) -> bool:
+    """True where the columns path answered (and agreed with Python on every row)."""
+    cols = [vm.column(c) for c in columns]
+    if any(c is None for c in cols):
+        return False
+    got = vm.apply_columns(fn, cols)  # type: ignore[arg-type]
+    if got is None:
+        return False
+    values = vm.atoms(got)
+    if values is None:
+        return False
+    for row, value in zip(zip(*columns, strict=True), values, strict=True):
+        ok, want = apply_map(fn, list(row))
+        if not ok:
+            assert value is None, (fn.fn, row, value)
+        else:
+            assert value is not None and _key(value) == _key(want), (fn.fn, row, value, want)
+    return True
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(BINARY), ROWS, st.data())
+def test_binary_operators_agree_with_python(fn, left, data) -> None:
+    right = data.draw(st.lists(ATOMS, min_size=len(left), max_size=len(left)))
+    _check(ops.Lifted(fn, (None, None), (0, 1)), [left, right])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(BINARY), ROWS, ATOMS, st.booleans())
+def test_binary_operators_with_a_constant_agree_with_python(fn, values, constant, first) -> None:
+    template = (constant, None) if first else (None, constant)
+    _check(ops.Lifted(fn, template, (1,) if first else (0,)), [values])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(UNARY), ROWS)
+def test_unary_operators_agree_with_python(fn, values) -> None:
+    _check(ops.Lifted(fn, (None,), (0,)), [values])
+
+
+@settings(max_examples=200, deadline=None)
+@given(ROWS, st.data())
+def test_if_agrees_with_python(cond, data) -> None:
+    then = data.draw(st.lists(ATOMS, min_size=len(cond), max_size=len(cond)))
+    orelse = data.draw(ATOMS)
+    _check(ops.Lifted(ops._choose, (None, None, orelse), (0, 1)), [cond, then])
+
+
+def test_the_columns_answer_for_the_maps_that_matter() -> None:
+    # a difference of two means, and a comparison, over fractions and ints together
+    fractions = [k / 7 for k in range(8)] + [0, 1]
+    assert _check(ops.Lifted(operator.sub, (None, None), (0, 1)), [fractions, fractions[::-1]])
+    assert _check(ops.Lifted(operator.lt, (None, 0), (0,)), [fractions])
+    assert _check(ops.Lifted(round, (None,), (0,)), [[0.5, 1.5, 2.5, -0.5, -1.5, 2, True]])
+    # Python's remainder and division by zero: no value
+    assert _check(
+        ops.Lifted(operator.mod, (None, None), (0, 1)), [[-7, 7, -7.5, 7.5, 3], [2, -2, 2, -2, 0]]
+    )
+    assert _check(
+        ops.Lifted(operator.truediv, (None, None), (0, 1)), [[1, 1.0, 0, 3], [0, 0.0, 2, 7]]
+    )
+    # tokens: `tokens == "a"` and a branch of `if`, with numbers beside them
+    tokens = ["a", "b", "c", "a", 1, 0]
+    assert _check(ops.Lifted(operator.eq, (None, "a"), (0,)), [tokens])
+    assert _check(ops.Lifted(operator.ne, (None, 1), (0,)), [tokens])
+    assert _check(ops.Lifted(ops._choose, (None, None, "x"), (0, 1)), [[1, 0, 1, 0, 2, 0], tokens])
+
+
+@pytest.mark.parametrize(
+    "fn, columns",
+    [
+        (ops.Lifted(operator.sub, (None, "a"), (0,)), [[1, 2]]),  # a string in arithmetic
+        (ops.Lifted(operator.lt, (None, None), (0, 1)), [["a"], ["b"]]),  # strings ordered
+        (ops.Lifted(operator.add, (None, None), (0, 1)), [[1], [2]]),  # not an operator's map
+        (ops.Lifted(ops._power, (None, 2), (0,)), [[3]]),  # ^: not computed here
+    ],
+)
+def test_what_it_does_not_compute_is_declined(fn, columns) -> None:
+    cols = [vm.column(c) for c in columns]
+    assert vm.apply_columns(fn, cols) is None  # type: ignore[arg-type]
+
+
+def test_columns_refuse_big_ints_and_non_finite_numbers_and_other_objects() -> None:
+    assert vm.column([None]) is None
+    assert vm.column([(1, 2)]) is None
+    assert vm.column([2**53]) is None
+    assert vm.column([math.inf]) is None
+    assert vm.column([math.nan]) is None
+    assert vm.column([2**53 - 1, 0.5, True]) is not None
+
+
+def test_results_python_would_key_apart_are_declined() -> None:
+    # 0 * -1.5 is -0.0 (a key equal to 0.0's), an int product past 2^53 is not exact in float64
+    times = ops.Lifted(ops._times, (None, None), (0, 1))
+    got = vm.apply_columns(times, [vm.column([0.0]), vm.column([-1.5])])  # type: ignore[list-item]
+    assert got is not None and vm.atoms(got) is None
+    big = [vm.column([2**40]), vm.column([2**20])]
+    assert vm.apply_columns(times, big) is None  # type: ignore[arg-type]
