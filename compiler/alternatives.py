@@ -11,7 +11,9 @@ options of the form kept so far:
 - a model with maps built as gated units (compiler.gates), which write a number with its
   source's error: steps instead, exact values;
 - a numerical output whose snap is not proved (values closer than the output's float32 error):
-  a one-hot output, an argmax that needs no closeness;
+  where the model copies many numbers of one key as their one-hot (below), the builds copying
+  them as one number first, the smaller proved one kept; else a one-hot output, an argmax that
+  needs no closeness;
 - a model with matching heads: one-hot readings instead (matching's BOS margin is estimated when
   it is planned);
 - a model whose step MLPs read widths as their heads' 1/(w+1): every width decoded to its whole
@@ -106,6 +108,17 @@ def keep_proved(
         # gated units write a number with its source's error, steps exact values
         options = replace(kept.options, gates=False)
         kept = _instead(build, kept, options, STEPS, note, weights_only=True)
+    if not kept.certificate.ok and _snap_failed(kept.certificate) and _copies_many_numbers(kept):
+        # a copy of many numbers read as a one-hot, whose output is not snapped (the copy of a
+        # gated fraction at N = 64: 147M parameters): copied as a number, before a one-hot output
+        # of as many (156M) is built
+        proved = [
+            k
+            for k in (_proved(build, v, COPIES, note) for v in _copy_variants(kept.options))
+            if k is not None
+        ]
+        if proved:
+            kept = min(proved, key=lambda k: _size(k.model))
     if not kept.certificate.ok and _snap_failed(kept.certificate):
         kept = _one_hot_output(build, kept, max_params, note)
     residual = kept.model.metadata["residual"]
@@ -129,18 +142,24 @@ def keep_proved(
         if proved:
             kept = min(proved, key=lambda k: _size(k.model))
     if kept.certificate.ok and not kept.options.numeric_copies and _copies_many_numbers(kept):
-        options = replace(kept.options, numeric_copies=True)
-        # addressed exactly (the reverse of a prefix mean: no matched query, one layer fewer) or
-        # by the selector's atoms (`select(indices, indices, ==)`: fewer parameters)
-        variants = [options, replace(options, addressed_copies=False)]
-        if options.output is not None:
-            # a one-hot output forced where the number copied as a one-hot and then summed into
-            # a number was not proved: copied as a number, the planner's own output may be
-            # proved (the reverse of a prefix mean at N = 32: 2,704 parameters, not 620,816)
-            variants += [replace(v, output=None) for v in variants]
+        variants = _copy_variants(kept.options)
         tried = [_instead(build, kept, v, COPIES, note, smaller=True) for v in variants]
         kept = min(tried, key=lambda k: _size(k.model))  # each is `kept` or smaller
     return kept
+
+
+def _copy_variants(options: BuildOptions) -> list[BuildOptions]:
+    """`options` with single-key copies of many numbers built as numbers: addressed exactly (the
+    reverse of a prefix mean: no matched query, one layer fewer) or by the selector's atoms
+    (`select(indices, indices, ==)`: fewer parameters)."""
+    copies = replace(options, numeric_copies=True)
+    variants = [copies, replace(copies, addressed_copies=False)]
+    if copies.output is not None:
+        # a one-hot output forced where the number copied as a one-hot and then summed into a
+        # number was not proved: copied as a number, the planner's own output may be proved
+        # (the reverse of a prefix mean at N = 32: 2,704 parameters, not 620,816)
+        variants += [replace(v, output=None) for v in variants]
+    return variants
 
 
 def _shortest(build: Build, max_len: int, note: Callable[[str], None]) -> Kept:

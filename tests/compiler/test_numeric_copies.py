@@ -125,3 +125,35 @@ def test_a_copy_by_the_index_itself_keeps_its_matched_atoms() -> None:
     inputs += [[rng.choice("abc") for _ in range(rng.randint(1, 64))] for _ in range(100)]
     for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
         assert got == list(S.evaluate(root, tokens).values), tokens
+
+
+@pytest.mark.exactness
+def test_an_unproved_copy_of_many_numbers_is_copied_as_a_number_before_a_one_hot_output(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The copy of a gated fraction: its one-hot copy (4.4M parameters at N = 24, 147M at 64)
+    is not snapped, and a one-hot output of as many values would be as large; the copy as one
+    number is tried first (853 parameters) and the one-hot output is never built."""
+    interp = Interpreter()
+    interp.exec_program(
+        parse(
+            'f = selector_width(select(tokens, "a", ==)) / length;\n'
+            'g = (0) if indices < 3 else ((f * 0.5) if tokens == "c" else f);\n'
+            "res = aggregate(select(indices, indices, ==), g);",
+            "<test>",
+        )
+    )
+    root = interp.get("res")
+
+    def no_one_hot_output(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a one-hot output was built")
+
+    monkeypatch.setattr(alternatives, "_one_hot_output", no_one_hot_output)
+    model = compile_sop(root, list("abc"), 24, name="res")
+    assert model.param_count() < 2_000  # 853
+    assert model.metadata["output"]["encoding"] == "numerical"
+    rng = random.Random(24)
+    inputs = [list(t) for k in range(1, 5) for t in itertools.product("abc", repeat=k)]
+    inputs += [[rng.choice("abc") for _ in range(rng.randint(1, 24))] for _ in range(100)]
+    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert got == list(S.evaluate(root, tokens).values), tokens
