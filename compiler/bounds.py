@@ -345,14 +345,18 @@ def row_grid(values: np.ndarray, limit: int = 60) -> np.ndarray:
     zero row, 99 where some entry needs more than `limit` bits. Products of two rows' entries are
     then multiples of 2^-(k1 + k2), and a sum of them below 2^24 such steps is exact in any order."""
     v = np.abs(np.asarray(values, dtype=np.float64))
-    nonzero = v != 0
-    finite = np.isfinite(v)
-    mant, exp = np.frexp(np.where(finite & nonzero, v, 1.0))  # v = mant·2^exp, mant in [0.5, 1)
-    whole = (mant * 2.0**53).astype(np.int64)  # v = whole·2^(exp - 53)
-    trailing = np.log2(whole & -whole).astype(np.int64)
-    k = np.where(nonzero, 53 - exp - trailing, -limit)
-    k = np.where(finite, np.clip(k, -limit, None), 99)
-    out = k.max(axis=1, initial=-limit)
+    out = np.full(v.shape[0], -limit, dtype=np.int64)
+    # weights are mostly zeros (a one-hot's rows): the bit arithmetic runs on the others only
+    rows, cols = np.nonzero(v)  # row-major: each row's entries are one run
+    if rows.size:
+        x = v[rows, cols]
+        finite = np.isfinite(x)
+        mant, exp = np.frexp(np.where(finite, x, 1.0))  # x = mant·2^exp, mant in [0.5, 1)
+        whole = (mant * 2.0**53).astype(np.int64)  # x = whole·2^(exp - 53)
+        trailing = np.log2(whole & -whole).astype(np.int64)
+        k = np.where(finite, np.clip(53 - exp - trailing, -limit, None), 99)
+        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+        out[rows[starts]] = np.maximum(np.maximum.reduceat(k, starts), -limit)
     return np.where(out > limit, 99, out)
 
 
