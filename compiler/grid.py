@@ -36,7 +36,7 @@ from compiler.blocks import Atom, GridAxis, OutputGrid, is_number, value_key
 from compiler.fits import FLOAT64_NOISE
 from compiler.graph import Graph, Op
 from compiler.picks import Pick
-from compiler.relations import Relation
+from compiler.relations import Relation, selector_matrix
 from compiler.values import apply_map
 
 # A grid finer than this is no grid: its margin would be below float32's reach anyway.
@@ -92,10 +92,19 @@ def widened_relation(
     over the chain's sources (the non-map s-ops the map is computed from, the whole chain one
     function), which meet at (i, n) as they do in the program; where those are too many, over the
     map's inputs. None where no source (or input) has a relation, or where both would take more
-    than MAX_WIDENED_CALLS calls."""
+    than MAX_WIDENED_CALLS calls.
+
+    An aggregate that copies one key chosen by positions alone (`select(indices, indices, ==)`,
+    the flip `select(indices, length - indices - 1, ==)`) takes at (i, n) the values its source
+    takes at the selected key (its default where none is): the reverse of a prefix mean is k / (n -
+    i), on a grid from the end, where the value analysis gives every value of the mean."""
+    node = graph[index]
+    if node.op is Op.AGGREGATE:
+        copied = _copied_relation(graph, values, relation, index, max_len)
+        if copied is not None:
+            return copied
     if relation[index] is not None:
         return relation[index]
-    node = graph[index]
     if node.op is not Op.MAP or node.fn is None:
         return None
     if not any(isinstance(v, float) for v in values[index]):
@@ -108,6 +117,36 @@ def widened_relation(
     if widened is None:
         widened = _widened(node.inputs, node.fn, values, relation, max_len, 1)
     return widened
+
+
+def _copied_relation(
+    graph: Graph,
+    values: Sequence[tuple[Atom, ...]],
+    relation: Sequence[Relation | None],
+    index: int,
+    max_len: int,
+) -> Relation | None:
+    """The aggregate `index`'s values at each (i, n) where its selector chooses at most one key
+    by positions alone: its source's (widened) relation at that key, or the default. None where
+    positions do not decide the selector, it may choose several keys, or the source has no
+    relation."""
+    selector, source = graph[index].inputs
+    source_rel = widened_relation(graph, values, relation, source, max_len)
+    if source_rel is None:
+        return None
+    default = (graph[index].value,)
+    out: dict[tuple[int, int], tuple[Atom, ...]] = {}
+    for n in range(1, max_len + 1):
+        matrix = selector_matrix(graph, relation, selector, n)  # [query, key]
+        if matrix is None:
+            return None
+        counts = matrix.sum(axis=1)
+        if (counts > 1).any():
+            return None  # a mean of several keys: not a copy
+        keys = matrix.argmax(axis=1)
+        for i in range(n):
+            out[(i, n)] = source_rel[(int(keys[i]), n)] if counts[i] else default
+    return out
 
 
 def _widened(

@@ -49,30 +49,42 @@ class Known:
 
     def column(self, index: int, n: int) -> list[Atom] | None:
         """Node `index` at every position of an input of length n, when each is known exactly."""
-        rel = self.relation[index]
-        if rel is None or any(len(rel[(i, n)]) != 1 for i in range(n)):
-            return None
-        return [rel[(i, n)][0] for i in range(n)]
+        return _column(self.relation[index], n)
 
     def matrix(self, index: int, n: int) -> np.ndarray | None:
         """Selector `index` as a bool [n_query, n_key] matrix at length n, when positions decide it."""
-        node = self.g[index]
-        match node.op:
-            case Op.SELECT:
-                keys, queries = (self.column(i, n) for i in node.inputs)
-                if keys is None or queries is None:
-                    return None
-                assert node.comparison is not None
-                return _compare_matrix(node.comparison, keys, queries)
-            case Op.NOT:
-                inner = self.matrix(node.inputs[0], n)
-                return None if inner is None else ~inner
-            case Op.AND | Op.OR:
-                left, right = (self.matrix(i, n) for i in node.inputs)
-                if left is None or right is None:
-                    return None
-                return (left & right) if node.op is Op.AND else (left | right)
+        return selector_matrix(self.g, self.relation, index, n)
+
+
+def selector_matrix(
+    graph: Graph, relation: Sequence[Relation | None], index: int, n: int
+) -> np.ndarray | None:
+    """Selector `index` as a bool [n_query, n_key] matrix at length n, when positions decide it
+    (every side's value at every position of length n is known exactly)."""
+    node = graph[index]
+    match node.op:
+        case Op.SELECT:
+            keys, queries = (_column(relation[i], n) for i in node.inputs)
+            if keys is None or queries is None:
+                return None
+            assert node.comparison is not None
+            return _compare_matrix(node.comparison, keys, queries)
+        case Op.NOT:
+            inner = selector_matrix(graph, relation, node.inputs[0], n)
+            return None if inner is None else ~inner
+        case Op.AND | Op.OR:
+            left, right = (selector_matrix(graph, relation, i, n) for i in node.inputs)
+            if left is None or right is None:
+                return None
+            return (left & right) if node.op is Op.AND else (left | right)
+    return None
+
+
+def _column(rel: Relation | None, n: int) -> list[Atom] | None:
+    """A node at every position of an input of length n, when each is known exactly."""
+    if rel is None or any(len(rel[(i, n)]) != 1 for i in range(n)):
         return None
+    return [rel[(i, n)][0] for i in range(n)]
 
 
 def already_reported(node: IRNode, problems: list[Diagnostic]) -> bool:

@@ -319,3 +319,57 @@ def test_a_count_of_the_querys_token_over_the_length_decodes_on_a_length_grid() 
     assert model.param_count() < 50_000  # 261,175 with a one-hot of every fraction
     inputs = all_inputs("abc", 5) + random_inputs("abc", 16, 60, seed=3)
     _exactly(as_runtime(model), root, inputs)
+
+
+REVERSED = {
+    # a prefix mean, k / (j + 1) at key j: reversed, k / (n - i) at position i (from the end)
+    "prefix": 'f = aggregate(select(indices, indices, <=), indicator(tokens == "a"));\n',
+    # a fraction of the length: k / n at every key, so at every position
+    "fraction": 'f = selector_width(select(tokens, "a", ==)) / length;\n',
+}
+FLIP = "res = aggregate(select(indices, length - indices - 1, ==), f);"
+
+
+def test_a_copy_by_positions_takes_its_sources_values_at_the_selected_key() -> None:
+    from compiler.graph import build_graph
+    from compiler.values import infer_values
+
+    interp = Interpreter()
+    interp.exec_program(parse(REVERSED["prefix"] + FLIP, "<t>"))
+    graph = build_graph(interp.get("res"))
+    sets = infer_values(graph, ("a", "b"), 5)
+    root = graph.output.index
+    copied = widened_relation(graph, sets.values, sets.relation, root, 5)
+    source = sets.relation[graph[root].inputs[1]]
+    assert copied is not None and source is not None
+    assert all(copied[(i, n)] == source[(n - 1 - i, n)] for n in range(1, 6) for i in range(n))
+    # the value analysis gives every value of the mean at every position: lcm(1..5) everywhere
+    assert output_denominators(sets.relation[root], 5, GridAxis.END) == (60,) * 5
+    assert output_denominators(copied, 5, GridAxis.END) == (1, 2, 3, 4, 5)
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize("kind, grid", [("prefix", "end"), ("fraction", "length")])
+def test_a_reversed_mean_decodes_on_the_grid_it_has_after_the_flip(kind: str, grid: str) -> None:
+    root, model = _compiled(REVERSED[kind] + FLIP, ["a", "b", "c"], 64)
+    output = model.metadata["output"]
+    assert f"{grid}_denominators" in output and "values" not in output
+    assert model.param_count() < 5_000  # 4,688
+    inputs = [["a"] * 64, ["b"] + ["a"] * 63, ["a"] * 63 + ["c"]] + all_inputs("abc", 4)
+    inputs += random_inputs("abc", 64, 60, seed=17)
+    _exactly(as_runtime(model), root, inputs)
+
+
+@pytest.mark.slow
+@pytest.mark.exactness
+@pytest.mark.parametrize("kind", ["prefix", "fraction"])
+def test_a_reversed_mean_compiles_at_n_256(kind: str) -> None:
+    """Listed, the reversed mean's values crowd closer than float32 resolves: refused at N = 256
+    before the grid followed the flip (16,592 parameters now)."""
+    root, model = _compiled(REVERSED[kind] + FLIP, ["a", "b", "c"], 256)
+    assert model.param_count() < 20_000
+    rng = random.Random(256)
+    inputs = [["a"] * 256, ["c"] + ["a"] * 255, ["a", "b"] * 128]
+    inputs += [[rng.choice("abc") for _ in range(rng.randint(200, 256))] for _ in range(30)]
+    inputs += random_inputs("abc", 256, 30, seed=18)
+    _exactly(as_runtime(model), root, inputs)
