@@ -96,10 +96,12 @@ def widened_relation(
 
     An aggregate that copies one key chosen by positions alone (`select(indices, indices, ==)`,
     the flip `select(indices, length - indices - 1, ==)`) takes at (i, n) the values its source
-    takes at the selected key (its default where none is): the reverse of a prefix mean is k / (n -
-    i), on a grid from the end, where the value analysis gives every value of the mean."""
+    takes at the selected key (its default where none is). The value analysis does so where the
+    source has a relation (the reverse of a prefix mean is k / (n - i), on a grid from the end);
+    here the source's widened relation serves where it has none (the copy of `(f * 0.5) if tokens
+    == "c" else f`, k / (2n) at length n)."""
     node = graph[index]
-    if node.op is Op.AGGREGATE:
+    if node.op is Op.AGGREGATE and relation[node.inputs[1]] is None:
         copied = _copied_relation(graph, values, relation, index, max_len)
         if copied is not None:
             return copied

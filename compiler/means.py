@@ -7,8 +7,10 @@ problems there.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 from compiler.blocks import Atom, is_number, sort_values, value_key
 from compiler.graph import IRNode, Op
@@ -98,12 +100,13 @@ class MeanValues:
             means = self.means_up_to(numbers, known.n_max, node)
             return None, sort_values([*vals, node.value, *means])
         default, every = known.intern([node.value]), known.intern(vals)
+        copied = self._copied(selector, sop) if any(w == 1 for w in widths.values()) else None
         rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
         for p, w in widths.items():
             if w == 0:
                 rel[p] = default
             elif w == 1:
-                rel[p] = every
+                rel[p] = every if copied is None else copied(*p)
             elif per_length is not None:
                 rel[p] = known.intern([float(per_length[p[1]])])
             elif copies is not None:
@@ -113,6 +116,25 @@ class MeanValues:
             else:
                 rel[p] = known.intern([])  # the interpreter refuses to average non-numbers
         return rel, ()
+
+    def _copied(self, selector: int, sop: int) -> Callable[[int, int], tuple[Atom, ...]] | None:
+        """Where positions decide the selector and `sop` has a relation: (i, n) -> the values
+        `sop` takes at the one key selected there (the flip of a prefix mean copies k / (n - i),
+        not every mean). None where `sop` has no relation."""
+        source = self.known.relation[sop]
+        if source is None:
+            return None
+        keys: dict[int, np.ndarray] = {}  # per length: the key each query selects (if one)
+
+        def at(i: int, n: int) -> tuple[Atom, ...]:
+            chosen = keys.get(n)
+            if chosen is None:
+                matrix = self.known.matrix(selector, n)  # known: the selector's widths are
+                assert matrix is not None
+                chosen = keys[n] = matrix.argmax(axis=1)
+            return source[(int(chosen[i]), n)]  # type: ignore[index]
+
+        return at
 
     def length_constants(self, sop: int) -> dict[int, Atom] | None:
         """The value of `sop` per length when at each length every position holds the same whole

@@ -330,22 +330,29 @@ REVERSED = {
 FLIP = "res = aggregate(select(indices, length - indices - 1, ==), f);"
 
 
-def test_a_copy_by_positions_takes_its_sources_values_at_the_selected_key() -> None:
+def test_a_copy_by_positions_takes_its_sources_widened_values_at_the_selected_key() -> None:
+    """The value analysis maps a copy's source relation where the source has one; a map of a
+    fraction has none (it reads the tokens), and the output grid follows the flip through its
+    widened relation: k / (2n) at every position of length n."""
     from compiler.graph import build_graph
     from compiler.values import infer_values
 
+    text = (
+        'f = selector_width(select(tokens, "a", ==)) / length;\n'
+        'g = (f * 0.5) if tokens == "c" else f;\n' + FLIP.replace("f);", "g);")
+    )
     interp = Interpreter()
-    interp.exec_program(parse(REVERSED["prefix"] + FLIP, "<t>"))
+    interp.exec_program(parse(text, "<t>"))
     graph = build_graph(interp.get("res"))
-    sets = infer_values(graph, ("a", "b"), 5)
+    sets = infer_values(graph, ("a", "b", "c"), 5)
     root = graph.output.index
+    g = graph[root].inputs[1]
+    assert sets.relation[g] is None
     copied = widened_relation(graph, sets.values, sets.relation, root, 5)
-    source = sets.relation[graph[root].inputs[1]]
+    source = widened_relation(graph, sets.values, sets.relation, g, 5)
     assert copied is not None and source is not None
     assert all(copied[(i, n)] == source[(n - 1 - i, n)] for n in range(1, 6) for i in range(n))
-    # the value analysis gives every value of the mean at every position: lcm(1..5) everywhere
-    assert output_denominators(sets.relation[root], 5, GridAxis.END) == (60,) * 5
-    assert output_denominators(copied, 5, GridAxis.END) == (1, 2, 3, 4, 5)
+    assert output_denominators(copied, 5, GridAxis.LENGTH) == (2, 4, 6, 8, 10)
 
 
 @pytest.mark.exactness

@@ -157,3 +157,36 @@ def test_value_sets_cover_every_evaluated_value(make) -> None:
                         v,
                         tokens,
                     )
+
+
+@pytest.mark.parametrize(
+    "query, selected",
+    [
+        ("length - indices - 1", lambda i, n: n - 1 - i),  # the flip
+        ("indices - 1", lambda i, n: i - 1 if i else None),  # the previous position
+        ("0", lambda i, n: 0),  # the first position
+    ],
+)
+def test_a_copy_by_positions_takes_its_sources_values_at_the_selected_key(query, selected) -> None:
+    """Not every mean at every position: the key a position-only selector picks fixes which of
+    the source's per-position sets is copied (the flip of a prefix mean is k / (n - i)), and
+    every value the interpreter gives at (i, n) is in that set."""
+    from tests.compiler.test_total_orders import _program
+
+    text = (
+        'f = aggregate(select(indices, indices, <=), indicator(tokens == "a"));\n'
+        f"res = aggregate(select(indices, {query}, ==), f, -1);"
+    )
+    root = _program(text)
+    graph = build_graph(root)
+    vs = infer_values(graph, list("ab"), 5)
+    res = graph.output.index
+    copied, source = vs.relation[res], vs.relation[graph[res].inputs[1]]
+    assert copied is not None and source is not None
+    for (i, n), values in copied.items():
+        key = selected(i, n)
+        assert values == ((-1,) if key is None else source[(key, n)])
+    for n in range(1, 6):
+        for tokens in itertools.product("ab", repeat=n):
+            for i, v in enumerate(S.evaluate(root, list(tokens)).values):
+                assert (type(v), v) in {(type(x), x) for x in copied[(i, n)]}, (tokens, i)
