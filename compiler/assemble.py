@@ -31,6 +31,7 @@ from compiler.model import (
     COMPILER_VERSION,
     FORMAT,
     FORMAT_VERSION,
+    LENGTH_GRID_FORMAT_VERSION,
     MASK_FORMAT_VERSION,
     MASKLESS_FORMAT_VERSION,
     POSITION_GRID_FORMAT_VERSION,
@@ -377,6 +378,8 @@ def _metadata(
         # to snap to
         key = GRID_KEYS[plan.output_grid.axis]
         output[key] = list(plan.output_grid.denominators)
+        if plan.output_grid.int_positions:
+            output["int_positions"] = list(plan.output_grid.int_positions)
     elif len(plan.output_values) <= MAX_OUTPUT_VALUES:
         output["values"] = list(plan.output_values)  # what the program can output, to snap to
     program = None
@@ -394,8 +397,10 @@ def _metadata(
         if on_position.intersection(dims)
     ]
     masked = any(layer.get("masks") for layer in config["layers"])
-    if "length_denominators" in output or "end_denominators" in output:
+    if "int_positions" in output:
         version = FORMAT_VERSION
+    elif "length_denominators" in output or "end_denominators" in output:
+        version = LENGTH_GRID_FORMAT_VERSION
     elif "denominators" in output:
         version = POSITION_GRID_FORMAT_VERSION
     elif masked or not config.get("positional", True):

@@ -365,6 +365,9 @@ class OutputGrid:
 
     axis: GridAxis
     denominators: tuple[int, ...]  # [max_len]
+    # program positions whose every value is an int at every length, where the grid's
+    # denominators there are not all 1 (a length grid: `f if indices > 0 else 0` at position 0)
+    int_positions: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,27 @@ def output_grid(
         smallest_gap = float(np.diff(numbers).min()) if len(numbers) > 1 else math.inf
         if smallest_gap >= 1 / max(grid.denominators):
             return None
-    return grid
+    if grid.axis is GridAxis.POSITION or relation is None:
+        return grid  # a position's denominator is 1 exactly where its values are ints
+    return OutputGrid(grid.axis, grid.denominators, int_positions(relation, grid, max_len))
+
+
+def int_positions(relation: Relation, grid: OutputGrid, max_len: int) -> tuple[int, ...]:
+    """The program positions at which every value, at every length, is an int (not a bool), and
+    some length's denominator there is not 1: a per-length or from-the-end grid would decode them
+    as floats (format version 6 lists them: they decode as ints)."""
+    whole = [True] * max_len
+    finer = [False] * max_len  # a denominator other than 1 reaches the position
+    ints: dict[int, bool] = {}  # per distinct (interned) set
+    for (i, n), vals in relation.items():
+        if whole[i]:
+            key = id(vals)
+            if key not in ints:
+                ints[key] = all(type(v) is int for v in vals)
+            whole[i] = ints[key]
+        d = grid.denominators[n - 1 if grid.axis is GridAxis.LENGTH else n - 1 - i]
+        finer[i] = finer[i] or d != 1
+    return tuple(i for i in range(max_len) if whole[i] and finer[i])
 
 
 def widened_relation(

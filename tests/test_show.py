@@ -133,6 +133,16 @@ def test_summary_names_an_output_grid(tmp_path: Path, key: str, version: int, te
     assert f"output:      frac (numerical, floats), {text} {max_len}\n" in summary
 
 
+def test_summary_names_the_int_positions_of_a_grid(tmp_path: Path) -> None:
+    max_len = FAKE_META["max_len"]
+    grid = list(range(1, max_len + 1))
+    output = dict(FAKE_META["output"], length_denominators=grid, int_positions=[0])
+    meta = dict(FAKE_META, format_version=6, output=output)
+    path = write_fake_model(tmp_path / "grid.safetensors", meta)
+    summary = format_summary(summarize(read_model_file(path)))
+    assert f"d_n up to {max_len}, ints at position 0\n" in summary
+
+
 def test_summary_json(tmp_path: Path) -> None:
     path = write_fake_model(tmp_path / "m.safetensors")
     data = summary_json(summarize(read_model_file(path)))

@@ -5,7 +5,7 @@
 lists them; with per-position `denominators` d_i it is round(x * d_i) / d_i at program position i,
 with per-length `length_denominators` e_n round(x * e_n) / e_n in an input of length n, with
 `end_denominators` f_k round(x * f_k) / f_k at the k-th position from the end (k = n - 1 - i) (an
-int where the denominator is 1, else a float); otherwise `ints` round (half to even, like RASP's
+int where the denominator is 1 or the position is among `int_positions`, else a float); otherwise `ints` round (half to even, like RASP's
 `round`), `bools` are `logit > 0.5`, and `floats` are the logit itself. Values are always plain Python ints,
 floats, strs or bools.
 """
@@ -51,6 +51,8 @@ class OutputSpec:
     denominators: tuple[int, ...] | None = None  # numerical: one grid per program position
     length_denominators: tuple[int, ...] | None = None  # numerical: one per length 1..max_len
     end_denominators: tuple[int, ...] | None = None  # numerical: one per n - 1 - i, 0..max_len-1
+    # program positions a per-length or from-the-end grid decodes as ints (format version 6)
+    int_positions: tuple[int, ...] = ()
 
     def decode(self, logits: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:
         """Decode `logits [batch, pos, d_vocab_out]` at model positions 1..n of each input."""
@@ -223,14 +225,19 @@ class OutputSpec:
         passed through, as the interpreter gives it), floats elsewhere."""
         d = self._grid_rows(np.asarray(lengths), codes.shape[1])  # broadcasts to [batch, n]
         whole = np.broadcast_to(d == 1, codes.shape)  # [batch, n]
+        if self.int_positions:
+            flagged = np.zeros(codes.shape[1], dtype=bool)
+            flagged[[i for i in self.int_positions if i < codes.shape[1]]] = True
+            whole = whole | flagged[None, :]
+        quotients = codes / d  # [batch, n]; float64 division, as the mean's (whole: k / 1, or m)
         if 2 * np.count_nonzero(whole) > whole.size:
-            out = (codes / d).astype(object)  # [batch, n]; float64 division, as the mean's
-            out[whole] = codes[whole].astype(np.int64).astype(object)
+            out = quotients.astype(object)  # [batch, n]
+            out[whole] = quotients[whole].astype(np.int64).astype(object)
             return _rows(out, lengths)
         # mostly floats: `tolist` makes them directly, then the few whole entries are replaced
-        rows = _rows(codes / d, lengths)
+        rows = _rows(quotients, lengths)
         at_b, at_i = np.nonzero(whole)
-        values = codes[at_b, at_i].astype(np.int64).tolist()
+        values = quotients[at_b, at_i].astype(np.int64).tolist()
         for b, i, value in zip(at_b.tolist(), at_i.tolist(), values, strict=True):
             row = rows[b]
             if i < len(row):

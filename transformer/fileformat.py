@@ -26,9 +26,9 @@ METADATA_KEY = "rasp_forge"
 FORMAT_NAME = "rasp-forge-model"
 # 2: per-layer shapes (`config.layers`); 3: per-head masks (`config.layers[].masks`) and no W_pos
 # (`config.positional`); 4: per-position output grids (`output.denominators`); 5: per-length ones
-# (`output.length_denominators`). Older files still load; the compiler writes the oldest version
-# that holds what the model uses.
-FORMAT_VERSION = 5
+# (`output.length_denominators`); 6: positions such a grid decodes as ints (`output.int_positions`).
+# Older files still load; the compiler writes the oldest version that holds what the model uses.
+FORMAT_VERSION = 6
 TENSOR_DTYPE = "F32"
 
 # safetensors refuses headers above 100 MB; a larger length field means "not a safetensors file".

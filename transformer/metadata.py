@@ -325,6 +325,9 @@ def _parse_output(
     if len(grids) > 1:
         first, second = list(grids)[:2]
         raise check.fail(f"'output.{first}' and 'output.{second}' exclude each other")
+    int_positions: tuple[int, ...] = ()
+    if "int_positions" in obj:
+        int_positions = _parse_int_positions(check, obj, grids, version, max_len)
     return OutputSpec(
         name,
         encoding,
@@ -333,7 +336,34 @@ def _parse_output(
         grids.get("denominators"),
         grids.get("length_denominators"),
         grids.get("end_denominators"),
+        int_positions,
     )
+
+
+def _parse_int_positions(
+    check: _Checker,
+    obj: dict[str, Any],
+    grids: dict[str, tuple[int, ...]],
+    version: int,
+    max_len: int,
+) -> tuple[int, ...]:
+    """`output.int_positions` (format version 6): the program positions a per-length or
+    from-the-end grid decodes as ints (round(x * d) / d is a whole number there), increasing."""
+    if version < 6:
+        raise check.fail("metadata 'output.int_positions' needs 'format_version' 6 or later")
+    if not ({"length_denominators", "end_denominators"} & set(grids)):
+        raise check.fail(
+            "'output.int_positions' needs 'output.length_denominators' or "
+            "'output.end_denominators'"
+        )
+    raw = check.get(obj, "int_positions", "output.", list)
+    if not all(
+        isinstance(i, int) and not isinstance(i, bool) and 0 <= i < max_len for i in raw
+    ) or any(a >= b for a, b in zip(raw, raw[1:])):
+        raise check.fail(
+            f"'output.int_positions' must list increasing program positions 0..{max_len - 1}"
+        )
+    return tuple(raw)
 
 
 # output grid field -> (the format version that introduced it, what its entries are per)

@@ -127,7 +127,8 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
         "nearest of output.values when listed, or at position i read as round(logit * d_i) / d_i "
         "with d_i = output.denominators[i] when those are given (d = "
         "output.length_denominators[n - 1] for every position of an input of length n when "
-        "those are, d = output.end_denominators[n - 1 - i] at position i of n when those are)"
+        "those are, d = output.end_denominators[n - 1 - i] at position i of n when those are); "
+        "an int where d is 1 or i is in output.int_positions, else a float"
     )
     config_path, guide_path, weights_path = (
         out / "config.json",

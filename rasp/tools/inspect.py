@@ -182,7 +182,7 @@ def summarize(model: ModelFile) -> ModelSummary:
 
 
 def _grid_text(output: dict[str, Any]) -> str:
-    """How a grid output decodes (format versions 4 and 5), for the summary's output line."""
+    """How a grid output decodes (format versions 4 to 6), for the summary's output line."""
     for key, d, at in (
         ("denominators", "d_i", "position i"),
         ("length_denominators", "d_n", "length n"),
@@ -190,8 +190,20 @@ def _grid_text(output: dict[str, Any]) -> str:
     ):
         denominators = output.get(key)
         if isinstance(denominators, list) and denominators:
-            return f", decoded as k / {d} at {at}, {d} up to {max(denominators)}"
+            ints = output.get("int_positions")
+            flagged = (
+                f", ints at position{'s' if len(ints) > 1 else ''} {_positions_text(ints)}"
+                if isinstance(ints, list) and ints
+                else ""
+            )
+            return f", decoded as k / {d} at {at}, {d} up to {max(denominators)}{flagged}"
     return ""
+
+
+def _positions_text(positions: list[Any]) -> str:
+    """`0`, `0, 3` or `0, 3, ... (12 positions)`."""
+    shown = ", ".join(str(i) for i in positions[:3])
+    return shown if len(positions) <= 3 else f"{shown}, ... ({len(positions)} positions)"
 
 
 def format_summary(summary: ModelSummary) -> str:

@@ -18,6 +18,7 @@ from compiler.grid import (
     GridAxis,
     OutputGrid,
     denominators_of,
+    int_positions,
     output_denominators,
     output_grid,
     widened_relation,
@@ -380,3 +381,33 @@ def test_a_reversed_mean_compiles_at_n_256(kind: str) -> None:
     inputs += [[rng.choice("abc") for _ in range(rng.randint(200, 256))] for _ in range(30)]
     inputs += random_inputs("abc", 256, 30, seed=18)
     _exactly(as_runtime(model), root, inputs)
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize("max_len", [16, 64])
+def test_a_position_of_ints_on_a_length_grid_decodes_as_ints(max_len: int) -> None:
+    """At position 0 `f if indices > 0 else 0` is the int 0 at every length, where the length
+    grid's e_n > 1 decoded it as 0.0: the file lists the position (format version 6)."""
+    root, model = _compiled(
+        'f = selector_width(select(tokens, "a", ==)) / length;\nres = f if indices > 0 else 0;',
+        ["a", "b"],
+        max_len,
+    )
+    output = model.metadata["output"]
+    assert "length_denominators" in output and output["int_positions"] == [0]
+    assert model.metadata["format_version"] == 6
+    assert recheck(model.weights, model.metadata).ok
+    inputs = [["a"], ["b"], ["a"] * max_len, ["b", "a"] * (max_len // 2)] + all_inputs("ab", 4)
+    inputs += random_inputs("ab", max_len, 40, seed=max_len)
+    _exactly(as_runtime(model), root, inputs)
+
+
+def test_int_positions_need_ints_at_every_length() -> None:
+    # position 0 holds the int 0 at length 1 and 0.5 at length 2: not a position of ints
+    relation = {(0, 1): (0,), (0, 2): (0.5,), (1, 2): (0, 0.5)}
+    grid = OutputGrid(GridAxis.LENGTH, (1, 2))
+    assert int_positions(relation, grid, 2) == ()
+    relation = {(0, 1): (0,), (0, 2): (0,), (1, 2): (0, 0.5)}
+    assert int_positions(relation, grid, 2) == (0,)
+    # a position whose every denominator is 1 already decodes as ints: not listed
+    assert int_positions(relation, OutputGrid(GridAxis.LENGTH, (1, 1)), 2) == ()

@@ -273,3 +273,69 @@ NEW_GRID_CASES = {
 def test_invalid_length_and_end_denominators(case: str, tmp_path: Path) -> None:
     made, edit, fragments = NEW_GRID_CASES[case]
     expect_format_error(_edited(tmp_path, edit, made()), *fragments)
+
+
+def test_int_positions_decode_as_ints_on_a_length_grid() -> None:
+    """Format version 6: `f if indices > 0 else 0` over a fraction of the length is the int 0 at
+    position 0 of every length, which a length grid of e_n > 1 would give as 0.0."""
+    lengths = [3, 1, 2]
+    e = (2, 4, 4)  # per length 1..3
+    flagged = OutputSpec(
+        "out", OutputEncoding.NUMERICAL, OutputType.FLOATS, None, None, e, None, (0,)
+    )
+    plain = OutputSpec("out", OutputEncoding.NUMERICAL, OutputType.FLOATS, None, None, e)
+    numbers = np.array([[0.0, 0.5, 0.75], [1.0, 9.0, 9.0], [0.0000001, 0.25, 9.0]])
+    want = [[0, 0.5, 0.75], [1], [0, 0.25]]
+    got = flagged.from_numbers(numbers, lengths)
+    assert [[(type(v), v) for v in row] for row in got] == [
+        [(type(v), v) for v in row] for row in want
+    ]
+    assert plain.from_numbers(numbers, lengths) == [[0.0, 0.5, 0.75], [1.0], [0.0, 0.25]]
+    assert all(type(row[0]) is float for row in plain.from_numbers(numbers, lengths))
+    # mostly flagged (the object-array path): the same values
+    many = OutputSpec(
+        "out", OutputEncoding.NUMERICAL, OutputType.FLOATS, None, None, e, None, (0, 1)
+    )
+    assert many.from_numbers(np.array([[2.0, 3.0, 0.25]]), [3]) == [[2, 3, 0.25]]
+
+
+def int_positions_mean_of_a(max_len: int = 6) -> hm.Handmade:
+    made = length_grid_mean_of_a(max_len)
+    made.metadata["format_version"] = 6
+    made.metadata["output"]["int_positions"] = [0]
+    return made
+
+
+def test_int_positions_load_from_a_version_6_file(tmp_path: Path) -> None:
+    model = transformer.load(int_positions_mean_of_a().save(tmp_path / "m.safetensors"))
+    assert model.meta.output.int_positions == (0,)
+
+
+INT_POSITION_CASES = {
+    "old_version": (
+        lambda m: m.update(format_version=5),
+        ("'output.int_positions' needs 'format_version' 6",),
+    ),
+    "without_grid": (
+        lambda m: (m["output"].pop("length_denominators"), m["output"].update(values=[0, 1])),
+        ("'output.int_positions' needs 'output.length_denominators' or",),
+    ),
+    "out_of_range": (
+        lambda m: m["output"].update(int_positions=[0, 6]),
+        ("must list increasing program positions 0..5",),
+    ),
+    "not_increasing": (
+        lambda m: m["output"].update(int_positions=[2, 1]),
+        ("must list increasing program positions 0..5",),
+    ),
+    "a_bool": (
+        lambda m: m["output"].update(int_positions=[True]),
+        ("must list increasing program positions",),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INT_POSITION_CASES))
+def test_invalid_int_positions(case: str, tmp_path: Path) -> None:
+    edit, fragments = INT_POSITION_CASES[case]
+    expect_format_error(_edited(tmp_path, edit, int_positions_mean_of_a()), *fragments)
