@@ -20,7 +20,7 @@ from rasp.errors import CompileError
 
 FORMAT = "rasp-forge-model"
 FORMAT_VERSION = 6  # program positions decoded as ints on such a grid (output.int_positions)
-LENGTH_GRID_FORMAT_VERSION = 5  # per-length or from-the-end denominators (output.length_denominators)
+LENGTH_GRID_FORMAT_VERSION = 5  # per-length or from-the-end output denominators
 POSITION_GRID_FORMAT_VERSION = 4  # per-position output denominators (output.denominators)
 MASK_FORMAT_VERSION = 3  # per-head masks (config.layers[].masks), no W_pos (config.positional)
 MASKLESS_FORMAT_VERSION = 2  # per-layer shapes (config.layers): a model without masked heads

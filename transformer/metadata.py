@@ -352,10 +352,8 @@ def _parse_int_positions(
     if version < 6:
         raise check.fail("metadata 'output.int_positions' needs 'format_version' 6 or later")
     if not ({"length_denominators", "end_denominators"} & set(grids)):
-        raise check.fail(
-            "'output.int_positions' needs 'output.length_denominators' or "
-            "'output.end_denominators'"
-        )
+        grids_text = "'output.length_denominators' or 'output.end_denominators'"
+        raise check.fail(f"'output.int_positions' needs {grids_text}")
     raw = check.get(obj, "int_positions", "output.", list)
     if not all(
         isinstance(i, int) and not isinstance(i, bool) and 0 <= i < max_len for i in raw
