@@ -35,7 +35,8 @@ options of the form kept so far:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from compiler.addressing import MATCH_MIN_VALUES
@@ -44,7 +45,7 @@ from compiler.certify import Certificate, recheck
 from compiler.graph import Graph, Op
 from compiler.model import CompiledModel, OverParamLimit
 from compiler.plan_context import NUMERIC_COPY_MIN_VALUES
-from rasp.errors import CompileError
+from rasp.errors import CompileError, Diagnostic
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,8 @@ class Kept:
     certificate: Certificate
     options: BuildOptions
     one_hot_note: str | None = None  # why a one-hot output did not do, for the refusal
+    # the other builds tried and not kept: (how, why: refused while planning, or not proved)
+    tried: tuple[tuple[str, str], ...] = ()
 
 
 def certify_model(model: CompiledModel) -> Certificate:
@@ -90,31 +93,36 @@ def keep_proved(
 ) -> Kept:
     """The form of the program to keep: the first proved (see the module docstring), else the
     default form, with its failed certificate (the caller refuses it, located). `program` is the
-    graph every build starts from."""
+    graph every build starts from. A refusal also lists the other builds tried (`Kept.tried`)."""
+    tried: list[tuple[str, str]] = []
     try:
         kept = _shortest(build, max_len, note)
     except OverParamLimit:
         # the user's limit: no other build is tried, but for the one the size prediction also
         # considers (compiler.driver), copying many numbers as one number
-        kept = _copies_instead_of(build, program, note)
+        kept = _copies_instead_of(build, program, note, tried)
         if kept is None:
             raise
     except CompileError as refusal:
-        fused = _fused_instead_of(build, program, note) or _copies_instead_of(build, program, note)
+        fused = _fused_instead_of(build, program, note, tried) or _copies_instead_of(
+            build, program, note, tried
+        )
         if fused is None:
-            raise refusal from None
+            raise CompileError(
+                [*refusal.diagnostics, *also_tried(tried, refusal.diagnostics[0].message)]
+            ) from None
         kept = fused
     if not kept.certificate.ok and kept.model.gated:
         # gated units write a number with its source's error, steps exact values
         options = replace(kept.options, gates=False)
-        kept = _instead(build, kept, options, STEPS, note, weights_only=True)
+        kept = _instead(build, kept, options, STEPS, note, tried, weights_only=True)
     if not kept.certificate.ok and _snap_failed(kept.certificate) and _copies_many_numbers(kept):
         # a copy of many numbers read as a one-hot, whose output is not snapped (the copy of a
         # gated fraction at N = 64: 147M parameters): copied as a number, before a one-hot output
         # of as many (156M) is built
         proved = [
             k
-            for k in (_proved(build, v, COPIES, note) for v in _copy_variants(kept.options))
+            for k in (_proved(build, v, COPIES, note, tried) for v in _copy_variants(kept.options))
             if k is not None
         ]
         if proved:
@@ -124,18 +132,18 @@ def keep_proved(
     residual = kept.model.metadata["residual"]
     if not kept.certificate.ok and any(label.endswith("^2") for label in residual):
         kept = _instead(
-            build, kept, replace(kept.options, matching=False), "without matching", note
+            build, kept, replace(kept.options, matching=False), "without matching", note, tried
         )
     residual = kept.model.metadata["residual"]
     if not kept.certificate.ok and any(label.endswith(".frac") for label in residual):
         options = replace(kept.options, fractions=False)
-        kept = _instead(build, kept, options, "with widths decoded first", note)
+        kept = _instead(build, kept, options, "with widths decoded first", note, tried)
     refused = _refused_steps_over_maps(kept)
     if not kept.certificate.ok and refused:
         # the refused maps from their input maps' sources, and every map of a map through chains
         # (`fa * fb * 4 > 1` steps over `(fa * fb) * 4`, a view of the product): the smaller kept
         tried = [
-            _instead(build, kept, replace(kept.options, fused_maps=fused), FUSED, note)
+            _instead(build, kept, replace(kept.options, fused_maps=fused), FUSED, note, tried)
             for fused in dict.fromkeys((refused, _maps_of_maps(kept.graph)))
         ]
         proved = [k for k in tried if k.certificate.ok]
@@ -143,9 +151,19 @@ def keep_proved(
             kept = min(proved, key=lambda k: _size(k.model))
     if kept.certificate.ok and not kept.options.numeric_copies and _copies_many_numbers(kept):
         variants = _copy_variants(kept.options)
-        tried = [_instead(build, kept, v, COPIES, note, smaller=True) for v in variants]
-        kept = min(tried, key=lambda k: _size(k.model))  # each is `kept` or smaller
-    return kept
+        found = [_instead(build, kept, v, COPIES, note, tried, smaller=True) for v in variants]
+        kept = min(found, key=lambda k: _size(k.model))  # each is `kept` or smaller
+    return kept if kept.certificate.ok else replace(kept, tried=tuple(tried))
+
+
+def also_tried(tried: Sequence[tuple[str, str]], refused: str | None = None) -> list[Diagnostic]:
+    """One note per other build tried for a refused program, and why it was not kept; a build
+    refused for the refusal's own reason (`refused`, its message) adds nothing and is left out."""
+    return [
+        Diagnostic(f"also tried {how}: {why}", severity="note")
+        for how, why in tried
+        if why != refused
+    ]
 
 
 def _copy_variants(options: BuildOptions) -> list[BuildOptions]:
@@ -186,17 +204,21 @@ def _shortest(build: Build, max_len: int, note: Callable[[str], None]) -> Kept:
     return Kept(model, graph, certificate, options)  # else the default's refusal
 
 
-def _fused_instead_of(build: Build, program: Graph, note: Callable[[str], None]) -> Kept | None:
+def _fused_instead_of(
+    build: Build, program: Graph, note: Callable[[str], None], tried: list[tuple[str, str]]
+) -> Kept | None:
     """Where the default build is refused while planning (`fa * fb` at N = 40 needs a step MLP
     over 19,269 pairs of means), the build with every map of another map computed from the
     sources of its input maps (`fa * fb > 0.2`: steps over fa with fb as context), if proved."""
     fused = _maps_of_maps(program)
     if not fused:
         return None
-    return _proved(build, BuildOptions(fused_maps=fused), FUSED, note)
+    return _proved(build, BuildOptions(fused_maps=fused), FUSED, note, tried)
 
 
-def _copies_instead_of(build: Build, program: Graph, note: Callable[[str], None]) -> Kept | None:
+def _copies_instead_of(
+    build: Build, program: Graph, note: Callable[[str], None], tried: list[tuple[str, str]]
+) -> Kept | None:
     """Where the default build is refused while planning (the reverse of a prefix mean at
     N = 256: the mean's one-hot, read by the copy, needs a step MLP of 39,897 units), the build
     copying many numbers of one key as one number, if the program aggregates and it is proved."""
@@ -204,7 +226,7 @@ def _copies_instead_of(build: Build, program: Graph, note: Callable[[str], None]
         return None
     # one build, addressed exactly: a refusal while planning can take a minute (`c + f` over
     # a copied prefix mean at N = 64), and each build tried here adds as much
-    return _proved(build, BuildOptions(numeric_copies=True), COPIES, note)
+    return _proved(build, BuildOptions(numeric_copies=True), COPIES, note, tried)
 
 
 def _one_hot_output(
@@ -239,6 +261,7 @@ def _instead(
     options: BuildOptions,
     how: str,
     note: Callable[[str], None],
+    tried: list[tuple[str, str]],
     *,
     smaller: bool = False,
     weights_only: bool = False,
@@ -253,7 +276,7 @@ def _instead(
             return False  # the same model: the options changed nothing
         return not smaller or _size(model) < _size(kept.model)
 
-    found = _proved(build, options, how, note, worth=worth_certifying)
+    found = _proved(build, options, how, note, tried, worth=worth_certifying)
     return kept if found is None else replace(found, one_hot_note=kept.one_hot_note)
 
 
@@ -262,19 +285,36 @@ def _proved(
     options: BuildOptions,
     how: str,
     note: Callable[[str], None],
+    tried: list[tuple[str, str]],
     *,
     worth: Callable[[CompiledModel], bool] = lambda model: True,
 ) -> Kept | None:
     """The build with `options` if it is built, `worth` certifying, and proved; else None (a
-    refusal, or running out of memory, counts as not proved)."""
+    refusal, or running out of memory, counts as not proved), and why goes into `tried`."""
     try:
         model, graph = build(options)
-    except (CompileError, MemoryError):
+    except CompileError as err:
+        tried.append((how, err.diagnostics[0].message))
+        return None
+    except MemoryError:
+        tried.append((how, "it ran out of memory"))
         return None
     if not worth(model):
         return None
     certificate = _certified(model, how, note)
-    if certificate is None or not certificate.ok:
+    if certificate is None:
+        tried.append((how, "certifying it ran out of memory"))
+        return None
+    if not certificate.ok:
+        first = certificate.failures()[0]
+        where = "the output" if first.sublayer == "decoder" else f"{first.sublayer} ({first.block})"
+        why = (
+            f"{where} could not be certified ({first.where})"
+            if first.margin == -math.inf
+            else f"{where} has a {first.kind} margin of {first.margin:.3g} against a float32 "
+            f"error of {first.bound:.3g}"
+        )
+        tried.append((how, f"{model.param_count():,} parameters, not proved: {why}"))
         return None
     return Kept(model, graph, certificate, options)
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from compiler.addressing import MATCH_MAX_LEN
-from compiler.alternatives import BuildOptions, keep_proved
+from compiler.alternatives import BuildOptions, also_tried, keep_proved
 from compiler.assemble import assemble
 from compiler.blocks import Atom, sort_values
 from compiler.bos_widths import bos_widths
@@ -135,7 +135,10 @@ def compile_sop(
             key in output for key in ("values", *GRID_KEYS.values())
         )
         raise CompileError(
-            refusals(certificate, graph, one_hot=kept.one_hot_note, unlisted=unlisted)
+            [
+                *refusals(certificate, graph, one_hot=kept.one_hot_note, unlisted=unlisted),
+                *also_tried(kept.tried),
+            ]
         )
     model.metadata["certificate"] = certificate.to_json()
     too_large = header_refusal(model, graph, max_len)

@@ -87,8 +87,10 @@ class Diagnostic:
     message: str
     span: Span | None = None
     hint: str | None = None
+    severity: str = "error"  # or "note": what else was tried, said after the errors
 
-    def render(self, severity: str = "error") -> str:
+    def render(self, severity: str | None = None) -> str:
+        severity = severity or self.severity
         if self.span is None:
             out = [f"{severity}: {self.message}"]
         else:

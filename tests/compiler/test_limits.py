@@ -57,10 +57,13 @@ def test_a_huge_table_mlp_is_refused_located_before_it_is_built(
     median = _program(HALVES, "median")
     with pytest.raises(CompileError) as err:
         compile_sop(median, list(range(11)), 9)
-    (problem,) = err.value.diagnostics
+    problem, *notes = err.value.diagnostics
     assert problem.message.startswith(
         "'a + b' needs a table MLP of 79,242 hidden units over 79,524"
     )
+    # the build with maps fused through their inputs was tried too, and says why it failed
+    assert [n.severity for n in notes] == ["note"]
+    assert notes[0].message.startswith("also tried with maps fused through their inputs: '(a +")
     assert problem.span is not None and problem.span.text() == "a + b"
     assert "smaller vocabulary or maximum length" in (problem.hint or "")
 

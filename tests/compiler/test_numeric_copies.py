@@ -157,3 +157,29 @@ def test_an_unproved_copy_of_many_numbers_is_copied_as_a_number_before_a_one_hot
     inputs += [[rng.choice("abc") for _ in range(rng.randint(1, 24))] for _ in range(100)]
     for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
         assert got == list(S.evaluate(root, tokens).values), tokens
+
+
+def test_a_refusal_says_which_other_builds_were_tried_and_why() -> None:
+    """The previous position's prefix mean at N = 256: the default needs a step MLP over the
+    mean's one-hot, and the copy as one number is built but its snap is not proved (the copy
+    head may give any of the mean's values as far as the certifier sees, k / 256 among them)."""
+    from rasp.errors import CompileError
+
+    interp = Interpreter()
+    interp.exec_program(
+        parse(
+            'f = aggregate(select(indices, indices, <=), indicator(tokens == "a"));\n'
+            "res = aggregate(select(indices, indices - 1, ==), f, 0);",
+            "<test>",
+        )
+    )
+    with pytest.raises(CompileError) as refused:
+        compile_sop(interp.get("res"), list("abc"), 256, name="res")
+    first, *notes = refused.value.diagnostics
+    assert first.severity == "error" and "needs a step MLP" in first.message
+    # the fused build, refused for the same reason, is not repeated
+    assert [n.message.split(":")[0] for n in notes] == ["also tried with numbers copied as numbers"]
+    assert notes[0].severity == "note" and "not proved: the output has a snap margin" in (
+        notes[0].message
+    )
+    assert refused.value.render().splitlines()[-1].startswith("note: also tried with numbers")
