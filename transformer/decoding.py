@@ -5,9 +5,9 @@
 lists them; with per-position `denominators` d_i it is round(x * d_i) / d_i at program position i,
 with per-length `length_denominators` e_n round(x * e_n) / e_n in an input of length n, with
 `end_denominators` f_k round(x * f_k) / f_k at the k-th position from the end (k = n - 1 - i) (an
-int where the denominator is 1 or the position is among `int_positions`, else a float); otherwise `ints` round (half to even, like RASP's
-`round`), `bools` are `logit > 0.5`, and `floats` are the logit itself. Values are always plain Python ints,
-floats, strs or bools.
+int where the denominator is 1 or the position is among `int_positions`, else a float); otherwise
+`ints` round (half to even, like RASP's `round`), `bools` are `logit > 0.5`, and `floats` are the
+logit itself. Values are always plain Python ints, floats, strs or bools.
 """
 
 from __future__ import annotations
@@ -232,12 +232,12 @@ class OutputSpec:
         quotients = codes / d  # [batch, n]; float64 division, as the mean's (whole: k / 1, or m)
         if 2 * np.count_nonzero(whole) > whole.size:
             out = quotients.astype(object)  # [batch, n]
-            out[whole] = quotients[whole].astype(np.int64).astype(object)
+            out[whole] = np.rint(quotients[whole]).astype(np.int64).astype(object)
             return _rows(out, lengths)
         # mostly floats: `tolist` makes them directly, then the few whole entries are replaced
         rows = _rows(quotients, lengths)
         at_b, at_i = np.nonzero(whole)
-        values = quotients[at_b, at_i].astype(np.int64).tolist()
+        values = np.rint(quotients[at_b, at_i]).astype(np.int64).tolist()
         for b, i, value in zip(at_b.tolist(), at_i.tolist(), values, strict=True):
             row = rows[b]
             if i < len(row):
