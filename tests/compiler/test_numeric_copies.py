@@ -29,6 +29,28 @@ def _first_position() -> S.Node:
     return interp.get("first_pos")
 
 
+def _agrees(
+    model: CompiledModel,
+    root: S.Node,
+    n: int,
+    *,
+    seed: int,
+    samples: int = 100,
+    every_up_to: int = 4,
+    extra: list[list[str]] | None = None,
+) -> None:
+    """The model gives the interpreter's values on every input over "abc" up to `every_up_to`
+    tokens, `samples` seeded random ones up to n tokens, and `extra`, in one padded batch."""
+    rng = random.Random(seed)
+    inputs = [
+        list(t) for k in range(1, every_up_to + 1) for t in itertools.product("abc", repeat=k)
+    ]
+    inputs += [[rng.choice("abc") for _ in range(rng.randint(1, n))] for _ in range(samples)]
+    inputs += extra or []
+    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert got == list(S.evaluate(root, tokens).values), tokens
+
+
 def _copy_labels(model: CompiledModel, name: str) -> list[str]:
     return [label for label in model.metadata["residual"] if label.split(":")[0] == name]
 
@@ -51,11 +73,7 @@ def test_the_first_positions_index_is_copied_as_one_number(
     assert len(_copy_labels(one_hot, "first_pos")) == n
     assert model.param_count() < one_hot.param_count()
     assert len(model.metadata["layers"]) <= len(one_hot.metadata["layers"])
-    rng = random.Random(n)
-    inputs = [list(t) for k in range(1, 5) for t in itertools.product("abc", repeat=k) if k <= n]
-    inputs += [[rng.choice("abc") for _ in range(rng.randint(1, n))] for _ in range(80)]
-    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
-        assert got == list(S.evaluate(root, tokens).values), tokens
+    _agrees(model, root, n, seed=n, samples=80)
 
 
 def test_a_numeric_copy_that_is_not_proved_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -96,12 +114,8 @@ def test_the_reverse_of_a_prefix_mean_is_copied_as_one_number(n: int) -> None:
     assert model.param_count() < 70 * n + 600  # 1,712, 2,704 and 8,656
     assert len(model.metadata["layers"]) == 2
     assert not any(label.startswith("f:") for label in model.metadata["residual"])
-    rng = random.Random(n)
-    inputs = [list(t) for k in range(1, 6) for t in itertools.product("abc", repeat=k)]
-    inputs += [[rng.choice("abc") for _ in range(rng.randint(1, n))] for _ in range(100)]
-    inputs += [["a"] * n, ["b"] + ["a"] * (n - 1), ["a"] * (n - 1) + ["c"]]
-    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
-        assert got == list(S.evaluate(root, tokens).values), tokens
+    extremes = [["a"] * n, ["b"] + ["a"] * (n - 1), ["a"] * (n - 1) + ["c"]]
+    _agrees(model, root, n, seed=n, every_up_to=5, extra=extremes)
 
 
 @pytest.mark.exactness
@@ -120,11 +134,7 @@ def test_a_copy_by_the_index_itself_keeps_its_matched_atoms() -> None:
     root = interp.get("res")
     model = compile_sop(root, list("abc"), 64, name="res")
     assert model.param_count() < 1_000 and len(model.metadata["layers"]) == 2  # 476
-    rng = random.Random(64)
-    inputs = [list(t) for k in range(1, 5) for t in itertools.product("abc", repeat=k)]
-    inputs += [[rng.choice("abc") for _ in range(rng.randint(1, 64))] for _ in range(100)]
-    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
-        assert got == list(S.evaluate(root, tokens).values), tokens
+    _agrees(model, root, 64, seed=64)
 
 
 @pytest.mark.exactness
@@ -152,11 +162,7 @@ def test_an_unproved_copy_of_many_numbers_is_copied_as_a_number_before_a_one_hot
     model = compile_sop(root, list("abc"), 24, name="res")
     assert model.param_count() < 2_000  # 853
     assert model.metadata["output"]["encoding"] == "numerical"
-    rng = random.Random(24)
-    inputs = [list(t) for k in range(1, 5) for t in itertools.product("abc", repeat=k)]
-    inputs += [[rng.choice("abc") for _ in range(rng.randint(1, 24))] for _ in range(100)]
-    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
-        assert got == list(S.evaluate(root, tokens).values), tokens
+    _agrees(model, root, 24, seed=24)
 
 
 def test_a_refusal_says_which_other_builds_were_tried_and_why() -> None:
