@@ -31,6 +31,14 @@ options of the form kept so far:
   own output where a one-hot one was forced (the reverse of a prefix mean at N = 32: 2,704
   instead of 3.9M). Where the default build is refused while planning or over the parameter
   limit, the addressed one too, if proved.
+
+Builds are compared by their sketches (`compiler.model.Sketch`: the shape a build's plan gives,
+before any weight), so a build that would change nothing, or is not smaller where it must be, is
+never assembled. Where the default's sketch copies many numbers as their one-hot, the copy builds
+come first: the smallest proved one that is smaller than the default is kept without the default
+being assembled or certified (the route above would keep it too where the default is proved or
+its snap is not; the copy of a gated fraction at N = 64: 1.4 s instead of 24, its default 147M
+parameters). A build refused or not proved is not built twice.
 """
 
 from __future__ import annotations
@@ -43,7 +51,7 @@ from compiler.addressing import MATCH_MIN_VALUES
 from compiler.blocks import Encoding
 from compiler.certify import Certificate, recheck
 from compiler.graph import Graph, Op
-from compiler.model import CompiledModel, OverParamLimit
+from compiler.model import CompiledModel, OverParamLimit, Sketch
 from compiler.plan_context import NUMERIC_COPY_MIN_VALUES
 from rasp.errors import CompileError, Diagnostic
 
@@ -62,7 +70,16 @@ class BuildOptions:
     gates: bool = True  # a map affine in a number per context value may be gated units
 
 
-Build = Callable[[BuildOptions], tuple[CompiledModel, Graph]]
+@dataclass(frozen=True)
+class Builds:
+    """The builds of one program that keep_proved chooses between, by their options: a build's
+    model (assembled, not certified), or its sketch (planned only). Both raise the build's
+    refusal; a build sketched first is planned once."""
+
+    model: Callable[[BuildOptions], tuple[CompiledModel, Graph]]
+    sketch: Callable[[BuildOptions], Sketch]
+
+
 FUSED = "with maps fused through their inputs"  # what a progress note says is certified
 STEPS = "with steps instead of gated units"
 COPIES = "with numbers copied as numbers"
@@ -85,7 +102,7 @@ def certify_model(model: CompiledModel) -> Certificate:
 
 
 def keep_proved(
-    build: Build,
+    build: Builds,
     program: Graph,
     max_len: int,
     max_params: int | None,
@@ -95,17 +112,22 @@ def keep_proved(
     default form, with its failed certificate (the caller refuses it, located). `program` is the
     graph every build starts from. A refusal also lists the other builds tried (`Kept.tried`)."""
     tried: list[tuple[str, str]] = []
+    failed: set[BuildOptions] = set()  # copy builds refused or not proved: not tried again
+    if max_len >= MATCH_MIN_VALUES:  # (below, the eagerly matched build is compared first)
+        copied = _copies_first(build, program, note, tried, failed)
+        if copied is not None:
+            return copied
     try:
         kept = _shortest(build, max_len, note)
     except OverParamLimit:
         # the user's limit: no other build is tried, but for the one the size prediction also
         # considers (compiler.driver), copying many numbers as one number
-        kept = _copies_instead_of(build, program, note, tried)
+        kept = _copies_instead_of(build, program, note, tried, failed)
         if kept is None:
             raise
     except CompileError as refusal:
         fused = _fused_instead_of(build, program, note, tried) or _copies_instead_of(
-            build, program, note, tried
+            build, program, note, tried, failed
         )
         if fused is None:
             raise CompileError(
@@ -116,13 +138,20 @@ def keep_proved(
         # gated units write a number with its source's error, steps exact values
         options = replace(kept.options, gates=False)
         kept = _instead(build, kept, options, STEPS, note, tried, weights_only=True)
-    if not kept.certificate.ok and _snap_failed(kept.certificate) and _copies_many_numbers(kept):
+    if (
+        not kept.certificate.ok
+        and _snap_failed(kept.certificate)
+        and _copies_many(kept.model.metadata["residual"], kept.graph)
+    ):
         # a copy of many numbers read as a one-hot, whose output is not snapped (the copy of a
         # gated fraction at N = 64: 147M parameters): copied as a number, before a one-hot output
         # of as many (156M) is built
         proved = [
             k
-            for k in (_proved(build, v, COPIES, note, tried) for v in _copy_variants(kept.options))
+            for k in (
+                _proved(build, v, COPIES, note, tried, failed=failed)
+                for v in _copy_variants(kept.options)
+            )
             if k is not None
         ]
         if proved:
@@ -149,9 +178,16 @@ def keep_proved(
         proved = [k for k in tried if k.certificate.ok]
         if proved:
             kept = min(proved, key=lambda k: _size(k.model))
-    if kept.certificate.ok and not kept.options.numeric_copies and _copies_many_numbers(kept):
+    if (
+        kept.certificate.ok
+        and not kept.options.numeric_copies
+        and _copies_many(kept.model.metadata["residual"], kept.graph)
+    ):
         variants = _copy_variants(kept.options)
-        found = [_instead(build, kept, v, COPIES, note, tried, smaller=True) for v in variants]
+        found = [
+            _instead(build, kept, v, COPIES, note, tried, smaller=True, failed=failed)
+            for v in variants
+        ]
         kept = min(found, key=lambda k: _size(k.model))  # each is `kept` or smaller
     return kept if kept.certificate.ok else replace(kept, tried=tuple(tried))
 
@@ -164,6 +200,45 @@ def also_tried(tried: Sequence[tuple[str, str]], refused: str | None = None) -> 
         for how, why in tried
         if why != refused
     ]
+
+
+def _copies_first(
+    build: Builds,
+    program: Graph,
+    note: Callable[[str], None],
+    tried: list[tuple[str, str]],
+    failed: set[BuildOptions],
+) -> Kept | None:
+    """Where the default build copies many numbers of one key as their one-hot, the smallest
+    build copying them as one number that is proved and smaller than the default, found from the
+    default's sketch alone: its model is neither assembled nor certified (the copy of a gated
+    fraction at N = 64: 147M parameters, 20 s of the compile's 26). Where the default would be
+    proved, the route below keeps that build too (the copy it tries last is kept where smaller);
+    where its snap would fail, it keeps the smallest proved copy. None: no such build."""
+    try:
+        default = build.sketch(BuildOptions())
+    except CompileError:
+        return None  # planned once: the default's build raises the same refusal below
+    if not _copies_many(default.residual, program):
+        return None
+    size = (default.layers, default.params)
+    found = [
+        kept
+        for options in _copy_variants(BuildOptions())
+        if (
+            kept := _proved(
+                build,
+                options,
+                COPIES,
+                note,
+                tried,
+                worth=lambda sketch: (sketch.layers, sketch.params) < size,
+                failed=failed,
+            )
+        )
+        is not None
+    ]
+    return min(found, key=lambda k: _size(k.model)) if found else None
 
 
 def _copy_variants(options: BuildOptions) -> list[BuildOptions]:
@@ -180,17 +255,17 @@ def _copy_variants(options: BuildOptions) -> list[BuildOptions]:
     return variants
 
 
-def _shortest(build: Build, max_len: int, note: Callable[[str], None]) -> Kept:
+def _shortest(build: Builds, max_len: int, note: Callable[[str], None]) -> Kept:
     """The default build, certified; below MATCH_MIN_VALUES the eagerly matched one first where
     it has fewer layers, or as many and fewer parameters (sort at N = 10: 7,143 parameters
     instead of 12,251; double_hist at N = 8 would take 3 layers instead of 2)."""
     options = BuildOptions()
-    model, graph = build(options)
+    model, graph = build.model(options)
     candidates = [(model, graph, options)]
     if max_len < MATCH_MIN_VALUES:
         eager_options = replace(options, eager_matching=True)
         try:
-            eager, eager_graph = build(eager_options)
+            eager, eager_graph = build.model(eager_options)
         except CompileError:
             pass
         else:
@@ -205,7 +280,7 @@ def _shortest(build: Build, max_len: int, note: Callable[[str], None]) -> Kept:
 
 
 def _fused_instead_of(
-    build: Build, program: Graph, note: Callable[[str], None], tried: list[tuple[str, str]]
+    build: Builds, program: Graph, note: Callable[[str], None], tried: list[tuple[str, str]]
 ) -> Kept | None:
     """Where the default build is refused while planning (`fa * fb` at N = 40 needs a step MLP
     over 19,269 pairs of means), the build with every map of another map computed from the
@@ -217,7 +292,11 @@ def _fused_instead_of(
 
 
 def _copies_instead_of(
-    build: Build, program: Graph, note: Callable[[str], None], tried: list[tuple[str, str]]
+    build: Builds,
+    program: Graph,
+    note: Callable[[str], None],
+    tried: list[tuple[str, str]],
+    failed: set[BuildOptions],
 ) -> Kept | None:
     """Where the default build is refused while planning (the reverse of a prefix mean at
     N = 256: the mean's one-hot, read by the copy, needs a step MLP of 39,897 units), the build
@@ -226,11 +305,11 @@ def _copies_instead_of(
         return None
     # one build, addressed exactly: a refusal while planning can take a minute (`c + f` over
     # a copied prefix mean at N = 64), and each build tried here adds as much
-    return _proved(build, BuildOptions(numeric_copies=True), COPIES, note, tried)
+    return _proved(build, BuildOptions(numeric_copies=True), COPIES, note, tried, failed=failed)
 
 
 def _one_hot_output(
-    build: Build, kept: Kept, max_params: int | None, note: Callable[[str], None]
+    build: Builds, kept: Kept, max_params: int | None, note: Callable[[str], None]
 ) -> Kept:
     """Numbers closer together than the output logit's float32 error (tanh of 0..10) cannot be
     snapped; a one-hot output reads the categorical value instead (an argmax, no closeness)."""
@@ -239,7 +318,7 @@ def _one_hot_output(
         return replace(kept, one_hot_note=too_large)
     options = replace(kept.options, output=Encoding.CATEGORICAL)
     try:
-        model, graph = build(options)
+        model, graph = build.model(options)
     except CompileError as err:
         why = f"a one-hot output was not built either: {err.diagnostics[0].message}"
         return replace(kept, one_hot_note=why)
@@ -256,7 +335,7 @@ def _one_hot_output(
 
 
 def _instead(
-    build: Build,
+    build: Builds,
     kept: Kept,
     options: BuildOptions,
     how: str,
@@ -265,47 +344,58 @@ def _instead(
     *,
     smaller: bool = False,
     weights_only: bool = False,
+    failed: set[BuildOptions] | None = None,
 ) -> Kept:
     """The build with `options` where it differs from `kept` and is proved (and, if `smaller`,
     has fewer layers, or as many and fewer parameters), else `kept`. `weights_only`: the options
     may change the blocks' widths only, not the residual (gated units or steps)."""
 
-    def worth_certifying(model: CompiledModel) -> bool:
-        same = model.metadata["residual"] == kept.model.metadata["residual"]
-        if same and (not weights_only or model.config == kept.model.config):
+    def worth_certifying(sketch: Sketch) -> bool:
+        same = list(sketch.residual) == kept.model.metadata["residual"]
+        if same and (not weights_only or sketch.config == kept.model.config):
             return False  # the same model: the options changed nothing
-        return not smaller or _size(model) < _size(kept.model)
+        return not smaller or (sketch.layers, sketch.params) < _size(kept.model)
 
-    found = _proved(build, options, how, note, tried, worth=worth_certifying)
+    found = _proved(build, options, how, note, tried, worth=worth_certifying, failed=failed)
     return kept if found is None else replace(found, one_hot_note=kept.one_hot_note)
 
 
 def _proved(
-    build: Build,
+    build: Builds,
     options: BuildOptions,
     how: str,
     note: Callable[[str], None],
     tried: list[tuple[str, str]],
     *,
-    worth: Callable[[CompiledModel], bool] = lambda model: True,
+    worth: Callable[[Sketch], bool] = lambda sketch: True,
+    failed: set[BuildOptions] | None = None,
 ) -> Kept | None:
     """The build with `options` if it is built, `worth` certifying, and proved; else None (a
-    refusal, or running out of memory, counts as not proved), and why goes into `tried`."""
+    refusal, or running out of memory, counts as not proved), and why goes into `tried`.
+    `failed`: the options already refused or not proved (none is built again), and where these
+    options go if they are."""
+    failed = set() if failed is None else failed
+    if options in failed:
+        return None  # why is in `tried` already
     try:
-        model, graph = build(options)
+        if not worth(build.sketch(options)):  # judged before any weight is allocated
+            return None
+        model, graph = build.model(options)
     except CompileError as err:
         tried.append((how, err.diagnostics[0].message))
+        failed.add(options)
         return None
     except MemoryError:
         tried.append((how, "it ran out of memory"))
-        return None
-    if not worth(model):
+        failed.add(options)
         return None
     certificate = _certified(model, how, note)
     if certificate is None:
         tried.append((how, "certifying it ran out of memory"))
+        failed.add(options)
         return None
     if not certificate.ok:
+        failed.add(options)
         first = certificate.failures()[0]
         where = "the output" if first.sublayer == "decoder" else f"{first.sublayer} ({first.block})"
         why = (
@@ -353,11 +443,10 @@ def _maps_of_maps(graph: Graph) -> frozenset[str]:
     )
 
 
-def _copies_many_numbers(kept: Kept) -> bool:
-    """Whether an aggregate of `kept` copies more than NUMERIC_COPY_MIN_VALUES numbers as their
-    one-hot (it selects at most one key), so that `numeric_copies` would build another model."""
-    residual = kept.model.metadata["residual"]
-    graph = kept.graph
+def _copies_many(residual: Sequence[str], graph: Graph) -> bool:
+    """Whether an aggregate of the build with these residual labels (a model's or its sketch's),
+    from `graph`, copies more than NUMERIC_COPY_MIN_VALUES numbers as their one-hot (it selects at
+    most one key), so that `numeric_copies` would build another model."""
     for node in graph.nodes:
         if node.op is not Op.AGGREGATE:
             continue

@@ -37,6 +37,7 @@ from compiler.model import (
     POSITION_GRID_FORMAT_VERSION,
     CompiledModel,
     OverParamLimit,
+    Sketch,
     attention_residual,
     config_params,
     embed_residual,
@@ -63,20 +64,9 @@ def assemble(
     causal: bool = False,
     max_params: int | None = None,
 ) -> CompiledModel:
-    d_model = layout.d_model
-    shapes = [_layer_shape(layer.heads, layer.mlps) for layer in schedule.layers]
-    d_vocab_out = len(plan.output.values) if plan.output.is_categorical else 1
-    config = model_config(
-        shapes,
-        d_model=d_model,
-        n_ctx=max_len + 1,
-        d_vocab=len(vocab) + 2,
-        d_vocab_out=d_vocab_out,
-        causal=causal,
-    )
+    config = sketch_model(schedule, layout, plan, vocab, max_len, causal).config
+    shapes = config["layers"]
     weights = _embeddings(layout, plan, vocab, max_len)  # [d_vocab or n_ctx, d_model]: small
-    if "pos_embed.W_pos" not in weights:
-        config["positional"] = False
     _check_params(config, plan, max_params)
     bounds = _real_bounds(layout, plan, max_len)
     special_ids = np.array(
@@ -110,6 +100,30 @@ def assemble(
     return CompiledModel(config, weights, metadata)
 
 
+def sketch_model(
+    schedule: Schedule,
+    layout: Layout,
+    plan: Plan,
+    vocab: Sequence[Atom],
+    max_len: int,
+    causal: bool = False,
+) -> Sketch:
+    """The shape the assembled model will have (its `config`, residual and head widths), known
+    before any weight of a layer is allocated."""
+    widths = [_head_widths(layer.heads) for layer in schedule.layers]
+    config = model_config(
+        [_layer_shape(layer.heads, layer.mlps) for layer in schedule.layers],
+        d_model=layout.d_model,
+        n_ctx=max_len + 1,
+        d_vocab=len(vocab) + 2,
+        d_vocab_out=len(plan.output.values) if plan.output.is_categorical else 1,
+        causal=causal,
+    )
+    if "pos_embed.W_pos" not in _embeddings(layout, plan, vocab, max_len):
+        config["positional"] = False
+    return Sketch(config, tuple(layout.labels()), tuple(max(w + [0]) for w in widths))
+
+
 def _check_params(config: dict[str, Any], plan: Plan, max_params: int | None) -> None:
     """Refuse a model over `max_params` parameters before allocating its weights. The prediction
     (compiler.budget) sizes only compiles above N = 64 and the first build; a small N with a huge
@@ -136,7 +150,7 @@ def _check_params(config: dict[str, Any], plan: Plan, max_params: int | None) ->
 def _layer_shape(heads: Sequence[HeadSpec], mlps: Sequence[MLPSpec]) -> dict[str, Any]:
     """One layer's own sizes: its heads, their width, its hidden units (no padding to the
     widest layer: the file stores what the program uses), and its heads' masks if one has one."""
-    widths = [max(_qk_width(h) + 2, h.W_O.shape[0]) for h in heads]
+    widths = _head_widths(heads)
     if not widths:
         return {"n_heads": 0, "d_head": 0, "d_mlp": sum(m.hidden for m in mlps)}
     masks = {"masks": [h.mask for h in heads]} if any(h.mask for h in heads) else {}
@@ -150,6 +164,12 @@ def _layer_shape(heads: Sequence[HeadSpec], mlps: Sequence[MLPSpec]) -> dict[str
         # first, as fused kernels do) is exact, and keys of equal scores get equal weights.
         d_head = 4 ** math.ceil(math.log(max(widths), 4))
     return {"n_heads": len(heads), "d_head": d_head, "d_mlp": sum(m.hidden for m in mlps), **masks}
+
+
+def _head_widths(heads: Sequence[HeadSpec]) -> list[int]:
+    """The columns each head uses: its query/key columns and assembly's `bos` and `pad` ones, or
+    its value/output columns."""
+    return [max(_qk_width(h) + 2, h.W_O.shape[0]) for h in heads]
 
 
 def _qk_width(head: HeadSpec) -> int:

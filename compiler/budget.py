@@ -2,8 +2,9 @@
 
 Value sets, encodings and weights all grow polynomially in the maximum length N, with an exponent
 that depends on the program (a one-hot of `indices` grows as N, a table of `length - indices - 1`
-as N^2, ...). So the prediction compiles the program for two small lengths (no certificate: it is
-only sizing), fits size = a * N^k through them, and extrapolates; the part responsible is the
+as N^2, ...). So the prediction plans the program for two small lengths (its sketch: the shape
+the model would have, no weight and no certificate), fits size = a * N^k through them, and
+extrapolates; the part responsible is the
 residual variable, head or MLP whose width grows the most. That takes a fraction of a second, long
 before a compile for N = 100,000 would have exhausted memory.
 
@@ -18,7 +19,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from compiler.model import CompiledModel
+from compiler.model import Sketch
 
 DEFAULT_MAX_PARAMS = 200_000_000  # 800 MB of float32 weights; `--max-params` raises it
 # Small compiles the prediction extrapolates from: long enough that every select side has the many
@@ -48,9 +49,9 @@ class Prediction:
         )
 
 
-def predict(build: Callable[[int], CompiledModel], max_len: int) -> Prediction | None:
-    """The predicted size of `build(max_len)` from `build` at PROBE_LENGTHS (None: max_len is
-    small enough to just compile).
+def predict(build: Callable[[int], Sketch], max_len: int) -> Prediction | None:
+    """The predicted size of the model `build(max_len)` sketches, from its sketches at
+    PROBE_LENGTHS (None: max_len is small enough to just compile).
 
     Each part is extrapolated on its own (every residual variable's width, every layer's head
     count, head width and MLP width), then the parameters are counted as the file would hold them
@@ -70,7 +71,7 @@ def predict(build: Callable[[int], CompiledModel], max_len: int) -> Prediction |
     if len(cfg1["layers"]) == len(cfg2["layers"]):
         for layer, (a, b) in enumerate(zip(_layer_sizes(m1), _layer_sizes(m2), strict=True)):
             heads, raw_width, hidden = b[0], grow(a[1], b[1]), grow(a[2], b[2])
-            stored = m2.config["layers"][layer]["d_head"]
+            stored = cfg2["layers"][layer]["d_head"]
             if not heads or raw_width < 1:
                 d_head = 0
             elif stored & (stored - 1) or stored.bit_length() % 2 == 0:  # not a power of 4
@@ -82,16 +83,16 @@ def predict(build: Callable[[int], CompiledModel], max_len: int) -> Prediction |
             parts.append((raw_width, f"the head width of layer {layer}"))
             parts.append((hidden, f"the MLP of layer {layer}"))
     else:  # the probes scheduled differently: fall back to one power law on the totals
-        params = int(grow(m1.param_count(), m2.param_count()))
+        params = int(grow(m1.params, m2.params))
     width, where = max(parts) if parts else (0.0, "nothing")
-    total_growth = grow.exponent(m1.param_count(), m2.param_count())
+    total_growth = grow.exponent(m1.params, m2.params)
     return Prediction(
         max_len=max_len,
         params=int(params),
         exponent=total_growth,
         compile_bytes=int(params) * BYTES_PER_PARAM_COMPILING,
         widest=f"the widest part is {where}: about {_count(int(width))} wide",
-        probes=((n1, m1.param_count()), (n2, m2.param_count())),
+        probes=((n1, m1.params), (n2, m2.params)),
     )
 
 
@@ -110,24 +111,18 @@ class _Growth:
         return float(b) * (self.n / self.n2) ** self.exponent(a, b)
 
 
-def _layer_sizes(model: CompiledModel) -> list[tuple[int, int, int]]:
-    """(heads, used head width, MLP width) per layer; the used width counts the head columns
-    with any non-zero weight (the stored width is rounded up to a power of 4)."""
-    sizes = []
-    for layer, shape in enumerate(model.config["layers"]):
-        used = 0
-        if shape["n_heads"]:
-            prefix = f"blocks.{layer}.attn."
-            qkv = [abs(model.weights[prefix + n]).max(axis=(0, 1)) for n in ("W_Q", "W_K", "W_V")]
-            o = abs(model.weights[prefix + "W_O"]).max(axis=(0, 2))
-            used = int(((qkv[0] + qkv[1] + qkv[2] + o) > 0).sum())
-        sizes.append((shape["n_heads"], used, shape["d_mlp"]))
-    return sizes
+def _layer_sizes(sketch: Sketch) -> list[tuple[int, int, int]]:
+    """(heads, used head width, MLP width) per layer; the used width counts the columns of its
+    widest head (the stored width may be rounded up to a power of 4)."""
+    return [
+        (shape["n_heads"], width, shape["d_mlp"])
+        for shape, width in zip(sketch.config["layers"], sketch.head_widths, strict=True)
+    ]
 
 
-def _residual_widths(model: CompiledModel) -> Counter[str]:
+def _residual_widths(sketch: Sketch) -> Counter[str]:
     # labels are "name:value" (one-hot) or "name" (a number): group by name
-    return Counter(label.split(":", 1)[0] for label in model.metadata["residual"])
+    return Counter(label.split(":", 1)[0] for label in sketch.residual)
 
 
 def _count(n: int) -> str:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from compiler.addressing import MATCH_MAX_LEN
-from compiler.alternatives import BuildOptions, also_tried, keep_proved
-from compiler.assemble import assemble
-from compiler.blocks import Atom, sort_values
+from compiler.alternatives import BuildOptions, Builds, also_tried, keep_proved
+from compiler.assemble import assemble, sketch_model
+from compiler.blocks import Atom, Plan, sort_values
 from compiler.bos_widths import bos_widths
 from compiler.budget import DEFAULT_MAX_PARAMS, PROBE_LENGTHS, Prediction, predict
 from compiler.counts import count_means
@@ -18,13 +18,13 @@ from compiler.encode import plan_encodings
 from compiler.fraction_means import fraction_means
 from compiler.graph import Graph, Op, build_graph
 from compiler.grid import GRID_KEYS
-from compiler.layout import lay_out
-from compiler.model import CompiledModel
+from compiler.layout import Layout, lay_out
+from compiler.model import CompiledModel, Sketch
 from compiler.order_digits import order_digits
 from compiler.program_forms import keep_form
 from compiler.refusals import header_refusal, refusals
 from compiler.resolve import resolve
-from compiler.schedule import schedule_blocks
+from compiler.schedule import Schedule, schedule_blocks
 from compiler.values import ValueSets, infer_values
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, Source
@@ -80,36 +80,54 @@ def compile_sop(
         if progress is not None:
             progress(f"compiling: {stage}", 0, 1)
 
-    def builder(
-        sop: sops.Node, limit: int | None
-    ) -> Callable[[BuildOptions], tuple[CompiledModel, Graph]]:
-        return lambda options: build(sop, options, limit)
+    def builder(sop: sops.Node, limit: int | None) -> Builds:
+        """The builds of `sop` under the parameter limit `limit`."""
+        planned: dict[BuildOptions, Planned | CompileError] = {}
 
-    def build(
-        sop: sops.Node, options: BuildOptions, limit: int | None
-    ) -> tuple[CompiledModel, Graph]:
-        try:
-            model, graph = _build(
-                sop,
-                vocab,
-                max_len,
-                name=name,
-                source=source,
-                causal=causal,
-                head_masks=head_masks,
-                note=note,
-                options=options,
-                max_params=limit,
-            )
-        except CompileError as err:  # a tracr map's unholdable value may be the reason
-            raise type(err)([*value_problems(sop), *err.diagnostics]) from None
-        problems = value_problems(sop)  # a tracr map gave a value no model holds (e.g. a dict)
-        if problems:
-            raise CompileError(problems)
-        meta = model.metadata.get("output", {})
-        if meta.get("type") == sops.SeqType.NONE.value:  # a tracr output that is always None:
-            meta["type"] = sops.SeqType.STRINGS.value  # labelled as a mix is (the file's types)
-        return model, graph
+        def plan(options: BuildOptions) -> Planned:
+            found = planned.get(options)
+            if found is None:
+                try:
+                    found = _plan(
+                        sop,
+                        vocab,
+                        max_len,
+                        causal=causal,
+                        note=note,
+                        options=options,
+                        head_masks=head_masks,
+                    )
+                except CompileError as err:  # a tracr map's unholdable value may be the reason
+                    found = type(err)([*value_problems(sop), *err.diagnostics])
+                planned[options] = found
+            if isinstance(found, CompileError):
+                raise found
+            return found
+
+        def model(options: BuildOptions) -> tuple[CompiledModel, Graph]:
+            planned_build = plan(options)
+            try:
+                compiled, graph = _assemble(
+                    planned_build,
+                    vocab,
+                    max_len,
+                    name=name,
+                    source=source,
+                    note=note,
+                    max_params=limit,
+                )
+            except CompileError as err:  # a tracr map's unholdable value may be the reason
+                raise type(err)([*value_problems(sop), *err.diagnostics]) from None
+            planned.pop(options)  # assembled: its plan is not needed again
+            problems = value_problems(sop)  # a tracr map gave a value no model holds (a dict)
+            if problems:
+                raise CompileError(problems)
+            meta = compiled.metadata.get("output", {})
+            if meta.get("type") == sops.SeqType.NONE.value:  # a tracr output always None:
+                meta["type"] = sops.SeqType.STRINGS.value  # labelled as a mix is (the file's types)
+            return compiled, graph
+
+        return Builds(model=model, sketch=lambda options: plan(options).sketch)
 
     # the default form, or the first alternative the certifier proves (compiler.alternatives), of
     # the prepared program or another form of it (compiler.program_forms)
@@ -178,21 +196,29 @@ def prepare(
     return merge_duplicates(sop)  # the rewrites may write one computation twice
 
 
-def _build(
+@dataclass(frozen=True)
+class Planned:
+    """A build planned and laid out, before any weight: its shape is known (`sketch`), and
+    `_assemble` turns it into the model."""
+
+    graph: Graph
+    plan: Plan
+    schedule: Schedule
+    layout: Layout
+    sketch: Sketch
+
+
+def _plan(
     sop: sops.Node,
     vocab: tuple[Atom, ...],
     max_len: int,
     *,
-    name: str | None,
-    source: Source | None,
     causal: bool,
     note: Callable[[str], None],
-    options: BuildOptions = BuildOptions(),
-    head_masks: bool = True,
-    max_params: int | None = None,
-) -> tuple[CompiledModel, Graph]:
-    """Every stage but the certificate: the assembled model, and the graph it came from, planned
-    as `options` say (compiler.alternatives.BuildOptions)."""
+    options: BuildOptions,
+    head_masks: bool,
+) -> Planned:
+    """The stages before assembly: values, encodings, schedule and layout."""
     note("analyse values")
     graph = build_graph(sop)  # IR: typed nodes, deterministic names
     values = infer_values(graph, vocab, max_len)  # what each node can be
@@ -215,22 +241,38 @@ def _build(
         options.gates,
         addressed_copies=options.addressed_copies,
     )
-    note("schedule and assemble")
+    note("schedule")
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers
     # the program's s-ops among them are laid out whole (the tools read them back by name); the
     # classes a select side or a map reads are helpers, laid out where read
     names = {node.name for node in graph.nodes}
     embedded = [dims for name, (_, dims) in plan.embedded.items() if name in names]
     layout = lay_out(schedule, plan.output, vocab, max_len, plan.positional, embedded)
-    out_name = name or graph.output.name
+    sketch = sketch_model(schedule, layout, plan, vocab, max_len, causal)
+    return Planned(graph, plan, schedule, layout, sketch)
+
+
+def _assemble(
+    planned: Planned,
+    vocab: tuple[Atom, ...],
+    max_len: int,
+    *,
+    name: str | None,
+    source: Source | None,
+    note: Callable[[str], None],
+    max_params: int | None,
+) -> tuple[CompiledModel, Graph]:
+    note("assemble")
+    graph, plan = planned.graph, planned.plan
+    causal = planned.sketch.config["attention_dir"] == "causal"
     try:
         model = assemble(
-            schedule,
-            layout,
+            planned.schedule,
+            planned.layout,
             plan,
             vocab,
             max_len,
-            name=out_name,
+            name=name or graph.output.name,
             source=source,
             causal=causal,
             max_params=max_params,
@@ -268,18 +310,16 @@ def _check_size(
         max(max_params, DEFAULT_MAX_PARAMS) // PAIRS_PER_PARAM
     )  # raised with it, never lowered
 
-    def probe(n: int, fractions: bool = False, numeric_copies: bool = False) -> CompiledModel:
-        return _build(
+    def probe(n: int, fractions: bool = False, numeric_copies: bool = False) -> Sketch:
+        return _plan(
             prepare(sop, vocab, n, fractions=fractions),
             vocab,
             n,
-            name=None,
-            source=None,
             causal=causal,
             head_masks=head_masks,
             note=lambda s: None,
             options=BuildOptions(matching=matching, numeric_copies=numeric_copies),
-        )[0]
+        ).sketch
 
     # the probes are built as the target will be: matching's exact scores end at MATCH_MAX_LEN
     matching = max_len <= MATCH_MAX_LEN
@@ -289,7 +329,7 @@ def _check_size(
         prediction = None  # no compile at the probe lengths: the real compile says why
     default = prediction
 
-    def or_smaller(form: Callable[[int], CompiledModel]) -> Prediction | None:
+    def or_smaller(form: Callable[[int], Sketch]) -> Prediction | None:
         """The smaller of the prediction so far and `form`'s (where its probes compile)."""
         try:
             found = predict(form, max_len)

@@ -72,6 +72,25 @@ def config_params(config: dict[str, Any]) -> int:
     return total
 
 
+@dataclass(frozen=True)
+class Sketch:
+    """A model's shape once its build is planned, before any weight is allocated: what the
+    driver compares between builds (compiler.alternatives) and the size prediction extrapolates
+    (compiler.budget)."""
+
+    config: dict[str, Any]  # the model's config (model_config), `positional` included
+    residual: tuple[str, ...]  # the residual's labels, as the metadata's `residual`
+    head_widths: tuple[int, ...]  # per layer: the columns its widest head uses (0: no head)
+
+    @property
+    def layers(self) -> int:
+        return int(self.config["n_layers"])
+
+    @property
+    def params(self) -> int:
+        return config_params(self.config)
+
+
 # safetensors refuses to write or read a header (its JSON) over 100 MB
 MAX_HEADER_BYTES = 100_000_000
 

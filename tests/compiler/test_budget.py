@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from compiler import compile_sop
+from compiler.alternatives import BuildOptions
 from compiler.budget import predict
-from compiler.driver import _build
+from compiler.driver import _assemble, _plan, prepare
 from rasp.errors import CompileError
 from rasp.interpreter import load_file
 from tests.compiler import sop_builders as B
@@ -17,21 +18,27 @@ from tests.compiler import sop_builders as B
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _probe(sop, vocab):
-    def build(n: int):
-        return _build(
-            sop, tuple(vocab), n, name=None, source=None, causal=False, note=lambda s: None
-        )[0]
+def _planned(sop, vocab, n: int):
+    return _plan(
+        sop,
+        tuple(vocab),
+        n,
+        causal=False,
+        note=lambda s: None,
+        options=BuildOptions(),
+        head_masks=True,
+    )
 
-    return build
+
+def _probe(sop, vocab):
+    return lambda n: _planned(sop, vocab, n).sketch
 
 
 @pytest.mark.parametrize("make", [B.reverse, B.hist], ids=["reverse", "hist"])
 def test_the_prediction_is_close_to_the_real_size(make) -> None:
-    build = _probe(make(), "abc")
-    predicted = predict(build, 100)
+    predicted = predict(_probe(make(), "abc"), 100)
     assert predicted is not None
-    actual = build(100).param_count()
+    actual = compile_sop(make(), list("abc"), 100).param_count()
     assert 0.7 * actual <= predicted.params <= 1.4 * actual, (predicted.params, actual)
 
 
@@ -90,3 +97,39 @@ def test_the_size_a_config_gives_is_the_size_stored(name: str) -> None:
     for n in (8, 40):
         model = compile_sop(interp.get(interp.last_assigned), list(VOCABULARIES[name]), n)
         assert config_params(model.config) == model.param_count()
+
+
+@pytest.mark.parametrize("name", ["reverse", "sort", "most_freq", "dyck2", "induction"])
+def test_a_sketch_is_the_shape_its_build_assembles(name: str) -> None:
+    # the driver compares builds, and the prediction extrapolates, from sketches: no weight
+    from programs import VOCABULARIES
+
+    interp = load_file(ROOT / "programs" / f"{name}.rasp")
+    vocab = tuple(VOCABULARIES[name])
+    for n in (8, 32, 48):
+        planned = _planned(prepare(interp.get(interp.last_assigned), vocab, n), vocab, n)
+        model, _ = _assemble(
+            planned, vocab, n, name=None, source=None, note=lambda s: None, max_params=None
+        )
+        sketch = planned.sketch
+        assert sketch.config == model.config
+        assert list(sketch.residual) == model.metadata["residual"]
+        assert (sketch.layers, sketch.params) == (
+            len(model.metadata["layers"]),
+            model.param_count(),
+        )
+        assert list(sketch.head_widths) == _used_head_widths(model)
+
+
+def _used_head_widths(model) -> list[int]:
+    """Per layer, the head columns with any non-zero weight (in any head)."""
+    used = []
+    for layer, shape in enumerate(model.config["layers"]):
+        width = 0
+        if shape["n_heads"]:
+            prefix = f"blocks.{layer}.attn."
+            qkv = [abs(model.weights[prefix + n]).max(axis=(0, 1)) for n in ("W_Q", "W_K", "W_V")]
+            o = abs(model.weights[prefix + "W_O"]).max(axis=(0, 2))
+            width = int(((qkv[0] + qkv[1] + qkv[2] + o) > 0).sum())
+        used.append(width)
+    return used

@@ -68,7 +68,7 @@ def test_the_first_positions_index_is_copied_as_one_number(
     assert _copy_labels(model, "first_pos") == ["first_pos"]
     assert model.metadata["certificate"]["errors"] == []
     with monkeypatch.context() as patch:
-        patch.setattr(alternatives, "_copies_many_numbers", lambda kept: False)
+        patch.setattr(alternatives, "_copies_many", lambda residual, graph: False)
         one_hot = compile_sop(root, list("abc"), n, name="first_pos")
     assert len(_copy_labels(one_hot, "first_pos")) == n
     assert model.param_count() < one_hot.param_count()
@@ -86,7 +86,7 @@ def test_a_numeric_copy_that_is_not_proved_is_not_kept(monkeypatch: pytest.Monke
     model = compile_sop(root, vocab, 16, name="longsum", progress=lambda s, *_: stages.append(s))
     assert "compiling: certify with numbers copied as numbers" in stages  # built, and different
     assert model.metadata["certificate"]["errors"] == []
-    monkeypatch.setattr(alternatives, "_copies_many_numbers", lambda kept: False)
+    monkeypatch.setattr(alternatives, "_copies_many", lambda residual, graph: False)
     without = compile_sop(root, vocab, 16, name="longsum")
     assert model.metadata["residual"] == without.metadata["residual"]
     assert model.param_count() == without.param_count()
@@ -144,16 +144,7 @@ def test_an_unproved_copy_of_many_numbers_is_copied_as_a_number_before_a_one_hot
     """The copy of a gated fraction: its one-hot copy (4.4M parameters at N = 24, 147M at 64)
     is not snapped, and a one-hot output of as many values would be as large; the copy as one
     number is tried first (853 parameters) and the one-hot output is never built."""
-    interp = Interpreter()
-    interp.exec_program(
-        parse(
-            'f = selector_width(select(tokens, "a", ==)) / length;\n'
-            'g = (0) if indices < 3 else ((f * 0.5) if tokens == "c" else f);\n'
-            "res = aggregate(select(indices, indices, ==), g);",
-            "<test>",
-        )
-    )
-    root = interp.get("res")
+    root = _gated_fraction_copy()
 
     def no_one_hot_output(*args: object, **kwargs: object) -> None:
         raise AssertionError("a one-hot output was built")
@@ -163,6 +154,57 @@ def test_an_unproved_copy_of_many_numbers_is_copied_as_a_number_before_a_one_hot
     assert model.param_count() < 2_000  # 853
     assert model.metadata["output"]["encoding"] == "numerical"
     _agrees(model, root, 24, seed=24)
+
+
+def test_a_default_that_copies_many_numbers_is_only_sketched_where_a_copy_is_smaller(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The copy builds come first where the default's sketch copies many numbers as a one-hot:
+    the default of this copy of a gated prefix mean (4.4M parameters at N = 24, 147M at 64) is
+    neither assembled nor certified, and the model kept is the one the full route keeps."""
+    import numpy as np
+
+    from compiler import driver
+
+    interp = Interpreter()
+    interp.exec_program(
+        parse(
+            'f = aggregate(select(indices, indices, <=), indicator(tokens == "a"));\n'
+            'g = (0) if indices < 3 else ((f * 0.5) if tokens == "c" else f);\n'
+            "res = aggregate(select(indices, indices, ==), g);",
+            "<test>",
+        )
+    )
+    root = interp.get("res")
+    assembled: list[int] = []
+    assemble = driver._assemble
+
+    def recorded(planned, *args, **kwargs):  # type: ignore[no-untyped-def]
+        built = assemble(planned, *args, **kwargs)  # (a build over a limit raises first)
+        assembled.append(built[0].param_count())
+        return built
+
+    with monkeypatch.context() as patch:
+        patch.setattr(driver, "_assemble", recorded)
+        fast = compile_sop(root, list("abc"), 24, name="res")
+    assert assembled and max(assembled) < 2_000  # the two copy builds: 1,058 and 853
+    monkeypatch.setattr(alternatives, "_copies_first", lambda *args: None)
+    full = compile_sop(root, list("abc"), 24, name="res")
+    assert fast.metadata == full.metadata
+    assert all(np.array_equal(fast.weights[k], full.weights[k]) for k in full.weights)
+
+
+def _gated_fraction_copy() -> S.Node:
+    interp = Interpreter()
+    interp.exec_program(
+        parse(
+            'f = selector_width(select(tokens, "a", ==)) / length;\n'
+            'g = (0) if indices < 3 else ((f * 0.5) if tokens == "c" else f);\n'
+            "res = aggregate(select(indices, indices, ==), g);",
+            "<test>",
+        )
+    )
+    return interp.get("res")
 
 
 def test_a_refusal_says_which_other_builds_were_tried_and_why() -> None:
