@@ -57,10 +57,13 @@ class AggregatePlanner:
             canon = {value_key(v): built.canonical(sop, v) for v in ctx.values(node.index)}
             canon[value_key(node.value)] = node.value
             built.canon[node.index] = canon
+        # A categorical copy has a column for every value its value reading has; a number copied
+        # from one key takes the aggregate's own values (its source's at the keys it selects)
+        copied = () if encoding is Encoding.NUMERICAL and single else value.values
         vals = sort_values(
             [
                 *(built.canonical(node.index, v) for v in ctx.values(node.index)),
-                *value.values,
+                *copied,
                 node.value,
             ]
         )

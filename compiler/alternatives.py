@@ -194,10 +194,11 @@ def keep_proved(
 
 def also_tried(tried: Sequence[tuple[str, str]], refused: str | None = None) -> list[Diagnostic]:
     """One note per other build tried for a refused program, and why it was not kept; a build
-    refused for the refusal's own reason (`refused`, its message) adds nothing and is left out."""
+    refused for the refusal's own reason (`refused`, its message) adds nothing and is left out,
+    and two builds tried alike and failed alike give one note."""
     return [
         Diagnostic(f"also tried {how}: {why}", severity="note")
-        for how, why in tried
+        for how, why in dict.fromkeys(tried)
         if why != refused
     ]
 

@@ -207,12 +207,11 @@ def _gated_fraction_copy() -> S.Node:
     return interp.get("res")
 
 
-def test_a_refusal_says_which_other_builds_were_tried_and_why() -> None:
-    """The previous position's prefix mean at N = 256: the default needs a step MLP over the
-    mean's one-hot, and the copy as one number is built but its snap is not proved (the copy
-    head may give any of the mean's values as far as the certifier sees, k / 256 among them)."""
-    from rasp.errors import CompileError
-
+def test_a_copy_by_a_shift_takes_only_the_values_it_copies() -> None:
+    """The previous position's prefix mean at N = 256, copied as one number: the copy at i
+    takes the mean's values at i - 1 (k / i), never k / 256, so every output value lies on its
+    position's grid and the snap is proved (it took any of the mean's values before, and was
+    refused: a snap margin of 0)."""
     interp = Interpreter()
     interp.exec_program(
         parse(
@@ -221,13 +220,48 @@ def test_a_refusal_says_which_other_builds_were_tried_and_why() -> None:
             "<test>",
         )
     )
-    with pytest.raises(CompileError) as refused:
-        compile_sop(interp.get("res"), list("abc"), 256, name="res")
-    first, *notes = refused.value.diagnostics
-    assert first.severity == "error" and "needs a step MLP" in first.message
-    # the fused build, refused for the same reason, is not repeated
-    assert [n.message.split(":")[0] for n in notes] == ["also tried with numbers copied as numbers"]
-    assert notes[0].severity == "note" and "not proved: the output has a snap margin" in (
-        notes[0].message
+    root = interp.get("res")
+    model = compile_sop(root, list("abc"), 256, name="res")
+    assert model.param_count() < 5_000  # 3,531
+    assert model.metadata["certificate"]["errors"] == []
+    _agrees(model, root, 256, seed=256, samples=40, every_up_to=3)
+
+
+def test_a_refusal_says_which_other_builds_were_tried_and_why() -> None:
+    """The reverse of a prefix mean plus the mean at N = 40: the output's values lie closer
+    together than its float32 error; the copy as one number is built and not proved either,
+    and the steps instead of gated units are refused while planning."""
+    from rasp.errors import CompileError
+
+    interp = Interpreter()
+    interp.exec_program(
+        parse(
+            'f = aggregate(select(indices, indices, <=), indicator(tokens == "a"));\n'
+            "c = aggregate(select(indices, length - indices - 1, ==), f, 0);\n"
+            "res = c + f;",
+            "<test>",
+        )
     )
-    assert refused.value.render().splitlines()[-1].startswith("note: also tried with numbers")
+    with pytest.raises(CompileError) as refused:
+        compile_sop(interp.get("res"), list("abc"), 40, name="res")
+    first, *notes = refused.value.diagnostics
+    assert first.severity == "error" and "a snap decision has margin" in first.message
+    assert all(n.severity == "note" for n in notes)
+    hows = [n.message.split(":")[0] for n in notes]
+    assert "also tried with steps instead of gated units" in hows
+    copies = [n.message for n in notes if n.message.startswith("also tried with numbers copied")]
+    assert copies and all(
+        "parameters, not proved: the output has a snap margin" in c for c in copies
+    )
+    assert (
+        "needs a step MLP"
+        in notes[hows.index("also tried with steps instead of gated units")].message
+    )
+    assert refused.value.render().splitlines()[-1].startswith("note: also tried with")
+
+
+def test_the_other_builds_are_noted_once_each() -> None:
+    tried = [("with a", "x"), ("with b", "refused: y"), ("with a", "x"), ("with c", "z")]
+    notes = alternatives.also_tried(tried, refused="refused: y")
+    assert [n.message for n in notes] == ["also tried with a: x", "also tried with c: z"]
+    assert {n.severity for n in notes} == {"note"}
