@@ -83,6 +83,19 @@ def compile_sop(
     def builder(sop: sops.Node, limit: int | None) -> Builds:
         """The builds of `sop` under the parameter limit `limit`."""
         planned: dict[BuildOptions, Planned | CompileError] = {}
+        # every build of `sop` plans from one value analysis (the options do not change it; at
+        # N = 256 it can take 20 s, `c + f` over a prefix mean and its shifted copy)
+        analysis: list[ValueSets | CompileError] = []
+
+        def analysed(graph: Graph) -> ValueSets:
+            if not analysis:
+                try:
+                    analysis.append(infer_values(graph, vocab, max_len))
+                except CompileError as err:  # no build plans: each says so at once
+                    analysis.append(err)
+            if isinstance(analysis[0], CompileError):
+                raise analysis[0]
+            return analysis[0]
 
         def plan(options: BuildOptions) -> Planned:
             found = planned.get(options)
@@ -96,6 +109,7 @@ def compile_sop(
                         note=note,
                         options=options,
                         head_masks=head_masks,
+                        analyse=analysed,
                     )
                 except CompileError as err:  # a tracr map's unholdable value may be the reason
                     found = type(err)([*value_problems(sop), *err.diagnostics])
@@ -217,11 +231,16 @@ def _plan(
     note: Callable[[str], None],
     options: BuildOptions,
     head_masks: bool,
+    analyse: Callable[[Graph], ValueSets] | None = None,
 ) -> Planned:
-    """The stages before assembly: values, encodings, schedule and layout."""
+    """The stages before assembly: values, encodings, schedule and layout. `analyse` gives the
+    value analysis of the graph (None: `infer_values`)."""
     note("analyse values")
     graph = build_graph(sop)  # IR: typed nodes, deterministic names
-    values = infer_values(graph, vocab, max_len)  # what each node can be
+    if analyse is None:
+        values = infer_values(graph, vocab, max_len)  # what each node can be
+    else:
+        values = analyse(graph)
     if causal:
         _check_causal(graph, values)
     note("plan encodings")

@@ -133,3 +133,41 @@ def _used_head_widths(model) -> list[int]:
             width = int(((qkv[0] + qkv[1] + qkv[2] + o) > 0).sum())
         used.append(width)
     return used
+
+
+def test_every_build_of_a_form_plans_from_one_value_analysis(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the default and the alternatives it is compared with (three builds here) share it: the
+    # analysis can take 20 s at N = 256 (`c + f` over a prefix mean and its shifted copy)
+    from compiler import driver
+    from rasp.interpreter import Interpreter
+    from rasp.parser import parse
+
+    interp = Interpreter()
+    interp.exec_program(
+        parse(
+            'f = aggregate(select(indices, indices, <=), indicator(tokens == "a"));\n'
+            "c = aggregate(select(indices, indices - 1, ==), f, 0);\n"
+            "res = round(10 * c);",
+            "<test>",
+        )
+    )
+    analyses = []
+    infer = driver.infer_values
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        analyses.append(args[2])
+        return infer(*args, **kwargs)
+
+    planned = []
+    plan = driver._plan
+
+    def recorded(*args, **kwargs):  # type: ignore[no-untyped-def]
+        planned.append(kwargs["options"])
+        return plan(*args, **kwargs)
+
+    monkeypatch.setattr(driver, "infer_values", counted)
+    monkeypatch.setattr(driver, "_plan", recorded)
+    compile_sop(interp.get("res"), list("abc"), 32, name="res")
+    assert len(planned) >= 2 and analyses == [32]
