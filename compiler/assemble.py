@@ -31,6 +31,7 @@ from compiler.model import (
     COMPILER_VERSION,
     FORMAT,
     FORMAT_VERSION,
+    INT_POSITIONS_FORMAT_VERSION,
     LENGTH_GRID_FORMAT_VERSION,
     MASK_FORMAT_VERSION,
     MASKLESS_FORMAT_VERSION,
@@ -402,6 +403,9 @@ def _metadata(
             output["int_positions"] = list(plan.output_grid.int_positions)
     elif len(plan.output_values) <= MAX_OUTPUT_VALUES:
         output["values"] = list(plan.output_values)  # what the program can output, to snap to
+    if plan.output_types is not None and not plan.output.is_categorical:
+        # per length, per position: a whole number's type (compiler.output_types)
+        output["whole_types"] = list(plan.output_types)
     program = None
     if source is not None:
         program = {
@@ -417,8 +421,10 @@ def _metadata(
         if on_position.intersection(dims)
     ]
     masked = any(layer.get("masks") for layer in config["layers"])
-    if "int_positions" in output:
+    if "whole_types" in output:
         version = FORMAT_VERSION
+    elif "int_positions" in output:
+        version = INT_POSITIONS_FORMAT_VERSION
     elif "length_denominators" in output or "end_denominators" in output:
         version = LENGTH_GRID_FORMAT_VERSION
     elif "denominators" in output:

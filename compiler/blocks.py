@@ -390,3 +390,6 @@ class Plan:
     positional: Mapping[Dim, tuple[float, ...]] = field(default_factory=dict)
     # their s-ops: name -> (operation, the W_pos dims it is read from)
     embedded: Mapping[str, tuple[str, tuple[Dim, ...]]] = field(default_factory=dict)
+    # per length, per position: the type of a whole number the output decodes to, where the
+    # decoder's rule would give some cell's the wrong one (compiler.output_types)
+    output_types: tuple[str, ...] | None = None

@@ -39,8 +39,9 @@ from compiler.blocks import (
 )
 from compiler.fits import FLOAT64_NOISE, merge_noise
 from compiler.graph import Graph, IRNode, Op
-from compiler.grid import output_grid, widened_relation
+from compiler.grid import MAX_OUTPUT_VALUES, output_grid, widened_relation
 from compiler.maps import MapPlanner
+from compiler.output_types import whole_types
 from compiler.plan_context import PlanContext
 from compiler.plan_state import Built, Memo
 from compiler.readings import decode_numeric, view_numerical
@@ -130,30 +131,27 @@ class Readings:
         if problems or output is None:
             raise CompileError(problems or [Diagnostic("cannot compile the program", root.span)])
         built = self.built
+        if output.is_categorical:
+            values, grid, types = ctx.values(root.index), None, None
+        else:
+            values = snap_targets(ctx.values(root.index), output.values)
+            relation = widened_relation(
+                ctx.graph, ctx.value_sets.values, ctx.value_sets.relation, root.index, ctx.max_len
+            )
+            grid = output_grid(relation, ctx.values(root.index), ctx.max_len)
+            listed = values if grid is None and len(values) <= MAX_OUTPUT_VALUES else None
+            types = whole_types(relation, ctx.max_len, listed, grid)
         return Plan(
             tuple(built.heads),
             tuple(built.mlps),
             output,
             ctx.seq_type(root),
             dict(built.bounds),
-            ctx.values(root.index)
-            if output.is_categorical
-            else snap_targets(ctx.values(root.index), output.values),
-            None
-            if output.is_categorical
-            else output_grid(
-                widened_relation(
-                    ctx.graph,
-                    ctx.value_sets.values,
-                    ctx.value_sets.relation,
-                    root.index,
-                    ctx.max_len,
-                ),
-                ctx.values(root.index),
-                ctx.max_len,
-            ),
+            values,
+            grid,
             dict(built.positional),
             dict(built.embedded),
+            output_types=types,
         )
 
     def _check_output_types(self, root: IRNode, output: Encoded | None) -> None:

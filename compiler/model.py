@@ -19,7 +19,8 @@ import numpy as np
 from rasp.errors import CompileError
 
 FORMAT = "rasp-forge-model"
-FORMAT_VERSION = 6  # program positions decoded as ints on such a grid (output.int_positions)
+FORMAT_VERSION = 7  # a whole number's type per length and position (output.whole_types)
+INT_POSITIONS_FORMAT_VERSION = 6  # program positions decoded as ints on a length grid
 LENGTH_GRID_FORMAT_VERSION = 5  # per-length or from-the-end output denominators
 POSITION_GRID_FORMAT_VERSION = 4  # per-position output denominators (output.denominators)
 MASK_FORMAT_VERSION = 3  # per-head masks (config.layers[].masks), no W_pos (config.positional)

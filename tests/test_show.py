@@ -143,6 +143,18 @@ def test_summary_names_the_int_positions_of_a_grid(tmp_path: Path) -> None:
     assert f"d_n up to {max_len}, ints at position 0\n" in summary
 
 
+def test_summary_counts_the_typed_cells_of_whole_numbers(tmp_path: Path) -> None:
+    max_len = FAKE_META["max_len"]
+    grid = list(range(1, max_len + 1))
+    types = ["i" + "f" * (n - 1) for n in range(1, max_len + 1)]
+    output = dict(FAKE_META["output"], length_denominators=grid, whole_types=types)
+    meta = dict(FAKE_META, format_version=7, output=output)
+    path = write_fake_model(tmp_path / "typed.safetensors", meta)
+    summary = format_summary(summarize(read_model_file(path)))
+    floats = max_len * (max_len - 1) // 2
+    assert f"typed per length and position ({max_len} ints, {floats} floats, 0 either)" in summary
+
+
 def test_summary_json(tmp_path: Path) -> None:
     path = write_fake_model(tmp_path / "m.safetensors")
     data = summary_json(summarize(read_model_file(path)))

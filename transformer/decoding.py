@@ -7,7 +7,9 @@ with per-length `length_denominators` e_n round(x * e_n) / e_n in an input of le
 `end_denominators` f_k round(x * f_k) / f_k at the k-th position from the end (k = n - 1 - i) (an
 int where the denominator is 1 or the position is among `int_positions`, else a float); otherwise
 `ints` round (half to even, like RASP's `round`), `bools` are `logit > 0.5`, and `floats` are the
-logit itself. Values are always plain Python ints, floats, strs or bools.
+logit itself. Where the file gives `whole_types` (per input length, a flag per position), a whole
+number decodes as an int at a position flagged "i" and as a float at one flagged "f". Values are
+always plain Python ints, floats, strs or bools.
 """
 
 from __future__ import annotations
@@ -53,6 +55,9 @@ class OutputSpec:
     end_denominators: tuple[int, ...] | None = None  # numerical: one per n - 1 - i, 0..max_len-1
     # program positions a per-length or from-the-end grid decodes as ints (format version 6)
     int_positions: tuple[int, ...] = ()
+    # per input length n, n flags: "i" a whole number decodes as an int at that position, "f" as
+    # a float, "." as the values or grid say (format version 7)
+    whole_types: tuple[str, ...] = ()
 
     def decode(self, logits: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:
         """Decode `logits [batch, pos, d_vocab_out]` at model positions 1..n of each input."""
@@ -161,7 +166,10 @@ class OutputSpec:
             if self._latin1_bytes is not None:  # one-character values: a str of one byte each
                 return _char_rows(self._latin1_bytes[codes], lengths)
             # an object array of the values: indexing and `.tolist()` only copy references
-            return _rows(self._value_object_array[codes], lengths)
+            chosen = self._value_object_array[codes]  # [batch, n]
+            if self.whole_types:
+                chosen = self._retyped(chosen, self._listed_kinds[codes], lengths)
+            return _rows(chosen, lengths)
         if self.has_grid:
             return self._on_grid(codes, lengths)
         if self.type is OutputType.INTS:
@@ -230,6 +238,10 @@ class OutputSpec:
             flagged[[i for i in self.int_positions if i < codes.shape[1]]] = True
             whole = whole | flagged[None, :]
         quotients = codes / d  # [batch, n]; float64 division, as the mean's (whole: k / 1, or m)
+        if self.whole_types:  # an int where flagged "i" and whole, never where flagged "f"
+            flags = self._flags_at(lengths, codes.shape[1])  # [batch, n]
+            integral = np.rint(quotients) == quotients
+            whole = (whole & (flags != _FLOAT)) | ((flags == _INT) & integral)
         if 2 * np.count_nonzero(whole) > whole.size:
             out = quotients.astype(object)  # [batch, n]
             out[whole] = np.rint(quotients[whole]).astype(np.int64).astype(object)
@@ -315,11 +327,51 @@ class OutputSpec:
             return None
         return np.array([ord(v) for v in values], dtype=np.uint8)  # type: ignore[arg-type]
 
+    # -- a whole number's type per length and position (`whole_types`) ----------------------------
+
+    @cached_property
+    def _type_flags(self) -> np.ndarray:
+        """`whole_types` as int8 `[max_len + 1, max_len]`: row n holds length n's flags (_INT,
+        _FLOAT, or 0 for "."); row 0 (no input) none."""
+        size = len(self.whole_types)
+        table = np.zeros((size + 1, size), dtype=np.int8)
+        for n, row in enumerate(self.whole_types, start=1):
+            chars = np.frombuffer(row.encode("ascii"), dtype=np.uint8)
+            table[n, :n] = np.where(chars == ord("i"), _INT, np.where(chars == ord("f"), _FLOAT, 0))
+        return table
+
+    def _flags_at(self, lengths: Sequence[int], n: int) -> np.ndarray:
+        """The flags of `[batch, n]` program positions, for the inputs' lengths."""
+        return self._type_flags[np.asarray(lengths, dtype=np.int64)][:, :n]
+
+    @cached_property
+    def _listed_kinds(self) -> np.ndarray:
+        """Per listed value: _INT for an int, _FLOAT for a whole float, 0 otherwise."""
+        kinds = [
+            _INT if type(v) is int else _FLOAT if type(v) is float and v.is_integer() else 0
+            for v in self.values or ()
+        ]
+        return np.array(kinds, dtype=np.int8)
+
+    def _retyped(self, chosen: np.ndarray, kinds: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
+        """`chosen [batch, n]` (an object array of decoded values, `kinds` theirs) with each whole
+        number given the type its position's flag says."""
+        flags = self._flags_at(lengths, chosen.shape[1])
+        to_float = (flags == _FLOAT) & (kinds == _INT)
+        to_int = (flags == _INT) & (kinds == _FLOAT)
+        for mask, kind in ((to_float, float), (to_int, int)):
+            if mask.any():
+                chosen[mask] = np.array([kind(x) for x in chosen[mask]], dtype=object)
+        return chosen
+
     @cached_property
     def _value_object_array(self) -> np.ndarray:
         array = np.empty(len(self.values or ()), dtype=object)
         array[:] = list(self.values or ())
         return array
+
+
+_INT, _FLOAT = 1, 2  # `whole_types` flags "i" and "f"
 
 
 @dataclass(frozen=True)

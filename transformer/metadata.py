@@ -328,6 +328,13 @@ def _parse_output(
     int_positions: tuple[int, ...] = ()
     if "int_positions" in obj:
         int_positions = _parse_int_positions(check, obj, grids, version, max_len)
+    whole_types: tuple[str, ...] = ()
+    if "whole_types" in obj:
+        if encoding is not OutputEncoding.NUMERICAL or (values is None and not grids):
+            raise check.fail(
+                "'output.whole_types' needs a numerical output with 'output.values' or a grid"
+            )
+        whole_types = _parse_whole_types(check, obj, version, max_len)
     return OutputSpec(
         name,
         encoding,
@@ -337,7 +344,28 @@ def _parse_output(
         grids.get("length_denominators"),
         grids.get("end_denominators"),
         int_positions,
+        whole_types,
     )
+
+
+def _parse_whole_types(
+    check: _Checker, obj: dict[str, Any], version: int, max_len: int
+) -> tuple[str, ...]:
+    """`output.whole_types` (format version 7): per input length n = 1..max_len, n flags, one
+    per program position: "i" a whole number decodes as an int there, "f" as a float, "." as
+    the values or grid say."""
+    if version < 7:
+        raise check.fail("metadata 'output.whole_types' needs 'format_version' 7 or later")
+    raw = check.get(obj, "whole_types", "output.", list)
+    if len(raw) != max_len or not all(
+        isinstance(row, str) and len(row) == n and set(row) <= set("if.")
+        for n, row in enumerate(raw, start=1)
+    ):
+        raise check.fail(
+            f"'output.whole_types' must hold {max_len} strings, the n-th of n characters "
+            "'i', 'f' or '.' (one per position of an input of length n)"
+        )
+    return tuple(raw)
 
 
 def _parse_int_positions(

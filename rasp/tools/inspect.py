@@ -200,6 +200,18 @@ def _grid_text(output: dict[str, Any]) -> str:
     return ""
 
 
+def _types_text(output: dict[str, Any]) -> str:
+    """The cells `output.whole_types` (format version 7) flags, for the summary's output line."""
+    rows = output.get("whole_types")
+    if not isinstance(rows, list):
+        return ""
+    text = "".join(row for row in rows if isinstance(row, str))
+    return (
+        f"; whole numbers typed per length and position ({text.count('i'):,} ints, "
+        f"{text.count('f'):,} floats, {text.count('.'):,} either)"
+    )
+
+
 def _positions_text(positions: list[Any]) -> str:
     """`0`, `0, 3` or `0, 3, ... (12 positions)`."""
     shown = ", ".join(str(i) for i in positions[:3])
@@ -225,7 +237,8 @@ def format_summary(summary: ModelSummary) -> str:
         f"program:     {program.get('file', '?')}",
         f"sha256:      {program.get('sha256', '?')}",
         f"output:      {output.get('name')} ({output.get('encoding')}, {output.get('type')})"
-        + _grid_text(output),
+        + _grid_text(output)
+        + _types_text(output),
         (
             f"vocab:       {' '.join(_token_text(t) for t in vocab.get('tokens', []))}"
             f"  (bos id {vocab.get('bos_id')}, pad id {vocab.get('pad_id')})"

@@ -125,8 +125,8 @@ def test_truncated_at_many_offsets(tmp_path: Path, prev_path: Path) -> None:
 
 METADATA_CASES: dict[str, tuple[Callable[[dict[str, Any]], None], tuple[str, ...]]] = {
     "newer_version": (
-        lambda m: m.update(format_version=7),
-        ("format version 7", "up to 6", "upgrade"),
+        lambda m: m.update(format_version=8),
+        ("format version 8", "up to 7", "upgrade"),
     ),
     "masks_need_version_3": (
         lambda m: m.update(format_version=2) or m["config"].update(layers=[_shape(["<="])]),

@@ -78,7 +78,7 @@ def test_torch_tensors_are_accepted_and_every_input_is_copied() -> None:
             ["'unembed.b_U' has dtype F64", "the format stores F32"],
         ),
         (lambda m, t: t["embed.W_E"].__setitem__((0, 0), np.inf), ["contains NaN or infinite"]),
-        (lambda m, t: m.update(format_version=7), ["upgrade rasp-forge"]),
+        (lambda m, t: m.update(format_version=8), ["upgrade rasp-forge"]),
         (lambda m, t: m["config"].update(n_heads=2), ["'blocks.0.attn.W_Q' has shape"]),
         (lambda m, t: m.pop("residual"), ["metadata is missing 'residual'"]),
     ],

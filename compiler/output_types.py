@@ -1,0 +1,82 @@
+"""Whether a whole number the output decodes to is an int or a float, per length and position.
+
+The interpreter's type for a whole number depends on how it was computed: an aggregate that selects
+one key gives that key's value itself (the int 1), one that selects several their mean as a float
+(1.0), and `c + f` is an int only where both are. A numerical output reads one number, so its
+decoder gives a whole number one type by a fixed rule: on a list of values, the int where the int
+is listed (0 for a listed 0 and 0.0); on a grid, the int where the denominator is 1 or the
+position is among `int_positions`. Where positions decide the types (the output's value sets per
+(position, length), compiler.grid's relation), that rule can be wrong: the shifted copy of a prefix
+mean plus the mean, `c + f`, is the int 0 at position 0 of a one-token input and the float 0.0
+elsewhere.
+
+`whole_types` gives the decoder those facts (format version 7, `output.whole_types`): per input
+length n, n flags, one per position: "i" where every whole number the output may take there is an
+int, "f" where every one is a float, "." where it may be either or none is whole (the rule
+stands). They are written only where the rule would give some cell's whole numbers the wrong type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from compiler.blocks import Atom, GridAxis, OutputGrid
+from compiler.relations import Relation
+
+INTS, FLOATS, EITHER = "i", "f", "."
+
+
+def whole_types(
+    relation: Relation | None,
+    max_len: int,
+    listed: Sequence[Atom] | None,
+    grid: OutputGrid | None,
+) -> tuple[str, ...] | None:
+    """Per length 1..max_len, the flags of its positions (module doc), for an output decoded on
+    the `listed` values or on `grid` (one of them); None where the rule already gives every whole
+    number its type, or nothing is known per position (no relation)."""
+    if relation is None or (listed is None) == (grid is None):
+        return None
+    listed_ints = {v for v in listed or () if type(v) is int}
+    per_set: dict[int, tuple[str, bool]] = {}  # interned set -> (flag, a listed int twin)
+    cells = [[EITHER] * n for n in range(1, max_len + 1)]
+    wrong = False
+    for (i, n), vals in relation.items():
+        found = per_set.get(id(vals))
+        if found is None:
+            found = per_set[id(vals)] = _flag(vals, listed_ints)
+        flag, twin = found
+        cells[n - 1][i] = flag
+        if flag == EITHER or wrong:
+            continue
+        if grid is None:
+            wrong = twin  # a whole float whose int is listed decodes as that int
+        else:
+            as_int = _grid_denominator(grid, i, n) == 1 or i in grid.int_positions
+            wrong = as_int != (flag == INTS)
+    return tuple("".join(row) for row in cells) if wrong else None
+
+
+def _flag(vals: Sequence[Atom], listed_ints: set[int]) -> tuple[str, bool]:
+    """A cell's flag, and whether a whole float among `vals` has its int listed."""
+    ints = floats = twin = False
+    for v in vals:
+        if type(v) is int:
+            ints = True
+        elif type(v) is float and v.is_integer():
+            floats = True
+            twin = twin or int(v) in listed_ints
+    if ints == floats:
+        return EITHER, False
+    return (INTS, False) if ints else (FLOATS, twin)
+
+
+def _grid_denominator(grid: OutputGrid, i: int, n: int) -> int:
+    if grid.axis is GridAxis.POSITION:
+        return grid.denominators[i]
+    if grid.axis is GridAxis.LENGTH:
+        return grid.denominators[n - 1]
+    return grid.denominators[n - 1 - i]
+
+
+__all__ = ["EITHER", "FLOATS", "INTS", "whole_types"]

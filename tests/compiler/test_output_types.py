@@ -1,0 +1,69 @@
+"""A whole number's type per length and position (compiler.output_types, format version 7): the
+decoder gives the interpreter's int or float where positions decide it."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from compiler import compile_sop
+from compiler.blocks import GridAxis, OutputGrid
+from compiler.output_types import whole_types
+from rasp import sops as S
+from tests.compiler.test_total_orders import _program
+from tests.runtime_helpers import run_compiled
+
+PREFIX_MEAN = 'f = aggregate(select(indices, indices, <=), indicator(tokens == "a"));\n'
+SUFFIX_MEAN = 'f = aggregate(select(indices, indices, >=), indicator(tokens == "b"));\n'
+PROGRAMS = {
+    # position 0 of a one-token input: the int -1 + 1 (one key each); 0.0 elsewhere (a mean)
+    "shifted_copy_plus_mean": PREFIX_MEAN
+    + "c = aggregate(select(indices, indices + 1, ==), f, -1);\nres = c + f;",
+    # the last position's suffix mean is one key's value (an int), the others means (floats)
+    "flipped_copy_plus_mean": SUFFIX_MEAN
+    + "c = aggregate(select(indices, length - indices - 1, ==), f, -1);\nres = c + f;",
+    "copy_times_two": PREFIX_MEAN
+    + "c = aggregate(select(indices, (indices + 2) % length, ==), f, -1);\nres = c * 2;",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_whole_numbers_decode_with_the_interpreters_type(name: str) -> None:
+    root = _program(PROGRAMS[name])
+    model = compile_sop(root, list("abc"), 8, name="res")
+    output = model.metadata["output"]
+    assert model.metadata["format_version"] == 7 and len(output["whole_types"]) == 8
+    inputs = [list(t) for n in range(1, 6) for t in itertools.product("abc", repeat=n)]
+    inputs += [list("ab" * 4), list("c" * 8), list("abcabcab")]
+    for start in range(0, len(inputs), 128):
+        chunk = inputs[start : start + 128]
+        for tokens, got in zip(chunk, run_compiled(model, chunk), strict=True):
+            want = S.evaluate(root, tokens).values
+            assert [type(v) for v in got] == [type(v) for v in want], (tokens, got, want)
+            assert got == pytest.approx(list(want), rel=1e-9), (tokens, got, want)
+
+
+def test_a_whole_float_whose_int_is_listed_is_flagged() -> None:
+    # the listed 0 and 0.0 decode as 0: the cell holding only floats says 0.0
+    relation = {(0, 1): (0,), (0, 2): (0.0, 0.5), (1, 2): (0.5, 1.0)}
+    assert whole_types(relation, 2, (0, 0.0, 0.5, 1.0), None) == ("i", "ff")
+
+
+def test_no_flags_where_the_rule_already_gives_every_type() -> None:
+    relation = {(0, 1): (1,), (0, 2): (0.5,), (1, 2): (2.0,)}
+    assert whole_types(relation, 2, (0.5, 1, 2.0), None) is None  # 2.0's int is not listed
+    assert whole_types(None, 2, (0.5, 1, 2.0), None) is None  # nothing known per position
+    # a cell with a whole int and a whole float keeps the rule: "."
+    assert whole_types({(0, 1): (0, 0.0)}, 1, (0, 0.0), None) is None
+
+
+def test_a_grid_cell_of_ints_above_denominator_1_is_flagged() -> None:
+    relation = {(0, 1): (1,), (0, 2): (0,), (1, 2): (0.5, 1.0)}
+    grid = OutputGrid(GridAxis.LENGTH, (1, 2))
+    assert whole_types(relation, 2, None, grid) == ("i", "if")
+    # listed among int_positions, the rule already decodes position 0 as ints
+    listed = OutputGrid(GridAxis.LENGTH, (1, 2), int_positions=(0,))
+    assert whole_types(relation, 2, None, listed) is None
+    # a denominator of 1 over whole floats would give ints
+    assert whole_types({(0, 1): (1.0,)}, 1, None, OutputGrid(GridAxis.POSITION, (1,))) == ("f",)
