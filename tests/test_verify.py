@@ -230,6 +230,28 @@ def test_inputs_the_interpreter_rejects_are_skipped_and_counted() -> None:
     assert "4 inputs where the interpreter fails" in format_success(report, "inv")
 
 
+def test_whole_numbers_of_the_other_type_are_counted_not_failed() -> None:
+    # a model that gives 0 where the interpreter's mean gives 0.0: values agree, types do not
+    tokens = TokensSOp(name="tokens")
+    half = MapSOp(fn=lambda t: 0.0 if t == "a" else 0, inputs=(tokens,), text="h", name="h")
+
+    class Ints:
+        meta: ClassVar[dict[str, Any]] = {"residual": [], "layers": []}
+
+        def run(self, inputs: Sequence[Sequence[Any]]) -> list[list[Any]]:
+            return [[0] * len(x) for x in inputs]
+
+    report = verify(half, Ints(), plan_inputs("ab", 2, samples=0))  # type: ignore[arg-type]
+    assert report.ok and report.checked == 6 and report.type_only == 4  # every input with an "a"
+    text = format_success(report, "h")
+    assert (
+        "types:      on 4 inputs a whole number is an int where the interpreter gives a float"
+        in text
+    )
+    assert 'e.g. "a" at position 0: model 0, interpreter 0.0' in text
+    assert report_json(report)["type_only"] == 4
+
+
 def test_non_finite_outputs_are_failures_not_crashes() -> None:
     import json
 

@@ -159,6 +159,10 @@ class VerifyReport:
     # The certificate re-check: lines printed after the others when non-empty; None: not checked.
     certificate_lines: tuple[str, ...] = ()
     certificate_ok: bool | None = None
+    # inputs whose values agree but where a whole number is the other type (0 for 0.0): a type
+    # a token decides, which the decoder cannot tell (docs/format.md); the first of them
+    type_only: int = 0
+    type_example: Mismatch | None = None
 
     @property
     def ok(self) -> bool:
@@ -232,6 +236,17 @@ def _compare_one(
         report.failures += 1
         if report.first_failure is None:
             report.first_failure = Mismatch(tuple(tokens), bad[0], tuple(got), tuple(want))
+        return
+    retyped = [i for i, (g, w) in enumerate(zip(got, want)) if _other_number_type(g, w)]
+    if retyped:
+        report.type_only += 1
+        if report.type_example is None:
+            report.type_example = Mismatch(tuple(tokens), retyped[0], tuple(got), tuple(want))
+
+
+def _other_number_type(got: Any, want: Any) -> bool:
+    """An int where the interpreter gives a float, or the reverse (bools are not numbers here)."""
+    return {type(got), type(want)} == {int, float}
 
 
 # ------------------------------------------------------------------------------------------------

@@ -37,7 +37,23 @@ def format_success(report: VerifyReport, what: str) -> str:
         *_plan_lines(report),
     ]
     lines.append(f"  skipped:    {_skipped_text(report)}")
+    lines += _type_lines(report)
     return "\n".join(lines + _tail_lines(report))
+
+
+def _type_lines(report: VerifyReport) -> list[str]:
+    """Inputs whose values agree where a whole number is the other type (none: no line)."""
+    example = report.type_example
+    if example is None:
+        return []
+    at = example.position
+    return [
+        f"  types:      on {report.type_only:,} inputs a whole number is an int where the "
+        "interpreter gives a float, or the reverse (values agree), e.g. "
+        f"{show_tokens(example.tokens)} at position {at}: model {example.model[at]!r}, "
+        f"interpreter {example.interpreter[at]!r} "
+        "(a type the positions do not decide; docs/format.md)"
+    ]
 
 
 def format_failure(report: VerifyReport, what: str) -> str:
@@ -232,6 +248,7 @@ def _report_dict(report: VerifyReport) -> dict[str, Any]:
         "checked": report.checked,
         "failures": report.failures,
         "skipped": report.skipped,
+        "type_only": report.type_only,
         "skipped_example": None
         if report.skipped_example is None
         else {"input": list(report.skipped_example[0]), "error": report.skipped_example[1]},
