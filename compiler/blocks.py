@@ -12,7 +12,7 @@ TransformerLens-shaped arrays.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -76,8 +76,41 @@ value_key = atom_key
 
 def sort_values(values: Any) -> tuple[Atom, ...]:
     """Distinct values (1, 1.0 and True kept apart) in a deterministic order."""
+    if not isinstance(values, (list, tuple)):
+        values = list(values)
+    kinds = set(map(type, values))
+    if kinds and kinds <= {int, float}:  # a map of means: millions of numbers at N = 256
+        numbers = _sorted_numbers(values, int in kinds, float in kinds)
+        if numbers is not None:
+            return numbers
     unique = {value_key(v): v for v in values}
     return tuple(sorted(unique.values(), key=_order))
+
+
+def _sorted_numbers(values: Sequence[Any], ints: bool, floats: bool) -> tuple[Atom, ...] | None:
+    """`sort_values` of ints and floats, in numpy: by value, a float before an equal int, and of
+    0.0 and -0.0 the one listed last (as the dict keeps it). None (the dict's way) where a float
+    is NaN, or an int is beside floats but not below 2^53 (float64 would not order it)."""
+    whole = sorted({v for v in values if type(v) is int}) if ints else []
+    if not floats:
+        return tuple(whole)
+    listed = [v for v in values if type(v) is float] if ints else values
+    numbers = np.fromiter(listed, dtype=np.float64, count=len(listed))
+    if np.isnan(numbers).any():
+        return None
+    unique = np.unique(numbers)  # sorted; 0.0 and -0.0 are one
+    found = unique.tolist()
+    zeros = np.flatnonzero(numbers == 0)
+    if len(zeros):
+        found[int(np.searchsorted(unique, 0.0))] = listed[int(zeros[-1])]
+    if not whole:
+        return tuple(found)
+    if not -(2**53) < whole[0] <= whole[-1] < 2**53:
+        return None
+    keys = np.concatenate([unique, np.array(whole, dtype=np.float64)])
+    tags = np.concatenate([np.zeros(len(found), np.int8), np.ones(len(whole), np.int8)])
+    objects = found + whole
+    return tuple([objects[i] for i in np.lexsort((tags, keys)).tolist()])
 
 
 def _order(v: Atom) -> tuple[int, Any, str]:
