@@ -123,15 +123,10 @@ def test_a_copy_by_the_index_itself_keeps_its_matched_atoms() -> None:
     """`select(indices, indices, ==)` matches on the index number and square the positional
     embedding already holds: a number copied so costs fewer parameters than exact addressing
     (476 against 1,397 at N = 64, both 2 layers), and both forms are tried."""
-    interp = Interpreter()
-    interp.exec_program(
-        parse(
-            'f = aggregate(select(indices, indices, >=), indicator(tokens == "b"));\n'
-            "c = aggregate(select(indices, indices, ==), f);\nres = c > 0.5;",
-            "<test>",
-        )
+    root = _res(
+        'f = aggregate(select(indices, indices, >=), indicator(tokens == "b"));\n'
+        "c = aggregate(select(indices, indices, ==), f);\nres = c > 0.5;",
     )
-    root = interp.get("res")
     model = compile_sop(root, list("abc"), 64, name="res")
     assert model.param_count() < 1_000 and len(model.metadata["layers"]) == 2  # 476
     _agrees(model, root, 64, seed=64)
@@ -166,16 +161,11 @@ def test_a_default_that_copies_many_numbers_is_only_sketched_where_a_copy_is_sma
 
     from compiler import driver
 
-    interp = Interpreter()
-    interp.exec_program(
-        parse(
-            'f = aggregate(select(indices, indices, <=), indicator(tokens == "a"));\n'
-            'g = (0) if indices < 3 else ((f * 0.5) if tokens == "c" else f);\n'
-            "res = aggregate(select(indices, indices, ==), g);",
-            "<test>",
-        )
+    root = _res(
+        'f = aggregate(select(indices, indices, <=), indicator(tokens == "a"));\n'
+        'g = (0) if indices < 3 else ((f * 0.5) if tokens == "c" else f);\n'
+        "res = aggregate(select(indices, indices, ==), g);",
     )
-    root = interp.get("res")
     assembled: list[int] = []
     assemble = driver._assemble
 
@@ -194,17 +184,19 @@ def test_a_default_that_copies_many_numbers_is_only_sketched_where_a_copy_is_sma
     assert all(np.array_equal(fast.weights[k], full.weights[k]) for k in full.weights)
 
 
-def _gated_fraction_copy() -> S.Node:
+def _res(text: str) -> S.Node:
+    """The s-op `res` of a program."""
     interp = Interpreter()
-    interp.exec_program(
-        parse(
-            'f = selector_width(select(tokens, "a", ==)) / length;\n'
-            'g = (0) if indices < 3 else ((f * 0.5) if tokens == "c" else f);\n'
-            "res = aggregate(select(indices, indices, ==), g);",
-            "<test>",
-        )
-    )
+    interp.exec_program(parse(text, "<test>"))
     return interp.get("res")
+
+
+def _gated_fraction_copy() -> S.Node:
+    return _res(
+        'f = selector_width(select(tokens, "a", ==)) / length;\n'
+        'g = (0) if indices < 3 else ((f * 0.5) if tokens == "c" else f);\n'
+        "res = aggregate(select(indices, indices, ==), g);",
+    )
 
 
 def test_a_copy_by_a_shift_takes_only_the_values_it_copies() -> None:
@@ -212,15 +204,10 @@ def test_a_copy_by_a_shift_takes_only_the_values_it_copies() -> None:
     takes the mean's values at i - 1 (k / i), never k / 256, so every output value lies on its
     position's grid and the snap is proved (it took any of the mean's values before, and was
     refused: a snap margin of 0)."""
-    interp = Interpreter()
-    interp.exec_program(
-        parse(
-            'f = aggregate(select(indices, indices, <=), indicator(tokens == "a"));\n'
-            "res = aggregate(select(indices, indices - 1, ==), f, 0);",
-            "<test>",
-        )
+    root = _res(
+        'f = aggregate(select(indices, indices, <=), indicator(tokens == "a"));\n'
+        "res = aggregate(select(indices, indices - 1, ==), f, 0);",
     )
-    root = interp.get("res")
     model = compile_sop(root, list("abc"), 256, name="res")
     assert model.param_count() < 5_000  # 3,531
     assert model.metadata["certificate"]["errors"] == []
@@ -233,17 +220,13 @@ def test_a_refusal_says_which_other_builds_were_tried_and_why() -> None:
     and the steps instead of gated units are refused while planning."""
     from rasp.errors import CompileError
 
-    interp = Interpreter()
-    interp.exec_program(
-        parse(
-            'f = aggregate(select(indices, indices, <=), indicator(tokens == "a"));\n'
-            "c = aggregate(select(indices, length - indices - 1, ==), f, 0);\n"
-            "res = c + f;",
-            "<test>",
-        )
+    root = _res(
+        'f = aggregate(select(indices, indices, <=), indicator(tokens == "a"));\n'
+        "c = aggregate(select(indices, length - indices - 1, ==), f, 0);\n"
+        "res = c + f;"
     )
     with pytest.raises(CompileError) as refused:
-        compile_sop(interp.get("res"), list("abc"), 40, name="res")
+        compile_sop(root, list("abc"), 40, name="res")
     first, *notes = refused.value.diagnostics
     assert first.severity == "error" and "a snap decision has margin" in first.message
     assert all(n.severity == "note" for n in notes)
