@@ -60,12 +60,13 @@ def assemble(
     vocab: Sequence[Atom],
     max_len: int,
     *,
+    config: dict[str, Any],
     name: str,
     source: Source | None = None,
-    causal: bool = False,
     max_params: int | None = None,
 ) -> CompiledModel:
-    config = sketch_model(schedule, layout, plan, vocab, max_len, causal).config
+    """The model of a planned build; `config` is its sketch's (`sketch_model`), which the
+    driver compared with other builds before any weight."""
     shapes = config["layers"]
     weights = _embeddings(layout, plan, vocab, max_len)  # [d_vocab or n_ctx, d_model]: small
     _check_params(config, plan, max_params)

@@ -283,7 +283,6 @@ def _assemble(
 ) -> tuple[CompiledModel, Graph]:
     note("assemble")
     graph, plan = planned.graph, planned.plan
-    causal = planned.sketch.config["attention_dir"] == "causal"
     try:
         model = assemble(
             planned.schedule,
@@ -291,9 +290,9 @@ def _assemble(
             plan,
             vocab,
             max_len,
+            config=planned.sketch.config,
             name=name or graph.output.name,
             source=source,
-            causal=causal,
             max_params=max_params,
         )
     except CompileError as err:  # too many parameters: located at the output

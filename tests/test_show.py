@@ -126,20 +126,22 @@ def test_summary_text_is_golden(tmp_path: Path) -> None:
 )
 def test_summary_names_an_output_grid(tmp_path: Path, key: str, version: int, text: str) -> None:
     max_len = FAKE_META["max_len"]
-    output = dict(FAKE_META["output"], **{key: list(range(1, max_len + 1))})
-    meta = dict(FAKE_META, format_version=version, output=output)
-    path = write_fake_model(tmp_path / "grid.safetensors", meta)
-    summary = format_summary(summarize(read_model_file(path)))
+    summary = _output_summary(tmp_path, version, **{key: list(range(1, max_len + 1))})
     assert f"output:      frac (numerical, floats), {text} {max_len}\n" in summary
+
+
+def _output_summary(tmp_path: Path, version: int, **fields: object) -> str:
+    """`rasp show`'s summary of the fake model with these `output` fields."""
+    output = dict(FAKE_META["output"], **fields)
+    meta = dict(FAKE_META, format_version=version, output=output)
+    path = write_fake_model(tmp_path / "output.safetensors", meta)
+    return format_summary(summarize(read_model_file(path)))
 
 
 def test_summary_names_the_int_positions_of_a_grid(tmp_path: Path) -> None:
     max_len = FAKE_META["max_len"]
     grid = list(range(1, max_len + 1))
-    output = dict(FAKE_META["output"], length_denominators=grid, int_positions=[0])
-    meta = dict(FAKE_META, format_version=6, output=output)
-    path = write_fake_model(tmp_path / "grid.safetensors", meta)
-    summary = format_summary(summarize(read_model_file(path)))
+    summary = _output_summary(tmp_path, 6, length_denominators=grid, int_positions=[0])
     assert f"d_n up to {max_len}, ints at position 0\n" in summary
 
 
@@ -147,10 +149,7 @@ def test_summary_counts_the_typed_cells_of_whole_numbers(tmp_path: Path) -> None
     max_len = FAKE_META["max_len"]
     grid = list(range(1, max_len + 1))
     types = ["i" + "f" * (n - 1) for n in range(1, max_len + 1)]
-    output = dict(FAKE_META["output"], length_denominators=grid, whole_types=types)
-    meta = dict(FAKE_META, format_version=7, output=output)
-    path = write_fake_model(tmp_path / "typed.safetensors", meta)
-    summary = format_summary(summarize(read_model_file(path)))
+    summary = _output_summary(tmp_path, 7, length_denominators=grid, whole_types=types)
     floats = max_len * (max_len - 1) // 2
     assert f"typed per length and position ({max_len} ints, {floats} floats, 0 either)" in summary
 
