@@ -137,7 +137,7 @@ class MapPlanner:
                 return embedded
         g = self.ctx.graph
         direct = tuple(dict.fromkeys(i for i in node.inputs if g[i].op is not Op.CONST))
-        if len(direct) > 1 and all(self.ctx.is_numeric_source(i) for i in direct):
+        if len(direct) > 1 and self._numbers(direct, encoding):
             affine = self._affine_view(node, direct, list(direct), [])
             if affine is not None:  # e.g. n_opens - n_closes: free
                 if encoding is Encoding.NUMERICAL:
@@ -396,6 +396,19 @@ class MapPlanner:
             return map_steps.context_steps(node, index, xi, context, rows, out, self.built)
         except CompileError:
             return None
+
+    def _numbers(self, direct: tuple[int, ...], encoding: Encoding) -> bool:
+        """Whether an affine view of `direct` may be tried: each a numerical source, or (for a
+        number wanted, `length - indices` copied as one number) indices beside at least one."""
+        numeric = [self.ctx.is_numeric_source(i) for i in direct]
+        if all(numeric):
+            return True
+        g = self.ctx.graph
+        return (
+            encoding is Encoding.NUMERICAL
+            and any(numeric)
+            and all(ok or g[i].op is Op.INDICES for ok, i in zip(numeric, direct, strict=True))
+        )
 
     def _affine_view(
         self,

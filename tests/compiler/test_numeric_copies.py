@@ -199,6 +199,19 @@ def _gated_fraction_copy() -> S.Node:
     )
 
 
+@pytest.mark.exactness
+def test_a_copied_difference_of_the_length_and_the_index_is_a_free_view() -> None:
+    """`length - indices` copied as one number is the view `length - indices` of the decoded
+    length and the index the embedding holds: no MLP of its own, so the copy takes 2 layers
+    (3,719 parameters at N = 64), as the one-hot copy (446,331) does; the copy was 3 layers
+    before and the one-hot kept."""
+    root = _res("res = aggregate(select(indices, indices, ==), length - indices, 0);")
+    model = compile_sop(root, list("abc"), 64, name="res")
+    assert model.param_count() < 5_000 and len(model.metadata["layers"]) == 2
+    assert not any(":" in label for label in model.metadata["residual"][6:])  # no one-hot
+    _agrees(model, root, 64, seed=64, extra=[["a"] * 64])
+
+
 def test_a_copy_by_a_shift_takes_only_the_values_it_copies() -> None:
     """The previous position's prefix mean at N = 256, copied as one number: the copy at i
     takes the mean's values at i - 1 (k / i), never k / 256, so every output value lies on its
