@@ -36,6 +36,7 @@ from compiler.model import (
     MASK_FORMAT_VERSION,
     MASKLESS_FORMAT_VERSION,
     POSITION_GRID_FORMAT_VERSION,
+    WHOLE_TYPES_FORMAT_VERSION,
     CompiledModel,
     OverParamLimit,
     Sketch,
@@ -404,7 +405,7 @@ def _metadata(
             output["int_positions"] = list(plan.output_grid.int_positions)
     elif len(plan.output_values) <= MAX_OUTPUT_VALUES:
         output["values"] = list(plan.output_values)  # what the program can output, to snap to
-    if plan.output_types is not None and not plan.output.is_categorical:
+    if plan.output_types is not None:
         # per length, per position: a whole number's type (compiler.output_types)
         output["whole_types"] = list(plan.output_types)
     program = None
@@ -422,8 +423,10 @@ def _metadata(
         if on_position.intersection(dims)
     ]
     masked = any(layer.get("masks") for layer in config["layers"])
-    if "whole_types" in output:
+    if "whole_types" in output and plan.output.is_categorical:
         version = FORMAT_VERSION
+    elif "whole_types" in output:
+        version = WHOLE_TYPES_FORMAT_VERSION
     elif "int_positions" in output:
         version = INT_POSITIONS_FORMAT_VERSION
     elif "length_denominators" in output or "end_denominators" in output:

@@ -45,6 +45,7 @@ from compiler.output_types import whole_types
 from compiler.plan_context import PlanContext
 from compiler.plan_state import Built, Memo
 from compiler.readings import decode_numeric, view_numerical
+from compiler.relations import Relation
 from compiler.selectors import SelectorPlanner
 from compiler.values import ValueSets
 from compiler.widths import WidthPlanner
@@ -133,11 +134,11 @@ class Readings:
         built = self.built
         if output.is_categorical:
             values, grid, types = ctx.values(root.index), None, None
+            if any(_is_whole(v) for v in values):  # a listed 0.0 where positions give the int 0
+                types = whole_types(self._output_relation(root), ctx.max_len, values, None)
         else:
             values = snap_targets(ctx.values(root.index), output.values)
-            relation = widened_relation(
-                ctx.graph, ctx.value_sets.values, ctx.value_sets.relation, root.index, ctx.max_len
-            )
+            relation = self._output_relation(root)
             grid = output_grid(relation, ctx.values(root.index), ctx.max_len)
             listed = values if grid is None and len(values) <= MAX_OUTPUT_VALUES else None
             types = whole_types(relation, ctx.max_len, listed, grid)
@@ -153,6 +154,12 @@ class Readings:
             dict(built.embedded),
             output_types=types,
         )
+
+    def _output_relation(self, root: IRNode) -> Relation | None:
+        """The output's values per (position, length), widened where it has none (compiler.grid)."""
+        ctx = self.ctx
+        vs = ctx.value_sets
+        return widened_relation(ctx.graph, vs.values, vs.relation, root.index, ctx.max_len)
 
     def _check_output_types(self, root: IRNode, output: Encoded | None) -> None:
         """A decoded number cannot tell False from 0 or True from 1: refuse an output where both can
@@ -336,3 +343,10 @@ def snap_targets(program: Sequence[Atom], reading: Sequence[Atom]) -> tuple[Atom
         if closest > FLOAT64_NOISE * max(1.0, abs(x)):
             extra.append(v)
     return near if not extra else merge_noise(sort_values([*near, *extra]))
+
+
+def _is_whole(value: Atom) -> bool:
+    """An int, or a float with a whole value (not a bool): a value an int or a float may give."""
+    if type(value) is int:
+        return True
+    return type(value) is float and value.is_integer()

@@ -1,7 +1,7 @@
 """The `output` entry of a model file's metadata: how the logits decode (docs/format.md), checked
 field by field: the encoding and type, the listed values, an output grid (format versions 4 and
 5), the positions it decodes as ints (version 6) and a whole number's type per length and
-position (version 7)."""
+position (version 7; 8 for a categorical output)."""
 
 from __future__ import annotations
 
@@ -65,11 +65,10 @@ def parse_output(
         int_positions = _parse_int_positions(check, obj, grids, version, max_len)
     whole_types: tuple[str, ...] = ()
     if "whole_types" in obj:
-        if encoding is not OutputEncoding.NUMERICAL or (values is None and not grids):
-            raise check.fail(
-                "'output.whole_types' needs a numerical output with 'output.values' or a grid"
-            )
-        whole_types = _parse_whole_types(check, obj, version, max_len)
+        if values is None and not grids:
+            raise check.fail("'output.whole_types' needs 'output.values' or a grid")
+        categorical = encoding is OutputEncoding.CATEGORICAL
+        whole_types = _parse_whole_types(check, obj, version, max_len, categorical)
     return OutputSpec(
         name,
         encoding,
@@ -84,13 +83,17 @@ def parse_output(
 
 
 def _parse_whole_types(
-    check: Checker, obj: dict[str, Any], version: int, max_len: int
+    check: Checker, obj: dict[str, Any], version: int, max_len: int, categorical: bool
 ) -> tuple[str, ...]:
-    """`output.whole_types` (format version 7): per input length n = 1..max_len, n flags, one
-    per program position: "i" a whole number decodes as an int there, "f" as a float, "." as
-    the values or grid say."""
-    if version < 7:
-        raise check.fail("metadata 'output.whole_types' needs 'format_version' 7 or later")
+    """`output.whole_types` (format version 7; 8 for a categorical output): per input length
+    n = 1..max_len, n flags, one per program position: "i" a whole number decodes as an int
+    there, "f" as a float, "." as the values or grid say."""
+    since = 8 if categorical else 7
+    if version < since:
+        kind = " of a categorical output" if categorical else ""
+        raise check.fail(
+            f"metadata 'output.whole_types'{kind} needs 'format_version' {since} or later"
+        )
     raw = check.get(obj, "whole_types", "output.", list)
     if len(raw) != max_len or not all(
         isinstance(row, str) and len(row) == n and set(row) <= set("if.")

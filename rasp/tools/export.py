@@ -128,7 +128,7 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
         "with d_i = output.denominators[i] when those are given (d = "
         "output.length_denominators[n - 1] for every position of an input of length n when "
         "those are, d = output.end_denominators[n - 1 - i] at position i of n when those are); "
-        "an int where d is 1 or i is in output.int_positions, else a float; where "
+        "an int where d is 1 or i is in output.int_positions, else a float; either way, where "
         "output.whole_types is given, a whole number at position i of an input of length n is "
         "an int if output.whole_types[n - 1][i] is 'i' and a float if it is 'f'"
     )

@@ -201,7 +201,8 @@ def _grid_text(output: dict[str, Any]) -> str:
 
 
 def _types_text(output: dict[str, Any]) -> str:
-    """The cells `output.whole_types` (format version 7) flags, for the summary's output line."""
+    """The cells `output.whole_types` (format version 7, or 8 on a categorical output) flags,
+    for the summary's output line."""
     rows = output.get("whole_types")
     if not isinstance(rows, list):
         return ""

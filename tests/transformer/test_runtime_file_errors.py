@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import transformer
 from transformer import ModelFormatError
-from transformer.fileformat import save
+from transformer.fileformat import FORMAT_VERSION, save
 
 
 def expect_format_error(path: Path, *fragments: str) -> str:
@@ -125,8 +125,8 @@ def test_truncated_at_many_offsets(tmp_path: Path, prev_path: Path) -> None:
 
 METADATA_CASES: dict[str, tuple[Callable[[dict[str, Any]], None], tuple[str, ...]]] = {
     "newer_version": (
-        lambda m: m.update(format_version=8),
-        ("format version 8", "up to 7", "upgrade"),
+        lambda m: m.update(format_version=FORMAT_VERSION + 1),
+        (f"format version {FORMAT_VERSION + 1}", f"up to {FORMAT_VERSION}", "upgrade"),
     ),
     "masks_need_version_3": (
         lambda m: m.update(format_version=2) or m["config"].update(layers=[_shape(["<="])]),

@@ -16,6 +16,7 @@ import torch
 
 import transformer
 from transformer import ModelFormatError
+from transformer.fileformat import FORMAT_VERSION
 from transformer.io import IN_MEMORY
 
 ALL_AB = ["".join(t) for n in range(1, 7) for t in itertools.product("ab", repeat=n)]
@@ -78,7 +79,7 @@ def test_torch_tensors_are_accepted_and_every_input_is_copied() -> None:
             ["'unembed.b_U' has dtype F64", "the format stores F32"],
         ),
         (lambda m, t: t["embed.W_E"].__setitem__((0, 0), np.inf), ["contains NaN or infinite"]),
-        (lambda m, t: m.update(format_version=8), ["upgrade rasp-forge"]),
+        (lambda m, t: m.update(format_version=FORMAT_VERSION + 1), ["upgrade rasp-forge"]),
         (lambda m, t: m["config"].update(n_heads=2), ["'blocks.0.attn.W_Q' has shape"]),
         (lambda m, t: m.pop("residual"), ["metadata is missing 'residual'"]),
     ],

@@ -1,4 +1,5 @@
-"""`output.whole_types` (format version 7): a whole number's type per input length and position."""
+"""`output.whole_types` (format version 7; 8 on a categorical output): a whole number's type per
+input length and position."""
 
 from __future__ import annotations
 
@@ -58,6 +59,29 @@ def test_whole_types_load_from_a_version_7_file(tmp_path: Path) -> None:
     assert _typed(model.run(["bbb"])) == _typed([[0.0, 0.0, 0.0]])
 
 
+def identity_of_whole_numbers(version: int = 8) -> hm.Handmade:
+    """Each token copied, a one-hot output listing 1 and 2.0: position 0 flagged "f" (1.0), the
+    last position of 3 flagged "i" (2)."""
+    made = hm.identity([1, 2.0], max_len=3, out_type="floats")
+    made.metadata["format_version"] = version
+    made.metadata["output"]["whole_types"] = ["f", "f.", "f.i"]
+    return made
+
+
+def test_a_categorical_outputs_whole_numbers_take_their_cells_type(tmp_path: Path) -> None:
+    model = transformer.load(identity_of_whole_numbers().save(tmp_path / "m.safetensors"))
+    got = model.run([[1, 2.0, 2.0], [2.0, 1], [1]])
+    assert _typed(got) == _typed([[1.0, 2.0, 2], [2.0, 1], [1.0]])
+    ids, lengths = model.encode([[1, 1, 1]])
+    assert _typed(model.to_values(model.run_ids(ids), lengths)) == _typed([[1.0, 1, 1]])
+
+
+def test_a_categorical_outputs_whole_types_need_version_8(tmp_path: Path) -> None:
+    path = identity_of_whole_numbers(version=7).save(tmp_path / "m.safetensors")
+    fragment = "'output.whole_types' of a categorical output needs 'format_version' 8"
+    expect_format_error(path, fragment)
+
+
 WHOLE_TYPE_CASES = {
     "old_version": (
         lambda m: m.update(format_version=6),
@@ -65,7 +89,7 @@ WHOLE_TYPE_CASES = {
     ),
     "without_values_or_grid": (
         lambda m: m["output"].pop("length_denominators"),
-        ("'output.whole_types' needs a numerical output with 'output.values' or a grid",),
+        ("'output.whole_types' needs 'output.values' or a grid",),
     ),
     "too_few": (
         lambda m: m["output"].update(whole_types=["i"] * 1),
