@@ -171,11 +171,11 @@ def keep_proved(
     if not kept.certificate.ok and refused:
         # the refused maps from their input maps' sources, and every map of a map through chains
         # (`fa * fb * 4 > 1` steps over `(fa * fb) * 4`, a view of the product): the smaller kept
-        tried = [
+        fused_builds = [
             _instead(build, kept, replace(kept.options, fused_maps=fused), FUSED, note, tried)
             for fused in dict.fromkeys((refused, _maps_of_maps(kept.graph)))
         ]
-        proved = [k for k in tried if k.certificate.ok]
+        proved = [k for k in fused_builds if k.certificate.ok]
         if proved:
             kept = min(proved, key=lambda k: _size(k.model))
     if (

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from typing import Any
 
 import pytest
 
@@ -82,6 +83,26 @@ def test_without_the_fused_build_the_default_builds_refusal_stands(
     monkeypatch.setattr(alternatives, "_maps_of_maps", lambda graph: frozenset())
     with pytest.raises(CompileError, match="'fa \\* fb' needs a step MLP"):
         compile_sop(_program("fa * fb > 0.2"), list("abc"), 40, name="res")
+
+
+def test_a_refusal_after_fused_builds_not_proved_notes_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the fused builds not proved (here their certificates ran out of memory): the default's
+    # refusal stands, with a note for them. (The list of builds tried was once replaced by the
+    # fused builds themselves, and the refusal ended in a TypeError.)
+    certified = alternatives._certified
+
+    def no_fused(model: Any, how: str, note: Any) -> Any:
+        return None if how == alternatives.FUSED else certified(model, how, note)
+
+    monkeypatch.setattr(alternatives, "_certified", no_fused)
+    with pytest.raises(CompileError) as info:
+        compile_sop(_program("fa * fb > 0.2"), list("abc"), 8, name="res")
+    messages = [d.message for d in info.value.diagnostics]
+    assert "relu decision has margin" in messages[0]
+    fused = "also tried with maps fused through their inputs: certifying it ran out of memory"
+    assert fused in messages
 
 
 def test_the_parameter_limit_is_final(monkeypatch: pytest.MonkeyPatch) -> None:
