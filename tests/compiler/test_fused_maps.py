@@ -85,6 +85,24 @@ def test_without_the_fused_build_the_default_builds_refusal_stands(
         compile_sop(_program("fa * fb > 0.2"), list("abc"), 40, name="res")
 
 
+def test_a_refused_map_that_fusing_leaves_alone_is_not_built_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `fa * fb` reads no map and no map reads it: fused, it is planned over the same rows and
+    # refused again. (The means' `indicator(tokens == "a")` are maps of maps, so it was built.)
+    tried: list[alternatives.BuildOptions] = []
+    proved = alternatives._proved
+
+    def counted(build: Any, options: alternatives.BuildOptions, *args: Any, **kw: Any) -> Any:
+        tried.append(options)
+        return proved(build, options, *args, **kw)
+
+    monkeypatch.setattr(alternatives, "_proved", counted)
+    with pytest.raises(CompileError, match="'fa \\* fb' needs a step MLP"):
+        compile_sop(_program("fa * fb"), list("abc"), 40, name="res")
+    assert tried and not any(options.fused_maps for options in tried)  # the copy build only
+
+
 def test_a_refusal_after_fused_builds_not_proved_notes_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
