@@ -423,17 +423,25 @@ def _proved(
         return None
     if not certificate.ok:
         failed.add(options)
-        first = certificate.failures()[0]
-        where = "the output" if first.sublayer == "decoder" else f"{first.sublayer} ({first.block})"
-        why = (
-            f"{where} could not be certified ({first.where})"
-            if first.margin == -math.inf
-            else f"{where} has a {first.kind} margin of {first.margin:.3g} against a float32 "
-            f"error of {first.bound:.3g}"
-        )
-        tried.append((how, f"{model.param_count():,} parameters, not proved: {why}"))
+        tried.append((how, f"{model.param_count():,} parameters, not proved: {_why(certificate)}"))
         return None
     return Kept(model, graph, certificate, options)
+
+
+def _why(certificate: Certificate) -> str:
+    """Why a certificate does not prove its model: its first failed decision, or (where the
+    certifier could not read the model, and so has none) its first error."""
+    failures = certificate.failures()
+    if not failures:
+        return f"the certifier could not check it ({certificate.errors[0]})"
+    first = failures[0]
+    where = "the output" if first.sublayer == "decoder" else f"{first.sublayer} ({first.block})"
+    if first.margin == -math.inf:
+        return f"{where} could not be certified ({first.where})"
+    return (
+        f"{where} has a {first.kind} margin of {first.margin:.3g} against a float32 "
+        f"error of {first.bound:.3g}"
+    )
 
 
 def _certified(model: CompiledModel, how: str, note: Callable[[str], None]) -> Certificate | None:

@@ -123,6 +123,21 @@ def test_a_refusal_after_fused_builds_not_proved_notes_them(
     assert fused in messages
 
 
+def test_a_build_the_certifier_could_not_read_is_noted_with_its_reason() -> None:
+    # a certificate with no decisions, only the reason it could not check the model (a block
+    # writing another's dimension): the note once took its first failed decision, and there was
+    # none (an IndexError)
+    from compiler.certificate import Certificate
+
+    unread = Certificate(
+        (), ("MLP 'x' writes residual dimension 'x', which MLP 'y' wrote already",)
+    )
+    assert alternatives._why(unread) == (
+        "the certifier could not check it (MLP 'x' writes residual dimension 'x', which MLP 'y' "
+        "wrote already)"
+    )
+
+
 def test_the_parameter_limit_is_final(monkeypatch: pytest.MonkeyPatch) -> None:
     # a model over max_params is the user's limit: no fused build is tried (dyck1's took 10 s at
     # N = 40 to be refused by the same limit)
