@@ -30,6 +30,13 @@ def plan_pick(
 ) -> Encoded:
     """The reading of pick `node` (module doc): V parts and their sum as a numerical view, decoded
     where a one-hot is asked for."""
+    vals = ctx.values(node.index)
+    if encoding is not Encoding.NUMERICAL:
+        # decoded from the numerical reading, whose parts are built once for both readings (built
+        # again here, they wrote the parts' dimensions twice, and the certifier refused the model)
+        view = reader.reading(node.index, Encoding.NUMERICAL)
+        points = [(float(v), v) for v in vals]
+        return decode_numeric(built, node, view, points, encoding, ctx.x_error(node.index))
     query, *means = node.inputs
     q = reader.reading(query, Encoding.CATEGORICAL)
     readings = [reader.reading(m, Encoding.NUMERICAL) for m in means]
@@ -64,9 +71,4 @@ def plan_pick(
         terms.append((dim, 1.0))
     if low - 1.0 != 0.0:
         terms.append((ONE, low - 1.0))
-    vals = ctx.values(node.index)
-    view = Encoded(node.name, Encoding.NUMERICAL, vals, number=tuple(terms))
-    if encoding is Encoding.NUMERICAL:
-        return view
-    points = [(float(v), v) for v in vals]
-    return decode_numeric(built, node, view, points, encoding, ctx.x_error(node.index))
+    return Encoded(node.name, Encoding.NUMERICAL, vals, number=tuple(terms))

@@ -155,6 +155,26 @@ def test_maps_of_fractions_keep_the_smaller_proved_build(
         assert model.param_count() < before
 
 
+@pytest.mark.exactness
+def test_a_pick_read_as_a_number_and_as_a_one_hot_is_built_once() -> None:
+    # g reads the fraction f (a pick) as a number, `round(10 * g)` (fused) as a one-hot: each
+    # reading built the pick's parts, whose dimensions were then written twice, and the certifier
+    # refused every build that read both (1,997,430 parameters kept at N = 8; at N = 32 the
+    # refusal's note ended in an IndexError)
+    root = _program(
+        "f = selector_width(select(tokens, tokens, ==)) / length;\n"
+        "h = (f) if indices < 3 else f;\n"
+        'g = (h + 1) if tokens != "b" else ((0) if indices > 0 else h);\n'
+        "res = round(10 * g);"
+    )
+    model = compile_sop(root, list("abc"), 8, name="res")
+    assert model.param_count() < 50_000  # 18,341
+    picks = [label for label in model.metadata["residual"] if ".pick" in label]
+    assert len(picks) == len(set(picks)) == 3
+    inputs = all_inputs("abc", 5) + random_inputs("abc", 8, 60, seed=8)
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
 def test_the_fraction_form_is_built_first_and_bounds_the_default(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
