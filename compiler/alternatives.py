@@ -44,7 +44,6 @@ parameters). A build refused or not proved is not built twice.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -54,7 +53,8 @@ from compiler.certify import Certificate, recheck
 from compiler.graph import Graph, Op
 from compiler.model import CompiledModel, OverParamLimit, Sketch
 from compiler.plan_context import NUMERIC_COPY_MIN_VALUES
-from rasp.errors import CompileError, Diagnostic
+from compiler.refusals import also_tried, why_not_proved
+from rasp.errors import CompileError
 
 
 @dataclass(frozen=True)
@@ -191,17 +191,6 @@ def keep_proved(
         ]
         kept = min(found, key=lambda k: _size(k.model))  # each is `kept` or smaller
     return kept if kept.certificate.ok else replace(kept, tried=tuple(tried))
-
-
-def also_tried(tried: Sequence[tuple[str, str]], refused: str | None = None) -> list[Diagnostic]:
-    """One note per other build tried for a refused program, and why it was not kept; a build
-    refused for the refusal's own reason (`refused`, its message) adds nothing and is left out,
-    and two builds tried alike and failed alike give one note."""
-    return [
-        Diagnostic(f"also tried {how}: {why}", severity="note")
-        for how, why in dict.fromkeys(tried)
-        if why != refused
-    ]
 
 
 def _copies_first(
@@ -423,25 +412,11 @@ def _proved(
         return None
     if not certificate.ok:
         failed.add(options)
-        tried.append((how, f"{model.param_count():,} parameters, not proved: {_why(certificate)}"))
+        tried.append(
+            (how, f"{model.param_count():,} parameters, not proved: {why_not_proved(certificate)}")
+        )
         return None
     return Kept(model, graph, certificate, options)
-
-
-def _why(certificate: Certificate) -> str:
-    """Why a certificate does not prove its model: its first failed decision, or (where the
-    certifier could not read the model, and so has none) its first error."""
-    failures = certificate.failures()
-    if not failures:
-        return f"the certifier could not check it ({certificate.errors[0]})"
-    first = failures[0]
-    where = "the output" if first.sublayer == "decoder" else f"{first.sublayer} ({first.block})"
-    if first.margin == -math.inf:
-        return f"{where} could not be certified ({first.where})"
-    return (
-        f"{where} has a {first.kind} margin of {first.margin:.3g} against a float32 "
-        f"error of {first.bound:.3g}"
-    )
 
 
 def _certified(model: CompiledModel, how: str, note: Callable[[str], None]) -> Certificate | None:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from compiler.addressing import MATCH_MAX_LEN
-from compiler.alternatives import BuildOptions, Builds, also_tried, keep_proved
+from compiler.alternatives import BuildOptions, Builds, keep_proved
 from compiler.assemble import assemble, sketch_model
 from compiler.blocks import Atom, Plan, sort_values
 from compiler.bos_widths import bos_widths
@@ -22,7 +22,7 @@ from compiler.layout import Layout, lay_out
 from compiler.model import CompiledModel, Sketch
 from compiler.order_digits import order_digits
 from compiler.program_forms import keep_form
-from compiler.refusals import header_refusal, refusals
+from compiler.refusals import also_tried, header_refusal, refusals
 from compiler.resolve import resolve
 from compiler.schedule import Schedule, schedule_blocks
 from compiler.values import ValueSets, infer_values

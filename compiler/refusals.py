@@ -1,11 +1,13 @@
 """A certificate that failed, as located diagnostics: what `compile_sop` raises for a model it
 cannot prove (each failed decision at the s-op that made it, with its margin and bound), or for a
-proved model whose file could not hold the certificate's record (`header_refusal`)."""
+proved model whose file could not hold the certificate's record (`header_refusal`); and the notes
+on the other builds tried (`also_tried`, `why_not_proved`)."""
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 
 from compiler.certify import Certificate
 from compiler.graph import Graph
@@ -151,3 +153,30 @@ def header_refusal(model: CompiledModel, graph: Graph, max_len: int) -> Diagnost
 
 def _mb(size: int) -> str:
     return f"{size / 1e6:,.0f} MB" if size >= 10_000_000 else f"{size / 1e6:.2g} MB"
+
+
+def also_tried(tried: Sequence[tuple[str, str]], refused: str | None = None) -> list[Diagnostic]:
+    """One note per other build tried for a refused program, and why it was not kept; a build
+    refused for the refusal's own reason (`refused`, its message) adds nothing and is left out,
+    and two builds tried alike and failed alike give one note."""
+    return [
+        Diagnostic(f"also tried {how}: {why}", severity="note")
+        for how, why in dict.fromkeys(tried)
+        if why != refused
+    ]
+
+
+def why_not_proved(certificate: Certificate) -> str:
+    """Why a certificate does not prove its model: its first failed decision, or (where the
+    certifier could not read the model, and so has none) its first error."""
+    failures = certificate.failures()
+    if not failures:
+        return f"the certifier could not check it ({certificate.errors[0]})"
+    first = failures[0]
+    where = "the output" if first.sublayer == "decoder" else f"{first.sublayer} ({first.block})"
+    if first.margin == -math.inf:
+        return f"{where} could not be certified ({first.where})"
+    return (
+        f"{where} has a {first.kind} margin of {first.margin:.3g} against a float32 "
+        f"error of {first.bound:.3g}"
+    )

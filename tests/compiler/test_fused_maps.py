@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from compiler import alternatives, compile_sop
+from compiler.refusals import why_not_proved
 from rasp import sops as S
 from rasp.errors import CompileError
 from rasp.interpreter import Interpreter
@@ -132,7 +133,7 @@ def test_a_build_the_certifier_could_not_read_is_noted_with_its_reason() -> None
     unread = Certificate(
         (), ("MLP 'x' writes residual dimension 'x', which MLP 'y' wrote already",)
     )
-    assert alternatives._why(unread) == (
+    assert why_not_proved(unread) == (
         "the certifier could not check it (MLP 'x' writes residual dimension 'x', which MLP 'y' "
         "wrote already)"
     )

@@ -11,6 +11,7 @@ import pytest
 
 from compiler import alternatives, compile_sop
 from compiler.model import CompiledModel
+from compiler.refusals import also_tried
 from rasp import sops as S
 from rasp.interpreter import Interpreter, load_file
 from rasp.parser import parse
@@ -258,6 +259,6 @@ def test_a_refusal_says_which_other_builds_were_tried_and_why() -> None:
 
 def test_the_other_builds_are_noted_once_each() -> None:
     tried = [("with a", "x"), ("with b", "refused: y"), ("with a", "x"), ("with c", "z")]
-    notes = alternatives.also_tried(tried, refused="refused: y")
+    notes = also_tried(tried, refused="refused: y")
     assert [n.message for n in notes] == ["also tried with a: x", "also tried with c: z"]
     assert {n.severity for n in notes} == {"note"}
