@@ -41,7 +41,7 @@ from compiler.fits import FLOAT64_NOISE, merge_noise
 from compiler.graph import Graph, IRNode, Op
 from compiler.grid import MAX_OUTPUT_VALUES, output_grid, widened_relation
 from compiler.maps import MapPlanner
-from compiler.output_types import whole_types
+from compiler.output_types import is_whole, whole_types
 from compiler.plan_context import PlanContext
 from compiler.plan_state import Built, Memo
 from compiler.readings import decode_numeric, view_numerical
@@ -134,7 +134,7 @@ class Readings:
         built = self.built
         if output.is_categorical:
             values, grid, types = ctx.values(root.index), None, None
-            if any(_is_whole(v) for v in values):  # a listed 0.0 where positions give the int 0
+            if any(is_whole(v) for v in values):  # a listed 0.0 where positions give the int 0
                 types = whole_types(self._output_relation(root), ctx.max_len, values, None)
         else:
             values = snap_targets(ctx.values(root.index), output.values)
@@ -343,10 +343,3 @@ def snap_targets(program: Sequence[Atom], reading: Sequence[Atom]) -> tuple[Atom
         if closest > FLOAT64_NOISE * max(1.0, abs(x)):
             extra.append(v)
     return near if not extra else merge_noise(sort_values([*near, *extra]))
-
-
-def _is_whole(value: Atom) -> bool:
-    """An int, or a float with a whole value (not a bool): a value an int or a float may give."""
-    if type(value) is int:
-        return True
-    return type(value) is float and value.is_integer()

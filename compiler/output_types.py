@@ -59,6 +59,11 @@ def whole_types(
     return tuple("".join(row) for row in cells) if wrong else None
 
 
+def is_whole(value: Atom) -> bool:
+    """An int, or a float with a whole value (not a bool): a number either type may give."""
+    return type(value) is int or (type(value) is float and value.is_integer())
+
+
 def _flag(vals: Sequence[Atom], listed_ints: set[int]) -> tuple[str, bool]:
     """A cell's flag, and whether the listed values would give one of its whole numbers the
     other type: a whole float whose int is listed (decoded as that int), or an int listed only
@@ -84,4 +89,4 @@ def _grid_denominator(grid: OutputGrid, i: int, n: int) -> int:
     return grid.denominators[n - 1 - i]
 
 
-__all__ = ["EITHER", "FLOATS", "INTS", "whole_types"]
+__all__ = ["EITHER", "FLOATS", "INTS", "is_whole", "whole_types"]
