@@ -421,12 +421,14 @@ class MapPlanner:
         if categorical:
             return None
         vs = self.ctx.value_sets
-        # reachable combinations (related inputs jointly): opens - closes, two prefix means, meet
-        # in (i+2)^2 ways at position i, not in the product of their ~N^2/2 values each
-        size = combination_count(support, vs.relation, vs.values)
-        if size > map_rows.MAX_ROWS:  # the fit checks every row, as many as a table may have
-            return None
-        coef = self.points.affine_fit(node, support)
+        coef = self.points.stated_fit(node, support)  # `opens - closes`: no rows to fit
+        if coef is None:
+            # reachable combinations (related inputs jointly): two prefix means meet in (i+2)^2
+            # ways at position i, not in the product of their ~N^2/2 values each
+            size = combination_count(support, vs.relation, vs.values)
+            if size > map_rows.MAX_ROWS:  # the fit checks every row, as many as a table may have
+                return None
+            coef = self.points.affine_fit(node, support)
         if coef is None:
             return None
         terms: dict[Dim, float] = {}

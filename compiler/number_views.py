@@ -18,6 +18,7 @@ from compiler import numeric
 from compiler.blocks import ONE, Atom, Dim, Encoded, Encoding, is_number
 from compiler.fits import exact_affine_fit
 from compiler.graph import IRNode, Op
+from compiler.known_affine import known_affine
 from compiler.plan_context import PlanContext, Reader
 from compiler.values import apply_map
 
@@ -133,6 +134,9 @@ class NumberViews:
         """Coefficients [a_1, ..., a_k, b] with fn(x_1..x_k) == sum a_j x_j + b on every combination
         of the inputs' values (exactly, up to float64 noise), or None."""
         domains = [self.ctx.values(i) for i in node.inputs]
+        known = known_affine(node.fn, domains)
+        if known is not None:
+            return known
         if int(np.prod([len(d) for d in domains])) > MAX_VIEW_ROWS:
             return None
         if all(is_number(v) for d in domains for v in d):

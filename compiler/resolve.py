@@ -25,6 +25,7 @@ from compiler.blocks import Atom
 from compiler.predicates import MAX_TABLE_CELLS, Rebuild, table_of
 from compiler.ranks import copy_numbers, distinct_by_position, key_inputs, rank_keys
 from compiler.rewrite import ValueFacts, rebuilt
+from compiler.rounded import Rounded
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic
 from rasp.tracr.lower import NoneCheck
@@ -76,19 +77,8 @@ def _canonical_output(root: sops.Node) -> sops.Node:
     number in different ways on different inputs (14.4 and 14.399999999999999), and a numerical
     output lists each value it can snap to, so such twins would be one value listed twice."""
     if isinstance(root, sops.MapSOp) and root.loose:
-        return dataclasses.replace(root, fn=_Rounded(root.fn))
+        return dataclasses.replace(root, fn=Rounded(root.fn))
     return root
-
-
-@dataclasses.dataclass(frozen=True)
-class _Rounded:
-    fn: Any
-
-    def __call__(self, *args: Any) -> Any:
-        out = self.fn(*args)
-        if isinstance(out, float) and math.isfinite(out):
-            return float(f"{out:.12g}")
-        return out
 
 
 def _one_source_maps(root: sops.Node) -> sops.Node:

@@ -16,7 +16,10 @@ is computed here on float64 columns instead, where that is provably what Python 
   float, `/` always gives a float, comparisons give bools, `round` an int;
 - a division or remainder by zero is Python's ZeroDivisionError: no value (as `apply_map` says);
 - a string (a token) takes part in `==`, `!=` and as a branch of `if`, by its text: a string
-  never equals a number.
+  never equals a number;
+- tracr's `LinearSequenceMap` (its lowered function's `affine` factors: the same products and
+  sum), and a tracr output map's rounding to 12 digits (`compiler.rounded`, once per distinct
+  result).
 
 Anything else (another function, another operator on a string, a non-finite number, a result
 -0.0 or NaN whose key would not say which it is) returns None, and the caller applies the map one
@@ -32,7 +35,9 @@ from typing import Any
 
 import numpy as np
 
+from compiler.rounded import Rounded, round_float
 from rasp import operators as ops
+from rasp.tracr.lower import TracrFn
 
 EXACT_INT = float(2**53)  # ints below this (in magnitude) are exact in float64
 
@@ -119,6 +124,11 @@ def atoms(col: Column) -> list[Any] | None:
 def apply_columns(fn: Any, args: Sequence[Column]) -> Column | None:
     """`fn` on rows of `args` (one column per s-op input), or None where this module does not
     compute `fn` (see the module's doc): the caller applies it per row then."""
+    if isinstance(fn, Rounded):
+        got = apply_columns(fn.fn, args)
+        return None if got is None else _rounded(got)
+    if isinstance(fn, TracrFn):
+        return _tracr_linear(fn, args)
     if not isinstance(fn, ops.Lifted):
         return None
     op = _OPS.get(fn.fn)
@@ -158,6 +168,42 @@ def apply_columns(fn: Any, args: Sequence[Column]) -> Column | None:
     ):
         return None
     return out
+
+
+def _rounded(col: Column) -> Column:
+    """`col` with each float to 12 digits (`compiler.rounded`), computed once per distinct one."""
+    floats = col.ok & (col.kind == FLOAT)
+    if not floats.any():
+        return col
+    distinct, inverse = np.unique(col.num[floats], return_inverse=True)
+    num = col.num.copy()
+    num[floats] = np.array([round_float(v) for v in distinct.tolist()])[inverse.ravel()]
+    return Column(num, col.kind, col.ok)
+
+
+def _tracr_linear(fn: TracrFn, args: Sequence[Column]) -> Column | None:
+    """tracr's LinearSequenceMap, a·x + b·y, as Python computes it on numbers: the same two
+    products and sum in float64 (each exact on ints below 2^53), a float where a factor or an
+    argument is one, else an int (a bool counts as 0 or 1); None for any other tracr function."""
+    if fn.affine is None or len(args) != 2:
+        return None
+    a, b, _ = fn.affine
+    x, y = args
+    if (x.kind == STR).any() or (y.kind == STR).any():
+        return None
+    with np.errstate(all="ignore"):
+        ax, by = a * x.num, b * y.num
+        num = ax + by
+    kind = np.maximum(np.maximum(x.kind, y.kind), INT)
+    if type(a) is float or type(b) is float:
+        kind = np.full(len(num), FLOAT, dtype=np.int8)
+    ints = kind != FLOAT
+    if (np.abs(ax[ints]) >= EXACT_INT).any() or (np.abs(by[ints]) >= EXACT_INT).any():
+        return None  # an int product float64 no longer holds exactly: per row
+    ok = x.ok & y.ok
+    if not np.isfinite(num[ok]).all() or (np.abs(num[ok & ints]) >= EXACT_INT).any():
+        return None
+    return Column(num, kind.astype(np.int8), ok)
 
 
 # -- the operators -------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from rasp.tracr.sop_nodes import (
     Full,
     IndicesType,
     LengthType,
+    LinearSequenceMap,
     Map,
     SequenceMap,
     TokensType,
@@ -90,7 +91,10 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node]) -> sops.Node:
             return sops.MapSOp(
                 fn=TracrFn(expr.f, text), inputs=_sops(inputs), text=text, loose=True, **where
             )
-        case SequenceMap():  # LinearSequenceMap too
+        case LinearSequenceMap():
+            fn = TracrFn(expr.f, text, affine=_linear_form(expr))
+            return sops.MapSOp(fn=fn, inputs=_sops(inputs), text=text, loose=True, **where)
+        case SequenceMap():
             return sops.MapSOp(
                 fn=TracrFn(expr.f, text), inputs=_sops(inputs), text=text, loose=True, **where
             )
@@ -136,6 +140,20 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node]) -> sops.Node:
             )
         ]
     )
+
+
+def _linear_form(expr: LinearSequenceMap) -> tuple[int | float, int | float, int] | None:
+    """(a, b, 0) for a LinearSequenceMap whose factors are numbers its function still uses
+    (checked on two points: factors set after construction are not what it computes); the
+    factors keep their types, which decide the type of a·x + b·y."""
+    a, b = expr.fst_fac, expr.snd_fac
+    if not all(type(c) in (int, float) and math.isfinite(c) for c in (a, b)):
+        return None
+    try:
+        agrees = expr.f(1, 0) == a and expr.f(0, 1) == b
+    except Exception:  # noqa: BLE001 (the function is the program's own)
+        return None
+    return (a, b, 0) if agrees else None
 
 
 def _select(expr: Select, inputs: list[sops.Node], where: dict[str, Any]) -> sops.Selector:
@@ -271,6 +289,9 @@ class TracrFn:
 
     f: Callable[..., Any]
     text: str
+    # (a, b, 0) for LinearSequenceMap's a·x + b·y: its form on numbers, so the compiler need not
+    # call it on every combination of their values (compiler.known_affine, compiler.vector_maps)
+    affine: tuple[int | float, ...] | None = None
     bad: tuple[tuple[Any, ...], Any] | None = field(default=None, repr=False)
 
     def __call__(self, *args: Any) -> Any:

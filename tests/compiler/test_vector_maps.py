@@ -150,3 +150,54 @@ def test_results_python_would_key_apart_are_declined() -> None:
     assert got is not None and vm.atoms(got) is None
     big = [vm.column([2**40]), vm.column([2**20])]
     assert vm.apply_columns(times, big) is None  # type: ignore[arg-type]
+
+
+FACTORS = st.one_of(
+    st.sampled_from([1, -1, 2, 0, 1.0, -1.0, 0.5, 0.1, 3]),
+    st.floats(allow_nan=False, allow_infinity=False, min_value=-1e3, max_value=1e3),
+    st.integers(-1000, 1000),
+)
+
+
+def _linear(a: object, b: object) -> object:
+    """tracr's LinearSequenceMap(x, y, a, b), lowered: its function with its stated factors."""
+    from rasp import tracr
+    from rasp.tracr.lower import to_sops
+
+    x, y = tracr.numerical(tracr.Map(lambda v: v, tracr.tokens)), tracr.indices
+    return to_sops(tracr.LinearSequenceMap(x, y, a, b)).fn  # type: ignore[union-attr]
+
+
+@settings(max_examples=200, deadline=None)
+@given(FACTORS, FACTORS, st.lists(NUMBERS, min_size=1, max_size=30), st.data())
+def test_tracr_linear_maps_agree_with_python(a, b, left, data) -> None:
+    # the same products and sum as Python, and Python's type: int factors of ints give an int
+    right = data.draw(st.lists(NUMBERS, min_size=len(left), max_size=len(left)))
+    fn = _linear(a, b)
+    assert fn.affine is not None
+    _check(fn, [left, right])  # type: ignore[arg-type]
+
+
+@settings(max_examples=100, deadline=None)
+@given(FACTORS, FACTORS, st.lists(NUMBERS, min_size=1, max_size=30), st.data())
+def test_a_tracr_output_s_rounding_agrees_with_python(a, b, left, data) -> None:
+    from compiler.rounded import Rounded
+
+    right = data.draw(st.lists(NUMBERS, min_size=len(left), max_size=len(left)))
+    _check(Rounded(_linear(a, b)), [left, right])  # type: ignore[arg-type]
+
+
+def test_the_tracr_maps_that_matter_answer() -> None:
+    from compiler.rounded import Rounded
+
+    # pair_balance: opens - closes over fractions and the ints of one-key means
+    fractions = [k / 7 for k in range(8)] + [0, 1, True]
+    assert _check(Rounded(_linear(1, -1)), [fractions, fractions[::-1]])  # type: ignore[arg-type]
+    assert _check(_linear(2, 3), [[1, 2, True], [0, -5, False]])  # type: ignore[arg-type]
+    # another tracr function, or a string argument: per row
+    from rasp.tracr.lower import TracrFn
+
+    other = TracrFn(lambda x, y: x - y, "f")
+    assert vm.apply_columns(other, [vm.column([1]), vm.column([2])]) is None  # type: ignore[list-item]
+    strings = [vm.column(["a"]), vm.column([1])]
+    assert vm.apply_columns(_linear(1, 1), strings) is None  # type: ignore[arg-type]

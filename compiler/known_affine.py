@@ -1,0 +1,86 @@
+"""Maps whose function says it is affine: their form without evaluating them on every row.
+
+A map's affine fit (`map_rows`, `number_views`) evaluates it on every reachable combination of its
+inputs' values and fits a form to them: the difference of two prefix means, the paper's
+`pair_balance`, has ~N^3/3 of them (5.6M at N = 256), past the planner's guard, so a free
+numerical view was refused as too many combinations. Some functions state their form:
+
+- RASP's `+` and `-` of two s-ops, unary `-` and `+`, and `+ - *` with a number constant;
+- tracr's `LinearSequenceMap(fst, snd, a, b)` (its lowered function carries `affine`).
+
+(The compiler's own weighted sums declare theirs too: `weighted_counts.declared_affine`.)
+
+On number inputs (no string concatenates, no None) each is its form exactly, up to the one float64
+rounding of Python's own operation (and a tracr output's rounding to 12 digits), as the fit allows. A form is given only where the fit would
+find the same one: coefficients on the fit's 2^-20 grid (`x + 0.1` is not affine to the fit
+either), finite inputs.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+
+from compiler.blocks import Atom
+from compiler.rounded import unrounded
+from rasp import operators as ops
+from rasp.tracr.lower import TracrFn
+
+# the fit's grid (compiler.fits.exact_affine_fit rounds its coefficients to it)
+_GRID = 2**20
+
+# (fn, inputs' template positions) -> coefficients of the s-op inputs and of the constant
+_TWO_SOPS = {ops._plus: (1.0, 1.0), operator.sub: (1.0, -1.0)}
+_UNARY = {operator.neg: -1.0, operator.pos: 1.0}
+
+
+def known_affine(fn: object, input_values: Sequence[Sequence[Atom]]) -> list[float] | None:
+    """[a_1, ..., a_k, b] of a map whose function states its affine form (module doc), where
+    every input value is a finite number; None for any other map (the caller fits its rows)."""
+    if not all(_finite_number(v) for vals in input_values for v in vals):
+        return None
+    form = _form(unrounded(fn), len(input_values))
+    if form is None or not all(_on_grid(c) for c in form):
+        return None
+    return form
+
+
+def _form(fn: object, arity: int) -> list[float] | None:
+    if isinstance(fn, TracrFn):
+        if fn.affine is None or len(fn.affine) != arity + 1:
+            return None
+        return [float(c) for c in fn.affine]
+    if not isinstance(fn, ops.Lifted):
+        return None
+    positions, template = fn.positions, fn.template
+    if len(template) == 2 and len(positions) == 2 and fn.fn in _TWO_SOPS:
+        a, b = _TWO_SOPS[fn.fn]
+        return [a, b, 0.0]
+    if len(template) == 1 and positions == (0,) and fn.fn in _UNARY:
+        return [_UNARY[fn.fn], 0.0]
+    if len(template) != 2 or len(positions) != 1:
+        return None
+    (at,) = positions
+    constant = template[1 - at]
+    if not _finite_number(constant):
+        return None
+    c = float(constant)
+    if fn.fn is ops._plus:
+        return [1.0, c]
+    if fn.fn is operator.sub:
+        return [1.0, -c] if at == 0 else [-1.0, c]  # x - c, c - x
+    if fn.fn is ops._times:
+        return [c, 0.0]
+    return None
+
+
+def _finite_number(value: object) -> bool:
+    """An int, float or bool that float64 holds exactly and is finite (no None, string, NaN)."""
+    if type(value) is float:
+        return math.isfinite(value)
+    return type(value) in (int, bool) and abs(value) < 2**53  # type: ignore[arg-type]
+
+
+def _on_grid(c: float) -> bool:
+    return math.isfinite(c) and float(c * _GRID).is_integer()
