@@ -120,7 +120,7 @@ def combination_count(
     """An upper bound on len(input_combinations(...)), cheap to compute."""
     distinct = list(dict.fromkeys(inputs))
     rel = [i for i in distinct if relation[i] is not None]
-    size = int(np.prod([len(values[i]) for i in distinct if relation[i] is None]))
+    size = math.prod(len(values[i]) for i in distinct if relation[i] is None)
     if rel:
         groups = _groups(rel, relation)
         size *= sum(math.prod(map(len, sets)) for sets in groups.values())
@@ -145,8 +145,10 @@ def input_combinations(
     if rel:
         groups = _groups(rel, relation)
         joint_limit = None if limit is None else limit // max(free_size, 1)
+        if joint_limit is not None and _largest_group(groups) > joint_limit:
+            raise TooManyRows  # before building any row
         fast = joint_rows(list(groups.values()), joint_limit)
-        joint = fast if fast is not None else _joint_loop(list(groups.values()))
+        joint = fast if fast is not None else _joint_loop(list(groups.values()), joint_limit)
     if limit is not None and len(joint) * free_size > limit:
         raise TooManyRows
     # (the env {related: row, free: rest} read in `inputs`' order: positions in row + rest)
@@ -190,8 +192,22 @@ def _groups(
     return groups
 
 
-def _joint_loop(groups: list[list[tuple[Atom, ...]]]) -> list[tuple[Atom, ...]]:
-    """The distinct rows of the groups' products, first seen first (`combos.joint_rows`' loop)."""
+def _largest_group(groups: dict[tuple[int, ...], list[tuple[Atom, ...]]]) -> int:
+    """The most distinct rows one group's product has: a lower bound on the joint rows."""
+    sizes: dict[int, int] = {}  # id(value set) -> its distinct values (the sets are interned)
+    for sets in groups.values():
+        for v in sets:
+            if id(v) not in sizes:
+                sizes[id(v)] = len({value_key(x) for x in v})
+    return max((math.prod(sizes[id(v)] for v in sets) for sets in groups.values()), default=0)
+
+
+def _joint_loop(
+    groups: list[list[tuple[Atom, ...]]], limit: int | None = None
+) -> list[tuple[Atom, ...]]:
+    """The distinct rows of the groups' products, first seen first (`combos.joint_rows`' loop);
+    TooManyRows as soon as there are more than `limit` (the products the numpy path declines,
+    hundreds of millions of rows, would fill memory first)."""
     seen: dict[tuple, tuple[Atom, ...]] = {}
     keys: dict[int, tuple] = {}  # id(value set) -> its values' keys (the sets are interned)
     for sets in groups:
@@ -201,4 +217,6 @@ def _joint_loop(groups: list[list[tuple[Atom, ...]]]) -> list[tuple[Atom, ...]]:
         rows = itertools.product(*sets)
         for row_key, row in zip(itertools.product(*(keys[id(s)] for s in sets)), rows):
             seen.setdefault(row_key, row)
+        if limit is not None and len(seen) > limit:
+            raise TooManyRows
     return list(seen.values())

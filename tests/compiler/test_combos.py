@@ -102,3 +102,29 @@ def test_input_combinations_refuse_more_rows_than_the_limit_before_building_them
     assert input_combinations((0, 1), [rel_a, rel_b], values, limit=len(rows)) == rows
     with pytest.raises(TooManyRows):
         input_combinations((0, 1), [rel_a, rel_b], values, limit=len(rows) - 1)
+
+
+def test_the_loop_path_refuses_more_rows_than_the_limit_as_it_goes() -> None:
+    # A value the arrays decline (-0.0) sends the rows to the loop, which kept every distinct row
+    # before the limit was checked: tracr's shuffle_dyck2 at N = 256 grew past 18 GB that way.
+    n = 40
+    rel_a = {(i, n): (-0.0, *(k / (i + 1) for k in range(1, i + 2))) for i in range(n)}
+    rel_b = {p: tuple(sorted(set(v) | {-1})) for p, v in rel_a.items()}
+    values = [tuple(sorted({v for s in r.values() for v in s})) for r in (rel_a, rel_b)]
+    assert joint_rows([[rel_a[(0, n)], rel_b[(0, n)]]]) is None  # the loop's case
+    rows = input_combinations((0, 1), [rel_a, rel_b], values)
+    assert input_combinations((0, 1), [rel_a, rel_b], values, limit=len(rows)) == rows
+    with pytest.raises(TooManyRows):
+        input_combinations((0, 1), [rel_a, rel_b], values, limit=len(rows) - 1)
+
+    class Unreached:  # a group the loop must not get to once it is past the limit
+        def __iter__(self):
+            raise AssertionError("the loop went on past the limit")
+
+    groups = [[rel_a[(i, n)], rel_b[(i, n)]] for i in range(n)]
+    with pytest.raises(TooManyRows):
+        _joint_loop([*groups[:20], Unreached()], limit=100)  # type: ignore[list-item]
+    # one position's own product past the limit (refused before the loop starts)
+    big = {(i, n): rel_a[(n - 1, n)] for i in range(n)}
+    with pytest.raises(TooManyRows):
+        input_combinations((0, 1), [big, big], [values[0], values[0]], limit=(n + 1) ** 2 - 1)
