@@ -58,8 +58,8 @@ def check_attention(walk: Walk, layer: int) -> None:
         sp = (walk.one, walk.bos, walk.pad)
         q_lin = Linear(wq, bq, walk.reach.readings, head.query, walk.err, sp)
         k_lin = Linear(wk, bk, walk.reach.readings, head.key, walk.err, sp)
-        n_q = int(np.prod([walk.reach.readings[r].size for r in head.query]))
-        n_k = int(np.prod([walk.reach.readings[r].size for r in head.key]))
+        n_q = math.prod(walk.reach.readings[r].size for r in head.query)
+        n_k = math.prod(walk.reach.readings[r].size for r in head.key)
         # BOS and PAD keys/queries: concrete
         sq, sq_err = special_linear(walk.special.x, walk.special.e, wq, bq)
         sk, sk_err = special_linear(walk.special.x, walk.special.e, wk, bk)

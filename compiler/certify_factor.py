@@ -134,8 +134,8 @@ def factorized_scores(
     n_s = sk.shape[0]
     sizes = [
         (
-            int(np.prod([readings[head.query[i]].size for i in bl.query])),
-            int(np.prod([readings[head.key[i]].size for i in bl.key])),
+            math.prod(readings[head.query[i]].size for i in bl.query),
+            math.prod(readings[head.key[i]].size for i in bl.key),
         )
         for bl in blocks
     ]

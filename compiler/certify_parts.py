@@ -125,8 +125,17 @@ def product(readings: tuple[Reading, ...], ids: tuple[int, ...]) -> np.ndarray:
     ]
     if not axes:
         return np.zeros((1, 0))
-    grids = np.meshgrid(*axes, indexing="ij")
-    return np.stack([g.ravel() for g in grids], axis=1)
+    # itertools.product's order, the last axis fastest (np.meshgrid's "ij" raveled), built
+    # column by column: a key of 96 readings (most of one value) is past meshgrid's 64 axes
+    total = math.prod(len(a) for a in axes)
+    out = np.empty((total, len(axes)), dtype=np.float64)
+    if total == 0:
+        return out
+    inner = total
+    for j, a in enumerate(axes):
+        inner //= len(a)  # rows per value of axis j: the product of the later axes' sizes
+        out[:, j] = np.tile(np.repeat(a, inner), total // (len(a) * inner))
+    return out
 
 
 def intended(part: Any, coords: np.ndarray, n_out: int, numerical: bool = False) -> np.ndarray:

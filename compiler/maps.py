@@ -9,10 +9,9 @@ s-ops is a free numerical view.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
-
-import numpy as np
 
 from compiler import gates, map_rows, map_steps, mlp, piecewise, positional
 from compiler.blocks import (
@@ -89,7 +88,7 @@ class MapPlanner:
         sizes = [len(self.ctx.values(s)) for s in support if s not in numeric]
         if numeric:
             return len(numeric) == 1 and len(sizes) <= 1
-        return len(sizes) <= 1 or int(np.prod(sizes)) <= MAX_FUSED_TABLE
+        return len(sizes) <= 1 or math.prod(sizes) <= MAX_FUSED_TABLE
 
     def _one_block(self, node: IRNode, support: tuple[int, ...]) -> bool:
         """Whether one block computes `node` from `support`: a cheap one (`cheap`), or gated
@@ -101,7 +100,7 @@ class MapPlanner:
             return True
         numeric = [s for s in support if self.ctx.is_numeric_source(s)]
         sizes = [len(self.ctx.values(s)) for s in support if s not in numeric]
-        if len(numeric) != 1 or len(sizes) < 2 or int(np.prod(sizes)) > MAX_FUSED_TABLE:
+        if len(numeric) != 1 or len(sizes) < 2 or math.prod(sizes) > MAX_FUSED_TABLE:
             return False
         if not self._may_gate(support):
             return False
@@ -277,7 +276,7 @@ class MapPlanner:
                 contextual = self._context_steps(node, support, encoding)
                 if contextual is not None:
                     return contextual
-        elif len(categorical) > 1 and int(np.prod(sizes)) > MAX_FUSED_TABLE and not last_resort:
+        elif len(categorical) > 1 and math.prod(sizes) > MAX_FUSED_TABLE and not last_resort:
             return None
         if (
             len(numeric) == 1
@@ -295,7 +294,7 @@ class MapPlanner:
             banded = self._piecewise(node, support, encoding)
             if banded is not None:  # (indices + 1) % length: a few units over two numbers
                 return banded
-        if len(numeric) == 1 and len(categorical) > 1 and int(np.prod(sizes)) <= MAX_FUSED_TABLE:
+        if len(numeric) == 1 and len(categorical) > 1 and math.prod(sizes) <= MAX_FUSED_TABLE:
             # `-f if tokens == "a" else (1 if indices > 0 else f)`: affine in f for each pair of
             # context values, one gated unit per reachable pair (compiler.gates)
             gated = self._gated(node, support, numeric[0], categorical, encoding)

@@ -10,6 +10,7 @@ few classes that matter.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -137,7 +138,7 @@ class NumberViews:
         known = known_affine(node.fn, domains)
         if known is not None:
             return known
-        if int(np.prod([len(d) for d in domains])) > MAX_VIEW_ROWS:
+        if math.prod(len(d) for d in domains) > MAX_VIEW_ROWS:
             return None
         if all(is_number(v) for d in domains for v in d):
             return _numeric_affine_fit(node.fn, domains)

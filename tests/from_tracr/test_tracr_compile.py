@@ -137,3 +137,21 @@ def test_a_select_of_one_sop_with_itself_checks_it_once() -> None:
     )
     with pytest.raises(RaspError, match="key is None"):
         sops.evaluate(lowered, [1, 2])
+
+
+def test_a_key_of_many_readings_is_refused_located_not_crashed() -> None:
+    # The first occurrence of each token, InterpBench's style: a predicate select over (token,
+    # index) tuples, resolved into a conjunction whose key reads 2N two-valued readings. At N = 32
+    # its 2^96 key states overflowed numpy's int64 count and then its 64 axes: a ValueError
+    # traceback. It compiles at N = 9 and is refused, with the head and the counts, above.
+    from rasp import tracr as rasp
+
+    pairs = rasp.SequenceMap(lambda t, i: (t, i), rasp.tokens, rasp.indices)
+    same_before = rasp.Select(pairs, pairs, lambda k, q: k[0] == q[0] and k[1] <= q[1])
+    seen = rasp.SelectorWidth(same_before)
+    first = rasp.SequenceMap(lambda n, t: t if n == 1 else None, seen, rasp.tokens)
+    model = compile_sop(first, list("abc"), 9)
+    tokens = list("abacbca")
+    assert run_compiled(model, [tokens])[0] == first(tokens)
+    with pytest.raises(RaspError, match=r"79,228,162,514,264,337,593,543,950,336 key states"):
+        compile_sop(first, list("abc"), 32)
