@@ -175,9 +175,11 @@ def _rounded(col: Column) -> Column:
     floats = col.ok & (col.kind == FLOAT)
     if not floats.any():
         return col
-    distinct, inverse = np.unique(col.num[floats], return_inverse=True)
+    held = col.num[floats]
+    # distinct by bits: -0.0 and 0.0 are equal floats but Python keeps them apart
+    _, first, inverse = np.unique(held.view(np.int64), return_index=True, return_inverse=True)
     num = col.num.copy()
-    num[floats] = np.array([round_float(v) for v in distinct.tolist()])[inverse.ravel()]
+    num[floats] = np.array([round_float(v) for v in held[first].tolist()])[inverse.ravel()]
     return Column(num, col.kind, col.ok)
 
 

@@ -194,6 +194,13 @@ def test_the_tracr_maps_that_matter_answer() -> None:
     fractions = [k / 7 for k in range(8)] + [0, 1, True]
     assert _check(Rounded(_linear(1, -1)), [fractions, fractions[::-1]])  # type: ignore[arg-type]
     assert _check(_linear(2, 3), [[1, 2, True], [0, -5, False]])  # type: ignore[arg-type]
+    # -0.0 beside 0.0 (factors -0.0): the rounding keeps them apart, as Python does, and the
+    # column then declines (a -0.0 result is decided per row)
+    assert not _check(Rounded(_linear(-0.0, -0.0)), [[0, 1.5], [0, -2.0]])  # type: ignore[arg-type]
+    got = vm.apply_columns(
+        Rounded(_linear(-0.0, -0.0)), [vm.column([0, 1.5]), vm.column([0, -2.0])]
+    )  # type: ignore[list-item]
+    assert got is not None and [v.hex() for v in got.num] == [(-0.0).hex(), (0.0).hex()]
     # another tracr function, or a string argument: per row
     from rasp.tracr.lower import TracrFn
 
