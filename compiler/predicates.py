@@ -11,6 +11,10 @@ these forms that reproduces the table exactly is used (each is checked cell by c
 - a threshold (the queries' key sets form a chain): `<=` between a key's level and a query's rank;
 - an interval: in sorted query order each key is selected by a contiguous run (`abs(k - q) <= 1`):
   two threshold selects on the query joined by `and`;
+- thresholds within classes: keys and queries fall into classes, a query selects only keys of its
+  own class, and within each class the queries' key sets form a chain (`k[0] == q[0] and k[1] <=
+  q[1]` over (token, index) pairs: the same token, at or before the query): `==` between the
+  class labels and `<=` between a key's level and a query's rank, joined by `and`;
 - anything else: one `!=` select per distinct query row that misses keys ("not this row's query
   with a key it misses"), joined by `and`; the queries are read once, as their row's number.
 """
@@ -96,6 +100,7 @@ class Rebuild:
             self._equivalence,
             self._threshold,
             self._interval,
+            self._class_thresholds,
         ):
             found = build()
             if found is not None:
@@ -177,6 +182,26 @@ class Rebuild:
             keys=high, queries=query_rank, comparison=sops.Comparison.GEQ, span=self.span
         )
         return sops.SelectAnd(left=above, right=below, span=self.span, name=self.name)
+
+    def _class_thresholds(self) -> sops.Selector | None:
+        """`class(k) == class(q) and level(k) <= rank(q)`, where the classes are the connected
+        blocks of the table and each block is a threshold (its rows a chain of key sets)."""
+        found = _blocked_chains(self.t)
+        if found is None:
+            return None
+        key_class, key_level, query_class, query_rank = found
+        same = self._select(
+            self._map(self.keys, self.kv, key_class, "key_class"),
+            self._map(self.queries, self.qv, query_class, "query_class"),
+            sops.Comparison.EQ,
+        )
+        below = self._select(
+            self._map(self.keys, self.kv, key_level, "key_level"),
+            self._map(self.queries, self.qv, query_rank, "query_rank"),
+            sops.Comparison.LEQ,
+        )
+        same.name = below.name = None
+        return sops.SelectAnd(left=same, right=below, span=self.span, name=self.name)
 
     def _conjunction(self) -> sops.Selector:
         """Any table: number the distinct query rows that miss some keys; for each such row r one
@@ -269,6 +294,54 @@ def _class_labels(t: list[list[bool]]) -> tuple[list[int | None], list[int | Non
                     return None  # a key selected by two different rows: blocks overlap
                 key_label[j] = label
     return key_label, query_label
+
+
+def _blocked_chains(
+    t: list[list[bool]],
+) -> tuple[list[int], list[int], list[int], list[int]] | None:
+    """(key class, key level, query class, query rank) with t[i][j] exactly when key j's class is
+    query i's and its level is at most the query's rank; None where the table has no such form.
+    The classes are the connected blocks of selected cells; a key no query selects gets class
+    -1 and a query that selects nothing -2, so `==` excludes them."""
+    n_q, n_k = len(t), len(t[0]) if t else 0
+    parent = list(range(n_q + n_k))  # union-find: queries 0..n_q-1, then keys
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i, row in enumerate(t):
+        for j, hit in enumerate(row):
+            if hit:
+                parent[find(i)] = find(n_q + j)
+    rows: dict[int, list[frozenset[int]]] = {}  # block -> its distinct query rows
+    for i, row in enumerate(t):
+        keys = frozenset(j for j, hit in enumerate(row) if hit)
+        if keys and keys not in rows.setdefault(find(i), []):
+            rows[find(i)].append(keys)
+    blocks = {b: r for r, b in enumerate(rows)}
+    rank: dict[frozenset[int], int] = {}
+    key_level = [0] * n_k
+    for chain in rows.values():
+        chain.sort(key=len)
+        if any(not a <= b for a, b in itertools.pairwise(chain)):
+            return None
+        for r, keys in enumerate(chain, start=1):
+            rank[keys] = r
+            for j in keys:
+                key_level[j] = key_level[j] or r  # the first (smallest) row holding the key
+    key_class = [blocks.get(find(n_q + j), -1) for j in range(n_k)]
+    query_rows = [frozenset(j for j, hit in enumerate(row) if hit) for row in t]
+    query_class = [blocks[find(i)] if keys else -2 for i, keys in enumerate(query_rows)]
+    query_rank = [rank.get(keys, 0) for keys in query_rows]
+    rebuilt = all(
+        t[i][j] == (key_class[j] == query_class[i] and key_level[j] <= query_rank[i])
+        for i in range(n_q)
+        for j in range(n_k)
+    )
+    return (key_class, key_level, query_class, query_rank) if rebuilt else None
 
 
 def _one_per_class(labels: list[int | None]) -> bool:

@@ -69,6 +69,24 @@ def test_each_form(predicate: object, form: str) -> None:
     assert _selected(selector, values) == table
 
 
+def test_thresholds_within_classes_are_one_equality_and_one_threshold() -> None:
+    # within each parity, k at or before q: no interval in sorted order (k + 1 is skipped), so
+    # the conjunction took one atom per query row; now two selects, whatever the number of rows
+    values = list(range(12))
+    table = table_of(lambda k, q: k % 2 == q % 2 and k <= q, values, values)
+    selector = _rebuilt(values, table)
+    assert isinstance(selector, sops.SelectAnd)
+    parts = [selector.left, selector.right]
+    assert [type(p) for p in parts] == [sops.Select, sops.Select]
+    assert [p.comparison for p in parts] == [sops.Comparison.EQ, sops.Comparison.LEQ]  # type: ignore[union-attr]
+    assert _selected(selector, values) == table
+    # a query that selects nothing and a key no query selects keep out of every class
+    table = table_of(lambda k, q: q != 0 and k != 5 and k % 2 == q % 2 and k <= q, values, values)
+    selector = _rebuilt(values, table)
+    assert isinstance(selector.left, sops.Select)  # type: ignore[union-attr]
+    assert _selected(selector, values) == table
+
+
 def test_a_comparison_keeps_the_program_s_own_sops() -> None:
     selector = _rebuilt([0, 1, 2], table_of(lambda k, q: k >= q, [0, 1, 2], [0, 1, 2]))
     assert isinstance(selector, sops.Select) and selector.comparison is sops.Comparison.GEQ

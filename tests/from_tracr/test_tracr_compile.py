@@ -140,18 +140,33 @@ def test_a_select_of_one_sop_with_itself_checks_it_once() -> None:
 
 
 def test_a_key_of_many_readings_is_refused_located_not_crashed() -> None:
-    # The first occurrence of each token, InterpBench's style: a predicate select over (token,
-    # index) tuples, resolved into a conjunction whose key reads 2N two-valued readings. At N = 32
+    # A predicate select over (token, index) tuples that no form but the conjunction rebuilds (the
+    # same token elsewhere): one atom per query row, so its key reads 2N... readings. At N = 32
     # its 2^96 key states overflowed numpy's int64 count and then its 64 axes: a ValueError
-    # traceback. It compiles at N = 9 and is refused, with the head and the counts, above.
+    # traceback, where it is refused with the head and the counts.
+    from rasp import tracr as rasp
+
+    pairs = rasp.SequenceMap(lambda t, i: (t, i), rasp.tokens, rasp.indices)
+    elsewhere = rasp.Select(pairs, pairs, lambda k, q: k[0] == q[0] and k[1] != q[1])
+    with pytest.raises(RaspError, match=r"79,228,162,514,264,337,593,543,950,336 key states"):
+        compile_sop(rasp.SelectorWidth(elsewhere), list("abc"), 32)
+
+
+@pytest.mark.parametrize("max_len", [16, 32])
+def test_thresholds_within_classes_are_two_selects(max_len: int) -> None:
+    # InterpBench's first occurrence of each token: `k[0] == q[0] and k[1] <= q[1]` over (token,
+    # index) pairs. Its rows are a chain within each token's class: `==` on the token's class and
+    # `<=` on the index's level, where the conjunction of one atom per row (3N atoms) was refused
+    # from N = 16 on (at N = 9 the tuples' text still sorts by index: an interval).
     from rasp import tracr as rasp
 
     pairs = rasp.SequenceMap(lambda t, i: (t, i), rasp.tokens, rasp.indices)
     same_before = rasp.Select(pairs, pairs, lambda k, q: k[0] == q[0] and k[1] <= q[1])
     seen = rasp.SelectorWidth(same_before)
     first = rasp.SequenceMap(lambda n, t: t if n == 1 else None, seen, rasp.tokens)
-    model = compile_sop(first, list("abc"), 9)
-    tokens = list("abacbca")
-    assert run_compiled(model, [tokens])[0] == first(tokens)
-    with pytest.raises(RaspError, match=r"79,228,162,514,264,337,593,543,950,336 key states"):
-        compile_sop(first, list("abc"), 32)
+    model = compile_sop(first, list("abc"), max_len)
+    assert model.param_count() < 100_000
+    rng = random.Random(max_len)
+    inputs = [[rng.choice("abc") for _ in range(rng.randint(1, max_len))] for _ in range(60)]
+    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert got == first(tokens)
