@@ -1,4 +1,5 @@
-"""Shared fixtures: golden-file comparison with `--update-golden` (or `UPDATE_GOLDEN=1`)."""
+"""Shared fixtures: golden-file comparison with `--update-golden` (or `UPDATE_GOLDEN=1`); the
+hypothesis profile."""
 
 from __future__ import annotations
 
@@ -8,6 +9,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Deterministic by default: every run draws the same examples (a failure reproduces, and CI does
+# not pass or fail by chance). HYPOTHESIS_PROFILE=explore draws fresh ones each run, to hunt.
+settings.register_profile("deterministic", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 
