@@ -16,11 +16,13 @@ them with (docs/format.md).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from compiler.alternatives import Kept
 from compiler.blocks import Atom
 from compiler.fraction_means import fraction_means
 from compiler.model import OverParamLimit
+from compiler.refusals import also_tried, why_not_proved
 from compiler.weighted_counts import sums_counted
 from rasp import sops
 from rasp.errors import CompileError
@@ -53,22 +55,30 @@ def keep_form(
     # counts over the length, which may be means
     fraction_form = fraction_means(sop, vocab, max_len) is not sop
     fractions: Kept | None = None
+    tried: tuple[tuple[str, str], ...] = ()  # the fraction form, where it was not kept
     if fraction_form:
         note("build with counts over the length as means")
         try:
             fractions = attempt(prepared(fractions=True), None)
-        except CompileError:  # OverParamLimit too: the default may still fit
-            fractions = None
+        except CompileError as err:  # OverParamLimit too: the default may still fit
+            tried = ((_FRACTIONS, err.diagnostics[0].message),)
         if fractions is not None and not fractions.certificate.ok:
+            size = fractions.model.param_count()
+            why = why_not_proved(fractions.certificate)
+            tried = ((_FRACTIONS, f"{size:,} parameters, not proved: {why}"),)
             fractions = None
     cap = None if fractions is None else fractions.model.param_count()
     kept: Kept | None = None
     if cap is None or default_size is None or default_size <= cap:
         try:
             kept = _default_or_sums(sop, lambda form: attempt(form, cap), prepared, note)
-        except CompileError:
+        except CompileError as err:
             if fractions is None:
-                raise
+                # the default's refusal, with why the fraction form did not do either
+                notes = also_tried(tried, err.diagnostics[0].message)
+                raise CompileError([*err.diagnostics, *notes]) from None
+    if kept is not None and tried:
+        kept = replace(kept, tried=(*kept.tried, *tried))
     if kept is None or (
         fractions is not None and (not kept.certificate.ok or _size(fractions) < _size(kept))
     ):
@@ -114,6 +124,9 @@ def _default_or_sums(
         assert refusal is not None  # the default raised: its refusal is kept
         raise refusal from None
     return kept
+
+
+_FRACTIONS = "with counts over the length as means"
 
 
 def _size(kept: Kept) -> tuple[int, int]:

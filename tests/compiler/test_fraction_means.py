@@ -261,3 +261,48 @@ def test_a_default_predicted_larger_than_the_fraction_form_is_not_built(
     assert len(tried) == builds and tried[0][1] is None  # the fraction form, uncapped, first
     if builds == 2:
         assert tried[1] == (root, 181)  # then the default, under the fraction form's size
+
+
+def test_a_refusal_says_why_the_fraction_form_was_not_kept() -> None:
+    # `100 * w / length` over the own token's width at N = 256: the pick's snap is not proved
+    # (margin 0.00198, error 0.00505) and the default's step MLP is too large. The refusal was the
+    # default's alone; it now says why the one-head form did not do either.
+    from types import SimpleNamespace
+
+    from compiler.alternatives import Kept
+    from compiler.certificate import Certificate, Check
+    from compiler.program_forms import keep_form
+    from rasp.errors import Diagnostic
+
+    root = _program('res = selector_width(select(tokens, "a", ==)) / length;')
+    failed = Certificate((Check("decoder", "res", "res", "snap", 0.00198, 0.00505, "output 1"),))
+    default_refusal = CompileError([Diagnostic("the default is too large")])
+
+    def attempt(form: S.Node, cap: int | None, default_builds: bool) -> Kept:
+        model = SimpleNamespace(metadata={"layers": [{}]}, param_count=lambda: 376)
+        if form is not root:
+            return Kept(model, None, failed, None)  # type: ignore[arg-type]
+        if not default_builds:
+            raise default_refusal
+        return Kept(model, None, Certificate(failed.checks), None)  # type: ignore[arg-type]
+
+    def keep(default_builds: bool) -> Kept:
+        return keep_form(
+            root,
+            lambda form, cap: attempt(form, cap, default_builds),
+            lambda **flags: fraction_means(root, list("ab"), 8) if flags.get("fractions") else root,
+            lambda note: None,
+            list("ab"),
+            8,
+        )
+
+    note = (
+        "also tried with counts over the length as means: 376 parameters, not proved: the output "
+        "has a snap margin of 0.00198 against a float32 error of 0.00505"
+    )
+    with pytest.raises(CompileError) as refused:
+        keep(default_builds=False)
+    assert [d.message for d in refused.value.diagnostics] == ["the default is too large", note]
+    # a default that builds but is not proved carries the note to the driver's refusal
+    kept = keep(default_builds=True)
+    assert kept.tried == (("with counts over the length as means", note.split(": ", 1)[1]),)
