@@ -11,9 +11,10 @@ numerical view was refused as too many combinations. Some functions state their 
 (The compiler's own weighted sums declare theirs too: `weighted_counts.declared_affine`.)
 
 On number inputs (no string concatenates, no None) each is its form exactly, up to the one float64
-rounding of Python's own operation (and a tracr output's rounding to 12 digits), as the fit allows. A form is given only where the fit would
-find the same one: coefficients on the fit's 2^-20 grid (`x + 0.1` is not affine to the fit
-either), finite inputs.
+rounding of Python's own operation (and a tracr output's rounding to 12 digits), as the fit
+allows. A form is given only where the fit would find the same one: coefficients on the fit's
+2^-20 grid (`x + 0.1` is not affine to the fit either), finite inputs, as many coefficients as
+the map has inputs.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def known_affine(fn: object, input_values: Sequence[Sequence[Atom]]) -> list[flo
     if not all(_finite_number(v) for vals in input_values for v in vals):
         return None
     form = _form(unrounded(fn), len(input_values))
-    if form is None or not all(_on_grid(c) for c in form):
+    if form is None or len(form) != len(input_values) + 1 or not all(map(_on_grid, form)):
         return None
     return form
 
