@@ -5,7 +5,8 @@ inputs' values and fits a form to them: the difference of two prefix means, the 
 `pair_balance`, has ~N^3/3 of them (5.6M at N = 256), past the planner's guard, so a free
 numerical view was refused as too many combinations. Some functions state their form:
 
-- RASP's `+` and `-` of two s-ops, unary `-` and `+`, and `+ - *` with a number constant;
+- RASP's `+` and `-` of two s-ops, unary `-` and `+`, `+ - *` with a number constant, and `/`
+  by a power of two (`(a + b) / 2`);
 - tracr's `LinearSequenceMap(fst, snd, a, b)` (its lowered function carries `affine`).
 
 (The compiler's own weighted sums declare theirs too: `weighted_counts.declared_affine`.)
@@ -73,6 +74,8 @@ def _form(fn: object, arity: int) -> list[float] | None:
         return [1.0, -c] if at == 0 else [-1.0, c]  # x - c, c - x
     if fn.fn is ops._times:
         return [c, 0.0]
+    if fn.fn is operator.truediv and at == 0 and c != 0 and math.frexp(c)[0] in (0.5, -0.5):
+        return [1.0 / c, 0.0]  # x / 2^k: exactly x * 2^-k (a power of two divides exactly)
     return None
 
 

@@ -49,6 +49,8 @@ def _map(expression: str) -> S.MapSOp:
         ("1 - x", [-1.0, 1.0]),
         ("x * 4", [4.0, 0.0]),
         ("0.5 * x", [0.5, 0.0]),
+        ("x / 4", [0.25, 0.0]),
+        ("x / -0.5", [-2.0, 0.0]),
     ],
 )
 def test_rasp_operators_state_their_form(expression: str, form: list[float]) -> None:
@@ -67,6 +69,8 @@ def test_rasp_operators_state_their_form(expression: str, form: list[float]) -> 
         ("x + 0.1", [FRACTIONS]),  # off the fit's 2^-20 grid: the fit finds no form either
         ("x * x", [FRACTIONS, FRACTIONS]),
         ("x / 3", [FRACTIONS]),
+        ("2 / (x + 1)", [FRACTIONS]),
+        ("x / 0", [FRACTIONS]),
         ("x % 2", [FRACTIONS]),
         ("x + indices", [["a", "b"], [1, 2]]),  # strings concatenate
         ("x - indices", [[None, 1], [1, 2]]),
@@ -104,6 +108,12 @@ def test_the_pair_balance_is_a_free_view_past_the_row_guard(
     assert model.metadata["config"]["n_layers"] == 1  # the two means' head, and a free view
     inputs = all_inputs("()", 6) + random_inputs("()", 32, 100, seed=3)
     assert check_inputs(model, root, inputs) == len(inputs)
+    # a chain of such maps over the same two means: a view of views
+    interp.exec_program(parse("mid = (opens + closes) / 2 - 1;", "<test>"))
+    mid = interp.get("mid")
+    model = compile_sop(mid, list("()"), 32, name="mid")
+    assert model.metadata["config"]["n_layers"] == 1
+    assert check_inputs(model, mid, inputs) == len(inputs)
     # a map the view feeds still tabulates its own inputs' combinations: that is refused, located
     interp.exec_program(parse("odd = (opens * closes) + 1;", "<test>"))
     with pytest.raises(CompileError, match="combine in more than 5,000 ways"):
