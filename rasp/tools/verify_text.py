@@ -52,7 +52,7 @@ def _type_lines(report: VerifyReport) -> list[str]:
         "interpreter gives a float, or the reverse (values agree), e.g. "
         f"{show_tokens(example.tokens)} at position {at}: model {example.model[at]!r}, "
         f"interpreter {example.interpreter[at]!r} "
-        "(a type the positions do not decide; docs/format.md)"
+        "(a type the model's per-position flags do not fix; docs/format.md)"
     ]
 
 
