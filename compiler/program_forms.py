@@ -74,9 +74,12 @@ def keep_form(
             kept = _default_or_sums(sop, lambda form: attempt(form, cap), prepared, note)
         except CompileError as err:
             if fractions is None:
-                # the default's refusal, with why the fraction form did not do either
+                # the default's refusal (of its own kind: OverParamLimit is the user's limit),
+                # with why the fraction form did not do either
                 notes = also_tried(tried, err.diagnostics[0].message)
-                raise CompileError([*err.diagnostics, *notes]) from None
+                if not notes:
+                    raise
+                raise type(err)([*err.diagnostics, *notes]) from None
     if kept is not None and tried:
         kept = replace(kept, tried=(*kept.tried, *tried))
     if kept is None or (

@@ -303,6 +303,13 @@ def test_a_refusal_says_why_the_fraction_form_was_not_kept() -> None:
     with pytest.raises(CompileError) as refused:
         keep(default_builds=False)
     assert [d.message for d in refused.value.diagnostics] == ["the default is too large", note]
+    # a refusal of another kind keeps its kind (the user's parameter limit is final)
+    from compiler.model import OverParamLimit
+
+    default_refusal = OverParamLimit([Diagnostic("the model would have 29,290 parameters")])
+    with pytest.raises(OverParamLimit) as refused:
+        keep(default_builds=False)
+    assert len(refused.value.diagnostics) == 2
     # a default that builds but is not proved carries the note to the driver's refusal
     kept = keep(default_builds=True)
     assert kept.tried == (("with counts over the length as means", note.split(": ", 1)[1]),)
