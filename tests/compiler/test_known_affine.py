@@ -16,6 +16,7 @@ from rasp.interpreter import Interpreter
 from rasp.parser import parse
 from rasp.tracr import lib
 from rasp.tracr.lower import to_sops
+from tests.runtime_helpers import run_compiled
 
 PAIR_BALANCE = """
 prevs = select(indices, indices, <=);
@@ -114,7 +115,7 @@ def test_the_pair_balance_is_a_free_view_past_the_row_guard(
     model = compile_sop(mid, list("()"), 32, name="mid")
     assert model.metadata["config"]["n_layers"] == 1
     assert check_inputs(model, mid, inputs) == len(inputs)
-    # a map the view feeds still tabulates its own inputs' combinations: that is refused, located
+    # a product states no form: it still tabulates its inputs' combinations, refused, located
     interp.exec_program(parse("odd = (opens * closes) + 1;", "<test>"))
     with pytest.raises(CompileError, match="combine in more than 5,000 ways"):
         compile_sop(interp.get("odd"), list("()"), 32, name="odd")
@@ -126,8 +127,6 @@ def test_tracrs_pair_balance_past_the_row_guard(monkeypatch: pytest.MonkeyPatch)
     program = lib.make_pair_balance(tracr.tokens, "(", ")")
     model = compile_sop(program, list("()"), 32, name="pair_balance")
     assert model.metadata["config"]["n_layers"] == 1
-    from tests.runtime_helpers import run_compiled
-
     inputs = random_inputs("()", 32, 60, seed=4)
     for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
         want = program(tokens)
