@@ -92,12 +92,11 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node]) -> sops.Node:
                 fn=TracrFn(expr.f, text), inputs=_sops(inputs), text=text, loose=True, **where
             )
         case LinearSequenceMap():
-            fn = TracrFn(expr.f, text, affine=_linear_form(expr))
+            fn = TracrFn(expr.f, text, affine=_linear_form(expr, (expr.fst_fac, expr.snd_fac)))
             return sops.MapSOp(fn=fn, inputs=_sops(inputs), text=text, loose=True, **where)
-        case SequenceMap():
-            return sops.MapSOp(
-                fn=TracrFn(expr.f, text), inputs=_sops(inputs), text=text, loose=True, **where
-            )
+        case SequenceMap():  # `a + b`, `a - b` of two s-ops state their factors too
+            fn = TracrFn(expr.f, text, affine=_linear_form(expr, expr.operator_factors))
+            return sops.MapSOp(fn=fn, inputs=_sops(inputs), text=text, loose=True, **where)
         case Full():
             return sops.ConstSOp(value=_atom(expr.fill, "Full"), loose=True, **where)
         case ConstantSOp():
@@ -142,11 +141,15 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node]) -> sops.Node:
     )
 
 
-def _linear_form(expr: LinearSequenceMap) -> tuple[int | float, int | float, int] | None:
-    """(a, b, 0) for a LinearSequenceMap whose factors are numbers its function still uses
-    (checked on two points: factors set after construction are not what it computes); the
-    factors keep their types, which decide the type of a·x + b·y."""
-    a, b = expr.fst_fac, expr.snd_fac
+def _linear_form(
+    expr: SequenceMap, factors: tuple[Any, Any] | None
+) -> tuple[int | float, int | float, int] | None:
+    """(a, b, 0) for a LinearSequenceMap, or an operator's `+` or `-` of two s-ops, whose factors
+    are numbers its function still uses (checked on two points: factors set after construction
+    are not what it computes); the factors keep their types, which decide the type of a·x + b·y."""
+    if factors is None:
+        return None
+    a, b = factors
     if not all(type(c) in (int, float) and math.isfinite(c) for c in (a, b)):
         return None
     try:

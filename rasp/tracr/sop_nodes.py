@@ -48,16 +48,16 @@ class SOp(RASPExpr):
     __hash__ = RASPExpr.__hash__
 
     def __add__(self, other: SOp | Value) -> SOp:
-        return _binary(self, other, lambda x, y: x + y)
+        return _binary(self, other, lambda x, y: x + y, factors=(1, 1))
 
     def __radd__(self, other: SOp | Value) -> SOp:
-        return _binary(other, self, lambda x, y: x + y)
+        return _binary(other, self, lambda x, y: x + y, factors=(1, 1))
 
     def __sub__(self, other: SOp | Value) -> SOp:
-        return _binary(self, other, lambda x, y: x - y)
+        return _binary(self, other, lambda x, y: x - y, factors=(1, -1))
 
     def __rsub__(self, other: SOp | Value) -> SOp:
-        return _binary(other, self, lambda x, y: x - y)
+        return _binary(other, self, lambda x, y: x - y, factors=(1, -1))
 
     def __mul__(self, other: SOp | Value) -> SOp:
         return _binary(self, other, lambda x, y: x * y)
@@ -90,10 +90,19 @@ class SOp(RASPExpr):
         return Map(lambda x: x or other, self)
 
 
-def _binary(left: SOp | Value, right: SOp | Value, op: Callable[[Any, Any], Any]) -> SOp:
-    """`left op right` where at least one side is an s-op (tracr's operator rules)."""
+def _binary(
+    left: SOp | Value,
+    right: SOp | Value,
+    op: Callable[[Any, Any], Any],
+    factors: tuple[int, int] | None = None,
+) -> SOp:
+    """`left op right` where at least one side is an s-op (tracr's operator rules). `+` and `-`
+    of two s-ops record their `factors` (a, b): on numbers the map is a·x + b·y, which the
+    compiler reads as a free view (`rasp.tracr.lower`, compiler.known_affine)."""
     if isinstance(left, SOp) and isinstance(right, SOp):
-        return SequenceMap(op, left, right)
+        sequence_map = SequenceMap(op, left, right)
+        sequence_map.operator_factors = factors
+        return sequence_map
     if isinstance(left, SOp):
         return Map(lambda x: op(x, right), left)
     assert isinstance(right, SOp)
@@ -203,6 +212,8 @@ class SequenceMap(SOp):
             if not isinstance(side, SOp):
                 raise TypeError(f"SequenceMap's inputs must be s-ops, got {type(side).__name__}")
         self.f = f
+        # (a, b) where this map is `fst + snd` or `fst - snd` built by an operator (`_binary`)
+        self.operator_factors: tuple[int, int] | None = None
         self.fst = fst
         self.snd = snd
 

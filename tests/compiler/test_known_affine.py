@@ -90,9 +90,12 @@ def test_tracr_linear_sequence_map_states_its_factors() -> None:
     changed = tracr.LinearSequenceMap(x, y, 1, 1)
     changed.fst_fac = 3
     assert known_affine(to_sops(changed).fn, [FRACTIONS, FRACTIONS]) is None  # type: ignore[union-attr]
-    # a plain SequenceMap states nothing, whatever it computes
+    # a plain SequenceMap states nothing, whatever it computes; the operators `+` and `-` of
+    # two s-ops (tracr builds a SequenceMap of a lambda) state theirs
     plain = to_sops(tracr.SequenceMap(lambda a, b: a - b, x, y)).fn  # type: ignore[union-attr]
     assert known_affine(plain, [FRACTIONS, FRACTIONS]) is None
+    for expr, form in ((x - y, [1.0, -1.0, 0.0]), (x + y, [1.0, 1.0, 0.0]), (x * y, None)):
+        assert known_affine(to_sops(expr).fn, [FRACTIONS, FRACTIONS]) == form  # type: ignore[union-attr]
 
 
 @pytest.mark.exactness
@@ -122,9 +125,17 @@ def test_the_pair_balance_is_a_free_view_past_the_row_guard(
 
 
 @pytest.mark.exactness
-def test_tracrs_pair_balance_past_the_row_guard(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("written", ["LinearSequenceMap", "operator"])
+def test_tracrs_pair_balance_past_the_row_guard(
+    monkeypatch: pytest.MonkeyPatch, written: str
+) -> None:
     monkeypatch.setattr(map_rows, "MAX_ROWS", 5_000)
-    program = lib.make_pair_balance(tracr.tokens, "(", ")")
+    if written == "LinearSequenceMap":
+        program = lib.make_pair_balance(tracr.tokens, "(", ")")
+    else:  # the same difference written with `-`
+        opens = tracr.numerical(lib.make_frac_prevs(tracr.tokens == "("))
+        closes = tracr.numerical(lib.make_frac_prevs(tracr.tokens == ")"))
+        program = tracr.numerical(opens - closes)
     model = compile_sop(program, list("()"), 32, name="pair_balance")
     assert model.metadata["config"]["n_layers"] == 1
     inputs = random_inputs("()", 32, 60, seed=4)

@@ -201,6 +201,12 @@ def test_the_tracr_maps_that_matter_answer() -> None:
         Rounded(_linear(-0.0, -0.0)), [vm.column([0, 1.5]), vm.column([0, -2.0])]
     )  # type: ignore[list-item]
     assert got is not None and [v.hex() for v in got.num] == [(-0.0).hex(), (0.0).hex()]
+    # tracr's `-` of two s-ops: the same as the lambda it builds
+    from rasp import tracr
+    from rasp.tracr.lower import to_sops
+
+    minus = to_sops(tracr.numerical(tracr.tokens) - tracr.indices).fn  # type: ignore[union-attr]
+    assert _check(minus, [[0.5, 0.0, True, 3, 2.0], [0.25, -0.0, 1, 3, True]])  # type: ignore[arg-type]
     # another tracr function, or a string argument: per row
     from rasp.tracr.lower import TracrFn
 
