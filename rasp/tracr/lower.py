@@ -95,7 +95,8 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node]) -> sops.Node:
             fn = TracrFn(expr.f, text, affine=_linear_form(expr, (expr.fst_fac, expr.snd_fac)))
             return sops.MapSOp(fn=fn, inputs=_sops(inputs), text=text, loose=True, **where)
         case SequenceMap():  # `a + b`, `a - b` of two s-ops state their factors too
-            fn = TracrFn(expr.f, text, affine=_linear_form(expr, expr.operator_factors))
+            factors = getattr(expr, "operator_factors", None)  # a subclass may skip __init__
+            fn = TracrFn(expr.f, text, affine=_linear_form(expr, factors))
             return sops.MapSOp(fn=fn, inputs=_sops(inputs), text=text, loose=True, **where)
         case Full():
             return sops.ConstSOp(value=_atom(expr.fill, "Full"), loose=True, **where)
@@ -292,8 +293,9 @@ class TracrFn:
 
     f: Callable[..., Any]
     text: str
-    # (a, b, 0) for LinearSequenceMap's a·x + b·y: its form on numbers, so the compiler need not
-    # call it on every combination of their values (compiler.known_affine, compiler.vector_maps)
+    # (a, b, 0) for a LinearSequenceMap's a·x + b·y, or an operator's `+` or `-` of two s-ops:
+    # its form on numbers, so the compiler need not call it on every combination of their values
+    # (compiler.known_affine, compiler.vector_maps)
     affine: tuple[int | float, ...] | None = None
     bad: tuple[tuple[Any, ...], Any] | None = field(default=None, repr=False)
 
