@@ -316,9 +316,9 @@ def _blocked_chains(
         for j, hit in enumerate(row):
             if hit:
                 parent[find(i)] = find(n_q + j)
+    query_rows = [frozenset(j for j, hit in enumerate(row) if hit) for row in t]
     rows: dict[int, list[frozenset[int]]] = {}  # block -> its distinct query rows
-    for i, row in enumerate(t):
-        keys = frozenset(j for j, hit in enumerate(row) if hit)
+    for i, keys in enumerate(query_rows):
         if keys and keys not in rows.setdefault(find(i), []):
             rows[find(i)].append(keys)
     blocks = {b: r for r, b in enumerate(rows)}
@@ -333,7 +333,6 @@ def _blocked_chains(
             for j in keys:
                 key_level[j] = key_level[j] or r  # the first (smallest) row holding the key
     key_class = [blocks.get(find(n_q + j), -1) for j in range(n_k)]
-    query_rows = [frozenset(j for j, hit in enumerate(row) if hit) for row in t]
     query_class = [blocks[find(i)] if keys else -2 for i, keys in enumerate(query_rows)]
     query_rank = [rank.get(keys, 0) for keys in query_rows]
     rebuilt = all(
