@@ -14,6 +14,12 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 from lark.lexer import PatternStr
 
 from rasp.errors import RaspSyntaxError, Source, Span
+from rasp.foreign_syntax import (
+    doubled_operator,
+    foreign_character,
+    foreign_word,
+    previous_word,
+)
 
 _FRIENDLY = {
     "NAME": "a name",
@@ -59,6 +65,14 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
     here = _span_at(source, pos) if at_end else _token_span(source, token)
     shown = "the end of the input" if at_end else f"'{token.value}'"
 
+    value = str(token.value)
+    if not at_end and (value[:1].isalnum() or value[:1] in '_("['):
+        habit = foreign_word(source, pos, value)
+        if habit is not None:
+            return habit
+    habit = None if at_end else doubled_operator(source, pos)
+    if habit is not None:
+        return habit
     if token.type == "EQUAL" and "EQUAL" not in expected:
         following = text[token.end_pos : (token.end_pos or 0) + 1] if token.end_pos else ""
         if following in ("<", ">") and expected <= _COMPARISON_TERMINALS:
@@ -85,6 +99,21 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
                 incomplete=at_end,
             )
     innermost = openers[-1] if openers else None
+    if token.type in _COMPARISON_TERMINALS and innermost is not None:
+        word = innermost.label.removeprefix("the call '").removesuffix("('")
+        capital = word.lower() == "select" and word != "select"
+        hint = "did you mean 'select('? RASP's built-ins are lowercase" if capital else None
+        return RaspSyntaxError(f"{shown} on its own is not a value", here, hint or COMPARISON_HINT)
+    # A def's or for's body is a '{' after ')' or a name; a dict's '{' follows an operator.
+    in_block = innermost is not None and innermost.char == "{" and _is_block(text, innermost.pos)
+    if "SEMICOLON" in expected and (not openers or in_block):
+        end = _previous_token_end(lark, text, pos)
+        return RaspSyntaxError(
+            "expected ';' after the statement",
+            _span_at(source, end),
+            "every statement ends with ';' (a def or for ends with '}')",
+            incomplete=at_end,
+        )
     if innermost is not None and _CLOSER_TERMINALS[_CLOSERS[innermost.char]] in expected:
         closer = _CLOSERS[innermost.char]
         opened = _span_at(source, innermost.pos)
@@ -93,14 +122,6 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
             f"expected {wanted} to close {innermost.label}",
             here,
             f"{innermost.label} was opened at line {opened.line}, column {opened.col}",
-            incomplete=at_end,
-        )
-    if "SEMICOLON" in expected and not openers:
-        end = _previous_token_end(lark, text, pos)
-        return RaspSyntaxError(
-            "expected ';' after the statement",
-            _span_at(source, end),
-            "every statement ends with ';' (a def or for ends with '}')",
             incomplete=at_end,
         )
     if at_end:
@@ -126,6 +147,9 @@ def _bad_character(exc: UnexpectedCharacters, source: Source) -> RaspSyntaxError
     pos = exc.pos_in_stream
     char = source.text[pos] if pos < len(source.text) else ""
     here = _span_at(source, pos)
+    habit = foreign_character(source, pos)
+    if habit is not None:
+        return habit
     if char == '"':
         return RaspSyntaxError(
             "unterminated string",
@@ -218,17 +242,16 @@ def _open_brackets(text: str, stop: int) -> list[_Opener]:
     return stack
 
 
+def _is_block(text: str, pos: int) -> bool:
+    before = text[:pos].rstrip()
+    return bool(before) and (before[-1].isalnum() or before[-1] in "_)]")
+
+
 def _label(text: str, pos: int) -> tuple[str, int]:
     """How to name the bracket at `pos` (`'select('` after a known word, else the bracket itself),
     and where that name starts."""
     char = text[pos]
-    j = pos
-    while j > 0 and text[j - 1] in " \t":
-        j -= 1
-    k = j
-    while k > 0 and (text[k - 1].isalnum() or text[k - 1] == "_"):
-        k -= 1
-    word = text[k:j]
+    word, k = previous_word(text, pos)
     if char == "(" and word in _WORD_OPENERS:
         return f"'{word}('", k
     if char == "(" and word.isidentifier():

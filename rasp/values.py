@@ -16,6 +16,7 @@ import numpy as np
 
 from rasp import ast
 from rasp.errors import RaspNameError, Span
+from rasp.foreign_syntax import FOREIGN_NAME_HINTS
 from rasp.sops import Selector, SeqValue, SOp
 
 Atom = int | float | str | bool
@@ -144,7 +145,7 @@ class Scope:
                 return scope.values[name]
             scope = scope.parent
         close = difflib.get_close_matches(name, list(self.visible()), n=1)
-        hint = f"did you mean '{close[0]}'?" if close else None
+        hint = FOREIGN_NAME_HINTS.get(name) or (f"did you mean '{close[0]}'?" if close else None)
         raise RaspNameError(f"Undefined variable: {name}", span, hint)
 
     def check_assignable(self, name: str, span: Span) -> None:

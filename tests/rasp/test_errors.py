@@ -72,3 +72,34 @@ def test_caret_lines_up_under_tab_indented_source() -> None:
     lines = info.value.render().splitlines()
     assert lines[1] == "    \treturn x + nope;"
     assert lines[2] == "    \t           ^~~~"
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "caret"),
+    [
+        ("y = indices >> 1;", "RASP has no '>>' (shift)", "^~"),
+        ("y = indices << 1;", "RASP has no '<<' (shift)", "^~"),
+        ("y = indices == 1 || indices == 2;", "RASP writes 'or', not '||'", "^~"),
+        ("y = indices | 1;", "RASP writes 'or', not '|'", "^"),
+        ("y = indices & 1;", "RASP writes 'and', not '&'", "^"),
+        ("y = categorical aggregate(select(indices, 0, ==), tokens);", "no 'categorical'", "^~~~"),
+        ("y = (indices).f;", "RASP has no attributes or methods ('.')", "^"),
+        ("y = 5.;", "a float needs digits on both sides of '.'", "^"),
+        ("y = f(indices, indices, <);", "'<' on its own is not a value", "^"),
+    ],
+)
+def test_python_and_tracr_habits_are_named(text: str, message: str, caret: str) -> None:
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "habit.rasp")
+    lines = info.value.render().splitlines()
+    assert message in lines[0] and lines[2].strip().startswith(caret)
+    assert info.value.hint, "each habit's error says what RASP writes instead"
+
+
+def test_names_a_habit_only_where_it_is_one() -> None:
+    # A user's own name `numerical` is a name like any other; `x.5` is a float's error.
+    interpreter = Interpreter()
+    interpreter.exec_program(parse("numerical = indices + 1; y = numerical * 2;", "ok.rasp"))
+    assert evaluate(interpreter.get("y"), "ab").values == (2, 4)
+    with pytest.raises(RaspSyntaxError, match="digits on both sides"):
+        parse("y = 1 + .5;", "float.rasp")

@@ -1,0 +1,121 @@
+"""Python and tracr habits that RASP spells differently, and the messages that name the RASP way.
+
+A user who writes `x // 2`, `x ** 2`, `a && b`, `x.f`, `tokens is "a"`, `lambda x: ...` or tracr's
+`numerical aggregate(...)` gets a parse error at a place that Lark describes only by what it
+expected. These checks recognise the habit from the text around the unexpected token or character
+and say what RASP writes instead. Each returns None when the text is not such a habit.
+"""
+
+from __future__ import annotations
+
+from rasp.errors import RaspSyntaxError, Source, Span
+
+_DEF_HINT = "or a def: def f(x) { return x + 1; } applies to every position of an s-op"
+
+# Names from tracr's Python API with no RASP counterpart of a similar spelling (`Select` and
+# `Aggregate` already get "did you mean 'select'?").
+FOREIGN_NAME_HINTS = {
+    "numerical": (
+        "RASP has no numerical/categorical annotation (that is tracr's): aggregate averages "
+        "numbers by itself, so write aggregate(...) without it"
+    ),
+    "Map": (
+        "RASP has no Map (that is tracr's): write the function with operators, a ternary "
+        f'(a if c else b), a dict lookup ({{"a": 1}}[tokens]), {_DEF_HINT}; a tracr '
+        "program in Python compiles as is: rasp compile PROG.py:NAME"
+    ),
+    "lambda": (
+        "write the function with operators, a ternary (a if c else b), "
+        f'a dict lookup ({{"a": 1}}[tokens]), {_DEF_HINT}'
+    ),
+}
+FOREIGN_NAME_HINTS["categorical"] = FOREIGN_NAME_HINTS["numerical"]
+FOREIGN_NAME_HINTS["SequenceMap"] = FOREIGN_NAME_HINTS["Map"].replace("no Map", "no SequenceMap")
+FOREIGN_NAME_HINTS["LinearSequenceMap"] = FOREIGN_NAME_HINTS["SequenceMap"].replace(
+    "no SequenceMap", "no LinearSequenceMap"
+)
+
+# Two-character operators of Python that RASP lacks: (message, hint).
+_DOUBLED = {
+    "//": (
+        "RASP has no '//' (floor division)",
+        "x / y divides exactly; (x - x % y) / y is the floored quotient, and round() of it an int",
+    ),
+    "**": ("RASP has no '**'", "its power operator is '^': write x ^ 2"),
+    ">>": ("RASP has no '>>' (shift)", "divide by a power of two: (x - x % 2 ^ k) / 2 ^ k"),
+    "<<": ("RASP has no '<<' (shift)", "multiply by a power of two: x * 2 ^ k"),
+    "&&": ("RASP writes 'and', not '&&'", "a and b (also between selectors)"),
+    "||": ("RASP writes 'or', not '||'", "a or b (also between selectors)"),
+}
+_SINGLE = {
+    "&": ("RASP writes 'and', not '&'", "a and b (also between selectors)"),
+    "|": ("RASP writes 'or', not '|'", "a or b (also between selectors)"),
+}
+
+
+def doubled_operator(source: Source, pos: int) -> RaspSyntaxError | None:
+    """`//`, `**`, `>>`, `<<`, where Lark stops at the second character (offset `pos`)."""
+    pair = source.text[pos - 1 : pos + 1] if pos > 0 else ""
+    if pair not in _DOUBLED:
+        return None
+    message, hint = _DOUBLED[pair]
+    return RaspSyntaxError(message, _span(source, pos - 1, 2), hint)
+
+
+def foreign_character(source: Source, pos: int) -> RaspSyntaxError | None:
+    """`&`, `&&`, `|`, `||`, and `.` after a name (`x.f`), where the lexer stops at `pos`."""
+    text = source.text
+    pair = text[pos : pos + 2]
+    if pair in _DOUBLED:
+        message, hint = _DOUBLED[pair]
+        return RaspSyntaxError(message, _span(source, pos, 2), hint)
+    if text[pos : pos + 1] in _SINGLE:
+        message, hint = _SINGLE[text[pos]]
+        return RaspSyntaxError(message, _span(source, pos, 1), hint)
+    before = text[pos - 1] if pos > 0 else ""
+    if text[pos : pos + 1] == "." and (before.isalpha() or before in "_)]"):
+        return RaspSyntaxError(
+            "RASP has no attributes or methods ('.')",
+            _span(source, pos, 1),
+            "apply a function instead: f(x), not x.f",
+        )
+    return None
+
+
+def foreign_word(source: Source, pos: int, value: str) -> RaspSyntaxError | None:
+    """`is`, `lambda x: ...`, and `numerical x` / `categorical x`: the unexpected token `value` at
+    `pos`, or the word just before it."""
+    if value == "is":
+        return RaspSyntaxError(
+            "RASP has no 'is'", _span(source, pos, 2), "compare with '==' ('is not': '!=')"
+        )
+    word, start = previous_word(source.text, pos)
+    if word == "lambda":
+        return RaspSyntaxError(
+            "RASP has no lambda", _span(source, start, len(word)), FOREIGN_NAME_HINTS["lambda"]
+        )
+    if word in ("numerical", "categorical"):
+        return RaspSyntaxError(
+            f"RASP has no '{word}' annotation",
+            _span(source, start, len(word)),
+            FOREIGN_NAME_HINTS[word],
+        )
+    return None
+
+
+def previous_word(text: str, pos: int) -> tuple[str, int]:
+    """The identifier that ends just before `pos` (spaces between allowed), and where it starts."""
+    end = pos
+    while end > 0 and text[end - 1] in " \t":
+        end -= 1
+    start = end
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        start -= 1
+    return text[start:end], start
+
+
+def _span(source: Source, pos: int, width: int) -> Span:
+    text = source.text
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return Span(source, line, col, line, col + width)
