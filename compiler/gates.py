@@ -47,6 +47,8 @@ def context_fits(rows: Rows, xi: int, at: Callable[[Atom], float]) -> Fits | Non
     MIN_STEPS times (steps are then as small, and exact)."""
     if not rows or not all(is_number(v) and not isinstance(v, bool) for _, v in rows):
         return None
+    if not all(is_number(combo[xi]) or isinstance(combo[xi], bool) for combo, _ in rows):
+        return None  # a tracr mean's default None among the number's values: no x to fit
     per_context: dict[tuple, tuple[tuple[Atom, ...], list[tuple[float, Atom]]]] = {}
     for combo, v in rows:
         c = combo[:xi] + combo[xi + 1 :]

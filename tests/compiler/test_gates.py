@@ -10,7 +10,7 @@ import compiler.alternatives
 import compiler.map_steps
 from compiler import compile_sop
 from compiler.blocks import Encoded, Encoding
-from compiler.gates import MIN_STEPS, gated_affine
+from compiler.gates import MIN_STEPS, context_fits, gated_affine
 from rasp import sops as S
 from rasp.interpreter import Interpreter
 from rasp.parser import parse
@@ -159,3 +159,24 @@ def test_nested_conditions_over_a_fraction_meet_the_index_through_its_classes(ma
     inputs = all_inputs("abc", 5) + random_inputs("abc", max_len, 150, seed=6)
     inputs += [["c"] * max_len, ["a"] * max_len, ["a", "c"] * (max_len // 2)]
     assert check_inputs(model, root, inputs) == len(inputs)
+
+
+def test_a_number_that_may_be_none_is_not_fitted() -> None:
+    # A tracr mean's default None is among the values of the number a map reads: gated units
+    # do not apply (the fit was a TypeError on float(None): random program 838 with twins).
+    rows = [((None, "a"), 0.0)] + [((float(k), "a"), 2.0 * k) for k in range(MIN_STEPS + 2)]
+    assert context_fits(rows, 0, float) is None
+    assert context_fits(rows[1:], 0, float) is not None
+
+
+def test_random_twin_program_with_a_none_mean_is_refused_not_crashed() -> None:
+    import random
+
+    from random_programs import random_program
+
+    from rasp.errors import CompileError
+
+    rng = random.Random(838)
+    root = random_program(rng, rng.randint(2, 4), int_tokens=True, twins=True)
+    with pytest.raises(CompileError):
+        compile_sop(root, [0, 1, 2], 5)
