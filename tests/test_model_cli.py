@@ -277,6 +277,35 @@ def test_compile_errors(
     assert code == 1 and "'flip' is a selector, not an s-op" in err and "Traceback" not in err
 
 
+def test_compile_warns_where_the_program_itself_fails(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pytest.importorskip("compiler")
+    program = tmp_path / "tenth.rasp"
+    program.write_text("x = 10 / (indices - 2);\n")
+    model = tmp_path / "tenth.safetensors"
+    argv = ["compile", str(program), "--vocab", "ab", "--max-len", "4", "-o", str(model)]
+    code, out, err = run(capsys, *argv)
+    # every input of 3 or 4 tokens divides by zero at position 2: 24 of the 30 inputs tried
+    assert code == 0 and out.startswith(f"wrote {model}: ")
+    assert err == (
+        'warning: the program fails on 24 of the 30 inputs tried (e.g. "aaa": '
+        f"{program}:1:5: division by zero); the model accepts such inputs, but its output on "
+        "them is not defined (rasp verify skips them)\n"
+    )
+    code, _, err = run(capsys, *argv, "--quiet")
+    assert code == 0 and err == ""
+
+
+def test_compile_is_silent_where_the_program_never_fails(
+    capsys: pytest.CaptureFixture[str], reverse_file: Path, tmp_path: Path
+) -> None:
+    model = tmp_path / "reverse.safetensors"
+    argv = ["compile", str(reverse_file), "--vocab", "ab", "--max-len", "4", "-o", str(model)]
+    code, _, err = run(capsys, *argv)
+    assert code == 0 and err == ""
+
+
 def test_verify_compiles_and_reports_json(
     capsys: pytest.CaptureFixture[str], reverse_file: Path
 ) -> None:

@@ -98,6 +98,11 @@ def _compile(
         sop, name, source, vocab, max_len, causal, console, max_params, head_masks
     )
     console.step("compiled and certified")
+    from rasp.tools.probe import probe_failures
+
+    failures = probe_failures(sop, vocab, max_len)
+    if failures is not None:
+        console.warn(failures.warning())
     return compiled
 
 

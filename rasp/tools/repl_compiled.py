@@ -113,12 +113,16 @@ class CompiledView:
         nodes = nodes_by_residual_name(sop, vocab, max_len, compiled.metadata)
         self.current = CompiledState(name, sop, tuple(vocab), max_len, model, nodes)
         cfg = self.current.meta["config"]
-        return (
+        done = (
             f"compiled {name}: {heads_text(cfg)}, "
             f"d_model {cfg['d_model']}, {compiled.param_count():,} parameters "
             f"({compiled.nonzero_params():,} non-zero); vocab {_tokens_text(vocab)}, "
             f"max_len {max_len}"
         )
+        from rasp.tools.probe import probe_failures
+
+        failures = probe_failures(sop, vocab, max_len)
+        return done if failures is None else f"{done}\nwarning: {failures.warning()}"
 
     # -- :layers --------------------------------------------------------------------------------
 

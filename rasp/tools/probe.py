@@ -1,0 +1,62 @@
+"""After a compile: does the program itself fail on some of the inputs its model accepts?
+
+A compiled model accepts every input of 1..N tokens of its vocabulary, but where the interpreter
+raises an error (`10 / (indices - 2)` at position 2, `{"a": 1}[tokens]` on a "b", several strings
+averaged) the program has no output, so the model's is not defined there: `rasp verify` skips such
+inputs. The compiler does not say so (its value analysis only drops what fails), and a user who
+runs the model on such an input sees numbers. `probe_failures` evaluates the program on a small,
+fixed set of inputs (every input up to a short length, then seeded samples up to N) so that
+`rasp compile` and the REPL's `:compile` can warn. It is a probe, not a proof: an input that fails
+and is not among those tried goes unreported, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rasp.errors import RaspError
+from rasp.sops import Evaluator, Node
+from rasp.tools.verify import default_exhaustive_len, plan_inputs
+from rasp.tools.verify_text import show_tokens
+
+PROBE_EXHAUSTIVE = 200  # every input up to the longest length whose count stays within this
+PROBE_SAMPLES = 40  # then seeded random inputs of the longer lengths
+PROBE_SEED = 0
+
+
+@dataclass(frozen=True)
+class Failures:
+    """How many of the probed inputs the program fails on, and the first of them."""
+
+    failed: int
+    probed: int
+    example: tuple[Any, ...]
+    error: RaspError
+
+    def warning(self) -> str:
+        where = self.error.span
+        at = f"{where.file}:{where.line}:{where.col}: " if where is not None else ""
+        return (
+            f"the program fails on {self.failed:,} of the {self.probed:,} inputs tried (e.g. "
+            f"{show_tokens(self.example)}: {at}{self.error.message}); the model accepts such "
+            "inputs, but its output on them is not defined (rasp verify skips them)"
+        )
+
+
+def probe_failures(program: Node, vocab: Sequence[Any], max_len: int) -> Failures | None:
+    """The probed inputs on which evaluating `program` raises, or None where none does."""
+    k = default_exhaustive_len(len(vocab), max_len, PROBE_EXHAUSTIVE)
+    plan = plan_inputs(vocab, max_len, k, PROBE_SAMPLES, PROBE_SEED)
+    failed, first = 0, None
+    for tokens in plan.inputs():
+        try:
+            Evaluator(tokens).value(program)
+        except RaspError as err:
+            failed += 1
+            if first is None:
+                first = (tuple(tokens), err)
+    if first is None:
+        return None
+    return Failures(failed, plan.total, first[0], first[1])
