@@ -306,6 +306,26 @@ def test_compile_is_silent_where_the_program_never_fails(
     assert code == 0 and err == ""
 
 
+def test_run_says_how_to_give_number_tokens(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pytest.importorskip("compiler")
+    program = tmp_path / "inc.rasp"
+    program.write_text("s = tokens_int + 1;\n")
+    model = tmp_path / "inc.safetensors"
+    argv = ["compile", str(program), "--vocab", "[1,2,3]", "--max-len", "4", "-o", str(model)]
+    assert run(capsys, *argv)[0] == 0
+    code, _, err = run(capsys, "run", "--model", str(model), "--input", "312")
+    assert code == 2 and err.endswith(
+        "; its tokens are not strings: write the input as a JSON list, --input '[3,1,2]'\n"
+    )
+    code, _, err = run(capsys, "run", "--model", str(model), "--input", "314")
+    assert code == 2 and err.endswith(f"[1, 2, 3] ({model})\n"), "4 is no token: no hint"
+    assert (
+        run(capsys, "run", "--model", str(model), "--input", "[3,1,2]")[1] == "[4, 2, 3] (ints)\n"
+    )
+
+
 def test_verify_compiles_and_reports_json(
     capsys: pytest.CaptureFixture[str], reverse_file: Path
 ) -> None:

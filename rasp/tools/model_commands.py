@@ -225,7 +225,8 @@ def cmd_run_model(args: argparse.Namespace) -> int:
     except (
         transformer.ModelInputError
     ) as err:  # the input does not fit the model: name the argument
-        return _usage_error("run", f"argument --input: {err} ({args.model})")
+        hint = _json_input_hint(args.input, model.meta.raw["vocab"]["tokens"])
+        return _usage_error("run", f"argument --input: {err} ({args.model}){hint}")
     with runtime_errors(args.model):
         (values,) = model.run([args.input])
     if args.json:
@@ -235,6 +236,18 @@ def cmd_run_model(args: argparse.Namespace) -> int:
         # `[0]*3 (ints)` where every position takes it (the file's type says strings)
         console.result(seq_text(make_seq(values, loose=True)))
     return 0
+
+
+def _json_input_hint(tokens: Sequence[Any], vocab: Sequence[Any]) -> str:
+    """Where characters were given for a model whose tokens are numbers or booleans (`--input
+    123` for the vocabulary [1, 2, 3]), how to write them as those tokens."""
+    if not tokens or not all(isinstance(t, str) for t in tokens):
+        return ""
+    known = {json.dumps(t) for t in vocab if not isinstance(t, str)}
+    if not known or not all(t in known for t in tokens):
+        return ""
+    as_json = "[" + ",".join(tokens) + "]"
+    return f"; its tokens are not strings: write the input as a JSON list, --input '{as_json}'"
 
 
 def cmd_show(args: argparse.Namespace) -> int:
