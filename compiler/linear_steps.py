@@ -62,15 +62,15 @@ def linear_steps(
         ]
         for coef in COEFFICIENTS:
             points = _points(0.0 + coef[0] * at[0] + coef[1] * at[1], out_ids, outputs)
-            if not _a_function(points):
+            if not a_function(points):
                 continue
             views = [map_steps.view_of(ctx, reader, s, decoded) for s in support]
-            x = _sum_view(node, views, coef, points)
+            x = sum_view(node, views, coef, points)
             biggest = [float(np.abs(a).max()) for a in at]
             canon = built.canon.get(node.index)
             try:
                 return decode_numeric(
-                    built, node, x, points, encoding, _sum_error(views, coef, biggest)
+                    built, node, x, points, encoding, sum_error(views, coef, biggest)
                 )
             except CompileError:  # steps too close for float32 at these errors: another sum,
                 # or none; the values this attempt made canonical are not the reading built
@@ -110,7 +110,7 @@ def _points(sums: np.ndarray, out_ids: np.ndarray, outputs: list[Atom]) -> list[
     ]
 
 
-def _a_function(points: list[tuple[float, Atom]]) -> bool:
+def a_function(points: list[tuple[float, Atom]]) -> bool:
     """Whether sums that float64 rounding alone may have told apart give one value (a step MLP
     merges them; the map must not care which it reads)."""
     ordered = sorted(points, key=lambda p: p[0])
@@ -120,7 +120,7 @@ def _a_function(points: list[tuple[float, Atom]]) -> bool:
     return True
 
 
-def _sum_view(
+def sum_view(
     node: IRNode,
     views: list[map_steps.XView],
     coef: tuple[float, ...],
@@ -136,7 +136,7 @@ def _sum_view(
     return Encoded(f"{node.name}.sum", Encoding.NUMERICAL, values, number=number)
 
 
-def _sum_error(
+def sum_error(
     views: list[map_steps.XView], coef: tuple[float, ...], biggest: list[float]
 ) -> ErrorBound:
     """|float32 sum - exact sum|: each reading's error times its coefficient, and the rounding of

@@ -25,6 +25,7 @@ from compiler.blocks import (
     is_number,
     value_key,
 )
+from compiler.compare_steps import comparison_steps
 from compiler.fits import NoiseError
 from compiler.graph import IRNode, Op
 from compiler.linear_steps import linear_steps
@@ -255,6 +256,9 @@ class MapPlanner:
             if not last_resort:
                 return None
             if len(numeric) == 2 and not categorical:
+                compared = comparison_steps(ctx, reader, self.built, node, support, encoding)
+                if compared is not None:  # f > g over more combinations than rows are listed
+                    return compared
                 rows = self.points.rows(node, support)
                 linear = linear_steps(ctx, reader, self.built, node, support, rows, encoding)
                 if linear is not None:  # frac_a > frac_b: a step of frac_a - frac_b

@@ -118,3 +118,44 @@ def test_rows_of_a_map_are_enumerated_once(monkeypatch):
     text = MEANS + 'res = "a" if frac_a > frac_b else ("b" if frac_b > frac_a else "=");'
     _exact(_load(text), 16)
     assert counts and max(counts.values()) == 1
+
+
+@pytest.mark.parametrize("op", [">", ">=", "<", "<=", "==", "!="])
+def test_a_comparison_past_the_row_limit_steps_over_the_difference(
+    op: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # frac_a > frac_b at N = 256 meets 5.6M combinations, past map_rows.MAX_ROWS: its rows were
+    # refused, while `d = frac_a - frac_b; d > 0` compiled. Here the limit is lowered so that
+    # N = 16 is past it (its 816 rows): compiler.compare_steps lists the differences instead.
+    import compiler.compare_steps
+    import compiler.map_rows
+
+    for module in (compiler.map_rows, compiler.compare_steps):
+        monkeypatch.setattr(module, "MAX_ROWS", 100)
+    sop = _load(MEANS + f"res = frac_a {op} frac_b;")
+    model = _exact(sop, 16)
+    # one MLP reading both means: the step pair of their difference (327 parameters for `>`)
+    assert _mlp_ops(model) == [f"frac_a {op} frac_b"] and model.param_count() < 400
+    assert model.metadata["residual"][-4:-2] == ["frac_a", "frac_b"]
+
+
+def test_past_the_row_limit_a_map_other_than_a_comparison_is_still_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import compiler.compare_steps
+    import compiler.map_rows
+    from rasp.errors import CompileError
+
+    for module in (compiler.map_rows, compiler.compare_steps):
+        monkeypatch.setattr(module, "MAX_ROWS", 100)
+    sop = _load(MEANS + "res = frac_a * frac_b > 0.1;")
+    with pytest.raises(CompileError, match="combine in more than 100 ways"):
+        compile_sop(sop, VOCAB, 16)
+
+
+@pytest.mark.slow
+def test_a_comparison_of_two_prefix_means_compiles_at_256() -> None:
+    model = compile_sop(_load(MEANS + "res = frac_a > frac_b;"), VOCAB, 256)
+    assert model.param_count() == 327  # as `d = frac_a - frac_b; d > 0` (refused before)
+    inputs = random_inputs(VOCAB, 256, 60, 3) + [["a"] * 256, ["b", "a"] * 128]
+    assert check_inputs(model, _load(MEANS + "res = frac_a > frac_b;"), inputs) == len(inputs)
