@@ -8,20 +8,20 @@ the combinations on arrays. Here the same, for RASP's comparison operators of tw
 finite numbers (ints below 2^53, no bools), `a OP b` is exactly `(a - b) OP 0` (IEEE subtraction
 is 0 only where a == b and keeps the sign; an int converts to float exactly), so the points are
 the distinct differences, computed per position on arrays, each with its comparison to 0.
-Used only where the rows are too many (below that, `linear_steps` decides, as before).
+Used only where the rows are too many (below that, `linear_steps` decides, as before). Past the
+value analysis's own table limit (44M pairs at N = 512), `compiler.comparisons` gives the
+comparison's values from the sets' extremes. A comparison whose distinct differences are more
+than MAX_DIFFERENCES (a prefix mean against a suffix mean at N = 256) is still refused.
 """
 
 from __future__ import annotations
-
-import math
-import operator
-from collections.abc import Callable
 
 import numpy as np
 
 from compiler import map_steps
 from compiler.blocks import Atom, Encoded, Encoding
 from compiler.combos import MAX_CODES
+from compiler.comparisons import against_zero, comparison_of, finite_numbers
 from compiler.graph import IRNode
 from compiler.linear_steps import a_function, sum_error, sum_view
 from compiler.map_rows import MAX_ROWS
@@ -29,19 +29,12 @@ from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.readings import decode_numeric
 from compiler.relations import combination_count
-from rasp import operators as ops
 from rasp.errors import CompileError
 
-# RASP's comparison operators, and the same comparison of an array against 0
-_COMPARISONS: dict[Callable[[Atom, Atom], bool], Callable[[np.ndarray], np.ndarray]] = {
-    operator.gt: lambda d: d > 0,
-    operator.ge: lambda d: d >= 0,
-    operator.lt: lambda d: d < 0,
-    operator.le: lambda d: d <= 0,
-    operator.eq: lambda d: d == 0,
-    operator.ne: lambda d: d != 0,
-}
-_EXACT = 2**53  # ints below this convert to float64 exactly
+# distinct differences listed at most (an MLP point each: the certifier checks every one)
+MAX_DIFFERENCES = 1_000_000
+# pairs of values subtracted at most, position set by position set
+MAX_PAIRS = 400_000_000
 
 
 def comparison_steps(
@@ -55,20 +48,20 @@ def comparison_steps(
     """Comparison map `node` of its two numerical inputs as steps over their difference, where
     their value combinations are more than MAX_ROWS; None where it is no such comparison, the
     differences are too many to list, or float32 cannot resolve the steps."""
-    against_zero = _comparison(node)
+    op = comparison_of(node.fn)
     vs = ctx.value_sets
     if (
-        against_zero is None
+        op is None
         or len(support) != 2
         or support != node.inputs
         or combination_count(support, vs.relation, vs.values) <= MAX_ROWS
-        or not all(_finite(v) for s in support for v in vs.values[s])
+        or not all(finite_numbers(vs.values[s]) for s in support)
     ):
         return None
     differences = _differences(ctx, support)
     if differences is None:
         return None
-    outputs = against_zero(differences)  # [P] the comparison, exactly as Python gives it
+    outputs = against_zero(op)(differences)  # [P] the comparison, exactly as Python gives it
     occurs = set(ctx.values(node.index))
     points = [
         (d, o) for d, o in zip(differences.tolist(), outputs.tolist(), strict=True) if o in occurs
@@ -93,22 +86,9 @@ def comparison_steps(
         return None
 
 
-def _comparison(node: IRNode) -> Callable[[np.ndarray], np.ndarray] | None:
-    fn = node.fn
-    if not isinstance(fn, ops.Lifted) or len(fn.template) != 2 or fn.positions != (0, 1):
-        return None
-    return _COMPARISONS.get(fn.fn)
-
-
-def _finite(value: Atom) -> bool:
-    if type(value) is float:
-        return math.isfinite(value)
-    return type(value) is int and abs(value) < _EXACT
-
-
 def _differences(ctx: PlanContext, support: tuple[int, ...]) -> np.ndarray | None:
-    """The distinct float64 differences x - y of the two sources' values at one position [P];
-    None where more than MAX_CODES would be listed."""
+    """The distinct float64 differences x - y of the two sources' values at one position [P],
+    sorted; None where more than MAX_DIFFERENCES, or more than MAX_PAIRS pairs to subtract."""
     vs = ctx.value_sets
     first, second = (vs.relation[s] for s in support)
     pairs: list[tuple[tuple[Atom, ...], tuple[Atom, ...]]]
@@ -120,10 +100,19 @@ def _differences(ctx: PlanContext, support: tuple[int, ...]) -> np.ndarray | Non
         pairs = [(vs.values[support[0]], b) for b in {id(b): b for b in second.values()}.values()]
     else:
         pairs = [(vs.values[support[0]], vs.values[support[1]])]
-    if sum(len(a) * len(b) for a, b in pairs) > MAX_CODES:
+    if sum(len(a) * len(b) for a, b in pairs) > MAX_PAIRS:
         return None
-    parts = [
-        np.subtract.outer(np.array(a, dtype=np.float64), np.array(b, dtype=np.float64)).ravel()
-        for a, b in pairs
-    ]
-    return np.unique(np.concatenate(parts))
+    found = np.zeros(0)
+    batch: list[np.ndarray] = []
+    size = 0
+    for a, b in pairs:  # unique per set pair, merged in batches: memory stays near the answer
+        outer = np.subtract.outer(np.array(a, dtype=np.float64), np.array(b, dtype=np.float64))
+        batch.append(np.unique(outer))
+        size += batch[-1].size
+        if size > MAX_CODES:
+            found = np.unique(np.concatenate([found, *batch]))
+            batch, size = [], found.size
+            if found.size > MAX_DIFFERENCES:
+                return None
+    found = np.unique(np.concatenate([found, *batch]))
+    return None if found.size > MAX_DIFFERENCES else found

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from compiler import comparisons
 from compiler.blocks import Atom, sort_values, value_key
 from compiler.combos import MapTable, plain
 from compiler.count_keys import selects_equal_values, selects_one_by_count
@@ -181,6 +182,9 @@ class _Inference:
                 return single, ()
         size = combination_count(node.inputs, known.relation, known.values)
         if size > MAX_MAP_COMBINATIONS:
+            compared = self._compared(node)
+            if compared is not None:  # `frac_a > frac_b` at N = 512: 44M pairs, never listed
+                return compared
             known.problems.append(
                 Diagnostic(
                     f"'{node.text}' would need a table of {size} input combinations "
@@ -226,6 +230,31 @@ class _Inference:
                     if r[0]:
                         outs[r[2]] = r[1]
                 cache[key] = known.intern(outs.values())
+            rel[p] = cache[key]
+        return rel, ()
+
+    def _compared(self, node: IRNode) -> tuple[Relation | None, tuple[Atom, ...]] | None:
+        """A comparison of two numbers (compiler.comparisons) at each position, from the extremes
+        of their sets there (where an input has no relation, over their whole sets, as the
+        enumeration does), as map_values gives it; None where it is no such map."""
+        op = comparisons.comparison_of(node.fn)
+        known = self.known
+        if op is None or len(node.inputs) != 2:
+            return None
+        if not all(comparisons.finite_numbers(known.values[i]) for i in node.inputs):
+            return None
+        whole = [known.intern(known.values[i]) for i in node.inputs]
+        first, second = (known.relation[i] for i in node.inputs)
+        if first is None or second is None:
+            return None, known.intern(comparisons.outcomes(op, *whole) if all(whole) else [])
+        cache: dict[tuple[int, int], tuple[Atom, ...]] = {}
+        rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
+        for p, a in first.items():
+            b = second[p]
+            key = (id(a), id(b))
+            if key not in cache:
+                found = comparisons.outcomes(op, a, b) if a and b else []
+                cache[key] = self.known.intern(found)
             rel[p] = cache[key]
         return rel, ()
 
