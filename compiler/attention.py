@@ -321,17 +321,23 @@ def _same_rows(a: dict[Dim, np.ndarray], b: dict[Dim, np.ndarray]) -> bool:
     return True
 
 
+def shares_selector(a: HeadSpec, b: HeadSpec) -> bool:
+    """Whether two heads score their keys alike (one head can compute both: `merge_heads`)."""
+    return (
+        a.bos_score == b.bos_score
+        and a.mask == b.mask
+        and _same_rows(a.W_Q, b.W_Q)
+        and _same_rows(a.W_K, b.W_K)
+    )
+
+
 def merge_heads(heads: Sequence[HeadSpec]) -> HeadSpec:
     """One head for several heads with the same selector: values and outputs side by side."""
     if not heads:
         raise ValueError("merge_heads needs at least one head")
     first = heads[0]
     for h in heads[1:]:
-        if (
-            h.bos_score != first.bos_score
-            or h.mask != first.mask
-            or not (_same_rows(h.W_Q, first.W_Q) and _same_rows(h.W_K, first.W_K))
-        ):
+        if not shares_selector(first, h):
             raise ValueError(f"heads {first.name!r} and {h.name!r} do not share a selector")
     d_vs = [h.W_O.shape[0] for h in heads]
     n_outs = [h.W_O.shape[1] for h in heads]

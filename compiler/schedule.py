@@ -72,7 +72,21 @@ def _round_up(slot: int, *, head: bool) -> int:
 
 
 def _merge(heads: list[PlannedHead]) -> tuple[HeadSpec, ...]:
-    groups: dict[tuple, list[HeadSpec]] = {}
+    """One head per merge key (aggregates of one selector), but for heads that score their keys
+    differently: two aggregates of one `select(indices, indices, ==)`, one copy addressed by its
+    query's number and one by the selector's mask, stay two heads (merging them was a
+    ValueError)."""
+    groups: dict[tuple, list[list[HeadSpec]]] = {}
     for h in heads:
-        groups.setdefault(h.merge_key, []).append(h.spec)
-    return tuple(g[0] if len(g) == 1 else attention.merge_heads(g) for g in groups.values())
+        alike = groups.setdefault(h.merge_key, [])
+        for group in alike:
+            if attention.shares_selector(group[0], h.spec):
+                group.append(h.spec)
+                break
+        else:
+            alike.append([h.spec])
+    return tuple(
+        g[0] if len(g) == 1 else attention.merge_heads(g)
+        for alike in groups.values()
+        for g in alike
+    )

@@ -80,3 +80,26 @@ def test_maps_of_one_sop_are_free_views() -> None:
     sched = schedule_of(S.SelectorWidthSOp(selector=sel, name="w"))
     assert sched.n_layers == 1
     assert [m.name for m in sched.layers[0].mlps] == ["w"]  # only the width decoder
+
+
+def test_aggregates_of_one_selector_scored_differently_stay_two_heads() -> None:
+    # x copies a number (addressed by the query's index), y a one-hot: one selector, two ways
+    # of scoring it. Merged under the selector's key, they were a ValueError ("do not share a
+    # selector"), and the compile crashed; now they are two heads of one layer.
+    from test_compile import all_inputs, check_inputs
+
+    from compiler import compile_sop
+    from rasp.errors import Source
+    from rasp.interpreter import load_source
+
+    text = (
+        "x = aggregate(select(indices, indices, ==), indices);\n"
+        'y = aggregate(select(indices, indices, ==), indicator(tokens != "c") * 2);\n'
+        "res = x <= y;\n"
+    )
+    root = load_source(Source("<test>", text)).get("res")
+    assert isinstance(root, S.SOp)
+    sched = schedule_of(root)
+    assert [sorted(h.name for h in layer.heads) for layer in sched.layers] == [["x", "y"]]
+    model = compile_sop(root, list("abc"), 6)
+    assert check_inputs(model, root, all_inputs(list("abc"), 6)) == 1092
