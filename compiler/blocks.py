@@ -143,6 +143,10 @@ class Encoded:
     def is_categorical(self) -> bool:
         return self.encoding is Encoding.CATEGORICAL
 
+    def has(self, value: Atom) -> bool:
+        """Whether `value` is one this reading reads (by value and type, as `index_of`)."""
+        return value_key(value) in self._index
+
     def index_of(self, value: Atom) -> int:
         try:
             return self._index[value_key(value)]

@@ -125,6 +125,11 @@ def _map_steps(
             return Encoded(node.name, Encoding.NUMERICAL, ctx.values(node.index), number=number)
         return decode_numeric(built, node, x, points, encoding, view.error)
     context = reader.reading(support[1 - xi], Encoding.CATEGORICAL)
+    # The value analysis may list a context value the context's own reading, built from its
+    # exact points, proved never occurs (`v0 == v0` is True only, where the analysis pairs v0's
+    # values independently): such rows never occur either (their one-hot was a KeyError).
+    if not all(map(context.has, ctx.values(support[1 - xi]))):
+        rows = [row for row in rows if context.has(row[0][1 - xi])]
     out = materialise(built, node, encoding, ctx.values(node.index))
     gated = None
     if gates and ctx.gates and encoding is Encoding.NUMERICAL:  # affine per context: a few units

@@ -308,10 +308,19 @@ class MapPlanner:
             len(numeric) == 1 and len(categorical) <= 1
         )
         # Readings first: a categorical reading decides which values it distinguishes (canonical).
-        readings = [
-            reader.reading(s, Encoding.CATEGORICAL) for s in (categorical if one_block else support)
+        read = categorical if one_block else support
+        readings = [reader.reading(s, Encoding.CATEGORICAL) for s in read]
+        # A value the value analysis lists but the s-op's own reading, built from its exact
+        # points, rules out (`a = v0 == v0` is True only) never occurs: no row for it (its
+        # one-hot was looked up, and the table refused as broken: `tokens if a else t`)
+        lacking = [
+            (support.index(s), r)
+            for s, r in zip(read, readings, strict=True)
+            if not all(map(r.has, ctx.values(s)))
         ]
         rows = self.points.rows(node, support)
+        if lacking:
+            rows = [row for row in rows if all(r.has(row[0][k]) for k, r in lacking)]
         if not numeric and len(categorical) == 1:
             return self._map_view(node, support[0], rows, encoding)
         if len(numeric) == 1 and len(categorical) <= 1:
