@@ -104,7 +104,8 @@ def foreign_word(source: Source, pos: int, value: str) -> RaspSyntaxError | None
 
 
 def previous_word(text: str, pos: int) -> tuple[str, int]:
-    """The identifier that ends just before `pos` (spaces between allowed), and where it starts."""
+    """The identifier that ends just before `pos` on its line (spaces between allowed), and where
+    it starts (a name at the end of the line before is a statement missing its ';')."""
     end = pos
     while end > 0 and text[end - 1] in " \t":
         end -= 1
