@@ -29,7 +29,7 @@ from rasp.display import (
     example_tokens,
     named_value,
 )
-from rasp.errors import RaspError, RaspTypeError
+from rasp.errors import RaspError, RaspSyntaxError, RaspTypeError
 from rasp.interpreter import Interpreter
 from rasp.parser import is_complete, parse
 from rasp.results import Bindings, ResultKind, StatementResult
@@ -150,8 +150,13 @@ class ReplSession:
         """Take one input line; return what the REPL prints for it ("" mid-statement)."""
         if self.finished:
             return ""
-        if not self._pending and line.strip().startswith(":"):
-            return self._colon_command(line.strip())
+        if line.strip().startswith(":") and (not self._pending or _breaks(self._pending, line)):
+            # (after an unfinished statement, `y` without its ';', a command is not swallowed
+            # into it: the statement's error, then the command)
+            unfinished = "\n".join(self._pending)
+            self._pending = []
+            done = [self.run_text(unfinished)] if unfinished else []
+            return "\n".join(p for p in (*done, self._colon_command(line.strip())) if p)
         if not self._pending and _is_blank(line):
             return ""
         self._pending.append(line)
@@ -382,6 +387,15 @@ def _tokens_of(example: Any, span: Any) -> list[Any]:
 
 def _plain_example(example: Any) -> str:
     return example if isinstance(example, str) else example_text(example)
+
+
+def _breaks(pending: list[str], line: str) -> bool:
+    """Whether `line` makes the unfinished statement a syntax error (it is no continuation)."""
+    try:
+        parse("\n".join([*pending, line]), "<repl>")
+    except RaspSyntaxError as exc:
+        return not exc.incomplete
+    return False
 
 
 def _is_blank(text: str) -> bool:
