@@ -277,14 +277,22 @@ def test_compile_errors(
     assert code == 1 and "'flip' is a selector, not an s-op" in err and "Traceback" not in err
 
 
+def compile_argv(tmp_path: Path, name: str, text: str, vocab: str) -> tuple[list[str], Path, Path]:
+    """`rasp compile` of `text` (written to NAME.rasp) at max-len 4, its program and model."""
+    pytest.importorskip("compiler")
+    program, model = tmp_path / f"{name}.rasp", tmp_path / f"{name}.safetensors"
+    program.write_text(text)
+    return (
+        ["compile", str(program), "--vocab", vocab, "--max-len", "4", "-o", str(model)],
+        program,
+        model,
+    )
+
+
 def test_compile_warns_where_the_program_itself_fails(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    pytest.importorskip("compiler")
-    program = tmp_path / "tenth.rasp"
-    program.write_text("x = 10 / (indices - 2);\n")
-    model = tmp_path / "tenth.safetensors"
-    argv = ["compile", str(program), "--vocab", "ab", "--max-len", "4", "-o", str(model)]
+    argv, program, model = compile_argv(tmp_path, "tenth", "x = 10 / (indices - 2);\n", "ab")
     code, out, err = run(capsys, *argv)
     # every input of 3 or 4 tokens divides by zero at position 2: 24 of the 30 inputs tried
     assert code == 0 and out.startswith(f"wrote {model}: ")
@@ -309,11 +317,7 @@ def test_compile_is_silent_where_the_program_never_fails(
 def test_run_says_how_to_give_number_tokens(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    pytest.importorskip("compiler")
-    program = tmp_path / "inc.rasp"
-    program.write_text("s = tokens_int + 1;\n")
-    model = tmp_path / "inc.safetensors"
-    argv = ["compile", str(program), "--vocab", "[1,2,3]", "--max-len", "4", "-o", str(model)]
+    argv, _, model = compile_argv(tmp_path, "inc", "s = tokens_int + 1;\n", "[1,2,3]")
     assert run(capsys, *argv)[0] == 0
     code, _, err = run(capsys, "run", "--model", str(model), "--input", "312")
     assert code == 2 and err.endswith(
