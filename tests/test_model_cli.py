@@ -296,13 +296,16 @@ def test_compile_warns_where_the_program_itself_fails(
     code, out, err = run(capsys, *argv)
     # every input of 3 or 4 tokens divides by zero at position 2: 24 of the 30 inputs tried
     assert code == 0 and out.startswith(f"wrote {model}: ")
-    assert err == (
-        'warning: the program fails on 24 of the 30 inputs tried (e.g. "aaa": '
+    warning = (
+        'the program fails on 24 of the 30 inputs tried (e.g. "aaa": '
         f"{program}:1:5: division by zero); the model accepts such inputs, but its output on "
-        "them is not defined (rasp verify skips them)\n"
+        "them is not defined (rasp verify skips them)"
     )
+    assert err == f"warning: {warning}\n"
     code, _, err = run(capsys, *argv, "--quiet")
     assert code == 0 and err == ""
+    code, out, _ = run(capsys, *argv, "--quiet", "--json")  # (quiet: no stderr; JSON: still)
+    assert code == 0 and json.loads(out)["warnings"] == [warning]
 
 
 def test_compile_is_silent_where_the_program_never_fails(

@@ -90,7 +90,8 @@ def _compile(
     console: Console | None = None,
     max_params: int | None = None,
     head_masks: bool = True,
-) -> Any:
+) -> tuple[Any, list[str]]:
+    """The compiled model, and the warnings printed (the program fails on some inputs)."""
     console = console or Console()
     sop, name, source = _program(file, name, console)
     console.step(f"compiling `{name}` for {len(vocab)} tokens, max_len {max_len}")
@@ -101,9 +102,10 @@ def _compile(
     from rasp.tools.probe import probe_failures
 
     failures = probe_failures(sop, vocab, max_len)
-    if failures is not None:
-        console.warn(failures.warning())
-    return compiled
+    warnings = [] if failures is None else [failures.warning()]
+    for warning in warnings:
+        console.warn(warning)
+    return compiled, warnings
 
 
 def compile_sop(
@@ -167,7 +169,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
     console = Console.from_args(args)
     _check_writable(args.output)
-    model = _compile(
+    model, warnings = _compile(
         args.file,
         args.name,
         args.vocab,
@@ -198,6 +200,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
                 "parameters": summary.total_params,
                 "nonzero": summary.nonzero_params,
                 "certificate": summary_line(certificate),
+                "warnings": warnings,
             }
         )
         return 0
@@ -460,7 +463,7 @@ def cmd_draw(args: argparse.Namespace) -> int:
             return _usage_error(
                 "draw", f"argument --input: {len(args.input)} tokens, more than --max-len {max_len}"
             )
-        compiled = _compile(args.target, args.name, vocab, max_len, console=console)
+        compiled, _ = _compile(args.target, args.name, vocab, max_len, console=console)
         model = in_memory_model(compiled)
         with runtime_errors(f"the model compiled from {args.target}"):
             trace = trace_model(model, args.input)
