@@ -310,6 +310,11 @@ class MapPlanner:
         # Readings first: a categorical reading decides which values it distinguishes (canonical).
         read = categorical if one_block else support
         readings = [reader.reading(s, Encoding.CATEGORICAL) for s in read]
+        rows = self.points.rows(node, support)
+        if len(numeric) == 1 and len(categorical) <= 1:  # (it drops the rows below itself)
+            return map_steps.map_steps(
+                ctx, reader, self.built, node, support, numeric[0], rows, encoding
+            )
         # A value the value analysis lists but the s-op's own reading, built from its exact
         # points, rules out (`a = v0 == v0` is True only) never occurs: no row for it (its
         # one-hot was looked up, and the table refused as broken: `tokens if a else t`)
@@ -318,15 +323,10 @@ class MapPlanner:
             for s, r in zip(read, readings, strict=True)
             if not all(map(r.has, ctx.values(s)))
         ]
-        rows = self.points.rows(node, support)
         if lacking:
             rows = [row for row in rows if all(r.has(row[0][k]) for k, r in lacking)]
         if not numeric and len(categorical) == 1:
             return self._map_view(node, support[0], rows, encoding)
-        if len(numeric) == 1 and len(categorical) <= 1:
-            return map_steps.map_steps(
-                ctx, reader, self.built, node, support, numeric[0], rows, encoding
-            )
         out = materialise(self.built, node, encoding, vals)
         table = list(rows)  # pairs, not a dict: (1,) and (1.0,) are different rows
         spec: MLPSpec | None = None

@@ -254,7 +254,7 @@ class _Inference:
             key = (id(a), id(b))
             if key not in cache:
                 found = comparisons.outcomes(op, a, b) if a and b else []
-                cache[key] = self.known.intern(found)
+                cache[key] = known.intern(found)
             rel[p] = cache[key]
         return rel, ()
 

@@ -59,7 +59,7 @@ def doubled_operator(source: Source, pos: int) -> RaspSyntaxError | None:
     if pair not in _DOUBLED:
         return None
     message, hint = _DOUBLED[pair]
-    return RaspSyntaxError(message, _span(source, pos - 1, 2), hint)
+    return RaspSyntaxError(message, span_at(source, pos - 1, 2), hint)
 
 
 def foreign_character(source: Source, pos: int) -> RaspSyntaxError | None:
@@ -68,15 +68,15 @@ def foreign_character(source: Source, pos: int) -> RaspSyntaxError | None:
     pair = text[pos : pos + 2]
     if pair in _DOUBLED:
         message, hint = _DOUBLED[pair]
-        return RaspSyntaxError(message, _span(source, pos, 2), hint)
+        return RaspSyntaxError(message, span_at(source, pos, 2), hint)
     if text[pos : pos + 1] in _SINGLE:
         message, hint = _SINGLE[text[pos]]
-        return RaspSyntaxError(message, _span(source, pos, 1), hint)
+        return RaspSyntaxError(message, span_at(source, pos, 1), hint)
     before = text[pos - 1] if pos > 0 else ""
     if text[pos : pos + 1] == "." and (before.isalpha() or before in "_)]"):
         return RaspSyntaxError(
             "RASP has no attributes or methods ('.')",
-            _span(source, pos, 1),
+            span_at(source, pos, 1),
             "apply a function instead: f(x), not x.f",
         )
     return None
@@ -87,17 +87,17 @@ def foreign_word(source: Source, pos: int, value: str) -> RaspSyntaxError | None
     `pos`, or the word just before it."""
     if value == "is":
         return RaspSyntaxError(
-            "RASP has no 'is'", _span(source, pos, 2), "compare with '==' ('is not': '!=')"
+            "RASP has no 'is'", span_at(source, pos, 2), "compare with '==' ('is not': '!=')"
         )
     word, start = previous_word(source.text, pos)
     if word == "lambda":
         return RaspSyntaxError(
-            "RASP has no lambda", _span(source, start, len(word)), FOREIGN_NAME_HINTS["lambda"]
+            "RASP has no lambda", span_at(source, start, len(word)), FOREIGN_NAME_HINTS["lambda"]
         )
     if word in ("numerical", "categorical"):
         return RaspSyntaxError(
             f"RASP has no '{word}' annotation",
-            _span(source, start, len(word)),
+            span_at(source, start, len(word)),
             FOREIGN_NAME_HINTS[word],
         )
     return None
@@ -115,8 +115,10 @@ def previous_word(text: str, pos: int) -> tuple[str, int]:
     return text[start:end], start
 
 
-def _span(source: Source, pos: int, width: int) -> Span:
+def span_at(source: Source, pos: int, width: int = 1) -> Span:
+    """`width` characters from offset `pos` (at the end of the text: past the last character)."""
     text = source.text
+    pos = max(0, min(pos, len(text)))
     line = text.count("\n", 0, pos) + 1
     col = pos - (text.rfind("\n", 0, pos) + 1) + 1
     return Span(source, line, col, line, col + width)

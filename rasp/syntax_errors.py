@@ -19,6 +19,7 @@ from rasp.foreign_syntax import (
     foreign_character,
     foreign_word,
     previous_word,
+    span_at,
 )
 
 _FRIENDLY = {
@@ -56,13 +57,13 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
         return _bad_character(exc, source)
     if not isinstance(exc, UnexpectedToken):
         pos = len(text.rstrip())
-        return RaspSyntaxError("unexpected end of input", _span_at(source, pos), incomplete=True)
+        return RaspSyntaxError("unexpected end of input", span_at(source, pos), incomplete=True)
     token = exc.token
     at_end = token.type == "$END"
     pos = len(text.rstrip()) if at_end else (token.start_pos or 0)
     expected = set(exc.expected)
     openers = _open_brackets(text, pos)
-    here = _span_at(source, pos) if at_end else _token_span(source, token)
+    here = span_at(source, pos) if at_end else _token_span(source, token)
     shown = "the end of the input" if at_end else f"'{token.value}'"
 
     value = str(token.value)
@@ -110,13 +111,13 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
         end = _previous_token_end(lark, text, pos)
         return RaspSyntaxError(
             "expected ';' after the statement",
-            _span_at(source, end),
+            span_at(source, end),
             "every statement ends with ';' (a def or for ends with '}')",
             incomplete=at_end,
         )
     if innermost is not None and _CLOSER_TERMINALS[_CLOSERS[innermost.char]] in expected:
         closer = _CLOSERS[innermost.char]
-        opened = _span_at(source, innermost.pos)
+        opened = span_at(source, innermost.pos)
         wanted = f"',' or '{closer}'" if "COMMA" in expected else f"'{closer}'"
         return RaspSyntaxError(
             f"expected {wanted} to close {innermost.label}",
@@ -146,7 +147,7 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
 def _bad_character(exc: UnexpectedCharacters, source: Source) -> RaspSyntaxError:
     pos = exc.pos_in_stream
     char = source.text[pos] if pos < len(source.text) else ""
-    here = _span_at(source, pos)
+    here = span_at(source, pos)
     habit = foreign_character(source, pos)
     if habit is not None:
         return habit
@@ -196,15 +197,6 @@ def _token_span(source: Source, token: Token) -> Span:
     return Span(
         source, token.line or 1, token.column or 1, token.end_line or 1, token.end_column or 1
     )
-
-
-def _span_at(source: Source, pos: int) -> Span:
-    """A one-character span at offset `pos` (at the end of the text: past the last character)."""
-    text = source.text
-    pos = max(0, min(pos, len(text)))
-    line = text.count("\n", 0, pos) + 1
-    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
-    return Span(source, line, col, line, col + 1)
 
 
 def _previous_token_end(lark: Lark, text: str, pos: int) -> int:
