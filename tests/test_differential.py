@@ -2,9 +2,11 @@
 
 For each program: compile over the vocabulary of its examples, then compare the torch model with
 `rasp.sops.evaluate` on ALL inputs of length 1..5 over its vocabulary (3 tokens; 4 for Dyck-2, 6 for
-Dyck-3, whose exhaustive length is 4 in the default run) and on seeded random longer inputs, run in
-padded batches of mixed lengths. The default run compiles at N = 16 with 200 random inputs; the slow
-tier (`pytest -m slow`) at N = 64 with 1,000 random inputs of length 1..64.
+Dyck-3, whose exhaustive length is 4 in the default run) and on seeded random longer inputs, and
+as many again guided to values of the program's variables that random inputs miss (a long
+completable prefix of brackets: `rasp.tools.guided_samples`, as `rasp verify` samples), run in
+padded batches of mixed lengths. The default run compiles at N = 16 with 200 random and 200 guided
+inputs; the slow tier (`pytest -m slow`) at N = 64 with 1,000 of each, of length 1..64.
 Inputs on which the interpreter itself fails are skipped (the promise covers only inputs with an output).
 """
 
@@ -23,6 +25,7 @@ compiler = pytest.importorskip("compiler")
 from rasp.errors import RaspError, Source  # noqa: E402
 from rasp.interpreter import load_file  # noqa: E402
 from rasp.sops import SOp, evaluate  # noqa: E402
+from rasp.tools.guided_samples import draw_samples  # noqa: E402
 from rasp.tools.verify import same_value  # noqa: E402
 
 pytestmark = pytest.mark.exactness  # CI reruns these under OMP_NUM_THREADS=1 and =2
@@ -106,7 +109,9 @@ def compare(
     ]
     rng = random.Random(zlib.crc32(program.encode()))
     sampled = [[rng.choice(vocab) for _ in range(rng.randint(1, max_len))] for _ in range(samples)]
-    compared, total = check(sop, model, exhaustive + sampled)
+    drawn = draw_samples(list(vocab), (1, max_len), 2 * samples, zlib.crc32(program.encode()), sop)
+    guided = [list(tokens) for tokens in drawn.inputs[drawn.uniform :]]
+    compared, total = check(sop, model, exhaustive + sampled + guided)
     # The comparison must not be vacuous: most inputs have an interpreter output.
     assert compared >= total // 3, f"only {compared} of {total} inputs were comparable"
 

@@ -356,6 +356,20 @@ def test_verify_compiles_and_reports_json(
     assert code == 0 and data["ok"] and data["checked"] == 14 + 40
     assert data["exhaustive"] == {"max_len": 3, "inputs": 14}
     assert data["sampled"]["lengths"] == [4, 6] and data["sampled"]["seed"] == 7
+    assert (data["sampled"]["uniform"], data["sampled"]["guided"]) == (20, 20)
+    assert data["sampled"]["facts"] >= data["sampled"]["facts_uniform"] > 0
+
+
+def test_verify_samples_uniformly_on_request(
+    capsys: pytest.CaptureFixture[str], reverse_file: Path
+) -> None:
+    argv = ["verify", str(reverse_file), "--vocab", "ab", "--max-len", "6"]
+    code, out, _ = run(capsys, *argv, "--exhaustive-len", "3", "--samples", "40", "--json",
+                       "--sampling", "uniform")  # fmt: skip
+    sampled = json.loads(out)["sampled"]
+    assert code == 0 and (sampled["uniform"], sampled["guided"], sampled["facts"]) == (40, 0, None)
+    code, _, err = run(capsys, *argv, "--sampling", "smart")
+    assert code == 2 and "invalid choice: 'smart'" in err
 
 
 def test_verify_warns_when_the_source_changed(

@@ -150,6 +150,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="random inputs to check (default 1000)",
     )
+    ver.add_argument(
+        "--sampling",
+        choices=("guided", "uniform"),
+        default="guided",
+        help="guided (default): half the samples uniformly random, half mutants of them kept "
+        "where they reach values of the program's variables that no input before reached; "
+        "uniform: all uniformly random",
+    )
     ver.add_argument("--seed", type=int, default=0, metavar="X", help="random seed (default 0)")
     _add_device(ver)
     ver.add_argument("--json", action="store_true", help="print the report as JSON")

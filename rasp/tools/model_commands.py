@@ -16,6 +16,7 @@ import json
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -327,6 +328,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     # written guards, so such an input is skipped and reported, never counted as checked.
     written, sop = sop, resolve(sop, list(args.vocab), args.max_len)
     guard = None if sop is written else written
+    if args.sampling == "guided":
+        plan = replace(plan, program=sop)
     if args.device == "cpu":
         import torch
 

@@ -216,7 +216,9 @@ class CompiledView:
             if rest
             else v.default_exhaustive_len(len(state.vocab), state.max_len, VERIFY_BUDGET)
         )
-        plan = v.plan_inputs(state.vocab, state.max_len, k, VERIFY_SAMPLES, VERIFY_SEED)
+        plan = v.plan_inputs(
+            state.vocab, state.max_len, k, VERIFY_SAMPLES, VERIFY_SEED, program=state.sop
+        )
         threads = torch.get_num_threads()
         torch.set_num_threads(1)  # tiny batches: threads only add overhead (see rasp verify)
         try:

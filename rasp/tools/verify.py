@@ -1,13 +1,14 @@
 """`rasp verify`: does a compiled model compute what the interpreter computes?
 
-`plan_inputs` lists the inputs to check: every input up to length K (exhaustive), then S seeded random
-inputs of lengths K+1..N. `verify` runs the model and the interpreter on them in batches and compares the
-outputs position by position. On the first failing input `diagnose` reads the residual stream after the
-embedding and after every attention and MLP sublayer (`run_with_cache`), decodes every program variable
-the model materialises there (residual labels `name:value` / `name`), and reports the FIRST variable,
-layer and position where the model disagrees with the interpreter; `decode_checkpoints` is that
-decoding for every checkpoint at once (the REPL's `:residual` prints it; it lives in
-`rasp.tools.residuals`).
+`plan_inputs` lists the inputs to check: every input up to length K (exhaustive), then S seeded
+inputs of lengths K+1..N: uniformly random, or (given the program) half so and half guided to values
+of the program's variables that the random ones miss (`rasp.tools.guided_samples`). `verify` runs
+the model and the interpreter on them in batches and compares the outputs position by position. On
+the first failing input `diagnose` reads the residual stream after the embedding and after every
+attention and MLP sublayer (`run_with_cache`), decodes every program variable the model materialises
+there (residual labels `name:value` / `name`), and reports the FIRST variable, layer and position
+where the model disagrees with the interpreter; `decode_checkpoints` is that decoding for every
+checkpoint at once (the REPL's `:residual` prints it; it lives in `rasp.tools.residuals`).
 
 The model is anything with the runtime's interface (`transformer.CompiledTransformer`): `.meta`,
 `.run(inputs)`, `.encode(inputs) -> (ids, lengths)` and `.run_with_cache(ids) -> (logits, cache)` with
@@ -18,14 +19,15 @@ JSON renderings live with the CLI handler (`rasp.tools.model_commands`).
 from __future__ import annotations
 
 import itertools
-import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from rasp.atoms import same_value
 from rasp.errors import RaspError
 from rasp.sops import Evaluator, IndicesSOp, LengthSOp, Node, SOp, TokensSOp, walk
+from rasp.tools.guided_samples import Samples, draw_samples
 from rasp.tools.residuals import (
     RuntimeModel,
     as_seq,
@@ -54,6 +56,8 @@ class InputPlan:
     exhaustive_len: int
     samples: int
     seed: int
+    # the program whose variables guide half the samples (None: all uniformly random)
+    program: SOp | None = field(default=None, compare=False)
 
     @property
     def exhaustive_count(self) -> int:
@@ -73,16 +77,21 @@ class InputPlan:
     def total(self) -> int:
         return self.exhaustive_count + self.sample_count
 
+    @cached_property
+    def drawn(self) -> Samples:
+        """The seeded samples (drawn once: guiding them runs the interpreter on each)."""
+        lengths = self.sampled_lengths
+        if lengths is None:
+            return Samples((), 0)
+        return draw_samples(self.vocab, lengths, self.samples, self.seed, self.program)
+
     def inputs(self) -> Iterator[list[Any]]:
-        """The exhaustive inputs by length, then the seeded samples (lengths uniform)."""
+        """The exhaustive inputs by length, then the samples."""
         for length in range(1, self.exhaustive_len + 1):
             for combo in itertools.product(self.vocab, repeat=length):
                 yield list(combo)
-        if (lengths := self.sampled_lengths) is not None:
-            rng = random.Random(self.seed)
-            for _ in range(self.samples):
-                length = rng.randint(*lengths)
-                yield [rng.choice(self.vocab) for _ in range(length)]
+        for tokens in self.drawn.inputs:
+            yield list(tokens)
 
 
 def default_exhaustive_len(vocab_size: int, max_len: int, budget: int = DEFAULT_BUDGET) -> int:
@@ -102,14 +111,17 @@ def plan_inputs(
     exhaustive_len: int | None = None,
     samples: int = 1000,
     seed: int = 0,
+    program: SOp | None = None,
 ) -> InputPlan:
+    """Every input up to length `exhaustive_len` (default: as many lengths as DEFAULT_BUDGET
+    inputs allow), then `samples` seeded ones, half guided by `program`'s variables where given."""
     unique = tuple({(type(t), t): t for t in vocab}.values())  # user's order, no repeats; 1 != True
     k = (
         default_exhaustive_len(len(unique), max_len)
         if exhaustive_len is None
         else min(exhaustive_len, max_len)
     )
-    return InputPlan(unique, max_len, k, samples, seed)
+    return InputPlan(unique, max_len, k, samples, seed, program)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -186,9 +198,11 @@ def verify(
     report = VerifyReport(plan)
     done = 0
     inputs = plan.inputs()
+    # the samples' values, where the plan's guide computed them for this very program
+    known = plan.drawn.outcomes if plan.program is sop else {}
     while batch := list(itertools.islice(inputs, batch_size)):
         for tokens, got in zip(batch, _run_batch(model, batch), strict=True):
-            _compare_one(sop, tokens, got, report, guard)
+            _compare_one(sop, tokens, got, report, guard, known.get(tuple(tokens)))
         done += len(batch)
         if progress is not None:
             progress(done, plan.total)
@@ -214,12 +228,20 @@ def _run_batch(model: RuntimeModel, batch: list[list[Any]]) -> list[list[Any] | 
 
 
 def _compare_one(
-    sop: SOp, tokens: list[Any], got: list[Any] | None, report: VerifyReport, guard: SOp | None
+    sop: SOp,
+    tokens: list[Any],
+    got: list[Any] | None,
+    report: VerifyReport,
+    guard: SOp | None,
+    known: Any = None,
 ) -> None:
+    """`known`: `sop`'s value on `tokens` or the error it raised, where already computed."""
     try:
         if guard is not None:
             Evaluator(tokens).value(guard)
-        want = as_seq(Evaluator(tokens).value(sop)).values
+        if isinstance(known, RaspError):
+            raise known
+        want = as_seq(known if known is not None else Evaluator(tokens).value(sop)).values
     except RaspError as err:
         report.skipped += 1
         if report.skipped_example is None:

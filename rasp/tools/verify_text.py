@@ -104,9 +104,21 @@ def _plan_lines(report: VerifyReport) -> list[str]:
         )
     if plan.sampled_lengths is not None:
         lo, hi = plan.sampled_lengths
-        lines.append(
-            f"  sampled:    {plan.sample_count:,} random inputs of length {lo}..{hi} (seed {plan.seed})"
-        )
+        drawn = plan.drawn
+        if drawn.facts is None:
+            lines.append(
+                f"  sampled:    {plan.sample_count:,} random inputs of length {lo}..{hi} "
+                f"(seed {plan.seed})"
+            )
+        else:
+            lines.append(
+                f"  sampled:    {plan.sample_count:,} inputs of length {lo}..{hi} (seed "
+                f"{plan.seed}): {drawn.uniform:,} uniformly random, {drawn.guided:,} guided"
+            )
+            lines.append(
+                f"  coverage:   the samples reach {drawn.facts:,} facts about the variables' "
+                f"values, the uniform half alone {drawn.facts_uniform:,}"
+            )
     elif plan.exhaustive_len >= plan.max_len:
         lines.append(
             f"  complete:   every input up to the maximum length {plan.max_len} was checked"
@@ -257,6 +269,10 @@ def _report_dict(report: VerifyReport) -> dict[str, Any]:
             "inputs": plan.sample_count,
             "lengths": plan.sampled_lengths and list(plan.sampled_lengths),
             "seed": plan.seed,
+            "uniform": plan.drawn.uniform,
+            "guided": plan.drawn.guided,
+            "facts": plan.drawn.facts,
+            "facts_uniform": plan.drawn.facts_uniform,
         },
         "lengths": sorted(report.lengths),
         "vocab": list(plan.vocab),
