@@ -34,8 +34,9 @@ N tokens of VOCAB, and prove it exact (the certificate). Prints what it wrote an
 --json prints them as one JSON object.""",
     "verify": """\
 Compare a compiled model (compiled now, or --model) with the interpreter: every input up to the
-exhaustive length, then seeded random longer ones, then a sweep over evaluation orders. Prints
-what was covered (exit 0) or the first failing input and where the model first goes wrong (exit 1).""",
+exhaustive length, then seeded longer ones (half random, half guided to values of the program's
+variables that random inputs miss), then a sweep over evaluation orders. Prints what was covered
+(exit 0) or the first failing input and where the model first goes wrong (exit 1).""",
     "show": """\
 Summarise a compiled model: program, vocabulary, shape, the operation of every head and MLP, the
 certificate and the residual stream's layout. The file is checked exactly as `rasp run --model`
