@@ -85,12 +85,25 @@ class SelectorPlanner:
                     outside = EVERY_POSITION - inner[0].positions
                     if outside:  # `not select(indices, indices, <=)`: the keys after the query
                         return [mask_atom(outside)]
-                elif len(inner) == 1:
-                    if inner[0].is_match:  # `!=` has no matching form: the tables' complement
-                        (inner_atom,) = self._select(self.ctx.graph[node.inputs[0]], matching=False)
-                        return [Atomic(inner_atom.query, inner_atom.key, ~inner_atom.table)]
+                elif len(inner) == 1 and not inner[0].is_match:
                     return [Atomic(inner[0].query, inner[0].key, ~inner[0].table)]
+                elif len(inner) == 1:
+                    # `!=` has no matching form: the complement of the select's own table
+                    select = self._matched_select(node.inputs[0])
+                    if select is not None:
+                        (inner_atom,) = self._select(select, matching=False)
+                        return [Atomic(inner_atom.query, inner_atom.key, ~inner_atom.table)]
         return [self._combined(node)]
+
+    def _matched_select(self, index: int) -> IRNode | None:
+        """The select whose matching atom is selector `index`'s only atom: itself, or through an
+        OR that one side absorbs (`not (select(length, length, ==) or ...)`), that side's; None
+        where neither."""
+        node = self.ctx.graph[index]
+        if node.op is Op.OR:
+            covering = absorbing_side(self.ctx, self.maps.support, node)
+            return None if covering is None else self._matched_select(covering)
+        return node if node.op is Op.SELECT else None
 
     def _select(self, node: IRNode, *, matching: bool) -> list[Atomic]:
         """One select's atom: a mask, a matching atom (unless `matching` is off: its complement

@@ -54,6 +54,20 @@ def test_a_disjunct_that_adds_no_pair_is_dropped_and_one_that_does_is_kept() -> 
     assert _covering(covered, "x", list("ab"), 5) == ["select(place, indices - 1, ==)"]
 
 
+def test_the_negation_of_an_absorbed_or_is_the_complement_of_the_covering_select() -> None:
+    # `select(length, "a", ==)` never holds: the OR is its matching `==`, whose negation has no
+    # matching form; the complement of that select's table was asked of the OR node (a crash)
+    text = (
+        'same = select(length, length, ==) or select(length, "a", ==);\n'
+        "res = aggregate(not same, length, 0.5);"
+    )
+    assert _covering(text, "res", list("abc"), 5) == ["select(length, length, ==)"]
+    sop = load_source(Source("<test>", text)).get("res")
+    for head_masks in (True, False):
+        model = compile_sop(sop, list("abc"), 5, head_masks=head_masks)
+        assert check_inputs(model, sop, all_inputs(list("abc"), 5)) == 363
+
+
 @pytest.mark.exactness
 def test_the_papers_bos_sort_grows_linearly() -> None:
     # Its `take` was a joint (indices, mean) reading on the key side: 51M parameters at N = 64.
