@@ -62,8 +62,8 @@ def check_size(op: str, kind: str, points: int, units: int, width: int) -> None:
         [
             Diagnostic(
                 f"'{op}' needs a {kind} MLP of {units:,} hidden units over {points:,} reachable "
-                f"inputs (at least {params:,} parameters): more (input, unit) pairs than the "
-                f"compiler builds and certifies ({MAX_MLP_PAIRS:,})",
+                f"inputs (at least {params:,} parameters): {points * units:,} (input, unit) "
+                f"pairs, more than the compiler builds and certifies ({MAX_MLP_PAIRS:,})",
                 None,
                 "use a smaller vocabulary or maximum length, or compute it from s-ops with fewer "
                 "values (a mean rounded, or a number passed on instead of a table of several)",

@@ -61,6 +61,7 @@ def test_a_huge_table_mlp_is_refused_located_before_it_is_built(
     assert problem.message.startswith(
         "'a + b' needs a table MLP of 79,242 hidden units over 79,524"
     )
+    assert "6,301,640,808 (input, unit) pairs, more than the compiler builds" in problem.message
     # the build with maps fused through their inputs was tried too, and says why it failed
     assert [n.severity for n in notes] == ["note"]
     assert notes[0].message.startswith("also tried with maps fused through their inputs: '(a +")
