@@ -28,8 +28,11 @@ written where the queries take few values and do not depend on the position, and
 raises at no (key value, query value) pair: each mean compares every key with its v, on every
 input, where the original compared the keys only with the queries the input holds.
 
-`fraction_means(root, vocab, max_len)` rewrites every such division; `root` itself where there is
-none.
+A map of the count and the length that depends on their ratio alone (`2 * c > length`) is
+rewritten as a map of the same mean (compiler.ratio_maps).
+
+`fraction_means(root, vocab, max_len)` rewrites every such division and map; `root` itself where
+there is none.
 The driver compiles it as an alternative and keeps it where it is proved and smaller: the output
 decodes on a grid per input length (compiler.grid), and a fraction compared downstream
 (`c / length > 0.5`, a step of c - 0.5 n over the two widths) may be smaller as written.
@@ -45,6 +48,7 @@ from typing import Any
 
 from compiler.blocks import Atom
 from compiler.picks import MAX_PICKED, Pick
+from compiler.ratio_maps import ratio_maps
 from compiler.rewrite import ValueFacts, positional_nodes, rebuilt
 from rasp import sops
 from rasp.errors import CompileError
@@ -75,11 +79,26 @@ def fraction_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops
     every count of a query-dependent one a pick among such means (module doc)."""
     order = list(sops.walk(root))
     found = {node.id: _counted_select(node, max_len) for node in order}
-    if not any(found.values()):
+    ratios = ratio_maps(order, max_len, lambda node: found[node.id] is not None)
+    if not any(found.values()) and not ratios:
         return root
     picked = _picked_queries([c[0] for c in found.values() if c is not None], order, vocab, max_len)
     new: dict[int, sops.Node] = {}
     for node in order:
+        ratio = ratios.get(node.id)
+        if ratio is not None:
+            keys = new[ratio.select.keys.id]
+            assert isinstance(keys, sops.SOp) and isinstance(ratio.select.queries, sops.ConstSOp)
+            constant = ratio.select.queries.value
+            mean = _mean_of_votes(keys, ratio.select.comparison, constant, 1, node.span)
+            ratio_text = f"{ratio.width.label} / length"
+            fraction = sops.MapSOp(
+                fn=_as_float, inputs=(mean,), text=ratio_text, span=node.span, note=ratio_text
+            )
+            new[node.id] = sops.MapSOp(
+                fn=ratio.table, inputs=(fraction,), text=node.label, span=node.span, name=node.name
+            )
+            continue
         counted = found[node.id]
         select = None if counted is None else counted[0]
         if counted is None or not (

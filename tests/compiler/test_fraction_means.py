@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from compiler import compile_sop
-from compiler.fraction_means import fraction_means
+from compiler.fraction_means import _Holds, fraction_means
 from compiler.picks import MAX_PICKED
 from rasp import sops as S
 from rasp.errors import CompileError
@@ -58,16 +58,35 @@ def test_the_rewrite_gives_the_same_values_of_the_same_types(count: str, scaled:
         'res = selector_width(select(tokens, "a", ==) and select(indices, 2, <)) / length;',
         # not a whole multiple of the count at every count up to max_len
         'res = (selector_width(select(tokens, "a", ==)) + 1) / length;',
-        'res = 0.5 * selector_width(select(tokens, "a", ==)) / length;',
         'res = (selector_width(select(tokens, "a", ==)) % 5) / length;',
-        'res = 0 * selector_width(select(tokens, "a", ==)) / length;',
-        # votes of 3^38 (over 2^53) would not sum exactly in the interpreter's float64 mean
-        f'res = {3**38} * selector_width(select(tokens, "a", ==)) / length;',
     ],
 )
 def test_other_divisions_are_left_as_they_are(text: str) -> None:
     root = _program(text)
     assert fraction_means(root, list("abc"), 6) is root
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'res = 0.5 * selector_width(select(tokens, "a", ==)) / length;',
+        'res = 0 * selector_width(select(tokens, "a", ==)) / length;',
+        # votes of 3^38 (over 2^53) would not sum exactly in the interpreter's float64 mean
+        f'res = {3**38} * selector_width(select(tokens, "a", ==)) / length;',
+    ],
+)
+def test_divisions_no_vote_weight_gives_are_maps_of_the_fraction(text: str) -> None:
+    """No whole multiple of the count: no weighted mean; but a function of c / n alone (the same
+    float at every (c, n) of one ratio), so a table over the plain fraction (compiler.ratio_maps)."""
+    root = _program(text)
+    rewritten = fraction_means(root, list("abc"), 6)
+    weights = {n.fn.weight for n in S.walk(rewritten) if isinstance(getattr(n, "fn", None), _Holds)}
+    assert weights == {1}
+    for tokens in all_inputs("abc", 6):
+        want = S.evaluate(root, tokens).values
+        assert [(type(v), v) for v in S.evaluate(rewritten, tokens).values] == [
+            (type(v), v) for v in want
+        ]
 
 
 @pytest.mark.exactness

@@ -85,14 +85,16 @@ def test_widths_compared_without_decoding_them() -> None:
 
 
 def test_where_steep_steps_over_a_fraction_are_refused_the_width_is_decoded_first() -> None:
-    # `n_a > length / 2` over the head's 1/(n_a+1) is a function of their sum, but one of ~80
+    # `n_a + 1 > length / 2` over the head's 1/(n_a+1) is a function of their sum, but one of ~80
     # steps so steep that at N = 40 the output's float32 error reached 5.2 against the argmax's
     # margin of 1: the certifier refused it. The driver then builds the model again with the
     # width decoded to its whole number first, and there it is one step (in the same 2 layers).
+    # (`n_a > length / 2`, which this test compiled before, depends on n_a / length alone: it is
+    # now a map of the fraction of "a"s, one layer, compiler.ratio_maps.)
     sop = _load(
         """
         n_a = selector_width(select(tokens, "a", ==));
-        res = n_a > length / 2;
+        res = n_a + 1 > length / 2;
         """
     )
     model = _exact(sop, 40)
