@@ -512,3 +512,9 @@ def test_verify_shows_progress_only_on_a_terminal(
     for quiet in (["--json"], ["--quiet"]):  # machine output or a quiet run: no bar
         code, out, err = run(capsys, *argv, *quiet)
         assert code == 0 and err == "", quiet
+    # guiding samples runs the interpreter on each: a bar of its own
+    argv = ["verify", str(reverse_file), "--vocab", "ab", "--max-len", "6", "--exhaustive-len", "2"]
+    code, out, err = run(capsys, *argv, "--samples", "30")
+    assert code == 0 and "guiding samples" in err and "/30.0" in err and "36 inputs" in out
+    code, out, err = run(capsys, *argv, "--samples", "30", "--sampling", "uniform")
+    assert code == 0 and "guiding samples" not in err and "verifying" in err

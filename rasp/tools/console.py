@@ -23,7 +23,12 @@ from typing import Any
 from rasp.sources import Progress
 
 PROGRESS_DELAY_S = 1.0  # a bar appears only once the work has taken this long
-_UNITS = {"parsing": "chars", "running": "statements", "verifying": "inputs"}
+_UNITS = {
+    "parsing": "chars",
+    "running": "statements",
+    "guiding samples": "inputs",
+    "verifying": "inputs",
+}
 
 
 @dataclass

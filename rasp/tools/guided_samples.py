@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,9 +61,11 @@ def draw_samples(
     count: int,
     seed: int,
     program: SOp | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Samples:
     """`count` inputs of lengths `lengths` (inclusive) over `vocab`: all uniformly random where
-    `program` is None, else the first half so and the rest guided by `program`'s facts."""
+    `program` is None, else the first half so and the rest guided by `program`'s facts.
+    `progress(done, count)` is told of each input the interpreter ran on."""
     rng = random.Random(seed)
     uniform = count if program is None else count - count // 2
     inputs = [_random_input(rng, vocab, lengths) for _ in range(uniform)]
@@ -73,8 +75,10 @@ def draw_samples(
     seen: set[tuple[int, int, Hashable]] = set()
     kept: list[_Kept] = []
     outcomes: dict[tuple[Any, ...], Any] = {}
-    for tokens in inputs:
+    for done, tokens in enumerate(inputs, start=1):
         _keep_if_new(program, nodes, tokens, seen, kept, outcomes)
+        if progress is not None:
+            progress(done, count)
     facts_uniform = len(seen)
     while len(inputs) < count:
         if kept:
@@ -84,6 +88,8 @@ def draw_samples(
             tokens = _random_input(rng, vocab, lengths)
         inputs.append(tokens)
         _keep_if_new(program, nodes, tokens, seen, kept, outcomes)
+        if progress is not None:
+            progress(len(inputs), count)
     return Samples(tuple(map(tuple, inputs)), uniform, len(seen), facts_uniform, outcomes)
 
 

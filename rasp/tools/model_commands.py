@@ -367,6 +367,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
         )
     else:
         nodes = nodes_by_residual_name(sop, args.vocab, args.max_len, model.meta.raw)
+    with console.progress() as bars:
+        if plan.program is not None and plan.sample_count:
+            console.step(f"guiding {plan.sample_count:,} samples")
+            plan.draw(
+                None if bars is None else lambda done, total: bars("guiding samples", done, total)
+            )
     console.step(f"checking {plan.total:,} inputs")
     with console.progress() as bars, runtime_errors(args.model or "the compiled model"):
         progress = None if bars is None else lambda done, total: bars("verifying", done, total)

@@ -80,10 +80,20 @@ class InputPlan:
     @cached_property
     def drawn(self) -> Samples:
         """The seeded samples (drawn once: guiding them runs the interpreter on each)."""
+        return self._draw(None)
+
+    def draw(self, progress: Progress | None = None) -> Samples:
+        """`drawn`, drawn now with `progress(done, total)` told of each sample, unless it was
+        drawn before (for a progress bar: at N = 256 guiding takes seconds)."""
+        if "drawn" not in self.__dict__:
+            self.__dict__["drawn"] = self._draw(progress)  # where cached_property keeps it
+        return self.drawn
+
+    def _draw(self, progress: Progress | None) -> Samples:
         lengths = self.sampled_lengths
         if lengths is None:
             return Samples((), 0)
-        return draw_samples(self.vocab, lengths, self.samples, self.seed, self.program)
+        return draw_samples(self.vocab, lengths, self.samples, self.seed, self.program, progress)
 
     def inputs(self) -> Iterator[list[Any]]:
         """The exhaustive inputs by length, then the samples."""
