@@ -48,7 +48,7 @@ from typing import Any
 
 from compiler.blocks import Atom
 from compiler.picks import MAX_PICKED, Pick
-from compiler.ratio_maps import ratio_maps
+from compiler.ratio_maps import RatioMap, ratio_maps
 from compiler.rewrite import ValueFacts, positional_nodes, rebuilt
 from rasp import sops
 from rasp.errors import CompileError
@@ -82,19 +82,15 @@ def fraction_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops
     ratios = ratio_maps(order, max_len, lambda node: found[node.id] is not None)
     if not any(found.values()) and not ratios:
         return root
-    picked = _picked_queries([c[0] for c in found.values() if c is not None], order, vocab, max_len)
+    selects = [c[0] for c in found.values() if c is not None] + [r.select for r in ratios.values()]
+    picked = _picked_queries(selects, order, vocab, max_len)
     new: dict[int, sops.Node] = {}
     for node in order:
         ratio = ratios.get(node.id)
-        if ratio is not None:
-            keys = new[ratio.select.keys.id]
-            assert isinstance(keys, sops.SOp) and isinstance(ratio.select.queries, sops.ConstSOp)
-            constant = ratio.select.queries.value
-            mean = _mean_of_votes(keys, ratio.select.comparison, constant, 1, node.span)
-            ratio_text = f"{ratio.width.label} / length"
-            fraction = sops.MapSOp(
-                fn=_as_float, inputs=(mean,), text=ratio_text, span=node.span, note=ratio_text
-            )
+        if ratio is not None and (
+            isinstance(ratio.select.queries, sops.ConstSOp) or ratio.select.id in picked
+        ):
+            fraction = _fraction(ratio, new, picked.get(ratio.select.id), node.span)
             new[node.id] = sops.MapSOp(
                 fn=ratio.table, inputs=(fraction,), text=node.label, span=node.span, name=node.name
             )
@@ -127,6 +123,25 @@ def fraction_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops
             name=node.name,
         )
     return new[root.id]
+
+
+def _fraction(
+    ratio: RatioMap, new: dict[int, sops.Node], values: tuple[Atom, ...] | None, span: Any
+) -> sops.MapSOp:
+    """c / n for the ratio map's count: the mean of its constant query's votes, or the pick of
+    the query's own among one such mean per query value (`values`)."""
+    select = ratio.select
+    keys = new[select.keys.id]
+    assert isinstance(keys, sops.SOp)
+    text = f"{ratio.width.label} / length"
+    if isinstance(select.queries, sops.ConstSOp):
+        mean = _mean_of_votes(keys, select.comparison, select.queries.value, 1, span)
+        return sops.MapSOp(fn=_as_float, inputs=(mean,), text=text, span=span, note=text)
+    assert values is not None  # (a select the pick applies to)
+    queries = new[select.queries.id]
+    assert isinstance(queries, sops.SOp)
+    means = tuple(_mean_of_votes(keys, select.comparison, v, 1, span) for v in values)
+    return sops.MapSOp(fn=Pick(values), inputs=(queries, *means), text=text, span=span, note=text)
 
 
 def _mean_of_votes(

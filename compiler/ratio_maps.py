@@ -11,7 +11,10 @@ map's value at (c, n) depends on c / n alone (the same value and type at every
 predicate's indicator (`compiler.fraction_means`, which writes that mean), and the rewrite reads
 that mean through a table: the interpreter computes the mean as c / n correctly rounded, and
 distinct fractions of denominators up to max_len are distinct floats, so the table keyed by the
-float `c / n` gives the map's own values.
+float `c / n` gives the map's own values. A count whose select reads the query
+(`2 * selector_width(select(tokens, tokens, ==)) > length`: the query's own token is a majority)
+reads the query's own mean, a pick among one mean per query value, where `compiler.fraction_means`
+writes such a pick for a division.
 
 The map is evaluated as the interpreter applies maps, at every (c, n), also ones no input
 reaches; where it raises at any, it is left as it is. A map that reads a division `c / length`
@@ -53,7 +56,7 @@ class RatioTable:
 
 @dataclass(frozen=True)
 class RatioMap:
-    """A map node that is `table(c / n)` for the count `width` of `select` (constant queries)."""
+    """A map node that is `table(c / n)` for the count `width` of `select`."""
 
     width: sops.SelectorWidthSOp
     select: sops.Select
@@ -108,15 +111,15 @@ def _leaves(
     known: dict[int, frozenset[int] | None],
     is_division: Callable[[sops.Node], bool],
 ) -> frozenset[int] | None:
-    """The ids of the counts (of a select with a constant query) and lengths `node` is computed
-    from through maps alone, constants aside; None where it reads anything else or a division
+    """The ids of the counts (of a `select`) and lengths `node` is computed from through maps
+    alone, constants aside; None where it reads anything else or a division
     `is_division` rewrites. `known`: its children's."""
     match node:
         case sops.ConstSOp():
             return frozenset()
         case sops.LengthSOp():
             return frozenset({node.id})
-        case sops.SelectorWidthSOp(selector=sops.Select(queries=sops.ConstSOp())):
+        case sops.SelectorWidthSOp(selector=sops.Select()):
             return frozenset({node.id})
         case sops.MapSOp() if not is_division(node):
             parts = [known[child.id] for child in node.inputs]

@@ -75,7 +75,28 @@ def test_only_maps_of_the_ratio_alone_are_rewritten() -> None:
     assert _ratios("res = c / (length - c);", 8) == {}
     # a division by the length is fraction_means' own rewrite, and so is what reads it
     assert _ratios("res = c / length > 0.5;", 8) == {}
-    # a count of a select with an s-op query, or two counts: not one mean
+    # two counts: not one mean
     other = "d = selector_width(select(tokens, tokens, ==));\n"
-    assert _ratios(other + "res = 2 * d > length;", 8) == {}
     assert _ratios(other + "res = c + d > length;", 8) == {}
+    # a count of a select that reads the query: a candidate, which fraction_means rewrites where
+    # it writes a pick of the query's own mean (not for a query that is the position)
+    assert _ratios(other + "res = 2 * d > length;", 8) == {"2 * d > length": "False"}
+    prefix = _program("res = 2 * selector_width(select(indices, indices, <=)) > length;")
+    assert fraction_means(prefix, list("abc"), 8) is prefix
+
+
+def test_the_own_tokens_majority_is_a_pick_of_its_mean() -> None:
+    # the query's own token is a majority: one mean per token value and a pick, as for
+    # `h / length > 0.5` (566 parameters), where it took 27,441 at N = 256
+    own = "h = selector_width(select(tokens, tokens, ==));\nres = 2 * h > length;"
+    root = _program(own)
+    model = compile_sop(root, list("abc"), 256)
+    assert model.param_count() == 566 and model.metadata.get("fractions_as_means") is True
+    inputs = random_inputs("abc", 256, 100, 9) + [["a"] * n + ["b"] * n for n in range(1, 129)]
+    assert check_inputs(model, root, inputs) == len(inputs)
+    rewritten = fraction_means(root, list("abc"), 6)
+    for tokens in all_inputs("abc", 6):
+        want = S.evaluate(root, tokens).values
+        assert [(type(v), v) for v in S.evaluate(rewritten, tokens).values] == [
+            (type(v), v) for v in want
+        ]
