@@ -91,8 +91,16 @@ def fraction_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops
             isinstance(ratio.select.queries, sops.ConstSOp) or ratio.select.id in picked
         ):
             fraction = _fraction(ratio, new, picked.get(ratio.select.id), node.span)
+            # what it computes, for people: not its source text alone, which it shares with the
+            # fraction (graph.py would then call it by its name)
+            source = " ".join(node.span.text().split()) if node.span else node.label
             new[node.id] = sops.MapSOp(
-                fn=ratio.table, inputs=(fraction,), text=node.label, span=node.span, name=node.name
+                fn=ratio.table,
+                inputs=(fraction,),
+                text=node.label,
+                span=node.span,
+                name=node.name,
+                note=f"{source} (a table over {fraction.text})",
             )
             continue
         counted = found[node.id]

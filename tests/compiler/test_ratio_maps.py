@@ -36,6 +36,10 @@ def test_a_majority_however_written_is_one_head_and_one_step(majority: str) -> N
     # two heads (count, length), a decoding MLP and a second layer before: 26,217 parameters
     assert model.metadata["config"]["n_layers"] == 1 and model.param_count() == 296
     assert model.metadata.get("fractions_as_means") is True
+    # the operation says what the MLP computes (the source text it shares with the fraction
+    # would have been replaced by the name `res`)
+    (mlp,) = model.metadata["layers"][0]["mlp"]
+    assert mlp == {"name": "res", "op": f"{majority} (a table over c / length)"}
     small = compile_sop(root, list("abc"), 7)
     assert check_inputs(small, root, all_inputs("abc", 7)) == 3_279
     inputs = random_inputs("abc", 256, 150, 5) + [["a"] * n + ["b"] * n for n in range(1, 129)]
