@@ -34,8 +34,8 @@ from compiler.blocks import Atom
 from compiler.values import apply_map
 from rasp import sops
 
-# (count, length) pairs a map is evaluated at (max_len = 256: 33,152; 512: 131,840)
-MAX_PAIRS = 140_000
+# (count, length) pairs a map is evaluated at (max_len = 256: 33,152; 1024: 525,824)
+MAX_PAIRS = 600_000
 # map applications over all candidates (about a second of Python)
 MAX_EVALUATIONS = 2_000_000
 

@@ -46,6 +46,16 @@ def test_a_majority_however_written_is_one_head_and_one_step(majority: str) -> N
     assert check_inputs(model, root, inputs) == len(inputs)
 
 
+@pytest.mark.slow
+def test_the_majority_is_one_head_at_n_1024() -> None:
+    # 94,765 parameters in two layers before (the ratio check then stopped at N = 527)
+    root = _program(COUNT + "res = 2 * c > length;")
+    model = compile_sop(root, list("ab"), 1024)
+    assert model.param_count() == 257 and model.metadata["certificate"]["ok"]
+    inputs = [["a"] * n + ["b"] * (n + d) for n in (1, 255, 511) for d in (-1, 0, 1)]
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
 @pytest.mark.parametrize(
     "text",
     [
