@@ -48,7 +48,7 @@ from typing import Any
 
 from compiler.blocks import Atom
 from compiler.picks import MAX_PICKED, Pick
-from compiler.ratio_maps import RatioMap, ratio_maps
+from compiler.ratio_maps import ratio_maps
 from compiler.rewrite import ValueFacts, positional_nodes, rebuilt
 from rasp import sops
 from rasp.errors import CompileError
@@ -90,7 +90,9 @@ def fraction_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops
         if ratio is not None and (
             isinstance(ratio.select.queries, sops.ConstSOp) or ratio.select.id in picked
         ):
-            fraction = _fraction(ratio, new, picked.get(ratio.select.id), node.span)
+            text = f"{ratio.width.label} / length"
+            values = picked.get(ratio.select.id)
+            fraction = _fraction(ratio.select, 1, values, new, node.span, text=text, note=text)
             # what it computes, for people: not its source text alone, which it shares with the
             # fraction (graph.py would then call it by its name)
             source = " ".join(node.span.text().split()) if node.span else node.label
@@ -100,7 +102,7 @@ def fraction_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops
                 text=node.label,
                 span=node.span,
                 name=node.name,
-                note=f"{source} (a table over {fraction.text})",
+                note=f"{source} (a table over {text})",
             )
             continue
         counted = found[node.id]
@@ -110,46 +112,39 @@ def fraction_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops
         ):
             new[node.id] = rebuilt(node, new)
             continue
-        weight = counted[1]
-        keys = new[select.keys.id]
-        assert isinstance(keys, sops.SOp)
-        if isinstance(select.queries, sops.ConstSOp):
-            mean = _mean_of_votes(keys, select.comparison, select.queries.value, weight, node.span)
-            new[node.id] = sops.MapSOp(
-                fn=_as_float, inputs=(mean,), text=node.label, span=node.span, name=node.name
-            )
-            continue
-        queries = new[select.queries.id]
-        assert isinstance(queries, sops.SOp)
-        values = picked[select.id]
-        means = tuple(_mean_of_votes(keys, select.comparison, v, weight, node.span) for v in values)
-        new[node.id] = sops.MapSOp(
-            fn=Pick(values),
-            inputs=(queries, *means),
+        new[node.id] = _fraction(
+            select,
+            counted[1],
+            picked.get(select.id),
+            new,
+            node.span,
             text=node.label,
-            span=node.span,
             name=node.name,
         )
     return new[root.id]
 
 
 def _fraction(
-    ratio: RatioMap, new: dict[int, sops.Node], values: tuple[Atom, ...] | None, span: Any
+    select: sops.Select,
+    weight: int,
+    values: tuple[Atom, ...] | None,
+    new: dict[int, sops.Node],
+    span: Any,
+    **labels: Any,
 ) -> sops.MapSOp:
-    """c / n for the ratio map's count: the mean of its constant query's votes, or the pick of
-    the query's own among one such mean per query value (`values`)."""
-    select = ratio.select
+    """`weight` times the count of `select` over the length: the mean of its constant query's
+    votes, or the pick of the query's own among one such mean per query value (`values`), read
+    through the rewritten graph `new`; `labels`: the map's text, name, note."""
     keys = new[select.keys.id]
     assert isinstance(keys, sops.SOp)
-    text = f"{ratio.width.label} / length"
     if isinstance(select.queries, sops.ConstSOp):
-        mean = _mean_of_votes(keys, select.comparison, select.queries.value, 1, span)
-        return sops.MapSOp(fn=_as_float, inputs=(mean,), text=text, span=span, note=text)
+        mean = _mean_of_votes(keys, select.comparison, select.queries.value, weight, span)
+        return sops.MapSOp(fn=_as_float, inputs=(mean,), span=span, **labels)
     assert values is not None  # (a select the pick applies to)
     queries = new[select.queries.id]
     assert isinstance(queries, sops.SOp)
-    means = tuple(_mean_of_votes(keys, select.comparison, v, 1, span) for v in values)
-    return sops.MapSOp(fn=Pick(values), inputs=(queries, *means), text=text, span=span, note=text)
+    means = tuple(_mean_of_votes(keys, select.comparison, v, weight, span) for v in values)
+    return sops.MapSOp(fn=Pick(values), inputs=(queries, *means), span=span, **labels)
 
 
 def _mean_of_votes(

@@ -59,8 +59,13 @@ class RatioMap:
     """A map node that is `table(c / n)` for the count `width` of `select`."""
 
     width: sops.SelectorWidthSOp
-    select: sops.Select
     table: RatioTable
+
+    @property
+    def select(self) -> sops.Select:
+        select = self.width.selector
+        assert isinstance(select, sops.Select)  # (`_leaves` takes only a select's count)
+        return select
 
 
 def ratio_maps(
@@ -101,8 +106,7 @@ def ratio_maps(
         assert isinstance(width, sops.SelectorWidthSOp) and isinstance(length, sops.LengthSOp)
         table = _table(steps, width, length, max_len)
         if table is not None:
-            assert isinstance(width.selector, sops.Select)  # (_leaves checked it)
-            out[node.id] = RatioMap(width, width.selector, table)
+            out[node.id] = RatioMap(width, table)
     return out
 
 

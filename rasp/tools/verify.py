@@ -21,7 +21,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from rasp.atoms import same_value
@@ -58,6 +57,8 @@ class InputPlan:
     seed: int
     # the program whose variables guide half the samples (None: all uniformly random)
     program: SOp | None = field(default=None, compare=False)
+    # the samples, once drawn (guiding them runs the interpreter on each)
+    _drawn: list[Samples] = field(default_factory=list, init=False, compare=False, repr=False)
 
     @property
     def exhaustive_count(self) -> int:
@@ -77,23 +78,23 @@ class InputPlan:
     def total(self) -> int:
         return self.exhaustive_count + self.sample_count
 
-    @cached_property
+    @property
     def drawn(self) -> Samples:
-        """The seeded samples (drawn once: guiding them runs the interpreter on each)."""
-        return self._draw(None)
+        return self.draw()
 
     def draw(self, progress: Progress | None = None) -> Samples:
-        """`drawn`, drawn now with `progress(done, total)` told of each sample, unless it was
-        drawn before (for a progress bar: at N = 256 guiding takes seconds)."""
-        if "drawn" not in self.__dict__:
-            self.__dict__["drawn"] = self._draw(progress)  # where cached_property keeps it
-        return self.drawn
-
-    def _draw(self, progress: Progress | None) -> Samples:
-        lengths = self.sampled_lengths
-        if lengths is None:
-            return Samples((), 0)
-        return draw_samples(self.vocab, lengths, self.samples, self.seed, self.program, progress)
+        """The seeded samples, drawn on first use, with `progress(done, total)` told of each
+        then (for a progress bar: at N = 256 guiding takes seconds)."""
+        if not self._drawn:
+            lengths = self.sampled_lengths
+            self._drawn.append(
+                Samples((), 0)
+                if lengths is None
+                else draw_samples(
+                    self.vocab, lengths, self.samples, self.seed, self.program, progress
+                )
+            )
+        return self._drawn[0]
 
     def inputs(self) -> Iterator[list[Any]]:
         """The exhaustive inputs by length, then the samples."""
