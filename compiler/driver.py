@@ -198,8 +198,9 @@ def prepare(
     (`_map_3`) with s-op nodes pair them with this graph's. `weighted=False`: means of whole
     numbers other than 0 and 1 stay means (the compile's fallback where their sums' model is not
     proved; a model built so carries `"sums_as_means": true` in its metadata). `fractions=True`:
-    key-only counts over the length become means over every key (`compiler.fraction_means`; the
-    compile's alternative, `"fractions_as_means": true`)."""
+    key-only counts over the length (or over a positional scope's width) become means over every
+    key (over the scope) (`compiler.fraction_means`; the compile's alternative,
+    `"fractions_as_means": true`)."""
     sop = merge_duplicates(sop)  # one node per computation written twice
     sop = resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
     sop = bos_widths(sop, vocab, max_len)  # the BOS trick's mean: a width

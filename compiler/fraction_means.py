@@ -28,6 +28,16 @@ written where the queries take few values and do not depend on the position, and
 raises at no (key value, query value) pair: each mean compares every key with its v, on every
 input, where the original compared the keys only with the queries the input holds.
 
+A count within a positional scope over that scope's width,
+
+    frac_prevs = selector_width(select(tokens, "a", ==) and select(indices, indices, <=)) / (indices + 1);
+
+(the fraction of the tokens so far that are "a", tracr's make_frac_prevs) is the mean of the same
+votes over the scope `select(indices, indices, <=)`: written where the denominator, an s-op of the
+position alone, is the scope's width (at least 1) at every position of every length 1..max_len, as
+the interpreter computes both (they read no token). The count is then c of the d keys the mean
+averages, and c / d is computed as above.
+
 A map of the count and the length that depends on their ratio alone (`2 * c > length`) is
 rewritten as a map of the same mean (compiler.ratio_maps).
 
@@ -49,13 +59,25 @@ from typing import Any
 from compiler.blocks import Atom
 from compiler.picks import MAX_PICKED, Pick
 from compiler.ratio_maps import ratio_maps
-from compiler.rewrite import ValueFacts, positional_nodes, rebuilt
+from compiler.rewrite import AtLength, ValueFacts, positional_nodes, rebuilt
 from rasp import sops
 from rasp.errors import CompileError
 from rasp.operators import Lifted
 
 # (key value, query value) pairs a pick's comparison is tried on before it is written
 MAX_COMPARISONS = 1_000_000
+
+
+@dataclasses.dataclass(frozen=True)
+class _Counted:
+    """A division `weight * selector_width(select [and scope]) / denominator`: over every key
+    (`scope` None, the denominator `length`) or over a positional `scope` whose width the
+    denominator is meant to be (checked by `_scope_widths` before it is rewritten)."""
+
+    select: sops.Select
+    weight: int
+    scope: sops.Selector | None = None
+    denominator: sops.SOp | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,11 +100,16 @@ def fraction_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops
     """`root` with every count over the length of a key-only predicate a mean over every key, and
     every count of a query-dependent one a pick among such means (module doc)."""
     order = list(sops.walk(root))
-    found = {node.id: _counted_select(node, max_len) for node in order}
-    ratios = ratio_maps(order, max_len, lambda node: found[node.id] is not None)
+    positional, _ = positional_nodes(order)
+    found = {node.id: _counted_select(node, max_len, positional) for node in order}
+    scoped = {k: c for k, c in found.items() if c is not None and c.scope is not None}
+    for k in set(scoped) - _scope_widths(scoped, vocab, max_len):
+        found[k] = None
+    ratios = ratio_maps(order, max_len, lambda node: found[node.id] is not None, vocab)
     if not any(found.values()) and not ratios:
         return root
-    selects = [c[0] for c in found.values() if c is not None] + [r.select for r in ratios.values()]
+    selects = [c.select for c in found.values() if c is not None]
+    selects += [r.select for r in ratios.values()]
     picked = _picked_queries(selects, order, vocab, max_len)
     new: dict[int, sops.Node] = {}
     for node in order:
@@ -90,9 +117,12 @@ def fraction_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops
         if ratio is not None and (
             isinstance(ratio.select.queries, sops.ConstSOp) or ratio.select.id in picked
         ):
-            text = f"{ratio.width.label} / length"
+            over = "length" if ratio.scope is None else f"selector_width({ratio.scope.label})"
+            text = f"{ratio.width.label} / {over}"
             values = picked.get(ratio.select.id)
-            fraction = _fraction(ratio.select, 1, values, new, node.span, text=text, note=text)
+            fraction = _fraction(
+                ratio.select, 1, values, new, node.span, scope=ratio.scope, text=text, note=text
+            )
             # what it computes, for people: not its source text alone, which it shares with the
             # fraction (graph.py would then call it by its name)
             source = " ".join(node.span.text().split()) if node.span else node.label
@@ -106,18 +136,18 @@ def fraction_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops
             )
             continue
         counted = found[node.id]
-        select = None if counted is None else counted[0]
         if counted is None or not (
-            isinstance(select.queries, sops.ConstSOp) or select.id in picked
+            isinstance(counted.select.queries, sops.ConstSOp) or counted.select.id in picked
         ):
             new[node.id] = rebuilt(node, new)
             continue
         new[node.id] = _fraction(
-            select,
-            counted[1],
-            picked.get(select.id),
+            counted.select,
+            counted.weight,
+            picked.get(counted.select.id),
             new,
             node.span,
+            scope=counted.scope,
             text=node.label,
             name=node.name,
         )
@@ -130,27 +160,37 @@ def _fraction(
     values: tuple[Atom, ...] | None,
     new: dict[int, sops.Node],
     span: Any,
+    scope: sops.Selector | None = None,
     **labels: Any,
 ) -> sops.MapSOp:
-    """`weight` times the count of `select` over the length: the mean of its constant query's
-    votes, or the pick of the query's own among one such mean per query value (`values`), read
-    through the rewritten graph `new`; `labels`: the map's text, name, note."""
+    """`weight` times the count of `select` over the length (over the width of `scope`, where
+    given): the mean of its constant query's votes, or the pick of the query's own among one such
+    mean per query value (`values`), read through the rewritten graph `new`; `labels`: the map's
+    text, name, note."""
     keys = new[select.keys.id]
     assert isinstance(keys, sops.SOp)
+    over = None if scope is None else new[scope.id]
+    assert over is None or isinstance(over, sops.Selector)
     if isinstance(select.queries, sops.ConstSOp):
-        mean = _mean_of_votes(keys, select.comparison, select.queries.value, weight, span)
+        mean = _mean_of_votes(keys, select.comparison, select.queries.value, weight, span, over)
         return sops.MapSOp(fn=_as_float, inputs=(mean,), span=span, **labels)
     assert values is not None  # (a select the pick applies to)
     queries = new[select.queries.id]
     assert isinstance(queries, sops.SOp)
-    means = tuple(_mean_of_votes(keys, select.comparison, v, weight, span) for v in values)
+    means = tuple(_mean_of_votes(keys, select.comparison, v, weight, span, over) for v in values)
     return sops.MapSOp(fn=Pick(values), inputs=(queries, *means), span=span, **labels)
 
 
 def _mean_of_votes(
-    keys: sops.SOp, comparison: sops.Comparison, constant: Any, weight: int, span: Any
+    keys: sops.SOp,
+    comparison: sops.Comparison,
+    constant: Any,
+    weight: int,
+    span: Any,
+    scope: sops.Selector | None = None,
 ) -> sops.AggregateSOp:
-    """The mean over every key of `weight * indicator(keys OP constant)`."""
+    """The mean over every key (over the keys `scope` selects, where given) of
+    `weight * indicator(keys OP constant)`."""
     # (the span is the division's, for errors; the notes say what each part computes)
     vote = f"indicator({keys.label} {comparison.value} {constant!r})"
     if weight != 1:
@@ -158,6 +198,14 @@ def _mean_of_votes(
     votes = sops.MapSOp(
         fn=_Holds(comparison, constant, weight), inputs=(keys,), text=vote, span=span, note=vote
     )
+    if scope is not None:
+        return sops.AggregateSOp(
+            selector=scope,
+            sop=votes,
+            default=0,
+            span=span,
+            note=f"mean of {vote} over {scope.label}",
+        )
     every = sops.Select(
         keys=sops.ConstSOp(value=1),
         queries=sops.ConstSOp(value=1),
@@ -202,28 +250,55 @@ def _picked_queries(
     return out
 
 
-def _counted_select(node: sops.Node, max_len: int) -> tuple[sops.Select, int] | None:
-    """(S, a) where `node` is `a * selector_width(S) / length` (a = 1: the width itself; else a
-    one-input map of it that gives the int a * w for w = 0..max_len) with S a
-    `select(k, q, op)`, else None."""
+def _counted_select(node: sops.Node, max_len: int, positional: set[int]) -> _Counted | None:
+    """Where `node` is `a * selector_width(S) / length` (a = 1: the width itself; else a one-input
+    map of it that gives the int a * w for w = 0..max_len) with S a `select(k, q, op)`, or
+    `a * selector_width(S and P) / d` (either order) with P and d positional (`positional`: their
+    ids) and S not: that division, its scope P unchecked; else None."""
     if not isinstance(node, sops.MapSOp) or len(node.inputs) != 2:
         return None
     fn = node.fn
     if not isinstance(fn, Lifted) or fn.fn is not operator.truediv or fn.positions != (0, 1):
         return None
-    count, length = node.inputs
+    count, denominator = node.inputs
     weight: int | None = 1
     if isinstance(count, sops.MapSOp) and len(count.inputs) == 1:
         weight = _whole_multiple(count.fn, max_len)
         count = count.inputs[0]
-    if weight is None or weight == 0:
-        return None
-    if not isinstance(count, sops.SelectorWidthSOp) or not isinstance(length, sops.LengthSOp):
+    if weight is None or weight == 0 or not isinstance(count, sops.SelectorWidthSOp):
         return None
     select = count.selector
-    if not isinstance(select, sops.Select):
+    if isinstance(select, sops.Select) and isinstance(denominator, sops.LengthSOp):
+        return _Counted(select, weight)
+    if not isinstance(select, sops.SelectAnd) or denominator.id not in positional:
         return None
-    return select, weight
+    for inner, scope in ((select.left, select.right), (select.right, select.left)):
+        if isinstance(inner, sops.Select) and inner.id not in positional and scope.id in positional:
+            return _Counted(inner, weight, scope, denominator)
+    return None
+
+
+def _scope_widths(scoped: dict[int, _Counted], vocab: Sequence[Atom], max_len: int) -> set[int]:
+    """The keys of `scoped` whose denominator is, at every position of every length 1..max_len,
+    a number equal to its scope's width and at least 1, as the interpreter computes both."""
+    left = dict(scoped) if vocab else {}
+    for n in range(1, max_len + 1):
+        if not left:
+            break
+        at = AtLength(n, vocab)
+        for key, counted in list(left.items()):
+            assert counted.scope is not None and counted.denominator is not None
+            denominators, widths = at.values(counted.denominator), at.widths(counted.scope)
+            if (
+                denominators is None
+                or widths is None
+                or not all(
+                    type(d) in (int, float) and w >= 1 and d == w
+                    for d, w in zip(denominators, widths, strict=True)
+                )
+            ):
+                del left[key]
+    return set(left)
 
 
 def _whole_multiple(fn: Any, max_len: int) -> int | None:

@@ -16,6 +16,18 @@ float `c / n` gives the map's own values. A count whose select reads the query
 reads the query's own mean, a pick among one mean per query value, where `compiler.fraction_means`
 writes such a pick for a division.
 
+A count within a positional scope (`compiler.fraction_means`: `selector_width(select(tokens, "a",
+==) and select(indices, indices, <=))`, the "a"s so far) is likewise c of the d keys the scope
+selects, and a map of it, the index and the length (`2 * c > indices + 1`: "a" is the majority so
+far) that depends on c / d alone reads the mean over the scope. The scope's width d is taken as
+the interpreter computes it at every position of every length (at least 1 everywhere, or no
+rewrite), and the map is evaluated at every (c, index, length) it may meet: every 0 <= c <= d at
+each distinct (index, length, d) among those the map reads (the index alone and d = i + 1 for the
+keys so far: about N^2/2 points).
+
+A map of two counts (`2 * c1 > length and 2 * c2 > length`) is not one of one ratio; the maps
+under it that each read one count are rewritten.
+
 The map is evaluated as the interpreter applies maps, at every (c, n), also ones no input
 reaches; where it raises at any, it is left as it is. A map that reads a division `c / length`
 is left to the division's own rewrite in `compiler.fraction_means`. Only maps read by something
@@ -31,10 +43,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.blocks import Atom
+from compiler.rewrite import AtLength, positional_nodes
 from compiler.values import apply_map
 from rasp import sops
 
-# (count, length) pairs a map is evaluated at (max_len = 256: 33,152; 1024: 525,824)
+# (count, denominator) points a map is evaluated at (max_len = 256: 33,152; 1024: 525,824)
 MAX_PAIRS = 600_000
 # map applications over all candidates (about a second of Python)
 MAX_EVALUATIONS = 2_000_000
@@ -42,7 +55,7 @@ MAX_EVALUATIONS = 2_000_000
 
 @dataclass(frozen=True)
 class RatioTable:
-    """A map's value at each fraction c / n, keyed by that float."""
+    """A map's value at each fraction c / d, keyed by that float."""
 
     entries: tuple[tuple[float, Atom], ...]
     _table: dict[float, Atom] = field(init=False, repr=False, compare=False, hash=False)
@@ -56,81 +69,165 @@ class RatioTable:
 
 @dataclass(frozen=True)
 class RatioMap:
-    """A map node that is `table(c / n)` for the count `width` of `select`."""
+    """A map node that is `table(c / d)` for the count `width` of `select`, d the length
+    (`scope` None) or the width of the positional `scope` the count is taken within."""
 
     width: sops.SelectorWidthSOp
+    select: sops.Select
     table: RatioTable
+    scope: sops.Selector | None = None
 
-    @property
-    def select(self) -> sops.Select:
-        select = self.width.selector
-        assert isinstance(select, sops.Select)  # (`_leaves` takes only a select's count)
-        return select
+
+# a point a map is evaluated at: the values of the positional leaves it reads (index, length) by
+# node id, and the denominator d; the count takes each of 0..d there
+Point = tuple[tuple[tuple[int, int], ...], int]
 
 
 def ratio_maps(
     order: Sequence[sops.Node],
     max_len: int,
     is_division: Callable[[sops.Node], bool],
+    vocab: Sequence[Atom],
 ) -> dict[int, RatioMap]:
-    """Per map node of `order` (children first, the root last) that is a function of c / n
+    """Per map node of `order` (children first, the root last) that is a function of c / d
     (module doc) and is read by something else than such maps (only those need rewriting): its
-    rewrite. `is_division` tells the divisions `c / length` another rewrite makes means."""
-    pairs = max_len * (max_len + 3) // 2
-    if pairs > MAX_PAIRS:
-        return {}
-    # per node: the counts and lengths it is computed from through maps alone (None: not so)
+    rewrite. `is_division` tells the divisions another rewrite makes means; `vocab` gives
+    inputs of each length to take a scope's widths on."""
+    positional, _ = positional_nodes(list(order))
+    counted = {  # per count of a select (within a positional scope): (select, scope)
+        node.id: parts
+        for node in order
+        if isinstance(node, sops.SelectorWidthSOp)
+        and (parts := _count_parts(node.selector, positional)) is not None
+    }
+    # per node: the counts, indices and lengths it is computed from through maps alone (None: not
+    # so, or more than one count, or the index with a count over the length)
+    indices = {node.id for node in order if isinstance(node, sops.IndicesSOp)}
     leaves: dict[int, frozenset[int] | None] = {}
     for node in order:
-        leaves[node.id] = _leaves(node, leaves, is_division)
+        leaves[node.id] = _leaves(node, leaves, is_division, counted, indices)
     read_outside = {order[-1].id} if order else set()
     for node in order:
         if not (isinstance(node, sops.MapSOp) and leaves[node.id] is not None):
             read_outside.update(child.id for child in node.children())
     by_id = {node.id: node for node in order}
+    points: dict[tuple[int | None, frozenset[int]], list[Point] | None] = {}
     out: dict[int, RatioMap] = {}
     budget = MAX_EVALUATIONS
     for node in order:
         found = leaves[node.id]
         if not isinstance(node, sops.MapSOp) or found is None or node.id not in read_outside:
             continue
-        widths = [by_id[k] for k in found if isinstance(by_id[k], sops.SelectorWidthSOp)]
-        lengths = [by_id[k] for k in found if isinstance(by_id[k], sops.LengthSOp)]
-        if len(widths) != 1 or len(lengths) != 1:
+        widths = [k for k in found if k in counted]
+        if len(widths) != 1:
+            continue
+        width = by_id[widths[0]]
+        assert isinstance(width, sops.SelectorWidthSOp)
+        select, scope = counted[width.id]
+        read = frozenset(found - {width.id})
+        if scope is None and len(read) != 1:
+            continue  # a count over the length: the map reads the length
+        key = (None if scope is None else scope.id, read)
+        if key not in points:
+            points[key] = _points(scope, read, by_id, vocab, max_len)
+        at = points[key]
+        if at is None:
             continue
         steps = _steps(node)
-        budget -= len(steps) * pairs
+        budget -= len(steps) * sum(d + 1 for _, d in at)
         if budget < 0:
             break
-        width, length = widths[0], lengths[0]
-        assert isinstance(width, sops.SelectorWidthSOp) and isinstance(length, sops.LengthSOp)
-        table = _table(steps, width, length, max_len)
+        table = _table(steps, width, at)
         if table is not None:
-            out[node.id] = RatioMap(width, table)
+            out[node.id] = RatioMap(width, select, table, scope)
     return out
+
+
+def _count_parts(
+    selector: sops.Selector, positional: set[int]
+) -> tuple[sops.Select, sops.Selector | None] | None:
+    """(S, None) for `select S`; (S, P) for `S and P` (either order) with P positional and the
+    select S not; else None."""
+    if isinstance(selector, sops.Select):
+        return selector, None
+    if isinstance(selector, sops.SelectAnd):
+        for inner, scope in ((selector.left, selector.right), (selector.right, selector.left)):
+            if isinstance(inner, sops.Select) and inner.id not in positional:
+                if scope.id in positional:
+                    return inner, scope
+    return None
 
 
 def _leaves(
     node: sops.Node,
     known: dict[int, frozenset[int] | None],
     is_division: Callable[[sops.Node], bool],
+    counted: dict[int, tuple[sops.Select, sops.Selector | None]],
+    indices: set[int],
 ) -> frozenset[int] | None:
-    """The ids of the counts (of a `select`) and lengths `node` is computed from through maps
-    alone, constants aside; None where it reads anything else or a division
-    `is_division` rewrites. `known`: its children's."""
+    """The ids of the counts (`counted`), indices (`indices`: their ids) and lengths `node` is
+    computed from through maps alone, constants aside; None where it reads anything else, a
+    division `is_division` rewrites, two counts, or the index with a count over the length.
+    `known`: its children's."""
     match node:
         case sops.ConstSOp():
             return frozenset()
-        case sops.LengthSOp():
+        case sops.LengthSOp() | sops.IndicesSOp():
             return frozenset({node.id})
-        case sops.SelectorWidthSOp(selector=sops.Select()):
+        case sops.SelectorWidthSOp() if node.id in counted:
             return frozenset({node.id})
         case sops.MapSOp() if not is_division(node):
             parts = [known[child.id] for child in node.inputs]
             if any(part is None for part in parts):
                 return None
-            return frozenset().union(*parts)  # type: ignore[arg-type]
+            found: frozenset[int] = frozenset().union(*parts)  # type: ignore[arg-type]
+            widths = [k for k in found if k in counted]
+            if len(widths) > 1:
+                return None
+            if widths and counted[widths[0]][1] is None and found & indices:
+                return None
+            return found
     return None
+
+
+def _points(
+    scope: sops.Selector | None,
+    read: frozenset[int],
+    by_id: dict[int, sops.Node],
+    vocab: Sequence[Atom],
+    max_len: int,
+) -> list[Point] | None:
+    """The points a map reading a count (within `scope`) and the positional leaves `read` is
+    evaluated at: (n, d = n) per length for a count over the length; per distinct (index,
+    length, d) among those read, d the scope's width at each position of each length, for a
+    count within a scope. None where there are more than MAX_PAIRS (count, point) pairs, or the
+    scope selects no key at some position or cannot be evaluated."""
+    if scope is None:
+        (length,) = read
+        if max_len * (max_len + 3) // 2 > MAX_PAIRS:
+            return None
+        return [(((length, n),), n) for n in range(1, max_len + 1)]
+    if not vocab:
+        return None
+    index = next((k for k in read if isinstance(by_id[k], sops.IndicesSOp)), None)
+    length = next((k for k in read if isinstance(by_id[k], sops.LengthSOp)), None)
+    found: dict[Point, None] = {}
+    pairs = 0
+    for n in range(1, max_len + 1):
+        widths = AtLength(n, vocab).widths(scope)
+        if widths is None:
+            return None
+        for i, d in enumerate(widths):
+            if d < 1:
+                return None
+            env = tuple((k, v) for k, v in ((index, i), (length, n)) if k is not None)
+            point = (env, d)
+            if point not in found:
+                found[point] = None
+                pairs += d + 1
+                if pairs > MAX_PAIRS:
+                    return None
+    return list(found)
 
 
 def _steps(node: sops.MapSOp) -> list[sops.MapSOp]:
@@ -153,25 +250,22 @@ def _steps(node: sops.MapSOp) -> list[sops.MapSOp]:
 
 
 def _table(
-    steps: list[sops.MapSOp],
-    width: sops.SelectorWidthSOp,
-    length: sops.LengthSOp,
-    max_len: int,
+    steps: list[sops.MapSOp], width: sops.SelectorWidthSOp, points: list[Point]
 ) -> RatioTable | None:
-    """The last step's value per fraction c / n, where it has one (value and type) at every
-    (c, n) with 0 <= c <= n <= max_len and raises at none; else None."""
+    """The last step's value per fraction c / d, where it has one (value and type) at every count
+    0 <= c <= d of every point and raises at none; else None."""
     by_ratio: dict[tuple[int, int], tuple[tuple[str, str], Atom]] = {}
-    for n in range(1, max_len + 1):
-        for c in range(n + 1):
-            value = _evaluate(steps, {width.id: c, length.id: n})
+    for env, d in points:
+        for c in range(d + 1):
+            value = _evaluate(steps, {width.id: c, **dict(env)})
             if value is _RAISES:
                 return None
-            g = math.gcd(c, n)
+            g = math.gcd(c, d)
             key = (type(value).__name__, repr(value))
-            known = by_ratio.setdefault((c // g, n // g), (key, value))
+            known = by_ratio.setdefault((c // g, d // g), (key, value))
             if known[0] != key:
                 return None
-    return RatioTable(tuple((c / n, value) for (c, n), (_, value) in by_ratio.items()))
+    return RatioTable(tuple((c / d, value) for (c, d), (_, value) in by_ratio.items()))
 
 
 _RAISES = object()

@@ -1,6 +1,7 @@
 """What the s-op rewrites applied before the stages (`compiler.counts`, `compiler.order_digits`,
-both from `compiler.driver.prepare`) share: which s-ops depend on positions alone, the compiler's
-own value sets of a few s-ops, and a node rebuilt over rewritten children."""
+both from `compiler.driver.prepare`) share: which s-ops depend on positions alone and their
+values at one length, the compiler's own value sets of a few s-ops, and a node rebuilt over
+rewritten children."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from compiler.blocks import Atom
 from compiler.graph import graph_and_index
 from compiler.values import ValueSets, infer_values
 from rasp import sops
+from rasp.errors import RaspError
 
 
 def positional_nodes(order: list[sops.Node]) -> tuple[set[int], set[int]]:
@@ -43,6 +45,28 @@ def positional_nodes(order: list[sops.Node]) -> tuple[set[int], set[int]]:
             if any(c.id in moving for c in children):
                 moving.add(node.id)
     return positional, moving
+
+
+class AtLength:
+    """Positional nodes (`positional_nodes`) on inputs of one length n, as the interpreter computes
+    them: they read no token, so any input of that length gives them. Each method gives None
+    where the interpreter raises."""
+
+    def __init__(self, n: int, vocab: Sequence[Atom]) -> None:
+        self.evaluator = sops.Evaluator([vocab[0]] * n)  # keeps each matrix: one length at a time
+
+    def values(self, sop: sops.SOp) -> tuple[Any, ...] | None:
+        try:
+            return self.evaluator.seq(sop).values
+        except RaspError:
+            return None
+
+    def widths(self, selector: sops.Selector) -> list[int] | None:
+        """The keys `selector` selects at each query position."""
+        try:
+            return [int(w) for w in self.evaluator.matrix(selector).sum(axis=1)]
+        except RaspError:
+            return None
 
 
 class ValueFacts:

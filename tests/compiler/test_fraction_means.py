@@ -66,6 +66,75 @@ def test_other_divisions_are_left_as_they_are(text: str) -> None:
     assert fraction_means(root, list("abc"), 6) is root
 
 
+_SO_FAR = "select(indices, indices, <=)"  # a positional scope: the keys up to the query
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the fraction of the tokens so far that are "a" (tracr's make_frac_prevs), either order
+        f'res = selector_width(select(tokens, "a", ==) and {_SO_FAR}) / (indices + 1);',
+        f'res = selector_width({_SO_FAR} and select(tokens, "b", <)) / (1 + indices);',
+        f'res = 100 * selector_width(select(tokens, "a", ==) and {_SO_FAR}) / (indices + 1);',
+        f'res = selector_width(select(tokens, "a", ==) and {_SO_FAR}) / (indices + 1.0);',
+        # the keys from the query on: the denominator reads the length too
+        'res = selector_width(select(tokens, "c", !=) and select(indices, indices, >=))'
+        " / (length - indices);",
+        # the query's own token among the tokens so far: a pick among means over the scope
+        f"res = selector_width(select(tokens, tokens, ==) and {_SO_FAR}) / (indices + 1);",
+        # a scope of two keys, the first and the last
+        'res = selector_width(select(tokens, "a", ==) and (select(indices, 0, ==)'
+        " or select(indices, length - 1, ==))) / (2 if length > 1 else 1);",
+    ],
+)
+def test_a_count_over_its_scopes_width_is_the_mean_over_that_scope(text: str) -> None:
+    root = _program(text)
+    rewritten = fraction_means(root, list("abc"), 6)
+    assert rewritten is not root
+    means = [n for n in S.walk(rewritten) if isinstance(n, S.AggregateSOp)]
+    assert means and all(isinstance(m.selector, S.Selector) for m in means)
+    assert not any(isinstance(n, S.SelectorWidthSOp) for n in S.walk(rewritten))
+    for tokens in all_inputs("abc", 6):
+        want = S.evaluate(root, tokens).values
+        got = S.evaluate(rewritten, tokens).values
+        assert [(type(v), v) for v in got] == [(type(v), v) for v in want], tokens
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the scope's width is i + 1, not i + 2
+        f'res = selector_width(select(tokens, "a", ==) and {_SO_FAR}) / (indices + 2);',
+        # the scope is empty at position 0, where the division raises
+        'res = selector_width(select(tokens, "a", ==) and select(indices, indices, <)) / indices;',
+        # the denominator reads the tokens
+        f'res = selector_width(select(tokens, "a", ==) and {_SO_FAR}) / (indices + 1 + 0 * tokens_int);',
+        # both sides read the tokens: no positional scope
+        'res = selector_width(select(tokens, "a", ==) and select(tokens, "b", !=)) / length;',
+        # right for every length up to 5 only
+        f'res = selector_width(select(tokens, "a", ==) and {_SO_FAR})'
+        " / (indices + 1 if length < 6 else 1);",
+    ],
+)
+def test_a_count_over_anything_but_its_scopes_width_is_left_as_it_is(text: str) -> None:
+    root = _program(text)
+    assert fraction_means(root, list("abc") if "tokens_int" not in text else list("123"), 6) is root
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize("n", [64, 256])
+def test_the_fraction_so_far_is_one_head_where_it_was_50m_parameters(n: int) -> None:
+    root = _program(f'res = selector_width(select(tokens, "a", ==) and {_SO_FAR}) / (indices + 1);')
+    model = compile_sop(root, list("abc"), n, name="res")
+    assert model.metadata["fractions_as_means"] is True
+    # 181 parameters, as tracr's make_frac_prevs (49,550,708 at N = 64 stepped over the count
+    # and the position, with a one-hot output)
+    assert model.param_count() < 1_000 and len(model.metadata["layers"]) == 1
+    inputs = all_inputs("abc", 4) + random_inputs("abc", n, 40, seed=7)
+    inputs += [["a"] * n, ["b"] * n, ["a"] + ["b"] * (n - 1), ["c"] * (n - 1) + ["a"]]
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
 @pytest.mark.parametrize(
     "text",
     [

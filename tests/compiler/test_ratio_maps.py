@@ -10,6 +10,7 @@ import pytest
 from compiler import compile_sop
 from compiler.fraction_means import _counted_select, fraction_means
 from compiler.ratio_maps import ratio_maps
+from compiler.rewrite import positional_nodes
 from rasp import sops as S
 from tests.compiler.test_compile import all_inputs, check_inputs, random_inputs
 from tests.compiler.test_total_orders import _program  # the program's `res`
@@ -21,7 +22,12 @@ def _ratios(text: str, max_len: int) -> dict[str, str]:
     """The program's maps that ratio_maps rewrites: their text -> the table's value at c / n = 1/2
     (or '-' where 1/2 is not a fraction up to max_len)."""
     order = list(S.walk(_program(COUNT + text)))
-    found = ratio_maps(order, max_len, lambda node: _counted_select(node, max_len) is not None)
+    positional, _ = positional_nodes(order)
+
+    def is_division(node: S.Node) -> bool:
+        return _counted_select(node, max_len, positional) is not None
+
+    found = ratio_maps(order, max_len, is_division, list("abc"))
     by_id = {node.id: node for node in order}
     return {by_id[k].text: repr(dict(r.table.entries).get(0.5, "-")) for k, r in found.items()}
 
@@ -97,6 +103,90 @@ def test_only_maps_of_the_ratio_alone_are_rewritten() -> None:
     assert _ratios(other + "res = 2 * d > length;", 8) == {"2 * d > length": "False"}
     prefix = _program("res = 2 * selector_width(select(indices, indices, <=)) > length;")
     assert fraction_means(prefix, list("abc"), 8) is prefix
+
+
+def test_maps_of_two_counts_rewrite_each_count_s_map() -> None:
+    other = "d = selector_width(select(tokens, tokens, ==));\n"
+    both = _ratios(other + "res = (2 * c > length) and (2 * d < length);", 8)
+    assert both == {"2 * c > length": "False", "2 * d < length": "False"}
+    # a count over the length with the index: no function of c / n
+    assert _ratios("res = 2 * c > indices;", 8) == {}
+    assert _ratios("res = (2 * c > length) and indices > 2;", 8) == {"2 * c > length": "False"}
+
+
+@pytest.mark.exactness
+def test_two_majorities_are_two_tables_over_one_head() -> None:
+    root = _program(
+        COUNT + 'd = selector_width(select(tokens, "b", ==));\n'
+        "res = (2 * c > length) and (2 * d < length);"
+    )
+    model = compile_sop(root, list("abc"), 64)
+    # 15,677 parameters in three layers before: the map of both counts kept either from a table
+    assert model.param_count() < 1_000 and model.metadata["config"]["n_layers"] == 2
+    inputs = all_inputs("abc", 5) + random_inputs("abc", 64, 100, 3)
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
+SO_FAR = 'selector_width(select(tokens, "a", ==) and select(indices, indices, <=))'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"s = {SO_FAR};\nres = 2 * s > indices + 1;",  # "a" is the majority so far
+        f"s = {SO_FAR};\nres = s * 3 >= indices + 1;",
+        f's = {SO_FAR};\nres = "more" if 2 * s > indices + 1 else "not";',
+        f"s = {SO_FAR};\nres = s == 0;",
+        # the keys from the query on: their width reads the length too
+        's = selector_width(select(indices, indices, >=) and select(tokens, "b", !=));\n'
+        "res = 2 * s > length - indices;",
+        # the query's own token among the tokens so far: a pick
+        "s = selector_width(select(tokens, tokens, ==) and select(indices, indices, <=));\n"
+        "res = 2 * s > indices + 1;",
+    ],
+)
+def test_maps_of_a_count_within_a_scope_are_maps_of_its_mean(text: str) -> None:
+    root = _program(text)
+    rewritten = fraction_means(root, list("abc"), 6)
+    assert rewritten is not root
+    assert not any(isinstance(node, S.SelectorWidthSOp) for node in S.walk(rewritten))
+    for tokens in all_inputs("abc", 6):
+        want = S.evaluate(root, tokens).values
+        got = S.evaluate(rewritten, tokens).values
+        assert [(type(v), v) for v in got] == [(type(v), v) for v in want], tokens
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # no function of c / (i + 1): the index alone changes it (`2 * s > indices` is one:
+        # 2c >= i + 1)
+        f"s = {SO_FAR};\nres = 2 * s > indices + 2;",
+        f"s = {SO_FAR};\nres = s + indices;",
+        # the scope selects no key at position 0
+        's = selector_width(select(tokens, "a", ==) and select(indices, indices, <));\n'
+        "res = 2 * s > indices;",
+    ],
+)
+def test_maps_of_a_scoped_count_not_of_its_ratio_are_left_as_they_are(text: str) -> None:
+    root = _program(text)
+    assert fraction_means(root, list("abc"), 6) is root
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize("n", [64, 256])
+def test_the_majority_so_far_is_one_head_and_one_step(n: int) -> None:
+    root = _program(f"s = {SO_FAR};\nres = 2 * s > indices + 1;")
+    model = compile_sop(root, list("abc"), n)
+    # 4,062 parameters in two layers at N = 64 before (the count decoded, then compared)
+    assert model.param_count() == 296 and model.metadata["config"]["n_layers"] == 1
+    (mlp,) = model.metadata["layers"][0]["mlp"]
+    assert mlp["op"] == (
+        "2 * s > indices + 1 (a table over s / selector_width(select(indices, indices, <=)))"
+    )
+    inputs = all_inputs("abc", 4) + random_inputs("abc", n, 60, 11)
+    inputs += [["a", "b"] * (n // 2), ["b", "a"] * (n // 2), ["a"] * n]
+    assert check_inputs(model, root, inputs) == len(inputs)
 
 
 def test_the_own_tokens_majority_is_a_pick_of_its_mean() -> None:
