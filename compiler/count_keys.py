@@ -40,6 +40,16 @@ The map is computed from `before` and `tokens`; on every combination of their va
 where `before` is 0 and the token is "b". So the keys it selects share one count, and `is_b`, the
 count's predicate, holds at each of them: at most one key.
 
+A count may also be read through the original's `has_focus(sel)`, `aggregate(sel, 1, 0) > 0`, as
+the prelude's `mark_first_instance` does: a mean of a whole constant c with a default d != c is d
+exactly where `sel` selects no key (c or c's float elsewhere), so a select that holds only where
+it is d pins the count of `sel` at 0 (`_FocusOf`). The position of the first "a",
+`aggregate(select_from_first(tokens, "a"), indices)`, is then one index, not any mean of indices.
+
+A class the count counts within need not be required by the conjunction where the map pins it to
+one class: `select(seen == 1 and tokens == "a", True, ==)`, with `seen` counting the earlier keys
+of the key's own token, holds only at keys of the token "a" and of one count (the second "a").
+
 A count pinned at 0 may also select several keys that hold one value (`selects_equal_values`):
 
     bigger = selector_width(select(tokens_int, tokens_int, >));
@@ -135,7 +145,7 @@ def selects_equal_values(
                 x is not None
                 and _computed_from(graph, sop, x)
                 and _totally_ordered(values(x))
-                and all(value_key(at[count]) == value_key(0) for at in held)
+                and all(_no_key(graph, count, at[count]) for at in held)
             ):
                 return True
     return False
@@ -144,13 +154,14 @@ def selects_equal_values(
 def _held(
     graph: Graph, index: int, values: Callable[[int], Sequence[Atom]]
 ) -> list[tuple[int, list[dict[int, Atom]]]]:
-    """For key-only `select(m, constant, op)`: each count m is computed from, with the
+    """For key-only `select(m, constant, op)`: each count (or focus, `_is_focus`) m is computed
+    from, with the
     combinations of m's sources' values where the select holds (none where there are more than
     MAX_SOURCE_VALUES combinations, or a map or the comparison raises on one, or none holds)."""
     select = graph[index]
     keys, queries = select.inputs
     sources = list(dict.fromkeys(_sources(graph, keys)))
-    counts = [s for s in sources if graph[s].op is Op.SELECTOR_WIDTH]
+    counts = [s for s in sources if graph[s].op is Op.SELECTOR_WIDTH or _is_focus(graph, s)]
     if not counts or math.prod(len(values(s)) for s in sources) > MAX_SOURCE_VALUES:
         return []
     comparison, constant = select.comparison, graph[queries].value
@@ -204,10 +215,40 @@ def _pins_a_count(
     for count, held in _held(graph, index, values):
         if len({value_key(at[count]) for at in held}) != 1:
             continue
+        if graph[count].op is Op.AGGREGATE and not _no_key(graph, count, held[0][count]):
+            continue  # a focus's one value elsewhere is many widths
         counted = _counted_predicates(graph, graph[count].inputs[0], values)
-        if counted is not None and all(_implied(p, held, required) for p in counted):
+        if counted is not None and all(_implied(graph, p, held, required) for p in counted):
             return True
     return False
+
+
+# a focus's constant: a whole number whose float64 mean over up to N copies is itself
+MAX_FOCUS_CONSTANT = 2**20
+
+
+def _is_focus(graph: Graph, index: int) -> bool:
+    """Whether node `index` is `aggregate(sel, c, d)` with c a constant int (not a bool) and d a
+    number other than c: d where `sel` selects no key, c (one key) or c's float (a mean of
+    copies of c) elsewhere, so d tells the count of `sel` is 0 (module doc)."""
+    node = graph[index]
+    if node.op is not Op.AGGREGATE:
+        return False
+    constant, default = graph[node.inputs[1]], node.value
+    return (
+        constant.op is Op.CONST
+        and type(constant.value) is int
+        and abs(constant.value) <= MAX_FOCUS_CONSTANT
+        and type(default) in (int, float)
+        and default != constant.value
+    )
+
+
+def _no_key(graph: Graph, count: int, value: Atom) -> bool:
+    """Whether the count (or focus) `count` taking `value` means its selector selects no key."""
+    node = graph[count]
+    zero = node.value if node.op is Op.AGGREGATE else 0
+    return value_key(value) == value_key(zero)
 
 
 def _sources(graph: Graph, index: int) -> list[int]:
@@ -230,11 +271,21 @@ def _evaluate(graph: Graph, index: int, at: dict[int, Atom]) -> Atom:
     return node.fn(*(_evaluate(graph, i, at) for i in node.inputs))  # type: ignore[misc]
 
 
-def _implied(predicate: tuple[Any, ...], held: list[dict[int, Atom]], required: set[Any]) -> bool:
+def _implied(
+    graph: Graph, predicate: tuple[Any, ...], held: list[dict[int, Atom]], required: set[Any]
+) -> bool:
     """Whether a count's predicate holds wherever the select does: required by the conjunction,
-    or one of a source the select reads, holding at that source's value in every combination."""
+    or one of a source the select reads, holding at that source's value in every combination;
+    a class `select(x, x, ==)` where x, computed from the select's sources, has one value in
+    every combination (the second "a": the keys the select holds at are all of one class)."""
     if predicate in required:
         return True
+    if predicate[-1] == "class":
+        x = predicate[2]
+        try:
+            return len({value_key(_evaluate(graph, x, at)) for at in held}) == 1
+        except Exception:  # noqa: BLE001 (x reads more than the sources, or a map raises)
+            return False
     if predicate[0] != "holds":
         return False
     _, source, where = predicate
