@@ -58,7 +58,7 @@ from typing import Any
 
 from compiler.blocks import Atom
 from compiler.picks import MAX_PICKED, Pick
-from compiler.ratio_maps import ratio_maps
+from compiler.ratio_maps import count_parts, ratio_maps
 from compiler.rewrite import AtLength, ValueFacts, positional_nodes, rebuilt
 from rasp import sops
 from rasp.errors import CompileError
@@ -267,15 +267,13 @@ def _counted_select(node: sops.Node, max_len: int, positional: set[int]) -> _Cou
         count = count.inputs[0]
     if weight is None or weight == 0 or not isinstance(count, sops.SelectorWidthSOp):
         return None
-    select = count.selector
-    if isinstance(select, sops.Select) and isinstance(denominator, sops.LengthSOp):
-        return _Counted(select, weight)
-    if not isinstance(select, sops.SelectAnd) or denominator.id not in positional:
+    parts = count_parts(count.selector, positional)
+    if parts is None:
         return None
-    for inner, scope in ((select.left, select.right), (select.right, select.left)):
-        if isinstance(inner, sops.Select) and inner.id not in positional and scope.id in positional:
-            return _Counted(inner, weight, scope, denominator)
-    return None
+    select, scope = parts
+    if scope is None:
+        return _Counted(select, weight) if isinstance(denominator, sops.LengthSOp) else None
+    return _Counted(select, weight, scope, denominator) if denominator.id in positional else None
 
 
 def _scope_widths(scoped: dict[int, _Counted], vocab: Sequence[Atom], max_len: int) -> set[int]:

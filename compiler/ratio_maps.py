@@ -98,7 +98,7 @@ def ratio_maps(
         node.id: parts
         for node in order
         if isinstance(node, sops.SelectorWidthSOp)
-        and (parts := _count_parts(node.selector, positional)) is not None
+        and (parts := count_parts(node.selector, positional)) is not None
     }
     # per node: the counts, indices and lengths it is computed from through maps alone (None: not
     # so, or more than one count, or the index with a count over the length)
@@ -143,7 +143,7 @@ def ratio_maps(
     return out
 
 
-def _count_parts(
+def count_parts(
     selector: sops.Selector, positional: set[int]
 ) -> tuple[sops.Select, sops.Selector | None] | None:
     """(S, None) for `select S`; (S, P) for `S and P` (either order) with P positional and the
