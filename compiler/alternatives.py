@@ -24,6 +24,10 @@ options of the form kept so far:
   through chains; the smaller proved build is kept. Where planning the default fails (the
   product alone too large to plan), the build with every map of a map so, if proved (unless
   each node refused is a map that reads no map and no map reads: fused, it is planned as before);
+- a model whose refused MLP still computes a map of another map (`z1 and z2` over two balances'
+  `b == 0`, stepped over b1 with z2 as a context whose error the context's weights multiply): that map
+  computed from its input maps, each computed first on its own (`direct_maps`; a table over
+  their values), and every map of a map so; the smaller proved build is kept;
 - a proved model with an aggregate that copies more than NUMERIC_COPY_MIN_VALUES numbers of one
   key as their one-hot (its own, or its source's where the copy is read as a number): the build
   copying them as one number (`numeric_copies`), kept where it is proved and has fewer layers,
@@ -68,6 +72,7 @@ class BuildOptions:
     numeric_copies: bool = False  # a single-key aggregate of many numbers copies one number
     addressed_copies: bool = True  # ... addressed exactly (else by the selector's atoms)
     fused_maps: frozenset[str] = frozenset()  # maps computed from their input maps' sources
+    direct_maps: frozenset[str] = frozenset()  # maps computed from their inputs, each first
     gates: bool = True  # a map affine in a number per context value may be gated units
 
 
@@ -82,6 +87,7 @@ class Builds:
 
 
 FUSED = "with maps fused through their inputs"  # what a progress note says is certified
+DIRECT = "with maps computed from their inputs"
 STEPS = "with steps instead of gated units"
 COPIES = "with numbers copied as numbers"
 
@@ -177,6 +183,19 @@ def keep_proved(
             for fused in dict.fromkeys((refused, _maps_of_maps(kept.graph)))
         ]
         proved = [k for k in fused_builds if k.certificate.ok]
+        if proved:
+            kept = min(proved, key=lambda k: _size(k.model))
+    refused = _refused_steps_over_maps(kept)
+    if not kept.certificate.ok and refused:
+        # the refused maps from their input maps, each computed first, and every map of a map
+        # so (whose error may feed the refused ones): a step over an input map's source with a
+        # context multiplies the context's error by its large weights (`(b1 == 0) and (b2 == 0)`
+        # over two bracket balances at N = 256); the smaller proved kept
+        direct_builds = [
+            _instead(build, kept, replace(kept.options, direct_maps=direct), DIRECT, note, tried)
+            for direct in dict.fromkeys((refused, _maps_of_maps(kept.graph)))
+        ]
+        proved = [k for k in direct_builds if k.certificate.ok]
         if proved:
             kept = min(proved, key=lambda k: _size(k.model))
     if (

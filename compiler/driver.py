@@ -260,6 +260,7 @@ def _plan(
         options.fused_maps,
         options.gates,
         addressed_copies=options.addressed_copies,
+        direct_maps=options.direct_maps,
     )
     note("schedule")
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers

@@ -69,6 +69,7 @@ def plan_encodings(
     fused_maps: frozenset[str] = frozenset(),
     gates: bool = True,
     addressed_copies: bool = True,
+    direct_maps: frozenset[str] = frozenset(),
 ) -> Plan:
     """Choose every reading and build every block; one CompileError with every reason. `output`
     forces the output's encoding (the driver's one-hot fallback), else `output_encoding` picks;
@@ -78,8 +79,9 @@ def plan_encodings(
     `eager_matching` matches sides of fewer values too (compiler.addressing); `numeric_copies`
     copies many numbers of a single-key aggregate as one number (`PlanContext.is_mean`), addressed
     exactly unless `addressed_copies` is off;
-    `fused_maps` names maps computed from their inputs' sources (`MapPlanner.support`); `gates`
-    lets a map affine in a number per context value be gated units (compiler.gates)."""
+    `fused_maps` names maps computed from their inputs' sources (`MapPlanner.support`),
+    `direct_maps` maps computed from their direct inputs, each computed first; `gates` lets a map
+    affine in a number per context value be gated units (compiler.gates)."""
     ctx = PlanContext(
         graph,
         values,
@@ -93,6 +95,7 @@ def plan_encodings(
         fused_maps,
         gates,
         addressed_copies=addressed_copies,
+        direct_maps=direct_maps,
     )
     return Readings(ctx, output).run()
 

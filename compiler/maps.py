@@ -63,6 +63,11 @@ class MapPlanner:
             return ()
         if node.op is not Op.MAP or self.ctx.is_position_class(index) or isinstance(node.fn, Pick):
             return (index,)  # (a pick is its own parts' sum, never a table of its V + 1 inputs)
+        if index not in self._supports and node.name in self.ctx.direct_maps:
+            # its inputs computed first, each on its own (`direct_maps`)
+            self._supports[index] = tuple(
+                dict.fromkeys(i for i in node.inputs if g[i].op is not Op.CONST)
+            )
         if index not in self._supports:
             fused = node.name in self.ctx.fused_maps  # expanded even where that costs more
             out: dict[int, None] = {}

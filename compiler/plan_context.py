@@ -52,6 +52,10 @@ class PlanContext:
     # is (compiler.addressing.plan_address: no matched query, which can cost a layer); off, by
     # the selector's atoms (matching), fewer parameters where the query's number is already there
     addressed_copies: bool = True
+    # maps computed from their direct inputs, each input map computed first (compiler.
+    # alternatives, where a map's step over a fused input map's source with a context is refused:
+    # the context's error times its weights; the inputs first, a table over their values)
+    direct_maps: frozenset[str] = frozenset()
     _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @property
