@@ -25,9 +25,9 @@ options of the form kept so far:
   product alone too large to plan), the build with every map of a map so, if proved (unless
   each node refused is a map that reads no map and no map reads: fused, it is planned as before);
 - a model whose refused MLP still computes a map of another map (`z1 and z2` over two balances'
-  `b == 0`, stepped over b1 with z2 as a context whose error the context's weights multiply): that map
-  computed from its input maps, each computed first on its own (`direct_maps`; a table over
-  their values), and every map of a map so; the smaller proved build is kept;
+  `b == 0`, stepped over b1 with z2 as a context, whose error the context's weights multiply):
+  that map computed from its input maps, each computed first on its own (`direct_maps`; a table
+  over their values), and every map of a map so; the smaller proved build is kept;
 - a proved model with an aggregate that copies more than NUMERIC_COPY_MIN_VALUES numbers of one
   key as their one-hot (its own, or its source's where the copy is read as a number): the build
   copying them as one number (`numeric_copies`), kept where it is proved and has fewer layers,

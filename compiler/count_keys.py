@@ -43,7 +43,7 @@ count's predicate, holds at each of them: at most one key.
 A count may also be read through the original's `has_focus(sel)`, `aggregate(sel, 1, 0) > 0`, as
 the prelude's `mark_first_instance` does: a mean of a whole constant c with a default d != c is d
 exactly where `sel` selects no key (c or c's float elsewhere), so a select that holds only where
-it is d pins the count of `sel` at 0 (`_FocusOf`). The position of the first "a",
+it is d pins the count of `sel` at 0 (`_is_focus`). The position of the first "a",
 `aggregate(select_from_first(tokens, "a"), indices)`, is then one index, not any mean of indices.
 
 A class the count counts within need not be required by the conjunction where the map pins it to
@@ -155,9 +155,9 @@ def _held(
     graph: Graph, index: int, values: Callable[[int], Sequence[Atom]]
 ) -> list[tuple[int, list[dict[int, Atom]]]]:
     """For key-only `select(m, constant, op)`: each count (or focus, `_is_focus`) m is computed
-    from, with the
-    combinations of m's sources' values where the select holds (none where there are more than
-    MAX_SOURCE_VALUES combinations, or a map or the comparison raises on one, or none holds)."""
+    from, with the combinations of m's sources' values where the select holds (none where there
+    are more than MAX_SOURCE_VALUES combinations, or a map or the comparison raises on one, or
+    none holds)."""
     select = graph[index]
     keys, queries = select.inputs
     sources = list(dict.fromkeys(_sources(graph, keys)))

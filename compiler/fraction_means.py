@@ -30,7 +30,8 @@ input, where the original compared the keys only with the queries the input hold
 
 A count within a positional scope over that scope's width,
 
-    frac_prevs = selector_width(select(tokens, "a", ==) and select(indices, indices, <=)) / (indices + 1);
+    so_far = selector_width(select(tokens, "a", ==) and select(indices, indices, <=));
+    frac_prevs = so_far / (indices + 1);
 
 (the fraction of the tokens so far that are "a", tracr's make_frac_prevs) is the mean of the same
 votes over the scope `select(indices, indices, <=)`: written where the denominator, an s-op of the

@@ -1,5 +1,6 @@
 """A map whose step over an input map's source, with a context, the certifier refuses is built
-again from its input maps, each computed first (compiler.alternatives, `PlanContext.direct_maps`)."""
+again from its input maps, each computed first (compiler.alternatives,
+`PlanContext.direct_maps`)."""
 
 from __future__ import annotations
 

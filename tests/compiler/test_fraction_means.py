@@ -108,7 +108,8 @@ def test_a_count_over_its_scopes_width_is_the_mean_over_that_scope(text: str) ->
         # the scope is empty at position 0, where the division raises
         'res = selector_width(select(tokens, "a", ==) and select(indices, indices, <)) / indices;',
         # the denominator reads the tokens
-        f'res = selector_width(select(tokens, "a", ==) and {_SO_FAR}) / (indices + 1 + 0 * tokens_int);',
+        f'res = selector_width(select(tokens, "a", ==) and {_SO_FAR})'
+        " / (indices + 1 + 0 * tokens_int);",
         # both sides read the tokens: no positional scope
         'res = selector_width(select(tokens, "a", ==) and select(tokens, "b", !=)) / length;',
         # right for every length up to 5 only
