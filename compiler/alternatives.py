@@ -174,30 +174,14 @@ def keep_proved(
     if not kept.certificate.ok and any(label.endswith(".frac") for label in residual):
         options = replace(kept.options, fractions=False)
         kept = _instead(build, kept, options, "with widths decoded first", note, tried)
-    refused = _refused_steps_over_maps(kept)
-    if not kept.certificate.ok and refused:
-        # the refused maps from their input maps' sources, and every map of a map through chains
-        # (`fa * fb * 4 > 1` steps over `(fa * fb) * 4`, a view of the product): the smaller kept
-        fused_builds = [
-            _instead(build, kept, replace(kept.options, fused_maps=fused), FUSED, note, tried)
-            for fused in dict.fromkeys((refused, _maps_of_maps(kept.graph)))
-        ]
-        proved = [k for k in fused_builds if k.certificate.ok]
-        if proved:
-            kept = min(proved, key=lambda k: _size(k.model))
-    refused = _refused_steps_over_maps(kept)
-    if not kept.certificate.ok and refused:
-        # the refused maps from their input maps, each computed first, and every map of a map
-        # so (whose error may feed the refused ones): a step over an input map's source with a
-        # context multiplies the context's error by its large weights (`(b1 == 0) and (b2 == 0)`
-        # over two bracket balances at N = 256); the smaller proved kept
-        direct_builds = [
-            _instead(build, kept, replace(kept.options, direct_maps=direct), DIRECT, note, tried)
-            for direct in dict.fromkeys((refused, _maps_of_maps(kept.graph)))
-        ]
-        proved = [k for k in direct_builds if k.certificate.ok]
-        if proved:
-            kept = min(proved, key=lambda k: _size(k.model))
+    # the refused maps from their input maps' sources, and every map of a map through chains
+    # (`fa * fb * 4 > 1` steps over `(fa * fb) * 4`, a view of the product)
+    kept = _maps_rebuilt(build, kept, _with_fused, FUSED, note, tried)
+    # the refused maps from their input maps, each computed first, and every map of a map so
+    # (whose error may feed the refused ones): a step over an input map's source with a context
+    # multiplies the context's error by its large weights (`(b1 == 0) and (b2 == 0)` over two
+    # bracket balances at N = 256)
+    kept = _maps_rebuilt(build, kept, _with_direct, DIRECT, note, tried)
     if (
         kept.certificate.ok
         and not kept.options.numeric_copies
@@ -210,6 +194,36 @@ def keep_proved(
         ]
         kept = min(found, key=lambda k: _size(k.model))  # each is `kept` or smaller
     return kept if kept.certificate.ok else replace(kept, tried=tuple(tried))
+
+
+def _maps_rebuilt(
+    build: Builds,
+    kept: Kept,
+    with_maps: Callable[[BuildOptions, frozenset[str]], BuildOptions],
+    how: str,
+    note: Callable[[str], None],
+    tried: list[tuple[str, str]],
+) -> Kept:
+    """Where `kept` is not proved and the certifier refused steps over maps of maps: the builds
+    `with_maps` the refused maps, and every map of a map (`_with_fused`, `_with_direct`); the
+    smaller proved one, else `kept`."""
+    refused = _refused_steps_over_maps(kept)
+    if kept.certificate.ok or not refused:
+        return kept
+    builds = [
+        _instead(build, kept, with_maps(kept.options, names), how, note, tried)
+        for names in dict.fromkeys((refused, _maps_of_maps(kept.graph)))
+    ]
+    proved = [k for k in builds if k.certificate.ok]
+    return min(proved, key=lambda k: _size(k.model)) if proved else kept
+
+
+def _with_fused(options: BuildOptions, names: frozenset[str]) -> BuildOptions:
+    return replace(options, fused_maps=names)
+
+
+def _with_direct(options: BuildOptions, names: frozenset[str]) -> BuildOptions:
+    return replace(options, direct_maps=names)
 
 
 def _copies_first(

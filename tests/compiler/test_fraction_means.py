@@ -17,6 +17,15 @@ from tests.compiler.test_total_orders import _program  # the program's `res`
 from tests.runtime_helpers import as_runtime
 
 
+def assert_same_typed_values(root: S.Node, rewritten: S.Node, max_len: int = 6) -> None:
+    """`rewritten` gives `root`'s values, of the same types, on every input over abc up to
+    `max_len` tokens."""
+    for tokens in all_inputs("abc", max_len):
+        want = S.evaluate(root, tokens).values
+        got = S.evaluate(rewritten, tokens).values
+        assert [(type(v), v) for v in got] == [(type(v), v) for v in want], tokens
+
+
 @pytest.mark.parametrize(
     "count",
     [
@@ -94,10 +103,7 @@ def test_a_count_over_its_scopes_width_is_the_mean_over_that_scope(text: str) ->
     means = [n for n in S.walk(rewritten) if isinstance(n, S.AggregateSOp)]
     assert means and all(isinstance(m.selector, S.Selector) for m in means)
     assert not any(isinstance(n, S.SelectorWidthSOp) for n in S.walk(rewritten))
-    for tokens in all_inputs("abc", 6):
-        want = S.evaluate(root, tokens).values
-        got = S.evaluate(rewritten, tokens).values
-        assert [(type(v), v) for v in got] == [(type(v), v) for v in want], tokens
+    assert_same_typed_values(root, rewritten)
 
 
 @pytest.mark.parametrize(
