@@ -209,8 +209,8 @@ def _points(
         return [(((length, n),), n) for n in range(1, max_len + 1)]
     if not vocab:
         return None
-    index = next((k for k in read if isinstance(by_id[k], sops.IndicesSOp)), None)
-    length = next((k for k in read if isinstance(by_id[k], sops.LengthSOp)), None)
+    index = [k for k in read if isinstance(by_id[k], sops.IndicesSOp)]
+    length = [k for k in read if isinstance(by_id[k], sops.LengthSOp)]
     found: dict[Point, None] = {}
     pairs = 0
     for n in range(1, max_len + 1):
@@ -220,7 +220,7 @@ def _points(
         for i, d in enumerate(widths):
             if d < 1:
                 return None
-            env = tuple((k, v) for k, v in ((index, i), (length, n)) if k is not None)
+            env = (*((k, i) for k in index), *((k, n) for k in length))
             point = (env, d)
             if point not in found:
                 found[point] = None

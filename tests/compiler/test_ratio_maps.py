@@ -202,3 +202,28 @@ def test_the_own_tokens_majority_is_a_pick_of_its_mean() -> None:
         assert [(type(v), v) for v in S.evaluate(rewritten, tokens).values] == [
             (type(v), v) for v in want
         ]
+
+
+def test_a_map_that_reads_two_index_nodes_gives_both_the_position() -> None:
+    """The compiler merges duplicate nodes before this rewrite; called on a graph whose map reads
+    two `indices` nodes, every one of them takes the position (it raised a KeyError where only
+    one did)."""
+    import dataclasses
+
+    from compiler.rewrite import rebuilt
+
+    root = _program(f"s = {SO_FAR};\nres = 2 * s > indices + 1 + 0 * indices;")
+    order = list(S.walk(root))
+    plus = next(n for n in order if isinstance(n, S.MapSOp) and n.text == "0 * indices")
+    fresh = dataclasses.replace(
+        plus,
+        inputs=tuple(S.IndicesSOp() if isinstance(c, S.IndicesSOp) else c for c in plus.inputs),
+    )
+    new: dict[int, S.Node] = {}
+    for node in order:
+        new[node.id] = fresh if node is plus else rebuilt(node, new)
+    twice = new[root.id]
+    assert len({n.id for n in S.walk(twice) if isinstance(n, S.IndicesSOp)}) == 2
+    rewritten = fraction_means(twice, list("abc"), 6)
+    assert rewritten is not twice
+    assert_same_typed_values(twice, rewritten)
