@@ -60,7 +60,13 @@ from typing import Any
 from compiler.blocks import Atom
 from compiler.picks import MAX_PICKED, Pick
 from compiler.ratio_maps import count_parts, ratio_maps
-from compiler.rewrite import AtLength, ValueFacts, positional_nodes, rebuilt
+from compiler.rewrite import (
+    ValueFacts,
+    positional_nodes,
+    positional_values,
+    positional_widths,
+    rebuilt,
+)
 from rasp import sops
 from rasp.errors import CompileError
 from rasp.operators import Lifted
@@ -104,9 +110,9 @@ def fraction_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops
     positional, _ = positional_nodes(order)
     found = {node.id: _counted_select(node, max_len, positional) for node in order}
     scoped = {k: c for k, c in found.items() if c is not None and c.scope is not None}
-    for k in set(scoped) - _scope_widths(scoped, vocab, max_len):
+    for k in set(scoped) - _scope_widths(scoped, max_len):
         found[k] = None
-    ratios = ratio_maps(order, max_len, lambda node: found[node.id] is not None, vocab)
+    ratios = ratio_maps(order, max_len, lambda node: found[node.id] is not None)
     if not any(found.values()) and not ratios:
         return root
     selects = [c.select for c in found.values() if c is not None]
@@ -277,27 +283,23 @@ def _counted_select(node: sops.Node, max_len: int, positional: set[int]) -> _Cou
     return _Counted(select, weight, scope, denominator) if denominator.id in positional else None
 
 
-def _scope_widths(scoped: dict[int, _Counted], vocab: Sequence[Atom], max_len: int) -> set[int]:
+def _scope_widths(scoped: dict[int, _Counted], max_len: int) -> set[int]:
     """The keys of `scoped` whose denominator is, at every position of every length 1..max_len,
     a number equal to its scope's width and at least 1, as the interpreter computes both."""
-    left = dict(scoped) if vocab else {}
-    for n in range(1, max_len + 1):
-        if not left:
-            break
-        at = AtLength(n, vocab)
-        for key, counted in list(left.items()):
-            assert counted.scope is not None and counted.denominator is not None
-            denominators, widths = at.values(counted.denominator), at.widths(counted.scope)
-            if (
-                denominators is None
-                or widths is None
-                or not all(
-                    type(d) in (int, float) and w >= 1 and d == w
-                    for d, w in zip(denominators, widths, strict=True)
-                )
-            ):
-                del left[key]
-    return set(left)
+    out = set()
+    for key, counted in scoped.items():
+        assert counted.scope is not None and counted.denominator is not None
+        widths = positional_widths(counted.scope, max_len)
+        denominators = positional_values(counted.denominator, max_len)
+        if widths is None or denominators is None:
+            continue
+        if all(
+            type(d) in (int, float) and w >= 1 and d == w
+            for ds, ws in zip(denominators, widths, strict=True)
+            for d, w in zip(ds, ws, strict=True)
+        ):
+            out.add(key)
+    return out
 
 
 def _whole_multiple(fn: Any, max_len: int) -> int | None:

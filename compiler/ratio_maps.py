@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.blocks import Atom
-from compiler.rewrite import AtLength, positional_nodes
+from compiler.rewrite import positional_nodes, positional_widths
 from compiler.values import apply_map
 from rasp import sops
 
@@ -87,12 +87,10 @@ def ratio_maps(
     order: Sequence[sops.Node],
     max_len: int,
     is_division: Callable[[sops.Node], bool],
-    vocab: Sequence[Atom],
 ) -> dict[int, RatioMap]:
     """Per map node of `order` (children first, the root last) that is a function of c / d
     (module doc) and is read by something else than such maps (only those need rewriting): its
-    rewrite. `is_division` tells the divisions another rewrite makes means; `vocab` gives
-    inputs of each length to take a scope's widths on."""
+    rewrite. `is_division` tells the divisions another rewrite makes means."""
     positional, _ = positional_nodes(list(order))
     counted = {  # per count of a select (within a positional scope): (select, scope)
         node.id: parts
@@ -129,7 +127,7 @@ def ratio_maps(
             continue  # a count over the length: the map reads the length
         key = (None if scope is None else scope.id, read)
         if key not in points:
-            points[key] = _points(scope, read, by_id, vocab, max_len)
+            points[key] = _points(scope, read, by_id, max_len)
         at = points[key]
         if at is None:
             continue
@@ -194,7 +192,6 @@ def _points(
     scope: sops.Selector | None,
     read: frozenset[int],
     by_id: dict[int, sops.Node],
-    vocab: Sequence[Atom],
     max_len: int,
 ) -> list[Point] | None:
     """The points a map reading a count (within `scope`) and the positional leaves `read` is
@@ -207,16 +204,14 @@ def _points(
         if max_len * (max_len + 3) // 2 > MAX_PAIRS:
             return None
         return [(((length, n),), n) for n in range(1, max_len + 1)]
-    if not vocab:
-        return None
     index = [k for k in read if isinstance(by_id[k], sops.IndicesSOp)]
     length = [k for k in read if isinstance(by_id[k], sops.LengthSOp)]
+    every = positional_widths(scope, max_len)
+    if every is None:
+        return None
     found: dict[Point, None] = {}
     pairs = 0
-    for n in range(1, max_len + 1):
-        widths = AtLength(n, vocab).widths(scope)
-        if widths is None:
-            return None
+    for n, widths in enumerate(every, start=1):
         for i, d in enumerate(widths):
             if d < 1:
                 return None

@@ -6,6 +6,7 @@ rewritten children."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,26 +48,33 @@ def positional_nodes(order: list[sops.Node]) -> tuple[set[int], set[int]]:
     return positional, moving
 
 
-class AtLength:
-    """Positional nodes (`positional_nodes`) on inputs of one length n, as the interpreter computes
-    them: they read no token, so any input of that length gives them. Each method gives None
-    where the interpreter raises."""
-
-    def __init__(self, n: int, vocab: Sequence[Atom]) -> None:
-        self.evaluator = sops.Evaluator([vocab[0]] * n)  # keeps each matrix: one length at a time
-
-    def values(self, sop: sops.SOp) -> tuple[Any, ...] | None:
+# Each compile asks for the same scope several times (the size prediction's probes, then each form
+# it builds), and at N = 1024 one pass over every length takes about a second.
+@functools.lru_cache(maxsize=16)
+def positional_widths(selector: sops.Selector, max_len: int) -> tuple[tuple[int, ...], ...] | None:
+    """Per length n = 1..max_len, the keys the positional `selector` (`positional_nodes`) selects
+    at each query, as the interpreter computes them (it reads no token, so any input of that
+    length gives them); None where the interpreter raises at some length."""
+    out = []
+    for n in range(1, max_len + 1):
         try:
-            return self.evaluator.seq(sop).values
+            matrix = sops.Evaluator([None] * n).matrix(selector)  # [query, key]
         except RaspError:
             return None
+        out.append(tuple(int(w) for w in matrix.sum(axis=1)))
+    return tuple(out)
 
-    def widths(self, selector: sops.Selector) -> list[int] | None:
-        """The keys `selector` selects at each query position."""
+
+@functools.lru_cache(maxsize=16)
+def positional_values(sop: sops.SOp, max_len: int) -> tuple[tuple[Any, ...], ...] | None:
+    """Per length n = 1..max_len, the positional `sop`'s values, as `positional_widths`."""
+    out = []
+    for n in range(1, max_len + 1):
         try:
-            return [int(w) for w in self.evaluator.matrix(selector).sum(axis=1)]
+            out.append(sops.Evaluator([None] * n).seq(sop).values)
         except RaspError:
             return None
+    return tuple(out)
 
 
 class ValueFacts:

@@ -28,7 +28,7 @@ def _ratios(text: str, max_len: int) -> dict[str, str]:
     def is_division(node: S.Node) -> bool:
         return _counted_select(node, max_len, positional) is not None
 
-    found = ratio_maps(order, max_len, is_division, list("abc"))
+    found = ratio_maps(order, max_len, is_division)
     by_id = {node.id: node for node in order}
     return {by_id[k].text: repr(dict(r.table.entries).get(0.5, "-")) for k, r in found.items()}
 
