@@ -156,25 +156,72 @@ def _held(
 ) -> list[tuple[int, list[dict[int, Atom]]]]:
     """For key-only `select(m, constant, op)`: each count (or focus, `_is_focus`) m is computed
     from, with the combinations of m's sources' values where the select holds (none where there
-    are more than MAX_SOURCE_VALUES combinations, or a map or the comparison raises on one, or
-    none holds)."""
+    are more than MAX_SOURCE_VALUES classes of combinations or combinations where it holds, or a
+    map or the comparison raises on one, or none holds).
+
+    Values of a source that m reads alike are tried once (`_reading_classes`): the first maximum,
+    `ismax and before == 0` with `ismax = bigger == 0` and two counts of up to N values each, is
+    tried on 2 x 2 classes, not N² combinations."""
     select = graph[index]
     keys, queries = select.inputs
     sources = list(dict.fromkeys(_sources(graph, keys)))
     counts = [s for s in sources if graph[s].op is Op.SELECTOR_WIDTH or _is_focus(graph, s)]
-    if not counts or math.prod(len(values(s)) for s in sources) > MAX_SOURCE_VALUES:
+    if not counts:
+        return []
+    classes = []  # per source, its values in groups that `keys` reads alike
+    for source in sources:
+        grouped = _reading_classes(graph, keys, source, values(source))
+        if grouped is None:
+            return []
+        classes.append(grouped)
+    if math.prod(map(len, classes)) > MAX_SOURCE_VALUES:
         return []
     comparison, constant = select.comparison, graph[queries].value
     assert comparison is not None
     held = []  # the combinations where it holds, as {source: value}
-    for combo in itertools.product(*(values(s) for s in sources)):
-        at = dict(zip(sources, combo, strict=True))
+    for combo in itertools.product(*classes):
+        at = {s: members[0] for s, members in zip(sources, combo, strict=True)}
         try:
-            if comparison.apply(_evaluate(graph, keys, at), constant):
-                held.append(at)
+            holds = comparison.apply(_evaluate(graph, keys, at), constant)
         except Exception:  # noqa: BLE001 (a program's function may raise anything)
             return []
+        if holds:
+            if len(held) + math.prod(map(len, combo)) > MAX_SOURCE_VALUES:
+                return []
+            held += [dict(zip(sources, c, strict=True)) for c in itertools.product(*combo)]
     return [(count, held) for count in counts] if held else []
+
+
+def _reading_classes(
+    graph: Graph, root: int, source: int, vals: Sequence[Atom]
+) -> list[list[Atom]] | None:
+    """`source`'s values grouped by what `root` (maps of several sources) reads of them: the
+    values of the largest subexpressions of `root` computed from `source` alone. Two values of
+    one group give `root` the same value wherever the other sources stand. None where there are
+    more than MAX_SOURCE_VALUES values or such a subexpression raises on one."""
+    if len(vals) > MAX_SOURCE_VALUES:
+        return None
+    readers = _largest_reading(graph, root, source)
+    groups: dict[tuple[Any, ...], list[Atom]] = {}
+    for value in vals:
+        try:
+            read = tuple(_evaluate(graph, r, {source: value}) for r in readers)
+        except Exception:  # noqa: BLE001 (a program's function may raise anything)
+            return None
+        # type and repr: equal only for the same atom (0.0 and -0.0, 1 and True differ)
+        groups.setdefault(tuple((type(v), repr(v)) for v in read), []).append(value)
+    return list(groups.values())
+
+
+def _largest_reading(graph: Graph, index: int, source: int) -> list[int]:
+    """The largest subexpressions of node `index` (maps and constants over sources) that are
+    computed from `source` and constants alone."""
+    if set(_sources(graph, index)) == {source}:
+        return [index]
+    node = graph[index]
+    if node.op is not Op.MAP:
+        return []
+    return [r for i in node.inputs for r in _largest_reading(graph, i, source)]
 
 
 def _extreme_of(

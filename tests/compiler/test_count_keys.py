@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler import compile_sop
+from compiler import compile_sop, count_keys
 from compiler.graph import build_graph
 from compiler.values import infer_values
 from rasp import sops as S
@@ -28,7 +29,7 @@ def _program(text: str) -> Interpreter:
     return interp
 
 
-def _single(root: S.Node, name: str, vocab: str, n: int) -> bool:
+def _single(root: S.Node, name: str, vocab: str | list[int], n: int) -> bool:
     graph = build_graph(root)
     values = infer_values(graph, list(vocab), n)
     (node,) = [node for node in graph.nodes if node.name == name]
@@ -378,5 +379,70 @@ def test_the_second_a_by_its_class_count_compiles_small_at_n_256() -> None:
     inputs = [list(t) for m in range(1, 5) for t in itertools.product("abc", repeat=m)]
     inputs += [[rng.choice("abc") for _ in range(rng.randint(5, 256))] for _ in range(40)]
     inputs += [["a"] * 256, ["b"] * 255 + ["a"], ["a"] + ["c"] * 254 + ["a"]]
+    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert got == list(S.evaluate(root, tokens).values), tokens
+
+
+_FIRST_OF = """
+tokens = tokens_int;
+bigger = selector_width(select(tokens, tokens, {extreme}));
+mark = {mark};
+before = selector_width(select(mark, True, ==) and select(indices, indices, {order}));
+first = select(mark and before == {k}, True, ==);
+res = aggregate(first, indices, -1);
+"""
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    extreme=st.sampled_from([">", "<", "=="]),
+    mark=st.sampled_from(["bigger == 0", "bigger >= 2", "bigger % 2 == 1", "tokens == 1"]),
+    order=st.sampled_from(["<", ">", "<="]),
+    k=st.integers(0, 1),
+)
+def test_the_first_position_of_a_computed_mark_is_one_key_on_every_input(
+    extreme: str, mark: str, order: str, k: int
+) -> None:
+    """The first (k-th) position where a map of another count holds: one key. The claim needs the
+    count's values grouped by what the mark reads of them; it is checked on every input."""
+    root = _program(_FIRST_OF.format(extreme=extreme, mark=mark, order=order, k=k)).get("res")
+    assert _single(root, "first", [0, 1, 2, 3], 5)
+    assert _single(root, "first", [0, 1, 2, 3], 256)  # N² combinations of the two counts: 65,536
+    for n in range(1, 6):
+        for tokens in itertools.product(range(4), repeat=n):
+            matrix = S.Evaluator(list(tokens)).matrix(root.selector)
+            assert matrix.sum(axis=1).max() <= 1, tokens
+
+
+def test_a_sources_values_are_grouped_by_what_the_map_reads_of_them() -> None:
+    root = _program("""
+x = selector_width(select(tokens, "a", ==));
+y = selector_width(select(tokens, "b", ==));
+m = (x == 0) and (y % 2 == 0) and (x * 0.0 + y == 1);
+res = aggregate(select(m, True, ==), indices, -1);
+""").get("res")
+    graph = build_graph(root)
+    named = {node.name: node.index for node in graph.nodes if node.name}
+    groups = functools.partial(count_keys._reading_classes, graph, named["m"])
+    # x is read as `x == 0` and `x * 0.0`; y as `y % 2 == 0` and as itself
+    assert groups(named["x"], [0, 1, 2, 3]) == [[0], [1, 2, 3]]
+    assert groups(named["y"], [0, 1, 2, 3]) == [[0], [1], [2], [3]]
+    # -0.0 and 0.0 are not one reading, though equal
+    assert groups(named["x"], [-1, 1, 2]) == [[-1], [1, 2]]
+    # a reading that raises on a value: no groups, so no claim
+    assert groups(named["x"], [0, "a"]) is None
+
+
+@pytest.mark.exactness
+def test_the_first_maximum_compiles_small_at_n_256() -> None:
+    # refused at N = 256 before (more than 100,000 means of subsets of indices)
+    text = _FIRST_OF.format(extreme=">", mark="bigger == 0", order="<", k=0)
+    root = _program(text).get("res")
+    model = compile_sop(root, list(range(10)), 256, name="res")
+    assert model.param_count() < 20_000  # 9,003
+    rng = random.Random(5)
+    inputs = [list(t) for m in range(1, 4) for t in itertools.product(range(3), repeat=m)]
+    inputs += [[rng.randrange(10) for _ in range(rng.randint(4, 256))] for _ in range(40)]
+    inputs += [[9] * 256, [0] * 255 + [9], [9] + [0] * 254 + [9]]
     for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
         assert got == list(S.evaluate(root, tokens).values), tokens
