@@ -84,6 +84,9 @@ class Builds:
 
     model: Callable[[BuildOptions], tuple[CompiledModel, Graph]]
     sketch: Callable[[BuildOptions], Sketch]
+    # the names of the aggregates whose selector selects at most one key (the value analysis
+    # every build shares): only those copy, so only they give `numeric_copies` anything to change
+    single_key: Callable[[], frozenset[str]]
 
 
 FUSED = "with maps fused through their inputs"  # what a progress note says is certified
@@ -148,7 +151,7 @@ def keep_proved(
     if (
         not kept.certificate.ok
         and _snap_failed(kept.certificate)
-        and _copies_many(kept.model.metadata["residual"], kept.graph)
+        and _copies_many(kept.model.metadata["residual"], kept.graph, build.single_key())
     ):
         # a copy of many numbers read as a one-hot, whose output is not snapped (the copy of a
         # gated fraction at N = 64: 147M parameters): copied as a number, before a one-hot output
@@ -185,7 +188,7 @@ def keep_proved(
     if (
         kept.certificate.ok
         and not kept.options.numeric_copies
-        and _copies_many(kept.model.metadata["residual"], kept.graph)
+        and _copies_many(kept.model.metadata["residual"], kept.graph, build.single_key())
     ):
         variants = _copy_variants(kept.options)
         found = [
@@ -243,7 +246,7 @@ def _copies_first(
         default = build.sketch(BuildOptions())
     except CompileError:
         return None  # planned once: the default's build raises the same refusal below
-    if not _copies_many(default.residual, program):
+    if not _copies_many(default.residual, program, build.single_key()):
         return None
     size = (default.layers, default.params)
     found = [
@@ -486,12 +489,15 @@ def _maps_of_maps(graph: Graph) -> frozenset[str]:
     )
 
 
-def _copies_many(residual: Sequence[str], graph: Graph) -> bool:
+def _copies_many(residual: Sequence[str], graph: Graph, single_key: frozenset[str]) -> bool:
     """Whether an aggregate of the build with these residual labels (a model's or its sketch's),
     from `graph`, copies more than NUMERIC_COPY_MIN_VALUES numbers as their one-hot (it selects at
-    most one key), so that `numeric_copies` would build another model."""
+    most one key: its name is in `single_key`), so that `numeric_copies` would build another model.
+    A mean of the tokens (`aggregate(full_s, tokens)`) reads their one-hot too, but copies nothing:
+    its other builds would be the default's, each planned again (20 s of 36 at N = 256 for
+    `tokens > aggregate(full_s, tokens)` over ten numbers)."""
     for node in graph.nodes:
-        if node.op is not Op.AGGREGATE:
+        if node.op is not Op.AGGREGATE or node.name not in single_key:
             continue
         # the copy's own one-hot, or (where the copy is read as a number: the reverse of a
         # fraction, 3.9M parameters at N = 32) the one-hot of the numbers its head reads

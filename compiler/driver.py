@@ -141,7 +141,18 @@ def compile_sop(
                 meta["type"] = sops.SeqType.STRINGS.value  # labelled as a mix is (the file's types)
             return compiled, graph
 
-        return Builds(model=model, sketch=lambda options: plan(options).sketch)
+        def single_key() -> frozenset[str]:
+            graph = build_graph(sop)
+            at_most_one = analysed(graph).at_most_one
+            return frozenset(
+                node.name
+                for node in graph.nodes
+                if node.op is Op.AGGREGATE and at_most_one[node.inputs[0]]
+            )
+
+        return Builds(
+            model=model, sketch=lambda options: plan(options).sketch, single_key=single_key
+        )
 
     # the default form, or the first alternative the certifier proves (compiler.alternatives), of
     # the prepared program or another form of it (compiler.program_forms)

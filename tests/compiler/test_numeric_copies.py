@@ -69,7 +69,7 @@ def test_the_first_positions_index_is_copied_as_one_number(
     assert _copy_labels(model, "first_pos") == ["first_pos"]
     assert model.metadata["certificate"]["errors"] == []
     with monkeypatch.context() as patch:
-        patch.setattr(alternatives, "_copies_many", lambda residual, graph: False)
+        patch.setattr(alternatives, "_copies_many", lambda residual, graph, single_key: False)
         one_hot = compile_sop(root, list("abc"), n, name="first_pos")
     assert len(_copy_labels(one_hot, "first_pos")) == n
     assert model.param_count() < one_hot.param_count()
@@ -87,7 +87,7 @@ def test_a_numeric_copy_that_is_not_proved_is_not_kept(monkeypatch: pytest.Monke
     model = compile_sop(root, vocab, 16, name="longsum", progress=lambda s, *_: stages.append(s))
     assert "compiling: certify with numbers copied as numbers" in stages  # built, and different
     assert model.metadata["certificate"]["errors"] == []
-    monkeypatch.setattr(alternatives, "_copies_many", lambda residual, graph: False)
+    monkeypatch.setattr(alternatives, "_copies_many", lambda residual, graph, single_key: False)
     without = compile_sop(root, vocab, 16, name="longsum")
     assert model.metadata["residual"] == without.metadata["residual"]
     assert model.param_count() == without.param_count()
@@ -183,6 +183,34 @@ def test_a_default_that_copies_many_numbers_is_only_sketched_where_a_copy_is_sma
     full = compile_sop(root, list("abc"), 24, name="res")
     assert fast.metadata == full.metadata
     assert all(np.array_equal(fast.weights[k], full.weights[k]) for k in full.weights)
+
+
+def test_a_mean_that_reads_many_numbers_plans_no_copy_build(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A mean of the tokens reads their one-hot of many numbers but selects several keys: it
+    copies nothing, so no build copies numbers as numbers (each would be the default's, planned
+    again: 20 s of 36 at N = 256). A copy of such numbers (one key) still tries them."""
+    from compiler import driver
+
+    planned: list[bool] = []
+    plan = driver._plan
+
+    def recorded(*args, **kwargs):  # type: ignore[no-untyped-def]
+        planned.append(kwargs["options"].numeric_copies)
+        return plan(*args, **kwargs)
+
+    monkeypatch.setattr(driver, "_plan", recorded)
+    vocab = list(range(10))
+    mean = _res("tokens = tokens_int;\nres = tokens > aggregate(full_s, tokens);")
+    compile_sop(mean, vocab, 24, name="res")
+    assert planned and not any(planned)
+    planned.clear()
+    copy = _res(
+        "tokens = tokens_int;\nres = aggregate(select(indices, length - indices - 1, ==), tokens);"
+    )
+    compile_sop(copy, vocab, 24, name="res")
+    assert any(planned)
 
 
 def _res(text: str) -> S.Node:
