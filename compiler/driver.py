@@ -74,7 +74,8 @@ def compile_sop(
     # before `prepare`, whose rewrites follow every length up to max_len too
     predicted = _check_size(sop, vocab, max_len, causal, head_masks, max_params)
     program = sop
-    sop = prepare(program, vocab, max_len)
+    forms = Forms(program, vocab, max_len)  # the program's forms, sharing their rewrites
+    sop = forms()
 
     def note(stage: str) -> None:
         if progress is not None:
@@ -165,7 +166,7 @@ def compile_sop(
             _lower_limit(max_params, cap),
             note,
         ),
-        lambda **flags: prepare(program, vocab, max_len, **flags),
+        forms,
         note,
         vocab,
         max_len,
@@ -212,14 +213,31 @@ def prepare(
     key-only counts over the length (or over a positional scope's width) become means over every
     key (over the scope) (`compiler.fraction_means`; the compile's alternative,
     `"fractions_as_means": true`)."""
-    sop = merge_duplicates(sop)  # one node per computation written twice
-    sop = resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
-    sop = bos_widths(sop, vocab, max_len)  # the BOS trick's mean: a width
-    sop = count_means(sop, vocab, max_len, weighted=weighted)  # counted prefixes: widths
-    sop = order_digits(sop, vocab, max_len)  # widths of `<` over many numbers: over digits
-    if fractions:
-        sop = fraction_means(sop, vocab, max_len)  # `c / length`: a mean over every key
-    return merge_duplicates(sop)  # the rewrites may write one computation twice
+    return Forms(sop, vocab, max_len)(weighted=weighted, fractions=fractions)
+
+
+class Forms:
+    """`prepare` for one program, vocabulary and N, as each form is asked for: the rewrites that
+    every form shares run once per `weighted` (a compile asks for the default form and then for
+    the one with fractions as means; counting dyck1's prefix means takes seconds at N = 512)."""
+
+    def __init__(self, sop: sops.Node, vocab: Sequence[Atom], max_len: int) -> None:
+        self.sop, self.vocab, self.max_len = sop, vocab, max_len
+        self._shared: dict[bool, sops.Node] = {}
+
+    def __call__(self, *, weighted: bool = True, fractions: bool = False) -> sops.Node:
+        vocab, max_len = self.vocab, self.max_len
+        sop = self._shared.get(weighted)
+        if sop is None:
+            sop = merge_duplicates(self.sop)  # one node per computation written twice
+            sop = resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
+            sop = bos_widths(sop, vocab, max_len)  # the BOS trick's mean: a width
+            sop = count_means(sop, vocab, max_len, weighted=weighted)  # counted prefixes: widths
+            sop = order_digits(sop, vocab, max_len)  # widths of `<` over many numbers: digits
+            self._shared[weighted] = sop
+        if fractions:
+            sop = fraction_means(sop, vocab, max_len)  # `c / length`: a mean over every key
+        return merge_duplicates(sop)  # the rewrites may write one computation twice
 
 
 @dataclass(frozen=True)

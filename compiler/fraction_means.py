@@ -58,6 +58,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from compiler.blocks import Atom
+from compiler.count_signs import SignMap, count_signs
 from compiler.picks import MAX_PICKED, Pick
 from compiler.ratio_maps import count_parts, ratio_maps
 from compiler.rewrite import (
@@ -113,13 +114,18 @@ def fraction_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops
     for k in set(scoped) - _scope_widths(scoped, max_len):
         found[k] = None
     ratios = ratio_maps(order, max_len, lambda node: found[node.id] is not None)
-    if not any(found.values()) and not ratios:
+    signs = count_signs(order, max_len, lambda node: found[node.id] is not None)
+    if not any(found.values()) and not ratios and not signs:
         return root
     selects = [c.select for c in found.values() if c is not None]
     selects += [r.select for r in ratios.values()]
     picked = _picked_queries(selects, order, vocab, max_len)
     new: dict[int, sops.Node] = {}
     for node in order:
+        sign = signs.get(node.id)
+        if sign is not None:
+            new[node.id] = _signed(sign, node, new)
+            continue
         ratio = ratios.get(node.id)
         if ratio is not None and (
             isinstance(ratio.select.queries, sops.ConstSOp) or ratio.select.id in picked
@@ -159,6 +165,49 @@ def fraction_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops
             name=node.name,
         )
     return new[root.id]
+
+
+def _signed(sign: SignMap, node: sops.MapSOp, new: dict[int, sops.Node]) -> sops.MapSOp:
+    """`node`, a map of the sign of c1 - c2, as its table over the mean of the keys' votes
+    (compiler.count_signs), read through the rewritten graph `new`."""
+    span = node.span
+    keys = [new[select.keys.id] for select in (sign.first, sign.second)]
+    inputs = tuple(k for k in dict.fromkeys(keys) if isinstance(k, sops.SOp))  # one if shared
+    (op1, c1), (op2, c2) = sign.votes.first, sign.votes.second
+    vote = (
+        f"indicator({keys[0].label} {op1.value} {c1!r}) - "
+        f"indicator({keys[1].label} {op2.value} {c2!r})"
+    )
+    votes = sops.MapSOp(fn=sign.votes, inputs=inputs, text=vote, span=span, note=vote)
+    scope = None if sign.scope is None else new[sign.scope.id]
+    assert scope is None or isinstance(scope, sops.Selector)
+    over = "every key" if scope is None else scope.label
+    mean = sops.AggregateSOp(
+        selector=_every_key(span) if scope is None else scope,
+        sop=votes,
+        default=0,
+        span=span,
+        note=f"mean of {vote} over {over}",
+    )
+    source = " ".join(span.text().split()) if span else node.label
+    return sops.MapSOp(
+        fn=sign.table,
+        inputs=(mean,),
+        text=node.label,
+        span=span,
+        name=node.name,
+        note=f"{source} (a table over the sign of the mean of {vote})",
+    )
+
+
+def _every_key(span: Any) -> sops.Select:
+    """`select(1, 1, ==)`: every query selects every key."""
+    return sops.Select(
+        keys=sops.ConstSOp(value=1),
+        queries=sops.ConstSOp(value=1),
+        span=span,
+        note="select(1, 1, ==)",
+    )
 
 
 def _fraction(
@@ -213,14 +262,12 @@ def _mean_of_votes(
             span=span,
             note=f"mean of {vote} over {scope.label}",
         )
-    every = sops.Select(
-        keys=sops.ConstSOp(value=1),
-        queries=sops.ConstSOp(value=1),
-        span=span,
-        note="select(1, 1, ==)",
-    )
     return sops.AggregateSOp(
-        selector=every, sop=votes, default=0, span=span, note=f"mean of {vote} over every key"
+        selector=_every_key(span),
+        sop=votes,
+        default=0,
+        span=span,
+        note=f"mean of {vote} over every key",
     )
 
 

@@ -131,7 +131,7 @@ def ratio_maps(
         at = points[key]
         if at is None:
             continue
-        steps = _steps(node)
+        steps = maps_under(node)
         budget -= len(steps) * sum(d + 1 for _, d in at)
         if budget < 0:
             break
@@ -225,7 +225,7 @@ def _points(
     return list(found)
 
 
-def _steps(node: sops.MapSOp) -> list[sops.MapSOp]:
+def maps_under(node: sops.MapSOp) -> list[sops.MapSOp]:
     """The maps `node` is computed by (it last, each after its inputs): `node` and the maps
     under it, down to its counts, lengths and constants."""
     steps: list[sops.MapSOp] = []

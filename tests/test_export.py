@@ -190,7 +190,7 @@ def test_masked_heads_run_in_transformer_lens_through_hooks(tmp_path: Path) -> N
     tl_model.load_state_dict(state, strict=False)
     hooks = interop.mask_hooks(path)
     assert [name for name, _ in hooks] == ["blocks.0.attn.hook_attn_scores",
-                                           "blocks.2.attn.hook_attn_scores"]  # fmt: skip
+                                           "blocks.1.attn.hook_attn_scores"]  # fmt: skip
     for name, hook in hooks:
         tl_model.add_hook(name, hook, is_permanent=True)
     ours = transformer.load(path)

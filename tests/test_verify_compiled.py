@@ -191,7 +191,8 @@ def test_a_correct_model_has_no_divergence(program: str, vocab: str, tmp_path: A
     sop = interp.get(name)
     compiler.compile_sop(sop, list(vocab), 5, name=name).save(tmp_path / "m.safetensors")
     model = transformer.load(tmp_path / "m.safetensors")
-    nodes = nodes_by_residual_name(sop, list(vocab), 5)  # the graph compiled (dyck1's counts)
+    # the graph compiled (dyck1's votes), as the tools pair them: by the model's metadata
+    nodes = nodes_by_residual_name(sop, list(vocab), 5, model.meta.raw)
     for tokens in plan_inputs(vocab, 5, exhaustive_len=3, samples=20, seed=2).inputs():
         assert diagnose(sop, model, tokens, nodes) is None, tokens
 
@@ -277,8 +278,8 @@ def test_every_sublayer_corruption_is_blamed_on_that_sublayer(
     sop = interp.get(name)
     path = tmp_path / "m.safetensors"
     compiler.compile_sop(sop, list(vocab), 4, name=name).save(path)
-    nodes = nodes_by_residual_name(sop, list(vocab), 4)
     meta = transformer.load(path).meta.raw
+    nodes = nodes_by_residual_name(sop, list(vocab), 4, meta)
     variables = residual_variables(meta["residual"])
     tried = []
     for _, layer, sublayer, names in checkpoints(meta)[1:]:
@@ -288,7 +289,9 @@ def test_every_sublayer_corruption_is_blamed_on_that_sublayer(
             tensor = (
                 f"blocks.{layer}.attn.b_O" if sublayer == "attn" else f"blocks.{layer}.mlp.b_out"
             )
-            _corrupt(broken, tensor, variables[var].dims[0], 3.0)
+            # (a one-hot's last value: one the first inputs do not take, so the variable itself
+            # reads wrong there, not only what reads its column of 3 instead of 1)
+            _corrupt(broken, tensor, variables[var].dims[-1], 3.0)
             report = verify(
                 sop,
                 transformer.load(broken),
