@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compiler.blocks import Atom
-from compiler.ratio_maps import count_parts, maps_under
+from compiler.ratio_maps import count_parts, map_leaves, maps_under
 from compiler.rewrite import positional_nodes
 from compiler.values import apply_map
 from rasp import sops
@@ -124,7 +124,7 @@ def count_signs(
     # per node: the counts it is computed from through maps alone (None: it reads anything else)
     leaves: dict[int, frozenset[int] | None] = {}
     for node in order:
-        leaves[node.id] = _leaves(node, leaves, counted, is_division)
+        leaves[node.id] = map_leaves(node, leaves, lambda n: n.id in counted, is_division)
     read_outside = {order[-1].id}
     for node in order:
         if not (isinstance(node, sops.MapSOp) and _candidate(leaves[node.id], counted)):
@@ -187,27 +187,6 @@ def _candidate(
         return False
     a, b = (counted[k][1] for k in found)
     return (a is None and b is None) or (a is not None and b is not None and a.id == b.id)
-
-
-def _leaves(
-    node: sops.Node,
-    known: dict[int, frozenset[int] | None],
-    counted: dict[int, tuple[sops.Select, sops.Selector | None]],
-    is_division: Callable[[sops.Node], bool],
-) -> frozenset[int] | None:
-    """The counts `node` is computed from through maps alone, constants aside; None where it
-    reads anything else or a division `is_division` rewrites."""
-    match node:
-        case sops.ConstSOp():
-            return frozenset()
-        case sops.SelectorWidthSOp() if node.id in counted:
-            return frozenset({node.id})
-        case sops.MapSOp() if not is_division(node):
-            parts = [known[child.id] for child in node.inputs]
-            if any(part is None for part in parts):
-                return None
-            return frozenset().union(*parts)  # type: ignore[arg-type]
-    return None
 
 
 # The maps as a computation of (c1, c2): per step its function and where each argument comes

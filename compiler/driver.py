@@ -10,20 +10,16 @@ from compiler.addressing import MATCH_MAX_LEN
 from compiler.alternatives import BuildOptions, Builds, keep_proved
 from compiler.assemble import assemble, sketch_model
 from compiler.blocks import Atom, Plan, sort_values
-from compiler.bos_widths import bos_widths
 from compiler.budget import DEFAULT_MAX_PARAMS, PROBE_LENGTHS, Prediction, predict
-from compiler.counts import count_means
-from compiler.dedupe import merge_duplicates
 from compiler.encode import plan_encodings
+from compiler.forms import Forms, prepare
 from compiler.fraction_means import fraction_means
 from compiler.graph import Graph, Op, build_graph
 from compiler.grid import GRID_KEYS
 from compiler.layout import Layout, lay_out
 from compiler.model import CompiledModel, Sketch
-from compiler.order_digits import order_digits
 from compiler.program_forms import keep_form
 from compiler.refusals import also_tried, header_refusal, refusals
-from compiler.resolve import resolve
 from compiler.schedule import Schedule, schedule_blocks
 from compiler.values import ValueSets, infer_values
 from rasp import sops
@@ -189,55 +185,6 @@ def compile_sop(
     if too_large is not None:
         raise CompileError([too_large])
     return model
-
-
-def prepare(
-    sop: sops.Node,
-    vocab: Sequence[Atom],
-    max_len: int,
-    *,
-    weighted: bool = True,
-    fractions: bool = False,
-) -> sops.Node:
-    """The s-op graph the stages compile, equal to `sop` on every input over `vocab` of length
-    1..max_len: each computation written twice read through one node (`compiler.dedupe`, before
-    and after the rewrites), tracr's predicates and means resolved for this vocabulary
-    (`compiler.resolve`), then
-    the BOS trick's means as widths (`compiler.bos_widths`), then
-    means of 0/1 values that a map only counts rewritten as counts (`compiler.counts`), then widths
-    of orders over many numbers as widths over digits (`compiler.order_digits`). A RASP program
-    with none of them is `sop` itself. Tools that pair the model's generated residual names
-    (`_map_3`) with s-op nodes pair them with this graph's. `weighted=False`: means of whole
-    numbers other than 0 and 1 stay means (the compile's fallback where their sums' model is not
-    proved; a model built so carries `"sums_as_means": true` in its metadata). `fractions=True`:
-    key-only counts over the length (or over a positional scope's width) become means over every
-    key (over the scope) (`compiler.fraction_means`; the compile's alternative,
-    `"fractions_as_means": true`)."""
-    return Forms(sop, vocab, max_len)(weighted=weighted, fractions=fractions)
-
-
-class Forms:
-    """`prepare` for one program, vocabulary and N, as each form is asked for: the rewrites that
-    every form shares run once per `weighted` (a compile asks for the default form and then for
-    the one with fractions as means; counting dyck1's prefix means takes seconds at N = 512)."""
-
-    def __init__(self, sop: sops.Node, vocab: Sequence[Atom], max_len: int) -> None:
-        self.sop, self.vocab, self.max_len = sop, vocab, max_len
-        self._shared: dict[bool, sops.Node] = {}
-
-    def __call__(self, *, weighted: bool = True, fractions: bool = False) -> sops.Node:
-        vocab, max_len = self.vocab, self.max_len
-        sop = self._shared.get(weighted)
-        if sop is None:
-            sop = merge_duplicates(self.sop)  # one node per computation written twice
-            sop = resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
-            sop = bos_widths(sop, vocab, max_len)  # the BOS trick's mean: a width
-            sop = count_means(sop, vocab, max_len, weighted=weighted)  # counted prefixes: widths
-            sop = order_digits(sop, vocab, max_len)  # widths of `<` over many numbers: digits
-            self._shared[weighted] = sop
-        if fractions:
-            sop = fraction_means(sop, vocab, max_len)  # `c / length`: a mean over every key
-        return merge_duplicates(sop)  # the rewrites may write one computation twice
 
 
 @dataclass(frozen=True)

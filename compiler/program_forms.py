@@ -1,5 +1,5 @@
 """Which form of the program a compile keeps: the prepared program's, or one of two others that
-`compiler.driver.prepare` writes on request (each compiled by `compiler.alternatives.keep_proved`).
+`compiler.forms.prepare` writes on request (each compiled by `compiler.alternatives.keep_proved`).
 
 - *Sums kept as means* (`weighted=False`): a map of a counted sum of whole numbers stepped over
   the sum's wide range may not be proved (`round(length * mean) % 3`: the steps' error outgrows the

@@ -167,25 +167,40 @@ def _leaves(
     computed from through maps alone, constants aside; None where it reads anything else, a
     division `is_division` rewrites, two counts, or the index with a count over the length.
     `known`: its children's."""
-    match node:
-        case sops.ConstSOp():
-            return frozenset()
-        case sops.LengthSOp() | sops.IndicesSOp():
-            return frozenset({node.id})
-        case sops.SelectorWidthSOp() if node.id in counted:
-            return frozenset({node.id})
-        case sops.MapSOp() if not is_division(node):
-            parts = [known[child.id] for child in node.inputs]
-            if any(part is None for part in parts):
-                return None
-            found: frozenset[int] = frozenset().union(*parts)  # type: ignore[arg-type]
-            widths = [k for k in found if k in counted]
-            if len(widths) > 1:
-                return None
-            if widths and counted[widths[0]][1] is None and found & indices:
-                return None
-            return found
-    return None
+
+    def leaf(n: sops.Node) -> bool:
+        return isinstance(n, sops.LengthSOp | sops.IndicesSOp) or n.id in counted
+
+    found = map_leaves(node, known, leaf, is_division)
+    if found is None:
+        return None
+    widths = [k for k in found if k in counted]
+    if len(widths) > 1:
+        return None
+    if widths and counted[widths[0]][1] is None and found & indices:
+        return None
+    return found
+
+
+def map_leaves(
+    node: sops.Node,
+    known: dict[int, frozenset[int] | None],
+    is_leaf: Callable[[sops.Node], bool],
+    is_division: Callable[[sops.Node], bool],
+) -> frozenset[int] | None:
+    """The ids of the leaves (`is_leaf`) `node` is computed from through maps alone, constants
+    aside; None where it reads anything else or a division `is_division` rewrites. `known`: its
+    children's."""
+    if isinstance(node, sops.ConstSOp):
+        return frozenset()
+    if is_leaf(node):
+        return frozenset({node.id})
+    if not isinstance(node, sops.MapSOp) or is_division(node):
+        return None
+    parts = [known[child.id] for child in node.inputs]
+    if any(part is None for part in parts):
+        return None
+    return frozenset().union(*parts)  # type: ignore[arg-type]
 
 
 def _points(

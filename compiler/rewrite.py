@@ -1,5 +1,5 @@
 """What the s-op rewrites applied before the stages (`compiler.counts`, `compiler.order_digits`,
-both from `compiler.driver.prepare`) share: which s-ops depend on positions alone and their
+both from `compiler.forms.prepare`) share: which s-ops depend on positions alone and their
 values at one length, the compiler's own value sets of a few s-ops, and a node rebuilt over
 rewritten children."""
 

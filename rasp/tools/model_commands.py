@@ -399,7 +399,7 @@ def nodes_by_residual_name(
     The compiler's IR has one node per `rasp.sops.walk` node, in walk order, and names the unnamed ones
     `_<op>_<n>`; pairing the two lists recovers the node behind every label, generated names included.
     Given the model's `vocab` and `max_len`, the nodes are those of the graph the compiler compiled
-    (`compiler.driver.prepare`: a counted mean is a count there, and the generated names that follow
+    (`compiler.forms.prepare`: a counted mean is a count there, and the generated names that follow
     it are numbered differently); each computes what the program's node computes. The model's
     metadata `meta` says whether it was built with sums of whole numbers kept as means.
     """
@@ -407,7 +407,7 @@ def nodes_by_residual_name(
     from rasp.tools import verify as v
 
     try:
-        from compiler.driver import prepare
+        from compiler.forms import prepare
         from compiler.graph import build_graph
 
         if vocab is not None and max_len is not None:

@@ -36,9 +36,9 @@ def test_the_originals_count_is_a_context_step_mlp(monkeypatch: pytest.MonkeyPat
     """`round(length * mean)`: two numerical s-ops; length becomes the context of a step MLP over the
     mean instead of a table over every (length, k/n) pair. (compiler.counts makes this program a
     selector_width, tests/compiler/test_counts.py; turned off here to keep the map planner tested.)"""
-    import compiler.driver
+    import compiler.forms
 
-    monkeypatch.setattr(compiler.driver, "count_means", lambda sop, vocab, max_len, **_: sop)
+    monkeypatch.setattr(compiler.forms, "count_means", lambda sop, vocab, max_len, **_: sop)
     text = 'n_a = round(length * aggregate(full_s, indicator(tokens == "a")));'
     root, model = _compile_text(text, "n_a", "abc", 64)
     assert "n_a_count.frac" not in model.metadata["residual"]

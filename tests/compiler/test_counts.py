@@ -10,7 +10,7 @@ import random
 import pytest
 from test_compile import PROGRAM_DIR, all_inputs, check_inputs, exact_outcome, random_inputs
 
-import compiler.driver
+import compiler.forms
 from compiler import compile_sop
 from compiler.counts import count_means
 from rasp import sops as S
@@ -187,7 +187,7 @@ def test_a_cut_count_compiles_linearly(monkeypatch: pytest.MonkeyPatch) -> None:
     model = compile_sop(root, list("ab"), 64, name=name)
     inputs = all_inputs("ab", 6) + random_inputs("ab", 64, 60, seed=8)
     assert check_inputs(model, root, inputs) == len(inputs)
-    monkeypatch.setattr(compiler.driver, "count_means", lambda sop, vocab, max_len, **_: sop)
+    monkeypatch.setattr(compiler.forms, "count_means", lambda sop, vocab, max_len, **_: sop)
     assert compile_sop(root, list("ab"), 64, name=name).param_count() > 5 * model.param_count()
 
 
@@ -292,7 +292,7 @@ def test_dyck1_at_n_32_is_as_small_as_only_counts_make_it(monkeypatch: pytest.Mo
     model = compile_sop(root, list("()"), 32, name="dyck1")
     assert model.config["layers"][0]["d_mlp"] <= 4 * 32 + 2
     assert model.nonzero_params() < 4_000
-    monkeypatch.setattr(compiler.driver, "count_means", lambda sop, vocab, max_len, **_: sop)
+    monkeypatch.setattr(compiler.forms, "count_means", lambda sop, vocab, max_len, **_: sop)
     gated = compile_sop(root, list("()"), 32, name="dyck1")
     assert gated.param_count() > model.param_count()
     monkeypatch.setattr(compiler.map_steps, "gated_affine", lambda *args, **kwargs: None)

@@ -11,7 +11,7 @@ import random
 import pytest
 from test_compile import PROGRAM_DIR, all_inputs, check_inputs, exact_outcome, random_inputs
 
-import compiler.driver
+import compiler.forms
 from compiler import compile_sop
 from compiler.order_digits import MIN_CLASSES, _Digit, _digits, order_digits
 from rasp import sops as S
@@ -216,7 +216,7 @@ def test_most_freq_is_exact_and_smaller(monkeypatch: pytest.MonkeyPatch) -> None
         [rng.choice("abc") for _ in range(rng.randint(5, 32))] for _ in range(120)
     ]
     assert check_inputs(model, root, inputs) == len(inputs)
-    monkeypatch.setattr(compiler.driver, "order_digits", lambda sop, vocab, max_len, **_: sop)
+    monkeypatch.setattr(compiler.forms, "order_digits", lambda sop, vocab, max_len, **_: sop)
     without = compile_sop(root, list("abc"), 32, name="most_freq")
     assert without.param_count() > 3 * model.param_count()
 

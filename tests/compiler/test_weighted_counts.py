@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_compile import all_inputs, check_inputs, random_inputs
 
-import compiler.driver
+import compiler.forms
 import compiler.map_steps
 from compiler import compile_sop, weighted_counts
 from compiler.counts import count_means
@@ -113,7 +113,7 @@ def test_a_prefix_sum_of_digits_is_exact_and_linear(monkeypatch: pytest.MonkeyPa
     assert check_inputs(model, root, inputs) == len(inputs)
     at_64 = compile_sop(root, digits, 64, name="n")
     assert at_64.param_count() < 30_000  # 23,896
-    monkeypatch.setattr(compiler.driver, "count_means", lambda sop, vocab, max_len, **_: sop)
+    monkeypatch.setattr(compiler.forms, "count_means", lambda sop, vocab, max_len, **_: sop)
     # without the sums, round((i + 1) * mean) is (i + 1) * mean at each index: gated units
     # (compiler.gates), 27,949 parameters; as steps over the mean per index, 376,318
     assert compile_sop(root, digits, 64, name="n").param_count() < 30_000
