@@ -40,8 +40,9 @@ def prepare(
     numbers other than 0 and 1 stay means (the compile's fallback where their sums' model is not
     proved; a model built so carries `"sums_as_means": true` in its metadata). `fractions=True`:
     key-only counts over the length (or over a positional scope's width) become means over every
-    key (over the scope) (`compiler.fraction_means`; the compile's alternative,
-    `"fractions_as_means": true`)."""
+    key (over the scope), and maps of two such counts that depend on which is larger tables over
+    the sign of one mean of votes (`compiler.fraction_means`, `compiler.count_signs`; the
+    compile's alternative, `"fractions_as_means": true`)."""
     return Forms(sop, vocab, max_len)(weighted=weighted, fractions=fractions)
 
 

@@ -6,8 +6,9 @@
   output's margin); the mean itself then, stepped with the position as context, where the default
   is refused or not proved. A model so built carries `"sums_as_means": true`.
 - *Counts over the length as means* (`fractions=True`, `compiler.fraction_means`): one head where
-  the default steps over (count, length); kept where proved and smaller (layers, then parameters).
-  A model so built carries `"fractions_as_means": true`.
+  the default steps over (count, length), and a map of two counts that depends on which is larger
+  one mean of votes (`compiler.count_signs`); kept where proved and smaller (layers, then
+  parameters). A model so built carries `"fractions_as_means": true`.
 
 The marks tell the tools that pair generated residual names with s-op nodes which graph to pair
 them with (docs/format.md).
