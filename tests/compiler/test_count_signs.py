@@ -177,3 +177,25 @@ def test_a_map_whose_function_is_not_hashable_is_tabled_without_the_cache() -> N
     counts = _program(_counts() + "res = c1 == c2;").inputs
     root = S.MapSOp(fn=_Unhashable(), inputs=counts, text="c1 < c2")
     assert _signs(root, 8) == {"c1 < c2": (True, False, False)}
+
+
+def test_the_forms_of_one_compile_share_their_rewrites(monkeypatch: pytest.MonkeyPatch) -> None:
+    """dyck1 is compiled in its default form and with counts as means: the prefix means are
+    counted once for both at the compile's N (compiler.forms.Forms), besides the size probes'."""
+    from pathlib import Path
+
+    import compiler.forms
+    from rasp.interpreter import load_file
+
+    counted: list[int] = []
+    count_means = compiler.forms.count_means
+
+    def recorded(sop, vocab, max_len, **kwargs):  # type: ignore[no-untyped-def]
+        counted.append(max_len)
+        return count_means(sop, vocab, max_len, **kwargs)
+
+    monkeypatch.setattr(compiler.forms, "count_means", recorded)
+    program = Path(__file__).resolve().parents[2] / "programs" / "dyck1.rasp"
+    model = compile_sop(load_file(program).get("dyck1"), list("()"), 24, name="dyck1")
+    assert model.metadata.get("fractions_as_means")  # the second form was prepared and kept
+    assert counted.count(24) == 1
