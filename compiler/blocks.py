@@ -74,6 +74,13 @@ class Encoding(Enum):
 value_key = atom_key
 
 
+def exact_key(value: Atom) -> tuple[str, str]:
+    """A key equal only for the very same value: `value_key` also keeps 1, 1.0 and True apart, but
+    merges 0.0 with -0.0 (equal numbers) and tells NaNs apart by identity. Where a rewrite checks
+    that a map gives one value (of one type) wherever its claim holds."""
+    return type(value).__name__, repr(value)
+
+
 def sort_values(values: Any) -> tuple[Atom, ...]:
     """Distinct values (1, 1.0 and True kept apart) in a deterministic order."""
     if not isinstance(values, (list, tuple)):

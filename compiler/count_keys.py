@@ -69,7 +69,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from compiler.blocks import Atom, value_key
+from compiler.blocks import Atom, exact_key, value_key
 from compiler.graph import Graph, IRNode, Op
 from rasp import sops
 
@@ -208,8 +208,7 @@ def _reading_classes(
             read = tuple(_evaluate(graph, r, {source: value}) for r in readers)
         except Exception:  # noqa: BLE001 (a program's function may raise anything)
             return None
-        # type and repr: equal only for the same atom (0.0 and -0.0, 1 and True differ)
-        groups.setdefault(tuple((type(v), repr(v)) for v in read), []).append(value)
+        groups.setdefault(tuple(map(exact_key, read)), []).append(value)
     return list(groups.values())
 
 

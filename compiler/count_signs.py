@@ -45,7 +45,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.blocks import Atom
+from compiler.blocks import Atom, exact_key
 from compiler.ratio_maps import count_parts, map_leaves, maps_under
 from compiler.rewrite import positional_nodes
 from compiler.values import apply_map
@@ -304,14 +304,14 @@ class _Plan:
                         return None
                     done[k] = found[0]
                 values = [self._read(a, pair, one, done) for a in self.frontier]
-                key = tuple((type(v).__name__, repr(v)) for v in values)
+                key = tuple(map(exact_key, values))
                 classes.setdefault(key, (pair, set()))[1].add((c1 > c2) - (c1 < c2))
         known: dict[int, tuple[tuple[str, str], Atom]] = {}
         for pair, signs in classes.values():  # the steps above: once per class
             value = _evaluate(self.shape, pair)
             if value is None:
                 return None
-            typed = (type(value[0]).__name__, repr(value[0]))
+            typed = exact_key(value[0])
             for sign in signs:
                 if known.setdefault(sign, (typed, value[0]))[0] != typed:
                     return None

@@ -56,7 +56,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from compiler.blocks import Atom
+from compiler.blocks import Atom, exact_key
 from compiler.rewrite import ValueFacts, positional_nodes, rebuilt
 from compiler.values import apply_map
 from compiler.weighted_counts import reachable_sums, sum_fits, weighted_count, whole_values
@@ -206,7 +206,7 @@ def _places(chains: list[_Chain], max_len: int) -> dict[int, list[_Place]]:
                 continue
             for i in range(n):
                 here = tuple(column[i] for column in columns)
-                key = (int(widths[i]), *(_exact(v) for v in here))
+                key = (int(widths[i]), *(exact_key(v) for v in here))
                 if key not in places:
                     places[key] = (int(widths[i]), here)
     return {mean: list(places.values()) for mean, places in seen.items()}
@@ -239,10 +239,10 @@ def _count_tables(
     memo: dict[tuple[Any, ...], list[Any] | None] = {}
     for w, here in places:
         at = {c.id: v for c, v in zip(chain.context, here, strict=True)}
-        where = tuple(_exact(v) for v in here)
+        where = tuple(exact_key(v) for v in here)
         for c in sums[w].tolist():
             for mean in means(w, c):
-                key = (where, _exact(mean))
+                key = (where, exact_key(mean))
                 out = memo.get(key, memo)
                 if out is memo:
                     out = memo[key] = _evaluate(chain, at, mean)
@@ -253,8 +253,8 @@ def _count_tables(
                 for k, table in enumerate(tables):
                     if determined[k]:
                         value = out[1 + k]
-                        known = table.setdefault(c, (_exact(value), value))
-                        determined[k] = known[0] == _exact(value)  # else: more than the sum
+                        known = table.setdefault(c, (exact_key(value), value))
+                        determined[k] = known[0] == exact_key(value)  # else: more than the sum
     if not _one_sequence_type((chain.mean, *chain.steps), [list(t.values()) for t in types]):
         return None
     chosen = _cut(chain, determined)
@@ -284,12 +284,6 @@ def _cut(chain: _Chain, determined: list[bool]) -> list[int] | None:
         else:
             raw.add(step.id)
     return chosen or None
-
-
-def _exact(value: Atom) -> tuple[str, str]:
-    """A key equal only for the very same value: `value_key` also keeps 1, 1.0 and True apart, but
-    merges 0.0 with -0.0 (equal numbers) and tells NaNs apart by identity."""
-    return type(value).__name__, repr(value)
 
 
 def _evaluate(chain: _Chain, at: dict[int, Atom], mean: Atom) -> list[Any] | None:

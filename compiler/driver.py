@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -138,6 +139,7 @@ def compile_sop(
                 meta["type"] = sops.SeqType.STRINGS.value  # labelled as a mix is (the file's types)
             return compiled, graph
 
+        @functools.cache  # asked for up to three times per form
         def single_key() -> frozenset[str]:
             graph = build_graph(sop)
             at_most_one = analysed(graph).at_most_one

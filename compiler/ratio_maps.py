@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler.blocks import Atom
+from compiler.blocks import Atom, exact_key
 from compiler.rewrite import positional_nodes, positional_widths
 from compiler.values import apply_map
 from rasp import sops
@@ -271,7 +271,7 @@ def _table(
             if value is _RAISES:
                 return None
             g = math.gcd(c, d)
-            key = (type(value).__name__, repr(value))
+            key = exact_key(value)
             known = by_ratio.setdefault((c // g, d // g), (key, value))
             if known[0] != key:
                 return None
