@@ -6,8 +6,7 @@ at short lengths, where another form is smaller) builds the alternatives below, 
 options of the form kept so far:
 
 - below N = 16 (`MATCH_MIN_VALUES`), sides of 4 values or more matched too (`eager_matching`):
-  kept where it has fewer layers, or as many and fewer parameters; where it is not proved, the
-  default is certified instead;
+  kept where it is smaller; where it is not proved, the default is certified instead;
 - a model with maps built as gated units (compiler.gates), which write a number with its
   source's error: steps instead, exact values;
 - a numerical output whose snap is not proved (values closer than the output's float32 error):
@@ -30,15 +29,16 @@ options of the form kept so far:
   over their values), and every map of a map so; the smaller proved build is kept;
 - a proved model with an aggregate that copies more than NUMERIC_COPY_MIN_VALUES numbers of one
   key as their one-hot (its own, or its source's where the copy is read as a number): the build
-  copying them as one number (`numeric_copies`), kept where it is proved and has fewer layers,
-  or as many and fewer parameters (the first occurrence's position at N = 40: 5,792 parameters
-  instead of 62,258), addressed exactly and by the selector's atoms, and also with the planner's
+  copying them as one number (`numeric_copies`), kept where it is proved and smaller (the first
+  occurrence's position at N = 40: 5,792 parameters instead of 62,258; the token after the first
+  "c" at N = 256: 4 layers and 49,418 parameters instead of 3 layers and 1.8M), addressed exactly and by the selector's atoms, and also with the planner's
   own output where a one-hot one was forced (the reverse of a prefix mean at N = 32: 2,704
   instead of 3.9M). Where the default build is refused while planning or over the parameter
   limit, the addressed one too, if proved.
 
-Builds are compared by their sketches (`compiler.model.Sketch`: the shape a build's plan gives,
-before any weight), so a build that would change nothing, or is not smaller where it must be, is
+Smaller is `compiler.model.build_cost`: fewer layers, but a layer more for under a quarter of the
+parameters. Builds are compared by their sketches (`compiler.model.Sketch`: the shape a build's
+plan gives, before any weight), so a build that would change nothing, or is not smaller where it must be, is
 never assembled. Where the default's sketch copies many numbers as their one-hot, the copy builds
 come first: the smallest proved one that is smaller than the default is kept without the default
 being assembled or certified (the route above would keep it too where the default is proved or
@@ -165,7 +165,7 @@ def keep_proved(
             if k is not None
         ]
         if proved:
-            kept = min(proved, key=lambda k: _size(k.model))
+            kept = min(proved, key=lambda k: k.model.cost)
     if not kept.certificate.ok and _snap_failed(kept.certificate):
         kept = _one_hot_output(build, kept, max_params, note)
     residual = kept.model.metadata["residual"]
@@ -195,7 +195,7 @@ def keep_proved(
             _instead(build, kept, v, COPIES, note, tried, smaller=True, failed=failed)
             for v in variants
         ]
-        kept = min(found, key=lambda k: _size(k.model))  # each is `kept` or smaller
+        kept = min(found, key=lambda k: k.model.cost)  # each is `kept` or smaller
     return kept if kept.certificate.ok else replace(kept, tried=tuple(tried))
 
 
@@ -218,7 +218,7 @@ def _maps_rebuilt(
         for names in dict.fromkeys((refused, _maps_of_maps(kept.graph)))
     ]
     proved = [k for k in builds if k.certificate.ok]
-    return min(proved, key=lambda k: _size(k.model)) if proved else kept
+    return min(proved, key=lambda k: k.model.cost) if proved else kept
 
 
 def _with_fused(options: BuildOptions, names: frozenset[str]) -> BuildOptions:
@@ -248,7 +248,7 @@ def _copies_first(
         return None  # planned once: the default's build raises the same refusal below
     if not _copies_many(default.residual, program, build.single_key()):
         return None
-    size = (default.layers, default.params)
+    size = default.cost
     found = [
         kept
         for options in _copy_variants(BuildOptions())
@@ -259,13 +259,13 @@ def _copies_first(
                 COPIES,
                 note,
                 tried,
-                worth=lambda sketch: (sketch.layers, sketch.params) < size,
+                worth=lambda sketch: sketch.cost < size,
                 failed=failed,
             )
         )
         is not None
     ]
-    return min(found, key=lambda k: _size(k.model)) if found else None
+    return min(found, key=lambda k: k.model.cost) if found else None
 
 
 def _copy_variants(options: BuildOptions) -> list[BuildOptions]:
@@ -284,8 +284,7 @@ def _copy_variants(options: BuildOptions) -> list[BuildOptions]:
 
 def _shortest(build: Builds, max_len: int, note: Callable[[str], None]) -> Kept:
     """The default build, certified; below MATCH_MIN_VALUES the eagerly matched one first where
-    it has fewer layers, or as many and fewer parameters (sort at N = 10: 7,143 parameters
-    instead of 12,251; double_hist at N = 8 would take 3 layers instead of 2)."""
+    it is smaller (sort at N = 10: 7,143 parameters instead of 12,251; double_hist at N = 8 would take 3 layers instead of 2)."""
     options = BuildOptions()
     model, graph = build.model(options)
     candidates = [(model, graph, options)]
@@ -296,7 +295,7 @@ def _shortest(build: Builds, max_len: int, note: Callable[[str], None]) -> Kept:
         except CompileError:
             pass
         else:
-            if _size(eager) < _size(model):
+            if eager.cost < model.cost:
                 candidates.insert(0, (eager, eager_graph, eager_options))
     note("certify")
     for model, graph, options in candidates:  # the judge: every decision, any float32 order
@@ -399,14 +398,14 @@ def _instead(
     failed: set[BuildOptions] | None = None,
 ) -> Kept:
     """The build with `options` where it differs from `kept` and is proved (and, if `smaller`,
-    has fewer layers, or as many and fewer parameters), else `kept`. `weights_only`: the options
+    is smaller), else `kept`. `weights_only`: the options
     may change the blocks' widths only, not the residual (gated units or steps)."""
 
     def worth_certifying(sketch: Sketch) -> bool:
         same = list(sketch.residual) == kept.model.metadata["residual"]
         if same and (not weights_only or sketch.config == kept.model.config):
             return False  # the same model: the options changed nothing
-        return not smaller or (sketch.layers, sketch.params) < _size(kept.model)
+        return not smaller or sketch.cost < kept.model.cost
 
     found = _proved(build, options, how, note, tried, worth=worth_certifying, failed=failed)
     return kept if found is None else replace(found, one_hot_note=kept.one_hot_note)
@@ -515,11 +514,6 @@ def _is_number(label: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _size(model: CompiledModel) -> tuple[int, int]:
-    """What is minimised between two proved builds of one program: layers, then parameters."""
-    return len(model.metadata["layers"]), model.param_count()
 
 
 def _one_hot_too_large(model: CompiledModel, max_params: int | None) -> str | None:

@@ -25,6 +25,7 @@ from compiler.blocks import (
     is_number,
     value_key,
 )
+from compiler.combos import TooManyRows
 from compiler.compare_steps import comparison_steps
 from compiler.fits import NoiseError
 from compiler.graph import IRNode, Op
@@ -35,7 +36,7 @@ from compiler.picks import Pick
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.readings import decode_numeric, materialise, view_numerical
-from compiler.relations import combination_count
+from compiler.relations import combination_count, input_combinations
 from rasp.errors import CompileError, Diagnostic
 
 # A fused chain of maps over several categorical s-ops is one table up to this many input combinations.
@@ -81,10 +82,14 @@ class MapPlanner:
                 # a class of the position is a function of `indices`, already a source here
                 out = {s: None for s in out if not self.ctx.is_position_class(s)}
             direct = tuple(dict.fromkeys(i for i in node.inputs if g[i].op is not Op.CONST))
-            if not fused and not self._one_block(node, tuple(out)) and self.cheap(direct):
-                # Expanding one input made the rest costly (`vals if indices > plus else 0`: the
-                # condition's sources plus vals): compute the inputs first, then one cheap block.
-                out = dict.fromkeys(direct)
+            if not fused and not self._one_block(node, tuple(out)):
+                if self.cheap(direct) or self._too_many_rows(tuple(out), direct):
+                    # Expanding one input made the rest costly (`vals if indices > plus else 0`:
+                    # the condition's sources plus vals), or its points more than a map lists
+                    # (`indices - first + 1 == length` over the three at N = 256: 2.8M; over
+                    # `indices - first` and `length`, a step of their difference): compute the
+                    # inputs first, then one block over them.
+                    out = dict.fromkeys(direct)
             self._supports[index] = tuple(out)
         return self._supports[index]
 
@@ -112,6 +117,22 @@ class MapPlanner:
             return False
         rows = self.points.rows(node, support)
         return gates.context_fits(rows, support.index(numeric[0]), float) is not None
+
+    def _too_many_rows(self, support: tuple[int, ...], direct: tuple[int, ...]) -> bool:
+        """Whether `support` combines in more ways than a map lists (`map_rows.MAX_ROWS`, where
+        its rows would be refused) and the direct inputs do not."""
+        vs = self.ctx.value_sets
+
+        def too_many(over: tuple[int, ...]) -> bool:
+            if combination_count(over, vs.relation, vs.values) <= map_rows.MAX_ROWS:
+                return False  # (the bound, cheap; past it, the count)
+            try:
+                input_combinations(over, vs.relation, vs.values, limit=map_rows.MAX_ROWS)
+            except TooManyRows:
+                return True
+            return False
+
+        return support != direct and too_many(support) and not too_many(direct)
 
     def _may_gate(self, support: tuple[int, ...]) -> bool:
         """Whether gated units may be built over `support`: on, and its rows few enough."""

@@ -22,7 +22,7 @@ from dataclasses import replace
 from compiler.alternatives import Kept
 from compiler.blocks import Atom
 from compiler.fraction_means import fraction_means
-from compiler.model import OverParamLimit
+from compiler.model import OverParamLimit, build_cost
 from compiler.refusals import also_tried, why_not_proved
 from compiler.weighted_counts import sums_counted
 from rasp import sops
@@ -84,7 +84,7 @@ def keep_form(
     if kept is not None and tried:
         kept = replace(kept, tried=(*kept.tried, *tried))
     if kept is None or (
-        fractions is not None and (not kept.certificate.ok or _size(fractions) < _size(kept))
+        fractions is not None and (not kept.certificate.ok or _cost(fractions) < _cost(kept))
     ):
         assert fractions is not None  # the default raised where no fraction form was kept
         fractions.model.metadata["fractions_as_means"] = True
@@ -133,6 +133,6 @@ def _default_or_sums(
 _FRACTIONS = "with counts over the length as means"
 
 
-def _size(kept: Kept) -> tuple[int, int]:
-    """What is minimised between two proved builds: layers, then parameters."""
-    return len(kept.model.metadata["layers"]), kept.model.param_count()
+def _cost(kept: Kept) -> tuple[int, int, int]:
+    """What is minimised between two proved builds (`compiler.model.build_cost`)."""
+    return build_cost(len(kept.model.metadata["layers"]), kept.model.param_count())

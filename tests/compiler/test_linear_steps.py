@@ -155,6 +155,44 @@ def test_past_the_row_limit_a_map_other_than_a_comparison_is_still_refused(
         compile_sop(sop, VOCAB, 16)
 
 
+# whether the input that ends at the first "a" runs to the end
+ENDS_FROM_FIRST_A = """
+isa = tokens == "a";
+before = selector_width(select(isa, True, ==) and select(indices, indices, <));
+first = aggregate(select(isa and before == 0, True, ==), indices);
+res = indices - first + 1 == length;
+"""
+
+
+def test_a_chain_whose_sources_combine_past_the_row_limit_reads_its_inputs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `indices - first + 1 == length` fused over indices, first and length meets 2.8M
+    # combinations at N = 256, past map_rows.MAX_ROWS: refused in the build copying `first` as
+    # one number (the one-hot copy, 2.06M parameters, was kept). Over its inputs, `indices -
+    # first + 1` and `length`, it is one step of their difference. Here the limit is lowered so
+    # that N = 16 is past it.
+    import compiler.map_rows
+
+    monkeypatch.setattr(compiler.map_rows, "MAX_ROWS", 1_000)
+    sop = _load(ENDS_FROM_FIRST_A)
+    model = compile_sop(sop, VOCAB, 16)
+    assert "indices - first + 1" in _mlp_ops(model)
+    inputs = all_inputs(VOCAB, 5) + random_inputs(VOCAB, 16, 150, 16)
+    inputs += [["b"] * k + ["a"] * (16 - k) for k in range(16)]
+    assert check_inputs(model, sop, inputs) == len(inputs)
+
+
+@pytest.mark.slow
+def test_the_end_from_the_first_a_is_small_at_n_256() -> None:
+    sop = _load(ENDS_FROM_FIRST_A)
+    model = compile_sop(sop, VOCAB, 256)
+    assert model.param_count() < 30_000  # 23,625 in 3 layers (2.06M before)
+    inputs = random_inputs(VOCAB, 256, 40, 256)
+    inputs += [["b"] * k + ["a"] * (256 - k) for k in (0, 1, 100, 255)]
+    assert check_inputs(model, sop, inputs) == len(inputs)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("n", [256, 512])
 def test_a_comparison_of_two_prefix_means_compiles_at_large_n(n: int) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from compiler import alternatives, compile_sop
-from compiler.model import CompiledModel
+from compiler.model import CompiledModel, build_cost
 from compiler.refusals import also_tried
 from rasp import sops as S
 from rasp.interpreter import Interpreter, load_file
@@ -75,6 +75,46 @@ def test_the_first_positions_index_is_copied_as_one_number(
     assert model.param_count() < one_hot.param_count()
     assert len(model.metadata["layers"]) <= len(one_hot.metadata["layers"])
     _agrees(model, root, n, seed=n, samples=80)
+
+
+FIRST_C_NEXT = """
+isc = tokens == "c";
+before = selector_width(select(isc, True, ==) and select(indices, indices, <));
+firstc = aggregate(select(isc and before == 0, True, ==), indices);
+after_c = aggregate(select(indices, firstc + 1, ==), tokens);
+"""
+
+
+def test_build_cost_takes_a_layer_more_only_for_under_a_quarter_of_the_parameters() -> None:
+    assert build_cost(3, 1_000) < build_cost(4, 1_000)
+    assert build_cost(3, 1_000) < build_cost(4, 250)  # a quarter: the layer still wins
+    assert build_cost(4, 249) < build_cost(3, 1_000)
+    assert build_cost(2, 7_000) < build_cost(2, 7_001)
+    assert min([(4, 49_418), (3, 1_821_063)], key=lambda s: build_cost(*s)) == (4, 49_418)
+
+
+@pytest.mark.exactness
+def test_a_copy_with_a_layer_more_is_kept_where_it_is_much_smaller() -> None:
+    # The token after the first "c" at N = 256: copied as one number, the first c's position
+    # needs its square stepped on its decoded whole number, a layer later (4 layers, 49,418
+    # parameters); copied as its one-hot, 3 layers but 1,821,063 parameters. Layers first, but
+    # not at 37 times the size (compiler.model.LAYER_WORTH).
+    interp = Interpreter()
+    interp.exec_program(parse(FIRST_C_NEXT, "<test>"))
+    root = interp.get("after_c")
+    model = compile_sop(root, list("abcd"), 256, name="after_c")
+    assert len(model.metadata["layers"]) == 4
+    assert model.param_count() < 60_000
+    assert _copy_labels(model, "firstc") == ["firstc"]
+    rng = random.Random(256)
+    inputs = [
+        [rng.choice("abd") for _ in range(n)] + ["c"] + [rng.choice("abcd") for _ in range(m)]
+        for n, m in [(0, 0), (0, 5), (254, 1), (200, 55), (7, 3), (120, 0)]
+    ]
+    inputs += [[rng.choice("abcd") for _ in range(rng.randint(1, 256))] for _ in range(20)]
+    inputs += [["a"] * 256, ["c"] * 256]
+    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert got == list(S.evaluate(root, tokens).values), tokens
 
 
 def test_a_numeric_copy_that_is_not_proved_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
