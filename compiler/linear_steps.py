@@ -11,6 +11,7 @@ combinations whose sums float32 cannot tell apart give different values, it does
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from compiler.numeric import ErrorBound, rounding_error
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.readings import decode_numeric
+from compiler.separating_lines import separating_coefficients
 from rasp.atoms import same_value
 from rasp.errors import CompileError
 
@@ -60,7 +62,7 @@ def linear_steps(
             column if decoded or not reader.reads_frac(s) else 1.0 / (column + 1.0)
             for s, column in zip(support, columns, strict=True)
         ]
-        for coef in COEFFICIENTS:
+        for coef in _coefficients(at, out_ids):
             points = _points(0.0 + coef[0] * at[0] + coef[1] * at[1], out_ids, outputs)
             if not a_function(points):
                 continue
@@ -79,6 +81,15 @@ def linear_steps(
                 else:
                     built.canon[node.index] = canon
     return None
+
+
+def _coefficients(at: list[np.ndarray], out_ids: np.ndarray) -> Iterator[tuple[float, float]]:
+    """COEFFICIENTS, then, for a map of two values, the lines that separate them
+    (`separating_lines`: `indices > 0.75 * length` over indices - 0.75·length)."""
+    yield from COEFFICIENTS
+    for coef in separating_coefficients(at[0], at[1], out_ids):
+        if coef not in COEFFICIENTS:
+            yield coef
 
 
 def _column(rows: Rows, k: int) -> np.ndarray:
