@@ -8,7 +8,9 @@ the combinations on arrays. Here the same, for RASP's comparison operators of tw
 finite numbers (ints below 2^53, no bools), `a OP b` is exactly `(a - b) OP 0` (IEEE subtraction
 is 0 only where a == b and keeps the sign; an int converts to float exactly), so the points are
 the distinct differences, computed per position on arrays, each with its comparison to 0.
-Used only where the rows are too many (below that, `linear_steps` decides, as before). Past the
+Used only where the rows are too many (below that, `linear_steps` decides, as before), and for a
+number against a categorical s-op of numbers past `maps.CONTEXT_MAX_ROWS` (`tokens_int > m` over a
+prefix mean m: stepped per token from 1.8M rows at N = 256, 13 s in Python). Past the
 value analysis's own table limit (44M pairs at N = 512), `compiler.comparisons` gives the
 comparison's values from the sets' extremes. A comparison whose distinct differences are more
 than MAX_DIFFERENCES (a prefix mean against a suffix mean at N = 256) is still refused.
@@ -44,9 +46,11 @@ def comparison_steps(
     node: IRNode,
     support: tuple[int, ...],
     encoding: Encoding,
+    *,
+    min_rows: int | None = None,
 ) -> Encoded | None:
-    """Comparison map `node` of its two numerical inputs as steps over their difference, where
-    their value combinations are more than MAX_ROWS; None where it is no such comparison, the
+    """Comparison map `node` of its two inputs' numbers as steps over their difference, where
+    their value combinations are more than `min_rows` (None: MAX_ROWS); None where it is no such comparison, the
     differences are too many to list, or float32 cannot resolve the steps."""
     op = comparison_of(node.fn)
     vs = ctx.value_sets
@@ -54,7 +58,8 @@ def comparison_steps(
         op is None
         or len(support) != 2
         or support != node.inputs
-        or combination_count(support, vs.relation, vs.values) <= MAX_ROWS
+        or combination_count(support, vs.relation, vs.values)
+        <= (MAX_ROWS if min_rows is None else min_rows)
         or not all(finite_numbers(vs.values[s]) for s in support)
     ):
         return None

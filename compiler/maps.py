@@ -49,6 +49,10 @@ MIN_INDEX_CLASSES = 32
 # width's 1/(w+1) with the index one-hot as context is at most 4 times larger (the worth of a layer,
 # compiler.model.LAYER_WORTH: 25,255 parameters against 6,612 at N = 100, 43,841 against 8,348 at 128).
 LINES_MIN_POSITIONS = 128
+# A comparison of a number with a categorical s-op of numbers over more combinations than this is
+# stepped over their difference (`compare_steps`), not per context value from the rows (1.8M rows
+# of `tokens_int > m` over a prefix mean at N = 256: 13 s in Python).
+CONTEXT_MAX_ROWS = 100_000
 
 
 class MapPlanner:
@@ -334,6 +338,14 @@ class MapPlanner:
                 linear = linear_steps(ctx, reader, self.built, node, support, rows, encoding)
                 if linear is not None:  # indices > 0.75 * length: a step of indices - 0.75·length
                     return linear
+        if len(numeric) == 1 and len(categorical) == 1:
+            compared = comparison_steps(
+                ctx, reader, self.built, node, support, encoding, min_rows=CONTEXT_MAX_ROWS
+            )
+            if (
+                compared is not None
+            ):  # tokens_int > a prefix mean of them: a step of their difference
+                return compared
         if len(numeric) == 1 and len(categorical) > 1 and math.prod(sizes) <= MAX_FUSED_TABLE:
             # `-f if tokens == "a" else (1 if indices > 0 else f)`: affine in f for each pair of
             # context values, one gated unit per reachable pair (compiler.gates)

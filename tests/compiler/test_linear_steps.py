@@ -155,6 +155,27 @@ def test_past_the_row_limit_a_map_other_than_a_comparison_is_still_refused(
         compile_sop(sop, VOCAB, 16)
 
 
+@pytest.mark.exactness
+def test_a_token_number_against_a_prefix_mean_is_a_step_of_their_difference(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `tokens_int > m`: stepped over m with the token as context from every (token, m) row (1.8M
+    # at N = 256, 21 s to compile); over tokens_int - m, one step pair, from the distinct
+    # differences (9 s). Here the threshold is lowered so that N = 12 is past it.
+    import compiler.maps
+
+    monkeypatch.setattr(compiler.maps, "CONTEXT_MAX_ROWS", 100)
+    vocab = list(range(10))
+    sop = _load("m = aggregate(select(indices, indices, <=), tokens_int);\nres = tokens_int > m;")
+    model = compile_sop(sop, vocab, 12)
+    (mlp,) = [spec for layer in model.metadata["layers"] for spec in layer["mlp"]]
+    assert mlp["op"] == "tokens_int > m" and model.config["layers"][0]["d_mlp"] <= 3
+    inputs = all_inputs([0, 5, 9], 4) + random_inputs(vocab, 12, 200, 12)
+    assert check_inputs(model, sop, inputs) == len(inputs)
+    monkeypatch.setattr(compiler.maps, "CONTEXT_MAX_ROWS", 10**9)  # per token: a unit more
+    assert compile_sop(sop, vocab, 12).config["layers"][0]["d_mlp"] > 3
+
+
 # whether the input that ends at the first "a" runs to the end
 ENDS_FROM_FIRST_A = """
 isa = tokens == "a";
