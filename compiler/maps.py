@@ -1,7 +1,7 @@
 """How a map (a fused chain of elementwise maps) is computed: a free view, a step MLP or a table MLP.
 
 A chain of maps is fused: its *support* is the set of s-ops it is computed from, expanded input by input
-while one cheap block can still compute the whole chain. One categorical support is a free view (its
+while one cheap block can still compute the whole chain (`compiler.map_supports`). One categorical support is a free view (its
 one-hot terms regrouped); one numerical support, plus at most one categorical context, is a step MLP
 (`map_steps`); several categorical supports are one table MLP; an exactly affine map of numerical
 s-ops is a free numerical view.
@@ -25,22 +25,20 @@ from compiler.blocks import (
     is_number,
     value_key,
 )
-from compiler.combos import TooManyRows
 from compiler.compare_steps import comparison_steps
 from compiler.fits import NoiseError
 from compiler.graph import IRNode, Op
 from compiler.linear_steps import linear_steps
 from compiler.map_rows import MapRows, Rows
+from compiler.map_supports import MAX_FUSED_TABLE, MapSupports
 from compiler.pick_mlp import plan_pick
 from compiler.picks import Pick
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.readings import decode_numeric, materialise, view_numerical
-from compiler.relations import combination_count, input_combinations
+from compiler.relations import combination_count
 from rasp.errors import CompileError, Diagnostic
 
-# A fused chain of maps over several categorical s-ops is one table up to this many input combinations.
-MAX_FUSED_TABLE = 4096
 # A map of a number with `indices` as context tries the index's classes from this many indices
 # (the selectors' MIN_CLASSED_VALUES): below it, the index one-hot is narrow anyway.
 MIN_INDEX_CLASSES = 32
@@ -58,97 +56,14 @@ CONTEXT_MAX_ROWS = 100_000
 class MapPlanner:
     def __init__(self, ctx: PlanContext, reader: Reader, built: Built) -> None:
         self.ctx, self.reader, self.built = ctx, reader, built
-        self._supports: dict[int, tuple[int, ...]] = {}
         # maps of the position already embedded, by their values at every position
         self._embedded: dict[tuple, Encoded] = {}
         self.points = MapRows(ctx, built)  # each map's rows and affine fit, computed once
+        self.supports = MapSupports(ctx, self.points)
 
     def support(self, index: int) -> tuple[int, ...]:
-        """The s-ops a map is computed from: its chain of maps is expanded (fused) input by input
-        while one cheap block can still compute it; an input whose expansion would not be cheap is
-        computed on its own first and read as a source."""
-        g = self.ctx.graph
-        node = g[index]
-        if node.op is Op.CONST:
-            return ()
-        if node.op is not Op.MAP or self.ctx.is_position_class(index) or isinstance(node.fn, Pick):
-            return (index,)  # (a pick is its own parts' sum, never a table of its V + 1 inputs)
-        if index not in self._supports and node.name in self.ctx.direct_maps:
-            # its inputs computed first, each on its own (`direct_maps`)
-            self._supports[index] = tuple(
-                dict.fromkeys(i for i in node.inputs if g[i].op is not Op.CONST)
-            )
-        if index not in self._supports:
-            fused = node.name in self.ctx.fused_maps  # expanded even where that costs more
-            out: dict[int, None] = {}
-            for i in node.inputs:
-                merged = out | dict.fromkeys(self.support(i))
-                if fused or self._one_block(node, tuple(merged)):
-                    out = merged
-                elif g[i].op is not Op.CONST:
-                    out[i] = None
-            if any(g[s].op is Op.INDICES for s in out):
-                # a class of the position is a function of `indices`, already a source here
-                out = {s: None for s in out if not self.ctx.is_position_class(s)}
-            direct = tuple(dict.fromkeys(i for i in node.inputs if g[i].op is not Op.CONST))
-            if not fused and not self._one_block(node, tuple(out)):
-                if self.cheap(direct) or self._too_many_rows(tuple(out), direct):
-                    # Expanding one input made the rest costly (`vals if indices > plus else 0`:
-                    # the condition's sources plus vals), or its points more than a map lists
-                    # (`indices - first + 1 == length` over the three at N = 256: 2.8M; over
-                    # `indices - first` and `length`, a step of their difference): compute the
-                    # inputs first, then one block over them.
-                    out = dict.fromkeys(direct)
-            self._supports[index] = tuple(out)
-        return self._supports[index]
-
-    def cheap(self, support: tuple[int, ...]) -> bool:
-        """Whether one MLP (or a free view) computes a function of these s-ops."""
-        numeric = [s for s in support if self.ctx.is_numeric_source(s)]
-        sizes = [len(self.ctx.values(s)) for s in support if s not in numeric]
-        if numeric:
-            return len(numeric) == 1 and len(sizes) <= 1
-        return len(sizes) <= 1 or math.prod(sizes) <= MAX_FUSED_TABLE
-
-    def _one_block(self, node: IRNode, support: tuple[int, ...]) -> bool:
-        """Whether one block computes `node` from `support`: a cheap one (`cheap`), or gated
-        units over one number and several small categorical contexts where the chain is affine
-        in the number for each tuple of their values. `(2 * w) if indices > 0 else ((w + 1) if
-        tokens == "b" else w)` is then 8 gated units over w, where computing the inner map
-        first made the outer one a table of both maps' one-hots (369K parameters at N = 32)."""
-        if self.cheap(support):
-            return True
-        numeric = [s for s in support if self.ctx.is_numeric_source(s)]
-        sizes = [len(self.ctx.values(s)) for s in support if s not in numeric]
-        if len(numeric) != 1 or len(sizes) < 2 or math.prod(sizes) > MAX_FUSED_TABLE:
-            return False
-        if not self._may_gate(support):
-            return False
-        rows = self.points.rows(node, support)
-        return gates.context_fits(rows, support.index(numeric[0]), float) is not None
-
-    def _too_many_rows(self, support: tuple[int, ...], direct: tuple[int, ...]) -> bool:
-        """Whether `support` combines in more ways than a map lists (`map_rows.MAX_ROWS`, where
-        its rows would be refused) and the direct inputs do not."""
-        vs = self.ctx.value_sets
-
-        def too_many(over: tuple[int, ...]) -> bool:
-            if combination_count(over, vs.relation, vs.values) <= map_rows.MAX_ROWS:
-                return False  # (the bound, cheap; past it, the count)
-            try:
-                input_combinations(over, vs.relation, vs.values, limit=map_rows.MAX_ROWS)
-            except TooManyRows:
-                return True
-            return False
-
-        return support != direct and too_many(support) and not too_many(direct)
-
-    def _may_gate(self, support: tuple[int, ...]) -> bool:
-        """Whether gated units may be built over `support`: on, and its rows few enough."""
-        vs = self.ctx.value_sets
-        return self.ctx.gates and (
-            combination_count(support, vs.relation, vs.values) <= map_rows.MAX_ROWS
-        )
+        """The s-ops map `index` is computed from (`MapSupports.support`)."""
+        return self.supports.support(index)
 
     def plan(self, node: IRNode, encoding: Encoding) -> Encoded:
         """The reading of map `node`, and the blocks that compute it."""
@@ -180,14 +95,14 @@ class MapPlanner:
                 x = self.reader.reading(node.index, Encoding.NUMERICAL)
                 return decode_numeric(self.built, node, x, [(float(v), v) for v in vals], encoding)
         support = self.support(node.index)
-        wider = self._sources_of(support)
-        if wider != support and not self.cheap(support):
+        wider = self.supports.sources_of(support)
+        if wider != support and not self.supports.cheap(support):
             # `a if a < b else b` over two widths: its support keeps `a < b` as a source (a
             # table over the comparison and both one-hots); from a and b, a few units
             banded = self._piecewise(node, wider, encoding)
             if banded is not None:
                 return banded
-        if len(direct) == 2 and len(support) > 2 and not self.cheap(support):
+        if len(direct) == 2 and len(support) > 2 and not self.supports.cheap(support):
             # `(length - indices + 5) % (b + 1)`: a table over three sources; over the numbers
             # of its two inputs (each computed first), one step per wrap
             banded = self._piecewise(node, direct, encoding)
@@ -200,22 +115,12 @@ class MapPlanner:
             # and 4/12 - 7/12 = -0.25000000000000006 round to -2 and -3, and float32 tells them
             # apart on no reading of that one number. Stepped on frac_a with frac_b as context,
             # each pair keeps its own value.
-            wider = self._sources_of(support)
+            wider = self.supports.sources_of(support)
             if wider == support:
                 raise
             out = self._map_over(node, wider, encoding, last_resort=True)
         assert out is not None  # a last resort always builds
         return out
-
-    def _sources_of(self, support: tuple[int, ...]) -> tuple[int, ...]:
-        """`support` with each map of several numerical s-ops (an affine view such as `x - y`)
-        replaced by the s-ops it is computed from."""
-        g, out = self.ctx.graph, {}
-        for s in support:
-            inner = self.support(s) if g[s].op is Op.MAP else (s,)
-            several = len(inner) > 1 and all(self.ctx.is_numeric_source(i) for i in inner)
-            out.update(dict.fromkeys(inner if several else (s,)))
-        return tuple(out)
 
     def _positional(self, node: IRNode, encoding: Encoding) -> Encoded | None:
         """A map of the position alone, written by the positional embedding (`positional`): a
@@ -404,7 +309,7 @@ class MapPlanner:
         where it is not affine in the number for each tuple of their values. A width is read as
         its whole number (decoded by its own MLP) where the map is affine in that."""
         ctx, reader = self.ctx, self.reader
-        if encoding is not Encoding.NUMERICAL or not self._may_gate(support):
+        if encoding is not Encoding.NUMERICAL or not self.supports.may_gate(support):
             return None
         contexts = [reader.reading(s, Encoding.CATEGORICAL) for s in categorical]
         rows = self.points.rows(node, support)
