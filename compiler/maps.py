@@ -228,6 +228,11 @@ class MapPlanner:
             and ctx.graph[categorical[0]].op is Op.INDICES
             and sizes[0] >= MIN_INDEX_CLASSES
         ):
+            # past the rows a map lists, `indices < m` over a mean of positions: a step of their
+            # difference (the coarse steps below read every row)
+            compared = comparison_steps(ctx, reader, self.built, node, support, encoding)
+            if compared is not None:
+                return compared
             # `-1 if indices == 0 else place`: the index matters only through a few classes;
             # stepped with N index contexts the MLP would read the N-wide one-hot
             coarse = map_steps.coarse_steps(
@@ -244,12 +249,11 @@ class MapPlanner:
                 if linear is not None:  # indices > 0.75 * length: a step of indices - 0.75·length
                     return linear
         if len(numeric) == 1 and len(categorical) == 1:
+            # tokens_int > a prefix mean of them: a step of their difference
             compared = comparison_steps(
                 ctx, reader, self.built, node, support, encoding, min_rows=CONTEXT_MAX_ROWS
             )
-            if (
-                compared is not None
-            ):  # tokens_int > a prefix mean of them: a step of their difference
+            if compared is not None:
                 return compared
         if len(numeric) == 1 and len(categorical) > 1 and math.prod(sizes) <= MAX_FUSED_TABLE:
             # `-f if tokens == "a" else (1 if indices > 0 else f)`: affine in f for each pair of

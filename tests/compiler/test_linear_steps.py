@@ -176,6 +176,28 @@ def test_a_token_number_against_a_prefix_mean_is_a_step_of_their_difference(
     assert compile_sop(sop, vocab, 12).config["layers"][0]["d_mlp"] > 3
 
 
+def test_the_index_against_a_mean_of_positions_past_the_row_limit_is_a_step(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `indices < pos_a`, pos_a the average position of the "a"s: 4M (index, mean) pairs at
+    # N = 64, past map_rows.MAX_ROWS, and the index's coarse steps read every row (refused);
+    # over indices - pos_a from the distinct differences, one step pair (1,084 parameters).
+    # Here the limit is lowered so that N = 12 is past it (and the index's classes tried from 8).
+    import compiler.compare_steps
+    import compiler.map_rows
+    import compiler.maps
+
+    for module in (compiler.map_rows, compiler.compare_steps):
+        monkeypatch.setattr(module, "MAX_ROWS", 200)
+    monkeypatch.setattr(compiler.maps, "MIN_INDEX_CLASSES", 8)
+    text = 'pos_a = aggregate(select(tokens == "a", True, ==), indices);\nres = indices < pos_a;'
+    sop = _load(text)
+    model = compile_sop(sop, VOCAB, 12)
+    assert _mlp_ops(model) == ["indices < pos_a"] and model.config["layers"][0]["d_mlp"] <= 3
+    inputs = all_inputs(VOCAB, 5) + random_inputs(VOCAB, 12, 200, 12)
+    assert check_inputs(model, sop, inputs) == len(inputs)
+
+
 # whether the input that ends at the first "a" runs to the end
 ENDS_FROM_FIRST_A = """
 isa = tokens == "a";
