@@ -31,15 +31,15 @@ options of the form kept so far:
   key as their one-hot (its own, or its source's where the copy is read as a number): the build
   copying them as one number (`numeric_copies`), kept where it is proved and smaller (the first
   occurrence's position at N = 40: 5,792 parameters instead of 62,258; the token after the first
-  "c" at N = 256: 4 layers and 49,418 parameters instead of 3 layers and 1.8M), addressed exactly and by the selector's atoms, and also with the planner's
-  own output where a one-hot one was forced (the reverse of a prefix mean at N = 32: 2,704
+  "c" at N = 256: 4 layers and 49,418 parameters instead of 3 layers and 1.8M), addressed
+  exactly and by the selector's atoms, and also with the planner's own output where a one-hot one was forced (the reverse of a prefix mean at N = 32: 2,704
   instead of 3.9M). Where the default build is refused while planning or over the parameter
   limit, the addressed one too, if proved.
 
 Smaller is `compiler.model.build_cost`: fewer layers, but a layer more for under a quarter of the
 parameters. Builds are compared by their sketches (`compiler.model.Sketch`: the shape a build's
-plan gives, before any weight), so a build that would change nothing, or is not smaller where it must be, is
-never assembled. Where the default's sketch copies many numbers as their one-hot, the copy builds
+plan gives, before any weight), so a build that would change nothing, or is not smaller where it
+must be, is never assembled. Where the default's sketch copies many numbers as their one-hot, the copy builds
 come first: the smallest proved one that is smaller than the default is kept without the default
 being assembled or certified (the route above would keep it too where the default is proved or
 its snap is not; the copy of a gated fraction at N = 64: 1.4 s instead of 24, its default 147M
@@ -284,7 +284,8 @@ def _copy_variants(options: BuildOptions) -> list[BuildOptions]:
 
 def _shortest(build: Builds, max_len: int, note: Callable[[str], None]) -> Kept:
     """The default build, certified; below MATCH_MIN_VALUES the eagerly matched one first where
-    it is smaller (sort at N = 10: 7,143 parameters instead of 12,251; double_hist at N = 8 would take 3 layers instead of 2)."""
+    it is smaller (sort at N = 10: 7,143 parameters instead of 12,251; double_hist at N = 8 would
+    take 3 layers instead of 2)."""
     options = BuildOptions()
     model, graph = build.model(options)
     candidates = [(model, graph, options)]

@@ -50,8 +50,8 @@ def comparison_steps(
     min_rows: int | None = None,
 ) -> Encoded | None:
     """Comparison map `node` of its two inputs' numbers as steps over their difference, where
-    their value combinations are more than `min_rows` (None: MAX_ROWS); None where it is no such comparison, the
-    differences are too many to list, or float32 cannot resolve the steps."""
+    their value combinations are more than `min_rows` (None: MAX_ROWS); None where it is no such
+    comparison, the differences are too many to list, or float32 cannot resolve the steps."""
     op = comparison_of(node.fn)
     vs = ctx.value_sets
     if (

@@ -18,7 +18,8 @@ from compiler.picks import Pick
 from compiler.plan_context import PlanContext
 from compiler.relations import combination_count, input_combinations
 
-# A fused chain of maps over several categorical s-ops is one table up to this many input combinations.
+# A fused chain of maps over several categorical s-ops is one table up to this many input
+# combinations.
 MAX_FUSED_TABLE = 4096
 
 

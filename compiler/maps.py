@@ -1,10 +1,10 @@
 """How a map (a fused chain of elementwise maps) is computed: a free view, a step MLP or a table MLP.
 
-A chain of maps is fused: its *support* is the set of s-ops it is computed from, expanded input by input
-while one cheap block can still compute the whole chain (`compiler.map_supports`). One categorical support is a free view (its
-one-hot terms regrouped); one numerical support, plus at most one categorical context, is a step MLP
-(`map_steps`); several categorical supports are one table MLP; an exactly affine map of numerical
-s-ops is a free numerical view.
+A chain of maps is fused: its *support* is the set of s-ops it is computed from, expanded input by
+input while one cheap block can still compute the whole chain (`compiler.map_supports`). One
+categorical support is a free view (its one-hot terms regrouped); one numerical support, plus at
+most one categorical context, is a step MLP (`map_steps`); several categorical supports are one
+table MLP; an exactly affine map of numerical s-ops is a free numerical view.
 """
 
 from __future__ import annotations
@@ -44,8 +44,9 @@ from rasp.errors import CompileError, Diagnostic
 MIN_INDEX_CLASSES = 32
 # From this many positions on, a map of the position and a width that is a step of a line through
 # both (`indices > 0.75 * length`) decodes the width for it, a layer more: below, stepped over the
-# width's 1/(w+1) with the index one-hot as context is at most 4 times larger (the worth of a layer,
-# compiler.model.LAYER_WORTH: 25,255 parameters against 6,612 at N = 100, 43,841 against 8,348 at 128).
+# width's 1/(w+1) with the index one-hot as context is at most 4 times larger (the worth of a
+# layer, compiler.model.LAYER_WORTH: 25,255 parameters against 6,612 at N = 100; 43,841 against
+# 8,348 at 128).
 LINES_MIN_POSITIONS = 128
 # A comparison of a number with a categorical s-op of numbers over more combinations than this is
 # stepped over their difference (`compare_steps`), not per context value from the rows (1.8M rows

@@ -3,10 +3,10 @@
 `indices > 0.75 * length` (or `indices / length > 0.75`) is True exactly where indices - 0.75·length
 is above 0, but no fixed coefficient pair (`linear_steps.COEFFICIENTS`: x - y, x + y) finds it, and
 stepped over the index with the length as context it costs N² parameters (384,804 at N = 256). Its
-rows give the slope: grouped by y, each group's x values of one output lie below its x values of
-the other, in the interval (lo(y), hi(y)); a line x = m·y + c through every interval exists where,
-for every two groups y_i < y_j, lo_j - hi_i < m·(y_j - y_i) < hi_j - lo_i. The simplest fraction in
-the feasible range of m is taken (3/4 here, exact in float32). Whether the map is then a function of
+rows give the slope: grouped by y, each group's x values of one output lie below its x values of the
+other, in the interval (lo(y), hi(y)); a line x = m·y + c through every interval exists where, for
+every two groups y_i < y_j, lo_j - hi_i < m·(y_j - y_i) < hi_j - lo_i. The simplest fraction in the
+feasible range of m is taken (3/4 here, exact in float32). Whether the map is then a function of
 x - m·y is checked at every row by the caller, as for the fixed pairs, and the certifier proves the
 step MLP built over it.
 """
