@@ -37,6 +37,9 @@ class Known:
         self.relation: list[Relation | None] = []
         # selector -> keys selected per (i, n), when it depends only on positions
         self.widths: dict[int, dict[tuple[int, int], int] | None] = {}
+        # selector -> at most how many keys it selects per (i, n): its widths where it depends
+        # only on positions, else the least bound of a conjunction's inputs (`values.width_bound`)
+        self.width_bounds: dict[int, dict[tuple[int, int], int]] = {}
         self.problems: list[Diagnostic] = []
         self._interned: dict[tuple, tuple[Atom, ...]] = {}
 

@@ -190,3 +190,60 @@ def test_a_copy_by_positions_takes_its_sources_values_at_the_selected_key(query,
         for tokens in itertools.product("ab", repeat=n):
             for i, v in enumerate(S.evaluate(root, list(tokens)).values):
                 assert (type(v), v) in {(type(x), x) for x in copied[(i, n)]}, (tokens, i)
+
+
+WINDOWS = """
+near = select(indices, indices, <=) and select(indices, indices - 3, >);
+far = select(indices, indices + 2, ==) or select(indices, 0, ==);
+na_window = selector_width(select(tokens, "a", ==) and near);
+n_either = selector_width(select(tokens, "b", ==) and (near or far));
+n_all = selector_width(select(tokens, "a", ==) or near);
+"""
+
+
+def _windows() -> dict[str, S.SOp]:
+    from rasp.interpreter import Interpreter
+    from rasp.parser import parse
+
+    interp = Interpreter()
+    interp.exec_program(parse(WINDOWS, "<test>"))
+    return {name: interp.get(name) for name in ("na_window", "n_either", "n_all")}
+
+
+def test_a_width_within_a_window_is_at_most_its_keys() -> None:
+    # a conjunction selects no more keys than any of its inputs, a disjunction than their sum:
+    # 0..3, not 0..N (the width's decoding MLP then steps 3 times, not N)
+    roots = _windows()
+    assert values_by_name(roots["na_window"], list("ab"), 32)["na_window"] == (0, 1, 2, 3)
+    assert values_by_name(roots["n_either"], list("ab"), 32)["n_either"] == (0, 1, 2, 3, 4, 5)
+    # a disjunction with an unbounded input is unbounded
+    assert len(values_by_name(roots["n_all"], list("ab"), 32)["n_all"]) == 33
+
+
+@pytest.mark.parametrize("name", ["na_window", "n_either"])
+def test_window_widths_hold_at_every_position(name: str) -> None:
+    """Soundness per position: at every (i, n) the width is in its relation's set."""
+    root = _windows()[name]
+    graph = build_graph(root)
+    vs = infer_values(graph, list("ab"), 6)
+    index = graph.nodes[-1].index
+    for n in range(1, 7):
+        for tokens in itertools.product("ab", repeat=n):
+            got = S.evaluate(root, list(tokens)).values
+            for i, w in enumerate(got):
+                allowed = vs.relation[index][(i, n)] if vs.relation[index] else vs.values[index]
+                assert w in allowed, (tokens, i, w)
+
+
+@pytest.mark.exactness
+def test_a_window_count_compiles_narrow() -> None:
+    from compiler import compile_sop
+    from tests.runtime_helpers import run_compiled
+
+    root = _windows()["na_window"]
+    model = compile_sop(root, list("ab"), 32)
+    assert model.config["layers"][0]["d_mlp"] <= 8  # 2 x 33 steps before
+    inputs = [list(t) for k in range(1, 7) for t in itertools.product("ab", repeat=k)]
+    inputs += [list("ab" * 16), ["a"] * 32, ["a", "a", "b"] * 10]
+    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert got == list(S.evaluate(root, tokens).values), tokens
