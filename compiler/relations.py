@@ -3,9 +3,9 @@
 A node that depends only on indices, length and constants has a `Relation`: its values at every
 (index i, length n), i < n <= N. The inference (`compiler.values`) visits nodes in topological order
 and records, in one `Known`, every earlier node's values and relation and every selector's width per
-position; the aggregate analysis (`compiler.means`) reads the same record. `input_combinations` and
-`combination_count` enumerate the input values that can meet at one position (used by the inference
-and by the map and selector planners).
+position (or a bound on it: `width_bound`); the aggregate analysis (`compiler.means`) reads the same
+record. `input_combinations` and `combination_count` enumerate the input values that can meet at one
+position (used by the inference and by the map and selector planners).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class Known:
         # selector -> keys selected per (i, n), when it depends only on positions
         self.widths: dict[int, dict[tuple[int, int], int] | None] = {}
         # selector -> at most how many keys it selects per (i, n): its widths where it depends
-        # only on positions, else the least bound of a conjunction's inputs (`values.width_bound`)
+        # only on positions, else the least bound of a conjunction's inputs (`width_bound`)
         self.width_bounds: dict[int, dict[tuple[int, int], int]] = {}
         self.problems: list[Diagnostic] = []
         self._interned: dict[tuple, tuple[Atom, ...]] = {}
@@ -223,3 +223,24 @@ def _joint_loop(
         if limit is not None and len(seen) > limit:
             raise TooManyRows
     return list(seen.values())
+
+
+def width_bound(node: IRNode, known: Known) -> dict[tuple[int, int], int] | None:
+    """At most how many keys selector `node` selects per (i, n), where its inputs' bounds say:
+    a conjunction selects no more than any of its inputs, a disjunction no more than their sum
+    (nor than n); None where nothing bounds it below n."""
+    inputs = [known.width_bounds.get(i) for i in node.inputs if known.g[i].op.is_selector]
+    if node.op is Op.AND:
+        found = [b for b in inputs if b is not None]
+        if not found:
+            return None
+        return {p: min(b[p] for b in found) for p in found[0]}
+    if node.op is Op.OR and inputs and all(b is not None for b in inputs):
+        return {p: min(p[1], sum(b[p] for b in inputs)) for p in inputs[0]}  # type: ignore[index]
+    return None
+
+
+def is_window(bound: dict[tuple[int, int], int], n_max: int) -> bool:
+    """Whether a width bound is a window's: at most half of N anywhere. (A prefix's, i + 1 or i,
+    removes one value of 0..N at most: its widths keep their 0..N, and the models theirs.)"""
+    return max(bound.values(), default=0) <= n_max // 2

@@ -35,6 +35,8 @@ from compiler.relations import (
     already_reported,
     combination_count,
     input_combinations,
+    is_window,
+    width_bound,
 )
 from compiler.total_orders import selects_one_by_rank
 from rasp import sops
@@ -136,7 +138,7 @@ class _Inference:
                         rel = {p: known.intern([w]) for p, w in widths.items()}
                     elif self.at_most_one[node.inputs[0]]:
                         vals = (0, 1)  # `select(indices, 0, ==) and ...`: one key at most
-                    elif node.inputs[0] in known.width_bounds and _narrower(
+                    elif node.inputs[0] in known.width_bounds and is_window(
                         known.width_bounds[node.inputs[0]], self.n_max
                     ):
                         # a conjunction with a window (`select(indices, indices - 3, >)` and
@@ -443,27 +445,6 @@ class _Inference:
             lower = lower and not np.triu(m, 1).any()
         self.lower[node.index] = lower
         return {(i, n): int(matrices[n][i]) for i, n in self.known.pairs}
-
-
-def width_bound(node: IRNode, known: Known) -> dict[tuple[int, int], int] | None:
-    """At most how many keys selector `node` selects per (i, n), where its inputs' bounds say:
-    a conjunction selects no more than any of its inputs, a disjunction no more than their sum
-    (nor than n); None where nothing bounds it below n."""
-    inputs = [known.width_bounds.get(i) for i in node.inputs if known.g[i].op.is_selector]
-    if node.op is Op.AND:
-        found = [b for b in inputs if b is not None]
-        if not found:
-            return None
-        return {p: min(b[p] for b in found) for p in found[0]}
-    if node.op is Op.OR and inputs and all(b is not None for b in inputs):
-        return {p: min(p[1], sum(b[p] for b in inputs)) for p in inputs[0]}  # type: ignore[index]
-    return None
-
-
-def _narrower(bound: dict[tuple[int, int], int], n_max: int) -> bool:
-    """Whether a width bound is a window's: at most half of N anywhere. (A prefix's, i + 1 or i,
-    removes one value of 0..N at most: its widths keep their 0..N, and the models theirs.)"""
-    return max(bound.values(), default=0) <= n_max // 2
 
 
 def _by_id(rel: Relation) -> dict[int, tuple[Atom, ...]]:
