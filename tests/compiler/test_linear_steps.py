@@ -198,8 +198,8 @@ def test_the_index_against_a_mean_of_positions_past_the_row_limit_is_a_step(
     assert check_inputs(model, sop, inputs) == len(inputs)
 
 
-# whether the input that ends at the first "a" runs to the end
-ENDS_FROM_FIRST_A = """
+# a map of the index, the first "a"'s position and the length
+FROM_FIRST_A = """
 isa = tokens == "a";
 before = selector_width(select(isa, True, ==) and select(indices, indices, <));
 first = aggregate(select(isa and before == 0, True, ==), indices);
@@ -218,7 +218,7 @@ def test_a_chain_whose_sources_combine_past_the_row_limit_reads_its_inputs(
     import compiler.map_rows
 
     monkeypatch.setattr(compiler.map_rows, "MAX_ROWS", 1_000)
-    sop = _load(ENDS_FROM_FIRST_A)
+    sop = _load(FROM_FIRST_A)
     model = compile_sop(sop, VOCAB, 16)
     assert "indices - first + 1" in _mlp_ops(model)
     inputs = all_inputs(VOCAB, 5) + random_inputs(VOCAB, 16, 150, 16)
@@ -227,8 +227,8 @@ def test_a_chain_whose_sources_combine_past_the_row_limit_reads_its_inputs(
 
 
 @pytest.mark.slow
-def test_the_end_from_the_first_a_is_small_at_n_256() -> None:
-    sop = _load(ENDS_FROM_FIRST_A)
+def test_a_map_of_the_first_as_position_is_small_at_n_256() -> None:
+    sop = _load(FROM_FIRST_A)
     model = compile_sop(sop, VOCAB, 256)
     assert model.param_count() < 30_000  # 23,625 in 3 layers (2.06M before)
     inputs = random_inputs(VOCAB, 256, 40, 256)
