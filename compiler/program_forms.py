@@ -22,7 +22,7 @@ from dataclasses import replace
 from compiler.alternatives import Kept
 from compiler.blocks import Atom
 from compiler.fraction_means import fraction_means
-from compiler.model import OverParamLimit, build_cost
+from compiler.model import LAYER_WORTH, OverParamLimit, build_cost
 from compiler.refusals import also_tried, why_not_proved
 from compiler.weighted_counts import sums_counted
 from rasp import sops
@@ -49,7 +49,8 @@ def keep_form(
     other form is proved.
 
     Counts over the length are built first: where that form is proved, the others are built only
-    under its parameter count (a model predicted larger is refused before it is built: the
+    under the most parameters that can still be smaller (`_largest_smaller`: its own, times 4 for
+    each layer it has more than one; a model predicted larger is refused before it is built: the
     fraction of "a"s at N = 64 skips a 50M-parameter default). Where `default_size`, the default's
     size predicted before the compile (compiler.budget), is over that count, the others are not
     built at all (at N = 1024 planning the default alone takes a minute)."""
@@ -68,7 +69,9 @@ def keep_form(
             why = why_not_proved(fractions.certificate)
             tried = ((_FRACTIONS, f"{size:,} parameters, not proved: {why}"),)
             fractions = None
-    cap = None if fractions is None else fractions.model.param_count()
+    # the largest default that can still be smaller (`build_cost`): one layer, and under the
+    # fraction form's parameters times LAYER_WORTH for each layer that form has more
+    cap = None if fractions is None else _largest_smaller(fractions)
     kept: Kept | None = None
     if cap is None or default_size is None or default_size <= cap:
         try:
@@ -136,3 +139,10 @@ _FRACTIONS = "with counts over the length as means"
 def _cost(kept: Kept) -> tuple[int, int, int]:
     """What is minimised between two proved builds (`compiler.model.build_cost`)."""
     return build_cost(len(kept.model.metadata["layers"]), kept.model.param_count())
+
+
+def _largest_smaller(kept: Kept) -> int:
+    """The most parameters a build can have and still be smaller than `kept` (`build_cost`): with
+    one layer, its parameters times LAYER_WORTH per layer it has more than one."""
+    layers = len(kept.model.metadata["layers"])
+    return kept.model.param_count() * LAYER_WORTH ** max(layers - 1, 0)

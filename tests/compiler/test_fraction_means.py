@@ -358,6 +358,35 @@ def test_a_default_predicted_larger_than_the_fraction_form_is_not_built(
         assert tried[1] == (root, 181)  # then the default, under the fraction form's size
 
 
+def test_a_default_with_fewer_layers_is_built_up_to_a_layers_worth_more() -> None:
+    # the fraction form in 2 layers and 181 parameters; a default in 1 layer is smaller
+    # (compiler.model.build_cost) up to 4 x 181 parameters, so it is built under that cap, and
+    # kept at 500
+    from types import SimpleNamespace
+
+    from compiler.program_forms import keep_form
+
+    root = _program('res = selector_width(select(tokens, "a", ==)) / length;')
+    tried: list[tuple[object, int | None]] = []
+
+    def attempt(form: S.Node, cap: int | None) -> SimpleNamespace:
+        tried.append((form, cap))
+        params, layers = (181, 2) if form is not root else (500, 1)
+        model = SimpleNamespace(metadata={"layers": [{}] * layers}, param_count=lambda: params)
+        return SimpleNamespace(model=model, certificate=SimpleNamespace(ok=True))
+
+    kept = keep_form(
+        root,
+        attempt,  # type: ignore[arg-type]
+        lambda **flags: fraction_means(root, list("abc"), 8) if flags.get("fractions") else root,
+        lambda note: None,
+        list("abc"),
+        8,
+    )
+    assert tried[1] == (root, 4 * 181)
+    assert kept.model.param_count() == 500 and "fractions_as_means" not in kept.model.metadata
+
+
 def test_a_refusal_says_why_the_fraction_form_was_not_kept() -> None:
     # `100 * w / length` over the own token's width at N = 256: the pick's snap is not proved
     # (margin 0.00198, error 0.00505) and the default's step MLP is too large. The refusal was the
