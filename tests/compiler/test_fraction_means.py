@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -326,10 +327,12 @@ def test_a_percentage_is_one_head_at_n_256() -> None:
     assert check_inputs(model, root, inputs) == len(inputs)
 
 
-@pytest.mark.parametrize(("default_size", "builds"), [(None, 2), (100, 2), (50_000_000, 1)])
-def test_a_default_predicted_larger_than_the_fraction_form_is_not_built(
-    default_size: int | None, builds: int
-) -> None:
+def _keep_stubbed(
+    fraction: tuple[int, int], default: tuple[int, int], default_size: int | None = None
+) -> tuple[Any, S.Node, list[tuple[object, int | None]]]:
+    """keep_form over stub builds, proved, of (parameters, layers) `fraction` for the fraction
+    form and `default` for the program itself: the kept build, the program, and each attempt's
+    (form, parameter cap)."""
     from types import SimpleNamespace
 
     from compiler.program_forms import keep_form
@@ -339,8 +342,8 @@ def test_a_default_predicted_larger_than_the_fraction_form_is_not_built(
 
     def attempt(form: S.Node, cap: int | None) -> SimpleNamespace:
         tried.append((form, cap))
-        params = 181 if form is not root else 1_000
-        model = SimpleNamespace(metadata={"layers": [{}]}, param_count=lambda: params)
+        params, layers = fraction if form is not root else default
+        model = SimpleNamespace(metadata={"layers": [{}] * layers}, param_count=lambda: params)
         return SimpleNamespace(model=model, certificate=SimpleNamespace(ok=True))
 
     kept = keep_form(
@@ -352,6 +355,14 @@ def test_a_default_predicted_larger_than_the_fraction_form_is_not_built(
         8,
         default_size,
     )
+    return kept, root, tried
+
+
+@pytest.mark.parametrize(("default_size", "builds"), [(None, 2), (100, 2), (50_000_000, 1)])
+def test_a_default_predicted_larger_than_the_fraction_form_is_not_built(
+    default_size: int | None, builds: int
+) -> None:
+    kept, root, tried = _keep_stubbed((181, 1), (1_000, 1), default_size)
     assert kept.model.param_count() == 181 and kept.model.metadata["fractions_as_means"]
     assert len(tried) == builds and tried[0][1] is None  # the fraction form, uncapped, first
     if builds == 2:
@@ -362,27 +373,7 @@ def test_a_default_with_fewer_layers_is_built_up_to_a_layers_worth_more() -> Non
     # the fraction form in 2 layers and 181 parameters; a default in 1 layer is smaller
     # (compiler.model.build_cost) up to 4 x 181 parameters, so it is built under that cap, and
     # kept at 500
-    from types import SimpleNamespace
-
-    from compiler.program_forms import keep_form
-
-    root = _program('res = selector_width(select(tokens, "a", ==)) / length;')
-    tried: list[tuple[object, int | None]] = []
-
-    def attempt(form: S.Node, cap: int | None) -> SimpleNamespace:
-        tried.append((form, cap))
-        params, layers = (181, 2) if form is not root else (500, 1)
-        model = SimpleNamespace(metadata={"layers": [{}] * layers}, param_count=lambda: params)
-        return SimpleNamespace(model=model, certificate=SimpleNamespace(ok=True))
-
-    kept = keep_form(
-        root,
-        attempt,  # type: ignore[arg-type]
-        lambda **flags: fraction_means(root, list("abc"), 8) if flags.get("fractions") else root,
-        lambda note: None,
-        list("abc"),
-        8,
-    )
+    kept, root, tried = _keep_stubbed((181, 2), (500, 1))
     assert tried[1] == (root, 4 * 181)
     assert kept.model.param_count() == 500 and "fractions_as_means" not in kept.model.metadata
 
