@@ -214,9 +214,9 @@ class Evaluator:
         if several.any():
             if vals.type in (SeqType.STRINGS, SeqType.BOOLS):
                 raise _average_error(node)
-            means = (sel.astype(np.float64) @ vals.array().astype(np.float64)) / np.maximum(
-                widths, 1
-            )
+            means = _means(sel, vals.array(), widths)
+            if means is None:  # whole numbers past float64's exact sums
+                return self._aggregate_by_rows(node, sel, vals)
         first = sel.argmax(axis=1)
         out: list[Any] = []
         for i in range(self.n):
@@ -240,10 +240,29 @@ class Evaluator:
             elif len(picked) == 1:
                 out.append(picked[0])
             elif _averageable(picked, node.bools_as_numbers):
-                out.append(sum(picked) / len(picked))
+                # tracr's mean, or the original's `sum(values) * 1.0 / n` (which rounds a sum
+                # of whole numbers to a float before dividing)
+                total = sum(picked) if node.bools_as_numbers else sum(picked) * 1.0
+                out.append(total / len(picked))
             else:
                 raise _average_error(node)
         return make_seq(out, node.span, loose=node.loose, mixed_hint=AGGREGATE_MIXED_HINT)
+
+
+def _means(sel: np.ndarray, values: np.ndarray, widths: np.ndarray) -> np.ndarray | None:
+    """Each query's mean of its selected values as the original computes it, a Python sum in key
+    order over the count, so that the value does not depend on a BLAS build: whole numbers whose
+    sums float64 holds exactly in one product (any order gives the same sum), floats by adding the
+    keys one by one, for all queries at once. None for whole numbers past 2^53."""
+    count = np.maximum(widths, 1)  # [n_query]
+    if values.dtype.kind in "iub":
+        if len(values) and int(np.abs(values).max()) * len(values) >= 2**53:
+            return None
+        return (sel.astype(np.float64) @ values.astype(np.float64)) / count
+    total = np.zeros(len(sel))  # [n_query]
+    for k, value in enumerate(values.astype(np.float64)):
+        total = np.where(sel[:, k], total + value, total)  # IEEE adds, as Python's sum
+    return total / count
 
 
 def _averageable(picked: Sequence[Any], bools_as_numbers: bool) -> bool:

@@ -53,6 +53,30 @@ def test_aggregate_three_cases() -> None:
     assert out.type is SeqType.FLOATS
 
 
+def _mean_of_all(sop: MapSOp | TokensSOp, tokens: list) -> tuple:
+    full = Select(keys=ConstSOp(value=1), queries=ConstSOp(value=1))
+    return evaluate(AggregateSOp(selector=full, sop=sop), tokens).values
+
+
+def test_a_mean_adds_in_key_order_as_the_original() -> None:
+    # The original's `sum(values) * 1.0 / n`: 0.1 + 0.1 + 0.7 + 0.1 is 0.9999999999999999, so the
+    # mean is just below 0.25 (a matrix product may add in any order and give 0.25).
+    floats = TokensSOp(kind=TokenKind.FLOAT)
+    assert _mean_of_all(floats, [0.1, 0.1, 0.7, 0.1]) == (0.24999999999999997,) * 4
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        xs = [float(x) for x in rng.random(int(rng.integers(2, 40)))]
+        assert _mean_of_all(floats, xs) == (sum(xs) * 1.0 / len(xs),) * len(xs)
+
+
+def test_a_mean_of_whole_numbers_past_2_to_the_53_rounds_the_sum_first() -> None:
+    big = MapSOp(fn=lambda i: 2**53 + 1, inputs=(IndicesSOp(),))
+    # 3 * (2^53 + 1) rounds to a multiple of 4 before the division, as in the original
+    assert _mean_of_all(big, list("abc")) == (9007199254740994.0,) * 3
+    small = MapSOp(fn=lambda i: 2**40 + i, inputs=(IndicesSOp(),))
+    assert _mean_of_all(small, list("abc")) == ((3 * 2**40 + 3) / 3,) * 3
+
+
 def test_averaging_strings_is_an_error() -> None:
     full = Select(keys=ConstSOp(value=1), queries=ConstSOp(value=1))
     with pytest.raises(RaspRuntimeError, match="non-numbers"):
