@@ -122,7 +122,10 @@ def selects_equal_values(
     With r, x's values must be all numbers (no NaN, which no comparison orders) or all strings."""
     for i in _conjuncts(graph, selector):
         node = graph[i]
-        if _class(graph, i) and _computed_from(graph, sop, node.inputs[0]):
+        if _class(graph, i) and (
+            _computed_from(graph, sop, node.inputs[0])
+            or _tells_apart(graph, node.inputs[0], sop, values)
+        ):
             # every selected key holds the query's x: one value, where no two of x's values are
             # equal as numbers (1 and 1.0, True and 1), which a map might still tell apart
             xs = values(node.inputs[0])
@@ -241,6 +244,36 @@ def _computed_from(graph: Graph, index: int, source: int) -> bool:
     if index == source or node.op is Op.CONST:
         return True
     return node.op is Op.MAP and all(_computed_from(graph, i, source) for i in node.inputs)
+
+
+def _tells_apart(
+    graph: Graph, x: int, source: int, values: Callable[[int], Sequence[Atom]]
+) -> bool:
+    """Whether x is `source` read through one-input maps each of which gives different values of
+    its input different values (or raises), so that keys of one x hold one `source`: tracr's
+    `select(word_length, word_length, ==)` compares the map 'key is not None' of word_length,
+    which raises at None and is the identity elsewhere. Tried on every value of each input, up
+    to MAX_SOURCE_VALUES of them; a map that raises there makes no claim."""
+    while x != source:
+        node = graph[x]
+        if node.op is not Op.MAP or len(node.inputs) != 1 or node.fn is None:
+            return False
+        (arg,) = node.inputs
+        ins = values(arg)
+        if len(ins) > MAX_SOURCE_VALUES:
+            return False
+        seen: set[Any] = set()
+        for v in ins:
+            try:
+                out = node.fn(v)
+            except Exception:  # noqa: BLE001 (a program's function may raise anything)
+                continue  # no key holds this input: the interpreter stops there
+            key = exact_key(out)
+            if key in seen:
+                return False
+            seen.add(key)
+        x = arg
+    return True
 
 
 def _totally_ordered(vals: Sequence[Atom]) -> bool:

@@ -95,6 +95,43 @@ def test_values_equal_as_numbers_make_no_claim() -> None:
     assert not _equal(_program(text), "abc", 6)
 
 
+@pytest.mark.parametrize(
+    ("x", "equal"),
+    [
+        ("tokens_int * 2 + 1", True),  # one number per digit: keys of one x hold one digit
+        ("10 / (tokens_int - 1)", True),  # raises at 1 (no key holds it), one-to-one elsewhere
+        ("tokens_int % 2", False),  # 0 and 2 share an x
+        ("tokens_int - tokens_int", False),  # a map of two inputs: not a chain of one-input maps
+    ],
+)
+def test_the_keys_of_a_one_to_one_map_of_the_aggregated_sop(x: str, equal: bool) -> None:
+    """`select(x, x, ==)` with x read from the aggregated s-op through maps that tell its values
+    apart (tracr's `key is not None` check is one): the keys hold the query's s-op value."""
+    text = f"x = {x};\nres = aggregate(select(x, x, ==), tokens_int);"
+    assert _equal(_program(text), "0123", 6) is equal
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    first=st.sampled_from(["tokens_int * 3", "tokens_int % 3", "tokens_int > 1", "-tokens_int"]),
+    then=st.sampled_from(["y", "y + 1", "y * y", "y > 1", "12 / (y - 3)"]),
+)
+def test_a_claim_through_maps_holds_on_every_input(first: str, then: str) -> None:
+    """Whenever the rule claims equal values through a chain of maps, every query's selected
+    keys hold one value."""
+    text = f"y = {first};\nx = {then};\nres = aggregate(select(x, x, ==), tokens_int);"
+    root = _program(text)
+    if not _equal(root, "0123", 5):
+        return
+    for n in range(1, 5):
+        for tokens in itertools.product("0123", repeat=n):
+            try:
+                agree = _selected_values_agree(root, list(tokens))
+            except Exception:  # noqa: BLE001 (the map raises on this input: nothing to hold)
+                continue
+            assert agree, (text, tokens)
+
+
 def _selected_values_agree(root: S.SOp, tokens: list[str]) -> bool:
     evaluator = S.Evaluator(tokens)
     matrix = evaluator.matrix(root.selector)  # [query, key]

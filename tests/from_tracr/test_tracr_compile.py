@@ -170,3 +170,22 @@ def test_thresholds_within_classes_are_two_selects(max_len: int) -> None:
     inputs = [[rng.choice("abc") for _ in range(rng.randint(1, max_len))] for _ in range(60)]
     for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
         assert got == first(tokens)
+
+
+def test_a_mean_over_the_querys_own_class_is_one_value() -> None:
+    # InterpBench's word count by length: the mean of word_length over the keys of the query's
+    # word_length. tracr's Select reads each side through `key is not None`, a one-to-one map of
+    # word_length, so the keys of one class still hold one word_length: at N = 64 this was a
+    # one-hot of every mean (72M parameters, 6.5 minutes to compile).
+    from rasp import tracr as rasp
+
+    words = ["apple", "pear", "banana", "kiwi", "fig", "cherry", "plum", "melon"]
+    word_length = rasp.Map(lambda x: len(x), rasp.tokens)
+    same_length = rasp.Select(word_length, word_length, rasp.Comparison.EQ)
+    count = rasp.Aggregate(same_length, word_length, default=None)
+    model = compile_sop(count, words, 64)
+    assert model.param_count() < 5_000
+    rng = random.Random(64)
+    inputs = [[rng.choice(words) for _ in range(rng.randint(1, 64))] for _ in range(60)]
+    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert all(tracr_equal(g, w) for g, w in zip(got, count(tokens), strict=True))
