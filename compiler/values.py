@@ -39,6 +39,7 @@ from compiler.relations import (
     width_bound,
 )
 from compiler.total_orders import selects_one_by_rank
+from compiler.uniform import is_uniform, keys_differ
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, RaspError
 
@@ -86,6 +87,7 @@ class _Inference:
         self.failed: set[int] = set()  # nodes already reported (or depending on one)
         self.lower: dict[int, bool] = {}  # positional selectors: no key after its query
         self._sources: dict[int, tuple[int, ...]] = {}
+        self.uniform: list[bool] = []  # one value at every position (selectors: query-blind)
 
     def run(self) -> ValueSets:
         known = self.known
@@ -117,6 +119,7 @@ class _Inference:
                     single = (
                         (widths is not None and max(widths.values(), default=0) <= 1)
                         or (node.op is Op.SELECT and _selects_at_most_one(node, known.relation))
+                        or (node.op is Op.SELECT and self.keys_differ(node))
                         or (node.op is Op.AND and any(self.at_most_one[i] for i in node.inputs))
                         # long addition's nearest carry
                         or selects_one_by_count(self.g, node, known.values.__getitem__)
@@ -164,6 +167,7 @@ class _Inference:
             known.values.append(vals)
             known.relation.append(rel)
             self.at_most_one.append(single)
+            self.uniform.append(is_uniform(node, self.uniform, rel))
         if known.problems:
             raise CompileError(known.problems)
         return ValueSets(
@@ -172,6 +176,21 @@ class _Inference:
             tuple(known.relation),
             tuple(self.at_most_one),
             tuple(self.looks_back.get(i, False) for i in range(len(known.values))),
+        )
+
+    def keys_differ(self, node: IRNode) -> bool:
+        """An EQ select whose keys differ at every position given the uniform s-ops they read
+        (`compiler.uniform`): InterpBench's "invert if sorted" target positions."""
+        if node.comparison is not sops.Comparison.EQ:
+            return False
+        known = self.known
+        return keys_differ(
+            self.g,
+            node.inputs[0],
+            self.uniform,
+            known.relation,
+            known.values.__getitem__,
+            self.n_max,
         )
 
     # -- maps -------------------------------------------------------------------------------------

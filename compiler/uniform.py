@@ -1,0 +1,183 @@
+"""S-ops that hold one value at every position of an input, and keys that differ given them.
+
+A node is *uniform* when, on any one input, it holds the same value at every position: `length`,
+a constant, a map of uniform s-ops, and a selector_width or aggregate of a selector that selects
+the same keys for every query (its queries are uniform: `select(checks, 0, ==)`). Its value still
+depends on the input (a count of the "a"s), so the value analysis knows only its set.
+
+InterpBench's "invert if sorted" moves each token to `avg + decider * (indices - avg)`, where
+`decider` (1 or -1) is uniform: a map of a count over all keys. Without knowing that `decider` is
+one value across the positions, the keys of `select(target, indices, ==)` may repeat, and the
+aggregate is any mean of the tokens (34M parameters at N = 16). `keys_differ` evaluates the keys at
+every position of every length, for each combination of the uniform s-ops they read (their values
+as sets, an over-approximation), and proves that no two positions of one input hold equal keys:
+an EQ select over such keys selects at most one key per query.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from compiler.blocks import Atom, value_key
+from compiler.graph import Graph, IRNode, Op
+from compiler.relations import Relation
+
+# combinations of the uniform s-ops' values tried, and positions x combinations x maps evaluated
+MAX_UNIFORM_COMBINATIONS = 64
+MAX_EVALUATIONS = 2_000_000
+
+
+def is_uniform(node: IRNode, uniform: Sequence[bool], rel: Relation | None) -> bool:
+    """Whether `node` holds one value at every position of an input, given its inputs' flags
+    (`uniform[i]`, for every earlier node i; a selector's flag says it ignores its query) and its
+    own relation (`map(lambda x: 0, indices)` is one value per length)."""
+    if rel is not None and _one_per_length(rel):
+        return True
+    match node.op:
+        case Op.LENGTH | Op.CONST:
+            return True
+        case Op.MAP:
+            return all(uniform[i] for i in node.inputs)
+        case Op.SELECT:
+            return uniform[node.inputs[1]]  # one query value: every query selects the same keys
+        case Op.AND | Op.OR | Op.NOT | Op.SELECTOR_WIDTH:
+            return all(uniform[i] for i in node.inputs)
+        case Op.AGGREGATE:
+            return uniform[node.inputs[0]]  # the same keys for every query: the same mean
+    return False  # tokens, indices
+
+
+def keys_differ(
+    graph: Graph,
+    keys: int,
+    uniform: Sequence[bool],
+    relation: Sequence[Relation | None],
+    values: Callable[[int], Sequence[Atom]],
+    max_len: int,
+) -> bool:
+    """Whether node `keys` holds pairwise different values (as `==` compares them) at the
+    positions of every input of length 1..max_len: it is computed by maps from s-ops known at each
+    position (one value per (index, length)) and from uniform s-ops, and differs at every position
+    for every combination of the uniform ones' values (module doc). A map that raises anywhere
+    makes no claim."""
+    leaves = _free_uniforms(graph, keys, uniform, relation)
+    if leaves is None or not leaves:
+        return False  # not read from positions and uniform s-ops, or positions alone (elsewhere)
+    choices = [values(i) for i in leaves]
+    combinations = math.prod(len(c) for c in choices)
+    maps = _maps_between(graph, keys, leaves, relation)
+    cost = combinations * max_len * (max_len + 1) // 2 * max(maps, 1)
+    if combinations > MAX_UNIFORM_COMBINATIONS or cost > MAX_EVALUATIONS:
+        return False
+    for assignment in _assignments(leaves, choices):
+        for n in range(1, max_len + 1):
+            seen: set[Any] = set()
+            for i in range(n):
+                ok, key = _evaluate(graph, keys, i, n, assignment, relation)
+                if not ok:
+                    return False
+                compared = _equality_key(key)
+                if compared is None or compared in seen:
+                    return False
+                seen.add(compared)
+    return True
+
+
+def _one_per_length(rel: Relation) -> bool:
+    by_length: dict[int, Any] = {}
+    for (_, n), vs in rel.items():
+        if len(vs) != 1 or by_length.setdefault(n, value_key(vs[0])) != value_key(vs[0]):
+            return False
+    return True
+
+
+def _known_at_positions(rel: Relation | None) -> bool:
+    return rel is not None and all(len(v) == 1 for v in rel.values())
+
+
+def _free_uniforms(
+    graph: Graph, index: int, uniform: Sequence[bool], relation: Sequence[Relation | None]
+) -> list[int] | None:
+    """The uniform s-ops (not known per position) that node `index`'s maps read, or None when it
+    reads anything else that is not known per position."""
+    found: list[int] = []
+    stack, visited = [index], set()
+    while stack:
+        i = stack.pop()
+        if i in visited:
+            continue
+        visited.add(i)
+        node = graph[i]
+        if _known_at_positions(relation[i]) or node.op is Op.CONST:
+            continue
+        if uniform[i]:
+            found.append(i)
+        elif node.op is Op.MAP and node.fn is not None:
+            stack.extend(node.inputs)
+        else:
+            return None
+    return sorted(found)
+
+
+def _maps_between(
+    graph: Graph, index: int, leaves: list[int], relation: Sequence[Relation | None]
+) -> int:
+    """How many maps one evaluation of node `index` runs (for the cost bound)."""
+    count, stack, visited = 0, [index], set()
+    while stack:
+        i = stack.pop()
+        if i in visited or i in leaves or _known_at_positions(relation[i]):
+            continue
+        visited.add(i)
+        if graph[i].op is Op.MAP:
+            count += 1
+            stack.extend(graph[i].inputs)
+    return count
+
+
+def _assignments(leaves: list[int], choices: list[Sequence[Atom]]) -> list[dict[int, Atom]]:
+    out: list[dict[int, Atom]] = [{}]
+    for leaf, options in zip(leaves, choices, strict=True):
+        out = [{**a, leaf: v} for a in out for v in options]
+    return out
+
+
+def _evaluate(
+    graph: Graph,
+    index: int,
+    i: int,
+    n: int,
+    assignment: dict[int, Atom],
+    relation: Sequence[Relation | None],
+) -> tuple[bool, Atom]:
+    """Node `index` at position i of length n, the uniform s-ops taking `assignment`'s values."""
+    if index in assignment:
+        return True, assignment[index]
+    node = graph[index]
+    rel = relation[index]
+    if rel is not None and _known_at_positions(rel):
+        return True, rel[(i, n)][0]
+    if node.op is Op.CONST:
+        return True, node.value
+    args = []
+    for j in node.inputs:
+        ok, value = _evaluate(graph, j, i, n, assignment, relation)
+        if not ok:
+            return False, None
+        args.append(value)
+    try:
+        return True, node.fn(*args)  # type: ignore[misc]
+    except Exception:  # noqa: BLE001 (a program's function may raise anything)
+        return False, None
+
+
+def _equality_key(value: Atom) -> Any:
+    """A key equal exactly where `==` holds: numbers (bools among them) by value, others by
+    `value_key`; None for NaN, which equals nothing and would need its own care."""
+    if isinstance(value, bool | int | float):
+        if isinstance(value, float) and math.isnan(value):
+            return None
+        return ("number", value)  # 1 == 1.0 == True hash alike in Python
+    return ("other", value_key(value))
