@@ -24,13 +24,14 @@ from rasp.errors import (
     RaspError,
     RaspNameError,
     RaspRuntimeError,
+    RaspSyntaxError,
     RaspTypeError,
     Source,
     Span,
 )
 from rasp.expressions import Expressions
-from rasp.parser import parse
-from rasp.results import Bindings, ResultKind, StatementResult
+from rasp.parser import parse, parse_recovering
+from rasp.results import Bindings, ReplLoading, ResultKind, StatementResult
 from rasp.sops import (
     IndicesSOp,
     LengthSOp,
@@ -77,7 +78,10 @@ class Interpreter:
         self.search_dirs = tuple(Path(d) for d in search_dirs)
         self._depth = 0
         self._loading: list[Path] = []
-        self._load_errors: list[RaspError] | None = None  # see exec_statement
+        self._repl_loading: ReplLoading | None = None  # see exec_statement
+        self._renamed: list[
+            tuple[Node, str | None]
+        ] = []  # this statement's renames, undone if refused
         root = Scope(None, BASE_RESERVED, "built-ins")
         for kind in TokenKind:
             root.force(f"tokens_{kind.value}", TokensSOp(kind=kind, name=f"tokens_{kind.value}"))
@@ -146,14 +150,15 @@ class Interpreter:
         return results
 
     def exec_statement(
-        self, stmt: ast.Stmt, *, load_errors: list[RaspError] | None = None
+        self, stmt: ast.Stmt, *, repl_loading: ReplLoading | None = None
     ) -> StatementResult:
         """Run one top-level statement; every failure is a located `RaspError`.
 
-        With a `load_errors` list, a `load`ed file's failing statement is appended there (located
-        in that file) and the load goes on with the next one, as the original's REPL does (a
-        failed assignment binds nothing). Without it, the first failure ends the statement."""
-        self._load_errors = load_errors
+        With `repl_loading`, a `load`ed file runs as in the original's REPL (`ReplLoading`): its
+        failing statements are reported there and skipped, and its REPL commands are passed on.
+        Without it, the first failure ends the statement, and a loaded file's REPL commands are
+        ignored, as a program run from a file ignores its own."""
+        self._repl_loading = repl_loading
         try:
             return self._exec(stmt, self._frame)
         except RaspError as exc:
@@ -171,7 +176,8 @@ class Interpreter:
         finally:
             self._depth = 0
             self._loading.clear()
-            self._load_errors = None
+            self._repl_loading = None
+            self._renamed.clear()
 
     # ---- statements ----------------------------------------------------------------------------
 
@@ -188,6 +194,7 @@ class Interpreter:
                 for name, value, span in zip(targets, bound, stmt.target_spans):
                     scope.assign(name, value, span)
                     if isinstance(value, Node) and _renamable(value, name):
+                        self._renamed.append((value, value.name))
                         value.name = name  # the original renames an s-op when it is assigned
                     if frame.top:
                         frame.last = name
@@ -253,21 +260,32 @@ class Interpreter:
             source = read_source(path)
         except RaspError as exc:
             raise exc.with_span(stmt.span) from None  # unreadable: at the load; not UTF-8: in it
-        program = parse(source)
+        repl = self._repl_loading
+        statements = self._loaded_statements(source, repl)
         inner = _Frame(Scope(self._prelude, self._reserved, str(path)), top=True)
         self._loading.append(path)
         assigned_at: dict[str, int] = {}  # name -> the last statement that (re)bound it
         try:
-            for k, inner_stmt in enumerate(program.statements):
-                if isinstance(inner_stmt, ast.ReplCommand):
-                    continue  # a loaded file has no REPL to command
-                before = dict(inner.scope.values)
+            for k, inner_stmt in enumerate(statements):
+                if isinstance(inner_stmt, RaspSyntaxError):  # (only in the REPL)
+                    repl.errors.append(inner_stmt)  # type: ignore[union-attr]
+                    continue
+                if isinstance(inner_stmt, ast.ReplCommand) and repl is None:
+                    continue  # no REPL to command
+                before, renames = dict(inner.scope.values), len(self._renamed)
                 try:
-                    self._exec(inner_stmt, inner)
+                    result = self._exec(inner_stmt, inner)
+                    if repl is not None:
+                        repl.watch(result)
                 except RaspError as exc:
-                    if self._load_errors is None:
+                    if repl is None:
                         raise
-                    self._load_errors.append(exc.with_span(inner_stmt.span))
+                    inner.scope.values.clear()  # a refused statement binds nothing
+                    inner.scope.values.update(before)
+                    while len(self._renamed) > renames:  # nor renames an s-op
+                        node, name = self._renamed.pop()
+                        node.name = name
+                    repl.errors.append(exc.with_span(inner_stmt.span))
                     continue
                 for name, value in inner.scope.values.items():
                     if name not in before or before[name] is not value:
@@ -286,6 +304,19 @@ class Interpreter:
         return StatementResult(
             ResultKind.LOAD, tuple(n for n, _ in copied), tuple(v for _, v in copied), stmt.span
         )
+
+    @staticmethod
+    def _loaded_statements(
+        source: Source, repl: ReplLoading | None
+    ) -> Sequence[ast.Stmt | RaspSyntaxError]:
+        """A loaded file's statements; in the REPL, a syntax error costs only its statement (and
+        takes its place, to be reported in the file's order)."""
+        if repl is None:
+            return parse(source).statements
+        try:
+            return parse(source).statements
+        except RaspSyntaxError:
+            return parse_recovering(source)
 
     # ---- what expressions ask of the interpreter (rasp.expressions) ----------------------------
 

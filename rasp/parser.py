@@ -108,6 +108,27 @@ def _parse_tree(text: str, progress: Progress | None) -> Tree:
     return tree
 
 
+def parse_recovering(source: Source) -> list[ast.Stmt | RaspSyntaxError]:
+    """A file the REPL loads, read as the original's REPL reads one: line by line, each statement
+    parsed as soon as its lines complete it, so that a syntax error costs only the statement it is
+    in. Statements and syntax errors (located in the file) in the file's order. The caller tries
+    `parse` first; this is the slower path for a file with a syntax error."""
+    out: list[ast.Stmt | RaspSyntaxError] = []
+    lines = source.text.split("\n")
+    first = 0  # the first line of the statement being read
+    for number in range(len(lines)):
+        # blank lines before the statement keep its lines (and spans) where they are in the file
+        chunk = Source(source.name, "\n" * first + "\n".join(lines[first : number + 1]))
+        try:
+            out += parse(chunk).statements
+        except RaspSyntaxError as exc:
+            if exc.incomplete and number + 1 < len(lines):
+                continue  # the statement goes on in the next line
+            out.append(exc)
+        first = number + 1
+    return out
+
+
 def is_complete(text: str) -> bool:
     """False when `text` stops inside an unfinished statement, def, for or bracket (the REPL
     then reads a continuation line)."""

@@ -5,11 +5,12 @@ Re-exported by `rasp.interpreter`; kept apart so the interpreter module stays on
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from rasp.errors import Span
+from rasp.errors import RaspError, Span
 
 
 class ResultKind(Enum):
@@ -33,6 +34,18 @@ class StatementResult:
     names: tuple[str, ...]
     values: tuple[Any, ...]
     span: Span
+
+
+@dataclass(frozen=True)
+class ReplLoading:
+    """How the REPL runs the files a statement loads, as the original's does: a failing statement
+    (a syntax error too) is appended to `errors`, located in its file, and skipped, and the load
+    goes on. `watch` sees each statement's result, a REPL command's too (`set example` in a loaded
+    file sets the session's example), and refuses one by raising a RaspError: the statement then
+    binds nothing, as if it had failed."""
+
+    watch: Callable[[StatementResult], None]
+    errors: list[RaspError] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from rasp.display import (
 from rasp.errors import RaspError, RaspSyntaxError, RaspTypeError
 from rasp.interpreter import Interpreter
 from rasp.parser import is_complete, parse
-from rasp.results import Bindings, ResultKind, StatementResult
+from rasp.results import Bindings, ReplLoading, ResultKind, StatementResult
 from rasp.sops import Node, Selector, SOp, evaluate
 from rasp.tools.repl_compiled import COMMANDS as COMPILED_COMMANDS
 from rasp.tools.repl_compiled import CompiledView
@@ -201,10 +201,12 @@ class ReplSession:
     def _statement(self, stmt: ast.Stmt) -> list[str]:
         env = _Bindings(self.interpreter)
         saved = env.snapshot()
-        load_errors: list[RaspError] = []  # a loaded file's failing statements: reported, skipped
-        result = self.interpreter.exec_statement(stmt, load_errors=load_errors)
+        shown: list[str] = []  # what a loaded file's commands print
+        loading = ReplLoading(watch=lambda loaded: shown.extend(self._loaded(loaded)))
+        result = self.interpreter.exec_statement(stmt, repl_loading=loading)
         try:
-            return [err.render() for err in load_errors] + self._show_result(stmt, result)
+            # a loaded file's failing statements (reported and skipped), then what it printed
+            return [e.render() for e in loading.errors] + shown + self._show_result(stmt, result)
         except RaspError:
             # The definition-time check failed: as in the original, the names keep their old values.
             env.restore(saved)
@@ -232,6 +234,17 @@ class ReplSession:
                 return applied_value(value, tokens, self.settings.full_seq)
         self._check_on_example(result)
         return self._named(result, self.settings)
+
+    def _loaded(self, result: StatementResult) -> list[str]:
+        """A loaded file's statement, run as the original's REPL runs it: a REPL command acts on
+        this session (`set example`, `full seq display on`, ...; `exit` does not end it), and a
+        new s-op or selector must evaluate on the running example (else it is refused)."""
+        match result.kind:
+            case ResultKind.COMMAND if result.values[0].command is not ast.CommandKind.EXIT:
+                return self._command(result.values[0], result.values[1:])
+            case ResultKind.ASSIGN | ResultKind.EXPR | ResultKind.DEF:
+                self._check_on_example(result)
+        return []
 
     def _named(self, result: StatementResult, settings: ExampleSettings) -> list[str]:
         lines: list[str] = []

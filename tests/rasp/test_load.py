@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from rasp.errors import RaspError, RaspNameError, RaspRuntimeError
+from rasp.errors import RaspError, RaspNameError, RaspRuntimeError, Source
 from rasp.interpreter import Interpreter, load_file, run_file
-from rasp.parser import parse
+from rasp.parser import parse, parse_recovering
+from rasp.results import ReplLoading
 from rasp.sops import SOp, evaluate
 from rasp.values import RaspFunction
 
@@ -69,7 +70,8 @@ def test_a_load_may_go_on_past_failing_statements(tmp_path: Path) -> None:
     run("caller_name = 10;", i)
     errors: list[RaspError] = []
     (stmt,) = parse('load "outer";').statements
-    result = i.exec_statement(stmt, load_errors=errors)
+    loading = ReplLoading(watch=lambda result: None, errors=errors)
+    result = i.exec_statement(stmt, repl_loading=loading)
     located = [(e.span.file.rsplit("/", 1)[-1], e.span.line, e.message) for e in errors]
     assert located == [
         ("outer.rasp", 1, "Undefined variable: caller_name"),
@@ -107,3 +109,23 @@ def test_run_file_defaults_to_the_last_assigned_name(tmp_path: Path) -> None:
     assert list(run_file(path, ["x"], name="a").values) == [1]
     with pytest.raises(RaspError):
         run_file(tmp_path / "missing.rasp", "a")
+
+
+def test_a_program_stops_at_a_loaded_files_syntax_error_and_ignores_its_commands(
+    tmp_path: Path,
+) -> None:
+    # Outside the REPL a loaded file is a program: its first error ends the load, and its REPL
+    # commands have no session to act on.
+    (tmp_path / "lib.rasp").write_text("a = 1;\nb = (2;\nc = 3;\n", encoding="utf-8")
+    with pytest.raises(RaspError, match=r"expected '\)'"):
+        run('load "lib";', Interpreter(search_dirs=[tmp_path]))
+    (tmp_path / "cmd.rasp").write_text("set example [1]\nd = 4;\n", encoding="utf-8")
+    assert run('load "cmd";', Interpreter(search_dirs=[tmp_path])).get("d") == 4
+
+
+def test_parse_recovering_keeps_the_files_order_and_lines() -> None:
+    source = Source("f.rasp", "a = 1;\nb = (2;\n\nc = [1,\n 2];\nd = ;\n")
+    items = parse_recovering(source)
+    kinds = [type(item).__name__ for item in items]
+    assert kinds == ["Assign", "RaspSyntaxError", "Assign", "RaspSyntaxError"]
+    assert [item.span.line for item in items] == [1, 2, 4, 6]  # type: ignore[union-attr]

@@ -270,3 +270,37 @@ def test_failed_definition_does_not_rename_the_node() -> None:
     assert "error:" in session.feed("tokens = tokens_int;")  # fails on "hello"
     assert session.interpreter.get("tokens_int").name == "tokens_int"
     assert session.interpreter.get("tokens").name == "tokens"
+
+
+def _load(tmp_path: Path, text: str) -> tuple[ReplSession, list[str]]:
+    program = tmp_path / "saved.rasp"
+    program.write_text(text, encoding="utf-8")
+    session = ReplSession()
+    return session, session.load_path(program).splitlines()
+
+
+def test_a_loaded_files_commands_act_on_the_session(tmp_path: Path) -> None:
+    # As in the original: a file saved from a session keeps its `set example` and display switches.
+    session, out = _load(tmp_path, "set example [1, 2]\nx = tokens_int + 1;\nfull seq display on\n")
+    assert out[-1] == "     s-op: x"
+    assert session.settings.seq_example == [1, 2] and session.settings.full_seq
+    assert session.feed("x;").splitlines()[-1] == " \t\toutput:  2 3 \t (ints)"
+    session, _ = _load(tmp_path, "exit\ny = 1;\n")
+    assert not session.finished and session.interpreter.get("y") == 1
+
+
+def test_a_syntax_error_in_a_loaded_file_costs_only_its_statement(tmp_path: Path) -> None:
+    session, out = _load(tmp_path, "a = 1;\nb = (2;\nc = a\n  + 2;\n")
+    assert out[0].endswith("saved.rasp:2:7: error: expected ')' to close '('")
+    assert out[-2:] == ["    value: a =  1", "    value: c =  3"]
+    assert "b" not in session.interpreter.names()
+
+
+def test_a_loaded_statement_must_run_on_the_example(tmp_path: Path) -> None:
+    # `x = tokens_int;` fails on "hello": refused as typed in the session, and tokens_int keeps
+    # its name (the assignment renamed it before the check refused it).
+    session, out = _load(tmp_path, "x = tokens_int;\ny = indices;\n")
+    assert "saved.rasp:1:1: error: cannot read the input as tokens_int" in out[0]
+    assert out[-1] == "     s-op: y"
+    assert "x" not in session.interpreter.names()
+    assert session.interpreter.get("tokens_int").name == "tokens_int"
