@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -253,10 +253,9 @@ class ReplSession:
         return lines
 
     def _check_on_example(self, result: StatementResult) -> None:
-        """Evaluate every new s-op and selector on its running example; a failure raises."""
-        for value in result.values:
-            if not isinstance(value, SOp | Selector):
-                continue
+        """Evaluate every new s-op and selector (in a list or dict too: the display shows them) on
+        its running example; a failure raises, located at the statement."""
+        for value in _nodes_in(result.values):
             example = (
                 self.settings.seq_example if isinstance(value, SOp) else self.settings.sel_example
             )
@@ -369,6 +368,25 @@ class _Bindings:
         self._interpreter.restore(saved.bindings)
         for node, name in saved.node_names:
             node.name = name
+
+
+def _nodes_in(values: Iterable[Any]) -> Iterator[SOp | Selector]:
+    """The s-ops and selectors among `values` and inside their lists and dicts (a stack, not
+    recursion: a list may nest deeper than Python recurses)."""
+    stack = [iter(values)]
+    while stack:
+        value = next(stack[-1], _END)
+        if value is _END:
+            stack.pop()
+        elif isinstance(value, SOp | Selector):
+            yield value
+        elif isinstance(value, list | tuple):
+            stack.append(iter(value))
+        elif isinstance(value, dict):
+            stack.append(iter(value.values()))
+
+
+_END = object()
 
 
 def _function_text(value: Any) -> str | None:

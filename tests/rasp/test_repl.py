@@ -304,3 +304,13 @@ def test_a_loaded_statement_must_run_on_the_example(tmp_path: Path) -> None:
     assert out[-1] == "     s-op: y"
     assert "x" not in session.interpreter.names()
     assert session.interpreter.get("tokens_int").name == "tokens_int"
+
+
+def test_an_sop_in_a_list_or_dict_must_run_on_the_example() -> None:
+    # The display evaluates it; a failure there was an unlocated "error: ..." and bound the name.
+    session = ReplSession()
+    for text in ('b = {"k": tokens_int * 2};', "b = [[1, tokens_int]];"):
+        out = session.feed(text).splitlines()
+        assert out[0].startswith("<repl>:1:1: error: cannot read the input as tokens_int")
+        assert "b" not in session.interpreter.names()
+    assert session.feed('b = [[indices], {"n": length}];').startswith("     list: b =  [")
