@@ -144,6 +144,13 @@ class ReplSession:
         """Ctrl-C: drop the partial statement."""
         self._pending = []
 
+    def end_of_input(self) -> str:
+        """Ctrl-D or the end of piped input: an unfinished statement is reported (its syntax
+        error, "unexpected end of input"), not dropped in silence."""
+        unfinished = "\n".join(self._pending)
+        self._pending = []
+        return self.run_text(unfinished) if unfinished else ""
+
     # -- input ----------------------------------------------------------------------------------
 
     def feed(self, line: str) -> str:
@@ -329,7 +336,9 @@ class ReplSession:
         if word == ":names":
             user = self.interpreter.user_names()
             return "\t" + ", ".join(user) if user else "\tno names defined yet"
-        if word == ":type" and rest:
+        if word == ":type" and not rest:
+            return "error: :type NAME: which name? (:names lists them)"
+        if word == ":type":
             known = self.interpreter.names()
             if rest not in known:
                 close = difflib.get_close_matches(rest, known, n=1)

@@ -234,6 +234,8 @@ class CompiledView:
     def _draw(self, rest: str, session: ReplSession) -> str:
         state = self._state()
         match = _DRAW_OUTPUT.search(rest)
+        if match is None and re.search(r"(?:^|\s)-o(?:\s|$)", rest):
+            raise _Refusal(":draw INPUT -o FILE.png: -o takes one path, last (no spaces in it)")
         png = Path(match.group(1)) if match else None
         tokens = self._input(rest[: match.start()].strip() if match else rest, session)
         if png is not None and png.suffix.lower() != ".png":
@@ -326,15 +328,14 @@ def _distinct(tokens: list[Any]) -> list[Any]:
 
 
 def _positive(text: str, what: str) -> int:
-    value = _non_negative(text, what)
-    if value < 1:
-        raise _Refusal(f"{what} must be an integer >= 1, got {text.strip()!r}")
-    return value
+    if not re.fullmatch(r"\d+", text.strip()) or int(text) < 1:
+        raise _Refusal(f"{what} must be a whole number >= 1, got {text.strip()!r}")
+    return int(text)
 
 
 def _non_negative(text: str, what: str) -> int:
     if not re.fullmatch(r"\d+", text.strip()):
-        raise _Refusal(f"{what} must be a non-negative integer, got {text.strip()!r}")
+        raise _Refusal(f"{what} must be a whole number >= 0, got {text.strip()!r}")
     return int(text)
 
 

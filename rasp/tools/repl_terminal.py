@@ -57,7 +57,7 @@ def run_loop(
         except EOFError:
             if newline_on_eof:  # so the shell's prompt starts on a fresh line
                 stdout.write("\n")
-            _write(stdout, "")
+            _write(stdout, session.end_of_input())
             break
         except KeyboardInterrupt:
             session.interrupt()

@@ -202,6 +202,14 @@ def test_loop_ctrl_c_drops_partial_statement_and_ctrl_d_exits() -> None:
     assert out.getvalue() == "KeyboardInterrupt\n    value: y =  2\n"
 
 
+def test_an_unfinished_statement_at_the_end_of_input_is_reported() -> None:
+    session = ReplSession()
+    out = io.StringIO()
+    assert run_loop(session, _reader(["x = select(indices,", " indices"]), out) == 0
+    assert out.getvalue().splitlines()[0] == "<repl>:2:9: error: unexpected end of input"
+    assert not session.is_continuing
+
+
 def test_piped_stdin_runs_a_script() -> None:
     stdin = io.StringIO('x = indices;\nx("ab");\nexit\nnever = 1;\n')
     stdout = io.StringIO()
