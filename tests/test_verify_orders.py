@@ -258,3 +258,57 @@ def test_cli_verify_reports_the_sweep_in_text_and_json(
         and data["orders"]["margin"]["value"] == pytest.approx(0.5)
     )
     assert "certificate" in data  # null, or the certificate re-check (not this module's concern)
+
+
+# ------------------------------------------------------------------------------------------------
+# Inputs the interpreter fails on have no output to measure
+
+DIV = "x = 10 / (indices - 2);\n"  # fails at position 2: on every input of 3 tokens or more
+
+
+def test_the_margin_leaves_out_inputs_the_interpreter_fails_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Where the program fails the model's output is unspecified (verify skips those inputs), so
+    its margin there says nothing: this model's is -2.5 at position 2 of "aaa"."""
+    from rasp.tools.cli import main
+
+    path = tmp_path / "div.rasp"
+    path.write_text(DIV)
+    argv = ["verify", str(path), "--vocab", "ab", "--max-len", "4"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert (
+        "  margin:     2.5 (half the gap to the nearest other listed value - distance to the "
+        "snapped one), the smallest in any run on the 6 inputs the interpreter gives a value for: "
+        'input "a", position 0, cpu float32, 1 thread, unbatched'
+    ) in out.splitlines()
+    assert out.rstrip().endswith("; smallest observed 2.5")  # the certificate's decoder line
+    assert main([*argv, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    orders = data["orders"]
+    assert orders["uninterpreted"] == 24 and data["skipped"] == 24
+    assert orders["margin"]["value"] == pytest.approx(2.5) and orders["margin"]["input"] == ["a"]
+    assert data["certificate"]["lines"][-1].endswith("; smallest observed 2.5")
+
+
+def test_no_margin_where_the_interpreter_fails_on_every_swept_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rasp.tools.cli import main
+
+    path, model = tmp_path / "tok.rasp", tmp_path / "tok.safetensors"
+    path.write_text('x = 6 / (tokens == "a");\n')  # fails wherever a token is not "a"
+    compile_argv = ["compile", str(path), "--vocab", "ab", "--max-len", "3", "-q"]
+    assert main([*compile_argv, "-o", str(model)]) == 0
+    argv = ["verify", str(path), "--model", str(model), "--vocab", "b"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert (
+        "  margin:     none (the interpreter fails on every swept input: no output to measure)"
+        in out.splitlines()
+    )
+    assert "smallest observed" not in out
+    assert main([*argv, "--json"]) == 0
+    orders = json.loads(capsys.readouterr().out)["orders"]
+    assert orders["margin"] is None and orders["uninterpreted"] == orders["inputs"] == 3

@@ -162,17 +162,27 @@ def _tail_lines(report: VerifyReport) -> list[str]:
         )
         lines.append(f"  orders:     {verdict} {_swept_text(orders)}")
         lines.append(f"              runs: {_configs_text(orders.configs)}")
-        margin = orders.margin
-        if margin is None:
-            lines.append(
-                "  margin:     none (a float output without listed values has no decision boundary)"
-            )
-        else:
-            lines.append(
-                f"  margin:     {margin.value:.4g} ({margin.kind}), the smallest in any run: input "
-                f"{show_tokens(margin.tokens)}, position {margin.position}, {margin.config.describe()}"
-            )
+        lines.append(_margin_line(orders))
     return lines + list(report.certificate_lines)
+
+
+def _margin_line(orders: OrderReport) -> str:
+    """The smallest decoder margin, taken only where the interpreter gives a value (elsewhere the
+    model's output is unspecified, and so is its margin)."""
+    margin, valued = orders.margin, orders.inputs - orders.uninterpreted
+    if margin is None and not valued:
+        return (
+            "  margin:     none (the interpreter fails on every swept input: no output to measure)"
+        )
+    if margin is None:
+        return "  margin:     none (a float output without listed values has no decision boundary)"
+    among = ""
+    if orders.uninterpreted:
+        among = f" on the {valued:,} inputs the interpreter gives a value for"
+    return (
+        f"  margin:     {margin.value:.4g} ({margin.kind}), the smallest in any run{among}: input "
+        f"{show_tokens(margin.tokens)}, position {margin.position}, {margin.config.describe()}"
+    )
 
 
 def _swept_text(orders: OrderReport) -> str:
