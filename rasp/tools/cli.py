@@ -141,14 +141,16 @@ def build_parser() -> argparse.ArgumentParser:
         type=_non_negative,
         metavar="K",
         dest="exhaustive_len",
-        help="check every input up to length K",
+        help="check every input up to length K (default: the largest K with at most 20,000 "
+        "such inputs); verify refuses more than 1,000,000 inputs in all (up to about 9 "
+        "minutes on 2 busy cores)",
     )
     ver.add_argument(
         "--samples",
         type=_non_negative,
         default=1000,
         metavar="S",
-        help="random inputs to check (default 1000)",
+        help="random inputs to check past length K (default 1000)",
     )
     ver.add_argument(
         "--sampling",

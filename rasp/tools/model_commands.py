@@ -319,6 +319,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         return _usage_error(
             "verify", "--exhaustive-len 0 with --samples 0 leaves no input to check"
         )
+    v.check_plan_size(plan)  # before compiling: a K too large would run for years, silently
     sop, name, source = _program(args.file, args.name, console)
     from compiler.resolve import resolve
 

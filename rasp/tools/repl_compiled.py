@@ -219,6 +219,7 @@ class CompiledView:
         plan = v.plan_inputs(
             state.vocab, state.max_len, k, VERIFY_SAMPLES, VERIFY_SEED, program=state.sop
         )
+        v.check_plan_size(plan, ":verify", None)  # the REPL shows no progress: refuse years
         threads = torch.get_num_threads()
         torch.set_num_threads(1)  # tiny batches: threads only add overhead (see rasp verify)
         try:

@@ -1,0 +1,102 @@
+"""`rasp verify`'s size limit: a plan of more than `MAX_INPUTS` inputs is refused before anything
+runs (3 tokens up to length 30 would be 3 * 10^14 inputs: years), with the count and a plan that
+fits. The CLI and the REPL's `:verify K` both refuse; neither compiles or runs anything first.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rasp.errors import RaspError
+from rasp.tools.verify import MAX_INPUTS, check_plan_size, count_up_to, plan_inputs
+
+ROOT = Path(__file__).resolve().parents[1]
+REVERSE = ROOT / "programs" / "reverse.rasp"
+# what the tester ran: every input of 1..30 tokens over abc
+HUGE = ["verify", str(REVERSE), "--vocab", "abc", "--max-len", "30", "--exhaustive-len", "30"]
+
+
+def test_count_up_to_sums_every_length() -> None:
+    assert count_up_to(3, 0) == 0 and count_up_to(3, 2) == 3 + 9
+    assert count_up_to(3, 30) == 308_836_698_141_972
+    assert plan_inputs("abc", 30, 30).exhaustive_count == count_up_to(3, 30)
+
+
+def test_a_plan_over_the_limit_is_refused_with_one_that_fits() -> None:
+    with pytest.raises(RaspError) as caught:
+        check_plan_size(plan_inputs("abc", 30, 30))
+    assert caught.value.message == (
+        "--exhaustive-len 30: every input of length 1..30 over 3 tokens is 308,836,698,141,972 "
+        f"inputs, more than verify checks ({MAX_INPUTS:,})"
+    )
+    assert caught.value.hint == (
+        "use --exhaustive-len 12 or less (797,160 inputs); longer inputs are sampled (--samples S)"
+    )
+    assert count_up_to(3, 12) <= MAX_INPUTS < count_up_to(3, 13)
+
+
+def test_plans_within_the_limit_pass() -> None:
+    check_plan_size(plan_inputs("abc", 30))  # the default K: at most 20,000 inputs
+    check_plan_size(plan_inputs("abc", 30, 12))  # 797,160 + 1,000 samples
+    check_plan_size(plan_inputs("a", 10**6, 10**6, samples=0))  # exactly the limit
+    with pytest.raises(RaspError, match=r"^--samples 202,841: .* 1,000,001 inputs"):
+        check_plan_size(plan_inputs("abc", 30, 12, samples=MAX_INPUTS - 797_160 + 1))
+    samples = MAX_INPUTS - 797_160
+    check_plan_size(plan_inputs("abc", 30, 12, samples=samples))
+    check_plan_size(plan_inputs("abc", 12, 12, samples=10**9))  # K = N: no sample is drawn
+
+
+def test_the_cli_refuses_before_compiling(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rasp.tools.cli import main
+
+    def never(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("compiled a program verify should have refused")
+
+    monkeypatch.setattr("rasp.tools.model_commands.compile_sop", never)
+    for extra in ([], ["--json"]):
+        assert main([*HUGE, *extra]) == 1
+        out, err = capsys.readouterr()
+        assert out == "" and err.splitlines() == [
+            "error: --exhaustive-len 30: every input of length 1..30 over 3 tokens is "
+            f"308,836,698,141,972 inputs, more than verify checks ({MAX_INPUTS:,})",
+            "hint: use --exhaustive-len 12 or less (797,160 inputs); longer inputs are sampled "
+            "(--samples S)",
+        ]
+    assert main([*HUGE[:-1], "12", "--samples", "300000"]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "error: --samples 300,000: with the 797,160 exhaustive inputs, 1,097,160 inputs, more "
+        f"than verify checks ({MAX_INPUTS:,})",
+        "hint: use --samples 202,840 or less",
+    ]
+
+
+def test_the_help_states_the_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    from rasp.tools.cli import main
+
+    assert main(["verify", "--help"]) == 0
+    assert "refuses more than 1,000,000 inputs" in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_repl_refuses_a_k_too_large(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("compiler")
+    pytest.importorskip("transformer")
+    from rasp.tools.repl import ReplSession
+
+    session = ReplSession()
+    session.feed("r = aggregate(select(indices, length - indices - 1, ==), tokens);")
+    assert session.feed(":compile r abc 14").startswith("compiled r:")
+
+    def never(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("ran a check the REPL should have refused")
+
+    monkeypatch.setattr("rasp.tools.verify_orders.check_model", never)
+    assert session.feed(":verify 14").splitlines() == [
+        "error: :verify 14: every input of length 1..14 over 3 tokens is 7,174,452 inputs, more than "
+        f"verify checks ({MAX_INPUTS:,})",
+        "hint: use :verify 12 or less (797,160 inputs); longer inputs are sampled",
+    ]
