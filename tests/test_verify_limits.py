@@ -1,6 +1,7 @@
 """`rasp verify`'s size limit: a plan of more than `MAX_INPUTS` inputs is refused before anything
 runs (3 tokens up to length 30 would be 3 * 10^14 inputs: years), with the count and a plan that
 fits. The CLI and the REPL's `:verify K` both refuse; neither compiles or runs anything first.
+A plan within the limit may still hold a million inputs: the order sweep keeps only its 256.
 """
 
 from __future__ import annotations
@@ -100,3 +101,26 @@ def test_the_repl_refuses_a_k_too_large(monkeypatch: pytest.MonkeyPatch) -> None
         f"verify checks ({MAX_INPUTS:,})",
         "hint: use :verify 12 or less (797,160 inputs); longer inputs are sampled",
     ]
+
+
+def test_the_sweep_keeps_only_its_inputs_of_a_large_plan() -> None:
+    """The order sweep picks 256 inputs from the plan; a plan near the limit streams past it."""
+    import random
+    import tracemalloc
+
+    pytest.importorskip("torch")
+    from rasp.tools.verify_orders import sweep_inputs
+
+    for plan in (plan_inputs("abc", 6, samples=50, seed=4), plan_inputs("ab", 9, 4, 300, 2)):
+        everything = list(plan.inputs())  # what the sweep drew from before it streamed
+        rest = everything[20:]
+        picked = sorted(random.Random(plan.seed).sample(range(len(rest)), 30))
+        assert sweep_inputs(plan, 20, 30) == (everything[:20] + [rest[i] for i in picked], 20, 30)
+    plan = plan_inputs("abc", 10, 10)  # 88,572 inputs: some 15 MB as lists
+    tracemalloc.start()
+    try:
+        inputs, first, sampled = sweep_inputs(plan)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (len(inputs), first, sampled) == (256, 128, 128) and peak < 2_000_000

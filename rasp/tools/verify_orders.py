@@ -17,6 +17,7 @@ the `rasp` package never imports it at import time.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -80,11 +81,14 @@ def check_model(
 def sweep_inputs(
     plan: InputPlan, first: int = SWEEP_FIRST, sampled: int = SWEEP_SAMPLED
 ) -> tuple[list[list[Any]], int, int]:
-    """The plan's first `first` inputs, then `sampled` of the rest (seeded, in plan order)."""
-    inputs = list(plan.inputs())
-    head, rest = inputs[:first], inputs[first:]
-    picked = sorted(random.Random(plan.seed).sample(range(len(rest)), min(sampled, len(rest))))
-    return head + [rest[i] for i in picked], len(head), len(picked)
+    """The plan's first `first` inputs, then `sampled` of the rest (seeded, in plan order). The
+    inputs stream past: a plan may hold a million, and only these few are kept."""
+    inputs = plan.inputs()
+    head = list(itertools.islice(inputs, first))
+    rest = max(plan.exhaustive_count + len(plan.drawn.inputs) - len(head), 0)
+    picked = set(random.Random(plan.seed).sample(range(rest), min(sampled, rest)))
+    chosen = [tokens for i, tokens in enumerate(inputs) if i in picked]
+    return head + chosen, len(head), len(chosen)
 
 
 def run_configs(cuda: bool) -> tuple[RunConfig, ...]:
