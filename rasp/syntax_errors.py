@@ -40,6 +40,21 @@ _CLOSER_TERMINALS = {")": "RPAR", "]": "RSQB", "}": "RBRACE"}
 _COMPARISON_TERMINALS = {"EQ", "NE", "LE", "GE", "LT", "GT"}
 _WORD_OPENERS = {"select", "aggregate", "range", "zip", "len", "round", "indicator", "draw"}
 COMPARISON_HINT = "select(keys, queries, OP) takes one of == != < > <= >="
+# Where Lark expects these (and no statement), a value is missing: an operand, an argument.
+_VALUE_STARTS = {"NAME", "INT", "LPAR"}
+_STATEMENT_STARTS = {"DEF", "FOR", "LOAD"}
+_OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "CARET", "AND", "OR", "NOT", "IN"}
+_OPERATORS |= _COMPARISON_TERMINALS
+_VALUE_WORDS = "a name, a number, a string, a call or (...)"
+# Built-ins whose arguments are fixed: the fewest ','s, how many arguments, the call written out.
+_ARGUMENTS = {
+    "'select('": (2, "3 arguments", "select(keys, queries, OP) with OP one of == != < > <= >="),
+    "'aggregate('": (
+        1,
+        "2 or 3 arguments",
+        "aggregate(selector, sop) or aggregate(selector, sop, default)",
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -115,6 +130,15 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
             "every statement ends with ';' (a def or for ends with '}')",
             incomplete=at_end,
         )
+    if token.type == "SEMICOLON" and expected & _STATEMENT_STARTS and (not openers or in_block):
+        # A statement could start here, so this ';' ends an empty one.
+        after_block = text[: _previous_token_end(lark, text, pos)].endswith("}")
+        hint = "a def or for ends with '}', without ';'" if after_block else None
+        return RaspSyntaxError("unexpected ';'", here, hint or "a statement cannot be empty")
+    missing = _missing_comma(text, pos, here, expected, innermost)
+    if missing is not None:
+        missing.incomplete = at_end
+        return missing
     if innermost is not None and _CLOSER_TERMINALS[_CLOSERS[innermost.char]] in expected:
         closer = _CLOSERS[innermost.char]
         opened = span_at(source, innermost.pos)
@@ -125,14 +149,14 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
             f"{innermost.label} was opened at line {opened.line}, column {opened.col}",
             incomplete=at_end,
         )
+    missing = _missing_value(lark, source, pos, here, expected, innermost)
+    if missing is not None:
+        missing.incomplete = at_end
+        return missing
     if at_end:
         return RaspSyntaxError(
             "unexpected end of input", here, _expected_hint(lark, expected), incomplete=True
         )
-    if token.type == "SEMICOLON":
-        after_block = text[: _previous_token_end(lark, text, pos)].endswith("}")
-        hint = "a def or for ends with '}', without ';'" if after_block else None
-        return RaspSyntaxError("unexpected ';'", here, hint or "a statement cannot be empty")
     if token.type == "RBRACE" and "RETURN" in expected:
         return RaspSyntaxError(
             "a def ends with a return statement", here, "write 'return value;' before the '}'"
@@ -142,6 +166,81 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
             f"unmatched '{token.value}'", here, "nothing was opened here to close"
         )
     return RaspSyntaxError(f"unexpected {shown}", here, _expected_hint(lark, expected))
+
+
+def _missing_value(
+    lark: Lark,
+    source: Source,
+    pos: int,
+    here: Span,
+    expected: set[str],
+    innermost: _Opener | None,
+) -> RaspSyntaxError | None:
+    """`tokens +;`, `x = ;`, `f(a, )`: a value was expected (not a statement); the message names
+    the token after which it is missing, so it never reads as an empty statement."""
+    if not _VALUE_STARTS <= expected or expected & _STATEMENT_STARTS:
+        return None
+    before = _previous_token(lark, source.text, pos)
+    if before is None:
+        return None
+    shown = f"'{before.value}'"
+    if before.type in _OPERATORS:
+        return RaspSyntaxError(
+            f"expected an operand after {shown}",
+            here,
+            f"write a value after {shown} ({_VALUE_WORDS}), or remove the {shown}",
+        )
+    if before.type == "EQUAL":
+        return RaspSyntaxError(
+            "expected a value after '='", here, "an assignment needs a value: name = value;"
+        )
+    if before.type == "COMMA" and innermost is not None and innermost.label in _ARGUMENTS:
+        _, count, usage = _ARGUMENTS[innermost.label]
+        return RaspSyntaxError(
+            "expected an argument after ','", here, f"{innermost.label} takes {count}: {usage}"
+        )
+    if before.type == "COMMA":
+        return RaspSyntaxError(
+            "expected a value after ','", here, "write the missing value, or remove the ','"
+        )
+    return RaspSyntaxError(f"expected a value after {shown}", here, f"write {_VALUE_WORDS}")
+
+
+def _missing_comma(
+    text: str, pos: int, here: Span, expected: set[str], innermost: _Opener | None
+) -> RaspSyntaxError | None:
+    """`select(indices, indices;`: a built-in that takes a fixed number of arguments has too few
+    so far, so only ',' can follow (Lark's merged states may also offer ')')."""
+    if "COMMA" not in expected or innermost is None or innermost.label not in _ARGUMENTS:
+        return None
+    fewest, count, usage = _ARGUMENTS[innermost.label]
+    if _top_level_commas(text, text.index("(", innermost.pos), pos) >= fewest:
+        return None
+    return RaspSyntaxError(
+        f"expected ',' and another argument: {innermost.label} takes {count}", here, usage
+    )
+
+
+def _top_level_commas(text: str, start: int, stop: int) -> int:
+    """The ','s between the bracket at `start` and `stop` that separate its own arguments."""
+    commas = depth = 0
+    i = start + 1
+    while i < stop:
+        char = text[i]
+        if char == '"':
+            close = text.find('"', i + 1)
+            i = stop if close < 0 else close
+        elif char == "#":
+            newline = text.find("\n", i)
+            i = stop if newline < 0 else newline
+        elif char in _CLOSERS:
+            depth += 1
+        elif char in _CLOSER_TERMINALS:
+            depth -= 1
+        elif char == "," and depth == 0:
+            commas += 1
+        i += 1
+    return commas
 
 
 def _bad_character(exc: UnexpectedCharacters, source: Source) -> RaspSyntaxError:
@@ -201,15 +300,21 @@ def _token_span(source: Source, token: Token) -> Span:
 
 def _previous_token_end(lark: Lark, text: str, pos: int) -> int:
     """Offset just after the last token that starts before `pos` (where a missing ';' belongs)."""
-    end = 0
+    before = _previous_token(lark, text, pos)
+    return 0 if before is None else before.end_pos or 0
+
+
+def _previous_token(lark: Lark, text: str, pos: int) -> Token | None:
+    """The last token that starts before offset `pos` (None at the start of the text)."""
+    found = None
     try:
         for token in lark.lex(text):
             if (token.start_pos or 0) >= pos:
                 break
-            end = token.end_pos or end
+            found = token
     except UnexpectedInput:
         pass
-    return end
+    return found
 
 
 def _open_brackets(text: str, stop: int) -> list[_Opener]:

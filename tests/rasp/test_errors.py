@@ -103,3 +103,46 @@ def test_names_a_habit_only_where_it_is_one() -> None:
     assert evaluate(interpreter.get("y"), "ab").values == (2, 4)
     with pytest.raises(RaspSyntaxError, match="digits on both sides"):
         parse("y = 1 + .5;", "float.rasp")
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "hint"),
+    [
+        ("x = tokens +;", "expected an operand after '+'", "remove the '+'"),
+        ("x = not;", "expected an operand after 'not'", "write a value after 'not'"),
+        ("x = indices == ;", "expected an operand after '=='", "write a value after '=='"),
+        ("x = ;", "expected a value after '='", "name = value;"),
+        ("x = [1, 2,];", "expected a value after ','", "remove the ','"),
+        ("x = select(indices, ;", "expected an argument after ','", "takes 3 arguments"),
+        ("x = select(indices, indices;", "'select(' takes 3 arguments", "select(keys, queries"),
+        ("x = select(indices, indices);", "'select(' takes 3 arguments", "OP one of"),
+        ("x = select(indices indices, ==);", "'select(' takes 3 arguments", "OP one of"),
+        ("x = aggregate(select(indices, 0, ==));", "'aggregate(' takes 2 or 3", "default"),
+    ],
+)
+def test_a_missing_value_is_not_an_empty_statement(text: str, message: str, hint: str) -> None:
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "missing.rasp")
+    assert message in info.value.message and hint in (info.value.hint or "")
+    assert "empty" not in info.value.render()
+
+
+@pytest.mark.parametrize("text", [";", "x = indices + 1;;", "def f(x) { y = x;; return y; }"])
+def test_an_empty_statement_is_named_so(text: str) -> None:
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "empty.rasp")
+    assert info.value.message == "unexpected ';'"
+    assert info.value.hint == "a statement cannot be empty"
+
+
+def test_an_argument_of_a_call_with_any_count_is_closed_by_its_bracket() -> None:
+    # f(a b) may end after a: only select and aggregate need a ',' there.
+    with pytest.raises(RaspSyntaxError) as info:
+        parse("x = aggregate(select(indices, 0, ==), tokens 0);", "call.rasp")
+    assert info.value.message == "expected ',' or ')' to close 'aggregate('"
+
+
+def test_a_stray_semicolon_elsewhere_says_what_was_expected() -> None:
+    with pytest.raises(RaspSyntaxError) as info:
+        parse("x, ;", "names.rasp")
+    assert info.value.message == "unexpected ';'" and info.value.hint == "expected a name"
