@@ -118,6 +118,10 @@ class Interpreter:
     def get(self, name: str) -> Any:
         return self._globals.lookup(name, None)
 
+    def assigned_at(self, name: str) -> Span | None:
+        """Where the program's top level last assigned `name` (None for built-ins and the prelude)."""
+        return self._globals.spans.get(name)
+
     def names(self) -> list[str]:
         """Every name a user can refer to (for completion)."""
         return sorted(self._globals.visible())
@@ -129,11 +133,12 @@ class Interpreter:
     def snapshot(self) -> Bindings:
         """The program's top-level bindings, to undo statements with `restore` (the REPL's
         definition-time check). Node names set by assignments are not undone."""
-        return Bindings(dict(self._globals.values), self._frame.last)
+        return Bindings(dict(self._globals.values), self._frame.last, dict(self._globals.spans))
 
     def restore(self, saved: Bindings) -> None:
         self._globals.values.clear()
         self._globals.values.update(saved.values)
+        self._globals.spans = dict(saved.spans)
         self._frame.last = saved.last_assigned
 
     def exec_program(

@@ -54,3 +54,4 @@ class Bindings:
 
     values: dict[str, Any]
     last_assigned: str | None
+    spans: dict[str, Span] = field(default_factory=dict)

@@ -137,6 +137,8 @@ class Scope:
         self.reserved = reserved
         self.label = label
         self.values: dict[str, Any] = {}
+        # Where each name was last assigned, so that an error about its value can point there.
+        self.spans: dict[str, Span] = {}
 
     def lookup(self, name: str, span: Span | None) -> Any:
         scope: Scope | None = self
@@ -159,6 +161,7 @@ class Scope:
     def assign(self, name: str, value: Any, span: Span) -> None:
         self.check_assignable(name, span)
         self.values[name] = value
+        self.spans[name] = span
 
     def force(self, name: str, value: Any) -> None:
         """Bind without the reserved-name check (for `out` and the built-ins themselves)."""

@@ -173,6 +173,7 @@ def select_output(interp: Any, name: str | None, filename: str) -> Any:
         )
     raise RaspError(
         f"{where}'{name}' is {_kind_text(value)}, not an s-op",
+        interp.assigned_at(name),
         hint="pass --name with an s-op (a value computed from tokens or indices)",
         kind=ErrorKind.TYPE,
     )
