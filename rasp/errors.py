@@ -199,6 +199,11 @@ class RaspRuntimeError(RaspError):
     kind = ErrorKind.EVALUATION
 
 
+class RaspInputError(RaspRuntimeError):
+    """An input the program cannot read (`tokens_int` of "abc"): the input is wrong, not the
+    program, so the CLI reports it as an error of `--input`."""
+
+
 class CompileError(RaspError):
     """The compiler refuses a program; holds every reason at once."""
 

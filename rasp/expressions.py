@@ -13,7 +13,7 @@ from typing import Any
 from rasp import ast, builtins
 from rasp import operators as ops
 from rasp.errors import RaspTypeError
-from rasp.sops import Selector, SOp
+from rasp.sops import Selector, SOp, TokensSOp
 from rasp.values import BASE_RESERVED, Scope, describe, is_atom
 
 # call(function value, argument values, the call expression) -> the call's value
@@ -32,7 +32,10 @@ class Expressions:
         """The value of `expr` in `scope`: an atom, list, dict, function, or a lazy s-op or selector."""
         match expr:
             case ast.Name(name=name):
-                return scope.lookup(name, expr.span)
+                value = scope.lookup(name, expr.span)
+                if isinstance(value, TokensSOp) and value.span is None:
+                    value.span = expr.span  # the input's errors point at its first use
+                return value
             case ast.Literal(value=value):
                 return value
             case ast.ListLit(items=items):

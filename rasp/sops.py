@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from rasp.errors import RaspRuntimeError
+from rasp.errors import RaspInputError, RaspRuntimeError
 
 # The graph's nodes and evaluated sequences are defined apart and re-exported for every caller.
 from rasp.nodes import (  # noqa: F401
@@ -106,19 +106,8 @@ class Evaluator:
     def _compute(self, node: Node) -> SeqValue | np.ndarray:
         n = self.n
         match node:
-            case TokensSOp(kind=kind):
-                convert = _TOKEN_CONVERT[kind]
-                try:
-                    return make_seq(
-                        [convert(t) for t in self.tokens],
-                        node.span,
-                        loose=node.loose,
-                        mixed_hint="an input's tokens must have one type (numbers may mix)",
-                    )
-                except (ValueError, TypeError) as exc:
-                    raise RaspRuntimeError(
-                        f"cannot read the input as tokens_{kind.value}: {exc}", node.span
-                    ) from None
+            case TokensSOp():
+                return self._tokens(node)
             case IndicesSOp():
                 return SeqValue(tuple(range(n)), SeqType.INTS)
             case LengthSOp():
@@ -143,6 +132,31 @@ class Evaluator:
                 widths = self.matrix(selector).sum(axis=1)
                 return SeqValue(tuple(int(w) for w in widths), SeqType.INTS)
         raise TypeError(f"unknown node {node!r}")  # a bug in this module, not a user error
+
+    def _tokens(self, node: TokensSOp) -> SeqValue:
+        kind = node.kind.value
+        convert = _TOKEN_CONVERT[node.kind]
+        values = []
+        for position, token in enumerate(self.tokens):
+            try:
+                values.append(convert(token))
+            except (ValueError, TypeError, OverflowError):
+                raise RaspInputError(
+                    f"cannot read the input as tokens_{kind}: {kind}() cannot read the token "
+                    f"{token!r} at position {position}",
+                    node.span,
+                    f"tokens_{kind} reads every token with {kind}(): give an input of numbers, "
+                    "such as [3, 1, 2]",
+                ) from None
+        try:
+            return make_seq(
+                values,
+                node.span,
+                loose=node.loose,
+                mixed_hint="an input's tokens must have one type (numbers may mix)",
+            )
+        except RaspRuntimeError as exc:  # mixed types: the input's fault too
+            raise RaspInputError(exc.message, exc.span, exc.hint) from None
 
     def _map(self, node: MapSOp) -> SeqValue:
         columns = [self.seq(s).values for s in node.inputs]

@@ -33,3 +33,36 @@ def test_an_output_that_is_a_number_is_located_at_its_assignment(
         "    x = 3;",
         "    ^",
     ]
+
+
+def test_an_input_the_program_cannot_read_is_an_error_of_the_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = write(tmp_path, "tokens = tokens_int; y = tokens;\n")
+    code, out, err = run(capsys, "run", path, "--input", "abc")
+    assert (code, out) == (2, "")
+    lines = err.splitlines()
+    assert lines[0] == (
+        f"{path}:1:10: error: argument --input: cannot read the input as tokens_int: int() "
+        "cannot read the token 'a' at position 0"
+    )
+    assert lines[2] == "             ^~~~~~~~~~"  # under tokens_int, where the program reads it
+    assert lines[3].startswith("hint: tokens_int reads every token with int()")
+    assert run(capsys, "run", path, "--input", "123")[:2] == (0, "[1, 2, 3] (ints)\n")
+
+
+def test_an_input_of_mixed_types_is_an_error_of_the_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = write(tmp_path, "y = tokens_asis;\n")
+    code, _, err = run(capsys, "run", path, "--input", '[1,"a"]')
+    assert code == 2
+    assert err.startswith(f"{path}:1:5: error: argument --input: attempted to create sequence")
+
+
+def test_a_failure_of_the_program_on_the_input_is_not_an_error_of_the_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = write(tmp_path, "y = tokens_int / (indices - 1);\n")
+    code, _, err = run(capsys, "run", path, "--input", "123")
+    assert code == 1 and "argument --input" not in err and ":1:5: error: division by zero" in err

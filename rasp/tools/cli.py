@@ -5,7 +5,8 @@ commands (`compile`, `run --model`, `verify`, `show`, `draw`, `export`) live in
 `rasp.tools.model_commands`, imported only when one of them runs, so `rasp run` and `rasp repl` never load
 the compiler or torch.
 
-Exit status: 0 ok, 1 a program, compile, verification or file error, 2 a usage error, 130 Ctrl-C.
+Exit status: 0 ok, 1 a program, compile, verification or file error, 2 a usage error (an --input
+the program or model cannot read included), 130 Ctrl-C.
 """
 
 from __future__ import annotations
@@ -364,12 +365,20 @@ def _cmd_run_program(args: argparse.Namespace) -> int:
     if is_python_target(args.file):
         return run_python_program(args)
     from rasp.display import seq_json, seq_text
+    from rasp.errors import RaspInputError
     from rasp.sops import SeqValue, evaluate
 
     console = Console.from_args(args)
     interp, source = load_program(args.file, console)
     sop = select_output(interp, args.name, source.name)
-    result = evaluate(sop, args.input)
+    try:
+        result = evaluate(sop, args.input)
+    except RaspInputError as err:
+        # The input, not the program, is wrong: an error of the argument (exit 2), as `run
+        # --model` reports an input its model cannot take; located where the program reads it.
+        err.message = f"argument --input: {err.message}"
+        print(err.render(), file=sys.stderr)
+        return 2
     assert isinstance(result, SeqValue)
     console.result(seq_json(result) if args.json else seq_text(result))
     return 0

@@ -29,7 +29,7 @@ from rasp.display import (
     example_tokens,
     named_value,
 )
-from rasp.errors import RaspError, RaspSyntaxError, RaspTypeError
+from rasp.errors import RaspError, RaspInputError, RaspSyntaxError, RaspTypeError
 from rasp.interpreter import Interpreter
 from rasp.parser import is_complete, parse
 from rasp.results import Bindings, ReplLoading, ResultKind, StatementResult
@@ -269,6 +269,9 @@ class ReplSession:
             try:
                 evaluate(value, example_tokens(example))
             except RaspError as err:
+                if isinstance(err, RaspInputError):
+                    # The running example is the input it cannot read: say so, at this statement.
+                    err.hint, err.span = None, None
                 if err.hint is None:
                     err.hint = (
                         f"this fails on the running example {example_text(example)}, so it was not "
