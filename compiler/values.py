@@ -475,19 +475,30 @@ def _token_values(
 ) -> tuple[Atom, ...]:
     assert node.kind is not None
     convert = sops._TOKEN_CONVERT[node.kind]
-    out = []
+    out, unread = [], []
     for raw in vocab:
         try:
             out.append(convert(raw))
-        except (TypeError, ValueError):
-            problems.append(
-                Diagnostic(
-                    f"the vocabulary token {raw!r} cannot be read as tokens_{node.kind.value}",
-                    node.span,
-                    f"compile with a vocabulary whose every token converts with {node.kind.value}()",
-                )
+        except (TypeError, ValueError, OverflowError):
+            unread.append(raw)
+    if unread:  # one error for all of them, at the s-op that reads them
+        kind = node.kind.value
+        problems.append(
+            Diagnostic(
+                f"the vocabulary {_listed_tokens(unread)} cannot be read as tokens_{kind}",
+                node.span,
+                f"tokens_{kind} reads every token with {kind}(): compile with a vocabulary of "
+                "numbers (--vocab 0123456789 or '[1,2,3]'), or read them as strings with tokens",
             )
+        )
     return sort_values(out)
+
+
+def _listed_tokens(tokens: Sequence[Atom], most: int = 8) -> str:
+    """`token 'a'`, `tokens 'a', 'b'`, or the first `most` and how many more."""
+    shown = ", ".join(repr(t) for t in tokens[:most])
+    more = f" and {len(tokens) - most} more" if len(tokens) > most else ""
+    return f"token {shown}" if len(tokens) == 1 else f"tokens {shown}{more}"
 
 
 def apply_map(fn: Any, args: Sequence[Atom]) -> tuple[bool, Atom]:

@@ -66,3 +66,21 @@ def test_a_failure_of_the_program_on_the_input_is_not_an_error_of_the_input(
     path = write(tmp_path, "y = tokens_int / (indices - 1);\n")
     code, _, err = run(capsys, "run", path, "--input", "123")
     assert code == 1 and "argument --input" not in err and ":1:5: error: division by zero" in err
+
+
+def test_a_vocabulary_tokens_int_cannot_read_is_one_located_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = write(tmp_path, "y = tokens_int + 1;\n")
+    out_path = str(tmp_path / "m.safetensors")
+    argv = ["compile", path, "--vocab", "ab1", "--max-len", "4", "-o", out_path]
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (1, "")
+    assert err.splitlines() == [
+        f"{path}:1:5: error: the vocabulary tokens 'a', 'b' cannot be read as tokens_int",
+        "    y = tokens_int + 1;",
+        "        ^~~~~~~~~~",
+        "hint: tokens_int reads every token with int(): compile with a vocabulary of numbers "
+        "(--vocab 0123456789 or '[1,2,3]'), or read them as strings with tokens",
+    ]
+    assert not Path(out_path).exists()
