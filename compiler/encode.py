@@ -179,14 +179,28 @@ class Readings:
             ):
                 return
             bools = {v for v in vals if isinstance(v, bool)}
+            origin = self._where_bools_meet_numbers(root)
             self.memo.problems.append(
                 Diagnostic(
                     f"'{root.text}' can be a bool or a number ({sorted(bools)} and numbers equal to them)",
-                    root.span,
-                    "a compiled model reads False as 0 and True as 1; make an aggregate's "
-                    "default the same type as its values",
+                    root.span or origin.span,
+                    "a compiled model reads False as 0 and True as 1; "
+                    + _mixed_types_fix(origin, root),
                 )
             )
+
+    def _where_bools_meet_numbers(self, node: IRNode) -> IRNode:
+        """The first node on the way to `node` whose values mix bools and numbers (none of its
+        s-op inputs does): the one a hint can tell how to fix."""
+        while True:
+            mixed = [
+                i
+                for i in node.inputs
+                if not self.ctx.graph[i].op.is_selector and _collide(self.ctx.values(i))
+            ]
+            if not mixed:
+                return node
+            node = self.ctx.graph[mixed[0]]
 
     # -- encoding choices -------------------------------------------------------------------------
 
@@ -319,6 +333,19 @@ class Readings:
             return Encoded(node.name, Encoding.CATEGORICAL, vals, one_hot=one_hot)
         number = tuple((d, float(c)) for d, c in raw)
         return Encoded(node.name, Encoding.NUMERICAL, vals, number=number)
+
+
+def _mixed_types_fix(origin: IRNode, root: IRNode) -> str:
+    """How to keep bools and numbers apart where they first meet (`origin`)."""
+    if origin.op is Op.TOKENS:
+        return (
+            "the vocabulary has bools and numbers equal to them: compile with tokens of one type, "
+            "or read them as strings with tokens"
+        )
+    if origin.op is Op.AGGREGATE:
+        return "make an aggregate's default the same type as its values"
+    where = "it" if origin is root else f"'{origin.text}'"
+    return f"make {where} give values of one type (a bool as a number: indicator(...))"
 
 
 def _collide(vals: Sequence[Atom]) -> bool:

@@ -84,3 +84,32 @@ def test_a_vocabulary_tokens_int_cannot_read_is_one_located_error(
         "(--vocab 0123456789 or '[1,2,3]'), or read them as strings with tokens",
     ]
     assert not Path(out_path).exists()
+
+
+def test_an_output_of_bools_and_numbers_from_the_vocabulary_says_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = write(tmp_path, "x = tokens_asis;\n")
+    out_path = str(tmp_path / "m.safetensors")
+    argv = ["compile", path, "--vocab", "[true,1,1.0]", "--max-len", "4", "-o", out_path]
+    code, _, err = run(capsys, *argv)
+    lines = err.splitlines()
+    assert code == 1 and lines[0].startswith(f"{path}:1:5: error: 'tokens_asis' can be a bool")
+    assert lines[3].startswith(
+        "hint: a compiled model reads False as 0 and True as 1; the vocabulary"
+    )
+    assert "aggregate" not in err
+
+
+def test_an_output_of_bools_and_numbers_from_a_map_says_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = write(tmp_path, 'x = indices if indices > 0 else tokens == "a";\n')
+    out_path = str(tmp_path / "m.safetensors")
+    code, _, err = run(capsys, "compile", path, "--vocab", "ab", "--max-len", "4", "-o", out_path)
+    assert code == 1 and f"{path}:1:5: error:" in err
+    assert (
+        "hint: a compiled model reads False as 0 and True as 1; make it give values of one type"
+        in err
+    )
+    assert "aggregate" not in err
