@@ -185,7 +185,9 @@ def test_empty_input_is_an_error_of_the_argument(
     assert "rasp run: error: argument --input '': is empty" in err
 
 
-@pytest.mark.parametrize("bad", ["[1,", '["a", ]', "[null]", "[[1]]", "['a']"])
+@pytest.mark.parametrize(
+    "bad", ["[1,", '["a", ]', "[null]", "[[1]]", "['a']", "[NaN,1]", "[1,Infinity]", "[1e999]"]
+)
 def test_bad_input_json_is_a_usage_error(
     capsys: pytest.CaptureFixture[str], program: Any, bad: str
 ) -> None:

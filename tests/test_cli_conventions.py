@@ -104,6 +104,11 @@ def test_an_unknown_flag_shows_the_subcommands_usage(capsys: pytest.CaptureFixtu
         ),
         (["--vocab", '[1,"1",1]'], "argument --vocab '[1,\"1\",1]': lists the token 1 twice"),
         (["--vocab", '["1","1"]'], 'argument --vocab \'["1","1"]\': lists the token "1" twice'),
+        (["--vocab", "[NaN,1]"], "argument --vocab: the token NaN in '[NaN,1]' is not a finite"),
+        (
+            ["--vocab", "[-Infinity]"],
+            "argument --vocab: the token -Infinity in '[-Infinity]' is not",
+        ),
     ],
 )
 def test_vocabulary_errors_are_reported_at_the_argument(

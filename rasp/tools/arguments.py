@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -113,6 +114,13 @@ def parse_tokens(text: str) -> list[Any]:
         if item is None or not isinstance(item, (str, int, float, bool)):
             raise UsageError(
                 f"tokens must be strings, numbers or booleans, got {json.dumps(item)} in {text!r}"
+            )
+        if isinstance(item, float) and not math.isfinite(item):
+            # Python's JSON reads NaN and Infinity (and 1e999 as Infinity): NaN equals no token,
+            # not even itself, and no model encodes a number that is not finite.
+            raise UsageError(
+                f"the token {json.dumps(item)} in {text!r} is not a finite number; tokens must "
+                "be strings, finite numbers or booleans"
             )
     return value
 
