@@ -30,6 +30,7 @@ from compiler.blocks import (
     value_key,
 )
 from rasp.errors import CompileError, Diagnostic
+from rasp.wording import with_article
 
 __all__ = [
     "EMBEDDED",
@@ -61,7 +62,7 @@ def check_size(op: str, kind: str, points: int, units: int, width: int) -> None:
     raise CompileError(
         [
             Diagnostic(
-                f"'{op}' needs a {kind} MLP of {units:,} hidden units over {points:,} reachable "
+                f"'{op}' needs {with_article(kind)} MLP of {units:,} hidden units over {points:,} reachable "
                 f"inputs (at least {params:,} parameters): {points * units:,} (input, unit) "
                 f"pairs, more than the compiler builds and certifies ({MAX_MLP_PAIRS:,})",
                 None,

@@ -14,6 +14,7 @@ from compiler.graph import Graph
 from compiler.grid import MAX_OUTPUT_VALUES
 from compiler.model import MAX_HEADER_BYTES, CompiledModel
 from rasp.errors import Diagnostic, Span
+from rasp.wording import with_article
 
 # failed decisions a refusal lists one by one (those of the first sublayer that fails)
 MAX_REFUSALS = 6
@@ -143,7 +144,8 @@ def header_refusal(model: CompiledModel, graph: Graph, max_len: int) -> Diagnost
         else f"; the largest part is the {largest[1]} '{largest[2]}' ({_mb(largest[0])})"
     )
     return Diagnostic(
-        f"at max-len {max_len:,} the model's file would need a {_mb(size)} header, over "
+        f"at max-len {max_len:,} the model's file would need {with_article(_mb(size))} header, "
+        "over "
         f"the {_mb(MAX_HEADER_BYTES)} safetensors writes: the certificate's record of "
         f"every value the model reads and every point its MLPs meet{where}",
         graph.output.span,
@@ -177,6 +179,6 @@ def why_not_proved(certificate: Certificate) -> str:
     if first.margin == -math.inf:
         return f"{where} could not be certified ({first.where})"
     return (
-        f"{where} has a {first.kind} margin of {first.margin:.3g} against a float32 "
+        f"{where} has {with_article(first.kind)} margin of {first.margin:.3g} against a float32 "
         f"error of {first.bound:.3g}"
     )

@@ -52,6 +52,7 @@ from rasp.values import (
     describe,
     kind_name,
 )
+from rasp.wording import with_article
 
 MAX_CALL_DEPTH = 100
 
@@ -409,7 +410,9 @@ def run_file(path: Path, tokens: Sequence[Any] | str, name: str | None = None) -
         )
     value = interpreter.get(chosen)
     if not isinstance(value, SOp):
-        raise RaspTypeError(f"'{chosen}' is a {kind_name(value)}, not an s-op: {describe(value)}")
+        raise RaspTypeError(
+            f"'{chosen}' is {with_article(kind_name(value))}, not an s-op: {describe(value)}"
+        )
     result = evaluate(value, list(tokens))
     if not isinstance(result, SeqValue):
         raise TypeError("an s-op evaluated to a selector matrix")  # a bug in rasp.sops

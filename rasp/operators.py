@@ -29,6 +29,7 @@ from rasp.sops import (
     SOp,
 )
 from rasp.values import describe, is_atom, kind_name
+from rasp.wording import with_article
 
 # Lists and strings are for organising a program; cap them so a typo cannot exhaust memory.
 MAX_COLLECTION = 100_000
@@ -52,14 +53,18 @@ def _times(left: Any, right: Any) -> Any:
             and isinstance(count, int)
             and len(seq) * count > MAX_COLLECTION
         ):
-            raise RaspRuntimeError(f"a {kind_name(seq)} longer than {MAX_COLLECTION} items")
+            raise RaspRuntimeError(
+                f"{with_article(kind_name(seq))} longer than {MAX_COLLECTION} items"
+            )
     return left * right
 
 
 def _plus(left: Any, right: Any) -> Any:
     result = left + right
     if isinstance(result, str | list) and len(result) > MAX_COLLECTION:
-        raise RaspRuntimeError(f"a {kind_name(result)} longer than {MAX_COLLECTION} items")
+        raise RaspRuntimeError(
+            f"{with_article(kind_name(result))} longer than {MAX_COLLECTION} items"
+        )
     return result
 
 

@@ -113,3 +113,11 @@ def test_an_output_of_bools_and_numbers_from_a_map_says_so(
         in err
     )
     assert "aggregate" not in err
+
+
+def test_a_python_program_names_the_type_with_its_article(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = write(tmp_path, "x = 3\n", "prog.py")
+    code, _, err = run(capsys, "run", f"{path}:x", "--input", "abc")
+    assert code == 1 and f"'x' in {path} is an int, not an s-op" in err

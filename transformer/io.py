@@ -83,8 +83,10 @@ def from_tensors(
 
 def _info(name: str, value: Any) -> TensorInfo:
     if not isinstance(value, np.ndarray | torch.Tensor):
+        kind = type(value).__name__
+        article = "an" if kind[:1] in "aeiou" else "a"  # the runtime does not import rasp
         raise ModelFormatError(
-            IN_MEMORY, f"tensor '{name}' is a {type(value).__name__}, not a numpy array or tensor"
+            IN_MEMORY, f"tensor '{name}' is {article} {kind}, not a numpy array or tensor"
         )
     dtype = str(value.dtype).removeprefix("torch.")
     return TensorInfo(_DTYPE_NAMES.get(dtype, dtype), tuple(value.shape), 0, 0)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from rasp.atoms import atom_key
 from rasp.errors import ErrorKind, RaspError, Source
 from rasp.tools.console import Console
+from rasp.wording import with_article
 
 if TYPE_CHECKING:
     from rasp.interpreter import Interpreter
@@ -200,4 +201,4 @@ def _kind_text(value: Any) -> str:
         return "a dict"
     if callable(value) or hasattr(value, "params"):
         return "a function"
-    return f"a {type(value).__name__}"
+    return with_article(type(value).__name__)

@@ -33,6 +33,7 @@ from rasp.errors import ErrorKind, RaspError, Source, Span
 from rasp.tracr.expr import RASPExpr
 from rasp.tracr.lower import to_sops, unbox
 from rasp.tracr.sites import forget_sources
+from rasp.wording import with_article
 
 COMPAT_HELP = (
     "load a tracr program unchanged: its imports of tracr (tracr.rasp.rasp, tracr.compiler.lib, "
@@ -198,7 +199,7 @@ def _as_sop(value: Any, name: str, path: str, tracr_compat: bool) -> sops.SOp:
             kind=ErrorKind.TYPE,
         )
     raise RaspError(
-        f"'{name}' in {path} is a {type(value).__name__}, not an s-op",
+        f"'{name}' in {path} is {with_article(type(value).__name__)}, not an s-op",
         hint="NAME must be an s-op built with rasp.tracr, or a function returning one",
         kind=ErrorKind.TYPE,
     )

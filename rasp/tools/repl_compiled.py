@@ -24,6 +24,7 @@ from rasp.display import ExampleSettings, example_tokens
 from rasp.errors import ErrorKind, RaspError, Source
 from rasp.sops import Evaluator, Node, Selector, SeqValue, SOp
 from rasp.values import kind_name
+from rasp.wording import with_article
 
 if TYPE_CHECKING:
     from rasp.interpreter import Interpreter
@@ -308,7 +309,9 @@ def _sop_named(session: ReplSession, name: str) -> SOp:
             f"(aggregate it, or count it with selector_width({name}))"
         )
     if not isinstance(value, SOp):
-        raise _Refusal(f"'{name}' is a {kind_name(value)}, not an s-op; only s-ops compile")
+        raise _Refusal(
+            f"'{name}' is {with_article(kind_name(value))}, not an s-op; only s-ops compile"
+        )
     return value
 
 

@@ -1,0 +1,30 @@
+"""The article before a word in generated messages ("an int", "a list", "an 8 MB header")."""
+
+from __future__ import annotations
+
+import pytest
+
+from rasp.wording import with_article
+
+
+@pytest.mark.parametrize(
+    ("phrase", "expected"),
+    [
+        ("int", "an int"),
+        ("list", "a list"),
+        ("evaluated s-op", "an evaluated s-op"),
+        ("s-op", "an s-op"),
+        ("argmax", "an argmax"),
+        ("relu", "a relu"),
+        ("unit", "a unit"),
+        ("ndarray", "an ndarray"),
+        ("8 MB", "an 8 MB"),
+        ("11 MB", "an 11 MB"),
+        ("18.5 MB", "an 18.5 MB"),
+        ("110 MB", "a 110 MB"),
+        ("199 MB", "a 199 MB"),
+        ("1,800 MB", "a 1,800 MB"),
+    ],
+)
+def test_with_article(phrase: str, expected: str) -> None:
+    assert with_article(phrase) == expected
