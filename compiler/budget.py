@@ -41,8 +41,8 @@ class Prediction:
 
     def describe(self) -> str:
         return (
-            f"about {_count(self.params)} parameters ({_bytes(4 * self.params)} of float32 "
-            f"weights; compiling would need about {_bytes(self.compile_bytes)}), predicted from "
+            f"about {_count(self.params)} parameters ({bytes_text(4 * self.params)} of float32 "
+            f"weights; compiling would need about {bytes_text(self.compile_bytes)}), predicted from "
             f"compiles at max-len "
             + " and ".join(f"{n} ({_count(p)})" for n, p in self.probes)
             + f" part by part; {self.widest}"
@@ -125,15 +125,35 @@ def _residual_widths(sketch: Sketch) -> Counter[str]:
     return Counter(label.split(":", 1)[0] for label in sketch.residual)
 
 
+# From here on a predicted count is shown as 1.23e20: its digits past the third are float noise,
+# and a unit's prefix (5e+08T) would only hide the exponent.
+SCIENTIFIC_FROM = 1e15
+
+
+def scientific(x: float) -> str:
+    """`x` to 3 significant digits with its exponent: 1.23e20, 5e33."""
+    return f"{x:.3g}".replace("e+", "e")
+
+
+def approximate(n: int) -> str:
+    """A count that may be huge: exact with thousands separators, or `scientific` from 1e15 on."""
+    return scientific(n) if n >= SCIENTIFIC_FROM else f"{n:,}"
+
+
 def _count(n: int) -> str:
+    if n >= SCIENTIFIC_FROM:
+        return scientific(n)
     for unit, size in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("K", 1e3)):
         if n >= size:
             return f"{n / size:.3g}{unit}"
     return str(n)
 
 
-def _bytes(n: int) -> str:
+def bytes_text(n: float) -> str:
+    """A size to 3 significant digits in the largest unit it fills: 31 MB, 1 TB, 2e21 bytes."""
+    if n >= SCIENTIFIC_FROM:
+        return f"{scientific(n)} bytes"
     for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
         if n >= size:
             return f"{n / size:.3g} {unit}"
-    return f"{n} bytes"
+    return f"{n:,.0f} bytes"

@@ -11,7 +11,14 @@ from compiler.addressing import MATCH_MAX_LEN
 from compiler.alternatives import BuildOptions, Builds, keep_proved
 from compiler.assemble import assemble, sketch_model
 from compiler.blocks import Atom, Plan, sort_values
-from compiler.budget import DEFAULT_MAX_PARAMS, PROBE_LENGTHS, Prediction, predict
+from compiler.budget import (
+    DEFAULT_MAX_PARAMS,
+    PROBE_LENGTHS,
+    Prediction,
+    approximate,
+    bytes_text,
+    predict,
+)
 from compiler.encode import plan_encodings
 from compiler.forms import Forms, prepare
 from compiler.fraction_means import fraction_means
@@ -353,8 +360,8 @@ def _check_size(
             [
                 Diagnostic(
                     f"at max-len {max_len:,} compiling would take too long and too much memory: "
-                    f"the value analysis follows every s-op at {pairs:,} (position, length) pairs "
-                    f"(about {pairs * ANALYSIS_BYTES_PER_PAIR / 1e9:,.0f} GB)"
+                    f"the value analysis follows every s-op at {approximate(pairs)} (position, "
+                    f"length) pairs (about {bytes_text(pairs * ANALYSIS_BYTES_PER_PAIR)})"
                     + ("" if prediction is None else f"; the model: {prediction.describe()}"),
                     getattr(sop, "span", None),
                     f"the limit is {pair_limit:,} pairs (max-len {math.isqrt(2 * pair_limit):,}), "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 
 from compiler import compile_sop
 from compiler.alternatives import BuildOptions
-from compiler.budget import predict
+from compiler.budget import _count, approximate, bytes_text, predict
 from compiler.driver import _assemble, _plan, prepare
 from rasp.errors import CompileError
 from rasp.interpreter import load_file
@@ -171,3 +172,34 @@ def test_every_build_of_a_form_plans_from_one_value_analysis(
     monkeypatch.setattr(driver, "_plan", recorded)
     compile_sop(interp.get("res"), list("abc"), 32, name="res")
     assert len(planned) >= 2 and analyses == [32]
+
+
+def test_huge_figures_have_three_digits_and_an_exponent() -> None:
+    assert [_count(n) for n in (950, 42_700, 7_740_000, 5 * 10**20)] == [
+        "950",
+        "42.7K",
+        "7.74M",
+        "5e20",
+    ]
+    assert [bytes_text(n) for n in (597_000, 10**12, 2 * 10**21)] == [
+        "597 KB",
+        "1 TB",
+        "2e21 bytes",
+    ]
+    assert approximate(5_000_050_000) == "5,000,050,000"
+    assert approximate(4_999_999_999_999_999_999_950_000_000_000_000_000_000) == "5e39"
+
+
+def test_a_refusal_at_an_absurd_length_shows_no_float_noise() -> None:
+    with pytest.raises(CompileError) as info:
+        compile_sop(B.reverse(), list("abc"), 99_999_999_999_999_999_999)
+    text = info.value.render()
+    assert "at 5e39 (position, length) pairs (about 1e42 bytes)" in text
+    figures = re.findall(r"\d[\d,]*", text.replace("99,999,999,999,999,999,999", ""))
+    assert "e+" not in text and max(map(len, figures)) < 12, "no figure is float noise in full"
+
+
+def test_the_analysis_size_just_past_the_limit_is_not_0_gb() -> None:
+    with pytest.raises(CompileError) as info:
+        compile_sop(B.reverse(), list("abc"), 2001)
+    assert "pairs (about 401 MB)" in info.value.render()
