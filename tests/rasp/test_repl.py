@@ -206,7 +206,9 @@ def test_an_unfinished_statement_at_the_end_of_input_is_reported() -> None:
     session = ReplSession()
     out = io.StringIO()
     assert run_loop(session, _reader(["x = select(indices,", " indices"]), out) == 0
-    assert out.getvalue().splitlines()[0] == "<repl>:2:9: error: unexpected end of input"
+    assert out.getvalue().splitlines()[0] == (
+        "<repl>:2:9: error: expected ',' and another argument: 'select(' takes 3 arguments"
+    )
     assert not session.is_continuing
 
 
