@@ -3,7 +3,8 @@
 Every problem becomes one `ModelFormatError` line naming the field (`config.d_model`,
 `vocab.tokens`, ...), what it should be and what the file holds. Unknown top-level fields are
 ignored (they can only add information); unknown `config` fields are refused, since they could
-change the computation.
+change the computation. The optional fields the tools read (`certificate`, `embedding`, ...) are
+checked for shape in `transformer.extra_metadata`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from transformer.config import HEAD_MASKS, LayerShape, ModelConfig
 from transformer.decoding import OutputSpec
+from transformer.extra_metadata import check_extra_fields
 from transformer.fileformat import FORMAT_NAME, FORMAT_VERSION
 from transformer.metadata_checks import Checker, json_text
 from transformer.output_metadata import parse_output
@@ -129,6 +131,7 @@ def parse_metadata(path: str, text: str) -> ModelMetadata:
             f"got {len(residual)} entries"
         )
     layers = check.get(raw, "layers", "", list)
+    check_extra_fields(check, raw)
     return ModelMetadata(
         format_version=version,
         compiler_version=check.get(raw, "compiler_version", "", str),

@@ -55,6 +55,7 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
         list: "a list",
         dict: "an object",
         float: "a number",
+        bool: "true or false",
     }
     return " or ".join(names.get(k, k.__name__) for k in _as_tuple(kind))
 

@@ -186,7 +186,54 @@ METADATA_CASES: dict[str, tuple[Callable[[dict[str, Any]], None], tuple[str, ...
         lambda m: m["program"].update(source="edited"),
         ("'program.sha256' does not match",),
     ),
+    # optional fields the tools read: refused here, so no command accepts what another crashes on
+    "certificate_text": (
+        lambda m: m.update(certificate="x"),
+        ("metadata field 'certificate' must be an object, got \"x\"",),
+    ),
+    "certificate_number": (lambda m: m.update(certificate=5), ("'certificate' must be an object",)),
+    "certificate_checks": (
+        lambda m: m.update(certificate={"checks": "x"}),
+        ("'certificate.checks' must be a list",),
+    ),
+    "certificate_check_entry": (
+        lambda m: m.update(certificate={"checks": [_decision(), 1]}),
+        ("'certificate.checks[1]' must be an object, got 1",),
+    ),
+    "certificate_check_margin": (
+        lambda m: m.update(certificate={"checks": [_decision(margin="big")]}),
+        ("'certificate.checks[0].margin' must be a number", '"big"'),
+    ),
+    "certificate_check_kind": (
+        lambda m: m.update(certificate={"checks": [_decision(kind=None)]}),
+        ("'certificate.checks[0].kind' must be a string, got null",),
+    ),
+    "certificate_errors": (
+        lambda m: m.update(certificate={"errors": 7}),
+        ("'certificate.errors' must be a list, got 7",),
+    ),
+    "certificate_error_entry": (
+        lambda m: m.update(certificate={"errors": [7]}),
+        ("'certificate.errors' must list strings",),
+    ),
+    "certificate_ok": (
+        lambda m: m.update(certificate={"ok": "yes"}),
+        ("'certificate.ok' must be true or false",),
+    ),
+    "embedding": (lambda m: m.update(embedding="x"), ("'embedding' must be a list",)),
+    "embedding_entry": (
+        lambda m: m.update(embedding=[{"name": "i2"}]),
+        ("missing 'embedding[0].op'",),
+    ),
+    "sums_as_means": (lambda m: m.update(sums_as_means=1), ("'sums_as_means' must be true",)),
 }
+
+
+def _decision(**changes: Any) -> dict[str, Any]:
+    """One entry of `certificate.checks` as the certifier writes it, with `changes`."""
+    decision = {"sublayer": "layer 0 attn", "block": "prev", "op": "aggregate", "kind": "softmax"}
+    decision |= {"margin": 9.0, "bound": 0.5, "ratio": 18.0, "max_bound": 0.5, "where": "q=1"}
+    return decision | changes
 
 
 def _shape(masks: list[str]) -> dict[str, Any]:
@@ -201,6 +248,14 @@ def test_invalid_metadata(case: str, tmp_path: Path) -> None:
     edit, fragments = METADATA_CASES[case]
     path = write_edited(tmp_path / f"{case}.safetensors", lambda m, t: edit(m))
     expect_format_error(path, *fragments)
+
+
+def test_a_certificate_of_the_right_shape_loads(tmp_path: Path) -> None:
+    certificate = {"u": 5.96e-08, "underflow": 110.0, "ok": False, "errors": ["no reach"]}
+    certificate["checks"] = [_decision(), _decision(margin="-inf", bound=0, ratio="nan")]
+    path = write_edited(tmp_path / "c.safetensors", lambda m, t: m.update(certificate=certificate))
+    assert transformer.read_metadata(path)["certificate"] == certificate
+    assert transformer.load(path).run(["ab"]) == [hm.expected_previous_token("ab")]
 
 
 def test_metadata_that_is_not_json(tmp_path: Path) -> None:

@@ -1,0 +1,96 @@
+"""Model files every command must judge alike: what `rasp run --model` refuses, `show`, `verify
+--model`, `draw` and `export` refuse in the same words (docs/inspect.md, "Bad model files"), and
+an input the model cannot take is an error of `--input` (exit 2) wherever a command takes one.
+
+The files are the runtime's hand-made previous-token model (tests/transformer/handmade_models.py),
+edited and saved again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("transformer")
+
+from rasp.tools.cli import main
+from tests.transformer.handmade_models import previous_token
+
+REVERSE = "opp = length - indices - 1;\nreverse = aggregate(select(indices, opp, ==), tokens);\n"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def edited_model(path: Path, edit: Callable[[dict[str, Any], dict[str, np.ndarray]], None]) -> Path:
+    """The previous-token model after `edit(metadata, tensors)`, saved at `path`."""
+    made = previous_token()
+    edit(made.metadata, made.tensors)
+    return made.save(path)
+
+
+def model_commands(model: Path, tmp_path: Path) -> dict[str, list[str]]:
+    """Every command that reads a model file, with arguments that are otherwise fine."""
+    program = tmp_path / "reverse.rasp"
+    program.write_text(REVERSE)
+    return {
+        "run": ["run", "--model", str(model), "--input", "ab"],
+        "show": ["show", str(model)],
+        "verify": ["verify", str(program), "--model", str(model)],
+        "draw": ["draw", str(model), "--input", "ab", "-o", str(tmp_path / "d.png")],
+        "export": ["export", str(model), "--to", "transformer-lens", "-o", str(tmp_path / "tl")],
+    }
+
+
+def assert_all_refuse(
+    capsys: pytest.CaptureFixture[str], model: Path, tmp_path: Path, *fragments: str
+) -> str:
+    """Every model command exits 1 with the same one line, `error: MODEL: ...`, naming each
+    fragment; returns that line."""
+    lines = {}
+    for command, argv in model_commands(model, tmp_path).items():
+        code, out, err = run(capsys, *argv)
+        assert code == 1 and not out, (command, err)
+        assert err.startswith(f"error: {model}: ") and err.count("\n") == 1, (command, err)
+        lines[command] = err
+    assert len(set(lines.values())) == 1, lines
+    line = lines["run"]
+    for fragment in fragments:
+        assert fragment in line, line
+    return line
+
+
+# --- the certificate and the other fields the tools read -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("certificate", "fragment"),
+    [
+        ("x", "metadata field 'certificate' must be an object, got \"x\""),
+        (7, "metadata field 'certificate' must be an object, got 7"),
+        ({"checks": "x"}, "metadata field 'certificate.checks' must be a list"),
+        ({"checks": [1]}, "metadata field 'certificate.checks[0]' must be an object"),
+        ({"errors": 3}, "metadata field 'certificate.errors' must be a list"),
+    ],
+)
+def test_a_misshapen_certificate_is_refused_by_every_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, certificate: Any, fragment: str
+) -> None:
+    model = edited_model(
+        tmp_path / "cert.safetensors", lambda m, t: m.update(certificate=certificate)
+    )
+    assert_all_refuse(capsys, model, tmp_path, fragment)
+
+
+def test_a_misshapen_embedding_list_is_refused_by_every_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    model = edited_model(tmp_path / "emb.safetensors", lambda m, t: m.update(embedding=[1]))
+    assert_all_refuse(capsys, model, tmp_path, "metadata field 'embedding[0]' must be an object")
