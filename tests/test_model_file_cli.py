@@ -94,3 +94,35 @@ def test_a_misshapen_embedding_list_is_refused_by_every_command(
 ) -> None:
     model = edited_model(tmp_path / "emb.safetensors", lambda m, t: m.update(embedding=[1]))
     assert_all_refuse(capsys, model, tmp_path, "metadata field 'embedding[0]' must be an object")
+
+
+# --- config maxima that no layer attains ---------------------------------------------------------
+
+
+def with_layers(meta: dict[str, Any], **maxima: int) -> None:
+    """The previous-token model's one layer as `config.layers` (format version 2), and `maxima`
+    over the config's n_heads, d_head or d_mlp."""
+    config = meta["config"]
+    config["layers"] = [{key: config[key] for key in ("n_heads", "d_head", "d_mlp")}]
+    config.update(maxima)
+
+
+@pytest.mark.parametrize("key", ["n_heads", "d_head", "d_mlp"])
+def test_config_maxima_no_layer_has_are_refused_before_export_pads_to_them(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, key: str
+) -> None:
+    model = edited_model(
+        tmp_path / f"{key}.safetensors", lambda m, t: with_layers(m, **{key: 10**12})
+    )
+    line = assert_all_refuse(capsys, model, tmp_path, f"'config.{key}' is 1000000000000")
+    assert "must be the layers' maxima" in line
+    assert not (tmp_path / "tl").exists()  # refused before anything was written
+
+
+def test_the_compilers_maxima_are_accepted(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    model = edited_model(tmp_path / "v2.safetensors", lambda m, t: with_layers(m))
+    out_dir = tmp_path / "tl"
+    assert run(capsys, "export", str(model), "--to", "transformer-lens", "-o", str(out_dir))[0] == 0
+    assert run(capsys, "run", "--model", str(model), "--input", "abc")[1] == "[-, a, b] (strings)\n"

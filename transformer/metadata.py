@@ -175,6 +175,7 @@ def _parse_config(check: Checker, obj: dict[str, Any]) -> ModelConfig:
             f'\'config.attention_dir\' must be "bidirectional" or "causal", got {json_text(direction)}'
         )
     shapes = _parse_shapes(check, obj.get("layers"), sizes)
+    _check_maxima(check, sizes, shapes)
     positional = obj.get("positional", True)
     if not isinstance(positional, bool):
         raise check.fail(
@@ -183,9 +184,30 @@ def _parse_config(check: Checker, obj: dict[str, Any]) -> ModelConfig:
     return ModelConfig(**sizes, attention_dir=direction, layers=shapes, positional=positional)
 
 
+def _check_maxima(check: Checker, sizes: dict[str, int], shapes: tuple[LayerShape, ...]) -> None:
+    """`config.n_heads`, `d_head` and `d_mlp` are the layers' maxima (0 or 1 where no layer has
+    any): TransformerLens's uniform layout pads every layer to them, so one no layer attains
+    would have `rasp export` allocate from a number nothing else checks."""
+    maxima = LayerShape(sizes["n_heads"], sizes["d_head"], sizes["d_mlp"])
+    layers = shapes or (maxima,) * sizes["n_layers"]  # format version 1: every layer has them
+    largest = {
+        "n_heads": max((shape.n_heads for shape in layers), default=0),
+        # a layer without heads stores no head, whatever its d_head says
+        "d_head": max((shape.d_head for shape in layers if shape.n_heads), default=0),
+        "d_mlp": max((shape.d_mlp for shape in layers), default=0),
+    }
+    for key, most in largest.items():
+        if sizes[key] != most and not (most == 0 and sizes[key] <= 1):
+            of = "a layer with heads" if key == "d_head" else "any layer"
+            raise check.fail(
+                f"metadata field 'config.{key}' is {sizes[key]}, but the largest {key} of {of} "
+                f"is {most}; config.n_heads, d_head and d_mlp must be the layers' maxima"
+            )
+
+
 def _parse_shapes(check: Checker, layers: Any, sizes: dict[str, int]) -> tuple[LayerShape, ...]:
     """`config.layers` (format version 2): each block's n_heads, d_head and d_mlp, within the
-    config's maxima, which some layer attains."""
+    config's maxima (which some layer attains: `_check_maxima`)."""
     if layers is None:
         return ()
     if not isinstance(layers, list) or len(layers) != sizes["n_layers"]:

@@ -226,6 +226,23 @@ METADATA_CASES: dict[str, tuple[Callable[[dict[str, Any]], None], tuple[str, ...
         ("missing 'embedding[0].op'",),
     ),
     "sums_as_means": (lambda m: m.update(sums_as_means=1), ("'sums_as_means' must be true",)),
+    # config.n_heads, d_head and d_mlp are the layers' maxima: export pads every layer to them
+    "maxima_heads": (
+        lambda m: m["config"].update(layers=[_shape([])], n_heads=10**12),
+        ("'config.n_heads' is 1000000000000", "largest n_heads of any layer is 1", "maxima"),
+    ),
+    "maxima_mlp": (
+        lambda m: m["config"].update(layers=[_shape([])], d_mlp=10**12),
+        ("'config.d_mlp' is 1000000000000", "largest d_mlp of any layer is 1"),
+    ),
+    "maxima_width": (
+        lambda m: m["config"].update(layers=[_shape([])], d_head=10**12),
+        ("'config.d_head' is 1000000000000", "largest d_head of a layer with heads is 7"),
+    ),
+    "maxima_width_v1": (  # every layer has the maxima, so no head stores d_head's width
+        lambda m: m["config"].update(n_heads=0, d_head=10**12),
+        ("'config.d_head' is 1000000000000", "largest d_head of a layer with heads is 0"),
+    ),
 }
 
 
@@ -256,6 +273,34 @@ def test_a_certificate_of_the_right_shape_loads(tmp_path: Path) -> None:
     path = write_edited(tmp_path / "c.safetensors", lambda m, t: m.update(certificate=certificate))
     assert transformer.read_metadata(path)["certificate"] == certificate
     assert transformer.load(path).run(["ab"]) == [hm.expected_previous_token("ab")]
+
+
+def test_a_layer_without_heads_sets_no_head_width(tmp_path: Path) -> None:
+    """Its own d_head stores nothing (its W_Q has 0 heads), so it cannot make config.d_head, which
+    TransformerLens's layout pads the other layers' heads to, as wide as it likes."""
+
+    def headless(m: dict[str, Any], t: dict[str, np.ndarray]) -> None:
+        _headless_layer(m, t, width=10**12)
+        m["config"].update(d_head=10**12)
+
+    path = write_edited(tmp_path / "h.safetensors", headless)
+    expect_format_error(path, "'config.d_head' is 1000000000000", "of a layer with heads is 0")
+    # as the compiler writes it: width 0, and the maxima 1 where no layer has any
+    fine = write_edited(tmp_path / "ok.safetensors", lambda m, t: _headless_layer(m, t, width=0))
+    assert transformer.load(fine).meta.config.d_head == 1
+
+
+def _headless_layer(m: dict[str, Any], t: dict[str, np.ndarray], width: int) -> None:
+    """The previous-token model's layer without its head, its head width `width` (format 2)."""
+    d_model, d_mlp = m["config"]["d_model"], m["config"]["d_mlp"]
+    m["config"].update(layers=[{"n_heads": 0, "d_head": width, "d_mlp": d_mlp}], n_heads=1)
+    m["config"].update(d_head=1)
+    m["layers"][0]["attn"] = []
+    for name in ("W_Q", "W_K", "W_V"):
+        t[f"blocks.0.attn.{name}"] = np.zeros((0, d_model, width), dtype=np.float32)
+    for name in ("b_Q", "b_K", "b_V"):
+        t[f"blocks.0.attn.{name}"] = np.zeros((0, width), dtype=np.float32)
+    t["blocks.0.attn.W_O"] = np.zeros((0, width, d_model), dtype=np.float32)
 
 
 def test_metadata_that_is_not_json(tmp_path: Path) -> None:
