@@ -126,3 +126,36 @@ def test_the_compilers_maxima_are_accepted(
     out_dir = tmp_path / "tl"
     assert run(capsys, "export", str(model), "--to", "transformer-lens", "-o", str(out_dir))[0] == 0
     assert run(capsys, "run", "--model", str(model), "--input", "abc")[1] == "[-, a, b] (strings)\n"
+
+
+# --- an input the model cannot take ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["abz", "abcabcab"])
+def test_draw_refuses_an_input_its_model_cannot_take_as_run_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str
+) -> None:
+    model = previous_token().save(tmp_path / "prev.safetensors")  # tokens abc, max_len 6
+    png = tmp_path / "d.png"
+    run_code, _, run_err = run(capsys, "run", "--model", str(model), "--input", text)
+    code, out, err = run(capsys, "draw", str(model), "--input", text, "-o", str(png))
+    assert code == run_code == 2 and not out and not png.exists()
+    assert err == run_err.replace("rasp run", "rasp draw"), (err, run_err)
+    assert "rasp draw: error: argument --input: " in err and f"({model})" in err
+
+
+def test_draw_of_a_program_refuses_an_input_outside_its_vocab(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pytest.importorskip("compiler")
+    program = tmp_path / "inc.rasp"
+    program.write_text("s = tokens_int + 1;\n")
+    png = str(tmp_path / "d.png")
+    code, _, err = run(
+        capsys, "draw", str(program), "--input", "312", "--vocab", "[1,2,3]", "-o", png
+    )
+    assert code == 2 and err.startswith(
+        "usage: rasp draw ...\nrasp draw: error: argument --input: "
+    )
+    assert f"(the model compiled from {program})" in err
+    assert err.endswith("write the input as a JSON list, --input '[3,1,2]'\n"), err

@@ -222,7 +222,7 @@ def draw_model_file(
     from safetensors.numpy import load_file
 
     import transformer
-    from rasp.tools.inspect import read_model_file
+    from rasp.tools.inspect import ModelInputRefused, read_model_file
 
     checked = read_model_file(model_path)
     try:
@@ -231,9 +231,8 @@ def draw_model_file(
     except transformer.ModelFormatError as err:
         raise RaspError(str(err), kind=ErrorKind.IO) from None
     except transformer.ModelInputError as err:
-        raise RaspError(
-            f"cannot run {model_path} on this input: {err}", kind=ErrorKind.IO
-        ) from None
+        vocab = tuple(checked.meta["vocab"]["tokens"])
+        raise ModelInputRefused(model_path, str(err), vocab) from None
     weights = load_file(str(model_path)) if dot is not None else None
     return write_pictures(trace, png, checked.meta, weights, dot)
 

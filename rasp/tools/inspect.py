@@ -32,6 +32,19 @@ class ModelFileError(RaspError):
         super().__init__(f"{path}: {problem}")  # one line, whatever the problem
 
 
+class ModelInputRefused(RaspError):
+    """An input the model cannot take (a token outside its vocabulary, too long, empty), with the
+    runtime's `reason`. The CLI reports it as an error of `--input` (exit 2, `rasp run`'s words);
+    elsewhere (the REPL) it reads `cannot run WHAT on this input: REASON`."""
+
+    kind = ErrorKind.IO
+
+    def __init__(self, what: str | Path, reason: str, vocab: tuple[Any, ...] = ()) -> None:
+        super().__init__(f"cannot run {what} on this input: {reason}")
+        self.what, self.reason = str(what), reason
+        self.vocab = vocab  # the model's tokens, where known (for a JSON-list hint)
+
+
 @dataclass(frozen=True)
 class ModelFile:
     """A checked model file: its parsed metadata and the shape of every tensor."""

@@ -4,8 +4,9 @@ is rendered by `rasp.tools.verify_text`).
 `rasp.tools.cli` parses the arguments (token lists already parsed) and calls one `cmd_*(args) -> exit code`
 here. Each handler imports the compiler or torch only if it needs them (`show` and `export` never load
 torch). User mistakes raise `RaspError`s, which the CLI renders on stderr with exit 1; a bad model
-file, a bad model input or a missing CUDA device becomes one such error line too. A usage error found
-after argparse prints `rasp COMMAND: error: ...` and returns 2.
+file or a missing CUDA device becomes one such error line too. A usage error found after argparse,
+an input the model cannot take among them (`argument --input: ...`), prints `rasp COMMAND: error:
+...` and returns 2.
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ def runtime_errors(what: str) -> Iterator[None]:
     except transformer.ModelFormatError as err:
         raise RaspError(str(err), kind=ErrorKind.IO) from None
     except transformer.ModelInputError as err:
-        raise RaspError(f"cannot run {what} on this input: {err}", kind=ErrorKind.IO) from None
+        from rasp.tools.inspect import ModelInputRefused
+
+        raise ModelInputRefused(what, str(err)) from None
     except transformer.ModelOutputError as err:
         raise RaspError(
             f"{what}: {err} (its weights are broken; recompile the program)", kind=ErrorKind.IO
@@ -226,11 +229,9 @@ def cmd_run_model(args: argparse.Namespace) -> int:
     console.step(f"loaded {args.model}")
     try:
         model.encode([args.input])
-    except (
-        transformer.ModelInputError
-    ) as err:  # the input does not fit the model: name the argument
-        hint = _json_input_hint(args.input, model.meta.raw["vocab"]["tokens"])
-        return _usage_error("run", f"argument --input: {err} ({args.model}){hint}")
+    except transformer.ModelInputError as err:
+        vocab = model.meta.raw["vocab"]["tokens"]
+        return _input_refused("run", args.model, str(err), args.input, vocab)
     with runtime_errors(args.model):
         (values,) = model.run([args.input])
     if args.json:
@@ -240,6 +241,15 @@ def cmd_run_model(args: argparse.Namespace) -> int:
         # `[0]*3 (ints)` where every position takes it (the file's type says strings)
         console.result(seq_text(make_seq(values, loose=True)))
     return 0
+
+
+def _input_refused(
+    command: str, model: str | Path, reason: str, tokens: Sequence[Any], vocab: Sequence[Any]
+) -> int:
+    """An input the model cannot take is a mistake in `--input`: a usage error (exit 2), in the
+    same words for every command that takes one."""
+    hint = _json_input_hint(tokens, vocab)
+    return _usage_error(command, f"argument --input: {reason} ({model}){hint}")
 
 
 def _json_input_hint(tokens: Sequence[Any], vocab: Sequence[Any]) -> str:
@@ -442,6 +452,16 @@ def _warn_if_other_source(
 
 
 def cmd_draw(args: argparse.Namespace) -> int:
+    from rasp.tools.inspect import ModelInputRefused
+
+    try:
+        return _draw(args)
+    except ModelInputRefused as err:  # a model file's vocabulary, or --vocab, lacks a token
+        vocab = err.vocab or args.vocab or ()
+        return _input_refused("draw", err.what, err.reason, args.input, vocab)
+
+
+def _draw(args: argparse.Namespace) -> int:
     from rasp.tools.arguments import distinct_tokens
     from rasp.tools.draw import draw_model_file, trace_model, write_pictures
 
