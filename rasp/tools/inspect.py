@@ -11,8 +11,9 @@ what is wrong`). Tensor values are read with safetensors into numpy.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,24 @@ class ModelInputRefused(RaspError):
         super().__init__(f"cannot run {what} on this input: {reason}")
         self.what, self.reason = str(what), reason
         self.vocab = vocab  # the model's tokens, where known (for a JSON-list hint)
+
+    def as_argument_error(self, tokens: Sequence[Any], vocab: Sequence[Any] | None = None) -> str:
+        """The usage error of `--input` `tokens`, in the same words for every command that takes
+        one; `vocab`: the model's tokens where this error does not know them."""
+        hint = _json_input_hint(tokens, self.vocab or vocab or ())
+        return f"argument --input: {self.reason} ({self.what}){hint}"
+
+
+def _json_input_hint(tokens: Sequence[Any], vocab: Sequence[Any]) -> str:
+    """Where characters were given for a model whose tokens are numbers or booleans (`--input
+    123` for the vocabulary [1, 2, 3]), how to write them as those tokens."""
+    if not tokens or not all(isinstance(t, str) for t in tokens):
+        return ""
+    known = {json.dumps(t) for t in vocab if not isinstance(t, str)}
+    if not known or not all(t in known for t in tokens):
+        return ""
+    as_json = "[" + ",".join(tokens) + "]"
+    return f"; its tokens are not strings: write the input as a JSON list, --input '{as_json}'"
 
 
 @dataclass(frozen=True)

@@ -221,6 +221,7 @@ def cmd_run_model(args: argparse.Namespace) -> int:
     import transformer
     from rasp.display import seq_json, seq_text
     from rasp.seqvalues import make_seq
+    from rasp.tools.inspect import ModelInputRefused
 
     if args.name is not None:
         return _usage_error("run", "--name applies only to FILE.rasp; a model computes one output")
@@ -230,8 +231,8 @@ def cmd_run_model(args: argparse.Namespace) -> int:
     try:
         model.encode([args.input])
     except transformer.ModelInputError as err:
-        vocab = model.meta.raw["vocab"]["tokens"]
-        return _input_refused("run", args.model, str(err), args.input, vocab)
+        refused = ModelInputRefused(args.model, str(err), tuple(model.meta.raw["vocab"]["tokens"]))
+        return _usage_error("run", refused.as_argument_error(args.input))
     with runtime_errors(args.model):
         (values,) = model.run([args.input])
     if args.json:
@@ -241,27 +242,6 @@ def cmd_run_model(args: argparse.Namespace) -> int:
         # `[0]*3 (ints)` where every position takes it (the file's type says strings)
         console.result(seq_text(make_seq(values, loose=True)))
     return 0
-
-
-def _input_refused(
-    command: str, model: str | Path, reason: str, tokens: Sequence[Any], vocab: Sequence[Any]
-) -> int:
-    """An input the model cannot take is a mistake in `--input`: a usage error (exit 2), in the
-    same words for every command that takes one."""
-    hint = _json_input_hint(tokens, vocab)
-    return _usage_error(command, f"argument --input: {reason} ({model}){hint}")
-
-
-def _json_input_hint(tokens: Sequence[Any], vocab: Sequence[Any]) -> str:
-    """Where characters were given for a model whose tokens are numbers or booleans (`--input
-    123` for the vocabulary [1, 2, 3]), how to write them as those tokens."""
-    if not tokens or not all(isinstance(t, str) for t in tokens):
-        return ""
-    known = {json.dumps(t) for t in vocab if not isinstance(t, str)}
-    if not known or not all(t in known for t in tokens):
-        return ""
-    as_json = "[" + ",".join(tokens) + "]"
-    return f"; its tokens are not strings: write the input as a JSON list, --input '{as_json}'"
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -457,8 +437,7 @@ def cmd_draw(args: argparse.Namespace) -> int:
     try:
         return _draw(args)
     except ModelInputRefused as err:  # a model file's vocabulary, or --vocab, lacks a token
-        vocab = err.vocab or args.vocab or ()
-        return _input_refused("draw", err.what, err.reason, args.input, vocab)
+        return _usage_error("draw", err.as_argument_error(args.input, args.vocab))
 
 
 def _draw(args: argparse.Namespace) -> int:
