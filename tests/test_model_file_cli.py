@@ -159,3 +159,37 @@ def test_draw_of_a_program_refuses_an_input_outside_its_vocab(
     )
     assert f"(the model compiled from {program})" in err
     assert err.endswith("write the input as a JSON list, --input '[3,1,2]'\n"), err
+
+
+# --- a program where a model was expected ---------------------------------------------------------
+
+
+def test_a_program_given_as_a_model_gets_a_hint_to_compile_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    program = tmp_path / "reverse.rasp"
+    program.write_text(REVERSE)
+    compile_it = f"`rasp compile {program} --vocab VOCAB --max-len N -o reverse.safetensors`"
+    for command, argv in model_commands(program, tmp_path).items():
+        if command == "draw":
+            continue  # draw takes a program too: it compiles it for the input
+        code, out, err = run(capsys, *argv)
+        error, hint = err.splitlines()
+        assert code == 1 and not out, (command, err)
+        assert error.startswith(f"error: {program}: not a safetensors file"), (command, err)
+        shown = command + (" --model" if command in ("run", "verify") else "")
+        assert hint.startswith(f"hint: {program} looks like a RASP program; `rasp {shown}` takes")
+        assert compile_it in hint, hint
+    code, _, err = run(capsys, "run", "--model", str(program), "--input", "ab")
+    assert err.endswith(f", or run the program itself: `rasp run {program} --input INPUT`\n")
+
+
+def test_no_program_hint_for_other_files(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    text = tmp_path / "notes.safetensors"
+    text.write_text("opp = length - indices - 1;\n")
+    code, _, err = run(capsys, "show", str(text))
+    assert code == 1 and err.count("\n") == 1  # no hint line: its name says model
+    code, _, err = run(capsys, "show", str(tmp_path / "missing.rasp"))
+    assert code == 1 and err == f"error: {tmp_path / 'missing.rasp'}: no such file\n"

@@ -102,7 +102,7 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
     from rasp.tools.output_files import user_mode
     from transformer.fileformat import uniform_tensors
 
-    checked = read_model_file(model_path)
+    checked = read_model_file(model_path, "export")
     _check_unmasked(checked.meta, model_path)
     out = Path(out_dir)
     if out.exists() and not out.is_dir():

@@ -29,8 +29,8 @@ class ModelFileError(RaspError):
 
     kind = ErrorKind.IO
 
-    def __init__(self, path: str | Path, problem: str) -> None:
-        super().__init__(f"{path}: {problem}")  # one line, whatever the problem
+    def __init__(self, path: str | Path, problem: str, hint: str | None = None) -> None:
+        super().__init__(f"{path}: {problem}", hint=hint)  # one line, whatever the problem
 
 
 class ModelInputRefused(RaspError):
@@ -92,15 +92,16 @@ def expected_shapes(config: dict[str, Any]) -> dict[str, tuple[int, ...]]:
     return tensor_shapes(config)
 
 
-def read_model_file(path: str | Path) -> ModelFile:
+def read_model_file(path: str | Path, command: str | None = None) -> ModelFile:
     """Open and check a compiled-model file as the runtime does before running it; raises
-    `ModelFileError` with one clear line if it is bad."""
+    `ModelFileError` with one clear line if it is bad (and a hint where `path` is a RASP program:
+    `command`, e.g. "show" or "run --model", is what the user ran)."""
     import transformer
 
     try:
         meta = transformer.read_metadata(path)
     except transformer.ModelFormatError as err:
-        raise ModelFileError(err.path, err.reason) from None
+        raise ModelFileError(err.path, err.reason, _program_hint(path, command)) from None
     try:
         from safetensors import safe_open
 
@@ -115,6 +116,30 @@ def read_model_file(path: str | Path) -> ModelFile:
     except Exception as exc:  # noqa: BLE001 - safetensors raises several private error types
         raise ModelFileError(path, f"not a valid safetensors file ({_first_line(exc)})") from None
     return model
+
+
+# What else the user may have meant, by command, where a program was given for a model.
+_INSTEAD = {
+    "run --model": "or run the program itself: `rasp run {path} --input INPUT`",
+    "verify --model": "or leave out --model to compile and verify the program: `rasp verify {path} "
+    "--vocab VOCAB --max-len N`",
+}
+
+
+def _program_hint(path: str | Path, command: str | None) -> str | None:
+    """For a `.rasp` program where a compiled model was expected (`rasp show reverse.rasp`): how to
+    make the model. The reader's own words ("implausible header length ...") do not say."""
+    program = Path(path)
+    if program.suffix != ".rasp" or not program.is_file():
+        return None
+    who = f"`rasp {command}`" if command else "this command"
+    model = program.with_suffix(".safetensors").name
+    hint = (
+        f"{path} looks like a RASP program; {who} takes a compiled model (.safetensors): "
+        f"compile one first, `rasp compile {path} --vocab VOCAB --max-len N -o {model}`"
+    )
+    instead = _INSTEAD.get(command or "")
+    return hint + (f", {instead.format(path=path)}" if instead else "")
 
 
 def _first_line(exc: BaseException) -> str:

@@ -61,12 +61,12 @@ def _check_device(device: str) -> None:
         )
 
 
-def _load_model(path: str | Path, device: str) -> Any:
+def _load_model(path: str | Path, device: str, command: str) -> Any:
     """Check the file (one clear line if it is bad), then load it with the torch runtime."""
     import transformer
     from rasp.tools.inspect import read_model_file
 
-    read_model_file(path)
+    read_model_file(path, command)
     _check_device(device)
     with runtime_errors(str(path)):
         return transformer.load(str(path), device)
@@ -226,7 +226,7 @@ def cmd_run_model(args: argparse.Namespace) -> int:
     if args.name is not None:
         return _usage_error("run", "--name applies only to FILE.rasp; a model computes one output")
     console = Console.from_args(args)
-    model = _load_model(args.model, args.device)
+    model = _load_model(args.model, args.device, "run --model")
     console.step(f"loaded {args.model}")
     try:
         model.encode([args.input])
@@ -252,7 +252,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         summary_json,
     )
 
-    summary = summarize(read_model_file(args.model))
+    summary = summarize(read_model_file(args.model, "show"))
     console = Console.from_args(args)
     console.result(
         json.dumps(summary_json(summary), indent=2) if args.json else format_summary(summary)
@@ -296,7 +296,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 "M.safetensors, whose own they default to)",
             )
     else:
-        model = _load_model(args.model, args.device)
+        model = _load_model(args.model, args.device, "verify --model")
         # what the model was compiled for, unless narrowed
         if args.vocab is None:
             args.vocab = list(model.meta.raw["vocab"]["tokens"])
