@@ -38,6 +38,7 @@ from compiler.relations import (
     is_window,
     width_bound,
 )
+from compiler.token_values import token_values
 from compiler.total_orders import selects_one_by_rank
 from compiler.uniform import is_uniform, keys_differ
 from rasp import sops
@@ -97,7 +98,7 @@ class _Inference:
             single = False
             match node.op:
                 case Op.TOKENS:
-                    vals = _token_values(node, self.vocab, known.problems)
+                    vals = token_values(node, self.vocab, known.problems)
                 case Op.INDICES | Op.LENGTH:
                     one = [known.intern([k]) for k in range(self.n_max + 1)]  # [k] -> (k,)
                     at = 0 if node.op is Op.INDICES else 1
@@ -468,37 +469,6 @@ class _Inference:
 
 def _by_id(rel: Relation) -> dict[int, tuple[Atom, ...]]:
     return {id(v): v for v in rel.values()}
-
-
-def _token_values(
-    node: IRNode, vocab: Sequence[Atom], problems: list[Diagnostic]
-) -> tuple[Atom, ...]:
-    assert node.kind is not None
-    convert = sops._TOKEN_CONVERT[node.kind]
-    out, unread = [], []
-    for raw in vocab:
-        try:
-            out.append(convert(raw))
-        except (TypeError, ValueError, OverflowError):
-            unread.append(raw)
-    if unread:  # one error for all of them, at the s-op that reads them
-        kind = node.kind.value
-        problems.append(
-            Diagnostic(
-                f"the vocabulary {_listed_tokens(unread)} cannot be read as tokens_{kind}",
-                node.span,
-                f"tokens_{kind} reads every token with {kind}(): compile with a vocabulary of "
-                "numbers (--vocab 0123456789 or '[1,2,3]'), or read them as strings with tokens",
-            )
-        )
-    return sort_values(out)
-
-
-def _listed_tokens(tokens: Sequence[Atom], most: int = 8) -> str:
-    """`token 'a'`, `tokens 'a', 'b'`, or the first `most` and how many more."""
-    shown = ", ".join(repr(t) for t in tokens[:most])
-    more = f" and {len(tokens) - most} more" if len(tokens) > most else ""
-    return f"token {shown}" if len(tokens) == 1 else f"tokens {shown}{more}"
 
 
 def apply_map(fn: Any, args: Sequence[Atom]) -> tuple[bool, Atom]:
