@@ -189,3 +189,26 @@ def test_same_sign_terms_match_the_full_product_without_building_it() -> None:
         assert np.array_equal(_same_sign(values, w_o), want)
     # a NaN value meeting a non-zero weight is of both signs
     assert not _same_sign(np.array([[np.nan]]), np.array([[2.0]]))[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "y = aggregate(select(indices, indices - 1, ==), tokens_int + 100000000000000000);",
+        'y = selector_width(select(tokens, "1", ==)) + 100000000000000000;',
+    ],
+)
+def test_whole_numbers_float64_does_not_hold_are_never_snapped(text: str) -> None:
+    # 10^17 + 1 is 10^17 as a float64: a numerical output snapped it to its neighbour and the
+    # certificate said proved. The snap is now unproved, and the one-hot output lists it exactly.
+    from rasp.interpreter import Interpreter
+    from rasp.parser import parse
+    from tests.runtime_helpers import run_compiled
+
+    interp = Interpreter()
+    interp.exec_program(parse(text, "<test>"))
+    sop = interp.get("y")
+    model = compiler.compile_sop(sop, list("01"), 3, name="y")
+    inputs = [list(t) for n in (1, 2, 3) for t in itertools.product("01", repeat=n)]
+    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert got == list(evaluate(sop, tokens).values), tokens

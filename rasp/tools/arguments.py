@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 TOKENS_HELP = """\
 Tokens (--input, --vocab): a JSON list gives its elements as tokens, keeping their JSON types
 ('["the","cat"]', '[3,1,2]', '[1,"1",true,1.0]' is four different tokens); any other text is
-split into characters ('hello', '(())'). The same rule reads --input, --vocab and a model's
+split into characters ('hello', '(())'), and so is text of brackets and punctuation alone ('[]',
+'[()]': Dyck inputs, never an empty list). The same rule reads --input, --vocab and a model's
 vocabulary: a model accepts exactly the tokens of its vocabulary, type included. A program sees
 each token through its input s-op: `tokens` is `tokens_str` (str() of the token: 1 -> "1", true ->
 "True", 2.5 -> "2.5"), `tokens_int` int(), `tokens_float` float(), `tokens_bool` bool(),
