@@ -286,15 +286,8 @@ class Readings:
         ctx = self.ctx
         vals = ctx.values(node.index)
         if not all(is_number(v) or isinstance(v, bool) for v in vals):
-            raise CompileError(
-                [
-                    Diagnostic(
-                        f"'{node.text}' has non-numeric values and cannot be averaged",
-                        node.span,
-                        "aggregate numbers, or select at most one key",
-                    )
-                ]
-            )
+            averaged = ctx.values(node.inputs[1]) if node.op is Op.AGGREGATE else vals
+            raise CompileError([_not_averaged(node, averaged)])
         match node.op:
             case Op.TOKENS:
                 return self._token_view(node, numerical=True)
@@ -333,6 +326,28 @@ class Readings:
             return Encoded(node.name, Encoding.CATEGORICAL, vals, one_hot=one_hot)
         number = tuple((d, float(c)) for d, c in raw)
         return Encoded(node.name, Encoding.NUMERICAL, vals, number=number)
+
+
+def _not_averaged(node: IRNode, averaged: Sequence[Atom]) -> Diagnostic:
+    """Why a mean cannot be built: the averaged values are not numbers, or only its default is
+    not (`aggregate(sel, indices, "none")`: a mean of several keys is never "none")."""
+    numbers = all(is_number(v) or isinstance(v, bool) for v in averaged)
+    if node.op is Op.AGGREGATE and numbers:
+        return Diagnostic(
+            f"'{node.text}' averages numbers, but its default {_shown(node.value)} is not a number",
+            node.span,
+            "give it a number default (e.g. -1), or select at most one key so that nothing is "
+            "averaged",
+        )
+    return Diagnostic(
+        f"'{node.text}' has non-numeric values and cannot be averaged",
+        node.span,
+        "aggregate numbers, or select at most one key",
+    )
+
+
+def _shown(value: Atom) -> str:
+    return f'"{value}"' if isinstance(value, str) else repr(value)
 
 
 def _mixed_types_fix(origin: IRNode, root: IRNode) -> str:

@@ -257,6 +257,16 @@ def test_bad_arguments_are_reported_together() -> None:
         compile_sop("tokens", list("ab"), 3)  # type: ignore[arg-type]
 
 
+def test_a_mean_with_a_string_default_names_the_default() -> None:
+    # The averaged values are numbers; only the default is not (it said "non-numeric values").
+    sel = S.Select(keys=S.TokensSOp(), queries=S.ConstSOp(value="a"), comparison=S.Comparison.EQ)
+    mean = S.AggregateSOp(selector=sel, sop=S.IndicesSOp(), default="none")
+    with pytest.raises(CompileError, match='its default "none" is not a number'):
+        compile_sop(mean, list("ab"), 4)
+    strings = S.AggregateSOp(selector=sel, sop=S.TokensSOp(), default="none")
+    assert compile_sop(strings, list("ab"), 4).param_count() > 0  # one key's string, no mean
+
+
 def test_every_failing_expression_is_reported_at_once() -> None:
     t = S.TokensSOp(kind=S.TokenKind.INT, name="n")
     src = Source("<t>", "a = n // 0;\nb = n % 0;\n")
