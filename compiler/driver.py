@@ -409,10 +409,12 @@ def _check_causal(graph: Graph, values: ValueSets) -> None:
     problems = []
     for node in graph.nodes:
         if node.op is Op.LENGTH:
+            # the built-in has no place in the program: point at the first s-op that reads it
+            user = next((u for u in graph.nodes if node.index in u.inputs and u.span), None)
             problems.append(
                 Diagnostic(
                     "'length' reads every position",
-                    node.span,
+                    node.span or (user.span if user is not None else graph.output.span),
                     "compile without causal attention, or avoid length",
                 )
             )

@@ -121,3 +121,13 @@ def test_a_python_program_names_the_type_with_its_article(
     path = write(tmp_path, "x = 3\n", "prog.py")
     code, _, err = run(capsys, "run", f"{path}:x", "--input", "abc")
     assert code == 1 and f"'x' in {path} is an int, not an s-op" in err
+
+
+def test_length_in_a_causal_model_is_located_where_it_is_read(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = write(tmp_path, "z = indices + length;\n")
+    out_path = str(tmp_path / "m.safetensors")
+    argv = ["compile", path, "--vocab", "ab", "--max-len", "4", "--causal", "-o", out_path]
+    code, _, err = run(capsys, *argv)
+    assert code == 1 and err.startswith(f"{path}:1:5: error: 'length' reads every position")
