@@ -172,7 +172,8 @@ class Evaluator:
     def _select(self, node: Select) -> np.ndarray:
         keys, queries = self.seq(node.keys), self.seq(node.queries)
         k, q = keys.array(), queries.array()
-        if k.dtype == object or q.dtype == object:  # None or mixed types: Python compares
+        if k.dtype == object or q.dtype == object or _inexact_mix(k, q):
+            # None, mixed types, or whole numbers past 2^53 against floats: Python compares
             return self._cells(node, keys.values, queries.values, node.comparison.apply)
         strings = (keys.type is SeqType.STRINGS, queries.type is SeqType.STRINGS)
         if strings[0] != strings[1]:
@@ -261,6 +262,14 @@ class Evaluator:
             else:
                 raise _average_error(node)
         return make_seq(out, node.span, loose=node.loose, mixed_hint=AGGREGATE_MIXED_HINT)
+
+
+def _inexact_mix(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether numpy would compare whole numbers past 2^53 as floats (2^53 + 1 == 2^53.0), where
+    Python compares them exactly."""
+    ints = [x for x in (a, b) if x.dtype.kind in "iu"]
+    floats = any(x.dtype.kind == "f" for x in (a, b))
+    return floats and any(len(x) and int(np.abs(x).max()) > 2**53 for x in ints)
 
 
 def _means(sel: np.ndarray, values: np.ndarray, widths: np.ndarray) -> np.ndarray | None:

@@ -77,6 +77,15 @@ def test_a_mean_of_whole_numbers_past_2_to_the_53_rounds_the_sum_first() -> None
     assert _mean_of_all(small, list("abc")) == ((3 * 2**40 + 3) / 3,) * 3
 
 
+def test_a_select_compares_whole_numbers_past_2_to_the_53_exactly() -> None:
+    # numpy compares int64 with float64 as floats: 2^53 + 1 == 2^53.0 there, not in Python
+    big = MapSOp(fn=lambda i: 2**53 + 1 + i, inputs=(IndicesSOp(),))
+    same = Select(keys=big, queries=ConstSOp(value=float(2**53)), comparison=Comparison.EQ)
+    assert not evaluate(same, "ab").any()
+    below = Select(keys=big, queries=ConstSOp(value=float(2**53)), comparison=Comparison.GT)
+    assert evaluate(below, "ab").all()
+
+
 def test_averaging_strings_is_an_error() -> None:
     full = Select(keys=ConstSOp(value=1), queries=ConstSOp(value=1))
     with pytest.raises(RaspRuntimeError, match="non-numbers"):
