@@ -33,20 +33,19 @@ def is_uniform(node: IRNode, uniform: Sequence[bool], rel: Relation | None) -> b
     """Whether `node` holds one value at every position of an input, given its inputs' flags
     (`uniform[i]`, for every earlier node i; a selector's flag says it ignores its query) and its
     own relation (`map(lambda x: 0, indices)` is one value per length)."""
-    if rel is not None and _one_per_length(rel):
-        return True
     match node.op:
         case Op.LENGTH | Op.CONST:
             return True
-        case Op.MAP:
-            return all(uniform[i] for i in node.inputs)
-        case Op.SELECT:
-            return uniform[node.inputs[1]]  # one query value: every query selects the same keys
-        case Op.AND | Op.OR | Op.NOT | Op.SELECTOR_WIDTH:
-            return all(uniform[i] for i in node.inputs)
-        case Op.AGGREGATE:
-            return uniform[node.inputs[0]]  # the same keys for every query: the same mean
-    return False  # tokens, indices
+        case Op.MAP | Op.AND | Op.OR | Op.NOT | Op.SELECTOR_WIDTH if all(
+            uniform[i] for i in node.inputs
+        ):
+            return True
+        case Op.SELECT if uniform[node.inputs[1]]:
+            return True  # one query value: every query selects the same keys
+        case Op.AGGREGATE if uniform[node.inputs[0]]:
+            return True  # the same keys for every query: the same mean
+    # tokens, indices, and what reads them: uniform only where positions give one value per length
+    return rel is not None and _one_per_length(rel)
 
 
 def keys_differ(
@@ -62,12 +61,12 @@ def keys_differ(
     position (one value per (index, length)) and from uniform s-ops, and differs at every position
     for every combination of the uniform ones' values (module doc). A map that raises anywhere
     makes no claim."""
-    leaves = _free_uniforms(graph, keys, uniform, relation)
-    if leaves is None or not leaves:
+    found = _free_uniforms(graph, keys, uniform, relation)
+    if found is None or not found[0]:
         return False  # not read from positions and uniform s-ops, or positions alone (elsewhere)
+    leaves, known, maps = found
     choices = [values(i) for i in leaves]
     combinations = math.prod(len(c) for c in choices)
-    maps = _maps_between(graph, keys, leaves, relation)
     cost = combinations * max_len * (max_len + 1) // 2 * max(maps, 1)
     if combinations > MAX_UNIFORM_COMBINATIONS or cost > MAX_EVALUATIONS:
         return False
@@ -75,7 +74,7 @@ def keys_differ(
         for n in range(1, max_len + 1):
             seen: set[Any] = set()
             for i in range(n):
-                ok, key = _evaluate(graph, keys, i, n, assignment, relation)
+                ok, key = _evaluate(graph, keys, i, n, assignment, relation, known)
                 if not ok:
                     return False
                 compared = _equality_key(key)
@@ -86,9 +85,11 @@ def keys_differ(
 
 
 def _one_per_length(rel: Relation) -> bool:
-    by_length: dict[int, Any] = {}
+    by_length: dict[int, tuple[Atom, ...]] = {}
     for (_, n), vs in rel.items():
-        if len(vs) != 1 or by_length.setdefault(n, value_key(vs[0])) != value_key(vs[0]):
+        first = by_length.setdefault(n, vs)
+        # (value sets are mostly interned: identity first, the values' keys where it fails)
+        if len(vs) != 1 or (vs is not first and value_key(vs[0]) != value_key(first[0])):
             return False
     return True
 
@@ -99,10 +100,13 @@ def _known_at_positions(rel: Relation | None) -> bool:
 
 def _free_uniforms(
     graph: Graph, index: int, uniform: Sequence[bool], relation: Sequence[Relation | None]
-) -> list[int] | None:
-    """The uniform s-ops (not known per position) that node `index`'s maps read, or None when it
-    reads anything else that is not known per position."""
+) -> tuple[list[int], set[int], int] | None:
+    """The uniform s-ops (not known per position) that node `index`'s maps read, the nodes known
+    per position that they read, and how many maps one evaluation runs (for the cost bound); None
+    when it reads anything else that is not known per position."""
     found: list[int] = []
+    known: set[int] = set()
+    maps = 0
     stack, visited = [index], set()
     while stack:
         i = stack.pop()
@@ -110,31 +114,18 @@ def _free_uniforms(
             continue
         visited.add(i)
         node = graph[i]
-        if _known_at_positions(relation[i]) or node.op is Op.CONST:
+        if _known_at_positions(relation[i]):
+            known.add(i)
+        elif node.op is Op.CONST:
             continue
-        if uniform[i]:
+        elif uniform[i]:
             found.append(i)
         elif node.op is Op.MAP and node.fn is not None:
+            maps += 1
             stack.extend(node.inputs)
         else:
             return None
-    return sorted(found)
-
-
-def _maps_between(
-    graph: Graph, index: int, leaves: list[int], relation: Sequence[Relation | None]
-) -> int:
-    """How many maps one evaluation of node `index` runs (for the cost bound)."""
-    count, stack, visited = 0, [index], set()
-    while stack:
-        i = stack.pop()
-        if i in visited or i in leaves or _known_at_positions(relation[i]):
-            continue
-        visited.add(i)
-        if graph[i].op is Op.MAP:
-            count += 1
-            stack.extend(graph[i].inputs)
-    return count
+    return sorted(found), known, maps
 
 
 def _assignments(leaves: list[int], choices: list[Sequence[Atom]]) -> list[dict[int, Atom]]:
@@ -151,19 +142,20 @@ def _evaluate(
     n: int,
     assignment: dict[int, Atom],
     relation: Sequence[Relation | None],
+    known: set[int],
 ) -> tuple[bool, Atom]:
-    """Node `index` at position i of length n, the uniform s-ops taking `assignment`'s values."""
+    """Node `index` at position i of length n, the uniform s-ops taking `assignment`'s values
+    (`known`: the nodes read from their relation)."""
     if index in assignment:
         return True, assignment[index]
     node = graph[index]
-    rel = relation[index]
-    if rel is not None and _known_at_positions(rel):
-        return True, rel[(i, n)][0]
+    if index in known:
+        return True, relation[index][(i, n)][0]  # type: ignore[index]
     if node.op is Op.CONST:
         return True, node.value
     args = []
     for j in node.inputs:
-        ok, value = _evaluate(graph, j, i, n, assignment, relation)
+        ok, value = _evaluate(graph, j, i, n, assignment, relation, known)
         if not ok:
             return False, None
         args.append(value)
