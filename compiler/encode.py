@@ -142,7 +142,7 @@ class Readings:
         else:
             values = snap_targets(ctx.values(root.index), output.values)
             relation = self._output_relation(root)
-            grid = output_grid(relation, ctx.values(root.index), ctx.max_len)
+            grid = output_grid(relation, values, ctx.max_len)  # the list as written
             listed = values if grid is None and len(values) <= MAX_OUTPUT_VALUES else None
             types = whole_types(relation, ctx.max_len, listed, grid)
         return Plan(

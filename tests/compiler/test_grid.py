@@ -13,6 +13,7 @@ from test_compile import all_inputs, check_inputs, random_inputs
 
 from compiler import compile_sop
 from compiler.certify import _grid_margin, recheck
+from compiler.fits import merge_noise
 from compiler.grid import (
     MAX_DENOMINATOR,
     GridAxis,
@@ -81,6 +82,38 @@ def test_a_list_that_separates_as_well_is_kept() -> None:
     thirds = [0, 1 / 3, 0.5, 2 / 3, 1.0]  # the list's gap 1/6, the grid's 1/3 (d = 3 at 1)
     relation = _relation({0: [0, 0.5, 1.0], 1: [0, 1 / 3, 2 / 3, 1.0]}, 2)
     assert output_grid(relation, thirds, 2) == OutputGrid(GridAxis.POSITION, (2, 3))
+
+
+def test_the_list_is_measured_without_its_float64_twins() -> None:
+    """Twins (0.75 and 0.7500000000000001) are one listed value: their gap of 1e-16 is no reason
+    for a grid. The list's own gap, 1/4, is as wide as the grid's (d = 4 at position 1)."""
+    quarters = [0, 0.25, 0.5, 0.75, 1.0]
+    twins = [*quarters, 0.75 + 2**-52]
+    relation = _relation({0: [0, 0.5, 1.0], 1: quarters}, 2)
+    assert output_grid(relation, twins, 2) == OutputGrid(GridAxis.POSITION, (2, 4))
+    assert output_grid(relation, merge_noise(twins), 2) is None
+
+
+def test_a_sum_of_two_means_snaps_to_its_list_where_the_grid_is_too_fine() -> None:
+    """A prefix mean plus a suffix mean at N = 16: position 0 is on a grid of lcm(1..16) =
+    720,720, finer than float32 resolves at 3; the 1,651 sums (twins merged) lie at least 2.5e-4
+    apart. A one-hot output of them was built before (13.7M parameters)."""
+    program = (
+        "q = aggregate(select(indices, indices, <=), tokens_int, 0);\n"
+        "r = aggregate(select(indices, indices, >=), tokens_int, 0);\n"
+        "s = q + r;\n"
+    )
+    interpreter = Interpreter()
+    interpreter.exec_program(parse(program))
+    root = interpreter.get("s")
+    model = compile_sop(root, [0, 1, 2], 16, name="s")
+    output = model.metadata["output"]
+    assert output["encoding"] == "numerical" and "denominators" not in output
+    assert len({float(v) for v in output["values"]}) == 1651  # 0 and 0.0 both listed
+    assert model.param_count() < 1000
+    inputs = [[2] * 16, [0, 1, 2] * 5, [1] * 16, [2, 0] * 8]
+    inputs += random_inputs([0, 1, 2], 16, 60, seed=3)
+    assert check_inputs(model, root, inputs) == len(inputs)
 
 
 def _frac_prevs(max_len: int):
