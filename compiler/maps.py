@@ -429,10 +429,15 @@ class MapPlanner:
         # The context's reading first: it decides which values it distinguishes (canonical).
         self.reader.reading(support[1] if x_src == support[0] else support[0], Encoding.CATEGORICAL)
         rows = self.points.rows(node, support)
-        # (not gated: a map of two numbers read by another map, `c / length > 0.5`, is stepped
-        # over both from their sources where this one's steps are not proved, in fewer layers)
+        # Gated where no map reads it (`q * length`: 2 units per length, where steps over a
+        # prefix mean at N = 16 summed activations of hundreds whose float32 error broke the
+        # output's snap: a one-hot output of 2.8M parameters). A map read by another map
+        # (`c / length > 0.5`) is not: it is stepped over both from their sources where its
+        # steps are not proved, in fewer layers.
+        graph = self.ctx.graph
+        gates = not any(n.op is Op.MAP and node.index in n.inputs for n in graph.nodes)
         return map_steps.map_steps(
-            self.ctx, self.reader, self.built, node, support, x_src, rows, encoding, gates=False
+            self.ctx, self.reader, self.built, node, support, x_src, rows, encoding, gates=gates
         )
 
 

@@ -82,6 +82,36 @@ def test_a_chain_of_maps_gated_over_its_sources_is_one_block(max_len: int) -> No
     assert check_inputs(model, root, inputs) == len(inputs)
 
 
+MEAN = "q = aggregate(select(indices, indices, <=), tokens_int, 0);\n"
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize(
+    ("program", "max_len", "most"),
+    [
+        ("res = q * length;", 16, 4_000),  # 2,775,345 parameters before (a one-hot output)
+        ("res = q * length;", 32, 10_000),  # 147,316,184 before
+        # r, a mean too, is the context: its one-hot of 160 values (41,313,225 before)
+        ("r = aggregate(select(indices, indices, >=), tokens_int, 0);\nres = q * r;", 16, 200_000),
+        # read by an aggregate, not by a map: 10,439,727 before
+        ("p = q * length;\nres = aggregate(select(indices, indices - 1, ==), p, 0);", 16, 10_000),
+    ],
+)
+def test_a_product_of_two_numbers_read_by_no_map_is_gated_on_the_one_with_fewer_values(
+    program: str, max_len: int, most: int
+) -> None:
+    """A map of two numbers whose table is too big is stepped over one with the other as
+    context. Its steps summed activations of hundreds, whose float32 error (0.95) broke the
+    output's snap; where no map reads it, it is gated: two units per context value."""
+    root = _program(MEAN + program)
+    model = compile_sop(root, [0, 1, 2], max_len, name="res")
+    assert model.param_count() < most
+    assert model.metadata["output"]["encoding"] == "numerical"
+    inputs = all_inputs([0, 1, 2], 4) + random_inputs([0, 1, 2], max_len, 80, seed=6)
+    inputs += [[2] * max_len, [0] * max_len, [1, 2] * (max_len // 2)]
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
 def test_steps_are_kept_where_the_gated_model_is_not_proved(monkeypatch) -> None:
     """A gated MLP that writes twice the map is caught by the certifier, and the driver builds
     steps instead: the model agrees with the interpreter."""
