@@ -205,6 +205,11 @@ def _resolve_one(node: sops.Node, new: dict[int, sops.Node], facts: ValueFacts) 
     return _tracr_mean(node, new, facts)
 
 
+def _source(node: sops.Node) -> str:
+    """The node as the program wrote it (its source text on one line), or its label."""
+    return " ".join(node.span.text().split()) if node.span else node.label
+
+
 def _tracr_mean(node: sops.AggregateSOp, new: dict[int, sops.Node], facts: ValueFacts) -> sops.Node:
     """tracr's Aggregate as a plain one. Where several keys may be selected the compiler averages
     numbers and copies anything else, so the values it averages must be numbers only: bools become
@@ -232,7 +237,7 @@ def _tracr_mean(node: sops.AggregateSOp, new: dict[int, sops.Node], facts: Value
         raise CompileError(
             [
                 Diagnostic(
-                    f"'{node.text}' may average numbers and copy {others[0]!r}: its values mix "
+                    f"'{_source(node)}' may average numbers and copy {others[0]!r}: its values mix "
                     "numbers with other kinds where several keys can be selected",
                     node.span,
                     "give the aggregate values of one kind (a Map before it), or a selector that "

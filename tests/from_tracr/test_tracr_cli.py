@@ -225,3 +225,27 @@ def test_verify_checks_against_the_program_not_the_graph_compiled(
     assert "model == interpreter on 2 inputs" in out  # "a" and "b"
     assert "skipped:    28 inputs where the interpreter fails" in out
     assert "(and with the interpreter on the 2 it gives a value for) on every one of the 30" in out
+
+
+MIXED_MEAN = """\
+from rasp import tracr as rasp
+
+upto = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ)
+mixed = rasp.Aggregate(upto, rasp.Map(lambda t: 1 if t == "a" else "b", rasp.tokens))
+"""
+
+
+def test_a_mean_of_numbers_and_strings_is_refused_located(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Several keys may be selected and the values mix ints with strings: the refusal read the
+    # aggregate's `text`, which aggregates do not have (an AttributeError traceback).
+    path = tmp_path / "mixed.py"
+    path.write_text(MIXED_MEAN, encoding="utf-8")
+    model = str(tmp_path / "m.safetensors")
+    code, out, err = run(
+        capsys, "compile", f"{path}:mixed", "--vocab", "ab", "--max-len", "5", "-o", model
+    )
+    assert code == 1 and out == "" and "Traceback" not in err
+    assert f"{path}:4:9: error: 'rasp.Aggregate(upto, rasp.Map(" in err
+    assert "may average numbers and copy 'b'" in err
