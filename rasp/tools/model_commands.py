@@ -221,7 +221,9 @@ def cmd_run_model(args: argparse.Namespace) -> int:
     import transformer
     from rasp.display import seq_json, seq_text
     from rasp.seqvalues import make_seq
+    from rasp.sops import SeqValue
     from rasp.tools.inspect import ModelInputRefused
+    from rasp.tracr.lower import unbox
 
     if args.name is not None:
         return _usage_error("run", "--name applies only to FILE.rasp; a model computes one output")
@@ -236,11 +238,14 @@ def cmd_run_model(args: argparse.Namespace) -> int:
     with runtime_errors(args.model):
         (values,) = model.run([args.input])
     if args.json:
-        console.result(seq_json(values))
+        console.result(seq_json([unbox(v) for v in values]))
     else:
         # labelled by the values, as the interpreter labels them: a default 0 among strings gives
         # `[0]*3 (ints)` where every position takes it (the file's type says strings)
-        console.result(seq_text(make_seq(values, loose=True)))
+        seq = make_seq(values, loose=True)
+        # tracr's tuples (n-ary maps) are string tokens in the model: shown as tuples, as `rasp run`
+        # of the program shows them
+        console.result(seq_text(SeqValue(tuple(unbox(v) for v in seq.values), seq.type)))
     return 0
 
 

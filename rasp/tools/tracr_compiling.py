@@ -20,6 +20,7 @@ from typing import Any
 
 from compiler import CompiledModel, compile_sop
 from rasp.tracr.expr import RASPExpr, explicit_name
+from rasp.tracr.lower import unbox
 
 COMPILER_BOS = "compiler_bos"
 COMPILER_PAD = "compiler_pad"
@@ -50,7 +51,7 @@ class TracrModel(CompiledModel):
         while body and body[-1] == self.compiler_pad:
             body.pop()
             pads += 1
-        outputs = self.runtime().run([body])[0] if body else []
+        outputs = [unbox(v) for v in self.runtime().run([body])[0]] if body else []
         return TracrModelOutput([self.compiler_bos, *outputs, *[self.compiler_pad] * pads])
 
     def runtime(self) -> Any:

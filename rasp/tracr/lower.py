@@ -14,6 +14,7 @@ can hold (a dict, NaN) is recorded on the function; `value_problems(root)` repor
 
 from __future__ import annotations
 
+import ast
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -264,10 +265,22 @@ def box(value: Any) -> Any:
 
 
 def unbox(value: Any) -> Any:
-    """The tuple or list a token stands for; any other value unchanged."""
+    """The tuple or list a token stands for; any other value unchanged. A token this process did
+    not make (a compiled model's output, read from its file) is read back from its text."""
     if isinstance(value, str) and value.startswith(_BOX):
-        return _boxed.get(value, value)
+        found = _boxed.get(value)
+        if found is None:
+            found = _parse_box(value)
+        return value if found is None else found
     return value
+
+
+def _parse_box(token: str) -> tuple[Any, ...] | list[Any] | None:
+    try:
+        value = ast.literal_eval(token[len(_BOX) :])
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, (tuple, list)) else None
 
 
 def is_value(value: Any) -> bool:

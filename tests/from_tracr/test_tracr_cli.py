@@ -249,3 +249,33 @@ def test_a_mean_of_numbers_and_strings_is_refused_located(
     assert code == 1 and out == "" and "Traceback" not in err
     assert f"{path}:4:9: error: 'rasp.Aggregate(upto, rasp.Map(" in err
     assert "may average numbers and copy 'b'" in err
+
+
+PAIRS = """\
+from rasp import tracr as rasp
+
+pairs = rasp.SequenceMap(lambda a, b: (a, b), rasp.tokens, rasp.indices)
+"""
+
+
+def test_a_model_gives_tuples_as_tuples(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # Tuples travel through the graph as interned string tokens ("\\x00('a', 0)"), and the model
+    # gave those tokens back, NUL and all, where the program (and tracr's model) gives tuples.
+    from rasp import tracr as rasp
+    from rasp.tools.tracr_compiling import compile_rasp_to_model
+
+    path = tmp_path / "pairs.py"
+    path.write_text(PAIRS, encoding="utf-8")
+    model = str(tmp_path / "pairs.safetensors")
+    code, _, err = run(
+        capsys, "compile", f"{path}:pairs", "--vocab", "ab", "--max-len", "4", "-o", model
+    )
+    assert code == 0, err
+    code, out, _ = run(capsys, "run", "--model", model, "--input", "aba")
+    assert (code, out) == (0, "[('a', 0), ('b', 1), ('a', 2)] (strings)\n")
+    code, out, _ = run(capsys, "run", "--model", model, "--input", "ab", "--json")
+    assert json.loads(out) == [["a", 0], ["b", 1]]
+
+    lists = rasp.Map(lambda t: [t, t], rasp.tokens)
+    tracr_model = compile_rasp_to_model(lists, {"a", "b"}, 3, compiler_bos="BOS")
+    assert tracr_model.apply(["BOS", "a", "b"]).decoded == ["BOS", ["a", "a"], ["b", "b"]]
