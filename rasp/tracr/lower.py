@@ -121,6 +121,10 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node]) -> sops.Node:
         case SelectorNot():
             return sops.SelectNot(inner=_selector(inputs[0]), **where)
         case SelectorWidth():
+            if _selects_everything(inputs[0]):
+                # tracr's make_length (tracr has no length the compiler takes): the length, so that
+                # the compiler's forms that read `length` (fractions c / length, ratios) apply
+                return sops.LengthSOp(**where)
             return sops.SelectorWidthSOp(selector=_selector(inputs[0]), **where)
         case Aggregate():
             return sops.AggregateSOp(
@@ -180,6 +184,19 @@ def _select(expr: Select, inputs: list[sops.Node], where: dict[str, Any]) -> sop
     text = _text(expr)
     return sops.PredicateSelect(
         keys=keys, queries=queries, fn=TracrPredicate(predicate, text), text=text, **where
+    )
+
+
+def _selects_everything(node: sops.Node) -> bool:
+    """A select of two constants that compare true (Comparison.TRUE of sides that are never None):
+    every query selects every key, on every input."""
+    return (
+        isinstance(node, sops.Select)
+        and isinstance(node.keys, sops.ConstSOp)
+        and isinstance(node.queries, sops.ConstSOp)
+        and node.comparison is sops.Comparison.EQ
+        and type(node.keys.value) is type(node.queries.value)
+        and node.keys.value == node.queries.value
     )
 
 

@@ -189,3 +189,32 @@ def test_a_mean_over_the_querys_own_class_is_one_value() -> None:
     inputs = [[rng.choice(words) for _ in range(rng.randint(1, 64))] for _ in range(60)]
     for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
         assert all(tracr_equal(g, w) for g, w in zip(got, count(tokens), strict=True))
+
+
+def test_make_length_is_the_length() -> None:
+    # tracr has no `length` its compiler takes, so tracr programs count every key with
+    # make_length(). Lowered as a width, the forms that read `length` did not apply: the fraction
+    # of keys smaller than the query's token, `SelectorWidth(Select(tokens, tokens, LT)) /
+    # make_length()`, was a table over (count, length) with a one-hot output, 33,338 parameters at
+    # N = 16 and 3,497,495 at N = 32, where `/ rasp.length` is one mean per query value (512).
+    from rasp import tracr as rasp
+    from rasp.tracr import lib
+    from rasp.tracr.lower import to_sops
+
+    length = lib.make_length()
+    assert isinstance(to_sops(length), sops.LengthSOp)
+    smaller = rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.LT))
+    fraction = rasp.numerical(smaller / length)
+    model = compile_sop(fraction, list("abcd"), 16)
+    assert model.param_count() < 1_000
+    rng = random.Random(16)
+    inputs = [[rng.choice("abcd") for _ in range(rng.randint(1, 16))] for _ in range(60)]
+    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert all(tracr_equal(g, w) for g, w in zip(got, fraction(tokens), strict=True))
+
+    # A side that may be None is not the length: tracr's Comparison.TRUE raises there.
+    maybe_none = rasp.Map(lambda t: None if t == "b" else t, rasp.tokens, simplify=False)
+    width = rasp.SelectorWidth(rasp.Select(maybe_none, maybe_none, rasp.Comparison.TRUE))
+    assert not isinstance(to_sops(width), sops.LengthSOp)
+    with pytest.raises(RaspError, match="None"):
+        sops.evaluate(to_sops(width), ["a", "b"])
