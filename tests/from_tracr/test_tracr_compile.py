@@ -218,3 +218,27 @@ def test_make_length_is_the_length() -> None:
     assert not isinstance(to_sops(width), sops.LengthSOp)
     with pytest.raises(RaspError, match="None"):
         sops.evaluate(to_sops(width), ["a", "b"])
+
+
+@pytest.mark.parametrize(
+    "make_selector",
+    [
+        lambda rasp: rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ),
+        lambda rasp: rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ),
+    ],
+    ids=["prefix", "own_token"],
+)
+def test_a_default_never_given_is_no_output_value(make_selector: Any) -> None:
+    # tracr's Aggregate defaults to None. Over a selector where every query selects a key (a
+    # prefix, or the query's own token) None is never given, but it was kept as a stand-in value:
+    # a numerical output became a one-hot of every mean, 545,481 parameters at N = 32 where
+    # default=0 gives 151.
+    from rasp import tracr as rasp
+
+    mean = rasp.Aggregate(make_selector(rasp), rasp.tokens)
+    model = compile_sop(mean, [0, 2], 32)
+    assert model.param_count() < 2_000
+    rng = random.Random(32)
+    inputs = [[rng.choice([0, 2]) for _ in range(rng.randint(1, 32))] for _ in range(60)]
+    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert all(tracr_equal(g, w) for g, w in zip(got, mean(tokens), strict=True))
