@@ -156,7 +156,7 @@ class _Inference:
                 vals = sort_values(v for group in _by_id(rel).values() for v in group)
             if any(i in self.failed for i in node.inputs) or already_reported(node, known.problems):
                 self.failed.add(node.index)  # reported here or at an input: nothing more to say
-            elif not node.op.is_selector and not vals:
+            elif not node.op.is_selector and (not vals or _fails_at_every_length(rel, self.n_max)):
                 self.failed.add(node.index)
                 known.problems.append(
                     Diagnostic(
@@ -498,3 +498,12 @@ def _selects_at_most_one(node: IRNode, relation: Sequence[Relation | None]) -> b
             return False
         seen.add(value_key(vs[0]))
     return True
+
+
+def _fails_at_every_length(rel: Relation | None, max_len: int) -> bool:
+    """Whether, at every length, some position has no value at all (`n / indices`: at index 0 of
+    every input): the interpreter then fails on every input, although other positions have values."""
+    if rel is None:
+        return False
+    failing = {n for (_, n), values in rel.items() if not values}
+    return len(failing) == max_len

@@ -65,6 +65,18 @@ def test_a_map_that_always_fails_is_refused_with_its_name() -> None:
         infer_values(build_graph(bad), [1, 2], 3)
 
 
+def test_a_map_that_fails_at_some_position_of_every_length_is_refused() -> None:
+    # `length / indices` has values at every position but the first, and every input has a first
+    # position: the interpreter fails on every input, and the compiler built a model (a tracr
+    # SequenceMap(lambda i, n: n / i, indices, length): 829,296 parameters at N = 32).
+    ratio = B.mapped(lambda n, i: n / i, S.LengthSOp(), S.IndicesSOp(), name="r", text="n / i")
+    with pytest.raises(CompileError, match="fails on every input of length 1..5"):
+        infer_values(build_graph(ratio), ["a"], 5)
+    # failing from length 4 on only: lengths 1..3 have values
+    shifted = B.mapped(lambda n, i: n / (i - 3), S.LengthSOp(), S.IndicesSOp(), name="s")
+    assert len(values_by_name(shifted, ["a"], 5)["s"]) > 0
+
+
 def test_means_over_positional_selectors_are_exact_per_position() -> None:
     vals = values_by_name(B.frac_prevs(), list("ab"), 4)
     fracs = vals["frac_prevs"]
