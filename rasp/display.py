@@ -11,10 +11,11 @@ glance (`<TAB>` is a tab character):
 
 Sequences print their values as `[a, b]`, or `[v]*n` when all n > 1 values are equal; floats are
 rounded to 3 places, bools are `T`/`F`, strings are unquoted. Selectors print as a 0/1 grid labelled
-with the example's tokens (rows are queries, columns keys). Two deliberate differences from the
-original: grid columns are as wide as the widest token (the original misaligns multi-character
-tokens), and the `full seq display` input row shows the example's real type (the original always
-says `(strings)`).
+with the example's tokens (rows are queries, columns keys); `full seq display` rows write values in
+full. Three deliberate differences from the original: grid columns are as wide as the widest token
+(the original misaligns multi-character tokens), the `full seq display` input row shows the
+example's real type (the original always says `(strings)`), and under a named s-op it shows the
+s-op example (the original shows the selector example there, whatever `set s-op example` said).
 
 Everything here returns strings; nothing prints.
 """
@@ -148,18 +149,26 @@ def selector_grid(labels: Sequence[Any], matrix: np.ndarray, prefix: str = "") -
 def full_seq_rows(example: Sequence[Any], seq: SeqValue, prefix: str = "") -> list[str]:
     """`full seq display`: aligned `input:` and `output:` rows with their types.
 
-    Bool outputs show only the rarer value (`T` or `F`), so the interesting positions stand out.
+    Values are written in full (`0.3333333333333333`, as the original); bool rows show only the
+    rarer value (`T` or `F`), so the interesting positions stand out.
     """
-    inputs = [atom_text(v) for v in example]
-    outputs = (
-        _bool_marks(seq.values) if seq.type is SeqType.BOOLS else [atom_text(v) for v in seq.values]
-    )
+    inputs = _full_texts(example)
+    outputs = _full_texts(seq.values)
     width = max(len(t) for t in [*inputs, *outputs])
     input_type = _type_label(example)
     return [
         f"{prefix} \t\tinput:   {_aligned(inputs, width)} \t ({input_type})",
         f"{prefix} \t\toutput:  {_aligned(outputs, width)} \t ({seq.type.value})",
     ]
+
+
+def _full_texts(values: Sequence[Any]) -> list[str]:
+    """A row of `full seq display` as the original writes it: Python's `str` of each value (floats
+    in full, not rounded), or, when the first value is a bool, only the rarer of T and F."""
+    plain = [_plain(v) for v in values]
+    if plain and isinstance(plain[0], bool):
+        return _bool_marks(plain)
+    return [str(v) for v in plain]
 
 
 def _bool_marks(values: Sequence[Any]) -> list[str]:
