@@ -32,6 +32,7 @@ from compiler.schedule import Schedule, schedule_blocks
 from compiler.values import ValueSets, infer_values
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, Source
+from rasp.values import kind_name
 from rasp.tracr.lower import is_tracr, to_sops, value_problems
 
 
@@ -452,6 +453,25 @@ def _check_arguments(sop: object, vocab: Sequence[Atom], max_len: int) -> tuple[
         problems.append(Diagnostic(f"max_len must be an integer >= 1, got {max_len!r}", span))
     if not isinstance(sop, sops.Node):
         problems.append(Diagnostic(f"expected an s-op to compile, got {type(sop).__name__}", None))
+    else:
+        problems += _defaults_not_atoms(sop)
     if problems:
         raise CompileError(problems)
     return tokens
+
+
+def _defaults_not_atoms(sop: sops.Node) -> list[Diagnostic]:
+    """An aggregate whose default is a list, dict or function: the interpreter accepts it, as the
+    original does, and fails only where the default is used; a model's values are atoms."""
+    problems = []
+    for node in sops.walk(sop):
+        default = getattr(node, "default", 0) if isinstance(node, sops.AggregateSOp) else 0
+        if default is not None and not isinstance(default, (bool, int, float, str)):
+            problems.append(
+                Diagnostic(
+                    f"this aggregate's default is a {kind_name(default)}, not an atom",
+                    node.span,
+                    "a compiled model computes atoms: give the aggregate an atom default",
+                )
+            )
+    return problems

@@ -202,16 +202,6 @@ def source_text(span: Span) -> str:
     return " ".join(span.text().split())
 
 
-def _check_elementwise(op_text: str, args: Sequence[Any], span: Span) -> None:
-    for arg in args:
-        if not isinstance(arg, SOp) and not is_atom(arg):
-            raise RaspTypeError(
-                f"Cannot apply {op_text} between s-op and {kind_name(arg)}: {describe(arg)}",
-                span,
-                hint="elementwise operators combine s-ops with s-ops or atoms",
-            )
-
-
 def binary(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
     """`left op right` for every operator except `in` (see `contains`)."""
     if op in (BinaryOp.AND, BinaryOp.OR):
@@ -224,7 +214,9 @@ def binary(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
         )
     fn = PYTHON_BINARY[op]
     if isinstance(left, SOp) or isinstance(right, SOp):
-        _check_elementwise(op.value, (left, right), span)
+        # The other operand may be any value but a selector, as in the original: `indices == [1]`
+        # is Python's `0 == [1]` at each position; a position whose value is not an atom fails
+        # when the s-op is evaluated.
         return lift(fn, (left, right), span)
     _check_plain(op.value, (left, right), span)
     return on_atoms(fn, (left, right), span)
@@ -246,7 +238,6 @@ def _logic(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
         node = SelectAnd if op is BinaryOp.AND else SelectOr
         return node(left=left, right=right, span=span)
     if isinstance(left, SOp) or isinstance(right, SOp):
-        _check_elementwise(op.value, (left, right), span)
         if op is BinaryOp.AND:
             return lift(_both, (left, right), span)
         return lift(_either, (left, right), span)
@@ -373,6 +364,8 @@ def aggregate(
     values = as_sop(sop, arg_spans[1], "s-op")
     if default is None:
         default = 0
-    elif not is_atom(default):
+    elif isinstance(default, SOp | Selector):
+        # Any other default is accepted, as in the original: a list, dict or function fails only
+        # where it is used (an s-op's values are atoms), so one never used is harmless.
         raise RaspTypeError(f"Expected atom, got: {describe(default)}", arg_spans[-1])
     return AggregateSOp(selector=selector, sop=values, default=default, span=span)
