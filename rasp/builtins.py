@@ -85,16 +85,16 @@ def check_arity(name: str, expected: int, got: int, span: Span) -> None:
 
 
 def apply(node: SOp | Selector, args: list[Any], span: Span) -> Any:
-    """`node(input)`: evaluate a lazy s-op or selector on one input (a string or a token list)."""
+    """`node(input)`: evaluate a lazy s-op or selector on one input (a string, a token list, or a
+    dict, whose keys are the tokens)."""
     check_arity(node.name or kind_name(node), 1, len(args), span)
     (given,) = args
-    if isinstance(given, str):
-        tokens: list[Any] = list(given)
-    elif isinstance(given, list):
-        tokens = list(given)
+    if isinstance(given, str | list | dict):
+        tokens: list[Any] = list(given)  # a dict gives its keys, as the original iterates it
     else:
         raise RaspTypeError(
-            f"an s-op or selector is applied to a string or list, got: {describe(given)}", span
+            f"an s-op or selector is applied to a string, list or dict, got: {describe(given)}",
+            span,
         )
     try:
         return evaluate(node, tokens)

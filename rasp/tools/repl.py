@@ -81,7 +81,7 @@ RASP statements end with ';' (a def or for ends with '}'); a statement may span 
   load "file";                       run file.rasp and import its names
   draw(sop[, input]);                draw the computation (needs the compiler)
 REPL commands (no ';'):
-  set [s-op|selector] example E      change the running example (a string or a list)
+  set [s-op|selector] example E      change the running example (string, list or dict)
   show [s-op|selector] example       print the running example
   [s-op|selector] examples on|off    show or hide examples under new names
   full seq display on|off            print s-op examples as aligned input/output rows
@@ -289,7 +289,7 @@ class ReplSession:
                 given = self.interpreter.exec_statement(ast.ExprStmt(arg, arg.span)).values[0]
             finally:
                 env.restore(saved)  # evaluating the argument again must not rebind `out`
-            if isinstance(given, str | list):
+            if isinstance(given, str | list | dict):
                 return example_tokens(given)
         return example_tokens(self.settings.seq_example)
 
@@ -411,18 +411,15 @@ def _function_text(value: Any) -> str | None:
 
 
 def _tokens_of(example: Any, span: Any) -> list[Any]:
-    """An example as input tokens: a string's characters or a list of atoms, non-empty."""
-    if isinstance(example, str) or (
-        isinstance(example, list) and all(isinstance(v, int | float | str | bool) for v in example)
-    ):
+    """An example as input tokens, non-empty: a string's characters, a list's elements, or a
+    dict's keys (the original takes any of these, as Python iterates them)."""
+    if isinstance(example, str | list | dict):
         tokens = example_tokens(example)
         if tokens:
             return tokens
         raise RaspTypeError("an example must not be empty", span, hint='e.g. set example "hello"')
     raise RaspTypeError(
-        f"example not iterable: {example_text(example)}"
-        if not isinstance(example, list)
-        else "an example must be a string or a list of atoms",
+        f"example not iterable: {example_text(example)}",
         span,
         hint='e.g. set example "hello" or set example [1, 2, 3]',
     )
