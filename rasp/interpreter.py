@@ -11,7 +11,7 @@ body is statements.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -80,6 +80,7 @@ class Interpreter:
         self._depth = 0
         self._loading: list[Path] = []
         self._repl_loading: ReplLoading | None = None  # see exec_statement
+        self._check: Callable[[StatementResult], None] | None = None  # see exec_statement
         self._renamed: list[
             tuple[Node, str | None]
         ] = []  # this statement's renames, undone if refused
@@ -156,15 +157,25 @@ class Interpreter:
         return results
 
     def exec_statement(
-        self, stmt: ast.Stmt, *, repl_loading: ReplLoading | None = None
+        self,
+        stmt: ast.Stmt,
+        *,
+        repl_loading: ReplLoading | None = None,
+        check: Callable[[StatementResult], None] | None = None,
     ) -> StatementResult:
         """Run one top-level statement; every failure is a located `RaspError`.
 
         With `repl_loading`, a `load`ed file runs as in the original's REPL (`ReplLoading`): its
         failing statements are reported there and skipped, and its REPL commands are passed on.
         Without it, the first failure ends the statement, and a loaded file's REPL commands are
-        ignored, as a program run from a file ignores its own."""
+        ignored, as a program run from a file ignores its own.
+
+        `check` sees the result of each statement that a `for` body runs at a file's top level (the
+        REPL tests its new s-ops on the running example, as the original's REPL tests every value
+        as it goes) and refuses it by raising a RaspError: that statement binds nothing, and the
+        loop stops there, keeping what its earlier statements bound."""
         self._repl_loading = repl_loading
+        self._check = check
         try:
             return self._exec(stmt, self._frame)
         except RaspError as exc:
@@ -183,6 +194,7 @@ class Interpreter:
             self._depth = 0
             self._loading.clear()
             self._repl_loading = None
+            self._check = None
             self._renamed.clear()
 
     # ---- statements ----------------------------------------------------------------------------
@@ -223,10 +235,14 @@ class Interpreter:
                         + describe(iterable),
                         iterable_expr.span,
                     )
+                checked = self._check is not None and frame.top
                 for item in list(iterable):
                     builtins.bind_targets(scope, targets, item, stmt.span)
                     for inner in body:
-                        self._exec(inner, frame)
+                        if checked:
+                            self._exec_checked(inner, frame)
+                        else:
+                            self._exec(inner, frame)
                 return StatementResult(ResultKind.FOR, (), (), stmt.span)
             case ast.Load():
                 return self._load(stmt, frame)
@@ -245,6 +261,26 @@ class Interpreter:
                     return StatementResult(ResultKind.COMMAND, (), (stmt, example), stmt.span)
                 return StatementResult(ResultKind.COMMAND, (), (stmt,), stmt.span)
         raise TypeError(f"unknown statement {stmt!r}")
+
+    def _exec_checked(self, stmt: ast.Stmt, frame: _Frame) -> None:
+        """`stmt` in a `for` body, then `self._check` on its result; a refusal undoes its bindings
+        (and renames) and raises."""
+        scope, check = frame.scope, self._check
+        before = (dict(scope.values), dict(scope.spans), frame.last, len(self._renamed))
+        result = self._exec(stmt, frame)
+        if check is None:
+            return
+        try:
+            check(result)
+        except RaspError:
+            values, spans, frame.last, renames = before
+            scope.values.clear()
+            scope.values.update(values)
+            scope.spans = spans
+            while len(self._renamed) > renames:
+                node, name = self._renamed.pop()
+                node.name = name
+            raise
 
     def _expr_statement(self, expr: ast.Expr, frame: _Frame, span: Span) -> StatementResult:
         value = self._expressions.eval(expr, frame.scope)
@@ -286,11 +322,12 @@ class Interpreter:
                 except RaspError as exc:
                     if repl is None:
                         raise
-                    inner.scope.values.clear()  # a refused statement binds nothing
-                    inner.scope.values.update(before)
-                    while len(self._renamed) > renames:  # nor renames an s-op
-                        node, name = self._renamed.pop()
-                        node.name = name
+                    if not isinstance(inner_stmt, ast.For):  # a loop keeps what it did before
+                        inner.scope.values.clear()  # a refused statement binds nothing
+                        inner.scope.values.update(before)
+                        while len(self._renamed) > renames:  # nor renames an s-op
+                            node, name = self._renamed.pop()
+                            node.name = name
                     repl.errors.append(exc.with_span(inner_stmt.span))
                     continue
                 for name, value in inner.scope.values.items():

@@ -210,7 +210,9 @@ class ReplSession:
         saved = env.snapshot()
         shown: list[str] = []  # what a loaded file's commands print
         loading = ReplLoading(watch=lambda loaded: shown.extend(self._loaded(loaded)))
-        result = self.interpreter.exec_statement(stmt, repl_loading=loading)
+        result = self.interpreter.exec_statement(
+            stmt, repl_loading=loading, check=self._check_in_loop
+        )
         try:
             # a loaded file's failing statements (reported and skipped), then what it printed
             return [e.render() for e in loading.errors] + shown + self._show_result(stmt, result)
@@ -252,6 +254,12 @@ class ReplSession:
             case ResultKind.ASSIGN | ResultKind.EXPR | ResultKind.DEF:
                 self._check_on_example(result)
         return []
+
+    def _check_in_loop(self, result: StatementResult) -> None:
+        """A statement of a `for` body: tested on the running example as it runs, as the original
+        tests every value it computes (a failure stops the loop; what ran before stays bound)."""
+        if result.kind in (ResultKind.ASSIGN, ResultKind.EXPR):
+            self._check_on_example(result)
 
     def _named(self, result: StatementResult, settings: ExampleSettings) -> list[str]:
         lines: list[str] = []

@@ -53,6 +53,7 @@ def test_there_are_transcripts() -> None:
         "errors",
         "load",
         "commands",
+        "loops",
     } <= set(CASES)
 
 
@@ -79,6 +80,27 @@ def test_failed_new_name_is_not_bound() -> None:
     session = ReplSession()
     session.feed("y = tokens_int;")
     assert "y" not in session.interpreter.names()
+
+
+def test_a_loop_body_is_checked_as_it_runs() -> None:
+    # The original tests every value on the running example as it computes it: the loop stops at
+    # the first failing statement, which binds nothing; what ran before it stays bound.
+    session = ReplSession()
+    printed = session.feed("a = 0; for i in [1, 2] { a = a + i; b = tokens_int + i; c = 1; }")
+    assert "error:" in printed and "tokens_int" in printed
+    assert session.interpreter.get("a") == 1
+    assert {"b", "c"}.isdisjoint(session.interpreter.names())
+
+
+def test_a_loaded_loop_keeps_what_it_bound_before_failing(tmp_path: Path) -> None:
+    program = tmp_path / "prog.rasp"
+    program.write_text("n = 0;\nfor i in [1, 2] { n = n + i; s = tokens_int; }\nafter = 1;\n")
+    session = ReplSession()
+    printed = session.load_path(program)
+    assert "prog.rasp:2:" in printed and "tokens_int" in printed
+    assert session.interpreter.get("n") == 1
+    assert session.interpreter.get("after") == 1
+    assert "s" not in session.interpreter.names()
 
 
 def test_continuation_and_interrupt() -> None:
