@@ -32,8 +32,8 @@ from compiler.schedule import Schedule, schedule_blocks
 from compiler.values import ValueSets, infer_values
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, Source
-from rasp.values import kind_name
 from rasp.tracr.lower import is_tracr, to_sops, value_problems
+from rasp.values import kind_name
 
 
 def compile_sop(

@@ -270,7 +270,9 @@ def test_a_mean_with_a_string_default_names_the_default() -> None:
 def test_a_default_that_is_not_an_atom_is_refused() -> None:
     # The interpreter accepts `aggregate(sel, s, [1])`, as the original does (the list fails only
     # where it is used); the compiler refuses it at once, located, instead of failing inside.
-    full = S.Select(keys=S.ConstSOp(value=1), queries=S.ConstSOp(value=1), comparison=S.Comparison.EQ)
+    full = S.Select(
+        keys=S.ConstSOp(value=1), queries=S.ConstSOp(value=1), comparison=S.Comparison.EQ
+    )
     listed = S.AggregateSOp(selector=full, sop=S.IndicesSOp(), default=[1])  # type: ignore[arg-type]
     with pytest.raises(CompileError, match="this aggregate's default is a list, not an atom"):
         compile_sop(listed, list("ab"), 4)
