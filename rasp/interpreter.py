@@ -224,7 +224,7 @@ class Interpreter:
                         raise RaspNameError(f"Cannot set reserved name: {param}", stmt.span)
                 if len(set(params)) != len(params):
                     raise RaspNameError(f"a parameter of {name} is named twice", stmt.span)
-                fn = RaspFunction(name, params, body, returns, scope, stmt.span.file)
+                fn = RaspFunction(name, params, body, returns, scope, scope.label)
                 scope.assign(name, fn, stmt.span)
                 return StatementResult(ResultKind.DEF, (name,), (fn,), stmt.span)
             case ast.For(targets=targets, iterable=iterable_expr, body=body):
@@ -304,7 +304,8 @@ class Interpreter:
             raise exc.with_span(stmt.span) from None  # unreadable: at the load; not UTF-8: in it
         repl = self._repl_loading
         statements = self._loaded_statements(source, repl)
-        inner = _Frame(Scope(self._prelude, self._reserved, str(path)), top=True)
+        # labelled as the original names a loaded file's scope: the name as the load wrote it
+        inner = _Frame(Scope(self._prelude, self._reserved, stmt.path), top=True)
         self._loading.append(path)
         assigned_at: dict[str, int] = {}  # name -> the last statement that (re)bound it
         try:
@@ -379,7 +380,8 @@ class Interpreter:
                     f"calls nest deeper than {MAX_CALL_DEPTH} (endless recursion in {func.name}?)",
                     span,
                 )
-            scope = Scope(func.scope, BASE_RESERVED, f"{func.name}()")
+            # labelled as the original labels a call's scope: the defining one's, with a '
+            scope = Scope(func.scope, BASE_RESERVED, f"{func.scope.label}'")
             for param, arg in zip(func.params, args):
                 scope.assign(param, arg, span)
             frame = _Frame(scope, top=False)

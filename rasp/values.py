@@ -45,7 +45,7 @@ class RaspFunction:
     body: tuple[ast.Stmt, ...]
     returns: tuple[ast.Expr, ...]
     scope: Scope = field(repr=False)
-    creator: str  # where it was defined: a file name, or the prelude
+    creator: str  # the label of the scope it was defined in ("console", a loaded file, ...)
 
     def signature(self) -> str:
         return f"{self.name}({', '.join(self.params)})"

@@ -36,6 +36,7 @@ from rasp.results import Bindings, ReplLoading, ResultKind, StatementResult
 from rasp.sops import Node, Selector, SOp, evaluate
 from rasp.tools.repl_compiled import COMMANDS as COMPILED_COMMANDS
 from rasp.tools.repl_compiled import CompiledView
+from rasp.tools.repl_listing import LoadListing
 from rasp.values import BuiltinFunction, RaspFunction, kind_name
 
 # `draw_hook(node, tokens) -> text`: set by whoever can draw (the compiler side); None: no drawing.
@@ -208,14 +209,19 @@ class ReplSession:
     def _statement(self, stmt: ast.Stmt) -> list[str]:
         env = _Bindings(self.interpreter)
         saved = env.snapshot()
-        shown: list[str] = []  # what a loaded file's commands print
-        loading = ReplLoading(watch=lambda loaded: shown.extend(self._loaded(loaded)))
+        errors: list[RaspError] = []  # a loaded file's failing statements, reported and skipped
+        quiet = dataclasses.replace(self.settings, show_seq=False, show_sel=False)
+        listing = LoadListing(
+            errors,
+            lambda name, value: named_value(name, value, quiet, function_text=_function_text),
+        )
+        loading = ReplLoading(watch=lambda loaded: self._loaded(loaded, listing), errors=errors)
         result = self.interpreter.exec_statement(
             stmt, repl_loading=loading, check=self._check_in_loop
         )
+        listing.dump()
         try:
-            # a loaded file's failing statements (reported and skipped), then what it printed
-            return [e.render() for e in loading.errors] + shown + self._show_result(stmt, result)
+            return listing.lines + self._show_result(stmt, result)
         except RaspError:
             # The definition-time check failed: as in the original, the names keep their old values.
             env.restore(saved)
@@ -228,9 +234,7 @@ class ReplSession:
             case ResultKind.COMMAND:
                 return self._command(result.values[0], result.values[1:])
             case ResultKind.LOAD:
-                # The original lists every name a load brings in, without examples.
-                quiet = dataclasses.replace(self.settings, show_seq=False, show_sel=False)
-                return self._named(result, quiet)
+                return []  # the file's names were listed as it ran (`LoadListing`)
             case ResultKind.DRAW:
                 return self._draw(result)
             case ResultKind.EXPR if (
@@ -244,16 +248,19 @@ class ReplSession:
         self._check_on_example(result)
         return self._named(result, self.settings)
 
-    def _loaded(self, result: StatementResult) -> list[str]:
+    def _loaded(self, result: StatementResult, listing: LoadListing) -> None:
         """A loaded file's statement, run as the original's REPL runs it: a REPL command acts on
         this session (`set example`, `full seq display on`, ...; `exit` does not end it), and a
-        new s-op or selector must evaluate on the running example (else it is refused)."""
+        new s-op or selector must evaluate on the running example (else it is refused). What it
+        prints goes to `listing`, printed when its file ends."""
         match result.kind:
             case ResultKind.COMMAND if result.values[0].command is not ast.CommandKind.EXIT:
-                return self._command(result.values[0], result.values[1:])
+                listing.printed(self._command(result.values[0], result.values[1:]))
             case ResultKind.ASSIGN | ResultKind.EXPR | ResultKind.DEF:
                 self._check_on_example(result)
-        return []
+                listing.named(result)
+            case ResultKind.LOAD:
+                listing.dump()  # a nested load prints what has gathered when it ends
 
     def _check_in_loop(self, result: StatementResult) -> None:
         """A statement of a `for` body: tested on the running example as it runs, as the original
@@ -411,7 +418,13 @@ _END = object()
 
 def _function_text(value: Any) -> str | None:
     if isinstance(value, RaspFunction):
-        creator = "console" if value.creator.startswith("<") else Path(value.creator).stem
+        # As the original: "console", a loaded file as its `load` named it, a ' for each call
+        # that a def ran in. (`rasp repl FILE` loads FILE by its full path: shown by its stem.)
+        creator = value.creator
+        if Path(creator.rstrip("'")).is_absolute():
+            creator = Path(creator.rstrip("'")).stem + "'" * (
+                len(creator) - len(creator.rstrip("'"))
+            )
         return f"{creator} function: {value.signature()}"
     if isinstance(value, BuiltinFunction):
         return f"built-in function: {value.signature()}"

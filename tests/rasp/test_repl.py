@@ -328,6 +328,43 @@ def test_a_syntax_error_in_a_loaded_file_costs_only_its_statement(tmp_path: Path
     assert "b" not in session.interpreter.names()
 
 
+def test_a_load_lists_what_its_top_level_statements_bound(tmp_path: Path, monkeypatch) -> None:
+    # As the original: each name once, at the last top-level statement that binds it, with the
+    # value it had there; names bound only in a loop are imported but not listed.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "lib.rasp").write_text("x = 1;\ny = 2;\nx = 3;\nfor i in [1] { x = 4; z = 5; }\n")
+    session = ReplSession()
+    assert session.feed('load "lib";').splitlines() == ["    value: y =  2", "    value: x =  3"]
+    assert session.interpreter.get("x") == 4 and session.interpreter.get("z") == 5
+
+
+def test_a_load_with_an_error_lists_everything_in_order(tmp_path: Path, monkeypatch) -> None:
+    # The original filters repeated names only when nothing failed; a nested load prints what
+    # has gathered (its loader's part too) when it ends.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "inner.rasp").write_text("b = 1;\n")
+    (tmp_path / "outer.rasp").write_text('a = 1;\nbad = nope;\na = 2;\nload "inner";\nc = 3;\n')
+    out = ReplSession().feed('load "outer";').splitlines()
+    assert [line for line in out if "value:" in line or "error:" in line] == [
+        "    value: a =  1",
+        f"{tmp_path / 'outer.rasp'}:2:7: error: Undefined variable: nope",
+        "    value: a =  2",
+        "    value: b =  1",
+        "    value: c =  3",
+    ]
+
+
+def test_a_function_is_labelled_with_where_it_was_defined(tmp_path: Path, monkeypatch) -> None:
+    # The original's creator: "console", a loaded file as the load named it, a ' per call.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "lib.rasp").write_text("def f(a) { return a; }\n")
+    session = ReplSession()
+    assert session.feed('load "sub/lib";') == "     sub/lib function: f(a)"
+    session.feed("def outer(a) { def inner(b) { return b; } return inner; }")
+    assert session.feed("outer(1);") == "     console' function: inner(b)"
+
+
 def test_a_loaded_statement_must_run_on_the_example(tmp_path: Path) -> None:
     # `x = tokens_int;` fails on "hello": refused as typed in the session, and tokens_int keeps
     # its name (the assignment renamed it before the check refused it).

@@ -1,0 +1,75 @@
+"""What a `load` prints in the REPL, in the original's order (tech-srl/RASP `REPL.loadFile` and
+`filter_and_dump_prints`).
+
+The original keeps what each top-level statement of a loaded file would print (its names and
+their values at that statement, the output of `show example`, its errors) and prints it all when
+the file ends, names without examples. When none of it is an error, only the last statement that
+binds a name lists it; with an error, everything is printed in order. Names bound only inside a
+`for` body are not listed (they are imported all the same), nor private ones (`_x`) or `out`. A
+nested load prints what has gathered so far when it ends, the loading file's part included. A
+syntax error is printed as soon as it is met (the original reads the file line by line), and it
+does not count as an error for the rule above.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rasp.errors import RaspError, RaspSyntaxError
+from rasp.results import StatementResult
+
+_Item = RaspError | tuple[str, Any] | list[str]
+
+
+@dataclass
+class LoadListing:
+    """Gathers a load's output as its statements run; `dump` moves it to `lines`.
+
+    `errors` is the `ReplLoading`'s list, which the interpreter appends a failing statement to;
+    `render(name, value)` gives a name's lines."""
+
+    errors: list[RaspError]
+    render: Callable[[str, Any], list[str]]
+    lines: list[str] = field(default_factory=list)
+    _items: list[_Item] = field(default_factory=list)
+    _taken: int = 0
+
+    def named(self, result: StatementResult) -> None:
+        """A statement that binds or shows names (an assignment, a def, a bare name)."""
+        self._take_errors()
+        for name, value in zip(result.names, result.values, strict=False):
+            if name != "out" and not name.startswith("_"):
+                self._items.append((name, value))
+
+    def printed(self, lines: list[str]) -> None:
+        """What a REPL command in the file printed (`show example`)."""
+        self._take_errors()
+        if lines:
+            self._items.append(lines)
+
+    def dump(self) -> None:
+        """A load has ended: what gathered is printed."""
+        self._take_errors()
+        items = self._items
+        if not any(isinstance(item, RaspError) for item in items):
+            last = {item[0]: k for k, item in enumerate(items) if isinstance(item, tuple)}
+            items = [i for k, i in enumerate(items) if not isinstance(i, tuple) or last[i[0]] == k]
+        for item in items:
+            if isinstance(item, RaspError):
+                self.lines.append(item.render())
+            elif isinstance(item, tuple):
+                self.lines += self.render(*item)
+            else:
+                self.lines += item
+        self._items = []
+
+    def _take_errors(self) -> None:
+        for error in self.errors[self._taken :]:
+            if isinstance(error, RaspSyntaxError):
+                # the original reports a syntax error as it reads it, before what has gathered
+                self.lines.append(error.render())
+            else:
+                self._items.append(error)
+        self._taken = len(self.errors)
