@@ -101,7 +101,6 @@ class ReplSession:
     """One REPL session: an interpreter, the running examples, and the display switches."""
 
     prompt = ">> "
-    continuation_prompt = ".. "
 
     def __init__(
         self,
@@ -127,6 +126,15 @@ class ReplSession:
     def banner(self) -> str:
         example = _plain_example(self.settings.seq_example)
         return f"rasp-forge {__version__} (RASP 0.1 compatible)\nrunning example is: {example}"
+
+    @property
+    def continuation_prompt(self) -> str:
+        """`.. `, indented two spaces for each `def` so far in the statement (outside comment
+        lines), as the original's."""
+        depth = sum(
+            line.split().count("def") for line in self._pending if not line.strip().startswith("#")
+        )
+        return ".. " + "  " * depth
 
     @property
     def is_continuing(self) -> bool:
