@@ -117,7 +117,19 @@ def _positive(value: Any) -> bool:
 
 
 def _item(key: Any, table: Any) -> Any:
-    return table[key]
+    """`table[key]`: a dict's value (a missing key is the original's `index [ k ] not in dict.`),
+    or a list's (a tuple) or string's item, with the original's words for a bad index."""
+    if isinstance(table, dict):
+        return table[key]
+    kind = "string" if isinstance(table, str) else "list"
+    if isinstance(key, int) and not -len(table) <= key < len(table):
+        raise RaspRuntimeError(f"index {key} out of range for {kind} of length {len(table)}")
+    try:
+        return table[key]
+    except TypeError:
+        raise RaspRuntimeError(
+            f"index into {kind} has to be integer, got: {describe(key)}"
+        ) from None
 
 
 def _not(value: Any) -> bool:
@@ -314,7 +326,13 @@ def index(target: Any, key: Any, span: Span, indices: SOp, length: SOp) -> Any:
         load = Select(keys=indices, queries=where, comparison=Comparison.EQ, span=span)
         return AggregateSOp(selector=load, sop=target, default=0, span=span)
     if isinstance(target, list | str | dict) and isinstance(key, SOp):
-        frozen = dict(target) if isinstance(target, dict) else tuple(target)
+        frozen = (
+            dict(target)
+            if isinstance(target, dict)
+            else target
+            if isinstance(target, str)
+            else tuple(target)
+        )
         return lift(_item, (key, frozen), span)
     if isinstance(target, list | str):
         name = "list" if isinstance(target, list) else "string"

@@ -224,6 +224,14 @@ def test_indexing_as_the_original() -> None:
     assert value(b + " x = b[5];") == 7
     assert seq("x = tokens[-1];", "abc") == ["c"] * 3
     assert seq("x = tokens[7];", [1, 2]) == [0, 0]  # nothing selected: the default
+    # a bad index per position, in the original's words (it said "tuple index out of range")
+    with pytest.raises(RaspRuntimeError, match="^index 3 out of range for string of length 3$"):
+        seq('x = "abc"[indices];', "hello")
+    with pytest.raises(RaspRuntimeError, match="^index 3 out of range for list of length 3$"):
+        seq("x = [1, 2, 3][indices];", "hello")
+    with pytest.raises(RaspRuntimeError, match="^index into list has to be integer, got: 0.5$"):
+        seq("x = [1, 2, 3][indices + 0.5];", "ab")
+    assert seq("x = [1, 2, 3][-indices - 1];", "ab") == [3, 2]
 
 
 # ---- statements ------------------------------------------------------------------------------
