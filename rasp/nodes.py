@@ -78,7 +78,8 @@ class Node:
     name: str | None = field(default=None, kw_only=True)
     # Values of several types may mix in this node's sequence (tracr allows it; RASP does not).
     loose: bool = field(default=False, kw_only=True, repr=False)
-    # The call that returned this node, for its label while it has no name (`f(indices)`).
+    # The call that returned this node, for its label while it has no name: the original's
+    # `f(indices , "a")`, its arguments by value.
     called_as: str | None = field(default=None, kw_only=True, repr=False, compare=False)
     # What a node made by a rewrite computes, for people (a compiled model's operation column),
     # where its span is the rewritten expression's; None: its source text.

@@ -177,12 +177,20 @@ def test_an_unnamed_sop_in_a_list_is_shown_by_its_expression() -> None:
         "\t\t     selector: select(indices, indices, ==)",
         "\t\t     s-op: aggregate(select(indices, length - in...",
     ]
-    # a function's result is named after the call, not after the expression in its body
+    # a function's result is named after the call, not after the expression in its body, as the
+    # original names it: the arguments by value, joined by " , "
     session.feed("def inc(a) { return a + 1; }")
     out = session.feed('y = [inc(indices), count(tokens, "a")];')
     assert out.splitlines()[1:3] == [
         "\t\t     s-op: inc(indices)",
-        '\t\t     s-op: count(tokens, "a")',
+        '\t\t     s-op: count(tokens , "a")',
+    ]
+    session.feed('def pick(s, v) { return s == v; } w = "b";')
+    out = session.feed("z = [pick(tokens, w), pick(indices, [1, 2]), pick(indices, range(9))];")
+    assert out.splitlines()[1:4] == [
+        '\t\t     s-op: pick(tokens , "b")',
+        "\t\t     s-op: pick(indices , [1, 2])",
+        "\t\t     s-op: pick(indices , (list))",
     ]
 
 
