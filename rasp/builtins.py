@@ -11,7 +11,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from rasp.errors import ErrorKind, RaspArityError, RaspError, RaspRuntimeError, RaspTypeError, Span
+from rasp.errors import (
+    ErrorKind,
+    RaspArityError,
+    RaspError,
+    RaspInputError,
+    RaspRuntimeError,
+    RaspTypeError,
+    Span,
+)
 from rasp.operators import MAX_COLLECTION
 from rasp.sops import Selector, SelectorWidthSOp, SOp, evaluate
 from rasp.values import Scope, describe, kind_name
@@ -98,6 +106,11 @@ def apply(node: SOp | Selector, args: list[Any], span: Span) -> Any:
         )
     try:
         return evaluate(node, tokens)
+    except RaspInputError as exc:
+        # the input that cannot be read is this call's (not the first use of `tokens_int`, which
+        # may be in an earlier statement)
+        exc.span = span
+        raise exc from None
     except RaspError as exc:
         raise exc.with_span(span) from None
 

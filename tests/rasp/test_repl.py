@@ -103,6 +103,15 @@ def test_a_loaded_loop_keeps_what_it_bound_before_failing(tmp_path: Path) -> Non
     assert "s" not in session.interpreter.names()
 
 
+def test_an_unreadable_input_is_located_at_its_application() -> None:
+    # It pointed at the first statement that used tokens_int, an earlier one.
+    session = ReplSession()
+    assert session.feed("(tokens_int + 1)([1, 2]);") == "\t =  [2, 3] (ints)"
+    printed = session.feed('tokens_int("ab");').splitlines()
+    assert printed[0].startswith("<repl>:1:1: error: cannot read the input as tokens_int")
+    assert printed[1] == '    tokens_int("ab");'
+
+
 def test_continuation_and_interrupt() -> None:
     session = ReplSession()
     assert session.feed("def f(a) {") == ""
