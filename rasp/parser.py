@@ -35,20 +35,30 @@ _COMMAND_LINE = re.compile(
 )
 
 
-def _terminate_commands(text: str) -> str:
-    """End each REPL command line of a longer text with `;`, as the original's grammar needs none.
+_VALUE_FOLLOWS = re.compile(r"[ \t]*set(?:[ \t]+(?:s-op|selector))?[ \t]+example")
 
-    The original's files may hold `set example [1, 2, 3]` (no `;`) between statements. A line
-    that starts with a command keyword (which can start nothing else) and whose brackets balance
-    gets a `;` before its comment; columns before it do not move. A lone command is left as is.
+
+def _terminate_commands(text: str) -> str:
+    """End each REPL command of a longer text with `;`, as the original's grammar needs none.
+
+    The original's files may hold `set example [1, 2, 3]` (no `;`) between statements. A command
+    starts with a command keyword (which can start nothing else) and ends at the end of the first
+    line where its brackets balance, and where `set example` has its value (the original reads on
+    while the text is unfinished): that line gets a `;` before its comment; columns before it do
+    not move. A lone command is left as is.
     """
     lines = text.split("\n")
     if sum(1 for line in lines if line.strip()) < 2:
         return text
+    open_command, depth = False, 0
     for number, line in enumerate(lines):
-        if not _COMMAND_LINE.match(line):
-            continue
-        code_end, depth, in_string = len(line), 0, False
+        if not open_command:
+            if not _COMMAND_LINE.match(line):
+                continue
+            open_command, depth, first = True, 0, True
+        else:
+            first = False
+        code_end, in_string = len(line), False
         for column, char in enumerate(line):
             if char == '"':
                 in_string = not in_string
@@ -62,8 +72,12 @@ def _terminate_commands(text: str) -> str:
             elif char in ")]}":
                 depth -= 1
         code = line[:code_end].rstrip()
-        if depth == 0 and not in_string and not code.endswith(";"):
-            lines[number] = code + ";" + line[len(code) :]
+        if not code.strip() or (first and _VALUE_FOLLOWS.fullmatch(code)):
+            continue  # `set example` whose value is on a later line
+        if depth <= 0 and not in_string:
+            if not code.endswith(";"):
+                lines[number] = code + ";" + line[len(code) :]
+            open_command = False
     return "\n".join(lines)
 
 

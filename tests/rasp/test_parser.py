@@ -175,6 +175,19 @@ def test_repl_commands(
     assert (stmt.example is not None) == (command is ast.CommandKind.SET_EXAMPLE)
 
 
+def test_a_command_in_a_file_ends_where_its_value_does() -> None:
+    # As the original reads on while the text is unfinished: `set example` with its value on the
+    # next line, or a value over several lines, was cut at the first line (a syntax error).
+    for text in ('set example\n"ab"\nx = 1;', "set s-op example [1,\n  2]  # two\nx = 1;"):
+        command, assign = parse(text).statements
+        assert isinstance(command, ast.ReplCommand) and isinstance(
+            command.example, ast.ListLit | ast.Literal
+        )
+        assert isinstance(assign, ast.Assign)
+    assert len(parse("x = 1;\nfull seq display on\ny = 2;").statements) == 3
+    assert is_complete("set example") is False
+
+
 def test_spans_cover_the_expression() -> None:
     program = parse("x = 1;\ny = length - indices ;", "f.rasp")
     stmt = program.statements[1]
