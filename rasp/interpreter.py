@@ -334,6 +334,10 @@ class Interpreter:
                 for name, value in inner.scope.values.items():
                     if name not in before or before[name] is not value:
                         assigned_at[name] = k
+                if isinstance(inner_stmt, ast.ReplCommand) and (
+                    inner_stmt.command is ast.CommandKind.EXIT
+                ):
+                    break  # the original's REPL stops reading the file there (and goes on)
         finally:
             self._loading.pop()
         # listed in the order of their last assignment, as the original prints them

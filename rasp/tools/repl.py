@@ -258,7 +258,7 @@ class ReplSession:
 
     def _loaded(self, result: StatementResult, listing: LoadListing) -> None:
         """A loaded file's statement, run as the original's REPL runs it: a REPL command acts on
-        this session (`set example`, `full seq display on`, ...; `exit` does not end it), and a
+        this session (`set example`, `full seq display on`, ...; `exit` stops reading the file, not the session), and a
         new s-op or selector must evaluate on the running example (else it is refused). What it
         prints goes to `listing`, printed when its file ends."""
         match result.kind:

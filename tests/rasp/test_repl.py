@@ -334,8 +334,10 @@ def test_a_loaded_files_commands_act_on_the_session(tmp_path: Path) -> None:
     assert out[-1] == "     s-op: x"
     assert session.settings.seq_example == [1, 2] and session.settings.full_seq
     assert session.feed("x;").splitlines()[-1] == " \t\toutput:  2 3 \t (ints)"
-    session, _ = _load(tmp_path, "exit\ny = 1;\n")
-    assert not session.finished and session.interpreter.get("y") == 1
+    # `exit` in a loaded file stops reading the file, as the original's REPL does, not the session
+    session, _ = _load(tmp_path, "x = 1;\nexit\ny = 1;\n")
+    assert not session.finished and session.interpreter.get("x") == 1
+    assert "y" not in session.interpreter.names()
 
 
 def test_a_syntax_error_in_a_loaded_file_costs_only_its_statement(tmp_path: Path) -> None:
