@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import operator
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -225,8 +225,9 @@ class SelectorWidthSOp(SOp):
         return (self.selector,)
 
 
-def walk(root: Node) -> Iterator[Node]:
-    """Every node `root` depends on, each once, children before parents (iterative: graphs get deep)."""
+def walk(root: Node, skip: Container[int] = ()) -> Iterator[Node]:
+    """Every node `root` depends on, each once, children before parents (iterative: graphs get
+    deep); nodes whose id is in `skip` are left out, with what only they depend on."""
     seen: set[int] = set()
     stack: list[tuple[Node, bool]] = [(root, False)]
     while stack:
@@ -234,7 +235,7 @@ def walk(root: Node) -> Iterator[Node]:
         if expanded:
             yield node
             continue
-        if node.id in seen:
+        if node.id in seen or node.id in skip:
             continue
         seen.add(node.id)
         stack.append((node, True))

@@ -88,9 +88,8 @@ class Evaluator:
 
     def value(self, root: Node) -> SeqValue | np.ndarray:
         if root.id not in self.memo:
-            for node in walk(root):
-                if node.id not in self.memo:
-                    self.memo[node.id] = self._compute(node)
+            for node in walk(root, skip=self.memo):  # what is known is not walked again
+                self.memo[node.id] = self._compute(node)
         return self.memo[root.id]
 
     def seq(self, node: SOp) -> SeqValue:

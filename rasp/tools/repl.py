@@ -33,7 +33,7 @@ from rasp.errors import RaspError, RaspInputError, RaspSyntaxError, RaspTypeErro
 from rasp.interpreter import Interpreter
 from rasp.parser import is_complete, parse
 from rasp.results import Bindings, ReplLoading, ResultKind, StatementResult
-from rasp.sops import Node, Selector, SOp, evaluate
+from rasp.sops import Evaluator, Node, Selector, SOp, evaluate
 from rasp.tools.repl_compiled import COMMANDS as COMPILED_COMMANDS
 from rasp.tools.repl_compiled import CompiledView
 from rasp.tools.repl_listing import LoadListing
@@ -120,6 +120,7 @@ class ReplSession:
         self.finished = False
         self._pending: list[str] = []
         self._history: list[str] = []  # the statements run so far (a compiled model's source)
+        self._evaluators: list[tuple[list[Any], Evaluator]] = []  # see _evaluate
 
     # -- what the front end asks ----------------------------------------------------------------
 
@@ -290,7 +291,7 @@ class ReplSession:
                 self.settings.seq_example if isinstance(value, SOp) else self.settings.sel_example
             )
             try:
-                evaluate(value, example_tokens(example))
+                self._evaluate(value, example)
             except RaspError as err:
                 if isinstance(err, RaspInputError):
                     # The running example is the input it cannot read: say so, at this statement.
@@ -301,6 +302,20 @@ class ReplSession:
                         "bound; `set example ...` to test it on another input"
                     )
                 raise err.with_span(result.span) from None
+
+    def _evaluate(self, node: SOp | Selector, example: Any) -> Any:
+        """`node` on `example`, remembering every node's value on the examples in use, so that
+        a loop that grows an s-op statement by statement checks each step in one step (the
+        original memoises each node's last input)."""
+        tokens = example_tokens(example)
+        key = [(type(t), t) for t in tokens]
+        for known, evaluator in self._evaluators:
+            if known == key:
+                break
+        else:
+            evaluator = Evaluator(tokens)
+            self._evaluators = [(key, evaluator), *self._evaluators[:1]]  # the two examples
+        return evaluator.value(node)
 
     def _call_input(self, stmt: ast.Stmt) -> list[Any]:
         """The tokens `f(input);` was applied to (for the selector grid and the full seq rows)."""
