@@ -340,7 +340,8 @@ class Interpreter:
                     break  # the original's REPL stops reading the file there (and goes on)
         finally:
             self._loading.pop()
-        # listed in the order of their last assignment, as the original prints them
+        # the names it imports, in the order of their last assignment (the REPL lists what the
+        # file's statements bound as they ran: rasp.tools.repl_listing)
         copied = sorted(
             ((n, v) for n, v in inner.scope.values.items() if not n.startswith("_") and n != "out"),
             key=lambda item: assigned_at.get(item[0], -1),

@@ -259,9 +259,9 @@ class ReplSession:
 
     def _loaded(self, result: StatementResult, listing: LoadListing) -> None:
         """A loaded file's statement, run as the original's REPL runs it: a REPL command acts on
-        this session (`set example`, `full seq display on`, ...; `exit` stops reading the file, not the session), and a
-        new s-op or selector must evaluate on the running example (else it is refused). What it
-        prints goes to `listing`, printed when its file ends."""
+        this session (`set example`, `full seq display on`, ...; `exit` stops reading the file,
+        not the session), and a new s-op or selector must evaluate on the running example (else
+        it is refused). What it prints goes to `listing`, printed when its file ends."""
         match result.kind:
             case ResultKind.COMMAND if result.values[0].command is not ast.CommandKind.EXIT:
                 listing.printed(self._command(result.values[0], result.values[1:]))
@@ -443,12 +443,11 @@ def _function_text(value: Any) -> str | None:
     if isinstance(value, RaspFunction):
         # As the original: "console", a loaded file as its `load` named it, a ' for each call
         # that a def ran in. (`rasp repl FILE` loads FILE by its full path: shown by its stem.)
-        creator = value.creator
-        if Path(creator.rstrip("'")).is_absolute():
-            creator = Path(creator.rstrip("'")).stem + "'" * (
-                len(creator) - len(creator.rstrip("'"))
-            )
-        return f"{creator} function: {value.signature()}"
+        scope = value.creator.rstrip("'")
+        primes = value.creator[len(scope) :]
+        if Path(scope).is_absolute():
+            scope = Path(scope).stem
+        return f"{scope}{primes} function: {value.signature()}"
     if isinstance(value, BuiltinFunction):
         return f"built-in function: {value.signature()}"
     return None
