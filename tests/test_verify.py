@@ -230,6 +230,28 @@ def test_inputs_the_interpreter_rejects_are_skipped_and_counted() -> None:
     assert "4 inputs where the interpreter fails" in format_success(report, "inv")
 
 
+def test_a_plan_the_interpreter_fails_on_everywhere_verifies_nothing() -> None:
+    tokens = TokensSOp(name="tokens")
+    inv = MapSOp(fn=lambda t: 1 / 0, inputs=(tokens,), text="1 / 0", name="inv")
+
+    class Echo:
+        meta: ClassVar[dict[str, Any]] = {"residual": [], "layers": []}
+
+        def run(self, inputs: Sequence[Sequence[Any]]) -> list[list[Any]]:
+            return [[1.0] * len(x) for x in inputs]
+
+    report = verify(inv, Echo(), plan_inputs("ab", 2, samples=0))  # type: ignore[arg-type]
+    assert report.checked == 0 and report.skipped == 6 and report.failures == 0
+    assert report.nothing_compared and not report.ok
+    text = format_failure(report, "inv")
+    assert text.startswith(
+        "error: verification failed for inv: the interpreter fails on every one of the 6 "
+        'inputs, so the model was compared on none\n  first failing input: "a" (length 1): '
+    )
+    assert "verified" not in text and "skipped:" not in text
+    assert report_json(report)["ok"] is False
+
+
 def test_whole_numbers_of_the_other_type_are_counted_not_failed() -> None:
     # a model that gives 0 where the interpreter's mean gives 0.0: values agree, types do not
     tokens = TokensSOp(name="tokens")

@@ -292,9 +292,11 @@ def test_the_margin_leaves_out_inputs_the_interpreter_fails_on(
     assert data["certificate"]["lines"][-1].endswith("; smallest observed 2.5")
 
 
-def test_no_margin_where_the_interpreter_fails_on_every_swept_input(
+def test_no_margin_and_no_verification_where_the_interpreter_fails_on_every_input(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Nothing was compared, so nothing is verified: exit 1, naming the first failing input and
+    where the program fails on it (it used to print 'verified ... on 0 inputs' and exit 0)."""
     from rasp.tools.cli import main
 
     path, model = tmp_path / "tok.rasp", tmp_path / "tok.safetensors"
@@ -302,13 +304,36 @@ def test_no_margin_where_the_interpreter_fails_on_every_swept_input(
     compile_argv = ["compile", str(path), "--vocab", "ab", "--max-len", "3", "-q"]
     assert main([*compile_argv, "-o", str(model)]) == 0
     argv = ["verify", str(path), "--model", str(model), "--vocab", "b"]
-    assert main(argv) == 0
-    out = capsys.readouterr().out
+    assert main(argv) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "verified" not in err
+    lines = err.splitlines()
+    assert lines[:6] == [
+        f"error: verification failed for {path} `x`: the interpreter fails on every one of the 3 "
+        "inputs, so the model was compared on none",
+        '  first failing input: "b" (length 1)',
+        f"    {path}:1:5: error: division by zero",
+        '        x = 6 / (tokens == "a");',
+        "            ^~~~~~~~~~~~~~~~~~~",
+        "  hint:       verify an s-op that gives a value on some input of this vocabulary and "
+        "these lengths",
+    ]
+    assert (
+        "  orders:     16 runs agree with each other (the interpreter gives a value for none of "
+        "the inputs) on every one of the 3 inputs"
+    ) in lines
     assert (
         "  margin:     none (the interpreter fails on every swept input: no output to measure)"
-        in out.splitlines()
+        in lines
     )
-    assert "smallest observed" not in out
-    assert main([*argv, "--json"]) == 0
-    orders = json.loads(capsys.readouterr().out)["orders"]
+    assert "smallest observed" not in err
+    assert main([*argv, "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["ok"] is False and data["checked"] == 0 and data["skipped"] == 3
+    assert data["skipped_example"] == {
+        "input": ["b"],
+        "error": "division by zero",
+        "location": f"{path}:1:5",
+    }
+    orders = data["orders"]
     assert orders["margin"] is None and orders["uninterpreted"] == orders["inputs"] == 3

@@ -210,6 +210,7 @@ class VerifyReport:
     failures: int = 0
     skipped: int = 0
     skipped_example: tuple[tuple[Any, ...], str] | None = None
+    skipped_error: RaspError | None = None  # the first skipped input's error (with its location)
     first_failure: Mismatch | None = None
     divergence: Divergence | None = None
     lengths: set[int] = field(default_factory=set)
@@ -224,9 +225,20 @@ class VerifyReport:
     type_example: Mismatch | None = None
 
     @property
+    def nothing_compared(self) -> bool:
+        """The interpreter failed on every input: the model was compared on none, so nothing is
+        verified (not a pass)."""
+        return self.checked == 0
+
+    @property
     def ok(self) -> bool:
         orders_ok = self.orders is None or self.orders.ok
-        return self.failures == 0 and orders_ok and self.certificate_ok is not False
+        return (
+            self.failures == 0
+            and not self.nothing_compared
+            and orders_ok
+            and self.certificate_ok is not False
+        )
 
 
 def verify(
@@ -293,6 +305,7 @@ def _compare_one(
         report.skipped += 1
         if report.skipped_example is None:
             report.skipped_example = (tuple(tokens), err.message)
+            report.skipped_error = err
         return
     report.checked += 1
     report.lengths.add(len(tokens))

@@ -73,6 +73,8 @@ def format_failure(report: VerifyReport, what: str) -> str:
             f"    model:       {show_values(first.model)}",
             *_divergence_lines(report),
         ]
+    elif report.nothing_compared:
+        lines = _nothing_compared_lines(report, what)
     elif orders is not None and not orders.ok:
         lines = [
             (
@@ -85,13 +87,41 @@ def format_failure(report: VerifyReport, what: str) -> str:
         lines = [f"error: verification failed for {what}: the certificate does not hold"]
     else:  # a passing report
         return format_success(report, what)
-    if first is None:
+    if report.nothing_compared:
+        lines += _plan_lines(report)
+    elif first is None:
         lines += [
             f"  compared:   model == interpreter on {report.checked:,} inputs",
             *_plan_lines(report),
         ]
-    lines.append(f"  skipped:    {_skipped_text(report)}")
+    if not report.nothing_compared:
+        lines.append(f"  skipped:    {_skipped_text(report)}")
     return "\n".join(lines + _tail_lines(report))
+
+
+def _nothing_compared_lines(report: VerifyReport, what: str) -> list[str]:
+    """The interpreter failed on every input: no output to compare the model's with."""
+    count = report.skipped
+    every = f"every one of the {count:,} inputs" if count != 1 else "the only input"
+    lines = [
+        f"error: verification failed for {what}: the interpreter fails on {every}, so the "
+        "model was compared on none"
+    ]
+    if report.skipped_example is None:
+        return lines
+    tokens, message = report.skipped_example
+    err = report.skipped_error
+    first = f"  first failing input: {show_tokens(tokens)} (length {len(tokens)})"
+    if err is None or err.span is None:
+        lines.append(f"{first}: {message}")
+    else:
+        lines.append(first)
+        lines += ["    " + line for line in err.render().splitlines()]
+    lines.append(
+        "  hint:       verify an s-op that gives a value on some input of this vocabulary and "
+        "these lengths"
+    )
+    return lines
 
 
 def _plan_lines(report: VerifyReport) -> list[str]:
@@ -154,6 +184,9 @@ def _tail_lines(report: VerifyReport) -> list[str]:
         verdict = (
             f"{runs} runs agree with each other and with the interpreter on"
             if orders.ok and not orders.uninterpreted
+            else f"{runs} runs agree with each other (the interpreter gives a value for none of "
+            "the inputs) on"
+            if orders.ok and orders.uninterpreted == orders.inputs
             else f"{runs} runs agree with each other (and with the interpreter on the "
             f"{orders.inputs - orders.uninterpreted:,} it gives a value for) on"
             if orders.ok
@@ -273,7 +306,11 @@ def _report_dict(report: VerifyReport) -> dict[str, Any]:
         "type_only": report.type_only,
         "skipped_example": None
         if report.skipped_example is None
-        else {"input": list(report.skipped_example[0]), "error": report.skipped_example[1]},
+        else {
+            "input": list(report.skipped_example[0]),
+            "error": report.skipped_example[1],
+            "location": _location(report),
+        },
         "exhaustive": {"max_len": plan.exhaustive_len, "inputs": plan.exhaustive_count},
         "sampled": {
             "inputs": plan.sample_count,
@@ -355,6 +392,12 @@ def _config_dict(config: RunConfig) -> dict[str, Any]:
         "threads": config.threads,
         "batch_size": config.batch_size,
     }
+
+
+def _location(report: VerifyReport) -> str | None:
+    """Where the first skipped input's error is raised in the program (`file:line:col`)."""
+    err = report.skipped_error
+    return None if err is None or err.span is None else err.span.location()
 
 
 def _skipped_text(report: VerifyReport) -> str:
