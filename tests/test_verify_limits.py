@@ -124,3 +124,64 @@ def test_the_sweep_keeps_only_its_inputs_of_a_large_plan() -> None:
     finally:
         tracemalloc.stop()
     assert (len(inputs), first, sampled) == (256, 128, 128) and peak < 2_000_000
+
+
+@pytest.fixture(scope="module")
+def wide_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """reverse over 10 tokens up to length 8: every input of length 1..8 is 111,111,110 inputs."""
+    pytest.importorskip("compiler")
+    from rasp.tools.cli import main
+
+    path = tmp_path_factory.mktemp("wide") / "reverse10.safetensors"
+    argv = ["compile", str(REVERSE), "--vocab", "abcdefghij", "--max-len", "8", "-q"]
+    assert main([*argv, "-o", str(path)]) == 0
+    return path
+
+
+def test_verify_model_refuses_from_the_header_before_loading_the_model(
+    wide_model: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan's size, a --vocab token and a --max-len the model cannot take are all known from the
+    file's header: refused before the model (and torch, seconds) is loaded."""
+    from rasp.tools.cli import main
+
+    def never(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("loaded a model verify should have refused from its header")
+
+    monkeypatch.setattr("rasp.tools.model_commands._load_model", never)
+    argv = ["verify", str(REVERSE), "--model", str(wide_model)]
+    assert main([*argv, "--exhaustive-len", "8"]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "error: --exhaustive-len 8: every input of length 1..8 over 10 tokens is 111,111,110 "
+        f"inputs, more than verify checks ({MAX_INPUTS:,})",
+        "hint: use --exhaustive-len 5 or less (111,110 inputs); longer inputs are sampled "
+        "(--samples S)",
+    ]
+    assert main([*argv, "--samples", "2000000"]) == 1
+    assert capsys.readouterr().err.startswith("error: --samples 2,000,000: with the 11,110")
+    assert main([*argv, "--max-len", "9"]) == 2
+    assert capsys.readouterr().err.endswith(
+        f"error: argument --max-len 9: longer than {wide_model} accepts (8)\n"
+    )
+    assert main([*argv, "--vocab", "ax"]) == 2
+    assert "argument --vocab: the token x is not in the vocabulary of" in capsys.readouterr().err
+    assert main([*argv, "--exhaustive-len", "0", "--samples", "0"]) == 2
+    assert "leaves no input to check" in capsys.readouterr().err
+
+
+def test_verify_model_refuses_an_oversized_plan_without_importing_torch(wide_model: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from rasp.tools.cli import main\n"
+        f"rc = main(['verify', {str(REVERSE)!r}, '--model', {str(wide_model)!r}, "
+        "'--exhaustive-len', '8'])\n"
+        "print(rc, 'torch' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert done.stdout.split() == ["1", "False"], done.stderr
+    assert "111,111,110 inputs" in done.stderr

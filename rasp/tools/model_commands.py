@@ -301,7 +301,29 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 "M.safetensors, whose own they default to)",
             )
     else:
+        # The file's header alone (no torch, milliseconds) already fixes the vocabulary and the
+        # length: refuse an argument the model cannot take, or a plan too large, before loading.
+        header = _header_vocab_and_len(args.model)
+        if header is not None:
+            refused = _refuse_beyond_model(args, args.model, *header)
+            if refused is not None:
+                return refused
+            tokens, max_len = header
+            early = v.plan_inputs(
+                args.vocab if args.vocab is not None else tokens,
+                args.max_len if args.max_len is not None else max_len,
+                args.exhaustive_len,
+                args.samples,
+            )
+            if early.total == 0:
+                return _usage_error("verify", NO_INPUT)
+            v.check_plan_size(early)
         model = _load_model(args.model, args.device, "verify --model")
+        refused = _refuse_beyond_model(
+            args, args.model, model.meta.raw["vocab"]["tokens"], model.max_len
+        )
+        if refused is not None:
+            return refused
         # what the model was compiled for, unless narrowed
         if args.vocab is None:
             args.vocab = list(model.meta.raw["vocab"]["tokens"])
@@ -311,9 +333,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
             args.name = model.meta.output.name
     plan = v.plan_inputs(args.vocab, args.max_len, args.exhaustive_len, args.samples, args.seed)
     if plan.total == 0:
-        return _usage_error(
-            "verify", "--exhaustive-len 0 with --samples 0 leaves no input to check"
-        )
+        return _usage_error("verify", NO_INPUT)
     v.check_plan_size(plan)  # before compiling: a K too large would run for years, silently
     sop, name, source = _program(args.file, args.name, console)
     from compiler.resolve import resolve
@@ -334,24 +354,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
         torch.set_num_threads(1)
     if model is not None:
         _warn_if_other_source(args.model, model.meta.raw, source, console)
-        from rasp.tools.arguments import token_key, token_text
-
-        known = {token_key(t) for t in model.meta.raw["vocab"]["tokens"]}
-        unknown = [t for t in args.vocab if token_key(t) not in known]
-        if unknown:
-            return _usage_error(
-                "verify",
-                f"argument --vocab: the token {token_text(unknown[0])} is "
-                f"not in the vocabulary of {args.model} "
-                f"({json.dumps(model.meta.raw['vocab']['tokens'], ensure_ascii=False)}); "
-                "verify over the model's vocabulary, or recompile",
-            )
-        if args.max_len > model.max_len:
-            return _usage_error(
-                "verify",
-                f"argument --max-len {args.max_len}: longer than "
-                f"{args.model} accepts ({model.max_len})",
-            )
     else:
         console.step(f"compiling `{name}` for {len(args.vocab)} tokens, max_len {args.max_len}")
         model = in_memory_model(
@@ -382,6 +384,51 @@ def cmd_verify(args: argparse.Namespace) -> int:
     else:
         print(format_failure(report, what), file=sys.stderr)
     return 0 if report.ok else 1
+
+
+NO_INPUT = "--exhaustive-len 0 with --samples 0 leaves no input to check"
+
+
+def _header_vocab_and_len(path: str) -> tuple[list[Any], int] | None:
+    """The vocabulary tokens and maximum length a model file records, read from its header
+    without torch; None where the header does not hold them plainly (loading the file then says
+    what is wrong with it)."""
+    from rasp.tools.inspect import peek_metadata
+
+    meta = peek_metadata(path)
+    vocab = meta.get("vocab") if meta is not None else None
+    tokens = vocab.get("tokens") if isinstance(vocab, dict) else None
+    max_len = meta.get("max_len") if meta is not None else None
+    if not isinstance(tokens, list) or not tokens:
+        return None
+    if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 1:
+        return None
+    return tokens, max_len
+
+
+def _refuse_beyond_model(
+    args: argparse.Namespace, path: str, tokens: Sequence[Any], max_len: int
+) -> int | None:
+    """A usage error (exit 2) for a --vocab token or a --max-len the model cannot take."""
+    from rasp.tools.arguments import token_key, token_text
+
+    if args.vocab is not None:
+        known = {token_key(t) for t in tokens}
+        unknown = [t for t in args.vocab if token_key(t) not in known]
+        if unknown:
+            return _usage_error(
+                "verify",
+                f"argument --vocab: the token {token_text(unknown[0])} is "
+                f"not in the vocabulary of {path} "
+                f"({json.dumps(list(tokens), ensure_ascii=False)}); "
+                "verify over the model's vocabulary, or recompile",
+            )
+    if args.max_len is not None and args.max_len > max_len:
+        return _usage_error(
+            "verify",
+            f"argument --max-len {args.max_len}: longer than {path} accepts ({max_len})",
+        )
+    return None
 
 
 def nodes_by_residual_name(
