@@ -131,3 +131,27 @@ def test_length_in_a_causal_model_is_located_where_it_is_read(
     argv = ["compile", path, "--vocab", "ab", "--max-len", "4", "--causal", "-o", out_path]
     code, _, err = run(capsys, *argv)
     assert code == 1 and err.startswith(f"{path}:1:5: error: 'length' reads every position")
+
+
+def test_length_as_the_causal_output_itself_is_located_where_the_output_is_named(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`z = length;`: the output is the built-in, which has no place of its own; the refusal points
+    at the name the program gives it (through another name too)."""
+    out_path = str(tmp_path / "m.safetensors")
+    for text, where, line in (
+        ("z = length;\n", "1:1", "z = length;"),
+        ("y = length;\nz = y;\n", "2:1", "z = y;"),
+    ):
+        path = write(tmp_path, text)
+        argv = ["compile", path, "--vocab", "ab", "--max-len", "4", "--causal", "-o", out_path]
+        code, _, err = run(capsys, *argv)
+        assert code == 1 and err.splitlines() == [
+            f"{path}:{where}: error: 'length' reads every position",
+            f"    {line}",
+            "    ^",
+            "hint: compile without causal attention, or avoid length",
+        ]
+    path = write(tmp_path, "z = length;\n")  # without --causal it compiles, and verifies
+    assert run(capsys, "compile", path, "--vocab", "ab", "--max-len", "3", "-o", out_path)[0] == 0
+    assert run(capsys, "verify", path, "--model", out_path)[0] == 0

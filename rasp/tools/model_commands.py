@@ -12,6 +12,7 @@ an input the model cannot take among them (`argument --input: ...`), prints `ras
 from __future__ import annotations
 
 import argparse
+import copy
 import hashlib
 import json
 import sys
@@ -82,7 +83,14 @@ def _program(
 
     interp, source = load_program(file, console)
     sop = select_output(interp, name, source.name)
-    return sop, name or interp.last_assigned, source
+    name = name or interp.last_assigned
+    assigned = interp.assigned_at(name)
+    if sop.span is None and assigned is not None:
+        # A built-in (`z = length;`) has no place in the program: a copy located where the program
+        # names it, so that a refusal of it (`--causal`: length reads every position) points there.
+        sop = copy.copy(sop)
+        sop.span = assigned
+    return sop, name, source
 
 
 def _compile(
