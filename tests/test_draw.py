@@ -182,7 +182,9 @@ def test_dot_is_rendered_only_when_graphviz_is_installed(
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")  # ours first; the shell needs the others
     rendered = write_dot("digraph g {}\n", tmp_path / "b.dot")
-    assert rendered == tmp_path / "b.png" and rendered.read_text() == "png\n"
+    # b.dot.png, not b.png: a picture drawn beside the graph (the REPL's NAME_INPUT.png and
+    # NAME_INPUT.dot) would be overwritten
+    assert rendered == tmp_path / "b.dot.png" and rendered.read_text() == "png\n"
     assert (bin_dir / "args").read_text().split() == [
         "-Tpng",
         str(tmp_path / "b.dot"),

@@ -107,11 +107,31 @@ def _require_matplotlib() -> Any:
 
 
 def draw_trace(trace: Trace, path: str | Path) -> None:
-    """Attention patterns (top row) and residual streams (bottom row) as one PNG."""
+    """Attention patterns (top row) and residual streams (bottom row) as one picture, in the format
+    `path`'s suffix names (PNG without one: written at `path` itself, no suffix added)."""
     plt = _require_matplotlib()
     fig = trace_figure(trace)
-    fig.savefig(str(path), dpi=110)
+    fig.savefig(str(path), dpi=110, format=picture_format(path))
     plt.close(fig)
+
+
+def picture_format(path: str | Path) -> str:
+    """The image format of `path`: its suffix, lower case ("png" without one)."""
+    return Path(path).suffix[1:].lower() or "png"
+
+
+def picture_format_problem(path: str | Path) -> str | None:
+    """Why matplotlib cannot write a picture at `path` (its suffix names no format it writes), or
+    None; None too without matplotlib (drawing then says it is missing)."""
+    try:
+        from matplotlib.backend_bases import FigureCanvasBase
+    except ModuleNotFoundError:
+        return None
+    supported = FigureCanvasBase.get_supported_filetypes()
+    wanted = picture_format(path)
+    if wanted in supported:
+        return None
+    return f"{path}: matplotlib writes no '{wanted}' pictures (it writes {', '.join(sorted(supported))})"
 
 
 _CHAR_W = 0.075  # inches per character of 8-point text (monospace; proportional text is narrower)

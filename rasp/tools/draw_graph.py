@@ -152,6 +152,13 @@ def _read_vars(matrix: np.ndarray, dim_var: list[str]) -> list[str]:
     return [v for v in dict.fromkeys(dim_var[d] for d in rows) if v not in SPECIAL_DIMS]
 
 
+def rendered_path(path: str | Path) -> Path:
+    """Where `write_dot` renders the DOT file `path`: `graph.dot` -> `graph.dot.png` (graphviz's
+    own `-O` naming), never the `graph.png` a picture drawn beside it may be called."""
+    path = Path(path)
+    return path.with_name(path.name + ".png")
+
+
 def write_dot(dot: str, path: str | Path) -> Path | None:
     """Write DOT text; also render `<path>.png` when graphviz's `dot` is on PATH (returns that path)."""
     path = Path(path)
@@ -159,7 +166,7 @@ def write_dot(dot: str, path: str | Path) -> Path | None:
     binary = shutil.which("dot")
     if binary is None:
         return None
-    png = path.with_suffix(".png")
+    png = rendered_path(path)
     result = subprocess.run(
         [binary, "-Tpng", str(path), "-o", str(png)], capture_output=True, text=True, check=False
     )

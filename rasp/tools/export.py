@@ -99,7 +99,7 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
     from safetensors.numpy import load_file, save_file
 
     from rasp.tools.inspect import read_model_file
-    from rasp.tools.output_files import user_mode
+    from rasp.tools.output_files import user_mode, writing
     from transformer.fileformat import uniform_tensors
 
     checked = read_model_file(model_path, "export")
@@ -111,7 +111,8 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
             hint="pass a directory with -o",
             kind=ErrorKind.IO,
         )
-    out.mkdir(parents=True, exist_ok=True)
+    with writing(out):
+        out.mkdir(parents=True, exist_ok=True)
     meta = checked.meta
     config = to_hooked_transformer_config(meta)
     # How to feed and read the model: everything but the weights and the program source.
@@ -137,11 +138,14 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
         out / "rasp_forge.json",
         out / "model.safetensors",
     )
-    config_path.write_text(json.dumps(config, indent=2) + "\n")
-    guide_path.write_text(json.dumps(guide, indent=2) + "\n")
+    with writing(config_path):
+        config_path.write_text(json.dumps(config, indent=2) + "\n")
+    with writing(guide_path):
+        guide_path.write_text(json.dumps(guide, indent=2) + "\n")
     # TransformerLens gives every layer the same shape: pad the layers that store less
     tensors = uniform_tensors(load_file(str(checked.path)), meta["config"])
     _check_padded(tensors, meta)
-    with user_mode(weights_path):  # safetensors writes 0600 files; ours follow the umask
+    # safetensors writes 0600 files; ours follow the umask
+    with writing(weights_path), user_mode(weights_path):
         save_file(tensors, str(weights_path), metadata={"format": "pt"})
     return [config_path, guide_path, weights_path]

@@ -164,10 +164,9 @@ def _check_writable(path: str | Path | None) -> None:
     """Refuse an output path up front, before minutes of compiling or drawing."""
     if path is None:
         return
-    out = Path(path)
-    if not out.parent.is_dir() or out.is_dir():
-        problem = "it is a directory" if out.is_dir() else f"directory {out.parent} does not exist"
-        raise RaspError(f"cannot write {out}: {problem}", kind=ErrorKind.IO)
+    from rasp.tools.output_files import check_writable
+
+    check_writable(path)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -177,7 +176,7 @@ def _check_writable(path: str | Path | None) -> None:
 def cmd_compile(args: argparse.Namespace) -> int:
     from rasp.tools.certificate_text import summary_line
     from rasp.tools.inspect import heads_text, read_model_file, summarize
-    from rasp.tools.output_files import user_mode
+    from rasp.tools.output_files import user_mode, writing
 
     console = Console.from_args(args)
     _check_writable(args.output)
@@ -191,13 +190,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
         getattr(args, "max_params", None),
         args.head_masks,
     )
-    try:
-        with user_mode(args.output):
-            model.save(args.output)
-    except OSError as exc:
-        raise RaspError(
-            f"cannot write {args.output}: {exc.strerror or exc}", kind=ErrorKind.IO
-        ) from None
+    with writing(args.output), user_mode(args.output):
+        model.save(args.output)
     console.step(f"wrote {args.output}")
     summary = summarize(read_model_file(args.output))
     cfg = summary.meta["config"]
@@ -502,10 +496,29 @@ def cmd_draw(args: argparse.Namespace) -> int:
 
 def _draw(args: argparse.Namespace) -> int:
     from rasp.tools.arguments import distinct_tokens
-    from rasp.tools.draw import draw_model_file, trace_model, write_pictures
+    from rasp.tools.draw import (
+        draw_model_file,
+        picture_format_problem,
+        trace_model,
+        write_pictures,
+    )
+    from rasp.tools.draw_graph import rendered_path
 
     console = Console.from_args(args)
     target = Path(args.target)
+    problem = picture_format_problem(args.output)
+    if problem is not None:
+        return _usage_error("draw", f"argument -o/--output: {problem}")
+    if args.dot is not None:
+        picture = Path(args.output).resolve()
+        if Path(args.dot).resolve() == picture:
+            return _usage_error("draw", f"--dot {args.dot}: the same file as -o {args.output}")
+        if rendered_path(args.dot).resolve() == picture:
+            return _usage_error(
+                "draw",
+                f"--dot {args.dot}: graphviz renders it to {rendered_path(args.dot)}, the "
+                f"picture -o {args.output}; name the two differently",
+            )
     _check_writable(args.output)
     _check_writable(args.dot)
     if target.suffix == ".safetensors":
@@ -544,7 +557,7 @@ def _draw(args: argparse.Namespace) -> int:
         )
     if args.json:
         files = [str(args.output)] + ([str(args.dot)] if args.dot is not None else [])
-        rendered = None if args.dot is None else Path(args.dot).with_suffix(".png")
+        rendered = None if args.dot is None else rendered_path(args.dot)
         if rendered is not None and any(str(rendered) in line for line in lines):
             files.append(str(rendered))
         console.result_json({"files": files})

@@ -3,15 +3,22 @@
 safetensors writes a file by renaming a private temporary file into place, so what it writes is
 mode 0600 whatever the user's umask says, and an existing file loses its mode. `user_mode(path)`
 wraps such a write: a new file gets `0666 & ~umask`, a replaced one keeps the mode it had.
+
+`check_writable(path)` refuses an output path before the work that produces it (a compile can take
+minutes); `writing(path)` turns a failed write (an `OSError`, or safetensors' own error type) into
+one `cannot write PATH: reason` line.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from rasp.errors import ErrorKind, RaspError
 
 
 @contextmanager
@@ -29,3 +36,35 @@ def current_umask() -> int:
     mask = os.umask(0o022)  # the only way to read it is to set it; put it straight back
     os.umask(mask)
     return mask
+
+
+def check_writable(path: str | Path) -> None:
+    """Raise a `RaspError` (`cannot write PATH: why`) unless a file can be created at `path`: its
+    directory exists and takes a new file (tried with a nameless temporary file), and `path` is not
+    a directory."""
+    out = Path(path)
+    if out.is_dir():
+        raise RaspError(f"cannot write {out}: it is a directory", kind=ErrorKind.IO)
+    if not out.parent.is_dir():
+        raise RaspError(
+            f"cannot write {out}: directory {out.parent} does not exist", kind=ErrorKind.IO
+        )
+    try:
+        with tempfile.TemporaryFile(dir=out.parent):
+            pass
+    except OSError as exc:
+        raise RaspError(f"cannot write {out}: {exc.strerror or exc}", kind=ErrorKind.IO) from None
+    if out.exists() and not os.access(out, os.W_OK):
+        raise RaspError(f"cannot write {out}: permission denied", kind=ErrorKind.IO)
+
+
+@contextmanager
+def writing(path: str | Path) -> Iterator[None]:
+    """Around a write of `path`: a failure is one `cannot write PATH: reason` error."""
+    from safetensors import SafetensorError
+
+    try:
+        yield
+    except (OSError, SafetensorError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc).splitlines()[0] or type(exc).__name__
+        raise RaspError(f"cannot write {path}: {reason}", kind=ErrorKind.IO) from None

@@ -1,0 +1,118 @@
+"""Where the model commands write: an output they cannot write is one `cannot write PATH: why`
+line (exit 1) before any work, never an internal error or a `cannot read`; `draw`'s -o names its
+picture's format, and --dot may not land on it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("transformer")
+
+from rasp.tools.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+REVERSE = str(ROOT / "programs" / "reverse.rasp")
+# a directory that exists but takes no new file, whoever runs the tests (root included)
+UNWRITABLE = Path("/proc")
+needs_proc = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or not UNWRITABLE.is_dir(), reason="needs Linux /proc"
+)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def reverse_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("outputs") / "reverse.safetensors"
+    argv = ["compile", REVERSE, "--vocab", "abc", "--max-len", "4", "-q", "-o", str(path)]
+    assert main(argv) == 0
+    return path
+
+
+@needs_proc
+def test_an_unwritable_output_is_refused_before_compiling(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def never(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("compiled for an output that cannot be written")
+
+    monkeypatch.setattr("rasp.tools.model_commands.compile_sop", never)
+    out_path = UNWRITABLE / "m.safetensors"
+    argv = ["compile", REVERSE, "--vocab", "abc", "--max-len", "3", "-o", str(out_path)]
+    code, out, err = run(capsys, *argv)
+    assert code == 1 and out == "" and err.startswith(f"error: cannot write {out_path}: ")
+    assert len(err.splitlines()) == 1
+
+
+def test_a_failed_save_is_one_cannot_write_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """safetensors reports its own I/O errors with its own type (it was an internal error)."""
+    from safetensors import SafetensorError
+
+    def failing(self: Any, path: Any) -> None:
+        raise SafetensorError("Error while serializing: I/O error: No space left on device")
+
+    monkeypatch.setattr("compiler.model.CompiledModel.save", failing)
+    out_path = tmp_path / "m.safetensors"
+    argv = ["compile", REVERSE, "--vocab", "ab", "--max-len", "3", "-o", str(out_path)]
+    code, _, err = run(capsys, *argv)
+    assert code == 1 and err == (
+        f"error: cannot write {out_path}: Error while serializing: I/O error: No space left on "
+        "device\n"
+    )
+
+
+@needs_proc
+def test_export_and_draw_say_cannot_write(
+    capsys: pytest.CaptureFixture[str], reverse_model: Path, tmp_path: Path
+) -> None:
+    code, _, err = run(
+        capsys, "export", str(reverse_model), "--to", "transformer-lens", "-o", "/proc/tl"
+    )
+    assert code == 1 and err.startswith("error: cannot write /proc/tl: "), err
+    picture = str(tmp_path / "p.png")
+    for extra in (["-o", "/proc/p.png"], ["-o", picture, "--dot", "/proc/p.dot"]):
+        code, _, err = run(capsys, "draw", str(reverse_model), "--input", "abc", *extra)
+        assert code == 1 and err.startswith("error: cannot write /proc/p."), err
+
+
+def test_draw_writes_the_format_its_output_names(
+    capsys: pytest.CaptureFixture[str], reverse_model: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("matplotlib")
+    draw = ["draw", str(reverse_model), "--input", "abc"]
+    bare = tmp_path / "picture"  # no suffix: a PNG at exactly this path (matplotlib added .png)
+    code, out, _ = run(capsys, *draw, "-o", str(bare))
+    assert code == 0 and out.startswith(f"wrote {bare} (")
+    assert bare.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and not bare.with_suffix(".png").exists()
+    svg = tmp_path / "p.SVG"
+    assert run(capsys, *draw, "-o", str(svg))[0] == 0 and b"<svg" in svg.read_bytes()[:500]
+    text = tmp_path / "p.txt"
+    code, out, err = run(capsys, *draw, "-o", str(text))
+    assert code == 2 and out == "" and not text.exists()
+    assert err.splitlines()[-1].startswith(
+        f"rasp draw: error: argument -o/--output: {text}: matplotlib writes no 'txt' pictures "
+        "(it writes "
+    )
+
+
+def test_draw_refuses_a_dot_file_that_lands_on_the_picture(
+    capsys: pytest.CaptureFixture[str], reverse_model: Path, tmp_path: Path
+) -> None:
+    draw = ["draw", str(reverse_model), "--input", "abc"]
+    png = str(tmp_path / "g.png")
+    code, _, err = run(capsys, *draw, "-o", png, "--dot", png)
+    assert code == 2 and err.endswith(f"rasp draw: error: --dot {png}: the same file as -o {png}\n")
+    dot, rendered = tmp_path / "g.dot", tmp_path / "g.dot.png"
+    code, _, err = run(capsys, *draw, "-o", str(rendered), "--dot", str(dot))
+    assert code == 2 and f"graphviz renders it to {rendered}, the picture -o {rendered}" in err
+    assert not dot.exists() and not rendered.exists()
