@@ -132,8 +132,9 @@ def programs_dir() -> Path | None:
 
 def find_program(name: str, span: Span, search_dirs: Sequence[Path]) -> Path:
     """The file `load "name";` means: `name.rasp` in the loading file's directory, the working
-    directory, `search_dirs`, then the shipped `programs/` (first found wins)."""
-    candidates = [name + ".rasp"] + ([name] if name.endswith(".rasp") else [])
+    directory, `search_dirs`, then the shipped `programs/` (first found wins); a name with a suffix
+    (`"prog.txt"`, `rasp repl prog.txt`) is also the file of that very name."""
+    candidates = [name + ".rasp"] + ([name] if Path(name).suffix else [])
     dirs: list[Path] = []
     loader = Path(span.file)
     if loader.is_file():

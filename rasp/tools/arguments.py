@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -137,12 +138,34 @@ def load_program(file: str, console: Console | None = None) -> tuple[Interpreter
     if file == "-":
         source = decode_source(sys.stdin.buffer.read(), "<stdin>")
     else:
+        refuse_model_file(file)
         source = read_source(file)
     console.step(f"read {source.name}: {len(source.text):,} characters")
     with console.progress() as progress:
         interp = load_source(source, progress=progress)
     console.step(f"ran {source.name}")
     return interp, source
+
+
+def refuse_model_file(file: str) -> None:
+    """A compiled model given where a program goes (`rasp run reverse.safetensors`): say so, rather
+    than report its binary tensors as text that is not UTF-8."""
+    try:
+        with open(file, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            start = handle.read(9)
+    except OSError:
+        return  # read_source says why
+    # safetensors: an 8-byte little-endian header length, then the header's JSON object; program
+    # text never starts so (its first 8 bytes would make a length of petabytes)
+    length = int.from_bytes(start[:8], "little")
+    if len(start) == 9 and start[8:] == b"{" and 2 <= length <= size - 8:
+        raise RaspError(
+            f"{file} is a compiled model (a safetensors file), not a RASP program",
+            hint=f"a model goes after --model: `rasp run --model {file} --input INPUT`, `rasp "
+            f"verify PROGRAM.rasp --model {file}`; `rasp show {file}` summarises it",
+            kind=ErrorKind.IO,
+        )
 
 
 def select_output(interp: Any, name: str | None, filename: str) -> Any:

@@ -26,6 +26,7 @@ from rasp.tools.arguments import (
     check_vocab,
     load_program,
     parse_tokens,
+    refuse_model_file,
     select_output,
 )
 from rasp.tools.console import Console
@@ -397,6 +398,7 @@ def _cmd_repl(args: argparse.Namespace) -> int:
     if args.file is not None:
         with open(args.file, "rb"):  # a missing file is an error before the session starts
             pass
+        refuse_model_file(args.file)
     return run_terminal(args.file)
 
 

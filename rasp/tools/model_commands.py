@@ -74,14 +74,27 @@ def _load_model(path: str | Path, device: str, command: str) -> Any:
 
 
 def _program(
-    file: str, name: str | None, console: Console | None = None
+    file: str,
+    name: str | None,
+    console: Console | None = None,
+    model_output: tuple[str, str] | None = None,
 ) -> tuple[Any, str, Source]:
-    """The s-op to compile from FILE (`-`: standard input): (sop, its name, the source)."""
+    """The s-op to compile from FILE (`-`: standard input): (sop, its name, the source).
+    `model_output`: (model file, its output's name), the s-op to take when `name` is None."""
     if is_python_target(file):
         return python_program(file, name)
     from rasp.tools.arguments import load_program, select_output
 
     interp, source = load_program(file, console)
+    if name is None and model_output is not None:
+        model, name = model_output
+        if name not in set(interp.names()):
+            raise RaspError(
+                f"{model} computes `{name}`, which {source.name} does not define",
+                hint=f"verify {model} against the program it was compiled from, or pass --name "
+                "with the s-op of this program that computes it",
+                kind=ErrorKind.NAME,
+            )
     sop = select_output(interp, name, source.name)
     name = name or interp.last_assigned
     assigned = interp.assigned_at(name)
@@ -331,13 +344,19 @@ def cmd_verify(args: argparse.Namespace) -> int:
             args.vocab = list(model.meta.raw["vocab"]["tokens"])
         if args.max_len is None:
             args.max_len = model.max_len
-        if args.name is None and not is_python_target(args.file):  # (PROG.py:NAME names it)
-            args.name = model.meta.output.name
     plan = v.plan_inputs(args.vocab, args.max_len, args.exhaustive_len, args.samples, args.seed)
     if plan.total == 0:
         return _usage_error("verify", NO_INPUT)
     v.check_plan_size(plan)  # before compiling: a K too large would run for years, silently
-    sop, name, source = _program(args.file, args.name, console)
+    # with --model, the s-op the model computes unless --name says otherwise (PROG.py:NAME names it)
+    output = None if model is None else str(model.meta.output.name)
+    sop, name, source = _program(
+        args.file, args.name, console, None if output is None else (args.model, output)
+    )
+    if output is not None and args.name is not None and name != output:
+        console.warn(
+            f"{args.model} computes `{output}`; verifying `{name}` of {source.name} against it"
+        )
     from compiler.resolve import resolve
 
     # A tracr program's predicates and means resolved for the vocabulary: the values its model
@@ -378,7 +397,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         progress = None if bars is None else lambda done, total: bars("verifying", done, total)
         report = check_model(sop, model, plan, progress=progress, nodes=nodes, guard=guard)
     console.step("checked")
-    what = f"{args.file} `{name}`"
+    what = f"{source.name if args.file == '-' else args.file} `{name}`"
     if args.json:
         console.result_json(report_json(report))
     elif report.ok:

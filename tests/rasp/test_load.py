@@ -129,3 +129,15 @@ def test_parse_recovering_keeps_the_files_order_and_lines() -> None:
     kinds = [type(item).__name__ for item in items]
     assert kinds == ["Assign", "RaspSyntaxError", "Assign", "RaspSyntaxError"]
     assert [item.span.line for item in items] == [1, 2, 4, 6]  # type: ignore[union-attr]
+
+
+def test_a_name_with_another_suffix_loads_that_very_file(tmp_path: Path) -> None:
+    """`rasp repl prog.txt` loads through `load "/abs/prog.txt";`, which looked only for
+    prog.txt.rasp."""
+    (tmp_path / "prog.txt").write_text("shown = tokens;", encoding="utf-8")
+    i = Interpreter(search_dirs=[tmp_path])
+    run('load "prog.txt";', i)
+    assert isinstance(i.get("shown"), SOp)
+    run(f'load "{tmp_path / "prog.txt"}";', Interpreter())
+    with pytest.raises(RaspError, match="cannot find 'prog.rasp'"):
+        run('load "prog";', i)  # no suffix: only prog.rasp

@@ -1,0 +1,90 @@
+"""Programs and models in each other's places: `verify --model` against a program without the
+model's output, `--name` another s-op than the model's, and a model file given as the program."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("transformer")
+
+from rasp.tools.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+REVERSE = str(ROOT / "programs" / "reverse.rasp")
+SORT = str(ROOT / "programs" / "sort.rasp")
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def reverse_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("names") / "reverse.safetensors"
+    argv = ["compile", REVERSE, "--vocab", "ab", "--max-len", "3", "-q", "-o", str(path)]
+    assert main(argv) == 0
+    return path
+
+
+def test_a_program_without_the_models_output_is_named_as_such(
+    capsys: pytest.CaptureFixture[str], reverse_model: Path
+) -> None:
+    """It used to say `argument --name 'reverse': ... defines no name`, of an option never given."""
+    code, out, err = run(capsys, "verify", SORT, "--model", str(reverse_model))
+    assert (
+        code == 1
+        and out == ""
+        and err.splitlines()
+        == [
+            f"error: {reverse_model} computes `reverse`, which {SORT} does not define",
+            f"hint: verify {reverse_model} against the program it was compiled from, or pass --name "
+            "with the s-op of this program that computes it",
+        ]
+    )
+
+
+def test_another_s_op_than_the_models_output_is_verified_with_a_warning(
+    capsys: pytest.CaptureFixture[str], reverse_model: Path
+) -> None:
+    argv = ["verify", REVERSE, "--model", str(reverse_model)]
+    code, _, err = run(capsys, *argv, "--name", "length")
+    assert code == 1 and err.splitlines()[0] == (
+        f"warning: {reverse_model} computes `reverse`; verifying `length` of {REVERSE} against it"
+    )
+    code, out, err = run(capsys, *argv, "--name", "reverse")
+    assert code == 0 and err == "" and out.startswith(f"verified {REVERSE} `reverse`")
+
+
+def test_a_program_from_standard_input_is_reported_as_stdin(
+    capsys: pytest.CaptureFixture[str], reverse_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = Path(REVERSE).read_bytes()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text)))
+    code, out, _ = run(capsys, "verify", "-", "--model", str(reverse_model))
+    assert code == 0 and out.startswith("verified <stdin> `reverse`: ")
+
+
+def test_a_model_given_as_the_program_is_named_as_a_model(
+    capsys: pytest.CaptureFixture[str], reverse_model: Path, tmp_path: Path
+) -> None:
+    """Not `...:1:7756: error: the program is not UTF-8 text` over a line of binary."""
+    model = str(reverse_model)
+    expected = [
+        f"error: {model} is a compiled model (a safetensors file), not a RASP program",
+        f"hint: a model goes after --model: `rasp run --model {model} --input INPUT`, `rasp verify "
+        f"PROGRAM.rasp --model {model}`; `rasp show {model}` summarises it",
+    ]
+    out_path = str(tmp_path / "m.safetensors")
+    for argv in (
+        ["run", model, "--input", "ab"],
+        ["verify", model, "--model", model],
+        ["compile", model, "--vocab", "ab", "--max-len", "2", "-o", out_path],
+        ["repl", model],
+    ):
+        code, _, err = run(capsys, *argv)
+        assert code == 1 and err.splitlines() == expected, argv
