@@ -93,7 +93,7 @@ sha256:      8f644df5d4927c8130a23a382878154777c112a127262688e74ba521d64c67ba
 output:      frac (numerical, floats)
 vocab:       a b  (bos id 2, pad id 3)
 max length:  3
-shape:       1 layers, d_model 8, n_ctx 4, bidirectional; heads 1x2, d_mlp 3
+shape:       1 layer, d_model 8, n_ctx 4, bidirectional; heads 1x2, d_mlp 3
 heads used:  1 (per layer)
 parameters:  210 total, 134 non-zero (63.8%)
 
@@ -284,3 +284,15 @@ def test_show_of_a_compiled_program_is_golden(tmp_path: Path, golden: Any) -> No
         Path(__file__).parent / "golden" / "show" / "reverse.txt",
         format_summary(summary).replace(str(path), "reverse.safetensors") + "\n",
     )
+
+
+def test_counts_of_one_are_singular() -> None:
+    from rasp.tools.inspect import heads_text
+
+    layer = {"n_heads": 1, "d_head": 1, "d_mlp": 0}
+    one = {"n_layers": 1, "n_heads": 1, "d_head": 1, "d_mlp": 0, "layers": [layer]}
+    assert heads_text(one) == "1 layer, 1 head"
+    none = {**one, "layers": [{**layer, "n_heads": 0}]}
+    assert heads_text(none) == "1 layer, 0 heads"
+    two = {**one, "n_layers": 2, "layers": [layer, layer]}
+    assert heads_text(two) == "2 layers, 2 heads"

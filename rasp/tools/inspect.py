@@ -336,7 +336,7 @@ def shape_text(cfg: dict[str, Any]) -> str:
     heads = " ".join(f"{n}x{d}" for n, d, _ in layers)
     mlps = " ".join(str(m) for _, _, m in layers)
     return (
-        f"{cfg['n_layers']} layers, d_model {cfg['d_model']}, n_ctx {cfg['n_ctx']}, "
+        f"{_count(cfg['n_layers'], 'layer')}, d_model {cfg['d_model']}, n_ctx {cfg['n_ctx']}, "
         f"{cfg.get('attention_dir', 'bidirectional')}; heads {heads or '-'}, d_mlp {mlps or '-'}"
     )
 
@@ -350,8 +350,12 @@ def layer_shapes(cfg: dict[str, Any]) -> list[tuple[int, int, int]]:
 
 
 def heads_text(cfg: dict[str, Any]) -> str:
-    """`2 layers, 3 heads`: how many blocks and attention heads a model has."""
-    return f"{cfg['n_layers']} layers, {sum(n for n, _, _ in layer_shapes(cfg))} heads"
+    """`2 layers, 3 heads` (`1 layer, 1 head`): how many blocks and attention heads a model has."""
+    return f"{_count(cfg['n_layers'], 'layer')}, {_count(sum(n for n, _, _ in layer_shapes(cfg)), 'head')}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"
 
 
 def operations_table(operations: tuple[Operation, ...]) -> list[str]:

@@ -103,7 +103,7 @@ def test_compile_run_and_verify_a_python_program(
         capsys, "compile", target, "--tracr-compat", "--vocab", "abc", "--max-len", "6", "-o", model
     )
     assert code == 0, err
-    assert out.startswith(f"wrote {model}: 1 layers")
+    assert out.startswith(f"wrote {model}: 1 layer,")
     code, out, _ = run(capsys, "run", "--model", model, "--input", "cab", "--json")
     assert json.loads(out) == [None, "c", "a"]
     code, out, err = run(
