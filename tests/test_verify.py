@@ -314,3 +314,17 @@ def test_non_finite_outputs_are_failures_not_crashes() -> None:
     )
     assert np.isnan(div.model) and div.interpreter is False
     json.dumps(report_json(report), allow_nan=False)
+
+
+def test_lengths_left_unchecked_without_samples_are_said() -> None:
+    sop, meta = program()
+    model = FakeModel(sop, meta)
+    report = verify(sop, model, plan_inputs("ab", 5, exhaustive_len=2, samples=0))
+    text = format_success(report, "prev")
+    assert "  unchecked:  no input of lengths 3..5 was checked (no samples)" in text.splitlines()
+    report = verify(sop, model, plan_inputs("ab", 3, exhaustive_len=2, samples=0))
+    assert "  unchecked:  no input of length 3 was checked (no samples)" in format_success(
+        report, "prev"
+    )
+    report = verify(sop, model, plan_inputs("ab", 3, exhaustive_len=3, samples=0))
+    assert "unchecked" not in format_success(report, "prev")

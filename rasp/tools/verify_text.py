@@ -153,6 +153,13 @@ def _plan_lines(report: VerifyReport) -> list[str]:
         lines.append(
             f"  complete:   every input up to the maximum length {plan.max_len} was checked"
         )
+    else:  # no samples: the longer inputs were never run
+        lengths = (
+            f"length {plan.max_len}"
+            if plan.exhaustive_len + 1 == plan.max_len
+            else f"lengths {plan.exhaustive_len + 1}..{plan.max_len}"
+        )
+        lines.append(f"  unchecked:  no input of {lengths} was checked (no samples)")
     return lines
 
 
