@@ -518,3 +518,28 @@ def test_verify_shows_progress_only_on_a_terminal(
     assert code == 0 and "guiding samples" in err and "/30.0" in err and "36 inputs" in out
     code, out, err = run(capsys, *argv, "--samples", "30", "--sampling", "uniform")
     assert code == 0 and "guiding samples" not in err and "verifying" in err
+
+
+def test_compile_json_counts_heads_as_the_text_does(
+    capsys: pytest.CaptureFixture[str], reverse_file: Path, tmp_path: Path
+) -> None:
+    """reverse has one head in each of its 2 layers: `2 layers, 2 heads`, and `n_heads` 1 (the
+    config's widest layer), which alone read as one head."""
+    model = tmp_path / "reverse.safetensors"
+    argv = ["compile", str(reverse_file), "--vocab", "ab", "--max-len", "4", "-o", str(model)]
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and out.startswith(f"wrote {model}: 2 layers, 2 heads, ")
+    code, out, _ = run(capsys, *argv, "--json")
+    data = json.loads(out)
+    assert code == 0 and (data["n_layers"], data["n_heads"], data["heads"]) == (2, 1, 2)
+    assert list(data) == [
+        "output",
+        "n_layers",
+        "n_heads",
+        "heads",
+        "d_model",
+        "parameters",
+        "nonzero",
+        "certificate",
+        "warnings",
+    ]

@@ -188,7 +188,7 @@ def _check_writable(path: str | Path | None) -> None:
 
 def cmd_compile(args: argparse.Namespace) -> int:
     from rasp.tools.certificate_text import summary_line
-    from rasp.tools.inspect import heads_text, read_model_file, summarize
+    from rasp.tools.inspect import heads_text, layer_shapes, read_model_file, summarize
     from rasp.tools.output_files import user_mode, writing
 
     console = Console.from_args(args)
@@ -214,7 +214,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
             {
                 "output": str(args.output),
                 "n_layers": cfg["n_layers"],
-                "n_heads": cfg["n_heads"],
+                "n_heads": cfg["n_heads"],  # the config's: the most heads of any layer
+                "heads": sum(n for n, _, _ in layer_shapes(cfg)),  # in all, as the text says
                 "d_model": cfg["d_model"],
                 "parameters": summary.total_params,
                 "nonzero": summary.nonzero_params,
