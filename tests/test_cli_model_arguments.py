@@ -88,3 +88,14 @@ def test_a_model_given_as_the_program_is_named_as_a_model(
     ):
         code, _, err = run(capsys, *argv)
         assert code == 1 and err.splitlines() == expected, argv
+
+
+def test_a_python_target_of_another_s_op_warns_too(
+    capsys: pytest.CaptureFixture[str], reverse_model: Path
+) -> None:
+    target = str(ROOT / "programs" / "tracr" / "library.py") + ":length"
+    code, _, err = run(capsys, "verify", target, "--model", str(reverse_model))
+    assert code == 1 and err.splitlines()[0] == (
+        f"warning: {reverse_model} computes `reverse`; verifying `length` of "
+        f"{target.split(':')[0]} against it"
+    )

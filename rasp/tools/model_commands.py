@@ -354,7 +354,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     sop, name, source = _program(
         args.file, args.name, console, None if output is None else (args.model, output)
     )
-    if output is not None and args.name is not None and name != output:
+    if output is not None and name != output:  # --name, or PROG.py:NAME
         console.warn(
             f"{args.model} computes `{output}`; verifying `{name}` of {source.name} against it"
         )
