@@ -6,9 +6,10 @@
     model = transformer.from_tensors(tensors, metadata)  # the same, from a file's contents in memory
 
 Imports neither `rasp` nor `compiler`: it reads only the file (docs/format.md, docs/runtime.md).
-Importing the package does not import torch: the names that need it (`load`, `from_tensors`,
-`read_metadata`, `CompiledTransformer`) load it on first use, so a tool can read a file's header
-(`transformer.fileformat.read_raw`) and refuse a request in milliseconds, before torch's seconds.
+Importing the package does not import torch, nor does `read_metadata` (a file's checked metadata,
+from its header): the names that run a model (`load`, `from_tensors`, `CompiledTransformer`) load
+it on first use, so a tool can read a file and refuse a request in milliseconds, before torch's
+seconds (`rasp show` and `rasp export` never import it).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from transformer.errors import ModelFormatError, ModelInputError, ModelOutputErr
 
 if TYPE_CHECKING:
     from transformer.compiled import CompiledTransformer
-    from transformer.io import from_tensors, load, read_metadata
+    from transformer.header import read_metadata
+    from transformer.io import from_tensors, load
 
 __all__ = [
     "CompiledTransformer",
@@ -34,12 +36,12 @@ __all__ = [
     "read_metadata",
 ]
 
-# The names whose modules import torch, by module.
+# The names imported on first use, by module (all but `header` import torch).
 _LAZY = {
     "CompiledTransformer": "transformer.compiled",
     "from_tensors": "transformer.io",
     "load": "transformer.io",
-    "read_metadata": "transformer.io",
+    "read_metadata": "transformer.header",
 }
 
 

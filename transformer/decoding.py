@@ -18,14 +18,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
-from torch import Tensor
 
 from transformer.errors import ModelOutputError
 from transformer.vocab import Atom
+
+if TYPE_CHECKING:  # torch is imported where a model runs: reading a file's metadata needs none
+    import torch
+    from torch import Tensor
 
 
 class OutputEncoding(Enum):
@@ -113,6 +115,8 @@ class OutputSpec:
         the length is the count of real positions); `ints` rounded half to even, `bools` 1.0 where
         `logit > 0.5` else 0.0, `floats` the logit.
         """
+        import torch
+
         if at_tokens.device.type == "cpu" and at_tokens.dtype in (torch.float32, torch.float64):
             # numpy on the CPU: single-threaded, where torch's small elementwise kernels can stall
             # for their thread pool on a busy machine (100x slower measured on 2 loaded cores)
@@ -120,6 +124,8 @@ class OutputSpec:
         return self._reduce_torch(at_tokens, real)
 
     def _reduce_torch(self, at_tokens: Tensor, real: Tensor) -> DeviceCodes:
+        import torch
+
         if self.encoding is OutputEncoding.CATEGORICAL:
             bad = ~torch.isfinite(at_tokens).all()  # argmax would silently pick a NaN column
             return DeviceCodes(at_tokens.argmax(dim=-1), bad, None)
@@ -142,6 +148,8 @@ class OutputSpec:
         return DeviceCodes(codes, bad_at.any(), first)
 
     def _reduce_numpy(self, at_tokens: np.ndarray, real: np.ndarray) -> DeviceCodes:
+        import torch
+
         if self.encoding is OutputEncoding.CATEGORICAL:
             bad = not np.isfinite(at_tokens).all()
             return DeviceCodes(torch.from_numpy(at_tokens.argmax(axis=-1)), torch.tensor(bad), None)
@@ -219,6 +227,8 @@ class OutputSpec:
         return positions[None, :]
 
     def _grid_on(self, device: torch.device) -> Tensor:
+        import torch
+
         tables = self._device_grids
         if device not in tables:  # copied once per device, not per batch
             tables[device] = torch.from_numpy(self._grid).to(device)
@@ -298,6 +308,8 @@ class OutputSpec:
 
     def _nearest_on(self, numbers: Tensor) -> Tensor:
         """`_nearest` in torch, on the numbers' device."""
+        import torch
+
         # the table is copied to a device once, not per batch (a copy would wait for the GPU)
         tables = self._device_snap_tables
         if numbers.device not in tables:

@@ -1,8 +1,8 @@
-"""Load a compiled-model file into a `CompiledTransformer` (and read its metadata alone).
+"""Load a compiled-model file into a `CompiledTransformer` (its metadata alone: `header`).
 
 Reading goes: header bytes -> checked safetensors framing (`fileformat.read_raw`) -> checked
-metadata (`metadata.parse_metadata`) -> tensor names, dtypes and shapes against the config ->
-`safetensors` reads the values (never pickle) -> finite-value check -> `Transformer` parameters.
+metadata (`metadata.parse_metadata`) -> tensor names, dtypes and shapes against the config (these
+three steps are `header.read_metadata`, which needs no torch) -> `safetensors` reads the values (never pickle) -> finite-value check -> `Transformer` parameters.
 Every failure is a `ModelFormatError` whose message is one line: `<path>: <what is wrong>`.
 
 `from_tensors` takes what a file holds, already in memory (the tensors and the `rasp_forge`
@@ -22,7 +22,8 @@ import torch
 
 from transformer.compiled import CompiledTransformer
 from transformer.errors import ModelFormatError
-from transformer.fileformat import TENSOR_DTYPE, TensorInfo, read_raw, save, tensor_shapes
+from transformer.fileformat import TensorInfo, read_raw, save
+from transformer.header import check_tensor_table, read_metadata
 from transformer.metadata import ModelMetadata, parse_metadata
 from transformer.model import Transformer
 
@@ -37,19 +38,11 @@ _DTYPE_NAMES = {
 }  # fmt: skip
 
 
-def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The file's checked `rasp_forge` metadata as a JSON object (tensor values are not read)."""
-    raw = read_raw(path)
-    meta = parse_metadata(raw.path, raw.metadata_text)
-    _check_tensor_table(raw.path, raw.tensors, meta)
-    return meta.raw
-
-
 def load(path: str | os.PathLike[str], device: str | torch.device = "cpu") -> CompiledTransformer:
     """Load a compiled model onto `device` ("cpu", "cuda", "cuda:1", ...)."""
     raw = read_raw(path)
     meta = parse_metadata(raw.path, raw.metadata_text)
-    _check_tensor_table(raw.path, raw.tensors, meta)
+    check_tensor_table(raw.path, raw.tensors, meta)
     tensors = _read_tensors(raw.path, raw.tensors)
     _check_finite(raw.path, tensors)
     return _build(raw.path, meta, tensors, device)
@@ -75,7 +68,7 @@ def from_tensors(
         raise ModelFormatError(IN_MEMORY, f"the metadata is not a JSON object ({err})") from None
     meta = parse_metadata(IN_MEMORY, text)
     infos = {name: _info(name, value) for name, value in tensors.items()}
-    _check_tensor_table(IN_MEMORY, infos, meta)
+    check_tensor_table(IN_MEMORY, infos, meta)
     copied = {name: _as_torch(value) for name, value in tensors.items()}
     _check_finite(IN_MEMORY, copied)
     return _build(IN_MEMORY, meta, copied, device)
@@ -113,31 +106,6 @@ def _build(
     return CompiledTransformer(model.eval(), meta)
 
 
-def _check_tensor_table(path: str, tensors: Mapping[str, TensorInfo], meta: ModelMetadata) -> None:
-    expected = tensor_shapes(meta.config.to_dict())
-    missing = [name for name in expected if name not in tensors]
-    if missing:
-        raise ModelFormatError(
-            path, f"missing tensor(s) {_names(missing)} (config: {_brief(meta)})"
-        )
-    unexpected = sorted(set(tensors) - set(expected))
-    if unexpected:
-        raise ModelFormatError(
-            path, f"unexpected tensor(s) {_names(unexpected)} (config: {_brief(meta)})"
-        )
-    for name, shape in expected.items():
-        info = tensors[name]
-        if info.shape != shape:
-            raise ModelFormatError(
-                path,
-                f"tensor '{name}' has shape {list(info.shape)}, but the config needs {list(shape)}",
-            )
-        if info.dtype != TENSOR_DTYPE:
-            raise ModelFormatError(
-                path, f"tensor '{name}' has dtype {info.dtype}; the format stores F32"
-            )
-
-
 def _read_tensors(path: str, infos: Mapping[str, TensorInfo]) -> dict[str, torch.Tensor]:
     from safetensors import SafetensorError
     from safetensors.torch import load_file
@@ -161,13 +129,3 @@ def _check_finite(path: str, tensors: Mapping[str, torch.Tensor]) -> None:
         low, high = torch.aminmax(tensor) if tensor.numel() else (torch.tensor(0.0),) * 2
         if not bool(torch.isfinite(low) & torch.isfinite(high)):
             raise ModelFormatError(path, f"tensor '{name}' contains NaN or infinite values")
-
-
-def _names(names: list[str]) -> str:
-    shown = ", ".join(f"'{name}'" for name in names[:4])
-    return shown + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-
-
-def _brief(meta: ModelMetadata) -> str:
-    cfg = meta.config
-    return f"n_layers={cfg.n_layers}, n_heads={cfg.n_heads}, d_model={cfg.d_model}"
