@@ -99,3 +99,30 @@ def test_a_python_target_of_another_s_op_warns_too(
         f"warning: {reverse_model} computes `reverse`; verifying `length` of "
         f"{target.split(':')[0]} against it"
     )
+
+
+def test_verify_and_draw_take_the_parameter_limit_their_refusals_name(
+    capsys: pytest.CaptureFixture[str], reverse_model: Path, tmp_path: Path
+) -> None:
+    """A refusal for size says `raise the limit (--max-params ...)`: verify and draw, which compile
+    too, had no such option."""
+    code, _, err = run(
+        capsys, "verify", REVERSE, "--vocab", "ab", "--max-len", "4", "--max-params", "10"
+    )
+    assert code == 1 and "the limit is 10 parameters" in err
+    picture = str(tmp_path / "p.png")
+    code, _, err = run(
+        capsys, "draw", REVERSE, "--input", "ab", "-o", picture, "--max-params", "10"
+    )
+    assert code == 1 and "the limit is 10 parameters" in err
+    code, _, err = run(
+        capsys, "verify", REVERSE, "--model", str(reverse_model), "--max-params", "9"
+    )
+    assert code == 2 and err.endswith(
+        "rasp verify: error: --max-params applies only without --model (verify compiles the "
+        "program)\n"
+    )
+    code, _, err = run(
+        capsys, "draw", str(reverse_model), "--input", "ab", "-o", picture, "--max-params", "9"
+    )
+    assert code == 2 and "--max-params applies only to a .rasp program" in err

@@ -114,14 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="give no head a per-head mask (select(indices, indices, op) is then scored from "
         "N-wide index readings): a larger model that TransformerLens's HookedTransformer runs as is",
     )
-    comp.add_argument(
-        "--max-params",
-        type=_positive,
-        metavar="P",
-        dest="max_params",
-        help="refuse, before building it, a model predicted to have more than P parameters "
-        "(default 200,000,000: 800 MB of weights)",
-    )
+    _add_max_params(comp)
     comp.add_argument("--json", action="store_true", help="print what was written as JSON")
 
     ver = command("verify", "compare a compiled model with the interpreter")
@@ -163,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
         "uniform: all uniformly random",
     )
     ver.add_argument("--seed", type=int, default=0, metavar="X", help="random seed (default 0)")
+    _add_max_params(ver, " (without --model)")
     _add_device(ver)
     ver.add_argument("--json", action="store_true", help="print the report as JSON")
 
@@ -183,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_vocab_and_len(draw, required=False)
     draw.add_argument("--name", help="the s-op to draw (default: the last name assigned)")
     draw.add_argument("--dot", metavar="OUT.dot", help="also write the graph as DOT text")
+    _add_max_params(draw, " (of a .rasp program)")
     draw.add_argument("--json", action="store_true", help="print what was written as JSON")
 
     export = command("export", "export a compiled model for another library")
@@ -215,6 +210,17 @@ def _add_vocab_and_len(
         metavar="N",
         dest="max_len",
         help=f"the longest input the model must accept{note}",
+    )
+
+
+def _add_max_params(parser: argparse.ArgumentParser, when: str = "") -> None:
+    parser.add_argument(
+        "--max-params",
+        type=_positive,
+        metavar="P",
+        dest="max_params",
+        help=f"refuse, before building it, a model predicted to have more than P parameters{when} "
+        "(default 200,000,000: 800 MB of weights)",
     )
 
 

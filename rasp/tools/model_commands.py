@@ -200,7 +200,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         args.max_len,
         args.causal,
         console,
-        getattr(args, "max_params", None),
+        args.max_params,
         args.head_masks,
     )
     with writing(args.output), user_mode(args.output):
@@ -317,6 +317,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 "M.safetensors, whose own they default to)",
             )
     else:
+        if args.max_params is not None:
+            return _usage_error(
+                "verify", "--max-params applies only without --model (verify compiles the program)"
+            )
         # The file's header alone (no torch, milliseconds) already fixes the vocabulary and the
         # length: refuse an argument the model cannot take, or a plan too large, before loading.
         header = _header_vocab_and_len(args.model)
@@ -378,9 +382,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
         _warn_if_other_source(args.model, model.meta.raw, source, console)
     else:
         console.step(f"compiling `{name}` for {len(args.vocab)} tokens, max_len {args.max_len}")
-        model = in_memory_model(
-            compile_sop(sop, name, source, args.vocab, args.max_len), args.device
+        compiled = compile_sop(
+            sop, name, source, args.vocab, args.max_len, max_params=args.max_params
         )
+        model = in_memory_model(compiled, args.device)
     if args.model is not None:  # the graph compiled for the model's own vocabulary and length
         nodes = nodes_by_residual_name(
             sop, model.meta.raw["vocab"]["tokens"], model.max_len, model.meta.raw
@@ -548,6 +553,7 @@ def _draw(args: argparse.Namespace) -> int:
                 ("--vocab", args.vocab),
                 ("--max-len", args.max_len),
                 ("--name", args.name),
+                ("--max-params", args.max_params),
             )
             if value is not None
         ]
@@ -555,7 +561,7 @@ def _draw(args: argparse.Namespace) -> int:
             return _usage_error(
                 "draw",
                 f"{', '.join(given)} applies only to a .rasp program; a model "
-                "file already fixes its vocabulary, length and output",
+                "file is already compiled (its vocabulary, length and output fixed)",
             )
         lines = draw_model_file(target, args.input, args.output, args.dot)
     elif target.suffix == ".rasp" or is_python_target(args.target) or args.target == "-":
@@ -565,7 +571,9 @@ def _draw(args: argparse.Namespace) -> int:
             return _usage_error(
                 "draw", f"argument --input: {len(args.input)} tokens, more than --max-len {max_len}"
             )
-        compiled, _ = _compile(args.target, args.name, vocab, max_len, console=console)
+        compiled, _ = _compile(
+            args.target, args.name, vocab, max_len, console=console, max_params=args.max_params
+        )
         model = in_memory_model(compiled)
         with runtime_errors(f"the model compiled from {args.target}"):
             trace = trace_model(model, args.input)
