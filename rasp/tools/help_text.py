@@ -43,8 +43,9 @@ certificate and the residual stream's layout. The file is checked exactly as `ra
 checks it.""",
     "draw": """\
 Draw a program's or model's computation on one input (needs the viz extra, matplotlib): every
-head's attention pattern and the residual stream after each layer, as a PNG; --dot also writes the
-computation graph as DOT text. A .rasp TARGET is compiled for this input first.""",
+head's attention pattern and the residual stream after each layer, as a PNG (or the format -o's
+suffix names: .svg, .pdf, ...); --dot also writes the computation graph as DOT text (rendered to
+OUT.dot.png where graphviz is installed). A .rasp TARGET is compiled for this input first.""",
     "export": """\
 Export a compiled model for another library. transformer-lens: DIR/config.json (the keyword
 arguments of HookedTransformerConfig), DIR/rasp_forge.json (vocabulary, output decoder, residual
