@@ -116,3 +116,39 @@ def test_draw_refuses_a_dot_file_that_lands_on_the_picture(
     code, _, err = run(capsys, *draw, "-o", str(rendered), "--dot", str(dot))
     assert code == 2 and f"graphviz renders it to {rendered}, the picture -o {rendered}" in err
     assert not dot.exists() and not rendered.exists()
+
+
+def test_compile_never_writes_over_its_program(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    program = tmp_path / "p.rasp"
+    program.write_text("x = indices;\n")
+    for out_path in (program, tmp_path / "." / "p.rasp"):
+        argv = ["compile", str(program), "--vocab", "ab", "--max-len", "2", "-o", str(out_path)]
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and err.endswith(
+            f"rasp compile: error: -o {out_path} is the program itself; write the model to "
+            "another file\n"
+        )
+    assert program.read_text() == "x = indices;\n"
+
+
+def test_export_never_writes_over_the_model_it_reads(
+    capsys: pytest.CaptureFixture[str], reverse_model: Path, tmp_path: Path
+) -> None:
+    model = tmp_path / "model.safetensors"
+    model.write_bytes(reverse_model.read_bytes())
+    code, out, err = run(
+        capsys, "export", str(model), "--to", "transformer-lens", "-o", str(tmp_path)
+    )
+    assert (
+        code == 1
+        and out == ""
+        and err.splitlines()
+        == [
+            f"error: exporting to {tmp_path} would replace {model} itself with {model}",
+            "hint: pass another directory with -o",
+        ]
+    )
+    assert model.read_bytes() == reverse_model.read_bytes()
+    assert not (tmp_path / "config.json").exists()

@@ -99,7 +99,7 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
     from safetensors.numpy import load_file, save_file
 
     from rasp.tools.inspect import read_model_file
-    from rasp.tools.output_files import user_mode, writing
+    from rasp.tools.output_files import same_file, user_mode, writing
     from transformer.fileformat import uniform_tensors
 
     checked = read_model_file(model_path, "export")
@@ -138,6 +138,12 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
         out / "rasp_forge.json",
         out / "model.safetensors",
     )
+    if same_file(model_path, weights_path):
+        raise RaspError(
+            f"exporting to {out} would replace {model_path} itself with {weights_path}",
+            hint="pass another directory with -o",
+            kind=ErrorKind.IO,
+        )
     with writing(config_path):
         config_path.write_text(json.dumps(config, indent=2) + "\n")
     with writing(guide_path):

@@ -189,8 +189,12 @@ def _check_writable(path: str | Path | None) -> None:
 def cmd_compile(args: argparse.Namespace) -> int:
     from rasp.tools.certificate_text import summary_line
     from rasp.tools.inspect import heads_text, layer_shapes, read_model_file, summarize
-    from rasp.tools.output_files import user_mode, writing
+    from rasp.tools.output_files import same_file, user_mode, writing
 
+    if args.file != "-" and not is_python_target(args.file) and same_file(args.file, args.output):
+        return _usage_error(
+            "compile", f"-o {args.output} is the program itself; write the model to another file"
+        )
     console = Console.from_args(args)
     _check_writable(args.output)
     model, warnings = _compile(

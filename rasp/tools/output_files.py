@@ -68,3 +68,11 @@ def writing(path: str | Path) -> Iterator[None]:
     except (OSError, SafetensorError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc).splitlines()[0] or type(exc).__name__
         raise RaspError(f"cannot write {path}: {reason}", kind=ErrorKind.IO) from None
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether the paths name one file (through links too, where both exist)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return Path(a).resolve() == Path(b).resolve()
