@@ -152,3 +152,16 @@ def test_export_never_writes_over_the_model_it_reads(
     )
     assert model.read_bytes() == reverse_model.read_bytes()
     assert not (tmp_path / "config.json").exists()
+
+
+def test_draw_never_writes_over_its_target(
+    capsys: pytest.CaptureFixture[str], reverse_model: Path, tmp_path: Path
+) -> None:
+    model = tmp_path / "m.safetensors"
+    model.write_bytes(reverse_model.read_bytes())
+    picture = str(tmp_path / "p.png")
+    code, _, err = run(
+        capsys, "draw", str(model), "--input", "ab", "-o", picture, "--dot", str(model)
+    )
+    assert code == 2 and err.endswith(f"--dot {model} is TARGET itself; name another file\n")
+    assert model.read_bytes() == reverse_model.read_bytes()

@@ -538,6 +538,12 @@ def _draw(args: argparse.Namespace) -> int:
     problem = picture_format_problem(args.output)
     if problem is not None:
         return _usage_error("draw", f"argument -o/--output: {problem}")
+    from rasp.tools.output_files import same_file
+
+    if args.target != "-" and not is_python_target(args.target):
+        for option, out in (("-o", args.output), ("--dot", args.dot)):
+            if out is not None and same_file(args.target, out):
+                return _usage_error("draw", f"{option} {out} is TARGET itself; name another file")
     if args.dot is not None:
         picture = Path(args.output).resolve()
         if Path(args.dot).resolve() == picture:
