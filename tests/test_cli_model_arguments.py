@@ -126,3 +126,21 @@ def test_verify_and_draw_take_the_parameter_limit_their_refusals_name(
         capsys, "draw", str(reverse_model), "--input", "ab", "-o", picture, "--max-params", "9"
     )
     assert code == 2 and "--max-params applies only to a .rasp program" in err
+
+
+def test_verify_refuses_a_missing_cuda_device_before_compiling(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("compiled before finding that --device cuda cannot run it")
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr("rasp.tools.model_commands.compile_sop", never)
+    argv = ["verify", REVERSE, "--vocab", "ab", "--max-len", "3", "--device", "cuda"]
+    code, _, err = run(capsys, *argv)
+    assert code == 1 and err.splitlines() == [
+        "error: --device cuda: no CUDA device is available here",
+        "hint: use --device cpu",
+    ]

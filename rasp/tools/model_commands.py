@@ -357,6 +357,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if plan.total == 0:
         return _usage_error("verify", NO_INPUT)
     v.check_plan_size(plan)  # before compiling: a K too large would run for years, silently
+    if model is None and args.device != "cpu":
+        _check_device(args.device)  # before compiling, which may take minutes
     # with --model, the s-op the model computes unless --name says otherwise (PROG.py:NAME names it)
     output = None if model is None else str(model.meta.output.name)
     sop, name, source = _program(
