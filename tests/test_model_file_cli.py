@@ -145,12 +145,17 @@ def test_draw_refuses_an_input_its_model_cannot_take_as_run_does(
 
 
 def test_draw_of_a_program_refuses_an_input_outside_its_vocab(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("compiler")
     program = tmp_path / "inc.rasp"
     program.write_text("s = tokens_int + 1;\n")
     png = str(tmp_path / "d.png")
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("compiled for an input it then refused")
+
+    monkeypatch.setattr("rasp.tools.model_commands.compile_sop", never)
     code, _, err = run(
         capsys, "draw", str(program), "--input", "312", "--vocab", "[1,2,3]", "-o", png
     )

@@ -526,7 +526,7 @@ def cmd_draw(args: argparse.Namespace) -> int:
 
 
 def _draw(args: argparse.Namespace) -> int:
-    from rasp.tools.arguments import distinct_tokens
+    from rasp.tools.arguments import distinct_tokens, token_key
     from rasp.tools.draw import (
         draw_model_file,
         picture_format_problem,
@@ -582,6 +582,20 @@ def _draw(args: argparse.Namespace) -> int:
         if len(args.input) > max_len:
             return _usage_error(
                 "draw", f"argument --input: {len(args.input)} tokens, more than --max-len {max_len}"
+            )
+        known = {token_key(t) for t in vocab}
+        outside = [(i, t) for i, t in enumerate(args.input) if token_key(t) not in known]
+        if outside:  # refused before compiling (which may take minutes), in the runtime's words
+            from rasp.tools.inspect import ModelInputRefused
+            from transformer.vocab import show_token
+
+            at, token = outside[0]
+            listed = ", ".join(show_token(t) for t in vocab)
+            raise ModelInputRefused(
+                f"the model compiled from {args.target}",
+                f"token {show_token(token)} at position {at} of the input is not in the model's "
+                f"vocabulary [{listed}]",
+                tuple(vocab),
             )
         compiled, _ = _compile(
             args.target, args.name, vocab, max_len, console=console, max_params=args.max_params
