@@ -247,6 +247,7 @@ def _plan(
         options.gates,
         addressed_copies=options.addressed_copies,
         direct_maps=options.direct_maps,
+        category_gates=options.category_gates,
     )
     note("schedule")
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers

@@ -70,6 +70,7 @@ def plan_encodings(
     gates: bool = True,
     addressed_copies: bool = True,
     direct_maps: frozenset[str] = frozenset(),
+    category_gates: bool = False,
 ) -> Plan:
     """Choose every reading and build every block; one CompileError with every reason. `output`
     forces the output's encoding (the driver's one-hot fallback), else `output_encoding` picks;
@@ -81,7 +82,8 @@ def plan_encodings(
     exactly unless `addressed_copies` is off;
     `fused_maps` names maps computed from their inputs' sources (`MapPlanner.support`),
     `direct_maps` maps computed from their direct inputs, each computed first; `gates` lets a map
-    affine in a number per context value be gated units (compiler.gates)."""
+    affine in a number per context value be gated units (compiler.gates); `category_gates` lets a
+    map of a number and a categorical number be gated over the latter (`MapPlanner`)."""
     ctx = PlanContext(
         graph,
         values,
@@ -96,6 +98,7 @@ def plan_encodings(
         gates,
         addressed_copies=addressed_copies,
         direct_maps=direct_maps,
+        category_gates=category_gates,
     )
     return Readings(ctx, output).run()
 

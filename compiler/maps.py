@@ -42,6 +42,9 @@ from rasp.errors import CompileError, Diagnostic
 # A map of a number with `indices` as context tries the index's classes from this many indices
 # (the selectors' MIN_CLASSED_VALUES): below it, the index one-hot is narrow anyway.
 MIN_INDEX_CLASSES = 32
+# a number read categorically as the context of gated units over a categorical number, at most
+# this many values (the length at N = 256)
+MAX_GATED_CONTEXTS = 256
 # From this many positions on, a map of the position and a width that is a step of a line through
 # both (`indices > 0.75 * length`) decodes the width for it, a layer more: below, stepped over the
 # width's 1/(w+1) with the index one-hot as context is at most 4 times larger (the worth of a
@@ -262,6 +265,10 @@ class MapPlanner:
             gated = self._gated(node, support, numeric[0], categorical, encoding)
             if gated is not None:
                 return gated
+        if len(numeric) == 1 and len(categorical) == 1:
+            swapped = self._gated_on_category(node, support, numeric[0], categorical[0], encoding)
+            if swapped is not None:
+                return swapped
         one_block = (not numeric and len(categorical) == 1) or (
             len(numeric) == 1 and len(categorical) <= 1
         )
@@ -301,6 +308,31 @@ class MapPlanner:
             raise refusal
         self.built.add_mlp(spec)
         return out
+
+    def _gated_on_category(
+        self, node: IRNode, support: tuple[int, ...], number: int, category: int, encoding: Encoding
+    ) -> Encoded | None:
+        """`indices / length`: not affine in the number (the length, read as 1/(n+1)) for each
+        index, but affine in the index for each length. Where the categorical input is a number
+        the map is affine in for each value of the numerical one (read categorically: N values),
+        and no map reads the map, gated units over it: its steps over the length summed
+        activations whose float32 error broke the output's snap (a one-hot output of 12M
+        parameters at N = 64)."""
+        ctx = self.ctx
+        if not ctx.category_gates or encoding is not Encoding.NUMERICAL:
+            return None
+        if len(ctx.values(number)) > MAX_GATED_CONTEXTS:
+            return None
+        if not all(is_number(v) and not isinstance(v, bool) for v in ctx.values(category)):
+            return None
+        if any(n.op is Op.MAP and node.index in n.inputs for n in ctx.graph.nodes):
+            return None
+        if not self.supports.may_gate(support):
+            return None
+        rows = self.points.rows(node, support)
+        if gates.context_fits(rows, support.index(category), float) is None:
+            return None
+        return self._gated(node, support, category, [number], encoding)
 
     def _gated(
         self,

@@ -56,6 +56,11 @@ class PlanContext:
     # alternatives, where a map's step over a fused input map's source with a context is refused:
     # the context's error times its weights; the inputs first, a table over their values)
     direct_maps: frozenset[str] = frozenset()
+    # a map of a number and a categorical number (`indices / length`) that is affine in the latter
+    # for each value of the former, read by no map, is gated units over the categorical one, with
+    # the number read as a one-hot (compiler.alternatives: kept where smaller, or where the
+    # default's output snap is not proved)
+    category_gates: bool = False
     _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @property

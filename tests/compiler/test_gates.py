@@ -112,6 +112,31 @@ def test_a_product_of_two_numbers_read_by_no_map_is_gated_on_the_one_with_fewer_
     assert check_inputs(model, root, inputs) == len(inputs)
 
 
+@pytest.mark.exactness
+@pytest.mark.parametrize(
+    ("program", "max_len", "most", "before"),
+    [
+        ("res = indices / length;", 32, 12_000, 78_838),  # 1 layer stepped over the length
+        ("res = indices / length;", 64, 40_000, 12_364_907),  # a one-hot output
+        ("res = indices / length;", 256, 500_000, None),  # refused: a step MLP of 63,252 units
+        (WIDTH + "res = w * indices;", 64, 40_000, 1_188_328),
+    ],
+)
+def test_a_map_affine_in_the_index_per_value_of_a_number_is_gated_over_the_index(
+    program: str, max_len: int, most: int, before: int | None
+) -> None:
+    """`indices / length` is not affine in the length for each index, but is in the index for each
+    length: gated over the index with the length read as a one-hot (a layer more), where that is
+    smaller or the steps over the length are not proved or not planned."""
+    root = _program(program)
+    model = compile_sop(root, list("abc"), max_len, name="res")
+    assert model.param_count() < most
+    assert before is None or model.param_count() * 4 < before
+    inputs = all_inputs("abc", 4) + random_inputs("abc", max_len, 60, seed=7)
+    inputs += [["a"] * max_len, ["a", "b"] * (max_len // 2)]
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
 def test_steps_are_kept_where_the_gated_model_is_not_proved(monkeypatch) -> None:
     """A gated MLP that writes twice the map is caught by the certifier, and the driver builds
     steps instead: the model agrees with the interpreter."""
