@@ -137,7 +137,7 @@ def test_verify_refuses_a_missing_cuda_device_before_compiling(
         raise AssertionError("compiled before finding that --device cuda cannot run it")
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    monkeypatch.setattr("rasp.tools.model_commands.compile_sop", never)
+    monkeypatch.setattr("rasp.tools.model_steps.compile_sop", never)
     argv = ["verify", REVERSE, "--vocab", "ab", "--max-len", "3", "--device", "cuda"]
     code, _, err = run(capsys, *argv)
     assert code == 1 and err.splitlines() == [

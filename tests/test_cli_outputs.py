@@ -44,7 +44,7 @@ def test_an_unwritable_output_is_refused_before_compiling(
     def never(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("compiled for an output that cannot be written")
 
-    monkeypatch.setattr("rasp.tools.model_commands.compile_sop", never)
+    monkeypatch.setattr("rasp.tools.model_steps.compile_sop", never)
     out_path = UNWRITABLE / "m.safetensors"
     argv = ["compile", REVERSE, "--vocab", "abc", "--max-len", "3", "-o", str(out_path)]
     code, out, err = run(capsys, *argv)

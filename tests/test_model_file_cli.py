@@ -155,7 +155,7 @@ def test_draw_of_a_program_refuses_an_input_outside_its_vocab(
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("compiled for an input it then refused")
 
-    monkeypatch.setattr("rasp.tools.model_commands.compile_sop", never)
+    monkeypatch.setattr("rasp.tools.model_steps.compile_sop", never)
     code, _, err = run(
         capsys, "draw", str(program), "--input", "312", "--vocab", "[1,2,3]", "-o", png
     )

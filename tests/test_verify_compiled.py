@@ -184,7 +184,7 @@ def test_a_correct_model_has_no_divergence(program: str, vocab: str, tmp_path: A
     from pathlib import Path
 
     from rasp.interpreter import load_file
-    from rasp.tools.model_commands import nodes_by_residual_name
+    from rasp.tools.model_steps import nodes_by_residual_name
 
     interp = load_file(Path(__file__).resolve().parents[1] / "programs" / f"{program}.rasp")
     name = interp.last_assigned
@@ -213,7 +213,7 @@ def test_indices_read_back_from_a_partial_one_hot_raise_no_alarm(text: str, tmp_
     from rasp.errors import Source
     from rasp.interpreter import load_source
     from rasp.sops import evaluate
-    from rasp.tools.model_commands import nodes_by_residual_name
+    from rasp.tools.model_steps import nodes_by_residual_name
 
     sop = load_source(Source("t.rasp", text)).get("res")
     vocab = ["0", "1", "2"]
@@ -243,7 +243,7 @@ def test_an_embedded_map_of_the_position_reads_back_whole(text: str, tmp_path: A
     transformer = pytest.importorskip("transformer")
     from rasp.errors import Source
     from rasp.interpreter import load_source
-    from rasp.tools.model_commands import nodes_by_residual_name
+    from rasp.tools.model_steps import nodes_by_residual_name
 
     sop = load_source(Source("t.rasp", text)).get("res")
     n = 40
@@ -270,7 +270,7 @@ def test_every_sublayer_corruption_is_blamed_on_that_sublayer(
     from pathlib import Path
 
     from rasp.interpreter import load_file as load_program
-    from rasp.tools.model_commands import nodes_by_residual_name
+    from rasp.tools.model_steps import nodes_by_residual_name
     from rasp.tools.residuals import checkpoints
 
     interp = load_program(Path(__file__).resolve().parents[1] / "programs" / f"{program}.rasp")

@@ -58,7 +58,7 @@ def test_the_cli_refuses_before_compiling(
     def never(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("compiled a program verify should have refused")
 
-    monkeypatch.setattr("rasp.tools.model_commands.compile_sop", never)
+    monkeypatch.setattr("rasp.tools.model_steps.compile_sop", never)
     for extra in ([], ["--json"]):
         assert main([*HUGE, *extra]) == 1
         out, err = capsys.readouterr()
@@ -148,7 +148,7 @@ def test_verify_model_refuses_from_the_header_before_loading_the_model(
     def never(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("loaded a model verify should have refused from its header")
 
-    monkeypatch.setattr("rasp.tools.model_commands._load_model", never)
+    monkeypatch.setattr("rasp.tools.model_steps.load_model", never)
     argv = ["verify", str(REVERSE), "--model", str(wide_model)]
     assert main([*argv, "--exhaustive-len", "8"]) == 1
     assert capsys.readouterr().err.splitlines() == [

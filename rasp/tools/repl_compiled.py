@@ -106,7 +106,7 @@ class CompiledView:
         max_len = _positive(max_text, "MAX_LEN") if max_text else max(MIN_MAX_LEN, len(example))
 
         from rasp.tools.inspect import heads_text
-        from rasp.tools.model_commands import compile_sop, in_memory_model, nodes_by_residual_name
+        from rasp.tools.model_steps import compile_sop, in_memory_model, nodes_by_residual_name
 
         source = Source("<repl>", session.source_text)
         compiled = compile_sop(sop, name, source, vocab, max_len)
@@ -149,7 +149,7 @@ class CompiledView:
     # -- :residual ------------------------------------------------------------------------------
 
     def _residual(self, rest: str, session: ReplSession) -> str:
-        from rasp.tools.model_commands import runtime_errors
+        from rasp.tools.model_steps import runtime_errors
         from rasp.tools.verify import NON_FINITE, decode_checkpoints, operation_of, same_value
         from rasp.tools.verify_text import show_tokens
 
@@ -207,7 +207,7 @@ class CompiledView:
         import torch
 
         from rasp.tools import verify as v
-        from rasp.tools.model_commands import runtime_errors
+        from rasp.tools.model_steps import runtime_errors
         from rasp.tools.verify_orders import check_model
         from rasp.tools.verify_text import format_failure, format_success
 
@@ -251,7 +251,7 @@ class CompiledView:
                 ":draw needs matplotlib, which is not installed (pip install 'rasp-forge[viz]')"
             ) from None
         from rasp.tools.draw import flow_stem, trace_model, write_pictures
-        from rasp.tools.model_commands import runtime_errors
+        from rasp.tools.model_steps import runtime_errors
 
         with runtime_errors(f"`{state.name}`"):
             trace = trace_model(state.model, tokens)

@@ -169,7 +169,7 @@ def test_divisions_no_vote_weight_gives_are_maps_of_the_fraction(text: str) -> N
 @pytest.mark.exactness
 def test_the_fraction_of_as_is_one_head_where_it_was_50m_parameters(tmp_path: Path) -> None:
     import transformer
-    from rasp.tools.model_commands import nodes_by_residual_name
+    from rasp.tools.model_steps import nodes_by_residual_name
     from rasp.tools.verify import diagnose, plan_inputs
 
     root = _program('res = selector_width(select(tokens, "a", ==)) / length;')
@@ -198,7 +198,7 @@ def test_a_query_with_too_many_values_is_left_as_it_is() -> None:
 @pytest.mark.exactness
 @pytest.mark.parametrize("n", [64, 256])
 def test_the_fraction_of_the_own_token_is_one_layer_where_it_was_50m_parameters(n: int) -> None:
-    from rasp.tools.model_commands import nodes_by_residual_name
+    from rasp.tools.model_steps import nodes_by_residual_name
     from rasp.tools.verify import diagnose, plan_inputs
 
     root = _program("res = selector_width(select(tokens, tokens, ==)) / length;")

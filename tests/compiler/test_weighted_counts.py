@@ -142,7 +142,7 @@ def test_a_sum_whose_map_is_not_proved_falls_back_to_the_mean(tmp_path: object) 
     # s % 3 stepped over a sum from -120 to 360: the steps' rounding outgrows the output's margin
     # (16.7 against 0.5), so the model is the mean's, stepped with the length as context
     import transformer
-    from rasp.tools.model_commands import nodes_by_residual_name
+    from rasp.tools.model_steps import nodes_by_residual_name
     from rasp.tools.verify import diagnose, plan_inputs
 
     root = _program(

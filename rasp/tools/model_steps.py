@@ -1,0 +1,174 @@
+"""The steps the model commands share (`rasp.tools.model_commands`, `rasp.tools.verify_command`,
+the REPL's `rasp.tools.repl_compiled`): usage errors, the runtime's errors as `RaspError`s,
+loading a program's s-op or a model file, compiling, and naming the compiled graph's nodes.
+
+Each imports the compiler or torch only when called. The commands look these up on this module
+when they run (`steps.compile_sop(...)`), so a test may replace one here.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rasp.errors import ErrorKind, RaspError, Source
+from rasp.tools.console import Console
+from rasp.tools.pyprogram import is_python_target, python_program
+
+
+def usage_error(command: str, message: str) -> int:
+    print(f"usage: rasp {command} ...\nrasp {command}: error: {message}", file=sys.stderr)
+    return 2
+
+
+@contextmanager
+def runtime_errors(what: str) -> Iterator[None]:
+    """The runtime's own error types (it cannot import `rasp`) as one-line `RaspError`s."""
+    import transformer
+
+    try:
+        yield
+    except transformer.ModelFormatError as err:
+        raise RaspError(str(err), kind=ErrorKind.IO) from None
+    except transformer.ModelInputError as err:
+        from rasp.tools.inspect import ModelInputRefused
+
+        raise ModelInputRefused(what, str(err)) from None
+    except transformer.ModelOutputError as err:
+        raise RaspError(
+            f"{what}: {err} (its weights are broken; recompile the program)", kind=ErrorKind.IO
+        ) from None
+
+
+def check_device(device: str) -> None:
+    import torch
+
+    if device == "cuda" and not torch.cuda.is_available():
+        raise RaspError(
+            "--device cuda: no CUDA device is available here",
+            hint="use --device cpu",
+            kind=ErrorKind.IO,
+        )
+
+
+def load_model(path: str | Path, device: str, command: str) -> Any:
+    """Check the file (one clear line if it is bad), then load it with the torch runtime."""
+    import transformer
+    from rasp.tools.inspect import read_model_file
+
+    read_model_file(path, command)
+    check_device(device)
+    with runtime_errors(str(path)):
+        return transformer.load(str(path), device)
+
+
+def program_sop(
+    file: str,
+    name: str | None,
+    console: Console | None = None,
+    model_output: tuple[str, str] | None = None,
+) -> tuple[Any, str, Source]:
+    """The s-op to compile from FILE (`-`: standard input): (sop, its name, the source).
+    `model_output`: (model file, its output's name), the s-op to take when `name` is None."""
+    if is_python_target(file):
+        return python_program(file, name)
+    from rasp.tools.arguments import load_program, select_output
+
+    interp, source = load_program(file, console)
+    if name is None and model_output is not None:
+        model, name = model_output
+        if name not in set(interp.names()):
+            raise RaspError(
+                f"{model} computes `{name}`, which {source.name} does not define",
+                hint=f"verify {model} against the program it was compiled from, or pass --name "
+                "with the s-op of this program that computes it",
+                kind=ErrorKind.NAME,
+            )
+    sop = select_output(interp, name, source.name)
+    name = name or interp.last_assigned
+    assigned = interp.assigned_at(name)
+    if sop.span is None and assigned is not None:
+        # A built-in (`z = length;`) has no place in the program: a copy located where the program
+        # names it, so that a refusal of it (`--causal`: length reads every position) points there.
+        sop = copy.copy(sop)
+        sop.span = assigned
+    return sop, name, source
+
+
+def compile_sop(
+    sop: Any,
+    name: str,
+    source: Source,
+    vocab: Sequence[Any],
+    max_len: int,
+    causal: bool = False,
+    console: Console | None = None,
+    max_params: int | None = None,
+    head_masks: bool = True,
+) -> Any:
+    import compiler
+    from compiler.budget import DEFAULT_MAX_PARAMS
+
+    # Refuses (CompileError, located) any model the certifier cannot prove, and any model
+    # predicted to exceed max_params before building it.
+    with (console or Console(quiet=True)).progress() as progress:
+        return compiler.compile_sop(
+            sop,
+            list(vocab),
+            max_len,
+            name=name,
+            source=source,
+            causal=causal,
+            head_masks=head_masks,
+            progress=progress,
+            max_params=max_params or DEFAULT_MAX_PARAMS,
+        )
+
+
+def in_memory_model(compiled: Any, device: str = "cpu") -> Any:
+    """The torch runtime's model of a freshly compiled one, without writing a file (the same checks
+    as loading its file)."""
+    import transformer
+
+    check_device(device)
+    with runtime_errors("the compiled model"):
+        return transformer.from_tensors(compiled.weights, compiled.metadata, device)
+
+
+def nodes_by_residual_name(
+    sop: Any,
+    vocab: Sequence[Any] | None = None,
+    max_len: int | None = None,
+    meta: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Each s-op node under the name the compiler gives it in the residual labels.
+
+    The compiler's IR has one node per `rasp.sops.walk` node, in walk order, and names the unnamed ones
+    `_<op>_<n>`; pairing the two lists recovers the node behind every label, generated names included.
+    Given the model's `vocab` and `max_len`, the nodes are those of the graph the compiler compiled
+    (`compiler.forms.prepare`: a counted mean is a count there, and the generated names that follow
+    it are numbered differently); each computes what the program's node computes. The model's
+    metadata `meta` says whether it was built with sums of whole numbers kept as means.
+    """
+    from rasp.sops import walk
+    from rasp.tools import verify as v
+
+    try:
+        from compiler.forms import prepare
+        from compiler.graph import build_graph
+
+        if vocab is not None and max_len is not None:
+            weighted = not (meta or {}).get("sums_as_means", False)
+            fractions = bool((meta or {}).get("fractions_as_means", False))
+            sop = prepare(sop, list(vocab), max_len, weighted=weighted, fractions=fractions)
+        graph = build_graph(sop)
+    except (ImportError, RaspError):
+        return v.nodes_by_name(sop)
+    walked = list(walk(sop))
+    if len(walked) != len(graph.nodes):
+        return v.nodes_by_name(sop)
+    return {**v.nodes_by_name(sop), **{ir.name: node for ir, node in zip(graph.nodes, walked)}}
