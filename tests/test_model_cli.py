@@ -111,6 +111,8 @@ def test_run_model(capsys: pytest.CaptureFixture[str], prev_model: Path) -> None
     assert str(prev_model) in err
     code, _, err = run(capsys, "run", "--model", str(prev_model), "--input", "abc", "--name", "x")
     assert code == 2 and "--name applies only to FILE.rasp" in err
+    code, _, err = run(capsys, "run", "--model", str(prev_model), "--input", "a", "--tracr-compat")
+    assert code == 2 and "--tracr-compat applies only to PROG.py:NAME" in err
 
 
 def test_run_model_labels_the_values_as_the_interpreter_does(
