@@ -7,6 +7,7 @@ the end of the text is `incomplete` (the REPL reads another line instead of repo
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 
 from lark import Lark, Token
@@ -119,6 +120,8 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
         word = innermost.label.removeprefix("the call '").removesuffix("('")
         capital = word.lower() == "select" and word != "select"
         hint = "did you mean 'select('? RASP's built-ins are lowercase" if capital else None
+        if not capital and word != "select" and _misspells_select(word):
+            hint = f"did you mean 'select('? {COMPARISON_HINT}"
         return RaspSyntaxError(f"{shown} on its own is not a value", here, hint or COMPARISON_HINT)
     # A def's or for's body is a '{' after ')' or a name; a dict's '{' follows an operator.
     in_block = innermost is not None and innermost.char == "{" and _is_block(text, innermost.pos)
@@ -354,3 +357,10 @@ def _label(text: str, pos: int) -> tuple[str, int]:
     if char == "(" and word.isidentifier():
         return f"the call '{word}('", k
     return f"'{char}'", pos
+
+
+def _misspells_select(word: str) -> bool:
+    """`selct`, `slect`, `selet`, `selecct`: a call name one or two typos from `select`."""
+    return word.isidentifier() and bool(
+        difflib.get_close_matches(word.lower(), ["select"], n=1, cutoff=0.75)
+    )

@@ -96,6 +96,23 @@ def test_python_and_tracr_habits_are_named(text: str, message: str, caret: str) 
     assert info.value.hint, "each habit's error says what RASP writes instead"
 
 
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ("y = selct(indices, indices, ==);", "did you mean 'select('? select(keys, queries, OP)"),
+        ("y = slect(indices, indices, <);", "did you mean 'select('? select(keys, queries, OP)"),
+        ("y = Select(indices, indices, <);", "did you mean 'select('? RASP's built-ins are lower"),
+        ("y = f(indices, indices, <);", "select(keys, queries, OP) takes one of"),
+        ("y = sort(indices, indices, <);", "select(keys, queries, OP) takes one of"),
+    ],
+)
+def test_a_misspelt_select_is_named(text: str, hint: str) -> None:
+    # `selct(..., ==)` fails at the '==' (no other call takes one): say which call was meant
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "typo.rasp")
+    assert (info.value.hint or "").startswith(hint)
+
+
 def test_names_a_habit_only_where_it_is_one() -> None:
     # A user's own name `numerical` is a name like any other; `x.5` is a float's error.
     interpreter = Interpreter()
