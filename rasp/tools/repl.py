@@ -89,7 +89,7 @@ REPL commands (no ';'):
   exit | quit | Ctrl-D               leave (Ctrl-C drops a partial statement)
   :names   names you defined        :type NAME   the kind of NAME        :help   this text
 The compiled view (needs the compiler and torch):
-  :compile NAME [VOCAB] [MAX_LEN]    compile an s-op; VOCAB "abc" or a JSON list (default: the
+  :compile NAME [VOCAB] [MAX_LEN]    compile an s-op; VOCAB abc, "abc" or ["a", 1] (default: the
                                      running example's tokens), MAX_LEN default max(8, its length)
   :layers                            which head or MLP computes which variable
   :residual [INPUT]                  every variable after every sublayer, model | interpreter

@@ -83,11 +83,24 @@ class CompiledView:
             ":draw": self._draw,
         }
         try:
-            return handlers[word](rest, session)
+            printed = handlers[word](rest, session)
         except RaspError as err:
             return err.render()
         except ModuleNotFoundError as exc:
             return f"error: {word} needs the Python package '{exc.name}', which is not installed"
+        note = None if word == ":compile" else self._rebound_note(session)
+        return printed if note is None else f"{note}\n{printed}"
+
+    def _rebound_note(self, session: ReplSession) -> str | None:
+        """A line saying the model is not of what its name means now (`reverse` rebound since
+        `:compile reverse`), so that `:verify` after a redefinition is not read as verifying it."""
+        state = self.current
+        if state is None or session.interpreter.get(state.name) is state.sop:
+            return None
+        return (
+            f"note: `{state.name}` has been rebound since it was compiled; this model is of its "
+            f"earlier value (:compile {state.name} to compile the new one)"
+        )
 
     def _state(self) -> CompiledState:
         if self.current is None:
@@ -285,12 +298,15 @@ class _Refusal(RaspError):
 
 
 def _compile_arguments(rest: str) -> tuple[str, str, str]:
-    """`NAME [VOCAB] [MAX_LEN]`; a VOCAB that starts with `[` is JSON and may contain spaces."""
+    """`NAME [VOCAB] [MAX_LEN]`; a VOCAB that starts with `[` is JSON and one in double quotes a
+    RASP string: either may contain spaces."""
     name, _, args = rest.strip().partition(" ")
     if not name:
         raise _Refusal("usage: :compile NAME [VOCAB] [MAX_LEN]")
     args = args.strip()
     if args.startswith("[") and (end := args.rfind("]")) >= 0:
+        return name, args[: end + 1], args[end + 1 :].strip()
+    if args.startswith('"') and (end := args.find('"', 1)) >= 0:
         return name, args[: end + 1], args[end + 1 :].strip()
     vocab, _, max_len = args.partition(" ")
     return name, vocab, max_len.strip()
@@ -316,8 +332,14 @@ def _sop_named(session: ReplSession, name: str) -> SOp:
 
 
 def _parse(text: str, what: str) -> list[Any]:
+    """VOCAB or INPUT: a JSON list, characters (as the CLI reads them), or a RASP string in double
+    quotes, its characters (`"abc"`, as `reverse("abc");` and `set example "abc"` write it; the CLI
+    gets the same from the shell's quotes)."""
     from rasp.tools.arguments import UsageError, parse_tokens
 
+    quoted = re.fullmatch(r'"([^"]*)"', text.strip())
+    if quoted is not None:
+        return list(quoted.group(1))
     try:
         return parse_tokens(text.strip())
     except UsageError as exc:

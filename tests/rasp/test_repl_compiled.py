@@ -87,6 +87,36 @@ def test_the_model_survives_rebinding_its_name() -> None:
     assert "compiled r:" in session.feed(":compile r hel 5")  # now the new r
 
 
+def test_a_rebound_name_is_noted_until_it_is_compiled_again() -> None:
+    # `:verify` after `r = ...` checks the model of the old r: it says so rather than letting it
+    # read as a verification of the new r
+    session = _compiled(":compile r hel 5")
+    assert not session.feed(":layers").startswith("note:")
+    session.feed("r = indices;")
+    note = (
+        "note: `r` has been rebound since it was compiled; this model is of its earlier value "
+        "(:compile r to compile the new one)"
+    )
+    for command in (":layers", ":residual hel", ":verify 1"):
+        assert session.feed(command).splitlines()[0] == note
+    assert session.feed(":residual xyz").startswith("error: cannot run `r`")  # errors: no note
+    assert "compiled r:" in session.feed(":compile r hel 5")
+    assert not session.feed(":layers").startswith("note:")
+
+
+def test_a_quoted_vocab_or_input_is_its_characters() -> None:
+    # :help writes VOCAB "abc", as RASP writes strings: the quotes are not tokens
+    session = _compiled(':compile r "hel" 5')
+    state = session.compiled.current
+    assert state is not None and state.vocab == ("h", "e", "l") and state.max_len == 5
+    assert session.feed(':residual "hel"').splitlines()[0] == (
+        'r("hel") in the compiled model and in the interpreter'
+    )
+    assert session.feed(':compile r "a b" 3').endswith('vocab "a b", max_len 3')
+    assert session.feed(':compile r "" 3') == "error: VOCAB is empty; give at least one token"
+    assert session.feed(':residual ""') == "error: INPUT is empty; give at least one token"
+
+
 def test_draw_defaults_to_comp_flows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("matplotlib")
     monkeypatch.chdir(tmp_path)
