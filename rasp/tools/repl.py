@@ -296,11 +296,14 @@ class ReplSession:
                 if isinstance(err, RaspInputError):
                     # The running example is the input it cannot read: say so, at this statement.
                     err.hint, err.span = None, None
+                unbound = (
+                    f"this fails on the running example {example_text(example)}, so it was not "
+                    "bound; `set example ...` to test it on another input"
+                )
                 if err.hint is None:
-                    err.hint = (
-                        f"this fails on the running example {example_text(example)}, so it was not "
-                        "bound; `set example ...` to test it on another input"
-                    )
+                    err.hint = unbound
+                elif unbound not in err.hint:  # the error's own hint, then this one
+                    err.hint = f"{err.hint}\nhint: {unbound}"
                 raise err.with_span(result.span) from None
 
     def _evaluate(self, node: SOp | Selector, example: Any) -> Any:

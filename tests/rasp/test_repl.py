@@ -76,6 +76,16 @@ def test_failed_definition_keeps_the_old_binding() -> None:
     assert session.interpreter.get("x") is before
 
 
+def test_a_failed_definition_with_its_own_hint_still_says_it_was_not_bound() -> None:
+    session = ReplSession()
+    printed = session.feed("m = aggregate(select(indices, indices, <), tokens);")
+    hints = [line for line in printed.splitlines() if line.startswith("hint: ")]
+    assert hints[0].startswith("hint: several positions were selected")  # the error's own
+    assert hints[1].startswith('hint: this fails on the running example "hello", so it was not')
+    assert "m" not in session.interpreter.user_names()
+    assert session.feed("m = aggregate(select(indices, indices, <), tokens);") == printed
+
+
 def test_failed_new_name_is_not_bound() -> None:
     session = ReplSession()
     session.feed("y = tokens_int;")
