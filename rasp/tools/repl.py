@@ -181,7 +181,9 @@ class ReplSession:
         if _is_blank(text):
             self._pending = []
             return ""
-        if not is_complete(text):
+        if not is_complete(text) or _open_block(text):
+            # (a def's or for's syntax error waits for its closing '}': the rest of its body is
+            # part of it, not new statements that would run, or fail, at the top level)
             return ""
         self._pending = []
         return self.run_text(text)
@@ -473,6 +475,25 @@ def _tokens_of(example: Any, span: Any) -> list[Any]:
 
 def _plain_example(example: Any) -> str:
     return example if isinstance(example, str) else example_text(example)
+
+
+def _open_block(text: str) -> bool:
+    """Whether `text` has a `def` or `for` and more '{' than '}' (outside strings and comments)."""
+    depth, words = 0, []
+    for line in text.splitlines():
+        code, in_string = [], False
+        for char in line:
+            if in_string:
+                in_string = char != '"'
+            elif char == '"':
+                in_string = True
+            elif char == "#":
+                break
+            else:
+                code.append(char)
+                depth += {"{": 1, "}": -1}.get(char, 0)
+        words += "".join(code).replace("(", " ").replace("{", " ").split()
+    return depth > 0 and ("def" in words or "for" in words)
 
 
 def _breaks(pending: list[str], line: str) -> bool:
