@@ -174,6 +174,12 @@ class ReplSession:
             self._pending = []
             done = [self.run_text(unfinished)] if unfinished else []
             return "\n".join(p for p in (*done, self._colon_command(line.strip())) if p)
+        if self._pending and _is_command(line) and _breaks(self._pending, line):
+            # (`exit` or `set example ...` after an unfinished statement: its error, then the
+            # command, as for a `:command`)
+            unfinished = "\n".join(self._pending)
+            self._pending = []
+            return "\n".join(p for p in (self.run_text(unfinished), self.feed(line)) if p)
         if not self._pending and _is_blank(line):
             return ""
         self._pending.append(line)
@@ -494,6 +500,15 @@ def _open_block(text: str) -> bool:
                 depth += {"{": 1, "}": -1}.get(char, 0)
         words += "".join(code).replace("(", " ").replace("{", " ").split()
     return depth > 0 and ("def" in words or "for" in words)
+
+
+def _is_command(line: str) -> bool:
+    """Whether `line` is a REPL command on its own (`exit`, `quit;`, `set example "ab"`, ...)."""
+    try:
+        program = parse(line, "<repl>")
+    except RaspSyntaxError:
+        return False
+    return len(program.statements) == 1 and isinstance(program.statements[0], ast.ReplCommand)
 
 
 def _breaks(pending: list[str], line: str) -> bool:
