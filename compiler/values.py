@@ -98,7 +98,10 @@ class _Inference:
             single = False
             match node.op:
                 case Op.TOKENS:
+                    reported = len(known.problems)
                     vals = token_values(node, self.vocab, known.problems)
+                    if len(known.problems) > reported:  # said once (a built-in has no span)
+                        self.failed.add(node.index)
                 case Op.INDICES | Op.LENGTH:
                     one = [known.intern([k]) for k in range(self.n_max + 1)]  # [k] -> (k,)
                     at = 0 if node.op is Op.INDICES else 1
@@ -154,7 +157,11 @@ class _Inference:
                         vals = tuple(range(self.n_max + 1))
             if rel is not None:
                 vals = sort_values(v for group in _by_id(rel).values() for v in group)
-            if any(i in self.failed for i in node.inputs) or already_reported(node, known.problems):
+            if (
+                node.index in self.failed
+                or any(i in self.failed for i in node.inputs)
+                or already_reported(node, known.problems)
+            ):
                 self.failed.add(node.index)  # reported here or at an input: nothing more to say
             elif not node.op.is_selector and (not vals or _fails_at_every_length(rel, self.n_max)):
                 self.failed.add(node.index)

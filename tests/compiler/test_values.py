@@ -10,7 +10,7 @@ import sop_builders as B
 from compiler.graph import build_graph
 from compiler.values import MAX_MAP_COMBINATIONS, infer_values
 from rasp import sops as S
-from rasp.errors import CompileError, RaspError
+from rasp.errors import CompileError, RaspError, Source, Span
 
 
 def values_by_name(root: S.SOp, vocab: list, n: int) -> dict[str, tuple]:
@@ -63,6 +63,20 @@ def test_a_map_that_always_fails_is_refused_with_its_name() -> None:
     bad = B.mapped(lambda x: x // 0, t, name="bad", text="n // 0")
     with pytest.raises(CompileError, match="fails on every input"):
         infer_values(build_graph(bad), [1, 2], 3)
+
+
+def test_unreadable_tokens_are_one_error_without_a_span_too() -> None:
+    # `:compile tokens_int` in the REPL, `--name tokens_int`: the built-in has no span, so the
+    # tokens' error was not recognised as already said and a second one followed
+    located = Span(Source("t.rasp", "x = tokens_int;"), 1, 5, 1, 15)
+    for span in (None, located):
+        t = S.TokensSOp(kind=S.TokenKind.INT, name="tokens_int")
+        t.span = span
+        with pytest.raises(CompileError) as info:
+            infer_values(build_graph(t), ["a", "b"], 3)
+        assert [d.message for d in info.value.diagnostics] == [
+            "the vocabulary tokens 'a', 'b' cannot be read as tokens_int"
+        ]
 
 
 def test_a_map_that_fails_at_some_position_of_every_length_is_refused() -> None:
