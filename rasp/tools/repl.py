@@ -385,6 +385,10 @@ class ReplSession:
         rest = rest.strip()
         if word == ":help":
             return HELP_TEXT
+        if word == ":names" and rest:
+            return f"error: :names takes no arguments, got {rest!r}"
+        if word == ":type" and len(rest.split()) > 1:
+            return f"error: :type takes one NAME, got {rest!r}"
         if word == ":names":
             user = self.interpreter.user_names()
             return "\t" + ", ".join(user) if user else "\tno names defined yet"
