@@ -23,6 +23,7 @@ from rasp.errors import (
 from rasp.operators import MAX_COLLECTION
 from rasp.sops import Selector, SelectorWidthSOp, SOp, evaluate
 from rasp.values import Scope, describe, kind_name
+from rasp.wording import with_article
 
 
 def make_range(args: list[Any], span: Span) -> list[int]:
@@ -85,17 +86,22 @@ def bind_targets(scope: Scope, targets: tuple[str, ...], item: Any, span: Span) 
         scope.assign(name, part, span)
 
 
-def check_arity(name: str, expected: int, got: int, span: Span) -> None:
+def check_arity(
+    name: str, expected: int, got: int, span: Span, hint: str | None = None
+) -> None:
+    """The original's message; `hint` says how the call is written (`sort(vals, keys)`)."""
     if expected != got:
         raise RaspArityError(
-            f"wrong number of args for {name}- expected: {expected}, got: {got}.", span
+            f"wrong number of args for {name}- expected: {expected}, got: {got}.", span, hint
         )
 
 
 def apply(node: SOp | Selector, args: list[Any], span: Span) -> Any:
     """`node(input)`: evaluate a lazy s-op or selector on one input (a string, a token list, or a
     dict, whose keys are the tokens)."""
-    check_arity(node.name or kind_name(node), 1, len(args), span)
+    what = kind_name(node)
+    name = node.name or what
+    check_arity(name, 1, len(args), span, f'{with_article(what)} takes one input: {name}("abc")')
     (given,) = args
     if isinstance(given, str | list | dict):
         tokens: list[Any] = list(given)  # a dict gives its keys, as the original iterates it

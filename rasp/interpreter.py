@@ -379,7 +379,9 @@ class Interpreter:
         """A call: a `def` runs its body here; a built-in, s-op or selector is applied."""
         span = call.span
         if isinstance(func, RaspFunction):
-            builtins.check_arity(func.name, len(func.params), len(args), span)
+            builtins.check_arity(
+                func.name, len(func.params), len(args), span, f"call it as {func.signature()}"
+            )
             if self._depth >= MAX_CALL_DEPTH:
                 raise RaspRuntimeError(
                     f"calls nest deeper than {MAX_CALL_DEPTH} (endless recursion in {func.name}?)",
@@ -402,7 +404,9 @@ class Interpreter:
                     result.called_as = _call_text(func.name, args)
             return results[0] if len(results) == 1 else results
         if isinstance(func, BuiltinFunction):
-            builtins.check_arity(func.name, len(func.params), len(args), span)
+            builtins.check_arity(
+                func.name, len(func.params), len(args), span, f"call it as {func.signature()}"
+            )
             return func.impl(tuple(args), span)
         if isinstance(func, SOp | Selector):
             return builtins.apply(func, args, span)
