@@ -86,9 +86,7 @@ def bind_targets(scope: Scope, targets: tuple[str, ...], item: Any, span: Span) 
         scope.assign(name, part, span)
 
 
-def check_arity(
-    name: str, expected: int, got: int, span: Span, hint: str | None = None
-) -> None:
+def check_arity(name: str, expected: int, got: int, span: Span, hint: str | None = None) -> None:
     """The original's message; `hint` says how the call is written (`sort(vals, keys)`)."""
     if expected != got:
         raise RaspArityError(
@@ -100,8 +98,8 @@ def apply(node: SOp | Selector, args: list[Any], span: Span) -> Any:
     """`node(input)`: evaluate a lazy s-op or selector on one input (a string, a token list, or a
     dict, whose keys are the tokens)."""
     what = kind_name(node)
-    name = node.name or what
-    check_arity(name, 1, len(args), span, f'{with_article(what)} takes one input: {name}("abc")')
+    usage = f"{with_article(what)} takes one input" + (f': {node.name}("abc")' if node.name else "")
+    check_arity(node.name or what, 1, len(args), span, usage)
     (given,) = args
     if isinstance(given, str | list | dict):
         tokens: list[Any] = list(given)  # a dict gives its keys, as the original iterates it

@@ -142,6 +142,16 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
     if missing is not None:
         missing.incomplete = at_end
         return missing
+    if (
+        token.type == "COMMA"
+        and "COMMA" not in expected
+        and innermost is not None
+        and innermost.label in _ARGUMENTS
+    ):  # `aggregate(s, v, d, x)`: the ',' after the last argument it takes
+        _, count, usage = _ARGUMENTS[innermost.label]
+        return RaspSyntaxError(
+            f"too many arguments: {innermost.label} takes {count}", here, f"write {usage}"
+        )
     if innermost is not None and _CLOSER_TERMINALS[_CLOSERS[innermost.char]] in expected:
         closer = _CLOSERS[innermost.char]
         opened = span_at(source, innermost.pos)

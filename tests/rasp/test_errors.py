@@ -97,6 +97,21 @@ def test_python_and_tracr_habits_are_named(text: str, message: str, caret: str) 
 
 
 @pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("y = aggregate(s, tokens, 0, 1);", "too many arguments: 'aggregate(' takes 2 or 3"),
+        ("y = select(indices, indices, ==, 1);", "too many arguments: 'select(' takes 3"),
+    ],
+)
+def test_too_many_arguments_to_select_or_aggregate(text: str, message: str) -> None:
+    # (it said "expected ')' to close 'aggregate('", as if the ',' were the mistake)
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "extra.rasp")
+    assert info.value.message.startswith(message) and info.value.span is not None
+    assert info.value.span.col == text.rindex(",") + 1
+
+
+@pytest.mark.parametrize(
     ("text", "hint"),
     [
         ("y = selct(indices, indices, ==);", "did you mean 'select('? select(keys, queries, OP)"),
