@@ -257,7 +257,13 @@ class Interpreter:
                 return StatementResult(ResultKind.DRAW, names, values, stmt.span)
             case ast.ReplCommand():
                 if stmt.example is not None:
-                    example = self._expressions.eval(stmt.example, scope)
+                    try:
+                        example = self._expressions.eval(stmt.example, scope)
+                    except RaspNameError as err:
+                        if err.hint is None and isinstance(stmt.example, ast.Name):
+                            # `set example hello`: a string needs its quotes
+                            err.hint = f'a string is written in quotes: "{stmt.example.name}"'
+                        raise
                     return StatementResult(ResultKind.COMMAND, (), (stmt, example), stmt.span)
                 return StatementResult(ResultKind.COMMAND, (), (stmt,), stmt.span)
         raise TypeError(f"unknown statement {stmt!r}")
