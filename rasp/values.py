@@ -128,6 +128,19 @@ def describe(value: object, cap: int | None = 40) -> str:
     return text
 
 
+# Built-in forms the grammar reads only as calls (`select(`), so that their bare name is no value.
+_FORM_HINTS = {
+    name: f"'{name}' is a built-in form, not a value; call it: {usage}"
+    for name, usage in {
+        "select": "select(keys, queries, OP)",
+        "aggregate": "aggregate(selector, sop[, default])",
+        "range": "range(a[, b[, c]])",
+        "zip": "zip(a, b, ...)",
+        "len": "len(x)",
+    }.items()
+}
+
+
 class Scope:
     """One level of names: lookups walk up to the parents, assignments stay here and respect
     `reserved`."""
@@ -147,7 +160,11 @@ class Scope:
                 return scope.values[name]
             scope = scope.parent
         close = difflib.get_close_matches(name, list(self.visible()), n=1)
-        hint = FOREIGN_NAME_HINTS.get(name) or (f"did you mean '{close[0]}'?" if close else None)
+        hint = (
+            FOREIGN_NAME_HINTS.get(name)
+            or _FORM_HINTS.get(name)
+            or (f"did you mean '{close[0]}'?" if close else None)
+        )
         raise RaspNameError(f"Undefined variable: {name}", span, hint)
 
     def check_assignable(self, name: str, span: Span) -> None:

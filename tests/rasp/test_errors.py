@@ -96,6 +96,15 @@ def test_python_and_tracr_habits_are_named(text: str, message: str, caret: str) 
     assert info.value.hint, "each habit's error says what RASP writes instead"
 
 
+@pytest.mark.parametrize("name", ["select", "aggregate", "range", "zip", "len"])
+def test_a_built_in_form_without_its_call_says_how_to_call_it(name: str) -> None:
+    # `x = select;` suggested 'selector_width', `x = range;` 'average'
+    with pytest.raises(RaspError) as info:
+        Interpreter().exec_program(parse(f"x = {name};", "form.rasp"))
+    assert info.value.message == f"Undefined variable: {name}"
+    assert (info.value.hint or "").startswith(f"'{name}' is a built-in form, not a value; call")
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
