@@ -125,6 +125,11 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
         return RaspSyntaxError(f"{shown} on its own is not a value", here, hint or COMPARISON_HINT)
     # A def's or for's body is a '{' after ')' or a name; a dict's '{' follows an operator.
     in_block = innermost is not None and innermost.char == "{" and _is_block(text, innermost.pos)
+    if token.type in _CLOSER_TERMINALS.values() and innermost is None:
+        # `aggregate(s, v));`: one closer too many, where the statement could end
+        return RaspSyntaxError(
+            f"unmatched '{token.value}'", here, "nothing was opened here to close"
+        )
     if "SEMICOLON" in expected and (not openers or in_block):
         end = _previous_token_end(lark, text, pos)
         return RaspSyntaxError(

@@ -96,6 +96,18 @@ def test_python_and_tracr_habits_are_named(text: str, message: str, caret: str) 
     assert info.value.hint, "each habit's error says what RASP writes instead"
 
 
+@pytest.mark.parametrize(
+    "text", ["r = aggregate(select(indices, 0, ==), tokens));", "x = [1, 2]];", "x = (1));"]
+)
+def test_one_closer_too_many_is_unmatched(text: str) -> None:
+    # (it said "expected ';' after the statement", with the caret on the extra closer)
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "extra.rasp")
+    closer = text[-2]
+    assert info.value.message == f"unmatched '{closer}'"
+    assert info.value.span is not None and info.value.span.col == len(text) - 1
+
+
 @pytest.mark.parametrize("name", ["select", "aggregate", "range", "zip", "len"])
 def test_a_built_in_form_without_its_call_says_how_to_call_it(name: str) -> None:
     # `x = select;` suggested 'selector_width', `x = range;` 'average'
