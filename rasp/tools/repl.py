@@ -88,6 +88,7 @@ REPL commands (no ';'):
   full seq display on|off            print s-op examples as aligned input/output rows
   exit | quit | Ctrl-D               leave (Ctrl-C drops a partial statement)
   :names   names you defined        :type NAME   the kind of NAME        :help   this text
+  (a ':' command takes no ';', and ignores one at its end)
 The compiled view (needs the compiler and torch):
   :compile NAME [VOCAB] [MAX_LEN]    compile an s-op; VOCAB abc, "abc" or ["a", 1] (default: the
                                      running example's tokens), MAX_LEN default max(8, its length)
@@ -381,7 +382,9 @@ class ReplSession:
         return []
 
     def _colon_command(self, text: str) -> str:
-        word, _, rest = text.partition(" ")
+        # A ';' out of RASP habit ends the command (`:compile r;`), as `set example "ab";` may end
+        # with one; INPUT and VOCAB text with a ';' of its own is quoted or a JSON list.
+        word, _, rest = text.removesuffix(";").rstrip().partition(" ")
         rest = rest.strip()
         if word == ":help":
             return HELP_TEXT
