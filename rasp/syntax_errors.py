@@ -135,7 +135,8 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
         return RaspSyntaxError(
             "expected ';' after the statement",
             span_at(source, end),
-            "every statement ends with ';' (a def or for ends with '}')",
+            _misspelt_command(lark, text, pos)
+            or "every statement ends with ';' (a def or for ends with '}')",
             incomplete=at_end,
         )
     if token.type == "SEMICOLON" and expected & _STATEMENT_STARTS and (not openers or in_block):
@@ -379,3 +380,26 @@ def _misspells_select(word: str) -> bool:
     return word.isidentifier() and bool(
         difflib.get_close_matches(word.lower(), ["select"], n=1, cutoff=0.75)
     )
+
+
+# The REPL commands (statements too, as in the original), by their first word.
+_COMMANDS = {
+    "show": "show [s-op|selector] example",
+    "set": "set [s-op|selector] example E",
+    "examples": "[s-op|selector] examples on|off",
+    "full": "full seq display on|off",
+}
+
+
+def _misspelt_command(lark: Lark, text: str, pos: int) -> str | None:
+    """`sho example`, `exmaples off`, `full seq on`: a statement that is one name followed by
+    another word, where that name is (nearly) a REPL command's first word."""
+    first = _previous_token(lark, text, pos)
+    if first is None or first.type != "NAME":
+        return None
+    start = first.start_pos or 0
+    if text[:start].strip() and text[:start].rstrip()[-1] not in ";}":
+        return None  # not a statement's first word
+    word = str(first.value)
+    close = difflib.get_close_matches(word.lower(), list(_COMMANDS), n=1, cutoff=0.6)
+    return f"did you mean the REPL command {_COMMANDS[close[0]]}?" if close else None

@@ -97,6 +97,24 @@ def test_python_and_tracr_habits_are_named(text: str, message: str, caret: str) 
 
 
 @pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ("sho example", "did you mean the REPL command show [s-op|selector] example?"),
+        ("x = 1; exmaples off", "did you mean the REPL command [s-op|selector] examples on|off?"),
+        ("full seq on", "did you mean the REPL command full seq display on|off?"),
+        ("foo bar;", "every statement ends with ';'"),
+        ("x = y z;", "every statement ends with ';'"),
+    ],
+)
+def test_a_misspelt_repl_command_is_named(text: str, hint: str) -> None:
+    # (`sho example` said only that every statement ends with ';')
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "<repl>")
+    assert info.value.message == "expected ';' after the statement"
+    assert (info.value.hint or "").startswith(hint)
+
+
+@pytest.mark.parametrize(
     "text", ["r = aggregate(select(indices, 0, ==), tokens));", "x = [1, 2]];", "x = (1));"]
 )
 def test_one_closer_too_many_is_unmatched(text: str) -> None:
