@@ -70,6 +70,46 @@ def test_the_library_table_shows_what_the_programs_print() -> None:
         assert values_text(result.values) == shown, (file, given)
 
 
+def test_the_format_pages_metadata_example_is_the_readmes_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """docs/format.md's ```json block is reverse.rasp at --vocab abc --max-len 10 as compiled now,
+    but for what it leaves out (`...`). It once showed format version 3, a d_model of 40 and a mask
+    that model never had."""
+    import json
+
+    from compiler import compile_sop
+    from rasp.interpreter import load_file
+    from rasp.sources import read_source
+
+    (block,) = [b for b in blocks(ROOT / "docs" / "format.md") if b.language == "json"]
+    shown = json.loads(block.text.replace("[...]", "[]"))
+    monkeypatch.chdir(ROOT)
+    path = "programs/reverse.rasp"
+    sop = load_file(path).get("reverse")
+    meta = compile_sop(sop, list("abc"), 10, name="reverse", source=read_source(path)).metadata
+    assert list(shown) == list(meta)
+    for key in ("format", "format_version", "compiler_version", "config", "max_len", "vocab"):
+        assert shown[key] == meta[key], key
+    for key in ("output", "residual", "layers"):
+        assert shown[key] == meta[key], key
+    assert shown["program"]["file"] == meta["program"]["file"]
+    assert list(shown["program"]) == list(meta["program"])
+    assert list(shown["reach"]) == list(meta["reach"])
+    assert shown["reach"]["output"] == meta["reach"]["output"]
+    certificate = meta["certificate"]
+    assert sorted(shown["certificate"]) == sorted(certificate)
+    assert shown["certificate"]["ok"] is certificate["ok"] is True
+    assert shown["certificate"]["errors"] == certificate["errors"]
+    (check,) = shown["certificate"]["checks"]
+    real = next(c for c in certificate["checks"] if c["sublayer"] == check["sublayer"])
+    for field, value in check.items():
+        if isinstance(value, float):
+            assert value == pytest.approx(real[field], rel=5e-3), field
+        else:
+            assert value == real[field], field
+
+
 # ------------------------------------------------------------------------------------------------
 # The harness itself
 
