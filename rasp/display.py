@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from rasp.sops import Selector, SeqType, SeqValue, SOp, evaluate, type_of_value
+from rasp.wording import int_text
 
 # The original prints headers as `print(pref, extra, "   s-op:", name)`: `print` puts a space
 # between
@@ -50,7 +51,7 @@ def atom_text(value: Any) -> str:
         return "T" if value else "F"
     if isinstance(value, float):
         return str(round(value, 3))
-    return str(value)
+    return _text(value)
 
 
 def values_text(values: Sequence[Any]) -> str:
@@ -92,7 +93,7 @@ def python_text(value: Any) -> str:
     ):  # an applied selector; the original shows {query: [0/1 per key]}
         rows = np.asarray(value, dtype=bool).astype(int).tolist()
         return "{" + ", ".join(f"{i}: {row}" for i, row in enumerate(rows)) + "}"
-    return str(value)
+    return _text(value)
 
 
 def _python_item(value: Any) -> str:
@@ -100,6 +101,11 @@ def _python_item(value: Any) -> str:
     if isinstance(value, str):
         return repr(value)
     return python_text(value)
+
+
+def _text(value: Any) -> str:
+    """Python's `str`, for ints of any length too."""
+    return int_text(value) if isinstance(value, int) else str(value)
 
 
 def _plain(value: Any) -> Any:
@@ -136,7 +142,7 @@ def selector_grid(labels: Sequence[Any], matrix: np.ndarray, prefix: str = "") -
 
     `matrix` is bool `[n_query, n_key]`; `labels` are the example's tokens (the same for both axes).
     """
-    texts = [str(_plain(v)) for v in labels]
+    texts = [_text(_plain(v)) for v in labels]
     width = max((len(t) for t in texts), default=1)
     header = prefix + _GRID_INDENT + " " * (width + 3) + " ".join(t.ljust(width) for t in texts)
     rows = [header.rstrip() if width > 1 else header]
@@ -168,7 +174,7 @@ def _full_texts(values: Sequence[Any]) -> list[str]:
     plain = [_plain(v) for v in values]
     if plain and isinstance(plain[0], bool):
         return _bool_marks(plain)
-    return [str(v) for v in plain]
+    return [_text(v) for v in plain]
 
 
 def _bool_marks(values: Sequence[Any]) -> list[str]:
@@ -354,4 +360,12 @@ def json_value(value: Any) -> Any:
 def seq_json(seq: SeqValue | Sequence[Any]) -> str:
     """Exactly one JSON value: the list of per-position outputs."""
     values = seq.values if isinstance(seq, SeqValue) else seq
-    return json.dumps([json_value(v) for v in values], ensure_ascii=False, allow_nan=False)
+    # json.dumps writes an int with `int.__repr__`, which refuses more than 4,300 digits
+    items = [json_value(v) for v in values]
+    return "[" + ", ".join(_json_item(v) for v in items) + "]"
+
+
+def _json_item(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int_text(value)
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from importlib import resources
 
 from lark import Lark, Token, Tree
@@ -105,6 +106,18 @@ def parse(
 
 
 _PROGRESS_TOKENS = 2000  # tokens between two progress reports
+
+
+def _int_literal(text: str, span: Span) -> int:
+    try:
+        return int(text)
+    except ValueError:  # past Python's limit on text-to-int conversion, sys.get_int_max_str_digits
+        raise RaspSyntaxError(
+            f"an integer literal of {len(text):,} digits, more than Python reads "
+            f"({sys.get_int_max_str_digits():,})",
+            span,
+            hint="compute a number that large (10 ^ 5000 is 1 followed by 5,000 zeros)",
+        ) from None
 
 
 def _parse_tree(text: str, progress: Progress | None) -> Tree:
@@ -253,7 +266,7 @@ class _Builder:
             case "name":
                 return ast.Name(str(ch[0]), span)
             case "int_lit":
-                return ast.Literal(int(ch[0]), span)
+                return ast.Literal(_int_literal(str(ch[0]), span), span)
             case "float_lit":
                 return ast.Literal(float(ch[0]), span)
             case "string_lit":

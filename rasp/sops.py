@@ -57,6 +57,7 @@ from rasp.nodes import (  # noqa: F401
     walk,
 )
 from rasp.seqvalues import SeqType, SeqValue, make_seq, type_of_value  # noqa: F401
+from rasp.wording import int_text
 
 MAP_MIXED_HINT = (
     "an operation must give one type at every position: numbers and bools mix, strings do not"
@@ -306,5 +307,9 @@ def _average_error(node: AggregateSOp) -> RaspRuntimeError:
 
 def _python_error_text(exc: BaseException) -> str:
     if isinstance(exc, KeyError):
-        return f"index [ {exc.args[0]!r} ] not in dict." if exc.args else "key not in dict."
+        if not exc.args:
+            return "key not in dict."
+        key = exc.args[0]
+        text = int_text(key) if isinstance(key, int) else repr(key)
+        return f"index [ {text} ] not in dict."
     return str(exc) or type(exc).__name__

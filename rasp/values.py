@@ -18,6 +18,7 @@ from rasp import ast
 from rasp.errors import RaspNameError, Span
 from rasp.foreign_syntax import FOREIGN_NAME_HINTS
 from rasp.sops import Selector, SeqValue, SOp
+from rasp.wording import int_text
 
 Atom = int | float | str | bool
 
@@ -121,6 +122,8 @@ def describe(value: object, cap: int | None = 40) -> str:
         )
     elif isinstance(value, str):
         text = f'"{value}"'
+    elif isinstance(value, int):
+        text = int_text(value)
     else:
         text = str(value)
     if cap is not None and len(text) > cap:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import decimal
+
 # Words that start with a vowel letter but a consonant sound ("a unit"), or the reverse ("an s-op").
 _SOUNDS_LIKE_A = ("uni", "use", "usu", "one")
 _SOUNDS_LIKE_AN = ("s-op", "mlp", "ndarray")
@@ -22,3 +24,14 @@ def _starts_with_vowel_sound(phrase: str) -> bool:
     if word.startswith(_SOUNDS_LIKE_AN):
         return True
     return word[:1] in ("a", "e", "i", "o", "u") and not word.startswith(_SOUNDS_LIKE_A)
+
+
+def int_text(value: int) -> str:
+    """`str(value)`, also for an int past Python's limit on int-to-text conversion (4,300 digits
+    by default, `sys.set_int_max_str_digits`), where `str` raises ValueError: a program's ints may
+    be longer (`2 ^ 20000` has 6,021 digits; `^` allows 100,000 bits). `Decimal` converts exactly,
+    without that limit."""
+    try:
+        return str(value)
+    except ValueError:
+        return str(decimal.Decimal(value))

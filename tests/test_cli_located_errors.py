@@ -3,6 +3,7 @@ the line, a caret), with a hint that fits; errors of an argument name the argume
 
 from __future__ import annotations
 
+import decimal
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,27 @@ def test_length_as_the_causal_output_itself_is_located_where_the_output_is_named
     path = write(tmp_path, "z = length;\n")  # without --causal it compiles, and verifies
     assert run(capsys, "compile", path, "--vocab", "ab", "--max-len", "3", "-o", out_path)[0] == 0
     assert run(capsys, "verify", path, "--model", out_path)[0] == 0
+
+
+def test_ints_past_pythons_digit_limit_print_and_are_never_an_internal_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Python refuses to convert an int of more than 4,300 digits to text (and back); `2 ^ 20000`
+    (6,021 digits) is well inside the `^` guard of 100,000 bits. Printing such a value, in text or
+    JSON, and a missing dict key of that size, ended in `internal error: ValueError`; a literal or
+    an input number that long is a located or usage error."""
+    big, next_one = (str(decimal.Decimal(2**20000 + i)) for i in (0, 1))  # str() refuses them
+    path = write(tmp_path, "x = indices + 2 ^ 20000;\n")
+    assert run(capsys, "run", path, "--input", "ab")[:2] == (0, f"[{big}, {next_one}] (ints)\n")
+    assert run(capsys, "run", path, "--input", "ab", "--json")[:2] == (0, f"[{big}, {next_one}]\n")
+    path = write(tmp_path, "x = {1: 2}[indices + 2 ^ 20000];\n")
+    code, _, err = run(capsys, "run", path, "--input", "a")
+    assert code == 1 and err.startswith(f"{path}:1:5: error: index [ {big} ] not in dict.\n")
+    path = write(tmp_path, "x = " + "1" * 5000 + ";\n")
+    code, _, err = run(capsys, "run", path, "--input", "a")
+    assert code == 1
+    assert err.startswith(f"{path}:1:5: error: an integer literal of 5,000 digits, more than")
+    path = write(tmp_path, "y = tokens_int;\n")
+    code, _, err = run(capsys, "run", path, "--input", "[" + "1" * 5000 + "]")
+    assert code == 2 and "argument --input: a number in this JSON list has more than" in err
+    assert "internal error" not in err

@@ -111,6 +111,11 @@ def parse_tokens(text: str) -> list[Any]:
             f"({exc.msg} at column {exc.colno}); "
             'write strings in double quotes, e.g. \'["a","b"]\''
         ) from None
+    except ValueError:  # a number past Python's limit on text-to-int conversion
+        raise UsageError(
+            f"a number in this JSON list has more than {sys.get_int_max_str_digits():,} digits, "
+            "more than Python reads"
+        ) from None
     if not isinstance(value, list):
         raise UsageError(f"{text!r} is not a JSON list")
     for item in value:

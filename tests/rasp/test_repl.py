@@ -432,3 +432,18 @@ def test_an_sop_in_a_list_or_dict_must_run_on_the_example() -> None:
         assert out[0].startswith("<repl>:1:1: error: cannot read the input as tokens_int")
         assert "b" not in session.interpreter.names()
     assert session.feed('b = [[indices], {"n": length}];').startswith("     list: b =  [")
+
+
+def test_an_int_past_pythons_digit_limit_is_shown_and_the_session_goes_on() -> None:
+    """`2 ^ 20000` has 6,021 digits, more than Python's `str` converts by default: the REPL ended
+    with `internal error: ValueError` on showing it."""
+    import decimal
+
+    session = ReplSession()
+    big = str(decimal.Decimal(2**20000))
+    assert session.feed("x = 2 ^ 20000;") == f"    value: x =  {big}"
+    assert big in session.feed("l = [2 ^ 20000];")
+    assert big in session.feed("y = indices + 2 ^ 20000;")
+    session.feed("full seq display on")
+    assert big in session.feed("y;")
+    assert session.feed("z = 3;") == "    value: z =  3"
