@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from rasp.tools.cli import main, parse_tokens
+from tests.cli_helpers import run
 
 REVERSE = """\
 flip = select(indices, length - indices - 1, ==);
@@ -36,12 +37,6 @@ def program(tmp_path: Path) -> Any:
         return str(path)
 
     return write
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # ------------------------------------------------------------------------------------------------

@@ -18,15 +18,10 @@ import pytest
 
 from rasp.tools.cli import build_parser, main
 from rasp.tools.help_text import EXAMPLES
+from tests.cli_helpers import run
 
 ROOT = Path(__file__).resolve().parents[1]
 REVERSE = (ROOT / "programs" / "reverse.rasp").read_text()
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:

@@ -8,13 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rasp.tools.cli import main
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.cli_helpers import run
 
 
 def write(tmp_path: Path, text: str, name: str = "prog.rasp") -> str:

@@ -11,16 +11,11 @@ import pytest
 pytest.importorskip("transformer")
 
 from rasp.tools.cli import main
+from tests.cli_helpers import run
 
 ROOT = Path(__file__).resolve().parents[1]
 REVERSE = str(ROOT / "programs" / "reverse.rasp")
 SORT = str(ROOT / "programs" / "sort.rasp")
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ import pytest
 pytest.importorskip("transformer")
 
 from rasp.tools.cli import main
+from tests.cli_helpers import run
 
 ROOT = Path(__file__).resolve().parents[1]
 REVERSE = str(ROOT / "programs" / "reverse.rasp")
@@ -21,12 +22,6 @@ UNWRITABLE = Path("/proc")
 needs_proc = pytest.mark.skipif(
     not sys.platform.startswith("linux") or not UNWRITABLE.is_dir(), reason="needs Linux /proc"
 )
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("transformer")
 
-from rasp.tools.cli import main
+from tests.cli_helpers import run
 from tests.transformer.handmade_models import FORMAT_NAME, previous_token
 
 REVERSE = """\
@@ -22,12 +22,6 @@ opp = length - indices - 1;
 flip = select(indices, opp, ==);
 reverse = aggregate(flip, tokens);
 """
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

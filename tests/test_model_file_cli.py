@@ -17,16 +17,10 @@ import pytest
 
 pytest.importorskip("transformer")
 
-from rasp.tools.cli import main
+from tests.cli_helpers import run
 from tests.transformer.handmade_models import previous_token
 
 REVERSE = "opp = length - indices - 1;\nreverse = aggregate(select(indices, opp, ==), tokens);\n"
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def edited_model(path: Path, edit: Callable[[dict[str, Any], dict[str, np.ndarray]], None]) -> Path:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from rasp.tools.cli import main
+from tests.cli_helpers import run
 
 pytest.importorskip("transformer")
 
@@ -49,12 +50,6 @@ def broken():
 def dict_values():
     return rasp.Map(lambda t: {t: 1}, rasp.tokens)
 """
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
