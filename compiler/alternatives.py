@@ -208,7 +208,7 @@ def keep_proved(
         kept = min(found, key=lambda k: k.model.cost)  # each is `kept` or smaller
     if kept.certificate.ok and _index_maps(program) and not kept.options.category_gates:
         # gated over the index where that is smaller (a layer more for the length's one-hot:
-        # `indices / length` at N = 32, 78,838 parameters in 1 layer stepped, 10,531 in 2)
+        # `indices / length` at N = 32, 78,838 parameters in 1 layer stepped, 10,400 in 2)
         options = replace(kept.options, category_gates=True)
         kept = _instead(build, kept, options, CATEGORY_GATES, note, tried, smaller=True)
     return kept if kept.certificate.ok else replace(kept, tried=tuple(tried))

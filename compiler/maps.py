@@ -27,7 +27,7 @@ from compiler.blocks import (
 )
 from compiler.compare_steps import comparison_steps
 from compiler.fits import NoiseError
-from compiler.graph import IRNode, Op
+from compiler.graph import Graph, IRNode, Op
 from compiler.linear_steps import linear_steps
 from compiler.map_rows import MapRows, Rows
 from compiler.map_supports import MAX_FUSED_TABLE, MapSupports
@@ -312,12 +312,12 @@ class MapPlanner:
     def _gated_on_category(
         self, node: IRNode, support: tuple[int, ...], number: int, category: int, encoding: Encoding
     ) -> Encoded | None:
-        """`indices / length`: not affine in the number (the length, read as 1/(n+1)) for each
-        index, but affine in the index for each length. Where the categorical input is a number
-        the map is affine in for each value of the numerical one (read categorically: N values),
-        and no map reads the map, gated units over it: its steps over the length summed
-        activations whose float32 error broke the output's snap (a one-hot output of 12M
-        parameters at N = 64)."""
+        """Gated units over the categorical input, with the number read as a one-hot context
+        (`ctx.category_gates`): `indices / length` is not affine in the length (read as
+        1/(n+1)) for each index, but is affine in the index for each length. Only where the
+        categorical input is a number, the number has at most MAX_GATED_CONTEXTS values, and no
+        map reads the map; None elsewhere. (Its steps over the length summed activations whose
+        float32 error broke the output's snap: a one-hot output of 12M parameters at N = 64.)"""
         ctx = self.ctx
         if not ctx.category_gates or encoding is not Encoding.NUMERICAL:
             return None
@@ -325,7 +325,7 @@ class MapPlanner:
             return None
         if not all(is_number(v) and not isinstance(v, bool) for v in ctx.values(category)):
             return None
-        if any(n.op is Op.MAP and node.index in n.inputs for n in ctx.graph.nodes):
+        if _read_by_a_map(ctx.graph, node):
             return None
         if not self.supports.may_gate(support):
             return None
@@ -466,10 +466,16 @@ class MapPlanner:
         # output's snap: a one-hot output of 2.8M parameters). A map read by another map
         # (`c / length > 0.5`) is not: it is stepped over both from their sources where its
         # steps are not proved, in fewer layers.
-        graph = self.ctx.graph
-        gates = not any(n.op is Op.MAP and node.index in n.inputs for n in graph.nodes)
         return map_steps.map_steps(
-            self.ctx, self.reader, self.built, node, support, x_src, rows, encoding, gates=gates
+            self.ctx,
+            self.reader,
+            self.built,
+            node,
+            support,
+            x_src,
+            rows,
+            encoding,
+            gates=not _read_by_a_map(self.ctx.graph, node),
         )
 
 
@@ -479,3 +485,9 @@ def _add_terms(parts: list[Terms]) -> Terms:
         for d, c in terms:
             total[d] = total.get(d, 0.0) + c
     return tuple((d, c) for d, c in total.items() if c != 0.0)
+
+
+def _read_by_a_map(graph: Graph, node: IRNode) -> bool:
+    """Whether another map reads `node` (gated units write a number with its source's error,
+    which a map reading it may step over too steeply)."""
+    return any(n.op is Op.MAP and node.index in n.inputs for n in graph.nodes)
