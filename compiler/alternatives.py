@@ -344,7 +344,7 @@ def _fusing_keeps(refusal: CompileError, program: Graph) -> bool:
     reads: with maps fused each is still planned, over the same support (`fa * fb`, which
     `fa * fb > 0.2` reads, is not: fused, the comparison reads fa and fb themselves). An error
     located elsewhere, or at nothing, may be another build's to avoid."""
-    read_by_maps = {i for node in program.nodes if node.op is Op.MAP for i in node.inputs}
+    read_by_maps = program.read_by_maps()
     errors = [d for d in refusal.diagnostics if d.severity == "error"]
     for diagnostic in errors:
         at = [n for n in program.nodes if n.span is not None and n.span == diagnostic.span]
@@ -507,7 +507,7 @@ def _index_gated_instead_of(
 def _index_maps(graph: Graph) -> bool:
     """Whether some map of the index and a number (the length, a width or a mean) is read by no
     map: what `category_gates` may build otherwise (`compiler.maps`)."""
-    read_by_maps = {i for node in graph.nodes if node.op is Op.MAP for i in node.inputs}
+    read_by_maps = graph.read_by_maps()
     numbers = (Op.LENGTH, Op.SELECTOR_WIDTH, Op.AGGREGATE)
     return any(
         node.op is Op.MAP

@@ -82,6 +82,10 @@ class Graph:
                 leaves.add(node.op)
         return self.nodes[index].op is Op.MAP and leaves == {Op.INDICES}
 
+    def read_by_maps(self) -> frozenset[int]:
+        """The nodes some map reads (gated units and fused maps are decided on this)."""
+        return frozenset(i for node in self.nodes if node.op is Op.MAP for i in node.inputs)
+
     def consumers(self) -> dict[int, tuple[int, ...]]:
         """For each node, the nodes that read it (in topological order)."""
         out: dict[int, list[int]] = {n.index: [] for n in self.nodes}

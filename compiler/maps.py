@@ -27,7 +27,7 @@ from compiler.blocks import (
 )
 from compiler.compare_steps import comparison_steps
 from compiler.fits import NoiseError
-from compiler.graph import Graph, IRNode, Op
+from compiler.graph import IRNode, Op
 from compiler.linear_steps import linear_steps
 from compiler.map_rows import MapRows, Rows
 from compiler.map_supports import MAX_FUSED_TABLE, MapSupports
@@ -325,7 +325,7 @@ class MapPlanner:
             return None
         if not all(is_number(v) and not isinstance(v, bool) for v in ctx.values(category)):
             return None
-        if _read_by_a_map(ctx.graph, node):
+        if node.index in ctx.graph.read_by_maps():
             return None
         if not self.supports.may_gate(support):
             return None
@@ -475,7 +475,7 @@ class MapPlanner:
             x_src,
             rows,
             encoding,
-            gates=not _read_by_a_map(self.ctx.graph, node),
+            gates=node.index not in self.ctx.graph.read_by_maps(),
         )
 
 
@@ -485,9 +485,3 @@ def _add_terms(parts: list[Terms]) -> Terms:
         for d, c in terms:
             total[d] = total.get(d, 0.0) + c
     return tuple((d, c) for d, c in total.items() if c != 0.0)
-
-
-def _read_by_a_map(graph: Graph, node: IRNode) -> bool:
-    """Whether another map reads `node` (gated units write a number with its source's error,
-    which a map reading it may step over too steeply)."""
-    return any(n.op is Op.MAP and node.index in n.inputs for n in graph.nodes)
