@@ -386,6 +386,8 @@ class MLPSpec:
     out_dims: tuple[Dim, ...]
     notes: dict[str, Any] = field(default_factory=dict)
     domain: MLPDomain | None = None
+    # no ReLU decides anything: each unit's input error is carried to the output (1-Lipschitz)
+    continuous: bool = False
 
     @property
     def hidden(self) -> int:

@@ -156,9 +156,10 @@ def _mlp_part(
         SparseRows(np.abs(wo)),
         np.maximum(dyadic_exponent(wo).max(axis=0, initial=0), dyadic_exponent(b_out[out])),
     )
+    check_chunk = _continuous_chunk if part.continuous else _mlp_chunk
     for start in range(0, coords.shape[0], chunk):
         c = coords[start : start + chunk]
-        r = _mlp_chunk(
+        r = check_chunk(
             lin,
             part,
             c,
@@ -177,6 +178,8 @@ def _mlp_part(
         abs_err, mag = np.maximum(abs_err, r[2]), np.maximum(mag, r[3])
         grid = np.maximum(grid, r[4])
     state = state_label(walk.reach.readings, part.readings, coords[worst[3]])
+    if part.continuous:  # no decision: what it proved is the output error, carried on
+        state = f"no decision (continuous: each unit's error carried to its output), {state}"
     walk.checks.append(
         Check(
             f"layer {layer} mlp",
@@ -234,6 +237,55 @@ def _shared_error(groups: Groups, on: np.ndarray, shared: np.ndarray) -> np.ndar
         summed = on[:, members].astype(np.float64) @ groups.wo[members]  # [P, O]
         out += np.abs(summed) * shared[:, members[0]][:, None]
     return out
+
+
+def _continuous_chunk(
+    lin: Linear,
+    part: MLPReach,
+    coords: np.ndarray,
+    out_w: _OutWeights,
+    out: np.ndarray,
+    out_reading: Reading,
+    outputs: np.ndarray,
+    out_terms: np.ndarray,
+    b_out: np.ndarray,
+    groups: Groups,
+    big: np.ndarray,
+) -> tuple[tuple[float, float, float, int, int], float, np.ndarray, np.ndarray, np.ndarray]:
+    """`_mlp_chunk` for a continuous part (compiler.interpolate): no unit is a decision. A unit's
+    float32 pre-activation is its exact one plus at most `total`, and ReLU is 1-Lipschitz, so its
+    activation is within `total` of relu(exact) whether it is on or not; only a unit surely off
+    (pre + total < 0) writes an exact 0. No pair shares and cancels its error here."""
+    ev = lin.at(part.readings, coords)  # [P, H]
+    real = ~np.isnan(ev.value).any(axis=1)
+    if not real.all():  # a point no token realises never occurs (as in `_mlp_chunk`)
+        keep = np.flatnonzero(real)
+        if keep.size == 0:
+            zeros = np.zeros(len(out))
+            return (math.inf, math.inf, 0.0, 0, 0), 0.0, zeros, zeros, zeros.astype(np.int64)
+        args = (out_w, out, out_reading, outputs[keep], out_terms, b_out, groups, big)
+        r = _continuous_chunk(lin, part, coords[keep], *args)
+        return ((*r[0][:3], int(keep[r[0][3]]), r[0][4]), *r[1:])
+    pre = ev.value
+    total = (ev.error + lin.own(ev)) * SLACK  # [P, H]
+    h = np.maximum(pre, 0.0)
+    h_err = np.where(pre + total > 0, total, 0.0)  # [P, H]
+    ideal = sparse_product(h, out_w.signed, None) + b_out[out]  # [P, O]
+    carried = sparse_product(h_err, out_w.abs, None)
+    n = out_terms[out]
+    sum_err = gamma(n) * (sparse_product(h + h_err, out_w.abs, None) + np.abs(b_out[out]))
+    intended = encode(out_reading, outputs, out)  # [P, O]
+    dev = np.abs(ideal - intended)
+    dev = np.where(dev <= 1e-9 * (1.0 + np.abs(intended)), 0.0, dev)
+    err = (carried + sum_err) * SLACK + dev
+    # reported as decided with no margin to spare or lose: ratio inf, the largest input error
+    return (
+        (math.inf, math.inf, 0.0, 0, 0),
+        float(total.max(initial=0.0)),
+        (err + U * err).max(axis=0),
+        np.abs(intended).max(axis=0),
+        dyadic_exponent(intended).max(axis=0, initial=0),
+    )
 
 
 def _mlp_chunk(

@@ -1,5 +1,6 @@
 """A map of two numerical s-ops that depends on them only through x - y (or x + y): one step MLP
-over that sum, a free view of both readings.
+over that sum, a free view of both readings. Or, for a number, one of them plus such a function
+(`affine_plus_sum`): max(x, y) = y + relu(x - y).
 
 `frac_a > frac_b` over two prefix means: each mean takes about N^2/2 values, and stepped on one
 with the other as a categorical context the MLP needs a unit pair per value of both (4.0M
@@ -81,6 +82,73 @@ def linear_steps(
                 else:
                     built.canon[node.index] = canon
     return None
+
+
+# the part of a map that is one of its inputs: max(x, y) - y and min(x, y) - x are functions of
+# x - y (none: |x - y| is one, where the map's support kept `x > y` as a source)
+AFFINE_PARTS = ((0.0, 0.0), (0.0, 1.0), (1.0, 0.0))
+
+
+def affine_plus_sum(
+    ctx: PlanContext,
+    reader: Reader,
+    built: Built,
+    node: IRNode,
+    support: tuple[int, ...],
+    rows: Rows,
+) -> Encoded | None:
+    """A numerical map of two numbers that is one of them plus a function g of x - y or x + y
+    (`max(frac_a, frac_b)` = frac_b + relu(frac_a - frac_b)): g is one MLP over the sum (an
+    interpolation: a kink or two, `map_steps.steps_or_interpolation`) writing its own number,
+    and the map is a free view of that number and the input's. None where it is no such map
+    (or a width is read as its 1/(w+1), which is not its number)."""
+    if len(support) != 2 or not rows or any(reader.reads_frac(s) for s in support):
+        return None
+    if not all(is_number(v) or isinstance(v, bool) for combo, v in rows for v in (*combo, v)):
+        return None
+    at = [_column(rows, k) for k in range(2)]  # [rows] each
+    values = np.fromiter((float(v) for _, v in rows), dtype=np.float64, count=len(rows))
+    for part in AFFINE_PARTS:
+        rest = values - part[0] * at[0] - part[1] * at[1]  # [rows]: g(sum) where it is a map
+        for coef in COEFFICIENTS:
+            points = _function_points(0.0 + coef[0] * at[0] + coef[1] * at[1], rest)
+            if points is None or len({v for _, v in points}) < 2:
+                continue
+            views = [map_steps.view_of(ctx, reader, s, False) for s in support]
+            x = sum_view(node, views, coef, points)
+            biggest = [float(np.abs(a).max()) for a in at]
+            name = f"{node.name}.rest"
+            rest_values = tuple(sorted({v for _, v in points}))
+            out = Encoded.materialised_numerical(name, rest_values)
+            try:
+                g = map_steps.steps_or_interpolation(
+                    built, node, x, sum_error(views, coef, biggest), points, out
+                )
+            except CompileError:
+                continue
+            built.bounds[Dim(name)] = max(abs(v) for v in rest_values)
+            terms: dict[Dim, float] = {}
+            for a, view in zip(part, views, strict=True):
+                for d, c in view.x.number:
+                    terms[d] = terms.get(d, 0.0) + a * c
+            for d, c in g.number:
+                terms[d] = terms.get(d, 0.0) + c
+            number = tuple((d, c) for d, c in terms.items() if c != 0.0)
+            return Encoded(node.name, Encoding.NUMERICAL, ctx.values(node.index), number=number)
+    return None
+
+
+def _function_points(sums: np.ndarray, rest: np.ndarray) -> list[tuple[float, float]] | None:
+    """The distinct (sum, rest) points where `rest` is a function of the sum (sums and rests
+    float64 rounding alone may tell apart count as one), else None."""
+    order = np.lexsort((rest, sums))
+    s, r = sums[order], rest[order]
+    same_sum = np.diff(s) <= FLOAT64_NOISE * np.maximum(1.0, np.abs(s[1:]))
+    same_rest = np.abs(np.diff(r)) <= FLOAT64_NOISE * np.maximum(1.0, np.abs(r[1:]))
+    if (same_sum & ~same_rest).any():
+        return None
+    keep = np.concatenate(([True], ~same_sum))
+    return list(zip(s[keep].tolist(), r[keep].tolist(), strict=True))
 
 
 def _coefficients(at: list[np.ndarray], out_ids: np.ndarray) -> Iterator[tuple[float, float]]:

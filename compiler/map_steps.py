@@ -23,6 +23,7 @@ from compiler import positional, step_mlp
 from compiler.blocks import (
     ONE,
     Atom,
+    Dim,
     Encoded,
     Encoding,
     MLPSpec,
@@ -33,7 +34,8 @@ from compiler.blocks import (
 from compiler.fits import affine_points, merge_per_context, merge_points
 from compiler.gates import gated_affine
 from compiler.graph import IRNode, Op
-from compiler.numeric import ErrorBound
+from compiler.interpolate import context_interpolation_mlp, interpolation_mlp
+from compiler.numeric import ErrorBound, rounding_error
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.readings import decode_numeric, materialise
@@ -123,6 +125,8 @@ def _map_steps(
             a, b = affine
             number = tuple((d, a * c) for d, c in x.number) + ((ONE, b),)
             return Encoded(node.name, Encoding.NUMERICAL, ctx.values(node.index), number=number)
+        if encoding is Encoding.NUMERICAL:
+            return steps_or_interpolation(built, node, view.x, view.error, points)
         return decode_numeric(built, node, x, points, encoding, view.error)
     context = reader.reading(support[1 - xi], Encoding.CATEGORICAL)
     # The value analysis may list a context value the context's own reading, built from its
@@ -134,8 +138,113 @@ def _map_steps(
     gated = None
     if gates and ctx.gates and encoding is Encoding.NUMERICAL:  # affine per context: a few units
         gated = gated_affine(x, view.at, xi, [context], rows, out, op=node.text, name=node.name)
+    if gated is None and encoding is Encoding.NUMERICAL:
+        gated = _context_steps_or_interpolation(node, view, xi, context, rows, out, built)
     built.add_mlp(gated or context_steps(node, view, xi, context, rows, out, built))
     return out
+
+
+def _context_steps_or_interpolation(
+    node: IRNode,
+    view: XView,
+    xi: int,
+    context: Encoded,
+    rows: Rows,
+    out: Encoded,
+    built: Built,
+) -> MLPSpec:
+    """`context_steps`, or the interpolation per context value (`q * q if tokens == "a" else
+    q`) where that errs less or the steps are refused (not yet added)."""
+    merged, _ = merge_per_context(node, _per_context(view, xi, rows), None)
+    top = max(abs(p) for _, pts in merged for p, _ in pts)
+    bound = _input_error(view.error, top, view.x)
+    line = _or_none(
+        lambda: context_interpolation_mlp(
+            view.x, context, merged, out, op=node.text, name=node.name, x_error=bound
+        )
+    )
+    return _less_error(
+        line,
+        lambda exact: context_steps(node, view, xi, context, rows, out, built, exact=exact),
+        built,
+    )
+
+
+def steps_or_interpolation(
+    built: Built,
+    node: IRNode,
+    x: Encoded,
+    x_error: float | ErrorBound | None,
+    points: list[tuple[float, Atom]],
+    out: Encoded | None = None,
+) -> Encoded:
+    """A numerical function of the number `x` (`points`: its reachable (x, value) pairs), written
+    to `out` (default: the node's own number): a step MLP, or the interpolation through its points
+    where that errs less (a smooth map of a mean, whose steps' activations add up) or the steps
+    are refused."""
+    merged = merge_points(node, points)
+    if out is None:
+        out = materialise(built, node, Encoding.NUMERICAL, sort_values(v for _, v in merged))
+    bound = _input_error(x_error, max(abs(p) for p, _ in merged), x)
+    common = {"op": node.text, "name": out.name}
+    line = _or_none(lambda: interpolation_mlp(x, merged, out, x_error=bound, **common))
+    built.add_mlp(
+        _less_error(
+            line,
+            lambda exact: step_mlp.numeric_mlp(
+                x, merged, out, x_error=x_error, exact=exact, **common
+            ),
+            built,
+        )
+    )
+    return out
+
+
+def _input_error(error: float | ErrorBound | None, top: float, x: Encoded) -> ErrorBound:
+    """A reading's error as an ErrorBound (None: x's own rounding, as `numeric_mlp` takes it)."""
+    if error is None:
+        return ErrorBound(rounding_error(top, len(x.number)))
+    return error if isinstance(error, ErrorBound) else ErrorBound(float(error))
+
+
+def _less_error(
+    line: MLPSpec | None, steps: Callable[[set[Dim]], MLPSpec], built: Built
+) -> MLPSpec:
+    """The interpolation `line` where its output errs less than the steps' (built by `steps`
+    with the set of dims they prove exact) or the steps are refused; else the steps. Exact steps
+    (whole numbers in the float32 integer band) err by nothing and are kept."""
+    exact = set(built.exact)  # what the steps prove exact counts only if they are kept
+    try:
+        stepped = steps(exact)
+    except CompileError:
+        if line is None:
+            raise
+        return line
+    if (
+        line is not None
+        and line.notes["output_error_bound"] < stepped.notes["output_error_bound"]
+        and not set(stepped.out_dims) <= exact
+    ):
+        return line
+    built.exact.update(exact)
+    return stepped
+
+
+def _or_none(build: Callable[[], MLPSpec | None]) -> MLPSpec | None:
+    """An interpolation, or None where it is too large to build (the steps' refusal stands)."""
+    try:
+        return build()
+    except CompileError:
+        return None
+
+
+def _per_context(view: XView, xi: int, rows: Rows) -> list[tuple[Atom, list[tuple[float, Atom]]]]:
+    """Each value of the context (support position 1 - xi) with its points (x on `view`, value)."""
+    per_context: dict[tuple[str, Any], tuple[Atom, list[tuple[float, Atom]]]] = {}
+    for combo, v in rows:
+        c = combo[1 - xi]
+        per_context.setdefault(value_key(c), (c, []))[1].append((view.at(combo[xi]), v))
+    return list(per_context.values())
 
 
 def context_steps(
@@ -146,15 +255,15 @@ def context_steps(
     rows: Rows,
     out: Encoded,
     built: Built,
+    *,
+    exact: set[Dim] | None = None,
 ) -> MLPSpec:
     """The step MLP of a map of two s-ops, stepped on `view` (support position `xi`) with the
-    other's categorical reading `context` setting each step's threshold (not yet added)."""
-    per_context: dict[tuple[str, Any], tuple[Atom, list[tuple[float, Atom]]]] = {}
-    for combo, v in rows:
-        c = combo[1 - xi]
-        per_context.setdefault(value_key(c), (c, []))[1].append((view.at(combo[xi]), v))
+    other's categorical reading `context` setting each step's threshold (not yet added). The
+    dims it proves exact go into `exact` (default: `built.exact`)."""
+    per_context = _per_context(view, xi, rows)
     listed = out.values if out.is_categorical else None
-    merged, canon = merge_per_context(node, list(per_context.values()), listed)
+    merged, canon = merge_per_context(node, per_context, listed)
     spec = step_mlp.numeric_mlp(
         view.x,
         [],
@@ -164,7 +273,7 @@ def context_steps(
         context=context,
         context_points=merged,
         x_error=view.error,
-        exact=built.exact,
+        exact=built.exact if exact is None else exact,
     )
     if canon is not None:  # the values its one-hot uses, for the maps that read it
         built.canon[node.index] = canon

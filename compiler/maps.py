@@ -28,7 +28,7 @@ from compiler.blocks import (
 from compiler.compare_steps import comparison_steps
 from compiler.fits import NoiseError
 from compiler.graph import IRNode, Op
-from compiler.linear_steps import linear_steps
+from compiler.linear_steps import affine_plus_sum, linear_steps
 from compiler.map_rows import MapRows, Rows
 from compiler.map_supports import MAX_FUSED_TABLE, MapSupports
 from compiler.pick_mlp import plan_pick
@@ -106,6 +106,12 @@ class MapPlanner:
             banded = self._piecewise(node, wider, encoding)
             if banded is not None:
                 return banded
+        if wider != support:
+            # `min(frac_a, frac_b)` read as a number, whose support keeps `frac_a < frac_b` (a
+            # table over it and both one-hots: 1.0M parameters at N = 16): a kink or two
+            kinked = self._kinked(node, wider, encoding)
+            if kinked is not None:
+                return kinked
         if len(direct) == 2 and len(support) > 2 and not self.supports.cheap(support):
             # `(length - indices + 5) % (b + 1)`: a table over three sources; over the numbers
             # of its two inputs (each computed first), one step per wrap
@@ -221,6 +227,9 @@ class MapPlanner:
                 banded = self._piecewise(node, support, encoding)
                 if banded is not None:  # min(w1, w2): affine on either side of w1 = w2
                     return banded
+                kinked = self._kinked(node, support, encoding)
+                if kinked is not None:  # max(frac_a, glob_a): glob_a + relu(frac_a - glob_a)
+                    return kinked
                 contextual = self._context_steps(node, support, encoding)
                 if contextual is not None:
                     return contextual
@@ -379,6 +388,17 @@ class MapPlanner:
         return piecewise.banded_map(
             self.ctx, self.reader, self.built, node, support, rows, encoding
         )
+
+    def _kinked(self, node: IRNode, support: tuple[int, ...], encoding: Encoding) -> Encoded | None:
+        """A number that is one of its two numerical sources plus a function of their
+        difference or sum (`linear_steps.affine_plus_sum`), or None."""
+        ctx = self.ctx
+        if encoding is not Encoding.NUMERICAL or len(support) != 2:
+            return None
+        if not all(ctx.is_numeric_source(s) for s in support):
+            return None
+        rows = self.points.rows(node, support)
+        return affine_plus_sum(ctx, self.reader, self.built, node, support, rows)
 
     def _index_steps(
         self, node: IRNode, support: tuple[int, ...], rows: Rows, out: Encoded

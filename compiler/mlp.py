@@ -88,7 +88,14 @@ class Builder:
         self.outputs.append(np.asarray(output, dtype=float))
 
     def spec(
-        self, op: str, name: str, out_dims: tuple[Dim, ...], notes: dict, domain: MLPDomain
+        self,
+        op: str,
+        name: str,
+        out_dims: tuple[Dim, ...],
+        notes: dict,
+        domain: MLPDomain,
+        *,
+        continuous: bool = False,
     ) -> MLPSpec:
         hidden = len(self.biases)
         # (units, weights) per dim, first-seen order, then one array write each: writing array
@@ -108,7 +115,7 @@ class Builder:
             column_of[units] = ws
         w_out = np.array(self.outputs).reshape(hidden, self.n_out)
         biases = np.array(self.biases, dtype=float)
-        return MLPSpec(op, name, w_in, biases, w_out, out_dims, notes, domain)
+        return MLPSpec(op, name, w_in, biases, w_out, out_dims, notes, domain, continuous)
 
 
 def linear(*parts: tuple[Terms, float]) -> dict[Dim, float]:

@@ -127,6 +127,7 @@ class MLPReach:
     points: tuple[tuple[float, ...], ...]  # per reading: value index (categorical) or number
     out: int  # the reading the output is written through
     outputs: tuple[float, ...]  # per point: value index (categorical) or number
+    continuous: bool = False  # no unit is a decision: errors pass through (compiler.interpolate)
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,7 @@ class Reach:
                     "points": [list(col) for col in zip(*m.points)] if m.points else [],
                     "out": m.out,
                     "outputs": list(m.outputs),
+                    **({"continuous": True} if m.continuous else {}),
                 }
                 for m in self.mlps
             ],
@@ -245,6 +247,7 @@ class Reach:
                     points,
                     int(m["out"]),
                     tuple(float(x) for x in m["outputs"]),
+                    bool(m.get("continuous", False)),
                 )
             )
         return Reach(readings, heads, tuple(mlps), int(obj["output"]))
@@ -342,6 +345,7 @@ class ReachBuilder:
                 points,
                 self.reading(d.out),
                 outputs,
+                spec.continuous,
             )
         )
 
