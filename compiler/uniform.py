@@ -77,7 +77,7 @@ def keys_differ(
                 ok, key = _evaluate(graph, keys, i, n, assignment, relation, known)
                 if not ok:
                     return False
-                compared = _equality_key(key)
+                compared = equality_key(key)
                 if compared is None or compared in seen:
                     return False
                 seen.add(compared)
@@ -165,7 +165,7 @@ def _evaluate(
         return False, None
 
 
-def _equality_key(value: Atom) -> Any:
+def equality_key(value: Atom) -> Any:
     """A key equal exactly where `==` holds: numbers (bools among them) by value, others by
     `value_key`; None for NaN, which equals nothing and would need its own care."""
     if isinstance(value, bool | int | float):

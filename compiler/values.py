@@ -40,7 +40,7 @@ from compiler.relations import (
 )
 from compiler.token_values import token_values
 from compiler.total_orders import selects_one_by_rank
-from compiler.uniform import is_uniform, keys_differ
+from compiler.uniform import equality_key, is_uniform, keys_differ
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, RaspError
 
@@ -490,7 +490,9 @@ def apply_map(fn: Any, args: Sequence[Atom]) -> tuple[bool, Atom]:
 
 
 def _selects_at_most_one(node: IRNode, relation: Sequence[Relation | None]) -> bool:
-    """An EQ select whose keys differ at every position (e.g. `indices`) selects at most one key."""
+    """An EQ select whose keys differ at every position (e.g. `indices`) selects at most one key.
+    "Differ" as `==` compares them: 1, 1.0 and True at two positions (`indices / 2` beside
+    `indices`) are one key for the select, although the value analysis keeps them apart."""
     if node.comparison is not sops.Comparison.EQ:
         return False
     keys = relation[node.inputs[0]]
@@ -500,10 +502,11 @@ def _selects_at_most_one(node: IRNode, relation: Sequence[Relation | None]) -> b
     for (i, n), vs in keys.items():
         if len(vs) != 1:
             return False
+        compared = equality_key(vs[0])
         seen = by_length.setdefault(n, set())
-        if value_key(vs[0]) in seen:
+        if compared is None or compared in seen:
             return False
-        seen.add(value_key(vs[0]))
+        seen.add(compared)
     return True
 
 

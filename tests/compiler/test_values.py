@@ -273,3 +273,29 @@ def test_a_window_count_compiles_narrow() -> None:
     inputs += [list("ab" * 16), ["a"] * 32, ["a", "a", "b"] * 10]
     for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
         assert got == list(S.evaluate(root, tokens).values), tokens
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        "indices if indices < 2 else indices / 2",  # 1 at index 1, 1.0 at index 2
+        "(indices == 1) if indices < 2 else indices - 1",  # True at index 1, 1 at index 2
+    ],
+)
+def test_keys_equal_as_numbers_but_of_two_types_are_one_key_for_eq(keys: str) -> None:
+    """`select(k, q, ==)` compares with `==`, so keys 1 and 1.0 (or True and 1) at two positions
+    are selected together. The proof that keys differ at every position kept them apart (as the
+    value sets do): the aggregate was taken for a copy, certified, and gave one key's value where
+    the interpreter averages two (and with a positional query the compile crashed)."""
+    from compiler import compile_sop
+    from tests.compiler.test_compile import all_inputs, check_inputs
+    from tests.compiler.test_total_orders import _program
+
+    for query in ("tokens_int", "1"):
+        root = _program(f"k = {keys}; res = aggregate(select(k, {query}, ==), indices, 0);")
+        graph = build_graph(root)
+        sets = infer_values(graph, [1, 2, 3], 5)
+        (select,) = [node for node in graph.nodes if node.op.name == "SELECT"]
+        assert not sets.at_most_one[select.index]
+        model = compile_sop(root, [1, 2, 3], 5)
+        assert check_inputs(model, root, all_inputs([1, 2, 3], 5)) == 363
