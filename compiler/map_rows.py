@@ -142,5 +142,8 @@ class MapRows:
                         )
                     ]
                 )
-            merged.setdefault(key, (canon, out))
+            kept = merged.setdefault(key, (canon, out))[1]
+            if value_key(kept) != value_key(out):  # `out` is written as `kept` (Built.canonical)
+                twins = built.twins.setdefault(node.index, {})
+                twins.setdefault(value_key(out), {})[value_key(kept)] = kept
         return list(merged.values())

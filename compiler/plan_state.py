@@ -36,6 +36,10 @@ class Built:
         self.exact: set[Dim] = set()
         # node -> value key -> the value its categorical reading uses (equal numbers share a column)
         self.canon: dict[int, dict[tuple[str, Any], Atom]] = {}
+        # node -> value key -> the outputs of rows whose inputs its readings read alike and whose
+        # row was kept in its place (`MapRows`: 2.0 from 0.0 + 2 beside 2 from 0 + 2, 0 and 0.0
+        # one column): values the canon table, built from the kept rows, may not list
+        self.twins: dict[int, dict[tuple[str, Any], dict[tuple[str, Any], Atom]]] = {}
         # dims the positional embedding writes: their value at positions 0..N-1 (maps.positional)
         self.positional: dict[Dim, tuple[float, ...]] = {}
         # their s-ops: name -> (operation, the dims it is read from, its own or shared ones)
@@ -55,7 +59,21 @@ class Built:
     def canonical(self, index: int, value: Atom) -> Atom:
         """The value a categorical reading of node `index` uses for `value`."""
         table = self.canon.get(index)
-        return value if table is None else table.get(value_key(value), value)
+        if table is None:
+            return value
+        key = value_key(value)
+        if key in table:
+            return table[key]
+        # A value whose row was merged into an equal one's: the reading writes that one's column
+        # where the interpreter has this value. (Left as it is, a reader took it for a value that
+        # never occurs and dropped its rows: certified and wrong there.) Where merges of several
+        # supports disagree on the column, no claim.
+        kept = {
+            value_key(table[value_key(k)]): table[value_key(k)]
+            for k in self.twins.get(index, {}).get(key, {}).values()
+            if value_key(k) in table
+        }
+        return next(iter(kept.values())) if len(kept) == 1 else value
 
 
 class Skip(Exception):

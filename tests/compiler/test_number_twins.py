@@ -55,3 +55,22 @@ def test_a_mean_of_numbers_and_none_is_refused_where_it_may_average() -> None:
     (problem,) = err.value.diagnostics
     assert "may average several numbers, but its values also include None" in problem.message
     assert "map the other values to numbers" in (problem.hint or "")
+
+
+@pytest.mark.exactness
+def test_a_twin_output_merged_into_an_equal_ones_row_keeps_its_rows_downstream() -> None:
+    """`v0 + 2` over a suffix mean v0 gives 2 (v0 the int 0 of one key) and 2.0 (the float 0.0 of
+    several), which read alike: the map's row for 2.0 was merged into the row for 2, so the canon
+    table, built from the kept rows, did not list 2.0, and the step MLP of `v3 / (v0 + 2)` with
+    `v0 + 2` as context dropped every row of 2.0 as a value that never occurs. At "aaa",
+    position 1 (v3 = 1.5 there) the certified model gave 0.5 where the interpreter gives 0.75."""
+    from tests.compiler.test_compile import all_inputs, check_inputs
+    from tests.compiler.test_total_orders import _program
+
+    root = _program(
+        'v0 = aggregate(select(indices, indices, >=), indicator(tokens == "b"), 0);'
+        "v3 = aggregate(select(indices, indices, >=), indices, 0);"
+        "res = v0 if indices < 1 else v3 / (v0 + 2);"
+    )
+    model = compile_sop(root, list("ab"), 4)
+    assert check_inputs(model, root, all_inputs(list("ab"), 4)) == 30
