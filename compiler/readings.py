@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from compiler import numeric, step_mlp
 from compiler.blocks import (
     Atom,
@@ -18,7 +20,7 @@ from compiler.blocks import (
     sort_values,
     value_key,
 )
-from compiler.fits import merge_points, nearest_merged
+from compiler.fits import merge_per_context, merge_points, nearest_merged
 from compiler.graph import IRNode
 from compiler.plan_state import Built
 
@@ -45,13 +47,23 @@ def decode_numeric(
     reachable (x, value) pairs."""
     merged = merge_points(node, points)
     # A number is read back as one value: 1 and 1.0 (equal numbers) share one one-hot column.
-    out = materialise(built, node, encoding, sort_values(v for _, v in merged))
+    canon: dict[tuple[str, Any], Atom] | None = None
     if encoding is Encoding.CATEGORICAL:
         # each point's value -> the value of the merged point nearest its x
-        nearest = nearest_merged(merged, points)
-        built.canon[node.index] = {
-            value_key(v): merged[i][1] for (_, v), i in zip(points, nearest, strict=True)
-        }
+        canon = {}
+        twice = False  # a value written in two columns
+        for (_, v), i in zip(points, nearest_merged(merged, points), strict=True):
+            written = merged[i][1]
+            twice |= value_key(canon.setdefault(value_key(v), written)) != value_key(written)
+        if twice:
+            # 4.0 merged into 4 at one x (1.333 * 3) and alone at another (2.0 * 2): a reader
+            # of the one-hot, told 4.0 is the column 4, had no row for the column 4.0 (certified
+            # and wrong there). Equal numbers are then one value first, as per context (or the
+            # map is refused where float64 twins still land in two columns).
+            ((_, merged),), canon = merge_per_context(node, [(None, points)], ())
+    out = materialise(built, node, encoding, sort_values(v for _, v in merged))
+    if canon is not None:
+        built.canon[node.index] = canon
     spec = step_mlp.numeric_mlp(
         x,
         merged,

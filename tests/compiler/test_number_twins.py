@@ -74,3 +74,21 @@ def test_a_twin_output_merged_into_an_equal_ones_row_keeps_its_rows_downstream()
     )
     model = compile_sop(root, list("ab"), 4)
     assert check_inputs(model, root, all_inputs(list("ab"), 4)) == 30
+
+
+@pytest.mark.exactness
+def test_a_value_merged_with_its_twin_at_one_point_and_alone_at_another_is_one_column() -> None:
+    """`v1 * length` (v1 a prefix mean of digits), stepped over one sum of both, gives 4.0 alone
+    at one sum (2.0 * 2) and beside 4 at another (1.333... * 3 is 4.0 in float64, with 1 * 4): its
+    one-hot had columns 4 and 4.0, and its canon table told the map above that 4.0 reads as the
+    column 4, so the table of `... if indices < 3 else v1` had no row for the column 4.0, which
+    the step MLP writes at "022", position 2: certified, and 1 there where the interpreter has 4."""
+    from tests.compiler.test_compile import all_inputs, check_inputs
+    from tests.compiler.test_total_orders import _program
+
+    root = _program(
+        "v1 = aggregate(select(indices, indices, <=), tokens_int, 0);"
+        "res = (v1 * length) if indices < 3 else v1;"
+    )
+    model = compile_sop(root, list("012"), 4)
+    assert check_inputs(model, root, all_inputs(list("012"), 4)) == 120
