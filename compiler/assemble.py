@@ -48,7 +48,7 @@ from compiler.model import (
 )
 from compiler.reach import ReachBuilder
 from compiler.schedule import Schedule
-from rasp.errors import Diagnostic, Source
+from rasp.errors import Diagnostic, Source, option
 
 # BIG_PAD is rounded up to a multiple of this (a coarse dyadic grid keeps exact score sums exact).
 PAD_GRID = 256
@@ -144,7 +144,7 @@ def _check_params(config: dict[str, Any], plan: Plan, max_params: int | None) ->
                 f"'{plan.output.name}')",
                 None,
                 f"the limit is {max_params:,} parameters: use a smaller maximum length, or "
-                "raise the limit (--max-params / max_params=) if the machine can hold it",
+                f"raise the limit ({option('max_params')}) if the machine can hold it",
             )
         ]
     )

@@ -31,7 +31,7 @@ from compiler.refusals import also_tried, header_refusal, refusals
 from compiler.schedule import Schedule, schedule_blocks
 from compiler.values import ValueSets, infer_values
 from rasp import sops
-from rasp.errors import CompileError, Diagnostic, Source
+from rasp.errors import CompileError, Diagnostic, Source, option
 from rasp.tracr.lower import is_tracr, to_sops, value_problems
 from rasp.values import kind_name
 
@@ -369,7 +369,7 @@ def _check_size(
                     f"the limit is {pair_limit:,} pairs (max-len {math.isqrt(2 * pair_limit):,}), "
                     f"set with the parameter limit ({max(max_params, DEFAULT_MAX_PARAMS):,} / "
                     f"{PAIRS_PER_PARAM}): use a smaller maximum length, or "
-                    "raise the limit (--max-params / max_params=) if the machine can hold it",
+                    f"raise the limit ({option('max_params')}) if the machine can hold it",
                 )
             ]
         )
@@ -381,7 +381,7 @@ def _check_size(
                     f"at max-len {max_len:,} the model would be too large: {prediction.describe()}",
                     getattr(sop, "span", None),
                     f"the limit is {max_params:,} parameters: use a smaller maximum length, or "
-                    "raise the limit (--max-params / max_params=) if the machine can hold it",
+                    f"raise the limit ({option('max_params')}) if the machine can hold it",
                 )
             ]
         )

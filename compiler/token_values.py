@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from compiler.blocks import Atom, sort_values
 from compiler.graph import IRNode
 from rasp import sops
-from rasp.errors import Diagnostic
+from rasp.errors import Diagnostic, option
 
 
 def token_values(
@@ -30,7 +30,8 @@ def token_values(
                 f"the vocabulary {_listed_tokens(unread)} cannot be read as tokens_{kind}",
                 node.span,
                 f"tokens_{kind} reads every token with {kind}(): compile with a vocabulary of "
-                "numbers (--vocab 0123456789 or '[1,2,3]'), or read them as strings with tokens",
+                f"numbers ({option('vocab', '0123456789')} or {option('vocab', '[1,2,3]')}), or "
+                "read them as strings with tokens",
             )
         )
     return sort_values(out)

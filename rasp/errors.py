@@ -9,16 +9,51 @@ Every error a user can cause carries a `Span` and renders as
 
 `CompileError` may carry several diagnostics at once (the compiler reports every reason it refuses a
 program, not only the first).
+
+A hint may name a setting of the compile (`option("max_params")`): each front end spells it in its
+own syntax when it renders the diagnostic (`render(options=...)`), so the compiler, which every
+front end calls, names none of them. Rendered without `options`, a setting reads as the command
+line and the Python API write it (`--max-params / max_params=`).
 """
 
 from __future__ import annotations
 
+import re
+import shlex
+import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
 
 # Longest source line shown in full under an error; a longer one is cut around the caret.
 MAX_SHOWN_COLUMNS = 100
+
+# How a front end spells a setting a hint names: (name, example value or None) -> text.
+OptionSpelling = Callable[[str, str | None], str]
+_OPTION = re.compile(r"\{option:(\w+)(?:=([^{}]*))?\}")
+
+
+def option(name: str, value: str | None = None) -> str:
+    """A setting of the compile named in a hint, by its Python keyword (`max_params`, `vocab`),
+    with an example value if any; the front end that renders the hint spells it."""
+    return f"{{option:{name}}}" if value is None else f"{{option:{name}={value}}}"
+
+
+def command_line_option(name: str, value: str | None) -> str:
+    """The default spelling: the command line's option (and the Python keyword for a limit, which
+    both take the same way): `--max-params / max_params=`, `--vocab '[1,2,3]'`."""
+    flag = "--" + name.replace("_", "-")
+    if value is None:
+        return f"{flag} / {name}="
+    return f"{flag} {shlex.quote(value)}"
+
+
+def spell_options(text: str, options: OptionSpelling | None = None) -> str:
+    """`text` with every setting `option(...)` wrote spelled by `options` (default: the command
+    line's)."""
+    spell = options or command_line_option
+    return _OPTION.sub(lambda m: spell(m.group(1), m.group(2)), text)
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,16 +124,46 @@ class Diagnostic:
     hint: str | None = None
     severity: str = "error"  # or "note": what else was tried, said after the errors
 
-    def render(self, severity: str | None = None) -> str:
+    def render(
+        self,
+        severity: str | None = None,
+        *,
+        options: OptionSpelling | None = None,
+        width: int | None = None,
+    ) -> str:
+        """The diagnostic as text: `options` spells the settings its hint names (default: as the
+        command line writes them); `width` wraps the message and the hint to that many columns
+        (the REPL's: a refusal's message may be hundreds of characters), else one line each."""
         severity = severity or self.severity
-        if self.span is None:
-            out = [f"{severity}: {self.message}"]
-        else:
-            out = [f"{self.span.location()}: {severity}: {self.message}"]
+        where = "" if self.span is None else f"{self.span.location()}: "
+        out = [_wrapped(f"{where}{severity}: {self.message}", width, "  ")]
+        if self.span is not None:
             out.extend(_caret_lines(self.span))
         if self.hint:
-            out.append(f"hint: {self.hint}")
+            out.append(_wrapped(f"hint: {spell_options(self.hint, options)}", width, " " * 6))
         return "\n".join(out)
+
+
+def _wrapped(text: str, width: int | None, indent: str) -> str:
+    """`text` (lines of its own kept) wrapped to `width` columns, later lines indented by `indent`
+    so that they read as the same message and not as the source line under it."""
+    if width is None:
+        return text
+    # a `code span` (a command to type) stays on one line: its spaces are made unbreakable
+    keep = re.sub(r"`[^`\n]*`", lambda m: m.group(0).replace(" ", _UNBROKEN), text)
+    return "\n".join(
+        textwrap.fill(
+            line,
+            width,
+            subsequent_indent=indent,
+            break_long_words=False,
+            break_on_hyphens=False,
+        ).replace(_UNBROKEN, " ")
+        for line in keep.split("\n")
+    )
+
+
+_UNBROKEN = "\xa0"  # textwrap breaks at ASCII whitespace only
 
 
 def _caret_lines(span: Span) -> list[str]:
@@ -158,8 +223,9 @@ class RaspError(Exception):
             self.span = span
         return self
 
-    def render(self) -> str:
-        return "\n".join(d.render() for d in self.diagnostics)
+    def render(self, *, options: OptionSpelling | None = None, width: int | None = None) -> str:
+        """Every diagnostic as text (`Diagnostic.render`: `options` and `width` as there)."""
+        return "\n".join(d.render(options=options, width=width) for d in self.diagnostics)
 
     def __str__(self) -> str:
         return self.message
@@ -212,7 +278,9 @@ class CompileError(RaspError):
     def __init__(self, diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> None:
         diags = tuple(diagnostics)
         first = diags[0] if diags else Diagnostic("cannot compile the program")
-        super().__init__(first.message, first.span, first.hint)
+        # (`hint` is for reading in Python: its settings spelled; `render` spells them per front end)
+        hint = None if first.hint is None else spell_options(first.hint)
+        super().__init__(first.message, first.span, hint)
         self._diagnostics = diags or (first,)
 
     @property

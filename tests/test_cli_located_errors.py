@@ -76,7 +76,7 @@ def test_a_vocabulary_tokens_int_cannot_read_is_one_located_error(
         "    y = tokens_int + 1;",
         "        ^~~~~~~~~~",
         "hint: tokens_int reads every token with int(): compile with a vocabulary of numbers "
-        "(--vocab 0123456789 or '[1,2,3]'), or read them as strings with tokens",
+        "(--vocab 0123456789 or --vocab '[1,2,3]'), or read them as strings with tokens",
     ]
     assert not Path(out_path).exists()
 

@@ -90,8 +90,10 @@ REPL commands (no ';'):
   :names   names you defined        :type NAME   the kind of NAME        :help   this text
   (a ':' command takes no ';', and ignores one at its end)
 The compiled view (needs the compiler and torch):
-  :compile NAME [VOCAB] [MAX_LEN]    compile an s-op; VOCAB abc, "abc" or ["a", 1] (default: the
-                                     running example's tokens), MAX_LEN default max(8, its length)
+  :compile NAME [VOCAB] [MAX_LEN] [MAX_PARAMS]
+                                     compile an s-op; VOCAB abc, "abc" or ["a", 1] (default: the
+                                     running example's tokens), MAX_LEN default max(8, its length),
+                                     MAX_PARAMS the parameter limit (default 200,000,000)
   :layers                            which head or MLP computes which variable
   :residual [INPUT]                  every variable after every sublayer, model | interpreter
   :verify [K]                        model == interpreter on every input up to length K, and more

@@ -1,7 +1,7 @@
 """The REPL's compiled view: `:compile`, `:layers`, `:residual`, `:verify` and `:draw`.
 
-`:compile NAME [VOCAB] [MAX_LEN]` compiles an s-op of the session (the path `rasp compile` takes)
-and keeps the model in memory as the session's current compiled model; the other commands look at
+`:compile NAME [VOCAB] [MAX_LEN] [MAX_PARAMS]` compiles an s-op of the session (the path `rasp
+compile` takes) and keeps the model in memory as the session's current compiled model; the other commands look at
 it: its schedule (`:layers`), every variable decoded from the residual stream after every sublayer
 beside the interpreter's value (`:residual`), a comparison with the interpreter on many inputs
 (`:verify`), and a picture (`:draw`). docs/inspect.md describes each command.
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rasp.display import ExampleSettings, example_tokens
-from rasp.errors import ErrorKind, RaspError, Source
+from rasp.errors import ErrorKind, OptionSpelling, RaspError, Source
 from rasp.sops import Evaluator, Node, Selector, SeqValue, SOp
 from rasp.values import kind_name
 from rasp.wording import with_article
@@ -48,6 +48,10 @@ VERIFY_BUDGET = 2_000  # :verify checks every input up to the longest length wit
 VERIFY_SAMPLES = 200  # then this many seeded random longer inputs
 VERIFY_SEED = 0
 NO_MODEL = "no compiled model; use :compile NAME first"
+COMPILE_USAGE = "usage: :compile NAME [VOCAB] [MAX_LEN] [MAX_PARAMS]"
+# A located error's message and hint are wrapped to this many columns (a compile refusal's message
+# may run to hundreds of characters); the CLI keeps one line each, for tools that read them.
+WIDTH = 100
 _DRAW_OUTPUT = re.compile(r"(?:^|\s)-o\s+(\S+)\s*$")
 
 
@@ -110,19 +114,24 @@ class CompiledView:
     # -- :compile -------------------------------------------------------------------------------
 
     def _compile(self, rest: str, session: ReplSession) -> str:
-        name, vocab_text, max_text = _compile_arguments(rest)
+        name, vocab_text, max_text, params_text = _compile_arguments(rest)
         sop = _sop_named(session, name)
         example = example_tokens(session.settings.seq_example)
         vocab = _distinct(_parse(vocab_text, "VOCAB") if vocab_text else example)
         if not vocab:
             raise _Refusal("VOCAB is empty; give at least one token")
         max_len = _positive(max_text, "MAX_LEN") if max_text else max(MIN_MAX_LEN, len(example))
+        max_params = _count(params_text, "MAX_PARAMS") if params_text else None
 
         from rasp.tools.inspect import heads_text
         from rasp.tools.model_steps import compile_sop, in_memory_model, nodes_by_residual_name
 
         source = Source("<repl>", session.source_text)
-        compiled = compile_sop(sop, name, source, vocab, max_len)
+        try:
+            compiled = compile_sop(sop, name, source, vocab, max_len, max_params=max_params)
+        except RaspError as err:  # a refusal names this command's arguments, not the CLI's options
+            spelling = _compile_options(name, vocab_text or _tokens_text(vocab), max_len)
+            return err.render(options=spelling, width=WIDTH)
         model = in_memory_model(compiled, "cpu")
         nodes = nodes_by_residual_name(sop, vocab, max_len, compiled.metadata)
         self.current = CompiledState(name, sop, tuple(vocab), max_len, model, nodes)
@@ -289,7 +298,7 @@ class _Refusal(RaspError):
 
     kind = ErrorKind.IO
 
-    def render(self) -> str:
+    def render(self, *, options: OptionSpelling | None = None, width: int | None = None) -> str:
         return f"error: {self.message}"
 
 
@@ -297,19 +306,40 @@ class _Refusal(RaspError):
 # Arguments
 
 
-def _compile_arguments(rest: str) -> tuple[str, str, str]:
-    """`NAME [VOCAB] [MAX_LEN]`; a VOCAB that starts with `[` is JSON and one in double quotes a
-    RASP string: either may contain spaces."""
+def _compile_arguments(rest: str) -> tuple[str, str, str, str]:
+    """`NAME [VOCAB] [MAX_LEN] [MAX_PARAMS]`; a VOCAB that starts with `[` is JSON and one in
+    double quotes a RASP string: either may contain spaces."""
     name, _, args = rest.strip().partition(" ")
     if not name:
-        raise _Refusal("usage: :compile NAME [VOCAB] [MAX_LEN]")
+        raise _Refusal(COMPILE_USAGE)
     args = args.strip()
     if args.startswith("[") and (end := args.rfind("]")) >= 0:
-        return name, args[: end + 1], args[end + 1 :].strip()
-    if args.startswith('"') and (end := args.find('"', 1)) >= 0:
-        return name, args[: end + 1], args[end + 1 :].strip()
-    vocab, _, max_len = args.partition(" ")
-    return name, vocab, max_len.strip()
+        vocab, numbers = args[: end + 1], args[end + 1 :]
+    elif args.startswith('"') and (end := args.find('"', 1)) >= 0:
+        vocab, numbers = args[: end + 1], args[end + 1 :]
+    else:
+        vocab, _, numbers = args.partition(" ")
+    words = numbers.split()
+    if len(words) > 2:
+        raise _Refusal(f"{COMPILE_USAGE} (got {len(words) - 2} more: {' '.join(words[2:])!r})")
+    max_len, max_params = (*words, "", "")[:2]
+    return name, vocab, max_len, max_params
+
+
+def _compile_options(name: str, vocab: str, max_len: int) -> OptionSpelling:
+    """How a compile refusal's hint names a setting in the REPL: the `:compile` command that
+    changes it, with this compile's other arguments (`:compile r "abc" 3000 MAX_PARAMS`)."""
+
+    def spell(option: str, value: str | None) -> str:
+        if option == "vocab":
+            return f"`:compile {name} {value or 'VOCAB'}`"
+        if option == "max_len":
+            return f"`:compile {name} {vocab} {value or 'MAX_LEN'}`"
+        if option == "max_params":
+            return f"`:compile {name} {vocab} {max_len} {value or 'MAX_PARAMS'}`"
+        return option
+
+    return spell
 
 
 def _sop_named(session: ReplSession, name: str) -> SOp:
@@ -357,6 +387,14 @@ def _positive(text: str, what: str) -> int:
     if not re.fullmatch(r"\d+", text.strip()) or int(text) < 1:
         raise _Refusal(f"{what} must be a whole number >= 1, got {text.strip()!r}")
     return int(text)
+
+
+def _count(text: str, what: str) -> int:
+    """A whole number >= 1 that may group its digits as the REPL prints them (`300,000,000`) or
+    as Python writes them (`300_000_000`)."""
+    if not re.fullmatch(r"\d{1,3}(?:,\d{3})+|\d+(?:_\d+)*", text) or int(text.replace(",", "")) < 1:
+        raise _Refusal(f"{what} must be a whole number >= 1, got {text!r}")
+    return int(text.replace(",", ""))
 
 
 def _non_negative(text: str, what: str) -> int:

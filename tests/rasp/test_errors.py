@@ -12,7 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from rasp.errors import RaspError, RaspSyntaxError
+from rasp.errors import (
+    CompileError,
+    Diagnostic,
+    RaspError,
+    RaspSyntaxError,
+    Source,
+    Span,
+    option,
+    spell_options,
+)
 from rasp.interpreter import Interpreter
 from rasp.parser import parse
 from rasp.sops import evaluate
@@ -217,3 +226,37 @@ def test_a_stray_semicolon_elsewhere_says_what_was_expected() -> None:
     with pytest.raises(RaspSyntaxError) as info:
         parse("x, ;", "names.rasp")
     assert info.value.message == "unexpected ';'" and info.value.hint == "expected a name"
+
+
+def test_a_setting_a_hint_names_is_spelled_by_the_front_end() -> None:
+    # The compiler names a setting by its Python keyword; the CLI (the default) and the REPL each
+    # spell it in their own syntax, so a REPL user is never told about a `--max-params` it lacks.
+    hint = f"raise the limit ({option('max_params')}) or use {option('vocab', '[1,2,3]')}"
+    diagnostic = Diagnostic("too large", hint=hint)
+    assert diagnostic.render().splitlines()[1] == (
+        "hint: raise the limit (--max-params / max_params=) or use --vocab '[1,2,3]'"
+    )
+    repl = diagnostic.render(options=lambda name, value: f"`:compile r {value or name.upper()}`")
+    assert repl.splitlines()[1] == (
+        "hint: raise the limit (`:compile r MAX_PARAMS`) or use `:compile r [1,2,3]`"
+    )
+    # read in Python, a refusal's hint has its settings spelled too
+    assert CompileError([diagnostic]).hint == spell_options(hint)
+
+
+def test_render_wraps_message_and_hint_only_when_asked() -> None:
+    source = Source("<repl>", "r = aggregate(flip, tokens);")
+    long = "at max-len 100,000 the model would be too large: " + "about 7.74M parameters; " * 12
+    diagnostic = Diagnostic(
+        long, Span(source, 1, 5, 1, 28), "use `:compile r abc 16 MAX_PARAMS` " * 6
+    )
+    one_line = diagnostic.render().splitlines()
+    assert len(one_line) == 4 and one_line[0].startswith("<repl>:1:5: error: at max-len")
+    wrapped = diagnostic.render(width=100).splitlines()
+    assert all(len(line) <= 100 for line in wrapped)
+    caret = wrapped.index("    r = aggregate(flip, tokens);")
+    assert caret > 1 and all(line.startswith("  ") for line in wrapped[1:caret])
+    hint = wrapped[caret + 2 :]
+    assert hint[0].startswith("hint: use") and all(line.startswith(" " * 6) for line in hint[1:])
+    # a command to type is never cut in two
+    assert "".join(hint).count("`:compile r abc 16 MAX_PARAMS`") == 6
