@@ -185,3 +185,29 @@ def test_verify_model_refuses_an_oversized_plan_without_importing_torch(wide_mod
     )
     assert done.stdout.split() == ["1", "False"], done.stderr
     assert "111,111,110 inputs" in done.stderr
+
+
+def test_a_refused_compile_is_a_json_report_with_json(capsys: pytest.CaptureFixture[str]) -> None:
+    # `verify --json` printed nothing on stdout when the compiler refused the program: a tool
+    # reading the report got no JSON at all. It gets one object saying nothing was checked and why.
+    pytest.importorskip("compiler")
+    import json
+
+    from rasp.tools.cli import main
+
+    argv = ["verify", str(REVERSE), "--vocab", "abc", "--max-len", "100000", "--json"]
+    assert main(argv) == 1
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    assert {k: report[k] for k in ("ok", "checked", "vocab", "max_len")} == {
+        "ok": False,
+        "checked": 0,
+        "vocab": ["a", "b", "c"],
+        "max_len": 100_000,
+    }
+    (refused,) = report["refused"]
+    assert refused["severity"] == "error" and refused["location"] == f"{REVERSE}:5:11"
+    assert refused["message"].startswith("at max-len 100,000 compiling would take too long")
+    assert "(--max-params / max_params=)" in refused["hint"]
+    assert err.startswith(f"{REVERSE}:5:11: error: at max-len 100,000")  # stderr says it too
+    assert main(argv[:-1]) == 1 and capsys.readouterr().out == ""  # without --json: stderr only

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from rasp.errors import Source
+from rasp.errors import CompileError, Source
 from rasp.tools import model_steps as steps
 from rasp.tools.console import Console
 
@@ -24,7 +24,12 @@ from rasp.tools.console import Console
 def cmd_verify(args: argparse.Namespace) -> int:
     from rasp.tools import verify as v
     from rasp.tools.verify_orders import check_model
-    from rasp.tools.verify_text import format_failure, format_success, report_json
+    from rasp.tools.verify_text import (
+        format_failure,
+        format_success,
+        refusal_json,
+        report_json,
+    )
 
     console = Console.from_args(args)
     model = None
@@ -106,9 +111,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
         _warn_if_other_source(args.model, model.meta.raw, source, console)
     else:
         console.step(f"compiling `{name}` for {len(args.vocab)} tokens, max_len {args.max_len}")
-        compiled = steps.compile_sop(
-            sop, name, source, args.vocab, args.max_len, max_params=args.max_params
-        )
+        try:
+            compiled = steps.compile_sop(
+                sop, name, source, args.vocab, args.max_len, max_params=args.max_params
+            )
+        except CompileError as err:
+            if args.json:  # the report says why nothing was checked; stderr shows the error too
+                console.result_json(refusal_json(err, args.vocab, args.max_len))
+            raise
         model = steps.in_memory_model(compiled, args.device)
     if args.model is not None:  # the graph compiled for the model's own vocabulary and length
         nodes = steps.nodes_by_residual_name(

@@ -14,6 +14,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from rasp.errors import RaspError, spell_options
+
 if TYPE_CHECKING:
     from rasp.tools.order_report import OrderReport, RunConfig
     from rasp.tools.verify import VerifyReport
@@ -291,6 +293,26 @@ def _mismatch_lines(orders: OrderReport) -> list[str]:
 def report_json(report: VerifyReport) -> dict[str, Any]:
     """The `--json` report: one JSON object (NaN and infinities become strings)."""
     return _finite(_report_dict(report))
+
+
+def refusal_json(err: RaspError, vocab: Sequence[Any], max_len: int) -> dict[str, Any]:
+    """The `--json` report of a program the compiler refuses: nothing was checked, and why, one
+    entry per diagnostic (its `file:line:col` or null, its hint with the CLI's option names)."""
+    return {
+        "ok": False,
+        "checked": 0,
+        "vocab": list(vocab),
+        "max_len": max_len,
+        "refused": [
+            {
+                "severity": d.severity,
+                "message": d.message,
+                "location": None if d.span is None else d.span.location(),
+                "hint": None if d.hint is None else spell_options(d.hint),
+            }
+            for d in err.diagnostics
+        ],
+    }
 
 
 def _finite(value: Any) -> Any:
