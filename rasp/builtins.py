@@ -153,9 +153,31 @@ def find_program(name: str, span: Span, search_dirs: Sequence[Path]) -> Path:
             path = (directory / candidate).resolve()
             if path.is_file():
                 return path
+    for directory in dirs:  # no file: a directory of that name is what was meant
+        folder = (directory / name).resolve()
+        if name and folder.is_dir():
+            raise RaspError(
+                f"cannot load '{name}': {folder} is a directory",
+                span,
+                hint=_directory_hint(name, folder),
+                kind=ErrorKind.IO,
+            )
     raise RaspError(
         f"cannot find '{name}.rasp'",
         span,
         hint="looked in " + ", ".join(str(d) for d in dirs),
         kind=ErrorKind.IO,
     )
+
+
+def _directory_hint(name: str, folder: Path) -> str:
+    """What to load instead of a directory: a program in it, by its path (`load "dir/prog";`)."""
+    try:
+        programs = sorted(p.stem for p in folder.glob("*.rasp") if p.is_file())
+    except OSError:  # an unreadable directory: nothing to suggest in it
+        programs = []
+    if not programs:
+        return 'load takes a file: load "NAME"; runs NAME.rasp'
+    shown = ", ".join(f"{p}.rasp" for p in programs[:4]) + (", ..." if len(programs) > 4 else "")
+    example = f'load "{name.rstrip("/")}/{programs[0]}";'
+    return f"load a file in it by its path, e.g. {example} (it holds {shown})"

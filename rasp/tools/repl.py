@@ -218,6 +218,8 @@ class ReplSession:
     def load_path(self, path: str | Path) -> str:
         """`rasp repl FILE`: `load` the file into this session; its names are listed."""
         file = Path(path)
+        if file.is_dir():  # as the CLI says it (`rasp run DIR`)
+            return f"error: cannot read {path}: it is a directory"
         if not file.is_file():
             return f"error: cannot read {path}: No such file"
         if '"' in str(file.resolve()):

@@ -97,6 +97,29 @@ def test_loaded_names_are_listed_in_the_order_of_their_last_assignment(tmp_path:
     assert i.exec_statement(stmt).names == ("a", "c", "d", "b")
 
 
+def test_loading_a_directory_says_it_is_one(tmp_path: Path) -> None:
+    # `load "lib";` of a directory said "cannot find 'lib.rasp'", as if nothing were there.
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    interp = Interpreter(search_dirs=[tmp_path])
+    for name in ("lib", "lib/"):
+        with pytest.raises(RaspError) as caught:
+            run(f'load "{name}";', interp)
+        assert caught.value.message == f"cannot load '{name}': {lib.resolve()} is a directory"
+        assert caught.value.hint == 'load takes a file: load "NAME"; runs NAME.rasp'
+    for stem in ("rev", "a", "b", "c", "d"):
+        (lib / f"{stem}.rasp").write_text("x = tokens;", encoding="utf-8")
+    with pytest.raises(RaspError) as caught:
+        run('load "lib";', interp)
+    assert caught.value.hint == (
+        'load a file in it by its path, e.g. load "lib/a"; (it holds a.rasp, b.rasp, c.rasp, '
+        "d.rasp, ...)"
+    )
+    assert isinstance(run('load "lib/rev";', interp).get("x"), SOp)
+    (tmp_path / "lib.rasp").write_text("y = tokens;", encoding="utf-8")  # a file wins
+    assert isinstance(run('load "lib";', interp).get("y"), SOp)
+
+
 def test_load_finds_the_shipped_programs() -> None:
     i = run('load "reverse";')
     assert list(evaluate(i.get("reverse"), "abc").values) == ["c", "b", "a"]

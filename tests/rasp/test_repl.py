@@ -192,6 +192,8 @@ def test_load_path_lists_the_files_names(tmp_path: Path) -> None:
     assert session.load_path(program) == "     s-op: inc"
     assert session.feed('inc("ab");') == "\t =  [1, 2] (ints)"
     assert session.load_path(tmp_path / "missing.rasp").startswith("error: cannot read")
+    # `rasp repl DIR` said "No such file"; it says what `rasp run DIR` says
+    assert session.load_path(tmp_path) == f"error: cannot read {tmp_path}: it is a directory"
 
 
 def test_a_loaded_files_failing_statement_is_reported_and_skipped(tmp_path: Path) -> None:
