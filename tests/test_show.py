@@ -14,6 +14,7 @@ from safetensors.numpy import save_file
 
 from rasp.tools.inspect import (
     ModelFileError,
+    _token_text,
     expected_shapes,
     format_summary,
     group_residual,
@@ -177,6 +178,14 @@ def test_group_residual_keeps_separate_runs() -> None:
         ("x", 3, 4, ("3",)),
     ]
     assert group_residual(["i:0", "i:1", "i:2", "i:5", "i:x"])[0].describe() == "i: 0..2 5 x"
+
+
+def test_residual_values_are_quoted_as_the_vocabulary_line_quotes_tokens() -> None:
+    # The vocab line writes a token that needs quoting as JSON ("x y"); the residual wrote the
+    # same token with Python's quotes (' ') or bare (x y, read as two values).
+    (group,) = group_residual(["tokens: ", "tokens:a", "tokens:x y", 'tokens:say "hi"', "tokens:"])
+    assert group.describe() == 'tokens: " " a "x y" "say \\"hi\\"" ""'
+    assert _token_text(" ") == '" "' and _token_text("x y") == '"x y"'
 
 
 def _bad_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:

@@ -411,6 +411,15 @@ def _token_text(token: Any) -> str:
 _INT = re.compile(r"-?\d+")
 
 
+def _label_value_text(value: str) -> str:
+    """A residual label's value as the vocabulary line shows a token: bare, or in double quotes
+    (JSON, as RASP writes a string) where it is empty or holds a space, a quote or a backslash,
+    which bare would run into the next value."""
+    if value and not any(c.isspace() or c in '"\\' for c in value):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
 def _compress_values(values: tuple[str, ...]) -> str:
     """`0 1 2 3` -> `0..3` (runs of consecutive integers); other values are listed."""
     parts: list[str] = []
@@ -431,6 +440,6 @@ def _compress_values(values: tuple[str, ...]) -> str:
         if _INT.fullmatch(value):
             run.append(int(value))
         else:
-            parts.append(value if value.strip() == value and value else repr(value))
+            parts.append(_label_value_text(value))
     flush()
     return " ".join(parts)
