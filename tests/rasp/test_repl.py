@@ -142,6 +142,21 @@ def test_an_unreadable_input_is_located_at_its_application() -> None:
     assert printed[1] == '    tokens_int("ab");'
 
 
+def test_set_example_without_a_value_reads_on_as_the_original() -> None:
+    # Kept on purpose: the original's LineReader reads another line (its `..` prompt) whenever the
+    # parser meets the end of the text, so `set example` alone waits for its value there too, a
+    # blank line included; Ctrl-C drops it, and `show example` prints the example.
+    session = ReplSession()
+    assert session.feed("set example") == "" and session.is_continuing
+    assert session.continuation_prompt == ".. "
+    assert session.feed("") == "" and session.is_continuing
+    assert session.feed('"ab"') == "" and not session.is_continuing
+    assert session.feed("show example") == '\ts-op example: "ab"\n\tselector example: "ab"'
+    assert session.feed("set example") == ""
+    session.interrupt()
+    assert not session.is_continuing and session.settings.seq_example == "ab"
+
+
 def test_continuation_and_interrupt() -> None:
     session = ReplSession()
     assert session.feed("def f(a) {") == ""
