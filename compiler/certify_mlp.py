@@ -16,6 +16,7 @@ import numpy as np
 
 from compiler.bounds import (
     SLACK,
+    Evaluated,
     Linear,
     ReadError,
     SparseRows,
@@ -156,10 +157,9 @@ def _mlp_part(
         SparseRows(np.abs(wo)),
         np.maximum(dyadic_exponent(wo).max(axis=0, initial=0), dyadic_exponent(b_out[out])),
     )
-    check_chunk = _continuous_chunk if part.continuous else _mlp_chunk
     for start in range(0, coords.shape[0], chunk):
         c = coords[start : start + chunk]
-        r = check_chunk(
+        r = _mlp_chunk(
             lin,
             part,
             c,
@@ -241,31 +241,19 @@ def _shared_error(groups: Groups, on: np.ndarray, shared: np.ndarray) -> np.ndar
 
 def _continuous_chunk(
     lin: Linear,
-    part: MLPReach,
-    coords: np.ndarray,
+    ev: Evaluated,
     out_w: _OutWeights,
     out: np.ndarray,
     out_reading: Reading,
     outputs: np.ndarray,
     out_terms: np.ndarray,
     b_out: np.ndarray,
-    groups: Groups,
-    big: np.ndarray,
 ) -> tuple[tuple[float, float, float, int, int], float, np.ndarray, np.ndarray, np.ndarray]:
-    """`_mlp_chunk` for a continuous part (compiler.interpolate): no unit is a decision. A unit's
-    float32 pre-activation is its exact one plus at most `total`, and ReLU is 1-Lipschitz, so its
-    activation is within `total` of relu(exact) whether it is on or not; only a unit surely off
-    (pre + total < 0) writes an exact 0. No pair shares and cancels its error here."""
-    ev = lin.at(part.readings, coords)  # [P, H]
-    real = ~np.isnan(ev.value).any(axis=1)
-    if not real.all():  # a point no token realises never occurs (as in `_mlp_chunk`)
-        keep = np.flatnonzero(real)
-        if keep.size == 0:
-            zeros = np.zeros(len(out))
-            return (math.inf, math.inf, 0.0, 0, 0), 0.0, zeros, zeros, zeros.astype(np.int64)
-        args = (out_w, out, out_reading, outputs[keep], out_terms, b_out, groups, big)
-        r = _continuous_chunk(lin, part, coords[keep], *args)
-        return ((*r[0][:3], int(keep[r[0][3]]), r[0][4]), *r[1:])
+    """`_mlp_chunk` for a continuous part (compiler.interpolate), at real points (`ev`): no unit
+    is a decision. A unit's float32 pre-activation is its exact one plus at most `total`, and
+    ReLU is 1-Lipschitz, so its activation is within `total` of relu(exact) whether it is on or
+    not; only a unit surely off (pre + total < 0) writes an exact 0. No pair shares and cancels
+    its error here."""
     pre = ev.value
     total = (ev.error + lin.own(ev)) * SLACK  # [P, H]
     h = np.maximum(pre, 0.0)
@@ -313,6 +301,8 @@ def _mlp_chunk(
         args = (out_w, out, out_reading, outputs[keep], out_terms, b_out, groups, big)
         r = _mlp_chunk(lin, part, coords[keep], *args)
         return ((*r[0][:3], int(keep[r[0][3]]), r[0][4]), *r[1:])
+    if part.continuous:
+        return _continuous_chunk(lin, ev, out_w, out, out_reading, outputs, out_terms, b_out)
     pre = ev.value
     shared = ev.error  # [P, H]: input error (+ view departures): identical within a group
     own = lin.own(ev)  # [P, H]: each unit's own rounding
