@@ -8,9 +8,11 @@ Which of the two an aggregate is, is `PlanContext.is_mean`; this planner builds 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from compiler import attention, mlp
 from compiler.addressing import plan_address
-from compiler.blocks import Encoded, Encoding, is_number, sort_values, value_key
+from compiler.blocks import Atom, Encoded, Encoding, is_number, sort_values, value_key
 from compiler.graph import IRNode
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
@@ -68,6 +70,8 @@ class AggregatePlanner:
             ]
         )
         out = materialise(built, node, encoding, vals)
+        if out.is_categorical:
+            out = _unwritten_columns_empty(out, value, node.value)
         spec = attention.aggregate_head(
             atoms,
             value,
@@ -83,3 +87,20 @@ class AggregatePlanner:
             # one key, weight exactly 1, copying an exact one-hot (or BOS's default): exact
             built.exact.update(d for t in out.one_hot for d, _ in t)
         return out
+
+
+def _unwritten_columns_empty(out: Encoded, value: Encoded, default: Atom) -> Encoded:
+    """`out` with no dimension for a value the head never writes: the head writes the column of
+    each value of the copied reading and the default's, but the value analysis may list more (it
+    takes `v1 * v1` as a product of two independent `v1`s, so 0.5 where the reading of the
+    square, enumerated jointly, has only squares). Such a value never occurs; a dimension for it
+    would be read by the blocks downstream and written by none, so it reads as no dimension, as
+    a map's value that no row gives (maps.MapPlanner._map_view)."""
+    written = {value_key(v) for v in (*value.values, default)}
+    if all(value_key(v) in written for v in out.values):
+        return out
+    one_hot = tuple(
+        hot if value_key(v) in written else ()
+        for v, hot in zip(out.values, out.one_hot, strict=True)
+    )
+    return replace(out, one_hot=one_hot)
