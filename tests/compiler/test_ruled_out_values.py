@@ -40,3 +40,31 @@ def test_a_value_the_reading_rules_out_gives_no_row(expr: str) -> None:
         model = compile_sop(root, ["a", "b", "c"], n)
         inputs = all_inputs(["a", "b", "c"], min(n, 6))
         assert check_inputs(model, root, inputs) == len(inputs)
+
+
+SQUARE = """
+v1 = aggregate(select(indices, indices, <), indicator(tokens == "a"), {d1});
+v2 = aggregate(select(indices, 2, ==), {value}{d2});
+res = v2 % 3;
+"""
+
+
+@pytest.mark.parametrize(
+    ("value", "d1", "d2", "n"),
+    [
+        ("v1 * v1", "1", "", 6),  # the analysis lists 0.5 (= 1 * 0.5), the square's reading not
+        ("v1 * v1", "0", ", 7", 5),
+        ("v1 + v1", "1", "", 6),
+    ],
+)
+def test_a_copied_value_its_sources_reading_rules_out_has_no_dimension(
+    value: str, d1: str, d2: str, n: int
+) -> None:
+    """The copy's reading listed a column for 0.5 that its head never writes, read downstream
+    by `v2 % 3`: "blocks read dimensions nobody writes" at layout."""
+    text = SQUARE.format(value=value, d1=d1, d2=d2)
+    root = load_source(Source("<test>", text)).get("res")
+    assert isinstance(root, SOp)
+    model = compile_sop(root, ["a", "b", "c"], n)
+    inputs = all_inputs(["a", "b", "c"], n)
+    assert check_inputs(model, root, inputs) == len(inputs)
