@@ -397,7 +397,10 @@ class MapPlanner:
             return None
         if not all(ctx.is_numeric_source(s) for s in support):
             return None
-        rows = self.points.rows(node, support)
+        try:
+            rows = self.points.rows(node, support)
+        except CompileError:  # past the rows a map lists: not this form (`(a + b) / 2 - 1`)
+            return None
         return affine_plus_sum(ctx, self.reader, self.built, node, support, rows)
 
     def _index_steps(

@@ -25,6 +25,15 @@ wa = selector_width(select(tokens, "a", ==));
 """
 
 
+@pytest.fixture(autouse=True)
+def _steps_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the builds tried where the default is refused: maps of two means
+    stepped as before the interpolations (compiler.interpolate), which would now prove the
+    default (`fa * fb` a line per value of fb; tests/compiler/test_interpolate.py)."""
+    monkeypatch.setattr(compiler.map_steps, "interpolation_mlp", lambda *a, **k: None)
+    monkeypatch.setattr(compiler.map_steps, "context_interpolation_mlp", lambda *a, **k: None)
+
+
 def _program(expression: str) -> S.Node:
     interp = Interpreter()
     interp.exec_program(parse(f"{MEANS}res = {expression};\n", "<test>"))
