@@ -11,6 +11,12 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+# pytest-xdist runs one worker per core, and torch's OpenMP threads busy-wait between parallel
+# regions by default: two workers' spinning threads on two cores made some tests 8x slower. A
+# passive wait changes only how idle threads wait, never how many there are or the evaluation order.
+# Set before any worker starts (they inherit it) and before torch is first imported.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 # Deterministic by default: every run draws the same examples (a failure reproduces, and CI does
 # not pass or fail by chance). HYPOTHESIS_PROFILE=explore draws fresh ones each run, to hunt.
 settings.register_profile("deterministic", derandomize=True, database=None)

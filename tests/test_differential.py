@@ -28,7 +28,7 @@ from rasp.sops import SOp, evaluate  # noqa: E402
 from rasp.tools.guided_samples import draw_samples  # noqa: E402
 from rasp.tools.verify import same_value  # noqa: E402
 
-pytestmark = pytest.mark.exactness  # CI reruns these under OMP_NUM_THREADS=1 and =2
+pytestmark = pytest.mark.exactness  # CI runs these under OMP_NUM_THREADS=2, then again under =1
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_LEN = 64  # the slow tier

@@ -4,7 +4,7 @@ interpreter everywhere.
 
 float32 reductions round differently with the batch size and the thread count; a model once passed
 every batched test and was still wrong for single inputs under 2 threads (the paper's Dyck-3).
-CI runs the `exactness` tests again under OMP_NUM_THREADS=1 and =2 (.ci/run).
+CI runs the `exactness` tests under OMP_NUM_THREADS=2 (the default tier) and again under =1 (.ci/run).
 """
 
 from __future__ import annotations
