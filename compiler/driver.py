@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from compiler.addressing import MATCH_MAX_LEN
-from compiler.alternatives import BuildOptions, Builds, keep_proved
+from compiler.alternatives import keep_proved
 from compiler.assemble import assemble, sketch_model
 from compiler.blocks import Atom, Plan, sort_values
 from compiler.budget import (
@@ -19,6 +19,7 @@ from compiler.budget import (
     bytes_text,
     predict,
 )
+from compiler.build_trials import BuildOptions, Builds
 from compiler.encode import plan_encodings
 from compiler.forms import Forms, prepare
 from compiler.fraction_means import fraction_means

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from compiler.alternatives import Kept
 from compiler.blocks import Atom
+from compiler.build_trials import Kept
 from compiler.fraction_means import fraction_means
 from compiler.model import LAYER_WORTH, OverParamLimit, build_cost
 from compiler.refusals import also_tried, why_not_proved

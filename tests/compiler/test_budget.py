@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from compiler import compile_sop
-from compiler.alternatives import BuildOptions
 from compiler.budget import _count, approximate, bytes_text, predict
+from compiler.build_trials import BuildOptions
 from compiler.driver import _assemble, _plan, prepare
 from rasp.errors import CompileError
 from rasp.interpreter import load_file

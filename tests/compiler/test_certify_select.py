@@ -16,7 +16,7 @@ from runtime_helpers import run_compiled
 from test_matching import VIEW_WITH_A_CONSTANT
 
 import compiler
-from compiler import addressing, alternatives, certify_attention, certify_select
+from compiler import addressing, build_trials, certify_attention, certify_select
 from compiler.blocks import ONE, Selects
 from compiler.bounds import Linear
 from compiler.certify import recheck
@@ -84,14 +84,14 @@ def test_the_matched_query_that_lost_its_constant_is_no_longer_certified(monkeyp
 
     monkeypatch.setattr(addressing, "_affine_side", lose_the_constant)
     seen: list[Any] = []
-    certify = alternatives.certify_model
+    certify = build_trials.certify_model
 
     def recorded(model: Any) -> Any:
         cert = certify(model)
         seen.append((model, cert))
         return cert
 
-    monkeypatch.setattr(alternatives, "certify_model", recorded)
+    monkeypatch.setattr(build_trials, "certify_model", recorded)
     interp = Interpreter()
     interp.exec_program(parse(VIEW_WITH_A_CONSTANT, "<test>"))
     program = interp.get("res")

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from compiler import alternatives, compile_sop
+from compiler import alternatives, build_trials, compile_sop
 from compiler.graph import build_graph
 from compiler.maps import MapPlanner
 from rasp import sops as S
@@ -53,14 +53,14 @@ def test_two_zero_balances_are_two_steps_and_a_table_at_n_256(
         assert got == list(S.evaluate(root, tokens).values), tokens
     # without the direct build, the default's refusal
     monkeypatch.setattr(alternatives, "DIRECT", "(off)")
-    original = alternatives._instead
+    original = build_trials.instead
 
     def no_direct(*args: object, **kwargs: object) -> object:
         if args[3] == "(off)":
             return args[1]
         return original(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(alternatives, "_instead", no_direct)
+    monkeypatch.setattr(build_trials, "instead", no_direct)
     with pytest.raises(CompileError, match="'z1 and z2' .* a relu decision"):
         compile_sop(root, list("(){}"), 256, name="both")
 

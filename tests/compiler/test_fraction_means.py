@@ -383,7 +383,7 @@ def test_a_refusal_says_why_the_fraction_form_was_not_kept() -> None:
     # default's alone; it now says why the one-head form did not do either.
     from types import SimpleNamespace
 
-    from compiler.alternatives import Kept
+    from compiler.build_trials import Kept
     from compiler.certificate import Certificate, Check
     from compiler.program_forms import keep_form
     from rasp.errors import Diagnostic

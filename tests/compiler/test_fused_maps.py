@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import compiler.map_steps
-from compiler import alternatives, compile_sop
+from compiler import alternatives, build_facts, build_trials, compile_sop
 from compiler.refusals import why_not_proved
 from rasp import sops as S
 from rasp.errors import CompileError
@@ -71,7 +71,7 @@ def test_a_refused_step_over_a_mapped_number_is_stepped_over_its_sources(
     assert model.metadata["certificate"]["errors"] == []
     assert model.param_count() <= most
     _agrees(root, model, n)
-    monkeypatch.setattr(alternatives, "_refused_steps_over_maps", lambda kept: frozenset())
+    monkeypatch.setattr(build_facts, "refused_steps_over_maps", lambda kept: frozenset())
     with pytest.raises(CompileError, match="a relu decision has margin"):
         compile_sop(root, list("abc"), n, name="res")
 
@@ -91,7 +91,7 @@ def test_without_the_fused_build_the_default_builds_refusal_stands(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # the message is the default build's, located at the map it could not plan
-    monkeypatch.setattr(alternatives, "_maps_of_maps", lambda graph: frozenset())
+    monkeypatch.setattr(build_facts, "maps_of_maps", lambda graph: frozenset())
     with pytest.raises(CompileError, match="'fa \\* fb' needs a step MLP"):
         compile_sop(_program("fa * fb > 0.2"), list("abc"), 40, name="res")
 
@@ -103,14 +103,14 @@ def test_a_refused_map_that_fusing_leaves_alone_is_not_built_again(
     # refused again. (The means' `indicator(tokens == "a")` are maps of maps, so it was built.)
     # As the output it is gated now (1,487,486 parameters): steps over fa are what is refused.
     monkeypatch.setattr(compiler.map_steps, "gated_affine", lambda *args, **kwargs: None)
-    tried: list[alternatives.BuildOptions] = []
-    proved = alternatives._proved
+    tried: list[build_trials.BuildOptions] = []
+    proved = build_trials.proved
 
-    def counted(build: Any, options: alternatives.BuildOptions, *args: Any, **kw: Any) -> Any:
+    def counted(build: Any, options: build_trials.BuildOptions, *args: Any, **kw: Any) -> Any:
         tried.append(options)
         return proved(build, options, *args, **kw)
 
-    monkeypatch.setattr(alternatives, "_proved", counted)
+    monkeypatch.setattr(build_trials, "proved", counted)
     with pytest.raises(CompileError, match="'fa \\* fb' needs a step MLP"):
         compile_sop(_program("fa * fb"), list("abc"), 40, name="res")
     assert tried and not any(options.fused_maps for options in tried)  # the copy build only
@@ -122,12 +122,12 @@ def test_a_refusal_after_fused_builds_not_proved_notes_them(
     # the fused builds not proved (here their certificates ran out of memory): the default's
     # refusal stands, with a note for them. (The list of builds tried was once replaced by the
     # fused builds themselves, and the refusal ended in a TypeError.)
-    certified = alternatives._certified
+    certified = build_trials.certified
 
     def no_fused(model: Any, how: str, note: Any) -> Any:
         return None if how == alternatives.FUSED else certified(model, how, note)
 
-    monkeypatch.setattr(alternatives, "_certified", no_fused)
+    monkeypatch.setattr(build_trials, "certified", no_fused)
     with pytest.raises(CompileError) as info:
         compile_sop(_program("fa * fb > 0.2"), list("abc"), 8, name="res")
     messages = [d.message for d in info.value.diagnostics]

@@ -7,6 +7,7 @@ import pytest
 from test_compile import all_inputs, check_inputs, random_inputs
 
 import compiler.alternatives
+import compiler.build_trials
 import compiler.map_steps
 from compiler import compile_sop
 from compiler.blocks import Encoded, Encoding
@@ -153,7 +154,7 @@ def test_steps_are_kept_where_the_gated_model_is_not_proved(monkeypatch) -> None
     monkeypatch.setattr(compiler.map_steps, "gated_affine", doubled)
     notes: list[str] = []
     monkeypatch.setattr(
-        compiler.alternatives, "_certified", _recording(compiler.alternatives._certified, notes)
+        compiler.build_trials, "certified", _recording(compiler.build_trials.certified, notes)
     )
     root = _program(GATED["by token"][0])
     model = compile_sop(root, list("abc"), 16, name="res")

@@ -143,7 +143,7 @@ def test_an_alternative_that_runs_out_of_memory_leaves_the_located_refusal(
     # (`indices` plus two means at N = 24, 5,389 values, under a 6 GB address limit; simulated
     # here): the compile refuses the numerical model, located, and says what happened to the
     # one-hot one, instead of failing with MemoryError.
-    from compiler import alternatives
+    from compiler import build_trials
     from rasp import tracr as rasp
 
     def out_of_memory(model: Any) -> Any:
@@ -151,8 +151,8 @@ def test_an_alternative_that_runs_out_of_memory_leaves_the_located_refusal(
             raise MemoryError
         return certify(model)
 
-    certify = alternatives.certify_model
-    monkeypatch.setattr(alternatives, "certify_model", out_of_memory)
+    certify = build_trials.certify_model
+    monkeypatch.setattr(build_trials, "certify_model", out_of_memory)
     tanh = rasp.numerical(rasp.Map(math.tanh, rasp.tokens))
     with pytest.raises(CompileError) as refused:
         compile_sop(tanh, list(range(11)), 3, name="tanh")
@@ -162,16 +162,16 @@ def test_an_alternative_that_runs_out_of_memory_leaves_the_located_refusal(
 
 
 def test_a_one_hot_fallback_whose_unembedding_alone_is_over_the_limit_is_not_built() -> None:
-    from compiler.alternatives import _one_hot_too_large
+    from compiler.build_facts import one_hot_too_large
     from compiler.model import CompiledModel
 
     def numerical(n_values: int) -> CompiledModel:
         return CompiledModel({}, {}, {"output": {"values": list(range(n_values))}})
 
-    assert _one_hot_too_large(numerical(17), 300) is None  # 289 parameters may fit
-    note = _one_hot_too_large(numerical(18), 300)
+    assert one_hot_too_large(numerical(17), 300) is None  # 289 parameters may fit
+    note = one_hot_too_large(numerical(18), 300)
     assert note is not None and "18 values was not built: it needs at least 324 parameters" in note
-    assert _one_hot_too_large(numerical(18), None) is None  # no limit
+    assert one_hot_too_large(numerical(18), None) is None  # no limit
 
 
 def test_a_model_over_the_parameter_limit_is_refused_at_its_output() -> None:

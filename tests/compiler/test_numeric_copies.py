@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler import alternatives, compile_sop
+from compiler import alternatives, build_facts, compile_sop
 from compiler.model import CompiledModel, build_cost
 from compiler.refusals import also_tried
 from rasp import sops as S
@@ -69,7 +69,7 @@ def test_the_first_positions_index_is_copied_as_one_number(
     assert _copy_labels(model, "first_pos") == ["first_pos"]
     assert model.metadata["certificate"]["errors"] == []
     with monkeypatch.context() as patch:
-        patch.setattr(alternatives, "_copies_many", lambda residual, graph, single_key: False)
+        patch.setattr(build_facts, "copies_many", lambda residual, graph, single_key: False)
         one_hot = compile_sop(root, list("abc"), n, name="first_pos")
     assert len(_copy_labels(one_hot, "first_pos")) == n
     assert model.param_count() < one_hot.param_count()
@@ -127,7 +127,7 @@ def test_a_numeric_copy_that_is_not_proved_is_not_kept(monkeypatch: pytest.Monke
     model = compile_sop(root, vocab, 16, name="longsum", progress=lambda s, *_: stages.append(s))
     assert "compiling: certify with numbers copied as numbers" in stages  # built, and different
     assert model.metadata["certificate"]["errors"] == []
-    monkeypatch.setattr(alternatives, "_copies_many", lambda residual, graph, single_key: False)
+    monkeypatch.setattr(build_facts, "copies_many", lambda residual, graph, single_key: False)
     without = compile_sop(root, vocab, 16, name="longsum")
     assert model.metadata["residual"] == without.metadata["residual"]
     assert model.param_count() == without.param_count()

@@ -1,0 +1,127 @@
+"""What `compiler.alternatives.keep_proved` reads off a build (its graph, residual labels, model and
+certificate) to decide which other builds are worth trying: maps of maps and the ones the certifier
+refused, copies of many numbers as their one-hot, maps of the index, a failed snap, a one-hot output
+too large for the limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from compiler.build_trials import Kept
+from compiler.certify import Certificate
+from compiler.graph import Graph, Op
+from compiler.model import CompiledModel
+from compiler.plan_context import NUMERIC_COPY_MIN_VALUES
+from rasp.errors import CompileError
+
+
+def fusing_keeps(refusal: CompileError, program: Graph) -> bool:
+    """Whether every error of `refusal` is located at maps that read no map and that no map
+    reads: with maps fused each is still planned, over the same support (`fa * fb`, which
+    `fa * fb > 0.2` reads, is not: fused, the comparison reads fa and fb themselves). An error
+    located elsewhere, or at nothing, may be another build's to avoid."""
+    read_by_maps = program.read_by_maps()
+    errors = [d for d in refusal.diagnostics if d.severity == "error"]
+    for diagnostic in errors:
+        at = [n for n in program.nodes if n.span is not None and n.span == diagnostic.span]
+        if not at or any(
+            node.op is not Op.MAP
+            or node.index in read_by_maps
+            or any(program[i].op is Op.MAP for i in node.inputs)
+            for node in at
+        ):
+            return False
+    return bool(errors)
+
+
+def refused_steps_over_maps(kept: Kept) -> frozenset[str]:
+    """The maps of other maps whose MLP the certifier refused (`fa * fb > 0.2` stepped over the
+    product: the steps' steepness multiplies the product's error)."""
+    of_maps = maps_of_maps(kept.graph)
+    return frozenset(
+        block
+        for check in kept.certificate.failures()
+        if check.sublayer.endswith("mlp")
+        for block in check.block.split(", ")
+        if block in of_maps
+    )
+
+
+def index_maps(graph: Graph) -> bool:
+    """Whether some map of the index and a number (the length, a width or a mean) is read by no
+    map: what `category_gates` may build otherwise (`compiler.maps`)."""
+    read_by_maps = graph.read_by_maps()
+    numbers = (Op.LENGTH, Op.SELECTOR_WIDTH, Op.AGGREGATE)
+    return any(
+        node.op is Op.MAP
+        and node.index not in read_by_maps
+        and len(node.inputs) == 2
+        and {graph[i].op for i in node.inputs} & {Op.INDICES}
+        and {graph[i].op for i in node.inputs} & set(numbers)
+        for node in graph.nodes
+    )
+
+
+def interpolations_read_by_maps(kept: Kept) -> bool:
+    """Whether a map of the kept build is an interpolation (a continuous MLP part) that another
+    map reads: a form the default build reaches where steps would be refused, whose alternative
+    (the reading map fused over the sources) the driver otherwise tries only when not proved."""
+    continuous = {m["name"] for m in kept.model.metadata["reach"]["mlps"] if m.get("continuous")}
+    read = {kept.graph[i].name for i in kept.graph.read_by_maps()}
+    return bool(continuous & read)
+
+
+def maps_of_maps(graph: Graph) -> frozenset[str]:
+    """The maps that read another map: with `fused_maps`, each is computed from the sources of
+    its input maps, through any chain of them."""
+    return frozenset(
+        node.name
+        for node in graph.nodes
+        if node.op is Op.MAP and any(graph[i].op is Op.MAP for i in node.inputs)
+    )
+
+
+def copies_many(residual: Sequence[str], graph: Graph, single_key: frozenset[str]) -> bool:
+    """Whether an aggregate of the build with these residual labels (a model's or its sketch's),
+    from `graph`, copies more than NUMERIC_COPY_MIN_VALUES numbers as their one-hot (it selects at
+    most one key: its name is in `single_key`), so that `numeric_copies` would build another model.
+    A mean of the tokens (`aggregate(full_s, tokens)`) reads their one-hot too, but copies nothing:
+    its other builds would be the default's, each planned again (20 s of 36 at N = 256 for
+    `tokens > aggregate(full_s, tokens)` over ten numbers)."""
+    for node in graph.nodes:
+        if node.op is not Op.AGGREGATE or node.name not in single_key:
+            continue
+        # the copy's own one-hot, or (where the copy is read as a number: the reverse of a
+        # fraction, 3.9M parameters at N = 32) the one-hot of the numbers its head reads
+        for name in (node.name, graph[node.inputs[1]].name):
+            prefix = f"{name}:"
+            values = [label[len(prefix) :] for label in residual if label.startswith(prefix)]
+            if len(values) > NUMERIC_COPY_MIN_VALUES and all(_is_number(v) for v in values):
+                return True
+    return False
+
+
+def _is_number(label: str) -> bool:
+    try:
+        float(label)
+    except ValueError:
+        return False
+    return True
+
+
+def one_hot_too_large(model: CompiledModel, max_params: int | None) -> str | None:
+    """Why a one-hot output for `model`'s listed output values cannot fit `max_params` (None: it
+    may): its unembedding alone is n x n, a column per value read from n residual dims."""
+    listed = model.metadata["output"].get("values")
+    if listed is None or max_params is None or len(listed) ** 2 <= max_params:
+        return None
+    return (
+        f"a one-hot output of its {len(listed):,} values was not built: it needs at least "
+        f"{len(listed) ** 2:,} parameters, over the limit of {max_params:,}"
+    )
+
+
+def snap_failed(certificate: Certificate) -> bool:
+    """Whether a numerical output's snap is among the decisions the certifier could not prove."""
+    return any(c.sublayer == "decoder" and c.kind == "snap" for c in certificate.failures())

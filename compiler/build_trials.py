@@ -1,0 +1,144 @@
+"""One build of a program tried: its options (`BuildOptions`), built, certified, and why it was not
+kept (`compiler.alternatives.keep_proved` decides which builds to try, and in which order).
+
+A build is judged by its sketch before any weight is allocated; one refused while planning, not
+proved, or that ran out of memory goes into the caller's `tried` list (the refusal's notes) and its
+`failed` set (not built again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from compiler.blocks import Encoding
+from compiler.certify import Certificate, recheck
+from compiler.graph import Graph
+from compiler.model import CompiledModel, Sketch
+from compiler.refusals import why_not_proved
+from rasp.errors import CompileError
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """How one build plans (`compiler.encode.plan_encodings`)."""
+
+    output: Encoding | None = None  # the output's encoding, forced (None: the planner picks)
+    matching: bool = True  # compiler.addressing's matching may be used
+    fractions: bool = True  # a step MLP may read a width as 1/(w+1)
+    eager_matching: bool = False  # sides of fewer values are matched too
+    numeric_copies: bool = False  # a single-key aggregate of many numbers copies one number
+    addressed_copies: bool = True  # ... addressed exactly (else by the selector's atoms)
+    fused_maps: frozenset[str] = frozenset()  # maps computed from their input maps' sources
+    direct_maps: frozenset[str] = frozenset()  # maps computed from their inputs, each first
+    gates: bool = True  # a map affine in a number per context value may be gated units
+    category_gates: bool = False  # ... or over a categorical number (`indices / length`)
+
+
+@dataclass(frozen=True)
+class Builds:
+    """The builds of one program that keep_proved chooses between, by their options: a build's
+    model (assembled, not certified), or its sketch (planned only). Both raise the build's
+    refusal; a build sketched first is planned once."""
+
+    model: Callable[[BuildOptions], tuple[CompiledModel, Graph]]
+    sketch: Callable[[BuildOptions], Sketch]
+    # the names of the aggregates whose selector selects at most one key (the value analysis
+    # every build shares): only those copy, so only they give `numeric_copies` anything to change
+    single_key: Callable[[], frozenset[str]]
+
+
+@dataclass(frozen=True)
+class Kept:
+    model: CompiledModel
+    graph: Graph
+    certificate: Certificate
+    options: BuildOptions
+    one_hot_note: str | None = None  # why a one-hot output did not do, for the refusal
+    # the other builds tried and not kept: (how, why: refused while planning, or not proved)
+    tried: tuple[tuple[str, str], ...] = ()
+
+
+def certify_model(model: CompiledModel) -> Certificate:
+    """The certificate of an assembled model (its weights against the reach in its metadata)."""
+    return recheck(model.weights, model.metadata)
+
+
+def instead(
+    build: Builds,
+    kept: Kept,
+    options: BuildOptions,
+    how: str,
+    note: Callable[[str], None],
+    tried: list[tuple[str, str]],
+    *,
+    smaller: bool = False,
+    weights_only: bool = False,
+    failed: set[BuildOptions] | None = None,
+) -> Kept:
+    """The build with `options` where it differs from `kept` and is proved (and, if `smaller`,
+    is smaller), else `kept`. `weights_only`: the options
+    may change the blocks' widths only, not the residual (gated units or steps)."""
+
+    def worth_certifying(sketch: Sketch) -> bool:
+        same = list(sketch.residual) == kept.model.metadata["residual"]
+        if same and (not weights_only or sketch.config == kept.model.config):
+            return False  # the same model: the options changed nothing
+        return not smaller or sketch.cost < kept.model.cost
+
+    found = proved(build, options, how, note, tried, worth=worth_certifying, failed=failed)
+    return kept if found is None else replace(found, one_hot_note=kept.one_hot_note)
+
+
+def proved(
+    build: Builds,
+    options: BuildOptions,
+    how: str,
+    note: Callable[[str], None],
+    tried: list[tuple[str, str]],
+    *,
+    worth: Callable[[Sketch], bool] = lambda sketch: True,
+    failed: set[BuildOptions] | None = None,
+) -> Kept | None:
+    """The build with `options` if it is built, `worth` certifying, and proved; else None (a
+    refusal, or running out of memory, counts as not proved), and why goes into `tried`.
+    `failed`: the options already refused or not proved (none is built again), and where these
+    options go if they are."""
+    failed = set() if failed is None else failed
+    if options in failed:
+        return None  # why is in `tried` already
+    try:
+        if not worth(build.sketch(options)):  # judged before any weight is allocated
+            return None
+        model, graph = build.model(options)
+    except CompileError as err:
+        tried.append((how, err.diagnostics[0].message))
+        failed.add(options)
+        return None
+    except MemoryError:
+        tried.append((how, "it ran out of memory"))
+        failed.add(options)
+        return None
+    certificate = certified(model, how, note)
+    if certificate is None:
+        tried.append((how, "certifying it ran out of memory"))
+        failed.add(options)
+        return None
+    if not certificate.ok:
+        failed.add(options)
+        tried.append(
+            (how, f"{model.param_count():,} parameters, not proved: {why_not_proved(certificate)}")
+        )
+        return None
+    return Kept(model, graph, certificate, options)
+
+
+def certified(model: CompiledModel, how: str, note: Callable[[str], None]) -> Certificate | None:
+    """An alternative's certificate, or None where certifying it ran out of memory: a build much
+    larger than the default (a one-hot output of thousands of values), whose refusal then stands,
+    located, instead of the compile failing."""
+    note(f"certify {how}")
+    try:
+        return certify_model(model)
+    except MemoryError:
+        return None
