@@ -46,9 +46,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from compiler.blocks import Atom, exact_key
+from compiler.map_values import apply_map
 from compiler.ratio_maps import count_parts, map_leaves, maps_under
 from compiler.rewrite import positional_nodes
-from compiler.values import apply_map
 from rasp import sops
 from rasp.operators import strict_key
 

@@ -57,8 +57,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from compiler.blocks import Atom, exact_key
+from compiler.map_values import apply_map
 from compiler.rewrite import ValueFacts, positional_nodes, rebuilt
-from compiler.values import apply_map
 from compiler.weighted_counts import reachable_sums, sum_fits, weighted_count, whole_values
 from rasp import sops
 from rasp.errors import CompileError, RaspError

@@ -35,9 +35,9 @@ import numpy as np
 from compiler.blocks import Atom, GridAxis, OutputGrid, is_number, value_key
 from compiler.fits import FLOAT64_NOISE
 from compiler.graph import Graph, Op
+from compiler.map_values import apply_map
 from compiler.picks import Pick
 from compiler.relations import Relation, selector_matrix
-from compiler.values import apply_map
 
 # A grid finer than this is no grid: its margin would be below float32's reach anyway.
 MAX_DENOMINATOR = 1 << 20

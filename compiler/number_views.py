@@ -20,8 +20,8 @@ from compiler.blocks import ONE, Atom, Dim, Encoded, Encoding, is_number
 from compiler.fits import exact_affine_fit
 from compiler.graph import IRNode, Op
 from compiler.known_affine import known_affine
+from compiler.map_values import apply_map
 from compiler.plan_context import PlanContext, Reader
-from compiler.values import apply_map
 
 # A map over more input combinations than this is not checked for being affine (the check
 # enumerates them).

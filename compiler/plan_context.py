@@ -16,8 +16,9 @@ from typing import Protocol
 from compiler import numeric, vector_maps
 from compiler.blocks import Atom, Encoded, Encoding, is_number
 from compiler.graph import Graph, IRNode, Op
+from compiler.map_values import apply_map
 from compiler.picks import Pick, pick_error
-from compiler.values import ValueSets, apply_map
+from compiler.values import ValueSets
 from rasp import sops
 
 # A copy of more numbers than this is also built as one number (`PlanContext.numeric_copies`), and

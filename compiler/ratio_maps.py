@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.blocks import Atom, exact_key
+from compiler.map_values import apply_map
 from compiler.rewrite import positional_nodes, positional_widths
-from compiler.values import apply_map
 from rasp import sops
 
 # (count, denominator) points a map is evaluated at (max_len = 256: 33,152; 1024: 525,824)

@@ -4,7 +4,7 @@ Sets are exact or over-approximations (never under): tokens are the conversions 
 indices 0..N-1, length 1..N, a map is its function over the product of its inputs' sets (a combination
 where the function raises is dropped: the interpreter errors there, so the promise does not cover it),
 an aggregate is its values, its default and, when several keys can be selected, every mean the
-interpreter can compute; selector_width is 0..N.
+interpreter can compute; selector_width is 0..N. (A map's values: `compiler.map_values`.)
 
 Relational refinement: a node that depends only on indices, length and constants gets its value at
 every (index i, length n) with i < n, so `length - indices - 1` has the values 0..N-1, not -N..N. An
@@ -15,26 +15,20 @@ exactly i+1 values), and maps of such nodes combine them per (i, n) instead of o
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from compiler import comparisons
-from compiler.blocks import Atom, sort_values, value_key
-from compiler.combos import MapTable, plain
+from compiler.blocks import Atom, sort_values
 from compiler.count_keys import selects_equal_values, selects_one_by_count
 from compiler.graph import Graph, IRNode, Op
+from compiler.map_values import MapValues
 from compiler.means import MeanValues
-from compiler.picks import Pick, pick_values, picked_values
 from compiler.relations import (
     Known,
     Relation,
     already_reported,
-    combination_count,
-    input_combinations,
     is_window,
     width_bound,
 )
@@ -42,16 +36,7 @@ from compiler.token_values import token_values
 from compiler.total_orders import selects_one_by_rank
 from compiler.uniform import equality_key, is_uniform, keys_differ
 from rasp import sops
-from rasp.errors import CompileError, Diagnostic, RaspError
-
-MAX_MAP_COMBINATIONS = 8_000_000  # input combinations a map's table may enumerate
-# combinations of shared sources a map's values are enumerated over, even where its inputs have fewer
-SHARED_COMBINATIONS = 200_000
-
-_FAILED = object()  # a chain's value where one of its maps raises
-
-# Exceptions the interpreter turns into a runtime error for a map (see `rasp.sops.Evaluator._map`).
-_MAP_ERRORS = (ArithmeticError, TypeError, ValueError, KeyError, IndexError, RaspError)
+from rasp.errors import CompileError, Diagnostic
 
 
 @dataclass(frozen=True)
@@ -77,17 +62,17 @@ def infer_values(graph: Graph, vocab: Sequence[Atom], max_len: int) -> ValueSets
 
 class _Inference:
     """Visits the nodes in topological order; what it learns goes into `known` (relations.Known),
-    which the aggregate analysis (`means`) reads too."""
+    which the map and aggregate analyses (`map_values`, `means`) read too."""
 
     def __init__(self, graph: Graph, vocab: Sequence[Atom], max_len: int) -> None:
         self.g, self.vocab, self.n_max = graph, vocab, max_len
         self.known = Known(graph, max_len)
         self.means = MeanValues(self.known)
+        self.maps = MapValues(graph, self.known)
         self.at_most_one: list[bool] = []
         self.looks_back: dict[int, bool] = {}
         self.failed: set[int] = set()  # nodes already reported (or depending on one)
         self.lower: dict[int, bool] = {}  # positional selectors: no key after its query
-        self._sources: dict[int, tuple[int, ...]] = {}
         self.uniform: list[bool] = []  # one value at every position (selectors: query-blind)
 
     def run(self) -> ValueSets:
@@ -109,7 +94,7 @@ class _Inference:
                 case Op.CONST:
                     rel = dict.fromkeys(known.pairs, known.intern([node.value]))
                 case Op.MAP:
-                    rel, vals = self.map_values(node)
+                    rel, vals = self.maps.map_values(node)
                 case Op.SELECT | Op.AND | Op.OR | Op.NOT:
                     widths = self.selector_widths(node)
                     known.widths[node.index] = widths
@@ -201,263 +186,6 @@ class _Inference:
             self.n_max,
         )
 
-    # -- maps -------------------------------------------------------------------------------------
-
-    def map_values(self, node: IRNode) -> tuple[Relation | None, tuple[Atom, ...]]:
-        assert node.fn is not None
-        known = self.known
-        if isinstance(node.fn, Pick):
-            return self._pick_values(node, node.fn)
-        shared = self.shared_sources(node)
-        if shared is not None:
-            return self.chain_values(node, shared)
-        rels = [known.relation[i] for i in node.inputs]
-        if len(known.pairs) <= MAX_MAP_COMBINATIONS and all(
-            r is not None and all(len(v) == 1 for v in r.values()) for r in rels
-        ):
-            # one value per input and position (`length - indices`): at most one combination
-            # per position, no count needed
-            single = self._singleton_map(node.fn, rels)  # type: ignore[arg-type]
-            if single is not None:
-                return single, ()
-        size = combination_count(node.inputs, known.relation, known.values)
-        if size > MAX_MAP_COMBINATIONS:
-            compared = self._compared(node)
-            if compared is not None:  # `frac_a > frac_b` at N = 512: 44M pairs, never listed
-                return compared
-            known.problems.append(
-                Diagnostic(
-                    f"'{node.text}' would need a table of {size} input combinations "
-                    f"(limit {MAX_MAP_COMBINATIONS})",
-                    node.span,
-                    "reduce the vocabulary or max length, or split the expression into maps of fewer s-ops",
-                )
-            )
-            return None, ()
-        if not all(known.relation[i] is not None for i in node.inputs):
-            outs = [
-                out
-                for ok, out in (
-                    apply_map(node.fn, a)
-                    for a in input_combinations(node.inputs, known.relation, known.values)
-                )
-                if ok
-            ]
-            return None, sort_values(outs)
-        fast = self._map_table(node)
-        if fast is not None:
-            return fast, ()
-        cache: dict[tuple[int, ...], tuple[Atom, ...]] = {}
-        # the function per distinct arguments: (ok, out, value_key(out))
-        results: dict[tuple, tuple[bool, Atom, Any]] = {}
-        keys: dict[int, tuple] = {}  # id(value set) -> its values' keys (the sets are interned)
-        rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
-        for p in known.pairs:
-            sets = [known.relation[i][p] for i in node.inputs]  # type: ignore[index]
-            key = tuple(map(id, sets))
-            if key not in cache:
-                for s in sets:
-                    if id(s) not in keys:
-                        keys[id(s)] = tuple(map(value_key, s))
-                # distinct outputs by key, the last of each kept (what sort_values keeps)
-                outs: dict[Any, Atom] = {}
-                combos = itertools.product(*(keys[id(s)] for s in sets))
-                for arg_key, args in zip(combos, itertools.product(*sets)):
-                    r = results.get(arg_key)
-                    if r is None:
-                        ok, out = apply_map(node.fn, args)
-                        r = results[arg_key] = (ok, out, value_key(out) if ok else None)
-                    if r[0]:
-                        outs[r[2]] = r[1]
-                cache[key] = known.intern(outs.values())
-            rel[p] = cache[key]
-        return rel, ()
-
-    def _compared(self, node: IRNode) -> tuple[Relation | None, tuple[Atom, ...]] | None:
-        """A comparison of two numbers (compiler.comparisons) at each position, from the extremes
-        of their sets there (where an input has no relation, over their whole sets, as the
-        enumeration does), as map_values gives it; None where it is no such map."""
-        op = comparisons.comparison_of(node.fn)
-        known = self.known
-        if op is None or len(node.inputs) != 2:
-            return None
-        if not all(comparisons.finite_numbers(known.values[i]) for i in node.inputs):
-            return None
-        whole = [known.intern(known.values[i]) for i in node.inputs]
-        first, second = (known.relation[i] for i in node.inputs)
-        if first is None or second is None:
-            return None, known.intern(comparisons.outcomes(op, *whole) if all(whole) else [])
-        cache: dict[tuple[int, int], tuple[Atom, ...]] = {}
-        rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
-        for p, a in first.items():
-            b = second[p]
-            key = (id(a), id(b))
-            if key not in cache:
-                found = comparisons.outcomes(op, a, b) if a and b else []
-                cache[key] = known.intern(found)
-            rel[p] = cache[key]
-        return rel, ()
-
-    def _pick_values(self, node: IRNode, fn: Pick) -> tuple[Relation | None, tuple[Atom, ...]]:
-        """A pick's values (compiler.picks): at each (i, n), the means of the query values there,
-        never a product of the V means' sets."""
-        known = self.known
-        query, *means = node.inputs
-        rels = [known.relation[m] for m in means]
-        if any(r is None for r in rels):
-            return None, picked_values(fn, known.values[query], [known.values[m] for m in means])
-        query_rel = known.relation[query]
-        every = known.intern(known.values[query])
-        rel = pick_values(
-            fn,
-            known.pairs,
-            (lambda p: every) if query_rel is None else query_rel.__getitem__,
-            [r.__getitem__ for r in rels],  # type: ignore[union-attr]
-            known.intern,
-        )
-        return rel, ()
-
-    def sources(self, index: int) -> tuple[int, ...]:
-        """The s-ops a chain of maps is computed from (constants need none): the non-map s-ops
-        it reads, and the maps of the position alone it reads (`indices < 3`), which the chain
-        meets as their one value per position rather than through the index."""
-        if index not in self._sources:
-            node = self.g[index]
-            if node.op is Op.CONST:
-                self._sources[index] = ()
-            elif node.op is not Op.MAP:
-                self._sources[index] = (index,)
-            else:
-                self._sources[index] = tuple(
-                    dict.fromkeys(s for i in node.inputs for s in self._as_source(i))
-                )
-        return self._sources[index]
-
-    def _as_source(self, index: int) -> tuple[int, ...]:
-        """What input `index` contributes to its readers' sources: itself where it is a map of
-        the position alone (with a fraction's per-length values, `indices` would make every
-        (position, length) pair its own combination: 262K at N = 64 for `(-f) if indices < 3
-        else ((2 * f) if tokens == "c" else f)`, where `indices < 3` makes 2 per length), else
-        its sources."""
-        return (index,) if self.g.reads_position_only(index) else self.sources(index)
-
-    def shared_sources(self, node: IRNode) -> tuple[int, ...] | None:
-        """The map's sources when its inputs share one (`f(x, g(x))`) and enumerating them is
-        cheap (at most SHARED_COMBINATIONS), else None. Taking such inputs as independent would list
-        outputs that never occur (`y - x` with y = 2x: -3..6 for x in 0..3, where only 0..3 can)."""
-        direct = [i for i in dict.fromkeys(node.inputs) if self.g[i].op is not Op.CONST]
-        sources = self.sources(node.index)
-        if len(direct) < 2 or sum(len(self._as_source(i)) for i in direct) == len(sources):
-            return None
-        # Only where it is cheap: each combination is one Python call of every map in the chain
-        # (dyck1's `n_opens - n_closes` over indices at N = 256 took 90 s), and the independent
-        # analysis is a sound superset anyway.
-        size = combination_count(sources, self.known.relation, self.known.values)
-        return sources if size <= SHARED_COMBINATIONS else None
-
-    def chain_values(
-        self, node: IRNode, sources: tuple[int, ...]
-    ) -> tuple[Relation | None, tuple[Atom, ...]]:
-        """The map's values, its chain evaluated at every combination of its sources' values that
-        can meet at one position (per position where every source has a relation). A combination
-        where a map of the chain raises is dropped: the interpreter errors there."""
-        known = self.known
-
-        # The chain as steps in the order a depth-first walk first evaluates each node (a DAG
-        # evaluates each node once): slots 0..len(sources)-1 hold a combination, then one slot
-        # per step; a step whose argument failed fails (_FAILED) without calling its map.
-        slot = {s: k for k, s in enumerate(sources)}  # the last of equal sources, as dict() keeps
-        steps: list[tuple[Any, list[int], list[tuple[int, Atom]]]] = []
-
-        def walk(index: int) -> None:
-            for i in self.g[index].inputs:
-                if i not in slot and self.g[i].op is not Op.CONST:
-                    walk(i)
-            if index not in slot:
-                n = self.g[index]
-                args = [slot.get(i, -1) for i in n.inputs]
-                consts = [(k, self.g[i].value) for k, i in enumerate(n.inputs) if i not in slot]
-                slot[index] = len(sources) + len(steps)
-                steps.append((n.fn, args, consts))
-
-        if node.index not in slot:
-            walk(node.index)
-        last = slot[node.index]
-
-        def outputs(combos: Any) -> list[Atom]:
-            outs = []
-            for combo in combos:
-                vals = list(combo)
-                for fn, args, consts in steps:
-                    a = [vals[k] if k >= 0 else None for k in args]
-                    for k, v in consts:
-                        a[k] = v
-                    if any(x is _FAILED for x in a):
-                        vals.append(_FAILED)
-                        continue
-                    ok, out = apply_map(fn, a)
-                    vals.append(out if ok else _FAILED)
-                if vals[last] is not _FAILED:
-                    outs.append(vals[last])
-            return outs
-
-        if not all(known.relation[s] is not None for s in sources):
-            return None, sort_values(
-                outputs(input_combinations(sources, known.relation, known.values))
-            )
-        cache: dict[tuple[int, ...], tuple[Atom, ...]] = {}
-        rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
-        for p in known.pairs:
-            sets = [known.relation[s][p] for s in sources]  # type: ignore[index]
-            key = tuple(map(id, sets))
-            if key not in cache:
-                cache[key] = known.intern(outputs(itertools.product(*sets)))
-            rel[p] = cache[key]
-        return rel, ()
-
-    def _map_table(self, node: IRNode) -> dict[tuple[int, int], tuple[Atom, ...]] | None:
-        """map_values' relation through an array table of the function (compiler.combos), or
-        None where that might differ from the loop."""
-        known = self.known
-        fn = node.fn
-        table = MapTable(len(node.inputs), lambda args: apply_map(fn, args), fn)
-        cache: dict[tuple[int, ...], tuple[Atom, ...]] = {}
-        rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
-        for p in known.pairs:
-            sets = [known.relation[i][p] for i in node.inputs]  # type: ignore[index]
-            key = tuple(map(id, sets))
-            if key not in cache:
-                outs = table.outputs(sets)
-                if outs is None:
-                    return None
-                cache[key] = known.intern(outs)  # sorted: the order found does not matter
-            rel[p] = cache[key]
-        return rel
-
-    def _singleton_map(
-        self, fn: Any, rels: list[Relation]
-    ) -> dict[tuple[int, int], tuple[Atom, ...]] | None:
-        """map_values where every input has one value per position (`length - indices`): one
-        call per distinct argument tuple, without counting or tabulating set products (reverse at
-        N = 1024, 525K positions of distinct arguments: its analysis takes 3 s instead of 14).
-        None where an output is not plain (the loop decides then)."""
-        known = self.known
-        # interned sets: one id per value, so the ids name the arguments
-        found: dict[Any, tuple[Atom, ...]] = {}
-        rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
-        # each position's arguments as one tuple of sets (zip: no per-position list)
-        columns = zip(*([r[p] for p in known.pairs] for r in rels), strict=True)
-        for p, sets in zip(known.pairs, columns, strict=True):
-            key = tuple(map(id, sets))
-            got = found.get(key)
-            if got is None:
-                ok, out = apply_map(fn, [s[0] for s in sets])
-                if ok and not plain(out):
-                    return None  # as MapTable: the loop keeps the last of equal keys
-                got = found[key] = known.intern([out] if ok else [])
-            rel[p] = got
-        return rel
-
     # -- selectors --------------------------------------------------------------------------------
 
     def selector_widths(self, node: IRNode) -> dict[tuple[int, int], int] | None:
@@ -476,17 +204,6 @@ class _Inference:
 
 def _by_id(rel: Relation) -> dict[int, tuple[Atom, ...]]:
     return {id(v): v for v in rel.values()}
-
-
-def apply_map(fn: Any, args: Sequence[Atom]) -> tuple[bool, Atom]:
-    """(True, fn(*args)) when the interpreter would accept it, else (False, None)."""
-    try:
-        out = fn(*args)
-    except _MAP_ERRORS:
-        return False, None
-    if sops.type_of_value(out) is None:
-        return False, None
-    return True, out
 
 
 def _selects_at_most_one(node: IRNode, relation: Sequence[Relation | None]) -> bool:

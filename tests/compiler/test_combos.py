@@ -11,8 +11,8 @@ import pytest
 from compiler import vector_maps
 from compiler.blocks import sort_values, value_key
 from compiler.combos import MapTable, TooManyRows, joint_rows
+from compiler.map_values import apply_map
 from compiler.relations import _joint_loop, input_combinations
-from compiler.values import apply_map
 from rasp import operators as ops
 
 POOL = [0, 1, 2, 3, 1.0, 0.5, -1.5, True, False, "a", "1", 7, 2.0, float("inf")]

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import compiler.values
+import compiler.map_values
 from compiler.comparisons import comparison_of, finite_numbers, outcomes
 from compiler.graph import build_graph
 from compiler.values import infer_values
@@ -59,7 +59,7 @@ def test_past_the_table_limit_the_analysis_agrees_with_the_enumeration(
     sop = load_source(Source("<t>", PROGRAM + f"res = {expr};")).get("res")
     graph = build_graph(sop)
     listed = infer_values(graph, ["a", "b", "c"], 8)
-    monkeypatch.setattr(compiler.values, "MAX_MAP_COMBINATIONS", 10)
+    monkeypatch.setattr(compiler.map_values, "MAX_MAP_COMBINATIONS", 10)
     extremes = infer_values(graph, ["a", "b", "c"], 8)
     (node,) = [n for n in graph.nodes if n.name == "res"]
     assert extremes.values[node.index] == listed.values[node.index]

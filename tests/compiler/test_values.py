@@ -8,7 +8,8 @@ import pytest
 import sop_builders as B
 
 from compiler.graph import build_graph
-from compiler.values import MAX_MAP_COMBINATIONS, infer_values
+from compiler.map_values import MAX_MAP_COMBINATIONS
+from compiler.values import infer_values
 from rasp import sops as S
 from rasp.errors import CompileError, RaspError, Source, Span
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler import vector_maps as vm
-from compiler.values import apply_map
+from compiler.map_values import apply_map
 from rasp import operators as ops
 
 BINARY = [
