@@ -10,13 +10,11 @@ table MLP; an exactly affine map of numerical s-ops is a free numerical view.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
-from compiler import gates, map_rows, map_steps, mlp, piecewise, positional
+from compiler import map_rows, map_steps, mlp, piecewise
 from compiler.blocks import (
     ONE,
-    Atom,
     Dim,
     Encoded,
     Encoding,
@@ -27,6 +25,7 @@ from compiler.blocks import (
 )
 from compiler.compare_steps import comparison_steps
 from compiler.fits import NoiseError
+from compiler.gated_maps import GatedMaps
 from compiler.graph import IRNode, Op
 from compiler.linear_steps import affine_plus_sum, linear_steps
 from compiler.map_rows import MapRows, Rows
@@ -35,6 +34,7 @@ from compiler.pick_mlp import plan_pick
 from compiler.picks import Pick
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
+from compiler.positional_maps import PositionalMaps
 from compiler.readings import decode_numeric, materialise, view_numerical
 from compiler.relations import combination_count
 from rasp.errors import CompileError, Diagnostic
@@ -42,9 +42,6 @@ from rasp.errors import CompileError, Diagnostic
 # A map of a number with `indices` as context tries the index's classes from this many indices
 # (the selectors' MIN_CLASSED_VALUES): below it, the index one-hot is narrow anyway.
 MIN_INDEX_CLASSES = 32
-# a number read categorically as the context of gated units over a categorical number, at most
-# this many values (the length at N = 256)
-MAX_GATED_CONTEXTS = 256
 # From this many positions on, a map of the position and a width that is a step of a line through
 # both (`indices > 0.75 * length`) decodes the width for it, a layer more: below, stepped over the
 # width's 1/(w+1) with the index one-hot as context is at most 4 times larger (the worth of a
@@ -60,10 +57,10 @@ CONTEXT_MAX_ROWS = 100_000
 class MapPlanner:
     def __init__(self, ctx: PlanContext, reader: Reader, built: Built) -> None:
         self.ctx, self.reader, self.built = ctx, reader, built
-        # maps of the position already embedded, by their values at every position
-        self._embedded: dict[tuple, Encoded] = {}
+        self.positional = PositionalMaps(ctx, built)
         self.points = MapRows(ctx, built)  # each map's rows and affine fit, computed once
         self.supports = MapSupports(ctx, self.points)
+        self.gated = GatedMaps(ctx, reader, built, self.points, self.supports)
 
     def support(self, index: int) -> tuple[int, ...]:
         """The s-ops map `index` is computed from (`MapSupports.support`)."""
@@ -86,7 +83,7 @@ class MapPlanner:
         if isinstance(node.fn, Pick):  # a count over the length per query value (compiler.picks)
             return plan_pick(self.ctx, self.reader, self.built, node, node.fn, encoding)
         if self.ctx.is_positional(node.index):
-            embedded = self._positional(node, encoding)
+            embedded = self.positional.embedded(node, encoding)
             if embedded is not None:
                 return embedded
         g = self.ctx.graph
@@ -131,54 +128,6 @@ class MapPlanner:
             out = self._map_over(node, wider, encoding, last_resort=True)
         assert out is not None  # a last resort always builds
         return out
-
-    def _positional(self, node: IRNode, encoding: Encoding) -> Encoded | None:
-        """A map of the position alone, written by the positional embedding (`positional`): a
-        class of the position (few values) as its own one-hot, any float32-exact number as one
-        dimension. None where neither applies (a many-valued map read categorically regroups the
-        index one-hot)."""
-        ctx = self.ctx
-        vals = ctx.values(node.index)
-        at = positional.position_values(ctx, node.index)
-        if encoding is Encoding.CATEGORICAL and not ctx.is_position_class(node.index):
-            return None
-        known = {value_key(v) for v in vals}
-        if any(ok and value_key(v) not in known for ok, v in at):
-            return None  # (the value analysis lists every value: a safeguard, not a path)
-        # the same map written twice (`select(indices % 2, indices % 2, ==)`) is embedded once
-        same = (
-            encoding,
-            tuple(value_key(v) for v in vals),
-            tuple(value_key(v) if ok else None for ok, v in at),
-        )
-        if same in self._embedded:
-            return self._embedded[same]
-        if encoding is Encoding.CATEGORICAL:
-            out = positional.embed_one_hot(
-                self.built,
-                Encoded.materialised_categorical(node.name, vals),
-                at,
-                node.text,
-            )
-        else:
-            numbers = [float(v) if ok else 0.0 for ok, v in at]
-            if not positional.exact_in_float32(numbers):
-                return None  # not stored exactly: read through the one-hot, its rounding bounded
-            dim = positional.embed_number(self.built, Dim(node.name), numbers, node.text)
-            out = Encoded(node.name, Encoding.NUMERICAL, vals, number=((dim, 1.0),))
-        self._embedded[same] = out
-        return out
-
-    def embedded_square(self, node: IRNode, centre: int) -> Dim | None:
-        """A column of the positional embedding holding (v - centre)^2 for map-of-the-position
-        `node`'s whole number v at each position (matching reads a number and its square), or None
-        where some square is no float32 number."""
-        at = positional.position_values(self.ctx, node.index)
-        squares = [(float(v) - centre) ** 2 if ok else 0.0 for ok, v in at]
-        if not all(x < positional.FLOAT32_WHOLE for x in squares):
-            return None
-        op = f"the square of {node.text} (matched)"
-        return positional.embed_number(self.built, Dim(f"{node.name}.sq"), squares, op)
 
     def _map_over(
         self,
@@ -271,11 +220,11 @@ class MapPlanner:
         if len(numeric) == 1 and len(categorical) > 1 and math.prod(sizes) <= MAX_FUSED_TABLE:
             # `-f if tokens == "a" else (1 if indices > 0 else f)`: affine in f for each pair of
             # context values, one gated unit per reachable pair (compiler.gates)
-            gated = self._gated(node, support, numeric[0], categorical, encoding)
+            gated = self.gated.over_contexts(node, support, numeric[0], categorical, encoding)
             if gated is not None:
                 return gated
         if len(numeric) == 1 and len(categorical) == 1:
-            swapped = self._gated_on_category(node, support, numeric[0], categorical[0], encoding)
+            swapped = self.gated.over_category(node, support, numeric[0], categorical[0], encoding)
             if swapped is not None:
                 return swapped
         one_block = (not numeric and len(categorical) == 1) or (
@@ -315,68 +264,6 @@ class MapPlanner:
             spec = steps
         if spec is None:
             raise refusal
-        self.built.add_mlp(spec)
-        return out
-
-    def _gated_on_category(
-        self, node: IRNode, support: tuple[int, ...], number: int, category: int, encoding: Encoding
-    ) -> Encoded | None:
-        """Gated units over the categorical input, with the number read as a one-hot context
-        (`ctx.category_gates`): `indices / length` is not affine in the length (read as
-        1/(n+1)) for each index, but is affine in the index for each length. Only where the
-        categorical input is a number, the number has at most MAX_GATED_CONTEXTS values, and no
-        map reads the map; None elsewhere. (Its steps over the length summed activations whose
-        float32 error broke the output's snap: a one-hot output of 12M parameters at N = 64.)"""
-        ctx = self.ctx
-        if not ctx.category_gates or encoding is not Encoding.NUMERICAL:
-            return None
-        if len(ctx.values(number)) > MAX_GATED_CONTEXTS:
-            return None
-        if not all(is_number(v) and not isinstance(v, bool) for v in ctx.values(category)):
-            return None
-        if node.index in ctx.graph.read_by_maps():
-            return None
-        if not self.supports.may_gate(support):
-            return None
-        rows = self.points.rows(node, support)
-        if gates.context_fits(rows, support.index(category), float) is None:
-            return None
-        return self._gated(node, support, category, [number], encoding)
-
-    def _gated(
-        self,
-        node: IRNode,
-        support: tuple[int, ...],
-        x_src: int,
-        categorical: list[int],
-        encoding: Encoding,
-    ) -> Encoded | None:
-        """The map as gated units over one number and several categorical contexts, or None
-        where it is not affine in the number for each tuple of their values. A width is read as
-        its whole number (decoded by its own MLP) where the map is affine in that."""
-        ctx, reader = self.ctx, self.reader
-        if encoding is not Encoding.NUMERICAL or not self.supports.may_gate(support):
-            return None
-        contexts = [reader.reading(s, Encoding.CATEGORICAL) for s in categorical]
-        rows = self.points.rows(node, support)
-        # the contexts in support order, as the rows hold them
-        ordered = [contexts[categorical.index(s)] for s in support if s != x_src]
-        vals = ctx.values(node.index)
-        out = Encoded.materialised_numerical(node.name, vals)
-
-        def gated(x: Encoded, at: Callable[[Atom], float]) -> MLPSpec | None:
-            xi = support.index(x_src)
-            return gates.gated_affine(x, at, xi, ordered, rows, out, op=node.text, name=node.name)
-
-        decoded = reader.reads_frac(x_src)
-        # a width is tried on a stand-in first: its decoding MLP is built only where it serves
-        if decoded and gated(Encoded.materialised_numerical(node.name, ()), float) is None:
-            return None
-        view = map_steps.view_of(ctx, reader, x_src, decoded=decoded)
-        spec = gated(view.x, view.at)
-        if spec is None:
-            return None
-        out = materialise(self.built, node, encoding, vals)
         self.built.add_mlp(spec)
         return out
 

@@ -78,7 +78,7 @@ class SquaredReadings:
         own = [(d, c) for d, c in x.number if d != ONE]
         if whole and len(own) == 1 and self.ctx.is_positional(index) and scale == 1:
             # a map of the position: the embedding writes its square too (no MLP, no layer)
-            square_dim = self.maps.embedded_square(node, centre)
+            square_dim = self.maps.positional.embedded_square(node, centre)
             if square_dim is not None:
                 one_hot = tuple(
                     (*_own_terms(x, v), (square_dim, float((w - centre) ** 2)))
