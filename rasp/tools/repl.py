@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,75 +28,21 @@ from rasp.display import (
     example_tokens,
     named_value,
 )
-from rasp.errors import RaspError, RaspInputError, RaspSyntaxError, RaspTypeError
+from rasp.errors import RaspError, RaspInputError, RaspTypeError
 from rasp.interpreter import Interpreter
 from rasp.parser import is_complete, parse
-from rasp.results import Bindings, ReplLoading, ResultKind, StatementResult
-from rasp.sops import Evaluator, Node, Selector, SOp, evaluate
+from rasp.results import ReplLoading, ResultKind, StatementResult
+from rasp.sops import Evaluator, Selector, SOp, evaluate
+from rasp.tools import repl_input
 from rasp.tools.repl_compiled import COMMANDS as COMPILED_COMMANDS
 from rasp.tools.repl_compiled import CompiledView
+from rasp.tools.repl_help import HELP_TEXT
 from rasp.tools.repl_listing import LoadListing
+from rasp.tools.repl_undo import BindingUndo
 from rasp.values import BuiltinFunction, RaspFunction, kind_name
 
 # `draw_hook(node, tokens) -> text`: set by whoever can draw (the compiler side); None: no drawing.
 DrawHook = Callable[[SOp | Selector, list[Any]], str]
-
-KEYWORDS = (
-    "aggregate",
-    "and",
-    "def",
-    "display",
-    "draw",
-    "else",
-    "example",
-    "examples",
-    "exit",
-    "for",
-    "full",
-    "if",
-    "in",
-    "indicator",
-    "len",
-    "load",
-    "not",
-    "off",
-    "on",
-    "or",
-    "quit",
-    "range",
-    "return",
-    "round",
-    "select",
-    "selector",
-    "seq",
-    "set",
-    "show",
-    "zip",
-)
-
-HELP_TEXT = """\
-RASP statements end with ';' (a def or for ends with '}'); a statement may span several lines.
-  x = select(indices, indices, <);   bind a name (its value on the running example is shown)
-  f("abc");                          apply an s-op or selector to an input
-  load "file";                       run file.rasp and import its names
-  draw(sop[, input]);                draw the computation (needs the compiler)
-REPL commands (no ';'):
-  set [s-op|selector] example E      change the running example (string, list or dict)
-  show [s-op|selector] example       print the running example
-  [s-op|selector] examples on|off    show or hide examples under new names
-  full seq display on|off            print s-op examples as aligned input/output rows
-  exit | quit | Ctrl-D               leave (Ctrl-C drops a partial statement)
-  :names   names you defined        :type NAME   the kind of NAME        :help   this text
-  (a ':' command takes no ';', and ignores one at its end)
-The compiled view (needs the compiler and torch):
-  :compile NAME [VOCAB] [MAX_LEN] [MAX_PARAMS]
-                                     compile an s-op; VOCAB abc, "abc" or ["a", 1] (default: the
-                                     running example's tokens), MAX_LEN default max(8, its length),
-                                     MAX_PARAMS the parameter limit (default 200,000,000)
-  :layers                            which head or MLP computes which variable
-  :residual [INPUT]                  every variable after every sublayer, model | interpreter
-  :verify [K]                        model == interpreter on every input up to length K, and more
-  :draw [INPUT] [-o FILE.png]        picture (default comp_flows/NAME_INPUT.png and .dot)"""
 
 
 class ReplSession:
@@ -170,27 +115,29 @@ class ReplSession:
         """Take one input line; return what the REPL prints for it ("" mid-statement)."""
         if self.finished:
             return ""
-        if line.strip().startswith(":") and (not self._pending or _breaks(self._pending, line)):
+        if line.strip().startswith(":") and (
+            not self._pending or repl_input.breaks(self._pending, line)
+        ):
             # (after an unfinished statement, `y` without its ';', a command is not swallowed
             # into it: the statement's error, then the command)
             unfinished = "\n".join(self._pending)
             self._pending = []
             done = [self.run_text(unfinished)] if unfinished else []
             return "\n".join(p for p in (*done, self._colon_command(line.strip())) if p)
-        if self._pending and _is_command(line) and _breaks(self._pending, line):
+        if self._pending and repl_input.is_command(line) and repl_input.breaks(self._pending, line):
             # (`exit` or `set example ...` after an unfinished statement: its error, then the
             # command, as for a `:command`)
             unfinished = "\n".join(self._pending)
             self._pending = []
             return "\n".join(p for p in (self.run_text(unfinished), self.feed(line)) if p)
-        if not self._pending and _is_blank(line):
+        if not self._pending and repl_input.is_blank(line):
             return ""
         self._pending.append(line)
         text = "\n".join(self._pending)
-        if _is_blank(text):
+        if repl_input.is_blank(text):
             self._pending = []
             return ""
-        if not is_complete(text) or _open_block(text):
+        if not is_complete(text) or repl_input.open_block(text):
             # (a def's or for's syntax error waits for its closing '}': the rest of its body is
             # part of it, not new statements that would run, or fail, at the top level)
             return ""
@@ -229,7 +176,7 @@ class ReplSession:
     # -- statements -----------------------------------------------------------------------------
 
     def _statement(self, stmt: ast.Stmt) -> list[str]:
-        env = _Bindings(self.interpreter)
+        env = BindingUndo(self.interpreter)
         saved = env.snapshot()
         errors: list[RaspError] = []  # a loaded file's failing statements, reported and skipped
         quiet = dataclasses.replace(self.settings, show_seq=False, show_sel=False)
@@ -337,7 +284,7 @@ class ReplSession:
         """The tokens `f(input);` was applied to (for the selector grid and the full seq rows)."""
         if isinstance(stmt, ast.ExprStmt) and isinstance(stmt.expr, ast.Call) and stmt.expr.args:
             arg = stmt.expr.args[0]
-            env = _Bindings(self.interpreter)
+            env = BindingUndo(self.interpreter)
             saved = env.snapshot()
             try:
                 given = self.interpreter.exec_statement(ast.ExprStmt(arg, arg.span)).values[0]
@@ -413,35 +360,6 @@ class ReplSession:
         return f"error: unknown command {text!r}; type :help for the commands"
 
 
-@dataclass(frozen=True)
-class _Snapshot:
-    bindings: Bindings
-    node_names: list[tuple[Node, str | None]]
-
-
-class _Bindings:
-    """Undo for the REPL's definition-time check.
-
-    The interpreter binds a name before the REPL can test the value on the running example; when the
-    test fails, the REPL puts the old bindings back (as the original, which never binds a failing
-    value). Assignment also renames the assigned node (`tokens = tokens_int;` names tokens_int
-    "tokens"), so the names of every visible node are restored too.
-    """
-
-    def __init__(self, interpreter: Interpreter) -> None:
-        self._interpreter = interpreter
-
-    def snapshot(self) -> _Snapshot:
-        get = self._interpreter.get
-        nodes = [v for n in self._interpreter.names() if isinstance(v := get(n), Node)]
-        return _Snapshot(self._interpreter.snapshot(), [(n, n.name) for n in nodes])
-
-    def restore(self, saved: _Snapshot) -> None:
-        self._interpreter.restore(saved.bindings)
-        for node, name in saved.node_names:
-            node.name = name
-
-
 def _nodes_in(values: Iterable[Any]) -> Iterator[SOp | Selector]:
     """The s-ops and selectors among `values` and inside their lists and dicts (a stack, not
     recursion: a list may nest deeper than Python recurses)."""
@@ -492,44 +410,3 @@ def _tokens_of(example: Any, span: Any) -> list[Any]:
 
 def _plain_example(example: Any) -> str:
     return example if isinstance(example, str) else example_text(example)
-
-
-def _open_block(text: str) -> bool:
-    """Whether `text` has a `def` or `for` and more '{' than '}' (outside strings and comments)."""
-    depth, words = 0, []
-    for line in text.splitlines():
-        code, in_string = [], False
-        for char in line:
-            if in_string:
-                in_string = char != '"'
-            elif char == '"':
-                in_string = True
-            elif char == "#":
-                break
-            else:
-                code.append(char)
-                depth += {"{": 1, "}": -1}.get(char, 0)
-        words += "".join(code).replace("(", " ").replace("{", " ").split()
-    return depth > 0 and ("def" in words or "for" in words)
-
-
-def _is_command(line: str) -> bool:
-    """Whether `line` is a REPL command on its own (`exit`, `quit;`, `set example "ab"`, ...)."""
-    try:
-        program = parse(line, "<repl>")
-    except RaspSyntaxError:
-        return False
-    return len(program.statements) == 1 and isinstance(program.statements[0], ast.ReplCommand)
-
-
-def _breaks(pending: list[str], line: str) -> bool:
-    """Whether `line` makes the unfinished statement a syntax error (it is no continuation)."""
-    try:
-        parse("\n".join([*pending, line]), "<repl>")
-    except RaspSyntaxError as exc:
-        return not exc.incomplete
-    return False
-
-
-def _is_blank(text: str) -> bool:
-    return all(not line.strip() or line.strip().startswith("#") for line in text.splitlines())

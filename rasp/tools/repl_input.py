@@ -1,0 +1,50 @@
+"""Whether the lines typed so far end a statement, for `rasp.tools.repl.ReplSession.feed`: a
+`def` or `for` block still open, a REPL command on its own line, a line that no statement could
+continue, a line of nothing but comments."""
+
+from __future__ import annotations
+
+from rasp import ast
+from rasp.errors import RaspSyntaxError
+from rasp.parser import parse
+
+
+def open_block(text: str) -> bool:
+    """Whether `text` has a `def` or `for` and more '{' than '}' (outside strings and comments)."""
+    depth, words = 0, []
+    for line in text.splitlines():
+        code, in_string = [], False
+        for char in line:
+            if in_string:
+                in_string = char != '"'
+            elif char == '"':
+                in_string = True
+            elif char == "#":
+                break
+            else:
+                code.append(char)
+                depth += {"{": 1, "}": -1}.get(char, 0)
+        words += "".join(code).replace("(", " ").replace("{", " ").split()
+    return depth > 0 and ("def" in words or "for" in words)
+
+
+def is_command(line: str) -> bool:
+    """Whether `line` is a REPL command on its own (`exit`, `quit;`, `set example "ab"`, ...)."""
+    try:
+        program = parse(line, "<repl>")
+    except RaspSyntaxError:
+        return False
+    return len(program.statements) == 1 and isinstance(program.statements[0], ast.ReplCommand)
+
+
+def breaks(pending: list[str], line: str) -> bool:
+    """Whether `line` makes the unfinished statement a syntax error (it is no continuation)."""
+    try:
+        parse("\n".join([*pending, line]), "<repl>")
+    except RaspSyntaxError as exc:
+        return not exc.incomplete
+    return False
+
+
+def is_blank(text: str) -> bool:
+    return all(not line.strip() or line.strip().startswith("#") for line in text.splitlines())
