@@ -27,6 +27,7 @@ _BASE = 2**32  # argument code = first id * _BASE + second id
 UNKNOWN = -2  # MapTable.table: an argument combination not looked up yet
 TABLE_MAX = 4_000_000  # MapTable.table entries at most (32 MB)
 _PLAIN = (bool, int, float, str)
+_PLAIN_TYPES = frozenset(_PLAIN)
 
 
 def plain(value: Atom) -> bool:
@@ -35,6 +36,17 @@ def plain(value: Atom) -> bool:
     if t is float:
         return not math.isnan(value) and (value != 0.0 or math.copysign(1.0, value) > 0)
     return t in _PLAIN
+
+
+def all_plain(values: Sequence[Atom]) -> bool:
+    """`plain` of every value, the floats checked as one array."""
+    types = set(map(type, values))
+    if not types <= _PLAIN_TYPES:
+        return False
+    if float not in types:
+        return True
+    floats = np.array([v for v in values if type(v) is float], dtype=np.float64)
+    return not (np.isnan(floats).any() or (np.signbit(floats) & (floats == 0.0)).any())
 
 
 class Ids:
@@ -50,19 +62,22 @@ class Ids:
         got = self._sets.get(id(values), False)
         if got is not False:
             return got  # type: ignore[return-value]
-        out: list[int] | None = []
-        for v in values:
-            if not plain(v):
-                out = None
-                break
-            key = value_key(v)
-            i = self.ids.get(key)
-            if i is None:
-                i = self.ids[key] = len(self.objects)
-                self.objects.append(v)
-            out.append(i)  # type: ignore[union-attr]
+        out: list[int] | None = None
+        if all_plain(values):
+            # for plain values (type, value) splits as value_key does, and is built at C speed
+            # (a set of 33K fractions per position at N = 256: 1.8M keys per analysis)
+            keys = list(zip(map(type, values), values))
+            out = list(map(self.ids.get, keys))
+            if None in out:
+                for k, key in enumerate(keys):
+                    if out[k] is None:
+                        i = self.ids.get(key)
+                        if i is None:
+                            i = self.ids[key] = len(self.objects)
+                            self.objects.append(values[k])
+                        out[k] = i
         self._sets[id(values)] = out
-        return out
+        return out  # type: ignore[return-value]
 
 
 def product_codes(ids: Sequence[list[int]], strides: Sequence[int]) -> np.ndarray | list[int]:
@@ -163,6 +178,12 @@ class MapTable:
             return None
         if size > 4 * SMALL and self._grow():  # (below, numpy's overheads dominate)
             return self._array_outputs(ids, sets)  # type: ignore[arg-type]
+        if size > 4 * SMALL and self.fn is not None:
+            # too many ids for the table (two prefix means at N = 256: 20K each): every code
+            # computed as columns, no per-code lookup (5.6M codes, ~4 s of 16)
+            got = self._column_outputs(ids)  # type: ignore[arg-type]
+            if got is not None:
+                return got
         if len(ids) == 1:
             codes = ids[0]
         elif size <= SMALL:
@@ -181,6 +202,20 @@ class MapTable:
         found = set(got)
         found.discard(-1)
         return [self.outs[i] for i in found]
+
+    def _column_outputs(self, ids: list[list[int]]) -> list[Atom] | None:
+        """`outputs` where compiler.vector_maps computes every code of the product at once (its
+        results are Python's), else None."""
+        arrays = [np.array(a, dtype=np.int64) for a in ids]
+        if len(arrays) == 1:
+            codes = arrays[0]
+        else:
+            codes = (arrays[0][:, None] * _BASE + arrays[1][None, :]).ravel()
+        got = self._apply_columns(codes, len(arrays))
+        if got is None:
+            return None
+        found = np.unique(got)
+        return [self.outs[i] for i in found.tolist() if i >= 0]
 
     def _array_outputs(
         self, ids: list[list[int]], sets: Sequence[tuple[Atom, ...]]
@@ -230,9 +265,9 @@ class MapTable:
         compiler.vector_maps computes the function (the results are Python's), else one by one;
         None where an output is not plain."""
         if self.fn is not None and len(codes) >= SMALL:
-            got = self._apply_columns(codes, arity)
+            got = self._apply_columns(np.array(codes, dtype=np.int64), arity)
             if got is not None:
-                return got  # not kept in `results`: computing them again costs less
+                return got.tolist()  # not kept in `results`: computing them again costs less
         out = []
         for code in codes:
             r = self.results.get(code)
@@ -243,8 +278,9 @@ class MapTable:
             out.append(r)
         return out
 
-    def _apply_columns(self, codes: list[int], arity: int) -> list[int] | None:
-        array = np.array(codes, dtype=np.int64)
+    def _apply_columns(self, array: np.ndarray, arity: int) -> np.ndarray | None:
+        """Out ids (-1: no value) of the argument codes `array`, None where compiler.vector_maps
+        does not compute them exactly."""
         arg_ids = (array,) if arity == 1 else (array // _BASE, array % _BASE)
         args = []
         for k, ids in enumerate(arg_ids):
@@ -258,7 +294,7 @@ class MapTable:
         if not vector_maps.plain(got):
             return None  # a -0.0 or NaN: the loop decides
         # one atom per distinct (type, value) result: a float64's bits name its value, per type
-        result = np.full(len(codes), -1, dtype=np.int64)
+        result = np.full(len(array), -1, dtype=np.int64)
         bits = got.num.view(np.int64)
         for kind in np.unique(got.kind[got.ok]).tolist():
             rows = np.nonzero(got.ok & (got.kind == kind))[0]
@@ -269,7 +305,7 @@ class MapTable:
             )
             ids = np.array([self._out_id(v) for v in values or ()], dtype=np.int64)
             result[rows] = ids[inverse.ravel()]
-        return result.tolist()
+        return result
 
     def _slot_column(self, k: int) -> vector_maps.Column | None:
         """Slot k's values as a column (None: one is not a number), extended as ids are added."""

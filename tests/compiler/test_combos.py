@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from compiler import vector_maps
+from compiler import combos, vector_maps
 from compiler.blocks import sort_values, value_key
 from compiler.combos import MapTable, TooManyRows, joint_rows
 from compiler.map_values import apply_map
@@ -128,3 +128,42 @@ def test_the_loop_path_refuses_more_rows_than_the_limit_as_it_goes() -> None:
     big = {(i, n): rel_a[(n - 1, n)] for i in range(n)}
     with pytest.raises(TooManyRows):
         input_combinations((0, 1), [big, big], [values[0], values[0]], limit=(n + 1) ** 2 - 1)
+
+
+def test_map_table_past_its_table_limit_equals_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    # more ids than the array table holds (two prefix means at N = 256): every code of a product
+    # is computed as columns at once, and gives what the loop gives, a declined map included
+    monkeypatch.setattr(combos, "TABLE_MAX", 16)
+    rng = random.Random(3)
+    fractions = [k / d for d in range(1, 40) for k in range(d + 1)] + list(range(-3, 4))
+    fns = [operator.sub, ops._times, operator.truediv, operator.lt, operator.mod]
+    for _ in range(30):
+        fn = ops.Lifted(rng.choice(fns), (None, None), (0, 1))
+        columns = MapTable(2, lambda args, fn=fn: apply_map(fn, args), fn)
+        declined = False
+        for _ in range(3):
+            a, b = (tuple(sort_values(rng.sample(fractions, rng.randint(20, 60)))) for _ in "ab")
+            fast = columns.outputs([a, b])
+            outs = [out for ok, out in (apply_map(fn, p) for p in itertools.product(a, b)) if ok]
+            if any(combos.plain(v) is False for v in outs):
+                assert fast is None  # a -0.0 (0.0 * -1): the loop keeps the last of equal keys
+                declined = True
+                continue
+            assert fast is not None
+            assert sorted(map(value_key, fast)) == sorted(set(map(value_key, outs)))
+        assert declined or columns.results == {}  # nothing looked up one code at a time
+
+
+def test_ids_of_mixed_sets_equal_value_keys() -> None:
+    # ids are found by (type, value): 1, 1.0 and True are three ids, as value_key tells them apart
+    ids = combos.Ids()
+    first = (1, 1.0, True, "1", 2.5)
+    assert ids.of(first) == [0, 1, 2, 3, 4]
+    assert ids.of((2.5, False, 1.0, 0)) == [4, 5, 1, 6]
+    assert [value_key(v) for v in ids.objects] == [
+        value_key(v) for v in (1, 1.0, True, "1", 2.5, False, 0)
+    ]
+    assert ids.of((1, -0.0)) is None
+    assert ids.of((float("nan"),)) is None
+    assert ids.of((None,)) is None
+    assert len(ids.objects) == 7  # a declined set adds no id
