@@ -33,6 +33,7 @@ from compiler.blocks import (
     Encoded,
     Encoding,
     Plan,
+    all_numbers,
     is_number,
     sort_values,
     value_key,
@@ -288,7 +289,7 @@ class Readings:
     def _numerical(self, node: IRNode) -> Encoded:
         ctx = self.ctx
         vals = ctx.values(node.index)
-        if not all(is_number(v) or isinstance(v, bool) for v in vals):
+        if not all_numbers(vals, bools=True):
             averaged = ctx.values(node.inputs[1]) if node.op is Op.AGGREGATE else vals
             raise CompileError([_not_averaged(node, averaged)])
         match node.op:
@@ -334,7 +335,7 @@ class Readings:
 def _not_averaged(node: IRNode, averaged: Sequence[Atom]) -> Diagnostic:
     """Why a mean cannot be built: the averaged values are not numbers, or only its default is
     not (`aggregate(sel, indices, "none")`: a mean of several keys is never "none")."""
-    numbers = all(is_number(v) or isinstance(v, bool) for v in averaged)
+    numbers = all_numbers(averaged, bools=True)
     if node.op is Op.AGGREGATE and numbers:
         return Diagnostic(
             f"'{node.text}' averages numbers, but its default {_shown(node.value)} is not a number",

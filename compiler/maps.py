@@ -20,6 +20,7 @@ from compiler.blocks import (
     Encoding,
     MLPSpec,
     Terms,
+    all_numbers,
     is_number,
     value_key,
 )
@@ -69,9 +70,7 @@ class MapPlanner:
     def plan(self, node: IRNode, encoding: Encoding) -> Encoded:
         """The reading of map `node`, and the blocks that compute it."""
         vals = self.ctx.values(node.index)
-        if encoding is Encoding.NUMERICAL and not all(
-            is_number(v) or isinstance(v, bool) for v in vals
-        ):
+        if encoding is Encoding.NUMERICAL and not all_numbers(vals, bools=True):
             raise CompileError(
                 [
                     Diagnostic(

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from compiler import numeric
-from compiler.blocks import ONE, Atom, Dim, Encoded, Encoding, is_number
+from compiler.blocks import ONE, Atom, Dim, Encoded, Encoding, all_numbers, is_number
 from compiler.fits import exact_affine_fit
 from compiler.graph import IRNode, Op
 from compiler.known_affine import known_affine
@@ -103,10 +103,10 @@ class NumberViews:
             form = ({}, float(node.value)) if is_number(node.value) else None
         elif node.op is not Op.MAP:
             ok = ctx.is_numeric_source(index) or (
-                node.op in (Op.INDICES, Op.TOKENS) and all(is_number(v) for v in vals)
+                node.op in (Op.INDICES, Op.TOKENS) and all_numbers(vals)
             )
             form = ({index: 1.0}, 0.0) if ok else None
-        elif all(is_number(v) for v in vals) and self._of_tokens(index):
+        elif all_numbers(vals) and self._of_tokens(index):
             # a map of the tokens alone with number values (indicator(tokens == "(")) is read as a
             # number for free: its values on the token one-hot
             form = ({index: 1.0}, 0.0)

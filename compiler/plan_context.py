@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from compiler import numeric, vector_maps
-from compiler.blocks import Atom, Encoded, Encoding, is_number
+from compiler.blocks import Atom, Encoded, Encoding, all_numbers, is_number
 from compiler.graph import Graph, IRNode, Op
 from compiler.map_values import apply_map
 from compiler.picks import Pick, pick_error
@@ -82,7 +82,7 @@ class PlanContext:
         `numeric_copies`, one key of more than NUMERIC_COPY_MIN_VALUES numbers and a number as
         the default)."""
         vals = self.values(node.inputs[1])
-        if not (self.max_len >= 2 and vals and all(is_number(v) for v in vals)):
+        if not (self.max_len >= 2 and vals and all_numbers(vals)):
             return False
         if not self.value_sets.at_most_one[node.inputs[0]]:
             return True
@@ -116,7 +116,7 @@ class PlanContext:
             if self.is_position_class(index):
                 return False
             vals = self.values(index)
-            return len(vals) > 2 and all(is_number(v) for v in vals)
+            return len(vals) > 2 and all_numbers(vals)
         return node.op in (Op.LENGTH, Op.SELECTOR_WIDTH) or (
             node.op is Op.AGGREGATE and self.is_mean(node)
         )

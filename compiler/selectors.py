@@ -27,7 +27,7 @@ from compiler.blocks import (
     Encoded,
     Encoding,
     Relation,
-    is_number,
+    all_numbers,
     mask_atom,
     positions_of,
     sort_values,
@@ -193,7 +193,7 @@ class SelectorPlanner:
         vals = self.ctx.values(index)
         if self.reader.read_in_full(index) and not even_if_read:
             return None
-        if not all(is_number(v) for v in vals):
+        if not all_numbers(vals):
             return None
         classes: dict[tuple[bool, ...], Atom] = {}
         rep = {value_key(v): classes.setdefault(row(v), v) for v in sort_values(vals)}

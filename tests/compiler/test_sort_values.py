@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.blocks import _order, sort_values, value_key
+from compiler.blocks import _order, all_numbers, is_number, sort_values, value_key
 
 NUMBERS = st.one_of(
     st.integers(-(2**60), 2**60),
@@ -40,3 +41,15 @@ def test_any_atoms_sort_as_the_dict_sorts_them(values: list[object]) -> None:
 def test_the_last_of_two_zeros_is_kept() -> None:
     assert repr(sort_values([0.0, 1.0, -0.0])) == "(-0.0, 1.0)"
     assert repr(sort_values([-0.0, 2, 0.0, 2.0])) == "(0.0, 2.0, 2)"
+
+
+def test_all_numbers_equals_the_loop() -> None:
+    class Half(float):
+        pass
+
+    cases = [(), (1, 2.5), (1, True), (True,), ("a", 1), (Half(0.5), 2), (np.float64(1.5), 1)]
+    for values in cases:
+        for bools in (False, True):
+            want = all(is_number(v) or (bools and isinstance(v, bool)) for v in values)
+            assert all_numbers(values, bools=bools) == want
+            assert all_numbers(iter(values), bools=bools) == want
