@@ -48,12 +48,29 @@ def merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[f
     ends = [*starts[1:], len(points)]
     merged: list[tuple[float, Atom]] = []
     positions = order.tolist()
+    sorted_xs = ordered.tolist()
     for start, end in zip(starts, ends, strict=True):
         if end - start == 1:
             merged.append(points[positions[start]])
+            continue
+        run = [points[k] for k in positions[start:end]]
+        if sorted_xs[start] == sorted_xs[end - 1] and _one_value(run):
+            # one x and one value (a row reached at many positions: most runs at N = 256, 262K
+            # of them for /tmp/both.rasp): what _merge_sorted keeps, its first point
+            merged.append(run[0])
         else:
-            merged.extend(_merge_sorted(node, [points[k] for k in positions[start:end]]))
+            merged.extend(_merge_sorted(node, run))
     return merged
+
+
+def _one_value(run: list[tuple[float, Atom]]) -> bool:
+    """Whether every point of `run` has the first's value, a plain one (not a NaN): `same_value`
+    of any two of them holds."""
+    v0 = run[0][1]
+    t = type(v0)
+    if t not in (int, float, str, bool) or v0 != v0:
+        return False
+    return all(type(v) is t and v == v0 for _, v in run)  # value_key(v) == value_key(v0)
 
 
 Contexts = Sequence[tuple[Atom, list[tuple[float, Atom]]]]  # (context value, its points)

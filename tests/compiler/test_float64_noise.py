@@ -198,3 +198,23 @@ def test_twins_merged_in_one_context_and_written_in_another_are_refused() -> Non
         merge_per_context(node, [merged_here, alone_there], (0.3, twin))
     _, canon = merge_per_context(node, [merged_here], (0.3, twin))
     assert canon == {("float", 0.3): 0.3, ("float", twin): 0.3}
+
+
+def test_merge_points_keeps_the_first_of_a_run_of_one_value() -> None:
+    """A row reached at many positions (runs of one x and one value, the fast path) merges as the
+    plain walk merges it; a run whose values differ by type is still refused alike."""
+    from compiler.fits import _merge_sorted, merge_points
+    from compiler.graph import build_graph
+
+    node = build_graph(_program("x = indices * 2;", "x")).output
+    runs = [
+        [(0.5, 1)] * 5 + [(1, "a"), (1.0, "a")] * 3 + [(2 / 3, 0.25)] * 4,
+        [(0.5, 1), (0.5, 1.0), (0.5, 1)],  # equal numbers of two types: one point, the first
+        [(0.5, 1), (0.5, True)],  # a bool is not the number 1
+        [(0.5, float("nan")), (0.5, float("nan"))],
+    ]
+    for points in runs:
+        want = _merged_or_error(
+            lambda n, p: _merge_sorted(n, sorted(p, key=lambda q: q[0])), node, points
+        )
+        assert repr(_merged_or_error(merge_points, node, points)) == repr(want)
