@@ -67,15 +67,14 @@ class Ids:
             # for plain values (type, value) splits as value_key does, and is built at C speed
             # (a set of 33K fractions per position at N = 256: 1.8M keys per analysis)
             keys = list(zip(map(type, values), values))
-            out = list(map(self.ids.get, keys))
+            ids = self.ids
+            out = list(map(ids.get, keys))
             if None in out:
-                for k, key in enumerate(keys):
-                    if out[k] is None:
-                        i = self.ids.get(key)
-                        if i is None:
-                            i = self.ids[key] = len(self.objects)
-                            self.objects.append(values[k])
-                        out[k] = i
+                # new ids in first-seen order; a plain value's key holds the value itself
+                fresh = [key for key in dict.fromkeys(keys) if key not in ids]
+                ids.update(zip(fresh, range(len(self.objects), len(self.objects) + len(fresh))))
+                self.objects.extend(v for _, v in fresh)
+                out = list(map(ids.__getitem__, keys))
         self._sets[id(values)] = out
         return out  # type: ignore[return-value]
 
