@@ -91,7 +91,21 @@ class MapRows:
         return True, hit[1]
 
     def _compute(self, node: IRNode, support: tuple[int, ...]) -> Rows:
-        ctx, built = self.ctx, self.built
+        built = self.built
+        # the rows before any canonical table: the same in every build from one value analysis
+        # (/tmp/both.rasp at N = 256 plans 7 builds, each listing the same 266K rows)
+        key = ("map_rows", node.index, support)
+        rows = self.ctx.value_sets.memo.get(key)
+        if rows is None:
+            rows = self.ctx.value_sets.memo[key] = self._reachable(node, support)
+        rows = list(rows)  # (a build's own list)
+        if not any(s in built.canon for s in support):
+            return rows
+        return self._merged(node, support, rows)
+
+    def _reachable(self, node: IRNode, support: tuple[int, ...]) -> Rows:
+        """The map's value at every reachable combination of its support's values."""
+        ctx = self.ctx
         vs = ctx.value_sets
         # The value set lists every output that occurs (`values` enumerates shared sources jointly):
         # a combination of the support's values giving another output never meets (`y - x` over
@@ -126,8 +140,11 @@ class MapRows:
                 ok, out = chain(combo)
                 if ok and value_key(out) in occurs:
                     rows.append((combo, out))
-        if not any(s in built.canon for s in support):
-            return rows
+        return rows
+
+    def _merged(self, node: IRNode, support: tuple[int, ...], rows: Rows) -> Rows:
+        """`rows` in the values the support's categorical readings use."""
+        built = self.built
         merged: dict[tuple, tuple[tuple[Atom, ...], Atom]] = {}
         for combo, out in rows:
             canon = tuple(built.canonical(s, v) for s, v in zip(support, combo))

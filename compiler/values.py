@@ -16,7 +16,8 @@ exactly i+1 values), and maps of such nodes combine them per (i, n) instead of o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -50,6 +51,10 @@ class ValueSets:
     looks_back: tuple[
         bool, ...
     ] = ()  # selectors: provably selects only keys at or before the query
+    # what the planners derive from these sets and the graph they were inferred from alone, kept
+    # for every build planned from them (compiler.map_rows: a map's reachable rows, the same in
+    # each of the builds compiler.alternatives tries; not an init field, so `replace` starts afresh)
+    memo: dict[Any, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def of(self, node: IRNode) -> tuple[Atom, ...]:
         return self.values[node.index]

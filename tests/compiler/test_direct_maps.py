@@ -80,3 +80,44 @@ def test_a_direct_map_reads_its_inputs_themselves() -> None:
         names[direct] = sorted(graph[i].name for i in planner.support(both.index))
     assert names[frozenset()] == ["b1", "z2"]  # z1 fused: read through its source
     assert names[frozenset({"both"})] == ["z1", "z2"]
+
+
+def test_builds_from_one_value_analysis_list_a_maps_rows_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # keep_proved plans up to 7 builds of BOTH_ZERO at N = 256 from one value analysis; each
+    # listed the same rows of every map (266K for b1), now listed once for them all
+    from collections import Counter
+
+    from compiler import driver
+    from compiler.alternatives import BuildOptions
+    from compiler.forms import prepare
+    from compiler.plan_context import PlanContext
+    from compiler.values import infer_values
+
+    vocab = tuple("(){}")
+    sop = prepare(_program(BOTH_ZERO), vocab, 16)
+    values = infer_values(build_graph(sop), vocab, 16)
+    listed: Counter[tuple[int, tuple[int, ...]]] = Counter()
+    original = PlanContext.chain_values
+
+    def counted(ctx: PlanContext, index: int, sources: tuple[int, ...], combos: list) -> object:
+        listed[(index, tuple(sources))] += 1
+        return original(ctx, index, sources, combos)
+
+    monkeypatch.setattr(PlanContext, "chain_values", counted)
+    sketches = [
+        driver._plan(
+            sop,
+            vocab,
+            16,
+            causal=False,
+            note=lambda s: None,
+            options=options,
+            head_masks=True,
+            analyse=lambda graph: values,
+        ).sketch
+        for options in (BuildOptions(), BuildOptions(gates=False), BuildOptions())
+    ]
+    assert listed and set(listed.values()) == {1}
+    assert sketches[0] == sketches[2]
