@@ -61,7 +61,15 @@ def view_of(ctx: PlanContext, reader: Reader, src: int, decoded: bool) -> XView:
     """Numeric source `src` as a step MLP reads it: a width's 1/(w+1) unless `decoded`."""
     if decoded and reader.reads_frac(src):  # the whole number, decoded by its own step MLP (exact)
         return XView(reader.reading(src, Encoding.NUMERICAL), float, None)
-    return XView(reader.number(src), lambda v: reader.x_of(src, v), ctx.x_error(src))
+    # (whether src is read as a fraction is fixed per plan: asked once, not at each of the
+    # 911K points of /tmp/both.rasp's steps at N = 256)
+    at = _fraction if reader.reads_frac(src) else float
+    return XView(reader.number(src), at, ctx.x_error(src))
+
+
+def _fraction(w: Atom) -> float:
+    """Where a width w sits on its head's 1/(w+1) (`Reader.x_of`)."""
+    return 1.0 / (w + 1)  # type: ignore[operator]
 
 
 def _fraction_then_decoded(
