@@ -212,6 +212,9 @@ def test_merge_points_keeps_the_first_of_a_run_of_one_value() -> None:
         [(0.5, 1), (0.5, 1.0), (0.5, 1)],  # equal numbers of two types: one point, the first
         [(0.5, 1), (0.5, True)],  # a bool is not the number 1
         [(0.5, float("nan")), (0.5, float("nan"))],
+        # float64 twins (a prefix balance's x at N = 256): one value, then two (refused)
+        [(-0.9841269841269842, False), (-0.9841269841269841, False), (0.25, 1), (0.25, 1.0)],
+        [(-0.9841269841269842, False), (-0.9841269841269841, True)],
     ]
     for points in runs:
         want = _merged_or_error(
