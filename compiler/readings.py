@@ -50,11 +50,16 @@ def decode_numeric(
     canon: dict[tuple[str, Any], Atom] | None = None
     if encoding is Encoding.CATEGORICAL:
         # each point's value -> the value of the merged point nearest its x
-        canon = {}
+        # (each value's first merged point by index: one value_key per point, not three, over
+        # the 2M points of /tmp/both.rasp's builds at N = 256)
+        written_keys = [value_key(w) for _, w in merged]
+        first: dict[tuple[str, Any], int] = {}
         twice = False  # a value written in two columns
-        for (_, v), i in zip(points, nearest_merged(merged, points), strict=True):
-            written = merged[i][1]
-            twice |= value_key(canon.setdefault(value_key(v), written)) != value_key(written)
+        for key, i in zip(
+            map(value_key, (v for _, v in points)), nearest_merged(merged, points), strict=True
+        ):
+            twice |= written_keys[first.setdefault(key, i)] != written_keys[i]
+        canon = {key: merged[i][1] for key, i in first.items()}
         if twice:
             # 4.0 merged into 4 at one x (1.333 * 3) and alone at another (2.0 * 2): a reader
             # of the one-hot, told 4.0 is the column 4, had no row for the column 4.0 (certified
