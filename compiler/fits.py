@@ -156,9 +156,8 @@ def _merge_sorted(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[
         else:
             clusters.append([(x, v)])
     merged = []
-    one = bool(points) and _one_value(
-        points
-    )  # (float64 twins of one value, most runs: no check can fail)
+    # float64 twins of one value (most runs): no check below can fail
+    one = bool(points) and _one_value(points)
     for cluster in clusters:
         x0, v0 = min(cluster, key=lambda p: abs(p[0] - round(p[0], 9)))
         if one:

@@ -21,7 +21,6 @@ from compiler.blocks import (
     MLPSpec,
     Terms,
     all_numbers,
-    is_number,
     value_key,
 )
 from compiler.compare_steps import comparison_steps
