@@ -48,18 +48,11 @@ def merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[f
     ends = [*starts[1:], len(points)]
     merged: list[tuple[float, Atom]] = []
     positions = order.tolist()
-    sorted_xs = ordered.tolist()
     for start, end in zip(starts, ends, strict=True):
         if end - start == 1:
             merged.append(points[positions[start]])
-            continue
-        run = [points[k] for k in positions[start:end]]
-        if sorted_xs[start] == sorted_xs[end - 1] and _one_value(run):
-            # one x and one value (a row reached at many positions: most runs at N = 256, 262K
-            # of them for /tmp/both.rasp): what _merge_sorted keeps, its first point
-            merged.append(run[0])
         else:
-            merged.extend(_merge_sorted(node, run))
+            merged.extend(_merge_sorted(node, [points[k] for k in positions[start:end]]))
     return merged
 
 
