@@ -51,6 +51,9 @@ MIN_CLASSED_VALUES = 32
 # A select side with at most this many values against a map of the position is compared through
 # the position's classes, not matched (see `_select_atoms`).
 FEW_VALUES = 4
+# A joint reading reads a side s-op as classes only where the s-op meets at most this many
+# (comparison, other-side value) pairs: each value's class is its row of outcomes.
+MAX_COMPARED_VALUES = 16
 
 
 Env = Mapping[int, Atom]  # s-op -> value, for one side of a selector
@@ -272,7 +275,7 @@ class SelectorPlanner:
             # The s-ops themselves combine in far fewer ways than their sources (hist2_bos: `hist`
             # has N values, the mean it is rounded from many more): read them, at one more layer.
             sources = nodes
-        classed = self._constant_classes(node, nodes, sources, side)
+        classed = self._compared_classes(node, nodes, sources, side)
 
         def make() -> tuple[Encoded, list[Env]]:
             readings = [
@@ -301,13 +304,14 @@ class SelectorPlanner:
         key = ("joint", sources, tuple((i, classed[i][0].name) for i in sorted(classed)))
         return self.memo.once(key, node, make)
 
-    def _constant_classes(
+    def _compared_classes(
         self, node: IRNode, nodes: tuple[int, ...], sources: tuple[int, ...], side: int
     ) -> dict[int, tuple[Encoded, Callable[[Atom], Atom]]]:
-        """Side s-ops that the selector compares only with constants (`select(indices, 0, ==)` in
-        the BOS trick `s or select(indices, 0, ==)`): they matter to a joint reading only through
-        the comparisons' outcomes, so each is read as those few classes (a step MLP from its
-        number, `_class_reading`), not as N values. Per such s-op: its class reading and the
+        """Side s-ops that the selector compares only with s-ops of few values on the other side
+        (`select(indices, 0, ==)` in the BOS trick `s or select(indices, 0, ==)`; a mean against
+        `v % 2`): they matter to a joint reading only through the outcomes of comparing them with
+        those values, so each is read as those few classes (a step MLP from its number,
+        `_class_reading`), not as all its values. Per such s-op: its class reading and the
         representative of each value."""
         g = self.ctx.graph
         leaves = select_leaves(g, node.index)
@@ -320,14 +324,20 @@ class SelectorPlanner:
                 or any(i in self.maps.support(n) for n in nodes if n != i)
             ):
                 continue
-            if any(g[leaf.inputs[1 - side]].op is not Op.CONST for leaf in uses):
+            # every (comparison, other-side value) pair a value of s-op i meets; a reachable
+            # (query, key) pair's other side takes one of its s-op's values
+            against = [
+                (leaf.comparison, c)
+                for leaf in uses
+                for c in sort_values(self.ctx.values(leaf.inputs[1 - side]))
+            ]
+            if len(against) > MAX_COMPARED_VALUES:
                 continue
-            consts = [(leaf.comparison, g[leaf.inputs[1 - side]].value) for leaf in uses]
 
-            def row(v: Atom, consts: list = consts) -> tuple[bool, ...]:
+            def row(v: Atom, against: list = against) -> tuple[bool, ...]:
                 # (key, query): v is the key on side 0, the query on side 1
                 return tuple(
-                    safe_compare(cmp, *((v, c) if side == 0 else (c, v))) for cmp, c in consts
+                    safe_compare(cmp, *((v, c) if side == 0 else (c, v))) for cmp, c in against
                 )
 
             # even where the s-op is read in full elsewhere: a joint of its N values is N times

@@ -138,3 +138,31 @@ def test_a_side_compared_only_with_constants_joins_as_its_classes() -> None:
     assert len(joint) == 6, joint  # 3 tokens x 2 classes of indices
     assert model.param_count() < 10_000
     _agree(share, model, _inputs("abc", 200, seed=5))
+
+
+@pytest.mark.exactness
+def test_a_side_compared_with_a_few_valued_sop_joins_as_its_classes() -> None:
+    # a mean of many values compared with `v % 2` (two values) inside a disjunction: the query
+    # side's joint reading has the mean's 3 classes (== 0, == 1, neither), not its ~60 values
+    # (was 35M parameters at N = 6, a 3,906-wide joint)
+    from rasp.interpreter import Interpreter
+    from rasp.parser import parse
+
+    text = """
+    v0 = length - indices;
+    v2 = indices % 3;
+    m = aggregate(select(v2, tokens, !=), v0);
+    res = selector_width(select(v0 % 2, m, !=) or (select(length, v0, >=) or select(tokens, tokens, >=)));
+    """
+    interp = Interpreter()
+    interp.exec_program(parse(text, "<test>"))
+    res = interp.get("res")
+    model = compile_sop(res, list("abc"), 6, name="res")
+    labels = model.metadata["residual"]
+    classes = [lb for lb in labels if lb.startswith("m~")]
+    assert len(classes) == 3, classes
+    assert not [lb for lb in labels if lb.startswith("(m,")]  # the joint reads the classes
+    assert len([lb for lb in labels if lb.startswith("(m~")]) <= 3 * 63
+    assert model.param_count() < 1_000_000
+    inputs = [list(t) for n in range(1, 7) for t in itertools.product("abc", repeat=n)]
+    _agree(res, model, inputs)
