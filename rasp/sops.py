@@ -161,12 +161,16 @@ class Evaluator:
     def _map(self, node: MapSOp) -> SeqValue:
         columns = [self.seq(s).values for s in node.inputs]
         rows = zip(*columns, strict=True) if columns else [()] * self.n
+        out: list[Any] = []
         try:
-            out = [node.fn(*args) for args in rows]
+            for args in rows:
+                out.append(node.fn(*args))
         except RaspRuntimeError as exc:
             raise exc.with_span(node.span) from None
         except (ArithmeticError, TypeError, ValueError, KeyError, IndexError) as exc:
-            raise RaspRuntimeError(_python_error_text(exc), node.span) from None
+            # the message is Python's; the hint says where and on which values it failed
+            hint = _failing_values(node.inputs, len(out), args) if node.inputs else None
+            raise RaspRuntimeError(_python_error_text(exc), node.span, hint) from None
         return make_seq(out, node.span, loose=node.loose, mixed_hint=MAP_MIXED_HINT)
 
     def _select(self, node: Select) -> np.ndarray:
@@ -303,6 +307,35 @@ def _average_error(node: AggregateSOp) -> RaspRuntimeError:
         hint="several positions were selected for one query; aggregate them only if "
         "the values are numbers, or make the selection pick at most one position",
     )
+
+
+def _failing_values(inputs: Sequence[SOp], position: int, values: Sequence[Any]) -> str:
+    """`at position 2: tokens = "a", n = 1`: the inputs of a map where it failed."""
+    shown = ", ".join(
+        f"{_sop_text(sop, k, len(inputs))} = {_value_text(v)}"
+        for k, (sop, v) in enumerate(zip(inputs, values, strict=True))
+    )
+    return f"it failed at position {position}, where {shown}"
+
+
+def _sop_text(sop: SOp, k: int, count: int) -> str:
+    """Input k's name, else its source text (if short), else `its input` / `input 2`."""
+    if sop.name:
+        return sop.name
+    text = " ".join(sop.span.text().split()) if sop.span is not None else ""
+    if 0 < len(text) <= 40:
+        return text
+    return "its input" if count == 1 else f"input {k + 1}"
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, str):
+        return f'"{value}" (a string)'
+    if isinstance(value, bool):
+        return f"{value} (a boolean)"
+    if isinstance(value, int):
+        return int_text(value)
+    return repr(value) if value is None else str(value)
 
 
 def _python_error_text(exc: BaseException) -> str:
