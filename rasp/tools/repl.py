@@ -74,7 +74,10 @@ class ReplSession:
 
     def banner(self) -> str:
         example = _plain_example(self.settings.seq_example)
-        return f"rasp-forge {__version__} (RASP 0.1 compatible)\nrunning example is: {example}"
+        return (
+            f"rasp-forge {__version__} (RASP 0.1 compatible); :help lists the commands\n"
+            f"running example is: {example}"
+        )
 
     @property
     def continuation_prompt(self) -> str:
@@ -132,6 +135,12 @@ class ReplSession:
             return "\n".join(p for p in (self.run_text(unfinished), self.feed(line)) if p)
         if not self._pending and repl_input.is_blank(line):
             return ""
+        if (
+            not self._pending
+            and line.strip() in ("help", "help;", "?")
+            and "help" not in self.interpreter.names()
+        ):
+            return HELP_TEXT  # what a newcomer types first (a program may still name `help`)
         self._pending.append(line)
         text = "\n".join(self._pending)
         if repl_input.is_blank(text):
