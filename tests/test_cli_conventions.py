@@ -423,3 +423,18 @@ def test_the_repl_and_its_draw_keep_tokens_of_different_types_apart(tmp_path: Pa
     if _has_matplotlib():
         sop = load_file(ROOT / "programs" / "reverse.rasp").get("reverse")
         assert draw_for_repl(sop, [1, True, 1.0], tmp_path / "d.png").startswith("wrote")
+
+
+# ------------------------------------------------------------------------------------------------
+# Idle OpenMP threads sleep
+
+
+def test_the_command_line_lets_idle_openmp_threads_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
+    # spinning threads made 2-thread runs (verify's) 100x slower on a busy machine; a user's
+    # own setting wins
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    assert main(["--version"]) == 0
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    assert main(["--version"]) == 0
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
