@@ -20,7 +20,8 @@ N = 16: 14.1M parameters in 2 layers instead of 1,905 in 1).
 or an aggregate; a map of `indices` and constants is already one) by a map of `indices` through the
 table of its values, when at every length 1..max_len the map gives exactly the same sequence (the
 same values of the same types, the same type label) as the original. An s-op the interpreter
-fails on at some length is kept: the map would not fail there. A graph with nothing to rewrite is
+fails on at some length is kept: the map would not fail there. Past N = MAX_LEN nothing is
+rewritten (evaluating every length costs seconds there). A graph with nothing to rewrite is
 returned unchanged, the same object.
 """
 
@@ -32,6 +33,11 @@ from typing import Any
 from compiler.rewrite import positional_nodes, rebuilt
 from rasp import sops
 from rasp.errors import RaspError
+
+# Each length's evaluation reads n x n selectors (the means' sums in Python): one program's
+# prefix mean and width took 0.5 s at N = 256 and 17 s at N = 1024. Past this the s-ops stay as
+# written (the compile is as before).
+MAX_LEN = 256
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,9 +56,20 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b and repr(a) == repr(b)
 
 
+def _labelled_alike(seq: sops.SeqValue, loose: bool) -> bool:
+    """Whether a map giving `seq`'s values (the same objects: the table's) labels them as `seq` is
+    labelled (the interpreter's map labels its values by `make_seq`)."""
+    try:
+        return sops.make_seq(seq.values, loose=loose).type is seq.type
+    except RaspError:
+        return False
+
+
 def position_functions(root: sops.Node, max_len: int) -> sops.Node:
     """`root` with every s-op of the position alone that the compiler would not embed a map of
     `indices` (the module docstring); `root` itself if there is none."""
+    if max_len > MAX_LEN:
+        return root
     order = list(sops.walk(root))
     _, moving = positional_nodes(order)
     embedded: set[int] = set()  # maps of indices and constants alone: embedded as they are
@@ -84,42 +101,32 @@ def position_functions(root: sops.Node, max_len: int) -> sops.Node:
             if table is None:
                 continue
             try:
-                values = evaluator.seq(node).values  # type: ignore[arg-type]
+                seq = evaluator.seq(node)  # type: ignore[arg-type]
             except RaspError:
                 del tables[node.id]  # the interpreter fails here; a map would not
                 continue
-            if not all(_same(v, t) for v, t in zip(values, table, strict=False)):
+            if not all(_same(v, t) for v, t in zip(seq.values, table, strict=False)):
                 del tables[node.id]  # depends on the length
+            elif not _labelled_alike(seq, node.loose):
+                del tables[node.id]  # the map would label these values otherwise
             else:
-                table.append(values[-1])
+                table.append(seq.values[-1])
     if not tables:
         return root
-    replaced: dict[int, sops.MapSOp] = {}
-    for node in candidates:
-        if node.id in tables:
-            replaced[node.id] = sops.MapSOp(
-                fn=_AtPosition(tuple(tables[node.id])),
-                inputs=(sops.IndicesSOp(),),
-                text="a function of the position",
-                span=node.span,
-                name=node.name,
-                loose=node.loose,
-                called_as=node.called_as,
-                note=node.note,
-            )
-    originals = {node.id: node for node in candidates}
-    # keep only those whose map gives the original's sequences, type labels included
-    for n in range(1, max_len + 1):
-        evaluator = sops.Evaluator([None] * n)
-        for node_id, map_node in list(replaced.items()):
-            node = originals[node_id]
-            mine, theirs = evaluator.seq(map_node), evaluator.seq(node)  # type: ignore[arg-type]
-            if mine.type is not theirs.type or not all(
-                _same(a, b) for a, b in zip(mine.values, theirs.values, strict=True)
-            ):
-                del replaced[node_id]
-    if not replaced:
-        return root
+    replaced = {
+        node.id: sops.MapSOp(
+            fn=_AtPosition(tuple(tables[node.id])),
+            inputs=(sops.IndicesSOp(),),
+            text="a function of the position",
+            span=node.span,
+            name=node.name,
+            loose=node.loose,
+            called_as=node.called_as,
+            note=node.note,
+        )
+        for node in candidates
+        if node.id in tables
+    }
     new: dict[int, sops.Node] = {}
     for node in order:
         new[node.id] = replaced.get(node.id) or rebuilt(node, new)

@@ -9,7 +9,7 @@ import pytest
 from test_compile import all_inputs, check_inputs, exact_outcome, random_inputs
 
 from compiler import compile_sop
-from compiler.position_functions import position_functions
+from compiler.position_functions import MAX_LEN, position_functions
 from rasp.errors import Source
 from rasp.interpreter import load_source
 from rasp.sops import AggregateSOp, IndicesSOp, LengthSOp, MapSOp, SelectorWidthSOp, walk
@@ -86,3 +86,9 @@ def test_a_prefix_mean_of_a_positional_value_is_embedded() -> None:
     model = compile_sop(sop, list("abc"), 32)
     assert model.config["n_layers"] == 1
     assert check_inputs(model, sop, all_inputs("ab", 6) + random_inputs("abc", 32, 200, 1))
+
+
+def test_past_the_length_bound_nothing_is_rewritten() -> None:
+    sop = _sop("x = indices % (length + 1);")
+    assert position_functions(sop, MAX_LEN) is not sop
+    assert position_functions(sop, MAX_LEN + 1) is sop
