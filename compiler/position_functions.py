@@ -65,6 +65,14 @@ def _labelled_alike(seq: sops.SeqValue, loose: bool) -> bool:
         return False
 
 
+def _text(node: sops.SOp) -> str:
+    """How the program wrote `node` (a map's operation, else its source text)."""
+    if isinstance(node, sops.MapSOp):
+        return node.text
+    text = " ".join(node.span.text().split()) if node.span is not None else ""
+    return text or node.name or "an s-op of the position"
+
+
 def position_functions(root: sops.Node, max_len: int) -> sops.Node:
     """`root` with every s-op of the position alone that the compiler would not embed a map of
     `indices` (the module docstring); `root` itself if there is none."""
@@ -95,6 +103,8 @@ def position_functions(root: sops.Node, max_len: int) -> sops.Node:
     tables: dict[int, list[Any]] = {node.id: [] for node in candidates}
     # one length at a time (an evaluator keeps every matrix it computes: N x N each)
     for n in range(1, max_len + 1):
+        if not tables:
+            break  # every candidate depends on the length (or fails)
         evaluator = sops.Evaluator([None] * n)
         for node in candidates:
             table = tables.get(node.id)
@@ -117,7 +127,7 @@ def position_functions(root: sops.Node, max_len: int) -> sops.Node:
         node.id: sops.MapSOp(
             fn=_AtPosition(tuple(tables[node.id])),
             inputs=(sops.IndicesSOp(),),
-            text="a function of the position",
+            text=f"{_text(node)} (a function of the position)",
             span=node.span,
             name=node.name,
             loose=node.loose,
