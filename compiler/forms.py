@@ -16,6 +16,7 @@ from compiler.counts import count_means
 from compiler.dedupe import merge_duplicates
 from compiler.fraction_means import fraction_means
 from compiler.order_digits import order_digits
+from compiler.position_functions import position_functions
 from compiler.resolve import resolve
 from rasp import sops
 
@@ -32,6 +33,8 @@ def prepare(
     1..max_len: each computation written twice read through one node (`compiler.dedupe`, before
     and after the rewrites), tracr's predicates and means resolved for this vocabulary
     (`compiler.resolve`), then
+    s-ops of the position alone written through `length`, widths or means as maps of `indices`
+    (`compiler.position_functions`), then
     the BOS trick's means as widths (`compiler.bos_widths`), then
     means of 0/1 values that a map only counts rewritten as counts (`compiler.counts`), then widths
     of orders over many numbers as widths over digits (`compiler.order_digits`). A RASP program
@@ -61,6 +64,7 @@ class Forms:
         if sop is None:
             sop = merge_duplicates(self.sop)  # one node per computation written twice
             sop = resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
+            sop = position_functions(sop, max_len)  # s-ops of the position alone: maps of indices
             sop = bos_widths(sop, vocab, max_len)  # the BOS trick's mean: a width
             sop = count_means(sop, vocab, max_len, weighted=weighted)  # counted prefixes: widths
             sop = order_digits(sop, vocab, max_len)  # widths of `<` over many numbers: digits

@@ -1,0 +1,26 @@
+"""A proved model whose maps of maps take layers of their own after its last head: the build with
+the maps fused over their sources, kept where smaller (compiler.alternatives)."""
+
+from __future__ import annotations
+
+from test_compile import all_inputs, check_inputs, random_inputs
+
+from compiler import compile_sop
+from rasp.errors import Source
+from rasp.interpreter import load_source
+
+CHAIN = """
+v0 = aggregate(select(indices, indices, <=), indicator(tokens == "a"));
+m0 = v0 if length > 3 else v0 + 3;
+x = round(3 * m0 / (m0 + 1));
+"""
+
+
+def test_a_proved_chain_of_maps_after_the_heads_is_fused_where_smaller() -> None:
+    # unfused: m0 a table over (length, v0) in its own layer, then x over m0's values: 85,792
+    # parameters in 3 layers at N = 8 (2.5M at N = 16); fused over (length, v0): 1,671 in 2
+    sop = load_source(Source("<test>", CHAIN)).get("x")
+    model = compile_sop(sop, list("ab"), 8)
+    assert len(model.metadata["layers"]) == 2
+    assert model.param_count() < 5_000
+    assert check_inputs(model, sop, all_inputs("ab", 8) + random_inputs("ab", 8, 200, 0))
