@@ -10,7 +10,7 @@ numerical reading (`number_views`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
@@ -57,6 +57,18 @@ MAX_COMPARED_VALUES = 16
 
 
 Env = Mapping[int, Atom]  # s-op -> value, for one side of a selector
+
+
+@dataclass
+class _Side:
+    """One side of a selector formula: its value combinations (`envs`), and either the reading of
+    its one s-op or a joint reading's inputs (`readings`), `tuples` (one per env) and memo key."""
+
+    envs: list[Env]
+    reading: Encoded | None = None
+    readings: list[Encoded] = field(default_factory=list)
+    tuples: list[tuple[Atom, ...]] = field(default_factory=list)
+    key: tuple = ()
 
 
 class SelectorPlanner:
@@ -243,26 +255,29 @@ class SelectorPlanner:
         return out
 
     def _combined(self, node: IRNode) -> Atomic:
-        """One atom for a whole selector formula, over one categorical reading per side."""
+        """One atom for a whole selector formula, over one categorical reading per side. A joint
+        side's tuples that select the same keys (or are selected by the same queries) share one
+        column: the table tells them apart nowhere, and the residual stream need not either."""
         g = self.ctx.graph
         leaves = select_leaves(g, node.index)
-        q_nodes, k_nodes = side_nodes(g, leaves, 1), side_nodes(g, leaves, 0)
-        q, q_rows = self._side(node, q_nodes, 1)
-        k, k_rows = self._side(node, k_nodes, 0)
-        table = np.zeros((len(q.values), len(k.values)), dtype=bool)
-        for a, qenv in enumerate(q_rows):
-            for b, kenv in enumerate(k_rows):
+        q_side = self._side(node, side_nodes(g, leaves, 1), 1)
+        k_side = self._side(node, side_nodes(g, leaves, 0), 0)
+        table = np.zeros((len(q_side.envs), len(k_side.envs)), dtype=bool)
+        for a, qenv in enumerate(q_side.envs):
+            for b, kenv in enumerate(k_side.envs):
                 table[a, b] = self._holds(node.index, qenv, kenv)
-        return Atomic(q, k, table)
+        q, q_keep = self._side_reading(node, q_side, table)
+        k, k_keep = self._side_reading(node, k_side, table.T)
+        return Atomic(q, k, table[np.ix_(q_keep, k_keep)])
 
-    def _side(self, node: IRNode, nodes: tuple[int, ...], side: int) -> tuple[Encoded, list[Env]]:
-        """One categorical reading of the s-ops `nodes` on one side (0: keys, 1: queries) of
-        selector `node`, and the s-op values each of its columns stands for."""
+    def _side(self, node: IRNode, nodes: tuple[int, ...], side: int) -> _Side:
+        """What one side (0: keys, 1: queries) of selector `node` reads of the s-ops `nodes`: a
+        reading of one s-op, or the tuples of a joint reading yet to be built."""
         if len(nodes) <= 1:
             if not nodes:
-                return TRUE, [{}]
+                return _Side([{}], reading=TRUE)
             enc = self.reader.reading(nodes[0], Encoding.CATEGORICAL)
-            return enc, [{nodes[0]: v} for v in enc.values]
+            return _Side([{nodes[0]: v} for v in enc.values], reading=enc)
         # Several s-ops on one side: a product one-hot over what they are computed from (a map's own
         # sources, so the map itself needs no layer of its own).
         vs = self.ctx.value_sets
@@ -276,33 +291,62 @@ class SelectorPlanner:
             # has N values, the mean it is rounded from many more): read them, at one more layer.
             sources = nodes
         classed = self._compared_classes(node, nodes, sources, side)
-
-        def make() -> tuple[Encoded, list[Env]]:
-            readings = [
-                classed[i][0] if i in classed else self.reader.reading(i, Encoding.CATEGORICAL)
-                for i in sources
+        readings = [
+            classed[i][0] if i in classed else self.reader.reading(i, Encoding.CATEGORICAL)
+            for i in sources
+        ]
+        tuples = self._combinations(sources)
+        if classed:  # each value stands for its class: one column per class, not per value
+            tuples = [
+                tuple(classed[i][1](v) if i in classed else v for i, v in zip(sources, t))
+                for t in tuples
             ]
-            tuples = self._combinations(sources)
-            if classed:  # each value stands for its class: one column per class, not per value
-                tuples = [
-                    tuple(classed[i][1](v) if i in classed else v for i, v in zip(sources, t))
-                    for t in tuples
-                ]
-            name = "(" + ",".join(r.name for r in readings) + ")"
-            spec, enc = mlp.joint_mlp(
-                readings,
-                tuples,
-                name,
-                op=f"joint {name} for {node.text}",
+        unique: dict[tuple, tuple[Atom, ...]] = {}
+        for t in tuples:
+            unique.setdefault(tuple(value_key(v) for v in t), t)
+        tuples = list(unique.values())
+        key = ("joint", sources, tuple((i, classed[i][0].name) for i in sorted(classed)))
+        return _Side(
+            [dict(zip(sources, t)) for t in tuples], readings=readings, tuples=tuples, key=key
+        )
+
+    def _side_reading(
+        self, node: IRNode, side: _Side, table: np.ndarray
+    ) -> tuple[Encoded, list[int]]:
+        """The categorical reading of one side of selector `node`, and which of the side's value
+        combinations (rows of `table`, [this side, other side]) its columns stand for. A joint
+        reading gives tuples with equal rows one column (their first's) where that at least halves
+        it; the joint's MLP is then the selector's own."""
+        if side.reading is not None:
+            return side.reading, list(range(len(side.envs)))
+        first: dict[bytes, int] = {}
+        rep = [first.setdefault(row.tobytes(), a) for a, row in enumerate(table)]
+        keep = sorted(first.values())
+        merged = 2 * len(keep) <= len(rep)
+        if not merged:
+            rep, keep = list(range(len(rep))), list(range(len(rep)))
+        key = side.key + ((tuple(rep),) if merged else ())
+
+        def make() -> Encoded:
+            name = "(" + ",".join(r.name for r in side.readings) + ")"
+            op = f"joint {name} for {node.text}"
+            if merged:
+                name, op = f"{name}~{node.name or 'select'}", f"{op}, by the keys selected"
+            out = Encoded.materialised_categorical(name, tuple(side.tuples[a] for a in keep))
+            spec = mlp.table_mlp(
+                side.readings,
+                [(t, side.tuples[rep[a]]) for a, t in enumerate(side.tuples)],
+                out,
+                op=op,
+                name=name,
                 exact=self.built.exact,
             )
             self.built.add_mlp(spec)
-            for d in enc.dims():
+            for d in out.dims():
                 self.built.bounds[d] = 1.0
-            return enc, [dict(zip(sources, t)) for t in enc.values]
+            return out
 
-        key = ("joint", sources, tuple((i, classed[i][0].name) for i in sorted(classed)))
-        return self.memo.once(key, node, make)
+        return self.memo.once(key, node, make), keep
 
     def _compared_classes(
         self, node: IRNode, nodes: tuple[int, ...], sources: tuple[int, ...], side: int
