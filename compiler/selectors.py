@@ -95,30 +95,47 @@ class SelectorPlanner:
                 if covering is not None:  # the other side adds no (query, key) pair
                     return self.atoms(covering)
             case Op.NOT:
-                inner = self.atoms(node.inputs[0])
-                if len(inner) == 1 and inner[0].is_mask:
-                    outside = EVERY_POSITION - inner[0].positions
-                    if outside:  # `not select(indices, indices, <=)`: the keys after the query
-                        return [mask_atom(outside)]
-                elif len(inner) == 1 and not inner[0].is_match:
-                    return [Atomic(inner[0].query, inner[0].key, ~inner[0].table)]
-                elif len(inner) == 1:
-                    # `!=` has no matching form: the complement of the select's own table
-                    select = self._matched_select(node.inputs[0])
-                    if select is not None:
-                        (inner_atom,) = self._select(select, matching=False)
-                        return [Atomic(inner_atom.query, inner_atom.key, ~inner_atom.table)]
+                negated = self._negated(node.inputs[0])
+                if negated is not None:
+                    return negated
         return [self._combined(node)]
 
-    def _matched_select(self, index: int) -> IRNode | None:
-        """The select whose matching atom is selector `index`'s only atom: itself, or through an
-        OR that one side absorbs (`not (select(length, length, ==) or ...)`), that side's; None
-        where neither."""
+    def _negated(self, index: int) -> list[Atomic] | None:
+        """The atoms of `not` selector `index` that need no joint reading of their own, or None. `not
+        not s` is s, and `not (a or b)` is `not a and not b` (De Morgan): additive atoms, where the
+        disjunction's complement is one atom over joint readings of both sides' s-ops (an MLP, a
+        layer)."""
         node = self.ctx.graph[index]
+        if node.op is Op.NOT:
+            return self.atoms(node.inputs[0])
         if node.op is Op.OR:
             covering = absorbing_side(self.ctx, self.maps.support, node)
-            return None if covering is None else self._matched_select(covering)
-        return node if node.op is Op.SELECT else None
+            if covering is not None:  # the other side adds no (query, key) pair
+                return self._negated(covering)
+            if not all(self._negatable(i) for i in node.inputs):
+                return None  # before building any part: a joint reads them all
+            parts = [self._negated(i) for i in node.inputs]
+            return None if None in parts else [a for p in parts for a in p]  # type: ignore[union-attr]
+        if node.op is not Op.SELECT:
+            return None
+        (inner,) = self.atoms(index)
+        if inner.is_mask:
+            outside = EVERY_POSITION - inner.positions
+            # `not select(indices, indices, <=)`: the keys after the query
+            return [mask_atom(outside)] if outside else None
+        if not inner.is_match:
+            return [Atomic(inner.query, inner.key, ~inner.table)]
+        # `!=` has no matching form: the complement of the select's own table
+        (atom,) = self._select(node, matching=False)
+        return [Atomic(atom.query, atom.key, ~atom.table)]
+
+    def _negatable(self, index: int) -> bool:
+        """Whether `not` selector `index` may be atoms of its parts (`_negated`): a select, a
+        negation, or a disjunction of such."""
+        node = self.ctx.graph[index]
+        if node.op is Op.OR:
+            return all(self._negatable(i) for i in node.inputs)
+        return node.op in (Op.SELECT, Op.NOT)
 
     def _select(self, node: IRNode, *, matching: bool) -> list[Atomic]:
         """One select's atom: a mask, a matching atom (unless `matching` is off: its complement

@@ -191,3 +191,35 @@ def test_a_joint_reading_has_one_column_per_distinct_row_of_its_table() -> None:
     assert model.param_count() < 60_000
     inputs = [list(t) for n in range(1, 9) for t in itertools.product("ab", repeat=n)]
     _agree(res, model, inputs)
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize(
+    "selector",
+    [
+        "not (select(indices, m, <) or select(w, length - indices, >))",
+        "not not (select(indices, m, >=) and select(w, length - indices, <=))",
+    ],
+)
+def test_a_negated_disjunction_is_a_conjunction_of_complements(selector: str) -> None:
+    # De Morgan: `not (a or b)` is `not a and not b`, two additive atoms, where the disjunction's
+    # complement was one atom over joint (m's classes, length - indices) and (indices, w) readings:
+    # a layer more and 300K parameters at N = 8 (27K now); `not not s` is s itself
+    from rasp.interpreter import Interpreter
+    from rasp.parser import parse
+
+    text = f"""
+    m = aggregate(select(tokens, "a", ==), indices);
+    w = selector_width(select(tokens, tokens, ==));
+    res = aggregate({selector}, indices);
+    """
+    interp = Interpreter()
+    interp.exec_program(parse(text, "<test>"))
+    res = interp.get("res")
+    model = compile_sop(res, list("abc"), 8, name="res")
+    labels = model.metadata["residual"]
+    assert not [lb for lb in labels if lb.startswith("(")], labels  # no joint reading
+    assert model.metadata["config"]["n_layers"] == 2
+    assert model.param_count() < 60_000
+    inputs = [list(t) for n in range(1, 7) for t in itertools.product("abc", repeat=n)]
+    _agree(res, model, inputs)
