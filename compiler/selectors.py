@@ -10,7 +10,7 @@ numerical reading (`number_views`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
@@ -59,6 +59,18 @@ MAX_COMPARED_VALUES = 16
 Env = Mapping[int, Atom]  # s-op -> value, for one side of a selector
 
 
+@dataclass
+class _Side:
+    """One side of a selector formula: its value combinations (`envs`), and either the reading of
+    its one s-op or a joint reading's inputs (`readings`), `tuples` (one per env) and memo key."""
+
+    envs: list[Env]
+    reading: Encoded | None = None
+    readings: list[Encoded] = field(default_factory=list)
+    tuples: list[tuple[Atom, ...]] = field(default_factory=list)
+    key: tuple = ()
+
+
 class SelectorPlanner:
     def __init__(
         self, ctx: PlanContext, reader: Reader, built: Built, memo: Memo, maps: MapPlanner
@@ -83,30 +95,47 @@ class SelectorPlanner:
                 if covering is not None:  # the other side adds no (query, key) pair
                     return self.atoms(covering)
             case Op.NOT:
-                inner = self.atoms(node.inputs[0])
-                if len(inner) == 1 and inner[0].is_mask:
-                    outside = EVERY_POSITION - inner[0].positions
-                    if outside:  # `not select(indices, indices, <=)`: the keys after the query
-                        return [mask_atom(outside)]
-                elif len(inner) == 1 and not inner[0].is_match:
-                    return [Atomic(inner[0].query, inner[0].key, ~inner[0].table)]
-                elif len(inner) == 1:
-                    # `!=` has no matching form: the complement of the select's own table
-                    select = self._matched_select(node.inputs[0])
-                    if select is not None:
-                        (inner_atom,) = self._select(select, matching=False)
-                        return [Atomic(inner_atom.query, inner_atom.key, ~inner_atom.table)]
+                negated = self._negated(node.inputs[0])
+                if negated is not None:
+                    return negated
         return [self._combined(node)]
 
-    def _matched_select(self, index: int) -> IRNode | None:
-        """The select whose matching atom is selector `index`'s only atom: itself, or through an
-        OR that one side absorbs (`not (select(length, length, ==) or ...)`), that side's; None
-        where neither."""
+    def _negated(self, index: int) -> list[Atomic] | None:
+        """The atoms of `not` selector `index` that need no joint reading of their own, or None. `not
+        not s` is s, and `not (a or b)` is `not a and not b` (De Morgan): additive atoms, where the
+        disjunction's complement is one atom over joint readings of both sides' s-ops (an MLP, a
+        layer)."""
         node = self.ctx.graph[index]
+        if node.op is Op.NOT:
+            return self.atoms(node.inputs[0])
         if node.op is Op.OR:
             covering = absorbing_side(self.ctx, self.maps.support, node)
-            return None if covering is None else self._matched_select(covering)
-        return node if node.op is Op.SELECT else None
+            if covering is not None:  # the other side adds no (query, key) pair
+                return self._negated(covering)
+            if not all(self._negatable(i) for i in node.inputs):
+                return None  # before building any part: a joint reads them all
+            parts = [self._negated(i) for i in node.inputs]
+            return None if None in parts else [a for p in parts for a in p]  # type: ignore[union-attr]
+        if node.op is not Op.SELECT:
+            return None
+        (inner,) = self.atoms(index)
+        if inner.is_mask:
+            outside = EVERY_POSITION - inner.positions
+            # `not select(indices, indices, <=)`: the keys after the query
+            return [mask_atom(outside)] if outside else None
+        if not inner.is_match:
+            return [Atomic(inner.query, inner.key, ~inner.table)]
+        # `!=` has no matching form: the complement of the select's own table
+        (atom,) = self._select(node, matching=False)
+        return [Atomic(atom.query, atom.key, ~atom.table)]
+
+    def _negatable(self, index: int) -> bool:
+        """Whether `not` selector `index` may be atoms of its parts (`_negated`): a select, a
+        negation, or a disjunction of such."""
+        node = self.ctx.graph[index]
+        if node.op is Op.OR:
+            return all(self._negatable(i) for i in node.inputs)
+        return node.op in (Op.SELECT, Op.NOT)
 
     def _select(self, node: IRNode, *, matching: bool) -> list[Atomic]:
         """One select's atom: a mask, a matching atom (unless `matching` is off: its complement
@@ -243,26 +272,29 @@ class SelectorPlanner:
         return out
 
     def _combined(self, node: IRNode) -> Atomic:
-        """One atom for a whole selector formula, over one categorical reading per side."""
+        """One atom for a whole selector formula, over one categorical reading per side. A joint
+        side's tuples that select the same keys (or are selected by the same queries) share one
+        column: the table tells them apart nowhere, and the residual stream need not either."""
         g = self.ctx.graph
         leaves = select_leaves(g, node.index)
-        q_nodes, k_nodes = side_nodes(g, leaves, 1), side_nodes(g, leaves, 0)
-        q, q_rows = self._side(node, q_nodes, 1)
-        k, k_rows = self._side(node, k_nodes, 0)
-        table = np.zeros((len(q.values), len(k.values)), dtype=bool)
-        for a, qenv in enumerate(q_rows):
-            for b, kenv in enumerate(k_rows):
+        q_side = self._side(node, side_nodes(g, leaves, 1), 1)
+        k_side = self._side(node, side_nodes(g, leaves, 0), 0)
+        table = np.zeros((len(q_side.envs), len(k_side.envs)), dtype=bool)
+        for a, qenv in enumerate(q_side.envs):
+            for b, kenv in enumerate(k_side.envs):
                 table[a, b] = self._holds(node.index, qenv, kenv)
-        return Atomic(q, k, table)
+        q, q_keep = self._side_reading(node, q_side, table)
+        k, k_keep = self._side_reading(node, k_side, table.T)
+        return Atomic(q, k, table[np.ix_(q_keep, k_keep)])
 
-    def _side(self, node: IRNode, nodes: tuple[int, ...], side: int) -> tuple[Encoded, list[Env]]:
-        """One categorical reading of the s-ops `nodes` on one side (0: keys, 1: queries) of
-        selector `node`, and the s-op values each of its columns stands for."""
+    def _side(self, node: IRNode, nodes: tuple[int, ...], side: int) -> _Side:
+        """What one side (0: keys, 1: queries) of selector `node` reads of the s-ops `nodes`: a
+        reading of one s-op, or the tuples of a joint reading yet to be built."""
         if len(nodes) <= 1:
             if not nodes:
-                return TRUE, [{}]
+                return _Side([{}], reading=TRUE)
             enc = self.reader.reading(nodes[0], Encoding.CATEGORICAL)
-            return enc, [{nodes[0]: v} for v in enc.values]
+            return _Side([{nodes[0]: v} for v in enc.values], reading=enc)
         # Several s-ops on one side: a product one-hot over what they are computed from (a map's own
         # sources, so the map itself needs no layer of its own).
         vs = self.ctx.value_sets
@@ -276,33 +308,62 @@ class SelectorPlanner:
             # has N values, the mean it is rounded from many more): read them, at one more layer.
             sources = nodes
         classed = self._compared_classes(node, nodes, sources, side)
-
-        def make() -> tuple[Encoded, list[Env]]:
-            readings = [
-                classed[i][0] if i in classed else self.reader.reading(i, Encoding.CATEGORICAL)
-                for i in sources
+        readings = [
+            classed[i][0] if i in classed else self.reader.reading(i, Encoding.CATEGORICAL)
+            for i in sources
+        ]
+        tuples = self._combinations(sources)
+        if classed:  # each value stands for its class: one column per class, not per value
+            tuples = [
+                tuple(classed[i][1](v) if i in classed else v for i, v in zip(sources, t))
+                for t in tuples
             ]
-            tuples = self._combinations(sources)
-            if classed:  # each value stands for its class: one column per class, not per value
-                tuples = [
-                    tuple(classed[i][1](v) if i in classed else v for i, v in zip(sources, t))
-                    for t in tuples
-                ]
-            name = "(" + ",".join(r.name for r in readings) + ")"
-            spec, enc = mlp.joint_mlp(
-                readings,
-                tuples,
-                name,
-                op=f"joint {name} for {node.text}",
+        unique: dict[tuple, tuple[Atom, ...]] = {}
+        for t in tuples:
+            unique.setdefault(tuple(value_key(v) for v in t), t)
+        tuples = list(unique.values())
+        key = ("joint", sources, tuple((i, classed[i][0].name) for i in sorted(classed)))
+        return _Side(
+            [dict(zip(sources, t)) for t in tuples], readings=readings, tuples=tuples, key=key
+        )
+
+    def _side_reading(
+        self, node: IRNode, side: _Side, table: np.ndarray
+    ) -> tuple[Encoded, list[int]]:
+        """The categorical reading of one side of selector `node`, and which of the side's value
+        combinations (rows of `table`, [this side, other side]) its columns stand for. A joint
+        reading gives tuples with equal rows one column (their first's) where that at least halves
+        it; the joint's MLP is then the selector's own."""
+        if side.reading is not None:
+            return side.reading, list(range(len(side.envs)))
+        first: dict[bytes, int] = {}
+        rep = [first.setdefault(row.tobytes(), a) for a, row in enumerate(table)]
+        keep = sorted(first.values())
+        merged = 2 * len(keep) <= len(rep)
+        if not merged:
+            rep, keep = list(range(len(rep))), list(range(len(rep)))
+        key = side.key + ((tuple(rep),) if merged else ())
+
+        def make() -> Encoded:
+            name = "(" + ",".join(r.name for r in side.readings) + ")"
+            op = f"joint {name} for {node.text}"
+            if merged:
+                name, op = f"{name}~{node.name or 'select'}", f"{op}, by the keys selected"
+            out = Encoded.materialised_categorical(name, tuple(side.tuples[a] for a in keep))
+            spec = mlp.table_mlp(
+                side.readings,
+                [(t, side.tuples[rep[a]]) for a, t in enumerate(side.tuples)],
+                out,
+                op=op,
+                name=name,
                 exact=self.built.exact,
             )
             self.built.add_mlp(spec)
-            for d in enc.dims():
+            for d in out.dims():
                 self.built.bounds[d] = 1.0
-            return enc, [dict(zip(sources, t)) for t in enc.values]
+            return out
 
-        key = ("joint", sources, tuple((i, classed[i][0].name) for i in sorted(classed)))
-        return self.memo.once(key, node, make)
+        return self.memo.once(key, node, make), keep
 
     def _compared_classes(
         self, node: IRNode, nodes: tuple[int, ...], sources: tuple[int, ...], side: int

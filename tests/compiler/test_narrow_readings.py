@@ -166,3 +166,60 @@ def test_a_side_compared_with_a_few_valued_sop_joins_as_its_classes() -> None:
     assert model.param_count() < 1_000_000
     inputs = [list(t) for n in range(1, 7) for t in itertools.product("abc", repeat=n)]
     _agree(res, model, inputs)
+
+
+@pytest.mark.exactness
+def test_a_joint_reading_has_one_column_per_distinct_row_of_its_table() -> None:
+    # `indices % 3`, `d0`, `length - indices` and `indices % 2` on the keys and (`indices % 3`, d0)
+    # on the queries: the key joint's 195 (length, indices, d0) tuples select or miss the queries in
+    # far fewer ways, and each way is one residual column (was d_model 389, 344K parameters at N = 8)
+    from rasp.interpreter import Interpreter
+    from rasp.parser import parse
+
+    text = """
+    d0 = selector_width(select(length, indicator(tokens == "a"), >=));
+    res = aggregate((select(indices % 3, indices % 3, >=) or ((select(d0, (length - indices) % 2, >)
+        and not select(d0, indices % 2, <=)) or select(indices % 3, d0, >))), indicator(tokens == "a"));
+    """
+    interp = Interpreter()
+    interp.exec_program(parse(text, "<test>"))
+    res = interp.get("res")
+    model = compile_sop(res, list("ab"), 8, name="res")
+    labels = model.metadata["residual"]
+    joints = [lb for lb in labels if lb.startswith("(")]
+    assert joints and len(joints) <= 30, joints
+    assert model.param_count() < 60_000
+    inputs = [list(t) for n in range(1, 9) for t in itertools.product("ab", repeat=n)]
+    _agree(res, model, inputs)
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize(
+    "selector",
+    [
+        "not (select(indices, m, <) or select(w, length - indices, >))",
+        "not not (select(indices, m, >=) and select(w, length - indices, <=))",
+    ],
+)
+def test_a_negated_disjunction_is_a_conjunction_of_complements(selector: str) -> None:
+    # De Morgan: `not (a or b)` is `not a and not b`, two additive atoms, where the disjunction's
+    # complement was one atom over joint (m's classes, length - indices) and (indices, w) readings:
+    # a layer more and 300K parameters at N = 8 (27K now); `not not s` is s itself
+    from rasp.interpreter import Interpreter
+    from rasp.parser import parse
+
+    text = f"""
+    m = aggregate(select(tokens, "a", ==), indices);
+    w = selector_width(select(tokens, tokens, ==));
+    res = aggregate({selector}, indices);
+    """
+    interp = Interpreter()
+    interp.exec_program(parse(text, "<test>"))
+    res = interp.get("res")
+    model = compile_sop(res, list("abc"), 8, name="res")
+    labels = model.metadata["residual"]
+    assert not [lb for lb in labels if lb.startswith("(")], labels  # no joint reading
+    assert model.metadata["config"]["n_layers"] == 2
+    assert model.param_count() < 60_000
+    inputs = [list(t) for n in range(1, 7) for t in itertools.product("abc", repeat=n)]
+    _agree(res, model, inputs)
