@@ -12,6 +12,8 @@ from runtime_helpers import run_compiled
 
 from compiler import compile_sop
 from rasp import sops as S
+from rasp.interpreter import Interpreter
+from rasp.parser import parse
 from rasp.tools.verify import same_value
 
 N = 40
@@ -21,6 +23,14 @@ def _inputs(vocab: str, count: int, seed: int) -> list[list[str]]:
     rng = random.Random(seed)
     short = [list(t) for n in range(1, 5) for t in itertools.product(vocab, repeat=n)]
     return short + [[rng.choice(vocab) for _ in range(rng.randint(5, N))] for _ in range(count)]
+
+
+def _compiled(text: str, vocab: str, n: int) -> tuple[S.SOp, object]:
+    """Program `text`'s `res` and its model over `vocab` up to length n."""
+    interp = Interpreter()
+    interp.exec_program(parse(text, "<test>"))
+    res = interp.get("res")
+    return res, compile_sop(res, list(vocab), n, name="res")
 
 
 def _agree(sop: S.SOp, model, inputs: list[list[str]]) -> None:
@@ -145,19 +155,13 @@ def test_a_side_compared_with_a_few_valued_sop_joins_as_its_classes() -> None:
     # a mean of many values compared with `v % 2` (two values) inside a disjunction: the query
     # side's joint reading has the mean's 3 classes (== 0, == 1, neither), not its ~60 values
     # (was 35M parameters at N = 6, a 3,906-wide joint)
-    from rasp.interpreter import Interpreter
-    from rasp.parser import parse
-
     text = """
     v0 = length - indices;
     v2 = indices % 3;
     m = aggregate(select(v2, tokens, !=), v0);
     res = selector_width(select(v0 % 2, m, !=) or (select(length, v0, >=) or select(tokens, tokens, >=)));
     """
-    interp = Interpreter()
-    interp.exec_program(parse(text, "<test>"))
-    res = interp.get("res")
-    model = compile_sop(res, list("abc"), 6, name="res")
+    res, model = _compiled(text, "abc", 6)
     labels = model.metadata["residual"]
     classes = [lb for lb in labels if lb.startswith("m~")]
     assert len(classes) == 3, classes
@@ -173,18 +177,12 @@ def test_a_joint_reading_has_one_column_per_distinct_row_of_its_table() -> None:
     # `indices % 3`, `d0`, `length - indices` and `indices % 2` on the keys and (`indices % 3`, d0)
     # on the queries: the key joint's 195 (length, indices, d0) tuples select or miss the queries in
     # far fewer ways, and each way is one residual column (was d_model 389, 344K parameters at N = 8)
-    from rasp.interpreter import Interpreter
-    from rasp.parser import parse
-
     text = """
     d0 = selector_width(select(length, indicator(tokens == "a"), >=));
     res = aggregate((select(indices % 3, indices % 3, >=) or ((select(d0, (length - indices) % 2, >)
         and not select(d0, indices % 2, <=)) or select(indices % 3, d0, >))), indicator(tokens == "a"));
     """
-    interp = Interpreter()
-    interp.exec_program(parse(text, "<test>"))
-    res = interp.get("res")
-    model = compile_sop(res, list("ab"), 8, name="res")
+    res, model = _compiled(text, "ab", 8)
     labels = model.metadata["residual"]
     joints = [lb for lb in labels if lb.startswith("(")]
     assert joints and len(joints) <= 30, joints
@@ -205,18 +203,12 @@ def test_a_negated_disjunction_is_a_conjunction_of_complements(selector: str) ->
     # De Morgan: `not (a or b)` is `not a and not b`, two additive atoms, where the disjunction's
     # complement was one atom over joint (m's classes, length - indices) and (indices, w) readings:
     # a layer more and 300K parameters at N = 8 (27K now); `not not s` is s itself
-    from rasp.interpreter import Interpreter
-    from rasp.parser import parse
-
     text = f"""
     m = aggregate(select(tokens, "a", ==), indices);
     w = selector_width(select(tokens, tokens, ==));
     res = aggregate({selector}, indices);
     """
-    interp = Interpreter()
-    interp.exec_program(parse(text, "<test>"))
-    res = interp.get("res")
-    model = compile_sop(res, list("abc"), 8, name="res")
+    res, model = _compiled(text, "abc", 8)
     labels = model.metadata["residual"]
     assert not [lb for lb in labels if lb.startswith("(")], labels  # no joint reading
     assert model.metadata["config"]["n_layers"] == 2
