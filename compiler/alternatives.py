@@ -184,8 +184,13 @@ def keep_proved(
         # fused 3,557 in 2; at N = 32 the default is not proved and the fused build was kept).
         # Only where the last layer has no head: planning the fused maps of dyck2 at N = 40,
         # whose maps feed its heads, costs 12 s (of 13) and finds nothing smaller.
-        options = _with_fused(kept.options, fusable)
-        kept = build_trials.instead(build, kept, options, FUSED, note, tried, smaller=True)
+        fused = _with_fused(kept.options, fusable)
+        # with the planner's own output too, where a one-hot one was forced: the default's snap
+        # failed over its table of the maps, not over the fused maps' (`max(width, mean)` at
+        # N = 16: a one-hot of 97 values, 83,732 parameters, where the number takes 7,087); the
+        # number first, so that a larger one-hot is judged on its sketch alone
+        for options in reversed(_output_variants(fused)):
+            kept = build_trials.instead(build, kept, options, FUSED, note, tried, smaller=True)
     if kept.certificate.ok and build_facts.index_maps(program) and not kept.options.category_gates:
         # gated over the index where that is smaller (a layer more for the length's one-hot:
         # `indices / length` at N = 32, 78,838 parameters in 1 layer stepped, 10,400 in 2)
@@ -268,6 +273,14 @@ def _copies_first(
         is not None
     ]
     return min(found, key=lambda k: k.model.cost) if found else None
+
+
+def _output_variants(options: BuildOptions) -> list[BuildOptions]:
+    """`options`, and where they force a one-hot output (the default's snap was not proved),
+    `options` with the planner's own output: another build may snap its number."""
+    if options.output is None:
+        return [options]
+    return [options, replace(options, output=None)]
 
 
 def _copy_variants(options: BuildOptions) -> list[BuildOptions]:
