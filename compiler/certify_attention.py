@@ -20,13 +20,13 @@ from compiler.bounds import (
     U,
     dyadic_exponent,
     gamma,
-    row_grid,
     special_linear,
 )
 from compiler.certificate import UNDERFLOW, Check
 from compiler.certify_factor import factorized_scores
 from compiler.certify_parts import intended as intended_out
 from compiler.certify_parts import key_label, product, query_saturation
+from compiler.certify_scores import KeySide, score_bounds
 from compiler.certify_select import check_selection
 from compiler.certify_walk import MAX_STATES, OverBudget, Specials, Walk
 from compiler.reach import HeadReach
@@ -205,33 +205,10 @@ def _scores(
     worst = (math.inf, math.inf, 0.0, "no decision")  # (margin - bound, margin, bound, where)
     max_bound = eta = 0.0
     chunk = max(1, MAX_STATES // max(all_k.shape[0], 1))
+    keys_side = KeySide(all_k, all_ke)  # the same for every chunk of queries: computed once
     for start in range(0, all_q.shape[0], chunk):
         qs, qe = all_q[start : start + chunk], all_qe[start : start + chunk]
-        s = qs @ all_k.T / scale  # [rows, keys]
-        # products that can be non-zero per (query, key): n of gamma_n
-        g = gamma((((np.abs(qs) + qe) > 0) * 1.0) @ (((np.abs(all_k) + all_ke) > 0) * 1.0).T)
-        err = (
-            np.abs(qs) @ all_ke.T
-            + qe @ np.abs(all_k).T
-            + qe @ all_ke.T
-            + g * ((np.abs(qs) + qe) @ (np.abs(all_k) + all_ke).T)
-        ) / scale
-        # Products of exact dyadic q and k whose sums stay within 2^24 grid steps are exact in
-        # any order (and so is the scaling when sqrt(d_head) is a power of 2); a grid may be
-        # coarser than the integers (matching's c·q, c·q^2: steps of 2^8).
-        grid = row_grid(qs)[:, None] + row_grid(all_k)[None, :]
-        size = np.ldexp(np.abs(qs) @ np.abs(all_k).T, np.minimum(grid, 60))
-        exact = (
-            (qe.max(axis=1)[:, None] == 0)
-            & (all_ke.max(axis=1)[None, :] == 0)
-            & (grid <= 60)
-            & (size < 2.0**24)
-        )
-        err = np.where(exact, 0.0, err * SLACK)
-        if not scale_exact:
-            # 1/sqrt(d_head) is not a power of 2: the division (or scaling q first, as fused
-            # kernels do) rounds each score, and the stored W_K carries a rounded sqrt(d_head)
-            err = err + 4 * U * SLACK * ((np.abs(qs) + qe) @ (np.abs(all_k) + all_ke).T) / scale
+        s, err = score_bounds(qs, qe, keys_side, scale, scale_exact)
         for row in range(s.shape[0]):
             index = start + row
             scores, errors = s[row], err[row]

@@ -293,18 +293,22 @@ class _Plan:
         if one is None:
             return None
         classes: dict[tuple[Any, ...], tuple[tuple[int, int], set[int]]] = {}
+        # each argument's reader, made once: (N + 1)^2 pairs read them (66K at N = 256)
+        lowest = [
+            (k, self.shape[k][0], [self._reader(a, one, counts) for a in self.shape[k][1]])
+            for k in self.lowest
+        ]
+        frontier = [self._reader(a, one, counts) for a in self.frontier]
         for c1 in counts:
             for c2 in counts:
                 pair = (c1, c2)
                 done: dict[int, Any] = {}
-                for k in self.lowest:
-                    fn, args = self.shape[k]
-                    found = _apply(fn, [self._read(a, pair, one, done) for a in args])
+                for k, fn, readers in lowest:
+                    found = _apply(fn, [read(pair, done) for read in readers])
                     if found is None:
                         return None
                     done[k] = found[0]
-                values = [self._read(a, pair, one, done) for a in self.frontier]
-                key = tuple(map(exact_key, values))
+                key = tuple([exact_key(read(pair, done)) for read in frontier])
                 classes.setdefault(key, (pair, set()))[1].add((c1 > c2) - (c1 < c2))
         known: dict[int, tuple[tuple[str, str], Atom]] = {}
         for pair, signs in classes.values():  # the steps above: once per class
@@ -330,6 +334,26 @@ class _Plan:
                     return None
                 one[k, c] = found[0]
         return one
+
+    def _reader(
+        self, argument: tuple[Any, ...], one: dict[tuple[int, int], Any], counts: range
+    ) -> Callable[[tuple[int, int], dict[int, Any]], Any]:
+        """How an argument is read at a pair (with the steps of both counts evaluated at it,
+        `done`): a count, a constant, such a step, or a step of one count (or none) looked up in
+        `one`."""
+        kind, what = argument[0], argument[1]
+        if kind == "const":
+            return lambda pair, done: what
+        if kind == "count":
+            return lambda pair, done: pair[what]
+        if len(self.sources[what]) == 2:  # evaluated at the pair, before it is read
+            return lambda pair, done: done[what]
+        if not self.sources[what]:
+            value = one[what, 0]
+            return lambda pair, done: value
+        (count,) = self.sources[what]
+        column = [one[what, c] for c in counts]
+        return lambda pair, done: column[pair[count]]
 
     def _read(
         self,

@@ -324,7 +324,7 @@ def _sop_text(sop: SOp, k: int, count: int) -> str:
         return sop.name
     text = " ".join(sop.span.text().split()) if sop.span is not None else ""
     if 0 < len(text) <= 40:
-        return text
+        return f"({text})" if " " in text else text  # `(tokens == "a") = False`
     return "its input" if count == 1 else f"input {k + 1}"
 
 

@@ -308,13 +308,14 @@ def test_no_margin_and_no_verification_where_the_interpreter_fails_on_every_inpu
     out, err = capsys.readouterr()
     assert out == "" and "verified" not in err
     lines = err.splitlines()
-    assert lines[:6] == [
+    assert lines[:7] == [
         f"error: verification failed for {path} `x`: the interpreter fails on every one of the 3 "
         "inputs, so the model was compared on none",
         '  first failing input: "b" (length 1)',
         f"    {path}:1:5: error: division by zero",
         '        x = 6 / (tokens == "a");',
         "            ^~~~~~~~~~~~~~~~~~~",
+        '    hint: it failed at position 0, where (tokens == "a") = False (a boolean)',
         "  hint:       verify an s-op that gives a value on some input of this vocabulary and "
         "these lengths",
     ]

@@ -59,8 +59,8 @@ def test_the_negation_of_an_absorbed_or_is_the_complement_of_the_covering_select
     # matching form; the complement of that select's table was asked of the OR node (a crash)
     text = (
         'same = select(length, length, ==) or select(length, "a", ==);\n'
-        "res = aggregate(not same, length, 0.5);"
-    )
+        'res = aggregate(not same, length + indicator(tokens == "a"), 0.5);'
+    )  # (reading tokens: an s-op of the position alone would be a map of indices)
     assert _covering(text, "res", list("abc"), 5) == ["select(length, length, ==)"]
     sop = load_source(Source("<test>", text)).get("res")
     for head_masks in (True, False):

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler import compile_sop
-from compiler.count_signs import count_signs
+from compiler.blocks import exact_key
+from compiler.count_signs import SignTable, _apply, _evaluate, _Plan, count_signs
 from compiler.dedupe import merge_duplicates
 from compiler.fraction_means import fraction_means
 from rasp import sops as S
@@ -199,3 +200,68 @@ def test_the_forms_of_one_compile_share_their_rewrites(monkeypatch: pytest.Monke
     model = compile_sop(load_file(program).get("dyck1"), list("()"), 24, name="dyck1")
     assert model.metadata.get("fractions_as_means")  # the second form was prepared and kept
     assert counted.count(24) == 1
+
+
+def _pairwise_table(plan: _Plan, max_len: int) -> SignTable | None:
+    """`_Plan.table` as it was first written (each argument read through `_Plan._read` at each
+    pair): the reference for the readers it makes once."""
+    counts = range(max_len + 1)
+    one = plan._per_count(counts)
+    if one is None:
+        return None
+    classes: dict[tuple[object, ...], tuple[tuple[int, int], set[int]]] = {}
+    for c1 in counts:
+        for c2 in counts:
+            pair = (c1, c2)
+            done: dict[int, object] = {}
+            for k in plan.lowest:
+                fn, args = plan.shape[k]
+                found = _apply(fn, [plan._read(a, pair, one, done) for a in args])
+                if found is None:
+                    return None
+                done[k] = found[0]
+            values = [plan._read(a, pair, one, done) for a in plan.frontier]
+            key = tuple(map(exact_key, values))
+            classes.setdefault(key, (pair, set()))[1].add((c1 > c2) - (c1 < c2))
+    known: dict[int, tuple[tuple[str, str], object]] = {}
+    for pair, signs in classes.values():
+        value = _evaluate(plan.shape, pair)
+        if value is None:
+            return None
+        typed = exact_key(value[0])
+        for sign in signs:
+            if known.setdefault(sign, (typed, value[0]))[0] != typed:
+                return None
+    return SignTable(known[-1][1], known[0][1], known[1][1])
+
+
+_FUNCTIONS = [
+    lambda a, b: a - b,
+    lambda a, b: a + b,
+    lambda a, b: a < b,
+    lambda a, b: a == b,
+    lambda a, b: a / b,  # raises at b = 0
+    lambda a, b: a * b,
+    lambda a: a * 0.5,
+    lambda a: a > 2,
+    lambda a: "x" if a else "y",
+    lambda a: [a],  # no sequence holds a list
+    lambda: 3,
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_the_pair_loop_reads_each_argument_as_before(data: st.DataObject) -> None:
+    """Random shapes of up to six steps over two counts and constants: the readers made once give
+    the very table of the loop that read each argument at each pair."""
+    shape: list[tuple[object, tuple[tuple[object, ...], ...]]] = []
+    for k in range(data.draw(st.integers(1, 6))):
+        fn = data.draw(st.sampled_from(_FUNCTIONS))
+        sources = [("count", 0), ("count", 1), ("const", 1), ("const", 0.0)]
+        sources += [("step", j) for j in range(k)]
+        args = tuple(data.draw(st.sampled_from(sources)) for _ in range(fn.__code__.co_argcount))
+        shape.append((fn, args))
+    plan = _Plan.of(tuple(shape))  # type: ignore[arg-type]
+    max_len = data.draw(st.integers(1, 6))  # (every sign: the compile's N >= 1)
+    assert plan.table(max_len) == _pairwise_table(plan, max_len)

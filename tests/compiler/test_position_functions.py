@@ -92,3 +92,18 @@ def test_past_the_length_bound_nothing_is_rewritten() -> None:
     sop = _sop("x = indices % (length + 1);")
     assert position_functions(sop, MAX_LEN) is not sop
     assert position_functions(sop, MAX_LEN + 1) is sop
+
+
+def test_a_copy_of_one_position_stays_an_aggregate() -> None:
+    # `where` (i - 1, -1 at 0) is the same at every length, but a head copies it as a number by
+    # matching; as a map of indices, `where if ...` read the index one-hot (10 times larger)
+    text = (
+        'before = aggregate(select(indices + 1, indices, ==), tokens, "-");\n'
+        "where = aggregate(select(indices + 1, indices, ==), indices, -1);\n"
+        'x = where if before == "a" else -2;'
+    )
+    sop = _sop(text)
+    assert position_functions(sop, 8) is sop
+    # a mean of several keys is still rewritten
+    averaged = _sop("x = aggregate(select(indices, indices, <=), indices);")
+    assert not any(isinstance(n, AggregateSOp) for n in walk(position_functions(averaged, 8)))
