@@ -87,6 +87,8 @@ def linear_steps(
 # the part of a map that is one of its inputs: max(x, y) - y and min(x, y) - x are functions of
 # x - y (none: |x - y| is one, where the map's support kept `x > y` as a source)
 AFFINE_PARTS = ((0.0, 0.0), (0.0, 1.0), (1.0, 0.0))
+# a function of the sum taking at most this many values is tried first: its steps are exact
+FEW_STEP_VALUES = 8
 
 
 def affine_plus_sum(
@@ -108,34 +110,50 @@ def affine_plus_sum(
         return None
     at = [_column(rows, k) for k in range(2)]  # [rows] each
     values = np.fromiter((float(v) for _, v in rows), dtype=np.float64, count=len(rows))
-    for part in AFFINE_PARTS:
+    found = []
+    for part, coef in _parts_and_sums():
         rest = values - part[0] * at[0] - part[1] * at[1]  # [rows]: g(sum) where it is a map
-        for coef in COEFFICIENTS:
-            points = _function_points(0.0 + coef[0] * at[0] + coef[1] * at[1], rest)
-            if points is None or len({v for _, v in points}) < 2:
-                continue
-            views = [map_steps.view_of(ctx, reader, s, False) for s in support]
-            x = sum_view(node, views, coef, points)
-            biggest = [float(np.abs(a).max()) for a in at]
-            name = f"{node.name}.rest"
-            rest_values = tuple(sorted({v for _, v in points}))
-            out = Encoded.materialised_numerical(name, rest_values)
-            try:
-                g = map_steps.steps_or_interpolation(
-                    built, node, x, sum_error(views, coef, biggest), points, out
-                )
-            except CompileError:
-                continue
-            built.bounds[Dim(name)] = max(abs(v) for v in rest_values)
-            terms: dict[Dim, float] = {}
-            for a, view in zip(part, views, strict=True):
-                for d, c in view.x.number:
-                    terms[d] = terms.get(d, 0.0) + a * c
-            for d, c in g.number:
-                terms[d] = terms.get(d, 0.0) + c
-            number = tuple((d, c) for d, c in terms.items() if c != 0.0)
-            return Encoded(node.name, Encoding.NUMERICAL, ctx.values(node.index), number=number)
+        points = _function_points(0.0 + coef[0] * at[0] + coef[1] * at[1], rest)
+        if points is not None and len({v for _, v in points}) >= 2:
+            found.append((part, coef, points))
+    # a rest of a few values first, a few exact step pairs: `(x + y) % 2` less its sum is one
+    # step at 2, where the map itself takes ~N^2 values and its interpolation is steep at the
+    # wrap (that slope multiplies the sum's error: not proved at N = 32); else the order above
+    # (|x - y| interpolates in one kink, less x - y it would take as many values)
+    found.sort(key=lambda f: min(len({v for _, v in f[2]}), FEW_STEP_VALUES + 1))
+    for part, coef, points in found:
+        views = [map_steps.view_of(ctx, reader, s, False) for s in support]
+        x = sum_view(node, views, coef, points)
+        biggest = [float(np.abs(a).max()) for a in at]
+        name = f"{node.name}.rest"
+        rest_values = tuple(sorted({v for _, v in points}))
+        out = Encoded.materialised_numerical(name, rest_values)
+        try:
+            g = map_steps.steps_or_interpolation(
+                built, node, x, sum_error(views, coef, biggest), points, out
+            )
+        except CompileError:
+            continue
+        built.bounds[Dim(name)] = max(abs(v) for v in rest_values)
+        terms: dict[Dim, float] = {}
+        for a, view in zip(part, views, strict=True):
+            for d, c in view.x.number:
+                terms[d] = terms.get(d, 0.0) + a * c
+        for d, c in g.number:
+            terms[d] = terms.get(d, 0.0) + c
+        number = tuple((d, c) for d, c in terms.items() if c != 0.0)
+        return Encoded(node.name, Encoding.NUMERICAL, ctx.values(node.index), number=number)
     return None
+
+
+def _parts_and_sums() -> Iterator[tuple[tuple[float, float], tuple[float, float]]]:
+    """(affine part, sum) pairs to try: each of AFFINE_PARTS over each sum, and the sum itself
+    as the part (`(x + y) % 2` is x + y less a step of it)."""
+    for part in AFFINE_PARTS:
+        for coef in COEFFICIENTS:
+            yield part, coef
+    for coef in COEFFICIENTS:
+        yield coef, coef
 
 
 def _function_points(sums: np.ndarray, rest: np.ndarray) -> list[tuple[float, float]] | None:

@@ -317,6 +317,8 @@ def coarse_steps(
         }
         if len(representative) > MAX_CLASSES or len(representative) == len(tables):
             continue
+        if _twins_split(members, class_of):
+            continue  # a step MLP reads the number: 2 and 2.0 cannot be told apart
 
         def build(decoded: bool) -> Encoded:
             views = (view_of(ctx, reader, source, decoded), view_of(ctx, reader, other, decoded))
@@ -327,6 +329,17 @@ def coarse_steps(
 
         return _fraction_then_decoded(ctx, reader, support, build)
     return None
+
+
+def _twins_split(members: dict[tuple, Atom], class_of: dict[tuple, Atom]) -> bool:
+    """Whether two values that are the same number (the int 2 and the float 2.0, whose rows
+    differ in type: 0 % 2 is 0, 0 % 2.0 is 0.0) fall into different classes."""
+    seen: dict[float, tuple] = {}
+    for key, v in members.items():
+        c = value_key(class_of[key])
+        if seen.setdefault(float(v), c) != c:
+            return True
+    return False
 
 
 def _coarse(

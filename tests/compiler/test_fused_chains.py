@@ -24,3 +24,22 @@ def test_a_proved_chain_of_maps_after_the_heads_is_fused_where_smaller() -> None
     assert len(model.metadata["layers"]) == 2
     assert model.param_count() < 5_000
     assert check_inputs(model, sop, all_inputs("ab", 8) + random_inputs("ab", 8, 200, 0))
+
+
+MAX_OF_WIDTH_AND_MEAN = """
+v1 = selector_width(select(tokens, tokens, <));
+v2 = aggregate(select(tokens, tokens, ==), indicator(indices < 2));
+m0 = v1 if v1 > v2 else v2;
+"""
+
+
+def test_the_fused_build_is_tried_with_a_number_output_where_a_one_hot_was_forced() -> None:
+    # the default's table of m0 over (v1, v2) does not snap at N = 16 (margin 0.00208 against a
+    # float32 error of 0.00845): a one-hot output of 97 values, 1.24M parameters; fused over
+    # the same one-hot, 83,732; fused with a number output, as at N = 8 and 32: 7,087
+    sop = load_source(Source("<test>", MAX_OF_WIDTH_AND_MEAN)).get("m0")
+    model = compile_sop(sop, list("abc"), 16)
+    assert model.metadata["output"]["encoding"] == "numerical"
+    assert model.param_count() < 20_000
+    inputs = all_inputs("abc", 6) + random_inputs("abc", 16, 300, 0)
+    assert check_inputs(model, sop, inputs)

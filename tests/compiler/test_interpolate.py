@@ -120,6 +120,29 @@ def test_a_kink_of_one_or_two_means_is_a_few_units_at_every_length(case: str, n:
     assert check_inputs(model, root, inputs) == len(inputs)
 
 
+WRAP = """
+v0 = aggregate(select(tokens, tokens, ==), indicator(tokens == "a"));
+v1 = aggregate(select(tokens, tokens, <), indicator(tokens == "b"));
+res = (v1 + v0) % 2;
+"""
+
+
+@pytest.mark.exactness
+def test_a_sum_that_wraps_is_the_sum_less_a_step_of_it() -> None:
+    """(v1 + v0) % 2 takes ~N^2 values; interpolated over the sum, the wrap at 2 is one segment
+    as steep as the gap below 2 (1/992 at N = 32), whose slope multiplies the sum's error past
+    the snap's margin (a one-hot output of 2.15M parameters was kept). Less the sum itself, it
+    is one step at 2: exact, and the sum's error alone reaches the output."""
+    root = _program(WRAP)
+    model = compile_sop(root, list("ab"), 32, name="res")
+    assert model.param_count() <= 1_000
+    assert model.metadata["output"]["encoding"] == "numerical"
+    assert len(model.metadata["layers"]) == 1
+    inputs = all_inputs("ab", 8) + random_inputs("ab", 32, 200, seed=3)
+    inputs += [["a"] * 32, ["b"] * 32, ["a"] * 31 + ["b"], ["b"] * 31 + ["a"]]
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
 def test_a_product_of_two_means_is_no_kink() -> None:
     """q * b is neither mean plus a function of their sum or difference: not built so."""
     model = compile_sop(_program(TWO + "res = q * b;"), list("abc"), 8, name="res")
