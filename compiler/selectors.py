@@ -79,6 +79,13 @@ class SelectorPlanner:
         self.numbers = NumberViews(ctx, reader)
         self.squares = SquaredReadings(ctx, reader, built, memo, maps, self.numbers)
         self._classes: dict[tuple, Encoded] = {}
+        self._covering: dict[int, int | None] = {}
+
+    def covering(self, node: IRNode) -> int | None:
+        """`absorbing_side` of OR `node`, checked once (the planner's live walk asks too)."""
+        if node.index not in self._covering:
+            self._covering[node.index] = absorbing_side(self.ctx, self.maps.support, node)
+        return self._covering[node.index]
 
     def atoms(self, index: int) -> list[Atomic]:
         node = self.ctx.graph[index]
@@ -91,7 +98,7 @@ class SelectorPlanner:
             case Op.AND:
                 return [*self.atoms(node.inputs[0]), *self.atoms(node.inputs[1])]
             case Op.OR:
-                covering = absorbing_side(self.ctx, self.maps.support, node)
+                covering = self.covering(node)
                 if covering is not None:  # the other side adds no (query, key) pair
                     return self.atoms(covering)
             case Op.NOT:
@@ -109,7 +116,7 @@ class SelectorPlanner:
         if node.op is Op.NOT:
             return self.atoms(node.inputs[0])
         if node.op is Op.OR:
-            covering = absorbing_side(self.ctx, self.maps.support, node)
+            covering = self.covering(node)
             if covering is not None:  # the other side adds no (query, key) pair
                 return self._negated(covering)
             if not all(self._negatable(i) for i in node.inputs):
