@@ -121,7 +121,10 @@ class Readings:
 
     def run(self) -> Plan:
         ctx, guard = self.ctx, self.memo.guard
+        live = self._live()
         for node in ctx.graph.nodes:  # attention first, so independent failures are all reported
+            if node.index not in live:
+                continue
             if node.op is Op.AGGREGATE:
                 guard(lambda n=node: self.reading(n.index, self.preferred(n)))
             elif node.op in (Op.LENGTH, Op.SELECTOR_WIDTH):  # reads_frac may hit a failed input
@@ -161,6 +164,28 @@ class Readings:
             dict(built.embedded),
             output_types=types,
         )
+
+    def _live(self) -> set[int]:
+        """The nodes the output may read: every input, except that an OR selector one side covers
+        reads that side alone (`SelectorPlanner.atoms` compiles it so). The others are not built
+        up front: `(s and not select(v2, v1, >)) or s` needs no block for v1 or v2 (v2 a mean of
+        means: 22M parameters at N = 7). Any node a planner asks for after all is built then."""
+        g = self.ctx.graph
+        live: set[int] = set()
+        stack = [g.output.index]
+        while stack:
+            index = stack.pop()
+            if index in live:
+                continue
+            live.add(index)
+            node = g[index]
+            inputs: Sequence[int] = node.inputs
+            if node.op is Op.OR:
+                covering = self.memo.guard(lambda n=node: self.selectors.covering(n))
+                if covering is not None:
+                    inputs = (covering,)
+            stack.extend(inputs)
+        return live
 
     def _output_relation(self, root: IRNode) -> Relation | None:
         """The output's values per (position, length), widened where it has none (compiler.grid)."""

@@ -79,6 +79,13 @@ class SelectorPlanner:
         self.numbers = NumberViews(ctx, reader)
         self.squares = SquaredReadings(ctx, reader, built, memo, maps, self.numbers)
         self._classes: dict[tuple, Encoded] = {}
+        self._covering: dict[int, int | None] = {}
+
+    def covering(self, node: IRNode) -> int | None:
+        """`absorbing_side` of OR `node`, checked once (the planner's live walk asks too)."""
+        if node.index not in self._covering:
+            self._covering[node.index] = absorbing_side(self.ctx, self.maps.support, node)
+        return self._covering[node.index]
 
     def atoms(self, index: int) -> list[Atomic]:
         node = self.ctx.graph[index]
@@ -91,7 +98,7 @@ class SelectorPlanner:
             case Op.AND:
                 return [*self.atoms(node.inputs[0]), *self.atoms(node.inputs[1])]
             case Op.OR:
-                covering = absorbing_side(self.ctx, self.maps.support, node)
+                covering = self.covering(node)
                 if covering is not None:  # the other side adds no (query, key) pair
                     return self.atoms(covering)
             case Op.NOT:
@@ -109,7 +116,7 @@ class SelectorPlanner:
         if node.op is Op.NOT:
             return self.atoms(node.inputs[0])
         if node.op is Op.OR:
-            covering = absorbing_side(self.ctx, self.maps.support, node)
+            covering = self.covering(node)
             if covering is not None:  # the other side adds no (query, key) pair
                 return self._negated(covering)
             if not all(self._negatable(i) for i in node.inputs):
@@ -284,7 +291,7 @@ class SelectorPlanner:
             for b, kenv in enumerate(k_side.envs):
                 table[a, b] = self._holds(node.index, qenv, kenv)
         q, q_keep = self._side_reading(node, q_side, table)
-        k, k_keep = self._side_reading(node, k_side, table.T)
+        k, k_keep = self._side_reading(node, k_side, table.T, taken=q.name)
         return Atomic(q, k, table[np.ix_(q_keep, k_keep)])
 
     def _side(self, node: IRNode, nodes: tuple[int, ...], side: int) -> _Side:
@@ -328,12 +335,14 @@ class SelectorPlanner:
         )
 
     def _side_reading(
-        self, node: IRNode, side: _Side, table: np.ndarray
+        self, node: IRNode, side: _Side, table: np.ndarray, taken: str | None = None
     ) -> tuple[Encoded, list[int]]:
         """The categorical reading of one side of selector `node`, and which of the side's value
         combinations (rows of `table`, [this side, other side]) its columns stand for. A joint
         reading gives tuples with equal rows one column (their first's) where that at least halves
-        it; the joint's MLP is then the selector's own."""
+        it; the joint's MLP is then the selector's own. `taken`: the query side's reading name, which
+        a key side over the same s-ops but merged otherwise must not reuse (its one-hot would land on
+        the query side's dimensions, two MLPs writing one column)."""
         if side.reading is not None:
             return side.reading, list(range(len(side.envs)))
         first: dict[bytes, int] = {}
@@ -349,6 +358,8 @@ class SelectorPlanner:
             op = f"joint {name} for {node.text}"
             if merged:
                 name, op = f"{name}~{node.name or 'select'}", f"{op}, by the keys selected"
+                if name == taken:
+                    name = f"{name}~keys"
             out = Encoded.materialised_categorical(name, tuple(side.tuples[a] for a in keep))
             spec = mlp.table_mlp(
                 side.readings,

@@ -137,6 +137,11 @@ class WidthPlanner:
             return [(1, self.selectors.atoms(index))]
         if node.op is Op.NOT:
             return [(1, [ALL_TRUE])] + [(-s, a) for s, a in self._expand(node.inputs[0])]
+        if node.op is Op.OR:
+            # the other side adds no (query, key) pair: it has no terms of its own
+            covering = self.selectors.covering(node)
+            if covering is not None:
+                return self._expand(covering)
         left, right = (self._expand(i) for i in node.inputs)
         both = [(s1 * s2, a1 + a2) for s1, a1 in left for s2, a2 in right]
         if node.op is Op.AND:

@@ -466,3 +466,23 @@ def test_unrealisable_view_states_are_left_out_not_certified_as_nan() -> None:
     )
     assert all(c["margin"] != "-inf" for c in checks)
     check_inputs(model, root, all_inputs([0, 1, 2], 5))
+
+
+@pytest.mark.exactness
+def test_a_selector_whose_two_sides_read_one_joint_of_the_same_s_ops_merged_differently() -> None:
+    """`select(tokens, tokens, <=) or select(length, length, >=)` reads (tokens, length) on both
+    sides, and each side merges the tuples that select (are selected by) the same keys (queries)
+    into one column, differently per side. Both readings were named `(tokens,length)~<selector>`,
+    so the key side's MLP wrote the query side's one-hot columns and the certifier refused the
+    model ('... wrote already') at every N. The key side's reading now has its own name."""
+    from rasp.interpreter import load_source
+
+    text = (
+        "v = aggregate(select(tokens, tokens, <=) or select(length, length, >=),"
+        ' indicator(tokens == "a"), 0);\n'
+    )
+    root = load_source(Source("<test>", text)).get("v")
+    model = compile_sop(root, ["a", "b"], 8)
+    labels = [str(label) for label in model.metadata["residual"]]
+    assert any(label.startswith("(tokens,length)~_or_1~keys:") for label in labels)
+    assert check_inputs(model, root, all_inputs("ab", 8)) == 510
