@@ -3,7 +3,9 @@ reachable points, and the certifier carries each unit's error to the output inst
 
 from __future__ import annotations
 
+import itertools
 import json
+import random
 
 import numpy as np
 import pytest
@@ -18,6 +20,8 @@ from compiler.reach import Reach
 from rasp import sops as S
 from rasp.interpreter import Interpreter
 from rasp.parser import parse
+from rasp.tracr import lib
+from tests.runtime_helpers import run_compiled
 
 PREFIX = 'q = aggregate(select(indices, indices, <=), indicator(tokens == "a"));\n'
 
@@ -176,6 +180,25 @@ def test_a_jump_is_left_to_the_steps() -> None:
     input's error times that slope is more than the steps' exact whole numbers."""
     model = compile_sop(_program(PREFIX + "res = 1 if q > 0.5 else 0;"), list("ab"), 16, name="res")
     assert not any(m.get("continuous") for m in model.metadata["reach"]["mlps"])
+
+
+def test_a_step_with_a_stepped_context_is_left_to_the_steps() -> None:
+    """tracr's shuffle_dyck2 reads `any_negative` (`balance_() < 0` or the other balance's, a bool
+    from a steep step) as a number: as a line per context value, the gates' weights carry that
+    bool's error into the line (slope N) and on into `has_neg`, which the last step weighs by 4N
+    (24.5 against a margin of 2.5 at N = 64: a fourth layer, 15,917 parameters); the steps'
+    pairs cancel it (3 layers, 12,433). At N = 40: 9,025 parameters, not 11,669 in 4 layers."""
+    model = compile_sop(lib.make_shuffle_dyck2(), list("(){}"), 40, name="shuffle_dyck2")
+    assert model.metadata["config"]["n_layers"] == 3
+    assert model.param_count() <= 9_025
+    assert not any(m.get("continuous") for m in model.metadata["reach"]["mlps"])
+    rng = random.Random(3)
+    inputs = [list(t) for k in (1, 2, 3) for t in itertools.product("(){}", repeat=k)]
+    inputs += [[rng.choice("(){}") for _ in range(rng.randint(4, 40))] for _ in range(60)]
+    inputs += [list("({})") * 10, list("(" * 20 + ")" * 20), list(")(" * 20)]
+    program = lib.make_shuffle_dyck2()
+    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert got == list(program(tokens)), tokens
 
 
 def _reading(name: str) -> Encoded:
