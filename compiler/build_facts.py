@@ -11,8 +11,10 @@ from collections.abc import Sequence
 from compiler.build_trials import Kept
 from compiler.certify import Certificate
 from compiler.graph import Graph, Op
+from compiler.grid import GRID_KEYS, MAX_OUTPUT_VALUES
 from compiler.model import CompiledModel
 from compiler.plan_context import NUMERIC_COPY_MIN_VALUES
+from rasp import sops
 from rasp.errors import CompileError
 
 
@@ -113,12 +115,30 @@ def _is_number(label: str) -> bool:
 def one_hot_too_large(model: CompiledModel, max_params: int | None) -> str | None:
     """Why a one-hot output for `model`'s listed output values cannot fit `max_params` (None: it
     may): its unembedding alone is n x n, a column per value read from n residual dims."""
-    listed = model.metadata["output"].get("values")
+    output = model.metadata["output"]
+    listed = output.get("values")
+    if listed is None and max_params is not None and unlisted(output):
+        # more values than an output lists (grid.MAX_OUTPUT_VALUES): planning the one-hot
+        # output only to find it too large took 9 s of a refusal's 60 (`v0 * indices`, N = 32)
+        least = (MAX_OUTPUT_VALUES + 1) ** 2
+        if least > max_params:
+            return (
+                f"a one-hot output was not built: its values are more than {MAX_OUTPUT_VALUES:,}, "
+                f"at least {least:,} parameters, over the limit of {max_params:,}"
+            )
     if listed is None or max_params is None or len(listed) ** 2 <= max_params:
         return None
     return (
         f"a one-hot output of its {len(listed):,} values was not built: it needs at least "
         f"{len(listed) ** 2:,} parameters, over the limit of {max_params:,}"
+    )
+
+
+def unlisted(output: dict) -> bool:
+    """Whether a model's output metadata is a number with neither a list of values nor a grid:
+    it takes more values than an output lists."""
+    return output.get("type") == sops.SeqType.FLOATS.value and not any(
+        key in output for key in ("values", *GRID_KEYS.values())
     )
 
 

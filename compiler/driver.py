@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from compiler import build_facts
 from compiler.addressing import MATCH_MAX_LEN
 from compiler.alternatives import keep_proved
 from compiler.assemble import assemble, sketch_model
@@ -24,7 +25,6 @@ from compiler.encode import plan_encodings
 from compiler.forms import Forms, prepare
 from compiler.fraction_means import fraction_means
 from compiler.graph import Graph, Op, build_graph
-from compiler.grid import GRID_KEYS
 from compiler.layout import Layout, lay_out
 from compiler.model import CompiledModel, Sketch
 from compiler.program_forms import keep_form
@@ -181,10 +181,7 @@ def compile_sop(
     )
     model, graph, certificate = kept.model, kept.graph, kept.certificate
     if require_certificate and not certificate.ok:
-        output = model.metadata["output"]
-        unlisted = output.get("type") == sops.SeqType.FLOATS.value and not any(
-            key in output for key in ("values", *GRID_KEYS.values())
-        )
+        unlisted = build_facts.unlisted(model.metadata["output"])
         raise CompileError(
             [
                 *refusals(certificate, graph, one_hot=kept.one_hot_note, unlisted=unlisted),

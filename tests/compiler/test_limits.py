@@ -174,6 +174,57 @@ def test_a_one_hot_fallback_whose_unembedding_alone_is_over_the_limit_is_not_bui
     assert one_hot_too_large(numerical(18), None) is None  # no limit
 
 
+def test_a_one_hot_fallback_for_more_values_than_an_output_lists_is_not_planned() -> None:
+    # unlisted: more than grid.MAX_OUTPUT_VALUES values, so at least 10^10 parameters
+    from compiler.build_facts import one_hot_too_large
+    from compiler.model import CompiledModel
+
+    def output(meta: dict) -> CompiledModel:
+        return CompiledModel({}, {}, {"output": meta})
+
+    floats = {"type": "floats"}
+    note = one_hot_too_large(output(floats), 200_000_000)
+    assert note is not None and "more than 100,000" in note
+    assert one_hot_too_large(output(floats), None) is None  # no limit
+    # a grid decodes it: its values may be few
+    assert one_hot_too_large(output({**floats, "denominators": [1, 2]}), 300) is None
+
+
+def test_the_numerical_output_is_analysed_once_for_every_build(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a product of a mean and the index at N = 32 spent 10 s of each build on its output's
+    # relation, grid and snap targets: one value analysis, one such result for every build
+    from compiler import encode
+    from compiler.build_trials import BuildOptions
+    from compiler.driver import _plan
+    from compiler.values import infer_values
+
+    calls: list[int] = []
+    real = encode.output_grid
+    monkeypatch.setattr(encode, "output_grid", lambda *a: calls.append(1) or real(*a))
+    sop = _program("v0 = aggregate(select(tokens, tokens, <=), indices);\nm0 = v0 * indices;", "m0")
+    analysis: list = []
+
+    def analyse(graph):
+        if not analysis:
+            analysis.append(infer_values(graph, ("a", "b"), 6))
+        return analysis[0]
+
+    for options in (BuildOptions(), BuildOptions(gates=False)):
+        _plan(
+            sop,
+            ("a", "b"),
+            6,
+            causal=False,
+            note=lambda _: None,
+            options=options,
+            head_masks=True,
+            analyse=analyse,
+        )
+    assert len(calls) == 1
+
+
 def test_a_model_over_the_parameter_limit_is_refused_at_its_output() -> None:
     text = "x = aggregate(select(tokens, tokens, ==), indices);"
     with pytest.raises(CompileError) as refused:
