@@ -184,9 +184,16 @@ class MapValues:
         """The map's sources when its inputs share one (`f(x, g(x))`) and enumerating them is
         cheap (at most SHARED_COMBINATIONS), else None. Taking such inputs as independent would list
         outputs that never occur (`y - x` with y = 2x: -3..6 for x in 0..3, where only 0..3 can)."""
-        direct = [i for i in dict.fromkeys(node.inputs) if self.g[i].op is not Op.CONST]
+        read = [i for i in node.inputs if self.g[i].op is not Op.CONST]
+        direct = list(dict.fromkeys(read))
         sources = self.sources(node.index)
-        if len(direct) < 2 or sum(len(self._as_source(i)) for i in direct) == len(sources):
+        # one s-op read twice (`v - v`, or `d * d` once compiler.dedupe made the two differences
+        # one node) meets itself: taken as independent, `v - v` of a v in {0, 1} lists -1 and 1,
+        # outputs the model never gives, which the certifier then checks it against
+        repeated = len(direct) < len(read)
+        if len(read) < 2 or (
+            not repeated and sum(len(self._as_source(i)) for i in direct) == len(sources)
+        ):
             return None
         # Only where it is cheap: each combination is one Python call of every map in the chain
         # (dyck1's `n_opens - n_closes` over indices at N = 256 took 90 s), and the independent

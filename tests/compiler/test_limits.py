@@ -320,6 +320,10 @@ def test_a_refusal_lists_the_first_failing_sublayer_and_counts_the_rest() -> Non
     [
         ("y = tokens_int * 2; d = y - tokens_int;", [0, 1, 2, 3], (0, 1, 2, 3)),
         ("y = indices * 2; d = y - indices + length;", [0], (1, 2, 3, 4, 5, 6, 7)),
+        # one s-op read twice meets itself: was -1..1, and the model (a view that is 0) refused
+        # for not giving -1 ("snap decision has margin 0.5 but float32 error up to 1")
+        ("m = aggregate(select(indices, indices, <=), tokens_int); d = m - m;", [0, 1], (0.0, 0)),
+        ("y = tokens_int % 3; d = y * y;", [0, 1, 2, 3], (0, 1, 4)),
     ],
 )
 def test_a_map_of_inputs_with_a_shared_source_lists_only_what_occurs(
@@ -346,6 +350,15 @@ SHARED = [
             'd = "big" if (g - m1 > 2) else "small";'
         ),
         [0, 1, 2],
+    ),
+    # `v2 - v2` is always 0: refused at every N while its values were taken as independent
+    (
+        (
+            "v0 = aggregate(select(indices, indices - 1, ==), tokens_int == 1);\n"
+            "v2 = v0 % 3;\n"
+            "d = v2 - v2;"
+        ),
+        [0, 1],
     ),
 ]
 
