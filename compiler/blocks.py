@@ -41,7 +41,7 @@ class Dim:
 
     @staticmethod
     def categorical(name: str, value: Atom) -> Dim:
-        return Dim(name, value, type(value).__name__)
+        return Dim(name, value, _type_name(value))
 
     @property
     def is_numerical(self) -> bool:
@@ -52,6 +52,15 @@ class Dim:
         if self.is_numerical:
             return self.name
         return f"{self.name}:{self.value}"
+
+
+def _type_name(value: Atom) -> str:
+    """A dim's value type, element by element for a tuple: ('a', False) == ('a', 0) in Python, and
+    a joint reading of (tokens, v) where v takes both False and 0 needs a column for each (one
+    dim, the keys with v = False scored apart from the rest and the selector was refused)."""
+    if isinstance(value, tuple):
+        return "tuple(" + ",".join(_type_name(v) for v in value) + ")"
+    return type(value).__name__
 
 
 ONE = Dim("one")  # 1 at every real position and at BOS

@@ -28,6 +28,8 @@ def atom_key(value: Any) -> tuple[str, Any]:
         return ("int", value)
     if isinstance(value, float):
         return ("float", value)
+    if isinstance(value, tuple):  # ('a', False) == ('a', 0) in Python: element by element
+        return ("tuple", tuple(atom_key(v) for v in value))
     return (type(value).__name__, value)
 
 

@@ -486,3 +486,23 @@ def test_a_selector_whose_two_sides_read_one_joint_of_the_same_s_ops_merged_diff
     labels = [str(label) for label in model.metadata["residual"]]
     assert any(label.startswith("(tokens,length)~_or_1~keys:") for label in labels)
     assert check_inputs(model, root, all_inputs("ab", 8)) == 510
+
+
+@pytest.mark.exactness
+def test_a_joint_reading_keeps_tuples_that_python_takes_as_equal_apart() -> None:
+    """v4, a copy of a bool with the default 0, takes False and 0; the key side of the `or` reads
+    (tokens, v4), whose tuples ('a', False) and ('a', 0) are equal in Python. They shared one dim
+    and one table row, so the keys with v4 = False scored apart from the other selected keys and
+    the certifier refused the model at every N ('keys it selects score 256 apart')."""
+    from rasp.interpreter import load_source
+
+    text = (
+        'v4 = aggregate(select(indices, length - 2, ==), tokens == "c");\n'
+        "v5 = aggregate(select(tokens, tokens, ==) or select(v4, indices, >=),"
+        ' indicator(tokens == "a"));\n'
+    )
+    root = load_source(Source("<test>", text)).get("v5")
+    model = compile_sop(root, ["a", "b", "c"], 5)
+    labels = [str(label) for label in model.metadata["residual"]]
+    assert "(tokens,v4):('a', False)" in labels and "(tokens,v4):('a', 0)" in labels
+    assert check_inputs(model, root, all_inputs("abc", 5)) == 363
