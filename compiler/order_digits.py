@@ -37,6 +37,8 @@ contradicts R on the same two digit s-ops too, and the width is D + 1 conjunctio
 - every value of x and y (the compiler's value analysis, `compiler.rewrite.ValueFacts`) is a
   finite number, not a bool, below 2^53 in size (where the interpreter's numpy comparisons and
   Python's agree);
+- no two of those values are float64 twins (0.8333333333333333 and ...34 would get different
+  ranks, which a model reading x cannot tell apart);
 - x and y are not both positional (a `select(indices, indices, <)` is a mask, free already);
 - the order's table has at least MIN_CLASSES distinct rows (queries selecting different key
   sets): below that one-hot readings are small.
@@ -62,6 +64,7 @@ import math
 from collections.abc import Sequence
 
 from compiler.blocks import Atom, is_number
+from compiler.fits import merge_noise
 from compiler.rewrite import ValueFacts, positional_nodes, rebuilt
 from compiler.widths import MAX_WIDTH_PARTS
 from rasp import sops
@@ -221,6 +224,11 @@ def _plan(select: sops.Select, facts: ValueFacts) -> _Plan | None:
     side = bisect.bisect_left if select.comparison in (C.LT, C.GEQ) else bisect.bisect_right
     rows = {side(key_set, q) for q in set(queries)}  # type: ignore[call-overload]
     if len(rows) < MIN_CLASSES:
+        return None
+    if len(merge_noise(values)) < len(values):
+        # float64 twins (0.8333333333333333 and ...34) would get different ranks, which no float32
+        # model can tell apart: the width over the select itself reads them as one number, and
+        # refuses in the user's own words where the interpreter's result depends on which it is
         return None
     digits, base = _digits(len(values))
     return _Plan(values, strict, or_equal, digits, base)
