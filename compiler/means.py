@@ -2,11 +2,15 @@
 
 `MeanValues` answers for one aggregate at a time, reading what the inference knows about its
 inputs (`relations.Known`: value sets, relations, selector widths per position) and reporting
-problems there.
+problems there. Where the keys depend on tokens but the aggregated s-op has a relation, the
+aggregate has one per length: a mean of keys of an input of length n lies within the bounds of
+the s-op's values at length n (`means_within`), so `v0 - length` for a mean v0 of `indices` is
+never positive.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -90,14 +94,25 @@ class MeanValues:
             }
             return rel, ()
         if widths is None:
+            # keys chosen by tokens, but what they hold may be bounded per length (`indices`)
+            by_length = self.source_by_length(sop)
             if single_selector or known.n_max < 2 or not numbers:
+                if by_length is not None:
+                    return self.per_length(node, by_length, lambda n, s: ()), ()
                 return None, sort_values([*vals, node.value])
             if copies is not None:
+                if by_length is not None:
+                    return self.per_length(node, by_length, lambda n, s: map(float, s)), ()
                 return None, sort_values([*vals, node.value, *copies])
             bos = self.bos_means(selector, sop)
             if bos is not None:
                 return None, sort_values(bos)
+            reported = len(known.problems)
             means = self.means_up_to(numbers, known.n_max, node)
+            if by_length is not None and len(known.problems) == reported:
+                within = self.means_within(numbers, node)
+                if within is not None:
+                    return self.per_length(node, by_length, within), ()
             return None, sort_values([*vals, node.value, *means])
         default, every = known.intern([node.value]), known.intern(vals)
         copied = self._copied(selector, sop) if any(w == 1 for w in widths.values()) else None
@@ -135,6 +150,69 @@ class MeanValues:
             return source[(int(chosen[i]), n)]  # type: ignore[index]
 
         return at
+
+    def source_by_length(self, sop: int) -> dict[int, tuple[Atom, ...]] | None:
+        """Where `sop` has a relation: per length n, every value it takes at some position of an
+        input of length n (whichever keys are selected there, they hold these)."""
+        rel = self.known.relation[sop]
+        if rel is None:
+            return None
+        sets: dict[int, dict[int, tuple[Atom, ...]]] = {}  # n -> its distinct sets, by id
+        for (_, n), vs in rel.items():
+            sets.setdefault(n, {})[id(vs)] = vs
+        return {
+            n: self.known.intern([v for vs in group.values() for v in vs])
+            for n, group in sets.items()
+        }
+
+    def per_length(
+        self,
+        node: IRNode,
+        by_length: dict[int, tuple[Atom, ...]],
+        extra: Callable[[int, tuple[Atom, ...]], Any],
+    ) -> Relation:
+        """The aggregate's relation from its source's values per length: at every position of
+        length n, the default, a value of the source at length n (one key selected), or one of
+        `extra(n, those values)` (the means of several)."""
+        known = self.known
+        at_length = {n: known.intern([*s, node.value, *extra(n, s)]) for n, s in by_length.items()}
+        return {(i, n): at_length[n] for i, n in known.pairs}
+
+    def means_within(
+        self, numbers: Sequence[Atom], node: IRNode
+    ) -> Callable[[int, tuple[Atom, ...]], list[float]] | None:
+        """(n, the source's values at length n) -> the means of `numbers` (`means_of`, already
+        computed for every count) of at most n values that lie within those values' bounds: a
+        mean of n or fewer keys of an input of length n, each holding a value between lo and hi,
+        lies between lo and hi, up to float64's rounding of the sum (`_rounding_slack`). None
+        where a number is not finite (inf and -inf average to nan)."""
+        if not all(math.isfinite(v) for v in numbers):
+            return None
+        found = [
+            (w, np.array(self.means_of(numbers, w, node), dtype=np.float64))
+            for w in range(2, self.known.n_max + 1)
+        ]
+        means = np.concatenate([m for _, m in found])
+        counts = np.concatenate([np.full(len(m), w) for w, m in found])
+        order = np.lexsort((counts, means))  # by value, then count: the first of each is its least
+        means, counts = means[order], counts[order]
+        first = np.ones(len(means), dtype=bool)
+        first[1:] = means[1:] != means[:-1]
+        means, counts = means[first], counts[first]
+        whole = all(
+            float(v).is_integer() and abs(v) * self.known.n_max < EXACT_SUMS for v in numbers
+        )
+
+        def within(n: int, values: tuple[Atom, ...]) -> list[float]:
+            here = [float(v) for v in values if is_number(v)]
+            if not here:
+                return []
+            lo, hi = min(here), max(here)
+            slack = 0.0 if whole else _rounding_slack(lo, hi, n)
+            keep = (counts <= n) & (means >= lo - slack) & (means <= hi + slack)
+            return means[keep].tolist()
+
+        return within
 
     def length_constants(self, sop: int) -> dict[int, Atom] | None:
         """The value of `sop` per length when at each length every position holds the same whole
@@ -237,3 +315,11 @@ class MeanValues:
                     "reduce max length or the number of distinct values averaged",
                 )
             )
+
+
+def _rounding_slack(lo: float, hi: float, n: int) -> float:
+    """How far outside [lo, hi] float64 may place a mean of at most n values within it: a sum
+    in key order errs by at most (n - 1) * u * n * max(|lo|, |hi|) (u = 2^-53), the division by
+    half an ulp more; doubled, with room to spare. (Whole numbers below EXACT_SUMS / N sum
+    exactly: their means need none.)"""
+    return 2.0**-50 * (n + 1) * n * max(abs(lo), abs(hi), 2.0**-1000)

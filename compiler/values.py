@@ -11,6 +11,8 @@ every (index i, length n) with i < n, so `length - indices - 1` has the values 0
 aggregate whose selector depends only on positions knows how many keys each query selects, so its
 possible values are known per (i, n) too (`aggregate(select(indices, indices, <=), x)` at i is a mean of
 exactly i+1 values), and maps of such nodes combine them per (i, n) instead of over the full product.
+An aggregate whose keys depend on tokens but whose source has a relation has one per length (its
+means at length n lie within the source's bounds there: `compiler.means`).
 """
 
 from __future__ import annotations

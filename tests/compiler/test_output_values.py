@@ -31,6 +31,9 @@ def test_an_output_too_large_to_list_is_refused_as_such(monkeypatch: pytest.Monk
     # output of its values (7.3M parameters) is over the limit
     monkeypatch.setattr(compiler.assemble, "MAX_OUTPUT_VALUES", 100)
     monkeypatch.setattr(compiler.grid, "MAX_OUTPUT_VALUES", 100)
+    # nor a grid: the mean's values per length (compiler.means) lie on one of denominator
+    # lcm(1..16) = 720,720, which float32 cannot resolve either (a snap refused, not this one)
+    monkeypatch.setattr(compiler.grid, "MAX_DENOMINATOR", 1000)
     with pytest.raises(CompileError) as refused:
         compile_sop(_program(MEAN_POSITION), list("abc"), 16, name="res", max_params=50_000)
     problem = refused.value.diagnostics[0]
