@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from test_compile import all_inputs, check_inputs
 
 from compiler import compile_sop
 from compiler.graph import build_graph
@@ -67,8 +68,11 @@ def test_the_width_of_an_impossible_comparison_with_length_compiles() -> None:
     """Refused before (a relu margin of 3 against a float32 error of 5.01 at N = 4): the select
     read pairs (length, v0 - length) that never occur."""
     text = MEAN + "v1 = v0 - length;\nres = selector_width(select(length, v1, <=));"
-    model = compile_sop(_program(text), list("abc"), 4)
+    root = _program(text)
+    model = compile_sop(root, list("abc"), 4)
     assert model.metadata["config"]["n_layers"] <= 2
+    inputs = all_inputs("abc", 4)
+    assert check_inputs(model, root, inputs) == len(inputs)
 
 
 def test_a_map_past_the_table_limit_per_position_takes_the_product_instead() -> None:
