@@ -358,13 +358,15 @@ def _classes(
     only through a few classes of its values (`indices`: which positions are the index), or None."""
     if not all(is_number(v) or isinstance(v, bool) for combo, _ in rows for v in combo):
         return None
+    # each value keyed once, not once per pass (322K rows of `m * indices` at N = 32)
+    keys = [(value_key(c[0]), value_key(c[1]), value_key(out)) for c, out in rows]
     # the index first: the positional embedding writes its classes, where a number's take an MLP
     for k in sorted((0, 1), key=lambda k: not indices[k]):
         tables: dict[tuple, dict[tuple, tuple]] = {}
         members: dict[tuple, Atom] = {}
-        for combo, out in rows:
-            tables.setdefault(value_key(combo[k]), {})[value_key(combo[1 - k])] = value_key(out)
-            members[value_key(combo[k])] = combo[k]
+        for (combo, _), key in zip(rows, keys, strict=True):
+            tables.setdefault(key[k], {})[key[1 - k]] = key[2]
+            members[key[k]] = combo[k]
         representative: dict[frozenset, Atom] = {}
         class_of = {
             v: representative.setdefault(frozenset(t.items()), members[v])
