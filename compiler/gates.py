@@ -28,6 +28,7 @@ import numpy as np
 from compiler.blocks import ONE, Atom, Encoded, MLPDomain, MLPSpec, Terms, is_number, value_key
 from compiler.fits import affine_points
 from compiler.mlp import Builder, Output, check_size, linear
+from compiler.row_memo import derived
 
 # Gated units replace a step MLP where some context value's output changes at least this often
 # (fewer steps are as small, and their outputs exact).
@@ -44,7 +45,12 @@ def context_fits(rows: Rows, xi: int, at: Callable[[Atom], float]) -> Fits | Non
     """The affine fit of the map in its number (at support position `xi`, read at `at(value)`)
     for each value of the other positions, or None where gated units do not apply: an output is
     not a number, some context value's map is not affine, or every one changes fewer than
-    MIN_STEPS times (steps are then as small, and exact)."""
+    MIN_STEPS times (steps are then as small, and exact). Found once per value analysis for
+    its own rows (compiler.row_memo; `at` is a module's function, the same in every build)."""
+    return derived(rows, ("context fits", xi, at), lambda: _context_fits(rows, xi, at))
+
+
+def _context_fits(rows: Rows, xi: int, at: Callable[[Atom], float]) -> Fits | None:
     if not rows or not all(is_number(v) and not isinstance(v, bool) for _, v in rows):
         return None
     if not all(is_number(combo[xi]) or isinstance(combo[xi], bool) for combo, _ in rows):

@@ -12,7 +12,7 @@ combinations whose sums float32 cannot tell apart give different values, it does
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,7 @@ from compiler.numeric import ErrorBound, rounding_error
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.readings import decode_numeric
+from compiler.row_memo import derived
 from compiler.separating_lines import separating_coefficients
 from rasp.atoms import same_value
 from rasp.errors import CompileError
@@ -48,10 +49,12 @@ def linear_steps(
     of widths is a comparison of those, reversed), then decoded."""
     if len(support) != 2 or not rows:
         return None
-    if not all(is_number(v) or isinstance(v, bool) for combo, _ in rows for v in combo):
+    # what the rows alone decide is found once per value analysis (compiler.row_memo): that
+    # `m * indices` is no function of a sum took ~1 s in each of three builds at N = 32
+    found = derived(rows, "linear columns", lambda: _columns(rows))
+    if found is None:
         return None
-    columns = [_column(rows, k) for k in range(2)]  # [rows] each: the values as floats
-    outputs, out_ids = _output_ids(rows)
+    columns, outputs, out_ids = found
     fractions = any(reader.reads_frac(s) for s in support)
     # widths as fractions first (no decoding MLP), unless the driver asks for decoded ones
     for decoded in (False, True) if ctx.fractions or not fractions else (True,):
@@ -59,13 +62,18 @@ def linear_steps(
             break
         # where each value sits on its reading, before any reading is built (decoding a width
         # adds an MLP: only for a sum the map is a function of)
+        frac = tuple(not decoded and reader.reads_frac(s) for s in support)
         at = [
-            column if decoded or not reader.reads_frac(s) else 1.0 / (column + 1.0)
-            for s, column in zip(support, columns, strict=True)
+            1.0 / (column + 1.0) if f else column for f, column in zip(frac, columns, strict=True)
         ]
-        for coef in _coefficients(at, out_ids):
-            points = _points(0.0 + coef[0] * at[0] + coef[1] * at[1], out_ids, outputs)
-            if not a_function(points):
+        seps = lambda at=at: _separating(at, out_ids)  # noqa: E731 (only past COEFFICIENTS)
+        for coef in _coefficients(lambda f=frac, s=seps: derived(rows, ("lines", f), s)):
+            points = derived(
+                rows,
+                ("sum points", frac, coef),
+                lambda at=at, coef=coef: _function_of_sum(at, coef, out_ids, outputs),
+            )
+            if points is None:
                 continue
             views = [map_steps.view_of(ctx, reader, s, decoded) for s in support]
             x = sum_view(node, views, coef, points)
@@ -169,13 +177,37 @@ def _function_points(sums: np.ndarray, rest: np.ndarray) -> list[tuple[float, fl
     return list(zip(s[keep].tolist(), r[keep].tolist(), strict=True))
 
 
-def _coefficients(at: list[np.ndarray], out_ids: np.ndarray) -> Iterator[tuple[float, float]]:
+def _coefficients(
+    separating: Callable[[], list[tuple[float, float]]],
+) -> Iterator[tuple[float, float]]:
     """COEFFICIENTS, then, for a map of two values, the lines that separate them
-    (`separating_lines`: `indices > 0.75 * length` over indices - 0.75·length)."""
+    (`separating_lines`: `indices > 0.75 * length` over indices - 0.75·length), found only
+    where no sum in COEFFICIENTS did."""
     yield from COEFFICIENTS
-    for coef in separating_coefficients(at[0], at[1], out_ids):
+    for coef in separating():
         if coef not in COEFFICIENTS:
             yield coef
+
+
+def _separating(at: list[np.ndarray], out_ids: np.ndarray) -> list[tuple[float, float]]:
+    return separating_coefficients(at[0], at[1], out_ids)
+
+
+def _columns(rows: Rows) -> tuple[list[np.ndarray], list[Atom], np.ndarray] | None:
+    """Both support values of every row as floats ([rows] each), the distinct outputs and each
+    row's index among them; None where a support value is not a number."""
+    if not all(is_number(v) or isinstance(v, bool) for combo, _ in rows for v in combo):
+        return None
+    outputs, out_ids = _output_ids(rows)
+    return [_column(rows, k) for k in range(2)], outputs, out_ids
+
+
+def _function_of_sum(
+    at: list[np.ndarray], coef: tuple[float, float], out_ids: np.ndarray, outputs: list[Atom]
+) -> list[tuple[float, Atom]] | None:
+    """The distinct (sum, value) points where the map is a function of coef·at, else None."""
+    points = _points(0.0 + coef[0] * at[0] + coef[1] * at[1], out_ids, outputs)
+    return points if a_function(points) else None
 
 
 def _column(rows: Rows, k: int) -> np.ndarray:

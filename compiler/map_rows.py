@@ -18,6 +18,7 @@ from compiler.known_affine import known_affine
 from compiler.plan_context import PlanContext
 from compiler.plan_state import Built
 from compiler.relations import input_combinations
+from compiler.row_memo import AnalysisRows, derived
 from compiler.weighted_counts import declared_affine
 from rasp.atoms import same_value
 from rasp.errors import CompileError, Diagnostic
@@ -57,14 +58,7 @@ class MapRows:
         if found:
             return coef
         rows = self.rows(node, support)
-        combos = [combo for combo, _ in rows]
-        outs = [out for _, out in rows]
-        types: set[type] = set(map(type, outs))
-        for column in zip(*combos):  # type() per value at C speed: ~N^3/3 rows at N = 128
-            types.update(map(type, column))
-        coef = None
-        if rows and types <= _NUMBER_TYPES:
-            coef = exact_affine_fit(combos, outs)
+        coef = derived(rows, "affine fit", lambda: _affine_fit(rows))
         self._fits[(node.index, support)] = (self._canon_tables(support), coef)
         return coef
 
@@ -95,13 +89,14 @@ class MapRows:
         # the rows before any canonical table: the same in every build from one value analysis
         # (/tmp/both.rasp at N = 256 plans 7 builds, each listing the same 266K rows)
         key = ("map_rows", node.index, support)
-        rows = self.ctx.value_sets.memo.get(key)
-        if rows is None:
-            rows = self.ctx.value_sets.memo[key] = self._reachable(node, support)
-        rows = list(rows)  # (a build's own list)
+        memo = self.ctx.value_sets.memo
+        if key not in memo:
+            # with what the planners derive from these rows alone (compiler.row_memo)
+            memo[key] = (self._reachable(node, support), {})
+        rows, shared = memo[key]
         if not any(s in built.canon for s in support):
-            return rows
-        return self._merged(node, support, rows)
+            return AnalysisRows(rows, shared)  # (a build's own list)
+        return self._merged(node, support, list(rows))
 
     def _reachable(self, node: IRNode, support: tuple[int, ...]) -> Rows:
         """The map's value at every reachable combination of its support's values."""
@@ -164,3 +159,15 @@ class MapRows:
                 twins = built.twins.setdefault(node.index, {})
                 twins.setdefault(value_key(out), {})[value_key(kept)] = kept
         return list(merged.values())
+
+
+def _affine_fit(rows: Rows) -> list[float] | None:
+    """[a_1, ..., a_k, b] of an exact affine map of the rows' support values, else None."""
+    combos = [combo for combo, _ in rows]
+    outs = [out for _, out in rows]
+    types: set[type] = set(map(type, outs))
+    for column in zip(*combos):  # type() per value at C speed: ~N^3/3 rows at N = 128
+        types.update(map(type, column))
+    if rows and types <= _NUMBER_TYPES:
+        return exact_affine_fit(combos, outs)
+    return None

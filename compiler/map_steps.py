@@ -39,6 +39,7 @@ from compiler.numeric import ErrorBound, rounding_error
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.readings import decode_numeric, materialise
+from compiler.row_memo import derived
 from rasp.errors import CompileError
 
 # A numerical s-op that matters to a map only through this many classes of its values is classified.
@@ -331,16 +332,41 @@ def coarse_steps(
     """A map of two numerical s-ops where one matters only through a few classes of its values:
     classes by one step MLP, the map by another with them as context. None when neither has few
     classes."""
+    # the classes depend on the rows alone: found once per value analysis (compiler.row_memo;
+    # `m * indices` at N = 32: 1.6 s in each of three builds, to find none)
+    indices_first = tuple(ctx.graph[s].op is Op.INDICES for s in support)
+    found = derived(rows, ("coarse classes", indices_first), lambda: _classes(indices_first, rows))
+    if found is None:
+        return None
+    k, representative, class_of, members = found
+    source, other = support[k], support[1 - k]
+
+    def build(decoded: bool) -> Encoded:
+        views = (view_of(ctx, reader, source, decoded), view_of(ctx, reader, other, decoded))
+        classes = list(representative.values())
+        return _coarse(
+            ctx, built, node, source, k, rows, class_of, members, classes, views, encoding
+        )
+
+    return _fraction_then_decoded(ctx, reader, support, build)
+
+
+def _classes(
+    indices: tuple[bool, ...], rows: Rows
+) -> tuple[int, dict[frozenset, Atom], dict[tuple, Atom], dict[tuple, Atom]] | None:
+    """(k, representatives, class of each value, each value) where support position k matters
+    only through a few classes of its values (`indices`: which positions are the index), or None."""
     if not all(is_number(v) or isinstance(v, bool) for combo, _ in rows for v in combo):
         return None
+    # each value keyed once, not once per pass (322K rows of `m * indices` at N = 32)
+    keys = [(value_key(c[0]), value_key(c[1]), value_key(out)) for c, out in rows]
     # the index first: the positional embedding writes its classes, where a number's take an MLP
-    for k in sorted((0, 1), key=lambda k: ctx.graph[support[k]].op is not Op.INDICES):
-        source, other = support[k], support[1 - k]
+    for k in sorted((0, 1), key=lambda k: not indices[k]):
         tables: dict[tuple, dict[tuple, tuple]] = {}
         members: dict[tuple, Atom] = {}
-        for combo, out in rows:
-            tables.setdefault(value_key(combo[k]), {})[value_key(combo[1 - k])] = value_key(out)
-            members[value_key(combo[k])] = combo[k]
+        for (combo, _), key in zip(rows, keys, strict=True):
+            tables.setdefault(key[k], {})[key[1 - k]] = key[2]
+            members[key[k]] = combo[k]
         representative: dict[frozenset, Atom] = {}
         class_of = {
             v: representative.setdefault(frozenset(t.items()), members[v])
@@ -350,15 +376,7 @@ def coarse_steps(
             continue
         if _twins_split(members, class_of):
             continue  # a step MLP reads the number: 2 and 2.0 cannot be told apart
-
-        def build(decoded: bool) -> Encoded:
-            views = (view_of(ctx, reader, source, decoded), view_of(ctx, reader, other, decoded))
-            classes = list(representative.values())
-            return _coarse(
-                ctx, built, node, source, k, rows, class_of, members, classes, views, encoding
-            )
-
-        return _fraction_then_decoded(ctx, reader, support, build)
+        return k, representative, class_of, members
     return None
 
 

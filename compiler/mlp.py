@@ -159,7 +159,15 @@ class Output:
         """A hashable key for the output row difference `encode(after) - encode(before)`."""
         if self.out.is_categorical:
             return (value_key(before), value_key(after))
+        if self.out.encoding is Encoding.NUMERICAL and _is_number(before) and _is_number(after):
+            # one number: encode's float64 difference without its arrays (a step MLP of 32
+            # contexts asks 311K times: 3.4 s of `m * indices` at N = 32)
+            return (float(after) - float(before),)
         return tuple(float(x) for x in self.encode(after) - self.encode(before))
+
+
+def _is_number(v: Atom) -> bool:  # what `Output.encode` writes as a number
+    return isinstance(v, bool | int | float)
 
 
 def _single_dim(terms: Terms, what: str) -> Dim:
