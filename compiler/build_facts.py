@@ -84,6 +84,23 @@ def maps_of_maps(graph: Graph) -> frozenset[str]:
     )
 
 
+def aggregated_maps_of_maps(graph: Graph) -> frozenset[str]:
+    """The maps of maps whose value an aggregate reads, directly or through other maps: a mean
+    carries their error to every position, where a step over it multiplies it (dyck2's `(b1 < 0)
+    or (b2 < 0)`, whose mean a step weighs by 1,500 at N = 256)."""
+    of_maps = maps_of_maps(graph)
+    found: set[int] = set()
+    todo = [node.inputs[1] for node in graph.nodes if node.op is Op.AGGREGATE]
+    while todo:
+        index = todo.pop()
+        node = graph[index]
+        if node.op is not Op.MAP or index in found:
+            continue
+        found.add(index)
+        todo.extend(node.inputs)
+    return frozenset(graph[i].name for i in found if graph[i].name in of_maps)
+
+
 def copies_many(residual: Sequence[str], graph: Graph, single_key: frozenset[str]) -> bool:
     """Whether an aggregate of the build with these residual labels (a model's or its sketch's),
     from `graph`, copies more than NUMERIC_COPY_MIN_VALUES numbers as their one-hot (it selects at
