@@ -138,13 +138,23 @@ def keep_proved(
         kept = build_trials.instead(build, kept, options, CATEGORY_GATES, note, tried)
     if not kept.certificate.ok and build_facts.snap_failed(kept.certificate):
         kept = _one_hot_output(build, kept, max_params, note)
+    # (not where a refused decision reads nothing these options change: planning each build of
+    # dyck2 at N = 256 again took 16 s, to find the same model)
     residual = kept.model.metadata["residual"]
-    if not kept.certificate.ok and any(label.endswith("^2") for label in residual):
+    if (
+        not kept.certificate.ok
+        and any(label.endswith("^2") for label in residual)
+        and not build_facts.untouched_failure(kept, build_facts.matched_nodes(kept))
+    ):
         kept = build_trials.instead(
             build, kept, replace(kept.options, matching=False), "without matching", note, tried
         )
     residual = kept.model.metadata["residual"]
-    if not kept.certificate.ok and any(label.endswith(".frac") for label in residual):
+    if (
+        not kept.certificate.ok
+        and any(label.endswith(".frac") for label in residual)
+        and not build_facts.untouched_failure(kept, build_facts.width_nodes(kept.graph))
+    ):
         options = replace(kept.options, fractions=False)
         kept = build_trials.instead(build, kept, options, "with widths decoded first", note, tried)
     # the refused maps from their input maps' sources, and every map of a map through chains
