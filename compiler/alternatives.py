@@ -17,6 +17,8 @@ options of the form kept so far:
   it is planned);
 - a model whose step MLPs read widths as their heads' 1/(w+1): every width decoded to its whole
   number first (steep steps over a fraction can sum to more rounding than the output's margin);
+  neither of these two where a refused decision is computed from nothing they change
+  (`build_facts.untouched_failure`: that build would fail it too);
 - a model whose refused MLP computes a map of another map (`fa * fb > 0.2` stepped over the
   product, whose error the steps' slope multiplies): that map computed from the sources of its
   input maps (`fused_maps`; over fa with fb's values as contexts), and every map of a map so,
@@ -32,6 +34,10 @@ options of the form kept so far:
   `b == 0`, stepped over b1 with z2 as a context, whose error the context's weights multiply):
   that map computed from its input maps, each computed first on its own (`direct_maps`; a table
   over their values), and every map of a map so; the smaller proved build is kept;
+- a model still not proved, where it or one of those builds has tables over inputs that carry
+  error (which they pass on): those tables clamped (`clamped_tables`: a saturating pair per row),
+  first over the default with the maps of maps an aggregate reads computed from their inputs (in
+  the default's layers: dyck2 at N = 256, 3 layers and 47,017 parameters), the smaller proved kept;
 - a proved model with an aggregate that copies more than NUMERIC_COPY_MIN_VALUES numbers of one
   key as their one-hot (its own, or its source's where the copy is read as a number): the build
   copying them as one number (`numeric_copies`), kept where it is proved and smaller (the first
