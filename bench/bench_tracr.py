@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import math
 import random
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from typing import Any
 import transformer
 from compiler import compile_sop
 from rasp import tracr as rasp
+from rasp.errors import CompileError
 from rasp.tracr import lib
 
 
@@ -119,7 +121,14 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.programs:
         for n in args.lengths:
-            r = bench_one(name, n, args.samples, rng)
+            try:
+                r = bench_one(name, n, args.samples, rng)
+            except CompileError as err:
+                # the whole refusal, each build tried with its note (the exception's own text
+                # is its first line only), and the table goes on
+                print(err.render(), file=sys.stderr, flush=True)
+                print(f"| {name} | {n} | refused |", flush=True)
+                continue
             tracr = r["tracr"] or ("", "", "")
             print(
                 f"| {r['program']} | {n} | {r['layers']} | {r['heads']} | {r['d_model']} "

@@ -17,6 +17,8 @@ options of the form kept so far:
   it is planned);
 - a model whose step MLPs read widths as their heads' 1/(w+1): every width decoded to its whole
   number first (steep steps over a fraction can sum to more rounding than the output's margin);
+  neither of these two where a refused decision is computed from nothing they change
+  (`build_facts.untouched_failure`: that build would fail it too);
 - a model whose refused MLP computes a map of another map (`fa * fb > 0.2` stepped over the
   product, whose error the steps' slope multiplies): that map computed from the sources of its
   input maps (`fused_maps`; over fa with fb's values as contexts), and every map of a map so,
@@ -32,6 +34,10 @@ options of the form kept so far:
   `b == 0`, stepped over b1 with z2 as a context, whose error the context's weights multiply):
   that map computed from its input maps, each computed first on its own (`direct_maps`; a table
   over their values), and every map of a map so; the smaller proved build is kept;
+- a model still not proved, where it or one of those builds has tables over inputs that carry
+  error (which they pass on): those tables clamped (`clamped_tables`: a saturating pair per row),
+  first over the default with the maps of maps an aggregate reads computed from their inputs (in
+  the default's layers: dyck2 at N = 256, 3 layers and 47,017 parameters), the smaller proved kept;
 - a proved model with an aggregate that copies more than NUMERIC_COPY_MIN_VALUES numbers of one
   key as their one-hot (its own, or its source's where the copy is read as a number): the build
   copying them as one number (`numeric_copies`), kept where it is proved and smaller (the first
@@ -70,6 +76,7 @@ DIRECT = "with maps computed from their inputs"
 STEPS = "with steps instead of gated units"
 COPIES = "with numbers copied as numbers"
 CATEGORY_GATES = "with gated units over the index"
+CLAMPED = "with tables clamped"
 
 
 def keep_proved(
@@ -137,13 +144,23 @@ def keep_proved(
         kept = build_trials.instead(build, kept, options, CATEGORY_GATES, note, tried)
     if not kept.certificate.ok and build_facts.snap_failed(kept.certificate):
         kept = _one_hot_output(build, kept, max_params, note)
+    # (not where a refused decision reads nothing these options change: planning each build of
+    # dyck2 at N = 256 again took 16 s, to find the same model)
     residual = kept.model.metadata["residual"]
-    if not kept.certificate.ok and any(label.endswith("^2") for label in residual):
+    if (
+        not kept.certificate.ok
+        and any(label.endswith("^2") for label in residual)
+        and not build_facts.untouched_failure(kept, build_facts.matched_nodes(kept))
+    ):
         kept = build_trials.instead(
             build, kept, replace(kept.options, matching=False), "without matching", note, tried
         )
     residual = kept.model.metadata["residual"]
-    if not kept.certificate.ok and any(label.endswith(".frac") for label in residual):
+    if (
+        not kept.certificate.ok
+        and any(label.endswith(".frac") for label in residual)
+        and not build_facts.untouched_failure(kept, build_facts.width_nodes(kept.graph))
+    ):
         options = replace(kept.options, fractions=False)
         kept = build_trials.instead(build, kept, options, "with widths decoded first", note, tried)
     # the refused maps from their input maps' sources, and every map of a map through chains
@@ -153,7 +170,11 @@ def keep_proved(
     # (whose error may feed the refused ones): a step over an input map's source with a context
     # multiplies the context's error by its large weights (`(b1 == 0) and (b2 == 0)` over two
     # bracket balances at N = 256)
-    kept = _maps_rebuilt(build, kept, _with_direct, DIRECT, note, tried)
+    noisy: list[BuildOptions] = []  # direct builds not proved that have noisy tables
+    kept = _maps_rebuilt(build, kept, _with_direct, DIRECT, note, tried, noisy)
+    # a table over maps each computed first passes their error on (dyck2's `(b1 < 0) or (b2 <
+    # 0)` at N = 256, which a step over its mean multiplies by 1,500): clamped, it passes none
+    kept = _clamped(build, kept, noisy, note, tried)
     if (
         kept.certificate.ok
         and not kept.options.numeric_copies
@@ -208,19 +229,58 @@ def _maps_rebuilt(
     how: str,
     note: Callable[[str], None],
     tried: list[tuple[str, str]],
+    noisy: list[BuildOptions] | None = None,
 ) -> Kept:
     """Where `kept` is not proved and the certifier refused steps over maps of maps: the builds
     `with_maps` the refused maps, and every map of a map (`_with_fused`, `_with_direct`); the
-    smaller proved one, else `kept`."""
+    smaller proved one, else `kept`. `noisy`: as `build_trials.proved`'s."""
     refused = build_facts.refused_steps_over_maps(kept)
     if kept.certificate.ok or not refused:
         return kept
     builds = [
-        build_trials.instead(build, kept, with_maps(kept.options, names), how, note, tried)
+        build_trials.instead(
+            build, kept, with_maps(kept.options, names), how, note, tried, noisy=noisy
+        )
         for names in dict.fromkeys((refused, build_facts.maps_of_maps(kept.graph)))
     ]
     proved = [k for k in builds if k.certificate.ok]
     return min(proved, key=lambda k: k.model.cost) if proved else kept
+
+
+def _clamped(
+    build: Builds,
+    kept: Kept,
+    noisy: list[BuildOptions],
+    note: Callable[[str], None],
+    tried: list[tuple[str, str]],
+) -> Kept:
+    """Where `kept` is not proved: it and the builds in `noisy` (each built, not proved, with
+    tables over inputs not known exact), each with those tables clamped (`clamped_tables`: a
+    saturating pair per row, whose output carries none of the inputs' error); the smaller proved
+    one, else `kept`. Never where no table passes an error on: the pairs would change nothing.
+    Also the build with the maps of maps an aggregate reads computed from their inputs, each
+    first (`direct_maps`), a table over them clamped: the maps after the heads stay fused, in
+    the default's layers (dyck2 at N = 256: 3 layers, where every map of a map so takes 4)."""
+    if kept.certificate.ok:
+        return kept
+    bases = ([kept.options] if kept.model.noisy_tables else []) + noisy
+    aggregated = build_facts.aggregated_maps_of_maps(kept.graph)
+    if noisy and aggregated:  # (the direct builds had tables over noisy maps)
+        bases.insert(0, _with_direct(kept.options, aggregated))
+    best = kept
+    for options in dict.fromkeys(bases):
+        # once one is proved, the others only where smaller (judged on their sketches)
+        best = build_trials.instead(
+            build,
+            best,
+            replace(options, clamped_tables=True),
+            CLAMPED,
+            note,
+            tried,
+            weights_only=True,
+            smaller=best.certificate.ok,
+        )
+    return best
 
 
 def _layers_after_heads(layers: list[dict]) -> int:

@@ -6,7 +6,8 @@ too large for the limit.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterable, Sequence
 
 from compiler.build_trials import Kept
 from compiler.certify import Certificate
@@ -50,6 +51,66 @@ def refused_steps_over_maps(kept: Kept) -> frozenset[str]:
     )
 
 
+def untouched_failure(kept: Kept, touched: frozenset[str]) -> bool:
+    """Whether some decision the certifier refused in `kept` is computed from none of the nodes
+    named in `touched` (those whose blocks another build's options may change): that decision's
+    weights and the errors of what it reads are the same in that build, which then fails it too
+    and is not proved. (Only decisions checked at all, at blocks of the graph, count.)"""
+    graph = kept.graph
+    by_name = {node.name: node.index for node in graph.nodes}
+    hit = {by_name[name] for name in touched if name in by_name}
+    for check in kept.certificate.failures():
+        names = check.block.split(", ")
+        if not math.isfinite(check.margin) or any(name not in by_name for name in names):
+            continue
+        if not _upstream(graph, (by_name[name] for name in names)) & hit:
+            return True
+    return False
+
+
+def width_nodes(graph: Graph) -> frozenset[str]:
+    """The widths (`length`, `selector_width`): what `fractions` off changes is the steps over
+    them (each decoded first)."""
+    widths = (Op.LENGTH, Op.SELECTOR_WIDTH)
+    return frozenset(node.name for node in graph.nodes if node.op in widths)
+
+
+def matched_nodes(kept: Kept) -> frozenset[str]:
+    """What `matching` off may change in `kept`: each matched head's s-ops (a head reading a
+    number's square, `NAME^2`), their selectors and everything the selectors read but the token
+    and index embeddings (written alike by every build)."""
+    meta, graph = kept.model.metadata, kept.graph
+    squares = {i for i, label in enumerate(meta["residual"]) if label.endswith("^2")}
+    readings = meta["reach"]["readings"]
+
+    def squared(ids: list[int]) -> bool:
+        return any(d in squares for r in ids for terms in readings[r]["terms"] for d, _ in terms)
+
+    names = {
+        name
+        for head in meta["reach"]["heads"]
+        if squared(head["query"]) or squared(head["key"])
+        for name in head["name"].split(", ")
+    }
+    found = {node.index for node in graph.nodes if node.name in names}
+    selectors = [graph[i].inputs[0] for i in found if graph[i].inputs]
+    embedded = (Op.TOKENS, Op.INDICES)
+    found |= {i for i in _upstream(graph, selectors) if graph[i].op not in embedded}
+    return frozenset(graph[i].name for i in found)
+
+
+def _upstream(graph: Graph, indices: Iterable[int]) -> set[int]:
+    """The nodes at `indices` and every node they are computed from."""
+    found: set[int] = set()
+    todo = list(indices)
+    while todo:
+        index = todo.pop()
+        if index not in found:
+            found.add(index)
+            todo.extend(graph[index].inputs)
+    return found
+
+
 def index_maps(graph: Graph) -> bool:
     """Whether some map of the index and a number (the length, a width or a mean) is read by no
     map: what `category_gates` may build otherwise (`compiler.maps`)."""
@@ -82,6 +143,23 @@ def maps_of_maps(graph: Graph) -> frozenset[str]:
         for node in graph.nodes
         if node.op is Op.MAP and any(graph[i].op is Op.MAP for i in node.inputs)
     )
+
+
+def aggregated_maps_of_maps(graph: Graph) -> frozenset[str]:
+    """The maps of maps whose value an aggregate reads, directly or through other maps: a mean
+    carries their error to every position, where a step over it multiplies it (dyck2's `(b1 < 0)
+    or (b2 < 0)`, whose mean a step weighs by 1,500 at N = 256)."""
+    of_maps = maps_of_maps(graph)
+    found: set[int] = set()
+    todo = [node.inputs[1] for node in graph.nodes if node.op is Op.AGGREGATE]
+    while todo:
+        index = todo.pop()
+        node = graph[index]
+        if node.op is not Op.MAP or index in found:
+            continue
+        found.add(index)
+        todo.extend(node.inputs)
+    return frozenset(graph[i].name for i in found if graph[i].name in of_maps)
 
 
 def copies_many(residual: Sequence[str], graph: Graph, single_key: frozenset[str]) -> bool:

@@ -33,6 +33,7 @@ class BuildOptions:
     direct_maps: frozenset[str] = frozenset()  # maps computed from their inputs, each first
     gates: bool = True  # a map affine in a number per context value may be gated units
     category_gates: bool = False  # ... or over a categorical number (`indices / length`)
+    clamped_tables: bool = False  # tables over noisy inputs write each row with a saturating pair
 
 
 @dataclass(frozen=True)
@@ -75,10 +76,12 @@ def instead(
     smaller: bool = False,
     weights_only: bool = False,
     failed: set[BuildOptions] | None = None,
+    noisy: list[BuildOptions] | None = None,
 ) -> Kept:
     """The build with `options` where it differs from `kept` and is proved (and, if `smaller`,
     is smaller), else `kept`. `weights_only`: the options
-    may change the blocks' widths only, not the residual (gated units or steps)."""
+    may change the blocks' widths only, not the residual (gated units or steps). `noisy`: as
+    `proved`'s."""
 
     def worth_certifying(sketch: Sketch) -> bool:
         same = list(sketch.residual) == kept.model.metadata["residual"]
@@ -86,7 +89,9 @@ def instead(
             return False  # the same model: the options changed nothing
         return not smaller or sketch.cost < kept.model.cost
 
-    found = proved(build, options, how, note, tried, worth=worth_certifying, failed=failed)
+    found = proved(
+        build, options, how, note, tried, worth=worth_certifying, failed=failed, noisy=noisy
+    )
     return kept if found is None else replace(found, one_hot_note=kept.one_hot_note)
 
 
@@ -99,11 +104,13 @@ def proved(
     *,
     worth: Callable[[Sketch], bool] = lambda sketch: True,
     failed: set[BuildOptions] | None = None,
+    noisy: list[BuildOptions] | None = None,
 ) -> Kept | None:
     """The build with `options` if it is built, `worth` certifying, and proved; else None (a
     refusal, or running out of memory, counts as not proved), and why goes into `tried`.
     `failed`: the options already refused or not proved (none is built again), and where these
-    options go if they are."""
+    options go if they are. `noisy`: where these options go if they are built, not proved, and
+    have tables that pass their inputs' error on (the clamped fallback's candidates)."""
     failed = set() if failed is None else failed
     if options in failed:
         return None  # why is in `tried` already
@@ -126,6 +133,8 @@ def proved(
         return None
     if not certificate.ok:
         failed.add(options)
+        if noisy is not None and model.noisy_tables:
+            noisy.append(options)
         tried.append(
             (how, f"{model.param_count():,} parameters, not proved: {why_not_proved(certificate)}")
         )

@@ -246,6 +246,7 @@ def _plan(
         addressed_copies=options.addressed_copies,
         direct_maps=options.direct_maps,
         category_gates=options.category_gates,
+        clamped_tables=options.clamped_tables,
     )
     note("schedule")
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers
@@ -287,7 +288,15 @@ def _assemble(
         located = [Diagnostic(d.message, d.span or span, d.hint) for d in err.diagnostics]
         raise type(err)(located) from None
     gated = frozenset(spec.name for spec in plan.mlps if spec.notes.get("kind") == "gated")
-    return replace(model, gated=gated), graph
+    # tables that pass their inputs' error on, for the driver's clamped fallback
+    noisy = frozenset(
+        spec.name
+        for spec in plan.mlps
+        if spec.notes.get("kind") == "table"
+        and spec.notes.get("noisy_inputs")
+        and not spec.notes.get("clamped")
+    )
+    return replace(model, gated=gated, noisy_tables=noisy), graph
 
 
 # (position, length) pairs the analysis may follow: max_params / 100 (2M pairs, max-len 2,000, by

@@ -73,6 +73,7 @@ def plan_encodings(
     addressed_copies: bool = True,
     direct_maps: frozenset[str] = frozenset(),
     category_gates: bool = False,
+    clamped_tables: bool = False,
 ) -> Plan:
     """Choose every reading and build every block; one CompileError with every reason. `output`
     forces the output's encoding (the driver's one-hot fallback), else `output_encoding` picks;
@@ -85,7 +86,9 @@ def plan_encodings(
     `fused_maps` names maps computed from their inputs' sources (`MapPlanner.support`),
     `direct_maps` maps computed from their direct inputs, each computed first; `gates` lets a map
     affine in a number per context value be gated units (compiler.gates); `category_gates` lets a
-    map of a number and a categorical number be gated over the latter (`MapPlanner`)."""
+    map of a number and a categorical number be gated over the latter (`MapPlanner`);
+    `clamped_tables` writes a map's table over inputs not known exact with saturating pairs
+    (`compiler.mlp.table_mlp`)."""
     ctx = PlanContext(
         graph,
         values,
@@ -101,6 +104,7 @@ def plan_encodings(
         addressed_copies=addressed_copies,
         direct_maps=direct_maps,
         category_gates=category_gates,
+        clamped_tables=clamped_tables,
     )
     return Readings(ctx, output).run()
 

@@ -253,7 +253,13 @@ class MapPlanner:
         spec: MLPSpec | None = None
         try:
             spec = mlp.table_mlp(
-                readings, table, out, op=node.text, name=node.name, exact=self.built.exact
+                readings,
+                table,
+                out,
+                op=node.text,
+                name=node.name,
+                exact=self.built.exact,
+                clamp=ctx.clamped_tables,
             )
         except CompileError as too_large:  # steps over the index may still fit
             refusal = too_large

@@ -4,7 +4,10 @@ Every builder returns out = relu(resid·W_in + b_in)·W_out, exact on every reac
 
 - A table unit fires for one tuple of categorical values: relu(2·sum of its k one-hots - (2k-1)) is
   exactly 1 on the tuple and exactly 0 elsewhere (a partial match gives <= -1); one-hot noise below
-  1/(2k) keeps the other units at exactly 0.
+  1/(2k) keeps the other units at exactly 0. On the tuple the unit passes the noise on; a clamped
+  table (`table_mlp(clamp=True)`) writes each row with a pair, relu(3s - (3k-2)) - relu(3s -
+  (3k-1)) for s the sum of its one-hots, which is exactly 1 on the tuple (both on) and 0 elsewhere
+  (both off) for noise below 1/(3k): the pair's identical input weights cancel the noise.
 - Step banks over a numerical reading (`numeric_mlp`) live in `compiler.step_mlp`; they build their
   units with `Builder` and write outputs with `Output` from here.
 
@@ -192,12 +195,15 @@ def table_mlp(
     op: str,
     name: str,
     exact: set[Dim] | None = None,
+    clamp: bool = False,
 ) -> MLPSpec:
     """A lookup table over categorical readings: the most common output as a base, one unit per
     reachable tuple whose output differs from it.
 
     `table` maps tuples of input values to the output value; pass it as a list of (tuple, value)
     pairs when the inputs hold values that Python's dict would merge (1, 1.0 and True).
+    `clamp`: where an input is not known exact (`exact`), each row is a saturating pair (module
+    doc) whose output carries none of the inputs' error, at twice the units.
     """
     items = list(table.items()) if isinstance(table, Mapping) else list(table)
     if not items:
@@ -205,7 +211,11 @@ def table_mlp(
     writer = Output(out)
     base = _most_common([v for _, v in items])
     base_row = writer.encode(base)
-    units = sum(value_key(v) != value_key(base) for _, v in items) + int(base_row.any())
+    # inputs proved exact give exact outputs: a pair would only cost units
+    noisy = exact is None or not all(exact_reading(e, exact) for e in inputs)
+    clamped = clamp and noisy
+    rows = sum(value_key(v) != value_key(base) for _, v in items)
+    units = rows * (2 if clamped else 1) + int(base_row.any())
     width = sum(len(e.one_hot) for e in inputs) + len(writer.dims)
     check_size(op, "table", len(items), units, width)
     b = Builder(len(writer.dims))
@@ -222,12 +232,21 @@ def table_mlp(
             raise ValueError(
                 f"{name}: table row {tup!r} holds a value its reading lacks"
             ) from missing
-        b.unit(linear(*parts), -(2.0 * k - 1.0), writer.encode(result) - base_row)
+        delta = writer.encode(result) - base_row
+        if clamped:
+            # 3s - (3k-2) and 3s - (3k-1): 2 and 1 on the tuple, <= -1 and -2 off it
+            terms = linear(*((col, 3.0) for col, _ in parts))
+            b.unit(terms, -(3.0 * k - 2.0), delta)
+            b.unit(terms, -(3.0 * k - 1.0), -delta)
+        else:
+            b.unit(linear(*parts), -(2.0 * k - 1.0), delta)
     notes = {
         "kind": "table",
         "inputs": [e.name for e in inputs],
         "rows": len(items),
-        "onehot_noise_tolerated": 1 / (2 * k),
+        "onehot_noise_tolerated": 1 / ((3 if clamped else 2) * k),
+        "noisy_inputs": noisy,
+        "clamped": clamped,
     }
     domain = MLPDomain(
         tuple(inputs), tuple(tuple(t) for t, _ in items), tuple(v for _, v in items), out

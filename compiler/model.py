@@ -121,6 +121,9 @@ class CompiledModel:
     metadata: dict[str, Any]
     # the maps built as gated units (compiler.gates), for the driver's fallback; not in the file
     gated: frozenset[str] = field(default=frozenset(), compare=False)
+    # the maps built as tables that pass their inputs' error on (compiler.mlp.table_mlp, not
+    # clamped), for the driver's fallback; not in the file
+    noisy_tables: frozenset[str] = field(default=frozenset(), compare=False)
 
     # -- file -------------------------------------------------------------------------------------
 

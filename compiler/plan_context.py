@@ -62,6 +62,10 @@ class PlanContext:
     # the number read as a one-hot (compiler.alternatives: kept where smaller, or where the
     # default's output snap is not proved)
     category_gates: bool = False
+    # a table over inputs not known exact writes each row with a saturating pair, whose output
+    # carries none of their error (compiler.mlp.table_mlp; compiler.alternatives' fallback where
+    # a build with such tables is not proved: dyck2's `(b1 < 0) or (b2 < 0)` at N = 256)
+    clamped_tables: bool = False
     _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @property

@@ -131,6 +131,34 @@ def test_table_categorical_under_noise_decodes() -> None:
     check_table([a, b], table, cat("o", sorted(set(table.values()))), noise=1e-4)
 
 
+def test_clamped_table_cancels_its_inputs_noise() -> None:
+    # a table unit passes its inputs' noise on; a clamped row (a saturating pair with identical
+    # input weights) writes exactly 0 or 1 for noise below 1/(3k)
+    a, b = cat("a", [False, True]), cat("b", [False, True])
+    table = {(p, q): p or q for p in (False, True) for q in (False, True)}
+    out = num("o", [0, 1])
+    resid = Resid([*a.dims(), *b.dims()], 4)
+    rows = list(table)
+    resid.set_categorical(a, [r[0] for r in rows])
+    resid.set_categorical(b, [r[1] for r in rows])
+    resid.x[:, 1:] += np.float32(0.1) * np.array([1, -1, 1, -1], F32)[:, None]  # 3k * 0.1 < 1
+    want = expected(out, [table[r] for r in rows])
+    plain = table_mlp([a, b], table, out, op="t", name="o")
+    clamped = table_mlp([a, b], table, out, op="t", name="o", clamp=True)
+    assert np.abs(resid.run(plain) - want).max() > 0.1  # the noise, passed on
+    np.testing.assert_array_equal(resid.run(clamped), want)
+    assert clamped.hidden == 2 * plain.hidden - 1  # the base unit, then a pair per row
+    assert clamped.notes["clamped"] and not plain.notes["clamped"]
+
+
+def test_a_table_over_exact_inputs_is_not_clamped() -> None:
+    a, b = cat("a", [False, True]), cat("b", [False, True])
+    table = {(p, q): p and q for p in (False, True) for q in (False, True)}
+    exact = {*a.dims(), *b.dims()}
+    spec = table_mlp([a, b], table, num("o", [0, 1]), op="t", name="o", exact=exact, clamp=True)
+    assert spec.hidden == 1 and not spec.notes["clamped"] and not spec.notes["noisy_inputs"]
+
+
 values_st = st.lists(
     st.one_of(st.integers(-5, 5), st.sampled_from(["a", "b", "c"])),
     min_size=1,
