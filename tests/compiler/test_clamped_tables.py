@@ -27,6 +27,7 @@ last = aggregate(select(indices, length - 1, ==), both);
 """
 
 
+@pytest.mark.slow  # (a 64 s compile)
 @pytest.mark.exactness
 def test_shuffle_dyck2_at_n_256_clamps_its_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     # refused before: `(b1 == 0) and (b2 == 0)` stepped over b1 with the other bool as context
