@@ -65,6 +65,8 @@ def to_sops(program: RASPExpr) -> sops.Node:
     if not isinstance(program, RASPExpr):
         raise TypeError(f"expected a rasp.tracr expression, got {type(program).__name__}")
     done: dict[int, sops.Node] = {}
+    # per s-op, the length of its tracr value where it is a constant's, not the input's
+    fixed: dict[int, int | None] = {}
     stack: list[tuple[RASPExpr, bool]] = [(program, False)]
     while stack:
         expr, expanded = stack.pop()
@@ -74,8 +76,42 @@ def to_sops(program: RASPExpr) -> sops.Node:
             stack.append((expr, True))
             stack.extend((c, False) for c in reversed(list(expr.children)) if id(c) not in done)
             continue
-        done[id(expr)] = _lower(expr, [done[id(c)] for c in expr.children])
-    return done[id(program)]
+        fixed[id(expr)] = _fixed_length(expr, [fixed[id(c)] for c in expr.children])
+        inputs = [done[id(c)] for c in expr.children]
+        if isinstance(expr, Select):
+            inputs = [_own_length(n, fixed[id(c)]) for n, c in zip(inputs, expr.children)]
+        done[id(expr)] = _lower(expr, inputs)
+    return _own_length(done[id(program)], fixed[id(program)])
+
+
+def _fixed_length(expr: RASPExpr, children: list[int | None]) -> int | None:
+    """The length of `expr`'s tracr value when it is not the input's: a ConstantSOp that does not
+    check its length keeps its own (tracr returns it as given), a Map keeps its input's, a
+    SequenceMap zips its two (the shorter). None for every other s-op: the input's length."""
+    match expr:
+        case ConstantSOp() if not expr.check_length:
+            return len(expr.value)
+        case Map():
+            return children[0]
+        case SequenceMap() if children[0] is not None and children[1] is not None:
+            return min(children[0], children[1])  # type: ignore[type-var]
+    return None
+
+
+def _own_length(node: sops.Node, fixed: int | None) -> sops.Node:
+    """`node`, where its tracr value has `fixed` positions, read through a check that raises on
+    inputs of another length: there tracr's value (or a selector over it) has the constant's
+    length, not the input's, which no model's output or attention pattern can have. (Read by a
+    SequenceMap with an s-op of the input's length, tracr zips it to that length: no check.)"""
+    if fixed is None or not isinstance(node, sops.SOp):
+        return node
+    return sops.MapSOp(
+        fn=LengthCheck(fixed),
+        inputs=(node, sops.LengthSOp()),
+        text=f"{node.label} has the input's length",
+        span=node.span,
+        loose=True,
+    )
 
 
 def _lower(expr: RASPExpr, inputs: list[sops.Node]) -> sops.Node:
@@ -108,7 +144,9 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node]) -> sops.Node:
         case Select():
             return _select(expr, inputs, where)
         case ConstantSelector():
-            check = ConstantFn(tuple(range(len(expr.value))), expr.check_length)
+            # always checked: without the check, tracr's value at another length is the constant
+            # matrix, whose rows are not the input's positions
+            check = ConstantFn(tuple(range(len(expr.value))), True)
             keys = sops.MapSOp(fn=check, inputs=(sops.IndicesSOp(), sops.LengthSOp()), text=text)
             matrix = tuple(tuple(bool(v) for v in row) for row in expr.value)
             return sops.PredicateSelect(
@@ -389,6 +427,22 @@ class ConstantFn:
         if index >= len(self.values):
             raise RaspRuntimeError(f"the constant has no position {index}")
         return self.values[index]
+
+
+@dataclass(frozen=True)
+class LengthCheck:
+    """A value of an s-op whose tracr value has `length` positions: the value itself on an input
+    of that length, else the error that tracr's differently shaped value stands for here."""
+
+    length: int
+
+    def __call__(self, value: Any, n: int) -> Any:
+        if n != self.length:
+            raise RaspRuntimeError(
+                f"a constant of length {self.length} (check_length=False) read on an input of "
+                f"length {n}: tracr's value has the constant's length"
+            )
+        return value
 
 
 @dataclass(frozen=True)

@@ -242,3 +242,41 @@ def test_a_default_never_given_is_no_output_value(make_selector: Any) -> None:
     inputs = [[rng.choice([0, 2]) for _ in range(rng.randint(1, 32))] for _ in range(60)]
     for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
         assert all(tracr_equal(g, w) for g, w in zip(got, mean(tokens), strict=True))
+
+
+def test_a_constant_of_another_length_is_read_only_where_tracr_zips_it() -> None:
+    # ConstantSOp(check_length=False) keeps its own length on a shorter input, as in tracr. A
+    # Select over it then has the constant's keys: tracr's SelectorWidth counts 3 keys on a 1-token
+    # input ([2, 2, 2] for [5]), where the model counted the input's one key ([1]), silently. The
+    # compiled program now raises there (no promise); zipped with an s-op of the input, the
+    # constant is read as before.
+    from rasp import tracr as rasp
+
+    const = rasp.ConstantSOp([0, 2, 1], check_length=False)
+    width = rasp.SelectorWidth(rasp.Select(const, rasp.indices, lambda k, q: k <= 1))
+    assert width([5]) == [2]
+    lowered = to_sops_of(width)
+    for xs in ([5], [5, 5]):
+        with pytest.raises(RaspError, match="constant of length 3"):
+            sops.evaluate(lowered, xs)
+    assert list(sops.evaluate(lowered, [5, 5, 5]).values) == width([5, 5, 5])
+    for program in (const, rasp.Map(lambda x: x + 1, const)):
+        with pytest.raises(RaspError, match="constant of length 3"):
+            sops.evaluate(to_sops_of(program), [5, 5])
+
+    zipped = const + rasp.indices
+    model = compile_sop(zipped, [5], 3)
+    inputs = [[5] * n for n in (1, 2, 3)]
+    assert run_compiled(model, inputs) == [zipped(xs) for xs in inputs] == [[0], [0, 3], [0, 3, 3]]
+
+    # A ConstantSelector's rows are its own on any input: checked whatever check_length says.
+    fixed = rasp.ConstantSelector([[True, False], [True, True]], check_length=False)
+    assert rasp.SelectorWidth(fixed)([5]) == [1, 2]
+    with pytest.raises(RaspError, match="Constant len 2"):
+        sops.evaluate(to_sops_of(rasp.SelectorWidth(fixed)), [5])
+
+
+def to_sops_of(program: Any) -> sops.Node:
+    from rasp.tracr.lower import to_sops
+
+    return to_sops(program)
