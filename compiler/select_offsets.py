@@ -36,6 +36,7 @@ from typing import Any
 from compiler.blocks import Atom, is_number
 from compiler.rewrite import ValueFacts, positional_nodes, rebuilt
 from rasp import sops
+from rasp.errors import CompileError
 
 # (length, value) points one select's map may be evaluated at: a check, not a table
 MAX_POINTS = 1_000_000
@@ -69,7 +70,10 @@ def select_offsets(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops
     }
     if not sites or not vocab:
         return root
-    facts = ValueFacts([y for y, _ in sites.values()], vocab, max_len)
+    try:  # y's values, from the compiler's own analysis
+        facts = ValueFacts([y for y, _ in sites.values()], vocab, max_len)
+    except CompileError:
+        return root  # the compile itself reports it, in its own words
     flips: dict[int, bool] = {}
     for node_id, (y, x) in sites.items():
         direction = _direction(x, y, facts.values(y), max_len)
