@@ -118,7 +118,9 @@ def selects_equal_values(
     - `select(r, y, ==)` with r = `selector_width(select(x, x, <))` (`<=`, `>`, `>=`): a rank
       of x's value, larger (smaller) for each larger x;
     - or `select(m, constant, op)` holding, on every combination of its sources' values, only
-      where such an r with `<` (`>`) is 0: the keys of the smallest (largest) x (module doc).
+      where such an r with `<` (`>`) is 0: the keys of the smallest (largest) x (module doc);
+    - or a key-only select of x (and `not`, `and`, `or` of such selects of one x) that holds
+      only at values of x where `sop`, computed from x alone, is one value (`_pins_the_value`).
     With r, x's values must be all numbers (no NaN, which no comparison orders) or all strings."""
     for i in _conjuncts(graph, selector):
         node = graph[i]
@@ -131,6 +133,8 @@ def selects_equal_values(
             xs = values(node.inputs[0])
             if len({value_key(v) for v in xs}) == len(set(xs)):
                 return True
+        if _key_only(graph, i) and _pins_the_value(graph, i, sop, values):
+            return True
         if node.op is not Op.SELECT:
             continue
         rank = graph[node.inputs[0]]
@@ -152,6 +156,31 @@ def selects_equal_values(
             ):
                 return True
     return False
+
+
+def _pins_the_value(
+    graph: Graph, index: int, sop: int, values: Callable[[int], Sequence[Atom]]
+) -> bool:
+    """Whether key-only `index` (a `select(k, constant, op)` of a chain of one-input maps of a
+    source s, or `not`, `and`, `or` of such selects of one s) holds only at values of s where
+    `sop`, computed from s alone, is one value: `aggregate(select(tokens, "a", ==),
+    indicator(tokens == "b"))` averages copies of 0, not any mean of 0s and 1s. A map that
+    raises on such a value makes no claim."""
+    holds = _signature(graph, index, values)
+    if holds[0] != "holds" or not _computed_from(graph, sop, holds[1]):
+        return False
+    source, where = holds[1], holds[2]
+    seen: set[tuple[str, str]] = set()
+    for value in values(source):
+        if value_key(value) not in where:
+            continue
+        try:
+            seen.add(exact_key(_evaluate(graph, sop, {source: value})))
+        except Exception:  # noqa: BLE001 (a program's function may raise anything)
+            return False
+        if len(seen) > 1:
+            return False
+    return len(seen) == 1
 
 
 def _held(

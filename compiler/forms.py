@@ -18,6 +18,7 @@ from compiler.fraction_means import fraction_means
 from compiler.order_digits import order_digits
 from compiler.position_functions import position_functions
 from compiler.resolve import resolve
+from compiler.select_offsets import select_offsets
 from rasp import sops
 
 
@@ -35,6 +36,8 @@ def prepare(
     (`compiler.resolve`), then
     s-ops of the position alone written through `length`, widths or means as maps of `indices`
     (`compiler.position_functions`), then
+    selects of one s-op against itself through a term of the length as selects of the s-op under
+    it (`compiler.select_offsets`), then
     the BOS trick's means as widths (`compiler.bos_widths`), then
     means of 0/1 values that a map only counts rewritten as counts (`compiler.counts`), then widths
     of orders over many numbers as widths over digits (`compiler.order_digits`). A RASP program
@@ -65,6 +68,7 @@ class Forms:
             sop = merge_duplicates(self.sop)  # one node per computation written twice
             sop = resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
             sop = position_functions(sop, max_len)  # s-ops of the position alone: maps of indices
+            sop = select_offsets(sop, vocab, max_len)  # `select(length - y, length - y, <)`: y
             sop = bos_widths(sop, vocab, max_len)  # the BOS trick's mean: a width
             sop = count_means(sop, vocab, max_len, weighted=weighted)  # counted prefixes: widths
             sop = order_digits(sop, vocab, max_len)  # widths of `<` over many numbers: digits

@@ -202,3 +202,83 @@ def test_averages_of_copies_compile_small_and_exact(text: str, n: int, most: int
     inputs += [["7"] * n, ["0"] * n]
     for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
         assert got == list(S.evaluate(root, tokens).values), tokens
+
+
+@pytest.mark.parametrize(
+    ("text", "equal"),
+    [
+        ("res = aggregate(select(tokens_int, 2, ==), tokens_int * 3);", True),
+        ("res = aggregate(select(tokens_int, 2, ==), indicator(tokens_int == 3), 1);", True),
+        ("res = aggregate(select(tokens_int, 2, >=), tokens_int > 1);", True),  # 2 and 3: True
+        ("res = aggregate(not select(tokens_int, 1, <=), indicator(tokens_int > 1));", True),
+        (
+            "res = aggregate(select(tokens_int % 2, 0, ==) and select(indices, indices, <),"
+            " tokens_int % 2);",
+            True,
+        ),
+        ("res = aggregate(select(tokens_int, 2, >=), tokens_int % 2);", False),  # 0 and 1
+        ("res = aggregate(select(tokens_int, 2, ==), indices);", False),  # not of the token
+        (
+            "res = aggregate(select(tokens_int, 2, ==) or select(indices, 0, ==), tokens_int);",
+            False,
+        ),
+        ("res = aggregate(select(tokens_int, 1, >=), 6 / (tokens_int - 2));", False),  # raises
+        # one value as a number, two as values: 1 and 1.0 (a map may tell them apart)
+        ("res = aggregate(select(tokens_int, 2, >=), 1 if tokens_int == 2 else 1.0);", False),
+    ],
+)
+def test_the_keys_a_key_only_predicate_pins_to_one_value(text: str, equal: bool) -> None:
+    """A select of the key alone (its query side a constant) holds at some of its source's
+    values: where the aggregated s-op, computed from that source alone, is one value there, the
+    selected keys all hold it (the fuzzed p9489: a mean of `tokens == "b"` over the "a"s is 0)."""
+    assert _equal(_program(text), "0123", 6) is equal
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    key=st.sampled_from(["tokens_int", "tokens_int % 2", "tokens_int * tokens_int"]),
+    compare=st.sampled_from(["==", "<=", ">", "!="]),
+    k=st.integers(0, 3),
+    negate=st.booleans(),
+    sop=st.sampled_from(
+        [
+            "tokens_int",
+            "indicator(tokens_int > 1)",
+            "indicator(tokens_int == 3)",
+            "tokens_int % 2 * 4",
+        ]
+    ),
+)
+def test_a_key_only_claim_holds_on_every_input(
+    key: str, compare: str, k: int, negate: bool, sop: str
+) -> None:
+    """Whenever the rule claims equal values for a key-only select, every query's selected keys
+    hold one value."""
+    sel = f"{'not ' if negate else ''}select({key}, {k}, {compare})"
+    root = _program(f"res = aggregate({sel}, {sop});")
+    if not _equal(root, "0123", 5):
+        return
+    for n in range(1, 5):
+        for tokens in itertools.product("0123", repeat=n):
+            assert _selected_values_agree(root, list(tokens)), (sel, sop, tokens)
+
+
+# The fuzzed p9489: v0 was taken for any mean of 0s and 1s over up to 5 keys, so v1 = length - v0
+# was a fraction stepped steeply into v2's one-hot, whose rounding the width head's scores
+# multiplied (a relu margin of 3 against a float32 error of 3.01 at N = 6). v0 is 0 or 1.
+P9489 = """
+v0 = aggregate(select(tokens, "a", ==), indicator(tokens == "b"), 1);
+v1 = length - v0;
+v2 = round(v1 / (v1 + 1));
+res = selector_width(select(indices, 1, >=) or select(indices, v2, >=));
+"""
+
+
+@pytest.mark.parametrize("n", [6, 8])
+def test_a_mean_over_pinned_keys_compiles_and_is_exact(n: int) -> None:
+    root = _program(P9489)
+    model = compile_sop(root, list("ab"), n, name="res")
+    assert model.param_count() < 3_000  # 1,744 at N = 6, 2,004 at 8
+    inputs = [list(t) for m in range(1, n + 1) for t in itertools.product("ab", repeat=m)]
+    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert got == list(S.evaluate(root, tokens).values), tokens
