@@ -10,10 +10,11 @@ position (used by the inference and by the map and selector planners).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from compiler.combos import TooManyRows, joint_rows
 from compiler.graph import Graph, IRNode, Op
 from rasp import sops
 from rasp.errors import Diagnostic
+
+if TYPE_CHECKING:
+    from compiler.selector_cases import SelectorCases
 
 # (index i, length n) -> the values a node can take there (interned tuples), for every i < n <= N.
 Relation = Mapping[tuple[int, int], tuple[Atom, ...]]
@@ -40,6 +44,9 @@ class Known:
         # selector -> at most how many keys it selects per (i, n): its widths where it depends
         # only on positions, else the least bound of a conjunction's inputs (`width_bound`)
         self.width_bounds: dict[int, dict[tuple[int, int], int]] = {}
+        # selector -> (at least, at most) how many keys it selects per (i, n), where its sides'
+        # values decide some rows but not all (compiler.selector_cases; all: `widths`)
+        self.width_ranges: dict[int, dict[tuple[int, int], tuple[int, int]]] = {}
         self.problems: list[Diagnostic] = []
         self._interned: dict[tuple, tuple[Atom, ...]] = {}
 
@@ -54,9 +61,20 @@ class Known:
         """Node `index` at every position of an input of length n, when each is known exactly."""
         return _column(self.relation[index], n)
 
+    @functools.cached_property
+    def cases(self) -> SelectorCases:
+        """What each selector can and must select, from the values known so far."""
+        from compiler.selector_cases import SelectorCases  # (it reads this module)
+
+        return SelectorCases(self.g, self.relation, self.values)
+
     def matrix(self, index: int, n: int) -> np.ndarray | None:
-        """Selector `index` as a bool [n_query, n_key] matrix at length n, when positions decide it."""
-        return selector_matrix(self.g, self.relation, index, n)
+        """Selector `index` as a bool [n_query, n_key] matrix at length n, when its sides' values
+        decide it on every input of that length (positions alone, or values that never or always
+        compare true: `compiler.selector_cases`)."""
+        from compiler.selector_cases import decided_matrix
+
+        return decided_matrix(self.cases.at(index, n), n)
 
 
 def selector_matrix(
