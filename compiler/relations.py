@@ -44,9 +44,9 @@ class Known:
         # selector -> at most how many keys it selects per (i, n): its widths where it depends
         # only on positions, else the least bound of a conjunction's inputs (`width_bound`)
         self.width_bounds: dict[int, dict[tuple[int, int], int]] = {}
-        # selector -> (at least, at most) how many keys it selects per (i, n), where its sides'
-        # values decide some rows but not all (compiler.selector_cases; all: `widths`)
-        self.width_ranges: dict[int, dict[tuple[int, int], tuple[int, int]]] = {}
+        # selector -> per length n, (at least, at most) how many keys each query selects, where
+        # its sides' values decide some rows but not all (compiler.selector_cases; all: `widths`)
+        self.width_ranges: dict[int, dict[int, tuple[np.ndarray, np.ndarray]]] = {}
         self.problems: list[Diagnostic] = []
         self._interned: dict[tuple, tuple[Atom, ...]] = {}
 

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from compiler.blocks import Atom
 from compiler.graph import Graph, Op
-from compiler.relations import Relation, _column, _compare_matrix
+from compiler.relations import Relation, _compare_matrix
 from rasp import sops
 
 Cases = tuple[np.ndarray, np.ndarray]  # (can, must), [n_query, n_key] or broadcastable to it
@@ -36,6 +37,28 @@ Cases = tuple[np.ndarray, np.ndarray]  # (can, must), [n_query, n_key] or broadc
 # values are not all numbers is taken as unknown (every key can be selected, none must be)
 MAX_PAIRS = 200_000
 EXACT_FLOATS = 2**53  # whole numbers beyond this compare against floats as Python does, not float64
+
+
+@dataclass
+class _Side:
+    sets: list[tuple[Atom, ...]]
+    column: list[Atom] | None
+    bounds: np.ndarray | None = None  # SelectorCases._side_bounds, once asked
+    bounds_known: bool = False
+    _distinct: tuple[list[tuple[Atom, ...]], np.ndarray] | None = None
+
+    def distinct(self) -> tuple[list[tuple[Atom, ...]], np.ndarray]:
+        """The distinct sets (by identity: interned), first seen first, and each position's."""
+        if self._distinct is None:
+            code: dict[int, int] = {}
+            for s in self.sets:
+                code.setdefault(id(s), len(code))
+            first = {id(s): s for s in reversed(self.sets)}
+            self._distinct = (
+                [first[k] for k in code],
+                np.array([code[id(s)] for s in self.sets], dtype=np.int64),
+            )
+        return self._distinct
 
 
 class SelectorCases:
@@ -50,11 +73,35 @@ class SelectorCases:
         self.g, self.relation, self.values = graph, relation, values
         self._bounds: dict[int, tuple[float, float] | None] = {}  # id(value set) -> (lo, hi)
         self._pairs: dict[tuple[int, int, sops.Comparison], tuple[bool, bool]] = {}
-        self._uniform: dict[int, Cases | None] = {}  # selects of two whole sets: every length alike
+        self._flat: dict[int, bool] = {}  # SelectorCases.uniform
+        self._one: dict[int, tuple[Atom, ...] | None] = {}  # SelectorCases._one_set
+        self._uniform: dict[int, Cases | None] = {}  # uniform selectors: every length alike
+        self._sides: dict[tuple[int, int], _Side] = {}
+        self._tables: dict[
+            tuple[tuple[int, ...], tuple[int, ...], sops.Comparison], np.ndarray
+        ] = {}
+
+    def uniform(self, index: int) -> bool:
+        """Whether no select under selector `index` has a side with a relation: then it is
+        known alike at every position of every length (one cell, broadcast)."""
+        if index not in self._flat:
+            node = self.g[index]
+            if node.op is Op.SELECT:
+                self._flat[index] = all(self._one_set(i) is not None for i in node.inputs)
+            else:
+                self._flat[index] = all(self.uniform(i) for i in node.inputs)
+        return self._flat[index]
 
     def at(self, index: int, n: int) -> Cases | None:
         """Selector `index` at length n; None where nothing is known (every key can be selected,
         none must be)."""
+        if self.uniform(index):
+            if index not in self._uniform:
+                self._uniform[index] = self._at(index, 1)
+            return self._uniform[index]
+        return self._at(index, n)
+
+    def _at(self, index: int, n: int) -> Cases | None:
         node = self.g[index]
         match node.op:
             case Op.SELECT:
@@ -83,28 +130,54 @@ class SelectorCases:
         node = self.g[index]
         keys_at, queries_at = node.inputs
         assert node.comparison is not None
-        keys, queries = _column(self.relation[keys_at], n), _column(self.relation[queries_at], n)
-        if keys is not None and queries is not None:  # positions decide it
-            m = _compare_matrix(node.comparison, keys, queries)
+        keys, queries = self._side(keys_at, n), self._side(queries_at, n)
+        k_bounds, q_bounds = self._side_bounds(keys), self._side_bounds(queries)
+        if k_bounds is not None and q_bounds is not None:  # (one value each: exact)
+            return _by_bounds(node.comparison, k_bounds, q_bounds)
+        if keys.column is not None and queries.column is not None:  # positions decide it
+            m = _compare_matrix(node.comparison, keys.column, queries.column)
             return m, m
-        whole = self.relation[keys_at] is None and self.relation[queries_at] is None
-        if whole and index in self._uniform:
-            return self._uniform[index]
-        key_sets = self._sets(keys_at, n)
-        query_sets = self._sets(queries_at, n)
-        found = self._by_bounds(node.comparison, key_sets, query_sets)
+        return self._by_pairs(node.comparison, keys, queries)
+
+    def _side(self, index: int, n: int) -> _Side:
+        """A select side at length n: each position's values (one entry, the whole set, without
+        a relation), and the column where each is one value."""
+        key = (index, n)
+        found = self._sides.get(key)
         if found is None:
-            found = self._by_pairs(node.comparison, key_sets, query_sets)
-        if whole:
-            self._uniform[index] = found
+            rel = self.relation[index]
+            one = self._one_set(index)
+            if one is not None:
+                sets, column = [one], None
+            else:
+                assert rel is not None
+                sets = [rel[(i, n)] for i in range(n)]
+                column = [s[0] for s in sets] if all(len(s) == 1 for s in sets) else None
+            found = self._sides[key] = _Side(sets, column)
         return found
 
-    def _sets(self, index: int, n: int) -> list[tuple[Atom, ...]]:
-        """Each position's values at length n (one entry, the whole set, without a relation)."""
-        rel = self.relation[index]
-        if rel is None:
-            return [self.values[index]]
-        return [rel[(i, n)] for i in range(n)]
+    def _one_set(self, index: int) -> tuple[Atom, ...] | None:
+        """The one set s-op `index` takes at every position of every length (its whole set
+        without a relation; a constant's); None where its relation tells positions apart."""
+        if index not in self._one:
+            rel = self.relation[index]
+            if rel is None:
+                self._one[index] = self.values[index]
+            else:
+                first = next(iter(rel.values()), ())
+                same = all(vs is first for vs in rel.values())  # interned: one set, one object
+                self._one[index] = first if same else None
+        return self._one[index]
+
+    def _side_bounds(self, side: _Side) -> np.ndarray | None:
+        """[positions, 2]: each position's least and greatest value, where every value is a
+        number float64 orders as Python does (`_bounds_of`); else None."""
+        if not side.bounds_known:
+            each = [self._bounds_of(s) for s in side.sets]
+            if all(b is not None for b in each):
+                side.bounds = np.array(each, dtype=np.float64).reshape(len(side.sets), 2)
+            side.bounds_known = True
+        return side.bounds
 
     def _bounds_of(self, values: tuple[Atom, ...]) -> tuple[float, float] | None:
         """(least, greatest) of a set of numbers that float64 orders as Python does; None
@@ -124,74 +197,63 @@ class SelectorCases:
             )
         return self._bounds[key]
 
-    def _by_bounds(
-        self,
-        comparison: sops.Comparison,
-        key_sets: list[tuple[Atom, ...]],
-        query_sets: list[tuple[Atom, ...]],
-    ) -> Cases | None:
-        """`can` and `must` from each side's least and greatest value, where both are numbers."""
-        sides = []
-        for sets in (key_sets, query_sets):
-            bounds = [self._bounds_of(s) for s in sets]
-            if any(b is None for b in bounds):
-                return None
-            sides.append(np.array(bounds, dtype=np.float64).reshape(len(sets), 2))
-        k_lo, k_hi = sides[0][None, :, 0], sides[0][None, :, 1]  # [1, keys]
-        q_lo, q_hi = sides[1][:, None, 0], sides[1][:, None, 1]  # [queries, 1]
-        match comparison:
-            case sops.Comparison.LT:
-                can, must = k_lo < q_hi, k_hi < q_lo
-            case sops.Comparison.LEQ:
-                can, must = k_lo <= q_hi, k_hi <= q_lo
-            case sops.Comparison.GT:
-                can, must = k_hi > q_lo, k_lo > q_hi
-            case sops.Comparison.GEQ:
-                can, must = k_hi >= q_lo, k_lo >= q_hi
-            case _:
-                overlap = (k_lo <= q_hi) & (q_lo <= k_hi)
-                same = (k_lo == k_hi) & (q_lo == q_hi) & (k_lo == q_lo)
-                can, must = (
-                    (overlap, same) if comparison is sops.Comparison.EQ else (~same, ~overlap)
-                )
-        # a position with no value fails every input of this length: nothing is selected there
-        present = (k_lo <= k_hi) & (q_lo <= q_hi)
-        return can & present, must & present
-
-    def _by_pairs(
-        self,
-        comparison: sops.Comparison,
-        key_sets: list[tuple[Atom, ...]],
-        query_sets: list[tuple[Atom, ...]],
-    ) -> Cases | None:
+    def _by_pairs(self, comparison: sops.Comparison, keys: _Side, queries: _Side) -> Cases | None:
         """`can` and `must` from every pair of values of each pair of distinct sets, as Python
         compares them; None beyond MAX_PAIRS pairs to compare."""
-        k_ids = {id(s): s for s in key_sets}
-        q_ids = {id(s): s for s in query_sets}
-        todo = [(k, q) for k in k_ids for q in q_ids if (k, q, comparison) not in self._pairs]
-        if sum(len(k_ids[k]) * len(q_ids[q]) for k, q in todo) > MAX_PAIRS:
-            return None
-        for k, q in todo:
+        k_sets, k_codes = keys.distinct()
+        q_sets, q_codes = queries.distinct()
+        key = (tuple(map(id, k_sets)), tuple(map(id, q_sets)), comparison)
+        table = self._tables.get(key)
+        if table is None:
+            if sum(len(k) for k in k_sets) * sum(len(q) for q in q_sets) > MAX_PAIRS:
+                return None
+            table = np.zeros((len(q_sets), len(k_sets), 2), dtype=bool)
+            for kc, ks in enumerate(k_sets):
+                for qc, qs in enumerate(q_sets):
+                    table[qc, kc] = self._pair(comparison, ks, qs)
+            self._tables[key] = table
+        cells = table[q_codes[:, None], k_codes[None, :]]  # [queries, keys, 2]
+        return cells[..., 0], cells[..., 1]
+
+    def _pair(
+        self, comparison: sops.Comparison, keys: tuple[Atom, ...], queries: tuple[Atom, ...]
+    ) -> tuple[bool, bool]:
+        """(some pair compares true, every pair that compares at all does, and one does)."""
+        found = self._pairs.get((id(keys), id(queries), comparison))
+        if found is None:
             can, must, any_ok = False, True, False
-            for key in k_ids[k]:
-                for query in q_ids[q]:
+            for k in keys:
+                for q in queries:
                     try:
-                        holds = comparison.apply(key, query)
+                        holds = comparison.apply(k, q)
                     except TypeError:  # the interpreter fails on such an input
                         continue
                     any_ok = True
                     can, must = can or holds, must and holds
-            self._pairs[(k, q, comparison)] = (can, must and any_ok)
-        k_code = {k: c for c, k in enumerate(k_ids)}
-        q_code = {q: c for c, q in enumerate(q_ids)}
-        table = np.zeros((len(q_ids), len(k_ids), 2), dtype=bool)
-        for k, kc in k_code.items():
-            for q, qc in q_code.items():
-                table[qc, kc] = self._pairs[(k, q, comparison)]
-        rows = np.array([q_code[id(s)] for s in query_sets])[:, None]
-        cols = np.array([k_code[id(s)] for s in key_sets])[None, :]
-        cells = table[rows, cols]  # [queries, keys, 2]
-        return cells[..., 0], cells[..., 1]
+            found = self._pairs[(id(keys), id(queries), comparison)] = (can, must and any_ok)
+        return found
+
+
+def _by_bounds(comparison: sops.Comparison, keys: np.ndarray, queries: np.ndarray) -> Cases:
+    """`can` and `must` from each side's least and greatest value per position ([positions, 2])."""
+    k_lo, k_hi = keys[None, :, 0], keys[None, :, 1]  # [1, keys]
+    q_lo, q_hi = queries[:, None, 0], queries[:, None, 1]  # [queries, 1]
+    match comparison:
+        case sops.Comparison.LT:
+            can, must = k_lo < q_hi, k_hi < q_lo
+        case sops.Comparison.LEQ:
+            can, must = k_lo <= q_hi, k_hi <= q_lo
+        case sops.Comparison.GT:
+            can, must = k_hi > q_lo, k_lo > q_hi
+        case sops.Comparison.GEQ:
+            can, must = k_hi >= q_lo, k_lo >= q_hi
+        case _:
+            overlap = (k_lo <= q_hi) & (q_lo <= k_hi)
+            same = (k_lo == k_hi) & (q_lo == q_hi) & (k_lo == q_lo)
+            can, must = (overlap, same) if comparison is sops.Comparison.EQ else (~same, ~overlap)
+    # a position with no value fails every input of this length: nothing is selected there
+    present = (k_lo <= k_hi) & (q_lo <= q_hi)
+    return can & present, must & present
 
 
 def decided_matrix(cases: Cases | None, n: int) -> np.ndarray | None:

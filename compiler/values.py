@@ -116,7 +116,10 @@ class _Inference:
                     ranges = known.width_ranges.get(node.index)
                     single = (
                         (widths is not None and max(widths.values(), default=0) <= 1)
-                        or (ranges is not None and max(hi for _, hi in ranges.values()) <= 1)
+                        or (
+                            ranges is not None
+                            and max(int(hi.max()) for _, hi in ranges.values()) <= 1
+                        )
                         or (node.op is Op.SELECT and _selects_at_most_one(node, known.relation))
                         or (node.op is Op.SELECT and self.keys_differ(node))
                         or (node.op is Op.AND and any(self.at_most_one[i] for i in node.inputs))
@@ -206,10 +209,16 @@ class _Inference:
         """Keys selected per (query i, length n), when the selector's sides decide it on every
         input (positions alone, or values that never or always compare true); where they decide
         some rows only, the least and most keys per (i, n) go to `known.width_ranges`."""
+        cases_of = self.known.cases
+        if cases_of.uniform(node.index):  # alike everywhere: decided everywhere or nowhere
+            cell = cases_of.at(node.index, 1)
+            if cell is None or bool(cell[0].any()) != bool(cell[1].any()):
+                self.lower[node.index] = self.n_max == 1
+                return None
         lows, highs = {}, {}
         lower, decided, some_row = True, True, False
         for n in range(1, self.n_max + 1):
-            cases = self.known.cases.at(node.index, n)
+            cases = cases_of.at(node.index, n)
             m = decided_matrix(cases, n)
             if m is not None:
                 lows[n] = highs[n] = m.sum(axis=1)  # [n]
@@ -225,9 +234,7 @@ class _Inference:
         if decided:
             return {(i, n): int(lows[n][i]) for i, n in self.known.pairs}
         if some_row:
-            self.known.width_ranges[node.index] = {
-                (i, n): (int(lows[n][i]), int(highs[n][i])) for i, n in self.known.pairs
-            }
+            self.known.width_ranges[node.index] = {n: (lows[n], highs[n]) for n in lows}
         return None
 
     def narrowed_widths(
@@ -238,15 +245,24 @@ class _Inference:
         at most one value from the width's values (a prefix's i + 1 at i = N - 1: the models of
         such widths keep their 0..N)."""
         known = self.known
+        ranges = known.width_ranges[selector]
+        union = {v for group in _by_id(rel).values() for v in group} if rel is not None else vals
+        covered = np.zeros(self.n_max + 2, dtype=np.int64)  # what some row's range holds
+        for lo, hi in ranges.values():
+            np.add.at(covered, lo, 1)
+            np.add.at(covered, hi + 1, -1)
+        held = np.flatnonzero(np.cumsum(covered) > 0)
+        if len(set(held.tolist()) & set(union)) >= len(union) - 1:
+            return None  # (cheap: most selectors stop here)
         out: dict[tuple[int, int], tuple[Atom, ...]] = {}
         cut: dict[tuple[int, int, int], tuple[Atom, ...]] = {}
-        for p, (lo, hi) in known.width_ranges[selector].items():
-            before = vals if rel is None else rel[p]
+        for i, n in known.pairs:
+            lo, hi = int(ranges[n][0][i]), int(ranges[n][1][i])
+            before = vals if rel is None else rel[(i, n)]
             key = (lo, hi, id(before))
             if key not in cut:
                 cut[key] = known.intern([v for v in before if lo <= v <= hi])  # type: ignore[operator]
-            out[p] = cut[key]
-        union = {v for group in _by_id(rel).values() for v in group} if rel is not None else vals
+            out[(i, n)] = cut[key]
         kept = {v for group in _by_id(out).values() for v in group}
         return out if len(kept) < len(union) - 1 else None
 
@@ -255,7 +271,7 @@ class _Inference:
         any input (`known.width_ranges`)."""
         only = self.known.intern([default])
         ranges = self.known.width_ranges[selector]
-        return {p: only if ranges[p][1] == 0 else vs for p, vs in rel.items()}
+        return {(i, n): only if ranges[n][1][i] == 0 else vs for (i, n), vs in rel.items()}
 
 
 def _by_id(rel: Relation) -> dict[int, tuple[Atom, ...]]:
