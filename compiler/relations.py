@@ -14,18 +14,15 @@ import functools
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from compiler.blocks import Atom, sort_values, value_key
 from compiler.combos import TooManyRows, joint_rows
 from compiler.graph import Graph, IRNode, Op
-from rasp import sops
+from compiler.selector_cases import SelectorCases, compare_matrix, decided_matrix
 from rasp.errors import Diagnostic
-
-if TYPE_CHECKING:
-    from compiler.selector_cases import SelectorCases
 
 # (index i, length n) -> the values a node can take there (interned tuples), for every i < n <= N.
 Relation = Mapping[tuple[int, int], tuple[Atom, ...]]
@@ -64,16 +61,12 @@ class Known:
     @functools.cached_property
     def cases(self) -> SelectorCases:
         """What each selector can and must select, from the values known so far."""
-        from compiler.selector_cases import SelectorCases  # (it reads this module)
-
         return SelectorCases(self.g, self.relation, self.values)
 
     def matrix(self, index: int, n: int) -> np.ndarray | None:
         """Selector `index` as a bool [n_query, n_key] matrix at length n, when its sides' values
         decide it on every input of that length (positions alone, or values that never or always
         compare true: `compiler.selector_cases`)."""
-        from compiler.selector_cases import decided_matrix
-
         return decided_matrix(self.cases.at(index, n), n)
 
 
@@ -89,7 +82,7 @@ def selector_matrix(
             if keys is None or queries is None:
                 return None
             assert node.comparison is not None
-            return _compare_matrix(node.comparison, keys, queries)
+            return compare_matrix(node.comparison, keys, queries)
         case Op.NOT:
             inner = selector_matrix(graph, relation, node.inputs[0], n)
             return None if inner is None else ~inner
@@ -110,27 +103,6 @@ def _column(rel: Relation | None, n: int) -> list[Atom] | None:
 
 def already_reported(node: IRNode, problems: list[Diagnostic]) -> bool:
     return node.span is not None and any(p.span is node.span for p in problems)
-
-
-def _compare_matrix(
-    comparison: sops.Comparison, keys: list[Atom], queries: list[Atom]
-) -> np.ndarray:
-    """[n_query, n_key] of `key OP query`, vectorised when both sides are numbers (or both strings)."""
-    kinds = {str if isinstance(v, str) else None if v is None else float for v in (*keys, *queries)}
-    if len(kinds) == 1 and None not in kinds:  # None orders against nothing: compared one by one
-        k, q = np.array(keys)[None, :], np.array(queries)[:, None]
-        return np.asarray(sops._COMPARE[comparison](k, q), dtype=bool)
-    rows = [[safe_compare(comparison, k, q) for k in keys] for q in queries]
-    return np.array(rows, dtype=bool).reshape(len(queries), len(keys))
-
-
-def safe_compare(comparison: sops.Comparison, key: Atom, query: Atom) -> bool:
-    """`key OP query`, False where Python cannot order them (str against number: the
-    interpreter errors there, so no model promises anything)."""
-    try:
-        return comparison.apply(key, query)
-    except TypeError:
-        return False
 
 
 def combination_count(

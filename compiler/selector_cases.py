@@ -21,16 +21,17 @@ length is decided, the selector is known as a matrix (`decided_matrix`), just as
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from compiler.blocks import Atom
 from compiler.graph import Graph, Op
-from compiler.relations import Relation, _compare_matrix
 from rasp import sops
 
+# (index i, length n) -> a node's values there (compiler.relations.Relation)
+Relation = Mapping[tuple[int, int], tuple[Atom, ...]]
 Cases = tuple[np.ndarray, np.ndarray]  # (can, must), [n_query, n_key] or broadcastable to it
 
 # (key value, query value) pairs compared one by one per length, beyond which a select whose
@@ -135,7 +136,7 @@ class SelectorCases:
         if k_bounds is not None and q_bounds is not None:  # (one value each: exact)
             return _by_bounds(node.comparison, k_bounds, q_bounds)
         if keys.column is not None and queries.column is not None:  # positions decide it
-            m = _compare_matrix(node.comparison, keys.column, queries.column)
+            m = compare_matrix(node.comparison, keys.column, queries.column)
             return m, m
         return self._by_pairs(node.comparison, keys, queries)
 
@@ -232,6 +233,27 @@ class SelectorCases:
                     can, must = can or holds, must and holds
             found = self._pairs[(id(keys), id(queries), comparison)] = (can, must and any_ok)
         return found
+
+
+def compare_matrix(
+    comparison: sops.Comparison, keys: list[Atom], queries: list[Atom]
+) -> np.ndarray:
+    """[n_query, n_key] of `key OP query`, vectorised when both sides are numbers (or both strings)."""
+    kinds = {str if isinstance(v, str) else None if v is None else float for v in (*keys, *queries)}
+    if len(kinds) == 1 and None not in kinds:  # None orders against nothing: compared one by one
+        k, q = np.array(keys)[None, :], np.array(queries)[:, None]
+        return np.asarray(sops._COMPARE[comparison](k, q), dtype=bool)
+    rows = [[safe_compare(comparison, k, q) for k in keys] for q in queries]
+    return np.array(rows, dtype=bool).reshape(len(queries), len(keys))
+
+
+def safe_compare(comparison: sops.Comparison, key: Atom, query: Atom) -> bool:
+    """`key OP query`, False where Python cannot order them (str against number: the
+    interpreter errors there, so no model promises anything)."""
+    try:
+        return comparison.apply(key, query)
+    except TypeError:
+        return False
 
 
 def _by_bounds(comparison: sops.Comparison, keys: np.ndarray, queries: np.ndarray) -> Cases:
