@@ -20,7 +20,8 @@ import numpy as np
 from compiler.blocks import Atom, value_key
 from compiler.graph import Graph, IRNode, Op
 from compiler.plan_context import PlanContext
-from compiler.relations import combination_count, input_combinations, safe_compare
+from compiler.relations import combination_count, input_combinations
+from compiler.selector_cases import safe_compare
 from rasp import sops
 
 # (query combination, key combination) pairs checked at most: one bool each, plus the chains'

@@ -21,6 +21,7 @@ from compiler.budget import (
     predict,
 )
 from compiler.build_trials import BuildOptions, Builds
+from compiler.constants import fold_constants
 from compiler.encode import plan_encodings
 from compiler.forms import Forms, prepare
 from compiler.fraction_means import fraction_means
@@ -228,6 +229,7 @@ def _plan(
         values = analyse(graph)
     if causal:
         _check_causal(graph, values)
+    graph = fold_constants(graph, values)  # s-ops of one value: constants; widths of all: length
     note("plan encodings")
     # readings + weight blocks in Dim coordinates
     plan = plan_encodings(

@@ -10,6 +10,7 @@ position (used by the inference and by the map and selector planners).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Mapping, Sequence
@@ -20,7 +21,7 @@ import numpy as np
 from compiler.blocks import Atom, sort_values, value_key
 from compiler.combos import TooManyRows, joint_rows
 from compiler.graph import Graph, IRNode, Op
-from rasp import sops
+from compiler.selector_cases import SelectorCases, compare_matrix, decided_matrix
 from rasp.errors import Diagnostic
 
 # (index i, length n) -> the values a node can take there (interned tuples), for every i < n <= N.
@@ -40,6 +41,9 @@ class Known:
         # selector -> at most how many keys it selects per (i, n): its widths where it depends
         # only on positions, else the least bound of a conjunction's inputs (`width_bound`)
         self.width_bounds: dict[int, dict[tuple[int, int], int]] = {}
+        # selector -> per length n, (at least, at most) how many keys each query selects, where
+        # its sides' values decide some rows but not all (compiler.selector_cases; all: `widths`)
+        self.width_ranges: dict[int, dict[int, tuple[np.ndarray, np.ndarray]]] = {}
         self.problems: list[Diagnostic] = []
         self._interned: dict[tuple, tuple[Atom, ...]] = {}
 
@@ -54,9 +58,16 @@ class Known:
         """Node `index` at every position of an input of length n, when each is known exactly."""
         return _column(self.relation[index], n)
 
+    @functools.cached_property
+    def cases(self) -> SelectorCases:
+        """What each selector can and must select, from the values known so far."""
+        return SelectorCases(self.g, self.relation, self.values)
+
     def matrix(self, index: int, n: int) -> np.ndarray | None:
-        """Selector `index` as a bool [n_query, n_key] matrix at length n, when positions decide it."""
-        return selector_matrix(self.g, self.relation, index, n)
+        """Selector `index` as a bool [n_query, n_key] matrix at length n, when its sides' values
+        decide it on every input of that length (positions alone, or values that never or always
+        compare true: `compiler.selector_cases`)."""
+        return decided_matrix(self.cases.at(index, n), n)
 
 
 def selector_matrix(
@@ -71,7 +82,7 @@ def selector_matrix(
             if keys is None or queries is None:
                 return None
             assert node.comparison is not None
-            return _compare_matrix(node.comparison, keys, queries)
+            return compare_matrix(node.comparison, keys, queries)
         case Op.NOT:
             inner = selector_matrix(graph, relation, node.inputs[0], n)
             return None if inner is None else ~inner
@@ -92,27 +103,6 @@ def _column(rel: Relation | None, n: int) -> list[Atom] | None:
 
 def already_reported(node: IRNode, problems: list[Diagnostic]) -> bool:
     return node.span is not None and any(p.span is node.span for p in problems)
-
-
-def _compare_matrix(
-    comparison: sops.Comparison, keys: list[Atom], queries: list[Atom]
-) -> np.ndarray:
-    """[n_query, n_key] of `key OP query`, vectorised when both sides are numbers (or both strings)."""
-    kinds = {str if isinstance(v, str) else None if v is None else float for v in (*keys, *queries)}
-    if len(kinds) == 1 and None not in kinds:  # None orders against nothing: compared one by one
-        k, q = np.array(keys)[None, :], np.array(queries)[:, None]
-        return np.asarray(sops._COMPARE[comparison](k, q), dtype=bool)
-    rows = [[safe_compare(comparison, k, q) for k in keys] for q in queries]
-    return np.array(rows, dtype=bool).reshape(len(queries), len(keys))
-
-
-def safe_compare(comparison: sops.Comparison, key: Atom, query: Atom) -> bool:
-    """`key OP query`, False where Python cannot order them (str against number: the
-    interpreter errors there, so no model promises anything)."""
-    try:
-        return comparison.apply(key, query)
-    except TypeError:
-        return False
 
 
 def combination_count(

@@ -39,7 +39,8 @@ from compiler.maps import MapPlanner
 from compiler.number_views import NumberViews
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built, Memo
-from compiler.relations import combination_count, input_combinations, safe_compare
+from compiler.relations import combination_count, input_combinations
+from compiler.selector_cases import safe_compare
 from compiler.squares import SquaredReadings
 from rasp.errors import CompileError
 

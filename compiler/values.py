@@ -35,6 +35,7 @@ from compiler.relations import (
     is_window,
     width_bound,
 )
+from compiler.selector_cases import decided_matrix, row_ranges
 from compiler.token_values import token_values
 from compiler.total_orders import selects_one_by_rank
 from compiler.uniform import equality_key, is_uniform, keys_differ
@@ -112,8 +113,13 @@ class _Inference:
                     self.looks_back[node.index] = self.lower.get(node.index, False) or (
                         (node.op is Op.AND and any(back)) or (node.op is Op.OR and all(back))
                     )
+                    ranges = known.width_ranges.get(node.index)
                     single = (
                         (widths is not None and max(widths.values(), default=0) <= 1)
+                        or (
+                            ranges is not None
+                            and max(int(hi.max()) for _, hi in ranges.values()) <= 1
+                        )
                         or (node.op is Op.SELECT and _selects_at_most_one(node, known.relation))
                         or (node.op is Op.SELECT and self.keys_differ(node))
                         or (node.op is Op.AND and any(self.at_most_one[i] for i in node.inputs))
@@ -131,6 +137,8 @@ class _Inference:
                             self.g, selector, sop, known.values.__getitem__
                         ),
                     )
+                    if rel is not None and selector in known.width_ranges:
+                        rel = self.default_where_empty(rel, selector, node.value)
                 case Op.SELECTOR_WIDTH:
                     widths = known.widths.get(node.inputs[0])
                     if widths is not None:
@@ -147,6 +155,8 @@ class _Inference:
                         rel = {p: ranges[b] for p, b in bound.items()}
                     else:
                         vals = tuple(range(self.n_max + 1))
+                    if node.inputs[0] in known.width_ranges:
+                        rel = self.narrowed_widths(node.inputs[0], rel, vals) or rel
             if rel is not None:
                 vals = sort_values(v for group in _by_id(rel).values() for v in group)
             if (
@@ -196,17 +206,72 @@ class _Inference:
     # -- selectors --------------------------------------------------------------------------------
 
     def selector_widths(self, node: IRNode) -> dict[tuple[int, int], int] | None:
-        """Keys selected per (query i, length n), when the selector depends only on positions."""
-        matrices = {}
-        lower = True
-        for n in range(1, self.n_max + 1):
-            m = self.known.matrix(node.index, n)
-            if m is None:
+        """Keys selected per (query i, length n), when the selector's sides decide it on every
+        input (positions alone, or values that never or always compare true); where they decide
+        some rows only, the least and most keys per (i, n) go to `known.width_ranges`."""
+        cases_of = self.known.cases
+        if cases_of.uniform(node.index):  # alike everywhere: decided everywhere or nowhere
+            cell = cases_of.at(node.index, 1)
+            if cell is None or bool(cell[0].any()) != bool(cell[1].any()):
+                self.lower[node.index] = self.n_max == 1
                 return None
-            matrices[n] = m.sum(axis=1)  # [n]
-            lower = lower and not np.triu(m, 1).any()
+        lows, highs = {}, {}
+        lower, decided, some_row = True, True, False
+        for n in range(1, self.n_max + 1):
+            cases = cases_of.at(node.index, n)
+            m = decided_matrix(cases, n)
+            if m is not None:
+                lows[n] = highs[n] = m.sum(axis=1)  # [n]
+                lower = lower and not np.triu(m, 1).any()
+                some_row = True
+                continue
+            decided = False
+            lows[n], highs[n] = row_ranges(cases, n)
+            some_row = some_row or bool((lows[n] == highs[n]).any())
+            can = None if cases is None else np.broadcast_to(cases[0], (n, n))
+            lower = lower and can is not None and not np.triu(can, 1).any()
         self.lower[node.index] = lower
-        return {(i, n): int(matrices[n][i]) for i, n in self.known.pairs}
+        if decided:
+            return {(i, n): int(lows[n][i]) for i, n in self.known.pairs}
+        if some_row:
+            self.known.width_ranges[node.index] = {n: (lows[n], highs[n]) for n in lows}
+        return None
+
+    def narrowed_widths(
+        self, selector: int, rel: Relation | None, vals: tuple[Atom, ...]
+    ) -> Relation | None:
+        """The width's values per (i, n) within the keys `selector` can select there
+        (`known.width_ranges`: 0 where it selects none on any input); None where that removes
+        at most one value from the width's values (a prefix's i + 1 at i = N - 1: the models of
+        such widths keep their 0..N)."""
+        known = self.known
+        ranges = known.width_ranges[selector]
+        union = {v for group in _by_id(rel).values() for v in group} if rel is not None else vals
+        covered = np.zeros(self.n_max + 2, dtype=np.int64)  # what some row's range holds
+        for lo, hi in ranges.values():
+            np.add.at(covered, lo, 1)
+            np.add.at(covered, hi + 1, -1)
+        held = np.flatnonzero(np.cumsum(covered) > 0)
+        if len(set(held.tolist()) & set(union)) >= len(union) - 1:
+            return None  # (cheap: most selectors stop here)
+        out: dict[tuple[int, int], tuple[Atom, ...]] = {}
+        cut: dict[tuple[int, int, int], tuple[Atom, ...]] = {}
+        for i, n in known.pairs:
+            lo, hi = int(ranges[n][0][i]), int(ranges[n][1][i])
+            before = vals if rel is None else rel[(i, n)]
+            key = (lo, hi, id(before))
+            if key not in cut:
+                cut[key] = known.intern([v for v in before if lo <= v <= hi])  # type: ignore[operator]
+            out[(i, n)] = cut[key]
+        kept = {v for group in _by_id(out).values() for v in group}
+        return out if len(kept) < len(union) - 1 else None
+
+    def default_where_empty(self, rel: Relation, selector: int, default: Atom) -> Relation:
+        """An aggregate's relation with the default alone where its selector selects no key on
+        any input (`known.width_ranges`)."""
+        only = self.known.intern([default])
+        ranges = self.known.width_ranges[selector]
+        return {(i, n): only if ranges[n][1][i] == 0 else vs for (i, n), vs in rel.items()}
 
 
 def _by_id(rel: Relation) -> dict[int, tuple[Atom, ...]]:

@@ -16,6 +16,7 @@ from compiler import compile_sop, count_keys
 from compiler.graph import build_graph
 from compiler.values import infer_values
 from rasp import sops as S
+from rasp.errors import RaspError
 from rasp.interpreter import Interpreter, load_file
 from rasp.parser import parse
 from tests.runtime_helpers import as_runtime, run_compiled
@@ -254,7 +255,10 @@ res = aggregate(first, indices, -1);
         return
     for n in range(1, 6):
         for tokens in itertools.product("abc", repeat=n):
-            matrix = S.Evaluator(list(tokens)).matrix(root.selector)
+            try:
+                matrix = S.Evaluator(list(tokens)).matrix(root.selector)
+            except RaspError:  # (averaging several bools): no promise on this input
+                continue
             assert matrix.sum(axis=1).max() <= 1, (text, tokens)
 
 
@@ -302,7 +306,10 @@ res = aggregate(first, indices, -1);
         return
     for n in range(1, 6):
         for tokens in itertools.product("abc", repeat=n):
-            matrix = S.Evaluator(list(tokens)).matrix(root.selector)
+            try:
+                matrix = S.Evaluator(list(tokens)).matrix(root.selector)
+            except RaspError:  # (averaging several bools): no promise on this input
+                continue
             assert matrix.sum(axis=1).max() <= 1, (text, tokens)
 
 

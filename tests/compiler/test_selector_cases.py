@@ -1,0 +1,186 @@
+"""Selectors whose sides' values decide what they select (compiler.selector_cases): widths and
+aggregates of selectors that select no key, or every key, and what the compiler builds for an
+s-op of one value (compiler.constants)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from test_compile import all_inputs, check_inputs
+
+from compiler import compile_sop
+from compiler.graph import Op, graph_and_index
+from compiler.selector_cases import SelectorCases, decided_matrix, row_ranges
+from compiler.values import infer_values
+from rasp import sops as S
+from rasp.errors import RaspError
+from tests.compiler.test_total_orders import _program
+
+MEAN = "v0 = aggregate(not select(tokens, tokens, <=), indices, 1);\nv1 = v0 - length;\n"
+NEVER = MEAN + "res = selector_width(select(length, v1, <=));"
+EVERY = MEAN + "res = selector_width(select(indices, indices, <=) or select(length, v1, >));"
+DEFAULT = MEAN + 'res = aggregate(select(length, v1, <=), tokens, "z");'
+# length 1 <= v0 where v0 is the default 1 at length 1 only: a width of 0..1 there, 0 elsewhere
+MIXED = (
+    "v0 = aggregate(not select(tokens, tokens, <=), indices, 1);\n"
+    "res = selector_width(select(length, v0, <=));"
+)
+
+SOUND = [
+    NEVER,
+    EVERY,
+    DEFAULT,
+    MIXED,
+    MEAN + "res = aggregate(select(length, v1, <=), indices, 0) + indices;",
+    MEAN + 'res = selector_width(not select(length, v1, <=) and select(tokens, "a", ==));',
+    MEAN + "res = aggregate(select(v1, length, <) or select(tokens, tokens, ==), indices, 0);",
+    MEAN + "res = selector_width(select(v1, v0, !=));",
+    MEAN + 'res = selector_width(select(length, v1 + 4, <=) and select(tokens, "a", ==));',
+    MEAN + "res = selector_width(select(v0, v0, ==) and select(indices, length, <));",
+    'res = selector_width(select(indices, length, >=) or select(tokens, "a", ==));',
+    'res = aggregate(select(indices, length, >=) and select(tokens, "a", ==), tokens, "z");',
+    'res = selector_width(select(tokens, "a", ==) and select(tokens, "b", ==));',
+    # strings: compared pair by pair
+    'x = aggregate(select(tokens, "a", ==), tokens, "q");\n'
+    'res = selector_width(select(x, "z", >) or select(tokens, "a", ==));',
+    # a mean of fractions: its bounds hold up to the sum's rounding
+    "m = aggregate(select(tokens, tokens, <), indices / 3, 0);\n"
+    "res = selector_width(select(m, length, >=));",
+]
+
+
+def _analysed(text: str, n: int):
+    root = _program(text)
+    graph, index = graph_and_index(root)
+    return root, graph, index, infer_values(graph, list("abc"), n)
+
+
+@pytest.mark.parametrize("text", SOUND)
+def test_cases_and_values_cover_every_evaluation(text: str) -> None:
+    """Soundness: on every input of length 1..5, each selector selects every key it must and
+    none it cannot, and each s-op's value is among its values at (i, n)."""
+    root, graph, index, vs = _analysed(text, 5)
+    cases = SelectorCases(graph, vs.relation, vs.values)
+    nodes = {index[node.id]: node for node in S.walk(root)}
+    for n in range(1, 6):
+        at = {k: cases.at(k, n) for k in nodes if graph[k].op.is_selector}
+        for tokens in itertools.product("abc", repeat=n):
+            ev = S.Evaluator(list(tokens))
+            try:
+                ev.seq(root)
+            except RaspError:
+                continue  # no promise where the interpreter fails
+            for k, node in nodes.items():
+                if graph[k].op.is_selector:
+                    m = ev.matrix(node)
+                    if at[k] is not None:
+                        can, must = (np.broadcast_to(c, (n, n)) for c in at[k])
+                        assert not (m & ~can).any() and not (must & ~m).any(), (k, tokens)
+                    continue
+                rel = vs.relation[k]
+                for i, v in enumerate(ev.seq(node).values):
+                    allowed = vs.values[k] if rel is None else rel[(i, n)]
+                    assert (type(v), v) in {(type(x), x) for x in allowed}, (k, tokens, i, v)
+
+
+def test_a_select_that_never_holds_has_width_zero() -> None:
+    _, graph, _, vs = _analysed(NEVER, 8)
+    assert vs.values[graph.output.index] == (0,)
+
+
+def test_a_select_of_every_key_has_the_length_as_width() -> None:
+    _, graph, _, vs = _analysed(EVERY, 8)
+    rel = vs.relation[graph.output.index]
+    assert rel is not None and all(vals == (n,) for (_, n), vals in rel.items())
+
+
+def test_an_aggregate_of_no_key_is_its_default() -> None:
+    _, graph, _, vs = _analysed(DEFAULT, 8)
+    assert vs.values[graph.output.index] == ("z",)
+
+
+def test_a_select_decided_at_some_rows_narrows_them_only() -> None:
+    """At length 1 the key may be selected, at every other length none is: at most one key (the
+    width 0..1, 0..N before)."""
+    _, graph, _, vs = _analysed(MIXED, 8)
+    assert vs.values[graph.output.index] == (0, 1)
+    assert vs.at_most_one[graph.output.inputs[0]]
+    # v1 + 4 <= 3 from length 2 on: lengths 1..3 may select keys, the others none
+    text = MEAN + 'res = selector_width(select(length, v1 + 4, <=) and select(tokens, "a", ==));'
+    _, graph, _, vs = _analysed(text, 8)
+    rel = vs.relation[graph.output.index]
+    assert rel is not None and rel[(0, 3)] == (0, 1, 2, 3)
+    assert all(vals == (0,) for (_, n), vals in rel.items() if n > 3)
+
+
+def test_positions_against_the_length() -> None:
+    """select(indices, length, >=) never holds (a position is below the length), `<` always."""
+    root = _program(
+        "res = selector_width(select(indices, length, >=) or select(indices, length, <));"
+    )
+    graph, _ = graph_and_index(root)
+    vs = infer_values(graph, list("ab"), 4)
+    cases = SelectorCases(graph, vs.relation, vs.values)
+    never, every = (k for k in range(len(graph)) if graph[k].op is Op.SELECT)
+    for n in range(1, 5):
+        assert not decided_matrix(cases.at(never, n), n).any()
+        assert decided_matrix(cases.at(every, n), n).all()
+
+
+def test_unknown_sides_decide_nothing() -> None:
+    root = _program('res = selector_width(select(tokens, "a", ==));')
+    graph, _ = graph_and_index(root)
+    vs = infer_values(graph, list("ab"), 4)
+    sel = next(k for k in range(len(graph)) if graph[k].op is Op.SELECT)
+    cases = SelectorCases(graph, vs.relation, vs.values)
+    lo, hi = row_ranges(cases.at(sel, 3), 3)
+    assert lo.tolist() == [0, 0, 0] and hi.tolist() == [3, 3, 3]
+    assert vs.values[graph.output.index] == tuple(range(5))
+
+
+@pytest.mark.parametrize("n", [4, 8, 32])
+def test_a_width_that_is_always_zero_is_a_constant(n: int) -> None:
+    """6,831 parameters at N = 4, 3,466 at 8, 21,514 at 32 before: a width head over 0..N."""
+    root = _program(NEVER)
+    model = compile_sop(root, list("abc"), n)
+    assert model.param_count() < 100
+    if n <= 8:
+        inputs = all_inputs("abc", min(n, 5))
+        assert check_inputs(model, root, inputs) == len(inputs)
+
+
+def test_an_aggregate_of_no_key_compiles_to_its_default() -> None:
+    root = _program(DEFAULT)
+    model = compile_sop(root, list("abc"), 8)
+    assert model.param_count() < 100  # 3,061 before
+    inputs = all_inputs("abc", 5)
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [EVERY, "res = selector_width(select(indices, length, <));"],
+)
+def test_a_width_of_every_key_is_the_length(text: str) -> None:
+    """One head, as `length`: 4,066 parameters in 2 layers at N = 8 before for `<`, 3,508 in 2
+    for the disjunction (refused at N = 4)."""
+    root = _program(text)
+    length = compile_sop(_program("res = length;"), list("abc"), 8)
+    for n in (4, 8):
+        model = compile_sop(root, list("abc"), n)
+        assert model.metadata["config"]["n_layers"] == 1
+        if n == 8:
+            assert model.param_count() == length.param_count()
+        inputs = all_inputs("abc", min(n, 5))
+        assert check_inputs(model, root, inputs) == len(inputs)
+
+
+def test_a_width_decided_at_some_lengths_compiles_smaller() -> None:
+    """5,763 parameters at N = 8 before (its values 0..8 where they are 0..1)."""
+    root = _program(MIXED)
+    model = compile_sop(root, list("abc"), 8)
+    assert model.param_count() < 5_763
+    inputs = all_inputs("abc", 5)
+    assert check_inputs(model, root, inputs) == len(inputs)
