@@ -13,6 +13,7 @@ covering side alone, and the certifier proves that side's pattern.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -27,6 +28,8 @@ from rasp import sops
 # (query combination, key combination) pairs checked at most: one bool each, plus the chains'
 # values per combination (Python calls, one per combination and select side)
 MAX_ABSORB_PAIRS = 50_000_000
+# classes per side whose pairs are tried first for a witness each way
+_SAMPLE = 64
 
 
 def absorbing_side(
@@ -45,13 +48,19 @@ def absorbing_side(
     if counts[0] * counts[1] > MAX_ABSORB_PAIRS:
         return None
     combos = [input_combinations(s, vs.relation, vs.values) if s else [()] for s in sides]
-    truth = _Truth(ctx, sides, combos)
-    first, second = node.inputs
-    a, b = truth.table(first), truth.table(second)
     # A combination where some select side raises never occurs on an input the model must run:
     # the interpreter evaluates every side at every position, and fails there.
-    live = np.ix_(truth.valid[0], truth.valid[1])
-    a, b = a[live], b[live]
+    truth = _Truth(ctx, sides, combos, leaves)
+    live = [np.flatnonzero(valid) for valid in truth.valid]
+    first, second = node.inputs
+    # a pair each way on a few classes settles "neither" (most ors, like an order's digit terms,
+    # at once: their whole tables are 8K x 8K classes at N = 64)
+    few = truth.on(*(rows[:: max(1, len(rows) // _SAMPLE)] for rows in live))
+    a, b = few.table(first), few.table(second)
+    if (b & ~a).any() and (a & ~b).any():
+        return None
+    whole = truth.on(*live)
+    a, b = whole.table(first), whole.table(second)
     if not (b & ~a).any():
         return first
     if not (a & ~b).any():
@@ -77,26 +86,63 @@ def side_nodes(g: Graph, leaves: Sequence[IRNode], side: int) -> tuple[int, ...]
 
 
 class _Truth:
-    """Selector truth tables [query combinations, key combinations]."""
+    """Selector truth tables [query classes, key classes]: the combinations of one side alike in
+    the value of every s-op the selects read there form one class (most_freq's order digits: a
+    few dozen classes of thousands of combinations), so a table is over classes, not pairs of
+    combinations, and says the same."""
 
     def __init__(
         self,
         ctx: PlanContext,
         sources: Sequence[tuple[int, ...]],
         combos: Sequence[list[tuple[Atom, ...]]],
+        leaves: Sequence[IRNode],
     ) -> None:
         self.ctx, self.sources, self.combos = ctx, sources, combos
-        # per side: the combinations where every s-op the selects read there is computed
-        self.valid = [np.ones(len(c), dtype=bool) for c in combos]
+        # per side (0: queries, 1: keys): each s-op the selects read there, its distinct (ok,
+        # value)s and which one each class has
+        self.read: list[dict[int, tuple[list[tuple[bool, Atom]], np.ndarray]]] = []
+        # per side: the classes where every s-op the selects read there is computed
+        self.valid: list[np.ndarray] = []
+        for side, input_side in ((0, 1), (1, 0)):
+            sops_read = list(dict.fromkeys(leaf.inputs[input_side] for leaf in leaves))
+            seen = [self._values(i, side) for i in sops_read]
+            ats = np.stack([at for _, at in seen], axis=1)  # [combinations, s-ops read]
+            kinds = np.unique(ats, axis=0)  # [classes, s-ops read]
+            self.read.append(
+                {i: (vals, kinds[:, k]) for k, (i, (vals, _)) in enumerate(zip(sops_read, seen))}
+            )
+            computed = [np.array([ok for ok, _ in vals], dtype=bool) for vals, _ in seen]
+            valid = np.ones(len(kinds), dtype=bool)
+            for k, ok in enumerate(computed):
+                valid &= ok[kinds[:, k]]
+            self.valid.append(valid)
+        self._tables: dict[int, np.ndarray] = {}
+
+    def on(self, queries: np.ndarray, keys: np.ndarray) -> _Truth:
+        """The tables over these query and key classes only (row numbers of each side's)."""
+        out = copy.copy(self)
+        out.read = [
+            {i: (vals, at[rows]) for i, (vals, at) in read.items()}
+            for read, rows in zip(self.read, (queries, keys), strict=True)
+        ]
+        out.valid = [valid[rows] for valid, rows in zip(self.valid, (queries, keys), strict=True)]
+        out._tables = {}
+        return out
 
     def table(self, index: int) -> np.ndarray:
+        if index not in self._tables:  # (an order's nested ors share their terms)
+            self._tables[index] = self._table(index)
+        return self._tables[index]
+
+    def _table(self, index: int) -> np.ndarray:
         node = self.ctx.graph[index]
         match node.op:
             case Op.SELECT:
                 keys, queries = node.inputs
                 assert node.comparison is not None
-                q_vals, q_at = self._values(queries, 0)
-                k_vals, k_at = self._values(keys, 1)
+                q_vals, q_at = self.read[0][queries]
+                k_vals, k_at = self.read[1][keys]
                 small = np.array(
                     [[_holds(node.comparison, k, q) for k in k_vals] for q in q_vals], dtype=bool
                 ).reshape(len(q_vals), len(k_vals))
@@ -111,7 +157,16 @@ class _Truth:
 
     def _values(self, index: int, side: int) -> tuple[list[tuple[bool, Atom]], np.ndarray]:
         """The distinct (ok, value) of s-op `index` over one side's combinations, and which one
-        each combination has (ok False: the chain raises there, and the select does not hold)."""
+        each combination has (ok False: the chain raises there, and the select does not hold).
+        The same chain over the same sources' combinations in every build of one value analysis
+        (whose graphs number their nodes alike): kept there."""
+        key = ("absorb side", index, self.sources[side])
+        memo = self.ctx.value_sets.memo
+        if key not in memo:
+            memo[key] = self._evaluated(index, side)
+        return memo[key]
+
+    def _evaluated(self, index: int, side: int) -> tuple[list[tuple[bool, Atom]], np.ndarray]:
         fn = self.ctx.chain_function(index, self.sources[side])
         distinct: dict[tuple, int] = {}
         values: list[tuple[bool, Atom]] = []
@@ -123,8 +178,6 @@ class _Truth:
                 distinct[key] = len(values)
                 values.append((ok, v))
             at[c] = distinct[key]
-            if not ok:
-                self.valid[side][c] = False
         return values, at
 
 

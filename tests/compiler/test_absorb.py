@@ -99,3 +99,16 @@ def test_a_width_of_an_absorbed_or_builds_nothing_for_the_covered_side() -> None
     assert model.param_count() < 2_000
     assert not any(str(label).startswith(("v1", "v2")) for label in model.metadata["residual"])
     check_inputs(model, sop, all_inputs("abc", 6))
+
+
+def test_many_classes_are_settled_by_a_few_or_by_all() -> None:
+    # x over (token, index): 80 classes a side at N = 40, more than the few tried first for a
+    # witness each way; `<` inside `<=` is found only over all of them
+    x = 'x = 100 * indicator(tokens == "a") + indices;\n'
+    inside = x + "s = aggregate(select(x, x, <) or select(x, x, <=), indices);"
+    assert _covering(inside, "s", list("ab"), 40) == ["select(x, x, <=)"]
+    apart = x + "s = aggregate(select(x, x, <) or select(x, x, >), indices);"
+    assert _covering(apart, "s", list("ab"), 40) == [None]
+    # one pair of the 6,400 takes a key the other select does not: not covered
+    once = x + "s = aggregate(select(x, x, <) or select(x, 139, ==), indices);"
+    assert _covering(once, "s", list("ab"), 40) == [None]
