@@ -13,6 +13,7 @@ import pytest
 import sop_builders as B
 from runtime_helpers import run_compiled
 
+import compiler.driver
 from compiler import addressing, compile_sop
 from rasp import sops as S
 from rasp.interpreter import Interpreter, load_file
@@ -123,11 +124,18 @@ res = aggregate(select(indices, (a + 3) if b <= (2 * b) else (2 * b), ==), token
 """
 
 
-def test_a_matched_view_with_a_constant_reads_the_constant() -> None:
+@pytest.mark.parametrize("folded", [True, False])
+def test_a_matched_view_with_a_constant_reads_the_constant(
+    folded: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The query `a + 3` (the conditional always takes it: b <= 2 * b) is a view of the width a,
     # its 3 on `one`. Its square was stepped on that view, and its number was read as the view's
     # dimension alone: the parabola peaked at k = a instead of a + 3, so "ab" read its tokens
-    # where the interpreter gives the default (certified, and wrong).
+    # where the interpreter gives the default (certified, and wrong). (The condition is now
+    # folded to a constant, compiler.constants, and the query computed by its own MLP: the view
+    # is built with the folding off.)
+    if not folded:
+        monkeypatch.setattr(compiler.driver, "fold_constants", lambda graph, values: graph)
     interp = Interpreter()
     interp.exec_program(parse(VIEW_WITH_A_CONSTANT, "<test>"))
     program = interp.get("res")
