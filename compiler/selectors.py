@@ -9,6 +9,7 @@ numerical reading (`number_views`).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -245,6 +246,11 @@ class SelectorPlanner:
             return self._classes[key]
         node = self.ctx.graph[index]
         name = f"{node.name}~{select.name or 'select'}"
+        # one s-op read on both sides of one selector (keys `v1` by one select, queries `v1` by
+        # another) may be partitioned twice: each partition its own columns
+        taken = {encoded.name for encoded in self._classes.values()}
+        if name in taken:
+            name = next(f"{name}~{k}" for k in itertools.count(2) if f"{name}~{k}" not in taken)
         out = Encoded.materialised_categorical(name, sort_values(classes.values()))
         op = f"classes of {node.text} for {select.text}"
         if positional.of_position(self.ctx, index):  # the embedding writes them: no MLP, no layer

@@ -489,6 +489,27 @@ def test_a_selector_whose_two_sides_read_one_joint_of_the_same_s_ops_merged_diff
 
 
 @pytest.mark.exactness
+def test_an_s_op_read_as_classes_on_both_sides_of_one_selector_gets_two_readings() -> None:
+    """v1 is the queries of `select(indices, v1, <)` and the keys of `select(v1, length, <)`, one
+    `or`: each side reads v1 as the classes of its values that select (are selected by) the same
+    positions, two partitions both named `v1~_or_1`, so one MLP wrote the other's columns and the
+    certifier could not check the model ('... wrote already'). Found by the fuzz campaign."""
+    from rasp.interpreter import load_source
+
+    text = (
+        "v0 = indices * 1;\n"
+        "v1 = aggregate(select(v0, v0, !=), v0);\n"
+        "v2 = aggregate((select(indices, v1, <) and not select(indices, v1, >)) or "
+        'select(v1, length, <), indicator(tokens == "a"));\n'
+    )
+    root = load_source(Source("<test>", text)).get("v2")
+    model = compile_sop(root, ["a", "b"], 6)
+    labels = {str(label).split(":")[0] for label in model.metadata["residual"]}
+    assert {"v1~_or_1", "v1~_or_1~2"} <= labels
+    assert check_inputs(model, root, all_inputs("ab", 6)) == 126
+
+
+@pytest.mark.exactness
 def test_a_joint_reading_keeps_tuples_that_python_takes_as_equal_apart() -> None:
     """v4, a copy of a bool with the default 0, takes False and 0; the key side of the `or` reads
     (tokens, v4), whose tuples ('a', False) and ('a', 0) are equal in Python. They shared one dim
