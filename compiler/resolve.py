@@ -270,20 +270,27 @@ def _tracr_mean(node: sops.AggregateSOp, new: dict[int, sops.Node], facts: Value
     outputs = [*numbers, *([given] if _is_number(given) else [])]
     lo, hi = min(outputs), max(outputs)
     below = math.floor(lo) - 1
-    mixes = None
+    markers: dict[Any, int] = {}  # what a stand-in number stands for -> the number
+    mixes = None  # the open interval the means of None's stand-in with numbers fall in
     if None in possible:
         # Several selected values with a None among them are an error in tracr, so the mean must
-        # raise there, not give a number the value analysis would list. A stand-in this far below
-        # puts every mean of it with numbers (at most N selected, one of them hi at the most)
-        # strictly between the stand-in and lo, where no mean of numbers lies: the map back raises
-        # there. (Several selected Nones alone average to the stand-in: None, where tracr raises.)
-        below = math.floor(lo - (facts.sets.max_len - 1) * (hi - lo)) - 1
-        mixes = (below, lo)
-    markers: dict[Any, int] = {}  # what a stand-in number stands for -> the number
-    if None in possible or given is None:
-        markers[None] = below - len(markers)
+        # raise there, not give a number the value analysis would list. A stand-in this far from
+        # the numbers puts every mean of it with numbers (at most N selected, the others as far the
+        # other way as lo or hi) strictly between the numbers and the stand-in, where no mean of
+        # numbers lies: the map back raises there. (Several selected Nones alone average to the
+        # stand-in: None, where tracr raises.) Above the numbers where they are nonnegative: a
+        # mean of nonnegative values errs relative to itself (compiler.numeric.mean_error).
+        reach = (facts.sets.max_len - 1) * (hi - lo)
+        up, down = math.ceil(hi + reach) + 1, math.floor(lo - reach) - 1
+        if lo >= 0 or abs(up) <= abs(down):
+            markers[None], mixes = up, (hi, up)
+        else:
+            markers[None], mixes = down, (down, lo)
+            below = down - 1
+    elif given is None:
+        markers[None] = below
     if given is not None and not _is_number(given):
-        markers[given] = below - len(markers)
+        markers[given] = below
     if None in possible or any(isinstance(v, bool) for v in facts.values(values)):
         values = sops.MapSOp(
             fn=_AsNumber(markers.get(None)),
