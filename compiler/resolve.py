@@ -27,7 +27,7 @@ from compiler.ranks import copy_numbers, distinct_by_position, key_inputs, rank_
 from compiler.rewrite import ValueFacts, positional_nodes, positional_widths, rebuilt
 from compiler.rounded import Rounded
 from rasp import sops
-from rasp.errors import CompileError, Diagnostic
+from rasp.errors import CompileError, Diagnostic, RaspRuntimeError
 from rasp.tracr.lower import NoneCheck
 
 
@@ -229,8 +229,9 @@ def _tracr_mean(node: sops.AggregateSOp, new: dict[int, sops.Node], facts: Value
     """tracr's Aggregate as a plain one. Where several keys may be selected the compiler averages
     numbers and copies anything else, so the values it averages must be numbers only: bools become
     0/1, and None (one selected None is None) and a default that is not a number become stand-in
-    numbers below every value, mapped back after the mean. A mean over a None is an error in tracr,
-    so whatever the stand-ins average to there is never compared."""
+    numbers below every value, mapped back after the mean. A mean over several values with a None
+    among them is an error in tracr: the map back raises there too, so that no model promises a
+    value and the value analysis lists none of those means."""
     selector, values = new[node.selector.id], new[node.sop.id]
     assert isinstance(selector, sops.Selector) and isinstance(values, sops.SOp)
     plain = dataclasses.replace(node, selector=selector, sop=values, bools_as_numbers=False)
@@ -266,12 +267,30 @@ def _tracr_mean(node: sops.AggregateSOp, new: dict[int, sops.Node], facts: Value
         # make the output a one-hot of every mean (545,481 parameters at N = 32 for the running
         # mean of two numbers, 151 with default=0); a value the mean takes stands in for it
         given = min(numbers)
-    below = math.floor(min([*numbers, *([given] if _is_number(given) else [])])) - 1
+    outputs = [*numbers, *([given] if _is_number(given) else [])]
+    lo, hi = min(outputs), max(outputs)
+    below = math.floor(lo) - 1
     markers: dict[Any, int] = {}  # what a stand-in number stands for -> the number
-    if None in possible or given is None:
-        markers[None] = below - len(markers)
+    mixes = None  # the open interval the means of None's stand-in with numbers fall in
+    if None in possible:
+        # Several selected values with a None among them are an error in tracr, so the mean must
+        # raise there, not give a number the value analysis would list. A stand-in this far from
+        # the numbers puts every mean of it with numbers (at most N selected, the others as far the
+        # other way as lo or hi) strictly between the numbers and the stand-in, where no mean of
+        # numbers lies: the map back raises there. (Several selected Nones alone average to the
+        # stand-in: None, where tracr raises.) Above the numbers where they are nonnegative: a
+        # mean of nonnegative values errs relative to itself (compiler.numeric.mean_error).
+        reach = (facts.sets.max_len - 1) * (hi - lo)
+        up, down = math.ceil(hi + reach) + 1, math.floor(lo - reach) - 1
+        if lo >= 0 or abs(up) <= abs(down):
+            markers[None], mixes = up, (hi, up)
+        else:
+            markers[None], mixes = down, (down, lo)
+            below = down - 1
+    elif given is None:
+        markers[None] = below
     if given is not None and not _is_number(given):
-        markers[given] = below - len(markers)
+        markers[given] = below
     if None in possible or any(isinstance(v, bool) for v in facts.values(values)):
         values = sops.MapSOp(
             fn=_AsNumber(markers.get(None)),
@@ -286,9 +305,10 @@ def _tracr_mean(node: sops.AggregateSOp, new: dict[int, sops.Node], facts: Value
     mean = dataclasses.replace(plain, sop=values, default=default, name=None)
     back = {marker: value for value, marker in markers.items()}
     return sops.MapSOp(
-        fn=_Markers(tuple(back.items())),
+        fn=_Markers(tuple(back.items()), mixes),
         inputs=(mean,),
-        text=f"stand-ins back to {tuple(back.values())!r}",
+        text=f"stand-ins back to {tuple(back.values())!r}"
+        + (", a mean over None an error" if mixes else ""),
         span=node.span,
         name=node.name,
         loose=True,
@@ -309,11 +329,18 @@ class _AsNumber:
 
 @dataclasses.dataclass(frozen=True)
 class _Markers:
-    """The mean's stand-in numbers back to what they stand for."""
+    """The mean's stand-in numbers back to what they stand for; a value strictly between the two
+    numbers of `mixes` is a mean of None's stand-in with numbers, tracr's error."""
 
     back: tuple[tuple[int, Any], ...]
+    mixes: tuple[float, float] | None = None
 
     def __call__(self, value: Any) -> Any:
+        if self.mixes is not None and self.mixes[0] < value < self.mixes[1]:
+            raise RaspRuntimeError(
+                "ValueError: a mean over several values with None among them (tracr averages "
+                "only ints, bools and floats)"
+            )
         for marker, original in self.back:
             if value == marker:
                 return original

@@ -276,6 +276,60 @@ def test_a_constant_of_another_length_is_read_only_where_tracr_zips_it() -> None
         sops.evaluate(to_sops_of(rasp.SelectorWidth(fixed)), [5])
 
 
+@pytest.mark.parametrize("encoding", ["numerical", "categorical"])
+def test_a_mean_over_none_raises_as_in_tracr(encoding: str) -> None:
+    # tracr's Aggregate of several values with a None among them is a ValueError. The resolved
+    # graph averaged None's stand-in number there (0 and None gave -0.5), so the model promised
+    # such means and listed them among its output values (-0.75 .. -0.25 here, 1,770 parameters
+    # where 950 do); now it raises, and the output values are tracr's.
+    from rasp import tracr as rasp
+
+    maybe_none = rasp.Map(lambda t: None if t == 2 else t, rasp.tokens)
+    upto = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ)
+    mean = getattr(rasp, encoding)(rasp.Aggregate(upto, maybe_none, default=0))
+    graph = resolve(to_sops_of(mean), [0, 1, 2], 4)
+    valid = []
+    for n in range(1, 5):
+        for xs in map(list, itertools.product([0, 1, 2], repeat=n)):
+            if 2 in xs and set(xs) != {2}:  # a prefix mixing None with a number: tracr raises
+                with pytest.raises(ValueError):
+                    mean(xs)
+                with pytest.raises(RaspError, match="None among them"):
+                    sops.evaluate(graph, xs)
+            elif 2 not in xs:
+                got = sops.evaluate(graph, xs)
+                assert isinstance(got, sops.SeqValue)
+                assert all(tracr_equal(g, w) for g, w in zip(got.values, mean(xs), strict=True))
+                valid.append(xs)
+    model = compile_sop(mean, [0, 1, 2], 4)
+    values = model.metadata["output"]["values"]
+    assert values == [0, 0.25, 0.333333333333, 0.5, 0.666666666667, 0.75, 1, None]
+    for xs, got in zip(valid, run_compiled(model, valid), strict=True):
+        assert all(tracr_equal(g, w) for g, w in zip(got, mean(xs), strict=True)), xs
+
+
+def test_a_none_the_analysis_cannot_rule_out_is_not_averaged() -> None:
+    # A fuzzed program (vocab [0, 1], N = 4): v1 is never None (every query selects keys 0 and 1)
+    # but the analysis cannot see it, so v5's means over v1's None stand-in were listed, and the
+    # map read two of them, 0.0 and -3.7e-17, as float64 rounding apart: refused. tracr raises on
+    # such means, so the compiled graph does too and lists none of them.
+    from rasp import tracr as rasp
+
+    v1 = rasp.categorical(
+        rasp.Aggregate(
+            rasp.Select(rasp.indices, rasp.tokens, lambda k, q: k <= 1), rasp.tokens, default=None
+        )
+    )
+    v5 = rasp.categorical(
+        rasp.Aggregate(rasp.Select(rasp.indices, v1, lambda k, q: k % 2 == q % 2), v1, default=None)
+    )
+    program = rasp.Map(lambda x: x == 0, v5)
+    model = compile_sop(program, [0, 1], 4)
+    inputs = [list(t) for n in range(1, 5) for t in itertools.product([0, 1], repeat=n)]
+    for xs, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert all(tracr_equal(g, w) for g, w in zip(got, program(xs), strict=True)), xs
+
+
 def to_sops_of(program: Any) -> sops.Node:
     from rasp.tracr.lower import to_sops
 
