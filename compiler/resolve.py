@@ -280,12 +280,17 @@ def _tracr_mean(node: sops.AggregateSOp, new: dict[int, sops.Node], facts: Value
         # numbers lies: the map back raises there. (Several selected Nones alone average to the
         # stand-in: None, where tracr raises.) Above the numbers where they are nonnegative: a
         # mean of nonnegative values errs relative to itself (compiler.numeric.mean_error).
-        reach = (facts.sets.max_len - 1) * (hi - lo)
+        n = facts.sets.max_len
+        reach = (n - 1) * (hi - lo)
         up, down = math.ceil(hi + reach) + 1, math.floor(lo - reach) - 1
+        # a mean of k <= n values with the stand-in among them is at least lo + (up - lo) / k >=
+        # hi + 1/n (up - lo >= n (hi - lo) + 1); one of numbers alone at most hi, up to float64's
+        # rounding of the sum (three 0.1s average to 0.10000000000000002): the gap's middle parts
+        gap = 0.5 / n
         if lo >= 0 or abs(up) <= abs(down):
-            markers[None], mixes = up, (hi, up)
+            markers[None], mixes = up, (hi + gap, up)
         else:
-            markers[None], mixes = down, (down, lo)
+            markers[None], mixes = down, (down, lo - gap)
             below = down - 1
     elif given is None:
         markers[None] = below

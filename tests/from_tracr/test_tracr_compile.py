@@ -308,6 +308,23 @@ def test_a_mean_over_none_raises_as_in_tracr(encoding: str) -> None:
         assert all(tracr_equal(g, w) for g, w in zip(got, mean(xs), strict=True)), xs
 
 
+def test_a_mean_of_numbers_past_their_largest_by_rounding_is_not_taken_for_one_over_none() -> None:
+    # three 0.1s average to 0.10000000000000002, above every listed number: the map back took it
+    # for a mean over None's stand-in and raised where tracr gives a value
+    from rasp import tracr as rasp
+
+    tenth = rasp.Map(lambda t: None if t == 2 else 0.1, rasp.tokens)
+    upto = rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.LEQ)
+    mean = rasp.numerical(rasp.Aggregate(upto, tenth, default=0))
+    graph = resolve(to_sops_of(mean), [0, 1, 2], 4)
+    got = sops.evaluate(graph, [0, 0, 0])
+    assert isinstance(got, sops.SeqValue)
+    assert all(tracr_equal(g, w) for g, w in zip(got.values, mean([0, 0, 0]), strict=True))
+    assert mean([0, 0, 0])[0] > 0.1
+    with pytest.raises(RaspError, match="None among them"):
+        sops.evaluate(graph, [0, 2])
+
+
 def test_a_none_the_analysis_cannot_rule_out_is_not_averaged() -> None:
     # A fuzzed program (vocab [0, 1], N = 4): v1 is never None (every query selects keys 0 and 1)
     # but the analysis cannot see it, so v5's means over v1's None stand-in were listed, and the
