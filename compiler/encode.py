@@ -273,7 +273,18 @@ class Readings:
         # (not numbers beyond float32's range, `indices ^ indices`: their logit would be inf)
         if len(vals) > 2 and all(is_number(v) and abs(float(v)) < F32_HUGE for v in vals):
             return Encoding.NUMERICAL
+        if len(vals) == 2 and all(is_number(v) for v in vals) and self._maps_a_mean(node):
+            # two numbers computed from a mean (`as_float` of a mean of two values): its logit,
+            # read as the mean is, costs no decoding MLP, as with more values
+            return Encoding.NUMERICAL
         return Encoding.CATEGORICAL
+
+    def _maps_a_mean(self, node: IRNode) -> bool:
+        """A map of one s-op (and constants) that is a numerical mean."""
+        if node.op is not Op.MAP:
+            return False
+        read = {i for i in node.inputs if self.ctx.graph[i].op is not Op.CONST}
+        return len(read) == 1 and self.preferred(self.ctx.graph[read.pop()]) is Encoding.NUMERICAL
 
     # -- Reader -----------------------------------------------------------------------------------
 

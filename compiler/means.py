@@ -116,12 +116,15 @@ class MeanValues:
             return None, sort_values([*vals, node.value, *means])
         default, every = known.intern([node.value]), known.intern(vals)
         copied = self._copied(selector, sop) if any(w == 1 for w in widths.values()) else None
+        averaged = self._averaged(selector, sop) if several and numbers else None
         rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
         for p, w in widths.items():
             if w == 0:
                 rel[p] = default
             elif w == 1:
                 rel[p] = every if copied is None else copied(*p)
+            elif averaged is not None and (mean := averaged(*p)) is not None:
+                rel[p] = mean
             elif per_length is not None:
                 rel[p] = known.intern([float(per_length[p[1]])])
             elif copies is not None:
@@ -148,6 +151,24 @@ class MeanValues:
                 assert matrix is not None
                 chosen = keys[n] = matrix.argmax(axis=1)
             return source[(int(chosen[i]), n)]  # type: ignore[index]
+
+        return at
+
+    def _averaged(self, selector: int, sop: int) -> Callable[[int, int], tuple[Atom, ...] | None]:
+        """Where positions decide the selector: (i, n) -> the one mean the interpreter computes
+        there, when `sop` is known exactly at every position of length n (`indices`, a mean of
+        them: the mean of every key is (n - 1) / 2, not any mean of n values of 0..N-1); None at a
+        length where it is not, or where the interpreter averages otherwise (`_column_means`)."""
+        found: dict[int, np.ndarray | None] = {}  # per length: each query's mean, as computed
+
+        def at(i: int, n: int) -> tuple[Atom, ...] | None:
+            if n not in found:
+                column = self.known.column(sop, n)
+                matrix = self.known.matrix(selector, n)  # known: the selector's widths are
+                assert matrix is not None
+                found[n] = None if column is None else _column_means(matrix, column)
+            means = found[n]
+            return None if means is None else self.known.intern([float(means[i])])
 
         return at
 
@@ -323,3 +344,29 @@ def _rounding_slack(lo: float, hi: float, n: int) -> float:
     half an ulp more; doubled, with room to spare. (Whole numbers below EXACT_SUMS / N sum
     exactly: their means need none.)"""
     return 2.0**-50 * (n + 1) * n * max(abs(lo), abs(hi), 2.0**-1000)
+
+
+def _column_means(selected: np.ndarray, column: Sequence[Atom]) -> np.ndarray | None:
+    """Each query's mean of the selected keys' values (`selected`: [n_query, n_key]) as
+    `rasp.sops` computes it from the whole column: whole numbers (ints, bools among them) summed
+    exactly, then divided; any float in the column makes every value a float64, summed in key
+    order. None where the interpreter takes another path (None, a string, bools alone: it
+    refuses or averages by rows) or the values are not finite (a nan compares with nothing)."""
+    if not all(type(v) in (int, float, bool) for v in column) or all(
+        type(v) is bool for v in column
+    ):
+        return None
+    count = np.maximum(selected.sum(axis=1), 1)  # [n_query]
+    if all(type(v) in (int, bool) for v in column):
+        if max(abs(int(v)) for v in column) * len(column) >= EXACT_SUMS:
+            return None  # the interpreter sums such whole numbers by rows, as Python ints
+        values = np.array([int(v) for v in column], dtype=np.float64)
+        return (selected.astype(np.float64) @ values) / count  # exact sums: any order alike
+    values = np.array([float(v) for v in column], dtype=np.float64)
+    if not np.isfinite(values).all():
+        return None
+    total = np.zeros(len(selected))  # [n_query]
+    for k, value in enumerate(values):
+        total = np.where(selected[:, k], total + value, total)  # IEEE adds, in key order
+    means = total / count
+    return means if np.isfinite(means).all() else None

@@ -493,12 +493,13 @@ def test_an_s_op_read_as_classes_on_both_sides_of_one_selector_gets_two_readings
     """v1 is the queries of `select(indices, v1, <)` and the keys of `select(v1, length, <)`, one
     `or`: each side reads v1 as the classes of its values that select (are selected by) the same
     positions, two partitions both named `v1~_or_1`, so one MLP wrote the other's columns and the
-    certifier could not check the model ('... wrote already'). Found by the fuzz campaign."""
+    certifier could not check the model ('... wrote already'). Found by the fuzz campaign (with
+    `select(v0, v0, !=)`, whose mean is now one value per position: no classes to read)."""
     from rasp.interpreter import load_source
 
     text = (
         "v0 = indices * 1;\n"
-        "v1 = aggregate(select(v0, v0, !=), v0);\n"
+        "v1 = aggregate(select(tokens, tokens, !=), v0);\n"
         "v2 = aggregate((select(indices, v1, <) and not select(indices, v1, >)) or "
         'select(v1, length, <), indicator(tokens == "a"));\n'
     )

@@ -153,14 +153,13 @@ def test_a_side_compared_only_with_constants_joins_as_its_classes() -> None:
 @pytest.mark.exactness
 def test_a_side_compared_with_a_few_valued_sop_joins_as_its_classes() -> None:
     # a mean of many values compared with `v % 2` (two values) inside a disjunction: the query
-    # side's joint reading has the mean's classes (== 1, neither; never its default 0: an int is
-    # never equal to a string, so every key is selected), not its ~60 values (was 35M parameters
-    # at N = 6, a 3,906-wide joint). (With `select(length, v0, >=)`, always true, the width is
-    # the length, compiler.selector_cases.)
+    # side's joint reading has the mean's classes (== 1, neither), not its ~60 values (was 35M
+    # parameters at N = 6, a 3,906-wide joint). (With `select(length, v0, >=)`, always true, the
+    # width is the length, compiler.selector_cases. The keys are chosen by tokens: the mean of
+    # every key, `select(v2, tokens, !=)`, is (n + 1) / 2 at length n, one value, compiler.means.)
     text = """
     v0 = length - indices;
-    v2 = indices % 3;
-    m = aggregate(select(v2, tokens, !=), v0);
+    m = aggregate(select(tokens, "a", !=), v0, 1);
     res = selector_width(select(v0 % 2, m, !=) or (select(length, v0, >) or select(tokens, tokens, >=)));
     """
     res, model = _compiled(text, "abc", 6)

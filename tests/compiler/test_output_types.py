@@ -40,10 +40,11 @@ def test_whole_numbers_decode_with_the_interpreters_type(name: str) -> None:
 
 def test_a_one_hot_outputs_whole_numbers_decode_with_the_interpreters_type() -> None:
     # twice the prefix mean of ones: the int 2 at position 0 (one key), 2.0 elsewhere (a mean);
-    # one value, so a one-hot output whose column lists 2 or 2.0 (both decoded as 2 before)
+    # one value, so a one-hot output whose column lists 2 or 2.0 (both decoded as 2 before). (With
+    # `length` read too: a map of the mean alone leaves the model as one logit, as the mean does.)
     root = _program(
         "ones = indicator(tokens == tokens);\n"
-        "res = aggregate(select(indices, indices, <=), ones) * 2;"
+        "res = aggregate(select(indices, indices, <=), ones) * 2 + 0 * length;"
     )
     model = compile_sop(root, list("abc"), 8, name="res")
     output = model.metadata["output"]
