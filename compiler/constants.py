@@ -8,12 +8,21 @@ planners walk from the output). A width that is n at every position of every len
 selector selects every key: `select(indices, length, <)`) is the length: the planners read it as
 `length` (one shared head) instead of a head over its selector. The names, spans and texts stay
 the node's own, so the residual labels and the refusals name it as the program does.
+
+An aggregate whose selector selects a key for every query of every input (`ValueSets.never_empty`:
+`select(indices, 1, <=)`, `select(tokens, tokens, ==)`) never takes its default, and its value
+set leaves it out; the default becomes one of the values it has (the number nearest 0 among
+them, else the first), so a string default of a mean of numbers is no obstacle and a categorical
+copy has no column for a value it never holds. (BOS still carries the default, with a weight the
+certificate bounds.)
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
+from compiler.blocks import Atom, is_number, value_key
 from compiler.graph import Graph, IRNode, Op
 from compiler.values import ValueSets
 
@@ -37,6 +46,10 @@ def fold_constants(graph: Graph, values: ValueSets) -> Graph:
             nodes[node.index] = _as(node, Op.CONST, value=vals[0])
         elif node.op is Op.SELECTOR_WIDTH and _is_length(values, node.index):
             nodes[node.index] = _as(node, Op.LENGTH)
+        elif node.op is Op.AGGREGATE and values.never_empty[node.inputs[0]]:
+            stand_in = _untaken_default(node.value, vals)
+            if stand_in is not None:
+                nodes[node.index] = replace(node, value=stand_in)
     folded = graph if nodes == list(graph.nodes) else Graph(tuple(nodes), graph.root)
     values.memo[key] = (graph, folded)  # (the graph kept alive: its id stays its own)
     return folded
@@ -44,6 +57,15 @@ def fold_constants(graph: Graph, values: ValueSets) -> Graph:
 
 def _as(node: IRNode, op: Op, value: object = None) -> IRNode:
     return replace(node, op=op, inputs=(), fn=None, kind=None, comparison=None, value=value)
+
+
+def _untaken_default(default: Atom, vals: tuple[Atom, ...]) -> Atom | None:
+    """A value of `vals` to stand for a default never taken; None where the default is one of
+    them already (or there is none)."""
+    if not vals or any(value_key(v) == value_key(default) for v in vals):
+        return None
+    numbers = [v for v in vals if is_number(v) and math.isfinite(v)]
+    return min(numbers, key=lambda v: (abs(v), v < 0)) if numbers else vals[0]
 
 
 def _is_length(values: ValueSets, index: int) -> bool:

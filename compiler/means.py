@@ -33,12 +33,19 @@ class MeanValues:
         self._means: dict[tuple[tuple[float, ...], int], tuple[Atom, ...]] = {}
 
     def aggregate_values(
-        self, node: IRNode, *, single_selector: bool, equal_values: bool = False
+        self,
+        node: IRNode,
+        *,
+        single_selector: bool,
+        equal_values: bool = False,
+        default_taken: bool = True,
     ) -> tuple[Relation | None, tuple[Atom, ...]]:
         """The aggregate's values (per (position, length) where known). `equal_values`: the
         selected keys always hold one value of the aggregated s-op (`count_keys`), so a mean of
-        whole numbers is one of them, exactly (as a float)."""
+        whole numbers is one of them, exactly (as a float). `default_taken` False: the selector
+        selects a key for every query of every input, so the default is never the value."""
         known = self.known
+        dflt = [node.value] if default_taken else []
         selector, sop = node.inputs
         vals = known.values[sop]
         # Several selected values are averaged when all are numbers (None or a string among them
@@ -61,7 +68,7 @@ class MeanValues:
                     "most one key",
                 )
             )
-            return None, sort_values([*vals, node.value])
+            return None, sort_values([*vals, *dflt])
         others = [v for v in vals if not is_number(v)]
         if several and numbers and others:
             # The interpreter averages the numbers on inputs where only numbers are selected; one
@@ -75,7 +82,7 @@ class MeanValues:
                     "before aggregating, or select at most one key",
                 )
             )
-            return None, sort_values([*vals, node.value])
+            return None, sort_values([*vals, *dflt])
         per_length = self.length_constants(sop) if several else None
         # copies of one whole number: their float64 sum is exact below EXACT_SUMS, so the mean is
         # the number itself
@@ -89,7 +96,7 @@ class MeanValues:
         if widths is None and per_length is not None:
             # every selected key holds the same whole number c: its mean is c (as a float)
             rel = {
-                (i, n): known.intern([per_length[n], float(per_length[n]), node.value])
+                (i, n): known.intern([per_length[n], float(per_length[n]), *dflt])
                 for i, n in known.pairs
             }
             return rel, ()
@@ -98,12 +105,12 @@ class MeanValues:
             by_length = self.source_by_length(sop)
             if single_selector or known.n_max < 2 or not numbers:
                 if by_length is not None:
-                    return self.per_length(node, by_length, lambda n, s: ()), ()
-                return None, sort_values([*vals, node.value])
+                    return self.per_length(dflt, by_length, lambda n, s: ()), ()
+                return None, sort_values([*vals, *dflt])
             if copies is not None:
                 if by_length is not None:
-                    return self.per_length(node, by_length, lambda n, s: map(float, s)), ()
-                return None, sort_values([*vals, node.value, *copies])
+                    return self.per_length(dflt, by_length, lambda n, s: map(float, s)), ()
+                return None, sort_values([*vals, *dflt, *copies])
             bos = self.bos_means(selector, sop)
             if bos is not None:
                 return None, sort_values(bos)
@@ -112,8 +119,8 @@ class MeanValues:
             if by_length is not None and len(known.problems) == reported:
                 within = self.means_within(numbers, node)
                 if within is not None:
-                    return self.per_length(node, by_length, within), ()
-            return None, sort_values([*vals, node.value, *means])
+                    return self.per_length(dflt, by_length, within), ()
+            return None, sort_values([*vals, *dflt, *means])
         default, every = known.intern([node.value]), known.intern(vals)
         copied = self._copied(selector, sop) if any(w == 1 for w in widths.values()) else None
         averaged = self._averaged(selector, sop) if several and numbers else None
@@ -188,15 +195,15 @@ class MeanValues:
 
     def per_length(
         self,
-        node: IRNode,
+        dflt: list[Atom],
         by_length: dict[int, tuple[Atom, ...]],
         extra: Callable[[int, tuple[Atom, ...]], Any],
     ) -> Relation:
         """The aggregate's relation from its source's values per length: at every position of
-        length n, the default, a value of the source at length n (one key selected), or one of
+        length n, the default (`dflt`: none where never taken), a value of the source at length n (one key selected), or one of
         `extra(n, those values)` (the means of several)."""
         known = self.known
-        at_length = {n: known.intern([*s, node.value, *extra(n, s)]) for n, s in by_length.items()}
+        at_length = {n: known.intern([*s, *dflt, *extra(n, s)]) for n, s in by_length.items()}
         return {(i, n): at_length[n] for i, n in known.pairs}
 
     def means_within(

@@ -17,6 +17,7 @@ means at length n lie within the source's bounds there: `compiler.means`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,6 +55,9 @@ class ValueSets:
     looks_back: tuple[
         bool, ...
     ] = ()  # selectors: provably selects only keys at or before the query
+    # selectors: provably selects at least one key for every query of every input, so an
+    # aggregate over it never takes its default (`Op.AGGREGATE`'s value sets leave it out)
+    never_empty: tuple[bool, ...] = ()
     # what the planners derive from these sets and the graph they were inferred from alone, kept
     # for every build planned from them (compiler.map_rows: a map's reachable rows, the same in
     # each of the builds compiler.alternatives tries; not an init field, so `replace` starts afresh)
@@ -82,6 +86,8 @@ class _Inference:
         self.failed: set[int] = set()  # nodes already reported (or depending on one)
         self.lower: dict[int, bool] = {}  # positional selectors: no key after its query
         self.uniform: list[bool] = []  # one value at every position (selectors: query-blind)
+        self.never_empty: list[bool] = []  # ValueSets.never_empty
+        self.least_widths: dict[int, bool] = {}  # selectors with >= 1 key per row (selector_widths)
 
     def run(self) -> ValueSets:
         known = self.known
@@ -132,6 +138,7 @@ class _Inference:
                     rel, vals = self.means.aggregate_values(
                         node,
                         single_selector=self.at_most_one[selector],
+                        default_taken=not self.never_empty[selector],
                         # the keys of the largest or smallest x, averaging copies of one value
                         equal_values=selects_equal_values(
                             self.g, selector, sop, known.values.__getitem__
@@ -177,6 +184,7 @@ class _Inference:
             known.values.append(vals)
             known.relation.append(rel)
             self.at_most_one.append(single)
+            self.never_empty.append(node.op.is_selector and self.selects_some(node))
             self.uniform.append(is_uniform(node, self.uniform, rel))
         if known.problems:
             raise CompileError(known.problems)
@@ -186,7 +194,25 @@ class _Inference:
             tuple(known.relation),
             tuple(self.at_most_one),
             tuple(self.looks_back.get(i, False) for i in range(len(known.values))),
+            tuple(self.never_empty),
         )
+
+    def selects_some(self, node: IRNode) -> bool:
+        """Whether the selector selects at least one key for every query of every input: its cases
+        say so at every row (`selector_widths`), one of a disjunction's sides does, or it compares
+        an s-op with itself by `==`, `<=` or `>=` (each query selects its own key; nan, which is
+        not equal to itself, excluded)."""
+        if self.least_widths.get(node.index, False):
+            return True
+        if node.op is Op.OR:
+            return any(self.never_empty[i] for i in node.inputs)
+        reflexive = (sops.Comparison.EQ, sops.Comparison.LEQ, sops.Comparison.GEQ)
+        if node.op is Op.SELECT and node.inputs[0] == node.inputs[1]:
+            vals = self.known.values[node.inputs[0]]
+            return node.comparison in reflexive and not any(
+                isinstance(v, float) and math.isnan(v) for v in vals
+            )
+        return False
 
     def keys_differ(self, node: IRNode) -> bool:
         """An EQ select whose keys differ at every position given the uniform s-ops they read
@@ -231,6 +257,7 @@ class _Inference:
             can = None if cases is None else np.broadcast_to(cases[0], (n, n))
             lower = lower and can is not None and not np.triu(can, 1).any()
         self.lower[node.index] = lower
+        self.least_widths[node.index] = all(int(low.min()) >= 1 for low in lows.values())
         if decided:
             return {(i, n): int(lows[n][i]) for i, n in self.known.pairs}
         if some_row:

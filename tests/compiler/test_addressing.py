@@ -166,10 +166,10 @@ def _reverse_checks(model) -> tuple[int, dict]:
 
 def test_a_whole_number_query_scores_exactly_in_a_power_of_4_head() -> None:
     # length - indices - 1 is a whole-number sum of exact dims (the decoded length, the positional
-    # index): every score is a whole multiple of c, so the certified error is 0. Four tokens and the
-    # default make the value side 5 wide; the head is widened to 16 so that the division by
-    # sqrt(d_head) is exact too.
-    model = compile_sop(B.reverse(), list("abcd"), N)
+    # index): every score is a whole multiple of c, so the certified error is 0. Five tokens make
+    # the value side 5 wide (the default, never taken, has no column); the head is widened to 16
+    # so that the division by sqrt(d_head) is exact too.
+    model = compile_sop(B.reverse(), list("abcde"), N)
     layer, check = _reverse_checks(model)
     assert model.config["layers"][layer]["d_head"] == 16
     assert check["bound"] == 0.0 and check["margin"] >= addressing.NEEDED_GAP

@@ -483,17 +483,18 @@ def test_a_mean_of_the_length_is_the_length() -> None:
         )
 
 
-def test_an_unreachable_default_is_a_snap_target_not_a_one_hot_output() -> None:
-    # Every key is selected, so the default 0.5 is never output; but the head's reading lists it,
-    # the certifier checks its snap, and with only the program's values to snap to it failed, and
-    # the output fell back to a one-hot of four values.
+def test_an_unreachable_default_is_no_one_hot_output() -> None:
+    # Every key is selected, so the default 0.5 is never output. The head's reading used to list
+    # it, the certifier checked its snap, and with only the program's values to snap to it failed,
+    # and the output fell back to a one-hot of four values; now the value analysis leaves the
+    # default out (`ValueSets.never_empty`) and the output is one number.
     from compiler.encode import snap_targets
 
     text = "m = aggregate(select(length, 0, !=), length, 0.5);"
     sop = _program(text, "m")
     model = compile_sop(sop, list("ab"), 4, name="m")
     assert model.metadata["config"]["d_vocab_out"] == 1
-    assert 0.5 in model.metadata["output"]["values"]
+    assert 0.5 not in model.metadata["output"]["values"]
     _agrees_everywhere(sop, model, "ab", 4)
     # a reading's number equal to a program value (or its float64 twin) leaves the program's
     assert snap_targets((1, 2.0), (0.5, 1.0, 2, 2.0000000000000004)) == (0.5, 1, 2.0)
