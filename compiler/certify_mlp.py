@@ -233,9 +233,7 @@ def _shared_error(groups: Groups, on: np.ndarray, shared: np.ndarray) -> np.ndar
         first, second = np.asarray(groups.first), np.asarray(groups.second)
         one_on = (on[:, first] != on[:, second]) * shared[:, first]
         out += sparse_product(one_on, groups.awo_first)
-    for members in groups.other:
-        summed = on[:, members].astype(np.float64) @ groups.wo[members]  # [P, O]
-        out += np.abs(summed) * shared[:, members[0]][:, None]
+    groups.add_others(out, on.astype(np.float64), shared)
     return out
 
 

@@ -42,3 +42,41 @@ def test_more_readings_than_numpy_has_axes() -> None:
     # a categorical reading's coordinates are its values' indices
     cat = _Reading(("a", "b", "c"), categorical=True)  # type: ignore[arg-type]
     assert product((cat,), (0,)).ravel().tolist() == [0.0, 1.0, 2.0]
+
+
+def _dense_shared_error(groups: dict[bytes, list[int]], wo: np.ndarray, act, shared) -> np.ndarray:
+    """The definition: per group of identical input weights, |sum of its active members' W_out|
+    times its shared error (pairs of opposite rows: the error of one when exactly one is on)."""
+    out = np.zeros((act.shape[0], wo.shape[1]))
+    for g in groups.values():
+        if len(g) == 2 and np.array_equal(wo[g[0]], -wo[g[1]]):
+            one_on = np.abs(act[:, g[0]] - act[:, g[1]]) * shared[:, g[0]]
+            out += one_on[:, None] * np.abs(wo[g[0]])[None, :]
+        else:
+            out += np.abs(act[:, g] @ wo[g]) * shared[:, g[0]][:, None]
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_the_shared_error_is_its_definition_over_sparse_output_rows(seed: int) -> None:
+    """Groups reads only the output columns a group writes (a one-hot output of thousands of
+    columns, a few per unit): the same sums as over every column."""
+    from compiler.certify_parts import Groups
+
+    rng = np.random.default_rng(seed)
+    hidden, outputs, points = 12, 30, 5
+    wo = np.where(rng.random((hidden, outputs)) < 0.1, rng.integers(-3, 4, (hidden, outputs)), 0)
+    wo = wo.astype(np.float64)
+    wo[1] = -wo[0]  # a step's pair
+    labels = rng.integers(0, 5, hidden)
+    labels[0], labels[1] = 9, 9
+    groups: dict[bytes, list[int]] = {}
+    for j, label in enumerate(labels):
+        groups.setdefault(bytes([label]), []).append(j)
+    act = rng.random((points, hidden)) * (rng.random((points, hidden)) < 0.6)
+    shared = np.empty((points, hidden))
+    for g in groups.values():  # one error per group and point
+        shared[:, g] = rng.random((points, 1))
+    got = Groups(groups, wo).shared_error(act, shared)
+    assert np.allclose(got, _dense_shared_error(groups, wo, act, shared), rtol=1e-12, atol=0)
