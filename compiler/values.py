@@ -181,6 +181,19 @@ class _Inference:
                         "the interpreter raises an error here for every input, so there is nothing to compile",
                     )
                 )
+            elif node.op is Op.SELECT and (pair := self.compares_nowhere(node)) is not None:
+                self.failed.add(node.index)
+                known.problems.append(
+                    Diagnostic(
+                        f"'{node.text}' fails on every input of length 1..{self.n_max}: "
+                        f"no key value orders against a query value ({pair[0]!r} "
+                        f"{node.comparison.value if node.comparison else '?'} {pair[1]!r})",
+                        node.span,
+                        "the interpreter raises an error here for every input, so there is "
+                        "nothing to compile: compare values of one kind (strings with strings, "
+                        "numbers with numbers)",
+                    )
+                )
             known.values.append(vals)
             known.relation.append(rel)
             self.at_most_one.append(single)
@@ -196,6 +209,25 @@ class _Inference:
             tuple(self.looks_back.get(i, False) for i in range(len(known.values))),
             tuple(self.never_empty),
         )
+
+    def compares_nowhere(self, node: IRNode) -> tuple[Atom, Atom] | None:
+        """A (key, query) pair of values when no key value of the select compares with any query
+        value without raising (`select(tokens, 1, <)` over letters): every input has a position,
+        so the interpreter raises on each. None where some pair compares. Whether Python's
+        comparison raises depends only on the two values' types here, so one value of each type
+        stands for its kind."""
+        assert node.comparison is not None
+        sides = [list({type(v): v for v in self.known.values[i]}.values()) for i in node.inputs]
+        first: tuple[Atom, Atom] | None = None
+        for k in sides[0]:
+            for q in sides[1]:
+                try:
+                    node.comparison.apply(k, q)
+                except TypeError:
+                    first = first or (k, q)
+                    continue
+                return None
+        return first
 
     def selects_some(self, node: IRNode) -> bool:
         """Whether the selector selects at least one key for every query of every input: its cases

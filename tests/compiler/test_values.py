@@ -137,6 +137,40 @@ def test_map_table_limit_is_a_located_refusal() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("keys", "queries", "comparison", "refused"),
+    [
+        ("tokens", "one", S.Comparison.LT, True),  # letters ordered against 1: always raises
+        ("one", "tokens", S.Comparison.GEQ, True),
+        ("tokens", "tokens", S.Comparison.LT, False),
+        ("tokens", "one", S.Comparison.EQ, False),  # == compares anything: False, no error
+        ("mixed", "one", S.Comparison.LT, False),  # the token 2 orders against 1
+    ],
+)
+def test_a_select_whose_sides_never_compare_fails_on_every_input(
+    keys: str, queries: str, comparison: S.Comparison, refused: bool
+) -> None:
+    """Every input has a position, so a select of which no key value orders against any query
+    value raises on each: located, as a map that fails everywhere is, not compiled to a
+    constant the interpreter never gives."""
+    text = S.TokensSOp(name="tokens")
+    as_is = S.TokensSOp(kind=S.TokenKind.ASIS, name="tokens")
+    sides = {"tokens": text, "mixed": as_is, "one": S.ConstSOp(value=1, name="one")}
+    span = Span(Source("<test>", "select(...)"), 1, 1, 1, 12)
+    select = S.Select(keys=sides[keys], queries=sides[queries], comparison=comparison, span=span)
+    root = S.SelectorWidthSOp(selector=select, name="w")
+    vocab = ["a", "b", 2] if keys == "mixed" else ["a", "b"]
+    if not refused:
+        infer_values(build_graph(root), vocab, 4)
+        return
+    with pytest.raises(CompileError) as err:
+        infer_values(build_graph(root), vocab, 4)
+    (diagnostic,) = err.value.diagnostics
+    assert "fails on every input of length 1..4" in diagnostic.message
+    assert "no key value orders against a query value" in diagnostic.message
+    assert diagnostic.span is span
+
+
 def test_a_selector_of_one_key_at_most_has_widths_0_and_1() -> None:
     # not 0..N: the width's decoding MLP then steps once, not N times
     vals = values_by_name(B.widths_of_one_key(), list("abc"), 64)
