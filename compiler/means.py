@@ -200,8 +200,8 @@ class MeanValues:
         extra: Callable[[int, tuple[Atom, ...]], Any],
     ) -> Relation:
         """The aggregate's relation from its source's values per length: at every position of
-        length n, the default (`dflt`: none where never taken), a value of the source at length n (one key selected), or one of
-        `extra(n, those values)` (the means of several)."""
+        length n, the default (`dflt`: empty where it is never taken), a value of the source at
+        length n (one key selected), or one of `extra(n, those values)` (the means of several)."""
         known = self.known
         at_length = {n: known.intern([*s, *dflt, *extra(n, s)]) for n, s in by_length.items()}
         return {(i, n): at_length[n] for i, n in known.pairs}

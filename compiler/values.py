@@ -217,10 +217,13 @@ class _Inference:
         comparison raises depends only on the two values' types here, so one value of each type
         stands for its kind."""
         assert node.comparison is not None
-        sides = [list({type(v): v for v in self.known.values[i]}.values()) for i in node.inputs]
+        sides: list[dict[type, Atom]] = [{}, {}]
+        for side, i in zip(sides, node.inputs, strict=True):
+            for v in self.known.values[i]:
+                side.setdefault(type(v), v)  # the first value of each type
         first: tuple[Atom, Atom] | None = None
-        for k in sides[0]:
-            for q in sides[1]:
+        for k in sides[0].values():
+            for q in sides[1].values():
                 try:
                     node.comparison.apply(k, q)
                 except TypeError:
