@@ -44,7 +44,7 @@ def test_shuffle_dyck2_at_n_256_clamps_its_tables(monkeypatch: pytest.MonkeyPatc
     program = lib.make_shuffle_dyck2()
     model = compile_sop(program, list("(){}"), 256, name="shuffle_dyck2")
     assert model.metadata["certificate"]["ok"]
-    assert (model.metadata["config"]["n_layers"], model.param_count()) == (3, 47_017)
+    assert (model.metadata["config"]["n_layers"], model.param_count()) == (3, 45_610)
     assert alternatives.CLAMPED in tried
     # the refused decision reads no matched head and no width: those builds are not planned
     assert "without matching" not in tried and "with widths decoded first" not in tried
