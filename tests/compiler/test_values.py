@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import random
 
 import pytest
 import sop_builders as B
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compiler.graph import build_graph
 from compiler.map_values import MAX_MAP_COMBINATIONS
@@ -334,3 +337,28 @@ def test_keys_equal_as_numbers_but_of_two_types_are_one_key_for_eq(keys: str) ->
         assert not sets.at_most_one[select.index]
         model = compile_sop(root, [1, 2, 3], 5)
         assert check_inputs(model, root, all_inputs([1, 2, 3], 5)) == 363
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 10**6), st.booleans())
+def test_a_program_refused_for_a_select_that_never_compares_fails_on_every_input(
+    seed: int, twins: bool
+) -> None:
+    """Soundness on random programs (whose generator mixes kinds freely): where the analysis
+    refuses a select whose sides never compare, the interpreter raises on every input."""
+    from random_programs import random_program
+
+    rng = random.Random(seed)
+    int_tokens = twins or rng.random() < 0.5
+    vocab = [0, 1, 2] if int_tokens else list("abc")
+    root = random_program(rng, rng.randint(1, 4), int_tokens, twins=twins)
+    try:
+        infer_values(build_graph(root), vocab, 4)
+    except CompileError as err:
+        if not any("no key value orders" in d.message for d in err.diagnostics):
+            return
+    else:
+        return
+    for tokens in (list(t) for k in range(1, 5) for t in itertools.product(vocab, repeat=k)):
+        with pytest.raises(RaspError):
+            S.evaluate(root, tokens)
