@@ -88,6 +88,8 @@ class _Inference:
         self.uniform: list[bool] = []  # one value at every position (selectors: query-blind)
         self.never_empty: list[bool] = []  # ValueSets.never_empty
         self.least_widths: dict[int, bool] = {}  # selectors with >= 1 key per row (selector_widths)
+        self.diagonal: dict[int, bool] = {}  # selectors whose cases must select key i at query i
+        self.own_keys: list[bool] = []  # selectors: `selects_own_key`
 
     def run(self) -> ValueSets:
         known = self.known
@@ -197,6 +199,7 @@ class _Inference:
             known.values.append(vals)
             known.relation.append(rel)
             self.at_most_one.append(single)
+            self.own_keys.append(node.op.is_selector and self.selects_own_key(node))
             self.never_empty.append(node.op.is_selector and self.selects_some(node))
             self.uniform.append(is_uniform(node, self.uniform, rel))
         if known.problems:
@@ -234,13 +237,24 @@ class _Inference:
 
     def selects_some(self, node: IRNode) -> bool:
         """Whether the selector selects at least one key for every query of every input: its cases
-        say so at every row (`selector_widths`), one of a disjunction's sides does, or it compares
-        an s-op with itself by `==`, `<=` or `>=` (each query selects its own key; nan, which is
-        not equal to itself, excluded)."""
-        if self.least_widths.get(node.index, False):
+        say so at every row (`selector_widths`), each query selects its own key
+        (`selects_own_key`), or one of a disjunction's sides selects some."""
+        if self.least_widths.get(node.index, False) or self.own_keys[node.index]:
             return True
+        return node.op is Op.OR and any(self.never_empty[i] for i in node.inputs)
+
+    def selects_own_key(self, node: IRNode) -> bool:
+        """Whether each query selects its own key on every input: its cases say so on the
+        diagonal (`select(indices, indices, <=)`), it compares an s-op with itself by `==`, `<=`
+        or `>=` (nan, which is not equal to itself, excluded), or it is a conjunction of such
+        selectors (`select(tokens, tokens, ==) and select(indices, indices, <=)`, which the
+        cases, pairing the sides' values independently, do not see) or a disjunction with one."""
+        if self.diagonal.get(node.index, False):
+            return True
+        if node.op is Op.AND:
+            return all(self.own_keys[i] for i in node.inputs)
         if node.op is Op.OR:
-            return any(self.never_empty[i] for i in node.inputs)
+            return any(self.own_keys[i] for i in node.inputs)
         reflexive = (sops.Comparison.EQ, sops.Comparison.LEQ, sops.Comparison.GEQ)
         if node.op is Op.SELECT and node.inputs[0] == node.inputs[1]:
             vals = self.known.values[node.inputs[0]]
@@ -277,9 +291,10 @@ class _Inference:
                 self.lower[node.index] = self.n_max == 1
                 return None
         lows, highs = {}, {}
-        lower, decided, some_row = True, True, False
+        lower, decided, some_row, diagonal = True, True, False, True
         for n in range(1, self.n_max + 1):
             cases = cases_of.at(node.index, n)
+            diagonal = diagonal and cases is not None and bool(_diagonal(cases[1], n).all())
             m = decided_matrix(cases, n)
             if m is not None:
                 lows[n] = highs[n] = m.sum(axis=1)  # [n]
@@ -293,6 +308,7 @@ class _Inference:
             lower = lower and can is not None and not np.triu(can, 1).any()
         self.lower[node.index] = lower
         self.least_widths[node.index] = all(int(low.min()) >= 1 for low in lows.values())
+        self.diagonal[node.index] = diagonal
         if decided:
             return {(i, n): int(lows[n][i]) for i, n in self.known.pairs}
         if some_row:
@@ -334,6 +350,11 @@ class _Inference:
         only = self.known.intern([default])
         ranges = self.known.width_ranges[selector]
         return {(i, n): only if ranges[n][1][i] == 0 else vs for (i, n), vs in rel.items()}
+
+
+def _diagonal(must: np.ndarray, n: int) -> np.ndarray:
+    """Whether query i must select key i, per i, from a (broadcastable) [n, n] `must`."""
+    return np.broadcast_to(must, (n, n)).diagonal()
 
 
 def _by_id(rel: Relation) -> dict[int, tuple[Atom, ...]]:

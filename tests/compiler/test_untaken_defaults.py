@@ -60,6 +60,9 @@ def _agrees(root: S.Node, n: int) -> None:
         "select(tokens, tokens, <=)",
         "select(indices, indices, <) or select(indices, 0, ==)",  # one side suffices
         "select(indices, length - 1, <=)",  # every key
+        "select(indices, indices, <=)",  # its own key: the prefix
+        # each side selects the query's own key, so their conjunction does
+        "select(tokens, tokens, ==) and select(indices, indices, <=)",
     ],
 )
 def test_a_string_default_never_taken_does_not_block_a_mean(select: str) -> None:
@@ -76,6 +79,7 @@ def test_a_string_default_never_taken_does_not_block_a_mean(select: str) -> None
         "select(indices, indices, <)",  # query 0 selects nothing
         "select(tokens, tokens, <)",  # nor does the smallest token
         "select(indices, indices, <) and select(indices, 3, <)",
+        "select(tokens, tokens, ==) and select(indices, indices, <)",  # not its own key
     ],
 )
 def test_a_default_that_can_be_taken_is_kept(select: str) -> None:
