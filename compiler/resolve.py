@@ -24,7 +24,7 @@ from typing import Any
 from compiler.blocks import Atom
 from compiler.predicates import MAX_TABLE_CELLS, Rebuild, table_of
 from compiler.ranks import copy_numbers, distinct_by_position, key_inputs, rank_keys
-from compiler.rewrite import ValueFacts, positional_nodes, positional_widths, rebuilt
+from compiler.rewrite import ValueFacts, rebuilt
 from compiler.rounded import Rounded
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, RaspRuntimeError
@@ -205,21 +205,6 @@ def _resolve_one(node: sops.Node, new: dict[int, sops.Node], facts: ValueFacts) 
     return _tracr_mean(node, new, facts)
 
 
-def _never_empty(selector: sops.Selector, max_len: int) -> bool:
-    """Whether every query selects at least one key on every input of length 1..max_len: a
-    selector of the positions alone that does so at every length, or a select of one s-op with
-    itself by `==`, `<=` or `>=` (each query selects its own key)."""
-    if isinstance(selector, sops.Select) and selector.keys is selector.queries:
-        reflexive = (sops.Comparison.EQ, sops.Comparison.LEQ, sops.Comparison.GEQ)
-        if selector.comparison in reflexive:
-            return True
-    positional, _ = positional_nodes(list(sops.walk(selector)))
-    if selector.id not in positional:
-        return False
-    widths = positional_widths(selector, max_len)
-    return widths is not None and all(w >= 1 for row in widths for w in row)
-
-
 def _source(node: sops.Node) -> str:
     """The node as the program wrote it (its source text on one line), or its label."""
     return " ".join(node.span.text().split()) if node.span else node.label
@@ -262,7 +247,7 @@ def _tracr_mean(node: sops.AggregateSOp, new: dict[int, sops.Node], facts: Value
             ]
         )
     given = node.default
-    if given is None and _never_empty(selector, facts.sets.max_len):
+    if given is None and facts.never_empty(selector):
         # every query selects a key: tracr's default None is never given, and a None marker would
         # make the output a one-hot of every mean (545,481 parameters at N = 32 for the running
         # mean of two numbers, 151 with default=0); a value the mean takes stands in for it

@@ -98,6 +98,10 @@ class ValueFacts:
     def at_most_one(self, selector: sops.Node) -> bool:
         return self.sets.at_most_one[self.index[selector.id]]
 
+    def never_empty(self, selector: sops.Node) -> bool:
+        """Whether the selector selects a key for every query of every input (`ValueSets`)."""
+        return self.sets.never_empty[self.index[selector.id]]
+
 
 def _zero(*args: Any) -> int:
     return 0
