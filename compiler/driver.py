@@ -227,9 +227,10 @@ def _plan(
         values = infer_values(graph, vocab, max_len)  # what each node can be
     else:
         values = analyse(graph)
+    folded = fold_constants(graph, values)  # s-ops of one value: constants; widths of all: length
     if causal:
-        _check_causal(graph, values)
-    graph = fold_constants(graph, values)  # s-ops of one value: constants; widths of all: length
+        _check_causal(graph, folded, values)
+    graph = folded
     note("plan encodings")
     # readings + weight blocks in Dim coordinates
     plan = plan_encodings(
@@ -415,13 +416,18 @@ def _lower_limit(max_params: int | None, cap: int | None) -> int | None:
     return cap if max_params is None else min(max_params, cap)
 
 
-def _check_causal(graph: Graph, values: ValueSets) -> None:
-    """A causal model sees no later position: every head must provably select only earlier keys."""
+def _check_causal(graph: Graph, folded: Graph, values: ValueSets) -> None:
+    """A causal model sees no later position: every head must provably select only earlier keys.
+    What folds to a constant builds no head, so only the s-ops the folded graph still reads from
+    its output are checked (`aggregate(select(tokens, tokens, ==), 1)` is 1 everywhere); they are
+    named as `graph` has them (a width of every key is the width, not `length`)."""
+    live = _read_from_output(folded)
     problems = []
-    for node in graph.nodes:
+    for node in (graph[i] for i in sorted(live) if folded[i].op is not Op.CONST):
         if node.op is Op.LENGTH:
             # the built-in has no place in the program: point at the first s-op that reads it
-            user = next((u for u in graph.nodes if node.index in u.inputs and u.span), None)
+            users = (graph[i] for i in sorted(live) if node.index in folded[i].inputs)
+            user = next((u for u in users if u.span), None)
             problems.append(
                 Diagnostic(
                     "'length' reads every position",
@@ -439,6 +445,18 @@ def _check_causal(graph: Graph, values: ValueSets) -> None:
             )
     if problems:
         raise CompileError(problems)
+
+
+def _read_from_output(graph: Graph) -> set[int]:
+    """The nodes `graph`'s output reads, itself included (a constant reads nothing)."""
+    seen = {graph.root}
+    stack = [graph.root]
+    while stack:
+        for i in graph[stack.pop()].inputs:
+            if i not in seen:
+                seen.add(i)
+                stack.append(i)
+    return seen
 
 
 def _check_arguments(sop: object, vocab: Sequence[Atom], max_len: int) -> tuple[Atom, ...]:

@@ -379,6 +379,30 @@ def test_causal_compilation_refuses_heads_that_look_ahead() -> None:
     check_inputs(model, root, all_inputs(list("ab"), 6))
 
 
+@pytest.mark.exactness
+def test_causal_compilation_checks_only_what_the_model_still_computes() -> None:
+    """An s-op the value analysis folds to a constant builds no head, so it may look ahead: here
+    `indices < length` read at the last position (True everywhere), and the `length` only it
+    reads. A width of every key folds to the length but is named as written."""
+    t, indices, length = B.tokens(), S.IndicesSOp(name="indices"), S.LengthSOp(name="length")
+    last = B.mapped(lambda n: n - 1, length, text="length - 1")
+    at_last = S.Select(keys=indices, queries=last, comparison=S.Comparison.EQ)
+    everywhere = B.mapped(lambda a, n: a < n, indices, length, text="indices < length")
+    always = S.AggregateSOp(selector=at_last, sop=everywhere, default=None, name="always")
+    root = B.mapped(lambda a, b: a == "a" and b, t, always, name="first_a", text="t and always")
+    model = compile_sop(root, list("ab"), 6, causal=True)
+    assert check_inputs(model, root, all_inputs(list("ab"), 6)) == 126
+
+    every = S.SelectOr(
+        left=S.Select(keys=indices, queries=indices, comparison=S.Comparison.LT),
+        right=S.Select(keys=indices, queries=indices, comparison=S.Comparison.GEQ),
+    )
+    with pytest.raises(CompileError) as err:
+        compile_sop(S.SelectorWidthSOp(selector=every, name="n"), list("ab"), 5, causal=True)
+    (problem,) = err.value.diagnostics
+    assert "may select later positions" in problem.message and "length" not in problem.message
+
+
 # Seeds past 40 found bugs in longer runs (a string column in a numerical view, a mean of bools mixed
 # with numbers, a failed input reached outside the guard; 138: two `length` objects misread the
 # rewrites' value facts): kept as regressions.
