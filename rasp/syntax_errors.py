@@ -8,6 +8,7 @@ the end of the text is `incomplete` (the REPL reads another line instead of repo
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 
 from lark import Lark, Token
@@ -41,6 +42,11 @@ _CLOSER_TERMINALS = {")": "RPAR", "]": "RSQB", "}": "RBRACE"}
 _COMPARISON_TERMINALS = {"EQ", "NE", "LE", "GE", "LT", "GT"}
 _WORD_OPENERS = {"select", "aggregate", "range", "zip", "len", "round", "indicator", "draw"}
 COMPARISON_HINT = "select(keys, queries, OP) takes one of == != < > <= >="
+# tracr's Comparison names (and common spellings), as a RASP comparison
+_COMPARISON_WORDS = {
+    "eq": "==", "neq": "!=", "ne": "!=", "lt": "<", "leq": "<=", "le": "<=", "gt": ">",
+    "geq": ">=", "ge": ">=",
+}  # fmt: skip
 # Where Lark expects these (and no statement), a value is missing: an operand, an argument.
 _VALUE_STARTS = {"NAME", "INT", "LPAR"}
 _STATEMENT_STARTS = {"DEF", "FOR", "LOAD"}
@@ -105,8 +111,16 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
         )
         return RaspSyntaxError("'=' is assignment; use '==' to compare", here, hint)
     if expected and expected <= _COMPARISON_TERMINALS:
+        # tracr's `Comparison.LT` reaches here as 'Comparison': its last part names the comparison
+        dotted = None if at_end else re.match(r"[A-Za-z_][\w.]*\w", text[token.start_pos :])
+        hint = None
+        if dotted is not None:
+            word = dotted.group()
+            hint = _comparison_word_hint(word.rsplit(".", 1)[-1])
+            shown = f"'{word}'"
+            here = Span(source, here.line, here.col, here.line, here.col + len(word))
         message = f"unknown comparison {shown}"
-        return RaspSyntaxError(message, here, COMPARISON_HINT, incomplete=at_end)
+        return RaspSyntaxError(message, here, hint or COMPARISON_HINT, incomplete=at_end)
     if token.type == "NAME" or (token.type.isupper() and str(token.value).isidentifier()):
         if "NAME" in expected and token.type != "NAME":
             return RaspSyntaxError(
@@ -403,3 +417,17 @@ def _misspelt_command(lark: Lark, text: str, pos: int) -> str | None:
     word = str(first.value)
     close = difflib.get_close_matches(word.lower(), list(_COMMANDS), n=1, cutoff=0.6)
     return f"did you mean the REPL command {_COMMANDS[close[0]]}?" if close else None
+
+
+def _comparison_word_hint(word: str) -> str | None:
+    """A hint for a comparison written as a word: tracr's `LT` is RASP's `<`, and tracr's
+    `TRUE`/`FALSE` selectors are RASP's `select(1, 1, ==)` (the prelude's `full_s`) and
+    `select(1, 0, ==)`."""
+    lower = word.lower()
+    if lower in _COMPARISON_WORDS:
+        return f"did you mean '{_COMPARISON_WORDS[lower]}'? {COMPARISON_HINT}"
+    if lower == "true":
+        return "RASP has no TRUE comparison: the selector of every pair is full_s, select(1, 1, ==)"
+    if lower == "false":
+        return "RASP has no FALSE comparison: the selector of no pair is select(1, 0, ==)"
+    return None

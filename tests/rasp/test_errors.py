@@ -106,6 +106,31 @@ def test_python_and_tracr_habits_are_named(text: str, message: str, caret: str) 
 
 
 @pytest.mark.parametrize(
+    ("text", "message", "hint"),
+    [
+        ("select(indices, indices, lt);", "'lt'", "did you mean '<'?"),
+        ("select(indices, indices, GEQ);", "'GEQ'", "did you mean '>='?"),
+        ("select(indices, indices, Comparison.NEQ);", "'Comparison.NEQ'", "did you mean '!='?"),
+        ("select(indices, indices, TRUE);", "'TRUE'", "full_s, select(1, 1, ==)"),
+        ("select(indices, indices, rasp.Comparison.FALSE);", "'rasp.Comparison.FALSE'",
+         "select(1, 0, ==)"),
+        ("select(indices, indices, Comparison.foo);", "'Comparison.foo'", "takes one of =="),
+    ],
+)  # fmt: skip
+def test_a_comparison_written_as_a_word_says_which_operator(
+    text: str, message: str, hint: str
+) -> None:
+    """tracr's Comparison names (and its TRUE/FALSE selectors) are named in RASP's terms, with the
+    caret under the whole dotted name."""
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(f"x = {text}", "word.rasp")
+    lines = info.value.render().splitlines()
+    assert lines[0].endswith(f"error: unknown comparison {message}")
+    assert lines[2].strip() == "^" + "~" * (len(message) - 3)
+    assert hint in (info.value.hint or "")
+
+
+@pytest.mark.parametrize(
     ("text", "hint"),
     [
         ("sho example", "did you mean the REPL command show [s-op|selector] example?"),
