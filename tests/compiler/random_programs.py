@@ -44,15 +44,22 @@ TWIN_BINARY = [
 ]
 
 
-def random_program(rng: random.Random, depth: int, int_tokens: bool, twins: bool = False) -> S.SOp:
-    """A random s-op over tokens, indices and length using every kind of node."""
+def random_program(
+    rng: random.Random, depth: int, int_tokens: bool, twins: bool = False, causal: bool = False
+) -> S.SOp:
+    """A random s-op over tokens, indices and length using every kind of node. `causal`: one a
+    causal model can compute, without `length` and with every attention's selector conjoined
+    with `select(indices, indices, OP)` for OP `<=` or `<` (a look-back mask)."""
     unary, binary = (TWIN_UNARY, TWIN_BINARY) if twins else (UNARY, BINARY)
+    leaves = (
+        ["tokens", "indices"] + ([] if causal else ["length"]) + (["int"] if int_tokens else [])
+    )
     defaults = [0, -1, None, 0.5] if twins else [0, "z", False, 0.5]
 
     def sop(d: int) -> S.SOp:
         r = rng.random()
         if d <= 0 or r < 0.25:
-            leaf = rng.choice(["tokens", "indices", "length"] + (["int"] if int_tokens else []))
+            leaf = rng.choice(leaves)
             if leaf == "tokens":
                 return S.TokensSOp(name="tokens")
             if leaf == "int":
@@ -67,9 +74,19 @@ def random_program(rng: random.Random, depth: int, int_tokens: bool, twins: bool
         if r < 0.85:
             default = rng.choice(defaults)
             return S.AggregateSOp(
-                selector=selector(d - 1), sop=sop(d - 1), default=default, loose=twins
+                selector=attending(d - 1), sop=sop(d - 1), default=default, loose=twins
             )
-        return S.SelectorWidthSOp(selector=selector(d - 1))
+        return S.SelectorWidthSOp(selector=attending(d - 1))
+
+    def attending(d: int) -> S.Selector:
+        chosen = selector(d)
+        if not causal:
+            return chosen
+        indices = S.IndicesSOp(name="indices")
+        back = rng.choice([S.Comparison.LEQ, S.Comparison.LT])
+        return S.SelectAnd(
+            left=chosen, right=S.Select(keys=indices, queries=indices, comparison=back)
+        )
 
     def side(d: int) -> S.SOp:
         return sop(d) if rng.random() < 0.7 else S.ConstSOp(value=rng.choice([0, 1, "a"]))
