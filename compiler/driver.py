@@ -419,8 +419,9 @@ def _lower_limit(max_params: int | None, cap: int | None) -> int | None:
 def _check_causal(graph: Graph, folded: Graph, values: ValueSets) -> None:
     """A causal model sees no later position: every head must provably select only earlier keys.
     What folds to a constant builds no head, so only the s-ops the folded graph still reads from
-    its output are checked (`aggregate(select(tokens, tokens, ==), 1)` is 1 everywhere); they are
-    named as `graph` has them (a width of every key is the width, not `length`)."""
+    its output are checked (`aggregate(select(indices, length - 1, ==), indices < length)` is
+    True everywhere, and reads `length` for nothing); they are named as `graph` has them (a
+    width of every key is that width, not `length`)."""
     live = _read_from_output(folded)
     problems = []
     for node in (graph[i] for i in sorted(live) if folded[i].op is not Op.CONST):
