@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
-from rasp.errors import RaspError
+from rasp.errors import RaspError, Source
 from rasp.tools.export import export_transformer_lens, to_hooked_transformer_config
 from rasp.tools.inspect import ModelFileError
 from tests.transformer.handmade_models import mean_of_a, previous_token
 from transformer import interop
+from transformer.fileformat import uniform_d_head
 
 
 @pytest.fixture()
@@ -244,3 +245,50 @@ def test_random_programs_decode_the_same_from_transformer_lens(tmp_path: Path) -
             assert all(same_value(g, e) for g, e in zip(got, expected)), (seed, tokens, got)
         with_heads += model.config["n_heads"] > 0
     assert with_heads >= 30  # 45 today
+
+
+# Head widths 4, 5 and 4 at N = 4 without head masks: the middle layer's heads each select one key
+# (any width), the last one's width head must score exactly (a power-of-4 width, compiler.assemble).
+MIXED_WIDTHS = """v1 = aggregate(select(tokens, tokens, >) or select(indices, 3, <=), tokens, "b");
+v3 = (tokens == "b") and (v1 == "b");
+v4 = aggregate(select(indices, indices - 1, ==), v3);
+v5 = selector_width(select(v4, v4, ==) or select(v4, v4, >));
+"""
+
+
+def test_layers_of_unrelated_widths_export_at_a_power_of_4(tmp_path: Path) -> None:
+    """Padding widths 4, 5, 4 to 5 would scale the width head's W_Q by sqrt(5/4), and its decoding
+    MLP's margin 4 would no longer hold (float32 error up to 7): the export was refused. Padded to
+    16 the model keeps its certificate, and TransformerLens gives the runtime's outputs on every
+    input (most of which the interpreter refuses: a mean of strings)."""
+    torch = pytest.importorskip("torch")
+    import transformer
+    from compiler import compile_sop
+    from rasp.interpreter import load_source
+
+    root = load_source(Source("mixed.rasp", MIXED_WIDTHS)).get("v5")
+    model = compile_sop(root, list("abc"), 4, head_masks=False)
+    assert [layer["d_head"] for layer in model.config["layers"]] == [4, 5, 4]
+    assert model.config["d_head"] == 5 and uniform_d_head(model.config) == 16
+    path = tmp_path / "m.safetensors"
+    model.save(path)
+    export_transformer_lens(path, tmp_path / "tl")
+    assert json.loads((tmp_path / "tl" / "config.json").read_text())["d_head"] == 16
+    tl_model = _load_export(tmp_path / "tl")
+    ours = transformer.load(path)
+    inputs = [list(t) for k in range(1, 5) for t in itertools.product("abc", repeat=k)]
+    ids, lengths = ours.encode(inputs)
+    with torch.no_grad():
+        theirs = tl_model(ids)  # type: ignore[operator]
+    assert torch.allclose(theirs, ours.forward(ids), atol=1e-5)
+    assert ours.decode(theirs, lengths) == ours.run(inputs)
+
+
+def test_uniform_head_width_keeps_exact_scalings_exact() -> None:
+    layers = [{"d_head": d, "n_heads": 1, "d_mlp": 0} for d in (4, 5, 4)]
+    assert uniform_d_head({"d_head": 5, "layers": layers}) == 16
+    related = [{"d_head": d, "n_heads": 1, "d_mlp": 0} for d in (5, 20, 0)]
+    assert uniform_d_head({"d_head": 20, "layers": related}) == 20  # 20 / 5 = 4: exact already
+    assert uniform_d_head({"d_head": 16, "layers": layers[:1] + related[:1]}) == 16
+    assert uniform_d_head({"d_head": 17, "layers": [{"d_head": 17}, {"d_head": 3}]}) == 64
+    assert uniform_d_head({"d_head": 7}) == 7  # format version 1: one shape already

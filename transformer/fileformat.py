@@ -93,22 +93,46 @@ def tensor_shapes(config: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
+def uniform_d_head(config: Mapping[str, Any]) -> int:
+    """The one head width TransformerLens gives every layer of a model whose layers store their
+    own (format version 2): the widest layer's where each other width is it over a power of 4 (its
+    W_Q's scaling, `uniform_tensors`, is then a power of 2: exact), else the least power of 4 that
+    holds them all. The compiler gives a layer whose scores must be exact a power-of-4 width
+    (compiler.assemble), so that one still scales exactly; only the others' W_Q round (3, 4 and 5:
+    16, where 5 would scale the width-4 layers by sqrt(5/4))."""
+    widest = int(config["d_head"])
+    widths = [layer["d_head"] for layer in config.get("layers") or [] if layer["d_head"]]
+    if all(is_power_of_4(widest / width) for width in widths):
+        return widest
+    power = 1
+    while power < widest:
+        power *= 4
+    return power
+
+
+def is_power_of_4(ratio: float) -> bool:
+    """Whether `ratio` is 1, 4, 16, ...: sqrt of it is a power of 2, and scaling by it is exact."""
+    whole = int(ratio)
+    return whole == ratio and whole > 0 and whole & (whole - 1) == 0 and whole.bit_length() % 2 == 1
+
+
 def uniform_tensors(
     tensors: Mapping[str, np.ndarray], config: Mapping[str, Any]
 ) -> dict[str, np.ndarray]:
-    """The tensors with every layer padded to the config's maxima, and a zero `W_pos` where the
-    model has none: TransformerLens's layout.
+    """The tensors with every layer padded to the config's maxima (heads of `uniform_d_head`), and
+    a zero `W_pos` where the model has none: TransformerLens's layout.
 
     A layer that stores fewer heads, narrower heads or fewer hidden units (format version 2) gets
     zero heads, head columns and units. Its W_Q is scaled by sqrt(d_head / own d_head), so that the
     larger divisor sqrt(d_head) gives the same scores. That factor is a power of 2, and exact, when
-    both widths are powers of 4; otherwise W_Q rounds once (`rasp export` then re-certifies).
+    the ratio is a power of 4; otherwise W_Q rounds once (`rasp export` then re-certifies).
     """
     out = dict(tensors)
     if "pos_embed.W_pos" not in out:  # a model without positions embeds every position to zero
         out["pos_embed.W_pos"] = np.zeros((config["n_ctx"], config["d_model"]), dtype=np.float32)
+    width = uniform_d_head(config)
     for layer, own in enumerate(config.get("layers") or []):
-        heads, width, hidden = (config[k] for k in ("n_heads", "d_head", "d_mlp"))
+        heads, hidden = config["n_heads"], config["d_mlp"]
         attn, mlp = f"blocks.{layer}.attn.", f"blocks.{layer}.mlp."
         if own["d_head"] and own["d_head"] != width:
             factor = math.sqrt(width / own["d_head"])

@@ -36,7 +36,7 @@ import torch
 
 from transformer.compiled import CompiledTransformer
 from transformer.errors import ModelInputError
-from transformer.fileformat import uniform_tensors
+from transformer.fileformat import uniform_d_head, uniform_tensors
 from transformer.io import load
 from transformer.model import seen_keys
 
@@ -65,7 +65,7 @@ def to_transformer_lens(
         "n_layers": cfg.n_layers,
         "d_model": cfg.d_model,
         "n_heads": cfg.n_heads,
-        "d_head": cfg.d_head,
+        "d_head": uniform_d_head(cfg.to_dict()),
         "d_mlp": cfg.d_mlp,
         "n_ctx": cfg.n_ctx,
         "d_vocab": cfg.d_vocab,

@@ -29,11 +29,13 @@ from rasp.errors import ErrorKind, RaspError
 
 def to_hooked_transformer_config(meta: Mapping[str, Any]) -> dict[str, Any]:
     """The keyword arguments of TransformerLens's `HookedTransformerConfig` for a compiled model."""
+    from transformer.fileformat import uniform_d_head
+
     config = meta["config"]
     return {
         "n_layers": config["n_layers"],
         "d_model": config["d_model"],
-        "d_head": config["d_head"],
+        "d_head": uniform_d_head(config),
         "n_heads": config["n_heads"],
         "d_mlp": config["d_mlp"],
         "d_vocab": config["d_vocab"],
@@ -52,17 +54,17 @@ def to_hooked_transformer_config(meta: Mapping[str, Any]) -> dict[str, Any]:
 def _check_padded(tensors: dict[str, Any], meta: Mapping[str, Any]) -> None:
     """Padding scales a narrower layer's W_Q by sqrt(d_head / its own d_head); where that factor
     is not a power of 2 the scaled weights round, so the padded model is certified afresh."""
+    from transformer.fileformat import is_power_of_4, uniform_d_head
+
     config = meta["config"]
-    ratios = [
-        config["d_head"] / layer["d_head"]
-        for layer in config.get("layers") or []
-        if layer["d_head"]
-    ]
-    if all(_power_of_4(r) for r in ratios) or "certificate" not in meta:
+    width = uniform_d_head(config)
+    ratios = [width / layer["d_head"] for layer in config.get("layers") or [] if layer["d_head"]]
+    if all(is_power_of_4(r) for r in ratios) or "certificate" not in meta:
         return  # exact powers of 2: the padded model computes the same floats
     from compiler.certify import recheck
 
     uniform = dict(meta, config={k: v for k, v in config.items() if k != "layers"})
+    uniform["config"]["d_head"] = width
     certificate = recheck(tensors, uniform)
     if not certificate.ok:
         raise RaspError(
@@ -87,11 +89,6 @@ def _check_unmasked(meta: Mapping[str, Any], path: str | Path) -> None:
                     "register transformer.interop.mask_hooks(model) on the HookedTransformer)",
                     kind=ErrorKind.IO,
                 )
-
-
-def _power_of_4(ratio: float) -> bool:
-    whole = int(ratio)
-    return whole == ratio and whole > 0 and whole & (whole - 1) == 0 and whole.bit_length() % 2 == 1
 
 
 def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list[Path]:
