@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from compiler import comparisons
@@ -28,6 +28,8 @@ from rasp.errors import Diagnostic, RaspError
 MAX_MAP_COMBINATIONS = 8_000_000  # input combinations a map's table may enumerate
 # combinations of shared sources a map's values are enumerated over, even where its inputs have fewer
 SHARED_COMBINATIONS = 200_000
+# calls of a map's function spent looking for one value per position where an input has no relation
+DECIDED_EVALUATIONS = 20_000
 
 _FAILED = object()  # a chain's value where one of its maps raises
 
@@ -86,7 +88,14 @@ class MapValues:
                 )
                 if ok
             ]
-            return None, sort_values(outs)
+            vals = sort_values(outs)
+            fn = node.fn
+            decided = self._decided_by_position(
+                node.inputs,
+                lambda combos: [o for ok, o in (apply_map(fn, a) for a in combos) if ok],
+                vals,
+            )
+            return decided, vals
         fast = self._map_table(node)
         if fast is not None:
             return fast, ()
@@ -115,6 +124,50 @@ class MapValues:
                 cache[key] = known.intern(outs.values())
             rel[p] = cache[key]
         return rel, ()
+
+    def _decided_by_position(
+        self,
+        inputs: Sequence[int],
+        outputs: Callable[[Iterable[tuple[Atom, ...]]], list[Atom]],
+        vals: tuple[Atom, ...],
+    ) -> Relation | None:
+        """A map that reads inputs without a relation (`tokens`) beside inputs with one, whose
+        value at each (i, n) is nevertheless one value whatever the former hold (`length if
+        tokens > "a" else length` is the length): that relation, one value per position, so that
+        what reads it sees a positional s-op (`select(v1, v1, !=)` selects nothing). `outputs`
+        gives the map's values at combinations of `inputs` (in that order); the unrelated inputs
+        range over their whole sets, a superset of what meets at one position. None at the first
+        position with two values or none, or past DECIDED_EVALUATIONS combinations."""
+        known = self.known
+        distinct = list(dict.fromkeys(inputs))
+        related = [i for i in distinct if known.relation[i] is not None]
+        free = [i for i in distinct if known.relation[i] is None]
+        free_size = math.prod(len(known.values[i]) for i in free)
+        if not related or free_size > DECIDED_EVALUATIONS:
+            return None
+        slots = related + free
+        at = [slots.index(i) for i in inputs]  # combination slot of each argument
+        wholes = [known.values[i] for i in free]
+        keys = set(map(value_key, vals))
+        budget = DECIDED_EVALUATIONS
+        cache: dict[tuple[int, ...], tuple[Atom, ...] | None] = {}
+        rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
+        for p in known.pairs:
+            sets = [known.relation[i][p] for i in related]  # type: ignore[index]
+            key = tuple(map(id, sets))
+            if key not in cache:
+                budget -= math.prod(map(len, sets)) * free_size
+                if budget < 0:
+                    return None
+                combos = itertools.product(*sets, *wholes)
+                outs = {value_key(v): v for v in outputs(tuple(c[k] for k in at) for c in combos)}
+                one = len(outs) == 1 and next(iter(outs)) in keys
+                cache[key] = known.intern(list(outs.values())) if one else None
+            found = cache[key]
+            if found is None:
+                return None
+            rel[p] = found
+        return rel
 
     def _independent(self, node: IRNode) -> tuple[None, tuple[Atom, ...]] | None:
         """The map's values over the product of its inputs' whole sets, where the relations make
@@ -266,9 +319,8 @@ class MapValues:
             return outs
 
         if not all(known.relation[s] is not None for s in sources):
-            return None, sort_values(
-                outputs(input_combinations(sources, known.relation, known.values))
-            )
+            vals = sort_values(outputs(input_combinations(sources, known.relation, known.values)))
+            return self._decided_by_position(sources, outputs, vals), vals
         cache: dict[tuple[int, ...], tuple[Atom, ...]] = {}
         rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
         for p in known.pairs:

@@ -48,6 +48,11 @@ SOUND = [
     # a mean of fractions: its bounds hold up to the sum's rounding
     "m = aggregate(select(tokens, tokens, <), indices / 3, 0);\n"
     "res = selector_width(select(m, length, >=));",
+    # maps that read tokens but are one value per position (a relation: map_values) or not
+    'v = length if tokens > "a" else length;\n'
+    "res = aggregate(select(v, v, !=) and select(tokens, tokens, >), v, 1);",
+    'v = (indices if tokens == "a" else indices) + 1;\nres = selector_width(select(v, length, <));',
+    'v = length if tokens == "a" else indices;\nres = selector_width(select(v, v, !=));',
 ]
 
 
