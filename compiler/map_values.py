@@ -1,7 +1,8 @@
 """The values a map can take, for the value-set inference (`compiler.values`): its function over
-its inputs' values, per (position, length) where every input has a relation; a chain of maps over
-the sources its inputs share; a comparison from its inputs' extremes, past the table limit; a pick's
-means. `apply_map` is the interpreter's rule for one call (which results it accepts).
+its inputs' values, per (position, length) where every input has a relation (or where it is one
+value at each position whatever its other inputs hold: `_decided_by_position`); a chain of maps
+over the sources its inputs share; a comparison from its inputs' extremes, past the table limit; a
+pick's means. `apply_map` is the interpreter's rule for one call (which results it accepts).
 """
 
 from __future__ import annotations
