@@ -284,6 +284,30 @@ def test_layers_of_unrelated_widths_export_at_a_power_of_4(tmp_path: Path) -> No
     assert ours.decode(theirs, lengths) == ours.run(inputs)
 
 
+def test_a_padding_that_rounds_away_the_certificate_is_refused_with_the_decision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the widest layer's width (5) as TransformerLens's, the width-4 layers' W_Q would
+    scale by sqrt(5/4): the export is refused, naming the padding and the decision it breaks."""
+    from compiler import compile_sop
+    from rasp.interpreter import load_source
+    from transformer import fileformat
+
+    root = load_source(Source("mixed.rasp", MIXED_WIDTHS)).get("v5")
+    path = tmp_path / "m.safetensors"
+    compile_sop(root, list("abc"), 4, head_masks=False).save(path)
+    monkeypatch.setattr(fileformat, "uniform_d_head", lambda config: int(config["d_head"]))
+    with pytest.raises(RaspError) as info:
+        export_transformer_lens(path, tmp_path / "tl")
+    message = str(info.value)
+    assert "heads padded to width 5 (layer 0's from 4, layer 2's from 4)" in message
+    assert (
+        "then layer 2 mlp (v5.part0) has a relu decision of margin 4 but float32 error" in message
+    )
+    assert "transformer.load" in (info.value.hint or "")
+    assert not (tmp_path / "tl").exists()  # nothing written
+
+
 def test_uniform_head_width_keeps_exact_scalings_exact() -> None:
     layers = [{"d_head": d, "n_heads": 1, "d_mlp": 0} for d in (4, 5, 4)]
     assert uniform_d_head({"d_head": 5, "layers": layers}) == 16

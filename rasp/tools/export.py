@@ -67,10 +67,23 @@ def _check_padded(tensors: dict[str, Any], meta: Mapping[str, Any]) -> None:
     uniform["config"]["d_head"] = width
     certificate = recheck(tensors, uniform)
     if not certificate.ok:
+        scaled = ", ".join(
+            f"layer {layer}'s from {shape['d_head']}"
+            for layer, shape in enumerate(config.get("layers") or [])
+            if shape["d_head"] and not is_power_of_4(width / shape["d_head"])
+        )
+        failed = next((c for c in certificate.checks if not c.margin > c.bound), None)
+        then = (
+            f": then {failed.sublayer} ({failed.block}) has a {failed.kind} decision of margin "
+            f"{failed.margin:.3g} but float32 error up to {failed.bound:.3g}"
+            if failed is not None
+            else ""
+        )
         raise RaspError(
-            "padding this model to TransformerLens's uniform layer shape loses its certificate",
-            hint="export a model compiled with the default settings, or load the file with "
-            "transformer.load (the runtime reads per-layer shapes)",
+            "padding this model to TransformerLens's uniform layer shape loses its certificate: "
+            f"heads padded to width {width} ({scaled}) scale W_Q by a factor that rounds{then}",
+            hint="run the file with transformer.load (the runtime reads per-layer shapes), or "
+            "compile for another --max-len (the head widths follow it)",
             kind=ErrorKind.IO,
         )
 
@@ -108,6 +121,10 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
             hint="pass a directory with -o",
             kind=ErrorKind.IO,
         )
+    # TransformerLens gives every layer the same shape: pad the layers that store less (checked
+    # before anything is written, so that a refused export leaves nothing behind)
+    tensors = uniform_tensors(load_file(str(checked.path)), checked.meta["config"])
+    _check_padded(tensors, checked.meta)
     with writing(out):
         out.mkdir(parents=True, exist_ok=True)
     meta = checked.meta
@@ -145,9 +162,6 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
         config_path.write_text(json.dumps(config, indent=2) + "\n")
     with writing(guide_path):
         guide_path.write_text(json.dumps(guide, indent=2) + "\n")
-    # TransformerLens gives every layer the same shape: pad the layers that store less
-    tensors = uniform_tensors(load_file(str(checked.path)), meta["config"])
-    _check_padded(tensors, meta)
     # safetensors writes 0600 files; ours follow the umask
     with writing(weights_path), user_mode(weights_path):
         save_file(tensors, str(weights_path), metadata={"format": "pt"})
