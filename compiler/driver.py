@@ -422,12 +422,12 @@ def _check_causal(graph: Graph, folded: Graph, values: ValueSets) -> None:
     its output are checked (`aggregate(select(indices, length - 1, ==), indices < length)` is
     True everywhere, and reads `length` for nothing); they are named as `graph` has them (a
     width of every key is that width, not `length`)."""
-    live = _read_from_output(folded)
+    live = sorted(folded.read_from_output())
     problems = []
-    for node in (graph[i] for i in sorted(live) if folded[i].op is not Op.CONST):
+    for node in (graph[i] for i in live if folded[i].op is not Op.CONST):
         if node.op is Op.LENGTH:
             # the built-in has no place in the program: point at the first s-op that reads it
-            users = (graph[i] for i in sorted(live) if node.index in folded[i].inputs)
+            users = (graph[i] for i in live if node.index in folded[i].inputs)
             user = next((u for u in users if u.span), None)
             problems.append(
                 Diagnostic(
@@ -446,18 +446,6 @@ def _check_causal(graph: Graph, folded: Graph, values: ValueSets) -> None:
             )
     if problems:
         raise CompileError(problems)
-
-
-def _read_from_output(graph: Graph) -> set[int]:
-    """The nodes `graph`'s output reads, itself included (a constant reads nothing)."""
-    seen = {graph.root}
-    stack = [graph.root]
-    while stack:
-        for i in graph[stack.pop()].inputs:
-            if i not in seen:
-                seen.add(i)
-                stack.append(i)
-    return seen
 
 
 def _check_arguments(sop: object, vocab: Sequence[Atom], max_len: int) -> tuple[Atom, ...]:

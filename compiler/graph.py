@@ -86,6 +86,18 @@ class Graph:
         """The nodes some map reads (gated units and fused maps are decided on this)."""
         return frozenset(i for node in self.nodes if node.op is Op.MAP for i in node.inputs)
 
+    def read_from_output(self) -> set[int]:
+        """The nodes the output reads, itself included, through every input (a folded constant
+        reads nothing)."""
+        seen = {self.root}
+        stack = [self.root]
+        while stack:
+            for i in self.nodes[stack.pop()].inputs:
+                if i not in seen:
+                    seen.add(i)
+                    stack.append(i)
+        return seen
+
     def consumers(self) -> dict[int, tuple[int, ...]]:
         """For each node, the nodes that read it (in topological order)."""
         out: dict[int, list[int]] = {n.index: [] for n in self.nodes}
