@@ -180,6 +180,22 @@ def test_group_residual_keeps_separate_runs() -> None:
     assert group_residual(["i:0", "i:1", "i:2", "i:5", "i:x"])[0].describe() == "i: 0..2 5 x"
 
 
+def test_a_long_value_list_is_elided_with_its_count() -> None:
+    # A one-hot of a mean can hold thousands of values; its line lists a few and counts them all.
+    labels = [f"v:{k / 7}" for k in range(100)]
+    (group,) = group_residual(labels)
+    text = group.describe()
+    shown = text.split(": ", 1)[1].split(" ")
+    assert shown[:8] == [label.split(":")[1] for label in labels[:8]]
+    assert shown[8] == "..." and shown[9:12] == [label.split(":")[1] for label in labels[-3:]]
+    assert text.endswith("(100 values; --json lists them all)")
+    # Runs of integers count as one part each, so an index range is never elided.
+    (indices,) = group_residual([f"i:{k}" for k in range(1000)])
+    assert indices.describe() == "i: 0..999"
+    (twelve,) = group_residual([f"t:{k * 2}" for k in range(12)])
+    assert twelve.describe() == "t: " + " ".join(str(k * 2) for k in range(12))
+
+
 def test_residual_values_are_quoted_as_the_vocabulary_line_quotes_tokens() -> None:
     # The vocab line writes a token that needs quoting as JSON ("x y"); the residual wrote the
     # same token with Python's quotes (' ') or bare (x y, read as two values).

@@ -165,6 +165,9 @@ def _first_line(exc: BaseException) -> str:
 # Summary
 
 
+SHOWN_VALUES = 12  # a residual group's line lists at most this many values (or runs of them)
+
+
 @dataclass(frozen=True)
 class ResidualGroup:
     """Consecutive residual dimensions of one variable: `values` for a categorical one, else None."""
@@ -177,7 +180,15 @@ class ResidualGroup:
     def describe(self) -> str:
         if self.values is None:
             return self.name
-        return f"{self.name}: {_compress_values(self.values)}"
+        parts = _compress_values(self.values)
+        if len(parts) <= SHOWN_VALUES:
+            return f"{self.name}: {' '.join(parts)}"
+        # A one-hot of a mean can hold thousands of values: a line of them hides the layout.
+        head, tail = parts[: SHOWN_VALUES - 4], parts[-3:]
+        return (
+            f"{self.name}: {' '.join(head)} ... {' '.join(tail)} "
+            f"({len(self.values):,} values; --json lists them all)"
+        )
 
 
 @dataclass(frozen=True)
@@ -420,8 +431,8 @@ def _label_value_text(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _compress_values(values: tuple[str, ...]) -> str:
-    """`0 1 2 3` -> `0..3` (runs of consecutive integers); other values are listed."""
+def _compress_values(values: tuple[str, ...]) -> list[str]:
+    """`0 1 2 3` -> [`0..3`] (runs of consecutive integers); other values are listed."""
     parts: list[str] = []
     run: list[int] = []
 
@@ -442,4 +453,4 @@ def _compress_values(values: tuple[str, ...]) -> str:
         else:
             parts.append(_label_value_text(value))
     flush()
-    return " ".join(parts)
+    return parts
