@@ -22,8 +22,7 @@ from compiler.blocks import Atom, value_key
 from compiler.graph import Graph, IRNode, Op
 from compiler.plan_context import PlanContext
 from compiler.relations import combination_count, input_combinations
-from compiler.selector_cases import safe_compare
-from rasp import sops
+from compiler.selector_cases import checked_compare_table
 
 # (query combination, key combination) pairs checked at most: one bool each, plus the chains'
 # values per combination (Python calls, one per combination and select side)
@@ -143,9 +142,7 @@ class _Truth:
                 assert node.comparison is not None
                 q_vals, q_at = self.read[0][queries]
                 k_vals, k_at = self.read[1][keys]
-                small = np.array(
-                    [[_holds(node.comparison, k, q) for k in k_vals] for q in q_vals], dtype=bool
-                ).reshape(len(q_vals), len(k_vals))
+                small = checked_compare_table(node.comparison, k_vals, q_vals)
                 return small[q_at][:, k_at]
             case Op.AND:
                 return self.table(node.inputs[0]) & self.table(node.inputs[1])
@@ -179,7 +176,3 @@ class _Truth:
                 values.append((ok, v))
             at[c] = distinct[key]
         return values, at
-
-
-def _holds(comparison: sops.Comparison, key: tuple[bool, Atom], query: tuple[bool, Atom]) -> bool:
-    return key[0] and query[0] and safe_compare(comparison, key[1], query[1])

@@ -84,10 +84,16 @@ def _atom_block(
     for a, cls in enumerate(of_row):
         if cls >= 0:
             _add(one_hot_rows, selector_side.one_hot[a], start + cls, 1.0, width)
-    for b in range(table.shape[1]):
-        for cls, rep in enumerate(reps):
-            if rep[b]:
-                _add(scaled_rows, other_side.one_hot[b], start + cls, SCORE_UNIT, width)
+    if reps:
+        selected = np.array(reps, dtype=np.float64)  # [classes, b]: 1 where the class holds at b
+        columns = slice(start, start + len(reps))
+        for b in np.flatnonzero(selected.any(axis=0)):
+            # each class column gets S * coefficient where it holds, added in b's order as
+            # entry by entry, so the sums are the same floats
+            for dim, coef in other_side.one_hot[b]:
+                if dim not in scaled_rows:
+                    scaled_rows[dim] = np.zeros(width)
+                scaled_rows[dim][columns] += SCORE_UNIT * coef * selected[:, b]
     return one_hot_rows, scaled_rows
 
 

@@ -247,6 +247,20 @@ def compare_matrix(
     return np.array(rows, dtype=bool).reshape(len(queries), len(keys))
 
 
+def checked_compare_table(
+    comparison: sops.Comparison,
+    keys: Sequence[tuple[bool, Atom]],
+    queries: Sequence[tuple[bool, Atom]],
+) -> np.ndarray:
+    """[n_query, n_key] of `key OP query` for (ok, value) pairs: False where either side's ok is
+    False (its chain of maps raised there, so the select does not hold)."""
+    rows = [
+        [k_ok and q_ok and safe_compare(comparison, k, q) for k_ok, k in keys]
+        for q_ok, q in queries
+    ]
+    return np.array(rows, dtype=bool).reshape(len(queries), len(keys))
+
+
 def safe_compare(comparison: sops.Comparison, key: Atom, query: Atom) -> bool:
     """`key OP query`, False where Python cannot order them (str against number: the
     interpreter errors there, so no model promises anything)."""

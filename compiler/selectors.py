@@ -41,7 +41,7 @@ from compiler.number_views import NumberViews
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built, Memo
 from compiler.relations import combination_count, input_combinations
-from compiler.selector_cases import safe_compare
+from compiler.selector_cases import checked_compare_table, safe_compare
 from compiler.squares import SquaredReadings
 from rasp.errors import CompileError
 
@@ -293,10 +293,7 @@ class SelectorPlanner:
         leaves = select_leaves(g, node.index)
         q_side = self._side(node, side_nodes(g, leaves, 1), 1)
         k_side = self._side(node, side_nodes(g, leaves, 0), 0)
-        table = np.zeros((len(q_side.envs), len(k_side.envs)), dtype=bool)
-        for a, qenv in enumerate(q_side.envs):
-            for b, kenv in enumerate(k_side.envs):
-                table[a, b] = self._holds(node.index, qenv, kenv)
+        table = self._table(node.index, q_side.envs, k_side.envs, {})
         q, q_keep = self._side_reading(node, q_side, table)
         k, k_keep = self._side_reading(node, k_side, table.T, taken=q.name)
         return Atomic(q, k, table[np.ix_(q_keep, k_keep)])
@@ -436,19 +433,54 @@ class SelectorPlanner:
             out.setdefault(tuple(value_key(v) for v in canon), canon)
         return list(out.values())
 
-    def _holds(self, index: int, qenv: Env, kenv: Env) -> bool:
+    def _table(
+        self,
+        index: int,
+        q_envs: Sequence[Env],
+        k_envs: Sequence[Env],
+        values: dict[tuple[int, int], tuple[list[tuple[bool, Atom]], np.ndarray]],
+    ) -> np.ndarray:
+        """[query env, key env] of whether selector formula `index` holds. Each select compares
+        the distinct values its sides take, not every pair of envs: a joint side has thousands
+        of envs but its s-ops few values. `values`: each (s-op, side)'s, shared by the leaves."""
         node = self.ctx.graph[index]
         match node.op:
             case Op.SELECT:
                 keys, queries = node.inputs
-                ok_k, kv = self.ctx.chain_value(keys, kenv)
-                ok_q, qv = self.ctx.chain_value(queries, qenv)
                 assert node.comparison is not None
-                return ok_k and ok_q and safe_compare(node.comparison, kv, qv)
+                k_vals, k_at = self._distinct(keys, k_envs, 0, values)
+                q_vals, q_at = self._distinct(queries, q_envs, 1, values)
+                small = checked_compare_table(node.comparison, k_vals, q_vals)
+                return small[np.ix_(q_at, k_at)]
             case Op.AND:
-                return all(self._holds(i, qenv, kenv) for i in node.inputs)
+                tables = [self._table(i, q_envs, k_envs, values) for i in node.inputs]
+                return np.logical_and.reduce(tables)
             case Op.OR:
-                return any(self._holds(i, qenv, kenv) for i in node.inputs)
+                tables = [self._table(i, q_envs, k_envs, values) for i in node.inputs]
+                return np.logical_or.reduce(tables)
             case Op.NOT:
-                return not self._holds(node.inputs[0], qenv, kenv)
+                return ~self._table(node.inputs[0], q_envs, k_envs, values)
         raise TypeError(node.op)
+
+    def _distinct(
+        self,
+        index: int,
+        envs: Sequence[Env],
+        side: int,
+        values: dict[tuple[int, int], tuple[list[tuple[bool, Atom]], np.ndarray]],
+    ) -> tuple[list[tuple[bool, Atom]], np.ndarray]:
+        """The distinct (ok, value) of s-op `index` over `envs`, and which one each env has (ok
+        False: its chain of maps raises there)."""
+        if (index, side) not in values:
+            distinct: dict[tuple, int] = {}
+            found: list[tuple[bool, Atom]] = []
+            at = np.empty(len(envs), dtype=np.int64)
+            for e, env in enumerate(envs):
+                ok, v = self.ctx.chain_value(index, env)
+                key = (True, value_key(v)) if ok else (False,)
+                if key not in distinct:
+                    distinct[key] = len(found)
+                    found.append((ok, v))
+                at[e] = distinct[key]
+            values[index, side] = (found, at)
+        return values[index, side]
