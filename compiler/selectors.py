@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import partial, reduce
 
 import numpy as np
 
@@ -453,11 +453,11 @@ class SelectorPlanner:
                 small = checked_compare_table(node.comparison, k_vals, q_vals)
                 return small[np.ix_(q_at, k_at)]
             case Op.AND:
-                tables = [self._table(i, q_envs, k_envs, values) for i in node.inputs]
-                return np.logical_and.reduce(tables)
+                tables = (self._table(i, q_envs, k_envs, values) for i in node.inputs)
+                return reduce(np.logical_and, tables)  # (pairwise: no stack of every table)
             case Op.OR:
-                tables = [self._table(i, q_envs, k_envs, values) for i in node.inputs]
-                return np.logical_or.reduce(tables)
+                tables = (self._table(i, q_envs, k_envs, values) for i in node.inputs)
+                return reduce(np.logical_or, tables)
             case Op.NOT:
                 return ~self._table(node.inputs[0], q_envs, k_envs, values)
         raise TypeError(node.op)
