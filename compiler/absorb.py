@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from compiler.blocks import Atom, value_key
 from compiler.graph import Graph, IRNode, Op
 from compiler.plan_context import PlanContext
 from compiler.relations import combination_count, input_combinations
-from compiler.selector_cases import checked_compare_table
+from compiler.selector_cases import checked_compare_table, safe_compare
 
 # (query combination, key combination) pairs checked at most: one bool each, plus the chains'
 # values per combination (Python calls, one per combination and select side)
@@ -142,7 +143,8 @@ class _Truth:
                 assert node.comparison is not None
                 q_vals, q_at = self.read[0][queries]
                 k_vals, k_at = self.read[1][keys]
-                small = checked_compare_table(node.comparison, k_vals, q_vals)
+                compare = partial(safe_compare, node.comparison)
+                small = checked_compare_table(compare, k_vals, q_vals)
                 return small[q_at][:, k_at]
             case Op.AND:
                 return self.table(node.inputs[0]) & self.table(node.inputs[1])

@@ -190,6 +190,19 @@ def merge_noise(values: Sequence[Atom]) -> tuple[Atom, ...]:
     """`values` without the numbers that differ from another only by float64 noise (relative
     FLOAT64_NOISE): each cluster keeps the member nearest a short decimal, as `merge_points` does.
     Equal numbers (0 and 0.0) all stay: a model reads them alike and the runtime picks the int."""
+    dropped = {
+        i
+        for kept, members in noise_clusters(values)
+        for i in members
+        if float(values[i]) != float(values[kept])  # (10^17 + 1 and 10^17 are one float64)
+    }
+    return tuple(v for i, v in enumerate(values) if i not in dropped)
+
+
+def noise_clusters(values: Sequence[Atom]) -> list[tuple[int, tuple[int, ...]]]:
+    """The runs of `values`' finite numbers that differ only by float64 noise (sorted, each within
+    FLOAT64_NOISE of the run's least), as (index of the member kept, every member's index), the
+    kept one nearest a short decimal as in `merge_points`; a run of one number included."""
     numbers = sorted(
         (float(v), i) for i, v in enumerate(values) if is_number(v) and math.isfinite(float(v))
     )
@@ -199,11 +212,10 @@ def merge_noise(values: Sequence[Atom]) -> tuple[Atom, ...]:
             clusters[-1].append((x, i))
         else:
             clusters.append([(x, i)])
-    dropped = set()
-    for cluster in clusters:
-        x0 = min(cluster, key=lambda p: abs(p[0] - round(p[0], 9)))[0]
-        dropped.update(i for x, i in cluster if x != x0)
-    return tuple(v for i, v in enumerate(values) if i not in dropped)
+    return [
+        (min(cluster, key=lambda p: abs(p[0] - round(p[0], 9)))[1], tuple(i for _, i in cluster))
+        for cluster in clusters
+    ]
 
 
 def exact_affine_fit(

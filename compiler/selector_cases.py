@@ -21,7 +21,7 @@ length is decided, the selector is known as a matrix (`decided_matrix`), just as
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -248,16 +248,13 @@ def compare_matrix(
 
 
 def checked_compare_table(
-    comparison: sops.Comparison,
+    compare: Callable[[Atom, Atom], bool],
     keys: Sequence[tuple[bool, Atom]],
     queries: Sequence[tuple[bool, Atom]],
 ) -> np.ndarray:
-    """[n_query, n_key] of `key OP query` for (ok, value) pairs: False where either side's ok is
-    False (its chain of maps raised there, so the select does not hold)."""
-    rows = [
-        [k_ok and q_ok and safe_compare(comparison, k, q) for k_ok, k in keys]
-        for q_ok, q in queries
-    ]
+    """[n_query, n_key] of `compare(key, query)` for (ok, value) pairs: False where either side's
+    ok is False (its chain of maps raised there, so the select does not hold)."""
+    rows = [[k_ok and q_ok and compare(k, q) for k_ok, k in keys] for q_ok, q in queries]
     return np.array(rows, dtype=bool).reshape(len(queries), len(keys))
 
 

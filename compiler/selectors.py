@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial, reduce
+from functools import reduce
 
 import numpy as np
 
@@ -41,7 +41,8 @@ from compiler.number_views import NumberViews
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built, Memo
 from compiler.relations import combination_count, input_combinations
-from compiler.selector_cases import checked_compare_table, safe_compare
+from compiler.select_twins import TwinTables
+from compiler.selector_cases import checked_compare_table
 from compiler.squares import SquaredReadings
 from rasp.errors import CompileError
 
@@ -81,6 +82,7 @@ class SelectorPlanner:
         self.numbers = NumberViews(ctx, reader)
         self.squares = SquaredReadings(ctx, reader, built, memo, maps, self.numbers)
         self._classes: dict[tuple, Encoded] = {}
+        self.twins = TwinTables(ctx)  # each select's comparison over float64 twins
         self._covering: dict[int, int | None] = {}
 
     def covering(self, node: IRNode) -> int | None:
@@ -156,7 +158,7 @@ class SelectorPlanner:
         keys, queries = node.inputs
         cmp = node.comparison
         assert cmp is not None
-        relation = Relation(keys, queries, partial(safe_compare, cmp), f"{cmp.value}")
+        relation = Relation(keys, queries, self.twins.compare(node), f"{cmp.value}")
         return [replace(atom, relation=relation) for atom in atoms]
 
     def _select_atoms(self, node: IRNode, *, matching: bool) -> list[Atomic]:
@@ -197,22 +199,23 @@ class SelectorPlanner:
         # The side with more values may only matter through a few classes (which keys it
         # selects): `plus - length + indices` has thousands of values, but only N of them
         # equal an index. Read it as those classes when that is cheap.
+        compare = self.twins.compare(node)  # as Python compares, but over float64 twins
         if len(values(queries)) >= len(values(keys)):
             k = reading(keys, Encoding.CATEGORICAL)
             q = self._class_reading(
                 queries,
-                lambda v: tuple(safe_compare(cmp, kv, v) for kv in k.values),
+                lambda v: tuple(compare(kv, v) for kv in k.values),
                 node,
             ) or reading(queries, Encoding.CATEGORICAL)
         else:
             q = reading(queries, Encoding.CATEGORICAL)
             k = self._class_reading(
                 keys,
-                lambda v: tuple(safe_compare(cmp, v, qv) for qv in q.values),
+                lambda v: tuple(compare(v, qv) for qv in q.values),
                 node,
             ) or reading(keys, Encoding.CATEGORICAL)
         table = np.array(
-            [[safe_compare(node.comparison, kv, qv) for kv in k.values] for qv in q.values],
+            [[compare(kv, qv) for kv in k.values] for qv in q.values],
             dtype=bool,
         ).reshape(len(q.values), len(k.values))
         return [Atomic(q, k, table)]
@@ -403,7 +406,7 @@ class SelectorPlanner:
             # every (comparison, other-side value) pair a value of s-op i meets; a reachable
             # (query, key) pair's other side takes one of its s-op's values
             against = [
-                (leaf.comparison, c)
+                (self.twins.compare(leaf), c)
                 for leaf in uses
                 for c in sort_values(self.ctx.values(leaf.inputs[1 - side]))
             ]
@@ -412,9 +415,7 @@ class SelectorPlanner:
 
             def row(v: Atom, against: list = against) -> tuple[bool, ...]:
                 # (key, query): v is the key on side 0, the query on side 1
-                return tuple(
-                    safe_compare(cmp, *((v, c) if side == 0 else (c, v))) for cmp, c in against
-                )
+                return tuple(compare(*((v, c) if side == 0 else (c, v))) for compare, c in against)
 
             # even where the s-op is read in full elsewhere: a joint of its N values is N times
             # wider than a joint of its few classes
@@ -450,7 +451,7 @@ class SelectorPlanner:
                 assert node.comparison is not None
                 k_vals, k_at = self._distinct(keys, k_envs, 0, values)
                 q_vals, q_at = self._distinct(queries, q_envs, 1, values)
-                small = checked_compare_table(node.comparison, k_vals, q_vals)
+                small = checked_compare_table(self.twins.compare(node), k_vals, q_vals)
                 return small[np.ix_(q_at, k_at)]
             case Op.AND:
                 tables = (self._table(i, q_envs, k_envs, values) for i in node.inputs)
