@@ -10,10 +10,11 @@ where both are 0.6666666666666666 and the interpreter selects none.
 
 So an entry is the outcome shared by the pairs of twins that can meet: both can occur at one
 length (the value analysis's per-(position, length) relation, where the s-op has one; else at
-every length). Where those outcomes differ (v4 is 0.8000000000000002 beside v2's 0.8 on
-"aaaba", 0.8 beside 0.8 on "aaba"), no float32 model gives the interpreter's result on both, and
-the select is refused, located, as `fits.merge_points` refuses a map whose output differs
-between twins. A pair without twins compares as Python does (`safe_compare`).
+every length). Where those outcomes differ (on "aaaba" v4 is 0.8000000000000002 beside v2's 0.8,
+and the interpreter selects; where it computes v4 as 0.8 it does not), no float32 model gives
+the interpreter's result on every input, and the select is refused, located, as
+`fits.merge_points` refuses a map whose output differs between twins. A pair without twins
+compares as Python does (`safe_compare`).
 """
 
 from __future__ import annotations
@@ -46,14 +47,14 @@ class TwinTables:
         list; raises CompileError where the twins of a listed pair that can meet disagree."""
         if node.index not in self._compare:
             k_index, q_index = node.inputs
-            if not self._twins(k_index) and not self._twins(q_index):
+            if not self.runs(k_index) and not self.runs(q_index):
                 assert node.comparison is not None
                 self._compare[node.index] = partial(safe_compare, node.comparison)
             else:
                 self._compare[node.index] = _Entries(self, node).holds
         return self._compare[node.index]
 
-    def _twins(self, index: int) -> dict[tuple, tuple[Atom, ...]]:
+    def runs(self, index: int) -> dict[tuple, tuple[Atom, ...]]:
         """value key -> its run of twins, for each value of s-op `index` in a run of two or more."""
         if index not in self._runs:
             values = tuple(self.ctx.values(index))
@@ -92,8 +93,8 @@ class _Entries:
         self.memo: dict[tuple[tuple, tuple], bool] = {}
 
     def holds(self, key: Atom, query: Atom) -> bool:
-        k_runs = self.tables._twins(self.k_index)
-        q_runs = self.tables._twins(self.q_index)
+        k_runs = self.tables.runs(self.k_index)
+        q_runs = self.tables.runs(self.q_index)
         ks, qs = k_runs.get(value_key(key)), q_runs.get(value_key(query))
         if ks is None and qs is None:
             return safe_compare(self.comparison, key, query)
