@@ -90,15 +90,15 @@ class _Entries:
         assert node.comparison is not None
         self.tables, self.node, self.comparison = tables, node, node.comparison
         self.k_index, self.q_index = node.inputs
+        # called for every pair of a table: each side's runs looked up once here
+        self.k_runs, self.q_runs = tables.runs(self.k_index), tables.runs(self.q_index)
         self.memo: dict[tuple[tuple, tuple], bool] = {}
 
     def holds(self, key: Atom, query: Atom) -> bool:
-        k_runs = self.tables.runs(self.k_index)
-        q_runs = self.tables.runs(self.q_index)
-        ks, qs = k_runs.get(value_key(key)), q_runs.get(value_key(query))
+        pair = (value_key(key), value_key(query))
+        ks, qs = self.k_runs.get(pair[0]), self.q_runs.get(pair[1])
         if ks is None and qs is None:
             return safe_compare(self.comparison, key, query)
-        pair = (value_key(key), value_key(query))
         if pair not in self.memo:
             self.memo[pair] = self._shared(key, query, ks or (key,), qs or (query,))
         return self.memo[pair]
