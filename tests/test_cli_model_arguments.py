@@ -78,6 +78,7 @@ def test_a_model_given_as_the_program_is_named_as_a_model(
     for argv in (
         ["run", model, "--input", "ab"],
         ["verify", model, "--model", model],
+        ["verify", model],  # before "--vocab is required"
         ["compile", model, "--vocab", "ab", "--max-len", "2", "-o", out_path],
         ["repl", model],
     ):

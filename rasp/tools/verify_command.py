@@ -33,6 +33,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     console = Console.from_args(args)
     model = None
+    if args.file != "-":
+        # `rasp verify reverse.safetensors`: say that, not that --vocab is missing
+        from rasp.tools.arguments import refuse_model_file
+
+        refuse_model_file(args.file)
     if args.model is None:
         missing = [
             o for o, v in (("--vocab", args.vocab), ("--max-len", args.max_len)) if v is None
