@@ -11,7 +11,9 @@ over-approximate: a key value and a query value are paired wherever each can occ
 position, even where no input has both (the same s-op on both sides); a pair whose comparison
 raises (a string ordered against a number: the interpreter fails on that input, so no model
 promises anything there) is neither. Negation swaps them (`can` of `not s` is `not must`), a
-conjunction ands both, a disjunction ors both; `must <= can` throughout.
+conjunction ands both, a disjunction ors both; `must <= can` throughout. A conjunction or
+disjunction whose selects all compare one key s-op with one query s-op is paired as a whole
+instead (`_joint`): each pair of values through its formula.
 
 A row where `can` and `must` agree is decided: the query selects exactly those keys on every
 input (none at all where `can` is empty, every key where `must` is full). Where every row of every
@@ -21,8 +23,9 @@ length is decided, the selector is known as a matrix (`decided_matrix`), just as
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -73,14 +76,13 @@ class SelectorCases:
     ) -> None:
         self.g, self.relation, self.values = graph, relation, values
         self._bounds: dict[int, tuple[float, float] | None] = {}  # id(value set) -> (lo, hi)
-        self._pairs: dict[tuple[int, int, sops.Comparison], tuple[bool, bool]] = {}
+        self._pairs: dict[tuple[int, int, Hashable], tuple[bool, bool]] = {}
+        self._shared: dict[int, tuple[int, int] | None] = {}  # SelectorCases._shared_sides
         self._flat: dict[int, bool] = {}  # SelectorCases.uniform
         self._one: dict[int, tuple[Atom, ...] | None] = {}  # SelectorCases._one_set
         self._uniform: dict[int, Cases | None] = {}  # uniform selectors: every length alike
         self._sides: dict[tuple[int, int], _Side] = {}
-        self._tables: dict[
-            tuple[tuple[int, ...], tuple[int, ...], sops.Comparison], np.ndarray
-        ] = {}
+        self._tables: dict[tuple[tuple[int, ...], tuple[int, ...], Hashable], np.ndarray] = {}
 
     def uniform(self, index: int) -> bool:
         """Whether no select under selector `index` has a side with a relation: then it is
@@ -111,6 +113,9 @@ class SelectorCases:
                 inner = self.at(node.inputs[0], n)
                 return None if inner is None else (~inner[1], ~inner[0])
             case Op.AND | Op.OR:
+                joint = self._joint(index, n)
+                if joint is not None:
+                    return joint
                 left, right = (self.at(i, n) for i in node.inputs)
                 if node.op is Op.AND:
                     if left is None or right is None:  # the known side bounds what can be
@@ -138,7 +143,46 @@ class SelectorCases:
         if keys.column is not None and queries.column is not None:  # positions decide it
             m = compare_matrix(node.comparison, keys.column, queries.column)
             return m, m
-        return self._by_pairs(node.comparison, keys, queries)
+        return self._by_pairs(node.comparison, node.comparison.apply, keys, queries)
+
+    def _joint(self, index: int, n: int) -> Cases | None:
+        """A conjunction or disjunction whose selects all compare one key s-op with one query
+        s-op (`select(x, x, !=) and select(x, x, ==)`), from each pair of values through its
+        whole formula: its sides' cases pair values independently, so one pair may satisfy `!=`
+        and another `==`, and it would seem to select keys. None where its selects read other
+        s-ops, where positions decide them (the sides' cases are exact then), or beyond
+        MAX_PAIRS."""
+        sides = self._shared_sides(index)
+        if sides is None:
+            return None
+        keys, queries = self._side(sides[0], n), self._side(sides[1], n)
+        if keys.column is not None and queries.column is not None:
+            return None
+        return self._by_pairs(("joint", index), partial(self._holds, index), keys, queries)
+
+    def _shared_sides(self, index: int) -> tuple[int, int] | None:
+        """(key s-op, query s-op) where every select under selector `index` compares those two."""
+        if index not in self._shared:
+            node = self.g[index]
+            if node.op is Op.SELECT:
+                found: tuple[int, int] | None = (node.inputs[0], node.inputs[1])
+            else:
+                each = {self._shared_sides(i) for i in node.inputs}
+                found = each.pop() if len(each) == 1 else None
+            self._shared[index] = found
+        return self._shared[index]
+
+    def _holds(self, index: int, key: Atom, query: Atom) -> bool:
+        """Selector `index` at one pair of values; raises TypeError where a select under it
+        cannot order them (the interpreter builds each select whole, so it fails there)."""
+        node = self.g[index]
+        if node.op is Op.SELECT:
+            assert node.comparison is not None
+            return node.comparison.apply(key, query)
+        if node.op is Op.NOT:
+            return not self._holds(node.inputs[0], key, query)
+        left, right = (self._holds(i, key, query) for i in node.inputs)  # both: either may raise
+        return (left and right) if node.op is Op.AND else (left or right)
 
     def _side(self, index: int, n: int) -> _Side:
         """A select side at length n: each position's values (one entry, the whole set, without
@@ -198,12 +242,15 @@ class SelectorCases:
             )
         return self._bounds[key]
 
-    def _by_pairs(self, comparison: sops.Comparison, keys: _Side, queries: _Side) -> Cases | None:
+    def _by_pairs(
+        self, what: Hashable, holds: Callable[[Atom, Atom], bool], keys: _Side, queries: _Side
+    ) -> Cases | None:
         """`can` and `must` from every pair of values of each pair of distinct sets, as Python
-        compares them; None beyond MAX_PAIRS pairs to compare."""
+        compares them (`holds`, named by `what`: a comparison, or a joint selector); None beyond
+        MAX_PAIRS pairs to compare."""
         k_sets, k_codes = keys.distinct()
         q_sets, q_codes = queries.distinct()
-        key = (tuple(map(id, k_sets)), tuple(map(id, q_sets)), comparison)
+        key = (tuple(map(id, k_sets)), tuple(map(id, q_sets)), what)
         table = self._tables.get(key)
         if table is None:
             if sum(len(k) for k in k_sets) * sum(len(q) for q in q_sets) > MAX_PAIRS:
@@ -211,27 +258,31 @@ class SelectorCases:
             table = np.zeros((len(q_sets), len(k_sets), 2), dtype=bool)
             for kc, ks in enumerate(k_sets):
                 for qc, qs in enumerate(q_sets):
-                    table[qc, kc] = self._pair(comparison, ks, qs)
+                    table[qc, kc] = self._pair(what, holds, ks, qs)
             self._tables[key] = table
         cells = table[q_codes[:, None], k_codes[None, :]]  # [queries, keys, 2]
         return cells[..., 0], cells[..., 1]
 
     def _pair(
-        self, comparison: sops.Comparison, keys: tuple[Atom, ...], queries: tuple[Atom, ...]
+        self,
+        what: Hashable,
+        holds: Callable[[Atom, Atom], bool],
+        keys: tuple[Atom, ...],
+        queries: tuple[Atom, ...],
     ) -> tuple[bool, bool]:
         """(some pair compares true, every pair that compares at all does, and one does)."""
-        found = self._pairs.get((id(keys), id(queries), comparison))
+        found = self._pairs.get((id(keys), id(queries), what))
         if found is None:
             can, must, any_ok = False, True, False
             for k in keys:
                 for q in queries:
                     try:
-                        holds = comparison.apply(k, q)
+                        held = holds(k, q)
                     except TypeError:  # the interpreter fails on such an input
                         continue
                     any_ok = True
-                    can, must = can or holds, must and holds
-            found = self._pairs[(id(keys), id(queries), comparison)] = (can, must and any_ok)
+                    can, must = can or held, must and held
+            found = self._pairs[(id(keys), id(queries), what)] = (can, must and any_ok)
         return found
 
 
