@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 
 import numpy as np
 
@@ -151,14 +150,32 @@ class SelectorCases:
         whole formula: its sides' cases pair values independently, so one pair may satisfy `!=`
         and another `==`, and it would seem to select keys. None where its selects read other
         s-ops, where positions decide them (the sides' cases are exact then), or beyond
-        MAX_PAIRS."""
+        MAX_PAIRS values to pair."""
         sides = self._shared_sides(index)
         if sides is None:
             return None
         keys, queries = self._side(sides[0], n), self._side(sides[1], n)
         if keys.column is not None and queries.column is not None:
             return None
-        return self._by_pairs(("joint", index), partial(self._holds, index), keys, queries)
+        k_sets, k_codes = keys.distinct()
+        q_sets, q_codes = queries.distinct()
+        k_vals = [v for vs in k_sets for v in vs]
+        q_vals = [v for vs in q_sets for v in vs]
+        if len(k_vals) * len(q_vals) > MAX_PAIRS:
+            return None
+        key = (tuple(map(id, k_sets)), tuple(map(id, q_sets)), ("joint", index))
+        table = self._tables.get(key)
+        if table is None:
+            holds, ok = self._formula(index, k_vals, q_vals, {})  # [q values, k values]
+            # per (query set, key set): how many pairs compare, and how many of those hold
+            q_of = _members(q_sets)  # [q sets, q values]
+            k_of = _members(k_sets).T  # [k values, k sets]
+            compared = q_of @ ok.astype(np.float64) @ k_of
+            held = q_of @ (holds & ok).astype(np.float64) @ k_of
+            table = np.stack([held > 0, (held == compared) & (compared > 0)], axis=-1)
+            self._tables[key] = table
+        cells = table[q_codes[:, None], k_codes[None, :]]  # [queries, keys, 2]
+        return cells[..., 0], cells[..., 1]
 
     def _shared_sides(self, index: int) -> tuple[int, int] | None:
         """(key s-op, query s-op) where every select under selector `index` compares those two."""
@@ -172,17 +189,27 @@ class SelectorCases:
             self._shared[index] = found
         return self._shared[index]
 
-    def _holds(self, index: int, key: Atom, query: Atom) -> bool:
-        """Selector `index` at one pair of values; raises TypeError where a select under it
-        cannot order them (the interpreter builds each select whole, so it fails there)."""
+    def _formula(
+        self,
+        index: int,
+        keys: list[Atom],
+        queries: list[Atom],
+        leaves: dict[sops.Comparison, tuple[np.ndarray, np.ndarray]],
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Selector `index` at every (query value, key value): whether it holds, and whether
+        every select under it orders the two (the interpreter builds each select whole, so a
+        pair one of them cannot order fails the input). Both bool [queries, keys]."""
         node = self.g[index]
         if node.op is Op.SELECT:
             assert node.comparison is not None
-            return node.comparison.apply(key, query)
+            if node.comparison not in leaves:
+                leaves[node.comparison] = _compared(node.comparison, keys, queries)
+            return leaves[node.comparison]
         if node.op is Op.NOT:
-            return not self._holds(node.inputs[0], key, query)
-        left, right = (self._holds(i, key, query) for i in node.inputs)  # both: either may raise
-        return (left and right) if node.op is Op.AND else (left or right)
+            holds, ok = self._formula(node.inputs[0], keys, queries, leaves)
+            return ~holds, ok
+        (a, a_ok), (b, b_ok) = (self._formula(i, keys, queries, leaves) for i in node.inputs)
+        return ((a & b) if node.op is Op.AND else (a | b)), a_ok & b_ok
 
     def _side(self, index: int, n: int) -> _Side:
         """A select side at length n: each position's values (one entry, the whole set, without
@@ -284,6 +311,41 @@ class SelectorCases:
                     can, must = can or held, must and held
             found = self._pairs[(id(keys), id(queries), what)] = (can, must and any_ok)
         return found
+
+
+def _members(sets: list[tuple[Atom, ...]]) -> np.ndarray:
+    """[sets, values]: 1 where the value (the sets' values in order, concatenated) is the set's."""
+    sizes = [len(vs) for vs in sets]
+    out = np.zeros((len(sets), sum(sizes)))
+    out[np.repeat(np.arange(len(sets)), sizes), np.arange(sum(sizes))] = 1.0
+    return out
+
+
+def _compared(
+    comparison: sops.Comparison, keys: list[Atom], queries: list[Atom]
+) -> tuple[np.ndarray, np.ndarray]:
+    """`key OP query` at every [query, key] as Python compares them, and where Python can (a
+    string ordered against a number raises): vectorised where every value is a number float64
+    orders as Python does, or every value a string."""
+    values = (*keys, *queries)
+    shape = (len(queries), len(keys))
+    numbers = all(
+        type(v) in (int, float, bool) and not (type(v) is int and abs(v) > EXACT_FLOATS)
+        for v in values
+    )
+    if numbers or all(type(v) is str for v in values):
+        k = np.array(keys, dtype=np.float64 if numbers else None)[None, :]
+        q = np.array(queries, dtype=np.float64 if numbers else None)[:, None]
+        holds = np.asarray(sops._COMPARE[comparison](k, q), dtype=bool).reshape(shape)
+        return holds, np.ones(shape, dtype=bool)
+    holds, ok = np.zeros(shape, dtype=bool), np.ones(shape, dtype=bool)
+    for r, q_value in enumerate(queries):
+        for c, k_value in enumerate(keys):
+            try:
+                holds[r, c] = comparison.apply(k_value, q_value)
+            except TypeError:
+                ok[r, c] = False
+    return holds, ok
 
 
 def compare_matrix(

@@ -9,12 +9,15 @@ from functools import partial
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_compile import all_inputs, check_inputs
 
 from compiler import compile_sop
 from compiler.graph import Op, graph_and_index
 from compiler.selector_cases import (
     SelectorCases,
+    _compared,
     checked_compare_table,
     decided_matrix,
     row_ranges,
@@ -257,3 +260,31 @@ def test_selects_that_contradict_each_other_compile_to_a_constant(text: str) -> 
     assert model.param_count() < 100
     inputs = all_inputs("abc", 5)
     assert check_inputs(model, root, inputs) == len(inputs)
+
+
+ATOMS = st.one_of(
+    st.integers(-3, 3),
+    st.sampled_from([2**60, 2**60 + 1, -(2**55)]),
+    st.floats(-3, 3, allow_nan=False, width=64),
+    st.sampled_from([float("nan"), float("inf"), 2.0**60]),
+    st.booleans(),
+    st.sampled_from(["a", "b", "ab", ""]),
+    st.none(),
+)
+
+
+@given(st.lists(ATOMS, min_size=1, max_size=5), st.lists(ATOMS, min_size=1, max_size=5))
+@settings(max_examples=300, deadline=None)
+def test_joint_pairs_compare_as_python_does(keys: list, queries: list) -> None:
+    """The joint cases' vectorised comparison against Python's, pair by pair: whether a pair
+    holds, and whether it compares at all (a string ordered against a number raises)."""
+    for comparison in S.Comparison:
+        holds, ok = _compared(comparison, keys, queries)
+        for r, q in enumerate(queries):
+            for c, k in enumerate(keys):
+                try:
+                    expected = comparison.apply(k, q)
+                except TypeError:
+                    assert not ok[r, c], (comparison, k, q)
+                    continue
+                assert ok[r, c] and holds[r, c] == expected, (comparison, k, q)
