@@ -136,7 +136,6 @@ def parse_tokens(text: str) -> list[Any]:
 def load_program(file: str, console: Console | None = None) -> tuple[Interpreter, Source]:
     """Read and run the program FILE (`-`: standard input, reported as `<stdin>`), with progress
     bars for a large one; returns the interpreter and the program's source."""
-    from rasp.interpreter import load_source
     from rasp.sources import decode_source, read_source
 
     console = console or Console()
@@ -146,10 +145,18 @@ def load_program(file: str, console: Console | None = None) -> tuple[Interpreter
         refuse_model_file(file)
         source = read_source(file)
     console.step(f"read {source.name}: {len(source.text):,} characters")
+    return run_source(source, console), source
+
+
+def run_source(source: Source, console: Console) -> Interpreter:
+    """Run a program's text (a file's, or the one a model records), with progress bars for a
+    large one."""
+    from rasp.interpreter import load_source
+
     with console.progress() as progress:
         interp = load_source(source, progress=progress)
     console.step(f"ran {source.name}")
-    return interp, source
+    return interp
 
 
 def refuse_model_file(file: str) -> None:

@@ -118,7 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("--json", action="store_true", help="print what was written as JSON")
 
     ver = command("verify", "compare a compiled model with the interpreter")
-    ver.add_argument("file", metavar="FILE.rasp", help=FILE_HELP)
+    ver.add_argument(
+        "file",
+        metavar="FILE.rasp",
+        nargs="?",
+        help=FILE_HELP + " (default with --model: the .rasp program the model records)",
+    )
     add_python_options(ver)
     _add_vocab_and_len(
         ver, required=False, default_note="required, except with --model: the model's"
@@ -162,7 +167,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     show = command("show", "summarise a compiled model (layers, heads, widths, labels)")
     show.add_argument("model", metavar="M.safetensors")
-    show.add_argument("--json", action="store_true", help="print the summary as JSON")
+    shown = show.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="print the summary as JSON")
+    shown.add_argument(
+        "--source",
+        action="store_true",
+        help="print the program the model was compiled from (its text as compiled), nothing else",
+    )
 
     draw = command("draw", "draw a program's or model's computation on an input")
     draw.add_argument(

@@ -33,14 +33,14 @@ Compile a program's s-op into a transformer (a .safetensors file) that accepts e
 N tokens of VOCAB, and prove it exact (the certificate). Prints what it wrote and the certificate;
 --json prints them as one JSON object.""",
     "verify": """\
-Compare a compiled model (compiled now, or --model) with the interpreter: every input up to the
-exhaustive length, then seeded longer ones (half random, half guided to values of the program's
+Compare a compiled model (compiled now, or --model) with the interpreter, on FILE or, given only
+--model, on the program the model records: every input up to the exhaustive length, then seeded longer ones (half random, half guided to values of the program's
 variables that random inputs miss), then a sweep over evaluation orders. Prints what was covered
 (exit 0) or the first failing input and where the model first goes wrong (exit 1).""",
     "show": """\
 Summarise a compiled model: program, vocabulary, shape, the operation of every head and MLP, the
 certificate and the residual stream's layout. The file is checked exactly as `rasp run --model`
-checks it.""",
+checks it. --source prints the program the model records instead.""",
     "draw": """\
 Draw a program's or model's computation on one input (needs the viz extra, matplotlib): every
 head's attention pattern and the residual stream after each layer, as a PNG (or the format -o's
@@ -76,11 +76,13 @@ EXAMPLES = {
     "verify": [
         "rasp verify programs/reverse.rasp --vocab abc --max-len 6",
         "rasp verify programs/reverse.rasp --vocab abc --max-len 10 --model reverse.safetensors",
+        "rasp verify --model reverse.safetensors",
         "rasp verify programs/hist.rasp --vocab ab --max-len 12 --exhaustive-len 8 --samples 200",
     ],
     "show": [
         "rasp show reverse.safetensors",
         "rasp show reverse.safetensors --json",
+        "rasp show reverse.safetensors --source",
     ],
     "draw": [
         "rasp draw programs/reverse.rasp --input abcab -o reverse.png",

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rasp.errors import ErrorKind, RaspError
 from rasp.tools import model_steps as steps
 from rasp.tools.console import Console
 from rasp.tools.pyprogram import is_python_target
@@ -159,7 +161,19 @@ def cmd_show(args: argparse.Namespace) -> int:
         summary_json,
     )
 
-    summary = summarize(read_model_file(args.model, "show"))
+    model_file = read_model_file(args.model, "show")
+    if args.source:
+        text = (model_file.meta.get("program") or {}).get("source")
+        if text is None:
+            raise RaspError(
+                f"{args.model} records no program",
+                hint="a model compiled by `rasp compile` records its program; one built with "
+                "compiler.compile_sop records it where given a source",
+                kind=ErrorKind.IO,
+            )
+        sys.stdout.write(text)  # byte for byte what was compiled (its sha256 is in the summary)
+        return 0
+    summary = summarize(model_file)
     console = Console.from_args(args)
     console.result(
         json.dumps(summary_json(summary), indent=2) if args.json else format_summary(summary)

@@ -67,18 +67,23 @@ def load_model(path: str | Path, device: str, command: str) -> Any:
 
 
 def program_sop(
-    file: str,
+    file: str | Source,
     name: str | None,
     console: Console | None = None,
     model_output: tuple[str, str] | None = None,
 ) -> tuple[Any, str, Source]:
-    """The s-op to compile from FILE (`-`: standard input): (sop, its name, the source).
-    `model_output`: (model file, its output's name), the s-op to take when `name` is None."""
-    if is_python_target(file):
-        return python_program(file, name)
-    from rasp.tools.arguments import load_program, select_output
+    """The s-op to compile from FILE (`-`: standard input; a Source: that text, such as the
+    program a model records): (sop, its name, the source). `model_output`: (model file, its
+    output's name), the s-op to take when `name` is None."""
+    from rasp.tools.arguments import load_program, run_source, select_output
 
-    interp, source = load_program(file, console)
+    if isinstance(file, Source):
+        source = file
+        interp = run_source(source, console or Console())
+    elif is_python_target(file):
+        return python_program(file, name)
+    else:
+        interp, source = load_program(file, console)
     if name is None and model_output is not None:
         model, name = model_output
         if name not in set(interp.names()):
@@ -97,6 +102,29 @@ def program_sop(
         sop = copy.copy(sop)
         sop.span = assigned
     return sop, name, source
+
+
+def recorded_program(model_path: str, meta: dict[str, Any]) -> Source:
+    """The RASP program a model file records (`rasp compile` stores its text), named after
+    the file it was read from and the model; a program it does not record, or a Python one
+    (which a model file never gets to run), is a located refusal."""
+    program = meta.get("program") or {}
+    text, file = program.get("source"), program.get("file")
+    if text is None:
+        raise RaspError(
+            f"{model_path} records no program to verify it against",
+            hint=f"name the program: `rasp verify PROGRAM.rasp --model {model_path}`",
+            kind=ErrorKind.IO,
+        )
+    if file is not None and Path(file.split(":")[0]).suffix == ".py":
+        raise RaspError(
+            f"{model_path} was compiled from the Python program {file}, which rasp-forge does "
+            "not run from a model file",
+            hint=f"loading a .py file runs it; if you trust it: `rasp verify {file}:NAME --model "
+            f"{model_path}`",
+            kind=ErrorKind.IO,
+        )
+    return Source(f"{file or 'the program'} (recorded in {model_path})", text)
 
 
 def compile_sop(

@@ -33,7 +33,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     console = Console.from_args(args)
     model = None
-    if args.file != "-":
+    if args.file is None and args.model is None:
+        return steps.usage_error(
+            "verify",
+            "the following arguments are required: FILE.rasp (or --model M.safetensors, whose "
+            "recorded program it then checks)",
+        )
+    if args.file not in (None, "-"):
         # `rasp verify reverse.safetensors`: say that, not that --vocab is missing
         from rasp.tools.arguments import refuse_model_file
 
@@ -89,8 +95,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
         steps.check_device(args.device)  # before compiling, which may take minutes
     # with --model, the s-op the model computes unless --name says otherwise (PROG.py:NAME names it)
     output = None if model is None else str(model.meta.output.name)
+    # no FILE: the program the model records (`rasp compile` stores its text)
+    program = (
+        args.file if args.file is not None else steps.recorded_program(args.model, model.meta.raw)
+    )
     sop, name, source = steps.program_sop(
-        args.file, args.name, console, None if output is None else (args.model, output)
+        program, args.name, console, None if output is None else (args.model, output)
     )
     if output is not None and name != output:  # --name, or PROG.py:NAME
         console.warn(
@@ -113,7 +123,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         # with 2 threads on a busy 2-core machine).
         torch.set_num_threads(1)
     if model is not None:
-        _warn_if_other_source(args.model, model.meta.raw, source, console)
+        if args.file is not None:  # (the recorded program is the model's own)
+            _warn_if_other_source(args.model, model.meta.raw, source, console)
     else:
         console.step(f"compiling `{name}` for {len(args.vocab)} tokens, max_len {args.max_len}")
         try:
@@ -142,7 +153,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         progress = None if bars is None else lambda done, total: bars("verifying", done, total)
         report = check_model(sop, model, plan, progress=progress, nodes=nodes, guard=guard)
     console.step("checked")
-    what = f"{source.name if args.file == '-' else args.file} `{name}`"
+    what = f"{source.name if args.file in (None, '-') else args.file} `{name}`"
     if args.json:
         console.result_json(report_json(report))
     elif report.ok:
