@@ -33,10 +33,11 @@ Compile a program's s-op into a transformer (a .safetensors file) that accepts e
 N tokens of VOCAB, and prove it exact (the certificate). Prints what it wrote and the certificate;
 --json prints them as one JSON object.""",
     "verify": """\
-Compare a compiled model (compiled now, or --model) with the interpreter, on FILE or, given only
---model, on the program the model records: every input up to the exhaustive length, then seeded longer ones (half random, half guided to values of the program's
-variables that random inputs miss), then a sweep over evaluation orders. Prints what was covered
-(exit 0) or the first failing input and where the model first goes wrong (exit 1).""",
+Compare a compiled model (compiled now, or --model) with the interpreter, running FILE or, given
+only --model, the program the model records: every input up to the exhaustive length, then seeded
+longer ones (half random, half guided to values of the program's variables that random inputs
+miss), then a sweep over evaluation orders. Prints what was covered (exit 0) or the first failing
+input and where the model first goes wrong (exit 1).""",
     "show": """\
 Summarise a compiled model: program, vocabulary, shape, the operation of every head and MLP, the
 certificate and the residual stream's layout. The file is checked exactly as `rasp run --model`
