@@ -135,13 +135,16 @@ def programs_dir() -> Path | None:
 
 
 def find_program(name: str, span: Span, search_dirs: Sequence[Path]) -> Path:
-    """The file `load "name";` means: `name.rasp` in the loading file's directory, the working
-    directory, `search_dirs`, then the shipped `programs/` (first found wins); a name with a suffix
-    (`"prog.txt"`, `rasp repl prog.txt`) is also the file of that very name."""
+    """The file `load "name";` means: `name.rasp` in the loading file's directory (its source's
+    `loads_from`, where given), the working directory, `search_dirs`, then the shipped
+    `programs/` (first found wins); a name with a suffix (`"prog.txt"`, `rasp repl prog.txt`) is
+    also the file of that very name."""
     candidates = [name + ".rasp"] + ([name] if Path(name).suffix else [])
     dirs: list[Path] = []
     loader = Path(span.file)
-    if loader.is_file():
+    if span.source.loads_from is not None:
+        dirs.append(Path(span.source.loads_from))
+    elif loader.is_file():
         dirs.append(loader.parent)
     dirs.append(Path.cwd())
     dirs.extend(search_dirs)

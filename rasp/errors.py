@@ -58,10 +58,13 @@ def spell_options(text: str, options: OptionSpelling | None = None) -> str:
 
 @dataclass(frozen=True, eq=False)
 class Source:
-    """A program text and the name it is reported under (a path, `<input>` or `<repl>`)."""
+    """A program text and the name it is reported under (a path, `<input>` or `<repl>`).
+    `loads_from`: the directory its `load`s look in first, where that is not the directory of
+    the file `name` names (the program a model records is named after the model too)."""
 
     name: str
     text: str
+    loads_from: str | None = None
 
     @cached_property
     def lines(self) -> tuple[str, ...]:

@@ -106,8 +106,8 @@ def test_a_python_program_is_never_run_from_a_model_file(
     assert (code, out) == (1, "") and err.splitlines() == [
         f"error: {model} was compiled from the Python program {target}, which rasp-forge does "
         "not run from a model file",
-        f"hint: loading a .py file runs it; if you trust it: `rasp verify {target}:NAME --model "
-        f"{model}`",
+        f"hint: loading a .py file runs it; if you trust it: `rasp verify {target}:length "
+        f"--model {model}`",
     ]
 
 
@@ -117,3 +117,25 @@ def test_verify_needs_a_program_or_a_model(capsys: pytest.CaptureFixture[str]) -
         "rasp verify: error: the following arguments are required: FILE.rasp (or --model "
         "M.safetensors, whose recorded program it then checks)\n"
     )
+
+
+def test_the_recorded_programs_loads_look_in_its_directory_first(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As when it was compiled: not the working directory's file of that name (which made a
+    correct model fail), nor "cannot find" where the working directory has none."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "helper.rasp").write_text("def f(x) { return x + 1; }\n")
+    (tmp_path / "proj" / "main.rasp").write_text('load "helper";\nres = f(indices);\n')
+    argv = ["compile", "proj/main.rasp", "--vocab", "ab", "--max-len", "3", "-q", "-o", "m.st"]
+    assert main(argv) == 0
+    for elsewhere in ("def f(x) { return x + 2; }\n", None):
+        if elsewhere is not None:
+            (tmp_path / "helper.rasp").write_text(elsewhere)
+        else:
+            (tmp_path / "helper.rasp").unlink()
+        code, out, err = run(capsys, "verify", "--model", "m.st")
+        assert code == 0 and out.startswith(
+            "verified proj/main.rasp (recorded in m.st) `res`: model == interpreter on 14 inputs"
+        ), err

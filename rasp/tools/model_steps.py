@@ -117,14 +117,17 @@ def recorded_program(model_path: str, meta: dict[str, Any]) -> Source:
             kind=ErrorKind.IO,
         )
     if file is not None and Path(file.split(":")[0]).suffix == ".py":
+        output = (meta.get("output") or {}).get("name") or "NAME"
         raise RaspError(
             f"{model_path} was compiled from the Python program {file}, which rasp-forge does "
             "not run from a model file",
-            hint=f"loading a .py file runs it; if you trust it: `rasp verify {file}:NAME --model "
-            f"{model_path}`",
+            hint=f"loading a .py file runs it; if you trust it: `rasp verify {file}:{output} "
+            f"--model {model_path}`",
             kind=ErrorKind.IO,
         )
-    return Source(f"{file or 'the program'} (recorded in {model_path})", text)
+    # its loads look where they did when it was compiled: in its file's directory first
+    loads_from = str(Path(file).parent) if file is not None and not file.startswith("<") else None
+    return Source(f"{file or 'the program'} (recorded in {model_path})", text, loads_from)
 
 
 def compile_sop(
