@@ -271,7 +271,7 @@ class Readings:
         # Numbers leave the model as one logit (decoded by snapping to the value set): one residual
         # dim and one unembedding column instead of a one-hot.
         # (not numbers beyond float32's range, `indices ^ indices`: their logit would be inf)
-        if len(vals) > 2 and all(is_number(v) and abs(float(v)) < F32_HUGE for v in vals):
+        if len(vals) > 2 and all(is_number(v) and abs(v) < F32_HUGE for v in vals):
             return Encoding.NUMERICAL
         if len(vals) == 2 and all(is_number(v) for v in vals) and self._maps_a_mean(node):
             # two numbers computed from a mean (`as_float` of a mean of two values): its logit,
@@ -430,7 +430,7 @@ def _mixed_types_fix(origin: IRNode, root: IRNode) -> str:
 def _collide(vals: Sequence[Atom]) -> bool:
     """Whether a bool and a number equal to it (False and 0, True and 1) are both among `vals`."""
     bools = {v for v in vals if isinstance(v, bool)}
-    return any(is_number(v) and float(v) in (0.0, 1.0) and bool(v) in bools for v in vals)
+    return any(is_number(v) and v in (0.0, 1.0) and bool(v) in bools for v in vals)
 
 
 def snap_targets(program: Sequence[Atom], reading: Sequence[Atom]) -> tuple[Atom, ...]:

@@ -137,7 +137,10 @@ class CompiledModel:
         from safetensors.numpy import save_file
 
         tensors = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in self.weights.items()}
-        save_file(tensors, str(path), metadata={"rasp_forge": json.dumps(self.metadata)})
+        # strict JSON (no Infinity or NaN, which the runtime's reader refuses): raises here,
+        # before a file that no tool can read is written (the value analysis refuses such values)
+        text = json.dumps(self.metadata, allow_nan=False)
+        save_file(tensors, str(path), metadata={"rasp_forge": text})
 
     # -- sizes ------------------------------------------------------------------------------------
 

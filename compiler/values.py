@@ -174,6 +174,17 @@ class _Inference:
                 or already_reported(node, known.problems)
             ):
                 self.failed.add(node.index)  # reported here or at an input: nothing more to say
+            elif (infinite := _not_finite(vals)) is not None:
+                self.failed.add(node.index)
+                known.problems.append(
+                    Diagnostic(
+                        f"'{node.text}' can be {infinite!r}, which no model holds",
+                        node.span,
+                        "float64 overflows here (a result past 1.8e308, or inf - inf): the "
+                        "interpreter carries it on, but weights and the model file hold finite "
+                        "numbers only; use smaller numbers",
+                    )
+                )
             elif not node.op.is_selector and (not vals or _fails_at_every_length(rel, self.n_max)):
                 self.failed.add(node.index)
                 known.problems.append(
@@ -380,6 +391,11 @@ def _selects_at_most_one(node: IRNode, relation: Sequence[Relation | None]) -> b
             return False
         seen.add(compared)
     return True
+
+
+def _not_finite(values: tuple[Atom, ...]) -> float | None:
+    """An infinite or NaN float among `values` (float64 overflow: `tokens_float * 2` of 1e308)."""
+    return next((v for v in values if isinstance(v, float) and not math.isfinite(v)), None)
 
 
 def _fails_at_every_length(rel: Relation | None, max_len: int) -> bool:

@@ -68,7 +68,10 @@ def column(values: Sequence[Any]) -> Column | None:
         return None
     if (kind == STR).any():
         values = [_string_number(v) if type(v) is str else v for v in values]
-    num = np.array(values, dtype=np.float64) if len(values) else np.zeros(0)
+    try:
+        num = np.array(values, dtype=np.float64) if len(values) else np.zeros(0)
+    except OverflowError:  # an int past float64 (10**400): not held exactly either
+        return None
     if not np.isfinite(num).all() or (np.abs(num[kind == INT]) >= EXACT_INT).any():
         return None
     return Column(num, kind, np.ones(len(values), dtype=bool))

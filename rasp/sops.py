@@ -287,9 +287,11 @@ def _means(sel: np.ndarray, values: np.ndarray, widths: np.ndarray) -> np.ndarra
             return None
         return (sel.astype(np.float64) @ values.astype(np.float64)) / count
     total = np.zeros(len(sel))  # [n_query]
-    for k, value in enumerate(values.astype(np.float64)):
-        total = np.where(sel[:, k], total + value, total)  # IEEE adds, as Python's sum
-    return total / count
+    # overflow to inf (1e308 + 1e308) as Python's sum does: silently, not a numpy warning
+    with np.errstate(over="ignore", invalid="ignore"):
+        for k, value in enumerate(values.astype(np.float64)):
+            total = np.where(sel[:, k], total + value, total)  # IEEE adds, as Python's sum
+        return total / count
 
 
 def _averageable(picked: Sequence[Any], bools_as_numbers: bool) -> bool:

@@ -529,3 +529,46 @@ def test_a_map_that_reads_the_index_through_a_few_classes_steps_on_the_classes()
     inputs = [rng.choices("abc", k=rng.randint(1, 64)) for _ in range(40)]
     for tokens, got in zip(inputs, runtime.run(inputs), strict=True):
         assert got == list(evaluate(sop, tokens).values)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = tokens_float * 2;",  # 1e308 * 2
+        "x = tokens_float * 2 - tokens_float * 2;",  # inf - inf: refused at the first inf
+        "x = aggregate(select(indices, indices, <=), tokens_float);",  # the sum overflows
+    ],
+)
+def test_a_value_float64_overflows_to_is_refused_located(text: str) -> None:
+    """It used to write a model whose metadata held `Infinity`, which no tool could read (over
+    an existing file), or to fail as an internal error (NaN weights)."""
+    sop = _program(text, "x")
+    with pytest.raises(CompileError) as caught:
+        compile_sop(sop, [1e308, 1.0], 3, source=Source("<test>", text))
+    diagnostic = caught.value.diagnostics[0]
+    assert diagnostic.message.endswith("can be inf, which no model holds")
+    assert diagnostic.span is not None and diagnostic.span.col == 5
+
+
+@pytest.mark.parametrize(
+    ("text", "vocab"),
+    [
+        ("x = indices * 10 ^ 308 * 10;", ["a", "b"]),  # whole numbers past float64's range
+        ("x = tokens_int + 1;", [10**310, 1, 2]),
+    ],
+)
+def test_whole_numbers_past_float64_compile_as_labels(text: str, vocab: list) -> None:
+    """An internal error before: `float(10**309)` overflows."""
+    sop = _program(text, "x")
+    model = compile_sop(sop, vocab, 3)
+    _agrees_everywhere(sop, model, vocab, 3)
+
+
+def test_a_model_is_never_saved_with_metadata_json_cannot_hold(tmp_path) -> None:
+    sop = _program("x = indices + 1;", "x")
+    model = compile_sop(sop, ["a"], 2)
+    model.metadata["output"]["values"] = [1.0, math.inf]
+    path = tmp_path / "m.safetensors"
+    with pytest.raises(ValueError, match="JSON"):
+        model.save(path)
+    assert not path.exists()
