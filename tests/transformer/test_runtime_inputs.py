@@ -80,6 +80,29 @@ def test_a_bad_input_fails_before_any_batch_runs(prev_path: Path) -> None:
         model.run(["ab"] * 300 + ["q"], batch_size=4)
 
 
+@pytest.mark.parametrize(
+    ("lengths", "message"),
+    [
+        ([2, 3], "2 lengths for 1 row of "),
+        ([9], "lengths[0] is 9; a row of "),
+        ([-1], "lengths[0] is -1; a row of "),
+        ([True], "lengths[0] is True; a row of "),
+    ],
+)
+def test_decoding_refuses_lengths_that_do_not_fit_the_batch(
+    prev_path: Path, lengths: list, message: str
+) -> None:
+    """They invented a row (`[['b', 'a'], []]`) or read past an input's end without a word."""
+    model = transformer.load(prev_path)
+    ids, _ = model.encode(["ab"])
+    for decoded in (
+        lambda: model.decode(model.forward(ids), lengths),
+        lambda: model.to_values(model.run_ids(ids), lengths),
+    ):
+        with pytest.raises(ModelInputError, match=message.replace("[", r"\[")):
+            decoded()
+
+
 def test_run_rejects_a_batch_size_below_one(prev_path: Path) -> None:
     with pytest.raises(ValueError, match="batch_size"):
         transformer.load(prev_path).run(["a"], batch_size=0)
