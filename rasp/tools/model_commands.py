@@ -171,7 +171,7 @@ def cmd_show(args: argparse.Namespace) -> int:
                 "compiler.compile_sop records it where given a source",
                 kind=ErrorKind.IO,
             )
-        sys.stdout.write(text)  # byte for byte what was compiled (its sha256 is in the summary)
+        sys.stdout.write(text)  # the text compiled, as its recorded sha256 hashes it
         return 0
     summary = summarize(model_file)
     console = Console.from_args(args)
