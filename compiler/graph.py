@@ -243,12 +243,21 @@ def _describe(node: sops.Node, op: Op, inputs: list[IRNode]) -> str:
     return _span_text(node) or _structure(node, op, inputs)
 
 
+TEXT_WIDTH = 80  # a longer source text is shown as its start and end
+
+
 def _span_text(node: sops.Node) -> str | None:
-    """The node's source text on one line, where it has a short one."""
+    """The node's source text on one line, its middle elided past TEXT_WIDTH characters: still
+    the program's words, where a description by input names would quote generated ones
+    (`aggregate(_or_1, _map_4)` for a long inline selector)."""
     if node.span is not None:
-        text = node.span.text()
-        if text and len(text) <= 80:
-            return " ".join(text.split())
+        text = " ".join(node.span.text().split())
+        if len(text) > TEXT_WIDTH:  # cut at spaces where there are some
+            head, tail = text[: TEXT_WIDTH - 25], text[-20:]
+            head = head[: head.rfind(" ")] if head.rfind(" ") > 20 else head
+            tail = tail[tail.find(" ") + 1 :] if 0 <= tail.find(" ") < 10 else tail
+            text = f"{head} ... {tail}"
+        return text or None
     return None
 
 

@@ -119,3 +119,19 @@ def test_equal_expressions_keep_their_shared_text() -> None:
     sop = load_source(Source("<test>", program)).get("res")
     texts = [n.text for n in build_graph(sop).nodes if n.op is Op.MAP]
     assert texts == ["indices % 2", "indices % 2"]
+
+
+def test_a_long_expression_is_described_by_its_own_words() -> None:
+    """Past 80 characters its start and end, elided at spaces: not `aggregate(_or_1, _map_4)`,
+    whose generated names the program never wrote."""
+    from rasp.errors import Source
+    from rasp.interpreter import load_source
+
+    program = (
+        "w = aggregate(select(indices, indices - 1, ==) or select(indices, indices + 1, ==), "
+        'indicator(tokens=="a"));'
+    )
+    sop = load_source(Source("<test>", program)).get("w")
+    text = build_graph(sop).output.text
+    assert text == 'aggregate(select(indices, indices - 1, ==) or ... icator(tokens=="a"))'
+    assert len(text) <= 80
