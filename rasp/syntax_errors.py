@@ -39,6 +39,7 @@ _FRIENDLY = {
 }
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
 _CLOSER_TERMINALS = {")": "RPAR", "]": "RSQB", "}": "RBRACE"}
+_COMPOUND = frozenset("+-*/%^")  # the operators Python writes before `=`
 _COMPARISON_TERMINALS = {"EQ", "NE", "LE", "GE", "LT", "GT"}
 _WORD_OPENERS = {"select", "aggregate", "range", "zip", "len", "round", "indicator", "draw"}
 COMPARISON_HINT = "select(keys, queries, OP) takes one of == != < > <= >="
@@ -97,6 +98,13 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
     if habit is not None:
         return habit
     if token.type == "EQUAL" and "EQUAL" not in expected:
+        before = text[token.start_pos - 1] if token.start_pos else ""
+        if before in _COMPOUND:  # `x += 1`, Python's augmented assignment
+            return RaspSyntaxError(
+                f"RASP has no '{before}=' (augmented assignment)",
+                Span(source, here.line, here.col - 1, here.line, here.col + 1),
+                f"write it out: name = name {before} value;",
+            )
         following = text[token.end_pos : (token.end_pos or 0) + 1] if token.end_pos else ""
         if following in ("<", ">") and expected <= _COMPARISON_TERMINALS:
             return RaspSyntaxError(
