@@ -26,6 +26,8 @@ strs = tokens;
 bools = tokens == "a";
 n = 3;
 sel = select(indices, indices, <);
+grid = select(indices, indices, <)("ab");
+seq = tokens("ab");
 """
 
 
@@ -119,7 +121,15 @@ def test_unknown_name_suggests_a_close_one(
     assert "hint: did you mean 'reverse'?" in err
 
 
-@pytest.mark.parametrize(("name", "words"), [("sel", "is a selector"), ("n", "is a number (3)")])
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("sel", "is a selector"),
+        ("n", "is a number (3)"),
+        ("grid", "is a selector's value on one input (a matrix)"),  # not "an ndarray"
+        ("seq", "is an s-op's value on one input (a list)"),  # not "a SeqValue"
+    ],
+)
 def test_name_that_is_not_an_sop(
     capsys: pytest.CaptureFixture[str], program: Any, name: str, words: str
 ) -> None:

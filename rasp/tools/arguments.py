@@ -237,4 +237,10 @@ def _kind_text(value: Any) -> str:
         return "a dict"
     if callable(value) or hasattr(value, "params"):
         return "a function"
+    from rasp.sops import SeqValue
+
+    if isinstance(value, SeqValue):  # `f("abc")`: an s-op applied to an input
+        return "an s-op's value on one input (a list)"
+    if hasattr(value, "shape") and len(getattr(value, "shape", ())) == 2:
+        return "a selector's value on one input (a matrix)"
     return with_article(type(value).__name__)
