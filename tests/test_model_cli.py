@@ -329,6 +329,19 @@ def test_run_says_how_to_give_number_tokens(
     )
 
 
+def test_run_says_how_to_give_string_tokens_written_as_numbers(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    argv, _, model = compile_argv(tmp_path, "same", "s = tokens;\n", '["[","]","1"]')
+    assert run(capsys, *argv)[0] == 0
+    code, _, err = run(capsys, "run", "--model", str(model), "--input", '[1, "]"]')
+    assert code == 2 and err.endswith(
+        """; its tokens are strings: write the input as strings, --input '["1", "]"]'\n"""
+    )
+    code, _, err = run(capsys, "run", "--model", str(model), "--input", "[2]")
+    assert code == 2 and err.endswith(f"({model})\n"), "no string 2 either: no hint"
+
+
 def test_verify_compiles_and_reports_json(
     capsys: pytest.CaptureFixture[str], reverse_file: Path
 ) -> None:

@@ -54,9 +54,17 @@ class ModelInputRefused(RaspError):
 
 def _json_input_hint(tokens: Sequence[Any], vocab: Sequence[Any]) -> str:
     """Where characters were given for a model whose tokens are numbers or booleans (`--input
-    123` for the vocabulary [1, 2, 3]), how to write them as those tokens."""
-    if not tokens or not all(isinstance(t, str) for t in tokens):
+    123` for the vocabulary [1, 2, 3]), how to write them as those tokens; and where numbers
+    were given for one whose tokens are their strings (`--input '[1]'` for ["[", "]", "1"])."""
+    if not tokens:
         return ""
+    if not all(isinstance(t, str) for t in tokens):
+        strings = {t for t in vocab if isinstance(t, str)}
+        as_text = [t if isinstance(t, str) else json.dumps(t) for t in tokens]
+        if not strings or not all(t in strings for t in as_text):
+            return ""
+        listed = json.dumps(as_text, ensure_ascii=False)
+        return f"; its tokens are strings: write the input as strings, --input '{listed}'"
     known = {json.dumps(t) for t in vocab if not isinstance(t, str)}
     if not known or not all(t in known for t in tokens):
         return ""
