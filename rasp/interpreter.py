@@ -301,8 +301,10 @@ class Interpreter:
     def _load(self, stmt: ast.Load, frame: _Frame) -> StatementResult:
         path = builtins.find_program(stmt.path, stmt.span, self.search_dirs)
         if path in self._loading:
+            depth = len(self._loading)
             raise RaspRuntimeError(
-                f"'{stmt.path}' loads itself (through {len(self._loading)} loads)", stmt.span
+                f"'{stmt.path}' loads itself" + ("" if depth == 1 else f" (through {depth} loads)"),
+                stmt.span,
             )
         try:
             source = read_source(path)

@@ -132,7 +132,8 @@ def _plan_lines(report: VerifyReport) -> list[str]:
     if plan.exhaustive_len:
         lines.append(
             f"  exhaustive: every input of length 1..{plan.exhaustive_len} over "
-            f"{len(plan.vocab)} tokens ({plan.exhaustive_count:,} inputs)"
+            f"{len(plan.vocab)} {'token' if len(plan.vocab) == 1 else 'tokens'} "
+            f"({plan.exhaustive_count:,} {'input' if plan.exhaustive_count == 1 else 'inputs'})"
         )
     if plan.sampled_lengths is not None:
         lo, hi = plan.sampled_lengths
