@@ -438,3 +438,22 @@ def test_the_command_line_lets_idle_openmp_threads_sleep(monkeypatch: pytest.Mon
     monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
     assert main(["--version"]) == 0
     assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["compile", "programs/reverse.rasp", "--vocab", "ab", "--max-len", "3", "-o", ""], "-o"),
+        (["export", "M.safetensors", "--to", "transformer-lens", "-o", ""], "-o"),
+        (["draw", "M.safetensors", "--input", "ab", "-o", "d.png", "--dot", ""], "--dot"),
+    ],
+)
+def test_an_empty_output_path_is_refused(
+    capsys: pytest.CaptureFixture[str], argv: list[str], option: str
+) -> None:
+    """`-o ''` (an unset shell variable): export wrote into the current directory."""
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "") and err.rstrip().endswith(
+        f"error: argument {option}{'/--output' if option == '-o' else ''}: an empty path names "
+        "no file"
+    )

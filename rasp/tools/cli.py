@@ -105,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_python_options(comp)
     _add_vocab_and_len(comp, required=True)
     comp.add_argument("--name", help="the s-op to compile (default: the last name assigned)")
-    comp.add_argument("-o", "--output", required=True, metavar="OUT.safetensors")
+    comp.add_argument("-o", "--output", required=True, metavar="OUT.safetensors", type=_path)
     comp.add_argument("--causal", action="store_true", help="compile with causal attention")
     comp.add_argument(
         "--no-head-masks",
@@ -184,17 +184,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_python_options(draw)
     draw.add_argument("--input", required=True, metavar="INPUT", help=INPUT_HELP)
-    draw.add_argument("-o", "--output", required=True, metavar="OUT.png")
+    draw.add_argument("-o", "--output", required=True, metavar="OUT.png", type=_path)
     _add_vocab_and_len(draw, required=False)
     draw.add_argument("--name", help="the s-op to draw (default: the last name assigned)")
-    draw.add_argument("--dot", metavar="OUT.dot", help="also write the graph as DOT text")
+    draw.add_argument(
+        "--dot", metavar="OUT.dot", type=_path, help="also write the graph as DOT text"
+    )
     _add_max_params(draw, " (of a .rasp program)")
     draw.add_argument("--json", action="store_true", help="print what was written as JSON")
 
     export = command("export", "export a compiled model for another library")
     export.add_argument("model", metavar="M.safetensors")
     export.add_argument("--to", required=True, choices=["transformer-lens"])
-    export.add_argument("-o", "--output", required=True, metavar="OUT")
+    export.add_argument("-o", "--output", required=True, metavar="OUT", type=_path)
     export.add_argument("--json", action="store_true", help="print what was written as JSON")
 
     repl = command("repl", "interactive RASP (like the original's REPL)")
@@ -249,6 +251,14 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def _path(text: str) -> str:
+    """An output path; an empty one (`-o ''`, an unset shell variable) would be the current
+    directory."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path names no file")
+    return text
 
 
 def _non_negative(text: str) -> int:
