@@ -139,3 +139,17 @@ def test_the_recorded_programs_loads_look_in_its_directory_first(
         assert code == 0 and out.startswith(
             "verified proj/main.rasp (recorded in m.st) `res`: model == interpreter on 14 inputs"
         ), err
+
+
+def test_an_expression_statements_value_is_named_out_in_the_model(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The output was `out` but its head and residual group `_aggregate_1`."""
+    program, model = tmp_path / "e.rasp", tmp_path / "e.safetensors"
+    program.write_text("aggregate(select(indices, length - indices - 1, ==), tokens);\n")
+    argv = ["compile", str(program), "--vocab", "ab", "--max-len", "3", "-q", "-o", str(model)]
+    assert main(argv) == 0
+    code, out, _ = run(capsys, "show", str(model))
+    assert code == 0 and "_aggregate" not in out
+    assert "1      head 0  out     aggregate(select(indices, length" in out
+    assert run(capsys, "verify", "--model", str(model))[0] == 0

@@ -101,6 +101,11 @@ def program_sop(
         # names it, so that a refusal of it (`--causal`: length reads every position) points there.
         sop = copy.copy(sop)
         sop.span = assigned
+    if getattr(sop, "name", None) is None and name is not None:
+        # an expression statement's value, bound to `out` but not named by it: its residual
+        # group is the output's name, not a generated `_aggregate_1`
+        sop = copy.copy(sop)
+        sop.name = name
     return sop, name, source
 
 
