@@ -174,14 +174,15 @@ class _Inference:
                 or already_reported(node, known.problems)
             ):
                 self.failed.add(node.index)  # reported here or at an input: nothing more to say
-            elif (infinite := _not_finite(vals)) is not None:
+            elif (beyond := _beyond_float64(vals)) is not None:
                 self.failed.add(node.index)
                 known.problems.append(
                     Diagnostic(
-                        f"'{node.text}' can be {infinite!r}, which no model holds",
+                        f"'{node.text}' can be {beyond}, which no model holds",
                         node.span,
-                        "float64 overflows here (a result past 1.8e308, or inf - inf): the "
-                        "interpreter carries it on, but weights and the model file hold finite "
+                        "the compiler reads numbers as float64, whose range ends at 1.8e308 (a "
+                        "result past it is inf, and inf - inf is nan): the interpreter carries "
+                        "such numbers on, but weights and the model file hold finite float64 "
                         "numbers only; use smaller numbers",
                     )
                 )
@@ -393,9 +394,18 @@ def _selects_at_most_one(node: IRNode, relation: Sequence[Relation | None]) -> b
     return True
 
 
-def _not_finite(values: tuple[Atom, ...]) -> float | None:
-    """An infinite or NaN float among `values` (float64 overflow: `tokens_float * 2` of 1e308)."""
-    return next((v for v in values if isinstance(v, float) and not math.isfinite(v)), None)
+def _beyond_float64(values: tuple[Atom, ...]) -> str | None:
+    """A number among `values` that float64 does not hold, described: an infinite or NaN float
+    (`tokens_float * 2` of 1e308), or a whole number past its range (`10 ^ 309`)."""
+    for v in values:
+        if isinstance(v, float) and not math.isfinite(v):
+            return repr(v)
+        if isinstance(v, int) and abs(v) >= FLOAT64_END:
+            return f"a whole number of {len(str(abs(v)))} digits"
+    return None
+
+
+FLOAT64_END = 2**1024  # the first whole number float() refuses (OverflowError)
 
 
 def _fails_at_every_length(rel: Relation | None, max_len: int) -> bool:

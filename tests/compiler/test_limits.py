@@ -551,17 +551,22 @@ def test_a_value_float64_overflows_to_is_refused_located(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "vocab"),
+    ("text", "vocab", "what"),
     [
-        ("x = indices * 10 ^ 308 * 10;", ["a", "b"]),  # whole numbers past float64's range
-        ("x = tokens_int + 1;", [10**310, 1, 2]),
+        ("x = indices * 10 ^ 308 * 10;", ["a", "b"], "'indices * 10 ^ 308' can be"),
+        ("x = tokens_int > 1;", [10**310, 1, 2], "'tokens_int' can be"),
+        ("x = selector_width(select(tokens_int, tokens_int, <));", [10**310, 1], "'tokens_int'"),
     ],
 )
-def test_whole_numbers_past_float64_compile_as_labels(text: str, vocab: list) -> None:
-    """An internal error before: `float(10**309)` overflows."""
+def test_a_whole_number_past_float64_is_refused_located(text: str, vocab: list, what: str) -> None:
+    """The compiler reads numbers as float64: `float(10 ** 309)` was an internal error in one
+    place or another (OverflowError)."""
     sop = _program(text, "x")
-    model = compile_sop(sop, vocab, 3)
-    _agrees_everywhere(sop, model, vocab, 3)
+    with pytest.raises(CompileError) as caught:
+        compile_sop(sop, vocab, 3, source=Source("<test>", text))
+    diagnostic = caught.value.diagnostics[0]
+    assert diagnostic.message.startswith(what)
+    assert "digits, which no model holds" in diagnostic.message and diagnostic.span is not None
 
 
 def test_a_model_is_never_saved_with_metadata_json_cannot_hold(tmp_path) -> None:
