@@ -75,7 +75,7 @@ class SelectorCases:
     ) -> None:
         self.g, self.relation, self.values = graph, relation, values
         self._bounds: dict[int, tuple[float, float] | None] = {}  # id(value set) -> (lo, hi)
-        self._pairs: dict[tuple[int, int, Hashable], tuple[bool, bool]] = {}
+        self._pairs: dict[tuple[int, int, sops.Comparison], tuple[bool, bool]] = {}
         self._shared: dict[int, tuple[int, int] | None] = {}  # SelectorCases._shared_sides
         self._flat: dict[int, bool] = {}  # SelectorCases.uniform
         self._one: dict[int, tuple[Atom, ...] | None] = {}  # SelectorCases._one_set
@@ -142,7 +142,7 @@ class SelectorCases:
         if keys.column is not None and queries.column is not None:  # positions decide it
             m = compare_matrix(node.comparison, keys.column, queries.column)
             return m, m
-        return self._by_pairs(node.comparison, node.comparison.apply, keys, queries)
+        return self._by_pairs(node.comparison, keys, queries)
 
     def _joint(self, index: int, n: int) -> Cases | None:
         """A conjunction or disjunction whose selects all compare one key s-op with one query
@@ -269,15 +269,12 @@ class SelectorCases:
             )
         return self._bounds[key]
 
-    def _by_pairs(
-        self, what: Hashable, holds: Callable[[Atom, Atom], bool], keys: _Side, queries: _Side
-    ) -> Cases | None:
+    def _by_pairs(self, comparison: sops.Comparison, keys: _Side, queries: _Side) -> Cases | None:
         """`can` and `must` from every pair of values of each pair of distinct sets, as Python
-        compares them (`holds`, named by `what`: a comparison, or a joint selector); None beyond
-        MAX_PAIRS pairs to compare."""
+        compares them; None beyond MAX_PAIRS pairs to compare."""
         k_sets, k_codes = keys.distinct()
         q_sets, q_codes = queries.distinct()
-        key = (tuple(map(id, k_sets)), tuple(map(id, q_sets)), what)
+        key = (tuple(map(id, k_sets)), tuple(map(id, q_sets)), comparison)
         table = self._tables.get(key)
         if table is None:
             if sum(len(k) for k in k_sets) * sum(len(q) for q in q_sets) > MAX_PAIRS:
@@ -285,31 +282,27 @@ class SelectorCases:
             table = np.zeros((len(q_sets), len(k_sets), 2), dtype=bool)
             for kc, ks in enumerate(k_sets):
                 for qc, qs in enumerate(q_sets):
-                    table[qc, kc] = self._pair(what, holds, ks, qs)
+                    table[qc, kc] = self._pair(comparison, ks, qs)
             self._tables[key] = table
         cells = table[q_codes[:, None], k_codes[None, :]]  # [queries, keys, 2]
         return cells[..., 0], cells[..., 1]
 
     def _pair(
-        self,
-        what: Hashable,
-        holds: Callable[[Atom, Atom], bool],
-        keys: tuple[Atom, ...],
-        queries: tuple[Atom, ...],
+        self, comparison: sops.Comparison, keys: tuple[Atom, ...], queries: tuple[Atom, ...]
     ) -> tuple[bool, bool]:
         """(some pair compares true, every pair that compares at all does, and one does)."""
-        found = self._pairs.get((id(keys), id(queries), what))
+        found = self._pairs.get((id(keys), id(queries), comparison))
         if found is None:
             can, must, any_ok = False, True, False
             for k in keys:
                 for q in queries:
                     try:
-                        held = holds(k, q)
+                        holds = comparison.apply(k, q)
                     except TypeError:  # the interpreter fails on such an input
                         continue
                     any_ok = True
-                    can, must = can or held, must and held
-            found = self._pairs[(id(keys), id(queries), what)] = (can, must and any_ok)
+                    can, must = can or holds, must and holds
+            found = self._pairs[(id(keys), id(queries), comparison)] = (can, must and any_ok)
         return found
 
 
@@ -351,13 +344,9 @@ def _compared(
 def compare_matrix(
     comparison: sops.Comparison, keys: list[Atom], queries: list[Atom]
 ) -> np.ndarray:
-    """[n_query, n_key] of `key OP query`, vectorised when both sides are numbers (or both strings)."""
-    kinds = {str if isinstance(v, str) else None if v is None else float for v in (*keys, *queries)}
-    if len(kinds) == 1 and None not in kinds:  # None orders against nothing: compared one by one
-        k, q = np.array(keys)[None, :], np.array(queries)[:, None]
-        return np.asarray(sops._COMPARE[comparison](k, q), dtype=bool)
-    rows = [[safe_compare(comparison, k, q) for k in keys] for q in queries]
-    return np.array(rows, dtype=bool).reshape(len(queries), len(keys))
+    """[n_query, n_key] of `key OP query`, False where Python cannot order them (`safe_compare`),
+    vectorised when both sides are numbers (or both strings)."""
+    return _compared(comparison, keys, queries)[0]
 
 
 def checked_compare_table(

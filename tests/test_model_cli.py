@@ -313,33 +313,51 @@ def test_compile_is_silent_where_the_program_never_fails(
     assert code == 0 and err == ""
 
 
-def test_run_says_how_to_give_number_tokens(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+@pytest.mark.parametrize(
+    ("program", "vocab", "given", "hint", "no_token", "listed", "right", "output"),
+    [
+        (
+            "s = tokens_int + 1;\n",
+            "[1,2,3]",
+            "312",
+            "; its tokens are not strings: write the input as a JSON list, --input '[3,1,2]'",
+            "314",  # 4 is no token: no hint
+            "[1, 2, 3]",
+            "[3,1,2]",
+            "[4, 2, 3] (ints)",
+        ),
+        (
+            "s = tokens;\n",
+            '["[","]","1"]',
+            '[1, "]"]',
+            """; its tokens are strings: write the input as strings, --input '["1", "]"]'""",
+            "[2]",  # no string 2 either: no hint
+            '["[", "]", "1"]',
+            '["1", "]"]',
+            "[1, ]] (strings)",
+        ),
+    ],
+)
+def test_run_says_how_to_write_tokens_of_the_other_kind(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    program: str,
+    vocab: str,
+    given: str,
+    hint: str,
+    no_token: str,
+    listed: str,
+    right: str,
+    output: str,
 ) -> None:
-    argv, _, model = compile_argv(tmp_path, "inc", "s = tokens_int + 1;\n", "[1,2,3]")
+    """Characters for a model of number tokens, numbers for one of their strings."""
+    argv, _, model = compile_argv(tmp_path, "m", program, vocab)
     assert run(capsys, *argv)[0] == 0
-    code, _, err = run(capsys, "run", "--model", str(model), "--input", "312")
-    assert code == 2 and err.endswith(
-        "; its tokens are not strings: write the input as a JSON list, --input '[3,1,2]'\n"
-    )
-    code, _, err = run(capsys, "run", "--model", str(model), "--input", "314")
-    assert code == 2 and err.endswith(f"[1, 2, 3] ({model})\n"), "4 is no token: no hint"
-    assert (
-        run(capsys, "run", "--model", str(model), "--input", "[3,1,2]")[1] == "[4, 2, 3] (ints)\n"
-    )
-
-
-def test_run_says_how_to_give_string_tokens_written_as_numbers(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    argv, _, model = compile_argv(tmp_path, "same", "s = tokens;\n", '["[","]","1"]')
-    assert run(capsys, *argv)[0] == 0
-    code, _, err = run(capsys, "run", "--model", str(model), "--input", '[1, "]"]')
-    assert code == 2 and err.endswith(
-        """; its tokens are strings: write the input as strings, --input '["1", "]"]'\n"""
-    )
-    code, _, err = run(capsys, "run", "--model", str(model), "--input", "[2]")
-    assert code == 2 and err.endswith(f"({model})\n"), "no string 2 either: no hint"
+    code, _, err = run(capsys, "run", "--model", str(model), "--input", given)
+    assert code == 2 and err.endswith(hint + "\n")
+    code, _, err = run(capsys, "run", "--model", str(model), "--input", no_token)
+    assert code == 2 and err.endswith(f"{listed} ({model})\n"), "no token of either kind: no hint"
+    assert run(capsys, "run", "--model", str(model), "--input", right)[1] == output + "\n"
 
 
 def test_verify_compiles_and_reports_json(
