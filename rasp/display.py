@@ -64,7 +64,18 @@ def values_text(values: Sequence[Any]) -> str:
 
 def seq_text(seq: SeqValue) -> str:
     """`[o, l, l, e, h] (strings)`."""
-    return f"{values_text(seq.values)} ({seq.type.value})"
+    return f"{values_text(seq.values)} ({_seq_label(seq)})"
+
+
+def _seq_label(seq: SeqValue) -> str:
+    # tracr's tuples and lists are string tokens to the type rule; unboxed for display, they are
+    # labelled as what they are (`[('a', 0), ('b', 1)] (tuples)`)
+    kinds = {type(v) for v in seq.values if v is not None}
+    if kinds == {tuple}:
+        return "tuples"
+    if kinds == {list}:
+        return "lists"
+    return seq.type.value
 
 
 def literal_text(value: Any) -> str:

@@ -56,7 +56,7 @@ from rasp.nodes import (  # noqa: F401
     TokensSOp,
     walk,
 )
-from rasp.seqvalues import SeqType, SeqValue, make_seq, type_of_value  # noqa: F401
+from rasp.seqvalues import BOX_MARK, SeqType, SeqValue, make_seq, type_of_value  # noqa: F401
 from rasp.wording import int_text
 
 MAP_MIXED_HINT = (

@@ -305,7 +305,7 @@ def plain(value: Any) -> Any:
 
 # A tuple (tracr's n-ary maps pack arguments into tuples) or a list travels through the graph as an
 # interned string token and is unpacked before a program's function sees it.
-_BOX = "\x00"
+_BOX = sops.BOX_MARK
 _boxed: dict[str, Any] = {}
 
 

@@ -262,15 +262,40 @@ def test_a_model_gives_tuples_as_tuples(capsys: pytest.CaptureFixture[str], tmp_
     path = tmp_path / "pairs.py"
     path.write_text(PAIRS, encoding="utf-8")
     model = str(tmp_path / "pairs.safetensors")
-    code, _, err = run(
+    code, out, err = run(
         capsys, "compile", f"{path}:pairs", "--vocab", "ab", "--max-len", "4", "-o", model
     )
     assert code == 0, err
+    assert "\\x00" not in out and "\x00" not in out  # the certificate names values by their repr
     code, out, _ = run(capsys, "run", "--model", model, "--input", "aba")
-    assert (code, out) == (0, "[('a', 0), ('b', 1), ('a', 2)] (strings)\n")
+    assert (code, out) == (0, "[('a', 0), ('b', 1), ('a', 2)] (tuples)\n")
+    code, out, _ = run(capsys, "run", f"{path}:pairs", "--input", "aba")
+    assert (code, out) == (0, "[('a', 0), ('b', 1), ('a', 2)] (tuples)\n")
     code, out, _ = run(capsys, "run", "--model", model, "--input", "ab", "--json")
     assert json.loads(out) == [["a", 0], ["b", 1]]
 
     lists = rasp.Map(lambda t: [t, t], rasp.tokens)
     tracr_model = compile_rasp_to_model(lists, {"a", "b"}, 3, compiler_bos="BOS")
     assert tracr_model.apply(["BOS", "a", "b"]).decoded == ["BOS", ["a", "a"], ["b", "b"]]
+
+
+def test_a_list_output_is_labelled_lists_and_named_by_its_repr(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The certificate's weakest decision is the decoder's argmax at a list value: it once read
+    # `at output "\x00['a']"`, and `run` labelled the lists `(strings)`.
+    path = tmp_path / "lists.py"
+    path.write_text(
+        "from rasp import tracr as rasp\n"
+        "out = rasp.categorical(rasp.Map(lambda t: [t], rasp.tokens))\n",
+        encoding="utf-8",
+    )
+    model = str(tmp_path / "lists.safetensors")
+    code, out, err = run(
+        capsys, "compile", f"{path}:out", "--vocab", "ab", "--max-len", "4", "-o", model
+    )
+    assert code == 0, err
+    assert "argmax at output ['a']:" in out, out
+    for target in (["--model", model], [f"{path}:out"]):
+        code, out, _ = run(capsys, "run", *target, "--input", "ba")
+        assert (code, out) == (0, "[['b'], ['a']] (lists)\n")
