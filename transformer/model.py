@@ -10,6 +10,8 @@ the file's tensors as they are. A head may carry a mask (format version 3, `seen
 only the keys whose position compares with the query's as the mask says, and always BOS; a causal
 model sees no later key. There is no padding mask: the compiled weights give PAD keys a score
 so low that float32 softmax weighs them exactly 0, as in any TransformerLens-compatible runtime.
+Products are IEEE float32 during `forward` whatever TF32 or matmul-precision setting the process
+has (transformer/precision.py): the certificate bounds float32 rounding only.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import torch
 from torch import Tensor, nn
 
 from transformer.config import LayerShape, ModelConfig
+from transformer.precision import ieee_float32
 
 Cache = dict[str, Tensor]
 
@@ -191,14 +194,16 @@ class Transformer(nn.Module):
                 f"ids must be [batch, pos] with pos <= n_ctx = {self.cfg.n_ctx}, "
                 f"got {tuple(ids.shape)}"
             )
-        embed = self.embed(ids)  # [batch, pos, d_model]
-        pos_embed = self.pos_embed(ids)  # [batch, pos, d_model]
-        _record(cache, "hook_embed", embed)
-        _record(cache, "hook_pos_embed", pos_embed)
-        resid = embed + pos_embed
-        for block in self.blocks:
-            resid = block(resid, cache)
-        return self.unembed(resid)
+        # the certificate bounds float32 products: TF32 or bfloat16 ones are off for this call
+        with ieee_float32():
+            embed = self.embed(ids)  # [batch, pos, d_model]
+            pos_embed = self.pos_embed(ids)  # [batch, pos, d_model]
+            _record(cache, "hook_embed", embed)
+            _record(cache, "hook_pos_embed", pos_embed)
+            resid = embed + pos_embed
+            for block in self.blocks:
+                resid = block(resid, cache)
+            return self.unembed(resid)
 
     def run_with_cache(self, ids: Tensor) -> tuple[Tensor, Cache]:
         """Logits and every activation, under TransformerLens's hook names."""

@@ -129,9 +129,7 @@ def sweep_orders(
     margins: list[tuple[RunConfig, int, np.ndarray]] = []  # (config, input, margin per position)
     mismatches, disagreeing, bad_inputs, first_bad = 0, 0, set(), None
     variants: dict[tuple[str, str], Any] = {}
-    with _settings_restored():
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
+    with _threads_restored():  # the model's forward runs IEEE float32 products itself (no TF32)
         runs = []
         for config in configs:
             key = (config.device, config.dtype)
@@ -215,18 +213,16 @@ def _variant(model: Any, device: str, dtype: str) -> Any:
 
 
 @contextmanager
-def _settings_restored() -> Iterator[None]:
-    """The thread count and the TF32 flags as they were, however the sweep ends."""
+def _threads_restored() -> Iterator[None]:
+    """The thread count as it was, however the sweep ends."""
     import torch
 
     threads = torch.get_num_threads()
-    tf32 = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
     try:
         yield
     finally:
         if torch.get_num_threads() != threads:
             torch.set_num_threads(threads)
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = tf32
 
 
 def _run(
