@@ -55,4 +55,3 @@ def ieee_float32() -> Iterator[None]:
     finally:
         if torch.get_float32_matmul_precision() != before:
             torch.set_float32_matmul_precision(before)
-
