@@ -142,8 +142,9 @@ def check_resolvable(
                     f"{what}: values {gap:.3g} apart cannot be told apart exactly in float32 "
                     f"(input error up to {input_error:.3g}, tolerance {tolerance:.3g}"
                     f"{'; ' + sizes if sizes else ''})",
-                    hint="use a smaller maximum length, or make the value categorical "
-                    "(e.g. compare counts instead of fractions)",
+                    hint="use a smaller maximum length, or compute it from s-ops with fewer "
+                    "values (e.g. compare counts instead of fractions; in a tracr program, "
+                    "rasp.categorical ones)",
                 )
             ]
         )

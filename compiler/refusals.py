@@ -86,8 +86,10 @@ def refusals(
                 "(docs/compiler.md, 'The certificate')"
             )
         else:
+            # (RASP has no annotations: "make it categorical" only spoke to tracr programs)
             hint = (
-                "use a smaller maximum length, or make the value categorical "
+                "use a smaller maximum length, or compute it from s-ops with fewer values (round "
+                "them, or count instead of averaging; in a tracr program, rasp.categorical ones) "
                 "(docs/compiler.md, 'The certificate')"
             )
         # the decoder is the unembedding of the output, whatever the output computes

@@ -12,6 +12,12 @@ aggregate is any mean of the tokens (34M parameters at N = 16). `keys_differ` ev
 every position of every length, for each combination of the uniform s-ops they read (their values
 as sets, an over-approximation), and proves that no two positions of one input hold equal keys:
 an EQ select over such keys selects at most one key per query.
+
+Where the uniform s-ops take too many values to try each (the original RASP's long addition aligns
+the first number with `indices + (length - add_index)`, `add_index` a mean of indices), keys that
+are an affine function of `indices` with a non-zero coefficient, through maps that state their
+form (`compiler.known_affine`), differ without trying any: two positions' exact keys are at least
+that coefficient apart, and float64 rounding is bounded below half of it.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import Any
 
 from compiler.blocks import Atom, value_key
 from compiler.graph import Graph, IRNode, Op
+from compiler.known_affine import known_affine
 from compiler.relations import Relation
 
 # combinations of the uniform s-ops' values tried, and positions x combinations x maps evaluated
@@ -64,6 +71,8 @@ def keys_differ(
     found = _free_uniforms(graph, keys, uniform, relation)
     if found is None or not found[0]:
         return False  # not read from positions and uniform s-ops, or positions alone (elsewhere)
+    if _affine_in_indices(graph, keys, uniform, values, max_len):
+        return True
     leaves, known, maps = found
     choices = [values(i) for i in leaves]
     combinations = math.prod(len(c) for c in choices)
@@ -82,6 +91,63 @@ def keys_differ(
                     return False
                 seen.add(compared)
     return True
+
+
+# Relative error of one map's result against its affine form: Python's one float64 rounding
+# (2^-53), or a tracr output's rounding to 12 digits; taken as 1e-12 of max(1, |value|) for both.
+_MAP_ERROR = 1e-12
+
+
+def _affine_in_indices(
+    graph: Graph,
+    keys: int,
+    uniform: Sequence[bool],
+    values: Callable[[int], Sequence[Atom]],
+    max_len: int,
+) -> bool:
+    """Whether node `keys` is c * indices + (uniform s-ops and constants) with c != 0, through
+    maps that state their affine form, and float64 errors below |c| / 2 (module doc)."""
+    # node -> (coefficient of indices, bound on |value|, error bound on the value), exact form
+    found: dict[int, tuple[float, float, float]] = {}
+
+    def form(index: int) -> tuple[float, float, float] | None:
+        if index in found:
+            return found[index]
+        node = graph[index]
+        result: tuple[float, float, float] | None
+        if node.op is Op.INDICES:
+            result = (1.0, float(max_len - 1), 0.0)
+        elif uniform[index] or node.op is Op.CONST:
+            numbers = [v for v in values(index) if _finite(v)]
+            if len(numbers) != len(values(index)):
+                return None
+            result = (0.0, max((abs(float(v)) for v in numbers), default=0.0), 0.0)
+        elif node.op is Op.MAP and node.fn is not None:
+            coefficients = known_affine(node.fn, [values(j) for j in node.inputs])
+            if coefficients is None:
+                return None
+            parts = [p for p in (form(j) for j in node.inputs) if p is not None]
+            if len(parts) != len(node.inputs):
+                return None
+            c, bound, error = 0.0, abs(coefficients[-1]), 0.0
+            for a, part in zip(coefficients, parts, strict=False):  # the last coefficient: b
+                c += a * part[0]
+                bound += abs(a) * part[1]
+                error += abs(a) * part[2]
+            result = (c, bound, error + _MAP_ERROR * max(1.0, bound))
+        else:
+            return None
+        found[index] = result
+        return result
+
+    top = form(keys)
+    return top is not None and top[0] != 0 and 2 * top[2] < abs(top[0])
+
+
+def _finite(value: Atom) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, bool | int) and abs(value) < 2**53
 
 
 def _one_per_length(rel: Relation) -> bool:

@@ -39,7 +39,6 @@ def _spec(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
 
 FILES = sorted(PROGRAMS.glob("*.rasp"))
 CASES = [(f, c) for f in FILES for c in _spec(f)[0]]
-# Programs the certifier refuses today (a located refusal, not a wrong model): long addition's
 # Programs the certifier refuses (a strict xfail each, with the reason). Long addition was one
 # until the certifier stopped adding a rounding to the BOS/PAD residuals where a sublayer writes an
 # exact 0.0, and judged the exactness of a sum per column of weights (its bound times the integer

@@ -92,6 +92,57 @@ def test_a_claim_holds_on_every_input(shift: str, with_count: str) -> None:
             assert np.all(matrix.sum(axis=1) <= 1), (text, tokens)
 
 
+# a mean of the "a"s' indices: uniform, and too many values (as sets) to try each one
+MEAN = 'm = aggregate(select(tokens, "a", ==), indices);\n'
+
+
+@pytest.mark.parametrize(
+    ("target", "single"),
+    [
+        ("indices + (length - m)", True),  # the original's long addition aligns its operand so
+        ("m - indices", True),
+        ("2 * indices + m - 1", True),
+        ("(indices + m) / 2", True),
+        ("indices * 0 + m", False),  # every position holds m
+        ("indices - indices + m", False),  # the coefficients cancel
+        ("indices % 2 + m", False),  # % states no affine form, and two positions share a key
+    ],
+)
+def test_keys_affine_in_indices_differ_whatever_the_uniform_values(
+    target: str, single: bool
+) -> None:
+    from compiler.uniform import MAX_UNIFORM_COMBINATIONS
+
+    text = f"{MEAN}t = {target};\nres = aggregate(select(t, indices, ==), indices);"
+    graph, sets = _sets(text, 7)
+    mean = next(node.index for node in graph.nodes if node.name == "m")
+    assert len(sets.values[mean]) > MAX_UNIFORM_COMBINATIONS  # not tried value by value
+    assert sets.at_most_one[graph[graph.root].inputs[0]] is single
+    if not single:
+        return
+    root = _program(text)
+    for n in range(1, 7):
+        for tokens in itertools.product("ab", repeat=n):
+            matrix = S.Evaluator(list(tokens)).matrix(root.selector)  # type: ignore[attr-defined]
+            assert np.all(matrix.sum(axis=1) <= 1), (text, tokens)
+
+
+def test_affine_keys_that_float64_merges_are_not_claimed() -> None:
+    # indices * 2^-20 + m * 10^12: exact keys 2^-20 apart, but float64 spaces numbers near 10^12
+    # 2^-13 apart, so every position's key rounds to the same number; the error bound sees it
+    text = f"{MEAN}t = indices * 0.00000095367431640625 + m * 1000000000000;\n"
+    text += "res = aggregate(select(t, indices, ==), indices);"
+    graph, sets = _sets(text, 7)
+    assert not sets.at_most_one[graph[graph.root].inputs[0]]
+    root = _program(text)
+    matrix = S.Evaluator(list("bab")).matrix(root.selector)  # type: ignore[attr-defined]
+    assert matrix.sum() == 0  # keys 10^12 + tiny: equal to one another, to no index
+    keys = S.evaluate(
+        _program(f"{MEAN}res = indices * 0.00000095367431640625 + m * 1000000000000;"), list("bab")
+    )
+    assert len(set(keys.values)) == 1  # the claim would have been false
+
+
 def _invert_if_sorted():  # noqa: ANN202 (a rasp.tracr s-op)
     # InterpBench's case 113, as written for tracr
     from rasp import tracr as rasp
