@@ -196,6 +196,10 @@ def _window(text: str, start: int, end: int) -> tuple[str, int, int]:
     return prefix + text[first:last] + suffix, start + shift, max(min(end, last), start + 1) + shift
 
 
+# call notes shown under an error raised inside nested `def` calls (the rest are counted)
+MAX_CALL_NOTES = 4
+
+
 class RaspError(Exception):
     """Base of every error caused by a user's program, input or file."""
 
@@ -215,10 +219,37 @@ class RaspError(Exception):
         self.hint = hint
         if kind is not None:
             self.kind = kind
+        # the calls of `def`s the error passed through, innermost first: (function, call's span)
+        self.calls: list[tuple[str, Span]] = []
 
     @property
     def diagnostics(self) -> tuple[Diagnostic, ...]:
-        return (Diagnostic(self.message, self.span, self.hint),)
+        return (Diagnostic(self.message, self.span, self.hint), *self._call_notes())
+
+    def called_from(self, function: str, span: Span | None) -> RaspError:
+        """Record that the error happened inside a call of `function` at `span`: an error in a
+        function's body (the prelude's too) is then also shown where the program called it."""
+        if span is not None:
+            self.calls.append((function, span))
+        return self
+
+    def _call_notes(self) -> tuple[Diagnostic, ...]:
+        groups: list[tuple[str, Span, int]] = []  # recursion repeats one call: said once, counted
+        for function, span in self.calls:
+            if groups and groups[-1][:2] == (function, span):
+                groups[-1] = (function, span, groups[-1][2] + 1)
+            else:
+                groups.append((function, span, 1))
+        skipped = max(0, len(groups) - MAX_CALL_NOTES)
+        if skipped:  # the innermost calls and the program's own call
+            groups = [*groups[: MAX_CALL_NOTES - 1], groups[-1]]
+        notes = []
+        for k, (function, span, count) in enumerate(groups):
+            if skipped and k == len(groups) - 1:
+                notes.append(Diagnostic(f"... {skipped:,} more calls ...", severity="note"))
+            times = f" ({count:,} nested calls here)" if count > 1 else ""
+            notes.append(Diagnostic(f"in this call of {function}{times}", span, severity="note"))
+        return tuple(notes)
 
     def with_span(self, span: Span | None) -> RaspError:
         """This error, located at `span` if it has no location yet."""

@@ -405,6 +405,8 @@ class Interpreter:
                 for stmt in func.body:
                     self._exec(stmt, frame)
                 results = [self._expressions.eval(e, scope) for e in func.returns]
+            except RaspError as err:
+                raise err.called_from(func.name, span) from None
             finally:
                 self._depth -= 1
             for result in results:  # the original names a returned s-op after its call

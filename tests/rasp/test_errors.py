@@ -285,3 +285,18 @@ def test_render_wraps_message_and_hint_only_when_asked() -> None:
     assert hint[0].startswith("hint: use") and all(line.startswith(" " * 6) for line in hint[1:])
     # a command to type is never cut in two
     assert "".join(hint).count("`:compile r abc 16 MAX_PARAMS`") == 6
+
+
+def test_an_error_inside_the_prelude_is_shown_where_the_program_calls_it() -> None:
+    # contains("b", "c") compares two atoms, so indicator() gets False inside the prelude: the
+    # error's own location is a line of rasp/prelude.rasp, which says nothing of the program
+    text = 'x = 1;\nfound = contains("b", "c");\n'
+    with pytest.raises(RaspError) as info:
+        Interpreter().exec_program(parse(text, "prog.rasp"))
+    lines = info.value.render().splitlines()
+    assert lines[0].startswith("rasp/prelude.rasp:") and "indicator" in lines[0]
+    assert lines[3:] == [
+        "prog.rasp:2:9: note: in this call of contains",
+        '    found = contains("b", "c");',
+        "            ^~~~~~~~~~~~~~~~~~",
+    ]
