@@ -29,6 +29,11 @@ from rasp.errors import Diagnostic, RaspError
 MAX_MAP_COMBINATIONS = 8_000_000  # input combinations a map's table may enumerate
 # combinations of shared sources a map's values are enumerated over, even where its inputs have fewer
 SHARED_COMBINATIONS = 200_000
+# map calls all shared-source enumerations of one analysis may spend together (combinations times
+# the maps of each chain): the original RASP's rover program has 76 chains of ~12 ternaries over
+# 44K combinations each, 20M calls and 40 s at N = 6, where past the budget each map is analysed
+# from its inputs' values independently (a sound superset)
+SHARED_CALLS = 2_000_000
 # calls of a map's function spent looking for one value per position where an input has no relation
 DECIDED_EVALUATIONS = 20_000
 
@@ -45,6 +50,7 @@ class MapValues:
     def __init__(self, graph: Graph, known: Known) -> None:
         self.g, self.known = graph, known
         self._sources: dict[int, tuple[int, ...]] = {}
+        self._shared_calls_left = SHARED_CALLS
 
     def map_values(self, node: IRNode) -> tuple[Relation | None, tuple[Atom, ...]]:
         assert node.fn is not None
@@ -271,7 +277,25 @@ class MapValues:
         # (dyck1's `n_opens - n_closes` over indices at N = 256 took 90 s), and the independent
         # analysis is a sound superset anyway.
         size = combination_count(sources, self.known.relation, self.known.values)
-        return sources if size <= SHARED_COMBINATIONS else None
+        if size > SHARED_COMBINATIONS:
+            return None
+        calls = size * self._chain_maps(node.index, set(sources))
+        if calls > self._shared_calls_left:
+            return None
+        self._shared_calls_left -= calls
+        return sources
+
+    def _chain_maps(self, index: int, sources: set[int]) -> int:
+        """How many maps one evaluation of `index`'s chain over `sources` calls."""
+        seen: set[int] = set()
+        stack = [index]
+        while stack:
+            i = stack.pop()
+            if i in seen or i in sources or self.g[i].op is not Op.MAP:
+                continue
+            seen.add(i)
+            stack.extend(self.g[i].inputs)
+        return len(seen)
 
     def chain_values(
         self, node: IRNode, sources: tuple[int, ...]

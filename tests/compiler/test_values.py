@@ -407,3 +407,33 @@ def test_a_select_of_a_decided_map_against_itself_folds_away() -> None:
     root = load_source(Source("p52428.rasp", text)).get("v4")
     model = compile_sop(root, list("ab"), 6)
     assert model.param_count() < 10_000
+
+
+def test_shared_source_enumerations_share_one_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A map reading one s-op twice is enumerated over that s-op's values (`w - w` is 0, not
+    -4..4), but every such enumeration of one analysis spends one budget of map calls
+    (SHARED_CALLS): the original's rover program spent 20M calls (40 s) at N = 6. Past it, a
+    map's values come from its inputs' values taken independently, a superset."""
+    import compiler.map_values as mv
+    from tests.compiler.test_total_orders import _program
+
+    text = (
+        "w = selector_width(select(tokens, tokens, ==));\n"
+        "a = (w + 1) - w;\nb = (w + 2) - w;\nres = a + b;"
+    )
+
+    def values_of(budget: int) -> dict[str, tuple]:
+        monkeypatch.setattr(mv, "SHARED_CALLS", budget)
+        graph = build_graph(_program(text))
+        sets = infer_values(graph, list("ab"), 5)
+        return {node.name: tuple(sets.values[node.index]) for node in graph.nodes}
+
+    precise = values_of(mv.SHARED_CALLS)
+    assert (precise["a"], precise["b"]) == ((1,), (2,))
+    # the smallest budget that a's enumeration fits leaves nothing for b's, which costs as much
+    budget = next(b for b in range(1, 10_000) if values_of(b)["a"] == (1,))
+    first_only = values_of(budget)
+    assert 2 in first_only["b"] and len(first_only["b"]) > 5
+    assert values_of(2 * budget)["b"] == (2,)
+    none = values_of(0)
+    assert 1 in none["a"] and len(none["a"]) > 5 and first_only["b"] == none["b"]
