@@ -149,11 +149,34 @@ def parse_recovering(source: Source) -> list[ast.Stmt | RaspSyntaxError]:
         try:
             out += parse(chunk).statements
         except RaspSyntaxError as exc:
-            if exc.incomplete and number + 1 < len(lines):
-                continue  # the statement goes on in the next line
+            more = number + 1 < len(lines)
+            if more and (exc.incomplete or open_block(chunk.text)):
+                # the statement goes on in the next line; a def's or for's syntax error waits
+                # for its closing '}', as typed in the REPL, so that the rest of its body is
+                # not run as statements of their own
+                continue
             out.append(exc)
         first = number + 1
     return out
+
+
+def open_block(text: str) -> bool:
+    """Whether `text` has a `def` or `for` and more '{' than '}' (outside strings and comments)."""
+    depth, words = 0, []
+    for line in text.splitlines():
+        code, in_string = [], False
+        for char in line:
+            if in_string:
+                in_string = char != '"'
+            elif char == '"':
+                in_string = True
+            elif char == "#":
+                break
+            else:
+                code.append(char)
+                depth += {"{": 1, "}": -1}.get(char, 0)
+        words += "".join(code).replace("(", " ").replace("{", " ").split()
+    return depth > 0 and ("def" in words or "for" in words)
 
 
 def is_complete(text: str) -> bool:

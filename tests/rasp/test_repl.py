@@ -388,10 +388,34 @@ def test_a_loaded_files_commands_act_on_the_session(tmp_path: Path) -> None:
 
 
 def test_a_syntax_error_in_a_loaded_file_costs_only_its_statement(tmp_path: Path) -> None:
+    # listed in the file's order (the original printed it before line 1's names)
     session, out = _load(tmp_path, "a = 1;\nb = (2;\nc = a\n  + 2;\n")
-    assert out[0].endswith("saved.rasp:2:7: error: expected ')' to close '('")
-    assert out[-2:] == ["    value: a =  1", "    value: c =  3"]
+    assert out[0] == "    value: a =  1"
+    assert out[1].endswith("saved.rasp:2:7: error: expected ')' to close '('")
+    assert out[-1] == "    value: c =  3"
     assert "b" not in session.interpreter.names()
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "def bad(x) {\n  y = x +* 1;\n  leak = 42;\n  return y;\n}\n",
+        "for i in [1, 2] {\n  y = i +* 1;\n  leak = 42;\n}\n",
+    ],
+)
+def test_a_syntax_error_in_a_loaded_block_costs_the_whole_block(tmp_path: Path, block: str) -> None:
+    """As typed: one error for the block, and none of its body runs. The rest of the body ran
+    at the top level (`leak` bound), with errors for the `return` and the `}`."""
+    session, out = _load(tmp_path, "first = 1;\n" + block + "last = 2;\n")
+    typed = ReplSession()
+    typed_out = "\n".join(typed.feed(line) for line in block.splitlines())
+    errors = [line for line in out if "error:" in line]
+    assert len(errors) == 1 and errors[0].endswith(
+        "saved.rasp:3:10: error: expected an operand after '+'"
+    )
+    assert out[0] == "    value: first =  1" and out[-1] == "    value: last =  2"
+    assert "leak" not in session.interpreter.names()
+    assert "leak" not in typed.interpreter.names() and "error:" in typed_out
 
 
 def test_a_load_lists_what_its_top_level_statements_bound(tmp_path: Path, monkeypatch) -> None:
