@@ -106,6 +106,48 @@ def kind_name(value: object) -> str:
     return type(value).__name__
 
 
+def is_evaluated(value: object) -> bool:
+    """An s-op or selector applied to an input (`f("abc")`): a value to show, not to compute with."""
+    return isinstance(value, SeqValue | np.ndarray)
+
+
+def evaluated_inside(value: object) -> SeqValue | np.ndarray | None:
+    """The first evaluated s-op or selector in `value` or its lists and dicts (keys too), else
+    None (a stack, not recursion: a list may nest deeper than Python recurses; each list once,
+    as `l = [l, l]` repeated shares them)."""
+    stack, seen = [value], set()
+    while stack:
+        item = stack.pop()
+        if isinstance(item, SeqValue | np.ndarray):
+            return item
+        if isinstance(item, list | tuple | dict):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+        if isinstance(item, list | tuple):
+            stack.extend(reversed(item))
+        elif isinstance(item, dict):
+            for key, inner in reversed(item.items()):
+                stack += [inner, key]
+    return None
+
+
+def evaluated_hint(value: object) -> str | None:
+    """How to compute with what `value` was evaluated from (None where it is no such value).
+    Its truth or order means nothing, and its operators would be numpy's or internal errors."""
+    if isinstance(value, SeqValue):
+        return (
+            "an applied s-op is a value for display, not an s-op: compute with the s-op "
+            'itself, then apply it: (f + 1)("abc"), not f("abc") + 1'
+        )
+    if isinstance(value, np.ndarray):
+        return (
+            "an applied selector is a value for display, not a selector: combine the "
+            'selectors themselves, then apply: (s and t)("abc"), not s("abc") and t("abc")'
+        )
+    return None
+
+
 def describe(value: object, cap: int | None = 40) -> str:
     """A short description of a value for error messages (names for s-ops, quoted strings)."""
     if isinstance(value, SOp | Selector):
@@ -120,6 +162,11 @@ def describe(value: object, cap: int | None = 40) -> str:
             + ", ".join(f"{describe(k, None)}: {describe(v, None)}" for k, v in value.items())
             + "}"
         )
+    elif isinstance(value, SeqValue):  # as the REPL shows it: `[0, 1, 2] (ints)`
+        text = "[" + ", ".join(describe(v, None) for v in value.values) + f"] ({value.type.value})"
+    elif isinstance(value, np.ndarray):  # as the REPL shows it: {query: [0/1 per key]}
+        rows = np.asarray(value, dtype=bool).astype(int).tolist()
+        text = "{" + ", ".join(f"{i}: {row}" for i, row in enumerate(rows)) + "}"
     elif isinstance(value, str):
         text = f'"{value}"'
     elif isinstance(value, int):

@@ -39,7 +39,15 @@ from rasp.tools.repl_compiled import CompiledView
 from rasp.tools.repl_help import HELP_TEXT
 from rasp.tools.repl_listing import LoadListing
 from rasp.tools.repl_undo import BindingUndo
-from rasp.values import BuiltinFunction, RaspFunction, kind_name
+from rasp.values import (
+    BuiltinFunction,
+    RaspFunction,
+    describe,
+    evaluated_hint,
+    evaluated_inside,
+    kind_name,
+)
+from rasp.wording import with_article
 
 # `draw_hook(node, tokens) -> text`: set by whoever can draw (the compiler side); None: no drawing.
 DrawHook = Callable[[SOp | Selector, list[Any]], str]
@@ -405,6 +413,14 @@ def _function_text(value: Any) -> str | None:
 def _tokens_of(example: Any, span: Any) -> list[Any]:
     """An example as input tokens, non-empty: a string's characters, a list's elements, or a
     dict's keys (the original takes any of these, as Python iterates them)."""
+    found = evaluated_inside(example)
+    if found is not None:  # (an applied s-op or selector as a token: our class's or numpy's text)
+        raise RaspTypeError(
+            f"an example cannot {'be' if found is example else 'hold'} "
+            f"{with_article(kind_name(found))}: {describe(found)}",
+            span,
+            hint=evaluated_hint(found),
+        )
     if isinstance(example, str | list | dict):
         tokens = example_tokens(example)
         if tokens:

@@ -475,6 +475,20 @@ def test_an_sop_in_a_list_or_dict_must_run_on_the_example() -> None:
     assert session.feed('b = [[indices], {"n": length}];').startswith("     list: b =  [")
 
 
+def test_an_applied_selector_is_refused_as_an_operand_or_example() -> None:
+    # `w and w` was "internal error: ValueError: The truth value of an array ... is ambiguous"
+    session = ReplSession()
+    session.feed('w = select(indices, indices, <)("ab");')
+    out = session.feed("w and w;").splitlines()
+    assert out[0] == (
+        "<repl>:1:1: error: Cannot apply and to evaluated selector: {0: [0, 0], 1: [1, 0]}"
+    )
+    assert out[-1].startswith("hint: an applied selector is a value for display")
+    out = session.feed("set example [w]").splitlines()
+    assert out[0].startswith("<repl>:1:13: error: an example cannot hold an evaluated selector")
+    assert session.settings.seq_example == "hello"
+
+
 def test_an_int_past_pythons_digit_limit_is_shown_and_the_session_goes_on() -> None:
     """`2 ^ 20000` has 6,021 digits, more than Python's `str` converts by default: the REPL ended
     with `internal error: ValueError` on showing it."""
