@@ -188,6 +188,26 @@ def test_a_command_in_a_file_ends_where_its_value_does() -> None:
     assert is_complete("set example") is False
 
 
+@pytest.mark.parametrize(
+    ("text", "message", "source_line"),
+    [
+        ("set example [1, 2, 3]\ny = 2 +* 1;", "expected an operand after '+'", "y = 2 +* 1;"),
+        ("show example\ny = 2 + ;", "expected an operand after '+'", "y = 2 + ;"),
+        ("full seq display on  # on\nx = (1;", "expected ')' to close '('", "x = (1;"),
+    ],
+)
+def test_a_syntax_error_after_a_command_line_names_its_own_token(
+    text: str, message: str, source_line: str
+) -> None:
+    # The command line's added ';' shifted Lark's offsets by one: the '*' (or ';') was named.
+    with pytest.raises(RaspSyntaxError) as caught:
+        parse(text, "f.rasp")
+    error = caught.value
+    assert error.message == message
+    assert error.span is not None and error.span.line == 2
+    assert error.span.source.line(2) == source_line and ";;" not in error.render()
+
+
 def test_spans_cover_the_expression() -> None:
     program = parse("x = 1;\ny = length - indices ;", "f.rasp")
     stmt = program.statements[1]
