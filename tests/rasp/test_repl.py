@@ -309,6 +309,14 @@ def test_piped_stdin_runs_a_script() -> None:
     ]
 
 
+def test_piped_stdin_starting_with_a_bom_reads_as_without_it() -> None:
+    # it was "<repl>:1:1: error: unexpected character '\\ufeff'" (rasp run drops it)
+    stdin = io.StringIO('\ufeffx = 1;\ny = "\ufeff";\n')
+    stdout = io.StringIO()
+    assert run_terminal(stdin=stdin, stdout=stdout) == 0
+    assert stdout.getvalue().splitlines()[2:] == ["    value: x =  1", '    value: y =  "\ufeff"']
+
+
 def test_prompt_toolkit_front_end_through_a_pipe(tmp_path: Path) -> None:
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output import DummyOutput
