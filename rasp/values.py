@@ -7,7 +7,6 @@ applying an s-op or selector to an input (`SeqValue` / bool matrix `[n_query, n_
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +17,7 @@ from rasp import ast
 from rasp.errors import RaspNameError, Span
 from rasp.foreign_syntax import FOREIGN_NAME_HINTS
 from rasp.sops import Selector, SeqValue, SOp
-from rasp.wording import int_text
+from rasp.wording import close_name, int_text
 
 Atom = int | float | str | bool
 
@@ -209,11 +208,11 @@ class Scope:
             if name in scope.values:
                 return scope.values[name]
             scope = scope.parent
-        close = difflib.get_close_matches(name, list(self.visible()), n=1)
+        close = close_name(name, self.visible())
         hint = (
             FOREIGN_NAME_HINTS.get(name)
             or _FORM_HINTS.get(name)
-            or (f"did you mean '{close[0]}'?" if close else None)
+            or (f"did you mean '{close}'?" if close else None)
         )
         raise RaspNameError(f"Undefined variable: {name}", span, hint)
 

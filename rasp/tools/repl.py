@@ -14,7 +14,6 @@ statement), and the commands `:help`, `:names` and `:type NAME`, and the compile
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -47,7 +46,7 @@ from rasp.values import (
     evaluated_inside,
     kind_name,
 )
-from rasp.wording import with_article
+from rasp.wording import close_name, with_article
 
 # `draw_hook(node, tokens) -> text`: set by whoever can draw (the compiler side); None: no drawing.
 DrawHook = Callable[[SOp | Selector, list[Any]], str]
@@ -368,8 +367,8 @@ class ReplSession:
         if word == ":type":
             known = self.interpreter.names()
             if rest not in known:
-                close = difflib.get_close_matches(rest, known, n=1)
-                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                close = close_name(rest, known)
+                hint = f" (did you mean '{close}'?)" if close else ""
                 return f"error: no name '{rest}'{hint}"
             return f"\t{rest}: {kind_name(self.interpreter.get(rest))}"
         if word in COMPILED_COMMANDS:

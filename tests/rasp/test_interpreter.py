@@ -380,6 +380,9 @@ def test_unknown_name_suggests_a_close_one() -> None:
     assert info.value.message == "Undefined variable: indeces"
     assert info.value.hint == "did you mean 'indices'?"
     assert info.value.span is not None and info.value.span.text() == "indeces"
+    with pytest.raises(RaspNameError) as info:
+        run("x = noret;")  # difflib's ratio suggested 'sort'
+    assert info.value.hint is None
 
 
 def test_arity_error_points_at_the_call() -> None:
