@@ -378,18 +378,18 @@ class ReplSession:
 
 def _nodes_in(values: Iterable[Any]) -> Iterator[SOp | Selector]:
     """The s-ops and selectors among `values` and inside their lists and dicts (a stack, not
-    recursion: a list may nest deeper than Python recurses)."""
-    stack = [iter(values)]
+    recursion: a list may nest deeper than Python recurses; each list once, as a loop of
+    `l = [l, l];` shares them: 40 rounds were 2^40 visits)."""
+    stack, seen = [iter(values)], set()
     while stack:
         value = next(stack[-1], _END)
         if value is _END:
             stack.pop()
         elif isinstance(value, SOp | Selector):
             yield value
-        elif isinstance(value, list | tuple):
-            stack.append(iter(value))
-        elif isinstance(value, dict):
-            stack.append(iter(value.values()))
+        elif isinstance(value, list | tuple | dict) and id(value) not in seen:
+            seen.add(id(value))
+            stack.append(iter(value.values() if isinstance(value, dict) else value))
 
 
 _END = object()

@@ -497,6 +497,14 @@ def test_an_applied_selector_is_refused_as_an_operand_or_example() -> None:
     assert session.settings.seq_example == "hello"
 
 
+def test_a_loop_doubling_a_shared_list_is_checked_in_linear_time() -> None:
+    # each list was walked once per reference: 40 rounds of `l = [l, l];` never finished
+    session = ReplSession()
+    session.feed("l = [1];")
+    assert session.feed("for i in range(40) { l = [l, indices]; l = [l, l]; }") == ""
+    assert session.feed("len(l);") == "    value: out =  2"
+
+
 def test_an_int_past_pythons_digit_limit_is_shown_and_the_session_goes_on() -> None:
     """`2 ^ 20000` has 6,021 digits, more than Python's `str` converts by default: the REPL ended
     with `internal error: ValueError` on showing it."""
