@@ -22,7 +22,7 @@ from rasp.errors import (
 )
 from rasp.operators import MAX_COLLECTION
 from rasp.sops import Selector, SelectorWidthSOp, SOp, evaluate
-from rasp.values import Scope, describe, kind_name
+from rasp.values import Scope, describe, evaluated_hint, evaluated_inside, kind_name
 from rasp.wording import with_article
 
 
@@ -107,6 +107,14 @@ def apply(node: SOp | Selector, args: list[Any], span: Span) -> Any:
         raise RaspTypeError(
             f"an s-op or selector is applied to a string, list or dict, got: {describe(given)}",
             span,
+            hint=evaluated_hint(given),
+        )
+    found = evaluated_inside(tokens)
+    if found is not None:  # (its text as a token would be numpy's or our class's repr)
+        raise RaspTypeError(
+            f"an input token cannot be {with_article(kind_name(found))}: {describe(found)}",
+            span,
+            hint=evaluated_hint(found),
         )
     try:
         return evaluate(node, tokens)
@@ -122,7 +130,9 @@ def apply(node: SOp | Selector, args: list[Any], span: Span) -> Any:
 def selector_width(args: tuple[Any, ...], span: Span) -> SelectorWidthSOp:
     (selector,) = args
     if not isinstance(selector, Selector):
-        raise RaspTypeError(f"Expected selector, got: {describe(selector)}", span)
+        raise RaspTypeError(
+            f"Expected selector, got: {describe(selector)}", span, hint=evaluated_hint(selector)
+        )
     return SelectorWidthSOp(selector=selector, span=span)
 
 

@@ -14,7 +14,16 @@ from rasp import ast, builtins
 from rasp import operators as ops
 from rasp.errors import RaspTypeError
 from rasp.sops import Selector, SOp, TokensSOp
-from rasp.values import BASE_RESERVED, Scope, describe, is_atom
+from rasp.values import (
+    BASE_RESERVED,
+    Scope,
+    describe,
+    evaluated_hint,
+    is_atom,
+    is_evaluated,
+    kind_name,
+)
+from rasp.wording import with_article
 
 # call(function value, argument values, the call expression) -> the call's value
 Call = Callable[[Any, list[Any], ast.Call], Any]
@@ -71,6 +80,13 @@ class Expressions:
                 if isinstance(cond, Selector):
                     raise RaspTypeError(
                         "the condition of 'if' cannot be a selector", cond_expr.span
+                    )
+                if is_evaluated(cond):  # its truth is numpy's error, or always True
+                    raise RaspTypeError(
+                        f"the condition of 'if' cannot be {with_article(kind_name(cond))}: "
+                        f"{describe(cond)}",
+                        cond_expr.span,
+                        hint=evaluated_hint(cond),
                     )
                 return self.eval(then, scope) if cond else self.eval(orelse, scope)
             case ast.Index(target=target, index=key):

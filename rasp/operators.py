@@ -28,7 +28,14 @@ from rasp.sops import (
     Selector,
     SOp,
 )
-from rasp.values import describe, is_atom, kind_name
+from rasp.values import (
+    describe,
+    evaluated_hint,
+    evaluated_inside,
+    is_atom,
+    is_evaluated,
+    kind_name,
+)
 from rasp.wording import with_article
 
 # Lists and strings are for organising a program; cap them so a typo cannot exhaust memory.
@@ -214,8 +221,43 @@ def source_text(span: Span) -> str:
     return " ".join(span.text().split())
 
 
+_COMPARING = frozenset(
+    (BinaryOp.EQ, BinaryOp.NE, BinaryOp.LT, BinaryOp.GT, BinaryOp.LE, BinaryOp.GE, BinaryOp.IN)
+)
+
+
+def refuse_evaluated(op_text: str, operands: Sequence[Any], span: Span) -> None:
+    """An applied s-op or selector (`f("abc")`) is no operand: its truth is numpy's error (or
+    always True), and its arithmetic Python's error about our classes."""
+    for operand in operands:
+        if is_evaluated(operand):
+            raise RaspTypeError(
+                f"Cannot apply {op_text} to {kind_name(operand)}: {describe(operand)}",
+                span,
+                hint=evaluated_hint(operand),
+            )
+
+
+def _refuse_evaluated_inside(op_text: str, operands: Sequence[Any], span: Span) -> None:
+    """Nor one inside a list or dict that is compared, searched or closed over by an s-op's map
+    (Python compares the items: an evaluated selector's truth is numpy's error)."""
+    for operand in operands:
+        if isinstance(operand, list | dict):
+            found = evaluated_inside(operand)
+            if found is not None:
+                raise RaspTypeError(
+                    f"Cannot apply {op_text} to {with_article(kind_name(operand))} holding "
+                    f"{with_article(kind_name(found))}: {describe(found)}",
+                    span,
+                    hint=evaluated_hint(found),
+                )
+
+
 def binary(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
     """`left op right` for every operator except `in` (see `contains`)."""
+    refuse_evaluated(op.value, (left, right), span)
+    if op in _COMPARING or isinstance(left, SOp) or isinstance(right, SOp):
+        _refuse_evaluated_inside(op.value, (left, right), span)
     if op in (BinaryOp.AND, BinaryOp.OR):
         return _logic(op, left, right, span)
     if isinstance(left, Selector) or isinstance(right, Selector):
@@ -258,6 +300,7 @@ def _logic(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
 
 
 def unary(op: UnaryOp, operand: Any, span: Span) -> Any:
+    refuse_evaluated(op.value, (operand,), span)
     if isinstance(operand, Selector):
         if op is UnaryOp.NOT:
             return SelectNot(inner=operand, span=span)
@@ -287,6 +330,8 @@ def elementwise_ternary(cond: SOp, then: Any, orelse: Any, span: Span) -> MapSOp
 def contains(item: Any, container: Any, span: Span, full_s: Selector) -> Any:
     """`item in container`: elementwise for an s-op item; an attention over `full_s` for an
     s-op container."""
+    refuse_evaluated("in", (item, container), span)
+    _refuse_evaluated_inside("in", (item, container), span)
     if isinstance(item, SOp):
         if not isinstance(container, list) or not all(is_atom(v) for v in container):
             raise RaspTypeError(
@@ -312,7 +357,9 @@ def index(target: Any, key: Any, span: Span, indices: SOp, length: SOp) -> Any:
     if isinstance(target, SOp):
         if not isinstance(key, int):
             raise RaspTypeError(
-                f"index into sequence has to be integer, got: {describe(key)}", span
+                f"index into sequence has to be integer, got: {describe(key)}",
+                span,
+                hint=evaluated_hint(key),
             )
         if key >= 0:
             where: SOp = ConstSOp(value=key, span=span)
@@ -326,6 +373,7 @@ def index(target: Any, key: Any, span: Span, indices: SOp, length: SOp) -> Any:
         load = Select(keys=indices, queries=where, comparison=Comparison.EQ, span=span)
         return AggregateSOp(selector=load, sop=target, default=0, span=span)
     if isinstance(target, list | str | dict) and isinstance(key, SOp):
+        _refuse_evaluated_inside("an s-op index", (target,), span)  # its items become values
         frozen = (
             dict(target)
             if isinstance(target, dict)
@@ -337,7 +385,11 @@ def index(target: Any, key: Any, span: Span, indices: SOp, length: SOp) -> Any:
     if isinstance(target, list | str):
         name = "list" if isinstance(target, list) else "string"
         if not isinstance(key, int):
-            raise RaspTypeError(f"index into {name} has to be integer, got: {describe(key)}", span)
+            raise RaspTypeError(
+                f"index into {name} has to be integer, got: {describe(key)}",
+                span,
+                hint=evaluated_hint(key),
+            )
         if key >= len(target) or -key > len(target):
             raise RaspRuntimeError(
                 f"index {key} out of range for {name} of length {len(target)}", span
@@ -345,12 +397,18 @@ def index(target: Any, key: Any, span: Span, indices: SOp, length: SOp) -> Any:
         return target[key]
     if isinstance(target, dict):
         if not is_atom(key):
-            raise RaspTypeError(f"index into dict has to be atom, got: {describe(key)}", span)
+            raise RaspTypeError(
+                f"index into dict has to be atom, got: {describe(key)}",
+                span,
+                hint=evaluated_hint(key),
+            )
         if key not in target:
             raise RaspRuntimeError(f"index [ {describe(key)} ] not in dict.", span)
         return target[key]
     raise RaspTypeError(
-        f"can only index into a list, dict, string, or s-op, but got: {describe(target)}", span
+        f"can only index into a list, dict, string, or s-op, but got: {describe(target)}",
+        span,
+        hint=evaluated_hint(target),
     )
 
 
@@ -360,7 +418,9 @@ def as_sop(value: Any, span: Span, what: str) -> SOp:
         return value
     if is_atom(value):
         return ConstSOp(value=value, span=span)
-    raise RaspTypeError(f"Expected {what}, got: {describe(value)}", span)
+    raise RaspTypeError(
+        f"Expected {what}, got: {describe(value)}", span, hint=evaluated_hint(value)
+    )
 
 
 def select(
@@ -378,12 +438,20 @@ def aggregate(
     selector: Any, sop: Any, default: Any, span: Span, arg_spans: tuple[Span, ...]
 ) -> AggregateSOp:
     if not isinstance(selector, Selector):
-        raise RaspTypeError(f"Expected selector, got: {describe(selector)}", arg_spans[0])
+        raise RaspTypeError(
+            f"Expected selector, got: {describe(selector)}",
+            arg_spans[0],
+            hint=evaluated_hint(selector),
+        )
     values = as_sop(sop, arg_spans[1], "s-op")
     if default is None:
         default = 0
-    elif isinstance(default, SOp | Selector):
+    elif isinstance(default, SOp | Selector) or evaluated_inside(default) is not None:
         # Any other default is accepted, as in the original: a list, dict or function fails only
         # where it is used (an s-op's values are atoms), so one never used is harmless.
-        raise RaspTypeError(f"Expected atom, got: {describe(default)}", arg_spans[-1])
+        raise RaspTypeError(
+            f"Expected atom, got: {describe(default)}",
+            arg_spans[-1],
+            hint=evaluated_hint(evaluated_inside(default)),
+        )
     return AggregateSOp(selector=selector, sop=values, default=default, span=span)

@@ -7,6 +7,7 @@ marked `incomplete`, which is how the REPL knows to ask for another line.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 import sys
@@ -91,10 +92,11 @@ def parse(
     `progress("parsing", characters read, total)` is called now and then when given.
     """
     source = text if isinstance(text, Source) else Source(filename, text)
+    terminated = _terminate_commands(source.text)
     try:
-        tree = _parse_tree(_terminate_commands(source.text), progress)
+        tree = _parse_tree(terminated, progress)
     except UnexpectedInput as exc:
-        raise translate_error(exc, source, _lark()) from None
+        raise _syntax_error(exc, source, terminated) from None
     try:
         return _Builder(source).program(tree)
     except RecursionError:
@@ -103,6 +105,18 @@ def parse(
             Span(source, 1, 1, 1, 2),
             hint="split deeply nested expressions into named steps",
         ) from None
+
+
+def _syntax_error(exc: UnexpectedInput, source: Source, terminated: str) -> RaspSyntaxError:
+    """Lark's error in words, read in the text Lark parsed: after a command line that got its
+    `;`, the original's offsets are one off (`2 +* 1` named the '*' where it meant the '+').
+    The `;`s go at the ends of lines, so a line and column there are the same in the source."""
+    if terminated == source.text:
+        return translate_error(exc, source, _lark())
+    error = translate_error(exc, dataclasses.replace(source, text=terminated), _lark())
+    if error.span is not None:
+        error.span = dataclasses.replace(error.span, source=source)
+    return error
 
 
 _PROGRESS_TOKENS = 2000  # tokens between two progress reports
@@ -149,11 +163,34 @@ def parse_recovering(source: Source) -> list[ast.Stmt | RaspSyntaxError]:
         try:
             out += parse(chunk).statements
         except RaspSyntaxError as exc:
-            if exc.incomplete and number + 1 < len(lines):
-                continue  # the statement goes on in the next line
+            more = number + 1 < len(lines)
+            if more and (exc.incomplete or open_block(chunk.text)):
+                # the statement goes on in the next line; a def's or for's syntax error waits
+                # for its closing '}', as typed in the REPL, so that the rest of its body is
+                # not run as statements of their own
+                continue
             out.append(exc)
         first = number + 1
     return out
+
+
+def open_block(text: str) -> bool:
+    """Whether `text` has a `def` or `for` and more '{' than '}' (outside strings and comments)."""
+    depth, words = 0, []
+    for line in text.splitlines():
+        code, in_string = [], False
+        for char in line:
+            if in_string:
+                in_string = char != '"'
+            elif char == '"':
+                in_string = True
+            elif char == "#":
+                break
+            else:
+                code.append(char)
+                depth += {"{": 1, "}": -1}.get(char, 0)
+        words += "".join(code).replace("(", " ").replace("{", " ").split()
+    return depth > 0 and ("def" in words or "for" in words)
 
 
 def is_complete(text: str) -> bool:

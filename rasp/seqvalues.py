@@ -82,6 +82,15 @@ def type_of_value(value: Any) -> SeqType | None:
     return None
 
 
+def _kind(value: Any) -> str:
+    """A value that no s-op may hold, named for an error (not by our classes' or numpy's repr)."""
+    if isinstance(value, SeqValue):
+        return "an evaluated s-op (an s-op applied to an input)"
+    if isinstance(value, np.ndarray):
+        return "an evaluated selector (a selector applied to an input)"
+    return f"{type(value).__name__}: {value!r}"
+
+
 def make_seq(
     values: Sequence[Any],
     span: Span | None = None,
@@ -100,9 +109,7 @@ def make_seq(
     if None in types:
         bad = next(v for v in values if type_of_value(v) is None)
         raise RaspRuntimeError(
-            f"s-op values must be ints, floats, strings, bools or None, got "
-            f"{type(bad).__name__}: {bad!r}",
-            span,
+            f"s-op values must be ints, floats, strings, bools or None, got {_kind(bad)}", span
         )
     types.discard(SeqType.NONE)
     if not types:

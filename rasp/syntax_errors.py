@@ -97,6 +97,9 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
     habit = None if at_end else doubled_operator(source, pos)
     if habit is not None:
         return habit
+    keyword = _keyword_before(lark, source, token, expected)
+    if keyword is not None:
+        return keyword
     if token.type == "EQUAL" and "EQUAL" not in expected:
         before = text[token.start_pos - 1] if token.start_pos else ""
         if before in _COMPOUND:  # `x += 1`, Python's augmented assignment
@@ -112,6 +115,9 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
                 Span(source, here.line, here.col, here.line, here.col + 2),
                 f"did you mean '{following}='?",
             )
+        named = _keyword_argument(source, pos, openers[-1] if openers else None)
+        if named is not None:
+            return named
         hint = (
             COMPARISON_HINT
             if expected <= _COMPARISON_TERMINALS
@@ -129,14 +135,13 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
             here = Span(source, here.line, here.col, here.line, here.col + len(word))
         message = f"unknown comparison {shown}"
         return RaspSyntaxError(message, here, hint or COMPARISON_HINT, incomplete=at_end)
-    if token.type == "NAME" or (token.type.isupper() and str(token.value).isidentifier()):
-        if "NAME" in expected and token.type != "NAME":
-            return RaspSyntaxError(
-                f"'{token.value}' is a keyword and cannot be used as a name",
-                here,
-                "choose another name",
-                incomplete=at_end,
-            )
+    if _is_keyword(token) and "NAME" in expected:
+        return RaspSyntaxError(
+            f"'{token.value}' is a keyword and cannot be used as a name",
+            here,
+            _keyword_hint(token),
+            incomplete=at_end,
+        )
     innermost = openers[-1] if openers else None
     if token.type in _COMPARISON_TERMINALS and innermost is not None:
         word = innermost.label.removeprefix("the call '").removesuffix("('")
@@ -207,6 +212,64 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
             f"unmatched '{token.value}'", here, "nothing was opened here to close"
         )
     return RaspSyntaxError(f"unexpected {shown}", here, _expected_hint(lark, expected))
+
+
+def _is_keyword(token: Token) -> bool:
+    """A word the lexer reads as a keyword: `set`, `exit`, `round`, `on`, `s-op`, ..."""
+    return token.type != "NAME" and (str(token.value).isidentifier() or token.type == "SOP_WORD")
+
+
+def _keyword_hint(keyword: Token) -> str:
+    if keyword.type == "SOP_WORD":
+        return "choose another name; to subtract, write s - op, with spaces"
+    if keyword.type in ("ROUND", "INDICATOR"):
+        return f"choose another name; {keyword.value} is called on a value: {keyword.value}(x)"
+    return "choose another name"
+
+
+def _keyword_before(
+    lark: Lark, source: Source, token: Token, expected: set[str]
+) -> RaspSyntaxError | None:
+    """`set = 1;`, `exit, y = 1, 2;`, `x = round;`: the keyword before the unexpected token is
+    what is wrong (the statement it starts, `set example ...`, expected something else; Lark
+    names the '=', which read as "'=' is assignment; use '==' to compare")."""
+    if token.type == "$END":
+        return None
+    text = source.text
+    before = _previous_token(lark, text, token.start_pos or 0)
+    if before is None or not _is_keyword(before):
+        return None
+    starts_statement = text[: before.start_pos or 0].rstrip()[-1:] in ("", ";", "{", "}")
+    called = before.type in ("ROUND", "INDICATOR") and expected == {"LPAR"}
+    if not ((token.type in ("EQUAL", "COMMA") and starts_statement) or called):
+        return None
+    return RaspSyntaxError(
+        f"'{before.value}' is a keyword and cannot be used as a name",
+        _token_span(source, before),
+        _keyword_hint(before),
+    )
+
+
+def _keyword_argument(
+    source: Source, pos: int, innermost: _Opener | None
+) -> RaspSyntaxError | None:
+    """`aggregate(sel, v, default=0)`, `f(x=1)`: Python's keyword argument, at the '=' (`pos`)."""
+    if innermost is None or innermost.char != "(" or innermost.label == "'('":
+        return None
+    text = source.text
+    word, start = previous_word(text, pos)
+    if not word.isidentifier() or text[:start].rstrip()[-1:] not in ("(", ","):
+        return None
+    call = innermost.label.removeprefix("the call ").strip("'").removesuffix("(")
+    if call == "aggregate" and word == "default":
+        hint = "pass the default as the third argument: aggregate(sel, v, 0)"
+    elif innermost.label in _ARGUMENTS:
+        hint = f"{call} takes its arguments in order: {_ARGUMENTS[innermost.label][2]}"
+    else:
+        hint = f"pass the value alone, in its place among {call}'s arguments"
+    return RaspSyntaxError(
+        f"RASP has no keyword arguments ('{word}=')", span_at(source, start, pos + 1 - start), hint
+    )
 
 
 def _missing_value(

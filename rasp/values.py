@@ -7,7 +7,6 @@ applying an s-op or selector to an input (`SeqValue` / bool matrix `[n_query, n_
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +17,7 @@ from rasp import ast
 from rasp.errors import RaspNameError, Span
 from rasp.foreign_syntax import FOREIGN_NAME_HINTS
 from rasp.sops import Selector, SeqValue, SOp
-from rasp.wording import int_text
+from rasp.wording import close_name, int_text
 
 Atom = int | float | str | bool
 
@@ -106,6 +105,48 @@ def kind_name(value: object) -> str:
     return type(value).__name__
 
 
+def is_evaluated(value: object) -> bool:
+    """An s-op or selector applied to an input (`f("abc")`): a value to show, not to compute with."""
+    return isinstance(value, SeqValue | np.ndarray)
+
+
+def evaluated_inside(value: object) -> SeqValue | np.ndarray | None:
+    """The first evaluated s-op or selector in `value` or its lists and dicts (keys too), else
+    None (a stack, not recursion: a list may nest deeper than Python recurses; each list once,
+    as `l = [l, l]` repeated shares them)."""
+    stack, seen = [value], set()
+    while stack:
+        item = stack.pop()
+        if isinstance(item, SeqValue | np.ndarray):
+            return item
+        if isinstance(item, list | tuple | dict):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+        if isinstance(item, list | tuple):
+            stack.extend(reversed(item))
+        elif isinstance(item, dict):
+            for key, inner in reversed(item.items()):
+                stack += [inner, key]
+    return None
+
+
+def evaluated_hint(value: object) -> str | None:
+    """How to compute with what `value` was evaluated from (None where it is no such value).
+    Its truth or order means nothing, and its operators would be numpy's or internal errors."""
+    if isinstance(value, SeqValue):
+        return (
+            "an applied s-op is a value for display, not an s-op: compute with the s-op "
+            'itself, then apply it: (f + 1)("abc"), not f("abc") + 1'
+        )
+    if isinstance(value, np.ndarray):
+        return (
+            "an applied selector is a value for display, not a selector: combine the "
+            'selectors themselves, then apply: (s and t)("abc"), not s("abc") and t("abc")'
+        )
+    return None
+
+
 def describe(value: object, cap: int | None = 40) -> str:
     """A short description of a value for error messages (names for s-ops, quoted strings)."""
     if isinstance(value, SOp | Selector):
@@ -120,6 +161,11 @@ def describe(value: object, cap: int | None = 40) -> str:
             + ", ".join(f"{describe(k, None)}: {describe(v, None)}" for k, v in value.items())
             + "}"
         )
+    elif isinstance(value, SeqValue):  # as the REPL shows it: `[0, 1, 2] (ints)`
+        text = "[" + ", ".join(describe(v, None) for v in value.values) + f"] ({value.type.value})"
+    elif isinstance(value, np.ndarray):  # as the REPL shows it: {query: [0/1 per key]}
+        rows = np.asarray(value, dtype=bool).astype(int).tolist()
+        text = "{" + ", ".join(f"{i}: {row}" for i, row in enumerate(rows)) + "}"
     elif isinstance(value, str):
         text = f'"{value}"'
     elif isinstance(value, int):
@@ -162,11 +208,11 @@ class Scope:
             if name in scope.values:
                 return scope.values[name]
             scope = scope.parent
-        close = difflib.get_close_matches(name, list(self.visible()), n=1)
+        close = close_name(name, self.visible())
         hint = (
             FOREIGN_NAME_HINTS.get(name)
             or _FORM_HINTS.get(name)
-            or (f"did you mean '{close[0]}'?" if close else None)
+            or (f"did you mean '{close}'?" if close else None)
         )
         raise RaspNameError(f"Undefined variable: {name}", span, hint)
 

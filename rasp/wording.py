@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import decimal
+from collections.abc import Iterable
 
 # Words that start with a vowel letter but a consonant sound ("a unit"), or the reverse ("an s-op").
 _SOUNDS_LIKE_A = ("uni", "use", "usu", "one")
@@ -35,3 +36,38 @@ def int_text(value: int) -> str:
         return str(value)
     except ValueError:
         return str(decimal.Decimal(value))
+
+
+def close_name(name: str, candidates: Iterable[str]) -> str | None:
+    """The candidate a typo of `name` most likely meant, for "did you mean ...?": one at the
+    fewest edits (a transposition is one), at most one edit per four letters of `name` (one for
+    any shorter name), and fewer than its length. difflib's ratio suggested 'sort' for `noret`
+    and 'tokens' for `broken`. Ties go to the first candidate in sorted order."""
+    allowed = max(1, len(name) // 4)
+    best: tuple[int, str] | None = None
+    for candidate in candidates:
+        if candidate == name or abs(len(candidate) - len(name)) > allowed:
+            continue
+        distance = _edits(name, candidate, allowed)
+        if distance <= allowed and distance < len(name):
+            if best is None or (distance, candidate) < best:
+                best = (distance, candidate)
+    return None if best is None else best[1]
+
+
+def _edits(a: str, b: str, limit: int) -> int:
+    """Insertions, deletions, substitutions and swaps of neighbours turning `a` into `b` (the
+    optimal string alignment distance); more than `limit` may be cut short at `limit + 1`."""
+    before: list[int] | None = None
+    previous = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if before is not None and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > limit:
+            return limit + 1
+        before, previous = previous, current
+    return previous[-1]

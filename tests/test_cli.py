@@ -208,7 +208,7 @@ def test_bad_input_json_is_a_usage_error(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        ([], "required"),
+        (["-q"], "required"),  # (`rasp` alone is `rasp repl`)
         (["frobnicate"], "invalid choice"),
         (["run", "x.rasp"], "--input"),
         (["run", "--input", "ab"], "exactly one"),
@@ -383,6 +383,20 @@ def test_repl_reads_piped_stdin(
         "     s-op: reverse",
         "\t =  [c, b, a] (strings)",
     ]
+
+
+def test_rasp_alone_is_the_repl(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as the original's launcher (rasp.sh) starts its REPL; it was a usage error (exit 2)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("x = 1;\n"))
+    code, out, err = run(capsys)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[0].startswith("rasp-forge ") and out.splitlines()[2:] == [
+        "    value: x =  1"
+    ]
+    code, out, err = run(capsys, "-q")  # an option without a command is still a usage error
+    assert code == 2 and "required: COMMAND" in err
 
 
 def test_repl_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

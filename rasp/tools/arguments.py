@@ -6,7 +6,6 @@ none of them, so the tools import each other in one direction only.
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import os
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from rasp.atoms import atom_key
 from rasp.errors import ErrorKind, RaspError, Source
 from rasp.tools.console import Console
-from rasp.wording import with_article
+from rasp.wording import close_name, with_article
 
 if TYPE_CHECKING:
     from rasp.interpreter import Interpreter
@@ -194,11 +193,9 @@ def select_output(interp: Any, name: str | None, filename: str) -> Any:
                 kind=ErrorKind.NAME,
             )
     if name not in set(interp.names()):
-        close = difflib.get_close_matches(name, list(interp.names()), n=1)
+        close = close_name(name, interp.names())
         hint = (
-            f"did you mean '{close[0]}'?"
-            if close
-            else "pass --name with a name the program assigns"
+            f"did you mean '{close}'?" if close else "pass --name with a name the program assigns"
         )
         where = f"argument --name {name!r}: " if given else ""
         raise RaspError(

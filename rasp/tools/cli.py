@@ -318,7 +318,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _parse_arguments(
     parser: argparse.ArgumentParser, argv: Sequence[str] | None
 ) -> argparse.Namespace:
-    """argparse, except that an unknown option is reported with its subcommand's usage."""
+    """argparse, except that an unknown option is reported with its subcommand's usage, and
+    `rasp` alone is `rasp repl`, as the original's launcher (rasp.sh) starts its REPL."""
+    if not (sys.argv[1:] if argv is None else argv):
+        argv = ["repl"]
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")

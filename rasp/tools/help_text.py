@@ -19,7 +19,10 @@ FILE_HELP = (
 )
 
 DESCRIPTIONS = {
-    "rasp": "RASP (Thinking Like Transformers): interpret, compile to transformer weights, run.",
+    "rasp": (
+        "RASP (Thinking Like Transformers): interpret, compile to transformer weights, run.\n"
+        "`rasp` alone starts the REPL (rasp repl), as the original's launcher does."
+    ),
     "run": """\
 Run a program with the interpreter (FILE), or a compiled model (--model).
 

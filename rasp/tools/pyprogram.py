@@ -15,7 +15,6 @@ is put back afterwards.
 from __future__ import annotations
 
 import argparse
-import difflib
 import runpy
 import sys
 import traceback
@@ -33,7 +32,7 @@ from rasp.errors import ErrorKind, RaspError, Source, Span
 from rasp.tracr.expr import RASPExpr
 from rasp.tracr.lower import to_sops, unbox
 from rasp.tracr.sites import forget_sources
-from rasp.wording import with_article
+from rasp.wording import close_name, with_article
 
 COMPAT_HELP = (
     "load a tracr program unchanged: its imports of tracr (tracr.rasp.rasp, tracr.compiler.lib, "
@@ -164,8 +163,8 @@ def _pick(namespace: dict[str, Any], name: str | None, path: str, source: Source
             kind=ErrorKind.NAME,
         )
     if name not in namespace:
-        close = difflib.get_close_matches(name, candidates or list(namespace), n=1)
-        hint = f"did you mean '{close[0]}'?" if close else "NAME is a top-level name of the file"
+        close = close_name(name, candidates or list(namespace))
+        hint = f"did you mean '{close}'?" if close else "NAME is a top-level name of the file"
         raise RaspError(f"{path} defines no name '{name}'", hint=hint, kind=ErrorKind.NAME)
     return namespace[name]
 

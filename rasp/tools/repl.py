@@ -14,7 +14,6 @@ statement), and the commands `:help`, `:names` and `:type NAME`, and the compile
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -39,7 +38,15 @@ from rasp.tools.repl_compiled import CompiledView
 from rasp.tools.repl_help import HELP_TEXT
 from rasp.tools.repl_listing import LoadListing
 from rasp.tools.repl_undo import BindingUndo
-from rasp.values import BuiltinFunction, RaspFunction, kind_name
+from rasp.values import (
+    BuiltinFunction,
+    RaspFunction,
+    describe,
+    evaluated_hint,
+    evaluated_inside,
+    kind_name,
+)
+from rasp.wording import close_name, with_article
 
 # `draw_hook(node, tokens) -> text`: set by whoever can draw (the compiler side); None: no drawing.
 DrawHook = Callable[[SOp | Selector, list[Any]], str]
@@ -360,8 +367,8 @@ class ReplSession:
         if word == ":type":
             known = self.interpreter.names()
             if rest not in known:
-                close = difflib.get_close_matches(rest, known, n=1)
-                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                close = close_name(rest, known)
+                hint = f" (did you mean '{close}'?)" if close else ""
                 return f"error: no name '{rest}'{hint}"
             return f"\t{rest}: {kind_name(self.interpreter.get(rest))}"
         if word in COMPILED_COMMANDS:
@@ -371,18 +378,18 @@ class ReplSession:
 
 def _nodes_in(values: Iterable[Any]) -> Iterator[SOp | Selector]:
     """The s-ops and selectors among `values` and inside their lists and dicts (a stack, not
-    recursion: a list may nest deeper than Python recurses)."""
-    stack = [iter(values)]
+    recursion: a list may nest deeper than Python recurses; each list once, as a loop of
+    `l = [l, l];` shares them: 40 rounds were 2^40 visits)."""
+    stack, seen = [iter(values)], set()
     while stack:
         value = next(stack[-1], _END)
         if value is _END:
             stack.pop()
         elif isinstance(value, SOp | Selector):
             yield value
-        elif isinstance(value, list | tuple):
-            stack.append(iter(value))
-        elif isinstance(value, dict):
-            stack.append(iter(value.values()))
+        elif isinstance(value, list | tuple | dict) and id(value) not in seen:
+            seen.add(id(value))
+            stack.append(iter(value.values() if isinstance(value, dict) else value))
 
 
 _END = object()
@@ -405,6 +412,14 @@ def _function_text(value: Any) -> str | None:
 def _tokens_of(example: Any, span: Any) -> list[Any]:
     """An example as input tokens, non-empty: a string's characters, a list's elements, or a
     dict's keys (the original takes any of these, as Python iterates them)."""
+    found = evaluated_inside(example)
+    if found is not None:  # (an applied s-op or selector as a token: our class's or numpy's text)
+        raise RaspTypeError(
+            f"an example cannot {'be' if found is example else 'hold'} "
+            f"{with_article(kind_name(found))}: {describe(found)}",
+            span,
+            hint=evaluated_hint(found),
+        )
     if isinstance(example, str | list | dict):
         tokens = example_tokens(example)
         if tokens:

@@ -12,7 +12,6 @@ part of the REPL works without them; a missing package is one error line, never 
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -24,7 +23,7 @@ from rasp.display import ExampleSettings, example_tokens
 from rasp.errors import ErrorKind, OptionSpelling, RaspError, Source
 from rasp.sops import Evaluator, Node, Selector, SeqValue, SOp
 from rasp.values import kind_name
-from rasp.wording import with_article
+from rasp.wording import close_name, with_article
 
 if TYPE_CHECKING:
     from rasp.interpreter import Interpreter
@@ -345,8 +344,8 @@ def _compile_options(name: str, vocab: str, max_len: int) -> OptionSpelling:
 def _sop_named(session: ReplSession, name: str) -> SOp:
     known = session.interpreter.names()
     if name not in known:
-        close = difflib.get_close_matches(name, list(known), n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        close = close_name(name, known)
+        hint = f" (did you mean '{close}'?)" if close else ""
         raise _Refusal(f"no name '{name}'{hint}")
     value = session.interpreter.get(name)
     if isinstance(value, Selector):

@@ -6,26 +6,9 @@ from __future__ import annotations
 
 from rasp import ast
 from rasp.errors import RaspSyntaxError
-from rasp.parser import parse
+from rasp.parser import open_block, parse
 
-
-def open_block(text: str) -> bool:
-    """Whether `text` has a `def` or `for` and more '{' than '}' (outside strings and comments)."""
-    depth, words = 0, []
-    for line in text.splitlines():
-        code, in_string = [], False
-        for char in line:
-            if in_string:
-                in_string = char != '"'
-            elif char == '"':
-                in_string = True
-            elif char == "#":
-                break
-            else:
-                code.append(char)
-                depth += {"{": 1, "}": -1}.get(char, 0)
-        words += "".join(code).replace("(", " ").replace("{", " ").split()
-    return depth > 0 and ("def" in words or "for" in words)
+__all__ = ["breaks", "is_blank", "is_command", "open_block"]
 
 
 def is_command(line: str) -> bool:

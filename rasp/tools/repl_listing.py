@@ -7,8 +7,9 @@ the file ends, names without examples. When none of it is an error, only the las
 binds a name lists it; with an error, everything is printed in order. Names bound only inside a
 `for` body are not listed (they are imported all the same), nor private ones (`_x`) or `out`. A
 nested load prints what has gathered so far when it ends, the loading file's part included. A
-syntax error is printed as soon as it is met (the original reads the file line by line), and it
-does not count as an error for the rule above.
+syntax error takes its place in the file's order (the original prints it as soon as its reader
+meets it, before everything gathered, so that an error on line 4 came before line 1's names), and
+it does not count as an error for the rule above.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class LoadListing:
         """A load has ended: what gathered is printed."""
         self._take_errors()
         items = self._items
-        if not any(isinstance(item, RaspError) for item in items):
+        if not any(_counts_as_error(item) for item in items):
             last = {item[0]: k for k, item in enumerate(items) if isinstance(item, tuple)}
             items = [i for k, i in enumerate(items) if not isinstance(i, tuple) or last[i[0]] == k]
         for item in items:
@@ -66,10 +67,11 @@ class LoadListing:
         self._items = []
 
     def _take_errors(self) -> None:
-        for error in self.errors[self._taken :]:
-            if isinstance(error, RaspSyntaxError):
-                # the original reports a syntax error as it reads it, before what has gathered
-                self.lines.append(error.render())
-            else:
-                self._items.append(error)
+        self._items += self.errors[self._taken :]
         self._taken = len(self.errors)
+
+
+def _counts_as_error(item: _Item) -> bool:
+    """A failing statement makes the listing show every statement's names; a syntax error (a
+    statement that never ran) does not."""
+    return isinstance(item, RaspError) and not isinstance(item, RaspSyntaxError)

@@ -101,13 +101,18 @@ def _plain_reader(stdin: TextIO, stdout: TextIO, *, echo_prompts: bool) -> ReadL
             import readline  # noqa: F401  - gives input() line editing and in-session history
         return input
 
+    first = True
+
     def read(prompt: str) -> str:
+        nonlocal first
         if echo_prompts:
             stdout.write(prompt)
             stdout.flush()
         line = stdin.readline()
         if not line:
             raise EOFError
+        if first:  # a UTF-8 BOM before piped text is no character of it (as `rasp run` reads)
+            line, first = line.removeprefix("\ufeff"), False
         return line.rstrip("\r\n")
 
     return read

@@ -307,6 +307,44 @@ def test_selector_application_gives_a_matrix() -> None:
     ]
 
 
+_APPLIED = 'w = select(indices, indices, <)("ab");\nv = indices("abc");\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # an evaluated selector's truth was numpy's "truth value ... is ambiguous" (an internal
+        # error for and/or/if), and `in` showed its multi-line numpy text
+        ("w and w;", "Cannot apply and to evaluated selector: {0: [0, 0], 1: [1, 0]}"),
+        ("w or 1;", "Cannot apply or to evaluated selector"),
+        ("not w;", "Cannot apply not to evaluated selector"),
+        ("1 if w else 2;", "the condition of 'if' cannot be an evaluated selector"),
+        ("w in [1];", "Cannot apply in to evaluated selector"),
+        ("1 in [w];", "Cannot apply in to a list holding an evaluated selector"),
+        ("[w] == [w];", "Cannot apply == to a list holding an evaluated selector"),
+        ("{1: w} != {1: w};", "Cannot apply != to a dict holding an evaluated selector"),
+        ("x = indices == [w];", "Cannot apply == to a list holding an evaluated selector"),
+        ("x = [w][indices];", "Cannot apply an s-op index to a list holding an evaluated"),
+        # an evaluated s-op: Python's words about our class, or a truth that is always True
+        ("x = indices + v;", "Cannot apply + to evaluated s-op: [0, 1, 2] (ints)"),
+        ("v and 1;", "Cannot apply and to evaluated s-op"),
+        ("not v;", "Cannot apply not to evaluated s-op"),
+        ("1 if v else 2;", "the condition of 'if' cannot be an evaluated s-op"),
+        ("[v] < [v];", "Cannot apply < to a list holding an evaluated s-op"),
+        ("x = aggregate(full_s, indices, [v]);", "Expected atom, got: [[0, 1, 2] (ints)]"),
+        ("tokens([v]);", "an input token cannot be an evaluated s-op"),
+    ],
+)
+def test_an_applied_sop_or_selector_is_no_operand(text: str, message: str) -> None:
+    with pytest.raises(RaspTypeError) as caught:
+        run(_APPLIED + text)
+    error = caught.value
+    assert message in error.message
+    assert error.hint is not None and "then apply" in error.hint
+    assert error.span is not None and error.span.line == 3
+    assert not any(word in error.render() for word in ("SeqValue", "ndarray", "internal"))
+
+
 def test_repl_commands_are_returned_not_run() -> None:
     i = Interpreter()
     (r,) = i.exec_program(parse('set example "ab"'))
@@ -342,6 +380,9 @@ def test_unknown_name_suggests_a_close_one() -> None:
     assert info.value.message == "Undefined variable: indeces"
     assert info.value.hint == "did you mean 'indices'?"
     assert info.value.span is not None and info.value.span.text() == "indeces"
+    with pytest.raises(RaspNameError) as info:
+        run("x = noret;")  # difflib's ratio suggested 'sort'
+    assert info.value.hint is None
 
 
 def test_arity_error_points_at_the_call() -> None:

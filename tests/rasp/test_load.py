@@ -154,6 +154,19 @@ def test_parse_recovering_keeps_the_files_order_and_lines() -> None:
     assert [item.span.line for item in items] == [1, 2, 4, 6]  # type: ignore[union-attr]
 
 
+def test_parse_recovering_skips_a_block_with_a_syntax_error_whole() -> None:
+    # the error waits for the block's '}', as typed in the REPL: its body's later lines are not
+    # statements of their own (they ran at the top level, and `return` and `}` were errors)
+    text = "a = 1;\ndef f(x) {\n  y = x +* 1;\n  leak = 2;\n  return y;\n}\nb = 3;\n"
+    items = parse_recovering(Source("f.rasp", text))
+    kinds = [type(item).__name__ for item in items]
+    assert kinds == ["Assign", "RaspSyntaxError", "Assign"]
+    assert [item.span.line for item in items] == [1, 3, 7]  # type: ignore[union-attr]
+    # a block never closed is one error too, at the end of the file
+    items = parse_recovering(Source("f.rasp", "for i in [1] {\n  y = i +* 1;\n  z = 2;\n"))
+    assert [type(item).__name__ for item in items] == ["RaspSyntaxError"]
+
+
 def test_a_name_with_another_suffix_loads_that_very_file(tmp_path: Path) -> None:
     """`rasp repl prog.txt` loads through `load "/abs/prog.txt";`, which looked only for
     prog.txt.rasp."""

@@ -188,6 +188,26 @@ def test_a_command_in_a_file_ends_where_its_value_does() -> None:
     assert is_complete("set example") is False
 
 
+@pytest.mark.parametrize(
+    ("text", "message", "source_line"),
+    [
+        ("set example [1, 2, 3]\ny = 2 +* 1;", "expected an operand after '+'", "y = 2 +* 1;"),
+        ("show example\ny = 2 + ;", "expected an operand after '+'", "y = 2 + ;"),
+        ("full seq display on  # on\nx = (1;", "expected ')' to close '('", "x = (1;"),
+    ],
+)
+def test_a_syntax_error_after_a_command_line_names_its_own_token(
+    text: str, message: str, source_line: str
+) -> None:
+    # The command line's added ';' shifted Lark's offsets by one: the '*' (or ';') was named.
+    with pytest.raises(RaspSyntaxError) as caught:
+        parse(text, "f.rasp")
+    error = caught.value
+    assert error.message == message
+    assert error.span is not None and error.span.line == 2
+    assert error.span.source.line(2) == source_line and ";;" not in error.render()
+
+
 def test_spans_cover_the_expression() -> None:
     program = parse("x = 1;\ny = length - indices ;", "f.rasp")
     stmt = program.statements[1]
@@ -245,6 +265,47 @@ def test_syntax_errors_speak_rasp() -> None:
     assert e.message == "unexpected ';'"
     e = error("x = 1;\n)")
     assert e.message == "unmatched ')'" and e.span.line == 2
+
+
+_KEYWORDS = (
+    "set show example examples s-op selector on off exit quit load draw round indicator "
+    "def return for in if else and or not"
+).split()
+
+
+@pytest.mark.parametrize("word", _KEYWORDS)
+@pytest.mark.parametrize("template", ["{} = 1;", "{} = 1", "x = 1;\n{}, y = 1, 2;", "x = {};"])
+def test_every_keyword_is_named_when_used_as_a_name(word: str, template: str) -> None:
+    # `set = 1;` (and show, exit, round, ...) said "'=' is assignment; use '==' to compare":
+    # the statement the keyword starts had no '=' to take
+    e = error(template.format(word))
+    if (word, template) == ("not", "x = {};"):  # a prefix operator: its operand is missing
+        assert e.message == "expected an operand after 'not'"
+        return
+    assert e.message == f"'{word}' is a keyword and cannot be used as a name"
+    assert e.span.text() == word
+
+
+def test_s_op_as_a_name_says_how_to_subtract() -> None:
+    e = error("x = s-op;")
+    assert e.message == "'s-op' is a keyword and cannot be used as a name"
+    assert "s - op" in (e.hint or "")
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "hint"),
+    [
+        ("aggregate(sel, v, default=0);", "default", "aggregate(sel, v, 0)"),
+        ("x = aggregate(sel, v, default = 0);", "default", "as the third argument"),
+        ("x = select(keys=indices, indices, ==);", "keys", "select takes its arguments in order"),
+        ("x = f(1, n=2);", "n", "in its place among f's arguments"),
+    ],
+)
+def test_a_keyword_argument_is_named_so(text: str, word: str, hint: str) -> None:
+    # it said "'=' is assignment; use '==' to compare"
+    e = error(text)
+    assert e.message == f"RASP has no keyword arguments ('{word}=')"
+    assert hint in (e.hint or "") and e.span.text().startswith(word)
 
 
 def test_syntax_errors_never_name_terminals() -> None:

@@ -309,6 +309,14 @@ def test_piped_stdin_runs_a_script() -> None:
     ]
 
 
+def test_piped_stdin_starting_with_a_bom_reads_as_without_it() -> None:
+    # it was "<repl>:1:1: error: unexpected character '\\ufeff'" (rasp run drops it)
+    stdin = io.StringIO('\ufeffx = 1;\ny = "\ufeff";\n')
+    stdout = io.StringIO()
+    assert run_terminal(stdin=stdin, stdout=stdout) == 0
+    assert stdout.getvalue().splitlines()[2:] == ["    value: x =  1", '    value: y =  "\ufeff"']
+
+
 def test_prompt_toolkit_front_end_through_a_pipe(tmp_path: Path) -> None:
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output import DummyOutput
@@ -388,10 +396,34 @@ def test_a_loaded_files_commands_act_on_the_session(tmp_path: Path) -> None:
 
 
 def test_a_syntax_error_in_a_loaded_file_costs_only_its_statement(tmp_path: Path) -> None:
+    # listed in the file's order (the original printed it before line 1's names)
     session, out = _load(tmp_path, "a = 1;\nb = (2;\nc = a\n  + 2;\n")
-    assert out[0].endswith("saved.rasp:2:7: error: expected ')' to close '('")
-    assert out[-2:] == ["    value: a =  1", "    value: c =  3"]
+    assert out[0] == "    value: a =  1"
+    assert out[1].endswith("saved.rasp:2:7: error: expected ')' to close '('")
+    assert out[-1] == "    value: c =  3"
     assert "b" not in session.interpreter.names()
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "def bad(x) {\n  y = x +* 1;\n  leak = 42;\n  return y;\n}\n",
+        "for i in [1, 2] {\n  y = i +* 1;\n  leak = 42;\n}\n",
+    ],
+)
+def test_a_syntax_error_in_a_loaded_block_costs_the_whole_block(tmp_path: Path, block: str) -> None:
+    """As typed: one error for the block, and none of its body runs. The rest of the body ran
+    at the top level (`leak` bound), with errors for the `return` and the `}`."""
+    session, out = _load(tmp_path, "first = 1;\n" + block + "last = 2;\n")
+    typed = ReplSession()
+    typed_out = "\n".join(typed.feed(line) for line in block.splitlines())
+    errors = [line for line in out if "error:" in line]
+    assert len(errors) == 1 and errors[0].endswith(
+        "saved.rasp:3:10: error: expected an operand after '+'"
+    )
+    assert out[0] == "    value: first =  1" and out[-1] == "    value: last =  2"
+    assert "leak" not in session.interpreter.names()
+    assert "leak" not in typed.interpreter.names() and "error:" in typed_out
 
 
 def test_a_load_lists_what_its_top_level_statements_bound(tmp_path: Path, monkeypatch) -> None:
@@ -449,6 +481,28 @@ def test_an_sop_in_a_list_or_dict_must_run_on_the_example() -> None:
         assert out[0].startswith("<repl>:1:1: error: cannot read the input as tokens_int")
         assert "b" not in session.interpreter.names()
     assert session.feed('b = [[indices], {"n": length}];').startswith("     list: b =  [")
+
+
+def test_an_applied_selector_is_refused_as_an_operand_or_example() -> None:
+    # `w and w` was "internal error: ValueError: The truth value of an array ... is ambiguous"
+    session = ReplSession()
+    session.feed('w = select(indices, indices, <)("ab");')
+    out = session.feed("w and w;").splitlines()
+    assert out[0] == (
+        "<repl>:1:1: error: Cannot apply and to evaluated selector: {0: [0, 0], 1: [1, 0]}"
+    )
+    assert out[-1].startswith("hint: an applied selector is a value for display")
+    out = session.feed("set example [w]").splitlines()
+    assert out[0].startswith("<repl>:1:13: error: an example cannot hold an evaluated selector")
+    assert session.settings.seq_example == "hello"
+
+
+def test_a_loop_doubling_a_shared_list_is_checked_in_linear_time() -> None:
+    # each list was walked once per reference: 40 rounds of `l = [l, l];` never finished
+    session = ReplSession()
+    session.feed("l = [1];")
+    assert session.feed("for i in range(40) { l = [l, indices]; l = [l, l]; }") == ""
+    assert session.feed("len(l);") == "    value: out =  2"
 
 
 def test_an_int_past_pythons_digit_limit_is_shown_and_the_session_goes_on() -> None:

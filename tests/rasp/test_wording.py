@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rasp.wording import with_article
+from rasp.wording import close_name, with_article
 
 
 @pytest.mark.parametrize(
@@ -28,3 +28,27 @@ from rasp.wording import with_article
 )
 def test_with_article(phrase: str, expected: str) -> None:
     assert with_article(phrase) == expected
+
+
+_NAMES = ["count", "full_s", "indices", "length", "max", "min", "reverse", "sort", "tokens", "x"]
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("indeces", "indices"),
+        ("lenght", "length"),  # a swap is one edit
+        ("tkoens", "tokens"),
+        ("Indices", "indices"),
+        ("revrse", "reverse"),
+        ("xx", "x"),
+        ("mx", "max"),
+        # difflib's ratio suggested 'sort' and 'tokens' for these: too far to be typos
+        ("noret", None),
+        ("broken", None),
+        ("y", None),  # a one-letter name is no typo of another
+        ("reverse_all", None),
+    ],
+)
+def test_close_name_suggests_only_a_likely_typo(typed: str, meant: str | None) -> None:
+    assert close_name(typed, _NAMES) == meant
