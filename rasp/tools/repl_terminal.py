@@ -37,7 +37,9 @@ def run_terminal(
     interactive = stdin.isatty() and stdout.isatty()
     read_line = _prompt_toolkit_reader(session) if interactive else None
     if read_line is None:
-        read_line = _plain_reader(stdin, stdout, echo_prompts=interactive)
+        # someone typing sees the prompts, also where the output goes on (`rasp repl | tee log`,
+        # as the original's input() shows them); a piped script's output stays clean
+        read_line = _plain_reader(stdin, stdout, echo_prompts=stdin.isatty())
     _write(stdout, session.banner())
     if path is not None:
         _write(stdout, session.load_path(path))
@@ -94,7 +96,8 @@ def _write(stdout: TextIO, text: str) -> None:
 
 
 def _plain_reader(stdin: TextIO, stdout: TextIO, *, echo_prompts: bool) -> ReadLine:
-    """`input()`-like reading; prompts are shown only on a terminal, so piped output stays clean."""
+    """`input()`-like reading; prompts are shown only to a terminal's typist, so piped output
+    stays clean."""
 
     if echo_prompts and stdin is sys.stdin and stdout is sys.stdout:
         with contextlib.suppress(ImportError):

@@ -309,6 +309,19 @@ def test_piped_stdin_runs_a_script() -> None:
     ]
 
 
+def test_typed_input_with_piped_output_shows_the_prompts() -> None:
+    # `rasp repl | tee log`: someone types at a terminal but saw no prompt at all
+    class Typed(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stdout = io.StringIO()
+    assert run_terminal(stdin=Typed("def f(x) {\nreturn x;\n}\n"), stdout=stdout) == 0
+    text = stdout.getvalue()
+    assert text.endswith("console function: f(x)\n>> "), text  # the prompts, then the next one
+    assert ">> .. " in text
+
+
 def test_piped_stdin_starting_with_a_bom_reads_as_without_it() -> None:
     # it was "<repl>:1:1: error: unexpected character '\\ufeff'" (rasp run drops it)
     stdin = io.StringIO('\ufeffx = 1;\ny = "\ufeff";\n')
