@@ -175,7 +175,7 @@ class CompiledView:
         from rasp.tools.verify_text import show_tokens
 
         state = self._state()
-        tokens = self._input(rest, session)
+        tokens = self._input(rest, session, ":residual")
         with runtime_errors(f"`{state.name}`"):
             points = decode_checkpoints(state.model, tokens, state.nodes)
             try:
@@ -216,10 +216,19 @@ class CompiledView:
             lines.append("the model agrees with the interpreter everywhere on this input")
         return "\n".join(line.rstrip() for line in lines)
 
-    def _input(self, rest: str, session: ReplSession) -> list[Any]:
+    def _input(self, rest: str, session: ReplSession, command: str) -> list[Any]:
         tokens = _parse(rest, "INPUT") if rest else example_tokens(session.settings.seq_example)
         if not tokens:
             raise _Refusal("INPUT is empty; give at least one token")
+        vocab = self._state().vocab
+        if all(isinstance(t, str) for t in tokens) and not any(isinstance(v, str) for v in vocab):
+            # `:residual 21` reads the characters "2" and "1": say how to write the numbers
+            as_json = {json.dumps(v) for v in vocab}
+            if all(t in as_json for t in tokens):
+                raise _Refusal(
+                    f"the model's tokens are not strings: write the input as a list, "
+                    f"{command} [{', '.join(tokens)}]"
+                )
         return tokens
 
     # -- :verify --------------------------------------------------------------------------------
@@ -260,7 +269,7 @@ class CompiledView:
         if match is None and re.search(r"(?:^|\s)-o(?:\s|$)", rest):
             raise _Refusal(":draw INPUT -o FILE.png: -o takes one path, last (no spaces in it)")
         png = Path(match.group(1)) if match else None
-        tokens = self._input(rest[: match.start()].strip() if match else rest, session)
+        tokens = self._input(rest[: match.start()].strip() if match else rest, session, ":draw")
         if png is not None and png.suffix.lower() != ".png":
             raise _Refusal(f"-o {png}: the picture is a PNG; give a name ending in .png")
         if png is not None and not png.parent.is_dir():

@@ -191,3 +191,14 @@ def test_colon_commands_complete() -> None:
         completion_candidates(session, ":")
     )
     assert ":compile" not in completion_candidates(session, "c")
+
+
+def test_characters_for_a_model_of_numbers_get_the_list_to_write() -> None:
+    # `:residual 21` read the characters "2" and "1" and said token "2" was not in [3, 1, 2]
+    session = _compiled("set example [1, 2]", "x = tokens_int + 1;", ":compile x [3, 1, 2] 4")
+    expected = "error: the model's tokens are not strings: write the input as a list, {} [2, 1]"
+    assert session.feed(":residual 21") == expected.format(":residual")
+    assert session.feed(":draw 21").startswith(expected.format(":draw"))
+    assert session.feed(":residual [2, 1]").splitlines()[-1] == (
+        "the model agrees with the interpreter everywhere on this input"
+    )
