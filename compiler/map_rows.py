@@ -22,6 +22,7 @@ from compiler.row_memo import AnalysisRows, derived
 from compiler.weighted_counts import declared_affine
 from rasp.atoms import same_value
 from rasp.errors import CompileError, Diagnostic
+from rasp.seqvalues import value_repr
 
 # A map is tabulated over at most this many combinations of its inputs' values (a guard: beyond it,
 # compiling takes minutes and gigabytes).
@@ -148,7 +149,8 @@ class MapRows:
                 raise CompileError(
                     [
                         Diagnostic(
-                            f"'{node.text}' gives {merged[key][1]!r} and {out!r} for inputs that are equal numbers",
+                            f"'{node.text}' gives {value_repr(merged[key][1])} and {value_repr(out)} "
+                            "for inputs that are equal numbers",
                             node.span,
                             "a compiled model reads numbers, so 1 and 1.0 cannot lead to different results",
                         )

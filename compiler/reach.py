@@ -33,7 +33,7 @@ import numpy as np
 
 from compiler.blocks import Atom, Encoded, Encoding, HeadSpec, MLPSpec, Selects
 from compiler.layout import Layout
-from rasp.seqvalues import BOX_MARK
+from rasp.seqvalues import value_repr
 
 Terms = tuple[tuple[int, float], ...]  # (residual index, coefficient)
 
@@ -369,6 +369,4 @@ def _number_values(enc: Encoded) -> Sequence[float]:
 
 
 def _label(v: Atom) -> str:
-    if isinstance(v, str) and v.startswith(BOX_MARK):  # a tracr tuple or list: its own repr
-        return v[len(BOX_MARK) :]
-    return repr(v) if isinstance(v, str) else str(v)
+    return value_repr(v) if isinstance(v, str) else str(v)  # a tracr tuple or list: its repr

@@ -19,6 +19,13 @@ from rasp.errors import RaspRuntimeError, Span
 BOX_MARK = "\x00"
 
 
+def value_repr(value: Any) -> str:
+    """`repr(value)` for a message, a boxed tuple or list as its own repr (`('a', 1)`)."""
+    if isinstance(value, str) and value.startswith(BOX_MARK):
+        return value[len(BOX_MARK) :]
+    return repr(value)
+
+
 class SeqType(Enum):
     """The type label of an evaluated sequence, as the original prints it."""
 

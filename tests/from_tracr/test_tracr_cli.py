@@ -299,3 +299,14 @@ def test_a_list_output_is_labelled_lists_and_named_by_its_repr(
     for target in (["--model", model], [f"{path}:out"]):
         code, out, _ = run(capsys, "run", *target, "--input", "ba")
         assert (code, out) == (0, "[['b'], ['a']] (lists)\n")
+
+
+def test_a_boxed_value_is_named_by_its_repr_in_messages() -> None:
+    # the compiler's messages quote values with value_repr: a tuple a tracr map gives travels as
+    # a boxed string token, which repr() showed as '\x00(1.0, 1)'
+    from rasp.seqvalues import value_repr
+    from rasp.tracr.lower import box
+
+    assert value_repr(box((1.0, 1))) == "(1.0, 1)"
+    assert value_repr(box(["a"])) == "['a']"
+    assert value_repr("a") == "'a'" and value_repr(1.5) == "1.5"
