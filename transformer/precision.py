@@ -4,16 +4,19 @@ A model's certificate bounds float32 rounding. A process that allows TF32 on CUD
 (`torch.backends.cuda.matmul.allow_tf32 = True`, common in training scripts) or reduced precision
 on the CPU (`torch.set_float32_matmul_precision("medium")` lets oneDNN compute float32 products in
 bfloat16) would run the same weights with about 1e-3 relative error per product, which no
-certificate covers. `ieee_float32()` switches those off for one call and restores them after.
+certificate covers. `ieee_float32()` switches those off for one call and restores them after; where
+nothing is reduced (the default) it changes nothing.
 
-torch >= 2.9 has per-backend `fp32_precision` flags; reading the legacy ones after the new ones have
-been set raises, so the new flags are used where they exist and the legacy ones only where they do
-not. The flags are global to the process: a thread running other float32 work at the same moment
-sees IEEE products too (never less precision than it asked for).
+torch >= 2.9 keeps two records: the legacy precision (`set_float32_matmul_precision`) and a
+per-backend `fp32_precision`. Some kernels (cuBLASLt's) check that the two agree and raise where
+they do not, so the legacy setter, which sets both, switches them, and each is put back as it was.
+The flags are global to the process: a thread running other float32 work at the same moment gets
+IEEE products too (never less precision than it asked for).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -35,23 +38,34 @@ def _backend_flags() -> list[object]:
 def ieee_float32() -> Iterator[None]:
     """Matrix products in full float32 inside the block, on every device; settings restored."""
     backends = _backend_flags()
-    if backends:
-        saved = [flags.fp32_precision for flags in backends]  # type: ignore[attr-defined]
-        try:
-            for flags in backends:
-                if flags.fp32_precision != "ieee":  # type: ignore[attr-defined]
-                    flags.fp32_precision = "ieee"  # type: ignore[attr-defined]
-            yield
-        finally:
-            for flags, value in zip(backends, saved, strict=True):
-                if flags.fp32_precision != value:  # type: ignore[attr-defined]
-                    flags.fp32_precision = value  # type: ignore[attr-defined]
-        return
-    before = torch.get_float32_matmul_precision()  # torch < 2.9: one setting, TF32 included
+    # each backend's setting as it reads ("none": unset, IEEE unless torch.backends says otherwise)
+    saved = [flags.fp32_precision for flags in backends]  # type: ignore[attr-defined]
     try:
-        if before != "highest":
-            torch.set_float32_matmul_precision("highest")
+        legacy: str | None = torch.get_float32_matmul_precision()
+    except RuntimeError:  # the two records disagree already (torch >= 2.9): not readable
+        legacy = None
+    reduced = any(value not in ("ieee", "none") for value in saved) or legacy not in (
+        "highest",
+        None,
+    )
+    if not reduced:
+        yield
+        return
+    try:
+        _set_legacy("highest")  # the legacy record, and each backend's (torch >= 2.9) with it
+        for flags in backends:
+            if flags.fp32_precision != "ieee":  # type: ignore[attr-defined]
+                flags.fp32_precision = "ieee"  # type: ignore[attr-defined]
         yield
     finally:
-        if torch.get_float32_matmul_precision() != before:
-            torch.set_float32_matmul_precision(before)
+        if legacy is not None:
+            _set_legacy(legacy)
+        for flags, value in zip(backends, saved, strict=True):
+            if flags.fp32_precision != value:  # type: ignore[attr-defined]
+                flags.fp32_precision = value  # type: ignore[attr-defined]
+
+
+def _set_legacy(precision: str) -> None:
+    with warnings.catch_warnings():  # (some torch versions call the legacy setter deprecated)
+        warnings.simplefilter("ignore")
+        torch.set_float32_matmul_precision(precision)

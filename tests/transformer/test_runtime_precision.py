@@ -35,6 +35,15 @@ def flags():
     return [torch.backends.cuda.matmul.fp32_precision, torch.backends.mkldnn.matmul.fp32_precision]
 
 
+def agreeing():
+    # cuBLASLt's kernels read allow_tf32 through a check that the legacy and the per-backend
+    # records agree, which raises where they do not
+    try:
+        return torch.backends.cuda.matmul.allow_tf32
+    except RuntimeError:
+        return "records disagree"
+
+
 if scenario == "legacy_only":  # torch < 2.9: no per-backend flags
     precision._backend_flags = lambda: []
     torch.set_float32_matmul_precision("medium")
@@ -47,7 +56,7 @@ elif scenario == "new":
     torch.backends.mkldnn.matmul.fp32_precision = "bf16"
 before = flags()
 inside = []
-model.model.blocks[0].register_forward_hook(lambda *_: inside.append(flags()))
+model.model.blocks[0].register_forward_hook(lambda *_: inside.append([flags(), agreeing()]))
 outputs = model.run(["abc", "cab"])
 ids, _ = model.encode(["abc"])
 model.forward(ids)
@@ -74,15 +83,21 @@ def _scenario(name: str, path: Path) -> dict[str, object]:
     return json.loads(done.stdout.splitlines()[-1])
 
 
-BEFORE = {"medium": ["tf32", "bf16"], "allow_tf32": ["tf32", "none"], "new": ["tf32", "bf16"]}
+BEFORE = {
+    "medium": ["tf32", "bf16"],
+    "allow_tf32": ["tf32", "none"],
+    "new": ["tf32", "bf16"],
+    "default": ["none", "none"],
+}
 LEGACY_AFTER = {
+    "default": [False, "highest"],
     "medium": [True, "medium"],
     "allow_tf32": [True, "high"],
     "legacy_only": [True, "medium"],
 }
 
 
-@pytest.mark.parametrize("scenario", ["medium", "allow_tf32", "new", "legacy_only"])
+@pytest.mark.parametrize("scenario", ["medium", "allow_tf32", "new", "legacy_only", "default"])
 def test_products_are_ieee_during_a_run_and_settings_come_back(
     scenario: str, prev_path: Path
 ) -> None:
@@ -91,10 +106,13 @@ def test_products_are_ieee_during_a_run_and_settings_come_back(
     seen = _scenario(scenario, prev_path)
     if scenario == "legacy_only":
         assert seen["before"] == seen["after"] == "medium"
-        expected_inside = "highest"
+        expected_inside = ["highest", False]
+    elif scenario == "default":  # nothing reduced: nothing touched
+        assert seen["before"] == seen["after"] == BEFORE[scenario], seen
+        expected_inside = [["none", "none"], False]
     else:
         assert seen["before"] == seen["after"] == BEFORE[scenario], seen
-        expected_inside = ["ieee", "ieee"]
+        expected_inside = [["ieee", "ieee"], False]
     inside = seen["inside"]
     assert isinstance(inside, list) and len(inside) == 4  # run, forward, run_with_cache, run_ids
     assert all(flags == expected_inside for flags in inside), inside
