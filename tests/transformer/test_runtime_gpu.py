@@ -61,3 +61,28 @@ def test_loading_on_a_missing_device_is_a_clear_error(prev_path: Path) -> None:
         transformer.ModelFormatError, match="cannot place the model on device 'cuda'"
     ):
         transformer.load(prev_path, device="cuda")
+
+
+@pytest.mark.gpu
+@needs_cuda
+@pytest.mark.parametrize("setting", ["allow_tf32", "high"])
+def test_a_process_allowing_tf32_still_gets_ieee_products(setting: str, mean_path: Path) -> None:
+    # A training script's TF32 setting is switched off for the model's call (and restored): the
+    # logits are bit for bit those of IEEE products, and no kernel sees torch's two precision
+    # records disagree (cuBLASLt raises then).
+    cuda = transformer.load(mean_path, device="cuda")
+    ids, _ = cuda.encode(
+        ["".join(random.Random(k).choice("ab") for _ in range(5)) for k in range(64)]
+    )
+    ieee = cuda.forward(ids)
+    before = torch.get_float32_matmul_precision()
+    try:
+        if setting == "allow_tf32":
+            torch.backends.cuda.matmul.allow_tf32 = True
+        else:
+            torch.set_float32_matmul_precision("high")
+        reduced = torch.get_float32_matmul_precision()
+        assert torch.equal(cuda.forward(ids), ieee)
+        assert torch.get_float32_matmul_precision() == reduced  # restored after the call
+    finally:
+        torch.set_float32_matmul_precision(before)
