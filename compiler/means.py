@@ -20,6 +20,7 @@ from compiler.blocks import Atom, is_number, sort_values, value_key
 from compiler.graph import IRNode, Op
 from compiler.relations import Known, Relation, already_reported
 from rasp.errors import Diagnostic
+from rasp.seqvalues import value_repr
 
 MAX_VALUES = 100_000  # values one s-op may take (means included)
 EXACT_SUMS = 2.0**53  # float64 sums of whole numbers below this are exact
@@ -76,7 +77,7 @@ class MeanValues:
             known.problems.append(
                 Diagnostic(
                     f"'{node.text}' may average several numbers, but its values also include "
-                    f"{others[0]!r}",
+                    f"{value_repr(others[0])}",
                     node.span,
                     "a compiled model averages numbers only: map the other values to numbers "
                     "before aggregating, or select at most one key",

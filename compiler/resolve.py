@@ -28,6 +28,7 @@ from compiler.rewrite import ValueFacts, rebuilt
 from compiler.rounded import Rounded
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, RaspRuntimeError
+from rasp.seqvalues import value_repr
 from rasp.tracr.lower import NoneCheck
 
 
@@ -238,7 +239,7 @@ def _tracr_mean(node: sops.AggregateSOp, new: dict[int, sops.Node], facts: Value
         raise CompileError(
             [
                 Diagnostic(
-                    f"'{_source(node)}' may average numbers and copy {others[0]!r}: its values mix "
+                    f"'{_source(node)}' may average numbers and copy {value_repr(others[0])}: its values mix "
                     "numbers with other kinds where several keys can be selected",
                     node.span,
                     "give the aggregate values of one kind (a Map before it), or a selector that "

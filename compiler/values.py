@@ -42,6 +42,7 @@ from compiler.total_orders import selects_one_by_rank
 from compiler.uniform import equality_key, is_uniform, keys_differ
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic
+from rasp.seqvalues import value_repr
 
 
 @dataclass(frozen=True)
@@ -200,8 +201,8 @@ class _Inference:
                 known.problems.append(
                     Diagnostic(
                         f"'{node.text}' fails on every input of length 1..{self.n_max}: "
-                        f"no key value orders against a query value ({pair[0]!r} "
-                        f"{node.comparison.value if node.comparison else '?'} {pair[1]!r})",
+                        f"no key value orders against a query value ({value_repr(pair[0])} "
+                        f"{node.comparison.value if node.comparison else '?'} {value_repr(pair[1])})",
                         node.span,
                         "the interpreter raises an error here for every input, so there is "
                         "nothing to compile: compare values of one kind (strings with strings, "
