@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.blocks import Atom, value_key
+from compiler.blocks import Atom
 from rasp import sops
 from rasp.tracr.lower import NoneCheck
 
@@ -100,13 +100,16 @@ def copy_numbers(
     """`node` over `selector` (which selects at most one key) and `values`, written so that the
     compiler copies the selected value: numbers become string tokens before it and numbers again
     after it."""
+    # Equal numbers (1 and 1.0) share a token: the values' own reading cannot tell them apart
+    # (a model promises numbers, rasp.atoms.same_value), and two tokens for one number made the
+    # stand-in map refused as giving two results for equal numbers.
     tokens: dict[tuple[str, Any], str] = {}
     for v in possible:
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            tokens[value_key(v)] = f"\x01{len(tokens)}"
+        if _is_number(v):
+            tokens.setdefault(("number", v), f"\x01{len(tokens)}")
     default = node.default
-    if isinstance(default, (int, float)) and not isinstance(default, bool):
-        default = tokens.setdefault(value_key(default), f"\x01{len(tokens)}")
+    if _is_number(default):
+        default = tokens.setdefault(("number", default), f"\x01{len(tokens)}")
     back = {token: key[1] for key, token in tokens.items()}
     as_tokens = sops.MapSOp(
         fn=_Tokens(tokens), inputs=(values,), text="numbers as tokens", span=node.span, loose=True
@@ -129,7 +132,7 @@ class _Tokens:
     table: dict[tuple[str, Any], str]
 
     def __call__(self, value: Any) -> Any:
-        return self.table.get(value_key(value), value)
+        return self.table.get(("number", value), value) if _is_number(value) else value
 
     def __hash__(self) -> int:
         return id(self)
@@ -144,6 +147,10 @@ class _Numbers:
 
     def __hash__(self) -> int:
         return id(self)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _checked(side: sops.SOp) -> sops.SOp:
