@@ -17,6 +17,7 @@ from compiler.blocks import Atom, is_number, value_key
 from compiler.graph import IRNode
 from rasp.atoms import same_value
 from rasp.errors import CompileError, Diagnostic
+from rasp.seqvalues import value_repr
 
 # Numbers closer than this (relative) differ only by float64 rounding in the interpreter.
 FLOAT64_NOISE = 1e-9
@@ -161,7 +162,8 @@ def _merge_sorted(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[
                 raise CompileError(
                     [
                         Diagnostic(
-                            f"'{node.text}' gives {v0!r} and {v!r} for inputs that are the same number ({x})",
+                            f"'{node.text}' gives {value_repr(v0)} and {value_repr(v)} for inputs "
+                            f"that are the same number ({x})",
                             node.span,
                             "a compiled model reads numbers, so 1 and 1.0 cannot lead to different results",
                         )
