@@ -40,7 +40,7 @@ _UNARY = {operator.neg: -1.0, operator.pos: 1.0}
 def known_affine(fn: object, input_values: Sequence[Sequence[Atom]]) -> list[float] | None:
     """[a_1, ..., a_k, b] of a map whose function states its affine form (module doc), where
     every input value is a finite number; None for any other map (the caller fits its rows)."""
-    if not all(_finite_number(v) for vals in input_values for v in vals):
+    if not all(finite_number(v) for vals in input_values for v in vals):
         return None
     form = _form(unrounded(fn), len(input_values))
     if form is None or len(form) != len(input_values) + 1 or not all(map(_on_grid, form)):
@@ -65,7 +65,7 @@ def _form(fn: object, arity: int) -> list[float] | None:
         return None
     (at,) = positions
     constant = template[1 - at]
-    if not _finite_number(constant):
+    if not finite_number(constant):
         return None
     c = float(constant)
     if fn.fn is ops._plus:
@@ -79,7 +79,7 @@ def _form(fn: object, arity: int) -> list[float] | None:
     return None
 
 
-def _finite_number(value: object) -> bool:
+def finite_number(value: object) -> bool:
     """An int, float or bool that float64 holds exactly and is finite (no None, string, NaN)."""
     if type(value) is float:
         return math.isfinite(value)

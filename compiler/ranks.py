@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.blocks import Atom
+from compiler.blocks import Atom, is_number
 from rasp import sops
 from rasp.tracr.lower import NoneCheck
 
@@ -105,10 +105,10 @@ def copy_numbers(
     # stand-in map refused as giving two results for equal numbers.
     tokens: dict[tuple[str, Any], str] = {}
     for v in possible:
-        if _is_number(v):
+        if is_number(v):
             tokens.setdefault(("number", v), f"\x01{len(tokens)}")
     default = node.default
-    if _is_number(default):
+    if is_number(default):
         default = tokens.setdefault(("number", default), f"\x01{len(tokens)}")
     back = {token: key[1] for key, token in tokens.items()}
     as_tokens = sops.MapSOp(
@@ -132,7 +132,7 @@ class _Tokens:
     table: dict[tuple[str, Any], str]
 
     def __call__(self, value: Any) -> Any:
-        return self.table.get(("number", value), value) if _is_number(value) else value
+        return self.table.get(("number", value), value) if is_number(value) else value
 
     def __hash__(self) -> int:
         return id(self)
@@ -147,10 +147,6 @@ class _Numbers:
 
     def __hash__(self) -> int:
         return id(self)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _checked(side: sops.SOp) -> sops.SOp:

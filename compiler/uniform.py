@@ -28,7 +28,7 @@ from typing import Any
 
 from compiler.blocks import Atom, value_key
 from compiler.graph import Graph, IRNode, Op
-from compiler.known_affine import known_affine
+from compiler.known_affine import finite_number, known_affine
 from compiler.relations import Relation
 
 # combinations of the uniform s-ops' values tried, and positions x combinations x maps evaluated
@@ -118,7 +118,7 @@ def _affine_in_indices(
         if node.op is Op.INDICES:
             result = (1.0, float(max_len - 1), 0.0)
         elif uniform[index] or node.op is Op.CONST:
-            numbers = [v for v in values(index) if _finite(v)]
+            numbers = [v for v in values(index) if finite_number(v)]
             if len(numbers) != len(values(index)):
                 return None
             result = (0.0, max((abs(float(v)) for v in numbers), default=0.0), 0.0)
@@ -142,12 +142,6 @@ def _affine_in_indices(
 
     top = form(keys)
     return top is not None and top[0] != 0 and 2 * top[2] < abs(top[0])
-
-
-def _finite(value: Atom) -> bool:
-    if isinstance(value, float):
-        return math.isfinite(value)
-    return isinstance(value, bool | int) and abs(value) < 2**53
 
 
 def _one_per_length(rel: Relation) -> bool:

@@ -27,6 +27,15 @@ def _sets(text: str, n: int = 6):  # noqa: ANN202 (graph and value sets)
     return graph, infer_values(graph, list("abc"), n)
 
 
+def _assert_one_key_at_most(text: str, alphabet: str, max_len: int) -> None:
+    """No query of `res`'s selector selects two keys on any input up to `max_len`."""
+    root = _program(text)
+    for n in range(1, max_len + 1):
+        for tokens in itertools.product(alphabet, repeat=n):
+            matrix = S.Evaluator(list(tokens)).matrix(root.selector)  # type: ignore[attr-defined]
+            assert np.all(matrix.sum(axis=1) <= 1), (text, tokens)
+
+
 def _single(text: str, n: int = 6) -> bool:
     """Whether the analysis proves that `res`'s selector selects at most one key."""
     graph, sets = _sets(text, n)
@@ -85,11 +94,7 @@ def test_a_claim_holds_on_every_input(shift: str, with_count: str) -> None:
     text = f"{COUNT}t = {shift} {with_count};\nres = aggregate(select(t, indices, ==), indices);"
     if not _single(text, 5):
         return
-    root = _program(text)
-    for n in range(1, 6):
-        for tokens in itertools.product("abc", repeat=n):
-            matrix = S.Evaluator(list(tokens)).matrix(root.selector)  # type: ignore[attr-defined]
-            assert np.all(matrix.sum(axis=1) <= 1), (text, tokens)
+    _assert_one_key_at_most(text, "abc", 5)
 
 
 # a mean of the "a"s' indices: uniform, and too many values (as sets) to try each one
@@ -120,11 +125,7 @@ def test_keys_affine_in_indices_differ_whatever_the_uniform_values(
     assert sets.at_most_one[graph[graph.root].inputs[0]] is single
     if not single:
         return
-    root = _program(text)
-    for n in range(1, 7):
-        for tokens in itertools.product("ab", repeat=n):
-            matrix = S.Evaluator(list(tokens)).matrix(root.selector)  # type: ignore[attr-defined]
-            assert np.all(matrix.sum(axis=1) <= 1), (text, tokens)
+    _assert_one_key_at_most(text, "ab", 6)
 
 
 def test_affine_keys_that_float64_merges_are_not_claimed() -> None:
