@@ -1,11 +1,15 @@
 """Certified models on CUDA: every library program, compiled (and certified) at N = 64, run on the GPU
-with TF32 off, one input at a time and in padded batches, against the interpreter.
+one input at a time and in padded batches, against the interpreter.
 
-    python bench/bench_gpu_exactness.py        # prints a markdown table; needs a CUDA device
+    python bench/bench_gpu_exactness.py              # prints a markdown table; needs a CUDA device
+    python bench/bench_gpu_exactness.py --allow-tf32 # the process allows TF32, as training scripts
+                                                     # do: the runtime must still multiply in IEEE
+                                                     # float32 (transformer/precision.py)
 """
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import random
 import sys
@@ -30,12 +34,20 @@ N = 64
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--allow-tf32", action="store_true", help="allow TF32 products in the process"
+    )
+    args = parser.parse_args()
     if not torch.cuda.is_available():
         print("no CUDA device")
         return 1
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}, N = {N}")
+    torch.backends.cuda.matmul.allow_tf32 = args.allow_tf32
+    torch.backends.cudnn.allow_tf32 = args.allow_tf32
+    print(
+        f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}, N = {N}, "
+        f"TF32 {'allowed' if args.allow_tf32 else 'off'} in the process"
+    )
     print(
         "| program | certified | inputs | single (cuda) | batches of 1..256 (cuda) | cpu == cuda | seconds |"
     )
