@@ -203,7 +203,7 @@ class AggregateSOp(SOp):
     """Per query: nothing selected -> default; one -> that value; several -> their mean (numbers).
 
     `bools_as_numbers` is tracr's mean: bools among several selected values count as 0/1 (RASP
-    refuses to average them), and the mean is Python's `sum(values) / len(values)`.
+    refuses to average them), and the mean is `sum(values) / len(values)` added in key order.
     """
 
     selector: Selector = field(default_factory=Select)

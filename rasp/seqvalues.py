@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import operator
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -17,6 +19,14 @@ from rasp.errors import RaspRuntimeError, Span
 # tracr's n-ary maps pack arguments into tuples; a tuple or list value travels through the graph
 # and a model's file as this mark followed by its repr (rasp.tracr.lower boxes and unboxes them).
 BOX_MARK = "\x00"
+
+
+def sum_in_order(values: Iterable[Any]) -> Any:
+    """`sum(values)` as Python computed it before 3.12: one add at a time, left to right, from 0.
+    Python 3.12's `sum` compensates float rounding (Neumaier), which moves a mean's last bit
+    (`[0.1] * 10` sums to 1.0 there, 0.9999999999999999 here); a program's value, and so a model
+    compiled from it, must not depend on the Python it runs on."""
+    return functools.reduce(operator.add, values, 0)
 
 
 def value_repr(value: Any) -> str:

@@ -56,7 +56,14 @@ from rasp.nodes import (  # noqa: F401
     TokensSOp,
     walk,
 )
-from rasp.seqvalues import BOX_MARK, SeqType, SeqValue, make_seq, type_of_value  # noqa: F401
+from rasp.seqvalues import (  # noqa: F401
+    BOX_MARK,
+    SeqType,
+    SeqValue,
+    make_seq,
+    sum_in_order,
+    type_of_value,
+)
 from rasp.wording import int_text
 
 MAP_MIXED_HINT = (
@@ -250,7 +257,7 @@ class Evaluator:
 
     def _aggregate_by_rows(self, node: AggregateSOp, sel: np.ndarray, vals: SeqValue) -> SeqValue:
         """Values that numpy cannot average in one product (None, mixed types) or tracr's mean
-        (`bools_as_numbers`): Python's `sum(values) / len(values)` per query."""
+        (`bools_as_numbers`): `sum(values) / len(values)` per query, added in key order."""
         out: list[Any] = []
         for row in sel:
             picked = [v for v, hit in zip(vals.values, row, strict=True) if hit]
@@ -260,8 +267,9 @@ class Evaluator:
                 out.append(picked[0])
             elif _averageable(picked, node.bools_as_numbers):
                 # tracr's mean, or the original's `sum(values) * 1.0 / n` (which rounds a sum
-                # of whole numbers to a float before dividing)
-                total = sum(picked) if node.bools_as_numbers else sum(picked) * 1.0
+                # of whole numbers to a float before dividing), added in key order
+                total = sum_in_order(picked)
+                total = total if node.bools_as_numbers else total * 1.0
                 out.append(total / len(picked))
             else:
                 raise _average_error(node)

@@ -1,12 +1,15 @@
 """Shared fixtures: golden-file comparison with `--update-golden` (or `UPDATE_GOLDEN=1`); the
-hypothesis profile."""
+hypothesis profile; `sum` as on Python 3.12."""
 
 from __future__ import annotations
 
+import builtins
 import difflib
+import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -67,3 +70,20 @@ def golden(update_golden: bool) -> Callable[[Path, str], None]:
             pytest.fail(f"output differs from {path.name}:\n{diff}", pytrace=False)
 
     return check
+
+
+@pytest.fixture
+def compensated_sum(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sum` of floats as Python 3.12 computes it, compensating rounding ([0.1] * 10 sums to 1.0),
+    on any Python: a program's values must not change with it (the interpreter adds in key order).
+    `math.fsum` rounds once, not as Neumaier does, but both give the exact sum in these tests."""
+    python_sum = builtins.sum
+
+    def compensated(values: Iterable[Any], start: Any = 0) -> Any:
+        values = list(values)
+        if values and all(type(v) is float for v in values):
+            return math.fsum([start, *values])
+        return python_sum(values, start)
+
+    monkeypatch.setattr(builtins, "sum", compensated)
+    assert sum([0.1] * 10) == 1.0

@@ -14,6 +14,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
+from rasp.seqvalues import sum_in_order
 from rasp.tracr.evaluate import evaluate
 from rasp.tracr.expr import RASPExpr, SelectorValue, Value
 from rasp.tracr.sop_nodes import Full, SOp
@@ -296,7 +297,7 @@ def _mean(xs: Sequence[Any], default: Any) -> Any:
     if len(xs) == 1:
         return xs[0]
     if all(isinstance(x, (int, bool, float)) for x in xs):
-        return sum(xs) / len(xs)
+        return sum_in_order(xs) / len(xs)  # Python < 3.12's sum on every Python
     raise ValueError(
         f"Only types int, bool, and float are supported for aggregation. Received sequence: {xs}"
     )

@@ -97,11 +97,13 @@ def test_selector_combinations_simplify_like_tracr() -> None:
     assert isinstance(full, rasp.Select) and full([1, 2]) == [[True, False], [False, False]]
 
 
-def test_aggregate_mean_single_value_and_default() -> None:
+def test_aggregate_mean_single_value_and_default(compensated_sum: None) -> None:
     everything = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.TRUE)
     upto = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ)
     assert rasp.Aggregate(upto, rasp.tokens == "x")(list("xax")) == [True, 0.5, 2 / 3]
     assert rasp.Aggregate(everything, rasp.tokens)([1, 2]) == [1.5, 1.5]
+    # added in key order on every Python (3.12's `sum` would give 0.1)
+    assert rasp.Aggregate(everything, rasp.tokens)([0.1] * 10) == [0.9999999999999999 / 10] * 10
     never = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.FALSE)
     assert rasp.Aggregate(never, rasp.tokens)("ab") == [None, None]
     assert rasp.Aggregate(never, rasp.tokens, default=0)("ab") == [0, 0]

@@ -23,6 +23,7 @@ from rasp.sops import (
     TokensSOp,
     evaluate,
     make_seq,
+    sum_in_order,
     walk,
 )
 
@@ -66,7 +67,25 @@ def test_a_mean_adds_in_key_order_as_the_original() -> None:
     rng = np.random.default_rng(1)
     for _ in range(50):
         xs = [float(x) for x in rng.random(int(rng.integers(2, 40)))]
-        assert _mean_of_all(floats, xs) == (sum(xs) * 1.0 / len(xs),) * len(xs)
+        total = 0.0
+        for x in xs:  # not `sum`: Python 3.12's compensates rounding (see the next test)
+            total += x
+        assert _mean_of_all(floats, xs) == (total / len(xs),) * len(xs)
+
+
+def test_a_mean_is_the_same_on_every_python(compensated_sum: None) -> None:
+    """Python 3.12's `sum` adds floats with compensation ([0.1] * 10 sums to 1.0 there); a mean
+    adds in key order on every Python, in both of the interpreter's paths: the vectorised one and
+    the one by rows (tracr's mean; also None or mixed types). `compensated_sum` makes `sum` work
+    as on 3.12 here."""
+    assert sum([0.1] * 10) == 1.0  # the patch holds
+    assert sum_in_order([0.1] * 10) == 0.9999999999999999 and sum_in_order([]) == 0
+    assert sum_in_order([-0.0]) == 0.0 and sum_in_order([True, True]) == 2  # as `sum` gives
+    floats = TokensSOp(kind=TokenKind.FLOAT)
+    everything = Select(keys=ConstSOp(value=1), queries=ConstSOp(value=1))
+    tracr_mean = AggregateSOp(selector=everything, sop=floats, bools_as_numbers=True)
+    for node in (AggregateSOp(selector=everything, sop=floats), tracr_mean):
+        assert evaluate(node, [0.1] * 10).values == (0.9999999999999999 / 10,) * 10
 
 
 def test_a_mean_of_whole_numbers_past_2_to_the_53_rounds_the_sum_first() -> None:
