@@ -397,6 +397,8 @@ def test_rasp_alone_is_the_repl(
     ]
     code, out, err = run(capsys, "-q")  # an option without a command is still a usage error
     assert code == 2 and "required: COMMAND" in err
+    code, out, err = run(capsys, "--help")  # the usage line says the command may be left out
+    assert code == 0 and out.splitlines()[0] == "usage: rasp [-h] [--version] [COMMAND ...]"
 
 
 def test_repl_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -56,12 +56,14 @@ _MODEL_HANDLERS = {
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rasp",
+        usage="%(prog)s [-h] [--version] [COMMAND ...]",  # `rasp` alone starts the REPL
         description=DESCRIPTIONS["rasp"],
         epilog=epilog("rasp"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"rasp-forge {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    # prog: the subcommands' usage starts `rasp run`, not with the custom usage line above
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, prog="rasp")
     common = argparse.ArgumentParser(add_help=False)
     talk = common.add_mutually_exclusive_group()
     talk.add_argument(
