@@ -103,13 +103,23 @@ class CompiledTransformer:
         # Indexing W_E with a negative id would silently read another row (and on CUDA an id past
         # the end is a device-side assert), so hand-made ids are checked like encoded ones.
         cfg = self.config
-        if ids.ndim != 2 or ids.shape[1] > cfg.n_ctx or ids.dtype.is_floating_point:
+        if not isinstance(ids, Tensor):
+            raise ModelInputError(
+                f"ids must be an integer tensor [batch, pos] with pos <= n_ctx = {cfg.n_ctx}, "
+                f"got {type(ids).__name__} (encode gives one)"
+            )
+        # W_E[ids] takes a bool or uint8 tensor as a mask and refuses int8/int16: bool is refused,
+        # the narrow integer types are widened (torch's uint16..uint64 lack min/max: refused)
+        integer = ids.dtype in (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+        if ids.ndim != 2 or ids.shape[1] > cfg.n_ctx or not integer:
             raise ModelInputError(
                 f"ids must be an integer tensor [batch, pos] with pos <= n_ctx = {cfg.n_ctx}, "
                 f"got {ids.dtype} {list(ids.shape)}"
             )
         if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= cfg.d_vocab):
             raise ModelInputError(f"ids must lie in 0..{cfg.d_vocab - 1} (d_vocab = {cfg.d_vocab})")
+        if ids.dtype not in (torch.int32, torch.int64):
+            ids = ids.long()
         return ids.to(self.device)
 
     def decode(self, logits: Tensor, lengths: Sequence[int]) -> list[list[Any]]:

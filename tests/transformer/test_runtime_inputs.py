@@ -166,15 +166,43 @@ def test_non_finite_outputs_are_an_error() -> None:
         torch.tensor([3, 0]),
         torch.tensor([[3.0, 0.0]]),
         torch.zeros((1, 8), dtype=torch.long),
+        torch.tensor([[True, False]]),
+        torch.tensor([[3, 0]], dtype=torch.complex64),
+        np.array([[3, 0]]),
+        [[3, 0]],
     ],
-    ids=["negative", "past_vocab", "one_dim", "float", "too_long"],
+    ids=[
+        "negative",
+        "past_vocab",
+        "one_dim",
+        "float",
+        "too_long",
+        "bool",
+        "complex",
+        "numpy",
+        "list",
+    ],
 )
 def test_hand_made_ids_are_checked(prev_path: Path, ids: torch.Tensor) -> None:
+    """Bool ids indexed W_E as a mask (an IndexError), numpy arrays and lists had no `.ndim` or
+    `.dtype.is_floating_point` (an AttributeError): each is one ModelInputError now."""
     model = transformer.load(prev_path)
     with pytest.raises(ModelInputError, match="ids must"):
         model.forward(ids)
     with pytest.raises(ModelInputError, match="ids must"):
         model.run_with_cache(ids)
+    with pytest.raises(ModelInputError, match="ids must"):
+        model.run_ids(ids)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int32])
+def test_ids_of_any_integer_dtype_give_the_same_logits(prev_path: Path, dtype: torch.dtype) -> None:
+    """uint8 ids indexed W_E as a (deprecated) byte mask: an IndexError, never the rows."""
+    model = transformer.load(prev_path)
+    ids, lengths = model.encode(["abc", "b"])
+    assert torch.equal(model.forward(ids.to(dtype)), model.forward(ids))
+    assert torch.equal(model.run_ids(ids.to(dtype)), model.run_ids(ids))
+    assert torch.equal(model.run_with_cache(ids.to(dtype))[0], model.forward(ids))
 
 
 @settings(max_examples=60, derandomize=True, deadline=None)
