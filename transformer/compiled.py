@@ -129,6 +129,13 @@ class CompiledTransformer:
         float64, which holds float32 logits exactly); only `[batch, n]` codes travel to the CPU.
         """
         output = self.meta.output
+        columns = self.config.d_vocab_out
+        if not isinstance(logits, Tensor) or logits.ndim != 3 or logits.shape[2] != columns:
+            # another model's logits (or a cut column) would decode to values without a word
+            shape = list(logits.shape) if isinstance(logits, Tensor) else type(logits).__name__
+            raise ModelInputError(
+                f"logits must be a tensor [batch, pos, d_vocab_out = {columns}], got {shape}"
+            )
         _check_lengths(lengths, logits.shape[0], logits.shape[1] - 1, "logits")
         width = max(lengths, default=0)
         at_tokens = logits.detach()[:, 1 : 1 + width]  # [batch, n, d_vocab_out]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import handmade_models as hm
@@ -101,6 +102,24 @@ def test_decoding_refuses_lengths_that_do_not_fit_the_batch(
     ):
         with pytest.raises(ModelInputError, match=message.replace("[", r"\[")):
             decoded()
+
+
+def test_decoding_refuses_logits_of_another_shape(prev_path: Path) -> None:
+    """Logits with a column cut off, or of one input without its batch dimension, decoded to
+    values without a word (`[['a', 'b']]` from two of three columns)."""
+    model = transformer.load(prev_path)
+    ids, lengths = model.encode(["ab"])
+    logits = model.forward(ids)
+    columns = model.config.d_vocab_out
+    for bad, shape in (
+        (logits[..., :-1], f"[1, 3, {columns - 1}]"),
+        (logits[0], f"[3, {columns}]"),
+        (logits.numpy(), "ndarray"),
+    ):
+        with pytest.raises(
+            ModelInputError, match=re.escape(f"d_vocab_out = {columns}], got {shape}")
+        ):
+            model.decode(bad, lengths)  # type: ignore[arg-type]
 
 
 def test_run_rejects_a_batch_size_below_one(prev_path: Path) -> None:
