@@ -247,7 +247,17 @@ class CompiledTransformer:
             codes = codes.detach().cpu().numpy()
         codes = np.asarray(codes)
         _check_lengths(lengths, codes.shape[0], codes.shape[1] if codes.ndim > 1 else 0, "codes")
-        return self.meta.output.values_of(codes, lengths)
+        output = self.meta.output
+        if output.codes_are_indices and codes.size:
+            # a negative code would silently pick a value from the end, a large one raise IndexError
+            count = len(output.values or ())
+            if codes.dtype.kind not in "iu" or codes.min() < 0 or codes.max() >= count:
+                raise ModelInputError(
+                    f"codes must be integers in 0..{count - 1} (indices into "
+                    f"meta.output.values, as run_ids gives them), got {codes.dtype} "
+                    f"from {codes.min()} to {codes.max()}"
+                )
+        return output.values_of(codes, lengths)
 
     def _reduce(self, ids: Tensor) -> DeviceCodes:
         """Forward and reduce valid ids (no checks, no host synchronisation)."""

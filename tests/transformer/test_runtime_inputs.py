@@ -122,6 +122,21 @@ def test_decoding_refuses_logits_of_another_shape(prev_path: Path) -> None:
             model.decode(bad, lengths)  # type: ignore[arg-type]
 
 
+def test_codes_that_index_no_value_are_refused(prev_path: Path) -> None:
+    """A negative code read a value from the end of the list without a word, a large one raised
+    IndexError and a float one IndexError too."""
+    model = transformer.load(prev_path)
+    ids, lengths = model.encode(["ab"])
+    codes = model.run_ids(ids)
+    assert model.to_values(codes, lengths) == model.run(["ab"])
+    count = len(model.meta.output.values)
+    for bad in (codes - 1 - codes.max(), codes + count, codes.double()):
+        with pytest.raises(
+            ModelInputError, match=re.escape(f"codes must be integers in 0..{count - 1}")
+        ):
+            model.to_values(bad, lengths)
+
+
 def test_run_rejects_a_batch_size_below_one(prev_path: Path) -> None:
     with pytest.raises(ValueError, match="batch_size"):
         transformer.load(prev_path).run(["a"], batch_size=0)
