@@ -213,8 +213,12 @@ class CompiledTransformer:
 
     def _lengths(self, inputs: Sequence[str | Sequence[Atom]]) -> list[int]:
         """Each input's length, without encoding; `encode`'s error where an input has none."""
-        if isinstance(inputs, str | bytes) or len(inputs) == 0:
-            self.vocab.encode(inputs)  # raises: a bare string, or no inputs
+        if (
+            isinstance(inputs, str | bytes)
+            or not isinstance(inputs, Sequence | np.ndarray)
+            or len(inputs) == 0
+        ):
+            self.vocab.encode(inputs)  # raises: a bare string, not a list, or no inputs
         try:
             return [len(item) for item in inputs]
         except TypeError:

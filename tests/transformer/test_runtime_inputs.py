@@ -75,6 +75,27 @@ def test_bad_inputs_are_refused_clearly(prev_path: Path, inputs: object, message
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        (lambda: (text for text in ["ab"]), "generator"),
+        (lambda: {"ab", "ba"}, "set"),
+        (lambda: None, "NoneType"),
+        (lambda: 3, "int"),
+    ],
+    ids=["generator", "set", "none", "int"],
+)
+def test_a_batch_that_is_not_a_list_is_refused(prev_path: Path, make: object, kind: str) -> None:
+    """A generator of one input was used up by the length pass: "no inputs given (an empty
+    batch)" from run, TypeError from encode; None and 3 raised TypeError; a set ran in no order."""
+    model = transformer.load(prev_path)
+    message = f"expected a list of inputs, got {kind}"
+    for call in (model.run, model.encode):
+        with pytest.raises(ModelInputError, match=message):
+            call(make())  # type: ignore[operator]
+    assert model.run(np.array(["ab", "ba"])) == model.run(("ab", "ba")) == [["-", "a"], ["-", "b"]]
+
+
 def test_a_bad_input_fails_before_any_batch_runs(prev_path: Path) -> None:
     model = transformer.load(prev_path)
     with pytest.raises(ModelInputError, match="input 300"):
