@@ -77,6 +77,8 @@ def compile_sop(
     """
     if is_tracr(sop):
         sop = to_sops(sop)  # type: ignore[arg-type]
+    if name is not None and not isinstance(name, str):  # the file's output.name is a string
+        raise CompileError([Diagnostic(f"name must be a string, got {name!r}", None)])
     vocab = _check_arguments(sop, vocab, max_len)
     # before `prepare`, whose rewrites follow every length up to max_len too
     predicted = _check_size(sop, vocab, max_len, causal, head_masks, max_params)
@@ -461,7 +463,13 @@ def _check_arguments(sop: object, vocab: Sequence[Atom], max_len: int) -> tuple[
     bad = [t for t in tokens if not isinstance(t, (bool, int, float, str))]
     if bad:
         problems.append(Diagnostic(f"vocabulary tokens must be atoms, got {bad[0]!r}", span))
-    keys = [(type(t).__name__, t) for t in tokens]
+    # a model file's metadata is JSON, which has no NaN or infinity (saving failed on them)
+    infinite = [t for t in tokens if isinstance(t, float) and not math.isfinite(t)]
+    if infinite:
+        problems.append(
+            Diagnostic(f"vocabulary tokens must be finite numbers, got {infinite[0]!r}", span)
+        )
+    keys = [(type(t).__name__, t) for t in tokens if isinstance(t, (bool, int, float, str))]
     if len(set(keys)) != len(keys):
         problems.append(
             Diagnostic("the vocabulary lists a token twice", span, "list each token once")

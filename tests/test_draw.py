@@ -47,7 +47,7 @@ def test_draw_writes_a_png_and_dot(prev_model: Path, tmp_path: Path) -> None:
     png, dot = tmp_path / "prev.png", tmp_path / "prev.dot"
     lines = draw_model_file(prev_model, list("abca"), png, dot)
     assert png.read_bytes()[:8] == PNG_MAGIC and png.stat().st_size > 10_000
-    assert lines[0].startswith(f"wrote {png} (1 attention heads")
+    assert lines[0] == f"wrote {png} (1 attention head, 2 residual snapshots)"  # not "1 ... heads"
     text = dot.read_text()
     assert text.startswith("digraph computation {") and text.count("rank=same") == 2
     assert (
@@ -201,7 +201,7 @@ def test_a_model_without_blocks_draws_its_embedding(tmp_path: Path) -> None:
     assert [title for title, _ in trace.residuals] == ["embedding"] and not trace.heads
     assert trace.output == ("a", "b")
     lines = draw_model_file(path, list("ab"), tmp_path / "id.png", tmp_path / "id.dot")
-    assert lines[0].startswith(f"wrote {tmp_path / 'id.png'} (0 attention heads")
+    assert lines[0] == f"wrote {tmp_path / 'id.png'} (0 attention heads, 1 residual snapshot)"
 
 
 @pytest.mark.parametrize(

@@ -103,13 +103,23 @@ class CompiledTransformer:
         # Indexing W_E with a negative id would silently read another row (and on CUDA an id past
         # the end is a device-side assert), so hand-made ids are checked like encoded ones.
         cfg = self.config
-        if ids.ndim != 2 or ids.shape[1] > cfg.n_ctx or ids.dtype.is_floating_point:
+        if not isinstance(ids, Tensor):
+            raise ModelInputError(
+                f"ids must be an integer tensor [batch, pos] with pos <= n_ctx = {cfg.n_ctx}, "
+                f"got {type(ids).__name__} (encode gives one)"
+            )
+        # W_E[ids] takes a bool or uint8 tensor as a mask and refuses int8/int16: bool is refused,
+        # the narrow integer types are widened (torch's uint16..uint64 lack min/max: refused)
+        integer = ids.dtype in (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+        if ids.ndim != 2 or ids.shape[1] > cfg.n_ctx or not integer:
             raise ModelInputError(
                 f"ids must be an integer tensor [batch, pos] with pos <= n_ctx = {cfg.n_ctx}, "
                 f"got {ids.dtype} {list(ids.shape)}"
             )
         if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= cfg.d_vocab):
             raise ModelInputError(f"ids must lie in 0..{cfg.d_vocab - 1} (d_vocab = {cfg.d_vocab})")
+        if ids.dtype not in (torch.int32, torch.int64):
+            ids = ids.long()
         return ids.to(self.device)
 
     def decode(self, logits: Tensor, lengths: Sequence[int]) -> list[list[Any]]:
@@ -119,6 +129,13 @@ class CompiledTransformer:
         float64, which holds float32 logits exactly); only `[batch, n]` codes travel to the CPU.
         """
         output = self.meta.output
+        columns = self.config.d_vocab_out
+        if not isinstance(logits, Tensor) or logits.ndim != 3 or logits.shape[2] != columns:
+            # another model's logits (or a cut column) would decode to values without a word
+            shape = list(logits.shape) if isinstance(logits, Tensor) else type(logits).__name__
+            raise ModelInputError(
+                f"logits must be a tensor [batch, pos, d_vocab_out = {columns}], got {shape}"
+            )
         _check_lengths(lengths, logits.shape[0], logits.shape[1] - 1, "logits")
         width = max(lengths, default=0)
         at_tokens = logits.detach()[:, 1 : 1 + width]  # [batch, n, d_vocab_out]
@@ -196,8 +213,12 @@ class CompiledTransformer:
 
     def _lengths(self, inputs: Sequence[str | Sequence[Atom]]) -> list[int]:
         """Each input's length, without encoding; `encode`'s error where an input has none."""
-        if isinstance(inputs, str | bytes) or len(inputs) == 0:
-            self.vocab.encode(inputs)  # raises: a bare string, or no inputs
+        if (
+            isinstance(inputs, str | bytes)
+            or not isinstance(inputs, Sequence | np.ndarray)
+            or len(inputs) == 0
+        ):
+            self.vocab.encode(inputs)  # raises: a bare string, not a list, or no inputs
         try:
             return [len(item) for item in inputs]
         except TypeError:
@@ -230,7 +251,17 @@ class CompiledTransformer:
             codes = codes.detach().cpu().numpy()
         codes = np.asarray(codes)
         _check_lengths(lengths, codes.shape[0], codes.shape[1] if codes.ndim > 1 else 0, "codes")
-        return self.meta.output.values_of(codes, lengths)
+        output = self.meta.output
+        if output.codes_are_indices and codes.size:
+            # a negative code would silently pick a value from the end, a large one raise IndexError
+            count = len(output.values or ())
+            if codes.dtype.kind not in "iu" or codes.min() < 0 or codes.max() >= count:
+                raise ModelInputError(
+                    f"codes must be integers in 0..{count - 1} (indices into "
+                    f"meta.output.values, as run_ids gives them), got {codes.dtype} "
+                    f"from {codes.min()} to {codes.max()}"
+                )
+        return output.values_of(codes, lengths)
 
     def _reduce(self, ids: Tensor) -> DeviceCodes:
         """Forward and reduce valid ids (no checks, no host synchronisation)."""

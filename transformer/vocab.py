@@ -85,6 +85,11 @@ class Vocab:
             raise ModelInputError(
                 "expected a list of inputs, got one string; wrap it in a list: [input]"
             )
+        if not isinstance(inputs, Sequence | np.ndarray):
+            # a generator was used up before the loop below ("an empty batch"), a set has no order
+            raise ModelInputError(
+                f"expected a list of inputs, got {type(inputs).__name__}; pass list(...) of them"
+            )
         fast = self._encode_vectorised(inputs)
         if fast is not None:
             return fast

@@ -267,8 +267,10 @@ def write_pictures(
     """Draw `trace` into `png` (and the computation graph of `meta`/`weights` into `dot`, if given);
     one line per file written."""
     draw_trace(trace, png)
+    heads, snapshots = len(trace.heads), len(trace.residuals)
     written = [
-        f"wrote {png} ({len(trace.heads)} attention heads, {len(trace.residuals)} residual snapshots)"
+        f"wrote {png} ({heads} attention head{'s' * (heads != 1)}, "
+        f"{snapshots} residual snapshot{'s' * (snapshots != 1)})"
     ]
     if dot is not None and weights is not None:
         rendered = write_dot(computation_dot(meta, weights), dot)

@@ -257,6 +257,22 @@ def test_bad_arguments_are_reported_together() -> None:
         compile_sop("tokens", list("ab"), 3)  # type: ignore[arg-type]
 
 
+def test_tokens_and_names_a_model_file_cannot_hold_are_refused() -> None:
+    """NaN and infinite tokens compiled and then failed in `save` (JSON has no NaN: a bare
+    ValueError), an unhashable token raised TypeError, and `name=5` wrote a file that `load`
+    refuses ('output.name' must be a string)."""
+    for vocab, message in (
+        ([float("nan"), "a"], "vocabulary tokens must be finite numbers, got nan"),
+        (["a", float("-inf")], "vocabulary tokens must be finite numbers, got -inf"),
+        ([["a"], "b"], "vocabulary tokens must be atoms, got ['a']"),
+    ):
+        with pytest.raises(CompileError) as err:
+            compile_sop(B.hist(), vocab, 3)
+        assert message in [d.message for d in err.value.diagnostics]
+    with pytest.raises(CompileError, match="name must be a string, got 5"):
+        compile_sop(B.hist(), list("ab"), 3, name=5)  # type: ignore[arg-type]
+
+
 def test_a_mean_with_a_string_default_names_the_default() -> None:
     # The averaged values are numbers; only the default is not (it said "non-numeric values").
     sel = S.Select(keys=S.TokensSOp(), queries=S.ConstSOp(value="a"), comparison=S.Comparison.EQ)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import handmade_models as hm
@@ -74,6 +75,27 @@ def test_bad_inputs_are_refused_clearly(prev_path: Path, inputs: object, message
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        (lambda: (text for text in ["ab"]), "generator"),
+        (lambda: {"ab", "ba"}, "set"),
+        (lambda: None, "NoneType"),
+        (lambda: 3, "int"),
+    ],
+    ids=["generator", "set", "none", "int"],
+)
+def test_a_batch_that_is_not_a_list_is_refused(prev_path: Path, make: object, kind: str) -> None:
+    """A generator of one input was used up by the length pass: "no inputs given (an empty
+    batch)" from run, TypeError from encode; None and 3 raised TypeError; a set ran in no order."""
+    model = transformer.load(prev_path)
+    message = f"expected a list of inputs, got {kind}"
+    for call in (model.run, model.encode):
+        with pytest.raises(ModelInputError, match=message):
+            call(make())  # type: ignore[operator]
+    assert model.run(np.array(["ab", "ba"])) == model.run(("ab", "ba")) == [["-", "a"], ["-", "b"]]
+
+
 def test_a_bad_input_fails_before_any_batch_runs(prev_path: Path) -> None:
     model = transformer.load(prev_path)
     with pytest.raises(ModelInputError, match="input 300"):
@@ -101,6 +123,39 @@ def test_decoding_refuses_lengths_that_do_not_fit_the_batch(
     ):
         with pytest.raises(ModelInputError, match=message.replace("[", r"\[")):
             decoded()
+
+
+def test_decoding_refuses_logits_of_another_shape(prev_path: Path) -> None:
+    """Logits with a column cut off, or of one input without its batch dimension, decoded to
+    values without a word (`[['a', 'b']]` from two of three columns)."""
+    model = transformer.load(prev_path)
+    ids, lengths = model.encode(["ab"])
+    logits = model.forward(ids)
+    columns = model.config.d_vocab_out
+    for bad, shape in (
+        (logits[..., :-1], f"[1, 3, {columns - 1}]"),
+        (logits[0], f"[3, {columns}]"),
+        (logits.numpy(), "ndarray"),
+    ):
+        with pytest.raises(
+            ModelInputError, match=re.escape(f"d_vocab_out = {columns}], got {shape}")
+        ):
+            model.decode(bad, lengths)  # type: ignore[arg-type]
+
+
+def test_codes_that_index_no_value_are_refused(prev_path: Path) -> None:
+    """A negative code read a value from the end of the list without a word, a large one raised
+    IndexError and a float one IndexError too."""
+    model = transformer.load(prev_path)
+    ids, lengths = model.encode(["ab"])
+    codes = model.run_ids(ids)
+    assert model.to_values(codes, lengths) == model.run(["ab"])
+    count = len(model.meta.output.values)
+    for bad in (codes - 1 - codes.max(), codes + count, codes.double()):
+        with pytest.raises(
+            ModelInputError, match=re.escape(f"codes must be integers in 0..{count - 1}")
+        ):
+            model.to_values(bad, lengths)
 
 
 def test_run_rejects_a_batch_size_below_one(prev_path: Path) -> None:
@@ -166,15 +221,43 @@ def test_non_finite_outputs_are_an_error() -> None:
         torch.tensor([3, 0]),
         torch.tensor([[3.0, 0.0]]),
         torch.zeros((1, 8), dtype=torch.long),
+        torch.tensor([[True, False]]),
+        torch.tensor([[3, 0]], dtype=torch.complex64),
+        np.array([[3, 0]]),
+        [[3, 0]],
     ],
-    ids=["negative", "past_vocab", "one_dim", "float", "too_long"],
+    ids=[
+        "negative",
+        "past_vocab",
+        "one_dim",
+        "float",
+        "too_long",
+        "bool",
+        "complex",
+        "numpy",
+        "list",
+    ],
 )
 def test_hand_made_ids_are_checked(prev_path: Path, ids: torch.Tensor) -> None:
+    """Bool ids indexed W_E as a mask (an IndexError), numpy arrays and lists had no `.ndim` or
+    `.dtype.is_floating_point` (an AttributeError): each is one ModelInputError now."""
     model = transformer.load(prev_path)
     with pytest.raises(ModelInputError, match="ids must"):
         model.forward(ids)
     with pytest.raises(ModelInputError, match="ids must"):
         model.run_with_cache(ids)
+    with pytest.raises(ModelInputError, match="ids must"):
+        model.run_ids(ids)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int32])
+def test_ids_of_any_integer_dtype_give_the_same_logits(prev_path: Path, dtype: torch.dtype) -> None:
+    """uint8 ids indexed W_E as a (deprecated) byte mask: an IndexError, never the rows."""
+    model = transformer.load(prev_path)
+    ids, lengths = model.encode(["abc", "b"])
+    assert torch.equal(model.forward(ids.to(dtype)), model.forward(ids))
+    assert torch.equal(model.run_ids(ids.to(dtype)), model.run_ids(ids))
+    assert torch.equal(model.run_with_cache(ids.to(dtype))[0], model.forward(ids))
 
 
 @settings(max_examples=60, derandomize=True, deadline=None)
