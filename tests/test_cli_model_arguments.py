@@ -124,6 +124,27 @@ def test_verify_and_draw_take_the_parameter_limit_their_refusals_name(
     assert code == 2 and "--max-params applies only to a .rasp program" in err
 
 
+def test_the_parameter_limit_may_group_its_digits_as_the_help_writes_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The help writes the default as 200,000,000, and the REPL's :compile took that spelling; the
+    command line refused it ('not an integer')."""
+    for spelling in ("1,000,000", "1_000_000", "1000000"):
+        code, out, err = run(
+            capsys, "verify", REVERSE, "--vocab", "ab", "--max-len", "4", "--max-params", spelling
+        )
+        assert code == 0 and "verified" in out + err, spelling
+    code, _, err = run(
+        capsys, "verify", REVERSE, "--vocab", "ab", "--max-len", "4", "--max-params", "1_0"
+    )
+    assert code == 1 and "the limit is 10 parameters" in err
+    for spelling in ("1,00", "0", "-5", "2e8", "1,000_000"):
+        code, _, err = run(
+            capsys, "verify", REVERSE, "--vocab", "ab", "--max-len", "4", "--max-params", spelling
+        )
+        assert code == 2 and f"argument --max-params: not a whole number >= 1: {spelling!r}" in err
+
+
 def test_verify_refuses_a_missing_cuda_device_before_compiling(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,15 @@ strings even for a JSON list of numbers."""
 
 class UsageError(Exception):
     """A bad argument value found after argparse (reported like argparse, exit 2)."""
+
+
+def grouped_count(text: str) -> int | None:
+    """A whole number >= 1 that may group its digits as the tools print them (`300,000,000`) or as
+    Python writes them (`300_000_000`); None for any other text."""
+    if not re.fullmatch(r"\d{1,3}(?:,\d{3})+|\d+(?:_\d+)*", text):
+        return None
+    value = int(text.replace(",", ""))
+    return value if value >= 1 else None
 
 
 def token_key(token: Any) -> tuple[str, Any]:

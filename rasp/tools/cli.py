@@ -24,6 +24,7 @@ from rasp.tools.arguments import (
     UsageError,
     check_input,
     check_vocab,
+    grouped_count,
     load_program,
     parse_tokens,
     refuse_model_file,
@@ -231,7 +232,7 @@ def _add_vocab_and_len(
 def _add_max_params(parser: argparse.ArgumentParser, when: str = "") -> None:
     parser.add_argument(
         "--max-params",
-        type=_positive,
+        type=_parameter_count,
         metavar="P",
         dest="max_params",
         help=f"refuse, before building it, a model predicted to have more than P parameters{when} "
@@ -252,6 +253,17 @@ def _positive(text: str) -> int:
     value = _int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _parameter_count(text: str) -> int:
+    """A count written plainly, as the help writes the default (`200,000,000`) or as Python does
+    (`200_000_000`)."""
+    value = grouped_count(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(
+            f"not a whole number >= 1: {text!r} (e.g. 300000000, 300,000,000 or 300_000_000)"
+        )
     return value
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from rasp.display import ExampleSettings, example_tokens
 from rasp.errors import ErrorKind, OptionSpelling, RaspError, Source
 from rasp.sops import Evaluator, Node, Selector, SeqValue, SOp
+from rasp.tools.arguments import grouped_count
 from rasp.values import kind_name
 from rasp.wording import close_name, with_article
 
@@ -400,9 +401,10 @@ def _positive(text: str, what: str) -> int:
 def _count(text: str, what: str) -> int:
     """A whole number >= 1 that may group its digits as the REPL prints them (`300,000,000`) or
     as Python writes them (`300_000_000`)."""
-    if not re.fullmatch(r"\d{1,3}(?:,\d{3})+|\d+(?:_\d+)*", text) or int(text.replace(",", "")) < 1:
+    value = grouped_count(text)
+    if value is None:
         raise _Refusal(f"{what} must be a whole number >= 1, got {text!r}")
-    return int(text.replace(",", ""))
+    return value
 
 
 def _non_negative(text: str, what: str) -> int:
