@@ -111,6 +111,21 @@ def test_a_python_program_is_never_run_from_a_model_file(
     ]
 
 
+def test_the_hint_for_a_recorded_tracr_program_passes_tracr_compat(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The hint's command is one that runs: an unmodified tracr file loads only with the option.
+    target = tmp_path / "hist.py"
+    target.write_text("from tracr.compiler import lib\n\nhist = lib.make_hist()\n")
+    model = tmp_path / "hist.safetensors"
+    argv = ["compile", f"{target}:hist", "--tracr-compat", "--vocab", "ab", "--max-len", "3"]
+    assert main([*argv, "-q", "-o", str(model)]) == 0
+    code, out, err = run(capsys, "verify", "--model", str(model))
+    hint = f"rasp verify {target}:hist --tracr-compat --model {model}"
+    assert (code, out) == (1, "") and err.splitlines()[-1].endswith(f"`{hint}`")
+    assert main(hint.split()[1:] + ["-q"]) == 0
+
+
 def test_verify_needs_a_program_or_a_model(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "verify", "--vocab", "ab", "--max-len", "3")
     assert (code, out) == (2, "") and err.endswith(

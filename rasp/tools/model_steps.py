@@ -9,6 +9,7 @@ when they run (`steps.compile_sop(...)`), so a test may replace one here.
 from __future__ import annotations
 
 import copy
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -123,11 +124,13 @@ def recorded_program(model_path: str, meta: dict[str, Any]) -> Source:
         )
     if file is not None and Path(file.split(":")[0]).suffix == ".py":
         output = (meta.get("output") or {}).get("name") or "NAME"
+        # an unmodified tracr program loads only with --tracr-compat: the hint's command says so
+        compat = " --tracr-compat" if re.search(r"^\s*(from|import)\s+tracr\b", text, re.M) else ""
         raise RaspError(
             f"{model_path} was compiled from the Python program {file}, which rasp-forge does "
             "not run from a model file",
-            hint=f"loading a .py file runs it; if you trust it: `rasp verify {file}:{output} "
-            f"--model {model_path}`",
+            hint=f"loading a .py file runs it; if you trust it: `rasp verify {file}:{output}"
+            f"{compat} --model {model_path}`",
             kind=ErrorKind.IO,
         )
     # its loads look where they did when it was compiled: in its file's directory first

@@ -76,8 +76,19 @@ def compile_rasp_to_model(
 ) -> TracrModel:
     """Compile a rasp.tracr program for inputs over `vocab` of length 1..max_seq_len (tracr's
     signature; `mlp_exactness` is accepted and unused). Raises `rasp.errors.CompileError`, with
-    every reason located in the program, when the program cannot be compiled exactly."""
+    every reason located in the program, when the program cannot be compiled exactly, and
+    ValueError, as tracr does, when `vocab` holds `compiler_bos` or `compiler_pad`."""
     del mlp_exactness
+    # As tracr refuses them: `apply` strips a leading BOS token and trailing PAD tokens, so a
+    # vocabulary token spelled like either would be read as one, silently changing the input.
+    if compiler_bos in vocab:
+        raise ValueError(
+            f"Compiler BOS token must not be present in the vocab. Found {compiler_bos!r} in {vocab}"
+        )
+    if compiler_pad in vocab:
+        raise ValueError(
+            f"Compiler PAD token must not be present in the vocab. Found {compiler_pad!r} in {vocab}"
+        )
     compiled = compile_sop(program, vocab, max_seq_len, name=explicit_name(program), causal=causal)
     fields = {f.name: getattr(compiled, f.name) for f in dataclasses.fields(compiled) if f.init}
     return TracrModel(**fields, compiler_bos=compiler_bos, compiler_pad=compiler_pad)

@@ -175,6 +175,17 @@ def test_compile_rasp_to_model_gives_tracr_s_apply(tmp_path: Path) -> None:
     assert main(["run", "--model", str(tmp_path / "sort.safetensors"), "--input", "[2,3,1]"]) == 0
 
 
+@pytest.mark.parametrize("special", ["compiler_bos", "compiler_pad"])
+def test_compile_rasp_to_model_refuses_its_bos_or_pad_in_the_vocab(special: str) -> None:
+    # As tracr does: apply strips a leading BOS and trailing PADs, so a token spelled like one
+    # was dropped from the input (hist of ["a", "p"] with compiler_pad "p" gave [1, "p"]).
+    from rasp.tools.tracr_compiling import compile_rasp_to_model
+    from rasp.tracr import lib
+
+    with pytest.raises(ValueError, match="must not be present in the vocab. Found 'p'"):
+        compile_rasp_to_model(lib.make_hist(), {"a", "p"}, 4, **{special: "p"})
+
+
 def test_draw_a_python_program(
     capsys: pytest.CaptureFixture[str], tracr_file: str, tmp_path: Path
 ) -> None:
