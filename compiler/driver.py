@@ -122,7 +122,7 @@ def compile_sop(
                         analyse=analysed,
                     )
                 except CompileError as err:  # a tracr map's unholdable value may be the reason
-                    found = type(err)([*value_problems(sop), *err.diagnostics])
+                    found = _with_value_problems(program, err)
                 planned[options] = found
             if isinstance(found, CompileError):
                 raise found
@@ -141,9 +141,9 @@ def compile_sop(
                     max_params=limit,
                 )
             except CompileError as err:  # a tracr map's unholdable value may be the reason
-                raise type(err)([*value_problems(sop), *err.diagnostics]) from None
+                raise _with_value_problems(program, err) from None
             planned.pop(options)  # assembled: its plan is not needed again
-            problems = value_problems(sop)  # a tracr map gave a value no model holds (a dict)
+            problems = value_problems(program)  # a tracr map gave a value no model holds (a dict)
             if problems:
                 raise CompileError(problems)
             meta = compiled.metadata.get("output", {})
@@ -167,21 +167,24 @@ def compile_sop(
 
     # the default form, or the first alternative the certifier proves (compiler.alternatives), of
     # the prepared program or another form of it (compiler.program_forms)
-    kept = keep_form(
-        sop,
-        lambda form, cap: keep_proved(
-            builder(form, _lower_limit(max_params, cap)),
-            build_graph(form),
-            max_len,
-            _lower_limit(max_params, cap),
+    try:
+        kept = keep_form(
+            sop,
+            lambda form, cap: keep_proved(
+                builder(form, _lower_limit(max_params, cap)),
+                build_graph(form),
+                max_len,
+                _lower_limit(max_params, cap),
+                note,
+            ),
+            forms,
             note,
-        ),
-        forms,
-        note,
-        vocab,
-        max_len,
-        None if predicted is None else predicted.params,
-    )
+            vocab,
+            max_len,
+            None if predicted is None else predicted.params,
+        )
+    except CompileError as err:  # a tracr map's unholdable value may be the reason
+        raise _with_value_problems(program, err) from None
     model, graph, certificate = kept.model, kept.graph, kept.certificate
     if require_certificate and not certificate.ok:
         unlisted = build_facts.unlisted(model.metadata["output"])
@@ -448,6 +451,17 @@ def _check_causal(graph: Graph, folded: Graph, values: ValueSets) -> None:
             )
     if problems:
         raise CompileError(problems)
+
+
+def _with_value_problems(program: sops.Node, err: CompileError) -> CompileError:
+    """`err` led by each tracr map of `program` that gave a value no model holds (a dict), whose
+    consequences at the same map (its values unknown: "fails on every input") it replaces."""
+    found = value_problems(program)
+    if not found:
+        return err
+    spans = {p.span for p in found}
+    rest = [d for d in err.diagnostics if d not in found and d.span not in spans]
+    return type(err)([*found, *rest])
 
 
 def _check_arguments(sop: object, vocab: Sequence[Atom], max_len: int) -> tuple[Atom, ...]:
