@@ -173,6 +173,8 @@ class Evaluator:
             for args in rows:
                 out.append(node.fn(*args))
         except RaspRuntimeError as exc:
+            if exc.hint is None and node.inputs:  # `"abc"[indices]`: where and on which values
+                exc.hint = _failing_values(node.inputs, len(out), args)
             raise exc.with_span(node.span) from None
         except (ArithmeticError, TypeError, ValueError, KeyError, IndexError) as exc:
             # the message is Python's; the hint says where and on which values it failed

@@ -135,6 +135,14 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
             here = Span(source, here.line, here.col, here.line, here.col + len(word))
         message = f"unknown comparison {shown}"
         return RaspSyntaxError(message, here, hint or COMPARISON_HINT, incomplete=at_end)
+    if token.type == "RETURN" and _misplaced_return(text, token, expected, openers):
+        # `return x;` outside a def (at the top level, in a for): not a name, a misplaced return
+        return RaspSyntaxError(
+            "'return' outside a def",
+            here,
+            "only a def's body ends with 'return value;' (def f(x) { ... return value; }); "
+            "elsewhere, bind the value: name = value;",
+        )
     if _is_keyword(token) and "NAME" in expected:
         return RaspSyntaxError(
             f"'{token.value}' is a keyword and cannot be used as a name",
@@ -212,6 +220,20 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
             f"unmatched '{token.value}'", here, "nothing was opened here to close"
         )
     return RaspSyntaxError(f"unexpected {shown}", here, _expected_hint(lark, expected))
+
+
+def _misplaced_return(text: str, token: Token, expected: set[str], openers: list[_Opener]) -> bool:
+    """`return x;` starting a statement outside any def's body (not `return = 1;`, a keyword
+    written as a name, nor a second return in a def)."""
+    start = token.start_pos or 0
+    if "RETURN" in expected or text[:start].rstrip()[-1:] not in ("", ";", "{", "}"):
+        return False
+    after = text[token.end_pos or 0 :].lstrip()
+    if after.startswith(",") or (after.startswith("=") and not after.startswith("==")):
+        return False
+    return not any(
+        o.char == "{" and re.search(r"\bdef\s+\w+\s*\([^()]*\)\s*$", text[: o.pos]) for o in openers
+    )
 
 
 def _is_keyword(token: Token) -> bool:

@@ -263,6 +263,23 @@ def test_cli_verify_reports_the_sweep_in_text_and_json(
 # ------------------------------------------------------------------------------------------------
 # Inputs the interpreter fails on have no output to measure
 
+
+def test_an_output_of_one_value_has_no_margin_and_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`reverse` over one token outputs that token everywhere: one logit, no second to measure a
+    margin against. The report says so (it used to call it 'a float output without listed
+    values', of a string output)."""
+    from rasp.tools.cli import main
+
+    argv = ["verify", str(ROOT / "programs" / "reverse.rasp"), "--vocab", "a", "--max-len", "3"]
+    assert main(argv) == 0
+    assert (
+        "  margin:     none (the output has one possible value: no decision boundary)"
+        in capsys.readouterr().out.splitlines()
+    )
+
+
 DIV = "x = 10 / (indices - 2);\n"  # fails at position 2: on every input of 3 tokens or more
 
 

@@ -55,12 +55,13 @@ class OrderReport:
     sampled: int  # and `sampled` drawn from the rest with `seed`
     seed: int
     of: int  # inputs in the plan
-    margin: Margin | None  # None: a float output without listed values has no decision boundary
+    margin: Margin | None  # None: no decision boundary (one output value, or floats unlisted)
     mismatches: int  # (run, input) pairs that disagree with the reference run or the interpreter
     runs_disagreeing: int
     inputs_disagreeing: int
     first_mismatch: OrderMismatch | None
     uninterpreted: int = 0  # swept inputs the interpreter fails on (runs compared only together)
+    one_value: bool = False  # the output has a single possible value (no margin to measure)
 
     @property
     def ok(self) -> bool:

@@ -217,6 +217,8 @@ def _margin_line(orders: OrderReport) -> str:
         return (
             "  margin:     none (the interpreter fails on every swept input: no output to measure)"
         )
+    if margin is None and orders.one_value:
+        return "  margin:     none (the output has one possible value: no decision boundary)"
     if margin is None:
         return "  margin:     none (a float output without listed values has no decision boundary)"
     among = ""

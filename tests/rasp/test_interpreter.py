@@ -225,8 +225,12 @@ def test_indexing_as_the_original() -> None:
     assert seq("x = tokens[-1];", "abc") == ["c"] * 3
     assert seq("x = tokens[7];", [1, 2]) == [0, 0]  # nothing selected: the default
     # a bad index per position, in the original's words (it said "tuple index out of range")
-    with pytest.raises(RaspRuntimeError, match="^index 3 out of range for string of length 3$"):
+    with pytest.raises(
+        RaspRuntimeError, match="^index 3 out of range for string of length 3$"
+    ) as e:
         seq('x = "abc"[indices];', "hello")
+    # where and on which values, as every failing elementwise operation says (it said nothing)
+    assert e.value.hint == "it failed at position 3, where indices = 3"
     with pytest.raises(RaspRuntimeError, match="^index 3 out of range for list of length 3$"):
         seq("x = [1, 2, 3][indices];", "hello")
     with pytest.raises(RaspRuntimeError, match="^index into list has to be integer, got: 0.5$"):

@@ -286,6 +286,16 @@ def test_every_keyword_is_named_when_used_as_a_name(word: str, template: str) ->
     assert e.span.text() == word
 
 
+@pytest.mark.parametrize(
+    "text", ["return x;", "x = 1;\nreturn x;", "for i in [1] { return i; }", "return;"]
+)
+def test_a_return_outside_a_def_is_named_so(text: str) -> None:
+    # it said "'return' is a keyword and cannot be used as a name", of a return statement
+    e = error(text)
+    assert e.message == "'return' outside a def"
+    assert e.span.text() == "return" and "def f(x)" in (e.hint or "")
+
+
 def test_s_op_as_a_name_says_how_to_subtract() -> None:
     e = error("x = s-op;")
     assert e.message == "'s-op' is a keyword and cannot be used as a name"
