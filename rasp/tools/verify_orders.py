@@ -174,7 +174,7 @@ def sweep_orders(
         len(bad_inputs),
         first_bad,
         sum(want is None for want in wanted),
-        len(set(output.get("values") or ())) == 1,
+        len(output.get("values") or ()) == 1,  # listed values are distinct
     )
 
 
