@@ -321,3 +321,39 @@ def test_counts_of_one_are_singular() -> None:
     assert heads_text(none) == "1 layer, 0 heads"
     two = {**one, "n_layers": 2, "layers": [layer, layer]}
     assert heads_text(two) == "2 layers, 2 heads"
+
+
+def test_control_characters_in_a_files_strings_are_shown_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A crafted file's strings reach the terminal as text: an escape sequence, a newline (a fake
+    line of the table) or a right-to-left override are written as their escapes; --json, whose
+    strings JSON escapes itself, gives them as they are."""
+    from rasp.tools.cli import main
+
+    layers = [
+        {"attn": [{"head": 0, "name": "frac", "op": "mean\u202e(x)"}], "mlp": []},
+    ]
+    program = dict(FAKE_META["program"], file="evil.rasp\nsha256:      0000\x1b[2J")
+    meta = dict(FAKE_META, layers=layers, program=program)
+    path = write_fake_model(tmp_path / "m.safetensors", meta)
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert not any(c in out for c in "\x1b\u202e\r")
+    assert not any(line.startswith("sha256:      0000") for line in out.splitlines())
+    assert "program:     evil.rasp\\nsha256:      0000\\x1b[2J\n" in out
+    assert "mean\\u202e(x)" in out
+    assert main(["show", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    strings: list[str] = []
+
+    def collect(value: Any) -> None:
+        if isinstance(value, str):
+            strings.append(value)
+        for child in value.values() if isinstance(value, dict) else []:
+            collect(child)
+        for child in value if isinstance(value, list) else []:
+            collect(child)
+
+    collect(data)
+    assert "mean\u202e(x)" in strings

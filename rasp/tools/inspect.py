@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -254,6 +254,27 @@ def layer_operations(meta: dict[str, Any]) -> tuple[Operation, ...]:
         for mlp in layer.get("mlp", []):
             ops.append(Operation(index, "mlp", str(mlp.get("name")), str(mlp.get("op"))))
     return tuple(ops)
+
+
+def printable_file(model: ModelFile) -> ModelFile:
+    """`model` with every control or format character in its metadata's strings written as its
+    escape (`\\x1b`, `\\n`, `\\u202e`), for a terminal: a crafted file's names cannot move the
+    cursor, recolour the terminal, reorder text or fake lines of `rasp show`'s table."""
+    return replace(model, meta=_printable(model.meta))
+
+
+def _printable(value: Any) -> Any:
+    if isinstance(value, str):
+        if value.isprintable():
+            return value
+        return "".join(
+            c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in value
+        )
+    if isinstance(value, list):
+        return [_printable(v) for v in value]
+    if isinstance(value, dict):
+        return {_printable(k): _printable(v) for k, v in value.items()}
+    return value
 
 
 def summarize(model: ModelFile) -> ModelSummary:

@@ -156,6 +156,7 @@ def cmd_run_model(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     from rasp.tools.inspect import (
         format_summary,
+        printable_file,
         read_model_file,
         summarize,
         summary_json,
@@ -173,11 +174,11 @@ def cmd_show(args: argparse.Namespace) -> int:
             )
         sys.stdout.write(text)  # the text compiled, as its recorded sha256 hashes it
         return 0
-    summary = summarize(model_file)
     console = Console.from_args(args)
-    console.result(
-        json.dumps(summary_json(summary), indent=2) if args.json else format_summary(summary)
-    )
+    if args.json:  # JSON escapes control characters itself
+        console.result(json.dumps(summary_json(summarize(model_file)), indent=2))
+    else:
+        console.result(format_summary(summarize(printable_file(model_file))))
     return 0
 
 
