@@ -112,6 +112,7 @@ def test_corrupted_weight_is_located(
         "position": 0,
         "model": model_value,
         "interpreter": want,
+        "unchecked_in_parts": [],
     }
     code = main(["verify", str(program), "--vocab", "abc", "--max-len", "4", "--model", str(model)])
     err = capsys.readouterr().err
@@ -119,6 +120,46 @@ def test_corrupted_weight_is_located(
     named = f"`{variable}`" if operation == variable else f"`{variable}` = {operation}"
     assert f"first divergence: variable {named}, layer {layer} {sublayer}, position 0" in err
     assert f'first failing input: "{first}" (length {len(first)})' in err
+
+
+def test_a_variable_held_only_in_parts_is_named_unchecked(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """sort's `target_position` lives only in helper dimensions (`.part0`, `.int`, `.sq`, ...),
+    which hold no value to compare: a fault there shows first at the later `sorted` head, and the
+    report said nothing of the variable it could not check (QA)."""
+    import json
+    from pathlib import Path
+
+    from rasp.tools.cli import main
+
+    program = Path(__file__).resolve().parents[1] / "programs" / "sort.rasp"
+    model = tmp_path / "sort.safetensors"
+    argv = ["--vocab", "abc", "--max-len", "4"]
+    assert main(["compile", str(program), *argv, "-o", str(model), "-q"]) == 0
+    from safetensors import safe_open
+
+    with safe_open(str(model), "np") as handle:
+        meta = json.loads(handle.metadata()["rasp_forge"])
+    part = "target_position.int"  # written by an MLP after the parts its heads write
+    layer = _layer_of(meta, part, "mlp")
+    from safetensors.numpy import load_file, save_file
+
+    with safe_open(str(model), "np") as handle:
+        metadata = handle.metadata()
+    weights = load_file(str(model))
+    weights[f"blocks.{layer}.mlp.W_out"][:, meta["residual"].index(part)] *= 1.5
+    save_file(weights, str(model), metadata=metadata)
+    capsys.readouterr()
+    assert main(["verify", str(program), *argv, "--model", str(model)]) == 1
+    err = capsys.readouterr().err
+    assert (
+        "    unchecked:   `target_position`, computed before this point and held only in parts "
+        "(`target_position.*`) with no value to compare: the fault may lie there"
+    ) in err.splitlines()
+    assert main(["verify", str(program), *argv, "--model", str(model), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["divergence"]["unchecked_in_parts"] == ["target_position"]
 
 
 def test_generated_names_are_diagnosed_too(

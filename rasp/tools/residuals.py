@@ -138,6 +138,9 @@ class Checkpoint:
     layer: int | None  # None: the embedding
     sublayer: str  # "embedding", "attn" or "mlp"
     variables: tuple[DecodedVariable, ...]
+    # program variables completed here that the residual holds only in parts (`target_position`
+    # as `target_position.int`, `.sq`, ...): no value to decode, so not checked
+    in_parts: tuple[str, ...] = ()
 
     @property
     def where(self) -> str:
@@ -189,8 +192,19 @@ def decode_checkpoints(
                 else tuple(pos for pos, (g, w) in enumerate(zip(got, want)) if not agrees(g, w))
             )
             row.append(DecodedVariable(name, got, want, wrong, name in new or layer is None))
-        decoded.append(Checkpoint(hook, layer, sublayer, tuple(row)))
+        decoded.append(Checkpoint(hook, layer, sublayer, tuple(row), _in_parts(written, nodes)))
     return decoded
+
+
+def _in_parts(written: Sequence[str], nodes: Mapping[str, Node]) -> tuple[str, ...]:
+    """The program variables among `written` that are parts (`name.part`) of an s-op `nodes`
+    names, which the residual holds no whole value of."""
+    found: dict[str, None] = {}
+    for label in written:
+        base, dot, _ = label.partition(".")
+        if dot and isinstance(nodes.get(base), SOp) and base not in written:
+            found[base] = None
+    return tuple(found)
 
 
 def operation_of(meta: Mapping[str, Any], name: str) -> str | None:

@@ -195,6 +195,9 @@ class Divergence:
     model: Any
     interpreter: Any
     operation: str | None = None  # what the variable computes (from the file's layer map)
+    # variables completed up to this point that the residual holds only in parts: not checked,
+    # so one of them may be where the model first went wrong
+    in_parts: tuple[str, ...] = ()
 
     @property
     def where(self) -> str:
@@ -352,7 +355,9 @@ def diagnose(
 ) -> Divergence | None:
     """The first (checkpoint, variable, position) where the model's residual stream is wrong."""
     meta = meta_dict(model)
+    in_parts: list[str] = []
     for point in decode_checkpoints(model, tokens, nodes):
+        in_parts += [name for name in point.in_parts if name not in in_parts]
         for var in point.variables:
             if var.wrong and var.interpreter is not None:
                 pos = var.wrong[0]
@@ -364,6 +369,7 @@ def diagnose(
                     var.model[pos],
                     var.interpreter[pos],
                     operation_of(meta, var.name),
+                    tuple(in_parts),
                 )
     n = len(tokens)
     output = meta.get("output", {}).get("name", "output")
@@ -371,5 +377,5 @@ def diagnose(
     want_out = as_seq(Evaluator(tokens).value(sop)).values
     for pos, (g, w) in enumerate(zip(got_out, want_out)):
         if not same_value(g, w):
-            return Divergence(str(output), None, "unembed", pos, g, w)
+            return Divergence(str(output), None, "unembed", pos, g, w, None, tuple(in_parts))
     return None

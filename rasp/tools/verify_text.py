@@ -170,12 +170,20 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
     div = report.divergence
     if div is None:
         return ["  the residual stream could not be decoded to locate the divergence"]
+    unread = []
+    if div.in_parts:
+        names = ", ".join(f"`{name}`" for name in div.in_parts)
+        unread = [
+            f"    unchecked:   {names}, computed before this point and held only in parts "
+            f"(`{div.in_parts[0]}.*`) with no value to compare: the fault may lie there"
+        ]
     if div.sublayer == "unembed":
         return [
             (
                 f"  every materialised variable agrees; the output `{div.variable}` goes wrong in the "
                 f"unembedding (position {div.position})"
-            )
+            ),
+            *unread,
         ]
     return [
         f"  first divergence: variable `{div.variable}`"
@@ -183,6 +191,7 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
         + f", {div.where}, position {div.position}",
         f"    interpreter: {_value_text(div.interpreter)}",
         f"    model:       {_value_text(div.model) if div.model is not None else '(no value: every dim < 0.5)'}",
+        *unread,
     ]
 
 
@@ -374,6 +383,7 @@ def _report_dict(report: VerifyReport) -> dict[str, Any]:
             "position": div.position,
             "model": div.model,
             "interpreter": div.interpreter,
+            "unchecked_in_parts": list(div.in_parts),
         },
         "orders": None if report.orders is None else _orders_dict(report.orders),
         "certificate": None
