@@ -149,6 +149,13 @@ def find_program(name: str, span: Span, search_dirs: Sequence[Path]) -> Path:
     `loads_from`, where given), the working directory, `search_dirs`, then the shipped
     `programs/` (first found wins); a name with a suffix (`"prog.txt"`, `rasp repl prog.txt`) is
     also the file of that very name."""
+    if not name.strip():  # `load "";` would look for `.rasp`
+        raise RaspError(
+            "load needs a file name, got an empty one",
+            span,
+            hint='load "NAME"; runs NAME.rasp (from this directory or programs/)',
+            kind=ErrorKind.IO,
+        )
     candidates = [name + ".rasp"] + ([name] if Path(name).suffix else [])
     dirs: list[Path] = []
     loader = Path(span.file)

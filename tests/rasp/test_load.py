@@ -46,6 +46,9 @@ def test_loaded_files_cannot_see_the_callers_names(tmp_path: Path) -> None:
 def test_load_errors(tmp_path: Path) -> None:
     with pytest.raises(RaspError, match="cannot find 'nowhere.rasp'"):
         run('load "nowhere";')
+    for empty in ('""', '" "'):  # said "cannot find '.rasp'"
+        with pytest.raises(RaspError, match="load needs a file name, got an empty one"):
+            run(f"load {empty};")
     (tmp_path / "a.rasp").write_text('load "b";', encoding="utf-8")
     (tmp_path / "b.rasp").write_text('load "a";', encoding="utf-8")
     with pytest.raises(RaspRuntimeError, match="loads itself"):
