@@ -124,9 +124,12 @@ def make_seq(
     """
     types = {type_of_value(v) for v in values}
     if None in types:
-        bad = next(v for v in values if type_of_value(v) is None)
+        at, bad = next((i, v) for i, v in enumerate(values) if type_of_value(v) is None)
+        allowed = (
+            "ints, floats, strings, bools or None" if loose else "ints, floats, strings or bools"
+        )
         raise RaspRuntimeError(
-            f"s-op values must be ints, floats, strings, bools or None, got {_kind(bad)}", span
+            f"s-op values must be {allowed}, got {_kind(bad)} at position {at}", span
         )
     types.discard(SeqType.NONE)
     if not types:
