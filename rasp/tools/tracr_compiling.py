@@ -43,10 +43,16 @@ class TracrModel(CompiledModel):
 
     def apply(self, tokens: Sequence[Any]) -> TracrModelOutput:
         """Run the model on `tokens` (starting with the BOS token, as tracr's do; trailing PAD
-        tokens are echoed back)."""
+        tokens are echoed back). Without the BOS token first, ValueError: tracr would read the
+        first token as BOS and give a meaningless first value."""
         body = list(tokens)
-        if body and body[0] == self.compiler_bos:
-            body = body[1:]
+        if not body or body[0] != self.compiler_bos:
+            raise ValueError(
+                f"apply takes the BOS token first, as tracr's models do: "
+                f"apply([{self.compiler_bos!r}, *tokens]), got {body[:3]!r}"
+                + ("..." if len(body) > 3 else "")
+            )
+        body = body[1:]
         pads = 0
         while body and body[-1] == self.compiler_pad:
             body.pop()

@@ -171,6 +171,10 @@ def test_compile_rasp_to_model_gives_tracr_s_apply(tmp_path: Path) -> None:
         lib.make_sort_unique(rasp.tokens, rasp.tokens), {3, 1, 2}, 4, compiler_bos="BOS"
     )
     assert model.apply(["BOS", 3, 1, 2]).decoded == ["BOS", 1, 2, 3]
+    assert model.apply(["BOS", 3, 1, "compiler_pad"]).decoded == ["BOS", 1, 3, "compiler_pad"]
+    for missing in ([3, 1, 2], []):  # a BOS was added silently: 4 values for 3 tokens
+        with pytest.raises(ValueError, match="apply takes the BOS token first"):
+            model.apply(missing)
     model.save(tmp_path / "sort.safetensors")
     assert main(["run", "--model", str(tmp_path / "sort.safetensors"), "--input", "[2,3,1]"]) == 0
 
