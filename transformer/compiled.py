@@ -264,15 +264,20 @@ class CompiledTransformer:
         codes = np.asarray(codes)
         _check_lengths(lengths, codes.shape[0], codes.shape[1] if codes.ndim > 1 else 0, "codes")
         output = self.meta.output
-        if output.codes_are_indices and codes.size:
-            # a negative code would silently pick a value from the end, a large one raise IndexError
-            count = len(output.values or ())
-            if codes.dtype.kind not in "iu" or codes.min() < 0 or codes.max() >= count:
+        if output.codes_are_indices and codes.ndim == 2:
+            # a negative code would silently pick a value from the end, a large one raise
+            # IndexError; codes past an input's length mean nothing (cut, whatever they hold)
+            inside = np.arange(codes.shape[1]) < np.asarray(lengths)[:, None]  # [batch, n]
+            real, count = codes[inside], len(output.values or ())
+            if codes.dtype.kind not in "iu" or (
+                real.size and (real.min() < 0 or real.max() >= count)
+            ):
+                shown = f" from {real.min()} to {real.max()}" if real.size else ""
                 raise ModelInputError(
                     f"codes must be integers in 0..{count - 1} (indices into "
-                    f"meta.output.values, as run_ids gives them), got {codes.dtype} "
-                    f"from {codes.min()} to {codes.max()}"
+                    f"meta.output.values, as run_ids gives them), got {codes.dtype}{shown}"
                 )
+            codes = np.where(inside, codes, 0)
         return output.values_of(codes, lengths)
 
     def _reduce(self, ids: Tensor) -> DeviceCodes:

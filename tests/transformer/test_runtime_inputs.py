@@ -156,6 +156,13 @@ def test_codes_that_index_no_value_are_refused(prev_path: Path) -> None:
             ModelInputError, match=re.escape(f"codes must be integers in 0..{count - 1}")
         ):
             model.to_values(bad, lengths)
+    # codes past an input's length mean nothing: any integer there is cut, not refused
+    ids, lengths = model.encode(["ab", "a"])
+    codes = model.run_ids(ids)
+    for filler in (-1, count + 5):
+        padded = codes.clone()
+        padded[1, 1:] = filler
+        assert model.to_values(padded, lengths) == model.run(["ab", "a"])
 
 
 def test_run_rejects_a_batch_size_below_one(prev_path: Path) -> None:
