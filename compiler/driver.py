@@ -121,8 +121,8 @@ def compile_sop(
                         head_masks=head_masks,
                         analyse=analysed,
                     )
-                except CompileError as err:  # a tracr map's unholdable value may be the reason
-                    found = _with_value_problems(program, err)
+                except CompileError as err:  # kept: each build of these options says so at once
+                    found = err
                 planned[options] = found
             if isinstance(found, CompileError):
                 raise found
@@ -130,18 +130,15 @@ def compile_sop(
 
         def model(options: BuildOptions) -> tuple[CompiledModel, Graph]:
             planned_build = plan(options)
-            try:
-                compiled, graph = _assemble(
-                    planned_build,
-                    vocab,
-                    max_len,
-                    name=name,
-                    source=source,
-                    note=note,
-                    max_params=limit,
-                )
-            except CompileError as err:  # a tracr map's unholdable value may be the reason
-                raise _with_value_problems(program, err) from None
+            compiled, graph = _assemble(
+                planned_build,
+                vocab,
+                max_len,
+                name=name,
+                source=source,
+                note=note,
+                max_params=limit,
+            )
             planned.pop(options)  # assembled: its plan is not needed again
             problems = value_problems(program)  # a tracr map gave a value no model holds (a dict)
             if problems:
@@ -183,7 +180,7 @@ def compile_sop(
             max_len,
             None if predicted is None else predicted.params,
         )
-    except CompileError as err:  # a tracr map's unholdable value may be the reason
+    except CompileError as err:  # a tracr map's unholdable value may be the reason, said first
         raise _with_value_problems(program, err) from None
     model, graph, certificate = kept.model, kept.graph, kept.certificate
     if require_certificate and not certificate.ok:
