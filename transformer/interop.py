@@ -103,7 +103,8 @@ def masked_heads(model: CompiledTransformer) -> list[str]:
 def mask_hooks(model: str | os.PathLike[str] | CompiledTransformer) -> list[tuple[str, Hook]]:
     """(hook name, hook) pairs that give a HookedTransformer built from `to_transformer_lens` the
     model's per-head masks: at `blocks.L.attn.hook_attn_scores` (scores [batch, head, query,
-    key]) every key the head does not see gets -inf. The padded heads TransformerLens adds see
+    key], the queries being the last positions, as with a KV cache) every key the head does not
+    see gets -inf. The padded heads TransformerLens adds see
     every key. Empty for a model without masked heads."""
     if not isinstance(model, CompiledTransformer):
         model = load(model)
@@ -122,8 +123,9 @@ def mask_hooks(model: str | os.PathLike[str] | CompiledTransformer) -> list[tupl
 
 def _masking_hook(seen: torch.Tensor) -> Hook:
     def hook(scores: torch.Tensor, hook: Any = None) -> torch.Tensor:
+        # with a KV cache (TransformerLens generation) the n_q queries are the last positions
         n_q, n_k = scores.shape[-2:]
-        where = seen[:, :n_q, :n_k].to(scores.device)
+        where = seen[:, n_k - n_q : n_k, :n_k].to(scores.device)
         return scores.masked_fill(~where, float("-inf"))
 
     return hook

@@ -75,6 +75,11 @@ def test_masks_reach_transformer_lens_only_through_hooks(tmp_path: Path) -> None
     masked = hook(scores, None)
     assert torch.isinf(masked[:, 0, 1, 2]).all() and masked[:, 0, 2, 1].eq(0).all()
     assert masked[:, 0, 0, 0].eq(0).all()  # BOS sees itself
+    # with a KV cache TransformerLens scores only the new queries: the last positions
+    last = hook(torch.zeros(2, 1, 1, 3), None)
+    assert last[:, 0, 0].eq(0).all()  # query 2 sees keys 0..2 under <=
+    middle = hook(torch.zeros(2, 1, 1, 2), None)
+    assert middle[:, 0, 0].eq(0).all()  # query 1 sees keys 0 and 1
     assert mask_hooks(hm.mean_of_a().save(tmp_path / "plain.safetensors")) == []
     assert set(state) == set(hm.masked_mean_of_a("<=").tensors)
 
