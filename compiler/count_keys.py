@@ -71,13 +71,18 @@ from typing import Any
 
 from compiler.blocks import Atom, exact_key, value_key
 from compiler.graph import Graph, IRNode, Op
+from compiler.key_predicates import (
+    MAX_SOURCE_VALUES,
+    conjuncts_of,
+    evaluate_at,
+    is_class,
+    key_only,
+    map_sources,
+    signature,
+)
 from rasp import sops
 
 _ORDERS = (sops.Comparison.LT, sops.Comparison.LEQ, sops.Comparison.GT, sops.Comparison.GEQ)
-
-
-# A key-only predicate is compared by its truth on its source's values up to this many.
-MAX_SOURCE_VALUES = 10_000
 
 
 def selects_one_by_count(
@@ -88,15 +93,15 @@ def selects_one_by_count(
     `values(i)`, node i's value set, lets two predicates written differently be one."""
     if node.op is not Op.AND and node.op is not Op.SELECT:
         return False
-    conjuncts = _conjuncts(graph, node.index)
+    conjuncts = conjuncts_of(graph, node.index)
     required = {
-        _signature(graph, i, values) for i in conjuncts if _key_only(graph, i) or _class(graph, i)
+        signature(graph, i, values) for i in conjuncts if key_only(graph, i) or is_class(graph, i)
     }
     for i in conjuncts:
         select = graph[i]
         if select.op is not Op.SELECT:
             continue
-        if values is not None and _key_only(graph, i) and _pins_a_count(graph, i, required, values):
+        if values is not None and key_only(graph, i) and _pins_a_count(graph, i, required, values):
             return True
         if select.comparison is not sops.Comparison.EQ:
             continue
@@ -122,9 +127,9 @@ def selects_equal_values(
     - or a key-only select of x (and `not`, `and`, `or` of such selects of one x) that holds
       only at values of x where `sop`, computed from x alone, is one value (`_pins_the_value`).
     With r, x's values must be all numbers (no NaN, which no comparison orders) or all strings."""
-    for i in _conjuncts(graph, selector):
+    for i in conjuncts_of(graph, selector):
         node = graph[i]
-        if _class(graph, i) and (
+        if is_class(graph, i) and (
             _computed_from(graph, sop, node.inputs[0])
             or _tells_apart(graph, node.inputs[0], sop, values)
         ):
@@ -133,7 +138,7 @@ def selects_equal_values(
             xs = values(node.inputs[0])
             if len({value_key(v) for v in xs}) == len(set(xs)):
                 return True
-        if _key_only(graph, i) and _pins_the_value(graph, i, sop, values):
+        if key_only(graph, i) and _pins_the_value(graph, i, sop, values):
             return True
         if node.op is not Op.SELECT:
             continue
@@ -144,7 +149,7 @@ def selects_equal_values(
             x = _extreme_of(graph, rank.index, _ORDERS)
             if x is not None and _computed_from(graph, sop, x) and _totally_ordered(values(x)):
                 return True
-        if not _key_only(graph, i):
+        if not key_only(graph, i):
             continue
         for count, held in _held(graph, i, values):
             x = _extreme_of(graph, count)
@@ -166,7 +171,7 @@ def _pins_the_value(
     `sop`, computed from s alone, is one value: `aggregate(select(tokens, "a", ==),
     indicator(tokens == "b"))` averages copies of 0, not any mean of 0s and 1s. A map that
     raises on such a value makes no claim."""
-    holds = _signature(graph, index, values)
+    holds = signature(graph, index, values)
     if holds[0] != "holds" or not _computed_from(graph, sop, holds[1]):
         return False
     source, where = holds[1], holds[2]
@@ -175,7 +180,7 @@ def _pins_the_value(
         if value_key(value) not in where:
             continue
         try:
-            seen.add(exact_key(_evaluate(graph, sop, {source: value})))
+            seen.add(exact_key(evaluate_at(graph, sop, {source: value})))
         except Exception:  # noqa: BLE001 (a program's function may raise anything)
             return False
         if len(seen) > 1:
@@ -196,7 +201,7 @@ def _held(
     tried on 2 x 2 classes, not N² combinations."""
     select = graph[index]
     keys, queries = select.inputs
-    sources = list(dict.fromkeys(_sources(graph, keys)))
+    sources = list(dict.fromkeys(map_sources(graph, keys)))
     counts = [s for s in sources if graph[s].op is Op.SELECTOR_WIDTH or _is_focus(graph, s)]
     if not counts:
         return []
@@ -214,7 +219,7 @@ def _held(
     for combo in itertools.product(*classes):
         at = {s: members[0] for s, members in zip(sources, combo, strict=True)}
         try:
-            holds = comparison.apply(_evaluate(graph, keys, at), constant)
+            holds = comparison.apply(evaluate_at(graph, keys, at), constant)
         except Exception:  # noqa: BLE001 (a program's function may raise anything)
             return []
         if holds:
@@ -237,7 +242,7 @@ def _reading_classes(
     groups: dict[tuple[Any, ...], list[Atom]] = {}
     for value in vals:
         try:
-            read = tuple(_evaluate(graph, r, {source: value}) for r in readers)
+            read = tuple(evaluate_at(graph, r, {source: value}) for r in readers)
         except Exception:  # noqa: BLE001 (a program's function may raise anything)
             return None
         groups.setdefault(tuple(map(exact_key, read)), []).append(value)
@@ -247,7 +252,7 @@ def _reading_classes(
 def _largest_reading(graph: Graph, index: int, source: int) -> list[int]:
     """The largest subexpressions of node `index` (maps and constants over sources) that are
     computed from `source` and constants alone."""
-    if set(_sources(graph, index)) == {source}:
+    if set(map_sources(graph, index)) == {source}:
         return [index]
     node = graph[index]
     if node.op is not Op.MAP:
@@ -359,26 +364,6 @@ def _no_key(graph: Graph, count: int, value: Atom) -> bool:
     return value_key(value) == value_key(zero)
 
 
-def _sources(graph: Graph, index: int) -> list[int]:
-    """The s-ops other than maps and constants that `index` is computed from by maps."""
-    node = graph[index]
-    if node.op is Op.CONST:
-        return []
-    if node.op is not Op.MAP:
-        return [index]
-    return [s for i in node.inputs for s in _sources(graph, i)]
-
-
-def _evaluate(graph: Graph, index: int, at: dict[int, Atom]) -> Atom:
-    """Node `index` where its sources take the values `at` (raises where a map does)."""
-    if index in at:
-        return at[index]
-    node = graph[index]
-    if node.op is Op.CONST:
-        return node.value
-    return node.fn(*(_evaluate(graph, i, at) for i in node.inputs))  # type: ignore[misc]
-
-
 def _implied(
     graph: Graph, predicate: tuple[Any, ...], held: list[dict[int, Atom]], required: set[Any]
 ) -> bool:
@@ -391,7 +376,7 @@ def _implied(
     if predicate[-1] == "class":
         x = predicate[2]
         try:
-            return len({value_key(_evaluate(graph, x, at)) for at in held}) == 1
+            return len({value_key(evaluate_at(graph, x, at)) for at in held}) == 1
         except Exception:  # noqa: BLE001 (x reads more than the sources, or a map raises)
             return False
     if predicate[0] != "holds":
@@ -407,7 +392,7 @@ def _counted_predicates(
     when `selector` is not of that form (no order between positions, or one more conjunct that
     depends on the query)."""
     orders, predicates = 0, set()
-    for i in _conjuncts(graph, selector):
+    for i in conjuncts_of(graph, selector):
         node = graph[i]
         if (
             node.op is Op.SELECT
@@ -415,97 +400,8 @@ def _counted_predicates(
             and all(graph[j].op is Op.INDICES for j in node.inputs)
         ):
             orders += 1
-        elif _key_only(graph, i) or _class(graph, i):
-            predicates.add(_signature(graph, i, values))
+        elif key_only(graph, i) or is_class(graph, i):
+            predicates.add(signature(graph, i, values))
         else:
             return None
     return predicates if orders == 1 else None
-
-
-def _conjuncts(graph: Graph, index: int) -> list[int]:
-    """The selectors `index` is the conjunction of (nested `and`s flattened)."""
-    node = graph[index]
-    if node.op is Op.AND:
-        return [c for i in node.inputs for c in _conjuncts(graph, i)]
-    return [index]
-
-
-def _key_only(graph: Graph, index: int) -> bool:
-    """Whether the selector's value for a (key, query) pair depends on the key alone."""
-    node = graph[index]
-    if node.op is Op.SELECT:
-        return graph[node.inputs[1]].op is Op.CONST
-    if node.op in (Op.NOT, Op.AND, Op.OR):
-        return all(_key_only(graph, i) for i in node.inputs)
-    return False
-
-
-def _class(graph: Graph, index: int) -> bool:
-    """Whether the selector is `select(x, x, ==)`: key and query in one class of one s-op."""
-    node = graph[index]
-    return (
-        node.op is Op.SELECT
-        and node.comparison is sops.Comparison.EQ
-        and node.inputs[0] == node.inputs[1]
-    )
-
-
-def _signature(
-    graph: Graph, index: int, values: Callable[[int], Sequence[Atom]] | None = None
-) -> tuple[Any, ...]:
-    """Structural identity of a key-only selector: `not nine` written twice is one predicate (the
-    IR keeps every call as its own node); s-ops other than constants are compared as nodes. With
-    value sets, a `select(k, constant, op)` whose k is a chain of one-input maps of a source s is
-    the set of s's values where it holds: `select(tokens, "a", ==)` and `select(is_a, True, ==)`
-    with `is_a = tokens == "a"` are one predicate."""
-    node = graph[index]
-    if _class(graph, index):
-        return (Op.SELECT, node.comparison, node.inputs[0], "class")
-    if node.op is Op.SELECT:
-        keys, queries = node.inputs
-        constant = graph[queries]
-        if values is not None:
-            holds = _holds_on_source(graph, keys, node, constant.value, values)
-            if holds is not None:
-                return holds
-        return (Op.SELECT, node.comparison, keys, (Op.CONST, value_key(constant.value)))
-    parts = [_signature(graph, i, values) for i in node.inputs]
-    if values is not None and all(p[0] == "holds" for p in parts):
-        # `not`, `and`, `or` of predicates of one source: where they hold on its values
-        sources = {p[1] for p in parts}
-        if len(sources) == 1:
-            (source,) = sources
-            if node.op is Op.NOT:
-                every = frozenset(value_key(v) for v in values(source))
-                return ("holds", source, every - parts[0][2])
-            sets = [p[2] for p in parts]
-            joined = frozenset.intersection(*sets) if node.op is Op.AND else frozenset.union(*sets)
-            return ("holds", source, joined)
-    return (node.op, *parts)
-
-
-def _holds_on_source(
-    graph: Graph,
-    keys: int,
-    select: IRNode,
-    constant: Atom,
-    values: Callable[[int], Sequence[Atom]],
-) -> tuple[Any, ...] | None:
-    """("holds", s, the keys of s's values where `select(keys, constant, op)` holds) when `keys`
-    is s or a chain of one-input maps of s; None where a map or comparison raises on a value (the
-    interpreter fails there: no claim)."""
-    source = keys
-    while graph[source].op is Op.MAP and len(graph[source].inputs) == 1:
-        source = graph[source].inputs[0]
-    comparison = select.comparison
-    assert comparison is not None
-    if len(values(source)) > MAX_SOURCE_VALUES:
-        return None
-    held = []
-    for value in values(source):
-        try:
-            if comparison.apply(_evaluate(graph, keys, {source: value}), constant):
-                held.append(value_key(value))
-        except Exception:  # noqa: BLE001 (a program's function may raise anything)
-            return None
-    return ("holds", source, frozenset(held))

@@ -10,8 +10,9 @@ from dataclasses import dataclass, replace
 from compiler import build_facts
 from compiler.addressing import MATCH_MAX_LEN
 from compiler.alternatives import keep_proved
+from compiler.argument_checks import check_arguments
 from compiler.assemble import assemble, sketch_model
-from compiler.blocks import Atom, Plan, sort_values
+from compiler.blocks import Atom, Plan
 from compiler.budget import (
     DEFAULT_MAX_PARAMS,
     PROBE_LENGTHS,
@@ -21,6 +22,7 @@ from compiler.budget import (
     predict,
 )
 from compiler.build_trials import BuildOptions, Builds
+from compiler.causal import check_causal
 from compiler.constants import fold_constants
 from compiler.encode import plan_encodings
 from compiler.forms import Forms, prepare
@@ -35,7 +37,6 @@ from compiler.values import ValueSets, infer_values
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, Source, option
 from rasp.tracr.lower import is_tracr, to_sops, value_problems
-from rasp.values import kind_name
 
 
 def compile_sop(
@@ -77,9 +78,7 @@ def compile_sop(
     """
     if is_tracr(sop):
         sop = to_sops(sop)  # type: ignore[arg-type]
-    if name is not None and not isinstance(name, str):  # the file's output.name is a string
-        raise CompileError([Diagnostic(f"name must be a string, got {name!r}", None)])
-    vocab = _check_arguments(sop, vocab, max_len)
+    vocab = check_arguments(sop, vocab, max_len, name)
     # before `prepare`, whose rewrites follow every length up to max_len too
     predicted = _check_size(sop, vocab, max_len, causal, head_masks, max_params)
     program = sop
@@ -231,7 +230,7 @@ def _plan(
         values = analyse(graph)
     folded = fold_constants(graph, values)  # s-ops of one value: constants; widths of all: length
     if causal:
-        _check_causal(graph, folded, values)
+        check_causal(graph, folded, values)
     graph = folded
     note("plan encodings")
     # readings + weight blocks in Dim coordinates
@@ -418,38 +417,6 @@ def _lower_limit(max_params: int | None, cap: int | None) -> int | None:
     return cap if max_params is None else min(max_params, cap)
 
 
-def _check_causal(graph: Graph, folded: Graph, values: ValueSets) -> None:
-    """A causal model sees no later position: every head must provably select only earlier keys.
-    What folds to a constant builds no head, so only the s-ops the folded graph still reads from
-    its output are checked (`aggregate(select(indices, length - 1, ==), indices < length)` is
-    True everywhere, and reads `length` for nothing); they are named as `graph` has them (a
-    width of every key is that width, not `length`)."""
-    live = sorted(folded.read_from_output())
-    problems = []
-    for node in (graph[i] for i in live if folded[i].op is not Op.CONST):
-        if node.op is Op.LENGTH:
-            # the built-in has no place in the program: point at the first s-op that reads it
-            users = (graph[i] for i in live if node.index in folded[i].inputs)
-            user = next((u for u in users if u.span), None)
-            problems.append(
-                Diagnostic(
-                    "'length' reads every position",
-                    node.span or (user.span if user is not None else graph.output.span),
-                    "compile without causal attention, or avoid length",
-                )
-            )
-        elif node.op in (Op.AGGREGATE, Op.SELECTOR_WIDTH) and not values.looks_back[node.inputs[0]]:
-            problems.append(
-                Diagnostic(
-                    f"'{node.text}' may select later positions, which a causal model cannot see",
-                    node.span,
-                    "add `and select(indices, indices, <=)` to the selector, or compile without causal",
-                )
-            )
-    if problems:
-        raise CompileError(problems)
-
-
 def _with_value_problems(program: sops.Node, err: CompileError) -> CompileError:
     """`err` led by each tracr map of `program` that gave a value no model holds (a dict), whose
     consequences at the same map (its values unknown: "fails on every input") it replaces."""
@@ -459,55 +426,3 @@ def _with_value_problems(program: sops.Node, err: CompileError) -> CompileError:
     spans = {p.span for p in found}
     rest = [d for d in err.diagnostics if d not in found and d.span not in spans]
     return type(err)([*found, *rest])
-
-
-def _check_arguments(sop: object, vocab: Sequence[Atom], max_len: int) -> tuple[Atom, ...]:
-    span = getattr(sop, "span", None)
-    problems: list[Diagnostic] = []
-    if isinstance(vocab, (set, frozenset)):  # tracr passes sets: give them one order
-        vocab = sort_values(vocab)
-    tokens = tuple(vocab) if isinstance(vocab, (list, tuple, set, frozenset, str)) else ()
-    if not tokens:
-        problems.append(
-            Diagnostic("the vocabulary is empty", span, "give at least one input token")
-        )
-    bad = [t for t in tokens if not isinstance(t, (bool, int, float, str))]
-    if bad:
-        problems.append(Diagnostic(f"vocabulary tokens must be atoms, got {bad[0]!r}", span))
-    # a model file's metadata is JSON, which has no NaN or infinity (saving failed on them)
-    infinite = [t for t in tokens if isinstance(t, float) and not math.isfinite(t)]
-    if infinite:
-        problems.append(
-            Diagnostic(f"vocabulary tokens must be finite numbers, got {infinite[0]!r}", span)
-        )
-    keys = [(type(t).__name__, t) for t in tokens if isinstance(t, (bool, int, float, str))]
-    if len(set(keys)) != len(keys):
-        problems.append(
-            Diagnostic("the vocabulary lists a token twice", span, "list each token once")
-        )
-    if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
-        problems.append(Diagnostic(f"max_len must be an integer >= 1, got {max_len!r}", span))
-    if not isinstance(sop, sops.Node):
-        problems.append(Diagnostic(f"expected an s-op to compile, got {type(sop).__name__}", None))
-    else:
-        problems += _defaults_not_atoms(sop)
-    if problems:
-        raise CompileError(problems)
-    return tokens
-
-
-def _defaults_not_atoms(sop: sops.Node) -> list[Diagnostic]:
-    """An aggregate whose default is a list, dict or function: the interpreter accepts it, as the
-    original does, and fails only where the default is used; a model's values are atoms."""
-    problems = []
-    for node in sops.walk(sop):
-        default = getattr(node, "default", 0) if isinstance(node, sops.AggregateSOp) else 0
-        if default is not None and not isinstance(default, (bool, int, float, str)):
-            problems.append(
-                Diagnostic(
-                    f"this aggregate's default is a {kind_name(default)}, not an atom",
-                    node.span,
-                    "a compiled model computes atoms: give the aggregate an atom default",
-                )
-            )
-    return problems

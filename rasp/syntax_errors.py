@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
 
-from lark import Lark, Token
+from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 from lark.lexer import PatternStr
 
@@ -22,6 +21,18 @@ from rasp.foreign_syntax import (
     foreign_word,
     previous_word,
     span_at,
+)
+from rasp.keyword_errors import keyword_before, unexpected_keyword
+from rasp.syntax_scan import (
+    CLOSER_TERMINALS,
+    CLOSERS,
+    Opener,
+    is_block,
+    open_brackets,
+    previous_token,
+    previous_token_end,
+    token_span,
+    top_level_commas,
 )
 
 _FRIENDLY = {
@@ -37,11 +48,8 @@ _FRIENDLY = {
     "LEN_OPEN": "'len('",
     "FULL_SEQ_DISPLAY": "'full seq display'",
 }
-_CLOSERS = {"(": ")", "[": "]", "{": "}"}
-_CLOSER_TERMINALS = {")": "RPAR", "]": "RSQB", "}": "RBRACE"}
 _COMPOUND = frozenset("+-*/%^")  # the operators Python writes before `=`
 _COMPARISON_TERMINALS = {"EQ", "NE", "LE", "GE", "LT", "GT"}
-_WORD_OPENERS = {"select", "aggregate", "range", "zip", "len", "round", "indicator", "draw"}
 COMPARISON_HINT = "select(keys, queries, OP) takes one of == != < > <= >="
 # tracr's Comparison names (and common spellings), as a RASP comparison
 _COMPARISON_WORDS = {
@@ -65,15 +73,6 @@ _ARGUMENTS = {
 }
 
 
-@dataclass(frozen=True)
-class _Opener:
-    """An unclosed bracket: its character, how to name it (`'select('`) and where it is."""
-
-    char: str
-    label: str
-    pos: int
-
-
 def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyntaxError:
     text = source.text
     if isinstance(exc, UnexpectedCharacters):
@@ -85,8 +84,8 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
     at_end = token.type == "$END"
     pos = len(text.rstrip()) if at_end else (token.start_pos or 0)
     expected = set(exc.expected)
-    openers = _open_brackets(text, pos)
-    here = span_at(source, pos) if at_end else _token_span(source, token)
+    openers = open_brackets(text, pos)
+    here = span_at(source, pos) if at_end else token_span(source, token)
     shown = "the end of the input" if at_end else f"'{token.value}'"
 
     value = str(token.value)
@@ -97,7 +96,7 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
     habit = None if at_end else doubled_operator(source, pos)
     if habit is not None:
         return habit
-    keyword = _keyword_before(lark, source, token, expected)
+    keyword = keyword_before(lark, source, token, expected)
     if keyword is not None:
         return keyword
     if token.type == "EQUAL" and "EQUAL" not in expected:
@@ -135,21 +134,9 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
             here = Span(source, here.line, here.col, here.line, here.col + len(word))
         message = f"unknown comparison {shown}"
         return RaspSyntaxError(message, here, hint or COMPARISON_HINT, incomplete=at_end)
-    if token.type == "RETURN" and _misplaced_return(text, token, expected, openers):
-        # `return x;` outside a def (at the top level, in a for): not a name, a misplaced return
-        return RaspSyntaxError(
-            "'return' outside a def",
-            here,
-            "only a def's body ends with 'return value;' (def f(x) { ... return value; }); "
-            "elsewhere, bind the value: name = value;",
-        )
-    if _is_keyword(token) and "NAME" in expected:
-        return RaspSyntaxError(
-            f"'{token.value}' is a keyword and cannot be used as a name",
-            here,
-            _keyword_hint(token),
-            incomplete=at_end,
-        )
+    keyword = unexpected_keyword(text, token, expected, openers, here, at_end)
+    if keyword is not None:
+        return keyword
     innermost = openers[-1] if openers else None
     if token.type in _COMPARISON_TERMINALS and innermost is not None:
         word = innermost.label.removeprefix("the call '").removesuffix("('")
@@ -159,14 +146,14 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
             hint = f"did you mean 'select('? {COMPARISON_HINT}"
         return RaspSyntaxError(f"{shown} on its own is not a value", here, hint or COMPARISON_HINT)
     # A def's or for's body is a '{' after ')' or a name; a dict's '{' follows an operator.
-    in_block = innermost is not None and innermost.char == "{" and _is_block(text, innermost.pos)
-    if token.type in _CLOSER_TERMINALS.values() and innermost is None:
+    in_block = innermost is not None and innermost.char == "{" and is_block(text, innermost.pos)
+    if token.type in CLOSER_TERMINALS.values() and innermost is None:
         # `aggregate(s, v));`: one closer too many, where the statement could end
         return RaspSyntaxError(
             f"unmatched '{token.value}'", here, "nothing was opened here to close"
         )
     if "SEMICOLON" in expected and (not openers or in_block):
-        end = _previous_token_end(lark, text, pos)
+        end = previous_token_end(lark, text, pos)
         return RaspSyntaxError(
             "expected ';' after the statement",
             span_at(source, end),
@@ -176,7 +163,7 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
         )
     if token.type == "SEMICOLON" and expected & _STATEMENT_STARTS and (not openers or in_block):
         # A statement could start here, so this ';' ends an empty one.
-        after_block = text[: _previous_token_end(lark, text, pos)].endswith("}")
+        after_block = text[: previous_token_end(lark, text, pos)].endswith("}")
         hint = "a def or for ends with '}', without ';'" if after_block else None
         return RaspSyntaxError("unexpected ';'", here, hint or "a statement cannot be empty")
     missing = _missing_comma(text, pos, here, expected, innermost)
@@ -193,8 +180,8 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
         return RaspSyntaxError(
             f"too many arguments: {innermost.label} takes {count}", here, f"write {usage}"
         )
-    if innermost is not None and _CLOSER_TERMINALS[_CLOSERS[innermost.char]] in expected:
-        closer = _CLOSERS[innermost.char]
+    if innermost is not None and CLOSER_TERMINALS[CLOSERS[innermost.char]] in expected:
+        closer = CLOSERS[innermost.char]
         opened = span_at(source, innermost.pos)
         wanted = f"',' or '{closer}'" if "COMMA" in expected else f"'{closer}'"
         return RaspSyntaxError(
@@ -215,66 +202,14 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
         return RaspSyntaxError(
             "a def ends with a return statement", here, "write 'return value;' before the '}'"
         )
-    if token.type in _CLOSER_TERMINALS.values() and innermost is None:
+    if token.type in CLOSER_TERMINALS.values() and innermost is None:
         return RaspSyntaxError(
             f"unmatched '{token.value}'", here, "nothing was opened here to close"
         )
     return RaspSyntaxError(f"unexpected {shown}", here, _expected_hint(lark, expected))
 
 
-def _misplaced_return(text: str, token: Token, expected: set[str], openers: list[_Opener]) -> bool:
-    """`return x;` starting a statement outside any def's body (not `return = 1;`, a keyword
-    written as a name, nor a second return in a def)."""
-    start = token.start_pos or 0
-    if "RETURN" in expected or text[:start].rstrip()[-1:] not in ("", ";", "{", "}"):
-        return False
-    after = text[token.end_pos or 0 :].lstrip()
-    if after.startswith(",") or (after.startswith("=") and not after.startswith("==")):
-        return False
-    return not any(
-        o.char == "{" and re.search(r"\bdef\s+\w+\s*\([^()]*\)\s*$", text[: o.pos]) for o in openers
-    )
-
-
-def _is_keyword(token: Token) -> bool:
-    """A word the lexer reads as a keyword: `set`, `exit`, `round`, `on`, `s-op`, ..."""
-    return token.type != "NAME" and (str(token.value).isidentifier() or token.type == "SOP_WORD")
-
-
-def _keyword_hint(keyword: Token) -> str:
-    if keyword.type == "SOP_WORD":
-        return "choose another name; to subtract, write s - op, with spaces"
-    if keyword.type in ("ROUND", "INDICATOR"):
-        return f"choose another name; {keyword.value} is called on a value: {keyword.value}(x)"
-    return "choose another name"
-
-
-def _keyword_before(
-    lark: Lark, source: Source, token: Token, expected: set[str]
-) -> RaspSyntaxError | None:
-    """`set = 1;`, `exit, y = 1, 2;`, `x = round;`: the keyword before the unexpected token is
-    what is wrong (the statement it starts, `set example ...`, expected something else; Lark
-    names the '=', which read as "'=' is assignment; use '==' to compare")."""
-    if token.type == "$END":
-        return None
-    text = source.text
-    before = _previous_token(lark, text, token.start_pos or 0)
-    if before is None or not _is_keyword(before):
-        return None
-    starts_statement = text[: before.start_pos or 0].rstrip()[-1:] in ("", ";", "{", "}")
-    called = before.type in ("ROUND", "INDICATOR") and expected == {"LPAR"}
-    if not ((token.type in ("EQUAL", "COMMA") and starts_statement) or called):
-        return None
-    return RaspSyntaxError(
-        f"'{before.value}' is a keyword and cannot be used as a name",
-        _token_span(source, before),
-        _keyword_hint(before),
-    )
-
-
-def _keyword_argument(
-    source: Source, pos: int, innermost: _Opener | None
-) -> RaspSyntaxError | None:
+def _keyword_argument(source: Source, pos: int, innermost: Opener | None) -> RaspSyntaxError | None:
     """`aggregate(sel, v, default=0)`, `f(x=1)`: Python's keyword argument, at the '=' (`pos`)."""
     if innermost is None or innermost.char != "(" or innermost.label == "'('":
         return None
@@ -300,13 +235,13 @@ def _missing_value(
     pos: int,
     here: Span,
     expected: set[str],
-    innermost: _Opener | None,
+    innermost: Opener | None,
 ) -> RaspSyntaxError | None:
     """`tokens +;`, `x = ;`, `f(a, )`: a value was expected (not a statement); the message names
     the token after which it is missing, so it never reads as an empty statement."""
     if not _VALUE_STARTS <= expected or expected & _STATEMENT_STARTS:
         return None
-    before = _previous_token(lark, source.text, pos)
+    before = previous_token(lark, source.text, pos)
     if before is None:
         return None
     shown = f"'{before.value}'"
@@ -333,40 +268,18 @@ def _missing_value(
 
 
 def _missing_comma(
-    text: str, pos: int, here: Span, expected: set[str], innermost: _Opener | None
+    text: str, pos: int, here: Span, expected: set[str], innermost: Opener | None
 ) -> RaspSyntaxError | None:
     """`select(indices, indices;`: a built-in that takes a fixed number of arguments has too few
     so far, so only ',' can follow (Lark's merged states may also offer ')')."""
     if "COMMA" not in expected or innermost is None or innermost.label not in _ARGUMENTS:
         return None
     fewest, count, usage = _ARGUMENTS[innermost.label]
-    if _top_level_commas(text, text.index("(", innermost.pos), pos) >= fewest:
+    if top_level_commas(text, text.index("(", innermost.pos), pos) >= fewest:
         return None
     return RaspSyntaxError(
         f"expected ',' and another argument: {innermost.label} takes {count}", here, usage
     )
-
-
-def _top_level_commas(text: str, start: int, stop: int) -> int:
-    """The ','s between the bracket at `start` and `stop` that separate its own arguments."""
-    commas = depth = 0
-    i = start + 1
-    while i < stop:
-        char = text[i]
-        if char == '"':
-            close = text.find('"', i + 1)
-            i = stop if close < 0 else close
-        elif char == "#":
-            newline = text.find("\n", i)
-            i = stop if newline < 0 else newline
-        elif char in _CLOSERS:
-            depth += 1
-        elif char in _CLOSER_TERMINALS:
-            depth -= 1
-        elif char == "," and depth == 0:
-            commas += 1
-        i += 1
-    return commas
 
 
 def _bad_character(exc: UnexpectedCharacters, source: Source) -> RaspSyntaxError:
@@ -418,70 +331,6 @@ def _friendly(lark: Lark, name: str) -> str:
     return name.lower()
 
 
-def _token_span(source: Source, token: Token) -> Span:
-    return Span(
-        source, token.line or 1, token.column or 1, token.end_line or 1, token.end_column or 1
-    )
-
-
-def _previous_token_end(lark: Lark, text: str, pos: int) -> int:
-    """Offset just after the last token that starts before `pos` (where a missing ';' belongs)."""
-    before = _previous_token(lark, text, pos)
-    return 0 if before is None else before.end_pos or 0
-
-
-def _previous_token(lark: Lark, text: str, pos: int) -> Token | None:
-    """The last token that starts before offset `pos` (None at the start of the text)."""
-    found = None
-    try:
-        for token in lark.lex(text):
-            if (token.start_pos or 0) >= pos:
-                break
-            found = token
-    except UnexpectedInput:
-        pass
-    return found
-
-
-def _open_brackets(text: str, stop: int) -> list[_Opener]:
-    """The brackets still open at offset `stop`, innermost last (strings and comments skipped)."""
-    stack: list[_Opener] = []
-    i = 0
-    while i < min(stop, len(text)):
-        char = text[i]
-        if char == '"':
-            close = text.find('"', i + 1)
-            i = len(text) if close < 0 else close + 1
-            continue
-        if char == "#":
-            newline = text.find("\n", i)
-            i = len(text) if newline < 0 else newline + 1
-            continue
-        if char in _CLOSERS:
-            stack.append(_Opener(char, *_label(text, i)))
-        elif char in _CLOSER_TERMINALS and stack and _CLOSERS[stack[-1].char] == char:
-            stack.pop()
-        i += 1
-    return stack
-
-
-def _is_block(text: str, pos: int) -> bool:
-    before = text[:pos].rstrip()
-    return bool(before) and (before[-1].isalnum() or before[-1] in "_)]")
-
-
-def _label(text: str, pos: int) -> tuple[str, int]:
-    """How to name the bracket at `pos` (`'select('` after a known word, else the bracket itself),
-    and where that name starts."""
-    char = text[pos]
-    word, k = previous_word(text, pos)
-    if char == "(" and word in _WORD_OPENERS:
-        return f"'{word}('", k
-    if char == "(" and word.isidentifier():
-        return f"the call '{word}('", k
-    return f"'{char}'", pos
-
-
 def _misspells_select(word: str) -> bool:
     """`selct`, `slect`, `selet`, `selecct`: a call name one or two typos from `select`."""
     return word.isidentifier() and bool(
@@ -501,7 +350,7 @@ _COMMANDS = {
 def _misspelt_command(lark: Lark, text: str, pos: int) -> str | None:
     """`sho example`, `exmaples off`, `full seq on`: a statement that is one name followed by
     another word, where that name is (nearly) a REPL command's first word."""
-    first = _previous_token(lark, text, pos)
+    first = previous_token(lark, text, pos)
     if first is None or first.type != "NAME":
         return None
     start = first.start_pos or 0
