@@ -35,6 +35,8 @@ def compile_arguments(rest: str) -> tuple[str, str, str, str]:
         vocab, numbers = args[: end + 1], args[end + 1 :]
     elif args.startswith('"') and (end := args.find('"', 1)) >= 0:
         vocab, numbers = args[: end + 1], args[end + 1 :]
+    elif args.startswith('"'):  # all the rest is the string: its spaces do not split it
+        raise _unterminated(args, "VOCAB")
     else:
         vocab, _, numbers = args.partition(" ")
     words = numbers.split()
@@ -69,10 +71,22 @@ def parse_tokens_text(text: str, what: str) -> list[Any]:
     quoted = re.fullmatch(r'"([^"]*)"', text.strip())
     if quoted is not None:
         return list(quoted.group(1))
+    if '"' in text and not text.strip().startswith("["):
+        # `"abc` or `abc"`: a quote is a RASP string's, never a token of characters (the
+        # quote and the letters were taken as tokens)
+        raise _unterminated(text.strip(), what)
     try:
         return parse_tokens(text.strip())
     except UsageError as exc:
         raise Refusal(f"{what}: {exc}") from None
+
+
+def _unterminated(text: str, what: str) -> Refusal:
+    """A double quote outside a whole RASP string, in the language's words for it."""
+    return Refusal(
+        f'{what}: unterminated string in {text!r}; a string ends with " and cannot contain " '
+        '(a double-quote token goes in a JSON list: ["\\"", "a"])'
+    )
 
 
 def distinct(tokens: list[Any]) -> list[Any]:

@@ -117,6 +117,27 @@ def test_a_quoted_vocab_or_input_is_its_characters() -> None:
     assert session.feed(':residual ""') == "error: INPUT is empty; give at least one token"
 
 
+def test_an_unterminated_string_is_refused() -> None:
+    # `:compile r "abc 5` compiled the vocab `"`, a, b, c (and `abc"` likewise): a double quote
+    # outside a whole string is refused in the language's words for it
+    session = _compiled(":compile r hel 5")
+    tail = 'a string ends with " and cannot contain " (a double-quote token goes in a JSON list: '
+    for command, what, text in [
+        (':compile r "abc 5', "VOCAB", '"abc 5'),
+        (':compile r "a b 5', "VOCAB", '"a b 5'),
+        (':compile r abc" 5', "VOCAB", 'abc"'),
+        (':residual "ab', "INPUT", '"ab'),
+        (':residual a"b', "INPUT", 'a"b'),
+        (':draw "ab -o x.png', "INPUT", '"ab'),
+    ]:
+        printed = session.feed(command)
+        assert printed.startswith(f"error: {what}: unterminated string in {text!r}; {tail}")
+    state = session.compiled.current
+    assert state is not None and state.vocab == ("h", "e", "l")  # the refusals changed nothing
+    # a double-quote token is written in a JSON list
+    assert "compiled r:" in session.feed(':compile r ["\\"", "a"] 3')
+
+
 def test_draw_defaults_to_comp_flows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("matplotlib")
     monkeypatch.chdir(tmp_path)
