@@ -22,8 +22,12 @@ if TYPE_CHECKING:
 
 
 def show_tokens(tokens: Sequence[Any]) -> str:
-    """`"abc"` when every token is one character, else the JSON list."""
-    if tokens and all(isinstance(t, str) and len(t) == 1 for t in tokens):
+    """`"abc"` when every token is one character that reads as itself between double quotes
+    (not `"`, which made `""a"` of ["\\"", "a"], nor a line break or other control), else the
+    JSON list."""
+    if tokens and all(
+        isinstance(t, str) and len(t) == 1 and t != '"' and t.isprintable() for t in tokens
+    ):
         return '"' + "".join(tokens) + '"'
     return json.dumps(list(tokens))
 

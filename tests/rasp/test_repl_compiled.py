@@ -134,8 +134,9 @@ def test_an_unterminated_string_is_refused() -> None:
         assert printed.startswith(f"error: {what}: unterminated string in {text!r}; {tail}")
     state = session.compiled.current
     assert state is not None and state.vocab == ("h", "e", "l")  # the refusals changed nothing
-    # a double-quote token is written in a JSON list
-    assert "compiled r:" in session.feed(':compile r ["\\"", "a"] 3')
+    # a double-quote token is written in a JSON list, and shown so (it was `""a"`)
+    assert session.feed(':compile r ["\\"", "a"] 3').endswith('vocab ["\\"", "a"], max_len 3')
+    assert session.feed(':residual ["\\"", "a"]').startswith('r(["\\"", "a"]) in the compiled')
 
 
 def test_draw_defaults_to_comp_flows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
