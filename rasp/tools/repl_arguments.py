@@ -89,8 +89,24 @@ def _unterminated(text: str, what: str) -> Refusal:
     )
 
 
+def vocab_tokens(text: str) -> list[Any]:
+    """VOCAB's tokens: at least one, each once. A repeat is refused as `rasp compile --vocab`
+    refuses it (it was dropped, so `aab` compiled the vocab `ab` without a word)."""
+    from rasp.tools.arguments import UsageError, check_vocab
+
+    tokens = parse_tokens_text(text, "VOCAB")
+    if not tokens:
+        raise Refusal("VOCAB is empty; give at least one token")
+    try:
+        check_vocab(tokens)
+    except UsageError as exc:
+        raise Refusal(f"VOCAB: {exc}") from None
+    return tokens
+
+
 def distinct(tokens: list[Any]) -> list[Any]:
-    """Tokens in order without repeats (1, 1.0 and True kept apart, as everywhere else)."""
+    """Tokens in order without repeats (1, 1.0 and True kept apart, as everywhere else): the
+    default VOCAB, from the running example (`hello` has two l's)."""
     from rasp.tools.arguments import distinct_tokens
 
     return distinct_tokens(tokens)

@@ -32,6 +32,7 @@ from rasp.tools.repl_arguments import (
     parameter_count,
     parse_tokens_text,
     positive,
+    vocab_tokens,
 )
 from rasp.values import kind_name
 from rasp.wording import close_name, with_article
@@ -126,9 +127,7 @@ class CompiledView:
         name, vocab_text, max_text, params_text = compile_arguments(rest)
         sop = _sop_named(session, name)
         example = example_tokens(session.settings.seq_example)
-        vocab = distinct(parse_tokens_text(vocab_text, "VOCAB") if vocab_text else example)
-        if not vocab:
-            raise Refusal("VOCAB is empty; give at least one token")
+        vocab = vocab_tokens(vocab_text) if vocab_text else distinct(example)
         max_len = positive(max_text, "MAX_LEN") if max_text else max(MIN_MAX_LEN, len(example))
         max_params = parameter_count(params_text, "MAX_PARAMS") if params_text else None
 

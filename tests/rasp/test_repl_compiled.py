@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from rasp.tools.arguments import parse_tokens
 from rasp.tools.repl import ReplSession
 from rasp.tools.repl_terminal import completion_candidates, draw_hook
 from tests.rasp.test_repl import transcript  # the same transcript format as the other goldens
@@ -137,6 +138,24 @@ def test_an_unterminated_string_is_refused() -> None:
     # a double-quote token is written in a JSON list, and shown so (it was `""a"`)
     assert session.feed(':compile r ["\\"", "a"] 3').endswith('vocab ["\\"", "a"], max_len 3')
     assert session.feed(':residual ["\\"", "a"]').startswith('r(["\\"", "a"]) in the compiled')
+
+
+def test_a_repeated_vocab_token_is_refused_as_the_cli_refuses_it() -> None:
+    # `:compile r aab` compiled the vocab "ab" without a word, where `rasp compile --vocab aab`
+    # refuses it: the REPL now says what the CLI says
+    from rasp.tools.arguments import UsageError, check_vocab
+
+    session = _compiled(":compile r hel 5")
+    for vocab, token in [("aab", "a"), ('"aba"', "a"), ("[1, 2, 1]", "1"), ('["1", "1"]', '"1"')]:
+        with pytest.raises(UsageError) as cli:
+            check_vocab(parse_tokens(vocab.strip('"')))
+        assert session.feed(f":compile r {vocab} 5") == f"error: VOCAB: {cli.value}"
+        assert f"the token {token} twice" in str(cli.value)
+    state = session.compiled.current
+    assert state is not None and state.vocab == ("h", "e", "l")  # the refusals changed nothing
+    # 1, 1.0 and true are three tokens; the default vocab is the example's distinct tokens
+    assert session.feed(":compile r [1, 1.0, true] 3").endswith("vocab [1, 1.0, true], max_len 3")
+    assert session.feed(":compile r").endswith('vocab "helo", max_len 8')
 
 
 def test_draw_defaults_to_comp_flows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
