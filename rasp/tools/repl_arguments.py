@@ -7,6 +7,7 @@ string in double quotes.
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any
 
 from rasp.errors import ErrorKind, OptionSpelling, RaspError
@@ -113,14 +114,16 @@ def distinct(tokens: list[Any]) -> list[Any]:
 
 
 def positive(text: str, what: str) -> int:
-    if not re.fullmatch(r"\d+", text.strip()) or int(text) < 1:
+    value = _whole(text, what)
+    if value is None or value < 1:
         raise Refusal(f"{what} must be a whole number >= 1, got {text.strip()!r}")
-    return int(text)
+    return value
 
 
 def parameter_count(text: str, what: str) -> int:
     """A whole number >= 1 that may group its digits as the REPL prints them (`300,000,000`) or
     as Python writes them (`300_000_000`)."""
+    _whole(re.sub(r"[,_]", "", text), what)  # refuses more digits than Python reads
     value = grouped_count(text)
     if value is None:
         raise Refusal(f"{what} must be a whole number >= 1, got {text!r}")
@@ -128,9 +131,27 @@ def parameter_count(text: str, what: str) -> int:
 
 
 def non_negative(text: str, what: str) -> int:
-    if not re.fullmatch(r"\d+", text.strip()):
+    value = _whole(text, what)
+    if value is None:
         raise Refusal(f"{what} must be a whole number >= 0, got {text.strip()!r}")
-    return int(text)
+    return value
+
+
+def _whole(text: str, what: str) -> int | None:
+    """The number that `text`'s digits write (None for other text). Python reads at most
+    `sys.get_int_max_str_digits()` digits: a longer number (`:verify 99...9`, 5,000 nines) is
+    refused in words, as a JSON list's is; int() raised ValueError, an internal error that ended
+    the session."""
+    digits = text.strip()
+    if not re.fullmatch(r"\d+", digits):
+        return None
+    try:
+        return int(digits)
+    except ValueError:
+        raise Refusal(
+            f"{what} has {len(digits):,} digits, more than Python reads "
+            f"({sys.get_int_max_str_digits():,})"
+        ) from None
 
 
 def no_arguments(word: str, rest: str) -> None:

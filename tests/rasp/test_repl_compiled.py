@@ -158,6 +158,19 @@ def test_a_repeated_vocab_token_is_refused_as_the_cli_refuses_it() -> None:
     assert session.feed(":compile r").endswith('vocab "helo", max_len 8')
 
 
+def test_a_number_past_pythons_digit_limit_is_refused() -> None:
+    # int() of 5,000 digits raised ValueError: an internal error that ended the session
+    nines = "9" * 5000
+    session = _compiled(":compile r hel 5")
+    limit = f"more than Python reads ({sys.get_int_max_str_digits():,})"
+    assert session.feed(f":verify {nines}") == f"error: K has 5,000 digits, {limit}"
+    assert session.feed(f":compile r abc {nines}") == f"error: MAX_LEN has 5,000 digits, {limit}"
+    assert session.feed(f":compile r abc 4 {nines}") == (
+        f"error: MAX_PARAMS has 5,000 digits, {limit}"
+    )
+    assert session.feed("1 + 1;").endswith("2")  # the session goes on
+
+
 def test_draw_defaults_to_comp_flows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("matplotlib")
     monkeypatch.chdir(tmp_path)
