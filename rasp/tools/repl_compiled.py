@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from rasp.display import ExampleSettings, example_tokens
 from rasp.errors import RaspError, Source
 from rasp.sops import Evaluator, Node, Selector, SeqValue, SOp
+from rasp.text_width import display_width, ljust
 from rasp.tools.repl_arguments import (
     Refusal,
     compile_arguments,
@@ -402,14 +403,15 @@ def _checkpoint_rows(points: list[Checkpoint], meta: Mapping[str, Any]) -> list[
 
 
 def _table(rows: list[Row]) -> list[str]:
-    """Headings as they are; (mark, name, model, interpreter) rows in aligned columns."""
+    """Headings as they are; (mark, name, model, interpreter) rows in aligned columns (by
+    terminal columns: a value `[日, 本]` is 8 characters wide but takes 10 columns)."""
     cells = [row for row in rows if isinstance(row, tuple)]
-    name_w = max((len(r[1]) for r in cells), default=0)
-    model_w = max((len(r[2]) for r in cells), default=0)
+    name_w = max((display_width(r[1]) for r in cells), default=0)
+    model_w = max((display_width(r[2]) for r in cells), default=0)
     return [
         row
         if isinstance(row, str)
-        else f"  {row[0]} {row[1]:<{name_w}}  {row[2]:<{model_w}}  {row[3]}"
+        else f"  {row[0]} {ljust(row[1], name_w)}  {ljust(row[2], model_w)}  {row[3]}"
         for row in rows
     ]
 

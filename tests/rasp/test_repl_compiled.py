@@ -171,6 +171,18 @@ def test_a_number_past_pythons_digit_limit_is_refused() -> None:
     assert session.feed("1 + 1;").endswith("2")  # the session goes on
 
 
+def test_residual_columns_line_up_for_wide_tokens() -> None:
+    # `[日, 本]` is 8 characters but 10 terminal columns: padded by characters, the interpreter
+    # column of a row of CJK tokens stood 2 columns right of the others
+    from rasp.text_width import display_width
+
+    session = _compiled(":compile r 日本語 4")
+    rows = [line for line in session.feed(":residual 日本").splitlines() if "[" in line]
+    starts = {display_width(row[: row.rindex("[")]) for row in rows}
+    assert len(rows) > 5 and len(starts) == 1, rows
+    assert "   * tokens    [日, 本]                         [日, 本]" in rows
+
+
 def test_draw_defaults_to_comp_flows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("matplotlib")
     monkeypatch.chdir(tmp_path)
