@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from rasp.sops import Selector, SeqType, SeqValue, SOp, evaluate, type_of_value
+from rasp.text_width import display_width, ljust, rjust
 from rasp.wording import int_text
 
 # The original prints headers as `print(pref, extra, "   s-op:", name)`: `print` puts a space
@@ -154,12 +155,13 @@ def selector_grid(labels: Sequence[Any], matrix: np.ndarray, prefix: str = "") -
     `matrix` is bool `[n_query, n_key]`; `labels` are the example's tokens (the same for both axes).
     """
     texts = [_text(_plain(v)) for v in labels]
-    width = max((len(t) for t in texts), default=1)
-    header = prefix + _GRID_INDENT + " " * (width + 3) + " ".join(t.ljust(width) for t in texts)
+    # columns as a terminal shows them: a label `日` is one character but two columns
+    width = max((display_width(t) for t in texts), default=1)
+    header = prefix + _GRID_INDENT + " " * (width + 3) + " ".join(ljust(t, width) for t in texts)
     rows = [header.rstrip() if width > 1 else header]
     for label, row in zip(texts, np.asarray(matrix, dtype=bool), strict=False):
         cells = " ".join(("1" if hit else " ").ljust(width) for hit in row)
-        rows.append(f"{prefix}{_GRID_INDENT}{label.rjust(width)} | {cells}")
+        rows.append(f"{prefix}{_GRID_INDENT}{rjust(label, width)} | {cells}")
     return rows
 
 
@@ -171,7 +173,7 @@ def full_seq_rows(example: Sequence[Any], seq: SeqValue, prefix: str = "") -> li
     """
     inputs = _full_texts(example)
     outputs = _full_texts(seq.values)
-    width = max(len(t) for t in [*inputs, *outputs])
+    width = max(display_width(t) for t in [*inputs, *outputs])  # terminal columns, as above
     input_type = _type_label(example)
     return [
         f"{prefix} \t\tinput:   {_aligned(inputs, width)} \t ({input_type})",
@@ -197,7 +199,7 @@ def _bool_marks(values: Sequence[Any]) -> list[str]:
 
 
 def _aligned(texts: Iterable[str], width: int) -> str:
-    return " ".join(t.rjust(width) for t in texts)
+    return " ".join(rjust(t, width) for t in texts)
 
 
 def _type_label(values: Sequence[Any]) -> str:

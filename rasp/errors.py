@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
 
+from rasp.text_width import char_width, display_width
+
 # Longest source line shown in full under an error; a longer one is cut around the caret.
 MAX_SHOWN_COLUMNS = 100
 
@@ -176,10 +178,12 @@ def _caret_lines(span: Span) -> list[str]:
     start = max(span.col - 1, 0)
     end = span.end_col - 1 if span.end_line == span.line else len(text)
     text, start, end = _window(text, start, end)
-    width = max(end - start, 1)
-    # Keep the line's tabs in the indent so the caret lines up under tab-indented source.
-    indent = "".join("\t" if c == "\t" else " " for c in text[:start])
-    underline = indent + " " * (start - len(indent)) + "^" + "~" * (width - 1)
+    # Columns as a terminal shows them (`"日本" + 1` puts `+` 7 columns in, not 5); the line's
+    # tabs stay in the indent so the caret lines up under tab-indented source.
+    width = max(display_width(text[start:end]), 1)
+    indent = "".join("\t" if c == "\t" else " " * char_width(c) for c in text[:start])
+    past_end = " " * (start - len(text[:start]))  # a caret after the line's last character
+    underline = indent + past_end + "^" + "~" * (width - 1)
     return ["    " + text, "    " + underline]
 
 

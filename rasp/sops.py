@@ -355,6 +355,13 @@ def _python_error_text(exc: BaseException) -> str:
         if not exc.args:
             return "key not in dict."
         key = exc.args[0]
-        text = int_text(key) if isinstance(key, int) else repr(key)
+        # quoted as `rasp.values.describe` quotes a string (`d["zz"]` gives `index [ "zz" ] ...`):
+        # the same miss reads the same whether an atom or an s-op indexed the dict
+        if isinstance(key, str):
+            text = f'"{key}"'
+        elif isinstance(key, int):
+            text = int_text(key)
+        else:
+            text = repr(key)
         return f"index [ {text} ] not in dict."
     return str(exc) or type(exc).__name__

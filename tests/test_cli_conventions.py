@@ -418,8 +418,12 @@ def test_the_repl_and_its_draw_keep_tokens_of_different_types_apart(tmp_path: Pa
 
     session = ReplSession()
     session.feed(REVERSE)
-    printed = session.feed(":compile reverse [1, true, 1.0, 1] 3")
+    printed = session.feed(":compile reverse [1, true, 1.0] 3")
     assert printed.endswith("vocab [1, true, 1.0], max_len 3"), printed
+    # only the second 1 repeats a token (a repeat is refused, as rasp compile --vocab refuses it)
+    assert session.feed(":compile reverse [1, true, 1.0, 1] 3") == (
+        "error: VOCAB: lists the token 1 twice; list each token once"
+    )
     if _has_matplotlib():
         sop = load_file(ROOT / "programs" / "reverse.rasp").get("reverse")
         assert draw_for_repl(sop, [1, True, 1.0], tmp_path / "d.png").startswith("wrote")

@@ -311,6 +311,31 @@ def test_show_of_a_compiled_program_is_golden(tmp_path: Path, golden: Any) -> No
     )
 
 
+def test_tables_line_up_wide_names_by_columns() -> None:
+    # a Python program's names may be CJK (`.named("逆順")`, 2 characters, 4 columns): padded by
+    # characters, the columns after them drifted 2 to the right
+    from rasp.text_width import display_width
+    from rasp.tools.certificate_text import table_lines
+    from rasp.tools.inspect import Operation, operations_table
+
+    ops = (
+        Operation(0, "head 0", "逆順", "aggregate(...)"),
+        Operation(0, "mlp", "length", "length"),
+    )
+    table = operations_table(ops)
+    assert table[1:] == ["0      head 0  逆順    aggregate(...)", "0      mlp     length  length"]
+    check = {"sublayer": "layer 0 attn", "kind": "softmax", "where": "q 0", "margin": 23}
+    check |= {"bound": 0, "ratio": 9}
+    checks = [
+        {**check, "block": "逆順"},
+        {**check, "block": "length"},
+        {**check, "block": "長" * 20},
+    ]
+    lines = table_lines({"ok": True, "checks": checks})[3:]
+    assert len({display_width(line[: line.index("softmax")]) for line in lines}) == 1, lines
+    assert "長" * 10 + "…   softmax" in lines[2]  # cut to 22 columns (21 here), not 22 characters
+
+
 def test_counts_of_one_are_singular() -> None:
     from rasp.tools.inspect import heads_text
 

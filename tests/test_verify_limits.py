@@ -103,6 +103,42 @@ def test_the_repl_refuses_a_k_too_large(monkeypatch: pytest.MonkeyPatch) -> None
     ]
 
 
+def test_a_k_past_the_maximum_length_is_echoed_as_asked_and_capped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `:verify 1000000000000000000000000` was refused as `:verify 30: ...`, and on a small model
+    # reported only 1..4, as if that K had been asked for
+    pytest.importorskip("compiler")
+    pytest.importorskip("transformer")
+    from rasp.tools.repl import ReplSession
+
+    huge = 10**24
+    with pytest.raises(RaspError) as caught:
+        check_plan_size(plan_inputs("abc", 30, huge))
+    assert caught.value.message.startswith(
+        f"--exhaustive-len {huge} (capped at the maximum length 30): every input of length 1..30 "
+    )
+    assert plan_inputs("abc", 30, 31).asked_len == 31
+    assert plan_inputs("abc", 30, 30).asked_len is None and plan_inputs("abc", 30).asked_len is None
+
+    session = ReplSession()
+    session.feed("r = aggregate(select(indices, length - indices - 1, ==), tokens);")
+    assert session.feed(":compile r abc 14").startswith("compiled r:")
+    assert session.feed(f":verify {huge}").splitlines()[0] == (
+        f"error: :verify {huge} (capped at the maximum length 14): every input of length 1..14 "
+        f"over 3 tokens is 7,174,452 inputs, more than verify checks ({MAX_INPUTS:,})"
+    )
+    assert session.feed(":compile r abc 3").startswith("compiled r:")
+    lines = session.feed(f":verify {huge}").splitlines()
+    assert lines[1] == (
+        "  exhaustive: every input of length 1..3 over 3 tokens (39 inputs; "
+        "1..1,000,000,000,000,000,000,000,000 was asked for, capped at the maximum length 3)"
+    )
+    assert session.feed(":verify 3").splitlines()[1] == (
+        "  exhaustive: every input of length 1..3 over 3 tokens (39 inputs)"
+    )
+
+
 def test_the_sweep_keeps_only_its_inputs_of_a_large_plan() -> None:
     """The order sweep picks 256 inputs from the plan; a plan near the limit streams past it."""
     import random

@@ -1,6 +1,6 @@
 """What the CLI and the REPL read from their arguments: token lists, and the s-op a program names.
 
-Shared by `cli` (which parses the command line), `model_commands` and `repl_compiled`; it imports
+Shared by `cli` (which parses the command line), `model_commands` and `repl_arguments`; it imports
 none of them, so the tools import each other in one direction only.
 """
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from rasp.text_width import clip, ljust
+
 
 def _ok(check: dict[str, Any]) -> bool:
     margin, bound = float(check["margin"]), float(check["bound"])
@@ -60,9 +62,9 @@ def table_lines(certificate: dict[str, Any] | None) -> list[str]:
     )
     for c in certificate["checks"]:
         ok = _ok(c)
-        block = c["block"] if len(c["block"]) <= 22 else c["block"][:21] + "…"
+        block = clip(c["block"], 22)  # by terminal columns: a Python program's names may be CJK
         lines.append(
-            f"{c['sublayer']:<16}{block:<24}{c['kind']:<9}{_fmt(c['margin']):>10}"
+            f"{c['sublayer']:<16}{ljust(block, 24)}{c['kind']:<9}{_fmt(c['margin']):>10}"
             f"{_fmt(c['bound']):>11}{_fmt(c['ratio']):>10}{'' if ok else '  NOT PROVED'}"
         )
     return lines

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from rasp.errors import ErrorKind, RaspError
+from rasp.text_width import display_width, ljust
 from rasp.tools.certificate_text import table_lines
 
 
@@ -405,9 +406,10 @@ def operations_table(operations: tuple[Operation, ...]) -> list[str]:
         ("-" if op.layer is None else str(op.layer), op.sublayer, op.name, op.op)
         for op in operations
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    # by terminal columns: a Python program's names may be CJK (`.named("長さ")`)
+    widths = [max(display_width(row[i]) for row in rows) for i in range(3)]
     return [
-        "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3]
+        "  ".join(ljust(cell, width) for cell, width in zip(row[:3], widths)) + "  " + row[3]
         for row in rows
     ]
 

@@ -20,9 +20,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rasp.display import ExampleSettings, example_tokens
-from rasp.errors import ErrorKind, OptionSpelling, RaspError, Source
+from rasp.errors import RaspError, Source
 from rasp.sops import Evaluator, Node, Selector, SeqValue, SOp
-from rasp.tools.arguments import grouped_count
+from rasp.text_width import display_width, ljust
+from rasp.tools.repl_arguments import (
+    Refusal,
+    compile_arguments,
+    compile_options,
+    distinct,
+    no_arguments,
+    non_negative,
+    parameter_count,
+    parse_tokens_text,
+    positive,
+    vocab_tokens,
+)
 from rasp.values import kind_name
 from rasp.wording import close_name, with_article
 
@@ -48,7 +60,6 @@ VERIFY_BUDGET = 2_000  # :verify checks every input up to the longest length wit
 VERIFY_SAMPLES = 200  # then this many seeded random longer inputs
 VERIFY_SEED = 0
 NO_MODEL = "no compiled model; use :compile NAME first"
-COMPILE_USAGE = "usage: :compile NAME [VOCAB] [MAX_LEN] [MAX_PARAMS]"
 # A located error's message and hint are wrapped to this many columns (a compile refusal's message
 # may run to hundreds of characters); the CLI keeps one line each, for tools that read them.
 WIDTH = 100
@@ -108,20 +119,18 @@ class CompiledView:
 
     def _state(self) -> CompiledState:
         if self.current is None:
-            raise _Refusal(NO_MODEL)
+            raise Refusal(NO_MODEL)
         return self.current
 
     # -- :compile -------------------------------------------------------------------------------
 
     def _compile(self, rest: str, session: ReplSession) -> str:
-        name, vocab_text, max_text, params_text = _compile_arguments(rest)
+        name, vocab_text, max_text, params_text = compile_arguments(rest)
         sop = _sop_named(session, name)
         example = example_tokens(session.settings.seq_example)
-        vocab = _distinct(_parse(vocab_text, "VOCAB") if vocab_text else example)
-        if not vocab:
-            raise _Refusal("VOCAB is empty; give at least one token")
-        max_len = _positive(max_text, "MAX_LEN") if max_text else max(MIN_MAX_LEN, len(example))
-        max_params = _count(params_text, "MAX_PARAMS") if params_text else None
+        vocab = vocab_tokens(vocab_text) if vocab_text else distinct(example)
+        max_len = positive(max_text, "MAX_LEN") if max_text else max(MIN_MAX_LEN, len(example))
+        max_params = parameter_count(params_text, "MAX_PARAMS") if params_text else None
 
         from rasp.tools.inspect import heads_text
         from rasp.tools.model_steps import compile_sop, in_memory_model, nodes_by_residual_name
@@ -130,7 +139,7 @@ class CompiledView:
         try:
             compiled = compile_sop(sop, name, source, vocab, max_len, max_params=max_params)
         except RaspError as err:  # a refusal names this command's arguments, not the CLI's options
-            spelling = _compile_options(name, vocab_text or _tokens_text(vocab), max_len)
+            spelling = compile_options(name, vocab_text or _tokens_text(vocab), max_len)
             return err.render(options=spelling, width=WIDTH)
         model = in_memory_model(compiled, "cpu")
         nodes = nodes_by_residual_name(sop, vocab, max_len, compiled.metadata)
@@ -152,7 +161,7 @@ class CompiledView:
     def _layers(self, rest: str, session: ReplSession) -> str:
         from rasp.tools.inspect import layer_operations, operations_table, shape_text
 
-        _no_arguments(":layers", rest)
+        no_arguments(":layers", rest)
         state = self._state()
         meta = state.meta
         output = meta["output"]
@@ -218,15 +227,19 @@ class CompiledView:
         return "\n".join(line.rstrip() for line in lines)
 
     def _input(self, rest: str, session: ReplSession, command: str) -> list[Any]:
-        tokens = _parse(rest, "INPUT") if rest else example_tokens(session.settings.seq_example)
+        tokens = (
+            parse_tokens_text(rest, "INPUT")
+            if rest
+            else example_tokens(session.settings.seq_example)
+        )
         if not tokens:
-            raise _Refusal("INPUT is empty; give at least one token")
+            raise Refusal("INPUT is empty; give at least one token")
         vocab = self._state().vocab
         if all(isinstance(t, str) for t in tokens) and not any(isinstance(v, str) for v in vocab):
             # `:residual 21` reads the characters "2" and "1": say how to write the numbers
             as_json = {json.dumps(v) for v in vocab}
             if all(t in as_json for t in tokens):
-                raise _Refusal(
+                raise Refusal(
                     f"the model's tokens are not strings: write the input as a list, "
                     f"{command} [{', '.join(tokens)}]"
                 )
@@ -244,7 +257,7 @@ class CompiledView:
 
         state = self._state()
         k = (
-            _non_negative(rest, "K")
+            non_negative(rest, "K")
             if rest
             else v.default_exhaustive_len(len(state.vocab), state.max_len, VERIFY_BUDGET)
         )
@@ -268,17 +281,17 @@ class CompiledView:
         state = self._state()
         match = _DRAW_OUTPUT.search(rest)
         if match is None and re.search(r"(?:^|\s)-o(?:\s|$)", rest):
-            raise _Refusal(":draw INPUT -o FILE.png: -o takes one path, last (no spaces in it)")
+            raise Refusal(":draw INPUT -o FILE.png: -o takes one path, last (no spaces in it)")
         png = Path(match.group(1)) if match else None
         tokens = self._input(rest[: match.start()].strip() if match else rest, session, ":draw")
         if png is not None and png.suffix.lower() != ".png":
-            raise _Refusal(f"-o {png}: the picture is a PNG; give a name ending in .png")
+            raise Refusal(f"-o {png}: the picture is a PNG; give a name ending in .png")
         if png is not None and not png.parent.is_dir():
-            raise _Refusal(f"cannot write {png}: directory {png.parent} does not exist")
+            raise Refusal(f"cannot write {png}: directory {png.parent} does not exist")
         try:
             import matplotlib  # noqa: F401
         except ImportError:
-            raise _Refusal(
+            raise Refusal(
                 ":draw needs matplotlib, which is not installed (pip install 'rasp-forge[viz]')"
             ) from None
         from rasp.tools.draw import flow_stem, trace_model, write_pictures
@@ -299,56 +312,11 @@ class CompiledView:
         try:
             return "\n".join(write_pictures(trace, png, state.meta, weights, dot))
         except OSError as exc:
-            raise _Refusal(f"cannot write {png}: {exc.strerror or exc}") from None
-
-
-class _Refusal(RaspError):
-    """A command's argument or state is wrong: one `error: ...` line, never a location or hint."""
-
-    kind = ErrorKind.IO
-
-    def render(self, *, options: OptionSpelling | None = None, width: int | None = None) -> str:
-        return f"error: {self.message}"
+            raise Refusal(f"cannot write {png}: {exc.strerror or exc}") from None
 
 
 # ------------------------------------------------------------------------------------------------
 # Arguments
-
-
-def _compile_arguments(rest: str) -> tuple[str, str, str, str]:
-    """`NAME [VOCAB] [MAX_LEN] [MAX_PARAMS]`; a VOCAB that starts with `[` is JSON and one in
-    double quotes a RASP string: either may contain spaces."""
-    name, _, args = rest.strip().partition(" ")
-    if not name:
-        raise _Refusal(COMPILE_USAGE)
-    args = args.strip()
-    if args.startswith("[") and (end := args.rfind("]")) >= 0:
-        vocab, numbers = args[: end + 1], args[end + 1 :]
-    elif args.startswith('"') and (end := args.find('"', 1)) >= 0:
-        vocab, numbers = args[: end + 1], args[end + 1 :]
-    else:
-        vocab, _, numbers = args.partition(" ")
-    words = numbers.split()
-    if len(words) > 2:
-        raise _Refusal(f"{COMPILE_USAGE} (got {len(words) - 2} more: {' '.join(words[2:])!r})")
-    max_len, max_params = (*words, "", "")[:2]
-    return name, vocab, max_len, max_params
-
-
-def _compile_options(name: str, vocab: str, max_len: int) -> OptionSpelling:
-    """How a compile refusal's hint names a setting in the REPL: the `:compile` command that
-    changes it, with this compile's other arguments (`:compile r "abc" 3000 MAX_PARAMS`)."""
-
-    def spell(option: str, value: str | None) -> str:
-        if option == "vocab":
-            return f"`:compile {name} {value or 'VOCAB'}`"
-        if option == "max_len":
-            return f"`:compile {name} {vocab} {value or 'MAX_LEN'}`"
-        if option == "max_params":
-            return f"`:compile {name} {vocab} {max_len} {value or 'MAX_PARAMS'}`"
-        return option
-
-    return spell
 
 
 def _sop_named(session: ReplSession, name: str) -> SOp:
@@ -356,66 +324,18 @@ def _sop_named(session: ReplSession, name: str) -> SOp:
     if name not in known:
         close = close_name(name, known)
         hint = f" (did you mean '{close}'?)" if close else ""
-        raise _Refusal(f"no name '{name}'{hint}")
+        raise Refusal(f"no name '{name}'{hint}")
     value = session.interpreter.get(name)
     if isinstance(value, Selector):
-        raise _Refusal(
+        raise Refusal(
             f"'{name}' is a selector, not an s-op; only s-ops compile "
             f"(aggregate it, or count it with selector_width({name}))"
         )
     if not isinstance(value, SOp):
-        raise _Refusal(
+        raise Refusal(
             f"'{name}' is {with_article(kind_name(value))}, not an s-op; only s-ops compile"
         )
     return value
-
-
-def _parse(text: str, what: str) -> list[Any]:
-    """VOCAB or INPUT: a JSON list, characters (as the CLI reads them), or a RASP string in double
-    quotes, its characters (`"abc"`, as `reverse("abc");` and `set example "abc"` write it; the CLI
-    gets the same from the shell's quotes)."""
-    from rasp.tools.arguments import UsageError, parse_tokens
-
-    quoted = re.fullmatch(r'"([^"]*)"', text.strip())
-    if quoted is not None:
-        return list(quoted.group(1))
-    try:
-        return parse_tokens(text.strip())
-    except UsageError as exc:
-        raise _Refusal(f"{what}: {exc}") from None
-
-
-def _distinct(tokens: list[Any]) -> list[Any]:
-    """Tokens in order without repeats (1, 1.0 and True kept apart, as everywhere else)."""
-    from rasp.tools.arguments import distinct_tokens
-
-    return distinct_tokens(tokens)
-
-
-def _positive(text: str, what: str) -> int:
-    if not re.fullmatch(r"\d+", text.strip()) or int(text) < 1:
-        raise _Refusal(f"{what} must be a whole number >= 1, got {text.strip()!r}")
-    return int(text)
-
-
-def _count(text: str, what: str) -> int:
-    """A whole number >= 1 that may group its digits as the REPL prints them (`300,000,000`) or
-    as Python writes them (`300_000_000`)."""
-    value = grouped_count(text)
-    if value is None:
-        raise _Refusal(f"{what} must be a whole number >= 1, got {text!r}")
-    return value
-
-
-def _non_negative(text: str, what: str) -> int:
-    if not re.fullmatch(r"\d+", text.strip()):
-        raise _Refusal(f"{what} must be a whole number >= 0, got {text.strip()!r}")
-    return int(text)
-
-
-def _no_arguments(word: str, rest: str) -> None:
-    if rest:
-        raise _Refusal(f"{word} takes no arguments, got {rest!r}")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -483,14 +403,15 @@ def _checkpoint_rows(points: list[Checkpoint], meta: Mapping[str, Any]) -> list[
 
 
 def _table(rows: list[Row]) -> list[str]:
-    """Headings as they are; (mark, name, model, interpreter) rows in aligned columns."""
+    """Headings as they are; (mark, name, model, interpreter) rows in aligned columns (by
+    terminal columns: a value `[日, 本]` is 8 characters wide but takes 10 columns)."""
     cells = [row for row in rows if isinstance(row, tuple)]
-    name_w = max((len(r[1]) for r in cells), default=0)
-    model_w = max((len(r[2]) for r in cells), default=0)
+    name_w = max((display_width(r[1]) for r in cells), default=0)
+    model_w = max((display_width(r[2]) for r in cells), default=0)
     return [
         row
         if isinstance(row, str)
-        else f"  {row[0]} {row[1]:<{name_w}}  {row[2]:<{model_w}}  {row[3]}"
+        else f"  {row[0]} {ljust(row[1], name_w)}  {ljust(row[2], model_w)}  {row[3]}"
         for row in rows
     ]
 

@@ -60,6 +60,9 @@ class InputPlan:
     seed: int
     # the program whose variables guide half the samples (None: all uniformly random)
     program: SOp | None = field(default=None, compare=False)
+    # the K asked for where it was more than max_len and so cut to it (reports say so: the echo
+    # of the cut K alone read as if K had been that)
+    asked_len: int | None = None
     # the samples, once drawn (guiding them runs the interpreter on each)
     _drawn: list[Samples] = field(default_factory=list, init=False, compare=False, repr=False)
 
@@ -140,7 +143,8 @@ def plan_inputs(
         if exhaustive_len is None
         else min(exhaustive_len, max_len)
     )
-    return InputPlan(unique, max_len, k, samples, seed, program)
+    asked = exhaustive_len if exhaustive_len is not None and exhaustive_len > max_len else None
+    return InputPlan(unique, max_len, k, samples, seed, program, asked)
 
 
 def check_plan_size(
@@ -153,8 +157,15 @@ def check_plan_size(
     if count > MAX_INPUTS:
         fits = default_exhaustive_len(len(plan.vocab), plan.max_len, MAX_INPUTS)
         sampled = f" ({samples} S)" if samples else ""
+        # a K past max_len is echoed as given, with what it was cut to (`:verify 30` for a
+        # `:verify 10**24` read as if 30 had been asked for)
+        asked = (
+            f"{plan.exhaustive_len}"
+            if plan.asked_len is None
+            else f"{plan.asked_len} (capped at the maximum length {plan.max_len})"
+        )
         raise RaspError(
-            f"{exhaustive} {plan.exhaustive_len}: every input of length 1..{plan.exhaustive_len} "
+            f"{exhaustive} {asked}: every input of length 1..{plan.exhaustive_len} "
             f"over {len(plan.vocab)} tokens is {count:,} inputs, more than verify checks "
             f"({MAX_INPUTS:,})",
             hint=f"use {exhaustive} {fits} or less "

@@ -22,8 +22,12 @@ if TYPE_CHECKING:
 
 
 def show_tokens(tokens: Sequence[Any]) -> str:
-    """`"abc"` when every token is one character, else the JSON list."""
-    if tokens and all(isinstance(t, str) and len(t) == 1 for t in tokens):
+    """`"abc"` when every token is one character that reads as itself between double quotes
+    (not `"`, which made `""a"` of ["\\"", "a"], nor a line break or other control), else the
+    JSON list."""
+    if tokens and all(
+        isinstance(t, str) and len(t) == 1 and t != '"' and t.isprintable() for t in tokens
+    ):
         return '"' + "".join(tokens) + '"'
     return json.dumps(list(tokens))
 
@@ -130,10 +134,16 @@ def _plan_lines(report: VerifyReport) -> list[str]:
     plan = report.plan
     lines = []
     if plan.exhaustive_len:
+        capped = (
+            ""
+            if plan.asked_len is None
+            else f"; 1..{plan.asked_len:,} was asked for, capped at the maximum length {plan.max_len}"
+        )
         lines.append(
             f"  exhaustive: every input of length 1..{plan.exhaustive_len} over "
             f"{len(plan.vocab)} {'token' if len(plan.vocab) == 1 else 'tokens'} "
-            f"({plan.exhaustive_count:,} {'input' if plan.exhaustive_count == 1 else 'inputs'})"
+            f"({plan.exhaustive_count:,} {'input' if plan.exhaustive_count == 1 else 'inputs'}"
+            f"{capped})"
         )
     if plan.sampled_lengths is not None:
         lo, hi = plan.sampled_lengths
@@ -352,7 +362,11 @@ def _report_dict(report: VerifyReport) -> dict[str, Any]:
             "error": report.skipped_example[1],
             "location": _location(report),
         },
-        "exhaustive": {"max_len": plan.exhaustive_len, "inputs": plan.exhaustive_count},
+        "exhaustive": {
+            "max_len": plan.exhaustive_len,
+            "inputs": plan.exhaustive_count,
+            "asked_len": plan.asked_len,
+        },
         "sampled": {
             "inputs": plan.sample_count,
             "lengths": plan.sampled_lengths and list(plan.sampled_lengths),

@@ -18,6 +18,7 @@ from rasp.display import (
     applied_value,
     atom_text,
     example_lines,
+    full_seq_rows,
     literal_text,
     named_value,
     selector_grid,
@@ -118,6 +119,21 @@ def test_selector_grid_aligns_multi_character_tokens() -> None:
     # Every cell of a row starts in its label's column.
     header, *rows = grid
     assert rows[1].index("1", rows[1].index("|") + 2) == header.index("the")
+
+
+def test_selector_grid_and_full_seq_align_wide_tokens_by_columns() -> None:
+    # `日` is one character but two terminal columns: padded by characters, every column after
+    # it drifted one to the left
+    from rasp.text_width import display_width
+
+    grid = selector_grid(["日", "x"], np.array([[True, False], [False, True]]))
+    assert grid[1:] == [" \t\t\t 日 | 1    ", " \t\t\t  x |    1 "]
+    header = grid[0]
+    cell = grid[2].index("1", grid[2].index("|") + 2)
+    assert display_width(grid[2][:cell]) == display_width(header[: header.index("x")])
+    seq = SeqValue(values=("日", "x"), type=SeqType.STRINGS)
+    rows = full_seq_rows(["日", "x"], seq)
+    assert rows == [" \t\tinput:   日  x \t (strings)", " \t\toutput:  日  x \t (strings)"]
 
 
 def test_values_atoms_lists_dicts() -> None:

@@ -83,6 +83,20 @@ def test_caret_lines_up_under_tab_indented_source() -> None:
     assert lines[2] == "    \t           ^~~~"
 
 
+def test_caret_lines_up_under_wide_characters() -> None:
+    # `日本語` takes 6 terminal columns: the caret counted 3 and sat 3 columns left of `nope`,
+    # and an underline under it was 3 columns short
+    with pytest.raises(RaspError) as info:
+        Interpreter().exec_program(parse('x = "日本語" + nope;\n', "w.rasp"))
+    assert info.value.render().splitlines()[1:3] == [
+        '    x = "日本語" + nope;',
+        "                   ^~~~",
+    ]
+    with pytest.raises(RaspError) as info:
+        Interpreter().exec_program(parse('y = "日本語" - 1;\n', "w.rasp"))
+    assert info.value.render().splitlines()[2] == "        ^~~~~~~~~~~~"
+
+
 @pytest.mark.parametrize(
     ("text", "message", "caret"),
     [

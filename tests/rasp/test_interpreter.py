@@ -212,6 +212,12 @@ def test_indexing_as_the_original() -> None:
         run(d + " x = d[4];")
     with pytest.raises(RaspRuntimeError, match=r"index \[ 0 \] not in dict\."):
         seq(d + " x = d[indices];", "12345")
+    # a missing string key reads the same from an atom and from an s-op: a RASP string in double
+    # quotes, as errors write strings (the s-op's said 'h', Python's repr)
+    with pytest.raises(RaspRuntimeError, match=r'^index \[ "h" \] not in dict\.$'):
+        run(d + ' x = d["h"];')
+    with pytest.raises(RaspRuntimeError, match=r'^index \[ "h" \] not in dict\.$'):
+        seq(d + " x = d[tokens];", "1h")
     a = 'a = "qwertyuioplkjhgfdsazxcvbnm";'
     assert value(a + " x = a[6];") == "u"
     assert seq(a + " x = a[indices];", "12345") == list("qwert")

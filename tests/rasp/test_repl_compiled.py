@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from rasp.tools.arguments import parse_tokens
 from rasp.tools.repl import ReplSession
 from rasp.tools.repl_terminal import completion_candidates, draw_hook
 from tests.rasp.test_repl import transcript  # the same transcript format as the other goldens
@@ -115,6 +116,71 @@ def test_a_quoted_vocab_or_input_is_its_characters() -> None:
     assert session.feed(':compile r "a b" 3').endswith('vocab "a b", max_len 3')
     assert session.feed(':compile r "" 3') == "error: VOCAB is empty; give at least one token"
     assert session.feed(':residual ""') == "error: INPUT is empty; give at least one token"
+
+
+def test_an_unterminated_string_is_refused() -> None:
+    # `:compile r "abc 5` compiled the vocab `"`, a, b, c (and `abc"` likewise): a double quote
+    # outside a whole string is refused in the language's words for it
+    session = _compiled(":compile r hel 5")
+    tail = 'a string ends with " and cannot contain " (a double-quote token goes in a JSON list: '
+    for command, what, text in [
+        (':compile r "abc 5', "VOCAB", '"abc 5'),
+        (':compile r "a b 5', "VOCAB", '"a b 5'),
+        (':compile r abc" 5', "VOCAB", 'abc"'),
+        (':residual "ab', "INPUT", '"ab'),
+        (':residual a"b', "INPUT", 'a"b'),
+        (':draw "ab -o x.png', "INPUT", '"ab'),
+    ]:
+        printed = session.feed(command)
+        assert printed.startswith(f"error: {what}: unterminated string in {text!r}; {tail}")
+    state = session.compiled.current
+    assert state is not None and state.vocab == ("h", "e", "l")  # the refusals changed nothing
+    # a double-quote token is written in a JSON list, and shown so (it was `""a"`)
+    assert session.feed(':compile r ["\\"", "a"] 3').endswith('vocab ["\\"", "a"], max_len 3')
+    assert session.feed(':residual ["\\"", "a"]').startswith('r(["\\"", "a"]) in the compiled')
+
+
+def test_a_repeated_vocab_token_is_refused_as_the_cli_refuses_it() -> None:
+    # `:compile r aab` compiled the vocab "ab" without a word, where `rasp compile --vocab aab`
+    # refuses it: the REPL now says what the CLI says
+    from rasp.tools.arguments import UsageError, check_vocab
+
+    session = _compiled(":compile r hel 5")
+    for vocab, token in [("aab", "a"), ('"aba"', "a"), ("[1, 2, 1]", "1"), ('["1", "1"]', '"1"')]:
+        with pytest.raises(UsageError) as cli:
+            check_vocab(parse_tokens(vocab.strip('"')))
+        assert session.feed(f":compile r {vocab} 5") == f"error: VOCAB: {cli.value}"
+        assert f"the token {token} twice" in str(cli.value)
+    state = session.compiled.current
+    assert state is not None and state.vocab == ("h", "e", "l")  # the refusals changed nothing
+    # 1, 1.0 and true are three tokens; the default vocab is the example's distinct tokens
+    assert session.feed(":compile r [1, 1.0, true] 3").endswith("vocab [1, 1.0, true], max_len 3")
+    assert session.feed(":compile r").endswith('vocab "helo", max_len 8')
+
+
+def test_a_number_past_pythons_digit_limit_is_refused() -> None:
+    # int() of 5,000 digits raised ValueError: an internal error that ended the session
+    nines = "9" * 5000
+    session = _compiled(":compile r hel 5")
+    limit = f"more than Python reads ({sys.get_int_max_str_digits():,})"
+    assert session.feed(f":verify {nines}") == f"error: K has 5,000 digits, {limit}"
+    assert session.feed(f":compile r abc {nines}") == f"error: MAX_LEN has 5,000 digits, {limit}"
+    assert session.feed(f":compile r abc 4 {nines}") == (
+        f"error: MAX_PARAMS has 5,000 digits, {limit}"
+    )
+    assert session.feed("1 + 1;").endswith("2")  # the session goes on
+
+
+def test_residual_columns_line_up_for_wide_tokens() -> None:
+    # `[日, 本]` is 8 characters but 10 terminal columns: padded by characters, the interpreter
+    # column of a row of CJK tokens stood 2 columns right of the others
+    from rasp.text_width import display_width
+
+    session = _compiled(":compile r 日本語 4")
+    rows = [line for line in session.feed(":residual 日本").splitlines() if "[" in line]
+    starts = {display_width(row[: row.rindex("[")]) for row in rows}
+    assert len(rows) > 5 and len(starts) == 1, rows
+    assert "   * tokens    [日, 本]                         [日, 本]" in rows
 
 
 def test_draw_defaults_to_comp_flows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

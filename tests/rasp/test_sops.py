@@ -153,7 +153,7 @@ def test_map_errors_are_located_runtime_errors() -> None:
     with pytest.raises(RaspRuntimeError, match="division by zero"):
         evaluate(div, "ab")
     lookup = MapSOp(fn=lambda t: {"a": 1}[t], inputs=(TokensSOp(),))
-    with pytest.raises(RaspRuntimeError, match=r"index \[ 'b' \] not in dict"):
+    with pytest.raises(RaspRuntimeError, match=r'index \[ "b" \] not in dict'):
         evaluate(lookup, "ab")
 
 
