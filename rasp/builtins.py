@@ -168,6 +168,7 @@ def find_program(name: str, span: Span, search_dirs: Sequence[Path]) -> Path:
     programs = programs_dir()
     if programs is not None:
         dirs.append(programs)
+    dirs = list(dict.fromkeys(d.resolve() for d in dirs))  # each once, as the hint lists them
     for directory in dirs:
         for candidate in candidates:
             path = (directory / candidate).resolve()

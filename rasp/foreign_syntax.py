@@ -8,6 +8,10 @@ and say what RASP writes instead. Each returns None when the text is not such a 
 
 from __future__ import annotations
 
+import ast
+import re
+from decimal import Decimal
+
 from rasp.errors import RaspSyntaxError, Source, Span
 
 _DEF_HINT = "or a def: def f(x) { return x + 1; } applies to every position of an s-op"
@@ -82,9 +86,47 @@ def foreign_character(source: Source, pos: int) -> RaspSyntaxError | None:
     return None
 
 
+# Python's number literals that RASP lacks: an exponent, a base prefix, digit groups. The lexer
+# reads the digits before the letter or '_' as a number, then stops at the rest.
+_PY_NUMBER = re.compile(
+    r"\d+(?:\.\d+)?(?:[eE][+-]?\d+)|0[xXoObB][0-9a-fA-F_]+|\d+(?:_\d+)+(?:\.\d+(?:_\d+)*)?"
+)
+
+
+def number_literal(source: Source, pos: int) -> RaspSyntaxError | None:
+    """`1e3`, `2.5e-3`, `0x10`, `1_000`, where the lexer stops at the letter or '_' (`pos`)."""
+    text = source.text
+    start = pos
+    while start > 0 and (text[start - 1].isdigit() or text[start - 1] == "."):
+        start -= 1
+    if start == pos or not text[start].isdigit() or (start > 0 and text[start - 1].isalnum()):
+        return None
+    found = _PY_NUMBER.match(text, start)
+    if found is None or found.end() <= pos:
+        return None
+    literal = found.group()
+    try:
+        value = ast.literal_eval(literal)
+    except (ValueError, SyntaxError):
+        return None
+    if isinstance(value, float):
+        written = format(Decimal(repr(value)), "f")
+        written = written if "." in written else written + ".0"
+    else:
+        written = str(value)
+    return RaspSyntaxError(
+        f"RASP has no number literal '{literal}'",
+        span_at(source, start, len(literal)),
+        f"write the number out: {written}",
+    )
+
+
 def foreign_word(source: Source, pos: int, value: str) -> RaspSyntaxError | None:
-    """`is`, `lambda x: ...`, and `numerical x` / `categorical x`: the unexpected token `value` at
-    `pos`, or the word just before it."""
+    """`is`, `lambda x: ...`, `numerical x` / `categorical x`, and Python's number literals: the
+    unexpected token `value` at `pos`, or the word just before it."""
+    number = number_literal(source, pos)
+    if number is not None:
+        return number
     if value == "is":
         return RaspSyntaxError(
             "RASP has no 'is'", span_at(source, pos, 2), "compare with '==' ('is not': '!=')"

@@ -292,6 +292,15 @@ def _logic(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
         node = SelectAnd if op is BinaryOp.AND else SelectOr
         return node(left=left, right=right, span=span)
     if isinstance(left, SOp) or isinstance(right, SOp):
+        # The original makes an atom operand a constant s-op; one of a list, dict or function
+        # holds no s-op value, so it has no value there (as for an elementwise `if`).
+        for operand in (left, right):
+            if not isinstance(operand, SOp) and not is_atom(operand):
+                raise RaspTypeError(
+                    f"the operands of an elementwise '{op.value}' must be s-ops or atoms, got "
+                    f"{kind_name(operand)}: {describe(operand)}",
+                    span,
+                )
         if op is BinaryOp.AND:
             return lift(_both, (left, right), span)
         return lift(_either, (left, right), span)

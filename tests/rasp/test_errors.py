@@ -215,6 +215,29 @@ def test_a_misspelt_select_is_named(text: str, hint: str) -> None:
     assert (info.value.hint or "").startswith(hint)
 
 
+@pytest.mark.parametrize(
+    ("text", "literal", "caret", "written"),
+    [
+        ("y = indices * 1e3;", "1e3", "^~~", "1000.0"),
+        ("y = [0.1, 2.5e10];", "2.5e10", "^~~~~~", "25000000000.0"),
+        ("y = 1e-3;", "1e-3", "^~~~", "0.001"),
+        ("y = 1E+2 + 1;", "1E+2", "^~~~", "100.0"),
+        ("y = 0x10;", "0x10", "^~~~", "16"),
+        ("y = 1_000;", "1_000", "^~~~~", "1000"),
+    ],
+)
+def test_a_python_number_literal_is_written_out(
+    text: str, literal: str, caret: str, written: str
+) -> None:
+    # `1e3` said only "expected ';' after the statement", under the 'e3'.
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "number.rasp")
+    lines = info.value.render().splitlines()
+    assert f"RASP has no number literal '{literal}'" in lines[0]
+    assert lines[2].strip() == caret
+    assert info.value.hint == f"write the number out: {written}"
+
+
 def test_names_a_habit_only_where_it_is_one() -> None:
     # A user's own name `numerical` is a name like any other; `x.5` is a float's error.
     interpreter = Interpreter()

@@ -184,13 +184,31 @@ def test_an_sop_meets_any_other_value_as_the_original() -> None:
     assert seq("x = [0] == indices;", "ab") == [False, False]
     assert seq('x = indices == {"a": 1};', "ab") == [False, False]
     assert seq("def f(a) { return a; }\nx = indices == f;", "ab") == [False, False]
-    assert seq("x = indices and [1];", "ab") == [False, True]
+    with pytest.raises(RaspTypeError, match="got list: \\[1\\]"):
+        seq("x = indices and [1];", "ab")
     with pytest.raises(RaspRuntimeError, match="'<' not supported"):
         seq("x = indices < [1];", "ab")
     with pytest.raises(RaspRuntimeError, match="got list"):
         seq("x = indices * [1];", "ab")  # each value a list
     with pytest.raises(RaspTypeError, match="Cannot apply == to selector"):
         run("x = indices == select(indices, indices, ==);")
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        "x = indices and [1];",
+        "x = [] or indices;",
+        'x = tokens or {"a": 1};',
+        "def f(a) { return a; }\nx = indices and f;",
+    ],
+)
+def test_and_or_with_an_sop_refuse_a_list_dict_or_function(program: str) -> None:
+    # The original makes the other operand a constant s-op (as for an elementwise `if`), and an
+    # s-op holding a list, dict or function fails ("illegal val types"); it has no value.
+    with pytest.raises(RaspTypeError, match="must be s-ops or atoms, got") as info:
+        run(program)
+    assert info.value.span is not None
 
 
 def test_an_aggregate_default_may_be_any_value_but_fails_where_used() -> None:

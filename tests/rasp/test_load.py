@@ -58,6 +58,22 @@ def test_load_errors(tmp_path: Path) -> None:
         run('load "c";', Interpreter(search_dirs=[tmp_path]))
 
 
+def test_a_missing_file_lists_each_directory_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file loading from its own directory, which is also the working directory, listed it twice
+    # ("looked in /d, /d, ...").
+    monkeypatch.chdir(tmp_path)
+    main = tmp_path / "main.rasp"
+    main.write_text('load "nowhere";', encoding="utf-8")
+    with pytest.raises(RaspError, match="cannot find 'nowhere.rasp'") as info:
+        load_file(main, search_dirs=[tmp_path])
+    hint = info.value.hint or ""
+    assert hint.startswith("looked in ")
+    listed = hint.removeprefix("looked in ").split(", ")
+    assert listed.count(str(tmp_path.resolve())) == 1, hint
+
+
 def test_a_load_may_go_on_past_failing_statements(tmp_path: Path) -> None:
     # The original's REPL reports a loaded file's failing statement and runs the next one; a
     # program run from the command line stops at the first error instead.
