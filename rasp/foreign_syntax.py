@@ -9,6 +9,7 @@ and say what RASP writes instead. Each returns None when the text is not such a 
 from __future__ import annotations
 
 import ast
+import math
 import re
 from decimal import Decimal
 
@@ -109,15 +110,20 @@ def number_literal(source: Source, pos: int) -> RaspSyntaxError | None:
         value = ast.literal_eval(literal)
     except (ValueError, SyntaxError):
         return None
-    if isinstance(value, float):
-        written = format(Decimal(repr(value)), "f")
-        written = written if "." in written else written + ".0"
+    if isinstance(value, float) and not math.isfinite(value):
+        hint = "it is too large for a float; RASP writes numbers as digits"
     else:
-        written = str(value)
+        if isinstance(value, float):
+            written = format(Decimal(repr(value)), "f")
+            written = written if "." in written else written + ".0"
+        else:
+            written = str(value)
+        hint = f"write the number out: {written}"
+        mantissa, _, exponent = literal.lower().partition("e")
+        if len(written) > 24 and exponent:  # 1e30 is 31 digits written out: compute it instead
+            hint = f"compute it: {mantissa} * 10 ^ {exponent.lstrip('+')}"
     return RaspSyntaxError(
-        f"RASP has no number literal '{literal}'",
-        span_at(source, start, len(literal)),
-        f"write the number out: {written}",
+        f"RASP has no number literal '{literal}'", span_at(source, start, len(literal)), hint
     )
 
 

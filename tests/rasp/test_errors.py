@@ -238,6 +238,21 @@ def test_a_python_number_literal_is_written_out(
     assert info.value.hint == f"write the number out: {written}"
 
 
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ("y = 1e999;", "it is too large for a float; RASP writes numbers as digits"),
+        ("y = 1e30;", "compute it: 1 * 10 ^ 30"),
+        ("y = 2.5E-40;", "compute it: 2.5 * 10 ^ -40"),
+    ],
+)
+def test_a_number_literal_too_long_to_write_out(text: str, hint: str) -> None:
+    # the hint said "write the number out: Infinity.0", or gave 31 digits
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "number.rasp")
+    assert info.value.hint == hint
+
+
 def test_names_a_habit_only_where_it_is_one() -> None:
     # A user's own name `numerical` is a name like any other; `x.5` is a float's error.
     interpreter = Interpreter()
