@@ -8,7 +8,7 @@ import re
 from lark import Lark, Token
 
 from rasp.errors import RaspSyntaxError, Source, Span
-from rasp.syntax_scan import Opener, previous_token, token_span
+from rasp.syntax_scan import Opener, is_block, previous_token, token_span
 
 
 def unexpected_keyword(
@@ -24,6 +24,28 @@ def unexpected_keyword(
             "only a def's body ends with 'return value;' (def f(x) { ... return value; }); "
             "elsewhere, bind the value: name = value;",
         )
+    start = token.start_pos or 0
+    before = text[:start].rstrip()
+    starts_statement = before[-1:] in ("", ";", "}") or (
+        before[-1:] == "{" and is_block(text, len(before) - 1)  # a body, not a dict
+    )
+    # `x = if;` reads as the word used as a name; `x = if c ...` as a clause
+    clause = text[token.end_pos or 0 :].lstrip()[:1] not in ("", ";", ")", "]", "}", ",")
+    if token.type in _CLAUSE_HINTS and "NAME" in expected and clause and not starts_statement:
+        # `y = if 1 else 2;`, `[for x in l]`: a clause written where its value belongs
+        innermost = openers[-1].char if openers else ""
+        comprehension = (
+            token.type == "FOR"
+            and innermost in "[{"
+            and innermost
+            and (not text[openers[-1].pos + 1 : start].strip())
+        )
+        return RaspSyntaxError(
+            f"an expression cannot start with '{token.value}'",
+            here,
+            _COMPREHENSION_HINTS[innermost] if comprehension else _CLAUSE_HINTS[token.type],
+            incomplete=at_end,
+        )
     if _is_keyword(token) and "NAME" in expected:
         return RaspSyntaxError(
             f"'{token.value}' is a keyword and cannot be used as a name",
@@ -32,6 +54,18 @@ def unexpected_keyword(
             incomplete=at_end,
         )
     return None
+
+
+_CONDITIONAL = "RASP's conditional puts the value first: y = 1 if x > 0 else 2;"
+_CLAUSE_HINTS = {
+    "IF": _CONDITIONAL,
+    "ELSE": _CONDITIONAL,
+    "FOR": "a loop is a statement (for x in l { ... }); a list built by one: [x + 1 for x in l]",
+}
+_COMPREHENSION_HINTS = {
+    "[": "a comprehension starts with its value: [x + 1 for x in l]",
+    "{": "a comprehension starts with its key and value: {x: x + 1 for x in l}",
+}
 
 
 def _misplaced_return(text: str, token: Token, expected: set[str], openers: list[Opener]) -> bool:

@@ -253,6 +253,27 @@ def test_a_number_literal_too_long_to_write_out(text: str, hint: str) -> None:
     assert info.value.hint == hint
 
 
+@pytest.mark.parametrize(
+    ("text", "message", "hint"),
+    [
+        ("y = if 1 else 2;", "an expression cannot start with 'if'", "conditional puts the value"),
+        ("y = (else 2);", "an expression cannot start with 'else'", "conditional puts the value"),
+        ("y = [for x in [1]];", "an expression cannot start with 'for'", "[x + 1 for x in l]"),
+        ("y = {for x in [1]};", "an expression cannot start with 'for'", "{x: x + 1 for x in l}"),
+        ("y = [1, for x in l];", "an expression cannot start with 'for'", "a loop is a"),
+        ("y = [1, for];", "'for' is a keyword and cannot be used as a name", "choose another"),
+        ("if = 1;", "'if' is a keyword and cannot be used as a name", "choose another name"),
+        ("def f(x) { for = 1; return x; }", "'for' is a keyword and cannot", "choose another"),
+    ],
+)
+def test_a_clause_keyword_where_a_value_belongs(text: str, message: str, hint: str) -> None:
+    # `y = if 1 else 2;` said "'if' is a keyword and cannot be used as a name"
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "clause.rasp")
+    assert message in info.value.render().splitlines()[0]
+    assert hint in (info.value.hint or "")
+
+
 def test_names_a_habit_only_where_it_is_one() -> None:
     # A user's own name `numerical` is a name like any other; `x.5` is a float's error.
     interpreter = Interpreter()
