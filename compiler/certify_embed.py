@@ -8,10 +8,12 @@ every real position (`InputReach`). The exact embedding (W_E[t] + W_pos[i]: two 
 exactly in float64) must give, float64 noise aside:
 
 - `one` = 1, `bos` = `pad` = 0 at every real position (every block's reading assumes it);
-- every input reading the recorded value, at every token id (its dimensions then the same at every
-  position) or at every position (the same for every token);
-- a reading a block writes in part (`length - indices - 1`, with `length` from a block) its other
-  dimensions as pinned by a record: a one-hot's, a vector's or a one-dimension number's.
+- every recorded reading the recorded value, at every token id (its dimensions then the same at
+  every position) or at every position (the same for every token);
+- every other reading, where it reads dimensions no block writes (`length - indices - 1` beside a
+  block's `length`, or `tokens_int + indices`, of both), dimensions a record pins: a one-hot's, a
+  vector's or a one-dimension number's (the compiler records a number per such dimension where
+  no reading pins it).
 
 `record_inputs` computes the record at compile time from the intended (float64) embedding, whose
 dimensions mean what their labels say (`tokens:a` is 1 for token a, `indices` is the index, a map
