@@ -54,9 +54,9 @@ def record_inputs(
         reading = readings[r]
         dims = _dims(reading, one)
         if not np.any(p[:, dims]):
-            by, columns = "token", _columns(e + p[:1], dims)
+            by, columns = "token", _columns(e, p[:1], dims)
         elif not np.any(e[:, dims]):
-            by, columns = "position", _columns(e[:1] + p, dims)
+            by, columns = "position", _columns(e[:1], p, dims)
         else:
             return False  # of both: its dimensions are pinned instead
         at = decode(reading, columns, one)
@@ -125,7 +125,7 @@ def check_embedding(
                 "writes"
             )
         # the other axis must not move the reading's dimensions: one row of it stands for all
-        fixed, rows = (p, e + p[:1]) if rec.by == "token" else (e, e[:1] + p)
+        fixed, rows = (p, (e, p[:1])) if rec.by == "token" else (e, (e[:1], p))
         moved = [d for d in dims if np.any(fixed[:, d] != fixed[:1, d])]
         if moved:
             other = "position to position" if rec.by == "token" else "token to token"
@@ -133,7 +133,7 @@ def check_embedding(
                 f"the embedding's {residual[moved[0]]!r} changes from {other}, but reading "
                 f"{reading.name!r} is a function of the {rec.by} alone"
             )
-        found = decode(reading, _columns(rows, dims), one)
+        found = decode(reading, _columns(*rows, dims), one)
         for k, (want, got) in enumerate(zip(rec.at, found, strict=True)):
             listed = reading.categorical or reading.vector or want in reading.numbers
             if want is None or (_same(want, got) and listed):
@@ -202,28 +202,32 @@ def decode(reading: Reading, columns: dict[int, np.ndarray], one: int) -> list[f
             if d != one:
                 value = value + c * columns[d]
         return [float(v) for v in value]
-    out: list[float | None] = [None] * size
-    x = np.stack([columns[d] for d in dims], axis=1) if dims else np.zeros((size, 0))
-    hot, cold = x == 1.0, x == 0.0
+    x = np.stack([columns[d] for d in dims], axis=1) if dims else np.zeros((size, 0))  # [P, D]
     col = {d: j for j, d in enumerate(dims)}
-    for k, terms in enumerate(reading.terms):
-        own = [col[d] for d, _ in terms if d != one]
-        if reading.vector:
+    if reading.vector:
+        out: list[float | None] = [None] * size
+        for k, terms in enumerate(reading.terms):
             want = np.zeros(len(dims))
             for d, c in terms:
                 want[col[d]] = c
             holds = np.all(np.abs(x - want) <= NOISE * np.maximum(1.0, np.abs(want)), axis=1)
-        elif own:
-            rest = np.ones(len(dims), dtype=bool)
-            rest[own] = False
-            holds = (hot[:, own].sum(axis=1) == 1) & (hot | cold)[:, own].all(axis=1)
-            holds &= cold[:, rest].all(axis=1)
-        else:  # a constant value, or one no dimension stands for: every dimension 0
-            holds = cold.all(axis=1)
-        for i in np.flatnonzero(holds):
-            if out[i] is None:
-                out[i] = float(k)
-    return out
+            for i in np.flatnonzero(holds):
+                out[i] = float(k) if out[i] is None else out[i]
+        return out
+    # categorical: value k holds where exactly one of its dimensions is 1 and the reading's others
+    # 0, or (a value no dimension stands for) where every dimension is 0; the first that holds
+    hot = x == 1.0
+    clean = (hot | (x == 0.0)).all(axis=1)
+    first = np.full(len(dims), -1)  # per dimension, the first value it stands for
+    empty = -1  # the first value no dimension stands for
+    for k, terms in reversed(list(enumerate(reading.terms))):
+        own = [col[d] for d, _ in terms if d != one]
+        first[own] = k
+        empty = k if not own else empty
+    n_hot = hot.sum(axis=1)
+    k_at = np.where(n_hot == 1, first[hot.argmax(axis=1)] if dims else -1, empty)
+    k_at = np.where(clean & (n_hot <= 1), k_at, -1)
+    return [None if k < 0 else float(k) for k in k_at]
 
 
 def _records(reach: Reach, n_tok: int, max_len: int) -> dict[int, InputReach]:
@@ -247,8 +251,9 @@ def _dims(reading: Reading, one: int) -> list[int]:
     return sorted({d for terms in reading.terms for d, _ in terms if d != one})
 
 
-def _columns(rows: np.ndarray, dims: Sequence[int]) -> dict[int, np.ndarray]:
-    return {d: rows[:, d] for d in dims}
+def _columns(a: np.ndarray, b: np.ndarray, dims: Sequence[int]) -> dict[int, np.ndarray]:
+    """The exact rows a + b (one of them a single row) at `dims` only: [V or N] each."""
+    return {d: a[:, d] + b[:, d] for d in dims}
 
 
 def _snap(x: float | None, numbers: Sequence[float]) -> float | None:

@@ -215,3 +215,22 @@ def test_verify_says_the_certificate_is_not_proved(
     line = next(x for x in text.splitlines() if x.strip().startswith("certificate:"))
     assert "NOT proved" in line and reason in line and "(re-checked from the weights)" in line
     assert "the weights do not match it" in text  # the file's own certificate said proved
+
+
+def test_decode_reads_each_row_as_the_first_value_that_holds() -> None:
+    from compiler.certify_embed import decode
+    from compiler.reach import Reading
+
+    # dims 1..3; value 0 stands for dim 1 or 2 (a view), value 1 for dim 3, value 2 for none
+    view = Reading("v", True, (((1, 1.0), (2, 1.0)), ((3, 1.0),), ()), (), ("x", "y", "z"))
+    rows = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0], [1, 1, 0], [0.5, 0, 0], [0, 0, -1]])
+    columns = {d: rows[:, d - 1].astype(float) for d in (1, 2, 3)}
+    assert decode(view, columns, 0) == [0.0, 1.0, 2.0, None, None, None]
+    number = Reading("n", False, (((0, -1.0), (1, 2.0), (3, 0.5)),), (0.0,), ("0",))
+    assert decode(number, columns, 0) == [-1.0, -0.5, -1.0, 1.0, 0.0, -1.5]
+    pair = Reading("i", False, (((1, 0.0), (2, 0.0)), ((1, 1.0), (2, 1.0))), (), ("0", "1"), True)
+    assert decode(pair, {1: np.array([0.0, 1.0, 1.0]), 2: np.array([0.0, 1.0, 2.0])}, 0) == [
+        0.0,
+        1.0,
+        None,
+    ]
