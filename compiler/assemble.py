@@ -25,6 +25,7 @@ import numpy as np
 
 from compiler.attention import SOFTMAX_GAP
 from compiler.blocks import BOS, ONE, PAD, Atom, Dim, Encoded, HeadSpec, MLPSpec, Plan
+from compiler.certify_embed import record_inputs
 from compiler.grid import GRID_KEYS, MAX_OUTPUT_VALUES
 from compiler.layout import Layout
 from compiler.model import (
@@ -97,9 +98,16 @@ def assemble(
             reach.mlp(index, start, spec)
             start += spec.hidden
     weights.update(_unembed(plan.output, layout))
+    # what the embedding means at each token and position, from the intended (float64) rows
+    built = record_inputs(
+        reach.build(plan.output),
+        weights["embed.W_E"],
+        weights.get("pos_embed.W_pos"),
+        layout.labels(),
+    )
     weights = {k: v.astype(np.float32) for k, v in weights.items()}
     metadata = _metadata(config, schedule, layout, plan, vocab, max_len, name, source)
-    metadata["reach"] = reach.build(plan.output).to_json()
+    metadata["reach"] = built.to_json()
     return CompiledModel(config, weights, metadata)
 
 

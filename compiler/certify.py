@@ -21,13 +21,18 @@ input, so they are evaluated concretely with an error vector. The decisions:
 Values written by a block are compared with what the program means (`reach`: the value a head's key
 copies, an MLP's output at each point); a difference counts as error, so a wrong block fails here too.
 
-This module runs the walk (`certify`, `recheck`) and checks the embedding and the decoder; the
-attention and MLP checks are `certify_attention` and `certify_mlp`, over the state in `certify_walk`.
+The walk starts from an embedding checked against the program: at every token id and real position
+it writes the values the reach records for the readings only it writes (`certify_embed`).
+
+This module runs the walk (`certify`, `recheck`) and checks the decoder; the embedding, attention
+and MLP checks are `certify_embed`, `certify_attention` and `certify_mlp`, over the state in
+`certify_walk`.
 """
 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -35,11 +40,12 @@ import numpy as np
 from compiler.bounds import DimErrors, Linear, ReadError, U, dyadic_exponent
 from compiler.certificate import Certificate, Check
 from compiler.certify_attention import check_attention
+from compiler.certify_embed import check_embedding
 from compiler.certify_mlp import check_mlp
 from compiler.certify_parts import is_number, product
 from compiler.certify_walk import OverBudget, Specials, Walk
 from compiler.grid import GRID_KEYS
-from compiler.reach import Reach
+from compiler.reach import Reach, Reading, value_label
 
 
 def certify(
@@ -49,11 +55,13 @@ def certify(
     output: dict[str, Any],
     max_len: int,
     residual: list[str],
+    tokens: Sequence[Any] = (),
 ) -> Certificate:
-    """Check every decision of the model; never raises for a bad model (the certificate says why)."""
+    """Check every decision of the model; never raises for a bad model (the certificate says why).
+    `tokens`: the vocabulary, by token id (it names a token where the embedding is wrong)."""
     checks: list[Check] = []
     try:
-        walk = _embedding(weights, reach, max_len, residual, checks)
+        walk = _embedding(weights, reach, max_len, residual, checks, tokens)
         for layer in range(int(config["n_layers"])):
             check_attention(walk, layer)
             check_mlp(walk, layer)
@@ -82,7 +90,14 @@ def recheck(tensors: dict[str, np.ndarray], metadata: dict[str, Any]) -> Certifi
         metadata["output"],
         int(metadata["max_len"]),
         list(metadata["residual"]),
+        _tokens(metadata),
     )
+
+
+def _tokens(metadata: dict[str, Any]) -> list[Any]:
+    vocab = metadata.get("vocab")
+    tokens = vocab.get("tokens") if isinstance(vocab, dict) else None
+    return list(tokens) if isinstance(tokens, list) else []
 
 
 def _embedding(
@@ -91,10 +106,13 @@ def _embedding(
     max_len: int,
     residual: list[str],
     checks: list[Check],
+    tokens: Sequence[Any],
 ) -> Walk:
-    """The walk's start: the embedding's error at real positions (a sum of two float32 rows), and
-    BOS and PAD residuals evaluated concretely."""
+    """The walk's start: the embedding checked against the reach's record of what it holds
+    (`certify_embed`), its error at real positions (a sum of two float32 rows), and BOS and PAD
+    residuals evaluated concretely."""
     w = {k: np.asarray(v, dtype=np.float64) for k, v in weights.items()}
+    inputs = check_embedding(w, reach, residual, max_len, tokens)
     one, bos, pad = (residual.index(label) for label in ("one", "bos", "pad"))
     w_e = w["embed.W_E"]
     w_pos = w.get("pos_embed.W_pos", np.zeros((max_len + 1, w_e.shape[1])))  # none: all zero
@@ -110,9 +128,8 @@ def _embedding(
     # a sum of two float32 numbers is exact when one of them is 0
     special = Specials(x, np.where((e_rows != 0) & (p_rows != 0), U * np.abs(x), 0.0))
     walk = Walk(w, reach, residual, max_len, err, special, checks, one, bos, pad)
-    walk.claim(
-        np.flatnonzero(np.abs(w_e).max(axis=0) + np.abs(w_pos).max(axis=0) > 0), "the embedding"
-    )
+    written = np.abs(w_e).max(axis=0) + np.abs(w_pos).max(axis=0) > 0
+    walk.claim(sorted(set(np.flatnonzero(written).tolist()) | inputs), "the embedding")
     return walk
 
 
@@ -138,6 +155,7 @@ def _check_decoder(walk: Walk, output: dict[str, Any]) -> None:
     err = lin.rounding(ev)  # [P, C]
     name, op = str(output.get("name", reading.name)), "unembed"
     if reading.categorical:
+        _check_listed(reading, output, name, w_u.shape[1])
         logits = ev.value
         k = coords[:, 0].astype(np.int64)
         rows = np.arange(len(k))
@@ -196,6 +214,25 @@ def _check_decoder(walk: Walk, output: dict[str, Any]) -> None:
             float(bound.max()),
         )
     )
+
+
+def _check_listed(reading: Reading, output: dict[str, Any], name: str, columns: int) -> None:
+    """A one-hot output decodes logit column k as the file's `values[k]`: that must be the
+    program's value k (the output reading's), or a right argmax decodes a wrong value."""
+    values = output.get("values")
+    if output.get("encoding") != "categorical" or not isinstance(values, list):
+        raise ReadError(f"the output {name!r} is one-hot, but the file does not decode it so")
+    if not len(values) == columns == reading.size:
+        raise ReadError(
+            f"the output {name!r} has {reading.size} values, but the file lists {len(values)} "
+            f"and the unembedding has {columns} columns"
+        )
+    for k, (value, label) in enumerate(zip(values, reading.labels, strict=True)):
+        if value_label(value) != label:
+            raise ReadError(
+                f"the file decodes logit column {k} of the output {name!r} as "
+                f"{value_label(value)}, where the program's value is {label}"
+            )
 
 
 def _grid_margin(x: np.ndarray, denominators: list[int]) -> np.ndarray:

@@ -15,7 +15,10 @@ The reach lists, in residual indices:
   per value; "number": the value; "width": 0 at real keys);
 - per MLP part: its hidden units, its readings and every reachable point (one value per reading),
   with the program's output there, written through the part's out reading;
-- the output reading (what the unembedding decodes).
+- the output reading (what the unembedding decodes);
+- per reading that only the embedding writes (an *input* reading: `tokens`, `indices`, a map of
+  either the compiler embeds), its value at every token id or at every real position
+  (`InputReach`), from the program's meaning of the embedding's dimensions.
 
 It is what the compiler's value analysis knows (sets that may over-approximate, never under); the
 certifier (`compiler.certify`) checks the weights against it and trusts nothing else.
@@ -132,11 +135,24 @@ class MLPReach:
 
 
 @dataclass(frozen=True)
+class InputReach:
+    """What the embedding holds for one input reading: its coordinate (value index, or the number
+    of a numerical reading; None: no value, every dimension 0) per token id 0..V-1 (`by` "token")
+    or per real position 1..N (`by` "position")."""
+
+    reading: int
+    by: str  # "token" | "position"
+    at: tuple[float | None, ...]
+
+
+@dataclass(frozen=True)
 class Reach:
     readings: tuple[Reading, ...]
     heads: tuple[HeadReach, ...]
     mlps: tuple[MLPReach, ...]
     output: int
+    # None in a file written before the reach recorded it: the embedding cannot be checked
+    inputs: tuple[InputReach, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -194,6 +210,15 @@ class Reach:
                 for m in self.mlps
             ],
             "output": self.output,
+            **(
+                {}
+                if self.inputs is None
+                else {
+                    "inputs": [
+                        {"reading": i.reading, "by": i.by, "at": list(i.at)} for i in self.inputs
+                    ]
+                }
+            ),
         }
 
     @staticmethod
@@ -251,7 +276,17 @@ class Reach:
                     bool(m.get("continuous", False)),
                 )
             )
-        return Reach(readings, heads, tuple(mlps), int(obj["output"]))
+        inputs = None
+        if "inputs" in obj:
+            inputs = tuple(
+                InputReach(
+                    int(i["reading"]),
+                    str(i["by"]),
+                    tuple(None if x is None else float(x) for x in i["at"]),
+                )
+                for i in obj["inputs"]
+            )
+        return Reach(readings, heads, tuple(mlps), int(obj["output"]), inputs)
 
 
 class ReachBuilder:
@@ -370,3 +405,13 @@ def _number_values(enc: Encoded) -> Sequence[float]:
 
 def _label(v: Atom) -> str:
     return value_repr(v) if isinstance(v, str) else str(v)  # a tracr tuple or list: its repr
+
+
+def value_label(v: Any) -> str:
+    """A value's label as the reach gives it, for a value read back from a file's JSON (where a
+    tuple became a list)."""
+    return _label(_tuples(v))
+
+
+def _tuples(v: Any) -> Any:
+    return tuple(_tuples(x) for x in v) if isinstance(v, list) else v

@@ -1,0 +1,277 @@
+"""The certifier's embedding check: at every real position the embedding writes what the program
+means there, for every token id and every position 1..N (`compiler.certify` starts its walk here).
+
+The blocks are checked over the readings' values (`compiler.reach`), so the walk rests on the
+embedding setting them right. For a reading no block writes (an *input* reading: `tokens`,
+`indices`, a map of either the compiler embeds), the reach records its value at every token id or
+every real position (`InputReach`). The exact embedding (W_E[t] + W_pos[i]: two float32 rows, summed
+exactly in float64) must give, float64 noise aside:
+
+- `one` = 1, `bos` = `pad` = 0 at every real position (every block's reading assumes it);
+- every recorded reading the recorded value, at every token id (its dimensions then the same at
+  every position) or at every position (the same for every token);
+- every other reading, where it reads dimensions no block writes (`length - indices - 1` beside a
+  block's `length`, or `tokens_int + indices`, of both), dimensions a record pins: a one-hot's, a
+  vector's or a one-dimension number's (the compiler records a number per such dimension where
+  no reading pins it).
+
+`record_inputs` computes the record at compile time from the intended (float64) embedding, whose
+dimensions mean what their labels say (`tokens:a` is 1 for token a, `indices` is the index, a map
+of the position holds its value there: `compiler.positional`); `check_embedding` checks the
+weights against it, located at the token or the position, the reading, and both values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from compiler.bounds import ReadError
+from compiler.reach import InputReach, Reach, Reading
+
+NOISE = 1e-9  # relative: a difference this small is float64's own rounding of a coefficient sum
+
+
+def record_inputs(
+    reach: Reach, w_e: np.ndarray, w_pos: np.ndarray | None, labels: Sequence[str]
+) -> Reach:
+    """`reach` with its input record, from the intended embedding (`w_e` [V + 2, d_model], `w_pos`
+    [N + 1, d_model] or None): each input reading of the token alone or of the position alone
+    is recorded; a dimension another reading reads (one a block writes in part, or a sum of the
+    token and the position) that no record pins gets a one-dimension numerical reading of its
+    own, recorded too."""
+    one = list(labels).index("one")
+    n_tok = w_e.shape[0] - 2
+    w_pos = np.zeros((2, w_e.shape[1])) if w_pos is None else w_pos  # none: every position 0
+    e, p = w_e[:n_tok], w_pos[1:]  # [V, d_model], [N, d_model]
+    readings = list(reach.readings)
+    records: list[InputReach] = []
+
+    def record(r: int) -> bool:
+        reading = readings[r]
+        dims = _dims(reading, one)
+        if not np.any(p[:, dims]):
+            by, columns = "token", _columns(e, p[:1], dims)
+        elif not np.any(e[:, dims]):
+            by, columns = "position", _columns(e[:1], p, dims)
+        else:
+            return False  # of both: its dimensions are pinned instead
+        at = decode(reading, columns, one)
+        if not reading.categorical and not reading.vector:
+            # an unlisted number is a map of the position that raises there (written 0): no value
+            at = [_snap(x, reading.numbers) for x in at]
+        records.append(InputReach(r, by, tuple(at)))
+        return True
+
+    recorded = [r for r in input_readings(reach, one) if record(r)]
+    written = block_dims(reach, one)
+    pinned = set().union(*(pins(readings[r], one) for r in recorded))
+    for r, reading in enumerate(reach.readings):
+        for d in [] if r in recorded else sorted(set(_dims(reading, one)) - written - pinned):
+            column = p[:, d] if np.any(p[:, d]) else e[:, d]
+            numbers = tuple(sorted({float(x) for x in column}))
+            readings.append(
+                Reading(labels[d], False, (((d, 1.0),),), numbers, tuple(f"{x:g}" for x in numbers))
+            )
+            if not record(len(readings) - 1):
+                raise ValueError(f"the embedding's {labels[d]!r} depends on token and position")
+            pinned.add(d)
+    return dataclasses.replace(reach, readings=tuple(readings), inputs=tuple(records))
+
+
+def check_embedding(
+    w: dict[str, np.ndarray],
+    reach: Reach,
+    residual: Sequence[str],
+    max_len: int,
+    tokens: Sequence[Any] = (),
+) -> set[int]:
+    """Check the embedding (float64 copies of the float32 weights) against the reach's record;
+    ReadError, located, where it differs. Returns the input readings' dimensions (the embedding's
+    to claim, written or not: no block may write them)."""
+    one, bos, pad = (list(residual).index(label) for label in ("one", "bos", "pad"))
+    w_e = w["embed.W_E"]
+    n_tok = w_e.shape[0] - 2
+    w_pos = w.get("pos_embed.W_pos", np.zeros((max_len + 1, w_e.shape[1])))
+    e, p = w_e[:n_tok], w_pos[1 : max_len + 1]  # real tokens [V, d], real positions [N, d]
+
+    def token(t: int) -> str:
+        return f"token {tokens[t]!r} (id {t})" if t < len(tokens) else f"token id {t}"
+
+    for d, want in ((one, 1.0), (bos, 0.0), (pad, 0.0)):
+        x = e[:, d][:, None] + p[:, d][None, :]  # [V, N]
+        if np.any(x != want):
+            t, i = (int(k) for k in np.argwhere(x != want)[0])
+            raise ReadError(
+                f"the embedding writes {residual[d]!r} = {x[t, i]:.9g} for {token(t)} at "
+                f"position {i + 1}; at a real position it is {want:g}"
+            )
+    if reach.inputs is None:
+        raise ReadError(
+            "the file's reach does not record what the embedding holds (written by an older "
+            "compiler): recompile it to certify the embedding"
+        )
+    records = _records(reach, n_tok, max_len)
+    written, claimed, pinned = block_dims(reach, one), set(), set()
+    for r, rec in records.items():
+        reading = reach.readings[r]
+        dims = _dims(reading, one)
+        if set(dims) & written:
+            raise ReadError(
+                f"the reach records embedding values for reading {reading.name!r}, which a block "
+                "writes"
+            )
+        # the other axis must not move the reading's dimensions: one row of it stands for all
+        fixed, rows = (p, (e, p[:1])) if rec.by == "token" else (e, (e[:1], p))
+        moved = [d for d in dims if np.any(fixed[:, d] != fixed[:1, d])]
+        if moved:
+            other = "position to position" if rec.by == "token" else "token to token"
+            raise ReadError(
+                f"the embedding's {residual[moved[0]]!r} changes from {other}, but reading "
+                f"{reading.name!r} is a function of the {rec.by} alone"
+            )
+        found = decode(reading, _columns(*rows, dims), one)
+        for k, (want, got) in enumerate(zip(rec.at, found, strict=True)):
+            listed = reading.categorical or reading.vector or want in reading.numbers
+            if want is None or (_same(want, got) and listed):
+                continue  # None: the program has no value there (nor any input that long)
+            where = token(k) if rec.by == "token" else f"position {k + 1} (index {k})"
+            if not listed:
+                raise ReadError(
+                    f"the reach records {reading.name} = {_show(reading, want)} for {where}, "
+                    "which is not among the reading's values"
+                )
+            raise ReadError(
+                f"the embedding writes {reading.name} = {_show(reading, got)} for {where}, "
+                f"where the program has {reading.name} = {_show(reading, want)}"
+            )
+        claimed |= set(dims)
+        pinned |= pins(reading, one)
+    # every other reading reads dimensions that blocks write or that a record pins
+    for r, reading in enumerate(reach.readings):
+        loose = [] if r in records else sorted(set(_dims(reading, one)) - written - pinned)
+        if loose:
+            raise ReadError(
+                f"reading {reading.name!r} reads residual dimension {residual[loose[0]]!r}, which "
+                "no block writes and no record of the embedding pins"
+            )
+    return claimed
+
+
+def block_dims(reach: Reach, one: int) -> set[int]:
+    """The residual dimensions the reach's blocks write: heads' out dims, MLP parts' out readings."""
+    heads = {d for h in reach.heads for v in h.values for d in v.out}
+    return heads.union(*(_dims(reach.readings[m.out], one) for m in reach.mlps))
+
+
+def input_readings(reach: Reach, one: int) -> list[int]:
+    """The readings of dimensions no block writes (constants, which read `one` alone, aside)."""
+    written = block_dims(reach, one)
+    return [
+        r
+        for r, reading in enumerate(reach.readings)
+        if (dims := _dims(reading, one)) and not written.intersection(dims)
+    ]
+
+
+def pins(reading: Reading, one: int) -> set[int]:
+    """The dimensions whose values a value of `reading` fixes: all of a one-hot's (the hot one
+    named) or a vector's, a number's one dimension; none of a one-hot value of several."""
+    dims = _dims(reading, one)
+    if reading.vector:
+        return set(dims)
+    if reading.categorical:
+        several = any(len([d for d, _ in t if d != one]) > 1 for t in reading.terms)
+        return set() if several else set(dims)
+    return set(dims) if len(dims) == 1 else set()
+
+
+def decode(reading: Reading, columns: dict[int, np.ndarray], one: int) -> list[float | None]:
+    """The coordinate each of P exact residual rows gives `reading` (`columns`: dimension -> [P]):
+    the first value whose terms hold (categorical: one of its dimensions 1, the reading's others
+    0; vector: its numbers), None where none does; a numerical reading's number."""
+    dims = _dims(reading, one)
+    size = len(next(iter(columns.values()))) if columns else 0
+    if not reading.categorical and not reading.vector:
+        (terms,) = reading.terms
+        value = np.full(size, sum(c for d, c in terms if d == one), dtype=np.float64)
+        for d, c in terms:
+            if d != one:
+                value = value + c * columns[d]
+        return [float(v) for v in value]
+    x = np.stack([columns[d] for d in dims], axis=1) if dims else np.zeros((size, 0))  # [P, D]
+    col = {d: j for j, d in enumerate(dims)}
+    if reading.vector:
+        out: list[float | None] = [None] * size
+        for k, terms in enumerate(reading.terms):
+            want = np.zeros(len(dims))
+            for d, c in terms:
+                want[col[d]] = c
+            holds = np.all(np.abs(x - want) <= NOISE * np.maximum(1.0, np.abs(want)), axis=1)
+            for i in np.flatnonzero(holds):
+                out[i] = float(k) if out[i] is None else out[i]
+        return out
+    # categorical: value k holds where exactly one of its dimensions is 1 and the reading's others
+    # 0, or (a value no dimension stands for) where every dimension is 0; the first that holds
+    hot = x == 1.0
+    clean = (hot | (x == 0.0)).all(axis=1)
+    first = np.full(len(dims), -1)  # per dimension, the first value it stands for
+    empty = -1  # the first value no dimension stands for
+    for k, terms in reversed(list(enumerate(reading.terms))):
+        own = [col[d] for d, _ in terms if d != one]
+        first[own] = k
+        empty = k if not own else empty
+    n_hot = hot.sum(axis=1)
+    k_at = np.where(n_hot == 1, first[hot.argmax(axis=1)] if dims else -1, empty)
+    k_at = np.where(clean & (n_hot <= 1), k_at, -1)
+    return [None if k < 0 else float(k) for k in k_at]
+
+
+def _records(reach: Reach, n_tok: int, max_len: int) -> dict[int, InputReach]:
+    """The reach's input records by reading, each well formed (else ReadError)."""
+    assert reach.inputs is not None
+    out: dict[int, InputReach] = {}
+    for rec in reach.inputs:
+        if not 0 <= rec.reading < len(reach.readings) or rec.reading in out:
+            raise ReadError(f"the reach's embedding record names reading {rec.reading} badly")
+        size = {"token": n_tok, "position": max_len}.get(rec.by)
+        if size != len(rec.at):
+            raise ReadError(
+                f"the reach's embedding record of {reach.readings[rec.reading].name!r} has "
+                f"{len(rec.at)} values by {rec.by!r}"
+            )
+        out[rec.reading] = rec
+    return out
+
+
+def _dims(reading: Reading, one: int) -> list[int]:
+    return sorted({d for terms in reading.terms for d, _ in terms if d != one})
+
+
+def _columns(a: np.ndarray, b: np.ndarray, dims: Sequence[int]) -> dict[int, np.ndarray]:
+    """The exact rows a + b (one of them a single row) at `dims` only: [V or N] each."""
+    return {d: a[:, d] + b[:, d] for d in dims}
+
+
+def _snap(x: float | None, numbers: Sequence[float]) -> float | None:
+    """The listed number within float64 noise of x, else None."""
+    near = [n for n in numbers if x is not None and abs(n - x) <= NOISE * max(1.0, abs(n))]
+    return near[0] if near else None
+
+
+def _same(want: float | None, got: float | None) -> bool:
+    if want is None or got is None:
+        return want is None and got is None
+    return abs(want - got) <= NOISE * max(1.0, abs(want))
+
+
+def _show(reading: Reading, coord: float | None) -> str:
+    if coord is None:
+        return "no value (every dimension 0)"
+    if reading.categorical or reading.vector:
+        k = int(coord)
+        return reading.labels[k] if 0 <= k < len(reading.labels) else f"value #{k}"
+    return f"{coord:.9g}"
