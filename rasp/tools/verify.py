@@ -1,8 +1,9 @@
 """`rasp verify`: does a compiled model compute what the interpreter computes?
 
-`plan_inputs` lists the inputs to check: every input up to length K (exhaustive), then S seeded
-inputs of lengths K+1..N: uniformly random, or (given the program) half so and half guided to values
-of the program's variables that the random ones miss (`rasp.tools.guided_samples`). `verify` runs
+`plan_inputs` lists the inputs to check: every input up to length K (exhaustive), then S distinct
+seeded inputs of lengths K+1..N: uniformly random, or (given the program) half so and half guided to
+values of the program's variables that the random ones miss (`rasp.tools.guided_samples`). Where
+lengths K+1..N hold no more than S inputs, every one of them is checked instead. `verify` runs
 the model and the interpreter on them in batches and compares the outputs position by position. On
 the first failing input `diagnose` reads the residual stream after the embedding and after every
 attention and MLP sublayer (`run_with_cache`), decodes every program variable the model materialises
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from rasp.atoms import same_value
 from rasp.errors import ErrorKind, RaspError
 from rasp.sops import Evaluator, IndicesSOp, LengthSOp, Node, SOp, TokensSOp, walk
-from rasp.tools.guided_samples import Samples, draw_samples
+from rasp.tools.guided_samples import Samples, draw_samples, input_key
 from rasp.tools.residuals import (
     RuntimeModel,
     as_seq,
@@ -60,6 +61,9 @@ class InputPlan:
     seed: int
     # the program whose variables guide half the samples (None: all uniformly random)
     program: SOp | None = field(default=None, compare=False)
+    # the K asked, where lengths K+1..max_len held no more inputs than the samples asked, so the
+    # plan checks every one of them instead (exhaustive_len is then max_len); None otherwise
+    extended_from: int | None = None
     # the samples, once drawn (guiding them runs the interpreter on each)
     _drawn: list[Samples] = field(default_factory=list, init=False, compare=False, repr=False)
 
@@ -68,14 +72,33 @@ class InputPlan:
         return count_up_to(len(self.vocab), self.exhaustive_len)
 
     @property
+    def extended_count(self) -> int:
+        """The inputs checked beyond the K asked, instead of sampled (`extended_from`)."""
+        if self.extended_from is None:
+            return 0
+        return self.exhaustive_count - count_up_to(len(self.vocab), self.extended_from)
+
+    @property
     def sampled_lengths(self) -> tuple[int, int] | None:
         """The range random lengths are drawn from (None when exhaustion already covers every length)."""
         covered = self.samples == 0 or self.exhaustive_len >= self.max_len
         return None if covered else (self.exhaustive_len + 1, self.max_len)
 
     @property
-    def sample_count(self) -> int:
+    def planned_samples(self) -> int:
+        """The samples to draw (known before drawing them; the most `sample_count` can be)."""
         return self.samples if self.sampled_lengths is not None else 0
+
+    @property
+    def planned_total(self) -> int:
+        """The most inputs the plan holds, known before the samples are drawn."""
+        return self.exhaustive_count + self.planned_samples
+
+    @property
+    def sample_count(self) -> int:
+        """The distinct samples drawn (drawing them on first use): fewer than asked only where
+        the lengths hold barely more inputs than that (`rasp.tools.guided_samples`)."""
+        return len(self.drawn.inputs) if self.sampled_lengths is not None else 0
 
     @property
     def total(self) -> int:
@@ -133,14 +156,29 @@ def plan_inputs(
     program: SOp | None = None,
 ) -> InputPlan:
     """Every input up to length `exhaustive_len` (default: as many lengths as DEFAULT_BUDGET
-    inputs allow), then `samples` seeded ones, half guided by `program`'s variables where given."""
+    inputs allow), then `samples` distinct seeded ones, half guided by `program`'s variables where
+    given; every input up to `max_len` where the longer lengths hold no more than `samples`."""
     unique = tuple({(type(t), t): t for t in vocab}.values())  # user's order, no repeats; 1 != True
     k = (
         default_exhaustive_len(len(unique), max_len)
         if exhaustive_len is None
         else min(exhaustive_len, max_len)
     )
+    if 0 < samples and k < max_len and _holds_at_most(len(unique), k, max_len, samples):
+        # drawing S of them would repeat inputs (or, distinct, hunt for the last unseen ones)
+        return InputPlan(unique, max_len, max_len, samples, seed, program, k)
     return InputPlan(unique, max_len, k, samples, seed, program)
+
+
+def _holds_at_most(vocab_size: int, shortest: int, longest: int, most: int) -> bool:
+    """Whether lengths shortest+1..longest hold at most `most` inputs (summed only until they
+    exceed it: |V|^N of a long N is a number of thousands of digits)."""
+    total = 0
+    for length in range(shortest + 1, longest + 1):
+        total += vocab_size**length
+        if total > most:
+            return False
+    return True
 
 
 def check_plan_size(
@@ -148,13 +186,15 @@ def check_plan_size(
 ) -> None:
     """Refuse a plan of more than MAX_INPUTS inputs before any of them runs: |V|^K grows so fast
     that a K a little too large means years. `exhaustive` and `samples` name the options that set
-    K and S where the plan came from (`samples` None: S is fixed)."""
-    count = plan.exhaustive_count
+    K and S where the plan came from (`samples` None: S is fixed). A plan extended to check
+    every input (`extended_from`) is judged by the K and S asked, and by the inputs it holds."""
+    asked = plan.exhaustive_len if plan.extended_from is None else plan.extended_from
+    count = count_up_to(len(plan.vocab), asked)
     if count > MAX_INPUTS:
         fits = default_exhaustive_len(len(plan.vocab), plan.max_len, MAX_INPUTS)
         sampled = f" ({samples} S)" if samples else ""
         raise RaspError(
-            f"{exhaustive} {plan.exhaustive_len}: every input of length 1..{plan.exhaustive_len} "
+            f"{exhaustive} {asked}: every input of length 1..{asked} "
             f"over {len(plan.vocab)} tokens is {count:,} inputs, more than verify checks "
             f"({MAX_INPUTS:,})",
             hint=f"use {exhaustive} {fits} or less "
@@ -162,10 +202,10 @@ def check_plan_size(
             f"sampled{sampled}",
             kind=ErrorKind.VERIFY,
         )
-    if samples is not None and plan.total > MAX_INPUTS:
+    if samples is not None and plan.planned_total > MAX_INPUTS:
         raise RaspError(
-            f"{samples} {plan.samples:,}: with the {count:,} exhaustive inputs, {plan.total:,} "
-            f"inputs, more than verify checks ({MAX_INPUTS:,})",
+            f"{samples} {plan.samples:,}: with the {count:,} exhaustive inputs, "
+            f"{count + plan.samples:,} inputs, more than verify checks ({MAX_INPUTS:,})",
             hint=f"use {samples} {MAX_INPUTS - count:,} or less",
             kind=ErrorKind.VERIFY,
         )
@@ -264,7 +304,7 @@ def verify(
     known = plan.drawn.outcomes if plan.program is sop else {}
     while batch := list(itertools.islice(inputs, batch_size)):
         for tokens, got in zip(batch, _run_batch(model, batch), strict=True):
-            _compare_one(sop, tokens, got, report, guard, known.get(tuple(tokens)))
+            _compare_one(sop, tokens, got, report, guard, known.get(input_key(tokens)))
         done += len(batch)
         if progress is not None:
             progress(done, plan.total)

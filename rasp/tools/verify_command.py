@@ -73,7 +73,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 args.exhaustive_len,
                 args.samples,
             )
-            if early.total == 0:
+            if early.planned_total == 0:
                 return steps.usage_error("verify", NO_INPUT)
             v.check_plan_size(early)
         model = steps.load_model(args.model, args.device, "verify --model")
@@ -88,7 +88,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if args.max_len is None:
             args.max_len = model.max_len
     plan = v.plan_inputs(args.vocab, args.max_len, args.exhaustive_len, args.samples, args.seed)
-    if plan.total == 0:
+    if plan.planned_total == 0:
         return steps.usage_error("verify", NO_INPUT)
     v.check_plan_size(plan)  # before compiling: a K too large would run for years, silently
     if model is None and args.device != "cpu":
@@ -143,8 +143,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     else:
         nodes = steps.nodes_by_residual_name(sop, args.vocab, args.max_len, model.meta.raw)
     with console.progress() as bars:
-        if plan.program is not None and plan.sample_count:
-            console.step(f"guiding {plan.sample_count:,} samples")
+        if plan.program is not None and plan.planned_samples:
+            console.step(f"guiding {plan.planned_samples:,} samples")
             plan.draw(
                 None if bars is None else lambda done, total: bars("guiding samples", done, total)
             )

@@ -18,7 +18,7 @@ from rasp.errors import RaspError, spell_options
 
 if TYPE_CHECKING:
     from rasp.tools.order_report import OrderReport, RunConfig
-    from rasp.tools.verify import VerifyReport
+    from rasp.tools.verify import InputPlan, VerifyReport
 
 
 def show_tokens(tokens: Sequence[Any]) -> str:
@@ -138,23 +138,25 @@ def _plan_lines(report: VerifyReport) -> list[str]:
     if plan.sampled_lengths is not None:
         lo, hi = plan.sampled_lengths
         drawn = plan.drawn
+        count = f"{plan.sample_count:,}"
         if drawn.facts is None:
             lines.append(
-                f"  sampled:    {plan.sample_count:,} random inputs of length {lo}..{hi} "
-                f"(seed {plan.seed})"
+                f"  sampled:    {count} random inputs of length {lo}..{hi} (seed {plan.seed})"
             )
         else:
             lines.append(
-                f"  sampled:    {plan.sample_count:,} inputs of length {lo}..{hi} (seed "
+                f"  sampled:    {count} inputs of length {lo}..{hi} (seed "
                 f"{plan.seed}): {drawn.uniform:,} uniformly random, {drawn.guided:,} guided"
             )
             lines.append(
                 f"  coverage:   the samples reach {drawn.facts:,} facts about the variables' "
                 f"values, the uniform half alone {drawn.facts_uniform:,}"
             )
+        lines += _fewer_lines(plan)
     elif plan.exhaustive_len >= plan.max_len:
         lines.append(
             f"  complete:   every input up to the maximum length {plan.max_len} was checked"
+            + _extended_text(plan)
         )
     else:  # no samples: the longer inputs were never run
         lengths = (
@@ -164,6 +166,30 @@ def _plan_lines(report: VerifyReport) -> list[str]:
         )
         lines.append(f"  unchecked:  no input of {lengths} was checked (no samples)")
     return lines
+
+
+def _fewer_lines(plan: InputPlan) -> list[str]:
+    """Where fewer samples were drawn than asked, why (they are distinct inputs, and the lengths
+    hold barely more than asked: rasp.tools.guided_samples); else no line."""
+    if plan.sample_count == plan.samples:
+        return []
+    return [
+        f"  distinct:   only {plan.sample_count:,} of the {plan.samples:,} samples asked: samples "
+        "are distinct inputs, and further draws found only ones already drawn"
+    ]
+
+
+def _extended_text(plan: InputPlan) -> str:
+    """Why every input was checked where the samples asked would have covered longer lengths."""
+    if plan.extended_from is None:
+        return ""
+    lo, hi = plan.extended_from + 1, plan.max_len
+    lengths = f"length {hi}" if lo == hi else f"lengths {lo}..{hi}"
+    held = plan.extended_count
+    return (
+        f" ({lengths} hold {held:,} {'input' if held == 1 else 'inputs'}, no more than the "
+        f"{plan.samples:,} samples asked, so each was checked once instead of sampled)"
+    )
 
 
 def _divergence_lines(report: VerifyReport) -> list[str]:
@@ -352,9 +378,14 @@ def _report_dict(report: VerifyReport) -> dict[str, Any]:
             "error": report.skipped_example[1],
             "location": _location(report),
         },
-        "exhaustive": {"max_len": plan.exhaustive_len, "inputs": plan.exhaustive_count},
+        "exhaustive": {
+            "max_len": plan.exhaustive_len,
+            "inputs": plan.exhaustive_count,
+            "extended_from": plan.extended_from,
+        },
         "sampled": {
             "inputs": plan.sample_count,
+            "asked": plan.samples,
             "lengths": plan.sampled_lengths and list(plan.sampled_lengths),
             "seed": plan.seed,
             "uniform": plan.drawn.uniform,
