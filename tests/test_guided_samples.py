@@ -15,7 +15,8 @@ from rasp.interpreter import load_file
 from rasp.sops import Evaluator, IndicesSOp, MapSOp, SOp, TokensSOp
 from rasp.tools.guided_samples import _magnitude, _node_facts, draw_samples, input_key
 from rasp.tools.verify import plan_inputs, verify
-from rasp.tools.verify_text import format_success, report_json
+from rasp.tools.verify_json import report_json
+from rasp.tools.verify_text import format_success
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
 

@@ -13,7 +13,8 @@ from rasp.errors import RaspError
 from rasp.sops import MapSOp, TokensSOp
 from rasp.tools.guided_samples import draw_samples, input_key
 from rasp.tools.verify import MAX_INPUTS, check_plan_size, plan_inputs, verify
-from rasp.tools.verify_text import format_success, report_json
+from rasp.tools.verify_json import report_json
+from rasp.tools.verify_text import format_success
 
 ROOT = Path(__file__).resolve().parents[1]
 REVERSE = ROOT / "programs" / "reverse.rasp"

@@ -14,7 +14,7 @@ checkpoint at once (the REPL's `:residual` prints it; it lives in `rasp.tools.re
 The model is anything with the runtime's interface (`transformer.CompiledTransformer`): `.meta`,
 `.run(inputs)`, `.encode(inputs) -> (ids, lengths)` and `.run_with_cache(ids) -> (logits, cache)` with
 TransformerLens hook names. This module imports neither torch nor the compiler; the report's text and
-JSON renderings live with the CLI handler (`rasp.tools.model_commands`).
+JSON renderings are `rasp.tools.verify_text` and `rasp.tools.verify_json`.
 """
 
 from __future__ import annotations

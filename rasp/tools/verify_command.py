@@ -23,13 +23,9 @@ from rasp.tools.console import Console
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from rasp.tools import verify as v
+    from rasp.tools.verify_json import refusal_json, report_json
     from rasp.tools.verify_orders import check_model
-    from rasp.tools.verify_text import (
-        format_failure,
-        format_success,
-        refusal_json,
-        report_json,
-    )
+    from rasp.tools.verify_text import format_failure, format_success
 
     console = Console.from_args(args)
     model = None
