@@ -113,6 +113,9 @@ def test_corrupted_weight_is_located(
         "model": model_value,
         "interpreter": want,
         "unchecked_in_parts": [],
+        "verified": None,
+        "held_at": None,
+        "output_checked": None,
     }
     code = main(["verify", str(program), "--vocab", "abc", "--max-len", "4", "--model", str(model)])
     err = capsys.readouterr().err

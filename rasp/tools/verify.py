@@ -229,7 +229,9 @@ class Divergence:
 
     variable: str
     layer: int | None  # None: already wrong after the embedding
-    # "embedding", "attn", "mlp" or "unembed" (every variable right, the output wrong)
+    # "embedding", "attn", "mlp", "unembed" (every variable right, the model's output wrong) or
+    # "output" (every variable right, and the model outputs `variable`, another s-op than the one
+    # verified: no fault of the model's)
     sublayer: str
     position: int | None  # program position (model position - 1)
     model: Any
@@ -238,12 +240,21 @@ class Divergence:
     # variables completed up to this point that the residual holds only in parts: not checked,
     # so one of them may be where the model first went wrong
     in_parts: tuple[str, ...] = ()
+    # the s-op verified, where the model outputs another (`--name`); None: the model's output
+    verified: str | None = None
+    # "output" only: where the residual stream first holds the verified s-op (a checkpoint's
+    # `where`, all of it agreeing there), None where it holds none; and whether the model's own
+    # output was compared with the interpreter's value of it (False: no s-op of the program)
+    held_at: str | None = None
+    output_checked: bool = False
 
     @property
     def where(self) -> str:
-        return {"embedding": "after the embedding", "unembed": "in the unembedding"}.get(
-            self.sublayer, f"layer {self.layer} {self.sublayer}"
-        )
+        return {
+            "embedding": "after the embedding",
+            "unembed": "in the unembedding",
+            "output": "at the output",
+        }.get(self.sublayer, f"layer {self.layer} {self.sublayer}")
 
 
 @dataclass
@@ -293,10 +304,12 @@ def verify(
     progress: Progress | None = None,
     nodes: Mapping[str, Node] | None = None,
     guard: SOp | None = None,
+    name: str | None = None,
 ) -> VerifyReport:
     """Compare `model` with the interpreter on every input of `plan`; diagnose the first failure.
     `guard`: the program as written, where `sop` is a rewrite of it (a tracr program's, resolved
-    for the vocabulary): an input the program fails on is skipped, even where `sop` has a value."""
+    for the vocabulary): an input the program fails on is skipped, even where `sop` has a value.
+    `name`: `sop`'s name, where it may be another s-op than the model's output (`--name`)."""
     report = VerifyReport(plan)
     done = 0
     inputs = plan.inputs()
@@ -310,7 +323,7 @@ def verify(
             progress(done, plan.total)
     if report.first_failure is not None:
         tokens = list(report.first_failure.tokens)
-        report.divergence = diagnose(sop, model, tokens, nodes or nodes_by_name(sop))
+        report.divergence = diagnose(sop, model, tokens, nodes or nodes_by_name(sop), name)
     return report
 
 
@@ -391,13 +404,23 @@ def nodes_by_name(sop: SOp) -> dict[str, Node]:
 
 
 def diagnose(
-    sop: SOp, model: RuntimeModel, tokens: list[Any], nodes: Mapping[str, Node]
+    sop: SOp,
+    model: RuntimeModel,
+    tokens: list[Any],
+    nodes: Mapping[str, Node],
+    name: str | None = None,
 ) -> Divergence | None:
-    """The first (checkpoint, variable, position) where the model's residual stream is wrong."""
+    """The first (checkpoint, variable, position) where the model's residual stream is wrong.
+    `name`: `sop`'s; where the model outputs another s-op (`--name`), a faithful model still
+    disagrees with `sop`, and the divergence says so (sublayer "output") instead of blaming the
+    unembedding, which is blamed only where the model's output is wrong for itself."""
     meta = meta_dict(model)
+    output = str(meta.get("output", {}).get("name", "output"))
+    verified = name if name is not None and name != output else None
     in_parts: list[str] = []
+    held_at = None
     for point in decode_checkpoints(model, tokens, nodes):
-        in_parts += [name for name in point.in_parts if name not in in_parts]
+        in_parts += [part for part in point.in_parts if part not in in_parts]
         for var in point.variables:
             if var.wrong and var.interpreter is not None:
                 pos = var.wrong[0]
@@ -410,12 +433,41 @@ def diagnose(
                     var.interpreter[pos],
                     operation_of(meta, var.name),
                     tuple(in_parts),
+                    verified,
                 )
-    n = len(tokens)
-    output = meta.get("output", {}).get("name", "output")
-    got_out = _run_batch(model, [tokens])[0] or [NON_FINITE] * n
-    want_out = as_seq(Evaluator(tokens).value(sop)).values
-    for pos, (g, w) in enumerate(zip(got_out, want_out)):
+            if var.name == verified and var.interpreter is not None and held_at is None:
+                held_at = point.where
+    got = _run_batch(model, [tokens])[0] or [NON_FINITE] * len(tokens)
+    own = _values(nodes.get(output) if verified else sop, tokens)  # the model's output's
+    for pos, (g, w) in enumerate(zip(got, own or ())):
         if not same_value(g, w):
-            return Divergence(str(output), None, "unembed", pos, g, w, None, tuple(in_parts))
+            return Divergence(output, None, "unembed", pos, g, w, None, tuple(in_parts), verified)
+    if verified is None:
+        return None
+    want = _values(sop, tokens) or ()
+    for pos, (g, w) in enumerate(zip(got, want)):
+        if not same_value(g, w):
+            return Divergence(
+                output,
+                None,
+                "output",
+                pos,
+                g,
+                w,
+                None,
+                tuple(in_parts),
+                verified,
+                held_at,
+                own is not None,
+            )
     return None
+
+
+def _values(node: Node | None, tokens: list[Any]) -> tuple[Any, ...] | None:
+    """The interpreter's value of the s-op `node` on `tokens`; None: no s-op, or it fails."""
+    if not isinstance(node, SOp):
+        return None
+    try:
+        return tuple(as_seq(Evaluator(tokens).value(node)).values)
+    except RaspError:
+        return None

@@ -101,6 +101,9 @@ def _report_dict(report: VerifyReport) -> dict[str, Any]:
             "model": div.model,
             "interpreter": div.interpreter,
             "unchecked_in_parts": list(div.in_parts),
+            "verified": div.verified,
+            "held_at": div.held_at,
+            "output_checked": div.output_checked if div.sublayer == "output" else None,
         },
         "orders": None if report.orders is None else _orders_dict(report.orders),
         "certificate": None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rasp.tools.order_report import OrderReport, RunConfig
-    from rasp.tools.verify import InputPlan, VerifyReport
+    from rasp.tools.verify import Divergence, InputPlan, VerifyReport
 
 
 def show_tokens(tokens: Sequence[Any]) -> str:
@@ -201,6 +201,16 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
             f"    unchecked:   {names}, computed before this point and held only in parts "
             f"(`{div.in_parts[0]}.*`) with no value to compare: the fault may lie there"
         ]
+    if div.sublayer == "unembed" and div.verified is not None:
+        return [
+            (
+                f"  every materialised variable agrees; the model's output `{div.variable}` (not "
+                f"the `{div.verified}` verified) goes wrong in the unembedding (position "
+                f"{div.position}: interpreter {_value_text(div.interpreter)}, model "
+                f"{_value_text(div.model)})"
+            ),
+            *unread,
+        ]
     if div.sublayer == "unembed":
         return [
             (
@@ -209,6 +219,8 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
             ),
             *unread,
         ]
+    if div.sublayer == "output":
+        return [*_other_output_lines(div), *unread]
     return [
         f"  first divergence: variable `{div.variable}`"
         + (f" = {div.operation}" if div.operation and div.operation != div.variable else "")
@@ -217,6 +229,27 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
         f"    model:       {_value_text(div.model) if div.model is not None else '(no value: every dim < 0.5)'}",
         *unread,
     ]
+
+
+def _other_output_lines(div: Divergence) -> list[str]:
+    """The model computes another s-op than the one verified (`--name`), and right: no layer is
+    at fault, the two s-ops just differ."""
+    out, verified = f"`{div.variable}`", f"`{div.verified}`"
+    first = (
+        f"  no layer is at fault: every materialised variable agrees with the interpreter, and so "
+        f"does the model's output {out}; the model computes {out}, not {verified}, and the two "
+        f"differ at position {div.position}"
+        if div.output_checked
+        else f"  no layer is blamed: every materialised variable agrees with the interpreter; the "
+        f"model computes {out}, not {verified} ({out} is not an s-op of this program, so the "
+        f"output itself was not checked), and the outputs differ at position {div.position}"
+    )
+    held = (
+        f"held in the residual stream {div.held_at}, where it agrees"
+        if div.held_at is not None
+        else "not held whole in the residual stream, so not checked there"
+    )
+    return [first, f"    {verified} itself: {held}"]
 
 
 def _tail_lines(report: VerifyReport) -> list[str]:
