@@ -237,8 +237,9 @@ class Divergence:
     model: Any
     interpreter: Any
     operation: str | None = None  # what the variable computes (from the file's layer map)
-    # variables completed up to this point that the residual holds only in parts: not checked,
-    # so one of them may be where the model first went wrong
+    # variables completed up to this point that the residual holds only in parts, with no reading
+    # of the file's reach that reads them whole (rasp.tools.residual_parts): not checked, so one
+    # of them may be where the model first went wrong
     in_parts: tuple[str, ...] = ()
     # the s-op verified, where the model outputs another (`--name`); None: the model's output
     verified: str | None = None

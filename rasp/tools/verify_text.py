@@ -226,9 +226,17 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
         + (f" = {div.operation}" if div.operation and div.operation != div.variable else "")
         + f", {div.where}, position {div.position}",
         f"    interpreter: {_value_text(div.interpreter)}",
-        f"    model:       {_value_text(div.model) if div.model is not None else '(no value: every dim < 0.5)'}",
+        f"    model:       {_value_text(div.model) if div.model is not None else _no_value(div)}",
         *unread,
     ]
+
+
+def _no_value(div: Divergence) -> str:
+    """A categorical variable with no column hot, or a vector reading (`NAME.int`, the only
+    names with a dot: rasp.tools.residual_parts) whose dimensions hold none of its values."""
+    if "." in div.variable:
+        return "(no value: its dimensions hold none of its values)"
+    return "(no value: every dim < 0.5)"
 
 
 def _other_output_lines(div: Divergence) -> list[str]:
