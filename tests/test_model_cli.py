@@ -381,7 +381,12 @@ def test_verify_compiles_and_reports_json(
     )
     data = json.loads(out)
     assert code == 0 and data["ok"] and data["checked"] == 14 + 40
-    assert data["exhaustive"] == {"max_len": 3, "inputs": 14, "asked_len": None}
+    assert data["exhaustive"] == {
+        "max_len": 3,
+        "inputs": 14,
+        "asked_len": None,
+        "extended_from": None,
+    }
     assert data["sampled"]["lengths"] == [4, 6] and data["sampled"]["seed"] == 7
     assert (data["sampled"]["uniform"], data["sampled"]["guided"]) == (20, 20)
     assert data["sampled"]["facts"] >= data["sampled"]["facts_uniform"] > 0
@@ -444,7 +449,12 @@ def test_verify_takes_vocab_length_and_name_from_the_model(
     code, out, err = run(capsys, "verify", str(program), "--model", str(model), "--json")
     report = json.loads(out)
     assert code == 0 and report["ok"], err
-    assert report["exhaustive"] == {"max_len": 4, "inputs": 2 + 4 + 8 + 16, "asked_len": None}
+    assert report["exhaustive"] == {
+        "max_len": 4,
+        "inputs": 2 + 4 + 8 + 16,
+        "asked_len": None,
+        "extended_from": None,
+    }
     # narrower than the model: fine; without a model both are needed
     code, out, err = run(capsys, "verify", str(program), "--model", str(model), "--max-len", "2")
     assert code == 0 and "`reverse`: model == interpreter on 6 inputs" in out + err

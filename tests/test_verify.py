@@ -33,7 +33,8 @@ from rasp.tools.verify import (
     same_value,
     verify,
 )
-from rasp.tools.verify_text import format_failure, format_success, report_json
+from rasp.tools.verify_json import report_json
+from rasp.tools.verify_text import format_failure, format_success
 
 
 def test_default_exhaustive_len_stays_under_budget() -> None:

@@ -113,6 +113,9 @@ def test_corrupted_weight_is_located(
         "model": model_value,
         "interpreter": want,
         "unchecked_in_parts": [],
+        "verified": None,
+        "held_at": None,
+        "output_checked": None,
     }
     code = main(["verify", str(program), "--vocab", "abc", "--max-len", "4", "--model", str(model)])
     err = capsys.readouterr().err
@@ -122,12 +125,29 @@ def test_corrupted_weight_is_located(
     assert f'first failing input: "{first}" (length {len(first)})' in err
 
 
-def test_a_variable_held_only_in_parts_is_named_unchecked(
-    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("part", "tensor", "variable", "layer", "model_value", "want"),
+    [
+        # the decoded whole number the matching head reads, scaled: its vector reading (number
+        # and square) holds none of the values
+        ("target_position.int", "W_out", "target_position.int", 1, None, 1),
+        # one conjunction's decoded width, +5: the sum the reach reads as `target_position`
+        ("target_position.part0", "b_out", "target_position", 0, 5.0, 0),
+    ],
+)
+def test_a_variable_held_only_in_parts_is_read_through_the_reach(
+    tmp_path: Any,
+    capsys: pytest.CaptureFixture[str],
+    part: str,
+    tensor: str,
+    variable: str,
+    layer: int,
+    model_value: Any,
+    want: int,
 ) -> None:
-    """sort's `target_position` lives only in helper dimensions (`.part0`, `.int`, `.sq`, ...),
-    which hold no value to compare: a fault there shows first at the later `sorted` head, and the
-    report said nothing of the variable it could not check (QA)."""
+    """sort's `target_position` lives only in parts (`.part0`, `.part1`, `.int`, `.sq`): verify
+    named it unchecked and blamed the later `sorted` head. The file's reach records the readings
+    of its value the model's blocks read; a fault in a part is found there."""
     import json
     from pathlib import Path
 
@@ -141,25 +161,31 @@ def test_a_variable_held_only_in_parts_is_named_unchecked(
 
     with safe_open(str(model), "np") as handle:
         meta = json.loads(handle.metadata()["rasp_forge"])
-    part = "target_position.int"  # written by an MLP after the parts its heads write
-    layer = _layer_of(meta, part, "mlp")
+    assert _layer_of(meta, part, "mlp") == layer
     from safetensors.numpy import load_file, save_file
 
     with safe_open(str(model), "np") as handle:
         metadata = handle.metadata()
     weights = load_file(str(model))
-    weights[f"blocks.{layer}.mlp.W_out"][:, meta["residual"].index(part)] *= 1.5
+    dim = meta["residual"].index(part)
+    if tensor == "W_out":
+        weights[f"blocks.{layer}.mlp.W_out"][:, dim] *= 1.5
+    else:
+        weights[f"blocks.{layer}.mlp.b_out"][dim] += 5.0
     save_file(weights, str(model), metadata=metadata)
     capsys.readouterr()
+    assert main(["verify", str(program), *argv, "--model", str(model), "--json"]) == 1
+    divergence = json.loads(capsys.readouterr().out)["divergence"]
+    assert (divergence["variable"], divergence["layer"], divergence["sublayer"]) == (
+        variable,
+        layer,
+        "mlp",
+    )
+    assert (divergence["model"], divergence["interpreter"]) == (model_value, want)
+    assert divergence["unchecked_in_parts"] == []
     assert main(["verify", str(program), *argv, "--model", str(model)]) == 1
     err = capsys.readouterr().err
-    assert (
-        "    unchecked:   `target_position`, computed before this point and held only in parts "
-        "(`target_position.*`) with no value to compare: the fault may lie there"
-    ) in err.splitlines()
-    assert main(["verify", str(program), *argv, "--model", str(model), "--json"]) == 1
-    report = json.loads(capsys.readouterr().out)
-    assert report["divergence"]["unchecked_in_parts"] == ["target_position"]
+    assert f"first divergence: variable `{variable}`" in err and "unchecked:" not in err
 
 
 def test_generated_names_are_diagnosed_too(

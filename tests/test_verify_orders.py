@@ -20,6 +20,7 @@ pytest.importorskip("compiler")
 
 from rasp.interpreter import load_file  # noqa: E402
 from rasp.tools.verify import plan_inputs  # noqa: E402
+from rasp.tools.verify_json import report_json  # noqa: E402
 from rasp.tools.verify_orders import (  # noqa: E402
     BATCH_SIZES,
     THREADS,
@@ -31,7 +32,7 @@ from rasp.tools.verify_orders import (  # noqa: E402
     sweep_inputs,
     sweep_orders,
 )
-from rasp.tools.verify_text import format_failure, format_success, report_json  # noqa: E402
+from rasp.tools.verify_text import format_failure, format_success  # noqa: E402
 from tests.runtime_helpers import as_runtime  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -153,7 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_non_negative,
         default=1000,
         metavar="S",
-        help="random inputs to check past length K (default 1000)",
+        help="distinct random inputs to check past length K (default 1000; where the longer "
+        "lengths hold no more inputs than S, every one is checked instead)",
     )
     ver.add_argument(
         "--sampling",

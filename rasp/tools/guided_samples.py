@@ -17,6 +17,13 @@ inputs are preferred, and three edits in four change, insert or delete the token
 position where the parent reached a new fact, so that a run of gains (a longer balanced prefix) is
 followed.
 
+The inputs are distinct: a draw that repeats an input already drawn is dropped and another drawn
+(a repeating mutant is replaced by a random input), so a report's count is of different inputs.
+Where the lengths hold barely more inputs than asked, finding the last unseen ones by chance can
+take very many draws: after MAX_TRIES draws per input asked the search stops, and fewer inputs are
+returned (the report says so). A plan whose lengths hold no more inputs than asked checks them all
+instead (`rasp.tools.verify.plan_inputs`).
+
 The draw is seeded: one seed gives the same inputs. The uniform half is drawn exactly as an
 all-uniform plan draws its first half. Only the interpreter is needed.
 """
@@ -36,6 +43,18 @@ from rasp.sops import Evaluator, SeqValue, SOp, walk
 # a kept input's mutants are drawn from the ~RECENT last kept ones (exponentially weighted)
 RECENT = 10.0
 AT_FRONTIER = 0.75  # the share of mutants edited just past their parent's frontier
+# draws per input asked before the search for unseen inputs gives up (module doc): ample unless
+# the lengths hold barely more inputs than asked (with twice as many, at least one uniform draw in
+# 2 x the number of lengths is new)
+MAX_TRIES = 20
+
+InputKey = tuple[tuple[type, Any], ...]
+
+
+def input_key(tokens: Sequence[Any]) -> InputKey:
+    """A key equal only for the same tokens of the same types: (1,) == (True,) in Python, but
+    a vocabulary may hold both (`rasp.tools.verify.plan_inputs` keeps them apart)."""
+    return tuple((type(t), t) for t in tokens)
 
 
 @dataclass(frozen=True)
@@ -46,9 +65,9 @@ class Samples:
     uniform: int
     facts: int | None = None  # distinct facts all of them reach (None: not guided)
     facts_uniform: int | None = None  # ... that the uniform ones reach
-    # the guiding program's value on each input, or its error (computed while guiding: a
-    # comparison with the model need not run the interpreter again)
-    outcomes: Mapping[tuple[Any, ...], Any] = field(default_factory=dict, compare=False, repr=False)
+    # the guiding program's value on each input (by `input_key`), or its error (computed while
+    # guiding: a comparison with the model need not run the interpreter again)
+    outcomes: Mapping[InputKey, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def guided(self) -> int:
@@ -63,30 +82,53 @@ def draw_samples(
     program: SOp | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Samples:
-    """`count` inputs of lengths `lengths` (inclusive) over `vocab`: all uniformly random where
-    `program` is None, else the first half so and the rest guided by `program`'s facts.
+    """`count` distinct inputs of lengths `lengths` (inclusive) over `vocab`: all uniformly random
+    where `program` is None, else the first half so and the rest guided by `program`'s facts.
+    Fewer where MAX_TRIES draws per input found no more unseen ones (module doc).
     `progress(done, count)` is told of each input the interpreter ran on."""
     rng = random.Random(seed)
-    uniform = count if program is None else count - count // 2
-    inputs = [_random_input(rng, vocab, lengths) for _ in range(uniform)]
+    tries = MAX_TRIES * count
+    half = count if program is None else count - count // 2
+    inputs: list[list[Any]] = []
+    drawn: set[InputKey] = set()
+
+    def unseen(tokens: list[Any]) -> bool:
+        """Whether `tokens` is new (then it is added to the inputs)."""
+        key = input_key(tokens)
+        if key in drawn:
+            return False
+        drawn.add(key)
+        inputs.append(tokens)
+        return True
+
+    while len(inputs) < half and tries > 0:
+        tries -= 1
+        unseen(_random_input(rng, vocab, lengths))
+    uniform = len(inputs)
     if program is None:
         return Samples(tuple(map(tuple, inputs)), uniform)
     nodes = [node for node in walk(program) if isinstance(node, SOp)]
     seen: set[tuple[int, int, Hashable]] = set()
     kept: list[_Kept] = []
-    outcomes: dict[tuple[Any, ...], Any] = {}
+    outcomes: dict[InputKey, Any] = {}
     for done, tokens in enumerate(inputs, start=1):
         _keep_if_new(program, nodes, tokens, seen, kept, outcomes)
         if progress is not None:
             progress(done, count)
     facts_uniform = len(seen)
-    while len(inputs) < count:
+    while len(inputs) < count and tries > 0:
+        tries -= 1
         if kept:
             back = min(int(rng.expovariate(1 / RECENT)), len(kept) - 1)
             tokens = _mutant(rng, kept[-1 - back], kept, vocab, lengths)
         else:  # every input so far failed in the interpreter: keep drawing at random
             tokens = _random_input(rng, vocab, lengths)
-        inputs.append(tokens)
+        if not unseen(tokens):
+            # a random input instead: where the facts stop growing, the few kept inputs' mutants
+            # repeat each other long before the random ones run out
+            tries -= 1
+            if tries < 0 or not unseen(tokens := _random_input(rng, vocab, lengths)):
+                continue
         _keep_if_new(program, nodes, tokens, seen, kept, outcomes)
         if progress is not None:
             progress(len(inputs), count)
@@ -113,13 +155,13 @@ def _keep_if_new(
     tokens: list[Any],
     seen: set[tuple[int, int, Hashable]],
     kept: list[_Kept],
-    outcomes: dict[tuple[Any, ...], Any],
+    outcomes: dict[InputKey, Any],
 ) -> None:
     evaluator = Evaluator(tokens)
     try:
-        outcomes[tuple(tokens)] = evaluator.value(program)
+        outcomes[input_key(tokens)] = evaluator.value(program)
     except RaspError as err:
-        outcomes[tuple(tokens)] = err
+        outcomes[input_key(tokens)] = err
         return
     facts = _facts(nodes, evaluator)
     new = facts - seen

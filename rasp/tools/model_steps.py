@@ -76,13 +76,28 @@ def program_sop(
     """The s-op to compile from FILE (`-`: standard input; a Source: that text, such as the
     program a model records): (sop, its name, the source). `model_output`: (model file, its
     output's name), the s-op to take when `name` is None."""
+    sop, name, source, _ = program_sops(file, name, console, model_output)
+    return sop, name, source
+
+
+def program_sops(
+    file: str | Source,
+    name: str | None,
+    console: Console | None = None,
+    model_output: tuple[str, str] | None = None,
+) -> tuple[Any, str, Source, Any]:
+    """`program_sop`, and the program's s-op of the model's output's name where `name` is
+    another one (`verify --model M --name`): the graph the model was compiled from, whose
+    variables its residual stream holds. None where the program does not define it as an s-op,
+    or is a Python program (it would run a second time)."""
+    from rasp.sops import SOp
     from rasp.tools.arguments import load_program, run_source, select_output
 
     if isinstance(file, Source):
         source = file
         interp = run_source(source, console or Console())
     elif is_python_target(file):
-        return python_program(file, name)
+        return (*python_program(file, name), None)
     else:
         interp, source = load_program(file, console)
     if name is None and model_output is not None:
@@ -96,6 +111,16 @@ def program_sop(
             )
     sop = select_output(interp, name, source.name)
     name = name or interp.last_assigned
+    other = None
+    if model_output is not None and model_output[1] != name:
+        output = model_output[1]
+        value = interp.get(output) if output in set(interp.names()) else None
+        other = _located(value, output, interp) if isinstance(value, SOp) else None
+    return _located(sop, name, interp), name, source, other
+
+
+def _located(sop: Any, name: str, interp: Any) -> Any:
+    """`sop` as the program binds `name` to it: located and named there."""
     assigned = interp.assigned_at(name)
     if sop.span is None and assigned is not None:
         # A built-in (`z = length;`) has no place in the program: a copy located where the program
@@ -107,7 +132,7 @@ def program_sop(
         # group is the output's name, not a generated `_aggregate_1`
         sop = copy.copy(sop)
         sop.name = name
-    return sop, name, source
+    return sop
 
 
 def recorded_program(model_path: str, meta: dict[str, Any]) -> Source:

@@ -3,7 +3,8 @@
 A compiled model labels its residual dimensions `name:value` (one dimension of a categorical
 variable) or `name` (a numerical one). `decode_checkpoints` runs the model once with its cache and
 decodes, after the embedding and after every attention and MLP sublayer, every variable complete
-there, beside the interpreter's value. `rasp verify` uses it to find the first variable that goes
+there, beside the interpreter's value (a variable held only in parts through the file's reach:
+`rasp.tools.residual_parts`). `rasp verify` uses it to find the first variable that goes
 wrong (`rasp.tools.verify.diagnose`), the REPL's `:residual` prints it, and `draw` reads the cache
 through `residual_at`.
 
@@ -22,6 +23,7 @@ import numpy as np
 
 from rasp.errors import RaspError
 from rasp.sops import Evaluator, Node, SeqValue, SOp
+from rasp.tools.residual_parts import PartsReading, parts_readings
 
 RESIDUAL_TOL = 1e-4  # numerical residual dims (relative and absolute)
 SPECIAL_DIMS = frozenset({"one", "bos", "pad"})
@@ -139,7 +141,8 @@ class Checkpoint:
     sublayer: str  # "embedding", "attn" or "mlp"
     variables: tuple[DecodedVariable, ...]
     # program variables completed here that the residual holds only in parts (`target_position`
-    # as `target_position.int`, `.sq`, ...): no value to decode, so not checked
+    # as `target_position.part0`, `.int`, ...) and that no reading of the file's reach reads whole
+    # (`rasp.tools.residual_parts`): no value to decode, so not checked
     in_parts: tuple[str, ...] = ()
 
     @property
@@ -156,10 +159,12 @@ def decode_checkpoints(
 
     At each checkpoint every variable complete so far is decoded (newly completed ones first) and,
     when `nodes` names an s-op for it, compared with the interpreter's value. Variables with no
-    s-op node (helper dims) are left out.
+    s-op node (helper dims) are left out. A variable held only in parts is decoded through the
+    readings of it the file's reach records (`rasp.tools.residual_parts`), each once its
+    dimensions are written; one with no such reading is listed in `Checkpoint.in_parts`.
     """
     meta = meta_dict(model)
-    variables = residual_variables(meta["residual"])
+    variables: dict[str, Any] = dict(residual_variables(meta["residual"]))
     evaluator = Evaluator(tokens)
     ids, _ = model.encode([tokens])
     _, cache = model.run_with_cache(ids)
@@ -167,33 +172,69 @@ def decode_checkpoints(
     points = checkpoints(meta)
     written_later = {name for _, _, _, names in points for name in names}
     live: list[str] = [v for v in variables if v not in written_later]  # written by the embedding
+    completes, read = _parts_completed(meta, points, nodes, variables)
     wanted: dict[str, tuple[Any, ...] | None] = {}
     decoded: list[Checkpoint] = []
-    for hook, layer, sublayer, written in points:
+    for at, (hook, layer, sublayer, written) in enumerate(points):
         new = [v for v in written if v in variables and v not in live]
+        for reading in completes.get(at, ()):
+            # read under its own name (`target_position.int`: its residual group alone has no node)
+            variables[reading.name] = reading
+            live = [v for v in live if v != reading.name]
+            new = [v for v in new if v != reading.name] + [reading.name]
         live = new + live  # newly written variables are checked first
         resid = _numpy(residual_at(cache, hook))[0, 1 : n + 1]  # [n, d_model]: real positions only
         row: list[DecodedVariable] = []
         for name in live:
-            node = nodes.get(name)
+            var = variables[name]
+            source = getattr(var, "variable", name)  # a reading of a variable held in parts
+            node = nodes.get(source)
             if node is None or not isinstance(node, SOp):
                 continue  # a generated name the compiler does not expose: cannot be checked
-            if name not in wanted:
+            if source not in wanted:
                 try:
-                    wanted[name] = tuple(as_seq(evaluator.value(node)).values)
+                    wanted[source] = tuple(as_seq(evaluator.value(node)).values)
                 except RaspError:
-                    wanted[name] = None
-            want = wanted[name]
-            got = tuple(variables[name].decode(resid))
-            agrees = variables[name].agrees
+                    wanted[source] = None
+            want = wanted[source]
+            got = tuple(var.decode(resid))
             wrong = (
                 ()
                 if want is None
-                else tuple(pos for pos, (g, w) in enumerate(zip(got, want)) if not agrees(g, w))
+                else tuple(pos for pos, (g, w) in enumerate(zip(got, want)) if not var.agrees(g, w))
             )
             row.append(DecodedVariable(name, got, want, wrong, name in new or layer is None))
-        decoded.append(Checkpoint(hook, layer, sublayer, tuple(row), _in_parts(written, nodes)))
+        unread = tuple(v for v in _in_parts(written, nodes) if v not in read)
+        decoded.append(Checkpoint(hook, layer, sublayer, tuple(row), unread))
     return decoded
+
+
+def _parts_completed(
+    meta: Mapping[str, Any],
+    points: Sequence[tuple[str, int | None, str, list[str]]],
+    nodes: Mapping[str, Node],
+    variables: Mapping[str, Any],
+) -> tuple[dict[int, list[PartsReading]], set[str]]:
+    """The reach readings of the variables held only in parts, by the checkpoint after which
+    every dimension they read is written (the last sublayer naming a dimension's group; a group
+    no sublayer names is the embedding's, unless it is one of the variable's parts, whose writer
+    is then taken to be the last sublayer naming any of them); and the variables they read."""
+    held = {v for _, _, _, names in points for v in _in_parts(names, nodes) if v not in variables}
+    readings = parts_readings(meta, sorted(held))
+    final = {name: at for at, (_, _, _, names) in enumerate(points) for name in names}
+    labels = meta["residual"]
+    by_point: dict[int, list[PartsReading]] = {}
+    for variable, found in readings.items():
+        parts = [at for name, at in final.items() if name.startswith(f"{variable}.")]
+        last = max(parts, default=0)
+        for reading in found:
+            groups = [str(labels[d]).partition(":")[0] for d in reading.dims if d < len(labels)]
+            at = max(
+                (final.get(g, last if g.startswith(f"{variable}.") else 0) for g in groups),
+                default=last,
+            )
+            by_point.setdefault(at, []).append(reading)
+    return by_point, set(readings)
 
 
 def _in_parts(written: Sequence[str], nodes: Mapping[str, Node]) -> tuple[str, ...]:

@@ -1,8 +1,9 @@
 """`rasp verify`: does a compiled model compute what the interpreter computes?
 
-`plan_inputs` lists the inputs to check: every input up to length K (exhaustive), then S seeded
-inputs of lengths K+1..N: uniformly random, or (given the program) half so and half guided to values
-of the program's variables that the random ones miss (`rasp.tools.guided_samples`). `verify` runs
+`plan_inputs` lists the inputs to check: every input up to length K (exhaustive), then S distinct
+seeded inputs of lengths K+1..N: uniformly random, or (given the program) half so and half guided to
+values of the program's variables that the random ones miss (`rasp.tools.guided_samples`). Where
+lengths K+1..N hold no more than S inputs, every one of them is checked instead. `verify` runs
 the model and the interpreter on them in batches and compares the outputs position by position. On
 the first failing input `diagnose` reads the residual stream after the embedding and after every
 attention and MLP sublayer (`run_with_cache`), decodes every program variable the model materialises
@@ -13,7 +14,7 @@ checkpoint at once (the REPL's `:residual` prints it; it lives in `rasp.tools.re
 The model is anything with the runtime's interface (`transformer.CompiledTransformer`): `.meta`,
 `.run(inputs)`, `.encode(inputs) -> (ids, lengths)` and `.run_with_cache(ids) -> (logits, cache)` with
 TransformerLens hook names. This module imports neither torch nor the compiler; the report's text and
-JSON renderings live with the CLI handler (`rasp.tools.model_commands`).
+JSON renderings are `rasp.tools.verify_text` and `rasp.tools.verify_json`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from rasp.atoms import same_value
 from rasp.errors import ErrorKind, RaspError
 from rasp.sops import Evaluator, IndicesSOp, LengthSOp, Node, SOp, TokensSOp, walk
-from rasp.tools.guided_samples import Samples, draw_samples
+from rasp.tools.guided_samples import Samples, draw_samples, input_key
 from rasp.tools.residuals import (
     RuntimeModel,
     as_seq,
@@ -63,6 +64,9 @@ class InputPlan:
     # the K asked for where it was more than max_len and so cut to it (reports say so: the echo
     # of the cut K alone read as if K had been that)
     asked_len: int | None = None
+    # the K asked, where lengths K+1..max_len held no more inputs than the samples asked, so the
+    # plan checks every one of them instead (exhaustive_len is then max_len); None otherwise
+    extended_from: int | None = None
     # the samples, once drawn (guiding them runs the interpreter on each)
     _drawn: list[Samples] = field(default_factory=list, init=False, compare=False, repr=False)
 
@@ -71,14 +75,33 @@ class InputPlan:
         return count_up_to(len(self.vocab), self.exhaustive_len)
 
     @property
+    def extended_count(self) -> int:
+        """The inputs checked beyond the K asked, instead of sampled (`extended_from`)."""
+        if self.extended_from is None:
+            return 0
+        return self.exhaustive_count - count_up_to(len(self.vocab), self.extended_from)
+
+    @property
     def sampled_lengths(self) -> tuple[int, int] | None:
         """The range random lengths are drawn from (None when exhaustion already covers every length)."""
         covered = self.samples == 0 or self.exhaustive_len >= self.max_len
         return None if covered else (self.exhaustive_len + 1, self.max_len)
 
     @property
-    def sample_count(self) -> int:
+    def planned_samples(self) -> int:
+        """The samples to draw (known before drawing them; the most `sample_count` can be)."""
         return self.samples if self.sampled_lengths is not None else 0
+
+    @property
+    def planned_total(self) -> int:
+        """The most inputs the plan holds, known before the samples are drawn."""
+        return self.exhaustive_count + self.planned_samples
+
+    @property
+    def sample_count(self) -> int:
+        """The distinct samples drawn (drawing them on first use): fewer than asked only where
+        the lengths hold barely more inputs than that (`rasp.tools.guided_samples`)."""
+        return len(self.drawn.inputs) if self.sampled_lengths is not None else 0
 
     @property
     def total(self) -> int:
@@ -136,7 +159,8 @@ def plan_inputs(
     program: SOp | None = None,
 ) -> InputPlan:
     """Every input up to length `exhaustive_len` (default: as many lengths as DEFAULT_BUDGET
-    inputs allow), then `samples` seeded ones, half guided by `program`'s variables where given."""
+    inputs allow), then `samples` distinct seeded ones, half guided by `program`'s variables where
+    given; every input up to `max_len` where the longer lengths hold no more than `samples`."""
     unique = tuple({(type(t), t): t for t in vocab}.values())  # user's order, no repeats; 1 != True
     k = (
         default_exhaustive_len(len(unique), max_len)
@@ -144,7 +168,21 @@ def plan_inputs(
         else min(exhaustive_len, max_len)
     )
     asked = exhaustive_len if exhaustive_len is not None and exhaustive_len > max_len else None
-    return InputPlan(unique, max_len, k, samples, seed, program, asked)
+    if 0 < samples and k < max_len and _holds_at_most(len(unique), k, max_len, samples):
+        # drawing S of them would repeat inputs (or, distinct, hunt for the last unseen ones)
+        return InputPlan(unique, max_len, max_len, samples, seed, program, extended_from=k)
+    return InputPlan(unique, max_len, k, samples, seed, program, asked_len=asked)
+
+
+def _holds_at_most(vocab_size: int, shortest: int, longest: int, most: int) -> bool:
+    """Whether lengths shortest+1..longest hold at most `most` inputs (summed only until they
+    exceed it: |V|^N of a long N is a number of thousands of digits)."""
+    total = 0
+    for length in range(shortest + 1, longest + 1):
+        total += vocab_size**length
+        if total > most:
+            return False
+    return True
 
 
 def check_plan_size(
@@ -152,20 +190,22 @@ def check_plan_size(
 ) -> None:
     """Refuse a plan of more than MAX_INPUTS inputs before any of them runs: |V|^K grows so fast
     that a K a little too large means years. `exhaustive` and `samples` name the options that set
-    K and S where the plan came from (`samples` None: S is fixed)."""
-    count = plan.exhaustive_count
+    K and S where the plan came from (`samples` None: S is fixed). A plan extended to check
+    every input (`extended_from`) is judged by the K and S asked, and by the inputs it holds."""
+    asked = plan.exhaustive_len if plan.extended_from is None else plan.extended_from
+    count = count_up_to(len(plan.vocab), asked)
     if count > MAX_INPUTS:
         fits = default_exhaustive_len(len(plan.vocab), plan.max_len, MAX_INPUTS)
         sampled = f" ({samples} S)" if samples else ""
         # a K past max_len is echoed as given, with what it was cut to (`:verify 30` for a
         # `:verify 10**24` read as if 30 had been asked for)
-        asked = (
-            f"{plan.exhaustive_len}"
+        shown = (
+            f"{asked}"
             if plan.asked_len is None
             else f"{plan.asked_len} (capped at the maximum length {plan.max_len})"
         )
         raise RaspError(
-            f"{exhaustive} {asked}: every input of length 1..{plan.exhaustive_len} "
+            f"{exhaustive} {shown}: every input of length 1..{asked} "
             f"over {len(plan.vocab)} tokens is {count:,} inputs, more than verify checks "
             f"({MAX_INPUTS:,})",
             hint=f"use {exhaustive} {fits} or less "
@@ -173,10 +213,10 @@ def check_plan_size(
             f"sampled{sampled}",
             kind=ErrorKind.VERIFY,
         )
-    if samples is not None and plan.total > MAX_INPUTS:
+    if samples is not None and plan.planned_total > MAX_INPUTS:
         raise RaspError(
-            f"{samples} {plan.samples:,}: with the {count:,} exhaustive inputs, {plan.total:,} "
-            f"inputs, more than verify checks ({MAX_INPUTS:,})",
+            f"{samples} {plan.samples:,}: with the {count:,} exhaustive inputs, "
+            f"{count + plan.samples:,} inputs, more than verify checks ({MAX_INPUTS:,})",
             hint=f"use {samples} {MAX_INPUTS - count:,} or less",
             kind=ErrorKind.VERIFY,
         )
@@ -200,21 +240,33 @@ class Divergence:
 
     variable: str
     layer: int | None  # None: already wrong after the embedding
-    # "embedding", "attn", "mlp" or "unembed" (every variable right, the output wrong)
+    # "embedding", "attn", "mlp", "unembed" (every variable right, the model's output wrong) or
+    # "output" (every variable right, and the model outputs `variable`, another s-op than the one
+    # verified: no fault of the model's)
     sublayer: str
     position: int | None  # program position (model position - 1)
     model: Any
     interpreter: Any
     operation: str | None = None  # what the variable computes (from the file's layer map)
-    # variables completed up to this point that the residual holds only in parts: not checked,
-    # so one of them may be where the model first went wrong
+    # variables completed up to this point that the residual holds only in parts, with no reading
+    # of the file's reach that reads them whole (rasp.tools.residual_parts): not checked, so one
+    # of them may be where the model first went wrong
     in_parts: tuple[str, ...] = ()
+    # the s-op verified, where the model outputs another (`--name`); None: the model's output
+    verified: str | None = None
+    # "output" only: where the residual stream first holds the verified s-op (a checkpoint's
+    # `where`, all of it agreeing there), None where it holds none; and whether the model's own
+    # output was compared with the interpreter's value of it (False: no s-op of the program)
+    held_at: str | None = None
+    output_checked: bool = False
 
     @property
     def where(self) -> str:
-        return {"embedding": "after the embedding", "unembed": "in the unembedding"}.get(
-            self.sublayer, f"layer {self.layer} {self.sublayer}"
-        )
+        return {
+            "embedding": "after the embedding",
+            "unembed": "in the unembedding",
+            "output": "at the output",
+        }.get(self.sublayer, f"layer {self.layer} {self.sublayer}")
 
 
 @dataclass
@@ -264,10 +316,12 @@ def verify(
     progress: Progress | None = None,
     nodes: Mapping[str, Node] | None = None,
     guard: SOp | None = None,
+    name: str | None = None,
 ) -> VerifyReport:
     """Compare `model` with the interpreter on every input of `plan`; diagnose the first failure.
     `guard`: the program as written, where `sop` is a rewrite of it (a tracr program's, resolved
-    for the vocabulary): an input the program fails on is skipped, even where `sop` has a value."""
+    for the vocabulary): an input the program fails on is skipped, even where `sop` has a value.
+    `name`: `sop`'s name, where it may be another s-op than the model's output (`--name`)."""
     report = VerifyReport(plan)
     done = 0
     inputs = plan.inputs()
@@ -275,13 +329,13 @@ def verify(
     known = plan.drawn.outcomes if plan.program is sop else {}
     while batch := list(itertools.islice(inputs, batch_size)):
         for tokens, got in zip(batch, _run_batch(model, batch), strict=True):
-            _compare_one(sop, tokens, got, report, guard, known.get(tuple(tokens)))
+            _compare_one(sop, tokens, got, report, guard, known.get(input_key(tokens)))
         done += len(batch)
         if progress is not None:
             progress(done, plan.total)
     if report.first_failure is not None:
         tokens = list(report.first_failure.tokens)
-        report.divergence = diagnose(sop, model, tokens, nodes or nodes_by_name(sop))
+        report.divergence = diagnose(sop, model, tokens, nodes or nodes_by_name(sop), name)
     return report
 
 
@@ -362,13 +416,23 @@ def nodes_by_name(sop: SOp) -> dict[str, Node]:
 
 
 def diagnose(
-    sop: SOp, model: RuntimeModel, tokens: list[Any], nodes: Mapping[str, Node]
+    sop: SOp,
+    model: RuntimeModel,
+    tokens: list[Any],
+    nodes: Mapping[str, Node],
+    name: str | None = None,
 ) -> Divergence | None:
-    """The first (checkpoint, variable, position) where the model's residual stream is wrong."""
+    """The first (checkpoint, variable, position) where the model's residual stream is wrong.
+    `name`: `sop`'s; where the model outputs another s-op (`--name`), a faithful model still
+    disagrees with `sop`, and the divergence says so (sublayer "output") instead of blaming the
+    unembedding, which is blamed only where the model's output is wrong for itself."""
     meta = meta_dict(model)
+    output = str(meta.get("output", {}).get("name", "output"))
+    verified = name if name is not None and name != output else None
     in_parts: list[str] = []
+    held_at = None
     for point in decode_checkpoints(model, tokens, nodes):
-        in_parts += [name for name in point.in_parts if name not in in_parts]
+        in_parts += [part for part in point.in_parts if part not in in_parts]
         for var in point.variables:
             if var.wrong and var.interpreter is not None:
                 pos = var.wrong[0]
@@ -381,12 +445,41 @@ def diagnose(
                     var.interpreter[pos],
                     operation_of(meta, var.name),
                     tuple(in_parts),
+                    verified,
                 )
-    n = len(tokens)
-    output = meta.get("output", {}).get("name", "output")
-    got_out = _run_batch(model, [tokens])[0] or [NON_FINITE] * n
-    want_out = as_seq(Evaluator(tokens).value(sop)).values
-    for pos, (g, w) in enumerate(zip(got_out, want_out)):
+            if var.name == verified and var.interpreter is not None and held_at is None:
+                held_at = point.where
+    got = _run_batch(model, [tokens])[0] or [NON_FINITE] * len(tokens)
+    own = _values(nodes.get(output) if verified else sop, tokens)  # the model's output's
+    for pos, (g, w) in enumerate(zip(got, own or ())):
         if not same_value(g, w):
-            return Divergence(str(output), None, "unembed", pos, g, w, None, tuple(in_parts))
+            return Divergence(output, None, "unembed", pos, g, w, None, tuple(in_parts), verified)
+    if verified is None:
+        return None
+    want = _values(sop, tokens) or ()
+    for pos, (g, w) in enumerate(zip(got, want)):
+        if not same_value(g, w):
+            return Divergence(
+                output,
+                None,
+                "output",
+                pos,
+                g,
+                w,
+                None,
+                tuple(in_parts),
+                verified,
+                held_at,
+                own is not None,
+            )
     return None
+
+
+def _values(node: Node | None, tokens: list[Any]) -> tuple[Any, ...] | None:
+    """The interpreter's value of the s-op `node` on `tokens`; None: no s-op, or it fails."""
+    if not isinstance(node, SOp):
+        return None
+    try:
+        return tuple(as_seq(Evaluator(tokens).value(node)).values)
+    except RaspError:
+        return None

@@ -23,13 +23,9 @@ from rasp.tools.console import Console
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from rasp.tools import verify as v
+    from rasp.tools.verify_json import refusal_json, report_json
     from rasp.tools.verify_orders import check_model
-    from rasp.tools.verify_text import (
-        format_failure,
-        format_success,
-        refusal_json,
-        report_json,
-    )
+    from rasp.tools.verify_text import format_failure, format_success
 
     console = Console.from_args(args)
     model = None
@@ -73,7 +69,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 args.exhaustive_len,
                 args.samples,
             )
-            if early.total == 0:
+            if early.planned_total == 0:
                 return steps.usage_error("verify", NO_INPUT)
             v.check_plan_size(early)
         model = steps.load_model(args.model, args.device, "verify --model")
@@ -88,7 +84,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if args.max_len is None:
             args.max_len = model.max_len
     plan = v.plan_inputs(args.vocab, args.max_len, args.exhaustive_len, args.samples, args.seed)
-    if plan.total == 0:
+    if plan.planned_total == 0:
         return steps.usage_error("verify", NO_INPUT)
     v.check_plan_size(plan)  # before compiling: a K too large would run for years, silently
     if model is None and args.device != "cpu":
@@ -99,7 +95,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     program = (
         args.file if args.file is not None else steps.recorded_program(args.model, model.meta.raw)
     )
-    sop, name, source = steps.program_sop(
+    # model_sop: the program's s-op the model computes, where --name verifies another one
+    sop, name, source, model_sop = steps.program_sops(
         program, args.name, console, None if output is None else (args.model, output)
     )
     if output is not None and name != output:  # --name, or PROG.py:NAME
@@ -114,6 +111,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     # written guards, so such an input is skipped and reported, never counted as checked.
     written, sop = sop, resolve(sop, list(args.vocab), args.max_len)
     guard = None if sop is written else written
+    # the residual stream holds the variables of the graph the model computes: named as in it
+    # (generated names are numbered along that graph, not along the verified s-op's)
+    graph = sop if model_sop is None else resolve(model_sop, list(args.vocab), args.max_len)
     if args.sampling == "guided":
         plan = replace(plan, program=sop)
     if args.device == "cpu":
@@ -138,20 +138,22 @@ def cmd_verify(args: argparse.Namespace) -> int:
         model = steps.in_memory_model(compiled, args.device)
     if args.model is not None:  # the graph compiled for the model's own vocabulary and length
         nodes = steps.nodes_by_residual_name(
-            sop, model.meta.raw["vocab"]["tokens"], model.max_len, model.meta.raw
+            graph, model.meta.raw["vocab"]["tokens"], model.max_len, model.meta.raw
         )
     else:
-        nodes = steps.nodes_by_residual_name(sop, args.vocab, args.max_len, model.meta.raw)
+        nodes = steps.nodes_by_residual_name(graph, args.vocab, args.max_len, model.meta.raw)
     with console.progress() as bars:
-        if plan.program is not None and plan.sample_count:
-            console.step(f"guiding {plan.sample_count:,} samples")
+        if plan.program is not None and plan.planned_samples:
+            console.step(f"guiding {plan.planned_samples:,} samples")
             plan.draw(
                 None if bars is None else lambda done, total: bars("guiding samples", done, total)
             )
     console.step(f"checking {plan.total:,} inputs")
     with console.progress() as bars, steps.runtime_errors(args.model or "the compiled model"):
         progress = None if bars is None else lambda done, total: bars("verifying", done, total)
-        report = check_model(sop, model, plan, progress=progress, nodes=nodes, guard=guard)
+        report = check_model(
+            sop, model, plan, progress=progress, nodes=nodes, guard=guard, name=name
+        )
     console.step("checked")
     what = f"{source.name if args.file in (None, '-') else args.file} `{name}`"
     if args.json:

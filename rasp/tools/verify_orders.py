@@ -61,11 +61,12 @@ def check_model(
     nodes: Mapping[str, Node] | None = None,
     sweep: bool = True,
     guard: SOp | None = None,
+    name: str | None = None,
 ) -> VerifyReport:
     """What `rasp verify` and the REPL's `:verify` run: compare every input of `plan` with the
     interpreter (`rasp.tools.verify.verify`), then sweep evaluation orders over a subset of them.
-    `guard`: the program as written where `sop` rewrites it (see `verify`)."""
-    report = verify(sop, model, plan, progress=progress, nodes=nodes, guard=guard)
+    `guard`: the program as written where `sop` rewrites it; `name`: `sop`'s (see `verify`)."""
+    report = verify(sop, model, plan, progress=progress, nodes=nodes, guard=guard, name=name)
     if sweep:
         report.orders = sweep_orders(sop, model, plan, guard=guard)
     if hasattr(model, "meta") and hasattr(model, "model"):  # a runtime model with its file's JSON

@@ -1,4 +1,5 @@
-"""The text and JSON renderings of verify's report (`rasp verify` and the REPL's `:verify`).
+"""The text rendering of verify's report (`rasp verify` and the REPL's `:verify`; the JSON one is
+`rasp.tools.verify_json`'s).
 
 Success goes to stdout: what was compared, what the evaluation-order sweep covered, the smallest
 decoder margin, then the certificate lines. Failure goes to stderr: what disagreed first (an input
@@ -10,15 +11,12 @@ counts and batch sizes are fixed), so golden transcripts can compare them.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from rasp.errors import RaspError, spell_options
-
 if TYPE_CHECKING:
     from rasp.tools.order_report import OrderReport, RunConfig
-    from rasp.tools.verify import VerifyReport
+    from rasp.tools.verify import Divergence, InputPlan, VerifyReport
 
 
 def show_tokens(tokens: Sequence[Any]) -> str:
@@ -148,23 +146,25 @@ def _plan_lines(report: VerifyReport) -> list[str]:
     if plan.sampled_lengths is not None:
         lo, hi = plan.sampled_lengths
         drawn = plan.drawn
+        count = f"{plan.sample_count:,}"
         if drawn.facts is None:
             lines.append(
-                f"  sampled:    {plan.sample_count:,} random inputs of length {lo}..{hi} "
-                f"(seed {plan.seed})"
+                f"  sampled:    {count} random inputs of length {lo}..{hi} (seed {plan.seed})"
             )
         else:
             lines.append(
-                f"  sampled:    {plan.sample_count:,} inputs of length {lo}..{hi} (seed "
+                f"  sampled:    {count} inputs of length {lo}..{hi} (seed "
                 f"{plan.seed}): {drawn.uniform:,} uniformly random, {drawn.guided:,} guided"
             )
             lines.append(
                 f"  coverage:   the samples reach {drawn.facts:,} facts about the variables' "
                 f"values, the uniform half alone {drawn.facts_uniform:,}"
             )
+        lines += _fewer_lines(plan)
     elif plan.exhaustive_len >= plan.max_len:
         lines.append(
             f"  complete:   every input up to the maximum length {plan.max_len} was checked"
+            + _extended_text(plan)
         )
     else:  # no samples: the longer inputs were never run
         lengths = (
@@ -174,6 +174,30 @@ def _plan_lines(report: VerifyReport) -> list[str]:
         )
         lines.append(f"  unchecked:  no input of {lengths} was checked (no samples)")
     return lines
+
+
+def _fewer_lines(plan: InputPlan) -> list[str]:
+    """Where fewer samples were drawn than asked, why (they are distinct inputs, and the lengths
+    hold barely more than asked: rasp.tools.guided_samples); else no line."""
+    if plan.sample_count == plan.samples:
+        return []
+    return [
+        f"  distinct:   only {plan.sample_count:,} of the {plan.samples:,} samples asked: samples "
+        "are distinct inputs, and further draws found only ones already drawn"
+    ]
+
+
+def _extended_text(plan: InputPlan) -> str:
+    """Why every input was checked where the samples asked would have covered longer lengths."""
+    if plan.extended_from is None:
+        return ""
+    lo, hi = plan.extended_from + 1, plan.max_len
+    lengths = f"length {hi}" if lo == hi else f"lengths {lo}..{hi}"
+    held = plan.extended_count
+    return (
+        f" ({lengths} hold {held:,} {'input' if held == 1 else 'inputs'}, no more than the "
+        f"{plan.samples:,} samples asked, so each was checked once instead of sampled)"
+    )
 
 
 def _divergence_lines(report: VerifyReport) -> list[str]:
@@ -187,6 +211,16 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
             f"    unchecked:   {names}, computed before this point and held only in parts "
             f"(`{div.in_parts[0]}.*`) with no value to compare: the fault may lie there"
         ]
+    if div.sublayer == "unembed" and div.verified is not None:
+        return [
+            (
+                f"  every materialised variable agrees; the model's output `{div.variable}` (not "
+                f"the `{div.verified}` verified) goes wrong in the unembedding (position "
+                f"{div.position}: interpreter {_value_text(div.interpreter)}, model "
+                f"{_value_text(div.model)})"
+            ),
+            *unread,
+        ]
     if div.sublayer == "unembed":
         return [
             (
@@ -195,14 +229,45 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
             ),
             *unread,
         ]
+    if div.sublayer == "output":
+        return [*_other_output_lines(div), *unread]
     return [
         f"  first divergence: variable `{div.variable}`"
         + (f" = {div.operation}" if div.operation and div.operation != div.variable else "")
         + f", {div.where}, position {div.position}",
         f"    interpreter: {_value_text(div.interpreter)}",
-        f"    model:       {_value_text(div.model) if div.model is not None else '(no value: every dim < 0.5)'}",
+        f"    model:       {_value_text(div.model) if div.model is not None else _no_value(div)}",
         *unread,
     ]
+
+
+def _no_value(div: Divergence) -> str:
+    """A categorical variable with no column hot, or a vector reading (`NAME.int`, the only
+    names with a dot: rasp.tools.residual_parts) whose dimensions hold none of its values."""
+    if "." in div.variable:
+        return "(no value: its dimensions hold none of its values)"
+    return "(no value: every dim < 0.5)"
+
+
+def _other_output_lines(div: Divergence) -> list[str]:
+    """The model computes another s-op than the one verified (`--name`), and right: no layer is
+    at fault, the two s-ops just differ."""
+    out, verified = f"`{div.variable}`", f"`{div.verified}`"
+    first = (
+        f"  no layer is at fault: every materialised variable agrees with the interpreter, and so "
+        f"does the model's output {out}; the model computes {out}, not {verified}, and the two "
+        f"differ at position {div.position}"
+        if div.output_checked
+        else f"  no layer is blamed: every materialised variable agrees with the interpreter; the "
+        f"model computes {out}, not {verified} ({out} is not an s-op of this program, so the "
+        f"output itself was not checked), and the outputs differ at position {div.position}"
+    )
+    held = (
+        f"held in the residual stream {div.held_at}, where it agrees"
+        if div.held_at is not None
+        else "not held whole in the residual stream, so not checked there"
+    )
+    return [first, f"    {verified} itself: {held}"]
 
 
 def _tail_lines(report: VerifyReport) -> list[str]:
@@ -306,154 +371,6 @@ def _mismatch_lines(orders: OrderReport) -> list[str]:
         "    interpreter: "
         + ("(fails on this input)" if bad.interpreter is None else _value_text(bad.interpreter)),
     ]
-
-
-# ------------------------------------------------------------------------------------------------
-# JSON
-
-
-def report_json(report: VerifyReport) -> dict[str, Any]:
-    """The `--json` report: one JSON object (NaN and infinities become strings)."""
-    return _finite(_report_dict(report))
-
-
-def refusal_json(err: RaspError, vocab: Sequence[Any], max_len: int) -> dict[str, Any]:
-    """The `--json` report of a program the compiler refuses: nothing was checked, and why, one
-    entry per diagnostic (its `file:line:col` or null, its hint with the CLI's option names)."""
-    return {
-        "ok": False,
-        "checked": 0,
-        "vocab": list(vocab),
-        "max_len": max_len,
-        "refused": [
-            {
-                "severity": d.severity,
-                "message": d.message,
-                "location": None if d.span is None else d.span.location(),
-                "hint": None if d.hint is None else spell_options(d.hint),
-            }
-            for d in err.diagnostics
-        ],
-    }
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
-
-def _report_dict(report: VerifyReport) -> dict[str, Any]:
-    plan, first, div = report.plan, report.first_failure, report.divergence
-    return {
-        "ok": report.ok,
-        "checked": report.checked,
-        "failures": report.failures,
-        "skipped": report.skipped,
-        "type_only": report.type_only,
-        "skipped_example": None
-        if report.skipped_example is None
-        else {
-            "input": list(report.skipped_example[0]),
-            "error": report.skipped_example[1],
-            "location": _location(report),
-        },
-        "exhaustive": {
-            "max_len": plan.exhaustive_len,
-            "inputs": plan.exhaustive_count,
-            "asked_len": plan.asked_len,
-        },
-        "sampled": {
-            "inputs": plan.sample_count,
-            "lengths": plan.sampled_lengths and list(plan.sampled_lengths),
-            "seed": plan.seed,
-            "uniform": plan.drawn.uniform,
-            "guided": plan.drawn.guided,
-            "facts": plan.drawn.facts,
-            "facts_uniform": plan.drawn.facts_uniform,
-        },
-        "lengths": sorted(report.lengths),
-        "vocab": list(plan.vocab),
-        "max_len": plan.max_len,
-        "first_failure": None
-        if first is None
-        else {
-            "input": list(first.tokens),
-            "position": first.position,
-            "model": list(first.model),
-            "interpreter": list(first.interpreter),
-        },
-        "divergence": None
-        if div is None
-        else {
-            "variable": div.variable,
-            "operation": div.operation,
-            "layer": div.layer,
-            "sublayer": div.sublayer,
-            "position": div.position,
-            "model": div.model,
-            "interpreter": div.interpreter,
-            "unchecked_in_parts": list(div.in_parts),
-        },
-        "orders": None if report.orders is None else _orders_dict(report.orders),
-        "certificate": None
-        if report.certificate_ok is None and not report.certificate_lines
-        else {"ok": report.certificate_ok, "lines": list(report.certificate_lines)},
-    }
-
-
-def _orders_dict(orders: OrderReport) -> dict[str, Any]:
-    bad, margin = orders.first_mismatch, orders.margin
-    return {
-        "ok": orders.ok,
-        "inputs": orders.inputs,
-        "first": orders.first,
-        "sampled": orders.sampled,
-        "seed": orders.seed,
-        "runs": [_config_dict(c) for c in orders.configs],  # runs[0] is the reference
-        "mismatches": orders.mismatches,
-        "runs_disagreeing": orders.runs_disagreeing,
-        "inputs_disagreeing": orders.inputs_disagreeing,
-        "uninterpreted": orders.uninterpreted,
-        "first_mismatch": None
-        if bad is None
-        else {
-            "run": _config_dict(bad.config),
-            "input": list(bad.tokens),
-            "position": bad.position,
-            "model": bad.got,
-            "reference": bad.reference,
-            "interpreter": bad.interpreter,
-        },
-        "margin": None
-        if margin is None
-        else {
-            "value": margin.value,
-            "measure": margin.kind,
-            "run": _config_dict(margin.config),
-            "input": list(margin.tokens),
-            "position": margin.position,
-        },
-    }
-
-
-def _config_dict(config: RunConfig) -> dict[str, Any]:
-    return {
-        "device": config.device,
-        "dtype": config.dtype,
-        "threads": config.threads,
-        "batch_size": config.batch_size,
-    }
-
-
-def _location(report: VerifyReport) -> str | None:
-    """Where the first skipped input's error is raised in the program (`file:line:col`)."""
-    err = report.skipped_error
-    return None if err is None or err.span is None else err.span.location()
 
 
 def _skipped_text(report: VerifyReport) -> str:

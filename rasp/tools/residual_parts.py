@@ -1,0 +1,128 @@
+"""Program variables the residual stream holds only in parts, read back through the file's reach.
+
+Some variables have no residual group of their own: sort's `target_position`, a selector_width
+of a disjunction, is the sum of one decoded width per conjunction (`target_position.part0`,
+`.part1`), and where a head matches it numerically, its whole number and square are written again
+(`target_position.int`, `.sq`). The residual labels alone give no value for the variable. The
+file's reach (`compiler/reach.py`, docs/format.md) does: it lists every *reading* the model's
+blocks read, in residual indices, and two kinds of them read such a variable's own value:
+
+- a reading named as the variable: numerical (one linear combination of dimensions equal to the
+  value: `target_position` = part0 + part1) or categorical (per value, the dimensions that are 1
+  for it);
+- a vector reading `NAME.int` (`NAME.x2.int`, ...; `compiler/squares.py`): per value of the
+  variable, the exact number each of its dimensions holds (the whole number and its square).
+
+`parts_readings` finds them; each decodes the variable at every position, as the blocks after it
+read it. What no such reading covers (a head's `1/(w+1)` in `NAME.frac0`, the input of the MLP
+that decodes a part) holds no value the interpreter gives, and is not compared: a fault there shows
+where the reading is wrong. A file without a reach (older compilers) gives no readings.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rasp.seqvalues import value_repr
+
+PART_TOL = 1e-4  # a decoded number or a vector's dimension (relative and absolute)
+
+Terms = tuple[tuple[int, float], ...]  # (residual index, coefficient or exact number)
+
+
+@dataclass(frozen=True)
+class PartsReading:
+    """One reach reading of a variable held in parts."""
+
+    name: str  # the reading's: the variable's own, or `NAME.int` (a vector reading)
+    variable: str  # the program variable whose values it reads
+    kind: str  # "number", "categorical" or "vector"
+    terms: tuple[Terms, ...]  # number: one; categorical and vector: one per label
+    labels: tuple[str, ...]  # the values, as the reach writes them ('a' for a string)
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        return tuple(dict.fromkeys(d for terms in self.terms for d, _ in terms))
+
+    def decode(self, resid: np.ndarray) -> list[Any]:
+        """The value at every position of `resid` [pos, d_model]: a number, or a label (None
+        where no value's dimensions hold)."""
+        if self.kind == "number":
+            ((terms),) = self.terms
+            return [float(sum(c * row[d] for d, c in terms)) for row in resid]
+        if self.kind == "categorical":
+            scores = np.array(
+                [[sum(c * row[d] for d, c in t) for t in self.terms] for row in resid]
+            )
+            best = scores.argmax(axis=1)
+            return [self.labels[k] if scores[p, k] >= 0.5 else None for p, k in enumerate(best)]
+        return [self._vector_label(row) for row in resid]
+
+    def _vector_label(self, row: np.ndarray) -> str | None:
+        for label, terms in zip(self.labels, self.terms, strict=True):
+            if all(_close(row[d], held) for d, held in terms):
+                return label
+        return None
+
+    def agrees(self, got: Any, want: Any) -> bool:
+        if self.kind == "number":
+            if got is None or isinstance(want, (str, bool)) or not isinstance(want, (int, float)):
+                return False
+            return _close(got, float(want))
+        return got is not None and _is_label(got, want)
+
+
+def _close(got: float, want: float) -> bool:
+    return math.isclose(got, want, rel_tol=PART_TOL, abs_tol=PART_TOL)
+
+
+def _is_label(label: str, value: Any) -> bool:
+    """Whether the reach's `label` is `value` (strings quoted: `compiler.reach._label`)."""
+    if label == (value_repr(value) if isinstance(value, str) else str(value)):
+        return True
+    if isinstance(value, (bool, str)) or not isinstance(value, (int, float)):
+        return False
+    try:  # a number labelled canonically (1.0 as "1")
+        return float(label) == float(value)
+    except ValueError:
+        return False
+
+
+def parts_readings(
+    meta: Mapping[str, Any], variables: Sequence[str]
+) -> dict[str, tuple[PartsReading, ...]]:
+    """Per variable of `variables` (held in parts), the reach readings of its own value."""
+    wanted = set(variables)
+    found: dict[str, dict[tuple[str, str, tuple[Terms, ...]], PartsReading]] = {}
+    reach = meta.get("reach")
+    readings = reach.get("readings", []) if isinstance(reach, Mapping) else []
+    for entry in readings:
+        if not isinstance(entry, Mapping):
+            continue
+        name = str(entry.get("name"))
+        vector = bool(entry.get("vector"))
+        base = name.partition(".")[0] if vector else name
+        if base not in wanted or (vector and not _vector_of(name, base)):
+            continue
+        kind = "vector" if vector else "categorical" if entry.get("categorical") else "number"
+        try:
+            terms = tuple(tuple((int(d), float(c)) for d, c in t) for t in entry["terms"])
+            labels = tuple(str(label) for label in entry.get("labels", ()))
+        except (KeyError, TypeError, ValueError):
+            continue  # a malformed entry reads nothing (the certifier's re-check says why)
+        if kind == "number" and len(terms) != 1 or kind != "number" and len(terms) != len(labels):
+            continue
+        reading = PartsReading(name, base, kind, terms, labels)
+        found.setdefault(base, {})[(name, kind, terms)] = reading
+    return {name: tuple(readings.values()) for name, readings in found.items()}
+
+
+def _vector_of(name: str, base: str) -> bool:
+    """`NAME.int` or `NAME.x<scale>.int`: the vector reading of NAME's values."""
+    rest = name[len(base) :]
+    return rest == ".int" or (rest.startswith(".x") and rest.endswith(".int"))
