@@ -60,7 +60,7 @@ def test_the_report_counts_each_input_once_in_text_and_json() -> None:
     ]
     data = report_json(report)
     assert data["checked"] == 6
-    assert data["exhaustive"] == {"max_len": 2, "inputs": 6, "extended_from": 0}
+    assert data["exhaustive"] == {"max_len": 2, "inputs": 6, "asked_len": None, "extended_from": 0}
     assert data["sampled"]["inputs"] == 0 and data["sampled"]["asked"] == 1000
 
 
