@@ -28,9 +28,13 @@ class PositionalMaps:
         at = positional.position_values(ctx, node.index)
         if encoding is Encoding.CATEGORICAL and not ctx.is_position_class(node.index):
             return None
+        # A value the value analysis rules out (its sets never miss a value) occurs only at
+        # positions no input that evaluates reaches: it drops the lengths the program fails on
+        # (`indices if m == m else 0` behind a mean of strings that fails from length 3 has
+        # values 0 and 1). Nothing is written there, as where the map raises; returning None
+        # instead left a class of the position its own source, read again for ever.
         known = {value_key(v) for v in vals}
-        if any(ok and value_key(v) not in known for ok, v in at):
-            return None  # (the value analysis lists every value: a safeguard, not a path)
+        at = [(True, v) if ok and value_key(v) in known else (False, None) for ok, v in at]
         # the same map written twice (`select(indices % 2, indices % 2, ==)`) is embedded once
         same = (
             encoding,

@@ -538,6 +538,26 @@ def test_unrealisable_view_states_are_left_out_not_certified_as_nan() -> None:
 
 
 @pytest.mark.exactness
+@pytest.mark.parametrize("causal", [False, True])
+def test_a_class_of_the_position_is_embedded_past_the_lengths_that_evaluate(causal: bool) -> None:
+    """`indices if m == m else 0` is a map of the position once `m == m` folds to True, with the
+    values 0 and 1 only: the mean of strings `m` fails from length 3, so the value analysis drops
+    those lengths. The positional embedding's safeguard saw the values 2 and 3 at positions 2
+    and 3, gave up, and the class, its own source, was read again until a RecursionError (an
+    internal error; the causal fuzz campaign's seed 33392)."""
+    from rasp.interpreter import load_source
+
+    text = (
+        'm = aggregate(select(1, indices, !=) and select(indices, indices, <=), tokens, "");\n'
+        "c = m == m;\n"
+        "res = indices if c else 0;\n"
+    )
+    root = load_source(Source("<test>", text)).get("res")
+    model = compile_sop(root, list("abc"), 4, causal=causal)
+    assert check_inputs(model, root, all_inputs("abc", 4)) == 3 + 9
+
+
+@pytest.mark.exactness
 def test_a_selector_whose_two_sides_read_one_joint_of_the_same_s_ops_merged_differently() -> None:
     """`select(tokens, tokens, <=) or select(length, length, >=)` reads (tokens, length) on both
     sides, and each side merges the tuples that select (are selected by) the same keys (queries)
