@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from rasp.sops import MapSOp, SOp, TokensSOp
-from rasp.tools.residual_parts import PartsReading, parts_readings
+from rasp.tools.residual_parts import PartsReading, ReadingKind, parts_readings
 from rasp.tools.residuals import decode_checkpoints
 from rasp.tools.verify import Divergence, diagnose, nodes_by_name
 
@@ -103,11 +103,14 @@ def test_the_readings_of_a_variable_held_in_parts() -> None:
     found = parts_readings(_meta(), ["w"])["w"]
     # the numerical `w.int` is one MLP part's output (offsets where the steps split): not w's value;
     # the vector one lists w's values; `w.frac0` is a width's 1/(w+1)
-    assert [(r.name, r.kind) for r in found] == [("w", "number"), ("w.int", "vector")]
+    assert [(r.name, r.kind) for r in found] == [
+        ("w", ReadingKind.NUMBER),
+        ("w.int", ReadingKind.VECTOR),
+    ]
     assert parts_readings(_meta(reach=False), ["w"]) == {}
     scaled = {"name": "w.x2.int", "vector": True, "terms": [[[7, 2.0]]], "labels": ["1"]}
     assert parts_readings({"reach": {"readings": [scaled]}}, ["w"])["w"][0].name == "w.x2.int"
-    vector = PartsReading("w.int", "w", "vector", (((7, 1.0),), ((7, 2.0),)), ("1", "2"))
+    vector = PartsReading("w.int", "w", ReadingKind.VECTOR, (((7, 1.0),), ((7, 2.0),)), ("1", "2"))
     row = np.zeros((2, 9))
     row[:, 7] = [2.0, 1.5]
     assert vector.decode(row) == ["2", None]

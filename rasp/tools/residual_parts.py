@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -35,13 +36,19 @@ PART_TOL = 1e-4  # a decoded number or a vector's dimension (relative and absolu
 Terms = tuple[tuple[int, float], ...]  # (residual index, coefficient or exact number)
 
 
+class ReadingKind(Enum):
+    NUMBER = "number"  # one linear combination of dimensions equal to the value
+    CATEGORICAL = "categorical"  # per value, the dimensions that are 1 for it
+    VECTOR = "vector"  # per value, the exact number each dimension holds
+
+
 @dataclass(frozen=True)
 class PartsReading:
     """One reach reading of a variable held in parts."""
 
     name: str  # the reading's: the variable's own, or `NAME.int` (a vector reading)
     variable: str  # the program variable whose values it reads
-    kind: str  # "number", "categorical" or "vector"
+    kind: ReadingKind
     terms: tuple[Terms, ...]  # number: one; categorical and vector: one per label
     labels: tuple[str, ...]  # the values, as the reach writes them ('a' for a string)
 
@@ -52,10 +59,10 @@ class PartsReading:
     def decode(self, resid: np.ndarray) -> list[Any]:
         """The value at every position of `resid` [pos, d_model]: a number, or a label (None
         where no value's dimensions hold)."""
-        if self.kind == "number":
+        if self.kind is ReadingKind.NUMBER:
             ((terms),) = self.terms
             return [float(sum(c * row[d] for d, c in terms)) for row in resid]
-        if self.kind == "categorical":
+        if self.kind is ReadingKind.CATEGORICAL:
             scores = np.array(
                 [[sum(c * row[d] for d, c in t) for t in self.terms] for row in resid]
             )
@@ -70,7 +77,7 @@ class PartsReading:
         return None
 
     def agrees(self, got: Any, want: Any) -> bool:
-        if self.kind == "number":
+        if self.kind is ReadingKind.NUMBER:
             if got is None or isinstance(want, (str, bool)) or not isinstance(want, (int, float)):
                 return False
             return _close(got, float(want))
@@ -109,13 +116,20 @@ def parts_readings(
         base = name.partition(".")[0] if vector else name
         if base not in wanted or (vector and not _vector_of(name, base)):
             continue
-        kind = "vector" if vector else "categorical" if entry.get("categorical") else "number"
+        kind = (
+            ReadingKind.VECTOR
+            if vector
+            else ReadingKind.CATEGORICAL
+            if entry.get("categorical")
+            else ReadingKind.NUMBER
+        )
         try:
             terms = tuple(tuple((int(d), float(c)) for d, c in t) for t in entry["terms"])
             labels = tuple(str(label) for label in entry.get("labels", ()))
         except (KeyError, TypeError, ValueError):
             continue  # a malformed entry reads nothing (the certifier's re-check says why)
-        if kind == "number" and len(terms) != 1 or kind != "number" and len(terms) != len(labels):
+        number = kind is ReadingKind.NUMBER
+        if number and len(terms) != 1 or not number and len(terms) != len(labels):
             continue
         reading = PartsReading(name, base, kind, terms, labels)
         found.setdefault(base, {})[(name, kind, terms)] = reading
