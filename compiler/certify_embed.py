@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from compiler.bounds import ReadError
-from compiler.reach import InputReach, Reach, Reading
+from compiler.reach import Axis, InputReach, Reach, Reading
 
 NOISE = 1e-9  # relative: a difference this small is float64's own rounding of a coefficient sum
 
@@ -54,9 +54,9 @@ def record_inputs(
         reading = readings[r]
         dims = _dims(reading, one)
         if not np.any(p[:, dims]):
-            by, columns = "token", _columns(e, p[:1], dims)
+            by, columns = Axis.TOKEN, _columns(e, p[:1], dims)
         elif not np.any(e[:, dims]):
-            by, columns = "position", _columns(e[:1], p, dims)
+            by, columns = Axis.POSITION, _columns(e[:1], p, dims)
         else:
             return False  # of both: its dimensions are pinned instead
         at = decode(reading, columns, one)
@@ -125,20 +125,20 @@ def check_embedding(
                 "writes"
             )
         # the other axis must not move the reading's dimensions: one row of it stands for all
-        fixed, rows = (p, (e, p[:1])) if rec.by == "token" else (e, (e[:1], p))
+        fixed, rows = (p, (e, p[:1])) if rec.by is Axis.TOKEN else (e, (e[:1], p))
         moved = [d for d in dims if np.any(fixed[:, d] != fixed[:1, d])]
         if moved:
-            other = "position to position" if rec.by == "token" else "token to token"
+            other = "position to position" if rec.by is Axis.TOKEN else "token to token"
             raise ReadError(
                 f"the embedding's {residual[moved[0]]!r} changes from {other}, but reading "
-                f"{reading.name!r} is a function of the {rec.by} alone"
+                f"{reading.name!r} is a function of the {rec.by.value} alone"
             )
         found = decode(reading, _columns(*rows, dims), one)
         for k, (want, got) in enumerate(zip(rec.at, found, strict=True)):
             listed = reading.categorical or reading.vector or want in reading.numbers
             if want is None or (_same(want, got) and listed):
                 continue  # None: the program has no value there (nor any input that long)
-            where = token(k) if rec.by == "token" else f"position {k + 1} (index {k})"
+            where = token(k) if rec.by is Axis.TOKEN else f"position {k + 1} (index {k})"
             if not listed:
                 raise ReadError(
                     f"the reach records {reading.name} = {_show(reading, want)} for {where}, "
@@ -237,11 +237,11 @@ def _records(reach: Reach, n_tok: int, max_len: int) -> dict[int, InputReach]:
     for rec in reach.inputs:
         if not 0 <= rec.reading < len(reach.readings) or rec.reading in out:
             raise ReadError(f"the reach's embedding record names reading {rec.reading} badly")
-        size = {"token": n_tok, "position": max_len}.get(rec.by)
+        size = {Axis.TOKEN: n_tok, Axis.POSITION: max_len}[rec.by]
         if size != len(rec.at):
             raise ReadError(
                 f"the reach's embedding record of {reach.readings[rec.reading].name!r} has "
-                f"{len(rec.at)} values by {rec.by!r}"
+                f"{len(rec.at)} values by {rec.by.value}"
             )
         out[rec.reading] = rec
     return out

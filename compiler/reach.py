@@ -30,6 +30,7 @@ import base64
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -134,6 +135,13 @@ class MLPReach:
     continuous: bool = False  # no unit is a decision: errors pass through (compiler.interpolate)
 
 
+class Axis(Enum):
+    """What an input reading is a function of: the token id (W_E) or the position (W_pos)."""
+
+    TOKEN = "token"
+    POSITION = "position"
+
+
 @dataclass(frozen=True)
 class InputReach:
     """What the embedding holds for one input reading: its coordinate (value index, or the number
@@ -141,7 +149,7 @@ class InputReach:
     or per real position 1..N (`by` "position")."""
 
     reading: int
-    by: str  # "token" | "position"
+    by: Axis
     at: tuple[float | None, ...]
 
 
@@ -215,7 +223,8 @@ class Reach:
                 if self.inputs is None
                 else {
                     "inputs": [
-                        {"reading": i.reading, "by": i.by, "at": list(i.at)} for i in self.inputs
+                        {"reading": i.reading, "by": i.by.value, "at": list(i.at)}
+                        for i in self.inputs
                     ]
                 }
             ),
@@ -281,7 +290,7 @@ class Reach:
             inputs = tuple(
                 InputReach(
                     int(i["reading"]),
-                    str(i["by"]),
+                    Axis(i["by"]),
                     tuple(None if x is None else float(x) for x in i["at"]),
                 )
                 for i in obj["inputs"]

@@ -78,7 +78,7 @@ def test_the_compiled_models_re_check(sort: CompiledModel) -> None:
     # (so that the refusals below are the edits', not the files')
     assert _recheck(sort).ok
     inputs = Reach.from_json(sort.metadata["reach"]).inputs
-    assert inputs is not None and {i.by for i in inputs} == {"token", "position"}
+    assert inputs is not None and {i.by.value for i in inputs} == {"token", "position"}
 
 
 def test_swapped_token_rows_are_refused(sort: CompiledModel) -> None:
