@@ -81,6 +81,7 @@ def recheck(tensors: dict[str, np.ndarray], metadata: dict[str, Any]) -> Certifi
         return Certificate((), ("the file holds no reach to certify against",))
     try:
         reach = Reach.from_json(reach_json)
+        reach.check_indices(int(metadata["config"]["d_model"]))
     except (KeyError, TypeError, ValueError, IndexError, zlib.error) as err:
         return Certificate((), (f"the file's reach is malformed ({err})",))
     return certify(

@@ -162,6 +162,44 @@ class Reach:
     # None in a file written before the reach recorded it: the embedding cannot be checked
     inputs: tuple[InputReach, ...] | None = None
 
+    def check_indices(self, d_model: int) -> None:
+        """ValueError where a file's reach names a residual dimension or a reading that does not
+        exist (numpy would raise IndexError, or wrap a negative index round, in the certifier)."""
+
+        def dim(d: int, where: str) -> None:
+            if not 0 <= d < d_model:
+                raise ValueError(f"{where} names residual dimension {d} of {d_model}")
+
+        def reading(r: int | None, where: str) -> None:
+            if r is not None and not 0 <= r < len(self.readings):
+                raise ValueError(f"{where} names reading {r} of {len(self.readings)}")
+
+        for r in self.readings:
+            for terms in r.terms:
+                for d, _ in terms:
+                    dim(d, f"reading {r.name!r}")
+            if r.categorical and len(r.labels) != len(r.terms):
+                raise ValueError(
+                    f"reading {r.name!r} has {len(r.terms)} values but {len(r.labels)} labels"
+                )
+        for h in self.heads:
+            where = f"layer {h.layer} head {h.head}"
+            for r in (*h.query, *h.key):
+                reading(r, where)
+            for v in h.values:
+                reading(v.reading, where)
+                for d in v.out:
+                    dim(d, where)
+            for atom in h.atoms or ():
+                reading(atom.query, where)
+                reading(atom.key, where)
+        for m in self.mlps:
+            for r in (*m.readings, m.out):
+                reading(r, f"layer {m.layer} mlp ({m.name})")
+        reading(self.output, "the output")
+        for i in self.inputs or ():
+            reading(i.reading, "the embedding's record")
+
     def to_json(self) -> dict[str, Any]:
         return {
             "readings": [

@@ -159,6 +159,28 @@ def test_a_reach_without_the_record_is_not_proved(sort: CompiledModel) -> None:
     assert "does not record what the embedding holds" in reason and "recompile" in reason
 
 
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (lambda r: r["readings"][0].update(terms=[[[99999, 1.0]]]), "residual dimension 99999"),
+        (lambda r: r["readings"][0].update(terms=[[[-1, 1.0]]]), "residual dimension -1"),
+        (lambda r: r["mlps"][0].update(out=10**6), "names reading 1000000"),
+        (lambda r: r["heads"][0]["values"][0].update(out=[-3]), "residual dimension -3"),
+        (lambda r: r.update(output=len(r["readings"])), "the output names reading"),
+    ],
+)
+def test_a_reach_naming_what_does_not_exist_is_malformed(
+    sort: CompiledModel, edit: Any, says: str
+) -> None:
+    # a reading's dimension past d_model raised IndexError in the embedding check (an internal
+    # error in rasp verify); a negative one wrapped round in numpy
+    meta = json.loads(json.dumps(sort.metadata))
+    edit(meta["reach"])
+    cert = _recheck(sort, metadata=meta)
+    assert not cert.ok and "the file's reach is malformed" in cert.errors[0]
+    assert says in cert.errors[0]
+
+
 def test_an_edited_output_list_is_refused(sort: CompiledModel) -> None:
     # the argmax is right, but the file would decode its column as another value
     edited = json.loads(json.dumps(sort.metadata))
