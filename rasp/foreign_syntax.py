@@ -110,8 +110,11 @@ def number_literal(source: Source, pos: int) -> RaspSyntaxError | None:
         value = ast.literal_eval(literal)
     except (ValueError, SyntaxError):
         return None
+    mantissa, _, exponent = literal.lower().partition("e")
     if isinstance(value, float) and not math.isfinite(value):
         hint = "it is too large for a float; RASP writes numbers as digits"
+    elif value == 0 and exponent and float(mantissa) != 0:
+        hint = "it is too small for a float (0.0 is the nearest); RASP writes numbers as digits"
     else:
         if isinstance(value, float):
             written = format(Decimal(repr(value)), "f")
@@ -119,8 +122,7 @@ def number_literal(source: Source, pos: int) -> RaspSyntaxError | None:
         else:
             written = str(value)
         hint = f"write the number out: {written}"
-        mantissa, _, exponent = literal.lower().partition("e")
-        if len(written) > 24 and exponent:  # 1e30 is 31 digits written out: compute it instead
+        if len(written) > 24 and isinstance(value, float):  # 1e30 is 31 digits written out: compute it instead
             hint = f"compute it: {mantissa} * 10 ^ {exponent.lstrip('+')}"
     return RaspSyntaxError(
         f"RASP has no number literal '{literal}'", span_at(source, start, len(literal)), hint

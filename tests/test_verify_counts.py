@@ -116,6 +116,15 @@ def test_an_extended_plan_is_sized_by_the_k_and_s_asked() -> None:
     check_plan_size(plan_inputs("ab", 18, 0, samples=2**20))  # 524,286 inputs: all checked
 
 
+def test_one_length_checked_whole_is_worded_so() -> None:
+    # "(length 3 hold 8 inputs, ...)"
+    report = verify(TokensSOp(name="tokens"), Echo(), plan_inputs("ab", 3, 2, samples=1000))
+    assert report.ok and report.checked == 14
+    assert "(length 3 holds 8 inputs, no more than the 1,000 samples asked" in format_success(
+        report, "tokens"
+    )
+
+
 def test_the_cli_says_every_input_was_checked(capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("compiler")
     from rasp.tools.cli import main

@@ -192,10 +192,10 @@ def _extended_text(plan: InputPlan) -> str:
     if plan.extended_from is None:
         return ""
     lo, hi = plan.extended_from + 1, plan.max_len
-    lengths = f"length {hi}" if lo == hi else f"lengths {lo}..{hi}"
+    lengths = f"length {hi} holds" if lo == hi else f"lengths {lo}..{hi} hold"
     held = plan.extended_count
     return (
-        f" ({lengths} hold {held:,} {'input' if held == 1 else 'inputs'}, no more than the "
+        f" ({lengths} {held:,} {'input' if held == 1 else 'inputs'}, no more than the "
         f"{plan.samples:,} samples asked, so each was checked once instead of sampled)"
     )
 

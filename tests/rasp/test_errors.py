@@ -243,6 +243,10 @@ def test_a_python_number_literal_is_written_out(
     [
         ("y = 1e999;", "it is too large for a float; RASP writes numbers as digits"),
         ("y = 1e30;", "compute it: 1 * 10 ^ 30"),
+        (
+            "y = 1e-400;",
+            "it is too small for a float (0.0 is the nearest); RASP writes numbers as digits",
+        ),
         ("y = 2.5E-40;", "compute it: 2.5 * 10 ^ -40"),
     ],
 )
