@@ -122,7 +122,9 @@ def number_literal(source: Source, pos: int) -> RaspSyntaxError | None:
         else:
             written = str(value)
         hint = f"write the number out: {written}"
-        if len(written) > 24 and isinstance(value, float):  # 1e30 is 31 digits written out: compute it instead
+        if len(written) > 24 and isinstance(
+            value, float
+        ):  # 1e30 is 31 digits written out: compute it instead
             hint = f"compute it: {mantissa} * 10 ^ {exponent.lstrip('+')}"
     return RaspSyntaxError(
         f"RASP has no number literal '{literal}'", span_at(source, start, len(literal)), hint

@@ -64,7 +64,7 @@ from rasp.seqvalues import (  # noqa: F401
     sum_in_order,
     type_of_value,
 )
-from rasp.wording import int_text
+from rasp.wording import atom_text, int_text
 
 MAP_MIXED_HINT = (
     "an operation must give one type at every position: numbers and bools mix, strings do not"
@@ -357,11 +357,5 @@ def _python_error_text(exc: BaseException) -> str:
         key = exc.args[0]
         # quoted as `rasp.values.describe` quotes a string (`d["zz"]` gives `index [ "zz" ] ...`):
         # the same miss reads the same whether an atom or an s-op indexed the dict
-        if isinstance(key, str):
-            text = f'"{key}"'
-        elif isinstance(key, int):
-            text = int_text(key)
-        else:
-            text = repr(key)
-        return f"index [ {text} ] not in dict."
+        return f"index [ {atom_text(key)} ] not in dict."
     return str(exc) or type(exc).__name__

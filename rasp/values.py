@@ -17,7 +17,7 @@ from rasp import ast
 from rasp.errors import RaspNameError, Span
 from rasp.foreign_syntax import FOREIGN_NAME_HINTS
 from rasp.sops import Selector, SeqValue, SOp
-from rasp.wording import close_name, int_text
+from rasp.wording import atom_text, close_name
 
 Atom = int | float | str | bool
 
@@ -166,12 +166,8 @@ def describe(value: object, cap: int | None = 40) -> str:
     elif isinstance(value, np.ndarray):  # as the REPL shows it: {query: [0/1 per key]}
         rows = np.asarray(value, dtype=bool).astype(int).tolist()
         text = "{" + ", ".join(f"{i}: {row}" for i, row in enumerate(rows)) + "}"
-    elif isinstance(value, str):
-        text = f'"{value}"'
-    elif isinstance(value, int):
-        text = int_text(value)
     else:
-        text = str(value)
+        text = atom_text(value)
     if cap is not None and len(text) > cap:
         return f"({kind_name(value)})"
     return text

@@ -27,6 +27,16 @@ def _starts_with_vowel_sound(phrase: str) -> bool:
     return word[:1] in ("a", "e", "i", "o", "u") and not word.startswith(_SOUNDS_LIKE_A)
 
 
+def atom_text(value: object) -> str:
+    """An atom as the REPL and errors write it: a string in double quotes (`"zz"`), an int in
+    full (`int_text`), anything else as `str` gives it."""
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, int):
+        return int_text(value)
+    return str(value)
+
+
 def int_text(value: int) -> str:
     """`str(value)`, also for an int past Python's limit on int-to-text conversion (4,300 digits
     by default, `sys.set_int_max_str_digits`), where `str` raises ValueError: a program's ints may
