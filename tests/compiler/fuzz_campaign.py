@@ -1,0 +1,103 @@
+"""A fuzz campaign on fresh seeds: the random-program generators of the compiler's fuzz tests
+(random_programs.py), each program compiled and compared with the interpreter, one line per
+failure. The tests keep a few dozen seeds each; this runs as many as you like:
+
+    python tests/compiler/fuzz_campaign.py plain 100000 101000 --max-len 12
+
+Flavours: plain, twins (1, 1.0 and None in one s-op), causal (compiled with causal attention),
+addressing (selects by `==` between whole numbers, at a random N of 4..64). Inputs: every input
+up to length 3 (4 at N = 4) and 60 random ones up to the maximum length. A refusal
+(CompileError) keeps the promise; a wrong value, another exception or a compile past the time
+limit is reported (`FAIL`, `SLOW`) and makes the exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+
+sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parents[2])]
+
+from random_programs import random_addressing_program, random_program  # noqa: E402
+from test_compile import all_inputs, check_inputs, random_inputs  # noqa: E402
+
+from compiler import compile_sop  # noqa: E402
+from rasp import sops as S  # noqa: E402
+from rasp.errors import CompileError  # noqa: E402
+
+FLAVOURS = ("plain", "twins", "causal", "addressing")
+
+
+class _Slow(Exception):
+    pass
+
+
+def _program(flavour: str, seed: int, max_len: int) -> tuple[S.SOp, list, int, list[list]]:
+    """The seed's program, vocabulary, maximum length and inputs."""
+    rng = random.Random(seed)
+    if flavour == "addressing":
+        n = rng.choice([4, 9, 17, 33, 40, 64])
+        root = random_addressing_program(rng)
+        return root, list("abc"), n, all_inputs("abc", 3) + random_inputs("abc", n, 60, seed)
+    int_tokens = flavour == "twins" or rng.random() < 0.5
+    vocab: list = [0, 1, 2] if int_tokens else list("abc")
+    depth = rng.randint(2, 4) if flavour == "twins" else rng.randint(1, 4)
+    root = random_program(
+        rng, depth, int_tokens, twins=flavour == "twins", causal=flavour == "causal"
+    )
+    short = all_inputs(vocab, min(max_len, 4 if max_len == 4 else 3))
+    longer = random_inputs(vocab, max_len, 60, seed) if max_len > 4 else []
+    return root, vocab, max_len, short + longer
+
+
+def run(flavour: str, seeds: range, max_len: int, seconds: int, say: Callable[[str], None]) -> int:
+    """Check every seed; returns how many failed (or ran past `seconds`)."""
+
+    def alarm(signum: int, frame: FrameType | None) -> None:
+        raise _Slow
+
+    signal.signal(signal.SIGALRM, alarm)
+    compiled = refused = bad = 0
+    for seed in seeds:
+        signal.alarm(seconds)
+        try:
+            root, vocab, n, inputs = _program(flavour, seed, max_len)
+            try:
+                model = compile_sop(root, vocab, n, causal=flavour == "causal")
+            except CompileError:
+                refused += 1
+                continue
+            check_inputs(model, root, inputs)
+            compiled += 1
+        except _Slow:
+            bad += 1
+            say(f"SLOW {flavour} {seed}: over {seconds} s")
+        except Exception as err:  # noqa: BLE001 (a campaign reports every failure and goes on)
+            bad += 1
+            say(f"FAIL {flavour} {seed}: {type(err).__name__}: {str(err)[:300]}")
+        finally:
+            signal.alarm(0)
+    say(f"{flavour} seeds {seeds.start}..{seeds.stop - 1}: {compiled} compiled and agreed, "
+        f"{refused} refused, {bad} failed")  # fmt: skip
+    return bad
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("flavour", choices=FLAVOURS)
+    parser.add_argument("first", type=int, help="the first seed")
+    parser.add_argument("stop", type=int, help="the seed after the last")
+    parser.add_argument("--max-len", type=int, default=4, help="N (not addressing's)")
+    parser.add_argument("--seconds", type=int, default=120, help="time limit per program")
+    args = parser.parse_args(argv)
+    bad = run(args.flavour, range(args.first, args.stop), args.max_len, args.seconds, print)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
