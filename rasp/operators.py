@@ -294,13 +294,7 @@ def _logic(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
     if isinstance(left, SOp) or isinstance(right, SOp):
         # The original makes an atom operand a constant s-op; one of a list, dict or function
         # holds no s-op value, so it has no value there (as for an elementwise `if`).
-        for operand in (left, right):
-            if not isinstance(operand, SOp) and not is_atom(operand):
-                raise RaspTypeError(
-                    f"the operands of an elementwise '{op.value}' must be s-ops or atoms, got "
-                    f"{kind_name(operand)}: {describe(operand)}",
-                    span,
-                )
+        _require_elementwise((left, right), f"the operands of an elementwise '{op.value}'", span)
         if op is BinaryOp.AND:
             return lift(_both, (left, right), span)
         return lift(_either, (left, right), span)
@@ -326,14 +320,18 @@ def unary(op: UnaryOp, operand: Any, span: Span) -> Any:
 
 def elementwise_ternary(cond: SOp, then: Any, orelse: Any, span: Span) -> MapSOp:
     """`then if cond else orelse` per position (both branches computed; atoms broadcast)."""
-    for branch in (then, orelse):
-        if not isinstance(branch, SOp) and not is_atom(branch):
-            raise RaspTypeError(
-                f"the branches of an elementwise 'if' must be s-ops or atoms, got "
-                f"{kind_name(branch)}: {describe(branch)}",
-                span,
-            )
+    _require_elementwise((then, orelse), "the branches of an elementwise 'if'", span)
     return lift(_choose, (cond, then, orelse), span)
+
+
+def _require_elementwise(values: tuple[Any, ...], what: str, span: Span) -> None:
+    """Each of `values` is an s-op or an atom (broadcast to every position); a list, dict or
+    function has no value at a position."""
+    for value in values:
+        if not isinstance(value, SOp) and not is_atom(value):
+            raise RaspTypeError(
+                f"{what} must be s-ops or atoms, got {kind_name(value)}: {describe(value)}", span
+            )
 
 
 def contains(item: Any, container: Any, span: Span, full_s: Selector) -> Any:
