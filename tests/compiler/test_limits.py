@@ -12,26 +12,10 @@ import pytest
 
 import transformer
 from compiler import compile_sop, mlp
-from compiler.model import config_params
-from rasp import sops as S
-from rasp.errors import CompileError, Source
-from rasp.interpreter import load_source
+from rasp.errors import CompileError
 from rasp.sops import evaluate
 from rasp.tools.verify import same_value
-
-
-def _program(text: str, name: str):
-    return load_source(Source("<test>", text)).get(name)
-
-
-def _agrees_everywhere(sop, model, vocab, max_len: int) -> None:
-    runtime = transformer.from_tensors(model.weights, model.metadata)
-    for n in range(1, max_len + 1):
-        for tokens in itertools.product(vocab, repeat=n):
-            want = list(evaluate(sop, list(tokens)).values)
-            got = runtime.run([list(tokens)])[0]
-            assert all(same_value(g, w) for g, w in zip(got, want, strict=True)), (tokens, got)
-
+from tests.compiler.limit_checks import agrees_everywhere, program
 
 # (`s` is a mean of the tokens at most the query's position, up to 282 values at N = 9; a sort's
 # copies, even without a tie-break, compile: equal ranks hold equal tokens)
@@ -54,7 +38,7 @@ def test_a_huge_table_mlp_is_refused_located_before_it_is_built(
     from compiler import alternatives
 
     monkeypatch.setattr(alternatives, "_copies_instead_of", lambda *args: None)
-    median = _program(HALVES, "median")
+    median = program(HALVES, "median")
     with pytest.raises(CompileError) as err:
         compile_sop(median, list(range(11)), 9)
     problem, *notes = err.value.diagnostics
@@ -73,7 +57,7 @@ def test_a_huge_table_mlp_is_refused_located_before_it_is_built(
 def test_the_median_of_copied_means_is_built_copying_numbers() -> None:
     # Where the table above is refused, a and b copied as one number each (one key each) make
     # a + b a free view: 7,020 parameters in 2 layers, certified.
-    median = _program(HALVES, "median")
+    median = program(HALVES, "median")
     model = compile_sop(median, list(range(11)), 9)
     assert model.param_count() < 10_000 and len(model.metadata["layers"]) == 2
     runtime = transformer.from_tensors(model.weights, model.metadata)
@@ -95,11 +79,11 @@ def test_the_median_of_copied_means_is_built_copying_numbers() -> None:
 def test_every_mlp_kind_checks_its_size(monkeypatch, text: str, kind: str) -> None:
     monkeypatch.setattr(mlp, "MAX_MLP_PAIRS", 10)
     with pytest.raises(CompileError) as err:
-        compile_sop(_program(text, "x"), [0, 1, 2], 4)
+        compile_sop(program(text, "x"), [0, 1, 2], 4)
     (problem,) = err.value.diagnostics
     assert f"needs a {kind} MLP of" in problem.message and problem.span is not None
     monkeypatch.undo()
-    compile_sop(_program(text, "x"), [0, 1, 2], 4)
+    compile_sop(program(text, "x"), [0, 1, 2], 4)
 
 
 @pytest.mark.exactness
@@ -110,9 +94,9 @@ def test_outputs_closer_than_float32_fall_back_to_a_one_hot(numerical: bool) -> 
     from rasp import tracr as rasp
 
     tanh = rasp.Map(math.tanh, rasp.tokens)
-    program = rasp.numerical(tanh) if numerical else tanh
+    sop = rasp.numerical(tanh) if numerical else tanh
     vocab = list(range(11))
-    model = compile_sop(program, vocab, 3, name="tanh")
+    model = compile_sop(sop, vocab, 3, name="tanh")
     assert model.metadata["output"]["encoding"] == "categorical"
     runtime = transformer.from_tensors(model.weights, model.metadata)
     for n in range(1, 4):
@@ -203,7 +187,7 @@ def test_the_numerical_output_is_analysed_once_for_every_build(
     calls: list[int] = []
     real = encode.output_grid
     monkeypatch.setattr(encode, "output_grid", lambda *a: calls.append(1) or real(*a))
-    sop = _program("v0 = aggregate(select(tokens, tokens, <=), indices);\nm0 = v0 * indices;", "m0")
+    sop = program("v0 = aggregate(select(tokens, tokens, <=), indices);\nm0 = v0 * indices;", "m0")
     analysis: list = []
 
     def analyse(graph):
@@ -228,7 +212,7 @@ def test_the_numerical_output_is_analysed_once_for_every_build(
 def test_a_model_over_the_parameter_limit_is_refused_at_its_output() -> None:
     text = "x = aggregate(select(tokens, tokens, ==), indices);"
     with pytest.raises(CompileError) as refused:
-        compile_sop(_program(text, "x"), list("abc"), 8, name="x", max_params=100)
+        compile_sop(program(text, "x"), list("abc"), 8, name="x", max_params=100)
     (problem,) = refused.value.diagnostics
     assert problem.message.startswith("the model would have ")
     assert problem.span is not None and problem.span.text().startswith("aggregate(")
@@ -244,11 +228,11 @@ def test_a_model_whose_header_safetensors_would_not_write_is_refused_with_its_la
     import compiler.refusals
 
     text = "x = selector_width(select(tokens, tokens, ==)) / length;"
-    model = compile_sop(_program(text, "x"), list("abc"), 16, name="x")
+    model = compile_sop(program(text, "x"), list("abc"), 16, name="x")
     assert model.header_bytes() < 1_000_000
     monkeypatch.setattr(compiler.refusals, "MAX_HEADER_BYTES", model.header_bytes() - 1)
     with pytest.raises(CompileError) as refused:
-        compile_sop(_program(text, "x"), list("abc"), 16, name="x")
+        compile_sop(program(text, "x"), list("abc"), 16, name="x")
     (problem,) = refused.value.diagnostics
     assert problem.message.startswith("at max-len 16 the model's file would need a 0.")
     assert " MB header, over the 0." in problem.message
@@ -260,7 +244,7 @@ def test_the_predicted_header_is_the_written_one_or_larger(tmp_path) -> None:
     import struct
 
     model = compile_sop(
-        _program("x = selector_width(select(tokens, tokens, ==)) / length;", "x"),
+        program("x = selector_width(select(tokens, tokens, ==)) / length;", "x"),
         list("abc"),
         16,
         name="x",
@@ -275,7 +259,7 @@ def test_a_snap_refusal_does_not_suggest_a_categorical_value() -> None:
     from compiler.graph import build_graph
     from compiler.refusals import refusals
 
-    graph = build_graph(_program("x = indices + 1;", "x"))
+    graph = build_graph(program("x = indices + 1;", "x"))
     snap = Check("decoder", "x", "unembed", "snap", 1e-8, 1e-6, "output 1")
     (problem,) = refusals(Certificate((snap,)), graph, one_hot="a one-hot output was tried too")
     assert "categorical" not in (problem.hint or "")
@@ -289,7 +273,7 @@ def test_a_refusal_lists_the_first_failing_sublayer_and_counts_the_rest() -> Non
     from compiler.graph import build_graph
     from compiler.refusals import refusals
 
-    graph = build_graph(_program("y = indices + 1; x = y * 2;", "x"))
+    graph = build_graph(program("y = indices + 1; x = y * 2;", "x"))
     checks = (
         Check("layer 0 attn", "y", "indices + 1", "softmax", 20, 1, "query 0"),
         Check("layer 0 mlp", "y", "indices + 1", "relu", 3, 5, "unit 0"),
@@ -332,7 +316,7 @@ def test_a_map_of_inputs_with_a_shared_source_lists_only_what_occurs(
     from compiler.graph import build_graph
     from compiler.values import infer_values
 
-    graph = build_graph(_program(text, "d"))
+    graph = build_graph(program(text, "d"))
     assert infer_values(graph, vocab, 4).of(graph.output) == values  # was -3..6 for the first
 
 
@@ -366,8 +350,8 @@ SHARED = [
 @pytest.mark.exactness
 @pytest.mark.parametrize(("text", "vocab"), SHARED)
 def test_maps_with_a_shared_source_compile_and_agree(text: str, vocab: list) -> None:
-    d = _program(text, "d")
-    _agrees_everywhere(d, compile_sop(d, vocab, 4), vocab, 4)
+    d = program(text, "d")
+    agrees_everywhere(d, compile_sop(d, vocab, 4), vocab, 4)
 
 
 def test_a_named_tracr_map_keeps_its_name_after_fusion() -> None:
@@ -395,185 +379,8 @@ def test_a_node_without_a_span_is_located_at_the_first_node_reading_it() -> None
     from compiler.graph import Graph, build_graph
     from compiler.refusals import _spans
 
-    graph = build_graph(_program("y = indices + 1; x = y * 2;", "x"))
+    graph = build_graph(program("y = indices + 1; x = y * 2;", "x"))
     nodes = tuple(dataclasses.replace(n, span=None) if n.name == "y" else n for n in graph.nodes)
     spans = _spans(Graph(nodes, graph.root))
     x = next(n for n in graph.nodes if n.name == "x")
     assert spans["y"] == x.span is not None
-
-
-@pytest.mark.slow
-@pytest.mark.exactness
-def test_a_width_decodes_to_a_number_past_w_720_at_n_1024() -> None:
-    # The steps decoding hist's 1/(w+1) near w = 1023 have slopes of about 8.4M: over every input
-    # their pre-activations span 2^23, more than float32's integer band [2^23, 2^24) holds, so they
-    # once went without it, rounded, and the output had to be a 1,025-wide one-hot (5.4M
-    # parameters). Far below its threshold a unit is off whatever the rounding: only the inputs
-    # above that need the band.
-    import sop_builders as B
-
-    model = compile_sop(B.hist(), list("ab"), 1024)
-    assert model.metadata["output"]["encoding"] == "numerical"
-    assert model.param_count() < 100_000
-    runtime = transformer.from_tensors(model.weights, model.metadata)
-    inputs = [["a"] * 1024, ["a"] * 1023 + ["b"], ["b"] + ["a"] * 730, ["a", "b"] * 512, ["b"]]
-    for tokens, got in zip(inputs, runtime.run(inputs), strict=True):
-        assert got == list(evaluate(B.hist(), tokens).values)
-
-
-@pytest.mark.exactness
-def test_a_map_of_the_length_steps_on_its_decoded_number_where_the_fraction_is_too_fine() -> None:
-    # A rotation's `(indices + 3) % length` is a step MLP over the length with indices as its
-    # context. On the length head's 1/(length+1), steps 1/(w(w+1)) apart with 200 contexts' noise
-    # cannot be resolved at N = 200 (refused until the map fell back to the decoded length).
-    text = "rot = aggregate(select(indices, (indices + 3) % length, ==), tokens);"
-    rot = _program(text, "rot")
-    model = compile_sop(rot, list("abc"), 200, name="rot")
-    mlps = [block["name"] for layer in model.metadata["layers"] for block in layer["mlp"]]
-    assert mlps[:2] == ["length", "_map_2"]  # the length decoded first, then the map over it
-    runtime = transformer.from_tensors(model.weights, model.metadata)
-    rng = random.Random(0)
-    inputs = [rng.choices("abc", k=n) for n in (1, 2, 3, 4, 5, 199, 200)]
-    inputs += [rng.choices("abc", k=rng.randint(6, 200)) for _ in range(40)]
-    for tokens, got in zip(inputs, runtime.run(inputs), strict=True):
-        assert got == list(evaluate(rot, tokens).values)
-
-
-@pytest.mark.exactness
-def test_a_map_of_a_token_and_the_index_steps_over_the_index_where_that_is_smaller() -> None:
-    # A digit of a sort key's rank over (token, index) changes every 10 positions: a step MLP over
-    # the index number with the token as context needs a few units per change, where a table
-    # spends one per (token, index) pair whose digit is not the most common one.
-    import sop_builders as B
-
-    tens = B.mapped(
-        lambda t, i: (i + (100 if t == "a" else 0)) // 10 % 10,
-        B.tokens(),
-        S.IndicesSOp(),
-        name="tens",
-    )
-    model = compile_sop(tens, list("abc"), 64, name="tens")
-    (spec,) = [block for layer in model.metadata["layers"] for block in layer["mlp"]]
-    assert spec["name"] == "tens"
-    assert model.metadata["config"]["d_mlp"] <= 40  # a table: 162 units
-    runtime = transformer.from_tensors(model.weights, model.metadata)
-    rng = random.Random(1)
-    inputs = [rng.choices("abc", k=rng.randint(1, 64)) for _ in range(60)]
-    for tokens, got in zip(inputs, runtime.run(inputs), strict=True):
-        assert got == list(evaluate(tens, tokens).values)
-
-
-@pytest.mark.exactness
-def test_a_mean_of_the_length_is_the_length() -> None:
-    # Every mean of 1..17 was once a value of `same_len` (1,555 of them), and the sum below was
-    # refused at N = 17 for its 2,000,000 input combinations (3M parameters at N = 5).
-    import sop_builders as B
-
-    root = B.means_of_length()
-    model = compile_sop(root, list("ab"), 5, name="sum")
-    assert config_params(model.metadata["config"]) < 20_000
-    _agrees_everywhere(root, model, "ab", 5)
-    model = compile_sop(root, list("ab"), 17, name="sum")
-    runtime = transformer.from_tensors(model.weights, model.metadata)
-    rng = random.Random(2)
-    inputs = [rng.choices("ab", k=n) for n in range(1, 18)]
-    for tokens, got in zip(inputs, runtime.run(inputs), strict=True):
-        assert all(
-            same_value(g, w) for g, w in zip(got, evaluate(root, tokens).values, strict=True)
-        )
-
-
-def test_an_unreachable_default_is_no_one_hot_output() -> None:
-    # Every key is selected, so the default 0.5 is never output. The head's reading used to list
-    # it, the certifier checked its snap, and with only the program's values to snap to it failed,
-    # and the output fell back to a one-hot of four values; now the value analysis leaves the
-    # default out (`ValueSets.never_empty`) and the output is one number.
-    from compiler.encode import snap_targets
-
-    text = "m = aggregate(select(length, 0, !=), length, 0.5);"
-    sop = _program(text, "m")
-    model = compile_sop(sop, list("ab"), 4, name="m")
-    assert model.metadata["config"]["d_vocab_out"] == 1
-    assert 0.5 not in model.metadata["output"]["values"]
-    _agrees_everywhere(sop, model, "ab", 4)
-    # a reading's number equal to a program value (or its float64 twin) leaves the program's
-    assert snap_targets((1, 2.0), (0.5, 1.0, 2, 2.0000000000000004)) == (0.5, 1, 2.0)
-
-
-def test_outputs_beyond_float32_are_labels_without_overflow_warnings() -> None:
-    # 32 ^ 32 is 1.5e48: a numerical output's unembedding overflowed float32 (RuntimeWarnings on
-    # stderr, a NaN certificate) before the one-hot fallback took over
-    import warnings
-
-    sop = _program("x = indices ^ indices;", "x")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        model = compile_sop(sop, list("ab"), 33, name="x")
-    assert model.metadata["output"]["encoding"] == "categorical"
-    runtime = transformer.from_tensors(model.weights, model.metadata)
-    (got,) = runtime.run([list("ab" * 16 + "a")])
-    assert got == list(evaluate(sop, list("ab" * 16 + "a")).values)
-
-
-@pytest.mark.exactness
-def test_a_map_that_reads_the_index_through_a_few_classes_steps_on_the_classes() -> None:
-    # `-1 if indices == 0 else w` stepped with each index as a context read the N-wide index
-    # one-hot into a 2N-unit MLP (the paper's sort_bos at N = 256: 1.57M parameters, now 143K)
-    text = "w = selector_width(select(tokens, tokens, <));\nx = -1 if indices == 0 else w;"
-    sop = _program(text, "x")
-    model = compile_sop(sop, list("abc"), 64, name="x")
-    assert not any(label.startswith("indices:") for label in model.metadata["residual"])
-    assert model.metadata["config"]["d_model"] < 20
-    runtime = transformer.from_tensors(model.weights, model.metadata)
-    rng = random.Random(4)
-    inputs = [rng.choices("abc", k=rng.randint(1, 64)) for _ in range(40)]
-    for tokens, got in zip(inputs, runtime.run(inputs), strict=True):
-        assert got == list(evaluate(sop, tokens).values)
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "x = tokens_float * 2;",  # 1e308 * 2
-        "x = tokens_float * 2 - tokens_float * 2;",  # inf - inf: refused at the first inf
-        "x = aggregate(select(indices, indices, <=), tokens_float);",  # the sum overflows
-    ],
-)
-def test_a_value_float64_overflows_to_is_refused_located(text: str) -> None:
-    """It used to write a model whose metadata held `Infinity`, which no tool could read (over
-    an existing file), or to fail as an internal error (NaN weights)."""
-    sop = _program(text, "x")
-    with pytest.raises(CompileError) as caught:
-        compile_sop(sop, [1e308, 1.0], 3, source=Source("<test>", text))
-    diagnostic = caught.value.diagnostics[0]
-    assert diagnostic.message.endswith("can be inf, which no model holds")
-    assert diagnostic.span is not None and diagnostic.span.col == 5
-
-
-@pytest.mark.parametrize(
-    ("text", "vocab", "what"),
-    [
-        ("x = indices * 10 ^ 308 * 10;", ["a", "b"], "'indices * 10 ^ 308' can be"),
-        ("x = tokens_int > 1;", [10**310, 1, 2], "'tokens_int' can be"),
-        ("x = selector_width(select(tokens_int, tokens_int, <));", [10**310, 1], "'tokens_int'"),
-    ],
-)
-def test_a_whole_number_past_float64_is_refused_located(text: str, vocab: list, what: str) -> None:
-    """The compiler reads numbers as float64: `float(10 ** 309)` was an internal error in one
-    place or another (OverflowError)."""
-    sop = _program(text, "x")
-    with pytest.raises(CompileError) as caught:
-        compile_sop(sop, vocab, 3, source=Source("<test>", text))
-    diagnostic = caught.value.diagnostics[0]
-    assert diagnostic.message.startswith(what)
-    assert "digits, which no model holds" in diagnostic.message and diagnostic.span is not None
-
-
-def test_a_model_is_never_saved_with_metadata_json_cannot_hold(tmp_path) -> None:
-    sop = _program("x = indices + 1;", "x")
-    model = compile_sop(sop, ["a"], 2)
-    model.metadata["output"]["values"] = [1.0, math.inf]
-    path = tmp_path / "m.safetensors"
-    with pytest.raises(ValueError, match="JSON"):
-        model.save(path)
-    assert not path.exists()
