@@ -31,6 +31,9 @@ from transformer.vocab import Atom, Vocab
 # 128, 256, 512 and 1024 for every library program (bench/README.md).
 PIPELINE_ROWS = 512
 
+# One input length per row (`encode` gives a list; a 1-D integer tensor or array is taken too).
+Lengths = Sequence[int] | Tensor | np.ndarray
+
 
 class CompiledTransformer:
     """A compiled RASP program as a torch model: encode -> forward -> decode."""
@@ -138,7 +141,7 @@ class CompiledTransformer:
             ids = ids.long()
         return ids.to(self.device)
 
-    def decode(self, logits: Tensor, lengths: Sequence[int]) -> list[list[Any]]:
+    def decode(self, logits: Tensor, lengths: Lengths) -> list[list[Any]]:
         """Program values at model positions 1..n of each input (plain Python values).
 
         The reduction runs where the logits are (argmax, or snapping the numerical column in
@@ -295,7 +298,7 @@ class CompiledTransformer:
             f"only; {problem}"
         )
 
-    def to_values(self, codes: Tensor | np.ndarray, lengths: Sequence[int]) -> list[list[Any]]:
+    def to_values(self, codes: Tensor | np.ndarray, lengths: Lengths) -> list[list[Any]]:
         """Plain Python values from `run_ids`'s codes `[batch, n]`, row b cut to `lengths[b]`."""
         if isinstance(codes, Tensor):
             codes = codes.detach().cpu().numpy()
@@ -347,9 +350,7 @@ def _check_batch_size(batch_size: int) -> None:
         raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
 
 
-def _checked_lengths(
-    lengths: Sequence[int] | Tensor | np.ndarray, rows: int, width: int, what: str
-) -> list[int]:
+def _checked_lengths(lengths: Lengths, rows: int, width: int, what: str) -> list[int]:
     """One length per row, each a whole number of the row's positions (a wrong one would cut
     or invent values silently), as a list; a tensor or array of them is taken as its list."""
     if isinstance(lengths, Tensor | np.ndarray):
