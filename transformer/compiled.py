@@ -245,7 +245,8 @@ class CompiledTransformer:
 
     def run_ids(self, ids: Tensor, batch_size: int = 256) -> Tensor:
         """Output codes `[batch, pos - 1]` on the model's device for ids `[batch, pos]` (as from
-        `encode`), `batch_size` rows at a time; column i is program position i. See
+        `encode`: BOS first, PAD only after the tokens; other ids are a `ModelInputError`),
+        `batch_size` rows at a time; column i is program position i. See
         docs/runtime.md for what a code means; `to_values(codes, lengths)` gives the values.
         Codes past an input's length (at PAD) mean nothing.
         """
