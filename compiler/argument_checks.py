@@ -4,29 +4,51 @@ and an s-op whose aggregates' defaults are atoms (every problem found, located a
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
+
+import numpy as np
 
 from compiler.blocks import Atom, sort_values
 from rasp import sops
-from rasp.errors import CompileError, Diagnostic
+from rasp.errors import CompileError, Diagnostic, Source
 from rasp.values import kind_name
 
 
 def check_arguments(
-    sop: object, vocab: Sequence[Atom], max_len: int, name: str | None
+    sop: object,
+    vocab: Sequence[Atom],
+    max_len: int,
+    name: str | None,
+    *,
+    max_params: float | None = None,
+    source: object = None,
 ) -> tuple[Atom, ...]:
-    """The vocabulary as a tuple (a set given one order); CompileError if `name` is no string
-    (at once), or with every problem of the others."""
+    """The vocabulary as a tuple (a set given one order, numpy scalars as Python atoms);
+    CompileError if `name` is no string (at once), or with every problem of the others."""
     if name is not None and not isinstance(name, str):  # the file's output.name is a string
         raise CompileError([Diagnostic(f"name must be a string, got {name!r}", None)])
     span = getattr(sop, "span", None)
     problems: list[Diagnostic] = []
-    if isinstance(vocab, (set, frozenset)):  # tracr passes sets: give them one order
-        vocab = sort_values(vocab)
-    tokens = tuple(vocab) if isinstance(vocab, (list, tuple, set, frozenset, str)) else ()
-    if not tokens:
+    if isinstance(vocab, np.ndarray) and vocab.ndim == 1:
+        vocab = vocab.tolist()  # numpy scalars -> Python atoms
+    tokens: tuple[Atom, ...] = ()
+    if isinstance(vocab, (list, tuple, set, frozenset, str)):
+        # numpy scalars count as their Python kind, as the runtime reads input tokens
+        tokens = tuple(t.item() if isinstance(t, np.generic) else t for t in vocab)
+        if isinstance(vocab, (set, frozenset)):  # tracr passes sets: give them one order
+            tokens = sort_values(tokens)
+        if not tokens:
+            problems.append(
+                Diagnostic("the vocabulary is empty", span, "give at least one input token")
+            )
+    else:
         problems.append(
-            Diagnostic("the vocabulary is empty", span, "give at least one input token")
+            Diagnostic(
+                "the vocabulary must be a list, tuple, set or str of tokens, "
+                f"got {type(vocab).__name__}",
+                span,
+            )
         )
     bad = [t for t in tokens if not isinstance(t, (bool, int, float, str))]
     if bad:
@@ -44,6 +66,26 @@ def check_arguments(
         )
     if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
         problems.append(Diagnostic(f"max_len must be an integer >= 1, got {max_len!r}", span))
+    if max_params is not None and (
+        isinstance(max_params, bool)
+        or not isinstance(max_params, numbers.Real)
+        or not max_params >= 1
+    ):
+        problems.append(
+            Diagnostic(
+                "max_params must be a number of parameters >= 1, or None for no limit, "
+                f"got {max_params!r}",
+                None,
+            )
+        )
+    if source is not None and not isinstance(source, Source):  # the file records its text
+        problems.append(
+            Diagnostic(
+                "source must be a rasp.errors.Source (the program's name and text) or None, "
+                f"got {type(source).__name__}",
+                None,
+            )
+        )
     if not isinstance(sop, sops.Node):
         problems.append(Diagnostic(f"expected an s-op to compile, got {type(sop).__name__}", None))
     else:

@@ -53,32 +53,32 @@ def compile_sop(
     progress: Callable[[str, int, int], None] | None = None,
 ) -> CompiledModel:
     """A transformer whose decoded output equals `rasp.sops.evaluate(sop, tokens)` for every input
-        over `vocab` of length 1..max_len; CompileError (every reason, located) when that cannot be promised.
+    over `vocab` of length 1..max_len; CompileError (every reason, located) when that cannot be promised.
 
-        The model's metadata always carries `certificate` (compiler.certify): every decision proved to
-        survive any float32 evaluation order. A model that is not proved is refused (CompileError, one
-        located reason per weak block); `require_certificate=False` returns it anyway, marked not
-        proved, for inspecting why (the command line never writes such a model).
+    The model's metadata always carries `certificate` (compiler.certify): every decision proved to
+    survive any float32 evaluation order. A model that is not proved is refused (CompileError, one
+    located reason per weak block); `require_certificate=False` returns it anyway, marked not
+    proved, for inspecting why (the command line never writes such a model).
 
-        `head_masks=False` builds no head with a per-head mask (format version 3): a selector's
-        `select(indices, indices, op)` is then scored from index readings (N x N), as TransformerLens's
-        HookedTransformer, which has no such masks, can run.
+    `head_masks=False` builds no head with a per-head mask (format version 3): a selector's
+    `select(indices, indices, op)` is then scored from index readings (N x N), as TransformerLens's
+    HookedTransformer, which has no such masks, can run.
 
-        Before building anything for a large `max_len`, the model's size is predicted
-        (compiler.budget); above `max_params` parameters (None: no limit) the compile is refused with
-        the prediction and the part responsible. `progress(stage, done, total)` is called as each
+    Before building anything for a large `max_len`, the model's size is predicted
+    (compiler.budget); above `max_params` parameters (None: no limit) the compile is refused with
+    the prediction and the part responsible. `progress(stage, done, total)` is called as each
     stage starts (stage "compiling: <what>", done 0 of 1: a progress bar per stage, with its time).
 
-        `sop` may also be a `rasp.tracr` program (lowered by `rasp.tracr.lower.to_sops`); its Python
-        select predicates and tracr means are first resolved for this vocabulary (`compiler.resolve`).
-        A map that only counts a positional mean of 0/1 values (`round((indices + 1) * mean)`) is
-        compiled as a map of a selector_width (`compiler.counts`), and the width of an order
-        (`select(x, y, <)`) over many numbers as widths over their digits (`compiler.order_digits`);
-        `prepare` gives the graph compiled.
+    `sop` may also be a `rasp.tracr` program (lowered by `rasp.tracr.lower.to_sops`); its Python
+    select predicates and tracr means are first resolved for this vocabulary (`compiler.resolve`).
+    A map that only counts a positional mean of 0/1 values (`round((indices + 1) * mean)`) is
+    compiled as a map of a selector_width (`compiler.counts`), and the width of an order
+    (`select(x, y, <)`) over many numbers as widths over their digits (`compiler.order_digits`);
+    `prepare` gives the graph compiled.
     """
     if is_tracr(sop):
         sop = to_sops(sop)  # type: ignore[arg-type]
-    vocab = check_arguments(sop, vocab, max_len, name)
+    vocab = check_arguments(sop, vocab, max_len, name, max_params=max_params, source=source)
     # before `prepare`, whose rewrites follow every length up to max_len too
     predicted = _check_size(sop, vocab, max_len, causal, head_masks, max_params)
     program = sop

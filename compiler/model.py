@@ -125,6 +125,24 @@ class CompiledModel:
     # clamped), for the driver's fallback; not in the file
     noisy_tables: frozenset[str] = field(default=frozenset(), compare=False)
 
+    def __repr__(self) -> str:
+        """One line (the dataclass's would print every weight and the whole metadata: tens of
+        thousands of characters in a notebook cell); the parts are attributes."""
+        meta = self.metadata
+        tokens = list(meta.get("vocab", {}).get("tokens", []))
+        vocab = repr(tokens[:10])
+        if len(tokens) > 10:
+            vocab = f"{vocab[:-1]}, ... {len(tokens) - 10:,} more]"
+        certificate = meta.get("certificate")
+        heads = sum(layer["n_heads"] for layer in self.config.get("layers", []))
+        return (
+            f"CompiledModel(output={meta.get('output', {}).get('name')!r}, "
+            f"n_layers={self.config['n_layers']}, heads={heads}, "
+            f"d_model={self.config['d_model']}, parameters={self.param_count()}, "
+            f"max_len={meta.get('max_len')}, vocab={vocab}, "
+            f"certified={None if certificate is None else certificate.get('ok')})"
+        )
+
     # -- file -------------------------------------------------------------------------------------
 
     def header_bytes(self) -> int:

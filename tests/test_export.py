@@ -175,8 +175,11 @@ def test_a_model_with_masked_heads_is_not_exported(tmp_path: Path) -> None:
     assert "is <= the query's" in str(info.value)
     assert "--no-head-masks" in (info.value.hint or "")
     assert not (tmp_path / "tl").exists()
-    with pytest.raises(ValueError, match="masks_by_hooks=True"):
+    with pytest.raises(ValueError, match="masks_by_hooks=True") as refused:
         interop.to_transformer_lens(path)
+    # from Python the compile's option is a keyword (the command line's flag alone said only how
+    # to compile with `rasp compile`)
+    assert "compile_sop(..., head_masks=False)" in str(refused.value)
 
 
 def test_masked_heads_run_in_transformer_lens_through_hooks(tmp_path: Path) -> None:

@@ -31,6 +31,9 @@ from transformer.vocab import Atom, Vocab
 # 128, 256, 512 and 1024 for every library program (bench/README.md).
 PIPELINE_ROWS = 512
 
+# One input length per row (`encode` gives a list; a 1-D integer tensor or array is taken too).
+Lengths = Sequence[int] | Tensor | np.ndarray
+
 
 class CompiledTransformer:
     """A compiled RASP program as a torch model: encode -> forward -> decode."""
@@ -69,6 +72,10 @@ class CompiledTransformer:
         """A copy on `device` and/or in floating `dtype` (ids and decoding unchanged); `self` stays
         as it is. `to(dtype=torch.float64)` runs the same weights in float64, e.g. to see how far
         float32 rounding moves the logits."""
+        if dtype is not None and not isinstance(dtype, torch.dtype):
+            raise ValueError(
+                f"dtype must be a torch dtype (torch.float32 or torch.float64), got {dtype!r}"
+            )
         if dtype is not None and not dtype.is_floating_point:
             raise ValueError(f"dtype must be a floating-point dtype, got {dtype}")
         if dtype is not None and torch.finfo(dtype).bits < 32:
@@ -134,7 +141,7 @@ class CompiledTransformer:
             ids = ids.long()
         return ids.to(self.device)
 
-    def decode(self, logits: Tensor, lengths: Sequence[int]) -> list[list[Any]]:
+    def decode(self, logits: Tensor, lengths: Lengths) -> list[list[Any]]:
         """Program values at model positions 1..n of each input (plain Python values).
 
         The reduction runs where the logits are (argmax, or snapping the numerical column in
@@ -148,7 +155,7 @@ class CompiledTransformer:
             raise ModelInputError(
                 f"logits must be a tensor [batch, pos, d_vocab_out = {columns}], got {shape}"
             )
-        _check_lengths(lengths, logits.shape[0], logits.shape[1] - 1, "logits")
+        lengths = _checked_lengths(lengths, logits.shape[0], logits.shape[1] - 1, "logits")
         width = max(lengths, default=0)
         at_tokens = logits.detach()[:, 1 : 1 + width]  # [batch, n, d_vocab_out]
         real = torch.from_numpy(np.arange(width) < np.asarray(lengths)[:, None])  # [batch, n]
@@ -165,8 +172,7 @@ class CompiledTransformer:
         `PIPELINE_ROWS` while the device computes the neighbouring ones; a bad input is still
         reported before any output, the first one in input order as on the CPU.
         """
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        _check_batch_size(batch_size)
         if self.device.type == "cpu":
             return self._run(inputs, batch_size, encode_ahead=True)
         return self._run(inputs, min(batch_size, PIPELINE_ROWS), encode_ahead=False)
@@ -239,13 +245,14 @@ class CompiledTransformer:
 
     def run_ids(self, ids: Tensor, batch_size: int = 256) -> Tensor:
         """Output codes `[batch, pos - 1]` on the model's device for ids `[batch, pos]` (as from
-        `encode`), `batch_size` rows at a time; column i is program position i. See
+        `encode`: BOS first, PAD only after the tokens; other ids are a `ModelInputError`),
+        `batch_size` rows at a time; column i is program position i. See
         docs/runtime.md for what a code means; `to_values(codes, lengths)` gives the values.
         Codes past an input's length (at PAD) mean nothing.
         """
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        _check_batch_size(batch_size)
         ids = self._checked(ids)
+        self._check_rows(ids)
         with torch.inference_mode():
             parts = [
                 self._reduce(ids[start : start + batch_size])
@@ -253,18 +260,57 @@ class CompiledTransformer:
             ]
         for part in parts:
             self.meta.output.check(part)
-        if not parts:
-            return torch.empty((0, max(ids.shape[1] - 1, 0)), device=self.device)
+        if not parts:  # no rows: the codes' dtype all the same (docs/runtime.md)
+            dtype = torch.int64 if self.meta.output.codes_are_indices else torch.float64
+            return torch.empty((0, max(ids.shape[1] - 1, 0)), dtype=dtype, device=self.device)
         return torch.cat([part.codes for part in parts])
 
-    def to_values(self, codes: Tensor | np.ndarray, lengths: Sequence[int]) -> list[list[Any]]:
+    def _check_rows(self, ids: Tensor) -> None:
+        """Each row as `encode` gives one: BOS at position 0 only, PAD only after the tokens.
+        Decoded codes of other ids would be wrong without a word (the first token read as BOS, an
+        input cut at a PAD inside it); the raw forward pass takes any ids, for experiments."""
+        if ids.numel() == 0:
+            return
+        bos, pad = self.vocab.bos_id, self.vocab.pad_id
+        tail = ids[:, 1:]
+        is_pad = tail == pad
+        wrong = torch.stack(
+            [
+                (ids[:, 0] != bos).any(),
+                (tail == bos).any(),
+                (is_pad[:, :-1] & ~is_pad[:, 1:]).any(),
+            ]
+        ).tolist()  # one host synchronisation
+        if not any(wrong):
+            return
+        problem = ""
+        for row, line in enumerate(ids.cpu().tolist()):  # the first bad row, named
+            end = line.index(pad, 1) if pad in line[1:] else len(line)
+            if line[0] != bos:
+                problem = f"position 0 of row {row} holds id {line[0]}, not BOS ({bos})"
+            elif bos in line[1:]:
+                problem = f"row {row} holds BOS ({bos}) at position {line.index(bos, 1)}"
+            elif any(token != pad for token in line[end:]):
+                problem = f"row {row} holds PAD ({pad}) before a token"
+            if problem:
+                break
+        raise ModelInputError(
+            f"ids must be as encode gives them: BOS at position 0, then the tokens, then PAD "
+            f"only; {problem}"
+        )
+
+    def to_values(self, codes: Tensor | np.ndarray, lengths: Lengths) -> list[list[Any]]:
         """Plain Python values from `run_ids`'s codes `[batch, n]`, row b cut to `lengths[b]`."""
         if isinstance(codes, Tensor):
             codes = codes.detach().cpu().numpy()
         codes = np.asarray(codes)
-        _check_lengths(lengths, codes.shape[0], codes.shape[1] if codes.ndim > 1 else 0, "codes")
+        if codes.ndim != 2:  # one row without its batch dimension would read as one row per code
+            raise ModelInputError(
+                f"codes must be [batch, n] (as run_ids gives them), got shape {list(codes.shape)}"
+            )
+        lengths = _checked_lengths(lengths, codes.shape[0], codes.shape[1], "codes")
         output = self.meta.output
-        if output.codes_are_indices and codes.ndim == 2:
+        if output.codes_are_indices:
             # a negative code would silently pick a value from the end, a large one raise
             # IndexError; codes past an input's length mean nothing (cut, whatever they hold)
             inside = np.arange(codes.shape[1]) < np.asarray(lengths)[:, None]  # [batch, n]
@@ -296,9 +342,25 @@ class CompiledTransformer:
         return torch.from_numpy(ids).to(self.device)
 
 
-def _check_lengths(lengths: Sequence[int], rows: int, width: int, what: str) -> None:
-    """One length per row, each a whole number of the row's positions: a wrong one would cut
-    or invent values silently."""
+def _check_batch_size(batch_size: int) -> None:
+    if (
+        isinstance(batch_size, bool)
+        or not isinstance(batch_size, int | np.integer)
+        or batch_size < 1
+    ):
+        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+
+
+def _checked_lengths(lengths: Lengths, rows: int, width: int, what: str) -> list[int]:
+    """One length per row, each a whole number of the row's positions (a wrong one would cut
+    or invent values silently), as a list; a tensor or array of them is taken as its list."""
+    if isinstance(lengths, Tensor | np.ndarray):
+        lengths = lengths.tolist()
+    if isinstance(lengths, str | bytes) or not isinstance(lengths, Sequence):
+        raise ModelInputError(
+            f"lengths must be a list of ints, one per row of {what} (as encode gives them), "
+            f"got {type(lengths).__name__}"
+        )
     if len(lengths) != rows:
         raise ModelInputError(
             f"{len(lengths)} lengths for {rows} {'row' if rows == 1 else 'rows'} of {what}"
@@ -308,6 +370,7 @@ def _check_lengths(lengths: Sequence[int], rows: int, width: int, what: str) -> 
             raise ModelInputError(
                 f"lengths[{row}] is {n!r}; a row of {what} holds 0..{width} positions"
             )
+    return list(lengths)
 
 
 def _length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[np.ndarray]:

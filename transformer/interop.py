@@ -58,7 +58,8 @@ def to_transformer_lens(
     if masked and not masks_by_hooks:
         raise ModelInputError(
             f"{masked[0]} sees only some keys (a per-head mask), which TransformerLens's "
-            "HookedTransformer cannot express: compile with --no-head-masks, or pass "
+            "HookedTransformer cannot express: compile with compile_sop(..., head_masks=False) "
+            "(rasp compile --no-head-masks), or pass "
             "masks_by_hooks=True and register mask_hooks(model) on the HookedTransformer"
         )
     config = {

@@ -52,13 +52,18 @@ class PosEmbed(nn.Module):
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
-        self.d_model = cfg.d_model
         self.W_pos = _param(cfg.n_ctx, cfg.d_model) if cfg.positional else None
+        # Without W_pos, the zero embedding: a buffer (not in the state dict), so that it moves
+        # and changes dtype with the model; zeros made at each call would take torch's default
+        # dtype (float64 after `torch.set_default_dtype`), not the weights'. On the CPU even while
+        # the model is built on the meta device (io._build): a buffer holds data.
+        zero = torch.zeros(1, 1, cfg.d_model, dtype=torch.float32, device="cpu")
+        self.register_buffer("zero", None if cfg.positional else zero, persistent=False)
 
     def forward(self, ids: Tensor) -> Tensor:
         batch, n_pos = ids.shape
         if self.W_pos is None:
-            return torch.zeros(1, 1, self.d_model, device=ids.device).expand(batch, n_pos, -1)
+            return self.zero.expand(batch, n_pos, -1)
         return self.W_pos[:n_pos].unsqueeze(0).expand(batch, -1, -1)  # [batch, pos, d_model]
 
 

@@ -175,7 +175,10 @@ class Vocab:
                 f"this model was compiled for at most {self.max_len}"
             )
         fast = self._fast
-        ids = [fast.get((type(token), token), -1) for token in tokens]
+        try:
+            ids = [fast.get((type(token), token), -1) for token in tokens]
+        except TypeError:  # an unhashable token (a list, a dict): no entry, named below
+            ids = [-1] * len(tokens)
         if -1 not in ids:
             return ids
         for position, token in enumerate(tokens):

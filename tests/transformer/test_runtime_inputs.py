@@ -298,3 +298,13 @@ def test_a_number_listed_as_int_and_float_decodes_as_the_int() -> None:
     spec = _numerical(OutputType.FLOATS, (0.0, 0, 0.5, 1.0, 1))
     got = spec.decode(_logits(0.0, 1.0, 0.5, 0.9999999), [4])[0]
     assert got == [0, 1, 0.5, 1] and [type(v) for v in got] == [int, int, float, int]
+
+
+@pytest.mark.parametrize("token", [["a"], {"a": 1}, {"a"}], ids=["list", "dict", "set"])
+def test_an_unhashable_token_is_an_unknown_token(prev_path: Path, token: object) -> None:
+    """A list, dict or set inside an input raised `TypeError: unhashable type` from the vocabulary
+    lookup; it is a token outside the vocabulary like any other."""
+    model = transformer.load(prev_path)
+    for inputs in ([["a", token]], [("a", token)], ["ab", ["a", token]]):
+        with pytest.raises(ModelInputError, match="at position 1 of .* is not in the model's"):
+            model.run(inputs)  # type: ignore[arg-type]

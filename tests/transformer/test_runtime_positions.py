@@ -87,3 +87,25 @@ def test_the_positional_field_is_checked(edit, fragment: str, tmp_path: Path) ->
     with pytest.raises(ModelFormatError) as info:
         transformer.load(path)
     assert fragment in str(info.value)
+
+
+def test_a_model_without_positions_keeps_its_dtype(tmp_path: Path) -> None:
+    """Its zero position embedding was made in torch's default dtype: a float64 copy recorded a
+    float32 `hook_pos_embed`, and under `torch.set_default_dtype(torch.float64)` the float64 zeros
+    made the residual float64 and the first head raised `RuntimeError: expected scalar type Float
+    but found Double`."""
+    model = transformer.load(_without_positions().save(tmp_path / "none.safetensors"))
+    ids, _ = model.encode(INPUTS)
+    expected = model.run(INPUTS)
+    wide = model.to(dtype=torch.float64)
+    _, cache = wide.run_with_cache(ids)
+    assert {tensor.dtype for tensor in cache.values()} == {torch.float64}
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        _, cache = model.run_with_cache(ids)
+        assert {tensor.dtype for tensor in cache.values()} == {torch.float32}
+        assert model.run(INPUTS) == expected  # a float output: float32 logits, as before
+        assert len(wide.run(INPUTS)) == len(INPUTS)
+    finally:
+        torch.set_default_dtype(default)
