@@ -268,6 +268,23 @@ class RaspError(Exception):
     def __str__(self) -> str:
         return self.message
 
+    # A traceback prints an exception's `__notes__` under its one-line message: a Python caller (a
+    # notebook cell) then sees what the command line prints, the location, source line, caret,
+    # hint and every other reason, while str(err) stays the message. Rendered when first read (a
+    # span may be given after the error is made, `with_span`); `add_note` appends to the same list.
+    @property
+    def __notes__(self) -> list[str]:
+        notes = self.__dict__.get("_notes")
+        if notes is None:
+            rendered = self.render()
+            notes = [] if rendered == f"error: {self.message}" else [rendered]
+            self.__dict__["_notes"] = notes
+        return notes
+
+    @__notes__.setter
+    def __notes__(self, notes: list[str]) -> None:
+        self.__dict__["_notes"] = notes
+
 
 class RaspSyntaxError(RaspError):
     kind = ErrorKind.SYNTAX

@@ -377,3 +377,34 @@ def test_an_error_inside_the_prelude_is_shown_where_the_program_calls_it() -> No
         '    found = contains("b", "c");',
         "            ^~~~~~~~~~~~~~~~~~",
     ]
+
+
+def test_a_traceback_shows_the_located_diagnostics_under_the_message() -> None:
+    # A Python caller sees what the command line prints (location, source line, caret, hint,
+    # every reason) as the exception's notes; str() stays the one-line message.
+    import traceback
+
+    source = Source("<cell>", "x = 1;\ny = x + ;\n")
+    span = Span(source, 2, 5, 2, 10)
+    refused = CompileError(
+        [Diagnostic("first reason", span, f"raise {option('max_params')}"), Diagnostic("second")]
+    )
+    assert str(refused) == "first reason"
+    shown = "".join(traceback.format_exception(refused))
+    assert shown.endswith(
+        "CompileError: first reason\n"
+        "<cell>:2:5: error: first reason\n"
+        "    y = x + ;\n"
+        "        ^~~~~\n"
+        "hint: raise --max-params / max_params=\n"
+        "error: second\n"
+    )
+    refused.add_note("kept")  # add_note appends to the same notes
+    assert refused.__notes__[-1] == "kept" and len(refused.__notes__) == 2
+    plain = RaspError("no location, no hint")  # nothing to add to the message
+    assert plain.__notes__ == [] and traceback.format_exception_only(plain) == [
+        "rasp.errors.RaspError: no location, no hint\n"
+    ]
+    late = RaspError("located later")  # rendered when first read: a span given after counts
+    late.with_span(span)
+    assert late.__notes__[0].startswith("<cell>:2:5: error: located later\n")
