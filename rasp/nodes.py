@@ -96,7 +96,7 @@ class Node:
         without a source."""
         if self.name:
             return self.name
-        text = self.called_as or (" ".join(self.span.text().split()) if self.span else "")
+        text = self.called_as or (self.span.shown_text() if self.span else "")
         if not text:
             return "selector" if isinstance(self, Selector) else "s-op"
         one_term = _ONE_TERM.fullmatch(text)
