@@ -1,14 +1,14 @@
 """How an unnamed s-op or selector is labelled: by its expression, each name in it written as what
 the name held there, as the original names an s-op by its operands' values (`[x * indices for x in
 [1, 2]]` gives `( 1 * indices )` and `( 2 * indices )` there; `(1 * indices)` and `(2 * indices)`
-here). The REPL, error messages and a compiled model's operations all show it.
+here). The REPL, error messages and a compiled model's operations (tests/compiler/test_graph.py)
+all show it.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from compiler.graph import Op, build_graph
 from rasp.errors import RaspError, Source
 from rasp.interpreter import Interpreter, load_source
 from rasp.parser import parse
@@ -110,14 +110,3 @@ def test_an_error_names_the_failing_input_by_its_values() -> None:
     with pytest.raises(RaspError) as caught:
         evaluate(interp.get("v"), [1, 2])
     assert caught.value.hint == "it failed at position 0, where (tokens_int + 7) = 8"
-
-
-def test_a_compiled_model_s_operations_read_the_values() -> None:
-    """A `def` called twice: its one expression describes each node by its own arguments."""
-    program = """
-def shift_by(n) { return aggregate(select(indices, indices - n, ==), tokens_int, 0); }
-out2 = shift_by(1) + shift_by(2);
-"""
-    sop = load_source(Source("t.rasp", program)).get("out2")
-    texts = [n.text for n in build_graph(sop).nodes if n.op is Op.SELECT]
-    assert texts == ["select(indices, indices - 1, ==)", "select(indices, indices - 2, ==)"]
