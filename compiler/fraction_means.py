@@ -138,7 +138,7 @@ def fraction_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops
             )
             # what it computes, for people: not its source text alone, which it shares with the
             # fraction (graph.py would then call it by its name)
-            source = " ".join(node.span.text().split()) if node.span else node.label
+            source = node.span.shown_text() if node.span else node.label
             new[node.id] = sops.MapSOp(
                 fn=ratio.table,
                 inputs=(fraction,),
@@ -189,7 +189,7 @@ def _signed(sign: SignMap, node: sops.MapSOp, new: dict[int, sops.Node]) -> sops
         span=span,
         note=f"mean of {vote} over {over}",
     )
-    source = " ".join(span.text().split()) if span else node.label
+    source = span.shown_text() if span else node.label
     return sops.MapSOp(
         fn=sign.table,
         inputs=(mean,),

@@ -251,7 +251,7 @@ def _span_text(node: sops.Node) -> str | None:
     the program's words, where a description by input names would quote generated ones
     (`aggregate(_or_1, _map_4)` for a long inline selector)."""
     if node.span is not None:
-        text = " ".join(node.span.text().split())
+        text = node.span.shown_text()
         if len(text) > TEXT_WIDTH:  # cut at spaces where there are some
             head, tail = text[: TEXT_WIDTH - 25], text[-20:]
             head = head[: head.rfind(" ")] if head.rfind(" ") > 20 else head

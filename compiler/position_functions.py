@@ -71,7 +71,7 @@ def _text(node: sops.SOp) -> str:
     """How the program wrote `node` (a map's operation, else its source text)."""
     if isinstance(node, sops.MapSOp):
         return node.text
-    text = " ".join(node.span.text().split()) if node.span is not None else ""
+    text = node.span.shown_text() if node.span is not None else ""
     return text or node.name or "an s-op of the position"
 
 

@@ -208,7 +208,7 @@ def _resolve_one(node: sops.Node, new: dict[int, sops.Node], facts: ValueFacts) 
 
 def _source(node: sops.Node) -> str:
     """The node as the program wrote it (its source text on one line), or its label."""
-    return " ".join(node.span.text().split()) if node.span else node.label
+    return node.span.shown_text() if node.span else node.label
 
 
 def _tracr_mean(node: sops.AggregateSOp, new: dict[int, sops.Node], facts: ValueFacts) -> sops.Node:

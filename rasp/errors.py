@@ -27,6 +27,7 @@ from enum import Enum
 from functools import cached_property
 
 from rasp.text_width import char_width, display_width
+from rasp.wording import atom_text
 
 # Longest source line shown in full under an error; a longer one is cut around the caret.
 MAX_SHOWN_COLUMNS = 100
@@ -79,6 +80,13 @@ class Source:
 
 
 @dataclass(frozen=True)
+class Written:
+    """A value a label shows as this text (an s-op's label), where an atom would be quoted."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class Span:
     """A 1-based, end-exclusive region of a `Source` (`end_col` is the column after the last char)."""
 
@@ -87,6 +95,10 @@ class Span:
     col: int
     end_line: int
     end_col: int
+    # What names inside the span held where it was evaluated (an atom, or an s-op's label as
+    # `Written`), by the names' spans: a label shows them (`shown_text`). Not part of the
+    # location: equal spans (a `def`'s body, called twice) may hold different values.
+    values: tuple[tuple[Span, object], ...] = field(default=(), compare=False, repr=False)
 
     @property
     def file(self) -> str:
@@ -100,6 +112,23 @@ class Span:
         if len(lines) == 1:
             return lines[0][self.col - 1 : self.end_col - 1]
         return "\n".join([lines[0][self.col - 1 :], *lines[1:-1], lines[-1][: self.end_col - 1]])
+
+    def shown_text(self) -> str:
+        """The text on one line (each run of whitespace one space), every name in `values` written
+        as what it held, as the original labels an s-op: `x * indices` where x is 1 reads
+        `1 * indices`, a string in quotes (`tokens == "a"`), an s-op by its label."""
+        if not self.values:
+            return " ".join(self.text().split())
+        parts, line, col = [], self.line, self.col
+        end = (self.end_line, self.end_col)
+        for span, value in sorted(self.values, key=lambda item: (item[0].line, item[0].col)):
+            inside = (line, col) <= (span.line, span.col) and (span.end_line, span.end_col) <= end
+            if span.source is self.source and inside:
+                shown = value.text if isinstance(value, Written) else atom_text(value)
+                parts += [Span(self.source, line, col, span.line, span.col).text(), shown]
+                line, col = span.end_line, span.end_col
+        parts.append(Span(self.source, line, col, self.end_line, self.end_col).text())
+        return " ".join("".join(parts).split())
 
     def to(self, other: Span) -> Span:
         """The span from the start of `self` to the end of `other`."""

@@ -8,11 +8,12 @@ the interpreter (`call`), which runs a `def`'s body as statements; `in` needs th
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from rasp import ast, builtins
 from rasp import operators as ops
-from rasp.errors import RaspTypeError
+from rasp.errors import RaspTypeError, Span, Written
 from rasp.sops import Selector, SOp, TokensSOp
 from rasp.values import (
     BASE_RESERVED,
@@ -36,46 +37,81 @@ class Expressions:
         self.call, self.full_s = call, full_s
         # the input s-ops `x[i]` reads with (an s-op indexed by an s-op)
         self.indices, self.length = indices, length
+        # What the names of the expression being evaluated held, by their spans, in the order
+        # they were read: an atom, or the label of an s-op or selector the name does not name.
+        # A node made from the expression shows them in its label (`_shown`), as the original
+        # names `x * indices` with x = 1 `( 1 * indices )`.
+        self._held: list[tuple[Span, Any]] = []
 
     def eval(self, expr: ast.Expr, scope: Scope) -> Any:
         """The value of `expr` in `scope`: an atom, list, dict, function, or a lazy s-op or selector."""
+        mark = len(self._held)
+        try:
+            return self._eval(expr, scope)
+        finally:
+            # what its names held shows only in the nodes it made: not in an expression around
+            # it (a comprehension's element, a call's body, evaluated once per item or call)
+            del self._held[mark:]
+
+    def _shown(self, span: Span, mark: int) -> Span:
+        """`span`, with what its names held since `mark` (Span.shown_text)."""
+        if len(self._held) == mark:
+            return span
+        return replace(span, values=tuple(self._held[mark:]))
+
+    def _eval(self, expr: ast.Expr, scope: Scope) -> Any:
+        mark = len(self._held)
         match expr:
             case ast.Name(name=name):
                 value = scope.lookup(name, expr.span)
                 if isinstance(value, TokensSOp) and value.span is None:
                     value.span = expr.span  # the input's errors point at its first use
+                if is_atom(value):
+                    self._held.append((expr.span, value))
+                elif isinstance(value, SOp | Selector) and name not in BASE_RESERVED:
+                    # a parameter or loop variable holding `indices` reads `indices`; the input
+                    # names (`tokens_str` is the s-op `tokens`) read as written. The label, cut
+                    # to LABEL_MAX characters, keeps labels built of labels short.
+                    label = value.label
+                    if label != name:
+                        self._held.append((expr.span, Written(label)))
                 return value
             case ast.Literal(value=value):
                 return value
             case ast.ListLit(items=items):
-                return [self.eval(item, scope) for item in items]
+                return [self._eval(item, scope) for item in items]
             case ast.DictLit(pairs=pairs):
                 result: dict[Any, Any] = {}
                 for key_expr, value_expr in pairs:
-                    result[self._key(key_expr, scope)] = self.eval(value_expr, scope)
+                    key = self._key(self._eval(key_expr, scope), key_expr)
+                    result[key] = self._eval(value_expr, scope)
                 return result
             case ast.ListComp(element=element, targets=targets, iterable=iterable):
                 return [
                     self.eval(element, inner)
                     for inner in self._comprehension(targets, iterable, scope)
                 ]
-            case ast.DictComp(key=key, value=value, targets=targets, iterable=iterable):
+            case ast.DictComp(key=key_expr, value=value, targets=targets, iterable=iterable):
                 out: dict[Any, Any] = {}
                 for inner in self._comprehension(targets, iterable, scope):
-                    out[self._key(key, inner)] = self.eval(value, inner)
+                    key = self._key(self.eval(key_expr, inner), key_expr)
+                    out[key] = self.eval(value, inner)
                 return out
             case ast.Unary(op=op, operand=operand):
-                return ops.unary(op, self.eval(operand, scope), expr.span)
+                value = self._eval(operand, scope)
+                return ops.unary(op, value, self._shown(expr.span, mark))
             case ast.Binary(op=op, left=left_expr, right=right_expr):
-                left, right = self.eval(left_expr, scope), self.eval(right_expr, scope)
+                left, right = self._eval(left_expr, scope), self._eval(right_expr, scope)
+                span = self._shown(expr.span, mark)
                 if op is ast.BinaryOp.IN:
-                    return ops.contains(left, right, expr.span, self.full_s())
-                return ops.binary(op, left, right, expr.span)
+                    return ops.contains(left, right, span, self.full_s())
+                return ops.binary(op, left, right, span)
             case ast.Ternary(then=then, cond=cond_expr, orelse=orelse):
-                cond = self.eval(cond_expr, scope)
+                cond = self._eval(cond_expr, scope)
                 if isinstance(cond, SOp):
+                    then_value, else_value = self._eval(then, scope), self._eval(orelse, scope)
                     return ops.elementwise_ternary(
-                        cond, self.eval(then, scope), self.eval(orelse, scope), expr.span
+                        cond, then_value, else_value, self._shown(expr.span, mark)
                     )
                 if isinstance(cond, Selector):
                     raise RaspTypeError(
@@ -88,34 +124,42 @@ class Expressions:
                         cond_expr.span,
                         hint=evaluated_hint(cond),
                     )
-                return self.eval(then, scope) if cond else self.eval(orelse, scope)
+                return self._eval(then, scope) if cond else self._eval(orelse, scope)
             case ast.Index(target=target, index=key):
-                target_value, key_value = self.eval(target, scope), self.eval(key, scope)
-                return ops.index(target_value, key_value, expr.span, self.indices, self.length)
+                target_value, key_value = self._eval(target, scope), self._eval(key, scope)
+                span = self._shown(expr.span, mark)
+                return ops.index(target_value, key_value, span, self.indices, self.length)
             case ast.Call(func=func, args=args):
-                return self.call(self.eval(func, scope), [self.eval(a, scope) for a in args], expr)
+                func_value = self._eval(func, scope)
+                arg_values = [self._eval(a, scope) for a in args]
+                span = self._shown(expr.span, mark)
+                call = expr if span is expr.span else replace(expr, span=span)
+                return self.call(func_value, arg_values, call)
             case ast.Select(keys=keys, queries=queries, comparison=comparison):
-                spans = (keys.span, queries.span)
+                values, spans = self._arguments((keys, queries), scope)
                 return ops.select(
-                    self.eval(keys, scope),
-                    self.eval(queries, scope),
+                    values[0],
+                    values[1],
                     comparison,
-                    expr.span,
-                    spans,
+                    self._shown(expr.span, mark),
+                    (spans[0], spans[1]),
                 )
             case ast.Aggregate(selector=sel, sop=sop, default=default):
-                parts = [sel, sop] + ([default] if default is not None else [])
-                values = [self.eval(p, scope) for p in parts]
-                spans = tuple(p.span for p in parts)
+                parts = (sel, sop) + ((default,) if default is not None else ())
+                values, spans = self._arguments(parts, scope)
                 return ops.aggregate(
-                    values[0], values[1], values[2] if default else None, expr.span, spans
+                    values[0],
+                    values[1],
+                    values[2] if default else None,
+                    self._shown(expr.span, mark),
+                    spans,
                 )
             case ast.Range(args=args):
-                return builtins.make_range([self.eval(a, scope) for a in args], expr.span)
+                return builtins.make_range([self._eval(a, scope) for a in args], expr.span)
             case ast.Zip(args=args):
-                return builtins.make_zip([self.eval(a, scope) for a in args], expr.span)
+                return builtins.make_zip([self._eval(a, scope) for a in args], expr.span)
             case ast.Len(arg=arg):
-                value = self.eval(arg, scope)
+                value = self._eval(arg, scope)
                 if not isinstance(value, list):
                     raise RaspTypeError(
                         f"attempting to compute length of non-list: {describe(value)}", arg.span
@@ -123,8 +167,20 @@ class Expressions:
                 return len(value)
         raise TypeError(f"unknown expression {expr!r}")
 
-    def _key(self, expr: ast.Expr, scope: Scope) -> Any:
-        key = self.eval(expr, scope)
+    def _arguments(
+        self, exprs: tuple[ast.Expr, ...], scope: Scope
+    ) -> tuple[list[Any], tuple[Span, ...]]:
+        """The values of `exprs`, and their spans showing what their names held (an atom argument
+        becomes a constant s-op labelled by the argument)."""
+        values, spans = [], []
+        for expr in exprs:
+            mark = len(self._held)
+            values.append(self._eval(expr, scope))
+            spans.append(self._shown(expr.span, mark))
+        return values, tuple(spans)
+
+    @staticmethod
+    def _key(key: Any, expr: ast.Expr) -> Any:
         if not is_atom(key):
             raise RaspTypeError(
                 f"dictionary keys can only be atoms, but instead got: {describe(key)}", expr.span
@@ -134,7 +190,7 @@ class Expressions:
     def _comprehension(
         self, targets: tuple[str, ...], iterable_expr: ast.Expr, scope: Scope
     ) -> Iterator[Scope]:
-        iterable = self.eval(iterable_expr, scope)
+        iterable = self._eval(iterable_expr, scope)
         if not isinstance(iterable, list | dict):
             raise RaspTypeError(
                 f"a comprehension loops over a list or dict, but got: {describe(iterable)}",

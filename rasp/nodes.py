@@ -92,11 +92,12 @@ class Node:
     @property
     def label(self) -> str:
         """The name, else the call that returned the node (`f(indices)`) or the expression that
-        made it (`(tokens == "a")`), as the original names an unnamed s-op; `s-op` or `selector`
-        without a source."""
+        made it (`(tokens == "a")`, each name in it written as what it held: `(1 * indices)` for
+        `x * indices`), as the original names an unnamed s-op; `s-op` or `selector` without a
+        source."""
         if self.name:
             return self.name
-        text = self.called_as or (" ".join(self.span.text().split()) if self.span else "")
+        text = self.called_as or (self.span.shown_text() if self.span else "")
         if not text:
             return "selector" if isinstance(self, Selector) else "s-op"
         one_term = _ONE_TERM.fullmatch(text)

@@ -218,7 +218,7 @@ def lift(fn: Callable[..., Any], args: Sequence[Any], span: Span) -> MapSOp:
 
 
 def source_text(span: Span) -> str:
-    return " ".join(span.text().split())
+    return span.shown_text()
 
 
 _COMPARING = frozenset(

@@ -334,7 +334,7 @@ def _sop_text(sop: SOp, k: int, count: int) -> str:
     """Input k's name, else its source text (if short), else `its input` / `input 2`."""
     if sop.name:
         return sop.name
-    text = " ".join(sop.span.text().split()) if sop.span is not None else ""
+    text = sop.span.shown_text() if sop.span is not None else ""
     if 0 < len(text) <= 40:
         return f"({text})" if " " in text else text  # `(tokens == "a") = False`
     return "its input" if count == 1 else f"input {k + 1}"

@@ -135,3 +135,18 @@ def test_a_long_expression_is_described_by_its_own_words() -> None:
     text = build_graph(sop).output.text
     assert text == 'aggregate(select(indices, indices - 1, ==) or ... icator(tokens=="a"))'
     assert len(text) <= 80
+
+
+def test_a_compiled_model_s_operations_read_the_values() -> None:
+    """A `def` called twice: its one expression describes each node by its own arguments, each
+    name written as what it held (as the REPL labels an unnamed s-op)."""
+    from rasp.errors import Source
+    from rasp.interpreter import load_source
+
+    program = """
+def shift_by(n) { return aggregate(select(indices, indices - n, ==), tokens_int, 0); }
+out2 = shift_by(1) + shift_by(2);
+"""
+    sop = load_source(Source("t.rasp", program)).get("out2")
+    texts = [n.text for n in build_graph(sop).nodes if n.op is Op.SELECT]
+    assert texts == ["select(indices, indices - 1, ==)", "select(indices, indices - 2, ==)"]

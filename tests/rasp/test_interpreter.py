@@ -296,6 +296,8 @@ def test_for_runs_in_the_enclosing_scope_and_comprehensions_do_not() -> None:
         i.get("q")
     i = run('for key in {"a": 1, "b": 2} { last = key; }')
     assert i.get("last") == "b"
+    # an empty body (the original's grammar needs a statement or a comment) binds the variable
+    assert run("for k in [1, 2] { }").get("k") == 2
 
 
 def test_results_and_out() -> None:
