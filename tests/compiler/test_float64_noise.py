@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_limits import _agrees_everywhere, _program
 
 import transformer
 from compiler import compile_sop
 from compiler.fits import merge_noise
 from rasp.errors import CompileError
 from rasp.sops import evaluate
+from tests.compiler.limit_checks import agrees_everywhere, program
 
 BALANCE = """
 up_to_self = select(indices, indices, <=);
@@ -36,10 +36,10 @@ def test_a_numerical_output_with_float64_twins_compiles_and_agrees() -> None:
     # opens - closes reaches 1/3 as 0.3333333333333333 and 0.33333333333333337: listed twice,
     # they left the decoder no room between two snap targets (margin 0, refused). At position i
     # both means are k / (i+1), so the output decodes on that grid (compiler.grid), twins alike.
-    bal = _program(BALANCE, "bal")
+    bal = program(BALANCE, "bal")
     model = compile_sop(bal, list("()a"), 5, name="bal")
     assert model.metadata["output"]["denominators"] == [1, 2, 3, 4, 5]
-    _agrees_everywhere(bal, model, "()a", 5)
+    agrees_everywhere(bal, model, "()a", 5)
 
 
 MEANS = """
@@ -53,9 +53,9 @@ def test_a_result_that_follows_float64_rounding_is_refused() -> None:
     # (0.1 + 0.2) / 2 is 0.15000000000000002 in float64 (input [1, 2]), (0 + 0.2 + 0.1 + 0.3...) / 4
     # is 0.15 (input [0, 2, 1, 3]): `> 0.15` tells them apart, no float32 model can (before: a
     # certified model that silently took one side)
-    program = "m = aggregate(select(indices, indices, <=), tokens_int * 0.1);\nres = m > 0.15;"
+    text = "m = aggregate(select(indices, indices, <=), tokens_int * 0.1);\nres = m > 0.15;"
     with pytest.raises(CompileError) as err:
-        compile_sop(_program(program, "res"), [0, 1, 2, 3], 4)
+        compile_sop(program(text, "res"), [0, 1, 2, 3], 4)
     message = err.value.diagnostics[0].message
     assert "'m > 0.15' gives False at 0.15 and True at 0.15000000000000002" in message
     assert "differ only by float64 rounding" in message
@@ -66,9 +66,9 @@ def test_a_map_of_a_difference_that_follows_float64_rounding_steps_on_its_source
     # 1/4 - 2/4 is -0.25 and rounds (x 10) to -2; 4/12 - 7/12 is -0.25000000000000006 and rounds
     # to -3. Stepped on the difference, the two are one point (before: a certified model wrong on
     # one of them); stepped on frac_a with frac_b as context, each pair keeps its own value.
-    sop = _program(MEANS + "res = round(10 * (frac_a - frac_b));", "res")
+    sop = program(MEANS + "res = round(10 * (frac_a - frac_b));", "res")
     model = compile_sop(sop, list("abc"), 12)
-    _agrees_everywhere(sop, model, "abc", 7)
+    agrees_everywhere(sop, model, "abc", 7)
     runtime = transformer.from_tensors(model.weights, model.metadata)
     inputs = [list("abbc"), list("aaaabbbbbbbc")]  # last position: 1/4 - 2/4, 4/12 - 7/12
     assert [evaluate(sop, tokens).values[-1] for tokens in inputs] == [-2, -3]
@@ -81,14 +81,14 @@ def test_a_difference_with_float64_twins_and_an_index_context() -> None:
     # x - y takes float64 twins of -1/6 that round(3 * .) sends to different sides: stepped on
     # x - y with `indices` as context, the model was certified and wrong on "aab" (-1 at position
     # 0, where the interpreter gives 0); now it is computed from x and y themselves
-    program = """
+    text = """
     x = aggregate(select(1, 1, ==), indicator(tokens == "b"));
     y = aggregate(select(tokens, tokens, ==), indicator(indices == 0));
     res = round(3 * (x - y)) + indices;
     """
-    sop = _program(program, "res")
+    sop = program(text, "res")
     model = compile_sop(sop, list("ab"), 6)
-    _agrees_everywhere(sop, model, "ab", 6)
+    agrees_everywhere(sop, model, "ab", 6)
 
 
 def test_results_within_float64_noise_are_one_result() -> None:
@@ -96,16 +96,16 @@ def test_results_within_float64_noise_are_one_result() -> None:
     # that differ only by float64 rounding: one result as the compiler promises (within 1e-6), so
     # neither is "a different result for equal numbers" (the refusal said so before); what float32
     # cannot resolve is refused by the certifier, located at its decision
-    sop = _program(MEANS + "res = (frac_a - frac_b) * (frac_a + frac_b);", "res")
+    sop = program(MEANS + "res = (frac_a - frac_b) * (frac_a + frac_b);", "res")
     try:
         model = compile_sop(sop, list("abc"), 10)
     except CompileError as err:
         assert "equal numbers" not in err.diagnostics[0].message
         assert "float32 error" in err.diagnostics[0].message
     else:
-        _agrees_everywhere(sop, model, "abc", 6)
+        agrees_everywhere(sop, model, "abc", 6)
     small = compile_sop(sop, list("abc"), 6)
-    _agrees_everywhere(sop, small, "abc", 6)
+    agrees_everywhere(sop, small, "abc", 6)
 
 
 def test_noise_twins_merge_by_verify_rule() -> None:
@@ -115,7 +115,7 @@ def test_noise_twins_merge_by_verify_rule() -> None:
     from compiler.fits import NoiseError, merge_points
     from compiler.graph import build_graph
 
-    node = build_graph(_program("x = indices * 2;", "x")).output
+    node = build_graph(program("x = indices * 2;", "x")).output
     assert merge_points(node, [(0.1, 1.0), (0.1 + 1e-12, 1.0000000001)]) == [(0.1, 1.0)]
     with pytest.raises(NoiseError):
         merge_points(node, [(0.1, 10_000_000), (0.1 + 1e-12, 10_000_001)])
@@ -146,7 +146,7 @@ def test_merge_points_equals_the_plain_walk_over_sorted_points(raw: list) -> Non
     from compiler.fits import _merge_sorted, merge_points
     from compiler.graph import build_graph
 
-    node = build_graph(_program("x = indices * 2;", "x")).output
+    node = build_graph(program("x = indices * 2;", "x")).output
     # ints kept as ints where the offset is 0 (1 and 1.0 are one point)
     points = [
         (base + offset if offset or as_float else base, v) for base, offset, as_float, v in raw
@@ -175,9 +175,9 @@ def test_a_step_map_writes_equal_numbers_to_the_column_its_readers_expect() -> N
     from compiler.fits import merge_per_context
     from compiler.graph import build_graph
 
-    sop = _program(EQUAL_NUMBERS, "g")
+    sop = program(EQUAL_NUMBERS, "g")
     model = compile_sop(sop, list("abc"), 16, name="g")
-    _agrees_everywhere(sop, model, "abc", 5)
+    agrees_everywhere(sop, model, "abc", 5)
     node = build_graph(sop).output
     points = [("p", [(0.0, 0), (1.0, 1)]), ("q", [(1.0, 1.0), (0.5, 0.5)])]
     merged, canon = merge_per_context(node, points, (0, 0.0, 0.5, 1, 1.0))
@@ -190,7 +190,7 @@ def test_twins_merged_in_one_context_and_written_in_another_are_refused() -> Non
     from compiler.fits import merge_per_context
     from compiler.graph import build_graph
 
-    node = build_graph(_program("x = indices * 2;", "x")).output
+    node = build_graph(program("x = indices * 2;", "x")).output
     twin = 0.1 + 0.2  # 0.30000000000000004
     merged_here = ("p", [(0.3, 0.3), (twin, twin)])  # one point, 0.3 written for both
     alone_there = ("q", [(twin, twin)])  # the twin written as itself
@@ -206,7 +206,7 @@ def test_merge_points_keeps_the_first_of_a_run_of_one_value() -> None:
     from compiler.fits import _merge_sorted, merge_points
     from compiler.graph import build_graph
 
-    node = build_graph(_program("x = indices * 2;", "x")).output
+    node = build_graph(program("x = indices * 2;", "x")).output
     runs = [
         [(0.5, 1)] * 5 + [(1, "a"), (1.0, "a")] * 3 + [(2 / 3, 0.25)] * 4,
         [(0.5, 1), (0.5, 1.0), (0.5, 1)],  # equal numbers of two types: one point, the first

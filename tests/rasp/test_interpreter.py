@@ -232,10 +232,12 @@ def test_indexing_as_the_original() -> None:
         seq(d + " x = d[indices];", "12345")
     # a missing string key reads the same from an atom and from an s-op: a RASP string in double
     # quotes, as errors write strings (the s-op's said 'h', Python's repr)
-    with pytest.raises(RaspRuntimeError, match=r'^index \[ "h" \] not in dict\.$'):
+    with pytest.raises(RaspRuntimeError) as e:
         run(d + ' x = d["h"];')
-    with pytest.raises(RaspRuntimeError, match=r'^index \[ "h" \] not in dict\.$'):
+    assert str(e.value) == 'index [ "h" ] not in dict.'
+    with pytest.raises(RaspRuntimeError) as e:
         seq(d + " x = d[tokens];", "1h")
+    assert str(e.value) == 'index [ "h" ] not in dict.'
     a = 'a = "qwertyuioplkjhgfdsazxcvbnm";'
     assert value(a + " x = a[6];") == "u"
     assert seq(a + " x = a[indices];", "12345") == list("qwert")
@@ -249,16 +251,17 @@ def test_indexing_as_the_original() -> None:
     assert seq("x = tokens[-1];", "abc") == ["c"] * 3
     assert seq("x = tokens[7];", [1, 2]) == [0, 0]  # nothing selected: the default
     # a bad index per position, in the original's words (it said "tuple index out of range")
-    with pytest.raises(
-        RaspRuntimeError, match="^index 3 out of range for string of length 3$"
-    ) as e:
+    with pytest.raises(RaspRuntimeError) as e:
         seq('x = "abc"[indices];', "hello")
+    assert str(e.value) == "index 3 out of range for string of length 3"
     # where and on which values, as every failing elementwise operation says (it said nothing)
     assert e.value.hint == "it failed at position 3, where indices = 3"
-    with pytest.raises(RaspRuntimeError, match="^index 3 out of range for list of length 3$"):
+    with pytest.raises(RaspRuntimeError) as e:
         seq("x = [1, 2, 3][indices];", "hello")
-    with pytest.raises(RaspRuntimeError, match="^index into list has to be integer, got: 0.5$"):
+    assert str(e.value) == "index 3 out of range for list of length 3"
+    with pytest.raises(RaspRuntimeError) as e:
         seq("x = [1, 2, 3][indices + 0.5];", "ab")
+    assert str(e.value) == "index into list has to be integer, got: 0.5"
     assert seq("x = [1, 2, 3][-indices - 1];", "ab") == [3, 2]
 
 
