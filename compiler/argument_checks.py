@@ -23,9 +23,11 @@ def check_arguments(
     *,
     max_params: float | None = None,
     source: object = None,
+    flags: dict[str, object] | None = None,
 ) -> tuple[Atom, ...]:
     """The vocabulary as a tuple (a set given one order, numpy scalars as Python atoms);
-    CompileError if `name` is no string (at once), or with every problem of the others."""
+    CompileError if `name` is no string (at once), or with every problem of the others.
+    `flags`: the keyword switches (`causal`, ...), each a bool: `causal="no"` is truthy."""
     if name is not None and not isinstance(name, str):  # the file's output.name is a string
         raise CompileError([Diagnostic(f"name must be a string, got {name!r}", None)])
     span = getattr(sop, "span", None)
@@ -86,6 +88,9 @@ def check_arguments(
                 None,
             )
         )
+    for flag, value in (flags or {}).items():
+        if not isinstance(value, bool | np.bool_):
+            problems.append(Diagnostic(f"{flag} must be True or False, got {value!r}", None))
     if not isinstance(sop, sops.Node):
         problems.append(Diagnostic(f"expected an s-op to compile, got {type(sop).__name__}", None))
     else:

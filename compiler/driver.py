@@ -78,7 +78,10 @@ def compile_sop(
     """
     if is_tracr(sop):
         sop = to_sops(sop)  # type: ignore[arg-type]
-    vocab = check_arguments(sop, vocab, max_len, name, max_params=max_params, source=source)
+    flags = {"causal": causal, "head_masks": head_masks, "require_certificate": require_certificate}
+    vocab = check_arguments(
+        sop, vocab, max_len, name, max_params=max_params, source=source, flags=flags
+    )
     # before `prepare`, whose rewrites follow every length up to max_len too
     predicted = _check_size(sop, vocab, max_len, causal, head_masks, max_params)
     program = sop

@@ -8,6 +8,7 @@ order may drift from that exact model, and shows no decision can flip.
 
 from __future__ import annotations
 
+import errno
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -152,8 +153,17 @@ class CompiledModel:
         return len(json.dumps(text)) + 160 * len(self.weights) + 64
 
     def save(self, path: str | Path) -> None:
+        """Write the model as a safetensors file at `path` (the runtime's `transformer.load`
+        reads it)."""
         from safetensors.numpy import save_file
 
+        # safetensors writes a temporary file beside `path` first: its error for a missing
+        # directory names that file (".tmpXYZ"), not the path asked for
+        target = Path(path)
+        if target.is_dir():
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(target))
+        if not target.parent.is_dir():
+            raise FileNotFoundError(errno.ENOENT, "no such directory", str(target.parent))
         tensors = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in self.weights.items()}
         # strict JSON (no Infinity or NaN, which the runtime's reader refuses): raises here,
         # before a file that no tool can read is written (the value analysis refuses such values)

@@ -96,3 +96,24 @@ def test_the_docstring_reads_as_one_block() -> None:
     every other line indented by four more spaces."""
     lines = inspect.getdoc(compiler.compile_sop).splitlines()  # type: ignore[union-attr]
     assert not any(line.startswith(" ") for line in lines)
+
+
+@pytest.mark.parametrize("flag", ["causal", "head_masks", "require_certificate"])
+def test_a_switch_that_is_no_bool_is_refused(reverse: object, flag: str) -> None:
+    """`causal="no"` compiled a causal model: any truthy value counted as True."""
+    with pytest.raises(CompileError) as info:
+        compile_sop(reverse, list("abc"), 4, **{flag: "no"})  # type: ignore[arg-type]
+    assert str(info.value) == f"{flag} must be True or False, got 'no'"
+    assert compile_sop(reverse, list("abc"), 3, **{flag: np.bool_(False)}).param_count() > 0
+
+
+def test_saving_into_a_missing_directory_names_it(reverse: object, tmp_path: Path) -> None:
+    """safetensors' own error named the temporary file it writes first (".tmpXYZ")."""
+    compiled = compile_sop(reverse, list("abc"), 3)
+    with pytest.raises(FileNotFoundError) as info:
+        compiled.save(tmp_path / "missing" / "reverse.safetensors")
+    assert info.value.filename == str(tmp_path / "missing")
+    with pytest.raises(IsADirectoryError):
+        compiled.save(tmp_path)
+    compiled.save(tmp_path / "reverse.safetensors")
+    assert transformer.load(tmp_path / "reverse.safetensors").run(["abc"]) == [["c", "b", "a"]]
