@@ -1,4 +1,5 @@
-"""The REPL: golden transcripts driven through `ReplSession`, and the terminal front end's loop.
+"""The REPL: golden transcripts driven through `ReplSession`, and the facts they show one at a time
+(tests/rasp/test_repl_loop.py has the terminal loop).
 
 A transcript shows the banner, then each input line after its prompt (`>> ` or `.. `) and what the
 REPL printed for it. Inputs are `tests/golden/repl/*.in`; expected transcripts the `*.out` next to
@@ -7,8 +8,7 @@ them (rewrite with `pytest --update-golden`). Paths of this checkout print as `<
 
 from __future__ import annotations
 
-import io
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ import pytest
 
 from rasp.sops import Evaluator, SOp
 from rasp.tools.repl import ReplSession
-from rasp.tools.repl_terminal import completion_candidates, run_loop, run_terminal
+from rasp.tools.repl_terminal import completion_candidates
 
 ROOT = Path(__file__).resolve().parents[2]
 TRANSCRIPTS = ROOT / "tests" / "golden" / "repl"
@@ -257,129 +257,6 @@ def test_completion_offers_keywords_and_names() -> None:
     assert {"select", "selector", "selector_width", "selfish"} <= set(found)
     assert found == sorted(found) and all(c.startswith("sel") for c in found)
     assert completion_candidates(session, "selfish") == []  # the word is already complete
-
-
-# ------------------------------------------------------------------------------------------------
-# The terminal loop (line reader faked; no terminal needed)
-
-
-def _reader(items: list[str | type[BaseException]]) -> Callable[[str], str]:
-    feed: Iterator[str | type[BaseException]] = iter(items)
-    prompts: list[str] = []
-
-    def read(prompt: str) -> str:
-        prompts.append(prompt)
-        item = next(feed, EOFError)
-        if isinstance(item, type):
-            raise item
-        return item
-
-    read.prompts = prompts  # type: ignore[attr-defined]
-    return read
-
-
-def test_loop_ctrl_c_drops_partial_statement_and_ctrl_d_exits() -> None:
-    session = ReplSession()
-    out = io.StringIO()
-    read = _reader(["x = (1 +", KeyboardInterrupt, "y = 2;"])
-    assert run_loop(session, read, out) == 0
-    assert read.prompts == [">> ", ".. ", ">> ", ">> "]  # type: ignore[attr-defined]
-    assert "x" not in session.interpreter.names()
-    assert out.getvalue() == "KeyboardInterrupt\n    value: y =  2\n"
-
-
-def test_an_unfinished_statement_at_the_end_of_input_is_reported() -> None:
-    session = ReplSession()
-    out = io.StringIO()
-    assert run_loop(session, _reader(["x = select(indices,", " indices"]), out) == 0
-    assert out.getvalue().splitlines()[0] == (
-        "<repl>:2:9: error: expected ',' and another argument: 'select(' takes 3 arguments"
-    )
-    assert not session.is_continuing
-
-
-def test_piped_stdin_runs_a_script() -> None:
-    stdin = io.StringIO('x = indices;\nx("ab");\nexit\nnever = 1;\n')
-    stdout = io.StringIO()
-    assert run_terminal(stdin=stdin, stdout=stdout) == 0
-    assert stdout.getvalue().splitlines()[2:] == [
-        "     s-op: x",
-        ' \t Example: x("hello") = [0, 1, 2, 3, 4] (ints)',
-        "\t =  [0, 1] (ints)",
-    ]
-
-
-def test_typed_input_with_piped_output_shows_the_prompts() -> None:
-    # `rasp repl | tee log`: someone types at a terminal but saw no prompt at all
-    class Typed(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    stdout = io.StringIO()
-    assert run_terminal(stdin=Typed("def f(x) {\nreturn x;\n}\n"), stdout=stdout) == 0
-    text = stdout.getvalue()
-    assert text.endswith("console function: f(x)\n>> "), text  # the prompts, then the next one
-    assert ">> .. " in text
-
-
-def test_piped_stdin_starting_with_a_bom_reads_as_without_it() -> None:
-    # it was "<repl>:1:1: error: unexpected character '\\ufeff'" (rasp run drops it)
-    stdin = io.StringIO('\ufeffx = 1;\ny = "\ufeff";\n')
-    stdout = io.StringIO()
-    assert run_terminal(stdin=stdin, stdout=stdout) == 0
-    assert stdout.getvalue().splitlines()[2:] == ["    value: x =  1", '    value: y =  "\ufeff"']
-
-
-def test_prompt_toolkit_front_end_through_a_pipe(tmp_path: Path) -> None:
-    from prompt_toolkit.input import create_pipe_input
-    from prompt_toolkit.output import DummyOutput
-
-    from rasp.tools.repl_terminal import _prompt_toolkit_reader
-
-    session = ReplSession()
-    history = tmp_path / "history"
-    out = io.StringIO()
-    with create_pipe_input() as pipe:
-        read = _prompt_toolkit_reader(
-            session, history_file=history, pt_input=pipe, pt_output=DummyOutput()
-        )
-        assert read is not None
-        pipe.send_text("x = (1 +\r2);\rexit\r")
-        assert run_loop(session, read, out) == 0
-    assert out.getvalue() == "    value: x =  3\n"
-    assert "x = (1 +" in history.read_text(encoding="utf-8")  # persistent history
-
-
-def test_history_falls_back_to_memory_when_unwritable(tmp_path: Path) -> None:
-    from prompt_toolkit.input import create_pipe_input
-    from prompt_toolkit.output import DummyOutput
-
-    from rasp.tools.repl_terminal import _prompt_toolkit_reader
-
-    unwritable = tmp_path / "missing-dir" / "history"
-    with create_pipe_input() as pipe:
-        read = _prompt_toolkit_reader(
-            ReplSession(), history_file=unwritable, pt_input=pipe, pt_output=DummyOutput()
-        )
-        assert read is not None
-        pipe.send_text("exit\r")
-        assert read(">> ") == "exit"
-    assert not unwritable.exists()
-
-
-def test_ctrl_c_during_evaluation_keeps_the_session(monkeypatch: pytest.MonkeyPatch) -> None:
-    session = ReplSession()
-    real_feed = session.feed
-
-    def slow_feed(line: str) -> str:
-        if line == "slow;":
-            raise KeyboardInterrupt
-        return real_feed(line)
-
-    monkeypatch.setattr(session, "feed", slow_feed)
-    out = io.StringIO()
-    assert run_loop(session, _reader(["slow;", "x = 1;"]), out, newline_on_eof=True) == 0
-    assert out.getvalue() == "KeyboardInterrupt\n    value: x =  1\n\n"
 
 
 def test_failed_definition_does_not_rename_the_node() -> None:
