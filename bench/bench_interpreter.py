@@ -1,7 +1,9 @@
-"""Interpreter speed: the three programs the original RASP was timed on (RASP-ORIGINAL.md §7).
+"""Interpreter speed: the three programs the original RASP was timed on (bench/README.md,
+"Interpreter speed vs the original RASP").
 
 Each run evaluates on a fresh random lowercase string (no memo carries over between runs), evaluation
-only, no printing. Usage: `python bench/bench_interpreter.py [--lengths 10 100 500 2000] [--markdown]`.
+only, no printing. Usage: `python bench/bench_interpreter.py [--lengths 10 100 500 2000] [--runs 9]`;
+it prints the Markdown table of bench/README.md.
 """
 
 from __future__ import annotations

@@ -8,9 +8,14 @@ tokens and given the same inputs as strs, and through `run_ids` (ids in, codes o
 and, when one is present, on CUDA; tokens/s counts input tokens.
 
     python bench/bench_scale.py                       # everything, writes bench/results/scale.json
-    python bench/bench_scale.py --sizes-only --lengths 16 64 256
+    python bench/bench_scale.py --sizes-only --lengths 16 64 256 --results /tmp/sizes.json
     python bench/bench_scale.py --speed-only --speed-cases hist:256 reverse:64
     python bench/bench_scale.py --plot                # bench/scale.png from the saved results
+
+A measuring run replaces the results file (`--results`, default bench/results/scale.json) with
+what it measured: a run of some programs or lengths keeps only their rows, `--sizes-only` no speed
+rows, `--speed-only` the file's sizes and the new speeds. It then draws the plot beside that file,
+as `--plot` does (bench/scale.png for the default one).
 
 Needs matplotlib for `--plot` (the `viz` extra).
 """
@@ -338,7 +343,8 @@ def main() -> None:
             results["speeds"] = speeds(cases, args.timeout, args.devices)
         args.results.parent.mkdir(parents=True, exist_ok=True)
         args.results.write_text(json.dumps(results, indent=1) + "\n")
-    plot(results, PLOT)
+    # the plot goes with its results: another --results file never redraws bench/scale.png
+    plot(results, PLOT if args.results.resolve() == RESULTS else args.results.with_suffix(".png"))
     print(tables(results))
 
 

@@ -319,3 +319,42 @@ def test_uniform_head_width_keeps_exact_scalings_exact() -> None:
     assert uniform_d_head({"d_head": 16, "layers": layers[:1] + related[:1]}) == 16
     assert uniform_d_head({"d_head": 17, "layers": [{"d_head": 17}, {"d_head": 3}]}) == 64
     assert uniform_d_head({"d_head": 7}) == 7  # format version 1: one shape already
+
+
+def test_the_readmes_recipe_keeps_true_apart_from_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's TransformerLens recipe, as written, on a model whose vocabulary holds both `1`
+    and `true`. It once looked a token up with `vocab["tokens"].index(t)`, which finds the `1` for
+    `True` (Python's `True == 1`): the model was fed the wrong ids and decoded `1` for `True`."""
+    import doctest
+
+    pytest.importorskip("torch")
+    _hooked_transformer()  # skips (or fails, where CI requires it) without TransformerLens
+    import transformer
+    from compiler import compile_sop
+    from rasp.interpreter import load_file
+    from tests.doc_examples import ROOT, blocks
+
+    (recipe,) = [
+        b
+        for b in blocks(ROOT / "README.md")
+        if b.language == "pycon" and "HookedTransformer(cfg)" in b.text
+    ]
+    assert recipe.text.count('"abcab"') == 1  # the input, replaced by one of the mixed tokens
+    tokens = [True, 0, 1, False, True]
+    examples = doctest.DocTestParser().get_examples(recipe.text.replace('"abcab"', repr(tokens)))
+    path = tmp_path / "mixed.safetensors"
+    reverse = load_file(ROOT / "programs" / "reverse.rasp").get("reverse")
+    compile_sop(reverse, [1, True, 0, False], 6, name="reverse").save(path)
+    export_transformer_lens(path, tmp_path / "tl_reverse")
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {}
+    with warnings.catch_warnings():  # 3.x warns that HookedTransformer goes away in 4.0
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for example in examples[:-1]:
+            exec(compile(example.source, recipe.where, "exec"), namespace)  # noqa: S102
+        decoded = eval(examples[-1].source, namespace)  # noqa: S307 - the README's own recipe
+    ours = transformer.load(path)
+    assert namespace["ids"].tolist() == ours.encode([tokens])[0].tolist()  # type: ignore[attr-defined]
+    assert decoded == ours.run([tokens])[0] == ["True", "False", "1", "0", "True"]

@@ -137,7 +137,8 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
     }
     guide["source_model"] = str(model_path)
     guide["usage"] = (
-        "ids = [vocab.bos_id, id of each token...]; logits at positions 1..n; "
+        "ids = [vocab.bos_id, id of each token...], a token's id being its index in vocab.tokens "
+        "matched by JSON type and value (true is not 1); logits at positions 1..n; "
         "categorical: output.values[argmax]; numerical: the single logit, snapped to the "
         "nearest of output.values when listed, or at position i read as round(logit * d_i) / d_i "
         "with d_i = output.denominators[i] when those are given (d = "

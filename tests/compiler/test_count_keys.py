@@ -123,7 +123,7 @@ first_pos = aggregate(first, indices);
 @pytest.mark.exactness
 def test_long_addition_is_small_and_exact_at_n_16() -> None:
     """The carry copies a 0 or a 1 instead of averaging up to N of them: (s + carry) % 10 has 10
-    values, not 1,247 (163M parameters at N = 32 before, 156K now)."""
+    values, not 1,247 (163M parameters at N = 32 before, 152K now)."""
     root = load_file(LONG_ADDITION).get("longsum")
     model = compile_sop(root, list("0123456789+"), 16, name="longsum")
     assert model.param_count() < 150_000

@@ -187,7 +187,7 @@ def test_the_index_against_a_mean_of_positions_past_the_row_limit_is_a_step(
 ) -> None:
     # `indices < pos_a`, pos_a the average position of the "a"s: 4M (index, mean) pairs at
     # N = 64, past map_rows.MAX_ROWS, and the index's coarse steps read every row (refused);
-    # over indices - pos_a from the distinct differences, one step pair (1,084 parameters).
+    # over indices - pos_a from the distinct differences, one step pair (977 parameters).
     # Here the limit is lowered so that N = 12 is past it (and the index's classes tried from 8).
     import compiler.compare_steps
     import compiler.map_rows
@@ -236,7 +236,7 @@ def test_a_chain_whose_sources_combine_past_the_row_limit_reads_its_inputs(
 def test_a_map_of_the_first_as_position_is_small_at_n_256() -> None:
     sop = _load(FROM_FIRST_A)
     model = compile_sop(sop, VOCAB, 256)
-    assert model.param_count() < 30_000  # 23,625 in 3 layers (2.06M before)
+    assert model.param_count() < 30_000  # 22,186 in 3 layers (2.06M before)
     inputs = random_inputs(VOCAB, 256, 40, 256)
     inputs += [["b"] * k + ["a"] * (256 - k) for k in (0, 1, 100, 255)]
     assert check_inputs(model, sop, inputs) == len(inputs)

@@ -170,7 +170,7 @@ def test_bands_reproduce_a_generated_piecewise_affine_map(
     ("text", "n", "most", "before"),
     [
         # the query of a rotation: stepped over the length's 1/(L+1) with the index one-hot as
-        # context, 38,438 parameters in 2 layers (775K at N = 256); here 5,831 in 3 (the length
+        # context, 37,870 parameters in 2 layers (772K at N = 256); here 5,438 in 3 (the length
         # decoded first)
         (
             "res = aggregate(select(indices, (indices + 1) % length, ==), tokens);",
@@ -192,8 +192,8 @@ def test_bands_reproduce_a_generated_piecewise_affine_map(
             7_000,
             40_000,
         ),
-        # wraps 5 times at length 1: one step per wrap (46,445 parameters stepped over the
-        # length with the index one-hot as context; 776,909 at N = 256, now 21,111)
+        # wraps 5 times at length 1: one step per wrap (45,775 parameters stepped over the
+        # length with the index one-hot as context; 773,776 at N = 256, now 19,726)
         (
             "res = aggregate(select(indices, (indices + 5) % length, ==), tokens);",
             64,
@@ -206,8 +206,8 @@ def test_bands_reproduce_a_generated_piecewise_affine_map(
             7_000,
             38_000,
         ),
-        # 18 wraps at length 1: 7,939 parameters in 3 layers, where stepped over the length
-        # with the index one-hot as context it took 56,022 in 2
+        # 18 wraps at length 1: 7,410 parameters in 3 layers, where stepped over the length
+        # with the index one-hot as context it took 55,230 in 2
         (
             "res = aggregate(select(indices, (indices + 18) % length, ==), tokens);",
             64,
@@ -248,9 +248,9 @@ def test_a_banded_map_compiles_small_and_agrees_with_the_interpreter(
 
 
 def test_below_64_positions_a_map_of_the_position_keeps_its_layer() -> None:
-    # stepped over the length's 1/(L+1) with the index as context: 2 layers (17,534 parameters
+    # stepped over the length's 1/(L+1) with the index as context: 2 layers (17,158 parameters
     # at N = 40), where decoding the length for the bands takes 3; from 64 positions on the
-    # index one-hot costs more (38,438 against 5,831)
+    # index one-hot costs more (37,870 against 5,438)
     root = _program("res = aggregate(select(indices, (indices + 1) % length, ==), tokens);")
     assert len(compile_sop(root, list("abc"), 63, name="res").metadata["layers"]) == 2
     assert len(compile_sop(root, list("abc"), 64, name="res").metadata["layers"]) == 3
