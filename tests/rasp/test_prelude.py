@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_interpreter import run, seq, value
 
 from rasp.sops import AggregateSOp, MapSOp, SelectorWidthSOp, evaluate
+from tests.rasp.interpreting import run, seq, value
 
 
 def test_primitives_length_and_selector_width() -> None:
