@@ -16,6 +16,7 @@ the width it needs (the certifier bounds the scaling's rounding).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 from collections.abc import Sequence
@@ -47,7 +48,7 @@ from compiler.model import (
     mlp_residual,
     model_config,
 )
-from compiler.reach import ReachBuilder
+from compiler.reach import ReachBuilder, decoding_digest, value_label
 from compiler.schedule import Schedule
 from rasp.errors import Diagnostic, Source, option
 
@@ -107,6 +108,13 @@ def assemble(
     )
     weights = {k: v.astype(np.float32) for k, v in weights.items()}
     metadata = _metadata(config, schedule, layout, plan, vocab, max_len, name, source)
+    # what the runtime reads besides the weights, pinned for the certifier (compiler.reach.Reach)
+    built = dataclasses.replace(
+        built,
+        causal=causal_run,
+        tokens=tuple(value_label(t) for t in metadata["vocab"]["tokens"]),
+        decoding=decoding_digest(metadata["output"]),
+    )
     metadata["reach"] = built.to_json()
     return CompiledModel(config, weights, metadata)
 

@@ -45,7 +45,7 @@ from compiler.certify_mlp import check_mlp
 from compiler.certify_parts import is_number, product
 from compiler.certify_walk import OverBudget, Specials, Walk
 from compiler.grid import GRID_KEYS
-from compiler.reach import Reach, Reading, value_label
+from compiler.reach import Reach, Reading, decoding_digest, value_label
 
 
 def certify(
@@ -66,6 +66,9 @@ def certify(
             check_attention(walk, layer)
             check_mlp(walk, layer)
         _check_decoder(walk, output)
+        # last: a more telling refusal of the walk (a swapped token row, an edited output list)
+        # comes first
+        _check_runtime(reach, config, output, tokens)
     except ReadError as err:
         return Certificate((), (str(err),))
     except OverBudget as over:
@@ -93,6 +96,48 @@ def recheck(tensors: dict[str, np.ndarray], metadata: dict[str, Any]) -> Certifi
         list(metadata["residual"]),
         _tokens(metadata),
     )
+
+
+def _check_runtime(
+    reach: Reach, config: dict[str, Any], output: dict[str, Any], tokens: Sequence[Any]
+) -> None:
+    """What the runtime reads from the file besides the weights is what the compile meant (the
+    reach pins it): each head's mask and causal attention (which keys a query sees), the
+    vocabulary (which id each token is encoded as) and the output entry (how logits decode).
+    An edited one is refused: the walk proves the weights for the reach's, not the file's."""
+    if reach.tokens is None or reach.decoding is None:
+        raise ReadError(
+            "the file's reach does not record the vocabulary and the decoding it was compiled "
+            "for (written by an older compiler): recompile it to certify them"
+        )
+    causal = config.get("attention_dir", "bidirectional") == "causal"
+    if causal != reach.causal:
+        raise ReadError(
+            f"the file's config has {'causal' if causal else 'bidirectional'} attention, but "
+            f"the model was compiled for {'causal' if reach.causal else 'bidirectional'} attention"
+        )
+    shapes = config.get("layers") or []
+    for head in reach.heads:
+        # as the runtime reads them (transformer.config.LayerShape.mask): none listed, none
+        shape = shapes[head.layer] if 0 <= head.layer < len(shapes) else {}
+        masks = shape.get("masks") or []
+        mask = masks[head.head] if 0 <= head.head < len(masks) else ""
+        if mask != head.mask:
+            raise ReadError(
+                f"the file's config gives layer {head.layer} head {head.head} ({head.name!r}) the "
+                f'mask {mask!r}, but its select sees the keys {head.mask!r} ("": every key)'
+            )
+    labels = tuple(value_label(t) for t in tokens)
+    if labels != reach.tokens:
+        raise ReadError(
+            f"the file's vocabulary is {', '.join(labels)}, but the model was compiled for "
+            f"{', '.join(reach.tokens)} (token ids in that order)"
+        )
+    if decoding_digest(output) != reach.decoding:
+        raise ReadError(
+            f"the file's output entry ({output.get('name', '?')!r}: how its logits decode) is not "
+            "the one the model was compiled with"
+        )
 
 
 def _tokens(metadata: dict[str, Any]) -> list[Any]:
@@ -161,10 +206,12 @@ def _check_decoder(walk: Walk, output: dict[str, Any]) -> None:
         k = coords[:, 0].astype(np.int64)
         rows = np.arange(len(k))
         win = logits[rows, k]
-        rest = logits.copy()
-        rest[rows, k] = -np.inf
-        rival = rest.argmax(axis=1) if logits.shape[1] > 1 else k
-        margin = win - (rest[rows, rival] if logits.shape[1] > 1 else -np.inf)
+        # the weakest rival is the column nearest the winner after both errors, not the one with
+        # the highest exact logit: a lower logit with a larger error can overtake the winner
+        slack = (win[:, None] - logits) - (err[rows, k][:, None] + err)  # [P, C]
+        slack[rows, k] = np.inf
+        rival = slack.argmin(axis=1) if logits.shape[1] > 1 else k
+        margin = win - (logits[rows, rival] if logits.shape[1] > 1 else -np.inf)
         bound = err[rows, k] + (err[rows, rival] if logits.shape[1] > 1 else 0)
         kind, labels = "argmax", [reading.labels[j] for j in k]
     else:
@@ -193,8 +240,14 @@ def _check_decoder(walk: Walk, output: dict[str, Any]) -> None:
             margin = np.minimum(x - (p + lo) / 2, (p + hi) / 2 - x)
             twin = np.abs(p - x) <= SNAP_NOISE * np.maximum(1.0, np.abs(x))
             margin = np.where(twin, np.maximum(margin, 0.0), 0.0)
-        elif output.get("type") == "ints":
-            margin = np.full_like(x, 0.5)
+        elif output.get("type") in ("ints", "bools"):
+            # the runtime rounds (ints) or compares with 1/2 (bools): right only where the
+            # program's value is whole (0 or 1 for bools), by its distance from the half-way point
+            off = np.abs(x - np.rint(x))
+            whole = off <= SNAP_NOISE * np.maximum(1.0, np.abs(x))
+            if output.get("type") == "bools":
+                whole &= (np.rint(x) == 0) | (np.rint(x) == 1)
+            margin = np.where(whole, 0.5 - off, 0.0)
         else:
             margin = 1e-6 * np.maximum(1.0, np.abs(x))  # the promise: numbers within 1e-6
         bound = err[:, 0] + np.abs(value - x)

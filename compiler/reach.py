@@ -27,6 +27,8 @@ certifier (`compiler.certify`) checks the weights against it and trusts nothing 
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -120,6 +122,10 @@ class HeadReach:
     # written before the reach recorded it: the certifier then cannot check the selection.
     atoms: tuple[AtomReach, ...] | None = None
     selects: str = Selects.ABOVE.value
+    # The keys the runtime lets it see by position (transformer.config.HEAD_MASKS; "" every key):
+    # part of what it selects, outside the scores. The certifier requires the file's config to
+    # give the head this mask (an edited one sees other keys).
+    mask: str = ""
 
 
 @dataclass(frozen=True)
@@ -161,6 +167,14 @@ class Reach:
     output: int
     # None in a file written before the reach recorded it: the embedding cannot be checked
     inputs: tuple[InputReach, ...] | None = None
+    # What the runtime reads from the file's metadata besides the weights, as the compile meant
+    # it (the certifier requires the file's to be the same; None in a file written before the
+    # reach recorded it: refused): causal attention (every query sees no later key), the
+    # vocabulary's tokens by id (labels: which id the runtime encodes each token as), and a digest
+    # of the output entry (how logits decode: values, type, grids; `decoding_digest`).
+    causal: bool = False
+    tokens: tuple[str, ...] | None = None
+    decoding: str | None = None
 
     def check_indices(self, d_model: int) -> None:
         """ValueError where a file's reach names a residual dimension or a reading that does not
@@ -232,6 +246,7 @@ class Reach:
                         for v in h.values
                     ],
                     "single": h.single,
+                    **({"mask": h.mask} if h.mask else {}),
                     **(
                         {}
                         if h.atoms is None
@@ -256,6 +271,9 @@ class Reach:
                 for m in self.mlps
             ],
             "output": self.output,
+            **({"causal": True} if self.causal else {}),
+            **({} if self.tokens is None else {"tokens": list(self.tokens)}),
+            **({} if self.decoding is None else {"decoding": self.decoding}),
             **(
                 {}
                 if self.inputs is None
@@ -303,6 +321,7 @@ class Reach:
                 bool(h.get("single", False)),
                 None if "atoms" not in h else tuple(AtomReach.from_json(a) for a in h["atoms"]),
                 Selects(h.get("selects", Selects.ABOVE.value)).value,
+                str(h.get("mask", "")),
             )
             for h in obj["heads"]
         )
@@ -333,7 +352,17 @@ class Reach:
                 )
                 for i in obj["inputs"]
             )
-        return Reach(readings, heads, tuple(mlps), int(obj["output"]), inputs)
+        tokens = obj.get("tokens")
+        return Reach(
+            readings,
+            heads,
+            tuple(mlps),
+            int(obj["output"]),
+            inputs,
+            bool(obj.get("causal", False)),
+            None if tokens is None else tuple(str(t) for t in tokens),
+            None if obj.get("decoding") is None else str(obj["decoding"]),
+        )
 
 
 class ReachBuilder:
@@ -404,6 +433,7 @@ class ReachBuilder:
                     for a in d.atoms
                 ),
                 d.selects.value,
+                spec.mask,
             )
         )
 
@@ -452,6 +482,13 @@ def _number_values(enc: Encoded) -> Sequence[float]:
 
 def _label(v: Atom) -> str:
     return value_repr(v) if isinstance(v, str) else str(v)  # a tracr tuple or list: its repr
+
+
+def decoding_digest(output: dict[str, Any]) -> str:
+    """A digest of a file's `output` entry as JSON gives it back (every field the runtime's decoder
+    reads: encoding, type, values, grids, int positions, whole types; and the name)."""
+    text = json.dumps(json.loads(json.dumps(output)), sort_keys=True, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def value_label(v: Any) -> str:
