@@ -51,6 +51,7 @@ from compiler.model import (
 from compiler.reach import ReachBuilder, decoding_digest, value_label
 from compiler.schedule import Schedule
 from rasp.errors import Diagnostic, Source, option
+from rasp.sops import SeqType
 
 # BIG_PAD is rounded up to a multiple of this (a coarse dyadic grid keeps exact score sums exact).
 PAD_GRID = 256
@@ -405,10 +406,13 @@ def _metadata(
     name: str,
     source: Source | None,
 ) -> dict:
+    # an output that is always None (a tracr aggregate that never selects) is labelled as a mix
+    # of types is: the file's types name what its values decode as, and None is none of them
+    kind = plan.output_type
     output: dict = {
         "name": name,
         "encoding": plan.output.encoding.value,
-        "type": plan.output_type.value,
+        "type": (SeqType.STRINGS if kind is SeqType.NONE else kind).value,
     }
     if plan.output.is_categorical:
         output["values"] = list(plan.output.values)

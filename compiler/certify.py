@@ -66,9 +66,10 @@ def certify(
             check_attention(walk, layer)
             check_mlp(walk, layer)
         _check_decoder(walk, output)
-        # last: a more telling refusal of the walk (a swapped token row, an edited output list)
-        # comes first
-        _check_runtime(reach, config, output, tokens)
+        if all(check.ok for check in checks):
+            # last, and only where every decision held: the walk's refusal of an edited file (a
+            # swapped token row, an edited output list, an off-grid denominator) says more
+            _check_runtime(reach, config, output, tokens)
     except ReadError as err:
         return Certificate((), (str(err),))
     except OverBudget as over:

@@ -145,9 +145,6 @@ def compile_sop(
             problems = value_problems(program)  # a tracr map gave a value no model holds (a dict)
             if problems:
                 raise CompileError(problems)
-            meta = compiled.metadata.get("output", {})
-            if meta.get("type") == sops.SeqType.NONE.value:  # a tracr output always None:
-                meta["type"] = sops.SeqType.STRINGS.value  # labelled as a mix is (the file's types)
             return compiled, graph
 
         @functools.cache  # asked for up to three times per form

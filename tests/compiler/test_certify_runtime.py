@@ -47,8 +47,13 @@ def _edited(model: CompiledModel, edit: Any) -> dict[str, Any]:
 
 
 def _refused(cert: Certificate) -> str:
-    assert not cert.ok and len(cert.errors) == 1, cert
-    return cert.errors[0]
+    """Why `cert` does not hold: its one error, else its one failing decision (which the
+    certifier reports before the pinned fields: it says more)."""
+    assert not cert.ok and len(cert.errors) + len(cert.failures()) == 1, cert
+    if cert.errors:
+        return cert.errors[0]
+    (failure,) = cert.failures()
+    return f"{failure.kind} at {failure.where}"
 
 
 def _runs(model: CompiledModel, meta: dict[str, Any], tmp_path: Path) -> list[list[Any]]:
@@ -95,8 +100,8 @@ def test_the_model_re_checks_and_runs_right(tmp_path: Path) -> None:
         (_unmask, [[0, 0.5], [1, 0.5, 0.6666666666666666]], "the mask '', but its select"),
         # position 1 decodes on 1/1: round(0.5) = 0 (0.5 lies on another position's grid)
         (_swap_grid, [[1.0, 0], [1.0, 1, 0.6666666666666666]], "the file's output entry"),
-        # no grid, rounded to ints: 0.5 decodes as 0
-        (_to_ints, [[1, 0], [1, 1, 1]], "the file's output entry"),
+        # no grid, rounded to ints: 0.5 decodes as 0 (the snap to a whole number fails first)
+        (_to_ints, [[1, 0], [1, 1, 1]], "snap at output"),
         # 'a' is encoded as the id whose row writes tokens = 'b'
         (_swap_tokens, [[0, 0.5], [0, 0.0, 0.3333333333333333]], "the file's vocabulary is"),
     ],
