@@ -21,6 +21,29 @@ from rasp.seqvalues import value_repr
 
 # Numbers closer than this (relative) differ only by float64 rounding in the interpreter.
 FLOAT64_NOISE = 1e-9
+# Below this, float64 holds every whole number exactly: two different ones are never twins.
+EXACT_WHOLES = 2.0**53
+
+
+def float64_twins(a: float, b: float) -> bool:
+    """Whether `a` and `b` may be one number that float64 rounding told apart: within
+    FLOAT64_NOISE (relative to the larger of 1 and |b|), and not two different whole numbers
+    (from 10^9 on, 10^9 + 1 lies within that of 10^9, but ints carry no rounding noise)."""
+    if abs(a - b) > FLOAT64_NOISE * max(1.0, abs(b)):
+        return False
+    return a == b or not (_exact_whole(a) and _exact_whole(b))
+
+
+def _exact_whole(x: float) -> bool:
+    return abs(x) < EXACT_WHOLES and float(x).is_integer()
+
+
+def _twin_neighbours(ordered: np.ndarray) -> np.ndarray:
+    """For sorted numbers `[P]`, whether each is a float64 twin of the one before it `[P - 1]`
+    (`float64_twins`, elementwise)."""
+    whole = (np.abs(ordered) < EXACT_WHOLES) & (np.rint(ordered) == ordered)
+    near = np.diff(ordered) <= FLOAT64_NOISE * np.maximum(1.0, np.abs(ordered[1:]))
+    return near & ~(whole[1:] & whole[:-1] & (np.diff(ordered) != 0))
 
 
 class NoiseError(CompileError):
@@ -44,7 +67,7 @@ def merge_points(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[f
     ordered = xs[order]
     # A point farther than the noise from its predecessor is farther from every earlier one too,
     # so it starts a cluster: only runs of near neighbours need the exact walk (mostly equal x).
-    near = np.diff(ordered) <= FLOAT64_NOISE * np.maximum(1.0, np.abs(ordered[1:]))
+    near = _twin_neighbours(ordered)
     starts = np.flatnonzero(np.concatenate(([True], ~near))).tolist()
     ends = [*starts[1:], len(points)]
     merged: list[tuple[float, Atom]] = []
@@ -141,11 +164,23 @@ def _two_columns(node: IRNode, value: Atom) -> CompileError:
     )
 
 
+def _stands_for(written: Atom, value: Atom) -> bool:
+    """Whether a model that writes `written` where the program gives `value` keeps the promise:
+    `same_value`, and a whole number never stands for a different int (the output's whole types
+    may decode it as an int, compared exactly: 1000000000.0 within 1e-6 of 1000000001 decoded
+    as 1000000000)."""
+    if not same_value(written, value):
+        return False
+    if isinstance(value, int) and not isinstance(value, bool) and is_number(written):
+        return not float(written).is_integer() or written == value
+    return True
+
+
 def _merge_sorted(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[float, Atom]]:
     """`merge_points` over points sorted by x."""
     clusters: list[list[tuple[float, Atom]]] = []
     for x, v in points:
-        if clusters and abs(x - clusters[-1][0][0]) <= FLOAT64_NOISE * max(1.0, abs(x)):
+        if clusters and float64_twins(clusters[-1][0][0], x):
             clusters[-1].append((x, v))
         else:
             clusters.append([(x, v)])
@@ -158,7 +193,7 @@ def _merge_sorted(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[
             merged.append((x0, v0))
             continue
         for x, v in cluster:
-            if x == x0 and not same_value(v, v0):
+            if x == x0 and not _stands_for(v0, v):
                 raise CompileError(
                     [
                         Diagnostic(
@@ -170,7 +205,7 @@ def _merge_sorted(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[
                     ]
                 )
         for x, v in cluster:
-            if x != x0 and not same_value(v, v0):
+            if x != x0 and not _stands_for(v0, v):
                 raise NoiseError(
                     [
                         Diagnostic(
@@ -210,7 +245,7 @@ def noise_clusters(values: Sequence[Atom]) -> list[tuple[int, tuple[int, ...]]]:
     )
     clusters: list[list[tuple[float, int]]] = []
     for x, i in numbers:
-        if clusters and abs(x - clusters[-1][0][0]) <= FLOAT64_NOISE * max(1.0, abs(x)):
+        if clusters and float64_twins(clusters[-1][0][0], x):
             clusters[-1].append((x, i))
         else:
             clusters.append([(x, i)])

@@ -14,6 +14,7 @@ import pytest
 
 import transformer
 from compiler import compile_sop
+from compiler.fits import float64_twins, merge_noise
 from rasp import sops as S
 from rasp.errors import CompileError
 from rasp.nodes import TokenKind
@@ -95,33 +96,51 @@ def test_a_value_merged_with_its_twin_at_one_point_and_alone_at_another_is_one_c
 
 
 @pytest.mark.exactness
-@pytest.mark.parametrize(
-    ("text", "vocab"),
-    [
-        ("res = tokens_int + 10 ^ 10;", [0, 1, 2]),
-        ("res = aggregate(select(tokens, tokens, ==), tokens_int);", [10**10, 10**10 + 1]),
-        pytest.param(
-            "res = aggregate(select(indices, indices, <=), tokens_int + 10 ^ 9);",
-            [0, 1],
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="not fixed: the one-hot output merges the int 10^9 + 1 into the float "
-                "1000000000.0 (same_value compares an int with a float within 1e-6), and the "
-                "output's whole_types decode that column as the int 10^9 at position 0",
-            ),
-        ),
-    ],
-)
-def test_distinct_whole_numbers_within_float64_noise_are_not_one_snap_target(
-    text: str, vocab: list
-) -> None:
+def test_distinct_whole_numbers_within_float64_noise_are_not_one_snap_target() -> None:
     """10^10, 10^10 + 1 and 10^10 + 2 lie within FLOAT64_NOISE (relative 1e-9) of each other,
     so the numerical output listed only 10^10, and the decoder's check took 10^10 + 1 snapping
     to 10^10 as float64 noise: certified, and `rasp verify` found it wrong on every input holding
     a 1 (ints compare exactly). Ints carry no rounding noise below 2^53: two different ones never
-    decode as each other."""
+    decode as each other (here: a one-hot output of the three)."""
     from tests.compiler.limit_checks import agrees_everywhere, program
 
-    root = program(text, "res")
-    model = compile_sop(root, vocab, 2)
-    agrees_everywhere(root, model, vocab, 2)
+    root = program("res = tokens_int + 10 ^ 10;", "res")
+    model = compile_sop(root, [0, 1, 2], 2)
+    assert model.metadata["output"]["values"] == [10**10, 10**10 + 1, 10**10 + 2]
+    agrees_everywhere(root, model, [0, 1, 2], 2)
+
+
+def test_different_ints_are_not_merged_into_one_float() -> None:
+    """Each position's mean over the keys of its own token is that token, 10^10 or 10^10 + 1:
+    the two were one point written as 10000000000.0, an output of floats within 1e-6 of the
+    ints the program gives (the model answered 10000000000.0 for 10000000001). Float32 cannot
+    tell the means apart: refused, located."""
+    from tests.compiler.limit_checks import program
+
+    root = program("res = aggregate(select(tokens, tokens, ==), tokens_int);", "res")
+    with pytest.raises(CompileError) as refused:
+        compile_sop(root, [10**10, 10**10 + 1], 2)
+    assert refused.value.span is not None and "float32" in str(refused.value)
+
+
+def test_a_whole_number_never_stands_for_a_different_int() -> None:
+    """A prefix mean of tokens_int + 10^9 at N = 2 takes 10^9, 10^9 + 0.5 and 10^9 + 1, within
+    FLOAT64_NOISE of each other: they were merged into one point written as 1000000000.0
+    (same_value lets an int be within 1e-6 of a float), and the output's whole types decoded it
+    as the int 10^9 where the program gives 10^9 + 1, certified. Different whole numbers are not
+    float64 twins, and no merged value stands for a different int: float32 cannot tell these
+    apart, so the compile is refused, located."""
+    from tests.compiler.limit_checks import program
+
+    root = program("res = aggregate(select(indices, indices, <=), tokens_int + 10 ^ 9);", "res")
+    with pytest.raises(CompileError) as refused:
+        compile_sop(root, [0, 1], 2)
+    assert refused.value.span is not None and "float32" in refused.value.render()
+
+
+def test_float64_twins_are_never_two_different_whole_numbers() -> None:
+    assert float64_twins(0.1 + 0.2, 0.3) and float64_twins(1e9, 1e9)
+    assert not float64_twins(1e9, 1e9 + 1) and not float64_twins(10**10, 10**10 + 2)
+    assert float64_twins(1e9, 1e9 + 0.5)  # not both whole: noise may have told them apart
+    assert float64_twins(2.0**60, 2.0**60 + 2**8)  # past 2^53 wholes are rounded too
+    assert merge_noise([10**10, 10**10 + 1, 1e9, 1e9 + 1e-7]) == (10**10, 10**10 + 1, 1e9)
