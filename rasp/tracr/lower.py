@@ -18,6 +18,7 @@ import ast
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -207,10 +208,13 @@ def _select(expr: Select, inputs: list[sops.Node], where: dict[str, Any]) -> sop
     keys, queries = _sop(inputs[0]), _sop(inputs[1])
     predicate = expr.predicate
     if isinstance(predicate, Comparison) and predicate in _COMPARISONS:
-        checked = _no_none(keys, "key", where)
+        # tuples travel as string tokens, whose text is not tracr's order nor, for equal numbers
+        # of two types ((1,) == (1.0,)), its equality: the checks compare them as tracr does
+        tuples = "equal" if predicate in (Comparison.EQ, Comparison.NEQ) else "order"
+        checked = _no_none(keys, "key", where, tuples)
         # one s-op on both sides (tracr's sort compares `keys` with itself): one check, which
         # raises where the key's would (the key is checked first), and one reading of it
-        queries = checked if queries is keys else _no_none(queries, "query", where)
+        queries = checked if queries is keys else _no_none(queries, "query", where, tuples)
         keys = checked
         return sops.Select(keys=keys, queries=queries, comparison=_COMPARISONS[predicate], **where)
     if predicate is Comparison.TRUE or predicate is Comparison.FALSE:
@@ -238,13 +242,13 @@ def _selects_everything(node: sops.Node) -> bool:
     )
 
 
-def _no_none(side: sops.SOp, role: str, where: dict[str, Any]) -> sops.SOp:
+def _no_none(side: sops.SOp, role: str, where: dict[str, Any], tuples: str = "") -> sops.SOp:
     """A Comparison's side that may hold None (a map's or an aggregate's value), read through a
     check that raises there, as tracr's Comparison does ("key is None!"): the compiler then never
-    sees None in a comparison."""
-    if _may_be_none(side):
+    sees None in a comparison. `tuples` (NoneCheck's): how the check reads a tuple's token."""
+    if _may_be_none(side) or (isinstance(side, sops.ConstSOp) and _is_boxed(side.value)):
         return sops.MapSOp(
-            fn=NoneCheck(role),
+            fn=NoneCheck(role, tuples=tuples),
             inputs=(side,),
             text=f"{role} is not None",
             span=where["span"],
@@ -403,15 +407,52 @@ class TracrPredicate:
 
 @dataclass(frozen=True)
 class NoneCheck:
-    """tracr's Comparison refuses None: the value itself, or the error tracr raises."""
+    """tracr's Comparison refuses None: the value itself, or the error tracr raises.
+
+    A tuple or list travels as a string token (`box`), whose text orders (2, 0) after (10, 0) and
+    tells (1,) from (1.0,), which tracr's Comparison compares element by element. With `tuples`
+    "equal" (`==`, `!=`) the check reads such a token as one that is equal exactly where the
+    values are (`equality_token`); with "order" it raises there, as no model orders tuples."""
 
     role: str
     constant: Any = None  # given: the check's value instead of the value it checks
+    tuples: str = ""  # "", "equal" or "order"
 
     def __call__(self, value: Any) -> Any:
         if value is None:
             raise RaspRuntimeError(f"ValueError: {self.role} is None!")
+        if self.tuples and _is_boxed(value):
+            if self.tuples == "order":
+                raise RaspRuntimeError(
+                    f"a compiled model cannot order the {self.role} {unbox(value)!r}: tracr "
+                    "orders a tuple element by element, a model holds it as one token; compare "
+                    "its parts instead"
+                )
+            return equality_token(value, self.role)
         return value if self.constant is None else self.constant
+
+
+def _is_boxed(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(_BOX)
+
+
+def equality_token(value: Any, role: str) -> str:
+    """A boxed tuple's (or list's) token for `==`: equal to another's exactly where Python finds
+    the two values equal (numbers by their exact value, 1 == 1.0 == True; tuples and lists apart)."""
+    unboxed = unbox(value)
+
+    def key(v: Any) -> Any:
+        if isinstance(v, (bool, int, float)):
+            if isinstance(v, float) and math.isnan(v):
+                raise RaspRuntimeError(
+                    f"a compiled model cannot compare the {role} {unboxed!r}, which holds NaN"
+                )
+            return ("number", float(v) if isinstance(v, float) and math.isinf(v) else Fraction(v))
+        if isinstance(v, (tuple, list)):
+            return (type(v).__name__, tuple(key(x) for x in v))
+        return (type(v).__name__, v)
+
+    return _BOX + "==" + repr(key(unboxed))
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,14 @@ from typing import Any
 
 import pytest
 from corpus import CASES, Case, encode, recorded
+from runtime_helpers import run_compiled
 
-from rasp import sops
-from rasp.errors import RaspRuntimeError
+from compiler import compile_sop
+from rasp import sops, tracr
+from rasp.errors import CompileError, RaspRuntimeError
 from rasp.tools.pyprogram import PythonProgram, load_python_program
+from rasp.tracr.evaluate import evaluate
+from rasp.tracr.lower import to_sops
 
 
 @cache
@@ -52,3 +56,36 @@ def test_the_lowered_graph_gives_tracr_values(case: Case) -> None:
 
 def test_every_program_of_the_corpus_is_recorded() -> None:
     assert {case.key for case in CASES} == set(recorded())
+
+
+def _tuple_width(comparison: Any, keys: Any) -> Any:
+    return tracr.numerical(tracr.SelectorWidth(tracr.Select(keys, keys, comparison)))
+
+
+def test_tuples_a_comparison_orders_are_never_ordered_as_their_text() -> None:
+    """A tuple travels as a string token; tracr orders tuples element by element, and the token's
+    text orders (2, 0) after (10, 0). The lowered graph raises where tracr orders tuples (the
+    compiler then refuses: no model holds that order), never giving the text's order."""
+    pair = tracr.SequenceMap(lambda x, i: (x, i), tracr.tokens, tracr.indices)
+    for comparison in (tracr.Comparison.LT, tracr.Comparison.GEQ):
+        width = _tuple_width(comparison, pair)
+        assert evaluate(width, [2, 10]) != evaluate(width, [10, 2])  # tracr orders them
+        lowered = to_sops(width)
+        for xs in ([2, 10], [10, 2]):
+            with pytest.raises(RaspRuntimeError, match="tuple"):
+                sops.evaluate(lowered, xs)
+        with pytest.raises(CompileError):
+            compile_sop(width, [2, 10], 4)
+
+
+def test_tuples_equal_as_tracr_compares_them_are_one_key() -> None:
+    """(1,) == (1.0,) in tracr (Python's tuple equality), though their tokens' texts differ: the
+    lowered graph and the model select both."""
+    keys = tracr.Map(lambda x: (x,) if x < 2 else (x / 2,), tracr.tokens)  # 1 -> (1,), 2 -> (1.0,)
+    for comparison in (tracr.Comparison.EQ, tracr.Comparison.NEQ):
+        width = _tuple_width(comparison, keys)
+        inputs = [[1, 2], [2, 1, 1], [2]]
+        want = [evaluate(width, xs) for xs in inputs]
+        assert want[0] == ([2, 2] if comparison is tracr.Comparison.EQ else [0, 0])
+        assert [list(sops.evaluate(to_sops(width), xs).values) for xs in inputs] == want
+        assert run_compiled(compile_sop(width, [1, 2], 4), inputs) == want
