@@ -194,3 +194,18 @@ def test_a_model_is_never_saved_with_metadata_json_cannot_hold(tmp_path) -> None
     with pytest.raises(ValueError, match="JSON"):
         model.save(path)
     assert not path.exists()
+
+
+def test_a_mean_of_numbers_past_float32_is_refused_before_its_weights_overflow() -> None:
+    """A mean of tokens_float * 10^300 was built with inf weights: numpy printed overflow
+    warnings and the certifier refused it with a float32 error 'up to nan'. It is refused
+    where the weight is made, naming it, with no warning."""
+    import warnings
+
+    sop = program("res = aggregate(select(indices, indices, <=), tokens_float * 10 ^ 300);", "res")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an overflow warning fails the test
+        with pytest.raises(CompileError) as refused:
+            compile_sop(sop, [1, 2], 4)
+    assert refused.value.span is not None
+    assert str(refused.value).startswith("the weight blocks.0.attn.W_V (tokens:2) would be 2e+300")
