@@ -137,9 +137,10 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node]) -> sops.Node:
             fn = TracrFn(expr.f, text, affine=_linear_form(expr, factors))
             return sops.MapSOp(fn=fn, inputs=_sops(inputs), text=text, loose=True, **where)
         case Full():
-            return sops.ConstSOp(value=_atom(expr.fill, "Full"), loose=True, **where)
+            return sops.ConstSOp(value=_atom(expr.fill, "Full", expr.span), loose=True, **where)
         case ConstantSOp():
-            fn = ConstantFn(tuple(_atom(v, "ConstantSOp") for v in expr.value), expr.check_length)
+            values = tuple(_atom(v, "ConstantSOp", expr.span) for v in expr.value)
+            fn = ConstantFn(values, expr.check_length)
             positions = (sops.IndicesSOp(), sops.LengthSOp())
             return sops.MapSOp(fn=fn, inputs=positions, text=text, loose=True, **where)
         case Select():
@@ -169,7 +170,7 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node]) -> sops.Node:
             return sops.AggregateSOp(
                 selector=_selector(inputs[0]),
                 sop=_sop(inputs[1]),
-                default=expr.default,
+                default=_unmarked(expr.default, "Aggregate's default", expr.span),
                 bools_as_numbers=True,
                 loose=True,
                 **where,
@@ -323,6 +324,29 @@ def box(value: Any) -> Any:
     return value
 
 
+def marked(value: Any) -> bool:
+    """Whether `value` is a string of the program's own (not a `box` token) that starts with the
+    mark of a boxed tuple: the graph would read it as the tuple its text spells, where tracr sees a
+    string (the type name of "\\x00(1, 2)" would be "tuple"), so no model holds it."""
+    return isinstance(value, str) and value.startswith(_BOX)
+
+
+def marked_problem(value: Any, what: str, span: Any, after: str = "") -> Diagnostic:
+    """The refusal of a program's string `value` that starts with the tuple mark (`marked`)."""
+    return Diagnostic(
+        f"{what} {value!r}{after}: it starts with {_BOX!r}, which marks a tuple in a compiled "
+        "model, so the model would read it as the tuple its text spells",
+        span,
+        f"use strings that do not start with {_BOX!r}",
+    )
+
+
+def _unmarked(value: Any, what: str, span: Any) -> Any:
+    if marked(value):
+        raise CompileError([marked_problem(value, what, span)])
+    return value
+
+
 def unbox(value: Any) -> Any:
     """The tuple or list a token stands for; any other value unchanged. A token this process did
     not make (a compiled model's output, read from its file) is read back from its text."""
@@ -349,8 +373,8 @@ def is_value(value: Any) -> bool:
     return isinstance(value, float) and math.isfinite(value)
 
 
-def _atom(value: Any, what: str) -> Any:
-    value = box(plain(value))
+def _atom(value: Any, what: str, span: Any = None) -> Any:
+    value = box(_unmarked(plain(value), f"{what}'s value", span))
     if not is_value(value):
         raise RaspRuntimeError(
             f"{what}'s values must be None, bools, ints, floats or strings, got {value!r}"
@@ -380,7 +404,10 @@ class TracrFn:
             raise
         except Exception as exc:  # noqa: BLE001 (the program's own function may raise anything)
             raise RaspRuntimeError(f"{type(exc).__name__}: {exc}") from None
-        out = box(plain(out))
+        out = plain(out)
+        if marked(out) and self.bad is None:  # a string of its own, read back as a tuple
+            self.bad = (args, out)
+        out = box(out)
         if not is_value(out) and self.bad is None:
             self.bad = (args, out)
         return out
@@ -508,6 +535,11 @@ def value_problems(root: sops.Node) -> list[Diagnostic]:
             args, out = fn.bad
             shown = ", ".join(repr(unbox(a)) for a in args)
             shown = shown if len(args) == 1 else f"({shown})"
+            if marked(out):
+                problems.append(
+                    marked_problem(out, f"'{fn.text}' gives", node.span, f" for {shown}")
+                )
+                continue
             problems.append(
                 Diagnostic(
                     f"'{fn.text}' gives {out!r} for {shown}; a compiled model's values are None, "
