@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import ast
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -469,12 +471,20 @@ def equality_token(value: Any, role: str) -> str:
     unboxed = unbox(value)
 
     def key(v: Any) -> Any:
-        if isinstance(v, (bool, int, float)):
-            if isinstance(v, float) and math.isnan(v):
+        # a numpy scalar inside a nested tuple, a Fraction or a Decimal equals the Python number
+        # it holds (np.int64(1) == 1 == Fraction(1)): one number key for all of them
+        v = plain(v)
+        if isinstance(v, complex) and v.imag == 0:
+            v = v.real
+        if isinstance(v, (numbers.Rational, float, Decimal)):
+            if v != v:  # NaN equals nothing, not even itself
                 raise RaspRuntimeError(
                     f"a compiled model cannot compare the {role} {unboxed!r}, which holds NaN"
                 )
-            return ("number", float(v) if isinstance(v, float) and math.isinf(v) else Fraction(v))
+            try:
+                return ("number", Fraction(v))
+            except OverflowError:  # an infinity
+                return ("number", float(v))
         if isinstance(v, (tuple, list)):
             return (type(v).__name__, tuple(key(x) for x in v))
         return (type(v).__name__, v)

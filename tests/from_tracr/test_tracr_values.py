@@ -5,6 +5,8 @@ compiler reads (`rasp.tracr.lower.to_sops`) gives the same values under `rasp.so
 from __future__ import annotations
 
 import json
+from decimal import Decimal
+from fractions import Fraction
 from functools import cache
 from typing import Any
 
@@ -89,3 +91,23 @@ def test_tuples_equal_as_tracr_compares_them_are_one_key() -> None:
         assert want[0] == ([2, 2] if comparison is tracr.Comparison.EQ else [0, 0])
         assert [list(sops.evaluate(to_sops(width), xs).values) for xs in inputs] == want
         assert run_compiled(compile_sop(width, [1, 2], 4), inputs) == want
+
+
+def test_tuples_holding_numpy_or_other_numbers_equal_as_tracr_compares_them() -> None:
+    """A numpy integer inside a nested tuple (a map's `((np.int64(x),),)`), a Fraction or a Decimal
+    equals the Python number it holds, as tracr's `==` finds; their equality tokens differed, so
+    the select missed the key, certified (a width of 1 for tracr's 2)."""
+    import numpy as np
+
+    for number in (np.int64, Fraction, Decimal, np.float32):
+        keys = tracr.SequenceMap(
+            lambda x, i, number=number: ((number(x),),) if i == 0 else ((x,),),
+            tracr.tokens,
+            tracr.indices,
+        )
+        width = _tuple_width(tracr.Comparison.EQ, keys)
+        inputs = [[1, 1], [0, 0, 1], [1]]
+        want = [evaluate(width, xs) for xs in inputs]
+        assert want[0] == [2, 2]
+        assert [list(sops.evaluate(to_sops(width), xs).values) for xs in inputs] == want
+        assert run_compiled(compile_sop(width, [0, 1], 4), inputs) == want
