@@ -446,18 +446,26 @@ class NoneCheck:
     role: str
     constant: Any = None  # given: the check's value instead of the value it checks
     tuples: str = ""  # "", "equal" or "order"
+    # the first tuple it could not read as tracr compares it (tracr did not raise there, so the
+    # lowered graph's error is no value of tracr's): reported by `value_problems`, as a refusal
+    refused: list[str] = field(default_factory=list, compare=False, hash=False, repr=False)
 
     def __call__(self, value: Any) -> Any:
         if value is None:
             raise RaspRuntimeError(f"ValueError: {self.role} is None!")
         if self.tuples and _is_boxed(value):
-            if self.tuples == "order":
-                raise RaspRuntimeError(
-                    f"a compiled model cannot order the {self.role} {unbox(value)!r}: tracr "
-                    "orders a tuple element by element, a model holds it as one token; compare "
-                    "its parts instead"
-                )
-            return equality_token(value, self.role)
+            try:
+                if self.tuples == "order":
+                    raise RaspRuntimeError(
+                        f"a compiled model cannot order the {self.role} {unbox(value)!r}: tracr "
+                        "orders a tuple element by element, a model holds it as one token; "
+                        "compare its parts instead"
+                    )
+                return equality_token(value, self.role)
+            except RaspRuntimeError as err:
+                if not self.refused:
+                    self.refused.append(str(err))
+                raise
         return value if self.constant is None else self.constant
 
 
@@ -487,7 +495,16 @@ def equality_token(value: Any, role: str) -> str:
                 return ("number", float(v))
         if isinstance(v, (tuple, list)):
             return (type(v).__name__, tuple(key(x) for x in v))
-        return (type(v).__name__, v)
+        if isinstance(v, (set, frozenset)):  # {1} == frozenset({1.0}): by their elements' keys
+            return ("set", tuple(sorted(repr(key(x)) for x in v)))
+        if isinstance(v, dict):
+            return ("dict", tuple(sorted(repr((key(k), key(x))) for k, x in v.items())))
+        if v is None or isinstance(v, (str, bytes)):
+            return (type(v).__name__, v)
+        raise RaspRuntimeError(  # its repr need not tell equal values apart, nor its == be Python's
+            f"a compiled model cannot compare the {role} {unboxed!r}, which holds "
+            f"{type(v).__name__} {v!r}"
+        )
 
     return _BOX + "==" + repr(key(unboxed))
 
@@ -537,10 +554,13 @@ class MatrixFn:
 
 
 def value_problems(root: sops.Node) -> list[Diagnostic]:
-    """Each lowered map that returned a value no compiled model can hold, located at the map."""
+    """Each lowered map that returned a value no compiled model can hold, located at the map, and
+    each select side given a tuple no model compares as tracr does (an order, NaN), at the select."""
     problems = []
     for node in sops.walk(root):
         fn = getattr(node, "fn", None)
+        if isinstance(fn, NoneCheck) and fn.refused:
+            problems.append(Diagnostic(fn.refused[0], node.span))
         if isinstance(fn, TracrFn) and fn.bad is not None:
             args, out = fn.bad
             shown = ", ".join(repr(unbox(a)) for a in args)
