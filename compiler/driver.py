@@ -36,7 +36,7 @@ from compiler.schedule import Schedule, schedule_blocks
 from compiler.values import ValueSets, infer_values
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, Source, option
-from rasp.tracr.lower import is_tracr, to_sops, value_problems
+from rasp.tracr.lower import is_tracr, marked, marked_problem, to_sops, value_problems
 
 
 def compile_sop(
@@ -76,12 +76,17 @@ def compile_sop(
     (`select(x, y, <)`) over many numbers as widths over their digits (`compiler.order_digits`);
     `prepare` gives the graph compiled.
     """
-    if is_tracr(sop):
+    tracr = is_tracr(sop)
+    if tracr:
         sop = to_sops(sop)  # type: ignore[arg-type]
     flags = {"causal": causal, "head_masks": head_masks, "require_certificate": require_certificate}
     vocab = check_arguments(
         sop, vocab, max_len, name, max_params=max_params, source=source, flags=flags
     )
+    if tracr:  # the lowered graph would read such a token as the tuple its text spells
+        problems = [marked_problem(t, "the vocabulary token", sop.span) for t in vocab if marked(t)]
+        if problems:
+            raise CompileError(problems)
     # before `prepare`, whose rewrites follow every length up to max_len too
     predicted = _check_size(sop, vocab, max_len, causal, head_masks, max_params)
     program = sop

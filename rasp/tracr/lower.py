@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import ast
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -137,9 +139,10 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node]) -> sops.Node:
             fn = TracrFn(expr.f, text, affine=_linear_form(expr, factors))
             return sops.MapSOp(fn=fn, inputs=_sops(inputs), text=text, loose=True, **where)
         case Full():
-            return sops.ConstSOp(value=_atom(expr.fill, "Full"), loose=True, **where)
+            return sops.ConstSOp(value=_atom(expr.fill, "Full", expr.span), loose=True, **where)
         case ConstantSOp():
-            fn = ConstantFn(tuple(_atom(v, "ConstantSOp") for v in expr.value), expr.check_length)
+            values = tuple(_atom(v, "ConstantSOp", expr.span) for v in expr.value)
+            fn = ConstantFn(values, expr.check_length)
             positions = (sops.IndicesSOp(), sops.LengthSOp())
             return sops.MapSOp(fn=fn, inputs=positions, text=text, loose=True, **where)
         case Select():
@@ -169,7 +172,7 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node]) -> sops.Node:
             return sops.AggregateSOp(
                 selector=_selector(inputs[0]),
                 sop=_sop(inputs[1]),
-                default=expr.default,
+                default=_unmarked(expr.default, "Aggregate's default", expr.span),
                 bools_as_numbers=True,
                 loose=True,
                 **where,
@@ -323,6 +326,29 @@ def box(value: Any) -> Any:
     return value
 
 
+def marked(value: Any) -> bool:
+    """Whether `value` is a string of the program's own (not a `box` token) that starts with the
+    mark of a boxed tuple: the graph would read it as the tuple its text spells, where tracr sees a
+    string (the type name of "\\x00(1, 2)" would be "tuple"), so no model holds it."""
+    return isinstance(value, str) and value.startswith(_BOX)
+
+
+def marked_problem(value: Any, what: str, span: Any, after: str = "") -> Diagnostic:
+    """The refusal of a program's string `value` that starts with the tuple mark (`marked`)."""
+    return Diagnostic(
+        f"{what} {value!r}{after}: it starts with {_BOX!r}, which marks a tuple in a compiled "
+        "model, so the model would read it as the tuple its text spells",
+        span,
+        f"use strings that do not start with {_BOX!r}",
+    )
+
+
+def _unmarked(value: Any, what: str, span: Any) -> Any:
+    if marked(value):
+        raise CompileError([marked_problem(value, what, span)])
+    return value
+
+
 def unbox(value: Any) -> Any:
     """The tuple or list a token stands for; any other value unchanged. A token this process did
     not make (a compiled model's output, read from its file) is read back from its text."""
@@ -349,8 +375,8 @@ def is_value(value: Any) -> bool:
     return isinstance(value, float) and math.isfinite(value)
 
 
-def _atom(value: Any, what: str) -> Any:
-    value = box(plain(value))
+def _atom(value: Any, what: str, span: Any = None) -> Any:
+    value = box(_unmarked(plain(value), f"{what}'s value", span))
     if not is_value(value):
         raise RaspRuntimeError(
             f"{what}'s values must be None, bools, ints, floats or strings, got {value!r}"
@@ -380,7 +406,10 @@ class TracrFn:
             raise
         except Exception as exc:  # noqa: BLE001 (the program's own function may raise anything)
             raise RaspRuntimeError(f"{type(exc).__name__}: {exc}") from None
-        out = box(plain(out))
+        out = plain(out)
+        if marked(out) and self.bad is None:  # a string of its own, read back as a tuple
+            self.bad = (args, out)
+        out = box(out)
         if not is_value(out) and self.bad is None:
             self.bad = (args, out)
         return out
@@ -417,18 +446,26 @@ class NoneCheck:
     role: str
     constant: Any = None  # given: the check's value instead of the value it checks
     tuples: str = ""  # "", "equal" or "order"
+    # the first tuple it could not read as tracr compares it (tracr did not raise there, so the
+    # lowered graph's error is no value of tracr's): reported by `value_problems`, as a refusal
+    refused: list[str] = field(default_factory=list, compare=False, hash=False, repr=False)
 
     def __call__(self, value: Any) -> Any:
         if value is None:
             raise RaspRuntimeError(f"ValueError: {self.role} is None!")
         if self.tuples and _is_boxed(value):
-            if self.tuples == "order":
-                raise RaspRuntimeError(
-                    f"a compiled model cannot order the {self.role} {unbox(value)!r}: tracr "
-                    "orders a tuple element by element, a model holds it as one token; compare "
-                    "its parts instead"
-                )
-            return equality_token(value, self.role)
+            try:
+                if self.tuples == "order":
+                    raise RaspRuntimeError(
+                        f"a compiled model cannot order the {self.role} {unbox(value)!r}: tracr "
+                        "orders a tuple element by element, a model holds it as one token; "
+                        "compare its parts instead"
+                    )
+                return equality_token(value, self.role)
+            except RaspRuntimeError as err:
+                if not self.refused:
+                    self.refused.append(str(err))
+                raise
         return value if self.constant is None else self.constant
 
 
@@ -442,15 +479,32 @@ def equality_token(value: Any, role: str) -> str:
     unboxed = unbox(value)
 
     def key(v: Any) -> Any:
-        if isinstance(v, (bool, int, float)):
-            if isinstance(v, float) and math.isnan(v):
+        # a numpy scalar inside a nested tuple, a Fraction or a Decimal equals the Python number
+        # it holds (np.int64(1) == 1 == Fraction(1)): one number key for all of them
+        v = plain(v)
+        if isinstance(v, complex) and v.imag == 0:
+            v = v.real
+        if isinstance(v, (numbers.Rational, float, Decimal)):
+            if v != v:  # NaN equals nothing, not even itself
                 raise RaspRuntimeError(
                     f"a compiled model cannot compare the {role} {unboxed!r}, which holds NaN"
                 )
-            return ("number", float(v) if isinstance(v, float) and math.isinf(v) else Fraction(v))
+            try:
+                return ("number", Fraction(v))
+            except OverflowError:  # an infinity
+                return ("number", float(v))
         if isinstance(v, (tuple, list)):
             return (type(v).__name__, tuple(key(x) for x in v))
-        return (type(v).__name__, v)
+        if isinstance(v, (set, frozenset)):  # {1} == frozenset({1.0}): by their elements' keys
+            return ("set", tuple(sorted(repr(key(x)) for x in v)))
+        if isinstance(v, dict):
+            return ("dict", tuple(sorted(repr((key(k), key(x))) for k, x in v.items())))
+        if v is None or isinstance(v, (str, bytes)):
+            return (type(v).__name__, v)
+        raise RaspRuntimeError(  # its repr need not tell equal values apart, nor its == be Python's
+            f"a compiled model cannot compare the {role} {unboxed!r}, which holds "
+            f"{type(v).__name__} {v!r}"
+        )
 
     return _BOX + "==" + repr(key(unboxed))
 
@@ -500,14 +554,22 @@ class MatrixFn:
 
 
 def value_problems(root: sops.Node) -> list[Diagnostic]:
-    """Each lowered map that returned a value no compiled model can hold, located at the map."""
+    """Each lowered map that returned a value no compiled model can hold, located at the map, and
+    each select side given a tuple no model compares as tracr does (an order, NaN), at the select."""
     problems = []
     for node in sops.walk(root):
         fn = getattr(node, "fn", None)
+        if isinstance(fn, NoneCheck) and fn.refused:
+            problems.append(Diagnostic(fn.refused[0], node.span))
         if isinstance(fn, TracrFn) and fn.bad is not None:
             args, out = fn.bad
             shown = ", ".join(repr(unbox(a)) for a in args)
             shown = shown if len(args) == 1 else f"({shown})"
+            if marked(out):
+                problems.append(
+                    marked_problem(out, f"'{fn.text}' gives", node.span, f" for {shown}")
+                )
+                continue
             problems.append(
                 Diagnostic(
                     f"'{fn.text}' gives {out!r} for {shown}; a compiled model's values are None, "

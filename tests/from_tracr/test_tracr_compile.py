@@ -406,3 +406,26 @@ def test_a_value_no_model_holds_is_the_one_error_at_its_map() -> None:
         compile_sop(program, list("ab"), 3)
     messages = [d.message for d in caught.value.diagnostics]
     assert len(messages) == 1 and " gives {0: 1} for 0;" in messages[0], messages
+
+
+def test_a_string_starting_with_the_tuple_mark_is_refused_located() -> None:
+    """Tuples travel as strings starting with "\\x00" (rasp.tracr.lower.box); a token, a map's
+    string or a Full's fill starting with it was read as the tuple its text spells, certified:
+    the type name of the token "\\x00(1, 2)" was "tuple" (tracr: "str"), and a map giving that
+    string for "a" and the tuple (1, 2) for "b" counted them as one value."""
+    from rasp import tracr as rasp
+    from rasp.errors import CompileError
+
+    marked = "\x00(1, 2)"
+    kind = rasp.Map(lambda x: type(x).__name__, rasp.tokens)
+    with pytest.raises(CompileError) as caught:
+        compile_sop(kind, [marked, "a"], 3)
+    assert "vocabulary token '\\x00(1, 2)'" in str(caught.value)
+    made = rasp.Map(lambda x: marked if x == "a" else (1, 2), rasp.tokens)
+    both = rasp.SelectorWidth(rasp.Select(made, made, rasp.Comparison.EQ))
+    filled = rasp.SequenceMap(lambda a, b: type(a).__name__, rasp.Full(marked), rasp.tokens)
+    for program in (rasp.Map(lambda v: type(v).__name__, made, simplify=False), both, filled):
+        with pytest.raises(CompileError) as caught:
+            compile_sop(program, list("ab"), 3)
+        messages = [d.message for d in caught.value.diagnostics]
+        assert any("'\\x00(1, 2)'" in m and "tuple" in m for m in messages), messages

@@ -5,6 +5,8 @@ compiler reads (`rasp.tracr.lower.to_sops`) gives the same values under `rasp.so
 from __future__ import annotations
 
 import json
+from decimal import Decimal
+from fractions import Fraction
 from functools import cache
 from typing import Any
 
@@ -89,3 +91,51 @@ def test_tuples_equal_as_tracr_compares_them_are_one_key() -> None:
         assert want[0] == ([2, 2] if comparison is tracr.Comparison.EQ else [0, 0])
         assert [list(sops.evaluate(to_sops(width), xs).values) for xs in inputs] == want
         assert run_compiled(compile_sop(width, [1, 2], 4), inputs) == want
+
+
+def test_tuples_holding_numpy_or_other_numbers_equal_as_tracr_compares_them() -> None:
+    """A numpy integer inside a nested tuple (a map's `((np.int64(x),),)`), a Fraction or a Decimal
+    equals the Python number it holds, as tracr's `==` finds; their equality tokens differed, so
+    the select missed the key, certified (a width of 1 for tracr's 2)."""
+    import numpy as np
+
+    for number in (np.int64, Fraction, Decimal, np.float32):
+        keys = tracr.SequenceMap(
+            lambda x, i, number=number: ((number(x),),) if i == 0 else ((x,),),
+            tracr.tokens,
+            tracr.indices,
+        )
+        width = _tuple_width(tracr.Comparison.EQ, keys)
+        inputs = [[1, 1], [0, 0, 1], [1]]
+        want = [evaluate(width, xs) for xs in inputs]
+        assert want[0] == [2, 2]
+        assert [list(sops.evaluate(to_sops(width), xs).values) for xs in inputs] == want
+        assert run_compiled(compile_sop(width, [0, 1], 4), inputs) == want
+
+
+def test_tuples_ordered_on_some_inputs_only_are_refused_located() -> None:
+    """Keys that are tuples for the tokens 1 and 2 and a number for 3: tracr orders the tuples of
+    [1, 2] (widths [0, 1]) and raises on [1, 3] (a tuple against a number). The lowered graph raised
+    on both, so the compiler took [1, 2] for an input without a value and certified a model giving
+    [0, 0] there; the order check it reached is now the refusal."""
+    keys = tracr.Map(lambda x: (x,) if x < 3 else x, tracr.tokens)
+    width = _tuple_width(tracr.Comparison.LT, keys)
+    assert evaluate(width, [1, 2]) == [0, 1]
+    with pytest.raises(CompileError, match=r"cannot order the key \(1,\)"):
+        compile_sop(width, [1, 2, 3], 4)
+
+
+def test_tuples_holding_dicts_or_sets_equal_as_tracr_compares_them() -> None:
+    """({1: 0},) == ({1.0: 0},) and ({1},) == (frozenset({1.0}),) in tracr; their tokens read the
+    dict's and set's repr, so the select missed the key, certified. A value of another class (whose
+    repr and == may be anything) is refused."""
+    for make in (lambda x, i: {x if i else float(x): 0}, lambda x, i: {x} if i else frozenset({x})):
+        keys = tracr.SequenceMap(lambda x, i, make=make: (make(x, i),), tracr.tokens, tracr.indices)
+        width = _tuple_width(tracr.Comparison.EQ, keys)
+        inputs = [[1, 1], [0, 0, 1], [1]]
+        want = [evaluate(width, xs) for xs in inputs]
+        assert want[0] == [2, 2]
+        assert run_compiled(compile_sop(width, [0, 1], 4), inputs) == want
+    odd = tracr.Map(lambda x: (range(x),), tracr.tokens)
+    with pytest.raises(CompileError, match="which holds range"):
+        compile_sop(_tuple_width(tracr.Comparison.EQ, odd), [0, 1], 4)
