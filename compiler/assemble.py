@@ -26,6 +26,7 @@ import numpy as np
 
 from compiler.attention import SOFTMAX_GAP
 from compiler.blocks import BOS, ONE, PAD, Atom, Dim, Encoded, HeadSpec, MLPSpec, Plan
+from compiler.build_limits import check_float32_range, check_params
 from compiler.certify_embed import record_inputs
 from compiler.grid import GRID_KEYS, MAX_OUTPUT_VALUES
 from compiler.layout import Layout
@@ -40,22 +41,18 @@ from compiler.model import (
     POSITION_GRID_FORMAT_VERSION,
     WHOLE_TYPES_FORMAT_VERSION,
     CompiledModel,
-    OverParamLimit,
     Sketch,
     attention_residual,
-    config_params,
     embed_residual,
     mlp_residual,
     model_config,
 )
 from compiler.reach import ReachBuilder, decoding_digest, value_label
 from compiler.schedule import Schedule
-from rasp.errors import CompileError, Diagnostic, Source, option
+from rasp.errors import Source
 from rasp.sops import SeqType
 
 # BIG_PAD is rounded up to a multiple of this (a coarse dyadic grid keeps exact score sums exact).
-# float32's largest finite number: a weight past it would be stored as inf
-F32_MAX = float(np.finfo(np.float32).max)
 PAD_GRID = 256
 
 
@@ -75,9 +72,9 @@ def assemble(
     driver compared with other builds before any weight."""
     shapes = config["layers"]
     weights = _embeddings(layout, plan, vocab, max_len)  # [d_vocab or n_ctx, d_model]: small
-    _check_params(config, plan, max_params)
+    check_params(config, plan, max_params)
     labels = layout.labels()
-    _check_float32_range(weights, labels)
+    check_float32_range(weights, labels)
     bounds = _real_bounds(layout, plan, max_len)
     special_ids = np.array(
         [[len(vocab)] + [len(vocab) + 1] * max_len]
@@ -92,7 +89,7 @@ def assemble(
         shape = shapes[index]
         weights.update(_attention_arrays(index, layer.heads, layout, shape, specials, bounds))
         weights.update(_mlp_arrays(index, layer.mlps, layout, shape["d_mlp"]))
-        _check_float32_range(weights, labels, f"blocks.{index}.")
+        check_float32_range(weights, labels, f"blocks.{index}.")
         attn = _stored(weights, (f"blocks.{index}.attn.",))
         resid = resid + attention_residual(attn, index, resid, causal_run, shape.get("masks"))
         mid = resid[0]
@@ -105,7 +102,7 @@ def assemble(
             reach.mlp(index, start, spec)
             start += spec.hidden
     weights.update(_unembed(plan.output, layout))
-    _check_float32_range(weights, labels, "unembed.")
+    check_float32_range(weights, labels, "unembed.")
     # what the embedding means at each token and position, from the intended (float64) rows
     built = record_inputs(
         reach.build(plan.output),
@@ -148,59 +145,6 @@ def sketch_model(
     if "pos_embed.W_pos" not in _embeddings(layout, plan, vocab, max_len):
         config["positional"] = False
     return Sketch(config, tuple(layout.labels()), tuple(max(w + [0]) for w in widths))
-
-
-def _check_float32_range(
-    weights: dict[str, np.ndarray], labels: Sequence[str], prefix: str = ""
-) -> None:
-    """Refuse weights (those under `prefix`) that float32 cannot hold: a program computing with
-    numbers past float32's largest (a mean of `tokens_float * 10 ^ 300`) got inf weights, whose
-    bounds came out NaN, with numpy's overflow warnings printed, before the certifier refused it."""
-    for key, w in weights.items():
-        if not key.startswith(prefix) or w.size == 0:
-            continue
-        big = np.abs(w)  # [rows, cols]
-        if (big < F32_MAX).all():
-            continue
-        at = np.unravel_index(int(np.argmax(np.where(np.isnan(big), np.inf, big))), w.shape)
-        # the residual dimension it reads or writes, where one of its axes is the residual
-        dim = next((at[a] for a in range(w.ndim) if w.shape[a] == len(labels)), None)
-        what = f" ({labels[dim]})" if dim is not None else ""
-        raise CompileError(
-            [
-                Diagnostic(
-                    f"the weight {key}{what} would be {float(w[at]):.3g}, beyond the largest "
-                    f"float32 number ({F32_MAX:.3g}): the program computes with numbers no float32 "
-                    "model can hold",
-                    None,
-                    "scale the numbers down, or keep them as labels (a categorical value, not "
-                    "one averaged or computed with)",
-                )
-            ]
-        )
-
-
-def _check_params(config: dict[str, Any], plan: Plan, max_params: int | None) -> None:
-    """Refuse a model over `max_params` parameters before allocating its weights. The prediction
-    (compiler.budget) sizes only compiles above N = 64 and the first build; a small N with a huge
-    value set, or the driver's one-hot fallback for an output of thousands of values, is stopped
-    here instead of after gigabytes."""
-    params = config_params(config)
-    if max_params is None or params <= max_params:
-        return
-    widest = max(layer["d_mlp"] for layer in config["layers"]) if config["layers"] else 0
-    raise OverParamLimit(
-        [
-            Diagnostic(
-                f"the model would have {params:,} parameters (d_model {config['d_model']:,}, "
-                f"widest MLP {widest:,} units, {config['d_vocab_out']:,} output columns for "
-                f"'{plan.output.name}')",
-                None,
-                f"the limit is {max_params:,} parameters: use a smaller maximum length, or "
-                f"raise the limit ({option('max_params')}) if the machine can hold it",
-            )
-        ]
-    )
 
 
 def _layer_shape(heads: Sequence[HeadSpec], mlps: Sequence[MLPSpec]) -> dict[str, Any]:

@@ -36,7 +36,8 @@ from compiler.schedule import Schedule, schedule_blocks
 from compiler.values import ValueSets, infer_values
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, Source, option
-from rasp.tracr.lower import is_tracr, marked, marked_problem, to_sops, value_problems
+from rasp.tracr.boxes import marked, marked_problem
+from rasp.tracr.lower import is_tracr, to_sops, value_problems
 
 
 def compile_sop(

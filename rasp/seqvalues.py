@@ -17,7 +17,7 @@ import numpy as np
 from rasp.errors import RaspRuntimeError, Span
 
 # tracr's n-ary maps pack arguments into tuples; a tuple or list value travels through the graph
-# and a model's file as this mark followed by its repr (rasp.tracr.lower boxes and unboxes them).
+# and a model's file as this mark followed by its repr (rasp.tracr.boxes boxes and unboxes them).
 BOX_MARK = "\x00"
 
 

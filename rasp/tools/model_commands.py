@@ -121,7 +121,7 @@ def cmd_run_model(args: argparse.Namespace) -> int:
     from rasp.seqvalues import make_seq
     from rasp.sops import SeqValue
     from rasp.tools.inspect import ModelInputRefused
-    from rasp.tracr.lower import unbox
+    from rasp.tracr.boxes import unbox
 
     if args.name is not None:
         return steps.usage_error(

@@ -29,8 +29,9 @@ from typing import Any
 from rasp import sops
 from rasp.display import seq_json, seq_text
 from rasp.errors import ErrorKind, RaspError, Source, Span
+from rasp.tracr.boxes import unbox
 from rasp.tracr.expr import RASPExpr
-from rasp.tracr.lower import to_sops, unbox
+from rasp.tracr.lower import to_sops
 from rasp.tracr.sites import forget_sources
 from rasp.wording import close_name, with_article
 

@@ -19,8 +19,8 @@ from collections.abc import Set as AbstractSet
 from typing import Any
 
 from compiler import CompiledModel, compile_sop
+from rasp.tracr.boxes import unbox
 from rasp.tracr.expr import RASPExpr, explicit_name
-from rasp.tracr.lower import unbox
 
 COMPILER_BOS = "compiler_bos"
 COMPILER_PAD = "compiler_pad"

@@ -7,26 +7,30 @@ vocabulary); an `Aggregate` is an `AggregateSOp` with tracr's mean (`bools_as_nu
 with `.named(...)` label the compiled model; the others get the compiler's generated names.
 Lowered nodes are `loose` (a tracr s-op may mix value types).
 
-Tuples and lists (tracr's n-ary maps pack values into tuples) travel as interned string tokens and
-are unpacked before a program's function sees them. What a lowered function returns that no model
-can hold (a dict, NaN) is recorded on the function; `value_problems(root)` reports it, located.
+Tuples and lists (tracr's n-ary maps pack values into tuples) travel as interned string tokens
+(`rasp.tracr.boxes`) and are unpacked before a program's function sees them. What a lowered
+function returns that no model can hold (a dict, NaN) is recorded on the function;
+`value_problems(root)` reports it, located.
 """
 
 from __future__ import annotations
 
-import ast
 import math
-import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
-from fractions import Fraction
 from typing import Any
-
-import numpy as np
 
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, RaspRuntimeError
+from rasp.tracr.boxes import (
+    box,
+    equality_token,
+    is_value,
+    marked,
+    marked_problem,
+    plain,
+    unbox,
+)
 from rasp.tracr.expr import RASPExpr, explicit_name
 from rasp.tracr.selector_nodes import (
     Aggregate,
@@ -249,7 +253,7 @@ def _no_none(side: sops.SOp, role: str, where: dict[str, Any], tuples: str = "")
     """A Comparison's side that may hold None (a map's or an aggregate's value), read through a
     check that raises there, as tracr's Comparison does ("key is None!"): the compiler then never
     sees None in a comparison. `tuples` (NoneCheck's): how the check reads a tuple's token."""
-    if _may_be_none(side) or (isinstance(side, sops.ConstSOp) and _is_boxed(side.value)):
+    if _may_be_none(side) or (isinstance(side, sops.ConstSOp) and marked(side.value)):
         return sops.MapSOp(
             fn=NoneCheck(role, tuples=tuples),
             inputs=(side,),
@@ -303,76 +307,10 @@ def _selector(node: sops.Node) -> sops.Selector:
 # The functions a lowered graph calls
 
 
-def plain(value: Any) -> Any:
-    """A numpy scalar as the Python value it holds (tracr programs compute with numpy too)."""
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
-# A tuple (tracr's n-ary maps pack arguments into tuples) or a list travels through the graph as an
-# interned string token and is unpacked before a program's function sees it.
-_BOX = sops.BOX_MARK
-_boxed: dict[str, Any] = {}
-
-
-def box(value: Any) -> Any:
-    """`value`, or the token that stands for it when it is a tuple or a list."""
-    if isinstance(value, (tuple, list)):
-        value = type(value)(plain(v) for v in value)
-        token = _BOX + repr(value)
-        _boxed.setdefault(token, value)
-        return token
-    return value
-
-
-def marked(value: Any) -> bool:
-    """Whether `value` is a string of the program's own (not a `box` token) that starts with the
-    mark of a boxed tuple: the graph would read it as the tuple its text spells, where tracr sees a
-    string (the type name of "\\x00(1, 2)" would be "tuple"), so no model holds it."""
-    return isinstance(value, str) and value.startswith(_BOX)
-
-
-def marked_problem(value: Any, what: str, span: Any, after: str = "") -> Diagnostic:
-    """The refusal of a program's string `value` that starts with the tuple mark (`marked`)."""
-    return Diagnostic(
-        f"{what} {value!r}{after}: it starts with {_BOX!r}, which marks a tuple in a compiled "
-        "model, so the model would read it as the tuple its text spells",
-        span,
-        f"use strings that do not start with {_BOX!r}",
-    )
-
-
 def _unmarked(value: Any, what: str, span: Any) -> Any:
     if marked(value):
         raise CompileError([marked_problem(value, what, span)])
     return value
-
-
-def unbox(value: Any) -> Any:
-    """The tuple or list a token stands for; any other value unchanged. A token this process did
-    not make (a compiled model's output, read from its file) is read back from its text."""
-    if isinstance(value, str) and value.startswith(_BOX):
-        found = _boxed.get(value)
-        if found is None:
-            found = _parse_box(value)
-        return value if found is None else found
-    return value
-
-
-def _parse_box(token: str) -> tuple[Any, ...] | list[Any] | None:
-    try:
-        value = ast.literal_eval(token[len(_BOX) :])
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return None
-    return value if isinstance(value, (tuple, list)) else None
-
-
-def is_value(value: Any) -> bool:
-    """Whether a compiled model can hold `value`: None, a bool, an int, a finite float, a string."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return True
-    return isinstance(value, float) and math.isfinite(value)
 
 
 def _atom(value: Any, what: str, span: Any = None) -> Any:
@@ -453,7 +391,7 @@ class NoneCheck:
     def __call__(self, value: Any) -> Any:
         if value is None:
             raise RaspRuntimeError(f"ValueError: {self.role} is None!")
-        if self.tuples and _is_boxed(value):
+        if self.tuples and marked(value):
             try:
                 if self.tuples == "order":
                     raise RaspRuntimeError(
@@ -467,46 +405,6 @@ class NoneCheck:
                     self.refused.append(str(err))
                 raise
         return value if self.constant is None else self.constant
-
-
-def _is_boxed(value: Any) -> bool:
-    return isinstance(value, str) and value.startswith(_BOX)
-
-
-def equality_token(value: Any, role: str) -> str:
-    """A boxed tuple's (or list's) token for `==`: equal to another's exactly where Python finds
-    the two values equal (numbers by their exact value, 1 == 1.0 == True; tuples and lists apart)."""
-    unboxed = unbox(value)
-
-    def key(v: Any) -> Any:
-        # a numpy scalar inside a nested tuple, a Fraction or a Decimal equals the Python number
-        # it holds (np.int64(1) == 1 == Fraction(1)): one number key for all of them
-        v = plain(v)
-        if isinstance(v, complex) and v.imag == 0:
-            v = v.real
-        if isinstance(v, (numbers.Rational, float, Decimal)):
-            if v != v:  # NaN equals nothing, not even itself
-                raise RaspRuntimeError(
-                    f"a compiled model cannot compare the {role} {unboxed!r}, which holds NaN"
-                )
-            try:
-                return ("number", Fraction(v))
-            except OverflowError:  # an infinity
-                return ("number", float(v))
-        if isinstance(v, (tuple, list)):
-            return (type(v).__name__, tuple(key(x) for x in v))
-        if isinstance(v, (set, frozenset)):  # {1} == frozenset({1.0}): by their elements' keys
-            return ("set", tuple(sorted(repr(key(x)) for x in v)))
-        if isinstance(v, dict):
-            return ("dict", tuple(sorted(repr((key(k), key(x))) for k, x in v.items())))
-        if v is None or isinstance(v, (str, bytes)):
-            return (type(v).__name__, v)
-        raise RaspRuntimeError(  # its repr need not tell equal values apart, nor its == be Python's
-            f"a compiled model cannot compare the {role} {unboxed!r}, which holds "
-            f"{type(v).__name__} {v!r}"
-        )
-
-    return _BOX + "==" + repr(key(unboxed))
 
 
 @dataclass(frozen=True)

@@ -275,15 +275,16 @@ def test_the_fraction_form_is_built_first_and_bounds_the_default(
     parameter count: refused from its shape, before its weights exist. A user's limit below the
     default's size keeps the fraction form instead of refusing."""
     import compiler.assemble
+    from compiler.model import config_params
 
     sizes: list[tuple[int, int | None]] = []
-    check = compiler.assemble._check_params
+    check = compiler.assemble.check_params
 
     def spy(config: dict, plan: object, max_params: int | None) -> None:
-        sizes.append((compiler.assemble.config_params(config), max_params))
+        sizes.append((config_params(config), max_params))
         check(config, plan, max_params)
 
-    monkeypatch.setattr(compiler.assemble, "_check_params", spy)
+    monkeypatch.setattr(compiler.assemble, "check_params", spy)
     root = _program('res = selector_width(select(tokens, "a", ==)) / length;')
     model = compile_sop(root, list("abc"), 64, name="res", max_params=10_000)
     assert model.metadata["fractions_as_means"] is True and model.param_count() == 181

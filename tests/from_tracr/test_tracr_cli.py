@@ -320,7 +320,7 @@ def test_a_boxed_value_is_named_by_its_repr_in_messages() -> None:
     # the compiler's messages quote values with value_repr: a tuple a tracr map gives travels as
     # a boxed string token, which repr() showed as '\x00(1.0, 1)'
     from rasp.seqvalues import value_repr
-    from rasp.tracr.lower import box
+    from rasp.tracr.boxes import box
 
     assert value_repr(box((1.0, 1))) == "(1.0, 1)"
     assert value_repr(box(["a"])) == "['a']"

@@ -409,7 +409,7 @@ def test_a_value_no_model_holds_is_the_one_error_at_its_map() -> None:
 
 
 def test_a_string_starting_with_the_tuple_mark_is_refused_located() -> None:
-    """Tuples travel as strings starting with "\\x00" (rasp.tracr.lower.box); a token, a map's
+    """Tuples travel as strings starting with "\\x00" (rasp.tracr.boxes.box); a token, a map's
     string or a Full's fill starting with it was read as the tuple its text spells, certified:
     the type name of the token "\\x00(1, 2)" was "tuple" (tracr: "str"), and a map giving that
     string for "a" and the tuple (1, 2) for "b" counted them as one value."""
