@@ -86,6 +86,12 @@ class Evaluator:
     """Evaluates nodes on one fixed input, memoising every node it computes."""
 
     def __init__(self, tokens: Sequence[Any]) -> None:
+        if not isinstance(tokens, (Sequence, np.ndarray)) or isinstance(tokens, (bytes, bytearray)):
+            # an API caller's mistake (None, a number, a set), not a RASP error: said as such
+            raise TypeError(
+                "evaluate takes one input as a sequence of tokens (a str or a list), got "
+                f"{type(tokens).__name__}"
+            )
         if len(tokens) == 0:
             raise RaspRuntimeError(
                 "the input is empty", hint="RASP programs run on inputs of length >= 1"

@@ -208,3 +208,14 @@ def test_mixed_types_get_the_hint_of_the_operation_that_mixed_them() -> None:
     with pytest.raises(RaspRuntimeError) as err:
         evaluate(TokensSOp(kind=TokenKind.ASIS), ["a", 3])
     assert err.value.hint is not None and "input's tokens" in err.value.hint
+
+
+@pytest.mark.parametrize("tokens", [None, 3, {"a", "b"}, b"ab"])
+def test_evaluate_names_an_input_that_is_not_a_sequence(tokens: object) -> None:
+    with pytest.raises(TypeError, match="a sequence of tokens .* got "):
+        evaluate(IndicesSOp(), tokens)  # type: ignore[arg-type]
+
+
+def test_evaluate_takes_a_str_a_list_a_tuple_or_an_array() -> None:
+    for tokens in ("ab", ["a", "b"], ("a", "b"), np.array(["a", "b"])):
+        assert evaluate(IndicesSOp(), tokens).values == (0, 1)
