@@ -9,6 +9,7 @@ W_O, decoded `abc` as `cab`, certified.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -26,11 +27,21 @@ ROOT = Path(__file__).resolve().parents[1]
 REVERSE = str(ROOT / "programs" / "reverse.rasp")
 
 
-def _compiled(tmp_path: Path, *options: str) -> Path:
-    path = tmp_path / "reverse.safetensors"
-    args = ["compile", REVERSE, "--vocab", "abc", "--max-len", "6", "-o", str(path), *options]
+# exactly i + 1 keys at position i: a masked head ("<="), unless compiled without head masks
+PREFIX = 'res = aggregate(select(indices, indices, <=), indicator(tokens == "a"));\n'
+
+
+def _compiled(tmp_path: Path, *options: str, program: str = REVERSE) -> Path:
+    path = tmp_path / "model.safetensors"
+    args = ["compile", program, "--vocab", "abc", "--max-len", "6", "-o", str(path), *options]
     assert main(args) == 0
     return path
+
+
+def _prefix(tmp_path: Path) -> str:
+    program = tmp_path / "prefix.rasp"
+    program.write_text(PREFIX)
+    return str(program)
 
 
 def _rewrite(path: Path, edit_meta: Any, edit_weights: Any = None) -> Path:
@@ -39,6 +50,9 @@ def _rewrite(path: Path, edit_meta: Any, edit_weights: Any = None) -> Path:
         meta = json.loads(f.metadata()["rasp_forge"])
     weights = load_file(str(path))
     edit_meta(meta)
+    program = meta.get("program")
+    if isinstance(program, dict) and isinstance(program.get("source"), str):  # kept consistent
+        program["sha256"] = hashlib.sha256(program["source"].encode("utf-8")).hexdigest()
     if edit_weights is not None:
         edit_weights(weights)
     edited = path.with_name("edited.safetensors")
@@ -46,10 +60,23 @@ def _rewrite(path: Path, edit_meta: Any, edit_weights: Any = None) -> Path:
     return edited
 
 
-def _verify(path: Path, capsys: pytest.CaptureFixture[str], *options: str) -> dict[str, Any]:
-    """`rasp verify --model path --json`'s certificate entry (few inputs: only it matters)."""
+def _verify(
+    path: Path, capsys: pytest.CaptureFixture[str], *options: str, program: str = REVERSE
+) -> dict[str, Any]:
+    """`rasp verify reverse.rasp --model path --json`'s certificate entry (few inputs: only it
+    matters; the program named, for files that record none or another)."""
     capsys.readouterr()
-    args = ["verify", "--model", str(path), "--exhaustive-len", "1", "--samples", "0", "--json"]
+    args = [
+        "verify",
+        program,
+        "--model",
+        str(path),
+        "--exhaustive-len",
+        "1",
+        "--samples",
+        "0",
+        "--json",
+    ]
     main([*args, *options])
     report = json.loads(capsys.readouterr().out)
     certificate: dict[str, Any] = report["certificate"]
@@ -116,3 +143,115 @@ def test_a_reach_edited_with_the_weights_is_not_proved(
     assert certificate["ok"] is False, certificate
     text = "\n".join(certificate["lines"])
     assert "NOT proved" in text and "differs" in text and where in text, text
+
+
+def test_an_unedited_file_rebuilds_to_its_own_reach(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    certificate = _verify(_compiled(tmp_path), capsys)
+    assert certificate["ok"] is True
+    assert (
+        "  reach:       rebuilt from the recorded program: equal to the file's"
+        in (certificate["lines"])
+    )
+
+
+def test_options_are_recorded_and_rebuilt_with(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without head masks the model differs (its head scores indices); rebuilt with masks, its
+    reach would not be the file's."""
+    prefix = _prefix(tmp_path)
+    path = _compiled(tmp_path, "--no-head-masks", "--max-params", "5000000", program=prefix)
+    options = _meta(path)["program"]["options"]
+    assert options == {"causal": False, "head_masks": False, "max_params": 5000000}
+    assert _verify(path, capsys, program=prefix)["ok"] is True
+    path = _compiled(tmp_path, "--causal", program=prefix)
+    assert _meta(path)["program"]["options"]["causal"] is True
+    assert _verify(path, capsys, program=prefix)["ok"] is True
+
+
+def test_a_file_written_before_options_were_recorded_rebuilds_from_its_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def drop(meta: dict[str, Any]) -> None:
+        del meta["program"]["options"]
+
+    prefix = _prefix(tmp_path)
+    masked = _rewrite(_compiled(tmp_path, program=prefix), drop)
+    assert _verify(masked, capsys, program=prefix)["ok"] is True
+    unmasked = _rewrite(_compiled(tmp_path, "--no-head-masks", program=prefix), drop)
+    assert _verify(unmasked, capsys, program=prefix)["ok"] is True
+    causal = _rewrite(_compiled(tmp_path, "--causal", program=prefix), drop)
+    assert _verify(causal, capsys, program=prefix)["ok"] is True
+
+
+def test_a_changed_option_is_a_difference(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def masks_on(meta: dict[str, Any]) -> None:
+        meta["program"]["options"]["head_masks"] = True
+
+    prefix = _prefix(tmp_path)
+    edited = _rewrite(_compiled(tmp_path, "--no-head-masks", program=prefix), masks_on)
+    certificate = _verify(edited, capsys, program=prefix)
+    assert certificate["ok"] is False and "differs" in certificate["lines"][0], certificate
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (lambda m: m.pop("program"), "not rebuilt: the file records no program source"),
+        (
+            lambda m: m["program"].update(file="prog.py:reverse"),
+            "not rebuilt: the file records the Python program prog.py:reverse",
+        ),
+    ],
+)
+def test_a_file_without_a_rasp_source_says_its_reach_is_trusted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, says: str
+) -> None:
+    certificate = _verify(_rewrite(_compiled(tmp_path), edit), capsys)
+    assert certificate["ok"] is True  # the weights prove the file's reach: said, not hidden
+    (line,) = [x for x in certificate["lines"] if x.startswith("  reach:")]
+    assert says in line and "the proof trusts the file's reach" in line
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        # a source that no longer parses, or no longer defines the output
+        (lambda m: m["program"].update(source="reverse = ;"), "(recorded in "),
+        (lambda m: m["program"].update(source="x = tokens;"), "which /"),
+        # a program the compiler refuses under the recorded parameter limit
+        (
+            lambda m: m["program"]["options"].update(max_params=10),
+            "does not rebuild: ",
+        ),
+        # malformed options, and a reach that is not one
+        (lambda m: m["program"]["options"].update(causal="yes"), "does not rebuild"),
+        (lambda m: m["program"]["options"].update(max_params=True), "does not rebuild"),
+        (lambda m: m.update(reach=[]), "the reach's whole record"),
+        (lambda m: m["reach"].pop("decoding"), "the reach's decoding is absent in the file"),
+    ],
+)
+def test_a_file_whose_program_does_not_rebuild_is_not_proved(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, says: str
+) -> None:
+    certificate = _verify(_rewrite(_compiled(tmp_path), edit), capsys)
+    assert certificate["ok"] is False
+    assert "NOT proved" in certificate["lines"][0] and says in certificate["lines"][0], certificate
+
+
+def test_no_rebuild_skips_it_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    edited = _rewrite(_compiled(tmp_path), _swap_labels)
+    certificate = _verify(edited, capsys, "--no-rebuild")
+    assert certificate["ok"] is True  # the file's reach, trusted, as asked
+    assert (
+        "  reach:       not rebuilt: --no-rebuild was given; the proof trusts the file's reach"
+        in (certificate["lines"])
+    )
+    assert main(["verify", REVERSE, "--vocab", "abc", "--max-len", "2", "--no-rebuild"]) == 2
+    assert "--no-rebuild applies only with --model" in capsys.readouterr().err
