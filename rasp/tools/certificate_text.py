@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from rasp.text_width import clip, ljust
 
-if TYPE_CHECKING:
-    from rasp.tools.rebuild import Rebuild
+
+@dataclass(frozen=True)
+class Rebuild:
+    """What rebuilding a file's reach from its recorded program found (`rasp.tools.rebuild`):
+    `ok` True (equal to the file's), False (it differs, or the recorded program does not compile
+    to a model any more: not proved), None (not rebuilt: the proof trusts the file's reach);
+    `line` says which, for people."""
+
+    ok: bool | None
+    line: str
 
 
 def _ok(check: dict[str, Any]) -> bool:

@@ -13,23 +13,13 @@ that reaches the same analysis) is not refused for that.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rasp.errors import RaspError
+from rasp.tools.certificate_text import Rebuild
 
 CLIP = 60  # characters of a differing value shown
-
-
-@dataclass(frozen=True)
-class Rebuild:
-    """What rebuilding a file's reach found: `ok` True (equal to the file's), False (it differs,
-    or the recorded program does not compile to a model any more: not proved), None (not rebuilt:
-    the proof trusts the file's reach); `line` says which, for people."""
-
-    ok: bool | None
-    line: str
 
 
 def not_rebuilt(why: str) -> Rebuild:

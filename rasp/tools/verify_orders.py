@@ -27,8 +27,8 @@ import numpy as np
 
 from rasp.errors import RaspError
 from rasp.sops import Evaluator, Node, SOp
+from rasp.tools.certificate_text import Rebuild
 from rasp.tools.order_report import Margin, OrderMismatch, OrderReport, RunConfig
-from rasp.tools.rebuild import Rebuild
 from rasp.tools.verify import (
     NON_FINITE,
     InputPlan,
