@@ -22,6 +22,7 @@ from safetensors.numpy import load_file, save_file
 import transformer
 from compiler.reach import decoding_digest
 from rasp.tools.cli import main
+from rasp.tools.rebuild import rebuild_reach
 
 ROOT = Path(__file__).resolve().parents[1]
 REVERSE = str(ROOT / "programs" / "reverse.rasp")
@@ -61,23 +62,14 @@ def _rewrite(path: Path, edit_meta: Any, edit_weights: Any = None) -> Path:
 
 
 def _verify(
-    path: Path, capsys: pytest.CaptureFixture[str], *options: str, program: str = REVERSE
+    path: Path, capsys: pytest.CaptureFixture[str], *options: str, program: str | None = REVERSE
 ) -> dict[str, Any]:
-    """`rasp verify reverse.rasp --model path --json`'s certificate entry (few inputs: only it
-    matters; the program named, for files that record none or another)."""
+    """`rasp verify PROGRAM --model path --json`'s certificate entry (few inputs: only it
+    matters); `program` None: the program the file records."""
     capsys.readouterr()
-    args = [
-        "verify",
-        program,
-        "--model",
-        str(path),
-        "--exhaustive-len",
-        "1",
-        "--samples",
-        "0",
-        "--json",
-    ]
-    main([*args, *options])
+    named = [] if program is None else [program]
+    args = ["verify", *named, "--model", str(path), "--exhaustive-len", "1", "--samples", "0"]
+    main([*args, "--json", *options])
     report = json.loads(capsys.readouterr().out)
     certificate: dict[str, Any] = report["certificate"]
     return certificate
@@ -127,33 +119,38 @@ def _meta(path: Path) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("attack", ["labels", "columns"])
+@pytest.mark.parametrize("named", [True, False])
 def test_a_reach_edited_with_the_weights_is_not_proved(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], attack: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], attack: str, named: bool
 ) -> None:
     path = _compiled(tmp_path)
     if attack == "labels":
         edited = _rewrite(path, _swap_labels)
-        where = "reading `reverse`"
+        where = "reading `reverse`, labels[0]"
     else:
         edited = _rewrite(path, _swap_columns, _swap_w_o(_meta(path)))
-        where = "layer 1 head 0 (`reverse`)"
+        where = "layer 1 head 0 (`reverse`), values[0].columns[0]"
     # the edited file computes something other than reverse: abc -> cab
     assert transformer.load(str(edited)).run(["abc"]) == [["c", "a", "b"]]
-    certificate = _verify(edited, capsys)
+    # rebuilt from the program given, or from the one the file records
+    certificate = _verify(edited, capsys, program=REVERSE if named else None)
     assert certificate["ok"] is False, certificate
-    text = "\n".join(certificate["lines"])
-    assert "NOT proved" in text and "differs" in text and where in text, text
+    line = certificate["lines"][0]
+    assert line.startswith("  certificate: NOT proved: ") and where in line, line
+    what = REVERSE if named else "the recorded program"
+    assert f"the file's reach differs from the one {what} compiles to" in line
+    # the weights prove the file's own reach: said, but not what decides
+    assert "against the file's own reach: every decision proved" in certificate["lines"][1]
 
 
 def test_an_unedited_file_rebuilds_to_its_own_reach(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    certificate = _verify(_compiled(tmp_path), capsys)
-    assert certificate["ok"] is True
-    assert (
-        "  reach:       rebuilt from the recorded program: equal to the file's"
-        in (certificate["lines"])
-    )
+    path = _compiled(tmp_path)
+    for program, what in ((None, "the recorded program"), (REVERSE, REVERSE)):
+        certificate = _verify(path, capsys, program=program)
+        assert certificate["ok"] is True
+        assert f"  reach:       rebuilt from {what}: equal to the file's" in certificate["lines"]
 
 
 def test_options_are_recorded_and_rebuilt_with(
@@ -198,49 +195,74 @@ def test_a_changed_option_is_a_difference(
     assert certificate["ok"] is False and "differs" in certificate["lines"][0], certificate
 
 
+def test_a_file_without_a_rasp_source_is_rebuilt_from_the_program_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _compiled(tmp_path)
+    for edit in (lambda m: m.pop("program"), lambda m: m["program"].update(file="p.py:reverse")):
+        certificate = _verify(_rewrite(path, edit), capsys)
+        assert certificate["ok"] is True
+        assert f"  reach:       rebuilt from {REVERSE}: equal to the file's" in certificate["lines"]
+
+
 @pytest.mark.parametrize(
     ("edit", "says"),
     [
         (lambda m: m.pop("program"), "not rebuilt: the file records no program source"),
         (
             lambda m: m["program"].update(file="prog.py:reverse"),
-            "not rebuilt: the file records the Python program prog.py:reverse",
+            "not rebuilt: the file records the Python program prog.py:reverse, which",
         ),
     ],
 )
-def test_a_file_without_a_rasp_source_says_its_reach_is_trusted(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, says: str
+def test_without_a_program_to_rebuild_from_the_reach_is_trusted_and_said(
+    tmp_path: Path, edit: Any, says: str
 ) -> None:
-    certificate = _verify(_rewrite(_compiled(tmp_path), edit), capsys)
-    assert certificate["ok"] is True  # the weights prove the file's reach: said, not hidden
-    (line,) = [x for x in certificate["lines"] if x.startswith("  reach:")]
-    assert says in line and "the proof trusts the file's reach" in line
+    meta = _meta(_compiled(tmp_path))
+    edit(meta)
+    rebuild = rebuild_reach(meta, "m.safetensors")
+    assert rebuild.ok is None and says in rebuild.line
+    assert rebuild.line.endswith("; the proof trusts the file's reach")
 
 
 @pytest.mark.parametrize(
     ("edit", "says"),
     [
         # a source that no longer parses, or no longer defines the output
-        (lambda m: m["program"].update(source="reverse = ;"), "(recorded in "),
-        (lambda m: m["program"].update(source="x = tokens;"), "which /"),
+        (
+            lambda m: m["program"].update(source="reverse = ;"),
+            "(recorded in m.safetensors):1:11: error: expected a value after '='",
+        ),
+        (
+            lambda m: m["program"].update(source="x = tokens;"),
+            "m.safetensors computes `reverse`, which",
+        ),
         # a program the compiler refuses under the recorded parameter limit
         (
             lambda m: m["program"]["options"].update(max_params=10),
-            "does not rebuild: ",
+            "error: the model would have 987 parameters",
         ),
         # malformed options, and a reach that is not one
-        (lambda m: m["program"]["options"].update(causal="yes"), "does not rebuild"),
-        (lambda m: m["program"]["options"].update(max_params=True), "does not rebuild"),
-        (lambda m: m.update(reach=[]), "the reach's whole record"),
+        (lambda m: m["program"]["options"].update(causal="yes"), 'options.causal is "yes"'),
+        (lambda m: m["program"]["options"].update(max_params=True), "options.max_params is true"),
+        (lambda m: m.update(reach=[]), "the reach's whole record is [] in the file"),
         (lambda m: m["reach"].pop("decoding"), "the reach's decoding is absent in the file"),
+        (
+            lambda m: m["reach"]["readings"].pop(),
+            "the reach's readings has 6 entries in the file, 7",
+        ),
+        (lambda m: m.update(max_len=5), "reading `length.frac`, numbers[0] is"),
+        (lambda m: m.pop("max_len"), "does not say which output, vocabulary and max_len"),
     ],
 )
 def test_a_file_whose_program_does_not_rebuild_is_not_proved(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, says: str
+    tmp_path: Path, edit: Any, says: str
 ) -> None:
-    certificate = _verify(_rewrite(_compiled(tmp_path), edit), capsys)
-    assert certificate["ok"] is False
-    assert "NOT proved" in certificate["lines"][0] and says in certificate["lines"][0], certificate
+    meta = _meta(_compiled(tmp_path))
+    edit(meta)
+    rebuild = rebuild_reach(meta, "m.safetensors")
+    assert rebuild.ok is False and rebuild.line.startswith("NOT proved: "), rebuild
+    assert says in rebuild.line, rebuild.line
 
 
 def test_no_rebuild_skips_it_and_says_so(
@@ -255,3 +277,18 @@ def test_no_rebuild_skips_it_and_says_so(
     )
     assert main(["verify", REVERSE, "--vocab", "abc", "--max-len", "2", "--no-rebuild"]) == 2
     assert "--no-rebuild applies only with --model" in capsys.readouterr().err
+
+
+def test_a_python_program_given_is_the_one_rebuilt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model file never runs the Python it records; given on the command line, it is run (verify
+    runs it anyway) and rebuilt from."""
+    target = str(ROOT / "programs" / "tracr" / "library.py") + ":reverse"
+    path = _compiled(tmp_path, program=target)
+    certificate = _verify(path, capsys, program=target)
+    assert certificate["ok"] is True
+    line = f"  reach:       rebuilt from {target.split(':')[0]}: equal to the file's"
+    assert line in certificate["lines"], certificate
+    edited = _rewrite(path, _swap_labels)
+    assert _verify(edited, capsys, program=target)["ok"] is False

@@ -1,22 +1,22 @@
-"""The reach a model file's certificate is re-checked against, rebuilt from the program it records.
+"""The reach a model file's certificate is re-checked against, rebuilt from its program.
 
 `compiler.certify.recheck` proves the weights against the file's reach, and the reach says what
-the program means; a reach edited with the weights would prove another program. So where the
-file records its RASP source, `rasp verify --model` compiles it again with the file's options (the
-vocabulary, max_len, output name, and `program.options`: causal, head masks, parameter limit) and
-requires the rebuilt reach to equal the file's. The rebuilt weights need not equal the file's:
-the re-check proves the file's own weights against the (now trusted) reach, so a file whose
-weights differ but still compute the program (padded by export, or built by another compiler
-that reaches the same analysis) is not refused for that.
-"""
+the program means; a reach edited with the weights would prove another program. So `rasp verify
+--model` compiles the program again, with the file's options (the vocabulary, max_len, output
+name, and `program.options`: causal, head masks, parameter limit), and requires the rebuilt reach
+to equal the file's: the program verify was given (FILE, which the user claims the model
+computes), else the RASP source the file records. The rebuilt weights need not equal the file's:
+the re-check proves the file's own weights against the (now trusted) reach, so weights that
+differ but still compute the program are not refused for that."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rasp.errors import RaspError
+from rasp.errors import RaspError, Source
 from rasp.tools.certificate_text import Rebuild
 
 CLIP = 60  # characters of a differing value shown
@@ -26,35 +26,44 @@ def not_rebuilt(why: str) -> Rebuild:
     return Rebuild(None, f"not rebuilt: {why}; the proof trusts the file's reach")
 
 
-def rebuild_reach(meta: dict[str, Any], path: str) -> Rebuild:
-    """Compile the program `meta` records with its options and compare the reaches."""
-    program = meta.get("program")
-    if not isinstance(program, dict) or not isinstance(program.get("source"), str):
-        return not_rebuilt("the file records no program source")
-    file = program.get("file")
-    if isinstance(file, str) and Path(file.split(":")[0]).suffix == ".py":
-        return not_rebuilt(
-            f"the file records the Python program {file}, which rasp-forge does not run "
-            "from a model file"
-        )
+@dataclass(frozen=True)
+class Given:
+    """The program verify was given (FILE): the s-op the model's output names in it, and its
+    source. The user's claim is that the model computes it, so the reach is rebuilt from it."""
+
+    sop: Any
+    source: Source
+
+
+def rebuild_reach(meta: dict[str, Any], path: str, given: Given | None = None) -> Rebuild:
+    """Compile the program verify was given (`given`), else the one `meta` records, with the
+    file's options, and compare the reaches."""
+    what = "the recorded program" if given is None else given.source.name
+    if given is None:
+        program = meta.get("program")
+        if not isinstance(program, dict) or not isinstance(program.get("source"), str):
+            return not_rebuilt("the file records no program source")
+        file = program.get("file")
+        if isinstance(file, str) and Path(file.split(":")[0]).suffix == ".py":
+            return not_rebuilt(
+                f"the file records the Python program {file}, which rasp-forge does not run "
+                "from a model file"
+            )
     try:
-        rebuilt = _compiled_reach(meta, path)
-    except RaspError as err:  # CompileError too: the program as recorded, refused now
-        # its first line: located in the recorded program (`FILE (recorded in M):3:7: error: ...`)
+        rebuilt = _compiled_reach(meta, path, given)
+    except RaspError as err:  # CompileError too: the program, refused now
+        # its first line, located in the program (`FILE (recorded in M):3:7: error: ...`)
         first = next(iter(err.render().strip().splitlines()), "") or type(err).__name__
-        return Rebuild(False, f"NOT proved: the recorded program does not rebuild: {first}")
+        return Rebuild(False, f"NOT proved: {what} does not rebuild: {first}")
     except Exception as err:  # noqa: BLE001 - an old or edited file must not crash verify
-        return Rebuild(
-            False,
-            f"NOT proved: the recorded program does not rebuild ({type(err).__name__}: {err})",
-        )
+        return Rebuild(False, f"NOT proved: {what} does not rebuild ({type(err).__name__}: {err})")
     difference = first_difference(meta.get("reach"), rebuilt)
     if difference is None:
-        return Rebuild(True, "rebuilt from the recorded program: equal to the file's")
+        return Rebuild(True, f"rebuilt from {what}: equal to the file's")
     return Rebuild(
         False,
-        f"NOT proved: {path}: the file's reach differs from the one its recorded program "
-        f"compiles to: {describe(difference, meta.get('reach'))}",
+        f"NOT proved: {path}: the file's reach differs from the one {what} compiles to: "
+        f"{describe(difference, rebuilt)}",
     )
 
 
@@ -86,8 +95,8 @@ def compile_options(meta: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _compiled_reach(meta: dict[str, Any], path: str) -> Any:
-    """The reach of the recorded program compiled now, as the file would hold it (JSON)."""
+def _compiled_reach(meta: dict[str, Any], path: str, given: Given | None) -> Any:
+    """The reach of the program compiled now, as the file would hold it (JSON)."""
     import compiler
     from rasp.tools.console import Console
     from rasp.tools.model_steps import program_sops, recorded_program
@@ -98,8 +107,11 @@ def _compiled_reach(meta: dict[str, Any], path: str) -> Any:
     if not isinstance(output, str) or not isinstance(tokens, list) or not isinstance(max_len, int):
         raise RaspError("the file does not say which output, vocabulary and max_len it is for")
     options = compile_options(meta)
-    source = recorded_program(path, meta)
-    sop, name, source, _ = program_sops(source, None, Console(quiet=True), (path, output))
+    if given is None:
+        recorded = recorded_program(path, meta)
+        sop, name, source, _ = program_sops(recorded, None, Console(quiet=True), (path, output))
+    else:
+        sop, name, source = given.sop, output, given.source
     model = compiler.compile_sop(
         sop,
         tokens,
@@ -113,7 +125,8 @@ def _compiled_reach(meta: dict[str, Any], path: str) -> Any:
     return json.loads(json.dumps(model.metadata["reach"], allow_nan=False))
 
 
-Path_ = tuple[str | int, ...]
+Path_ = tuple[Any, ...]  # keys (str) and indices (int), or COUNT last
+COUNT = object()  # a path's last element where two lists differ in length
 
 
 def first_difference(ours: Any, rebuilt: Any, at: Path_ = ()) -> tuple[Path_, Any, Any] | None:
@@ -134,7 +147,7 @@ def first_difference(ours: Any, rebuilt: Any, at: Path_ = ()) -> tuple[Path_, An
             if found is not None:
                 return found
         if len(ours) != len(rebuilt):
-            return (*at, "length"), len(ours), len(rebuilt)
+            return (*at, COUNT), len(ours), len(rebuilt)
         return None
     if type(ours) is not type(rebuilt) or ours != rebuilt:
         return at, ours, rebuilt
@@ -150,12 +163,15 @@ _MISSING = _Missing()
 
 
 def describe(difference: tuple[Path_, Any, Any], reach: Any) -> str:
-    """A difference in words: the entry (reading, head, MLP part, embedded input) by its layer
-    and variable, the field within it, and both values."""
+    """A difference in words: the entry (reading, head, MLP part, embedded input; named as in
+    `reach`, the rebuilt one) by its layer and variable, the field within it, and both values."""
     at, ours, rebuilt = difference
-    entry, rest = _entry(at, reach)
+    counted = bool(at) and at[-1] is COUNT
+    entry, rest = _entry(at[:-1] if counted else at, reach)
     field = ".".join(str(k) if isinstance(k, str) else f"[{k}]" for k in rest).replace(".[", "[")
     where = entry if not field else f"{entry}, {field}"
+    if counted:
+        return f"{where} has {ours} entries in the file, {rebuilt} rebuilt"
     return f"{where} is {_short(ours)} in the file, {_short(rebuilt)} rebuilt"
 
 
@@ -194,4 +210,11 @@ def _short(value: Any) -> str:
     return text if len(text) <= CLIP else text[: CLIP - 3] + "..."
 
 
-__all__ = ["Rebuild", "compile_options", "first_difference", "not_rebuilt", "rebuild_reach"]
+__all__ = [
+    "Given",
+    "Rebuild",
+    "compile_options",
+    "first_difference",
+    "not_rebuilt",
+    "rebuild_reach",
+]

@@ -155,12 +155,18 @@ def cmd_verify(args: argparse.Namespace) -> int:
             )
     rebuilt = None
     if args.model is not None:
-        from rasp.tools.rebuild import not_rebuilt, rebuild_reach
+        from rasp.tools.rebuild import Given, not_rebuilt, rebuild_reach
 
         if wants_rebuild:
-            # the reach is what the certificate proves the weights against: the program's own
-            console.step("rebuilding the reach from the recorded program")
-            rebuilt = rebuild_reach(model.meta.raw, args.model)
+            # the reach is what the certificate proves the weights against: the program's own,
+            # FILE's where given (the s-op of it the model computes), else the recorded one's
+            given = None
+            if args.file is not None:
+                computed = model_sop if model_sop is not None else written
+                if model_sop is not None or name == output:
+                    given = Given(computed, source)
+            console.step("rebuilding the reach from the program")
+            rebuilt = rebuild_reach(model.meta.raw, args.model, given)
         else:
             rebuilt = not_rebuilt("--no-rebuild was given")
     console.step(f"checking {plan.total:,} inputs")
