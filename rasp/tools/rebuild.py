@@ -12,6 +12,7 @@ differ but still compute the program are not refused for that."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 from rasp.errors import RaspError, Source
 from rasp.tools.certificate_text import Rebuild
 
+Progress = Callable[[str, int, int], None]
 CLIP = 60  # characters of a differing value shown
 
 
@@ -35,9 +37,11 @@ class Given:
     source: Source
 
 
-def rebuild_reach(meta: dict[str, Any], path: str, given: Given | None = None) -> Rebuild:
+def rebuild_reach(
+    meta: dict[str, Any], path: str, given: Given | None = None, progress: Progress | None = None
+) -> Rebuild:
     """Compile the program verify was given (`given`), else the one `meta` records, with the
-    file's options, and compare the reaches."""
+    file's options, and compare the reaches. `progress`: the compile's (`compile_sop`'s)."""
     what = "the recorded program" if given is None else given.source.name
     if given is None:
         program = meta.get("program")
@@ -50,7 +54,7 @@ def rebuild_reach(meta: dict[str, Any], path: str, given: Given | None = None) -
                 "from a model file"
             )
     try:
-        rebuilt = _compiled_reach(meta, path, given)
+        rebuilt = _compiled_reach(meta, path, given, progress)
     except RaspError as err:  # CompileError too: the program, refused now
         # its first line, located in the program (`FILE (recorded in M):3:7: error: ...`)
         first = next(iter(err.render().strip().splitlines()), "") or type(err).__name__
@@ -95,7 +99,9 @@ def compile_options(meta: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _compiled_reach(meta: dict[str, Any], path: str, given: Given | None) -> Any:
+def _compiled_reach(
+    meta: dict[str, Any], path: str, given: Given | None, progress: Progress | None
+) -> Any:
     """The reach of the program compiled now, as the file would hold it (JSON)."""
     import compiler
     from rasp.tools.console import Console
@@ -119,6 +125,7 @@ def _compiled_reach(meta: dict[str, Any], path: str, given: Given | None) -> Any
         name=name,
         source=source,
         require_certificate=False,  # the re-check of the file's weights decides that
+        progress=progress,
         **options,
     )
     # as the file holds it: through JSON (tuples as lists, keys as strings)

@@ -166,7 +166,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 if model_sop is not None or name == output:
                     given = Given(computed, source)
             console.step("rebuilding the reach from the program")
-            rebuilt = rebuild_reach(model.meta.raw, args.model, given)
+            with console.progress() as bars:
+                rebuilt = rebuild_reach(model.meta.raw, args.model, given, bars)
         else:
             rebuilt = not_rebuilt("--no-rebuild was given")
     console.step(f"checking {plan.total:,} inputs")
