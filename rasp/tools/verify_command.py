@@ -161,10 +161,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
             # the reach is what the certificate proves the weights against: the program's own,
             # FILE's where given (the s-op of it the model computes), else the recorded one's
             given = None
-            if args.file is not None:
-                computed = model_sop if model_sop is not None else written
-                if model_sop is not None or name == output:
-                    given = Given(computed, source)
+            if args.file is not None and (model_sop is not None or name == output):
+                given = Given(model_sop if model_sop is not None else written, source)
             console.step("rebuilding the reach from the program")
             with console.progress() as bars:
                 rebuilt = rebuild_reach(model.meta.raw, args.model, given, bars)
