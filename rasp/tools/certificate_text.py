@@ -11,10 +11,10 @@ from rasp.text_width import clip, ljust
 
 @dataclass(frozen=True)
 class Rebuild:
-    """What rebuilding a file's reach from its recorded program found (`rasp.tools.rebuild`):
-    `ok` True (equal to the file's), False (it differs, or the recorded program does not compile
-    to a model any more: not proved), None (not rebuilt: the proof trusts the file's reach);
-    `line` says which, for people."""
+    """What rebuilding a file's reach from its program found (`rasp.tools.rebuild`): `ok` True
+    (equal to the file's), False (it differs, or the program does not compile to a model any
+    more: not proved), None (not rebuilt: the proof trusts the file's reach); `line` says which,
+    for people."""
 
     ok: bool | None
     line: str

@@ -170,8 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         dest="rebuild",
         help="with --model, re-check the certificate against the file's reach without first "
-        "rebuilding the reach from the program the file records (saves a compile; the proof then "
-        "trusts the file's reach)",
+        "rebuilding it from the program (FILE, else the one the file records): saves a compile, "
+        "but the proof then trusts the file's reach",
     )
     _add_max_params(ver, " (without --model)")
     _add_device(ver)
