@@ -79,7 +79,9 @@ def certify(
 
 def recheck(tensors: dict[str, np.ndarray], metadata: dict[str, Any]) -> Certificate:
     """Certify a model file's tensors against the reach stored in its metadata (trusting none of
-    the stored margins). A file without a reach gets a certificate that says so."""
+    the stored margins). A file without a reach gets a certificate that says so. The reach itself
+    is trusted here: `rasp verify --model` first rebuilds it from the program
+    (`rasp.tools.rebuild`), since a reach edited with the weights would prove another program."""
     reach_json = metadata.get("reach")
     if not isinstance(reach_json, dict):
         return Certificate((), ("the file holds no reach to certify against",))

@@ -197,6 +197,14 @@ def compile_sop(
             ]
         )
     model.metadata["certificate"] = certificate.to_json()
+    if model.metadata.get("program") is not None:
+        # what a re-check needs, beside the vocabulary, max_len and output name the file holds,
+        # to rebuild the reach from the recorded source (each changes which build is kept)
+        model.metadata["program"]["options"] = {
+            "causal": causal,
+            "head_masks": head_masks,
+            "max_params": max_params,
+        }
     too_large = header_refusal(model, graph, max_len)
     if too_large is not None:
         raise CompileError([too_large])

@@ -95,6 +95,7 @@ def test_the_format_pages_metadata_example_is_the_readmes_model(
         assert shown[key] == meta[key], key
     assert shown["program"]["file"] == meta["program"]["file"]
     assert list(shown["program"]) == list(meta["program"])
+    assert shown["program"]["options"] == meta["program"]["options"]
     assert list(shown["reach"]) == list(meta["reach"])
     assert shown["reach"]["output"] == meta["reach"]["output"]
     certificate = meta["certificate"]

@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from rasp.text_width import clip, ljust
+
+
+@dataclass(frozen=True)
+class Rebuild:
+    """What rebuilding a file's reach from its program found (`rasp.tools.rebuild`): `ok` True
+    (equal to the file's), False (it differs, or the program does not compile to a model any
+    more: not proved), None (not rebuilt: the proof trusts the file's reach); `line` says which,
+    for people."""
+
+    ok: bool | None
+    line: str
 
 
 def _ok(check: dict[str, Any]) -> bool:
@@ -70,9 +82,13 @@ def table_lines(certificate: dict[str, Any] | None) -> list[str]:
     return lines
 
 
-def recheck_model(model: Any, observed_margin: float | None = None) -> tuple[tuple[str, ...], bool]:
+def recheck_model(
+    model: Any, observed_margin: float | None = None, rebuild: Rebuild | None = None
+) -> tuple[tuple[str, ...], bool]:
     """Re-certify a loaded model (`transformer.CompiledTransformer`) from its weights and the reach
-    its file stores, trusting none of the stored numbers: the report lines and whether it holds."""
+    its file stores, trusting none of the stored numbers: the report lines and whether it holds.
+    `rebuild`: what rebuilding that reach from the file's program found (`rasp.tools.rebuild`;
+    None for a model compiled here): a reach that differs is not proved, whatever the weights."""
     from compiler.certify import recheck  # lazy: the compiler is only needed here
 
     tensors = {
@@ -81,11 +97,17 @@ def recheck_model(model: Any, observed_margin: float | None = None) -> tuple[tup
     }
     raw = model.meta.raw
     fresh = recheck(tensors, raw).to_json()
-    lines = [
-        "  certificate: "
-        + summary_line(fresh).removeprefix("certificate: ")
-        + " (re-checked from the weights)"
-    ]
+    rechecked = summary_line(fresh).removeprefix("certificate: ")
+    if rebuild is not None and rebuild.ok is False:
+        # the weights may well prove the file's reach: it is not the program's
+        lines = [
+            f"  certificate: {rebuild.line}",
+            f"  weights:     against the file's own reach: {rechecked}",
+        ]
+    else:
+        lines = [f"  certificate: {rechecked} (re-checked from the weights)"]
+        if rebuild is not None:
+            lines.append(f"  reach:       {rebuild.line}")
     stored = raw.get("certificate")
     if stored is not None and bool(stored.get("ok")) != bool(fresh.get("ok")):
         lines.append(
@@ -101,4 +123,4 @@ def recheck_model(model: Any, observed_margin: float | None = None) -> tuple[tup
             f"  decoder:     certified margin >= {certified:.4g} (exact {_fmt(d['margin'])} "
             f"- float32 error {_fmt(d['bound'])}){seen}"
         )
-    return tuple(lines), bool(fresh.get("ok"))
+    return tuple(lines), bool(fresh.get("ok")) and (rebuild is None or rebuild.ok is not False)

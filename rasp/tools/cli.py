@@ -165,6 +165,14 @@ def build_parser() -> argparse.ArgumentParser:
         "uniform: all uniformly random",
     )
     ver.add_argument("--seed", type=int, default=0, metavar="X", help="random seed (default 0)")
+    ver.add_argument(
+        "--no-rebuild",
+        action="store_false",
+        dest="rebuild",
+        help="with --model, re-check the certificate against the file's reach without first "
+        "rebuilding it from the program (FILE, else the one the file records): saves a compile, "
+        "but the proof then trusts the file's reach",
+    )
     _add_max_params(ver, " (without --model)")
     _add_device(ver)
     ver.add_argument("--json", action="store_true", help="print the report as JSON")

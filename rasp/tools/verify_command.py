@@ -40,6 +40,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
         from rasp.tools.arguments import refuse_model_file
 
         refuse_model_file(args.file)
+    wants_rebuild = getattr(args, "rebuild", True)
+    if args.model is None and not wants_rebuild:
+        return steps.usage_error(
+            "verify", "--no-rebuild applies only with --model (without it verify compiles now)"
+        )
     if args.model is None:
         missing = [
             o for o, v in (("--vocab", args.vocab), ("--max-len", args.max_len)) if v is None
@@ -148,11 +153,33 @@ def cmd_verify(args: argparse.Namespace) -> int:
             plan.draw(
                 None if bars is None else lambda done, total: bars("guiding samples", done, total)
             )
+    rebuilt = None
+    if args.model is not None:
+        from rasp.tools.rebuild import Given, not_rebuilt, rebuild_reach
+
+        if wants_rebuild:
+            # the reach is what the certificate proves the weights against: the program's own,
+            # FILE's where given (the s-op of it the model computes), else the recorded one's
+            given = None
+            if args.file is not None and (model_sop is not None or name == output):
+                given = Given(model_sop if model_sop is not None else written, source)
+            console.step("rebuilding the reach from the program")
+            with console.progress() as bars:
+                rebuilt = rebuild_reach(model.meta.raw, args.model, given, bars)
+        else:
+            rebuilt = not_rebuilt("--no-rebuild was given")
     console.step(f"checking {plan.total:,} inputs")
     with console.progress() as bars, steps.runtime_errors(args.model or "the compiled model"):
         progress = None if bars is None else lambda done, total: bars("verifying", done, total)
         report = check_model(
-            sop, model, plan, progress=progress, nodes=nodes, guard=guard, name=name
+            sop,
+            model,
+            plan,
+            progress=progress,
+            nodes=nodes,
+            guard=guard,
+            name=name,
+            rebuild=rebuilt,
         )
     console.step("checked")
     what = f"{source.name if args.file in (None, '-') else args.file} `{name}`"

@@ -27,6 +27,7 @@ import numpy as np
 
 from rasp.errors import RaspError
 from rasp.sops import Evaluator, Node, SOp
+from rasp.tools.certificate_text import Rebuild
 from rasp.tools.order_report import Margin, OrderMismatch, OrderReport, RunConfig
 from rasp.tools.verify import (
     NON_FINITE,
@@ -62,10 +63,13 @@ def check_model(
     sweep: bool = True,
     guard: SOp | None = None,
     name: str | None = None,
+    rebuild: Rebuild | None = None,
 ) -> VerifyReport:
     """What `rasp verify` and the REPL's `:verify` run: compare every input of `plan` with the
     interpreter (`rasp.tools.verify.verify`), then sweep evaluation orders over a subset of them.
-    `guard`: the program as written where `sop` rewrites it; `name`: `sop`'s (see `verify`)."""
+    `guard`: the program as written where `sop` rewrites it; `name`: `sop`'s (see `verify`);
+    `rebuild`: what rebuilding a model file's reach from its program found (None: a model
+    compiled here, whose reach is the compile's own)."""
     report = verify(sop, model, plan, progress=progress, nodes=nodes, guard=guard, name=name)
     if sweep:
         report.orders = sweep_orders(sop, model, plan, guard=guard)
@@ -75,7 +79,7 @@ def check_model(
         observed = None
         if report.orders is not None and report.orders.margin is not None:
             observed = report.orders.margin.value
-        report.certificate_lines, report.certificate_ok = recheck_model(model, observed)
+        report.certificate_lines, report.certificate_ok = recheck_model(model, observed, rebuild)
     return report
 
 

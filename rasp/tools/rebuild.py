@@ -1,0 +1,227 @@
+"""The reach a model file's certificate is re-checked against, rebuilt from its program.
+
+`compiler.certify.recheck` proves the weights against the file's reach, and the reach says what
+the program means; a reach edited with the weights would prove another program. So `rasp verify
+--model` compiles the program again, with the file's options (the vocabulary, max_len, output
+name, and `program.options`: causal, head masks, parameter limit), and requires the rebuilt reach
+to equal the file's: the program verify was given (FILE, which the user claims the model
+computes), else the RASP source the file records. The rebuilt weights need not equal the file's:
+the re-check proves the file's own weights against the (now trusted) reach, so weights that
+differ but still compute the program are not refused for that."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rasp.errors import RaspError, Source
+from rasp.tools.certificate_text import Rebuild
+
+Progress = Callable[[str, int, int], None]
+CLIP = 60  # characters of a differing value shown
+
+
+def not_rebuilt(why: str) -> Rebuild:
+    return Rebuild(None, f"not rebuilt: {why}; the proof trusts the file's reach")
+
+
+@dataclass(frozen=True)
+class Given:
+    """The program verify was given (FILE): the s-op the model's output names in it, and its
+    source. The user's claim is that the model computes it, so the reach is rebuilt from it."""
+
+    sop: Any
+    source: Source
+
+
+def rebuild_reach(
+    meta: dict[str, Any], path: str, given: Given | None = None, progress: Progress | None = None
+) -> Rebuild:
+    """Compile the program verify was given (`given`), else the one `meta` records, with the
+    file's options, and compare the reaches. `progress`: the compile's (`compile_sop`'s)."""
+    what = "the recorded program" if given is None else given.source.name
+    if given is None:
+        program = meta.get("program")
+        if not isinstance(program, dict) or not isinstance(program.get("source"), str):
+            return not_rebuilt("the file records no program source")
+        file = program.get("file")
+        if isinstance(file, str) and Path(file.split(":")[0]).suffix == ".py":
+            return not_rebuilt(
+                f"the file records the Python program {file}, which rasp-forge does not run "
+                "from a model file"
+            )
+    try:
+        rebuilt = _compiled_reach(meta, path, given, progress)
+    except RaspError as err:  # CompileError too: the program, refused now
+        # its first line, located in the program (`FILE (recorded in M):3:7: error: ...`)
+        first = next(iter(err.render().strip().splitlines()), "") or type(err).__name__
+        return Rebuild(False, f"NOT proved: {what} does not rebuild: {first}")
+    except Exception as err:  # noqa: BLE001 - an old or edited file must not crash verify
+        return Rebuild(False, f"NOT proved: {what} does not rebuild ({type(err).__name__}: {err})")
+    difference = first_difference(meta.get("reach"), rebuilt)
+    if difference is None:
+        return Rebuild(True, f"rebuilt from {what}: equal to the file's")
+    return Rebuild(
+        False,
+        f"NOT proved: {path}: the file's reach differs from the one {what} compiles to: "
+        f"{describe(difference, rebuilt)}",
+    )
+
+
+def compile_options(meta: dict[str, Any]) -> dict[str, Any]:
+    """The options `compiler.compile_sop` is called with: recorded (`program.options`), or, in a
+    file written before they were, read from the file (causal attention, masked heads) and the
+    defaults."""
+    from compiler.budget import DEFAULT_MAX_PARAMS
+
+    config = meta.get("config") or {}
+    recorded = (meta.get("program") or {}).get("options")
+    if isinstance(recorded, dict):
+        options = {
+            "causal": recorded.get("causal"),
+            "head_masks": recorded.get("head_masks"),
+            "max_params": recorded.get("max_params"),
+        }
+        kinds = {"causal": bool, "head_masks": bool, "max_params": (int, type(None))}
+        for key, kind in kinds.items():
+            value = options[key]
+            if not isinstance(value, kind) or (key == "max_params" and isinstance(value, bool)):
+                raise RaspError(f"the file's program.options.{key} is {json.dumps(value)}")
+        return options
+    layers = config.get("layers") or []
+    return {
+        "causal": config.get("attention_dir") == "causal",
+        "head_masks": any(isinstance(x, dict) and x.get("masks") for x in layers),
+        "max_params": DEFAULT_MAX_PARAMS,
+    }
+
+
+def _compiled_reach(
+    meta: dict[str, Any], path: str, given: Given | None, progress: Progress | None
+) -> Any:
+    """The reach of the program compiled now, as the file would hold it (JSON)."""
+    import compiler
+    from rasp.tools.console import Console
+    from rasp.tools.model_steps import program_sops, recorded_program
+
+    output = (meta.get("output") or {}).get("name")
+    tokens = (meta.get("vocab") or {}).get("tokens")
+    max_len = meta.get("max_len")
+    if not isinstance(output, str) or not isinstance(tokens, list) or not isinstance(max_len, int):
+        raise RaspError("the file does not say which output, vocabulary and max_len it is for")
+    options = compile_options(meta)
+    if given is None:
+        recorded = recorded_program(path, meta)
+        sop, name, source, _ = program_sops(recorded, None, Console(quiet=True), (path, output))
+    else:
+        sop, name, source = given.sop, output, given.source
+    model = compiler.compile_sop(
+        sop,
+        tokens,
+        max_len,
+        name=name,
+        source=source,
+        require_certificate=False,  # the re-check of the file's weights decides that
+        progress=progress,
+        **options,
+    )
+    # as the file holds it: through JSON (tuples as lists, keys as strings)
+    return json.loads(json.dumps(model.metadata["reach"], allow_nan=False))
+
+
+Path_ = tuple[Any, ...]  # keys (str) and indices (int), or COUNT last
+COUNT = object()  # a path's last element where two lists differ in length
+
+
+def first_difference(ours: Any, rebuilt: Any, at: Path_ = ()) -> tuple[Path_, Any, Any] | None:
+    """The first place (keys and indices, in the rebuilt reach's order) where two JSON values
+    differ, with both values there; None where they are equal. 1 and 1.0 differ (and True and 1):
+    the reach labels values by their type."""
+    if isinstance(ours, dict) and isinstance(rebuilt, dict):
+        for key in [*rebuilt, *(k for k in ours if k not in rebuilt)]:
+            if key not in ours or key not in rebuilt:
+                return (*at, key), ours.get(key, _MISSING), rebuilt.get(key, _MISSING)
+            found = first_difference(ours[key], rebuilt[key], (*at, key))
+            if found is not None:
+                return found
+        return None
+    if isinstance(ours, list) and isinstance(rebuilt, list):
+        for i, (a, b) in enumerate(zip(ours, rebuilt)):
+            found = first_difference(a, b, (*at, i))
+            if found is not None:
+                return found
+        if len(ours) != len(rebuilt):
+            return (*at, COUNT), len(ours), len(rebuilt)
+        return None
+    if type(ours) is not type(rebuilt) or ours != rebuilt:
+        return at, ours, rebuilt
+    return None
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "absent"
+
+
+_MISSING = _Missing()
+
+
+def describe(difference: tuple[Path_, Any, Any], reach: Any) -> str:
+    """A difference in words: the entry (reading, head, MLP part, embedded input; named as in
+    `reach`, the rebuilt one) by its layer and variable, the field within it, and both values."""
+    at, ours, rebuilt = difference
+    counted = bool(at) and at[-1] is COUNT
+    entry, rest = _entry(at[:-1] if counted else at, reach)
+    field = ".".join(str(k) if isinstance(k, str) else f"[{k}]" for k in rest).replace(".[", "[")
+    where = entry if not field else f"{entry}, {field}"
+    if counted:
+        return f"{where} has {ours} entries in the file, {rebuilt} rebuilt"
+    return f"{where} is {_short(ours)} in the file, {_short(rebuilt)} rebuilt"
+
+
+def _entry(at: Path_, reach: Any) -> tuple[str, Path_]:
+    """The reach entry `at` starts in, named for people, and the path within it."""
+    if len(at) < 2 or not isinstance(at[1], int) or not isinstance(reach, dict):
+        return "the reach's " + (str(at[0]) if at else "whole record"), at[1:]
+    group, index, rest = str(at[0]), at[1], at[2:]
+    items = reach.get(group)
+    item = items[index] if isinstance(items, list) and index < len(items) else None
+    item = item if isinstance(item, dict) else {}
+    name = item.get("name")
+    if group == "readings":
+        return f"reading `{name}`", rest
+    if group == "heads":
+        return f"layer {item.get('layer')} head {item.get('head')} (`{name}`)", rest
+    if group == "mlps":
+        return f"layer {item.get('layer')} mlp (`{name}`)", rest
+    if group == "inputs":
+        readings = reach.get("readings")
+        r = item.get("reading")
+        label = (
+            readings[r].get("name")
+            if isinstance(readings, list)
+            and isinstance(r, int)
+            and 0 <= r < len(readings)
+            and isinstance(readings[r], dict)
+            else r
+        )
+        return f"the embedding's values of reading `{label}`", rest
+    return f"the reach's {group}[{index}]", rest
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if value is _MISSING else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= CLIP else text[: CLIP - 3] + "..."
+
+
+__all__ = [
+    "Given",
+    "Rebuild",
+    "compile_options",
+    "first_difference",
+    "not_rebuilt",
+    "rebuild_reach",
+]
