@@ -93,6 +93,13 @@ def test_results_and_out() -> None:
     assert i.last_assigned == "reverse"
 
 
+def test_out_starts_as_the_tokens() -> None:
+    # The original's REPL runs `tokens = tokens_str;` last as it starts, which binds out.
+    i = run("x = out;")
+    assert i.get("x") is i.get("tokens") and i.get("x").name == "tokens"
+    assert i.last_assigned == "x"
+
+
 def test_selector_application_gives_a_matrix() -> None:
     i = Interpreter()
     (r,) = i.exec_program(parse("select(indices, indices, ==)([1, 2]);"))
