@@ -151,9 +151,7 @@ def test_an_unreadable_input_is_located_at_its_application() -> None:
         (["show", "example"], '"hello"'),
     ],
 )
-def test_a_command_split_over_lines_reads_on_as_the_original(
-    lines: list[str], shown: str
-) -> None:
+def test_a_command_split_over_lines_reads_on_as_the_original(lines: list[str], shown: str) -> None:
     # The original reads another line while its words leave the command unfinished (`set`,
     # `show s-op`, `s-op examples`), as for `set example` alone.
     session = ReplSession()
