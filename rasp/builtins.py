@@ -61,8 +61,10 @@ def make_zip(lists: list[Any], span: Span) -> list[list[Any]]:
 def unpack(targets: tuple[str, ...], values: list[Any], span: Span) -> list[Any]:
     if len(targets) == 1:
         return [values[0] if len(values) == 1 else list(values)]
-    if len(values) == 1 and isinstance(values[0], list):
-        values = values[0]
+    if len(values) == 1 and isinstance(values[0], list | str | dict):
+        values = list(
+            values[0]
+        )  # the original zips the names with it: a string's characters, a dict's keys
     if len(values) != len(targets):
         raise RaspTypeError(f"expected {len(targets)} values, but got: {len(values)}", span)
     return list(values)

@@ -102,9 +102,10 @@ class Interpreter:
         prelude_frame = _Frame(self._prelude, top=False)
         for stmt in _prelude_program().statements:
             self._exec(stmt, prelude_frame)
-        self._prelude.values.pop("out", None)
         # `tokens` is an ordinary variable (the original's library sets it); the rest is reserved.
+        # The original's REPL runs `tokens = tokens_str;` last as it starts, which binds `out`.
         self._prelude.force("tokens", root.values["tokens_str"])
+        self._prelude.force("out", root.values["tokens_str"])
         root.values["tokens_str"].name = "tokens"
         self._reserved = library_reserved | (frozenset(self._prelude.values) - {"tokens"})
         self._globals = Scope(self._prelude, self._reserved, "console")

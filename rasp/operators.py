@@ -13,6 +13,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rasp import compare
 from rasp.ast import BinaryOp, UnaryOp
 from rasp.atoms import atom_key
 from rasp.errors import RaspRuntimeError, RaspTypeError, Span
@@ -273,7 +274,19 @@ def binary(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
         # when the s-op is evaluated.
         return lift(fn, (left, right), span)
     _check_plain(op.value, (left, right), span)
+    if op in _COMPARING and (compare.holds_node(left) or compare.holds_node(right)):
+        fn = _COMPARE_HOLDING_NODES[op]  # lists or dicts holding s-ops: as the original compares
     return on_atoms(fn, (left, right), span)
+
+
+_COMPARE_HOLDING_NODES: dict[BinaryOp, Callable[[Any, Any], bool]] = {
+    BinaryOp.EQ: compare.same,
+    BinaryOp.NE: lambda a, b: not compare.same(a, b),
+    BinaryOp.LT: lambda a, b: compare.ordered(operator.lt, a, b),
+    BinaryOp.LE: lambda a, b: compare.ordered(operator.le, a, b),
+    BinaryOp.GT: lambda a, b: compare.ordered(operator.gt, a, b),
+    BinaryOp.GE: lambda a, b: compare.ordered(operator.ge, a, b),
+}
 
 
 def _check_plain(op_text: str, args: Sequence[Any], span: Span) -> None:
@@ -347,7 +360,7 @@ def contains(item: Any, container: Any, span: Span, full_s: Selector) -> Any:
         return lift(_member, (item, tuple(container)), span)
     if is_atom(item):
         if isinstance(container, list):
-            return item in container
+            return compare.member(item, container)
         if isinstance(container, SOp):
             found = lift(_equal_indicator, (container, item), span)
             share = AggregateSOp(selector=full_s, sop=found, default=0, span=span)

@@ -33,11 +33,15 @@ def _lark() -> Lark:
 
 
 _COMMAND_LINE = re.compile(
-    r"[ \t]*(?:set|show|examples|(?:s-op|selector)[ \t]+examples|full[ \t]+seq[ \t]+display|exit|quit)\b"
+    r"[ \t]*(?:set|show|examples|s-op|selector|full[ \t]+seq[ \t]+display|exit|quit)\b"
 )
 
-
-_VALUE_FOLLOWS = re.compile(r"[ \t]*set(?:[ \t]+(?:s-op|selector))?[ \t]+example")
+# A command whose words do not finish it yet (`set`, `show s-op`, `s-op examples`, `set example`):
+# the original reads on, over later lines, for the rest.
+_UNFINISHED_COMMAND = re.compile(
+    r"\s*(?:set(?:\s+(?:s-op|selector))?(?:\s+example)?|show(?:\s+(?:s-op|selector))?"
+    r"|(?:(?:s-op|selector)\s+)?examples|s-op|selector|full\s+seq\s+display)\s*"
+)
 
 
 def _terminate_commands(text: str) -> str:
@@ -45,21 +49,19 @@ def _terminate_commands(text: str) -> str:
 
     The original's files may hold `set example [1, 2, 3]` (no `;`) between statements. A command
     starts with a command keyword (which can start nothing else) and ends at the end of the first
-    line where its brackets balance, and where `set example` has its value (the original reads on
-    while the text is unfinished): that line gets a `;` before its comment; columns before it do
+    line where its brackets balance, and where its words are complete (`set example` has its value,
+    `show` its `example`: the original reads on while the text is unfinished): that line gets a `;` before its comment; columns before it do
     not move. A lone command is left as is.
     """
     lines = text.split("\n")
     if sum(1 for line in lines if line.strip()) < 2:
         return text
-    open_command, depth = False, 0
+    open_command, depth, words = False, 0, ""
     for number, line in enumerate(lines):
         if not open_command:
             if not _COMMAND_LINE.match(line):
                 continue
-            open_command, depth, first = True, 0, True
-        else:
-            first = False
+            open_command, depth, words = True, 0, ""
         code_end, in_string = len(line), False
         for column, char in enumerate(line):
             if char == '"':
@@ -74,8 +76,9 @@ def _terminate_commands(text: str) -> str:
             elif char in ")]}":
                 depth -= 1
         code = line[:code_end].rstrip()
-        if not code.strip() or (first and _VALUE_FOLLOWS.fullmatch(code)):
-            continue  # `set example` whose value is on a later line
+        words += " " + code
+        if _UNFINISHED_COMMAND.fullmatch(words):
+            continue  # `set example` whose value is on a later line, `show` its `example`, ...
         if depth <= 0 and not in_string:
             if not code.endswith(";"):
                 lines[number] = code + ";" + line[len(code) :]

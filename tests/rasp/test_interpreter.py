@@ -174,6 +174,37 @@ def test_an_sop_meets_any_other_value_as_the_original() -> None:
 
 
 @pytest.mark.parametrize(
+    ("expr", "expected"),
+    [
+        # Python compares the items, and the original's `==` on an s-op gives an s-op, which is
+        # true: an s-op item equals anything. A selector or function equals only itself.
+        ("[indices] == [length]", True),
+        ("[1] == [indices]", True),
+        ("[1, indices] == [2, length]", False),
+        ("[[indices], 2] == [[1], 2]", True),
+        ('{"a": indices} == {"a": 1}', True),
+        ("[indices] < [length]", False),  # equal items: the shorter list is less
+        ("[indices] < [length, 1]", True),
+        ("[indices] <= [length]", True),
+        ("[indices] != [length]", False),
+        ("1 in [indices]", True),
+        ('"a" in [full_s]', False),
+        ("[full_s] == [full_s]", True),
+        ("[select(indices, indices, ==)] == [select(indices, indices, ==)]", False),
+        ("[select(indices, indices, ==)] == [indices]", True),
+    ],
+)
+def test_lists_holding_sops_compare_as_in_the_original(expr: str, expected: bool) -> None:
+    assert value(f"x = {expr};") is expected
+
+
+def test_ordering_a_selector_item_names_its_kind() -> None:
+    # Python's error, with the kinds of RASP values (not our class names).
+    with pytest.raises(RaspTypeError, match="'<' not supported between a selector and a number"):
+        run("x = [full_s] < [1];")
+
+
+@pytest.mark.parametrize(
     "program",
     [
         "x = indices and [1];",

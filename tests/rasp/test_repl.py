@@ -142,6 +142,38 @@ def test_an_unreadable_input_is_located_at_its_application() -> None:
     assert printed[1] == '    tokens_int("ab");'
 
 
+@pytest.mark.parametrize(
+    ("lines", "shown"),
+    [
+        (["set", 'example "xy"'], '"xy"'),
+        (["set s-op", "example [1]"], "[1]"),
+        (["set", "", "s-op example", '"ab"'], '"ab"'),
+        (["show", "example"], '"hello"'),
+    ],
+)
+def test_a_command_split_over_lines_reads_on_as_the_original(lines: list[str], shown: str) -> None:
+    # The original reads another line while its words leave the command unfinished (`set`,
+    # `show s-op`, `s-op examples`), as for `set example` alone.
+    session = ReplSession()
+    for line in lines[:-1]:
+        assert session.feed(line) == "" and session.is_continuing
+    session.feed(lines[-1])
+    assert not session.is_continuing
+    assert session.feed("show s-op example") == f"\ts-op example: {shown}"
+
+
+@pytest.mark.parametrize(
+    "text", ["examples\noff\n", "s-op\nexamples off\n", "full seq display\non\n"]
+)
+def test_a_toggle_split_over_lines_acts_in_a_longer_text(text: str) -> None:
+    # In a longer text (a loaded file, a paste), such a command ends where its words do.
+    session = ReplSession()
+    out = session.run_text(text + "x = indices;")
+    assert "error" not in out
+    assert ("Example" not in out) == ("off" in text), out
+    assert ("input:" in out) == ("display" in text), out
+
+
 def test_set_example_without_a_value_reads_on_as_the_original() -> None:
     # Kept on purpose: the original's LineReader reads another line (its `..` prompt) whenever the
     # parser meets the end of the text, so `set example` alone waits for its value there too, a

@@ -33,6 +33,15 @@ def test_multi_assignment_and_function_returning_two_values() -> None:
         run("a, b = 1, 2, 3;")
 
 
+def test_multi_assignment_destructures_a_string_or_dict_as_the_original() -> None:
+    # The original zips the names with the one value: a string gives its characters, a dict
+    # its keys (as `for a, b in ["xy"]` does here too).
+    i = run('a, b = "xy"; c, d = {"p": 1, "q": 2}; def f() { return "uv"; } e, g = f();')
+    assert [i.get(n) for n in "abcdeg"] == ["x", "y", "p", "q", "u", "v"]
+    with pytest.raises(RaspTypeError, match="expected 2 values, but got: 3"):
+        run('a, b = "xyz";')
+
+
 def test_functions_are_closures_resolved_at_call_time() -> None:
     i = run("def f() { return y; } y = 1; a = f(); y = 2; b = f();")
     assert (i.get("a"), i.get("b")) == (1, 2)
@@ -82,6 +91,13 @@ def test_results_and_out() -> None:
         "reverse"
     )  # the last assignment's value; applications bind nothing
     assert i.last_assigned == "reverse"
+
+
+def test_out_starts_as_the_tokens() -> None:
+    # The original's REPL runs `tokens = tokens_str;` last as it starts, which binds out.
+    i = run("x = out;")
+    assert i.get("x") is i.get("tokens") and i.get("x").name == "tokens"
+    assert i.last_assigned == "x"
 
 
 def test_selector_application_gives_a_matrix() -> None:
