@@ -8,8 +8,9 @@
 The tensor names and the block (no LayerNorm, relu MLP, scores / sqrt(d_head)) are already
 TransformerLens's. TransformerLens gives every layer the same head count and widths, so a layer
 that stores fewer (format version 2) is padded with zero heads, head columns and hidden units, and
-its W_Q is scaled by sqrt(d_head / own d_head) so that TransformerLens's larger divisor gives the
-same scores (exact when the ratio is a power of 4; otherwise W_Q rounds once, and `rasp export`,
+its query (W_Q and b_Q) is scaled by sqrt(d_head / own d_head) so that TransformerLens's larger
+divisor gives the same scores (exact when the ratio is a power of 4; otherwise the query rounds
+once, and `rasp export`,
 which re-certifies the padded weights, is the checked way to TransformerLens). Feed
 TransformerLens the ids from `CompiledTransformer.encode` (BOS first; it must not prepend its own).
 

@@ -52,8 +52,9 @@ def to_hooked_transformer_config(meta: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _check_padded(tensors: dict[str, Any], meta: Mapping[str, Any]) -> None:
-    """Padding scales a narrower layer's W_Q by sqrt(d_head / its own d_head); where that factor
-    is not a power of 2 the scaled weights round, so the padded model is certified afresh."""
+    """Padding scales a narrower layer's query (W_Q, b_Q) by sqrt(d_head / its own d_head); where
+    that factor is not a power of 2 the scaled weights round, so the padded model is certified
+    afresh."""
     from transformer.fileformat import is_power_of_4, uniform_d_head
 
     config = meta["config"]
