@@ -63,6 +63,8 @@ def test_export_writes_config_guide_and_weights(prev_model: Path, tmp_path: Path
     assert config == to_hooked_transformer_config(previous_token().metadata)
     guide = json.loads(paths[1].read_text())
     assert guide["vocab"]["bos_id"] == 3 and guide["output"]["values"] == ["a", "b", "c", "-"]
+    # how to pad a batch, and the decoder that applies every rule the usage lists
+    assert "padded with vocab.pad_id" in guide["usage"] and "decode_logits" in guide["usage"]
     exported, original = load_file(str(paths[2])), load_file(str(prev_model))
     assert exported.keys() == original.keys()
     assert all(np.array_equal(exported[k], original[k]) for k in original)
@@ -484,3 +486,40 @@ def test_decode_logits_refuses_other_logits_and_bad_guides(tmp_path: Path) -> No
         interop.decode_logits(tmp_path / "none.json", torch.zeros(1, 3, 1), [2])
     with pytest.raises(ModelFormatError, match="metadata is missing 'output'"):
         interop.decode_logits({"max_len": 4}, torch.zeros(1, 3, 1), [2])
+
+
+def test_load_and_process_state_dict_zeroes_a_numerical_output(tmp_path: Path) -> None:
+    """What README.md and docs/runtime.md say of TransformerLens's weight processing: its default
+    `center_unembed` subtracts the mean logit, so hist's one logit column is 0 everywhere and every
+    count decodes as 0; `load_state_dict` keeps the counts."""
+    torch = pytest.importorskip("torch")
+    hooked, hooked_config = _hooked_transformer()
+    import logging
+
+    import safetensors.torch
+
+    from compiler import compile_sop
+    from rasp.interpreter import load_file
+    from tests.doc_examples import ROOT
+
+    path = tmp_path / "hist.safetensors"
+    hist = load_file(ROOT / "programs" / "hist.rasp").get("hist")
+    compile_sop(hist, list("abc"), 8, name="hist").save(path)
+    export_transformer_lens(path, tmp_path / "tl")
+    guide = tmp_path / "tl" / "rasp_forge.json"
+    ids = torch.tensor([[3, 0, 1, 2, 0, 1]])  # BOS, "abcab"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        processed = hooked(
+            hooked_config(**json.loads((tmp_path / "tl" / "config.json").read_text()))
+        )
+    state = safetensors.torch.load_file(str(tmp_path / "tl" / "model.safetensors"))
+    logging.disable(logging.WARNING)  # "You are not using LayerNorm ..."
+    try:
+        processed.load_and_process_state_dict(dict(state))
+    finally:
+        logging.disable(logging.NOTSET)
+    with torch.no_grad():
+        assert interop.decode_logits(guide, processed(ids), [5]) == [[0, 0, 0, 0, 0]]
+        plain = _load_export(tmp_path / "tl")
+        assert interop.decode_logits(guide, plain(ids), [5]) == [[2, 2, 1, 2, 2]]  # type: ignore[operator]
