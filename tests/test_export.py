@@ -63,6 +63,8 @@ def test_export_writes_config_guide_and_weights(prev_model: Path, tmp_path: Path
     assert config == to_hooked_transformer_config(previous_token().metadata)
     guide = json.loads(paths[1].read_text())
     assert guide["vocab"]["bos_id"] == 3 and guide["output"]["values"] == ["a", "b", "c", "-"]
+    # how to pad a batch, and the decoder that applies every rule the usage lists
+    assert "padded with vocab.pad_id" in guide["usage"] and "decode_logits" in guide["usage"]
     exported, original = load_file(str(paths[2])), load_file(str(prev_model))
     assert exported.keys() == original.keys()
     assert all(np.array_equal(exported[k], original[k]) for k in original)
@@ -321,19 +323,14 @@ def test_uniform_head_width_keeps_exact_scalings_exact() -> None:
     assert uniform_d_head({"d_head": 7}) == 7  # format version 1: one shape already
 
 
-def test_the_readmes_recipe_keeps_true_apart_from_1(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The README's TransformerLens recipe, as written, on a model whose vocabulary holds both `1`
-    and `true`. It once looked a token up with `vocab["tokens"].index(t)`, which finds the `1` for
-    `True` (Python's `True == 1`): the model was fed the wrong ids and decoded `1` for `True`."""
+def _readme_recipe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tokens: list
+) -> tuple[list[tuple[str, object]], dict[str, object]]:
+    """The README's TransformerLens recipe, run as written in `tmp_path` (where `tl_reverse` is the
+    export to load) on `tokens` instead of "abcab": each example's source and what it evaluates to
+    (None for a statement), and the namespace it ran in."""
     import doctest
 
-    pytest.importorskip("torch")
-    _hooked_transformer()  # skips (or fails, where CI requires it) without TransformerLens
-    import transformer
-    from compiler import compile_sop
-    from rasp.interpreter import load_file
     from tests.doc_examples import ROOT, blocks
 
     (recipe,) = [
@@ -341,20 +338,188 @@ def test_the_readmes_recipe_keeps_true_apart_from_1(
         for b in blocks(ROOT / "README.md")
         if b.language == "pycon" and "HookedTransformer(cfg)" in b.text
     ]
-    assert recipe.text.count('"abcab"') == 1  # the input, replaced by one of the mixed tokens
-    tokens = [True, 0, 1, False, True]
+    assert recipe.text.count('"abcab"') == 1  # the input, replaced by the test's tokens
     examples = doctest.DocTestParser().get_examples(recipe.text.replace('"abcab"', repr(tokens)))
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {}
+    results: list[tuple[str, object]] = []
+    with warnings.catch_warnings():  # 3.x warns that HookedTransformer goes away in 4.0
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for example in examples:
+            try:
+                code = compile(example.source, recipe.where, "eval")
+            except SyntaxError:  # a statement
+                exec(compile(example.source, recipe.where, "exec"), namespace)  # noqa: S102
+                results.append((example.source, None))
+            else:
+                results.append((example.source, eval(code, namespace)))  # noqa: S307
+    return results, namespace
+
+
+def test_the_readmes_recipe_keeps_true_apart_from_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's TransformerLens recipe, as written, on a model whose vocabulary holds both `1`
+    and `true`. It once looked a token up with `vocab["tokens"].index(t)`, which finds the `1` for
+    `True` (Python's `True == 1`): the model was fed the wrong ids and decoded `1` for `True`."""
+    pytest.importorskip("torch")
+    _hooked_transformer()  # skips (or fails, where CI requires it) without TransformerLens
+    import transformer
+    from compiler import compile_sop
+    from rasp.interpreter import load_file
+    from tests.doc_examples import ROOT
+
+    tokens = [True, 0, 1, False, True]
     path = tmp_path / "mixed.safetensors"
     reverse = load_file(ROOT / "programs" / "reverse.rasp").get("reverse")
     compile_sop(reverse, [1, True, 0, False], 6, name="reverse").save(path)
     export_transformer_lens(path, tmp_path / "tl_reverse")
-    monkeypatch.chdir(tmp_path)
-    namespace: dict[str, object] = {}
-    with warnings.catch_warnings():  # 3.x warns that HookedTransformer goes away in 4.0
-        warnings.simplefilter("ignore", DeprecationWarning)
-        for example in examples[:-1]:
-            exec(compile(example.source, recipe.where, "exec"), namespace)  # noqa: S102
-        decoded = eval(examples[-1].source, namespace)  # noqa: S307 - the README's own recipe
+    results, namespace = _readme_recipe(tmp_path, monkeypatch, tokens)
     ours = transformer.load(path)
     assert namespace["ids"].tolist() == ours.encode([tokens])[0].tolist()  # type: ignore[attr-defined]
-    assert decoded == ours.run([tokens])[0] == ["True", "False", "1", "0", "True"]
+    decoded = results[-1][1]
+    assert decoded == ours.run([tokens]) == [["True", "False", "1", "0", "True"]]
+
+
+def test_the_readmes_recipe_decodes_a_numerical_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's recipe on hist, whose output is one number per position: its last line gives
+    the interpreter's counts. It ended with `out["values"][argmax]`, which for the one logit column
+    of a numerical output is always `values[0]`: every count decoded as 0, without an error."""
+    pytest.importorskip("torch")
+    _hooked_transformer()
+    from compiler import compile_sop
+    from rasp.interpreter import load_file
+    from tests.doc_examples import ROOT
+
+    path = tmp_path / "hist.safetensors"
+    hist = load_file(ROOT / "programs" / "hist.rasp").get("hist")
+    compile_sop(hist, list("abc"), 8, name="hist").save(path)
+    export_transformer_lens(path, tmp_path / "tl_reverse")  # the name the recipe loads
+    results, _ = _readme_recipe(tmp_path, monkeypatch, list("abcab"))
+    assert results[-1][1] == [[2, 2, 1, 2, 2]]
+    loaded_check = next(v for src, v in results if "missing_keys" in src)
+    assert loaded_check == []
+
+
+def test_the_readmes_missing_key_check_catches_the_unexported_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """hist reads no position, so its compiled file has no `W_pos`: loaded into a HookedTransformer
+    as it is, with `strict=False`, TransformerLens keeps its random `W_pos` and the counts come out
+    wrong without an error. The recipe's missing-key check names it."""
+    pytest.importorskip("torch")
+    _hooked_transformer()
+    from compiler import compile_sop
+    from rasp.interpreter import load_file
+    from tests.doc_examples import ROOT
+
+    path = tmp_path / "hist.safetensors"
+    hist = load_file(ROOT / "programs" / "hist.rasp").get("hist")
+    compile_sop(hist, list("abc"), 8, name="hist").save(path)
+    export_transformer_lens(path, tmp_path / "tl_reverse")
+    path.replace(tmp_path / "tl_reverse" / "model.safetensors")  # the compiled file, unexported
+    results, _ = _readme_recipe(tmp_path, monkeypatch, list("abcab"))
+    assert next(v for src, v in results if "missing_keys" in src) == ["pos_embed.W_pos"]
+
+
+def _program_model(tmp_path: Path, text: str, vocab: list, max_len: int) -> Path:
+    from compiler import compile_sop
+    from rasp.interpreter import load_source
+
+    interp = load_source(Source("p.rasp", text))
+    path = tmp_path / f"m{abs(hash(text))}.safetensors"
+    compile_sop(interp.get(interp.last_assigned), vocab, max_len, head_masks=False).save(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "vocab"),
+    [
+        ("res = aggregate(select(indices, length - indices - 1, ==), tokens);", list("abc")),
+        ("res = selector_width(select(tokens, tokens, ==));", list("abc")),  # values
+        ('res = aggregate(select(indices, indices, <=), indicator(tokens == "a"));', list("ab")),
+        ('res = aggregate(select(tokens, tokens, ==), indicator(tokens == "a"));', list("ab")),
+        ('res = tokens == "a";', list("ab")),  # bools
+        ("res = indices * 0.5;", [1, True]),  # floats
+    ],
+    ids=["categorical", "values", "grid", "whole-types", "bools", "floats"],
+)
+def test_decode_logits_from_the_export_is_the_runtimes_decoder(
+    text: str, vocab: list, tmp_path: Path
+) -> None:
+    """`transformer.interop.decode_logits`, given only the export's `rasp_forge.json`, decodes
+    logits exactly as the runtime does (value and type), for every kind of output."""
+    pytest.importorskip("torch")
+    import transformer
+
+    path = _program_model(tmp_path, text, vocab, 6)
+    export_transformer_lens(path, tmp_path / "tl")
+    ours = transformer.load(path)
+    inputs = [list(t) for k in range(1, 5) for t in itertools.product(vocab, repeat=k)]
+    ids, lengths = ours.encode(inputs)
+    logits = ours.forward(ids)
+    guide = tmp_path / "tl" / "rasp_forge.json"
+    want = ours.run(inputs)
+    for got in (
+        interop.decode_logits(guide, logits, lengths),
+        interop.decode_logits(json.loads(guide.read_text()), logits, lengths),
+    ):
+        assert [[(type(v), v) for v in row] for row in got] == [
+            [(type(v), v) for v in row] for row in want
+        ]
+
+
+def test_decode_logits_refuses_other_logits_and_bad_guides(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    from transformer import ModelFormatError, ModelInputError
+
+    path = _program_model(tmp_path, "res = selector_width(select(tokens, tokens, ==));", ["a"], 4)
+    export_transformer_lens(path, tmp_path / "tl")
+    guide = tmp_path / "tl" / "rasp_forge.json"
+    with pytest.raises(ModelInputError, match=r"d_vocab_out = 1\], got \[1, 3, 2\]"):
+        interop.decode_logits(guide, torch.zeros(1, 3, 2), [2])
+    with pytest.raises(ModelInputError, match="holds 0..2 positions"):
+        interop.decode_logits(guide, torch.zeros(1, 3, 1), [3])
+    with pytest.raises(ModelFormatError, match="cannot read the export's guide"):
+        interop.decode_logits(tmp_path / "none.json", torch.zeros(1, 3, 1), [2])
+    with pytest.raises(ModelFormatError, match="metadata is missing 'output'"):
+        interop.decode_logits({"max_len": 4}, torch.zeros(1, 3, 1), [2])
+
+
+def test_load_and_process_state_dict_zeroes_a_numerical_output(tmp_path: Path) -> None:
+    """What README.md and docs/runtime.md say of TransformerLens's weight processing: its default
+    `center_unembed` subtracts the mean logit, so hist's one logit column is 0 everywhere and every
+    count decodes as 0; `load_state_dict` keeps the counts."""
+    torch = pytest.importorskip("torch")
+    hooked, hooked_config = _hooked_transformer()
+    import logging
+
+    import safetensors.torch
+
+    from compiler import compile_sop
+    from rasp.interpreter import load_file
+    from tests.doc_examples import ROOT
+
+    path = tmp_path / "hist.safetensors"
+    hist = load_file(ROOT / "programs" / "hist.rasp").get("hist")
+    compile_sop(hist, list("abc"), 8, name="hist").save(path)
+    export_transformer_lens(path, tmp_path / "tl")
+    guide = tmp_path / "tl" / "rasp_forge.json"
+    ids = torch.tensor([[3, 0, 1, 2, 0, 1]])  # BOS, "abcab"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        processed = hooked(
+            hooked_config(**json.loads((tmp_path / "tl" / "config.json").read_text()))
+        )
+    state = safetensors.torch.load_file(str(tmp_path / "tl" / "model.safetensors"))
+    logging.disable(logging.WARNING)  # "You are not using LayerNorm ..."
+    try:
+        processed.load_and_process_state_dict(dict(state))
+    finally:
+        logging.disable(logging.NOTSET)
+    with torch.no_grad():
+        assert interop.decode_logits(guide, processed(ids), [5]) == [[0, 0, 0, 0, 0]]
+        plain = _load_export(tmp_path / "tl")
+        assert interop.decode_logits(guide, plain(ids), [5]) == [[2, 2, 1, 2, 2]]  # type: ignore[operator]

@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 
 from transformer.config import ModelConfig
-from transformer.decoding import DeviceCodes
+from transformer.decoding import DeviceCodes, OutputSpec
 from transformer.errors import ModelFormatError, ModelInputError, ModelOutputError
 from transformer.metadata import ModelMetadata
 from transformer.model import Cache, Transformer
@@ -147,21 +147,7 @@ class CompiledTransformer:
         The reduction runs where the logits are (argmax, or snapping the numerical column in
         float64, which holds float32 logits exactly); only `[batch, n]` codes travel to the CPU.
         """
-        output = self.meta.output
-        columns = self.config.d_vocab_out
-        if not isinstance(logits, Tensor) or logits.ndim != 3 or logits.shape[2] != columns:
-            # another model's logits (or a cut column) would decode to values without a word
-            shape = list(logits.shape) if isinstance(logits, Tensor) else type(logits).__name__
-            raise ModelInputError(
-                f"logits must be a tensor [batch, pos, d_vocab_out = {columns}], got {shape}"
-            )
-        lengths = _checked_lengths(lengths, logits.shape[0], logits.shape[1] - 1, "logits")
-        width = max(lengths, default=0)
-        at_tokens = logits.detach()[:, 1 : 1 + width]  # [batch, n, d_vocab_out]
-        real = torch.from_numpy(np.arange(width) < np.asarray(lengths)[:, None])  # [batch, n]
-        reduced = output.reduce(at_tokens, real.to(at_tokens.device))
-        output.check(reduced)
-        return output.values_of(reduced.codes.cpu().numpy(), lengths)
+        return decode_logits(self.meta.output, self.config.d_vocab_out, logits, lengths)
 
     def run(self, inputs: Sequence[str | Sequence[Atom]], batch_size: int = 256) -> list[list[Any]]:
         """Encode, run and decode inputs of any lengths, `batch_size` at a time, in input order.
@@ -340,6 +326,26 @@ class CompiledTransformer:
         # Not pinned: pinning a fresh [1024, 257] array cost more (2.7 ms) than the plain copy
         # (0.7 ms) on an H100.
         return torch.from_numpy(ids).to(self.device)
+
+
+def decode_logits(
+    output: OutputSpec, columns: int, logits: Tensor, lengths: Lengths
+) -> list[list[Any]]:
+    """`output`'s values at positions 1..n of each row of `logits [batch, pos, columns]` (any
+    runtime's: this one's, a HookedTransformer's), row b cut to `lengths[b]`."""
+    if not isinstance(logits, Tensor) or logits.ndim != 3 or logits.shape[2] != columns:
+        # another model's logits (or a cut column) would decode to values without a word
+        shape = list(logits.shape) if isinstance(logits, Tensor) else type(logits).__name__
+        raise ModelInputError(
+            f"logits must be a tensor [batch, pos, d_vocab_out = {columns}], got {shape}"
+        )
+    lengths = _checked_lengths(lengths, logits.shape[0], logits.shape[1] - 1, "logits")
+    width = max(lengths, default=0)
+    at_tokens = logits.detach()[:, 1 : 1 + width]  # [batch, n, d_vocab_out]
+    real = torch.from_numpy(np.arange(width) < np.asarray(lengths)[:, None])  # [batch, n]
+    reduced = output.reduce(at_tokens, real.to(at_tokens.device))
+    output.check(reduced)
+    return output.values_of(reduced.codes.cpu().numpy(), lengths)
 
 
 def _check_batch_size(batch_size: int) -> None:

@@ -123,9 +123,10 @@ def uniform_tensors(
     a zero `W_pos` where the model has none: TransformerLens's layout.
 
     A layer that stores fewer heads, narrower heads or fewer hidden units (format version 2) gets
-    zero heads, head columns and units. Its W_Q is scaled by sqrt(d_head / own d_head), so that the
-    larger divisor sqrt(d_head) gives the same scores. That factor is a power of 2, and exact, when
-    the ratio is a power of 4; otherwise W_Q rounds once (`rasp export` then re-certifies).
+    zero heads, head columns and units. Its query (W_Q and b_Q) is scaled by sqrt(d_head / own
+    d_head), so that the larger divisor sqrt(d_head) gives the same scores. That factor is a power
+    of 2, and exact, when the ratio is a power of 4; otherwise the query rounds once (`rasp export`
+    then re-certifies).
     """
     out = dict(tensors)
     if "pos_embed.W_pos" not in out:  # a model without positions embeds every position to zero
@@ -135,10 +136,11 @@ def uniform_tensors(
         heads, hidden = config["n_heads"], config["d_mlp"]
         attn, mlp = f"blocks.{layer}.attn.", f"blocks.{layer}.mlp."
         if own["d_head"] and own["d_head"] != width:
+            # the whole query, bias too: q = x W_Q + b_Q scales as one
             factor = math.sqrt(width / own["d_head"])
-            out[attn + "W_Q"] = (np.asarray(out[attn + "W_Q"], dtype=np.float64) * factor).astype(
-                np.float32
-            )
+            for name in ("W_Q", "b_Q"):
+                scaled = np.asarray(out[attn + name], dtype=np.float64) * factor
+                out[attn + name] = scaled.astype(np.float32)
         for name in ("W_Q", "W_K", "W_V"):  # [heads, d_model, d_head]
             out[attn + name] = _padded(out[attn + name], (heads, None, width))
         for name in ("b_Q", "b_K", "b_V"):  # [heads, d_head]

@@ -8,8 +8,9 @@
 The tensor names and the block (no LayerNorm, relu MLP, scores / sqrt(d_head)) are already
 TransformerLens's. TransformerLens gives every layer the same head count and widths, so a layer
 that stores fewer (format version 2) is padded with zero heads, head columns and hidden units, and
-its W_Q is scaled by sqrt(d_head / own d_head) so that TransformerLens's larger divisor gives the
-same scores (exact when the ratio is a power of 4; otherwise W_Q rounds once, and `rasp export`,
+its query (W_Q and b_Q) is scaled by sqrt(d_head / own d_head) so that TransformerLens's larger
+divisor gives the same scores (exact when the ratio is a power of 4; otherwise the query rounds
+once, and `rasp export`,
 which re-certifies the padded weights, is the checked way to TransformerLens). Feed
 TransformerLens the ids from `CompiledTransformer.encode` (BOS first; it must not prepend its own).
 
@@ -23,22 +24,33 @@ HookedTransformer (each hook sets the scores of the keys a head does not see to 
         tl_model.add_hook(name, hook, is_permanent=True)
 
 (`rasp compile --no-head-masks` builds a model without masked heads, for TransformerLens as is.)
+
+A HookedTransformer's logits decode as the runtime's do (argmax for a categorical output; for a
+numerical one the single logit snapped to the listed values or to a grid, with the output's
+type rules), given the `rasp_forge.json` that `rasp export` writes:
+
+    decode_logits("DIR/rasp_forge.json", logits, lengths)  # [[value, ...], ...]
 """
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
 from transformer.compiled import CompiledTransformer
-from transformer.errors import ModelInputError
-from transformer.fileformat import uniform_d_head, uniform_tensors
+from transformer.compiled import decode_logits as _decode
+from transformer.errors import ModelFormatError, ModelInputError
+from transformer.fileformat import FORMAT_VERSION, uniform_d_head, uniform_tensors
 from transformer.io import load
+from transformer.metadata_checks import Checker
 from transformer.model import seen_keys
+from transformer.output_metadata import parse_output
 
 Hook = Callable[[torch.Tensor, Any], torch.Tensor]
 
@@ -130,3 +142,29 @@ def _masking_hook(seen: torch.Tensor) -> Hook:
         return scores.masked_fill(~where, float("-inf"))
 
     return hook
+
+
+def decode_logits(
+    guide: Mapping[str, Any] | str | os.PathLike[str], logits: torch.Tensor, lengths: Sequence[int]
+) -> list[list[Any]]:
+    """The program's values from an exported model's logits `[batch, pos, d_vocab_out]` (a
+    HookedTransformer's, fed `[bos_id, token ids..., pad_id...]`): positions 1..n of row b, n =
+    `lengths[b]`, decoded as `guide`'s `output` says, exactly as `CompiledTransformer.decode` does
+    (docs/format.md). `guide` is `rasp_forge.json` (its path, or the dict `json.load` gives)."""
+    where = "rasp_forge.json"
+    if not isinstance(guide, Mapping):
+        where = str(guide)
+        try:
+            guide = json.loads(Path(guide).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            raise ModelFormatError(where, f"cannot read the export's guide ({err})") from None
+    check = Checker(where)
+    if not isinstance(guide, Mapping):
+        raise check.fail("not a JSON object")
+    output = check.get(dict(guide), "output", "", dict)
+    max_len = check.get(dict(guide), "max_len", "", int)
+    # one column per listed value of a categorical output, one number for a numerical one
+    categorical = output.get("encoding") == "categorical" and isinstance(output.get("values"), list)
+    columns = len(output["values"]) if categorical else 1
+    spec = parse_output(check, output, columns, FORMAT_VERSION, max_len)
+    return _decode(spec, columns, logits, lengths)

@@ -137,7 +137,9 @@ def parse_metadata(path: str, text: str) -> ModelMetadata:
         compiler_version=check.get(raw, "compiler_version", "", str),
         config=config,
         vocab=_parse_vocab(check, check.get(raw, "vocab", "", dict), config, max_len),
-        output=parse_output(check, check.get(raw, "output", "", dict), config, version, max_len),
+        output=parse_output(
+            check, check.get(raw, "output", "", dict), config.d_vocab_out, version, max_len
+        ),
         residual=tuple(residual),
         layers=_parse_layers(check, layers, config),
         program=_parse_program(check, raw.get("program")),

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from transformer.config import ModelConfig
 from transformer.decoding import OutputEncoding, OutputSpec, OutputType
 from transformer.metadata_checks import Checker, json_text
 
 
 def parse_output(
-    check: Checker, obj: dict[str, Any], config: ModelConfig, version: int, max_len: int
+    check: Checker, obj: dict[str, Any], d_vocab_out: int, version: int, max_len: int
 ) -> OutputSpec:
+    """The checked `output` entry of a model with `d_vocab_out` logit columns."""
     name = check.get(obj, "name", "output.", str)
     encoding_text, type_text = (
         check.get(obj, "encoding", "output.", str),
@@ -33,15 +33,15 @@ def parse_output(
         values = check.atoms(
             check.get(obj, "values", "output.", list), "output.values", allow_null=True
         )
-    if encoding is OutputEncoding.CATEGORICAL and len(values or ()) != config.d_vocab_out:
+    if encoding is OutputEncoding.CATEGORICAL and len(values or ()) != d_vocab_out:
         raise check.fail(
             f"'output.values' lists {len(values or ())} values "
-            f"but 'config.d_vocab_out' is {config.d_vocab_out}"
+            f"but 'config.d_vocab_out' is {d_vocab_out}"
         )
     if encoding is OutputEncoding.NUMERICAL:
-        if config.d_vocab_out != 1:
+        if d_vocab_out != 1:
             raise check.fail(
-                f"a numerical output needs 'config.d_vocab_out' = 1, got {config.d_vocab_out}"
+                f"a numerical output needs 'config.d_vocab_out' = 1, got {d_vocab_out}"
             )
         if values is not None and (not values or not all(_is_number(v) for v in values)):
             raise check.fail(

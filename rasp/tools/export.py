@@ -52,8 +52,9 @@ def to_hooked_transformer_config(meta: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _check_padded(tensors: dict[str, Any], meta: Mapping[str, Any]) -> None:
-    """Padding scales a narrower layer's W_Q by sqrt(d_head / its own d_head); where that factor
-    is not a power of 2 the scaled weights round, so the padded model is certified afresh."""
+    """Padding scales a narrower layer's query (W_Q, b_Q) by sqrt(d_head / its own d_head); where
+    that factor is not a power of 2 the scaled weights round, so the padded model is certified
+    afresh."""
     from transformer.fileformat import is_power_of_4, uniform_d_head
 
     config = meta["config"]
@@ -138,15 +139,20 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
     guide["source_model"] = str(model_path)
     guide["usage"] = (
         "ids = [vocab.bos_id, id of each token...], a token's id being its index in vocab.tokens "
-        "matched by JSON type and value (true is not 1); logits at positions 1..n; "
+        "matched by JSON type and value (true is not 1), a shorter input of a batch padded with "
+        "vocab.pad_id after its tokens; logits at positions 1..n; "
+        "transformer.interop.decode_logits(this file, logits, lengths) decodes them as follows. "
         "categorical: output.values[argmax]; numerical: the single logit, snapped to the "
-        "nearest of output.values when listed, or at position i read as round(logit * d_i) / d_i "
+        "nearest of output.values when listed (a number listed as both an int and a float, "
+        "0 and 0.0, as the int), or at position i read as round(logit * d_i) / d_i "
         "with d_i = output.denominators[i] when those are given (d = "
         "output.length_denominators[n - 1] for every position of an input of length n when "
         "those are, d = output.end_denominators[n - 1 - i] at position i of n when those are); "
-        "an int where d is 1 or i is in output.int_positions, else a float; either way, where "
-        "output.whole_types is given, a whole number at position i of an input of length n is "
-        "an int if output.whole_types[n - 1][i] is 'i' and a float if it is 'f'"
+        "an int where d is 1 or i is in output.int_positions, else a float; with neither, "
+        "output.type decides: ints round half to even, bools are logit > 0.5, floats the logit; "
+        "categorical or numerical, where output.whole_types is given, a whole number at position "
+        "i of an input of length n is an int if output.whole_types[n - 1][i] is 'i' and a float "
+        "if it is 'f'"
     )
     config_path, guide_path, weights_path = (
         out / "config.json",

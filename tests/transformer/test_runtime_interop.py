@@ -40,3 +40,33 @@ def test_a_loaded_model_gives_the_same_as_its_file(prev_path: Path) -> None:
     from_model = to_transformer_lens(transformer.load(prev_path))
     assert from_file[0] == from_model[0]
     assert all(torch.equal(from_file[1][k], from_model[1][k]) for k in from_file[1])
+
+
+def test_padding_a_narrower_layer_keeps_its_scores_with_a_query_bias() -> None:
+    """TransformerLens divides every layer's scores by the padded width's sqrt: the narrower layer's
+    whole query, W_Q and b_Q alike, is scaled to match. With only W_Q scaled, a file with a
+    query bias ran in TransformerLens with other scores than in the runtime, and nothing said so
+    (the export re-certifies only where the factor rounds)."""
+    import numpy as np
+
+    from transformer.fileformat import tensor_shapes, uniform_tensors
+
+    shape = [{"n_heads": 1, "d_head": 4, "d_mlp": 1}, {"n_heads": 1, "d_head": 1, "d_mlp": 1}]
+    config = {"n_layers": 2, "d_model": 3, "n_heads": 1, "d_head": 4, "d_mlp": 1, "n_ctx": 3,
+              "d_vocab": 4, "d_vocab_out": 2, "layers": shape}  # fmt: skip
+    rng = np.random.default_rng(0)
+    tensors = {
+        name: rng.integers(-3, 4, size).astype(np.float32)
+        for name, size in tensor_shapes(config).items()
+    }
+    padded = uniform_tensors(tensors, config)
+    x = rng.integers(-3, 4, (5, 3)).astype(np.float64)  # [pos, d_model]
+
+    def scores(t: dict[str, np.ndarray], layer: int, width: int) -> np.ndarray:
+        attn = f"blocks.{layer}.attn."
+        q = x @ t[attn + "W_Q"][0].astype(np.float64) + t[attn + "b_Q"][0]
+        k = x @ t[attn + "W_K"][0].astype(np.float64) + t[attn + "b_K"][0]
+        return q @ k.T / np.sqrt(width)
+
+    for layer, own in enumerate(shape):
+        assert np.array_equal(scores(tensors, layer, own["d_head"]), scores(padded, layer, 4))
