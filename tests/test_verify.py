@@ -23,7 +23,7 @@ from rasp.sops import (
     SOp,
     TokensSOp,
 )
-from rasp.tools.residuals import residual_variables
+from rasp.tools.residuals import Unclear, residual_variables
 from rasp.tools.verify import (
     Divergence,
     default_exhaustive_len,
@@ -180,15 +180,19 @@ def test_verify_passes_on_a_faithful_model() -> None:
 @pytest.mark.parametrize(
     ("corrupt", "expected"),
     [
-        # flag's one-hot flipped at position 1 by layer 0's MLP: found there, not later in `prev`
+        # flag's one-hot blurred at position 1 by layer 0's MLP (False at 5 beside True at 1):
+        # found there, not later in `prev`
         (
             ("blocks.0.hook_resid_post", 4, 1, 5.0),
-            ("flag", 0, "mlp", 1, "False", True, 'tokens == "a"'),
+            ("flag", 0, "mlp", 1, Unclear((("False", 5.0), ("True", 1.0))), True, 'tokens == "a"'),
         ),
         # prev (numerical) wrong at position 2 after layer 1's attention
         (("blocks.1.hook_resid_mid", 6, 2, 7.0), ("prev", 1, "attn", 2, 7.0, 1, "aggregate(...)")),
         # the tokens themselves wrong after the embedding
-        (("blocks.0.hook_resid_pre", 3, 0, 9.0), ("tokens", None, "embedding", 0, "b", "a")),
+        (
+            ("blocks.0.hook_resid_pre", 3, 0, 9.0),
+            ("tokens", None, "embedding", 0, Unclear((("a", 1.0), ("b", 9.0))), "a"),
+        ),
     ],
 )
 def test_diagnose_finds_the_first_wrong_variable(

@@ -65,7 +65,8 @@ def _layer_of(meta: dict[str, Any], name: str, sublayer: str) -> int:
     ("variable", "sublayer", "label", "first", "model_value", "want"),
     [
         ("length", "mlp", "length", "ab", 7.0, 2),
-        ("reverse", "attn", "reverse:c", "a", "c", "a"),
+        # `reverse:c` at 5 beside the right column at 1: no single value, not "c"
+        ("reverse", "attn", "reverse:c", "a", {"columns": {"a": 1.0, "c": 5.0}}, "a"),
     ],
 )
 def test_corrupted_weight_is_located(
@@ -370,3 +371,53 @@ def test_every_sublayer_corruption_is_blamed_on_that_sublayer(
             assert (div.variable, div.layer, div.sublayer) == (var, layer, sublayer)
             tried.append(var)
     assert tried  # at least one variable of the program is materialised and checked
+
+
+def _set_weight(model: Any, tensor: str, index: tuple[int, ...], value: float) -> None:
+    from safetensors import safe_open
+    from safetensors.numpy import load_file, save_file
+
+    with safe_open(str(model), "np") as handle:
+        metadata = handle.metadata()
+    weights = load_file(str(model))
+    weights[tensor][index] = value
+    save_file(weights, str(model), metadata=metadata)
+
+
+@pytest.mark.parametrize("stray", [0.6, 0.3, -1.0])
+def test_a_blurred_one_hot_is_blamed_where_it_is_written(
+    stray: float, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The embedding writes `tokens:b` = 0.6 beside `tokens:a` = 1 for an "a": the argmax still
+    reads "a", and the diagnosis blamed `hist`'s MLP, the first reader that counts it as a "b"."""
+    compiler = pytest.importorskip("compiler")
+    import json
+    from pathlib import Path
+
+    from rasp.tools.cli import main
+
+    program = Path(__file__).resolve().parents[1] / "programs" / "hist.rasp"
+    path = tmp_path / "hist.safetensors"
+    assert main(["compile", str(program), "--vocab", "abc", "--max-len", "4", "-o", str(path)]) == 0
+    assert compiler  # (compiled through the CLI)
+    meta = _metadata(path)
+    _set_weight(path, "embed.W_E", (0, meta["residual"].index("tokens:b")), stray)
+    capsys.readouterr()
+    assert main(["verify", str(program), "--model", str(path), "--json"]) == 1
+    div = json.loads(capsys.readouterr().out)["divergence"]
+    assert (div["variable"], div["layer"], div["sublayer"]) == ("tokens", None, "embedding")
+    assert div["interpreter"] == "a"
+    assert div["model"] == {"columns": {"a": 1.0, "b": pytest.approx(stray)}}
+    assert main(["verify", str(program), "--model", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "first divergence: variable `tokens`, after the embedding, position 0" in err
+    assert f"model:       no single value: {{a: 1, b: {stray:g}}}" in err
+
+
+def _metadata(path: Any) -> dict[str, Any]:
+    import json
+
+    from safetensors import safe_open
+
+    with safe_open(str(path), "np") as handle:
+        return json.loads(handle.metadata()["rasp_forge"])

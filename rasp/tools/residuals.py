@@ -26,6 +26,10 @@ from rasp.sops import Evaluator, Node, SeqValue, SOp
 from rasp.tools.residual_parts import PartsReading, parts_readings
 
 RESIDUAL_TOL = 1e-4  # numerical residual dims (relative and absolute)
+# A one-hot column of an exact model is 0 or 1 up to float32 rounding (a head's selected keys'
+# weights sum to 1, the others' are exactly 0); one further off (0.6 beside the hot 1, a hot 3)
+# is a fault the argmax alone would read as the right value, blaming a later reader of it.
+ONE_HOT_TOL = 1e-2
 SPECIAL_DIMS = frozenset({"one", "bos", "pad"})
 
 
@@ -37,6 +41,17 @@ class RuntimeModel(Protocol):
     def run(self, inputs: Sequence[Sequence[Any]]) -> list[list[Any]]: ...
     def encode(self, inputs: Sequence[Sequence[Any]]) -> tuple[Any, Any]: ...
     def run_with_cache(self, ids: Any) -> tuple[Any, Mapping[str, Any]]: ...
+
+
+@dataclass(frozen=True)
+class Unclear:
+    """A one-hot group that holds no single value: some column is neither 0 nor 1, or two are
+    1. `columns`: the labels and values of its non-zero columns."""
+
+    columns: tuple[tuple[str, float], ...]
+
+    def __str__(self) -> str:
+        return "{" + ", ".join(f"{label}: {value:.6g}" for label, value in self.columns) + "}"
 
 
 @dataclass(frozen=True)
@@ -52,10 +67,22 @@ class ResidualVariable:
         block = resid[:, list(self.dims)]  # [pos, n_dims]
         if self.values is None:
             return [float(v) for v in block[:, 0]]
-        best = block.argmax(axis=1)
-        return [self.values[k] if block[p, k] >= 0.5 else None for p, k in enumerate(best)]
+        return [self._one_hot(row) for row in block]
+
+    def _one_hot(self, row: np.ndarray) -> str | Unclear | None:
+        """The label of the one column at 1, the others at 0 (None: every column 0)."""
+        off = np.minimum(np.abs(row), np.abs(row - 1.0)) > ONE_HOT_TOL
+        hot = np.flatnonzero(row >= 0.5)
+        if not off.any() and len(hot) <= 1:
+            return self.values[int(hot[0])] if len(hot) else None
+        labels = self.values or ()
+        return Unclear(
+            tuple((labels[k], float(row[k])) for k in np.flatnonzero(np.abs(row) > ONE_HOT_TOL))
+        )
 
     def agrees(self, got: Any, want: Any) -> bool:
+        if isinstance(got, Unclear):
+            return False
         if self.values is None:
             if isinstance(want, str) or got is None:
                 return False

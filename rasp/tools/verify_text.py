@@ -14,6 +14,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from rasp.tools.residuals import Unclear
+
 if TYPE_CHECKING:
     from rasp.tools.order_report import OrderReport, RunConfig
     from rasp.tools.verify import Divergence, InputPlan, VerifyReport
@@ -246,7 +248,7 @@ def _no_value(div: Divergence) -> str:
     names with a dot: rasp.tools.residual_parts) whose dimensions hold none of its values."""
     if "." in div.variable:
         return "(no value: its dimensions hold none of its values)"
-    return "(no value: every dim < 0.5)"
+    return "(no value: every dim is 0)"
 
 
 def _other_output_lines(div: Divergence) -> list[str]:
@@ -381,4 +383,6 @@ def _skipped_text(report: VerifyReport) -> str:
 
 
 def _value_text(value: Any) -> str:
+    if isinstance(value, Unclear):  # a one-hot with a column neither 0 nor 1, or two at 1
+        return f"no single value: {value} (a one-hot holds one column at 1, the others at 0)"
     return f"{value:.6g}" if isinstance(value, float) else str(value)
