@@ -131,6 +131,7 @@ class FakeModel:
         ev = Evaluator(tokens)
         labels = self.meta["residual"]
         resid = np.zeros((1, len(tokens) + 1, len(labels)))
+        resid[0, :, labels.index("one")] = 1.0  # as a compiled model's embedding writes it
         order = [
             ("blocks.0.hook_resid_pre", ["tokens"]),
             ("blocks.0.hook_resid_mid", []),

@@ -117,6 +117,7 @@ def test_corrupted_weight_is_located(
         "verified": None,
         "held_at": None,
         "output_checked": None,
+        "stray": None,
     }
     code = main(["verify", str(program), "--vocab", "abc", "--max-len", "4", "--model", str(model)])
     err = capsys.readouterr().err
@@ -421,3 +422,80 @@ def _metadata(path: Any) -> dict[str, Any]:
 
     with safe_open(str(path), "np") as handle:
         return json.loads(handle.metadata()["rasp_forge"])
+
+
+def _compile_library(tmp_path: Any, name: str, vocab: str, max_len: int) -> tuple[Any, Any]:
+    from pathlib import Path
+
+    from rasp.tools.cli import main
+
+    program = Path(__file__).resolve().parents[1] / "programs" / f"{name}.rasp"
+    path = tmp_path / f"{name}.safetensors"
+    args = ["compile", str(program), "--vocab", vocab, "--max-len", str(max_len), "-o", str(path)]
+    assert main(args) == 0
+    return program, path
+
+
+def test_a_variable_written_before_its_block_is_blamed_where_it_is_written(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The embedding adds 0.3 to `frac_prevs`'s dim for an "x": the head that computes it later
+    adds its mean to that, and the diagnosis blamed the head (frac_prevs 1.3 after layer 0 attn)."""
+    pytest.importorskip("compiler")
+    import json
+
+    from rasp.tools.cli import main
+
+    program, path = _compile_library(tmp_path, "frac_prevs", "xa", 4)
+    meta = _metadata(path)
+    _set_weight(path, "embed.W_E", (0, meta["residual"].index("frac_prevs")), 0.3)
+    capsys.readouterr()
+    assert main(["verify", str(program), "--model", str(path), "--json"]) == 1
+    div = json.loads(capsys.readouterr().out)["divergence"]
+    assert (div["variable"], div["layer"], div["sublayer"], div["position"]) == (
+        "frac_prevs",
+        None,
+        "embedding",
+        0,
+    )
+    assert div["stray"] == {
+        "dim": "frac_prevs",
+        "value": pytest.approx(0.3),
+        "expected": 0.0,
+        "written_at": "layer 0 attn",
+    }
+    assert main(["verify", str(program), "--model", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert (
+        "  first divergence: variable `frac_prevs` = aggregate(select(indices, indices, <=), "
+        "is_x) before it is written, after the embedding, position 0\n"
+        "    expected:    `frac_prevs` = 0 until layer 0 attn writes it\n"
+        "    model:       `frac_prevs` = 0.3\n"
+    ) in err
+
+
+def test_a_head_writing_into_the_pad_dim_is_blamed(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """dyck1's first head writes -0.5 into `pad` at every position: the MLP after it, which reads
+    `pad`, was blamed (its variable decoded wrong), though every variable the head wrote was right."""
+    pytest.importorskip("compiler")
+    import json
+
+    from rasp.tools.cli import main
+
+    program, path = _compile_library(tmp_path, "dyck1", "()", 4)
+    meta = _metadata(path)
+    _set_weight(path, "blocks.0.attn.b_O", (meta["residual"].index("pad"),), -0.5)
+    capsys.readouterr()
+    assert main(["verify", str(program), "--model", str(path), "--json"]) == 1
+    div = json.loads(capsys.readouterr().out)["divergence"]
+    assert (div["variable"], div["layer"], div["sublayer"]) == ("pad", 0, "attn")
+    assert div["stray"] == {"dim": "pad", "value": -0.5, "expected": 0.0, "written_at": None}
+    assert main(["verify", str(program), "--model", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert (
+        "  first divergence: the `pad` dim, layer 0 attn, position 0\n"
+        "    expected:    `pad` = 0 at every real position\n"
+        "    model:       `pad` = -0.5\n"
+    ) in err

@@ -31,6 +31,8 @@ RESIDUAL_TOL = 1e-4  # numerical residual dims (relative and absolute)
 # is a fault the argmax alone would read as the right value, blaming a later reader of it.
 ONE_HOT_TOL = 1e-2
 SPECIAL_DIMS = frozenset({"one", "bos", "pad"})
+# what the special dims hold at every real position, after every sublayer
+SPECIAL_AT_REAL = {"one": 1.0, "bos": 0.0, "pad": 0.0}
 
 
 class RuntimeModel(Protocol):
@@ -160,6 +162,24 @@ class DecodedVariable:
 
 
 @dataclass(frozen=True)
+class Stray:
+    """A dim holding something where an exact model holds a fixed value: a variable's dim before
+    the first sublayer that writes it (0: nothing writes there earlier), or `one`, `bos` or
+    `pad` at a real position (1, 0, 0). A stray write is wrong before anything decodes it: the
+    block that reads it is not where the model went wrong."""
+
+    label: str  # the dim's residual label (`frac_prevs`, `reverse:b`, `pad`)
+    position: int  # the first program position where it strays
+    value: float
+    expected: float
+    written_at: str | None  # where the variable is first written ("layer 0 attn"); None: special
+
+    @property
+    def group(self) -> str:
+        return self.label.partition(":")[0]
+
+
+@dataclass(frozen=True)
 class Checkpoint:
     """The residual stream at one hook, decoded: every variable complete there, newest first."""
 
@@ -171,6 +191,8 @@ class Checkpoint:
     # as `target_position.part0`, `.int`, ...) and that no reading of the file's reach reads whole
     # (`rasp.tools.residual_parts`): no value to decode, so not checked
     in_parts: tuple[str, ...] = ()
+    # dims that hold something where the model holds a fixed value (`Stray`), in residual order
+    strays: tuple[Stray, ...] = ()
 
     @property
     def where(self) -> str:
@@ -201,6 +223,7 @@ def decode_checkpoints(
     live: list[str] = [v for v in variables if v not in written_later]  # written by the embedding
     completes, read = _parts_completed(meta, points, nodes, variables)
     wanted: dict[str, tuple[Any, ...] | None] = {}
+    first = _first_writes(meta)
     decoded: list[Checkpoint] = []
     for at, (hook, layer, sublayer, written) in enumerate(points):
         new = [v for v in written if v in variables and v not in live]
@@ -232,8 +255,48 @@ def decode_checkpoints(
             )
             row.append(DecodedVariable(name, got, want, wrong, name in new or layer is None))
         unread = tuple(v for v in _in_parts(written, nodes) if v not in read)
-        decoded.append(Checkpoint(hook, layer, sublayer, tuple(row), unread))
+        strays = _strays(resid, meta["residual"], at, first, points)
+        decoded.append(Checkpoint(hook, layer, sublayer, tuple(row), unread, strays))
     return decoded
+
+
+def _first_writes(meta: Mapping[str, Any]) -> dict[str, int]:
+    """Each name the layer map lists, by the checkpoint after the first sublayer listing it (the
+    one that completes it may come later: selector_width's head, then its MLP); the checkpoints
+    are `checkpoints(meta)`'s, the embedding's first."""
+    first: dict[str, int] = {}
+    for layer, ops in enumerate(meta.get("layers", [])):
+        for offset, sublayer in enumerate(("attn", "mlp")):
+            for op in ops.get(sublayer, []):
+                for name in str(op.get("name")).split(","):
+                    first.setdefault(name.strip(), 1 + 2 * layer + offset)
+    return first
+
+
+def _strays(
+    resid: np.ndarray,
+    labels: Sequence[str],
+    at: int,
+    first: Mapping[str, int],
+    points: Sequence[tuple[str, int | None, str, list[str]]],
+) -> tuple[Stray, ...]:
+    """The dims of `resid` [pos, d_model] (checkpoint `at`) that hold something where the model
+    holds a fixed value: the special dims at a real position, a variable's before it is written."""
+    found: list[Stray] = []
+    for d, label in enumerate(map(str, labels)):
+        group = label.partition(":")[0]
+        if label in SPECIAL_AT_REAL:
+            expected, written_at = SPECIAL_AT_REAL[label], None
+        elif first.get(group, 0) > at:
+            _, layer, sublayer, _ = points[first[group]]
+            expected, written_at = 0.0, f"layer {layer} {sublayer}"
+        else:
+            continue
+        off = np.flatnonzero(np.abs(resid[:, d] - expected) > RESIDUAL_TOL)
+        if len(off):
+            pos = int(off[0])
+            found.append(Stray(label, pos, float(resid[pos, d]), expected, written_at))
+    return tuple(found)
 
 
 def _parts_completed(

@@ -30,6 +30,7 @@ from rasp.sops import Evaluator, IndicesSOp, LengthSOp, Node, SOp, TokensSOp, wa
 from rasp.tools.guided_samples import Samples, draw_samples, input_key
 from rasp.tools.residuals import (
     RuntimeModel,
+    Stray,
     as_seq,
     decode_checkpoints,
     meta_dict,
@@ -259,6 +260,10 @@ class Divergence:
     # output was compared with the interpreter's value of it (False: no s-op of the program)
     held_at: str | None = None
     output_checked: bool = False
+    # set where the first fault is a dim holding something where the model holds a fixed value
+    # (a variable's before it is written, or `one`/`bos`/`pad`): `model` is what it holds,
+    # `interpreter` the fixed value
+    stray: Stray | None = None
 
     @property
     def where(self) -> str:
@@ -449,6 +454,20 @@ def diagnose(
                 )
             if var.name == verified and var.interpreter is not None and held_at is None:
                 held_at = point.where
+        if point.strays:  # every variable right here: the stray write is the first fault
+            stray = min(point.strays, key=lambda s: s.position)
+            return Divergence(
+                stray.group,
+                point.layer,
+                point.sublayer,
+                stray.position,
+                stray.value,
+                stray.expected,
+                operation_of(meta, stray.group),
+                tuple(in_parts),
+                verified,
+                stray=stray,
+            )
     got = _run_batch(model, [tokens])[0] or [NON_FINITE] * len(tokens)
     own = _values(nodes.get(output) if verified else sop, tokens)  # the model's output's
     for pos, (g, w) in enumerate(zip(got, own or ())):

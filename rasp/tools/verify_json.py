@@ -106,6 +106,14 @@ def _report_dict(report: VerifyReport) -> dict[str, Any]:
             "verified": div.verified,
             "held_at": div.held_at,
             "output_checked": div.output_checked if div.sublayer == "output" else None,
+            "stray": None
+            if div.stray is None
+            else {
+                "dim": div.stray.label,
+                "value": div.stray.value,
+                "expected": div.stray.expected,
+                "written_at": div.stray.written_at,
+            },
         },
         "orders": None if report.orders is None else _orders_dict(report.orders),
         "certificate": None

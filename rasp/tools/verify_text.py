@@ -18,6 +18,7 @@ from rasp.tools.residuals import Unclear
 
 if TYPE_CHECKING:
     from rasp.tools.order_report import OrderReport, RunConfig
+    from rasp.tools.residuals import Stray
     from rasp.tools.verify import Divergence, InputPlan, VerifyReport
 
 
@@ -233,6 +234,8 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
         ]
     if div.sublayer == "output":
         return [*_other_output_lines(div), *unread]
+    if div.stray is not None:
+        return [*_stray_lines(div, div.stray), *unread]
     return [
         f"  first divergence: variable `{div.variable}`"
         + (f" = {div.operation}" if div.operation and div.operation != div.variable else "")
@@ -240,6 +243,25 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
         f"    interpreter: {_value_text(div.interpreter)}",
         f"    model:       {_value_text(div.model) if div.model is not None else _no_value(div)}",
         *unread,
+    ]
+
+
+def _stray_lines(div: Divergence, stray: Stray) -> list[str]:
+    """A dim written where the model holds a fixed value, with every variable still right."""
+    if stray.written_at is None:
+        what = f"the `{stray.label}` dim"
+        should = f"{stray.expected:g} at every real position"
+    else:
+        what = (
+            f"variable `{div.variable}`"
+            + (f" = {div.operation}" if div.operation and div.operation != div.variable else "")
+            + " before it is written"
+        )
+        should = f"0 until {stray.written_at} writes it"
+    return [
+        f"  first divergence: {what}, {div.where}, position {div.position}",
+        f"    expected:    `{stray.label}` = {should}",
+        f"    model:       `{stray.label}` = {stray.value:.6g}",
     ]
 
 
