@@ -413,6 +413,11 @@ def test_a_blurred_one_hot_is_blamed_where_it_is_written(
     err = capsys.readouterr().err
     assert "first divergence: variable `tokens`, after the embedding, position 0" in err
     assert f"model:       no single value: {{a: 1, b: {stray:g}}}" in err
+    # the certificate's re-check says what the dims hold (it said "every dimension 0")
+    assert (
+        f"the embedding writes tokens = no value (tokens:a = 1, tokens:b = {stray:g}) for "
+        "token 'a' (id 0), where the program has tokens = 'a'"
+    ) in err
 
 
 def _metadata(path: Any) -> dict[str, Any]:
