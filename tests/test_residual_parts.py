@@ -83,6 +83,7 @@ class PartsModel:
         tokens = ids[0]
         resid = np.zeros((1, len(tokens) + 1, len(LABELS)))
         resid[0, :, 0] = 1.0
+        resid[0, 0, 1] = 1.0  # `bos` at BOS, as a compiled model's embedding writes it
         for p, t in enumerate(tokens):
             resid[0, p + 1, LABELS.index(f"tokens:{t}")] = 1.0
         cache = {}

@@ -132,6 +132,7 @@ class FakeModel:
         labels = self.meta["residual"]
         resid = np.zeros((1, len(tokens) + 1, len(labels)))
         resid[0, :, labels.index("one")] = 1.0  # as a compiled model's embedding writes it
+        resid[0, 0, labels.index("bos")] = 1.0
         order = [
             ("blocks.0.hook_resid_pre", ["tokens"]),
             ("blocks.0.hook_resid_mid", []),
@@ -334,3 +335,15 @@ def test_lengths_left_unchecked_without_samples_are_said() -> None:
     )
     report = verify(sop, model, plan_inputs("ab", 3, exhaustive_len=3, samples=0))
     assert "unchecked" not in format_success(report, "prev")
+
+
+def test_nan_in_a_one_hot_or_a_fixed_dim_is_never_read_as_right() -> None:
+    # NaN compares false with everything: `x > tol` never flagged it, so it read as 0
+    from rasp.tools.residuals import ResidualVariable, _strays
+
+    var = ResidualVariable("t", (0, 1), ("a", "b"))
+    got = var.decode(np.array([[1.0, np.nan], [np.nan, 0.0]]))
+    assert all(isinstance(g, Unclear) for g in got) and not var.agrees(got[0], "a")
+    rows = np.array([[1.0, 1.0, 0.0], [1.0, 0.0, np.nan]])  # BOS, then one real position
+    (stray,) = _strays(rows, ["one", "bos", "pad"], 0, {}, [])
+    assert (stray.label, stray.position, stray.expected) == ("pad", 0, 0.0)

@@ -500,7 +500,44 @@ def test_a_head_writing_into_the_pad_dim_is_blamed(
     assert main(["verify", str(program), "--model", str(path)]) == 1
     err = capsys.readouterr().err
     assert (
-        "  first divergence: the `pad` dim, layer 0 attn, position 0\n"
-        "    expected:    `pad` = 0 at every real position\n"
+        "  first divergence: the `pad` dim, layer 0 attn, at BOS\n"  # (b_O writes BOS too)
+        "    expected:    `pad` = 0 at BOS\n"
         "    model:       `pad` = -0.5\n"
+    ) in err
+
+
+def test_a_broken_bos_row_is_blamed_on_the_embedding_at_bos(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """BOS's `bos` dim at 0.3 instead of 1: every real position decodes right after the
+    embedding, and the diagnosis blamed `hist`'s MLP, which counts BOS as a selected key."""
+    pytest.importorskip("compiler")
+    import json
+
+    from rasp.tools.cli import main
+
+    program, path = _compile_library(tmp_path, "hist", "abc", 4)
+    meta = _metadata(path)
+    _set_weight(path, "embed.W_E", (meta["vocab"]["bos_id"], meta["residual"].index("bos")), 0.3)
+    capsys.readouterr()
+    assert main(["verify", str(program), "--model", str(path), "--json"]) == 1
+    div = json.loads(capsys.readouterr().out)["divergence"]
+    assert (div["variable"], div["layer"], div["sublayer"], div["position"]) == (
+        "bos",
+        None,
+        "embedding",
+        None,
+    )
+    assert div["stray"] == {
+        "dim": "bos",
+        "value": pytest.approx(0.3),
+        "expected": 1.0,
+        "written_at": None,
+    }
+    assert main(["verify", str(program), "--model", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert (
+        "  first divergence: the `bos` dim, after the embedding, at BOS\n"
+        "    expected:    `bos` = 1 at BOS\n"
+        "    model:       `bos` = 0.3\n"
     ) in err

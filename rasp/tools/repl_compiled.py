@@ -223,7 +223,8 @@ class CompiledView:
                 where = f"variable `{name}`{what} before it is written"
             else:
                 where = f"variable `{name}`{what}"
-            lines.append(f"first divergence: {where}, {point.where}, position {pos}")
+            at = "at BOS" if pos is None else f"position {pos}"
+            lines.append(f"first divergence: {where}, {point.where}, {at}")
         elif failure is not None:
             lines.append("the interpreter fails on this input, so the output is not defined here")
         elif out_wrong:
@@ -407,7 +408,8 @@ def _checkpoint_rows(points: list[Checkpoint], meta: Mapping[str, Any]) -> list[
             rows.append((mark, var.name, _values_text(var.model), theirs))
         for stray in point.strays:  # a dim written where the model holds a fixed value
             until = "" if stray.written_at is None else f" until {stray.written_at}"
-            model = f"{stray.value:.6g} at position {stray.position}"
+            at = "BOS" if stray.position is None else f"position {stray.position}"
+            model = f"{stray.value:.6g} at {at}"
             rows.append(("X ", stray.label, model, f"(dim holds {stray.expected:g}{until})"))
     return rows
 
@@ -433,6 +435,6 @@ def _first_divergence(points: list[Checkpoint]) -> tuple[Checkpoint, Any, int] |
             if var.wrong:
                 return point, var, var.wrong[0]
         if point.strays:
-            stray = min(point.strays, key=lambda s: s.position)
+            stray = min(point.strays, key=lambda s: -1 if s.position is None else s.position)
             return point, stray, stray.position
     return None

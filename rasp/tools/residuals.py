@@ -33,6 +33,7 @@ ONE_HOT_TOL = 1e-2
 SPECIAL_DIMS = frozenset({"one", "bos", "pad"})
 # what the special dims hold at every real position, after every sublayer
 SPECIAL_AT_REAL = {"one": 1.0, "bos": 0.0, "pad": 0.0}
+SPECIAL_AT_BOS = {"one": 1.0, "bos": 1.0, "pad": 0.0}  # (docs/format.md)
 
 
 class RuntimeModel(Protocol):
@@ -73,13 +74,13 @@ class ResidualVariable:
 
     def _one_hot(self, row: np.ndarray) -> str | Unclear | None:
         """The label of the one column at 1, the others at 0 (None: every column 0)."""
-        off = np.minimum(np.abs(row), np.abs(row - 1.0)) > ONE_HOT_TOL
+        off = ~(np.minimum(np.abs(row), np.abs(row - 1.0)) <= ONE_HOT_TOL)  # NaN too
         hot = np.flatnonzero(row >= 0.5)
         if not off.any() and len(hot) <= 1:
             return self.values[int(hot[0])] if len(hot) else None
         labels = self.values or ()
         return Unclear(
-            tuple((labels[k], float(row[k])) for k in np.flatnonzero(np.abs(row) > ONE_HOT_TOL))
+            tuple((labels[k], float(row[k])) for k in np.flatnonzero(~(np.abs(row) <= ONE_HOT_TOL)))
         )
 
     def agrees(self, got: Any, want: Any) -> bool:
@@ -165,11 +166,11 @@ class DecodedVariable:
 class Stray:
     """A dim holding something where an exact model holds a fixed value: a variable's dim before
     the first sublayer that writes it (0: nothing writes there earlier), or `one`, `bos` or
-    `pad` at a real position (1, 0, 0). A stray write is wrong before anything decodes it: the
+    `pad` (1, 0, 0 at a real position; 1, 1, 0 at BOS). A stray write is wrong before anything decodes it: the
     block that reads it is not where the model went wrong."""
 
     label: str  # the dim's residual label (`frac_prevs`, `reverse:b`, `pad`)
-    position: int  # the first program position where it strays
+    position: int | None  # the first program position where it strays; None: at BOS
     value: float
     expected: float
     written_at: str | None  # where the variable is first written ("layer 0 attn"); None: special
@@ -233,7 +234,8 @@ def decode_checkpoints(
             live = [v for v in live if v != reading.name]
             new = [v for v in new if v != reading.name] + [reading.name]
         live = new + live  # newly written variables are checked first
-        resid = _numpy(residual_at(cache, hook))[0, 1 : n + 1]  # [n, d_model]: real positions only
+        rows = _numpy(residual_at(cache, hook))[0, : n + 1]  # [BOS + n, d_model]
+        resid = rows[1:]  # real positions only
         row: list[DecodedVariable] = []
         for name in live:
             var = variables[name]
@@ -255,7 +257,7 @@ def decode_checkpoints(
             )
             row.append(DecodedVariable(name, got, want, wrong, name in new or layer is None))
         unread = tuple(v for v in _in_parts(written, nodes) if v not in read)
-        strays = _strays(resid, meta["residual"], at, first, points)
+        strays = _strays(rows, meta["residual"], at, first, points)
         decoded.append(Checkpoint(hook, layer, sublayer, tuple(row), unread, strays))
     return decoded
 
@@ -274,28 +276,32 @@ def _first_writes(meta: Mapping[str, Any]) -> dict[str, int]:
 
 
 def _strays(
-    resid: np.ndarray,
+    rows: np.ndarray,
     labels: Sequence[str],
     at: int,
     first: Mapping[str, int],
     points: Sequence[tuple[str, int | None, str, list[str]]],
 ) -> tuple[Stray, ...]:
-    """The dims of `resid` [pos, d_model] (checkpoint `at`) that hold something where the model
-    holds a fixed value: the special dims at a real position, a variable's before it is written."""
+    """The dims of `rows` [BOS + real positions, d_model] (checkpoint `at`) that hold something
+    where the model holds a fixed value: the special dims (at BOS too), a variable's before it is
+    written. NaN counts as off."""
     found: list[Stray] = []
     for d, label in enumerate(map(str, labels)):
         group = label.partition(":")[0]
         if label in SPECIAL_AT_REAL:
-            expected, written_at = SPECIAL_AT_REAL[label], None
+            expected = np.full(len(rows), SPECIAL_AT_REAL[label])
+            expected[0] = SPECIAL_AT_BOS[label]
+            written_at = None
         elif first.get(group, 0) > at:
             _, layer, sublayer, _ = points[first[group]]
-            expected, written_at = 0.0, f"layer {layer} {sublayer}"
+            expected, written_at = np.zeros(len(rows)), f"layer {layer} {sublayer}"
         else:
             continue
-        off = np.flatnonzero(np.abs(resid[:, d] - expected) > RESIDUAL_TOL)
+        off = np.flatnonzero(~(np.abs(rows[:, d] - expected) <= RESIDUAL_TOL))
         if len(off):
-            pos = int(off[0])
-            found.append(Stray(label, pos, float(resid[pos, d]), expected, written_at))
+            k = int(off[0])
+            position = None if k == 0 else k - 1
+            found.append(Stray(label, position, float(rows[k, d]), float(expected[k]), written_at))
     return tuple(found)
 
 

@@ -455,7 +455,7 @@ def diagnose(
             if var.name == verified and var.interpreter is not None and held_at is None:
                 held_at = point.where
         if point.strays:  # every variable right here: the stray write is the first fault
-            stray = min(point.strays, key=lambda s: s.position)
+            stray = min(point.strays, key=lambda s: -1 if s.position is None else s.position)
             return Divergence(
                 stray.group,
                 point.layer,

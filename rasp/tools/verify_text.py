@@ -248,9 +248,12 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
 
 def _stray_lines(div: Divergence, stray: Stray) -> list[str]:
     """A dim written where the model holds a fixed value, with every variable still right."""
+    at = "at BOS" if stray.position is None else f"position {stray.position}"
     if stray.written_at is None:
         what = f"the `{stray.label}` dim"
-        should = f"{stray.expected:g} at every real position"
+        should = f"{stray.expected:g} " + (
+            "at BOS" if stray.position is None else "at every real position"
+        )
     else:
         what = (
             f"variable `{div.variable}`"
@@ -259,7 +262,7 @@ def _stray_lines(div: Divergence, stray: Stray) -> list[str]:
         )
         should = f"0 until {stray.written_at} writes it"
     return [
-        f"  first divergence: {what}, {div.where}, position {div.position}",
+        f"  first divergence: {what}, {div.where}, {at}",
         f"    expected:    `{stray.label}` = {should}",
         f"    model:       `{stray.label}` = {stray.value:.6g}",
     ]
