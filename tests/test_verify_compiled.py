@@ -117,6 +117,8 @@ def test_corrupted_weight_is_located(
         "verified": None,
         "held_at": None,
         "output_checked": None,
+        "started_at": f"layer {layer} attn" if sublayer == "mlp" else None,  # length's head
+        "padded_to": None,
         "stray": None,
     }
     code = main(["verify", str(program), "--vocab", "abc", "--max-len", "4", "--model", str(model)])
@@ -541,3 +543,38 @@ def test_a_broken_bos_row_is_blamed_on_the_embedding_at_bos(
         "    expected:    `bos` = 1 at BOS\n"
         "    model:       `bos` = 0.3\n"
     ) in err
+
+
+def test_a_fault_seen_only_in_padded_batches_is_located_padded(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """hist's head with its query negated scores PAD keys above BOS: "a" fails only in a batch
+    beside longer inputs, and run alone for the diagnosis it decoded right, so the report said
+    the residual stream could not be decoded. Padded, it is located at `hist`, which the head
+    begins (`hist.frac`, not decoded) and the MLP completes: both are named."""
+    pytest.importorskip("compiler")
+    import json
+
+    from safetensors import safe_open
+    from safetensors.numpy import load_file, save_file
+
+    from rasp.tools.cli import main
+
+    program, path = _compile_library(tmp_path, "hist", "abc", 4)
+    with safe_open(str(path), "np") as handle:
+        metadata = handle.metadata()
+    weights = load_file(str(path))
+    weights["blocks.0.attn.W_Q"] *= -1  # the head selects the other tokens
+    save_file(weights, str(path), metadata=metadata)
+    capsys.readouterr()
+    assert main(["verify", str(program), "--model", str(path), "--json"]) == 1
+    div = json.loads(capsys.readouterr().out)["divergence"]
+    assert (div["variable"], div["layer"], div["sublayer"]) == ("hist", 0, "mlp")
+    assert div["started_at"] == "layer 0 attn" and div["padded_to"] == 4
+    assert main(["verify", str(program), "--model", str(path)]) == 1
+    assert (
+        "    begun:       in layer 0 attn, whose output for it (helper dims) is not decoded: "
+        "the fault may lie there\n"
+        "    padded:      alone the input decodes right; this was found with it padded to 4 "
+        "positions, as in a batch beside longer inputs (PAD keys reach it)\n"
+    ) in capsys.readouterr().err

@@ -203,9 +203,10 @@ class Checkpoint:
 
 
 def decode_checkpoints(
-    model: RuntimeModel, tokens: list[Any], nodes: Mapping[str, Node]
+    model: RuntimeModel, tokens: list[Any], nodes: Mapping[str, Node], pad_to: int = 0
 ) -> list[Checkpoint]:
-    """Run `model` once on `tokens` with its cache and decode every checkpoint of `checkpoints`.
+    """Run `model` once on `tokens` (padded to `pad_to` positions, where longer) with its cache
+    and decode every checkpoint of `checkpoints`.
 
     At each checkpoint every variable complete so far is decoded (newly completed ones first) and,
     when `nodes` names an s-op for it, compared with the interpreter's value. Variables with no
@@ -216,7 +217,7 @@ def decode_checkpoints(
     meta = meta_dict(model)
     variables: dict[str, Any] = dict(residual_variables(meta["residual"]))
     evaluator = Evaluator(tokens)
-    ids, _ = model.encode([tokens])
+    ids, _ = model.encode(padded_batch(tokens, pad_to))
     _, cache = model.run_with_cache(ids)
     n = len(tokens)
     points = checkpoints(meta)
@@ -262,6 +263,12 @@ def decode_checkpoints(
     return decoded
 
 
+def padded_batch(tokens: list[Any], pad_to: int) -> list[list[Any]]:
+    """`tokens` first, in a batch padded to `pad_to` positions (a filler input that long beside
+    it) where that is longer: a head that attends to PAD keys shows only so."""
+    return [tokens] if pad_to <= len(tokens) else [tokens, [tokens[0]] * pad_to]
+
+
 def _first_writes(meta: Mapping[str, Any]) -> dict[str, int]:
     """Each name the layer map lists, by the checkpoint after the first sublayer listing it (the
     one that completes it may come later: selector_width's head, then its MLP); the checkpoints
@@ -273,6 +280,21 @@ def _first_writes(meta: Mapping[str, Any]) -> dict[str, int]:
                 for name in str(op.get("name")).split(","):
                     first.setdefault(name.strip(), 1 + 2 * layer + offset)
     return first
+
+
+def started_at(meta: Mapping[str, Any], name: str, where: str) -> str | None:
+    """Which sublayer (`layer 0 attn`) first writes `name` or a part of it (`name.*`), where
+    that is before `where` (`after layer 0 mlp`), the checkpoint that completes it; else None."""
+    first = _first_writes(meta)
+    # a part's reading (`w.int`) is its own; a variable is begun by any of its parts
+    found = [
+        at for n, at in first.items() if n == name or ("." not in name and n.startswith(f"{name}."))
+    ]
+    if not found:
+        return None
+    _, layer, sublayer, _ = checkpoints(meta)[min(found)]
+    started = f"after layer {layer} {sublayer}"
+    return started.removeprefix("after ") if started != where else None
 
 
 def _strays(

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from rasp.atoms import same_value
@@ -35,6 +35,8 @@ from rasp.tools.residuals import (
     decode_checkpoints,
     meta_dict,
     operation_of,
+    padded_batch,
+    started_at,
 )
 
 if TYPE_CHECKING:
@@ -264,6 +266,13 @@ class Divergence:
     # (a variable's before it is written, or `one`/`bos`/`pad`): `model` is what it holds,
     # `interpreter` the fixed value
     stray: Stray | None = None
+    # where a sublayer before this one already wrote part of the variable (selector_width's
+    # head writes helper dims its MLP completes it from, which are not decoded): the fault may
+    # lie there; None where the variable is written by this sublayer alone
+    started_at: str | None = None
+    # the failing input decodes right alone (it failed in a batch): the divergence was found
+    # with it padded to this many positions, as beside longer inputs; None: found alone
+    padded_to: int | None = None
 
     @property
     def where(self) -> str:
@@ -430,13 +439,31 @@ def diagnose(
     """The first (checkpoint, variable, position) where the model's residual stream is wrong.
     `name`: `sop`'s; where the model outputs another s-op (`--name`), a faithful model still
     disagrees with `sop`, and the divergence says so (sublayer "output") instead of blaming the
-    unembedding, which is blamed only where the model's output is wrong for itself."""
+    unembedding, which is blamed only where the model's output is wrong for itself. Where the
+    model is right on `tokens` alone (it failed in a batch), the run is repeated padded to the
+    model's maximum length, as beside longer inputs (`Divergence.padded_to`)."""
+    found = _diagnose(sop, model, tokens, nodes, name, 0)
+    pad_to = int(meta_dict(model).get("max_len") or 0)
+    if found is None and pad_to > len(tokens):
+        found = _diagnose(sop, model, tokens, nodes, name, pad_to)
+        return None if found is None else replace(found, padded_to=pad_to)
+    return found
+
+
+def _diagnose(
+    sop: SOp,
+    model: RuntimeModel,
+    tokens: list[Any],
+    nodes: Mapping[str, Node],
+    name: str | None,
+    pad_to: int,
+) -> Divergence | None:
     meta = meta_dict(model)
     output = str(meta.get("output", {}).get("name", "output"))
     verified = name if name is not None and name != output else None
     in_parts: list[str] = []
     held_at = None
-    for point in decode_checkpoints(model, tokens, nodes):
+    for point in decode_checkpoints(model, tokens, nodes, pad_to):
         in_parts += [part for part in point.in_parts if part not in in_parts]
         for var in point.variables:
             if var.wrong and var.interpreter is not None:
@@ -451,6 +478,7 @@ def diagnose(
                     operation_of(meta, var.name),
                     tuple(in_parts),
                     verified,
+                    started_at=started_at(meta, var.name, point.where),
                 )
             if var.name == verified and var.interpreter is not None and held_at is None:
                 held_at = point.where
@@ -468,7 +496,7 @@ def diagnose(
                 verified,
                 stray=stray,
             )
-    got = _run_batch(model, [tokens])[0] or [NON_FINITE] * len(tokens)
+    got = _run_batch(model, padded_batch(tokens, pad_to))[0] or [NON_FINITE] * len(tokens)
     own = _values(nodes.get(output) if verified else sop, tokens)  # the model's output's
     for pos, (g, w) in enumerate(zip(got, own or ())):
         if not same_value(g, w):

@@ -106,6 +106,8 @@ def _report_dict(report: VerifyReport) -> dict[str, Any]:
             "verified": div.verified,
             "held_at": div.held_at,
             "output_checked": div.output_checked if div.sublayer == "output" else None,
+            "started_at": div.started_at,
+            "padded_to": div.padded_to,
             "stray": None
             if div.stray is None
             else {

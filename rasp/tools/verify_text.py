@@ -214,6 +214,11 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
             f"    unchecked:   {names}, computed before this point and held only in parts "
             f"(`{div.in_parts[0]}.*`) with no value to compare: the fault may lie there"
         ]
+    if div.padded_to is not None:  # (after the lines of the divergence, as `unread` is)
+        unread.append(
+            f"    padded:      alone the input decodes right; this was found with it padded to "
+            f"{div.padded_to} positions, as in a batch beside longer inputs (PAD keys reach it)"
+        )
     if div.sublayer == "unembed" and div.verified is not None:
         return [
             (
@@ -242,6 +247,14 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
         + f", {div.where}, position {div.position}",
         f"    interpreter: {_value_text(div.interpreter)}",
         f"    model:       {_value_text(div.model) if div.model is not None else _no_value(div)}",
+        *(
+            []
+            if div.started_at is None
+            else [
+                f"    begun:       in {div.started_at}, whose output for it (helper dims) is not "
+                "decoded: the fault may lie there"
+            ]
+        ),
         *unread,
     ]
 
