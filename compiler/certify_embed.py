@@ -133,7 +133,8 @@ def check_embedding(
                 f"the embedding's {residual[moved[0]]!r} changes from {other}, but reading "
                 f"{reading.name!r} is a function of the {rec.by.value} alone"
             )
-        found = decode(reading, _columns(*rows, dims), one)
+        columns = _columns(*rows, dims)
+        found = decode(reading, columns, one)
         for k, (want, got) in enumerate(zip(rec.at, found, strict=True)):
             listed = reading.categorical or reading.vector or want in reading.numbers
             if want is None or (_same(want, got) and listed):
@@ -144,8 +145,9 @@ def check_embedding(
                     f"the reach records {reading.name} = {_show(reading, want)} for {where}, "
                     "which is not among the reading's values"
                 )
+            held = _show(reading, got) if got is not None else _held(columns, k, residual)
             raise ReadError(
-                f"the embedding writes {reading.name} = {_show(reading, got)} for {where}, "
+                f"the embedding writes {reading.name} = {held} for {where}, "
                 f"where the program has {reading.name} = {_show(reading, want)}"
             )
         claimed |= set(dims)
@@ -266,6 +268,13 @@ def _same(want: float | None, got: float | None) -> bool:
     if want is None or got is None:
         return want is None and got is None
     return abs(want - got) <= NOISE * max(1.0, abs(want))
+
+
+def _held(columns: dict[int, np.ndarray], k: int, residual: Sequence[str]) -> str:
+    """What a reading's dimensions hold at row `k` where they hold none of its values (a stray
+    0.6 beside a one-hot's 1 is not `every dimension 0`)."""
+    nonzero = [f"{residual[d]} = {x[k]:.6g}" for d, x in columns.items() if x[k] != 0]
+    return f"no value ({', '.join(nonzero) if nonzero else 'every dimension 0'})"
 
 
 def _show(reading: Reading, coord: float | None) -> str:

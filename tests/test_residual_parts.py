@@ -83,6 +83,7 @@ class PartsModel:
         tokens = ids[0]
         resid = np.zeros((1, len(tokens) + 1, len(LABELS)))
         resid[0, :, 0] = 1.0
+        resid[0, 0, 1] = 1.0  # `bos` at BOS, as a compiled model's embedding writes it
         for p, t in enumerate(tokens):
             resid[0, p + 1, LABELS.index(f"tokens:{t}")] = 1.0
         cache = {}
@@ -133,7 +134,7 @@ def test_a_wrong_part_is_located_at_its_reading() -> None:
     sop, nodes = _program(), nodes_by_name(_program())
     # part1 +3 at layer 0's MLP: the sum w is wrong there (not only at the later square)
     div = diagnose(sop, PartsModel(_meta(), (6, 3.0)), list("ab"), nodes)
-    assert div == Divergence("w", 0, "mlp", 0, 5.0, 2, None)
+    assert div == Divergence("w", 0, "mlp", 0, 5.0, 2, None, started_at="layer 0 attn")
     # the square off by 0.5 at layer 1's MLP: the vector reading holds none of w's values
     div = diagnose(sop, PartsModel(_meta(), (8, 0.5)), list("ab"), nodes)
     assert div == Divergence("w.int", 1, "mlp", 0, None, 2, "w as a whole number (matched)")

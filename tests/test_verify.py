@@ -23,7 +23,7 @@ from rasp.sops import (
     SOp,
     TokensSOp,
 )
-from rasp.tools.residuals import residual_variables
+from rasp.tools.residuals import Unclear, residual_variables
 from rasp.tools.verify import (
     Divergence,
     default_exhaustive_len,
@@ -131,6 +131,8 @@ class FakeModel:
         ev = Evaluator(tokens)
         labels = self.meta["residual"]
         resid = np.zeros((1, len(tokens) + 1, len(labels)))
+        resid[0, :, labels.index("one")] = 1.0  # as a compiled model's embedding writes it
+        resid[0, 0, labels.index("bos")] = 1.0
         order = [
             ("blocks.0.hook_resid_pre", ["tokens"]),
             ("blocks.0.hook_resid_mid", []),
@@ -180,15 +182,19 @@ def test_verify_passes_on_a_faithful_model() -> None:
 @pytest.mark.parametrize(
     ("corrupt", "expected"),
     [
-        # flag's one-hot flipped at position 1 by layer 0's MLP: found there, not later in `prev`
+        # flag's one-hot blurred at position 1 by layer 0's MLP (False at 5 beside True at 1):
+        # found there, not later in `prev`
         (
             ("blocks.0.hook_resid_post", 4, 1, 5.0),
-            ("flag", 0, "mlp", 1, "False", True, 'tokens == "a"'),
+            ("flag", 0, "mlp", 1, Unclear((("False", 5.0), ("True", 1.0))), True, 'tokens == "a"'),
         ),
         # prev (numerical) wrong at position 2 after layer 1's attention
         (("blocks.1.hook_resid_mid", 6, 2, 7.0), ("prev", 1, "attn", 2, 7.0, 1, "aggregate(...)")),
         # the tokens themselves wrong after the embedding
-        (("blocks.0.hook_resid_pre", 3, 0, 9.0), ("tokens", None, "embedding", 0, "b", "a")),
+        (
+            ("blocks.0.hook_resid_pre", 3, 0, 9.0),
+            ("tokens", None, "embedding", 0, Unclear((("a", 1.0), ("b", 9.0))), "a"),
+        ),
     ],
 )
 def test_diagnose_finds_the_first_wrong_variable(
@@ -329,3 +335,15 @@ def test_lengths_left_unchecked_without_samples_are_said() -> None:
     )
     report = verify(sop, model, plan_inputs("ab", 3, exhaustive_len=3, samples=0))
     assert "unchecked" not in format_success(report, "prev")
+
+
+def test_nan_in_a_one_hot_or_a_fixed_dim_is_never_read_as_right() -> None:
+    # NaN compares false with everything: `x > tol` never flagged it, so it read as 0
+    from rasp.tools.residuals import ResidualVariable, _strays
+
+    var = ResidualVariable("t", (0, 1), ("a", "b"))
+    got = var.decode(np.array([[1.0, np.nan], [np.nan, 0.0]]))
+    assert all(isinstance(g, Unclear) for g in got) and not var.agrees(got[0], "a")
+    rows = np.array([[1.0, 1.0, 0.0], [1.0, 0.0, np.nan]])  # BOS, then one real position
+    (stray,) = _strays(rows, ["one", "bos", "pad"], 0, {}, [])
+    assert (stray.label, stray.position, stray.expected) == ("pad", 0, 0.0)

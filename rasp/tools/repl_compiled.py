@@ -181,6 +181,7 @@ class CompiledView:
 
     def _residual(self, rest: str, session: ReplSession) -> str:
         from rasp.tools.model_steps import runtime_errors
+        from rasp.tools.residuals import Stray
         from rasp.tools.verify import NON_FINITE, decode_checkpoints, operation_of, same_value
         from rasp.tools.verify_text import show_tokens
 
@@ -213,11 +214,17 @@ class CompiledView:
         first = _first_divergence(points)
         if first is not None:
             point, var, pos = first
-            operation = operation_of(state.meta, var.name)
-            what = f" = {operation}" if operation and operation != var.name else ""
-            lines.append(
-                f"first divergence: variable `{var.name}`{what}, {point.where}, position {pos}"
-            )
+            name = var.group if isinstance(var, Stray) else var.name
+            operation = operation_of(state.meta, name)
+            what = f" = {operation}" if operation and operation != name else ""
+            if isinstance(var, Stray) and var.written_at is None:
+                where = f"the `{var.label}` dim"
+            elif isinstance(var, Stray):
+                where = f"variable `{name}`{what} before it is written"
+            else:
+                where = f"variable `{name}`{what}"
+            at = "at BOS" if pos is None else f"position {pos}"
+            lines.append(f"first divergence: {where}, {point.where}, {at}")
         elif failure is not None:
             lines.append("the interpreter fails on this input, so the output is not defined here")
         elif out_wrong:
@@ -399,6 +406,11 @@ def _checkpoint_rows(points: list[Checkpoint], meta: Mapping[str, Any]) -> list[
             mark = ("X" if var.wrong else " ") + ("*" if var.new else " ")
             theirs = "-" if var.interpreter is None else _values_text(var.interpreter)
             rows.append((mark, var.name, _values_text(var.model), theirs))
+        for stray in point.strays:  # a dim written where the model holds a fixed value
+            until = "" if stray.written_at is None else f" until {stray.written_at}"
+            at = "BOS" if stray.position is None else f"position {stray.position}"
+            model = f"{stray.value:.6g} at {at}"
+            rows.append(("X ", stray.label, model, f"(dim holds {stray.expected:g}{until})"))
     return rows
 
 
@@ -417,8 +429,12 @@ def _table(rows: list[Row]) -> list[str]:
 
 
 def _first_divergence(points: list[Checkpoint]) -> tuple[Checkpoint, Any, int] | None:
+    """The first wrong variable, else stray dim (a `Stray`), as `rasp verify` finds it."""
     for point in points:
         for var in point.variables:
             if var.wrong:
                 return point, var, var.wrong[0]
+        if point.strays:
+            stray = min(point.strays, key=lambda s: -1 if s.position is None else s.position)
+            return point, stray, stray.position
     return None

@@ -26,7 +26,14 @@ from rasp.sops import Evaluator, Node, SeqValue, SOp
 from rasp.tools.residual_parts import PartsReading, parts_readings
 
 RESIDUAL_TOL = 1e-4  # numerical residual dims (relative and absolute)
+# A one-hot column of an exact model is 0 or 1 up to float32 rounding (a head's selected keys'
+# weights sum to 1, the others' are exactly 0); one further off (0.6 beside the hot 1, a hot 3)
+# is a fault the argmax alone would read as the right value, blaming a later reader of it.
+ONE_HOT_TOL = 1e-2
 SPECIAL_DIMS = frozenset({"one", "bos", "pad"})
+# what the special dims hold at every real position, after every sublayer
+SPECIAL_AT_REAL = {"one": 1.0, "bos": 0.0, "pad": 0.0}
+SPECIAL_AT_BOS = {"one": 1.0, "bos": 1.0, "pad": 0.0}  # (docs/format.md)
 
 
 class RuntimeModel(Protocol):
@@ -37,6 +44,17 @@ class RuntimeModel(Protocol):
     def run(self, inputs: Sequence[Sequence[Any]]) -> list[list[Any]]: ...
     def encode(self, inputs: Sequence[Sequence[Any]]) -> tuple[Any, Any]: ...
     def run_with_cache(self, ids: Any) -> tuple[Any, Mapping[str, Any]]: ...
+
+
+@dataclass(frozen=True)
+class Unclear:
+    """A one-hot group that holds no single value: some column is neither 0 nor 1, or two are
+    1. `columns`: the labels and values of its non-zero columns."""
+
+    columns: tuple[tuple[str, float], ...]
+
+    def __str__(self) -> str:
+        return "{" + ", ".join(f"{label}: {value:.6g}" for label, value in self.columns) + "}"
 
 
 @dataclass(frozen=True)
@@ -52,10 +70,22 @@ class ResidualVariable:
         block = resid[:, list(self.dims)]  # [pos, n_dims]
         if self.values is None:
             return [float(v) for v in block[:, 0]]
-        best = block.argmax(axis=1)
-        return [self.values[k] if block[p, k] >= 0.5 else None for p, k in enumerate(best)]
+        return [self._one_hot(row) for row in block]
+
+    def _one_hot(self, row: np.ndarray) -> str | Unclear | None:
+        """The label of the one column at 1, the others at 0 (None: every column 0)."""
+        off = ~(np.minimum(np.abs(row), np.abs(row - 1.0)) <= ONE_HOT_TOL)  # NaN too
+        hot = np.flatnonzero(row >= 0.5)
+        if not off.any() and len(hot) <= 1:
+            return self.values[int(hot[0])] if len(hot) else None
+        labels = self.values or ()
+        return Unclear(
+            tuple((labels[k], float(row[k])) for k in np.flatnonzero(~(np.abs(row) <= ONE_HOT_TOL)))
+        )
 
     def agrees(self, got: Any, want: Any) -> bool:
+        if isinstance(got, Unclear):
+            return False
         if self.values is None:
             if isinstance(want, str) or got is None:
                 return False
@@ -133,6 +163,24 @@ class DecodedVariable:
 
 
 @dataclass(frozen=True)
+class Stray:
+    """A dim holding something where an exact model holds a fixed value: a variable's dim before
+    the first sublayer that writes it (0: nothing writes there earlier), or `one`, `bos` or
+    `pad` (1, 0, 0 at a real position; 1, 1, 0 at BOS). A stray write is wrong before anything decodes it: the
+    block that reads it is not where the model went wrong."""
+
+    label: str  # the dim's residual label (`frac_prevs`, `reverse:b`, `pad`)
+    position: int | None  # the first program position where it strays; None: at BOS
+    value: float
+    expected: float
+    written_at: str | None  # where the variable is first written ("layer 0 attn"); None: special
+
+    @property
+    def group(self) -> str:
+        return self.label.partition(":")[0]
+
+
+@dataclass(frozen=True)
 class Checkpoint:
     """The residual stream at one hook, decoded: every variable complete there, newest first."""
 
@@ -144,6 +192,8 @@ class Checkpoint:
     # as `target_position.part0`, `.int`, ...) and that no reading of the file's reach reads whole
     # (`rasp.tools.residual_parts`): no value to decode, so not checked
     in_parts: tuple[str, ...] = ()
+    # dims that hold something where the model holds a fixed value (`Stray`), in residual order
+    strays: tuple[Stray, ...] = ()
 
     @property
     def where(self) -> str:
@@ -153,9 +203,10 @@ class Checkpoint:
 
 
 def decode_checkpoints(
-    model: RuntimeModel, tokens: list[Any], nodes: Mapping[str, Node]
+    model: RuntimeModel, tokens: list[Any], nodes: Mapping[str, Node], pad_to: int = 0
 ) -> list[Checkpoint]:
-    """Run `model` once on `tokens` with its cache and decode every checkpoint of `checkpoints`.
+    """Run `model` once on `tokens` (padded to `pad_to` positions, where longer) with its cache
+    and decode every checkpoint of `checkpoints`.
 
     At each checkpoint every variable complete so far is decoded (newly completed ones first) and,
     when `nodes` names an s-op for it, compared with the interpreter's value. Variables with no
@@ -166,7 +217,7 @@ def decode_checkpoints(
     meta = meta_dict(model)
     variables: dict[str, Any] = dict(residual_variables(meta["residual"]))
     evaluator = Evaluator(tokens)
-    ids, _ = model.encode([tokens])
+    ids, _ = model.encode(padded_batch(tokens, pad_to))
     _, cache = model.run_with_cache(ids)
     n = len(tokens)
     points = checkpoints(meta)
@@ -174,6 +225,7 @@ def decode_checkpoints(
     live: list[str] = [v for v in variables if v not in written_later]  # written by the embedding
     completes, read = _parts_completed(meta, points, nodes, variables)
     wanted: dict[str, tuple[Any, ...] | None] = {}
+    first = _first_writes(meta)
     decoded: list[Checkpoint] = []
     for at, (hook, layer, sublayer, written) in enumerate(points):
         new = [v for v in written if v in variables and v not in live]
@@ -183,7 +235,8 @@ def decode_checkpoints(
             live = [v for v in live if v != reading.name]
             new = [v for v in new if v != reading.name] + [reading.name]
         live = new + live  # newly written variables are checked first
-        resid = _numpy(residual_at(cache, hook))[0, 1 : n + 1]  # [n, d_model]: real positions only
+        rows = _numpy(residual_at(cache, hook))[0, : n + 1]  # [BOS + n, d_model]
+        resid = rows[1:]  # real positions only
         row: list[DecodedVariable] = []
         for name in live:
             var = variables[name]
@@ -205,8 +258,73 @@ def decode_checkpoints(
             )
             row.append(DecodedVariable(name, got, want, wrong, name in new or layer is None))
         unread = tuple(v for v in _in_parts(written, nodes) if v not in read)
-        decoded.append(Checkpoint(hook, layer, sublayer, tuple(row), unread))
+        strays = _strays(rows, meta["residual"], at, first, points)
+        decoded.append(Checkpoint(hook, layer, sublayer, tuple(row), unread, strays))
     return decoded
+
+
+def padded_batch(tokens: list[Any], pad_to: int) -> list[list[Any]]:
+    """`tokens` first, in a batch padded to `pad_to` positions (a filler input that long beside
+    it) where that is longer: a head that attends to PAD keys shows only so."""
+    return [tokens] if pad_to <= len(tokens) else [tokens, [tokens[0]] * pad_to]
+
+
+def _first_writes(meta: Mapping[str, Any]) -> dict[str, int]:
+    """Each name the layer map lists, by the checkpoint after the first sublayer listing it (the
+    one that completes it may come later: selector_width's head, then its MLP); the checkpoints
+    are `checkpoints(meta)`'s, the embedding's first."""
+    first: dict[str, int] = {}
+    for layer, ops in enumerate(meta.get("layers", [])):
+        for offset, sublayer in enumerate(("attn", "mlp")):
+            for op in ops.get(sublayer, []):
+                for name in str(op.get("name")).split(","):
+                    first.setdefault(name.strip(), 1 + 2 * layer + offset)
+    return first
+
+
+def started_at(meta: Mapping[str, Any], name: str, where: str) -> str | None:
+    """Which sublayer (`layer 0 attn`) first writes `name` or a part of it (`name.*`), where
+    that is before `where` (`after layer 0 mlp`), the checkpoint that completes it; else None."""
+    first = _first_writes(meta)
+    # a part's reading (`w.int`) is its own; a variable is begun by any of its parts
+    found = [
+        at for n, at in first.items() if n == name or ("." not in name and n.startswith(f"{name}."))
+    ]
+    if not found:
+        return None
+    _, layer, sublayer, _ = checkpoints(meta)[min(found)]
+    started = f"after layer {layer} {sublayer}"
+    return started.removeprefix("after ") if started != where else None
+
+
+def _strays(
+    rows: np.ndarray,
+    labels: Sequence[str],
+    at: int,
+    first: Mapping[str, int],
+    points: Sequence[tuple[str, int | None, str, list[str]]],
+) -> tuple[Stray, ...]:
+    """The dims of `rows` [BOS + real positions, d_model] (checkpoint `at`) that hold something
+    where the model holds a fixed value: the special dims (at BOS too), a variable's before it is
+    written. NaN counts as off."""
+    found: list[Stray] = []
+    for d, label in enumerate(map(str, labels)):
+        group = label.partition(":")[0]
+        if label in SPECIAL_AT_REAL:
+            expected = np.full(len(rows), SPECIAL_AT_REAL[label])
+            expected[0] = SPECIAL_AT_BOS[label]
+            written_at = None
+        elif first.get(group, 0) > at:
+            _, layer, sublayer, _ = points[first[group]]
+            expected, written_at = np.zeros(len(rows)), f"layer {layer} {sublayer}"
+        else:
+            continue
+        off = np.flatnonzero(~(np.abs(rows[:, d] - expected) <= RESIDUAL_TOL))
+        if len(off):
+            k = int(off[0])
+            position = None if k == 0 else k - 1
+            found.append(Stray(label, position, float(rows[k, d]), float(expected[k]), written_at))
+    return tuple(found)
 
 
 def _parts_completed(

@@ -5,7 +5,7 @@ seeded inputs of lengths K+1..N: uniformly random, or (given the program) half s
 values of the program's variables that the random ones miss (`rasp.tools.guided_samples`). Where
 lengths K+1..N hold no more than S inputs, every one of them is checked instead. `verify` runs
 the model and the interpreter on them in batches and compares the outputs position by position. On
-the first failing input `diagnose` reads the residual stream after the embedding and after every
+the first failing input `diagnose` (`rasp.tools.diagnosis`) reads the residual stream after the embedding and after every
 attention and MLP sublayer (`run_with_cache`), decodes every program variable the model materialises
 there (residual labels `name:value` / `name`), and reports the FIRST variable, layer and position
 where the model disagrees with the interpreter; `decode_checkpoints` is that decoding for every
@@ -24,17 +24,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rasp.atoms import same_value
+from rasp.atoms import same_value as same_value  # (re-exported: the tools compare so)
 from rasp.errors import ErrorKind, RaspError
-from rasp.sops import Evaluator, IndicesSOp, LengthSOp, Node, SOp, TokensSOp, walk
+from rasp.sops import Evaluator, Node, SOp
+from rasp.tools.diagnosis import NON_FINITE as NON_FINITE
+from rasp.tools.diagnosis import Divergence as Divergence
+from rasp.tools.diagnosis import diagnose, nodes_by_name, run_batch
 from rasp.tools.guided_samples import Samples, draw_samples, input_key
-from rasp.tools.residuals import (
-    RuntimeModel,
-    as_seq,
-    decode_checkpoints,
-    meta_dict,
-    operation_of,
-)
+from rasp.tools.residuals import RuntimeModel as RuntimeModel
+from rasp.tools.residuals import as_seq
+from rasp.tools.residuals import decode_checkpoints as decode_checkpoints
+from rasp.tools.residuals import meta_dict as meta_dict
+from rasp.tools.residuals import operation_of as operation_of
 
 if TYPE_CHECKING:
     from rasp.tools.order_report import OrderReport
@@ -43,7 +44,6 @@ DEFAULT_BUDGET = 20_000  # exhaustive inputs checked when --exhaustive-len is no
 # The most inputs a plan may hold (refused before anything runs). The example programs ran at
 # 1,900 (dyck2) to 24,000 (hist) inputs a second on a busy 2-core machine: at most about 9 minutes.
 MAX_INPUTS = 1_000_000
-NON_FINITE = "<non-finite>"  # shown as the model's output where it computed NaN or infinity
 
 Progress = Callable[[int, int], None]
 
@@ -234,41 +234,6 @@ class Mismatch:
     interpreter: tuple[Any, ...]
 
 
-@dataclass(frozen=True)
-class Divergence:
-    """The first program variable the model gets wrong, where, and both values."""
-
-    variable: str
-    layer: int | None  # None: already wrong after the embedding
-    # "embedding", "attn", "mlp", "unembed" (every variable right, the model's output wrong) or
-    # "output" (every variable right, and the model outputs `variable`, another s-op than the one
-    # verified: no fault of the model's)
-    sublayer: str
-    position: int | None  # program position (model position - 1)
-    model: Any
-    interpreter: Any
-    operation: str | None = None  # what the variable computes (from the file's layer map)
-    # variables completed up to this point that the residual holds only in parts, with no reading
-    # of the file's reach that reads them whole (rasp.tools.residual_parts): not checked, so one
-    # of them may be where the model first went wrong
-    in_parts: tuple[str, ...] = ()
-    # the s-op verified, where the model outputs another (`--name`); None: the model's output
-    verified: str | None = None
-    # "output" only: where the residual stream first holds the verified s-op (a checkpoint's
-    # `where`, all of it agreeing there), None where it holds none; and whether the model's own
-    # output was compared with the interpreter's value of it (False: no s-op of the program)
-    held_at: str | None = None
-    output_checked: bool = False
-
-    @property
-    def where(self) -> str:
-        return {
-            "embedding": "after the embedding",
-            "unembed": "in the unembedding",
-            "output": "at the output",
-        }.get(self.sublayer, f"layer {self.layer} {self.sublayer}")
-
-
 @dataclass
 class VerifyReport:
     plan: InputPlan
@@ -328,7 +293,7 @@ def verify(
     # the samples' values, where the plan's guide computed them for this very program
     known = plan.drawn.outcomes if plan.program is sop else {}
     while batch := list(itertools.islice(inputs, batch_size)):
-        for tokens, got in zip(batch, _run_batch(model, batch), strict=True):
+        for tokens, got in zip(batch, run_batch(model, batch), strict=True):
             _compare_one(sop, tokens, got, report, guard, known.get(input_key(tokens)))
         done += len(batch)
         if progress is not None:
@@ -337,21 +302,6 @@ def verify(
         tokens = list(report.first_failure.tokens)
         report.divergence = diagnose(sop, model, tokens, nodes or nodes_by_name(sop), name)
     return report
-
-
-def _run_batch(model: RuntimeModel, batch: list[list[Any]]) -> list[list[Any] | None]:
-    """The model's outputs; None for an input whose output is NaN or infinite (the runtime raises an
-    ArithmeticError for those, so a broken batch is rerun input by input to find them)."""
-    try:
-        return [list(out) for out in model.run(batch)]
-    except ArithmeticError:
-        outputs: list[list[Any] | None] = []
-        for tokens in batch:
-            try:
-                outputs.append(list(model.run([tokens])[0]))
-            except ArithmeticError:
-                outputs.append(None)
-        return outputs
 
 
 def _compare_one(
@@ -397,89 +347,3 @@ def _compare_one(
 def _other_number_type(got: Any, want: Any) -> bool:
     """An int where the interpreter gives a float, or the reverse (bools are not numbers here)."""
     return {type(got), type(want)} == {int, float}
-
-
-# ------------------------------------------------------------------------------------------------
-# Diagnosis: the first variable the model gets wrong (decoding: rasp.tools.residuals)
-
-
-def nodes_by_name(sop: SOp) -> dict[str, Node]:
-    """The program variables `sop` depends on, by name (inputs also by their residual names)."""
-    found: dict[str, Node] = {}
-    for node in walk(sop):
-        if node.name is not None:
-            found[node.name] = node  # children come first: the last node with a name is the latest
-        for kind, name in ((TokensSOp, "tokens"), (IndicesSOp, "indices"), (LengthSOp, "length")):
-            if isinstance(node, kind):
-                found.setdefault(name, node)
-    return found
-
-
-def diagnose(
-    sop: SOp,
-    model: RuntimeModel,
-    tokens: list[Any],
-    nodes: Mapping[str, Node],
-    name: str | None = None,
-) -> Divergence | None:
-    """The first (checkpoint, variable, position) where the model's residual stream is wrong.
-    `name`: `sop`'s; where the model outputs another s-op (`--name`), a faithful model still
-    disagrees with `sop`, and the divergence says so (sublayer "output") instead of blaming the
-    unembedding, which is blamed only where the model's output is wrong for itself."""
-    meta = meta_dict(model)
-    output = str(meta.get("output", {}).get("name", "output"))
-    verified = name if name is not None and name != output else None
-    in_parts: list[str] = []
-    held_at = None
-    for point in decode_checkpoints(model, tokens, nodes):
-        in_parts += [part for part in point.in_parts if part not in in_parts]
-        for var in point.variables:
-            if var.wrong and var.interpreter is not None:
-                pos = var.wrong[0]
-                return Divergence(
-                    var.name,
-                    point.layer,
-                    point.sublayer,
-                    pos,
-                    var.model[pos],
-                    var.interpreter[pos],
-                    operation_of(meta, var.name),
-                    tuple(in_parts),
-                    verified,
-                )
-            if var.name == verified and var.interpreter is not None and held_at is None:
-                held_at = point.where
-    got = _run_batch(model, [tokens])[0] or [NON_FINITE] * len(tokens)
-    own = _values(nodes.get(output) if verified else sop, tokens)  # the model's output's
-    for pos, (g, w) in enumerate(zip(got, own or ())):
-        if not same_value(g, w):
-            return Divergence(output, None, "unembed", pos, g, w, None, tuple(in_parts), verified)
-    if verified is None:
-        return None
-    want = _values(sop, tokens) or ()
-    for pos, (g, w) in enumerate(zip(got, want)):
-        if not same_value(g, w):
-            return Divergence(
-                output,
-                None,
-                "output",
-                pos,
-                g,
-                w,
-                None,
-                tuple(in_parts),
-                verified,
-                held_at,
-                own is not None,
-            )
-    return None
-
-
-def _values(node: Node | None, tokens: list[Any]) -> tuple[Any, ...] | None:
-    """The interpreter's value of the s-op `node` on `tokens`; None: no s-op, or it fails."""
-    if not isinstance(node, SOp):
-        return None
-    try:
-        return tuple(as_seq(Evaluator(tokens).value(node)).values)
-    except RaspError:
-        return None

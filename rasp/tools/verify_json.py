@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rasp.errors import RaspError, spell_options
+from rasp.tools.residuals import Unclear
 
 if TYPE_CHECKING:
     from rasp.tools.order_report import OrderReport, RunConfig
@@ -99,12 +100,22 @@ def _report_dict(report: VerifyReport) -> dict[str, Any]:
             "layer": div.layer,
             "sublayer": div.sublayer,
             "position": div.position,
-            "model": div.model,
+            "model": _residual_value(div.model),
             "interpreter": div.interpreter,
             "unchecked_in_parts": list(div.in_parts),
             "verified": div.verified,
             "held_at": div.held_at,
             "output_checked": div.output_checked if div.sublayer == "output" else None,
+            "started_at": div.started_at,
+            "padded_to": div.padded_to,
+            "stray": None
+            if div.stray is None
+            else {
+                "dim": div.stray.label,
+                "value": div.stray.value,
+                "expected": div.stray.expected,
+                "written_at": div.stray.written_at,
+            },
         },
         "orders": None if report.orders is None else _orders_dict(report.orders),
         "certificate": None
@@ -146,6 +157,13 @@ def _orders_dict(orders: OrderReport) -> dict[str, Any]:
             "position": margin.position,
         },
     }
+
+
+def _residual_value(value: Any) -> Any:
+    """A decoded residual value; a one-hot holding no single value as its non-zero columns."""
+    if isinstance(value, Unclear):
+        return {"columns": dict(value.columns)}
+    return value
 
 
 def _config_dict(config: RunConfig) -> dict[str, Any]:

@@ -14,8 +14,11 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from rasp.tools.residuals import Unclear
+
 if TYPE_CHECKING:
     from rasp.tools.order_report import OrderReport, RunConfig
+    from rasp.tools.residuals import Stray
     from rasp.tools.verify import Divergence, InputPlan, VerifyReport
 
 
@@ -211,6 +214,11 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
             f"    unchecked:   {names}, computed before this point and held only in parts "
             f"(`{div.in_parts[0]}.*`) with no value to compare: the fault may lie there"
         ]
+    if div.padded_to is not None:  # (after the lines of the divergence, as `unread` is)
+        unread.append(
+            f"    padded:      alone the input decodes right; this was found with it padded to "
+            f"{div.padded_to} positions, as in a batch beside longer inputs (PAD keys reach it)"
+        )
     if div.sublayer == "unembed" and div.verified is not None:
         return [
             (
@@ -231,13 +239,45 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
         ]
     if div.sublayer == "output":
         return [*_other_output_lines(div), *unread]
+    if div.stray is not None:
+        return [*_stray_lines(div, div.stray), *unread]
     return [
         f"  first divergence: variable `{div.variable}`"
         + (f" = {div.operation}" if div.operation and div.operation != div.variable else "")
         + f", {div.where}, position {div.position}",
         f"    interpreter: {_value_text(div.interpreter)}",
         f"    model:       {_value_text(div.model) if div.model is not None else _no_value(div)}",
+        *(
+            []
+            if div.started_at is None
+            else [
+                f"    begun:       in {div.started_at}, whose output for it (helper dims) is not "
+                "decoded: the fault may lie there"
+            ]
+        ),
         *unread,
+    ]
+
+
+def _stray_lines(div: Divergence, stray: Stray) -> list[str]:
+    """A dim written where the model holds a fixed value, with every variable still right."""
+    at = "at BOS" if stray.position is None else f"position {stray.position}"
+    if stray.written_at is None:
+        what = f"the `{stray.label}` dim"
+        should = f"{stray.expected:g} " + (
+            "at BOS" if stray.position is None else "at every real position"
+        )
+    else:
+        what = (
+            f"variable `{div.variable}`"
+            + (f" = {div.operation}" if div.operation and div.operation != div.variable else "")
+            + " before it is written"
+        )
+        should = f"0 until {stray.written_at} writes it"
+    return [
+        f"  first divergence: {what}, {div.where}, {at}",
+        f"    expected:    `{stray.label}` = {should}",
+        f"    model:       `{stray.label}` = {stray.value:.6g}",
     ]
 
 
@@ -246,7 +286,7 @@ def _no_value(div: Divergence) -> str:
     names with a dot: rasp.tools.residual_parts) whose dimensions hold none of its values."""
     if "." in div.variable:
         return "(no value: its dimensions hold none of its values)"
-    return "(no value: every dim < 0.5)"
+    return "(no value: every dim is 0)"
 
 
 def _other_output_lines(div: Divergence) -> list[str]:
@@ -381,4 +421,6 @@ def _skipped_text(report: VerifyReport) -> str:
 
 
 def _value_text(value: Any) -> str:
+    if isinstance(value, Unclear):  # a one-hot with a column neither 0 nor 1, or two at 1
+        return f"no single value: {value} (a one-hot holds one column at 1, the others at 0)"
     return f"{value:.6g}" if isinstance(value, float) else str(value)

@@ -268,3 +268,23 @@ def test_characters_for_a_model_of_numbers_get_the_list_to_write() -> None:
     assert session.feed(":residual [2, 1]").splitlines()[-1] == (
         "the model agrees with the interpreter everywhere on this input"
     )
+
+
+def test_a_dim_written_before_its_variable_is_shown_as_the_first_divergence() -> None:
+    import torch
+
+    session = _compiled(":compile r hel 5")
+    state = session.compiled.current
+    assert state is not None
+    # the embedding writes 0.5 into `r:e`, which only layer 1's head should write
+    dim = state.meta["residual"].index("r:e")
+    params = dict(state.model.model.named_parameters())
+    with torch.no_grad():
+        params["embed.W_E"][0, dim] += 0.5
+    rows = session.feed(":residual hel").splitlines()
+    assert "  X  r:e       0.5 at position 0" in "\n".join(rows)
+    assert rows[-1] == (
+        "first divergence: variable `r` = aggregate(select(indices, length - indices - 1, ==), "
+        "tokens) before it is written, "
+        "after the embedding, position 0"
+    )
