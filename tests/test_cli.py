@@ -411,10 +411,11 @@ def test_repl_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
 # The real entry point, once
 
 
-def test_python_dash_m_rasp(program: Any) -> None:
+@pytest.mark.parametrize("module", ["rasp", "rasp.tools.cli"])
+def test_python_dash_m_rasp(program: Any, module: str) -> None:
     root = Path(__file__).resolve().parents[1]
     done = subprocess.run(
-        [sys.executable, "-m", "rasp", "run", program(REVERSE), "--input", '["x","y"]', "--json"],
+        [sys.executable, "-m", module, "run", program(REVERSE), "--input", '["x","y"]', "--json"],
         capture_output=True,
         text=True,
         cwd=root,

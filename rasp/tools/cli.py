@@ -472,3 +472,7 @@ def _os_error_text(exc: OSError) -> str:
     if exc.filename is not None:
         return f"cannot read {exc.filename}: {exc.strerror or exc}"
     return str(exc)
+
+
+if __name__ == "__main__":  # `python -m rasp.tools.cli` as `rasp` (it ran nothing and exited 0)
+    sys.exit(main())
