@@ -5,8 +5,10 @@ failure. The tests keep a few dozen seeds each; this runs as many as you like:
     python tests/compiler/fuzz_campaign.py plain 100000 101000 --max-len 12
 
 Flavours: plain, twins (1, 1.0 and None in one s-op), causal (compiled with causal attention),
-addressing (selects by `==` between whole numbers, at a random N of 4..64). Inputs: every input
-up to length 3 (4 at N = 4) and 60 random ones up to the maximum length. A refusal
+addressing (selects by `==` between whole numbers, at a random N of 4..64), numeric (the texts
+of random_numeric_texts.py, means compared and mapped, at `--max-len`, where float32's error grows
+with N; with shaped inputs: runs, halves, alternations). Inputs: every input up to length 3 (4 at
+N = 4) and 60 random ones up to the maximum length. A refusal
 (CompileError) keeps the promise; a wrong value, another exception or a compile past the time
 limit is reported (`FAIL`, `SLOW`) and makes the exit status 1.
 """
@@ -23,14 +25,17 @@ from types import FrameType
 
 sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parents[2])]
 
+from random_numeric_texts import random_numeric_program  # noqa: E402
 from random_programs import random_addressing_program, random_program  # noqa: E402
 from test_compile import all_inputs, check_inputs, random_inputs  # noqa: E402
+from test_random_numeric_texts import shaped_inputs  # noqa: E402
 
 from compiler import compile_sop  # noqa: E402
 from rasp import sops as S  # noqa: E402
-from rasp.errors import CompileError  # noqa: E402
+from rasp.errors import CompileError, RaspError, Source  # noqa: E402
+from rasp.interpreter import load_source  # noqa: E402
 
-FLAVOURS = ("plain", "twins", "causal", "addressing")
+FLAVOURS = ("plain", "twins", "causal", "addressing", "numeric")
 
 
 class _Slow(Exception):
@@ -40,6 +45,8 @@ class _Slow(Exception):
 def _program(flavour: str, seed: int, max_len: int) -> tuple[S.SOp, list, int, list[list]]:
     """The seed's program, vocabulary, maximum length and inputs."""
     rng = random.Random(seed)
+    if flavour == "numeric":
+        return _numeric(seed, max_len)
     if flavour == "addressing":
         n = rng.choice([4, 9, 17, 33, 40, 64])
         root = random_addressing_program(rng)
@@ -55,6 +62,19 @@ def _program(flavour: str, seed: int, max_len: int) -> tuple[S.SOp, list, int, l
     return root, vocab, max_len, short + longer
 
 
+def _numeric(seed: int, max_len: int) -> tuple[S.SOp, list, int, list[list]]:
+    """A numeric text's `res` at N = max_len (a text the interpreter cannot run raises
+    RaspError, counted as refused)."""
+    text, vocab, _ = random_numeric_program(seed)
+    interp = load_source(Source(f"numeric-{seed}.rasp", text))
+    root = interp.get("res")
+    if not isinstance(root, S.SOp):
+        raise RaspError("res is not an s-op")
+    rng = random.Random(seed)
+    inputs = all_inputs(vocab, 3) + shaped_inputs(vocab, max_len, rng)
+    return root, vocab, max_len, inputs + random_inputs(vocab, max_len, 60, seed)
+
+
 def run(flavour: str, seeds: range, max_len: int, seconds: int, say: Callable[[str], None]) -> int:
     """Check every seed; returns how many failed (or ran past `seconds`)."""
 
@@ -66,7 +86,11 @@ def run(flavour: str, seeds: range, max_len: int, seconds: int, say: Callable[[s
     for seed in seeds:
         signal.alarm(seconds)
         try:
-            root, vocab, n, inputs = _program(flavour, seed, max_len)
+            try:
+                root, vocab, n, inputs = _program(flavour, seed, max_len)
+            except RaspError:  # a numeric text the interpreter cannot run: nothing to compile
+                refused += 1
+                continue
             try:
                 model = compile_sop(root, vocab, n, causal=flavour == "causal")
             except CompileError:

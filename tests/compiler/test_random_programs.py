@@ -234,3 +234,15 @@ def test_the_fuzz_campaign_reports_each_seed_and_fails_on_a_crash(
 
     monkeypatch.setattr(fuzz_campaign, "check_inputs", wrong)
     assert fuzz_campaign.main(["plain", "0", "2"]) == 1
+
+
+def test_the_fuzz_campaign_runs_numeric_texts_at_a_chosen_length() -> None:
+    """The numeric flavour compiles random_numeric_texts.py's programs at `--max-len` (their own
+    N is 4 to 8, below where float32's error reaches the margins) and checks them there."""
+    import fuzz_campaign
+
+    said: list[str] = []
+    assert fuzz_campaign.run("numeric", range(41, 43), 6, 120, said.append) == 0
+    assert said == ["numeric seeds 41..42: 2 compiled and agreed, 0 refused, 0 failed"]
+    root, vocab, n, inputs = fuzz_campaign._program("numeric", 41, 9)
+    assert n == 9 and max(map(len, inputs)) == 9 and set(vocab) >= {t for i in inputs for t in i}
