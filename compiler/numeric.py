@@ -136,11 +136,17 @@ def check_resolvable(
             [Diagnostic(f"{what}: two reachable values are not distinct ({gap!r} apart)")]
         )
     if SAFETY_FACTOR * input_error > tolerance:
+        # a negative tolerance: the step's own rounding is past its margin, whatever its input
+        allowed = (
+            f"tolerance {tolerance:.3g}"
+            if tolerance > 0
+            else "no tolerance left: the step's own float32 rounding exceeds its margin"
+        )
         raise CompileError(
             [
                 Diagnostic(
                     f"{what}: values {gap:.3g} apart cannot be told apart exactly in float32 "
-                    f"(input error up to {input_error:.3g}, tolerance {tolerance:.3g}"
+                    f"(input error up to {input_error:.3g}, {allowed}"
                     f"{'; ' + sizes if sizes else ''})",
                     hint="use a smaller maximum length, or compute it from s-ops with fewer "
                     "values (e.g. compare counts instead of fractions; in a tracr program, "

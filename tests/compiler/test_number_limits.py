@@ -209,3 +209,19 @@ def test_a_mean_of_numbers_past_float32_is_refused_before_its_weights_overflow()
             compile_sop(sop, [1, 2], 4)
     assert refused.value.span is not None
     assert str(refused.value).startswith("the weight blocks.0.attn.W_V (tokens:2) would be 2e+300")
+
+
+def test_a_step_whose_own_rounding_exceeds_its_margin_says_so_not_a_negative_tolerance() -> None:
+    # means of 0, 1e-7 and 1 at N = 4 are 2.5e-8 apart: the step's own float32 rounding (its
+    # slope times the inputs' size) is past its margin before any input error; the refusal said
+    # "tolerance -1.38e-07"
+    text = (
+        "m = aggregate(select(indices, indices, <=), tokens_float);\n"
+        "res = aggregate(select(m, 0, >), indices, 9);\n"
+    )
+    with pytest.raises(CompileError) as refused:
+        compile_sop(program(text, "res"), [0.0, 1e-7, 1.0], 4)
+    message = str(refused.value)
+    assert "values 2.5e-08 apart cannot be told apart exactly in float32" in message
+    assert "no tolerance left: the step's own float32 rounding exceeds its margin" in message
+    assert "tolerance -" not in message
