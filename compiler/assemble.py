@@ -51,6 +51,7 @@ from compiler.reach import ReachBuilder, decoding_digest, value_label
 from compiler.schedule import Schedule
 from rasp.errors import Source
 from rasp.sops import SeqType
+from rasp.tracr.boxes import marked
 
 # BIG_PAD is rounded up to a multiple of this (a coarse dyadic grid keeps exact score sums exact).
 PAD_GRID = 256
@@ -67,9 +68,12 @@ def assemble(
     name: str,
     source: Source | None = None,
     max_params: int | None = None,
+    tuples: bool = False,
 ) -> CompiledModel:
     """The model of a planned build; `config` is its sketch's (`sketch_model`), which the
-    driver compared with other builds before any weight."""
+    driver compared with other builds before any weight. `tuples`: the program is tracr's, whose
+    strings starting with the tuple mark are its tuples and lists (`rasp.tracr.boxes`); an output
+    that can hold one says so (`output.tuples`)."""
     shapes = config["layers"]
     weights = _embeddings(layout, plan, vocab, max_len)  # [d_vocab or n_ctx, d_model]: small
     check_params(config, plan, max_params)
@@ -111,7 +115,7 @@ def assemble(
         layout.labels(),
     )
     weights = {k: v.astype(np.float32) for k, v in weights.items()}
-    metadata = _metadata(config, schedule, layout, plan, vocab, max_len, name, source)
+    metadata = _metadata(config, schedule, layout, plan, vocab, max_len, name, source, tuples)
     # what the runtime reads besides the weights, pinned for the certifier (compiler.reach.Reach)
     built = dataclasses.replace(
         built,
@@ -385,6 +389,7 @@ def _metadata(
     max_len: int,
     name: str,
     source: Source | None,
+    tuples: bool = False,
 ) -> dict:
     # an output that is always None (a tracr aggregate that never selects) is labelled as a mix
     # of types is: the file's types name what its values decode as, and None is none of them
@@ -408,6 +413,10 @@ def _metadata(
     if plan.output_types is not None:
         # per length, per position: a whole number's type (compiler.output_types)
         output["whole_types"] = list(plan.output_types)
+    if tuples and any(marked(v) for v in output.get("values", ())):
+        # a tracr program's tuple (or list), boxed: readers unbox its marked strings, and only
+        # this output's (a RASP program's own token "\x00(1, 2)" is a string)
+        output["tuples"] = True
     program = None
     if source is not None:
         program = {

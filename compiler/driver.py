@@ -37,7 +37,7 @@ from compiler.values import ValueSets, infer_values
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, Source, option
 from rasp.tracr.boxes import marked, marked_problem
-from rasp.tracr.lower import is_tracr, to_sops, value_problems
+from rasp.tracr.lower import is_lowered, is_tracr, to_sops, value_problems
 
 
 def compile_sop(
@@ -77,9 +77,11 @@ def compile_sop(
     (`select(x, y, <)`) over many numbers as widths over their digits (`compiler.order_digits`);
     `prepare` gives the graph compiled.
     """
-    tracr = is_tracr(sop)
-    if tracr:
+    if is_tracr(sop):
         sop = to_sops(sop)  # type: ignore[arg-type]
+    # a tracr program, given as such or lowered already (`rasp compile prog.py:NAME`): its strings
+    # that start with the tuple mark are its tuples (the file's `output.tuples` says so)
+    tracr = is_lowered(sop)
     flags = {"causal": causal, "head_masks": head_masks, "require_certificate": require_certificate}
     vocab = check_arguments(
         sop, vocab, max_len, name, max_params=max_params, source=source, flags=flags
@@ -146,6 +148,7 @@ def compile_sop(
                 source=source,
                 note=note,
                 max_params=limit,
+                tuples=tracr,
             )
             planned.pop(options)  # assembled: its plan is not needed again
             problems = value_problems(program)  # a tracr map gave a value no model holds (a dict)
@@ -286,6 +289,7 @@ def _assemble(
     source: Source | None,
     note: Callable[[str], None],
     max_params: int | None,
+    tuples: bool = False,
 ) -> tuple[CompiledModel, Graph]:
     note("assemble")
     graph, plan = planned.graph, planned.plan
@@ -300,6 +304,7 @@ def _assemble(
             name=name or graph.output.name,
             source=source,
             max_params=max_params,
+            tuples=tuples,
         )
     except CompileError as err:  # too many parameters: located at the output
         span = graph.output.span

@@ -313,6 +313,39 @@ def test_a_padding_that_rounds_away_the_certificate_is_refused_with_the_decision
     assert not (tmp_path / "tl").exists()  # nothing written
 
 
+@pytest.mark.parametrize("held", ["none", "unproved"])
+def test_a_rounding_padding_of_an_unproved_file_is_refused_as_such(
+    held: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file without a certificate was exported with the rounded padding unchecked; one compiled
+    with require_certificate=False was refused as "losing its certificate", which it never had.
+    Both are refused, saying why: nothing shows the padded model computes the program."""
+    from compiler import compile_sop
+    from compiler.certify import Certificate
+    from rasp.interpreter import load_source
+    from transformer import fileformat
+
+    root = load_source(Source("mixed.rasp", MIXED_WIDTHS)).get("v5")
+    model = compile_sop(root, list("abc"), 4, head_masks=False, require_certificate=False)
+    if held == "none":
+        del model.metadata["certificate"]
+    else:  # as the compile writes a model it could not prove
+        model.metadata["certificate"] = Certificate((), ("a decision is not proved",)).to_json()
+    path = tmp_path / "m.safetensors"
+    model.save(path)
+    monkeypatch.setattr(fileformat, "uniform_d_head", lambda config: int(config["d_head"]))
+    with pytest.raises(RaspError) as info:
+        export_transformer_lens(path, tmp_path / "tl")
+    message = str(info.value)
+    assert "loses its certificate" not in message
+    assert "cannot be certified: heads padded to width 5 (layer 0's from 4, layer 2's from 4)" in (
+        message
+    )
+    why = "holds no certificate" if held == "none" else "the file is not proved"
+    assert why in message and "nothing shows the padded model computes the program" in message
+    assert not (tmp_path / "tl").exists()  # nothing written
+
+
 def test_uniform_head_width_keeps_exact_scalings_exact() -> None:
     layers = [{"d_head": d, "n_heads": 1, "d_mlp": 0} for d in (4, 5, 4)]
     assert uniform_d_head({"d_head": 5, "layers": layers}) == 16

@@ -12,6 +12,8 @@ import pytest
 
 pytest.importorskip("transformer")
 
+from safetensors import safe_open
+
 from tests.cli_helpers import run
 from tests.model_cli_files import bad_model_files
 from tests.transformer.handmade_models import previous_token
@@ -171,11 +173,6 @@ def test_bad_arguments_exit_2(
     assert code == 2 and message in err and not out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="run --model unboxes every output string that starts with the tuple mark, also a "
-    "RASP program's own token: the model file does not say whether its strings are tracr's tuples",
-)
 def test_a_rasp_programs_token_starting_with_the_tuple_mark_runs_as_a_string(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -191,3 +188,8 @@ def test_a_rasp_programs_token_starting_with_the_tuple_mark_runs_as_a_string(
     assert code == 0, err
     code, out, _ = run(capsys, "run", "--model", model, "--input", vocab, "--json")
     assert (code, json.loads(out)) == (0, ["\x00(1, 2)", "a"])
+    code, out, _ = run(capsys, "run", "--model", model, "--input", vocab)
+    assert (code, out) == (0, "[\x00(1, 2), a] (strings)\n")  # as `rasp run` of the program
+    # the file does not say its marked strings are tracr's tuples (docs/format.md)
+    with safe_open(model, "np") as f:
+        assert "tuples" not in json.loads(f.metadata()["rasp_forge"])["output"]

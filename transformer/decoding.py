@@ -60,6 +60,9 @@ class OutputSpec:
     # per input length n, n flags: "i" a whole number decodes as an int at that position, "f" as
     # a float, "." as the values or grid say (format version 7)
     whole_types: tuple[str, ...] = ()
+    # a tracr program's output: its strings that start with "\x00" are boxed tuples or lists,
+    # which the tools unbox (rasp.tracr.boxes); without it every string is the program's own
+    tuples: bool = False
 
     def decode(self, logits: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:
         """Decode `logits [batch, pos, d_vocab_out]` at model positions 1..n of each input."""

@@ -1,7 +1,8 @@
 """The `output` entry of a model file's metadata: how the logits decode (docs/format.md), checked
 field by field: the encoding and type, the listed values, an output grid (format versions 4 and
 5), the positions it decodes as ints (version 6) and a whole number's type per length and
-position (version 7; 8 for a categorical output)."""
+position (version 7; 8 for a categorical output), and whether its marked strings are a tracr
+program's tuples (`output.tuples`)."""
 
 from __future__ import annotations
 
@@ -69,6 +70,11 @@ def parse_output(
             raise check.fail("'output.whole_types' needs 'output.values' or a grid")
         categorical = encoding is OutputEncoding.CATEGORICAL
         whole_types = _parse_whole_types(check, obj, version, max_len, categorical)
+    tuples = False
+    if "tuples" in obj:
+        tuples = check.get(obj, "tuples", "output.", bool)
+        if tuples and encoding is not OutputEncoding.CATEGORICAL:
+            raise check.fail("'output.tuples' needs a categorical output (its values are strings)")
     return OutputSpec(
         name,
         encoding,
@@ -79,6 +85,7 @@ def parse_output(
         grids.get("end_denominators"),
         int_positions,
         whole_types,
+        tuples,
     )
 
 

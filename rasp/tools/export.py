@@ -54,25 +54,43 @@ def to_hooked_transformer_config(meta: Mapping[str, Any]) -> dict[str, Any]:
 def _check_padded(tensors: dict[str, Any], meta: Mapping[str, Any]) -> None:
     """Padding scales a narrower layer's query (W_Q, b_Q) by sqrt(d_head / its own d_head); where
     that factor is not a power of 2 the scaled weights round, so the padded model is certified
-    afresh."""
+    afresh. A file that is not proved (no certificate, or one that does not hold) has nothing to
+    keep: such a padding is refused, since nothing would show the rounded model computes the
+    program."""
     from transformer.fileformat import is_power_of_4, uniform_d_head
 
     config = meta["config"]
     width = uniform_d_head(config)
     ratios = [width / layer["d_head"] for layer in config.get("layers") or [] if layer["d_head"]]
-    if all(is_power_of_4(r) for r in ratios) or "certificate" not in meta:
+    if all(is_power_of_4(r) for r in ratios):
         return  # exact powers of 2: the padded model computes the same floats
+    scaled = ", ".join(
+        f"layer {layer}'s from {shape['d_head']}"
+        for layer, shape in enumerate(config.get("layers") or [])
+        if shape["d_head"] and not is_power_of_4(width / shape["d_head"])
+    )
+    padding = f"heads padded to width {width} ({scaled}) scale W_Q by a factor that rounds"
+    held = meta.get("certificate")
+    if not isinstance(held, dict) or held.get("ok") is not True:
+        why = (
+            "the file holds no certificate"
+            if not isinstance(held, dict)
+            else "the file is not proved (its certificate does not hold: compiled with "
+            "require_certificate=False)"
+        )
+        raise RaspError(
+            f"padding this model to TransformerLens's uniform layer shape cannot be certified: "
+            f"{padding}, and {why}, so nothing shows the padded model computes the program",
+            hint="run the file with transformer.load (the runtime reads per-layer shapes), or "
+            "compile the program with `rasp compile`, which writes a proved model",
+            kind=ErrorKind.IO,
+        )
     from compiler.certify import recheck
 
     uniform = dict(meta, config={k: v for k, v in config.items() if k != "layers"})
     uniform["config"]["d_head"] = width
     certificate = recheck(tensors, uniform)
     if not certificate.ok:
-        scaled = ", ".join(
-            f"layer {layer}'s from {shape['d_head']}"
-            for layer, shape in enumerate(config.get("layers") or [])
-            if shape["d_head"] and not is_power_of_4(width / shape["d_head"])
-        )
         failed = next((c for c in certificate.checks if not c.margin > c.bound), None)
         then = (
             f": then {failed.sublayer} ({failed.block}) has a {failed.kind} decision of margin "
@@ -82,7 +100,7 @@ def _check_padded(tensors: dict[str, Any], meta: Mapping[str, Any]) -> None:
         )
         raise RaspError(
             "padding this model to TransformerLens's uniform layer shape loses its certificate: "
-            f"heads padded to width {width} ({scaled}) scale W_Q by a factor that rounds{then}",
+            f"{padding}{then}",
             hint="run the file with transformer.load (the runtime reads per-layer shapes), or "
             "compile for another --max-len (the head widths follow it)",
             kind=ErrorKind.IO,
@@ -152,7 +170,8 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
         "output.type decides: ints round half to even, bools are logit > 0.5, floats the logit; "
         "categorical or numerical, where output.whole_types is given, a whole number at position "
         "i of an input of length n is an int if output.whole_types[n - 1][i] is 'i' and a float "
-        "if it is 'f'"
+        "if it is 'f'; where output.tuples is true (a tracr program's output), a decoded string "
+        "that starts with the character U+0000 is a tuple or list, the rest of the string its repr"
     )
     config_path, guide_path, weights_path = (
         out / "config.json",

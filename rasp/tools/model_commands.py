@@ -141,15 +141,17 @@ def cmd_run_model(args: argparse.Namespace) -> int:
         return steps.usage_error("run", refused.as_argument_error(args.input))
     with steps.runtime_errors(args.model):
         (values,) = model.run([args.input])
+    # tracr's tuples (n-ary maps) are string tokens in the model: shown as tuples, as `rasp run`
+    # of the program shows them, where the file says its output's marked strings are tuples (a
+    # RASP program's own token "\x00(1, 2)" is a string)
+    shown = unbox if model.meta.output.tuples else (lambda v: v)
     if args.json:
-        console.result(seq_json([unbox(v) for v in values]))
+        console.result(seq_json([shown(v) for v in values]))
     else:
         # labelled by the values, as the interpreter labels them: a default 0 among strings gives
         # `[0]*3 (ints)` where every position takes it (the file's type says strings)
         seq = make_seq(values, loose=True)
-        # tracr's tuples (n-ary maps) are string tokens in the model: shown as tuples, as `rasp run`
-        # of the program shows them
-        console.result(seq_text(SeqValue(tuple(unbox(v) for v in seq.values), seq.type)))
+        console.result(seq_text(SeqValue(tuple(shown(v) for v in seq.values), seq.type)))
     return 0
 
 

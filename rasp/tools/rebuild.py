@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rasp.errors import RaspError, Source
+from rasp.seqvalues import BOX_MARK
 from rasp.tools.certificate_text import Rebuild
 
 Progress = Callable[[str, int, int], None]
@@ -54,7 +55,7 @@ def rebuild_reach(
                 "from a model file"
             )
     try:
-        rebuilt = _compiled_reach(meta, path, given, progress)
+        rebuilt, output = _compiled_reach(meta, path, given, progress)
     except RaspError as err:  # CompileError too: the program, refused now
         # its first line, located in the program (`FILE (recorded in M):3:7: error: ...`)
         first = next(iter(err.render().strip().splitlines()), "") or type(err).__name__
@@ -64,6 +65,21 @@ def rebuild_reach(
     difference = first_difference(meta.get("reach"), rebuilt)
     if difference is None:
         return Rebuild(True, f"rebuilt from {what}: equal to the file's")
+    ours = meta.get("output")
+    if (
+        difference[0] == ("decoding",)
+        and isinstance(ours, dict)
+        and "tuples" not in ours
+        and output.get("tuples") is True
+        and {**ours, "tuples": True} == output
+    ):
+        # a tracr program's file compiled before `output.tuples`: its tuples decode as strings
+        return Rebuild(
+            False,
+            f"NOT proved: {path}: its output entry does not say that its strings starting with "
+            f"{BOX_MARK!r} are tracr's tuples (`output.tuples`, which {what} compiles to; the file "
+            "was compiled before it): compile the program again",
+        )
     return Rebuild(
         False,
         f"NOT proved: {path}: the file's reach differs from the one {what} compiles to: "
@@ -101,8 +117,9 @@ def compile_options(meta: dict[str, Any]) -> dict[str, Any]:
 
 def _compiled_reach(
     meta: dict[str, Any], path: str, given: Given | None, progress: Progress | None
-) -> Any:
-    """The reach of the program compiled now, as the file would hold it (JSON)."""
+) -> tuple[Any, dict[str, Any]]:
+    """The reach and the output entry of the program compiled now, as the file would hold them
+    (JSON)."""
     import compiler
     from rasp.tools.console import Console
     from rasp.tools.model_steps import program_sops, recorded_program
@@ -129,7 +146,8 @@ def _compiled_reach(
         **options,
     )
     # as the file holds it: through JSON (tuples as lists, keys as strings)
-    return json.loads(json.dumps(model.metadata["reach"], allow_nan=False))
+    held = json.loads(json.dumps([model.metadata["reach"], model.metadata["output"]]))
+    return held[0], held[1]
 
 
 Path_ = tuple[Any, ...]  # keys (str) and indices (int), or COUNT last

@@ -57,7 +57,10 @@ class TracrModel(CompiledModel):
         while body and body[-1] == self.compiler_pad:
             body.pop()
             pads += 1
-        outputs = [unbox(v) for v in self.runtime().run([body])[0]] if body else []
+        runtime = self.runtime()
+        # tuples (n-ary maps) as such, where the file says its output's marked strings are tuples
+        shown = unbox if runtime.meta.output.tuples else (lambda v: v)
+        outputs = [shown(v) for v in runtime.run([body])[0]] if body else []
         return TracrModelOutput([self.compiler_bos, *outputs, *[self.compiler_pad] * pads])
 
     def runtime(self) -> Any:

@@ -10,12 +10,14 @@ Lowered nodes are `loose` (a tracr s-op may mix value types).
 Tuples and lists (tracr's n-ary maps pack values into tuples) travel as interned string tokens
 (`rasp.tracr.boxes`) and are unpacked before a program's function sees them. What a lowered
 function returns that no model can hold (a dict, NaN) is recorded on the function;
-`value_problems(root)` reports it, located.
+`value_problems(root)` reports it, located. `is_lowered(root)` tells a lowered graph (whose marked
+strings are such tokens) from a RASP program's, which may hold such a string as its own.
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,6 +69,16 @@ def is_tracr(value: object) -> bool:
     return isinstance(value, RASPExpr)
 
 
+# the roots `to_sops` returned: graphs whose strings starting with the tuple mark are boxed tuples
+_lowered: weakref.WeakSet[sops.Node] = weakref.WeakSet()
+
+
+def is_lowered(node: object) -> bool:
+    """Whether `node` is the root of a graph `to_sops` lowered from a tracr program (its strings
+    that start with the tuple mark are tracr's tuples and lists, `rasp.tracr.boxes`)."""
+    return isinstance(node, sops.Node) and node in _lowered
+
+
 def to_sops(program: RASPExpr) -> sops.Node:
     """The `rasp.sops` graph of a tracr s-op (or selector), node for node."""
     if not isinstance(program, RASPExpr):
@@ -88,7 +100,9 @@ def to_sops(program: RASPExpr) -> sops.Node:
         if isinstance(expr, Select):
             inputs = [_own_length(n, fixed[id(c)]) for n, c in zip(inputs, expr.children)]
         done[id(expr)] = _lower(expr, inputs)
-    return _own_length(done[id(program)], fixed[id(program)])
+    root = _own_length(done[id(program)], fixed[id(program)])
+    _lowered.add(root)
+    return root
 
 
 def _fixed_length(expr: RASPExpr, children: list[int | None]) -> int | None:

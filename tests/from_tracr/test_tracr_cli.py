@@ -292,6 +292,86 @@ def test_a_model_gives_tuples_as_tuples(capsys: pytest.CaptureFixture[str], tmp_
     lists = rasp.Map(lambda t: [t, t], rasp.tokens)
     tracr_model = compile_rasp_to_model(lists, {"a", "b"}, 3, compiler_bos="BOS")
     assert tracr_model.apply(["BOS", "a", "b"]).decoded == ["BOS", ["a", "a"], ["b", "b"]]
+    pairs = rasp.SequenceMap(lambda a, b: (a, b), rasp.tokens, rasp.indices)
+    tracr_model = compile_rasp_to_model(pairs, {"a", "b"}, 3, compiler_bos="BOS")
+    assert tracr_model.metadata["output"]["tuples"] is True
+    assert tracr_model.apply(["BOS", "b", "a"]).decoded == ["BOS", ("b", 0), ("a", 1)]
+
+
+def _metadata(path: str) -> dict:
+    from safetensors import safe_open
+
+    with safe_open(path, "np") as f:
+        return json.loads(f.metadata()["rasp_forge"])
+
+
+def test_a_tracr_models_file_says_its_marked_strings_are_tuples(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # `output.tuples` (docs/format.md): the compile of a tracr program whose output can hold a
+    # tuple records it, under the certificate (the reach's `decoding` digest), and the reach
+    # rebuilt from the program given to `verify` still equals the file's
+    path = tmp_path / "pairs.py"
+    path.write_text(PAIRS + "plain = rasp.Map(lambda t: t + '!', rasp.tokens)\n", encoding="utf-8")
+    model = str(tmp_path / "pairs.safetensors")
+    code, _, err = run(
+        capsys, "compile", f"{path}:pairs", "--vocab", "ab", "--max-len", "3", "-o", model
+    )
+    assert code == 0, err
+    assert _metadata(model)["output"]["tuples"] is True
+    code, out, err = run(
+        capsys, "verify", f"{path}:pairs", "--model", model, "--exhaustive-len", "3", "--json"
+    )
+    assert code == 0, err
+    certificate = json.loads(out)["certificate"]
+    assert certificate["ok"] is True
+    assert any(
+        "rebuilt from" in line and "equal to the file's" in line for line in certificate["lines"]
+    )
+    # an output that holds no tuple records nothing: such a file is what it was before
+    plain = str(tmp_path / "plain.safetensors")
+    code, _, err = run(
+        capsys, "compile", f"{path}:plain", "--vocab", "ab", "--max-len", "3", "-o", plain
+    )
+    assert code == 0, err
+    assert "tuples" not in _metadata(plain)["output"]
+
+
+def test_a_tracr_file_written_before_output_tuples_shows_its_tokens(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file compiled before `output.tuples` (as the compiler wrote it then: no field, the
+    # decoding digest of the entry without it) is read as its strings say: a tuple's marked token
+    # is shown as that string, not unboxed (docs/format.md); recompiling gives the tuples back.
+    from compiler import assemble
+
+    path = tmp_path / "pairs.py"
+    path.write_text(PAIRS, encoding="utf-8")
+    model = str(tmp_path / "old.safetensors")
+    metadata = assemble._metadata
+    monkeypatch.setattr(
+        assemble,
+        "_metadata",
+        lambda *args: metadata(*args[:8]),  # without `tuples`
+    )
+    code, _, err = run(
+        capsys, "compile", f"{path}:pairs", "--vocab", "ab", "--max-len", "3", "-o", model
+    )
+    assert code == 0, err
+    monkeypatch.undo()
+    assert "tuples" not in _metadata(model)["output"]
+    code, out, _ = run(capsys, "run", "--model", model, "--input", "ab", "--json")
+    assert (code, json.loads(out)) == (0, ["\x00('a', 0)", "\x00('b', 1)"])
+    code, out, err = run(
+        capsys, "verify", f"{path}:pairs", "--model", model, "--exhaustive-len", "3", "--json"
+    )
+    # the outputs still equal the program's (both the marked strings), but the reach rebuilt from
+    # the program decodes tuples: not proved, with the reason and what to do
+    report = json.loads(out)
+    assert (code, report["failures"], report["checked"]) == (1, 0, 14), err
+    line = report["certificate"]["lines"][0]
+    assert line.startswith("  certificate: NOT proved: "), line
+    assert "(`output.tuples`" in line and "compile the program again" in line, line
 
 
 def test_a_list_output_is_labelled_lists_and_named_by_its_repr(
@@ -325,3 +405,22 @@ def test_a_boxed_value_is_named_by_its_repr_in_messages() -> None:
     assert value_repr(box((1.0, 1))) == "(1.0, 1)"
     assert value_repr(box(["a"])) == "['a']"
     assert value_repr("a") == "'a'" and value_repr(1.5) == "1.5"
+
+
+def test_a_marked_vocabulary_token_of_a_tracr_program_is_refused_on_the_command_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # compile_sop refused it for a rasp.tracr expression; `rasp compile prog.py:NAME` lowers the
+    # program first, and the token "\x00(1, 2)" compiled: the map then saw the tuple (1, 2)
+    path = tmp_path / "ident.py"
+    path.write_text(
+        "from rasp import tracr as rasp\n\nident = rasp.Map(lambda t: t, rasp.tokens)\n",
+        encoding="utf-8",
+    )
+    vocab = json.dumps(["\x00(1, 2)", "a"])
+    model = str(tmp_path / "ident.safetensors")
+    code, out, err = run(
+        capsys, "compile", f"{path}:ident", "--vocab", vocab, "--max-len", "3", "-o", model
+    )
+    assert (code, out) == (1, "") and "Traceback" not in err
+    assert f"{path}:3:9: error: the vocabulary token '\\x00(1, 2)': it starts with" in err
