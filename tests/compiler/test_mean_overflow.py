@@ -22,7 +22,8 @@ class _Known:
 
 
 def _node() -> SimpleNamespace:
-    return SimpleNamespace(text="aggregate(s, x)", span=object())  # problems name a node by its span's identity
+    # a problem names its node by the span's identity (`already_reported`)
+    return SimpleNamespace(text="aggregate(s, x)", span=object())
 
 
 def test_an_overflow_is_enumerated_once_and_reported_alike(monkeypatch) -> None:
