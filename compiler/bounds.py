@@ -87,6 +87,8 @@ class Linear:
         self.err = errors
         self.one, self.bos, self.pad = specials
         self._tables: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        # the same tables with `at`'s starting terms added (base, 0.0, base size): the first part
+        self._first_tables: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         covered = {self.one, self.bos, self.pad}
         # Readings that share dimensions are views of one s-op: evaluated together (`_shared`).
         self.groups: list[list[int]] = []
@@ -142,6 +144,19 @@ class Linear:
         if table is None:
             table = self._tables[id(reading)] = self._categorical_table(reading)
         return Evaluated(table[0][index], table[1][index], table[2][index])
+
+    def _first_categorical(
+        self, reading: Reading, index: np.ndarray, base: np.ndarray, base_size: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`at`'s starting sums (part.value + base, part.error + 0.0, part.magnitude +
+        base_size) for a categorical first part: the same additions, made once per table row
+        (adding then gathering a row is gathering then adding)"""
+        table = self._first_tables.get(id(reading))
+        if table is None:
+            full = self._categorical(reading, np.arange(reading.size))
+            table = (full.value + base, full.error + 0.0, full.magnitude + base_size)
+            self._first_tables[id(reading)] = table
+        return table[0][index], table[1][index], table[2][index]
 
     def _categorical_table(self, reading: Reading) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         W, a, r = self.W, self.err.absolute, self.err.relative
@@ -242,6 +257,10 @@ class Linear:
             if len(group) == 1:
                 reading = self.readings[group[0]]
                 c = coords[:, column[group[0]]]
+                if reading.categorical and value is None:
+                    index = c.astype(np.int64)
+                    value, error, size = self._first_categorical(reading, index, base, base_size)
+                    continue
                 if reading.categorical:
                     part = self._categorical(reading, c.astype(np.int64))
                 elif reading.vector:
@@ -264,9 +283,8 @@ class Linear:
         if value is None:
             value, error = np.tile(base, (P, 1)), np.zeros((P, C))
             size = np.tile(base_size, (P, 1))
-        if grid is None:
-            grid = np.zeros((P, C), dtype=np.int64)
-        return Evaluated(value, error, size, grid)
+        # no reading with a grid: every input is a whole number (grid 0), one int for all
+        return Evaluated(value, error, size, 0 if grid is None else grid)
 
     def _shared(self, group: list[int], coords: np.ndarray) -> Evaluated:
         """Several readings of one s-op: exactly one of their dimensions is 1; a state is every
@@ -314,9 +332,21 @@ class Linear:
         rounding = gamma(self.terms) * ev.magnitude
         # the grid test only where the inputs are exact (where they are not, the column rounds
         # whatever its grid): at most points of a map of a noisy number that is nowhere
-        rows, cols = np.nonzero(ev.error == 0)
-        if rows.size == 0:
+        exact_in = ev.error == 0
+        found = np.count_nonzero(exact_in)
+        if found == 0:
             return rounding
+        if found * 4 > exact_in.size:
+            # mostly exact inputs (a table's categorical readings): the same test on every entry
+            # costs less than gathering and scattering most of them (same values where it counts)
+            # ldexp(m, k) < 2^24 as m < 2^(24 - k): scaling by 2^k is exact (k in [-60, 60];
+            # an overflow is above either bound, an underflow below it); the bound per column
+            # where the inputs' grid is one number (categorical readings), -inf beyond 60 steps
+            steps = np.asarray(ev.grid) + self.w_grid[None, :]  # [1, C] or [P, C]
+            bound = np.where(steps <= 60, np.ldexp(1.0, 24 - np.minimum(steps, 60)), -np.inf)
+            rounding[exact_in & (ev.magnitude < bound)] = 0.0
+            return rounding
+        rows, cols = np.nonzero(exact_in)
         grid = np.broadcast_to(np.asarray(ev.grid), ev.error.shape)  # [P, C] (an int: everywhere)
         steps = grid[rows, cols] + self.w_grid[cols]
         exact = (steps <= 60) & (

@@ -222,9 +222,22 @@ class _Spread:
         )
 
 
-def _shared_error(groups: Groups, on: np.ndarray, shared: np.ndarray) -> np.ndarray:
+def _shared_error(
+    groups: Groups,
+    on: np.ndarray,
+    shared: np.ndarray,
+    spread: _Spread,
+    support: tuple[np.ndarray, np.ndarray],
+    awo: SparseRows,
+) -> np.ndarray:
     """`groups.shared_error(on.astype(float), shared)` with the activity kept as bools: a bool
-    times a float is that float or 0.0, as 1.0 or 0.0 times it is (same products, same sums)."""
+    times a float is that float or 0.0, as 1.0 or 0.0 times it is (same products, same sums).
+    `support`: np.nonzero(on); `spread`: its expansion into `awo` (|W_out|)'s rows."""
+    if groups.all_singles:
+        # every unit alone: sum over the active units of shared · |W_out|, the products
+        # sparse_product forms (the support's extra entries where shared is 0 add exact zeros
+        # to sums of non-negative products: no sum changes)
+        return spread.product(shared[support], awo)
     out = np.zeros((on.shape[0], groups.wo.shape[1]))
     if groups.singles:
         s = np.asarray(groups.singles)
@@ -233,7 +246,8 @@ def _shared_error(groups: Groups, on: np.ndarray, shared: np.ndarray) -> np.ndar
         first, second = np.asarray(groups.first), np.asarray(groups.second)
         one_on = (on[:, first] != on[:, second]) * shared[:, first]
         out += sparse_product(one_on, groups.awo_first)
-    groups.add_others(out, on.astype(np.float64), shared)
+    if groups.other:
+        groups.add_others(out, on.astype(np.float64), shared)
     return out
 
 
@@ -366,7 +380,7 @@ def _mlp_chunk(
         on = np.nonzero(positive)
         spread = _Spread(on, out_w.signed, pre.shape[0])
         ideal = spread.product(pre[on], out_w.signed) + b_out[out]  # [P, O]
-        lin_err = _shared_error(groups, positive, shared)  # cancels in pairs
+        lin_err = _shared_error(groups, positive, shared, spread, on, out_w.abs)  # pairs cancel
         own_err = spread.product(own[on], out_w.abs)
         h_sum = spread.product(pre[on], out_w.abs)
         sum_err = gamma(n) * (h_sum + spread.product(total[on], out_w.abs) + np.abs(b_out[out]))

@@ -23,6 +23,8 @@ class Groups:
 
     def __init__(self, groups: dict[bytes, list[int]], wo: np.ndarray) -> None:
         self.singles = [g[0] for g in groups.values() if len(g) == 1]
+        # every unit its own group (a table's units): the shared error is one product
+        self.all_singles = self.singles == list(range(wo.shape[0]))
         pairs = [g for g in groups.values() if len(g) == 2 and np.array_equal(wo[g[0]], -wo[g[1]])]
         self.first = [g[0] for g in pairs]
         self.second = [g[1] for g in pairs]

@@ -32,6 +32,9 @@ class MeanValues:
         self.known = known
         self._sums: dict[tuple[float, ...], list[set[float]]] = {}
         self._means: dict[tuple[tuple[float, ...], int], tuple[Atom, ...]] = {}
+        # per value set: the count whose sums overflowed, and whether by work (else by values);
+        # an aggregate asks once per (position, width), and each would redo the enumeration
+        self._overflow: dict[tuple[float, ...], tuple[int, bool]] = {}
 
     def aggregate_values(
         self,
@@ -304,14 +307,20 @@ class MeanValues:
         """Every mean of exactly w values drawn (with repetition) from `vals`, as the interpreter computes it."""
         nums = tuple(sorted({float(v) for v in vals}))
         sums = self._sums.setdefault(nums, [{0.0}])  # sums[k]: every sum of k values
+        overflow = self._overflow.get(nums)
+        if overflow is not None and w >= overflow[0]:  # the sums of w values overflow again
+            self._too_many(node, len(nums), work=overflow[1])
+            return self.known.intern([])
         while len(sums) <= w:
             if len(sums[-1]) * len(nums) > MAX_SUM_WORK:  # minutes of Python, whatever it yields
+                self._overflow[nums] = (len(sums), True)
                 self._too_many(node, len(nums), work=True)
                 return self.known.intern([])
             nxt: set[float] = set()
             for a in sums[-1]:  # stop as soon as there are too many (not after |sums| x |nums|)
                 nxt.update(a + v for v in nums)
-                if len(nxt) > MAX_VALUES:
+                if len(nxt) > MAX_VALUES:  # whatever the order: the whole set is larger still
+                    self._overflow[nums] = (len(sums), False)
                     self._too_many(node, len(nums))
                     return self.known.intern([])
             sums.append(nxt)
