@@ -292,3 +292,22 @@ def test_a_python_program_given_is_the_one_rebuilt(
     assert line in certificate["lines"], certificate
     edited = _rewrite(path, _swap_labels)
     assert _verify(edited, capsys, program=target)["ok"] is False
+
+
+def test_json_says_how_the_reach_was_rebuilt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A JSON reader can tell a rebuilt reach from a trusted one without parsing the lines: the
+    certificate's `reach` is `{ok, line}` (ok null: not rebuilt, the file's reach trusted)."""
+    path = _compiled(tmp_path)
+    equal = _verify(path, capsys)["reach"]
+    assert equal == {"ok": True, "line": f"rebuilt from {REVERSE}: equal to the file's"}
+    trusted = _verify(path, capsys, "--no-rebuild")["reach"]
+    assert trusted["ok"] is None and trusted["line"].startswith("not rebuilt: --no-rebuild")
+    differs = _verify(_rewrite(path, _swap_labels), capsys)["reach"]
+    assert differs["ok"] is False and differs["line"].startswith("NOT proved: ")
+    # a model verify compiles itself is checked against its own compile's reach
+    capsys.readouterr()
+    args = ["verify", REVERSE, "--vocab", "ab", "--max-len", "2", "--samples", "0", "--json"]
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["certificate"]["reach"] is None
