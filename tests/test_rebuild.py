@@ -311,3 +311,25 @@ def test_json_says_how_the_reach_was_rebuilt(
     args = ["verify", REVERSE, "--vocab", "ab", "--max-len", "2", "--samples", "0", "--json"]
     assert main(args) == 0
     assert json.loads(capsys.readouterr().out)["certificate"]["reach"] is None
+
+
+def test_a_file_verified_under_another_name_it_lacks_the_output_of_rebuilds_the_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """FILE does not define the model's output (`reverse`): verified under `--name`, the reach is
+    rebuilt from the recorded program, and FILE's s-op is only compared on the inputs
+    (docs/inspect.md); with no recorded program, the reach is trusted, and said."""
+    path = _compiled(tmp_path)
+    other = tmp_path / "other.rasp"
+    other.write_text(
+        "flip = select(indices, length - indices - 1, ==);\nr = aggregate(flip, tokens);\n"
+    )
+    certificate = _verify(path, capsys, "--name", "r", program=str(other))
+    assert (
+        "  reach:       rebuilt from the recorded program: equal to the file's"
+        in certificate["lines"]
+    )
+    bare = _rewrite(path, lambda m: m.pop("program"))
+    certificate = _verify(bare, capsys, "--name", "r", program=str(other))
+    assert certificate["reach"]["ok"] is None and certificate["ok"] is True
+    assert "no program source" in certificate["reach"]["line"]
