@@ -76,7 +76,8 @@ def _terminate_commands(text: str) -> str:
             elif char in ")]}":
                 depth -= 1
         code = line[:code_end].rstrip()
-        words += " " + code
+        if code.strip():  # a blank or comment line adds nothing (appending it made this quadratic)
+            words += " " + code.strip()
         if _UNFINISHED_COMMAND.fullmatch(words):
             continue  # `set example` whose value is on a later line, `show` its `example`, ...
         if depth <= 0 and not in_string:

@@ -292,3 +292,90 @@ def test_a_python_program_given_is_the_one_rebuilt(
     assert line in certificate["lines"], certificate
     edited = _rewrite(path, _swap_labels)
     assert _verify(edited, capsys, program=target)["ok"] is False
+
+
+def test_json_says_how_the_reach_was_rebuilt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A JSON reader can tell a rebuilt reach from a trusted one without parsing the lines: the
+    certificate's `reach` is `{ok, line}` (ok null: not rebuilt, the file's reach trusted)."""
+    path = _compiled(tmp_path)
+    equal = _verify(path, capsys)["reach"]
+    assert equal == {"ok": True, "line": f"rebuilt from {REVERSE}: equal to the file's"}
+    trusted = _verify(path, capsys, "--no-rebuild")["reach"]
+    assert trusted["ok"] is None and trusted["line"].startswith("not rebuilt: --no-rebuild")
+    differs = _verify(_rewrite(path, _swap_labels), capsys)["reach"]
+    assert differs["ok"] is False and differs["line"].startswith("NOT proved: ")
+    # a model verify compiles itself is checked against its own compile's reach
+    capsys.readouterr()
+    args = ["verify", REVERSE, "--vocab", "ab", "--max-len", "2", "--samples", "0", "--json"]
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["certificate"]["reach"] is None
+
+
+def test_a_file_verified_under_another_name_it_lacks_the_output_of_rebuilds_the_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """FILE does not define the model's output (`reverse`): verified under `--name`, the reach is
+    rebuilt from the recorded program, and FILE's s-op is only compared on the inputs
+    (docs/inspect.md); with no recorded program, the reach is trusted, and said."""
+    path = _compiled(tmp_path)
+    other = tmp_path / "other.rasp"
+    other.write_text(
+        "flip = select(indices, length - indices - 1, ==);\nr = aggregate(flip, tokens);\n"
+    )
+    certificate = _verify(path, capsys, "--name", "r", program=str(other))
+    assert (
+        "  reach:       rebuilt from the recorded program: equal to the file's"
+        in certificate["lines"]
+    )
+
+
+def test_without_a_recorded_program_the_s_op_named_is_rebuilt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file that records no program, verified against FILE under `--name` (FILE lacking the
+    model's output): the reach is rebuilt from the s-op named, under the model's output name. It
+    was trusted: a reach edited with the weights passed as proved."""
+    path = _compiled(tmp_path)
+    other = tmp_path / "other.rasp"
+    other.write_text(
+        "flip = select(indices, length - indices - 1, ==);\nr = aggregate(flip, tokens);\n"
+    )
+    bare = _rewrite(path, lambda m: m.pop("program"))
+    certificate = _verify(bare, capsys, "--name", "r", program=str(other))
+    assert certificate["reach"] == {
+        "ok": True,
+        "line": f"rebuilt from {other}: equal to the file's",
+    }
+    edited = _rewrite(path, lambda m: (m.pop("program"), _swap_labels(m)))
+    certificate = _verify(edited, capsys, "--name", "r", program=str(other))
+    assert certificate["ok"] is False and certificate["reach"]["ok"] is False, certificate
+
+
+def test_a_python_function_whose_s_op_has_another_name_is_rebuilt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`PROG.py:make` returns an s-op named `frac`: compiled from Python (no program recorded),
+    the model computes `frac`, and the only program to rebuild it from is `make`'s."""
+    import compiler
+    from rasp.tools.pyprogram import python_program
+
+    program = tmp_path / "mk.py"
+    program.write_text(
+        "from rasp import tracr as rasp\n"
+        "def make():\n"
+        "    x = rasp.numerical(rasp.Map(lambda t: 1 if t == 'a' else 0, rasp.tokens))\n"
+        "    sel = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ)\n"
+        "    return rasp.numerical(rasp.Aggregate(sel, x, default=0)).named('frac')\n"
+    )
+    sop = python_program(f"{program}:make", None)[0]
+    path = tmp_path / "frac.safetensors"
+    compiler.compile_sop(sop, ["a", "b"], 4).save(path)
+    certificate = _verify(path, capsys, program=f"{program}:make")
+    rebuilt = {"ok": True, "line": f"rebuilt from {program}: equal to the file's"}
+    assert certificate["reach"] == rebuilt
+    # compiled from `make` (the file records that Python program), verified as `again`
+    program.write_text(program.read_text() + "again = make()\n")
+    path = _compiled(tmp_path, program=f"{program}:make")
+    assert _verify(path, capsys, program=f"{program}:again")["reach"] == rebuilt

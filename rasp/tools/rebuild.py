@@ -11,6 +11,7 @@ differ but still compute the program are not refused for that."""
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,21 +40,36 @@ class Given:
 
 
 def rebuild_reach(
-    meta: dict[str, Any], path: str, given: Given | None = None, progress: Progress | None = None
+    meta: dict[str, Any],
+    path: str,
+    given: Given | None = None,
+    progress: Progress | None = None,
+    fallback: Given | None = None,
 ) -> Rebuild:
     """Compile the program verify was given (`given`), else the one `meta` records, with the
-    file's options, and compare the reaches. `progress`: the compile's (`compile_sop`'s)."""
-    what = "the recorded program" if given is None else given.source.name
+    file's options, and compare the reaches. `progress`: the compile's (`compile_sop`'s).
+    `fallback`: the s-op verified, compiled under the model's output name where there is no
+    `given` and the file records no RASP program (else the reach would go unchecked)."""
     if given is None:
         program = meta.get("program")
+        why = None
         if not isinstance(program, dict) or not isinstance(program.get("source"), str):
-            return not_rebuilt("the file records no program source")
-        file = program.get("file")
-        if isinstance(file, str) and Path(file.split(":")[0]).suffix == ".py":
-            return not_rebuilt(
+            why = "the file records no program source"
+        elif (
+            isinstance(file := program.get("file"), str)
+            and Path(file.split(":")[0]).suffix == ".py"
+        ):
+            why = (
                 f"the file records the Python program {file}, which rasp-forge does not run "
                 "from a model file"
             )
+        if why is not None and fallback is None:
+            return not_rebuilt(why)
+        if why is not None:
+            # as the model computing it was compiled: its output reading named as in the file
+            # (a RASP s-op is named by the assignment verified; a name changes no value)
+            given = Given(_renamed(fallback.sop, _output_reading(meta)), fallback.source)
+    what = "the recorded program" if given is None else given.source.name
     try:
         rebuilt, output = _compiled_reach(meta, path, given, progress)
     except RaspError as err:  # CompileError too: the program, refused now
@@ -85,6 +101,29 @@ def rebuild_reach(
         f"NOT proved: {path}: the file's reach differs from the one {what} compiles to: "
         f"{describe(difference, rebuilt)}",
     )
+
+
+def _output_reading(meta: dict[str, Any]) -> str | None:
+    """The name of the file's output reading (its reach's), where it has one."""
+    reach = meta.get("reach")
+    readings = reach.get("readings") if isinstance(reach, dict) else None
+    index = reach.get("output") if isinstance(reach, dict) else None
+    if isinstance(readings, list) and isinstance(index, int) and 0 <= index < len(readings):
+        reading = readings[index]
+        name = reading.get("name") if isinstance(reading, dict) else None
+        return name if isinstance(name, str) else None
+    return None
+
+
+def _renamed(sop: Any, name: str | None) -> Any:
+    """`sop` named `name` (a copy, its inputs shared): the same values under another name."""
+    from rasp.sops import SOp
+
+    if name is None or not isinstance(sop, SOp) or sop.name == name:
+        return sop
+    renamed = copy.copy(sop)
+    renamed.name = name
+    return renamed
 
 
 def compile_options(meta: dict[str, Any]) -> dict[str, Any]:

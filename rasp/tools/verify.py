@@ -250,6 +250,9 @@ class VerifyReport:
     # The certificate re-check: lines printed after the others when non-empty; None: not checked.
     certificate_lines: tuple[str, ...] = ()
     certificate_ok: bool | None = None
+    # what rebuilding a model file's reach found (`rasp.tools.certificate_text.Rebuild`); None:
+    # a model compiled here, checked against its own compile's reach
+    rebuild: Any = None
     # inputs whose values agree but where a whole number is the other type (0 for 0.0): a type
     # a token decides, which the decoder cannot tell (docs/format.md); the first of them
     type_only: int = 0

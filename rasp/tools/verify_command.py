@@ -160,12 +160,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if wants_rebuild:
             # the reach is what the certificate proves the weights against: the program's own,
             # FILE's where given (the s-op of it the model computes), else the recorded one's
-            given = None
+            given = fallback = None
             if args.file is not None and (model_sop is not None or name == output):
                 given = Given(model_sop if model_sop is not None else written, source)
+            elif args.file is not None:
+                # FILE under another --name, lacking the output (or Python): where the file
+                # records no program to rebuild from, the s-op verified is the one claimed
+                fallback = Given(written, source)
             console.step("rebuilding the reach from the program")
             with console.progress() as bars:
-                rebuilt = rebuild_reach(model.meta.raw, args.model, given, bars)
+                rebuilt = rebuild_reach(model.meta.raw, args.model, given, bars, fallback)
         else:
             rebuilt = not_rebuilt("--no-rebuild was given")
     console.step(f"checking {plan.total:,} inputs")

@@ -120,7 +120,15 @@ def _report_dict(report: VerifyReport) -> dict[str, Any]:
         "orders": None if report.orders is None else _orders_dict(report.orders),
         "certificate": None
         if report.certificate_ok is None and not report.certificate_lines
-        else {"ok": report.certificate_ok, "lines": list(report.certificate_lines)},
+        else {
+            "ok": report.certificate_ok,
+            "lines": list(report.certificate_lines),
+            # how the reach was rebuilt from the program (ok null: not rebuilt, trusted); null for
+            # a model compiled here
+            "reach": None
+            if report.rebuild is None
+            else {"ok": report.rebuild.ok, "line": report.rebuild.line},
+        },
     }
 
 

@@ -80,6 +80,7 @@ def check_model(
         if report.orders is not None and report.orders.margin is not None:
             observed = report.orders.margin.value
         report.certificate_lines, report.certificate_ok = recheck_model(model, observed, rebuild)
+        report.rebuild = rebuild
     return report
 
 

@@ -100,6 +100,13 @@ def test_out_starts_as_the_tokens() -> None:
     assert i.last_assigned == "x"
 
 
+def test_out_is_reserved_at_the_top_level_too() -> None:
+    # A difference from the original, which binds `out = 3;` at the top level (docs/language.md,
+    # section 7): here only statements bind it.
+    with pytest.raises(RaspNameError, match="Cannot set reserved name: out"):
+        run("out = 3;")
+
+
 def test_selector_application_gives_a_matrix() -> None:
     i = Interpreter()
     (r,) = i.exec_program(parse("select(indices, indices, ==)([1, 2]);"))
