@@ -424,3 +424,20 @@ def test_a_marked_vocabulary_token_of_a_tracr_program_is_refused_on_the_command_
     )
     assert (code, out) == (1, "") and "Traceback" not in err
     assert f"{path}:3:9: error: the vocabulary token '\\x00(1, 2)': it starts with" in err
+
+
+def test_a_marked_input_token_of_a_tracr_program_is_refused_by_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # `rasp run prog.py:NAME` evaluated the input token "\x00(1, 2)" as the tuple (1, 2) (the map
+    # saw a tuple where tracr sees a string): refused as `rasp compile` refuses it in the vocabulary,
+    # an error of --input (exit 2), located at the program
+    path = tmp_path / "kind.py"
+    program = "kind = rasp.Map(lambda t: type(t).__name__, rasp.tokens)\n"
+    path.write_text("from rasp import tracr as rasp\n\n" + program, encoding="utf-8")
+    given = json.dumps(["\x00(1, 2)", "a"])
+    code, out, err = run(capsys, "run", f"{path}:kind", "--input", given)
+    assert (code, out) == (2, "") and "Traceback" not in err
+    assert f"{path}:3:8: error: argument --input: the input token '\\x00(1, 2)': it starts" in err
+    code, out, _ = run(capsys, "run", f"{path}:kind", "--input", json.dumps(["(1, 2)", "a"]))
+    assert (code, out) == (0, "[str]*2 (strings)\n")
