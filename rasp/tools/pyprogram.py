@@ -348,8 +348,9 @@ def python_program(target: str, name: str | None) -> tuple[sops.SOp, str, Source
 def run_python_program(args: argparse.Namespace) -> int:
     """`rasp run prog.py:NAME --input ...`: the program's value on the input (tracr's semantics)."""
     sop, _, _ = python_program(args.file, args.name)
+    tracr = is_lowered(sop)  # a tracr program's: its marked strings are its tuples
     try:
-        if is_lowered(sop):  # the graph would read such a token as the tuple its text spells
+        if tracr:  # the graph would read such a token as the tuple its text spells
             refused = next((t for t in args.input if marked(t)), None)
             if refused is not None:
                 problem = marked_problem(refused, "the input token", sop.span)
@@ -361,6 +362,7 @@ def run_python_program(args: argparse.Namespace) -> int:
         print(err.render(), file=sys.stderr)
         return 2
     assert isinstance(result, sops.SeqValue)
-    result = sops.SeqValue(tuple(unbox(v) for v in result.values), result.type)  # tuples as such
+    if tracr:  # tuples as such (a rasp.sops program's own marked string is a string, as compiled)
+        result = sops.SeqValue(tuple(unbox(v) for v in result.values), result.type)
     print(seq_json(result) if args.json else seq_text(result))
     return 0

@@ -441,3 +441,26 @@ def test_a_marked_input_token_of_a_tracr_program_is_refused_by_run(
     assert f"{path}:3:8: error: argument --input: the input token '\\x00(1, 2)': it starts" in err
     code, out, _ = run(capsys, "run", f"{path}:kind", "--input", json.dumps(["(1, 2)", "a"]))
     assert (code, out) == (0, "[str]*2 (strings)\n")
+
+
+def test_run_unboxes_only_a_tracr_programs_tuples(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # a PROG.py:NAME built with rasp.sops is no tracr program: its own string "\x00(1, 2)" was
+    # shown as the tuple (1, 2) by `rasp run`, where its compiled model (no `output.tuples`)
+    # gives the string
+    path = tmp_path / "plain.py"
+    program = 'x = sops.MapSOp(fn=lambda t: "\\x00(1, 2)" if t == "a" else t, inputs=(sops.TokensSOp(),))\n'
+    path.write_text("from rasp import sops\n\n" + program, encoding="utf-8")
+    model = str(tmp_path / "plain.safetensors")
+    code, _, err = run(
+        capsys, "compile", f"{path}:x", "--vocab", "ab", "--max-len", "3", "-o", model
+    )
+    assert code == 0, err
+    for target in ([f"{path}:x"], ["--model", model]):
+        code, out, err = run(capsys, "run", *target, "--input", "ab", "--json")
+        assert (code, json.loads(out)) == (0, ["\x00(1, 2)", "b"]), err
+    path = tmp_path / "pairs.py"
+    path.write_text(PAIRS, encoding="utf-8")
+    code, out, _ = run(capsys, "run", f"{path}:pairs", "--input", "ab", "--json")
+    assert (code, json.loads(out)) == (0, [["a", 0], ["b", 1]])
