@@ -464,3 +464,22 @@ def test_run_unboxes_only_a_tracr_programs_tuples(
     path.write_text(PAIRS, encoding="utf-8")
     code, out, _ = run(capsys, "run", f"{path}:pairs", "--input", "ab", "--json")
     assert (code, json.loads(out)) == (0, [["a", 0], ["b", 1]])
+
+
+def test_verify_names_a_tracr_programs_tuples_by_their_repr(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # verify's messages printed a tuple's token as such: a NUL character, then its repr
+    path = tmp_path / "pairs.py"
+    other = "first = rasp.SequenceMap(lambda a, b: (a, 0), rasp.tokens, rasp.indices)\n"
+    path.write_text(PAIRS + other, encoding="utf-8")
+    model = str(tmp_path / "first.safetensors")
+    code, _, err = run(
+        capsys, "compile", f"{path}:first", "--vocab", "ab", "--max-len", "2", "-o", model
+    )
+    assert code == 0, err
+    code, _, err = run(
+        capsys, "verify", f"{path}:pairs", "--model", model, "--exhaustive-len", "2", "--no-rebuild"
+    )
+    assert code == 1 and "\x00" not in err, err
+    assert "    interpreter: [('a', 0), ('a', 1)]\n    model:       [('a', 0), ('a', 0)]" in err
