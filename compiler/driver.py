@@ -79,8 +79,9 @@ def compile_sop(
     """
     if is_tracr(sop):
         sop = to_sops(sop)  # type: ignore[arg-type]
-    # a tracr program, given as such or lowered already (`rasp compile prog.py:NAME`): its strings
-    # that start with the tuple mark are its tuples (the file's `output.tuples` says so)
+    # a tracr program, given as such or lowered already (`rasp compile prog.py:NAME`, or a graph
+    # built on its lowering): its strings that start with the tuple mark are its tuples (the
+    # file's `output.tuples` says so)
     tracr = is_lowered(sop)
     flags = {"causal": causal, "head_masks": head_masks, "require_certificate": require_certificate}
     vocab = check_arguments(

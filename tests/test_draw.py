@@ -252,3 +252,18 @@ def test_the_most_freq_drawing_has_no_overlapping_titles_or_cut_labels() -> None
         assert not box_a.overlaps(box_b), (a, b)
     longest = max(compiled.metadata["residual"], key=len)
     assert any(text == longest for text, _ in boxes)  # shown whole, not cut
+
+
+def test_a_tracr_models_tuples_are_drawn_as_tuples(tmp_path: Path) -> None:
+    # `rasp run --model` and `TracrModel.apply` unbox a file's tuples (`output.tuples`); the
+    # trace gave their marked strings ("\x00('a', 0)", a NUL in the picture's title)
+    from compiler import compile_sop
+    from rasp import tracr as rasp
+    from rasp.tools.draw import _token_text
+
+    pairs = rasp.SequenceMap(lambda a, b: (a, b), rasp.tokens, rasp.indices)
+    path = tmp_path / "pairs.safetensors"
+    compile_sop(pairs, list("ab"), 3).save(path)
+    trace = trace_model(transformer.load(path), list("ba"))
+    assert trace.output == (("b", 0), ("a", 1))
+    assert [_token_text(v) for v in trace.output] == ["('b', 0)", "('a', 1)"]

@@ -77,6 +77,10 @@ def trace_model(model: Any, tokens: Sequence[Any]) -> Trace:
                 )
         residuals.append((f"after layer {layer}", grab(f"blocks.{layer}.hook_resid_post")[:n]))
     output = model.decode(logits, [len(tokens)])[0]
+    if model.meta.output.tuples:  # a tracr program's tuples, as `rasp run --model` shows them
+        from rasp.tracr.boxes import unbox
+
+        output = [unbox(v) for v in output]
     return Trace(
         positions=("BOS", *(_token_text(t) for t in tokens)),
         labels=tuple(str(label) for label in meta["residual"]),
@@ -88,6 +92,8 @@ def trace_model(model: Any, tokens: Sequence[Any]) -> Trace:
 
 
 def _token_text(token: Any) -> str:
+    if isinstance(token, (tuple, list)):  # a tracr program's tuple or list: its repr
+        return repr(token)
     return token if isinstance(token, str) else json.dumps(token)
 
 

@@ -28,10 +28,10 @@ from typing import Any
 
 from rasp import sops
 from rasp.display import seq_json, seq_text
-from rasp.errors import ErrorKind, RaspError, Source, Span
-from rasp.tracr.boxes import unbox
+from rasp.errors import ErrorKind, RaspError, RaspInputError, Source, Span
+from rasp.tracr.boxes import marked, marked_problem, unbox
 from rasp.tracr.expr import RASPExpr
-from rasp.tracr.lower import to_sops
+from rasp.tracr.lower import is_lowered, to_sops
 from rasp.tracr.sites import forget_sources
 from rasp.wording import close_name, with_article
 
@@ -348,8 +348,21 @@ def python_program(target: str, name: str | None) -> tuple[sops.SOp, str, Source
 def run_python_program(args: argparse.Namespace) -> int:
     """`rasp run prog.py:NAME --input ...`: the program's value on the input (tracr's semantics)."""
     sop, _, _ = python_program(args.file, args.name)
-    result = sops.evaluate(sop, args.input)
+    tracr = is_lowered(sop)  # a tracr program's: its marked strings are its tuples
+    try:
+        if tracr:  # the graph would read such a token as the tuple its text spells
+            refused = next((t for t in args.input if marked(t)), None)
+            if refused is not None:
+                problem = marked_problem(refused, "the input token", sop.span)
+                raise RaspInputError(problem.message, problem.span, hint=problem.hint)
+        result = sops.evaluate(sop, args.input)
+    except RaspInputError as err:
+        # an error of the argument (exit 2), as `rasp run FILE.rasp` reports one
+        err.message = f"argument --input: {err.message}"
+        print(err.render(), file=sys.stderr)
+        return 2
     assert isinstance(result, sops.SeqValue)
-    result = sops.SeqValue(tuple(unbox(v) for v in result.values), result.type)  # tuples as such
+    if tracr:  # tuples as such (a rasp.sops program's own marked string is a string, as compiled)
+        result = sops.SeqValue(tuple(unbox(v) for v in result.values), result.type)
     print(seq_json(result) if args.json else seq_text(result))
     return 0

@@ -36,6 +36,7 @@ from rasp.tools.residuals import as_seq
 from rasp.tools.residuals import decode_checkpoints as decode_checkpoints
 from rasp.tools.residuals import meta_dict as meta_dict
 from rasp.tools.residuals import operation_of as operation_of
+from rasp.tracr.lower import is_lowered
 
 if TYPE_CHECKING:
     from rasp.tools.order_report import OrderReport
@@ -257,6 +258,9 @@ class VerifyReport:
     # a token decides, which the decoder cannot tell (docs/format.md); the first of them
     type_only: int = 0
     type_example: Mismatch | None = None
+    # a tracr program's: its strings that start with the tuple mark are its tuples, which the
+    # messages name by their repr (`rasp.tracr.boxes`; a RASP program's such string is a string)
+    tuples: bool = False
 
     @property
     def nothing_compared(self) -> bool:
@@ -290,7 +294,7 @@ def verify(
     `guard`: the program as written, where `sop` is a rewrite of it (a tracr program's, resolved
     for the vocabulary): an input the program fails on is skipped, even where `sop` has a value.
     `name`: `sop`'s name, where it may be another s-op than the model's output (`--name`)."""
-    report = VerifyReport(plan)
+    report = VerifyReport(plan, tuples=is_lowered(guard if guard is not None else sop))
     done = 0
     inputs = plan.inputs()
     # the samples' values, where the plan's guide computed them for this very program

@@ -14,7 +14,9 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from rasp.seqvalues import value_repr
 from rasp.tools.residuals import Unclear
+from rasp.tracr.boxes import marked
 
 if TYPE_CHECKING:
     from rasp.tools.order_report import OrderReport, RunConfig
@@ -33,8 +35,8 @@ def show_tokens(tokens: Sequence[Any]) -> str:
     return json.dumps(list(tokens))
 
 
-def show_values(values: Sequence[Any]) -> str:
-    return "[" + ", ".join(_value_text(v) for v in values) + "]"
+def show_values(values: Sequence[Any], tuples: bool = False) -> str:
+    return "[" + ", ".join(_value_text(v, tuples) for v in values) + "]"
 
 
 def format_success(report: VerifyReport, what: str) -> str:
@@ -76,8 +78,8 @@ def format_failure(report: VerifyReport, what: str) -> str:
                 f"  first failing input: {show_tokens(first.tokens)} (length {len(first.tokens)}), "
                 f"first wrong position {first.position}"
             ),
-            f"    interpreter: {show_values(first.interpreter)}",
-            f"    model:       {show_values(first.model)}",
+            f"    interpreter: {show_values(first.interpreter, report.tuples)}",
+            f"    model:       {show_values(first.model, report.tuples)}",
             *_divergence_lines(report),
         ]
     elif report.nothing_compared:
@@ -88,7 +90,7 @@ def format_failure(report: VerifyReport, what: str) -> str:
                 f"error: verification failed for {what}: the model decodes differently under other "
                 f"evaluation orders ({_disagreement_count(orders)})"
             ),
-            *_mismatch_lines(orders),
+            *_mismatch_lines(orders, report.tuples),
         ]
     elif report.certificate_ok is False:
         lines = [f"error: verification failed for {what}: the certificate does not hold"]
@@ -224,8 +226,8 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
             (
                 f"  every materialised variable agrees; the model's output `{div.variable}` (not "
                 f"the `{div.verified}` verified) goes wrong in the unembedding (position "
-                f"{div.position}: interpreter {_value_text(div.interpreter)}, model "
-                f"{_value_text(div.model)})"
+                f"{div.position}: interpreter {_value_text(div.interpreter, report.tuples)}, "
+                f"model {_value_text(div.model, report.tuples)})"
             ),
             *unread,
         ]
@@ -245,8 +247,9 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
         f"  first divergence: variable `{div.variable}`"
         + (f" = {div.operation}" if div.operation and div.operation != div.variable else "")
         + f", {div.where}, position {div.position}",
-        f"    interpreter: {_value_text(div.interpreter)}",
-        f"    model:       {_value_text(div.model) if div.model is not None else _no_value(div)}",
+        f"    interpreter: {_value_text(div.interpreter, report.tuples)}",
+        "    model:       "
+        + (_value_text(div.model, report.tuples) if div.model is not None else _no_value(div)),
         *(
             []
             if div.started_at is None
@@ -396,7 +399,7 @@ def _disagreement_count(orders: OrderReport) -> str:
     return f"{runs}, on {orders.inputs_disagreeing:,} of {orders.inputs:,} inputs"
 
 
-def _mismatch_lines(orders: OrderReport) -> list[str]:
+def _mismatch_lines(orders: OrderReport, tuples: bool) -> list[str]:
     bad = orders.first_mismatch
     if bad is None:
         return []
@@ -406,10 +409,14 @@ def _mismatch_lines(orders: OrderReport) -> list[str]:
             f"  first disagreement: input {show_tokens(bad.tokens)} (length {len(bad.tokens)}), position "
             f"{bad.position}, in the run {bad.config.describe()}"
         ),
-        f"    this run:    {_value_text(bad.got)}",
-        f"    reference:   {_value_text(bad.reference)} ({reference})",
+        f"    this run:    {_value_text(bad.got, tuples)}",
+        f"    reference:   {_value_text(bad.reference, tuples)} ({reference})",
         "    interpreter: "
-        + ("(fails on this input)" if bad.interpreter is None else _value_text(bad.interpreter)),
+        + (
+            "(fails on this input)"
+            if bad.interpreter is None
+            else _value_text(bad.interpreter, tuples)
+        ),
     ]
 
 
@@ -420,7 +427,9 @@ def _skipped_text(report: VerifyReport) -> str:
     return f"{report.skipped:,} inputs where the interpreter fails, e.g. {show_tokens(tokens)}: {message}"
 
 
-def _value_text(value: Any) -> str:
+def _value_text(value: Any, tuples: bool = False) -> str:
+    if tuples and marked(value):  # a tracr program's tuple: its repr, as `rasp run` shows it
+        return value_repr(value)
     if isinstance(value, Unclear):  # a one-hot with a column neither 0 nor 1, or two at 1
         return f"no single value: {value} (a one-hot holds one column at 1, the others at 0)"
     return f"{value:.6g}" if isinstance(value, float) else str(value)

@@ -10,8 +10,9 @@ Lowered nodes are `loose` (a tracr s-op may mix value types).
 Tuples and lists (tracr's n-ary maps pack values into tuples) travel as interned string tokens
 (`rasp.tracr.boxes`) and are unpacked before a program's function sees them. What a lowered
 function returns that no model can hold (a dict, NaN) is recorded on the function;
-`value_problems(root)` reports it, located. `is_lowered(root)` tells a lowered graph (whose marked
-strings are such tokens) from a RASP program's, which may hold such a string as its own.
+`value_problems(root)` reports it, located. `is_lowered(root)` tells a graph holding a lowered node
+(whose marked strings are such tokens) from a RASP program's, which may hold such a string as its
+own.
 """
 
 from __future__ import annotations
@@ -69,14 +70,15 @@ def is_tracr(value: object) -> bool:
     return isinstance(value, RASPExpr)
 
 
-# the roots `to_sops` returned: graphs whose strings starting with the tuple mark are boxed tuples
+# the nodes `to_sops` made: graphs holding one carry boxed tuples as strings with the tuple mark
 _lowered: weakref.WeakSet[sops.Node] = weakref.WeakSet()
 
 
 def is_lowered(node: object) -> bool:
-    """Whether `node` is the root of a graph `to_sops` lowered from a tracr program (its strings
-    that start with the tuple mark are tracr's tuples and lists, `rasp.tracr.boxes`)."""
-    return isinstance(node, sops.Node) and node in _lowered
+    """Whether `node`'s graph holds a node `to_sops` lowered from a tracr program (the root it
+    returned, or a `rasp.sops` node built on one): its strings that start with the tuple mark are
+    tracr's tuples and lists (`rasp.tracr.boxes`), and a token with the mark would be read as one."""
+    return isinstance(node, sops.Node) and any(n in _lowered for n in sops.walk(node))
 
 
 def to_sops(program: RASPExpr) -> sops.Node:
@@ -101,6 +103,7 @@ def to_sops(program: RASPExpr) -> sops.Node:
             inputs = [_own_length(n, fixed[id(c)]) for n, c in zip(inputs, expr.children)]
         done[id(expr)] = _lower(expr, inputs)
     root = _own_length(done[id(program)], fixed[id(program)])
+    _lowered.update(done.values())
     _lowered.add(root)
     return root
 

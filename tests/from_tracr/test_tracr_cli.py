@@ -424,3 +424,62 @@ def test_a_marked_vocabulary_token_of_a_tracr_program_is_refused_on_the_command_
     )
     assert (code, out) == (1, "") and "Traceback" not in err
     assert f"{path}:3:9: error: the vocabulary token '\\x00(1, 2)': it starts with" in err
+
+
+def test_a_marked_input_token_of_a_tracr_program_is_refused_by_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # `rasp run prog.py:NAME` evaluated the input token "\x00(1, 2)" as the tuple (1, 2) (the map
+    # saw a tuple where tracr sees a string): refused as `rasp compile` refuses it in the vocabulary,
+    # an error of --input (exit 2), located at the program
+    path = tmp_path / "kind.py"
+    program = "kind = rasp.Map(lambda t: type(t).__name__, rasp.tokens)\n"
+    path.write_text("from rasp import tracr as rasp\n\n" + program, encoding="utf-8")
+    given = json.dumps(["\x00(1, 2)", "a"])
+    code, out, err = run(capsys, "run", f"{path}:kind", "--input", given)
+    assert (code, out) == (2, "") and "Traceback" not in err
+    assert f"{path}:3:8: error: argument --input: the input token '\\x00(1, 2)': it starts" in err
+    code, out, _ = run(capsys, "run", f"{path}:kind", "--input", json.dumps(["(1, 2)", "a"]))
+    assert (code, out) == (0, "[str]*2 (strings)\n")
+
+
+def test_run_unboxes_only_a_tracr_programs_tuples(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # a PROG.py:NAME built with rasp.sops is no tracr program: its own string "\x00(1, 2)" was
+    # shown as the tuple (1, 2) by `rasp run`, where its compiled model (no `output.tuples`)
+    # gives the string
+    path = tmp_path / "plain.py"
+    program = 'x = sops.MapSOp(fn=lambda t: "\\x00(1, 2)" if t == "a" else t, inputs=(sops.TokensSOp(),))\n'
+    path.write_text("from rasp import sops\n\n" + program, encoding="utf-8")
+    model = str(tmp_path / "plain.safetensors")
+    code, _, err = run(
+        capsys, "compile", f"{path}:x", "--vocab", "ab", "--max-len", "3", "-o", model
+    )
+    assert code == 0, err
+    for target in ([f"{path}:x"], ["--model", model]):
+        code, out, err = run(capsys, "run", *target, "--input", "ab", "--json")
+        assert (code, json.loads(out)) == (0, ["\x00(1, 2)", "b"]), err
+    path = tmp_path / "pairs.py"
+    path.write_text(PAIRS, encoding="utf-8")
+    code, out, _ = run(capsys, "run", f"{path}:pairs", "--input", "ab", "--json")
+    assert (code, json.loads(out)) == (0, [["a", 0], ["b", 1]])
+
+
+def test_verify_names_a_tracr_programs_tuples_by_their_repr(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # verify's messages printed a tuple's token as such: a NUL character, then its repr
+    path = tmp_path / "pairs.py"
+    other = "first = rasp.SequenceMap(lambda a, b: (a, 0), rasp.tokens, rasp.indices)\n"
+    path.write_text(PAIRS + other, encoding="utf-8")
+    model = str(tmp_path / "first.safetensors")
+    code, _, err = run(
+        capsys, "compile", f"{path}:first", "--vocab", "ab", "--max-len", "2", "-o", model
+    )
+    assert code == 0, err
+    code, _, err = run(
+        capsys, "verify", f"{path}:pairs", "--model", model, "--exhaustive-len", "2", "--no-rebuild"
+    )
+    assert code == 1 and "\x00" not in err, err
+    assert "    interpreter: [('a', 0), ('a', 1)]\n    model:       [('a', 0), ('a', 0)]" in err

@@ -429,3 +429,23 @@ def test_a_string_starting_with_the_tuple_mark_is_refused_located() -> None:
             compile_sop(program, list("ab"), 3)
         messages = [d.message for d in caught.value.diagnostics]
         assert any("'\\x00(1, 2)'" in m and "tuple" in m for m in messages), messages
+
+
+def test_a_graph_built_on_a_lowered_tracr_program_is_a_tracr_program() -> None:
+    """`is_lowered` knew only the root `to_sops` returned: a `rasp.sops` node over a lowered graph
+    compiled the vocabulary token "\\x00(1, 2)" (its map saw the tuple (1, 2): type name "tuple"),
+    and its tuple output was not recorded as such (`output.tuples`)."""
+    from rasp import tracr as rasp
+    from rasp.errors import CompileError
+    from rasp.tracr.lower import is_lowered, to_sops
+
+    kind = to_sops(rasp.Map(lambda x: type(x).__name__, rasp.tokens))
+    on_top = sops.MapSOp(fn=lambda x: x, inputs=(kind,), loose=True)
+    assert is_lowered(kind) and is_lowered(on_top)
+    with pytest.raises(CompileError) as caught:
+        compile_sop(on_top, ["\x00(1, 2)", "a"], 3)
+    assert "vocabulary token '\\x00(1, 2)'" in str(caught.value)
+    pairs = to_sops(rasp.SequenceMap(lambda a, b: (a, b), rasp.tokens, rasp.indices))
+    model = compile_sop(sops.MapSOp(fn=lambda x: x, inputs=(pairs,), loose=True), list("ab"), 3)
+    assert model.metadata["output"]["tuples"] is True
+    assert not is_lowered(sops.MapSOp(fn=lambda x: x, inputs=(sops.TokensSOp(),)))
