@@ -588,8 +588,8 @@ def test_decode_logits_gives_a_tracr_programs_tuples_as_marked_strings(tmp_path:
     pytest.importorskip("torch")
     import transformer
     from rasp import tracr as rasp
-    from rasp.tracr.boxes import unbox
     from rasp.tools.tracr_compiling import compile_rasp_to_model
+    from rasp.tracr.boxes import unbox
 
     pairs = rasp.SequenceMap(lambda a, b: (a, b), rasp.tokens, rasp.indices).named("pairs")
     path = tmp_path / "pairs.safetensors"
@@ -600,5 +600,7 @@ def test_decode_logits_gives_a_tracr_programs_tuples_as_marked_strings(tmp_path:
     ours = transformer.load(path)
     ids, lengths = ours.encode([["b", "a"], ["a"]])
     got = interop.decode_logits(guide, ours.forward(ids), lengths)
-    assert got == [["\x00('b', 0)", "\x00('a', 1)"], ["\x00('a', 0)"]] == ours.run([["b", "a"], ["a"]])
+    assert (
+        got == [["\x00('b', 0)", "\x00('a', 1)"], ["\x00('a', 0)"]] == ours.run([["b", "a"], ["a"]])
+    )
     assert [[unbox(v) for v in row] for row in got] == [[("b", 0), ("a", 1)], [("a", 0)]]

@@ -590,7 +590,6 @@ def test_a_variable_broken_after_it_is_complete_names_no_earlier_writer(tmp_path
     variables = residual_variables(meta["residual"])
     _corrupt(model, "blocks.1.mlp.b_out", variables["reverse"].dims[-1], -1.0)
     import transformer
-
     from rasp.interpreter import load_source
     from rasp.sources import Source
 

@@ -296,9 +296,7 @@ class CompiledTransformer:
             raise ModelInputError(
                 f"codes must be [batch, n] (as run_ids gives them), got shape {list(codes.shape)}"
             )
-        lengths = _checked_lengths(
-            lengths, codes.shape[0], codes.shape[1], "codes", self.max_len
-        )
+        lengths = _checked_lengths(lengths, codes.shape[0], codes.shape[1], "codes", self.max_len)
         output = self.meta.output
         if output.codes_are_indices:
             # a negative code would silently pick a value from the end, a large one raise
