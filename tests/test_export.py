@@ -556,3 +556,51 @@ def test_load_and_process_state_dict_zeroes_a_numerical_output(tmp_path: Path) -
         assert interop.decode_logits(guide, processed(ids), [5]) == [[0, 0, 0, 0, 0]]
         plain = _load_export(tmp_path / "tl")
         assert interop.decode_logits(guide, plain(ids), [5]) == [[2, 2, 1, 2, 2]]  # type: ignore[operator]
+
+
+def test_decode_logits_refuses_lengths_past_max_len(tmp_path: Path) -> None:
+    """Logits with more positions than the model reads (a batch cut from a longer tensor, another
+    model's) decode a grid or per-length output from tables max_len long: a length past max_len
+    raised a bare IndexError from numpy (and decoded a listed-values output as if it were read)."""
+    torch = pytest.importorskip("torch")
+    import transformer
+    from transformer import ModelInputError
+
+    text = 'res = aggregate(select(indices, indices, <=), indicator(tokens == "a"));'  # grid
+    path = _program_model(tmp_path, text, list("ab"), 4)
+    export_transformer_lens(path, tmp_path / "tl")
+    guide = tmp_path / "tl" / "rasp_forge.json"
+    logits = torch.zeros(1, 7, 1)
+    with pytest.raises(ModelInputError, match=r"lengths\[0\] is 5; the model reads at most 4"):
+        interop.decode_logits(guide, logits, [5])
+    ours = transformer.load(path)
+    with pytest.raises(ModelInputError, match=r"lengths\[0\] is 6; the model reads at most 4"):
+        ours.decode(logits, [6])
+    with pytest.raises(ModelInputError, match=r"lengths\[0\] is 5; the model reads at most 4"):
+        ours.to_values(torch.zeros(1, 6, dtype=torch.float64), [5])
+    assert interop.decode_logits(guide, logits, [4]) == [[0, 0, 0, 0]]
+
+
+def test_decode_logits_gives_a_tracr_programs_tuples_as_marked_strings(tmp_path: Path) -> None:
+    """As the runtime, `decode_logits` gives a tracr output's tuples (`output.tuples`) as their
+    marked strings; `rasp.tracr.boxes.unbox` (README.md, docs/inspect.md) turns each into the
+    tuple the interpreter gives."""
+    pytest.importorskip("torch")
+    import transformer
+    from rasp import tracr as rasp
+    from rasp.tools.tracr_compiling import compile_rasp_to_model
+    from rasp.tracr.boxes import unbox
+
+    pairs = rasp.SequenceMap(lambda a, b: (a, b), rasp.tokens, rasp.indices).named("pairs")
+    path = tmp_path / "pairs.safetensors"
+    compile_rasp_to_model(pairs, {"a", "b"}, 3, compiler_bos="BOS").save(path)
+    export_transformer_lens(path, tmp_path / "tl")
+    guide = tmp_path / "tl" / "rasp_forge.json"
+    assert json.loads(guide.read_text())["output"]["tuples"] is True
+    ours = transformer.load(path)
+    ids, lengths = ours.encode([["b", "a"], ["a"]])
+    got = interop.decode_logits(guide, ours.forward(ids), lengths)
+    assert (
+        got == [["\x00('b', 0)", "\x00('a', 1)"], ["\x00('a', 0)"]] == ours.run([["b", "a"], ["a"]])
+    )
+    assert [[unbox(v) for v in row] for row in got] == [[("b", 0), ("a", 1)], [("a", 0)]]

@@ -578,3 +578,25 @@ def test_a_fault_seen_only_in_padded_batches_is_located_padded(
         "    padded:      alone the input decodes right; this was found with it padded to 4 "
         "positions, as in a batch beside longer inputs (PAD keys reach it)\n"
     ) in capsys.readouterr().err
+
+
+def test_a_variable_broken_after_it_is_complete_names_no_earlier_writer(tmp_path: Any) -> None:
+    """`reverse` is written wholly by layer 1's head and reads right there; layer 1's MLP (which
+    writes nothing) then subtracts 1 from `reverse:c`. The divergence is at layer 1 mlp, and the
+    report added `begun: in layer 1 attn ... the fault may lie there`, blaming the head that the
+    previous checkpoint had just found right: `begun` is for a variable completed at the point of
+    divergence, after a sublayer that began it."""
+    _, model, meta = _compiled_reverse(tmp_path)
+    variables = residual_variables(meta["residual"])
+    _corrupt(model, "blocks.1.mlp.b_out", variables["reverse"].dims[-1], -1.0)
+    import transformer
+    from rasp.interpreter import load_source
+    from rasp.sources import Source
+
+    interp = load_source(Source("reverse.rasp", REVERSE))
+    sop = interp.get("reverse")
+    report = verify(sop, transformer.load(model), plan_inputs("abc", 4, exhaustive_len=2))
+    div = report.divergence
+    assert div is not None
+    assert (div.variable, div.layer, div.sublayer) == ("reverse", 1, "mlp")
+    assert div.started_at is None

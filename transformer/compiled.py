@@ -147,7 +147,9 @@ class CompiledTransformer:
         The reduction runs where the logits are (argmax, or snapping the numerical column in
         float64, which holds float32 logits exactly); only `[batch, n]` codes travel to the CPU.
         """
-        return decode_logits(self.meta.output, self.config.d_vocab_out, logits, lengths)
+        return decode_logits(
+            self.meta.output, self.config.d_vocab_out, logits, lengths, self.max_len
+        )
 
     def run(self, inputs: Sequence[str | Sequence[Atom]], batch_size: int = 256) -> list[list[Any]]:
         """Encode, run and decode inputs of any lengths, `batch_size` at a time, in input order.
@@ -294,7 +296,7 @@ class CompiledTransformer:
             raise ModelInputError(
                 f"codes must be [batch, n] (as run_ids gives them), got shape {list(codes.shape)}"
             )
-        lengths = _checked_lengths(lengths, codes.shape[0], codes.shape[1], "codes")
+        lengths = _checked_lengths(lengths, codes.shape[0], codes.shape[1], "codes", self.max_len)
         output = self.meta.output
         if output.codes_are_indices:
             # a negative code would silently pick a value from the end, a large one raise
@@ -329,17 +331,18 @@ class CompiledTransformer:
 
 
 def decode_logits(
-    output: OutputSpec, columns: int, logits: Tensor, lengths: Lengths
+    output: OutputSpec, columns: int, logits: Tensor, lengths: Lengths, max_len: int
 ) -> list[list[Any]]:
     """`output`'s values at positions 1..n of each row of `logits [batch, pos, columns]` (any
-    runtime's: this one's, a HookedTransformer's), row b cut to `lengths[b]`."""
+    runtime's: this one's, a HookedTransformer's), row b cut to `lengths[b]` <= `max_len` (the
+    output's grids and types are given for lengths up to the model's max_len only)."""
     if not isinstance(logits, Tensor) or logits.ndim != 3 or logits.shape[2] != columns:
         # another model's logits (or a cut column) would decode to values without a word
         shape = list(logits.shape) if isinstance(logits, Tensor) else type(logits).__name__
         raise ModelInputError(
             f"logits must be a tensor [batch, pos, d_vocab_out = {columns}], got {shape}"
         )
-    lengths = _checked_lengths(lengths, logits.shape[0], logits.shape[1] - 1, "logits")
+    lengths = _checked_lengths(lengths, logits.shape[0], logits.shape[1] - 1, "logits", max_len)
     width = max(lengths, default=0)
     at_tokens = logits.detach()[:, 1 : 1 + width]  # [batch, n, d_vocab_out]
     real = torch.from_numpy(np.arange(width) < np.asarray(lengths)[:, None])  # [batch, n]
@@ -357,9 +360,12 @@ def _check_batch_size(batch_size: int) -> None:
         raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
 
 
-def _checked_lengths(lengths: Lengths, rows: int, width: int, what: str) -> list[int]:
+def _checked_lengths(
+    lengths: Lengths, rows: int, width: int, what: str, max_len: int | None = None
+) -> list[int]:
     """One length per row, each a whole number of the row's positions (a wrong one would cut
-    or invent values silently), as a list; a tensor or array of them is taken as its list."""
+    or invent values silently) and at most `max_len` (the output's grids and types end there), as
+    a list; a tensor or array of them is taken as its list."""
     if isinstance(lengths, Tensor | np.ndarray):
         lengths = lengths.tolist()
     if isinstance(lengths, str | bytes) or not isinstance(lengths, Sequence):
@@ -375,6 +381,10 @@ def _checked_lengths(lengths: Lengths, rows: int, width: int, what: str) -> list
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 <= n <= width:
             raise ModelInputError(
                 f"lengths[{row}] is {n!r}; a row of {what} holds 0..{width} positions"
+            )
+        if max_len is not None and n > max_len:
+            raise ModelInputError(
+                f"lengths[{row}] is {n}; the model reads at most {max_len} tokens (max_len)"
             )
     return list(lengths)
 

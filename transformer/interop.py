@@ -167,4 +167,4 @@ def decode_logits(
     categorical = output.get("encoding") == "categorical" and isinstance(output.get("values"), list)
     columns = len(output["values"]) if categorical else 1
     spec = parse_output(check, output, columns, FORMAT_VERSION, max_len)
-    return _decode(spec, columns, logits, lengths)
+    return _decode(spec, columns, logits, lengths, max_len)

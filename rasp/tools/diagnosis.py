@@ -156,7 +156,9 @@ def _diagnose(
                     operation_of(meta, var.name),
                     tuple(in_parts),
                     verified,
-                    started_at=started_at(meta, var.name, point.where),
+                    # (only where completed here: one complete earlier read right there, and a
+                    # later sublayer broke it)
+                    started_at=started_at(meta, var.name, point.where) if var.new else None,
                 )
             if var.name == verified and var.interpreter is not None and held_at is None:
                 held_at = point.where
