@@ -69,7 +69,7 @@ def _check_padded(tensors: dict[str, Any], meta: Mapping[str, Any]) -> None:
         for layer, shape in enumerate(config.get("layers") or [])
         if shape["d_head"] and not is_power_of_4(width / shape["d_head"])
     )
-    padding = f"heads padded to width {width} ({scaled}) scale W_Q by a factor that rounds"
+    padding = f"heads padded to width {width} ({scaled}) scale W_Q and b_Q by a factor that rounds"
     held = meta.get("certificate")
     if not isinstance(held, dict) or held.get("ok") is not True:
         why = (
