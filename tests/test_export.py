@@ -519,6 +519,11 @@ def test_decode_logits_refuses_other_logits_and_bad_guides(tmp_path: Path) -> No
         interop.decode_logits(tmp_path / "none.json", torch.zeros(1, 3, 1), [2])
     with pytest.raises(ModelFormatError, match="metadata is missing 'output'"):
         interop.decode_logits({"max_len": 4}, torch.zeros(1, 3, 1), [2])
+    # the export's other file, and a guide of no kind decode_logits takes: said as such
+    with pytest.raises(ModelFormatError, match="config.json; decode_logits reads rasp_forge.json"):
+        interop.decode_logits(tmp_path / "tl" / "config.json", torch.zeros(1, 3, 1), [2])
+    with pytest.raises(TypeError, match="as a path or the dict json.load gives, got list"):
+        interop.decode_logits([guide], torch.zeros(1, 3, 1), [2])  # type: ignore[arg-type]
 
 
 def test_load_and_process_state_dict_zeroes_a_numerical_output(tmp_path: Path) -> None:

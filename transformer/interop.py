@@ -152,6 +152,11 @@ def decode_logits(
     `lengths[b]`, decoded as `guide`'s `output` says, exactly as `CompiledTransformer.decode` does
     (docs/format.md). `guide` is `rasp_forge.json` (its path, or the dict `json.load` gives)."""
     where = "rasp_forge.json"
+    if not isinstance(guide, Mapping | str | os.PathLike):
+        raise TypeError(
+            "decode_logits takes the export's guide rasp_forge.json as a path or the dict "
+            f"json.load gives, got {type(guide).__name__}"
+        )
     if not isinstance(guide, Mapping):
         where = str(guide)
         try:
@@ -161,6 +166,8 @@ def decode_logits(
     check = Checker(where)
     if not isinstance(guide, Mapping):
         raise check.fail("not a JSON object")
+    if "output" not in guide and "d_vocab_out" in guide:  # TransformerLens's config.json
+        raise check.fail("this is the export's config.json; decode_logits reads rasp_forge.json")
     output = check.get(dict(guide), "output", "", dict)
     max_len = check.get(dict(guide), "max_len", "", int)
     # one column per listed value of a categorical output, one number for a numerical one
