@@ -2,7 +2,7 @@
 
 The logic is tested here against a fake runtime that builds the residual stream from the interpreter's
 own values (so a corruption injected at one checkpoint must be found exactly there); the end-to-end
-tests with a real compiled model whose weight is corrupted are in test_verify_compiled.py.
+tests with a real compiled model whose weight is corrupted are in test_verify_compiled.py and test_verify_diagnosis.py.
 """
 
 from __future__ import annotations
