@@ -76,11 +76,10 @@ def trace_model(model: Any, tokens: Sequence[Any]) -> Trace:
                     )
                 )
         residuals.append((f"after layer {layer}", grab(f"blocks.{layer}.hook_resid_post")[:n]))
-    output = model.decode(logits, [len(tokens)])[0]
-    if model.meta.output.tuples:  # a tracr program's tuples, as `rasp run --model` shows them
-        from rasp.tracr.boxes import unbox
+    from rasp.tracr.boxes import model_values
 
-        output = [unbox(v) for v in output]
+    # a tracr program's tuples, as `rasp run --model` shows them
+    output = model_values(model.decode(logits, [len(tokens)])[0], model.meta.output.tuples)
     return Trace(
         positions=("BOS", *(_token_text(t) for t in tokens)),
         labels=tuple(str(label) for label in meta["residual"]),

@@ -121,7 +121,7 @@ def cmd_run_model(args: argparse.Namespace) -> int:
     from rasp.seqvalues import make_seq
     from rasp.sops import SeqValue
     from rasp.tools.inspect import ModelInputRefused
-    from rasp.tracr.boxes import unbox
+    from rasp.tracr.boxes import model_values
 
     if args.name is not None:
         return steps.usage_error(
@@ -144,14 +144,14 @@ def cmd_run_model(args: argparse.Namespace) -> int:
     # tracr's tuples (n-ary maps) are string tokens in the model: shown as tuples, as `rasp run`
     # of the program shows them, where the file says its output's marked strings are tuples (a
     # RASP program's own token "\x00(1, 2)" is a string)
-    shown = unbox if model.meta.output.tuples else (lambda v: v)
+    tuples = model.meta.output.tuples
     if args.json:
-        console.result(seq_json([shown(v) for v in values]))
+        console.result(seq_json(model_values(values, tuples)))
     else:
         # labelled by the values, as the interpreter labels them: a default 0 among strings gives
         # `[0]*3 (ints)` where every position takes it (the file's type says strings)
         seq = make_seq(values, loose=True)
-        console.result(seq_text(SeqValue(tuple(shown(v) for v in seq.values), seq.type)))
+        console.result(seq_text(SeqValue(tuple(model_values(seq.values, tuples)), seq.type)))
     return 0
 
 

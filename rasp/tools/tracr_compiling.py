@@ -19,7 +19,7 @@ from collections.abc import Set as AbstractSet
 from typing import Any
 
 from compiler import CompiledModel, compile_sop
-from rasp.tracr.boxes import unbox
+from rasp.tracr.boxes import model_values
 from rasp.tracr.expr import RASPExpr, explicit_name
 
 COMPILER_BOS = "compiler_bos"
@@ -59,8 +59,7 @@ class TracrModel(CompiledModel):
             pads += 1
         runtime = self.runtime()
         # tuples (n-ary maps) as such, where the file says its output's marked strings are tuples
-        shown = unbox if runtime.meta.output.tuples else (lambda v: v)
-        outputs = [shown(v) for v in runtime.run([body])[0]] if body else []
+        outputs = model_values(runtime.run([body])[0], runtime.meta.output.tuples) if body else []
         return TracrModelOutput([self.compiler_bos, *outputs, *[self.compiler_pad] * pads])
 
     def runtime(self) -> Any:

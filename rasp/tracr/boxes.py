@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import math
 import numbers
+from collections.abc import Iterable
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -69,6 +70,13 @@ def unbox(value: Any) -> Any:
             found = _parse_box(value)
         return value if found is None else found
     return value
+
+
+def model_values(values: Iterable[Any], tuples: bool) -> list[Any]:
+    """A compiled model's decoded outputs as the program's values: its marked strings unboxed
+    where its file says they are tracr's tuples (`output.tuples`), else unchanged (a RASP
+    program's own token "\x00(1, 2)" is a string)."""
+    return [unbox(v) for v in values] if tuples else list(values)
 
 
 def _parse_box(token: str) -> tuple[Any, ...] | list[Any] | None:
