@@ -4,8 +4,9 @@ For each library program and N it compiles (certificate included) in a subproces
 and records layers, parameters (total and non-zero), compile seconds, or the refusal. For the
 throughput table it runs 1024 random full-length inputs through the bare forward pass on ids
 encoded beforehand, through `CompiledTransformer.run` (encode, forward, decode) given lists of
-tokens and given the same inputs as strs, and through `run_ids` (ids in, codes out), on the CPU
-and, when one is present, on CUDA; tokens/s counts input tokens.
+tokens and given the same inputs as strs, through `run_ids` (ids in, codes out) and through
+`run_array` (a numpy array of tokens in, one of values out), on the CPU and, when one is present,
+on CUDA; tokens/s counts input tokens.
 
     python bench/bench_scale.py                       # everything, writes bench/results/scale.json
     python bench/bench_scale.py --sizes-only --lengths 16 64 256 --results /tmp/sizes.json
@@ -31,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "scale.json"
@@ -131,6 +134,9 @@ def throughput(path: Path, program: str, max_len: int, device: str) -> dict[str,
     run_str = best(lambda: model.run(texts, batch_size=BATCH))
     # tensors in, codes out (no Python lists at either end): what a GPU pipeline would call
     run_ids = best(lambda: model.run_ids(ids, batch_size=BATCH))
+    # a numpy array of tokens in, an array of values out: lookups on the device
+    tokens_array = np.array(inputs)  # [BATCH, max_len] of one-character strs
+    run_array = best(lambda: model.run_array(tokens_array, batch_size=BATCH))
     tokens = BATCH * max_len
     return {
         "program": program,
@@ -145,6 +151,8 @@ def throughput(path: Path, program: str, max_len: int, device: str) -> dict[str,
         "run_str_ratio": run_str / forward,
         "run_ids_s": run_ids,
         "run_ids_ratio": run_ids / forward,
+        "run_array_s": run_array,
+        "run_array_ratio": run_array / forward,
     }
 
 
@@ -222,16 +230,18 @@ def tables(results: dict[str, Any]) -> str:
     out += [
         "",
         "| program | N | device | forward | run | forward tokens/s | run tokens/s | run/forward "
-        "| run (strs)/forward | run_ids/forward |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| run (strs)/forward | run_ids/forward | run_array/forward |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results.get("speeds", []):
-        ids_ratio = f"{r['run_ids_ratio']:.2f}" if "run_ids_ratio" in r else "n/a"
-        str_ratio = f"{r['run_str_ratio']:.2f}" if "run_str_ratio" in r else "n/a"
+        ratios = [
+            f"{r[key]:.2f}" if key in r else "n/a"
+            for key in ("run_str_ratio", "run_ids_ratio", "run_array_ratio")
+        ]
         out.append(
             f"| {r['program']} | {r['N']} | {r['device']} | {r['forward_s'] * 1e3:.1f} ms "
             f"| {r['run_s'] * 1e3:.1f} ms | {r['forward_tok_s']:,.0f} | {r['run_tok_s']:,.0f} "
-            f"| {r['ratio']:.2f} | {str_ratio} | {ids_ratio} |"
+            f"| {r['ratio']:.2f} | {' | '.join(ratios)} |"
         )
     return "\n".join(out)
 

@@ -5,7 +5,8 @@ For each program: compile over the vocabulary of its examples, then compare the 
 Dyck-3, whose exhaustive length is 4 in the default run) and on seeded random longer inputs, and
 as many again guided to values of the program's variables that random inputs miss (a long
 completable prefix of brackets: `rasp.tools.guided_samples`, as `rasp verify` samples), run in
-padded batches of mixed lengths. The default run compiles at N = 16 with 200 random and 200 guided
+padded batches of mixed lengths, and through `run_array`, one array per length, which must give
+what `run` gives. The default run compiles at N = 16 with 200 random and 200 guided
 inputs; the slow tier (`pytest -m slow`) at N = 64 with 1,000 of each, of length 1..64.
 Inputs on which the interpreter itself fails are skipped (the promise covers only inputs with an output).
 """
@@ -17,6 +18,7 @@ import random
 import zlib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 transformer = pytest.importorskip("transformer")
@@ -80,6 +82,7 @@ def check(sop: SOp, model: object, inputs: list[list[str]]) -> tuple[int, int]:
     rng.shuffle(order)  # mixed lengths in every batch, so padding is exercised
     shuffled = [inputs[i] for i in order]
     outputs = model.run(shuffled, batch_size=97)
+    check_arrays(model, shuffled, outputs)
     compared = 0
     for tokens, got in zip(shuffled, outputs, strict=True):
         try:
@@ -93,6 +96,22 @@ def check(sop: SOp, model: object, inputs: list[list[str]]) -> tuple[int, int]:
             f"input {''.join(tokens)!r}: position {bad[0]}: model {got[bad[0]]!r}, interpreter {want[bad[0]]!r}"
         )
     return compared, len(inputs)
+
+
+def check_arrays(model: object, inputs: list[list[str]], outputs: list[list[object]]) -> None:
+    """`run_array` on the inputs of each length, as one array, gives what `run` gave them."""
+    by_length: dict[int, list[int]] = {}
+    for i, tokens in enumerate(inputs):
+        by_length.setdefault(len(tokens), []).append(i)
+    for rows in by_length.values():
+        array = model.run_array(np.array([inputs[i] for i in rows]), batch_size=61)
+        got = array.tolist()
+        for i, row in zip(rows, got, strict=True):
+            # as the dtype holds them: the float 2.0 in a float64 array for the int 2, never a
+            # bool for a number (same_value's rule)
+            assert all(same(g, w) for g, w in zip(row, outputs[i], strict=True)), (
+                f"input {''.join(inputs[i])!r}: run_array {row}, run {outputs[i]}"
+            )
 
 
 def compare(

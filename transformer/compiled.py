@@ -6,18 +6,21 @@ ids, lengths = model.encode(["abc"])
 logits, cache = model.run_with_cache(ids)
 codes = model.run_ids(ids)          # tensors in, tensors out (on the model's device)
 model.to_values(codes, lengths)     # [["c", "b", "a"]]
+model.run_array(np.array([list("abc"), list("bca")]))   # arrays in and out: [["c" "b" "a"] ...]
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 
+from transformer.arrays import ArrayCodec
 from transformer.config import ModelConfig
 from transformer.decoding import DeviceCodes, OutputSpec
 from transformer.errors import ModelFormatError, ModelInputError, ModelOutputError
@@ -241,6 +244,10 @@ class CompiledTransformer:
         _check_batch_size(batch_size)
         ids = self._checked(ids)
         self._check_rows(ids)
+        return self._codes(ids, batch_size)
+
+    def _codes(self, ids: Tensor, batch_size: int) -> Tensor:
+        """`run_ids` for valid ids on the model's device."""
         with torch.inference_mode():
             parts = [
                 self._reduce(ids[start : start + batch_size])
@@ -252,6 +259,23 @@ class CompiledTransformer:
             dtype = torch.int64 if self.meta.output.codes_are_indices else torch.float64
             return torch.empty((0, max(ids.shape[1] - 1, 0)), dtype=dtype, device=self.device)
         return torch.cat([part.codes for part in parts])
+
+    def run_array(self, tokens: np.ndarray, batch_size: int = 256) -> np.ndarray:
+        """The outputs `[batch, n]` of inputs of one length, `tokens [batch, n]`, as a numpy array
+        whose dtype the output decides (`transformer.arrays.output_dtype`): `tolist()` of it gives
+        the values `run` gives on `tokens.tolist()`, as that dtype holds them (2.0 for 2 in a
+        float64 array). The vocabulary lookup and the decoding run on the model's device, so on a
+        GPU only the tokens' code points and the finished values cross to and from the host."""
+        _check_batch_size(batch_size)
+        tokens = self._arrays.check(tokens)
+        if tokens.shape[0] == 0:
+            return np.empty(tokens.shape, dtype=self._arrays.dtype)
+        ids = self._arrays.encode(tokens, self.device)  # [batch, 1 + n], valid by construction
+        return self._arrays.values(self._codes(ids, batch_size))
+
+    @cached_property
+    def _arrays(self) -> ArrayCodec:
+        return ArrayCodec(self.vocab, self.meta.output)
 
     def _check_rows(self, ids: Tensor) -> None:
         """Each row as `encode` gives one: BOS at position 0 only, PAD only after the tokens.

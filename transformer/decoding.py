@@ -92,7 +92,7 @@ class OutputSpec:
         if self.values is not None:
             return self._nearest(numbers)
         if self.has_grid:
-            return np.rint(numbers * self._grid_rows(lengths, numbers.shape[1]))  # k of k / d
+            return np.rint(numbers * self.grid_rows(lengths, numbers.shape[1]))  # k of k / d
         if self.type is OutputType.INTS:
             return np.rint(numbers)  # half to even, like round()
         if self.type is OutputType.BOOLS:
@@ -140,8 +140,8 @@ class OutputSpec:
             codes = self._nearest_on(numbers)
         elif self.has_grid:
             positions = torch.arange(numbers.shape[1], device=numbers.device)
-            at = self._grid_index(real.sum(dim=1), positions)  # lengths: the real positions
-            codes = torch.round(numbers * self._grid_on(numbers.device)[at])
+            at = self.grid_index(real.sum(dim=1), positions)  # lengths: the real positions
+            codes = torch.round(numbers * self.grid_on(numbers.device)[at])
         elif self.type is OutputType.INTS:
             codes = torch.round(numbers)  # half to even, like np.rint and round()
         elif self.type is OutputType.BOOLS:
@@ -176,11 +176,7 @@ class OutputSpec:
         if self.values is not None:
             if self._latin1_bytes is not None:  # one-character values: a str of one byte each
                 return _char_rows(self._latin1_bytes[codes], lengths)
-            # an object array of the values: indexing and `.tolist()` only copy references
-            chosen = self._value_object_array[codes]  # [batch, n]
-            if self.whole_types:
-                chosen = self._retyped(chosen, self._listed_kinds[codes], lengths)
-            return _rows(chosen, lengths)
+            return _rows(self.objects_of(codes, lengths), lengths)
         if self.has_grid:
             return self._on_grid(codes, lengths)
         if self.type is OutputType.INTS:
@@ -190,6 +186,14 @@ class OutputSpec:
         if self.type is OutputType.BOOLS:
             return _rows(codes != 0, lengths)
         return _rows(codes.astype(np.float64, copy=False), lengths)
+
+    def objects_of(self, codes: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
+        """Index codes `[batch, n]` -> an object array of the listed values (indexing and
+        `.tolist()` only copy references), each whole number typed as `whole_types` says."""
+        chosen = self._value_object_array[codes]  # [batch, n]
+        if self.whole_types:
+            chosen = self._retyped(chosen, self._listed_kinds[codes], lengths)
+        return chosen
 
     def _non_finite(self, number: float | None) -> ModelOutputError:
         if number is None:
@@ -214,11 +218,11 @@ class OutputSpec:
                 return np.array((1, *shifted), dtype=np.float64)
         return np.array(self.denominators or (), dtype=np.float64)
 
-    def _grid_rows(self, lengths: np.ndarray, n: int) -> np.ndarray:
+    def grid_rows(self, lengths: np.ndarray, n: int) -> np.ndarray:
         """The denominators of `[batch, n]` program positions (broadcast against the codes)."""
-        return self._grid[self._grid_index(np.asarray(lengths, dtype=np.int64), np.arange(n))]
+        return self._grid[self.grid_index(np.asarray(lengths, dtype=np.int64), np.arange(n))]
 
-    def _grid_index(self, lengths: Any, positions: Any) -> Any:
+    def grid_index(self, lengths: Any, positions: Any) -> Any:
         """Where `[batch, n]` positions read `_grid`, for the inputs' `lengths [batch]` and the
         program `positions [n]` (numpy arrays or torch tensors alike): `[1, n]` by position,
         `[batch, 1]` by length, `[batch, n]` from the end (n - i, 0 for padding past the end)."""
@@ -229,7 +233,7 @@ class OutputSpec:
             return k * (k > 0)
         return positions[None, :]
 
-    def _grid_on(self, device: torch.device) -> Tensor:
+    def grid_on(self, device: torch.device) -> Tensor:
         import torch
 
         tables = self._device_grids
@@ -244,7 +248,7 @@ class OutputSpec:
     def _on_grid(self, codes: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:
         """Codes k `[batch, n]` -> rows of k / d: Python ints where d is 1 (a single whole value
         passed through, as the interpreter gives it), floats elsewhere."""
-        d = self._grid_rows(np.asarray(lengths), codes.shape[1])  # broadcasts to [batch, n]
+        d = self.grid_rows(np.asarray(lengths), codes.shape[1])  # broadcasts to [batch, n]
         whole = np.broadcast_to(d == 1, codes.shape)  # [batch, n]
         if self.int_positions:
             flagged = np.zeros(codes.shape[1], dtype=bool)

@@ -55,17 +55,22 @@ class Vocab:
     # common path; anything else (numpy scalars, unknown tokens) goes through `token_key`.
     _fast: dict[tuple[type, Atom], int] = field(init=False, repr=False, compare=False)
     # numpy lookup tables for `_encode_vectorised`
-    _tables: _VectorTables = field(init=False, repr=False, compare=False)
+    _tables: TokenTables = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         ids = {token_key(token): i for i, token in enumerate(self.tokens)}
         object.__setattr__(self, "_ids", ids)
         fast = {(type(token), token): i for i, token in enumerate(self.tokens)}
         object.__setattr__(self, "_fast", fast)
-        object.__setattr__(self, "_tables", _VectorTables.of(self.tokens))
+        object.__setattr__(self, "_tables", TokenTables.of(self.tokens))
 
     def __len__(self) -> int:
         return len(self.tokens)
+
+    @property
+    def tables(self) -> TokenTables:
+        """The sorted lookup arrays of the vectorised encodes (`run` and `run_array`)."""
+        return self._tables
 
     def id_of(self, token: object) -> int | None:
         key = token_key(token)
@@ -193,7 +198,7 @@ class Vocab:
 
 
 @dataclass(frozen=True)
-class _VectorTables:
+class TokenTables:
     """Lookup arrays for the vectorised encode: one-character str entries by code point, and int
     entries sorted (bools are not ints here: they are their own JSON kind)."""
 
@@ -206,7 +211,7 @@ class _VectorTables:
     int_ids: np.ndarray  # [m]
 
     @staticmethod
-    def of(tokens: Sequence[Atom]) -> _VectorTables:
+    def of(tokens: Sequence[Atom]) -> TokenTables:
         chars = sorted((ord(t), i) for i, t in enumerate(tokens) if type(t) is str and len(t) == 1)
         codes = np.array([c for c, _ in chars], dtype=np.int64)
         char_ids = np.array([i for _, i in chars], dtype=np.int64)
@@ -219,7 +224,7 @@ class _VectorTables:
         ints = sorted(
             (t, i) for i, t in enumerate(tokens) if type(t) is int and -(2**63) <= t < 2**63
         )
-        return _VectorTables(
+        return TokenTables(
             char_codes=codes,
             char_ids=char_ids,
             dense=dense,
@@ -240,7 +245,7 @@ class _VectorTables:
         if dense is not None and codes.max(initial=0) < len(dense):
             found = dense[codes]  # code points are unsigned: no lower bound to check
             return None if (found < 0).any() else found
-        return self._lookup(codes.astype(np.int64), self.char_codes, self.char_ids)
+        return self.lookup(codes.astype(np.int64), self.char_codes, self.char_ids)
 
     def tokens(self, rows: list[Sequence[object]]) -> np.ndarray | None:
         """Ids of the rows' tokens, concatenated, or None (an uncovered type or unknown token)."""
@@ -264,11 +269,11 @@ class _VectorTables:
                 values = np.array(flat, dtype=np.int64)
             except OverflowError:
                 return None
-            return self._lookup(values, self.int_values, self.int_ids)
+            return self.lookup(values, self.int_values, self.int_ids)
         return None
 
     @staticmethod
-    def _lookup(keys: np.ndarray, sorted_keys: np.ndarray, ids: np.ndarray) -> np.ndarray | None:
+    def lookup(keys: np.ndarray, sorted_keys: np.ndarray, ids: np.ndarray) -> np.ndarray | None:
         if len(sorted_keys) == 0:
             return None
         at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
