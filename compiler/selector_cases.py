@@ -322,11 +322,14 @@ def _compared(
     orders as Python does, or every value a string."""
     values = (*keys, *queries)
     shape = (len(queries), len(keys))
+    if not values or 0 in shape:  # (an empty side would be a float array against strs)
+        return np.zeros(shape, dtype=bool), np.ones(shape, dtype=bool)
     numbers = all(
         type(v) in (int, float, bool) and not (type(v) is int and abs(v) > EXACT_FLOATS)
         for v in values
     )
-    if numbers or all(type(v) is str for v in values):
+    # numpy's strs drop trailing NULs ("a\x00" would equal "a"): such strs compare in Python
+    if numbers or all(type(v) is str and not v.endswith("\x00") for v in values):
         k = np.array(keys, dtype=np.float64 if numbers else None)[None, :]
         q = np.array(queries, dtype=np.float64 if numbers else None)[:, None]
         holds = np.asarray(sops._COMPARE[comparison](k, q), dtype=bool).reshape(shape)

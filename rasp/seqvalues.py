@@ -59,7 +59,10 @@ class SeqValue:
     def array(self) -> np.ndarray:
         """The values as a typed numpy array (for vectorised select and aggregate); an object array
         when they hold None or several types (tracr programs), so Python compares them."""
-        if not all(isinstance(v, _ARRAY_KINDS[self.type]) for v in self.values):
+        if not all(isinstance(v, _ARRAY_KINDS[self.type]) for v in self.values) or (
+            # numpy's strs drop trailing NULs: "a\x00" would compare equal to "a"
+            self.type is SeqType.STRINGS and any(v.endswith("\x00") for v in self.values)
+        ):
             out = np.empty(len(self.values), dtype=object)
             out[:] = self.values
             return out

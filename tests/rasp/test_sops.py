@@ -105,6 +105,16 @@ def test_a_select_compares_whole_numbers_past_2_to_the_53_exactly() -> None:
     assert evaluate(below, "ab").all()
 
 
+def test_a_select_tells_a_trailing_nul_from_its_absence() -> None:
+    # numpy's strs drop trailing NULs ("a\x00" == "a" there); Python, the original's semantics,
+    # tells them apart, as the compiled model does
+    tokens = TokensSOp()
+    width = SelectorWidthSOp(selector=Select(keys=tokens, queries=tokens, comparison=Comparison.EQ))
+    assert list(evaluate(width, ["a", "a\x00", "a"]).values) == [2, 1, 2]
+    before = Select(keys=tokens, queries=tokens, comparison=Comparison.LT)
+    assert evaluate(before, ["a", "a\x00"]).tolist() == [[False, False], [True, False]]
+
+
 def test_averaging_strings_is_an_error() -> None:
     full = Select(keys=ConstSOp(value=1), queries=ConstSOp(value=1))
     with pytest.raises(RaspRuntimeError, match="non-numbers"):
