@@ -66,12 +66,18 @@ def run_loop(
             session.interrupt()
             _write(stdout, "KeyboardInterrupt")
             continue
-        try:
-            printed = session.feed(line)
-        except KeyboardInterrupt:
-            session.interrupt()
-            printed = "KeyboardInterrupt"
-        _write(stdout, printed)
+        # A paste into prompt_toolkit comes back as one "line" holding newlines: fed line by
+        # line, as typed (a `:command` or `exit` among them is a command, not RASP text).
+        for part in line.split("\n"):
+            if session.finished:
+                break
+            try:
+                printed = session.feed(part)
+            except KeyboardInterrupt:
+                session.interrupt()
+                _write(stdout, "KeyboardInterrupt")
+                break
+            _write(stdout, printed)
     return 0
 
 

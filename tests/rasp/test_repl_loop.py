@@ -130,3 +130,25 @@ def test_ctrl_c_during_evaluation_keeps_the_session(monkeypatch: pytest.MonkeyPa
     out = io.StringIO()
     assert run_loop(session, _reader(["slow;", "x = 1;"]), out, newline_on_eof=True) == 0
     assert out.getvalue() == "KeyboardInterrupt\n    value: x =  1\n\n"
+
+
+def test_a_paste_of_several_lines_is_fed_line_by_line(tmp_path: Path) -> None:
+    # prompt_toolkit returns a bracketed paste as one line holding newlines: a `:command` in it
+    # was an unknown command ':names\nw = 3;', and `exit` in it did not end the session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from rasp.tools.repl_terminal import _prompt_toolkit_reader
+
+    session = ReplSession()
+    out = io.StringIO()
+    with create_pipe_input() as pipe:
+        read = _prompt_toolkit_reader(
+            session, history_file=tmp_path / "history", pt_input=pipe, pt_output=DummyOutput()
+        )
+        assert read is not None
+        paste = "x = 1;\n:names\ny = (2 +\n3);\nexit\nz = 4;\n"
+        pipe.send_text(f"\x1b[200~{paste}\x1b[201~\r\x04")  # (Ctrl-D: ends it in any case)
+        assert run_loop(session, read, out) == 0
+    assert out.getvalue() == "    value: x =  1\n\tx\n    value: y =  5\n"
+    assert "z" not in session.interpreter.names()
