@@ -39,12 +39,13 @@ from rasp.tools.repl_help import HELP_TEXT
 from rasp.tools.repl_listing import LoadListing
 from rasp.tools.repl_undo import BindingUndo
 from rasp.values import (
+    TOKEN_HINT,
     BuiltinFunction,
     RaspFunction,
     describe,
     evaluated_hint,
-    evaluated_inside,
     kind_name,
+    non_token_inside,
 )
 from rasp.wording import close_name, with_article
 
@@ -412,13 +413,13 @@ def _function_text(value: Any) -> str | None:
 def _tokens_of(example: Any, span: Any) -> list[Any]:
     """An example as input tokens, non-empty: a string's characters, a list's elements, or a
     dict's keys (the original takes any of these, as Python iterates them)."""
-    found = evaluated_inside(example)
-    if found is not None:  # (an applied s-op or selector as a token: our class's or numpy's text)
+    found = non_token_inside(example)
+    if found is not None:  # (an s-op, selector or function as a token: our class's text)
         raise RaspTypeError(
             f"an example cannot {'be' if found is example else 'hold'} "
             f"{with_article(kind_name(found))}: {describe(found)}",
             span,
-            hint=evaluated_hint(found),
+            hint=evaluated_hint(found) or TOKEN_HINT,
         )
     if isinstance(example, str | list | dict):
         tokens = example_tokens(example)

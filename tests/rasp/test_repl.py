@@ -419,6 +419,30 @@ def test_an_applied_selector_is_refused_as_an_operand_or_example() -> None:
     assert session.settings.seq_example == "hello"
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("set example [indices]", "<repl>:1:13: error: an example cannot hold an s-op: indices"),
+        ("set example [1, [f]]", "<repl>:1:13: error: an example cannot hold a function: "),
+        ("draw(indices, [s]);", "<repl>:1:1: error: an example cannot hold a selector: s"),
+        ("indices([indices]);", "<repl>:1:1: error: an input token cannot be an s-op: indices"),
+        ('s([{"k": f}]);', "<repl>:1:1: error: an input token cannot be a function: "),
+    ],
+)
+def test_an_sop_selector_or_function_is_no_input_token(text: str, message: str) -> None:
+    # they were taken as tokens shown by our classes' reprs (IndicesSOp(name='indices'), a
+    # RaspFunction with its AST), and :compile on such an example was an internal error that
+    # ended the session (Object of type RaspFunction is not JSON serializable)
+    session = ReplSession()
+    session.feed("def f(a) { return a; }")
+    session.feed("s = select(indices, indices, <);")
+    out = session.feed(text).splitlines()
+    assert out[0].startswith(message)
+    assert out[-1] == "hint: an input token is a string, number or bool, or a list or dict of them"
+    assert session.settings.seq_example == "hello"
+    assert not any(word in "\n".join(out) for word in ("SOp(", "RaspFunction", "Select("))
+
+
 def test_a_loop_doubling_a_shared_list_is_checked_in_linear_time() -> None:
     # each list was walked once per reference: 40 rounds of `l = [l, l];` never finished
     session = ReplSession()
