@@ -171,6 +171,21 @@ def test_a_number_past_pythons_digit_limit_is_refused() -> None:
     assert session.feed("1 + 1;").endswith("2")  # the session goes on
 
 
+def test_a_list_or_dict_token_of_the_running_example_is_no_default_vocab() -> None:
+    # RASP takes `set example [[1], [2]]`; :compile's default VOCAB from it was an internal
+    # error (unhashable type: 'list') that ended the session
+    session = ReplSession()
+    session.feed("t = tokens;")
+    for example, token in [("[[1], [2]]", "[1] is a list"), ('[{"a": 1}]', "{'a': 1} is a dict")]:
+        session.feed(f"set example {example}")
+        assert session.feed(":compile t") == (
+            f"error: the running example's token {token}, which no model takes (tokens are "
+            "strings, numbers or booleans); give VOCAB: :compile t VOCAB"
+        )
+    assert session.compiled.current is None
+    assert session.feed(":compile t ab 2").endswith('vocab "ab", max_len 2')  # it goes on
+
+
 def test_residual_columns_line_up_for_wide_tokens() -> None:
     # `[日, 本]` is 8 characters but 10 terminal columns: padded by characters, the interpreter
     # column of a row of CJK tokens stood 2 columns right of the others
