@@ -160,7 +160,10 @@ def _prompt_toolkit_reader(
     history: History
     try:
         path = history_file.expanduser()
-        path.touch(exist_ok=True)  # fails early (read-only home) so we can fall back
+        # fails early (read-only home; a directory of that name, which prompt_toolkit reported
+        # as an exception with "Press ENTER to continue..." at every prompt) so we can fall back
+        with path.open("ab"), path.open("rb"):
+            pass
         history = FileHistory(str(path))
     except OSError:
         history = InMemoryHistory()

@@ -117,6 +117,26 @@ def test_history_falls_back_to_memory_when_unwritable(tmp_path: Path) -> None:
     assert not unwritable.exists()
 
 
+def test_history_falls_back_to_memory_when_its_path_is_a_directory(tmp_path: Path) -> None:
+    # prompt_toolkit's FileHistory failed on it at the first prompt ("Exception [Errno 21] Is a
+    # directory ... Press ENTER to continue..."), which ate the Enter typed
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from rasp.tools.repl_terminal import _prompt_toolkit_reader
+
+    folder = tmp_path / "history"
+    folder.mkdir()
+    with create_pipe_input() as pipe:
+        read = _prompt_toolkit_reader(
+            ReplSession(), history_file=folder, pt_input=pipe, pt_output=DummyOutput()
+        )
+        assert read is not None
+        pipe.send_text("\rx = 1;\r")
+        assert read(">> ") == ""
+        assert read(">> ") == "x = 1;"
+
+
 def test_ctrl_c_during_evaluation_keeps_the_session(monkeypatch: pytest.MonkeyPatch) -> None:
     session = ReplSession()
     real_feed = session.feed
