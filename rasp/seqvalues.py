@@ -105,6 +105,12 @@ def _kind(value: Any) -> str:
         return "an evaluated s-op (an s-op applied to an input)"
     if isinstance(value, np.ndarray):
         return "an evaluated selector (a selector applied to an input)"
+    # (imported here: rasp.values imports this module)
+    from rasp.values import describe, kind_name, non_token_inside
+
+    if non_token_inside(value) is not None:  # an s-op, selector or function, or a list of one:
+        text = describe(value, None)  # by its name, not by our class's repr
+        return text if text.startswith("function ") else f"{kind_name(value)}: {text}"
     return f"{type(value).__name__}: {value!r}"
 
 

@@ -235,6 +235,22 @@ def test_arity_error_points_at_the_call() -> None:
             "Cannot apply / to function: function f(a)",
         ),
         ("x = selector_width < tokens;", RaspTypeError, "Cannot apply < to function"),
+        # a list comparison and an s-op value holding one named our classes, with their reprs
+        (
+            "def f(a) { return a; } x = [f] >= [1];",
+            RaspTypeError,
+            "'>=' not supported between a function and a number",
+        ),
+        (
+            'def f(a) { return a; } x = {"a": f}[tokens]("a");',
+            RaspRuntimeError,
+            "s-op values must be ints, floats, strings or bools, got function f(a) at position 0",
+        ),
+        (
+            'x = [[1, indices]][indices - indices]("a");',
+            RaspRuntimeError,
+            "got list: [1, indices] at position 0",
+        ),
     ],
 )
 def test_wrong_kinds_are_located_errors(program: str, error: type[RaspError], message: str) -> None:
