@@ -9,7 +9,9 @@ so a session can be scripted: `echo 'x = 1;' | rasp repl`. All RASP behaviour li
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
+import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO
@@ -52,6 +54,7 @@ def run_loop(
     """Feed lines to `session` until it finishes or input ends.
 
     Ctrl-C drops a partial statement, or stops a long evaluation; Ctrl-D (end of input) leaves.
+    An internal error (a bug) is reported and the session goes on.
     """
     while not session.finished:
         prompt = session.continuation_prompt if session.is_continuing else session.prompt
@@ -77,6 +80,12 @@ def run_loop(
                 session.interrupt()
                 _write(stdout, "KeyboardInterrupt")
                 break
+            except Exception as exc:  # a bug of ours: said as the CLI says it, and the session
+                session.interrupt()  # and its names go on (it ended them)
+                if os.environ.get("RASP_DEBUG") == "1":
+                    traceback.print_exc()
+                _write(stdout, internal_error_text(exc, "the line you typed"))
+                break
             _write(stdout, printed)
     return 0
 
@@ -93,6 +102,14 @@ def draw_hook(node: Any, tokens: list[Any]) -> str:
         return repl_draw_hook(node, tokens)
     except ModuleNotFoundError as exc:
         return f"\tdraw needs the Python package '{exc.name}', which is not installed"
+
+
+def internal_error_text(exc: BaseException, what: str) -> str:
+    """The line a bug of ours is reported with, never a traceback (`rasp.tools.cli.main`'s)."""
+    return (
+        f"internal error: {type(exc).__name__}: {exc} (a bug in rasp-forge: please report it "
+        f"with {what}; RASP_DEBUG=1 shows the traceback)"
+    )
 
 
 def _write(stdout: TextIO, text: str) -> None:

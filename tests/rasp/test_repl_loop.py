@@ -172,3 +172,29 @@ def test_a_paste_of_several_lines_is_fed_line_by_line(tmp_path: Path) -> None:
         assert run_loop(session, read, out) == 0
     assert out.getvalue() == "    value: x =  1\n\tx\n    value: y =  5\n"
     assert "z" not in session.interpreter.names()
+
+
+def test_an_internal_error_is_reported_and_the_session_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a bug of ours (`:compile t` on a list-token example was one) ended the session and every
+    # name in it, through the CLI's last line of defence
+    session = ReplSession()
+    real_feed = session.feed
+
+    def buggy_feed(line: str) -> str:
+        if line == "bug;":
+            raise ValueError("boom")
+        return real_feed(line)
+
+    monkeypatch.setattr(session, "feed", buggy_feed)
+    monkeypatch.delenv("RASP_DEBUG", raising=False)
+    out = io.StringIO()
+    read = _reader(["x = 1;", "y = (1 +", "bug;", "x;"])
+    assert run_loop(session, read, out) == 0
+    assert out.getvalue().splitlines() == [
+        "    value: x =  1",
+        "internal error: ValueError: boom (a bug in rasp-forge: please report it with the line "
+        "you typed; RASP_DEBUG=1 shows the traceback)",
+        "    value: x =  1",
+    ]
