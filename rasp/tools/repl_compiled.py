@@ -309,7 +309,10 @@ class CompiledView:
         dot = None
         if png is None:  # like the original: comp_flows/NAME_INPUT.png and .dot (flow_stem)
             folder = Path("comp_flows")
-            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise Refusal(f"cannot write {folder}/: {exc.strerror or exc}") from None
             stem = flow_stem(state.name, tokens)
             png, dot = folder / f"{stem}.png", folder / f"{stem}.dot"
         weights = {

@@ -80,6 +80,11 @@ def run_loop(
                 session.interrupt()
                 _write(stdout, "KeyboardInterrupt")
                 break
+            except OSError as exc:  # a file a command writes or reads: as the CLI says it
+                session.interrupt()
+                where = f"{exc.filename}: " if exc.filename is not None else ""
+                _write(stdout, f"error: {where}{exc.strerror or exc}")
+                break
             except Exception as exc:  # a bug of ours: said as the CLI says it, and the session
                 session.interrupt()  # and its names go on (it ended them)
                 if os.environ.get("RASP_DEBUG") == "1":
@@ -102,6 +107,8 @@ def draw_hook(node: Any, tokens: list[Any]) -> str:
         return repl_draw_hook(node, tokens)
     except ModuleNotFoundError as exc:
         return f"\tdraw needs the Python package '{exc.name}', which is not installed"
+    except OSError as exc:  # (comp_flows/ in a directory it cannot write in)
+        return f"\tdraw cannot write {exc.filename or 'its picture'}: {exc.strerror or exc}"
 
 
 def internal_error_text(exc: BaseException, what: str) -> str:

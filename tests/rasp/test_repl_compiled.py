@@ -208,6 +208,24 @@ def test_draw_defaults_to_comp_flows(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert (tmp_path / "comp_flows" / "r_hel.dot").read_text().startswith("digraph")
 
 
+def test_draw_where_comp_flows_cannot_be_made_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a file named comp_flows (or a directory without write access): mkdir's FileExistsError
+    # was an internal error that ended the session, for :draw and draw(...) alike
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "comp_flows").write_text("not a folder")
+    session = _compiled(":compile r hel 5")
+    assert session.feed(":draw hel") == "error: cannot write comp_flows/: File exists"
+    session = ReplSession(draw_hook=draw_hook)
+    session.feed(REVERSE)
+    assert session.feed('draw(r, "ab");').splitlines() == [
+        "\tdraw cannot write comp_flows: File exists",
+        "\t =  [b, a] (strings)",
+    ]
+
+
 def test_draw_without_matplotlib_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     session = _compiled(":compile r hel 5")
     monkeypatch.setitem(sys.modules, "matplotlib", None)

@@ -198,3 +198,21 @@ def test_an_internal_error_is_reported_and_the_session_goes_on(
         "you typed; RASP_DEBUG=1 shows the traceback)",
         "    value: x =  1",
     ]
+
+
+def test_an_os_error_is_one_error_line_and_the_session_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # as the CLI says it (it ended the session there)
+    session = ReplSession()
+    real_feed = session.feed
+
+    def failing_feed(line: str) -> str:
+        if line == "write;":
+            raise PermissionError(13, "Permission denied", "out.png")
+        return real_feed(line)
+
+    monkeypatch.setattr(session, "feed", failing_feed)
+    out = io.StringIO()
+    assert run_loop(session, _reader(["write;", "1;"]), out) == 0
+    assert out.getvalue() == "error: out.png: Permission denied\n    value: out =  1\n"
