@@ -154,9 +154,10 @@ class ReplSession:
         if repl_input.is_blank(text):
             self._pending = []
             return ""
-        if not is_complete(text) or repl_input.open_block(text):
+        if repl_input.open_block(text) or not is_complete(text):
             # (a def's or for's syntax error waits for its closing '}': the rest of its body is
-            # part of it, not new statements that would run, or fail, at the top level)
+            # part of it, not new statements that would run, or fail, at the top level; and the
+            # cheap brace count goes first, so that a long body is not parsed again at each line)
             return ""
         self._pending = []
         return self.run_text(text)

@@ -464,3 +464,20 @@ def test_an_int_past_pythons_digit_limit_is_shown_and_the_session_goes_on() -> N
     session.feed("full seq display on")
     assert big in session.feed("y;")
     assert session.feed("z = 3;") == "    value: z =  3"
+
+
+def test_a_long_def_body_is_not_parsed_again_at_each_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # each line of a def's body parsed everything typed so far: a 1,500-line body fed to
+    # `rasp repl` took 166 s; the brace count now waits for the closing '}'
+    from rasp.tools import repl
+
+    parses: list[str] = []
+    real = repl.is_complete
+    monkeypatch.setattr(repl, "is_complete", lambda text: parses.append(text) or real(text))
+    session = ReplSession()
+    lines = ["def f(a) {", *(f"  b{i} = a + {i};  # {{ " for i in range(50)), "  return a; }"]
+    printed = [session.feed(line) for line in lines]
+    assert printed[-1] == "     console function: f(a)" and not any(printed[:-1])
+    assert len(parses) <= 2
