@@ -209,8 +209,9 @@ class ReplSession:
         listing.dump()
         try:
             return listing.lines + self._show_result(stmt, result)
-        except RaspError:
-            # The definition-time check failed: as in the original, the names keep their old values.
+        except (RaspError, KeyboardInterrupt):
+            # The definition-time check failed, or Ctrl-C stopped it (a slow s-op): as in the
+            # original, the names keep their old values (an unchecked value is not bound).
             env.restore(saved)
             raise
 

@@ -481,3 +481,22 @@ def test_a_long_def_body_is_not_parsed_again_at_each_line(
     printed = [session.feed(line) for line in lines]
     assert printed[-1] == "     console function: f(a)" and not any(printed[:-1])
     assert len(parses) <= 2
+
+
+def test_ctrl_c_during_the_running_example_check_binds_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the name stayed bound to a value the check never passed (it may fail on the example)
+    session = ReplSession()
+    session.feed("x = 1;")
+
+    def interrupted(node: object, example: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(session, "_evaluate", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        session.feed("x = indices + 1;")
+    with pytest.raises(KeyboardInterrupt):
+        session.feed("y = indices;")
+    assert session.interpreter.get("x") == 1
+    assert "y" not in session.interpreter.names()
