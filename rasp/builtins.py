@@ -183,8 +183,9 @@ def find_program(name: str, span: Span, search_dirs: Sequence[Path]) -> Path:
             path = (directory / candidate).resolve()
             if path.is_file():
                 return path
-    for directory in dirs:  # no file: a directory of that name is what was meant
-        folder = (directory / name).resolve()
+    for directory in dirs:  # no file: a directory of that name (or NAME.rasp) was meant
+        folders = [(directory / c).resolve() for c in [name, *candidates]]
+        folder = next((f for f in folders if f.is_dir()), folders[0])
         if name and folder.is_dir():
             raise RaspError(
                 f"cannot load '{name}': {folder} is a directory",
