@@ -45,11 +45,25 @@ def run_terminal(
     _write(stdout, session.banner())
     if path is not None:
         _write(stdout, session.load_path(path))
-    return run_loop(session, read_line, stdout, newline_on_eof=interactive)
+    # A typist's Ctrl-D, and Ctrl-C at input()'s prompt, leave the cursor after the prompt
+    # (prompt_toolkit ends the line on Ctrl-C itself): what follows starts on a fresh line.
+    typed = interactive or stdin.isatty()
+    return run_loop(
+        session,
+        read_line,
+        stdout,
+        newline_on_eof=typed,
+        newline_on_interrupt=typed and not interactive,
+    )
 
 
 def run_loop(
-    session: ReplSession, read_line: ReadLine, stdout: TextIO, *, newline_on_eof: bool = False
+    session: ReplSession,
+    read_line: ReadLine,
+    stdout: TextIO,
+    *,
+    newline_on_eof: bool = False,
+    newline_on_interrupt: bool = False,
 ) -> int:
     """Feed lines to `session` until it finishes or input ends.
 
@@ -67,6 +81,8 @@ def run_loop(
             break
         except KeyboardInterrupt:
             session.interrupt()
+            if newline_on_interrupt:
+                stdout.write("\n")
             _write(stdout, "KeyboardInterrupt")
             continue
         # A paste into prompt_toolkit comes back as one "line" holding newlines: fed line by

@@ -68,8 +68,25 @@ def test_typed_input_with_piped_output_shows_the_prompts() -> None:
     stdout = io.StringIO()
     assert run_terminal(stdin=Typed("def f(x) {\nreturn x;\n}\n"), stdout=stdout) == 0
     text = stdout.getvalue()
-    assert text.endswith("console function: f(x)\n>> "), text  # the prompts, then the next one
+    # the prompts, then the next one, and Ctrl-D's newline: the shell's prompt starts on a line
+    # of its own (it came after ">> ", as an unfinished statement's error after ".. " did)
+    assert text.endswith("console function: f(x)\n>> \n"), text
     assert ">> .. " in text
+    stdout = io.StringIO()
+    assert run_terminal(stdin=Typed("x = (1 +\n"), stdout=stdout) == 0
+    assert stdout.getvalue().splitlines()[2:4] == [
+        ">> .. ",
+        "<repl>:1:9: error: expected an operand after '+'",
+    ]
+
+
+def test_ctrl_c_at_a_plain_prompt_starts_a_fresh_line() -> None:
+    # input() leaves the cursor after the prompt (and the terminal's ^C): "KeyboardInterrupt"
+    # was written on the prompt's line
+    out = io.StringIO()
+    read = _reader(["x = (1 +", KeyboardInterrupt])
+    assert run_loop(ReplSession(), read, out, newline_on_interrupt=True) == 0
+    assert out.getvalue() == "\nKeyboardInterrupt\n"
 
 
 def test_piped_stdin_starting_with_a_bom_reads_as_without_it() -> None:
