@@ -240,7 +240,8 @@ class ReplSession:
         """A loaded file's statement, run as the original's REPL runs it: a REPL command acts on
         this session (`set example`, `full seq display on`, ...; `exit` stops reading the file,
         not the session), and a new s-op or selector must evaluate on the running example (else
-        it is refused). What it prints goes to `listing`, printed when its file ends."""
+        it is refused), and `draw(...)` draws. What it prints goes to `listing`, printed when its
+        file ends."""
         match result.kind:
             case ResultKind.COMMAND if result.values[0].command is not ast.CommandKind.EXIT:
                 listing.printed(self._command(result.values[0], result.values[1:]))
@@ -249,6 +250,8 @@ class ReplSession:
                 listing.named(result)
             case ResultKind.LOAD:
                 listing.dump()  # a nested load prints what has gathered when it ends
+            case ResultKind.DRAW:  # drawn as if typed; the original lists no value for it
+                listing.printed(self._draw(result, with_value=False))
 
     def _check_in_loop(self, result: StatementResult) -> None:
         """A statement of a `for` body: tested on the running example as it runs, as the original
@@ -313,7 +316,7 @@ class ReplSession:
                 return example_tokens(given)
         return example_tokens(self.settings.seq_example)
 
-    def _draw(self, result: StatementResult) -> list[str]:
+    def _draw(self, result: StatementResult, *, with_value: bool = True) -> list[str]:
         node = result.values[0]
         example = result.values[1] if len(result.values) > 1 else self.settings.seq_example
         tokens = _tokens_of(example, result.span)
@@ -322,6 +325,8 @@ class ReplSession:
             lines = ["\tdraw needs the compiler's drawing support, which is not available here"]
         else:
             lines = [self.draw_hook(node, tokens)]
+        if not with_value:
+            return lines
         return lines + applied_value(value, tokens, self.settings.full_seq)
 
     # -- REPL commands --------------------------------------------------------------------------

@@ -500,3 +500,26 @@ def test_ctrl_c_during_the_running_example_check_binds_nothing(
         session.feed("y = indices;")
     assert session.interpreter.get("x") == 1
     assert "y" not in session.interpreter.names()
+
+
+def test_a_loaded_files_draw_is_drawn(tmp_path: Path) -> None:
+    # the original draws it (listing no value); it was dropped without a word
+    (tmp_path / "pics.rasp").write_text(
+        'x = tokens == "l";\ndraw(x);\ndraw(x, "ab");\ndraw(x, 5);\ny = 1;\n', encoding="utf-8"
+    )
+    drawn: list[str] = []
+
+    def hook(node: object, tokens: list[object]) -> str:
+        drawn.append("".join(map(str, tokens)))
+        return f"drew {''.join(map(str, tokens))}"
+
+    session = ReplSession(search_dirs=[tmp_path], draw_hook=hook)
+    out = session.feed('load "pics";').splitlines()
+    assert drawn == ["hello", "ab"]
+    assert out[:4] == [
+        "     s-op: x",
+        "drew hello",
+        "drew ab",
+        f"{tmp_path / 'pics.rasp'}:4:1: error: example not iterable: 5",
+    ]
+    assert out[-1] == "    value: y =  1"
