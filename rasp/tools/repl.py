@@ -77,6 +77,9 @@ class ReplSession:
         self._pending: list[str] = []
         self._history: list[str] = []  # the statements run so far (a compiled model's source)
         self._evaluators: list[tuple[list[Any], Evaluator]] = []  # see _evaluate
+        self._drawn_in_loop: list[
+            str
+        ] = []  # what a `for` body's draw(...) printed (_check_in_loop)
 
     # -- what the front end asks ----------------------------------------------------------------
 
@@ -174,6 +177,7 @@ class ReplSession:
             try:
                 out += self._statement(stmt)
             except RaspError as err:
+                out += self._drawn_in_loop  # (a loop that failed after drawing)
                 out.append(err.render())
                 break
             if self.finished:
@@ -194,6 +198,7 @@ class ReplSession:
     # -- statements -----------------------------------------------------------------------------
 
     def _statement(self, stmt: ast.Stmt) -> list[str]:
+        self._drawn_in_loop = []
         env = BindingUndo(self.interpreter)
         saved = env.snapshot()
         errors: list[RaspError] = []  # a loaded file's failing statements, reported and skipped
@@ -208,7 +213,7 @@ class ReplSession:
         )
         listing.dump()
         try:
-            return listing.lines + self._show_result(stmt, result)
+            return listing.lines + self._drawn_in_loop + self._show_result(stmt, result)
         except (RaspError, KeyboardInterrupt):
             # The definition-time check failed, or Ctrl-C stopped it (a slow s-op): as in the
             # original, the names keep their old values (an unchecked value is not bound).
@@ -258,6 +263,8 @@ class ReplSession:
         tests every value it computes (a failure stops the loop; what ran before stays bound)."""
         if result.kind in (ResultKind.ASSIGN, ResultKind.EXPR):
             self._check_on_example(result)
+        elif result.kind is ResultKind.DRAW:  # drawn as the loop runs, as the original draws
+            self._drawn_in_loop += self._draw(result, with_value=False)
 
     def _named(self, result: StatementResult, settings: ExampleSettings) -> list[str]:
         lines: list[str] = []

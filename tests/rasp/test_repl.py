@@ -523,3 +523,12 @@ def test_a_loaded_files_draw_is_drawn(tmp_path: Path) -> None:
         f"{tmp_path / 'pics.rasp'}:4:1: error: example not iterable: 5",
     ]
     assert out[-1] == "    value: y =  1"
+
+
+def test_a_for_bodys_draw_is_drawn() -> None:
+    # the original draws each; they were dropped without a word
+    session = ReplSession(draw_hook=lambda node, tokens: f"drew {''.join(map(str, tokens))}")
+    session.feed("x = tokens;")
+    assert session.feed('for i in ["ab", "cd"] { draw(x, i); }') == "drew ab\ndrew cd"
+    out = session.feed('for i in ["pq", 5] { draw(x, i); }').splitlines()
+    assert out[:2] == ["drew pq", "<repl>:1:22: error: example not iterable: 5"]
