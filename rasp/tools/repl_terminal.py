@@ -31,8 +31,10 @@ def run_terminal(
     *,
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
+    verbose: bool = False,
 ) -> int:
-    """Run an interactive session (loading `path` first, if given) until exit or end of input."""
+    """Run an interactive session (loading `path` first, if given) until exit or end of input;
+    `verbose` (`rasp repl -v`): an internal error's traceback goes to stderr."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     session = ReplSession(draw_hook=draw_hook)
@@ -54,6 +56,7 @@ def run_terminal(
         stdout,
         newline_on_eof=typed,
         newline_on_interrupt=typed and not interactive,
+        verbose=verbose,
     )
 
 
@@ -64,6 +67,7 @@ def run_loop(
     *,
     newline_on_eof: bool = False,
     newline_on_interrupt: bool = False,
+    verbose: bool = False,
 ) -> int:
     """Feed lines to `session` until it finishes or input ends.
 
@@ -103,7 +107,7 @@ def run_loop(
                 break
             except Exception as exc:  # a bug of ours: said as the CLI says it, and the session
                 session.interrupt()  # and its names go on (it ended them)
-                if os.environ.get("RASP_DEBUG") == "1":
+                if verbose or os.environ.get("RASP_DEBUG") == "1":
                     traceback.print_exc()
                 _write(stdout, internal_error_text(exc, "the line you typed"))
                 break

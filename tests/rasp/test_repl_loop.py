@@ -192,7 +192,7 @@ def test_a_paste_of_several_lines_is_fed_line_by_line(tmp_path: Path) -> None:
 
 
 def test_an_internal_error_is_reported_and_the_session_goes_on(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # a bug of ours (`:compile t` on a list-token example was one) ended the session and every
     # name in it, through the CLI's last line of defence
@@ -209,6 +209,9 @@ def test_an_internal_error_is_reported_and_the_session_goes_on(
     out = io.StringIO()
     read = _reader(["x = 1;", "y = (1 +", "bug;", "x;"])
     assert run_loop(session, read, out) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    assert run_loop(session, _reader(["bug;"]), io.StringIO(), verbose=True) == 0  # rasp repl -v
+    assert "Traceback" in capsys.readouterr().err
     assert out.getvalue().splitlines() == [
         "    value: x =  1",
         "internal error: ValueError: boom (a bug in rasp-forge: please report it with the line "
