@@ -22,7 +22,14 @@ from rasp.errors import (
 )
 from rasp.operators import MAX_COLLECTION
 from rasp.sops import Selector, SelectorWidthSOp, SOp, evaluate
-from rasp.values import Scope, describe, evaluated_hint, evaluated_inside, kind_name
+from rasp.values import (
+    TOKEN_HINT,
+    Scope,
+    describe,
+    evaluated_hint,
+    kind_name,
+    non_token_inside,
+)
 from rasp.wording import with_article
 
 
@@ -111,12 +118,12 @@ def apply(node: SOp | Selector, args: list[Any], span: Span) -> Any:
             span,
             hint=evaluated_hint(given),
         )
-    found = evaluated_inside(tokens)
+    found = non_token_inside(tokens)
     if found is not None:  # (its text as a token would be numpy's or our class's repr)
         raise RaspTypeError(
             f"an input token cannot be {with_article(kind_name(found))}: {describe(found)}",
             span,
-            hint=evaluated_hint(found),
+            hint=evaluated_hint(found) or TOKEN_HINT,
         )
     try:
         return evaluate(node, tokens)
@@ -176,8 +183,9 @@ def find_program(name: str, span: Span, search_dirs: Sequence[Path]) -> Path:
             path = (directory / candidate).resolve()
             if path.is_file():
                 return path
-    for directory in dirs:  # no file: a directory of that name is what was meant
-        folder = (directory / name).resolve()
+    for directory in dirs:  # no file: a directory of that name (or NAME.rasp) was meant
+        folders = [(directory / c).resolve() for c in [name, *candidates]]
+        folder = next((f for f in folders if f.is_dir()), folders[0])
         if name and folder.is_dir():
             raise RaspError(
                 f"cannot load '{name}': {folder} is a directory",

@@ -26,12 +26,13 @@ _SYMBOL = {
 
 
 def holds_node(value: Any) -> bool:
-    """Whether `value` is, or its lists and dicts hold, an s-op or selector (a stack, not
-    recursion; each list once)."""
+    """Whether `value` is, or its lists and dicts hold, an s-op, selector or function (a stack,
+    not recursion; each list once): Python's own comparison would name our classes
+    (`'>=' not supported between instances of 'RaspFunction' and 'int'`)."""
     stack, seen = [value], set()
     while stack:
         item = stack.pop()
-        if isinstance(item, SOp | Selector):
+        if isinstance(item, SOp | Selector | RaspFunction | BuiltinFunction):
             return True
         if isinstance(item, list | dict) and id(item) not in seen:
             seen.add(id(item))

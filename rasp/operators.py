@@ -271,7 +271,10 @@ def binary(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
     if isinstance(left, SOp) or isinstance(right, SOp):
         # The other operand may be any value but a selector, as in the original: `indices == [1]`
         # is Python's `0 == [1]` at each position; a position whose value is not an atom fails
-        # when the s-op is evaluated.
+        # when the s-op is evaluated. A function fails at every position but in `==` and `!=`
+        # (Python's message named our class, 'RaspFunction'): refused here, as `f + 1` is.
+        if op not in (BinaryOp.EQ, BinaryOp.NE):
+            _check_plain(op.value, [a for a in (left, right) if not isinstance(a, SOp)], span)
         return lift(fn, (left, right), span)
     _check_plain(op.value, (left, right), span)
     if op in _COMPARING and (compare.holds_node(left) or compare.holds_node(right)):

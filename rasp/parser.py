@@ -178,23 +178,18 @@ def parse_recovering(source: Source) -> list[ast.Stmt | RaspSyntaxError]:
     return out
 
 
+# A string (to its closing quote or the end of its line) or a comment: no brace or word in it
+# counts. One pass of a regular expression: the REPL asks at every line of a long `def` body.
+_STRING_OR_COMMENT = re.compile(r'"[^"\n]*"?|#[^\n]*')
+
+
 def open_block(text: str) -> bool:
     """Whether `text` has a `def` or `for` and more '{' than '}' (outside strings and comments)."""
-    depth, words = 0, []
-    for line in text.splitlines():
-        code, in_string = [], False
-        for char in line:
-            if in_string:
-                in_string = char != '"'
-            elif char == '"':
-                in_string = True
-            elif char == "#":
-                break
-            else:
-                code.append(char)
-                depth += {"{": 1, "}": -1}.get(char, 0)
-        words += "".join(code).replace("(", " ").replace("{", " ").split()
-    return depth > 0 and ("def" in words or "for" in words)
+    code = _STRING_OR_COMMENT.sub("", text)
+    if code.count("{") <= code.count("}"):
+        return False
+    words = code.replace("(", " ").replace("{", " ").split()
+    return "def" in words or "for" in words
 
 
 def is_complete(text: str) -> bool:

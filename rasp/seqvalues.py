@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from rasp.errors import RaspRuntimeError, Span
+from rasp.nodes import Node, Selector, SOp
 
 # tracr's n-ary maps pack arguments into tuples; a tuple or list value travels through the graph
 # and a model's file as this mark followed by its repr (rasp.tracr.boxes boxes and unboxes them).
@@ -108,7 +109,24 @@ def _kind(value: Any) -> str:
         return "an evaluated s-op (an s-op applied to an input)"
     if isinstance(value, np.ndarray):
         return "an evaluated selector (a selector applied to an input)"
-    return f"{type(value).__name__}: {value!r}"
+    if callable(getattr(value, "signature", None)):  # a function (rasp.values, above this)
+        return f"function {value.signature()}"
+    kind = "s-op" if isinstance(value, SOp) else "selector" if isinstance(value, Selector) else ""
+    return f"{kind or type(value).__name__}: {_text(value)}"
+
+
+def _text(value: Any) -> str:
+    """Python's repr, except that an s-op, selector or function inside a list or dict is named
+    (its repr is our class's, `IndicesSOp(name='indices')`, or a function's with its syntax tree)."""
+    if isinstance(value, Node):
+        return value.label
+    if callable(getattr(value, "signature", None)):
+        return f"function {value.signature()}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_text(k)}: {_text(v)}" for k, v in value.items()) + "}"
+    return repr(value)
 
 
 def make_seq(

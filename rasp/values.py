@@ -112,12 +112,31 @@ def is_evaluated(value: object) -> bool:
 
 def evaluated_inside(value: object) -> SeqValue | np.ndarray | None:
     """The first evaluated s-op or selector in `value` or its lists and dicts (keys too), else
-    None (a stack, not recursion: a list may nest deeper than Python recurses; each list once,
-    as `l = [l, l]` repeated shares them)."""
+    None."""
+    found = _first_inside(value, (SeqValue, np.ndarray))
+    return found if isinstance(found, SeqValue | np.ndarray) else None
+
+
+def non_token_inside(value: object) -> object | None:
+    """The first value in `value` or its lists and dicts (keys too) that no input token may be or
+    hold: an s-op, selector or function, evaluated or not (its text as a token would be numpy's
+    or our class's repr; the original's is its Python object's), else None."""
+    return _first_inside(
+        value, (SeqValue, np.ndarray, SOp, Selector, RaspFunction, BuiltinFunction)
+    )
+
+
+TOKEN_HINT = "an input token is a string, number or bool, or a list or dict of them"
+
+
+def _first_inside(value: object, kinds: tuple[type, ...]) -> object | None:
+    """The first of `kinds` in `value` or its lists and dicts, depth first (a stack, not
+    recursion: a list may nest deeper than Python recurses; each list once, as `l = [l, l]`
+    repeated shares them)."""
     stack, seen = [value], set()
     while stack:
         item = stack.pop()
-        if isinstance(item, SeqValue | np.ndarray):
+        if isinstance(item, kinds):
             return item
         if isinstance(item, list | tuple | dict):
             if id(item) in seen:

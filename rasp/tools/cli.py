@@ -456,7 +456,7 @@ def _cmd_repl(args: argparse.Namespace) -> int:
         with open(args.file, "rb"):  # a missing file is an error before the session starts
             pass
         refuse_model_file(args.file)
-    return run_terminal(args.file)
+    return run_terminal(args.file, verbose=bool(getattr(args, "verbose", False)))
 
 
 def _silence_stdout() -> None:

@@ -39,12 +39,13 @@ from rasp.tools.repl_help import HELP_TEXT
 from rasp.tools.repl_listing import LoadListing
 from rasp.tools.repl_undo import BindingUndo
 from rasp.values import (
+    TOKEN_HINT,
     BuiltinFunction,
     RaspFunction,
     describe,
     evaluated_hint,
-    evaluated_inside,
     kind_name,
+    non_token_inside,
 )
 from rasp.wording import close_name, with_article
 
@@ -76,6 +77,9 @@ class ReplSession:
         self._pending: list[str] = []
         self._history: list[str] = []  # the statements run so far (a compiled model's source)
         self._evaluators: list[tuple[list[Any], Evaluator]] = []  # see _evaluate
+        self._drawn_in_loop: list[
+            str
+        ] = []  # what a `for` body's draw(...) printed (_check_in_loop)
 
     # -- what the front end asks ----------------------------------------------------------------
 
@@ -153,9 +157,10 @@ class ReplSession:
         if repl_input.is_blank(text):
             self._pending = []
             return ""
-        if not is_complete(text) or repl_input.open_block(text):
+        if repl_input.open_block(text) or not is_complete(text):
             # (a def's or for's syntax error waits for its closing '}': the rest of its body is
-            # part of it, not new statements that would run, or fail, at the top level)
+            # part of it, not new statements that would run, or fail, at the top level; and the
+            # cheap brace count goes first, so that a long body is not parsed again at each line)
             return ""
         self._pending = []
         return self.run_text(text)
@@ -172,6 +177,7 @@ class ReplSession:
             try:
                 out += self._statement(stmt)
             except RaspError as err:
+                out += self._drawn_in_loop  # (a loop that failed after drawing)
                 out.append(err.render())
                 break
             if self.finished:
@@ -192,6 +198,7 @@ class ReplSession:
     # -- statements -----------------------------------------------------------------------------
 
     def _statement(self, stmt: ast.Stmt) -> list[str]:
+        self._drawn_in_loop = []
         env = BindingUndo(self.interpreter)
         saved = env.snapshot()
         errors: list[RaspError] = []  # a loaded file's failing statements, reported and skipped
@@ -206,9 +213,10 @@ class ReplSession:
         )
         listing.dump()
         try:
-            return listing.lines + self._show_result(stmt, result)
-        except RaspError:
-            # The definition-time check failed: as in the original, the names keep their old values.
+            return listing.lines + self._drawn_in_loop + self._show_result(stmt, result)
+        except (RaspError, KeyboardInterrupt):
+            # The definition-time check failed, or Ctrl-C stopped it (a slow s-op): as in the
+            # original, the names keep their old values (an unchecked value is not bound).
             env.restore(saved)
             raise
 
@@ -237,7 +245,8 @@ class ReplSession:
         """A loaded file's statement, run as the original's REPL runs it: a REPL command acts on
         this session (`set example`, `full seq display on`, ...; `exit` stops reading the file,
         not the session), and a new s-op or selector must evaluate on the running example (else
-        it is refused). What it prints goes to `listing`, printed when its file ends."""
+        it is refused), and `draw(...)` draws. What it prints goes to `listing`, printed when its
+        file ends."""
         match result.kind:
             case ResultKind.COMMAND if result.values[0].command is not ast.CommandKind.EXIT:
                 listing.printed(self._command(result.values[0], result.values[1:]))
@@ -246,12 +255,16 @@ class ReplSession:
                 listing.named(result)
             case ResultKind.LOAD:
                 listing.dump()  # a nested load prints what has gathered when it ends
+            case ResultKind.DRAW:  # drawn as if typed; the original lists no value for it
+                listing.printed(self._draw(result, with_value=False))
 
     def _check_in_loop(self, result: StatementResult) -> None:
         """A statement of a `for` body: tested on the running example as it runs, as the original
         tests every value it computes (a failure stops the loop; what ran before stays bound)."""
         if result.kind in (ResultKind.ASSIGN, ResultKind.EXPR):
             self._check_on_example(result)
+        elif result.kind is ResultKind.DRAW:  # drawn as the loop runs, as the original draws
+            self._drawn_in_loop += self._draw(result, with_value=False)
 
     def _named(self, result: StatementResult, settings: ExampleSettings) -> list[str]:
         lines: list[str] = []
@@ -310,7 +323,7 @@ class ReplSession:
                 return example_tokens(given)
         return example_tokens(self.settings.seq_example)
 
-    def _draw(self, result: StatementResult) -> list[str]:
+    def _draw(self, result: StatementResult, *, with_value: bool = True) -> list[str]:
         node = result.values[0]
         example = result.values[1] if len(result.values) > 1 else self.settings.seq_example
         tokens = _tokens_of(example, result.span)
@@ -319,6 +332,8 @@ class ReplSession:
             lines = ["\tdraw needs the compiler's drawing support, which is not available here"]
         else:
             lines = [self.draw_hook(node, tokens)]
+        if not with_value:
+            return lines
         return lines + applied_value(value, tokens, self.settings.full_seq)
 
     # -- REPL commands --------------------------------------------------------------------------
@@ -412,13 +427,13 @@ def _function_text(value: Any) -> str | None:
 def _tokens_of(example: Any, span: Any) -> list[Any]:
     """An example as input tokens, non-empty: a string's characters, a list's elements, or a
     dict's keys (the original takes any of these, as Python iterates them)."""
-    found = evaluated_inside(example)
-    if found is not None:  # (an applied s-op or selector as a token: our class's or numpy's text)
+    found = non_token_inside(example)
+    if found is not None:  # (an s-op, selector or function as a token: our class's text)
         raise RaspTypeError(
             f"an example cannot {'be' if found is example else 'hold'} "
             f"{with_article(kind_name(found))}: {describe(found)}",
             span,
-            hint=evaluated_hint(found),
+            hint=evaluated_hint(found) or TOKEN_HINT,
         )
     if isinstance(example, str | list | dict):
         tokens = example_tokens(example)

@@ -105,6 +105,23 @@ def vocab_tokens(text: str) -> list[Any]:
     return tokens
 
 
+def example_vocab(tokens: list[Any], name: str) -> list[Any]:
+    """The default VOCAB: the running example's tokens, each once. A list or dict token (`set
+    example [[1], [2]]`, which RASP takes) is no model's token: refused in words, as a VOCAB
+    holding one is (it was an internal error, unhashable type: 'list', that ended the session)."""
+    from rasp.display import example_text
+    from rasp.values import kind_name
+
+    for token in tokens:
+        if not isinstance(token, str | int | float):  # (a bool is an int)
+            raise Refusal(
+                f"the running example's token {example_text(token)} is a {kind_name(token)}, "
+                f"which no model takes (tokens are strings, numbers or booleans); give VOCAB: "
+                f":compile {name} VOCAB"
+            )
+    return distinct(tokens)
+
+
 def distinct(tokens: list[Any]) -> list[Any]:
     """Tokens in order without repeats (1, 1.0 and True kept apart, as everywhere else): the
     default VOCAB, from the running example (`hello` has two l's)."""

@@ -27,7 +27,7 @@ from rasp.tools.repl_arguments import (
     Refusal,
     compile_arguments,
     compile_options,
-    distinct,
+    example_vocab,
     no_arguments,
     non_negative,
     parameter_count,
@@ -128,7 +128,7 @@ class CompiledView:
         name, vocab_text, max_text, params_text = compile_arguments(rest)
         sop = _sop_named(session, name)
         example = example_tokens(session.settings.seq_example)
-        vocab = vocab_tokens(vocab_text) if vocab_text else distinct(example)
+        vocab = vocab_tokens(vocab_text) if vocab_text else example_vocab(example, name)
         max_len = positive(max_text, "MAX_LEN") if max_text else max(MIN_MAX_LEN, len(example))
         max_params = parameter_count(params_text, "MAX_PARAMS") if params_text else None
 
@@ -309,7 +309,10 @@ class CompiledView:
         dot = None
         if png is None:  # like the original: comp_flows/NAME_INPUT.png and .dot (flow_stem)
             folder = Path("comp_flows")
-            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise Refusal(f"cannot write {folder}/: {exc.strerror or exc}") from None
             stem = flow_stem(state.name, tokens)
             png, dot = folder / f"{stem}.png", folder / f"{stem}.dot"
         weights = {

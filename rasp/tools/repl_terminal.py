@@ -9,7 +9,9 @@ so a session can be scripted: `echo 'x = 1;' | rasp repl`. All RASP behaviour li
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
+import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO
@@ -29,8 +31,10 @@ def run_terminal(
     *,
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
+    verbose: bool = False,
 ) -> int:
-    """Run an interactive session (loading `path` first, if given) until exit or end of input."""
+    """Run an interactive session (loading `path` first, if given) until exit or end of input;
+    `verbose` (`rasp repl -v`): an internal error's traceback goes to stderr."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     session = ReplSession(draw_hook=draw_hook)
@@ -43,15 +47,32 @@ def run_terminal(
     _write(stdout, session.banner())
     if path is not None:
         _write(stdout, session.load_path(path))
-    return run_loop(session, read_line, stdout, newline_on_eof=interactive)
+    # A typist's Ctrl-D, and Ctrl-C at input()'s prompt, leave the cursor after the prompt
+    # (prompt_toolkit ends the line on Ctrl-C itself): what follows starts on a fresh line.
+    typed = interactive or stdin.isatty()
+    return run_loop(
+        session,
+        read_line,
+        stdout,
+        newline_on_eof=typed,
+        newline_on_interrupt=typed and not interactive,
+        verbose=verbose,
+    )
 
 
 def run_loop(
-    session: ReplSession, read_line: ReadLine, stdout: TextIO, *, newline_on_eof: bool = False
+    session: ReplSession,
+    read_line: ReadLine,
+    stdout: TextIO,
+    *,
+    newline_on_eof: bool = False,
+    newline_on_interrupt: bool = False,
+    verbose: bool = False,
 ) -> int:
     """Feed lines to `session` until it finishes or input ends.
 
     Ctrl-C drops a partial statement, or stops a long evaluation; Ctrl-D (end of input) leaves.
+    An internal error (a bug) is reported and the session goes on.
     """
     while not session.finished:
         prompt = session.continuation_prompt if session.is_continuing else session.prompt
@@ -64,14 +85,33 @@ def run_loop(
             break
         except KeyboardInterrupt:
             session.interrupt()
+            if newline_on_interrupt:
+                stdout.write("\n")
             _write(stdout, "KeyboardInterrupt")
             continue
-        try:
-            printed = session.feed(line)
-        except KeyboardInterrupt:
-            session.interrupt()
-            printed = "KeyboardInterrupt"
-        _write(stdout, printed)
+        # A paste into prompt_toolkit comes back as one "line" holding newlines: fed line by
+        # line, as typed (a `:command` or `exit` among them is a command, not RASP text).
+        for part in line.split("\n"):
+            if session.finished:
+                break
+            try:
+                printed = session.feed(part)
+            except KeyboardInterrupt:
+                session.interrupt()
+                _write(stdout, "KeyboardInterrupt")
+                break
+            except OSError as exc:  # a file a command writes or reads: as the CLI says it
+                session.interrupt()
+                where = f"{exc.filename}: " if exc.filename is not None else ""
+                _write(stdout, f"error: {where}{exc.strerror or exc}")
+                break
+            except Exception as exc:  # a bug of ours: said as the CLI says it, and the session
+                session.interrupt()  # and its names go on (it ended them)
+                if verbose or os.environ.get("RASP_DEBUG") == "1":
+                    traceback.print_exc()
+                _write(stdout, internal_error_text(exc, "the line you typed"))
+                break
+            _write(stdout, printed)
     return 0
 
 
@@ -87,6 +127,16 @@ def draw_hook(node: Any, tokens: list[Any]) -> str:
         return repl_draw_hook(node, tokens)
     except ModuleNotFoundError as exc:
         return f"\tdraw needs the Python package '{exc.name}', which is not installed"
+    except OSError as exc:  # (comp_flows/ in a directory it cannot write in)
+        return f"\tdraw cannot write {exc.filename or 'its picture'}: {exc.strerror or exc}"
+
+
+def internal_error_text(exc: BaseException, what: str) -> str:
+    """The line a bug of ours is reported with, never a traceback (`rasp.tools.cli.main`'s)."""
+    return (
+        f"internal error: {type(exc).__name__}: {exc} (a bug in rasp-forge: please report it "
+        f"with {what}; RASP_DEBUG=1 shows the traceback)"
+    )
 
 
 def _write(stdout: TextIO, text: str) -> None:
@@ -154,7 +204,10 @@ def _prompt_toolkit_reader(
     history: History
     try:
         path = history_file.expanduser()
-        path.touch(exist_ok=True)  # fails early (read-only home) so we can fall back
+        # fails early (read-only home; a directory of that name, which prompt_toolkit reported
+        # as an exception with "Press ENTER to continue..." at every prompt) so we can fall back
+        with path.open("ab"), path.open("rb"):
+            pass
         history = FileHistory(str(path))
     except OSError:
         history = InMemoryHistory()

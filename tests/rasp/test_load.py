@@ -116,6 +116,17 @@ def test_loaded_names_are_listed_in_the_order_of_their_last_assignment(tmp_path:
     assert i.exec_statement(stmt).names == ("a", "c", "d", "b")
 
 
+def test_loading_a_directory_named_like_the_file_says_it_is_one(tmp_path: Path) -> None:
+    # `load "lib";` where lib.rasp is a directory said "cannot find 'lib.rasp'"
+    (tmp_path / "lib.rasp").mkdir()
+    with pytest.raises(RaspError) as caught:
+        run('load "lib";', Interpreter(search_dirs=[tmp_path]))
+    assert (
+        caught.value.message
+        == f"cannot load 'lib': {(tmp_path / 'lib.rasp').resolve()} is a directory"
+    )
+
+
 def test_loading_a_directory_says_it_is_one(tmp_path: Path) -> None:
     # `load "lib";` of a directory said "cannot find 'lib.rasp'", as if nothing were there.
     lib = tmp_path / "lib"

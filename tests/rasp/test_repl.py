@@ -419,6 +419,30 @@ def test_an_applied_selector_is_refused_as_an_operand_or_example() -> None:
     assert session.settings.seq_example == "hello"
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("set example [indices]", "<repl>:1:13: error: an example cannot hold an s-op: indices"),
+        ("set example [1, [f]]", "<repl>:1:13: error: an example cannot hold a function: "),
+        ("draw(indices, [s]);", "<repl>:1:1: error: an example cannot hold a selector: s"),
+        ("indices([indices]);", "<repl>:1:1: error: an input token cannot be an s-op: indices"),
+        ('s([{"k": f}]);', "<repl>:1:1: error: an input token cannot be a function: "),
+    ],
+)
+def test_an_sop_selector_or_function_is_no_input_token(text: str, message: str) -> None:
+    # they were taken as tokens shown by our classes' reprs (IndicesSOp(name='indices'), a
+    # RaspFunction with its AST), and :compile on such an example was an internal error that
+    # ended the session (Object of type RaspFunction is not JSON serializable)
+    session = ReplSession()
+    session.feed("def f(a) { return a; }")
+    session.feed("s = select(indices, indices, <);")
+    out = session.feed(text).splitlines()
+    assert out[0].startswith(message)
+    assert out[-1] == "hint: an input token is a string, number or bool, or a list or dict of them"
+    assert session.settings.seq_example == "hello"
+    assert not any(word in "\n".join(out) for word in ("SOp(", "RaspFunction", "Select("))
+
+
 def test_a_loop_doubling_a_shared_list_is_checked_in_linear_time() -> None:
     # each list was walked once per reference: 40 rounds of `l = [l, l];` never finished
     session = ReplSession()
@@ -440,3 +464,71 @@ def test_an_int_past_pythons_digit_limit_is_shown_and_the_session_goes_on() -> N
     session.feed("full seq display on")
     assert big in session.feed("y;")
     assert session.feed("z = 3;") == "    value: z =  3"
+
+
+def test_a_long_def_body_is_not_parsed_again_at_each_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # each line of a def's body parsed everything typed so far: a 1,500-line body fed to
+    # `rasp repl` took 166 s; the brace count now waits for the closing '}'
+    from rasp.tools import repl
+
+    parses: list[str] = []
+    real = repl.is_complete
+    monkeypatch.setattr(repl, "is_complete", lambda text: parses.append(text) or real(text))
+    session = ReplSession()
+    lines = ["def f(a) {", *(f"  b{i} = a + {i};  # {{ " for i in range(50)), "  return a; }"]
+    printed = [session.feed(line) for line in lines]
+    assert printed[-1] == "     console function: f(a)" and not any(printed[:-1])
+    assert len(parses) <= 2
+
+
+def test_ctrl_c_during_the_running_example_check_binds_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the name stayed bound to a value the check never passed (it may fail on the example)
+    session = ReplSession()
+    session.feed("x = 1;")
+
+    def interrupted(node: object, example: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(session, "_evaluate", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        session.feed("x = indices + 1;")
+    with pytest.raises(KeyboardInterrupt):
+        session.feed("y = indices;")
+    assert session.interpreter.get("x") == 1
+    assert "y" not in session.interpreter.names()
+
+
+def test_a_loaded_files_draw_is_drawn(tmp_path: Path) -> None:
+    # the original draws it (listing no value); it was dropped without a word
+    (tmp_path / "pics.rasp").write_text(
+        'x = tokens == "l";\ndraw(x);\ndraw(x, "ab");\ndraw(x, 5);\ny = 1;\n', encoding="utf-8"
+    )
+    drawn: list[str] = []
+
+    def hook(node: object, tokens: list[object]) -> str:
+        drawn.append("".join(map(str, tokens)))
+        return f"drew {''.join(map(str, tokens))}"
+
+    session = ReplSession(search_dirs=[tmp_path], draw_hook=hook)
+    out = session.feed('load "pics";').splitlines()
+    assert drawn == ["hello", "ab"]
+    assert out[:4] == [
+        "     s-op: x",
+        "drew hello",
+        "drew ab",
+        f"{tmp_path / 'pics.rasp'}:4:1: error: example not iterable: 5",
+    ]
+    assert out[-1] == "    value: y =  1"
+
+
+def test_a_for_bodys_draw_is_drawn() -> None:
+    # the original draws each; they were dropped without a word
+    session = ReplSession(draw_hook=lambda node, tokens: f"drew {''.join(map(str, tokens))}")
+    session.feed("x = tokens;")
+    assert session.feed('for i in ["ab", "cd"] { draw(x, i); }') == "drew ab\ndrew cd"
+    out = session.feed('for i in ["pq", 5] { draw(x, i); }').splitlines()
+    assert out[:2] == ["drew pq", "<repl>:1:22: error: example not iterable: 5"]

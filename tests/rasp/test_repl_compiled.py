@@ -171,6 +171,21 @@ def test_a_number_past_pythons_digit_limit_is_refused() -> None:
     assert session.feed("1 + 1;").endswith("2")  # the session goes on
 
 
+def test_a_list_or_dict_token_of_the_running_example_is_no_default_vocab() -> None:
+    # RASP takes `set example [[1], [2]]`; :compile's default VOCAB from it was an internal
+    # error (unhashable type: 'list') that ended the session
+    session = ReplSession()
+    session.feed("t = tokens;")
+    for example, token in [("[[1], [2]]", "[1] is a list"), ('[{"a": 1}]', "{'a': 1} is a dict")]:
+        session.feed(f"set example {example}")
+        assert session.feed(":compile t") == (
+            f"error: the running example's token {token}, which no model takes (tokens are "
+            "strings, numbers or booleans); give VOCAB: :compile t VOCAB"
+        )
+    assert session.compiled.current is None
+    assert session.feed(":compile t ab 2").endswith('vocab "ab", max_len 2')  # it goes on
+
+
 def test_residual_columns_line_up_for_wide_tokens() -> None:
     # `[日, 本]` is 8 characters but 10 terminal columns: padded by characters, the interpreter
     # column of a row of CJK tokens stood 2 columns right of the others
@@ -191,6 +206,24 @@ def test_draw_defaults_to_comp_flows(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert printed.startswith("wrote comp_flows/r_hel.png")
     assert (tmp_path / "comp_flows" / "r_hel.png").read_bytes()[:8] == PNG_MAGIC
     assert (tmp_path / "comp_flows" / "r_hel.dot").read_text().startswith("digraph")
+
+
+def test_draw_where_comp_flows_cannot_be_made_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a file named comp_flows (or a directory without write access): mkdir's FileExistsError
+    # was an internal error that ended the session, for :draw and draw(...) alike
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "comp_flows").write_text("not a folder")
+    session = _compiled(":compile r hel 5")
+    assert session.feed(":draw hel") == "error: cannot write comp_flows/: File exists"
+    session = ReplSession(draw_hook=draw_hook)
+    session.feed(REVERSE)
+    assert session.feed('draw(r, "ab");').splitlines() == [
+        "\tdraw cannot write comp_flows: File exists",
+        "\t =  [b, a] (strings)",
+    ]
 
 
 def test_draw_without_matplotlib_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:

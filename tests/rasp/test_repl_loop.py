@@ -68,8 +68,25 @@ def test_typed_input_with_piped_output_shows_the_prompts() -> None:
     stdout = io.StringIO()
     assert run_terminal(stdin=Typed("def f(x) {\nreturn x;\n}\n"), stdout=stdout) == 0
     text = stdout.getvalue()
-    assert text.endswith("console function: f(x)\n>> "), text  # the prompts, then the next one
+    # the prompts, then the next one, and Ctrl-D's newline: the shell's prompt starts on a line
+    # of its own (it came after ">> ", as an unfinished statement's error after ".. " did)
+    assert text.endswith("console function: f(x)\n>> \n"), text
     assert ">> .. " in text
+    stdout = io.StringIO()
+    assert run_terminal(stdin=Typed("x = (1 +\n"), stdout=stdout) == 0
+    assert stdout.getvalue().splitlines()[2:4] == [
+        ">> .. ",
+        "<repl>:1:9: error: expected an operand after '+'",
+    ]
+
+
+def test_ctrl_c_at_a_plain_prompt_starts_a_fresh_line() -> None:
+    # input() leaves the cursor after the prompt (and the terminal's ^C): "KeyboardInterrupt"
+    # was written on the prompt's line
+    out = io.StringIO()
+    read = _reader(["x = (1 +", KeyboardInterrupt])
+    assert run_loop(ReplSession(), read, out, newline_on_interrupt=True) == 0
+    assert out.getvalue() == "\nKeyboardInterrupt\n"
 
 
 def test_piped_stdin_starting_with_a_bom_reads_as_without_it() -> None:
@@ -117,6 +134,26 @@ def test_history_falls_back_to_memory_when_unwritable(tmp_path: Path) -> None:
     assert not unwritable.exists()
 
 
+def test_history_falls_back_to_memory_when_its_path_is_a_directory(tmp_path: Path) -> None:
+    # prompt_toolkit's FileHistory failed on it at the first prompt ("Exception [Errno 21] Is a
+    # directory ... Press ENTER to continue..."), which ate the Enter typed
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from rasp.tools.repl_terminal import _prompt_toolkit_reader
+
+    folder = tmp_path / "history"
+    folder.mkdir()
+    with create_pipe_input() as pipe:
+        read = _prompt_toolkit_reader(
+            ReplSession(), history_file=folder, pt_input=pipe, pt_output=DummyOutput()
+        )
+        assert read is not None
+        pipe.send_text("\rx = 1;\r")
+        assert read(">> ") == ""
+        assert read(">> ") == "x = 1;"
+
+
 def test_ctrl_c_during_evaluation_keeps_the_session(monkeypatch: pytest.MonkeyPatch) -> None:
     session = ReplSession()
     real_feed = session.feed
@@ -130,3 +167,72 @@ def test_ctrl_c_during_evaluation_keeps_the_session(monkeypatch: pytest.MonkeyPa
     out = io.StringIO()
     assert run_loop(session, _reader(["slow;", "x = 1;"]), out, newline_on_eof=True) == 0
     assert out.getvalue() == "KeyboardInterrupt\n    value: x =  1\n\n"
+
+
+def test_a_paste_of_several_lines_is_fed_line_by_line(tmp_path: Path) -> None:
+    # prompt_toolkit returns a bracketed paste as one line holding newlines: a `:command` in it
+    # was an unknown command ':names\nw = 3;', and `exit` in it did not end the session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from rasp.tools.repl_terminal import _prompt_toolkit_reader
+
+    session = ReplSession()
+    out = io.StringIO()
+    with create_pipe_input() as pipe:
+        read = _prompt_toolkit_reader(
+            session, history_file=tmp_path / "history", pt_input=pipe, pt_output=DummyOutput()
+        )
+        assert read is not None
+        paste = "x = 1;\n:names\ny = (2 +\n3);\nexit\nz = 4;\n"
+        pipe.send_text(f"\x1b[200~{paste}\x1b[201~\r\x04")  # (Ctrl-D: ends it in any case)
+        assert run_loop(session, read, out) == 0
+    assert out.getvalue() == "    value: x =  1\n\tx\n    value: y =  5\n"
+    assert "z" not in session.interpreter.names()
+
+
+def test_an_internal_error_is_reported_and_the_session_goes_on(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a bug of ours (`:compile t` on a list-token example was one) ended the session and every
+    # name in it, through the CLI's last line of defence
+    session = ReplSession()
+    real_feed = session.feed
+
+    def buggy_feed(line: str) -> str:
+        if line == "bug;":
+            raise ValueError("boom")
+        return real_feed(line)
+
+    monkeypatch.setattr(session, "feed", buggy_feed)
+    monkeypatch.delenv("RASP_DEBUG", raising=False)
+    out = io.StringIO()
+    read = _reader(["x = 1;", "y = (1 +", "bug;", "x;"])
+    assert run_loop(session, read, out) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    assert run_loop(session, _reader(["bug;"]), io.StringIO(), verbose=True) == 0  # rasp repl -v
+    assert "Traceback" in capsys.readouterr().err
+    assert out.getvalue().splitlines() == [
+        "    value: x =  1",
+        "internal error: ValueError: boom (a bug in rasp-forge: please report it with the line "
+        "you typed; RASP_DEBUG=1 shows the traceback)",
+        "    value: x =  1",
+    ]
+
+
+def test_an_os_error_is_one_error_line_and_the_session_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # as the CLI says it (it ended the session there)
+    session = ReplSession()
+    real_feed = session.feed
+
+    def failing_feed(line: str) -> str:
+        if line == "write;":
+            raise PermissionError(13, "Permission denied", "out.png")
+        return real_feed(line)
+
+    monkeypatch.setattr(session, "feed", failing_feed)
+    out = io.StringIO()
+    assert run_loop(session, _reader(["write;", "1;"]), out) == 0
+    assert out.getvalue() == "error: out.png: Permission denied\n    value: out =  1\n"

@@ -227,6 +227,30 @@ def test_arity_error_points_at_the_call() -> None:
         ("x = len(3);", RaspTypeError, "non-list"),
         ("for a, b in [1] { }", RaspTypeError, "single value"),
         ("x = tokens if select(1, 1, ==) else 1;", RaspTypeError, "selector"),
+        # an s-op with a function operand failed when evaluated, in Python's words naming our
+        # class ("unsupported operand type(s) for /: 'int' and 'RaspFunction'")
+        (
+            "def f(a) { return a; } x = indices / f;",
+            RaspTypeError,
+            "Cannot apply / to function: function f(a)",
+        ),
+        ("x = selector_width < tokens;", RaspTypeError, "Cannot apply < to function"),
+        # a list comparison and an s-op value holding one named our classes, with their reprs
+        (
+            "def f(a) { return a; } x = [f] >= [1];",
+            RaspTypeError,
+            "'>=' not supported between a function and a number",
+        ),
+        (
+            'def f(a) { return a; } x = {"a": f}[tokens]("a");',
+            RaspRuntimeError,
+            "s-op values must be ints, floats, strings or bools, got function f(a) at position 0",
+        ),
+        (
+            'x = [[1, indices]][indices - indices]("a");',
+            RaspRuntimeError,
+            "got list: [1, indices] at position 0",
+        ),
     ],
 )
 def test_wrong_kinds_are_located_errors(program: str, error: type[RaspError], message: str) -> None:
