@@ -36,7 +36,15 @@ def mark_call(results: Sequence[Any], after: int, function: str, span: Span | No
     `function` at `span`) that call, outermost last."""
     if span is None:
         return
-    stack = [r for r in results if isinstance(r, Node) and r.id > after]
+    values, stack = list(results), []
+    while values:  # the s-ops returned, also inside lists and dicts
+        value = values.pop()
+        if isinstance(value, Node) and value.id > after:
+            stack.append(value)
+        elif isinstance(value, list | tuple):
+            values.extend(value)
+        elif isinstance(value, dict):
+            values.extend(value.values())
     seen: set[int] = set()
     while stack:
         node = stack.pop()

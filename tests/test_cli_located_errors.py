@@ -146,6 +146,13 @@ def test_a_causal_refusal_inside_a_def_is_also_shown_where_the_program_called_it
         f"{path}:3:9: note: in this call of load_from_location",
         f"{path}:5:5: note: in this call of ahead",
     ], err
+    # returned inside a list
+    path = write(
+        tmp_path,
+        "def f(x) {\n\treturn [load_from_location(x, indices + 1)];\n}\ny = f(tokens)[0];\n",
+    )
+    code, _, err = run(capsys, "compile", path, *argv[2:])
+    assert code == 1 and f"{path}:4:5: note: in this call of f" in err, err
     # `length`, located at the s-op that reads it, inside a def
     path = write(tmp_path, "def f(x) {\n\treturn x + length;\n}\ny = f(indices);\n")
     code, _, err = run(capsys, "compile", path, *argv[2:])
