@@ -125,17 +125,26 @@ def bos_widths(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Nod
         k, rest = new[first.id], new[sel.id]
         assert isinstance(k, sops.Selector) and isinstance(rest, sops.Selector)
         label = f"{node.name}_" if node.name else ""
+        # what the widths count, for people: they share the mean's span, so graph.py would
+        # otherwise describe them by generated names (`selector_width(_and_1)`, in a causal
+        # refusal located at the mean)
         rest_width = sops.SelectorWidthSOp(
             selector=sops.SelectAnd(left=rest, right=sops.SelectNot(inner=k)),
             span=node.span,
             name=f"{label}rest" if label else None,
+            note=f"selector_width({sel.label} and not {first.label})",
         )
         constant = first_width.get(node.id)
         fn: _BosMean | _BosMeanOf = (
             _BosMean(found[node.id]) if constant is None else _BosMeanOf(found[node.id], constant)
         )
         inputs: tuple[sops.SOp, ...] = (
-            (rest_width, sops.SelectorWidthSOp(selector=k, span=node.span))
+            (
+                rest_width,
+                sops.SelectorWidthSOp(
+                    selector=k, span=node.span, note=f"selector_width({first.label})"
+                ),
+            )
             if constant is None
             else (rest_width,)
         )

@@ -67,7 +67,10 @@ def predict(build: Callable[[int], Sketch], max_len: int) -> Prediction | None:
     d_model = sum(widths.values())
     parts = [(width, f"'{name}' in the residual") for name, width in widths.items()]
     cfg1, cfg2 = m1.config, m2.config
-    params = (cfg2["d_vocab"] + max_len + 1) * d_model + (d_model + 1) * cfg2["d_vocab_out"]
+    # W_pos only where the model reads positions from the embedding (config_params counts so):
+    # a program that sees positions only through its heads' masks has none at any N
+    positions = max_len + 1 if cfg2.get("positional", True) else 0
+    params = (cfg2["d_vocab"] + positions) * d_model + (d_model + 1) * cfg2["d_vocab_out"]
     if len(cfg1["layers"]) == len(cfg2["layers"]):
         for layer, (a, b) in enumerate(zip(_layer_sizes(m1), _layer_sizes(m2), strict=True)):
             heads, raw_width, hidden = b[0], grow(a[1], b[1]), grow(a[2], b[2])

@@ -30,6 +30,7 @@ from rasp.errors import (
     Span,
 )
 from rasp.expressions import Expressions
+from rasp.nodes import fresh_id, mark_call
 from rasp.parser import parse, parse_recovering
 from rasp.results import Bindings, ReplLoading, ResultKind, StatementResult
 from rasp.sops import (
@@ -402,6 +403,7 @@ class Interpreter:
                 scope.assign(param, arg, span)
             frame = _Frame(scope, top=False)
             self._depth += 1
+            before = fresh_id()  # the nodes the body makes come after it
             try:
                 for stmt in func.body:
                     self._exec(stmt, frame)
@@ -410,6 +412,7 @@ class Interpreter:
                 raise err.called_from(func.name, span) from None
             finally:
                 self._depth -= 1
+            mark_call(results, before, func.name, span)
             for result in results:  # the original names a returned s-op after its call
                 if isinstance(result, Node) and not result.name and result.called_as is None:
                     result.called_as = _call_text(func.name, args)

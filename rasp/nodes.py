@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import operator
 import re
-from collections.abc import Callable, Container, Iterator
+from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -24,6 +24,35 @@ LABEL_MAX = 40  # an unnamed node's label: its expression, cut to this many char
 _ONE_TERM = re.compile(r"[A-Za-z_]\w*(\(.*\)|\[.*\])?")
 
 _node_ids = itertools.count()
+
+
+def fresh_id() -> int:
+    """A new node id: every node made after this call has a larger one."""
+    return next(_node_ids)
+
+
+def mark_call(results: Sequence[Any], after: int, function: str, span: Span | None) -> None:
+    """Record on every node `results` reach that was made after id `after` (by a call of
+    `function` at `span`) that call, outermost last."""
+    if span is None:
+        return
+    values, stack = list(results), []
+    while values:  # the s-ops returned, also inside lists and dicts
+        value = values.pop()
+        if isinstance(value, Node) and value.id > after:
+            stack.append(value)
+        elif isinstance(value, list | tuple):
+            values.extend(value)
+        elif isinstance(value, dict):
+            values.extend(value.values())
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if node.id in seen:
+            continue
+        seen.add(node.id)
+        node.calls = (*node.calls, (function, span))
+        stack.extend(c for c in node.children() if c.id > after and c.id not in seen)
 
 
 class Comparison(Enum):
@@ -84,6 +113,10 @@ class Node:
     # What a node made by a rewrite computes, for people (a compiled model's operation column),
     # where its span is the rewritten expression's; None: its source text.
     note: str | None = field(default=None, kw_only=True, repr=False, compare=False)
+    # The calls of `def`s that made this node, innermost first: (function, the call's span). A
+    # node of a function's body (the prelude's too) has its span there; a compile refusal of it
+    # is then also shown where the program called the function.
+    calls: tuple[tuple[str, Span], ...] = field(default=(), kw_only=True, repr=False, compare=False)
     id: int = field(default_factory=lambda: next(_node_ids), init=False, repr=False)
 
     def children(self) -> tuple[Node, ...]:

@@ -128,6 +128,38 @@ def test_length_in_a_causal_model_is_located_where_it_is_read(
     assert code == 1 and err.startswith(f"{path}:1:5: error: 'length' reads every position")
 
 
+def test_a_causal_refusal_inside_a_def_is_also_shown_where_the_program_called_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The head that looks ahead is the prelude's (load_from_location's select): located there
+    alone, the refusal named no line of the program compiled, and its hint (add a conjunct to
+    the selector) could not be followed where it pointed."""
+    text = "x = 1;\ndef ahead(s) {\n\treturn load_from_location(s, indices + 1);\n}\ny = ahead(tokens);\n"
+    path = write(tmp_path, text)
+    out_path = str(tmp_path / "m.safetensors")
+    argv = ["compile", path, "--vocab", "ab", "--max-len", "4", "--causal", "-o", out_path]
+    code, _, err = run(capsys, *argv)
+    assert code == 1 and err.startswith("rasp/prelude.rasp:43:9: error: "), err
+    notes = [line for line in err.splitlines() if ": note: " in line]
+    # innermost call first, then the program's own
+    assert notes == [
+        f"{path}:3:9: note: in this call of load_from_location",
+        f"{path}:5:5: note: in this call of ahead",
+    ], err
+    # returned inside a list
+    path = write(
+        tmp_path,
+        "def f(x) {\n\treturn [load_from_location(x, indices + 1)];\n}\ny = f(tokens)[0];\n",
+    )
+    code, _, err = run(capsys, "compile", path, *argv[2:])
+    assert code == 1 and f"{path}:4:5: note: in this call of f" in err, err
+    # `length`, located at the s-op that reads it, inside a def
+    path = write(tmp_path, "def f(x) {\n\treturn x + length;\n}\ny = f(indices);\n")
+    code, _, err = run(capsys, "compile", path, *argv[2:])
+    assert code == 1 and err.startswith(f"{path}:2:9: error: 'length' reads every position"), err
+    assert f"{path}:4:5: note: in this call of f" in err
+
+
 def test_length_as_the_causal_output_itself_is_located_where_the_output_is_named(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

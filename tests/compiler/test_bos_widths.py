@@ -143,3 +143,16 @@ def test_random_bos_means_keep_their_values(seed: int) -> None:
     for n in range(1, 5):
         for tokens in itertools.product(VOCAB3, repeat=n):
             assert exact_outcome(rewritten, list(tokens)) == exact_outcome(sop, list(tokens)), text
+
+
+def test_a_causal_refusal_names_the_width_by_the_programs_selectors() -> None:
+    """The widths share the mean's span, so they were described by generated names: a causal
+    compile of hist_bos refused `'selector_width(_and_1)' may select later positions`."""
+    from rasp.errors import CompileError
+
+    hist_bos = load_file(PROGRAMS / "hist_bos.rasp").get("hist_bos")
+    with pytest.raises(CompileError) as info:
+        compile_sop(hist_bos, list("abc"), 6, causal=True)
+    text = info.value.render()
+    assert "'selector_width(select(tokens, tokens, ==) and not select(indices, 0, ==))'" in text
+    assert "_and_" not in text, text

@@ -43,6 +43,23 @@ def test_the_prediction_is_close_to_the_real_size(make) -> None:
     assert 0.7 * actual <= predicted.params <= 1.4 * actual, (predicted.params, actual)
 
 
+def test_a_model_without_positional_embedding_is_predicted_without_one() -> None:
+    """dyck1 reads positions only through its heads' masks: no W_pos, 910 parameters at any N.
+    The prediction counted (N + 1) x d_model positions anyway (2,223 at N = 100), so
+    `max_params=2000` refused the 910-parameter model."""
+    dyck1 = load_file(ROOT / "programs" / "dyck1.rasp").get("dyck1")
+
+    # probed as the driver probes the form it keeps: its counts over the length as means
+    def probe(n: int):
+        return _planned(prepare(dyck1, ("(", ")"), n, fractions=True), "()", n).sketch
+
+    predicted = predict(probe, 100)
+    assert predicted is not None
+    model = compile_sop(dyck1, list("()"), 100, max_params=2_000)
+    assert model.config.get("positional") is False
+    assert predicted.params == model.param_count()
+
+
 def test_small_lengths_are_not_predicted() -> None:
     assert predict(_probe(B.reverse(), "abc"), 64) is None
 
