@@ -41,7 +41,7 @@ def computation_dot(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray]) 
         "  edge [fontsize=8];",
     ]
     # a map of the position alone is written by the positional embedding: shown with its operation
-    embedded = {str(op.get("name")): str(op.get("op")) for op in meta.get("embedding", [])}
+    embedded = {str(op.get("name")): str(op.get("op")) for op in (meta.get("embedding") or [])}
     rows: list[tuple[str, list[str]]] = [
         (
             "embedding",

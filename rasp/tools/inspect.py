@@ -242,7 +242,7 @@ def layer_operations(meta: dict[str, Any]) -> tuple[Operation, ...]:
     query's)."""
     ops = [
         Operation(None, "pos_embed", str(op.get("name")), str(op.get("op")))
-        for op in meta.get("embedding", [])
+        for op in (meta.get("embedding") or [])
     ]
     shapes = meta.get("config", {}).get("layers") or []
     for index, layer in enumerate(meta.get("layers", [])):
@@ -429,7 +429,7 @@ def summary_json(summary: ModelSummary) -> dict[str, Any]:
         "output": meta["output"],
         "program": program,
         "parameters": {"total": summary.total_params, "nonzero": summary.nonzero_params},
-        "embedding": meta.get("embedding", []),
+        "embedding": (meta.get("embedding") or []),
         "layers": meta["layers"],
         "certificate": meta.get("certificate"),
         "residual": [
