@@ -267,3 +267,30 @@ def test_a_tracr_models_tuples_are_drawn_as_tuples(tmp_path: Path) -> None:
     trace = trace_model(transformer.load(path), list("ba"))
     assert trace.output == (("b", 0), ("a", 1))
     assert [_token_text(v) for v in trace.output] == ["('b', 0)", "('a', 1)"]
+
+
+def test_dot_quotes_variable_names_in_node_ids_and_edges(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # a tracr label may hold `"` or `\`: an embedded input's node id and its edges were written
+    # unescaped (`"p"q\" -> "L0:MLP0"`), which graphviz cannot read
+    from tests.cli_helpers import run
+
+    program = tmp_path / "q.py"
+    program.write_text(
+        "from rasp import tracr as rasp\n"
+        "parity = rasp.Map(lambda i: i % 2, rasp.indices).named('p\"q\\\\')\n"
+        "both = rasp.SequenceMap(lambda a, b: str(a) + b, parity, rasp.tokens).named('both')\n"
+    )
+    model = tmp_path / "q.safetensors"
+    assert run(capsys, "compile", f"{program}:both", "--vocab", "ab", "--max-len", "4",
+               "-o", str(model), "-q")[0] == 0  # fmt: skip
+    dot_path = tmp_path / "q.dot"
+    assert run(capsys, "draw", str(model), "--input", "ab", "-o", str(tmp_path / "q.png"),
+               "--dot", str(dot_path))[0] == 0  # fmt: skip
+    dot = dot_path.read_text()
+    quoted = re.compile(r'"(?:[^"\\]|\\.)*"')
+    for line in dot.splitlines():
+        assert '"' not in quoted.sub("", line), line  # every quote opens or closes a string
+    assert '"p\\"q\\\\" [label="p\\"q\\\\\\n' in dot
+    assert '  "p\\"q\\\\" -> "L0:MLP0";' in dot
