@@ -40,7 +40,7 @@ import numpy as np
 from compiler.bounds import DimErrors, Linear, ReadError, U, dyadic_exponent
 from compiler.certificate import Certificate, Check
 from compiler.certify_attention import check_attention
-from compiler.certify_embed import check_embedding
+from compiler.certify_embed import check_embedding, special_dims
 from compiler.certify_mlp import check_mlp
 from compiler.certify_parts import is_number, product
 from compiler.certify_walk import OverBudget, Specials, Walk
@@ -162,7 +162,7 @@ def _embedding(
     residuals evaluated concretely."""
     w = {k: np.asarray(v, dtype=np.float64) for k, v in weights.items()}
     inputs = check_embedding(w, reach, residual, max_len, tokens)
-    one, bos, pad = (residual.index(label) for label in ("one", "bos", "pad"))
+    one, bos, pad = special_dims(residual)
     w_e = w["embed.W_E"]
     w_pos = w.get("pos_embed.W_pos", np.zeros((max_len + 1, w_e.shape[1])))  # none: all zero
     n_tok = w_e.shape[0] - 2  # BOS and PAD are the last two ids

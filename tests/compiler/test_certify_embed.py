@@ -128,6 +128,16 @@ def test_the_one_dimension_is_checked(sort: CompiledModel) -> None:
     )
 
 
+@pytest.mark.parametrize("label", ["one", "bos", "pad"])
+def test_a_residual_without_a_special_label_is_not_proved(sort: CompiledModel, label: str) -> None:
+    # a hand-edited label: `rasp verify --model` crashed (ValueError: 'one' is not in list)
+    edited = json.loads(json.dumps(sort.metadata))
+    edited["residual"][edited["residual"].index(label)] = "renamed"
+    assert _refused(_recheck(sort, metadata=edited)) == (
+        f"the file's residual labels no {label!r} dimension"
+    )
+
+
 def test_dimensions_a_sum_of_token_and_position_reads_are_pinned() -> None:
     # `tokens_int + indices` reads the token's and the position's dimensions in one number: it
     # is a function of neither alone, so the compiler records each dimension it reads
