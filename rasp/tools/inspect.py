@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from rasp.errors import ErrorKind, RaspError
-from rasp.text_width import display_width, ljust
+from rasp.text_width import display_width, ljust, printable
 from rasp.tools.certificate_text import table_lines
 
 
@@ -266,11 +266,7 @@ def printable_file(model: ModelFile) -> ModelFile:
 
 def _printable(value: Any) -> Any:
     if isinstance(value, str):
-        if value.isprintable():
-            return value
-        return "".join(
-            c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in value
-        )
+        return printable(value)
     if isinstance(value, list):
         return [_printable(v) for v in value]
     if isinstance(value, dict):
