@@ -21,7 +21,10 @@ class Rebuild:
 
 
 def _ok(check: dict[str, Any]) -> bool:
+    """As `compiler.certificate.Check.ok` judges it: a NaN proves nothing."""
     margin, bound = float(check["margin"]), float(check["bound"])
+    if math.isnan(margin) or math.isnan(bound):
+        return False
     return margin > bound or (check["kind"] == "relu" and bound == 0)
 
 
