@@ -382,3 +382,26 @@ def test_control_characters_in_a_files_strings_are_shown_escaped(
 
     collect(data)
     assert "mean\u202e(x)" in strings
+
+
+def test_a_token_with_a_control_character_is_quoted_once_not_escaped_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the escape was made first and then quoted as a backslash: ESC read `"a\\x1b"`, the same
+    # as the four characters a \ x 1 b would; now JSON's escapes, inside the quotes
+    from rasp.tools.cli import main
+
+    program = tmp_path / "id.rasp"
+    program.write_text("y = tokens;\n")
+    model = tmp_path / "id.safetensors"
+    vocab = json.dumps(["a\x1b", "b\\", "x\u202e", "a\\x1b"])
+    assert (
+        main(["compile", str(program), "--vocab", vocab, "--max-len", "2", "-o", str(model)]) == 0
+    )
+    capsys.readouterr()
+    assert main(["show", str(model)]) == 0
+    out = capsys.readouterr().out
+    assert all(line.isprintable() for line in out.splitlines())
+    shown = '"a\\u001b" "b\\\\" "x\\u202e" "a\\\\x1b"'
+    assert f"vocab:       {shown}  (bos id 4, pad id 5)" in out
+    assert f"tokens: {shown}" in out

@@ -260,8 +260,32 @@ def layer_operations(meta: dict[str, Any]) -> tuple[Operation, ...]:
 def printable_file(model: ModelFile) -> ModelFile:
     """`model` with every control or format character in its metadata's strings written as its
     escape (`\\x1b`, `\\n`, `\\u202e`), for a terminal: a crafted file's names cannot move the
-    cursor, recolour the terminal, reorder text or fake lines of `rasp show`'s table."""
-    return replace(model, meta=_printable(model.meta))
+    cursor, recolour the terminal, reorder text or fake lines of `rasp show`'s table.
+
+    Tokens and residual values are left as they are: the table quotes them (`_quoted`), and a
+    backslash this escape added would be quoted as one of the token's own."""
+    meta = _printable(model.meta)
+    vocab, raw_vocab = meta.get("vocab"), model.meta.get("vocab")
+    if isinstance(vocab, dict) and isinstance(raw_vocab, dict) and "tokens" in raw_vocab:
+        vocab["tokens"] = raw_vocab["tokens"]
+    if isinstance(model.meta.get("residual"), list):
+        meta["residual"] = [_printable_name(str(label)) for label in model.meta["residual"]]
+    return replace(model, meta=meta)
+
+
+def _printable_name(label: str) -> str:
+    """A residual label with its name escaped and its value as it is (`_label_value_text`)."""
+    name, value = split_label(label)
+    return printable(name) + ("" if value is None else f":{value}")
+
+
+def _quoted(value: str) -> str:
+    """A string in double quotes as JSON writes it, with the characters JSON leaves raw that a
+    terminal acts on (DEL, C1 controls, bidi overrides, line separators) as its `\\u` escapes."""
+    text = json.dumps(value, ensure_ascii=False)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in text)
 
 
 def _printable(value: Any) -> Any:
@@ -443,6 +467,8 @@ def summary_json(summary: ModelSummary) -> dict[str, Any]:
 def _token_text(token: Any) -> str:
     from rasp.tools.arguments import token_text
 
+    if isinstance(token, str) and not token.isprintable():
+        return _quoted(token)
     return token_text(token)
 
 
@@ -453,9 +479,9 @@ def _label_value_text(value: str) -> str:
     """A residual label's value as the vocabulary line shows a token: bare, or in double quotes
     (JSON, as RASP writes a string) where it is empty or holds a space, a quote or a backslash,
     which bare would run into the next value."""
-    if value and not any(c.isspace() or c in '"\\' for c in value):
+    if value and value.isprintable() and not any(c.isspace() or c in '"\\' for c in value):
         return value
-    return json.dumps(value, ensure_ascii=False)
+    return _quoted(value)
 
 
 def _compress_values(values: tuple[str, ...]) -> list[str]:
