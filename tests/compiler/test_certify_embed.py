@@ -191,6 +191,26 @@ def test_a_reach_naming_what_does_not_exist_is_malformed(
     assert says in cert.errors[0]
 
 
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda r: r["mlps"][0]["points"][0].pop(1),  # ValueError: shapes (7,1) (8,1)
+        lambda r: r["inputs"][1].update(reading=0),  # ValueError: zip() argument 2 is shorter
+        lambda r: r["heads"][1]["values"][0]["columns"].__setitem__(1, 10**30),  # OverflowError
+        lambda r: r["heads"][1]["atoms"][0]["shape"].__setitem__(1, 10**30),  # OverflowError
+        lambda r: r["heads"][0].update(head=1.5),  # IndexError
+    ],
+)
+def test_a_reach_the_walk_cannot_read_is_malformed_not_a_crash(edit: Any) -> None:
+    # hand edits the reader's own checks let through: `rasp verify --model` (with or without
+    # --no-rebuild: it proves the weights against the file's reach too) ended in an internal error
+    model = _library("reverse", "abc", 8)
+    meta = json.loads(json.dumps(model.metadata))
+    edit(meta["reach"])
+    cert = _recheck(model, metadata=meta)
+    assert not cert.ok and cert.errors[0].startswith("the file's reach is malformed ("), cert
+
+
 def test_an_edited_output_list_is_refused(sort: CompiledModel) -> None:
     # the argmax is right, but the file would decode its column as another value
     edited = json.loads(json.dumps(sort.metadata))
