@@ -472,7 +472,13 @@ def _token_text(token: Any) -> str:
     return token_text(token)
 
 
-_INT = re.compile(r"-?\d+")
+_INT = re.compile(r"-?[0-9]+")
+
+
+def _int_text(value: str) -> bool:
+    """Whether `value` is an int as written (`7`, `-1`): not `07`, `+2` or other scripts' digits,
+    which a run `5..7` would show as another token."""
+    return _INT.fullmatch(value) is not None and str(int(value)) == value
 
 
 def _label_value_text(value: str) -> str:
@@ -497,11 +503,11 @@ def _compress_values(values: tuple[str, ...]) -> list[str]:
         run.clear()
 
     for value in values:
-        if _INT.fullmatch(value) and (not run or int(value) == run[-1] + 1):
+        if _int_text(value) and (not run or int(value) == run[-1] + 1):
             run.append(int(value))
             continue
         flush()
-        if _INT.fullmatch(value):
+        if _int_text(value):
             run.append(int(value))
         else:
             parts.append(_label_value_text(value))
