@@ -135,7 +135,7 @@ def test_verify_flags_a_weakened_block_with_its_variable_and_sublayer(
     assert code == 1
     text = out + err
     assert "NOT proved" in text and "layer 1 attn (reverse)" in text and "softmax" in text
-    assert "the weights do not match it" in text  # the stored certificate said proved
+    assert "the file's weights or metadata do not match it" in text  # stored: proved
 
 
 def test_a_failed_exact_decision_is_the_weakest_shown() -> None:

@@ -115,7 +115,7 @@ def recheck_model(
     if stored is not None and bool(stored.get("ok")) != bool(fresh.get("ok")):
         lines.append(
             f"  the file's own certificate says {'proved' if stored.get('ok') else 'not proved'}: "
-            "the weights do not match it"
+            "the file's weights or metadata do not match it"  # an edited mask or output too
         )
     decoder = [c for c in fresh.get("checks", []) if c["sublayer"] == "decoder"]
     if decoder:

@@ -266,7 +266,8 @@ def test_verify_says_the_certificate_is_not_proved(
     assert code == 1
     line = next(x for x in text.splitlines() if x.strip().startswith("certificate:"))
     assert "NOT proved" in line and reason in line and "(re-checked from the weights)" in line
-    assert "the weights do not match it" in text  # the file's own certificate said proved
+    # the file's own certificate said proved; an edited output list is no edit of the weights
+    assert "the file's weights or metadata do not match it" in text
 
 
 def test_decode_reads_each_row_as_the_first_value_that_holds() -> None:
