@@ -82,6 +82,16 @@ def record_inputs(
     return dataclasses.replace(reach, readings=tuple(readings), inputs=tuple(records))
 
 
+def special_dims(residual: Sequence[str]) -> tuple[int, int, int]:
+    """The dimensions labelled `one`, `bos` and `pad`: ReadError where a (hand-edited) file's
+    residual labels lack one, which the walk cannot start without."""
+    labels = list(residual)
+    for label in ("one", "bos", "pad"):
+        if label not in labels:
+            raise ReadError(f"the file's residual labels no {label!r} dimension")
+    return labels.index("one"), labels.index("bos"), labels.index("pad")
+
+
 def check_embedding(
     w: dict[str, np.ndarray],
     reach: Reach,
@@ -92,7 +102,7 @@ def check_embedding(
     """Check the embedding (float64 copies of the float32 weights) against the reach's record;
     ReadError, located, where it differs. Returns the input readings' dimensions (the embedding's
     to claim, written or not: no block may write them)."""
-    one, bos, pad = (list(residual).index(label) for label in ("one", "bos", "pad"))
+    one, bos, pad = special_dims(residual)
     w_e = w["embed.W_E"]
     n_tok = w_e.shape[0] - 2
     w_pos = w.get("pos_embed.W_pos", np.zeros((max_len + 1, w_e.shape[1])))

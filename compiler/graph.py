@@ -171,7 +171,8 @@ def graph_and_index(root: sops.Node) -> tuple[Graph, dict[int, int]]:
             index_of[node.id] = leaves[leaf]
             continue
         if node.name:
-            name, named = node.name, True
+            # residual labels are `name:value`: a tracr label's `:` would split its name
+            name, named = node.name.replace(":", "_"), True
         else:
             counters[op] = counters.get(op, 0) + 1
             name, named = f"_{op.value}_{counters[op]}", False

@@ -58,3 +58,14 @@ def clip(text: str, width: int, mark: str = "…") -> str:
             break
         kept.append(char)
     return "".join(kept) + mark
+
+
+def printable(text: str) -> str:
+    """`text` with each control or format character as its escape (`\\x1b`, `\\n`, `\\u202e`),
+    for a terminal: a model file's strings cannot move the cursor, recolour the terminal, reorder
+    text or add lines (`transformer.errors` keeps its own copy: the runtime imports no `rasp`)."""
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )

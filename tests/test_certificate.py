@@ -135,7 +135,7 @@ def test_verify_flags_a_weakened_block_with_its_variable_and_sublayer(
     assert code == 1
     text = out + err
     assert "NOT proved" in text and "layer 1 attn (reverse)" in text and "softmax" in text
-    assert "the weights do not match it" in text  # the stored certificate said proved
+    assert "the file's weights or metadata do not match it" in text  # stored: proved
 
 
 def test_a_failed_exact_decision_is_the_weakest_shown() -> None:
@@ -153,6 +153,19 @@ def test_a_failed_exact_decision_is_the_weakest_shown() -> None:
     line = summary_line(certificate.to_json())
     assert "NOT proved: 1 of 3 blocks" in line and "weakest: layer 1 attn (reverse)" in line
     assert Certificate((proved, exact_zero)).weakest() is proved
+
+
+def test_a_nan_margin_reads_as_not_proved_as_the_certifier_judges_it() -> None:
+    # Check.ok: a NaN proves nothing; the text's own test let a ReLU's NaN margin with bound 0
+    # through, so the summary said "every decision proved" of a certificate whose ok is false
+    from compiler.certificate import Certificate, Check
+    from rasp.tools.certificate_text import summary_line, table_lines
+
+    nan = Check("layer 0 mlp", "x", "x", "relu", float("nan"), 0.0, "unit 0")
+    certificate = Certificate((nan,))
+    assert not certificate.ok
+    assert summary_line(certificate.to_json()).startswith("certificate: NOT proved: 1 of 1")
+    assert table_lines(certificate.to_json())[-1].endswith("NOT PROVED")
 
 
 def test_the_certificate_travels_in_the_file(

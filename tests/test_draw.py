@@ -267,3 +267,56 @@ def test_a_tracr_models_tuples_are_drawn_as_tuples(tmp_path: Path) -> None:
     trace = trace_model(transformer.load(path), list("ba"))
     assert trace.output == (("b", 0), ("a", 1))
     assert [_token_text(v) for v in trace.output] == ["('b', 0)", "('a', 1)"]
+
+
+def test_dot_quotes_variable_names_in_node_ids_and_edges(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # a tracr label may hold `"` or `\`: an embedded input's node id and its edges were written
+    # unescaped (`"p"q\" -> "L0:MLP0"`), which graphviz cannot read
+    from tests.cli_helpers import run
+
+    program = tmp_path / "q.py"
+    program.write_text(
+        "from rasp import tracr as rasp\n"
+        "parity = rasp.Map(lambda i: i % 2, rasp.indices).named('p\"q\\\\')\n"
+        "both = rasp.SequenceMap(lambda a, b: str(a) + b, parity, rasp.tokens).named('both')\n"
+    )
+    model = tmp_path / "q.safetensors"
+    assert run(capsys, "compile", f"{program}:both", "--vocab", "ab", "--max-len", "4",
+               "-o", str(model), "-q")[0] == 0  # fmt: skip
+    dot_path = tmp_path / "q.dot"
+    assert run(capsys, "draw", str(model), "--input", "ab", "-o", str(tmp_path / "q.png"),
+               "--dot", str(dot_path))[0] == 0  # fmt: skip
+    dot = dot_path.read_text()
+    quoted = re.compile(r'"(?:[^"\\]|\\.)*"')
+    for line in dot.splitlines():
+        assert '"' not in quoted.sub("", line), line  # every quote opens or closes a string
+    assert '"p\\"q\\\\" [label="p\\"q\\\\\\n' in dot
+    assert '  "p\\"q\\\\" -> "L0:MLP0";' in dot
+
+
+def test_dollar_signs_in_a_program_are_drawn_as_written_not_as_mathtext(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # matplotlib reads text between two `$` as TeX: this operation's text was an internal error
+    # (ParseException), and an input `$x b$` was titled `y(xb)` in italics
+    from matplotlib.text import Text
+
+    from tests.cli_helpers import run
+
+    program = tmp_path / "d.rasp"
+    select = "select(indices, indices, ==)"
+    program.write_text(f'y = aggregate({select}, tokens == "$" or tokens == "$\\\\alpha");\n')
+    code, _, err = run(
+        capsys, "draw", str(program), "--input", "$a$", "-o", str(tmp_path / "d.png")
+    )
+    assert code == 0 and not err, err
+    program.write_text("y = aggregate(select(tokens, tokens, ==), indices);\n")
+    model = tmp_path / "d.safetensors"
+    vocab = '["$x", "b$"]'
+    run(capsys, "compile", str(program), "--vocab", vocab, "--max-len", "2", "-o", str(model))
+    fig = trace_figure(trace_model(transformer.load(model), ["$x", "b$"]))
+    texts = [text for text in fig.findobj(Text) if "$" in text.get_text()]
+    assert "y($x b$) = [0, 1]" in [text.get_text() for text in texts]
+    assert not [text.get_text() for text in texts if text.get_parse_math()]

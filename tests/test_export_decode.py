@@ -184,6 +184,12 @@ def test_decode_logits_refuses_other_logits_and_bad_guides(tmp_path: Path) -> No
         interop.decode_logits(tmp_path / "tl" / "config.json", torch.zeros(1, 3, 1), [2])
     with pytest.raises(TypeError, match="as a path or the dict json.load gives, got list"):
         interop.decode_logits([guide], torch.zeros(1, 3, 1), [2])  # type: ignore[arg-type]
+    # a hand-edited max_len: not "the model reads at most -1 tokens" on a logit check
+    edited = json.loads(guide.read_text())
+    for bad in (0, -1):
+        edited["max_len"] = bad
+        with pytest.raises(ModelFormatError, match=f"'max_len' must be at least 1, got {bad}"):
+            interop.decode_logits(edited, torch.zeros(1, 3, 1), [2])
 
 
 def test_load_and_process_state_dict_zeroes_a_numerical_output(tmp_path: Path) -> None:

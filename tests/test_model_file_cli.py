@@ -8,6 +8,7 @@ edited and saved again.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,20 @@ def test_a_misshapen_embedding_list_is_refused_by_every_command(
 ) -> None:
     model = edited_model(tmp_path / "emb.safetensors", lambda m, t: m.update(embedding=[1]))
     assert_all_refuse(capsys, model, tmp_path, "metadata field 'embedding[0]' must be an object")
+
+
+@pytest.mark.parametrize("key", ["embedding", "certificate", "sums_as_means"])
+def test_an_optional_field_written_as_null_reads_as_absent_in_every_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, key: str
+) -> None:
+    # docs/format.md: absent or null is fine; `"embedding": null` crashed show, draw and verify
+    model = edited_model(tmp_path / "null.safetensors", lambda m, t: m.update({key: None}))
+    for command, argv in model_commands(model, tmp_path).items():
+        code, out, err = run(capsys, *argv)
+        assert "internal error" not in err and "Traceback" not in err, (command, err)
+        assert code == (1 if command == "verify" else 0), (command, err)  # verify: another program
+    code, out, _ = run(capsys, "show", str(model), "--json")
+    assert code == 0 and json.loads(out)["embedding"] == []
 
 
 # --- config maxima that no layer attains ---------------------------------------------------------

@@ -168,3 +168,31 @@ def test_an_expression_statements_value_is_named_out_in_the_model(
     assert code == 0 and "_aggregate" not in out
     assert "1      head 0  out     aggregate(select(indices, length" in out
     assert run(capsys, "verify", "--model", str(model))[0] == 0
+
+
+@pytest.mark.parametrize("field", ["file", "name", "value"])
+def test_the_files_own_strings_are_escaped_in_verifys_text(
+    capsys: pytest.CaptureFixture[str], compiled: tuple[Path, Path], field: str
+) -> None:
+    # the program file, the output name and the output's values come from the model file:
+    # verify's text quoted them raw (`rasp show` escapes them), a clear-screen escape included
+    import json
+
+    from safetensors import safe_open
+
+    _, model = compiled
+    with safe_open(str(model), "np") as handle:
+        meta = json.loads(handle.metadata()["rasp_forge"])
+    evil = "\x1b[2J\u202e\r"
+    if field == "file":
+        meta["program"]["file"] += evil
+    elif field == "name":
+        meta["output"]["name"] += evil
+    else:
+        meta["output"]["values"][0] += evil
+    save_file(load_file(str(model)), str(model), metadata={"rasp_forge": json.dumps(meta)})
+    code, out, err = run(capsys, "verify", "--model", str(model), "--no-rebuild")
+    assert code == (0 if field == "file" else 1)
+    lines = (out + err).splitlines()
+    assert lines and all(line.isprintable() for line in lines), lines
+    assert "\\x1b[2J\\u202e\\r" in out + err

@@ -180,6 +180,17 @@ def test_group_residual_keeps_separate_runs() -> None:
     assert group_residual(["i:0", "i:1", "i:2", "i:5", "i:x"])[0].describe() == "i: 0..2 5 x"
 
 
+def test_only_values_written_as_ints_join_a_run() -> None:
+    # tokens "05" "06" "07" (and the Arabic-Indic digits ٥ ٦ ٧) read as the ints 5..7: the
+    # vocabulary line showed `05 06 07`, the residual `tokens: 5..7`
+    (padded,) = group_residual(["tokens:05", "tokens:06", "tokens:07"])
+    assert padded.describe() == "tokens: 05 06 07"
+    (arabic,) = group_residual(["tokens:\u0665", "tokens:\u0666", "tokens:\u0667"])
+    assert arabic.describe() == "tokens: \u0665 \u0666 \u0667"
+    (mixed,) = group_residual(["i:-1", "i:0", "i:1", "i:+2", "i:3"])
+    assert mixed.describe() == "i: -1..1 +2 3"
+
+
 def test_a_long_value_list_is_elided_with_its_count() -> None:
     # A one-hot of a mean can hold thousands of values; its line lists a few and counts them all.
     labels = [f"v:{k / 7}" for k in range(100)]
@@ -382,3 +393,26 @@ def test_control_characters_in_a_files_strings_are_shown_escaped(
 
     collect(data)
     assert "mean\u202e(x)" in strings
+
+
+def test_a_token_with_a_control_character_is_quoted_once_not_escaped_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the escape was made first and then quoted as a backslash: ESC read `"a\\x1b"`, the same
+    # as the four characters a \ x 1 b would; now JSON's escapes, inside the quotes
+    from rasp.tools.cli import main
+
+    program = tmp_path / "id.rasp"
+    program.write_text("y = tokens;\n")
+    model = tmp_path / "id.safetensors"
+    vocab = json.dumps(["a\x1b", "b\\", "x\u202e", "a\\x1b"])
+    assert (
+        main(["compile", str(program), "--vocab", vocab, "--max-len", "2", "-o", str(model)]) == 0
+    )
+    capsys.readouterr()
+    assert main(["show", str(model)]) == 0
+    out = capsys.readouterr().out
+    assert all(line.isprintable() for line in out.splitlines())
+    shown = '"a\\u001b" "b\\\\" "x\\u202e" "a\\\\x1b"'
+    assert f"vocab:       {shown}  (bos id 4, pad id 5)" in out
+    assert f"tokens: {shown}" in out

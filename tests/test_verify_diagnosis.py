@@ -238,3 +238,33 @@ def test_a_variable_broken_after_it_is_complete_names_no_earlier_writer(tmp_path
     assert div is not None
     assert (div.variable, div.layer, div.sublayer) == ("reverse", 1, "mlp")
     assert div.started_at is None
+
+
+def test_a_tracr_label_with_a_colon_is_still_one_variable_of_the_residual(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Residual labels are `name:value`: a head's fault in `.named("sh:ift")` was read as variable
+    `sh` holding `ift:a`, matched no s-op, and was blamed on the unembedding."""
+    pytest.importorskip("compiler")
+    import json
+
+    from rasp.tools.cli import main
+
+    program = tmp_path / "shift.py"
+    program.write_text(
+        "from rasp import tracr as rasp\n"
+        "sel = rasp.Select(rasp.indices, rasp.indices, lambda k, q: k == q - 1)\n"
+        "shift = rasp.Aggregate(sel, rasp.tokens).named('sh:ift')\n"
+        "out = rasp.SequenceMap(lambda a, b: (a or '') + b, shift, rasp.tokens).named('out')\n"
+    )
+    path = tmp_path / "shift.safetensors"
+    target = f"{program}:out"
+    assert main(["compile", target, "--vocab", "ab", "--max-len", "4", "-o", str(path)]) == 0
+    residual = _metadata(path)["residual"]
+    assert "sh_ift:a" in residual and not [r for r in residual if r.count(":") > 1]
+    a, b = residual.index("sh_ift:a"), residual.index("sh_ift:b")
+    _set_weight(path, "blocks.0.attn.W_O", (0, slice(None), [a, b]), 0.0)
+    capsys.readouterr()
+    assert main(["verify", target, "--model", str(path), "--json", "--no-rebuild"]) == 1
+    div = json.loads(capsys.readouterr().out)["divergence"]
+    assert (div["variable"], div["layer"], div["sublayer"]) == ("sh_ift", 0, "attn")

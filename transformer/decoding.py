@@ -261,12 +261,12 @@ class OutputSpec:
             whole = (whole & (flags != _FLOAT)) | ((flags == _INT) & integral)
         if 2 * np.count_nonzero(whole) > whole.size:
             out = quotients.astype(object)  # [batch, n]
-            out[whole] = np.rint(quotients[whole]).astype(np.int64).astype(object)
+            out[whole] = _exact_ints(quotients[whole])
             return _rows(out, lengths)
         # mostly floats: `tolist` makes them directly, then the few whole entries are replaced
         rows = _rows(quotients, lengths)
         at_b, at_i = np.nonzero(whole)
-        values = np.rint(quotients[at_b, at_i]).astype(np.int64).tolist()
+        values = _exact_ints(quotients[at_b, at_i]).tolist()
         for b, i, value in zip(at_b.tolist(), at_i.tolist(), values, strict=True):
             row = rows[b]
             if i < len(row):
@@ -400,6 +400,17 @@ class DeviceCodes:
     codes: Tensor  # [batch, n]
     bad: Tensor  # 0-dim bool: a non-finite logit was read
     first_bad: Tensor | None  # 0-dim float64, numerical only: the first non-finite number
+
+
+def _exact_ints(numbers: np.ndarray) -> np.ndarray:
+    """Finite whole-valued floats `[k]` -> an object array of the Python ints they equal (rounded
+    half to even): through int64 where they fit, which would wrap larger ones (1e30 to -2**63)."""
+    rounded = np.rint(numbers)
+    if rounded.size == 0 or float(np.abs(rounded).max()) < 2.0**63:
+        return rounded.astype(np.int64).astype(object)
+    out = np.empty(rounded.shape, dtype=object)
+    out[...] = [int(x) for x in rounded.tolist()]
+    return out
 
 
 def _rows(table: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:

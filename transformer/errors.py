@@ -11,9 +11,21 @@ class ModelFormatError(Exception):
     """A file that is not a valid compiled model: `str(err)` is `<path>: <what is wrong>`."""
 
     def __init__(self, path: str, reason: str) -> None:
+        reason = printable(reason)
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
+
+
+def printable(text: str) -> str:
+    """`text` with each control or format character as its escape (`\\x1b`, `\\n`, `\\u202e`):
+    a reason quotes the file's own strings (tensor names, field values), which must not move the
+    cursor, recolour the terminal, reorder the line or break it in two."""
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
 
 
 class ModelInputError(ValueError):

@@ -170,6 +170,8 @@ def decode_logits(
         raise check.fail("this is the export's config.json; decode_logits reads rasp_forge.json")
     output = check.get(dict(guide), "output", "", dict)
     max_len = check.get(dict(guide), "max_len", "", int)
+    if max_len < 1:
+        raise check.fail(f"metadata 'max_len' must be at least 1, got {max_len}")
     # one column per listed value of a categorical output, one number for a numerical one
     categorical = output.get("encoding") == "categorical" and isinstance(output.get("values"), list)
     columns = len(output["values"]) if categorical else 1

@@ -21,7 +21,10 @@ class Rebuild:
 
 
 def _ok(check: dict[str, Any]) -> bool:
+    """As `compiler.certificate.Check.ok` judges it: a NaN proves nothing."""
     margin, bound = float(check["margin"]), float(check["bound"])
+    if math.isnan(margin) or math.isnan(bound):
+        return False
     return margin > bound or (check["kind"] == "relu" and bound == 0)
 
 
@@ -112,7 +115,7 @@ def recheck_model(
     if stored is not None and bool(stored.get("ok")) != bool(fresh.get("ok")):
         lines.append(
             f"  the file's own certificate says {'proved' if stored.get('ok') else 'not proved'}: "
-            "the weights do not match it"
+            "the file's weights or metadata do not match it"  # an edited mask or output too
         )
     decoder = [c for c in fresh.get("checks", []) if c["sublayer"] == "decoder"]
     if decoder:

@@ -115,8 +115,9 @@ def draw_trace(trace: Trace, path: str | Path) -> None:
     """Attention patterns (top row) and residual streams (bottom row) as one picture, in the format
     `path`'s suffix names (PNG without one: written at `path` itself, no suffix added)."""
     plt = _require_matplotlib()
-    fig = trace_figure(trace)
-    fig.savefig(str(path), dpi=110, format=picture_format(path))
+    with plt.rc_context(_PLAIN_TEXT):  # tick labels may be made as the figure is saved
+        fig = trace_figure(trace)
+        fig.savefig(str(path), dpi=110, format=picture_format(path))
     plt.close(fig)
 
 
@@ -141,12 +142,20 @@ def picture_format_problem(path: str | Path) -> str | None:
 
 _CHAR_W = 0.075  # inches per character of 8-point text (monospace; proportional text is narrower)
 _TITLE_H = 0.45  # inches for the figure's title row
+# Every text is the program's or the file's own (tokens, names, operations): matplotlib would
+# read the part between two `$` as TeX, drawing `$x b$` as italic `xb` or failing on `"$\\alpha"`.
+_PLAIN_TEXT = {"text.parse_math": False}
 
 
 def trace_figure(trace: Trace) -> Any:
     """The matplotlib figure `draw_trace` saves. Its title has a row of its own and every head is
     wide enough for its wrapped title, so no two titles overlap and no label leaves the figure."""
     plt = _require_matplotlib()
+    with plt.rc_context(_PLAIN_TEXT):
+        return _figure(plt, trace)
+
+
+def _figure(plt: Any, trace: Trace) -> Any:
     n_pos, d_model = len(trace.positions), len(trace.labels)
     label_width = max((len(label) for label in trace.labels), default=4) * _CHAR_W + 0.6
     panel_w = max(1.6, 0.32 * n_pos + 0.4)

@@ -41,13 +41,16 @@ def computation_dot(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray]) 
         "  edge [fontsize=8];",
     ]
     # a map of the position alone is written by the positional embedding: shown with its operation
-    embedded = {str(op.get("name")): str(op.get("op")) for op in meta.get("embedding", [])}
+    embedded = {str(op.get("name")): str(op.get("op")) for op in (meta.get("embedding") or [])}
     rows: list[tuple[str, list[str]]] = [
         (
             "embedding",
             [
                 _node(
-                    v, f"{v}\\n{_escape(embedded[v])}" if v in embedded else v, "input", v == output
+                    v,
+                    f"{_escape(v)}\\n{_escape(embedded[v])}" if v in embedded else _escape(v),
+                    "input",
+                    v == output,
                 )
                 for v in inputs
             ],
@@ -59,7 +62,7 @@ def computation_dot(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray]) 
         label = f' [label="{role}"]' if role else ""
         for source in dict.fromkeys(writer.get(v, v) for v in sources):
             if source != target:
-                edges.append(f'  "{source}" -> "{target}"{label};')
+                edges.append(f'  "{_escape(source)}" -> "{_escape(target)}"{label};')
 
     for layer, ops in enumerate(meta["layers"]):
         attn_nodes, mlp_nodes = [], []
@@ -139,10 +142,11 @@ def _node(name: str, label: str, kind: str, is_output: bool) -> str:
         "mlp": ', style=filled, fillcolor="#fde7c8"',
     }[kind]
     extra = ", peripheries=2" if is_output else ""
-    return f'"{name}" [label="{label}", shape={shape}{style}{extra}];'
+    return f'"{_escape(name)}" [label="{label}", shape={shape}{style}{extra}];'
 
 
 def _escape(text: Any) -> str:
+    """`text` inside a DOT double-quoted string (ids too: a tracr label may hold `"` or `\\`)."""
     return str(text).replace("\\", "\\\\").replace('"', '\\"')
 
 

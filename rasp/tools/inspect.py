@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from rasp.errors import ErrorKind, RaspError
-from rasp.text_width import display_width, ljust
+from rasp.text_width import display_width, ljust, printable
 from rasp.tools.certificate_text import table_lines
 
 
@@ -242,7 +242,7 @@ def layer_operations(meta: dict[str, Any]) -> tuple[Operation, ...]:
     query's)."""
     ops = [
         Operation(None, "pos_embed", str(op.get("name")), str(op.get("op")))
-        for op in meta.get("embedding", [])
+        for op in (meta.get("embedding") or [])
     ]
     shapes = meta.get("config", {}).get("layers") or []
     for index, layer in enumerate(meta.get("layers", [])):
@@ -260,17 +260,37 @@ def layer_operations(meta: dict[str, Any]) -> tuple[Operation, ...]:
 def printable_file(model: ModelFile) -> ModelFile:
     """`model` with every control or format character in its metadata's strings written as its
     escape (`\\x1b`, `\\n`, `\\u202e`), for a terminal: a crafted file's names cannot move the
-    cursor, recolour the terminal, reorder text or fake lines of `rasp show`'s table."""
-    return replace(model, meta=_printable(model.meta))
+    cursor, recolour the terminal, reorder text or fake lines of `rasp show`'s table.
+
+    Tokens and residual values are left as they are: the table quotes them (`_quoted`), and a
+    backslash this escape added would be quoted as one of the token's own."""
+    meta = _printable(model.meta)
+    vocab, raw_vocab = meta.get("vocab"), model.meta.get("vocab")
+    if isinstance(vocab, dict) and isinstance(raw_vocab, dict) and "tokens" in raw_vocab:
+        vocab["tokens"] = raw_vocab["tokens"]
+    if isinstance(model.meta.get("residual"), list):
+        meta["residual"] = [_printable_name(str(label)) for label in model.meta["residual"]]
+    return replace(model, meta=meta)
+
+
+def _printable_name(label: str) -> str:
+    """A residual label with its name escaped and its value as it is (`_label_value_text`)."""
+    name, value = split_label(label)
+    return printable(name) + ("" if value is None else f":{value}")
+
+
+def _quoted(value: str) -> str:
+    """A string in double quotes as JSON writes it, with the characters JSON leaves raw that a
+    terminal acts on (DEL, C1 controls, bidi overrides, line separators) as its `\\u` escapes."""
+    text = json.dumps(value, ensure_ascii=False)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in text)
 
 
 def _printable(value: Any) -> Any:
     if isinstance(value, str):
-        if value.isprintable():
-            return value
-        return "".join(
-            c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in value
-        )
+        return printable(value)
     if isinstance(value, list):
         return [_printable(v) for v in value]
     if isinstance(value, dict):
@@ -429,7 +449,7 @@ def summary_json(summary: ModelSummary) -> dict[str, Any]:
         "output": meta["output"],
         "program": program,
         "parameters": {"total": summary.total_params, "nonzero": summary.nonzero_params},
-        "embedding": meta.get("embedding", []),
+        "embedding": (meta.get("embedding") or []),
         "layers": meta["layers"],
         "certificate": meta.get("certificate"),
         "residual": [
@@ -447,19 +467,27 @@ def summary_json(summary: ModelSummary) -> dict[str, Any]:
 def _token_text(token: Any) -> str:
     from rasp.tools.arguments import token_text
 
+    if isinstance(token, str) and not token.isprintable():
+        return _quoted(token)
     return token_text(token)
 
 
-_INT = re.compile(r"-?\d+")
+_INT = re.compile(r"-?[0-9]+")
+
+
+def _int_text(value: str) -> bool:
+    """Whether `value` is an int as written (`7`, `-1`): not `07`, `+2` or other scripts' digits,
+    which a run `5..7` would show as another token."""
+    return _INT.fullmatch(value) is not None and str(int(value)) == value
 
 
 def _label_value_text(value: str) -> str:
     """A residual label's value as the vocabulary line shows a token: bare, or in double quotes
     (JSON, as RASP writes a string) where it is empty or holds a space, a quote or a backslash,
     which bare would run into the next value."""
-    if value and not any(c.isspace() or c in '"\\' for c in value):
+    if value and value.isprintable() and not any(c.isspace() or c in '"\\' for c in value):
         return value
-    return json.dumps(value, ensure_ascii=False)
+    return _quoted(value)
 
 
 def _compress_values(values: tuple[str, ...]) -> list[str]:
@@ -475,11 +503,11 @@ def _compress_values(values: tuple[str, ...]) -> list[str]:
         run.clear()
 
     for value in values:
-        if _INT.fullmatch(value) and (not run or int(value) == run[-1] + 1):
+        if _int_text(value) and (not run or int(value) == run[-1] + 1):
             run.append(int(value))
             continue
         flush()
-        if _INT.fullmatch(value):
+        if _int_text(value):
             run.append(int(value))
         else:
             parts.append(_label_value_text(value))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rasp.errors import ErrorKind, RaspError, Source
+from rasp.text_width import printable
 from rasp.tools.console import Console
 from rasp.tools.pyprogram import is_python_target, python_program
 
@@ -104,7 +105,7 @@ def program_sops(
         model, name = model_output
         if name not in set(interp.names()):
             raise RaspError(
-                f"{model} computes `{name}`, which {source.name} does not define",
+                printable(f"{model} computes `{name}`, which {source.name} does not define"),
                 hint=f"verify {model} against the program it was compiled from, or pass --name "
                 "with the s-op of this program that computes it",
                 kind=ErrorKind.NAME,
@@ -160,7 +161,9 @@ def recorded_program(model_path: str, meta: dict[str, Any]) -> Source:
         )
     # its loads look where they did when it was compiled: in its file's directory first
     loads_from = str(Path(file).parent) if file is not None and not file.startswith("<") else None
-    return Source(f"{file or 'the program'} (recorded in {model_path})", text, loads_from)
+    # the file names itself: escaped, as `rasp show` writes it (the name heads every message)
+    shown = printable(file) if file is not None else "the program"
+    return Source(f"{shown} (recorded in {model_path})", text, loads_from)
 
 
 def compile_sop(

@@ -370,7 +370,7 @@ def operation_of(meta: Mapping[str, Any], name: str) -> str | None:
     """What the file's layer map says `name` computes (the last sublayer that lists it, else the
     positional embedding's list)."""
     found = next(
-        (str(op.get("op")) for op in meta.get("embedding", []) if op.get("name") == name), None
+        (str(op.get("op")) for op in (meta.get("embedding") or []) if op.get("name") == name), None
     )
     for ops in meta.get("layers", []):
         for op in [*ops.get("attn", []), *ops.get("mlp", [])]:

@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from rasp.errors import CompileError, Source
+from rasp.text_width import printable
 from rasp.tools import model_steps as steps
 from rasp.tools.console import Console
 
@@ -106,7 +107,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     )
     if output is not None and name != output:  # --name, or PROG.py:NAME
         console.warn(
-            f"{args.model} computes `{output}`; verifying `{name}` of {source.name} against it"
+            printable(
+                f"{args.model} computes `{output}`; verifying `{name}` of {source.name} against it"
+            )
         )
     from compiler.resolve import resolve
 
@@ -190,10 +193,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.json:
         console.result_json(report_json(report))
     elif report.ok:
-        console.note(format_success(report, what))
+        console.note(_printable_lines(format_success(report, what)))
     else:
-        print(format_failure(report, what), file=sys.stderr)
+        print(_printable_lines(format_failure(report, what)), file=sys.stderr)
     return 0 if report.ok else 1
+
+
+def _printable_lines(text: str) -> str:
+    """The report's lines with control and format characters escaped, as `rasp show` writes
+    them: the model file names its output and its values and tokens, which the lines quote."""
+    return "\n".join(printable(line) for line in text.split("\n"))
 
 
 NO_INPUT = "--exhaustive-len 0 with --samples 0 leaves no input to check"

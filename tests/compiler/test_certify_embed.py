@@ -128,6 +128,16 @@ def test_the_one_dimension_is_checked(sort: CompiledModel) -> None:
     )
 
 
+@pytest.mark.parametrize("label", ["one", "bos", "pad"])
+def test_a_residual_without_a_special_label_is_not_proved(sort: CompiledModel, label: str) -> None:
+    # a hand-edited label: `rasp verify --model` crashed (ValueError: 'one' is not in list)
+    edited = json.loads(json.dumps(sort.metadata))
+    edited["residual"][edited["residual"].index(label)] = "renamed"
+    assert _refused(_recheck(sort, metadata=edited)) == (
+        f"the file's residual labels no {label!r} dimension"
+    )
+
+
 def test_dimensions_a_sum_of_token_and_position_reads_are_pinned() -> None:
     # `tokens_int + indices` reads the token's and the position's dimensions in one number: it
     # is a function of neither alone, so the compiler records each dimension it reads
@@ -179,6 +189,26 @@ def test_a_reach_naming_what_does_not_exist_is_malformed(
     cert = _recheck(sort, metadata=meta)
     assert not cert.ok and "the file's reach is malformed" in cert.errors[0]
     assert says in cert.errors[0]
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda r: r["mlps"][0]["points"][0].pop(1),  # ValueError: shapes (7,1) (8,1)
+        lambda r: r["inputs"][1].update(reading=0),  # ValueError: zip() argument 2 is shorter
+        lambda r: r["heads"][1]["values"][0]["columns"].__setitem__(1, 10**30),  # OverflowError
+        lambda r: r["heads"][1]["atoms"][0]["shape"].__setitem__(1, 10**30),  # OverflowError
+        lambda r: r["heads"][0].update(head=1.5),  # IndexError
+    ],
+)
+def test_a_reach_the_walk_cannot_read_is_malformed_not_a_crash(edit: Any) -> None:
+    # hand edits the reader's own checks let through: `rasp verify --model` (with or without
+    # --no-rebuild: it proves the weights against the file's reach too) ended in an internal error
+    model = _library("reverse", "abc", 8)
+    meta = json.loads(json.dumps(model.metadata))
+    edit(meta["reach"])
+    cert = _recheck(model, metadata=meta)
+    assert not cert.ok and cert.errors[0].startswith("the file's reach is malformed ("), cert
 
 
 def test_an_edited_output_list_is_refused(sort: CompiledModel) -> None:
@@ -236,7 +266,8 @@ def test_verify_says_the_certificate_is_not_proved(
     assert code == 1
     line = next(x for x in text.splitlines() if x.strip().startswith("certificate:"))
     assert "NOT proved" in line and reason in line and "(re-checked from the weights)" in line
-    assert "the weights do not match it" in text  # the file's own certificate said proved
+    # the file's own certificate said proved; an edited output list is no edit of the weights
+    assert "the file's weights or metadata do not match it" in text
 
 
 def test_decode_reads_each_row_as_the_first_value_that_holds() -> None:

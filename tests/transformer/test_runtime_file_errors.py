@@ -422,3 +422,25 @@ def test_deeply_nested_safetensors_header(tmp_path: Path) -> None:
     text = b"[" * 200_000 + b"]" * 200_000
     path.write_bytes(struct.pack("<Q", len(text)) + text)
     expect_format_error(path, "not a safetensors file")
+
+
+# --- a crafted file's strings in a message --------------------------------------------------------
+
+EVIL = "x\x1b[2J\u202e\x85\u2028\x7f\ny"  # clear screen, reorder, C1 and line separators, newline
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda m, t: m["output"].update(encoding=EVIL),  # quoted by the field check (json_text)
+        lambda m, t: t.update({EVIL: np.zeros(1, dtype=np.float32)}),  # an unexpected tensor
+        lambda m, t: m.update(format_version=EVIL),
+    ],
+)
+def test_a_files_own_strings_are_escaped_in_its_error(
+    tmp_path: Path, edit: Callable[[dict[str, Any], dict[str, np.ndarray]], None]
+) -> None:
+    # JSON escapes only C0 controls: \u202e, \x85, \u2028 and \x7f reached the terminal raw, and
+    # a tensor name was quoted as it is, \x1b and newline too
+    message = expect_format_error(write_edited(tmp_path / "m.safetensors", edit))
+    assert message.isprintable(), repr(message)

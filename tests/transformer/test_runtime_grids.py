@@ -90,6 +90,17 @@ def test_grid_values_are_ints_exactly_where_the_denominator_is_one(
         ]
 
 
+@pytest.mark.parametrize("denominators", [(1, 2, 3, 7), (1, 1, 1, 2)])
+def test_a_whole_grid_value_beyond_int64_is_the_exact_int(denominators: tuple[int, ...]) -> None:
+    # as an `ints` output's decoder gives it: 1e30 wrapped to -2**63 through int64 before
+    spec = _spec(denominators)
+    codes = np.array([[1e30, -3e19, 2.0**63, 4.0]])
+    got = spec.values_of(codes, [4])[0]
+    assert [(type(v), v) for v in got if type(v) is int] == [
+        (int, int(k)) for k, d in zip(codes[0].tolist(), denominators, strict=True) if d == 1
+    ]
+
+
 def test_a_grid_output_refuses_non_finite_logits() -> None:
     spec = _spec((2, 3))
     logits = torch.tensor([[[0.5], [float("nan")]]], dtype=torch.float64)
