@@ -153,6 +153,24 @@ def test_an_unedited_file_rebuilds_to_its_own_reach(
         assert f"  reach:       rebuilt from {what}: equal to the file's" in certificate["lines"]
 
 
+def test_an_operations_words_are_not_what_the_proof_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # an earlier compiler worded hist_bos's width "selector_width(_and_1)": the same model
+    def reworded(meta: dict[str, Any]) -> None:
+        meta["reach"]["heads"][0]["op"] = "said otherwise"
+
+    edited = _rewrite(_compiled(tmp_path), reworded)
+    certificate = _verify(edited, capsys)
+    assert certificate["ok"] is True, certificate
+    (line,) = [line for line in certificate["lines"] if line.startswith("  reach:")]
+    assert "equal to the file's but for the words that describe an operation" in line
+    assert 'op is "said otherwise" in the file' in line
+    # a difference elsewhere still decides, words or not
+    edited = _rewrite(_compiled(tmp_path), lambda meta: (reworded(meta), _swap_labels(meta)))
+    assert _verify(edited, capsys)["ok"] is False
+
+
 def test_options_are_recorded_and_rebuilt_with(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
