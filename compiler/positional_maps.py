@@ -12,6 +12,15 @@ from compiler.plan_context import PlanContext
 from compiler.plan_state import Built
 
 
+def square_words(text: str, centre: int | float) -> str:
+    """What a matched number's square column holds, for people: its distance from the values'
+    middle, squared (`centre` 0: the number itself)."""
+    if centre == 0:
+        return f"the square of {text} (matched)"
+    shift = f"- {centre}" if centre > 0 else f"+ {-centre}"
+    return f"the square of ({text} {shift}) (matched)"
+
+
 class PositionalMaps:
     def __init__(self, ctx: PlanContext, built: Built) -> None:
         self.ctx, self.built = ctx, built
@@ -67,5 +76,5 @@ class PositionalMaps:
         squares = [(float(v) - centre) ** 2 if ok else 0.0 for ok, v in at]
         if not all(x < positional.FLOAT32_WHOLE for x in squares):
             return None
-        op = f"the square of {node.text} (matched)"
+        op = square_words(node.text, centre)
         return positional.embed_number(self.built, Dim(f"{node.name}.sq"), squares, op)

@@ -25,6 +25,7 @@ from compiler.number_views import NumberViews
 from compiler.numeric import ErrorBound
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built, Memo
+from compiler.positional_maps import square_words
 from rasp.errors import CompileError
 
 Parts = tuple[list[MLPSpec], Encoded]  # step MLPs and the vector reading of what they write
@@ -93,7 +94,7 @@ class SquaredReadings:
                 [(x_of(v) if y is x else float(whole_of(v)), v) for v in vals],
                 lambda v: (whole_of(v) - centre) ** 2,
                 name=f"{stem}.sq",
-                op=f"the square of {node.text} (matched)",
+                op=square_words(node.text, centre),
                 x_error=error,
                 exact=exact,
             )

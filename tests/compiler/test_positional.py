@@ -12,6 +12,7 @@ from runtime_helpers import run_compiled
 from test_compile import all_inputs, check_inputs, random_inputs
 
 from compiler import compile_sop
+from compiler.positional_maps import square_words
 from rasp import tracr as rasp_tracr
 from rasp.errors import CompileError, RaspError, Source
 from rasp.interpreter import load_source
@@ -314,3 +315,11 @@ def test_most_random_position_programs_run() -> None:
         return True
 
     assert sum(runs(seed) for seed in range(30)) >= 15
+
+
+def test_a_squares_words_say_what_it_holds() -> None:
+    # the column holds (v - centre)^2, the distance from the values' middle; it said "the square
+    # of v" (sort's target_position.sq at N = 6 holds (width - 3)^2)
+    assert square_words("w", 0) == "the square of w (matched)"
+    assert square_words("w", 3) == "the square of (w - 3) (matched)"
+    assert square_words("w", -2.5) == "the square of (w + 2.5) (matched)"
