@@ -74,7 +74,9 @@ def test_a_hopeless_length_is_refused_quickly_with_the_figures() -> None:
     assert "too long and too much memory" in text and "5,000,050,000 (position, length)" in text
     assert "the model: about" in text and "predicted from compiles at max-len 32" in text
     assert "--max-params" in text
-    assert elapsed < 10  # well under a second on an idle machine; the point is: no real compile
+    # well under a second on an idle machine; the point is: no real compile (hours, or out of
+    # memory), so the bound is loose enough for a loaded 2-core CI machine (10 s failed there)
+    assert elapsed < 60
 
 
 def test_a_hopeless_length_is_refused_before_the_rewrites_follow_it() -> None:
@@ -87,7 +89,7 @@ def test_a_hopeless_length_is_refused_before_the_rewrites_follow_it() -> None:
         start = time.perf_counter()
         with pytest.raises(CompileError, match="too long and too much memory"):
             compile_sop(sop, list(vocab), 100_000)
-        assert time.perf_counter() - start < 10
+        assert time.perf_counter() - start < 60  # (as above: no real compile)
 
 
 def test_a_model_predicted_too_large_is_refused_with_the_widest_part() -> None:
