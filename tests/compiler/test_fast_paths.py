@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from compiler import out_rows
 from compiler.bounds import DimErrors, Evaluated, Linear, SparseRows, gamma
 from compiler.certify_mlp import _shared_error, _Spread
 from compiler.certify_parts import Groups
@@ -204,18 +205,27 @@ _ENTRIES = [0.0, -0.0, math.nan, math.inf, -math.inf, 1.0, -1.0, 2.0**-17, 5e-32
 @given(
     w=hnp.arrays(
         np.float64,
-        st.tuples(st.integers(0, 5), st.integers(1, 6)),
+        st.tuples(st.integers(0, 5), st.integers(0, 6)),
         elements=st.sampled_from(_ENTRIES),
     ),
     negated=st.lists(st.booleans(), min_size=5, max_size=5),
+    block=st.sampled_from([1, 5, 7, 1 << 20]),
 )
-def test_out_rows_give_back_the_dense_w_out_bit_for_bit(w: np.ndarray, negated: list) -> None:
+def test_out_rows_give_back_the_dense_w_out_bit_for_bit(
+    w: np.ndarray, negated: list, block: int
+) -> None:
     """`OutRows` (the builder's W_out, kept as entries) against `np.array(rows)`, the dense array
     it replaces: the same bits (NaN, infinities, -0.0 in rows written as `-delta` or mixed), and
-    the non-zero entries in `W[W != 0]`'s order."""
+    the non-zero entries in `W[W != 0]`'s order; rows stacked a block at a time, blocks of one
+    row, of rows that straddle a block, and all rows in one."""
     rows = [-row if neg else row for row, neg in zip(w, negated)]  # -0.0 rows, as -delta writes
     want = np.array(rows).reshape(len(rows), w.shape[1])
-    out = OutRows.of(rows, w.shape[1])
+    original = out_rows._BLOCK
+    out_rows._BLOCK = block
+    try:
+        out = OutRows.of(rows, w.shape[1])
+    finally:
+        out_rows._BLOCK = original
     got = out.dense()
     assert got.shape == want.shape and got.dtype == want.dtype
     assert np.array_equal(got.view(np.int64), want.view(np.int64))
