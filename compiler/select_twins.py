@@ -168,12 +168,11 @@ class _Entries:
         some_true = np.zeros((len(q_groups), len(k_groups)), dtype=bool)
         some_false = np.zeros_like(some_true)
         # query runs a chunk at a time: a chunk's [members, key members] arrays stay small
-        step = max(1, _CHUNK // max(1, len(k_members)))
-        for lo in range(0, len(q_groups), step):
-            chunk = q_groups[lo : lo + step]
+        for lo, hi in _chunks([len(g) for g in q_groups], _CHUNK // max(1, len(k_members))):
+            chunk = q_groups[lo:hi]
             q_members = [v for g in chunk for v in g]
             q_starts = np.cumsum([0] + [len(g) for g in chunk[:-1]])
-            q_len, q_any = _length_rows([ns for at in q_at[lo : lo + step] for ns in at], width)
+            q_len, q_any = _length_rows([ns for at in q_at[lo:hi] for ns in at], width)
             meet = (q_len @ k_len.T > 0) | q_any[:, None] | k_any[None, :]
             holds = compare_matrix(self.comparison, k_members, q_members)
             for out, outcome in ((some_true, holds), (some_false, ~holds)):
@@ -203,6 +202,21 @@ class _Entries:
                 groups.append(run if run is not None else (v,))
             of.append(index[ident])
         return groups, np.array(of, dtype=np.int64)
+
+
+def _chunks(sizes: Sequence[int], most: int) -> list[tuple[int, int]]:
+    """Consecutive [lo, hi) ranges of groups whose sizes sum to at most `most` (a larger group
+    alone): chunked by members, not by groups, as a long run of twins counts each member."""
+    out: list[tuple[int, int]] = []
+    lo, total = 0, 0
+    for i, size in enumerate(sizes):
+        if i > lo and total + size > most:
+            out.append((lo, i))
+            lo, total = i, 0
+        total += size
+    if lo < len(sizes):
+        out.append((lo, len(sizes)))
+    return out
 
 
 def _length_rows(

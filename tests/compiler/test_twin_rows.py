@@ -19,7 +19,7 @@ from compiler.blocks import value_key
 from compiler.fits import noise_clusters
 from compiler.graph import IRNode, Op
 from compiler.select_twins import TwinTables
-from compiler.selector_cases import safe_compare
+from compiler.selector_cases import compare_matrix, safe_compare
 from rasp import sops as S
 from rasp.errors import CompileError
 
@@ -214,3 +214,25 @@ def test_rows_are_the_old_loop_over_pairs(chunk: int) -> None:
         check()
     finally:
         select_twins._CHUNK = original
+
+
+def test_a_chunk_counts_the_members_of_its_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks hold at most `_CHUNK` (query member, key member) pairs, however long the runs of
+    twins they take whole (they were cut by runs: runs of 4 made chunks 4 times too big)."""
+    runs = [_THIRD + k * math.ulp(_THIRD) for k in range(4)] + [0.3 + k * 2**-54 for k in range(4)]
+    sets = _Sets({0: (0.1, 0.9), 1: (*runs, 0.5, 0.7)}, {0: None, 1: None})
+    shapes: list[tuple[int, ...]] = []
+
+    def recorded(comparison: S.Comparison, keys: list, queries: list) -> object:
+        shapes.append((len(queries), len(keys)))
+        return compare_matrix(comparison, keys, queries)
+
+    monkeypatch.setattr(select_twins, "compare_matrix", recorded)
+    monkeypatch.setattr(select_twins, "_CHUNK", 8)
+    node = _node(S.Comparison.LT)
+    rows = TwinTables(sets).rows(node, list(sets.values(1)), [0.1, 0.9], 1)  # type: ignore[arg-type]
+    assert rows == [(True, False)] * 10
+    *chunks, whole = shapes  # the last: every listed pair, compared as the pair itself
+    assert whole == (10, 2)
+    assert sum(q for q, _ in chunks) == 10 and all(q * k <= 8 for q, k in chunks)
+    assert select_twins._chunks([4, 1, 1, 4, 4, 9], 4) == [(0, 1), (1, 3), (3, 4), (4, 5), (5, 6)]
