@@ -47,7 +47,8 @@ from compiler.model import (
     mlp_residual,
     model_config,
 )
-from compiler.reach import ReachBuilder, decoding_digest, value_label
+from compiler.reach import decoding_digest, value_label
+from compiler.reach_builder import ReachBuilder
 from compiler.schedule import Schedule
 from rasp.errors import Source
 from rasp.sops import SeqType

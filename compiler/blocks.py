@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from compiler.out_rows import OutRows
 from rasp import sops
 from rasp.atoms import atom_key
 
@@ -405,7 +406,7 @@ class MLPSpec:
     name: str
     W_in: Mapping[Dim, np.ndarray]  # dim -> [hidden]
     b_in: np.ndarray  # [hidden]
-    W_out: np.ndarray  # [hidden, len(out_dims)]
+    out_rows: np.ndarray | OutRows  # W_out [hidden, len(out_dims)], or its entries
     out_dims: tuple[Dim, ...]
     notes: dict[str, Any] = field(default_factory=dict)
     domain: MLPDomain | None = None
@@ -415,6 +416,12 @@ class MLPSpec:
     @property
     def hidden(self) -> int:
         return int(self.b_in.shape[0])
+
+    @cached_property
+    def W_out(self) -> np.ndarray:  # noqa: N802 (TransformerLens's name)
+        """[hidden, len(out_dims)], built on first reading (the same array each time after)."""
+        rows = self.out_rows
+        return rows.dense() if isinstance(rows, OutRows) else rows
 
 
 # -- what encoding produces for scheduling and assembly ---------------------------------------------

@@ -32,6 +32,7 @@ from compiler.blocks import (
     Terms,
     value_key,
 )
+from compiler.out_rows import OutRows
 from rasp.errors import CompileError, Diagnostic
 from rasp.wording import with_article
 
@@ -116,7 +117,8 @@ class Builder:
         for dim, (units, ws) in entries.items():
             w_in[dim] = column_of = np.zeros(hidden)
             column_of[units] = ws
-        w_out = np.array(self.outputs).reshape(hidden, self.n_out)
+        # entries, not a dense array: read whole only by a build that is kept (`OutRows`)
+        w_out = OutRows.of(self.outputs, self.n_out)
         biases = np.array(self.biases, dtype=float)
         return MLPSpec(op, name, w_in, biases, w_out, out_dims, notes, domain, continuous)
 
@@ -281,7 +283,8 @@ def dyadic(spec: MLPSpec) -> bool:
     # the non-zero entries only (NaN among them): a zero is on every grid, and W_out is mostly
     # zeros (a numeric step MLP into a one-hot of thousands of values: ~1e8 entries, where
     # scaling and rounding all of them took a third of twins seed 409's compile)
-    w = np.asarray(spec.W_out)
+    out = spec.out_rows
+    w = out.nonzero() if isinstance(out, OutRows) else np.asarray(out)
     rows = np.asarray(w[w != 0], dtype=np.float64) * 2.0**16
     return bool(np.array_equal(rows, np.round(rows)))
 

@@ -19,14 +19,17 @@ compares as Python does (`safe_compare`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Sequence
 from functools import partial
+
+import numpy as np
 
 from compiler.blocks import Atom, value_key
 from compiler.fits import noise_clusters
 from compiler.graph import IRNode
 from compiler.plan_context import PlanContext
-from compiler.selector_cases import safe_compare
+from compiler.selector_cases import compare_matrix, safe_compare
 from rasp.errors import CompileError, Diagnostic
 
 Compare = Callable[[Atom, Atom], bool]  # (key value, query value) -> the select holds
@@ -41,6 +44,7 @@ class TwinTables:
         self._runs: dict[int, dict[tuple, tuple[Atom, ...]]] = {}
         self._lengths: dict[int, dict[tuple, frozenset[int]] | None] = {}
         self._compare: dict[int, Compare] = {}
+        self._entries: dict[int, _Entries] = {}
 
     def compare(self, node: IRNode) -> Compare:
         """`key OP query` of select `node` as its table holds it, for the values its readings
@@ -51,8 +55,31 @@ class TwinTables:
                 assert node.comparison is not None
                 self._compare[node.index] = partial(safe_compare, node.comparison)
             else:
-                self._compare[node.index] = _Entries(self, node).holds
+                self._entries[node.index] = entries = _Entries(self, node)
+                self._compare[node.index] = entries.holds
         return self._compare[node.index]
+
+    def rows(
+        self, node: IRNode, values: Sequence[Atom], others: Sequence[Atom], side: int
+    ) -> list[tuple[bool, ...]]:
+        """Per value v of `values` (the keys where `side` is 0, else the queries), `compare(node)`
+        of v against each of `others`, as `[tuple(compare(v, o) ...) ...]` (or `compare(o, v)`)
+        gives them, raising as that loop raises: one table over all pairs at once."""
+        compare = self.compare(node)
+        if not values or not others:  # (compare_matrix takes an empty side for numbers)
+            return [() for _ in values]
+        keys, queries = (values, others) if side == 0 else (others, values)
+        entries = self._entries.get(node.index)
+        if entries is None:  # no twins: `compare` is `safe_compare`, which `compare_matrix` is
+            assert node.comparison is not None
+            table = compare_matrix(node.comparison, list(keys), list(queries))
+        else:
+            table = entries.table(keys, queries)
+        if table is None:  # twins disagree somewhere: the loop raises at the first, located
+            if side == 0:
+                return [tuple(compare(v, o) for o in others) for v in values]
+            return [tuple(compare(o, v) for o in others) for v in values]
+        return [tuple(row) for row in (table.T if side == 0 else table).tolist()]
 
     def runs(self, index: int) -> dict[tuple, tuple[Atom, ...]]:
         """value key -> its run of twins, for each value of s-op `index` in a run of two or more."""
@@ -117,6 +144,95 @@ class _Entries:
         return (
             next(iter(outcomes.values())) if outcomes else safe_compare(self.comparison, key, query)
         )
+
+    def table(self, keys: Sequence[Atom], queries: Sequence[Atom]) -> np.ndarray | None:
+        """[len(queries), len(keys)] of `holds(key, query)`; None where the twins of a pair that
+        can meet disagree (`holds` raises there).
+
+        The same facts as `holds`, pair by pair: group each side's values by run (a value outside
+        every run is a run of its own); a pair's outcome is that of its runs' members that can
+        meet (`_shared`), or its own comparison where none can (a pair of values outside runs:
+        its own, either way). Compared as `compare_matrix` (which is `safe_compare`), met as
+        `lengths` (None meets every length), reduced per pair of runs by any-true and any-false.
+        """
+        if not keys or not queries:
+            return np.zeros((len(queries), len(keys)), dtype=bool)
+        k_groups, k_of = self._groups(keys, self.k_runs)
+        q_groups, q_of = self._groups(queries, self.q_runs)
+        k_members = [v for g in k_groups for v in g]
+        k_starts = np.cumsum([0] + [len(g) for g in k_groups[:-1]])
+        k_at = [self.tables.lengths(self.k_index, v) for v in k_members]
+        q_at = [[self.tables.lengths(self.q_index, v) for v in g] for g in q_groups]
+        width = 1 + max((max(ns) for ns in itertools.chain(k_at, *q_at) if ns), default=0)
+        k_len, k_any = _length_rows(k_at, width)
+        some_true = np.zeros((len(q_groups), len(k_groups)), dtype=bool)
+        some_false = np.zeros_like(some_true)
+        # query runs a chunk at a time: a chunk's [members, key members] arrays stay small
+        for lo, hi in _chunks([len(g) for g in q_groups], _CHUNK // max(1, len(k_members))):
+            chunk = q_groups[lo:hi]
+            q_members = [v for g in chunk for v in g]
+            q_starts = np.cumsum([0] + [len(g) for g in chunk[:-1]])
+            q_len, q_any = _length_rows([ns for at in q_at[lo:hi] for ns in at], width)
+            meet = (q_len @ k_len.T > 0) | q_any[:, None] | k_any[None, :]
+            holds = compare_matrix(self.comparison, k_members, q_members)
+            for out, outcome in ((some_true, holds), (some_false, ~holds)):
+                met = np.logical_or.reduceat(outcome & meet, k_starts, axis=1)
+                out[lo : lo + len(chunk)] = np.logical_or.reduceat(met, q_starts, axis=0)
+        t = some_true[np.ix_(q_of, k_of)]
+        f = some_false[np.ix_(q_of, k_of)]
+        if (t & f).any():
+            return None
+        own = compare_matrix(self.comparison, list(keys), list(queries))
+        return np.where(t | f, t, own)
+
+    @staticmethod
+    def _groups(
+        values: Sequence[Atom], runs: dict[tuple, tuple[Atom, ...]]
+    ) -> tuple[list[tuple[Atom, ...]], np.ndarray]:
+        """The distinct runs of `values` (a value in none: itself), and each value's run's index."""
+        index: dict[object, int] = {}
+        groups: list[tuple[Atom, ...]] = []
+        of = []
+        for i, v in enumerate(values):
+            run = runs.get(value_key(v))
+            # a run by identity (one tuple per run, `TwinTables.runs`); else the value's position
+            ident = ("run", id(run)) if run is not None else ("own", i)
+            if ident not in index:
+                index[ident] = len(groups)
+                groups.append(run if run is not None else (v,))
+            of.append(index[ident])
+        return groups, np.array(of, dtype=np.int64)
+
+
+def _chunks(sizes: Sequence[int], most: int) -> list[tuple[int, int]]:
+    """Consecutive [lo, hi) ranges of groups whose sizes sum to at most `most` (a larger group
+    alone): chunked by members, not by groups, as a long run of twins counts each member."""
+    out: list[tuple[int, int]] = []
+    lo, total = 0, 0
+    for i, size in enumerate(sizes):
+        if i > lo and total + size > most:
+            out.append((lo, i))
+            lo, total = i, 0
+        total += size
+    if lo < len(sizes):
+        out.append((lo, len(sizes)))
+    return out
+
+
+def _length_rows(
+    found: Sequence[frozenset[int] | None], width: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per value, the lengths it occurs at (`TwinTables.lengths`) as a 0/1 row [values, width]
+    (float64: a row times a row counts the lengths they share, exactly), and whether it occurs
+    at every length (None)."""
+    rows = np.zeros((len(found), width))
+    for r, ns in enumerate(found):
+        if ns:
+            rows[r, list(ns)] = 1.0
+    return rows, np.array([ns is None for ns in found], dtype=bool)
+
+
+_CHUNK = 1 << 21  # (query member, key member) pairs compared at once
 
 
 def _depends_on_noise(node: IRNode, outcomes: dict[tuple[Atom, Atom], bool]) -> CompileError:

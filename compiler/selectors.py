@@ -200,20 +200,17 @@ class SelectorPlanner:
         # selects): `plus - length + indices` has thousands of values, but only N of them
         # equal an index. Read it as those classes when that is cheap.
         compare = self.twins.compare(node)  # as Python compares, but over float64 twins
+        rows = self.twins.rows  # every value's row at once (millions of pairs at N = 24)
         if len(values(queries)) >= len(values(keys)):
             k = reading(keys, Encoding.CATEGORICAL)
             q = self._class_reading(
-                queries,
-                lambda v: tuple(compare(kv, v) for kv in k.values),
-                node,
+                queries, lambda vs: rows(node, vs, k.values, 1), node
             ) or reading(queries, Encoding.CATEGORICAL)
         else:
             q = reading(queries, Encoding.CATEGORICAL)
-            k = self._class_reading(
-                keys,
-                lambda v: tuple(compare(v, qv) for qv in q.values),
-                node,
-            ) or reading(keys, Encoding.CATEGORICAL)
+            k = self._class_reading(keys, lambda vs: rows(node, vs, q.values, 0), node) or reading(
+                keys, Encoding.CATEGORICAL
+            )
         table = np.array(
             [[compare(kv, qv) for kv in k.values] for qv in q.values],
             dtype=bool,
@@ -223,7 +220,7 @@ class SelectorPlanner:
     def _class_reading(
         self,
         index: int,
-        row: Callable[[Atom], tuple[bool, ...]],
+        rows: Callable[[Sequence[Atom]], list[tuple[bool, ...]]],
         select: IRNode,
         even_if_read: bool = False,
     ) -> Encoded | None:
@@ -240,7 +237,8 @@ class SelectorPlanner:
         if not all_numbers(vals):
             return None
         classes: dict[tuple[bool, ...], Atom] = {}
-        rep = {value_key(v): classes.setdefault(row(v), v) for v in sort_values(vals)}
+        ordered = sort_values(vals)
+        rep = {value_key(v): classes.setdefault(r, v) for v, r in zip(ordered, rows(ordered))}
         if 2 * len(classes) > len(vals):
             return None
         # Keyed by the whole partition: two partitions can share their representatives.
@@ -419,7 +417,9 @@ class SelectorPlanner:
 
             # even where the s-op is read in full elsewhere: a joint of its N values is N times
             # wider than a joint of its few classes
-            enc = self._class_reading(i, row, node, even_if_read=True)
+            enc = self._class_reading(
+                i, lambda vs, row=row: [row(v) for v in vs], node, even_if_read=True
+            )
             if enc is not None:
                 by_row = {row(r): r for r in enc.values}
                 out[i] = (enc, lambda v, row=row, by_row=by_row: by_row[row(v)])

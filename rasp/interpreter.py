@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from rasp import ast, builtins
+from rasp.call_names import call_text
 from rasp.errors import (
     RaspError,
     RaspNameError,
@@ -415,7 +416,7 @@ class Interpreter:
             mark_call(results, before, func.name, span)
             for result in results:  # the original names a returned s-op after its call
                 if isinstance(result, Node) and not result.name and result.called_as is None:
-                    result.called_as = _call_text(func.name, args)
+                    result.called_as = call_text(func.name, args)
             return results[0] if len(results) == 1 else results
         if isinstance(func, BuiltinFunction):
             builtins.check_arity(
@@ -429,29 +430,6 @@ class Interpreter:
             call.func.span,
             hint="only functions (def), s-ops and selectors can be called",
         )
-
-
-def _call_text(name: str, args: Sequence[Any]) -> str:
-    """The original's name for what a call returns: `f("a" , indices)`, the arguments by value
-    (a list or dict longer than 20 characters as `(list)` or `(dict)`)."""
-    return f"{name}(" + " , ".join(_argument_text(a, cap=20) for a in args) + ")"
-
-
-def _argument_text(value: Any, cap: int | None = None) -> str:
-    if isinstance(value, Node):
-        return value.label
-    if isinstance(value, list | dict):
-        if isinstance(value, list):
-            text = "[" + ", ".join(_argument_text(v) for v in value) + "]"
-        else:
-            items = (f"{_argument_text(k)}: {_argument_text(v)}" for k, v in value.items())
-            text = "{" + ", ".join(items) + "}"
-        return f"({kind_name(value)})" if cap is not None and len(text) > cap else text
-    if isinstance(value, str):
-        return f'"{value}"'
-    if isinstance(value, RaspFunction | BuiltinFunction):
-        return value.name
-    return str(value)
 
 
 def _renamable(node: Node, name: str) -> bool:

@@ -89,7 +89,7 @@ def _close(got: float, want: float) -> bool:
 
 
 def _is_label(label: str, value: Any) -> bool:
-    """Whether the reach's `label` is `value` (strings quoted: `compiler.reach._label`)."""
+    """Whether the reach's `label` is `value` (strings quoted: `compiler.reach.atom_label`)."""
     if label == (value_repr(value) if isinstance(value, str) else str(value)):
         return True
     if isinstance(value, (bool, str)) or not isinstance(value, (int, float)):

@@ -1,7 +1,8 @@
 """The certifier's fast paths against references: `Linear.own`'s exact-sum test (dense where most
 inputs are exact, gathered elsewhere) against exact rationals, `Linear.at`'s first categorical
 table (its base folded in) against the sum it replaces, the shared error of an MLP whose units are
-all alone against `Groups.shared_error`, and `mlp.dyadic` against every entry's test. Each must
+all alone against `Groups.shared_error`, `mlp.dyadic` against every entry's test, and an MLP's
+W_out kept as its entries (`OutRows`) against the dense array. Each must
 give the same floats: a fast path that zeroed one more rounding would prove something false."""
 
 from __future__ import annotations
@@ -10,14 +11,17 @@ import math
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from compiler import out_rows
 from compiler.bounds import DimErrors, Evaluated, Linear, SparseRows, gamma
 from compiler.certify_mlp import _shared_error, _Spread
 from compiler.certify_parts import Groups
 from compiler.mlp import dyadic
+from compiler.out_rows import OutRows
 from compiler.reach import Reading
 
 _SPECIAL = [0.0, -0.0, math.nan, math.inf, -1.0, 5e-324, 2.0**-1022, 2.0**1023, 2.0**24]
@@ -183,8 +187,49 @@ def test_the_shared_error_of_units_alone_is_groups_shared_error() -> None:
 )
 def test_dyadic_tests_every_entry(w: np.ndarray) -> None:
     class Spec:
-        W_out = w
+        out_rows: np.ndarray | OutRows = w
 
     scaled = np.asarray(w, dtype=np.float64) * 2.0**16
     with np.errstate(over="ignore", invalid="ignore"):
-        assert dyadic(Spec) == bool(np.array_equal(scaled, np.round(scaled)))  # type: ignore[arg-type]
+        want = bool(np.array_equal(scaled, np.round(scaled)))
+        assert dyadic(Spec) == want  # type: ignore[arg-type]
+        if w.ndim == 2:  # the builder's form: its entries
+            Spec.out_rows = OutRows.of(list(w), w.shape[1])
+            assert dyadic(Spec) == want  # type: ignore[arg-type]
+
+
+_ENTRIES = [0.0, -0.0, math.nan, math.inf, -math.inf, 1.0, -1.0, 2.0**-17, 5e-324]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    w=hnp.arrays(
+        np.float64,
+        st.tuples(st.integers(0, 5), st.integers(0, 6)),
+        elements=st.sampled_from(_ENTRIES),
+    ),
+    negated=st.lists(st.booleans(), min_size=5, max_size=5),
+    block=st.sampled_from([1, 5, 7, 1 << 20]),
+)
+def test_out_rows_give_back_the_dense_w_out_bit_for_bit(
+    w: np.ndarray, negated: list, block: int
+) -> None:
+    """`OutRows` (the builder's W_out, kept as entries) against `np.array(rows)`, the dense array
+    it replaces: the same bits (NaN, infinities, -0.0 in rows written as `-delta` or mixed), and
+    the non-zero entries in `W[W != 0]`'s order; rows stacked a block at a time, blocks of one
+    row, of rows that straddle a block, and all rows in one."""
+    rows = [-row if neg else row for row, neg in zip(w, negated)]  # -0.0 rows, as -delta writes
+    want = np.array(rows).reshape(len(rows), w.shape[1])
+    original = out_rows._BLOCK
+    out_rows._BLOCK = block
+    try:
+        out = OutRows.of(rows, w.shape[1])
+    finally:
+        out_rows._BLOCK = original
+    got = out.dense()
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))
+    nonzero = want[want != 0]
+    assert np.array_equal(out.nonzero().view(np.int64), nonzero.view(np.int64))
+    with pytest.raises(ValueError, match="a row of"):
+        OutRows.of([np.zeros(w.shape[1] + 1)], w.shape[1])

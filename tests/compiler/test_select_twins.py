@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable
+
 import pytest
 from test_compile import all_inputs, check_inputs
 
-from compiler import compile_sop
+from compiler import compile_sop, select_twins
 from compiler.fits import merge_noise, noise_clusters
 from compiler.graph import IRNode, Op
 from compiler.select_twins import TwinTables
@@ -106,3 +109,58 @@ def test_an_entry_is_what_the_twins_that_can_meet_share() -> None:
     # values without twins compare as Python does
     plain = TwinTables(_Sets({0: (1, 2), 1: (2,)}, {0: None, 1: None}))  # type: ignore[arg-type]
     assert plain.compare(_select(S.Comparison.LT))(1, 2) is True
+
+
+_POOL = [0.3, 0.1 + 0.2, 2 / 3, 0.6666666666666669, 0.6666666666666664, 0.5, 1, 1.0, True]
+_POOL += [False, 0, 2, None, "a", "", float("nan"), float("inf"), 2**60, 0.7071]
+
+
+def _random_sets(rng: random.Random) -> _Sets:
+    values = {i: tuple(rng.sample(_POOL, rng.randint(1, 9))) for i in (0, 1)}
+    relation: dict[int, dict | None] = {}
+    for i, vs in values.items():
+        if rng.random() < 0.25:
+            relation[i] = None  # every value at every length
+            continue
+        at: dict = {}
+        for v in vs:  # a few lengths each (some none: a value the analysis never meets)
+            for n in rng.sample(range(1, 6), rng.randint(0, 3)):
+                at.setdefault((0, n), []).append(v)
+        relation[i] = {k: tuple(v) for k, v in at.items()}
+    return _Sets(values, relation)
+
+
+def _outcome(run: Callable[[], list]) -> object:
+    try:
+        return run()
+    except CompileError as err:
+        return err.render()
+
+
+@pytest.mark.parametrize("chunk", [1 << 21, 2])
+def test_rows_give_what_compare_gives_pair_by_pair(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`TwinTables.rows` (one table of every pair) against the loop over `compare` it replaces
+    (`_class_reading`'s rows): the same rows, or the same refusal, on both sides, for values
+    with and without twins, never meeting, meeting at every length, and of other types; in one
+    chunk and in chunks of a run or two."""
+    monkeypatch.setattr(select_twins, "_CHUNK", chunk)
+    rng = random.Random(5 + chunk)
+    for _ in range(1000):
+        sets = _random_sets(rng)
+        node = _select(rng.choice(list(S.Comparison)))
+        side = rng.randint(0, 1)
+        mine, other = sets.values(side), sets.values(1 - side)
+        values = list(rng.sample(mine, rng.randint(0, len(mine))))
+        others = list(rng.sample(other, rng.randint(0, len(other))))
+
+        def loop(sets: _Sets = sets, side: int = side, values=values, others=others) -> list:  # noqa: ANN001
+            compare = TwinTables(sets).compare(node)  # type: ignore[arg-type]
+            pairs = [[(v, o) if side == 0 else (o, v) for o in others] for v in values]
+            return [tuple(compare(*p) for p in row) for row in pairs]
+
+        def table(sets: _Sets = sets, side: int = side, values=values, others=others) -> list:  # noqa: ANN001
+            return TwinTables(sets).rows(node, values, others, side)  # type: ignore[arg-type]
+
+        assert _outcome(table) == _outcome(loop), (node.comparison, side, values, others)
