@@ -112,7 +112,7 @@ def test_an_operation_split_over_a_head_and_an_mlp_gives_two_nodes(tmp_path: Pat
     from safetensors.numpy import load_file
 
     from rasp.interpreter import load_file as load_program
-    from rasp.tools.inspect import read_model_file
+    from rasp.tools.model_file import read_model_file
 
     sop = load_program(Path(__file__).resolve().parents[1] / "programs" / "hist.rasp").get("hist")
     compiler.compile_sop(sop, list("ab"), 4, name="hist").save(tmp_path / "h.safetensors")

@@ -14,7 +14,7 @@ from safetensors.numpy import load_file
 
 from rasp.errors import RaspError, Source
 from rasp.tools.export import export_transformer_lens, to_hooked_transformer_config
-from rasp.tools.inspect import ModelFileError
+from rasp.tools.model_file import ModelFileError
 from tests.export_helpers import hooked_transformer, load_export
 from tests.transformer.handmade_models import mean_of_a, previous_token
 from transformer import interop

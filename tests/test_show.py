@@ -12,16 +12,8 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from rasp.tools.inspect import (
-    ModelFileError,
-    _token_text,
-    expected_shapes,
-    format_summary,
-    group_residual,
-    read_model_file,
-    summarize,
-    summary_json,
-)
+from rasp.tools.inspect import _token_text, format_summary, group_residual, summarize, summary_json
+from rasp.tools.model_file import ModelFileError, expected_shapes, read_model_file
 
 FAKE_SHA256 = hashlib.sha256(b"frac = 1;\n").hexdigest()
 FAKE_META: dict[str, Any] = {

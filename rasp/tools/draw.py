@@ -256,7 +256,7 @@ def draw_model_file(
     from safetensors.numpy import load_file
 
     import transformer
-    from rasp.tools.inspect import ModelInputRefused, read_model_file
+    from rasp.tools.model_file import ModelInputRefused, read_model_file
 
     checked = read_model_file(model_path)
     try:

@@ -127,7 +127,7 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
     """Write `config.json`, `rasp_forge.json` and `model.safetensors` into `out_dir`; returns their paths."""
     from safetensors.numpy import load_file, save_file
 
-    from rasp.tools.inspect import read_model_file
+    from rasp.tools.model_file import read_model_file
     from rasp.tools.output_files import same_file, user_mode, writing
     from transformer.fileformat import uniform_tensors
 

@@ -1,174 +1,20 @@
-"""Reading and summarising a compiled-model file (`rasp show`).
-
-`read_model_file` checks a `.safetensors` file with the torch runtime's own reader
-(`transformer.read_metadata`: safetensors framing, every metadata field, tensor names, shapes and
-dtypes; docs/format.md) and then that every weight is finite, so `show`, `export` and `draw` refuse
-exactly the files `rasp run --model` refuses, with the same one-line `ModelFileError` (`PATH:
-what is wrong`). Tensor values are read with safetensors into numpy.
-
-`summarize` turns a checked file into a `ModelSummary`; `format_summary` and `summary_json` render it.
+"""Summarising a compiled-model file (`rasp show`): `summarize` turns a file checked by
+`rasp.tools.model_file.read_model_file` into a `ModelSummary`; `format_summary` and
+`summary_json` render it.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from rasp.errors import ErrorKind, RaspError
 from rasp.text_width import display_width, ljust, printable
 from rasp.tools.certificate_text import table_lines
-
-
-class ModelFileError(RaspError):
-    """A model file that is missing, unreadable or not the format of `docs/format.md`."""
-
-    kind = ErrorKind.IO
-
-    def __init__(self, path: str | Path, problem: str, hint: str | None = None) -> None:
-        super().__init__(f"{path}: {problem}", hint=hint)  # one line, whatever the problem
-
-
-class ModelInputRefused(RaspError):
-    """An input the model cannot take (a token outside its vocabulary, too long, empty), with the
-    runtime's `reason`. The CLI reports it as an error of `--input` (exit 2, `rasp run`'s words);
-    elsewhere (the REPL) it reads `cannot run WHAT on this input: REASON`."""
-
-    kind = ErrorKind.IO
-
-    def __init__(self, what: str | Path, reason: str, vocab: tuple[Any, ...] = ()) -> None:
-        super().__init__(f"cannot run {what} on this input: {reason}")
-        self.what, self.reason = str(what), reason
-        self.vocab = vocab  # the model's tokens, where known (for a JSON-list hint)
-
-    def as_argument_error(self, tokens: Sequence[Any], vocab: Sequence[Any] | None = None) -> str:
-        """The usage error of `--input` `tokens`, in the same words for every command that takes
-        one; `vocab`: the model's tokens where this error does not know them."""
-        hint = _json_input_hint(tokens, self.vocab or vocab or ())
-        return f"argument --input: {self.reason} ({self.what}){hint}"
-
-
-def _json_input_hint(tokens: Sequence[Any], vocab: Sequence[Any]) -> str:
-    """Where characters were given for a model whose tokens are numbers or booleans (`--input
-    123` for the vocabulary [1, 2, 3]), how to write them as those tokens; and where numbers
-    were given for one whose tokens are their strings (`--input '[1]'` for ["[", "]", "1"])."""
-    if not tokens:
-        return ""
-    if not all(isinstance(t, str) for t in tokens):
-        strings = {t for t in vocab if isinstance(t, str)}
-        as_text = [t if isinstance(t, str) else json.dumps(t) for t in tokens]
-        if not strings or not all(t in strings for t in as_text):
-            return ""
-        listed = json.dumps(as_text, ensure_ascii=False)
-        return f"; its tokens are strings: write the input as strings, --input '{listed}'"
-    known = {json.dumps(t) for t in vocab if not isinstance(t, str)}
-    if not known or not all(t in known for t in tokens):
-        return ""
-    as_json = "[" + ",".join(tokens) + "]"
-    return f"; its tokens are not strings: write the input as a JSON list, --input '{as_json}'"
-
-
-@dataclass(frozen=True)
-class ModelFile:
-    """A checked model file: its parsed metadata and the shape of every tensor."""
-
-    path: Path
-    meta: dict[str, Any]
-    shapes: dict[str, tuple[int, ...]]
-
-    @property
-    def config(self) -> dict[str, Any]:
-        return self.meta["config"]
-
-    def tensors(self) -> Iterator[tuple[str, np.ndarray]]:
-        """Every tensor, loaded one at a time (float32 numpy arrays)."""
-        from safetensors import safe_open
-
-        with safe_open(str(self.path), "np") as handle:
-            for name in sorted(self.shapes):
-                yield name, handle.get_tensor(name)
-
-
-def expected_shapes(config: dict[str, Any]) -> dict[str, tuple[int, ...]]:
-    """The tensors a file with this config must hold, and their shapes (docs/format.md)."""
-    from transformer.fileformat import tensor_shapes
-
-    return tensor_shapes(config)
-
-
-def peek_metadata(path: str | Path) -> dict[str, Any] | None:
-    """A model file's `rasp_forge` metadata object, read from the header alone (no tensor, no
-    torch) and NOT checked; None where the header cannot be read or holds no JSON object (loading
-    or `read_model_file` then says why)."""
-    from transformer.errors import ModelFormatError
-    from transformer.fileformat import read_raw
-
-    try:
-        meta = json.loads(read_raw(path).metadata_text)
-    except (ModelFormatError, ValueError, RecursionError):
-        return None
-    return meta if isinstance(meta, dict) else None
-
-
-def read_model_file(path: str | Path, command: str | None = None) -> ModelFile:
-    """Open and check a compiled-model file as the runtime does before running it; raises
-    `ModelFileError` with one clear line if it is bad (and a hint where `path` is a RASP program:
-    `command`, e.g. "show" or "run --model", is what the user ran)."""
-    import transformer
-
-    try:
-        meta = transformer.read_metadata(path)
-    except transformer.ModelFormatError as err:
-        raise ModelFileError(err.path, err.reason, _program_hint(path, command)) from None
-    try:
-        from safetensors import safe_open
-
-        with safe_open(str(path), "np") as handle:
-            shapes = {name: tuple(handle.get_slice(name).get_shape()) for name in handle.keys()}  # noqa: SIM118
-        model = ModelFile(Path(path), meta, shapes)
-        for name, tensor in model.tensors():
-            if not np.isfinite(tensor).all():
-                raise ModelFileError(path, f"tensor '{name}' contains NaN or infinite values")
-    except ModelFileError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - safetensors raises several private error types
-        raise ModelFileError(path, f"not a valid safetensors file ({_first_line(exc)})") from None
-    return model
-
-
-# What else the user may have meant, by command, where a program was given for a model.
-_INSTEAD = {
-    "run --model": "or run the program itself: `rasp run {path} --input INPUT`",
-    "verify --model": "or leave out --model to compile and verify the program: `rasp verify {path} "
-    "--vocab VOCAB --max-len N`",
-}
-
-
-def _program_hint(path: str | Path, command: str | None) -> str | None:
-    """For a `.rasp` program where a compiled model was expected (`rasp show reverse.rasp`): how to
-    make the model. The reader's own words ("implausible header length ...") do not say."""
-    program = Path(path)
-    if program.suffix != ".rasp" or not program.is_file():
-        return None
-    who = f"`rasp {command}`" if command else "this command"
-    model = program.with_suffix(".safetensors").name
-    hint = (
-        f"{path} looks like a RASP program; {who} takes a compiled model (.safetensors): "
-        f"compile one first, `rasp compile {path} --vocab VOCAB --max-len N -o {model}`"
-    )
-    instead = _INSTEAD.get(command or "")
-    return hint + (f", {instead.format(path=path)}" if instead else "")
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0]
-
+from rasp.tools.model_file import ModelFile
 
 # ------------------------------------------------------------------------------------------------
 # Summary

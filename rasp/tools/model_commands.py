@@ -66,7 +66,8 @@ def _check_writable(path: str | Path | None) -> None:
 
 def cmd_compile(args: argparse.Namespace) -> int:
     from rasp.tools.certificate_text import summary_line
-    from rasp.tools.inspect import heads_text, layer_shapes, read_model_file, summarize
+    from rasp.tools.inspect import heads_text, layer_shapes, summarize
+    from rasp.tools.model_file import read_model_file
     from rasp.tools.output_files import same_file, user_mode, writing
 
     if args.file != "-" and not is_python_target(args.file) and same_file(args.file, args.output):
@@ -120,7 +121,7 @@ def cmd_run_model(args: argparse.Namespace) -> int:
     from rasp.display import seq_json, seq_text
     from rasp.seqvalues import make_seq
     from rasp.sops import SeqValue
-    from rasp.tools.inspect import ModelInputRefused
+    from rasp.tools.model_file import ModelInputRefused
     from rasp.tracr.boxes import model_values
 
     if args.name is not None:
@@ -156,13 +157,8 @@ def cmd_run_model(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from rasp.tools.inspect import (
-        format_summary,
-        printable_file,
-        read_model_file,
-        summarize,
-        summary_json,
-    )
+    from rasp.tools.inspect import format_summary, printable_file, summarize, summary_json
+    from rasp.tools.model_file import read_model_file
 
     model_file = read_model_file(args.model, "show")
     if args.source:
@@ -213,7 +209,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_draw(args: argparse.Namespace) -> int:
-    from rasp.tools.inspect import ModelInputRefused
+    from rasp.tools.model_file import ModelInputRefused
 
     try:
         return _draw(args)
@@ -284,7 +280,7 @@ def _draw(args: argparse.Namespace) -> int:
         known = {token_key(t) for t in vocab}
         outside = [(i, t) for i, t in enumerate(args.input) if token_key(t) not in known]
         if outside:  # refused before compiling (which may take minutes), in the runtime's words
-            from rasp.tools.inspect import ModelInputRefused
+            from rasp.tools.model_file import ModelInputRefused
             from transformer.vocab import show_token
 
             at, token = outside[0]

@@ -37,7 +37,7 @@ def runtime_errors(what: str) -> Iterator[None]:
     except transformer.ModelFormatError as err:
         raise RaspError(str(err), kind=ErrorKind.IO) from None
     except transformer.ModelInputError as err:
-        from rasp.tools.inspect import ModelInputRefused
+        from rasp.tools.model_file import ModelInputRefused
 
         raise ModelInputRefused(what, str(err)) from None
     except transformer.ModelOutputError as err:
@@ -60,7 +60,7 @@ def check_device(device: str) -> None:
 def load_model(path: str | Path, device: str, command: str) -> Any:
     """Check the file (one clear line if it is bad), then load it with the torch runtime."""
     import transformer
-    from rasp.tools.inspect import read_model_file
+    from rasp.tools.model_file import read_model_file
 
     read_model_file(path, command)
     check_device(device)

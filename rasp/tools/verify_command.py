@@ -212,7 +212,7 @@ def _header_vocab_and_len(path: str) -> tuple[list[Any], int] | None:
     """The vocabulary tokens and maximum length a model file records, read from its header
     without torch; None where the header does not hold them plainly (loading the file then says
     what is wrong with it)."""
-    from rasp.tools.inspect import peek_metadata
+    from rasp.tools.model_file import peek_metadata
 
     meta = peek_metadata(path)
     vocab = meta.get("vocab") if meta is not None else None

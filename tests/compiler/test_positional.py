@@ -17,13 +17,8 @@ from rasp import tracr as rasp_tracr
 from rasp.errors import CompileError, RaspError, Source
 from rasp.interpreter import load_source
 from rasp.sops import SOp, evaluate
-from rasp.tools.inspect import (
-    layer_operations,
-    operations_table,
-    read_model_file,
-    summarize,
-    summary_json,
-)
+from rasp.tools.inspect import layer_operations, operations_table, summarize, summary_json
+from rasp.tools.model_file import read_model_file
 from rasp.tracr import lib, tokens
 
 VOCAB = ["a", "b", "c"]
