@@ -208,15 +208,22 @@ class ReplSession:
             lambda name, value: named_value(name, value, quiet, function_text=_function_text),
         )
         loading = ReplLoading(watch=lambda loaded: self._loaded(loaded, listing), errors=errors)
-        result = self.interpreter.exec_statement(
-            stmt, repl_loading=loading, check=self._check_in_loop
-        )
+        try:
+            result = self.interpreter.exec_statement(
+                stmt, repl_loading=loading, check=self._check_in_loop
+            )
+        except RaspError:
+            raise  # (a `for` that failed keeps what its body bound before, as in the original)
+        except Exception:
+            env.restore(saved)  # a bug of ours: the session goes on, without its half-done work
+            raise
         listing.dump()
         try:
             return listing.lines + self._drawn_in_loop + self._show_result(stmt, result)
-        except (RaspError, KeyboardInterrupt):
-            # The definition-time check failed, or Ctrl-C stopped it (a slow s-op): as in the
-            # original, the names keep their old values (an unchecked value is not bound).
+        except (Exception, KeyboardInterrupt):
+            # The definition-time check failed, Ctrl-C stopped it (a slow s-op) or a bug of ours
+            # did: as in the original, the names keep their old values (an unchecked value is not
+            # bound).
             env.restore(saved)
             raise
 

@@ -236,3 +236,38 @@ def test_an_os_error_is_one_error_line_and_the_session_goes_on(
     out = io.StringIO()
     assert run_loop(session, _reader(["write;", "1;"]), out) == 0
     assert out.getvalue() == "error: out.png: Permission denied\n    value: out =  1\n"
+
+
+def test_an_internal_error_in_a_statement_binds_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the session goes on after a bug of ours, so the statement that met it must not leave its
+    # name bound to a value the running-example check never passed (x was tokens after this)
+    session = ReplSession()
+    session.feed("x = 1;")
+
+    def buggy_named(*args: object, **kwargs: object) -> list[str]:
+        raise ValueError("boom")
+
+    monkeypatch.setattr(session, "_named", buggy_named)
+    out = io.StringIO()
+    assert run_loop(session, _reader(["x = tokens;"]), out) == 0
+    assert out.getvalue().startswith("internal error: ValueError: boom")
+    monkeypatch.undo()
+    assert session.feed("x;") == "    value: x =  1"
+
+
+def test_an_internal_error_while_a_statement_runs_binds_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # (as above, when the bug is met after the interpreter bound the name)
+    session = ReplSession()
+    session.feed("x = 1;")
+    real_exec = session.interpreter.exec_statement
+
+    def buggy_exec(*args: object, **kwargs: object) -> object:
+        real_exec(*args, **kwargs)  # type: ignore[arg-type]
+        raise ValueError("boom")
+
+    monkeypatch.setattr(session.interpreter, "exec_statement", buggy_exec)
+    assert run_loop(session, _reader(["x = tokens;"]), io.StringIO()) == 0
+    monkeypatch.undo()
+    assert session.feed("x;") == "    value: x =  1"
