@@ -104,13 +104,13 @@ def run_loop(
                 session.interrupt()
                 where = f"{exc.filename}: " if exc.filename is not None else ""
                 _write(stdout, f"error: {where}{exc.strerror or exc}")
-                break
+                continue  # (the rest of a paste runs, as typed lines would: only Ctrl-C stops it)
             except Exception as exc:  # a bug of ours: said as the CLI says it, and the session
                 session.interrupt()  # and its names go on (it ended them)
                 if verbose or os.environ.get("RASP_DEBUG") == "1":
                     traceback.print_exc()
                 _write(stdout, internal_error_text(exc, "the line you typed"))
-                break
+                continue
             _write(stdout, printed)
     return 0
 

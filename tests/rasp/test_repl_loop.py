@@ -271,3 +271,27 @@ def test_an_internal_error_while_a_statement_runs_binds_nothing(
     assert run_loop(session, _reader(["x = tokens;"]), io.StringIO()) == 0
     monkeypatch.undo()
     assert session.feed("x;") == "    value: x =  1"
+
+
+def test_a_paste_goes_on_after_an_error_line_as_typed_lines_do(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a paste runs "as if typed", and a typed line after an OSError or an internal error runs:
+    # the rest of the paste was dropped without a word
+    session = ReplSession()
+    real_feed = session.feed
+
+    def failing_feed(line: str) -> str:
+        if line == "write;":
+            raise PermissionError(13, "Permission denied", "out.png")
+        if line == "bug;":
+            raise ValueError("boom")
+        return real_feed(line)
+
+    monkeypatch.setattr(session, "feed", failing_feed)
+    out = io.StringIO()
+    assert run_loop(session, _reader(["write;\nx = 1;\nbug;\ny = 2;"]), out) == 0
+    lines = out.getvalue().splitlines()
+    assert lines[:2] == ["error: out.png: Permission denied", "    value: x =  1"]
+    assert lines[2].startswith("internal error: ValueError: boom")
+    assert lines[3:] == ["    value: y =  2"]
