@@ -207,3 +207,11 @@ def test_a_name_with_another_suffix_loads_that_very_file(tmp_path: Path) -> None
     run(f'load "{tmp_path / "prog.txt"}";', Interpreter())
     with pytest.raises(RaspError, match="cannot find 'prog.rasp'"):
         run('load "prog";', i)  # no suffix: only prog.rasp
+
+
+def test_parse_recovering_reports_a_comprehension_missing_its_brace_in_place() -> None:
+    # its `for` was taken for an open block's: the lines after it were swallowed into its error
+    text = "a = {x: 1 for x in [1];\nb = 2;\nc = 3;\n"
+    items = parse_recovering(Source("f.rasp", text))
+    assert [type(item).__name__ for item in items] == ["RaspSyntaxError", "Assign", "Assign"]
+    assert [item.span.line for item in items] == [1, 2, 3]  # type: ignore[union-attr]

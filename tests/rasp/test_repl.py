@@ -532,3 +532,19 @@ def test_a_for_bodys_draw_is_drawn() -> None:
     assert session.feed('for i in ["ab", "cd"] { draw(x, i); }') == "drew ab\ndrew cd"
     out = session.feed('for i in ["pq", 5] { draw(x, i); }').splitlines()
     assert out[:2] == ["drew pq", "<repl>:1:22: error: example not iterable: 5"]
+
+
+def test_a_comprehensions_for_is_no_block_to_wait_on() -> None:
+    # a dict comprehension missing its '}' was taken for an open `for` block: its error waited
+    # for a '}', and every statement typed meanwhile joined it and never ran
+    session = ReplSession()
+    out = session.feed("z = {a: 1 for a in range(3);")
+    assert out.startswith("<repl>:1:28: error: expected '}' to close '{'"), out
+    assert session.feed("w = 5;") == "    value: w =  5"
+    # a block's body may still hold comprehensions, and a `for` block starts after a statement
+    assert session.feed("def f(x) {") == ""
+    assert session.feed("  d = {a: 1 for a in [x]};") == ""
+    assert session.feed("  return [a for a in d]; }") == "     console function: f(x)"
+    assert session.feed("v = 1; for i in [1, 2] {") == ""
+    assert session.feed("  v = v + i; }") == "    value: v =  1"  # (the loop lists nothing)
+    assert session.feed("v;") == "    value: v =  4"
