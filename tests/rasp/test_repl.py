@@ -548,3 +548,22 @@ def test_a_comprehensions_for_is_no_block_to_wait_on() -> None:
     assert session.feed("v = 1; for i in [1, 2] {") == ""
     assert session.feed("  v = v + i; }") == "    value: v =  1"  # (the loop lists nothing)
     assert session.feed("v;") == "    value: v =  4"
+
+
+def test_a_loaded_files_for_body_draws_in_the_files_order(tmp_path: Path) -> None:
+    # its drawings came after everything the file listed, where its other draws are in place
+    (tmp_path / "loop.rasp").write_text(
+        'x = 1;\nfor i in ["ab", "cd"] { draw(tokens, i); }\ndraw(tokens, "ef");\ny = 2;\n',
+        encoding="utf-8",
+    )
+    session = ReplSession(
+        search_dirs=[tmp_path], draw_hook=lambda node, tokens: f"drew {''.join(tokens)}"
+    )
+    assert session.feed('load "loop";').splitlines() == [
+        "    value: x =  1",
+        "drew ab",
+        "drew cd",
+        "drew ef",
+        "    value: y =  2",
+    ]
+    assert session.feed('for i in ["gh"] { draw(tokens, i); }') == "drew gh"  # (typed: as before)
