@@ -219,8 +219,8 @@ class ReplSession:
         except Exception:
             env.restore(saved)  # a bug of ours: the session goes on, without its half-done work
             raise
-        listing.dump()
         try:
+            listing.dump()
             return listing.lines + self._drawn_in_loop + self._show_result(stmt, result)
         except (Exception, KeyboardInterrupt):
             # The definition-time check failed, Ctrl-C stopped it (a slow s-op) or a bug of ours

@@ -295,3 +295,57 @@ def test_a_paste_goes_on_after_an_error_line_as_typed_lines_do(
     assert lines[:2] == ["error: out.png: Permission denied", "    value: x =  1"]
     assert lines[2].startswith("internal error: ValueError: boom")
     assert lines[3:] == ["    value: y =  2"]
+
+
+def test_an_internal_error_in_the_files_load_keeps_the_session(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # `rasp repl FILE`: a bug of ours met by the file went up to the CLI's last line of defence,
+    # which ended the session (exit status 1), where `load "FILE";` typed reports it and goes on
+    (tmp_path / "lib.rasp").write_text("a = 1;\n", encoding="utf-8")
+
+    def buggy_load(self: ReplSession, path: object) -> str:
+        raise ValueError("boom")
+
+    monkeypatch.setattr(ReplSession, "load_path", buggy_load)
+    out = io.StringIO()
+    assert run_terminal(tmp_path / "lib.rasp", stdin=io.StringIO("w = 2;\n"), stdout=out) == 0
+    lines = out.getvalue().splitlines()
+    assert lines[2].startswith("internal error: ValueError: boom"), lines
+    assert "with the file you loaded" in lines[2]
+    assert lines[3:] == ["    value: w =  2"]
+
+
+def test_an_internal_error_at_the_end_of_input_is_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the unfinished statement run at Ctrl-D (or the end of piped input): a bug there went up to
+    # the CLI's last line of defence, with exit status 1
+    session = ReplSession()
+
+    def buggy_end() -> str:
+        raise ValueError("boom")
+
+    monkeypatch.setattr(session, "end_of_input", buggy_end)
+    out = io.StringIO()
+    assert run_loop(session, _reader(["x = (1 +"]), out) == 0
+    assert out.getvalue().startswith("internal error: ValueError: boom")
+
+
+def test_an_internal_error_in_a_loads_listing_binds_nothing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # the listing is printed after the file ran: a bug there left the load's names bound
+    from rasp.tools import repl_listing
+
+    (tmp_path / "lib.rasp").write_text("a = 1;\n", encoding="utf-8")
+    session = ReplSession(search_dirs=[tmp_path])
+
+    def buggy_dump(self: object) -> None:
+        raise ValueError("boom")
+
+    monkeypatch.setattr(repl_listing.LoadListing, "dump", buggy_dump)
+    out = io.StringIO()
+    assert run_loop(session, _reader(['load "lib";']), out) == 0
+    assert out.getvalue().startswith("internal error: ValueError: boom")
+    assert "a" not in session.interpreter.names()
