@@ -119,12 +119,16 @@ def test_loaded_names_are_listed_in_the_order_of_their_last_assignment(tmp_path:
 def test_loading_a_directory_named_like_the_file_says_it_is_one(tmp_path: Path) -> None:
     # `load "lib";` where lib.rasp is a directory said "cannot find 'lib.rasp'"
     (tmp_path / "lib.rasp").mkdir()
+    (tmp_path / "lib.rasp" / "a.rasp").write_text("x = 1;", encoding="utf-8")
     with pytest.raises(RaspError) as caught:
         run('load "lib";', Interpreter(search_dirs=[tmp_path]))
     assert (
         caught.value.message
         == f"cannot load 'lib': {(tmp_path / 'lib.rasp').resolve()} is a directory"
     )
+    # the program it suggests is in lib.rasp/ (it said load "lib/a";, which is not there)
+    assert caught.value.hint is not None and 'load "lib.rasp/a";' in caught.value.hint
+    run('load "lib.rasp/a";', Interpreter(search_dirs=[tmp_path]))
 
 
 def test_loading_a_directory_says_it_is_one(tmp_path: Path) -> None:
