@@ -39,7 +39,8 @@ def run_terminal(
     stdout = stdout or sys.stdout
     session = ReplSession(draw_hook=draw_hook)
     interactive = stdin.isatty() and stdout.isatty()
-    read_line = _prompt_toolkit_reader(session) if interactive else None
+    toolkit = _prompt_toolkit_reader(session) if interactive else None
+    read_line = toolkit
     if read_line is None:
         # someone typing sees the prompts, also where the output goes on (`rasp repl | tee log`,
         # as the original's input() shows them); a piped script's output stays clean
@@ -48,14 +49,15 @@ def run_terminal(
     if path is not None:  # (a bug of ours in it is one line, as at the prompt: the session goes on)
         _guarded(session, lambda: session.load_path(path), stdout, verbose, "the file you loaded")
     # A typist's Ctrl-D, and Ctrl-C at input()'s prompt, leave the cursor after the prompt
-    # (prompt_toolkit ends the line on Ctrl-C itself): what follows starts on a fresh line.
-    typed = interactive or stdin.isatty()
+    # (prompt_toolkit ends the line on Ctrl-C itself; input() is also a terminal's front end
+    # when prompt_toolkit is not installed): what follows starts on a fresh line.
+    typed = stdin.isatty()
     return run_loop(
         session,
         read_line,
         stdout,
         newline_on_eof=typed,
-        newline_on_interrupt=typed and not interactive,
+        newline_on_interrupt=typed and toolkit is None,
         verbose=verbose,
     )
 

@@ -349,3 +349,27 @@ def test_an_internal_error_in_a_loads_listing_binds_nothing(
     assert run_loop(session, _reader(['load "lib";']), out) == 0
     assert out.getvalue().startswith("internal error: ValueError: boom")
     assert "a" not in session.interpreter.names()
+
+
+def test_ctrl_c_at_a_terminals_plain_prompt_starts_a_fresh_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # without prompt_toolkit (an optional extra), a terminal is read with input() too: Ctrl-C
+    # there wrote "KeyboardInterrupt" after the prompt, on its line, as for a pipe before
+    from rasp.tools import repl_terminal
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(repl_terminal, "_prompt_toolkit_reader", lambda session: None)
+    out = Terminal()
+    read_calls = iter([KeyboardInterrupt, EOFError])
+
+    def read(prompt: str) -> str:
+        out.write(prompt)
+        raise next(read_calls)
+
+    monkeypatch.setattr(repl_terminal, "_plain_reader", lambda *args, **kwargs: read)
+    assert run_terminal(stdin=Terminal(), stdout=out) == 0  # (Ctrl-C, then Ctrl-D)
+    assert out.getvalue().splitlines()[2:] == [">> ", "KeyboardInterrupt", ">> "]
