@@ -567,3 +567,21 @@ def test_a_loaded_files_for_body_draws_in_the_files_order(tmp_path: Path) -> Non
         "    value: y =  2",
     ]
     assert session.feed('for i in ["gh"] { draw(tokens, i); }') == "drew gh"  # (typed: as before)
+
+
+def test_ctrl_c_during_a_for_bodys_check_binds_nothing_there(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # (as for a statement typed alone, 3f66cee) x stayed bound to a value the check never
+    # passed; what the body ran before stays bound, as when the check fails
+    session = ReplSession()
+    session.feed("x = 1;")
+
+    def interrupted(node: object, example: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(session, "_evaluate", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        session.feed("for i in [1] { y = 2; x = indices + 1; }")
+    assert session.interpreter.get("x") == 1
+    assert session.interpreter.get("y") == 2
