@@ -184,15 +184,15 @@ def find_program(name: str, span: Span, search_dirs: Sequence[Path]) -> Path:
             if path.is_file():
                 return path
     for directory in dirs:  # no file: a directory of that name (or NAME.rasp) was meant
-        folders = [(directory / c).resolve() for c in [name, *candidates]]
-        folder = next((f for f in folders if f.is_dir()), folders[0])
-        if name and folder.is_dir():
-            raise RaspError(
-                f"cannot load '{name}': {folder} is a directory",
-                span,
-                hint=_directory_hint(name, folder),
-                kind=ErrorKind.IO,
-            )
+        for candidate in [name, *candidates]:
+            folder = (directory / candidate).resolve()
+            if folder.is_dir():  # (the hint's path goes through the directory found: lib.rasp/)
+                raise RaspError(
+                    f"cannot load '{name}': {folder} is a directory",
+                    span,
+                    hint=_directory_hint(candidate, folder),
+                    kind=ErrorKind.IO,
+                )
     raise RaspError(
         f"cannot find '{name}.rasp'",
         span,

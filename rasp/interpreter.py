@@ -272,8 +272,8 @@ class Interpreter:
         raise TypeError(f"unknown statement {stmt!r}")
 
     def _exec_checked(self, stmt: ast.Stmt, frame: _Frame) -> None:
-        """`stmt` in a `for` body, then `self._check` on its result; a refusal undoes its bindings
-        (and renames) and raises."""
+        """`stmt` in a `for` body, then `self._check` on its result; a refusal, or Ctrl-C during
+        the check (a slow s-op), undoes its bindings (and renames) and raises."""
         scope, check = frame.scope, self._check
         before = (dict(scope.values), dict(scope.spans), frame.last, len(self._renamed))
         result = self._exec(stmt, frame)
@@ -281,7 +281,7 @@ class Interpreter:
             return
         try:
             check(result)
-        except RaspError:
+        except (RaspError, KeyboardInterrupt):  # (an unchecked value is not bound)
             values, spans, frame.last, renames = before
             scope.values.clear()
             scope.values.update(values)

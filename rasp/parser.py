@@ -183,13 +183,18 @@ def parse_recovering(source: Source) -> list[ast.Stmt | RaspSyntaxError]:
 _STRING_OR_COMMENT = re.compile(r'"[^"\n]*"?|#[^\n]*')
 
 
+# `def` or `for` where a statement starts: a comprehension's `for` (`{a: 1 for a in l`) follows
+# an expression, and a typo in one (its '}' left out) is an error to report, not a block to wait on.
+_BLOCK_START = re.compile(r"(?:^|[;{}])\s*(?:def|for)\b")
+
+
 def open_block(text: str) -> bool:
-    """Whether `text` has a `def` or `for` and more '{' than '}' (outside strings and comments)."""
+    """Whether `text` has a `def` or `for` statement and more '{' than '}' (outside strings and
+    comments)."""
     code = _STRING_OR_COMMENT.sub("", text)
     if code.count("{") <= code.count("}"):
         return False
-    words = code.replace("(", " ").replace("{", " ").split()
-    return "def" in words or "for" in words
+    return _BLOCK_START.search(code) is not None
 
 
 def is_complete(text: str) -> bool:

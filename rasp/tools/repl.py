@@ -77,9 +77,8 @@ class ReplSession:
         self._pending: list[str] = []
         self._history: list[str] = []  # the statements run so far (a compiled model's source)
         self._evaluators: list[tuple[list[Any], Evaluator]] = []  # see _evaluate
-        self._drawn_in_loop: list[
-            str
-        ] = []  # what a `for` body's draw(...) printed (_check_in_loop)
+        self._drawn_in_loop: list[str] = []  # what a `for` body's draw(...) printed
+        self._load_listing: LoadListing | None = None  # a running load's (_check_in_loop)
 
     # -- what the front end asks ----------------------------------------------------------------
 
@@ -199,6 +198,7 @@ class ReplSession:
 
     def _statement(self, stmt: ast.Stmt) -> list[str]:
         self._drawn_in_loop = []
+        self._load_listing = None
         env = BindingUndo(self.interpreter)
         saved = env.snapshot()
         errors: list[RaspError] = []  # a loaded file's failing statements, reported and skipped
@@ -208,15 +208,24 @@ class ReplSession:
             lambda name, value: named_value(name, value, quiet, function_text=_function_text),
         )
         loading = ReplLoading(watch=lambda loaded: self._loaded(loaded, listing), errors=errors)
-        result = self.interpreter.exec_statement(
-            stmt, repl_loading=loading, check=self._check_in_loop
-        )
-        listing.dump()
+        if isinstance(stmt, ast.Load):
+            self._load_listing = listing
         try:
+            result = self.interpreter.exec_statement(
+                stmt, repl_loading=loading, check=self._check_in_loop
+            )
+        except RaspError:
+            raise  # (a `for` that failed keeps what its body bound before, as in the original)
+        except Exception:
+            env.restore(saved)  # a bug of ours: the session goes on, without its half-done work
+            raise
+        try:
+            listing.dump()
             return listing.lines + self._drawn_in_loop + self._show_result(stmt, result)
-        except (RaspError, KeyboardInterrupt):
-            # The definition-time check failed, or Ctrl-C stopped it (a slow s-op): as in the
-            # original, the names keep their old values (an unchecked value is not bound).
+        except (Exception, KeyboardInterrupt):
+            # The definition-time check failed, Ctrl-C stopped it (a slow s-op) or a bug of ours
+            # did: as in the original, the names keep their old values (an unchecked value is not
+            # bound).
             env.restore(saved)
             raise
 
@@ -264,7 +273,11 @@ class ReplSession:
         if result.kind in (ResultKind.ASSIGN, ResultKind.EXPR):
             self._check_on_example(result)
         elif result.kind is ResultKind.DRAW:  # drawn as the loop runs, as the original draws
-            self._drawn_in_loop += self._draw(result, with_value=False)
+            drawn = self._draw(result, with_value=False)
+            if self._load_listing is not None:  # a loaded file's loop: in the file's order
+                self._load_listing.printed(drawn)
+            else:
+                self._drawn_in_loop += drawn
 
     def _named(self, result: StatementResult, settings: ExampleSettings) -> list[str]:
         lines: list[str] = []

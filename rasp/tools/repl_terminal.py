@@ -39,23 +39,25 @@ def run_terminal(
     stdout = stdout or sys.stdout
     session = ReplSession(draw_hook=draw_hook)
     interactive = stdin.isatty() and stdout.isatty()
-    read_line = _prompt_toolkit_reader(session) if interactive else None
+    toolkit = _prompt_toolkit_reader(session) if interactive else None
+    read_line = toolkit
     if read_line is None:
         # someone typing sees the prompts, also where the output goes on (`rasp repl | tee log`,
         # as the original's input() shows them); a piped script's output stays clean
         read_line = _plain_reader(stdin, stdout, echo_prompts=stdin.isatty())
     _write(stdout, session.banner())
-    if path is not None:
-        _write(stdout, session.load_path(path))
+    if path is not None:  # (a bug of ours in it is one line, as at the prompt: the session goes on)
+        _guarded(session, lambda: session.load_path(path), stdout, verbose, "the file you loaded")
     # A typist's Ctrl-D, and Ctrl-C at input()'s prompt, leave the cursor after the prompt
-    # (prompt_toolkit ends the line on Ctrl-C itself): what follows starts on a fresh line.
-    typed = interactive or stdin.isatty()
+    # (prompt_toolkit ends the line on Ctrl-C itself; input() is also a terminal's front end
+    # when prompt_toolkit is not installed): what follows starts on a fresh line.
+    typed = stdin.isatty()
     return run_loop(
         session,
         read_line,
         stdout,
         newline_on_eof=typed,
-        newline_on_interrupt=typed and not interactive,
+        newline_on_interrupt=typed and toolkit is None,
         verbose=verbose,
     )
 
@@ -81,7 +83,7 @@ def run_loop(
         except EOFError:
             if newline_on_eof:  # so the shell's prompt starts on a fresh line
                 stdout.write("\n")
-            _write(stdout, session.end_of_input())
+            _guarded(session, session.end_of_input, stdout, verbose)
             break
         except KeyboardInterrupt:
             session.interrupt()
@@ -91,28 +93,43 @@ def run_loop(
             continue
         # A paste into prompt_toolkit comes back as one "line" holding newlines: fed line by
         # line, as typed (a `:command` or `exit` among them is a command, not RASP text).
+        # (the rest of a paste runs after an error, as typed lines would: only Ctrl-C stops it)
         for part in line.split("\n"):
             if session.finished:
                 break
-            try:
-                printed = session.feed(part)
-            except KeyboardInterrupt:
-                session.interrupt()
-                _write(stdout, "KeyboardInterrupt")
+            if not _guarded(session, lambda part=part: session.feed(part), stdout, verbose):
                 break
-            except OSError as exc:  # a file a command writes or reads: as the CLI says it
-                session.interrupt()
-                where = f"{exc.filename}: " if exc.filename is not None else ""
-                _write(stdout, f"error: {where}{exc.strerror or exc}")
-                break
-            except Exception as exc:  # a bug of ours: said as the CLI says it, and the session
-                session.interrupt()  # and its names go on (it ended them)
-                if verbose or os.environ.get("RASP_DEBUG") == "1":
-                    traceback.print_exc()
-                _write(stdout, internal_error_text(exc, "the line you typed"))
-                break
-            _write(stdout, printed)
     return 0
+
+
+def _guarded(
+    session: ReplSession,
+    action: Callable[[], str],
+    stdout: TextIO,
+    verbose: bool,
+    what: str = "the line you typed",
+) -> bool:
+    """Write what `action` prints; False when Ctrl-C stopped it. An OSError or a bug of ours is
+    one line, and the session and its names go on (a bug ended them)."""
+    try:
+        printed = action()
+    except KeyboardInterrupt:
+        session.interrupt()
+        _write(stdout, "KeyboardInterrupt")
+        return False
+    except OSError as exc:  # a file a command writes or reads: as the CLI says it
+        session.interrupt()
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        _write(stdout, f"error: {where}{exc.strerror or exc}")
+        return True
+    except Exception as exc:  # a bug of ours: said as the CLI says it
+        session.interrupt()
+        if verbose or os.environ.get("RASP_DEBUG") == "1":
+            traceback.print_exc()
+        _write(stdout, internal_error_text(exc, what))
+        return True
+    _write(stdout, printed)
+    return True
 
 
 def draw_hook(node: Any, tokens: list[Any]) -> str:

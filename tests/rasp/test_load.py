@@ -119,12 +119,16 @@ def test_loaded_names_are_listed_in_the_order_of_their_last_assignment(tmp_path:
 def test_loading_a_directory_named_like_the_file_says_it_is_one(tmp_path: Path) -> None:
     # `load "lib";` where lib.rasp is a directory said "cannot find 'lib.rasp'"
     (tmp_path / "lib.rasp").mkdir()
+    (tmp_path / "lib.rasp" / "a.rasp").write_text("x = 1;", encoding="utf-8")
     with pytest.raises(RaspError) as caught:
         run('load "lib";', Interpreter(search_dirs=[tmp_path]))
     assert (
         caught.value.message
         == f"cannot load 'lib': {(tmp_path / 'lib.rasp').resolve()} is a directory"
     )
+    # the program it suggests is in lib.rasp/ (it said load "lib/a";, which is not there)
+    assert caught.value.hint is not None and 'load "lib.rasp/a";' in caught.value.hint
+    run('load "lib.rasp/a";', Interpreter(search_dirs=[tmp_path]))
 
 
 def test_loading_a_directory_says_it_is_one(tmp_path: Path) -> None:
@@ -207,3 +211,11 @@ def test_a_name_with_another_suffix_loads_that_very_file(tmp_path: Path) -> None
     run(f'load "{tmp_path / "prog.txt"}";', Interpreter())
     with pytest.raises(RaspError, match="cannot find 'prog.rasp'"):
         run('load "prog";', i)  # no suffix: only prog.rasp
+
+
+def test_parse_recovering_reports_a_comprehension_missing_its_brace_in_place() -> None:
+    # its `for` was taken for an open block's: the lines after it were swallowed into its error
+    text = "a = {x: 1 for x in [1];\nb = 2;\nc = 3;\n"
+    items = parse_recovering(Source("f.rasp", text))
+    assert [type(item).__name__ for item in items] == ["RaspSyntaxError", "Assign", "Assign"]
+    assert [item.span.line for item in items] == [1, 2, 3]  # type: ignore[union-attr]

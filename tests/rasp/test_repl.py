@@ -532,3 +532,56 @@ def test_a_for_bodys_draw_is_drawn() -> None:
     assert session.feed('for i in ["ab", "cd"] { draw(x, i); }') == "drew ab\ndrew cd"
     out = session.feed('for i in ["pq", 5] { draw(x, i); }').splitlines()
     assert out[:2] == ["drew pq", "<repl>:1:22: error: example not iterable: 5"]
+
+
+def test_a_comprehensions_for_is_no_block_to_wait_on() -> None:
+    # a dict comprehension missing its '}' was taken for an open `for` block: its error waited
+    # for a '}', and every statement typed meanwhile joined it and never ran
+    session = ReplSession()
+    out = session.feed("z = {a: 1 for a in range(3);")
+    assert out.startswith("<repl>:1:28: error: expected '}' to close '{'"), out
+    assert session.feed("w = 5;") == "    value: w =  5"
+    # a block's body may still hold comprehensions, and a `for` block starts after a statement
+    assert session.feed("def f(x) {") == ""
+    assert session.feed("  d = {a: 1 for a in [x]};") == ""
+    assert session.feed("  return [a for a in d]; }") == "     console function: f(x)"
+    assert session.feed("v = 1; for i in [1, 2] {") == ""
+    assert session.feed("  v = v + i; }") == "    value: v =  1"  # (the loop lists nothing)
+    assert session.feed("v;") == "    value: v =  4"
+
+
+def test_a_loaded_files_for_body_draws_in_the_files_order(tmp_path: Path) -> None:
+    # its drawings came after everything the file listed, where its other draws are in place
+    (tmp_path / "loop.rasp").write_text(
+        'x = 1;\nfor i in ["ab", "cd"] { draw(tokens, i); }\ndraw(tokens, "ef");\ny = 2;\n',
+        encoding="utf-8",
+    )
+    session = ReplSession(
+        search_dirs=[tmp_path], draw_hook=lambda node, tokens: f"drew {''.join(tokens)}"
+    )
+    assert session.feed('load "loop";').splitlines() == [
+        "    value: x =  1",
+        "drew ab",
+        "drew cd",
+        "drew ef",
+        "    value: y =  2",
+    ]
+    assert session.feed('for i in ["gh"] { draw(tokens, i); }') == "drew gh"  # (typed: as before)
+
+
+def test_ctrl_c_during_a_for_bodys_check_binds_nothing_there(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # (as for a statement typed alone, 3f66cee) x stayed bound to a value the check never
+    # passed; what the body ran before stays bound, as when the check fails
+    session = ReplSession()
+    session.feed("x = 1;")
+
+    def interrupted(node: object, example: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(session, "_evaluate", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        session.feed("for i in [1] { y = 2; x = indices + 1; }")
+    assert session.interpreter.get("x") == 1
+    assert session.interpreter.get("y") == 2

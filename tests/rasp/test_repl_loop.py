@@ -236,3 +236,140 @@ def test_an_os_error_is_one_error_line_and_the_session_goes_on(
     out = io.StringIO()
     assert run_loop(session, _reader(["write;", "1;"]), out) == 0
     assert out.getvalue() == "error: out.png: Permission denied\n    value: out =  1\n"
+
+
+def test_an_internal_error_in_a_statement_binds_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the session goes on after a bug of ours, so the statement that met it must not leave its
+    # name bound to a value the running-example check never passed (x was tokens after this)
+    session = ReplSession()
+    session.feed("x = 1;")
+
+    def buggy_named(*args: object, **kwargs: object) -> list[str]:
+        raise ValueError("boom")
+
+    monkeypatch.setattr(session, "_named", buggy_named)
+    out = io.StringIO()
+    assert run_loop(session, _reader(["x = tokens;"]), out) == 0
+    assert out.getvalue().startswith("internal error: ValueError: boom")
+    monkeypatch.undo()
+    assert session.feed("x;") == "    value: x =  1"
+
+
+def test_an_internal_error_while_a_statement_runs_binds_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # (as above, when the bug is met after the interpreter bound the name)
+    session = ReplSession()
+    session.feed("x = 1;")
+    real_exec = session.interpreter.exec_statement
+
+    def buggy_exec(*args: object, **kwargs: object) -> object:
+        real_exec(*args, **kwargs)  # type: ignore[arg-type]
+        raise ValueError("boom")
+
+    monkeypatch.setattr(session.interpreter, "exec_statement", buggy_exec)
+    assert run_loop(session, _reader(["x = tokens;"]), io.StringIO()) == 0
+    monkeypatch.undo()
+    assert session.feed("x;") == "    value: x =  1"
+
+
+def test_a_paste_goes_on_after_an_error_line_as_typed_lines_do(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a paste runs "as if typed", and a typed line after an OSError or an internal error runs:
+    # the rest of the paste was dropped without a word
+    session = ReplSession()
+    real_feed = session.feed
+
+    def failing_feed(line: str) -> str:
+        if line == "write;":
+            raise PermissionError(13, "Permission denied", "out.png")
+        if line == "bug;":
+            raise ValueError("boom")
+        return real_feed(line)
+
+    monkeypatch.setattr(session, "feed", failing_feed)
+    out = io.StringIO()
+    assert run_loop(session, _reader(["write;\nx = 1;\nbug;\ny = 2;"]), out) == 0
+    lines = out.getvalue().splitlines()
+    assert lines[:2] == ["error: out.png: Permission denied", "    value: x =  1"]
+    assert lines[2].startswith("internal error: ValueError: boom")
+    assert lines[3:] == ["    value: y =  2"]
+
+
+def test_an_internal_error_in_the_files_load_keeps_the_session(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # `rasp repl FILE`: a bug of ours met by the file went up to the CLI's last line of defence,
+    # which ended the session (exit status 1), where `load "FILE";` typed reports it and goes on
+    (tmp_path / "lib.rasp").write_text("a = 1;\n", encoding="utf-8")
+
+    def buggy_load(self: ReplSession, path: object) -> str:
+        raise ValueError("boom")
+
+    monkeypatch.setattr(ReplSession, "load_path", buggy_load)
+    out = io.StringIO()
+    assert run_terminal(tmp_path / "lib.rasp", stdin=io.StringIO("w = 2;\n"), stdout=out) == 0
+    lines = out.getvalue().splitlines()
+    assert lines[2].startswith("internal error: ValueError: boom"), lines
+    assert "with the file you loaded" in lines[2]
+    assert lines[3:] == ["    value: w =  2"]
+
+
+def test_an_internal_error_at_the_end_of_input_is_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the unfinished statement run at Ctrl-D (or the end of piped input): a bug there went up to
+    # the CLI's last line of defence, with exit status 1
+    session = ReplSession()
+
+    def buggy_end() -> str:
+        raise ValueError("boom")
+
+    monkeypatch.setattr(session, "end_of_input", buggy_end)
+    out = io.StringIO()
+    assert run_loop(session, _reader(["x = (1 +"]), out) == 0
+    assert out.getvalue().startswith("internal error: ValueError: boom")
+
+
+def test_an_internal_error_in_a_loads_listing_binds_nothing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # the listing is printed after the file ran: a bug there left the load's names bound
+    from rasp.tools import repl_listing
+
+    (tmp_path / "lib.rasp").write_text("a = 1;\n", encoding="utf-8")
+    session = ReplSession(search_dirs=[tmp_path])
+
+    def buggy_dump(self: object) -> None:
+        raise ValueError("boom")
+
+    monkeypatch.setattr(repl_listing.LoadListing, "dump", buggy_dump)
+    out = io.StringIO()
+    assert run_loop(session, _reader(['load "lib";']), out) == 0
+    assert out.getvalue().startswith("internal error: ValueError: boom")
+    assert "a" not in session.interpreter.names()
+
+
+def test_ctrl_c_at_a_terminals_plain_prompt_starts_a_fresh_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # without prompt_toolkit (an optional extra), a terminal is read with input() too: Ctrl-C
+    # there wrote "KeyboardInterrupt" after the prompt, on its line, as for a pipe before
+    from rasp.tools import repl_terminal
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(repl_terminal, "_prompt_toolkit_reader", lambda session: None)
+    out = Terminal()
+    read_calls = iter([KeyboardInterrupt, EOFError])
+
+    def read(prompt: str) -> str:
+        out.write(prompt)
+        raise next(read_calls)
+
+    monkeypatch.setattr(repl_terminal, "_plain_reader", lambda *args, **kwargs: read)
+    assert run_terminal(stdin=Terminal(), stdout=out) == 0  # (Ctrl-C, then Ctrl-D)
+    assert out.getvalue().splitlines()[2:] == [">> ", "KeyboardInterrupt", ">> "]
