@@ -122,17 +122,6 @@ def test_a_loop_checks_each_step_without_recomputing_the_chain(
     assert session.feed("x;").endswith("[200, 201, 202, 203, 204] (ints)")
 
 
-def test_a_loaded_loop_keeps_what_it_bound_before_failing(tmp_path: Path) -> None:
-    program = tmp_path / "prog.rasp"
-    program.write_text("n = 0;\nfor i in [1, 2] { n = n + i; s = tokens_int; }\nafter = 1;\n")
-    session = ReplSession()
-    printed = session.load_path(program)
-    assert "prog.rasp:2:" in printed and "tokens_int" in printed
-    assert session.interpreter.get("n") == 1
-    assert session.interpreter.get("after") == 1
-    assert "s" not in session.interpreter.names()
-
-
 def test_an_unreadable_input_is_located_at_its_application() -> None:
     # It pointed at the first statement that used tokens_int, an earlier one.
     session = ReplSession()
@@ -232,26 +221,6 @@ def test_draw_hook_receives_the_node_and_tokens() -> None:
     assert isinstance(seen[0][0], SOp) and seen[0][1] == ["a", "b"]
 
 
-def test_load_path_lists_the_files_names(tmp_path: Path) -> None:
-    program = tmp_path / "prog.rasp"
-    program.write_text("inc = indices + 1;\n", encoding="utf-8")
-    session = ReplSession()
-    assert session.load_path(program) == "     s-op: inc"
-    assert session.feed('inc("ab");') == "\t =  [1, 2] (ints)"
-    assert session.load_path(tmp_path / "missing.rasp").startswith("error: cannot read")
-    # `rasp repl DIR` said "No such file"; it says what `rasp run DIR` says
-    assert session.load_path(tmp_path) == f"error: cannot read {tmp_path}: it is a directory"
-
-
-def test_a_loaded_files_failing_statement_is_reported_and_skipped(tmp_path: Path) -> None:
-    program = tmp_path / "prog.rasp"
-    program.write_text("a = missing;\na = 3;\nb = a + 1;\n", encoding="utf-8")
-    out = ReplSession().load_path(program).splitlines()
-    assert out[0].endswith("prog.rasp:1:5: error: Undefined variable: missing")
-    assert out[1:3] == ["    a = missing;", "        ^~~~~~~"]
-    assert out[-2:] == ["    value: a =  3", "    value: b =  4"]
-
-
 def test_an_unnamed_sop_in_a_list_is_shown_by_its_expression() -> None:
     # (once `MapSOp#11`, a class name and an id; the original names it after its expression)
     session = ReplSession()
@@ -296,103 +265,6 @@ def test_failed_definition_does_not_rename_the_node() -> None:
     assert "error:" in session.feed("tokens = tokens_int;")  # fails on "hello"
     assert session.interpreter.get("tokens_int").name == "tokens_int"
     assert session.interpreter.get("tokens").name == "tokens"
-
-
-def _load(tmp_path: Path, text: str) -> tuple[ReplSession, list[str]]:
-    program = tmp_path / "saved.rasp"
-    program.write_text(text, encoding="utf-8")
-    session = ReplSession()
-    return session, session.load_path(program).splitlines()
-
-
-def test_a_loaded_files_commands_act_on_the_session(tmp_path: Path) -> None:
-    # As in the original: a file saved from a session keeps its `set example` and display switches.
-    session, out = _load(tmp_path, "set example [1, 2]\nx = tokens_int + 1;\nfull seq display on\n")
-    assert out[-1] == "     s-op: x"
-    assert session.settings.seq_example == [1, 2] and session.settings.full_seq
-    assert session.feed("x;").splitlines()[-1] == " \t\toutput:  2 3 \t (ints)"
-    # `exit` in a loaded file stops reading the file, as the original's REPL does, not the session
-    session, _ = _load(tmp_path, "x = 1;\nexit\ny = 1;\n")
-    assert not session.finished and session.interpreter.get("x") == 1
-    assert "y" not in session.interpreter.names()
-
-
-def test_a_syntax_error_in_a_loaded_file_costs_only_its_statement(tmp_path: Path) -> None:
-    # listed in the file's order (the original printed it before line 1's names)
-    session, out = _load(tmp_path, "a = 1;\nb = (2;\nc = a\n  + 2;\n")
-    assert out[0] == "    value: a =  1"
-    assert out[1].endswith("saved.rasp:2:7: error: expected ')' to close '('")
-    assert out[-1] == "    value: c =  3"
-    assert "b" not in session.interpreter.names()
-
-
-@pytest.mark.parametrize(
-    "block",
-    [
-        "def bad(x) {\n  y = x +* 1;\n  leak = 42;\n  return y;\n}\n",
-        "for i in [1, 2] {\n  y = i +* 1;\n  leak = 42;\n}\n",
-    ],
-)
-def test_a_syntax_error_in_a_loaded_block_costs_the_whole_block(tmp_path: Path, block: str) -> None:
-    """As typed: one error for the block, and none of its body runs. The rest of the body ran
-    at the top level (`leak` bound), with errors for the `return` and the `}`."""
-    session, out = _load(tmp_path, "first = 1;\n" + block + "last = 2;\n")
-    typed = ReplSession()
-    typed_out = "\n".join(typed.feed(line) for line in block.splitlines())
-    errors = [line for line in out if "error:" in line]
-    assert len(errors) == 1 and errors[0].endswith(
-        "saved.rasp:3:10: error: expected an operand after '+'"
-    )
-    assert out[0] == "    value: first =  1" and out[-1] == "    value: last =  2"
-    assert "leak" not in session.interpreter.names()
-    assert "leak" not in typed.interpreter.names() and "error:" in typed_out
-
-
-def test_a_load_lists_what_its_top_level_statements_bound(tmp_path: Path, monkeypatch) -> None:
-    # As the original: each name once, at the last top-level statement that binds it, with the
-    # value it had there; names bound only in a loop are imported but not listed.
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "lib.rasp").write_text("x = 1;\ny = 2;\nx = 3;\nfor i in [1] { x = 4; z = 5; }\n")
-    session = ReplSession()
-    assert session.feed('load "lib";').splitlines() == ["    value: y =  2", "    value: x =  3"]
-    assert session.interpreter.get("x") == 4 and session.interpreter.get("z") == 5
-
-
-def test_a_load_with_an_error_lists_everything_in_order(tmp_path: Path, monkeypatch) -> None:
-    # The original filters repeated names only when nothing failed; a nested load prints what
-    # has gathered (its loader's part too) when it ends.
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "inner.rasp").write_text("b = 1;\n")
-    (tmp_path / "outer.rasp").write_text('a = 1;\nbad = nope;\na = 2;\nload "inner";\nc = 3;\n')
-    out = ReplSession().feed('load "outer";').splitlines()
-    assert [line for line in out if "value:" in line or "error:" in line] == [
-        "    value: a =  1",
-        f"{tmp_path / 'outer.rasp'}:2:7: error: Undefined variable: nope",
-        "    value: a =  2",
-        "    value: b =  1",
-        "    value: c =  3",
-    ]
-
-
-def test_a_function_is_labelled_with_where_it_was_defined(tmp_path: Path, monkeypatch) -> None:
-    # The original's creator: "console", a loaded file as the load named it, a ' per call.
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "lib.rasp").write_text("def f(a) { return a; }\n")
-    session = ReplSession()
-    assert session.feed('load "sub/lib";') == "     sub/lib function: f(a)"
-    session.feed("def outer(a) { def inner(b) { return b; } return inner; }")
-    assert session.feed("outer(1);") == "     console' function: inner(b)"
-
-
-def test_a_loaded_statement_must_run_on_the_example(tmp_path: Path) -> None:
-    # `x = tokens_int;` fails on "hello": refused as typed in the session, and tokens_int keeps
-    # its name (the assignment renamed it before the check refused it).
-    session, out = _load(tmp_path, "x = tokens_int;\ny = indices;\n")
-    assert "saved.rasp:1:1: error: cannot read the input as tokens_int" in out[0]
-    assert out[-1] == "     s-op: y"
-    assert "x" not in session.interpreter.names()
-    assert session.interpreter.get("tokens_int").name == "tokens_int"
 
 
 def test_an_sop_in_a_list_or_dict_must_run_on_the_example() -> None:
@@ -502,29 +374,6 @@ def test_ctrl_c_during_the_running_example_check_binds_nothing(
     assert "y" not in session.interpreter.names()
 
 
-def test_a_loaded_files_draw_is_drawn(tmp_path: Path) -> None:
-    # the original draws it (listing no value); it was dropped without a word
-    (tmp_path / "pics.rasp").write_text(
-        'x = tokens == "l";\ndraw(x);\ndraw(x, "ab");\ndraw(x, 5);\ny = 1;\n', encoding="utf-8"
-    )
-    drawn: list[str] = []
-
-    def hook(node: object, tokens: list[object]) -> str:
-        drawn.append("".join(map(str, tokens)))
-        return f"drew {''.join(map(str, tokens))}"
-
-    session = ReplSession(search_dirs=[tmp_path], draw_hook=hook)
-    out = session.feed('load "pics";').splitlines()
-    assert drawn == ["hello", "ab"]
-    assert out[:4] == [
-        "     s-op: x",
-        "drew hello",
-        "drew ab",
-        f"{tmp_path / 'pics.rasp'}:4:1: error: example not iterable: 5",
-    ]
-    assert out[-1] == "    value: y =  1"
-
-
 def test_a_for_bodys_draw_is_drawn() -> None:
     # the original draws each; they were dropped without a word
     session = ReplSession(draw_hook=lambda node, tokens: f"drew {''.join(map(str, tokens))}")
@@ -548,25 +397,6 @@ def test_a_comprehensions_for_is_no_block_to_wait_on() -> None:
     assert session.feed("v = 1; for i in [1, 2] {") == ""
     assert session.feed("  v = v + i; }") == "    value: v =  1"  # (the loop lists nothing)
     assert session.feed("v;") == "    value: v =  4"
-
-
-def test_a_loaded_files_for_body_draws_in_the_files_order(tmp_path: Path) -> None:
-    # its drawings came after everything the file listed, where its other draws are in place
-    (tmp_path / "loop.rasp").write_text(
-        'x = 1;\nfor i in ["ab", "cd"] { draw(tokens, i); }\ndraw(tokens, "ef");\ny = 2;\n',
-        encoding="utf-8",
-    )
-    session = ReplSession(
-        search_dirs=[tmp_path], draw_hook=lambda node, tokens: f"drew {''.join(tokens)}"
-    )
-    assert session.feed('load "loop";').splitlines() == [
-        "    value: x =  1",
-        "drew ab",
-        "drew cd",
-        "drew ef",
-        "    value: y =  2",
-    ]
-    assert session.feed('for i in ["gh"] { draw(tokens, i); }') == "drew gh"  # (typed: as before)
 
 
 def test_ctrl_c_during_a_for_bodys_check_binds_nothing_there(
