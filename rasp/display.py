@@ -32,6 +32,7 @@ import numpy as np
 
 from rasp.sops import Selector, SeqType, SeqValue, SOp, evaluate, type_of_value
 from rasp.text_width import display_width, ljust, rjust
+from rasp.values import BuiltinFunction, RaspFunction
 from rasp.wording import int_text
 
 # The original prints headers as `print(pref, extra, "   s-op:", name)`: `print` puts a space
@@ -98,6 +99,8 @@ def python_text(value: Any) -> str:
         )
     if isinstance(value, Selector | SOp):
         return value.label
+    if isinstance(value, RaspFunction | BuiltinFunction):  # (a dict example's value may be one)
+        return f"function {value.signature()}"
     if isinstance(value, SeqValue):  # an applied s-op kept in a variable: `x = f("abc");`
         return seq_text(value)
     if isinstance(

@@ -439,8 +439,9 @@ def _function_text(value: Any) -> str | None:
 
 def _tokens_of(example: Any, span: Any) -> list[Any]:
     """An example as input tokens, non-empty: a string's characters, a list's elements, or a
-    dict's keys (the original takes any of these, as Python iterates them)."""
-    found = non_token_inside(example)
+    dict's keys (the original takes any of these, as Python iterates them). A dict's values are
+    no tokens: they may be anything, an s-op too (`{"a": tokens}`), as in the original."""
+    found = non_token_inside(list(example) if isinstance(example, dict) else example)
     if found is not None:  # (an s-op, selector or function as a token: our class's text)
         raise RaspTypeError(
             f"an example cannot {'be' if found is example else 'hold'} "

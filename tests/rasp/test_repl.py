@@ -315,6 +315,23 @@ def test_an_sop_selector_or_function_is_no_input_token(text: str, message: str) 
     assert not any(word in "\n".join(out) for word in ("SOp(", "RaspFunction", "Select("))
 
 
+def test_a_dict_examples_values_are_no_tokens() -> None:
+    # its tokens are its keys, as in the original, so its values may be anything (4ccf671
+    # refused set example {"a": tokens}); they show by name, never by our classes' reprs
+    session = ReplSession()
+    session.feed("def f(a) { return a; }")
+    assert session.feed('set example {"a": tokens, "b": f, "c": [indices]}') == ""
+    out = session.feed("tokens;")
+    assert "tokens({'a': tokens, 'b': function f(a), 'c': [indices]}) = [a, b, c]" in out
+    assert "SOp(" not in out and "RaspFunction(" not in out
+    assert "error" not in session.feed('draw(tokens, {"x": f});')
+    assert session.feed('tokens({"a": indices});') == "\t =  [a] (strings)"
+    # a dict as a token is shown whole, values too: still refused
+    out = session.feed('set example [{"k": f}]').splitlines()
+    assert out[0].startswith("<repl>:1:13: error: an example cannot hold a function: ")
+    assert "tokens({'a': tokens" in session.feed("tokens;")
+
+
 def test_a_loop_doubling_a_shared_list_is_checked_in_linear_time() -> None:
     # each list was walked once per reference: 40 rounds of `l = [l, l];` never finished
     session = ReplSession()
