@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compiler.graph import Graph, IRNode, Op
+from compiler.graph import Graph, Op
 from compiler.values import ValueSets
 from rasp.errors import CompileError, Diagnostic
 
@@ -27,8 +27,6 @@ def check_causal(graph: Graph, folded: Graph, values: ValueSets) -> None:
                     "compile without causal attention, or avoid length",
                 )
             )
-            if node.span is None and user is not None:
-                problems.extend(_call_notes(user))
         elif node.op in (Op.AGGREGATE, Op.SELECTOR_WIDTH) and not values.looks_back[node.inputs[0]]:
             problems.append(
                 Diagnostic(
@@ -37,15 +35,5 @@ def check_causal(graph: Graph, folded: Graph, values: ValueSets) -> None:
                     "add `and select(indices, indices, <=)` to the selector, or compile without causal",
                 )
             )
-            problems.extend(_call_notes(node))
     if problems:
         raise CompileError(problems)
-
-
-def _call_notes(node: IRNode) -> list[Diagnostic]:
-    """A note at each call of a `def` that made `node` (the prelude's load_from_location, sort),
-    innermost first: its span is in the function's body, and the program's line is the last."""
-    return [
-        Diagnostic(f"in this call of {function}", span, severity="note")
-        for function, span in node.calls
-    ]

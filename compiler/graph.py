@@ -52,8 +52,6 @@ class IRNode:
     comparison: sops.Comparison | None = None  # SELECT only
     value: Any = None  # CONST: the atom; AGGREGATE: the default
     named: bool = False  # True when `name` is a program variable
-    # the calls of `def`s that made it, innermost first (rasp.nodes.Node.calls)
-    calls: tuple[tuple[str, Span], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -197,7 +195,6 @@ def graph_and_index(root: sops.Node) -> tuple[Graph, dict[int, int]]:
             comparison=getattr(node, "comparison", None) if op is Op.SELECT else None,
             value=_payload(node),
             named=named,
-            calls=node.calls,
         )
         index_of[node.id] = ir.index
         if leaf is not None:

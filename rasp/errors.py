@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import shlex
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -99,6 +99,10 @@ class Span:
     # `Written`), by the names' spans: a label shows them (`shown_text`). Not part of the
     # location: equal spans (a `def`'s body, called twice) may hold different values.
     values: tuple[tuple[Span, object], ...] = field(default=(), compare=False, repr=False)
+    # The calls of `def`s that made the node this span locates, innermost first (Node.calls):
+    # a compile refusal located here is also shown at each call (`CompileError`). Not part of
+    # the location either: a body's node made by two calls has two.
+    calls: tuple[tuple[str, Span], ...] = field(default=(), compare=False, repr=False)
 
     @property
     def file(self) -> str:
@@ -267,22 +271,7 @@ class RaspError(Exception):
         return self
 
     def _call_notes(self) -> tuple[Diagnostic, ...]:
-        groups: list[tuple[str, Span, int]] = []  # recursion repeats one call: said once, counted
-        for function, span in self.calls:
-            if groups and groups[-1][:2] == (function, span):
-                groups[-1] = (function, span, groups[-1][2] + 1)
-            else:
-                groups.append((function, span, 1))
-        skipped = max(0, len(groups) - MAX_CALL_NOTES)
-        if skipped:  # the innermost calls and the program's own call
-            groups = [*groups[: MAX_CALL_NOTES - 1], groups[-1]]
-        notes = []
-        for k, (function, span, count) in enumerate(groups):
-            if skipped and k == len(groups) - 1:
-                notes.append(Diagnostic(f"... {skipped:,} more calls ...", severity="note"))
-            times = f" ({count:,} nested calls here)" if count > 1 else ""
-            notes.append(Diagnostic(f"in this call of {function}{times}", span, severity="note"))
-        return tuple(notes)
+        return call_notes(self.calls)
 
     def with_span(self, span: Span | None) -> RaspError:
         """This error, located at `span` if it has no location yet."""
@@ -354,13 +343,49 @@ class RaspInputError(RaspRuntimeError):
     program, so the CLI reports it as an error of `--input`."""
 
 
+def call_notes(calls: Sequence[tuple[str, Span]]) -> tuple[Diagnostic, ...]:
+    """A note at each call of a `def` in `calls` (innermost first), down to the program's line:
+    an error in a function's body (the prelude's too) is also shown where the program called it."""
+    groups: list[tuple[str, Span, int]] = []  # recursion repeats one call: said once, counted
+    for function, span in calls:
+        if groups and groups[-1][:2] == (function, span):
+            groups[-1] = (function, span, groups[-1][2] + 1)
+        else:
+            groups.append((function, span, 1))
+    skipped = max(0, len(groups) - MAX_CALL_NOTES)
+    if skipped:  # the innermost calls and the program's own call
+        groups = [*groups[: MAX_CALL_NOTES - 1], groups[-1]]
+    notes = []
+    for k, (function, span, count) in enumerate(groups):
+        if skipped and k == len(groups) - 1:
+            notes.append(Diagnostic(f"... {skipped:,} more calls ...", severity="note"))
+        times = f" ({count:,} nested calls here)" if count > 1 else ""
+        notes.append(Diagnostic(f"in this call of {function}{times}", span, severity="note"))
+    return tuple(notes)
+
+
+def _with_call_notes(diagnostics: tuple[Diagnostic, ...]) -> tuple[Diagnostic, ...]:
+    """Each diagnostic located in a `def`'s body (its span has `calls`) followed by the notes at
+    those calls: every compile refusal of a node gets them here, whichever check made it. Notes
+    already there (a refusal raised again with more notes) are not added twice."""
+    out: list[Diagnostic] = []
+    for k, diagnostic in enumerate(diagnostics):
+        out.append(diagnostic)
+        if diagnostic.span is None or not diagnostic.span.calls:
+            continue
+        notes = call_notes(diagnostic.span.calls)
+        if diagnostics[k + 1 : k + 1 + len(notes)] != notes:
+            out.extend(notes)
+    return tuple(out)
+
+
 class CompileError(RaspError):
     """The compiler refuses a program; holds every reason at once."""
 
     kind = ErrorKind.COMPILE
 
     def __init__(self, diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> None:
-        diags = tuple(diagnostics)
+        diags = _with_call_notes(tuple(diagnostics))
         first = diags[0] if diags else Diagnostic("cannot compile the program")
         # (`hint` is for reading in Python: its settings spelled; `render` spells them per front end)
         hint = None if first.hint is None else spell_options(first.hint)

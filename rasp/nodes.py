@@ -12,7 +12,7 @@ import itertools
 import operator
 import re
 from collections.abc import Callable, Container, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
@@ -52,6 +52,8 @@ def mark_call(results: Sequence[Any], after: int, function: str, span: Span | No
             continue
         seen.add(node.id)
         node.calls = (*node.calls, (function, span))
+        if node.span is not None:  # what a compile refusal located at the node reads
+            node.span = replace(node.span, calls=node.calls)
         stack.extend(c for c in node.children() if c.id > after and c.id not in seen)
 
 

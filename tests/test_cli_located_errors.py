@@ -160,6 +160,51 @@ def test_a_causal_refusal_inside_a_def_is_also_shown_where_the_program_called_it
     assert f"{path}:4:5: note: in this call of f" in err
 
 
+@pytest.mark.parametrize(
+    ("body", "call", "message"),
+    [
+        # a mean's default that is no number (compiler/aggregates)
+        ('aggregate(select(indices, indices, <), s, "c")', "f(indices)", "is not a number"),
+        # a value that can be a bool or a number (compiler/values)
+        ('s if indices > 2 else indicator(tokens == "b")', 'f(tokens == "a")', "a bool or a"),
+        # a select comparing values of two kinds, which fails on every input
+        ("select(s, indices, <)", "selector_width(f(tokens))", "fails on every input"),
+    ],
+)
+def test_a_compile_refusal_inside_a_def_is_also_shown_where_the_program_called_it(
+    body: str, call: str, message: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Every located refusal, not only the causal ones (2b092ec): located in the def's body
+    alone, it named no line of the program compiled. Through two defs, one note per call."""
+    text = f"def f(s) {{\n\treturn {body};\n}}\ndef g(s) {{\n\treturn {call};\n}}\ny = g(tokens);\n"
+    path = write(tmp_path, text)
+    out_path = str(tmp_path / "m.safetensors")
+    argv = ["compile", path, "--vocab", "abc", "--max-len", "5", "-o", out_path]
+    code, _, err = run(capsys, *argv)
+    assert code == 1 and err.startswith(f"{path}:2:9: error: "), err
+    assert message in err.splitlines()[0]
+    notes = [line for line in err.splitlines() if ": note: " in line]
+    assert notes[-2:] == [
+        f"{path}:5:{9 + call.index('f(')}: note: in this call of f",
+        f"{path}:7:5: note: in this call of g",
+    ], err
+
+
+def test_a_refusal_in_the_prelude_is_shown_at_each_call_down_to_the_program(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """shift's aggregate with a list default: the prelude's line, then the calls."""
+    path = write(tmp_path, "def later(s) {\n\treturn shift(s, 1, [0]);\n}\ny = later(tokens);\n")
+    out_path = str(tmp_path / "m.safetensors")
+    code, _, err = run(capsys, "compile", path, "--vocab", "ab", "--max-len", "4", "-o", out_path)
+    assert code == 1 and err.startswith("rasp/prelude.rasp:48:9: error: this aggregate's default")
+    notes = [line for line in err.splitlines() if ": note: " in line]
+    assert notes == [
+        f"{path}:2:9: note: in this call of shift",
+        f"{path}:4:5: note: in this call of later",
+    ], err
+
+
 def test_length_as_the_causal_output_itself_is_located_where_the_output_is_named(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

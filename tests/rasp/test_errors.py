@@ -408,3 +408,23 @@ def test_a_traceback_shows_the_located_diagnostics_under_the_message() -> None:
     late = RaspError("located later")  # rendered when first read: a span given after counts
     late.with_span(span)
     assert late.__notes__[0].startswith("<cell>:2:5: error: located later\n")
+
+
+def test_a_compile_refusal_located_in_a_def_gets_a_note_at_each_call_once() -> None:
+    """The notes come from the span (a node made by a call of a def carries its calls), so every
+    refusal gets them, whichever check built it; raised again with more notes (the compiler's
+    'also tried' path), they are not repeated."""
+    source = Source("prog.rasp", "def f(s) { return aggregate(full_s, s); }\ny = f(tokens);\n")
+    call = Span(source, 2, 5, 2, 14)
+    span = Span(source, 1, 19, 1, 39, calls=(("f", call),))
+    err = CompileError([Diagnostic("a snap decision has margin 0", span)])
+    rendered = [d.render() for d in err.diagnostics]
+    assert rendered[1].splitlines()[0] == "prog.rasp:2:5: note: in this call of f"
+    assert len(rendered) == 2
+    again = CompileError([*err.diagnostics, Diagnostic("also tried", severity="note")])
+    assert [d.message for d in again.diagnostics] == [
+        "a snap decision has margin 0",
+        "in this call of f",
+        "also tried",
+    ]
+    assert Span(source, 1, 19, 1, 39) == span  # the calls are not part of the location
