@@ -271,7 +271,9 @@ class RaspError(Exception):
         return self
 
     def _call_notes(self) -> tuple[Diagnostic, ...]:
-        return call_notes(self.calls)
+        # raised after the calls returned (an s-op a def made, evaluated on an example later):
+        # the calls its span's node was made by
+        return call_notes(self.calls or (self.span.calls if self.span is not None else ()))
 
     def with_span(self, span: Span | None) -> RaspError:
         """This error, located at `span` if it has no location yet."""

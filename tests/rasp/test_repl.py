@@ -432,3 +432,16 @@ def test_ctrl_c_during_a_for_bodys_check_binds_nothing_there(
         session.feed("for i in [1] { y = 2; x = indices + 1; }")
     assert session.interpreter.get("x") == 1
     assert session.interpreter.get("y") == 2
+
+
+def test_an_error_on_the_running_example_inside_a_def_is_shown_at_the_call() -> None:
+    # the example is evaluated after the call returned: the error named the def's body alone
+    session = ReplSession()
+    session.feed("def avg(v) { return aggregate(select(indices, indices, <=), v); }")
+    out = session.feed("y = avg(tokens);").splitlines()
+    assert out[0].startswith("<repl>:1:21: error: asked to average multiple values")
+    assert out[-3:] == [
+        "<repl>:1:5: note: in this call of avg",
+        "    y = avg(tokens);",
+        "        ^~~~~~~~~~~",
+    ]
