@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # torch is imported where a model runs (see decoding.py)
 
 _EXACT_IN_FLOAT64 = 2**53  # ints up to this size are floats without rounding
 _INT64 = 2**63
+# integer dtypes whose arrays torch takes as they are (its other unsigned ints have few kernels)
+_TORCH_INTS = frozenset(np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8))
 
 
 def output_dtype(output: OutputSpec) -> np.dtype:
@@ -123,7 +125,13 @@ class ArrayCodec:
             codes = np.ascontiguousarray(tokens, dtype=np.dtype("U1")).view(np.int32)
             return codes, "chars"
         if kind == "i" or (kind == "u" and (tokens.size == 0 or int(tokens.max()) < _INT64)):
-            return tokens, "ints"
+            # torch.from_numpy takes neither negative strides nor a non-native byte order, and
+            # searchsorted copies a non-contiguous input: C order, native, and int64 unless
+            # torch's own int types (a copy only for such arrays)
+            native = tokens.dtype.newbyteorder("=")
+            if native not in _TORCH_INTS:
+                native = np.dtype(np.int64)
+            return np.ascontiguousarray(tokens, dtype=native), "ints"
         return None
 
     @cached_property
@@ -157,6 +165,14 @@ class ArrayCodec:
             out = np.empty((keys.shape[0], 1 + keys.shape[1]), dtype=np.int64)  # [batch, pos]
             out[:, 0], out[:, 1:] = bos, found
             return torch.from_numpy(out)
+        return self._lookup_torch(keys, which, device)
+
+    def _lookup_torch(self, keys: np.ndarray, which: str, device: torch.device) -> Tensor | None:
+        """`_lookup` in torch on `device` (a GPU's; tests run it on the CPU too)."""
+        import torch
+
+        sorted_keys, ids = self._tables[which]
+        bos = self.vocab.bos_id
         tables = self._device_tables
         if (which, device) not in tables:  # copied once per device, not per call
             tables[which, device] = (

@@ -207,6 +207,32 @@ def test_a_large_unsigned_token_is_no_small_int() -> None:
         codec.encode(np.array([[2**64 - 1]], dtype=np.uint64), CPU)
 
 
+INT_VOCAB = Vocab((-3, 0, 1, 7, 200), bos_id=5, pad_id=6, max_len=4)
+
+
+@pytest.mark.parametrize(
+    "tokens",
+    [
+        np.array([[1, 0, -3]])[:, ::-1],  # negative strides: torch.from_numpy refuses them
+        np.array([[1, 0, -3]], dtype=">i8"),  # so is a non-native byte order
+        np.array([[7, 0, 1, -3]], dtype=">i4")[:, ::-2],
+        np.asfortranarray(np.array([[1, 0], [7, 200]], dtype=np.int16)),
+        np.array([[1, 0, 7, 200]], dtype=np.uint16)[:, ::2],
+        np.array([[1, 200]], dtype=np.uint32),
+        np.array([[1, 200]], dtype=np.uint64),
+        np.array([[1, 200]], dtype=">u8"),
+    ],
+)
+def test_the_device_lookup_takes_every_int_array(tokens: np.ndarray) -> None:
+    # the lookup a GPU runs (in torch), here on the CPU: the ids numpy's finds
+    codec = ArrayCodec(INT_VOCAB, _spec(("a",)))
+    keyed = codec._keys(codec.check(tokens))
+    assert keyed is not None
+    on_device = codec._lookup_torch(*keyed, CPU)
+    assert on_device is not None
+    assert on_device.tolist() == INT_VOCAB.encode(tokens.tolist())[0].tolist()
+
+
 @pytest.mark.parametrize(
     ("tokens", "message"),
     [
