@@ -90,6 +90,16 @@ class ArrayCodec:
                 f"run_array takes a numpy array [batch, n] of tokens, got {type(tokens).__name__}"
                 " (run takes lists of inputs)"
             )
+        if isinstance(tokens, np.ma.MaskedArray):
+            # `.data` holds whatever lies under a masked entry: `run(tokens.tolist())` sees None
+            masked = np.argwhere(np.ma.getmaskarray(tokens))
+            if len(masked) and tokens.ndim == 2:
+                b, i = masked[0].tolist()
+                raise ModelInputError(
+                    f"the token at position {i} of input {b} is masked; run_array takes no masked "
+                    "tokens (tokens.filled(...) gives them a value)"
+                )
+            tokens = np.ma.getdata(tokens)
         if tokens.ndim != 2:
             raise ModelInputError(
                 f"run_array takes a numpy array [batch, n] of tokens, one input per row, got shape "

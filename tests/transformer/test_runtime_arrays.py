@@ -233,6 +233,11 @@ def test_the_device_lookup_takes_every_int_array(tokens: np.ndarray) -> None:
     assert on_device.tolist() == INT_VOCAB.encode(tokens.tolist())[0].tolist()
 
 
+def test_an_unmasked_masked_array_is_its_data(reverse_model: Any) -> None:
+    tokens = np.ma.array([list("abc")], mask=False)
+    assert reverse_model.run_array(tokens).tolist() == [["c", "b", "a"]]
+
+
 @pytest.mark.parametrize(
     ("tokens", "message"),
     [
@@ -241,6 +246,11 @@ def test_the_device_lookup_takes_every_int_array(tokens: np.ndarray) -> None:
         (np.zeros((1, 0), dtype="U1"), "hold 0 tokens each; this model runs on 1 to 4"),
         (np.array([list("abcab")]), "hold 5 tokens each"),
         (np.array([list("ab"), list("az")]), 'token "z" at position 1 of input 1 is not in'),
+        # masked entries are None to run (tokens.tolist()), not the data under the mask
+        (
+            np.ma.array([list("ab"), list("ba")], mask=[[0, 0], [0, 1]]),
+            "position 1 of input 1 is masked",
+        ),
     ],
 )
 def test_bad_arrays_are_named(tokens: Any, message: str, reverse_model: Any) -> None:
