@@ -216,7 +216,13 @@ class ArrayCodec:
             lengths = torch.full((rows,), n, dtype=torch.int64, device=codes.device)
             positions = torch.arange(n, device=codes.device)
             grid = output.grid_on(codes.device)[output.grid_index(lengths, positions)]
-            return (codes / grid).cpu().numpy()
+            quotients = codes / grid
+            # (not where `whole_types` says "f" at this length: run gives the float there)
+            floats = output.whole_types[n - 1] if output.whole_types else ""
+            flagged = [i for i in output.int_positions if i < n and floats[i : i + 1] != "f"]
+            if flagged:  # run gives the int nearest k / d there (whole in a certified model)
+                quotients[:, flagged] = torch.round(quotients[:, flagged])
+            return quotients.cpu().numpy()
         if output.type is OutputType.INTS:
             if codes.numel() and bool((codes.abs() >= _INT64).any()):
                 raise ModelOutputError(

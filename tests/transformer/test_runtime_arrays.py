@@ -146,6 +146,33 @@ def test_listed_values_are_those_run_gives(
             ),
             [[0.0, 3.0, 1.0]],
         ),
+        (  # an int position: run rounds k / d to an int (a file no certificate covers)
+            OutputSpec(
+                "o",
+                OutputEncoding.NUMERICAL,
+                OutputType.FLOATS,
+                None,
+                None,
+                (1, 2, 4),
+                None,
+                (0, 2),
+            ),
+            [[3.0, 1.0, 2.0], [5.0, 3.0, 4.0]],
+        ),
+        (  # ... but not where whole_types says "f"
+            OutputSpec(
+                "o",
+                OutputEncoding.NUMERICAL,
+                OutputType.FLOATS,
+                None,
+                None,
+                (1, 2, 4),
+                None,
+                (0, 2),
+                ("i", "ff", "f.i"),
+            ),
+            [[3.0, 1.0, 2.0], [5.0, 3.0, 4.0]],
+        ),
     ],
 )
 def test_numbers_are_those_run_gives(spec: OutputSpec, codes: list[list[float]]) -> None:
