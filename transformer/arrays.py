@@ -224,7 +224,7 @@ class ArrayCodec:
                 quotients[:, flagged] = torch.round(quotients[:, flagged])
             return quotients.cpu().numpy()
         if output.type is OutputType.INTS:
-            if codes.numel() and bool((codes.abs() >= _INT64).any()):
+            if codes.numel() and bool(((codes >= _INT64) | (codes < -_INT64)).any()):  # -2**63 is one
                 raise ModelOutputError(
                     f"output '{output.name}' holds a whole number beyond int64; run gives it as a "
                     "Python int"

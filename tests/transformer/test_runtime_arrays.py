@@ -185,6 +185,10 @@ def test_a_whole_number_beyond_int64_is_an_error() -> None:
     codec = ArrayCodec(Vocab(("a",), 1, 2, 3), _spec(None, OutputType.INTS))
     with pytest.raises(ModelOutputError, match="beyond int64"):
         codec.values(torch.tensor([[1.0, 2.0**63]], dtype=torch.float64))
+    lowest = codec.values(torch.tensor([[-(2.0**63), 2.0**63 - 1024]], dtype=torch.float64))
+    assert lowest.tolist() == [[-(2**63), 2**63 - 1024]]  # int64 holds both
+    with pytest.raises(ModelOutputError, match="beyond int64"):
+        codec.values(torch.tensor([[-(2.0**63) - 2048]], dtype=torch.float64))
 
 
 # -- tokens -> ids: against Vocab.encode --------------------------------------------------------------
