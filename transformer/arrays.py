@@ -224,7 +224,8 @@ class ArrayCodec:
                 quotients[:, flagged] = torch.round(quotients[:, flagged])
             return quotients.cpu().numpy()
         if output.type is OutputType.INTS:
-            if codes.numel() and bool(((codes >= _INT64) | (codes < -_INT64)).any()):  # -2**63 is one
+            # (-2**63 is an int64: not the absolute value)
+            if codes.numel() and bool(((codes >= _INT64) | (codes < -_INT64)).any()):
                 raise ModelOutputError(
                     f"output '{output.name}' holds a whole number beyond int64; run gives it as a "
                     "Python int"
