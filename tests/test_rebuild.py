@@ -159,6 +159,9 @@ def test_an_operations_words_are_not_what_the_proof_reads(
     # an earlier compiler worded hist_bos's width "selector_width(_and_1)": the same model
     def reworded(meta: dict[str, Any]) -> None:
         meta["reach"]["heads"][0]["op"] = "said otherwise"
+        assert meta["reach"]["mlps"]  # an MLP's words too
+        for mlp in meta["reach"]["mlps"]:
+            mlp["op"] = "said otherwise"
 
     edited = _rewrite(_compiled(tmp_path), reworded)
     certificate = _verify(edited, capsys)
