@@ -159,6 +159,9 @@ def test_an_operations_words_are_not_what_the_proof_reads(
     # an earlier compiler worded hist_bos's width "selector_width(_and_1)": the same model
     def reworded(meta: dict[str, Any]) -> None:
         meta["reach"]["heads"][0]["op"] = "said otherwise"
+        assert meta["reach"]["mlps"]  # an MLP's words too
+        for mlp in meta["reach"]["mlps"]:
+            mlp["op"] = "said otherwise"
 
     edited = _rewrite(_compiled(tmp_path), reworded)
     certificate = _verify(edited, capsys)
@@ -166,6 +169,16 @@ def test_an_operations_words_are_not_what_the_proof_reads(
     (line,) = [line for line in certificate["lines"] if line.startswith("  reach:")]
     assert "equal to the file's but for the words that describe an operation" in line
     assert 'op is "said otherwise" in the file' in line
+    # an `op` key is no field of a reading: added to one, it is a difference
+    edited = _rewrite(
+        _compiled(tmp_path), lambda meta: _reading(meta, "reverse").update(op="said otherwise")
+    )
+    certificate = _verify(edited, capsys)
+    assert certificate["ok"] is False, certificate
+    assert (
+        'reading `reverse`, op is "said otherwise" in the file, absent rebuilt'
+        in certificate["lines"][0]
+    )
     # a difference elsewhere still decides, words or not
     edited = _rewrite(_compiled(tmp_path), lambda meta: (reworded(meta), _swap_labels(meta)))
     assert _verify(edited, capsys)["ok"] is False

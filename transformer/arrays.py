@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # torch is imported where a model runs (see decoding.py)
 
 _EXACT_IN_FLOAT64 = 2**53  # ints up to this size are floats without rounding
 _INT64 = 2**63
+# integer dtypes whose arrays torch takes as they are (its other unsigned ints have few kernels)
+_TORCH_INTS = frozenset(np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8))
 
 
 def output_dtype(output: OutputSpec) -> np.dtype:
@@ -88,6 +90,16 @@ class ArrayCodec:
                 f"run_array takes a numpy array [batch, n] of tokens, got {type(tokens).__name__}"
                 " (run takes lists of inputs)"
             )
+        if isinstance(tokens, np.ma.MaskedArray):
+            # `.data` holds whatever lies under a masked entry: `run(tokens.tolist())` sees None
+            masked = np.argwhere(np.ma.getmaskarray(tokens))
+            if len(masked) and tokens.ndim == 2:
+                b, i = masked[0].tolist()
+                raise ModelInputError(
+                    f"the token at position {i} of input {b} is masked; run_array takes no masked "
+                    "tokens (tokens.filled(...) gives them a value)"
+                )
+            tokens = np.ma.getdata(tokens)
         if tokens.ndim != 2:
             raise ModelInputError(
                 f"run_array takes a numpy array [batch, n] of tokens, one input per row, got shape "
@@ -123,7 +135,13 @@ class ArrayCodec:
             codes = np.ascontiguousarray(tokens, dtype=np.dtype("U1")).view(np.int32)
             return codes, "chars"
         if kind == "i" or (kind == "u" and (tokens.size == 0 or int(tokens.max()) < _INT64)):
-            return tokens, "ints"
+            # torch.from_numpy takes neither negative strides nor a non-native byte order, and
+            # searchsorted copies a non-contiguous input: C order, native, and int64 unless
+            # torch's own int types (a copy only for such arrays)
+            native = tokens.dtype.newbyteorder("=")
+            if native not in _TORCH_INTS:
+                native = np.dtype(np.int64)
+            return np.ascontiguousarray(tokens, dtype=native), "ints"
         return None
 
     @cached_property
@@ -157,6 +175,14 @@ class ArrayCodec:
             out = np.empty((keys.shape[0], 1 + keys.shape[1]), dtype=np.int64)  # [batch, pos]
             out[:, 0], out[:, 1:] = bos, found
             return torch.from_numpy(out)
+        return self._lookup_torch(keys, which, device)
+
+    def _lookup_torch(self, keys: np.ndarray, which: str, device: torch.device) -> Tensor | None:
+        """`_lookup` in torch on `device` (a GPU's; tests run it on the CPU too)."""
+        import torch
+
+        sorted_keys, ids = self._tables[which]
+        bos = self.vocab.bos_id
         tables = self._device_tables
         if (which, device) not in tables:  # copied once per device, not per call
             tables[which, device] = (
@@ -190,9 +216,16 @@ class ArrayCodec:
             lengths = torch.full((rows,), n, dtype=torch.int64, device=codes.device)
             positions = torch.arange(n, device=codes.device)
             grid = output.grid_on(codes.device)[output.grid_index(lengths, positions)]
-            return (codes / grid).cpu().numpy()
+            quotients = codes / grid
+            # (not where `whole_types` says "f" at this length: run gives the float there)
+            floats = output.whole_types[n - 1] if output.whole_types else ""
+            flagged = [i for i in output.int_positions if i < n and floats[i : i + 1] != "f"]
+            if flagged:  # run gives the int nearest k / d there (whole in a certified model)
+                quotients[:, flagged] = torch.round(quotients[:, flagged])
+            return quotients.cpu().numpy()
         if output.type is OutputType.INTS:
-            if codes.numel() and bool((codes.abs() >= _INT64).any()):
+            # (-2**63 is an int64: not the absolute value)
+            if codes.numel() and bool(((codes >= _INT64) | (codes < -_INT64)).any()):
                 raise ModelOutputError(
                     f"output '{output.name}' holds a whole number beyond int64; run gives it as a "
                     "Python int"

@@ -26,8 +26,9 @@ Progress = Callable[[str, int, int], None]
 CLIP = 60  # characters of a differing value shown
 # A head's or MLP's `op`: the words show, draw and the certificate's lines print for what it
 # computes. No check reads them, so a file whose reach differs only there (worded by an earlier
-# compiler) is proved, and the certificate line says where the words differ.
-TEXTS = frozenset({"op"})
+# compiler) is proved, and the certificate line says where the words differ. Only there: an `op`
+# key anywhere else in a reach is no field of it, and differs as any other key does.
+TEXTS = frozenset({("heads", "op"), ("mlps", "op")})  # (group, key) of an entry `group[i]`
 
 
 def not_rebuilt(why: str) -> Rebuild:
@@ -206,14 +207,15 @@ COUNT = object()  # a path's last element where two lists differ in length
 
 
 def first_difference(
-    ours: Any, rebuilt: Any, at: Path_ = (), ignore: frozenset[str] = frozenset()
+    ours: Any, rebuilt: Any, at: Path_ = (), ignore: frozenset[tuple[str, str]] = frozenset()
 ) -> tuple[Path_, Any, Any] | None:
     """The first place (keys and indices, in the rebuilt reach's order) where two JSON values
     differ, with both values there; None where they are equal. 1 and 1.0 differ (and True and 1):
-    the reach labels values by their type. Keys in `ignore` are skipped wherever they are."""
+    the reach labels values by their type. A `(group, key)` in `ignore` skips `key` in the
+    top-level list `group`'s entries (`reach[group][i][key]`), nowhere else."""
     if isinstance(ours, dict) and isinstance(rebuilt, dict):
         for key in [*rebuilt, *(k for k in ours if k not in rebuilt)]:
-            if key in ignore:
+            if len(at) == 2 and isinstance(at[1], int) and (at[0], key) in ignore:
                 continue
             if key not in ours or key not in rebuilt:
                 return (*at, key), ours.get(key, _MISSING), rebuilt.get(key, _MISSING)

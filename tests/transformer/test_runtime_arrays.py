@@ -146,6 +146,33 @@ def test_listed_values_are_those_run_gives(
             ),
             [[0.0, 3.0, 1.0]],
         ),
+        (  # an int position: run rounds k / d to an int (a file no certificate covers)
+            OutputSpec(
+                "o",
+                OutputEncoding.NUMERICAL,
+                OutputType.FLOATS,
+                None,
+                None,
+                (1, 2, 4),
+                None,
+                (0, 2),
+            ),
+            [[3.0, 1.0, 2.0], [5.0, 3.0, 4.0]],
+        ),
+        (  # ... but not where whole_types says "f"
+            OutputSpec(
+                "o",
+                OutputEncoding.NUMERICAL,
+                OutputType.FLOATS,
+                None,
+                None,
+                (1, 2, 4),
+                None,
+                (0, 2),
+                ("i", "ff", "f.i"),
+            ),
+            [[3.0, 1.0, 2.0], [5.0, 3.0, 4.0]],
+        ),
     ],
 )
 def test_numbers_are_those_run_gives(spec: OutputSpec, codes: list[list[float]]) -> None:
@@ -158,6 +185,10 @@ def test_a_whole_number_beyond_int64_is_an_error() -> None:
     codec = ArrayCodec(Vocab(("a",), 1, 2, 3), _spec(None, OutputType.INTS))
     with pytest.raises(ModelOutputError, match="beyond int64"):
         codec.values(torch.tensor([[1.0, 2.0**63]], dtype=torch.float64))
+    lowest = codec.values(torch.tensor([[-(2.0**63), 2.0**63 - 1024]], dtype=torch.float64))
+    assert lowest.tolist() == [[-(2**63), 2**63 - 1024]]  # int64 holds both
+    with pytest.raises(ModelOutputError, match="beyond int64"):
+        codec.values(torch.tensor([[-(2.0**63) - 2048]], dtype=torch.float64))
 
 
 # -- tokens -> ids: against Vocab.encode --------------------------------------------------------------
@@ -207,6 +238,37 @@ def test_a_large_unsigned_token_is_no_small_int() -> None:
         codec.encode(np.array([[2**64 - 1]], dtype=np.uint64), CPU)
 
 
+INT_VOCAB = Vocab((-3, 0, 1, 7, 200), bos_id=5, pad_id=6, max_len=4)
+
+
+@pytest.mark.parametrize(
+    "tokens",
+    [
+        np.array([[1, 0, -3]])[:, ::-1],  # negative strides: torch.from_numpy refuses them
+        np.array([[1, 0, -3]], dtype=">i8"),  # so is a non-native byte order
+        np.array([[7, 0, 1, -3]], dtype=">i4")[:, ::-2],
+        np.asfortranarray(np.array([[1, 0], [7, 200]], dtype=np.int16)),
+        np.array([[1, 0, 7, 200]], dtype=np.uint16)[:, ::2],
+        np.array([[1, 200]], dtype=np.uint32),
+        np.array([[1, 200]], dtype=np.uint64),
+        np.array([[1, 200]], dtype=">u8"),
+    ],
+)
+def test_the_device_lookup_takes_every_int_array(tokens: np.ndarray) -> None:
+    # the lookup a GPU runs (in torch), here on the CPU: the ids numpy's finds
+    codec = ArrayCodec(INT_VOCAB, _spec(("a",)))
+    keyed = codec._keys(codec.check(tokens))
+    assert keyed is not None
+    on_device = codec._lookup_torch(*keyed, CPU)
+    assert on_device is not None
+    assert on_device.tolist() == INT_VOCAB.encode(tokens.tolist())[0].tolist()
+
+
+def test_an_unmasked_masked_array_is_its_data(reverse_model: Any) -> None:
+    tokens = np.ma.array([list("abc")], mask=False)
+    assert reverse_model.run_array(tokens).tolist() == [["c", "b", "a"]]
+
+
 @pytest.mark.parametrize(
     ("tokens", "message"),
     [
@@ -215,6 +277,11 @@ def test_a_large_unsigned_token_is_no_small_int() -> None:
         (np.zeros((1, 0), dtype="U1"), "hold 0 tokens each; this model runs on 1 to 4"),
         (np.array([list("abcab")]), "hold 5 tokens each"),
         (np.array([list("ab"), list("az")]), 'token "z" at position 1 of input 1 is not in'),
+        # masked entries are None to run (tokens.tolist()), not the data under the mask
+        (
+            np.ma.array([list("ab"), list("ba")], mask=[[0, 0], [0, 1]]),
+            "position 1 of input 1 is masked",
+        ),
     ],
 )
 def test_bad_arrays_are_named(tokens: Any, message: str, reverse_model: Any) -> None:
