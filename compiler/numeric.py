@@ -148,7 +148,10 @@ def check_resolvable(
                     f"{what}: values {gap:.3g} apart cannot be told apart exactly in float32 "
                     f"(input error up to {input_error:.3g}, {allowed}"
                     f"{'; ' + sizes if sizes else ''})",
-                    hint="use a smaller maximum length, or compute it from s-ops with fewer "
+                    # the input error grows with the length (sums of more terms) and with the
+                    # values' size (float32 keeps about 7 significant digits)
+                    hint="use a smaller maximum length or numbers of smaller magnitude (float32 "
+                    "keeps about 7 significant digits), or compute it from s-ops with fewer "
                     "values (e.g. compare counts instead of fractions; in a tracr program, "
                     "rasp.categorical ones)",
                 )

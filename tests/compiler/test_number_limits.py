@@ -225,3 +225,14 @@ def test_a_step_whose_own_rounding_exceeds_its_margin_says_so_not_a_negative_tol
     assert "values 2.5e-08 apart cannot be told apart exactly in float32" in message
     assert "no tolerance left: the step's own float32 rounding exceeds its margin" in message
     assert "tolerance -" not in message
+
+
+def test_a_step_refused_for_large_numbers_names_their_size_not_only_the_length() -> None:
+    # a prefix mean of [-1000000, 999999, 1] at N = 4 compared with 0: the input error comes from
+    # the numbers' size; the hint said only "use a smaller maximum length"
+    text = "m = aggregate(select(indices, indices, <=), tokens_int);\nres = m > 0;\n"
+    with pytest.raises(CompileError) as refused:
+        compile_sop(program(text, "res"), [-1000000, 999999, 1], 4)
+    assert "cannot be told apart exactly in float32" in str(refused.value)
+    hint = refused.value.diagnostics[0].hint or ""
+    assert "numbers of smaller magnitude" in hint and "smaller maximum length" in hint
