@@ -116,6 +116,16 @@ def test_compile_warns_where_the_program_itself_fails(
     assert code == 0 and json.loads(out)["warnings"] == [warning]
 
 
+def test_a_failure_inside_a_def_is_also_located_at_the_programs_call(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    text = "def tenth(s) {\n  return 10 / (s - 2);\n}\nx = tenth(indices);\n"
+    argv, program, _ = compile_argv(tmp_path, "tenth", text, "ab")
+    code, _, err = run(capsys, *argv)
+    assert code == 0, err
+    assert f"{program}:2:10: division by zero in the call of tenth at {program}:4:5)" in err
+
+
 def test_compile_is_silent_where_the_program_never_fails(
     capsys: pytest.CaptureFixture[str], reverse_file: Path, tmp_path: Path
 ) -> None:

@@ -38,10 +38,16 @@ class Failures:
     def warning(self) -> str:
         where = self.error.span
         at = f"{where.file}:{where.line}:{where.col}: " if where is not None else ""
+        # inside a def (the prelude's too): also the program's own call, as a refusal's notes say
+        calls = self.error.calls or (where.calls if where is not None else ())
+        called = ""
+        if calls:
+            function, call = calls[-1]
+            called = f" in the call of {function} at {call.file}:{call.line}:{call.col}"
         return (
             f"the program fails on {self.failed:,} of the {self.probed:,} inputs tried (e.g. "
-            f"{show_tokens(self.example)}: {at}{self.error.message}); the model accepts such "
-            "inputs, but its output on them is not defined (rasp verify skips them)"
+            f"{show_tokens(self.example)}: {at}{self.error.message}{called}); the model accepts "
+            "such inputs, but its output on them is not defined (rasp verify skips them)"
         )
 
 
