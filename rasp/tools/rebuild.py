@@ -85,7 +85,7 @@ def rebuild_reach(
         return Rebuild(False, f"NOT proved: {what} does not rebuild ({type(err).__name__}: {err})")
     difference = first_difference(meta.get("reach"), rebuilt, ignore=TEXTS)
     if difference is None:
-        text = first_difference(meta.get("reach"), rebuilt)
+        text = _first_text_difference(meta["reach"], rebuilt)
         if text is None:
             return Rebuild(True, f"rebuilt from {what}: equal to the file's")
         # the words show and draw print for an operation: this compiler words it otherwise
@@ -233,6 +233,19 @@ def first_difference(
         return None
     if type(ours) is not type(rebuilt) or ours != rebuilt:
         return at, ours, rebuilt
+    return None
+
+
+def _first_text_difference(
+    ours: dict[str, Any], rebuilt: dict[str, Any]
+) -> tuple[Path_, Any, Any] | None:
+    """The first `TEXTS` field where two reaches differ that are equal everywhere else (so their
+    groups are lists of dicts of the same lengths): only those fields are read, not the reach
+    again."""
+    for group, key in sorted(TEXTS):
+        for i, (a, b) in enumerate(zip(ours.get(group, []), rebuilt.get(group, []), strict=True)):
+            if type(a.get(key)) is not type(b.get(key)) or a.get(key) != b.get(key):
+                return (group, i, key), a.get(key, _MISSING), b.get(key, _MISSING)
     return None
 
 

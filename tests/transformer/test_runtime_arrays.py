@@ -126,6 +126,18 @@ def test_listed_values_are_those_run_gives(
     assert_held(array, spec.values_of(codes, [n] * rows), output_dtype(spec))
 
 
+def _grid_spec(**fields: Any) -> OutputSpec:
+    """A numerical output on the length grid (1, 2, 4), with `fields` set."""
+    return OutputSpec(
+        "o",
+        OutputEncoding.NUMERICAL,
+        OutputType.FLOATS,
+        None,
+        length_denominators=(1, 2, 4),
+        **fields,
+    )
+
+
 @pytest.mark.parametrize(
     ("spec", "codes"),
     [
@@ -147,30 +159,11 @@ def test_listed_values_are_those_run_gives(
             [[0.0, 3.0, 1.0]],
         ),
         (  # an int position: run rounds k / d to an int (a file no certificate covers)
-            OutputSpec(
-                "o",
-                OutputEncoding.NUMERICAL,
-                OutputType.FLOATS,
-                None,
-                None,
-                (1, 2, 4),
-                None,
-                (0, 2),
-            ),
+            _grid_spec(int_positions=(0, 2)),
             [[3.0, 1.0, 2.0], [5.0, 3.0, 4.0]],
         ),
         (  # ... but not where whole_types says "f"
-            OutputSpec(
-                "o",
-                OutputEncoding.NUMERICAL,
-                OutputType.FLOATS,
-                None,
-                None,
-                (1, 2, 4),
-                None,
-                (0, 2),
-                ("i", "ff", "f.i"),
-            ),
+            _grid_spec(int_positions=(0, 2), whole_types=("i", "ff", "f.i")),
             [[3.0, 1.0, 2.0], [5.0, 3.0, 4.0]],
         ),
     ],
