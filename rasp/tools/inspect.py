@@ -283,8 +283,10 @@ def operations_table(operations: tuple[Operation, ...]) -> list[str]:
 def summary_json(summary: ModelSummary) -> dict[str, Any]:
     """The `rasp show --json` object."""
     meta = summary.meta
-    program = dict(meta.get("program") or {})
-    program.pop("source", None)  # the source is in the file; the summary names and hashes it
+    recorded = meta.get("program")
+    # the source is in the file; the summary names and hashes it. null: the file records none
+    # (as for `certificate`), never an empty object
+    program = None if recorded is None else {k: v for k, v in recorded.items() if k != "source"}
     return {
         "file": summary.path,
         "format_version": meta["format_version"],
