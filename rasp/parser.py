@@ -197,6 +197,18 @@ def open_block(text: str) -> bool:
     return _BLOCK_START.search(code) is not None
 
 
+def open_bracket(text: str) -> bool:
+    """Whether `text` opens more brackets ('(', '[', '{') than it closes and its last line holds
+    no ';' (outside strings and comments): no statement ends there, so the REPL reads the next
+    line without parsing. (A ';' inside a bracket that opens no `def` or `for` block, which
+    `open_block` covers, is an error to report at once: `{a: 1 for a in l;`.)"""
+    code = _STRING_OR_COMMENT.sub("", text)
+    if ";" in code[code.rfind("\n") + 1 :]:
+        return False
+    opened = code.count("(") + code.count("[") + code.count("{")
+    return opened > code.count(")") + code.count("]") + code.count("}")
+
+
 def is_complete(text: str) -> bool:
     """False when `text` stops inside an unfinished statement, def, for or bracket (the REPL
     then reads a continuation line)."""

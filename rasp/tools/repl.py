@@ -156,10 +156,12 @@ class ReplSession:
         if repl_input.is_blank(text):
             self._pending = []
             return ""
-        if repl_input.open_block(text) or not is_complete(text):
+        if repl_input.open_block(text) or repl_input.open_bracket(text) or not is_complete(text):
             # (a def's or for's syntax error waits for its closing '}': the rest of its body is
-            # part of it, not new statements that would run, or fail, at the top level; and the
-            # cheap brace count goes first, so that a long body is not parsed again at each line)
+            # part of it, not new statements that would run, or fail, at the top level. So does
+            # one inside an open bracket, reported once it closes: the cheap bracket counts go
+            # first, so that a long body or list literal is not parsed again at each line, which
+            # made pasting one quadratic)
             return ""
         self._pending = []
         return self.run_text(text)
