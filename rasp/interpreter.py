@@ -345,9 +345,13 @@ class Interpreter:
                     result = self._exec(inner_stmt, inner)
                     if repl is not None:
                         repl.watch(result)
-                except RaspError as exc:
+                except RecursionError:
+                    raise  # (exec_statement says "nests too deeply")
+                except Exception as exc:
                     if repl is None:
                         raise
+                    if not isinstance(exc, RaspError):  # a bug of ours: as a failing statement
+                        exc = _internal_error(exc, inner_stmt.span)
                     if not isinstance(inner_stmt, ast.For):  # a loop keeps what it did before
                         inner.scope.values.clear()  # a refused statement binds nothing
                         inner.scope.values.update(before)

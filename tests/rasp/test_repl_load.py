@@ -207,3 +207,24 @@ def test_a_load_in_a_for_body_lists_the_files_names_at_each_iteration(tmp_path: 
         *names,
         "    value: y =  2",
     ]
+
+
+def test_an_internal_error_in_a_loaded_statement_is_as_its_evaluation_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a bug of ours met by one statement of a loaded file (here in its running-example check)
+    # undid the whole load, where a failing statement is reported and skipped
+    (tmp_path / "lib.rasp").write_text("a = 1;\nb = indices + 1;\nc = 2;\n", encoding="utf-8")
+    session = ReplSession(search_dirs=[tmp_path])
+
+    def buggy(node: object, example: object) -> object:
+        raise ValueError("boom")
+
+    monkeypatch.setattr(session, "_evaluate", buggy)
+    out = session.feed('load "lib";').splitlines()
+    monkeypatch.undo()
+    assert out[0] == "    value: a =  1"
+    assert out[1].endswith("lib.rasp:2:1: error: internal error: ValueError: boom"), out
+    assert out[-1] == "    value: c =  2"
+    assert {"a", "c"} <= set(session.interpreter.names())
+    assert "b" not in session.interpreter.names()
