@@ -164,15 +164,18 @@ def parse_recovering(source: Source) -> list[ast.Stmt | RaspSyntaxError]:
     for number in range(len(lines)):
         # blank lines before the statement keep its lines (and spans) where they are in the file
         chunk = Source(source.name, "\n" * first + "\n".join(lines[first : number + 1]))
+        more = number + 1 < len(lines)
+        if more and (open_block(chunk.text) or open_bracket(chunk.text)):
+            # no statement ends inside a def's or for's body or an open bracket: a syntax error
+            # there waits for its closing '}' or bracket, as typed in the REPL, so that the rest
+            # of a body is not run as statements of their own (and a long statement is not
+            # parsed again at each line, which was quadratic)
+            continue
         try:
             out += parse(chunk).statements
         except RaspSyntaxError as exc:
-            more = number + 1 < len(lines)
-            if more and (exc.incomplete or open_block(chunk.text)):
-                # the statement goes on in the next line; a def's or for's syntax error waits
-                # for its closing '}', as typed in the REPL, so that the rest of its body is
-                # not run as statements of their own
-                continue
+            if more and exc.incomplete:
+                continue  # the statement goes on in the next line
             out.append(exc)
         first = number + 1
     return out
