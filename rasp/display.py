@@ -70,14 +70,19 @@ def seq_text(seq: SeqValue) -> str:
 
 
 def _seq_label(seq: SeqValue) -> str:
-    # tracr's tuples and lists are string tokens to the type rule; unboxed for display, they are
-    # labelled as what they are (`[('a', 0), ('b', 1)] (tuples)`)
-    kinds = {type(v) for v in seq.values if v is not None}
+    return values_label(seq.values, seq.type.value)
+
+
+def values_label(values: Iterable[Any], type_name: str) -> str:
+    """`type_name`, or "tuples" or "lists" where every value (None aside) is one: tracr's tuples
+    and lists are string tokens to the type rule; unboxed for display, they are labelled as what
+    they are (`[('a', 0), ('b', 1)] (tuples)`, and `rasp show`'s output line)."""
+    kinds = {type(v) for v in values if v is not None}
     if kinds == {tuple}:
         return "tuples"
     if kinds == {list}:
         return "lists"
-    return seq.type.value
+    return type_name
 
 
 def literal_text(value: Any) -> str:

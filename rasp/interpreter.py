@@ -190,9 +190,7 @@ class Interpreter:
         except (
             Exception
         ) as exc:  # a bug of ours: still report it at the statement, not as a traceback
-            raise RaspRuntimeError(
-                f"internal error: {type(exc).__name__}: {exc}", stmt.span
-            ) from None
+            raise _internal_error(exc, stmt.span) from None
         finally:
             self._depth = 0
             self._loading.clear()
@@ -272,24 +270,40 @@ class Interpreter:
         raise TypeError(f"unknown statement {stmt!r}")
 
     def _exec_checked(self, stmt: ast.Stmt, frame: _Frame) -> None:
-        """`stmt` in a `for` body, then `self._check` on its result; a refusal, or Ctrl-C during
-        the check (a slow s-op), undoes its bindings (and renames) and raises."""
+        """`stmt` in a `for` body, then `self._check` on its result. A refusal, Ctrl-C during the
+        check (a slow s-op), or a bug of ours in the statement or the check undoes its bindings
+        (and renames) and raises: the loop keeps what ran before it, as for an evaluation error
+        (a bug is an internal error located at `stmt`, not at the loop)."""
         scope, check = frame.scope, self._check
         before = (dict(scope.values), dict(scope.spans), frame.last, len(self._renamed))
-        result = self._exec(stmt, frame)
+        try:
+            result = self._exec(stmt, frame)
+        except (RaspError, RecursionError):
+            raise  # (it bound nothing; a nested `for` keeps what it did before)
+        except Exception as exc:
+            if not isinstance(stmt, ast.For):
+                self._undo(frame, before)
+            raise _internal_error(exc, stmt.span) from None
         if check is None:
             return
         try:
             check(result)
-        except (RaspError, KeyboardInterrupt):  # (an unchecked value is not bound)
-            values, spans, frame.last, renames = before
-            scope.values.clear()
-            scope.values.update(values)
-            scope.spans = spans
-            while len(self._renamed) > renames:
-                node, name = self._renamed.pop()
-                node.name = name
-            raise
+        except (Exception, KeyboardInterrupt) as exc:  # (an unchecked value is not bound)
+            self._undo(frame, before)
+            if isinstance(exc, RaspError | RecursionError | KeyboardInterrupt):
+                raise
+            raise _internal_error(exc, stmt.span) from None
+
+    def _undo(
+        self, frame: _Frame, before: tuple[dict[str, Any], dict[str, Any], str | None, int]
+    ) -> None:
+        values, spans, frame.last, renames = before
+        frame.scope.values.clear()
+        frame.scope.values.update(values)
+        frame.scope.spans = spans
+        while len(self._renamed) > renames:
+            node, name = self._renamed.pop()
+            node.name = name
 
     def _expr_statement(self, expr: ast.Expr, frame: _Frame, span: Span) -> StatementResult:
         value = self._expressions.eval(expr, frame.scope)
@@ -331,9 +345,13 @@ class Interpreter:
                     result = self._exec(inner_stmt, inner)
                     if repl is not None:
                         repl.watch(result)
-                except RaspError as exc:
+                except RecursionError:
+                    raise  # (exec_statement says "nests too deeply")
+                except Exception as exc:
                     if repl is None:
                         raise
+                    if not isinstance(exc, RaspError):  # a bug of ours: as a failing statement
+                        exc = _internal_error(exc, inner_stmt.span)
                     if not isinstance(inner_stmt, ast.For):  # a loop keeps what it did before
                         inner.scope.values.clear()  # a refused statement binds nothing
                         inner.scope.values.update(before)
@@ -441,6 +459,11 @@ def _renamable(node: Node, name: str) -> bool:
 
 
 # ---- one-call helpers for the CLI ---------------------------------------------------------------
+
+
+def _internal_error(exc: Exception, span: Span | None) -> RaspRuntimeError:
+    """A bug of ours met at `span`, reported there (never a traceback)."""
+    return RaspRuntimeError(f"internal error: {type(exc).__name__}: {exc}", span)
 
 
 def load_file(

@@ -164,15 +164,18 @@ def parse_recovering(source: Source) -> list[ast.Stmt | RaspSyntaxError]:
     for number in range(len(lines)):
         # blank lines before the statement keep its lines (and spans) where they are in the file
         chunk = Source(source.name, "\n" * first + "\n".join(lines[first : number + 1]))
+        more = number + 1 < len(lines)
+        if more and (open_block(chunk.text) or open_bracket(chunk.text)):
+            # no statement ends inside a def's or for's body or an open bracket: a syntax error
+            # there waits for its closing '}' or bracket, as typed in the REPL, so that the rest
+            # of a body is not run as statements of their own (and a long statement is not
+            # parsed again at each line, which was quadratic)
+            continue
         try:
             out += parse(chunk).statements
         except RaspSyntaxError as exc:
-            more = number + 1 < len(lines)
-            if more and (exc.incomplete or open_block(chunk.text)):
-                # the statement goes on in the next line; a def's or for's syntax error waits
-                # for its closing '}', as typed in the REPL, so that the rest of its body is
-                # not run as statements of their own
-                continue
+            if more and exc.incomplete:
+                continue  # the statement goes on in the next line
             out.append(exc)
         first = number + 1
     return out
@@ -195,6 +198,18 @@ def open_block(text: str) -> bool:
     if code.count("{") <= code.count("}"):
         return False
     return _BLOCK_START.search(code) is not None
+
+
+def open_bracket(text: str) -> bool:
+    """Whether `text` opens more brackets ('(', '[', '{') than it closes and its last line holds
+    no ';' (outside strings and comments): no statement ends there, so the REPL reads the next
+    line without parsing. (A ';' inside a bracket that opens no `def` or `for` block, which
+    `open_block` covers, is an error to report at once: `{a: 1 for a in l;`.)"""
+    code = _STRING_OR_COMMENT.sub("", text)
+    if ";" in code[code.rfind("\n") + 1 :]:
+        return False
+    opened = code.count("(") + code.count("[") + code.count("{")
+    return opened > code.count(")") + code.count("]") + code.count("}")
 
 
 def is_complete(text: str) -> bool:

@@ -162,6 +162,16 @@ def test_summary_json(tmp_path: Path) -> None:
     assert data["residual"][-1]["encoding"] == "numerical"
 
 
+@pytest.mark.parametrize("recorded", [None, "absent"])
+def test_summary_json_of_a_model_without_a_program(tmp_path: Path, recorded: Any) -> None:
+    # null where the file records none, as docs/inspect.md says (it printed {})
+    meta = {k: v for k, v in FAKE_META.items() if k != "program"}
+    if recorded is None:
+        meta["program"] = None
+    path = write_fake_model(tmp_path / "m.safetensors", meta)
+    assert summary_json(summarize(read_model_file(path)))["program"] is None
+
+
 def test_group_residual_keeps_separate_runs() -> None:
     groups = group_residual(["x:1", "x:2", "y", "x:3"])
     assert [(g.name, g.start, g.stop, g.values) for g in groups] == [

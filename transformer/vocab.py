@@ -41,6 +41,44 @@ def show_token(value: object) -> str:
     return repr(value) if key is None else json.dumps(key[1], ensure_ascii=False)
 
 
+_MAX_CODE_POINT = 0x10FFFF
+
+
+@dataclass(frozen=True)
+class BadCodePoints:
+    """An entry of a numpy str array that no Python str can hold: numpy stores any 32-bit value as
+    a character, and making a str of one past U+10FFFF is CPython's SystemError. It is a token
+    like any other that is not in the vocabulary, shown by its code points."""
+
+    codes: tuple[int, ...]
+
+    def __repr__(self) -> str:
+        shown = " ".join(f"U+{code:04X}" for code in self.codes)
+        return f"<{shown}: not a Unicode string>"
+
+
+def row_atoms(row: np.ndarray) -> list[object]:
+    """The tokens of a 1-D array as Python atoms (`tolist()`), an entry holding an invalid code
+    point as a `BadCodePoints` (unknown to every vocabulary) instead of CPython's SystemError."""
+    if row.dtype.kind != "U" or row.dtype.itemsize == 0:
+        return row.tolist()
+    # [n, characters]: the code points, in the array's byte order; a negative int32 is a huge one
+    order = row.dtype.byteorder if row.dtype.byteorder in "<>" else "="
+    codes = np.frombuffer(row.tobytes(), dtype=np.dtype(np.uint32).newbyteorder(order))
+    codes = codes.reshape(len(row), row.dtype.itemsize // 4)
+    bad = (codes > _MAX_CODE_POINT).any(axis=1)
+    if not bad.any():
+        return row.tolist()
+    atoms: list[object] = []
+    for i, is_bad in enumerate(bad.tolist()):
+        if is_bad:  # numpy drops trailing NULs, as tolist() would
+            kept = np.trim_zeros(codes[i], "b").tolist()
+            atoms.append(BadCodePoints(tuple(kept)))
+        else:
+            atoms.append(row[i : i + 1].tolist()[0])
+    return atoms
+
+
 @dataclass(frozen=True)
 class Vocab:
     """The inputs a model accepts: `tokens[i]` has id `i`, BOS and PAD follow them, and an input
@@ -138,7 +176,7 @@ class Vocab:
                 if isinstance(item, str | list | tuple):
                     rows.append(item)
                 elif isinstance(item, np.ndarray) and item.ndim == 1:
-                    rows.append(item.tolist())  # numpy scalars -> Python atoms, as below
+                    rows.append(row_atoms(item))  # numpy scalars -> Python atoms, as below
                 else:
                     return None
             lengths = list(map(len, rows))
@@ -167,7 +205,7 @@ class Vocab:
         elif isinstance(item, list | tuple):
             tokens = list(item)
         elif isinstance(item, np.ndarray) and item.ndim == 1:
-            tokens = item.tolist()  # numpy scalars -> Python atoms
+            tokens = row_atoms(item)  # numpy scalars -> Python atoms
         else:
             raise ModelInputError(
                 f"{where} is of type {type(item).__name__}; give a string or a list of tokens"

@@ -109,11 +109,16 @@ def printable_file(model: ModelFile) -> ModelFile:
     cursor, recolour the terminal, reorder text or fake lines of `rasp show`'s table.
 
     Tokens and residual values are left as they are: the table quotes them (`_quoted`), and a
-    backslash this escape added would be quoted as one of the token's own."""
+    backslash this escape added would be quoted as one of the token's own. So are the output's
+    values, which the table does not print."""
     meta = _printable(model.meta)
     vocab, raw_vocab = meta.get("vocab"), model.meta.get("vocab")
     if isinstance(vocab, dict) and isinstance(raw_vocab, dict) and "tokens" in raw_vocab:
         vocab["tokens"] = raw_vocab["tokens"]
+    output, raw_output = meta.get("output"), model.meta.get("output")
+    if isinstance(output, dict) and isinstance(raw_output, dict) and "values" in raw_output:
+        # not printed; `output_type_text` reads tracr's tuples from them
+        output["values"] = raw_output["values"]
     if isinstance(model.meta.get("residual"), list):
         meta["residual"] = [_printable_name(str(label)) for label in model.meta["residual"]]
     return replace(model, meta=meta)
@@ -178,6 +183,18 @@ def _grid_text(output: dict[str, Any]) -> str:
     return ""
 
 
+def output_type_text(output: dict[str, Any]) -> str:
+    """The output's type as `rasp run --model` labels its values: where the file says its marked
+    strings are tracr's tuples (`output.tuples`), "tuples" or "lists" when every value is one."""
+    values = output.get("values")
+    if output.get("tuples") is not True or not isinstance(values, list):
+        return str(output.get("type"))
+    from rasp.display import values_label
+    from rasp.tracr.boxes import model_values
+
+    return values_label(model_values(values, True), str(output.get("type")))
+
+
 def _types_text(output: dict[str, Any]) -> str:
     """The cells `output.whole_types` (format version 7, or 8 on a categorical output) flags,
     for the summary's output line."""
@@ -215,7 +232,7 @@ def format_summary(summary: ModelSummary) -> str:
         ),
         f"program:     {program.get('file', '?')}",
         f"sha256:      {program.get('sha256', '?')}",
-        f"output:      {output.get('name')} ({output.get('encoding')}, {output.get('type')})"
+        f"output:      {output.get('name')} ({output.get('encoding')}, {output_type_text(output)})"
         + _grid_text(output)
         + _types_text(output),
         (
@@ -283,8 +300,10 @@ def operations_table(operations: tuple[Operation, ...]) -> list[str]:
 def summary_json(summary: ModelSummary) -> dict[str, Any]:
     """The `rasp show --json` object."""
     meta = summary.meta
-    program = dict(meta.get("program") or {})
-    program.pop("source", None)  # the source is in the file; the summary names and hashes it
+    recorded = meta.get("program")
+    # the source is in the file; the summary names and hashes it. null: the file records none
+    # (as for `certificate`), never an empty object
+    program = None if recorded is None else {k: v for k, v in recorded.items() if k != "source"}
     return {
         "file": summary.path,
         "format_version": meta["format_version"],

@@ -77,8 +77,9 @@ class ReplSession:
         self._pending: list[str] = []
         self._history: list[str] = []  # the statements run so far (a compiled model's source)
         self._evaluators: list[tuple[list[Any], Evaluator]] = []  # see _evaluate
-        self._drawn_in_loop: list[str] = []  # what a `for` body's draw(...) printed
+        self._drawn_in_loop: list[str] = []  # what a `for` body's draw(...) and load printed
         self._load_listing: LoadListing | None = None  # a running load's (_check_in_loop)
+        self._listing: LoadListing | None = None  # the running statement's (_check_in_loop)
 
     # -- what the front end asks ----------------------------------------------------------------
 
@@ -156,10 +157,12 @@ class ReplSession:
         if repl_input.is_blank(text):
             self._pending = []
             return ""
-        if repl_input.open_block(text) or not is_complete(text):
+        if repl_input.open_block(text) or repl_input.open_bracket(text) or not is_complete(text):
             # (a def's or for's syntax error waits for its closing '}': the rest of its body is
-            # part of it, not new statements that would run, or fail, at the top level; and the
-            # cheap brace count goes first, so that a long body is not parsed again at each line)
+            # part of it, not new statements that would run, or fail, at the top level. So does
+            # one inside an open bracket, reported once it closes: the cheap bracket counts go
+            # first, so that a long body or list literal is not parsed again at each line, which
+            # made pasting one quadratic)
             return ""
         self._pending = []
         return self.run_text(text)
@@ -210,6 +213,7 @@ class ReplSession:
         loading = ReplLoading(watch=lambda loaded: self._loaded(loaded, listing), errors=errors)
         if isinstance(stmt, ast.Load):
             self._load_listing = listing
+        self._listing = listing
         try:
             result = self.interpreter.exec_statement(
                 stmt, repl_loading=loading, check=self._check_in_loop
@@ -278,6 +282,13 @@ class ReplSession:
                 self._load_listing.printed(drawn)
             else:
                 self._drawn_in_loop += drawn
+        elif result.kind is ResultKind.LOAD and self._listing is not None:
+            # listed as each load ends, as the original's loadFile lists its file's names: once
+            # per iteration, in order with the loop's draws and before an error that stops it
+            self._listing.dump()
+            if self._load_listing is None:  # a typed loop (else the loaded file's own order)
+                self._drawn_in_loop += self._listing.lines
+                self._listing.lines = []
 
     def _named(self, result: StatementResult, settings: ExampleSettings) -> list[str]:
         lines: list[str] = []

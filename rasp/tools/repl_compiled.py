@@ -159,7 +159,12 @@ class CompiledView:
     # -- :layers --------------------------------------------------------------------------------
 
     def _layers(self, rest: str, session: ReplSession) -> str:
-        from rasp.tools.inspect import layer_operations, operations_table, shape_text
+        from rasp.tools.inspect import (
+            layer_operations,
+            operations_table,
+            output_type_text,
+            shape_text,
+        )
 
         no_arguments(":layers", rest)
         state = self._state()
@@ -167,7 +172,7 @@ class CompiledView:
         output = meta["output"]
         lines = [
             f"{state.name}: vocab {_tokens_text(state.vocab)}, max_len {state.max_len}; output "
-            f"{output.get('name')} ({output.get('encoding')}, {output.get('type')})",
+            f"{output.get('name')} ({output.get('encoding')}, {output_type_text(output)})",
             f"shape: {shape_text(meta['config'])}",
         ]
         operations = layer_operations(meta)

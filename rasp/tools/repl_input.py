@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from rasp import ast
 from rasp.errors import RaspSyntaxError
-from rasp.parser import open_block, parse
+from rasp.parser import open_block, open_bracket, parse
 
-__all__ = ["breaks", "is_blank", "is_command", "open_block"]
+__all__ = ["breaks", "is_blank", "is_command", "open_block", "open_bracket"]
 
 
 def is_command(line: str) -> bool:

@@ -396,6 +396,31 @@ def test_a_list_output_is_labelled_lists_and_named_by_its_repr(
         assert (code, out) == (0, "[['b'], ['a']] (lists)\n")
 
 
+def test_show_labels_a_tracr_output_of_tuples_or_lists_as_run_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # `rasp show` said "(categorical, strings)" where `run --model` says "(tuples)": the type rule
+    # sees marked strings, the file's `output.tuples` says what they stand for
+    path = tmp_path / "outs.py"
+    path.write_text(
+        PAIRS
+        + "lists = rasp.categorical(rasp.Map(lambda t: [t], rasp.tokens))\n"
+        + 'mixed = rasp.categorical(rasp.Map(lambda t: (t,) if t == "a" else t, rasp.tokens))\n',
+        encoding="utf-8",
+    )
+    for name, label in (("pairs", "tuples"), ("lists", "lists"), ("mixed", "strings")):
+        model = str(tmp_path / f"{name}.safetensors")
+        code, _, err = run(
+            capsys, "compile", f"{path}:{name}", "--vocab", "ab", "--max-len", "3", "-o", model
+        )
+        assert code == 0, err
+        code, out, err = run(capsys, "show", model)
+        assert code == 0, err
+        assert f"output:      {name} (categorical, {label})\n" in out, out
+        code, out, _ = run(capsys, "run", "--model", model, "--input", "ab")
+        assert out.endswith(f" ({label})\n"), out  # run's label for the same values
+
+
 def test_a_boxed_value_is_named_by_its_repr_in_messages() -> None:
     # the compiler's messages quote values with value_repr: a tuple a tracr map gives travels as
     # a boxed string token, which repr() showed as '\x00(1.0, 1)'

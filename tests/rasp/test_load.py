@@ -201,6 +201,32 @@ def test_parse_recovering_skips_a_block_with_a_syntax_error_whole() -> None:
     assert [type(item).__name__ for item in items] == ["RaspSyntaxError"]
 
 
+def test_parse_recovering_reads_a_long_bracketed_statement_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # each line of a statement was parsed with all before it: a 600-line list in a file with a
+    # syntax error took ~16 s to load. Inside an open bracket it reads on, as the REPL does; an
+    # error there is found when the bracket closes, and costs that statement only
+    import rasp.parser
+
+    parsed: list[int] = []
+    parse = rasp.parser.parse
+    monkeypatch.setattr(
+        rasp.parser, "parse", lambda text, *a, **k: parsed.append(len(text.text)) or parse(text)
+    )
+    rows = [f"  {i}," for i in range(300)]
+    text = "\n".join(["bad = ;", "x = [", *rows, "  300];", "y = [1 2,", "  3];", "z = 1;", ""])
+    items = parse_recovering(Source("f.rasp", text))
+    assert [type(item).__name__ for item in items] == [
+        "RaspSyntaxError",
+        "Assign",
+        "RaspSyntaxError",
+        "Assign",
+    ]
+    assert [item.span.line for item in items] == [1, 2, 304, 306]  # type: ignore[union-attr]
+    assert sum(parsed) < 3 * len(text), parsed
+
+
 def test_a_name_with_another_suffix_loads_that_very_file(tmp_path: Path) -> None:
     """`rasp repl prog.txt` loads through `load "/abs/prog.txt";`, which looked only for
     prog.txt.rasp."""

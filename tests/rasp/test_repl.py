@@ -416,6 +416,35 @@ def test_a_comprehensions_for_is_no_block_to_wait_on() -> None:
     assert session.feed("v;") == "    value: v =  4"
 
 
+def test_a_long_bracketed_statement_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the pending statement was parsed again at each line: a 600-line list literal piped in took
+    # ~14 s. Inside an open bracket no statement ends: the REPL reads on without parsing
+    import rasp.parser
+
+    parsed: list[int] = []
+    parse = rasp.parser.parse
+    monkeypatch.setattr(
+        rasp.parser, "parse", lambda text, *a, **k: parsed.append(len(text)) or parse(text, *a, **k)
+    )
+    session = ReplSession()
+    lines = [
+        "x = [",
+        *(
+            f"  {i},  # (a ']' or ';' in a comment or \"];\" counts for nothing)"
+            for i in range(300)
+        ),
+        "  300];",
+    ]
+    outs = [session.feed(line) for line in lines]
+    assert outs[:-1] == [""] * 301 and outs[-1].startswith("     list: x = [0, 1, 2,")
+    assert sum(parsed) < 3 * len("\n".join(lines)), parsed  # (was ~150 times)
+    # an error inside the bracket is reported once it closes, or at a ';' (no statement ends
+    # inside a bracket that opens no def or for block)
+    assert session.feed("y = [1 2,") == ""
+    assert session.feed("  3];").startswith("<repl>:1:8: error:")
+    assert session.feed("w = (1,;").startswith("<repl>:1:7: error: expected ')' to close")
+
+
 def test_ctrl_c_during_a_for_bodys_check_binds_nothing_there(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -178,3 +178,53 @@ def test_a_loaded_files_for_body_draws_in_the_files_order(tmp_path: Path) -> Non
         "    value: y =  2",
     ]
     assert session.feed('for i in ["gh"] { draw(tokens, i); }') == "drew gh"  # (typed: as before)
+
+
+def test_a_load_in_a_for_body_lists_the_files_names_at_each_iteration(tmp_path: Path) -> None:
+    # listed once for the whole loop (and not at all when a later statement failed); the
+    # original's loadFile lists its file's names each time it runs, in order with the draws
+    (tmp_path / "lib.rasp").write_text("a = 1;\nb = tokens;\n", encoding="utf-8")
+    session = ReplSession(
+        search_dirs=[tmp_path], draw_hook=lambda node, tokens: f"drew {''.join(tokens)}"
+    )
+    names = ["    value: a =  1", "     s-op: b"]
+    assert session.feed('for i in [1, 2, 3] { load "lib"; }').splitlines() == names * 3
+    assert session.feed('for i in ["p", "q"] { load "lib"; draw(tokens, i); }').splitlines() == [
+        *names,
+        "drew p",
+        *names,
+        "drew q",
+    ]
+    out = session.feed('for i in [1, 2] { load "lib"; c = nosuch; }').splitlines()
+    assert out[:3] == [*names, "<repl>:1:35: error: Undefined variable: nosuch"]
+    # a loaded file's loop that loads: each load lists what has gathered, as a nested load does
+    (tmp_path / "outer.rasp").write_text(
+        'z = 0;\nfor i in [1, 2] { load "lib"; }\ny = 2;\n', encoding="utf-8"
+    )
+    assert session.feed('load "outer";').splitlines() == [
+        "    value: z =  0",
+        *names,
+        *names,
+        "    value: y =  2",
+    ]
+
+
+def test_an_internal_error_in_a_loaded_statement_is_as_its_evaluation_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a bug of ours met by one statement of a loaded file (here in its running-example check)
+    # undid the whole load, where a failing statement is reported and skipped
+    (tmp_path / "lib.rasp").write_text("a = 1;\nb = indices + 1;\nc = 2;\n", encoding="utf-8")
+    session = ReplSession(search_dirs=[tmp_path])
+
+    def buggy(node: object, example: object) -> object:
+        raise ValueError("boom")
+
+    monkeypatch.setattr(session, "_evaluate", buggy)
+    out = session.feed('load "lib";').splitlines()
+    monkeypatch.undo()
+    assert out[0] == "    value: a =  1"
+    assert out[1].endswith("lib.rasp:2:1: error: internal error: ValueError: boom"), out
+    assert out[-1] == "    value: c =  2"
+    assert {"a", "c"} <= set(session.interpreter.names())
+    assert "b" not in session.interpreter.names()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -373,3 +374,54 @@ def test_ctrl_c_at_a_terminals_plain_prompt_starts_a_fresh_line(
     monkeypatch.setattr(repl_terminal, "_plain_reader", lambda *args, **kwargs: read)
     assert run_terminal(stdin=Terminal(), stdout=out) == 0  # (Ctrl-C, then Ctrl-D)
     assert out.getvalue().splitlines()[2:] == [">> ", "KeyboardInterrupt", ">> "]
+
+
+@pytest.mark.parametrize("where", ["check", "statement"])
+def test_an_internal_error_in_a_for_body_is_as_an_evaluation_error(
+    monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    # A failing statement of a loop binds nothing and the loop keeps what ran before it. A bug
+    # of ours met in the running-example check of the third iteration left that statement's
+    # unchecked value bound, and both kinds of bug were located at the loop, not the statement.
+    loop = "for i in [1, 2, 3] { n = n + i; t = indices + n; }"
+    refused = ReplSession()
+    refused.feed("n = 0;")
+    out = refused.feed(loop.replace("indices + n", "indices + (n if i < 3 else tokens)"))
+    assert out.startswith("<repl>:1:37: error: unsupported operand"), out
+    session = ReplSession()
+    session.feed("n = 0;")
+    if where == "check":
+        real = session._evaluate
+        calls: list[object] = []
+
+        def buggy(node: Any, example: Any) -> Any:
+            calls.append(node)
+            if len(calls) == 3:
+                raise ValueError("boom")
+            return real(node, example)
+
+        monkeypatch.setattr(session, "_evaluate", buggy)
+    else:
+        from rasp import builtins
+
+        real_bind = builtins.bind_targets
+
+        def buggy_bind(scope: Any, targets: Any, item: Any, span: Any) -> None:
+            real_bind(scope, targets, item, span)
+            if item == 3:  # (the loop variable is bound: met in the third iteration's `n = n + i`)
+                monkeypatch.setattr(session.interpreter._expressions, "eval", _boom)
+
+        monkeypatch.setattr(builtins, "bind_targets", buggy_bind)
+    out = session.feed(loop)
+    monkeypatch.undo()
+    located = "<repl>:1:33" if where == "check" else "<repl>:1:22"
+    assert out.startswith(f"{located}: error: internal error: ValueError: boom"), out
+    if where == "check":  # as the refused loop: the third n stays, the third t is not bound
+        assert [session.feed(x) for x in ("n;", "t;")] == [refused.feed(x) for x in ("n;", "t;")]
+    else:  # the third `n = n + i` bound nothing; the second t stays
+        assert session.feed("n;") == "    value: n =  3"
+        assert session.feed("t;") == refused.feed("t;")
+
+
+def _boom(*args: object) -> object:
+    raise ValueError("boom")

@@ -314,3 +314,33 @@ def test_run_array_on_cuda_equals_the_cpu(reverse_model: Any) -> None:
     assert np.array_equal(on_gpu.run_array(tokens), reverse_model.run_array(tokens))
     with pytest.raises(ModelInputError, match='token "z"'):
         on_gpu.run_array(np.array([list("abz")]))
+
+
+def _code_points(codes: list[list[int]], dtype: str) -> np.ndarray:
+    """A str array holding `codes` as they are, valid code points or not (numpy stores any)."""
+    raw = np.array(codes, dtype=np.dtype("u4").newbyteorder(dtype[0]))  # [batch, n * chars]
+    return raw.view(np.dtype(dtype))  # [batch, n]
+
+
+@pytest.mark.parametrize(
+    ("codes", "dtype", "message"),
+    [
+        ([[0x61, 0x110000]], "=U1", "token <U\\+110000: not a Unicode string> at position 1"),
+        ([[0x61, 0xFFFFFFFF]], "=U1", "token <U\\+FFFFFFFF: not a Unicode string> at position 1"),
+        ([[0x61, 0x110000]], ">U1", "token <U\\+110000: not a Unicode string> at position 1"),
+        ([[0x61, 0, 0x62, 0x110000, 0, 0]], "=U2", "<U\\+0062 U\\+110000: not a Unicode string"),
+        # the first bad token in input order, as always: here a valid but unknown one
+        ([[0x61, 0x62], [0x7A, 0x110000]], "=U1", 'token "z" at position 0 of input 1'),
+    ],
+)
+def test_an_invalid_code_point_is_an_unknown_token(
+    codes: list[list[int]], dtype: str, message: str, reverse_model: Any
+) -> None:
+    # (making a str of such an entry is CPython's SystemError, which both runs raised)
+    tokens = _code_points(codes, dtype)
+    with pytest.raises(ModelInputError, match=message):
+        reverse_model.run_array(tokens)
+    with pytest.raises(ModelInputError, match=message):
+        reverse_model.run(tokens)
+    with pytest.raises(ModelInputError, match=message):
+        reverse_model.run(list(tokens))  # rows as 1-D arrays
