@@ -10,9 +10,13 @@ from typing import Any
 import pytest
 from runtime_helpers import run_compiled
 
+import transformer
 from compiler import compile_sop
+from compiler.resolve import resolve
 from rasp import tracr as rasp
 from rasp.errors import CompileError
+from rasp.tools.verify import plan_inputs, verify
+from rasp.tracr.lower import to_sops
 
 
 def _inputs(vocab: str, max_len: int) -> list[list[Any]]:
@@ -78,3 +82,26 @@ def test_a_mean_of_bools_and_ints_reads_each_as_tracr_gives_it() -> None:
     ones = rasp.Map(lambda t: True if t == "a" else 1, rasp.tokens)
     with pytest.raises(CompileError, match="its default, or a selected int"):
         compile_sop(rasp.Map(lambda v: str(v), rasp.Aggregate(before, ones)), list("ab"), 4)
+
+
+def test_verify_compares_with_the_program_as_written_too() -> None:
+    """`rasp verify` of a tracr program compares the model with the resolved graph it compiled,
+    and with the program as written: a rewrite that lost a value's type (one selected True read
+    as 1, as resolve once did) is a failure, not "model == interpreter"."""
+    written = rasp.Map(lambda v: str(v), rasp.Map(lambda i: i == 0, rasp.indices), simplify=False)
+    rewrite = rasp.Map(lambda v: str(int(v)), rasp.Map(lambda i: i == 0, rasp.indices))
+    model = compile_sop(rewrite, list("ab"), 3)
+    runtime = transformer.from_tensors(model.weights, model.metadata)
+    plan = plan_inputs("ab", 3, exhaustive_len=3, samples=0)
+    report = verify(to_sops(rewrite), runtime, plan, guard=to_sops(written))
+    assert report.failures == report.checked > 0
+    assert report.first_failure is not None and report.first_failure.interpreter[0] == "True"
+    # the model's 1 for a mean's single True is the written value (docs/language.md, section 9)
+    upto = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ)
+    frac = rasp.numerical(rasp.Aggregate(upto, rasp.tokens == "a", default=0))
+    frac_model = compile_sop(frac, list("ab"), 3)
+    frac_runtime = transformer.from_tensors(frac_model.weights, frac_model.metadata)
+    lowered = to_sops(frac)
+    resolved = resolve(lowered, list("ab"), 3)
+    report = verify(resolved, frac_runtime, plan, guard=lowered)
+    assert report.failures == 0 and report.checked == 14
