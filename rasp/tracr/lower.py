@@ -485,6 +485,17 @@ def value_problems(root: sops.Node) -> list[Diagnostic]:
                     marked_problem(out, f"'{fn.text}' gives", node.span, f" for {shown}")
                 )
                 continue
+            if isinstance(out, RASPExpr):  # tracr's `a == b` of two s-ops: a value vs an s-op
+                problems.append(
+                    Diagnostic(
+                        f"'{fn.text}' gives an s-op ({type(out).__name__}) for {shown}, not a "
+                        "value: tracr's operators take a constant, so a value compared with (or "
+                        "combined with) another s-op is a new s-op object, as in tracr",
+                        node.span,
+                        "combine two s-ops with rasp.SequenceMap(lambda x, y: x == y, a, b)",
+                    )
+                )
+                continue
             problems.append(
                 Diagnostic(
                     f"'{fn.text}' gives {out!r} for {shown}; a compiled model's values are None, "
