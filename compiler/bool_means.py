@@ -95,6 +95,13 @@ class BoolMeans:
         default_factory=list
     )
 
+    # copies (a sort's) that give one of equal numbers of two types (1 for 1.0: one token to the
+    # copy), by new node id -> {value: the others it stands for}; and their functions' readers
+    twins: dict[int, dict[Any, tuple[Any, ...]]] = dataclasses.field(default_factory=dict)
+    twin_readers: list[tuple[sops.Node, dict[int, dict[Any, tuple[Any, ...]]]]] = dataclasses.field(
+        default_factory=list
+    )
+
     def mark(self, node: sops.Node, defaults: frozenset[int]) -> sops.Node:
         self.means[node.id] = self.means.get(node.id, frozenset()) | defaults
         return node
@@ -109,6 +116,7 @@ class BoolMeans:
     def rebuilt(self, node: sops.Node) -> sops.Node:
         """`node` (rebuilt on the resolved children) reading bool means as tracr gives them: a
         program function gets the bools; a None check or length check passes the mean on."""
+        self._read_twins(node)
         positions = self.reads(node)
         if not positions or not isinstance(node, sops.MapSOp):
             return node
@@ -120,7 +128,19 @@ class BoolMeans:
         self._check_ambiguous(new, node.fn, positions)
         return new
 
+    def _read_twins(self, node: sops.Node) -> None:
+        twins = {i: self.twins[c.id] for i, c in enumerate(node.children()) if c.id in self.twins}
+        if not twins:
+            return
+        if isinstance(node, sops.MapSOp) and isinstance(node.fn, NoneCheck | LengthCheck):
+            self.twins[node.id] = twins[0]
+        elif isinstance(node, sops.PredicateSelect) or (
+            isinstance(node, sops.MapSOp) and _program_function(node.fn)
+        ):
+            self.twin_readers.append((node, twins))
+
     def predicate(self, node: sops.PredicateSelect) -> sops.PredicateSelect:
+        self._read_twins(node)
         positions = self.reads(node)
         if not positions:
             return node
@@ -167,5 +187,52 @@ class BoolMeans:
                         )
                     )
                     break
+        problems.extend(self._twin_problems(vocab, max_len))
         if problems:
             raise CompileError(problems)
+
+    def _twin_problems(self, vocab: Sequence[Atom], max_len: int) -> list[Diagnostic]:
+        """Each function that reads a copy of equal numbers of two types (1 and 1.0) and gives
+        another result for one than for the other: the copy cannot say which it was."""
+        problems = []
+        for node, twins in self.twin_readers:
+            inputs = list(node.children())
+            facts = ValueFacts(inputs, vocab, max_len)
+            sets = [facts.values(c) for c in inputs]
+            fn = node.fn  # type: ignore[attr-defined]
+            for args in itertools.islice(itertools.product(*sets), MAX_AMBIGUOUS_CHECKS):
+                found = _twin_clash(fn, args, twins)
+                if found is not None:
+                    one, other, a, b = found
+                    problems.append(
+                        Diagnostic(
+                            f"'{getattr(node, 'text', node.label)}' gives {value_repr(one)} for "
+                            f"{value_repr(a)} but {value_repr(other)} for {value_repr(b)}: it "
+                            "reads a sort's copy of values that hold both, equal numbers a model "
+                            "copies as one",
+                            node.span,
+                            "give the sorted values one type (float(x) or int(x))",
+                        )
+                    )
+                    break
+        return problems
+
+
+def _twin_clash(
+    fn: Any, args: tuple[Any, ...], twins: dict[int, dict[Any, tuple[Any, ...]]]
+) -> tuple[Any, Any, Any, Any] | None:
+    """(result, other result, argument, its twin) where `fn` tells an argument from its twin."""
+    for i, table in twins.items():
+        try:
+            others = table.get((type(args[i]), args[i]), ())
+        except TypeError:
+            continue
+        for other in others:
+            swapped = (*args[:i], other, *args[i + 1 :])
+            try:
+                one, two = fn(*args), fn(*swapped)
+            except Exception:  # noqa: BLE001 (the program's function)
+                continue
+            if type(one) is not type(two) or one != two:
+                return one, two, args[i], other
+    return None

@@ -246,6 +246,9 @@ def _tracr_mean(
         possible_values = facts.values(values)
         if any(_is_number(v) for v in possible_values):
             copy = copy_numbers(node, selector, values, possible_values)
+            twins = _number_twins(possible_values)
+            if twins:  # one token for 1 and 1.0: the copy gives one of them for both
+                bools.twins[copy.id] = twins
             return marked(copy, copied is not None)
         return plain
     of_bools = copied is not None or any(isinstance(v, bool) for v in facts.values(values))
@@ -360,6 +363,16 @@ class _Markers:
             if value == marker:
                 return original
         return value
+
+
+def _number_twins(values: Sequence[Any]) -> dict[Any, tuple[Any, ...]]:
+    """(type, value) -> the values equal to it of another type, among `values`' numbers."""
+    numbers = [v for v in values if _is_number(v)]
+    return {
+        (type(v), v): others
+        for v in numbers
+        if (others := tuple(w for w in numbers if w == v and type(w) is not type(v)))
+    }
 
 
 def _is_number(value: Any) -> bool:

@@ -19,11 +19,11 @@ from rasp.tools.verify import plan_inputs, verify
 from rasp.tracr.lower import to_sops
 
 
-def _inputs(vocab: str, max_len: int) -> list[list[Any]]:
+def _inputs(vocab: Any, max_len: int) -> list[list[Any]]:
     return [list(t) for n in range(1, max_len + 1) for t in itertools.product(vocab, repeat=n)]
 
 
-def _agrees(program: rasp.SOp, vocab: str, max_len: int, *, types: bool = True) -> None:
+def _agrees(program: rasp.SOp, vocab: Any, max_len: int, *, types: bool = True) -> None:
     """The model gives `program`'s values on every input (`types`: of the same types too)."""
     model = compile_sop(program, list(vocab), max_len)
     inputs = _inputs(vocab, max_len)
@@ -105,3 +105,18 @@ def test_verify_compares_with_the_program_as_written_too() -> None:
     resolved = resolve(lowered, list("ab"), 3)
     report = verify(resolved, frac_runtime, plan, guard=lowered)
     assert report.failures == 0 and report.checked == 14
+
+
+def test_a_function_telling_1_from_1_0_in_a_sorts_copy_is_refused() -> None:
+    # tracr's make_sort copies each value; the model copies 1 and 1.0 as one token (one number),
+    # so `str` of the copy gave "1.0" where tracr gives "1" (certified)
+    from rasp.tracr import lib
+
+    values = rasp.Map(lambda t: 1 if t == 2 else (1.0 if t == 3 else 5), rasp.tokens)
+    ordered = lib.make_sort(values, rasp.tokens, max_seq_len=3, min_key=1)
+    shown = rasp.Map(lambda v: str(v), ordered, simplify=False)
+    assert shown([3, 2]) == ["1", "1.0"]
+    with pytest.raises(CompileError, match="a sort's copy of values that hold both"):
+        compile_sop(shown, [1, 2, 3], 3)
+    # a function that gives one result for both compiles, and agrees
+    _agrees(rasp.Map(lambda v: v > 2, ordered, simplify=False), [1, 2, 3], 3)
