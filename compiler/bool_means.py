@@ -29,7 +29,8 @@ from rasp.errors import CompileError, Diagnostic
 from rasp.seqvalues import value_repr
 from rasp.tracr.lower import LengthCheck, NoneCheck, TracrFn
 
-# value combinations checked at most per function reading an ambiguous mean
+# value combinations checked at most per function reading an ambiguous mean (beyond: refused,
+# since an unchecked combination could be one the model gets wrong)
 MAX_AMBIGUOUS_CHECKS = 100_000
 
 
@@ -162,10 +163,15 @@ class BoolMeans:
             inputs = list(node.children())
             facts = ValueFacts(inputs, vocab, max_len)
             sets = [facts.values(c) for c in inputs]
-            combos = itertools.islice(itertools.product(*sets), MAX_AMBIGUOUS_CHECKS)
+            narrowed = {
+                i: [v for v in sets[i] if type(v) is int and v in ints]
+                for i, ints in unsure.items()
+            }
+            combos = _combinations(sets, narrowed)
+            if combos is None:
+                problems.append(_too_many(node, "a tracr mean of bools"))
+                continue
             for args in combos:
-                if not any(type(args[i]) is int and args[i] in unsure[i] for i in unsure):
-                    continue
                 as_read = tuple(as_bool(a) if i in unsure else a for i, a in enumerate(args))
                 try:
                     one, other = fn(*args), fn(*as_read)
@@ -200,7 +206,14 @@ class BoolMeans:
             facts = ValueFacts(inputs, vocab, max_len)
             sets = [facts.values(c) for c in inputs]
             fn = node.fn  # type: ignore[attr-defined]
-            for args in itertools.islice(itertools.product(*sets), MAX_AMBIGUOUS_CHECKS):
+            narrowed = {
+                i: [v for v in sets[i] if _in_table(v, table)] for i, table in twins.items()
+            }
+            combos = _combinations(sets, narrowed)
+            if combos is None:
+                problems.append(_too_many(node, "a sort's copy of equal numbers of two types"))
+                continue
+            for args in combos:
                 found = _twin_clash(fn, args, twins)
                 if found is not None:
                     one, other, a, b = found
@@ -216,6 +229,43 @@ class BoolMeans:
                     )
                     break
         return problems
+
+
+def _combinations(
+    sets: Sequence[Sequence[Any]], narrowed: dict[int, list[Any]]
+) -> list[tuple[Any, ...]] | None:
+    """The argument combinations in which some position `i` of `narrowed` takes one of its
+    values there (the only ones where a reading can differ), None when they are more than
+    `MAX_AMBIGUOUS_CHECKS` (a partial check proves nothing)."""
+    total = 0
+    for i, values in narrowed.items():
+        count = len(values)
+        for j, other in enumerate(sets):
+            count *= 1 if j == i else len(other)
+        total += count
+    if total > MAX_AMBIGUOUS_CHECKS:
+        return None
+    combos: list[tuple[Any, ...]] = []
+    for i, values in narrowed.items():
+        combos.extend(itertools.product(*(values if j == i else s for j, s in enumerate(sets))))
+    return combos
+
+
+def _in_table(value: Any, table: dict[Any, tuple[Any, ...]]) -> bool:
+    try:
+        return (type(value), value) in table
+    except TypeError:  # (an unhashable value is no number)
+        return False
+
+
+def _too_many(node: sops.Node, what: str) -> Diagnostic:
+    return Diagnostic(
+        f"'{getattr(node, 'text', node.label)}' reads {what}, and its value combinations are "
+        f"more than the {MAX_AMBIGUOUS_CHECKS:,} the compiler checks to prove the model reads "
+        "them as tracr does",
+        node.span,
+        "give the values one type (bool, int or float), or a smaller vocabulary or maximum length",
+    )
 
 
 def _twin_clash(

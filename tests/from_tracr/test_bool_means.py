@@ -120,3 +120,17 @@ def test_a_function_telling_1_from_1_0_in_a_sorts_copy_is_refused() -> None:
         compile_sop(shown, [1, 2, 3], 3)
     # a function that gives one result for both compiles, and agrees
     _agrees(rasp.Map(lambda v: v > 2, ordered, simplify=False), [1, 2, 3], 3)
+
+
+def test_more_combinations_than_the_check_reads_are_refused(monkeypatch: Any) -> None:
+    """The check reads every combination where a reading can differ, or refuses: a check cut
+    short (it read the first 100,000 of all the combinations) proves nothing about the rest."""
+    from compiler import bool_means
+
+    upto = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LT)
+    frac = rasp.numerical(rasp.Aggregate(upto, rasp.tokens == "a", default=0))
+    both = rasp.SequenceMap(lambda x, i: x > 0.4 and i > 0, frac, rasp.indices)
+    _agrees(both, "ab", 4)  # (only frac's 0 and 1 are read both ways: a handful of combinations)
+    monkeypatch.setattr(bool_means, "MAX_AMBIGUOUS_CHECKS", 3)
+    with pytest.raises(CompileError, match="more than the 3 the compiler checks"):
+        compile_sop(both, list("ab"), 4)
