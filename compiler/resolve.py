@@ -4,8 +4,8 @@
   built from the values its keys and queries can take;
 - an `AggregateSOp` with tracr's mean (`bools_as_numbers`) becomes a plain aggregate: unchanged when
   its selector selects at most one key or its values hold no bool, else over the values with bools
-  read as 0/1 (a mean of bools is then the same number; a single selected True gives 1, which equals
-  True).
+  read as 0/1 (a mean of bools is then the same number); a single selected True then gives 1, and
+  the program's functions that read it are given True back (`compiler.bool_means`).
 
 The result computes the same values as the input graph on every input over the vocabulary of length
 1..max_len (`rasp.sops.evaluate` of both; tests/from_tracr/ checks it). A graph without such nodes is
@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from compiler.blocks import Atom
+from compiler.bool_means import BoolMeans
 from compiler.predicates import MAX_TABLE_CELLS, Rebuild, table_of
 from compiler.ranks import copy_numbers, distinct_by_position, key_inputs, rank_keys
 from compiler.rewrite import ValueFacts, rebuilt
@@ -46,6 +47,7 @@ def resolve(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
         return root
     level = _levels(order)
     new: dict[int, sops.Node] = {}
+    bools = BoolMeans()  # the means whose 0 or 1 is one selected bool, and who reads them
     for depth in sorted({level[n.id] for n in order if needs_resolving(n)}):
         batch = [n for n in order if needs_resolving(n) and level[n.id] == depth]
         # Everything below this batch is final now: rebuild it, then learn its values at once.
@@ -57,7 +59,7 @@ def resolve(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
                 and level[node.id] <= depth
                 and ready
             ):
-                new[node.id] = rebuilt(node, new)
+                new[node.id] = bools.rebuilt(rebuilt(node, new))
         inputs = [new[c.id] for node in batch for c in node.children()]
         for node in batch:  # a sort's keys: their inputs' values decide whether ranks differ
             if isinstance(node, sops.AggregateSOp):
@@ -65,11 +67,12 @@ def resolve(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
                 inputs.extend(key_inputs(keys) if keys is not None else [])
         facts = ValueFacts(inputs, vocab, max_len)
         for node in batch:
-            new[node.id] = _resolve_one(node, new, facts)
+            new[node.id] = _resolve_one(node, new, facts, bools)
         # Nodes above the batch that are ready are rebuilt on the next pass (or at the end).
     for node in order:
         if node.id not in new:
-            new[node.id] = rebuilt(node, new)
+            new[node.id] = bools.rebuilt(rebuilt(node, new))
+    bools.check(vocab, max_len)
     return _canonical_output(new[root.id])
 
 
@@ -183,10 +186,14 @@ def _levels(order: list[sops.Node]) -> dict[int, int]:
     return level
 
 
-def _resolve_one(node: sops.Node, new: dict[int, sops.Node], facts: ValueFacts) -> sops.Node:
+def _resolve_one(
+    node: sops.Node, new: dict[int, sops.Node], facts: ValueFacts, bools: BoolMeans
+) -> sops.Node:
     if isinstance(node, sops.PredicateSelect):
         keys, queries = new[node.keys.id], new[node.queries.id]
         assert isinstance(keys, sops.SOp) and isinstance(queries, sops.SOp)
+        # a side that is a mean of bools: the predicate is given the bool it stands for
+        node = bools.predicate(dataclasses.replace(node, keys=keys, queries=queries))
         kv, qv = facts.values(keys), facts.values(queries)
         if len(kv) * len(qv) > MAX_TABLE_CELLS:
             raise CompileError(
@@ -203,7 +210,7 @@ def _resolve_one(node: sops.Node, new: dict[int, sops.Node], facts: ValueFacts) 
         rebuild = Rebuild(keys, queries, kv, qv, table, name=node.name, span=node.span)
         return rebuild.selector()
     assert isinstance(node, sops.AggregateSOp)
-    return _tracr_mean(node, new, facts)
+    return _tracr_mean(node, new, facts, bools)
 
 
 def _source(node: sops.Node) -> str:
@@ -211,7 +218,9 @@ def _source(node: sops.Node) -> str:
     return node.span.shown_text() if node.span else node.label
 
 
-def _tracr_mean(node: sops.AggregateSOp, new: dict[int, sops.Node], facts: ValueFacts) -> sops.Node:
+def _tracr_mean(
+    node: sops.AggregateSOp, new: dict[int, sops.Node], facts: ValueFacts, bools: BoolMeans
+) -> sops.Node:
     """tracr's Aggregate as a plain one. Where several keys may be selected the compiler averages
     numbers and copies anything else, so the values it averages must be numbers only: bools become
     0/1, and None (one selected None is None) and a default that is not a number become stand-in
@@ -221,15 +230,30 @@ def _tracr_mean(node: sops.AggregateSOp, new: dict[int, sops.Node], facts: Value
     selector, values = new[node.selector.id], new[node.sop.id]
     assert isinstance(selector, sops.Selector) and isinstance(values, sops.SOp)
     plain = dataclasses.replace(node, selector=selector, sop=values, bools_as_numbers=False)
+    # an int default 0 or 1 the mean may give: there its int is not one selected bool's
+    int_default = type(node.default) is int and node.default in (0, 1)
+    unsure = frozenset([node.default] if int_default and not facts.never_empty(selector) else [])
+    copied = bools.means.get(values.id)  # the values are a mean of bools already: copied on
+
+    def marked(result: sops.Node, of_bools: bool) -> sops.Node:
+        return bools.mark(result, (copied or frozenset()) | unsure) if of_bools else result
+
     if facts.at_most_one(selector):  # never a mean: the aggregate copies one value
-        return plain
+        return marked(plain, copied is not None)
     keys = rank_keys(selector)
     if keys is not None and distinct_by_position(keys, facts.values, facts.sets.max_len):
         # A sort: each query selects one key (the value analysis cannot see it), so copy.
         possible_values = facts.values(values)
         if any(_is_number(v) for v in possible_values):
-            return copy_numbers(node, selector, values, possible_values)
+            copy = copy_numbers(node, selector, values, possible_values)
+            twins = _number_twins(possible_values)
+            if twins:  # one token for 1 and 1.0: the copy gives one of them for both
+                bools.twins[copy.id] = twins
+            return marked(copy, copied is not None)
         return plain
+    of_bools = copied is not None or any(isinstance(v, bool) for v in facts.values(values))
+    if copied is None:  # an int 0 or 1 among the values, selected alone, is no bool either
+        unsure |= {v for v in facts.values(values) if type(v) is int and v in (0, 1)}
     possible = [int(v) if isinstance(v, bool) else v for v in facts.values(values)]
     numbers = [v for v in possible if _is_number(v)]
     others = [v for v in possible if v is not None and not _is_number(v)]
@@ -291,18 +315,21 @@ def _tracr_mean(node: sops.AggregateSOp, new: dict[int, sops.Node], facts: Value
             loose=True,
         )
     if not markers:
-        return dataclasses.replace(plain, sop=values, default=given)
+        return marked(dataclasses.replace(plain, sop=values, default=given), of_bools)
     default = markers.get(given, given)
     mean = dataclasses.replace(plain, sop=values, default=default, name=None)
     back = {marker: value for value, marker in markers.items()}
-    return sops.MapSOp(
-        fn=_Markers(tuple(back.items()), mixes),
-        inputs=(mean,),
-        text=f"stand-ins back to {tuple(back.values())!r}"
-        + (", a mean over None an error" if mixes else ""),
-        span=node.span,
-        name=node.name,
-        loose=True,
+    return marked(
+        sops.MapSOp(
+            fn=_Markers(tuple(back.items()), mixes),
+            inputs=(mean,),
+            text=f"stand-ins back to {tuple(back.values())!r}"
+            + (", a mean over None an error" if mixes else ""),
+            span=node.span,
+            name=node.name,
+            loose=True,
+        ),
+        of_bools,
     )
 
 
@@ -336,6 +363,16 @@ class _Markers:
             if value == marker:
                 return original
         return value
+
+
+def _number_twins(values: Sequence[Any]) -> dict[Any, tuple[Any, ...]]:
+    """(type, value) -> the values equal to it of another type, among `values`' numbers."""
+    numbers = [v for v in values if _is_number(v)]
+    return {
+        (type(v), v): others
+        for v in numbers
+        if (others := tuple(w for w in numbers if w == v and type(w) is not type(v)))
+    }
 
 
 def _is_number(value: Any) -> bool:

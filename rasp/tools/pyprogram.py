@@ -112,7 +112,7 @@ def _run(path: str, source: Source, tracr_compat: bool) -> dict[str, Any]:
         col = max(exc.offset or 1, 1)
         span = Span(source, line, col, line, col + 1)
         raise RaspError(f"Python syntax error: {exc.msg}", span, kind=ErrorKind.SYNTAX) from None
-    except ModuleNotFoundError as exc:
+    except ImportError as exc:  # (ModuleNotFoundError too)
         raise _import_error(exc, path, source, tracr_compat) from None
     except SystemExit:
         raise RaspError(f"{path} called exit() while loading", kind=ErrorKind.EVALUATION) from None
@@ -133,7 +133,7 @@ def _call(function: Any, name: str, path: str, source: Source, tracr_compat: boo
                 kind=ErrorKind.TYPE,
             ) from None
         raise _program_error(exc, path, source, f"while calling {name}()") from None
-    except ModuleNotFoundError as exc:
+    except ImportError as exc:  # (ModuleNotFoundError too)
         raise _import_error(exc, path, source, tracr_compat) from None
     except RaspError:
         raise
@@ -205,10 +205,15 @@ def _as_sop(value: Any, name: str, path: str, tracr_compat: bool) -> sops.SOp:
     )
 
 
-def _import_error(
-    exc: ModuleNotFoundError, path: str, source: Source, tracr_compat: bool
-) -> RaspError:
+def _import_error(exc: ImportError, path: str, source: Source, tracr_compat: bool) -> RaspError:
     missing = exc.name or ""
+    if not isinstance(exc, ModuleNotFoundError):
+        # `from tracr.compiler import rasp_to_graph`: a name the module (ours, under
+        # --tracr-compat) does not have, spelled as the module the program imports
+        name = getattr(exc, "name_from", None) or _imported_name(str(exc))
+        if not (tracr_compat and missing.split(".")[0] == "tracr" and name):
+            return _program_error(exc, path, source, "while loading")
+        missing = f"{missing}.{name}"
     if missing.split(".")[0] == "tracr":
         if not tracr_compat:
             return RaspError(
@@ -225,6 +230,14 @@ def _import_error(
             kind=ErrorKind.NAME,
         )
     return _program_error(exc, path, source, "while loading")
+
+
+def _imported_name(message: str) -> str | None:
+    """The name in Python's "cannot import name 'X' from 'M'" message."""
+    prefix = "cannot import name '"
+    if not message.startswith(prefix):
+        return None
+    return message[len(prefix) :].split("'", 1)[0] or None
 
 
 def _program_error(exc: BaseException, path: str, source: Source, when: str) -> RaspError:

@@ -21,7 +21,7 @@ import math
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, RaspRuntimeError
@@ -35,6 +35,7 @@ from rasp.tracr.boxes import (
     unbox,
 )
 from rasp.tracr.expr import RASPExpr, explicit_name
+from rasp.tracr.numpy_values import NumpyTypes, sources_of
 from rasp.tracr.selector_nodes import (
     Aggregate,
     Comparison,
@@ -149,15 +150,16 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node]) -> sops.Node:
         case LengthType():
             return sops.LengthSOp(**where)
         case Map():
-            return sops.MapSOp(
-                fn=TracrFn(expr.f, text), inputs=_sops(inputs), text=text, loose=True, **where
-            )
+            fn = TracrFn(expr.f, text, sources=sources_of(inputs))
+            return sops.MapSOp(fn=fn, inputs=_sops(inputs), text=text, loose=True, **where)
         case LinearSequenceMap():
-            fn = TracrFn(expr.f, text, affine=_linear_form(expr, (expr.fst_fac, expr.snd_fac)))
+            affine = _linear_form(expr, (expr.fst_fac, expr.snd_fac))
+            fn = TracrFn(expr.f, text, affine=affine, sources=sources_of(inputs))
             return sops.MapSOp(fn=fn, inputs=_sops(inputs), text=text, loose=True, **where)
         case SequenceMap():  # `a + b`, `a - b` of two s-ops state their factors too
             factors = getattr(expr, "operator_factors", None)  # a subclass may skip __init__
-            fn = TracrFn(expr.f, text, affine=_linear_form(expr, factors))
+            affine = _linear_form(expr, factors)
+            fn = TracrFn(expr.f, text, affine=affine, sources=sources_of(inputs))
             return sops.MapSOp(fn=fn, inputs=_sops(inputs), text=text, loose=True, **where)
         case Full():
             return sops.ConstSOp(value=_atom(expr.fill, "Full", expr.span), loose=True, **where)
@@ -248,9 +250,8 @@ def _select(expr: Select, inputs: list[sops.Node], where: dict[str, Any]) -> sop
         query = _constant_side(queries, 0 if predicate is Comparison.TRUE else 1, "query", where)
         return sops.Select(keys=key, queries=query, comparison=sops.Comparison.EQ, **where)
     text = _text(expr)
-    return sops.PredicateSelect(
-        keys=keys, queries=queries, fn=TracrPredicate(predicate, text), text=text, **where
-    )
+    fn = TracrPredicate(predicate, text, sources=sources_of([keys, queries]))
+    return sops.PredicateSelect(keys=keys, queries=queries, fn=fn, text=text, **where)
 
 
 def _selects_everything(node: sops.Node) -> bool:
@@ -351,16 +352,26 @@ class TracrFn:
     # (compiler.known_affine, compiler.vector_maps)
     affine: tuple[int | float, ...] | None = None
     bad: tuple[tuple[Any, ...], Any] | None = field(default=None, repr=False)
+    # per argument, the program function that gave it (`_sources`): its numpy scalars, which the
+    # graph holds as Python values, are given back as numpy's (np.True_ + np.True_ is True, not 2)
+    sources: tuple[TracrFn | None, ...] = field(default=(), repr=False, compare=False)
+    numpy: NumpyTypes = field(default_factory=lambda: NumpyTypes(), repr=False, compare=False)
+    read: bool = field(default=False, repr=False, compare=False)  # some function reads its values
 
     def __call__(self, *args: Any) -> Any:
         if None in args:
             return None
+        given = [unbox(a) for a in args]
+        if self.sources:
+            given = [g if s is None else s.numpy.given(g) for g, s in zip(given, self.sources)]
         try:
-            out = self.f(*(unbox(a) for a in args))
+            out = self.f(*given)
         except RaspRuntimeError:
             raise
         except Exception as exc:  # noqa: BLE001 (the program's own function may raise anything)
             raise RaspRuntimeError(f"{type(exc).__name__}: {exc}") from None
+        if self.read:
+            self.numpy.note(out)
         out = plain(out)
         if marked(out) and self.bad is None:  # a string of its own, read back as a tuple
             self.bad = (args, out)
@@ -381,10 +392,16 @@ class TracrPredicate:
 
     predicate: Callable[[Any, Any], Any]
     text: str
+    sources: tuple[TracrFn | None, ...] = field(default=(), repr=False, compare=False)
 
     def __call__(self, key: Any, query: Any) -> bool:
+        key, query = unbox(key), unbox(query)
+        if self.sources:
+            key, query = (
+                v if s is None else s.numpy.given(v) for v, s in zip((key, query), self.sources)
+            )
         try:
-            return bool(self.predicate(unbox(key), unbox(query)))
+            return bool(self.predicate(key, query))
         except Exception as exc:  # noqa: BLE001
             raise RaspRuntimeError(f"{type(exc).__name__}: {exc}") from None
 
@@ -400,6 +417,7 @@ class NoneCheck:
 
     role: str
     constant: Any = None  # given: the check's value instead of the value it checks
+    passes_value: ClassVar[bool] = True  # (numpy_values.sources_of: the value goes on as it is)
     tuples: str = ""  # "", "equal" or "order"
     # the first tuple it could not read as tracr compares it (tracr did not raise there, so the
     # lowered graph's error is no value of tracr's): reported by `value_problems`, as a refusal
@@ -445,6 +463,7 @@ class LengthCheck:
     of that length, else the error that tracr's differently shaped value stands for here."""
 
     length: int
+    passes_value: ClassVar[bool] = True
 
     def __call__(self, value: Any, n: int) -> Any:
         if n != self.length:
@@ -476,6 +495,17 @@ def value_problems(root: sops.Node) -> list[Diagnostic]:
         fn = getattr(node, "fn", None)
         if isinstance(fn, NoneCheck) and fn.refused:
             problems.append(Diagnostic(fn.refused[0], node.span))
+        if isinstance(fn, TracrFn) and fn.numpy.clash is not None:
+            one, other = fn.numpy.clash
+            problems.append(
+                Diagnostic(
+                    f"'{fn.text}' gives {one!r} and {other!r}, one value to a compiled model, and "
+                    "a function of the program reads it: numpy's scalars compute differently "
+                    "(np.True_ + np.True_ is True, True + True is 2)",
+                    node.span,
+                    "return one kind of value (bool(...), int(...), float(...))",
+                )
+            )
         if isinstance(fn, TracrFn) and fn.bad is not None:
             args, out = fn.bad
             shown = ", ".join(repr(unbox(a)) for a in args)
@@ -483,6 +513,17 @@ def value_problems(root: sops.Node) -> list[Diagnostic]:
             if marked(out):
                 problems.append(
                     marked_problem(out, f"'{fn.text}' gives", node.span, f" for {shown}")
+                )
+                continue
+            if isinstance(out, RASPExpr):  # tracr's `a == b` of two s-ops: a value vs an s-op
+                problems.append(
+                    Diagnostic(
+                        f"'{fn.text}' gives an s-op ({type(out).__name__}) for {shown}, not a "
+                        "value: tracr's operators take a constant, so a value compared with (or "
+                        "combined with) another s-op is a new s-op object, as in tracr",
+                        node.span,
+                        "combine two s-ops with rasp.SequenceMap(lambda x, y: x == y, a, b)",
+                    )
                 )
                 continue
             problems.append(

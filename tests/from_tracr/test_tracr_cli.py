@@ -508,3 +508,17 @@ def test_verify_names_a_tracr_programs_tuples_by_their_repr(
     )
     assert code == 1 and "\x00" not in err, err
     assert "    interpreter: [('a', 0), ('a', 1)]\n    model:       [('a', 0), ('a', 0)]" in err
+
+
+def test_a_name_from_a_tracr_module_compat_lacks_is_explained(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # `from tracr.compiler import rasp_to_graph` was "an error in the Python program itself"
+    program = tmp_path / "graph.py"
+    program.write_text(
+        "from tracr.rasp import rasp\nfrom tracr.compiler import rasp_to_graph\nw = rasp.tokens\n"
+    )
+    code, _, err = run(capsys, "run", f"{program}:w", "--tracr-compat", "--input", "ab")
+    assert code == 1, err
+    assert "imports 'tracr.compiler.rasp_to_graph', a part of tracr that --tracr-compat" in err
+    assert "graph.py:2:1" in err and "Traceback" not in err

@@ -24,7 +24,8 @@ from runtime_helpers import run_compiled
 from compiler import compile_sop
 from compiler.resolve import resolve
 from rasp import sops
-from rasp.errors import RaspError
+from rasp import tracr as rasp
+from rasp.errors import CompileError, RaspError
 from rasp.tools.pyprogram import PythonProgram, load_python_program
 from rasp.tools.verify import same_value
 
@@ -449,3 +450,10 @@ def test_a_graph_built_on_a_lowered_tracr_program_is_a_tracr_program() -> None:
     model = compile_sop(sops.MapSOp(fn=lambda x: x, inputs=(pairs,), loose=True), list("ab"), 3)
     assert model.metadata["output"]["tuples"] is True
     assert not is_lowered(sops.MapSOp(fn=lambda x: x, inputs=(sops.TokensSOp(),)))
+
+
+def test_two_sops_compared_with_an_operator_are_refused_with_the_tracr_spelling() -> None:
+    # tracr's `a == b` compares each value of a with the s-op b: the values are s-op objects
+    with pytest.raises(CompileError, match=r"gives an s-op \(Map\)") as err:
+        compile_sop(rasp.tokens == rasp.indices, list("ab"), 3)
+    assert "SequenceMap" in (err.value.diagnostics[0].hint or "")

@@ -1,0 +1,288 @@
+"""A tracr mean of bools gives one selected bool back as the bool; the resolved mean gives 0 or 1.
+
+tracr's `Aggregate` over bools gives `True` where one key holding True is selected and a float where
+several are (`sum / len`). `compiler.resolve` averages the bools as 0/1, so a single selected bool
+comes out as the int 0 or 1: equal to the bool, but not to a function of it (`str(v)` is "1", not
+"True"; `v is True` is False). A model reads 0, 0.0 and False alike, so the value itself cannot
+carry the type; instead, each program function that reads such a mean (a tracr `Map`,
+`SequenceMap` or `Select` predicate) is given the bool where the mean gives the int 0 or 1
+(`BoolArgs`). The compiler then sees the function's results on the bools, and refuses, as for 1 and
+1.0, a function that gives different results for False and 0.0 (the model cannot tell them apart).
+
+A mean that can also give an int 0 or 1 of its own (its default, where nothing is selected, or an
+int among the values, selected alone) is ambiguous there: no reading tells that int from the bool,
+so a function that gives different results for the two is refused (`BoolMeans.check`), located at
+the function.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from compiler.blocks import Atom
+from compiler.rewrite import ValueFacts
+from rasp import sops
+from rasp.errors import CompileError, Diagnostic
+from rasp.seqvalues import value_repr
+from rasp.tracr.lower import LengthCheck, NoneCheck, TracrFn
+
+# value combinations checked at most per function reading an ambiguous mean (beyond: refused,
+# since an unchecked combination could be one the model gets wrong)
+MAX_AMBIGUOUS_CHECKS = 100_000
+
+
+def as_bool(value: Any) -> Any:
+    """The bool a mean's 0 or 1 stands for (one selected bool); any other value unchanged."""
+    return bool(value) if type(value) is int and value in (0, 1) else value
+
+
+@dataclasses.dataclass(frozen=True)
+class BoolArgs:
+    """A program function whose arguments at `positions` are bool means: their ints 0 and 1 are
+    the bools False and True, as tracr gives them."""
+
+    fn: Callable[..., Any]
+    positions: tuple[int, ...]
+
+    def __call__(self, *args: Any) -> Any:
+        return self.fn(*(as_bool(a) if i in self.positions else a for i, a in enumerate(args)))
+
+    def structure(self) -> Any:
+        """Equal for two readings of one function at the same positions (compiler.dedupe)."""
+        inner = getattr(self.fn, "structure", None)
+        return (
+            "bool args",
+            self.positions,
+            inner() if callable(inner) else ("function", id(self.fn)),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class BoolPredicate:
+    """A Select predicate `fn(key, query)` whose key (position 0) or query (1) is a bool mean."""
+
+    fn: Callable[[Any, Any], Any]
+    positions: tuple[int, ...]
+
+    def __call__(self, key: Any, query: Any) -> Any:
+        if 0 in self.positions:
+            key = as_bool(key)
+        if 1 in self.positions:
+            query = as_bool(query)
+        return self.fn(key, query)
+
+
+def _program_function(fn: Any) -> bool:
+    """A function of the program (a tracr map's, or several composed), not one of the lowering's
+    or the resolver's own (None checks, stand-ins), which read numbers as numbers."""
+    if isinstance(fn, TracrFn):
+        return fn.affine is None  # a·x + b·y is the same number, and type, for True and 1
+    return isinstance(getattr(fn, "fn", None), TracrFn) and hasattr(fn, "parts")  # composed
+
+
+@dataclasses.dataclass
+class BoolMeans:
+    """The nodes of a graph being resolved whose int 0 or 1 stands for a bool (by new node id, with
+    the ints 0 or 1 it may also give as such: its default, a selected int), and the readers to
+    check."""
+
+    means: dict[int, frozenset[int]] = dataclasses.field(default_factory=dict)
+    # (reader, its function, {position: the ints of their own it may read}): results must not
+    # depend on whether such an int is read as the bool
+    ambiguous: list[tuple[sops.Node, Any, dict[int, frozenset[int]]]] = dataclasses.field(
+        default_factory=list
+    )
+
+    # copies (a sort's) that give one of equal numbers of two types (1 for 1.0: one token to the
+    # copy), by new node id -> {value: the others it stands for}; and their functions' readers
+    twins: dict[int, dict[Any, tuple[Any, ...]]] = dataclasses.field(default_factory=dict)
+    twin_readers: list[tuple[sops.Node, dict[int, dict[Any, tuple[Any, ...]]]]] = dataclasses.field(
+        default_factory=list
+    )
+
+    def mark(self, node: sops.Node, defaults: frozenset[int]) -> sops.Node:
+        self.means[node.id] = self.means.get(node.id, frozenset()) | defaults
+        return node
+
+    def reads(self, node: sops.Node) -> tuple[int, ...]:
+        return tuple(i for i, c in enumerate(node.children()) if c.id in self.means)
+
+    def copied(self, node: sops.Node) -> frozenset[int]:
+        """The ints of their own (0 or 1) of the bool means `node` reads."""
+        return frozenset().union(*(self.means.get(c.id, frozenset()) for c in node.children()))
+
+    def rebuilt(self, node: sops.Node) -> sops.Node:
+        """`node` (rebuilt on the resolved children) reading bool means as tracr gives them: a
+        program function gets the bools; a None check or length check passes the mean on."""
+        self._read_twins(node)
+        positions = self.reads(node)
+        if not positions or not isinstance(node, sops.MapSOp):
+            return node
+        if isinstance(node.fn, NoneCheck | LengthCheck):
+            return self.mark(node, self.copied(node))
+        if not _program_function(node.fn):
+            return node
+        new = dataclasses.replace(node, fn=BoolArgs(node.fn, positions))
+        self._check_ambiguous(new, node.fn, positions)
+        return new
+
+    def _read_twins(self, node: sops.Node) -> None:
+        twins = {i: self.twins[c.id] for i, c in enumerate(node.children()) if c.id in self.twins}
+        if not twins:
+            return
+        if isinstance(node, sops.MapSOp) and isinstance(node.fn, NoneCheck | LengthCheck):
+            self.twins[node.id] = twins[0]
+        elif isinstance(node, sops.PredicateSelect) or (
+            isinstance(node, sops.MapSOp) and _program_function(node.fn)
+        ):
+            self.twin_readers.append((node, twins))
+
+    def predicate(self, node: sops.PredicateSelect) -> sops.PredicateSelect:
+        self._read_twins(node)
+        positions = self.reads(node)
+        if not positions:
+            return node
+        new = dataclasses.replace(node, fn=BoolPredicate(node.fn, positions))
+        self._check_ambiguous(new, node.fn, positions)
+        return new
+
+    def _check_ambiguous(self, node: sops.Node, fn: Any, positions: tuple[int, ...]) -> None:
+        children = node.children()
+        unsure = {i: self.means[children[i].id] for i in positions if self.means[children[i].id]}
+        if unsure:
+            self.ambiguous.append((node, fn, unsure))
+
+    def check(self, vocab: Sequence[Atom], max_len: int) -> None:
+        """Refuse each function that reads an ambiguous mean and gives another result for an int 0
+        or 1 of the mean's own (its default, a selected int) than for the bool."""
+        problems = []
+        for node, fn, unsure in self.ambiguous:
+            inputs = list(node.children())
+            facts = ValueFacts(inputs, vocab, max_len)
+            sets = [facts.values(c) for c in inputs]
+            narrowed = {
+                i: [v for v in sets[i] if type(v) is int and v in ints]
+                for i, ints in unsure.items()
+            }
+            combos = _combinations(sets, narrowed)
+            if combos is None:
+                problems.append(_too_many(node, "a tracr mean of bools"))
+                continue
+            for args in combos:
+                as_read = tuple(as_bool(a) if i in unsure else a for i, a in enumerate(args))
+                try:
+                    one, other = fn(*args), fn(*as_read)
+                except Exception:  # noqa: BLE001 (the program's function: raises alike below)
+                    continue
+                if type(one) is not type(other) or one != other:
+                    shown = ", ".join(value_repr(a) for a in args)
+                    bools = ", ".join(value_repr(a) for a in as_read)
+                    problems.append(
+                        Diagnostic(
+                            f"'{getattr(node, 'text', node.label)}' gives {value_repr(one)} for "
+                            f"({shown}) but {value_repr(other)} for ({bools}): it reads a tracr "
+                            "mean whose int 0 or 1 (its default, or a selected int) a model cannot "
+                            "tell from the bool that one selected False or True gives",
+                            node.span,
+                            "give the aggregate a default that is not 0 or 1 (None, or a bool) and "
+                            "values of one kind, or make the function give the same result for 0 "
+                            "and False, 1 and True",
+                        )
+                    )
+                    break
+        problems.extend(self._twin_problems(vocab, max_len))
+        if problems:
+            raise CompileError(problems)
+
+    def _twin_problems(self, vocab: Sequence[Atom], max_len: int) -> list[Diagnostic]:
+        """Each function that reads a copy of equal numbers of two types (1 and 1.0) and gives
+        another result for one than for the other: the copy cannot say which it was."""
+        problems = []
+        for node, twins in self.twin_readers:
+            inputs = list(node.children())
+            facts = ValueFacts(inputs, vocab, max_len)
+            sets = [facts.values(c) for c in inputs]
+            fn = node.fn  # type: ignore[attr-defined]
+            narrowed = {
+                i: [v for v in sets[i] if _in_table(v, table)] for i, table in twins.items()
+            }
+            combos = _combinations(sets, narrowed)
+            if combos is None:
+                problems.append(_too_many(node, "a sort's copy of equal numbers of two types"))
+                continue
+            for args in combos:
+                found = _twin_clash(fn, args, twins)
+                if found is not None:
+                    one, other, a, b = found
+                    problems.append(
+                        Diagnostic(
+                            f"'{getattr(node, 'text', node.label)}' gives {value_repr(one)} for "
+                            f"{value_repr(a)} but {value_repr(other)} for {value_repr(b)}: it "
+                            "reads a sort's copy of values that hold both, equal numbers a model "
+                            "copies as one",
+                            node.span,
+                            "give the sorted values one type (float(x) or int(x))",
+                        )
+                    )
+                    break
+        return problems
+
+
+def _combinations(
+    sets: Sequence[Sequence[Any]], narrowed: dict[int, list[Any]]
+) -> list[tuple[Any, ...]] | None:
+    """The argument combinations in which some position `i` of `narrowed` takes one of its
+    values there (the only ones where a reading can differ), None when they are more than
+    `MAX_AMBIGUOUS_CHECKS` (a partial check proves nothing)."""
+    total = 0
+    for i, values in narrowed.items():
+        count = len(values)
+        for j, other in enumerate(sets):
+            count *= 1 if j == i else len(other)
+        total += count
+    if total > MAX_AMBIGUOUS_CHECKS:
+        return None
+    combos: list[tuple[Any, ...]] = []
+    for i, values in narrowed.items():
+        combos.extend(itertools.product(*(values if j == i else s for j, s in enumerate(sets))))
+    return combos
+
+
+def _in_table(value: Any, table: dict[Any, tuple[Any, ...]]) -> bool:
+    try:
+        return (type(value), value) in table
+    except TypeError:  # (an unhashable value is no number)
+        return False
+
+
+def _too_many(node: sops.Node, what: str) -> Diagnostic:
+    return Diagnostic(
+        f"'{getattr(node, 'text', node.label)}' reads {what}, and its value combinations are "
+        f"more than the {MAX_AMBIGUOUS_CHECKS:,} the compiler checks to prove the model reads "
+        "them as tracr does",
+        node.span,
+        "give the values one type (bool, int or float), or a smaller vocabulary or maximum length",
+    )
+
+
+def _twin_clash(
+    fn: Any, args: tuple[Any, ...], twins: dict[int, dict[Any, tuple[Any, ...]]]
+) -> tuple[Any, Any, Any, Any] | None:
+    """(result, other result, argument, its twin) where `fn` tells an argument from its twin."""
+    for i, table in twins.items():
+        try:
+            others = table.get((type(args[i]), args[i]), ())
+        except TypeError:
+            continue
+        for other in others:
+            swapped = (*args[:i], other, *args[i + 1 :])
+            try:
+                one, two = fn(*args), fn(*swapped)
+            except Exception:  # noqa: BLE001 (the program's function)
+                continue
+            if type(one) is not type(two) or one != two:
+                return one, two, args[i], other
+    return None

@@ -1,0 +1,88 @@
+"""numpy scalars a tracr program's functions give, kept for the functions that read them.
+
+tracr programs compute with numpy too (`np.abs(x) > 1` is an `np.bool_`). The lowered graph holds
+Python values (`rasp.tracr.boxes.plain`: the compiler, the models and the tools read those), but a
+function that reads such a value computes with numpy's arithmetic in tracr: `np.True_ + np.True_`
+is `True` (Python's `True + True` is 2), `np.float32(1/3) * 3` is `1.0`. Each lowered function
+remembers the numpy type of each value it gave (`NumpyTypes`) and the functions reading it
+(`rasp.tracr.lower.TracrFn.sources`) are given the numpy scalar back. A value the function gave
+both as a numpy scalar and as a Python value (or as two numpy types) is one value to the graph:
+a clash, refused by the compiler where a function reads it. numpy parts of a tuple are not kept
+(a tuple travels as a string token of its Python values).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rasp import sops
+from rasp.tracr.boxes import plain
+
+
+@dataclass
+class NumpyTypes:
+    """The numpy scalar types a program function gave, by the Python value the graph holds for
+    each (`plain`), so that a function reading them computes as tracr's does; a value given both as
+    numpy's and as Python's (or as two numpy types) is a `clash`: the graph holds one value."""
+
+    types: dict[tuple[type, Any], type] = field(default_factory=dict)
+    python: set[tuple[type, Any]] = field(default_factory=set)
+    clash: tuple[Any, Any] | None = None
+
+    def note(self, out: Any) -> None:
+        if out is None or isinstance(out, (tuple, list)):
+            return  # (a tuple's numpy parts are not kept: see the module doc)
+        value = plain(out)
+        try:
+            key = (type(value), value)
+            hash(key)
+        except TypeError:
+            return
+        if isinstance(out, np.generic):
+            seen = self.types.setdefault(key, type(out))
+            other = (
+                seen(value) if seen is not type(out) else (value if key in self.python else None)
+            )
+        else:
+            self.python.add(key)
+            seen = self.types.get(key)
+            other = None if seen is None else seen(value)
+        if other is not None and self.clash is None:
+            self.clash = (out, other)
+
+    def given(self, value: Any) -> Any:
+        """`value` as the function gave it: its numpy scalar, where it gave one."""
+        if not self.types:
+            return value
+        try:
+            numpy_type = self.types.get((type(value), value))
+        except TypeError:
+            return value
+        return value if numpy_type is None else numpy_type(value)
+
+
+def sources_of(inputs: Sequence[sops.Node]) -> tuple[Any, ...]:
+    """Per input, the lowered program function whose value it is (through None checks and
+    aggregates, which pass a value on as it is; None where none): a numpy scalar it gave is given
+    to the reader as such. Each function found is marked as read (it then notes its types)."""
+    found: list[Any] = []
+    for node in inputs:
+        while True:
+            fn = getattr(node, "fn", None)
+            if isinstance(node, sops.MapSOp) and getattr(fn, "passes_value", False):
+                node = node.inputs[0]
+            elif isinstance(node, sops.AggregateSOp):
+                node = node.sop
+            else:
+                break
+        fn = getattr(node, "fn", None) if isinstance(node, sops.MapSOp) else None
+        if isinstance(getattr(fn, "numpy", None), NumpyTypes):
+            fn.read = True  # type: ignore[union-attr]
+            found.append(fn)
+        else:
+            found.append(None)
+    return tuple(found)

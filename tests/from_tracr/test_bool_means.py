@@ -1,0 +1,136 @@
+"""A tracr mean that selects one bool gives the bool itself (`True`), not 1: the program's functions
+that read such a mean see the bool in a compiled model too, or the compile is refused where a model
+cannot tell the bool from a number it also gives (compiler.bool_means)."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+from runtime_helpers import run_compiled
+
+import transformer
+from compiler import compile_sop
+from compiler.resolve import resolve
+from rasp import tracr as rasp
+from rasp.errors import CompileError
+from rasp.tools.verify import plan_inputs, verify
+from rasp.tracr.lower import to_sops
+
+
+def _inputs(vocab: Any, max_len: int) -> list[list[Any]]:
+    return [list(t) for n in range(1, max_len + 1) for t in itertools.product(vocab, repeat=n)]
+
+
+def _agrees(program: rasp.SOp, vocab: Any, max_len: int, *, types: bool = True) -> None:
+    """The model gives `program`'s values on every input (`types`: of the same types too)."""
+    model = compile_sop(program, list(vocab), max_len)
+    inputs = _inputs(vocab, max_len)
+    for xs, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        want = program(xs)
+        assert got == want, xs
+        assert not types or [type(v) for v in got] == [type(v) for v in want], xs
+
+
+def _before_first() -> rasp.SOp:
+    """The share of positions before each one that are the first: one selected bool at position 1."""
+    is_first = rasp.Map(lambda i: i == 0, rasp.indices)
+    before = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LT)
+    return rasp.Aggregate(before, is_first, default=None)
+
+
+def test_a_function_of_one_selected_bool_reads_the_bool() -> None:
+    label = rasp.Map(lambda v: str(v), _before_first())
+    assert label(list("abc")) == [None, "True", "0.5"]
+    # the model gave "1" at position 1 (certified), where tracr gives "True"
+    _agrees(label, "ab", 4)
+
+
+def test_a_predicate_on_one_selected_bool_reads_the_bool() -> None:
+    share = rasp.Aggregate(
+        rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LT),
+        rasp.Map(lambda t: t == "a", rasp.tokens),
+    )
+    program = rasp.SelectorWidth(rasp.Select(share, rasp.indices, lambda k, q: k is True))
+    assert program(list("aa")) == [1, 1]
+    # the model gave [0, 0] (certified); a model cannot tell True from the mean 1.0 of two Trues
+    with pytest.raises(CompileError, match="same number"):
+        compile_sop(program, list("ab"), 4)
+
+
+def test_an_int_default_a_function_tells_from_the_bool_is_refused() -> None:
+    upto = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LT)
+    frac = rasp.numerical(rasp.Aggregate(upto, rasp.tokens == "a", default=0))
+    shown = rasp.Map(lambda x: f"{x}", frac)
+    assert shown(list("ab")) == ["0", "True"]
+    with pytest.raises(CompileError, match="its default, or a selected int") as err:
+        compile_sop(shown, list("ab"), 4)
+    assert err.value.diagnostics[0].span is not None
+    # a function that gives one result for 0 and False compiles, and agrees
+    _agrees(rasp.Map(lambda x: x > 0.4, frac), "ab", 4)
+    # as the output, one selected True is 1 (equal; docs/language.md, section 9)
+    _agrees(frac, "ab", 4, types=False)
+
+
+def test_a_mean_of_bools_and_ints_reads_each_as_tracr_gives_it() -> None:
+    before = rasp.Select(rasp.indices, rasp.indices, lambda k, q: k == q - 1 or k == q - 3)
+    # ints other than 0 and 1 are no bool's: read as themselves
+    mixed = rasp.Map(lambda t: True if t == "a" else 3, rasp.tokens)
+    _agrees(rasp.Map(lambda v: v == 3, rasp.Aggregate(before, mixed)), "ab", 4)
+    # an int 1 selected alone is 1, one True is True: a model cannot tell them apart
+    ones = rasp.Map(lambda t: True if t == "a" else 1, rasp.tokens)
+    with pytest.raises(CompileError, match="its default, or a selected int"):
+        compile_sop(rasp.Map(lambda v: str(v), rasp.Aggregate(before, ones)), list("ab"), 4)
+
+
+def test_verify_compares_with_the_program_as_written_too() -> None:
+    """`rasp verify` of a tracr program compares the model with the resolved graph it compiled,
+    and with the program as written: a rewrite that lost a value's type (one selected True read
+    as 1, as resolve once did) is a failure, not "model == interpreter"."""
+    written = rasp.Map(lambda v: str(v), rasp.Map(lambda i: i == 0, rasp.indices), simplify=False)
+    rewrite = rasp.Map(lambda v: str(int(v)), rasp.Map(lambda i: i == 0, rasp.indices))
+    model = compile_sop(rewrite, list("ab"), 3)
+    runtime = transformer.from_tensors(model.weights, model.metadata)
+    plan = plan_inputs("ab", 3, exhaustive_len=3, samples=0)
+    report = verify(to_sops(rewrite), runtime, plan, guard=to_sops(written))
+    assert report.failures == report.checked > 0
+    assert report.first_failure is not None and report.first_failure.interpreter[0] == "True"
+    # the model's 1 for a mean's single True is the written value (docs/language.md, section 9)
+    upto = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ)
+    frac = rasp.numerical(rasp.Aggregate(upto, rasp.tokens == "a", default=0))
+    frac_model = compile_sop(frac, list("ab"), 3)
+    frac_runtime = transformer.from_tensors(frac_model.weights, frac_model.metadata)
+    lowered = to_sops(frac)
+    resolved = resolve(lowered, list("ab"), 3)
+    report = verify(resolved, frac_runtime, plan, guard=lowered)
+    assert report.failures == 0 and report.checked == 14
+
+
+def test_a_function_telling_1_from_1_0_in_a_sorts_copy_is_refused() -> None:
+    # tracr's make_sort copies each value; the model copies 1 and 1.0 as one token (one number),
+    # so `str` of the copy gave "1.0" where tracr gives "1" (certified)
+    from rasp.tracr import lib
+
+    values = rasp.Map(lambda t: 1 if t == 2 else (1.0 if t == 3 else 5), rasp.tokens)
+    ordered = lib.make_sort(values, rasp.tokens, max_seq_len=3, min_key=1)
+    shown = rasp.Map(lambda v: str(v), ordered, simplify=False)
+    assert shown([3, 2]) == ["1", "1.0"]
+    with pytest.raises(CompileError, match="a sort's copy of values that hold both"):
+        compile_sop(shown, [1, 2, 3], 3)
+    # a function that gives one result for both compiles, and agrees
+    _agrees(rasp.Map(lambda v: v > 2, ordered, simplify=False), [1, 2, 3], 3)
+
+
+def test_more_combinations_than_the_check_reads_are_refused(monkeypatch: Any) -> None:
+    """The check reads every combination where a reading can differ, or refuses: a check cut
+    short (it read the first 100,000 of all the combinations) proves nothing about the rest."""
+    from compiler import bool_means
+
+    upto = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LT)
+    frac = rasp.numerical(rasp.Aggregate(upto, rasp.tokens == "a", default=0))
+    both = rasp.SequenceMap(lambda x, i: x > 0.4 and i > 0, frac, rasp.indices)
+    _agrees(both, "ab", 4)  # (only frac's 0 and 1 are read both ways: a handful of combinations)
+    monkeypatch.setattr(bool_means, "MAX_AMBIGUOUS_CHECKS", 3)
+    with pytest.raises(CompileError, match="more than the 3 the compiler checks"):
+        compile_sop(both, list("ab"), 4)

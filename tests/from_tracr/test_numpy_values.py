@@ -1,0 +1,52 @@
+"""numpy scalars a tracr function gives reach the functions that read them as numpy's, as in tracr
+(rasp.tracr.numpy_values): the lowered graph, `rasp run` and the compiled model agree with tracr."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from runtime_helpers import run_compiled
+
+from compiler import compile_sop
+from rasp import sops
+from rasp import tracr as rasp
+from rasp.errors import CompileError
+from rasp.tracr.lower import to_sops
+
+
+def _check(program: rasp.SOp, vocab: list, max_len: int) -> None:
+    inputs = [list(t) for n in range(1, max_len + 1) for t in itertools.product(vocab, repeat=n)]
+    lowered = to_sops(program)
+    model = compile_sop(program, vocab, max_len)
+    for xs, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        # tracr's values, numpy scalars as Python's (np.float32(1.0) == 1.0000000298023224)
+        want = [w.item() if isinstance(w, np.generic) else w for w in program(xs)]
+        assert list(sops.evaluate(lowered, xs).values) == want, xs
+        assert got == want, xs
+
+
+def test_numpy_bools_add_as_numpy_adds_them() -> None:
+    big = rasp.Map(lambda x: np.abs(x) > 1, rasp.tokens)
+    some = rasp.Map(lambda x: np.abs(x) > 0, rasp.tokens)
+    both = rasp.SequenceMap(lambda a, b: a + b, big, some)
+    assert both([2]) == [True]  # np.True_ + np.True_ (a logical or); Python's True + True is 2
+    _check(both, [0, 1, 2], 2)
+    # through a copy (an aggregate of one selected value) too
+    copied = rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.EQ), big)
+    _check(rasp.SequenceMap(lambda a, b: a + b, copied, some), [0, 1, 2], 2)
+
+
+def test_float32_values_compute_in_float32() -> None:
+    third = rasp.Map(lambda x: np.float32(x) / 3, rasp.tokens)
+    program = rasp.Map(lambda v: v * 3, third, simplify=False)
+    assert program([1]) == [1.0]  # in float32; in float64 it is 1.0000000298023224
+    _check(program, [1, 2], 2)
+
+
+def test_a_value_given_as_numpy_and_as_python_is_refused_where_a_function_reads_it() -> None:
+    mixed = rasp.Map(lambda x: np.bool_(x > 1) if x else True, rasp.tokens)
+    program = rasp.SequenceMap(lambda a, b: a + b, mixed, mixed)
+    with pytest.raises(CompileError, match="numpy's scalars compute differently"):
+        compile_sop(program, [0, 1, 2], 2)
