@@ -16,7 +16,7 @@ from rasp.errors import RaspError, Source
 from rasp.tools.export import export_transformer_lens, to_hooked_transformer_config
 from rasp.tools.model_file import ModelFileError
 from tests.export_helpers import hooked_transformer, load_export
-from tests.transformer.handmade_models import mean_of_a, previous_token
+from tests.transformer.handmade_models import identity, mean_of_a, previous_token
 from transformer import interop
 from transformer.fileformat import uniform_d_head
 
@@ -325,3 +325,34 @@ def test_uniform_head_width_keeps_exact_scalings_exact() -> None:
     assert uniform_d_head({"d_head": 16, "layers": layers[:1] + related[:1]}) == 16
     assert uniform_d_head({"d_head": 17, "layers": [{"d_head": 17}, {"d_head": 3}]}) == 64
     assert uniform_d_head({"d_head": 7}) == 7  # format version 1: one shape already
+
+
+@pytest.mark.parametrize("layers", [True, False], ids=["per-layer", "format-1"])
+def test_a_model_without_mlp_units_runs_in_transformer_lens(layers: bool, tmp_path: Path) -> None:
+    """The format allows config.d_mlp 0 where no layer has hidden units (the compiler writes 1):
+    exported as 0, TransformerLens built the model and its forward died ('cannot reshape tensor
+    of 0 elements'). The export gives it one zero unit, which adds nothing."""
+    torch = pytest.importorskip("torch")
+    import transformer
+    from transformer.fileformat import tensor_shapes
+
+    made = identity(["a", "b"])
+    config = made.metadata["config"]
+    config.update(n_layers=1, n_heads=0, d_head=0, d_mlp=0)
+    if layers:
+        config["layers"] = [{"n_heads": 0, "d_head": 0, "d_mlp": 0}]
+    made.metadata["layers"] = [{"attn": [], "mlp": []}]
+    made.tensors.update({name: np.zeros(shape, np.float32) for name, shape in
+                         tensor_shapes(config).items() if name not in made.tensors})  # fmt: skip
+    path = made.save(tmp_path / "m.safetensors")
+    export_transformer_lens(path, tmp_path / "tl")
+    assert json.loads((tmp_path / "tl" / "config.json").read_text())["d_mlp"] == 1
+    assert interop.to_transformer_lens(path)[0]["d_mlp"] == 1
+    tl_model = load_export(tmp_path / "tl")
+    ours = transformer.load(path)
+    inputs = [list("ab"), list("b")]
+    ids, lengths = ours.encode(inputs)
+    with torch.no_grad():
+        theirs = tl_model(ids)  # type: ignore[operator]
+    assert torch.equal(theirs, ours.forward(ids))
+    assert ours.decode(theirs, lengths) == ours.run(inputs) == [["a", "b"], ["b"]]

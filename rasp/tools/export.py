@@ -29,7 +29,7 @@ from rasp.errors import ErrorKind, RaspError
 
 def to_hooked_transformer_config(meta: Mapping[str, Any]) -> dict[str, Any]:
     """The keyword arguments of TransformerLens's `HookedTransformerConfig` for a compiled model."""
-    from transformer.fileformat import uniform_d_head
+    from transformer.fileformat import uniform_d_head, uniform_d_mlp
 
     config = meta["config"]
     return {
@@ -37,7 +37,7 @@ def to_hooked_transformer_config(meta: Mapping[str, Any]) -> dict[str, Any]:
         "d_model": config["d_model"],
         "d_head": uniform_d_head(config),
         "n_heads": config["n_heads"],
-        "d_mlp": config["d_mlp"],
+        "d_mlp": uniform_d_mlp(config),  # at least 1: TransformerLens runs no empty MLP
         "d_vocab": config["d_vocab"],
         "d_vocab_out": config["d_vocab_out"],
         "n_ctx": config["n_ctx"],
@@ -57,7 +57,7 @@ def _check_padded(tensors: dict[str, Any], meta: Mapping[str, Any]) -> None:
     afresh. A file that is not proved (no certificate, or one that does not hold) has nothing to
     keep: such a padding is refused, since nothing would show the rounded model computes the
     program."""
-    from transformer.fileformat import is_power_of_4, uniform_d_head
+    from transformer.fileformat import is_power_of_4, uniform_d_head, uniform_d_mlp
 
     config = meta["config"]
     width = uniform_d_head(config)
@@ -89,6 +89,7 @@ def _check_padded(tensors: dict[str, Any], meta: Mapping[str, Any]) -> None:
 
     uniform = dict(meta, config={k: v for k, v in config.items() if k != "layers"})
     uniform["config"]["d_head"] = width
+    uniform["config"]["d_mlp"] = uniform_d_mlp(config)
     certificate = recheck(tensors, uniform)
     if not certificate.ok:
         failed = next((c for c in certificate.checks if not c.margin > c.bound), None)
