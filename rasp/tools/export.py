@@ -179,12 +179,13 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
         out / "rasp_forge.json",
         out / "model.safetensors",
     )
-    if same_file(model_path, weights_path):
-        raise RaspError(
-            f"exporting to {out} would replace {model_path} itself with {weights_path}",
-            hint="pass another directory with -o",
-            kind=ErrorKind.IO,
-        )
+    for written in (config_path, guide_path, weights_path):  # a model may have any name
+        if same_file(model_path, written):
+            raise RaspError(
+                f"exporting to {out} would replace {model_path} itself with {written}",
+                hint="pass another directory with -o",
+                kind=ErrorKind.IO,
+            )
     with writing(config_path):
         config_path.write_text(json.dumps(config, indent=2) + "\n")
     with writing(guide_path):
