@@ -356,3 +356,25 @@ def test_a_model_without_mlp_units_runs_in_transformer_lens(layers: bool, tmp_pa
         theirs = tl_model(ids)  # type: ignore[operator]
     assert torch.equal(theirs, ours.forward(ids))
     assert ours.decode(theirs, lengths) == ours.run(inputs) == [["a", "b"], ["b"]]
+
+
+def test_a_failed_write_leaves_the_earlier_export_whole(
+    prev_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The config and guide were written in place before the weights: a full disk while writing
+    the weights left another model's config.json beside the earlier export's weights. Now nothing
+    is replaced unless every file was written."""
+    import safetensors.numpy
+
+    out = tmp_path / "tl"
+    export_transformer_lens(prev_model, out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    other = mean_of_a().save(tmp_path / "mean.safetensors")
+
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(safetensors.numpy, "save_file", full_disk)
+    with pytest.raises(RaspError, match="cannot write .*model.safetensors: No space left"):
+        export_transformer_lens(other, out)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # and no temporary files

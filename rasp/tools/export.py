@@ -20,6 +20,7 @@ config, plus a torch dtype, for users who already have the runtime loaded).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -186,11 +187,25 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
                 hint="pass another directory with -o",
                 kind=ErrorKind.IO,
             )
-    with writing(config_path):
-        config_path.write_text(json.dumps(config, indent=2) + "\n")
-    with writing(guide_path):
-        guide_path.write_text(json.dumps(guide, indent=2) + "\n")
-    # safetensors writes 0600 files; ours follow the umask
-    with writing(weights_path), user_mode(weights_path):
-        save_file(tensors, str(weights_path), metadata={"format": "pt"})
+    # Each file is written under a temporary name, and all three are renamed into place only
+    # once every write succeeded: a failed one (a full disk) must not leave this model's config
+    # beside an earlier export's weights, which TransformerLens would load as one model.
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for path, write in (
+            (config_path, lambda to: to.write_text(json.dumps(config, indent=2) + "\n")),
+            (guide_path, lambda to: to.write_text(json.dumps(guide, indent=2) + "\n")),
+            (weights_path, lambda to: save_file(tensors, str(to), metadata={"format": "pt"})),
+        ):
+            partial = path.with_name(f".{path.name}.partial")
+            staged.append((partial, path))
+            with writing(path):
+                write(partial)
+        for partial, path in staged:
+            # safetensors writes 0600 files; ours follow the umask (or keep a replaced one's mode)
+            with writing(path), user_mode(path):
+                os.replace(partial, path)
+    finally:
+        for partial, _ in staged:
+            partial.unlink(missing_ok=True)
     return [config_path, guide_path, weights_path]
