@@ -378,3 +378,31 @@ def test_a_failed_write_leaves_the_earlier_export_whole(
     with pytest.raises(RaspError, match="cannot write .*model.safetensors: No space left"):
         export_transformer_lens(other, out)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # and no temporary files
+
+
+def test_a_rounding_padding_of_a_file_without_a_reach_says_it_cannot_be_rechecked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A proved file without the reach the re-certification walks was refused as 'loses its
+    certificate', with no decision named: nothing had failed, the check could not run."""
+    from compiler import compile_sop
+    from rasp.interpreter import load_source
+    from transformer import fileformat
+
+    root = load_source(Source("mixed.rasp", MIXED_WIDTHS)).get("v5")
+    model = compile_sop(root, list("abc"), 4, head_masks=False)
+    del model.metadata["reach"]
+    path = tmp_path / "m.safetensors"
+    model.save(path)
+    monkeypatch.setattr(fileformat, "uniform_d_head", lambda config: int(config["d_head"]))
+    with pytest.raises(RaspError) as info:
+        export_transformer_lens(path, tmp_path / "tl")
+    message = str(info.value)
+    assert "loses its certificate" not in message
+    assert message.endswith(
+        "cannot be certified: heads padded to width 5 (layer 0's from 4, layer 2's from 4) scale "
+        "W_Q and b_Q by a factor that rounds, and the padded weights cannot be re-checked (the "
+        "file holds no reach to certify against)"
+    )
+    assert "rasp compile" in (info.value.hint or "")
+    assert not (tmp_path / "tl").exists()

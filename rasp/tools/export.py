@@ -92,6 +92,14 @@ def _check_padded(tensors: dict[str, Any], meta: Mapping[str, Any]) -> None:
     uniform["config"]["d_head"] = width
     uniform["config"]["d_mlp"] = uniform_d_mlp(config)
     certificate = recheck(tensors, uniform)
+    if certificate.errors:  # not evaluated at all (no reach in the file): nothing was lost
+        raise RaspError(
+            "padding this model to TransformerLens's uniform layer shape cannot be certified: "
+            f"{padding}, and the padded weights cannot be re-checked ({certificate.errors[0]})",
+            hint="run the file with transformer.load (the runtime reads per-layer shapes), or "
+            "compile the program again with `rasp compile`, which writes what the check reads",
+            kind=ErrorKind.IO,
+        )
     if not certificate.ok:
         failed = next((c for c in certificate.checks if not c.margin > c.bound), None)
         then = (
