@@ -406,3 +406,31 @@ def test_a_rounding_padding_of_a_file_without_a_reach_says_it_cannot_be_rechecke
     )
     assert "rasp compile" in (info.value.hint or "")
     assert not (tmp_path / "tl").exists()
+
+
+def test_the_refusal_names_a_decision_that_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ReLU of exact input decided at 0 (margin 0, bound 0) holds; the refusal named it as the
+    broken decision when it came before the one that fails (margin > bound was the test)."""
+    import importlib
+
+    from compiler import compile_sop
+    from compiler.certificate import Certificate, Check
+    from rasp.interpreter import load_source
+    from transformer import fileformat
+
+    root = load_source(Source("mixed.rasp", MIXED_WIDTHS)).get("v5")
+    path = tmp_path / "m.safetensors"
+    compile_sop(root, list("abc"), 4, head_masks=False).save(path)
+    monkeypatch.setattr(fileformat, "uniform_d_head", lambda config: int(config["d_head"]))
+    held = Check("layer 0 mlp", "a", "a", "relu", 0.0, 0.0, "")
+    broken = Check("layer 2 mlp", "v5", "v5", "relu", 4.0, 7.0, "")
+    certify = importlib.import_module(
+        "compiler.certify"
+    )  # the package exports a function of its name
+    monkeypatch.setattr(certify, "recheck", lambda *args: Certificate((held, broken)))
+    with pytest.raises(
+        RaspError, match="then layer 2 mlp \\(v5\\) has a relu decision of margin 4"
+    ):
+        export_transformer_lens(path, tmp_path / "tl")
