@@ -128,10 +128,13 @@ def test_compile_never_writes_over_its_program(
     assert program.read_text() == "x = indices;\n"
 
 
+@pytest.mark.parametrize("name", ["model.safetensors", "config.json", "rasp_forge.json"])
 def test_export_never_writes_over_the_model_it_reads(
-    capsys: pytest.CaptureFixture[str], reverse_model: Path, tmp_path: Path
+    capsys: pytest.CaptureFixture[str], reverse_model: Path, tmp_path: Path, name: str
 ) -> None:
-    model = tmp_path / "model.safetensors"
+    """A model named as any of the three files the export writes (only model.safetensors was
+    checked: a model named config.json was overwritten by the config, and lost)."""
+    model = tmp_path / name
     model.write_bytes(reverse_model.read_bytes())
     code, out, err = run(
         capsys, "export", str(model), "--to", "transformer-lens", "-o", str(tmp_path)
@@ -146,7 +149,7 @@ def test_export_never_writes_over_the_model_it_reads(
         ]
     )
     assert model.read_bytes() == reverse_model.read_bytes()
-    assert not (tmp_path / "config.json").exists()
+    assert [p.name for p in tmp_path.iterdir()] == [name]  # nothing written
 
 
 def test_draw_never_writes_over_its_target(

@@ -16,7 +16,7 @@ from rasp.errors import RaspError, Source
 from rasp.tools.export import export_transformer_lens, to_hooked_transformer_config
 from rasp.tools.model_file import ModelFileError
 from tests.export_helpers import hooked_transformer, load_export
-from tests.transformer.handmade_models import mean_of_a, previous_token
+from tests.transformer.handmade_models import identity, mean_of_a, previous_token
 from transformer import interop
 from transformer.fileformat import uniform_d_head
 
@@ -325,3 +325,112 @@ def test_uniform_head_width_keeps_exact_scalings_exact() -> None:
     assert uniform_d_head({"d_head": 16, "layers": layers[:1] + related[:1]}) == 16
     assert uniform_d_head({"d_head": 17, "layers": [{"d_head": 17}, {"d_head": 3}]}) == 64
     assert uniform_d_head({"d_head": 7}) == 7  # format version 1: one shape already
+
+
+@pytest.mark.parametrize("layers", [True, False], ids=["per-layer", "format-1"])
+def test_a_model_without_mlp_units_runs_in_transformer_lens(layers: bool, tmp_path: Path) -> None:
+    """The format allows config.d_mlp 0 where no layer has hidden units (the compiler writes 1):
+    exported as 0, TransformerLens built the model and its forward died ('cannot reshape tensor
+    of 0 elements'). The export gives it one zero unit, which adds nothing."""
+    torch = pytest.importorskip("torch")
+    import transformer
+    from transformer.fileformat import tensor_shapes
+
+    made = identity(["a", "b"])
+    config = made.metadata["config"]
+    config.update(n_layers=1, n_heads=0, d_head=0, d_mlp=0)
+    if layers:
+        config["layers"] = [{"n_heads": 0, "d_head": 0, "d_mlp": 0}]
+    made.metadata["layers"] = [{"attn": [], "mlp": []}]
+    made.tensors.update({name: np.zeros(shape, np.float32) for name, shape in
+                         tensor_shapes(config).items() if name not in made.tensors})  # fmt: skip
+    path = made.save(tmp_path / "m.safetensors")
+    export_transformer_lens(path, tmp_path / "tl")
+    assert json.loads((tmp_path / "tl" / "config.json").read_text())["d_mlp"] == 1
+    assert interop.to_transformer_lens(path)[0]["d_mlp"] == 1
+    tl_model = load_export(tmp_path / "tl")
+    ours = transformer.load(path)
+    inputs = [list("ab"), list("b")]
+    ids, lengths = ours.encode(inputs)
+    with torch.no_grad():
+        theirs = tl_model(ids)  # type: ignore[operator]
+    assert torch.equal(theirs, ours.forward(ids))
+    assert ours.decode(theirs, lengths) == ours.run(inputs) == [["a", "b"], ["b"]]
+
+
+def test_a_failed_write_leaves_the_earlier_export_whole(
+    prev_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The config and guide were written in place before the weights: a full disk while writing
+    the weights left another model's config.json beside the earlier export's weights. Now nothing
+    is replaced unless every file was written."""
+    import safetensors.numpy
+
+    out = tmp_path / "tl"
+    export_transformer_lens(prev_model, out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    other = mean_of_a().save(tmp_path / "mean.safetensors")
+
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(safetensors.numpy, "save_file", full_disk)
+    with pytest.raises(RaspError, match="cannot write .*model.safetensors: No space left"):
+        export_transformer_lens(other, out)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # and no temporary files
+
+
+def test_a_rounding_padding_of_a_file_without_a_reach_says_it_cannot_be_rechecked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A proved file without the reach the re-certification walks was refused as 'loses its
+    certificate', with no decision named: nothing had failed, the check could not run."""
+    from compiler import compile_sop
+    from rasp.interpreter import load_source
+    from transformer import fileformat
+
+    root = load_source(Source("mixed.rasp", MIXED_WIDTHS)).get("v5")
+    model = compile_sop(root, list("abc"), 4, head_masks=False)
+    del model.metadata["reach"]
+    path = tmp_path / "m.safetensors"
+    model.save(path)
+    monkeypatch.setattr(fileformat, "uniform_d_head", lambda config: int(config["d_head"]))
+    with pytest.raises(RaspError) as info:
+        export_transformer_lens(path, tmp_path / "tl")
+    message = str(info.value)
+    assert "loses its certificate" not in message
+    assert message.endswith(
+        "cannot be certified: heads padded to width 5 (layer 0's from 4, layer 2's from 4) scale "
+        "W_Q and b_Q by a factor that rounds, and the padded weights cannot be re-checked (the "
+        "file holds no reach to certify against)"
+    )
+    assert "rasp compile" in (info.value.hint or "")
+    assert not (tmp_path / "tl").exists()
+
+
+def test_the_refusal_names_a_decision_that_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ReLU of exact input decided at 0 (margin 0, bound 0) holds; the refusal named it as the
+    broken decision when it came before the one that fails (margin > bound was the test)."""
+    import importlib
+
+    from compiler import compile_sop
+    from compiler.certificate import Certificate, Check
+    from rasp.interpreter import load_source
+    from transformer import fileformat
+
+    root = load_source(Source("mixed.rasp", MIXED_WIDTHS)).get("v5")
+    path = tmp_path / "m.safetensors"
+    compile_sop(root, list("abc"), 4, head_masks=False).save(path)
+    monkeypatch.setattr(fileformat, "uniform_d_head", lambda config: int(config["d_head"]))
+    held = Check("layer 0 mlp", "a", "a", "relu", 0.0, 0.0, "")
+    broken = Check("layer 2 mlp", "v5", "v5", "relu", 4.0, 7.0, "")
+    certify = importlib.import_module(
+        "compiler.certify"
+    )  # the package exports a function of its name
+    monkeypatch.setattr(certify, "recheck", lambda *args: Certificate((held, broken)))
+    with pytest.raises(
+        RaspError, match="then layer 2 mlp \\(v5\\) has a relu decision of margin 4"
+    ):
+        export_transformer_lens(path, tmp_path / "tl")

@@ -207,3 +207,27 @@ def test_no_program_hint_for_other_files(
     assert code == 1 and err.count("\n") == 1  # no hint line: its name says model
     code, _, err = run(capsys, "show", str(tmp_path / "missing.rasp"))
     assert code == 1 and err == f"error: {tmp_path / 'missing.rasp'}: no such file\n"
+
+
+def test_an_exports_files_given_as_a_model_name_the_model_they_came_from(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`rasp run --model tl/model.safetensors` (the export's weights, which carry no rasp-forge
+    metadata) said only 'not a rasp-forge model'; the export's rasp_forge.json records the model."""
+    model = previous_token().save(tmp_path / "prev.safetensors")
+    code, _, _ = run(capsys, "export", str(model), "--to", "transformer-lens", "-o", str(tmp_path))
+    assert code == 0
+    for name in ("model.safetensors", "config.json", "rasp_forge.json"):
+        given = tmp_path / name
+        for command, argv in model_commands(given, tmp_path).items():
+            if command == "draw":
+                continue  # draw takes a program too
+            code, out, err = run(capsys, *argv)
+            error, hint = err.splitlines()
+            assert code == 1 and not out and error.startswith(f"error: {given}: "), err
+            shown = command + (" --model" if command in ("run", "verify") else "")
+            assert hint == (
+                f"hint: {given} belongs to a TransformerLens export, which holds no rasp-forge "
+                f"model; `rasp {shown}` takes the compiled model it was exported from, {model} "
+                "(its rasp_forge.json says)"
+            ), (command, err)

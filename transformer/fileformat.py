@@ -110,6 +110,13 @@ def uniform_d_head(config: Mapping[str, Any]) -> int:
     return power
 
 
+def uniform_d_mlp(config: Mapping[str, Any]) -> int:
+    """The MLP width TransformerLens gives every layer: the widest layer's, but at least 1 (the
+    format allows 0 where no layer has hidden units, and TransformerLens's MLP cannot multiply by
+    a [d_model, 0] matrix: its forward fails). A zero unit adds relu(0) * 0 = 0: exact."""
+    return max(int(config["d_mlp"]), 1)
+
+
 def is_power_of_4(ratio: float) -> bool:
     """Whether `ratio` is 1, 4, 16, ...: sqrt of it is a power of 2, and scaling by it is exact."""
     whole = int(ratio)
@@ -131,9 +138,11 @@ def uniform_tensors(
     out = dict(tensors)
     if "pos_embed.W_pos" not in out:  # a model without positions embeds every position to zero
         out["pos_embed.W_pos"] = np.zeros((config["n_ctx"], config["d_model"]), dtype=np.float32)
-    width = uniform_d_head(config)
-    for layer, own in enumerate(config.get("layers") or []):
-        heads, hidden = config["n_heads"], config["d_mlp"]
+    width, hidden = uniform_d_head(config), uniform_d_mlp(config)
+    heads = config["n_heads"]
+    # every layer, format version 1's too (no `layers`: each has the maxima, d_mlp maybe 0)
+    per_layer = config.get("layers") or [{"d_head": width}] * config["n_layers"]
+    for layer, own in enumerate(per_layer):
         attn, mlp = f"blocks.{layer}.attn.", f"blocks.{layer}.mlp."
         if own["d_head"] and own["d_head"] != width:
             # the whole query, bias too: q = x W_Q + b_Q scales as one

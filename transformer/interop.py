@@ -46,7 +46,7 @@ import torch
 from transformer.compiled import CompiledTransformer
 from transformer.compiled import decode_logits as _decode
 from transformer.errors import ModelFormatError, ModelInputError
-from transformer.fileformat import FORMAT_VERSION, uniform_d_head, uniform_tensors
+from transformer.fileformat import FORMAT_VERSION, uniform_d_head, uniform_d_mlp, uniform_tensors
 from transformer.io import load
 from transformer.metadata_checks import Checker
 from transformer.model import seen_keys
@@ -79,7 +79,7 @@ def to_transformer_lens(
         "d_model": cfg.d_model,
         "n_heads": cfg.n_heads,
         "d_head": uniform_d_head(cfg.to_dict()),
-        "d_mlp": cfg.d_mlp,
+        "d_mlp": uniform_d_mlp(cfg.to_dict()),  # at least 1: TransformerLens runs no empty MLP
         "n_ctx": cfg.n_ctx,
         "d_vocab": cfg.d_vocab,
         "d_vocab_out": cfg.d_vocab_out,

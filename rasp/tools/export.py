@@ -20,6 +20,7 @@ config, plus a torch dtype, for users who already have the runtime loaded).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from rasp.errors import ErrorKind, RaspError
 
 def to_hooked_transformer_config(meta: Mapping[str, Any]) -> dict[str, Any]:
     """The keyword arguments of TransformerLens's `HookedTransformerConfig` for a compiled model."""
-    from transformer.fileformat import uniform_d_head
+    from transformer.fileformat import uniform_d_head, uniform_d_mlp
 
     config = meta["config"]
     return {
@@ -37,7 +38,7 @@ def to_hooked_transformer_config(meta: Mapping[str, Any]) -> dict[str, Any]:
         "d_model": config["d_model"],
         "d_head": uniform_d_head(config),
         "n_heads": config["n_heads"],
-        "d_mlp": config["d_mlp"],
+        "d_mlp": uniform_d_mlp(config),  # at least 1: TransformerLens runs no empty MLP
         "d_vocab": config["d_vocab"],
         "d_vocab_out": config["d_vocab_out"],
         "n_ctx": config["n_ctx"],
@@ -57,7 +58,7 @@ def _check_padded(tensors: dict[str, Any], meta: Mapping[str, Any]) -> None:
     afresh. A file that is not proved (no certificate, or one that does not hold) has nothing to
     keep: such a padding is refused, since nothing would show the rounded model computes the
     program."""
-    from transformer.fileformat import is_power_of_4, uniform_d_head
+    from transformer.fileformat import is_power_of_4, uniform_d_head, uniform_d_mlp
 
     config = meta["config"]
     width = uniform_d_head(config)
@@ -89,9 +90,18 @@ def _check_padded(tensors: dict[str, Any], meta: Mapping[str, Any]) -> None:
 
     uniform = dict(meta, config={k: v for k, v in config.items() if k != "layers"})
     uniform["config"]["d_head"] = width
+    uniform["config"]["d_mlp"] = uniform_d_mlp(config)
     certificate = recheck(tensors, uniform)
+    if certificate.errors:  # not evaluated at all (no reach in the file): nothing was lost
+        raise RaspError(
+            "padding this model to TransformerLens's uniform layer shape cannot be certified: "
+            f"{padding}, and the padded weights cannot be re-checked ({certificate.errors[0]})",
+            hint="run the file with transformer.load (the runtime reads per-layer shapes), or "
+            "compile the program again with `rasp compile`, which writes what the check reads",
+            kind=ErrorKind.IO,
+        )
     if not certificate.ok:
-        failed = next((c for c in certificate.checks if not c.margin > c.bound), None)
+        failed = next(iter(certificate.failures()), None)  # (an exact relu at 0 holds)
         then = (
             f": then {failed.sublayer} ({failed.block}) has a {failed.kind} decision of margin "
             f"{failed.margin:.3g} but float32 error up to {failed.bound:.3g}"
@@ -178,17 +188,32 @@ def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list
         out / "rasp_forge.json",
         out / "model.safetensors",
     )
-    if same_file(model_path, weights_path):
-        raise RaspError(
-            f"exporting to {out} would replace {model_path} itself with {weights_path}",
-            hint="pass another directory with -o",
-            kind=ErrorKind.IO,
-        )
-    with writing(config_path):
-        config_path.write_text(json.dumps(config, indent=2) + "\n")
-    with writing(guide_path):
-        guide_path.write_text(json.dumps(guide, indent=2) + "\n")
-    # safetensors writes 0600 files; ours follow the umask
-    with writing(weights_path), user_mode(weights_path):
-        save_file(tensors, str(weights_path), metadata={"format": "pt"})
+    for written in (config_path, guide_path, weights_path):  # a model may have any name
+        if same_file(model_path, written):
+            raise RaspError(
+                f"exporting to {out} would replace {model_path} itself with {written}",
+                hint="pass another directory with -o",
+                kind=ErrorKind.IO,
+            )
+    # Each file is written under a temporary name, and all three are renamed into place only
+    # once every write succeeded: a failed one (a full disk) must not leave this model's config
+    # beside an earlier export's weights, which TransformerLens would load as one model.
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for path, write in (
+            (config_path, lambda to: to.write_text(json.dumps(config, indent=2) + "\n")),
+            (guide_path, lambda to: to.write_text(json.dumps(guide, indent=2) + "\n")),
+            (weights_path, lambda to: save_file(tensors, str(to), metadata={"format": "pt"})),
+        ):
+            partial = path.with_name(f".{path.name}.partial")
+            staged.append((partial, path))
+            with writing(path):
+                write(partial)
+        for partial, path in staged:
+            # safetensors writes 0600 files; ours follow the umask (or keep a replaced one's mode)
+            with writing(path), user_mode(path):
+                os.replace(partial, path)
+    finally:
+        for partial, _ in staged:
+            partial.unlink(missing_ok=True)
     return [config_path, guide_path, weights_path]

@@ -119,7 +119,8 @@ def read_model_file(path: str | Path, command: str | None = None) -> ModelFile:
     try:
         meta = transformer.read_metadata(path)
     except transformer.ModelFormatError as err:
-        raise ModelFileError(err.path, err.reason, _program_hint(path, command)) from None
+        hint = _program_hint(path, command) or _export_hint(path, command)
+        raise ModelFileError(err.path, err.reason, hint) from None
     try:
         from safetensors import safe_open
 
@@ -158,6 +159,27 @@ def _program_hint(path: str | Path, command: str | None) -> str | None:
     )
     instead = _INSTEAD.get(command or "")
     return hint + (f", {instead.format(path=path)}" if instead else "")
+
+
+def _export_hint(path: str | Path, command: str | None) -> str | None:
+    """For one of the files `rasp export` writes (`rasp run --model tl_reverse/model.safetensors`):
+    the export's weights carry no rasp-forge metadata, so name the compiled model it came from (its
+    rasp_forge.json records it). The reader's own words ("not a rasp-forge model") do not say."""
+    given = Path(path)
+    guide = given.with_name("rasp_forge.json")
+    if given.name not in ("model.safetensors", "config.json", "rasp_forge.json"):
+        return None
+    try:
+        source = json.loads(guide.read_text(encoding="utf-8")).get("source_model")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(source, str):
+        return None
+    who = f"`rasp {command}`" if command else "this command"
+    return (
+        f"{path} belongs to a TransformerLens export, which holds no rasp-forge model; {who} "
+        f"takes the compiled model it was exported from, {source} (its rasp_forge.json says)"
+    )
 
 
 def _first_line(exc: BaseException) -> str:
