@@ -41,7 +41,18 @@ NAMES = sorted(p.stem for p in SESSIONS.glob("*.rasp"))
 
 _ORIGINAL_ERROR = ("something went wrong", "!! antlr exception", "not implemented this command")
 _OUR_ERROR = re.compile(r"^\S+:\d+:\d+: error: ")
-_PROMPTS = re.compile(r"^(>> |\.\. (  )*)+")
+_PROMPT = re.compile(r"^(  )*(>> |\.\. )")  # a '.. ' is indented 2 spaces for each 'def'
+
+
+def _without_prompts(raw: str) -> str:
+    line = raw.rstrip()
+    if not raw.startswith((">> ", ".. ")):
+        return line
+    while _PROMPT.match(line):
+        line = _PROMPT.sub("", line, count=1)
+    while line.startswith("      "):  # the last prompt's indent, before a display's own 4 or 5
+        line = line[2:]
+    return line
 
 
 def original_lines(text: str) -> list[str]:
@@ -50,7 +61,7 @@ def original_lines(text: str) -> list[str]:
     out: list[str] = []
     in_error = False
     for raw in lines:
-        line = _PROMPTS.sub("", raw).rstrip()
+        line = _without_prompts(raw)
         if in_error and raw.startswith("\t") and not line.strip().startswith("!!"):
             continue  # an error's message lines: tab first, no prompt (output lines start with ' ')
         in_error = False
