@@ -10,9 +10,9 @@ normalized the same way before they are compared:
   `something went wrong: ...`, `!! antlr exception: ...` and `not implemented this command yet!`;
   ours, the whole located report (`<repl>:1:5: error: ...` with its source, caret and hints).
   Messages differ in form (ours are located), so only where an error happens is compared;
-- a library function is `prelude function:` here and `RASP_support/rasplib function:` there, and
-  the `full seq display` input row gives the input's type here, `(strings)` always there
-  (docs/language.md, section 7).
+- a library function is `prelude function:` here and `RASP_support/rasplib function:` there, the
+  `full seq display` input row gives the input's type here, `(strings)` always there, and a
+  dict's atom value is shown with its key here, alone there (docs/language.md, section 7).
 
 Everything else must be the same, character for character: values, type labels, `[v]*n`, float
 rounding, T/F, selector grids, the `full seq display` rows, lists and dicts. The sessions keep to
@@ -76,6 +76,8 @@ def original_lines(text: str) -> list[str]:
 def _same_form(line: str) -> str:
     """The forms docs/language.md (section 7) lists as deliberately different, made one."""
     line = line.replace("RASP_support/rasplib function:", "prelude function:")
+    # a dict's atom value is shown with its key here ('\t\t\t "k" :    value:  1'), alone there
+    line = re.sub(r"^(\t+) \S.*? :(    value: )", r"\1\2", line)
     # the original's `full seq display` input row always says (strings)
     return re.sub(r"^(\s*input: .*\t )\((\w+)\)$", r"\1(input type)", line)
 
