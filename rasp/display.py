@@ -191,7 +191,8 @@ def full_seq_rows(example: Sequence[Any], seq: SeqValue, prefix: str = "") -> li
 
 def _full_texts(values: Sequence[Any]) -> list[str]:
     """A row of `full seq display` as the original writes it: Python's `str` of each value (floats
-    in full, not rounded), or, when the first value is a bool, only the rarer of T and F."""
+    in full, not rounded), or, when the first value is a bool, only the rarer of T and F (both on a
+    tie), each value marked by its truth."""
     plain = [_plain(v) for v in values]
     if plain and isinstance(plain[0], bool):
         return _bool_marks(plain)
@@ -199,8 +200,10 @@ def _full_texts(values: Sequence[Any]) -> list[str]:
 
 
 def _bool_marks(values: Sequence[Any]) -> list[str]:
-    trues = sum(1 for v in values if v)
-    falses = len(values) - trues
+    # counted as the original counts them, by equality (`list.count`): 1 and 1.0 are True, 0 is
+    # False, and a value such as 2 or 1.5 (in a row of numbers that starts with a bool) is neither,
+    # though it is marked as truthy
+    trues, falses = list(values).count(True), list(values).count(False)
     t_mark = "T" if trues <= falses else ""
     f_mark = "F" if falses <= trues else ""
     return [t_mark if v else f_mark for v in values]

@@ -174,6 +174,24 @@ def test_full_seq_display_rows() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("values", "seq_type", "row"),
+    [
+        # the original counts the values equal to True and to False (`list.count`), not the
+        # truthy ones: 1.5 is neither, so F (2) is the commoner and only T is marked, 1.5 with it
+        ((False, 1.5, 1.5, False), SeqType.FLOATS, "    T T   "),
+        # 0 counts as False: one True, one False, both marked; 2 is truthy, marked T
+        ((True, 2, 0), SeqType.INTS, "  T T F "),
+    ],
+)
+def test_full_seq_display_marks_bools_by_equality_as_the_original(
+    values: tuple[object, ...], seq_type: SeqType, row: str
+) -> None:
+    seq = SeqValue(values=values, type=seq_type)
+    rows = full_seq_rows(["a"] * len(values), seq)
+    assert rows[1] == f" \t\toutput:{row}\t ({seq_type.value})"
+
+
 def test_full_seq_display_right_aligns_and_types_the_input() -> None:
     times = MapSOp(fn=lambda t: t * 10, inputs=(TokensSOp(kind=TokenKind.INT),))
     lines = named_value("x", times, ExampleSettings(seq_example=[1, 2, 3], full_seq=True))

@@ -196,6 +196,20 @@ def test_nothing_runs_after_exit() -> None:
     assert "x" not in session.interpreter.names()
 
 
+@pytest.mark.parametrize("command", ["exit ()", "quit ( )", "exit();"])
+def test_exit_may_be_spaced_apart(command: str) -> None:
+    # docs/language.md, section 7: an extension (the original's lexer has `exit()` as one token)
+    session = ReplSession()
+    assert session.feed(command) == ""
+    assert session.finished
+
+
+def test_full_seq_display_may_be_spaced_apart() -> None:
+    session = ReplSession()
+    assert session.feed("full  seq   display on") == ""
+    assert "output:" in session.feed("x = indices + 1;")
+
+
 def test_errors_are_located_per_statement() -> None:
     session = ReplSession()
     session.feed("a = 1;")

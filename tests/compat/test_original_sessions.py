@@ -1,0 +1,131 @@
+"""REPL sessions compared with what the original RASP (tech-srl/RASP) printed for them.
+
+`sessions/NAME.rasp` is typed into our REPL a line at a time; `sessions/NAME.orig` is the
+original's standard output for the same lines (its REPL reading them piped), recorded. Both are
+normalized the same way before they are compared:
+
+- the prompts (`>> `, `.. `) and the banner go, and so does the blank line the original prints at
+  the end of its input;
+- an error becomes one line `ERR`: the original's `!!ignoring input:` and the message below it,
+  `something went wrong: ...`, `!! antlr exception: ...` and `not implemented this command yet!`;
+  ours, the whole located report (`<repl>:1:5: error: ...` with its source, caret and hints).
+  Messages differ in form (ours are located), so only where an error happens is compared;
+- a library function is `prelude function:` here and `RASP_support/rasplib function:` there, the
+  `full seq display` input row gives the input's type here, `(strings)` always there, and a
+  dict's atom value is shown with its key here, alone there (docs/language.md, section 7).
+
+Everything else must be the same, character for character: values, type labels, `[v]*n`, float
+rounding, T/F, selector grids, the `full seq display` rows, lists and dicts. The sessions keep to
+programs where the original and this project mean the same thing, so a line that differs is a
+bug (docs/language.md, section 7 lists the deliberate differences, which these sessions avoid).
+
+With `RASP_ORIGINAL` set to a checkout of tech-srl/RASP (the directory holding `RASP_support`,
+with `RASP_ORIGINAL_PYTHON` a Python that runs it, default this one), the recordings are also
+checked against the original itself; without it that test skips.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rasp.tools.repl import ReplSession
+
+SESSIONS = Path(__file__).parent / "sessions"
+NAMES = sorted(p.stem for p in SESSIONS.glob("*.rasp"))
+
+_ORIGINAL_ERROR = ("something went wrong", "!! antlr exception", "not implemented this command")
+_OUR_ERROR = re.compile(r"^\S+:\d+:\d+: error: ")
+_PROMPT = re.compile(r"^(  )*(>> |\.\. )")  # a '.. ' is indented 2 spaces for each 'def'
+
+
+def _without_prompts(raw: str) -> str:
+    line = raw.rstrip()
+    if not raw.startswith((">> ", ".. ")):
+        return line
+    while _PROMPT.match(line):
+        line = _PROMPT.sub("", line, count=1)
+    while line.startswith("      "):  # the last prompt's indent, before a display's own 4 or 5
+        line = line[2:]
+    return line
+
+
+def original_lines(text: str) -> list[str]:
+    """The original's stdout, normalized (see the module docstring)."""
+    lines = text.splitlines()[2:]  # the banner: 'RASP 0.1', 'running example is: hello'
+    out: list[str] = []
+    in_error = False
+    for raw in lines:
+        line = _without_prompts(raw)
+        if in_error and raw.startswith("\t") and not line.strip().startswith("!!"):
+            continue  # an error's message lines: tab first, no prompt (output lines start with ' ')
+        in_error = False
+        if line.strip() == "!!ignoring input:" or line.strip().startswith(_ORIGINAL_ERROR):
+            out.append("ERR")
+            in_error = True
+        elif line.strip() and line.strip() != ">>":
+            out.append(_same_form(line))
+    return out
+
+
+def _same_form(line: str) -> str:
+    """The forms docs/language.md (section 7) lists as deliberately different, made one."""
+    line = line.replace("RASP_support/rasplib function:", "prelude function:")
+    # a dict's atom value is shown with its key here ('\t\t\t "k" :    value:  1'), alone there
+    line = re.sub(r"^(\t+) \S.*? :(    value: )", r"\1\2", line)
+    # the original's `full seq display` input row always says (strings)
+    return re.sub(r"^(\s*input: .*\t )\((\w+)\)$", r"\1(input type)", line)
+
+
+def our_lines(source: str) -> list[str]:
+    """Our REPL's output for each line of `source`, normalized (see the module docstring)."""
+    session = ReplSession()
+    out: list[str] = []
+    for line in [*source.splitlines(), None]:
+        printed = session.end_of_input() if line is None else session.feed(line)
+        if _OUR_ERROR.match(printed):
+            out.append("ERR")
+        else:
+            out += [_same_form(p.rstrip()) for p in printed.splitlines() if p.strip()]
+        if session.finished:
+            break
+    return out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_session_prints_what_the_original_printed(name: str) -> None:
+    source = (SESSIONS / f"{name}.rasp").read_text(encoding="utf-8")
+    recorded = (SESSIONS / f"{name}.orig").read_text(encoding="utf-8")
+    want, got = original_lines(recorded), our_lines(source)
+    for i, (w, g) in enumerate(zip(want, got, strict=False)):
+        assert g == w, f"{name}: line {i + 1} of the normalized output: got {g!r}, want {w!r}"
+    assert len(got) == len(want), f"{name}: got {len(got)} lines, want {len(want)}"
+
+
+def run_original(checkout: Path, source: str) -> str:
+    python = os.environ.get("RASP_ORIGINAL_PYTHON", sys.executable)
+    done = subprocess.run(
+        [python, "-m", "RASP_support"],
+        input=source,
+        capture_output=True,
+        text=True,
+        cwd=checkout,  # it reads RASP_support/rasplib.rasp from the working directory
+        timeout=300,
+        check=False,
+    )
+    return done.stdout
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_recording_is_the_originals_output(name: str) -> None:
+    checkout = os.environ.get("RASP_ORIGINAL")
+    if not checkout or not (Path(checkout) / "RASP_support").is_dir():
+        pytest.skip("set RASP_ORIGINAL to a checkout of tech-srl/RASP to run the original")
+    source = (SESSIONS / f"{name}.rasp").read_text(encoding="utf-8")
+    recorded = (SESSIONS / f"{name}.orig").read_text(encoding="utf-8")
+    assert original_lines(run_original(Path(checkout), source)) == original_lines(recorded)
