@@ -44,7 +44,6 @@ def check_attention(walk: Walk, layer: int) -> None:
     p = f"blocks.{layer}.attn."
     heads = [h for h in walk.reach.heads if h.layer == layer]
     w_o = walk.w[p + "W_O"]  # [H, d_head, d_model]
-    n_heads = w_o.shape[0]
     out_terms = np.count_nonzero(w_o.reshape(-1, w_o.shape[-1]), axis=0) + 1  # [d_model]
     new_x = walk.special.x.copy()
     new_e = walk.special.e.copy()
@@ -165,8 +164,12 @@ def check_attention(walk: Walk, layer: int) -> None:
         )
         new_x += bos_ov_full
         new_e += bos_ov_err
-    if n_heads and np.any(walk.w[p + "b_O"]):
-        raise ReadError(f"layer {layer} attn has a non-zero b_O")
+    # b_O is added at every position, in a layer of no heads too (the runtime adds it there)
+    if np.any(walk.w[p + "b_O"] != 0):
+        d = int(np.flatnonzero(walk.w[p + "b_O"] != 0)[0])
+        raise ReadError(
+            f"layer {layer} attn has a non-zero b_O at residual dimension {walk.residual[d]!r}"
+        )
     for out, abs_err, rel, mag, grid in updates:
         walk.err.grid[out] = grid
         a_old = walk.err.absolute[out]

@@ -79,7 +79,7 @@ def check_mlp(walk: Walk, layer: int) -> None:
         walk.err.absolute[out] = walk.err.absolute[out] + abs_err + np.where(carried, U * mag, 0)
         walk.err.relative[out] = walk.err.relative[out] + np.where(carried, U, 0.0)
         walk.err.magnitude[out] = mag
-    walk.check_untouched(w_out, written, f"layer {layer} mlp")
+    walk.check_untouched(w_out, written, f"layer {layer} mlp", b_out)
     # BOS/PAD: no decisions (ReLU is 1-Lipschitz), errors propagate
     pre, pre_err = special_linear(walk.special.x, walk.special.e, w_in, b_in)
     h = np.maximum(pre, 0.0)

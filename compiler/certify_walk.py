@@ -69,9 +69,21 @@ class Walk:
                 )
             self.writers[d] = who
 
-    def check_untouched(self, w_out: np.ndarray, written: np.ndarray, where: str) -> None:
-        """A sublayer writes only the dimensions the reach says it writes, never one/bos/pad."""
+    def check_untouched(
+        self, w_out: np.ndarray, written: np.ndarray, where: str, b_out: np.ndarray | None = None
+    ) -> None:
+        """A sublayer writes only the dimensions the reach says it writes, never one/bos/pad.
+        `b_out`: its output bias, which the runtime adds at every position whatever the units or
+        heads write (an MLP part checks it only at its own output's dimensions)."""
         touched = np.abs(w_out).max(axis=0, initial=0.0) > 0  # a layer may have no heads or units
+        if b_out is not None:
+            stray = (b_out != 0) & ~written
+            if np.any(stray):
+                d = int(np.flatnonzero(stray)[0])
+                raise ReadError(
+                    f"{where} has a non-zero b_out at residual dimension {self.residual[d]!r}, "
+                    "which the reach does not say it writes"
+                )
         if np.any(touched & ~written):
             d = int(np.flatnonzero(touched & ~written)[0])
             raise ReadError(
