@@ -137,3 +137,29 @@ def test_the_cli_says_every_input_was_checked(capsys: pytest.CaptureFixture[str]
     assert main([*argv, "--samples", "1000"]) == 0
     out = capsys.readouterr().out
     assert "model == interpreter on 6 inputs" in out and "lengths 1..2 hold 6 inputs" in out
+
+
+def test_one_sampled_length_is_named_once() -> None:
+    report = verify(TokensSOp(name="tokens"), Echo(), plan_inputs("abc", 6, 5, samples=10))
+    text = format_success(report, "tokens")
+    assert "10 random inputs of length 6 (seed 0)" in text and "6..6" not in text
+
+
+def test_a_narrowed_model_check_names_what_it_left(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """verify --model with a smaller --max-len or fewer --vocab tokens checks only those: "every
+    input up to the maximum length 3 was checked" read as if the model took no longer input."""
+    from rasp.tools.cli import main
+    from tests.verify_helpers import compiled_reverse
+
+    _, model, _ = compiled_reverse(tmp_path)  # vocab abc, max_len 4
+    argv = ["verify", "--model", str(model), "--max-len", "3", "--vocab", '["a","b"]']
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "complete:   every input up to length 3 was checked" in out
+    assert "narrowed:   the model also accepts length 4 and 1 more token (of its 3)" in out
+    assert main([*argv, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["narrowed_from"] == {"max_len": 4, "tokens": 3}
+    assert main(["verify", "--model", str(model), "--json"]) == 0  # the model's own: not narrowed
+    assert json.loads(capsys.readouterr().out)["narrowed_from"] is None

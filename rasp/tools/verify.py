@@ -68,6 +68,9 @@ class InputPlan:
     # the K asked, where lengths K+1..max_len held no more inputs than the samples asked, so the
     # plan checks every one of them instead (exhaustive_len is then max_len); None otherwise
     extended_from: int | None = None
+    # with --model: what the model accepts, where the plan is narrower (a smaller --max-len or
+    # fewer --vocab tokens): (its maximum length, its token count); the report says what was left
+    narrowed_from: tuple[int, int] | None = field(default=None, compare=False)
     # the samples, once drawn (guiding them runs the interpreter on each)
     _drawn: list[Samples] = field(default_factory=list, init=False, compare=False, repr=False)
 

@@ -90,6 +90,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if args.max_len is None:
             args.max_len = model.max_len
     plan = v.plan_inputs(args.vocab, args.max_len, args.exhaustive_len, args.samples, args.seed)
+    if model is not None:
+        accepts = (model.max_len, len(model.meta.raw["vocab"]["tokens"]))
+        if accepts != (plan.max_len, len(plan.vocab)):  # narrowed: the report names what was left
+            plan = replace(plan, narrowed_from=accepts)
     if plan.planned_total == 0:
         return steps.usage_error("verify", NO_INPUT)
     v.check_plan_size(plan)  # before compiling: a K too large would run for years, silently

@@ -84,6 +84,9 @@ def _report_dict(report: VerifyReport) -> dict[str, Any]:
         "lengths": sorted(report.lengths),
         "vocab": list(plan.vocab),
         "max_len": plan.max_len,
+        "narrowed_from": None
+        if plan.narrowed_from is None
+        else {"max_len": plan.narrowed_from[0], "tokens": plan.narrowed_from[1]},
         "first_failure": None
         if first is None
         else {

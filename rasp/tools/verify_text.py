@@ -150,15 +150,14 @@ def _plan_lines(report: VerifyReport) -> list[str]:
         )
     if plan.sampled_lengths is not None:
         lo, hi = plan.sampled_lengths
+        of_length = f"length {hi}" if lo == hi else f"length {lo}..{hi}"
         drawn = plan.drawn
         count = f"{plan.sample_count:,}"
         if drawn.facts is None:
-            lines.append(
-                f"  sampled:    {count} random inputs of length {lo}..{hi} (seed {plan.seed})"
-            )
+            lines.append(f"  sampled:    {count} random inputs of {of_length} (seed {plan.seed})")
         else:
             lines.append(
-                f"  sampled:    {count} inputs of length {lo}..{hi} (seed "
+                f"  sampled:    {count} inputs of {of_length} (seed "
                 f"{plan.seed}): {drawn.uniform:,} uniformly random, {drawn.guided:,} guided"
             )
             lines.append(
@@ -167,10 +166,12 @@ def _plan_lines(report: VerifyReport) -> list[str]:
             )
         lines += _fewer_lines(plan)
     elif plan.exhaustive_len >= plan.max_len:
-        lines.append(
-            f"  complete:   every input up to the maximum length {plan.max_len} was checked"
-            + _extended_text(plan)
+        up_to = (
+            f"up to the maximum length {plan.max_len}"
+            if plan.narrowed_from is None
+            else f"up to length {plan.max_len}"
         )
+        lines.append(f"  complete:   every input {up_to} was checked" + _extended_text(plan))
     else:  # no samples: the longer inputs were never run
         lengths = (
             f"length {plan.max_len}"
@@ -178,7 +179,25 @@ def _plan_lines(report: VerifyReport) -> list[str]:
             else f"lengths {plan.exhaustive_len + 1}..{plan.max_len}"
         )
         lines.append(f"  unchecked:  no input of {lengths} was checked (no samples)")
-    return lines
+    return lines + _narrowed_lines(plan)
+
+
+def _narrowed_lines(plan: InputPlan) -> list[str]:
+    """With --model and a smaller --max-len or fewer --vocab tokens: what the model accepts that
+    the plan left out (a "complete" check is complete for the narrowed inputs only)."""
+    if plan.narrowed_from is None:
+        return []
+    max_len, tokens = plan.narrowed_from
+    left = []
+    if max_len > plan.max_len:
+        lo = plan.max_len + 1
+        left.append(f"length {lo}" if lo == max_len else f"lengths {lo}..{max_len}")
+    if tokens > len(plan.vocab):
+        unused = tokens - len(plan.vocab)
+        left.append(f"{unused:,} more {'token' if unused == 1 else 'tokens'} (of its {tokens:,})")
+    if not left:
+        return []
+    return [f"  narrowed:   the model also accepts {' and '.join(left)}, not checked here"]
 
 
 def _fewer_lines(plan: InputPlan) -> list[str]:
