@@ -169,8 +169,9 @@ def graph_and_index(root: sops.Node) -> tuple[Graph, dict[int, int]]:
             index_of[node.id] = leaves[leaf]
             continue
         if node.name:
-            # residual labels are `name:value`: a tracr label's `:` would split its name
-            name, named = node.name.replace(":", "_"), True
+            # residual labels are `name:value`: a tracr label's `:` would split its name, and its
+            # `.`, `~` or `^` could spell a name the compiler derives (`x.frac`, `indices^2`)
+            name, named = node.name.translate(_LABEL_SEPARATORS), True
         else:
             counters[op] = counters.get(op, 0) + 1
             name, named = f"_{op.value}_{counters[op]}", False
@@ -202,6 +203,9 @@ def graph_and_index(root: sops.Node) -> tuple[Graph, dict[int, int]]:
         nodes.append(ir)
         sources.append(node)
     return Graph(_distinct_texts(nodes, sources), index_of[root.id]), index_of
+
+
+_LABEL_SEPARATORS = str.maketrans(":.~^", "____")
 
 
 def _distinct_texts(nodes: list[IRNode], sources: list[sops.Node]) -> tuple[IRNode, ...]:

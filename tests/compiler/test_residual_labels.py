@@ -125,3 +125,19 @@ def test_the_show_table_lists_a_quoted_group(tmp_path: Any) -> None:
 
     text = format_summary(summarize(read_model_file(str(model))))
     assert 'tokens: 1 "1" 2 "x"' in text
+
+
+def test_a_tracr_label_spelling_a_derived_name_is_renamed() -> None:
+    """`.named("indices^2")` was the numerical-addressing dimension's own label: the certifier
+    refused the model (its head "writes the 'indices^2' dimension, which the embedding wrote")."""
+    from rasp import tracr as rasp
+
+    ones = rasp.numerical(rasp.Map(lambda x: 1 if x == "a" else 0, rasp.tokens))
+    prefix = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ)
+    mean = rasp.numerical(rasp.Aggregate(prefix, ones, default=0)).named("indices^2")
+    flip = rasp.Select(rasp.indices, rasp.length - rasp.indices - 1, rasp.Comparison.EQ)
+    rev = rasp.Aggregate(flip, rasp.tokens).named("rev")
+    out = rasp.SequenceMap(lambda x, y: (x > 0.4, y), mean, rev).named("out")
+    residual = compile_sop(out, ["a", "b"], 3).metadata["residual"]
+    assert len(set(residual)) == len(residual), residual
+    assert residual.count("indices^2") == 1 and "indices_2" in residual
