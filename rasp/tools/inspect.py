@@ -259,7 +259,25 @@ def format_summary(summary: ModelSummary) -> str:
     lines += ["", f"residual stream ({cfg['d_model']} dims):"]
     for group in summary.residual:
         lines.append(f"  {group.start:>4}  {group.describe()}")
+    repeated = _repeated_label(summary.residual)
+    if repeated is not None:
+        lines.append(
+            f"note: the label {repeated!r} names more than one dimension (a file written before "
+            "labels were made unique, docs/format.md): compile the program again to tell them apart"
+        )
     return "\n".join(line.rstrip() for line in lines)
+
+
+def _repeated_label(groups: tuple[ResidualGroup, ...]) -> str | None:
+    """The first residual label two dimensions share (`tokens:1` for 1 and "1"), if any."""
+    seen: set[str] = set()
+    for group in groups:
+        for value in group.values or (None,):
+            label = group.name if value is None else f"{group.name}:{value}"
+            if label in seen:
+                return label
+            seen.add(label)
+    return None
 
 
 def shape_text(cfg: dict[str, Any]) -> str:

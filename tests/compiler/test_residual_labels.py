@@ -141,3 +141,12 @@ def test_a_tracr_label_spelling_a_derived_name_is_renamed() -> None:
     residual = compile_sop(out, ["a", "b"], 3).metadata["residual"]
     assert len(set(residual)) == len(residual), residual
     assert residual.count("indices^2") == 1 and "indices_2" in residual
+
+
+def test_show_notes_a_file_whose_labels_repeat() -> None:
+    from rasp.tools.inspect import _repeated_label
+
+    old = ["one", "bos", "pad", "tokens:1", "tokens:1", "tokens:x", "y", "y:1"]
+    assert _repeated_label(group_residual(old)) == "tokens:1"
+    new = ["one", "bos", "pad", "tokens:1", 'tokens:"1"', 'tokens:"x"', "y", "y:1"]
+    assert _repeated_label(group_residual(new)) is None
