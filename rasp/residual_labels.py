@@ -65,6 +65,12 @@ def shown_text(text: str, is_quoted: bool) -> str | None:
     return _json_string(text) if is_quoted else None
 
 
+def text_of(value: Any, is_quoted: bool) -> str:
+    """`value` written as a label text of an s-op whose texts are `is_quoted` (for showing the
+    interpreter's value beside the model's decoded label: `"1"`, not `1`, for the string)."""
+    return _json(value) if is_quoted and isinstance(value, str) else str(value)
+
+
 def _json(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 

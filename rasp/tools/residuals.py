@@ -167,6 +167,7 @@ class DecodedVariable:
     interpreter: tuple[Any, ...] | None  # None: no s-op behind the name, or the interpreter fails
     wrong: tuple[int, ...]  # the positions where the two disagree
     new: bool  # completed at this checkpoint (at the embedding: every input variable)
+    quoted: bool = False  # `model`'s label texts write strings as JSON (`rasp.residual_labels`)
 
 
 @dataclass(frozen=True)
@@ -263,7 +264,16 @@ def decode_checkpoints(
                 if want is None
                 else tuple(pos for pos, (g, w) in enumerate(zip(got, want)) if not var.agrees(g, w))
             )
-            row.append(DecodedVariable(name, got, want, wrong, name in new or layer is None))
+            row.append(
+                DecodedVariable(
+                    name,
+                    got,
+                    want,
+                    wrong,
+                    name in new or layer is None,
+                    getattr(var, "quoted", False),
+                )
+            )
         unread = tuple(v for v in _in_parts(written, nodes) if v not in read)
         strays = _strays(rows, meta["residual"], at, first, points)
         decoded.append(Checkpoint(hook, layer, sublayer, tuple(row), unread, strays))

@@ -150,3 +150,31 @@ def test_show_notes_a_file_whose_labels_repeat() -> None:
     assert _repeated_label(group_residual(old)) == "tokens:1"
     new = ["one", "bos", "pad", "tokens:1", 'tokens:"1"', 'tokens:"x"', "y", "y:1"]
     assert _repeated_label(group_residual(new)) is None
+
+
+def test_the_decoded_residual_shows_the_interpreter_as_the_labels_do() -> None:
+    """`:residual` and verify's diagnosis print the model's label text beside the interpreter's
+    value: in a quoted variable the string "1" is `"1"` on both sides, the int 1 is `1`."""
+    pytest.importorskip("transformer")
+    from rasp.tools.model_steps import in_memory_model, nodes_by_residual_name
+    from rasp.tools.repl_compiled import _checkpoint_rows
+    from rasp.tools.residuals import decode_checkpoints
+
+    vocab = [1, "1", 2, "x"]
+    sop = load_source(Source("<test>", REVERSE)).get("y")
+    compiled = compile_sop(sop, vocab, 3, name="y")
+    model = in_memory_model(compiled)
+    nodes = nodes_by_residual_name(sop, vocab, 3, compiled.metadata)
+    points = decode_checkpoints(model, ["1", "x"], nodes)
+    decoded = {v.name: v for point in points for v in point.variables}
+    assert decoded["y"].quoted and decoded["y"].model == ('"x"', '"1"')
+    assert not any(v.wrong for point in points for v in point.variables)
+    rows = [r for r in _checkpoint_rows(points, compiled.metadata) if isinstance(r, tuple)]
+    assert ("y", '["x", "1"]', '["x", "1"]') in [(n, a, b) for _, n, a, b in rows]
+
+
+def test_a_divergence_shows_a_quoted_variable_s_interpreter_string_quoted() -> None:
+    from rasp.tools.verify_text import _value_text
+
+    assert _value_text("1", quoted=True) == '"1"' and _value_text(1, quoted=True) == "1"
+    assert _value_text("1") == "1"
