@@ -178,3 +178,12 @@ def test_a_divergence_shows_a_quoted_variable_s_interpreter_string_quoted() -> N
 
     assert _value_text("1", quoted=True) == '"1"' and _value_text(1, quoted=True) == "1"
     assert _value_text("1") == "1"
+
+
+@pytest.mark.parametrize("name", ["one", "bos", "pad", "tokens"])
+def test_a_variable_named_as_a_special_dimension_is_renamed(name: str) -> None:
+    flip = "aggregate(select(indices, length - indices - 1, ==), tokens)"
+    text = f"{name} = {flip};\ny = aggregate(select(indices, 0, ==), {name});\n"
+    residual = _compile(text, ["a", "b"], 3)["residual"]
+    assert len(set(residual)) == len(residual), residual
+    assert f"{name}_2:a" in residual
