@@ -15,6 +15,7 @@ torch nor the compiler.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -107,7 +108,7 @@ def _labels(label: str, value: Any, quoted: bool = False) -> bool:
         return decided
     if label == str(value):
         return True
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return False  # None (tracr's) or a tuple has no number to compare: was a TypeError
     try:  # a number the compiler labelled canonically (1.0 as "1")
         return float(label) == float(value)
