@@ -143,6 +143,17 @@ def test_a_tracr_label_spelling_a_derived_name_is_renamed() -> None:
     assert residual.count("indices^2") == 1 and "indices_2" in residual
 
 
+def test_a_tracr_label_with_a_dot_extending_no_name_is_kept() -> None:
+    """Only a label that extends another name changes: `re.v` is kept, so a file compiled from it
+    before still rebuilds the same reach (`rasp verify --model`)."""
+    from rasp import tracr as rasp
+
+    flip = rasp.Select(rasp.indices, rasp.length - rasp.indices - 1, rasp.Comparison.EQ)
+    out = rasp.Aggregate(flip, rasp.tokens).named("re.v")
+    meta = compile_sop(out, ["a", "b"], 3).metadata
+    assert "re.v:a" in meta["residual"] and meta["output"]["name"] == "re.v"
+
+
 def test_show_notes_a_file_whose_labels_repeat() -> None:
     from rasp.tools.inspect import _repeated_label
 
