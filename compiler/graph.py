@@ -8,6 +8,7 @@ residual labels and golden files do not depend on what else the process has buil
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -145,6 +146,8 @@ def graph_and_index(root: sops.Node) -> tuple[Graph, dict[int, int]]:
     nodes: list[IRNode] = []
     counters: dict[Op, int] = {}
     used: set[str] = {"one", "bos", "pad", "tokens", "indices"}
+    # the names a label's `.`, `~` or `^` could extend into one the compiler derives
+    stems = {*used, "length", *(n.name.replace(":", "_") for n in sops.walk(root) if n.name)}
     leaves: dict[tuple[Op, Any], int] = {}
     sources: list[sops.Node] = []  # the s-op of each node, in node order
     for node in sops.walk(root):
@@ -169,8 +172,7 @@ def graph_and_index(root: sops.Node) -> tuple[Graph, dict[int, int]]:
             index_of[node.id] = leaves[leaf]
             continue
         if node.name:
-            # residual labels are `name:value`: a tracr label's `:` would split its name
-            name, named = node.name.replace(":", "_"), True
+            name, named = _own_name(node.name, stems), True
         else:
             counters[op] = counters.get(op, 0) + 1
             name, named = f"_{op.value}_{counters[op]}", False
@@ -202,6 +204,21 @@ def graph_and_index(root: sops.Node) -> tuple[Graph, dict[int, int]]:
         nodes.append(ir)
         sources.append(node)
     return Graph(_distinct_texts(nodes, sources), index_of[root.id]), index_of
+
+
+_SEPARATORS = re.compile(r"[.~^]")
+
+
+def _own_name(label: str, stems: set[str]) -> str:
+    """A label as a residual name: `:` as `_` (labels are `name:value`: `sh:ift` as `sh_ift`),
+    and `.`, `~` and `^` too where the label would extend another s-op's name, a built-in's or a
+    generated one (`_map_3`) into one the compiler derives (`x.frac`, `indices^2`); kept
+    elsewhere (`re.v`), so that a file compiled before still rebuilds the same reach."""
+    name = label.replace(":", "_")
+    stem = _SEPARATORS.split(name, maxsplit=1)[0]
+    if stem != name and (stem in stems or stem.startswith("_")):
+        return _SEPARATORS.sub("_", name)
+    return name
 
 
 def _distinct_texts(nodes: list[IRNode], sources: list[sops.Node]) -> tuple[IRNode, ...]:

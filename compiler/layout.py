@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from compiler.blocks import BOS, INDEX, INDEX_SQUARE, ONE, PAD, Atom, Dim, Encoded
 from compiler.schedule import Schedule, head_reads
+from rasp.residual_labels import value_texts
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,18 @@ class Layout:
         return len(self.dims)
 
     def labels(self) -> list[str]:
-        return [d.label for d in self.dims]
+        """The metadata's `residual`: `name:text` per categorical dim, its value's text unique
+        among its s-op's (`rasp.residual_labels`: `tokens:1` beside `tokens:"1"`)."""
+        labels = [d.label for d in self.dims]
+        groups: dict[str, list[int]] = {}
+        for i, d in enumerate(self.dims):
+            if not d.is_numerical:
+                groups.setdefault(d.name, []).append(i)
+        for name, dims in groups.items():
+            texts = value_texts([self.dims[i].value for i in dims])
+            for i, text in zip(dims, texts):
+                labels[i] = f"{name}:{text}"
+        return labels
 
 
 def lay_out(

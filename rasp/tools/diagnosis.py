@@ -66,6 +66,8 @@ class Divergence:
     # the failing input decodes right alone (it failed in a batch): the divergence was found
     # with it padded to this many positions, as beside longer inputs; None: found alone
     padded_to: int | None = None
+    # the variable's label texts (`model`) write strings as JSON: `interpreter` is shown so too
+    quoted: bool = False
 
     @property
     def where(self) -> str:
@@ -159,6 +161,7 @@ def _diagnose(
                     # (only where completed here: one complete earlier read right there, and a
                     # later sublayer broke it)
                     started_at=started_at(meta, var.name, point.where) if var.new else None,
+                    quoted=var.quoted,
                 )
             if var.name == verified and var.interpreter is not None and held_at is None:
                 held_at = point.where

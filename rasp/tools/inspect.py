@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from rasp import residual_labels
 from rasp.text_width import display_width, ljust, printable
 from rasp.tools.certificate_text import table_lines
 from rasp.tools.model_file import ModelFile
@@ -31,11 +32,13 @@ class ResidualGroup:
     start: int
     stop: int
     values: tuple[str, ...] | None
+    # the variable's strings are written as JSON (`tokens:"1"` beside `tokens:1`: docs/format.md)
+    quoted: bool = False
 
     def describe(self) -> str:
         if self.values is None:
             return self.name
-        parts = _compress_values(self.values)
+        parts = _compress_values(self.values, self.quoted)
         if len(parts) <= SHOWN_VALUES:
             return f"{self.name}: {' '.join(parts)}"
         # A one-hot of a mean can hold thousands of values: a line of them hides the layout.
@@ -71,14 +74,20 @@ def split_label(label: str) -> tuple[str, str | None]:
 
 
 def group_residual(labels: list[str]) -> tuple[ResidualGroup, ...]:
+    split = [split_label(label) for label in labels]
+    texts: dict[str, list[str]] = {}
+    for name, value in split:
+        if value is not None:
+            texts.setdefault(name, []).append(value)
+    quoted = {name: residual_labels.quoted(values) for name, values in texts.items()}
     groups: list[ResidualGroup] = []
-    for dim, label in enumerate(labels):
-        name, value = split_label(label)
+    for dim, (name, value) in enumerate(split):
         last = groups[-1] if groups else None
         if last is not None and last.name == name and value is not None and last.values is not None:
-            groups[-1] = ResidualGroup(name, last.start, dim + 1, (*last.values, value))
+            groups[-1] = replace(last, stop=dim + 1, values=(*last.values, value))
         else:
-            groups.append(ResidualGroup(name, dim, dim + 1, None if value is None else (value,)))
+            values = None if value is None else (value,)
+            groups.append(ResidualGroup(name, dim, dim + 1, values, quoted.get(name, False)))
     return tuple(groups)
 
 
@@ -250,7 +259,25 @@ def format_summary(summary: ModelSummary) -> str:
     lines += ["", f"residual stream ({cfg['d_model']} dims):"]
     for group in summary.residual:
         lines.append(f"  {group.start:>4}  {group.describe()}")
+    repeated = _repeated_label(summary.residual)
+    if repeated is not None:
+        lines.append(
+            f"note: the label {repeated!r} names more than one dimension (a file written before "
+            "labels were made unique, docs/format.md): compile the program again to tell them apart"
+        )
     return "\n".join(line.rstrip() for line in lines)
+
+
+def _repeated_label(groups: tuple[ResidualGroup, ...]) -> str | None:
+    """The first residual label two dimensions share (`tokens:1` for 1 and "1"), if any."""
+    seen: set[str] = set()
+    for group in groups:
+        for value in group.values or (None,):
+            label = group.name if value is None else f"{group.name}:{value}"
+            if label in seen:
+                return label
+            seen.add(label)
+    return None
 
 
 def shape_text(cfg: dict[str, Any]) -> str:
@@ -355,8 +382,9 @@ def _label_value_text(value: str) -> str:
     return _quoted(value)
 
 
-def _compress_values(values: tuple[str, ...]) -> list[str]:
-    """`0 1 2 3` -> [`0..3`] (runs of consecutive integers); other values are listed."""
+def _compress_values(values: tuple[str, ...], quoted: bool = False) -> list[str]:
+    """`0 1 2 3` -> [`0..3`] (runs of consecutive integers); other values are listed, a quoted
+    label's string always in quotes (`1 "1" 2 "x"`)."""
     parts: list[str] = []
     run: list[int] = []
 
@@ -372,7 +400,10 @@ def _compress_values(values: tuple[str, ...]) -> list[str]:
             run.append(int(value))
             continue
         flush()
-        if _int_text(value):
+        string = residual_labels.shown_text(value, quoted)
+        if string is not None:
+            parts.append(_quoted(string))  # bare, `True` would read as the bool's column
+        elif _int_text(value):
             run.append(int(value))
         else:
             parts.append(_label_value_text(value))

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from rasp.display import ExampleSettings, example_tokens
 from rasp.errors import RaspError, Source
+from rasp.residual_labels import text_of
 from rasp.sops import Evaluator, Node, Selector, SeqValue, SOp
 from rasp.text_width import display_width, ljust
 from rasp.tools.repl_arguments import (
@@ -362,14 +363,18 @@ def _values(sop: SOp, tokens: list[Any]) -> tuple[Any, ...]:
     return tuple(value.values) if isinstance(value, SeqValue) else ()
 
 
-def _value_text(value: Any) -> str:
+def _value_text(value: Any, quoted: bool = False) -> str:
     if value is None:
         return "?"
+    if quoted and isinstance(value, str):
+        return text_of(value, quoted)
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
-def _values_text(values: Sequence[Any]) -> str:
-    return "[" + ", ".join(_value_text(v) for v in values) + "]"
+def _values_text(values: Sequence[Any], quoted: bool = False) -> str:
+    """A row's values; `quoted`: a variable whose labels write strings as JSON, the interpreter's
+    strings so too (`"1"` beside the model's `1` and `"1"`)."""
+    return "[" + ", ".join(_value_text(v, quoted) for v in values) + "]"
 
 
 def _tokens_text(tokens: Any) -> str:
@@ -412,7 +417,7 @@ def _checkpoint_rows(points: list[Checkpoint], meta: Mapping[str, Any]) -> list[
         rows.append(heading if point.variables else f"{heading}: no decoded variable")
         for var in point.variables:
             mark = ("X" if var.wrong else " ") + ("*" if var.new else " ")
-            theirs = "-" if var.interpreter is None else _values_text(var.interpreter)
+            theirs = "-" if var.interpreter is None else _values_text(var.interpreter, var.quoted)
             rows.append((mark, var.name, _values_text(var.model), theirs))
         for stray in point.strays:  # a dim written where the model holds a fixed value
             until = "" if stray.written_at is None else f" until {stray.written_at}"

@@ -15,12 +15,14 @@ torch nor the compiler.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
+from rasp import residual_labels
 from rasp.errors import RaspError
 from rasp.sops import Evaluator, Node, SeqValue, SOp
 from rasp.tools.residual_parts import PartsReading, parts_readings
@@ -64,6 +66,7 @@ class ResidualVariable:
     name: str
     dims: tuple[int, ...]
     values: tuple[str, ...] | None  # the label values of a categorical variable; None if numerical
+    quoted: bool = False  # its strings are written as JSON (`rasp.residual_labels`)
 
     def decode(self, resid: np.ndarray) -> list[Any]:
         """The variable at every position of `resid` [pos, d_model]."""
@@ -93,16 +96,20 @@ class ResidualVariable:
         if got is None:
             # No column is hot: right where the value has no column. The compiler lays out only
             # the columns something reads (`indices:3` of the index one-hot, not all N of them).
-            return not any(_labels(label, want) for label in self.values)
-        return _labels(got, want)
+            return not any(_labels(label, want, self.quoted) for label in self.values)
+        return _labels(got, want, self.quoted)
 
 
-def _labels(label: str, value: Any) -> bool:
-    """Whether `name:{label}` is the column of `value` (labels are str of the value)."""
+def _labels(label: str, value: Any, quoted: bool = False) -> bool:
+    """Whether `name:{label}` is the column of `value` (labels are str of the value, or a string
+    in JSON where the variable's values need it: `rasp.residual_labels`)."""
+    decided = residual_labels.text_is(label, value, quoted)
+    if decided is not None:
+        return decided
     if label == str(value):
         return True
-    if isinstance(value, (bool, str)):
-        return False
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False  # None (tracr's) or a tuple has no number to compare: was a TypeError
     try:  # a number the compiler labelled canonically (1.0 as "1")
         return float(label) == float(value)
     except ValueError:
@@ -124,8 +131,9 @@ def residual_variables(labels: Sequence[str]) -> dict[str, ResidualVariable]:
         if numbers:
             out[name] = ResidualVariable(name, (numbers[0],), None)
         else:
+            texts = tuple(str(v) for _, v in dims)
             out[name] = ResidualVariable(
-                name, tuple(d for d, _ in dims), tuple(str(v) for _, v in dims)
+                name, tuple(d for d, _ in dims), texts, residual_labels.quoted(texts)
             )
     return out
 
@@ -160,6 +168,7 @@ class DecodedVariable:
     interpreter: tuple[Any, ...] | None  # None: no s-op behind the name, or the interpreter fails
     wrong: tuple[int, ...]  # the positions where the two disagree
     new: bool  # completed at this checkpoint (at the embedding: every input variable)
+    quoted: bool = False  # `model`'s label texts write strings as JSON (`rasp.residual_labels`)
 
 
 @dataclass(frozen=True)
@@ -256,7 +265,16 @@ def decode_checkpoints(
                 if want is None
                 else tuple(pos for pos, (g, w) in enumerate(zip(got, want)) if not var.agrees(g, w))
             )
-            row.append(DecodedVariable(name, got, want, wrong, name in new or layer is None))
+            row.append(
+                DecodedVariable(
+                    name,
+                    got,
+                    want,
+                    wrong,
+                    name in new or layer is None,
+                    getattr(var, "quoted", False),
+                )
+            )
         unread = tuple(v for v in _in_parts(written, nodes) if v not in read)
         strays = _strays(rows, meta["residual"], at, first, points)
         decoded.append(Checkpoint(hook, layer, sublayer, tuple(row), unread, strays))

@@ -14,6 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from rasp.residual_labels import text_of
 from rasp.seqvalues import value_repr
 from rasp.tools.residuals import Unclear
 from rasp.tracr.boxes import marked
@@ -266,7 +267,7 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
         f"  first divergence: variable `{div.variable}`"
         + (f" = {div.operation}" if div.operation and div.operation != div.variable else "")
         + f", {div.where}, position {div.position}",
-        f"    interpreter: {_value_text(div.interpreter, report.tuples)}",
+        f"    interpreter: {_value_text(div.interpreter, report.tuples, div.quoted)}",
         "    model:       "
         + (_value_text(div.model, report.tuples) if div.model is not None else _no_value(div)),
         *(
@@ -446,9 +447,11 @@ def _skipped_text(report: VerifyReport) -> str:
     return f"{report.skipped:,} inputs where the interpreter fails, e.g. {show_tokens(tokens)}: {message}"
 
 
-def _value_text(value: Any, tuples: bool = False) -> str:
+def _value_text(value: Any, tuples: bool = False, quoted: bool = False) -> str:
     if tuples and marked(value):  # a tracr program's tuple: its repr, as `rasp run` shows it
         return value_repr(value)
+    if quoted and isinstance(value, str):  # as the model's label shows it: `"1"` beside `1`
+        return text_of(value, quoted)
     if isinstance(value, Unclear):  # a one-hot with a column neither 0 nor 1, or two at 1
         return f"no single value: {value} (a one-hot holds one column at 1, the others at 0)"
     return f"{value:.6g}" if isinstance(value, float) else str(value)
