@@ -222,3 +222,23 @@ def test_the_analysis_size_just_past_the_limit_is_not_0_gb() -> None:
     with pytest.raises(CompileError) as info:
         compile_sop(B.reverse(), list("abc"), 2001)
     assert "pairs (about 401 MB)" in info.value.render()
+
+
+def test_a_large_vocabulary_is_read_in_linear_time(monkeypatch) -> None:
+    """The one-hot of `tokens` scanned the whole vocabulary once per value (2 * V^2 key
+    computations): a 20,000-token vocabulary spent minutes there before the size prediction could
+    refuse its model. Now each token's key is computed once."""
+    from compiler import encode
+
+    calls = 0
+    real = encode.value_key
+
+    def counting(value):
+        nonlocal calls
+        calls += 1
+        return real(value)
+
+    monkeypatch.setattr(encode, "value_key", counting)
+    vocab = [f"t{i}" for i in range(400)]
+    _planned(B.reverse(), vocab, 8)
+    assert calls < 10 * len(vocab), calls  # 320,000 before
