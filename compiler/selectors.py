@@ -199,7 +199,6 @@ class SelectorPlanner:
         # The side with more values may only matter through a few classes (which keys it
         # selects): `plus - length + indices` has thousands of values, but only N of them
         # equal an index. Read it as those classes when that is cheap.
-        compare = self.twins.compare(node)  # as Python compares, but over float64 twins
         rows = self.twins.rows  # every value's row at once (millions of pairs at N = 24)
         if len(values(queries)) >= len(values(keys)):
             k = reading(keys, Encoding.CATEGORICAL)
@@ -211,10 +210,7 @@ class SelectorPlanner:
             k = self._class_reading(keys, lambda vs: rows(node, vs, q.values, 0), node) or reading(
                 keys, Encoding.CATEGORICAL
             )
-        table = np.array(
-            [[compare(kv, qv) for kv in k.values] for qv in q.values],
-            dtype=bool,
-        ).reshape(len(q.values), len(k.values))
+        table = self.twins.table(node, k.values, q.values)
         return [Atomic(q, k, table)]
 
     def _class_reading(
