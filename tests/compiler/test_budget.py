@@ -264,3 +264,22 @@ def test_a_select_over_a_large_vocabulary_is_tabled_at_once(monkeypatch) -> None
     assert calls < 1_000, calls  # 90,000 before
     model = compile_sop(B.hist(), vocab[:40], 8)  # and the table is the same: proved, as before
     assert model.metadata["certificate"]["ok"] and planned.sketch.params > 0
+
+
+def test_a_select_table_of_too_many_pairs_is_refused_at_once(monkeypatch) -> None:
+    """`select(tokens, tokens, ==)` over 20,000 tokens compared 4e8 pairs, then planned on them
+    for minutes and 13 GB before anything refused it; the certifier checks at most 2e8 pairs per
+    head. The select is refused before its table, located, with the count."""
+    from compiler import selectors
+
+    monkeypatch.setattr(selectors, "MAX_TABLE_PAIRS", 50_000)
+    with pytest.raises(CompileError) as info:
+        compile_sop(B.hist(), [f"t{i}" for i in range(300)], 4)
+    text = info.value.render()
+    assert "this select compares 90,000 (query value, key value) pairs" in text
+    assert "(50,000)" in text and "use fewer tokens" in text
+    monkeypatch.undo()
+    start = time.perf_counter()
+    with pytest.raises(CompileError, match="225,000,000 .query value, key value. pairs"):
+        compile_sop(B.hist(), [f"t{i}" for i in range(15_000)], 4)
+    assert time.perf_counter() - start < 60  # (a second here; minutes and gigabytes before)
