@@ -91,15 +91,19 @@ def compile_sop(
         problems = [marked_problem(t, "the vocabulary token", sop.span) for t in vocab if marked(t)]
         if problems:
             raise CompileError(problems)
-    # before `prepare`, whose rewrites follow every length up to max_len too
-    predicted = _check_size(sop, vocab, max_len, causal, head_masks, max_params)
-    program = sop
-    forms = Forms(program, vocab, max_len)  # the program's forms, sharing their rewrites
-    sop = forms()
 
     def note(stage: str) -> None:
         if progress is not None:
             progress(f"compiling: {stage}", 0, 1)
+
+    # before `prepare`, whose rewrites follow every length up to max_len too; both can take
+    # seconds at a large N (most_freq at N = 300: 3 s), shown as stages of their own
+    note("predict the size")
+    predicted = _check_size(sop, vocab, max_len, causal, head_masks, max_params)
+    note("prepare the program")
+    program = sop
+    forms = Forms(program, vocab, max_len)  # the program's forms, sharing their rewrites
+    sop = forms()
 
     def builder(sop: sops.Node, limit: int | None) -> Builds:
         """The builds of `sop` under the parameter limit `limit`."""

@@ -384,9 +384,12 @@ class Readings:
         raw = [(Dim.categorical("tokens", t), convert(t)) for t in self.ctx.vocab]
         vals = self.ctx.values(node.index)
         if not numerical:
-            one_hot = tuple(
-                tuple((d, 1.0) for d, c in raw if value_key(c) == value_key(v)) for v in vals
-            )
+            # grouped once: a scan of the vocabulary per value was quadratic (a 20,000-token
+            # vocabulary spent minutes here before the size prediction could refuse it)
+            tokens_of: dict[object, list[tuple[Dim, float]]] = {}
+            for d, c in raw:
+                tokens_of.setdefault(value_key(c), []).append((d, 1.0))
+            one_hot = tuple(tuple(tokens_of.get(value_key(v), ())) for v in vals)
             return Encoded(node.name, Encoding.CATEGORICAL, vals, one_hot=one_hot)
         number = tuple((d, float(c)) for d, c in raw)
         return Encoded(node.name, Encoding.NUMERICAL, vals, number=number)

@@ -44,13 +44,18 @@ from compiler.relations import combination_count, input_combinations
 from compiler.select_twins import TwinTables
 from compiler.selector_cases import checked_compare_table
 from compiler.squares import SquaredReadings
-from rasp.errors import CompileError
+from rasp.errors import CompileError, Diagnostic
 
 # The key positions a causal model's queries see: at or before their own.
 CAUSAL = frozenset({"<", "=="})
 # A select side with fewer values is read in full unless the positional embedding writes its
 # classes (no block); with more, a step MLP may compute them.
 MIN_CLASSED_VALUES = 32
+# (query value, key value) pairs a select's table may compare: as many as the certifier checks
+# for one head (certify_select.MAX_SELECTION_PAIRS). `select(tokens, tokens, ==)` over 20,000
+# tokens compared 4e8 pairs and planned on them for minutes and 13 GB, before any size
+# prediction could refuse it.
+MAX_TABLE_PAIRS = 200_000_000
 # A select side with at most this many values against a map of the position is compared through
 # the position's classes, not matched (see `_select_atoms`).
 FEW_VALUES = 4
@@ -199,7 +204,9 @@ class SelectorPlanner:
         # The side with more values may only matter through a few classes (which keys it
         # selects): `plus - length + indices` has thousands of values, but only N of them
         # equal an index. Read it as those classes when that is cheap.
-        compare = self.twins.compare(node)  # as Python compares, but over float64 twins
+        pairs = len(values(queries)) * len(values(keys))
+        if pairs > MAX_TABLE_PAIRS:
+            raise CompileError([_too_many_pairs(node, pairs)])
         rows = self.twins.rows  # every value's row at once (millions of pairs at N = 24)
         if len(values(queries)) >= len(values(keys)):
             k = reading(keys, Encoding.CATEGORICAL)
@@ -211,10 +218,7 @@ class SelectorPlanner:
             k = self._class_reading(keys, lambda vs: rows(node, vs, q.values, 0), node) or reading(
                 keys, Encoding.CATEGORICAL
             )
-        table = np.array(
-            [[compare(kv, qv) for kv in k.values] for qv in q.values],
-            dtype=bool,
-        ).reshape(len(q.values), len(k.values))
+        table = self.twins.table(node, k.values, q.values)
         return [Atomic(q, k, table)]
 
     def _class_reading(
@@ -485,3 +489,14 @@ class SelectorPlanner:
                 at[e] = distinct[key]
             values[index, side] = (found, at)
         return values[index, side]
+
+
+def _too_many_pairs(node: IRNode, pairs: int) -> Diagnostic:
+    keys, queries = node.inputs
+    return Diagnostic(
+        f"this select compares {pairs:,} (query value, key value) pairs, more than a select's "
+        f"table may hold ({MAX_TABLE_PAIRS:,}): its sides have too many values to be one-hot "
+        "readings",
+        node.span,
+        "use fewer tokens (a smaller vocabulary) or a smaller maximum length",
+    )

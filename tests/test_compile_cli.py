@@ -379,6 +379,49 @@ def test_verify_shows_progress_only_on_a_terminal(
     assert code == 0 and "guiding samples" not in err and "verifying" in err
 
 
+def test_a_long_compile_stage_shows_its_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compile's stages are each one call (done 0 of 1) and then seconds of work; tqdm draws a
+    delayed bar only when updated after its delay, so no compile stage ever showed a bar (the
+    certify of most_freq at N = 300 takes 2.5 s). It is drawn once the delay has passed, with its
+    time, and cleared when the next stage starts."""
+    import io
+    import time
+
+    from rasp.tools import console
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Terminal()
+    monkeypatch.setattr(sys, "stderr", stream)
+    monkeypatch.setattr(console, "PROGRESS_DELAY_S", 0.05)
+    with console.Console().progress() as bars:
+        assert bars is not None
+        bars("compiling: certify", 0, 1)
+        time.sleep(0.6)
+        shown = stream.getvalue()
+        bars("compiling: write", 0, 1)  # quick: never drawn
+    assert "compiling: certify" in shown and "0.00/1.00" in shown
+    rest = stream.getvalue()[len(shown) :]
+    assert "compiling: write" not in rest and rest.endswith("\r")  # the line cleared
+    # a pipe: nothing at all
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    with console.Console().progress() as bars:
+        assert bars is None
+
+
+def test_the_compile_notes_its_size_prediction() -> None:
+    """The size prediction and the program's rewrites ran before the first stage was noted:
+    seconds without a bar at a large N."""
+    from compiler import compile_sop
+    from tests.compiler import sop_builders as B
+
+    stages: list[str] = []
+    compile_sop(B.hist(), list("ab"), 65, progress=lambda s, *_: stages.append(s))
+    assert stages[:2] == ["compiling: predict the size", "compiling: prepare the program"]
+
+
 def test_compile_json_counts_heads_as_the_text_does(
     capsys: pytest.CaptureFixture[str], reverse_file: Path, tmp_path: Path
 ) -> None:

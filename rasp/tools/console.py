@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +24,7 @@ from typing import Any
 from rasp.sources import Progress
 
 PROGRESS_DELAY_S = 1.0  # a bar appears only once the work has taken this long
+REDRAW_S = 0.5  # a stage without updates is redrawn this often (its elapsed time)
 _UNITS = {
     "parsing": "chars",
     "running": "statements",
@@ -82,34 +84,58 @@ class Console:
 
 
 class _StageBars:
-    """One tqdm bar at a time; a new stage closes the previous stage's bar."""
+    """One tqdm bar at a time; a new stage closes the previous stage's bar.
+
+    tqdm draws a delayed bar only when it is updated after the delay, and a compile's stages are
+    each one update (done 0 of 1) followed by seconds of work: their bars never appeared. A
+    thread redraws the current bar once the delay has passed, and then every REDRAW_S (its time
+    keeps counting)."""
 
     def __init__(self) -> None:
         self.stage: str | None = None
         self.bar: Any = None
+        self._lock = threading.Lock()
+        self._stop: threading.Event | None = None
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if stage != self.stage:
             self.close()
             from tqdm import tqdm
 
-            self.stage = stage
-            self.bar = tqdm(
-                total=total,
-                desc=stage,
-                unit=_UNITS.get(stage, "it"),
-                unit_scale=True,
-                delay=PROGRESS_DELAY_S,
-                leave=False,
-                file=sys.stderr,
-                dynamic_ncols=True,
-            )
-        self.bar.update(done - self.bar.n)
+            with self._lock:
+                self.stage = stage
+                self.bar = tqdm(
+                    total=total,
+                    desc=stage,
+                    unit=_UNITS.get(stage, "it"),
+                    unit_scale=True,
+                    delay=PROGRESS_DELAY_S,
+                    leave=False,
+                    file=sys.stderr,
+                    dynamic_ncols=True,
+                )
+                self._stop = threading.Event()
+            threading.Thread(target=self._redraw, args=(self.bar, self._stop), daemon=True).start()
+        with self._lock:
+            self.bar.update(done - self.bar.n)
+
+    def _redraw(self, bar: Any, stop: threading.Event) -> None:
+        wait = PROGRESS_DELAY_S
+        while not stop.wait(wait):
+            with self._lock:
+                if stop.is_set():
+                    return
+                bar.refresh()
+                bar.last_print_t = bar._time()  # drawn: its close then clears the line
+            wait = REDRAW_S
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-        self.bar = self.stage = None
+        with self._lock:
+            if self._stop is not None:
+                self._stop.set()
+            if self.bar is not None:
+                self.bar.close()
+            self.bar = self.stage = self._stop = None
 
 
 def _is_terminal(stream: Any) -> bool:
