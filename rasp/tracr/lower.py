@@ -35,7 +35,7 @@ from rasp.tracr.boxes import (
     unbox,
 )
 from rasp.tracr.expr import RASPExpr, explicit_name
-from rasp.tracr.numpy_values import NumpyTypes, sources_of
+from rasp.tracr.numpy_values import NumpyTypes, Source, sources_of
 from rasp.tracr.selector_nodes import (
     Aggregate,
     Comparison,
@@ -90,6 +90,9 @@ def to_sops(program: RASPExpr) -> sops.Node:
     # per s-op, the length of its tracr value where it is a constant's, not the input's
     fixed: dict[int, int | None] = {}
     stack: list[tuple[RASPExpr, bool]] = [(program, False)]
+    # per Python function, the numpy types its maps gave: one for all (compiler.dedupe keeps one
+    # map of a function on the same inputs, maybe not the one a reader's `sources` names)
+    numpy: dict[int, NumpyTypes] = {}
     while stack:
         expr, expanded = stack.pop()
         if id(expr) in done:
@@ -102,7 +105,7 @@ def to_sops(program: RASPExpr) -> sops.Node:
         inputs = [done[id(c)] for c in expr.children]
         if isinstance(expr, Select):
             inputs = [_own_length(n, fixed[id(c)]) for n, c in zip(inputs, expr.children)]
-        done[id(expr)] = _lower(expr, inputs)
+        done[id(expr)] = _lower(expr, inputs, numpy)
     root = _own_length(done[id(program)], fixed[id(program)])
     _lowered.update(done.values())
     _lowered.add(root)
@@ -139,9 +142,11 @@ def _own_length(node: sops.Node, fixed: int | None) -> sops.Node:
     )
 
 
-def _lower(expr: RASPExpr, inputs: list[sops.Node]) -> sops.Node:
+def _lower(expr: RASPExpr, inputs: list[sops.Node], numpy: dict[int, NumpyTypes]) -> sops.Node:
     where = {"span": expr.span, "name": explicit_name(expr)}
     text = _text(expr)
+    if isinstance(expr, Map | SequenceMap):  # (LinearSequenceMap is a SequenceMap)
+        types = numpy.setdefault(id(expr.f), NumpyTypes())
     match expr:
         case TokensType():
             return sops.TokensSOp(kind=sops.TokenKind.ASIS, loose=True, **where)
@@ -150,16 +155,16 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node]) -> sops.Node:
         case LengthType():
             return sops.LengthSOp(**where)
         case Map():
-            fn = TracrFn(expr.f, text, sources=sources_of(inputs))
+            fn = TracrFn(expr.f, text, sources=sources_of(inputs), numpy=types)
             return sops.MapSOp(fn=fn, inputs=_sops(inputs), text=text, loose=True, **where)
         case LinearSequenceMap():
             affine = _linear_form(expr, (expr.fst_fac, expr.snd_fac))
-            fn = TracrFn(expr.f, text, affine=affine, sources=sources_of(inputs))
+            fn = TracrFn(expr.f, text, affine=affine, sources=sources_of(inputs), numpy=types)
             return sops.MapSOp(fn=fn, inputs=_sops(inputs), text=text, loose=True, **where)
         case SequenceMap():  # `a + b`, `a - b` of two s-ops state their factors too
             factors = getattr(expr, "operator_factors", None)  # a subclass may skip __init__
             affine = _linear_form(expr, factors)
-            fn = TracrFn(expr.f, text, affine=affine, sources=sources_of(inputs))
+            fn = TracrFn(expr.f, text, affine=affine, sources=sources_of(inputs), numpy=types)
             return sops.MapSOp(fn=fn, inputs=_sops(inputs), text=text, loose=True, **where)
         case Full():
             return sops.ConstSOp(value=_atom(expr.fill, "Full", expr.span), loose=True, **where)
@@ -352,25 +357,24 @@ class TracrFn:
     # (compiler.known_affine, compiler.vector_maps)
     affine: tuple[int | float, ...] | None = None
     bad: tuple[tuple[Any, ...], Any] | None = field(default=None, repr=False)
-    # per argument, the program function that gave it (`_sources`): its numpy scalars, which the
+    # per argument, the program function that gave it (`sources_of`): its numpy scalars, which the
     # graph holds as Python values, are given back as numpy's (np.True_ + np.True_ is True, not 2)
-    sources: tuple[TracrFn | None, ...] = field(default=(), repr=False, compare=False)
+    sources: tuple[Source | None, ...] = field(default=(), repr=False, compare=False)
     numpy: NumpyTypes = field(default_factory=lambda: NumpyTypes(), repr=False, compare=False)
-    read: bool = field(default=False, repr=False, compare=False)  # some function reads its values
 
     def __call__(self, *args: Any) -> Any:
         if None in args:
             return None
         given = [unbox(a) for a in args]
         if self.sources:
-            given = [g if s is None else s.numpy.given(g) for g, s in zip(given, self.sources)]
+            given = [g if s is None else s.given(g) for g, s in zip(given, self.sources)]
         try:
             out = self.f(*given)
         except RaspRuntimeError:
             raise
         except Exception as exc:  # noqa: BLE001 (the program's own function may raise anything)
             raise RaspRuntimeError(f"{type(exc).__name__}: {exc}") from None
-        if self.read:
+        if self.numpy.read:
             self.numpy.note(out)
         out = plain(out)
         if marked(out) and self.bad is None:  # a string of its own, read back as a tuple
@@ -392,13 +396,13 @@ class TracrPredicate:
 
     predicate: Callable[[Any, Any], Any]
     text: str
-    sources: tuple[TracrFn | None, ...] = field(default=(), repr=False, compare=False)
+    sources: tuple[Source | None, ...] = field(default=(), repr=False, compare=False)
 
     def __call__(self, key: Any, query: Any) -> bool:
         key, query = unbox(key), unbox(query)
         if self.sources:
             key, query = (
-                v if s is None else s.numpy.given(v) for v, s in zip((key, query), self.sources)
+                v if s is None else s.given(v) for v, s in zip((key, query), self.sources)
             )
         try:
             return bool(self.predicate(key, query))
@@ -491,11 +495,15 @@ def value_problems(root: sops.Node) -> list[Diagnostic]:
     """Each lowered map that returned a value no compiled model can hold, located at the map, and
     each select side given a tuple no model compares as tracr does (an order, NaN), at the select."""
     problems = []
+    clashes: set[int] = set()  # (maps of one function share their types: said once)
     for node in sops.walk(root):
         fn = getattr(node, "fn", None)
         if isinstance(fn, NoneCheck) and fn.refused:
             problems.append(Diagnostic(fn.refused[0], node.span))
-        if isinstance(fn, TracrFn) and fn.numpy.clash is not None:
+        if isinstance(fn, TracrFn | TracrPredicate):
+            problems.extend(_default_problems(node, fn))
+        if isinstance(fn, TracrFn) and fn.numpy.clash is not None and id(fn.numpy) not in clashes:
+            clashes.add(id(fn.numpy))
             one, other = fn.numpy.clash
             problems.append(
                 Diagnostic(
@@ -534,4 +542,27 @@ def value_problems(root: sops.Node) -> list[Diagnostic]:
                     "return one of those (a string, say, instead of a dict)",
                 )
             )
+    return problems
+
+
+def _default_problems(node: sops.Node, fn: TracrFn | TracrPredicate) -> list[Diagnostic]:
+    """An aggregate's default, read by `fn`, equal to a numpy scalar the function whose values the
+    aggregate copies gave: one value to the graph, two to tracr's reader (the default as written)."""
+    problems = []
+    for source in fn.sources:
+        found = None if source is None else source.default_clash()
+        if source is None or found is None:
+            continue
+        default, scalar = found
+        problems.append(
+            Diagnostic(
+                f"'{fn.text}' reads an aggregate of '{source.text}' whose default {default!r} "
+                f"equals the numpy scalar {scalar!r} that '{source.text}' gives: one "
+                "value to a compiled model, but tracr gives the reader the default as written and "
+                "the function's value as numpy's, which compute differently",
+                node.span,
+                "give the aggregate a default the function never gives (None), or make the "
+                "function return Python values (bool(...), int(...), float(...))",
+            )
+        )
     return problems

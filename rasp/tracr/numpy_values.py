@@ -7,8 +7,10 @@ is `True` (Python's `True + True` is 2), `np.float32(1/3) * 3` is `1.0`. Each lo
 remembers the numpy type of each value it gave (`NumpyTypes`) and the functions reading it
 (`rasp.tracr.lower.TracrFn.sources`) are given the numpy scalar back. A value the function gave
 both as a numpy scalar and as a Python value (or as two numpy types) is one value to the graph:
-a clash, refused by the compiler where a function reads it. numpy parts of a tuple are not kept
-(a tuple travels as a string token of its Python values).
+a clash, refused by the compiler where a function reads it. So is an aggregate's default between
+the function and its reader that equals a numpy scalar the function gave (`Source.default_clash`):
+tracr gives the reader the default as written. numpy parts of a tuple are not kept (a tuple travels
+as a string token of its Python values).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from rasp import sops
 from rasp.tracr.boxes import plain
 
 
-@dataclass
+@dataclass(eq=False)  # one object, shared (compared by identity)
 class NumpyTypes:
     """The numpy scalar types a program function gave, by the Python value the graph holds for
     each (`plain`), so that a function reading them computes as tracr's does; a value given both as
@@ -32,6 +34,9 @@ class NumpyTypes:
     types: dict[tuple[type, Any], type] = field(default_factory=dict)
     python: set[tuple[type, Any]] = field(default_factory=set)
     clash: tuple[Any, Any] | None = None
+    # some function reads the values (only then are they noted); one `NumpyTypes` serves every map
+    # of one Python function in a graph, as `compiler.dedupe` may keep any one of them
+    read: bool = False
 
     def note(self, out: Any) -> None:
         if out is None or isinstance(out, (tuple, list)):
@@ -65,24 +70,55 @@ class NumpyTypes:
         return value if numpy_type is None else numpy_type(value)
 
 
-def sources_of(inputs: Sequence[sops.Node]) -> tuple[Any, ...]:
+@dataclass(frozen=True)
+class Source:
+    """Where a reader's argument comes from: the types of the program function that gave it, and
+    the defaults of the aggregates between them (a default travels as the same value as the
+    function's, though tracr gives it to the reader as written, not as the function's numpy)."""
+
+    numpy: NumpyTypes
+    text: str
+    defaults: tuple[Any, ...] = ()
+
+    def given(self, value: Any) -> Any:
+        return self.numpy.given(value)
+
+    def default_clash(self) -> tuple[Any, Any] | None:
+        """(a default, the numpy scalar equal to it that the function gave), where there is one:
+        the graph holds one value for both, which a reader computes with differently."""
+        for default in self.defaults:
+            if default is None:
+                continue
+            try:
+                numpy_type = self.numpy.types.get((type(default), default))
+            except TypeError:
+                continue
+            if numpy_type is not None and type(default) is not numpy_type:
+                return default, numpy_type(default)
+        return None
+
+
+def sources_of(inputs: Sequence[sops.Node]) -> tuple[Source | None, ...]:
     """Per input, the lowered program function whose value it is (through None checks and
     aggregates, which pass a value on as it is; None where none): a numpy scalar it gave is given
     to the reader as such. Each function found is marked as read (it then notes its types)."""
-    found: list[Any] = []
+    found: list[Source | None] = []
     for node in inputs:
+        defaults: list[Any] = []
         while True:
             fn = getattr(node, "fn", None)
             if isinstance(node, sops.MapSOp) and getattr(fn, "passes_value", False):
                 node = node.inputs[0]
             elif isinstance(node, sops.AggregateSOp):
+                defaults.append(node.default)
                 node = node.sop
             else:
                 break
         fn = getattr(node, "fn", None) if isinstance(node, sops.MapSOp) else None
-        if isinstance(getattr(fn, "numpy", None), NumpyTypes):
-            fn.read = True  # type: ignore[union-attr]
-            found.append(fn)
+        numpy = getattr(fn, "numpy", None)
+        if isinstance(numpy, NumpyTypes):
+            numpy.read = True
+            found.append(Source(numpy, str(getattr(fn, "text", "")), tuple(defaults)))
         else:
             found.append(None)
     return tuple(found)

@@ -50,3 +50,36 @@ def test_a_value_given_as_numpy_and_as_python_is_refused_where_a_function_reads_
     program = rasp.SequenceMap(lambda a, b: a + b, mixed, mixed)
     with pytest.raises(CompileError, match="numpy's scalars compute differently"):
         compile_sop(program, [0, 1, 2], 2)
+
+
+def _after_previous(values: rasp.SOp, default: object) -> rasp.SOp:
+    """The value at the position before (none at position 0: the default)."""
+    previous = rasp.Select(rasp.indices, rasp.indices, lambda k, q: k == q - 1)
+    return rasp.Aggregate(previous, values, default=default)
+
+
+def test_a_default_equal_to_a_numpy_value_the_aggregate_copies_is_refused() -> None:
+    # tracr: the default 0 is an int, a copied np.int64(0) is not; a model holds one 0 for both
+    copied = _after_previous(rasp.Map(lambda x: np.int64(x), rasp.tokens), 0)
+    program = rasp.Map(lambda a: isinstance(a, int), copied)
+    assert program([0, 0]) == [True, False]
+    with pytest.raises(CompileError, match="default 0 equals the numpy scalar np.int64"):
+        compile_sop(program, [0, 1], 3)
+    # np.False_ + np.False_ is False, the default's False + False is 0
+    big = _after_previous(rasp.Map(lambda x: np.abs(x) > 1, rasp.tokens), False)
+    with pytest.raises(CompileError, match="default False equals the numpy scalar np.False_"):
+        compile_sop(rasp.Map(lambda a: a + a, big), [0, 1, 2], 2)
+    # a default the function never gives is read as written
+    _check(rasp.Map(lambda a: a + a, _after_previous(big.sop, None)), [0, 1, 2], 2)
+
+
+def test_a_reader_gets_numpy_values_from_a_map_that_dedupe_merges() -> None:
+    big = rasp.Map(lambda x: np.abs(x) > 1, rasp.tokens)
+    twin = rasp.Map(big.f, rasp.tokens)  # one function, one input: the compiler keeps one map
+    width = rasp.SelectorWidth(
+        rasp.Select(twin, rasp.Map(lambda t: t > 1, rasp.tokens), rasp.Comparison.EQ)
+    )
+    both = rasp.SequenceMap(lambda a, b: a + b, big, big)  # np.True_ + np.True_ is True
+    program = rasp.SequenceMap(lambda w, x: x, width, both)
+    assert program([2]) == [True]
+    _check(program, [0, 1, 2], 2)
