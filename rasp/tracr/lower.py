@@ -35,7 +35,13 @@ from rasp.tracr.boxes import (
     unbox,
 )
 from rasp.tracr.expr import RASPExpr, explicit_name
-from rasp.tracr.numpy_values import NumpyTypes, Source, sources_of
+from rasp.tracr.numpy_values import (
+    NumpyTypes,
+    Source,
+    comparison_problem,
+    default_problems,
+    sources_of,
+)
 from rasp.tracr.selector_nodes import (
     Aggregate,
     Comparison,
@@ -247,6 +253,7 @@ def _select(expr: Select, inputs: list[sops.Node], where: dict[str, Any]) -> sop
         # raises where the key's would (the key is checked first), and one reading of it
         queries = checked if queries is keys else _no_none(queries, "query", where, tuples)
         keys = checked
+        sources_of([keys, queries])  # (their numpy floats are noted: `comparison_problem`)
         return sops.Select(keys=keys, queries=queries, comparison=_COMPARISONS[predicate], **where)
     if predicate is Comparison.TRUE or predicate is Comparison.FALSE:
         # The same for every key and query: constants (the compiler reads them for free), still
@@ -501,7 +508,9 @@ def value_problems(root: sops.Node) -> list[Diagnostic]:
         if isinstance(fn, NoneCheck) and fn.refused:
             problems.append(Diagnostic(fn.refused[0], node.span))
         if isinstance(fn, TracrFn | TracrPredicate):
-            problems.extend(_default_problems(node, fn))
+            problems.extend(default_problems(fn.sources, fn.text, node.span))
+        if isinstance(node, sops.Select) and (found := comparison_problem(node)) is not None:
+            problems.append(found)
         if isinstance(fn, TracrFn) and fn.numpy.clash is not None and id(fn.numpy) not in clashes:
             clashes.add(id(fn.numpy))
             one, other = fn.numpy.clash
@@ -542,27 +551,4 @@ def value_problems(root: sops.Node) -> list[Diagnostic]:
                     "return one of those (a string, say, instead of a dict)",
                 )
             )
-    return problems
-
-
-def _default_problems(node: sops.Node, fn: TracrFn | TracrPredicate) -> list[Diagnostic]:
-    """An aggregate's default, read by `fn`, equal to a numpy scalar the function whose values the
-    aggregate copies gave: one value to the graph, two to tracr's reader (the default as written)."""
-    problems = []
-    for source in fn.sources:
-        found = None if source is None else source.default_clash()
-        if source is None or found is None:
-            continue
-        default, scalar = found
-        problems.append(
-            Diagnostic(
-                f"'{fn.text}' reads an aggregate of '{source.text}' whose default {default!r} "
-                f"equals the numpy scalar {scalar!r} that '{source.text}' gives: one "
-                "value to a compiled model, but tracr gives the reader the default as written and "
-                "the function's value as numpy's, which compute differently",
-                node.span,
-                "give the aggregate a default the function never gives (None), or make the "
-                "function return Python values (bool(...), int(...), float(...))",
-            )
-        )
     return problems

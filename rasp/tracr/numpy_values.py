@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from rasp import sops
+from rasp.errors import Diagnostic
 from rasp.tracr.boxes import plain
 
 
@@ -122,3 +123,54 @@ def sources_of(inputs: Sequence[sops.Node]) -> tuple[Source | None, ...]:
         else:
             found.append(None)
     return tuple(found)
+
+
+def comparison_problem(node: sops.Select) -> Diagnostic | None:
+    """A `Comparison` select (lowered to the graph's exact comparison) of a side whose function gave
+    numpy floats narrower than Python's: tracr compares those in their own precision, the other
+    side rounded to it (`np.float32(0.1) == 0.1` is True), the graph and a model exactly. (A sort
+    compares one s-op with itself: exact in any precision.)"""
+    if node.keys is node.queries:
+        return None
+    for source in sources_of((node.keys, node.queries)):
+        narrow = sorted(
+            {
+                t.__name__
+                for t in (source.numpy.types.values() if source is not None else ())
+                if issubclass(t, np.floating) and np.finfo(t).bits < 64
+            }
+        )
+        if source is not None and narrow:
+            return Diagnostic(
+                f"a select compares the values of '{source.text}', numpy {' and '.join(narrow)}: "
+                "tracr compares them in that precision (np.float32(0.1) == 0.1 is True), a "
+                "compiled model exactly",
+                node.span,
+                "give Python floats (float(...)), or compare with a function "
+                "(lambda key, query: key == query), which is given the numpy values",
+            )
+    return None
+
+
+def default_problems(sources: Sequence[Source | None], text: str, span: Any) -> list[Diagnostic]:
+    """Each aggregate default read by the function `text` (its arguments from `sources`) that equals
+    a numpy scalar the function whose values the aggregate copies gave: one value to the graph,
+    two to tracr's reader (the default as written)."""
+    problems = []
+    for source in sources:
+        found = None if source is None else source.default_clash()
+        if source is None or found is None:
+            continue
+        default, scalar = found
+        problems.append(
+            Diagnostic(
+                f"'{text}' reads an aggregate of '{source.text}' whose default {default!r} "
+                f"equals the numpy scalar {scalar!r} that '{source.text}' gives: one "
+                "value to a compiled model, but tracr gives the reader the default as written and "
+                "the function's value as numpy's, which compute differently",
+                span,
+                "give the aggregate a default the function never gives (None), or make the "
+                "function return Python values (bool(...), int(...), float(...))",
+            )
+        )
+    return problems

@@ -83,3 +83,15 @@ def test_a_reader_gets_numpy_values_from_a_map_that_dedupe_merges() -> None:
     program = rasp.SequenceMap(lambda w, x: x, width, both)
     assert program([2]) == [True]
     _check(program, [0, 1, 2], 2)
+
+
+def test_a_comparison_select_of_numpy_float32_values_is_refused() -> None:
+    tenths = rasp.Map(lambda x: np.float32(x) / 10, rasp.tokens)
+    same = rasp.Select(tenths, rasp.Map(lambda x: x / 10, rasp.tokens), rasp.Comparison.EQ)
+    program = rasp.SelectorWidth(same)
+    assert program([1]) == [1]  # np.float32(0.1) == 0.1 compares in float32
+    with pytest.raises(CompileError, match="compares them in that precision"):
+        compile_sop(program, [1, 2, 3], 2)
+    # a predicate function is given the numpy values, as tracr gives them
+    by_function = rasp.Select(same.keys, same.queries, lambda k, q: k == q)
+    _check(rasp.SelectorWidth(by_function), [1, 2, 3], 2)
