@@ -36,10 +36,11 @@ from rasp.tracr.boxes import (
 )
 from rasp.tracr.expr import RASPExpr, explicit_name
 from rasp.tracr.numpy_values import (
+    AmbiguousReads,
     NumpyTypes,
     Source,
+    ambiguous_problems,
     comparison_problem,
-    default_problems,
     sources_of,
 )
 from rasp.tracr.selector_nodes import (
@@ -368,12 +369,14 @@ class TracrFn:
     # graph holds as Python values, are given back as numpy's (np.True_ + np.True_ is True, not 2)
     sources: tuple[Source | None, ...] = field(default=(), repr=False, compare=False)
     numpy: NumpyTypes = field(default_factory=lambda: NumpyTypes(), repr=False, compare=False)
+    ambiguous: AmbiguousReads = field(default_factory=AmbiguousReads, repr=False, compare=False)
 
     def __call__(self, *args: Any) -> Any:
         if None in args:
             return None
         given = [unbox(a) for a in args]
         if self.sources:
+            self.ambiguous.record(self.sources, given)
             given = [g if s is None else s.given(g) for g, s in zip(given, self.sources)]
         try:
             out = self.f(*given)
@@ -404,10 +407,12 @@ class TracrPredicate:
     predicate: Callable[[Any, Any], Any]
     text: str
     sources: tuple[Source | None, ...] = field(default=(), repr=False, compare=False)
+    ambiguous: AmbiguousReads = field(default_factory=AmbiguousReads, repr=False, compare=False)
 
     def __call__(self, key: Any, query: Any) -> bool:
         key, query = unbox(key), unbox(query)
         if self.sources:
+            self.ambiguous.record(self.sources, (key, query))
             key, query = (
                 v if s is None else s.given(v) for v, s in zip((key, query), self.sources)
             )
@@ -507,8 +512,12 @@ def value_problems(root: sops.Node) -> list[Diagnostic]:
         fn = getattr(node, "fn", None)
         if isinstance(fn, NoneCheck) and fn.refused:
             problems.append(Diagnostic(fn.refused[0], node.span))
-        if isinstance(fn, TracrFn | TracrPredicate):
-            problems.extend(default_problems(fn.sources, fn.text, node.span))
+        if isinstance(fn, TracrFn):
+            problems.extend(ambiguous_problems(fn.f, fn.sources, fn.ambiguous, fn.text, node.span))
+        if isinstance(fn, TracrPredicate):
+            problems.extend(
+                ambiguous_problems(fn.predicate, fn.sources, fn.ambiguous, fn.text, node.span)
+            )
         if isinstance(node, sops.Select) and (found := comparison_problem(node)) is not None:
             problems.append(found)
         if isinstance(fn, TracrFn) and fn.numpy.clash is not None and id(fn.numpy) not in clashes:

@@ -7,15 +7,15 @@ is `True` (Python's `True + True` is 2), `np.float32(1/3) * 3` is `1.0`. Each lo
 remembers the numpy type of each value it gave (`NumpyTypes`) and the functions reading it
 (`rasp.tracr.lower.TracrFn.sources`) are given the numpy scalar back. A value the function gave
 both as a numpy scalar and as a Python value (or as two numpy types) is one value to the graph:
-a clash, refused by the compiler where a function reads it. So is an aggregate's default between
-the function and its reader that equals a numpy scalar the function gave (`Source.default_clash`):
-tracr gives the reader the default as written. numpy parts of a tuple are not kept (a tuple travels
-as a string token of its Python values).
-"""
+a clash, refused by the compiler where a function reads it. Past an aggregate the graph's value may
+also be one tracr gives as Python's where the function gave numpy's (the aggregate's default as
+written; a mean, np.float64 or not by what it selected): a reader that gives different results for
+the two is refused (`ambiguous_problems`, from the calls `AmbiguousReads` records). numpy parts of a
+tuple are not kept (a tuple travels as a string token of its Python values)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,23 +80,52 @@ class Source:
     numpy: NumpyTypes
     text: str
     defaults: tuple[Any, ...] = ()
+    averages: bool = False  # an aggregate between them may average
 
     def given(self, value: Any) -> Any:
         return self.numpy.given(value)
 
-    def default_clash(self) -> tuple[Any, Any] | None:
-        """(a default, the numpy scalar equal to it that the function gave), where there is one:
-        the graph holds one value for both, which a reader computes with differently."""
+    def ambiguous(self, value: Any) -> tuple[str, Any, Any] | None:
+        """(what, the value as tracr may give it, as numpy's) where the graph's `value` may stand
+        for both: an aggregate default between them equal to a numpy scalar the function gave
+        (tracr gives the default as written), or a float a mean may give where the function gave
+        np.float64 (tracr's mean of one is Python's, of several np.float64 where one is)."""
+        numpy_type = self.numpy.types.get((type(value), value)) if self.read_through else None
         for default in self.defaults:
-            if default is None:
-                continue
-            try:
-                numpy_type = self.numpy.types.get((type(default), default))
-            except TypeError:
+            if default is None or type(default) is not type(value) or default != value:
                 continue
             if numpy_type is not None and type(default) is not numpy_type:
-                return default, numpy_type(default)
+                return f"the aggregate default {default!r}", default, numpy_type(default)
+        if type(value) is float and numpy_type is None and self.averages:
+            if any(t is np.float64 for t in self.numpy.types.values()):
+                return f"a mean's {value!r}", value, np.float64(value)
         return None
+
+    @property
+    def read_through(self) -> bool:
+        return bool(self.defaults) or self.averages
+
+    def may_be_ambiguous(self, value: Any) -> bool:
+        """Whether `value` may be `ambiguous` once the function's values are all known."""
+        if type(value) is float and self.averages:
+            return True
+        return any(d is not None and type(d) is type(value) and d == value for d in self.defaults)
+
+
+@dataclass(eq=False)
+class AmbiguousReads:
+    """The arguments a reader was called with where one equals an aggregate default between it and
+    its function (`Source.defaults`): after compiling, `ambiguous_problems` asks whether the
+    reader's result there depends on the default's being Python's or the function's numpy."""
+
+    calls: dict[tuple[Any, ...], None] = field(default_factory=dict)  # (an ordered set)
+
+    def record(self, sources: Sequence[Source | None], values: Sequence[Any]) -> None:
+        if any(s is not None and s.may_be_ambiguous(v) for v, s in zip(values, sources)):
+            try:
+                self.calls.setdefault(tuple(values), None)
+            except TypeError:  # (an unhashable value: no default of a number)
+                pass
 
 
 def sources_of(inputs: Sequence[sops.Node]) -> tuple[Source | None, ...]:
@@ -106,12 +135,14 @@ def sources_of(inputs: Sequence[sops.Node]) -> tuple[Source | None, ...]:
     found: list[Source | None] = []
     for node in inputs:
         defaults: list[Any] = []
+        through = False  # an aggregate
         while True:
             fn = getattr(node, "fn", None)
             if isinstance(node, sops.MapSOp) and getattr(fn, "passes_value", False):
                 node = node.inputs[0]
             elif isinstance(node, sops.AggregateSOp):
                 defaults.append(node.default)
+                through = True
                 node = node.sop
             else:
                 break
@@ -119,7 +150,8 @@ def sources_of(inputs: Sequence[sops.Node]) -> tuple[Source | None, ...]:
         numpy = getattr(fn, "numpy", None)
         if isinstance(numpy, NumpyTypes):
             numpy.read = True
-            found.append(Source(numpy, str(getattr(fn, "text", "")), tuple(defaults)))
+            text = str(getattr(fn, "text", ""))
+            found.append(Source(numpy, text, tuple(d for d in defaults if d is not None), through))
         else:
             found.append(None)
     return tuple(found)
@@ -152,25 +184,44 @@ def comparison_problem(node: sops.Select) -> Diagnostic | None:
     return None
 
 
-def default_problems(sources: Sequence[Source | None], text: str, span: Any) -> list[Diagnostic]:
-    """Each aggregate default read by the function `text` (its arguments from `sources`) that equals
-    a numpy scalar the function whose values the aggregate copies gave: one value to the graph,
-    two to tracr's reader (the default as written)."""
-    problems = []
-    for source in sources:
-        found = None if source is None else source.default_clash()
-        if source is None or found is None:
-            continue
-        default, scalar = found
-        problems.append(
-            Diagnostic(
-                f"'{text}' reads an aggregate of '{source.text}' whose default {default!r} "
-                f"equals the numpy scalar {scalar!r} that '{source.text}' gives: one "
-                "value to a compiled model, but tracr gives the reader the default as written and "
-                "the function's value as numpy's, which compute differently",
-                span,
-                "give the aggregate a default the function never gives (None), or make the "
-                "function return Python values (bool(...), int(...), float(...))",
-            )
-        )
-    return problems
+def ambiguous_problems(
+    call: Callable[..., Any],
+    sources: Sequence[Source | None],
+    reads: AmbiguousReads,
+    text: str,
+    span: Any,
+) -> list[Diagnostic]:
+    """Where the reader `call` (the program's function, named `text`) gives one result for a value
+    as tracr may give it (an aggregate's default as written, a mean of Python floats) and another
+    for the equal numpy scalar (a copy of the function's, a mean of np.float64): a model holds one
+    value (`Source.ambiguous`)."""
+    for values in reads.calls:
+        given = [v if s is None else s.given(v) for v, s in zip(values, sources)]
+        for i, source in enumerate(sources):
+            found = None if source is None else source.ambiguous(values[i])
+            if source is None or found is None:
+                continue
+            what, as_written, scalar = found
+            written = _result(call, [*given[:i], as_written, *given[i + 1 :]])
+            numpy = _result(call, [*given[:i], scalar, *given[i + 1 :]])
+            if type(written) is type(numpy) and written == numpy:
+                continue
+            return [
+                Diagnostic(
+                    f"'{text}' gives {written!r} for {what} but {numpy!r} for {scalar!r}, the "
+                    f"numpy scalar equal to it that tracr may give (from '{source.text}'): one "
+                    "value to a compiled model",
+                    span,
+                    "give the aggregate a default the function never gives (None), or make the "
+                    "function return Python values (bool(...), int(...), float(...))",
+                )
+            ]
+    return []
+
+
+def _result(call: Callable[..., Any], args: Sequence[Any]) -> Any:
+    """The program function's result as the graph holds it, or the kind of error it raised."""
+    try:
+        return plain(call(*args))
+    except Exception as exc:  # noqa: BLE001 (the program's own function may raise anything)
+        return ("raises", type(exc).__name__)

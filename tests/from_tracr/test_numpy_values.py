@@ -63,11 +63,15 @@ def test_a_default_equal_to_a_numpy_value_the_aggregate_copies_is_refused() -> N
     copied = _after_previous(rasp.Map(lambda x: np.int64(x), rasp.tokens), 0)
     program = rasp.Map(lambda a: isinstance(a, int), copied)
     assert program([0, 0]) == [True, False]
-    with pytest.raises(CompileError, match="default 0 equals the numpy scalar np.int64"):
+    with pytest.raises(
+        CompileError, match="True for the aggregate default 0 but False for np.int64"
+    ):
         compile_sop(program, [0, 1], 3)
+    # a reader that gives one result for both compiles
+    _check(rasp.Map(lambda a: a + 1, copied), [0, 1], 3)
     # np.False_ + np.False_ is False, the default's False + False is 0
     big = _after_previous(rasp.Map(lambda x: np.abs(x) > 1, rasp.tokens), False)
-    with pytest.raises(CompileError, match="default False equals the numpy scalar np.False_"):
+    with pytest.raises(CompileError, match="0 for the aggregate default False but False for np"):
         compile_sop(rasp.Map(lambda a: a + a, big), [0, 1, 2], 2)
     # a default the function never gives is read as written
     _check(rasp.Map(lambda a: a + a, _after_previous(big.sop, None)), [0, 1, 2], 2)
@@ -95,3 +99,14 @@ def test_a_comparison_select_of_numpy_float32_values_is_refused() -> None:
     # a predicate function is given the numpy values, as tracr gives them
     by_function = rasp.Select(same.keys, same.queries, lambda k, q: k == q)
     _check(rasp.SelectorWidth(by_function), [1, 2, 3], 2)
+
+
+def test_a_reader_telling_a_mean_of_numpy_floats_from_a_python_float_is_refused() -> None:
+    floats = rasp.numerical(rasp.Map(lambda x: np.float64(x), rasp.tokens))
+    before = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LT)
+    mean = rasp.numerical(rasp.Aggregate(before, floats, default=None))
+    program = rasp.Map(lambda a: type(a).__name__, mean)
+    assert program([0, 1, 0]) == [None, "float64", "float64"]  # np.float64(0.5): the mean's 0.5
+    with pytest.raises(CompileError, match="'float' for a mean's 0.5 but 'float64'"):
+        compile_sop(program, [0, 1], 3)
+    _check(rasp.Map(lambda a: a * 2, mean), [0, 1], 3)  # one result for both: compiled
