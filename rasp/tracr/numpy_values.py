@@ -38,6 +38,7 @@ class NumpyTypes:
     # some function reads the values (only then are they noted); one `NumpyTypes` serves every map
     # of one Python function in a graph, as `compiler.dedupe` may keep any one of them
     read: bool = False
+    float64: bool = False  # it gave an np.float64 (a mean of its values may be one)
 
     def note(self, out: Any) -> None:
         if out is None or isinstance(out, (tuple, list)):
@@ -49,6 +50,7 @@ class NumpyTypes:
         except TypeError:
             return
         if isinstance(out, np.generic):
+            self.float64 = self.float64 or type(out) is np.float64
             seen = self.types.setdefault(key, type(out))
             other = (
                 seen(value) if seen is not type(out) else (value if key in self.python else None)
@@ -90,38 +92,37 @@ class Source:
         for both: an aggregate default between them equal to a numpy scalar the function gave
         (tracr gives the default as written), or a float a mean may give where the function gave
         np.float64 (tracr's mean of one is Python's, of several np.float64 where one is)."""
-        numpy_type = self.numpy.types.get((type(value), value)) if self.read_through else None
+        if not self.read_through or not self.numpy.types:
+            return None
+        try:
+            numpy_type = self.numpy.types.get((type(value), value))
+        except TypeError:  # (an unhashable value: no number)
+            return None
         for default in self.defaults:
             if default is None or type(default) is not type(value) or default != value:
                 continue
             if numpy_type is not None and type(default) is not numpy_type:
                 return f"the aggregate default {default!r}", default, numpy_type(default)
-        if type(value) is float and numpy_type is None and self.averages:
-            if any(t is np.float64 for t in self.numpy.types.values()):
-                return f"a mean's {value!r}", value, np.float64(value)
+        if type(value) is float and numpy_type is None and self.averages and self.numpy.float64:
+            return f"a mean's {value!r}", value, np.float64(value)
         return None
 
     @property
     def read_through(self) -> bool:
         return bool(self.defaults) or self.averages
 
-    def may_be_ambiguous(self, value: Any) -> bool:
-        """Whether `value` may be `ambiguous` once the function's values are all known."""
-        if type(value) is float and self.averages:
-            return True
-        return any(d is not None and type(d) is type(value) and d == value for d in self.defaults)
-
 
 @dataclass(eq=False)
 class AmbiguousReads:
-    """The arguments a reader was called with where one equals an aggregate default between it and
-    its function (`Source.defaults`): after compiling, `ambiguous_problems` asks whether the
-    reader's result there depends on the default's being Python's or the function's numpy."""
+    """The arguments a reader was called with where one is `Source.ambiguous`: after compiling,
+    `ambiguous_problems` asks whether the reader's result there depends on the value's being
+    Python's (as tracr may give it) or numpy's (as the graph gives it)."""
 
     calls: dict[tuple[Any, ...], None] = field(default_factory=dict)  # (an ordered set)
 
     def record(self, sources: Sequence[Source | None], values: Sequence[Any]) -> None:
-        if any(s is not None and s.may_be_ambiguous(v) for v, s in zip(values, sources)):
+        # (the function's values are noted before a reader reads them: the types are known here)
+        if any(s is not None and s.ambiguous(v) is not None for v, s in zip(values, sources)):
             try:
                 self.calls.setdefault(tuple(values), None)
             except TypeError:  # (an unhashable value: no default of a number)
