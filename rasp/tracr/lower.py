@@ -254,7 +254,7 @@ def _select(expr: Select, inputs: list[sops.Node], where: dict[str, Any]) -> sop
         # raises where the key's would (the key is checked first), and one reading of it
         queries = checked if queries is keys else _no_none(queries, "query", where, tuples)
         keys = checked
-        sources_of([keys, queries])  # (their numpy floats are noted: `comparison_problem`)
+        sources_of([keys, queries], compared=True)  # (numpy floats noted: `comparison_problem`)
         return sops.Select(keys=keys, queries=queries, comparison=_COMPARISONS[predicate], **where)
     if predicate is Comparison.TRUE or predicate is Comparison.FALSE:
         # The same for every key and query: constants (the compiler reads them for free), still
@@ -384,7 +384,7 @@ class TracrFn:
             raise
         except Exception as exc:  # noqa: BLE001 (the program's own function may raise anything)
             raise RaspRuntimeError(f"{type(exc).__name__}: {exc}") from None
-        if self.numpy.read:
+        if self.numpy.read or self.numpy.compared:
             self.numpy.note(out)
         out = plain(out)
         if marked(out) and self.bad is None:  # a string of its own, read back as a tuple
@@ -520,7 +520,8 @@ def value_problems(root: sops.Node) -> list[Diagnostic]:
             )
         if isinstance(node, sops.Select) and (found := comparison_problem(node)) is not None:
             problems.append(found)
-        if isinstance(fn, TracrFn) and fn.numpy.clash is not None and id(fn.numpy) not in clashes:
+        clash = isinstance(fn, TracrFn) and fn.numpy.read and fn.numpy.clash is not None
+        if clash and id(fn.numpy) not in clashes:
             clashes.add(id(fn.numpy))
             one, other = fn.numpy.clash
             problems.append(

@@ -38,6 +38,7 @@ class NumpyTypes:
     # some function reads the values (only then are they noted); one `NumpyTypes` serves every map
     # of one Python function in a graph, as `compiler.dedupe` may keep any one of them
     read: bool = False
+    compared: bool = False  # a Comparison select compares them (`comparison_problem`)
     float64: bool = False  # it gave an np.float64 (a mean of its values may be one)
 
     def note(self, out: Any) -> None:
@@ -129,10 +130,11 @@ class AmbiguousReads:
                 pass
 
 
-def sources_of(inputs: Sequence[sops.Node]) -> tuple[Source | None, ...]:
+def sources_of(inputs: Sequence[sops.Node], compared: bool = False) -> tuple[Source | None, ...]:
     """Per input, the lowered program function whose value it is (through None checks and
     aggregates, which pass a value on as it is; None where none): a numpy scalar it gave is given
-    to the reader as such. Each function found is marked as read (it then notes its types)."""
+    to the reader as such. Each function found is marked as read (it then notes its types), or as
+    `compared` by a Comparison select."""
     found: list[Source | None] = []
     for node in inputs:
         defaults: list[Any] = []
@@ -150,7 +152,10 @@ def sources_of(inputs: Sequence[sops.Node]) -> tuple[Source | None, ...]:
         fn = getattr(node, "fn", None) if isinstance(node, sops.MapSOp) else None
         numpy = getattr(fn, "numpy", None)
         if isinstance(numpy, NumpyTypes):
-            numpy.read = True
+            if compared:  # (a clash is no problem to an exact comparison: noted, not read)
+                numpy.compared = True
+            else:
+                numpy.read = True
             text = str(getattr(fn, "text", ""))
             found.append(Source(numpy, text, tuple(d for d in defaults if d is not None), through))
         else:
@@ -165,7 +170,7 @@ def comparison_problem(node: sops.Select) -> Diagnostic | None:
     compares one s-op with itself: exact in any precision.)"""
     if node.keys is node.queries:
         return None
-    for source in sources_of((node.keys, node.queries)):
+    for source in sources_of((node.keys, node.queries), compared=True):
         narrow = sorted(
             {
                 t.__name__

@@ -110,3 +110,10 @@ def test_a_reader_telling_a_mean_of_numpy_floats_from_a_python_float_is_refused(
     with pytest.raises(CompileError, match="'float' for a mean's 0.5 but 'float64'"):
         compile_sop(program, [0, 1], 3)
     _check(rasp.Map(lambda a: a * 2, mean), [0, 1], 3)  # one result for both: compiled
+
+
+def test_a_value_given_as_numpy_and_as_python_only_compared_by_a_select_compiles() -> None:
+    # an exact comparison reads np.True_ and True alike: only a function reading them is refused
+    mixed = rasp.Map(lambda x: np.bool_(x > 1) if x else True, rasp.tokens)
+    positive = rasp.Map(lambda x: x > 0, rasp.tokens)
+    _check(rasp.SelectorWidth(rasp.Select(mixed, positive, rasp.Comparison.EQ)), [0, 1, 2], 3)
