@@ -35,7 +35,14 @@ from rasp.tracr.boxes import (
     unbox,
 )
 from rasp.tracr.expr import RASPExpr, explicit_name
-from rasp.tracr.numpy_values import NumpyTypes, sources_of
+from rasp.tracr.numpy_values import (
+    AmbiguousReads,
+    NumpyTypes,
+    Source,
+    ambiguous_problems,
+    comparison_problem,
+    sources_of,
+)
 from rasp.tracr.selector_nodes import (
     Aggregate,
     Comparison,
@@ -90,6 +97,9 @@ def to_sops(program: RASPExpr) -> sops.Node:
     # per s-op, the length of its tracr value where it is a constant's, not the input's
     fixed: dict[int, int | None] = {}
     stack: list[tuple[RASPExpr, bool]] = [(program, False)]
+    # per Python function, the numpy types its maps gave: one for all (compiler.dedupe keeps one
+    # map of a function on the same inputs, maybe not the one a reader's `sources` names)
+    numpy: dict[int, NumpyTypes] = {}
     while stack:
         expr, expanded = stack.pop()
         if id(expr) in done:
@@ -102,7 +112,7 @@ def to_sops(program: RASPExpr) -> sops.Node:
         inputs = [done[id(c)] for c in expr.children]
         if isinstance(expr, Select):
             inputs = [_own_length(n, fixed[id(c)]) for n, c in zip(inputs, expr.children)]
-        done[id(expr)] = _lower(expr, inputs)
+        done[id(expr)] = _lower(expr, inputs, numpy)
     root = _own_length(done[id(program)], fixed[id(program)])
     _lowered.update(done.values())
     _lowered.add(root)
@@ -139,9 +149,11 @@ def _own_length(node: sops.Node, fixed: int | None) -> sops.Node:
     )
 
 
-def _lower(expr: RASPExpr, inputs: list[sops.Node]) -> sops.Node:
+def _lower(expr: RASPExpr, inputs: list[sops.Node], numpy: dict[int, NumpyTypes]) -> sops.Node:
     where = {"span": expr.span, "name": explicit_name(expr)}
     text = _text(expr)
+    if isinstance(expr, Map | SequenceMap):  # (LinearSequenceMap is a SequenceMap)
+        types = numpy.setdefault(id(expr.f), NumpyTypes())
     match expr:
         case TokensType():
             return sops.TokensSOp(kind=sops.TokenKind.ASIS, loose=True, **where)
@@ -150,16 +162,16 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node]) -> sops.Node:
         case LengthType():
             return sops.LengthSOp(**where)
         case Map():
-            fn = TracrFn(expr.f, text, sources=sources_of(inputs))
+            fn = TracrFn(expr.f, text, sources=sources_of(inputs), numpy=types)
             return sops.MapSOp(fn=fn, inputs=_sops(inputs), text=text, loose=True, **where)
         case LinearSequenceMap():
             affine = _linear_form(expr, (expr.fst_fac, expr.snd_fac))
-            fn = TracrFn(expr.f, text, affine=affine, sources=sources_of(inputs))
+            fn = TracrFn(expr.f, text, affine=affine, sources=sources_of(inputs), numpy=types)
             return sops.MapSOp(fn=fn, inputs=_sops(inputs), text=text, loose=True, **where)
         case SequenceMap():  # `a + b`, `a - b` of two s-ops state their factors too
             factors = getattr(expr, "operator_factors", None)  # a subclass may skip __init__
             affine = _linear_form(expr, factors)
-            fn = TracrFn(expr.f, text, affine=affine, sources=sources_of(inputs))
+            fn = TracrFn(expr.f, text, affine=affine, sources=sources_of(inputs), numpy=types)
             return sops.MapSOp(fn=fn, inputs=_sops(inputs), text=text, loose=True, **where)
         case Full():
             return sops.ConstSOp(value=_atom(expr.fill, "Full", expr.span), loose=True, **where)
@@ -242,6 +254,7 @@ def _select(expr: Select, inputs: list[sops.Node], where: dict[str, Any]) -> sop
         # raises where the key's would (the key is checked first), and one reading of it
         queries = checked if queries is keys else _no_none(queries, "query", where, tuples)
         keys = checked
+        sources_of([keys, queries], compared=True)  # (numpy floats noted: `comparison_problem`)
         return sops.Select(keys=keys, queries=queries, comparison=_COMPARISONS[predicate], **where)
     if predicate is Comparison.TRUE or predicate is Comparison.FALSE:
         # The same for every key and query: constants (the compiler reads them for free), still
@@ -352,25 +365,26 @@ class TracrFn:
     # (compiler.known_affine, compiler.vector_maps)
     affine: tuple[int | float, ...] | None = None
     bad: tuple[tuple[Any, ...], Any] | None = field(default=None, repr=False)
-    # per argument, the program function that gave it (`_sources`): its numpy scalars, which the
+    # per argument, the program function that gave it (`sources_of`): its numpy scalars, which the
     # graph holds as Python values, are given back as numpy's (np.True_ + np.True_ is True, not 2)
-    sources: tuple[TracrFn | None, ...] = field(default=(), repr=False, compare=False)
+    sources: tuple[Source | None, ...] = field(default=(), repr=False, compare=False)
     numpy: NumpyTypes = field(default_factory=lambda: NumpyTypes(), repr=False, compare=False)
-    read: bool = field(default=False, repr=False, compare=False)  # some function reads its values
+    ambiguous: AmbiguousReads = field(default_factory=AmbiguousReads, repr=False, compare=False)
 
     def __call__(self, *args: Any) -> Any:
         if None in args:
             return None
         given = [unbox(a) for a in args]
         if self.sources:
-            given = [g if s is None else s.numpy.given(g) for g, s in zip(given, self.sources)]
+            self.ambiguous.record(self.sources, given)
+            given = [g if s is None else s.given(g) for g, s in zip(given, self.sources)]
         try:
             out = self.f(*given)
         except RaspRuntimeError:
             raise
         except Exception as exc:  # noqa: BLE001 (the program's own function may raise anything)
             raise RaspRuntimeError(f"{type(exc).__name__}: {exc}") from None
-        if self.read:
+        if self.numpy.read or self.numpy.compared:
             self.numpy.note(out)
         out = plain(out)
         if marked(out) and self.bad is None:  # a string of its own, read back as a tuple
@@ -392,13 +406,15 @@ class TracrPredicate:
 
     predicate: Callable[[Any, Any], Any]
     text: str
-    sources: tuple[TracrFn | None, ...] = field(default=(), repr=False, compare=False)
+    sources: tuple[Source | None, ...] = field(default=(), repr=False, compare=False)
+    ambiguous: AmbiguousReads = field(default_factory=AmbiguousReads, repr=False, compare=False)
 
     def __call__(self, key: Any, query: Any) -> bool:
         key, query = unbox(key), unbox(query)
         if self.sources:
+            self.ambiguous.record(self.sources, (key, query))
             key, query = (
-                v if s is None else s.numpy.given(v) for v, s in zip((key, query), self.sources)
+                v if s is None else s.given(v) for v, s in zip((key, query), self.sources)
             )
         try:
             return bool(self.predicate(key, query))
@@ -491,11 +507,22 @@ def value_problems(root: sops.Node) -> list[Diagnostic]:
     """Each lowered map that returned a value no compiled model can hold, located at the map, and
     each select side given a tuple no model compares as tracr does (an order, NaN), at the select."""
     problems = []
+    clashes: set[int] = set()  # (maps of one function share their types: said once)
     for node in sops.walk(root):
         fn = getattr(node, "fn", None)
         if isinstance(fn, NoneCheck) and fn.refused:
             problems.append(Diagnostic(fn.refused[0], node.span))
-        if isinstance(fn, TracrFn) and fn.numpy.clash is not None:
+        if isinstance(fn, TracrFn):
+            problems.extend(ambiguous_problems(fn.f, fn.sources, fn.ambiguous, fn.text, node.span))
+        if isinstance(fn, TracrPredicate):
+            problems.extend(
+                ambiguous_problems(fn.predicate, fn.sources, fn.ambiguous, fn.text, node.span)
+            )
+        if isinstance(node, sops.Select) and (found := comparison_problem(node)) is not None:
+            problems.append(found)
+        clash = isinstance(fn, TracrFn) and fn.numpy.read and fn.numpy.clash is not None
+        if clash and id(fn.numpy) not in clashes:
+            clashes.add(id(fn.numpy))
             one, other = fn.numpy.clash
             problems.append(
                 Diagnostic(

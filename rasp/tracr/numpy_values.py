@@ -7,23 +7,26 @@ is `True` (Python's `True + True` is 2), `np.float32(1/3) * 3` is `1.0`. Each lo
 remembers the numpy type of each value it gave (`NumpyTypes`) and the functions reading it
 (`rasp.tracr.lower.TracrFn.sources`) are given the numpy scalar back. A value the function gave
 both as a numpy scalar and as a Python value (or as two numpy types) is one value to the graph:
-a clash, refused by the compiler where a function reads it. numpy parts of a tuple are not kept
-(a tuple travels as a string token of its Python values).
-"""
+a clash, refused by the compiler where a function reads it. Past an aggregate the graph's value may
+also be one tracr gives as Python's where the function gave numpy's (the aggregate's default as
+written; a mean, np.float64 or not by what it selected): a reader that gives different results for
+the two is refused (`ambiguous_problems`, from the calls `AmbiguousReads` records). numpy parts of a
+tuple are not kept (a tuple travels as a string token of its Python values)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from rasp import sops
+from rasp.errors import Diagnostic
 from rasp.tracr.boxes import plain
 
 
-@dataclass
+@dataclass(eq=False)  # one object, shared (compared by identity)
 class NumpyTypes:
     """The numpy scalar types a program function gave, by the Python value the graph holds for
     each (`plain`), so that a function reading them computes as tracr's does; a value given both as
@@ -32,6 +35,11 @@ class NumpyTypes:
     types: dict[tuple[type, Any], type] = field(default_factory=dict)
     python: set[tuple[type, Any]] = field(default_factory=set)
     clash: tuple[Any, Any] | None = None
+    # some function reads the values (only then are they noted); one `NumpyTypes` serves every map
+    # of one Python function in a graph, as `compiler.dedupe` may keep any one of them
+    read: bool = False
+    compared: bool = False  # a Comparison select compares them (`comparison_problem`)
+    float64: bool = False  # it gave an np.float64 (a mean of its values may be one)
 
     def note(self, out: Any) -> None:
         if out is None or isinstance(out, (tuple, list)):
@@ -43,6 +51,7 @@ class NumpyTypes:
         except TypeError:
             return
         if isinstance(out, np.generic):
+            self.float64 = self.float64 or type(out) is np.float64
             seen = self.types.setdefault(key, type(out))
             other = (
                 seen(value) if seen is not type(out) else (value if key in self.python else None)
@@ -65,24 +74,160 @@ class NumpyTypes:
         return value if numpy_type is None else numpy_type(value)
 
 
-def sources_of(inputs: Sequence[sops.Node]) -> tuple[Any, ...]:
+@dataclass(frozen=True)
+class Source:
+    """Where a reader's argument comes from: the types of the program function that gave it, and
+    the defaults of the aggregates between them (a default travels as the same value as the
+    function's, though tracr gives it to the reader as written, not as the function's numpy)."""
+
+    numpy: NumpyTypes
+    text: str
+    defaults: tuple[Any, ...] = ()
+    averages: bool = False  # an aggregate between them may average
+
+    def given(self, value: Any) -> Any:
+        return self.numpy.given(value)
+
+    def ambiguous(self, value: Any) -> tuple[str, Any, Any] | None:
+        """(what, the value as tracr may give it, as numpy's) where the graph's `value` may stand
+        for both: an aggregate default between them equal to a numpy scalar the function gave
+        (tracr gives the default as written), or a float a mean may give where the function gave
+        np.float64 (tracr's mean of one is Python's, of several np.float64 where one is)."""
+        if not self.read_through or not self.numpy.types:
+            return None
+        try:
+            numpy_type = self.numpy.types.get((type(value), value))
+        except TypeError:  # (an unhashable value: no number)
+            return None
+        for default in self.defaults:
+            if default is None or type(default) is not type(value) or default != value:
+                continue
+            if numpy_type is not None and type(default) is not numpy_type:
+                return f"the aggregate default {default!r}", default, numpy_type(default)
+        if type(value) is float and numpy_type is None and self.averages and self.numpy.float64:
+            return f"a mean's {value!r}", value, np.float64(value)
+        return None
+
+    @property
+    def read_through(self) -> bool:
+        return bool(self.defaults) or self.averages
+
+
+@dataclass(eq=False)
+class AmbiguousReads:
+    """The arguments a reader was called with where one is `Source.ambiguous`: after compiling,
+    `ambiguous_problems` asks whether the reader's result there depends on the value's being
+    Python's (as tracr may give it) or numpy's (as the graph gives it)."""
+
+    calls: dict[tuple[Any, ...], None] = field(default_factory=dict)  # (an ordered set)
+
+    def record(self, sources: Sequence[Source | None], values: Sequence[Any]) -> None:
+        # (the function's values are noted before a reader reads them: the types are known here)
+        if any(s is not None and s.ambiguous(v) is not None for v, s in zip(values, sources)):
+            try:
+                self.calls.setdefault(tuple(values), None)
+            except TypeError:  # (an unhashable value: no default of a number)
+                pass
+
+
+def sources_of(inputs: Sequence[sops.Node], compared: bool = False) -> tuple[Source | None, ...]:
     """Per input, the lowered program function whose value it is (through None checks and
     aggregates, which pass a value on as it is; None where none): a numpy scalar it gave is given
-    to the reader as such. Each function found is marked as read (it then notes its types)."""
-    found: list[Any] = []
+    to the reader as such. Each function found is marked as read (it then notes its types), or as
+    `compared` by a Comparison select."""
+    found: list[Source | None] = []
     for node in inputs:
+        defaults: list[Any] = []
+        through = False  # an aggregate
         while True:
             fn = getattr(node, "fn", None)
             if isinstance(node, sops.MapSOp) and getattr(fn, "passes_value", False):
                 node = node.inputs[0]
             elif isinstance(node, sops.AggregateSOp):
+                defaults.append(node.default)
+                through = True
                 node = node.sop
             else:
                 break
         fn = getattr(node, "fn", None) if isinstance(node, sops.MapSOp) else None
-        if isinstance(getattr(fn, "numpy", None), NumpyTypes):
-            fn.read = True  # type: ignore[union-attr]
-            found.append(fn)
+        numpy = getattr(fn, "numpy", None)
+        if isinstance(numpy, NumpyTypes):
+            if compared:  # (a clash is no problem to an exact comparison: noted, not read)
+                numpy.compared = True
+            else:
+                numpy.read = True
+            text = str(getattr(fn, "text", ""))
+            found.append(Source(numpy, text, tuple(d for d in defaults if d is not None), through))
         else:
             found.append(None)
     return tuple(found)
+
+
+def comparison_problem(node: sops.Select) -> Diagnostic | None:
+    """A `Comparison` select (lowered to the graph's exact comparison) of a side whose function gave
+    numpy floats narrower than Python's: tracr compares those in their own precision, the other
+    side rounded to it (`np.float32(0.1) == 0.1` is True), the graph and a model exactly. (A sort
+    compares one s-op with itself: exact in any precision.)"""
+    if node.keys is node.queries:
+        return None
+    for source in sources_of((node.keys, node.queries), compared=True):
+        narrow = sorted(
+            {
+                t.__name__
+                for t in (source.numpy.types.values() if source is not None else ())
+                if issubclass(t, np.floating) and np.finfo(t).bits < 64
+            }
+        )
+        if source is not None and narrow:
+            return Diagnostic(
+                f"a select compares the values of '{source.text}', numpy {' and '.join(narrow)}: "
+                "tracr compares them in that precision (np.float32(0.1) == 0.1 is True), a "
+                "compiled model exactly",
+                node.span,
+                "give Python floats (float(...)), or compare with a function "
+                "(lambda key, query: key == query), which is given the numpy values",
+            )
+    return None
+
+
+def ambiguous_problems(
+    call: Callable[..., Any],
+    sources: Sequence[Source | None],
+    reads: AmbiguousReads,
+    text: str,
+    span: Any,
+) -> list[Diagnostic]:
+    """Where the reader `call` (the program's function, named `text`) gives one result for a value
+    as tracr may give it (an aggregate's default as written, a mean of Python floats) and another
+    for the equal numpy scalar (a copy of the function's, a mean of np.float64): a model holds one
+    value (`Source.ambiguous`)."""
+    for values in reads.calls:
+        given = [v if s is None else s.given(v) for v, s in zip(values, sources)]
+        for i, source in enumerate(sources):
+            found = None if source is None else source.ambiguous(values[i])
+            if source is None or found is None:
+                continue
+            what, as_written, scalar = found
+            written = _result(call, [*given[:i], as_written, *given[i + 1 :]])
+            numpy = _result(call, [*given[:i], scalar, *given[i + 1 :]])
+            if type(written) is type(numpy) and written == numpy:
+                continue
+            return [
+                Diagnostic(
+                    f"'{text}' gives {written!r} for {what} but {numpy!r} for {scalar!r}, the "
+                    f"numpy scalar equal to it that tracr may give (from '{source.text}'): one "
+                    "value to a compiled model",
+                    span,
+                    "give the aggregate a default the function never gives (None), or make the "
+                    "function return Python values (bool(...), int(...), float(...))",
+                )
+            ]
+    return []
+
+
+def _result(call: Callable[..., Any], args: Sequence[Any]) -> Any:
+    """The program function's result as the graph holds it, or the kind of error it raised."""
+    try:
+        return plain(call(*args))
+    except Exception as exc:  # noqa: BLE001 (the program's own function may raise anything)
+        return ("raises", type(exc).__name__)

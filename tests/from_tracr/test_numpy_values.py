@@ -50,3 +50,70 @@ def test_a_value_given_as_numpy_and_as_python_is_refused_where_a_function_reads_
     program = rasp.SequenceMap(lambda a, b: a + b, mixed, mixed)
     with pytest.raises(CompileError, match="numpy's scalars compute differently"):
         compile_sop(program, [0, 1, 2], 2)
+
+
+def _after_previous(values: rasp.SOp, default: object) -> rasp.SOp:
+    """The value at the position before (none at position 0: the default)."""
+    previous = rasp.Select(rasp.indices, rasp.indices, lambda k, q: k == q - 1)
+    return rasp.Aggregate(previous, values, default=default)
+
+
+def test_a_default_equal_to_a_numpy_value_the_aggregate_copies_is_refused() -> None:
+    # tracr: the default 0 is an int, a copied np.int64(0) is not; a model holds one 0 for both
+    copied = _after_previous(rasp.Map(lambda x: np.int64(x), rasp.tokens), 0)
+    program = rasp.Map(lambda a: isinstance(a, int), copied)
+    assert program([0, 0]) == [True, False]
+    with pytest.raises(
+        CompileError, match="True for the aggregate default 0 but False for np.int64"
+    ):
+        compile_sop(program, [0, 1], 3)
+    # a reader that gives one result for both compiles
+    _check(rasp.Map(lambda a: a + 1, copied), [0, 1], 3)
+    # np.False_ + np.False_ is False, the default's False + False is 0
+    big = _after_previous(rasp.Map(lambda x: np.abs(x) > 1, rasp.tokens), False)
+    with pytest.raises(CompileError, match="0 for the aggregate default False but False for np"):
+        compile_sop(rasp.Map(lambda a: a + a, big), [0, 1, 2], 2)
+    # a default the function never gives is read as written
+    _check(rasp.Map(lambda a: a + a, _after_previous(big.sop, None)), [0, 1, 2], 2)
+
+
+def test_a_reader_gets_numpy_values_from_a_map_that_dedupe_merges() -> None:
+    big = rasp.Map(lambda x: np.abs(x) > 1, rasp.tokens)
+    twin = rasp.Map(big.f, rasp.tokens)  # one function, one input: the compiler keeps one map
+    width = rasp.SelectorWidth(
+        rasp.Select(twin, rasp.Map(lambda t: t > 1, rasp.tokens), rasp.Comparison.EQ)
+    )
+    both = rasp.SequenceMap(lambda a, b: a + b, big, big)  # np.True_ + np.True_ is True
+    program = rasp.SequenceMap(lambda w, x: x, width, both)
+    assert program([2]) == [True]
+    _check(program, [0, 1, 2], 2)
+
+
+def test_a_comparison_select_of_numpy_float32_values_is_refused() -> None:
+    tenths = rasp.Map(lambda x: np.float32(x) / 10, rasp.tokens)
+    same = rasp.Select(tenths, rasp.Map(lambda x: x / 10, rasp.tokens), rasp.Comparison.EQ)
+    program = rasp.SelectorWidth(same)
+    assert program([1]) == [1]  # np.float32(0.1) == 0.1 compares in float32
+    with pytest.raises(CompileError, match="compares them in that precision"):
+        compile_sop(program, [1, 2, 3], 2)
+    # a predicate function is given the numpy values, as tracr gives them
+    by_function = rasp.Select(same.keys, same.queries, lambda k, q: k == q)
+    _check(rasp.SelectorWidth(by_function), [1, 2, 3], 2)
+
+
+def test_a_reader_telling_a_mean_of_numpy_floats_from_a_python_float_is_refused() -> None:
+    floats = rasp.numerical(rasp.Map(lambda x: np.float64(x), rasp.tokens))
+    before = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LT)
+    mean = rasp.numerical(rasp.Aggregate(before, floats, default=None))
+    program = rasp.Map(lambda a: type(a).__name__, mean)
+    assert program([0, 1, 0]) == [None, "float64", "float64"]  # np.float64(0.5): the mean's 0.5
+    with pytest.raises(CompileError, match="'float' for a mean's 0.5 but 'float64'"):
+        compile_sop(program, [0, 1], 3)
+    _check(rasp.Map(lambda a: a * 2, mean), [0, 1], 3)  # one result for both: compiled
+
+
+def test_a_value_given_as_numpy_and_as_python_only_compared_by_a_select_compiles() -> None:
+    # an exact comparison reads np.True_ and True alike: only a function reading them is refused
+    mixed = rasp.Map(lambda x: np.bool_(x > 1) if x else True, rasp.tokens)
+    positive = rasp.Map(lambda x: x > 0, rasp.tokens)
+    _check(rasp.SelectorWidth(rasp.Select(mixed, positive, rasp.Comparison.EQ)), [0, 1, 2], 3)
