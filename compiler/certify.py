@@ -45,7 +45,7 @@ from compiler.certify_mlp import check_mlp
 from compiler.certify_parts import is_number, product
 from compiler.certify_walk import OverBudget, Specials, Walk
 from compiler.grid import GRID_KEYS
-from compiler.reach import Reach, Reading, decoding_digest, value_label
+from compiler.reach import HeadReach, Reach, Reading, decoding_digest, value_label
 
 
 def certify(
@@ -62,6 +62,7 @@ def certify(
     checks: list[Check] = []
     try:
         walk = _embedding(weights, reach, max_len, residual, checks, tokens)
+        _check_blocks(weights, reach, int(config["n_layers"]))
         for layer in range(int(config["n_layers"])):
             check_attention(walk, layer)
             check_mlp(walk, layer)
@@ -75,6 +76,28 @@ def certify(
     except OverBudget as over:
         return Certificate((*checks, over.check))
     return Certificate(tuple(checks))
+
+
+def _check_blocks(weights: dict[str, np.ndarray], reach: Reach, n_layers: int) -> None:
+    """Every head and MLP part the reach lists is in a layer the file has, and every part's units
+    are units of its MLP. The walk checks the file's layers: a block past them was never checked
+    (a file with its last layer cut off re-checked as proved, its output read from dimensions no
+    block wrote), and a part's units past the MLP's were sliced away unseen."""
+    for block in (*reach.heads, *reach.mlps):
+        if not 0 <= block.layer < n_layers:
+            kind = "head" if isinstance(block, HeadReach) else "MLP part"
+            raise ReadError(
+                f"the reach's {kind} {block.name!r} is in layer {block.layer}, but the file has "
+                f"{n_layers} layer{'s' if n_layers != 1 else ''}"
+            )
+    for part in reach.mlps:
+        units = weights[f"blocks.{part.layer}.mlp.W_in"].shape[1]
+        a, b = part.hidden
+        if not 0 <= a <= b <= units:
+            raise ReadError(
+                f"the reach's MLP part {part.name!r} has units {a}-{b - 1} of layer "
+                f"{part.layer}, whose MLP has {units}"
+            )
 
 
 # what reading a file's reach wrongly raises

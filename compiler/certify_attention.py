@@ -179,10 +179,36 @@ def check_attention(walk: Walk, layer: int) -> None:
         walk.err.relative[out] = walk.err.relative[out] + rel + np.where(carried, U, 0.0)
         walk.err.magnitude[out] = mag
     walk.check_untouched(w_o.reshape(-1, w_o.shape[-1]), written, f"layer {layer} attn")
+    _check_head_outputs(walk, layer, heads, w_o)  # and each head only its own
     # resid + attn_out rounds only where the heads' output at BOS/PAD can be non-zero: adding an
     # exact 0.0 is exact (the `one` and `bos` dimensions stay exact, which matching's BOS key needs)
     touched = (new_x != walk.special.x) | (new_e != walk.special.e)
     walk.special = Specials(new_x, (new_e + U * np.abs(new_x) * touched) * SLACK)
+
+
+def _check_head_outputs(walk: Walk, layer: int, heads: list[HeadReach], w_o: np.ndarray) -> None:
+    """Each head's W_O writes only its own parts' dimensions, and a head the reach does not list
+    writes nothing. A head's value check reads only the W_O entries on its own parts' columns, and
+    the layer's check of what it writes only the union of every head's: head 1's W_O on head 0's
+    column (or a head the reach does not list, writing there) went unread, and the file decoded
+    wrongly under a certificate that held."""
+    own: dict[int, set[int]] = {}
+    for head in heads:
+        own.setdefault(head.head, set()).update(d for part in head.values for d in part.out)
+    for h in range(w_o.shape[0]):
+        touched = np.flatnonzero(np.abs(w_o[h]).max(axis=0, initial=0.0) > 0)
+        stray = [int(d) for d in touched if int(d) not in own.get(h, set())]
+        if stray:
+            named = next((head.name for head in heads if head.head == h), None)
+            who = (
+                f"head {h} ({named!r})"
+                if named is not None
+                else f"head {h}, which the reach does not list,"
+            )
+            raise ReadError(
+                f"layer {layer} attn {who} writes residual dimension "
+                f"{walk.residual[stray[0]]!r}, which the reach does not say it writes"
+            )
 
 
 def _scores(

@@ -50,6 +50,7 @@ def check_mlp(walk: Walk, layer: int) -> None:
     written = np.zeros(len(walk.residual), dtype=bool)
     updates = []
     out_terms = np.count_nonzero(w_out, axis=0) + 1  # [d_model]
+    checked = np.zeros(w_out.shape[0], dtype=bool)  # the units of parts with reachable points
     for part in (m for m in walk.reach.mlps if m.layer == layer):
         a, b = part.hidden
         lin = Linear(
@@ -69,10 +70,12 @@ def check_mlp(walk: Walk, layer: int) -> None:
         coords = np.array(part.points, dtype=np.float64)
         if coords.size == 0:
             continue
+        checked[a:b] = True
         walk.claim(out, f"MLP {part.name!r} (layer {layer}, units {a}-{b - 1})")
         update = _mlp_part(walk, layer, part, lin, coords, wo, out, out_reading, out_terms, b_out)
         updates.append(update)
         written[out] = True
+    _check_unread_units(walk, layer, w_out, checked)
     for out, abs_err, mag, grid in updates:
         walk.err.grid[out] = grid
         carried = (walk.err.absolute[out] > 0) | (walk.err.relative[out] > 0)
@@ -98,6 +101,22 @@ def check_mlp(walk: Walk, layer: int) -> None:
     # b_out 0: an exact 0.0, whose sum is exact)
     touched = (out_val != 0) | (out_err != 0)
     walk.special = Specials(x, (walk.special.e + out_err + U * np.abs(x) * touched) * SLACK)
+
+
+def _check_unread_units(walk: Walk, layer: int, w_out: np.ndarray, checked: np.ndarray) -> None:
+    """A unit no checked part holds (outside every part's units, or in a part with no reachable
+    point) writes nothing: its ReLU is decided nowhere and its output counted in no part's error,
+    and the layer's check of what it writes sees only that some part writes the dimension (a unit
+    added to a file, writing an MLP part's output column, re-checked as proved and decoded
+    wrongly)."""
+    unread = np.flatnonzero(~checked & (np.abs(w_out).max(axis=1, initial=0.0) > 0))
+    if unread.size:
+        k = int(unread[0])
+        d = int(np.flatnonzero(w_out[k])[0])
+        raise ReadError(
+            f"layer {layer} mlp unit {k} writes residual dimension {walk.residual[d]!r}, but "
+            "belongs to no MLP part the reach gives a reachable point"
+        )
 
 
 def _mlp_part(
