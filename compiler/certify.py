@@ -70,7 +70,7 @@ def certify(
         if all(check.ok for check in checks):
             # last, and only where every decision held: the walk's refusal of an edited file (a
             # swapped token row, an edited output list, an off-grid denominator) says more
-            _check_runtime(reach, config, output, tokens)
+            _check_runtime(reach, config, output, tokens, max_len)
     except ReadError as err:
         return Certificate((), (str(err),))
     except OverBudget as over:
@@ -135,16 +135,28 @@ def recheck(tensors: dict[str, np.ndarray], metadata: dict[str, Any]) -> Certifi
 
 
 def _check_runtime(
-    reach: Reach, config: dict[str, Any], output: dict[str, Any], tokens: Sequence[Any]
+    reach: Reach,
+    config: dict[str, Any],
+    output: dict[str, Any],
+    tokens: Sequence[Any],
+    max_len: int,
 ) -> None:
     """What the runtime reads from the file besides the weights is what the compile meant (the
     reach pins it): each head's mask and causal attention (which keys a query sees), the
-    vocabulary (which id each token is encoded as) and the output entry (how logits decode).
-    An edited one is refused: the walk proves the weights for the reach's, not the file's."""
-    if reach.tokens is None or reach.decoding is None:
+    vocabulary (which id each token is encoded as), the longest input (the value sets end there)
+    and the output entry (how logits decode). An edited one is refused: the walk proves the
+    weights for the reach's, not the file's."""
+    if reach.tokens is None or reach.decoding is None or reach.max_len is None:
         raise ReadError(
-            "the file's reach does not record the vocabulary and the decoding it was compiled "
-            "for (written by an older compiler): recompile it to certify them"
+            "the file's reach does not record the vocabulary, max_len and decoding it was "
+            "compiled for (written by an older compiler): recompile it to certify them"
+        )
+    if max_len != reach.max_len:
+        # a model without W_pos runs any length its n_ctx allows: hist compiled at N = 3 and
+        # edited to max_len 6 counted 5 a's as 3 under a certificate of the length-3 reach
+        raise ReadError(
+            f"the file's max_len is {max_len}, but the model was compiled for inputs of at most "
+            f"{reach.max_len} tokens"
         )
     causal = config.get("attention_dir", "bidirectional") == "causal"
     if causal != reach.causal:
