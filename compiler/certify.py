@@ -235,6 +235,7 @@ SNAP_NOISE = 1e-9
 def _check_decoder(walk: Walk, output: dict[str, Any]) -> None:
     """The argmax wins by more than the logits' errors; a number snaps to the program's value."""
     w_u, b_u = walk.w["unembed.W_U"], walk.w["unembed.b_U"]
+    walk.check_read((walk.reach.output,), "the unembedding")
     reading = walk.reach.readings[walk.reach.output]
     lin = Linear(
         w_u,

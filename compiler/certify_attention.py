@@ -49,6 +49,9 @@ def check_attention(walk: Walk, layer: int) -> None:
     new_e = walk.special.e.copy()
     written = np.zeros(len(walk.residual), dtype=bool)
     updates: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]] = []
+    for head in heads:  # before any head of the layer claims what it writes
+        values = (v.reading for v in head.values if v.reading is not None)
+        walk.check_read((*head.query, *head.key, *values), f"layer {layer} head {head.name!r}")
     for head in heads:
         h = head.head
         wq, wk, wv = (walk.w[p + n][h] for n in ("W_Q", "W_K", "W_V"))

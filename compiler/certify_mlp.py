@@ -51,6 +51,8 @@ def check_mlp(walk: Walk, layer: int) -> None:
     updates = []
     out_terms = np.count_nonzero(w_out, axis=0) + 1  # [d_model]
     checked = np.zeros(w_out.shape[0], dtype=bool)  # the units of parts with reachable points
+    for part in (m for m in walk.reach.mlps if m.layer == layer):  # before any part claims
+        walk.check_read(part.readings, f"layer {layer} MLP {part.name!r}")
     for part in (m for m in walk.reach.mlps if m.layer == layer):
         a, b = part.hidden
         lin = Linear(

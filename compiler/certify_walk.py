@@ -69,6 +69,21 @@ class Walk:
                 )
             self.writers[d] = who
 
+    def check_read(self, readings: Iterable[int], who: str) -> None:
+        """A block reads only dimensions the embedding or an earlier sublayer wrote: the walk
+        evaluates it at its readings' values, which a dimension written later (or by a block of
+        its own sublayer, which runs beside it) does not hold yet."""
+        for r in readings:
+            reading = self.reach.readings[r]
+            for terms in reading.terms:
+                for d, _ in terms:
+                    if d != self.one and int(d) not in self.writers:
+                        raise ReadError(
+                            f"{who} reads {reading.name!r} at residual dimension "
+                            f"{self.residual[d]!r}, which neither the embedding nor an earlier "
+                            "sublayer writes"
+                        )
+
     def check_untouched(
         self, w_out: np.ndarray, written: np.ndarray, where: str, b_out: np.ndarray | None = None
     ) -> None:

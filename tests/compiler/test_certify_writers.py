@@ -122,3 +122,25 @@ def test_a_part_whose_units_the_mlp_lacks_is_not_proved(model: CompiledModel) ->
     part = next(p for p in meta["reach"]["mlps"] if p["layer"] == 1)
     part["hidden"] = [part["hidden"][0], part["hidden"][1] + 1]
     _refused(CompiledModel(model.config, model.weights, meta), "units", "whose MLP has")
+
+
+def test_a_head_reading_what_a_later_sublayer_writes_is_not_proved(model: CompiledModel) -> None:
+    """The reach and the weights edited together (what `--no-rebuild` trusts): head `b` moved
+    from layer 1 into layer 0, beside the heads it ran after, where it reads `length` before layer
+    0's MLP writes it. The walk evaluated it at the reach's values of `length` and proved it."""
+    weights = {k: v.copy() for k, v in model.weights.items()}
+    config, meta = copy.deepcopy(model.config), copy.deepcopy(model.metadata)
+    for name in ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V"):
+        moved = weights[f"blocks.1.attn.{name}"]
+        weights[f"blocks.0.attn.{name}"] = np.concatenate([weights[f"blocks.0.attn.{name}"], moved])
+        weights[f"blocks.1.attn.{name}"] = moved[:0]
+    for c in (config, meta["config"]):
+        c["layers"][0]["n_heads"], c["layers"][1]["n_heads"] = 3, 0
+        c["n_heads"] = 3
+    meta["layers"][0]["attn"].append({**meta["layers"][1]["attn"][0], "head": 2})
+    meta["layers"][1]["attn"] = []
+    head = next(h for h in meta["reach"]["heads"] if h["name"] == "b")
+    head["layer"], head["head"] = 0, 2
+    edited = CompiledModel(config, weights, meta)
+    assert _wrong(model, edited)
+    _refused(edited, "head 'b'", "'length'", "earlier sublayer")
