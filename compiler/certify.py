@@ -222,6 +222,7 @@ def _embedding(
     # a sum of two float32 numbers is exact when one of them is 0
     special = Specials(x, np.where((e_rows != 0) & (p_rows != 0), U * np.abs(x), 0.0))
     walk = Walk(w, reach, residual, max_len, err, special, checks, one, bos, pad)
+    walk.check_range("the embedding")
     written = np.abs(w_e).max(axis=0) + np.abs(w_pos).max(axis=0) > 0
     walk.claim(sorted(set(np.flatnonzero(written).tolist()) | inputs), "the embedding")
     return walk
