@@ -123,6 +123,7 @@ def assemble(
         causal=causal_run,
         tokens=tuple(value_label(t) for t in metadata["vocab"]["tokens"]),
         decoding=decoding_digest(metadata["output"]),
+        max_len=max_len,
     )
     metadata["reach"] = built.to_json()
     return CompiledModel(config, weights, metadata)

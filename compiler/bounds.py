@@ -22,6 +22,16 @@ from compiler.reach import Reading
 
 U = 2.0**-24  # float32 unit roundoff
 SLACK = 1.0 + 1e-9  # covers float64 rounding in the bound computations themselves
+# Half of float32's largest number (3.4e38 is just under 2^128): a product whose terms sum to this
+# much in magnitude (so may its partial sums, in some order) can overflow to inf in float32, which
+# float64 does not show. Its error is then taken as at least that magnitude, which fails any
+# decision that reads it (and `overflow`, a residual dimension that holds it).
+OVERFLOW = 2.0**127
+
+
+def overflowed(error: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
+    """`error`, but at least `magnitude` where that reaches OVERFLOW (a float32 sum may be inf)."""
+    return np.where(magnitude >= OVERFLOW, np.maximum(error, magnitude), error)
 
 
 def gamma(n: int | np.ndarray) -> np.ndarray | float:
@@ -326,6 +336,11 @@ class Linear:
         return Evaluated(value, err, mag)
 
     def own(self, ev: Evaluated) -> np.ndarray:
+        """The float32 rounding of the dot products themselves, [P, C] (at least the terms'
+        magnitude where a float32 sum of them can overflow: `overflowed`)."""
+        return overflowed(self._own(ev), ev.magnitude + ev.error)
+
+    def _own(self, ev: Evaluated) -> np.ndarray:
         """The float32 rounding of the dot products themselves, [P, C]. A column whose products all
         lie on one dyadic grid (x·w·2^k integers) with |sum| < 2^24 grid steps, at exact inputs,
         is exact in any order: 0 there."""
@@ -486,4 +501,4 @@ def special_linear(
     exact = (
         ((e @ np.abs(W)) == 0) & (steps <= 60) & (np.ldexp(size, np.minimum(steps, 60)) < 2.0**24)
     )
-    return value, np.where(exact, 0.0, (e @ np.abs(W) + gamma(n) * size) * SLACK)
+    return value, overflowed(np.where(exact, 0.0, (e @ np.abs(W) + gamma(n) * size) * SLACK), size)

@@ -45,7 +45,7 @@ from compiler.certify_mlp import check_mlp
 from compiler.certify_parts import is_number, product
 from compiler.certify_walk import OverBudget, Specials, Walk
 from compiler.grid import GRID_KEYS
-from compiler.reach import Reach, Reading, decoding_digest, value_label
+from compiler.reach import HeadReach, Reach, Reading, decoding_digest, value_label
 
 
 def certify(
@@ -62,6 +62,7 @@ def certify(
     checks: list[Check] = []
     try:
         walk = _embedding(weights, reach, max_len, residual, checks, tokens)
+        _check_blocks(weights, reach, int(config["n_layers"]))
         for layer in range(int(config["n_layers"])):
             check_attention(walk, layer)
             check_mlp(walk, layer)
@@ -69,12 +70,34 @@ def certify(
         if all(check.ok for check in checks):
             # last, and only where every decision held: the walk's refusal of an edited file (a
             # swapped token row, an edited output list, an off-grid denominator) says more
-            _check_runtime(reach, config, output, tokens)
+            _check_runtime(reach, config, output, tokens, max_len)
     except ReadError as err:
         return Certificate((), (str(err),))
     except OverBudget as over:
         return Certificate((*checks, over.check))
     return Certificate(tuple(checks))
+
+
+def _check_blocks(weights: dict[str, np.ndarray], reach: Reach, n_layers: int) -> None:
+    """Every head and MLP part the reach lists is in a layer the file has, and every part's units
+    are units of its MLP. The walk checks the file's layers: a block past them was never checked
+    (a file with its last layer cut off re-checked as proved, its output read from dimensions no
+    block wrote), and a part's units past the MLP's were sliced away unseen."""
+    for block in (*reach.heads, *reach.mlps):
+        if not 0 <= block.layer < n_layers:
+            kind = "head" if isinstance(block, HeadReach) else "MLP part"
+            raise ReadError(
+                f"the reach's {kind} {block.name!r} is in layer {block.layer}, but the file has "
+                f"{n_layers} layer{'s' if n_layers != 1 else ''}"
+            )
+    for part in reach.mlps:
+        units = weights[f"blocks.{part.layer}.mlp.W_in"].shape[1]
+        a, b = part.hidden
+        if not 0 <= a <= b <= units:
+            raise ReadError(
+                f"the reach's MLP part {part.name!r} has units {a}-{b - 1} of layer "
+                f"{part.layer}, whose MLP has {units}"
+            )
 
 
 # what reading a file's reach wrongly raises
@@ -112,16 +135,28 @@ def recheck(tensors: dict[str, np.ndarray], metadata: dict[str, Any]) -> Certifi
 
 
 def _check_runtime(
-    reach: Reach, config: dict[str, Any], output: dict[str, Any], tokens: Sequence[Any]
+    reach: Reach,
+    config: dict[str, Any],
+    output: dict[str, Any],
+    tokens: Sequence[Any],
+    max_len: int,
 ) -> None:
     """What the runtime reads from the file besides the weights is what the compile meant (the
     reach pins it): each head's mask and causal attention (which keys a query sees), the
-    vocabulary (which id each token is encoded as) and the output entry (how logits decode).
-    An edited one is refused: the walk proves the weights for the reach's, not the file's."""
-    if reach.tokens is None or reach.decoding is None:
+    vocabulary (which id each token is encoded as), the longest input (the value sets end there)
+    and the output entry (how logits decode). An edited one is refused: the walk proves the
+    weights for the reach's, not the file's."""
+    if reach.tokens is None or reach.decoding is None or reach.max_len is None:
         raise ReadError(
-            "the file's reach does not record the vocabulary and the decoding it was compiled "
-            "for (written by an older compiler): recompile it to certify them"
+            "the file's reach does not record the vocabulary, max_len and decoding it was "
+            "compiled for (written by an older compiler): recompile it to certify them"
+        )
+    if max_len != reach.max_len:
+        # a model without W_pos runs any length its n_ctx allows: hist compiled at N = 3 and
+        # edited to max_len 6 counted 5 a's as 3 under a certificate of the length-3 reach
+        raise ReadError(
+            f"the file's max_len is {max_len}, but the model was compiled for inputs of at most "
+            f"{reach.max_len} tokens"
         )
     causal = config.get("attention_dir", "bidirectional") == "causal"
     if causal != reach.causal:
@@ -187,6 +222,7 @@ def _embedding(
     # a sum of two float32 numbers is exact when one of them is 0
     special = Specials(x, np.where((e_rows != 0) & (p_rows != 0), U * np.abs(x), 0.0))
     walk = Walk(w, reach, residual, max_len, err, special, checks, one, bos, pad)
+    walk.check_range("the embedding")
     written = np.abs(w_e).max(axis=0) + np.abs(w_pos).max(axis=0) > 0
     walk.claim(sorted(set(np.flatnonzero(written).tolist()) | inputs), "the embedding")
     return walk
@@ -200,6 +236,7 @@ SNAP_NOISE = 1e-9
 def _check_decoder(walk: Walk, output: dict[str, Any]) -> None:
     """The argmax wins by more than the logits' errors; a number snaps to the program's value."""
     w_u, b_u = walk.w["unembed.W_U"], walk.w["unembed.b_U"]
+    walk.check_read((walk.reach.output,), "the unembedding")
     reading = walk.reach.readings[walk.reach.output]
     lin = Linear(
         w_u,

@@ -20,6 +20,7 @@ from compiler.bounds import (
     U,
     dyadic_exponent,
     gamma,
+    overflowed,
     special_linear,
 )
 from compiler.certificate import UNDERFLOW, Check
@@ -49,6 +50,9 @@ def check_attention(walk: Walk, layer: int) -> None:
     new_e = walk.special.e.copy()
     written = np.zeros(len(walk.residual), dtype=bool)
     updates: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]] = []
+    for head in heads:  # before any head of the layer claims what it writes
+        values = (v.reading for v in head.values if v.reading is not None)
+        walk.check_read((*head.query, *head.key, *values), f"layer {layer} head {head.name!r}")
     for head in heads:
         h = head.head
         wq, wk, wv = (walk.w[p + n][h] for n in ("W_Q", "W_K", "W_V"))
@@ -143,6 +147,7 @@ def check_attention(walk: Walk, layer: int) -> None:
                 dz @ wo,
             )
             abs_err = (z_abs + g_out * ((vmax + verr) @ wo) * (~same_sign)) * 1.0 + dev
+            abs_err = overflowed(abs_err, (vmax + verr) @ wo)
             if head.single and not np.any(verr):
                 # one key (or BOS) with weight exactly 1: z is its value exactly; z @ W_O on
                 # one dyadic grid within 2^24 steps is exact too
@@ -159,8 +164,9 @@ def check_attention(walk: Walk, layer: int) -> None:
             written[out] = True
         # BOS and PAD queries attend to BOS alone: they add BOS's value through W_O exactly
         bos_ov_full = sv[0] @ w_o[h]
-        bos_ov_err = sv_err[0] @ np.abs(w_o[h]) + gamma(out_terms) * (
-            (np.abs(sv[0]) + sv_err[0]) @ np.abs(w_o[h])
+        bos_terms = (np.abs(sv[0]) + sv_err[0]) @ np.abs(w_o[h])
+        bos_ov_err = overflowed(
+            sv_err[0] @ np.abs(w_o[h]) + gamma(out_terms) * bos_terms, bos_terms
         )
         new_x += bos_ov_full
         new_e += bos_ov_err
@@ -179,10 +185,54 @@ def check_attention(walk: Walk, layer: int) -> None:
         walk.err.relative[out] = walk.err.relative[out] + rel + np.where(carried, U, 0.0)
         walk.err.magnitude[out] = mag
     walk.check_untouched(w_o.reshape(-1, w_o.shape[-1]), written, f"layer {layer} attn")
+    _check_head_outputs(walk, layer, heads, w_o)  # and each head only its own
+    _check_unlisted_heads(walk, layer, heads)
     # resid + attn_out rounds only where the heads' output at BOS/PAD can be non-zero: adding an
     # exact 0.0 is exact (the `one` and `bos` dimensions stay exact, which matching's BOS key needs)
     touched = (new_x != walk.special.x) | (new_e != walk.special.e)
     walk.special = Specials(new_x, (new_e + U * np.abs(new_x) * touched) * SLACK)
+    walk.check_range(f"layer {layer} attn")
+
+
+def _check_head_outputs(walk: Walk, layer: int, heads: list[HeadReach], w_o: np.ndarray) -> None:
+    """Each head's W_O writes only its own parts' dimensions, and a head the reach does not list
+    writes nothing. A head's value check reads only the W_O entries on its own parts' columns, and
+    the layer's check of what it writes only the union of every head's: head 1's W_O on head 0's
+    column (or a head the reach does not list, writing there) went unread, and the file decoded
+    wrongly under a certificate that held."""
+    own: dict[int, set[int]] = {}
+    for head in heads:
+        own.setdefault(head.head, set()).update(d for part in head.values for d in part.out)
+    for h in range(w_o.shape[0]):
+        touched = np.flatnonzero(np.abs(w_o[h]).max(axis=0, initial=0.0) > 0)
+        stray = [int(d) for d in touched if int(d) not in own.get(h, set())]
+        if stray:
+            named = next((head.name for head in heads if head.head == h), None)
+            who = (
+                f"head {h} ({named!r})"
+                if named is not None
+                else f"head {h}, which the reach does not list,"
+            )
+            raise ReadError(
+                f"layer {layer} attn {who} writes residual dimension "
+                f"{walk.residual[stray[0]]!r}, which the reach does not say it writes"
+            )
+
+
+def _check_unlisted_heads(walk: Walk, layer: int, heads: list[HeadReach]) -> None:
+    """A head the reach does not list is all zeros: its scores are checked nowhere, and one that
+    overflows float32 makes its softmax NaN, which its zero W_O passes on (NaN·0 is NaN)."""
+    p = f"blocks.{layer}.attn."
+    listed = {head.head for head in heads}
+    for h in range(walk.w[p + "W_Q"].shape[0]):
+        if h in listed:
+            continue
+        for name in ("W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V"):
+            if np.any(walk.w[p + name][h] != 0):
+                raise ReadError(
+                    f"layer {layer} attn head {h}, which the reach does not list, has a non-zero "
+                    f"{name}"
+                )
 
 
 def _scores(

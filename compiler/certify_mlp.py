@@ -23,6 +23,7 @@ from compiler.bounds import (
     U,
     dyadic_exponent,
     gamma,
+    overflowed,
     sparse_product,
     special_linear,
 )
@@ -50,6 +51,9 @@ def check_mlp(walk: Walk, layer: int) -> None:
     written = np.zeros(len(walk.residual), dtype=bool)
     updates = []
     out_terms = np.count_nonzero(w_out, axis=0) + 1  # [d_model]
+    checked = np.zeros(w_out.shape[0], dtype=bool)  # the units of parts with reachable points
+    for part in (m for m in walk.reach.mlps if m.layer == layer):  # before any part claims
+        walk.check_read(part.readings, f"layer {layer} MLP {part.name!r}")
     for part in (m for m in walk.reach.mlps if m.layer == layer):
         a, b = part.hidden
         lin = Linear(
@@ -69,10 +73,12 @@ def check_mlp(walk: Walk, layer: int) -> None:
         coords = np.array(part.points, dtype=np.float64)
         if coords.size == 0:
             continue
+        checked[a:b] = True
         walk.claim(out, f"MLP {part.name!r} (layer {layer}, units {a}-{b - 1})")
         update = _mlp_part(walk, layer, part, lin, coords, wo, out, out_reading, out_terms, b_out)
         updates.append(update)
         written[out] = True
+    _check_unread_units(walk, layer, (w_in, b_in, w_out), checked)
     for out, abs_err, mag, grid in updates:
         walk.err.grid[out] = grid
         carried = (walk.err.absolute[out] > 0) | (walk.err.relative[out] > 0)
@@ -87,7 +93,8 @@ def check_mlp(walk: Walk, layer: int) -> None:
     h_err = np.where(off, 0.0, pre_err)
     out_val = h @ w_out + b_out
     n = np.count_nonzero(w_out, axis=0) + 1
-    out_err = h_err @ np.abs(w_out) + gamma(n) * ((h + h_err) @ np.abs(w_out) + np.abs(b_out))
+    terms = (h + h_err) @ np.abs(w_out) + np.abs(b_out)
+    out_err = overflowed(h_err @ np.abs(w_out) + gamma(n) * terms, terms)
     out_err = np.where(
         (h_err.max(axis=1, initial=0) == 0)[:, None] & (h.max(axis=1, initial=0) == 0)[:, None],
         np.abs(b_out) * 0,
@@ -98,6 +105,32 @@ def check_mlp(walk: Walk, layer: int) -> None:
     # b_out 0: an exact 0.0, whose sum is exact)
     touched = (out_val != 0) | (out_err != 0)
     walk.special = Specials(x, (walk.special.e + out_err + U * np.abs(x) * touched) * SLACK)
+    walk.check_range(f"layer {layer} mlp")
+
+
+def _check_unread_units(
+    walk: Walk, layer: int, weights: tuple[np.ndarray, np.ndarray, np.ndarray], checked: np.ndarray
+) -> None:
+    """A unit no checked part holds (outside every part's units, or in a part with no reachable
+    point) is all zeros: its ReLU is decided nowhere and its output counted in no part's error,
+    and the layer's check of what it writes sees only that some part writes the dimension (a unit
+    added to a file, writing an MLP part's output column, re-checked as proved and decoded
+    wrongly); and a pre-activation that overflows float32 is NaN through a zero W_out row."""
+    w_in, b_in, w_out = weights
+    unread = np.flatnonzero(~checked & (np.abs(w_out).max(axis=1, initial=0.0) > 0))
+    if unread.size:
+        k = int(unread[0])
+        d = int(np.flatnonzero(w_out[k])[0])
+        raise ReadError(
+            f"layer {layer} mlp unit {k} writes residual dimension {walk.residual[d]!r}, but "
+            "belongs to no MLP part the reach gives a reachable point"
+        )
+    idle = np.flatnonzero(~checked & ((np.abs(w_in).max(axis=0, initial=0.0) > 0) | (b_in != 0)))
+    if idle.size:
+        raise ReadError(
+            f"layer {layer} mlp unit {int(idle[0])} belongs to no MLP part the reach gives a "
+            "reachable point, but its W_in or b_in is not zero"
+        )
 
 
 def _mlp_part(
@@ -273,7 +306,8 @@ def _continuous_chunk(
     ideal = sparse_product(h, out_w.signed, None) + b_out[out]  # [P, O]
     carried = sparse_product(h_err, out_w.abs, None)
     n = out_terms[out]
-    sum_err = gamma(n) * (sparse_product(h + h_err, out_w.abs, None) + np.abs(b_out[out]))
+    terms = sparse_product(h + h_err, out_w.abs, None) + np.abs(b_out[out])
+    sum_err = overflowed(gamma(n) * terms, terms)
     intended = encode(out_reading, outputs, out)  # [P, O]
     dev = np.abs(ideal - intended)
     dev = np.where(dev <= 1e-9 * (1.0 + np.abs(intended)), 0.0, dev)
@@ -401,7 +435,7 @@ def _mlp_chunk(
     steps = h_grid[:, None] + grid[None, :]  # [P, O]
     size = np.ldexp(h_sum + np.abs(b_out[out]), np.minimum(steps, 60))
     exact_sum = dyadic[:, None] & (steps <= 60) & (size < 2.0**24)
-    sum_err = np.where(exact_sum, 0.0, sum_err)
+    sum_err = overflowed(np.where(exact_sum, 0.0, sum_err), h_sum + np.abs(b_out[out]))
     intended = encode(out_reading, outputs, out)  # [P, O]
     dev = np.abs(ideal - intended)
     # below 1e-9 relative, a difference is float64's own rounding of this evaluation, not the

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler.bounds import SLACK, U, gamma, row_grid
+from compiler.bounds import SLACK, U, gamma, overflowed, row_grid
 
 
 class KeySide:
@@ -50,7 +50,7 @@ def score_bounds(
     err = np.where(exact, 0.0, err * SLACK)
     if not scale_exact:
         err = err + 4 * U * SLACK * magnitude / scale
-    return s, err
+    return s, overflowed(err, magnitude)
 
 
 def score_bounds_general(
@@ -87,4 +87,4 @@ def score_bounds_general(
         # 1/sqrt(d_head) is not a power of 2: the division (or scaling q first, as fused
         # kernels do) rounds each score, and the stored W_K carries a rounded sqrt(d_head)
         err = err + 4 * U * SLACK * ((np.abs(qs) + qe) @ (np.abs(all_k) + all_ke).T) / scale
-    return s, err
+    return s, overflowed(err, (np.abs(qs) + qe) @ (np.abs(all_k) + all_ke).T)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from compiler.bounds import DimErrors, ReadError
+from compiler.bounds import OVERFLOW, DimErrors, ReadError
 from compiler.certificate import Check
 from compiler.reach import HeadReach, Reach
 
@@ -68,6 +68,39 @@ class Walk:
                     f"{self.writers[d]} wrote already"
                 )
             self.writers[d] = who
+
+    def check_range(self, where: str) -> None:
+        """Every residual dimension stays below OVERFLOW (half of float32's largest number) at
+        every position, error included: past it a float32 sum may be inf, and every product
+        reading the dimension NaN, a zero weight's too (inf·0), whatever the decisions' margins
+        say (a head's W_Q and W_K scaled by 1e18 re-checked as proved while the runtime computed
+        NaN logits)."""
+        real = self.err.magnitude + self.err.worst()
+        special = (np.abs(self.special.x) + self.special.e).max(axis=0, initial=0.0)
+        for values, at in ((real, "a real position"), (special, "BOS or PAD")):
+            bad = np.flatnonzero(~(values < OVERFLOW))  # NaN too
+            if bad.size:
+                d = int(bad[0])
+                raise ReadError(
+                    f"{where} can leave residual dimension {self.residual[d]!r} at "
+                    f"{float(values[d]):.3g} at {at}, past float32's range (3.4e38 at most; "
+                    f"{OVERFLOW:.3g} allowed)"
+                )
+
+    def check_read(self, readings: Iterable[int], who: str) -> None:
+        """A block reads only dimensions the embedding or an earlier sublayer wrote: the walk
+        evaluates it at its readings' values, which a dimension written later (or by a block of
+        its own sublayer, which runs beside it) does not hold yet."""
+        for r in readings:
+            reading = self.reach.readings[r]
+            for terms in reading.terms:
+                for d, _ in terms:
+                    if d != self.one and int(d) not in self.writers:
+                        raise ReadError(
+                            f"{who} reads {reading.name!r} at residual dimension "
+                            f"{self.residual[d]!r}, which neither the embedding nor an earlier "
+                            "sublayer writes"
+                        )
 
     def check_untouched(
         self, w_out: np.ndarray, written: np.ndarray, where: str, b_out: np.ndarray | None = None

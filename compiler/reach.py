@@ -173,6 +173,9 @@ class Reach:
     causal: bool = False
     tokens: tuple[str, ...] | None = None
     decoding: str | None = None
+    # the longest input (the runtime runs 1..max_len tokens); the value sets end there, and a
+    # model without a positional embedding has no other record of it
+    max_len: int | None = None
 
     def check_indices(self, d_model: int) -> None:
         """ValueError where a file's reach names a residual dimension or a reading that does not
@@ -272,6 +275,7 @@ class Reach:
             **({"causal": True} if self.causal else {}),
             **({} if self.tokens is None else {"tokens": list(self.tokens)}),
             **({} if self.decoding is None else {"decoding": self.decoding}),
+            **({} if self.max_len is None else {"max_len": self.max_len}),
             **(
                 {}
                 if self.inputs is None
@@ -360,6 +364,7 @@ class Reach:
             bool(obj.get("causal", False)),
             None if tokens is None else tuple(str(t) for t in tokens),
             None if obj.get("decoding") is None else str(obj["decoding"]),
+            None if obj.get("max_len") is None else int(obj["max_len"]),
         )
 
 

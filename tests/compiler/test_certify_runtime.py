@@ -132,11 +132,27 @@ def test_causal_attention_is_pinned(tmp_path: Path) -> None:
     )
 
 
-def test_a_reach_without_the_pins_is_not_proved() -> None:
+@pytest.mark.parametrize("keys", [("tokens", "decoding"), ("max_len",)])
+def test_a_reach_without_the_pins_is_not_proved(keys: tuple[str, ...]) -> None:
     model = _model()
-    older = _edited(model, lambda m: [m["reach"].pop(k) for k in ("tokens", "decoding")])
+    older = _edited(model, lambda m: [m["reach"].pop(k) for k in keys])
     reason = _refused(recheck(model.weights, older))
-    assert "does not record the vocabulary and the decoding" in reason and "recompile" in reason
+    assert "does not record the vocabulary, max_len and decoding" in reason
+    assert "recompile" in reason
+
+
+def test_an_edited_max_len_is_not_proved() -> None:
+    """hist has no positional embedding, so its file runs any length n_ctx allows: compiled at
+    N = 3 and edited to max_len 6 (n_ctx 7), it re-checked as proved against its length-3 reach
+    and counted five a's as 3."""
+    sop = load_source(Source("<test>", "res = selector_width(select(tokens, tokens, ==));"))
+    model = compile_sop(sop.get("res"), ["a", "b"], 3)
+    assert "pos_embed.W_pos" not in model.weights
+    longer = _edited(model, lambda m: (m.update(max_len=6), m["config"].update(n_ctx=7)))
+    runtime = transformer.from_tensors(model.weights, longer, "cpu")
+    assert runtime.run(["aaaaa"]) == [[3] * 5]  # the edit is real: 5 decodes as 3
+    reason = _refused(recheck(model.weights, longer))
+    assert "max_len is 6" in reason and "at most 3 tokens" in reason
 
 
 @pytest.mark.parametrize("kind", ["ints", "bools"])

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from compiler import out_rows
-from compiler.bounds import DimErrors, Evaluated, Linear, SparseRows, gamma
+from compiler.bounds import DimErrors, Evaluated, Linear, SparseRows, gamma, overflowed
 from compiler.certify_mlp import _shared_error, _Spread
 from compiler.certify_parts import Groups
 from compiler.mlp import dyadic
@@ -75,7 +75,10 @@ def test_own_zeroes_exactly_the_exact_sums(shape, data, scalar_grid) -> None:  #
     )
     terms = np.arange(1, C + 1)
     with np.errstate(over="ignore"):
-        got = _bare_linear(terms, w_grid).own(Evaluated(m, err, m, grid))
+        linear = _bare_linear(terms, w_grid)
+        got = linear._own(Evaluated(m, err, m, grid))  # before `own`'s overflow rule
+        overflow = linear.own(Evaluated(m, err, m, grid))
+    assert np.array_equal(overflow, overflowed(got, m + err), equal_nan=True)
     full = np.broadcast_to(np.asarray(grid), (P, C))
     for p in range(P):
         for c in range(C):
@@ -98,7 +101,7 @@ def test_own_on_random_mixes_of_exact_and_inexact_inputs() -> None:
         w_grid = rng.choice([-60, -37, 0, 1, 24, 59, 60, 61, 99], C)
         terms = rng.integers(1, 9, C)
         with np.errstate(over="ignore"):
-            got = _bare_linear(terms, w_grid).own(Evaluated(m, err, m, grid))
+            got = _bare_linear(terms, w_grid)._own(Evaluated(m, err, m, grid))
         for p in range(P):
             for c in range(C):
                 zero = err[p, c] == 0 and _exact(float(m[p, c]), int(grid[p, c] + w_grid[c]))
