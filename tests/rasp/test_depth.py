@@ -15,7 +15,6 @@ from rasp.errors import RaspRuntimeError
 from rasp.interpreter import MAX_CALL_DEPTH, Interpreter
 from rasp.parser import parse
 from rasp.sops import evaluate
-
 from tests.rasp.interpreting import run, seq, value
 
 SAME = "select(indices, indices, ==)"
