@@ -25,6 +25,8 @@ RECURSION_LIMIT = 50_000
 STACK_BYTES = 256 * 1024 * 1024
 
 _state = threading.local()  # .deep: this thread is one of ours
+_limit_lock = threading.Lock()
+_limit_users = [0, 0]  # deep threads running, and the recursion limit before the first of them
 
 
 def run_deep(fn: Callable[[], T]) -> T:
@@ -49,29 +51,44 @@ def run_deep(fn: Callable[[], T]) -> T:
             running.release()
 
     thread = threading.Thread(target=target, name="rasp-deep", daemon=True)
-    old_limit = sys.getrecursionlimit()
     try:
         old_size = threading.stack_size(STACK_BYTES)
     except (ValueError, RuntimeError):  # a platform without settable stack sizes
         return fn()
     # the limit is the interpreter's, not the thread's: raised while only the deep thread runs
     # Python (this one waits), so the main thread never recurses past its own C stack
-    sys.setrecursionlimit(max(old_limit, RECURSION_LIMIT))
+    _raise_limit()
     try:
         try:
             thread.start()
         finally:
             threading.stack_size(old_size)
     except RuntimeError:  # no memory for the stack: run here, with the usual limit
-        sys.setrecursionlimit(old_limit)
+        _restore_limit()
         return fn()
     try:
         _wait(thread, running)
     finally:
-        sys.setrecursionlimit(old_limit)
+        _restore_limit()
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]  # type: ignore[no-any-return]
+
+
+def _raise_limit() -> None:
+    # (counted: deep threads started from several threads restore the limit when the last ends)
+    with _limit_lock:
+        if _limit_users[0] == 0:
+            _limit_users[1] = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_limit_users[1], RECURSION_LIMIT))
+        _limit_users[0] += 1
+
+
+def _restore_limit() -> None:
+    with _limit_lock:
+        _limit_users[0] -= 1
+        if _limit_users[0] == 0:
+            sys.setrecursionlimit(_limit_users[1])
 
 
 def _wait(thread: threading.Thread, running: threading.Lock) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -91,3 +92,22 @@ def test_run_deep_passes_exceptions_on() -> None:
 
     with pytest.raises(KeyboardInterrupt):
         run_deep(interrupted)
+
+
+def test_run_deep_from_two_threads_restores_the_limit_when_the_last_ends() -> None:
+    before = sys.getrecursionlimit()
+    a_running, a_done = threading.Event(), threading.Event()
+
+    def a() -> None:
+        a_running.set()
+
+    def b() -> None:
+        a_running.wait(5)
+        run_deep(lambda: a_done.wait(5))  # starts while a's limit is raised, ends after a
+
+    other = threading.Thread(target=b)
+    other.start()
+    run_deep(lambda: (a(), time.sleep(0.2)))
+    a_done.set()
+    other.join(10)
+    assert sys.getrecursionlimit() == before
