@@ -11,6 +11,7 @@ with a RecursionError (reported as "the program nests too deeply"), never a cras
 
 from __future__ import annotations
 
+import contextvars
 import ctypes
 import sys
 import threading
@@ -41,10 +42,12 @@ def run_deep(fn: Callable[[], T]) -> T:
     running = threading.Lock()
     running.acquire()
 
+    context = contextvars.copy_context()  # the caller's context variables (--tracr-compat's)
+
     def target() -> None:
         _state.deep = True
         try:
-            outcome["value"] = fn()
+            outcome["value"] = context.run(fn)
         except BaseException as exc:  # (re-raised on the caller's thread)
             outcome["error"] = exc
         finally:

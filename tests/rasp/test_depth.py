@@ -111,3 +111,13 @@ def test_run_deep_from_two_threads_restores_the_limit_when_the_last_ends() -> No
     a_done.set()
     other.join(10)
     assert sys.getrecursionlimit() == before
+
+
+def test_a_deep_run_sees_the_callers_context_variables() -> None:
+    import contextvars
+
+    from rasp.deep_stack import run_deep
+
+    flag: contextvars.ContextVar[str] = contextvars.ContextVar("flag", default="unset")
+    flag.set("set by the caller")
+    assert run_deep(flag.get) == "set by the caller"
