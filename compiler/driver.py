@@ -35,6 +35,7 @@ from compiler.refusals import also_tried, header_refusal, refusals
 from compiler.schedule import Schedule, schedule_blocks
 from compiler.values import ValueSets, infer_values
 from rasp import sops
+from rasp.deep_stack import run_deep
 from rasp.errors import CompileError, Diagnostic, Source, option
 from rasp.tracr.boxes import marked, marked_problem
 from rasp.tracr.lower import is_lowered, is_tracr, to_sops, value_problems
@@ -77,6 +78,46 @@ def compile_sop(
     (`select(x, y, <)`) over many numbers as widths over their digits (`compiler.order_digits`);
     `prepare` gives the graph compiled.
     """
+    # its walks over the s-op graph recurse: a deep chain needs rasp.deep_stack's raised limit
+    try:
+        return run_deep(
+            lambda: _compile_sop(
+                sop,
+                vocab,
+                max_len,
+                name=name,
+                source=source,
+                causal=causal,
+                head_masks=head_masks,
+                require_certificate=require_certificate,
+                max_params=max_params,
+                progress=progress,
+            )
+        )
+    except RecursionError:
+        span = getattr(sop, "span", None)  # (a tracr program has none)
+        raise CompileError(
+            [
+                Diagnostic(
+                    "the program nests too deeply to compile", span, "split it into fewer steps"
+                )
+            ]
+        ) from None
+
+
+def _compile_sop(
+    sop: sops.Node,
+    vocab: Sequence[Atom],
+    max_len: int,
+    *,
+    name: str | None,
+    source: Source | None,
+    causal: bool,
+    head_masks: bool,
+    require_certificate: bool,
+    max_params: int | None,
+    progress: Callable[[str, int, int], None] | None,
+) -> CompiledModel:
     if is_tracr(sop):
         sop = to_sops(sop)  # type: ignore[arg-type]
     # a tracr program, given as such or lowered already (`rasp compile prog.py:NAME`, or a graph

@@ -95,14 +95,29 @@ class PlanContext:
     def is_positional(self, index: int) -> bool:
         """A map of `indices` (and constants) alone: a function of the position, which the
         positional embedding writes for free (`indices % 2 == 0`)."""
-        if index not in self._positional:
-            node = self.graph[index]
+        # iterative (a chain of thousands of maps): inputs that are maps are decided first
+        stack = [index]
+        while stack:
+            top = stack[-1]
+            if top in self._positional:
+                stack.pop()
+                continue
+            node = self.graph[top]
             inputs = [self.graph[i] for i in node.inputs]
-            self._positional[index] = (
+            if node.op is Op.MAP:
+                pending = [
+                    i.index for i in inputs if i.op is Op.MAP and i.index not in self._positional
+                ]
+                if pending:
+                    stack.extend(pending)
+                    continue
+            stack.pop()
+            self._positional[top] = (
                 node.op is Op.MAP
                 and any(i.op is not Op.CONST for i in inputs)
                 and all(
-                    i.op in (Op.INDICES, Op.CONST) or self.is_positional(i.index) for i in inputs
+                    i.op in (Op.INDICES, Op.CONST) or (i.op is Op.MAP and self._positional[i.index])
+                    for i in inputs
                 )
             )
         return self._positional[index]

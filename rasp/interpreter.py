@@ -21,6 +21,7 @@ import numpy as np
 
 from rasp import ast, builtins
 from rasp.call_names import call_text
+from rasp.deep_stack import run_deep
 from rasp.errors import (
     RaspError,
     RaspNameError,
@@ -56,7 +57,9 @@ from rasp.values import (
 )
 from rasp.wording import with_article
 
-MAX_CALL_DEPTH = 100
+# Nested calls of a `def` (an endless recursion's error). The original stops at 100 to 140, where
+# Python's recursion limit does; statements run with a higher limit (rasp.deep_stack).
+MAX_CALL_DEPTH = 1000
 
 
 @dataclass
@@ -177,6 +180,14 @@ class Interpreter:
         REPL tests its new s-ops on the running example, as the original's REPL tests every value
         as it goes) and refuses it by raising a RaspError: that statement binds nothing, and the
         loop stops there, keeping what its earlier statements bound."""
+        return run_deep(lambda: self._exec_top(stmt, repl_loading, check))
+
+    def _exec_top(
+        self,
+        stmt: ast.Stmt,
+        repl_loading: ReplLoading | None,
+        check: Callable[[StatementResult], None] | None,
+    ) -> StatementResult:
         self._repl_loading = repl_loading
         self._check = check
         try:
