@@ -27,7 +27,7 @@ from compiler.rewrite import ValueFacts
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic
 from rasp.seqvalues import value_repr
-from rasp.tracr.lower import LengthCheck, NoneCheck, TracrFn
+from rasp.tracr.functions import LengthCheck, NoneCheck, TracrFn
 
 # value combinations checked at most per function reading an ambiguous mean (beyond: refused,
 # since an unchecked combination could be one the model gets wrong)

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from compiler.blocks import Atom
 from compiler.rounded import unrounded
 from rasp import operators as ops
-from rasp.tracr.lower import TracrFn
+from rasp.tracr.functions import TracrFn
 
 # the fit's grid (compiler.fits.exact_affine_fit rounds its coefficients to it)
 _GRID = 2**20

@@ -22,7 +22,7 @@ from typing import Any
 
 from compiler.blocks import Atom, is_number
 from rasp import sops
-from rasp.tracr.lower import NoneCheck
+from rasp.tracr.functions import NoneCheck
 
 MAX_POINTS = 200_000  # key values computed for one proof (inputs' combinations x positions)
 _ORDERS = (sops.Comparison.LT, sops.Comparison.LEQ, sops.Comparison.GT, sops.Comparison.GEQ)

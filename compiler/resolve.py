@@ -30,7 +30,7 @@ from compiler.rounded import Rounded
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, RaspRuntimeError
 from rasp.seqvalues import value_repr
-from rasp.tracr.lower import NoneCheck
+from rasp.tracr.functions import NoneCheck
 
 
 def needs_resolving(node: sops.Node) -> bool:

@@ -37,7 +37,7 @@ import numpy as np
 
 from compiler.rounded import Rounded, round_float
 from rasp import operators as ops
-from rasp.tracr.lower import TracrFn
+from rasp.tracr.functions import TracrFn
 
 EXACT_INT = float(2**53)  # ints below this (in magnitude) are exact in float64
 

@@ -5,7 +5,7 @@ Python values (`rasp.tracr.boxes.plain`: the compiler, the models and the tools 
 function that reads such a value computes with numpy's arithmetic in tracr: `np.True_ + np.True_`
 is `True` (Python's `True + True` is 2), `np.float32(1/3) * 3` is `1.0`. Each lowered function
 remembers the numpy type of each value it gave (`NumpyTypes`) and the functions reading it
-(`rasp.tracr.lower.TracrFn.sources`) are given the numpy scalar back. A value the function gave
+(`rasp.tracr.functions.TracrFn.sources`) are given the numpy scalar back. A value the function gave
 both as a numpy scalar and as a Python value (or as two numpy types) is one value to the graph:
 a clash, refused by the compiler where a function reads it. Past an aggregate the graph's value may
 also be one tracr gives as Python's where the function gave numpy's (the aggregate's default as

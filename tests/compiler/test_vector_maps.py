@@ -208,7 +208,7 @@ def test_the_tracr_maps_that_matter_answer() -> None:
     minus = to_sops(tracr.numerical(tracr.tokens) - tracr.indices).fn  # type: ignore[union-attr]
     assert _check(minus, [[0.5, 0.0, True, 3, 2.0], [0.25, -0.0, 1, 3, True]])  # type: ignore[arg-type]
     # another tracr function, or a string argument: per row
-    from rasp.tracr.lower import TracrFn
+    from rasp.tracr.functions import TracrFn
 
     other = TracrFn(lambda x, y: x - y, "f")
     assert vm.apply_columns(other, [vm.column([1]), vm.column([2])]) is None  # type: ignore[list-item]

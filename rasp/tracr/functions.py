@@ -1,0 +1,165 @@
+"""The functions a lowered tracr graph calls (`rasp.tracr.lower.to_sops` makes them): a map's
+with tracr's None rule (`TracrFn`), a Select's predicate, the checks that stand for tracr's errors
+(None compared, a constant of another length) and the constants' value functions. Each holds what
+the compiler needs to see in it: a map's affine form, the value it returned that no model can
+hold (`bad`), the numpy scalar types it gave (`rasp.tracr.numpy_values`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from rasp.errors import RaspRuntimeError
+from rasp.tracr.boxes import box, equality_token, is_value, marked, plain, unbox
+from rasp.tracr.numpy_values import AmbiguousReads, NumpyTypes, Source
+
+
+@dataclass
+class TracrFn:
+    """A Map's or SequenceMap's function with tracr's None rule: None in, None out. Any exception is
+    an evaluation error (as tracr raises it); a value no model can hold is recorded."""
+
+    f: Callable[..., Any]
+    text: str
+    # (a, b, 0) for a LinearSequenceMap's a·x + b·y, or an operator's `+` or `-` of two s-ops:
+    # its form on numbers, so the compiler need not call it on every combination of their values
+    # (compiler.known_affine, compiler.vector_maps)
+    affine: tuple[int | float, ...] | None = None
+    bad: tuple[tuple[Any, ...], Any] | None = field(default=None, repr=False)
+    # per argument, the program function that gave it (`sources_of`): its numpy scalars, which the
+    # graph holds as Python values, are given back as numpy's (np.True_ + np.True_ is True, not 2)
+    sources: tuple[Source | None, ...] = field(default=(), repr=False, compare=False)
+    numpy: NumpyTypes = field(default_factory=lambda: NumpyTypes(), repr=False, compare=False)
+    ambiguous: AmbiguousReads = field(default_factory=AmbiguousReads, repr=False, compare=False)
+
+    def __call__(self, *args: Any) -> Any:
+        if None in args:
+            return None
+        given = [unbox(a) for a in args]
+        if self.sources:
+            self.ambiguous.record(self.sources, given)
+            given = [g if s is None else s.given(g) for g, s in zip(given, self.sources)]
+        try:
+            out = self.f(*given)
+        except RaspRuntimeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 (the program's own function may raise anything)
+            raise RaspRuntimeError(f"{type(exc).__name__}: {exc}") from None
+        if self.numpy.read or self.numpy.compared:
+            self.numpy.note(out)
+        out = plain(out)
+        if marked(out) and self.bad is None:  # a string of its own, read back as a tuple
+            self.bad = (args, out)
+        out = box(out)
+        if not is_value(out) and self.bad is None:
+            self.bad = (args, out)
+        return out
+
+    def structure(self) -> tuple[str, int]:
+        """Equal for two maps of one Python function (compiler.dedupe): `Map(f, x)` written twice
+        computes the same values (tracr's functions are pure)."""
+        return ("tracr", id(self.f))
+
+
+@dataclass
+class TracrPredicate:
+    """A Select's predicate, called as `predicate(key, query)`; exceptions as TracrFn's."""
+
+    predicate: Callable[[Any, Any], Any]
+    text: str
+    sources: tuple[Source | None, ...] = field(default=(), repr=False, compare=False)
+    ambiguous: AmbiguousReads = field(default_factory=AmbiguousReads, repr=False, compare=False)
+
+    def __call__(self, key: Any, query: Any) -> bool:
+        key, query = unbox(key), unbox(query)
+        if self.sources:
+            self.ambiguous.record(self.sources, (key, query))
+            key, query = (
+                v if s is None else s.given(v) for v, s in zip((key, query), self.sources)
+            )
+        try:
+            return bool(self.predicate(key, query))
+        except Exception as exc:  # noqa: BLE001
+            raise RaspRuntimeError(f"{type(exc).__name__}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class NoneCheck:
+    """tracr's Comparison refuses None: the value itself, or the error tracr raises.
+
+    A tuple or list travels as a string token (`box`), whose text orders (2, 0) after (10, 0) and
+    tells (1,) from (1.0,), which tracr's Comparison compares element by element. With `tuples`
+    "equal" (`==`, `!=`) the check reads such a token as one that is equal exactly where the
+    values are (`equality_token`); with "order" it raises there, as no model orders tuples."""
+
+    role: str
+    constant: Any = None  # given: the check's value instead of the value it checks
+    passes_value: ClassVar[bool] = True  # (numpy_values.sources_of: the value goes on as it is)
+    tuples: str = ""  # "", "equal" or "order"
+    # the first tuple it could not read as tracr compares it (tracr did not raise there, so the
+    # lowered graph's error is no value of tracr's): reported by `value_problems`, as a refusal
+    refused: list[str] = field(default_factory=list, compare=False, hash=False, repr=False)
+
+    def __call__(self, value: Any) -> Any:
+        if value is None:
+            raise RaspRuntimeError(f"ValueError: {self.role} is None!")
+        if self.tuples and marked(value):
+            try:
+                if self.tuples == "order":
+                    raise RaspRuntimeError(
+                        f"a compiled model cannot order the {self.role} {unbox(value)!r}: tracr "
+                        "orders a tuple element by element, a model holds it as one token; "
+                        "compare its parts instead"
+                    )
+                return equality_token(value, self.role)
+            except RaspRuntimeError as err:
+                if not self.refused:
+                    self.refused.append(str(err))
+                raise
+        return value if self.constant is None else self.constant
+
+
+@dataclass(frozen=True)
+class ConstantFn:
+    """ConstantSOp's value at (index, length); tracr refuses another length when it checks."""
+
+    values: tuple[Any, ...]
+    check_length: bool
+
+    def __call__(self, index: int, n: int) -> Any:
+        if self.check_length and n != len(self.values):
+            raise RaspRuntimeError(f"Constant len {len(self.values)} doesn't match input len {n}.")
+        if index >= len(self.values):
+            raise RaspRuntimeError(f"the constant has no position {index}")
+        return self.values[index]
+
+
+@dataclass(frozen=True)
+class LengthCheck:
+    """A value of an s-op whose tracr value has `length` positions: the value itself on an input
+    of that length, else the error that tracr's differently shaped value stands for here."""
+
+    length: int
+    passes_value: ClassVar[bool] = True
+
+    def __call__(self, value: Any, n: int) -> Any:
+        if n != self.length:
+            raise RaspRuntimeError(
+                f"a constant of length {self.length} (check_length=False) read on an input of "
+                f"length {n}: tracr's value has the constant's length"
+            )
+        return value
+
+
+@dataclass(frozen=True)
+class MatrixFn:
+    """ConstantSelector's predicate: the fixed matrix, indexed [query][key]."""
+
+    matrix: tuple[tuple[bool, ...], ...]
+
+    def __call__(self, key: int, query: int) -> bool:
+        try:
+            return self.matrix[query][key]
+        except IndexError:
+            raise RaspRuntimeError(f"the constant selector has no cell [{query}][{key}]") from None
