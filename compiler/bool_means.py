@@ -41,8 +41,9 @@ def as_bool(value: Any) -> Any:
 
 @dataclasses.dataclass(frozen=True)
 class BoolArgs:
-    """A program function whose arguments at `positions` are bool means: their ints 0 and 1 are
-    the bools False and True, as tracr gives them."""
+    """A program function (a map's, or a Select predicate `fn(key, query)`) whose arguments at
+    `positions` are bool means: their ints 0 and 1 are the bools False and True, as tracr gives
+    them."""
 
     fn: Callable[..., Any]
     positions: tuple[int, ...]
@@ -58,21 +59,6 @@ class BoolArgs:
             self.positions,
             inner() if callable(inner) else ("function", id(self.fn)),
         )
-
-
-@dataclasses.dataclass(frozen=True)
-class BoolPredicate:
-    """A Select predicate `fn(key, query)` whose key (position 0) or query (1) is a bool mean."""
-
-    fn: Callable[[Any, Any], Any]
-    positions: tuple[int, ...]
-
-    def __call__(self, key: Any, query: Any) -> Any:
-        if 0 in self.positions:
-            key = as_bool(key)
-        if 1 in self.positions:
-            query = as_bool(query)
-        return self.fn(key, query)
 
 
 def _program_function(fn: Any) -> bool:
@@ -145,7 +131,7 @@ class BoolMeans:
         positions = self.reads(node)
         if not positions:
             return node
-        new = dataclasses.replace(node, fn=BoolPredicate(node.fn, positions))
+        new = dataclasses.replace(node, fn=BoolArgs(node.fn, positions))
         self._check_ambiguous(new, node.fn, positions)
         return new
 
