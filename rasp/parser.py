@@ -32,9 +32,21 @@ def _lark() -> Lark:
     )
 
 
+def lark_parser() -> Lark:
+    """The Lark parser of RASP's grammar (built once), for `rasp.continuation`."""
+    return _lark()
+
+
 _COMMAND_LINE = re.compile(
     r"[ \t]*(?:set|show|examples|s-op|selector|full[ \t]+seq[ \t]+display|exit|quit)\b"
 )
+
+
+def starts_command(line: str) -> bool:
+    """Whether `line` starts with a REPL command's word (`set`, `exit`, `full seq display`, ...):
+    no other statement can, and `parse` may end such a line with a `;`."""
+    return _COMMAND_LINE.match(line) is not None
+
 
 # A command whose words do not finish it yet (`set`, `show s-op`, `s-op examples`, `set example`):
 # the original reads on, over later lines, for the rest.

@@ -1,0 +1,81 @@
+"""Whether the lines of a statement typed so far end it, reading each line once.
+
+The REPL asks after every line whether the statement is complete (`rasp.parser.is_complete`).
+Parsing the whole text again at each line made a statement of n lines cost n parses of growing
+text: `x = 1 +` continued over 600 lines took 11 s. `Continuation` instead runs each new line's
+tokens through the parser's LALR automaton (its states only, no tree) and asks whether the end of
+input could come next, so a statement of n lines costs one pass. Its answer is `is_complete`'s:
+where it cannot be sure (a token the automaton refuses, whose error `is_complete` classifies; a
+REPL command line, whose text `parse` rewrites; a token that may go on in the next line) it asks
+`is_complete` itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from lark.exceptions import UnexpectedInput
+from lark.parsers.lalr_analysis import Shift
+
+from rasp.parser import is_complete, lark_parser, starts_command
+
+# Names that, with a '(' at the start of the next line, lex as one token (`select\n(` is
+# SELECT_OPEN in the whole text): a line ending with one is not read on its own.
+_OPEN_WORDS = frozenset({"select", "aggregate", "range", "zip", "len"})
+
+
+class _Unsure(Exception):
+    """This line cannot be read apart from the whole text."""
+
+
+class Continuation:
+    """One statement's lines, read as they come: `is_complete(lines)` with `lines` the statement's
+    lines so far (each call the same list grown at its end)."""
+
+    def __init__(self) -> None:
+        conf = lark_parser().parse_interactive("").parser_state.parse_conf
+        self._states: dict[Any, dict[str, tuple[Any, Any]]] = conf.states
+        self._end = conf.end_state
+        self._stack: list[Any] | None = [conf.start_state]  # None: ask is_complete
+        self._read = 0  # lines whose tokens went through the automaton
+
+    def is_complete(self, lines: Sequence[str]) -> bool:
+        """False while `lines` stop inside an unfinished statement (`rasp.parser.is_complete`)."""
+        if self._stack is not None:
+            try:
+                for line in lines[self._read :]:
+                    self._read_line(self._stack, line)
+                    self._read += 1
+                return self._ends(list(self._stack))
+            except (_Unsure, UnexpectedInput, KeyError):
+                self._stack = None  # (a refused token: the error's words decide, not this)
+        return is_complete("\n".join(lines))
+
+    def _read_line(self, stack: list[Any], line: str) -> None:
+        if starts_command(line):  # (`parse` may end it with a ';')
+            raise _Unsure
+        token = None
+        for token in lark_parser().lex(line):
+            self._feed(stack, token.type)
+        if token is not None and token.type == "NAME" and token.value in _OPEN_WORDS:
+            raise _Unsure
+
+    def _ends(self, stack: list[Any]) -> bool:
+        try:
+            return self._feed(stack, "$END")
+        except KeyError:
+            return False
+
+    def _feed(self, stack: list[Any], terminal: str) -> bool:
+        """One token through the automaton (KeyError: refused); True when it ends the input."""
+        while True:
+            action, arg = self._states[stack[-1]][terminal]
+            if action is Shift:
+                stack.append(arg)
+                return False
+            if arg.expansion:
+                del stack[-len(arg.expansion) :]
+            stack.append(self._states[stack[-1]][arg.origin.name][1])
+            if terminal == "$END" and stack[-1] == self._end:
+                return True
