@@ -244,6 +244,27 @@ def test_a_missing_runtime_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
+def test_running_out_of_memory_is_one_line_and_keeps_the_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `:compile r [100,000 tokens] 4` allocated a 100,000 x 100,000 matrix while planning (the size
+    # check predicts from MAX_LEN only): numpy's MemoryError escaped the session (a traceback
+    # from feed; "internal error ... a bug" at the terminal)
+    from rasp.tools import model_steps
+
+    session = _compiled(":compile r hel 5")
+
+    def too_big(*args: object, **kwargs: object) -> None:
+        raise MemoryError("Unable to allocate 74.5 GiB for an array with shape (100000, 100000)")
+
+    monkeypatch.setattr(model_steps, "compile_sop", too_big)
+    assert session.feed(":compile r [1, 2] 4") == (
+        "error: :compile ran out of memory (Unable to allocate 74.5 GiB for an array with shape "
+        "(100000, 100000)); try a smaller VOCAB or MAX_LEN"
+    )
+    assert session.feed(":layers").startswith('r: vocab "hel", max_len 5')
+
+
 def test_terminal_draw_statement_writes_a_picture(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
