@@ -12,10 +12,12 @@ REPL command line, whose text `parse` rewrites; a token that may go on in the ne
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from lark.exceptions import UnexpectedInput
+from lark.lexer import BasicLexer, LexerThread
 from lark.parsers.lalr_analysis import Shift
 
 from rasp.parser import is_complete, lark_parser, starts_command
@@ -23,6 +25,16 @@ from rasp.parser import is_complete, lark_parser, starts_command
 # Names that, with a '(' at the start of the next line, lex as one token (`select\n(` is
 # SELECT_OPEN in the whole text): a line ending with one is not read on its own.
 _OPEN_WORDS = frozenset({"select", "aggregate", "range", "zip", "len"})
+
+
+@functools.lru_cache(maxsize=1)
+def _lexer() -> BasicLexer:
+    # (built once: `Lark.lex` builds a lexer, and compiles its patterns, at every call: 2 ms a line)
+    return BasicLexer(lark_parser().lexer_conf)
+
+
+def _tokens(line: str) -> Iterator[Any]:
+    return LexerThread.from_text(_lexer(), line).lex(None)  # type: ignore[arg-type]
 
 
 class _Unsure(Exception):
@@ -56,7 +68,7 @@ class Continuation:
         if starts_command(line):  # (`parse` may end it with a ';')
             raise _Unsure
         token = None
-        for token in lark_parser().lex(line):
+        for token in _tokens(line):
             self._feed(stack, token.type)
         if token is not None and token.type == "NAME" and token.value in _OPEN_WORDS:
             raise _Unsure

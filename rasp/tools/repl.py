@@ -77,6 +77,7 @@ class ReplSession:
         self.finished = False
         self._pending: list[str] = []
         self._continuation = Continuation()  # reads _pending's lines, each once
+        self._prompt_memo: tuple[list[str], int, int] = ([], 0, 0)  # see continuation_prompt
         self._history: list[str] = []  # the statements run so far (a compiled model's source)
         self._evaluators: list[tuple[list[Any], Evaluator]] = []  # see _evaluate
         self._drawn_in_loop: list[str] = []  # what a `for` body's draw(...) and load printed
@@ -96,9 +97,15 @@ class ReplSession:
     def continuation_prompt(self) -> str:
         """`.. `, indented two spaces for each `def` so far in the statement (outside comment
         lines), as the original's."""
-        depth = sum(
-            line.split().count("def") for line in self._pending if not line.strip().startswith("#")
-        )
+        # (counted on from the lines counted before: a prompt at each line of a long statement
+        # that counted all its lines again made reading it quadratic)
+        pending, counted, depth = self._prompt_memo
+        if pending is not self._pending:  # a new statement
+            pending, counted, depth = self._pending, 0, 0
+        for line in pending[counted:]:
+            if not line.strip().startswith("#"):
+                depth += line.split().count("def")
+        self._prompt_memo = (pending, len(pending), depth)
         return ".. " + "  " * depth
 
     @property

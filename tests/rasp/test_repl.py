@@ -513,3 +513,40 @@ def test_a_long_statement_without_a_bracket_is_parsed_once(
     assert session.feed("y = 1 +") == ""
     assert session.feed("  2 2").startswith("<repl>:2:4: error: expected ';'")
     assert session.feed("z = 3;") == "    value: z =  3"
+
+
+def test_a_long_statement_builds_no_lexer_per_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Lark's `lex` builds a lexer (and compiles its patterns) at each call: 2 ms a line, the most
+    # of reading a long statement once its lines were no longer parsed again
+    import lark.lexer
+
+    session = ReplSession()
+    assert session.feed("w = 1 +") == ""  # (the parser and its lexers, built once per process)
+    assert session.feed("  1;") == "    value: w =  2"
+    built: list[int] = []
+    init = lark.lexer.BasicLexer.__init__
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> None:
+        built.append(1)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(lark.lexer.BasicLexer, "__init__", counted)
+    outs = [session.feed(line) for line in ["x = 1 +", *["  1 +"] * 200, "  1;"]]
+    assert outs[-1] == "    value: x =  202"
+    assert not built, len(built)
+
+
+def test_the_continuation_prompt_counts_only_this_statements_defs() -> None:
+    session = ReplSession()
+    session.feed("def f(a) {")
+    session.feed("  def g(b) {")
+    assert session.continuation_prompt == "..     "
+    session.interrupt()  # Ctrl-C: a new statement starts
+    session.feed("x = 1 +")
+    assert session.continuation_prompt == ".. "
+    session.feed("  # def")
+    session.feed("  2 +")
+    assert session.continuation_prompt == ".. "
+    assert session.feed("  3;") == "    value: x =  6"
+    session.feed("def h(c) {")
+    assert session.continuation_prompt == "..   "
