@@ -65,7 +65,7 @@ class Continuation:
         return is_complete("\n".join(lines))
 
     def _read_line(self, stack: list[Any], line: str) -> None:
-        if starts_command(line):  # (`parse` may end it with a ';')
+        if any(map(starts_command, line.split("\n"))):  # (`parse` may end it with a ';')
             raise _Unsure
         token = None
         for token in _tokens(line):

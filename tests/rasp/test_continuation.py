@@ -37,6 +37,8 @@ STATEMENTS = [
     "x = 1 + \r\n2;",
     "1 +\nreturn 2;",
     "exit",
+    'y = 1 +\n2;\nset example "ab"\nz = 3 +\n4;',
+    'y = 1 +\n2; x = 1 +\nset example "ab"',
 ]
 
 
@@ -45,6 +47,15 @@ def _agree(lines: list[str]) -> None:
     for end in range(1, len(lines) + 1):
         prefix = lines[:end]
         assert reader.is_complete(prefix) == is_complete("\n".join(prefix)), prefix
+
+
+def test_a_line_holding_newlines_is_read_as_its_lines() -> None:
+    # (`ReplSession.feed` may be given text of several lines; a command on a later one)
+    for text in STATEMENTS:
+        lines = text.split("\n")
+        for cut in range(1, len(lines)):
+            joined = ["\n".join(lines[:cut]), "\n".join(lines[cut:])]
+            _agree(joined)
 
 
 @pytest.mark.parametrize("text", STATEMENTS)
