@@ -265,6 +265,36 @@ def test_running_out_of_memory_is_one_line_and_keeps_the_model(
     assert session.feed(":layers").startswith('r: vocab "hel", max_len 5')
 
 
+def test_ctrl_c_during_a_compile_keeps_the_model_and_the_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import io
+
+    from rasp.tools import model_steps
+    from rasp.tools.repl_terminal import run_loop
+
+    session = _compiled(":compile r hel 5")
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(model_steps, "compile_sop", interrupted)
+    lines = iter([":compile r abc 4", ":layers", "x = 1;"])
+
+    def read(prompt: str) -> str:
+        line = next(lines, None)
+        if line is None:
+            raise EOFError
+        return line
+
+    out = io.StringIO()
+    assert run_loop(session, read, out) == 0
+    printed = out.getvalue().splitlines()
+    assert printed[0] == "KeyboardInterrupt"
+    assert printed[1] == 'r: vocab "hel", max_len 5; output r (categorical, strings)'
+    assert printed[-1] == "    value: x =  1"
+
+
 def test_terminal_draw_statement_writes_a_picture(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
