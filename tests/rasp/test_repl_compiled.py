@@ -295,6 +295,19 @@ def test_ctrl_c_during_a_compile_keeps_the_model_and_the_session(
     assert printed[-1] == "    value: x =  1"
 
 
+def test_rasps_booleans_in_a_vocab_or_input_list_are_json_booleans() -> None:
+    # `set example [1.5, 2, True]` compiled the vocab [1.5, 2, true], and `:residual [1.5, 2,
+    # True]`, the same list as RASP writes it, was refused as invalid JSON
+    session = ReplSession()
+    session.feed("set example [1.5, 2, True]")
+    session.feed("r = aggregate(select(indices, length - indices - 1, ==), tokens);")
+    assert session.feed(":compile r [1.5, 2, True] 4").startswith("compiled r:")
+    assert session.compiled.current is not None
+    assert session.compiled.current.vocab == (1.5, 2, True)
+    out = session.feed(":residual [1.5, True, 2]")
+    assert out.endswith("the model agrees with the interpreter everywhere on this input"), out
+
+
 def test_terminal_draw_statement_writes_a_picture(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -372,3 +385,10 @@ def test_a_dim_written_before_its_variable_is_shown_as_the_first_divergence() ->
         "tokens) before it is written, "
         "after the embedding, position 0"
     )
+
+
+def test_a_boolean_word_inside_a_json_string_stays_a_string() -> None:
+    from rasp.tools.repl_arguments import parse_tokens_text
+
+    assert parse_tokens_text('["True", False, "a\\" True"]', "VOCAB") == ["True", False, 'a" True']
+    assert parse_tokens_text("True", "INPUT") == list("True")  # (characters, as the CLI's)
