@@ -7,7 +7,8 @@ tokens through the parser's LALR automaton (its states only, no tree) and asks w
 input could come next, so a statement of n lines costs one pass. Its answer is `is_complete`'s:
 where it cannot be sure (a token the automaton refuses, whose error `is_complete` classifies; a
 REPL command line, whose text `parse` rewrites; a token that may go on in the next line) it asks
-`is_complete` itself.
+`is_complete` itself. `parse_recovering` reads a file so, statement by statement (`load` in the
+REPL of a file with a syntax error).
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ from lark.exceptions import UnexpectedInput
 from lark.lexer import BasicLexer, LexerThread
 from lark.parsers.lalr_analysis import Shift
 
-from rasp.parser import is_complete, lark_parser, starts_command
+from rasp import (
+    ast,
+    parser,  # (parser.parse: one name, which the tests count calls of)
+)
+from rasp.errors import RaspSyntaxError, Source
+from rasp.parser import is_complete, lark_parser, open_block, open_bracket, starts_command
 
 # Names that, with a '(' at the start of the next line, lex as one token (`select\n(` is
 # SELECT_OPEN in the whole text): a line ending with one is not read on its own.
@@ -91,3 +97,37 @@ class Continuation:
             stack.append(self._states[stack[-1]][arg.origin.name][1])
             if terminal == "$END" and stack[-1] == self._end:
                 return True
+
+
+def parse_recovering(source: Source) -> list[ast.Stmt | RaspSyntaxError]:
+    """A file the REPL loads, read as the original's REPL reads one: line by line, each statement
+    parsed as soon as its lines complete it, so that a syntax error costs only the statement it is
+    in. Statements and syntax errors (located in the file) in the file's order. The caller tries
+    `parse` first; this is the slower path for a file with a syntax error."""
+    out: list[ast.Stmt | RaspSyntaxError] = []
+    lines = source.text.split("\n")
+    first = 0  # the first line of the statement being read
+    reader = Continuation()  # the statement's lines, each read once
+    for number in range(len(lines)):
+        text = "\n".join(lines[first : number + 1])
+        more = number + 1 < len(lines)
+        if more and (
+            open_block(text)
+            or open_bracket(text)
+            or not reader.is_complete(lines[first : number + 1])
+        ):
+            # no statement ends inside a def's or for's body or an open bracket: a syntax error
+            # there waits for its closing '}' or bracket, as typed in the REPL, so that the rest
+            # of a body is not run as statements of their own (and a long statement is not
+            # parsed again at each line, which was quadratic)
+            continue
+        # blank lines before the statement keep its lines (and spans) where they are in the file
+        chunk = Source(source.name, "\n" * first + text)
+        try:
+            out += parser.parse(chunk).statements
+        except RaspSyntaxError as exc:
+            if more and exc.incomplete:
+                continue  # the statement goes on in the next line
+            out.append(exc)
+        first, reader = number + 1, Continuation()
+    return out

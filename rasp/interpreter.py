@@ -21,6 +21,7 @@ import numpy as np
 
 from rasp import ast, builtins
 from rasp.call_names import call_text
+from rasp.continuation import parse_recovering
 from rasp.deep_stack import fallback_note, run_deep
 from rasp.errors import (
     RaspError,
@@ -33,7 +34,7 @@ from rasp.errors import (
 )
 from rasp.expressions import Expressions
 from rasp.nodes import fresh_id, mark_call
-from rasp.parser import parse, parse_recovering
+from rasp.parser import parse
 from rasp.results import Bindings, ReplLoading, ResultKind, StatementResult
 from rasp.sops import (
     IndicesSOp,

@@ -165,42 +165,6 @@ def _parse_tree(text: str, progress: Progress | None) -> Tree:
     return tree
 
 
-def parse_recovering(source: Source) -> list[ast.Stmt | RaspSyntaxError]:
-    """A file the REPL loads, read as the original's REPL reads one: line by line, each statement
-    parsed as soon as its lines complete it, so that a syntax error costs only the statement it is
-    in. Statements and syntax errors (located in the file) in the file's order. The caller tries
-    `parse` first; this is the slower path for a file with a syntax error."""
-    from rasp.continuation import Continuation  # (which imports this module)
-
-    out: list[ast.Stmt | RaspSyntaxError] = []
-    lines = source.text.split("\n")
-    first = 0  # the first line of the statement being read
-    reader = Continuation()  # the statement's lines, each read once
-    for number in range(len(lines)):
-        text = "\n".join(lines[first : number + 1])
-        more = number + 1 < len(lines)
-        if more and (
-            open_block(text)
-            or open_bracket(text)
-            or not reader.is_complete(lines[first : number + 1])
-        ):
-            # no statement ends inside a def's or for's body or an open bracket: a syntax error
-            # there waits for its closing '}' or bracket, as typed in the REPL, so that the rest
-            # of a body is not run as statements of their own (and a long statement is not
-            # parsed again at each line, which was quadratic)
-            continue
-        # blank lines before the statement keep its lines (and spans) where they are in the file
-        chunk = Source(source.name, "\n" * first + text)
-        try:
-            out += parse(chunk).statements
-        except RaspSyntaxError as exc:
-            if more and exc.incomplete:
-                continue  # the statement goes on in the next line
-            out.append(exc)
-        first, reader = number + 1, Continuation()
-    return out
-
-
 # A string (to its closing quote or the end of its line) or a comment: no brace or word in it
 # counts. One pass of a regular expression: the REPL asks at every line of a long `def` body.
 _STRING_OR_COMMENT = re.compile(r'"[^"\n]*"?|#[^\n]*')

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from rasp.continuation import parse_recovering
 from rasp.errors import RaspError, RaspNameError, RaspRuntimeError, Source
 from rasp.interpreter import Interpreter, load_file, run_file
-from rasp.parser import parse, parse_recovering
+from rasp.parser import parse
 from rasp.results import ReplLoading
 from rasp.sops import SOp, evaluate
 from rasp.values import RaspFunction
