@@ -35,7 +35,7 @@ from compiler.refusals import also_tried, header_refusal, refusals
 from compiler.schedule import Schedule, schedule_blocks
 from compiler.values import ValueSets, infer_values
 from rasp import sops
-from rasp.deep_stack import run_deep
+from rasp.deep_stack import fallback_note, run_deep
 from rasp.errors import CompileError, Diagnostic, Source, option
 from rasp.tracr.boxes import marked, marked_problem
 from rasp.tracr.lower import is_lowered, is_tracr, to_sops, value_problems
@@ -99,7 +99,10 @@ def compile_sop(
         raise CompileError(
             [
                 Diagnostic(
-                    "the program nests too deeply to compile", span, "split it into fewer steps"
+                    "the program nests too deeply to compile",
+                    span,
+                    "split it into fewer steps"
+                    + (f"\nhint: {note}" if (note := fallback_note()) else ""),
                 )
             ]
         ) from None

@@ -56,8 +56,8 @@ def run_deep(fn: Callable[[], T]) -> T:
     thread = threading.Thread(target=target, name="rasp-deep", daemon=True)
     try:
         old_size = threading.stack_size(STACK_BYTES)
-    except (ValueError, RuntimeError):  # a platform without settable stack sizes
-        return fn()
+    except (ValueError, RuntimeError) as exc:  # a platform without settable stack sizes
+        return _run_here(fn, f"its stack size cannot be set ({exc})")
     # the limit is the interpreter's, not the thread's: raised while only the deep thread runs
     # Python (this one waits), so the main thread never recurses past its own C stack
     _raise_limit()
@@ -66,9 +66,10 @@ def run_deep(fn: Callable[[], T]) -> T:
             thread.start()
         finally:
             threading.stack_size(old_size)
-    except RuntimeError:  # no memory for the stack: run here, with the usual limit
+    except RuntimeError as exc:  # no memory for the stack: run here, with the usual limit
         _restore_limit()
-        return fn()
+        return _run_here(fn, f"it could not start ({exc})")
+    _state.fallback = None
     try:
         _wait(thread, running)
     finally:
@@ -76,6 +77,23 @@ def run_deep(fn: Callable[[], T]) -> T:
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]  # type: ignore[no-any-return]
+
+
+def fallback_note() -> str | None:
+    """Why the last `run_deep` on this thread ran its `fn` with Python's usual recursion limit
+    (no thread with a big stack could start), for the "nests too deeply" error to say; None
+    when it had the big stack."""
+    return getattr(_state, "fallback", None)
+
+
+def _run_here(fn: Callable[[], T], why: str) -> T:
+    """`fn()` on this thread with its usual limit: a deep program then ends with a RecursionError
+    sooner, which `fallback_note` explains."""
+    _state.fallback = (
+        f"this system gave no thread with a {STACK_BYTES // 2**20} MiB stack to run in: {why}; "
+        f"so only Python's usual {sys.getrecursionlimit():,} frames were available"
+    )
+    return fn()
 
 
 def _raise_limit() -> None:

@@ -21,7 +21,8 @@ import numpy as np
 
 from rasp import ast, builtins
 from rasp.call_names import call_text
-from rasp.deep_stack import run_deep
+from rasp.continuation import parse_recovering
+from rasp.deep_stack import fallback_note, run_deep
 from rasp.errors import (
     RaspError,
     RaspNameError,
@@ -33,7 +34,7 @@ from rasp.errors import (
 )
 from rasp.expressions import Expressions
 from rasp.nodes import fresh_id, mark_call
-from rasp.parser import parse, parse_recovering
+from rasp.parser import parse
 from rasp.results import Bindings, ReplLoading, ResultKind, StatementResult
 from rasp.sops import (
     IndicesSOp,
@@ -195,9 +196,9 @@ class Interpreter:
         except RaspError as exc:
             raise exc.with_span(stmt.span) from None
         except RecursionError:
-            raise RaspRuntimeError(
-                "the program nests too deeply", stmt.span, hint="split it into smaller steps"
-            ) from None
+            note = fallback_note()  # (a system without a big stack: say why it came so soon)
+            hint = "split it into smaller steps" + (f"\nhint: {note}" if note else "")
+            raise RaspRuntimeError("the program nests too deeply", stmt.span, hint=hint) from None
         except (
             Exception
         ) as exc:  # a bug of ours: still report it at the statement, not as a traceback

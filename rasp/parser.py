@@ -32,9 +32,21 @@ def _lark() -> Lark:
     )
 
 
+def lark_parser() -> Lark:
+    """The Lark parser of RASP's grammar (built once), for `rasp.continuation`."""
+    return _lark()
+
+
 _COMMAND_LINE = re.compile(
     r"[ \t]*(?:set|show|examples|s-op|selector|full[ \t]+seq[ \t]+display|exit|quit)\b"
 )
+
+
+def starts_command(line: str) -> bool:
+    """Whether `line` starts with a REPL command's word (`set`, `exit`, `full seq display`, ...):
+    no other statement can, and `parse` may end such a line with a `;`."""
+    return _COMMAND_LINE.match(line) is not None
+
 
 # A command whose words do not finish it yet (`set`, `show s-op`, `s-op examples`, `set example`):
 # the original reads on, over later lines, for the rest.
@@ -151,34 +163,6 @@ def _parse_tree(text: str, progress: Progress | None) -> Tree:
     tree = parser.feed_eof(last)
     progress("parsing", len(text), len(text))
     return tree
-
-
-def parse_recovering(source: Source) -> list[ast.Stmt | RaspSyntaxError]:
-    """A file the REPL loads, read as the original's REPL reads one: line by line, each statement
-    parsed as soon as its lines complete it, so that a syntax error costs only the statement it is
-    in. Statements and syntax errors (located in the file) in the file's order. The caller tries
-    `parse` first; this is the slower path for a file with a syntax error."""
-    out: list[ast.Stmt | RaspSyntaxError] = []
-    lines = source.text.split("\n")
-    first = 0  # the first line of the statement being read
-    for number in range(len(lines)):
-        # blank lines before the statement keep its lines (and spans) where they are in the file
-        chunk = Source(source.name, "\n" * first + "\n".join(lines[first : number + 1]))
-        more = number + 1 < len(lines)
-        if more and (open_block(chunk.text) or open_bracket(chunk.text)):
-            # no statement ends inside a def's or for's body or an open bracket: a syntax error
-            # there waits for its closing '}' or bracket, as typed in the REPL, so that the rest
-            # of a body is not run as statements of their own (and a long statement is not
-            # parsed again at each line, which was quadratic)
-            continue
-        try:
-            out += parse(chunk).statements
-        except RaspSyntaxError as exc:
-            if more and exc.incomplete:
-                continue  # the statement goes on in the next line
-            out.append(exc)
-        first = number + 1
-    return out
 
 
 # A string (to its closing quote or the end of its line) or a comment: no brace or word in it

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rasp import __version__, ast
+from rasp.continuation import Continuation
 from rasp.display import (
     ExampleSettings,
     applied_value,
@@ -29,7 +30,7 @@ from rasp.display import (
 )
 from rasp.errors import RaspError, RaspInputError, RaspTypeError
 from rasp.interpreter import Interpreter
-from rasp.parser import is_complete, parse
+from rasp.parser import parse
 from rasp.results import ReplLoading, ResultKind, StatementResult
 from rasp.sops import Evaluator, Selector, SOp, evaluate
 from rasp.tools import repl_input
@@ -75,6 +76,8 @@ class ReplSession:
         self.compiled = CompiledView()
         self.finished = False
         self._pending: list[str] = []
+        self._continuation = Continuation()  # reads _pending's lines, each once
+        self._prompt_memo: tuple[list[str], int, int] = ([], 0, 0)  # see continuation_prompt
         self._history: list[str] = []  # the statements run so far (a compiled model's source)
         self._evaluators: list[tuple[list[Any], Evaluator]] = []  # see _evaluate
         self._drawn_in_loop: list[str] = []  # what a `for` body's draw(...) and load printed
@@ -94,9 +97,15 @@ class ReplSession:
     def continuation_prompt(self) -> str:
         """`.. `, indented two spaces for each `def` so far in the statement (outside comment
         lines), as the original's."""
-        depth = sum(
-            line.split().count("def") for line in self._pending if not line.strip().startswith("#")
-        )
+        # (counted on from the lines counted before: a prompt at each line of a long statement
+        # that counted all its lines again made reading it quadratic)
+        pending, counted, depth = self._prompt_memo
+        if pending is not self._pending:  # a new statement
+            pending, counted, depth = self._pending, 0, 0
+        for line in pending[counted:]:
+            if not line.strip().startswith("#"):
+                depth += line.split().count("def")
+        self._prompt_memo = (pending, len(pending), depth)
         return ".. " + "  " * depth
 
     @property
@@ -152,17 +161,23 @@ class ReplSession:
             and "help" not in self.interpreter.names()
         ):
             return HELP_TEXT  # what a newcomer types first (a program may still name `help`)
+        if not self._pending:
+            self._continuation = Continuation()
         self._pending.append(line)
         text = "\n".join(self._pending)
         if repl_input.is_blank(text):
             self._pending = []
             return ""
-        if repl_input.open_block(text) or repl_input.open_bracket(text) or not is_complete(text):
+        if (
+            repl_input.open_block(text)
+            or repl_input.open_bracket(text)
+            or not self._continuation.is_complete(self._pending)
+        ):
             # (a def's or for's syntax error waits for its closing '}': the rest of its body is
             # part of it, not new statements that would run, or fail, at the top level. So does
             # one inside an open bracket, reported once it closes: the cheap bracket counts go
-            # first, so that a long body or list literal is not parsed again at each line, which
-            # made pasting one quadratic)
+            # first, and `Continuation` reads each line once, so that a long statement is not
+            # parsed again at each line, which made pasting one quadratic)
             return ""
         self._pending = []
         return self.run_text(text)

@@ -77,9 +77,23 @@ def parse_tokens_text(text: str, what: str) -> list[Any]:
         # quote and the letters were taken as tokens)
         raise _unterminated(text.strip(), what)
     try:
-        return parse_tokens(text.strip())
+        return parse_tokens(_json_booleans(text.strip()))
     except UsageError as exc:
         raise Refusal(f"{what}: {exc}") from None
+
+
+# A JSON string, or RASP's spelling of a boolean outside one.
+_STRING_OR_BOOLEAN = re.compile(r'"(?:[^"\\]|\\.)*"|\b(True|False)\b')
+
+
+def _json_booleans(text: str) -> str:
+    """`[1, True]` as RASP writes it (`set example [1, True]`) read as the JSON `[1, true]`: the
+    list was refused as invalid JSON, with a hint about quoting strings."""
+    if not text.startswith("["):
+        return text
+    return _STRING_OR_BOOLEAN.sub(
+        lambda m: m.group(0) if m.group(1) is None else m.group(1).lower(), text
+    )
 
 
 def _unterminated(text: str, what: str) -> Refusal:

@@ -104,6 +104,9 @@ class CompiledView:
             return err.render()
         except ModuleNotFoundError as exc:
             return f"error: {word} needs the Python package '{exc.name}', which is not installed"
+        except MemoryError as exc:  # (a huge VOCAB: the size check predicts from MAX_LEN only)
+            what = "VOCAB or MAX_LEN" if word == ":compile" else "input"
+            return f"error: {word} ran out of memory ({exc or 'MemoryError'}); try a smaller {what}"
         note = None if word == ":compile" else self._rebound_note(session)
         return printed if note is None else f"{note}\n{printed}"
 

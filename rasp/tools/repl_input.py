@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from rasp import ast
 from rasp.errors import RaspSyntaxError
-from rasp.parser import open_block, open_bracket, parse
+from rasp.parser import open_block, open_bracket, parse, starts_command
 
 __all__ = ["breaks", "is_blank", "is_command", "open_block", "open_bracket"]
 
 
 def is_command(line: str) -> bool:
     """Whether `line` is a REPL command on its own (`exit`, `quit;`, `set example "ab"`, ...)."""
+    if not starts_command(line):  # (no parse for each line of a long statement)
+        return False
     try:
         program = parse(line, "<repl>")
     except RaspSyntaxError:

@@ -37,3 +37,22 @@ def test_a_chain_deeper_than_the_raised_limit_is_refused_cleanly(monkeypatch: An
     monkeypatch.setattr(deep_stack, "RECURSION_LIMIT", 1200)  # (as a chain past 50,000 frames)
     with pytest.raises(CompileError, match="nests too deeply to compile"):
         compile_sop(y, ["a", "b"], 3, name="y", source=Source("t.rasp", ""))
+
+
+def test_without_a_big_stack_a_deep_chain_is_refused_saying_why(monkeypatch: Any) -> None:
+    # (rasp.deep_stack's fallback: no thread with a big stack, so Python's usual limit applies)
+    import threading
+
+    from compiler import compile_sop
+
+    y = _sop("x = indices;\nfor i in range(1500) { x = x + 1; }\ny = x;")
+
+    def no_thread(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", no_thread)
+    with pytest.raises(CompileError) as caught:
+        compile_sop(y, ["a", "b"], 3, name="y", source=Source("t.rasp", ""))
+    text = caught.value.render()
+    assert "nests too deeply to compile" in text, text
+    assert "it could not start (can't start new thread)" in text

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from rasp.continuation import parse_recovering
 from rasp.errors import RaspError, RaspNameError, RaspRuntimeError, Source
 from rasp.interpreter import Interpreter, load_file, run_file
-from rasp.parser import parse, parse_recovering
+from rasp.parser import parse
 from rasp.results import ReplLoading
 from rasp.sops import SOp, evaluate
 from rasp.values import RaspFunction
@@ -212,7 +213,11 @@ def test_parse_recovering_reads_a_long_bracketed_statement_once(
     parsed: list[int] = []
     parse = rasp.parser.parse
     monkeypatch.setattr(
-        rasp.parser, "parse", lambda text, *a, **k: parsed.append(len(text.text)) or parse(text)
+        rasp.parser,
+        "parse",
+        lambda text, *a, **k: (
+            parsed.append(len(getattr(text, "text", text))) or parse(text, *a, **k)
+        ),
     )
     rows = [f"  {i}," for i in range(300)]
     text = "\n".join(["bad = ;", "x = [", *rows, "  300];", "y = [1 2,", "  3];", "z = 1;", ""])
@@ -245,3 +250,31 @@ def test_parse_recovering_reports_a_comprehension_missing_its_brace_in_place() -
     items = parse_recovering(Source("f.rasp", text))
     assert [type(item).__name__ for item in items] == ["RaspSyntaxError", "Assign", "Assign"]
     assert [item.span.line for item in items] == [1, 2, 3]  # type: ignore[union-attr]
+
+
+def test_parse_recovering_reads_a_long_statement_without_brackets_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `x = 1 +` continued over 600 lines in a file with a syntax error was parsed again at each
+    # line (~20 s to load); its lines now go through the parser's automaton once
+    import rasp.parser
+
+    parsed: list[int] = []
+    parse = rasp.parser.parse
+    monkeypatch.setattr(
+        rasp.parser,
+        "parse",
+        lambda text, *a, **k: (
+            parsed.append(len(getattr(text, "text", text))) or parse(text, *a, **k)
+        ),
+    )
+    text = "\n".join(["bad = ;", "x = 1 +", *["  1 +"] * 600, "  1;", "y = 1 2", "  + 3;", ""])
+    items = parse_recovering(Source("f.rasp", text))
+    assert [type(item).__name__ for item in items] == [
+        "RaspSyntaxError",
+        "Assign",
+        "RaspSyntaxError",
+        "ExprStmt",
+    ]
+    assert [item.span.line for item in items] == [1, 2, 604, 605]  # type: ignore[union-attr]
+    assert sum(parsed) < 3 * len(text), parsed

@@ -374,11 +374,13 @@ def test_a_long_def_body_is_not_parsed_again_at_each_line(
 ) -> None:
     # each line of a def's body parsed everything typed so far: a 1,500-line body fed to
     # `rasp repl` took 166 s; the brace count now waits for the closing '}'
-    from rasp.tools import repl
+    import rasp.parser
 
     parses: list[str] = []
-    real = repl.is_complete
-    monkeypatch.setattr(repl, "is_complete", lambda text: parses.append(text) or real(text))
+    real = rasp.parser.parse
+    monkeypatch.setattr(
+        rasp.parser, "parse", lambda text, *a, **k: parses.append(text) or real(text, *a, **k)
+    )
     session = ReplSession()
     lines = ["def f(a) {", *(f"  b{i} = a + {i};  # {{ " for i in range(50)), "  return a; }"]
     printed = [session.feed(line) for line in lines]
@@ -488,3 +490,63 @@ def test_an_error_on_the_running_example_inside_a_def_is_shown_at_the_call() -> 
         "    y = avg(tokens);",
         "        ^~~~~~~~~~~",
     ]
+
+
+def test_a_long_statement_without_a_bracket_is_parsed_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `x = 1 +` continued over 600 lines parsed the whole pending text again at each line (11 s):
+    # each line's tokens now go through the parser's automaton once (rasp.continuation)
+    import rasp.parser
+
+    parsed: list[int] = []
+    parse = rasp.parser.parse
+    monkeypatch.setattr(
+        rasp.parser, "parse", lambda text, *a, **k: parsed.append(len(text)) or parse(text, *a, **k)
+    )
+    session = ReplSession()
+    lines = ["x = 1 +", *("  1 +  # a ';' in a comment ends nothing" for _ in range(600)), "  1;"]
+    outs = [session.feed(line) for line in lines]
+    assert outs[:-1] == [""] * 601 and outs[-1] == "    value: x =  602"
+    assert len(parsed) <= 2 and sum(parsed) < 3 * len("\n".join(lines)), parsed  # (was 602)
+    # a line that no statement could continue is still an error at once, not at the next ';'
+    assert session.feed("y = 1 +") == ""
+    assert session.feed("  2 2").startswith("<repl>:2:4: error: expected ';'")
+    assert session.feed("z = 3;") == "    value: z =  3"
+
+
+def test_a_long_statement_builds_no_lexer_per_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Lark's `lex` builds a lexer (and compiles its patterns) at each call: 2 ms a line, the most
+    # of reading a long statement once its lines were no longer parsed again
+    import lark.lexer
+
+    session = ReplSession()
+    assert session.feed("w = 1 +") == ""  # (the parser and its lexers, built once per process)
+    assert session.feed("  1;") == "    value: w =  2"
+    built: list[int] = []
+    init = lark.lexer.BasicLexer.__init__
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> None:
+        built.append(1)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(lark.lexer.BasicLexer, "__init__", counted)
+    outs = [session.feed(line) for line in ["x = 1 +", *["  1 +"] * 200, "  1;"]]
+    assert outs[-1] == "    value: x =  202"
+    assert not built, len(built)
+
+
+def test_the_continuation_prompt_counts_only_this_statements_defs() -> None:
+    session = ReplSession()
+    session.feed("def f(a) {")
+    session.feed("  def g(b) {")
+    assert session.continuation_prompt == "..     "
+    session.interrupt()  # Ctrl-C: a new statement starts
+    session.feed("x = 1 +")
+    assert session.continuation_prompt == ".. "
+    session.feed("  # def")
+    session.feed("  2 +")
+    assert session.continuation_prompt == ".. "
+    assert session.feed("  3;") == "    value: x =  6"
+    session.feed("def h(c) {")
+    assert session.continuation_prompt == "..   "

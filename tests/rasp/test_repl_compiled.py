@@ -244,6 +244,70 @@ def test_a_missing_runtime_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
+def test_running_out_of_memory_is_one_line_and_keeps_the_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `:compile r [100,000 tokens] 4` allocated a 100,000 x 100,000 matrix while planning (the size
+    # check predicts from MAX_LEN only): numpy's MemoryError escaped the session (a traceback
+    # from feed; "internal error ... a bug" at the terminal)
+    from rasp.tools import model_steps
+
+    session = _compiled(":compile r hel 5")
+
+    def too_big(*args: object, **kwargs: object) -> None:
+        raise MemoryError("Unable to allocate 74.5 GiB for an array with shape (100000, 100000)")
+
+    monkeypatch.setattr(model_steps, "compile_sop", too_big)
+    assert session.feed(":compile r [1, 2] 4") == (
+        "error: :compile ran out of memory (Unable to allocate 74.5 GiB for an array with shape "
+        "(100000, 100000)); try a smaller VOCAB or MAX_LEN"
+    )
+    assert session.feed(":layers").startswith('r: vocab "hel", max_len 5')
+
+
+def test_ctrl_c_during_a_compile_keeps_the_model_and_the_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import io
+
+    from rasp.tools import model_steps
+    from rasp.tools.repl_terminal import run_loop
+
+    session = _compiled(":compile r hel 5")
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(model_steps, "compile_sop", interrupted)
+    lines = iter([":compile r abc 4", ":layers", "x = 1;"])
+
+    def read(prompt: str) -> str:
+        line = next(lines, None)
+        if line is None:
+            raise EOFError
+        return line
+
+    out = io.StringIO()
+    assert run_loop(session, read, out) == 0
+    printed = out.getvalue().splitlines()
+    assert printed[0] == "KeyboardInterrupt"
+    assert printed[1] == 'r: vocab "hel", max_len 5; output r (categorical, strings)'
+    assert printed[-1] == "    value: x =  1"
+
+
+def test_rasps_booleans_in_a_vocab_or_input_list_are_json_booleans() -> None:
+    # `set example [1.5, 2, True]` compiled the vocab [1.5, 2, true], and `:residual [1.5, 2,
+    # True]`, the same list as RASP writes it, was refused as invalid JSON
+    session = ReplSession()
+    session.feed("set example [1.5, 2, True]")
+    session.feed("r = aggregate(select(indices, length - indices - 1, ==), tokens);")
+    assert session.feed(":compile r [1.5, 2, True] 4").startswith("compiled r:")
+    assert session.compiled.current is not None
+    assert session.compiled.current.vocab == (1.5, 2, True)
+    out = session.feed(":residual [1.5, True, 2]")
+    assert out.endswith("the model agrees with the interpreter everywhere on this input"), out
+
+
 def test_terminal_draw_statement_writes_a_picture(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -321,3 +385,10 @@ def test_a_dim_written_before_its_variable_is_shown_as_the_first_divergence() ->
         "tokens) before it is written, "
         "after the embedding, position 0"
     )
+
+
+def test_a_boolean_word_inside_a_json_string_stays_a_string() -> None:
+    from rasp.tools.repl_arguments import parse_tokens_text
+
+    assert parse_tokens_text('["True", False, "a\\" True"]', "VOCAB") == ["True", False, 'a" True']
+    assert parse_tokens_text("True", "INPUT") == list("True")  # (characters, as the CLI's)

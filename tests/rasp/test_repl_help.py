@@ -1,0 +1,60 @@
+"""`:help` says what the REPL does: every `:command` it lists exists, every one that exists is
+listed (and completed), and the defaults it states are the ones in use."""
+
+from __future__ import annotations
+
+import re
+
+from rasp.tools.repl import ReplSession
+from rasp.tools.repl_compiled import MIN_MAX_LEN
+from rasp.tools.repl_help import HELP_TEXT
+from rasp.tools.repl_terminal import COLON_COMMANDS, completion_candidates
+
+LISTED = set(re.findall(r"(?<![\w'])(:[a-z]+)\b", HELP_TEXT))
+
+
+def test_every_listed_colon_command_exists_and_every_one_is_listed() -> None:
+    assert LISTED == set(COLON_COMMANDS)
+    session = ReplSession()
+    for command in sorted(LISTED):
+        assert "unknown command" not in session.feed(command), command
+    assert set(completion_candidates(session, ":")) == LISTED
+
+
+def test_an_unlisted_colon_command_is_unknown() -> None:
+    session = ReplSession()
+    for command in (":quit", ":exit", ":load", ":show", ":run", ":undo"):
+        assert command not in LISTED
+        assert session.feed(command) == (
+            f"error: unknown command {command!r}; type :help for the commands"
+        )
+
+
+def test_the_listed_repl_commands_run() -> None:
+    session = ReplSession()
+    for line in (
+        "set example [1, 2]",
+        "set s-op example [1]",
+        "set selector example [2]",
+        "show example",
+        "show s-op example",
+        "show selector example",
+        "examples off",
+        "s-op examples on",
+        "selector examples on",
+        "full seq display on",
+        "full seq display off",
+    ):
+        assert "error" not in session.feed(line), line
+    assert session.feed("exit") == "" and session.finished
+    quitting = ReplSession()
+    assert quitting.feed("quit") == "" and quitting.finished
+
+
+def test_the_defaults_it_states_are_in_use() -> None:
+    from compiler.budget import DEFAULT_MAX_PARAMS
+
+    assert f"max({MIN_MAX_LEN}, its length)" in HELP_TEXT
+    assert f"(default {DEFAULT_MAX_PARAMS:,})" in re.sub(r"\s+", " ", HELP_TEXT)
+    for word in ("help", "help;", "?"):
+        assert ReplSession().feed(word) == HELP_TEXT
