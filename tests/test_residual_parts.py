@@ -146,3 +146,13 @@ def test_without_a_reach_the_variable_is_named_unchecked() -> None:
     points = decode_checkpoints(model, list("ab"), nodes_by_name(sop))
     assert [p.in_parts for p in points if p.in_parts] == [("w",), ("w",)]  # parts, then .int/.sq
     assert all("w" not in {v.name for v in p.variables} for p in points)
+
+
+def test_a_categorical_reading_of_1_and_1_0_reads_each_as_its_own_value() -> None:
+    # a model decoding `1` where the interpreter gives 1.0 agreed: 1 == 1.0 was read by value
+    one_hot = ((2, 1.0),), ((3, 1.0),)
+    reading = PartsReading("w", "w", ReadingKind.CATEGORICAL, one_hot, ("1", "1.0"))
+    assert reading.agrees("1", 1) and reading.agrees("1.0", 1.0)
+    assert not reading.agrees("1", 1.0) and not reading.agrees("1.0", 1)
+    # where the value has no label of its own, it is read by value (1.0 labelled canonically)
+    assert PartsReading("w", "w", ReadingKind.CATEGORICAL, one_hot[:1], ("1",)).agrees("1", 1.0)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from pathlib import Path
@@ -158,8 +159,18 @@ def test_summary_json(tmp_path: Path) -> None:
         "dims": [2, 4],
         "encoding": "categorical",
         "values": ["a", "b"],
+        "quoted": False,
     }
     assert data["residual"][-1]["encoding"] == "numerical"
+
+
+def test_summary_json_says_which_groups_write_their_strings_as_json(tmp_path: Path) -> None:
+    # the texts alone ('"1"', '1') did not say that the first is the string 1 written as JSON
+    meta = copy.deepcopy(FAKE_META)
+    meta["residual"] = [*meta["residual"][:2], "tokens:1", 'tokens:"1"', *meta["residual"][4:]]
+    path = write_fake_model(tmp_path / "m.safetensors", meta=meta)
+    tokens = summary_json(summarize(read_model_file(path)))["residual"][2]
+    assert tokens["values"] == ["1", '"1"'] and tokens["quoted"] is True
 
 
 @pytest.mark.parametrize("recorded", [None, "absent"])

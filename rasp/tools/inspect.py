@@ -350,6 +350,9 @@ def summary_json(summary: ModelSummary) -> dict[str, Any]:
                 "dims": [g.start, g.stop],
                 "encoding": "numerical" if g.values is None else "categorical",
                 "values": None if g.values is None else list(g.values),
+                # its strings are JSON among the texts (`"1"` beside the int's `1`): a reader
+                # decodes each text starting with `"` (rasp.residual_labels)
+                "quoted": g.quoted,
             }
             for g in summary.residual
         ],

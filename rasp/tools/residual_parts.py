@@ -81,16 +81,24 @@ class PartsReading:
             if got is None or isinstance(want, (str, bool)) or not isinstance(want, (int, float)):
                 return False
             return _close(got, float(want))
-        return got is not None and _is_label(got, want)
+        if got is None:
+            return False
+        own = _label(want)
+        # the value's own label, where the reading has one: `1` is not `1.0` beside it
+        return got == own if own in self.labels else _is_label(got, want)
 
 
 def _close(got: float, want: float) -> bool:
     return math.isclose(got, want, rel_tol=PART_TOL, abs_tol=PART_TOL)
 
 
+def _label(value: Any) -> str:
+    return value_repr(value) if isinstance(value, str) else str(value)
+
+
 def _is_label(label: str, value: Any) -> bool:
     """Whether the reach's `label` is `value` (strings quoted: `compiler.reach.atom_label`)."""
-    if label == (value_repr(value) if isinstance(value, str) else str(value)):
+    if label == _label(value):
         return True
     if isinstance(value, (bool, str)) or not isinstance(value, (int, float)):
         return False

@@ -97,6 +97,10 @@ class ResidualVariable:
             # No column is hot: right where the value has no column. The compiler lays out only
             # the columns something reads (`indices:3` of the index one-hot, not all N of them).
             return not any(_labels(label, want, self.quoted) for label in self.values)
+        own = residual_labels.text_of(want, self.quoted)
+        if own in self.values:
+            # the value's own column, where it has one: `res:1` is not `res:1.0` beside it
+            return got == own
         return _labels(got, want, self.quoted)
 
 

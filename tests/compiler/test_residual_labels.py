@@ -44,12 +44,32 @@ def test_every_text_is_unique_and_read_back_as_its_own_value(values: list[Any]) 
     texts = value_texts(values)
     assert len(set(texts)) == len(texts), texts
     mode = quoted(texts)
+    variable = ResidualVariable("y", tuple(range(len(texts))), texts, mode)
     for text, value in zip(texts, values):
         assert _labels(text, value, mode), (text, value)
+        assert variable.agrees(text, value), (text, value)
         for other in values:
             if other is not value and _labels(text, other, mode):
-                # the reader's one leniency: a number's column read by value (1 for 1.0)
+                # the label's one leniency: a number's column read by value (1 for 1.0) ...
                 assert _numbers(value, other) and value == other, (text, value, other)
+            if other is not value:
+                # ... which the variable uses only where the value has no column of its own
+                assert not variable.agrees(text, other), (text, value, other)
+
+
+def test_a_number_beside_its_equal_of_another_type_reads_as_its_own_column() -> None:
+    # `res` holds 1.0, 1 and 2, each in a column of its own (the output tells 1 from 1.0):
+    # a model that wrote `res:1` where the interpreter gives 1.0 agreed, as 1 == 1.0
+    text = (
+        'x = 1 if tokens == "a" else (1.0 if tokens == "b" else 2);\n'
+        "y = aggregate(select(indices, 0, ==), x);\n"
+    )
+    res = residual_variables(_compile(text, ["a", "b", "c"], 3)["residual"])["y"]
+    assert sorted(res.values or ()) == ["1", "1.0", "2"]
+    assert res.agrees("1.0", 1.0) and res.agrees("1", 1) and res.agrees("2", 2.0)
+    assert not res.agrees("1", 1.0) and not res.agrees("1.0", 1)
+    # a value with no column of its own is read by value, as the compiler labels it canonically
+    assert ResidualVariable("z", (0,), ("1",)).agrees("1", 1.0)
 
 
 def test_texts_are_str_where_they_are_already_unique() -> None:

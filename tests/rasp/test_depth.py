@@ -121,3 +121,38 @@ def test_a_deep_run_sees_the_callers_context_variables() -> None:
     flag: contextvars.ContextVar[str] = contextvars.ContextVar("flag", default="unset")
     flag.set("set by the caller")
     assert run_deep(flag.get) == "set by the caller"
+
+
+def test_a_nested_run_deep_stays_on_its_thread_and_statements_leave_no_threads() -> None:
+    outer, inner = run_deep(lambda: (threading.get_ident(), run_deep(threading.get_ident)))
+    assert outer == inner != threading.get_ident()
+    interp = Interpreter()
+    before = threading.active_count()
+    for stmt in parse("x = 1;\n" * 1000).statements:  # one deep thread per statement
+        interp.exec_statement(stmt)
+    assert threading.active_count() == before
+
+
+def test_ctrl_c_while_waiting_interrupts_the_deep_run() -> None:
+    import os
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # (pytest's may differ)
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+
+    def spin() -> str:
+        end = time.monotonic() + 20
+        while time.monotonic() < end:  # (Python bytecode: an async exception lands here)
+            pass
+        return "not interrupted"
+
+    try:
+        timer.start()
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            run_deep(spin)
+        assert time.monotonic() - started < 10
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    assert sys.getrecursionlimit() < RECURSION_LIMIT
