@@ -17,6 +17,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedInput
 
 from rasp import ast
+from rasp.deep_stack import run_deep
 from rasp.errors import RaspSyntaxError, Source, Span
 from rasp.sops import Comparison
 from rasp.sources import Progress
@@ -114,7 +115,9 @@ def parse(
     except UnexpectedInput as exc:
         raise _syntax_error(exc, source, terminated) from None
     try:
-        return _Builder(source).program(tree)
+        # (on the deep stack, as statements run: a flat `1 + 1 + ...` of 1,000 terms is a tree
+        # 1,000 deep, refused here as too deeply nested while it ran fine once built)
+        return run_deep(lambda: _Builder(source).program(tree))
     except RecursionError:
         raise RaspSyntaxError(
             "the program is nested too deeply",

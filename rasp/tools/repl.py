@@ -20,6 +20,7 @@ from typing import Any
 
 from rasp import __version__, ast
 from rasp.continuation import Continuation
+from rasp.deep_stack import run_deep
 from rasp.display import (
     ExampleSettings,
     applied_value,
@@ -265,7 +266,11 @@ class ReplSession:
                 tokens = self._call_input(stmt)
                 if len(tokens) != len(value):  # the input is not visible here (e.g. inside a def)
                     tokens = list(range(len(value)))
-                return applied_value(value, tokens, self.settings.full_seq)
+                return run_deep(lambda: applied_value(value, tokens, self.settings.full_seq))
+        # (on the deep stack, as the statement ran: showing a list 5,000 deep recurses as deep)
+        return run_deep(lambda: self._checked_and_named(result))
+
+    def _checked_and_named(self, result: StatementResult) -> list[str]:
         self._check_on_example(result)
         return self._named(result, self.settings)
 

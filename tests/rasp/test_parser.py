@@ -351,8 +351,16 @@ def test_syntax_errors_never_name_terminals() -> None:
 
 
 def test_deep_nesting_is_an_error_not_a_crash() -> None:
-    e = error("x = " + "[" * 5000 + "1" + "]" * 5000 + ";")
+    # (the tree is built on rasp.deep_stack's thread: 5,000 brackets parse, 20,000 do not)
+    e = error("x = " + "[" * 20_000 + "1" + "]" * 20_000 + ";")
     assert "nested too deeply" in e.message
+
+
+def test_a_flat_sum_of_a_thousand_terms_parses() -> None:
+    # (a tree 1,000 deep: it was refused as nested too deeply, built on the caller's stack)
+    program = parse("x = " + " + ".join(["1"] * 1000) + ";")
+    assert len(program.statements) == 1
+    parse("x = " + "[" * 5000 + "1" + "]" * 5000 + ";")
 
 
 def test_block_endings() -> None:

@@ -550,3 +550,12 @@ def test_the_continuation_prompt_counts_only_this_statements_defs() -> None:
     assert session.feed("  3;") == "    value: x =  6"
     session.feed("def h(c) {")
     assert session.continuation_prompt == "..   "
+
+
+def test_a_list_5000_deep_is_shown_not_an_internal_error() -> None:
+    # (shown on rasp.deep_stack's thread, as it was built: on the caller's stack the display
+    # raised a RecursionError, a bug of ours to the user)
+    session = ReplSession()
+    out = session.feed("x = " + "[" * 5000 + "1" + "]" * 5000 + ";")
+    assert out.startswith("     list: x =  [") and "error" not in out
+    assert session.interpreter.get("x") is not None
