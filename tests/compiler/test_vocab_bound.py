@@ -57,7 +57,8 @@ def test_any_program_over_a_huge_vocabulary_is_refused_before_anything_is_built(
 ) -> None:
     """dyck1 reads the tokens only through `tokens == "("`, but every model embeds the token
     one-hot: over 20,000 tokens it was refused after 52 s and 3.2 GB (its 400M-parameter
-    embedding), over 100,000 numpy failed to allocate the 74.5 GiB embedding, a traceback."""
+    embedding), over 100,000 (under a 6 GB ulimit) numpy failed to allocate the 74.5 GiB
+    embedding, a traceback."""
     dyck1 = load_file(ROOT / "programs" / "dyck1.rasp").get("dyck1")
     for n, params in ((20_000, "400,120,010"), (100_000, "10,000,600,010")):
         with pytest.raises(CompileError) as info:
