@@ -391,7 +391,7 @@ def _check_size(
         return None
     # what the vocabulary alone forces on every build, before the probes analyse any value: a
     # large vocabulary is refused in milliseconds, not after its tables are planned
-    check_vocab_size(build_graph(sop), vocab, max_len, max_params)
+    check_vocab_size(sop, vocab, max_len, max_params)
     pairs = max_len * (max_len + 1) // 2
     pair_limit = (
         max(max_params, DEFAULT_MAX_PARAMS) // PAIRS_PER_PARAM

@@ -16,7 +16,9 @@ before the shape was refused. What the vocabulary forces on every build is known
   d_head is a power of 4 at least that wide (compiler.assemble).
 
 These are counted the way `config_params` counts them, so the bound never exceeds what the build
-would have: a compile refused here would have been refused after planning, only later.
+would have: a compile refused here would have been refused after planning, only later. Below
+BOUND_FROM tokens that planning is quick (hist or sort over 256 tokens is refused in 0.4 s), and
+its refusal names the build's own size, not a bound: the vocabulary is not checked.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 
 from compiler.blocks import Atom
 from compiler.budget import bytes_text
-from compiler.graph import Graph, IRNode, Op
+from compiler.graph import Graph, IRNode, Op, build_graph
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, Span, option
 
@@ -37,6 +39,7 @@ EXTRA_ROWS = 2
 EXTRA_DIMS = 3
 # assembly's own columns in every head (`bos`, `pad`)
 HEAD_EXTRA = 2
+BOUND_FROM = 256  # tokens; fewer are left to the build's own, exact, refusal
 _STRING_KINDS = (sops.TokenKind.STR, sops.TokenKind.ASIS)
 
 
@@ -47,9 +50,10 @@ class Bound:
     span: Span | None
 
 
-def lower_bound(graph: Graph, vocab: Sequence[Atom], max_len: int) -> Bound:
+def lower_bound(graph: Graph | None, vocab: Sequence[Atom], max_len: int) -> Bound:
     """The largest of the bounds the module doc lists that apply to `graph` (the program before
-    `prepare`) over `vocab` at `max_len`."""
+    `prepare`; None: a graph not built yet, the embedding's bound alone) over `vocab` at
+    `max_len`."""
     v = len(vocab)
     d_model = v + EXTRA_DIMS
     embedding = (v + EXTRA_ROWS) * d_model + (d_model + 1)  # W_E, and W_U's one column at least
@@ -57,9 +61,9 @@ def lower_bound(graph: Graph, vocab: Sequence[Atom], max_len: int) -> Bound:
         embedding,
         f"every model embeds its {v:,} tokens as a one-hot: {v + EXTRA_ROWS:,} embedding rows "
         f"(the tokens, BOS and PAD) of at least {d_model:,} residual dimensions",
-        graph.output.span,
+        None if graph is None else graph.output.span,
     )
-    head = _token_width_head(graph, vocab, max_len)
+    head = None if graph is None else _token_width_head(graph, vocab, max_len)
     if head is not None:
         select, classes = head
         d_head = 4 ** math.ceil(math.log(classes + HEAD_EXTRA, 4))
@@ -77,12 +81,17 @@ def lower_bound(graph: Graph, vocab: Sequence[Atom], max_len: int) -> Bound:
 
 
 def check_vocab_size(
-    graph: Graph, vocab: Sequence[Atom], max_len: int, max_params: int | None
+    sop: sops.Node, vocab: Sequence[Atom], max_len: int, max_params: int | None
 ) -> None:
-    """Refuse, before any value is analysed, a program whose vocabulary alone makes its model
-    larger than `max_params` parameters (None: no limit)."""
-    if max_params is None:
+    """Refuse, before any value is analysed, a program `sop` (before `prepare`) whose vocabulary
+    alone makes its model larger than `max_params` parameters (None: no limit), from BOUND_FROM
+    tokens on."""
+    if max_params is None or len(vocab) < BOUND_FROM:
         return
+    try:
+        graph: Graph | None = build_graph(sop)
+    except CompileError:  # a tracr select's Python predicate, resolved only by `prepare`
+        graph = None
     bound = lower_bound(graph, vocab, max_len)
     if bound.params <= max_params:
         return
@@ -93,7 +102,7 @@ def check_vocab_size(
                 f"{bound.params:,} parameters ({bytes_text(4 * bound.params)} of float32 "
                 f"weights), counted from the vocabulary and the program before anything is "
                 f"built: {bound.why}",
-                bound.span,
+                bound.span or getattr(sop, "span", None),
                 f"the limit is {max_params:,} parameters: use fewer tokens (a smaller "
                 f"vocabulary), or raise the limit ({option('max_params')}) if the machine can "
                 "hold it",

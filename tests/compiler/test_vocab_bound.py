@@ -68,14 +68,36 @@ def test_any_program_over_a_huge_vocabulary_is_refused_before_anything_is_built(
         assert "embeds its" in text and "dyck1.rasp:" in text
 
 
-@pytest.mark.parametrize("n_tokens", [15, 5_000])
+def test_a_tracr_select_resolved_only_by_prepare_is_bounded_by_the_embedding(
+    nothing_built: None,
+) -> None:
+    """A tracr select of a Python predicate has no graph before `prepare` resolves it: its model
+    is bounded by the token embedding alone (building the graph first failed every such compile,
+    over any vocabulary)."""
+    from rasp import tracr as rasp
+
+    width = rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE))
+    with pytest.raises(CompileError, match="with 20,000 tokens .* embeds its 20,000 tokens"):
+        compile_sop(width, _tokens(20_000), 8)
+
+
+@pytest.mark.parametrize("n_tokens", [256, 5_000])
 def test_the_limit_just_above_the_bound_is_not_refused(n_tokens: int) -> None:
-    graph = build_graph(B.hist())
-    bound = lower_bound(graph, _tokens(n_tokens), 8).params
-    check_vocab_size(graph, _tokens(n_tokens), 8, bound)  # at the limit: not refused here
-    check_vocab_size(graph, _tokens(n_tokens), 8, None)  # no limit
+    bound = lower_bound(build_graph(B.hist()), _tokens(n_tokens), 8).params
+    check_vocab_size(B.hist(), _tokens(n_tokens), 8, bound)  # at the limit: not refused here
+    check_vocab_size(B.hist(), _tokens(n_tokens), 8, None)  # no limit
     with pytest.raises(CompileError):
-        check_vocab_size(graph, _tokens(n_tokens), 8, bound - 1)
+        check_vocab_size(B.hist(), _tokens(n_tokens), 8, bound - 1)
+
+
+def test_a_small_vocabulary_is_left_to_the_build_s_exact_refusal() -> None:
+    """Under 256 tokens the build is planned quickly and its refusal names its own size (1,121
+    parameters for reverse over `abc` at max-len 8), not the vocabulary's bound (37)."""
+    assert lower_bound(build_graph(B.reverse()), list("abc"), 8).params == 37
+    with pytest.raises(CompileError, match="the model would have 1,121 parameters"):
+        compile_sop(B.reverse(), list("abc"), 8, max_params=37)
+    with pytest.raises(CompileError, match="with 256 tokens the model would be too large"):
+        compile_sop(B.reverse(), _tokens(256), 8, max_params=258 * 259 + 259)
 
 
 @pytest.mark.parametrize("name", sorted(VOCABULARIES))
