@@ -66,6 +66,7 @@ def lower_bound(graph: Graph | None, vocab: Sequence[Atom], max_len: int) -> Bou
     head = None if graph is None else _token_width_head(graph, vocab, max_len)
     if head is not None:
         select, classes = head
+        # assembly's own expression (float log, monotone in the width): never above its d_head
         d_head = 4 ** math.ceil(math.log(classes + HEAD_EXTRA, 4))
         params = embedding + 4 * d_model * d_head + 3 * d_head + d_model
         if params > best.params:
