@@ -55,3 +55,58 @@ def test_a_value_set_of_wide_range_keeps_the_dense_pass(monkeypatch) -> None:
     monkeypatch.setattr(G, "_sparse", None)  # the sparse walk is not run
     margin = _grid_margin(x, [2, 4])
     assert margin[0] == 0.125 and margin[2] == 0.125
+
+
+def _denominators_before(relation, max_len: int, axis) -> tuple[int, ...] | None:
+    """compiler.grid.output_denominators as it was: every value's lcm, position by position."""
+    import math
+
+    from compiler.grid import MAX_DENOMINATOR, GridAxis, denominators_of
+
+    sets_at: list[dict[int, tuple]] = [{} for _ in range(max_len)]
+    distinct: dict[int, tuple] = {}
+    for (i, n), values in relation.items():
+        at = i if axis is GridAxis.POSITION else n - 1 if axis is GridAxis.LENGTH else n - 1 - i
+        sets_at[at][id(values)] = values
+        distinct[id(values)] = values
+    floats = {v for values in distinct.values() for v in values if isinstance(v, float)}
+    if not floats:
+        return None
+    found = denominators_of(np.array(sorted(floats), dtype=np.float64))
+    if (found == 0).any():
+        return None
+    denominator_of = dict(zip(sorted(floats), found.tolist(), strict=True))
+    out = []
+    for sets in sets_at:
+        d, has_float = 1, False
+        for values in sets.values():
+            for v in values:
+                if isinstance(v, float):
+                    d = math.lcm(d, denominator_of[v])
+                    has_float = True
+        if d == 1 and has_float:
+            d = 2
+        if d > MAX_DENOMINATOR:
+            return None
+        out.append(d)
+    return tuple(out) if any(d > 1 for d in out) else None
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_denominators_are_those_of_every_value(seed: int) -> None:
+    """Each distinct set's lcm is taken once, and a position past MAX_DENOMINATOR ends the walk
+    at once: the same denominators (or None) as the value-by-value lcm."""
+    from compiler.grid import GridAxis, output_denominators
+
+    rng = np.random.default_rng(seed)
+    n = 12
+    pool = [
+        tuple(float(k) / d for k in rng.integers(0, d + 1, 3)) + (1, 2.0)
+        for d in rng.integers(1, [3, 12, 60, 10**5][seed % 4], 10)
+    ]
+    pool.append((1, 2))  # ints only
+    relation = {
+        (i, m): pool[int(rng.integers(len(pool)))] for m in range(1, n + 1) for i in range(m)
+    }
+    for axis in GridAxis:
+        assert output_denominators(relation, n, axis) == _denominators_before(relation, n, axis)
