@@ -45,6 +45,7 @@ from compiler.certify_mlp import check_mlp
 from compiler.certify_parts import is_number, product
 from compiler.certify_walk import OverBudget, Specials, Walk
 from compiler.grid import GRID_KEYS
+from compiler.grid_margin import grid_margin
 from compiler.reach import HeadReach, Reach, Reading, decoding_digest, value_label
 
 
@@ -348,21 +349,13 @@ def _grid_margin(x: np.ndarray, denominators: list[int]) -> np.ndarray:
     """How far each output value x may drift and still decode as itself on a per-position (or
     per-length) grid: position i decodes round(x * d_i) / d_i, right while the drift is below
     (1/2 - off) / d_i, where off is x's own distance from the grid (float64 noise) in steps of
-    1/d_i.
+    1/d_i (compiler.grid_margin).
 
     Which positions (lengths) x occurs at is the value analysis's fact (compiler.grid), not the
     weights': the margin is the smallest over every grid x lies on, and 0 (refused) for an x on
     none of them.
     """
-    margin = np.full(x.shape, np.inf)  # [P]
-    on_any = np.zeros(x.shape, dtype=bool)
-    for d in sorted({int(d) for d in denominators}):  # one pass per grid: memory stays [P]
-        scaled = x * d
-        off = np.abs(scaled - np.rint(scaled))  # in grid steps
-        on = off <= SNAP_NOISE * np.abs(scaled)  # relative, as compiler.grid: 1e-12 is not 0
-        margin = np.where(on, np.minimum(margin, (0.5 - off) / d), margin)
-        on_any |= on
-    return np.where(on_any, margin, 0.0)
+    return grid_margin(x, denominators, SNAP_NOISE)
 
 
 __all__ = ["Certificate", "Check", "certify", "recheck"]

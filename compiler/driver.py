@@ -34,6 +34,7 @@ from compiler.program_forms import keep_form
 from compiler.refusals import also_tried, header_refusal, refusals
 from compiler.schedule import Schedule, schedule_blocks
 from compiler.values import ValueSets, infer_values
+from compiler.vocab_bound import check_vocab_size
 from rasp import sops
 from rasp.deep_stack import fallback_note, run_deep
 from rasp.errors import CompileError, Diagnostic, Source, option
@@ -391,6 +392,9 @@ def _check_size(
     for the default form (None: none was made)."""
     if max_params is None:
         return None
+    # what the vocabulary alone forces on every build, before the probes analyse any value: a
+    # large vocabulary is refused in milliseconds, not after its tables are planned
+    check_vocab_size(sop, vocab, max_len, max_params)
     pairs = max_len * (max_len + 1) // 2
     pair_limit = (
         max(max_params, DEFAULT_MAX_PARAMS) // PAIRS_PER_PARAM

@@ -1,0 +1,128 @@
+"""The size a vocabulary forces on every model (compiler.vocab_bound): a large vocabulary is
+refused before anything is built, and the bound never exceeds the size of a model that builds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compiler import compile_sop, driver
+from compiler.graph import build_graph
+from compiler.vocab_bound import check_vocab_size, lower_bound
+from programs import VOCABULARIES
+from rasp.errors import CompileError
+from rasp.interpreter import load_file
+from rasp.tools.model_steps import program_sop
+from tests.compiler import sop_builders as B
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _tokens(n: int) -> list[str]:
+    return [f"t{i}" for i in range(n)]
+
+
+@pytest.fixture
+def nothing_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every stage after the size checks fails the test: the rewrites (`prepare`, `Forms`) and
+    the value analysis, which the size prediction's probes and every build start with."""
+
+    def built(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a stage after the size checks ran")
+
+    for stage in ("infer_values", "prepare", "Forms", "_plan"):
+        monkeypatch.setattr(driver, stage, built)
+
+
+def test_a_width_over_a_large_vocabulary_is_refused_before_anything_is_built(
+    nothing_built: None,
+) -> None:
+    """hist over 5,000 tokens at max-len 8 planned its 5,000 x 5,000 select for 3.5-9 s and
+    0.9-1.5 GB (whatever the machine) before its shape was refused (353,277,045 parameters). Its
+    head alone needs a power of 4 at least 5,002 wide over a residual of 5,003."""
+    hist = load_file(ROOT / "programs" / "hist.rasp").get("hist")
+    with pytest.raises(CompileError) as info:
+        compile_sop(hist, _tokens(5_000), 8)
+    text = info.value.render()
+    assert "hist.rasp:5:14: error: with 5,000 tokens the model would be too large" in text
+    assert "at least 352,960,773 parameters (1.41 GB of float32 weights)" in text
+    assert "16,384 columns" in text and "5,000 classes of tokens" in text
+    assert "the limit is 200,000,000 parameters: use fewer tokens" in text
+    assert "raise the limit" in text
+
+
+def test_any_program_over_a_huge_vocabulary_is_refused_before_anything_is_built(
+    nothing_built: None,
+) -> None:
+    """dyck1 reads the tokens only through `tokens == "("`, but every model embeds the token
+    one-hot: over 20,000 tokens it was refused after 52 s and 3.2 GB (its 400M-parameter
+    embedding), over 100,000 (under a 6 GB ulimit) numpy failed to allocate the 74.5 GiB
+    embedding, a traceback."""
+    dyck1 = load_file(ROOT / "programs" / "dyck1.rasp").get("dyck1")
+    for n, params in ((20_000, "400,120,010"), (100_000, "10,000,600,010")):
+        with pytest.raises(CompileError) as info:
+            compile_sop(dyck1, _tokens(n), 8)
+        text = info.value.render()
+        assert f"with {n:,} tokens the model would be too large: at least {params}" in text
+        assert "embeds its" in text and "dyck1.rasp:" in text
+
+
+def test_a_tracr_select_resolved_only_by_prepare_is_bounded_by_the_embedding(
+    nothing_built: None,
+) -> None:
+    """A tracr select of a Python predicate has no graph before `prepare` resolves it: its model
+    is bounded by the token embedding alone (building the graph first failed every such compile,
+    over any vocabulary)."""
+    from rasp import tracr as rasp
+
+    width = rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE))
+    with pytest.raises(CompileError, match="with 20,000 tokens .* embeds its 20,000 tokens"):
+        compile_sop(width, _tokens(20_000), 8)
+
+
+@pytest.mark.parametrize("n_tokens", [256, 5_000])
+def test_the_limit_just_above_the_bound_is_not_refused(n_tokens: int) -> None:
+    bound = lower_bound(build_graph(B.hist()), _tokens(n_tokens), 8).params
+    check_vocab_size(B.hist(), _tokens(n_tokens), 8, bound)  # at the limit: not refused here
+    check_vocab_size(B.hist(), _tokens(n_tokens), 8, None)  # no limit
+    with pytest.raises(CompileError):
+        check_vocab_size(B.hist(), _tokens(n_tokens), 8, bound - 1)
+
+
+def test_a_small_vocabulary_is_left_to_the_build_s_exact_refusal() -> None:
+    """Under 256 tokens the build is planned quickly and its refusal names its own size (1,121
+    parameters for reverse over `abc` at max-len 8), not the vocabulary's bound (37)."""
+    assert lower_bound(build_graph(B.reverse()), list("abc"), 8).params == 37
+    with pytest.raises(CompileError, match="the model would have 1,121 parameters"):
+        compile_sop(B.reverse(), list("abc"), 8, max_params=37)
+    with pytest.raises(CompileError, match="with 256 tokens the model would be too large"):
+        compile_sop(B.reverse(), _tokens(256), 8, max_params=258 * 259 + 259)
+
+
+@pytest.mark.parametrize("name", sorted(VOCABULARIES))
+def test_the_bound_is_below_every_library_model(name: str) -> None:
+    """At its usual vocabulary each library program's model is at least the bound, so the bound
+    refuses no compile the build would keep."""
+    sop, out, source = program_sop(str(ROOT / "programs" / f"{name}.rasp"), None)
+    vocab = list(VOCABULARIES[name])
+    params = compile_sop(sop, vocab, 4, name=out, source=source).param_count()
+    assert lower_bound(build_graph(sop), vocab, 4).params <= params
+
+
+@pytest.mark.parametrize("comparison", ["==", "!=", "<", "<=", ">", ">="])
+@pytest.mark.parametrize(("n_tokens", "max_len"), [(2, 2), (3, 3), (14, 2), (15, 3), (15, 2)])
+def test_the_width_bound_is_below_the_model_at_each_power_of_4(
+    comparison: str, n_tokens: int, max_len: int, tmp_path: Path
+) -> None:
+    """A selector_width of the tokens against themselves: 14 tokens take a 16-column head, 15 a
+    64-column one (for `<`/`>`, whose least token selects nothing, 15 still take 16); at
+    max-len 2 a strict comparison selects one key at most (no power of 4)."""
+    program = tmp_path / "w.rasp"
+    program.write_text(f"w = selector_width(select(tokens, tokens, {comparison}));\n")
+    sop, out, source = program_sop(str(program), None)
+    vocab = _tokens(n_tokens)
+    bound = lower_bound(build_graph(sop), vocab, max_len).params
+    params = compile_sop(sop, vocab, max_len, name=out, source=source).param_count()
+    assert bound <= params
+    compile_sop(sop, vocab, max_len, name=out, source=source, max_params=params)
