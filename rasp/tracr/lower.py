@@ -357,9 +357,13 @@ def _atom(value: Any, what: str, span: Any = None) -> Any:
     return value
 
 
-def value_problems(root: sops.Node) -> list[Diagnostic]:
+def value_problems(
+    root: sops.Node, vocab: Sequence[Any] | None = None, max_len: int | None = None
+) -> list[Diagnostic]:
     """Each lowered map that returned a value no compiled model can hold, located at the map, and
-    each select side given a tuple no model compares as tracr does (an order, NaN), at the select."""
+    each select side given a tuple no model compares as tracr does (an order, NaN), at the select.
+    `vocab` and `max_len` (the compile's) tell which numbers a Comparison meets
+    (`comparison_problem`); without them, any it cannot read from the graph is unknown."""
     problems = []
     clashes: set[int] = set()  # (maps of one function share their types: said once)
     for node in sops.walk(root):
@@ -372,7 +376,10 @@ def value_problems(root: sops.Node) -> list[Diagnostic]:
             problems.extend(
                 ambiguous_problems(fn.predicate, fn.sources, fn.ambiguous, fn.text, node.span)
             )
-        if isinstance(node, sops.Select) and (found := comparison_problem(node)) is not None:
+        if (
+            isinstance(node, sops.Select)
+            and (found := comparison_problem(node, vocab, max_len)) is not None
+        ):
             problems.append(found)
         clash = isinstance(fn, TracrFn) and fn.numpy.read and fn.numpy.clash is not None
         if clash and id(fn.numpy) not in clashes:

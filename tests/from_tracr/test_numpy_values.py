@@ -94,11 +94,48 @@ def test_a_comparison_select_of_numpy_float32_values_is_refused() -> None:
     same = rasp.Select(tenths, rasp.Map(lambda x: x / 10, rasp.tokens), rasp.Comparison.EQ)
     program = rasp.SelectorWidth(same)
     assert program([1]) == [1]  # np.float32(0.1) == 0.1 compares in float32
-    with pytest.raises(CompileError, match="compares them in that precision"):
+    with pytest.raises(CompileError, match="compares them rounded"):
         compile_sop(program, [1, 2, 3], 2)
     # a predicate function is given the numpy values, as tracr gives them
     by_function = rasp.Select(same.keys, same.queries, lambda k, q: k == q)
     _check(rasp.SelectorWidth(by_function), [1, 2, 3], 2)
+
+
+def test_an_order_of_numpy_float32_values_float32_keeps_compiles() -> None:
+    # halves and small ints are exact in float32: tracr's rounded comparison is the exact one
+    halves = rasp.Map(lambda x: np.float32(x) / 2, rasp.tokens)
+    for comparison in (rasp.Comparison.LT, rasp.Comparison.LEQ, rasp.Comparison.GT):
+        by_index = rasp.SelectorWidth(rasp.Select(halves, rasp.indices, comparison))
+        _check(by_index, [1, 2, 3], 3)
+        by_token = rasp.SelectorWidth(rasp.Select(rasp.tokens, halves, comparison))
+        _check(by_token, [1, 2, 3], 3)
+    quarters = rasp.Map(lambda x: x / 4, rasp.tokens)  # Python floats, each exact in float32
+    _check(rasp.SelectorWidth(rasp.Select(halves, quarters, rasp.Comparison.GEQ)), [1, 2, 3], 3)
+    thirds = rasp.Map(lambda x: np.float32(x) / 3, rasp.tokens)  # no Python number rounds to one
+    _check(rasp.SelectorWidth(rasp.Select(thirds, rasp.indices, rasp.Comparison.EQ)), [1, 3], 3)
+
+
+def test_an_order_of_numpy_float32_values_a_rounding_changes_is_refused() -> None:
+    # 16777217 rounds to float32's 16777216.0, which the keys give: tracr's LT is False there
+    big = rasp.Map(lambda x: np.float32(x), rasp.tokens)
+    above = rasp.Map(lambda x: x + 1, rasp.tokens)
+    program = rasp.SelectorWidth(rasp.Select(big, above, rasp.Comparison.LT))
+    assert program([2**24]) == [0]  # exactly, 16777216 < 16777217
+    with pytest.raises(CompileError, match="16777217 rounds to 16777216.0, a value it gives"):
+        compile_sop(program, [1, 2**24], 2)
+    # Python floats that are not float32's, where the keys give their roundings: LEQ differs
+    tenths = rasp.Map(lambda x: np.float32(x) / 10, rasp.tokens)
+    exact = rasp.Map(lambda x: x / 10, rasp.tokens)
+    program = rasp.SelectorWidth(rasp.Select(tenths, exact, rasp.Comparison.LEQ))
+    assert program([1]) == [1]  # exactly, float32(0.1) > 0.1
+    with pytest.raises(CompileError, match=r"0\.[123] rounds to 0\.[123]000000"):
+        compile_sop(program, [1, 2, 3], 2)
+    # an aggregate's values (its means) are not known: refused
+    mean = rasp.numerical(
+        rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ), exact)
+    )
+    with pytest.raises(CompileError, match="compares them rounded"):
+        compile_sop(rasp.SelectorWidth(rasp.Select(tenths, mean, rasp.Comparison.LT)), [1, 2], 2)
 
 
 def test_a_reader_telling_a_mean_of_numpy_floats_from_a_python_float_is_refused() -> None:
