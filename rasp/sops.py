@@ -26,6 +26,7 @@ marked `loose`, values of several types; a RASP program never produces either.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -77,6 +78,17 @@ AGGREGATE_MIXED_HINT = (
 # Evaluation
 
 
+# the notes of the evaluation running now (`Evaluator.notes`), None outside one
+_NOTES: ContextVar[dict[int, Any] | None] = ContextVar("rasp_evaluation_notes", default=None)
+
+
+def evaluation_notes() -> dict[int, Any] | None:
+    """The evaluation running now's notes, where a node's function keeps what it learned on this
+    input (rasp.tracr: the numpy types a map gave), so that no value depends on inputs evaluated
+    before; None outside an evaluation (the compiler calling a function on its value sets)."""
+    return _NOTES.get()
+
+
 def evaluate(node: Node, tokens: Sequence[Any]) -> SeqValue | np.ndarray:
     """The value of `node` on one input: a `SeqValue` for an s-op, a bool `[n, n]` matrix for a selector."""
     return Evaluator(tokens).value(node)
@@ -99,11 +111,16 @@ class Evaluator:
         self.tokens = list(tokens)
         self.n = len(self.tokens)
         self.memo: dict[int, SeqValue | np.ndarray] = {}
+        self.notes: dict[int, Any] = {}  # (`evaluation_notes`: per input, as the memo is)
 
     def value(self, root: Node) -> SeqValue | np.ndarray:
         if root.id not in self.memo:
-            for node in walk(root, skip=self.memo):  # what is known is not walked again
-                self.memo[node.id] = self._compute(node)
+            token = _NOTES.set(self.notes)
+            try:
+                for node in walk(root, skip=self.memo):  # what is known is not walked again
+                    self.memo[node.id] = self._compute(node)
+            finally:
+                _NOTES.reset(token)
         return self.memo[root.id]
 
     def seq(self, node: SOp) -> SeqValue:
@@ -274,6 +291,11 @@ class Evaluator:
             elif len(picked) == 1:
                 out.append(picked[0])
             elif _averageable(picked, node.bools_as_numbers):
+                if node.mean_check is not None:
+                    try:
+                        node.mean_check(picked)
+                    except RaspRuntimeError as exc:
+                        raise exc.with_span(node.span) from None
                 # tracr's mean, or the original's `sum(values) * 1.0 / n` (which rounds a sum
                 # of whole numbers to a float before dividing), added in key order
                 total = sum_in_order(picked)

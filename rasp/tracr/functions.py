@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from rasp.errors import RaspRuntimeError
 from rasp.tracr.boxes import box, equality_token, is_value, marked, plain, unbox
+from rasp.tracr.input_forms import call_given, note_form
 from rasp.tracr.numpy_values import AmbiguousReads, NumpyTypes, Source
 
 
@@ -39,15 +40,10 @@ class TracrFn:
         given = [unbox(a) for a in args]
         if self.sources:
             self.ambiguous.record(self.sources, given)
-            given = [g if s is None else s.given(g) for g, s in zip(given, self.sources)]
-        try:
-            out = self.f(*given)
-        except RaspRuntimeError:
-            raise
-        except Exception as exc:  # noqa: BLE001 (the program's own function may raise anything)
-            raise RaspRuntimeError(f"{type(exc).__name__}: {exc}") from None
-        if self.numpy.read or self.numpy.compared:
+        out = call_given(self._call, self.sources, given, self.text)
+        if self.numpy.noted:
             self.numpy.note(out)
+            note_form(self.numpy, out)
         out = plain(out)
         if marked(out) and self.bad is None:  # a string of its own, read back as a tuple
             self.bad = (args, out)
@@ -55,6 +51,14 @@ class TracrFn:
         if not is_value(out) and self.bad is None:
             self.bad = (args, out)
         return out
+
+    def _call(self, *args: Any) -> Any:
+        try:
+            return self.f(*args)
+        except RaspRuntimeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 (the program's own function may raise anything)
+            raise RaspRuntimeError(f"{type(exc).__name__}: {exc}") from None
 
     def structure(self) -> tuple[str, int]:
         """Equal for two maps of one Python function (compiler.dedupe): `Map(f, x)` written twice
@@ -75,9 +79,9 @@ class TracrPredicate:
         key, query = unbox(key), unbox(query)
         if self.sources:
             self.ambiguous.record(self.sources, (key, query))
-            key, query = (
-                v if s is None else s.given(v) for v, s in zip((key, query), self.sources)
-            )
+        return bool(call_given(self._call, self.sources, (key, query), self.text))
+
+    def _call(self, key: Any, query: Any) -> bool:
         try:
             return bool(self.predicate(key, query))
         except Exception as exc:  # noqa: BLE001

@@ -41,6 +41,7 @@ from rasp.tracr.functions import (
     TracrFn,
     TracrPredicate,
 )
+from rasp.tracr.input_forms import MeanCheck
 from rasp.tracr.numpy_values import (
     NumpyTypes,
     ambiguous_problems,
@@ -208,11 +209,15 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node], numpy: dict[int, NumpyTypes]
                 return sops.LengthSOp(**where)
             return sops.SelectorWidthSOp(selector=_selector(inputs[0]), **where)
         case Aggregate():
+            # tracr's mean refuses numpy's ints and bools: where the values may be a function's
+            # numpy scalars, each mean's are checked (in the forms this input gave them)
+            (averaged,) = sources_of([inputs[1]], averaged=True)
             return sops.AggregateSOp(
                 selector=_selector(inputs[0]),
                 sop=_sop(inputs[1]),
                 default=_unmarked(expr.default, "Aggregate's default", expr.span),
                 bools_as_numbers=True,
+                mean_check=None if averaged is None else MeanCheck(averaged),
                 loose=True,
                 **where,
             )

@@ -39,6 +39,7 @@ class NumpyTypes:
     # of one Python function in a graph, as `compiler.dedupe` may keep any one of them
     read: bool = False
     compared: bool = False  # a Comparison select compares them (`comparison_problem`)
+    averaged: bool = False  # an aggregate may average them (`MeanCheck`)
     float64: bool = False  # it gave an np.float64 (a mean of its values may be one)
 
     def note(self, out: Any) -> None:
@@ -63,8 +64,13 @@ class NumpyTypes:
         if other is not None and self.clash is None:
             self.clash = (out, other)
 
+    @property
+    def noted(self) -> bool:
+        return self.read or self.compared or self.averaged
+
     def given(self, value: Any) -> Any:
-        """`value` as the function gave it: its numpy scalar, where it gave one."""
+        """`value` as the function gave it: its numpy scalar, where it gave one (outside an
+        evaluation: the compiler's calls, a clash refused; in one, `Source.forms`)."""
         if not self.types:
             return value
         try:
@@ -133,7 +139,9 @@ class AmbiguousReads:
                 pass
 
 
-def sources_of(inputs: Sequence[sops.Node], compared: bool = False) -> tuple[Source | None, ...]:
+def sources_of(
+    inputs: Sequence[sops.Node], compared: bool = False, averaged: bool = False
+) -> tuple[Source | None, ...]:
     """Per input, the lowered program function whose value it is (through None checks and
     aggregates, which pass a value on as it is; None where none): a numpy scalar it gave is given
     to the reader as such. Each function found is marked as read (it then notes its types), or as
@@ -157,6 +165,8 @@ def sources_of(inputs: Sequence[sops.Node], compared: bool = False) -> tuple[Sou
         if isinstance(numpy, NumpyTypes):
             if compared:  # (a clash is no problem to an exact comparison: noted, not read)
                 numpy.compared = True
+            elif averaged:  # (nor to a mean, which refuses numpy's ints in a form it can tell)
+                numpy.averaged = True
             else:
                 numpy.read = True
             text = str(getattr(fn, "text", ""))

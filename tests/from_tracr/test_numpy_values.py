@@ -12,7 +12,7 @@ from runtime_helpers import run_compiled
 from compiler import compile_sop
 from rasp import sops
 from rasp import tracr as rasp
-from rasp.errors import CompileError
+from rasp.errors import CompileError, RaspRuntimeError
 from rasp.tracr.lower import to_sops
 
 
@@ -154,3 +154,53 @@ def test_a_value_given_as_numpy_and_as_python_only_compared_by_a_select_compiles
     mixed = rasp.Map(lambda x: np.bool_(x > 1) if x else True, rasp.tokens)
     positive = rasp.Map(lambda x: x > 0, rasp.tokens)
     _check(rasp.SelectorWidth(rasp.Select(mixed, positive, rasp.Comparison.EQ)), [0, 1, 2], 3)
+
+
+def _plain(values: list) -> list:
+    return [v.item() if isinstance(v, np.generic) else v for v in values]
+
+
+def test_the_lowered_graph_s_value_depends_only_on_the_input() -> None:
+    """A function gives True as np.True_ on one input and as True on another: the value a reader
+    computes on an input is tracr's, whichever inputs were evaluated before."""
+    mixed = rasp.Map(lambda x: np.bool_(x > 1) if x else True, rasp.tokens)
+    program = rasp.SequenceMap(lambda a, i: a + a, mixed, rasp.indices)
+    assert program([0]) == [2] and program([2]) == [True]
+    lowered = to_sops(program)
+    for order in ([[0], [2], [0]], [[2], [0], [2]]):
+        for xs in order:
+            assert list(sops.evaluate(lowered, xs).values) == _plain(program(xs)), (order, xs)
+    # one input holding both forms of True: the graph's one value cannot say which position's a
+    # reader gets, so an error, the same after any other input (not the first form noted)
+    for before in ([0], [2]):
+        sops.evaluate(lowered, before)
+        with pytest.raises(RaspRuntimeError, match=r"gives True for \(np.True_, 0\) and 2 for"):
+            sops.evaluate(lowered, [2, 0])
+
+
+@pytest.mark.parametrize(
+    ("make", "raises"),
+    [
+        (lambda x: np.bool_(x > 1), True),
+        (lambda x: np.int64(x), True),
+        (lambda x: np.float32(x), True),
+        (lambda x: np.float64(x), False),
+        (lambda x: x > 1, False),
+    ],
+)
+def test_a_mean_of_several_numpy_ints_or_bools_raises_as_tracr_s_does(make, raises) -> None:
+    """tracr's mean takes Python's ints, bools and floats (np.float64 is a float): of several
+    np.True_ or np.int64 it raises ValueError; the lowered graph raises there too, located at the
+    aggregate, and a model promises nothing there (verify skips the input)."""
+    upto = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ)
+    mean = rasp.numerical(rasp.Aggregate(upto, rasp.Map(make, rasp.tokens), default=0))
+    lowered = to_sops(mean)
+    assert list(sops.evaluate(lowered, [2]).values) == _plain(mean([2]))  # one selected: as is
+    if not raises:
+        assert list(sops.evaluate(lowered, [2, 3]).values) == _plain(mean([2, 3]))
+        return
+    with pytest.raises(ValueError, match="Only types int, bool, and float"):
+        mean([2, 3])
+    with pytest.raises(RaspRuntimeError, match="Only types int, bool, and float") as err:
+        sops.evaluate(lowered, [2, 3])
+    assert err.value.span is not None and "rasp.Aggregate" in err.value.span.text()
