@@ -126,16 +126,27 @@ class NoneCheck:
 
 @dataclass(frozen=True)
 class ConstantFn:
-    """ConstantSOp's value at (index, length); tracr refuses another length when it checks."""
+    """ConstantSOp's value at (index, length); tracr refuses another length when it checks.
+    `repeat`: Full's one value at every index. Where the program wrote numpy scalars, `forms`
+    holds them and `numpy` their types, which a function reading them is given back, as a map's
+    (`TracrFn.numpy`): tracr keeps them (`Full(np.True_)` read by `a + a` is `np.True_`)."""
 
     values: tuple[Any, ...]
     check_length: bool
+    repeat: bool = False
+    forms: tuple[Any, ...] | None = field(default=None, compare=False, repr=False)
+    numpy: NumpyTypes | None = field(default=None, compare=False, repr=False)
+    text: str = ""
 
     def __call__(self, index: int, n: int) -> Any:
-        if self.check_length and n != len(self.values):
+        if self.repeat:
+            index = 0
+        elif self.check_length and n != len(self.values):
             raise RaspRuntimeError(f"Constant len {len(self.values)} doesn't match input len {n}.")
         if index >= len(self.values):
             raise RaspRuntimeError(f"the constant has no position {index}")
+        if self.numpy is not None and self.forms is not None and self.numpy.noted:
+            note_form(self.numpy, self.forms[index])
         return self.values[index]
 
 

@@ -20,7 +20,10 @@ from __future__ import annotations
 import math
 import weakref
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
+
+import numpy as np
 
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, RaspRuntimeError
@@ -178,11 +181,19 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node], numpy: dict[int, NumpyTypes]
             affine = _linear_form(expr, factors)
             fn = TracrFn(expr.f, text, affine=affine, sources=sources_of(inputs), numpy=types)
             return sops.MapSOp(fn=fn, inputs=_sops(inputs), text=text, loose=True, **where)
-        case Full():
+        case Full() if not isinstance(expr.fill, np.generic):
             return sops.ConstSOp(value=_atom(expr.fill, "Full", expr.span), loose=True, **where)
-        case ConstantSOp():
-            values = tuple(_atom(v, "ConstantSOp", expr.span) for v in expr.value)
-            fn = ConstantFn(values, expr.check_length)
+        case Full() | ConstantSOp():
+            full = isinstance(expr, Full)
+            written = (expr.fill,) if full else tuple(expr.value)
+            values = tuple(_atom(v, type(expr).__name__, expr.span) for v in written)
+            fn = ConstantFn(values, not full and expr.check_length, full)
+            if any(isinstance(v, np.generic) for v in written):
+                # numpy scalars, given back to the functions reading them (as a map's are)
+                types = NumpyTypes()
+                for form in written:
+                    types.note(form)
+                fn = replace(fn, forms=written, numpy=types, text=text)
             positions = (sops.IndicesSOp(), sops.LengthSOp())
             return sops.MapSOp(fn=fn, inputs=positions, text=text, loose=True, **where)
         case Select():
@@ -386,10 +397,11 @@ def value_problems(
             and (found := comparison_problem(node, vocab, max_len)) is not None
         ):
             problems.append(found)
-        clash = isinstance(fn, TracrFn) and fn.numpy.read and fn.numpy.clash is not None
-        if clash and id(fn.numpy) not in clashes:
-            clashes.add(id(fn.numpy))
-            one, other = fn.numpy.clash
+        types = getattr(fn, "numpy", None)
+        clash = isinstance(types, NumpyTypes) and types.read and types.clash is not None
+        if clash and id(types) not in clashes:
+            clashes.add(id(types))
+            one, other = types.clash
             problems.append(
                 Diagnostic(
                     f"'{fn.text}' gives {one!r} and {other!r}, one value to a compiled model, and "

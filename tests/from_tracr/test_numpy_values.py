@@ -204,3 +204,33 @@ def test_a_mean_of_several_numpy_ints_or_bools_raises_as_tracr_s_does(make, rais
     with pytest.raises(RaspRuntimeError, match="Only types int, bool, and float") as err:
         sops.evaluate(lowered, [2, 3])
     assert err.value.span is not None and "rasp.Aggregate" in err.value.span.text()
+
+
+def test_numpy_scalars_written_in_a_full_or_a_constant_reach_their_readers_as_numpy() -> None:
+    """tracr keeps the fill of `Full` and the values of `ConstantSOp` as written: a numpy scalar
+    there computes as numpy's (np.True_ + np.True_ is True, np.int64 is no int). They were made
+    Python values, so the graph and a certified model gave 2 and True where tracr gives True and
+    False."""
+    full = rasp.SequenceMap(lambda a, t: a + a, rasp.Full(np.True_), rasp.tokens)
+    assert full([1, 2]) == [True, True]
+    _check(full, [1, 2], 2)
+    _check(rasp.Map(lambda a: a + a, rasp.Full(np.True_)), [1, 2], 2)
+    constant = rasp.Map(lambda a: isinstance(a, int), rasp.ConstantSOp([np.int64(1), 2]))
+    assert constant([1, 2]) == [False, True]
+    assert list(sops.evaluate(to_sops(constant), [1, 2]).values) == [False, True]
+    model = compile_sop(constant, [1, 2], 2)
+    assert run_compiled(model, [[1, 2], [2, 2]]) == [[False, True], [False, True]]
+    # an order of a float32 fill over small ints compiles; its equality with 0.1 is refused
+    half = rasp.SelectorWidth(
+        rasp.Select(rasp.Full(np.float32(0.5)), rasp.tokens, rasp.Comparison.LT)
+    )
+    _check(half, [1, 2], 2)
+    tenth = rasp.Select(
+        rasp.Full(np.float32(0.1)), rasp.Map(lambda x: x / 10, rasp.tokens), rasp.Comparison.EQ
+    )
+    with pytest.raises(CompileError, match="0.1 rounds to 0.10000000149"):
+        compile_sop(rasp.SelectorWidth(tenth), [1, 2], 2)
+    # one value written in both forms, read by a function: refused
+    mixed = rasp.Map(lambda a: a + a, rasp.ConstantSOp([np.True_, True]))
+    with pytest.raises(CompileError, match="numpy's scalars compute differently"):
+        compile_sop(mixed, [1, 2], 2)
