@@ -78,15 +78,21 @@ AGGREGATE_MIXED_HINT = (
 # Evaluation
 
 
-# the notes of the evaluation running now (`Evaluator.notes`), None outside one
-_NOTES: ContextVar[dict[int, Any] | None] = ContextVar("rasp_evaluation_notes", default=None)
+# the evaluation running now, None outside one
+_CURRENT: ContextVar[Evaluator | None] = ContextVar("rasp_evaluation", default=None)
 
 
-def evaluation_notes() -> dict[int, Any] | None:
-    """The evaluation running now's notes, where a node's function keeps what it learned on this
-    input (rasp.tracr: the numpy types a map gave), so that no value depends on inputs evaluated
-    before; None outside an evaluation (the compiler calling a function on its value sets)."""
-    return _NOTES.get()
+def current_evaluation() -> Evaluator | None:
+    """The evaluation running now (its `notes`, where a node's function keeps what it learned on
+    this input, so that no value depends on inputs evaluated before; its memo, which it reads);
+    None outside one (the compiler calling a function on its value sets)."""
+    return _CURRENT.get()
+
+
+def evaluation_notes() -> dict[Any, Any] | None:
+    """The notes of `current_evaluation()`, None outside one."""
+    current = _CURRENT.get()
+    return None if current is None else current.notes
 
 
 def evaluate(node: Node, tokens: Sequence[Any]) -> SeqValue | np.ndarray:
@@ -111,16 +117,16 @@ class Evaluator:
         self.tokens = list(tokens)
         self.n = len(self.tokens)
         self.memo: dict[int, SeqValue | np.ndarray] = {}
-        self.notes: dict[int, Any] = {}  # (`evaluation_notes`: per input, as the memo is)
+        self.notes: dict[Any, Any] = {}  # (`evaluation_notes`: per input, as the memo is)
 
     def value(self, root: Node) -> SeqValue | np.ndarray:
         if root.id not in self.memo:
-            token = _NOTES.set(self.notes)
+            token = _CURRENT.set(self)
             try:
                 for node in walk(root, skip=self.memo):  # what is known is not walked again
                     self.memo[node.id] = self._compute(node)
             finally:
-                _NOTES.reset(token)
+                _CURRENT.reset(token)
         return self.memo[root.id]
 
     def seq(self, node: SOp) -> SeqValue:
@@ -293,7 +299,7 @@ class Evaluator:
             elif _averageable(picked, node.bools_as_numbers):
                 if node.mean_check is not None:
                     try:
-                        node.mean_check(picked)
+                        node.mean_check([int(k) for k in np.flatnonzero(row)], picked)
                     except RaspRuntimeError as exc:
                         raise exc.with_span(node.span) from None
                 # tracr's mean, or the original's `sum(values) * 1.0 / n` (which rounds a sum

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from rasp.errors import RaspRuntimeError
+from rasp.sops import current_evaluation
 from rasp.tracr.boxes import box, equality_token, is_value, marked, plain, unbox
-from rasp.tracr.input_forms import call_given, note_form
+from rasp.tracr.input_forms import call_given, next_call, note_form, note_output
 from rasp.tracr.numpy_values import AmbiguousReads, NumpyTypes, Source
 
 
@@ -35,15 +36,21 @@ class TracrFn:
     ambiguous: AmbiguousReads = field(default_factory=AmbiguousReads, repr=False, compare=False)
 
     def __call__(self, *args: Any) -> Any:
+        # (in an evaluation, the k-th call is position k: every call counts, None's too)
+        position = next_call(self) if self.sources else None
         if None in args:
+            if self.numpy.noted:
+                note_output(self, None)
             return None
         given = [unbox(a) for a in args]
         if self.sources:
             self.ambiguous.record(self.sources, given)
-        out = call_given(self._call, self.sources, given, self.text)
+        at = None if position is None else [position] * len(given)
+        out = call_given(self._call, self.sources, given, self.text, at)
         if self.numpy.noted:
             self.numpy.note(out)
             note_form(self.numpy, out)
+            note_output(self, out)
         out = plain(out)
         if marked(out) and self.bad is None:  # a string of its own, read back as a tuple
             self.bad = (args, out)
@@ -77,9 +84,14 @@ class TracrPredicate:
 
     def __call__(self, key: Any, query: Any) -> bool:
         key, query = unbox(key), unbox(query)
+        at = None
         if self.sources:
             self.ambiguous.record(self.sources, (key, query))
-        return bool(call_given(self._call, self.sources, (key, query), self.text))
+            # (in an evaluation, cells are called query by query, each over every key)
+            cell, evaluation = next_call(self), current_evaluation()
+            if cell is not None and evaluation is not None:
+                at = [cell % evaluation.n, cell // evaluation.n]
+        return bool(call_given(self._call, self.sources, (key, query), self.text, at))
 
     def _call(self, key: Any, query: Any) -> bool:
         try:
@@ -147,6 +159,7 @@ class ConstantFn:
             raise RaspRuntimeError(f"the constant has no position {index}")
         if self.numpy is not None and self.forms is not None and self.numpy.noted:
             note_form(self.numpy, self.forms[index])
+            note_output(self, self.forms[index])
         return self.values[index]
 
 

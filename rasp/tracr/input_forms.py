@@ -4,12 +4,13 @@ evaluation (`rasp run`, `rasp verify`'s interpreter).
 The lowered graph holds Python values (`rasp.tracr.numpy_values`). While the compiler calls a
 program's functions on its value sets, a reader is given the numpy type the function gave for a
 value (`NumpyTypes.given`), and a value given in two forms is refused. An evaluation of one input
-must not depend on what was evaluated before, so there each function notes the forms it gave in the
-evaluation's own notes (`rasp.sops.evaluation_notes`), and a reader is given the forms noted on
-this input: the one form where there is one, and where a value may stand for several (a function
-gave `np.True_` at one position and `True` at another, an aggregate's default equals a numpy value
-it copies, a mean is a Python float or an `np.float64`), the reader is called with each; equal
-results are the value, different ones an error (no value holds which form it came in).
+must not depend on what was evaluated before, so there each function notes what it gave in the
+evaluation's own notes (`rasp.sops.current_evaluation`): its output at each position, as given.
+A reader at position i is given the output that reached it, found through the aggregates between
+(`_form_at`: a default as written, a copied key's output, tracr's mean of the selected outputs),
+as tracr computes it. Where that is not found (a rewritten graph that calls one function from two
+nodes), the forms the function gave the value on this input are tried (`forms`): equal results are
+the value, different ones an error.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import numpy as np
 
 from rasp import sops
 from rasp.errors import RaspRuntimeError
+from rasp.seqvalues import sum_in_order
 from rasp.tracr.boxes import plain
 from rasp.tracr.numpy_values import NumpyTypes, Source
 
@@ -37,6 +39,29 @@ class _Seen:
     kinds: dict[tuple[type, Any], set[type]]
     float64: bool = False  # it gave an np.float64 (a mean of its values may be one)
     python_numbers: bool = False  # it gave a Python number (a mean of them may be Python's)
+
+
+# a form not found at a position
+_UNKNOWN = object()
+
+
+def note_output(owner: object, out: Any) -> None:
+    """In an evaluation, note `out` as the next position's output of the function `owner`
+    (an evaluation calls a node's function once per position, in order)."""
+    notes = sops.evaluation_notes()
+    if notes is not None:
+        notes.setdefault(("out", id(owner)), []).append(out)
+
+
+def next_call(owner: object) -> int | None:
+    """In an evaluation, how many times the reader `owner` was called before on this input."""
+    notes = sops.evaluation_notes()
+    if notes is None:
+        return None
+    key = ("calls", id(owner))
+    count = notes.get(key, 0)
+    notes[key] = count + 1
+    return int(count)
 
 
 def note_form(numpy: NumpyTypes, out: Any) -> None:
@@ -89,13 +114,69 @@ def forms(source: Source | None, value: Any) -> list[Any]:
     return list(unique.values())
 
 
+def _form_at(node: sops.Node, position: int, evaluation: sops.Evaluator) -> Any:
+    """The value tracr has at `position` of `node`, the reader's input, in its form: through the
+    value-passing checks and the aggregates to the function that gave it (its noted output).
+    `_UNKNOWN` where that is not known."""
+    while True:
+        if isinstance(node, sops.MapSOp) and getattr(node.fn, "passes_value", False):
+            node = node.inputs[0]
+            continue
+        if isinstance(node, sops.AggregateSOp):
+            picked = [int(k) for k in np.flatnonzero(evaluation.matrix(node.selector)[position])]
+            if not picked:
+                return node.default
+            if len(picked) == 1:
+                node, position = node.sop, picked[0]
+                continue
+            found = [_form_at(node.sop, k, evaluation) for k in picked]
+            if any(f is _UNKNOWN or not isinstance(f, _MEAN_TYPES) for f in found):
+                return _UNKNOWN  # (tracr raises on numpy's ints: `MeanCheck`)
+            return sum_in_order(found) / len(found)
+        break
+    outputs = evaluation.notes.get(("out", id(getattr(node, "fn", None))))
+    if outputs is None or len(outputs) != evaluation.n:
+        return _UNKNOWN
+    return outputs[position]
+
+
+def _exact(
+    sources: Sequence[Source | None], values: Sequence[Any], positions: Sequence[int] | None
+) -> list[Any] | None:
+    """Each value as tracr has it at its position (`_form_at`), or None where one is not known
+    (or is not the graph's value: then the positions are not what they seem)."""
+    evaluation = sops.current_evaluation()
+    if evaluation is None or positions is None:
+        return None
+    found = []
+    for value, source, position in zip(values, sources, positions):
+        if source is None or source.node is None:
+            found.append(value)
+            continue
+        if not 0 <= position < evaluation.n:
+            return None
+        form = _form_at(source.node, position, evaluation)
+        if form is _UNKNOWN or type(plain(form)) is not type(value) or plain(form) != value:
+            return None
+        found.append(form)
+    return found
+
+
 def call_given(
-    call: Callable[..., Any], sources: Sequence[Source | None], values: Sequence[Any], text: str
+    call: Callable[..., Any],
+    sources: Sequence[Source | None],
+    values: Sequence[Any],
+    text: str,
+    positions: Sequence[int] | None = None,
 ) -> Any:
-    """`call(*values)` with each value in the form tracr gives it; where a value may come in
-    several forms on this input and `call`'s results for them differ, an error."""
+    """`call(*values)` with each value in the form tracr gives it: the one that reached its
+    position (`positions`, per value), or where that is not known, each form the function gave it
+    on this input; where those give different results, an error."""
     if not sources:
         return call(*values)
+    exact = _exact(sources, values, positions)
+    if exact is not None:
+        return call(*exact)
     options = [forms(s, v) for v, s in zip(values, sources)]
     if all(len(o) == 1 for o in options):
         return call(*(o[0] for o in options))
@@ -124,10 +205,11 @@ class MeanCheck:
 
     source: Source
 
-    def __call__(self, picked: Sequence[Any]) -> None:
+    def __call__(self, keys: Sequence[int], picked: Sequence[Any]) -> None:
         shown = []
-        for value in picked:
-            options = forms(self.source, value)
+        for key, value in zip(keys, picked, strict=True):
+            exact = _exact([self.source], [value], [key])
+            options = forms(self.source, value) if exact is None else exact
             taken = [isinstance(form, _MEAN_TYPES) for form in options]
             if not all(taken) and any(taken):
                 raise RaspRuntimeError(
@@ -139,7 +221,10 @@ class MeanCheck:
             shown.append(options[0])
             if not any(taken):
                 # tracr's own error, with the numpy scalars it received
-                rest = [forms(self.source, v)[0] for v in picked[len(shown) :]]
+                rest = [
+                    (_exact([self.source], [v], [k]) or forms(self.source, v))[0]
+                    for k, v in zip(keys[len(shown) :], picked[len(shown) :], strict=True)
+                ]
                 raise RaspRuntimeError(
                     "ValueError: Only types int, bool, and float are supported for aggregation. "
                     f"Received sequence: {[*shown, *rest]}"

@@ -93,6 +93,9 @@ class Source:
     # the compiler may compute the function from its affine form instead of calling it on every
     # argument (`TracrFn.affine`): then `numpy` need not hold all its values
     affine: bool = False
+    # the reader's input node itself, from which an evaluation finds the function's output that
+    # reached a position (`rasp.tracr.input_forms`)
+    node: sops.Node | None = field(default=None, compare=False, repr=False)
 
     def given(self, value: Any) -> Any:
         return self.numpy.given(value)
@@ -148,6 +151,7 @@ def sources_of(
     `compared` by a Comparison select."""
     found: list[Source | None] = []
     for node in inputs:
+        start = node
         defaults: list[Any] = []
         through = False  # an aggregate
         while True:
@@ -172,7 +176,7 @@ def sources_of(
             text = str(getattr(fn, "text", ""))
             kept = tuple(d for d in defaults if d is not None)
             affine = getattr(fn, "affine", None) is not None
-            found.append(Source(numpy, text, kept, through, affine))
+            found.append(Source(numpy, text, kept, through, affine, start))
         else:
             found.append(None)
     return tuple(found)
