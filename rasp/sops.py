@@ -299,7 +299,7 @@ class Evaluator:
             elif _averageable(picked, node.bools_as_numbers):
                 if node.mean_check is not None:
                     try:
-                        node.mean_check([int(k) for k in np.flatnonzero(row)], picked)
+                        node.mean_check(row, picked)
                     except RaspRuntimeError as exc:
                         raise exc.with_span(node.span) from None
                 # tracr's mean, or the original's `sum(values) * 1.0 / n` (which rounds a sum

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from rasp.errors import RaspRuntimeError
 from rasp.sops import current_evaluation
 from rasp.tracr.boxes import box, equality_token, is_value, marked, plain, unbox
-from rasp.tracr.input_forms import call_given, next_call, note_form, note_output
+from rasp.tracr.input_forms import call_given, next_call, note_form, note_output, numpy_here
 from rasp.tracr.numpy_values import AmbiguousReads, NumpyTypes, Source
 
 
@@ -37,7 +37,8 @@ class TracrFn:
 
     def __call__(self, *args: Any) -> Any:
         # (in an evaluation, the k-th call is position k: every call counts, None's too)
-        position = next_call(self) if self.sources else None
+        numpy = bool(self.sources) and numpy_here(self.sources)
+        position = next_call(self) if numpy else None
         if None in args:
             if self.numpy.noted:
                 note_output(self, None)
@@ -45,8 +46,11 @@ class TracrFn:
         given = [unbox(a) for a in args]
         if self.sources:
             self.ambiguous.record(self.sources, given)
-        at = None if position is None else [position] * len(given)
-        out = call_given(self._call, self.sources, given, self.text, at)
+        if numpy:
+            at = None if position is None else [position] * len(given)
+            out = call_given(self._call, self.sources, given, self.text, at)
+        else:  # (Python values only: each is its own form)
+            out = self._call(*given)
         if self.numpy.noted:
             self.numpy.note(out)
             note_form(self.numpy, out)
@@ -85,12 +89,13 @@ class TracrPredicate:
     def __call__(self, key: Any, query: Any) -> bool:
         key, query = unbox(key), unbox(query)
         at = None
-        if self.sources:
-            self.ambiguous.record(self.sources, (key, query))
-            # (in an evaluation, cells are called query by query, each over every key)
-            cell, evaluation = next_call(self), current_evaluation()
-            if cell is not None and evaluation is not None:
-                at = [cell % evaluation.n, cell // evaluation.n]
+        if not self.sources or not numpy_here(self.sources):
+            return self._call(key, query)  # (Python values only: each is its own form)
+        self.ambiguous.record(self.sources, (key, query))
+        # (in an evaluation, cells are called query by query, each over every key)
+        cell, evaluation = next_call(self), current_evaluation()
+        if cell is not None and evaluation is not None:
+            at = [cell % evaluation.n, cell // evaluation.n]
         return bool(call_given(self._call, self.sources, (key, query), self.text, at))
 
     def _call(self, key: Any, query: Any) -> bool:

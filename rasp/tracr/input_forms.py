@@ -38,6 +38,7 @@ class _Seen:
 
     kinds: dict[tuple[type, Any], set[type]]
     float64: bool = False  # it gave an np.float64 (a mean of its values may be one)
+    numpy: bool = False  # it gave a numpy scalar (else every form is the graph's Python value)
     python_numbers: bool = False  # it gave a Python number (a mean of them may be Python's)
 
 
@@ -51,6 +52,20 @@ def note_output(owner: object, out: Any) -> None:
     notes = sops.evaluation_notes()
     if notes is not None:
         notes.setdefault(("out", id(owner)), []).append(out)
+
+
+def numpy_here(sources: Sequence[Source | None]) -> bool:
+    """Whether a reader of `sources` may be given a numpy form: outside an evaluation, or where a
+    source's function gave a numpy scalar on this input (else each value is its own form: the
+    functions ran before the reader, so this holds for every call of one node)."""
+    notes = sops.evaluation_notes()
+    if notes is None:
+        return True
+    for source in sources:
+        seen = None if source is None else notes.get(id(source.numpy))
+        if seen is not None and seen.numpy:
+            return True
+    return False
 
 
 def next_call(owner: object) -> int | None:
@@ -79,6 +94,7 @@ def note_form(numpy: NumpyTypes, out: Any) -> None:
     if seen is None:
         seen = notes[id(numpy)] = _Seen({})
     seen.kinds.setdefault(key, set()).add(type(out))
+    seen.numpy = seen.numpy or isinstance(out, np.generic)
     if type(out) is np.float64:
         seen.float64 = True
     elif isinstance(out, _MEAN_TYPES) and not isinstance(out, np.generic):
@@ -205,7 +221,11 @@ class MeanCheck:
 
     source: Source
 
-    def __call__(self, keys: Sequence[int], picked: Sequence[Any]) -> None:
+    def __call__(self, row: Any, picked: Sequence[Any]) -> None:
+        """`row`: the selector's row (a bool per key), `picked`: the values it selects."""
+        if not numpy_here([self.source]):
+            return  # (Python values only: tracr averages them)
+        keys = [int(k) for k in np.flatnonzero(row)]
         shown = []
         for key, value in zip(keys, picked, strict=True):
             exact = _exact([self.source], [value], [key])
