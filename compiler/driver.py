@@ -201,7 +201,9 @@ def _compile_sop(
                 tuples=tracr,
             )
             planned.pop(options)  # assembled: its plan is not needed again
-            problems = value_problems(program)  # a tracr map gave a value no model holds (a dict)
+            problems = value_problems(
+                program, vocab, max_len
+            )  # a tracr map gave a value no model holds (a dict)
             if problems:
                 raise CompileError(problems)
             return compiled, graph
@@ -239,7 +241,7 @@ def _compile_sop(
             None if predicted is None else predicted.params,
         )
     except CompileError as err:  # a tracr map's unholdable value may be the reason, said first
-        raise _with_value_problems(program, err) from None
+        raise _with_value_problems(program, err, vocab, max_len) from None
     model, graph, certificate = kept.model, kept.graph, kept.certificate
     if require_certificate and not certificate.ok:
         unlisted = build_facts.unlisted(model.metadata["output"])
@@ -489,10 +491,12 @@ def _lower_limit(max_params: int | None, cap: int | None) -> int | None:
     return cap if max_params is None else min(max_params, cap)
 
 
-def _with_value_problems(program: sops.Node, err: CompileError) -> CompileError:
+def _with_value_problems(
+    program: sops.Node, err: CompileError, vocab: Sequence[Atom], max_len: int
+) -> CompileError:
     """`err` led by each tracr map of `program` that gave a value no model holds (a dict), whose
     consequences at the same map (its values unknown: "fails on every input") it replaces."""
-    found = value_problems(program)
+    found = value_problems(program, vocab, max_len)
     if not found:
         return err
     spans = {p.span for p in found}

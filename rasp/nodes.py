@@ -246,6 +246,10 @@ class AggregateSOp(SOp):
     sop: SOp = field(default_factory=IndicesSOp)
     default: Atom = 0
     bools_as_numbers: bool = False
+    # called with the selector's row and the values of each mean of several (rasp.tracr: tracr
+    # refuses numpy's ints and bools there); it raises where the evaluator must. The compiler
+    # ignores it.
+    mean_check: Callable[[Any, Sequence[Any]], None] | None = field(default=None, repr=False)
 
     def children(self) -> tuple[Node, ...]:
         return (self.selector, self.sop)

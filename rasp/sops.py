@@ -26,6 +26,7 @@ marked `loose`, values of several types; a RASP program never produces either.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -77,6 +78,23 @@ AGGREGATE_MIXED_HINT = (
 # Evaluation
 
 
+# the evaluation running now, None outside one
+_CURRENT: ContextVar[Evaluator | None] = ContextVar("rasp_evaluation", default=None)
+
+
+def current_evaluation() -> Evaluator | None:
+    """The evaluation running now (its `notes`, where a node's function keeps what it learned on
+    this input, so that no value depends on inputs evaluated before; its memo, which it reads);
+    None outside one (the compiler calling a function on its value sets)."""
+    return _CURRENT.get()
+
+
+def evaluation_notes() -> dict[Any, Any] | None:
+    """The notes of `current_evaluation()`, None outside one."""
+    current = _CURRENT.get()
+    return None if current is None else current.notes
+
+
 def evaluate(node: Node, tokens: Sequence[Any]) -> SeqValue | np.ndarray:
     """The value of `node` on one input: a `SeqValue` for an s-op, a bool `[n, n]` matrix for a selector."""
     return Evaluator(tokens).value(node)
@@ -99,11 +117,16 @@ class Evaluator:
         self.tokens = list(tokens)
         self.n = len(self.tokens)
         self.memo: dict[int, SeqValue | np.ndarray] = {}
+        self.notes: dict[Any, Any] = {}  # (`evaluation_notes`: per input, as the memo is)
 
     def value(self, root: Node) -> SeqValue | np.ndarray:
         if root.id not in self.memo:
-            for node in walk(root, skip=self.memo):  # what is known is not walked again
-                self.memo[node.id] = self._compute(node)
+            token = _CURRENT.set(self)
+            try:
+                for node in walk(root, skip=self.memo):  # what is known is not walked again
+                    self.memo[node.id] = self._compute(node)
+            finally:
+                _CURRENT.reset(token)
         return self.memo[root.id]
 
     def seq(self, node: SOp) -> SeqValue:
@@ -274,6 +297,11 @@ class Evaluator:
             elif len(picked) == 1:
                 out.append(picked[0])
             elif _averageable(picked, node.bools_as_numbers):
+                if node.mean_check is not None:
+                    try:
+                        node.mean_check(row, picked)
+                    except RaspRuntimeError as exc:
+                        raise exc.with_span(node.span) from None
                 # tracr's mean, or the original's `sum(values) * 1.0 / n` (which rounds a sum
                 # of whole numbers to a float before dividing), added in key order
                 total = sum_in_order(picked)

@@ -58,6 +58,7 @@ class TracrModel(CompiledModel):
             body.pop()
             pads += 1
         runtime = self.runtime()
+        _check_body(runtime, body, self.compiler_bos, self.compiler_pad)
         # tuples (n-ary maps) as such, where the file says its output's marked strings are tuples
         outputs = model_values(runtime.run([body])[0], runtime.meta.output.tuples) if body else []
         return TracrModelOutput([self.compiler_bos, *outputs, *[self.compiler_pad] * pads])
@@ -71,6 +72,27 @@ class TracrModel(CompiledModel):
             cached = transformer.from_tensors(self.weights, self.metadata)
             object.__setattr__(self, "_runtime", cached)
         return cached
+
+
+def _check_body(runtime: Any, body: list[Any], bos: str, pad: str) -> None:
+    """The runtime's checks of `apply`'s tokens, said in positions of the list `apply` was given
+    (the BOS token at 0; the runtime would count from the first token after it)."""
+    from transformer.errors import ModelInputError
+    from transformer.vocab import show_token
+
+    if len(body) > runtime.max_len:
+        raise ModelInputError(
+            f"apply was given {len(body)} tokens after the BOS token; this model was compiled for "
+            f"at most {runtime.max_len} (max_seq_len)"
+        )
+    for position, token in enumerate(body, start=1):
+        if runtime.vocab.id_of(token) is None:
+            where = "the BOS token" if token == bos else "a PAD token" if token == pad else "token"
+            raise ModelInputError(
+                f"{where} {show_token(token)} at position {position} of apply's tokens (the BOS "
+                f"token at 0) is not in the model's vocabulary {runtime.vocab.describe()}"
+                + ("; PAD tokens may only end the input" if token == pad else "")
+            )
 
 
 def compile_rasp_to_model(

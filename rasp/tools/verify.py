@@ -361,15 +361,13 @@ def _compare_one(
 
 
 def _as_written(got: Any, want: Any) -> bool:
-    """`got` is the written program's `want` as a model gives it: `same_value`, or a number equal
-    to a bool (a tracr mean of one selected True gives 1, docs/language.md section 9)."""
-    if isinstance(got, bool) != isinstance(want, bool) and _numbers(got, want):
-        return bool(got == want)
+    """`got` is the written program's `want` as a model gives it: `same_value`, or the int 1 or 0
+    where the program gives True or False (a tracr mean of one selected True, docs/language.md
+    section 9). Only that form: a float 1.0 for True, or True for an int 1, prints differently
+    in tracr (a model gives a mean of several Trues as 1.0, of one as 1)."""
+    if type(got) is int and isinstance(want, bool):
+        return got == int(want)
     return same_value(got, want)
-
-
-def _numbers(*values: Any) -> bool:
-    return all(isinstance(v, (int, float)) for v in values)
 
 
 def _other_number_type(got: Any, want: Any) -> bool:

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from rasp.errors import RaspRuntimeError
+from rasp.sops import current_evaluation
 from rasp.tracr.boxes import box, equality_token, is_value, marked, plain, unbox
+from rasp.tracr.input_forms import call_given, next_call, note_form, note_output, numpy_here
 from rasp.tracr.numpy_values import AmbiguousReads, NumpyTypes, Source
 
 
@@ -34,20 +36,25 @@ class TracrFn:
     ambiguous: AmbiguousReads = field(default_factory=AmbiguousReads, repr=False, compare=False)
 
     def __call__(self, *args: Any) -> Any:
+        # (in an evaluation, the k-th call is position k: every call counts, None's too)
+        numpy = bool(self.sources) and numpy_here(self.sources)
+        position = next_call(self) if numpy else None
         if None in args:
+            if self.numpy.noted:
+                note_output(self, None)
             return None
         given = [unbox(a) for a in args]
         if self.sources:
             self.ambiguous.record(self.sources, given)
-            given = [g if s is None else s.given(g) for g, s in zip(given, self.sources)]
-        try:
-            out = self.f(*given)
-        except RaspRuntimeError:
-            raise
-        except Exception as exc:  # noqa: BLE001 (the program's own function may raise anything)
-            raise RaspRuntimeError(f"{type(exc).__name__}: {exc}") from None
-        if self.numpy.read or self.numpy.compared:
+        if numpy:
+            at = None if position is None else [position] * len(given)
+            out = call_given(self._call, self.sources, given, self.text, at)
+        else:  # (Python values only: each is its own form)
+            out = self._call(*given)
+        if self.numpy.noted:
             self.numpy.note(out)
+            note_form(self.numpy, out)
+            note_output(self, out)
         out = plain(out)
         if marked(out) and self.bad is None:  # a string of its own, read back as a tuple
             self.bad = (args, out)
@@ -55,6 +62,14 @@ class TracrFn:
         if not is_value(out) and self.bad is None:
             self.bad = (args, out)
         return out
+
+    def _call(self, *args: Any) -> Any:
+        try:
+            return self.f(*args)
+        except RaspRuntimeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 (the program's own function may raise anything)
+            raise RaspRuntimeError(f"{type(exc).__name__}: {exc}") from None
 
     def structure(self) -> tuple[str, int]:
         """Equal for two maps of one Python function (compiler.dedupe): `Map(f, x)` written twice
@@ -73,11 +88,17 @@ class TracrPredicate:
 
     def __call__(self, key: Any, query: Any) -> bool:
         key, query = unbox(key), unbox(query)
-        if self.sources:
-            self.ambiguous.record(self.sources, (key, query))
-            key, query = (
-                v if s is None else s.given(v) for v, s in zip((key, query), self.sources)
-            )
+        at = None
+        if not self.sources or not numpy_here(self.sources):
+            return self._call(key, query)  # (Python values only: each is its own form)
+        self.ambiguous.record(self.sources, (key, query))
+        # (in an evaluation, cells are called query by query, each over every key)
+        cell, evaluation = next_call(self), current_evaluation()
+        if cell is not None and evaluation is not None:
+            at = [cell % evaluation.n, cell // evaluation.n]
+        return bool(call_given(self._call, self.sources, (key, query), self.text, at))
+
+    def _call(self, key: Any, query: Any) -> bool:
         try:
             return bool(self.predicate(key, query))
         except Exception as exc:  # noqa: BLE001
@@ -122,16 +143,28 @@ class NoneCheck:
 
 @dataclass(frozen=True)
 class ConstantFn:
-    """ConstantSOp's value at (index, length); tracr refuses another length when it checks."""
+    """ConstantSOp's value at (index, length); tracr refuses another length when it checks.
+    `repeat`: Full's one value at every index. Where the program wrote numpy scalars, `forms`
+    holds them and `numpy` their types, which a function reading them is given back, as a map's
+    (`TracrFn.numpy`): tracr keeps them (`Full(np.True_)` read by `a + a` is `np.True_`)."""
 
     values: tuple[Any, ...]
     check_length: bool
+    repeat: bool = False
+    forms: tuple[Any, ...] | None = field(default=None, compare=False, repr=False)
+    numpy: NumpyTypes | None = field(default=None, compare=False, repr=False)
+    text: str = ""
 
     def __call__(self, index: int, n: int) -> Any:
-        if self.check_length and n != len(self.values):
+        if self.repeat:
+            index = 0
+        elif self.check_length and n != len(self.values):
             raise RaspRuntimeError(f"Constant len {len(self.values)} doesn't match input len {n}.")
         if index >= len(self.values):
             raise RaspRuntimeError(f"the constant has no position {index}")
+        if self.numpy is not None and self.forms is not None and self.numpy.noted:
+            note_form(self.numpy, self.forms[index])
+            note_output(self, self.forms[index])
         return self.values[index]
 
 

@@ -20,7 +20,10 @@ from __future__ import annotations
 import math
 import weakref
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
+
+import numpy as np
 
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, RaspRuntimeError
@@ -41,6 +44,7 @@ from rasp.tracr.functions import (
     TracrFn,
     TracrPredicate,
 )
+from rasp.tracr.input_forms import MeanCheck
 from rasp.tracr.numpy_values import (
     NumpyTypes,
     ambiguous_problems,
@@ -177,11 +181,19 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node], numpy: dict[int, NumpyTypes]
             affine = _linear_form(expr, factors)
             fn = TracrFn(expr.f, text, affine=affine, sources=sources_of(inputs), numpy=types)
             return sops.MapSOp(fn=fn, inputs=_sops(inputs), text=text, loose=True, **where)
-        case Full():
+        case Full() if not isinstance(expr.fill, np.generic):
             return sops.ConstSOp(value=_atom(expr.fill, "Full", expr.span), loose=True, **where)
-        case ConstantSOp():
-            values = tuple(_atom(v, "ConstantSOp", expr.span) for v in expr.value)
-            fn = ConstantFn(values, expr.check_length)
+        case Full() | ConstantSOp():
+            full = isinstance(expr, Full)
+            written = (expr.fill,) if full else tuple(expr.value)
+            values = tuple(_atom(v, type(expr).__name__, expr.span) for v in written)
+            fn = ConstantFn(values, not full and expr.check_length, full)
+            if any(isinstance(v, np.generic) for v in written):
+                # numpy scalars, given back to the functions reading them (as a map's are)
+                types = NumpyTypes()
+                for form in written:
+                    types.note(form)
+                fn = replace(fn, forms=written, numpy=types, text=text)
             positions = (sops.IndicesSOp(), sops.LengthSOp())
             return sops.MapSOp(fn=fn, inputs=positions, text=text, loose=True, **where)
         case Select():
@@ -208,11 +220,15 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node], numpy: dict[int, NumpyTypes]
                 return sops.LengthSOp(**where)
             return sops.SelectorWidthSOp(selector=_selector(inputs[0]), **where)
         case Aggregate():
+            # tracr's mean refuses numpy's ints and bools: where the values may be a function's
+            # numpy scalars, each mean's are checked (in the forms this input gave them)
+            (averaged,) = sources_of([inputs[1]], averaged=True)
             return sops.AggregateSOp(
                 selector=_selector(inputs[0]),
                 sop=_sop(inputs[1]),
                 default=_unmarked(expr.default, "Aggregate's default", expr.span),
                 bools_as_numbers=True,
+                mean_check=None if averaged is None else MeanCheck(averaged),
                 loose=True,
                 **where,
             )
@@ -357,9 +373,13 @@ def _atom(value: Any, what: str, span: Any = None) -> Any:
     return value
 
 
-def value_problems(root: sops.Node) -> list[Diagnostic]:
+def value_problems(
+    root: sops.Node, vocab: Sequence[Any] | None = None, max_len: int | None = None
+) -> list[Diagnostic]:
     """Each lowered map that returned a value no compiled model can hold, located at the map, and
-    each select side given a tuple no model compares as tracr does (an order, NaN), at the select."""
+    each select side given a tuple no model compares as tracr does (an order, NaN), at the select.
+    `vocab` and `max_len` (the compile's) tell which numbers a Comparison meets
+    (`comparison_problem`); without them, any it cannot read from the graph is unknown."""
     problems = []
     clashes: set[int] = set()  # (maps of one function share their types: said once)
     for node in sops.walk(root):
@@ -372,12 +392,16 @@ def value_problems(root: sops.Node) -> list[Diagnostic]:
             problems.extend(
                 ambiguous_problems(fn.predicate, fn.sources, fn.ambiguous, fn.text, node.span)
             )
-        if isinstance(node, sops.Select) and (found := comparison_problem(node)) is not None:
+        if (
+            isinstance(node, sops.Select)
+            and (found := comparison_problem(node, vocab, max_len)) is not None
+        ):
             problems.append(found)
-        clash = isinstance(fn, TracrFn) and fn.numpy.read and fn.numpy.clash is not None
-        if clash and id(fn.numpy) not in clashes:
-            clashes.add(id(fn.numpy))
-            one, other = fn.numpy.clash
+        types = getattr(fn, "numpy", None)
+        clash = isinstance(types, NumpyTypes) and types.read and types.clash is not None
+        if clash and id(types) not in clashes:
+            clashes.add(id(types))
+            one, other = types.clash
             problems.append(
                 Diagnostic(
                     f"'{fn.text}' gives {one!r} and {other!r}, one value to a compiled model, and "

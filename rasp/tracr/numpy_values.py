@@ -39,6 +39,7 @@ class NumpyTypes:
     # of one Python function in a graph, as `compiler.dedupe` may keep any one of them
     read: bool = False
     compared: bool = False  # a Comparison select compares them (`comparison_problem`)
+    averaged: bool = False  # an aggregate may average them (`MeanCheck`)
     float64: bool = False  # it gave an np.float64 (a mean of its values may be one)
 
     def note(self, out: Any) -> None:
@@ -63,8 +64,13 @@ class NumpyTypes:
         if other is not None and self.clash is None:
             self.clash = (out, other)
 
+    @property
+    def noted(self) -> bool:
+        return self.read or self.compared or self.averaged
+
     def given(self, value: Any) -> Any:
-        """`value` as the function gave it: its numpy scalar, where it gave one."""
+        """`value` as the function gave it: its numpy scalar, where it gave one (outside an
+        evaluation: the compiler's calls, a clash refused; in one, `Source.forms`)."""
         if not self.types:
             return value
         try:
@@ -84,6 +90,12 @@ class Source:
     text: str
     defaults: tuple[Any, ...] = ()
     averages: bool = False  # an aggregate between them may average
+    # the compiler may compute the function from its affine form instead of calling it on every
+    # argument (`TracrFn.affine`): then `numpy` need not hold all its values
+    affine: bool = False
+    # the reader's input node itself, from which an evaluation finds the function's output that
+    # reached a position (`rasp.tracr.input_forms`)
+    node: sops.Node | None = field(default=None, compare=False, repr=False)
 
     def given(self, value: Any) -> Any:
         return self.numpy.given(value)
@@ -130,13 +142,16 @@ class AmbiguousReads:
                 pass
 
 
-def sources_of(inputs: Sequence[sops.Node], compared: bool = False) -> tuple[Source | None, ...]:
+def sources_of(
+    inputs: Sequence[sops.Node], compared: bool = False, averaged: bool = False
+) -> tuple[Source | None, ...]:
     """Per input, the lowered program function whose value it is (through None checks and
     aggregates, which pass a value on as it is; None where none): a numpy scalar it gave is given
     to the reader as such. Each function found is marked as read (it then notes its types), or as
     `compared` by a Comparison select."""
     found: list[Source | None] = []
     for node in inputs:
+        start = node
         defaults: list[Any] = []
         through = False  # an aggregate
         while True:
@@ -154,39 +169,118 @@ def sources_of(inputs: Sequence[sops.Node], compared: bool = False) -> tuple[Sou
         if isinstance(numpy, NumpyTypes):
             if compared:  # (a clash is no problem to an exact comparison: noted, not read)
                 numpy.compared = True
+            elif averaged:  # (nor to a mean, which refuses numpy's ints in a form it can tell)
+                numpy.averaged = True
             else:
                 numpy.read = True
             text = str(getattr(fn, "text", ""))
-            found.append(Source(numpy, text, tuple(d for d in defaults if d is not None), through))
+            kept = tuple(d for d in defaults if d is not None)
+            affine = getattr(fn, "affine", None) is not None
+            found.append(Source(numpy, text, kept, through, affine, start))
         else:
             found.append(None)
     return tuple(found)
 
 
-def comparison_problem(node: sops.Select) -> Diagnostic | None:
-    """A `Comparison` select (lowered to the graph's exact comparison) of a side whose function gave
-    numpy floats narrower than Python's: tracr compares those in their own precision, the other
-    side rounded to it (`np.float32(0.1) == 0.1` is True), the graph and a model exactly. (A sort
-    compares one s-op with itself: exact in any precision.)"""
+def comparison_problem(
+    node: sops.Select, vocab: Sequence[Any] | None = None, max_len: int | None = None
+) -> Diagnostic | None:
+    """A `Comparison` select (lowered to the graph's exact comparison) where tracr's comparison
+    can differ: numpy compares a float narrower than Python's (`np.float32`) with a Python number
+    rounded to its precision (`np.float32(0.1) == 0.1` is True), the graph and a model exactly.
+    Rounding keeps order, so the two differ only where a number the other side gives is not the
+    narrow float it rounds to and that float is one this side gives: any other values (small
+    ints, floats exact in float32) compare alike. Where the other side's values are not known
+    (`_other_values`), any narrow float is refused. (A sort compares one s-op with itself:
+    exact in any precision.)"""
     if node.keys is node.queries:
         return None
-    for source in sources_of((node.keys, node.queries), compared=True):
-        narrow = sorted(
-            {
-                t.__name__
-                for t in (source.numpy.types.values() if source is not None else ())
-                if issubclass(t, np.floating) and np.finfo(t).bits < 64
-            }
+    sources = sources_of((node.keys, node.queries), compared=True)
+    sides = (node.keys, node.queries)
+    for i, source in enumerate(sources):
+        narrow = _narrow_values(source)
+        if not narrow:
+            continue
+        other = (
+            None if source is None or source.affine else _other_values(sides[1 - i], vocab, max_len)
         )
-        if source is not None and narrow:
-            return Diagnostic(
-                f"a select compares the values of '{source.text}', numpy {' and '.join(narrow)}: "
-                "tracr compares them in that precision (np.float32(0.1) == 0.1 is True), a "
-                "compiled model exactly",
-                node.span,
-                "give Python floats (float(...)), or compare with a function "
-                "(lambda key, query: key == query), which is given the numpy values",
-            )
+        clash = _rounding_clash(narrow, other)
+        if clash is None:
+            continue
+        names = " and ".join(sorted({t.__name__ for t in narrow.values()}))
+        shown = "" if clash is True else f" ({clash[0]!r} rounds to {clash[1]!r}, a value it gives)"
+        assert source is not None
+        return Diagnostic(
+            f"a select compares the values of '{source.text}', numpy {names}, with values "
+            f"tracr rounds to that precision{shown}: tracr compares them rounded "
+            "(np.float32(0.1) == 0.1 is True), a compiled model exactly",
+            node.span,
+            "give Python floats (float(...)), or compare with a function "
+            "(lambda key, query: key == query), which is given the numpy values",
+        )
+    return None
+
+
+def _narrow_values(source: Source | None) -> dict[float, type]:
+    """The floats narrower than Python's (np.float32, np.float16) that `source`'s function gave,
+    by value."""
+    if source is None:
+        return {}
+    return {
+        value: t
+        for (_, value), t in source.numpy.types.items()
+        if issubclass(t, np.floating) and np.finfo(t).bits < 64
+    }
+
+
+def _other_values(
+    node: sops.Node, vocab: Sequence[Any] | None, max_len: int | None
+) -> list[tuple[Any, type | None]] | None:
+    """Every value the side `node` may give a comparison, each with the numpy type it may come
+    as (None: Python's, which numpy rounds to the other side's precision); None where unknown."""
+    while isinstance(node, sops.MapSOp) and getattr(node.fn, "passes_value", False):
+        node = node.inputs[0]
+    if isinstance(node, sops.TokensSOp):
+        return None if vocab is None else [(v, None) for v in vocab]
+    if max_len is not None and isinstance(node, sops.IndicesSOp):
+        return [(i, None) for i in range(max_len)]
+    if max_len is not None and isinstance(node, (sops.LengthSOp, sops.SelectorWidthSOp)):
+        return [(i, None) for i in range(max_len + 1)]
+    if isinstance(node, sops.ConstSOp):
+        return [(node.value, None)]
+    fn = getattr(node, "fn", None)
+    numpy = getattr(fn, "numpy", None)
+    if not isinstance(node, sops.MapSOp) or not isinstance(numpy, NumpyTypes):
+        return None  # (an aggregate's means, a function's values not recorded: unknown)
+    if getattr(fn, "affine", None) is not None:
+        return None
+    return [(v, None) for _, v in numpy.python] + [(v, t) for (_, v), t in numpy.types.items()]
+
+
+def _rounding_clash(
+    narrow: dict[float, type], other: list[tuple[Any, type | None]] | None
+) -> tuple[Any, float] | bool | None:
+    """(a value of `other`, the narrow float it rounds to) where tracr's rounded comparison and
+    an exact one can differ; True where that is not known; None where they agree everywhere."""
+    if other is None:
+        return True
+    for value, numpy_type in other:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue  # (a bool is 0 or 1 in any precision; a string never equals a number)
+        if numpy_type is not None and (
+            numpy_type is np.bool_
+            or (issubclass(numpy_type, np.floating) and np.finfo(numpy_type).bits >= 64)
+            or (issubclass(numpy_type, np.integer) and abs(value) <= 2**24)
+        ):
+            continue  # numpy promotes both to a type that holds each exactly
+        for t in set(narrow.values()):
+            try:
+                with np.errstate(all="ignore"):
+                    rounded = float(t(value))
+            except (OverflowError, ValueError):
+                return True
+            if rounded != value and rounded in narrow:
+                return value, rounded
     return None
 
 

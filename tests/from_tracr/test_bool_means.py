@@ -134,3 +134,17 @@ def test_more_combinations_than_the_check_reads_are_refused(monkeypatch: Any) ->
     monkeypatch.setattr(bool_means, "MAX_AMBIGUOUS_CHECKS", 3)
     with pytest.raises(CompileError, match="more than the 3 the compiler checks"):
         compile_sop(both, list("ab"), 4)
+
+
+def test_the_written_program_accepts_only_the_int_form_of_a_bool() -> None:
+    """A model gives a mean of one selected True as 1 (docs/language.md, section 9), of several
+    Trues as 1.0: only the int stands for the bool. A float 1.0 where tracr gives True, or True
+    where it gives 1, prints differently in tracr and is a failure."""
+    from rasp.tools.verify import _as_written
+
+    assert _as_written(1, True) and _as_written(0, False) and _as_written(True, True)
+    assert not _as_written(1.0, True)
+    assert not _as_written(0.0, False)
+    assert not _as_written(True, 1)
+    assert not _as_written(2, True)
+    assert _as_written(0.5, 0.5) and _as_written("a", "a")

@@ -12,7 +12,7 @@ from runtime_helpers import run_compiled
 from compiler import compile_sop
 from rasp import sops
 from rasp import tracr as rasp
-from rasp.errors import CompileError
+from rasp.errors import CompileError, RaspRuntimeError
 from rasp.tracr.lower import to_sops
 
 
@@ -94,11 +94,48 @@ def test_a_comparison_select_of_numpy_float32_values_is_refused() -> None:
     same = rasp.Select(tenths, rasp.Map(lambda x: x / 10, rasp.tokens), rasp.Comparison.EQ)
     program = rasp.SelectorWidth(same)
     assert program([1]) == [1]  # np.float32(0.1) == 0.1 compares in float32
-    with pytest.raises(CompileError, match="compares them in that precision"):
+    with pytest.raises(CompileError, match="compares them rounded"):
         compile_sop(program, [1, 2, 3], 2)
     # a predicate function is given the numpy values, as tracr gives them
     by_function = rasp.Select(same.keys, same.queries, lambda k, q: k == q)
     _check(rasp.SelectorWidth(by_function), [1, 2, 3], 2)
+
+
+def test_an_order_of_numpy_float32_values_float32_keeps_compiles() -> None:
+    # halves and small ints are exact in float32: tracr's rounded comparison is the exact one
+    halves = rasp.Map(lambda x: np.float32(x) / 2, rasp.tokens)
+    for comparison in (rasp.Comparison.LT, rasp.Comparison.LEQ, rasp.Comparison.GT):
+        by_index = rasp.SelectorWidth(rasp.Select(halves, rasp.indices, comparison))
+        _check(by_index, [1, 2, 3], 3)
+        by_token = rasp.SelectorWidth(rasp.Select(rasp.tokens, halves, comparison))
+        _check(by_token, [1, 2, 3], 3)
+    quarters = rasp.Map(lambda x: x / 4, rasp.tokens)  # Python floats, each exact in float32
+    _check(rasp.SelectorWidth(rasp.Select(halves, quarters, rasp.Comparison.GEQ)), [1, 2, 3], 3)
+    thirds = rasp.Map(lambda x: np.float32(x) / 3, rasp.tokens)  # no Python number rounds to one
+    _check(rasp.SelectorWidth(rasp.Select(thirds, rasp.indices, rasp.Comparison.EQ)), [1, 3], 3)
+
+
+def test_an_order_of_numpy_float32_values_a_rounding_changes_is_refused() -> None:
+    # 16777217 rounds to float32's 16777216.0, which the keys give: tracr's LT is False there
+    big = rasp.Map(lambda x: np.float32(x), rasp.tokens)
+    above = rasp.Map(lambda x: x + 1, rasp.tokens)
+    program = rasp.SelectorWidth(rasp.Select(big, above, rasp.Comparison.LT))
+    assert program([2**24]) == [0]  # exactly, 16777216 < 16777217
+    with pytest.raises(CompileError, match="16777217 rounds to 16777216.0, a value it gives"):
+        compile_sop(program, [1, 2**24], 2)
+    # Python floats that are not float32's, where the keys give their roundings: LEQ differs
+    tenths = rasp.Map(lambda x: np.float32(x) / 10, rasp.tokens)
+    exact = rasp.Map(lambda x: x / 10, rasp.tokens)
+    program = rasp.SelectorWidth(rasp.Select(tenths, exact, rasp.Comparison.LEQ))
+    assert program([1]) == [1]  # exactly, float32(0.1) > 0.1
+    with pytest.raises(CompileError, match=r"0\.[123] rounds to 0\.[123]000000"):
+        compile_sop(program, [1, 2, 3], 2)
+    # an aggregate's values (its means) are not known: refused
+    mean = rasp.numerical(
+        rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ), exact)
+    )
+    with pytest.raises(CompileError, match="compares them rounded"):
+        compile_sop(rasp.SelectorWidth(rasp.Select(tenths, mean, rasp.Comparison.LT)), [1, 2], 2)
 
 
 def test_a_reader_telling_a_mean_of_numpy_floats_from_a_python_float_is_refused() -> None:
@@ -117,3 +154,88 @@ def test_a_value_given_as_numpy_and_as_python_only_compared_by_a_select_compiles
     mixed = rasp.Map(lambda x: np.bool_(x > 1) if x else True, rasp.tokens)
     positive = rasp.Map(lambda x: x > 0, rasp.tokens)
     _check(rasp.SelectorWidth(rasp.Select(mixed, positive, rasp.Comparison.EQ)), [0, 1, 2], 3)
+
+
+def _plain(values: list) -> list:
+    return [v.item() if isinstance(v, np.generic) else v for v in values]
+
+
+def test_the_lowered_graph_s_value_depends_only_on_the_input() -> None:
+    """A function gives True as np.True_ on one input and as True on another: the value a reader
+    computes on an input is tracr's, whichever inputs were evaluated before."""
+    mixed = rasp.Map(lambda x: np.bool_(x > 1) if x else True, rasp.tokens)
+    program = rasp.SequenceMap(lambda a, i: a + a, mixed, rasp.indices)
+    assert program([0]) == [2] and program([2]) == [True]
+    lowered = to_sops(program)
+    for order in ([[0], [2], [0]], [[2], [0], [2]]):
+        for xs in order:
+            assert list(sops.evaluate(lowered, xs).values) == _plain(program(xs)), (order, xs)
+    # one input holding both forms of True: each position's reader gets its own position's form
+    for before in ([0], [2]):
+        sops.evaluate(lowered, before)
+        assert list(sops.evaluate(lowered, [2, 0]).values) == [True, 2] == _plain(program([2, 0]))
+    # where the position is not known (one function called by two nodes of a rewritten graph),
+    # the forms the input gave the value are tried: different results are an error, not a guess
+    evaluation = sops.Evaluator([2, 0])
+    evaluation.value(lowered)
+    twin = sops.MapSOp(fn=lowered.fn, inputs=lowered.inputs, text="twin", loose=True)
+    with pytest.raises(RaspRuntimeError, match=r"gives True for \(np.True_, 0\) and 2 for"):
+        evaluation.value(twin)
+
+
+@pytest.mark.parametrize(
+    ("make", "raises"),
+    [
+        (lambda x: np.bool_(x > 1), True),
+        (lambda x: np.int64(x), True),
+        (lambda x: np.float32(x), True),
+        (lambda x: np.float64(x), False),
+        (lambda x: x > 1, False),
+    ],
+)
+def test_a_mean_of_several_numpy_ints_or_bools_raises_as_tracr_s_does(make, raises) -> None:
+    """tracr's mean takes Python's ints, bools and floats (np.float64 is a float): of several
+    np.True_ or np.int64 it raises ValueError; the lowered graph raises there too, located at the
+    aggregate, and a model promises nothing there (verify skips the input)."""
+    upto = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ)
+    mean = rasp.numerical(rasp.Aggregate(upto, rasp.Map(make, rasp.tokens), default=0))
+    lowered = to_sops(mean)
+    assert list(sops.evaluate(lowered, [2]).values) == _plain(mean([2]))  # one selected: as is
+    if not raises:
+        assert list(sops.evaluate(lowered, [2, 3]).values) == _plain(mean([2, 3]))
+        return
+    with pytest.raises(ValueError, match="Only types int, bool, and float"):
+        mean([2, 3])
+    with pytest.raises(RaspRuntimeError, match="Only types int, bool, and float") as err:
+        sops.evaluate(lowered, [2, 3])
+    assert err.value.span is not None and "rasp.Aggregate" in err.value.span.text()
+
+
+def test_numpy_scalars_written_in_a_full_or_a_constant_reach_their_readers_as_numpy() -> None:
+    """tracr keeps the fill of `Full` and the values of `ConstantSOp` as written: a numpy scalar
+    there computes as numpy's (np.True_ + np.True_ is True, np.int64 is no int). They were made
+    Python values, so the graph and a certified model gave 2 and True where tracr gives True and
+    False."""
+    full = rasp.SequenceMap(lambda a, t: a + a, rasp.Full(np.True_), rasp.tokens)
+    assert full([1, 2]) == [True, True]
+    _check(full, [1, 2], 2)
+    _check(rasp.Map(lambda a: a + a, rasp.Full(np.True_)), [1, 2], 2)
+    constant = rasp.Map(lambda a: isinstance(a, int), rasp.ConstantSOp([np.int64(1), 2]))
+    assert constant([1, 2]) == [False, True]
+    assert list(sops.evaluate(to_sops(constant), [1, 2]).values) == [False, True]
+    model = compile_sop(constant, [1, 2], 2)
+    assert run_compiled(model, [[1, 2], [2, 2]]) == [[False, True], [False, True]]
+    # an order of a float32 fill over small ints compiles; its equality with 0.1 is refused
+    half = rasp.SelectorWidth(
+        rasp.Select(rasp.Full(np.float32(0.5)), rasp.tokens, rasp.Comparison.LT)
+    )
+    _check(half, [1, 2], 2)
+    tenth = rasp.Select(
+        rasp.Full(np.float32(0.1)), rasp.Map(lambda x: x / 10, rasp.tokens), rasp.Comparison.EQ
+    )
+    with pytest.raises(CompileError, match="0.1 rounds to 0.10000000149"):
+        compile_sop(rasp.SelectorWidth(tenth), [1, 2], 2)
+    # one value written in both forms, read by a function: refused
+    mixed = rasp.Map(lambda a: a + a, rasp.ConstantSOp([np.True_, True]))
+    with pytest.raises(CompileError, match="numpy's scalars compute differently"):
+        compile_sop(mixed, [1, 2], 2)

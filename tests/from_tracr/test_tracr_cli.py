@@ -179,6 +179,30 @@ def test_compile_rasp_to_model_gives_tracr_s_apply(tmp_path: Path) -> None:
     assert main(["run", "--model", str(tmp_path / "sort.safetensors"), "--input", "[2,3,1]"]) == 0
 
 
+def test_apply_names_positions_in_the_tokens_it_was_given() -> None:
+    """An error's position counts the BOS token (position 0), as the list given to apply does;
+    the runtime alone counts from the token after it."""
+    from rasp.tools.tracr_compiling import compile_rasp_to_model
+    from rasp.tracr import lib
+
+    model = compile_rasp_to_model(lib.make_hist(), {"a", "b"}, 4, compiler_bos="BOS")
+    with pytest.raises(ValueError, match='token "z" at position 2 of apply\'s tokens'):
+        model.apply(["BOS", "a", "z"])
+    with pytest.raises(ValueError, match='BOS token "BOS" at position 3'):
+        model.apply(["BOS", "a", "b", "BOS"])
+    with pytest.raises(ValueError, match="position 1 .*PAD tokens may only end the input"):
+        model.apply(["BOS", "compiler_pad", "a"])
+    with pytest.raises(ValueError, match="given 5 tokens after the BOS token; .* at most 4"):
+        model.apply(["BOS", *"ababa"])
+    assert model.apply(["BOS", "a", "b", "a", "compiler_pad"]).decoded == [
+        "BOS",
+        2,
+        1,
+        2,
+        "compiler_pad",
+    ]
+
+
 @pytest.mark.parametrize("special", ["compiler_bos", "compiler_pad"])
 def test_compile_rasp_to_model_refuses_its_bos_or_pad_in_the_vocab(special: str) -> None:
     # As tracr does: apply strips a leading BOS and trailing PADs, so a token spelled like one
