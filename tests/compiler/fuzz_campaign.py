@@ -5,7 +5,8 @@ failure. The tests keep a few dozen seeds each; this runs as many as you like:
     python tests/compiler/fuzz_campaign.py plain 100000 101000 --max-len 12
 
 Flavours: plain, twins (1, 1.0 and None in one s-op), causal (compiled with causal attention),
-addressing (selects by `==` between whole numbers, at a random N of 4..64), numeric (the texts
+addressing (selects by `==` between whole numbers, at a random N of 4..64, or of `--sizes`
+such as 128,256: a seed keeps its program whatever the sizes), numeric (the texts
 of random_numeric_texts.py, means compared and mapped, at `--max-len`, where float32's error grows
 with N; with shaped inputs: runs, halves, alternations). Inputs: every input up to length 3 (4 at
 N = 4) and 60 random ones up to the maximum length. A refusal
@@ -42,13 +43,18 @@ class _Slow(Exception):
     pass
 
 
-def _program(flavour: str, seed: int, max_len: int) -> tuple[S.SOp, list, int, list[list]]:
-    """The seed's program, vocabulary, maximum length and inputs."""
+ADDRESSING_SIZES = (4, 9, 17, 33, 40, 64)
+
+
+def _program(
+    flavour: str, seed: int, max_len: int, sizes: tuple[int, ...] = ADDRESSING_SIZES
+) -> tuple[S.SOp, list, int, list[list]]:
+    """The seed's program, vocabulary, maximum length and inputs (`sizes`: addressing's N)."""
     rng = random.Random(seed)
     if flavour == "numeric":
         return _numeric(seed, max_len)
     if flavour == "addressing":
-        n = rng.choice([4, 9, 17, 33, 40, 64])
+        n = sizes[ADDRESSING_SIZES.index(rng.choice(ADDRESSING_SIZES)) % len(sizes)]
         root = random_addressing_program(rng)
         return root, list("abc"), n, all_inputs("abc", 3) + random_inputs("abc", n, 60, seed)
     int_tokens = flavour == "twins" or rng.random() < 0.5
@@ -75,7 +81,14 @@ def _numeric(seed: int, max_len: int) -> tuple[S.SOp, list, int, list[list]]:
     return root, vocab, max_len, inputs + random_inputs(vocab, max_len, 60, seed)
 
 
-def run(flavour: str, seeds: range, max_len: int, seconds: int, say: Callable[[str], None]) -> int:
+def run(
+    flavour: str,
+    seeds: range,
+    max_len: int,
+    seconds: int,
+    say: Callable[[str], None],
+    sizes: tuple[int, ...] = ADDRESSING_SIZES,
+) -> int:
     """Check every seed; returns how many failed (or ran past `seconds`)."""
 
     def alarm(signum: int, frame: FrameType | None) -> None:
@@ -87,7 +100,7 @@ def run(flavour: str, seeds: range, max_len: int, seconds: int, say: Callable[[s
         signal.alarm(seconds)
         try:
             try:
-                root, vocab, n, inputs = _program(flavour, seed, max_len)
+                root, vocab, n, inputs = _program(flavour, seed, max_len, sizes)
             except RaspError:  # a numeric text the interpreter cannot run: nothing to compile
                 refused += 1
                 continue
@@ -111,6 +124,13 @@ def run(flavour: str, seeds: range, max_len: int, seconds: int, say: Callable[[s
     return bad
 
 
+def _sizes(text: str) -> tuple[int, ...]:
+    sizes = tuple(int(part) for part in text.split(","))
+    if not sizes or min(sizes) < 4:
+        raise argparse.ArgumentTypeError("sizes are whole numbers of at least 4, comma-separated")
+    return sizes
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("flavour", choices=FLAVOURS)
@@ -118,8 +138,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("stop", type=int, help="the seed after the last")
     parser.add_argument("--max-len", type=int, default=4, help="N (not addressing's)")
     parser.add_argument("--seconds", type=int, default=120, help="time limit per program")
+    parser.add_argument(
+        "--sizes", type=_sizes, default=ADDRESSING_SIZES, help="addressing's N, comma-separated"
+    )
     args = parser.parse_args(argv)
-    bad = run(args.flavour, range(args.first, args.stop), args.max_len, args.seconds, print)
+    seeds = range(args.first, args.stop)
+    bad = run(args.flavour, seeds, args.max_len, args.seconds, print, args.sizes)
     return 1 if bad else 0
 
 

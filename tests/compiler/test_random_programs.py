@@ -246,3 +246,18 @@ def test_the_fuzz_campaign_runs_numeric_texts_at_a_chosen_length() -> None:
     assert said == ["numeric seeds 41..42: 2 compiled and agreed, 0 refused, 0 failed"]
     root, vocab, n, inputs = fuzz_campaign._program("numeric", 41, 9)
     assert n == 9 and max(map(len, inputs)) == 9 and set(vocab) >= {t for i in inputs for t in i}
+
+
+def test_the_fuzz_campaign_runs_addressing_at_chosen_sizes() -> None:
+    """`--sizes 128,256` gives addressing larger N than its own (4 to 64); a seed keeps its
+    program, so a failure found at one size can be tried at another."""
+    import fuzz_campaign
+
+    for seed in range(5):
+        root, _, _, _ = fuzz_campaign._program("addressing", seed, 0)
+        big, _, big_n, big_inputs = fuzz_campaign._program("addressing", seed, 0, (128, 256))
+        assert big_n in (128, 256) and max(map(len, big_inputs)) <= big_n
+        assert S.evaluate(root, list("abcab")) == S.evaluate(big, list("abcab"))
+    assert fuzz_campaign._sizes("128,256") == (128, 256)
+    with pytest.raises(SystemExit):
+        fuzz_campaign.main(["addressing", "0", "1", "--sizes", "2"])
