@@ -382,3 +382,29 @@ def test_a_long_input_shrinks_the_cells(tmp_path: Path) -> None:
     for text, box in boxes:
         assert box.x0 >= 0 and box.y0 >= 0 and box.x1 <= fig.bbox.width, text
         assert box.y1 <= fig.bbox.height, text
+
+
+def test_a_very_long_input_labels_every_kth_position_with_its_index() -> None:
+    """257 positions at 0.13 inches were 33-inch patterns, one per row (a picture 356 inches
+    tall). Cells shrink to fit 12 inches; 6-point labels go on every third position, each with
+    its index, so that two labels never read as neighbouring tokens."""
+    pytest.importorskip("matplotlib")
+    from rasp.tools.draw import HeadPattern, Trace
+
+    n, d_model = 257, 40
+    rng = np.random.default_rng(0)
+    tokens = ("BOS", *(str(rng.choice(list("ab"))) for _ in range(n - 1)))
+    heads = tuple(
+        HeadPattern(layer, 0, f"h{layer}", "select", rng.random((n, n))) for layer in range(4)
+    )
+    labels = tuple(f"v{d}" for d in range(d_model))
+    residuals = tuple((f"after layer {i}", rng.random((n, d_model))) for i in range(5))
+    fig = trace_figure(Trace(tokens, labels, residuals, heads, "out", ("a",) * (n - 1)))
+    width, height = fig.get_size_inches()
+    assert width <= 41 and height <= 60, (width, height)
+    pattern = fig.axes[0]
+    side = pattern.get_position().width * width
+    assert 11 <= side <= 12.5, side
+    ticks = [t.get_text() for t in pattern.get_xticklabels()]
+    assert ticks[:3] == ["0 BOS", f"3 {tokens[3]}", f"6 {tokens[6]}"] and len(ticks) == 86
+    assert all(t.get_fontsize() >= 6 for t in pattern.get_xticklabels())

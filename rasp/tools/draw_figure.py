@@ -4,8 +4,8 @@ matplotlib figure, laid out here in inches (no layout engine).
 matplotlib's constrained layout measured every tick label of every panel, again at each of its
 passes, and then the figure was drawn twice: a model of 40 heads took over a minute. The sizes
 below are computed once from the text lengths, the panels wrap into rows no wider than
-`_MAX_WIDTH`, and cells shrink (down to `_MIN_CELL`) for long inputs, so a drawing of 64
-positions stays a few thousand pixels wide.
+`_MAX_WIDTH`, and cells shrink for long inputs (`_axis`), so a drawing of 64 positions stays a
+few thousand pixels wide.
 """
 
 from __future__ import annotations
@@ -27,10 +27,7 @@ _CHAR_W = 0.075  # inches per character of 8-point monospace text (with some roo
 _PROP_W = 0.065  # inches per character of 8-point proportional text (titles), on average
 _LINE = 0.15  # inches per line of 8-point text
 _TITLE_H = 0.45  # inches for the figure's title row
-_CELL = 0.32  # inches per position (a pattern's cell, a residual column) for short inputs
-_MIN_CELL = 0.13  # ... and at the least, for long ones (7-point tick labels still fit)
-_DIM_H = 0.17  # inches per residual dimension
-_MIN_DIM_H = 0.11
+_MIN_FONT = 6.0  # points: tick labels are never smaller; where they would be, only some are written
 _MAX_WIDTH = 40.0  # inches: panels wrap into rows no wider (unless one panel is wider)
 _ONE_ROW = 24.0  # inches: panels that fit in a row this wide stay in one row
 _ASPECT = 3.0  # the width / height a block of more panels is wrapped towards
@@ -85,6 +82,28 @@ def require_matplotlib() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+@dataclass(frozen=True)
+class _Axis:
+    """How the positions (or dimensions) along one axis are drawn: `size` inches each, tick
+    labels of `font` points on every `every`-th."""
+
+    size: float
+    font: float
+    every: int
+
+
+def _axis(count: int, most: float, least: float, room: float, font: float) -> _Axis:
+    """`count` items take `most` inches each while `room` inches hold them, then shrink to fill
+    `room`; below `least` inches they take up to twice `room`, then shrink again (257 positions:
+    12 inches). Labels keep the font that fits an item, at least `_MIN_FONT`, then thin out."""
+    count = max(count, 1)
+    size = max(min(most, room / count), min(least, 2 * room / count))
+    fits = size * 72 * 0.8
+    if fits >= _MIN_FONT:
+        return _Axis(size, min(font, fits), 1)
+    return _Axis(size, _MIN_FONT, math.ceil(_MIN_FONT / 0.8 / 72 / size))
 
 
 @dataclass(frozen=True)
@@ -143,10 +162,11 @@ def trace_figure(trace: Trace) -> Any:
 
 def _figure(plt: Any, trace: Trace) -> Any:
     n_pos, d_model = len(trace.positions), len(trace.labels)
-    cell = max(_MIN_CELL, min(_CELL, 6.0 / n_pos))
-    tick_size = min(8.0, cell * 72 * 0.8)  # points: a tick label fits its cell
-    token_w = max((len(p) for p in trace.positions), default=3) * _CHAR_W * tick_size / 8
-    side = cell * n_pos
+    # a pattern's cell and a residual column: 0.32 inches up to 18 positions, 0.13 at 46 to 92
+    positions = _axis(n_pos, 0.32, 0.13, 6.0, 8.0)
+    shown = [len(p) for p in _position_labels(trace, positions)]
+    token_w = max(shown, default=3) * _CHAR_W * positions.font / 8
+    side = positions.size * n_pos
     # heads: a square pattern, query labels and "query" left of it, key labels and "key" below,
     # a title of a name line and up to two operation lines above
     head_left = token_w + 0.35
@@ -164,12 +184,13 @@ def _figure(plt: Any, trace: Trace) -> Any:
         side,
         side,
     )
-    dim_h = max(_MIN_DIM_H, min(_DIM_H, 14.0 / max(d_model, 1)))
-    label_size = min(7.0, dim_h * 72 * 0.85)
-    label_w = max((len(label) for label in trace.labels), default=4) * _CHAR_W * label_size / 8
+    # a residual dimension: 0.17 inches up to 82 dimensions, 0.11 at 128 to 254
+    dims = _axis(d_model, 0.17, 0.11, 14.0, 7.0)
+    shown = [len(label) for label in trace.labels[:: dims.every]]
+    label_w = max(shown, default=4) * _CHAR_W * dims.font / 8
     resid_left = label_w + 0.1
     panel_w = max(side, 1.6)
-    resid_h = d_model * dim_h + token_w + 0.15 + 0.35
+    resid_h = d_model * dims.size + token_w + 0.15 + 0.35
     room = _MAX_WIDTH - _COLORBAR_W - resid_left
     resid = _Rows(
         len(trace.residuals),
@@ -179,7 +200,7 @@ def _figure(plt: Any, trace: Trace) -> Any:
         0.0,
         token_w + 0.15,
         panel_w,
-        d_model * dim_h,
+        d_model * dims.size,
     )
     content = max(heads.width, resid_left + resid.width, 4.5)
     width = 2 * _MARGIN + content + _COLORBAR_W
@@ -212,7 +233,7 @@ def _figure(plt: Any, trace: Trace) -> Any:
         image = None
         for index, head in enumerate(trace.heads):
             ax = axes_at(heads, index, top, heads_x)
-            image = _draw_head(ax, trace, head, wrap, tick_size)
+            image = _draw_head(ax, trace, head, wrap, positions)
         bar = _colorbar_axes(fig, width, height, heads_x + heads.width, top, heads.height)
         fig.colorbar(image, cax=bar, label="attention")
         top += heads.height
@@ -221,7 +242,7 @@ def _figure(plt: Any, trace: Trace) -> Any:
     for index, (title, values) in enumerate(trace.residuals):
         ax = axes_at(resid, index, top, resid_x + resid_left)
         first = index % resid.cols == 0
-        image = _draw_residual(ax, trace, title, values.T, numerical, first, tick_size, label_size)
+        image = _draw_residual(ax, trace, title, values.T, numerical, first, positions, dims)
     bar_x = resid_x + resid_left + resid.width
     bar = _colorbar_axes(fig, width, height, bar_x, top, resid.height)
     fig.colorbar(image, cax=bar, label="value (colour clipped to ±1)")
@@ -235,16 +256,26 @@ def _colorbar_axes(fig: Any, width: float, height: float, x: float, top: float, 
     return fig.add_axes(((x + 0.3) / width, y / height, 0.15 / width, bar_h / height))
 
 
-def _ticks(ax: Any, trace: Trace, size: float, axis: str = "both") -> None:
-    ticks = range(len(trace.positions))
-    ax.set_xticks(ticks, trace.positions, fontsize=size, family="monospace", rotation=90)
+def _ticks(ax: Any, trace: Trace, positions: _Axis, axis: str = "both") -> None:
+    ticks = range(0, len(trace.positions), positions.every)
+    labels = _position_labels(trace, positions)
+    font = {"fontsize": positions.font, "family": "monospace"}
+    ax.set_xticks(ticks, labels, rotation=90, **font)
     if axis == "both":
-        ax.set_yticks(ticks, trace.positions, fontsize=size, family="monospace")
+        ax.set_yticks(ticks, labels, **font)
 
 
-def _draw_head(ax: Any, trace: Trace, head: Any, wrap: int, tick_size: float) -> Any:
+def _position_labels(trace: Trace, positions: _Axis) -> list[str]:
+    """The positions' tick labels: each token, or, where only every k-th is labelled, the
+    labelled ones with their index (`12 a`), so that two labels never read as neighbours."""
+    if positions.every == 1:
+        return list(trace.positions)
+    return [f"{i} {trace.positions[i]}" for i in range(0, len(trace.positions), positions.every)]
+
+
+def _draw_head(ax: Any, trace: Trace, head: Any, wrap: int, positions: _Axis) -> Any:
     image = ax.imshow(head.pattern, cmap="Blues", vmin=0.0, vmax=1.0, interpolation="nearest")
-    _ticks(ax, trace, tick_size)
+    _ticks(ax, trace, positions)
     ax.set_xlabel("key", fontsize=8, labelpad=2)
     ax.set_ylabel("query", fontsize=8, labelpad=2)
     name = _shorten(f"layer {head.layer} head {head.head}: {head.name}", wrap)
@@ -259,8 +290,8 @@ def _draw_residual(
     values: np.ndarray,
     numerical: list[bool],
     first: bool,
-    tick_size: float,
-    label_size: float,
+    positions: _Axis,
+    dims: _Axis,
 ) -> Any:
     image = ax.imshow(
         np.clip(values, -1.0, 1.0),
@@ -270,12 +301,12 @@ def _draw_residual(
         aspect="auto",
         interpolation="nearest",
     )
-    _ticks(ax, trace, tick_size, axis="x")
+    _ticks(ax, trace, positions, axis="x")
     ax.set_title(title, fontsize=9)
     if first:  # the first panel of each row names the dimensions
-        ax.set_yticks(
-            range(len(trace.labels)), trace.labels, fontsize=label_size, family="monospace"
-        )
+        rows = range(0, len(trace.labels), dims.every)
+        labels = trace.labels[:: dims.every]
+        ax.set_yticks(rows, labels, fontsize=dims.font, family="monospace")
     else:
         ax.set_yticks([])
     ax.tick_params(axis="y", length=0)
