@@ -408,3 +408,24 @@ def test_a_very_long_input_labels_every_kth_position_with_its_index() -> None:
     ticks = [t.get_text() for t in pattern.get_xticklabels()]
     assert ticks[:3] == ["0 BOS", f"3 {tokens[3]}", f"6 {tokens[6]}"] and len(ticks) == 86
     assert all(t.get_fontsize() >= 6 for t in pattern.get_xticklabels())
+
+
+def test_the_title_writes_the_output_as_rasp_run_model_does() -> None:
+    """The title wrote a bool output as JSON (`[true, false]`, where `rasp run --model` prints
+    `[T, F]`) and a float by `.3g` (`2.0` as `2`, 1234.5 as `1.23e+03`)."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.text import Text
+
+    from rasp.display import atom_text
+    from rasp.tools.draw import Trace
+
+    resid = (("embedding", np.zeros((4, 1))),)
+    for output, title in [
+        ((True, False, True), "y(a b c) = [T, F, T]"),
+        ((1, 1.5, 2.0), "y(a b c) = [1, 1.5, 2.0]"),
+        ((1234.5, 0.1234567, -3), "y(a b c) = [1234.5, 0.123, -3]"),
+        ((("a", 0), "b", None), "y(a b c) = [('a', 0), b, None]"),
+    ]:
+        fig = trace_figure(Trace(("BOS", "a", "b", "c"), ("one",), resid, (), "y", output))
+        assert title in [t.get_text() for t in fig.findobj(Text)]
+        assert title.endswith("[" + ", ".join(atom_text(v) for v in output) + "]")

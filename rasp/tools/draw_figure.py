@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from rasp.display import atom_text
 from rasp.errors import ErrorKind, RaspError
 from rasp.tools.draw_graph import SPECIAL_DIMS
 
@@ -206,9 +207,8 @@ def _figure(plt: Any, trace: Trace) -> Any:
     width = 2 * _MARGIN + content + _COLORBAR_W
     height = 2 * _MARGIN + _TITLE_H + heads.height + resid.height
     fig = plt.figure(figsize=(width, height))
-    output = ", ".join(
-        token_text(v) if not isinstance(v, float) else f"{v:.3g}" for v in trace.output
-    )
+    # each value as `rasp run --model` prints it (`T`, `2.0`, `0.123`)
+    output = ", ".join(atom_text(v) for v in trace.output)
     title = f"{trace.output_name}({' '.join(trace.positions[1:])}) = [{output}]"
     fig.text(
         0.5,
