@@ -256,3 +256,33 @@ def test_show_says_what_a_tracr_models_weights_do(
     )
     assert code == 0, err
     check_summary(out, capsys)
+
+
+@pytest.mark.parametrize("program", sorted(PROGRAMS))
+def test_draw_labels_what_the_weights_do(
+    program: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`rasp draw`'s panels: one per head that writes anything, titled with its layer, head and
+    the variables it writes; one residual snapshot per layer; the residual labels of `show`."""
+    import transformer
+    from rasp.tools.draw import trace_model
+
+    path = compile_program(program, tmp_path / "m.safetensors")
+    weights = load_file(str(path))
+    code, out, _ = run(capsys, "show", str(path), "--json")
+    labels = []
+    for entry in json.loads(out)["residual"]:
+        start, stop = entry["dims"]
+        values = entry["values"] or [None] * (stop - start)
+        labels += [entry["name"] if v is None else f"{entry['name']}:{v}" for v in values]
+    facts = layer_facts(weights, labels)
+    vocab = PROGRAMS[program][0]
+    trace = trace_model(transformer.load(path), list((vocab * 5)[:5]))
+    assert trace.labels == tuple(labels)
+    assert [title for title, _ in trace.residuals] == ["embedding"] + [
+        f"after layer {layer}" for layer in range(len(facts))
+    ]
+    drawn = {(head.layer, head.head): head.name for head in trace.heads}
+    assert set(drawn) == {(layer, h) for layer, f in enumerate(facts) for h in f.heads}
+    for (layer, h), name in drawn.items():
+        assert {variable(n) for n in name.split(", ")} == facts[layer].heads[h], (layer, h, name)
