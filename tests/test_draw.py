@@ -429,3 +429,22 @@ def test_the_title_writes_the_output_as_rasp_run_model_does() -> None:
         fig = trace_figure(Trace(("BOS", "a", "b", "c"), ("one",), resid, (), "y", output))
         assert title in [t.get_text() for t in fig.findobj(Text)]
         assert title.endswith("[" + ", ".join(atom_text(v) for v in output) + "]")
+
+
+def test_a_huge_drawing_shrinks_its_cells_to_a_bounded_area() -> None:
+    """41 heads at 65 positions with 89 residual dimensions were 38 x 268 inches (120 M pixels,
+    half the time spent compressing them). Cells shrink until the figure fits `_MAX_AREA`."""
+    pytest.importorskip("matplotlib")
+    from rasp.tools.draw import HeadPattern, Trace
+    from rasp.tools.draw_figure import _MAX_AREA
+
+    n, d_model = 65, 89
+    tokens = ("BOS", *("ab" * 32))
+    pattern = np.eye(n)
+    heads = tuple(HeadPattern(layer, 0, f"x{layer}", "aggregate", pattern) for layer in range(41))
+    labels = tuple(f"x{d // 2}:{'ab'[d % 2]}" for d in range(d_model))
+    residuals = tuple((f"after layer {i}", np.zeros((n, d_model))) for i in range(42))
+    fig = trace_figure(Trace(tokens, labels, residuals, heads, "x40", ("a",) * (n - 1)))
+    width, height = fig.get_size_inches()
+    assert width * height <= _MAX_AREA * 1.05, (width, height)
+    assert all(ax.get_position().width * width > 2 for ax in fig.axes[:41])  # still readable

@@ -31,6 +31,7 @@ _TITLE_H = 0.45  # inches for the figure's title row
 _MIN_FONT = 6.0  # points: tick labels are never smaller; where they would be, only some are written
 _MAX_WIDTH = 40.0  # inches: panels wrap into rows no wider (unless one panel is wider)
 _ONE_ROW = 24.0  # inches: panels that fit in a row this wide stay in one row
+_MAX_AREA = 2400.0  # square inches (29 M pixels at 110 dpi): larger figures shrink their cells
 _ASPECT = 3.0  # the width / height a block of more panels is wrapped towards
 _GAP = 0.25  # inches between two panels of a row
 _COLORBAR_W = 1.1  # inches right of a block for its colour bar and its label
@@ -161,10 +162,39 @@ def trace_figure(trace: Trace) -> Any:
         return _figure(plt, trace)
 
 
-def _figure(plt: Any, trace: Trace) -> Any:
+@dataclass(frozen=True)
+class _Layout:
+    positions: _Axis
+    dims: _Axis
+    wrap: int  # characters per line of a head's title
+    heads: _Rows
+    resid: _Rows
+    resid_left: float  # inches of residual labels left of each residual row
+    content: float  # inches: the wider block's width
+    width: float
+    height: float
+
+
+def _fit(trace: Trace) -> _Layout:
+    """The layout at the sizes `_layout` gives, or, where that figure would be larger than
+    `_MAX_AREA` square inches (a 41-head model at 64 positions: 38 x 268 inches, most of its time
+    spent compressing 120 M pixels), cells and dimensions shrunk until it is not (or are 1/4)."""
+    shrink = 1.0
+    layout = _layout(trace, shrink)
+    for _ in range(4):
+        area = layout.width * layout.height
+        if area <= _MAX_AREA * 1.05 or shrink <= 0.25:
+            break
+        shrink = max(0.25, shrink * math.sqrt(_MAX_AREA / area))
+        layout = _layout(trace, shrink)
+    return layout
+
+
+def _layout(trace: Trace, shrink: float) -> _Layout:
+    """Sizes and places in inches: cells and dimensions scaled by `shrink`, texts not."""
     n_pos, d_model = len(trace.positions), len(trace.labels)
-    # a pattern's cell and a residual column: 0.32 inches up to 18 positions, 0.13 at 46 to 92
-    positions = _axis(n_pos, 0.32, 0.13, 6.0, 8.0)
+    # a pattern's cell and a residual column: 0.32 inches up to 18 positions, 0.13 at 47 to 92
+    positions = _axis(n_pos, 0.32 * shrink, 0.13 * shrink, 6.0 * shrink, 8.0)
     shown = [len(p) for p in _position_labels(trace, positions)]
     token_w = max(shown, default=3) * _CHAR_W * positions.font / 8
     side = positions.size * n_pos
@@ -186,7 +216,7 @@ def _figure(plt: Any, trace: Trace) -> Any:
         side,
     )
     # a residual dimension: 0.17 inches up to 82 dimensions, 0.11 at 128 to 254
-    dims = _axis(d_model, 0.17, 0.11, 14.0, 7.0)
+    dims = _axis(d_model, 0.17 * shrink, 0.11 * shrink, 14.0 * shrink, 7.0)
     shown = [len(label) for label in trace.labels[:: dims.every]]
     label_w = max(shown, default=4) * _CHAR_W * dims.font / 8
     resid_left = label_w + 0.1
@@ -206,6 +236,14 @@ def _figure(plt: Any, trace: Trace) -> Any:
     content = max(heads.width, resid_left + resid.width, 4.5)
     width = 2 * _MARGIN + content + _COLORBAR_W
     height = 2 * _MARGIN + _TITLE_H + heads.height + resid.height
+    return _Layout(positions, dims, wrap, heads, resid, resid_left, content, width, height)
+
+
+def _figure(plt: Any, trace: Trace) -> Any:
+    layout = _fit(trace)
+    positions, dims, wrap = layout.positions, layout.dims, layout.wrap
+    heads, resid, resid_left = layout.heads, layout.resid, layout.resid_left
+    content, width, height = layout.content, layout.width, layout.height
     fig = plt.figure(figsize=(width, height))
     # each value as `rasp run --model` prints it (`T`, `2.0`, `0.123`)
     output = ", ".join(atom_text(v) for v in trace.output)
