@@ -448,3 +448,18 @@ def test_a_huge_drawing_shrinks_its_cells_to_a_bounded_area() -> None:
     width, height = fig.get_size_inches()
     assert width * height <= _MAX_AREA * 1.05, (width, height)
     assert all(ax.get_position().width * width > 2 for ax in fig.axes[:41])  # still readable
+
+
+def test_a_small_drawing_keeps_its_colour_bar_label_inside(tmp_path: Path) -> None:
+    """A model of a few dimensions and no heads: the residual block is about an inch tall, and
+    the colour bar's label (two inches) must still lie inside the figure."""
+    pytest.importorskip("matplotlib")
+    from tests.transformer.handmade_models import identity
+
+    path = identity(["a", "b"]).save(tmp_path / "id.safetensors")
+    fig = trace_figure(trace_model(transformer.load(path), list("ab")))
+    boxes = _text_boxes(fig)
+    assert any(text.startswith("value (colour") for text, _ in boxes)
+    for text, box in boxes:
+        assert box.x0 >= 0 and box.y0 >= 0, text
+        assert box.x1 <= fig.bbox.width and box.y1 <= fig.bbox.height, text

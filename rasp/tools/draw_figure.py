@@ -221,7 +221,8 @@ def _layout(trace: Trace, shrink: float) -> _Layout:
     label_w = max(shown, default=4) * _CHAR_W * dims.font / 8
     resid_left = label_w + 0.1
     panel_w = max(side, 1.6)
-    resid_h = d_model * dims.size + token_w + 0.15 + 0.35
+    # at least 2.5 inches: the colour bar's label beside the block is about 2 inches long
+    resid_h = max(d_model * dims.size + token_w + 0.15 + 0.35, 2.5)
     room = _MAX_WIDTH - _COLORBAR_W - resid_left
     resid = _Rows(
         len(trace.residuals),
