@@ -75,7 +75,7 @@ def trace_model(model: Any, tokens: Sequence[Any]) -> Trace:
 
 
 def draw_trace(trace: Trace, path: str | Path) -> None:
-    """Attention patterns (top row) and residual streams (bottom row) as one picture, in the format
+    """Attention patterns (above) and residual streams (below) as one picture, in the format
     `path`'s suffix names (PNG without one: written at `path` itself, no suffix added)."""
     plt = require_matplotlib()
     with plt.rc_context(PLAIN_TEXT):  # tick labels may be made as the figure is saved
