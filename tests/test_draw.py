@@ -259,14 +259,14 @@ def test_a_tracr_models_tuples_are_drawn_as_tuples(tmp_path: Path) -> None:
     # trace gave their marked strings ("\x00('a', 0)", a NUL in the picture's title)
     from compiler import compile_sop
     from rasp import tracr as rasp
-    from rasp.tools.draw import _token_text
+    from rasp.tools.draw import token_text
 
     pairs = rasp.SequenceMap(lambda a, b: (a, b), rasp.tokens, rasp.indices)
     path = tmp_path / "pairs.safetensors"
     compile_sop(pairs, list("ab"), 3).save(path)
     trace = trace_model(transformer.load(path), list("ba"))
     assert trace.output == (("b", 0), ("a", 1))
-    assert [_token_text(v) for v in trace.output] == ["('b', 0)", "('a', 1)"]
+    assert [token_text(v) for v in trace.output] == ["('b', 0)", "('a', 1)"]
 
 
 def test_dot_quotes_variable_names_in_node_ids_and_edges(
@@ -320,3 +320,146 @@ def test_dollar_signs_in_a_program_are_drawn_as_written_not_as_mathtext(
     texts = [text for text in fig.findobj(Text) if "$" in text.get_text()]
     assert "y($x b$) = [0, 1]" in [text.get_text() for text in texts]
     assert not [text.get_text() for text in texts if text.get_parse_math()]
+
+
+def _chain_model(tmp_path: Path, heads: int) -> Path:
+    """`heads` reversals in a row: a model of `heads` + 1 layers with one head each."""
+    compiler = pytest.importorskip("compiler")
+    from rasp.interpreter import load_file
+
+    lines = ["flip = select(indices, length - indices - 1, ==);", "x0 = tokens;"]
+    lines += [f"x{i + 1} = aggregate(flip, x{i});" for i in range(heads)]
+    program = tmp_path / "chain.rasp"
+    program.write_text("\n".join(lines) + "\n")
+    sop = load_file(program).get(f"x{heads}")
+    path = tmp_path / "chain.safetensors"
+    compiler.compile_sop(sop, list("ab"), 8).save(path)
+    return path
+
+
+def test_many_heads_wrap_into_rows_with_nothing_cut_or_overlapping(tmp_path: Path) -> None:
+    """Issue: 40 heads were drawn in one row (a figure 146 inches wide, over a minute of
+    constrained layout). They wrap into rows of a bounded width, and still every text lies inside
+    the figure and no two panel titles overlap."""
+    pytest.importorskip("matplotlib")
+    from rasp.tools.draw_figure import _MAX_WIDTH
+
+    trace = trace_model(transformer.load(_chain_model(tmp_path, 40)), list("abbaab"))
+    assert len(trace.heads) == 41 and len(trace.residuals) == 42
+    fig = trace_figure(trace)
+    width, height = fig.get_size_inches()
+    assert width <= _MAX_WIDTH + 1 and height <= 2 * width, (width, height)
+    assert fig.get_layout_engine() is None  # laid out once, by us
+    boxes = _text_boxes(fig)
+    fig_w, fig_h = fig.bbox.width, fig.bbox.height
+    for text, box in boxes:
+        assert box.x0 >= 0 and box.y0 >= 0 and box.x1 <= fig_w and box.y1 <= fig_h, text
+    titles = [(t, b) for t, b in boxes if t.startswith(("layer ", "after layer ", "x40("))]
+    assert len(titles) == 1 + 41 + 41
+    for (a, box_a), (b, box_b) in itertools.combinations(titles, 2):
+        assert not box_a.overlaps(box_b), (a, b)
+    axes = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
+    for ax_a, ax_b in itertools.combinations(axes, 2):  # no panel drawn over another
+        a, b = ax_a.get_window_extent(), ax_b.get_window_extent()
+        assert not a.overlaps(b), (ax_a.get_title(), ax_b.get_title())
+
+
+def test_a_long_input_shrinks_the_cells(tmp_path: Path) -> None:
+    """64 positions were 0.32 inches each: one residual snapshot was 21 inches wide. Cells shrink
+    (tick labels with them) so a snapshot of 65 positions is under 10 inches; labels all inside."""
+    pytest.importorskip("matplotlib")
+    compiler = pytest.importorskip("compiler")
+    from rasp.interpreter import load_file
+
+    root = Path(__file__).resolve().parents[1]
+    sop = load_file(root / "programs" / "reverse.rasp").get("reverse")
+    tokens = list("abc" * 21 + "a")
+    model = compiler.compile_sop(sop, list("abc"), len(tokens), name="reverse")
+    fig = trace_figure(trace_model(transformer.from_tensors(model.weights, model.metadata), tokens))
+    panels = [ax for ax in fig.axes if ax.get_title() == "embedding"]
+    assert len(panels) == 1 and panels[0].get_position().width * fig.get_size_inches()[0] < 10
+    boxes = _text_boxes(fig)
+    for text, box in boxes:
+        assert box.x0 >= 0 and box.y0 >= 0 and box.x1 <= fig.bbox.width, text
+        assert box.y1 <= fig.bbox.height, text
+
+
+def test_a_very_long_input_labels_every_kth_position_with_its_index() -> None:
+    """257 positions at 0.13 inches were 33-inch patterns, one per row (a picture 356 inches
+    tall). Cells shrink to fit 12 inches; 6-point labels go on every third position, each with
+    its index, so that two labels never read as neighbouring tokens."""
+    pytest.importorskip("matplotlib")
+    from rasp.tools.draw import HeadPattern, Trace
+
+    n, d_model = 257, 40
+    rng = np.random.default_rng(0)
+    tokens = ("BOS", *(str(rng.choice(list("ab"))) for _ in range(n - 1)))
+    heads = tuple(
+        HeadPattern(layer, 0, f"h{layer}", "select", rng.random((n, n))) for layer in range(4)
+    )
+    labels = tuple(f"v{d}" for d in range(d_model))
+    residuals = tuple((f"after layer {i}", rng.random((n, d_model))) for i in range(5))
+    fig = trace_figure(Trace(tokens, labels, residuals, heads, "out", ("a",) * (n - 1)))
+    width, height = fig.get_size_inches()
+    assert width <= 41 and height <= 60, (width, height)
+    pattern = fig.axes[0]
+    side = pattern.get_position().width * width
+    assert 11 <= side <= 12.5, side
+    ticks = [t.get_text() for t in pattern.get_xticklabels()]
+    assert ticks[:3] == ["0 BOS", f"3 {tokens[3]}", f"6 {tokens[6]}"] and len(ticks) == 86
+    assert all(t.get_fontsize() >= 6 for t in pattern.get_xticklabels())
+
+
+def test_the_title_writes_the_output_as_rasp_run_model_does() -> None:
+    """The title wrote a bool output as JSON (`[true, false]`, where `rasp run --model` prints
+    `[T, F]`) and a float by `.3g` (`2.0` as `2`, 1234.5 as `1.23e+03`)."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.text import Text
+
+    from rasp.display import atom_text
+    from rasp.tools.draw import Trace
+
+    resid = (("embedding", np.zeros((4, 1))),)
+    for output, title in [
+        ((True, False, True), "y(a b c) = [T, F, T]"),
+        ((1, 1.5, 2.0), "y(a b c) = [1, 1.5, 2.0]"),
+        ((1234.5, 0.1234567, -3), "y(a b c) = [1234.5, 0.123, -3]"),
+        ((("a", 0), "b", None), "y(a b c) = [('a', 0), b, None]"),
+    ]:
+        fig = trace_figure(Trace(("BOS", "a", "b", "c"), ("one",), resid, (), "y", output))
+        assert title in [t.get_text() for t in fig.findobj(Text)]
+        assert title.endswith("[" + ", ".join(atom_text(v) for v in output) + "]")
+
+
+def test_a_huge_drawing_shrinks_its_cells_to_a_bounded_area() -> None:
+    """41 heads at 65 positions with 89 residual dimensions were 38 x 268 inches (120 M pixels,
+    half the time spent compressing them). Cells shrink until the figure fits `_MAX_AREA`."""
+    pytest.importorskip("matplotlib")
+    from rasp.tools.draw import HeadPattern, Trace
+    from rasp.tools.draw_figure import _MAX_AREA
+
+    n, d_model = 65, 89
+    tokens = ("BOS", *("ab" * 32))
+    pattern = np.eye(n)
+    heads = tuple(HeadPattern(layer, 0, f"x{layer}", "aggregate", pattern) for layer in range(41))
+    labels = tuple(f"x{d // 2}:{'ab'[d % 2]}" for d in range(d_model))
+    residuals = tuple((f"after layer {i}", np.zeros((n, d_model))) for i in range(42))
+    fig = trace_figure(Trace(tokens, labels, residuals, heads, "x40", ("a",) * (n - 1)))
+    width, height = fig.get_size_inches()
+    assert width * height <= _MAX_AREA * 1.05, (width, height)
+    assert all(ax.get_position().width * width > 2 for ax in fig.axes[:41])  # still readable
+
+
+def test_a_small_drawing_keeps_its_colour_bar_label_inside(tmp_path: Path) -> None:
+    """A model of a few dimensions and no heads: the residual block is about an inch tall, and
+    the colour bar's label (two inches) must still lie inside the figure."""
+    pytest.importorskip("matplotlib")
+    from tests.transformer.handmade_models import identity
+
+    path = identity(["a", "b"]).save(tmp_path / "id.safetensors")
+    fig = trace_figure(trace_model(transformer.load(path), list("ab")))
+    boxes = _text_boxes(fig)
+    assert any(text.startswith("value (colour") for text, _ in boxes)
+    for text, box in boxes:
+        assert box.x0 >= 0 and box.y0 >= 0, text
+        assert box.x1 <= fig.bbox.width and box.y1 <= fig.bbox.height, text
