@@ -27,8 +27,12 @@ SOPS = (NSOP, SSOP, BSOP)
 _CMP = ("==", "<", ">", "<=", ">=")
 _SELECT_OPS = ("==", "<", ">", "<=", ">=", "!=")
 _ARITH = ("+", "-", "*", "/", "%", "^")
-_STRING_EXAMPLES = ('"hello"', '"abcab"', '"aab"', '"z"', '"baaac"')
-_INT_EXAMPLES = ("[3, 1, 2]", "[0, 0, 5, 1]", "[2]", "[1, 2, 3, 4]")
+_STRING_EXAMPLES = ('"hello"', '"abcab"', '"aab"', '"z"', '"baaac"', '["the", "cat", "a"]')
+_INT_EXAMPLES = ("[3, 1, 2]", "[0, 0, 5, 1]", "[2]", "[1, 2, 3, 4]", "[-2, 7, 0]", "[0]")
+_OTHER_EXAMPLES = ("[1.5, 2, 0.25]", "[True, False, True]", '[1, "a", 2.5]', "[2.0, 3.0]")
+# the tokens_X that convert every token of an example of that kind (the others fail on it)
+_INT_TOKENS = ("tokens_float", "tokens_int", "tokens_asis", "tokens_str")
+_ANY_TOKENS = ("tokens_asis", "tokens_str")
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,7 @@ class _Gen:
         self.names: dict[str, list[str]] = {}
         self.funcs: list[tuple[str, int]] = []  # (name, arity): numeric in, numeric out
         self.int_example = False
+        self.tokens = _ANY_TOKENS
 
     # -- helpers ---------------------------------------------------------------------------
     def fresh(self) -> str:
@@ -94,7 +99,8 @@ class _Gen:
     def num(self, d: int) -> str:
         leaf = [
             lambda: str(self.rng.randint(0, 5)),
-            lambda: self.pick(("0.5", "1.5", "2.0", "0.0", "10")),
+            lambda: self.pick(("0.5", "1.5", "2.0", "0.0", "10", "1000", "0.1", "3.14159")),
+            lambda: self.pick(("True", "False")),
         ]
         inner = [
             lambda: f"{self.paren(self.num(d - 1))} {self.pick(_ARITH)} {self.paren(self.num(d - 1))}",
@@ -104,8 +110,25 @@ class _Gen:
             lambda: self.index(NUM, d),
             lambda: self.cond(NUM, BOOL, d),
             lambda: self.call(NUM, d),
+            lambda: f"+{self.paren(self.num(d - 1))}",
+            lambda: f"{self.paren(self.expr(self.pick(ATOMS), d - 1))} {self.pick(_ARITH)} "
+            f"{self.paren(self.expr(self.pick(ATOMS), d - 1))}",
+            lambda: f"len({self.expr(self.pick((STR, DICT, LIST)), d - 1)})",
+            lambda: f"round({self.expr(self.pick(ATOMS), d - 1)})",
+            lambda: f"{self.paren(self.expr(self.pick(ATOMS), d - 1))} {self.pick(('and', 'or'))} "
+            f"{self.paren(self.expr(self.pick(ATOMS), d - 1))}",
+            lambda: self.dict_index(d),
+            lambda: f"{self.expr(self.pick(ATOMS), d - 1)} if {self.expr(self.pick((*ATOMS, LIST)), d - 1)} "
+            f"else {self.num(d - 1)}",
         ]
         return self.choose(leaf, inner, d)
+
+    def dict_index(self, d: int) -> str:
+        known = self.names.get(DICT)
+        target = self.rng.choice(known) if known else None
+        if target is None or target.startswith("("):
+            return self.num(0)
+        return f"{target}[{self.expr(self.pick((STR, NUM)), 0)}]"
 
     def string(self, d: int) -> str:
         leaf = [lambda: self.pick(('"a"', '"b"', '"l"', '"ab"', '""', '"hello"', '"1"'))]
@@ -113,6 +136,7 @@ class _Gen:
             lambda: f"{self.string(d - 1)} + {self.string(d - 1)}",
             lambda: self.index(STR, d),
             lambda: self.cond(STR, BOOL, d),
+            lambda: f"{self.paren(self.string(d - 1))} * {self.rng.randint(-1, 3)}",
         ]
         return self.choose(leaf, inner, d)
 
@@ -210,6 +234,7 @@ class _Gen:
             lambda: "indices",
             lambda: "length",
             lambda: "tokens_int" if self.int_example else "(indices + 1)",
+            lambda: self.pick(self.tokens) if self.chance(0.3) else "indices",
         ]
         inner = [
             lambda: f"{self.paren(self.nsop(d - 1))} {self.pick(_ARITH)} {self.paren(self.num(d - 1))}",
@@ -227,6 +252,10 @@ class _Gen:
             lambda: f"load_from_location({self.nsop(d - 1)}, {self.nsop(d - 1)})",
             lambda: f"max({self.nsop(d - 1)}, {self.expr(self.pick((NSOP, NUM)), d - 1)})",
             lambda: self.call(NSOP, d),
+            lambda: f"{self.paren(self.bsop(d - 1))} {self.pick(_ARITH)} {self.paren(self.expr(self.pick((NUM, NSOP)), d - 1))}",
+            lambda: f"{self.paren(self.ssop(d - 1))} {self.pick(_ARITH)} {self.paren(self.expr(self.pick((NUM, NSOP, STR)), d - 1))}",
+            lambda: f"{self.paren(self.nsop(d - 1))} {self.pick(('and', 'or'))} {self.paren(self.expr(self.pick((NUM, NSOP)), d - 1))}",
+            lambda: f"min({self.nsop(d - 1)}, {self.expr(self.pick((NSOP, NUM)), d - 1)})",
         ]
         return self.choose(leaf, inner, d)
 
@@ -258,6 +287,10 @@ class _Gen:
             lambda: f"has_focus({self.sel(d - 1)})",
             lambda: f"mark_last_instance({self.ssop(d - 1)}, {self.string(0)})",
             lambda: self.aggregate(BSOP, d),
+            lambda: f"{self.string(0)} in {self.ssop(d - 1)}",
+            lambda: f"{self.paren(self.nsop(d - 1))} in {self.expr(self.pick((LIST, DICT)), d - 1)}",
+            lambda: f"{self.expr(self.pick(SOPS), d - 1)} {self.pick(_CMP)} {self.expr(self.pick(SOPS), d - 1)}",
+            lambda: f"not {self.paren(self.nsop(d - 1))}",
         ]
         return self.choose(leaf, inner, d)
 
@@ -312,15 +345,36 @@ class _Gen:
 
     def funcdef(self) -> str:
         name = self.fresh()
-        params = [self.fresh() for _ in range(self.rng.randint(1, 2))]
+        params = [self.fresh() for _ in range(self.rng.randint(0 if self.chance(0.1) else 1, 2))]
         saved = {k: list(v) for k, v in self.names.items()}
         self.names = {NUM: list(params)}  # the body reads its parameters (atoms or s-ops)
         body = []
-        if self.chance(0.5):
+        roll = self.rng.random()
+        if roll < 0.3:
             local = self.fresh()
             body.append(f"{local} = {self.num(2)};")
             self.names[NUM].append(local)
-        body.append(f"return {self.num(2)};")
+        elif roll < 0.45:
+            acc, var = self.fresh(), self.fresh()
+            iterable = self.pick((*params, "range(3)", "[1, 2]")) if params else "range(3)"
+            body += [f"{acc} = 0;", f"for {var} in {iterable} {{ {acc} = {acc} + {var}; }}"]
+            self.names[NUM] += [acc, var]
+        elif roll < 0.55:
+            inner, arg = self.fresh(), self.fresh()
+            self.names[NUM].append(arg)
+            inner_body = self.num(2)
+            self.names[NUM].remove(arg)
+            body.append(f"def {inner}({arg}) {{ return {inner_body}; }}")
+            self.funcs.append((inner, 1))
+            body.append(f"{self.fresh()} = {inner}({self.num(1)});")
+            self.funcs.remove((inner, 1))
+        if self.chance(0.1):
+            body.append(f"return {self.num(2)}, {self.num(1)};")
+        elif self.chance(0.1):
+            side = self.pick((*params, "indices")) if params else "indices"
+            body.append(f"return select({side}, {self.nsop(1)}, {self.pick(_SELECT_OPS)});")
+        else:
+            body.append(f"return {self.num(2)};")
         self.names = saved
         self.funcs.append((name, len(params)))
         return f"def {name}({', '.join(params)}) {{ {' '.join(body)} }}"
@@ -329,15 +383,28 @@ class _Gen:
         acc, var = self.fresh(), self.fresh()
         init = f"{acc} = {self.num(0)};"
         self.names.setdefault(NUM, []).append(acc)
-        self.names[NUM].append(var)
-        body = f"{acc} = {acc} {self.pick(('+', '*', '-'))} {self.paren(self.num(1))};"
-        self.names[NUM].remove(var)
-        loop = f"for {var} in {self.list_(2)} {{ {body} }}"
-        return [init, loop, f"{acc};"]
+        if self.chance(0.2):
+            var2 = self.fresh()
+            head = f"{var}, {var2} in zip({self.list_(1)}, {self.list_(1)})"
+            self.names[NUM] += [var, var2]
+            body = f"{acc} = {acc} + {var} * {var2};"
+            self.names[NUM].remove(var)
+            self.names[NUM].remove(var2)
+        else:
+            iterable = self.dict_(1) if self.chance(0.15) else self.list_(2)
+            head = f"{var} in {iterable}"
+            self.names[NUM].append(var)
+            body = f"{acc} = {acc} {self.pick(('+', '*', '-'))} {self.paren(self.num(1))};"
+            self.names[NUM].remove(var)
+        return [init, f"for {head} {{ {body} }}", f"{acc};"]
 
     def program(self, length: int) -> Program:
         self.int_example = self.chance(0.3)
         example = self.pick(_INT_EXAMPLES if self.int_example else _STRING_EXAMPLES)
+        self.tokens = _INT_TOKENS if self.int_example else _ANY_TOKENS
+        if self.chance(0.1):
+            example = self.pick(_OTHER_EXAMPLES)
+            self.tokens = _ANY_TOKENS
         statements: list[str] = []
         for _ in range(length):
             statements += self.statement()
