@@ -107,8 +107,10 @@ def sub_expression_fails(program: Program, statement: int) -> bool:
     for line in program.statements[:statement]:
         session.feed(line)
     text = program.statements[statement]
-    if text.startswith(("for ", "def ")):
+    if text.startswith("def "):
         return False
+    if text.startswith("for "):  # its iterable
+        text = "(" + text.split(" in ", 1)[1].rsplit(" { ", 1)[0] + ")"
     text = text.split(" = ", 1)[-1] if re.match(r"^\w+(, \w+)* = ", text) else text
     for part in _arguments(text.rstrip(";")):
         if part.startswith(("def ", "for ")) or ":" in part:
@@ -131,8 +133,8 @@ def compare(programs: list[Program], original_stdout: str) -> tuple[list[Diverge
         if a == b:
             continue
         program = programs[key[0]]
-        if b == ("ERR",) and a != ("ERR",) and (
-            key[0] in broken or sub_expression_fails(program, key[1])
+        if key[0] in broken or (
+            b == ("ERR",) and a != ("ERR",) and sub_expression_fails(program, key[1])
         ):
             documented += 1
             broken.add(key[0])

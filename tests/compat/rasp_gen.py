@@ -24,6 +24,112 @@ NSOP, SSOP, BSOP, SEL = "nsop", "ssop", "bsop", "sel"
 ATOMS = (NUM, STR, BOOL)
 SOPS = (NSOP, SSOP, BSOP)
 
+# strings a REPL or a display might mishandle: separators, comment marks, quotes, backslashes
+_ODD_STRINGS = ('"a;b"', '"#"', '"it\'s"', '"a b"', '"\\"', '"\\n"', '"{"', '"é"', '"1.5"', '"-"')
+_ODD = (
+    "10 ^ 20",
+    "2 ^ 0.5",
+    "2 ^ -1",
+    "0 ^ 0",
+    "(0 - 8) ^ 2",
+    "10.0 ^ 20",
+    "0.1 + 0.2",
+    "1 / 3",
+    "-7 % 3",
+    "7.5 % -2",
+    "-0.0",
+    "0.0 * -1",
+    "1 / 0.0",
+    "round(2.5)",
+    "round(-0.5)",
+    "round(3.5)",
+    "123456789 * 1000",
+    "1.0 / 1000000",
+    "2 ^ 100",
+    "100000.0 * 100000",
+    "5 % 0.0",
+    "-(5 % 3)",
+    "[1] == [1]",
+    "[1, 2] < [1, 3]",
+    '"b" > "abc"',
+    "{1: 2} == {1: 2}",
+    "True == 1",
+    "1 == 1.0",
+    '"" in "abc"',
+    "[1, 2] + [[3]]",
+    "[[1], [2, [3]]]",
+    "{True: 1, 1: 2}",
+    '{"a": [1, {"b": 2}]}',
+    "zip([1, 2], [3, 4], [5, 6])",
+    "zip([1])",
+    "range(5, 0, -2)",
+    "range(1.5)",
+    "range(-3)",
+    "len(zip([1], [2]))",
+    "[1, 2, 3][-4]",
+    '"abc"[-1]',
+    '{"a": 1}["b"]',
+    "[1, 2][True]",
+    "not []",
+    'not ""',
+    "0 or []",
+    '"" and 1',
+    "True + True",
+    "-True",
+    '"ab" * 0',
+    "[1] * 3",
+    '"a" < "B"',
+    "len(range(2, 9))",
+    "1 if [] else 2",
+    "1 if {} else 2",
+    '1 if "0" else 2',
+    '[x * 2 for x in "ab"]',
+    '{x: x for x in "aba"}',
+    "[[a, b] for a, b in zip([1], [2])]",
+    "round(1.23456789)",
+    "1.23456789",
+    "0.000123",
+    "12345.678",
+    "1000000.0 * 1000000",
+    "3 * 0.1",
+)
+_ODD_SOPS = (
+    "indices / 0",
+    "indices % 0",
+    "indices ^ 2",
+    "2 ^ indices",
+    "-tokens",
+    "not tokens",
+    '"a" + tokens',
+    "tokens + tokens",
+    "tokens * 2",
+    "tokens + 1",
+    "indices + 0.1",
+    "indices / 3",
+    "round(indices / 2)",
+    "indicator(indices)",
+    "indicator(tokens)",
+    "indices == tokens",
+    "tokens in tokens",
+    '"l" in tokens',
+    "indices in [0, 2]",
+    "indices and True",
+    "indices or 0",
+    "aggregate(select(indices, indices, <), indices)",
+    "aggregate(select(indices, indices, <), indices == 1)",
+    "aggregate(select(1, 2, <), tokens)",
+    "selector_width(select(tokens, tokens, !=))",
+    "aggregate(select(indices, indices, ==), 3)",
+    "length / 3",
+    "indices - length",
+    "(indices + 0.5) * 3",
+    "(indices - 2) % 3",
+    "length ^ 0.5",
+    "1 / (indices + 1)",
+    "aggregate(select(indices, 0, ==), tokens, 5)",
+)
+_ODD_INPUTS = ("5", "[]", '""', "[[1]]", '{"a": 1, "b": 2}', "[1, 2]", '"a b"', "[True]", "[0.5]")
+
 _CMP = ("==", "<", ">", "<=", ">=")
 _SELECT_OPS = ("==", "<", ">", "<=", ">=", "!=")
 _ARITH = ("+", "-", "*", "/", "%", "^")
@@ -103,7 +209,9 @@ class _Gen:
             lambda: self.pick(("True", "False")),
         ]
         inner = [
-            lambda: f"{self.paren(self.num(d - 1))} {self.pick(_ARITH)} {self.paren(self.num(d - 1))}",
+            lambda: (
+                f"{self.paren(self.num(d - 1))} {self.pick(_ARITH)} {self.paren(self.num(d - 1))}"
+            ),
             lambda: f"-{self.paren(self.num(d - 1))}",
             lambda: f"round({self.num(d - 1)})",
             lambda: f"len({self.list_(d - 1)})",
@@ -111,15 +219,21 @@ class _Gen:
             lambda: self.cond(NUM, BOOL, d),
             lambda: self.call(NUM, d),
             lambda: f"+{self.paren(self.num(d - 1))}",
-            lambda: f"{self.paren(self.expr(self.pick(ATOMS), d - 1))} {self.pick(_ARITH)} "
-            f"{self.paren(self.expr(self.pick(ATOMS), d - 1))}",
+            lambda: (
+                f"{self.paren(self.expr(self.pick(ATOMS), d - 1))} {self.pick(_ARITH)} "
+                f"{self.paren(self.expr(self.pick(ATOMS), d - 1))}"
+            ),
             lambda: f"len({self.expr(self.pick((STR, DICT, LIST)), d - 1)})",
             lambda: f"round({self.expr(self.pick(ATOMS), d - 1)})",
-            lambda: f"{self.paren(self.expr(self.pick(ATOMS), d - 1))} {self.pick(('and', 'or'))} "
-            f"{self.paren(self.expr(self.pick(ATOMS), d - 1))}",
+            lambda: (
+                f"{self.paren(self.expr(self.pick(ATOMS), d - 1))} {self.pick(('and', 'or'))} "
+                f"{self.paren(self.expr(self.pick(ATOMS), d - 1))}"
+            ),
             lambda: self.dict_index(d),
-            lambda: f"{self.expr(self.pick(ATOMS), d - 1)} if {self.expr(self.pick((*ATOMS, LIST)), d - 1)} "
-            f"else {self.num(d - 1)}",
+            lambda: (
+                f"{self.expr(self.pick(ATOMS), d - 1)} if {self.expr(self.pick((*ATOMS, LIST)), d - 1)} "
+                f"else {self.num(d - 1)}"
+            ),
         ]
         return self.choose(leaf, inner, d)
 
@@ -131,7 +245,10 @@ class _Gen:
         return f"{target}[{self.expr(self.pick((STR, NUM)), 0)}]"
 
     def string(self, d: int) -> str:
-        leaf = [lambda: self.pick(('"a"', '"b"', '"l"', '"ab"', '""', '"hello"', '"1"'))]
+        leaf = [
+            lambda: self.pick(('"a"', '"b"', '"l"', '"ab"', '""', '"hello"', '"1"')),
+            lambda: self.pick(_ODD_STRINGS) if self.chance(0.3) else '"a"',
+        ]
         inner = [
             lambda: f"{self.string(d - 1)} + {self.string(d - 1)}",
             lambda: self.index(STR, d),
@@ -143,13 +260,19 @@ class _Gen:
     def boolean(self, d: int) -> str:
         leaf = [lambda: self.pick(("True", "False"))]
         inner = [
-            lambda: f"{self.paren(self.expr(self.pick(ATOMS), d - 1))} {self.pick(_CMP)} "
-            f"{self.paren(self.expr(self.pick(ATOMS), d - 1))}",
-            lambda: f"{self.paren(self.boolean(d - 1))} {self.pick(('and', 'or'))} "
-            f"{self.paren(self.boolean(d - 1))}",
+            lambda: (
+                f"{self.paren(self.expr(self.pick(ATOMS), d - 1))} {self.pick(_CMP)} "
+                f"{self.paren(self.expr(self.pick(ATOMS), d - 1))}"
+            ),
+            lambda: (
+                f"{self.paren(self.boolean(d - 1))} {self.pick(('and', 'or'))} "
+                f"{self.paren(self.boolean(d - 1))}"
+            ),
             lambda: f"not {self.paren(self.boolean(d - 1))}",
-            lambda: f"{self.paren(self.expr(self.pick(ATOMS), d - 1))} in "
-            f"{self.expr(self.pick((LIST, DICT, STR)), d - 1)}",
+            lambda: (
+                f"{self.paren(self.expr(self.pick(ATOMS), d - 1))} in "
+                f"{self.expr(self.pick((LIST, DICT, STR)), d - 1)}"
+            ),
         ]
         return self.choose(leaf, inner, d)
 
@@ -237,9 +360,15 @@ class _Gen:
             lambda: self.pick(self.tokens) if self.chance(0.3) else "indices",
         ]
         inner = [
-            lambda: f"{self.paren(self.nsop(d - 1))} {self.pick(_ARITH)} {self.paren(self.num(d - 1))}",
-            lambda: f"{self.paren(self.num(d - 1))} {self.pick(_ARITH)} {self.paren(self.nsop(d - 1))}",
-            lambda: f"{self.paren(self.nsop(d - 1))} {self.pick(_ARITH)} {self.paren(self.nsop(d - 1))}",
+            lambda: (
+                f"{self.paren(self.nsop(d - 1))} {self.pick(_ARITH)} {self.paren(self.num(d - 1))}"
+            ),
+            lambda: (
+                f"{self.paren(self.num(d - 1))} {self.pick(_ARITH)} {self.paren(self.nsop(d - 1))}"
+            ),
+            lambda: (
+                f"{self.paren(self.nsop(d - 1))} {self.pick(_ARITH)} {self.paren(self.nsop(d - 1))}"
+            ),
             lambda: f"round({self.nsop(d - 1)})",
             lambda: f"-{self.paren(self.nsop(d - 1))}",
             lambda: f"indicator({self.bsop(d - 1)})",
@@ -252,9 +381,15 @@ class _Gen:
             lambda: f"load_from_location({self.nsop(d - 1)}, {self.nsop(d - 1)})",
             lambda: f"max({self.nsop(d - 1)}, {self.expr(self.pick((NSOP, NUM)), d - 1)})",
             lambda: self.call(NSOP, d),
-            lambda: f"{self.paren(self.bsop(d - 1))} {self.pick(_ARITH)} {self.paren(self.expr(self.pick((NUM, NSOP)), d - 1))}",
-            lambda: f"{self.paren(self.ssop(d - 1))} {self.pick(_ARITH)} {self.paren(self.expr(self.pick((NUM, NSOP, STR)), d - 1))}",
-            lambda: f"{self.paren(self.nsop(d - 1))} {self.pick(('and', 'or'))} {self.paren(self.expr(self.pick((NUM, NSOP)), d - 1))}",
+            lambda: (
+                f"{self.paren(self.bsop(d - 1))} {self.pick(_ARITH)} {self.paren(self.expr(self.pick((NUM, NSOP)), d - 1))}"
+            ),
+            lambda: (
+                f"{self.paren(self.ssop(d - 1))} {self.pick(_ARITH)} {self.paren(self.expr(self.pick((NUM, NSOP, STR)), d - 1))}"
+            ),
+            lambda: (
+                f"{self.paren(self.nsop(d - 1))} {self.pick(('and', 'or'))} {self.paren(self.expr(self.pick((NUM, NSOP)), d - 1))}"
+            ),
             lambda: f"min({self.nsop(d - 1)}, {self.expr(self.pick((NSOP, NUM)), d - 1)})",
         ]
         return self.choose(leaf, inner, d)
@@ -267,20 +402,28 @@ class _Gen:
             lambda: f"{self.paren(self.ssop(d - 1))} + {self.string(0)}",
             lambda: f"shift({self.ssop(d - 1)}, {self.rng.randint(-1, 2)}, {self.string(0)})",
             lambda: f"sort({self.ssop(d - 1)}, {self.nsop(d - 1)})",
-            lambda: f"{self.paren(self.ssop(d - 1))} if {self.paren(self.bsop(d - 1))} "
-            f"else {self.string(0)}",
+            lambda: (
+                f"{self.paren(self.ssop(d - 1))} if {self.paren(self.bsop(d - 1))} "
+                f"else {self.string(0)}"
+            ),
         ]
         return self.choose(leaf, inner, d)
 
     def bsop(self, d: int) -> str:
         leaf = [lambda: f"tokens == {self.string(0)}", lambda: f"indices {self.pick(_CMP)} 1"]
         inner = [
-            lambda: f"{self.paren(self.nsop(d - 1))} {self.pick(_CMP)} "
-            f"{self.paren(self.expr(self.pick((NSOP, NUM)), d - 1))}",
-            lambda: f"{self.paren(self.ssop(d - 1))} {self.pick(_CMP)} "
-            f"{self.paren(self.expr(self.pick((SSOP, STR)), d - 1))}",
-            lambda: f"{self.paren(self.bsop(d - 1))} {self.pick(('and', 'or'))} "
-            f"{self.paren(self.expr(self.pick((BSOP, BOOL)), d - 1))}",
+            lambda: (
+                f"{self.paren(self.nsop(d - 1))} {self.pick(_CMP)} "
+                f"{self.paren(self.expr(self.pick((NSOP, NUM)), d - 1))}"
+            ),
+            lambda: (
+                f"{self.paren(self.ssop(d - 1))} {self.pick(_CMP)} "
+                f"{self.paren(self.expr(self.pick((SSOP, STR)), d - 1))}"
+            ),
+            lambda: (
+                f"{self.paren(self.bsop(d - 1))} {self.pick(('and', 'or'))} "
+                f"{self.paren(self.expr(self.pick((BSOP, BOOL)), d - 1))}"
+            ),
             lambda: f"not {self.paren(self.bsop(d - 1))}",
             lambda: f"{self.paren(self.ssop(d - 1))} in {self.list_(d - 1)}",
             lambda: f"contains({self.ssop(d - 1)}, {self.string(0)})",
@@ -288,8 +431,12 @@ class _Gen:
             lambda: f"mark_last_instance({self.ssop(d - 1)}, {self.string(0)})",
             lambda: self.aggregate(BSOP, d),
             lambda: f"{self.string(0)} in {self.ssop(d - 1)}",
-            lambda: f"{self.paren(self.nsop(d - 1))} in {self.expr(self.pick((LIST, DICT)), d - 1)}",
-            lambda: f"{self.expr(self.pick(SOPS), d - 1)} {self.pick(_CMP)} {self.expr(self.pick(SOPS), d - 1)}",
+            lambda: (
+                f"{self.paren(self.nsop(d - 1))} in {self.expr(self.pick((LIST, DICT)), d - 1)}"
+            ),
+            lambda: (
+                f"{self.expr(self.pick(SOPS), d - 1)} {self.pick(_CMP)} {self.expr(self.pick(SOPS), d - 1)}"
+            ),
             lambda: f"not {self.paren(self.nsop(d - 1))}",
         ]
         return self.choose(leaf, inner, d)
@@ -310,8 +457,10 @@ class _Gen:
         inner = [
             lambda: f"select({side()}, {side()}, {self.pick(_SELECT_OPS)})",
             lambda: f"select({side()}, {side()}, {self.pick(_SELECT_OPS)})",
-            lambda: f"{self.paren(self.sel(d - 1))} {self.pick(('and', 'or'))} "
-            f"{self.paren(self.sel(d - 1))}",
+            lambda: (
+                f"{self.paren(self.sel(d - 1))} {self.pick(('and', 'or'))} "
+                f"{self.paren(self.sel(d - 1))}"
+            ),
             lambda: f"not {self.paren(self.sel(d - 1))}",
             lambda: f"select_next_identical({self.ssop(d - 1)})",
             lambda: f"select_from_first({self.ssop(d - 1)}, {self.string(0)})",
@@ -327,6 +476,18 @@ class _Gen:
             return self.for_loop()
         if roll < 0.2:
             return [self.multi_assign()]
+        if roll < 0.28:
+            return [f"{self.pick(_ODD + _ODD_SOPS)};"]
+        if roll < 0.3:
+            name = self.fresh()
+            self.names.setdefault(NSOP, []).append(name)
+            return [f"{name} = {self.pick(_ODD_SOPS)};"]
+        if roll < 0.31:
+            return [f"{self.pick(('tokens', 'indices', 'length', 'True'))} = 1;"]
+        if roll < 0.33 and self.funcs:
+            name, arity = self.rng.choice(self.funcs)
+            args = ", ".join(self.num(0) for _ in range(self.rng.randint(0, 3)))
+            return [f"{name}({args});", f"[{name}, 1];"]
         kind = self.pick((*ATOMS, NUM, LIST, DICT, NSOP, NSOP, SSOP, BSOP, SEL))
         text = self.expr(kind, self.rng.randint(1, 3))
         if self.chance(0.25):
@@ -411,6 +572,8 @@ class _Gen:
         for kind in SOPS:
             for name in self.names.get(kind, [])[:2]:
                 other = self.pick(_INT_EXAMPLES if self.int_example else _STRING_EXAMPLES)
+                if self.chance(0.15):
+                    other = self.pick(_ODD_INPUTS)
                 statements.append(f"{name}({other});")
         return Program(example, tuple(statements))
 
