@@ -18,8 +18,8 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.compat.rasp_gen import Program, generate
 from rasp.tools.repl import ReplSession
+from tests.compat.rasp_gen import Program, generate
 from tests.compat.test_original_sessions import original_lines, our_lines, run_original
 
 _OUR_ERROR = re.compile(r"^\S+:\d+:\d+: error: ")

@@ -487,7 +487,7 @@ class _Gen:
         if roll < 0.33 and self.funcs:
             name, arity = self.rng.choice(self.funcs)
             args = ", ".join(self.num(0) for _ in range(self.rng.randint(0, 3)))
-            return [f"{name}({args});", f"[{name}, 1];"]
+            return [f"{name}({args});"]
         kind = self.pick((*ATOMS, NUM, LIST, DICT, NSOP, NSOP, SSOP, BSOP, SEL))
         text = self.expr(kind, self.rng.randint(1, 3))
         if self.chance(0.25):
