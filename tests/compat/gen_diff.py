@@ -4,7 +4,7 @@ Each statement is preceded by a marker statement (`"@@i:j";`, which both print a
 that the two outputs, normalized as in test_original_sessions, split into one chunk per statement
 and a divergence is located. Many programs share one original process (it starts slowly).
 
-`python tests/compat/gen_diff.py SEED COUNT` (with RASP_ORIGINAL set) prints the divergences.
+`python tests/compat/gen_diff.py SEED COUNT [LENGTH]` (with RASP_ORIGINAL set) prints the divergences.
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ def _report(programs: list[Program], d: Divergence) -> str:
 
 def main(argv: list[str]) -> int:
     seed, count = int(argv[0]), int(argv[1])
-    programs = generate(seed, count)
+    programs = generate(seed, count, int(argv[2]) if len(argv) > 2 else 8)
     divergences, documented = compare(programs, original_output(programs))
     for d in divergences:
         print(_report(programs, d))

@@ -19,116 +19,13 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from tests.compat.rasp_gen_odd import ODD, ODD_INPUTS, ODD_SOPS, ODD_STATEMENTS, ODD_STRINGS
+
 NUM, STR, BOOL, LIST, DICT = "num", "str", "bool", "list", "dict"
 NSOP, SSOP, BSOP, SEL = "nsop", "ssop", "bsop", "sel"
 ATOMS = (NUM, STR, BOOL)
 SOPS = (NSOP, SSOP, BSOP)
 
-# strings a REPL or a display might mishandle: separators, comment marks, quotes, backslashes
-_ODD_STRINGS = ('"a;b"', '"#"', '"it\'s"', '"a b"', '"\\"', '"\\n"', '"{"', '"é"', '"1.5"', '"-"')
-_ODD = (
-    "10 ^ 20",
-    "2 ^ 0.5",
-    "2 ^ -1",
-    "0 ^ 0",
-    "(0 - 8) ^ 2",
-    "10.0 ^ 20",
-    "0.1 + 0.2",
-    "1 / 3",
-    "-7 % 3",
-    "7.5 % -2",
-    "-0.0",
-    "0.0 * -1",
-    "1 / 0.0",
-    "round(2.5)",
-    "round(-0.5)",
-    "round(3.5)",
-    "123456789 * 1000",
-    "1.0 / 1000000",
-    "2 ^ 100",
-    "100000.0 * 100000",
-    "5 % 0.0",
-    "-(5 % 3)",
-    "[1] == [1]",
-    "[1, 2] < [1, 3]",
-    '"b" > "abc"',
-    "{1: 2} == {1: 2}",
-    "True == 1",
-    "1 == 1.0",
-    '"" in "abc"',
-    "[1, 2] + [[3]]",
-    "[[1], [2, [3]]]",
-    "{True: 1, 1: 2}",
-    '{"a": [1, {"b": 2}]}',
-    "zip([1, 2], [3, 4], [5, 6])",
-    "zip([1])",
-    "range(5, 0, -2)",
-    "range(1.5)",
-    "range(-3)",
-    "len(zip([1], [2]))",
-    "[1, 2, 3][-4]",
-    '"abc"[-1]',
-    '{"a": 1}["b"]',
-    "[1, 2][True]",
-    "not []",
-    'not ""',
-    "0 or []",
-    '"" and 1',
-    "True + True",
-    "-True",
-    '"ab" * 0',
-    "[1] * 3",
-    '"a" < "B"',
-    "len(range(2, 9))",
-    "1 if [] else 2",
-    "1 if {} else 2",
-    '1 if "0" else 2',
-    '[x * 2 for x in "ab"]',
-    '{x: x for x in "aba"}',
-    "[[a, b] for a, b in zip([1], [2])]",
-    "round(1.23456789)",
-    "1.23456789",
-    "0.000123",
-    "12345.678",
-    "1000000.0 * 1000000",
-    "3 * 0.1",
-)
-_ODD_SOPS = (
-    "indices / 0",
-    "indices % 0",
-    "indices ^ 2",
-    "2 ^ indices",
-    "-tokens",
-    "not tokens",
-    '"a" + tokens',
-    "tokens + tokens",
-    "tokens * 2",
-    "tokens + 1",
-    "indices + 0.1",
-    "indices / 3",
-    "round(indices / 2)",
-    "indicator(indices)",
-    "indicator(tokens)",
-    "indices == tokens",
-    "tokens in tokens",
-    '"l" in tokens',
-    "indices in [0, 2]",
-    "indices and True",
-    "indices or 0",
-    "aggregate(select(indices, indices, <), indices)",
-    "aggregate(select(indices, indices, <), indices == 1)",
-    "aggregate(select(1, 2, <), tokens)",
-    "selector_width(select(tokens, tokens, !=))",
-    "aggregate(select(indices, indices, ==), 3)",
-    "length / 3",
-    "indices - length",
-    "(indices + 0.5) * 3",
-    "(indices - 2) % 3",
-    "length ^ 0.5",
-    "1 / (indices + 1)",
-    "aggregate(select(indices, 0, ==), tokens, 5)",
-)
-_ODD_INPUTS = ("5", "[]", '""', "[[1]]", '{"a": 1, "b": 2}', "[1, 2]", '"a b"', "[True]", "[0.5]")
 
 _CMP = ("==", "<", ">", "<=", ">=")
 _SELECT_OPS = ("==", "<", ">", "<=", ">=", "!=")
@@ -247,7 +144,7 @@ class _Gen:
     def string(self, d: int) -> str:
         leaf = [
             lambda: self.pick(('"a"', '"b"', '"l"', '"ab"', '""', '"hello"', '"1"')),
-            lambda: self.pick(_ODD_STRINGS) if self.chance(0.3) else '"a"',
+            lambda: self.pick(ODD_STRINGS) if self.chance(0.3) else '"a"',
         ]
         inner = [
             lambda: f"{self.string(d - 1)} + {self.string(d - 1)}",
@@ -477,11 +374,13 @@ class _Gen:
         if roll < 0.2:
             return [self.multi_assign()]
         if roll < 0.28:
-            return [f"{self.pick(_ODD + _ODD_SOPS)};"]
+            return [f"{self.pick(ODD + ODD_SOPS)};"]
+        if roll < 0.29:
+            return [self.pick(ODD_STATEMENTS)]
         if roll < 0.3:
             name = self.fresh()
             self.names.setdefault(NSOP, []).append(name)
-            return [f"{name} = {self.pick(_ODD_SOPS)};"]
+            return [f"{name} = {self.pick(ODD_SOPS)};"]
         if roll < 0.31:
             return [f"{self.pick(('tokens', 'indices', 'length', 'True'))} = 1;"]
         if roll < 0.33 and self.funcs:
@@ -573,7 +472,7 @@ class _Gen:
             for name in self.names.get(kind, [])[:2]:
                 other = self.pick(_INT_EXAMPLES if self.int_example else _STRING_EXAMPLES)
                 if self.chance(0.15):
-                    other = self.pick(_ODD_INPUTS)
+                    other = self.pick(ODD_INPUTS)
                 statements.append(f"{name}({other});")
         return Program(example, tuple(statements))
 
