@@ -113,9 +113,13 @@ def sub_expression_fails(program: Program, statement: int) -> bool:
         text = "(" + text.split(" in ", 1)[1].rsplit(" { ", 1)[0] + ")"
     text = text.split(" = ", 1)[-1] if re.match(r"^\w+(, \w+)* = ", text) else text
     for part in _arguments(text.rstrip(";")):
-        if part.startswith(("def ", "for ")) or ":" in part:
+        if part.startswith(("def ", "for ")):
             continue
-        if _OUR_ERROR.match(session.feed(f"{part};")):
+        if ": " in part:  # a dict's entry: its value
+            part = part.split(": ", 1)[1]
+        printed = session.feed(f"{part};")
+        # an s-op's or selector's failure on the example, not an atom's (which both evaluate)
+        if _OUR_ERROR.match(printed) and "fails on the running example" in printed:
             return True
     return False
 
