@@ -67,7 +67,9 @@ def test_count_gives_the_originals_values(sop: str, atom: str, tokens: Any) -> N
     assert list(ours) == list(theirs) and all(type(v) is int for v in ours)
 
 
-@pytest.mark.parametrize(("seq", "atom"), [("1", '"a"'), ("1", "1"), ('"ab"', '"ab"'), ("[1]", "1")])
+@pytest.mark.parametrize(
+    ("seq", "atom"), [("1", '"a"'), ("1", "1"), ('"ab"', '"ab"'), ("[1]", "1")]
+)
 def test_count_of_an_atom_fails_as_the_originals_indicator_does(seq: str, atom: str) -> None:
     """`seq == atom` of two atoms is a bool, and the original's `indicator` of it fails; a
     selector_width over `select(False, True, ==)` would count 0 (tokens rebound to 1 did that)."""
