@@ -139,7 +139,7 @@ def test_a_causal_refusal_inside_a_def_is_also_shown_where_the_program_called_it
     out_path = str(tmp_path / "m.safetensors")
     argv = ["compile", path, "--vocab", "ab", "--max-len", "4", "--causal", "-o", out_path]
     code, _, err = run(capsys, *argv)
-    assert code == 1 and err.startswith("rasp/prelude.rasp:43:9: error: "), err
+    assert code == 1 and err.startswith("rasp/prelude.rasp:46:9: error: "), err
     notes = [line for line in err.splitlines() if ": note: " in line]
     # innermost call first, then the program's own
     assert notes == [
@@ -197,7 +197,7 @@ def test_a_refusal_in_the_prelude_is_shown_at_each_call_down_to_the_program(
     path = write(tmp_path, "def later(s) {\n\treturn shift(s, 1, [0]);\n}\ny = later(tokens);\n")
     out_path = str(tmp_path / "m.safetensors")
     code, _, err = run(capsys, "compile", path, "--vocab", "ab", "--max-len", "4", "-o", out_path)
-    assert code == 1 and err.startswith("rasp/prelude.rasp:48:9: error: this aggregate's default")
+    assert code == 1 and err.startswith("rasp/prelude.rasp:51:9: error: this aggregate's default")
     notes = [line for line in err.splitlines() if ": note: " in line]
     assert notes == [
         f"{path}:2:9: note: in this call of shift",

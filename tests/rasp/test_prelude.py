@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from rasp.errors import RaspError
 from rasp.sops import AggregateSOp, MapSOp, SelectorWidthSOp, evaluate
 from tests.rasp.interpreting import run, seq, value
 
@@ -64,6 +65,16 @@ def test_count_gives_the_originals_values(sop: str, atom: str, tokens: Any) -> N
     )
     ours, theirs = evaluate(i.get("ours"), tokens).values, evaluate(i.get("theirs"), tokens).values
     assert list(ours) == list(theirs) and all(type(v) is int for v in ours)
+
+
+@pytest.mark.parametrize(
+    ("seq", "atom"), [("1", '"a"'), ("1", "1"), ('"ab"', '"ab"'), ("[1]", "1")]
+)
+def test_count_of_an_atom_fails_as_the_originals_indicator_does(seq: str, atom: str) -> None:
+    """`seq == atom` of two atoms is a bool, and the original's `indicator` of it fails; a
+    selector_width over `select(False, True, ==)` would count 0 (tokens rebound to 1 did that)."""
+    with pytest.raises(RaspError, match="indicator operator expects s-op, got: (True|False)"):
+        run(f"x = count({seq}, {atom});")
 
 
 def test_atom_in_sop_is_an_attention_over_full_s() -> None:

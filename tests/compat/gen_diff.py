@@ -1,0 +1,179 @@
+"""Generated programs (rasp_gen) run in our REPL and in the original's, statement by statement.
+
+Each statement is preceded by a marker statement (`"@@i:j";`, which both print as a value), so
+that the two outputs, normalized as in test_original_sessions, split into one chunk per statement
+and a divergence is located. Many programs share one original process (it starts slowly).
+
+`python tests/compat/gen_diff.py SEED COUNT [LENGTH]` (with RASP_ORIGINAL set) prints the divergences.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from rasp.tools.repl import ReplSession
+from tests.compat.rasp_gen import Program, generate
+from tests.compat.test_original_sessions import original_lines, our_lines, run_original
+
+_OUR_ERROR = re.compile(r"^\S+:\d+:\d+: error: ")
+_MARKER = re.compile(r'^\s*value: out =  "@@(\d+):(\d+)"$')
+# an s-op's or selector's label: unnamed ones are shown by expression here (section 7)
+_LABEL = re.compile(r"^(.*(?:s-op|selector): ).*$")
+_EXAMPLE = re.compile(r"^(\s*Example: ).*(\([^()]*\) = .*)$")
+
+
+@dataclass(frozen=True)
+class Divergence:
+    program: int
+    statement: int
+    source: str
+    ours: tuple[str, ...]
+    original: tuple[str, ...]
+
+
+def session_text(programs: list[Program]) -> str:
+    lines: list[str] = []
+    for i, program in enumerate(programs):
+        lines.append(f"set example {program.example}")
+        for j, statement in enumerate(program.statements):
+            lines += [f'"@@{i}:{j}";', statement]
+    return "\n".join(lines) + "\n"
+
+
+def _normalize(line: str) -> str:
+    line = _LABEL.sub(r"\1_", line)
+    return _EXAMPLE.sub(r"\1_\2", line)
+
+
+def _long_tokens(example: str) -> bool:
+    return example.startswith("[") and any(len(t.strip(' "')) > 1 for t in example[1:-1].split(","))
+
+
+def chunks(lines: list[str], programs: list[Program]) -> dict[tuple[int, int], tuple[str, ...]]:
+    """The output of each statement, keyed by (program, statement)."""
+    out: dict[tuple[int, int], list[str]] = {}
+    current: list[str] | None = None
+    long_tokens = False
+    for line in lines:
+        found = _MARKER.match(line)
+        if found:
+            current = out.setdefault((int(found[1]), int(found[2])), [])
+            program = programs[int(found[1])]
+            applied = re.search(r"\((\[.*\])\);$", program.statements[int(found[2])])
+            long_tokens = _long_tokens(program.example) or bool(
+                applied and _long_tokens(applied[1])
+            )
+        elif current is not None:
+            line = _normalize(line)
+            if long_tokens and "\t\t\t" in line and "=" not in line:
+                line = "".join(line.split())  # grids are aligned for long tokens here (section 7)
+            current.append(line)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _arguments(text: str) -> list[str]:
+    """The text of each comma-separated part inside each pair of brackets of `text`."""
+    parts: list[str] = []
+    stack: list[tuple[int, list[int]]] = []  # (opening position, top-level comma positions)
+    in_string = False
+    for i, ch in enumerate(text):
+        if ch == '"':
+            in_string = not in_string
+        elif in_string:
+            continue
+        elif ch in "([{":
+            stack.append((i, []))
+        elif ch in ")]}" and stack:
+            start, commas = stack.pop()
+            bounds = [start, *commas, i]
+            parts += [text[a + 1 : b].strip() for a, b in zip(bounds, bounds[1:], strict=False)]
+        elif ch == "," and stack:
+            stack[-1][1].append(i)
+    return [p for p in parts if p and " for " not in f" {p} "]
+
+
+def sub_expression_fails(program: Program, statement: int) -> bool:
+    """Whether a part of the statement fails here on the running example (docs/language.md,
+    section 7: the original tests every sub-expression, so it fails where we drop that part)."""
+    session = ReplSession()
+    session.feed(f"set example {program.example}")
+    for line in program.statements[:statement]:
+        session.feed(line)
+    text = program.statements[statement]
+    if text.startswith("def "):
+        return False
+    if text.startswith("for "):  # its iterable
+        text = "(" + text.split(" in ", 1)[1].rsplit(" { ", 1)[0] + ")"
+    text = text.split(" = ", 1)[-1] if re.match(r"^\w+(, \w+)* = ", text) else text
+    for part in _arguments(text.rstrip(";")):
+        if part.startswith(("def ", "for ")):
+            continue
+        if ": " in part:  # a dict's entry: its value
+            part = part.split(": ", 1)[1]
+        printed = session.feed(f"{part};")
+        # an s-op's or selector's failure on the example, not an atom's (which both evaluate)
+        if _OUR_ERROR.match(printed) and "fails on the running example" in printed:
+            return True
+    return False
+
+
+def compare(programs: list[Program], original_stdout: str) -> tuple[list[Divergence], int]:
+    """The divergences, and how many more were the documented sub-expression difference."""
+    text = session_text(programs)
+    ours = chunks(our_lines(text), programs)
+    theirs = chunks(original_lines(original_stdout), programs)
+    found = []
+    documented = 0
+    broken: set[int] = set()  # a program whose statement diverged: its later ones may follow
+    for key in sorted(set(ours) | set(theirs)):
+        a, b = ours.get(key, ("<missing>",)), theirs.get(key, ("<missing>",))
+        if a == b:
+            continue
+        program = programs[key[0]]
+        if key[0] in broken or (
+            b == ("ERR",) and a != ("ERR",) and sub_expression_fails(program, key[1])
+        ):
+            documented += 1
+            broken.add(key[0])
+            continue
+        found.append(Divergence(key[0], key[1], program.statements[key[1]], a, b))
+    return found, documented
+
+
+def original_output(programs: list[Program]) -> str:
+    checkout = os.environ["RASP_ORIGINAL"]
+    return run_original(Path(checkout), session_text(programs))
+
+
+def _report(programs: list[Program], d: Divergence) -> str:
+    program = programs[d.program]
+    head = [f"set example {program.example}", *program.statements[: d.statement + 1]]
+    return "\n".join(
+        [
+            f"--- program {d.program} statement {d.statement}: {d.source}",
+            *("  | " + s for s in head),
+            "  ours: " + " / ".join(d.ours),
+            "  orig: " + " / ".join(d.original),
+        ]
+    )
+
+
+def main(argv: list[str]) -> int:
+    seed, count = int(argv[0]), int(argv[1])
+    programs = generate(seed, count, int(argv[2]) if len(argv) > 2 else 8)
+    divergences, documented = compare(programs, original_output(programs))
+    for d in divergences:
+        print(_report(programs, d))
+    print(f"{len(divergences)} divergences in {count} programs ({documented} documented)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
