@@ -15,6 +15,7 @@ tuple are not kept (a tuple travels as a string token of its Python values)."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -100,25 +101,42 @@ class Source:
     def given(self, value: Any) -> Any:
         return self.numpy.given(value)
 
-    def ambiguous(self, value: Any) -> tuple[str, Any, Any] | None:
-        """(what, the value as tracr may give it, as numpy's) where the graph's `value` may stand
-        for both: an aggregate default between them equal to a numpy scalar the function gave
-        (tracr gives the default as written), or a float a mean may give where the function gave
-        np.float64 (tracr's mean of one is Python's, of several np.float64 where one is)."""
+    def ambiguous(self, value: Any) -> list[tuple[str, Any]]:
+        """Each (what, form) in which tracr may give the graph's `value` other than the one the
+        reader is given (`given`): an aggregate default between them equal to a numpy scalar the
+        function gave (tracr gives the default as written), or a float a mean of several may give
+        in another form (np.float64 where a selected value is one, Python's where all are
+        Python's; the function may have given it as numpy's, or as Python's)."""
         if not self.read_through or not self.numpy.types:
-            return None
+            return []
         try:
             numpy_type = self.numpy.types.get((type(value), value))
         except TypeError:  # (an unhashable value: no number)
-            return None
+            return []
+        given = value if numpy_type is None else numpy_type(value)
+        found: list[tuple[str, Any]] = []
         for default in self.defaults:
             if default is None or type(default) is not type(value) or default != value:
                 continue
-            if numpy_type is not None and type(default) is not numpy_type:
-                return f"the aggregate default {default!r}", default, numpy_type(default)
-        if type(value) is float and numpy_type is None and self.averages and self.numpy.float64:
-            return f"a mean's {value!r}", value, np.float64(value)
-        return None
+            if type(default) is not type(given):
+                found.append((f"the aggregate default {default!r}", default))
+        if self.averages and type(value) is float:
+            if self.numpy.float64 and type(given) is not np.float64:
+                scalar = np.float64(value)
+                found.append((f"{scalar!r} (a mean of values one of them np.float64)", scalar))
+            if self._python_numbers and type(given) is not float:
+                found.append((f"{value!r} (a mean of Python values)", value))
+        return found
+
+    @property
+    def _python_numbers(self) -> bool:
+        """Whether a mean of several may be of Python numbers only (then it is Python's float):
+        the function gave one, or its values are not all known (affine), or a default is one."""
+        return (
+            self.affine
+            or any(t in (int, bool, float) for t, _ in self.numpy.python)
+            or any(type(d) in (int, bool, float) for d in self.defaults)
+        )
 
     @property
     def read_through(self) -> bool:
@@ -135,7 +153,7 @@ class AmbiguousReads:
 
     def record(self, sources: Sequence[Source | None], values: Sequence[Any]) -> None:
         # (the function's values are noted before a reader reads them: the types are known here)
-        if any(s is not None and s.ambiguous(v) is not None for v, s in zip(values, sources)):
+        if any(s is not None and s.ambiguous(v) for v, s in zip(values, sources)):
             try:
                 self.calls.setdefault(tuple(values), None)
             except TypeError:  # (an unhashable value: no default of a number)
@@ -291,32 +309,43 @@ def ambiguous_problems(
     text: str,
     span: Any,
 ) -> list[Diagnostic]:
-    """Where the reader `call` (the program's function, named `text`) gives one result for a value
-    as tracr may give it (an aggregate's default as written, a mean of Python floats) and another
-    for the equal numpy scalar (a copy of the function's, a mean of np.float64): a model holds one
-    value (`Source.ambiguous`)."""
+    """Where the reader `call` (the program's function, named `text`) gives another result for
+    some of its arguments in a form tracr may give them (an aggregate's default as written, a mean
+    of Python floats, a mean of np.float64) than for the forms the model was built from
+    (`Source.given`): a model holds one value for all of them (`Source.ambiguous`). Every
+    combination of the arguments' forms is tried: a reader may differ only where two arguments
+    are both in their other form."""
     for values in reads.calls:
         given = [v if s is None else s.given(v) for v, s in zip(values, sources)]
-        for i, source in enumerate(sources):
-            found = None if source is None else source.ambiguous(values[i])
-            if source is None or found is None:
+        options = [
+            [(None, g)] + ([] if s is None else list(s.ambiguous(v)))
+            for v, s, g in zip(values, sources, given)
+        ]
+        if all(len(o) == 1 for o in options):
+            continue
+        built = _result(call, given)
+        for combo in itertools.product(*options):
+            args = [form for _, form in combo]
+            other = _result(call, args)
+            if type(other) is type(built) and other == built:
                 continue
-            what, as_written, scalar = found
-            written = _result(call, [*given[:i], as_written, *given[i + 1 :]])
-            numpy = _result(call, [*given[:i], scalar, *given[i + 1 :]])
-            if type(written) is type(numpy) and written == numpy:
-                continue
+            whats = " and ".join(what for what, _ in combo if what is not None)
+            names = ", ".join(sorted({f"'{s.text}'" for s in sources if s is not None}))
             return [
                 Diagnostic(
-                    f"'{text}' gives {written!r} for {what} but {numpy!r} for {scalar!r}, the "
-                    f"numpy scalar equal to it that tracr may give (from '{source.text}'): one "
-                    "value to a compiled model",
+                    f"'{text}' gives {other!r} for {whats} but {built!r} for {_shown(given)}, "
+                    f"the form{'s' if len(given) > 1 else ''} the model is built from (values of "
+                    f"{names}): tracr gives either on some input, a compiled model one value",
                     span,
                     "give the aggregate a default the function never gives (None), or make the "
                     "function return Python values (bool(...), int(...), float(...))",
                 )
             ]
     return []
+
+
+def _shown(args: Sequence[Any]) -> str:
+    return repr(args[0]) if len(args) == 1 else repr(tuple(args))
 
 
 def _result(call: Callable[..., Any], args: Sequence[Any]) -> Any:

@@ -144,7 +144,9 @@ def test_a_reader_telling_a_mean_of_numpy_floats_from_a_python_float_is_refused(
     mean = rasp.numerical(rasp.Aggregate(before, floats, default=None))
     program = rasp.Map(lambda a: type(a).__name__, mean)
     assert program([0, 1, 0]) == [None, "float64", "float64"]  # np.float64(0.5): the mean's 0.5
-    with pytest.raises(CompileError, match="'float' for a mean's 0.5 but 'float64'"):
+    with pytest.raises(
+        CompileError, match=r"'float64' for np.float64\(0.5\) \(a mean of .* but 'float' for 0.5"
+    ):
         compile_sop(program, [0, 1], 3)
     _check(rasp.Map(lambda a: a * 2, mean), [0, 1], 3)  # one result for both: compiled
 
@@ -239,3 +241,46 @@ def test_numpy_scalars_written_in_a_full_or_a_constant_reach_their_readers_as_nu
     mixed = rasp.Map(lambda a: a + a, rasp.ConstantSOp([np.True_, True]))
     with pytest.raises(CompileError, match="numpy's scalars compute differently"):
         compile_sop(mixed, [1, 2], 2)
+
+
+def _mixed_floats() -> rasp.SOp:
+    """np.float64(0.5) for "a", Python floats for the others: a mean of several is np.float64
+    where an "a" is selected (np.float64 + float is np.float64), Python's where none is."""
+    return rasp.numerical(
+        rasp.Map(lambda t: np.float64(0.5) if t == "a" else (1.0 if t == "b" else 0.0), rasp.tokens)
+    )
+
+
+def _prefix_mean(values: rasp.SOp, comparison: rasp.Comparison) -> rasp.SOp:
+    select = rasp.Select(rasp.indices, rasp.indices, comparison)
+    return rasp.numerical(rasp.Aggregate(select, values, default=None))
+
+
+def test_a_mean_of_python_floats_equal_to_a_numpy_value_the_function_gives_is_refused() -> None:
+    # the function gives 0.5 as np.float64 ("a"); the mean of 1.0 and 0.0 ("bc") is Python's 0.5
+    # (DeepMind tracr: [other, float]); the model was built on the np.float64 and said float64
+    mean = _prefix_mean(_mixed_floats(), rasp.Comparison.LEQ)
+    program = rasp.Map(lambda x: type(x).__name__ if x == 0.5 else "other", mean)
+    assert program(list("bc")) == ["other", "float"]
+    assert program(list("a")) == ["float64"]
+    with pytest.raises(
+        CompileError, match=r"'float' for 0.5 \(a mean of Python values\) but 'float64' for np"
+    ):
+        compile_sop(program, list("abc"), 3)
+    _check(rasp.Map(lambda x: x > 0.4, mean), list("abc"), 3)  # one result for both: compiled
+
+
+def test_a_reader_telling_two_means_forms_apart_only_together_is_refused() -> None:
+    # "bab" at position 1: both means are np.float64(0.75) in tracr (DeepMind tracr: 'both');
+    # each alone in its other form gives 'no', as the model's built forms (0.75, 0.75) do
+    values = _mixed_floats()
+    before = _prefix_mean(values, rasp.Comparison.LEQ)
+    after = _prefix_mean(values, rasp.Comparison.GEQ)
+    program = rasp.SequenceMap(
+        lambda x, y: "both" if type(x) is type(y) is np.float64 and 0.5 not in (x, y) else "no",
+        before,
+        after,
+    )
+    assert program(list("bab")) == ["no", "both", "no"]
+    with pytest.raises(CompileError, match=r"'both' for np.float64\(.*\) and np.float64"):
+        compile_sop(program, list("abc"), 3)
