@@ -8,9 +8,10 @@ remembers the numpy type of each value it gave (`NumpyTypes`) and the functions 
 (`rasp.tracr.functions.TracrFn.sources`) are given the numpy scalar back. A value the function gave
 both as a numpy scalar and as a Python value (or as two numpy types) is one value to the graph:
 a clash, refused by the compiler where a function reads it. Past an aggregate the graph's value may
-also be one tracr gives as Python's where the function gave numpy's (the aggregate's default as
-written; a mean, np.float64 or not by what it selected): a reader that gives different results for
-the two is refused (`ambiguous_problems`, from the calls `AmbiguousReads` records). numpy parts of a
+also be one tracr gives in another form than the one the reader was called with (the aggregate's
+default as written, numpy's or Python's; a mean of several, np.float64 or not by what it
+selected): a reader that gives different results for some combination of its arguments' forms is
+refused (`ambiguous_problems`, from the calls `AmbiguousReads` records). numpy parts of a
 tuple are not kept (a tuple travels as a string token of its Python values)."""
 
 from __future__ import annotations
@@ -103,30 +104,41 @@ class Source:
 
     def ambiguous(self, value: Any) -> list[tuple[str, Any]]:
         """Each (what, form) in which tracr may give the graph's `value` other than the one the
-        reader is given (`given`): an aggregate default between them equal to a numpy scalar the
-        function gave (tracr gives the default as written), or a float a mean of several may give
-        in another form (np.float64 where a selected value is one, Python's where all are
-        Python's; the function may have given it as numpy's, or as Python's)."""
-        if not self.read_through or not self.numpy.types:
-            return []
+        reader is given (`given`): an aggregate default between them equal to it (tracr gives the
+        default as written, numpy's or Python's), the function's own form of it (one selected),
+        or a float a mean of several may give in another form (np.float64 where a selected value
+        is one, Python's where all are Python's)."""
+        if not self.read_through or not (self.numpy.types or self._numpy_defaults):
+            return []  # (Python values only: each is its own form)
+        base = plain(value)
         try:
-            numpy_type = self.numpy.types.get((type(value), value))
+            key = (type(base), base)
+            numpy_type = self.numpy.types.get(key)
+            gives = numpy_type is not None or key in self.numpy.python
         except TypeError:  # (an unhashable value: no number)
             return []
-        given = value if numpy_type is None else numpy_type(value)
+        built = self.given(value)
         found: list[tuple[str, Any]] = []
+        if gives and numpy_type is not None and type(built) is not numpy_type:
+            scalar = numpy_type(base)
+            found.append((f"{scalar!r} (the function's, one selected)", scalar))
+        if gives and numpy_type is None and type(built) is not type(base):
+            found.append((f"{base!r} (the function's, one selected)", base))
         for default in self.defaults:
-            if default is None or type(default) is not type(value) or default != value:
-                continue
-            if type(default) is not type(given):
+            same = type(plain(default)) is type(base) and plain(default) == base
+            if same and type(default) is not type(built):
                 found.append((f"the aggregate default {default!r}", default))
-        if self.averages and type(value) is float:
-            if self.numpy.float64 and type(given) is not np.float64:
-                scalar = np.float64(value)
+        if self.averages and type(base) is float:
+            if (self.numpy.float64 or self._numpy_defaults) and type(built) is not np.float64:
+                scalar = np.float64(base)
                 found.append((f"{scalar!r} (a mean of values one of them np.float64)", scalar))
-            if self._python_numbers and type(given) is not float:
-                found.append((f"{value!r} (a mean of Python values)", value))
+            if self._python_numbers and type(built) is not float:
+                found.append((f"{base!r} (a mean of Python values)", base))
         return found
+
+    @property
+    def _numpy_defaults(self) -> bool:
+        return any(isinstance(d, np.generic) for d in self.defaults)
 
     @property
     def _python_numbers(self) -> bool:
@@ -146,8 +158,8 @@ class Source:
 @dataclass(eq=False)
 class AmbiguousReads:
     """The arguments a reader was called with where one is `Source.ambiguous`: after compiling,
-    `ambiguous_problems` asks whether the reader's result there depends on the value's being
-    Python's (as tracr may give it) or numpy's (as the graph gives it)."""
+    `ambiguous_problems` asks whether the reader's result there depends on the forms (numpy's or
+    Python's) tracr may give them in."""
 
     calls: dict[tuple[Any, ...], None] = field(default_factory=dict)  # (an ordered set)
 

@@ -284,3 +284,18 @@ def test_a_reader_telling_two_means_forms_apart_only_together_is_refused() -> No
     assert program(list("bab")) == ["no", "both", "no"]
     with pytest.raises(CompileError, match=r"'both' for np.float64\(.*\) and np.float64"):
         compile_sop(program, list("abc"), 3)
+
+
+def test_a_numpy_default_equal_to_a_mean_of_python_floats_is_refused() -> None:
+    # "bca": position 0 selects nothing (tracr: the default np.float64(0.5), 'float64'), position
+    # 2 averages 1.0 and 0.0 (Python's 0.5, 'float'); the model, one 0.5, said float64 for both
+    values = rasp.numerical(rasp.Map(lambda t: 1.0 if t == "b" else 0.0, rasp.tokens))
+    before = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LT)
+    mean = rasp.numerical(rasp.Aggregate(before, values, default=np.float64(0.5)))
+    program = rasp.Map(lambda x: type(x).__name__, mean)
+    assert program(list("bca")) == ["float64", "float", "float"]
+    with pytest.raises(
+        CompileError, match=r"'float' for 0.5 \(a mean of Python values\) but 'float64' for np"
+    ):
+        compile_sop(program, list("abc"), 3)
+    _check(rasp.Map(lambda x: x * 2, mean), list("abc"), 3)
