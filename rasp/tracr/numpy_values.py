@@ -189,7 +189,8 @@ def sources_of(
             if isinstance(node, sops.MapSOp) and getattr(fn, "passes_value", False):
                 node = node.inputs[0]
             elif isinstance(node, sops.AggregateSOp):
-                defaults.append(node.default)
+                # (as written: tracr gives a reader the default in its own form)
+                defaults.append(node.default if node.numpy_default is None else node.numpy_default)
                 through = True
                 node = node.sop
             else:

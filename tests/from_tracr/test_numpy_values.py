@@ -295,7 +295,31 @@ def test_a_numpy_default_equal_to_a_mean_of_python_floats_is_refused() -> None:
     program = rasp.Map(lambda x: type(x).__name__, mean)
     assert program(list("bca")) == ["float64", "float", "float"]
     with pytest.raises(
-        CompileError, match=r"'float' for 0.5 \(a mean of Python values\) but 'float64' for np"
+        CompileError, match=r"'float64' for the aggregate default np.float64\(0.5\) but 'float'"
     ):
         compile_sop(program, list("abc"), 3)
     _check(rasp.Map(lambda x: x * 2, mean), list("abc"), 3)
+
+
+def test_a_numpy_default_of_a_copy_is_held_as_python_s_and_read_as_written() -> None:
+    # the graph held the default np.float64(0.5) beside the function's 0.5 (np.float64 for "b"):
+    # the copy's one-hot columns told them apart and compiling raised an internal ValueError
+    values = rasp.numerical(
+        rasp.Map(
+            lambda t: True if t == "a" else (np.float64(0.5) if t == "b" else 0.25), rasp.tokens
+        )
+    )
+    previous = rasp.Select(rasp.indices, rasp.indices, lambda k, q: k == q - 1)
+    copied = rasp.numerical(rasp.Aggregate(previous, values, default=np.float64(0.5)))
+    lowered = to_sops(copied)
+    assert type(lowered.default) is float  # the graph's value; the reader gets the written one
+    names = rasp.Map(lambda x: type(x).__name__, copied)
+    assert names(list("bca")) == ["float64", "float64", "float"]  # DeepMind tracr's
+    assert [str(v) for v in sops.evaluate(to_sops(names), list("bca")).values] == [
+        "float64",
+        "float64",
+        "float",
+    ]
+    with pytest.raises(CompileError, match="'float' for 0.5 \\(a mean of Python values\\)"):
+        compile_sop(names, list("abc"), 3)  # (the compiler does not know it copies one)
+    _check(rasp.Map(lambda x: x * 2, copied), list("abc"), 3)
