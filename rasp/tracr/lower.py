@@ -390,10 +390,16 @@ def value_problems(
         if isinstance(fn, NoneCheck) and fn.refused:
             problems.append(Diagnostic(fn.refused[0], node.span))
         if isinstance(fn, TracrFn):
-            problems.extend(ambiguous_problems(fn.f, fn.sources, fn.ambiguous, fn.text, node.span))
+            problems.extend(
+                ambiguous_problems(
+                    fn.f, fn.sources, fn.ambiguous, fn.text, node.span, max_len=max_len
+                )
+            )
         if isinstance(fn, TracrPredicate):
             problems.extend(
-                ambiguous_problems(fn.predicate, fn.sources, fn.ambiguous, fn.text, node.span)
+                ambiguous_problems(
+                    fn.predicate, fn.sources, fn.ambiguous, fn.text, node.span, max_len=max_len
+                )
             )
         if (
             isinstance(node, sops.Select)

@@ -16,7 +16,10 @@ tuple are not kept (a tuple travels as a string token of its Python values)."""
 
 from __future__ import annotations
 
+import bisect
+import functools
 import itertools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +29,9 @@ import numpy as np
 from rasp import sops
 from rasp.errors import Diagnostic
 from rasp.tracr.boxes import plain
+
+# multisets of a function's values listed at most to find which means one aggregate can give
+MAX_MEAN_SETS = 50_000
 
 
 @dataclass(eq=False)  # one object, shared (compared by identity)
@@ -98,16 +104,18 @@ class Source:
     # the reader's input node itself, from which an evaluation finds the function's output that
     # reached a position (`rasp.tracr.input_forms`)
     node: sops.Node | None = field(default=None, compare=False, repr=False)
+    aggregates: int = 0  # how many aggregates lie between (one: the means are of its values)
 
     def given(self, value: Any) -> Any:
         return self.numpy.given(value)
 
-    def ambiguous(self, value: Any) -> list[tuple[str, Any]]:
+    def ambiguous(self, value: Any, max_len: int | None = None) -> list[tuple[str, Any]]:
         """Each (what, form) in which tracr may give the graph's `value` other than the one the
         reader is given (`given`): an aggregate default between them equal to it (tracr gives the
         default as written, numpy's or Python's), the function's own form of it (one selected),
         or a float a mean of several may give in another form (np.float64 where a selected value
-        is one, Python's where all are Python's)."""
+        is one, Python's where all are Python's; with `max_len`, only where a mean of at most
+        that many of the function's values can be `value`, else any float)."""
         if not self.read_through or not (self.numpy.types or self._numpy_defaults):
             return []  # (Python values only: each is its own form)
         base = plain(value)
@@ -129,12 +137,37 @@ class Source:
             if same and type(default) is not type(built):
                 found.append((f"the aggregate default {default!r}", default))
         if self.averages and type(base) is float:
-            if (self.numpy.float64 or self._numpy_defaults) and type(built) is not np.float64:
+            python, float64 = self._mean_forms(base, max_len)
+            if float64 and type(built) is not np.float64:
                 scalar = np.float64(base)
                 found.append((f"{scalar!r} (a mean of values one of them np.float64)", scalar))
-            if self._python_numbers and type(built) is not float:
+            if python and type(built) is not float:
                 found.append((f"{base!r} (a mean of Python values)", base))
         return found
+
+    def _mean_forms(self, base: float, max_len: int | None) -> tuple[bool, bool]:
+        """Whether a mean of several may be `base` as Python's float, and as np.float64: of one
+        aggregate's at most `max_len` values of the function, those that tracr averages (Python's
+        numbers, np.float64; a mean with another numpy scalar raises), np.float64 where one is.
+        Near `base` counts (the graph adds in key order, rounding by it). Where the values are not
+        all known (an affine map's, nested means, `max_len` None, too many to list): any."""
+        anyhow = (self._python_numbers, self.numpy.float64 or self._numpy_defaults)
+        if max_len is None or self.affine or self.aggregates != 1:
+            return anyhow
+        try:
+            python = [(float(v), False) for t, v in self.numpy.python if t in (int, bool, float)]
+        except OverflowError:  # (an int too large for a float: not listed)
+            return anyhow
+        wide = [(float(v), True) for (_, v), t in self.numpy.types.items() if t is np.float64]
+        if not all(math.isfinite(v) for v, _ in python + wide):
+            return anyhow  # (inf and NaN: no order to search)
+        listed = _means(tuple(sorted(python + wide)), max_len)
+        if listed is None:
+            return anyhow
+        means, wides = listed
+        low, high = (base - _near(base), base + _near(base))
+        found = wides[bisect.bisect_left(means, low) : bisect.bisect_right(means, high)]
+        return (False in found, True in found)
 
     @property
     def _numpy_defaults(self) -> bool:
@@ -172,6 +205,27 @@ class AmbiguousReads:
                 pass
 
 
+def _near(value: float) -> float:
+    return abs(value) * 1e-9 + 1e-12
+
+
+@functools.lru_cache(maxsize=64)
+def _means(
+    values: tuple[tuple[float, bool], ...], max_len: int
+) -> tuple[list[float], list[bool]] | None:
+    """Each mean of 2 to `max_len` of `values` (with repeats), sorted, and whether an np.float64
+    (flagged True) is among its values; None where they are more than `MAX_MEAN_SETS`."""
+    sizes = range(2, max_len + 1)
+    if sum(math.comb(len(values) + n - 1, n) for n in sizes) > MAX_MEAN_SETS:
+        return None
+    found = sorted(
+        (sum(v for v, _ in picked) / n, any(w for _, w in picked))
+        for n in sizes
+        for picked in itertools.combinations_with_replacement(values, n)
+    )
+    return [m for m, _ in found], [w for _, w in found]
+
+
 def sources_of(
     inputs: Sequence[sops.Node], compared: bool = False, averaged: bool = False
 ) -> tuple[Source | None, ...]:
@@ -183,7 +237,7 @@ def sources_of(
     for node in inputs:
         start = node
         defaults: list[Any] = []
-        through = False  # an aggregate
+        through = 0  # aggregates
         while True:
             fn = getattr(node, "fn", None)
             if isinstance(node, sops.MapSOp) and getattr(fn, "passes_value", False):
@@ -191,7 +245,7 @@ def sources_of(
             elif isinstance(node, sops.AggregateSOp):
                 # (as written: tracr gives a reader the default in its own form)
                 defaults.append(node.default if node.numpy_default is None else node.numpy_default)
-                through = True
+                through += 1
                 node = node.sop
             else:
                 break
@@ -207,7 +261,7 @@ def sources_of(
             text = str(getattr(fn, "text", ""))
             kept = tuple(d for d in defaults if d is not None)
             affine = getattr(fn, "affine", None) is not None
-            found.append(Source(numpy, text, kept, through, affine, start))
+            found.append(Source(numpy, text, kept, through > 0, affine, start, through))
         else:
             found.append(None)
     return tuple(found)
@@ -321,6 +375,7 @@ def ambiguous_problems(
     reads: AmbiguousReads,
     text: str,
     span: Any,
+    max_len: int | None = None,
 ) -> list[Diagnostic]:
     """Where the reader `call` (the program's function, named `text`) gives another result for
     some of its arguments in a form tracr may give them (an aggregate's default as written, a mean
@@ -331,7 +386,7 @@ def ambiguous_problems(
     for values in reads.calls:
         given = [v if s is None else s.given(v) for v, s in zip(values, sources)]
         options = [
-            [(None, g)] + ([] if s is None else list(s.ambiguous(v)))
+            [(None, g)] + ([] if s is None else list(s.ambiguous(v, max_len)))
             for v, s, g in zip(values, sources, given)
         ]
         if all(len(o) == 1 for o in options):

@@ -323,3 +323,18 @@ def test_a_numpy_default_of_a_copy_is_held_as_python_s_and_read_as_written() -> 
     with pytest.raises(CompileError, match="'float' for 0.5 \\(a mean of Python values\\)"):
         compile_sop(names, list("abc"), 3)  # (the compiler does not know it copies one)
     _check(rasp.Map(lambda x: x * 2, copied), list("abc"), 3)
+
+
+def test_a_mean_no_selection_of_python_values_can_give_is_not_ambiguous() -> None:
+    # of 0.0 and 2.0 (Python's), at most 3 at a time, no mean is 0.5: tracr gives 0.5 only as
+    # np.float64 (one "a", or a mean of "a"s), as the model is built; refused before as any float
+    # might be such a mean. At length 4, (0, 0, 0, 2) averages to Python's 0.5: refused there
+    values = rasp.numerical(
+        rasp.Map(lambda t: np.float64(0.5) if t == "a" else (0.0 if t == "b" else 2.0), rasp.tokens)
+    )
+    mean = _prefix_mean(values, rasp.Comparison.LEQ)
+    program = rasp.Map(lambda x: type(x).__name__ if x == 0.5 else "other", mean)
+    _check(program, list("abc"), 3)
+    assert program(list("bbbc")) == ["other", "other", "other", "float"]
+    with pytest.raises(CompileError, match=r"'float' for 0.5 \(a mean of Python values\)"):
+        compile_sop(program, list("abc"), 4)
