@@ -107,7 +107,23 @@ class Source:
     aggregates: int = 0  # how many aggregates lie between (one: the means are of its values)
 
     def given(self, value: Any) -> Any:
-        return self.numpy.given(value)
+        """`value` as the model is built to read it: the function's form of it, or where the
+        function never gave it, an aggregate default written as a numpy scalar equal to it (then
+        tracr gives it so where nothing is selected; a mean equal to it is `ambiguous`)."""
+        form = self.numpy.given(value)
+        if not self._numpy_defaults or isinstance(value, np.generic):
+            return form
+        try:
+            key = (type(value), value)
+            if key in self.numpy.types or key in self.numpy.python:
+                return form
+        except TypeError:  # (an unhashable value: no number)
+            return form
+        for default in self.defaults:
+            if isinstance(default, np.generic) and type(plain(default)) is type(value):
+                if plain(default) == value:
+                    return default
+        return form
 
     def ambiguous(self, value: Any, max_len: int | None = None) -> list[tuple[str, Any]]:
         """Each (what, form) in which tracr may give the graph's `value` other than the one the

@@ -295,7 +295,7 @@ def test_a_numpy_default_equal_to_a_mean_of_python_floats_is_refused() -> None:
     program = rasp.Map(lambda x: type(x).__name__, mean)
     assert program(list("bca")) == ["float64", "float", "float"]
     with pytest.raises(
-        CompileError, match=r"'float64' for the aggregate default np.float64\(0.5\) but 'float'"
+        CompileError, match=r"'float' for 0.5 \(a mean of Python values\) but 'float64' for np"
     ):
         compile_sop(program, list("abc"), 3)
     _check(rasp.Map(lambda x: x * 2, mean), list("abc"), 3)
@@ -338,3 +338,15 @@ def test_a_mean_no_selection_of_python_values_can_give_is_not_ambiguous() -> Non
     assert program(list("bbbc")) == ["other", "other", "other", "float"]
     with pytest.raises(CompileError, match=r"'float' for 0.5 \(a mean of Python values\)"):
         compile_sop(program, list("abc"), 4)
+
+
+def test_a_numpy_default_no_value_equals_is_read_as_written_by_the_model() -> None:
+    # 0.25 is only the default (no mean of 1.0 and 0.0, at most 3, is 0.25): the model is built
+    # on np.float64(0.25), as tracr gives it where nothing is selected (refused before: the graph
+    # held 0.25 as Python's, a form tracr never gives it in)
+    values = rasp.numerical(rasp.Map(lambda t: 1.0 if t == "b" else 0.0, rasp.tokens))
+    before = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LT)
+    mean = rasp.numerical(rasp.Aggregate(before, values, default=np.float64(0.25)))
+    program = rasp.Map(lambda x: type(x).__name__, mean)
+    assert program(list("bca")) == ["float64", "float", "float"]
+    _check(program, list("abc"), 3)
