@@ -250,6 +250,9 @@ class AggregateSOp(SOp):
     # refuses numpy's ints and bools there); it raises where the evaluator must. The compiler
     # ignores it.
     mean_check: Callable[[Any, Sequence[Any]], None] | None = field(default=None, repr=False)
+    # the default as a tracr program wrote it, where that is a numpy scalar (`default` holds the
+    # Python value, as every value of the graph): the form tracr gives a reader of it
+    numpy_default: Any = field(default=None, repr=False)
 
     def children(self) -> tuple[Node, ...]:
         return (self.selector, self.sop)

@@ -65,6 +65,8 @@ def numpy_here(sources: Sequence[Source | None]) -> bool:
         seen = None if source is None else notes.get(id(source.numpy))
         if seen is not None and seen.numpy:
             return True
+        if source is not None and any(isinstance(d, np.generic) for d in source.defaults):
+            return True  # (an aggregate default written as numpy's)
     return False
 
 
@@ -116,12 +118,12 @@ def forms(source: Source | None, value: Any) -> list[Any]:
     except TypeError:  # (an unhashable value: no number)
         return [value]
     found.extend(value if t is type(value) else t(value) for t in kinds)
-    if any(type(d) is type(value) and d == value for d in source.defaults):
-        found.append(value)  # an aggregate's default, as written
+    # an aggregate's default, as written (numpy's or Python's)
+    found.extend(d for d in source.defaults if type(plain(d)) is type(value) and plain(d) == value)
     if source.averages and type(value) is float and seen is not None:
         # a mean: np.float64 where a selected value is one, Python's where all are Python's
-        if seen.float64:
-            found.append(np.float64(value))
+        if seen.float64 or any(isinstance(d, np.float64) for d in source.defaults):
+            found.append(np.float64(value))  # (a nested mean may average a default)
         if seen.python_numbers:
             found.append(value)
     unique: dict[tuple[type, Any], Any] = {}
@@ -141,7 +143,7 @@ def _form_at(node: sops.Node, position: int, evaluation: sops.Evaluator) -> Any:
         if isinstance(node, sops.AggregateSOp):
             picked = [int(k) for k in np.flatnonzero(evaluation.matrix(node.selector)[position])]
             if not picked:
-                return node.default
+                return node.default if node.numpy_default is None else node.numpy_default
             if len(picked) == 1:
                 node, position = node.sop, picked[0]
                 continue

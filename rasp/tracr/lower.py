@@ -223,12 +223,15 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node], numpy: dict[int, NumpyTypes]
             # tracr's mean refuses numpy's ints and bools: where the values may be a function's
             # numpy scalars, each mean's are checked (in the forms this input gave them)
             (averaged,) = sources_of([inputs[1]], averaged=True)
+            # (the graph holds Python values; a numpy default's form is kept for its readers)
+            default = _unmarked(expr.default, "Aggregate's default", expr.span)
             return sops.AggregateSOp(
                 selector=_selector(inputs[0]),
                 sop=_sop(inputs[1]),
-                default=_unmarked(expr.default, "Aggregate's default", expr.span),
+                default=plain(default),
                 bools_as_numbers=True,
                 mean_check=None if averaged is None else MeanCheck(averaged),
+                numpy_default=default if isinstance(default, np.generic) else None,
                 loose=True,
                 **where,
             )
@@ -387,10 +390,16 @@ def value_problems(
         if isinstance(fn, NoneCheck) and fn.refused:
             problems.append(Diagnostic(fn.refused[0], node.span))
         if isinstance(fn, TracrFn):
-            problems.extend(ambiguous_problems(fn.f, fn.sources, fn.ambiguous, fn.text, node.span))
+            problems.extend(
+                ambiguous_problems(
+                    fn.f, fn.sources, fn.ambiguous, fn.text, node.span, max_len=max_len
+                )
+            )
         if isinstance(fn, TracrPredicate):
             problems.extend(
-                ambiguous_problems(fn.predicate, fn.sources, fn.ambiguous, fn.text, node.span)
+                ambiguous_problems(
+                    fn.predicate, fn.sources, fn.ambiguous, fn.text, node.span, max_len=max_len
+                )
             )
         if (
             isinstance(node, sops.Select)

@@ -8,13 +8,18 @@ remembers the numpy type of each value it gave (`NumpyTypes`) and the functions 
 (`rasp.tracr.functions.TracrFn.sources`) are given the numpy scalar back. A value the function gave
 both as a numpy scalar and as a Python value (or as two numpy types) is one value to the graph:
 a clash, refused by the compiler where a function reads it. Past an aggregate the graph's value may
-also be one tracr gives as Python's where the function gave numpy's (the aggregate's default as
-written; a mean, np.float64 or not by what it selected): a reader that gives different results for
-the two is refused (`ambiguous_problems`, from the calls `AmbiguousReads` records). numpy parts of a
+also be one tracr gives in another form than the one the reader was called with (the aggregate's
+default as written, numpy's or Python's; a mean of several, np.float64 or not by what it
+selected): a reader that gives different results for some combination of its arguments' forms is
+refused (`ambiguous_problems`, from the calls `AmbiguousReads` records). numpy parts of a
 tuple are not kept (a tuple travels as a string token of its Python values)."""
 
 from __future__ import annotations
 
+import bisect
+import functools
+import itertools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +29,9 @@ import numpy as np
 from rasp import sops
 from rasp.errors import Diagnostic
 from rasp.tracr.boxes import plain
+
+# multisets of a function's values listed at most to find which means one aggregate can give
+MAX_MEAN_SETS = 50_000
 
 
 @dataclass(eq=False)  # one object, shared (compared by identity)
@@ -96,29 +104,100 @@ class Source:
     # the reader's input node itself, from which an evaluation finds the function's output that
     # reached a position (`rasp.tracr.input_forms`)
     node: sops.Node | None = field(default=None, compare=False, repr=False)
+    aggregates: int = 0  # how many aggregates lie between (one: the means are of its values)
 
     def given(self, value: Any) -> Any:
-        return self.numpy.given(value)
-
-    def ambiguous(self, value: Any) -> tuple[str, Any, Any] | None:
-        """(what, the value as tracr may give it, as numpy's) where the graph's `value` may stand
-        for both: an aggregate default between them equal to a numpy scalar the function gave
-        (tracr gives the default as written), or a float a mean may give where the function gave
-        np.float64 (tracr's mean of one is Python's, of several np.float64 where one is)."""
-        if not self.read_through or not self.numpy.types:
-            return None
+        """`value` as the model is built to read it: the function's form of it, or where the
+        function never gave it, an aggregate default written as a numpy scalar equal to it (then
+        tracr gives it so where nothing is selected; a mean equal to it is `ambiguous`)."""
+        form = self.numpy.given(value)
+        if not self._numpy_defaults or isinstance(value, np.generic):
+            return form
         try:
-            numpy_type = self.numpy.types.get((type(value), value))
+            key = (type(value), value)
+            if key in self.numpy.types or key in self.numpy.python:
+                return form
         except TypeError:  # (an unhashable value: no number)
-            return None
+            return form
         for default in self.defaults:
-            if default is None or type(default) is not type(value) or default != value:
-                continue
-            if numpy_type is not None and type(default) is not numpy_type:
-                return f"the aggregate default {default!r}", default, numpy_type(default)
-        if type(value) is float and numpy_type is None and self.averages and self.numpy.float64:
-            return f"a mean's {value!r}", value, np.float64(value)
-        return None
+            if isinstance(default, np.generic) and type(plain(default)) is type(value):
+                if plain(default) == value:
+                    return default
+        return form
+
+    def ambiguous(self, value: Any, max_len: int | None = None) -> list[tuple[str, Any]]:
+        """Each (what, form) in which tracr may give the graph's `value` other than the one the
+        reader is given (`given`): an aggregate default between them equal to it (tracr gives the
+        default as written, numpy's or Python's), the function's own form of it (one selected),
+        or a float a mean of several may give in another form (np.float64 where a selected value
+        is one, Python's where all are Python's; with `max_len`, only where a mean of at most
+        that many of the function's values can be `value`, else any float)."""
+        if not self.read_through or not (self.numpy.types or self._numpy_defaults):
+            return []  # (Python values only: each is its own form)
+        base = plain(value)
+        try:
+            key = (type(base), base)
+            numpy_type = self.numpy.types.get(key)
+            gives = numpy_type is not None or key in self.numpy.python
+        except TypeError:  # (an unhashable value: no number)
+            return []
+        built = self.given(value)
+        found: list[tuple[str, Any]] = []
+        if gives and numpy_type is not None and type(built) is not numpy_type:
+            scalar = numpy_type(base)
+            found.append((f"{scalar!r} (the function's, one selected)", scalar))
+        if gives and numpy_type is None and type(built) is not type(base):
+            found.append((f"{base!r} (the function's, one selected)", base))
+        for default in self.defaults:
+            same = type(plain(default)) is type(base) and plain(default) == base
+            if same and type(default) is not type(built):
+                found.append((f"the aggregate default {default!r}", default))
+        if self.averages and type(base) is float:
+            python, float64 = self._mean_forms(base, max_len)
+            if float64 and type(built) is not np.float64:
+                scalar = np.float64(base)
+                found.append((f"{scalar!r} (a mean of values one of them np.float64)", scalar))
+            if python and type(built) is not float:
+                found.append((f"{base!r} (a mean of Python values)", base))
+        return found
+
+    def _mean_forms(self, base: float, max_len: int | None) -> tuple[bool, bool]:
+        """Whether a mean of several may be `base` as Python's float, and as np.float64: of one
+        aggregate's at most `max_len` values of the function, those that tracr averages (Python's
+        numbers, np.float64; a mean with another numpy scalar raises), np.float64 where one is.
+        Near `base` counts (the graph adds in key order, rounding by it). Where the values are not
+        all known (an affine map's, nested means, `max_len` None, too many to list): any."""
+        anyhow = (self._python_numbers, self.numpy.float64 or self._numpy_defaults)
+        if max_len is None or self.affine or self.aggregates != 1:
+            return anyhow
+        try:
+            python = [(float(v), False) for t, v in self.numpy.python if t in (int, bool, float)]
+        except OverflowError:  # (an int too large for a float: not listed)
+            return anyhow
+        wide = [(float(v), True) for (_, v), t in self.numpy.types.items() if t is np.float64]
+        if not all(math.isfinite(v) for v, _ in python + wide):
+            return anyhow  # (inf and NaN: no order to search)
+        listed = _means(tuple(sorted(python + wide)), max_len)
+        if listed is None:
+            return anyhow
+        means, wides = listed
+        low, high = (base - _near(base), base + _near(base))
+        found = wides[bisect.bisect_left(means, low) : bisect.bisect_right(means, high)]
+        return (False in found, True in found)
+
+    @property
+    def _numpy_defaults(self) -> bool:
+        return any(isinstance(d, np.generic) for d in self.defaults)
+
+    @property
+    def _python_numbers(self) -> bool:
+        """Whether a mean of several may be of Python numbers only (then it is Python's float):
+        the function gave one, or its values are not all known (affine), or a default is one."""
+        return (
+            self.affine
+            or any(t in (int, bool, float) for t, _ in self.numpy.python)
+            or any(type(d) in (int, bool, float) for d in self.defaults)
+        )
 
     @property
     def read_through(self) -> bool:
@@ -128,18 +207,39 @@ class Source:
 @dataclass(eq=False)
 class AmbiguousReads:
     """The arguments a reader was called with where one is `Source.ambiguous`: after compiling,
-    `ambiguous_problems` asks whether the reader's result there depends on the value's being
-    Python's (as tracr may give it) or numpy's (as the graph gives it)."""
+    `ambiguous_problems` asks whether the reader's result there depends on the forms (numpy's or
+    Python's) tracr may give them in."""
 
     calls: dict[tuple[Any, ...], None] = field(default_factory=dict)  # (an ordered set)
 
     def record(self, sources: Sequence[Source | None], values: Sequence[Any]) -> None:
         # (the function's values are noted before a reader reads them: the types are known here)
-        if any(s is not None and s.ambiguous(v) is not None for v, s in zip(values, sources)):
+        if any(s is not None and s.ambiguous(v) for v, s in zip(values, sources)):
             try:
                 self.calls.setdefault(tuple(values), None)
             except TypeError:  # (an unhashable value: no default of a number)
                 pass
+
+
+def _near(value: float) -> float:
+    return abs(value) * 1e-9 + 1e-12
+
+
+@functools.lru_cache(maxsize=64)
+def _means(
+    values: tuple[tuple[float, bool], ...], max_len: int
+) -> tuple[list[float], list[bool]] | None:
+    """Each mean of 2 to `max_len` of `values` (with repeats), sorted, and whether an np.float64
+    (flagged True) is among its values; None where they are more than `MAX_MEAN_SETS`."""
+    sizes = range(2, max_len + 1)
+    if sum(math.comb(len(values) + n - 1, n) for n in sizes) > MAX_MEAN_SETS:
+        return None
+    found = sorted(
+        (sum(v for v, _ in picked) / n, any(w for _, w in picked))
+        for n in sizes
+        for picked in itertools.combinations_with_replacement(values, n)
+    )
+    return [m for m, _ in found], [w for _, w in found]
 
 
 def sources_of(
@@ -153,14 +253,15 @@ def sources_of(
     for node in inputs:
         start = node
         defaults: list[Any] = []
-        through = False  # an aggregate
+        through = 0  # aggregates
         while True:
             fn = getattr(node, "fn", None)
             if isinstance(node, sops.MapSOp) and getattr(fn, "passes_value", False):
                 node = node.inputs[0]
             elif isinstance(node, sops.AggregateSOp):
-                defaults.append(node.default)
-                through = True
+                # (as written: tracr gives a reader the default in its own form)
+                defaults.append(node.default if node.numpy_default is None else node.numpy_default)
+                through += 1
                 node = node.sop
             else:
                 break
@@ -176,7 +277,7 @@ def sources_of(
             text = str(getattr(fn, "text", ""))
             kept = tuple(d for d in defaults if d is not None)
             affine = getattr(fn, "affine", None) is not None
-            found.append(Source(numpy, text, kept, through, affine, start))
+            found.append(Source(numpy, text, kept, through > 0, affine, start, through))
         else:
             found.append(None)
     return tuple(found)
@@ -290,33 +391,45 @@ def ambiguous_problems(
     reads: AmbiguousReads,
     text: str,
     span: Any,
+    max_len: int | None = None,
 ) -> list[Diagnostic]:
-    """Where the reader `call` (the program's function, named `text`) gives one result for a value
-    as tracr may give it (an aggregate's default as written, a mean of Python floats) and another
-    for the equal numpy scalar (a copy of the function's, a mean of np.float64): a model holds one
-    value (`Source.ambiguous`)."""
+    """Where the reader `call` (the program's function, named `text`) gives another result for
+    some of its arguments in a form tracr may give them (an aggregate's default as written, a mean
+    of Python floats, a mean of np.float64) than for the forms the model was built from
+    (`Source.given`): a model holds one value for all of them (`Source.ambiguous`). Every
+    combination of the arguments' forms is tried: a reader may differ only where two arguments
+    are both in their other form."""
     for values in reads.calls:
         given = [v if s is None else s.given(v) for v, s in zip(values, sources)]
-        for i, source in enumerate(sources):
-            found = None if source is None else source.ambiguous(values[i])
-            if source is None or found is None:
+        options = [
+            [(None, g)] + ([] if s is None else list(s.ambiguous(v, max_len)))
+            for v, s, g in zip(values, sources, given)
+        ]
+        if all(len(o) == 1 for o in options):
+            continue
+        built = _result(call, given)
+        for combo in itertools.product(*options):
+            args = [form for _, form in combo]
+            other = _result(call, args)
+            if type(other) is type(built) and other == built:
                 continue
-            what, as_written, scalar = found
-            written = _result(call, [*given[:i], as_written, *given[i + 1 :]])
-            numpy = _result(call, [*given[:i], scalar, *given[i + 1 :]])
-            if type(written) is type(numpy) and written == numpy:
-                continue
+            whats = " and ".join(what for what, _ in combo if what is not None)
+            names = ", ".join(sorted({f"'{s.text}'" for s in sources if s is not None}))
             return [
                 Diagnostic(
-                    f"'{text}' gives {written!r} for {what} but {numpy!r} for {scalar!r}, the "
-                    f"numpy scalar equal to it that tracr may give (from '{source.text}'): one "
-                    "value to a compiled model",
+                    f"'{text}' gives {other!r} for {whats} but {built!r} for {_shown(given)}, "
+                    f"the form{'s' if len(given) > 1 else ''} the model is built from (values of "
+                    f"{names}): tracr gives either on some input, a compiled model one value",
                     span,
                     "give the aggregate a default the function never gives (None), or make the "
                     "function return Python values (bool(...), int(...), float(...))",
                 )
             ]
     return []
+
+
+def _shown(args: Sequence[Any]) -> str:
+    return repr(args[0]) if len(args) == 1 else repr(tuple(args))
 
 
 def _result(call: Callable[..., Any], args: Sequence[Any]) -> Any:

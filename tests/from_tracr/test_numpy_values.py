@@ -144,7 +144,9 @@ def test_a_reader_telling_a_mean_of_numpy_floats_from_a_python_float_is_refused(
     mean = rasp.numerical(rasp.Aggregate(before, floats, default=None))
     program = rasp.Map(lambda a: type(a).__name__, mean)
     assert program([0, 1, 0]) == [None, "float64", "float64"]  # np.float64(0.5): the mean's 0.5
-    with pytest.raises(CompileError, match="'float' for a mean's 0.5 but 'float64'"):
+    with pytest.raises(
+        CompileError, match=r"'float64' for np.float64\(0.5\) \(a mean of .* but 'float' for 0.5"
+    ):
         compile_sop(program, [0, 1], 3)
     _check(rasp.Map(lambda a: a * 2, mean), [0, 1], 3)  # one result for both: compiled
 
@@ -239,3 +241,112 @@ def test_numpy_scalars_written_in_a_full_or_a_constant_reach_their_readers_as_nu
     mixed = rasp.Map(lambda a: a + a, rasp.ConstantSOp([np.True_, True]))
     with pytest.raises(CompileError, match="numpy's scalars compute differently"):
         compile_sop(mixed, [1, 2], 2)
+
+
+def _mixed_floats() -> rasp.SOp:
+    """np.float64(0.5) for "a", Python floats for the others: a mean of several is np.float64
+    where an "a" is selected (np.float64 + float is np.float64), Python's where none is."""
+    return rasp.numerical(
+        rasp.Map(lambda t: np.float64(0.5) if t == "a" else (1.0 if t == "b" else 0.0), rasp.tokens)
+    )
+
+
+def _prefix_mean(values: rasp.SOp, comparison: rasp.Comparison) -> rasp.SOp:
+    select = rasp.Select(rasp.indices, rasp.indices, comparison)
+    return rasp.numerical(rasp.Aggregate(select, values, default=None))
+
+
+def test_a_mean_of_python_floats_equal_to_a_numpy_value_the_function_gives_is_refused() -> None:
+    # the function gives 0.5 as np.float64 ("a"); the mean of 1.0 and 0.0 ("bc") is Python's 0.5
+    # (DeepMind tracr: [other, float]); the model was built on the np.float64 and said float64
+    mean = _prefix_mean(_mixed_floats(), rasp.Comparison.LEQ)
+    program = rasp.Map(lambda x: type(x).__name__ if x == 0.5 else "other", mean)
+    assert program(list("bc")) == ["other", "float"]
+    assert program(list("a")) == ["float64"]
+    with pytest.raises(
+        CompileError, match=r"'float' for 0.5 \(a mean of Python values\) but 'float64' for np"
+    ):
+        compile_sop(program, list("abc"), 3)
+    _check(rasp.Map(lambda x: x > 0.4, mean), list("abc"), 3)  # one result for both: compiled
+
+
+def test_a_reader_telling_two_means_forms_apart_only_together_is_refused() -> None:
+    # "bab" at position 1: both means are np.float64(0.75) in tracr (DeepMind tracr: 'both');
+    # each alone in its other form gives 'no', as the model's built forms (0.75, 0.75) do
+    values = _mixed_floats()
+    before = _prefix_mean(values, rasp.Comparison.LEQ)
+    after = _prefix_mean(values, rasp.Comparison.GEQ)
+    program = rasp.SequenceMap(
+        lambda x, y: "both" if type(x) is type(y) is np.float64 and 0.5 not in (x, y) else "no",
+        before,
+        after,
+    )
+    assert program(list("bab")) == ["no", "both", "no"]
+    with pytest.raises(CompileError, match=r"'both' for np.float64\(.*\) and np.float64"):
+        compile_sop(program, list("abc"), 3)
+
+
+def test_a_numpy_default_equal_to_a_mean_of_python_floats_is_refused() -> None:
+    # "bca": position 0 selects nothing (tracr: the default np.float64(0.5), 'float64'), position
+    # 2 averages 1.0 and 0.0 (Python's 0.5, 'float'); the model, one 0.5, said float64 for both
+    values = rasp.numerical(rasp.Map(lambda t: 1.0 if t == "b" else 0.0, rasp.tokens))
+    before = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LT)
+    mean = rasp.numerical(rasp.Aggregate(before, values, default=np.float64(0.5)))
+    program = rasp.Map(lambda x: type(x).__name__, mean)
+    assert program(list("bca")) == ["float64", "float", "float"]
+    with pytest.raises(
+        CompileError, match=r"'float' for 0.5 \(a mean of Python values\) but 'float64' for np"
+    ):
+        compile_sop(program, list("abc"), 3)
+    _check(rasp.Map(lambda x: x * 2, mean), list("abc"), 3)
+
+
+def test_a_numpy_default_of_a_copy_is_held_as_python_s_and_read_as_written() -> None:
+    # the graph held the default np.float64(0.5) beside the function's 0.5 (np.float64 for "b"):
+    # the copy's one-hot columns told them apart and compiling raised an internal ValueError
+    values = rasp.numerical(
+        rasp.Map(
+            lambda t: True if t == "a" else (np.float64(0.5) if t == "b" else 0.25), rasp.tokens
+        )
+    )
+    previous = rasp.Select(rasp.indices, rasp.indices, lambda k, q: k == q - 1)
+    copied = rasp.numerical(rasp.Aggregate(previous, values, default=np.float64(0.5)))
+    lowered = to_sops(copied)
+    assert type(lowered.default) is float  # the graph's value; the reader gets the written one
+    names = rasp.Map(lambda x: type(x).__name__, copied)
+    assert names(list("bca")) == ["float64", "float64", "float"]  # DeepMind tracr's
+    assert [str(v) for v in sops.evaluate(to_sops(names), list("bca")).values] == [
+        "float64",
+        "float64",
+        "float",
+    ]
+    with pytest.raises(CompileError, match="'float' for 0.5 \\(a mean of Python values\\)"):
+        compile_sop(names, list("abc"), 3)  # (the compiler does not know it copies one)
+    _check(rasp.Map(lambda x: x * 2, copied), list("abc"), 3)
+
+
+def test_a_mean_no_selection_of_python_values_can_give_is_not_ambiguous() -> None:
+    # of 0.0 and 2.0 (Python's), at most 3 at a time, no mean is 0.5: tracr gives 0.5 only as
+    # np.float64 (one "a", or a mean of "a"s), as the model is built; refused before as any float
+    # might be such a mean. At length 4, (0, 0, 0, 2) averages to Python's 0.5: refused there
+    values = rasp.numerical(
+        rasp.Map(lambda t: np.float64(0.5) if t == "a" else (0.0 if t == "b" else 2.0), rasp.tokens)
+    )
+    mean = _prefix_mean(values, rasp.Comparison.LEQ)
+    program = rasp.Map(lambda x: type(x).__name__ if x == 0.5 else "other", mean)
+    _check(program, list("abc"), 3)
+    assert program(list("bbbc")) == ["other", "other", "other", "float"]
+    with pytest.raises(CompileError, match=r"'float' for 0.5 \(a mean of Python values\)"):
+        compile_sop(program, list("abc"), 4)
+
+
+def test_a_numpy_default_no_value_equals_is_read_as_written_by_the_model() -> None:
+    # 0.25 is only the default (no mean of 1.0 and 0.0, at most 3, is 0.25): the model is built
+    # on np.float64(0.25), as tracr gives it where nothing is selected (refused before: the graph
+    # held 0.25 as Python's, a form tracr never gives it in)
+    values = rasp.numerical(rasp.Map(lambda t: 1.0 if t == "b" else 0.0, rasp.tokens))
+    before = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LT)
+    mean = rasp.numerical(rasp.Aggregate(before, values, default=np.float64(0.25)))
+    program = rasp.Map(lambda x: type(x).__name__, mean)
+    assert program(list("bca")) == ["float64", "float", "float"]
+    _check(program, list("abc"), 3)
