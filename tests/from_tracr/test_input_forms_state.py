@@ -1,7 +1,7 @@
 """The lowered graph's evaluation depends only on its input (rasp.tracr.input_forms): the same
 values in any order of inputs, across threads, after an input that failed; and what a compile of
-the graph accepts should not depend on what was evaluated on it before (strict xfails below:
-found by review, not fixed yet)."""
+the graph accepts does not depend on what was evaluated on it before (a lowered function notes
+what the compiler reads off it only outside an input's evaluation)."""
 
 from __future__ import annotations
 
@@ -62,11 +62,10 @@ def test_an_input_s_value_does_not_depend_on_the_inputs_before_it(index: int) ->
     assert all(outcome == alone[xs] for xs, outcome in seen)
 
 
-@pytest.mark.xfail(strict=True, reason="TracrFn notes its numpy types in an evaluation too")
 def test_a_compile_does_not_depend_on_an_evaluation_before_it() -> None:
     """True is np.True_ only for the token 5, outside the compile's vocabulary: an evaluation on
     [5, 1] notes the clash on the graph's function (NumpyTypes), and the compile of the same graph
-    over [0, 1, 2], accepted on a fresh graph, is then refused for it."""
+    over [0, 1, 2], accepted on a fresh graph, was then refused for it."""
     mixed = rasp.Map(lambda x: np.bool_(True) if x == 5 else x > 0, rasp.tokens)
     program = rasp.SequenceMap(lambda a, i: a + a, mixed, rasp.indices)
     compile_sop(to_sops(program), [0, 1, 2], 2)
@@ -75,10 +74,9 @@ def test_a_compile_does_not_depend_on_an_evaluation_before_it() -> None:
     compile_sop(lowered, [0, 1, 2], 2)
 
 
-@pytest.mark.xfail(strict=True, reason="TracrFn records `bad` in an evaluation too")
 def test_a_compile_does_not_depend_on_a_failed_evaluation_before_it() -> None:
     """A dict only for the token 5: the evaluation on [5] fails (as it should), and the compile
-    of the same graph over [0, 1, 2] is then refused naming the dict for 5."""
+    of the same graph over [0, 1, 2] was then refused naming the dict for 5."""
     program = rasp.Map(lambda x: {1: 2} if x == 5 else x + 1, rasp.tokens)
     compile_sop(to_sops(program), [0, 1, 2], 2)
     lowered = to_sops(program)
