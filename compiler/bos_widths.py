@@ -172,7 +172,7 @@ class _Probe:
     """Positional nodes at one length, as the interpreter computes them (they read no token)."""
 
     def __init__(self, n: int, vocab: Sequence[Atom]) -> None:
-        self.evaluator = sops.Evaluator([vocab[0]] * n)
+        self.evaluator = sops.Evaluator([vocab[0]] * n, compiling=True)
 
     def only_key0_value(self, sop: sops.SOp) -> int | float | None:
         """v0 where `sop` is v0 (a number, not 0) at key 0 and 0 (a number) elsewhere."""

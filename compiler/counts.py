@@ -193,7 +193,7 @@ def _places(chains: list[_Chain], max_len: int) -> dict[int, list[_Place]]:
     some length (or mixes types there) is left out: its chain is not rewritten."""
     seen: dict[int, dict[tuple[Any, ...], _Place]] = {c.mean.id: {} for c in chains}
     for n in range(1, max_len + 1):
-        evaluator = sops.Evaluator([None] * n)
+        evaluator = sops.Evaluator([None] * n, compiling=True)
         for chain in chains:
             places = seen.get(chain.mean.id)
             if places is None:

@@ -116,7 +116,7 @@ def position_functions(root: sops.Node, max_len: int) -> sops.Node:
     for n in range(1, max_len + 1):
         if not tables:
             break  # every candidate depends on the length (or fails)
-        evaluator = sops.Evaluator([None] * n)
+        evaluator = sops.Evaluator([None] * n, compiling=True)
         for node in candidates:
             table = tables.get(node.id)
             if table is None:

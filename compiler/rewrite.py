@@ -58,7 +58,7 @@ def positional_widths(selector: sops.Selector, max_len: int) -> tuple[tuple[int,
     out = []
     for n in range(1, max_len + 1):
         try:
-            matrix = sops.Evaluator([None] * n).matrix(selector)  # [query, key]
+            matrix = sops.Evaluator([None] * n, compiling=True).matrix(selector)  # [query, key]
         except RaspError:
             return None
         out.append(tuple(int(w) for w in matrix.sum(axis=1)))
@@ -71,7 +71,7 @@ def positional_values(sop: sops.SOp, max_len: int) -> tuple[tuple[Any, ...], ...
     out = []
     for n in range(1, max_len + 1):
         try:
-            out.append(sops.Evaluator([None] * n).seq(sop).values)
+            out.append(sops.Evaluator([None] * n, compiling=True).seq(sop).values)
         except RaspError:
             return None
     return tuple(out)

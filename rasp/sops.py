@@ -103,7 +103,7 @@ def evaluate(node: Node, tokens: Sequence[Any]) -> SeqValue | np.ndarray:
 class Evaluator:
     """Evaluates nodes on one fixed input, memoising every node it computes."""
 
-    def __init__(self, tokens: Sequence[Any]) -> None:
+    def __init__(self, tokens: Sequence[Any], *, compiling: bool = False) -> None:
         if not isinstance(tokens, (Sequence, np.ndarray)) or isinstance(tokens, (bytes, bytearray)):
             # an API caller's mistake (None, a number, a set), not a RASP error: said as such
             raise TypeError(
@@ -118,6 +118,9 @@ class Evaluator:
         self.n = len(self.tokens)
         self.memo: dict[int, SeqValue | np.ndarray] = {}
         self.notes: dict[Any, Any] = {}  # (`evaluation_notes`: per input, as the memo is)
+        # the compiler's own evaluation (of positions, of a constant input): what a lowered tracr
+        # function sees in it is a fact of the compile (`rasp.tracr.input_forms.compile_facts`)
+        self.compiling = compiling
 
     def value(self, root: Node) -> SeqValue | np.ndarray:
         if root.id not in self.memo:

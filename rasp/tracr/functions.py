@@ -13,7 +13,14 @@ from typing import Any, ClassVar
 from rasp.errors import RaspRuntimeError
 from rasp.sops import current_evaluation
 from rasp.tracr.boxes import box, equality_token, is_value, marked, plain, unbox
-from rasp.tracr.input_forms import call_given, next_call, note_form, note_output, numpy_here
+from rasp.tracr.input_forms import (
+    call_given,
+    compile_facts,
+    next_call,
+    note_form,
+    note_output,
+    numpy_here,
+)
 from rasp.tracr.numpy_values import AmbiguousReads, NumpyTypes, Source
 
 
@@ -44,7 +51,10 @@ class TracrFn:
                 note_output(self, None)
             return None
         given = [unbox(a) for a in args]
-        if self.sources:
+        # (what the compiler reads off this function, noted only where it is the compile's: an
+        # input's evaluation, on tokens outside its vocabulary, refused a later compile)
+        facts = compile_facts()
+        if self.sources and facts:
             self.ambiguous.record(self.sources, given)
         if numpy:
             at = None if position is None else [position] * len(given)
@@ -52,14 +62,15 @@ class TracrFn:
         else:  # (Python values only: each is its own form)
             out = self._call(*given)
         if self.numpy.noted:
-            self.numpy.note(out)
+            if facts:
+                self.numpy.note(out)
             note_form(self.numpy, out)
             note_output(self, out)
         out = plain(out)
-        if marked(out) and self.bad is None:  # a string of its own, read back as a tuple
+        if marked(out) and self.bad is None and facts:  # a string of its own, read back as a tuple
             self.bad = (args, out)
         out = box(out)
-        if not is_value(out) and self.bad is None:
+        if not is_value(out) and self.bad is None and facts:
             self.bad = (args, out)
         return out
 
@@ -91,7 +102,8 @@ class TracrPredicate:
         at = None
         if not self.sources or not numpy_here(self.sources):
             return self._call(key, query)  # (Python values only: each is its own form)
-        self.ambiguous.record(self.sources, (key, query))
+        if compile_facts():
+            self.ambiguous.record(self.sources, (key, query))
         # (in an evaluation, cells are called query by query, each over every key)
         cell, evaluation = next_call(self), current_evaluation()
         if cell is not None and evaluation is not None:
@@ -135,7 +147,7 @@ class NoneCheck:
                     )
                 return equality_token(value, self.role)
             except RaspRuntimeError as err:
-                if not self.refused:
+                if not self.refused and compile_facts():
                     self.refused.append(str(err))
                 raise
         return value if self.constant is None else self.constant

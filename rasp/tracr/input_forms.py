@@ -54,6 +54,14 @@ def note_output(owner: object, out: Any) -> None:
         notes.setdefault(("out", id(owner)), []).append(out)
 
 
+def compile_facts() -> bool:
+    """Whether a lowered function notes what it sees for the compiler (its numpy types, a value
+    no model holds, an ambiguous read): outside an evaluation or in the compiler's own, not in one
+    of an input (`rasp run`, a test), whose values need not be the compile's vocabulary's."""
+    current = sops.current_evaluation()
+    return current is None or current.compiling
+
+
 def numpy_here(sources: Sequence[Source | None]) -> bool:
     """Whether a reader of `sources` may be given a numpy form: outside an evaluation, or where a
     source's function gave a numpy scalar on this input (else each value is its own form: the

@@ -3,8 +3,13 @@ margins bit for bit, on values on, near and off the grids."""
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compiler import grid_margin as G
 from compiler.certify import SNAP_NOISE, _grid_margin
@@ -110,3 +115,75 @@ def test_the_denominators_are_those_of_every_value(seed: int) -> None:
     }
     for axis in GridAxis:
         assert output_denominators(relation, n, axis) == _denominators_before(relation, n, axis)
+
+
+# ---- adversarial values, against an exact reading of the window argument ------------------------
+
+
+def _on(x: float, d: int) -> bool:
+    """The dense pass's test for one value, in Python floats (the same IEEE operations)."""
+    s = x * d
+    return math.isfinite(s) and abs(s - round(s)) <= SNAP_NOISE * abs(s)
+
+
+@st.composite
+def _adversarial(draw: st.DrawFn) -> tuple[np.ndarray, list[int]]:
+    """Values k / d for k up to 2^40 and d up to 5M, a float64 step off, at 0.9-1.1x the noise,
+    halfway between grid points, subnormal, non-finite, any float, and duplicated."""
+    grids = draw(
+        st.lists(
+            st.one_of(st.integers(1, 12), st.integers(1, 3000), st.integers(1, 5_000_000)),
+            min_size=1,
+            max_size=5,
+        )
+    )
+
+    @st.composite
+    def value(draw: st.DrawFn) -> float:
+        d = draw(st.sampled_from(grids))
+        big = draw(st.sampled_from([10, 1000, 10**6, 2**40]))
+        k = draw(st.integers(-big, big))
+        kind = draw(st.integers(0, 6))
+        if kind == 0:
+            return k / d
+        if kind == 1:
+            return float(np.nextafter(k / d, draw(st.sampled_from([np.inf, -np.inf]))))
+        if kind == 2:
+            scale = draw(st.floats(0.9, 1.1)) * SNAP_NOISE * draw(st.sampled_from([1, -1]))
+            return k / d * (1 + scale)
+        if kind == 3:
+            return (k + 0.5) / d
+        if kind == 4:
+            specials = [0.0, -0.0, 5e-324, -5e-324, 2.2e-308, 1e-300, np.inf, -np.inf, np.nan]
+            return draw(st.sampled_from(specials))
+        if kind == 5:
+            return (k + k * SNAP_NOISE) / d  # at the relative noise itself
+        return draw(st.floats(allow_nan=True, allow_infinity=True))
+
+    xs = draw(st.lists(value(), min_size=1, max_size=40))
+    return np.array(xs + xs[: draw(st.integers(0, 3))], dtype=np.float64), sorted(set(grids))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_adversarial())
+def test_the_sparse_walk_agrees_on_adversarial_values(case: tuple[np.ndarray, list[int]]) -> None:
+    """Bit for bit with the dense pass, and every (value, grid) pair the dense pass finds on the
+    grid lies inside the sparse walk's window around its k / d, checked in exact rationals."""
+    x, grids = case
+    with np.errstate(all="ignore"):
+        dense = G._dense(x, grids, SNAP_NOISE)
+        assert np.array_equal(G.grid_margin(x, grids, SNAP_NOISE), dense)
+        finite = np.isfinite(x)
+        if finite.any():
+            low, high = float(x[finite].min()), float(x[finite].max())
+            small = max(abs(low), abs(high)) * grids[-1] < G.MAX_K
+            windows = sum(math.ceil(high * d) - math.floor(low * d) + 3 for d in grids)
+            if small and windows < 10**6:  # (the walk's own guard is by cost; forced here)
+                sparse = G._sparse(x, grids, SNAP_NOISE, finite, low, high)
+                assert np.array_equal(sparse, dense)
+    for value in x.tolist():
+        for d in grids:
+            if _on(value, d):
+                k = round(value * d)
+                slack = Fraction(G.WINDOW) * abs(k) / d + Fraction(G.TINY)
+                assert abs(Fraction(value) - Fraction(k, d)) <= slack, (value, d)
