@@ -18,7 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from compiler.grids import column_grid, dyadic_exponent, row_grid
 from compiler.reach import Reading
+
+__all__ = ["column_grid", "dyadic_exponent", "row_grid"]  # (moved to compiler.grids; kept here)
 
 U = 2.0**-24  # float32 unit roundoff
 SLACK = 1.0 + 1e-9  # covers float64 rounding in the bound computations themselves
@@ -117,20 +120,24 @@ class Linear:
                 for d in _dims(self.readings[r], self.one)
             }
             covered |= dims
-        stray = [d for d in np.flatnonzero(np.abs(self.W).sum(axis=1)) if int(d) not in covered]
+        # (the rows that read anything: W may be d_model x 15,000, so no dense copy of it)
+        read_rows = np.unique(np.nonzero(self.W)[0])
+        stray = [d for d in read_rows if int(d) not in covered]
         if stray:
             raise ReadError(
                 f"weights read residual dimension {int(stray[0])}, which no reading covers"
             )
         # The dyadic grid of each column's weights (the bos/pad rows multiply exact zeros at real
         # positions: they add nothing), for the exact-sum test in `own`.
-        real_rows = np.delete(self.W, [self.bos, self.pad], axis=0)
-        self.w_grid = column_grid(real_rows, self.bias)
+        self.w_grid = column_grid(self.W, self.bias, skip_rows=[self.bos, self.pad])
+
         # Products that can be non-zero per column, +1 for the bias: n of gamma_n. Adding an exact
         # 0 is exact, so a one-hot's cold dimensions count only when they carry error.
-        nz = self.W != 0  # [d_model, C]
+        def nz(rows: int | list[int]) -> np.ndarray:  # W != 0 on some rows
+            return self.W[rows] != 0
+
         # (`bos` and `pad` are exactly 0 at real positions: their products add nothing)
-        self.terms = 1 + nz[self.one].astype(np.int64)
+        self.terms = 1 + nz(self.one).astype(np.int64)
         a = self.err.absolute
         for group in self.groups:
             for rid in group:
@@ -140,9 +147,9 @@ class Linear:
                     continue
                 if reading.categorical and len(group) == 1:
                     noisy = [d for d in dims if a[d] > 0]
-                    self.terms = self.terms + nz[dims].any(axis=0) + nz[noisy].sum(axis=0)
+                    self.terms = self.terms + nz(dims).any(axis=0) + nz(noisy).sum(axis=0)
                 else:
-                    self.terms = self.terms + nz[dims].sum(axis=0)
+                    self.terms = self.terms + nz(dims).sum(axis=0)
 
     # -- one reading ------------------------------------------------------------------------------
 
@@ -375,63 +382,6 @@ class Linear:
         return (ev.error + self.own(ev)) * SLACK
 
 
-def column_grid(weights: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    """Per column of a weight matrix and its bias: the least k with every entry·2^k an integer,
-    negative where they are all multiples of 2^-k (matching's query entries -c·q^2, c = 2^8). A sum
-    of products with inputs on a grid 2^-g is then on the grid 2^-(g + k): exact in any order while
-    below 2^24 of its steps (|sum| < 2^(24 - g - k))."""
-    stacked = np.vstack([np.asarray(weights, dtype=np.float64), np.asarray(bias)[None, :]])
-    return row_grid(stacked.T)
-
-
-def row_grid(values: np.ndarray, limit: int = 60) -> np.ndarray:
-    """Per row of a 2-D array: the least k with every entry·2^k an integer, negative where all the
-    row's entries are whole multiples of 2^-k (c·q and c·q^2 with c = 2^8: k = -8), -limit for a
-    zero row, 99 where some entry needs more than `limit` bits. Products of two rows' entries are
-    then multiples of 2^-(k1 + k2), and a sum of them below 2^24 such steps is exact in any order."""
-    v = np.abs(np.asarray(values, dtype=np.float64))
-    out = np.full(v.shape[0], -limit, dtype=np.int64)
-    # weights are mostly zeros (a one-hot's rows): the bit arithmetic runs on the others only
-    rows, cols = np.nonzero(v)  # row-major: each row's entries are one run
-    if rows.size:
-        x = v[rows, cols]
-        finite = np.isfinite(x)
-        mant, exp = np.frexp(np.where(finite, x, 1.0))  # x = mant·2^exp, mant in [0.5, 1)
-        whole = (mant * 2.0**53).astype(np.int64)  # x = whole·2^(exp - 53)
-        trailing = np.log2(whole & -whole).astype(np.int64)
-        k = np.where(finite, np.clip(53 - exp - trailing, -limit, None), 99)
-        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-        out[rows[starts]] = np.maximum(np.maximum.reduceat(k, starts), -limit)
-    return np.where(out > limit, 99, out)
-
-
-def dyadic_exponent(values: np.ndarray, limit: int = 60) -> np.ndarray:
-    """Elementwise: the least k >= 0 with value·2^k an integer (99 beyond `limit`)."""
-    v = np.abs(np.asarray(values, dtype=np.float64))
-    # Most values are whole numbers (k = 0): the bit arithmetic below runs on the others only.
-    whole_number = v == np.floor(v)  # inf too (floor(inf) = inf): sent to the slow path below
-    whole_number &= v < np.inf
-    if whole_number.all():
-        return np.zeros(v.shape, dtype=np.int64)
-    if v.ndim and whole_number.mean() > 0.5:
-        out = np.zeros(v.shape, dtype=np.int64)
-        rest = ~whole_number
-        out[rest] = _dyadic_exponent(v[rest], limit)
-        return out
-    return _dyadic_exponent(v, limit)
-
-
-def _dyadic_exponent(v: np.ndarray, limit: int) -> np.ndarray:
-    finite = np.isfinite(v)
-    mant, exp = np.frexp(np.where(finite, v, 0.0))  # v = mant·2^exp, mant in [0.5, 1)
-    whole = (mant * 2.0**53).astype(np.int64)  # v = whole·2^(exp - 53)
-    lowest = whole & -whole  # its lowest set bit
-    trailing = np.log2(np.maximum(lowest, 1)).astype(np.int64)
-    k = np.maximum(53 - exp - trailing, 0)
-    k = np.where(v == 0, 0, k)
-    return np.where(finite & (k <= limit), k, 99)
-
-
 class SparseRows:
     """The non-zero entries of w [H, O], grouped by row: prepared once for many `sparse_product`s
     (the certifier multiplies every chunk of points by the same W_out)."""
@@ -484,21 +434,20 @@ def special_linear(
     error [S, C] (input error plus rounding)."""
     W = np.asarray(weights, dtype=np.float64)
     value = x @ W + bias
-    n = np.count_nonzero(W, axis=0) + 1
-    size = (np.abs(x) + e) @ np.abs(W) + np.abs(bias)
+    rows, cols = np.nonzero(W)  # (W may be d_model x 15,000: its few non-zeros, no dense copy)
+    n = np.bincount(cols, minlength=W.shape[1]) + 1
+    abs_w = np.abs(W)
+    size = (np.abs(x) + e) @ abs_w + np.abs(bias)
+    carried = e @ abs_w  # [S, C]: the input error
     # Exact inputs and products on one dyadic grid within 2^24 steps: exact in any order. Per
     # column, only the dimensions it reads count (a product with a zero weight is an exact 0):
     # their errors, and the finest grid among their values (BOS's `one` and `bos` rows stay
     # exact while other dimensions of the BOS residual carry error).
     w_grid = column_grid(W, bias)  # [C]
-    reads = (W != 0).astype(np.float64)  # [D, C]
     x_grid = dyadic_exponent(x)  # [S, D]
     finest = np.zeros((x.shape[0], W.shape[1]), dtype=np.int64)  # [S, C]
-    for k in np.unique(x_grid[x_grid > 0]):
-        hit = ((x_grid >= k).astype(np.float64) @ reads) > 0
-        finest = np.where(hit, np.maximum(finest, k), finest)
+    for s in range(x.shape[0]):  # the coarsest grid among the dims each column reads (0: none)
+        np.maximum.at(finest[s], cols, x_grid[s, rows])
     steps = finest + w_grid[None, :]
-    exact = (
-        ((e @ np.abs(W)) == 0) & (steps <= 60) & (np.ldexp(size, np.minimum(steps, 60)) < 2.0**24)
-    )
-    return value, overflowed(np.where(exact, 0.0, (e @ np.abs(W) + gamma(n) * size) * SLACK), size)
+    exact = (carried == 0) & (steps <= 60) & (np.ldexp(size, np.minimum(steps, 60)) < 2.0**24)
+    return value, overflowed(np.where(exact, 0.0, (carried + gamma(n) * size) * SLACK), size)

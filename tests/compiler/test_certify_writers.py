@@ -103,6 +103,25 @@ def test_a_unit_outside_every_mlp_part_writes_nothing(model: CompiledModel) -> N
     _refused(edited, f"layer 1 mlp unit {units}", "'res:x'")
 
 
+def test_a_unit_outside_every_mlp_part_reads_nothing(model: CompiledModel) -> None:
+    """A unit added after every part, with a W_in column and no W_out row: refused by its index
+    (the check reads only the units no part holds)."""
+    weights = {k: v.copy() for k, v in model.weights.items()}
+    config, meta = copy.deepcopy(model.config), copy.deepcopy(model.metadata)
+    residual = meta["residual"]
+    p = "blocks.1.mlp."
+    column = np.zeros((len(residual), 1), np.float32)
+    column[residual.index("one")] = 1.0
+    weights[p + "W_in"] = np.hstack([weights[p + "W_in"], column])
+    weights[p + "b_in"] = np.append(weights[p + "b_in"], np.float32(0))
+    weights[p + "W_out"] = np.vstack([weights[p + "W_out"], np.zeros((1, len(residual)))])
+    for c in (config, meta["config"]):
+        c["layers"][1]["d_mlp"] += 1
+        c["d_mlp"] = max(layer["d_mlp"] for layer in c["layers"])
+    units = model.config["layers"][1]["d_mlp"]
+    _refused(CompiledModel(config, weights, meta), f"layer 1 mlp unit {units}", "W_in or b_in")
+
+
 def test_a_file_missing_a_layer_the_reach_has_is_not_proved(model: CompiledModel) -> None:
     weights = {k: v for k, v in model.weights.items() if not k.startswith("blocks.1.")}
     config, meta = copy.deepcopy(model.config), copy.deepcopy(model.metadata)
