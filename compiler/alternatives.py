@@ -68,6 +68,7 @@ from compiler.blocks import Encoding
 from compiler.build_trials import BuildOptions, Builds, Kept
 from compiler.graph import Graph, Op
 from compiler.model import OverParamLimit
+from compiler.plan_limit import PlannedOverLimit
 from compiler.refusals import also_tried
 from rasp.errors import CompileError
 
@@ -311,13 +312,21 @@ def _copies_first(
     fraction at N = 64: 147M parameters, 20 s of the compile's 26). Where the default would be
     proved, the route below keeps that build too (the copy it tries last is kept where smaller);
     where its snap would fail, it keeps the smallest proved copy. None: no such build."""
+    size: tuple[int, int, int] | None  # the default's cost; None: over the limit, not known
     try:
         default = build.sketch(BuildOptions())
+    except PlannedOverLimit:
+        # stopped while planned (compiler.plan_limit), where its sketch would have been over
+        # the limit: every copy build is tried, as one smaller than it may be
+        if not any(node.op is Op.AGGREGATE for node in program.nodes):
+            return None
+        size = None
     except CompileError:
         return None  # planned once: the default's build raises the same refusal below
-    if not build_facts.copies_many(default.residual, program, build.single_key()):
-        return None
-    size = default.cost
+    else:
+        if not build_facts.copies_many(default.residual, program, build.single_key()):
+            return None
+        size = default.cost
     found = [
         kept
         for options in _copy_variants(BuildOptions())
@@ -328,7 +337,7 @@ def _copies_first(
                 COPIES,
                 note,
                 tried,
-                worth=lambda sketch: sketch.cost < size,
+                worth=lambda sketch: size is None or sketch.cost < size,
                 failed=failed,
             )
         )
@@ -364,9 +373,21 @@ def _shortest(build: Builds, max_len: int, note: Callable[[str], None]) -> Kept:
     it is smaller (sort at N = 10: 7,143 parameters instead of 12,251; double_hist at N = 8 would
     take 3 layers instead of 2)."""
     options = BuildOptions()
-    model, graph = build.model(options)
+    try:
+        model, graph = build.model(options)
+    except OverParamLimit as over:
+        # over the limit, where the eagerly matched build may be under it (most_freq at N = 4:
+        # 22,484 parameters, refused under a limit of 22,484: the default has 22,817)
+        if max_len >= MATCH_MIN_VALUES:
+            raise
+        try:
+            eager_options = replace(options, eager_matching=True)
+            eager, eager_graph = build.model(eager_options)
+        except CompileError:
+            raise over from None
+        model, graph, options = eager, eager_graph, eager_options
     candidates = [(model, graph, options)]
-    if max_len < MATCH_MIN_VALUES:
+    if max_len < MATCH_MIN_VALUES and not options.eager_matching:
         eager_options = replace(options, eager_matching=True)
         try:
             eager, eager_graph = build.model(eager_options)
