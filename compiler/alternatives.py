@@ -98,10 +98,17 @@ def keep_proved(
             return copied
     try:
         kept = _shortest(build, max_len, note)
-    except OverParamLimit:
+    except OverParamLimit as over:
         # the user's limit: no other build is tried, but for the one the size prediction also
         # considers (compiler.driver), copying many numbers as one number
         kept = _copies_instead_of(build, program, note, tried, failed)
+        if kept is None and isinstance(over, PlannedOverLimit):
+            # stopped while planned (compiler.plan_limit): a refusal while planning that would
+            # have come later (most_freq over 5,000 tokens: a step MLP too wide) was not found,
+            # so the builds such a refusal gets are tried too
+            kept = _fused_instead_of(build, program, over, note, tried) or (
+                _index_gated_instead_of(build, program, note, tried)
+            )
         if kept is None:
             raise
     except CompileError as refusal:
