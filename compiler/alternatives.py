@@ -6,7 +6,8 @@ at short lengths, where another form is smaller) builds the alternatives below, 
 options of the form kept so far:
 
 - below N = 16 (`MATCH_MIN_VALUES`), sides of 4 values or more matched too (`eager_matching`):
-  kept where it is smaller; where it is not proved, the default is certified instead;
+  kept where it is smaller, or where the default is over the parameter limit; where it is not
+  proved, the default is certified instead;
 - a model with maps built as gated units (compiler.gates), which write a number with its
   source's error: steps instead, exact values;
 - a numerical output whose snap is not proved (values closer than the output's float32 error):
