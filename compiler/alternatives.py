@@ -6,7 +6,8 @@ at short lengths, where another form is smaller) builds the alternatives below, 
 options of the form kept so far:
 
 - below N = 16 (`MATCH_MIN_VALUES`), sides of 4 values or more matched too (`eager_matching`):
-  kept where it is smaller; where it is not proved, the default is certified instead;
+  kept where it is smaller, or where the default is over the parameter limit; where it is not
+  proved, the default is certified instead;
 - a model with maps built as gated units (compiler.gates), which write a number with its
   source's error: steps instead, exact values;
 - a numerical output whose snap is not proved (values closer than the output's float32 error):
@@ -68,6 +69,7 @@ from compiler.blocks import Encoding
 from compiler.build_trials import BuildOptions, Builds, Kept
 from compiler.graph import Graph, Op
 from compiler.model import OverParamLimit
+from compiler.plan_limit import PlannedOverLimit
 from compiler.refusals import also_tried
 from rasp.errors import CompileError
 
@@ -97,10 +99,17 @@ def keep_proved(
             return copied
     try:
         kept = _shortest(build, max_len, note)
-    except OverParamLimit:
+    except OverParamLimit as over:
         # the user's limit: no other build is tried, but for the one the size prediction also
         # considers (compiler.driver), copying many numbers as one number
         kept = _copies_instead_of(build, program, note, tried, failed)
+        if kept is None and isinstance(over, PlannedOverLimit):
+            # stopped while planned (compiler.plan_limit): a refusal while planning that would
+            # have come later (most_freq over 5,000 tokens: a step MLP too wide) was not found,
+            # so the builds such a refusal gets are tried too
+            kept = _fused_instead_of(build, program, over, note, tried) or (
+                _index_gated_instead_of(build, program, note, tried)
+            )
         if kept is None:
             raise
     except CompileError as refusal:
@@ -311,13 +320,21 @@ def _copies_first(
     fraction at N = 64: 147M parameters, 20 s of the compile's 26). Where the default would be
     proved, the route below keeps that build too (the copy it tries last is kept where smaller);
     where its snap would fail, it keeps the smallest proved copy. None: no such build."""
+    size: tuple[int, int, int] | None  # the default's cost; None: over the limit, not known
     try:
         default = build.sketch(BuildOptions())
+    except PlannedOverLimit:
+        # stopped while planned (compiler.plan_limit), where its sketch would have been over
+        # the limit: every copy build is tried, as one smaller than it may be
+        if not any(node.op is Op.AGGREGATE for node in program.nodes):
+            return None
+        size = None
     except CompileError:
         return None  # planned once: the default's build raises the same refusal below
-    if not build_facts.copies_many(default.residual, program, build.single_key()):
-        return None
-    size = default.cost
+    else:
+        if not build_facts.copies_many(default.residual, program, build.single_key()):
+            return None
+        size = default.cost
     found = [
         kept
         for options in _copy_variants(BuildOptions())
@@ -328,7 +345,7 @@ def _copies_first(
                 COPIES,
                 note,
                 tried,
-                worth=lambda sketch: sketch.cost < size,
+                worth=lambda sketch: size is None or sketch.cost < size,
                 failed=failed,
             )
         )
@@ -364,9 +381,21 @@ def _shortest(build: Builds, max_len: int, note: Callable[[str], None]) -> Kept:
     it is smaller (sort at N = 10: 7,143 parameters instead of 12,251; double_hist at N = 8 would
     take 3 layers instead of 2)."""
     options = BuildOptions()
-    model, graph = build.model(options)
+    try:
+        model, graph = build.model(options)
+    except OverParamLimit as over:
+        # over the limit, where the eagerly matched build may be under it (most_freq at N = 4:
+        # 22,484 parameters, refused under a limit of 22,484: the default has 22,817)
+        if max_len >= MATCH_MIN_VALUES:
+            raise
+        try:
+            eager_options = replace(options, eager_matching=True)
+            eager, eager_graph = build.model(eager_options)
+        except CompileError:
+            raise over from None
+        model, graph, options = eager, eager_graph, eager_options
     candidates = [(model, graph, options)]
-    if max_len < MATCH_MIN_VALUES:
+    if max_len < MATCH_MIN_VALUES and not options.eager_matching:
         eager_options = replace(options, eager_matching=True)
         try:
             eager, eager_graph = build.model(eager_options)

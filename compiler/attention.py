@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from compiler import plan_limit
 from compiler.blocks import (
     ALL_TRUE,
     BOS,
@@ -98,9 +99,10 @@ def _atom_block(
 
 
 def selector_weights(
-    atoms: Sequence[Atomic],
+    atoms: Sequence[Atomic], *, averages: bool
 ) -> tuple[dict[Dim, np.ndarray], dict[Dim, np.ndarray], int]:
     """W_Q, W_K (dim -> [d_qk]) such that q·k = S * (number of atoms whose table holds).
+    `averages`: the head may select several keys (compiler.plan_limit's bound on its layer).
 
     Each atom takes one column per distinct non-zero row of its table (or per distinct column,
     whichever is fewer), so q·k has a single non-zero product per atom: exact for 0/1 readings.
@@ -118,6 +120,9 @@ def selector_weights(
         by_query = n_rows <= n_cols and not matches
         tables.append((atom, table, by_query, n_cols if matches else min(n_rows, n_cols)))
     width = sum(size for *_, size in tables) + 3 * len(matches)
+    # the build's size is known to be over its limit before the rows are filled (sort over
+    # 5,000 tokens: 15 s and a GB per build)
+    plan_limit.check_head(width, averages)
     w_q: dict[Dim, np.ndarray] = {}
     w_k: dict[Dim, np.ndarray] = {}
     start = 0
@@ -219,7 +224,7 @@ def aggregate_head(
         w_q, w_k = dict(address.w_q), dict(address.w_k)
     else:
         atoms, mask = _masked(atoms)
-        w_q, w_k, _ = selector_weights(atoms)
+        w_q, w_k, _ = selector_weights(atoms, averages=not single)
     if out.is_categorical:
         if not value.is_categorical:
             raise ValueError("a categorical aggregate needs a categorical value reading")
@@ -301,7 +306,7 @@ def selector_width_head(atoms: Sequence[Atomic], out_dim: Dim, *, op: str, name:
     """Writes 1/(w+1) into out_dim, w = number of selected keys: BOS scores like a selected key and
     is the only key with a non-zero value (the `bos` dimension)."""
     atoms, mask = _masked(atoms)
-    w_q, w_k, _ = selector_weights(atoms)
+    w_q, w_k, _ = selector_weights(atoms, averages=True)
     return HeadSpec(
         op,
         name,

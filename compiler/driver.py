@@ -30,6 +30,7 @@ from compiler.fraction_means import fraction_means
 from compiler.graph import Graph, Op, build_graph
 from compiler.layout import Layout, lay_out
 from compiler.model import CompiledModel, Sketch
+from compiler.plan_limit import planning_under
 from compiler.program_forms import keep_form
 from compiler.refusals import also_tried, header_refusal, refusals
 from compiler.schedule import Schedule, schedule_blocks
@@ -171,16 +172,19 @@ def _compile_sop(
             found = planned.get(options)
             if found is None:
                 try:
-                    found = _plan(
-                        sop,
-                        vocab,
-                        max_len,
-                        causal=causal,
-                        note=note,
-                        options=options,
-                        head_masks=head_masks,
-                        analyse=analysed,
-                    )
+                    # a head that alone puts the build over `limit` stops its plan there
+                    # (compiler.plan_limit): check_params would refuse it after planning
+                    with planning_under(limit, len(vocab)):
+                        found = _plan(
+                            sop,
+                            vocab,
+                            max_len,
+                            causal=causal,
+                            note=note,
+                            options=options,
+                            head_masks=head_masks,
+                            analyse=analysed,
+                        )
                 except CompileError as err:  # kept: each build of these options says so at once
                     found = err
                 planned[options] = found

@@ -22,6 +22,7 @@ from compiler.blocks import (
     value_key,
 )
 from compiler.graph import IRNode
+from compiler.model import OverParamLimit
 from rasp.errors import CompileError, Diagnostic
 
 T = TypeVar("T")
@@ -96,6 +97,13 @@ class Memo:
         if key not in self._made:
             try:
                 self._made[key] = make()
+            except OverParamLimit as err:  # the whole build is over the limit: no plan goes on
+                self._failed.add(key)
+                located = [
+                    d if d.span else Diagnostic(d.message, node.span, d.hint)
+                    for d in err.diagnostics
+                ]
+                raise type(err)(located) from None
             except CompileError as err:
                 self._failed.add(key)
                 for d in err.diagnostics:

@@ -23,6 +23,7 @@ from compiler.blocks import Atom
 from compiler.build_trials import Kept
 from compiler.fraction_means import fraction_means
 from compiler.model import LAYER_WORTH, OverParamLimit, build_cost
+from compiler.plan_limit import PlannedOverLimit
 from compiler.refusals import also_tried, why_not_proved
 from compiler.weighted_counts import sums_counted
 from rasp import sops
@@ -109,8 +110,12 @@ def _default_or_sums(
     counted = sums_counted(sop)  # sums of whole numbers, which may be kept as means instead
     try:
         kept = attempt(sop)
-    except OverParamLimit:
-        raise
+    except OverParamLimit as err:
+        # (stopped while planned, compiler.plan_limit: a refusal while planning may have come
+        # later, which the form below answers)
+        if not isinstance(err, PlannedOverLimit) or not counted:
+            raise
+        refusal = err
     except CompileError as err:
         if not counted:
             raise

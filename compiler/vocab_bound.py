@@ -56,7 +56,7 @@ def lower_bound(graph: Graph | None, vocab: Sequence[Atom], max_len: int) -> Bou
     `max_len`."""
     v = len(vocab)
     d_model = v + EXTRA_DIMS
-    embedding = (v + EXTRA_ROWS) * d_model + (d_model + 1)  # W_E, and W_U's one column at least
+    embedding = embedding_params(v)
     best = Bound(
         embedding,
         f"every model embeds its {v:,} tokens as a one-hot: {v + EXTRA_ROWS:,} embedding rows "
@@ -68,7 +68,7 @@ def lower_bound(graph: Graph | None, vocab: Sequence[Atom], max_len: int) -> Bou
         select, classes = head
         # assembly's own expression (float log, monotone in the width): never above its d_head
         d_head = 4 ** math.ceil(math.log(classes + HEAD_EXTRA, 4))
-        params = embedding + 4 * d_model * d_head + 3 * d_head + d_model
+        params = embedding + head_params(d_model, d_head)
         if params > best.params:
             best = Bound(
                 params,
@@ -79,6 +79,19 @@ def lower_bound(graph: Graph | None, vocab: Sequence[Atom], max_len: int) -> Bou
                 select.span,
             )
     return best
+
+
+def embedding_params(v: int) -> int:
+    """The embedding's parameters over `v` tokens: W_E's |V| + 2 rows of at least |V| + 3
+    dimensions, and W_U's one column at least."""
+    d_model = v + EXTRA_DIMS
+    return (v + EXTRA_ROWS) * d_model + (d_model + 1)
+
+
+def head_params(d_model: int, d_head: int) -> int:
+    """One layer's parameters with one head of `d_head` columns over `d_model` dimensions, as
+    `config_params` counts them (W_Q, W_K, W_V, W_O, their biases, the layer's output bias)."""
+    return 4 * d_model * d_head + 3 * d_head + d_model
 
 
 def check_vocab_size(

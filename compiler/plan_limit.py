@@ -1,0 +1,91 @@
+"""A build stopped while it is planned, the first time one of its heads alone makes it larger than
+the parameter limit.
+
+The vocabulary's bound (compiler.vocab_bound) is proved from the program's structure before
+`prepare`; where a select of the tokens sits inside an `or`, or reads maps of them (sort,
+most_freq), which head it becomes is known only once it is planned. Planning such a head over
+thousands of tokens is where the time goes (`attention.selector_weights` fills a row per value
+of each side: sort over 5,000 tokens, 15 s and a GB per build, then its sketch), and the build is
+then refused by `build_limits.check_params` anyway.
+
+Once a head's query/key columns are counted (before its weights are filled), its layer's d_head
+is known to be at least those columns and assembly's `bos` and `pad` (`assemble._head_widths`),
+rounded up to a power of 4 where the head averages keys (`assemble._layer_shape`, the same float
+expression, monotone in the width), and the residual holds the token one-hot (d_model >= |V| + 3,
+vocab_bound). The model then has at least vocab_bound's embedding and one layer of that head:
+counted as `config_params` counts them, never above what this build would have. Above the limit
+the plan stops there with `PlannedOverLimit`, an `OverParamLimit`: the build takes the route a
+build refused by `check_params` takes (compiler.alternatives), only sooner.
+
+It applies to the driver's builds under a limit (not the size prediction's probes) and from
+vocab_bound.BOUND_FROM tokens on, below which planning is quick and the refusal names the
+build's own size.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from compiler.budget import bytes_text
+from compiler.model import OverParamLimit
+from compiler.vocab_bound import BOUND_FROM, EXTRA_DIMS, HEAD_EXTRA, embedding_params, head_params
+from rasp.errors import Diagnostic, option
+
+# (the parameter limit, |V|) of the build being planned; None: no limit applies
+_LIMIT: ContextVar[tuple[int, int] | None] = ContextVar("plan_limit", default=None)
+
+
+class PlannedOverLimit(OverParamLimit):
+    """A build over the parameter limit, found while planning one of its heads."""
+
+
+@contextmanager
+def planning_under(max_params: int | None, n_tokens: int) -> Iterator[None]:
+    """Plans inside are stopped at a head that makes the model larger than `max_params` (None:
+    no limit), over a vocabulary of `n_tokens` tokens."""
+    limited = max_params is not None and n_tokens >= BOUND_FROM
+    token = _LIMIT.set((max_params, n_tokens) if limited else None)  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        _LIMIT.reset(token)
+
+
+def check_head(qk_columns: int, averages: bool) -> None:
+    """Raise PlannedOverLimit where a head of `qk_columns` query/key columns (`averages`: it may
+    select several keys, so its layer's d_head is a power of 4) makes the build being planned
+    larger than its limit."""
+    limit = _LIMIT.get()
+    if limit is None:
+        return
+    max_params, v = limit
+    columns = qk_columns + HEAD_EXTRA
+    # assembly's own expression (float log, monotone in the width): never above its d_head
+    d_head = 4 ** math.ceil(math.log(columns, 4)) if averages else columns
+    d_model = v + EXTRA_DIMS
+    params = embedding_params(v) + head_params(d_model, d_head)
+    if params <= max_params:
+        return
+    shape = (
+        f"{d_head:,} columns (a power of 4, as the keys it averages need)"
+        if averages
+        else (f"{d_head:,} columns")
+    )
+    raise PlannedOverLimit(
+        [
+            Diagnostic(
+                f"with {v:,} tokens the model would be too large: at least {params:,} parameters "
+                f"({bytes_text(4 * params)} of float32 weights), found while planning this "
+                f"head, before its weights: its select reads {qk_columns:,} classes of query "
+                f"and key values, a head of {shape} over a residual of at least {d_model:,} "
+                "dimensions (the token one-hot)",
+                None,  # located at the node being planned (plan_state.Memo.once)
+                f"the limit is {max_params:,} parameters: use fewer tokens (a smaller "
+                f"vocabulary), or raise the limit ({option('max_params')}) if the machine can "
+                "hold it",
+            )
+        ]
+    )
