@@ -26,7 +26,7 @@ from rasp import sops
 from rasp.errors import RaspRuntimeError
 from rasp.seqvalues import sum_in_order
 from rasp.tracr.boxes import plain
-from rasp.tracr.numpy_values import NumpyTypes, Source
+from rasp.tracr.numpy_values import NumpyTypes, Source, form_key
 
 # (a bool, an int, a float: the Python numbers tracr's mean takes, numpy's np.float64 among them)
 _MEAN_TYPES = (int, bool, float)
@@ -92,13 +92,8 @@ def next_call(owner: object) -> int | None:
 def note_form(numpy: NumpyTypes, out: Any) -> None:
     """In an evaluation, note the form of `out`, which a function with `numpy`'s types gave."""
     notes = sops.evaluation_notes()
-    if notes is None or out is None or isinstance(out, (tuple, list)):
-        return
-    value = plain(out)
-    try:
-        key = (type(value), value)
-        hash(key)
-    except TypeError:
+    key = None if notes is None else form_key(out)
+    if key is None:
         return
     seen = notes.get(id(numpy))
     if seen is None:

@@ -34,6 +34,21 @@ from rasp.tracr.boxes import plain
 MAX_MEAN_SETS = 50_000
 
 
+def form_key(out: Any) -> tuple[type, Any] | None:
+    """A function's output `out` as (its plain value's type, that value), the key its numpy forms
+    are noted under; None where none is kept (None, a tuple or list, whose numpy parts are not
+    kept: see the module doc, or an unhashable value)."""
+    if out is None or isinstance(out, (tuple, list)):
+        return None
+    value = plain(out)
+    try:
+        key = (type(value), value)
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 @dataclass(eq=False)  # one object, shared (compared by identity)
 class NumpyTypes:
     """The numpy scalar types a program function gave, by the Python value the graph holds for
@@ -51,14 +66,10 @@ class NumpyTypes:
     float64: bool = False  # it gave an np.float64 (a mean of its values may be one)
 
     def note(self, out: Any) -> None:
-        if out is None or isinstance(out, (tuple, list)):
-            return  # (a tuple's numpy parts are not kept: see the module doc)
-        value = plain(out)
-        try:
-            key = (type(value), value)
-            hash(key)
-        except TypeError:
+        key = form_key(out)
+        if key is None:
             return
+        value = key[1]
         if isinstance(out, np.generic):
             self.float64 = self.float64 or type(out) is np.float64
             seen = self.types.setdefault(key, type(out))
