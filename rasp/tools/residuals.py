@@ -257,7 +257,11 @@ def decode_checkpoints(
             node = nodes.get(source)
             if node is None or not isinstance(node, SOp):
                 continue  # a generated name the compiler does not expose: cannot be checked
-            if source not in wanted:
+            if source == "tokens" and layer is None:
+                # the embedding's token one-hot holds the input's atoms as given (compiler.layout),
+                # not `tokens` as the program reads it: [1, 1.5, "1.5"] is not ["1", "1.5", "1.5"]
+                wanted[source] = tuple(tokens)
+            elif source not in wanted:
                 try:
                     wanted[source] = tuple(as_seq(evaluator.value(node)).values)
                 except RaspError:

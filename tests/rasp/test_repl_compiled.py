@@ -392,3 +392,14 @@ def test_a_boolean_word_inside_a_json_string_stays_a_string() -> None:
 
     assert parse_tokens_text('["True", False, "a\\" True"]', "VOCAB") == ["True", False, 'a" True']
     assert parse_tokens_text("True", "INPUT") == list("True")  # (characters, as the CLI's)
+
+
+def test_the_embedded_tokens_are_compared_with_the_input_as_given() -> None:
+    # The token one-hot holds the input's atoms: 1 beside 1.5 and "1.5" is the number 1, which
+    # was compared with `tokens` as the program reads it ("1") and marked X at the embedding.
+    session = ReplSession()
+    session.feed("r = aggregate(select(indices, length - indices - 1, ==), tokens);")
+    session.feed(':compile r [1, 1.5, "1.5"] 3')
+    out = session.feed(':residual [1, 1.5, "1.5"]')
+    assert 'tokens    [1, 1.5, "1.5"]                  [1, 1.5, "1.5"]' in out
+    assert "the model agrees with the interpreter everywhere on this input" in out
