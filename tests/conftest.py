@@ -1,5 +1,5 @@
 """Shared fixtures: golden-file comparison with `--update-golden` (or `UPDATE_GOLDEN=1`); the
-hypothesis profile; `sum` as on Python 3.12."""
+hypothesis profile; `sum` as on Python 3.12; the lengths of the texts `rasp.parser.parse` reads."""
 
 from __future__ import annotations
 
@@ -87,3 +87,20 @@ def compensated_sum(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(builtins, "sum", compensated)
     assert sum([0.1] * 10) == 1.0
+
+
+@pytest.fixture
+def parsed_lengths(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The length of each text `rasp.parser.parse` is given from now on (a str or a Source), in
+    order: tests that a long statement is not parsed again at each line count them."""
+    import rasp.parser
+
+    lengths: list[int] = []
+    parse = rasp.parser.parse
+
+    def counted(text: Any, *args: Any, **kwargs: Any) -> Any:
+        lengths.append(len(getattr(text, "text", text)))
+        return parse(text, *args, **kwargs)
+
+    monkeypatch.setattr(rasp.parser, "parse", counted)
+    return lengths

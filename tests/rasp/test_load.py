@@ -203,22 +203,11 @@ def test_parse_recovering_skips_a_block_with_a_syntax_error_whole() -> None:
 
 
 def test_parse_recovering_reads_a_long_bracketed_statement_once(
-    monkeypatch: pytest.MonkeyPatch,
+    parsed_lengths: list[int],
 ) -> None:
     # each line of a statement was parsed with all before it: a 600-line list in a file with a
     # syntax error took ~16 s to load. Inside an open bracket it reads on, as the REPL does; an
     # error there is found when the bracket closes, and costs that statement only
-    import rasp.parser
-
-    parsed: list[int] = []
-    parse = rasp.parser.parse
-    monkeypatch.setattr(
-        rasp.parser,
-        "parse",
-        lambda text, *a, **k: (
-            parsed.append(len(getattr(text, "text", text))) or parse(text, *a, **k)
-        ),
-    )
     rows = [f"  {i}," for i in range(300)]
     text = "\n".join(["bad = ;", "x = [", *rows, "  300];", "y = [1 2,", "  3];", "z = 1;", ""])
     items = parse_recovering(Source("f.rasp", text))
@@ -229,7 +218,7 @@ def test_parse_recovering_reads_a_long_bracketed_statement_once(
         "Assign",
     ]
     assert [item.span.line for item in items] == [1, 2, 304, 306]  # type: ignore[union-attr]
-    assert sum(parsed) < 3 * len(text), parsed
+    assert sum(parsed_lengths) < 3 * len(text), parsed_lengths
 
 
 def test_a_name_with_another_suffix_loads_that_very_file(tmp_path: Path) -> None:
@@ -253,21 +242,10 @@ def test_parse_recovering_reports_a_comprehension_missing_its_brace_in_place() -
 
 
 def test_parse_recovering_reads_a_long_statement_without_brackets_once(
-    monkeypatch: pytest.MonkeyPatch,
+    parsed_lengths: list[int],
 ) -> None:
     # `x = 1 +` continued over 600 lines in a file with a syntax error was parsed again at each
     # line (~20 s to load); its lines now go through the parser's automaton once
-    import rasp.parser
-
-    parsed: list[int] = []
-    parse = rasp.parser.parse
-    monkeypatch.setattr(
-        rasp.parser,
-        "parse",
-        lambda text, *a, **k: (
-            parsed.append(len(getattr(text, "text", text))) or parse(text, *a, **k)
-        ),
-    )
     text = "\n".join(["bad = ;", "x = 1 +", *["  1 +"] * 600, "  1;", "y = 1 2", "  + 3;", ""])
     items = parse_recovering(Source("f.rasp", text))
     assert [type(item).__name__ for item in items] == [
@@ -277,4 +255,4 @@ def test_parse_recovering_reads_a_long_statement_without_brackets_once(
         "ExprStmt",
     ]
     assert [item.span.line for item in items] == [1, 2, 604, 605]  # type: ignore[union-attr]
-    assert sum(parsed) < 3 * len(text), parsed
+    assert sum(parsed_lengths) < 3 * len(text), parsed_lengths

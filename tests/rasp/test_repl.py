@@ -370,22 +370,15 @@ def test_an_int_past_pythons_digit_limit_is_shown_and_the_session_goes_on() -> N
 
 
 def test_a_long_def_body_is_not_parsed_again_at_each_line(
-    monkeypatch: pytest.MonkeyPatch,
+    parsed_lengths: list[int],
 ) -> None:
     # each line of a def's body parsed everything typed so far: a 1,500-line body fed to
     # `rasp repl` took 166 s; the brace count now waits for the closing '}'
-    import rasp.parser
-
-    parses: list[str] = []
-    real = rasp.parser.parse
-    monkeypatch.setattr(
-        rasp.parser, "parse", lambda text, *a, **k: parses.append(text) or real(text, *a, **k)
-    )
     session = ReplSession()
     lines = ["def f(a) {", *(f"  b{i} = a + {i};  # {{ " for i in range(50)), "  return a; }"]
     printed = [session.feed(line) for line in lines]
     assert printed[-1] == "     console function: f(a)" and not any(printed[:-1])
-    assert len(parses) <= 2
+    assert len(parsed_lengths) <= 2
 
 
 def test_ctrl_c_during_the_running_example_check_binds_nothing(
@@ -432,16 +425,9 @@ def test_a_comprehensions_for_is_no_block_to_wait_on() -> None:
     assert session.feed("v;") == "    value: v =  4"
 
 
-def test_a_long_bracketed_statement_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_long_bracketed_statement_is_parsed_once(parsed_lengths: list[int]) -> None:
     # the pending statement was parsed again at each line: a 600-line list literal piped in took
     # ~14 s. Inside an open bracket no statement ends: the REPL reads on without parsing
-    import rasp.parser
-
-    parsed: list[int] = []
-    parse = rasp.parser.parse
-    monkeypatch.setattr(
-        rasp.parser, "parse", lambda text, *a, **k: parsed.append(len(text)) or parse(text, *a, **k)
-    )
     session = ReplSession()
     lines = [
         "x = [",
@@ -453,7 +439,7 @@ def test_a_long_bracketed_statement_is_parsed_once(monkeypatch: pytest.MonkeyPat
     ]
     outs = [session.feed(line) for line in lines]
     assert outs[:-1] == [""] * 301 and outs[-1].startswith("     list: x = [0, 1, 2,")
-    assert sum(parsed) < 3 * len("\n".join(lines)), parsed  # (was ~150 times)
+    assert sum(parsed_lengths) < 3 * len("\n".join(lines)), parsed_lengths  # (was ~150 times)
     # an error inside the bracket is reported once it closes, or at a ';' (no statement ends
     # inside a bracket that opens no def or for block)
     assert session.feed("y = [1 2,") == ""
@@ -493,22 +479,17 @@ def test_an_error_on_the_running_example_inside_a_def_is_shown_at_the_call() -> 
 
 
 def test_a_long_statement_without_a_bracket_is_parsed_once(
-    monkeypatch: pytest.MonkeyPatch,
+    parsed_lengths: list[int],
 ) -> None:
     # `x = 1 +` continued over 600 lines parsed the whole pending text again at each line (11 s):
     # each line's tokens now go through the parser's automaton once (rasp.continuation)
-    import rasp.parser
-
-    parsed: list[int] = []
-    parse = rasp.parser.parse
-    monkeypatch.setattr(
-        rasp.parser, "parse", lambda text, *a, **k: parsed.append(len(text)) or parse(text, *a, **k)
-    )
     session = ReplSession()
     lines = ["x = 1 +", *("  1 +  # a ';' in a comment ends nothing" for _ in range(600)), "  1;"]
     outs = [session.feed(line) for line in lines]
     assert outs[:-1] == [""] * 601 and outs[-1] == "    value: x =  602"
-    assert len(parsed) <= 2 and sum(parsed) < 3 * len("\n".join(lines)), parsed  # (was 602)
+    assert len(parsed_lengths) <= 2 and sum(parsed_lengths) < 3 * len("\n".join(lines)), (
+        parsed_lengths
+    )  # (was 602)
     # a line that no statement could continue is still an error at once, not at the next ';'
     assert session.feed("y = 1 +") == ""
     assert session.feed("  2 2").startswith("<repl>:2:4: error: expected ';'")
