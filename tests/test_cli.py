@@ -141,6 +141,10 @@ def test_name_that_is_not_an_sop(
 def test_program_without_names(capsys: pytest.CaptureFixture[str], program: Any) -> None:
     code, _, err = run(capsys, "run", program("3;\n"), "--input", "ab")
     assert code == 1 and "assigns no name" in err
+    # the name the hint suggests can be assigned (it suggested `out`, a reserved word)
+    assert "(result = ...;)" in err
+    code, out, _ = run(capsys, "run", program("result = tokens;\n"), "--input", "ab")
+    assert code == 0 and out.strip() == "[a, b] (strings)"
 
 
 def test_program_ending_in_an_expression_outputs_it(

@@ -199,7 +199,7 @@ def select_output(interp: Any, name: str | None, filename: str) -> Any:
         if name is None:
             raise RaspError(
                 f"{filename} assigns no name, so there is nothing to run",
-                hint="assign the result to a name (out = ...;) or pass --name",
+                hint="assign the result to a name (result = ...;) or pass --name",
                 kind=ErrorKind.NAME,
             )
     if name not in set(interp.names()):
