@@ -411,6 +411,12 @@ def test_repl_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
     assert err.startswith("error: cannot read")
 
 
+def test_repl_directory(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # in the words of `rasp run DIR` (it said Python's "Is a directory")
+    code, out, err = run(capsys, "repl", str(tmp_path))
+    assert (code, out, err) == (1, "", f"error: cannot read {tmp_path}: it is a directory\n")
+
+
 # ------------------------------------------------------------------------------------------------
 # The real entry point, once
 

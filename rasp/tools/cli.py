@@ -469,6 +469,8 @@ def _silence_stdout() -> None:
 
 
 def _os_error_text(exc: OSError) -> str:
+    if isinstance(exc, IsADirectoryError) and exc.filename is not None:  # as rasp.sources says it
+        return f"cannot read {exc.filename}: it is a directory"
     if exc.filename is not None:
         return f"cannot read {exc.filename}: {exc.strerror or exc}"
     return str(exc)
