@@ -305,6 +305,13 @@ def test_every_command_has_examples_in_its_help(capsys: pytest.CaptureFixture[st
     assert "examples:" in run(capsys, "--help")[1]
 
 
+def test_every_argument_is_described_in_the_help() -> None:
+    # compile's and draw's -o, export's --to and -o, show's and export's M.safetensors had none
+    for command, sub in build_parser().subcommand_parsers.items():  # type: ignore[attr-defined]
+        for action in sub._actions:
+            assert action.help, (command, action.option_strings or action.dest)
+
+
 def test_help_says_how_tokens_are_read(capsys: pytest.CaptureFixture[str]) -> None:
     for command in ("run", "compile", "verify", "draw"):
         text = run(capsys, command, "--help")[1]

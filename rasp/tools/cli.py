@@ -108,7 +108,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_python_options(comp)
     _add_vocab_and_len(comp, required=True)
     comp.add_argument("--name", help="the s-op to compile (default: the last name assigned)")
-    comp.add_argument("-o", "--output", required=True, metavar="OUT.safetensors", type=_path)
+    comp.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT.safetensors",
+        type=_path,
+        help="the model file to write (nothing is written if the compile is refused)",
+    )
     comp.add_argument("--causal", action="store_true", help="compile with causal attention")
     comp.add_argument(
         "--no-head-masks",
@@ -178,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--json", action="store_true", help="print the report as JSON")
 
     show = command("show", "summarise a compiled model (layers, heads, widths, labels)")
-    show.add_argument("model", metavar="M.safetensors")
+    show.add_argument("model", metavar="M.safetensors", help="a model written by rasp compile")
     shown = show.add_mutually_exclusive_group()
     shown.add_argument("--json", action="store_true", help="print the summary as JSON")
     shown.add_argument(
@@ -196,19 +203,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_python_options(draw)
     draw.add_argument("--input", required=True, metavar="INPUT", help=INPUT_HELP)
-    draw.add_argument("-o", "--output", required=True, metavar="OUT.png", type=_path)
+    draw.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT.png",
+        type=_path,
+        help="the picture to write (its suffix names the format: .png, .svg, .pdf, ...)",
+    )
     _add_vocab_and_len(draw, required=False)
     draw.add_argument("--name", help="the s-op to draw (default: the last name assigned)")
     draw.add_argument(
         "--dot", metavar="OUT.dot", type=_path, help="also write the graph as DOT text"
     )
-    _add_max_params(draw, " (of a .rasp program)")
+    _add_max_params(draw, " (a .rasp TARGET only)")
     draw.add_argument("--json", action="store_true", help="print what was written as JSON")
 
     export = command("export", "export a compiled model for another library")
-    export.add_argument("model", metavar="M.safetensors")
-    export.add_argument("--to", required=True, choices=["transformer-lens"])
-    export.add_argument("-o", "--output", required=True, metavar="OUT", type=_path)
+    export.add_argument("model", metavar="M.safetensors", help="a model written by rasp compile")
+    export.add_argument(
+        "--to", required=True, choices=["transformer-lens"], help="the library to export for"
+    )
+    export.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        type=_path,
+        help="the directory to write (made if missing; files of the same names are replaced)",
+    )
     export.add_argument("--json", action="store_true", help="print what was written as JSON")
 
     repl = command("repl", "interactive RASP (like the original's REPL)")
