@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rasp.atoms import atom_key
 from rasp.errors import ErrorKind, RaspError, Source
+from rasp.sources import is_safetensors
 from rasp.tools.console import Console
 from rasp.wording import close_name, with_article
 
@@ -177,10 +178,7 @@ def refuse_model_file(file: str) -> None:
             start = handle.read(9)
     except OSError:
         return  # read_source says why
-    # safetensors: an 8-byte little-endian header length, then the header's JSON object; program
-    # text never starts so (its first 8 bytes would make a length of petabytes)
-    length = int.from_bytes(start[:8], "little")
-    if len(start) == 9 and start[8:] == b"{" and 2 <= length <= size - 8:
+    if is_safetensors(start, size):
         raise RaspError(
             f"{file} is a compiled model (a safetensors file), not a RASP program",
             hint=f"a model goes after --model: `rasp run --model {file} --input INPUT`, `rasp "
