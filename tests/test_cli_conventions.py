@@ -77,6 +77,33 @@ def test_the_repl_refuses_dash(capsys: pytest.CaptureFixture[str]) -> None:
     assert "rasp repl: error: argument FILE.rasp '-'" in err
 
 
+@pytest.mark.parametrize(("target", "command"), [("p.py", "p.py:NAME"), ("p.py:rev", "p.py:rev")])
+def test_the_repl_refuses_a_python_program(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    target: str, command: str,
+) -> None:  # fmt: skip
+    # it read the Python as RASP (a screen of syntax errors), or said `cannot read p.py:rev`
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.py").write_text("from rasp import tracr as rasp\nrev = rasp.tokens\n")
+    code, out, err = run(capsys, "repl", target)
+    assert (code, out) == (2, "")
+    assert (
+        f"the REPL loads RASP programs, and p.py is Python; run its s-op with `rasp run {command}"
+        in err
+    )
+
+
+def test_a_python_program_with_an_empty_name_asks_for_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `p.py:` was read as the file `p.py:` (cannot read p.py:: No such file or directory)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.py").write_text("from rasp import tracr as rasp\nrev = rasp.tokens\n")
+    code, out, err = run(capsys, "run", "p.py:", "--input", "ab")
+    assert (code, out) == (1, "")
+    assert err.startswith("error: say which s-op of p.py to use: p.py:NAME")
+
+
 # ------------------------------------------------------------------------------------------------
 # Usage errors: the subcommand's usage, the argument and its value
 

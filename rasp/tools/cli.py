@@ -36,6 +36,7 @@ from rasp.tools.pyprogram import (
     add_python_options,
     is_python_target,
     run_python_program,
+    split_target,
     use_tracr_compat,
 )
 
@@ -472,6 +473,15 @@ def _cmd_repl(args: argparse.Namespace) -> int:
         print(
             "usage: rasp repl [FILE.rasp]\nrasp repl: error: argument FILE.rasp '-': the REPL "
             "reads its statements from standard input; give a file to load first",
+            file=sys.stderr,
+        )
+        return 2
+    if is_python_target(args.file):  # it was read as RASP: a screen of syntax errors
+        path, name = split_target(args.file)
+        print(
+            "usage: rasp repl [FILE.rasp]\nrasp repl: error: argument FILE.rasp "
+            f"'{args.file}': the REPL loads RASP programs, and {path} is Python; run its s-op "
+            f"with `rasp run {path}:{name or 'NAME'} --input INPUT`",
             file=sys.stderr,
         )
         return 2

@@ -65,8 +65,8 @@ def is_python_target(target: str | None) -> bool:
 def split_target(target: str) -> tuple[str, str | None]:
     """`prog.py:NAME` -> ("prog.py", "NAME"); `prog.py` -> ("prog.py", None)."""
     path, sep, name = target.rpartition(":")
-    if sep and path.endswith(".py") and name and "/" not in name and "\\" not in name:
-        return path, name
+    if sep and path.endswith(".py") and "/" not in name and "\\" not in name:
+        return path, name or None  # `prog.py:` names no s-op, as `prog.py` (not a file `prog.py:`)
     return target, None
 
 
