@@ -14,6 +14,7 @@ statement), and the commands `:help`, `:names` and `:type NAME`, and the compile
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from rasp.interpreter import Interpreter
 from rasp.parser import parse
 from rasp.results import ReplLoading, ResultKind, StatementResult
 from rasp.sops import Evaluator, Selector, SOp, evaluate
+from rasp.sources import decode_source
 from rasp.tools import repl_input
 from rasp.tools.repl_compiled import COMMANDS as COMPILED_COMMANDS
 from rasp.tools.repl_compiled import CompiledView
@@ -50,6 +52,9 @@ from rasp.values import (
     non_token_inside,
 )
 from rasp.wording import close_name, with_article
+
+# A byte that is not UTF-8, as a reader with errors="surrogateescape" gives it
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")
 
 # `draw_hook(node, tokens) -> text`: set by whoever can draw (the compiler side); None: no drawing.
 DrawHook = Callable[[SOp | Selector, list[Any]], str]
@@ -139,6 +144,14 @@ class ReplSession:
         """Take one input line; return what the REPL prints for it ("" mid-statement)."""
         if self.finished:
             return ""
+        if _NOT_UTF8.search(line):  # a byte read with surrogateescape: never a token or a name
+            self._pending = []  # (the statement it was part of goes with it, as on Ctrl-C)
+            try:
+                decode_source(line.encode("utf-8", "surrogateescape"), "<repl>")
+            except RaspError as err:
+                err.message = err.message.replace("the program is", "the line is", 1)
+                err.hint = "type or pipe UTF-8 text"
+                return err.render()
         if line.strip().startswith(":") and (
             not self._pending or repl_input.breaks(self._pending, line)
         ):

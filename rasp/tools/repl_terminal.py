@@ -9,6 +9,7 @@ so a session can be scripted: `echo 'x = 1;' | rasp repl`. All RASP behaviour li
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 import traceback
@@ -37,6 +38,10 @@ def run_terminal(
     `verbose` (`rasp repl -v`): an internal error's traceback goes to stderr."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
+    if isinstance(stdin, io.TextIOWrapper) and stdin.errors == "strict":
+        # a byte that is not UTF-8 (Latin-1 text piped in) ended the session as an internal
+        # UnicodeDecodeError; read so, the session reports it on its line (ReplSession.feed)
+        stdin.reconfigure(errors="surrogateescape")
     session = ReplSession(draw_hook=draw_hook)
     interactive = stdin.isatty() and stdout.isatty()
     toolkit = _prompt_toolkit_reader(session) if interactive else None
