@@ -66,6 +66,27 @@ def test_parse_tokens(text: str, tokens: list[Any]) -> None:
     assert parse_tokens(text) == tokens
 
 
+@pytest.mark.parametrize("command", ["run", "compile"])
+def test_tokens_that_are_not_text_are_refused(
+    capsys: pytest.CaptureFixture[str], program: Any, tmp_path: Path, command: str
+) -> None:
+    # A shell argument in Latin-1 (byte 0xff) reaches Python as the surrogate "\udcff": as a
+    # token it printed back as the raw byte (invalid UTF-8 in --json), or, under a strict UTF-8
+    # stdout, was an internal UnicodeEncodeError; compile wrote it into the model's vocabulary.
+    # JSON's "\udcff" alone is no character either.
+    flag = "--input" if command == "run" else "--vocab"
+    more = [] if command == "run" else ["--max-len", "3", "-o", str(tmp_path / "m.safetensors")]
+    code, out, err = run(capsys, command, program(REVERSE), flag, "a\udcff", *more)
+    assert (code, out) == (2, "")
+    assert f"argument {flag}: byte 0xff (character 2) is not UTF-8 text" in err
+    code, out, err = run(capsys, command, program(REVERSE), flag, '["a", "\\udcff"]', *more)
+    assert (code, out) == (2, "")
+    assert 'the token "\\udcff"' in err and "holds a lone surrogate" in err
+    assert not (tmp_path / "m.safetensors").exists()
+    # a surrogate pair in JSON is the one character it spells
+    assert parse_tokens('["\\ud83d\\ude00"]') == ["\U0001f600"]
+
+
 # ------------------------------------------------------------------------------------------------
 # run FILE
 

@@ -108,6 +108,15 @@ def parse_tokens(text: str) -> list[Any]:
     brackets and punctuation) is split into characters, so Dyck inputs such as `[()]`, `[]` and
     `[[]]` are their characters.
     """
+    undecodable = re.search("[\udc80-\udcff]", text)
+    if undecodable is not None:
+        # a byte the shell's argument was not UTF-8 in, as Python's surrogateescape gives it: as
+        # a token it would print back as the raw byte (invalid UTF-8 in --json) or not at all
+        byte = ord(undecodable.group()) - 0xDC00
+        raise UsageError(
+            f"byte 0x{byte:02x} (character {undecodable.start() + 1}) is not UTF-8 text; "
+            "give the tokens in UTF-8"
+        )
     stripped = text.strip()
     if not stripped.startswith("["):
         return list(text)
@@ -132,6 +141,12 @@ def parse_tokens(text: str) -> list[Any]:
         if item is None or not isinstance(item, (str, int, float, bool)):
             raise UsageError(
                 f"tokens must be strings, numbers or booleans, got {json.dumps(item)} in {text!r}"
+            )
+        if isinstance(item, str) and re.search("[\ud800-\udfff]", item):
+            # JSON's "\udcff" alone: no character, so no text can print or save it
+            raise UsageError(
+                f"the token {json.dumps(item)} in {text!r} holds a lone surrogate, which is no "
+                "character; tokens are text (or numbers or booleans)"
             )
         if isinstance(item, float) and not math.isfinite(item):
             # Python's JSON reads NaN and Infinity (and 1e999 as Infinity): NaN equals no token,
