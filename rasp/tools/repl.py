@@ -53,6 +53,8 @@ from rasp.values import (
 )
 from rasp.wording import close_name, with_article
 
+COLON_COMMANDS = (":help", ":names", ":type", *COMPILED_COMMANDS)
+
 # A byte that is not UTF-8, as a reader with errors="surrogateescape" gives it
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")
 
@@ -445,6 +447,13 @@ class ReplSession:
             return f"\t{rest}: {kind_name(self.interpreter.get(rest))}"
         if word in COMPILED_COMMANDS:
             return self.compiled.command(word, rest, self)
+        if word in (":exit", ":quit", ":q"):  # other REPLs' spelling: say this one's
+            return (
+                f"error: unknown command {word!r}; to leave, type exit or quit (no ':') or Ctrl-D"
+            )
+        close = close_name(word, COLON_COMMANDS)
+        if close is not None:
+            return f"error: unknown command {word!r}; did you mean {close!r}?"
         return f"error: unknown command {text!r}; type :help for the commands"
 
 

@@ -17,12 +17,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-from rasp.tools.repl import ReplSession
-from rasp.tools.repl_compiled import COMMANDS as COMPILED_COMMANDS
+from rasp.tools.repl import COLON_COMMANDS, ReplSession
 from rasp.tools.repl_help import KEYWORDS
 
 HISTORY_FILE = Path("~/.rasp_history")
-COLON_COMMANDS = (":help", ":names", ":type", *COMPILED_COMMANDS)
 
 ReadLine = Callable[[str], str]  # prompt -> line; EOFError on Ctrl-D, KeyboardInterrupt on Ctrl-C
 

@@ -23,11 +23,30 @@ def test_every_listed_colon_command_exists_and_every_one_is_listed() -> None:
 
 def test_an_unlisted_colon_command_is_unknown() -> None:
     session = ReplSession()
-    for command in (":quit", ":exit", ":load", ":show", ":run", ":undo"):
+    for command in (":load", ":show", ":run", ":undo"):
         assert command not in LISTED
         assert session.feed(command) == (
             f"error: unknown command {command!r}; type :help for the commands"
         )
+
+
+def test_other_repls_ways_to_leave_are_answered_with_this_ones() -> None:
+    # `:quit` (IPython's %quit, ghci's :q) said only "type :help for the commands"
+    session = ReplSession()
+    for command in (":quit", ":exit", ":q"):
+        assert command not in LISTED
+        assert session.feed(command) == (
+            f"error: unknown command {command!r}; to leave, type exit or quit (no ':') or Ctrl-D"
+        )
+    assert not session.finished
+    assert session.feed("quit") == "" and session.finished
+
+
+def test_a_mistyped_colon_command_is_named() -> None:
+    session = ReplSession()
+    for typo, meant in ((":compil r", ":compile"), (":layer", ":layers"), (":hlep", ":help")):
+        word = typo.split()[0]
+        assert session.feed(typo) == f"error: unknown command {word!r}; did you mean {meant!r}?"
 
 
 def test_the_listed_repl_commands_run() -> None:
