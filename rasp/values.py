@@ -205,15 +205,17 @@ def describe(value: object, cap: int | None = 40) -> str:
 
 
 # Built-in forms the grammar reads only as calls (`select(`), so that their bare name is no value.
+# The grammar's built-in forms (no value a name holds), each with how it is called
+FORM_USAGE = {
+    "select": "select(keys, queries, OP)",
+    "aggregate": "aggregate(selector, sop[, default])",
+    "range": "range(a[, b[, c]])",
+    "zip": "zip(a, b, ...)",
+    "len": "len(x)",
+}
 _FORM_HINTS = {
     name: f"'{name}' is a built-in form, not a value; call it: {usage}"
-    for name, usage in {
-        "select": "select(keys, queries, OP)",
-        "aggregate": "aggregate(selector, sop[, default])",
-        "range": "range(a[, b[, c]])",
-        "zip": "zip(a, b, ...)",
-        "len": "len(x)",
-    }.items()
+    for name, usage in FORM_USAGE.items()
 }
 
 

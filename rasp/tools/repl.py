@@ -43,6 +43,7 @@ from rasp.tools.repl_help import HELP_TEXT
 from rasp.tools.repl_listing import LoadListing
 from rasp.tools.repl_undo import BindingUndo
 from rasp.values import (
+    FORM_USAGE,
     TOKEN_HINT,
     BuiltinFunction,
     RaspFunction,
@@ -440,6 +441,8 @@ class ReplSession:
             return "error: :type NAME: which name? (:names lists them)"
         if word == ":type":
             known = self.interpreter.names()
+            if rest in FORM_USAGE:  # (`select` is a form of the grammar, no name)
+                return f"\t{rest}: built-in form, {FORM_USAGE[rest]}"
             if rest not in known:
                 close = close_name(rest, known)
                 hint = f" (did you mean '{close}'?)" if close else ""

@@ -77,3 +77,13 @@ def test_the_defaults_it_states_are_in_use() -> None:
     assert f"(default {DEFAULT_MAX_PARAMS:,})" in re.sub(r"\s+", " ", HELP_TEXT)
     for word in ("help", "help;", "?"):
         assert ReplSession().feed(word) == HELP_TEXT
+
+
+def test_type_names_a_built_in_form() -> None:
+    # `:type select` said "no name 'select'", though select is what a newcomer uses first
+    session = ReplSession()
+    assert session.feed(":type select") == "\tselect: built-in form, select(keys, queries, OP)"
+    assert session.feed(":type aggregate") == (
+        "\taggregate: built-in form, aggregate(selector, sop[, default])"
+    )
+    assert session.feed(":type length") == "\tlength: s-op"
