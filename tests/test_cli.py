@@ -454,3 +454,13 @@ def test_python_dash_m_rasp(program: Any, module: str) -> None:
         check=False,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, '["y", "x"]\n', "")
+
+
+def test_a_json_list_in_curly_quotes_asks_for_straight_ones() -> None:
+    # pasted from a document: "write strings in double quotes" read as already done
+    from rasp.tools.arguments import UsageError
+
+    with pytest.raises(UsageError, match="write strings in straight double quotes"):
+        parse_tokens("[\u201ca\u201d, \u201cb\u201d]")
+    with pytest.raises(UsageError, match="write strings in double quotes"):
+        parse_tokens("[a, b]")

@@ -125,10 +125,11 @@ def parse_tokens(text: str) -> list[Any]:
     try:
         value = json.loads(stripped)
     except json.JSONDecodeError as exc:
+        curly = " straight" if re.search("[\u201c\u201d\u2018\u2019]", stripped) else ""
         raise UsageError(
             f"{text!r} looks like a JSON list but is not valid JSON "
             f"({exc.msg} at column {exc.colno}); "
-            'write strings in double quotes, e.g. \'["a","b"]\''
+            f'write strings in{curly} double quotes, e.g. \'["a","b"]\''
         ) from None
     except ValueError:  # a number past Python's limit on text-to-int conversion
         raise UsageError(
