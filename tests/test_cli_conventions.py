@@ -196,6 +196,20 @@ def test_a_wrong_name_is_an_error_of_the_name_argument(
     )
 
 
+def test_a_wrong_name_lists_the_programs_sops(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # the hint said only "pass --name with a name the program assigns"; a close match is looked
+    # for among the program's s-ops first (`sortd` -> sorted, not the prelude's sort)
+    program = tmp_path / "s.rasp"
+    program.write_text("up = indices + 1;\nsorted = aggregate(select(indices, indices, ==), up);\n")
+    code, _, err = run(capsys, "run", str(program), "--input", "ab", "--name", "xyz")
+    assert code == 1
+    assert "hint: pass --name with a name the program assigns (its s-ops: sorted, up)" in err
+    code, _, err = run(capsys, "run", str(program), "--input", "ab", "--name", "sortd")
+    assert code == 1 and "hint: did you mean 'sorted'?" in err
+
+
 # ------------------------------------------------------------------------------------------------
 # --quiet, --verbose, --json
 

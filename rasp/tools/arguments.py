@@ -217,9 +217,14 @@ def select_output(interp: Any, name: str | None, filename: str) -> Any:
                 kind=ErrorKind.NAME,
             )
     if name not in set(interp.names()):
-        close = close_name(name, interp.names())
+        sop_names = [n for n in interp.user_names() if isinstance(interp.get(n), SOp)]
+        # the program's own s-ops first: `srt` in sort.rasp meant `sorted`, not the prelude's sort
+        close = close_name(name, sop_names) or close_name(name, interp.names())
+        listed = f" (its s-ops: {', '.join(sop_names[:8])}{', ...' if len(sop_names) > 8 else ''})"
         hint = (
-            f"did you mean '{close}'?" if close else "pass --name with a name the program assigns"
+            f"did you mean '{close}'?"
+            if close
+            else f"pass --name with a name the program assigns{listed if sop_names else ''}"
         )
         where = f"argument --name {name!r}: " if given else ""
         raise RaspError(
