@@ -14,7 +14,6 @@ statement), and the commands `:help`, `:names` and `:type NAME`, and the compile
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -35,11 +34,10 @@ from rasp.interpreter import Interpreter
 from rasp.parser import parse
 from rasp.results import ReplLoading, ResultKind, StatementResult
 from rasp.sops import Evaluator, Selector, SOp, evaluate
-from rasp.sources import decode_source
 from rasp.tools import repl_input
 from rasp.tools.repl_compiled import COMMANDS as COMPILED_COMMANDS
 from rasp.tools.repl_compiled import CompiledView
-from rasp.tools.repl_help import HELP_TEXT
+from rasp.tools.repl_help import HELP_TEXT, unknown_command
 from rasp.tools.repl_listing import LoadListing
 from rasp.tools.repl_undo import BindingUndo
 from rasp.values import (
@@ -53,11 +51,6 @@ from rasp.values import (
     non_token_inside,
 )
 from rasp.wording import close_name, with_article
-
-COLON_COMMANDS = (":help", ":names", ":type", *COMPILED_COMMANDS)
-
-# A byte that is not UTF-8, as a reader with errors="surrogateescape" gives it
-_NOT_UTF8 = re.compile("[\udc80-\udcff]")
 
 # `draw_hook(node, tokens) -> text`: set by whoever can draw (the compiler side); None: no drawing.
 DrawHook = Callable[[SOp | Selector, list[Any]], str]
@@ -147,14 +140,10 @@ class ReplSession:
         """Take one input line; return what the REPL prints for it ("" mid-statement)."""
         if self.finished:
             return ""
-        if _NOT_UTF8.search(line):  # a byte read with surrogateescape: never a token or a name
+        not_text = repl_input.not_utf8(line)
+        if not_text is not None:
             self._pending = []  # (the statement it was part of goes with it, as on Ctrl-C)
-            try:
-                decode_source(line.encode("utf-8", "surrogateescape"), "<repl>")
-            except RaspError as err:
-                err.message = err.message.replace("the program is", "the line is", 1)
-                err.hint = "type or pipe UTF-8 text"
-                return err.render()
+            return not_text
         if line.strip().startswith(":") and (
             not self._pending or repl_input.breaks(self._pending, line)
         ):
@@ -450,14 +439,7 @@ class ReplSession:
             return f"\t{rest}: {kind_name(self.interpreter.get(rest))}"
         if word in COMPILED_COMMANDS:
             return self.compiled.command(word, rest, self)
-        if word in (":exit", ":quit", ":q"):  # other REPLs' spelling: say this one's
-            return (
-                f"error: unknown command {word!r}; to leave, type exit or quit (no ':') or Ctrl-D"
-            )
-        close = close_name(word, COLON_COMMANDS)
-        if close is not None:
-            return f"error: unknown command {word!r}; did you mean {close!r}?"
-        return f"error: unknown command {text!r}; type :help for the commands"
+        return unknown_command(word, text)
 
 
 def _nodes_in(values: Iterable[Any]) -> Iterator[SOp | Selector]:

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-from rasp.tools.repl import COLON_COMMANDS, ReplSession
-from rasp.tools.repl_help import KEYWORDS
+from rasp.tools.repl import ReplSession
+from rasp.tools.repl_help import COLON_COMMANDS, KEYWORDS
 
 HISTORY_FILE = Path("~/.rasp_history")
 

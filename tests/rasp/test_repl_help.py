@@ -7,8 +7,8 @@ import re
 
 from rasp.tools.repl import ReplSession
 from rasp.tools.repl_compiled import MIN_MAX_LEN
-from rasp.tools.repl_help import HELP_TEXT
-from rasp.tools.repl_terminal import COLON_COMMANDS, completion_candidates
+from rasp.tools.repl_help import COLON_COMMANDS, HELP_TEXT
+from rasp.tools.repl_terminal import completion_candidates
 
 LISTED = set(re.findall(r"(?<![\w'])(:[a-z]+)\b", HELP_TEXT))
 
