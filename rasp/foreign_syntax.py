@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+import unicodedata
 from decimal import Decimal
 
 from rasp.errors import RaspSyntaxError, Source, Span
@@ -56,6 +57,40 @@ _SINGLE = {
     "&": ("RASP writes 'and', not '&'", "a and b (also between selectors)"),
     "|": ("RASP writes 'or', not '|'", "a or b (also between selectors)"),
 }
+
+
+# Characters that text copied from a PDF, a web page or a word processor holds where RASP has
+# ASCII: (what to write instead, or "" for an invisible character to delete).
+_TYPOGRAPHIC = {
+    **dict.fromkeys("\u201c\u201d\u201e\u2033", '"'),
+    **dict.fromkeys("\u2018\u2019\u2032", '"'),  # RASP's strings are in double quotes
+    **dict.fromkeys("\u00a0\u2007\u2009\u202f\u3000", " "),
+    **dict.fromkeys("\u200b\u200c\u200d\u2060\ufeff", ""),
+    **dict.fromkeys("\u2212\u2013\u2014", "-"),
+    "\u2264": "<=",
+    "\u2265": ">=",
+    "\u2260": "!=",
+    "\u00d7": "*",
+    "\u00f7": "/",
+}
+
+
+def typographic_character(source: Source, pos: int) -> RaspSyntaxError | None:
+    """A curly quote, a non-breaking or zero-width space, a Unicode minus or `≤` where the lexer
+    stops at `pos`: named by its code point (a repr of U+00A0 looks like a space), with the ASCII
+    to write."""
+    char = source.text[pos : pos + 1]
+    if char not in _TYPOGRAPHIC:
+        return None
+    instead = _TYPOGRAPHIC[char]
+    name = unicodedata.name(char, "").lower()
+    message = f"unexpected character U+{ord(char):04X} ({name})" if name else f"U+{ord(char):04X}"
+    if instead == "":
+        hint = "it is invisible: delete it (text copied from a PDF or web page may hold one)"
+    else:
+        what = {" ": "a plain space", '"': 'a straight double quote, "'}.get(instead, instead)
+        hint = f"write {what} (text copied from a PDF, web page or word processor may hold it)"
+    return RaspSyntaxError(message, span_at(source, pos, 1), hint)
 
 
 def doubled_operator(source: Source, pos: int) -> RaspSyntaxError | None:

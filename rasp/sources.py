@@ -37,7 +37,23 @@ def read_source(path: str | Path) -> Source:
         raise RaspError(f"cannot read {path}: it is a directory", kind=ErrorKind.IO) from None
     except OSError as exc:
         raise RaspError(f"cannot read {path}: {exc.strerror or exc}", kind=ErrorKind.IO) from None
+    if is_safetensors(data):  # (`load "reverse.safetensors";` showed its header as bad UTF-8)
+        raise RaspError(
+            f"{path} is a compiled model (a safetensors file), not a RASP program",
+            hint=f"`rasp show {path}` summarises it; `rasp run --model {path} --input INPUT` "
+            "runs it",
+            kind=ErrorKind.IO,
+        )
     return decode_source(data, str(path))
+
+
+def is_safetensors(start: bytes, size: int | None = None) -> bool:
+    """Whether bytes starting a file of `size` (default: their length) frame a safetensors file:
+    an 8-byte little-endian header length, then the header's JSON object. Program text never
+    starts so (its first 8 bytes would make a length of petabytes)."""
+    size = len(start) if size is None else size
+    length = int.from_bytes(start[:8], "little")
+    return len(start) >= 9 and start[8:9] == b"{" and 2 <= length <= size - 8
 
 
 def _not_utf8(data: bytes, name: str, exc: UnicodeDecodeError) -> RaspError:

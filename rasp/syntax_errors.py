@@ -21,6 +21,7 @@ from rasp.foreign_syntax import (
     foreign_word,
     previous_word,
     span_at,
+    typographic_character,
 )
 from rasp.keyword_errors import keyword_before, unexpected_keyword
 from rasp.syntax_scan import (
@@ -286,7 +287,7 @@ def _bad_character(exc: UnexpectedCharacters, source: Source) -> RaspSyntaxError
     pos = exc.pos_in_stream
     char = source.text[pos] if pos < len(source.text) else ""
     here = span_at(source, pos)
-    habit = foreign_character(source, pos)
+    habit = foreign_character(source, pos) or typographic_character(source, pos)
     if habit is not None:
         return habit
     if char == '"':

@@ -36,6 +36,18 @@ _BASE_CONSTANTS = (
 BASE_RESERVED = RESERVED_WORDS | frozenset(_BASE_CONSTANTS) | {"True", "False"}
 
 
+def _reserved_hint(name: str) -> str:
+    # `out` and the other reserved words are no built-in or library name: say what they are.
+    if name == "out":
+        return (
+            "'out' is a reserved word: RASP binds each expression statement's value to it; "
+            "choose another name, e.g. result"
+        )
+    if name in RESERVED_WORDS:
+        return f"'{name}' is a reserved word of RASP; choose another name"
+    return "built-in and library names cannot be reassigned; choose another name"
+
+
 @dataclass(eq=False)
 class RaspFunction:
     """A `def`: a closure over the scope it was defined in (names resolve when it is called)."""
@@ -193,15 +205,17 @@ def describe(value: object, cap: int | None = 40) -> str:
 
 
 # Built-in forms the grammar reads only as calls (`select(`), so that their bare name is no value.
+# The grammar's built-in forms (no value a name holds), each with how it is called
+FORM_USAGE = {
+    "select": "select(keys, queries, OP)",
+    "aggregate": "aggregate(selector, sop[, default])",
+    "range": "range(a[, b[, c]])",
+    "zip": "zip(a, b, ...)",
+    "len": "len(x)",
+}
 _FORM_HINTS = {
     name: f"'{name}' is a built-in form, not a value; call it: {usage}"
-    for name, usage in {
-        "select": "select(keys, queries, OP)",
-        "aggregate": "aggregate(selector, sop[, default])",
-        "range": "range(a[, b[, c]])",
-        "zip": "zip(a, b, ...)",
-        "len": "len(x)",
-    }.items()
+    for name, usage in FORM_USAGE.items()
 }
 
 
@@ -236,7 +250,7 @@ class Scope:
             raise RaspNameError(
                 f"Cannot set reserved name: {name}",
                 span,
-                "built-in and library names cannot be reassigned; choose another name",
+                _reserved_hint(name),
             )
 
     def assign(self, name: str, value: Any, span: Span) -> None:

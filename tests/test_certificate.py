@@ -151,7 +151,11 @@ def test_a_failed_exact_decision_is_the_weakest_shown() -> None:
     assert failed.ratio == -float("inf") and exact_zero.ok and not certificate.ok
     assert certificate.weakest() is failed
     line = summary_line(certificate.to_json())
-    assert "NOT proved: 1 of 3 blocks" in line and "weakest: layer 1 attn (reverse)" in line
+    # it said "1 of 3 blocks have": it counts checks (the table's rows), not blocks
+    assert "NOT proved: 1 of 3 checks finds a decision" in line
+    assert "weakest: layer 1 attn (reverse)" in line
+    two = summary_line(Certificate((proved, failed, failed)).to_json())
+    assert "NOT proved: 2 of 3 checks find a decision" in two
     assert Certificate((proved, exact_zero)).weakest() is proved
 
 

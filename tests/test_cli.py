@@ -66,6 +66,27 @@ def test_parse_tokens(text: str, tokens: list[Any]) -> None:
     assert parse_tokens(text) == tokens
 
 
+@pytest.mark.parametrize("command", ["run", "compile"])
+def test_tokens_that_are_not_text_are_refused(
+    capsys: pytest.CaptureFixture[str], program: Any, tmp_path: Path, command: str
+) -> None:
+    # A shell argument in Latin-1 (byte 0xff) reaches Python as the surrogate "\udcff": as a
+    # token it printed back as the raw byte (invalid UTF-8 in --json), or, under a strict UTF-8
+    # stdout, was an internal UnicodeEncodeError; compile wrote it into the model's vocabulary.
+    # JSON's "\udcff" alone is no character either.
+    flag = "--input" if command == "run" else "--vocab"
+    more = [] if command == "run" else ["--max-len", "3", "-o", str(tmp_path / "m.safetensors")]
+    code, out, err = run(capsys, command, program(REVERSE), flag, "a\udcff", *more)
+    assert (code, out) == (2, "")
+    assert f"argument {flag}: byte 0xff (character 2) is not UTF-8 text" in err
+    code, out, err = run(capsys, command, program(REVERSE), flag, '["a", "\\udcff"]', *more)
+    assert (code, out) == (2, "")
+    assert 'the token "\\udcff"' in err and "holds a lone surrogate" in err
+    assert not (tmp_path / "m.safetensors").exists()
+    # a surrogate pair in JSON is the one character it spells
+    assert parse_tokens('["\\ud83d\\ude00"]') == ["\U0001f600"]
+
+
 # ------------------------------------------------------------------------------------------------
 # run FILE
 
@@ -141,6 +162,10 @@ def test_name_that_is_not_an_sop(
 def test_program_without_names(capsys: pytest.CaptureFixture[str], program: Any) -> None:
     code, _, err = run(capsys, "run", program("3;\n"), "--input", "ab")
     assert code == 1 and "assigns no name" in err
+    # the name the hint suggests can be assigned (it suggested `out`, a reserved word)
+    assert "(result = ...;)" in err
+    code, out, _ = run(capsys, "run", program("result = tokens;\n"), "--input", "ab")
+    assert code == 0 and out.strip() == "[a, b] (strings)"
 
 
 def test_program_ending_in_an_expression_outputs_it(
@@ -407,6 +432,12 @@ def test_repl_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
     assert err.startswith("error: cannot read")
 
 
+def test_repl_directory(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # in the words of `rasp run DIR` (it said Python's "Is a directory")
+    code, out, err = run(capsys, "repl", str(tmp_path))
+    assert (code, out, err) == (1, "", f"error: cannot read {tmp_path}: it is a directory\n")
+
+
 # ------------------------------------------------------------------------------------------------
 # The real entry point, once
 
@@ -423,3 +454,13 @@ def test_python_dash_m_rasp(program: Any, module: str) -> None:
         check=False,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, '["y", "x"]\n', "")
+
+
+def test_a_json_list_in_curly_quotes_asks_for_straight_ones() -> None:
+    # pasted from a document: "write strings in double quotes" read as already done
+    from rasp.tools.arguments import UsageError
+
+    with pytest.raises(UsageError, match="write strings in straight double quotes"):
+        parse_tokens("[\u201ca\u201d, \u201cb\u201d]")
+    with pytest.raises(UsageError, match="write strings in double quotes"):
+        parse_tokens("[a, b]")

@@ -77,6 +77,33 @@ def test_the_repl_refuses_dash(capsys: pytest.CaptureFixture[str]) -> None:
     assert "rasp repl: error: argument FILE.rasp '-'" in err
 
 
+@pytest.mark.parametrize(("target", "command"), [("p.py", "p.py:NAME"), ("p.py:rev", "p.py:rev")])
+def test_the_repl_refuses_a_python_program(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    target: str, command: str,
+) -> None:  # fmt: skip
+    # it read the Python as RASP (a screen of syntax errors), or said `cannot read p.py:rev`
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.py").write_text("from rasp import tracr as rasp\nrev = rasp.tokens\n")
+    code, out, err = run(capsys, "repl", target)
+    assert (code, out) == (2, "")
+    assert (
+        f"the REPL loads RASP programs, and p.py is Python; run its s-op with `rasp run {command}"
+        in err
+    )
+
+
+def test_a_python_program_with_an_empty_name_asks_for_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `p.py:` was read as the file `p.py:` (cannot read p.py:: No such file or directory)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.py").write_text("from rasp import tracr as rasp\nrev = rasp.tokens\n")
+    code, out, err = run(capsys, "run", "p.py:", "--input", "ab")
+    assert (code, out) == (1, "")
+    assert err.startswith("error: say which s-op of p.py to use: p.py:NAME")
+
+
 # ------------------------------------------------------------------------------------------------
 # Usage errors: the subcommand's usage, the argument and its value
 
@@ -167,6 +194,20 @@ def test_a_wrong_name_is_an_error_of_the_name_argument(
     assert code == 1 and err.startswith(
         f"error: argument --name 'revrse': {program} defines no name"
     )
+
+
+def test_a_wrong_name_lists_the_programs_sops(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # the hint said only "pass --name with a name the program assigns"; a close match is looked
+    # for among the program's s-ops first (`sortd` -> sorted, not the prelude's sort)
+    program = tmp_path / "s.rasp"
+    program.write_text("up = indices + 1;\nsorted = aggregate(select(indices, indices, ==), up);\n")
+    code, _, err = run(capsys, "run", str(program), "--input", "ab", "--name", "xyz")
+    assert code == 1
+    assert "hint: pass --name with a name the program assigns (its s-ops: sorted, up)" in err
+    code, _, err = run(capsys, "run", str(program), "--input", "ab", "--name", "sortd")
+    assert code == 1 and "hint: did you mean 'sorted'?" in err
 
 
 # ------------------------------------------------------------------------------------------------
@@ -303,6 +344,13 @@ def test_every_command_has_examples_in_its_help(capsys: pytest.CaptureFixture[st
         text = capsys.readouterr().out or run(capsys, command, "--help")[1]
         assert "examples:" in text and EXAMPLES[command][0] in text, command
     assert "examples:" in run(capsys, "--help")[1]
+
+
+def test_every_argument_is_described_in_the_help() -> None:
+    # compile's and draw's -o, export's --to and -o, show's and export's M.safetensors had none
+    for command, sub in build_parser().subcommand_parsers.items():  # type: ignore[attr-defined]
+        for action in sub._actions:
+            assert action.help, (command, action.option_strings or action.dest)
 
 
 def test_help_says_how_tokens_are_read(capsys: pytest.CaptureFixture[str]) -> None:

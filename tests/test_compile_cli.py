@@ -182,6 +182,21 @@ def test_run_says_how_to_write_tokens_of_the_other_kind(
     assert run(capsys, "run", "--model", str(model), "--input", right)[1] == output + "\n"
 
 
+def test_run_says_a_json_list_keeps_its_types(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # `[1.0, 2]` for the vocabulary [1, 2, 3] said only that 1.0 is no token of it
+    argv, _, model = compile_argv(tmp_path, "m", "s = tokens_int + 1;\n", "[1,2,3]")
+    assert run(capsys, *argv)[0] == 0
+    for given, wrong in (("[1.0, 2]", "1.0 (a float)"), ("[2, true]", "true (a bool)")):
+        code, _, err = run(capsys, "run", "--model", str(model), "--input", given)
+        assert code == 2 and err.endswith(
+            f"; a JSON list keeps its types: the vocabulary has 1 (an int), not {wrong}\n"
+        )
+    code, _, err = run(capsys, "run", "--model", str(model), "--input", "[2, 7]")
+    assert code == 2 and err.endswith(f"[1, 2, 3] ({model})\n"), "7 equals no token: no hint"
+
+
 def test_verify_compiles_and_reports_json(
     capsys: pytest.CaptureFixture[str], reverse_file: Path
 ) -> None:

@@ -113,6 +113,11 @@ def test_draw_model_and_argument_errors(
     )
     assert code == 2 and "--vocab applies only to a .rasp program" in err
     code, _, err = run(
+        capsys, "draw", str(prev_model), "--input", "abc", "-o", str(png), "--vocab", "ab",
+        "--max-len", "3",
+    )  # fmt: skip
+    assert code == 2 and "--vocab, --max-len apply only to a .rasp program" in err
+    code, _, err = run(
         capsys, "draw", str(prev_model), "--input", "abc", "-o", str(tmp_path / "no" / "p.png")
     )
     assert (

@@ -429,3 +429,18 @@ def test_a_token_with_a_control_character_is_quoted_once_not_escaped_twice(
     shown = '"a\\u001b" "b\\\\" "x\\u202e" "a\\\\x1b"'
     assert f"vocab:       {shown}  (bos id 4, pad id 5)" in out
     assert f"tokens: {shown}" in out
+
+
+def test_the_certificate_is_shown_as_the_files_claim(tmp_path: Path) -> None:
+    # anyone editing the file can rewrite its certificate: the text says who re-checks it, with
+    # the path as a shell would take it
+    meta = dict(FAKE_META, certificate={"ok": True, "checks": []})
+    path = write_fake_model(tmp_path / "my model.safetensors", meta)
+    lines = format_summary(summarize(read_model_file(path))).splitlines()
+    at = lines.index("certificate: no decision to check")
+    assert lines[at + 1] == (
+        f"  as the file records it; `rasp verify --model '{path}'` re-checks it from the weights"
+    )
+    # a file without a certificate claims nothing
+    plain = format_summary(summarize(read_model_file(write_fake_model(tmp_path / "p.safetensors"))))
+    assert "as the file records it" not in plain

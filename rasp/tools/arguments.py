@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rasp.atoms import atom_key
 from rasp.errors import ErrorKind, RaspError, Source
+from rasp.sources import is_safetensors
 from rasp.tools.console import Console
 from rasp.wording import close_name, with_article
 
@@ -107,6 +108,15 @@ def parse_tokens(text: str) -> list[Any]:
     brackets and punctuation) is split into characters, so Dyck inputs such as `[()]`, `[]` and
     `[[]]` are their characters.
     """
+    undecodable = re.search("[\udc80-\udcff]", text)
+    if undecodable is not None:
+        # a byte the shell's argument was not UTF-8 in, as Python's surrogateescape gives it: as
+        # a token it would print back as the raw byte (invalid UTF-8 in --json) or not at all
+        byte = ord(undecodable.group()) - 0xDC00
+        raise UsageError(
+            f"byte 0x{byte:02x} (character {undecodable.start() + 1}) is not UTF-8 text; "
+            "give the tokens in UTF-8"
+        )
     stripped = text.strip()
     if not stripped.startswith("["):
         return list(text)
@@ -115,10 +125,11 @@ def parse_tokens(text: str) -> list[Any]:
     try:
         value = json.loads(stripped)
     except json.JSONDecodeError as exc:
+        curly = " straight" if re.search("[\u201c\u201d\u2018\u2019]", stripped) else ""
         raise UsageError(
             f"{text!r} looks like a JSON list but is not valid JSON "
             f"({exc.msg} at column {exc.colno}); "
-            'write strings in double quotes, e.g. \'["a","b"]\''
+            f'write strings in{curly} double quotes, e.g. \'["a","b"]\''
         ) from None
     except ValueError:  # a number past Python's limit on text-to-int conversion
         raise UsageError(
@@ -131,6 +142,12 @@ def parse_tokens(text: str) -> list[Any]:
         if item is None or not isinstance(item, (str, int, float, bool)):
             raise UsageError(
                 f"tokens must be strings, numbers or booleans, got {json.dumps(item)} in {text!r}"
+            )
+        if isinstance(item, str) and re.search("[\ud800-\udfff]", item):
+            # JSON's "\udcff" alone: no character, so no text can print or save it
+            raise UsageError(
+                f"the token {json.dumps(item)} in {text!r} holds a lone surrogate, which is no "
+                "character; tokens are text (or numbers or booleans)"
             )
         if isinstance(item, float) and not math.isfinite(item):
             # Python's JSON reads NaN and Infinity (and 1e999 as Infinity): NaN equals no token,
@@ -177,10 +194,7 @@ def refuse_model_file(file: str) -> None:
             start = handle.read(9)
     except OSError:
         return  # read_source says why
-    # safetensors: an 8-byte little-endian header length, then the header's JSON object; program
-    # text never starts so (its first 8 bytes would make a length of petabytes)
-    length = int.from_bytes(start[:8], "little")
-    if len(start) == 9 and start[8:] == b"{" and 2 <= length <= size - 8:
+    if is_safetensors(start, size):
         raise RaspError(
             f"{file} is a compiled model (a safetensors file), not a RASP program",
             hint=f"a model goes after --model: `rasp run --model {file} --input INPUT`, `rasp "
@@ -199,13 +213,18 @@ def select_output(interp: Any, name: str | None, filename: str) -> Any:
         if name is None:
             raise RaspError(
                 f"{filename} assigns no name, so there is nothing to run",
-                hint="assign the result to a name (out = ...;) or pass --name",
+                hint="assign the result to a name (result = ...;) or pass --name",
                 kind=ErrorKind.NAME,
             )
     if name not in set(interp.names()):
-        close = close_name(name, interp.names())
+        sop_names = [n for n in interp.user_names() if isinstance(interp.get(n), SOp)]
+        # the program's own s-ops first: `srt` in sort.rasp meant `sorted`, not the prelude's sort
+        close = close_name(name, sop_names) or close_name(name, interp.names())
+        listed = f" (its s-ops: {', '.join(sop_names[:8])}{', ...' if len(sop_names) > 8 else ''})"
         hint = (
-            f"did you mean '{close}'?" if close else "pass --name with a name the program assigns"
+            f"did you mean '{close}'?"
+            if close
+            else f"pass --name with a name the program assigns{listed if sop_names else ''}"
         )
         where = f"argument --name {name!r}: " if given else ""
         raise RaspError(

@@ -58,8 +58,10 @@ def summary_line(certificate: dict[str, Any] | None) -> str:
     )
     if failed:
         return (
-            f"certificate: NOT proved: {len(failed)} of {len(checks)} blocks have a decision whose "
-            f"margin is not above its worst-case float32 error; weakest: {where}"
+            # a check is one row of `rasp show`'s table (a block's decisions of one kind)
+            f"certificate: NOT proved: {len(failed)} of {len(checks)} checks "
+            f"{'finds' if len(failed) == 1 else 'find'} a decision whose margin is not above its "
+            f"worst-case float32 error; weakest: {where}"
         )
     return (
         f"certificate: every decision proved for any float32 evaluation order "

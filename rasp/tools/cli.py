@@ -36,6 +36,7 @@ from rasp.tools.pyprogram import (
     add_python_options,
     is_python_target,
     run_python_program,
+    split_target,
     use_tracr_compat,
 )
 
@@ -108,7 +109,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_python_options(comp)
     _add_vocab_and_len(comp, required=True)
     comp.add_argument("--name", help="the s-op to compile (default: the last name assigned)")
-    comp.add_argument("-o", "--output", required=True, metavar="OUT.safetensors", type=_path)
+    comp.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT.safetensors",
+        type=_path,
+        help="the model file to write (nothing is written if the compile is refused)",
+    )
     comp.add_argument("--causal", action="store_true", help="compile with causal attention")
     comp.add_argument(
         "--no-head-masks",
@@ -178,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--json", action="store_true", help="print the report as JSON")
 
     show = command("show", "summarise a compiled model (layers, heads, widths, labels)")
-    show.add_argument("model", metavar="M.safetensors")
+    show.add_argument("model", metavar="M.safetensors", help="a model written by rasp compile")
     shown = show.add_mutually_exclusive_group()
     shown.add_argument("--json", action="store_true", help="print the summary as JSON")
     shown.add_argument(
@@ -196,19 +204,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_python_options(draw)
     draw.add_argument("--input", required=True, metavar="INPUT", help=INPUT_HELP)
-    draw.add_argument("-o", "--output", required=True, metavar="OUT.png", type=_path)
+    draw.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT.png",
+        type=_path,
+        help="the picture to write (its suffix names the format: .png, .svg, .pdf, ...)",
+    )
     _add_vocab_and_len(draw, required=False)
     draw.add_argument("--name", help="the s-op to draw (default: the last name assigned)")
     draw.add_argument(
         "--dot", metavar="OUT.dot", type=_path, help="also write the graph as DOT text"
     )
-    _add_max_params(draw, " (of a .rasp program)")
+    _add_max_params(draw, " (a .rasp TARGET only)")
     draw.add_argument("--json", action="store_true", help="print what was written as JSON")
 
     export = command("export", "export a compiled model for another library")
-    export.add_argument("model", metavar="M.safetensors")
-    export.add_argument("--to", required=True, choices=["transformer-lens"])
-    export.add_argument("-o", "--output", required=True, metavar="OUT", type=_path)
+    export.add_argument("model", metavar="M.safetensors", help="a model written by rasp compile")
+    export.add_argument(
+        "--to", required=True, choices=["transformer-lens"], help="the library to export for"
+    )
+    export.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        type=_path,
+        help="the directory to write (made if missing; files of the same names are replaced)",
+    )
     export.add_argument("--json", action="store_true", help="print what was written as JSON")
 
     repl = command("repl", "interactive RASP (like the original's REPL)")
@@ -452,6 +476,15 @@ def _cmd_repl(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if is_python_target(args.file):  # it was read as RASP: a screen of syntax errors
+        path, name = split_target(args.file)
+        print(
+            "usage: rasp repl [FILE.rasp]\nrasp repl: error: argument FILE.rasp "
+            f"'{args.file}': the REPL loads RASP programs, and {path} is Python; run its s-op "
+            f"with `rasp run {path}:{name or 'NAME'} --input INPUT`",
+            file=sys.stderr,
+        )
+        return 2
     if args.file is not None:
         with open(args.file, "rb"):  # a missing file is an error before the session starts
             pass
@@ -469,6 +502,8 @@ def _silence_stdout() -> None:
 
 
 def _os_error_text(exc: OSError) -> str:
+    if isinstance(exc, IsADirectoryError) and exc.filename is not None:  # as rasp.sources says it
+        return f"cannot read {exc.filename}: it is a directory"
     if exc.filename is not None:
         return f"cannot read {exc.filename}: {exc.strerror or exc}"
     return str(exc)

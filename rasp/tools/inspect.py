@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -255,7 +256,15 @@ def format_summary(summary: ModelSummary) -> str:
         "",
     ]
     lines += operations_table(summary.operations)
-    lines += [""] + table_lines(meta.get("certificate"))
+    certificate = table_lines(meta.get("certificate"))
+    if meta.get("certificate"):  # a claim anyone editing the file can rewrite: say who checks it
+        certificate.insert(
+            1,
+            f"  as the file records it; `rasp verify --model {shlex.quote(str(summary.path))}` "
+            "re-checks it from "
+            "the weights",
+        )
+    lines += [""] + certificate
     lines += ["", f"residual stream ({cfg['d_model']} dims):"]
     for group in summary.residual:
         lines.append(f"  {group.start:>4}  {group.describe()}")

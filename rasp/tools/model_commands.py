@@ -266,7 +266,8 @@ def _draw(args: argparse.Namespace) -> int:
         if given:
             return steps.usage_error(
                 "draw",
-                f"{', '.join(given)} applies only to a .rasp program; a model "
+                f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} only to a "
+                ".rasp program; a model "
                 "file is already compiled (its vocabulary, length and output fixed)",
             )
         lines = draw_model_file(target, args.input, args.output, args.dot)

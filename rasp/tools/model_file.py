@@ -58,7 +58,7 @@ def _json_input_hint(tokens: Sequence[Any], vocab: Sequence[Any]) -> str:
         strings = {t for t in vocab if isinstance(t, str)}
         as_text = [t if isinstance(t, str) else json.dumps(t) for t in tokens]
         if not strings or not all(t in strings for t in as_text):
-            return ""
+            return _other_type_hint(tokens, vocab)
         listed = json.dumps(as_text, ensure_ascii=False)
         return f"; its tokens are strings: write the input as strings, --input '{listed}'"
     known = {json.dumps(t) for t in vocab if not isinstance(t, str)}
@@ -66,6 +66,25 @@ def _json_input_hint(tokens: Sequence[Any], vocab: Sequence[Any]) -> str:
         return ""
     as_json = "[" + ",".join(tokens) + "]"
     return f"; its tokens are not strings: write the input as a JSON list, --input '{as_json}'"
+
+
+_KIND = {bool: "a bool", int: "an int", float: "a float", str: "a string"}
+
+
+def _other_type_hint(tokens: Sequence[Any], vocab: Sequence[Any]) -> str:
+    """Where the first unknown token equals a vocabulary token of another type (`1.0` for the
+    vocabulary [1, 2, 3]): a JSON list keeps its types, and the model matches them."""
+    known = {(type(v), v) for v in vocab}
+    unknown = next((t for t in tokens if (type(t), t) not in known), None)
+    if unknown is None or isinstance(unknown, str):
+        return ""
+    same = next((v for v in vocab if v == unknown and not isinstance(v, str)), None)
+    if same is None or type(same) is type(unknown):
+        return ""
+    return (
+        f"; a JSON list keeps its types: the vocabulary has {json.dumps(same)} "
+        f"({_KIND[type(same)]}), not {json.dumps(unknown)} ({_KIND[type(unknown)]})"
+    )
 
 
 @dataclass(frozen=True)

@@ -65,8 +65,8 @@ def is_python_target(target: str | None) -> bool:
 def split_target(target: str) -> tuple[str, str | None]:
     """`prog.py:NAME` -> ("prog.py", "NAME"); `prog.py` -> ("prog.py", None)."""
     path, sep, name = target.rpartition(":")
-    if sep and path.endswith(".py") and name and "/" not in name and "\\" not in name:
-        return path, name
+    if sep and path.endswith(".py") and "/" not in name and "\\" not in name:
+        return path, name or None  # `prog.py:` names no s-op, as `prog.py` (not a file `prog.py:`)
     return target, None
 
 
@@ -165,7 +165,12 @@ def _pick(namespace: dict[str, Any], name: str | None, path: str, source: Source
         )
     if name not in namespace:
         close = close_name(name, candidates or list(namespace))
-        hint = f"did you mean '{close}'?" if close else "NAME is a top-level name of the file"
+        listed = ", ".join(candidates[:8]) or "none found"
+        hint = (
+            f"did you mean '{close}'?"
+            if close
+            else f"NAME is an s-op or a function returning one (in this file: {listed})"
+        )
         raise RaspError(f"{path} defines no name '{name}'", hint=hint, kind=ErrorKind.NAME)
     return namespace[name]
 

@@ -37,10 +37,11 @@ from rasp.sops import Evaluator, Selector, SOp, evaluate
 from rasp.tools import repl_input
 from rasp.tools.repl_compiled import COMMANDS as COMPILED_COMMANDS
 from rasp.tools.repl_compiled import CompiledView
-from rasp.tools.repl_help import HELP_TEXT
+from rasp.tools.repl_help import HELP_TEXT, unknown_command
 from rasp.tools.repl_listing import LoadListing
 from rasp.tools.repl_undo import BindingUndo
 from rasp.values import (
+    FORM_USAGE,
     TOKEN_HINT,
     BuiltinFunction,
     RaspFunction,
@@ -139,6 +140,10 @@ class ReplSession:
         """Take one input line; return what the REPL prints for it ("" mid-statement)."""
         if self.finished:
             return ""
+        not_text = repl_input.not_utf8(line)
+        if not_text is not None:
+            self._pending = []  # (the statement it was part of goes with it, as on Ctrl-C)
+            return not_text
         if line.strip().startswith(":") and (
             not self._pending or repl_input.breaks(self._pending, line)
         ):
@@ -425,6 +430,8 @@ class ReplSession:
             return "error: :type NAME: which name? (:names lists them)"
         if word == ":type":
             known = self.interpreter.names()
+            if rest in FORM_USAGE:  # (`select` is a form of the grammar, no name)
+                return f"\t{rest}: built-in form, {FORM_USAGE[rest]}"
             if rest not in known:
                 close = close_name(rest, known)
                 hint = f" (did you mean '{close}'?)" if close else ""
@@ -432,7 +439,7 @@ class ReplSession:
             return f"\t{rest}: {kind_name(self.interpreter.get(rest))}"
         if word in COMPILED_COMMANDS:
             return self.compiled.command(word, rest, self)
-        return f"error: unknown command {text!r}; type :help for the commands"
+        return unknown_command(word, text)
 
 
 def _nodes_in(values: Iterable[Any]) -> Iterator[SOp | Selector]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from rasp.display import ExampleSettings, example_tokens
+from rasp.display import ExampleSettings, example_text, example_tokens
 from rasp.errors import RaspError, Source
 from rasp.residual_labels import text_of
 from rasp.sops import Evaluator, Node, Selector, SeqValue, SOp
@@ -259,7 +259,24 @@ class CompiledView:
                     f"the model's tokens are not strings: write the input as a list, "
                     f"{command} [{', '.join(tokens)}]"
                 )
+        if not rest:
+            self._check_example(tokens, session, command)
         return tokens
+
+    def _check_example(self, tokens: list[Any], session: ReplSession, command: str) -> None:
+        """The running example, which no one typed here, named where the model cannot take it
+        (it said `cannot run r on this input: the input has 5 tokens`, of an input not shown)."""
+        import transformer
+
+        state = self._state()
+        try:
+            state.model.encode([tokens])
+        except transformer.ModelInputError as err:
+            shown = example_text(session.settings.seq_example)
+            raise Refusal(
+                f"cannot run `{state.name}` on the running example {shown}: {err}; give "
+                f"{command} an INPUT, or set example to one the model takes"
+            ) from None
 
     # -- :verify --------------------------------------------------------------------------------
 

@@ -3,6 +3,11 @@
 
 from __future__ import annotations
 
+from rasp.tools.repl_compiled import COMMANDS as COMPILED_COMMANDS
+from rasp.wording import close_name
+
+COLON_COMMANDS = (":help", ":names", ":type", *COMPILED_COMMANDS)
+
 KEYWORDS = (
     "aggregate",
     "and",
@@ -60,3 +65,13 @@ The compiled view (needs the compiler and torch):
   :residual [INPUT]                  every variable after every sublayer, model | interpreter
   :verify [K]                        model == interpreter on every input up to length K, and more
   :draw [INPUT] [-o FILE.png]        picture (default comp_flows/NAME_INPUT.png and .dot)"""
+
+
+def unknown_command(word: str, text: str) -> str:
+    """The error for `text`, a `:command` line whose first word `word` is none of ours."""
+    if word in (":exit", ":quit", ":q"):  # other REPLs' spelling: say this one's
+        return f"error: unknown command {word!r}; to leave, type exit or quit (no ':') or Ctrl-D"
+    close = close_name(word, COLON_COMMANDS)
+    if close is not None:
+        return f"error: unknown command {word!r}; did you mean {close!r}?"
+    return f"error: unknown command {text!r}; type :help for the commands"

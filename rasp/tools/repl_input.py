@@ -4,11 +4,31 @@ continue, a line of nothing but comments."""
 
 from __future__ import annotations
 
-from rasp import ast
-from rasp.errors import RaspSyntaxError
-from rasp.parser import open_block, open_bracket, parse, starts_command
+import re
 
-__all__ = ["breaks", "is_blank", "is_command", "open_block", "open_bracket"]
+from rasp import ast
+from rasp.errors import RaspError, RaspSyntaxError
+from rasp.parser import open_block, open_bracket, parse, starts_command
+from rasp.sources import decode_source
+
+__all__ = ["breaks", "is_blank", "is_command", "not_utf8", "open_block", "open_bracket"]
+
+# A byte that is not UTF-8, as a reader with errors="surrogateescape" gives it
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")
+
+
+def not_utf8(line: str) -> str | None:
+    """The located error of a line holding a byte that is not UTF-8 (never a token or a name),
+    in `rasp run -`'s words; None for text."""
+    if not _NOT_UTF8.search(line):
+        return None
+    try:
+        decode_source(line.encode("utf-8", "surrogateescape"), "<repl>")
+    except RaspError as err:
+        err.message = err.message.replace("the program is", "the line is", 1)
+        err.hint = "type or pipe UTF-8 text"
+        return err.render()
+    return None  # (unreachable: a surrogate-escaped byte never decodes)
 
 
 def is_command(line: str) -> bool:

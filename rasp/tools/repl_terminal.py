@@ -9,6 +9,7 @@ so a session can be scripted: `echo 'x = 1;' | rasp repl`. All RASP behaviour li
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 import traceback
@@ -17,11 +18,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from rasp.tools.repl import ReplSession
-from rasp.tools.repl_compiled import COMMANDS as COMPILED_COMMANDS
-from rasp.tools.repl_help import KEYWORDS
+from rasp.tools.repl_help import COLON_COMMANDS, KEYWORDS
 
 HISTORY_FILE = Path("~/.rasp_history")
-COLON_COMMANDS = (":help", ":names", ":type", *COMPILED_COMMANDS)
 
 ReadLine = Callable[[str], str]  # prompt -> line; EOFError on Ctrl-D, KeyboardInterrupt on Ctrl-C
 
@@ -37,6 +36,10 @@ def run_terminal(
     `verbose` (`rasp repl -v`): an internal error's traceback goes to stderr."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
+    if isinstance(stdin, io.TextIOWrapper) and stdin.errors == "strict":
+        # a byte that is not UTF-8 (Latin-1 text piped in) ended the session as an internal
+        # UnicodeDecodeError; read so, the session reports it on its line (ReplSession.feed)
+        stdin.reconfigure(errors="surrogateescape")
     session = ReplSession(draw_hook=draw_hook)
     interactive = stdin.isatty() and stdout.isatty()
     toolkit = _prompt_toolkit_reader(session) if interactive else None

@@ -546,3 +546,12 @@ def test_a_name_from_a_tracr_module_compat_lacks_is_explained(
     assert code == 1, err
     assert "imports 'tracr.compiler.rasp_to_graph', a part of tracr that --tracr-compat" in err
     assert "graph.py:2:1" in err and "Traceback" not in err
+
+
+def test_an_unknown_name_lists_the_files_sops(capsys: pytest.CaptureFixture[str]) -> None:
+    # `library.py:make_hist` said only "NAME is a top-level name of the file"
+    library = Path(__file__).resolve().parents[2] / "programs" / "tracr" / "library.py"
+    code, out, err = run(capsys, "run", f"{library}:make_hist", "--input", "ab")
+    assert (code, out) == (1, "")
+    assert f"{library} defines no name 'make_hist'" in err
+    assert "hint: NAME is an s-op or a function returning one (in this file: length, " in err

@@ -98,6 +98,35 @@ def test_caret_lines_up_under_wide_characters() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "message", "hint"),
+    [
+        ("x\u00a0= tokens;", "U+00A0 (no-break space)", "write a plain space"),
+        (
+            "x = tokens == \u201ca\u201d;",
+            "U+201C (left double quotation mark)",
+            "write a straight double quote",
+        ),
+        (
+            "x = tokens == \u2018a\u2019;",
+            "U+2018 (left single quotation mark)",
+            "write a straight double quote",
+        ),
+        ("x = indices \u2212 1;", "U+2212 (minus sign)", "write -"),
+        ("s = select(indices, indices, \u2264);", "U+2264 (less-than or equal to)", "write <="),
+        ("x = tokens;\u200b", "U+200B (zero width space)", "it is invisible: delete it"),
+    ],
+)
+def test_a_typographic_character_is_named_by_its_code_point(
+    text: str, message: str, hint: str
+) -> None:
+    # It was "unexpected character '\xa0'" (a repr that reads as a space) with no hint.
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "pasted.rasp")
+    assert str(info.value) == f"unexpected character {message}"
+    assert info.value.hint is not None and info.value.hint.startswith(hint)
+
+
+@pytest.mark.parametrize(
     ("text", "message", "caret"),
     [
         ("y = indices >> 1;", "RASP has no '>>' (shift)", "^~"),

@@ -256,3 +256,20 @@ def test_parse_recovering_reads_a_long_statement_without_brackets_once(
     ]
     assert [item.span.line for item in items] == [1, 2, 604, 605]  # type: ignore[union-attr]
     assert sum(parsed_lengths) < 3 * len(text), parsed_lengths
+
+
+def test_loading_a_compiled_model_says_it_is_one(tmp_path: Path) -> None:
+    # `load "m.safetensors";` reported the file's binary header as text that is not UTF-8
+    header = b'{"__metadata__":{"rasp_forge":"{}"}}'
+    (tmp_path / "m.safetensors").write_bytes(len(header).to_bytes(8, "little") + header)
+    with pytest.raises(RaspError) as caught:
+        run(f'load "{tmp_path / "m.safetensors"}";')
+    assert str(caught.value) == (
+        f"{tmp_path / 'm.safetensors'} is a compiled model (a safetensors file), not a RASP program"
+    )
+    assert caught.value.span is not None  # located at the load statement
+    # text that merely starts like a length does not: an 8-byte prefix of a program
+    (tmp_path / "p.rasp").write_text("x = 1;  {y = 2;", encoding="utf-8")
+    with pytest.raises(RaspError) as caught:
+        run(f'load "{tmp_path / "p"}";')
+    assert "compiled model" not in str(caught.value) and caught.value.span.line == 1

@@ -403,3 +403,21 @@ def test_the_embedded_tokens_are_compared_with_the_input_as_given() -> None:
     out = session.feed(':residual [1, 1.5, "1.5"]')
     assert 'tokens    [1, 1.5, "1.5"]                  [1, 1.5, "1.5"]' in out
     assert "the model agrees with the interpreter everywhere on this input" in out
+
+
+@pytest.mark.parametrize("command", [":residual", ":draw"])
+def test_a_running_example_the_model_cannot_take_is_named(command: str) -> None:
+    # Without INPUT these run on the running example, which the error did not show ("the input
+    # has 5 tokens", of an input no one typed).
+    session = _compiled(":compile r abc 4")
+    assert session.feed(command) == (
+        'error: cannot run `r` on the running example "hello": the input has 5 tokens; this '
+        f"model was compiled for at most 4; give {command} an INPUT, or set example to one the "
+        "model takes"
+    )
+    assert session.feed('set example "abz"') == ""
+    assert session.feed(command).startswith(
+        'error: cannot run `r` on the running example "abz": token "z" at position 2'
+    )
+    # a typed INPUT is named as before
+    assert session.feed(f"{command} abcab").startswith("error: cannot run `r` on this input:")

@@ -7,8 +7,8 @@ import re
 
 from rasp.tools.repl import ReplSession
 from rasp.tools.repl_compiled import MIN_MAX_LEN
-from rasp.tools.repl_help import HELP_TEXT
-from rasp.tools.repl_terminal import COLON_COMMANDS, completion_candidates
+from rasp.tools.repl_help import COLON_COMMANDS, HELP_TEXT
+from rasp.tools.repl_terminal import completion_candidates
 
 LISTED = set(re.findall(r"(?<![\w'])(:[a-z]+)\b", HELP_TEXT))
 
@@ -23,11 +23,30 @@ def test_every_listed_colon_command_exists_and_every_one_is_listed() -> None:
 
 def test_an_unlisted_colon_command_is_unknown() -> None:
     session = ReplSession()
-    for command in (":quit", ":exit", ":load", ":show", ":run", ":undo"):
+    for command in (":load", ":show", ":run", ":undo"):
         assert command not in LISTED
         assert session.feed(command) == (
             f"error: unknown command {command!r}; type :help for the commands"
         )
+
+
+def test_other_repls_ways_to_leave_are_answered_with_this_ones() -> None:
+    # `:quit` (IPython's %quit, ghci's :q) said only "type :help for the commands"
+    session = ReplSession()
+    for command in (":quit", ":exit", ":q"):
+        assert command not in LISTED
+        assert session.feed(command) == (
+            f"error: unknown command {command!r}; to leave, type exit or quit (no ':') or Ctrl-D"
+        )
+    assert not session.finished
+    assert session.feed("quit") == "" and session.finished
+
+
+def test_a_mistyped_colon_command_is_named() -> None:
+    session = ReplSession()
+    for typo, meant in ((":compil r", ":compile"), (":layer", ":layers"), (":hlep", ":help")):
+        word = typo.split()[0]
+        assert session.feed(typo) == f"error: unknown command {word!r}; did you mean {meant!r}?"
 
 
 def test_the_listed_repl_commands_run() -> None:
@@ -58,3 +77,13 @@ def test_the_defaults_it_states_are_in_use() -> None:
     assert f"(default {DEFAULT_MAX_PARAMS:,})" in re.sub(r"\s+", " ", HELP_TEXT)
     for word in ("help", "help;", "?"):
         assert ReplSession().feed(word) == HELP_TEXT
+
+
+def test_type_names_a_built_in_form() -> None:
+    # `:type select` said "no name 'select'", though select is what a newcomer uses first
+    session = ReplSession()
+    assert session.feed(":type select") == "\tselect: built-in form, select(keys, queries, OP)"
+    assert session.feed(":type aggregate") == (
+        "\taggregate: built-in form, aggregate(selector, sop[, default])"
+    )
+    assert session.feed(":type length") == "\tlength: s-op"

@@ -425,3 +425,25 @@ def test_an_internal_error_in_a_for_body_is_as_an_evaluation_error(
 
 def _boom(*args: object) -> object:
     raise ValueError("boom")
+
+
+def test_piped_bytes_that_are_not_utf8_are_an_error_of_their_line() -> None:
+    # Under a strict UTF-8 reader (a UTF-8 locale, PYTHONIOENCODING=utf-8) a Latin-1 byte ended
+    # the session as an internal UnicodeDecodeError; read with surrogateescape, it showed as
+    # "unexpected character '\udcff'", or became part of a string token
+    raw = b'x = 1;\n\xff\n(1 +\n"a\xe9");\ny = 2;\n'
+    stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8", errors="strict")
+    stdout = io.StringIO()
+    assert run_terminal(stdin=stdin, stdout=stdout) == 0
+    assert stdout.getvalue().splitlines()[2:] == [
+        "    value: x =  1",
+        "<repl>:1:1: error: the line is not UTF-8 text: byte 0xff cannot be read here",
+        "    \ufffd",
+        "    ^",
+        "hint: type or pipe UTF-8 text",
+        "<repl>:1:3: error: the line is not UTF-8 text: byte 0xe9 cannot be read here",
+        '    "a\ufffd");',
+        "      ^",
+        "hint: type or pipe UTF-8 text",  # (the statement it ended went with it)
+        "    value: y =  2",
+    ]

@@ -103,8 +103,17 @@ def test_out_starts_as_the_tokens() -> None:
 def test_out_is_reserved_at_the_top_level_too() -> None:
     # A difference from the original, which binds `out = 3;` at the top level (docs/language.md,
     # section 7): here only statements bind it.
-    with pytest.raises(RaspNameError, match="Cannot set reserved name: out"):
+    with pytest.raises(RaspNameError, match="Cannot set reserved name: out") as caught:
         run("out = 3;")
+    # `out` is a reserved word, not a built-in or library name: the hint says so
+    assert caught.value.hint is not None and "'out' is a reserved word" in caught.value.hint
+
+
+@pytest.mark.parametrize("word", ["get", "zip", "len"])
+def test_a_reserved_word_is_called_one_in_the_hint(word: str) -> None:
+    with pytest.raises(RaspNameError) as caught:
+        run(f"{word} = 3;")
+    assert caught.value.hint == f"'{word}' is a reserved word of RASP; choose another name"
 
 
 def test_selector_application_gives_a_matrix() -> None:
