@@ -128,6 +128,25 @@ def test_compile_never_writes_over_its_program(
     assert program.read_text() == "x = indices;\n"
 
 
+@pytest.mark.parametrize("name", ["other.rasp", "lib.py", "new.RASP"])
+def test_compile_never_writes_a_model_over_a_program_source(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
+) -> None:
+    """`-o other.rasp` (a slip for other.safetensors) replaced another program's source with
+    binary weights; a name with a source's suffix is refused, existing or not."""
+    program, out_path = tmp_path / "p.rasp", tmp_path / name
+    program.write_text("x = indices;\n")
+    if name != "new.RASP":
+        out_path.write_text("y = tokens;\n")
+    argv = ["compile", str(program), "--vocab", "ab", "--max-len", "2", "-o", str(out_path)]
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and err.endswith(
+        f"rasp compile: error: -o {out_path} names a program source ({out_path.suffix}); write "
+        "the model to a .safetensors file\n"
+    )
+    assert name == "new.RASP" and not out_path.exists() or out_path.read_text() == "y = tokens;\n"
+
+
 @pytest.mark.parametrize("name", ["model.safetensors", "config.json", "rasp_forge.json"])
 def test_export_never_writes_over_the_model_it_reads(
     capsys: pytest.CaptureFixture[str], reverse_model: Path, tmp_path: Path, name: str

@@ -74,6 +74,13 @@ def cmd_compile(args: argparse.Namespace) -> int:
         return steps.usage_error(
             "compile", f"-o {args.output} is the program itself; write the model to another file"
         )
+    if Path(args.output).suffix.lower() in (".rasp", ".py"):
+        # a typo's slip (-o other.rasp) would replace a program's source with binary weights
+        return steps.usage_error(
+            "compile",
+            f"-o {args.output} names a program source ({Path(args.output).suffix}); write the "
+            "model to a .safetensors file",
+        )
     console = Console.from_args(args)
     _check_writable(args.output)
     model, warnings = _compile(
