@@ -66,7 +66,10 @@ def _classes(table: np.ndarray) -> tuple[list[np.ndarray], list[int]]:
     nonzero = table.any(axis=1) if table.size else np.zeros(n_rows, dtype=bool)
     if not nonzero.any():
         return [], [-1] * n_rows
-    packed = np.ascontiguousarray(np.packbits(table, axis=1))
+    if table.flags.c_contiguous or not table.T.flags.c_contiguous:
+        packed = np.ascontiguousarray(np.packbits(table, axis=1))
+    else:  # a table's transpose (its columns' classes): packed along its memory order
+        packed = np.ascontiguousarray(np.packbits(table.T, axis=0).T)
     rows = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
     _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
     inverse = inverse.ravel()

@@ -302,7 +302,7 @@ def _plan(
     else:
         values = analyse(graph)
     # the output's unembedding alone may put a build under a limit over it (compiler.plan_limit)
-    check_output(values.of(graph.output), graph.output.name, graph.output.span)
+    check_output(graph.output, values.of(graph.output))
     folded = fold_constants(graph, values)  # s-ops of one value: constants; widths of all: length
     if causal:
         check_causal(graph, folded, values)

@@ -18,10 +18,10 @@ the plan stops there with `PlannedOverLimit`, an `OverParamLimit`: the build tak
 build refused by `check_params` takes (compiler.alternatives), only sooner.
 
 Before any of that, each build's output is checked from the value analysis it plans from
-(`check_output`): an output that takes strings is a one-hot with a column per string, so W_U has
-at least that many columns of d_model + 1 >= |V| + 4 entries; with the embedding, over 10,000
-tokens that alone exceeds the default limit wherever the output takes every token (sort,
-most_freq), which then needs no select planned.
+(`check_output`): an output (the tokens or an aggregate) that takes strings is a one-hot with a
+column per string, so W_U has at least that many columns of d_model + 1 >= |V| + 4 entries; with
+the embedding, over 10,000 tokens that alone exceeds the default limit wherever the output takes
+every token (sort, most_freq), which then needs no select planned.
 
 It applies to the driver's builds under a limit (not the size prediction's probes) and from
 vocab_bound.BOUND_FROM tokens on, below which planning is quick and the refusal names the
@@ -37,6 +37,7 @@ from contextvars import ContextVar
 
 from compiler.blocks import Atom
 from compiler.budget import bytes_text
+from compiler.graph import IRNode, Op
 from compiler.model import OverParamLimit
 from compiler.vocab_bound import (
     BOUND_FROM,
@@ -47,7 +48,7 @@ from compiler.vocab_bound import (
     head_params,
     output_columns,
 )
-from rasp.errors import Diagnostic, Span, option
+from rasp.errors import Diagnostic, option
 
 # (the parameter limit, |V|) of the build being planned; None: no limit applies
 _LIMIT: ContextVar[tuple[int, int] | None] = ContextVar("plan_limit", default=None)
@@ -69,14 +70,19 @@ def planning_under(max_params: int | None, n_tokens: int) -> Iterator[None]:
         _LIMIT.reset(token)
 
 
-def check_output(values: Sequence[Atom], name: str, span: Span | None) -> None:
+def check_output(output: IRNode, values: Sequence[Atom]) -> None:
     """Raise PlannedOverLimit where the output's unembedding, one column per string among its
     `values` (the value analysis the build plans from), with the token embedding makes the build
     being planned larger than its limit: before any select's table is built (sort over 14,000
-    tokens planned two 14,000 x 14,000 tables for 20 s and 1.9 GB before its width head)."""
+    tokens planned two 14,000 x 14,000 tables for 20 s and 1.9 GB before its width head).
+
+    Only for the tokens and an aggregate, whose one-hot lists every value the analysis gives
+    (compiler.aggregates: a value no key writes keeps its column, empty); a map's may list only
+    the values its rows reach."""
     limit = _LIMIT.get()
-    if limit is None:
+    if limit is None or output.op not in (Op.TOKENS, Op.AGGREGATE):
         return
+    name, span = output.name, output.span
     max_params, v = limit
     columns = output_columns(values)
     params = embedding_params(v, columns)

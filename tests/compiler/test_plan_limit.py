@@ -140,7 +140,7 @@ def test_no_library_model_is_stopped_at_its_own_size(
     outputs: list[int] = []
     check_output = plan_limit.check_output
     monkeypatch.setattr(
-        driver, "check_output", lambda *a: (outputs.append(len(a[0])), check_output(*a))
+        driver, "check_output", lambda *a: (outputs.append(len(a[1])), check_output(*a))
     )
     model = compile_sop(sop, vocab, 4, name=out, source=source, max_params=params)
     assert model.param_count() == params
