@@ -58,20 +58,27 @@ def _add(rows: dict[Dim, np.ndarray], terms: Terms, column: int, scale: float, w
 
 
 def _classes(table: np.ndarray) -> tuple[list[np.ndarray], list[int]]:
-    """Distinct non-zero rows of a 0/1 table, and each row's class (-1 for an all-zero row)."""
-    seen: dict[bytes, int] = {}
-    reps: list[np.ndarray] = []
-    of_row: list[int] = []
-    for row in table:
-        if not row.any():
-            of_row.append(-1)
-            continue
-        key = row.tobytes()
-        if key not in seen:
-            seen[key] = len(reps)
-            reps.append(row)
-        of_row.append(seen[key])
-    return reps, of_row
+    """Distinct non-zero rows of a 0/1 table in the order they first occur, and each row's class
+    (-1 for an all-zero row). Rows are told apart packed 8 cells a byte, all at once (a row's
+    bytes each, hashed, took 2.6 s for 14,000 x 14,000 tokens)."""
+    table = np.asarray(table, dtype=bool)
+    n_rows = table.shape[0]
+    nonzero = table.any(axis=1) if table.size else np.zeros(n_rows, dtype=bool)
+    if not nonzero.any():
+        return [], [-1] * n_rows
+    if table.flags.c_contiguous or not table.T.flags.c_contiguous:
+        packed = np.ascontiguousarray(np.packbits(table, axis=1))
+    else:  # a table's transpose (its columns' classes): packed along its memory order
+        packed = np.ascontiguousarray(np.packbits(table.T, axis=0).T)
+    rows = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
+    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    # each distinct non-zero row's class: its rank by first occurrence
+    kept = np.flatnonzero(nonzero[first])
+    by_first = kept[np.argsort(first[kept], kind="stable")]
+    class_of = np.full(len(first), -1, dtype=np.int64)
+    class_of[by_first] = np.arange(len(by_first))
+    return [table[i] for i in first[by_first]], class_of[inverse].tolist()
 
 
 def _atom_block(

@@ -30,7 +30,7 @@ from compiler.fraction_means import fraction_means
 from compiler.graph import Graph, Op, build_graph
 from compiler.layout import Layout, lay_out
 from compiler.model import CompiledModel, Sketch
-from compiler.plan_limit import planning_under
+from compiler.plan_limit import check_output, planning_under
 from compiler.program_forms import keep_form
 from compiler.refusals import also_tried, header_refusal, refusals
 from compiler.schedule import Schedule, schedule_blocks
@@ -301,6 +301,8 @@ def _plan(
         values = infer_values(graph, vocab, max_len)  # what each node can be
     else:
         values = analyse(graph)
+    # the output's unembedding alone may put a build under a limit over it (compiler.plan_limit)
+    check_output(graph.output, values.of(graph.output))
     folded = fold_constants(graph, values)  # s-ops of one value: constants; widths of all: length
     if causal:
         check_causal(graph, folded, values)

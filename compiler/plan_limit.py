@@ -17,6 +17,12 @@ counted as `config_params` counts them, never above what this build would have. 
 the plan stops there with `PlannedOverLimit`, an `OverParamLimit`: the build takes the route a
 build refused by `check_params` takes (compiler.alternatives), only sooner.
 
+Before any of that, each build's output is checked from the value analysis it plans from
+(`check_output`): an output (the tokens or an aggregate) that takes strings is a one-hot with a
+column per string, so W_U has at least that many columns of d_model + 1 >= |V| + 4 entries; with
+the embedding, over 10,000 tokens that alone exceeds the default limit wherever the output takes
+every token (sort, most_freq), which then needs no select planned.
+
 It applies to the driver's builds under a limit (not the size prediction's probes) and from
 vocab_bound.BOUND_FROM tokens on, below which planning is quick and the refusal names the
 build's own size.
@@ -25,13 +31,23 @@ build's own size.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from compiler.blocks import Atom
 from compiler.budget import bytes_text
+from compiler.graph import IRNode, Op
 from compiler.model import OverParamLimit
-from compiler.vocab_bound import BOUND_FROM, EXTRA_DIMS, HEAD_EXTRA, embedding_params, head_params
+from compiler.vocab_bound import (
+    BOUND_FROM,
+    EXTRA_DIMS,
+    EXTRA_ROWS,
+    HEAD_EXTRA,
+    embedding_params,
+    head_params,
+    output_columns,
+)
 from rasp.errors import Diagnostic, option
 
 # (the parameter limit, |V|) of the build being planned; None: no limit applies
@@ -52,6 +68,47 @@ def planning_under(max_params: int | None, n_tokens: int) -> Iterator[None]:
         yield
     finally:
         _LIMIT.reset(token)
+
+
+def check_output(output: IRNode, values: Sequence[Atom]) -> None:
+    """Raise PlannedOverLimit where the output's unembedding, one column per string among its
+    `values` (the value analysis the build plans from), with the token embedding makes the build
+    being planned larger than its limit: before any select's table is built (sort over 14,000
+    tokens planned two 14,000 x 14,000 tables for 20 s and 1.9 GB before its width head).
+
+    Only for the tokens and an aggregate, whose one-hot lists every value the analysis gives
+    (compiler.aggregates: a value no key writes keeps its column, empty); a map's may list only
+    the values its rows reach."""
+    limit = _LIMIT.get()
+    if limit is None or output.op not in (Op.TOKENS, Op.AGGREGATE):
+        return
+    name, span = output.name, output.span
+    max_params, v = limit
+    columns = output_columns(values)
+    params = embedding_params(v, columns)
+    if params <= max_params:
+        return
+    d_model = v + EXTRA_DIMS
+    raise PlannedOverLimit(
+        [
+            Diagnostic(
+                f"with {v:,} tokens the model would be too large: at least {params:,} parameters "
+                f"({bytes_text(4 * params)} of float32 weights), counted from the values of the "
+                f"output '{name}' before anything is planned: it takes {columns:,} strings, an "
+                f"unembedding of {columns:,} columns beside the embedding's {v + EXTRA_ROWS:,} "
+                f"rows, over a residual of at least {d_model:,} dimensions (the token one-hot)",
+                span,
+                _hint(max_params),
+            )
+        ]
+    )
+
+
+def _hint(max_params: int) -> str:
+    return (
+        f"the limit is {max_params:,} parameters: use fewer tokens (a smaller vocabulary), or "
+        f"raise the limit ({option('max_params')}) if the machine can hold it"
+    )
 
 
 def check_head(qk_columns: int, averages: bool) -> None:
@@ -83,9 +140,7 @@ def check_head(qk_columns: int, averages: bool) -> None:
                 f"and key values, a head of {shape} over a residual of at least {d_model:,} "
                 "dimensions (the token one-hot)",
                 None,  # located at the node being planned (plan_state.Memo.once)
-                f"the limit is {max_params:,} parameters: use fewer tokens (a smaller "
-                f"vocabulary), or raise the limit ({option('max_params')}) if the machine can "
-                "hold it",
+                _hint(max_params),
             )
         ]
     )

@@ -30,6 +30,7 @@ from compiler.fits import noise_clusters
 from compiler.graph import IRNode
 from compiler.plan_context import PlanContext
 from compiler.selector_cases import compare_matrix, safe_compare
+from rasp import sops
 from rasp.errors import CompileError, Diagnostic
 
 Compare = Callable[[Atom, Atom], bool]  # (key value, query value) -> the select holds
@@ -96,8 +97,27 @@ class TwinTables:
         entries = self._entries.get(node.index)
         if entries is None:  # no twins: `compare` is `safe_compare`, which `compare_matrix` is
             assert node.comparison is not None
-            return compare_matrix(node.comparison, list(keys), list(queries))
+            return self._compared(node.comparison, keys, queries)
         return entries.table(keys, queries)
+
+    def _compared(
+        self, comparison: sops.Comparison, keys: Sequence[Atom], queries: Sequence[Atom]
+    ) -> np.ndarray:
+        """`compare_matrix`, once per value analysis: each build planned from it compares the
+        same values (sort over 9,000 tokens: three builds, each two 81M-pair tables)."""
+        key = (
+            "compare matrix",
+            comparison,
+            tuple(map(value_key, keys)),
+            tuple(map(value_key, queries)),
+        )
+        memo = self.ctx.value_sets.memo
+        found = memo.get(key)
+        if found is None:
+            found = compare_matrix(comparison, list(keys), list(queries))
+            found.flags.writeable = False  # shared by every build: never written in place
+            memo[key] = found
+        return found
 
     def runs(self, index: int) -> dict[tuple, tuple[Atom, ...]]:
         """value key -> its run of twins, for each value of s-op `index` in a run of two or more."""

@@ -81,11 +81,20 @@ def lower_bound(graph: Graph | None, vocab: Sequence[Atom], max_len: int) -> Bou
     return best
 
 
-def embedding_params(v: int) -> int:
+def embedding_params(v: int, out_columns: int = 1) -> int:
     """The embedding's parameters over `v` tokens: W_E's |V| + 2 rows of at least |V| + 3
-    dimensions, and W_U's one column at least."""
+    dimensions, and W_U's `out_columns` columns (one at least) and their bias."""
     d_model = v + EXTRA_DIMS
-    return (v + EXTRA_ROWS) * d_model + (d_model + 1)
+    return (v + EXTRA_ROWS) * d_model + (d_model + 1) * out_columns
+
+
+def output_columns(values: Sequence[Atom]) -> int:
+    """The fewest unembedding columns an output of these `values` (its value analysis) has: where
+    one is a string, the output is a one-hot (no number holds it, compiler.encode) with a column
+    per value, and distinct strings are never one column (only equal numbers are merged,
+    `Built.canonical`); else 1 (a number's logit)."""
+    strings = {v for v in values if type(v) is str}
+    return max(len(strings), 1)
 
 
 def head_params(d_model: int, d_head: int) -> int:

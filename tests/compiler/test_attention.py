@@ -10,6 +10,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compiler import attention
 from compiler.attention import (
     SCORE_UNIT,
     SOFTMAX_GAP,
@@ -338,3 +339,39 @@ def test_assembled_bos_value_is_exactly_the_default() -> None:
         assert {lab: float(col[pos]) for lab, col in written.items()} == {
             lab: float(lab == "agg:d") for lab in written
         }
+
+
+def _classes_one_by_one(table: np.ndarray) -> tuple[list[np.ndarray], list[int]]:
+    """The distinct non-zero rows in the order they first occur, and each row's class, row by
+    row (what `attention._classes` computes at once)."""
+    seen: dict[bytes, int] = {}
+    reps: list[np.ndarray] = []
+    of_row: list[int] = []
+    for row in table:
+        if not row.any():
+            of_row.append(-1)
+            continue
+        of_row.append(seen.setdefault(row.tobytes(), len(reps)))
+        if of_row[-1] == len(reps):
+            reps.append(row)
+    return reps, of_row
+
+
+@given(st.integers(0, 9), st.integers(0, 19), st.floats(0, 1), st.integers(0, 2**32 - 1))
+@settings(max_examples=300, deadline=None)
+def test_row_classes_are_the_rows_in_first_occurrence_order(
+    n_rows: int, n_cols: int, density: float, seed: int
+) -> None:
+    """A head's columns follow its table's row classes: found at once (rows packed 8 cells a
+    byte), they are the classes found row by row, in the same order, for a table and its
+    transpose (repeated rows included)."""
+    rng = np.random.default_rng(seed)
+    table = rng.random((n_rows, n_cols)) < density
+    if n_rows > 2:
+        table[-1] = table[0]
+    for t in (table, table.T):
+        reps, of_row = attention._classes(t)
+        want_reps, want_of_row = _classes_one_by_one(t)
+        assert of_row == want_of_row
+        assert len(reps) == len(want_reps)
+        assert all((a == b).all() for a, b in zip(reps, want_reps, strict=True))

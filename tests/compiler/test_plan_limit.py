@@ -54,6 +54,57 @@ def test_a_head_over_the_limit_stops_the_plan_before_its_weights(
     assert "the limit is 200,000,000 parameters: use fewer tokens" in text
 
 
+@pytest.fixture
+def nothing_planned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Planning any reading or block fails the test: no select's table is built."""
+
+    def planned(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a build was planned")
+
+    monkeypatch.setattr(driver, "plan_encodings", planned)
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "strings"),
+    [("sort", "200,090,006", "10,000"), ("most_freq", "200,100,010", "10,001")],
+)
+def test_an_output_over_the_limit_stops_every_build_before_it_is_planned(
+    name: str, params: str, strings: str, nothing_planned: None
+) -> None:
+    """Over 10,000 tokens the output's unembedding (a column per string it takes) and the
+    token embedding alone are over the default limit: sort and most_freq over 14,000 tokens
+    built two 14,000 x 14,000 select tables per build before their width head stopped them
+    (20-47 s and 1.2-1.9 GB)."""
+    sop, out, source = program_sop(str(ROOT / "programs" / f"{name}.rasp"), None)
+    with pytest.raises(plan_limit.PlannedOverLimit) as info:
+        compile_sop(sop, _tokens(10_000), 8, name=out, source=source)
+    text = info.value.render()
+    assert f"with 10,000 tokens the model would be too large: at least {params} parameters" in text
+    assert f"counted from the values of the output '{out}' before anything is planned" in text
+    assert f"it takes {strings} strings, an unembedding of {strings} columns" in text
+    assert "prelude.rasp:89:9: error:" in text  # at sort's aggregate, the output
+    assert "the limit is 200,000,000 parameters: use fewer tokens" in text
+
+
+def test_an_output_at_its_own_size_is_not_stopped() -> None:
+    """reverse over 300 tokens builds under a limit of exactly its size (the output's bound is
+    at most the model), and is stopped before planning one parameter under that bound."""
+    sop, out, source = program_sop(str(ROOT / "programs" / "reverse.rasp"), None)
+    vocab = _tokens(300)
+    params = compile_sop(sop, vocab, 2, name=out, source=source, max_params=None).param_count()
+    assert compile_sop(sop, vocab, 2, name=out, source=source, max_params=params).param_count() == (
+        params
+    )
+    # the output takes the 300 tokens: 300 columns of 304 (d_model + 1) beside 302 x 303
+    bound = plan_limit.embedding_params(300, 300)
+    assert bound == 302 * 303 + 304 * 300 <= params
+    with pytest.raises(plan_limit.PlannedOverLimit, match="before anything is planned"):
+        compile_sop(sop, vocab, 2, name=out, source=source, max_params=bound - 1)
+    # at the bound itself the build is planned, and refused from its shape
+    with pytest.raises(CompileError, match="the model would have 2,872,676 parameters"):
+        compile_sop(sop, vocab, 2, name=out, source=source, max_params=bound)
+
+
 def test_a_build_at_its_own_size_is_not_stopped() -> None:
     """sort over 256 tokens (where the stop starts) builds under a limit of exactly its size,
     and is stopped while planned one parameter under the bound of its widest head."""
@@ -74,8 +125,9 @@ def test_a_build_at_its_own_size_is_not_stopped() -> None:
 def test_no_library_model_is_stopped_at_its_own_size(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With the stop applied at any vocabulary, each library program at its usual vocabulary
-    still builds under a limit of exactly its own size: every head's bound is at most the model."""
+    """With the stops applied at any vocabulary, each library program at its usual vocabulary
+    still builds under a limit of exactly its own size: every head's bound, and the output's,
+    is at most the model."""
     sop, out, source = program_sop(str(ROOT / "programs" / f"{name}.rasp"), None)
     vocab = list(VOCABULARIES[name])
     params = compile_sop(sop, vocab, 4, name=out, source=source).param_count()
@@ -85,9 +137,14 @@ def test_no_library_model_is_stopped_at_its_own_size(
     monkeypatch.setattr(
         attention.plan_limit, "check_head", lambda w, avg: (checked.append(w), check(w, avg))
     )
+    outputs: list[int] = []
+    check_output = plan_limit.check_output
+    monkeypatch.setattr(
+        driver, "check_output", lambda *a: (outputs.append(len(a[1])), check_output(*a))
+    )
     model = compile_sop(sop, vocab, 4, name=out, source=source, max_params=params)
     assert model.param_count() == params
-    assert checked  # the stop was consulted
+    assert checked and outputs  # the stops were consulted
 
 
 def test_a_limit_of_the_kept_model_s_size_keeps_it() -> None:

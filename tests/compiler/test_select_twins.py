@@ -74,12 +74,14 @@ def test_noise_clusters_keep_what_merge_noise_keeps() -> None:
 
 
 class _Sets:
-    """The parts of a value analysis TwinTables reads: values and per-(i, n) relations."""
+    """The parts of a value analysis TwinTables reads: values, per-(i, n) relations, and the
+    memo its builds share (the tables compared once)."""
 
     def __init__(self, values: dict[int, tuple], relation: dict[int, dict | None]) -> None:
         self._values = values
         self.value_sets = self
         self.relation = relation
+        self.memo: dict = {}
 
     def values(self, index: int) -> tuple:
         return self._values[index]

@@ -60,10 +60,12 @@ class _Refused(Exception):
 
 
 class _Sets:
-    """What TwinTables reads of a value analysis: values and per-(position, length) relations."""
+    """What TwinTables reads of a value analysis: values, per-(position, length) relations, and
+    the memo its builds share (the tables compared once)."""
 
     def __init__(self, values: dict[int, tuple], relation: dict[int, dict | None]) -> None:
         self._values, self.value_sets, self.relation = values, self, relation
+        self.memo: dict = {}
 
     def values(self, index: int) -> tuple:
         return self._values[index]
