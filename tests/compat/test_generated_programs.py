@@ -65,6 +65,10 @@ def test_the_generator_reaches_the_whole_language() -> None:
         ">=)",
         "tokens_int",
         "set example",
+        "set s-op example",
+        "set selector example",
+        "select_from_last(",
+        "mark_first_instance(",
     ):
         assert word in text, word
 
