@@ -102,8 +102,12 @@ def _documented(
         return uses_asis and bool(re.search(r"\(\{.*\}\);$", text))
     # a selector is tested on the selector example here, on the s-op example there: there it is
     # bound, and fails to show on the selector example; `^` with a complex result is an error here
-    return ours == ("ERR",) and any(
-        "statement executed, but result fails on evaluation" in line or _COMPLEX.search(line)
+    if ours != ("ERR",):
+        return False
+    shown_selector = bool(theirs) and "selector: " in theirs[0]
+    return any(
+        _COMPLEX.search(line)
+        or (shown_selector and ("fails on evaluation" in line or "evaluation failed in" in line))
         for line in theirs
     )
 
