@@ -483,10 +483,13 @@ class _Gen:
         return [init, f"for {var} in {iterable} {{ {acc} = {acc} {op} {var}; }}", f"{acc};"]
 
     def example_command(self) -> str:
-        """`set s-op example` or `set selector example` (the next program's `set example` sets
-        both again)."""
-        which = self.pick(("s-op", "selector"))
-        return f"set {which} example {self.pick(_INT_EXAMPLES + _STRING_EXAMPLES)}"
+        """`set s-op example`, `set selector example`, `full seq display` or `examples` on or
+        off (each program starts with every setting reset: gen_diff.session_text)."""
+        which = self.pick(("s-op ", "selector ", ""))
+        if self.chance(0.5):
+            return f"set {which or 's-op '}example {self.pick(_INT_EXAMPLES + _STRING_EXAMPLES)}"
+        switch = self.pick(("on", "off"))
+        return self.pick((f"full seq display {switch}", f"{which}examples {switch}"))
 
     def program(self, length: int) -> Program:
         self.int_example = self.chance(0.3)
