@@ -389,6 +389,8 @@ class _Gen:
             return [f"{self.pick(('tokens', 'indices', 'length', 'True'))} = 1;"]
         if roll < 0.36:
             return self.sop_loop()
+        if roll < 0.4:
+            return self.sop_function()
         if roll < 0.38:
             return [self.example_command()]
         if roll < 0.33 and self.funcs:
@@ -481,6 +483,32 @@ class _Gen:
         self.names.setdefault(NSOP, []).append(acc)
         op = self.pick(("+", "-", "*", "and", "or"))
         return [init, f"for {var} in {iterable} {{ {acc} = {acc} {op} {var}; }}", f"{acc};"]
+
+    def sop_function(self) -> list[str]:
+        """A function of s-ops (its parameters read as s-ops: select, aggregate, a local s-op,
+        perhaps a nested def) and a call of it on s-ops, bound and then applied."""
+        name = self.fresh()
+        params = [self.fresh() for _ in range(self.rng.randint(1, 2))]
+        saved = {k: list(v) for k, v in self.names.items()}
+        self.names = {NSOP: list(params)}
+        body = []
+        if self.chance(0.5):
+            local = self.fresh()
+            body.append(f"{local} = {self.nsop(2)};")
+            self.names[NSOP].append(local)
+        if self.chance(0.3):
+            inner, arg = self.fresh(), self.fresh()
+            self.names[NSOP].append(arg)
+            body.append(f"def {inner}({arg}) {{ return {self.nsop(1)}; }}")
+            self.names[NSOP].remove(arg)
+            result = f"{inner}({self.nsop(1)})"
+        else:
+            result = self.nsop(2)
+        body.append(f"return {result};")
+        self.names = saved
+        call, bound = f"{name}({', '.join(self.nsop(1) for _ in params)})", self.fresh()
+        self.names.setdefault(NSOP, []).append(bound)
+        return [f"def {name}({', '.join(params)}) {{ {' '.join(body)} }}", f"{bound} = {call};"]
 
     def example_command(self) -> str:
         """`set s-op example`, `set selector example`, `full seq display` or `examples` on or
