@@ -389,10 +389,10 @@ class _Gen:
             return [f"{self.pick(('tokens', 'indices', 'length', 'True'))} = 1;"]
         if roll < 0.36:
             return self.sop_loop()
-        if roll < 0.4:
-            return self.sop_function()
         if roll < 0.38:
             return [self.example_command()]
+        if roll < 0.42:
+            return self.sop_function()
         if roll < 0.33 and self.funcs:
             name, arity = self.rng.choice(self.funcs)
             args = ", ".join(self.num(0) for _ in range(self.rng.randint(0, 3)))
