@@ -96,11 +96,10 @@ def _documented(
     if theirs == ("ERR",) and ours != ("ERR",):
         if sub_expression_fails(program, statement) or _calls_sop_function(program, statement):
             return True
-        # tokens_asis applied to a dict: the original keeps the dict, and any operation on it
-        # indexes it by position (`something went wrong: 0`)
-        text = program.statements[statement]
-        uses_asis = any("tokens_asis" in line for line in program.statements[: statement + 1])
-        return uses_asis and bool(re.search(r"\(\{.*\}\);$", text))
+        if _dict_indexed_by_position(program, statement):
+            return True
+    elif "ERR" in theirs and "ERR" not in ours and _dict_indexed_by_position(program, statement):
+        return True
     # a selector is tested on the selector example here, on the s-op example there: there it is
     # bound, and fails to show on the selector example; `^` with a complex result is an error here
     if _without_input_rows(ours) == _without_input_rows(theirs) and any(
@@ -131,6 +130,17 @@ def _calls_sop_function(program: Program, statement: int) -> bool:
         if found and f"{found[1]}(" in text and _SOP_WORDS.search(line):
             return True
     return False
+
+
+def _dict_indexed_by_position(program: Program, statement: int) -> bool:
+    """An s-op applied to a dict, where the original indexes the dict by position (`something
+    went wrong: 0`): tokens_asis in an operation keeps the dict, and the full seq display's
+    input row reads it so (section 7)."""
+    text = program.statements[statement]
+    if not re.search(r"\(\{.*\}\);$", text):
+        return False
+    before = program.statements[: statement + 1]
+    return any("tokens_asis" in line or line == "full seq display on" for line in before)
 
 
 def _without_input_rows(lines: tuple[str, ...]) -> tuple[str, ...]:
