@@ -100,15 +100,18 @@ def _documented(
             return True
     elif "ERR" in theirs and "ERR" not in ours and _dict_indexed_by_position(program, statement):
         return True
-    # a selector is tested on the selector example here, on the s-op example there: there it is
-    # bound, and fails to show on the selector example; `^` with a complex result is an error here
     if _without_input_rows(ours) == _without_input_rows(theirs) and any(
         line.startswith(("set s-op example ", "set selector example "))
         for line in program.statements[:statement]
     ):
         return True  # the original's `full seq display` input row shows the selector example
+    if theirs == ("ERR",) and ours and "selector: " in ours[0]:
+        # tested on the selector example here, on the s-op example there, where it fails
+        return selector_example(program, statement) != program.example
     if ours != ("ERR",):
         return False
+    # a selector is tested on the selector example here, on the s-op example there: there it is
+    # bound, and fails to show on the selector example; `^` with a complex result is an error here
     shown_selector = bool(theirs) and "selector: " in theirs[0]
     return any(
         _COMPLEX.search(line)
@@ -144,7 +147,12 @@ def _dict_indexed_by_position(program: Program, statement: int) -> bool:
 
 
 def _without_input_rows(lines: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(line for line in lines if not line.strip().startswith("input: "))
+    """The lines without the full seq display's input row; the output row is aligned with it."""
+    return tuple(
+        " ".join(line.split()) if line.strip().startswith("output: ") else line
+        for line in lines
+        if not line.strip().startswith("input: ")
+    )
 
 
 def _arguments(text: str) -> list[str]:
