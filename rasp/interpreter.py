@@ -249,6 +249,12 @@ class Interpreter:
                         iterable_expr.span,
                     )
                 checked = self._check is not None and frame.top
+                if checked and self._check is not None:
+                    # the original tests the iterable's s-ops as it computes them: one failing on
+                    # the running example fails the loop before it binds anything
+                    self._check(
+                        StatementResult(ResultKind.EXPR, (), (iterable,), iterable_expr.span)
+                    )
                 for item in list(iterable):
                     builtins.bind_targets(scope, targets, item, stmt.span)
                     for inner in body:

@@ -5,7 +5,9 @@ Each program is a list of one-line REPL statements that the original's grammar a
 arithmetic (division and modulo by zero included), comparisons between mixed types, `if`/`else`
 expressions, elementwise s-op expressions, `select` with every comparison, `aggregate` (categorical
 and numerical, with and without a default), `selector_width`, selector `and`/`or`/`not`, functions
-(`def` ... `return`), `for` loops and the library functions the original preloads. Most
+(`def` ... `return`), `for` loops (over atoms, and over s-ops building an s-op), `set s-op
+example` and `set selector example`, selectors applied to inputs, and the library functions the
+original preloads. Most
 expressions are well typed; a few are not on purpose, so that errors are compared too.
 
 The generator avoids what docs/language.md (section 7) lists as deliberate differences: `!=`
@@ -326,6 +328,7 @@ class _Gen:
             lambda: f"contains({self.ssop(d - 1)}, {self.string(0)})",
             lambda: f"has_focus({self.sel(d - 1)})",
             lambda: f"mark_last_instance({self.ssop(d - 1)}, {self.string(0)})",
+            lambda: f"mark_first_instance({self.ssop(d - 1)}, {self.string(0)})",
             lambda: self.aggregate(BSOP, d),
             lambda: f"{self.string(0)} in {self.ssop(d - 1)}",
             lambda: (
@@ -361,6 +364,7 @@ class _Gen:
             lambda: f"not {self.paren(self.sel(d - 1))}",
             lambda: f"select_next_identical({self.ssop(d - 1)})",
             lambda: f"select_from_first({self.ssop(d - 1)}, {self.string(0)})",
+            lambda: f"select_from_last({self.ssop(d - 1)}, {self.string(0)})",
         ]
         return self.choose(leaf, inner, d)
 
@@ -383,6 +387,12 @@ class _Gen:
             return [f"{name} = {self.pick(ODD_SOPS)};"]
         if roll < 0.31:
             return [f"{self.pick(('tokens', 'indices', 'length', 'True'))} = 1;"]
+        if roll < 0.36:
+            return self.sop_loop()
+        if roll < 0.38:
+            return [self.example_command()]
+        if roll < 0.42:
+            return self.sop_function()
         if roll < 0.33 and self.funcs:
             name, arity = self.rng.choice(self.funcs)
             args = ", ".join(self.num(0) for _ in range(self.rng.randint(0, 3)))
@@ -458,6 +468,57 @@ class _Gen:
             self.names[NUM].remove(var)
         return [init, f"for {head} {{ {body} }}", f"{acc};"]
 
+    def sop_loop(self) -> list[str]:
+        """A loop over s-ops (a list of them, or a comprehension making them) that builds an s-op:
+        each value is tested on the running example as it is computed."""
+        acc, var = self.fresh(), self.fresh()
+        init = f"{acc} = {self.nsop(1)};"
+        if self.chance(0.5):
+            items = ", ".join(self.expr(self.pick((NSOP, NSOP, NUM)), 1) for _ in range(2))
+            iterable = f"[{items}]"
+        else:
+            k = self.fresh()
+            body = f"{self.paren(self.nsop(1))} {self.pick(_ARITH)} {k}"
+            iterable = f"[{body} for {k} in {self.pick(('range(3)', '[1, 2]', '[0]'))}]"
+        self.names.setdefault(NSOP, []).append(acc)
+        op = self.pick(("+", "-", "*", "and", "or"))
+        return [init, f"for {var} in {iterable} {{ {acc} = {acc} {op} {var}; }}", f"{acc};"]
+
+    def sop_function(self) -> list[str]:
+        """A function of s-ops (its parameters read as s-ops: select, aggregate, a local s-op,
+        perhaps a nested def) and a call of it on s-ops, bound and then applied."""
+        name = self.fresh()
+        params = [self.fresh() for _ in range(self.rng.randint(1, 2))]
+        saved = {k: list(v) for k, v in self.names.items()}
+        self.names = {NSOP: list(params)}
+        body = []
+        if self.chance(0.5):
+            local = self.fresh()
+            body.append(f"{local} = {self.nsop(2)};")
+            self.names[NSOP].append(local)
+        if self.chance(0.3):
+            inner, arg = self.fresh(), self.fresh()
+            self.names[NSOP].append(arg)
+            body.append(f"def {inner}({arg}) {{ return {self.nsop(1)}; }}")
+            self.names[NSOP].remove(arg)
+            result = f"{inner}({self.nsop(1)})"
+        else:
+            result = self.nsop(2)
+        body.append(f"return {result};")
+        self.names = saved
+        call, bound = f"{name}({', '.join(self.nsop(1) for _ in params)})", self.fresh()
+        self.names.setdefault(NSOP, []).append(bound)
+        return [f"def {name}({', '.join(params)}) {{ {' '.join(body)} }}", f"{bound} = {call};"]
+
+    def example_command(self) -> str:
+        """`set s-op example`, `set selector example`, `full seq display` or `examples` on or
+        off (each program starts with every setting reset: gen_diff.session_text)."""
+        which = self.pick(("s-op ", "selector ", ""))
+        if self.chance(0.5):
+            return f"set {which or 's-op '}example {self.pick(_INT_EXAMPLES + _STRING_EXAMPLES)}"
+        switch = self.pick(("on", "off"))
+        return self.pick((f"full seq display {switch}", f"{which}examples {switch}"))
+
     def program(self, length: int) -> Program:
         self.int_example = self.chance(0.3)
         example = self.pick(_INT_EXAMPLES if self.int_example else _STRING_EXAMPLES)
@@ -468,7 +529,7 @@ class _Gen:
         statements: list[str] = []
         for _ in range(length):
             statements += self.statement()
-        for kind in SOPS:
+        for kind in (*SOPS, SEL):
             for name in self.names.get(kind, [])[:2]:
                 other = self.pick(_INT_EXAMPLES if self.int_example else _STRING_EXAMPLES)
                 if self.chance(0.15):

@@ -102,6 +102,18 @@ def test_a_loop_body_is_checked_as_it_runs() -> None:
     assert {"b", "c"}.isdisjoint(session.interpreter.names())
 
 
+def test_a_loop_s_iterable_is_checked_before_it_binds_anything() -> None:
+    # The original tests the iterable's s-ops as it computes them, so the loop fails at once; it
+    # bound `v` to the failing s-op and ran the body (found by gen_diff.py 901000 300).
+    session = ReplSession()
+    session.feed("set example [1, 2]")
+    failing = 'aggregate(select(indices, indices, >=), tokens == "", "")'
+    printed = session.feed(f"c = 0; for v in [1, {failing}] {{ c = c + 1; }}")
+    assert "error: asked to average multiple values" in printed and "not bound" in printed
+    assert session.interpreter.get("c") == 0
+    assert "v" not in session.interpreter.names()
+
+
 def test_a_loop_checks_each_step_without_recomputing_the_chain(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
