@@ -10,8 +10,8 @@ the file's tensors as they are. A head may carry a mask (format version 3, `seen
 only the keys whose position compares with the query's as the mask says, and always BOS; a causal
 model sees no later key. There is no padding mask: the compiled weights give PAD keys a score
 so low that float32 softmax weighs them exactly 0, as in any TransformerLens-compatible runtime.
-Products are IEEE float32 during `forward` whatever TF32 or matmul-precision setting the process
-has (transformer/precision.py): the certificate bounds float32 rounding only.
+Products are IEEE float32 during `forward` whatever TF32, matmul-precision or autocast setting the
+process has (transformer/precision.py): the certificate bounds float32 rounding only.
 """
 
 from __future__ import annotations
@@ -199,8 +199,9 @@ class Transformer(nn.Module):
                 f"ids must be [batch, pos] with pos <= n_ctx = {self.cfg.n_ctx}, "
                 f"got {tuple(ids.shape)}"
             )
-        # the certificate bounds float32 products: TF32 or bfloat16 ones are off for this call
-        with ieee_float32():
+        # the certificate bounds float32 products: TF32, bfloat16 or autocast ones are off for
+        # this call
+        with ieee_float32(self.embed.W_E.device.type):
             embed = self.embed(ids)  # [batch, pos, d_model]
             pos_embed = self.pos_embed(ids)  # [batch, pos, d_model]
             _record(cache, "hook_embed", embed)
