@@ -225,6 +225,7 @@ class CompiledTransformer:
         if (
             isinstance(inputs, str | bytes)
             or not isinstance(inputs, Sequence | np.ndarray)
+            or (isinstance(inputs, np.ndarray) and inputs.ndim == 0)  # has no len
             or len(inputs) == 0
         ):
             self.vocab.encode(inputs)  # raises: a bare string, not a list, or no inputs
