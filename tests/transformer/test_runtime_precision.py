@@ -146,3 +146,56 @@ def test_a_callers_autocast_does_not_reach_the_model(
         assert torch.equal(logits, want_logits) and torch.equal(cache, want_cache)
         assert got == want
         assert torch.equal(codes, model.run_ids(ids))
+
+
+OVERLAP_SCRIPT = """
+import json, sys, threading
+import torch
+import transformer
+
+model = transformer.load(sys.argv[1])
+torch.set_float32_matmul_precision("medium")
+a_inside, b_inside, a_done = threading.Event(), threading.Event(), threading.Event()
+seen = []
+
+
+def hook(*_):
+    if threading.current_thread().name == "a":
+        a_inside.set()
+        b_inside.wait(10)
+    else:  # b began inside a's run, and computes on after a's run ended
+        b_inside.set()
+        a_done.wait(10)
+        seen.append(torch.get_float32_matmul_precision())
+
+
+model.model.blocks[0].register_forward_hook(hook)
+outputs = {}
+a = threading.Thread(target=lambda: outputs.update(a=model.run(["abc"])), name="a")
+b = threading.Thread(target=lambda: outputs.update(b=model.run(["cab"])), name="b")
+a.start()
+a_inside.wait(10)
+b.start()
+b_inside.wait(10)
+a.join(10)
+a_done.set()
+b.join(10)
+print(json.dumps({"seen": seen, "after": torch.get_float32_matmul_precision(), **outputs}))
+"""
+
+
+def test_runs_overlapping_in_two_threads_both_multiply_in_float32(prev_path: Path) -> None:
+    # Each run restored the flags it had found: a run that began inside another found them IEEE,
+    # so once the first ended it computed on under "medium" (concurrent runs of a compiled sort
+    # decoded 184 of 200 inputs wrongly). The last run to end now restores them.
+    done = subprocess.run(
+        [sys.executable, "-c", OVERLAP_SCRIPT, str(prev_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen == {"seen": ["highest"], "after": "medium", "a": [["-", "a", "b"]],
+                    "b": [["-", "c", "a"]]}  # fmt: skip
