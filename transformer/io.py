@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from transformer.compiled import CompiledTransformer
+from transformer.compiled import CompiledTransformer, place
 from transformer.errors import ModelFormatError
 from transformer.fileformat import TensorInfo, read_raw, save
 from transformer.header import check_tensor_table, read_metadata
@@ -97,13 +97,7 @@ def _build(
     with torch.device("meta"):  # no placeholder weights: the file's tensors become the parameters
         model = Transformer(meta.config)
     model.load_state_dict(tensors, strict=True, assign=True)
-    try:
-        model = model.to(device)
-    except (RuntimeError, AssertionError) as err:  # e.g. CUDA requested but unavailable
-        raise ModelFormatError(
-            path, f"cannot place the model on device '{device}': {err}"
-        ) from None
-    return CompiledTransformer(model.eval(), meta)
+    return CompiledTransformer(place(model, path, device).eval(), meta)
 
 
 def _read_tensors(path: str, infos: Mapping[str, TensorInfo]) -> dict[str, torch.Tensor]:

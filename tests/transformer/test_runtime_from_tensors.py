@@ -141,3 +141,19 @@ def test_a_copy_on_a_missing_device_is_a_model_format_error() -> None:
     model = transformer.from_tensors(made.tensors, made.metadata)
     with pytest.raises(ModelFormatError, match="cannot place the model on device 'cuda'"):
         model.to("cuda")
+
+
+def test_the_meta_device_is_refused_where_the_model_is_placed(tmp_path: Path) -> None:
+    """The meta device keeps shapes, not values: the model loaded, and its first run failed
+    with torch's RuntimeError (Tensor.item() cannot be called on meta tensors)."""
+    made = hm.previous_token()
+    path = made.save(tmp_path / "prev.safetensors")
+    model = transformer.from_tensors(made.tensors, made.metadata)
+    for place in (
+        lambda: transformer.load(path, device="meta"),
+        lambda: transformer.from_tensors(made.tensors, made.metadata, device="meta"),
+        lambda: model.to("meta"),
+        lambda: model.to(torch.device("meta"), dtype=torch.float64),
+    ):
+        with pytest.raises(ModelFormatError, match="cannot place the model on device 'meta'"):
+            place()
