@@ -60,8 +60,8 @@ class _Saved:
     backends: tuple[tuple[object, str], ...]
 
 
-# The flags are global, but runs may overlap in several threads: the first run that finds them
-# reduced switches them, and only the last run to finish puts them back. (Each run restoring what
+# The flags are global, but runs may overlap in several threads: a run that finds them reduced
+# switches them, and only the last run to finish puts them back. (Each run restoring what
 # it saw let a run that started inside another, seeing IEEE and changing nothing, compute its
 # later products in bfloat16 once the other put "medium" back: concurrent runs of sort under
 # "medium" decoded 184 of 200 inputs wrongly, without an error.)
@@ -76,8 +76,10 @@ def _ieee_matmuls() -> Iterator[None]:
     when no run in any thread is inside it any more."""
     global _running, _saved
     with _lock:
-        if _saved is None:  # not switched yet (or nothing was reduced when the others began)
-            _saved = _switch_to_ieee()
+        # switched at each start: another thread may have reduced the flags during a run
+        switched = _switch_to_ieee()
+        if switched is not None:  # the newest setting is the one to put back
+            _saved = switched
         _running += 1
     try:
         yield
