@@ -154,6 +154,7 @@ import torch
 import transformer
 
 model = transformer.load(sys.argv[1])
+reduce_during = sys.argv[2] == "reduce_during"  # "medium" set again while a runs
 torch.set_float32_matmul_precision("medium")
 a_inside, b_inside, a_done = threading.Event(), threading.Event(), threading.Event()
 seen = []
@@ -175,6 +176,8 @@ a = threading.Thread(target=lambda: outputs.update(a=model.run(["abc"])), name="
 b = threading.Thread(target=lambda: outputs.update(b=model.run(["cab"])), name="b")
 a.start()
 a_inside.wait(10)
+if reduce_during:
+    torch.set_float32_matmul_precision("medium")
 b.start()
 b_inside.wait(10)
 a.join(10)
@@ -184,12 +187,16 @@ print(json.dumps({"seen": seen, "after": torch.get_float32_matmul_precision(), *
 """
 
 
-def test_runs_overlapping_in_two_threads_both_multiply_in_float32(prev_path: Path) -> None:
+@pytest.mark.parametrize("when", ["before", "reduce_during"])
+def test_runs_overlapping_in_two_threads_both_multiply_in_float32(
+    prev_path: Path, when: str
+) -> None:
     # Each run restored the flags it had found: a run that began inside another found them IEEE,
     # so once the first ended it computed on under "medium" (concurrent runs of a compiled sort
-    # decoded 184 of 200 inputs wrongly). The last run to end now restores them.
+    # decoded 184 of 200 inputs wrongly). The last run to end now restores them, and each run
+    # still switches at its start where another thread set "medium" while the first ran.
     done = subprocess.run(
-        [sys.executable, "-c", OVERLAP_SCRIPT, str(prev_path)],
+        [sys.executable, "-c", OVERLAP_SCRIPT, str(prev_path), when],
         capture_output=True,
         text=True,
         timeout=120,
