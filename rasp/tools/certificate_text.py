@@ -61,6 +61,11 @@ def summary_line(certificate: dict[str, Any] | None) -> str:
             f"certificate: NOT proved: {len(failed)} of {len(checks)} blocks have a decision whose "
             f"margin is not above its worst-case float32 error; weakest: {where}"
         )
+    if certificate.get("ok") is False:  # the certifier writes ok from the checks: an edited file
+        return (
+            "certificate: NOT proved: the file's certificate says ok: false, though each decision "
+            f"it lists holds (weakest: {where})"
+        )
     return (
         f"certificate: every decision proved for any float32 evaluation order "
         f"(weakest margin/bound {_fmt(weakest['ratio'])}: {where})"
