@@ -172,6 +172,18 @@ def test_a_nan_margin_reads_as_not_proved_as_the_certifier_judges_it() -> None:
     assert table_lines(certificate.to_json())[-1].endswith("NOT PROVED")
 
 
+def test_a_certificate_marked_not_proved_is_not_shown_as_proved() -> None:
+    # `rasp show` judged the listed checks alone: a file whose certificate says ok: false (an
+    # edited one; the certifier derives ok from the checks) read "every decision proved"
+    from compiler.certificate import Certificate, Check
+    from rasp.tools.certificate_text import summary_line
+
+    proved = Check("layer 0 mlp", "length", "length", "relu", 3.0, 1.0, "unit 2")
+    stored = {**Certificate((proved,)).to_json(), "ok": False}
+    assert summary_line(stored).startswith("certificate: NOT proved: the file's certificate says")
+    assert summary_line({**stored, "ok": True}).startswith("certificate: every decision proved")
+
+
 def test_the_certificate_travels_in_the_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -272,6 +272,25 @@ def test_verbose_shows_the_traceback_of_an_internal_error(
     assert code == 1 and "Traceback" in err and "internal error: ValueError: boom" in err
 
 
+def test_running_out_of_memory_is_an_error_line_not_an_internal_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `rasp export` of a file without W_pos whose header says max_len 10**9 pads a 30 GB W_pos:
+    # numpy's MemoryError was reported as "internal error: ... (a bug in rasp-forge ...)"
+    from rasp.tools import cli
+
+    def too_large(args: Any) -> int:
+        raise MemoryError("Unable to allocate 29.8 GiB for an array with shape (1000000001, 8)")
+
+    monkeypatch.setattr(cli, "_cmd_run_program", too_large)
+    code, out, err = run(capsys, "run", "x.rasp", "--input", "a")
+    assert (code, out) == (1, "")
+    assert err == (
+        "error: not enough memory: Unable to allocate 29.8 GiB for an array with shape "
+        "(1000000001, 8)\n"
+    )
+
+
 def test_every_command_that_prints_a_result_has_json(
     capsys: pytest.CaptureFixture[str], model: Path, tmp_path: Path
 ) -> None:

@@ -105,6 +105,21 @@ def test_an_optional_field_written_as_null_reads_as_absent_in_every_command(
     assert code == 0 and json.loads(out)["embedding"] == []
 
 
+@pytest.mark.parametrize("token", [[1], {}], ids=["list", "object"])
+def test_a_vocabulary_token_that_is_no_json_atom_is_refused_by_every_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, token: Any
+) -> None:
+    # verify --model planned its inputs from the header's unchecked vocabulary first: an
+    # internal error (TypeError: unhashable type: 'list'), not the runtime's line
+    def edit(meta: dict[str, Any], tensors: dict[str, np.ndarray]) -> None:
+        meta["vocab"]["tokens"][0] = token
+
+    model = edited_model(tmp_path / "vocab.safetensors", edit)
+    line = assert_all_refuse(capsys, model, tmp_path, "metadata field 'vocab.tokens' holds")
+    code, out, err = run(capsys, "verify", "--model", str(model))  # the recorded program
+    assert (code, out, err) == (1, "", line)
+
+
 # --- config maxima that no layer attains ---------------------------------------------------------
 
 

@@ -276,6 +276,7 @@ def test_without_a_program_to_rebuild_from_the_reach_is_trusted_and_said(
         # malformed options, and a reach that is not one
         (lambda m: m["program"]["options"].update(causal="yes"), 'options.causal is "yes"'),
         (lambda m: m["program"]["options"].update(max_params=True), "options.max_params is true"),
+        (lambda m: m["program"].update(options=[1]), "the file's program.options is [1]"),
         (lambda m: m.update(reach=[]), "the reach's whole record is [] in the file"),
         (lambda m: m["reach"].pop("decoding"), "the reach's decoding is absent in the file"),
         (

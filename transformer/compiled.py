@@ -87,14 +87,8 @@ class CompiledTransformer:
                 f"dtype {dtype} is narrower than float32, whose rounding the model's certificate "
                 "bounds: its outputs would be wrong without an error (float32 or float64 only)"
             )
-        model = copy.deepcopy(self.model)
-        try:
-            moved = model.to(device=device, dtype=dtype).eval()
-        except (RuntimeError, AssertionError) as err:  # e.g. CUDA asked for but not available
-            raise ModelFormatError(
-                "<in-memory model>", f"cannot place the model on device '{device}': {err}"
-            ) from None
-        return CompiledTransformer(moved, self.meta)
+        moved = place(copy.deepcopy(self.model), "<in-memory model>", device, dtype)
+        return CompiledTransformer(moved.eval(), self.meta)
 
     def __repr__(self) -> str:
         cfg = self.config
@@ -225,6 +219,7 @@ class CompiledTransformer:
         if (
             isinstance(inputs, str | bytes)
             or not isinstance(inputs, Sequence | np.ndarray)
+            or (isinstance(inputs, np.ndarray) and inputs.ndim == 0)  # has no len
             or len(inputs) == 0
         ):
             self.vocab.encode(inputs)  # raises: a bare string, not a list, or no inputs
@@ -373,6 +368,26 @@ def decode_logits(
     reduced = output.reduce(at_tokens, real.to(at_tokens.device))
     output.check(reduced)
     return output.values_of(reduced.codes.cpu().numpy(), lengths)
+
+
+def place(
+    model: Transformer,
+    path: str,
+    device: str | torch.device | None,
+    dtype: torch.dtype | None = None,
+) -> Transformer:
+    """`model` moved to `device` (and `dtype`), or the `ModelFormatError` naming `path`."""
+    try:
+        moved = model.to(device=device, dtype=dtype)
+    except (RuntimeError, AssertionError) as err:  # e.g. CUDA asked for but not available
+        raise ModelFormatError(
+            path, f"cannot place the model on device '{device}': {err}"
+        ) from None
+    if moved.embed.W_E.is_meta:  # it would load, then fail at the first run with torch's error
+        raise ModelFormatError(
+            path, f"cannot place the model on device '{device}': a meta tensor holds no weights"
+        )
+    return moved
 
 
 def _check_batch_size(batch_size: int) -> None:

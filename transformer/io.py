@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from transformer.compiled import CompiledTransformer
+from transformer.compiled import CompiledTransformer, place
 from transformer.errors import ModelFormatError
 from transformer.fileformat import TensorInfo, read_raw, save
 from transformer.header import check_tensor_table, read_metadata
@@ -67,6 +67,10 @@ def from_tensors(
     except (TypeError, ValueError) as err:
         raise ModelFormatError(IN_MEMORY, f"the metadata is not a JSON object ({err})") from None
     meta = parse_metadata(IN_MEMORY, text)
+    if not isinstance(tensors, Mapping):
+        raise ModelFormatError(
+            IN_MEMORY, f"the tensors must map names to arrays, got {type(tensors).__name__}"
+        )
     infos = {name: _info(name, value) for name, value in tensors.items()}
     check_tensor_table(IN_MEMORY, infos, meta)
     copied = {name: _as_torch(value) for name, value in tensors.items()}
@@ -81,6 +85,10 @@ def _info(name: str, value: Any) -> TensorInfo:
         raise ModelFormatError(
             IN_MEMORY, f"tensor '{name}' is {article} {kind}, not a numpy array or tensor"
         )
+    if isinstance(value, torch.Tensor) and (value.layout != torch.strided or value.is_meta):
+        # a sparse tensor has no dense copy to take, a meta tensor no values
+        kind = "a meta tensor" if value.is_meta else f"a {value.layout} tensor"
+        raise ModelFormatError(IN_MEMORY, f"tensor '{name}' is {kind}, not one that holds values")
     dtype = str(value.dtype).removeprefix("torch.")
     return TensorInfo(_DTYPE_NAMES.get(dtype, dtype), tuple(value.shape), 0, 0)
 
@@ -97,13 +105,7 @@ def _build(
     with torch.device("meta"):  # no placeholder weights: the file's tensors become the parameters
         model = Transformer(meta.config)
     model.load_state_dict(tensors, strict=True, assign=True)
-    try:
-        model = model.to(device)
-    except (RuntimeError, AssertionError) as err:  # e.g. CUDA requested but unavailable
-        raise ModelFormatError(
-            path, f"cannot place the model on device '{device}': {err}"
-        ) from None
-    return CompiledTransformer(model.eval(), meta)
+    return CompiledTransformer(place(model, path, device).eval(), meta)
 
 
 def _read_tensors(path: str, infos: Mapping[str, TensorInfo]) -> dict[str, torch.Tensor]:

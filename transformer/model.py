@@ -10,8 +10,8 @@ the file's tensors as they are. A head may carry a mask (format version 3, `seen
 only the keys whose position compares with the query's as the mask says, and always BOS; a causal
 model sees no later key. There is no padding mask: the compiled weights give PAD keys a score
 so low that float32 softmax weighs them exactly 0, as in any TransformerLens-compatible runtime.
-Products are IEEE float32 during `forward` whatever TF32 or matmul-precision setting the process
-has (transformer/precision.py): the certificate bounds float32 rounding only.
+Products are IEEE float32 during `forward` whatever TF32, matmul-precision or autocast setting the
+process has (transformer/precision.py): the certificate bounds float32 rounding only.
 """
 
 from __future__ import annotations
@@ -78,15 +78,15 @@ def seen_keys(masks: tuple[str, ...], n_ctx: int, causal: bool = False) -> Tenso
     pos = torch.arange(n_ctx, device="cpu")
     key, query = pos[None, :], pos[:, None]  # [1, key], [query, 1]
     relation = {
-        "": torch.ones(n_ctx, n_ctx, dtype=torch.bool, device="cpu"),
-        "<": key < query,
-        "<=": key <= query,
-        "==": key == query,
-        ">=": key >= query,
-        ">": key > query,
-        "!=": key != query,
-    }
-    seen = torch.stack([relation[m] for m in masks or ("",)])  # [heads, query, key]
+        "": lambda: torch.ones(n_ctx, n_ctx, dtype=torch.bool, device="cpu"),
+        "<": lambda: key < query,
+        "<=": lambda: key <= query,
+        "==": lambda: key == query,
+        ">=": lambda: key >= query,
+        ">": lambda: key > query,
+        "!=": lambda: key != query,
+    }  # each built only where a head has it
+    seen = torch.stack([relation[m]() for m in masks or ("",)])  # [heads, query, key]
     if causal:
         seen = seen & (key <= query)
     return seen | (key == 0)
@@ -97,10 +97,13 @@ class Attention(nn.Module):
         super().__init__()
         self.name = name  # hook prefix, e.g. "blocks.0.attn"
         # Which keys each head sees (per-head masks, causal attention), or None: every key. A
-        # buffer (moved with the model), not a weight (not in the state dict).
-        masks = tuple(shape.mask(h) for h in range(shape.n_heads))
+        # buffer (moved with the model), not a weight (not in the state dict), built for the
+        # longest input run so far (`_seen`), not for n_ctx: a file without W_pos states n_ctx in
+        # its header alone, and `max_len` 10**6 there asked for a terabyte at load.
+        self.masks = tuple(shape.mask(h) for h in range(shape.n_heads))
+        self.causal = cfg.attention_dir == "causal"
         self.register_buffer(
-            "seen", seen_keys(masks, cfg.n_ctx, cfg.attention_dir == "causal"), persistent=False
+            "seen", seen_keys(self.masks, min(cfg.n_ctx, 64), self.causal), persistent=False
         )
         n_heads, d_head = shape.n_heads, shape.d_head  # this layer's own (format version 2)
         self.scale = math.sqrt(d_head) if d_head > 0 else 1.0
@@ -120,10 +123,9 @@ class Attention(nn.Module):
         v = torch.einsum("bpm,hmd->bphd", x, self.W_V) + self.b_V  # [batch, pos, head, d_head]
         scores = torch.einsum("bqhd,bkhd->bhqk", q, k) / self.scale  # [batch, head, q, k]
         if self.seen is not None:
-            n_pos = x.shape[1]
             # a key the head does not see (a per-head mask, or after the query in a causal
             # model): weight exactly 0
-            scores = scores.masked_fill(~self.seen[:, :n_pos, :n_pos], float("-inf"))
+            scores = scores.masked_fill(~self._seen(x.shape[1]), float("-inf"))
         # Standard softmax subtracts the row max, so a score 110 below it underflows to exactly 0
         # (in float32, the format's dtype; a float64 copy of the model computes in float64).
         pattern = torch.softmax(scores, dim=-1)  # [batch, head, q, k]
@@ -133,6 +135,15 @@ class Attention(nn.Module):
                             ("pattern", pattern), ("z", z)):  # fmt: skip
             _record(cache, f"{self.name}.hook_{hook}", value)
         return out
+
+    def _seen(self, n_pos: int) -> Tensor:
+        """`seen [heads, n_pos, n_pos]`, the buffer grown (on its device) where it is smaller."""
+        seen = self.seen
+        if seen.shape[-1] < n_pos:
+            grown = seen_keys(self.masks, n_pos, self.causal)
+            assert grown is not None  # some head is masked, or the model is causal
+            seen = self.seen = grown.to(seen.device)
+        return seen[:, :n_pos, :n_pos]
 
 
 class MLP(nn.Module):
@@ -199,8 +210,9 @@ class Transformer(nn.Module):
                 f"ids must be [batch, pos] with pos <= n_ctx = {self.cfg.n_ctx}, "
                 f"got {tuple(ids.shape)}"
             )
-        # the certificate bounds float32 products: TF32 or bfloat16 ones are off for this call
-        with ieee_float32():
+        # the certificate bounds float32 products: TF32, bfloat16 or autocast ones are off for
+        # this call
+        with ieee_float32(self.embed.W_E.device.type):
             embed = self.embed(ids)  # [batch, pos, d_model]
             pos_embed = self.pos_embed(ids)  # [batch, pos, d_model]
             _record(cache, "hook_embed", embed)

@@ -133,6 +133,11 @@ class Vocab:
             raise ModelInputError(
                 f"expected a list of inputs, got {type(inputs).__name__}; pass list(...) of them"
             )
+        if isinstance(inputs, np.ndarray) and inputs.ndim == 0:  # one value: no len, no rows
+            raise ModelInputError(
+                "expected a list of inputs, got a 0-d numpy array; wrap it in a list: "
+                "[array.item()]"
+            )
         fast = self._encode_vectorised(inputs)
         if fast is not None:
             return fast

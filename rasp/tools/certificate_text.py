@@ -63,6 +63,11 @@ def summary_line(certificate: dict[str, Any] | None) -> str:
             f"{'finds' if len(failed) == 1 else 'find'} a decision whose margin is not above its "
             f"worst-case float32 error; weakest: {where}"
         )
+    if certificate.get("ok") is False:  # the certifier writes ok from the checks: an edited file
+        return (
+            "certificate: NOT proved: the file's certificate says ok: false, though each decision "
+            f"it lists holds (weakest: {where})"
+        )
     return (
         f"certificate: every decision proved for any float32 evaluation order "
         f"(weakest margin/bound {_fmt(weakest['ratio'])}: {where})"

@@ -351,6 +351,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: {_os_error_text(exc)}", file=sys.stderr)
         return 1
+    except MemoryError as exc:  # the work is too large for this machine, not a bug
+        # (`rasp export` of a file without W_pos whose header says max_len 10**9 pads a 30 GB W_pos)
+        reason = str(exc) or "MemoryError"
+        print(f"error: not enough memory: {reason}", file=sys.stderr)
+        return 1
     except Exception as exc:  # the last line of defence: never a traceback by default
         if os.environ.get("RASP_DEBUG") == "1" or getattr(args, "verbose", False):
             traceback.print_exc()

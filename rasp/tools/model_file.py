@@ -115,20 +115,6 @@ def expected_shapes(config: dict[str, Any]) -> dict[str, tuple[int, ...]]:
     return tensor_shapes(config)
 
 
-def peek_metadata(path: str | Path) -> dict[str, Any] | None:
-    """A model file's `rasp_forge` metadata object, read from the header alone (no tensor, no
-    torch) and NOT checked; None where the header cannot be read or holds no JSON object (loading
-    or `read_model_file` then says why)."""
-    from transformer.errors import ModelFormatError
-    from transformer.fileformat import read_raw
-
-    try:
-        meta = json.loads(read_raw(path).metadata_text)
-    except (ModelFormatError, ValueError, RecursionError):
-        return None
-    return meta if isinstance(meta, dict) else None
-
-
 def read_model_file(path: str | Path, command: str | None = None) -> ModelFile:
     """Open and check a compiled-model file as the runtime does before running it; raises
     `ModelFileError` with one clear line if it is bad (and a hint where `path` is a RASP program:

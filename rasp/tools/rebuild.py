@@ -147,6 +147,9 @@ def compile_options(meta: dict[str, Any]) -> dict[str, Any]:
 
     config = meta.get("config") or {}
     recorded = (meta.get("program") or {}).get("options")
+    if recorded is not None and not isinstance(recorded, dict):
+        # (read as absent, options [1] rebuilt with options inferred from the config)
+        raise RaspError(f"the file's program.options is {json.dumps(recorded)}")
     if isinstance(recorded, dict):
         options = {
             "causal": recorded.get("causal"),

@@ -213,20 +213,17 @@ NO_INPUT = "--exhaustive-len 0 with --samples 0 leaves no input to check"
 
 
 def _header_vocab_and_len(path: str) -> tuple[list[Any], int] | None:
-    """The vocabulary tokens and maximum length a model file records, read from its header
-    without torch; None where the header does not hold them plainly (loading the file then says
-    what is wrong with it)."""
-    from rasp.tools.model_file import peek_metadata
+    """The vocabulary tokens and maximum length a model file records, read from its checked
+    header without torch; None where the file is bad (loading it then says what is wrong). The
+    header is checked as the runtime checks it: a token that is no JSON atom (`[1]`) reached the
+    input plan unchecked and crashed it."""
+    from transformer import ModelFormatError, read_metadata
 
-    meta = peek_metadata(path)
-    vocab = meta.get("vocab") if meta is not None else None
-    tokens = vocab.get("tokens") if isinstance(vocab, dict) else None
-    max_len = meta.get("max_len") if meta is not None else None
-    if not isinstance(tokens, list) or not tokens:
+    try:
+        meta = read_metadata(path)
+    except ModelFormatError:
         return None
-    if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 1:
-        return None
-    return tokens, max_len
+    return list(meta["vocab"]["tokens"]), int(meta["max_len"])
 
 
 def _refuse_beyond_model(

@@ -101,6 +101,19 @@ def test_metadata_that_is_not_json_is_refused() -> None:
         transformer.from_tensors({**made.tensors, "embed.W_E": [[0.0]]}, made.metadata)  # type: ignore[dict-item]
 
 
+def test_tensors_that_hold_no_values_or_no_mapping_are_refused() -> None:
+    """A sparse tensor raised torch's RuntimeError, a meta tensor NotImplementedError and a list
+    of pairs AttributeError ('list' object has no attribute 'items')."""
+    made = hm.previous_token()
+    dense = torch.from_numpy(made.tensors["embed.W_E"])
+    for value, kind in ((dense.to_sparse(), "a torch.sparse_coo tensor"),
+                        (torch.empty(dense.shape, device="meta"), "a meta tensor")):  # fmt: skip
+        with pytest.raises(ModelFormatError, match=f"tensor 'embed.W_E' is {kind}, not one"):
+            transformer.from_tensors({**made.tensors, "embed.W_E": value}, made.metadata)
+    with pytest.raises(ModelFormatError, match="the tensors must map names to arrays, got list"):
+        transformer.from_tensors(list(made.tensors.items()), made.metadata)  # type: ignore[arg-type]
+
+
 def test_a_float64_copy_decodes_alike_and_leaves_the_original() -> None:
     made = hm.mean_of_a()  # a float output: float64 shows the float32 rounding
     model = transformer.from_tensors(made.tensors, made.metadata)
@@ -141,3 +154,19 @@ def test_a_copy_on_a_missing_device_is_a_model_format_error() -> None:
     model = transformer.from_tensors(made.tensors, made.metadata)
     with pytest.raises(ModelFormatError, match="cannot place the model on device 'cuda'"):
         model.to("cuda")
+
+
+def test_the_meta_device_is_refused_where_the_model_is_placed(tmp_path: Path) -> None:
+    """The meta device keeps shapes, not values: the model loaded, and its first run failed
+    with torch's RuntimeError (Tensor.item() cannot be called on meta tensors)."""
+    made = hm.previous_token()
+    path = made.save(tmp_path / "prev.safetensors")
+    model = transformer.from_tensors(made.tensors, made.metadata)
+    for place in (
+        lambda: transformer.load(path, device="meta"),
+        lambda: transformer.from_tensors(made.tensors, made.metadata, device="meta"),
+        lambda: model.to("meta"),
+        lambda: model.to(torch.device("meta"), dtype=torch.float64),
+    ):
+        with pytest.raises(ModelFormatError, match="cannot place the model on device 'meta'"):
+            place()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -82,15 +83,18 @@ def test_bad_inputs_are_refused_clearly(prev_path: Path, inputs: object, message
         (lambda: {"ab", "ba"}, "set"),
         (lambda: None, "NoneType"),
         (lambda: 3, "int"),
+        (lambda: np.array("ab"), "a 0-d numpy array"),
     ],
-    ids=["generator", "set", "none", "int"],
+    ids=["generator", "set", "none", "int", "0-d array"],
 )
 def test_a_batch_that_is_not_a_list_is_refused(prev_path: Path, make: object, kind: str) -> None:
     """A generator of one input was used up by the length pass: "no inputs given (an empty
-    batch)" from run, TypeError from encode; None and 3 raised TypeError; a set ran in no order."""
+    batch)" from run, TypeError from encode; None and 3 raised TypeError; a set ran in no order;
+    a 0-d array raised numpy's TypeError (iteration over a 0-d array)."""
     model = transformer.load(prev_path)
     message = f"expected a list of inputs, got {kind}"
-    for call in (model.run, model.encode):
+    gpu_path = functools.partial(model._run, batch_size=2, encode_ahead=False)  # encodes per batch
+    for call in (model.run, model.encode, gpu_path):
         with pytest.raises(ModelInputError, match=message):
             call(make())  # type: ignore[operator]
     assert model.run(np.array(["ab", "ba"])) == model.run(("ab", "ba")) == [["-", "a"], ["-", "b"]]

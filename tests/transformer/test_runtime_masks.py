@@ -91,3 +91,24 @@ def test_masks_on_cuda(tmp_path: Path) -> None:
     path = hm.masked_mean_of_a("<").save(tmp_path / "m.safetensors")
     cpu, cuda = transformer.load(path), transformer.load(path, device="cuda")
     assert cuda.run(INPUTS, batch_size=16) == cpu.run(INPUTS, batch_size=16)
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["masked", "causal"])
+def test_a_long_max_len_without_w_pos_costs_nothing_at_load(causal: bool, tmp_path: Path) -> None:
+    """A file without W_pos states n_ctx in its header alone: the masks were built for all of it
+    at load, so `max_len` 10**6 in an 8 KB file asked for a terabyte (torch's RuntimeError), and
+    3,000 took seconds. They are built for the inputs run."""
+    made = hm.mean_of_a(causal=True) if causal else hm.masked_mean_of_a("<=")
+    max_len = 10**6
+    del made.tensors["pos_embed.W_pos"]  # the hand-made mean reads no position
+    made.metadata.update(format_version=3, max_len=max_len)
+    made.metadata["config"].update(positional=False, n_ctx=max_len + 1)
+    model = transformer.load(made.save(tmp_path / "long.safetensors"))
+    texts = ["ab", "aab", "a" * 70 + "b" * 30]  # longer than the mask first built
+    if causal:
+        expected = [hm.expected_mean_of_a(text, causal=True) for text in texts]
+    else:
+        expected = [hm.expected_masked_mean_of_a(text, "<=") for text in texts]
+    for got, want in zip(model.run(texts), expected, strict=True):
+        assert got == pytest.approx(want, rel=1e-5)  # a float output: float32 rounding
+    assert model.model.blocks[0].attn.seen.shape == (1, 101, 101)
