@@ -30,7 +30,8 @@ options of the form kept so far:
   a map fused over its sources (`fused_maps`), kept where smaller (a map of a conditional over a
   prefix mean and the length at N = 16: 3,557 parameters in 2 layers instead of 2.5M in 3),
   with the planner's own output first where a one-hot one was forced (`max(width, mean)` at
-  N = 16: 7,087 parameters, not a one-hot of 97 values in 83,732);
+  N = 16: 7,087 parameters, not a one-hot of 97 values in 83,732); also where the default is
+  over the parameter limit, as is the build gated over the index (below);
 - a model whose refused MLP still computes a map of another map (`z1 and z2` over two balances'
   `b == 0`, stepped over b1 with z2 as a context, whose error the context's weights multiply):
   that map computed from its input maps, each computed first on its own (`direct_maps`; a table
@@ -99,17 +100,18 @@ def keep_proved(
             return copied
     try:
         kept = _shortest(build, max_len, note)
-    except OverParamLimit as over:
-        # the user's limit: no other build is tried, but for the one the size prediction also
-        # considers (compiler.driver), copying many numbers as one number
-        kept = _copies_instead_of(build, program, note, tried, failed)
-        if kept is None and isinstance(over, PlannedOverLimit):
-            # stopped while planned (compiler.plan_limit): a refusal while planning that would
-            # have come later (most_freq over 5,000 tokens: a step MLP too wide) was not found,
-            # so the builds such a refusal gets are tried too
-            kept = _fused_instead_of(build, program, over, note, tried) or (
-                _index_gated_instead_of(build, program, note, tried)
-            )
+    except OverParamLimit:
+        # the user's limit: the default is over it, but the builds kept below where smaller may
+        # be under it (the fused chain at N = 8: 1,671 parameters, its default 85,792, was
+        # refused under any limit between them), and where the plan stopped (compiler.plan_limit)
+        # a refusal while planning that would have come later (most_freq over 5,000 tokens: a
+        # step MLP too wide) was not found: numbers copied as one number (which the size
+        # prediction also considers, compiler.driver), maps fused, gated over the index
+        kept = (
+            _copies_instead_of(build, program, note, tried, failed)
+            or _fused_under_limit(build, program, note, tried)
+            or _index_gated_instead_of(build, program, note, tried)
+        )
         if kept is None:
             raise
     except CompileError as refusal:
@@ -426,6 +428,19 @@ def _fused_instead_of(
     means): fused, it is planned as before (planning it again took 9 s of 30 at N = 128)."""
     fused = build_facts.maps_of_maps(program)
     if not fused or build_facts.fusing_keeps(refusal, program):
+        return None
+    return build_trials.proved(build, BuildOptions(fused_maps=fused), FUSED, note, tried)
+
+
+def _fused_under_limit(
+    build: Builds, program: Graph, note: Callable[[str], None], tried: list[tuple[str, str]]
+) -> Kept | None:
+    """Where the default build is over the parameter limit, the build with every map of another
+    map fused over its sources, if proved: a chain of maps after the last head, each a table in
+    a layer of its own, can be far larger than one MLP over the sources (the route below keeps
+    the fused build where it is smaller)."""
+    fused = build_facts.maps_of_maps(program)
+    if not fused:
         return None
     return build_trials.proved(build, BuildOptions(fused_maps=fused), FUSED, note, tried)
 
