@@ -249,21 +249,11 @@ def test_maps_of_fractions_keep_the_smaller_proved_build(
 
 
 @pytest.mark.exactness
-def test_a_pick_read_as_a_number_and_as_a_one_hot_is_built_once(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_pick_read_as_a_number_and_as_a_one_hot_is_built_once() -> None:
     # g reads the fraction f (a pick) as a number, `round(10 * g)` (fused) as a one-hot: each
     # reading built the pick's parts, whose dimensions were then written twice, and the certifier
     # refused every build that read both (1,997,430 parameters kept at N = 8; at N = 32 the
-    # refusal's note ended in an IndexError). The default's build with its maps fused is
-    # cheaper (32,323 parameters in 2 layers, the fraction form 18,341 in 3) and is kept now that
-    # a default over the fraction form's cap gets it: the default is not built here
-    import compiler.program_forms
-
-    def no_default(*args: object, **kwargs: object) -> None:
-        raise CompileError([])
-
-    monkeypatch.setattr(compiler.program_forms, "_default_or_sums", no_default)
+    # refusal's note ended in an IndexError)
     root = _program(
         "f = selector_width(select(tokens, tokens, ==)) / length;\n"
         "h = (f) if indices < 3 else f;\n"
