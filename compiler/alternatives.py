@@ -30,7 +30,8 @@ options of the form kept so far:
   a map fused over its sources (`fused_maps`), kept where smaller (a map of a conditional over a
   prefix mean and the length at N = 16: 3,557 parameters in 2 layers instead of 2.5M in 3),
   with the planner's own output first where a one-hot one was forced (`max(width, mean)` at
-  N = 16: 7,087 parameters, not a one-hot of 97 values in 83,732);
+  N = 16: 7,087 parameters, not a one-hot of 97 values in 83,732); also where the default is
+  over the user's parameter limit, as is the build gated over the index (below);
 - a model whose refused MLP still computes a map of another map (`z1 and z2` over two balances'
   `b == 0`, stepped over b1 with z2 as a context, whose error the context's weights multiply):
   that map computed from its input maps, each computed first on its own (`direct_maps`; a table
@@ -87,10 +88,13 @@ def keep_proved(
     max_len: int,
     max_params: int | None,
     note: Callable[[str], None],
+    users_limit: bool = True,
 ) -> Kept:
     """The form of the program to keep: the first proved (see the module docstring), else the
     default form, with its failed certificate (the caller refuses it, located). `program` is the
-    graph every build starts from. A refusal also lists the other builds tried (`Kept.tried`)."""
+    graph every build starts from. A refusal also lists the other builds tried (`Kept.tried`).
+    `users_limit`: `max_params` is the user's limit, not only a cap under which another form of
+    the program is smaller (compiler.program_forms), where no other build is worth planning."""
     tried: list[tuple[str, str]] = []
     failed: set[BuildOptions] = set()  # copy builds refused or not proved: not tried again
     if max_len >= MATCH_MIN_VALUES:  # (below, the eagerly matched build is compared first)
@@ -100,14 +104,17 @@ def keep_proved(
     try:
         kept = _shortest(build, max_len, note)
     except OverParamLimit as over:
-        # the user's limit: no other build is tried, but for the one the size prediction also
-        # considers (compiler.driver), copying many numbers as one number
+        # the default is over the limit: numbers copied as one number (which the size
+        # prediction also considers, compiler.driver); under the user's limit also the builds
+        # kept below where smaller, which may be under it (the fused chain at N = 8: 1,671
+        # parameters, its default 85,792, was refused under any limit between them); and where
+        # the plan stopped (compiler.plan_limit), a refusal while planning that would have come
+        # later (most_freq over 5,000 tokens: a step MLP too wide) was not found, so the builds
+        # such a refusal gets. Not under a cap alone: the other form is kept, and planning these
+        # builds of the default can take long (dyck1 at N = 40: 30 s, for a 0.4 s compile)
         kept = _copies_instead_of(build, program, note, tried, failed)
-        if kept is None and isinstance(over, PlannedOverLimit):
-            # stopped while planned (compiler.plan_limit): a refusal while planning that would
-            # have come later (most_freq over 5,000 tokens: a step MLP too wide) was not found,
-            # so the builds such a refusal gets are tried too
-            kept = _fused_instead_of(build, program, over, note, tried) or (
+        if kept is None and (users_limit or isinstance(over, PlannedOverLimit)):
+            kept = _fused_under_limit(build, program, note, tried) or (
                 _index_gated_instead_of(build, program, note, tried)
             )
         if kept is None:
@@ -428,6 +435,34 @@ def _fused_instead_of(
     if not fused or build_facts.fusing_keeps(refusal, program):
         return None
     return build_trials.proved(build, BuildOptions(fused_maps=fused), FUSED, note, tried)
+
+
+def _fused_under_limit(
+    build: Builds, program: Graph, note: Callable[[str], None], tried: list[tuple[str, str]]
+) -> Kept | None:
+    """Where the default build is over the parameter limit, the build with every map of another
+    map fused over its sources, if proved: a chain of maps after the last head, each a table in
+    a layer of its own, can be far larger than one MLP over the sources (the route below keeps
+    the fused build where it is smaller). As there, not where the default's plan has no layer
+    after its last head (dyck1 at N = 40: planning the fused build takes 30 s and finds nothing
+    smaller); where the plan stopped at a head (compiler.plan_limit), that is not known."""
+    fused = build_facts.maps_of_maps(program)
+    if not fused:
+        return None
+    if not _default_maps_after_heads(build):
+        return None
+    return build_trials.proved(build, BuildOptions(fused_maps=fused), FUSED, note, tried)
+
+
+def _default_maps_after_heads(build: Builds) -> bool:
+    """Whether the default build's plan has a layer after its last head (True where that is not
+    known: a plan stopped at a head). Its plan is kept from its refusal: no planning again."""
+    try:
+        layers = build.sketch(BuildOptions()).config["layers"]
+    except CompileError:
+        return True
+    with_heads = [i for i, layer in enumerate(layers) if layer["n_heads"]]
+    return len(layers) - 1 > (with_heads[-1] if with_heads else -1)
 
 
 def _copies_instead_of(

@@ -237,6 +237,7 @@ def _compile_sop(
                 max_len,
                 _lower_limit(max_params, cap),
                 note,
+                users_limit=cap is None or (max_params is not None and max_params <= cap),
             ),
             forms,
             note,

@@ -58,11 +58,13 @@ def model_config(
 
 
 class OverParamLimit(CompileError):
-    """The refusal of a model over `max_params` parameters, from its shape: the user's limit, which
-    the driver's alternative builds (compiler.alternatives) do not try to get under, but for
-    copying many numbers of one key as one number, which the size prediction considers too, and
-    below N = 16 the eagerly matched build (and, for a build stopped while planned,
-    compiler.plan_limit, the builds a refusal while planning gets)."""
+    """The refusal of a model over `max_params` parameters, from its shape: the user's limit. The
+    driver's alternative builds (compiler.alternatives) that may be far smaller are tried under
+    it: copying many numbers of one key as one number (which the size prediction considers too),
+    maps of maps after the last head fused over their sources, gated over the index, counted sums
+    kept as means (compiler.program_forms), and below N = 16 the eagerly matched build; under
+    only the cap a proved fraction form sets, the copies alone (and, for a build stopped while
+    planned, compiler.plan_limit, the builds a refusal while planning gets)."""
 
 
 def config_params(config: dict[str, Any]) -> int:

@@ -43,3 +43,13 @@ def test_the_fused_build_is_tried_with_a_number_output_where_a_one_hot_was_force
     assert model.param_count() < 20_000
     inputs = all_inputs("abc", 6) + random_inputs("abc", 16, 300, 0)
     assert check_inputs(model, sop, inputs)
+
+
+def test_a_limit_the_default_is_over_keeps_the_fused_build_under_it() -> None:
+    """At N = 8 the default (85,792 parameters) is over a limit of 5,000 that the fused build
+    (1,671) is under: the default's OverParamLimit was raised with only the copy builds tried, so
+    every limit between the two refused a model the compile makes without one."""
+    sop = load_source(Source("<test>", CHAIN)).get("x")
+    model = compile_sop(sop, list("ab"), 8, max_params=5_000)
+    assert model.param_count() < 5_000 and model.metadata["certificate"]["ok"]
+    assert check_inputs(model, sop, all_inputs("ab", 8))

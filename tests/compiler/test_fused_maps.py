@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -151,14 +152,36 @@ def test_a_build_the_certifier_could_not_read_is_noted_with_its_reason() -> None
     )
 
 
-def test_the_parameter_limit_is_final(monkeypatch: pytest.MonkeyPatch) -> None:
-    # a model over max_params is the user's limit: no fused build is tried (dyck1's took 10 s at
-    # N = 40 to be refused by the same limit)
+def test_over_the_parameter_limit_the_default_s_refusal_stands() -> None:
+    # a default over max_params gets the builds that may be smaller (copies, and here maps
+    # fused: its map takes a layer after the last head); none is under 1,000 either, and the
+    # refusal is the default's
     from compiler.model import OverParamLimit
 
-    def not_tried(*args: object) -> None:
+    with pytest.raises(OverParamLimit, match="the model would have"):
+        compile_sop(_program("fa * fb > 0.2"), list("abc"), 8, name="res", max_params=1000)
+
+
+def test_over_the_limit_no_fused_build_is_planned_where_no_map_follows_the_heads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # dyck1 at N = 40 under 500 parameters (its default about 7,200, its last layer a head): planning
+    # the fused build took 30 s, to be refused by the same limit
+    from compiler.model import OverParamLimit
+    from rasp.tools.model_steps import program_sop
+
+    def not_tried(*args: object, **kwargs: object) -> None:
         raise AssertionError("a fused build was tried")
 
     monkeypatch.setattr(alternatives, "_fused_instead_of", not_tried)
+    real = build_trials.proved
+
+    def proved(build: Any, options: Any, how: str, *args: Any, **kwargs: Any) -> Any:
+        assert how != alternatives.FUSED, "a fused build was tried"
+        return real(build, options, how, *args, **kwargs)
+
+    monkeypatch.setattr(build_trials, "proved", proved)
+    root = Path(__file__).resolve().parents[2] / "programs" / "dyck1.rasp"
+    sop, out, source = program_sop(str(root), None)
     with pytest.raises(OverParamLimit, match="the model would have"):
-        compile_sop(_program("fa * fb > 0.2"), list("abc"), 8, name="res", max_params=1000)
+        compile_sop(sop, list("()x"), 40, name=out, source=source, max_params=500)

@@ -140,6 +140,17 @@ def test_a_map_affine_in_the_index_per_value_of_a_number_is_gated_over_the_index
     assert check_inputs(model, root, inputs) == len(inputs)
 
 
+def test_a_limit_the_stepped_model_is_over_keeps_the_build_gated_over_the_index() -> None:
+    """At N = 32 the stepped model (41,420 parameters, 1 layer) is kept without a limit, by the
+    layer-cost rule, over the one gated over the index (10,400, 2 layers); under a limit of
+    20,000 the stepped model's OverParamLimit was raised with only the copy builds tried."""
+    root = _program("res = indices / length;")
+    model = compile_sop(root, list("abc"), 32, name="res", max_params=20_000)
+    assert model.param_count() <= 20_000 and model.metadata["certificate"]["ok"]
+    inputs = all_inputs("abc", 4) + random_inputs("abc", 32, 30, seed=7)
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
 def test_steps_are_kept_where_the_gated_model_is_not_proved(monkeypatch) -> None:
     """A gated MLP that writes twice the map is caught by the certifier, and the driver builds
     steps instead: the model agrees with the interpreter."""

@@ -172,3 +172,15 @@ def test_only_the_compilers_own_sums_declare_their_coefficients() -> None:
 
     assert weighted_counts.declared_affine(Lying()) is None
     assert weighted_counts.declared_affine(weighted_counts._PlusScaled(4)) == (1.0, 4.0, 0.0)
+
+
+def test_a_limit_the_default_is_over_keeps_the_sums_as_means_under_it() -> None:
+    # at N = 16 the default (1,994 parameters, proved) is kept without a limit; its sums kept as
+    # means take 1,930, also proved. Under a limit of 1,950 the default's OverParamLimit was
+    # raised without that form being tried: refused, where a model under the limit is proved
+    root = _program(PREFIX_SUM)
+    model = compile_sop(root, [0, 1, 2, 3], 16, name="n", max_params=1_950)
+    assert model.param_count() <= 1_950 and model.metadata["sums_as_means"] is True
+    assert model.metadata["certificate"]["ok"]
+    inputs = all_inputs([0, 1, 2, 3], 4) + random_inputs([0, 1, 2, 3], 16, 60, seed=3)
+    assert check_inputs(model, root, inputs) == len(inputs)
