@@ -407,6 +407,17 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
 
 def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     use_tracr_compat(getattr(args, "tracr_compat", False))
+    program = getattr(args, "file", None) or getattr(args, "target", None)
+    if (
+        getattr(args, "tracr_compat", False)
+        and isinstance(program, str)
+        and (program == "-" or program.lower().endswith(".rasp"))
+    ):
+        # a RASP program loads no Python: the flag would be ignored without a word (run --model
+        # refuses it too)
+        _subparser(parser, args.command).error(
+            f"--tracr-compat applies only to PROG.py:NAME; {program} is a RASP program"
+        )
     if args.command == "repl":
         return _cmd_repl(args)
     if args.command == "run":

@@ -555,3 +555,27 @@ def test_an_unknown_name_lists_the_files_sops(capsys: pytest.CaptureFixture[str]
     assert (code, out) == (1, "")
     assert f"{library} defines no name 'make_hist'" in err
     assert "hint: NAME is an s-op or a function returning one (in this file: length, " in err
+
+
+@pytest.mark.parametrize("command", ["run", "compile", "verify", "draw"])
+def test_the_option_on_a_rasp_program_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    """A .rasp program (or one on standard input) loads no Python: the option was ignored without a
+    word there, while `run --model` refused it."""
+    program = tmp_path / "p.rasp"
+    program.write_text("x = tokens;\n")
+    sizes = ["--vocab", "ab", "--max-len", "2"]
+    options = {
+        "run": ["--input", "ab"],
+        "compile": [*sizes, "-o", str(tmp_path / "m.safetensors")],
+        "verify": sizes,
+        "draw": [*sizes, "--input", "ab", "-o", str(tmp_path / "d.png")],
+    }
+    for target in (str(program), "-"):
+        code, out, err = run(capsys, command, target, *options[command], "--tracr-compat")
+        assert code == 2 and not out, (command, target, err)
+        assert err.endswith(
+            f"rasp {command}: error: --tracr-compat applies only to PROG.py:NAME; {target} is a "
+            "RASP program\n"
+        ), err
