@@ -56,6 +56,7 @@ VOCABS = [
     [0.5, 3, "b"],
     [True, False, "t"],
     [-1, 0, 1],
+    [0.0, -1.0, 2.5],  # float zeros of both signs (-x)
 ]
 
 # functions of one value of any type (some raise on some types: tracr raises, so must the graph)
@@ -78,6 +79,8 @@ MAPS1 = [
     "lambda x: float(x) if isinstance(x, (int, float)) else -1.0",
     "lambda x: repr(x)",
     "lambda x: x",
+    "lambda x: -x",
+    "lambda x: x / 2",
 ]
 MAPS2 = [
     "lambda x, y: x == y",
@@ -90,6 +93,7 @@ MAPS2 = [
     "lambda x, y: x * y",
     "lambda x, y: x if x == y else None",
     "lambda x, y: type(x) is type(y)",
+    "lambda x, y: x - y",
 ]
 OPS = ["+", "-", "&", "|", "*"]
 COMPARISONS = ["EQ", "LT", "LEQ", "GT", "GEQ", "NEQ", "TRUE", "FALSE"]
