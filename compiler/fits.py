@@ -176,6 +176,10 @@ def _stands_for(written: Atom, value: Atom) -> bool:
     return True
 
 
+def _zero_one(value: Atom) -> bool:
+    return type(value) is int and value in (0, 1)
+
+
 def _merge_sorted(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[float, Atom]]:
     """`merge_points` over points sorted by x."""
     clusters: list[list[tuple[float, Atom]]] = []
@@ -188,7 +192,9 @@ def _merge_sorted(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[
     # float64 twins of one value (most runs): no check below can fail
     one = bool(points) and _one_value(points)
     for cluster in clusters:
-        x0, v0 = min(cluster, key=lambda p: abs(p[0] - round(p[0], 9)))
+        # (of equal xs, an int value 0 or 1 first: a tracr mean's 0 or 1 is one selected bool,
+        # which `rasp verify` takes as the int, not as 0.0 or 1.0; the int stands for them too)
+        x0, v0 = min(cluster, key=lambda p: (abs(p[0] - round(p[0], 9)), not _zero_one(p[1])))
         if one:
             merged.append((x0, v0))
             continue

@@ -22,6 +22,7 @@ from rasp.tracr.input_forms import (
     numpy_here,
 )
 from rasp.tracr.numpy_values import AmbiguousReads, NumpyTypes, Source
+from rasp.tracr.signed_zeros import ZeroSigns
 
 
 @dataclass
@@ -41,6 +42,8 @@ class TracrFn:
     sources: tuple[Source | None, ...] = field(default=(), repr=False, compare=False)
     numpy: NumpyTypes = field(default_factory=lambda: NumpyTypes(), repr=False, compare=False)
     ambiguous: AmbiguousReads = field(default_factory=AmbiguousReads, repr=False, compare=False)
+    # whether it gave -0.0, and a result it gives for 0.0 and not for -0.0 (`signed_zeros`)
+    zeros: ZeroSigns = field(default_factory=ZeroSigns, repr=False, compare=False)
 
     def __call__(self, *args: Any) -> Any:
         # (in an evaluation, the k-th call is position k: every call counts, None's too)
@@ -61,6 +64,8 @@ class TracrFn:
             out = call_given(self._call, self.sources, given, self.text, at)
         else:  # (Python values only: each is its own form)
             out = self._call(*given)
+        if facts:
+            self.zeros.check(self._call, given, out)
         if self.numpy.noted:
             if facts:
                 self.numpy.note(out)
@@ -96,13 +101,17 @@ class TracrPredicate:
     text: str
     sources: tuple[Source | None, ...] = field(default=(), repr=False, compare=False)
     ambiguous: AmbiguousReads = field(default_factory=AmbiguousReads, repr=False, compare=False)
+    zeros: ZeroSigns = field(default_factory=ZeroSigns, repr=False, compare=False)
 
     def __call__(self, key: Any, query: Any) -> bool:
         key, query = unbox(key), unbox(query)
         at = None
+        facts = compile_facts()
+        if facts and (type(key) is float or type(query) is float):  # (a zero's sign: signed_zeros)
+            self.zeros.check(self._call, (key, query), None)
         if not self.sources or not numpy_here(self.sources):
             return self._call(key, query)  # (Python values only: each is its own form)
-        if compile_facts():
+        if facts:
             self.ambiguous.record(self.sources, (key, query))
         # (in an evaluation, cells are called query by query, each over every key)
         cell, evaluation = next_call(self), current_evaluation()

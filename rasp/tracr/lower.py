@@ -61,6 +61,7 @@ from rasp.tracr.selector_nodes import (
     SelectorOr,
     SelectorWidth,
 )
+from rasp.tracr.signed_zeros import signed_zero_problems
 from rasp.tracr.sop_nodes import (
     ConstantSOp,
     Full,
@@ -448,4 +449,4 @@ def value_problems(
                     "return one of those (a string, say, instead of a dict)",
                 )
             )
-    return problems
+    return [*problems, *signed_zero_problems(root, vocab)]

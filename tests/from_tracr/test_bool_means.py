@@ -148,3 +148,24 @@ def test_the_written_program_accepts_only_the_int_form_of_a_bool() -> None:
     assert not _as_written(True, 1)
     assert not _as_written(2, True)
     assert _as_written(0.5, 0.5) and _as_written("a", "a")
+
+
+@pytest.mark.parametrize("default", [None, "x", 0.5])
+def test_one_selected_true_beside_a_float_1_comes_out_as_the_int(default: Any) -> None:
+    """Over tokens {1.0, True} a mean gives 1.0 (several selected, or one 1.0) and True (one True
+    selected): one number to a model, whose output wrote the float for both, so the model gave
+    1.0 where tracr gives True (certified; `rasp verify` found it wrong). The int 1 stands for
+    both (docs/language.md, section 9)."""
+    before = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LT)
+    program = rasp.Aggregate(before, rasp.tokens, default=default)
+    # DeepMind tracr's values (rasp.evaluate):
+    assert program([True, True]) == [default, True]
+    assert program([True, 1.0, 1.0]) == [default, True, 1.0]
+    vocab = [1.0, True]
+    model = compile_sop(program, vocab, 3)
+    inputs = _inputs(vocab, 3)
+    for xs, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        want = program(xs)
+        for g, w in zip(got, want, strict=True):
+            assert g == w, xs
+            assert type(g) is type(w) or type(g) is int or type(w) is not bool, (xs, g, w)
