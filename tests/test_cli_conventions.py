@@ -291,6 +291,49 @@ def test_running_out_of_memory_is_an_error_line_not_an_internal_error(
     )
 
 
+@pytest.mark.parametrize(
+    ("raised", "shown"),
+    [
+        (
+            "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+            "memory: you tried to allocate 40000000000000 bytes. Error code 12",
+            "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+            "memory: you tried to allocate 40000000000000 bytes. Error code 12",
+        ),
+        (
+            "CUDA out of memory. Tried to allocate 30.00 GiB\nmore",
+            "CUDA out of memory. Tried to allocate 30.00 GiB",
+        ),
+    ],
+)
+def test_torch_running_out_of_memory_is_an_error_line_too(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, raised: str, shown: str
+) -> None:
+    """torch's CPU allocator raises a RuntimeError and CUDA's a torch.OutOfMemoryError (a
+    RuntimeError), not MemoryError: both were 'internal error: ... (a bug in rasp-forge ...)'.
+    Another RuntimeError stays an internal error."""
+    from rasp.tools import cli
+
+    class OutOfMemoryError(RuntimeError):  # torch.OutOfMemoryError's name, without torch
+        pass
+
+    error = RuntimeError(raised) if "alloc_cpu" in raised else OutOfMemoryError(raised)
+
+    def too_large(args: Any) -> int:
+        raise error
+
+    monkeypatch.setattr(cli, "_cmd_run_program", too_large)
+    code, out, err = run(capsys, "run", "x.rasp", "--input", "a")
+    assert (code, out, err) == (1, "", f"error: not enough memory: {shown}\n")
+
+    def broken(args: Any) -> int:
+        raise RuntimeError("a shape mismatch")
+
+    monkeypatch.setattr(cli, "_cmd_run_program", broken)
+    code, _, err = run(capsys, "run", "x.rasp", "--input", "a")
+    assert code == 1 and err.startswith("internal error: RuntimeError: a shape mismatch")
+
+
 def test_every_command_that_prints_a_result_has_json(
     capsys: pytest.CaptureFixture[str], model: Path, tmp_path: Path
 ) -> None:

@@ -356,15 +356,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         reason = str(exc) or "MemoryError"
         print(f"error: not enough memory: {reason}", file=sys.stderr)
         return 1
-    except Exception as exc:  # the last line of defence: never a traceback by default
-        if os.environ.get("RASP_DEBUG") == "1" or getattr(args, "verbose", False):
-            traceback.print_exc()
-        print(
-            f"internal error: {type(exc).__name__}: {exc} (a bug in rasp-forge: please report it "
-            "with the command you ran; RASP_DEBUG=1 shows the traceback)",
-            file=sys.stderr,
-        )
+    except RuntimeError as exc:
+        if not _out_of_memory(exc):
+            return _internal_error(exc, args)
+        # torch's allocators raise RuntimeError (torch.OutOfMemoryError on CUDA), not MemoryError
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"error: not enough memory: {reason}", file=sys.stderr)
         return 1
+    except Exception as exc:  # the last line of defence: never a traceback by default
+        return _internal_error(exc, args)
+
+
+def _out_of_memory(exc: RuntimeError) -> bool:
+    """Whether torch's allocator ran out (no torch import here: the CLI starts without it)."""
+    return type(exc).__name__ == "OutOfMemoryError" or "can't allocate memory" in str(exc)
+
+
+def _internal_error(exc: Exception, args: argparse.Namespace | None) -> int:
+    """One line for a bug of ours (called while `exc` is handled: the traceback is its own)."""
+    if os.environ.get("RASP_DEBUG") == "1" or getattr(args, "verbose", False):
+        traceback.print_exc()
+    print(
+        f"internal error: {type(exc).__name__}: {exc} (a bug in rasp-forge: please report it "
+        "with the command you ran; RASP_DEBUG=1 shows the traceback)",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def _parse_arguments(
