@@ -64,8 +64,8 @@ class TracrFn:
             out = call_given(self._call, self.sources, given, self.text, at)
         else:  # (Python values only: each is its own form)
             out = self._call(*given)
-        if facts:
-            self.zeros.check(self._call, given, out)
+        if facts:  # (the flipped calls in the forms this call gave the function)
+            self.zeros.check(_in_forms(self._call, self.sources, self.text, numpy), given, out)
         if self.numpy.noted:
             if facts:
                 self.numpy.note(out)
@@ -93,6 +93,17 @@ class TracrFn:
         return ("tracr", id(self.f))
 
 
+def _in_forms(
+    call: Callable[..., Any], sources: tuple[Source | None, ...], text: str, numpy: bool
+) -> Callable[..., Any]:
+    """`call` given its arguments in the forms tracr gives them (numpy's where a source gave
+    numpy scalars): a function may tell the zeros apart in numpy's form only (`v.round(1)` raises
+    on a Python float, and `str` of np.float64(-0.0) is "-0.0")."""
+    if not numpy:
+        return call
+    return lambda *args: call_given(call, sources, args, text)
+
+
 @dataclass
 class TracrPredicate:
     """A Select's predicate, called as `predicate(key, query)`; exceptions as TracrFn's."""
@@ -107,9 +118,12 @@ class TracrPredicate:
         key, query = unbox(key), unbox(query)
         at = None
         facts = compile_facts()
+        numpy = bool(self.sources) and numpy_here(self.sources)
         if facts and (type(key) is float or type(query) is float):  # (a zero's sign: signed_zeros)
-            self.zeros.check(self._call, (key, query), None)
-        if not self.sources or not numpy_here(self.sources):
+            self.zeros.check(
+                _in_forms(self._call, self.sources, self.text, numpy), (key, query), None
+            )
+        if not numpy:
             return self._call(key, query)  # (Python values only: each is its own form)
         if facts:
             self.ambiguous.record(self.sources, (key, query))

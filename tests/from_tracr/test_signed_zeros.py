@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import numpy as np
 import pytest
 from runtime_helpers import run_compiled
 
@@ -58,6 +59,28 @@ def test_a_predicate_reading_both_zeros_is_refused() -> None:
     signed = _negated_at_0()
     program = rasp.SelectorWidth(rasp.Select(signed, signed, lambda k, q: str(k) < str(q)))
     _refused(program, "rasp.Select(signed, signed")
+
+
+def _numpy_negated_at_0() -> rasp.SOp:
+    # np.float64 values: tracr gives them to a reader as numpy's scalars
+    return rasp.numerical(
+        rasp.SequenceMap(lambda x, y: np.float64(-x if y == 0 else x), rasp.tokens, rasp.indices)
+    )
+
+
+def test_a_map_reading_the_sign_in_numpy_form_only_is_refused() -> None:
+    # `v.round(1)` raises on a Python float: the zeros' check called the map on Python values,
+    # saw one error for both zeros, and the model (certified) gave '0.0' where tracr gives '-0.0'
+    program = rasp.Map(lambda v: str(v.round(1)), _numpy_negated_at_0())
+    assert program([0.0, 0.0]) == ["-0.0", "0.0"]  # tracr's values
+    _refused(program, "'0.0' for 0.0 and '-0.0' for -0.0")
+
+
+def test_a_predicate_reading_the_sign_in_numpy_form_only_is_refused() -> None:
+    signed = _numpy_negated_at_0()
+    select = rasp.Select(signed, signed, lambda k, q: str(k.round(1)) < str(q.round(1)))
+    program = rasp.numerical(rasp.SelectorWidth(select))
+    _refused(program)
 
 
 def test_a_default_of_negative_zero_is_a_source() -> None:
