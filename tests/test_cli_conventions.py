@@ -47,6 +47,26 @@ def test_dash_runs_the_program_on_standard_input(
     assert run(capsys, "run", "-", "--input", "abc") == (0, "[c, b, a] (strings)\n", "")
 
 
+def test_dash_says_it_reads_a_typed_program_and_how_it_ends(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`rasp run -` at a terminal waited without a word, as if it hung; piped, nothing is added."""
+
+    class Typed(io.TextIOWrapper):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(sys, "stdin", Typed(io.BytesIO(REVERSE.encode()), encoding="utf-8"))
+    assert run(capsys, "run", "-", "--input", "abc") == (
+        0,
+        "[c, b, a] (strings)\n",
+        "reading the program from standard input (Ctrl-D ends it)\n",
+    )
+    monkeypatch.setattr(sys, "stdin", Typed(io.BytesIO(REVERSE.encode()), encoding="utf-8"))
+    assert run(capsys, "run", "-", "--input", "abc", "--quiet")[2] == ""
+
+
 def test_errors_in_standard_input_are_located_there(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -166,6 +166,10 @@ def load_program(file: str, console: Console | None = None) -> tuple[Interpreter
 
     console = console or Console()
     if file == "-":
+        if not console.quiet and sys.stdin.isatty():
+            # typed, not piped: without a word the command would seem to hang
+            end = "Ctrl-Z, Enter" if sys.platform == "win32" else "Ctrl-D"
+            print(f"reading the program from standard input ({end} ends it)", file=sys.stderr)
         source = decode_source(sys.stdin.buffer.read(), "<stdin>")
     else:
         refuse_model_file(file)
