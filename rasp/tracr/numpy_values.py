@@ -170,6 +170,15 @@ class Source:
                 found.append((f"{scalar!r} (a mean of values one of them np.float64)", scalar))
             if python and type(built) is not float:
                 found.append((f"{base!r} (a mean of Python values)", base))
+        if self.averages and type(base) in (int, bool) and abs(base) <= 2**53:
+            # the graph holds an equal mean of several as this bool or int (one number to a
+            # model): its float forms are given to the reader too (1.0 beside one selected True)
+            python, float64 = self._mean_forms(float(base), max_len)
+            if float64:
+                scalar = np.float64(base)
+                found.append((f"{scalar!r} (a mean of values one of them np.float64)", scalar))
+            if python:
+                found.append((f"{float(base)!r} (a mean of Python values)", float(base)))
         return found
 
     def _mean_forms(self, base: float, max_len: int | None) -> tuple[bool, bool]:
@@ -419,11 +428,16 @@ def ambiguous_problems(
         if all(len(o) == 1 for o in options):
             continue
         built = _result(call, given)
+        whole = [type(plain(v)) in (int, bool) for v in values]
         for combo in itertools.product(*options):
             args = [form for _, form in combo]
             other = _result(call, args)
             if type(other) is type(built) and other == built:
                 continue
+            if _retyped(other, built) and all(
+                w for w, (what, _) in zip(whole, combo, strict=True) if what is not None
+            ):
+                continue  # (a whole number's float form: an int for a float, as verify allows)
             whats = " and ".join(what for what, _ in combo if what is not None)
             names = ", ".join(sorted({f"'{s.text}'" for s in sources if s is not None}))
             return [
@@ -437,6 +451,11 @@ def ambiguous_problems(
                 )
             ]
     return []
+
+
+def _retyped(a: Any, b: Any) -> bool:
+    """Equal numbers, an int and a float (`rasp verify` counts it a type, not a value)."""
+    return {type(a), type(b)} == {int, float} and a == b
 
 
 def _shown(args: Sequence[Any]) -> str:

@@ -5,12 +5,16 @@ weights are filled, and no build that fits its limit is stopped."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from compiler import attention, compile_sop, driver, plan_limit
+from compiler.graph import Op
+from compiler.vocab_bound import output_columns
 from programs import VOCABULARIES
-from rasp.errors import CompileError
+from rasp.errors import CompileError, Source
+from rasp.interpreter import load_source
 from rasp.tools.model_steps import program_sop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -160,3 +164,50 @@ def test_a_limit_of_the_kept_model_s_size_keeps_it() -> None:
     )
     with pytest.raises(CompileError, match="the model would have 22,817 parameters"):
         compile_sop(sop, vocab, 4, name=out, source=source, max_params=params - 1)
+
+
+# outputs whose one-hot could list fewer columns than their analysed strings, were the bound
+# wrong: a default no key writes, strings no input reaches, a constant, bools, equal numbers
+_ODD_OUTPUTS = [
+    ("res = aggregate(select(indices, indices, <), tokens);", list("abcdef")),
+    ("res = aggregate(select(tokens, tokens, ==), tokens);", list("abcdef")),
+    ('res = aggregate(select(tokens, "z", ==), tokens);', list("abcdef")),
+    ('res = aggregate(select(indices, indices, ==), tokens == "a");', list("abcdef")),
+    (
+        "a = aggregate(select(indices, indices, ==), tokens);\nres = aggregate(select(indices, 0, ==), tokens + a);",
+        list("abcdef"),
+    ),
+    ("res = aggregate(select(indices, 0, ==), tokens_asis);", [1, 1.0, 2, "1"]),
+    ("res = tokens;", [1, "1", 2.5, "x"]),
+]
+
+
+@pytest.mark.parametrize(("text", "vocab"), _ODD_OUTPUTS)
+@pytest.mark.parametrize("options", [{}, {"causal": True}, {"head_masks": False}])
+def test_the_output_bound_is_at_most_each_odd_output_s_model(
+    text: str, vocab: list, options: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """check_output's count (a column per string the output's analysis lists) is at most the
+    model's unembedding, and with the embedding at most its size: applied at any vocabulary, a
+    limit of the model's own size keeps it."""
+    sop = load_source(Source("<test>", text)).get("res")
+    try:
+        model = compile_sop(sop, vocab, 4, **options)
+    except CompileError as err:  # (a causal model cannot see later positions)
+        assert "causal" in options and "causal model cannot" in err.render()
+        return
+    columns: list[int] = []
+    check_output = plan_limit.check_output
+
+    def counted(output: Any, values: Any) -> None:
+        if output.op in (Op.TOKENS, Op.AGGREGATE):
+            columns.append(output_columns(values))
+        check_output(output, values)
+
+    monkeypatch.setattr(plan_limit, "BOUND_FROM", 0)
+    monkeypatch.setattr(driver, "check_output", counted)
+    params = model.param_count()
+    again = compile_sop(sop, vocab, 4, max_params=params, **options)
+    assert again.param_count() == params
+    assert columns and max(columns) <= model.weights["unembed.W_U"].shape[1]
+    assert plan_limit.embedding_params(len(vocab), max(columns)) <= params

@@ -350,3 +350,37 @@ def test_a_numpy_default_no_value_equals_is_read_as_written_by_the_model() -> No
     program = rasp.Map(lambda x: type(x).__name__, mean)
     assert program(list("bca")) == ["float64", "float", "float"]
     _check(program, list("abc"), 3)
+
+
+def test_a_float_form_of_a_mean_held_as_a_bool_is_given_to_its_reader() -> None:
+    """A mean of [0, np.float64(2)] is np.float64(1.0), the same number as one selected
+    np.bool_(1): the graph held it as the bool, whose forms were not tried, so a SequenceMap
+    telling np.float64 apart only where both means are np.float64 compiled, certified, and gave
+    'no' where tracr gives 'both' (['a', 'b', 'b']; numpy_means_campaign seed 745000, #479)."""
+    v0 = rasp.numerical(
+        rasp.Map(
+            lambda t: 0 if t == "a" else (np.float64(2) if t == "b" else np.bool_(1)), rasp.tokens
+        )
+    )
+    before = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LT)
+    after = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.GEQ)
+    m0 = rasp.numerical(rasp.Aggregate(before, v0, default=False))
+    m1 = rasp.numerical(rasp.Aggregate(after, v0, default=0.0))
+    both = rasp.SequenceMap(
+        lambda x, y: "both" if type(x) is type(y) is np.float64 else "no", m0, m1
+    )
+    assert both(["a", "b", "b"]) == ["no", "no", "both"]  # tracr's (and rasp.tracr's) values
+    with pytest.raises(CompileError, match="tracr gives either on some input"):
+        compile_sop(both, ["a", "b", "c"], 3)
+
+
+def test_a_whole_mean_s_float_form_read_as_an_equal_number_still_compiles() -> None:
+    """The float forms of a mean held as an int or bool are tried, and a reader giving an equal
+    number of another type (2 for 2.0: a type, not a value, to `rasp verify`) is not refused."""
+    v0 = rasp.numerical(rasp.Map(lambda t: 0 if t == "a" else np.float64(2), rasp.tokens))
+    mean = rasp.numerical(
+        rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ), v0)
+    )
+    plus = rasp.numerical(rasp.Map(lambda x: x + 1, mean))
+    model = compile_sop(plus, ["a", "b"], 3)
+    assert model.metadata["certificate"]["ok"]
