@@ -353,16 +353,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except MemoryError as exc:  # the work is too large for this machine, not a bug
         # (`rasp export` of a file without W_pos whose header says max_len 10**9 pads a 30 GB W_pos)
-        reason = str(exc) or "MemoryError"
-        print(f"error: not enough memory: {reason}", file=sys.stderr)
-        return 1
+        return _not_enough_memory(exc)
     except RuntimeError as exc:
-        if not _out_of_memory(exc):
-            return _internal_error(exc, args)
         # torch's allocators raise RuntimeError (torch.OutOfMemoryError on CUDA), not MemoryError
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"error: not enough memory: {reason}", file=sys.stderr)
-        return 1
+        return _not_enough_memory(exc) if _out_of_memory(exc) else _internal_error(exc, args)
     except Exception as exc:  # the last line of defence: never a traceback by default
         return _internal_error(exc, args)
 
@@ -370,6 +364,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _out_of_memory(exc: RuntimeError) -> bool:
     """Whether torch's allocator ran out (no torch import here: the CLI starts without it)."""
     return type(exc).__name__ == "OutOfMemoryError" or "can't allocate memory" in str(exc)
+
+
+def _not_enough_memory(exc: Exception) -> int:
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    print(f"error: not enough memory: {reason}", file=sys.stderr)
+    return 1
 
 
 def _internal_error(exc: Exception, args: argparse.Namespace | None) -> int:
