@@ -503,26 +503,30 @@ def _cmd_repl(args: argparse.Namespace) -> int:
     from rasp.tools.repl_terminal import run_terminal
 
     if args.file == "-":
-        print(
-            "usage: rasp repl [FILE.rasp]\nrasp repl: error: argument FILE.rasp '-': the REPL "
-            "reads its statements from standard input; give a file to load first",
-            file=sys.stderr,
+        return _repl_file_error(
+            "-", "the REPL reads its statements from standard input; give a file to load first"
         )
-        return 2
     if is_python_target(args.file):  # it was read as RASP: a screen of syntax errors
         path, name = split_target(args.file)
-        print(
-            "usage: rasp repl [FILE.rasp]\nrasp repl: error: argument FILE.rasp "
-            f"'{args.file}': the REPL loads RASP programs, and {path} is Python; run its s-op "
-            f"with `rasp run {path}:{name or 'NAME'} --input INPUT`",
-            file=sys.stderr,
+        return _repl_file_error(
+            args.file,
+            f"the REPL loads RASP programs, and {path} is Python; run its s-op with "
+            f"`rasp run {path}:{name or 'NAME'} --input INPUT`",
         )
-        return 2
     if args.file is not None:
         with open(args.file, "rb"):  # a missing file is an error before the session starts
             pass
         refuse_model_file(args.file)
     return run_terminal(args.file, verbose=bool(getattr(args, "verbose", False)))
+
+
+def _repl_file_error(file: str, reason: str) -> int:
+    """A usage error of `rasp repl FILE.rasp` (exit 2), as argparse words one."""
+    print(
+        f"usage: rasp repl [FILE.rasp]\nrasp repl: error: argument FILE.rasp '{file}': {reason}",
+        file=sys.stderr,
+    )
+    return 2
 
 
 def _silence_stdout() -> None:
