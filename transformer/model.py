@@ -22,7 +22,7 @@ import torch
 from torch import Tensor, nn
 
 from transformer.config import LayerShape, ModelConfig
-from transformer.precision import ieee_float32
+from transformer.precision import ieee_float32_call
 
 Cache = dict[str, Tensor]
 
@@ -211,16 +211,18 @@ class Transformer(nn.Module):
                 f"got {tuple(ids.shape)}"
             )
         # the certificate bounds float32 products: TF32, bfloat16 or autocast ones are off for
-        # this call
-        with ieee_float32(self.embed.W_E.device.type):
-            embed = self.embed(ids)  # [batch, pos, d_model]
-            pos_embed = self.pos_embed(ids)  # [batch, pos, d_model]
-            _record(cache, "hook_embed", embed)
-            _record(cache, "hook_pos_embed", pos_embed)
-            resid = embed + pos_embed
-            for block in self.blocks:
-                resid = block(resid, cache)
-            return self.unembed(resid)
+        # this call (computed again where another thread reduced them during it)
+        return ieee_float32_call(lambda: self._forward(ids, cache), self.embed.W_E.device.type)
+
+    def _forward(self, ids: Tensor, cache: Cache | None) -> Tensor:
+        embed = self.embed(ids)  # [batch, pos, d_model]
+        pos_embed = self.pos_embed(ids)  # [batch, pos, d_model]
+        _record(cache, "hook_embed", embed)
+        _record(cache, "hook_pos_embed", pos_embed)
+        resid = embed + pos_embed
+        for block in self.blocks:
+            resid = block(resid, cache)
+        return self.unembed(resid)
 
     def run_with_cache(self, ids: Tensor) -> tuple[Tensor, Cache]:
         """Logits and every activation, under TransformerLens's hook names."""

@@ -16,15 +16,23 @@ they do not, so the legacy setter, which sets both, switches them, and each is p
 The flags are global to the process: a thread running other float32 work at the same moment gets
 IEEE products too (never less precision than it asked for), and runs overlapping in several
 threads share one switch, put back when the last of them ends.
+
+Another thread may also reduce the flags while a run computes (`set_float32_matmul_precision
+("medium")` from a training loop): the run's later products are then bfloat16 (a compiled sort
+decoded 200 of 200 inputs wrongly). No torch hook reports such a change, so each run looks at the
+flags again when it ends, and `ieee_float32_call` computes again, switched back, where they were
+reduced during it (in any run overlapping it: the first to notice switches them back for all).
+A change that another thread makes and undoes within one run is not seen.
 """
 
 from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from typing import TypeVar
 
 import torch
 
@@ -40,15 +48,49 @@ def _backend_flags() -> list[object]:
     return found
 
 
+T = TypeVar("T")
+
+# computations tried where another thread keeps reducing the flags during each
+ATTEMPTS = 3
+
+
+class PrecisionChangedError(RuntimeError):
+    """Another thread reduced the float32 matmul precision during every attempt of a run."""
+
+
+class Run:
+    """One `ieee_float32` block; `disturbed` is set on leaving it where the flags were found
+    reduced during it (some of its products may then not be IEEE float32)."""
+
+    def __init__(self) -> None:
+        self.disturbed = False
+
+
+def ieee_float32_call(compute: Callable[[], T], device_type: str = "cpu") -> T:
+    """`compute()` inside `ieee_float32`, computed again where another thread reduced the float32
+    matmul precision during it; `PrecisionChangedError` after `ATTEMPTS` such attempts."""
+    for _ in range(ATTEMPTS):
+        with ieee_float32(device_type) as run:
+            result = compute()
+        if not run.disturbed:
+            return result
+    raise PrecisionChangedError(
+        f"another thread reduced torch's float32 matmul precision during each of {ATTEMPTS} "
+        "attempts of this run, so its products were not all IEEE float32; run it while no "
+        "thread changes torch.set_float32_matmul_precision or the fp32_precision flags"
+    )
+
+
 @contextmanager
-def ieee_float32(device_type: str = "cpu") -> Iterator[None]:
+def ieee_float32(device_type: str = "cpu") -> Iterator[Run]:
     """Matrix products in full float32 inside the block, on every device, and no autocast for
-    `device_type` (the model's: "cpu", "cuda", ...); settings restored."""
+    `device_type` (the model's: "cpu", "cuda", ...); settings restored. The `Run` it gives says
+    on leaving whether another thread reduced the flags during the block."""
     with ExitStack() as stack:
         if torch.is_autocast_enabled(device_type):  # products in bfloat16/float16 otherwise
             stack.enter_context(torch.autocast(device_type, enabled=False))
-        with _ieee_matmuls():
-            yield
+        with _ieee_matmuls() as run:
+            yield run
 
 
 @dataclass(frozen=True)
@@ -68,23 +110,39 @@ class _Saved:
 _lock = threading.Lock()
 _running = 0  # runs inside `_ieee_matmuls` now
 _saved: _Saved | None = None  # what to put back when the last of them ends
+# times the flags were found reduced while some run was inside: a run that sees this count
+# change between its start and its end may have multiplied in reduced precision
+_reductions = 0
+
+
+def _switch_back(found_running: bool) -> None:
+    """Switch reduced flags to IEEE (under `_lock`), keeping the newest setting to put back;
+    where runs were inside, count the reduction they may have computed under."""
+    global _saved, _reductions
+    switched = _switch_to_ieee()
+    if switched is not None:  # the newest setting is the one to put back
+        _saved = switched
+        if found_running:
+            _reductions += 1
 
 
 @contextmanager
-def _ieee_matmuls() -> Iterator[None]:
+def _ieee_matmuls() -> Iterator[Run]:
     """TF32 and reduced-precision float32 products off inside the block; settings restored
     when no run in any thread is inside it any more."""
     global _running, _saved
+    run = Run()
     with _lock:
         # switched at each start: another thread may have reduced the flags during a run
-        switched = _switch_to_ieee()
-        if switched is not None:  # the newest setting is the one to put back
-            _saved = switched
+        _switch_back(_running > 0)
+        start = _reductions
         _running += 1
     try:
-        yield
+        yield run
     finally:
         with _lock:
+            _switch_back(True)  # reduced during this run (or an overlapping one)?
+            run.disturbed = _reductions != start
             _running -= 1
             if _running == 0 and _saved is not None:
                 saved, _saved = _saved, None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,7 +30,12 @@ def token_key(value: object) -> TokenKey | None:
     if isinstance(value, numbers.Integral):
         return ("int", int(value))
     if isinstance(value, numbers.Real):
-        return ("float", float(value))
+        number = float(value)
+        if number == 0.0 and math.copysign(1.0, number) < 0:
+            # -0.0 == 0.0, but `tokens_str` reads "-0.0" and "0.0": a model of the vocabulary
+            # [0.0, 1.0] took -0.0 as 0.0 and gave "0.0" where the interpreter gives "-0.0"
+            return ("-0.0", number)
+        return ("float", number)
     if isinstance(value, str):
         return ("str", value)
     return None
@@ -98,7 +104,12 @@ class Vocab:
     def __post_init__(self) -> None:
         ids = {token_key(token): i for i, token in enumerate(self.tokens)}
         object.__setattr__(self, "_ids", ids)
-        fast = {(type(token), token): i for i, token in enumerate(self.tokens)}
+        # (float zeros go through `token_key`: (float, -0.0) == (float, 0.0) as a dict key)
+        fast = {
+            (type(token), token): i
+            for i, token in enumerate(self.tokens)
+            if not (type(token) is float and token == 0.0)
+        }
         object.__setattr__(self, "_fast", fast)
         object.__setattr__(self, "_tables", TokenTables.of(self.tokens))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import re
 from pathlib import Path
 
@@ -172,6 +173,23 @@ def test_codes_that_index_no_value_are_refused(prev_path: Path) -> None:
 def test_run_rejects_a_batch_size_below_one(prev_path: Path) -> None:
     with pytest.raises(ValueError, match="batch_size"):
         transformer.load(prev_path).run(["a"], batch_size=0)
+
+
+def test_a_zero_matches_only_the_zero_of_its_sign(tmp_path: Path) -> None:
+    # -0.0 == 0.0, but a program reads them apart (`tokens_str`: "-0.0" and "0.0"); a model of
+    # the vocabulary [0.0, 1.0] took -0.0 as 0.0, and a compiled `tokens_str` gave "0.0" where
+    # the interpreter gives "-0.0"
+    model = transformer.load(hm.identity([0.0, 1.0]).save(tmp_path / "zero.safetensors"))
+    assert model.run([[0.0, np.float32(0.0)]]) == [[0.0, 0.0]]
+    for wrong in (-0.0, np.float64(-0.0), np.array([-0.0])[0]):
+        with pytest.raises(ModelInputError, match="not in the model's vocabulary"):
+            model.encode([[wrong]])
+    negative = transformer.load(hm.identity([-0.0, 1.0]).save(tmp_path / "neg.safetensors"))
+    (output,) = negative.run([[-0.0]])
+    assert math.copysign(1.0, output[0]) == -1.0
+    with pytest.raises(ModelInputError, match="not in the model's vocabulary"):
+        negative.encode([[0.0]])
+    assert token_key(-0.0) != token_key(0.0)
 
 
 def test_token_key_separates_json_kinds() -> None:
