@@ -190,6 +190,25 @@ def test_set_example_without_a_value_reads_on_as_the_original() -> None:
     assert not session.is_continuing and session.settings.seq_example == "ab"
 
 
+@pytest.mark.parametrize(
+    ("lines", "shown"),
+    [
+        (["z = (1 -", " 2);"], "value: z =  -1"),
+        (["z = round(1 +", " 2);"], "value: z =  3"),
+        (["z = aggregate(select(indices +", " 1, indices, ==), indices);"], "s-op: z"),
+        (["def g(a) {", "  return a -", "    2;", "}", "z = g(3);"], "value: z =  1"),
+    ],
+)
+def test_a_line_ending_in_a_sign_inside_parentheses_reads_on(lines: list[str], shown: str) -> None:
+    # docs/language.md, section 7: the original's parser takes such a `+` or `-` for a sign that
+    # cannot end there, so it reports a syntax error there and runs the next line on its own.
+    session = ReplSession()
+    for line in lines[:-1]:
+        assert "error" not in session.feed(line)
+    printed = session.feed(lines[-1])
+    assert "error" not in printed and shown in printed, printed
+
+
 def test_continuation_and_interrupt() -> None:
     session = ReplSession()
     assert session.feed("def f(a) {") == ""
