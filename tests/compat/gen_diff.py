@@ -20,6 +20,7 @@ if __package__ in (None, ""):  # run as a script
 
 from rasp.tools.repl import ReplSession
 from tests.compat.rasp_gen import Program, generate
+from tests.compat.rasp_gen_layout import code
 from tests.compat.test_original_sessions import original_lines, our_lines, run_original
 
 _OUR_ERROR = re.compile(r"^\S+:\d+:\d+: error: ")
@@ -127,8 +128,8 @@ def _calls_sop_function(program: Program, statement: int) -> bool:
     """Whether the statement calls a function of the program whose body makes s-ops: the
     original tests each of them on the running example as the call runs, a failing one too that
     the function drops (section 7); here only what the call returns is tested."""
-    text = program.statements[statement]
-    for line in program.statements[:statement]:
+    text = code(program.statements[statement])
+    for line in map(code, program.statements[:statement]):
         found = re.match(r"def (\w+)\(", line)
         if found and f"{found[1]}(" in text and _SOP_WORDS.search(line):
             return True
@@ -139,7 +140,7 @@ def _dict_indexed_by_position(program: Program, statement: int) -> bool:
     """An s-op applied to a dict, where the original indexes the dict by position (`something
     went wrong: 0`): tokens_asis in an operation keeps the dict, and the full seq display's
     input row reads it so (section 7)."""
-    text = program.statements[statement]
+    text = code(program.statements[statement])
     if not re.search(r"\(\{.*\}\);$", text):
         return False
     before = program.statements[: statement + 1]
@@ -182,8 +183,8 @@ def sub_expression_fails(program: Program, statement: int) -> bool:
     session = ReplSession()
     session.feed(f"set example {program.example}")
     for line in program.statements[:statement]:
-        session.feed(line)
-    text = program.statements[statement]
+        session.feed(code(line))
+    text = code(program.statements[statement])
     if text.startswith("def "):
         return False
     if text.startswith("for "):  # its iterable

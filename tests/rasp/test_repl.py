@@ -197,11 +197,15 @@ def test_set_example_without_a_value_reads_on_as_the_original() -> None:
         (["z = round(1 +", " 2);"], "value: z =  3"),
         (["z = aggregate(select(indices +", " 1, indices, ==), indices);"], "s-op: z"),
         (["def g(a) {", "  return a -", "    2;", "}", "z = g(3);"], "value: z =  1"),
+        (["def g(a) {", "  return min(max(a,", "    1), 2);", "}", "z = g(3);"], "value: z =  2"),
+        (["for i in [1] + [2,", "  3] { z = i; }", "z;"], "value: z =  3"),
     ],
 )
-def test_a_line_ending_in_a_sign_inside_parentheses_reads_on(lines: list[str], shown: str) -> None:
-    # docs/language.md, section 7: the original's parser takes such a `+` or `-` for a sign that
-    # cannot end there, so it reports a syntax error there and runs the next line on its own.
+def test_a_statement_goes_on_over_lines_where_the_original_fails(
+    lines: list[str], shown: str
+) -> None:
+    # docs/language.md, section 7: the original's parser fails at an earlier token after these
+    # line ends, so it reports a syntax error there and reads the next line on its own.
     session = ReplSession()
     for line in lines[:-1]:
         assert "error" not in session.feed(line)
