@@ -8,8 +8,8 @@
   reading a global that changed after the `def`.
 
 They draw from their own random stream, so that the statements rasp_gen draws for a seed stay
-the same. A line never ends with `+` or `-`, nor inside brackets of a `return` or of a `for`'s
-head, and a comment never ends a line of a statement that goes on (docs/language.md, section 7:
+the same. A line never ends with `+` or `-`, nor inside nested brackets, a `return` or a
+`for`'s head, and a comment never ends a line of a statement that goes on (docs/language.md, section 7:
 the original reads them differently).
 """
 
@@ -92,12 +92,13 @@ def spread(statement: str, rng: random.Random) -> str:
             elif ch in ")]}":
                 brackets -= 1
             line += ch
-            # a break after a `,` only in a body's assignment (section 7: the original's parser
-            # may fail on one in a `return` or a `for`'s iterable before it sees the line end)
+            # a break after a `,` only in a body's assignment, in its outer brackets (section 7:
+            # the original's parser may fail on one in nested calls, a `return` or a `for`'s
+            # iterable before it sees the line end)
             statement_line = line.strip()
             if (
                 ch == ","
-                and brackets > 0
+                and brackets == 1
                 and depth > 0
                 and not statement_line.startswith(("return", "for ", "def "))
                 and rng.random() < 0.15
