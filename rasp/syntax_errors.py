@@ -308,6 +308,9 @@ def _bad_character(exc: UnexpectedCharacters, source: Source) -> RaspSyntaxError
         )
     if char == "=":
         return RaspSyntaxError("'=' is assignment; use '==' to compare", here)
+    if char.isalpha():  # a name with a letter outside ASCII, `é` or `naïve`
+        hint = "a name is made of ASCII letters, digits and '_' (a string may hold any)"
+        return RaspSyntaxError(f"unexpected character {char!r}", here, hint)
     return RaspSyntaxError(f"unexpected character {char!r}", here)
 
 

@@ -127,6 +127,20 @@ def test_a_typographic_character_is_named_by_its_code_point(
 
 
 @pytest.mark.parametrize(
+    ("text", "char"),
+    [("\u00e9 = 3;", "\u00e9"), ("na\u00efve = 3;", "\u00ef"), ("x = \u03b1;", "\u03b1")],
+)
+def test_a_letter_outside_ascii_says_what_a_name_is_made_of(text: str, char: str) -> None:
+    # It was "unexpected character 'é'" with no hint (the original: "token recognition error").
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "names.rasp")
+    assert str(info.value) == f"unexpected character {char!r}"
+    assert (
+        info.value.hint == "a name is made of ASCII letters, digits and '_' (a string may hold any)"
+    )
+
+
+@pytest.mark.parametrize(
     ("text", "message", "caret"),
     [
         ("y = indices >> 1;", "RASP has no '>>' (shift)", "^~"),
