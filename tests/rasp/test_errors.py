@@ -127,6 +127,31 @@ def test_a_typographic_character_is_named_by_its_code_point(
 
 
 @pytest.mark.parametrize(
+    ("text", "message", "hint", "col"),
+    [
+        # they were "'if' is a keyword and cannot be used as a name" and "expected ';' after the
+        # statement" (at `True`)
+        ("if x > 0 { y = 1; }", "RASP has no 'if' statement", "an if is an expression", 1),
+        ("x = 1; if x { y = 1; }", "RASP has no 'if' statement", "an if is an expression", 8),
+        ("while True { y = 1; }", "RASP has no while loop", "for i in range(n) { ... }", 1),
+        ("def f(a) { while a { b = 1; } return a; }", "RASP has no while loop", "for i in", 12),
+    ],
+)
+def test_a_python_statement_rasp_lacks_is_named(
+    text: str, message: str, hint: str, col: int
+) -> None:
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "habit.rasp")
+    assert str(info.value) == message
+    assert info.value.hint is not None and hint in info.value.hint
+    assert info.value.span is not None and info.value.span.col == col
+
+
+def test_while_and_if_as_names_are_not_habits() -> None:
+    parse("while = 1; x = while + 1; y = 1 if while else 2;", "names.rasp")
+
+
+@pytest.mark.parametrize(
     ("text", "char"),
     [("\u00e9 = 3;", "\u00e9"), ("na\u00efve = 3;", "\u00ef"), ("x = \u03b1;", "\u03b1")],
 )
