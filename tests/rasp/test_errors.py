@@ -147,6 +147,19 @@ def test_a_python_statement_rasp_lacks_is_named(
     assert info.value.span is not None and info.value.span.col == col
 
 
+@pytest.mark.parametrize(
+    ("text", "col"),
+    [("x = [i for i in range(3) if i > 0];", 26), ('d = {k: 1 for k in "ab" if k};', 25)],
+)
+def test_a_comprehension_filter_is_named(text: str, col: int) -> None:
+    # It was "unexpected ']'" with the hint "expected 'else'" (the original's grammar has no filter).
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "comp.rasp")
+    assert str(info.value) == "a comprehension has no 'if' filter"
+    assert info.value.hint is not None and "[x if x > 0 else 0 for x in l]" in info.value.hint
+    assert info.value.span is not None and info.value.span.col == col
+
+
 def test_while_and_if_as_names_are_not_habits() -> None:
     parse("while = 1; x = while + 1; y = 1 if while else 2;", "names.rasp")
 
