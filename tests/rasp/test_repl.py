@@ -200,6 +200,7 @@ def test_set_example_without_a_value_reads_on_as_the_original() -> None:
         (["def g(a) {", "  return min(max(a,", "    1), 2);", "}", "z = g(3);"], "value: z =  2"),
         (["for i in [1] + [2,", "  3] { z = i; }", "z;"], "value: z =  3"),
         (["z = indicator(has_focus(select(indices,", "  indices, !=)));"], "s-op: z"),
+        (["z = [1,  # one", "  2];"], "list: z = [1, 2]"),  # a comment inside an expression
     ],
 )
 def test_a_statement_goes_on_over_lines_where_the_original_fails(
