@@ -84,7 +84,7 @@ def chunks(lines: list[str], programs: list[Program]) -> dict[tuple[int, int], t
 def selector_example(program: Program, statement: int) -> str:
     """The selector example in force at `statement` (`set selector example` changes it)."""
     example = program.example
-    for line in program.statements[:statement]:
+    for line in map(code, program.statements[:statement]):
         if line.startswith(("set selector example ", "set example ")):
             example = line.split(" example ", 1)[1]
     return example
@@ -144,7 +144,7 @@ def _dict_indexed_by_position(program: Program, statement: int) -> bool:
     if not re.search(r"\(\{.*\}\);$", text):
         return False
     before = program.statements[: statement + 1]
-    return any("tokens_asis" in line or line == "full seq display on" for line in before)
+    return any("tokens_asis" in line or code(line) == "full seq display on" for line in before)
 
 
 def _without_input_rows(lines: tuple[str, ...]) -> tuple[str, ...]:

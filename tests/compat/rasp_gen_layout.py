@@ -2,7 +2,7 @@
 
 - `spread`: a `def` or `for` typed over several lines (a line per body statement, `}` on a line
   of its own, now and then a comment line or a blank line in the body, a break after a `,`).
-- `trailing_comment`: a `# ...` comment after a one-line statement.
+- `trailing_comment`: a `# ...` comment after a one-line statement or REPL command.
 - `extras`: bounded recursion (of atoms, of s-ops, two functions calling each other), closures
   (a function returning a nested function that reads its parameter, called later), and a body
   reading a global that changed after the `def`.
@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 
 _COMMENTS = ("# note", "# a; b", '# "quoted" {', "#", "# select(indices, indices, ==);")
+_COMMANDS = ("set ", "examples ", "s-op examples ", "selector examples ", "full seq display ")
 _WORDS_BEFORE_DICT = ("in", "return", "else", "if", "and", "or", "not")
 
 
@@ -172,7 +173,7 @@ def laid_out(statements: list[str], prefix: str, rng: random.Random) -> list[str
         roll = rng.random()
         if text.startswith(("def ", "for ")) and roll < 0.3:
             text = spread(text, rng)
-        elif text.endswith((";", "}")) and roll < 0.08:
+        elif (text.endswith((";", "}")) or text.startswith(_COMMANDS)) and roll < 0.08:
             text = trailing_comment(text, rng)
         out.append(text)
     if rng.random() < 0.3:
