@@ -1,6 +1,6 @@
 """Python and tracr habits that RASP spells differently, and the messages that name the RASP way.
 
-A user who writes `x // 2`, `x ** 2`, `a && b`, `x.f`, `tokens is "a"`, `lambda x: ...` or tracr's
+A user who writes `x // 2`, `x ** 2`, `a && b`, `x.f`, `tokens is "a"`, `lambda x: ...`, `while c {` or tracr's
 `numerical aggregate(...)` gets a parse error at a place that Lark describes only by what it
 expected. These checks recognise the habit from the text around the unexpected token or character
 and say what RASP writes instead. Each returns None when the text is not such a habit.
@@ -181,6 +181,12 @@ def foreign_word(source: Source, pos: int, value: str) -> RaspSyntaxError | None
         return RaspSyntaxError(
             "RASP has no lambda", span_at(source, start, len(word)), FOREIGN_NAME_HINTS["lambda"]
         )
+    if word == "while" and text_before(source.text, start)[-1:] in ("", ";", "{", "}"):
+        return RaspSyntaxError(
+            "RASP has no while loop",
+            span_at(source, start, len(word)),
+            "a loop runs over a list: for i in range(n) { ... } (n known in advance)",
+        )
     if word in ("numerical", "categorical"):
         return RaspSyntaxError(
             f"RASP has no '{word}' annotation",
@@ -188,6 +194,10 @@ def foreign_word(source: Source, pos: int, value: str) -> RaspSyntaxError | None
             FOREIGN_NAME_HINTS[word],
         )
     return None
+
+
+def text_before(text: str, pos: int) -> str:
+    return text[:pos].rstrip()
 
 
 def previous_word(text: str, pos: int) -> tuple[str, int]:

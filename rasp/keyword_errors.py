@@ -46,6 +46,10 @@ def unexpected_keyword(
             _COMPREHENSION_HINTS[innermost] if comprehension else _CLAUSE_HINTS[token.type],
             incomplete=at_end,
         )
+    after = text[token.end_pos or 0 :].lstrip()
+    assigned = after.startswith("=") and not after.startswith("==")  # `if = 1;`: a name
+    if token.type == "IF" and starts_statement and clause and not assigned:  # `if c { ... }`
+        return RaspSyntaxError("RASP has no 'if' statement", here, _IF_STATEMENT, incomplete=at_end)
     if _is_keyword(token) and "NAME" in expected:
         return RaspSyntaxError(
             f"'{token.value}' is a keyword and cannot be used as a name",
@@ -57,6 +61,10 @@ def unexpected_keyword(
 
 
 _CONDITIONAL = "RASP's conditional puts the value first: y = 1 if x > 0 else 2;"
+_IF_STATEMENT = (
+    "an if is an expression, its value first: y = 1 if x > 0 else 2; "
+    '(on s-ops, position by position: y = tokens if indices > 0 else "_";)'
+)
 _CLAUSE_HINTS = {
     "IF": _CONDITIONAL,
     "ELSE": _CONDITIONAL,

@@ -48,7 +48,12 @@ def _power(base: Any, exponent: Any) -> Any:
     if isinstance(base, int) and isinstance(exponent, int) and abs(base) > 1 and exponent > 0:
         if exponent * base.bit_length() > _MAX_POWER_BITS:
             raise RaspRuntimeError(f"{base} ^ {exponent} is too large a number")
-    result = pow(base, exponent)
+    try:
+        result = pow(base, exponent)
+    except OverflowError:  # Python says only "(34, 'Numerical result out of range')"
+        raise RaspRuntimeError(
+            f"{base} ^ {exponent} is too large for a float (the largest is about 1.8e308)"
+        ) from None
     if isinstance(result, complex):
         raise RaspRuntimeError(f"{base} ^ {exponent} is not a real number")
     return result

@@ -12,7 +12,7 @@ import re
 
 from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
-from lark.lexer import PatternStr
+from lark.lexer import PatternStr, Token
 
 from rasp.errors import RaspSyntaxError, Source, Span
 from rasp.foreign_syntax import (
@@ -191,6 +191,9 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
             f"{innermost.label} was opened at line {opened.line}, column {opened.col}",
             incomplete=at_end,
         )
+    comprehension_filter = _comprehension_filter(source, pos, token, expected, innermost)
+    if comprehension_filter is not None:
+        return comprehension_filter
     missing = _missing_value(lark, source, pos, here, expected, innermost)
     if missing is not None:
         missing.incomplete = at_end
@@ -283,6 +286,26 @@ def _missing_comma(
     )
 
 
+def _comprehension_filter(
+    source: Source, pos: int, token: Token, expected: set[str], innermost: Opener | None
+) -> RaspSyntaxError | None:
+    """`[x for x in l if c]`: Python's filter, which the original's grammar lacks (there `if`
+    starts a conditional, and the closer comes where its `else` belongs)."""
+    if "ELSE" not in expected or innermost is None or innermost.char not in "[{":
+        return None
+    if token.type != CLOSER_TERMINALS[CLOSERS[innermost.char]]:
+        return None
+    inside = source.text[innermost.pos : pos]
+    ifs = list(re.finditer(r"\bif\b", inside))
+    if not re.search(r"\bfor\b.*\bin\b", inside) or not ifs:
+        return None
+    return RaspSyntaxError(
+        "a comprehension has no 'if' filter",
+        span_at(source, innermost.pos + ifs[-1].start(), 2),
+        "it keeps every item; choose each value with a conditional: [x if x > 0 else 0 for x in l]",
+    )
+
+
 def _bad_character(exc: UnexpectedCharacters, source: Source) -> RaspSyntaxError:
     pos = exc.pos_in_stream
     char = source.text[pos] if pos < len(source.text) else ""
@@ -308,6 +331,9 @@ def _bad_character(exc: UnexpectedCharacters, source: Source) -> RaspSyntaxError
         )
     if char == "=":
         return RaspSyntaxError("'=' is assignment; use '==' to compare", here)
+    if char.isalpha():  # a name with a letter outside ASCII, `é` or `naïve`
+        hint = "a name is made of ASCII letters, digits and '_' (a string may hold any)"
+        return RaspSyntaxError(f"unexpected character {char!r}", here, hint)
     return RaspSyntaxError(f"unexpected character {char!r}", here)
 
 

@@ -20,6 +20,7 @@ if __package__ in (None, ""):  # run as a script
 
 from rasp.tools.repl import ReplSession
 from tests.compat.rasp_gen import Program, generate
+from tests.compat.rasp_gen_layout import code
 from tests.compat.test_original_sessions import original_lines, our_lines, run_original
 
 _OUR_ERROR = re.compile(r"^\S+:\d+:\d+: error: ")
@@ -83,7 +84,7 @@ def chunks(lines: list[str], programs: list[Program]) -> dict[tuple[int, int], t
 def selector_example(program: Program, statement: int) -> str:
     """The selector example in force at `statement` (`set selector example` changes it)."""
     example = program.example
-    for line in program.statements[:statement]:
+    for line in map(code, program.statements[:statement]):
         if line.startswith(("set selector example ", "set example ")):
             example = line.split(" example ", 1)[1]
     return example
@@ -127,8 +128,8 @@ def _calls_sop_function(program: Program, statement: int) -> bool:
     """Whether the statement calls a function of the program whose body makes s-ops: the
     original tests each of them on the running example as the call runs, a failing one too that
     the function drops (section 7); here only what the call returns is tested."""
-    text = program.statements[statement]
-    for line in program.statements[:statement]:
+    text = code(program.statements[statement])
+    for line in map(code, program.statements[:statement]):
         found = re.match(r"def (\w+)\(", line)
         if found and f"{found[1]}(" in text and _SOP_WORDS.search(line):
             return True
@@ -139,11 +140,11 @@ def _dict_indexed_by_position(program: Program, statement: int) -> bool:
     """An s-op applied to a dict, where the original indexes the dict by position (`something
     went wrong: 0`): tokens_asis in an operation keeps the dict, and the full seq display's
     input row reads it so (section 7)."""
-    text = program.statements[statement]
+    text = code(program.statements[statement])
     if not re.search(r"\(\{.*\}\);$", text):
         return False
     before = program.statements[: statement + 1]
-    return any("tokens_asis" in line or line == "full seq display on" for line in before)
+    return any("tokens_asis" in line or code(line) == "full seq display on" for line in before)
 
 
 def _without_input_rows(lines: tuple[str, ...]) -> tuple[str, ...]:
@@ -182,8 +183,8 @@ def sub_expression_fails(program: Program, statement: int) -> bool:
     session = ReplSession()
     session.feed(f"set example {program.example}")
     for line in program.statements[:statement]:
-        session.feed(line)
-    text = program.statements[statement]
+        session.feed(code(line))
+    text = code(program.statements[statement])
     if text.startswith("def "):
         return False
     if text.startswith("for "):  # its iterable

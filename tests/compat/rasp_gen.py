@@ -1,14 +1,15 @@
 """A random program generator for the original RASP's language (tech-srl/RASP).
 
-Each program is a list of one-line REPL statements that the original's grammar accepts: atoms
+Each program is a list of REPL statements that the original's grammar accepts: atoms
 (numbers, strings, bools), lists, dicts and comprehensions, `range`, `zip`, `len`, indexing,
 arithmetic (division and modulo by zero included), comparisons between mixed types, `if`/`else`
 expressions, elementwise s-op expressions, `select` with every comparison, `aggregate` (categorical
 and numerical, with and without a default), `selector_width`, selector `and`/`or`/`not`, functions
 (`def` ... `return`), `for` loops (over atoms, and over s-ops building an s-op), `set s-op
 example` and `set selector example`, selectors applied to inputs, and the library functions the
-original preloads. Most
-expressions are well typed; a few are not on purpose, so that errors are compared too.
+original preloads. rasp_gen_layout spreads some defs and fors over several lines (with comment
+and blank lines), adds trailing comments, recursion and closures. Most expressions are well
+typed; a few are not on purpose, so that errors are compared too.
 
 The generator avoids what docs/language.md (section 7) lists as deliberate differences: `!=`
 outside `select`, indexing a parenthesized value, several statements on a line, `and`/`or`/`not`/
@@ -21,6 +22,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from tests.compat.rasp_gen_layout import laid_out
 from tests.compat.rasp_gen_odd import ODD, ODD_INPUTS, ODD_SOPS, ODD_STATEMENTS, ODD_STRINGS
 
 NUM, STR, BOOL, LIST, DICT = "num", "str", "bool", "list", "dict"
@@ -49,8 +51,9 @@ class Program:
 
 
 class _Gen:
-    def __init__(self, rng: random.Random, prefix: str) -> None:
+    def __init__(self, rng: random.Random, prefix: str, layout: random.Random) -> None:
         self.rng = rng
+        self.layout = layout  # its own stream: the statements drawn from rng stay the same
         self.prefix = prefix
         self.count = 0
         self.names: dict[str, list[str]] = {}
@@ -529,6 +532,7 @@ class _Gen:
         statements: list[str] = []
         for _ in range(length):
             statements += self.statement()
+        statements = laid_out(statements, self.prefix, self.layout)
         for kind in (*SOPS, SEL):
             for name in self.names.get(kind, [])[:2]:
                 other = self.pick(_INT_EXAMPLES if self.int_example else _STRING_EXAMPLES)
@@ -544,4 +548,4 @@ _ATOM_OF = {NSOP: NUM, SSOP: STR, BSOP: BOOL}
 def generate(seed: int, count: int, length: int = 8) -> list[Program]:
     """`count` programs of about `length` statements each, the same ones for the same seed."""
     rng = random.Random(seed)
-    return [_Gen(rng, f"p{i}_").program(length) for i in range(count)]
+    return [_Gen(rng, f"p{i}_", random.Random(f"{seed}:{i}")).program(length) for i in range(count)]

@@ -69,6 +69,13 @@ def test_the_generator_reaches_the_whole_language() -> None:
         "set selector example",
         "select_from_last(",
         "mark_first_instance(",
+        " {\n",  # a def or for over several lines (rasp_gen_layout)
+        "\n}",
+        "; # ",  # a trailing comment
+        "_rec(",  # recursion
+        "_od(",  # two functions calling each other
+        "_in;",  # a closure returned
+        "_get(",  # a global read at the call
     ):
         assert word in text, word
 

@@ -127,6 +127,58 @@ def test_a_typographic_character_is_named_by_its_code_point(
 
 
 @pytest.mark.parametrize(
+    ("text", "message", "hint", "col"),
+    [
+        # they were "'if' is a keyword and cannot be used as a name" and "expected ';' after the
+        # statement" (at `True`)
+        ("if x > 0 { y = 1; }", "RASP has no 'if' statement", "an if is an expression", 1),
+        ("x = 1; if x { y = 1; }", "RASP has no 'if' statement", "an if is an expression", 8),
+        ("while True { y = 1; }", "RASP has no while loop", "for i in range(n) { ... }", 1),
+        ("def f(a) { while a { b = 1; } return a; }", "RASP has no while loop", "for i in", 12),
+    ],
+)
+def test_a_python_statement_rasp_lacks_is_named(
+    text: str, message: str, hint: str, col: int
+) -> None:
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "habit.rasp")
+    assert str(info.value) == message
+    assert info.value.hint is not None and hint in info.value.hint
+    assert info.value.span is not None and info.value.span.col == col
+
+
+@pytest.mark.parametrize(
+    ("text", "col"),
+    [("x = [i for i in range(3) if i > 0];", 26), ('d = {k: 1 for k in "ab" if k};', 25)],
+)
+def test_a_comprehension_filter_is_named(text: str, col: int) -> None:
+    # It was "unexpected ']'" with the hint "expected 'else'" (the original's grammar has no filter).
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "comp.rasp")
+    assert str(info.value) == "a comprehension has no 'if' filter"
+    assert info.value.hint is not None and "[x if x > 0 else 0 for x in l]" in info.value.hint
+    assert info.value.span is not None and info.value.span.col == col
+
+
+def test_while_and_if_as_names_are_not_habits() -> None:
+    parse("while = 1; x = while + 1; y = 1 if while else 2;", "names.rasp")
+
+
+@pytest.mark.parametrize(
+    ("text", "char"),
+    [("\u00e9 = 3;", "\u00e9"), ("na\u00efve = 3;", "\u00ef"), ("x = \u03b1;", "\u03b1")],
+)
+def test_a_letter_outside_ascii_says_what_a_name_is_made_of(text: str, char: str) -> None:
+    # It was "unexpected character 'é'" with no hint (the original: "token recognition error").
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "names.rasp")
+    assert str(info.value) == f"unexpected character {char!r}"
+    assert (
+        info.value.hint == "a name is made of ASCII letters, digits and '_' (a string may hold any)"
+    )
+
+
+@pytest.mark.parametrize(
     ("text", "message", "caret"),
     [
         ("y = indices >> 1;", "RASP has no '>>' (shift)", "^~"),

@@ -190,6 +190,31 @@ def test_set_example_without_a_value_reads_on_as_the_original() -> None:
     assert not session.is_continuing and session.settings.seq_example == "ab"
 
 
+@pytest.mark.parametrize(
+    ("lines", "shown"),
+    [
+        (["z = (1 -", " 2);"], "value: z =  -1"),
+        (["z = round(1 +", " 2);"], "value: z =  3"),
+        (["z = aggregate(select(indices +", " 1, indices, ==), indices);"], "s-op: z"),
+        (["def g(a) {", "  return a -", "    2;", "}", "z = g(3);"], "value: z =  1"),
+        (["def g(a) {", "  return min(max(a,", "    1), 2);", "}", "z = g(3);"], "value: z =  2"),
+        (["for i in [1] + [2,", "  3] { z = i; }", "z;"], "value: z =  3"),
+        (["z = indicator(has_focus(select(indices,", "  indices, !=)));"], "s-op: z"),
+        (["z = [1,  # one", "  2];"], "list: z = [1, 2]"),  # a comment inside an expression
+    ],
+)
+def test_a_statement_goes_on_over_lines_where_the_original_fails(
+    lines: list[str], shown: str
+) -> None:
+    # docs/language.md, section 7: the original's parser fails at an earlier token after these
+    # line ends, so it reports a syntax error there and reads the next line on its own.
+    session = ReplSession()
+    for line in lines[:-1]:
+        assert "error" not in session.feed(line)
+    printed = session.feed(lines[-1])
+    assert "error" not in printed and shown in printed, printed
+
+
 def test_continuation_and_interrupt() -> None:
     session = ReplSession()
     assert session.feed("def f(a) {") == ""

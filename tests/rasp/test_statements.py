@@ -231,6 +231,9 @@ def test_arity_error_points_at_the_call() -> None:
         ("x = [1][3];", RaspRuntimeError, "out of range"),
         ("x = range(1.5);", RaspTypeError, "integer"),
         ("x = 2 ^ 100000000;", RaspRuntimeError, "too large"),
+        # Python's words were "(34, 'Numerical result out of range')", as in the original
+        ("x = 10.0 ^ 400;", RaspRuntimeError, "10.0 ^ 400 is too large for a float"),
+        ("x = 2 ^ 1024.5;", RaspRuntimeError, "2 ^ 1024.5 is too large for a float"),
         ("x = range(10000000);", RaspRuntimeError, "longer than"),
         ("def f(x) { return f(x); } x = f(1);", RaspRuntimeError, "deeper than"),
         ("x = len(3);", RaspTypeError, "non-list"),
