@@ -65,6 +65,7 @@ def to_transformer_lens(
     `masks_by_hooks`: then the caller registers `mask_hooks(model)` on the HookedTransformer."""
     if not isinstance(model, CompiledTransformer):
         model = load(model)
+    model.model.check_dtype()  # weights rounded to bfloat16 in place would be handed on
     cfg = model.config
     masked = masked_heads(model)
     if masked and not masks_by_hooks:

@@ -210,15 +210,7 @@ class Transformer(nn.Module):
                 f"ids must be [batch, pos] with pos <= n_ctx = {self.cfg.n_ctx}, "
                 f"got {tuple(ids.shape)}"
             )
-        dtype = self.embed.W_E.dtype
-        if dtype not in (torch.float32, torch.float64):
-            # `model.model.to(torch.bfloat16)` converts this module in place, past
-            # CompiledTransformer.to's refusal: a bfloat16 sort decoded every input wrongly
-            raise ValueError(
-                f"the model's weights are {dtype}, narrower than float32, whose rounding the "
-                "model's certificate bounds: its outputs would be wrong without an error (load "
-                "the file again; float32 or float64 only)"
-            )
+        self.check_dtype()
         # the certificate bounds float32 products: TF32, bfloat16 or autocast ones are off for
         # this call
         with ieee_float32(self.embed.W_E.device.type):
@@ -230,6 +222,18 @@ class Transformer(nn.Module):
             for block in self.blocks:
                 resid = block(resid, cache)
             return self.unembed(resid)
+
+    def check_dtype(self) -> None:
+        """Refuse weights narrower than float32: `model.model.to(torch.bfloat16)` converts this
+        module in place, past CompiledTransformer.to's refusal (a bfloat16 sort decoded every
+        input wrongly, without an error)."""
+        dtype = self.embed.W_E.dtype
+        if dtype not in (torch.float32, torch.float64):
+            raise ValueError(
+                f"the model's weights are {dtype}, narrower than float32, whose rounding the "
+                "model's certificate bounds: its outputs would be wrong without an error (load "
+                "the file again; float32 or float64 only)"
+            )
 
     def run_with_cache(self, ids: Tensor) -> tuple[Tensor, Cache]:
         """Logits and every activation, under TransformerLens's hook names."""

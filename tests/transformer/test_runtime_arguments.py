@@ -13,6 +13,7 @@ import torch
 
 import transformer
 from transformer import ModelInputError
+from transformer.interop import to_transformer_lens
 
 
 @pytest.mark.parametrize("size", [2.5, None, "2", True, 0, -3])
@@ -133,5 +134,7 @@ def test_weights_converted_in_place_to_a_narrow_dtype_are_refused(
         with pytest.raises(ValueError, match=re.escape(message)):
             call()
             pytest.fail(f"{name} ran in {dtype}")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        to_transformer_lens(model)  # its state dict would hand the rounded weights on
     model.model.double()  # float64 is exact where float32 is (to(dtype=torch.float64) allows it)
     assert model.run(["ab"]) == [["-", "a"]]
