@@ -254,11 +254,13 @@ class OutputSpec:
         """Codes k `[batch, n]` -> rows of k / d: Python ints where d is 1 (a single whole value
         passed through, as the interpreter gives it), floats elsewhere."""
         d = self.grid_rows(np.asarray(lengths), codes.shape[1])  # broadcasts to [batch, n]
-        whole = np.broadcast_to(d == 1, codes.shape)  # [batch, n]
+        # only real positions become ints: a padding code may be anything, inf or NaN among them
+        real = np.arange(codes.shape[1]) < np.asarray(lengths)[:, None]  # [batch, n]
+        whole = (d == 1) & real  # [batch, n]
         if self.int_positions:
             flagged = np.zeros(codes.shape[1], dtype=bool)
             flagged[[i for i in self.int_positions if i < codes.shape[1]]] = True
-            whole = whole | flagged[None, :]
+            whole = whole | (flagged[None, :] & real)
         quotients = codes / d  # [batch, n]; float64 division, as the mean's (whole: k / 1, or m)
         if self.whole_types:  # an int where flagged "i" and whole, never where flagged "f"
             flags = self._flags_at(lengths, codes.shape[1])  # [batch, n]

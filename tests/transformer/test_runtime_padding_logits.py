@@ -52,3 +52,31 @@ def test_categorical_decode_reads_only_real_positions_for_nan() -> None:
     assert spec.decode(logits, [2, 1]) == [["x", "y"], ["y"]]
     with pytest.raises(ModelOutputError, match="NaN or infinite logits for 'out'"):
         spec.decode(logits, [2, 2])
+
+
+GRIDS = [
+    {"denominators": (1, 1, 1)},
+    {"length_denominators": (1, 2, 2)},
+    {"end_denominators": (1, 1, 1)},
+    {"length_denominators": (2, 2, 2), "int_positions": (1, 2)},
+]
+
+
+@pytest.mark.parametrize("grid", GRIDS, ids=lambda grid: "+".join(grid))
+@pytest.mark.parametrize("bad", [np.inf, np.nan])
+def test_a_grid_output_ignores_non_finite_logits_at_padding(
+    grid: dict[str, tuple[int, ...]], bad: float
+) -> None:
+    """A padding position whose denominator is 1 (or that `int_positions` lists) was made an
+    int with the real ones: an infinite logit there raised OverflowError (NaN: ValueError) from
+    decode, run_ids' to_values and run on a batch mixing lengths."""
+    spec = OutputSpec("out", OutputEncoding.NUMERICAL, OutputType.INTS, None, **grid)  # type: ignore[arg-type]
+    logits = np.array([[[0], [1], [2], [3]], [[0], [1], [bad], [bad]]], dtype=np.float32)
+    alone = spec.decode(logits[:1], [3]) + spec.decode(logits[1:, :2], [1])
+    assert alone == [[1, 2, 3], [1]]
+    types = [[type(x) for x in row] for row in alone]
+    batched = spec.decode(logits, [3, 1])
+    assert batched == alone and [[type(x) for x in row] for row in batched] == types
+    codes = spec.grid_rows(np.array([3, 1]), 3) * np.array([[1.0, 2, 3], [1, bad, bad]])
+    from_codes = spec.values_of(codes, [3, 1])  # run_ids's codes: past a length, anything
+    assert from_codes == alone and [[type(x) for x in row] for row in from_codes] == types
