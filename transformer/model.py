@@ -229,10 +229,11 @@ class Transformer(nn.Module):
         input wrongly, without an error)."""
         dtype = self.embed.W_E.dtype
         if dtype not in (torch.float32, torch.float64):
+            narrower = dtype.is_floating_point and torch.finfo(dtype).bits < 32
             raise ValueError(
-                f"the model's weights are {dtype}, narrower than float32, whose rounding the "
-                "model's certificate bounds: its outputs would be wrong without an error (load "
-                "the file again; float32 or float64 only)"
+                f"the model's weights are {dtype}, {'narrower than' if narrower else 'not'} "
+                "float32, whose rounding the model's certificate bounds: its outputs would be "
+                "wrong without an error (load the file again; float32 or float64 only)"
             )
 
     def run_with_cache(self, ids: Tensor) -> tuple[Tensor, Cache]:

@@ -138,3 +138,6 @@ def test_weights_converted_in_place_to_a_narrow_dtype_are_refused(
         to_transformer_lens(model)  # its state dict would hand the rounded weights on
     model.model.double()  # float64 is exact where float32 is (to(dtype=torch.float64) allows it)
     assert model.run(["ab"]) == [["-", "a"]]
+    model.model.to(torch.complex64)
+    with pytest.raises(ValueError, match="weights are torch.complex64, not float32"):
+        model.run(["ab"])
