@@ -379,7 +379,8 @@ def place(
     """`model` moved to `device` (and `dtype`), or the `ModelFormatError` naming `path`."""
     try:
         moved = model.to(device=device, dtype=dtype)
-    except (RuntimeError, AssertionError) as err:  # e.g. CUDA asked for but not available
+    # e.g. CUDA asked for but not available; a device whose torch module is missing ("hpu")
+    except (RuntimeError, AssertionError, ImportError) as err:
         raise ModelFormatError(
             path, f"cannot place the model on device '{device}': {err}"
         ) from None

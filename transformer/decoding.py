@@ -70,7 +70,9 @@ class OutputSpec:
             :, 1 : 1 + max(lengths, default=0)
         ]  # [batch, n, d_vocab_out]
         if self.encoding is OutputEncoding.CATEGORICAL:
-            if not np.isfinite(at_tokens).all():  # argmax would silently pick a NaN column
+            real = np.arange(at_tokens.shape[1]) < np.asarray(lengths)[:, None]  # [batch, n]
+            # argmax would silently pick a NaN column; padding positions mean nothing
+            if (~np.isfinite(at_tokens).all(axis=-1) & real).any():
                 raise self._non_finite(None)
             return self.from_columns(at_tokens.argmax(axis=-1), lengths)
         return self.from_numbers(at_tokens[..., 0].astype(np.float64), lengths)
@@ -110,7 +112,8 @@ class OutputSpec:
     def reduce(self, at_tokens: Tensor, real: Tensor) -> DeviceCodes:
         """`at_tokens [batch, n, d_vocab_out]` -> codes `[batch, n]` on the same device, with no
         host synchronisation (so batches queue up on a GPU); `real [batch, n]` marks the positions
-        whose numerical outputs must be finite. Check the result with `check` before using it.
+        whose outputs must be finite (padding's may be anything). Check the result with `check`
+        before using it.
 
         Codes: categorical, the argmax column k (int64; the value is `values[k]`); numerical with
         listed values, the index of the nearest one (int64); otherwise float64: with a grid, the
@@ -130,7 +133,9 @@ class OutputSpec:
         import torch
 
         if self.encoding is OutputEncoding.CATEGORICAL:
-            bad = ~torch.isfinite(at_tokens).all()  # argmax would silently pick a NaN column
+            # argmax would silently pick a NaN column; padding positions mean nothing (a batch
+            # mixing lengths decodes as its inputs one by one)
+            bad = (~torch.isfinite(at_tokens).all(dim=-1) & real).any()
             return DeviceCodes(at_tokens.argmax(dim=-1), bad, None)
         numbers = at_tokens[..., 0].double()  # [batch, n]; float64 holds float32 logits exactly
         bad_at = ~torch.isfinite(numbers) & real  # [batch, n]
@@ -154,7 +159,7 @@ class OutputSpec:
         import torch
 
         if self.encoding is OutputEncoding.CATEGORICAL:
-            bad = not np.isfinite(at_tokens).all()
+            bad = bool((~np.isfinite(at_tokens).all(axis=-1) & real).any())  # as _reduce_torch
             return DeviceCodes(torch.from_numpy(at_tokens.argmax(axis=-1)), torch.tensor(bad), None)
         numbers = at_tokens[..., 0].astype(np.float64)  # [batch, n]
         bad_at = ~np.isfinite(numbers) & real  # [batch, n]
@@ -249,11 +254,13 @@ class OutputSpec:
         """Codes k `[batch, n]` -> rows of k / d: Python ints where d is 1 (a single whole value
         passed through, as the interpreter gives it), floats elsewhere."""
         d = self.grid_rows(np.asarray(lengths), codes.shape[1])  # broadcasts to [batch, n]
-        whole = np.broadcast_to(d == 1, codes.shape)  # [batch, n]
+        # only real positions become ints: a padding code may be anything, inf or NaN among them
+        real = np.arange(codes.shape[1]) < np.asarray(lengths)[:, None]  # [batch, n]
+        whole = (d == 1) & real  # [batch, n]
         if self.int_positions:
             flagged = np.zeros(codes.shape[1], dtype=bool)
             flagged[[i for i in self.int_positions if i < codes.shape[1]]] = True
-            whole = whole | flagged[None, :]
+            whole = whole | (flagged[None, :] & real)
         quotients = codes / d  # [batch, n]; float64 division, as the mean's (whole: k / 1, or m)
         if self.whole_types:  # an int where flagged "i" and whole, never where flagged "f"
             flags = self._flags_at(lengths, codes.shape[1])  # [batch, n]

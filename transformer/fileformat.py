@@ -257,7 +257,8 @@ def _tensor_info(path: str, name: str, entry: Any) -> TensorInfo:
         raise bad
     dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
     if (
-        dtype not in _DTYPE_BYTES
+        not isinstance(dtype, str)  # a list or an object would not hash
+        or dtype not in _DTYPE_BYTES
         or not _is_int_list(shape)
         or not _is_int_list(offsets)
         or len(offsets) != 2

@@ -65,6 +65,7 @@ def to_transformer_lens(
     `masks_by_hooks`: then the caller registers `mask_hooks(model)` on the HookedTransformer."""
     if not isinstance(model, CompiledTransformer):
         model = load(model)
+    model.model.check_dtype()  # weights rounded to bfloat16 in place would be handed on
     cfg = model.config
     masked = masked_heads(model)
     if masked and not masks_by_hooks:
@@ -128,17 +129,25 @@ def mask_hooks(model: str | os.PathLike[str] | CompiledTransformer) -> list[tupl
             continue
         masks = tuple(shape.mask(h) for h in range(shape.n_heads))
         masks += ("",) * (cfg.n_heads - shape.n_heads)  # TransformerLens's padding heads
-        seen = seen_keys(masks, cfg.n_ctx)
-        assert seen is not None  # some head is masked
-        hooks.append((f"blocks.{layer}.attn.hook_attn_scores", _masking_hook(seen)))
+        hooks.append((f"blocks.{layer}.attn.hook_attn_scores", _masking_hook(masks)))
     return hooks
 
 
-def _masking_hook(seen: torch.Tensor) -> Hook:
+def _masking_hook(masks: tuple[str, ...]) -> Hook:
+    # The keys seen are built for the longest scores given so far, as the runtime builds its own
+    # (model.Attention._seen), not for n_ctx: a file without W_pos states n_ctx in its header
+    # alone, and [heads, n_ctx, n_ctx] for max_len 10**6 asked for a terabyte.
+    built: dict[torch.device, torch.Tensor] = {}
+
     def hook(scores: torch.Tensor, hook: Any = None) -> torch.Tensor:
         # with a KV cache (TransformerLens generation) the n_q queries are the last positions
         n_q, n_k = scores.shape[-2:]
-        where = seen[:, n_k - n_q : n_k, :n_k].to(scores.device)
+        seen = built.get(scores.device)
+        if seen is None or seen.shape[-1] < n_k:
+            grown = seen_keys(masks, n_k)
+            assert grown is not None  # some head is masked
+            seen = built[scores.device] = grown.to(scores.device)
+        where = seen[:, n_k - n_q : n_k, :n_k]
         return scores.masked_fill(~where, float("-inf"))
 
     return hook

@@ -210,6 +210,7 @@ class Transformer(nn.Module):
                 f"ids must be [batch, pos] with pos <= n_ctx = {self.cfg.n_ctx}, "
                 f"got {tuple(ids.shape)}"
             )
+        self.check_dtype()
         # the certificate bounds float32 products: TF32, bfloat16 or autocast ones are off for
         # this call (computed again where another thread reduced them during it)
         return ieee_float32_call(lambda: self._forward(ids, cache), self.embed.W_E.device.type)
@@ -223,6 +224,19 @@ class Transformer(nn.Module):
         for block in self.blocks:
             resid = block(resid, cache)
         return self.unembed(resid)
+
+    def check_dtype(self) -> None:
+        """Refuse weights narrower than float32: `model.model.to(torch.bfloat16)` converts this
+        module in place, past CompiledTransformer.to's refusal (a bfloat16 sort decoded every
+        input wrongly, without an error)."""
+        dtype = self.embed.W_E.dtype
+        if dtype not in (torch.float32, torch.float64):
+            narrower = dtype.is_floating_point and torch.finfo(dtype).bits < 32
+            raise ValueError(
+                f"the model's weights are {dtype}, {'narrower than' if narrower else 'not'} "
+                "float32, whose rounding the model's certificate bounds: its outputs would be "
+                "wrong without an error (load the file again; float32 or float64 only)"
+            )
 
     def run_with_cache(self, ids: Tensor) -> tuple[Tensor, Cache]:
         """Logits and every activation, under TransformerLens's hook names."""

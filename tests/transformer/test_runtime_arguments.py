@@ -13,6 +13,7 @@ import torch
 
 import transformer
 from transformer import ModelInputError
+from transformer.interop import to_transformer_lens
 
 
 @pytest.mark.parametrize("size", [2.5, None, "2", True, 0, -3])
@@ -108,3 +109,35 @@ def test_run_ids_refuses_ids_that_encode_would_not_give(
     assert model.run_ids(ids[:, :1]).shape == (1, 0)  # BOS alone: no position to decode
     short, _ = model.encode(["abc", "a"])  # PAD after an input's tokens is what encode gives
     assert model.to_values(model.run_ids(short), [3, 1]) == model.run(["abc", "a"])
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_weights_converted_in_place_to_a_narrow_dtype_are_refused(
+    prev_path: Path, dtype: torch.dtype
+) -> None:
+    """`model.model` is the plain nn.Module, whose `.to(dtype)` converts in place, past
+    `CompiledTransformer.to`'s refusal: a compiled sort then decoded all 363 inputs of length
+    1..5 wrongly in bfloat16, without an error."""
+    model = transformer.load(prev_path)
+    ids, lengths = model.encode(["ab"])
+    model.model.to(dtype)
+    message = f"the model's weights are {dtype}, narrower than float32"
+    calls = {
+        "run": lambda: model.run(["ab"]),
+        "forward": lambda: model.forward(ids),
+        "module": lambda: model.model(ids),
+        "run_with_cache": lambda: model.run_with_cache(ids),
+        "run_ids": lambda: model.run_ids(ids),
+        "run_array": lambda: model.run_array(np.array([list("ab")])),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ValueError, match=re.escape(message)):
+            call()
+            pytest.fail(f"{name} ran in {dtype}")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        to_transformer_lens(model)  # its state dict would hand the rounded weights on
+    model.model.double()  # float64 is exact where float32 is (to(dtype=torch.float64) allows it)
+    assert model.run(["ab"]) == [["-", "a"]]
+    model.model.to(torch.complex64)
+    with pytest.raises(ValueError, match="weights are torch.complex64, not float32"):
+        model.run(["ab"])

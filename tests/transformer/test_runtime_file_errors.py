@@ -98,6 +98,15 @@ def test_malformed_tensor_entry(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("dtype", [["F32"], {"F32": 1}, None, 4])
+def test_a_tensor_dtype_that_is_not_a_string(tmp_path: Path, dtype: object) -> None:
+    # a list or an object raised TypeError: unhashable type, looking it up among the dtypes
+    header = {"x": {"dtype": dtype, "shape": [1], "data_offsets": [0, 4]}}
+    expect_format_error(
+        write_header(tmp_path / "m.safetensors", header, b"\0" * 4), "malformed header", "'x'"
+    )
+
+
 def test_safetensors_without_our_metadata(tmp_path: Path) -> None:
     path = tmp_path / "plain.safetensors"
     from safetensors.numpy import save_file

@@ -170,3 +170,15 @@ def test_the_meta_device_is_refused_where_the_model_is_placed(tmp_path: Path) ->
     ):
         with pytest.raises(ModelFormatError, match="cannot place the model on device 'meta'"):
             place()
+
+
+@pytest.mark.parametrize("device", ["hpu", "xla", "nonsense"])
+def test_a_device_torch_lacks_is_a_model_format_error(device: str, tmp_path: Path) -> None:
+    """torch 2.13 without Habana support raised `ModuleNotFoundError: No module named
+    'torch.hpu'` from `load(path, device="hpu")`, past the runtime's error."""
+    made = hm.previous_token()
+    path = made.save(tmp_path / "prev.safetensors")
+    model = transformer.from_tensors(made.tensors, made.metadata)
+    for place in (lambda: transformer.load(path, device=device), lambda: model.to(device)):
+        with pytest.raises(ModelFormatError, match=f"cannot place the model on device '{device}'"):
+            place()

@@ -112,3 +112,23 @@ def test_a_long_max_len_without_w_pos_costs_nothing_at_load(causal: bool, tmp_pa
     for got, want in zip(model.run(texts), expected, strict=True):
         assert got == pytest.approx(want, rel=1e-5)  # a float output: float32 rounding
     assert model.model.blocks[0].attn.seen.shape == (1, 101, 101)
+
+
+def test_mask_hooks_of_a_long_max_len_are_built_for_the_scores_seen(tmp_path: Path) -> None:
+    """`mask_hooks` built `[heads, n_ctx, n_ctx]` at once: `max_len` 10**6 in a file without
+    W_pos (8 KB) asked for a terabyte (torch's RuntimeError), where TransformerLens itself builds
+    its causal mask per call. The hook builds the keys seen for the scores it is given."""
+    made = hm.masked_mean_of_a("<=")
+    max_len = 10**6
+    del made.tensors["pos_embed.W_pos"]  # the hand-made mean reads no position
+    made.metadata.update(format_version=3, max_len=max_len)
+    made.metadata["config"].update(positional=False, n_ctx=max_len + 1)
+    model = transformer.load(made.save(tmp_path / "long.safetensors"))
+    ((name, hook),) = mask_hooks(model)
+    assert name == "blocks.0.attn.hook_attn_scores"
+    small = hook(torch.zeros(2, 1, 3, 3), None)
+    assert torch.isinf(small[:, 0, 1, 2]).all() and small[:, 0, 2, 1].eq(0).all()
+    long = hook(torch.zeros(1, 1, 100, 100), None)  # grown past the first size
+    assert torch.equal(long[0, 0].isinf(), ~seen_keys(("<=",), 100)[0])
+    last = hook(torch.zeros(1, 1, 1, 70), None)  # one new query with a KV cache: position 69
+    assert last[0, 0, 0].eq(0).all()
