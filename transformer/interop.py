@@ -10,8 +10,8 @@ TransformerLens's. TransformerLens gives every layer the same head count and wid
 that stores fewer (format version 2) is padded with zero heads, head columns and hidden units, and
 its query (W_Q and b_Q) is scaled by sqrt(d_head / own d_head) so that TransformerLens's larger
 divisor gives the same scores (exact when the ratio is a power of 4; otherwise the query rounds
-once, and `rasp export`,
-which re-certifies the padded weights, is the checked way to TransformerLens). Feed
+once, a `RoundedQueryWarning` names the layer, and `rasp export`, which re-certifies the padded
+weights, is the checked way to TransformerLens). Feed
 TransformerLens the ids from `CompiledTransformer.encode` (BOS first; it must not prepend its own).
 
 TransformerLens has no per-head masks (format version 3): a model with a masked head is refused
@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,13 @@ import torch
 from transformer.compiled import CompiledTransformer
 from transformer.compiled import decode_logits as _decode
 from transformer.errors import ModelFormatError, ModelInputError
-from transformer.fileformat import FORMAT_VERSION, uniform_d_head, uniform_d_mlp, uniform_tensors
+from transformer.fileformat import (
+    FORMAT_VERSION,
+    is_power_of_4,
+    uniform_d_head,
+    uniform_d_mlp,
+    uniform_tensors,
+)
 from transformer.io import load
 from transformer.metadata_checks import Checker
 from transformer.model import seen_keys
@@ -75,6 +82,7 @@ def to_transformer_lens(
             "(rasp compile --no-head-masks), or pass "
             "masks_by_hooks=True and register mask_hooks(model) on the HookedTransformer"
         )
+    _warn_rounded_queries(cfg.to_dict())
     config = {
         "n_layers": cfg.n_layers,
         "d_model": cfg.d_model,
@@ -101,6 +109,31 @@ def to_transformer_lens(
         name: torch.from_numpy(np.array(value, dtype=np.float32)) for name, value in padded.items()
     }
     return config, state
+
+
+class RoundedQueryWarning(UserWarning):
+    """A layer's query was scaled by an irrational factor for TransformerLens's one head width,
+    so its scores round once and the file's certificate no longer covers them."""
+
+
+def _warn_rounded_queries(config: Mapping[str, Any]) -> None:
+    """Say which layers' W_Q round when scaled to the uniform head width (`uniform_tensors`):
+    the certificate proved the file's weights, not those; `rasp export` re-certifies them."""
+    width = uniform_d_head(config)
+    rounded = [
+        f"layer {index} (d_head {layer['d_head']})"
+        for index, layer in enumerate(config.get("layers") or [])
+        if layer["d_head"] and not is_power_of_4(width / layer["d_head"])
+    ]
+    if rounded:
+        warnings.warn(
+            f"{', '.join(rounded)}: the query is scaled by sqrt({width} / d_head) for "
+            f"TransformerLens's one head width {width}, which rounds once in float32; the "
+            "file's certificate does not cover the rounded scores (`rasp export` re-certifies "
+            "the padded weights and refuses them where they are not proved)",
+            RoundedQueryWarning,
+            stacklevel=3,
+        )
 
 
 def masked_heads(model: CompiledTransformer) -> list[str]:

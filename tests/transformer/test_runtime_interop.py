@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import handmade_models as hm
+import pytest
 import torch
 
 from transformer.interop import to_transformer_lens
@@ -70,3 +71,31 @@ def test_padding_a_narrower_layer_keeps_its_scores_with_a_query_bias() -> None:
 
     for layer, own in enumerate(shape):
         assert np.array_equal(scores(tensors, layer, own["d_head"]), scores(padded, layer, 4))
+
+
+def test_a_query_scaled_by_an_irrational_factor_is_named_in_a_warning() -> None:
+    """Widths 16 and 7 export as 16: layer 1's query is scaled by sqrt(16 / 7), which rounds, and
+    the file's certificate does not cover the rounded scores (induction over 'abc' at max-len 6
+    has such a layer). `rasp export` re-certifies; the Python function said nothing."""
+    import warnings
+
+    from transformer.interop import RoundedQueryWarning, _warn_rounded_queries
+
+    def config(widths: list[int]) -> dict[str, object]:
+        layers = [{"n_heads": 1, "d_head": w, "d_mlp": 1} for w in widths]
+        return {"d_head": max(widths), "layers": layers}
+
+    with pytest.warns(RoundedQueryWarning, match=r"^layer 1 \(d_head 7\): .*sqrt\(16 / d_head\)"):
+        _warn_rounded_queries(config([16, 7]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _warn_rounded_queries(config([16, 4, 1, 0]))  # powers of 4 apart (0: no heads): exact
+        _warn_rounded_queries({"d_head": 5})  # format version 1: one width, nothing scaled
+
+
+def test_an_exact_padding_warns_nothing(prev_path: Path) -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        to_transformer_lens(prev_path)
