@@ -76,8 +76,8 @@ def assemble(
     strings starting with the tuple mark are its tuples and lists (`rasp.tracr.boxes`); an output
     that can hold one says so (`output.tuples`)."""
     shapes = config["layers"]
-    weights = _embeddings(layout, plan, vocab, max_len)  # [d_vocab or n_ctx, d_model]: small
-    check_params(config, plan, max_params)
+    check_params(config, plan, max_params)  # before any weight: W_E alone is |V| x d_model
+    weights = _embeddings(layout, plan, vocab, max_len)  # [d_vocab or n_ctx, d_model]
     labels = layout.labels()
     check_float32_range(weights, labels)
     bounds = _real_bounds(layout, plan, max_len)
@@ -148,7 +148,7 @@ def sketch_model(
         d_vocab_out=len(plan.output.values) if plan.output.is_categorical else 1,
         causal=causal,
     )
-    if "pos_embed.W_pos" not in _embeddings(layout, plan, vocab, max_len):
+    if _positional_embedding(layout, plan, max_len) is None:  # (no token embedding: |V| x d_model)
         config["positional"] = False
     return Sketch(config, tuple(layout.labels()), tuple(max(w + [0]) for w in widths))
 
@@ -194,6 +194,16 @@ def _embeddings(
         w_e[t, ix[ONE]] = w_e[t, ix[dim]] = 1.0
     w_e[len(vocab), ix[ONE]] = w_e[len(vocab), ix[BOS]] = 1.0
     w_e[len(vocab) + 1, ix[PAD]] = 1.0
+    w_pos = _positional_embedding(layout, plan, max_len)
+    if w_pos is None:
+        return {"embed.W_E": w_e}
+    return {"embed.W_E": w_e, "pos_embed.W_pos": w_pos}
+
+
+def _positional_embedding(layout: Layout, plan: Plan, max_len: int) -> np.ndarray | None:
+    """`W_pos` [n_ctx, d_model], or None where no s-op reads a position (no block of zeros in the
+    file)."""
+    ix = layout.index
     w_pos = np.zeros((max_len + 1, layout.d_model))
     for dim in layout.index_dims:
         w_pos[int(dim.value) + 1, ix[dim]] = 1.0
@@ -203,9 +213,7 @@ def _embeddings(
         w_pos[1:, ix[layout.square_index]] = np.arange(max_len) ** 2  # exact: (N-1)^2 < 2^24
     for dim in layout.positional:  # float32-exact by construction (compiler.positional)
         w_pos[1:, ix[dim]] = plan.positional[dim]
-    if not w_pos.any():  # no s-op reads a position: no [n_ctx, d_model] block of zeros in the file
-        return {"embed.W_E": w_e}
-    return {"embed.W_E": w_e, "pos_embed.W_pos": w_pos}
+    return w_pos if w_pos.any() else None
 
 
 def _real_bounds(layout: Layout, plan: Plan, max_len: int) -> np.ndarray:

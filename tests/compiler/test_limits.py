@@ -220,6 +220,23 @@ def test_a_model_over_the_parameter_limit_is_refused_at_its_output() -> None:
     assert "the limit is 100 parameters" in (problem.hint or "")
 
 
+def test_a_model_over_the_parameter_limit_is_refused_before_its_token_embedding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The sketch built the [|V| + 2, d_model] token embedding only to learn whether the model
+    has a positional one, and assembly built it before check_params: reverse over 5,000 tokens
+    under a raised limit made three of 400 MB each before being refused."""
+    from compiler import assemble
+
+    def embedded(*args: object) -> None:
+        raise AssertionError("the token embedding was built")
+
+    monkeypatch.setattr(assemble, "_embeddings", embedded)
+    text = "x = aggregate(select(indices, length - indices - 1, ==), tokens);"
+    with pytest.raises(CompileError, match="the model would have .* parameters"):
+        compile_sop(program(text, "x"), list("abc"), 8, name="x", max_params=100)
+
+
 def test_a_model_whose_header_safetensors_would_not_write_is_refused_with_its_largest_part(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
