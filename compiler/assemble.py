@@ -88,7 +88,11 @@ def assemble(
     # The BOS/PAD rows never see the input: the float32 weights so far, evaluated exactly (float64,
     # `run_residuals`' steps), one layer at a time (each layer's weights are final once gated).
     causal_run = config["attention_dir"] == "causal"
-    resid = embed_residual(_stored(weights, ("embed.", "pos_embed.")), special_ids)
+    # (W_E's BOS and PAD rows alone, ids from 0: rounding all |V| + 2 rows took seconds at 5,000)
+    special_rows = {k: v[len(vocab) :] if k == "embed.W_E" else v for k, v in weights.items()}
+    resid = embed_residual(
+        _stored(special_rows, ("embed.", "pos_embed.")), special_ids - len(vocab)
+    )
     for index, layer in enumerate(schedule.layers):
         specials = resid[0]
         shape = shapes[index]

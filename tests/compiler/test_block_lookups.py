@@ -58,3 +58,17 @@ def test_a_copied_value_s_column_is_its_out_dim_s_first() -> None:
         assert part.intended(value).tolist() == want.tolist()
     with pytest.raises(ValueError, match="not in out_dims"):
         part.intended("z")
+
+
+def test_a_column_s_dyadic_maximum_is_read_from_its_non_zero_entries() -> None:
+    """`dyadic_column_max` is `dyadic_exponent(...).max(axis=0)`, zeros, NaN, infinities,
+    fractions, whole numbers and entries past the limit included."""
+    from compiler.grids import dyadic_column_max, dyadic_exponent
+
+    rng = np.random.default_rng(5)
+    pool = np.array([0.0, -0.0, 1.0, 3.0, 0.5, -0.375, 2.0**-70, 1 / 3, np.nan, np.inf, -(2.0**40)])
+    for shape in [(1, 1), (3, 4), (50, 7), (7, 50)]:
+        values = rng.choice(pool, size=shape) * (rng.random(shape) < 0.3)
+        want = dyadic_exponent(values).max(axis=0)
+        assert dyadic_column_max(values).tolist() == want.tolist()
+    assert dyadic_column_max(np.zeros((2, 3))).tolist() == [0, 0, 0]
