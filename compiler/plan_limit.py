@@ -15,7 +15,10 @@ expression, monotone in the width), and the residual holds the token one-hot (d_
 vocab_bound). The model then has at least vocab_bound's embedding and one layer of that head:
 counted as `config_params` counts them, never above what this build would have. Above the limit
 the plan stops there with `PlannedOverLimit`, an `OverParamLimit`: the build takes the route a
-build refused by `check_params` takes (compiler.alternatives), only sooner.
+build refused by `check_params` takes (compiler.alternatives), only sooner. A head that copies a
+one-hot (an aggregate of the tokens: reverse) is counted so too, before its value rows and W_O:
+its d_v value columns bound its layer's d_head, and the dims it writes are in the residual
+beside the token one-hot (`check_value_head`).
 
 Before any of that, each build's output is checked from the value analysis it plans from
 (`check_output`): an output (the tokens or an aggregate) that takes strings is a one-hot with a
