@@ -30,6 +30,8 @@ from compiler.selector_cases import checked_compare_table, safe_compare
 MAX_ABSORB_PAIRS = 50_000_000
 # classes per side whose pairs are tried first for a witness each way
 _SAMPLE = 64
+# (query class, key class) pairs whose tables are made at once, after the sample's
+_SLICE_PAIRS = 1 << 20
 
 
 def absorbing_side(
@@ -59,11 +61,20 @@ def absorbing_side(
     a, b = few.table(first), few.table(second)
     if (b & ~a).any() and (a & ~b).any():
         return None
-    whole = truth.on(*live)
-    a, b = whole.table(first), whole.table(second)
-    if not (b & ~a).any():
+    # then every pair, a slice of query classes at a time (every class in one: most_freq's 4,656 x
+    # 4,656 at N = 256 took 1.5 s, 22 MB a table), until both ways have a witness
+    b_only = a_only = False
+    slices = max(1, min(len(live[0]), len(live[0]) * len(live[1]) // _SLICE_PAIRS))
+    for start in range(slices):
+        part = truth.on(live[0][start::slices], live[1])  # (spread: witnesses come sooner)
+        a, b = part.table(first), part.table(second)
+        b_only = b_only or bool((b & ~a).any())
+        a_only = a_only or bool((a & ~b).any())
+        if b_only and a_only:
+            return None
+    if not b_only:
         return first
-    if not (a & ~b).any():
+    if not a_only:
         return second
     return None
 

@@ -76,8 +76,8 @@ def assemble(
     strings starting with the tuple mark are its tuples and lists (`rasp.tracr.boxes`); an output
     that can hold one says so (`output.tuples`)."""
     shapes = config["layers"]
-    weights = _embeddings(layout, plan, vocab, max_len)  # [d_vocab or n_ctx, d_model]: small
-    check_params(config, plan, max_params)
+    check_params(config, plan, max_params)  # before any weight: W_E alone is |V| x d_model
+    weights = _embeddings(layout, plan, vocab, max_len)  # [d_vocab or n_ctx, d_model]
     labels = layout.labels()
     check_float32_range(weights, labels)
     bounds = _real_bounds(layout, plan, max_len)
@@ -88,7 +88,11 @@ def assemble(
     # The BOS/PAD rows never see the input: the float32 weights so far, evaluated exactly (float64,
     # `run_residuals`' steps), one layer at a time (each layer's weights are final once gated).
     causal_run = config["attention_dir"] == "causal"
-    resid = embed_residual(_stored(weights, ("embed.", "pos_embed.")), special_ids)
+    # (W_E's BOS and PAD rows alone, ids from 0: rounding all |V| + 2 rows took seconds at 5,000)
+    special_rows = {k: v[len(vocab) :] if k == "embed.W_E" else v for k, v in weights.items()}
+    resid = embed_residual(
+        _stored(special_rows, ("embed.", "pos_embed.")), special_ids - len(vocab)
+    )
     for index, layer in enumerate(schedule.layers):
         specials = resid[0]
         shape = shapes[index]
@@ -148,7 +152,7 @@ def sketch_model(
         d_vocab_out=len(plan.output.values) if plan.output.is_categorical else 1,
         causal=causal,
     )
-    if "pos_embed.W_pos" not in _embeddings(layout, plan, vocab, max_len):
+    if _positional_embedding(layout, plan, max_len) is None:  # (no token embedding: |V| x d_model)
         config["positional"] = False
     return Sketch(config, tuple(layout.labels()), tuple(max(w + [0]) for w in widths))
 
@@ -194,6 +198,16 @@ def _embeddings(
         w_e[t, ix[ONE]] = w_e[t, ix[dim]] = 1.0
     w_e[len(vocab), ix[ONE]] = w_e[len(vocab), ix[BOS]] = 1.0
     w_e[len(vocab) + 1, ix[PAD]] = 1.0
+    w_pos = _positional_embedding(layout, plan, max_len)
+    if w_pos is None:
+        return {"embed.W_E": w_e}
+    return {"embed.W_E": w_e, "pos_embed.W_pos": w_pos}
+
+
+def _positional_embedding(layout: Layout, plan: Plan, max_len: int) -> np.ndarray | None:
+    """`W_pos` [n_ctx, d_model], or None where no s-op reads a position (no block of zeros in the
+    file)."""
+    ix = layout.index
     w_pos = np.zeros((max_len + 1, layout.d_model))
     for dim in layout.index_dims:
         w_pos[int(dim.value) + 1, ix[dim]] = 1.0
@@ -203,9 +217,7 @@ def _embeddings(
         w_pos[1:, ix[layout.square_index]] = np.arange(max_len) ** 2  # exact: (N-1)^2 < 2^24
     for dim in layout.positional:  # float32-exact by construction (compiler.positional)
         w_pos[1:, ix[dim]] = plan.positional[dim]
-    if not w_pos.any():  # no s-op reads a position: no [n_ctx, d_model] block of zeros in the file
-        return {"embed.W_E": w_e}
-    return {"embed.W_E": w_e, "pos_embed.W_pos": w_pos}
+    return w_pos if w_pos.any() else None
 
 
 def _real_bounds(layout: Layout, plan: Plan, max_len: int) -> np.ndarray:

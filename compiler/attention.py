@@ -244,6 +244,8 @@ def aggregate_head(
         out_dims = tuple(_single_dim(out.one_hot[k], out.name) for k in columns)
         position = {value_key(out.values[k]): i for i, k in enumerate(columns)}
         d_v = len(columns)
+        # the build's size may be over its limit from this width alone (its layer's d_head)
+        plan_limit.check_value_head(d_v, not (address.single if address else single), out_dims)
         w_v: dict[Dim, np.ndarray] = {}
         for v, one_hot in zip(value.values, value.one_hot):
             _add(w_v, one_hot, position[value_key(v)], 1.0, d_v)

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from compiler.bounds import DimErrors, Linear, ReadError, U, dyadic_exponent
+from compiler.bounds import DimErrors, Linear, ReadError, U
 from compiler.certificate import Certificate, Check
 from compiler.certify_attention import check_attention
 from compiler.certify_embed import check_embedding, special_dims
@@ -46,6 +46,7 @@ from compiler.certify_parts import is_number, product
 from compiler.certify_walk import OverBudget, Specials, Walk
 from compiler.grid import GRID_KEYS
 from compiler.grid_margin import grid_margin
+from compiler.grids import dyadic_column_max
 from compiler.reach import HeadReach, Reach, Reading, decoding_digest, value_label
 
 
@@ -213,9 +214,10 @@ def _embedding(
     w_pos = w.get("pos_embed.W_pos", np.zeros((max_len + 1, w_e.shape[1])))  # none: all zero
     n_tok = w_e.shape[0] - 2  # BOS and PAD are the last two ids
     real_e, real_p = w_e[:n_tok], w_pos[1 : max_len + 1]
-    both = (np.abs(real_e).max(axis=0) > 0) & (np.abs(real_p).max(axis=0) > 0)
-    mag = np.abs(real_e).max(axis=0) + np.abs(real_p).max(axis=0)
-    grid = np.maximum(dyadic_exponent(real_e).max(axis=0), dyadic_exponent(real_p).max(axis=0))
+    top_e, top_p = np.abs(real_e).max(axis=0), np.abs(real_p).max(axis=0)
+    both = (top_e > 0) & (top_p > 0)
+    mag = top_e + top_p
+    grid = np.maximum(dyadic_column_max(real_e), dyadic_column_max(real_p))
     err = DimErrors(np.zeros_like(mag), np.where(both, U, 0.0), mag, grid)
     e_rows = np.vstack([w_e[n_tok], np.tile(w_e[n_tok + 1], (max_len, 1))])
     p_rows = w_pos[: max_len + 1]

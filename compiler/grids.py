@@ -72,6 +72,19 @@ def dyadic_exponent(values: np.ndarray, limit: int = 60) -> np.ndarray:
     return _dyadic_exponent(v, limit)
 
 
+def dyadic_column_max(values: np.ndarray) -> np.ndarray:
+    """`dyadic_exponent(values).max(axis=0)` of a 2-D array with rows, from its non-zero entries
+    alone (a zero's exponent is 0, the least there is): the token embedding over 5,000 tokens is
+    200 MB with 5,000 of them, and the elementwise passes took 1.7 s of its certificate."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim != 2 or v.shape[0] == 0:
+        return dyadic_exponent(v).max(axis=0)  # (its own answer, or error, for these)
+    rows, cols = np.nonzero(v)  # (NaN is not zero: its 99 counts)
+    out = np.zeros(v.shape[1], dtype=np.int64)
+    np.maximum.at(out, cols, dyadic_exponent(v[rows, cols]))
+    return out
+
+
 def _dyadic_exponent(v: np.ndarray, limit: int) -> np.ndarray:
     finite = np.isfinite(v)
     mant, exp = np.frexp(np.where(finite, v, 0.0))  # v = mant·2^exp, mant in [0.5, 1)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -82,7 +83,8 @@ class Builder:
 
     def __init__(self, n_out: int) -> None:
         self.n_out = n_out
-        self.columns: list[dict[Dim, float]] = []
+        # a unit's column (dim -> weight), or a block of units' columns (`block`)
+        self.columns: list[dict[Dim, float] | _Block] = []
         self.biases: list[float] = []
         self.outputs: list[np.ndarray] = []
 
@@ -90,6 +92,24 @@ class Builder:
         self.columns.append(dict(terms))
         self.biases.append(bias)
         self.outputs.append(np.asarray(output, dtype=float))
+
+    def block(
+        self,
+        dims: Sequence[Dim],
+        weights: np.ndarray,
+        biases: Sequence[float],
+        outputs: Sequence[np.ndarray],
+        times: int = 1,
+    ) -> None:
+        """len(biases) units at once, each column of `weights` [len(dims), len(biases) / times]
+        the next `times` units' (over `dims`: distinct, in the order a `unit`'s terms would list
+        them): the MLP `unit` would build, one column per unit, without a dict per unit (a step
+        MLP of 2,000 contexts: 8M entries)."""
+        if len(biases) != times * weights.shape[1]:
+            raise ValueError(f"{len(biases)} biases for {weights.shape[1]} columns x {times}")
+        self.columns.append(_Block(tuple(dims), np.asarray(weights, dtype=float), times))
+        self.biases.extend(biases)
+        self.outputs.extend(np.asarray(o, dtype=float) for o in outputs)
 
     def spec(
         self,
@@ -105,7 +125,12 @@ class Builder:
         # (units, weights) per dim, first-seen order, then one array write each: writing array
         # items one by one dominated wide MLPs (0.0 + w is w: each (dim, unit) occurs once)
         entries: dict[Dim, tuple[list[int], list[float]]] = {}
-        for j, column in enumerate(self.columns):
+        chunks: dict[Dim, list[tuple[np.ndarray, np.ndarray]]] = {}  # blocks' (units, weights)
+        j = 0
+        for column in self.columns:
+            if isinstance(column, _Block):
+                j = column.enter(j, entries, chunks)
+                continue
             for dim, w in column.items():
                 if w != 0.0:
                     got = entries.get(dim)
@@ -113,14 +138,50 @@ class Builder:
                         got = entries[dim] = ([], [])
                     got[0].append(j)
                     got[1].append(w)
+            j += 1
         w_in: dict[Dim, np.ndarray] = {}
         for dim, (units, ws) in entries.items():
             w_in[dim] = column_of = np.zeros(hidden)
             column_of[units] = ws
+            for at, block_ws in chunks.get(dim, ()):
+                column_of[at] = block_ws
         # entries, not a dense array: read whole only by a build that is kept (`OutRows`)
         w_out = OutRows.of(self.outputs, self.n_out)
         biases = np.array(self.biases, dtype=float)
         return MLPSpec(op, name, w_in, biases, w_out, out_dims, notes, domain, continuous)
+
+
+@dataclass(frozen=True, eq=False)
+class _Block:
+    """Columns of consecutive units: weights [len(dims), units / times], each column `times`
+    units' in a row."""
+
+    dims: tuple[Dim, ...]
+    weights: np.ndarray
+    times: int = 1
+
+    def enter(
+        self,
+        start: int,
+        entries: dict[Dim, tuple[list[int], list[float]]],
+        chunks: dict[Dim, list[tuple[np.ndarray, np.ndarray]]],
+    ) -> int:
+        """Adds its non-zero weights (units from `start`) to `Builder.spec`'s entries, a dim
+        first seen here placed as unit by unit, dim by dim, would place it: by its first unit
+        with a non-zero weight, then its row. Returns the unit after its last."""
+        nonzero = self.weights != 0.0
+        some = nonzero.any(axis=1)
+        first = np.argmax(nonzero, axis=1)
+        rows = np.flatnonzero(some)
+        for r in rows[np.lexsort((rows, first[rows]))]:
+            dim = self.dims[r]
+            if dim not in entries:
+                entries[dim] = ([], [])
+            at = np.flatnonzero(nonzero[r])
+            units = (start + self.times * at)[:, None] + np.arange(self.times)
+            ws = np.repeat(self.weights[r, at], self.times)
+            chunks.setdefault(dim, []).append((units.reshape(-1), ws))
+        return start + self.times * self.weights.shape[1]
 
 
 def linear(*parts: tuple[Terms, float]) -> dict[Dim, float]:

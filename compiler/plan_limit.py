@@ -15,7 +15,10 @@ expression, monotone in the width), and the residual holds the token one-hot (d_
 vocab_bound). The model then has at least vocab_bound's embedding and one layer of that head:
 counted as `config_params` counts them, never above what this build would have. Above the limit
 the plan stops there with `PlannedOverLimit`, an `OverParamLimit`: the build takes the route a
-build refused by `check_params` takes (compiler.alternatives), only sooner.
+build refused by `check_params` takes (compiler.alternatives), only sooner. A head that copies a
+one-hot (an aggregate of the tokens: reverse) is counted so too, before its value rows and W_O:
+its d_v value columns bound its layer's d_head, and the dims it writes are in the residual
+beside the token one-hot (`check_value_head`).
 
 Before any of that, each build's output is checked from the value analysis it plans from
 (`check_output`): an output (the tokens or an aggregate) that takes strings is a one-hot with a
@@ -31,11 +34,11 @@ build's own size.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from compiler.blocks import Atom
+from compiler.blocks import BOS, ONE, PAD, Atom, Dim
 from compiler.budget import bytes_text
 from compiler.graph import IRNode, Op
 from compiler.model import OverParamLimit
@@ -115,15 +118,40 @@ def check_head(qk_columns: int, averages: bool) -> None:
     """Raise PlannedOverLimit where a head of `qk_columns` query/key columns (`averages`: it may
     select several keys, so its layer's d_head is a power of 4) makes the build being planned
     larger than its limit."""
+    _check_width(
+        qk_columns + HEAD_EXTRA,
+        averages,
+        f"its select reads {qk_columns:,} classes of query and key values",
+    )
+
+
+def check_value_head(value_columns: int, averages: bool, out_dims: Iterable[Dim]) -> None:
+    """Raise PlannedOverLimit where a head whose value copies a one-hot of `value_columns`
+    columns into `out_dims` makes the build being planned larger than its limit: its layer's
+    d_head is at least that (`assemble._head_widths`), and the residual holds the dims it writes
+    besides the token one-hot (`layout.lay_out`), known before the head's value rows and its
+    [d_v, d_v] W_O are filled (reverse over 5,000 tokens: 2.6 s and 200 MB per build, then
+    refused after planning)."""
+    written = {d for d in out_dims if d.name != "tokens" and d not in (ONE, BOS, PAD)}
+    _check_width(
+        value_columns,
+        averages,
+        f"its value copies a one-hot of {value_columns:,} columns into {len(written):,} "
+        "dimensions of its own",
+        len(written),
+    )
+
+
+def _check_width(columns: int, averages: bool, why: str, written: int = 0) -> None:
+    """`written`: residual dimensions the head writes, beyond the token one-hot's."""
     limit = _LIMIT.get()
     if limit is None:
         return
     max_params, v = limit
-    columns = qk_columns + HEAD_EXTRA
     # assembly's own expression (float log, monotone in the width): never above its d_head
     d_head = 4 ** math.ceil(math.log(columns, 4)) if averages else columns
-    d_model = v + EXTRA_DIMS
-    params = embedding_params(v) + head_params(d_model, d_head)
+    d_model = v + EXTRA_DIMS + written
+    params = embedding_params(v, d_model=d_model) + head_params(d_model, d_head)
     if params <= max_params:
         return
     shape = (
@@ -136,9 +164,8 @@ def check_head(qk_columns: int, averages: bool) -> None:
             Diagnostic(
                 f"with {v:,} tokens the model would be too large: at least {params:,} parameters "
                 f"({bytes_text(4 * params)} of float32 weights), found while planning this "
-                f"head, before its weights: its select reads {qk_columns:,} classes of query "
-                f"and key values, a head of {shape} over a residual of at least {d_model:,} "
-                "dimensions (the token one-hot)",
+                f"head, before its weights: {why}, a head of {shape} over a residual of at "
+                f"least {d_model:,} dimensions (the token one-hot{' and those' if written else ''})",
                 None,  # located at the node being planned (plan_state.Memo.once)
                 _hint(max_params),
             )

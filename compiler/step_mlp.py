@@ -175,24 +175,31 @@ def numeric_mlp(
     b = Builder(len(writer.dims))
     bases = np.array([writer.encode(ctx.first) for ctx in contexts])  # [contexts, outputs]
     tolerance = np.inf
+    signs, shifts, biases, outputs = [], [], [], []
     for u in units:
         sign = -1.0 if u.falling else 1.0
         shift = _band_shift(u, points, sign) if band else 0.0
+        signs.append(sign)
+        shifts.append(shift)
+        delta = u.delta
+        biases += [-1.0 - shift, -shift]  # relu(D - 1), relu(D)
+        outputs += [delta, -delta] if u.falling else [-delta, delta]
+        if u.falling:  # [x >= t] = 1 - [x < t]
+            bases[list(u.members)] += delta
+        tolerance = min(tolerance, (u.margin - budget.rounding(u.slope, u.offsets)) / u.slope)
+    if units:
         # D = ±slope·x + offset_c (+ K, taken off again by the bias). With one x dimension and a
         # context of which one dimension is 1, the dot product has two non-zero products: one
         # addition, so every evaluation order computes the same float, and with K putting it in
         # [2**23, 2**24) that float is an integer: both units of the pair see the same integer D,
         # relu(D) - relu(D - 1) is exactly 0 or 1, and the hidden activations add exactly.
-        terms = linear(
-            (x.number, sign * u.slope),
-            *((c.terms, float(off) + shift) for c, off in zip(contexts, u.offsets)),
+        dims, weights = _step_columns(
+            x,
+            contexts,
+            np.array(signs) * np.array([u.slope for u in units]),
+            np.array([u.offsets for u in units]) + np.array(shifts)[:, None],
         )
-        delta = u.delta
-        b.unit(terms, -1.0 - shift, delta if u.falling else -delta)  # relu(D - 1)
-        b.unit(terms, -shift, -delta if u.falling else delta)  # relu(D)
-        if u.falling:  # [x >= t] = 1 - [x < t]
-            bases[list(u.members)] += delta
-        tolerance = min(tolerance, (u.margin - budget.rounding(u.slope, u.offsets)) / u.slope)
+        b.block(dims, weights, biases, outputs, times=2)  # both units of a pair
     _add_bases(b, bases, contexts)
     total = _max_activation_sum(units, bases, points)
     # Where a pair is on, its two units round D independently: the pair writes delta times
@@ -211,6 +218,25 @@ def numeric_mlp(
     if band and exact is not None and dyadic(spec):
         exact.update(writer.dims)  # integer activations, dyadic rows: exact in any order
     return spec
+
+
+def _step_columns(
+    x: Encoded, contexts: Sequence[_Context], slopes: np.ndarray, offsets: np.ndarray
+) -> tuple[list[Dim], np.ndarray]:
+    """Each step pair's column, as `linear((x.number, slope), *((c.terms, offset_c) ...))` gives
+    it, for all pairs at once: the dims in the order it lists them, and [dims, pairs] weights,
+    each the same float64 sum in the same order (`slopes` [pairs], `offsets` [pairs, contexts],
+    the band's K already added)."""
+    parts = [(x.number, slopes)] + [(c.terms, offsets[:, i]) for i, c in enumerate(contexts)]
+    row: dict[Dim, int] = {}
+    for terms, _ in parts:
+        for dim, _ in terms:
+            row.setdefault(dim, len(row))
+    weights = np.zeros((len(row), len(slopes)))
+    for terms, scale in parts:
+        for dim, coef in terms:
+            weights[row[dim]] += scale * coef
+    return list(row), weights
 
 
 def _band_mode(x: Encoded, contexts: Sequence[_Context], exact: set[Dim]) -> bool:

@@ -81,10 +81,11 @@ def lower_bound(graph: Graph | None, vocab: Sequence[Atom], max_len: int) -> Bou
     return best
 
 
-def embedding_params(v: int, out_columns: int = 1) -> int:
+def embedding_params(v: int, out_columns: int = 1, d_model: int | None = None) -> int:
     """The embedding's parameters over `v` tokens: W_E's |V| + 2 rows of at least |V| + 3
-    dimensions, and W_U's `out_columns` columns (one at least) and their bias."""
-    d_model = v + EXTRA_DIMS
+    dimensions (`d_model` where more are known), and W_U's `out_columns` columns (one at least)
+    and their bias."""
+    d_model = v + EXTRA_DIMS if d_model is None else d_model
     return (v + EXTRA_ROWS) * d_model + (d_model + 1) * out_columns
 
 

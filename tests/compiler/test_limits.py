@@ -220,6 +220,46 @@ def test_a_model_over_the_parameter_limit_is_refused_at_its_output() -> None:
     assert "the limit is 100 parameters" in (problem.hint or "")
 
 
+def test_a_model_over_the_parameter_limit_is_refused_before_its_token_embedding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The sketch built the [|V| + 2, d_model] token embedding only to learn whether the model
+    has a positional one, and assembly built it before check_params: reverse over 5,000 tokens
+    under a raised limit made three of 400 MB each before being refused."""
+    from compiler import assemble
+
+    def embedded(*args: object) -> None:
+        raise AssertionError("the token embedding was built")
+
+    monkeypatch.setattr(assemble, "_embeddings", embedded)
+    text = "x = aggregate(select(indices, length - indices - 1, ==), tokens);"
+    with pytest.raises(CompileError, match="the model would have .* parameters"):
+        compile_sop(program(text, "x"), list("abc"), 8, name="x", max_params=100)
+
+
+def test_assembly_rounds_only_the_special_rows_of_the_token_embedding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The BOS and PAD residuals, which assembly evaluates, read W_E's last two rows: rounding
+    all |V| + 2 rows to float32 and back took seconds at 5,000 tokens (length over 5,000 tokens
+    built a 25M-parameter model, most of it W_E)."""
+    from compiler import assemble
+
+    stored: list[tuple[int, ...]] = []
+    rounded = assemble._stored
+
+    def recorded(weights: dict, prefixes: tuple[str, ...]) -> dict:
+        out = rounded(weights, prefixes)
+        stored.extend(v.shape for k, v in out.items() if k == "embed.W_E")
+        return out
+
+    monkeypatch.setattr(assemble, "_stored", recorded)
+    text = "x = aggregate(select(indices, length - indices - 1, ==), tokens);"
+    model = compile_sop(program(text, "x"), list("abcdef"), 8, name="x")
+    assert model.weights["embed.W_E"].shape[0] == 8 and stored
+    assert all(shape[0] == 2 for shape in stored)
+
+
 def test_a_model_whose_header_safetensors_would_not_write_is_refused_with_its_largest_part(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -104,9 +104,58 @@ def test_an_output_at_its_own_size_is_not_stopped() -> None:
     assert bound == 302 * 303 + 304 * 300 <= params
     with pytest.raises(plan_limit.PlannedOverLimit, match="before anything is planned"):
         compile_sop(sop, vocab, 2, name=out, source=source, max_params=bound - 1)
-    # at the bound itself the build is planned, and refused from its shape
+    # at the bound itself the build is planned, and stopped at its copy head (below)
+    with pytest.raises(plan_limit.PlannedOverLimit, match="its value copies a one-hot of 300"):
+        compile_sop(sop, vocab, 2, name=out, source=source, max_params=bound)
+
+
+def test_a_copy_head_at_its_own_size_is_not_stopped() -> None:
+    """reverse's copy head over 300 tokens: a value one-hot of 300 columns (its layer's d_head at
+    least that) written into 300 dimensions of its own beside the token one-hot. One parameter
+    under that bound the plan stops at the head; at the bound the build is planned, and refused
+    from its shape."""
+    sop, out, source = program_sop(str(ROOT / "programs" / "reverse.rasp"), None)
+    vocab = _tokens(300)
+    params = compile_sop(sop, vocab, 2, name=out, source=source, max_params=None).param_count()
+    d_model = 303 + 300
+    bound = plan_limit.embedding_params(300, d_model=d_model) + plan_limit.head_params(d_model, 300)
+    assert bound == 907_813 <= params == 2_872_676
+    with pytest.raises(plan_limit.PlannedOverLimit) as info:
+        compile_sop(sop, vocab, 2, name=out, source=source, max_params=bound - 1)
+    text = info.value.render()
+    assert "at least 907,813 parameters" in text and "found while planning this head" in text
+    assert "its value copies a one-hot of 300 columns into 300 dimensions of its own" in text
+    assert "a residual of at least 603 dimensions (the token one-hot and those)" in text
+    assert "reverse.rasp:6:11: error:" in text  # at the aggregate
     with pytest.raises(CompileError, match="the model would have 2,872,676 parameters"):
         compile_sop(sop, vocab, 2, name=out, source=source, max_params=bound)
+
+
+def test_a_copy_head_over_the_limit_stops_the_plan_before_its_weights(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """reverse over 5,000 tokens: each build filled its copy head's 5,000 value rows and its
+    5,000 x 5,000 W_O (2.6 s and 200 MB each on a loaded machine), then its sketch built the
+    5,002 x 10,007 token embedding (400 MB), and check_params refused it after 18 s."""
+
+    def built(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a sketch or a model was built")
+
+    add = attention._add
+
+    def rows(*args: Any) -> None:  # (length's width head fills its few columns)
+        assert args[-1] < 5_000, "the copy head's value rows were filled"
+        add(*args)
+
+    monkeypatch.setattr(attention, "_add", rows)
+    monkeypatch.setattr(driver, "sketch_model", built)
+    monkeypatch.setattr(driver, "assemble", built)
+    sop, out, source = program_sop(str(ROOT / "programs" / "reverse.rasp"), None)
+    with pytest.raises(plan_limit.PlannedOverLimit) as info:
+        compile_sop(sop, _tokens(5_000), 8, name=out, source=source)
+    text = info.value.render()
+    assert "with 5,000 tokens the model would be too large: at least 250,130,013" in text
+    assert "its value copies a one-hot of 5,000 columns" in text
 
 
 def test_a_build_at_its_own_size_is_not_stopped() -> None:
@@ -125,6 +174,10 @@ def test_a_build_at_its_own_size_is_not_stopped() -> None:
         compile_sop(sop, vocab, 4, name=out, source=source, max_params=bound - 1)
 
 
+# library programs whose models copy no one-hot (their aggregates are means, or none)
+_NO_COPY = ("double_hist", "dyck1", "frac_prevs", "hist", "hist_bos", "length")
+
+
 @pytest.mark.parametrize("name", sorted(VOCABULARIES))
 def test_no_library_model_is_stopped_at_its_own_size(
     name: str, monkeypatch: pytest.MonkeyPatch
@@ -141,6 +194,13 @@ def test_no_library_model_is_stopped_at_its_own_size(
     monkeypatch.setattr(
         attention.plan_limit, "check_head", lambda w, avg: (checked.append(w), check(w, avg))
     )
+    copied: list[int] = []
+    check_value = plan_limit.check_value_head
+    monkeypatch.setattr(
+        attention.plan_limit,
+        "check_value_head",
+        lambda w, avg, dims: (copied.append(w), check_value(w, avg, dims)),
+    )
     outputs: list[int] = []
     check_output = plan_limit.check_output
     monkeypatch.setattr(
@@ -148,7 +208,8 @@ def test_no_library_model_is_stopped_at_its_own_size(
     )
     model = compile_sop(sop, vocab, 4, name=out, source=source, max_params=params)
     assert model.param_count() == params
-    assert checked and outputs  # the stops were consulted
+    # the stops were consulted, the copy heads' where the program copies a one-hot
+    assert checked and outputs and (copied or name in _NO_COPY)
 
 
 def test_a_limit_of_the_kept_model_s_size_keeps_it() -> None:
