@@ -47,6 +47,11 @@ TWIN_BINARY = [
 # The "kinds" flavour's extras: what RASP and tracr allow beyond the plain flavour's nodes (the
 # other flavours never draw them, so their kept seeds keep their programs).
 KIND_CONSTS = [0, 1, 2.5, "a", True, None]
+# readers that tell equal numbers of two types apart (0, 0.0 and False): a model reads one number
+KIND_UNARY = [
+    (lambda x: type(x).__name__, "type_name"),
+    (lambda x: isinstance(x, int), "is_int"),
+]
 KIND_TERNARY = [
     (lambda c, x, y: x if c else y, "if_else"),
     (lambda x, y, z: x if x == y else z, "pick_equal"),
@@ -70,8 +75,9 @@ def random_program(
     """A random s-op over tokens, indices and length using every kind of node. `causal`: one a
     causal model can compute, without `length` and with every attention's selector conjoined
     with `select(indices, indices, OP)` for OP `<=` or `<` (a look-back mask). `kinds`: also
-    `tokens_float` and `tokens_bool` (int tokens), constant s-ops as values, maps of three s-ops
-    and selects by a Python predicate (tracr's `Select` with a lambda)."""
+    `tokens_float` and `tokens_bool` (int tokens), constant s-ops as values, maps of three s-ops,
+    maps telling 0, 0.0 and False apart, and selects by a Python predicate (tracr's `Select`
+    with a lambda)."""
     unary, binary = (TWIN_UNARY, TWIN_BINARY) if twins else (UNARY, BINARY)
     leaves = (
         ["tokens", "indices"] + ([] if causal else ["length"]) + (["int"] if int_tokens else [])
@@ -94,7 +100,7 @@ def random_program(
                 return S.ConstSOp(value=rng.choice(KIND_CONSTS))
             return S.IndicesSOp(name="indices") if leaf == "indices" else S.LengthSOp(name="length")
         if r < 0.5:
-            fn, text = rng.choice(unary)
+            fn, text = rng.choice(unary + KIND_UNARY if kinds else unary)
             return S.MapSOp(fn=fn, inputs=(sop(d - 1),), text=text, loose=twins)
         if r < 0.62 and kinds and rng.random() < 0.3:
             fn, text = rng.choice(KIND_TERNARY)
