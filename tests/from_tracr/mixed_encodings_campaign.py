@@ -376,7 +376,7 @@ def run_one(
     # tracr's value does not have the input's length (a constant of another length), and there
     # the model promises nothing
     graph = to_sops(our_ns["program"])
-    lowered = evaluate(graph, inputs, lambda p, xs: S.evaluate(p, xs).values)
+    lowered = evaluate(graph, inputs, lambda p, xs: [unbox(v) for v in S.evaluate(p, xs).values])
     graph_bad, graph_raises = [], []
     for xs in inputs:
         w, g = want[key(xs)], lowered[key(xs)]
