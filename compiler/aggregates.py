@@ -55,9 +55,13 @@ class AggregatePlanner:
             )
         # The head copies the value's one-hot columns and the default: equal numbers the value's
         # reading does not tell apart (see readings.decode_numeric) stay one column here too.
+        # The default shares the column of a copied value equal to it: given its own column (0.0
+        # beside a copied 0 that also stands for a copied mean 0.0), a reader took that column
+        # for the default alone and the copied 0.0 for the int (certified and wrong there).
+        default = node.value
         if sop in built.canon and encoding is Encoding.CATEGORICAL:
             canon = {value_key(v): built.canonical(sop, v) for v in ctx.values(node.index)}
-            canon[value_key(node.value)] = node.value
+            default = canon.setdefault(value_key(node.value), node.value)
             built.canon[node.index] = canon
         # A categorical copy has a column for every value its value reading has; a number copied
         # from one key takes the aggregate's own values (its source's at the keys it selects)
@@ -66,16 +70,16 @@ class AggregatePlanner:
             [
                 *(built.canonical(node.index, v) for v in ctx.values(node.index)),
                 *copied,
-                node.value,
+                default,
             ]
         )
         out = materialise(built, node, encoding, vals)
         if out.is_categorical:
-            out = _unwritten_columns_empty(out, value, node.value)
+            out = _unwritten_columns_empty(out, value, default)
         spec = attention.aggregate_head(
             atoms,
             value,
-            node.value,
+            default,
             out,
             op=node.text,
             name=node.name,

@@ -15,7 +15,8 @@ input and the float 0.0 elsewhere.
 one-hot output): per input length n, n flags, one per position: "i" where every whole number the
 output may take there is an int, "f" where every one is a float, "." where it may be either or none
 is whole (the rule stands). They are written only where the rule would give some cell's whole
-numbers the wrong type.
+numbers the wrong type. On a grid a cell that may give either, an int among them, is an "i" cell,
+as a list's rule decodes it (a tracr mean of one selected False is the int 0, never 0.0).
 """
 
 from __future__ import annotations
@@ -56,6 +57,14 @@ def whole_types(
         else:
             as_int = _grid_denominator(grid, i, n) == 1 or i in grid.int_positions
             wrong = as_int != (flag == INTS)
+    if grid is not None:
+        # a grid cell that may give either: the int, as a list's rule gives it (a tracr mean of
+        # one selected True is the int 1, which `rasp verify` takes for True; 1.0 it does not,
+        # and it takes the int 1 for a mean's 1.0 too)
+        for (i, n), vals in relation.items():
+            as_int = _grid_denominator(grid, i, n) == 1 or i in grid.int_positions
+            if cells[n - 1][i] == EITHER and not as_int and any(type(v) is int for v in vals):
+                cells[n - 1][i], wrong = INTS, True
     return tuple("".join(row) for row in cells) if wrong else None
 
 

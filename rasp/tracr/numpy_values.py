@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from rasp import sops
+from rasp.atoms import atom_key
 from rasp.errors import Diagnostic
 from rasp.tracr.boxes import plain
 
@@ -230,13 +231,15 @@ class AmbiguousReads:
     `ambiguous_problems` asks whether the reader's result there depends on the forms (numpy's or
     Python's) tracr may give them in."""
 
-    calls: dict[tuple[Any, ...], None] = field(default_factory=dict)  # (an ordered set)
+    # (an ordered set, keyed by type and value: (0,) and (False,) are one key to a plain dict, but
+    # tracr gives them to a reader in different forms)
+    calls: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
 
     def record(self, sources: Sequence[Source | None], values: Sequence[Any]) -> None:
         # (the function's values are noted before a reader reads them: the types are known here)
         if any(s is not None and s.ambiguous(v) for v, s in zip(values, sources)):
             try:
-                self.calls.setdefault(tuple(values), None)
+                self.calls.setdefault(tuple(atom_key(v) for v in values), tuple(values))
             except TypeError:  # (an unhashable value: no default of a number)
                 pass
 
@@ -419,7 +422,7 @@ def ambiguous_problems(
     (`Source.given`): a model holds one value for all of them (`Source.ambiguous`). Every
     combination of the arguments' forms is tried: a reader may differ only where two arguments
     are both in their other form."""
-    for values in reads.calls:
+    for values in reads.calls.values():
         given = [v if s is None else s.given(v) for v, s in zip(values, sources)]
         options = [
             [(None, g)] + ([] if s is None else list(s.ambiguous(v, max_len)))

@@ -5,13 +5,14 @@ failure. The tests keep a few dozen seeds each; this runs as many as you like:
     python tests/compiler/fuzz_campaign.py plain 100000 101000 --max-len 12
 
 Flavours: plain, twins (1, 1.0 and None in one s-op), causal (compiled with causal attention),
-addressing (selects by `==` between whole numbers, at a random N of 4..64, or of `--sizes`
-such as 128,256: a seed keeps its program whatever the sizes), numeric (the texts
-of random_numeric_texts.py, means compared and mapped, at `--max-len`, where float32's error grows
-with N; with shaped inputs: runs, halves, alternations). Inputs: every input up to length 3 (4 at
-N = 4) and 60 random ones up to the maximum length. A refusal
-(CompileError) keeps the promise; a wrong value, another exception or a compile past the time
-limit is reported (`FAIL`, `SLOW`) and makes the exit status 1.
+kinds (plain, with tokens_float and tokens_bool, constant s-ops, maps of three s-ops, maps telling
+0, 0.0 and False apart, and selects by a Python predicate), addressing (selects by `==` between
+whole numbers, at a random N of 4..64, or of `--sizes` such as 128,256: a seed keeps its program
+whatever the sizes), numeric (the texts of random_numeric_texts.py, means compared and mapped, at
+`--max-len`, where float32's error grows with N; with shaped inputs: runs, halves, alternations).
+Inputs: every input up to length 3 (4 at N = 4) and 60 random ones up to the maximum length. A
+refusal (CompileError) keeps the promise; a wrong value, another exception or a compile past the
+time limit is reported (`FAIL`, `SLOW`) and makes the exit status 1.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from rasp import sops as S  # noqa: E402
 from rasp.errors import CompileError, RaspError, Source  # noqa: E402
 from rasp.interpreter import load_source  # noqa: E402
 
-FLAVOURS = ("plain", "twins", "causal", "addressing", "numeric")
+FLAVOURS = ("plain", "twins", "causal", "addressing", "numeric", "kinds")
 
 
 class _Slow(Exception):
@@ -61,7 +62,12 @@ def _program(
     vocab: list = [0, 1, 2] if int_tokens else list("abc")
     depth = rng.randint(2, 4) if flavour == "twins" else rng.randint(1, 4)
     root = random_program(
-        rng, depth, int_tokens, twins=flavour == "twins", causal=flavour == "causal"
+        rng,
+        depth,
+        int_tokens,
+        twins=flavour == "twins",
+        causal=flavour == "causal",
+        kinds=flavour == "kinds",
     )
     short = all_inputs(vocab, min(max_len, 4 if max_len == 4 else 3))
     longer = random_inputs(vocab, max_len, 60, seed) if max_len > 4 else []

@@ -44,16 +44,46 @@ TWIN_BINARY = [
 ]
 
 
+# The "kinds" flavour's extras: what RASP and tracr allow beyond the plain flavour's nodes (the
+# other flavours never draw them, so their kept seeds keep their programs).
+KIND_CONSTS = [0, 1, 2.5, "a", True, None]
+# readers that tell equal numbers of two types apart (0, 0.0 and False): a model reads one number
+KIND_UNARY = [
+    (lambda x: type(x).__name__, "type_name"),
+    (lambda x: isinstance(x, int), "is_int"),
+]
+KIND_TERNARY = [
+    (lambda c, x, y: x if c else y, "if_else"),
+    (lambda x, y, z: x if x == y else z, "pick_equal"),
+]
+KIND_PREDICATES = [
+    (lambda k, q: str(k) < str(q), "str(k) < str(q)"),
+    (lambda k, q: type(k) is type(q), "same type"),
+    (lambda k, q: k == q or k is None, "k == q or k is None"),
+    (lambda k, q: bool(k) and not q, "k and not q"),
+]
+
+
 def random_program(
-    rng: random.Random, depth: int, int_tokens: bool, twins: bool = False, causal: bool = False
+    rng: random.Random,
+    depth: int,
+    int_tokens: bool,
+    twins: bool = False,
+    causal: bool = False,
+    kinds: bool = False,
 ) -> S.SOp:
     """A random s-op over tokens, indices and length using every kind of node. `causal`: one a
     causal model can compute, without `length` and with every attention's selector conjoined
-    with `select(indices, indices, OP)` for OP `<=` or `<` (a look-back mask)."""
+    with `select(indices, indices, OP)` for OP `<=` or `<` (a look-back mask). `kinds`: also
+    `tokens_float` and `tokens_bool` (int tokens), constant s-ops as values, maps of three s-ops,
+    maps telling 0, 0.0 and False apart, and selects by a Python predicate (tracr's `Select`
+    with a lambda)."""
     unary, binary = (TWIN_UNARY, TWIN_BINARY) if twins else (UNARY, BINARY)
     leaves = (
         ["tokens", "indices"] + ([] if causal else ["length"]) + (["int"] if int_tokens else [])
     )
+    if kinds:
+        leaves += ["const"] + (["float", "bool"] if int_tokens else [])
     defaults = [0, -1, None, 0.5] if twins else [0, "z", False, 0.5]
 
     def sop(d: int) -> S.SOp:
@@ -64,10 +94,17 @@ def random_program(
                 return S.TokensSOp(name="tokens")
             if leaf == "int":
                 return S.TokensSOp(kind=S.TokenKind.INT, name="n")
+            if leaf in ("float", "bool"):
+                return S.TokensSOp(kind=S.TokenKind(leaf), name=f"tokens_{leaf}")
+            if leaf == "const":
+                return S.ConstSOp(value=rng.choice(KIND_CONSTS))
             return S.IndicesSOp(name="indices") if leaf == "indices" else S.LengthSOp(name="length")
         if r < 0.5:
-            fn, text = rng.choice(unary)
+            fn, text = rng.choice(unary + KIND_UNARY if kinds else unary)
             return S.MapSOp(fn=fn, inputs=(sop(d - 1),), text=text, loose=twins)
+        if r < 0.62 and kinds and rng.random() < 0.3:
+            fn, text = rng.choice(KIND_TERNARY)
+            return S.MapSOp(fn=fn, inputs=(sop(d - 1), sop(d - 1), sop(d - 1)), text=text)
         if r < 0.62:
             fn, text = rng.choice(binary)
             return S.MapSOp(fn=fn, inputs=(sop(d - 1), sop(d - 1)), text=text, loose=twins)
@@ -92,6 +129,9 @@ def random_program(
         return sop(d) if rng.random() < 0.7 else S.ConstSOp(value=rng.choice([0, 1, "a"]))
 
     def selector(d: int) -> S.Selector:
+        if kinds and rng.random() < 0.2:
+            fn, text = rng.choice(KIND_PREDICATES)
+            return S.PredicateSelect(keys=side(d - 1), queries=side(d - 1), fn=fn, text=text)
         r = rng.random()
         if d <= 0 or r < 0.5:
             return S.Select(

@@ -9,8 +9,10 @@ had left out."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 import pytest
+from test_compile import all_inputs, check_inputs
 
 import transformer
 from compiler import compile_sop
@@ -144,3 +146,31 @@ def test_float64_twins_are_never_two_different_whole_numbers() -> None:
     assert float64_twins(1e9, 1e9 + 0.5)  # not both whole: noise may have told them apart
     assert float64_twins(2.0**60, 2.0**60 + 2**8)  # past 2^53 wholes are rounded too
     assert merge_noise([10**10, 10**10 + 1, 1e9, 1e9 + 1e-7]) == (10**10, 10**10 + 1, 1e9)
+
+
+def _copied_prefix_mean(default: object, reader: Callable[[object], object]) -> S.SOp:
+    """A prefix mean of 0 and 1.0 (0 where one key is selected, 0.0 where several), copied from
+    the key before by a categorical head with `default`, read by `reader`."""
+    t, i = S.TokensSOp(name="tokens"), S.IndicesSOp(name="indices")
+    v = S.MapSOp(fn=lambda x: 1.0 if x == "b" else 0, inputs=(t,), text="v")
+    mean = S.AggregateSOp(selector=S.Select(i, i, S.Comparison.LEQ), sop=v, default=0, name="m0")
+    prev = S.MapSOp(fn=lambda q: q - 1, inputs=(i,), text="indices - 1")
+    copy = S.AggregateSOp(selector=S.Select(i, prev, S.Comparison.EQ), sop=mean, default=default)
+    return S.MapSOp(fn=reader, inputs=(copy,), text="reader")
+
+
+@pytest.mark.exactness
+def test_a_copy_s_default_equal_to_a_copied_value_shares_its_column() -> None:
+    """The copy's one-hot had a column 0 for the mean's 0 and 0.0 (one number to the mean's
+    reading) and its default 0.0 a column of its own, which the copy's canonical values then
+    named as 0.0's: a reader telling 0 from 0.0 was given the copied 0.0 as the int, compiled,
+    certified, and gave True where the interpreter gives False (['a', 'a', 'a'] at position 2;
+    numpy_means_campaign seed 760002, #2708, through tracr)."""
+    res = _copied_prefix_mean(0.0, lambda x: isinstance(x, int))
+    assert S.evaluate(res, list("aaa")).values == (False, True, False)
+    with pytest.raises(CompileError, match="equal numbers"):
+        compile_sop(res, list("abc"), 3)
+    # a reader that does not tell them apart compiles, the default decoded in the shared column
+    for reader in (lambda x: x + 1, lambda x: x):
+        res = _copied_prefix_mean(0.0, reader)
+        check_inputs(compile_sop(res, list("abc"), 3), res, all_inputs(list("abc"), 3))

@@ -80,6 +80,24 @@ def test_random_programs_with_number_twins_and_none_compile_exactly_or_are_refus
     check_inputs(model, root, all_inputs([0, 1, 2], 4))
 
 
+# The kinds flavour: tokens_float and tokens_bool, constant s-ops, maps of three s-ops and selects
+# by a Python predicate, which the other flavours never draw.
+@pytest.mark.exactness
+@pytest.mark.parametrize("seed", range(24))
+def test_random_programs_of_every_kind_compile_exactly_or_are_refused(seed: int) -> None:
+    from random_programs import random_program
+
+    rng = random.Random(seed)
+    int_tokens = rng.random() < 0.5
+    vocab = [0, 1, 2] if int_tokens else list("abc")
+    root = random_program(rng, rng.randint(1, 4), int_tokens, kinds=True)
+    try:
+        model = compile_sop(root, vocab, 4)
+    except CompileError:
+        return
+    check_inputs(model, root, all_inputs(vocab, 4))
+
+
 # `==` between whole numbers is scored by numbers (numerical addressing at every N, matching where
 # a side has many values) rather than one-hots: random such selects, short and long.
 @pytest.mark.exactness

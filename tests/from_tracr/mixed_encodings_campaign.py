@@ -4,7 +4,7 @@ library, compiled, against DeepMind tracr's evaluator.
 Not a test (it needs DeepMind's tracr, which this project does not install): run from the
 repository root with tracr's source on the path, e.g.
 
-    TRACR_SRC=/path/to/tracr PYTHONPATH=. python tests/from_tracr/mixed_encodings_campaign.py SEED COUNT [MAX_LEN] [-v]
+    TRACR_SRC=/path/to/tracr PYTHONPATH=. python tests/from_tracr/mixed_encodings_campaign.py SEED COUNT [MAX_LEN] [-v] [--extra]
 
 numpy_means_campaign.py covers numpy forms and means; this one covers what it does not: tokens of
 mixed types (ints, strings, bools, floats; a vocabulary holding both 1 and True), `rasp.numerical`
@@ -12,12 +12,16 @@ and `rasp.categorical` annotations mixed, `SelectorWidth`, `&`, `|` and `~` of s
 simplified `Select`s, `Full` sides included, and the unsimplified `SelectorAnd`/`Or`/`Not`),
 every `Comparison`, `SequenceMap`s of two different s-ops, `Aggregate`s whose selectors pick
 several keys (tracr's mean, or its ValueError for strings and None), `length`, and tracr's
-library composed with itself. Each program is a text run by both tracr and `rasp.tracr`.
+library composed with itself. `--extra` adds `LinearSequenceMap`, `ConstantSelector` (of the
+max-len's size, unchecked length), `Map(..., simplify=False)` and tracr's Dyck programs (a seed
+without it keeps its program). Each program is a text run by both tracr and `rasp.tracr`.
 
 Every input of length 1..MAX_LEN (default 5) over the 3-token vocabulary is compared: the lowered
 graph (`rasp run`) and, where the compiler accepts the program, the model (`causal=True` for a
 quarter of the programs), against tracr's values (numbers as `rasp verify` compares them; an
-input tracr raises on is skipped for the model, and the graph must raise there too). It prints
+input tracr raises on is skipped for the model, and the graph must raise there too; the lowered
+graph, as `rasp verify` runs it, must agree with tracr, and raises only where a constant of
+another length makes tracr's value that length: the model is not compared there). It prints
 each wrong program and the counts: agreed, refused, wrong (a certified model that decodes
 differently from tracr), crashed (a traceback from our side), interp-mismatch.
 """
@@ -42,11 +46,13 @@ from tracr.compiler import lib as dm_lib  # noqa: E402
 from tracr.rasp import rasp as dm  # noqa: E402
 
 from compiler import compile_sop  # noqa: E402
+from rasp import sops as S  # noqa: E402
 from rasp import tracr as ours  # noqa: E402
 from rasp.atoms import same_value  # noqa: E402
 from rasp.errors import CompileError, RaspError  # noqa: E402
 from rasp.tracr import lib as our_lib  # noqa: E402
 from rasp.tracr.boxes import unbox  # noqa: E402
+from rasp.tracr.lower import to_sops  # noqa: E402
 
 VOCABS = [
     [0, 1, 2],
@@ -110,8 +116,10 @@ DEFAULTS = ["None", "None", "0", "'z'", "False", "1.5", "{c}"]
 
 
 class Gen:
-    def __init__(self, rng: random.Random, vocab: list, max_len: int) -> None:
+    def __init__(self, rng: random.Random, vocab: list, max_len: int, extra: bool = False) -> None:
         self.rng, self.vocab, self.max_len = rng, vocab, max_len
+        # `--extra`: what tracr allows beyond the steps below (a seed without it keeps its program)
+        self.extra = extra
         self.lines: list[str] = []
         self.sops = ["rasp.tokens", "rasp.indices", "rasp.tokens", "rasp.length"]
         self.sels: list[str] = []
@@ -147,6 +155,9 @@ class Gen:
 
     def select(self) -> str:
         rng = self.rng
+        if self.extra and rng.random() < 0.1:
+            rows = [[rng.random() < 0.4 for _ in range(self.max_len)] for _ in range(self.max_len)]
+            return self.new(f"rasp.ConstantSelector({rows!r}, check_length=False)", "sel")
         r = rng.random()
         if r < 0.25 and self.sels:
             a = rng.choice(self.sels)
@@ -178,8 +189,25 @@ class Gen:
             pred = self.fill(rng.choice(PREDICATES))
         return f"rasp.Select({keys}, {queries}, {pred})"
 
+    def extra_step(self) -> str:
+        """LinearSequenceMap, a Map left unsimplified, tracr's Dyck programs."""
+        rng = self.rng
+        r = rng.random()
+        if r < 0.45:
+            fst, snd = rng.choice([1, -1, 2, 0.5, 0]), rng.choice([1, -1, 3, 0.25])
+            linear = f"rasp.LinearSequenceMap({self.sop()}, {self.sop()}, {fst}, {snd})"
+            return self.annotate(linear)
+        if r < 0.8:
+            return f"rasp.Map({self.fill(rng.choice(MAPS1))}, {self.sop()}, simplify=False)"
+        if r < 0.9:
+            return "lib.make_shuffle_dyck2()"
+        tokens = [x for x in self.vocab if isinstance(x, str)] + ["a", "b"]
+        return f"lib.make_shuffle_dyck([{tokens[0] + tokens[1]!r}])"
+
     def step(self) -> str:
         rng = self.rng
+        if self.extra and rng.random() < 0.2:
+            return self.new(self.extra_step())
         r = rng.random()
         if r < 0.17:
             return self.new(
@@ -344,6 +372,24 @@ def run_one(
             f"{interp_bad[0]})\n{src}",
             flush=True,
         )
+    # the lowered graph, which the model must match (as `rasp verify` compares): it raises where
+    # tracr's value does not have the input's length (a constant of another length), and there
+    # the model promises nothing
+    graph = to_sops(our_ns["program"])
+    lowered = evaluate(graph, inputs, lambda p, xs: [unbox(v) for v in S.evaluate(p, xs).values])
+    graph_bad, graph_raises = [], []
+    for xs in inputs:
+        w, g = want[key(xs)], lowered[key(xs)]
+        if isinstance(w, tuple) or isinstance(g, tuple):
+            if isinstance(g, tuple) and not isinstance(w, tuple):
+                graph_raises.append(xs)
+        elif len(g) != len(w) or not all(map(close, g, w)):
+            graph_bad.append((xs, g, w))
+    stats["graph-raises-inputs-skipped"] += len(graph_raises)
+    if graph_bad or (graph_raises and "check_length=False" not in src):
+        stats["GRAPH-MISMATCH"] += 1
+        example = graph_bad[0] if graph_bad else (graph_raises[0], "raises")
+        print(f"--- GRAPH MISMATCH #{k} vocab={vocab} (e.g. {example})\n{src}", flush=True)
     try:
         model = compile_sop(our_ns["program"], vocab, max_len, causal=causal)
     except CompileError as e:
@@ -362,6 +408,7 @@ def run_one(
         )
         return
     ok = [xs for xs in inputs if not isinstance(want[key(xs)], tuple)]
+    ok = [xs for xs in ok if not isinstance(lowered[key(xs)], tuple)]
     try:
         outs = run_compiled(model, ok) if ok else []
     except Timeout:
@@ -398,7 +445,7 @@ def main() -> None:
     for k in range(count):
         vocab = rng.choice(VOCABS)
         causal = rng.random() < 0.25
-        src = Gen(rng, vocab, max_len).program()
+        src = Gen(rng, vocab, max_len, "--extra" in sys.argv).program()
         signal.alarm(120)
         try:
             run_one(k, src, vocab, max_len, causal, stats, verbose)

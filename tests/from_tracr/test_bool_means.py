@@ -169,3 +169,24 @@ def test_one_selected_true_beside_a_float_1_comes_out_as_the_int(default: Any) -
         for g, w in zip(got, want, strict=True):
             assert g == w, xs
             assert type(g) is type(w) or type(g) is int or type(w) is not bool, (xs, g, w)
+
+
+def test_a_grid_output_gives_one_selected_bool_as_the_int() -> None:
+    """A mean of bools whose output is decoded on a grid of sixths gave a whole number that may be
+    either an int or a float at a position (one selected bool, or a mean of several) as the
+    float: 0.0 where tracr gives False (1.0 for True), which `rasp verify` fails (it takes the
+    int 0 for False, and for a mean's 0.0). Certified; mixed_encodings_campaign seed 760010
+    --extra, #104, through tracr's make_shuffle_dyck."""
+    prefix = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ)
+    is_3 = rasp.Map(lambda x: x == 3, rasp.tokens)
+    whole = rasp.numerical(rasp.Aggregate(prefix, is_3, default=0)) == 1
+    late = ~rasp.Select(rasp.tokens, rasp.length, rasp.Comparison.LT)  # the keys of token 3
+    program = rasp.Aggregate(late, whole, default=2)
+    assert program([3]) == [True] and program([0.5, 3]) == [False, False]
+    vocab = [0.5, 3, "b"]
+    model = compile_sop(program, vocab, 3)
+    runtime = transformer.from_tensors(model.weights, model.metadata)
+    plan = plan_inputs(vocab, 3, exhaustive_len=3, samples=0)
+    lowered = to_sops(program)
+    report = verify(resolve(lowered, vocab, 3), runtime, plan, guard=lowered)
+    assert report.failures == 0 and report.checked > 0

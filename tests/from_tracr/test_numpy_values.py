@@ -384,3 +384,20 @@ def test_a_whole_mean_s_float_form_read_as_an_equal_number_still_compiles() -> N
     plus = rasp.numerical(rasp.Map(lambda x: x + 1, mean))
     model = compile_sop(plus, ["a", "b"], 3)
     assert model.metadata["certificate"]["ok"]
+
+
+def test_a_bool_default_equal_to_an_int_the_function_gives_is_tried_in_its_own_form() -> None:
+    """The reader's calls were kept in a dict keyed by the values, where (0,) and (False,) are one
+    key: only (0,) was asked about its forms, so the default False, which tracr gives as written
+    (isinstance(False, int) is True; a selected np.bool_(0) or np.int64(0) gives False), was never
+    tried. The model compiled, certified, and gave False where tracr gives True at every first
+    position (numpy_means_campaign seed 760002, #1564)."""
+    values = rasp.numerical(
+        rasp.Map(lambda t: np.int64(0) if t == "a" else np.bool_(0), rasp.tokens)
+    )
+    before = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LT)
+    mean = rasp.numerical(rasp.Aggregate(before, values, default=False))
+    program = rasp.Map(lambda x: isinstance(x, int), mean)
+    assert program(["b", "b"]) == [True, False]  # tracr's (and rasp.tracr's) values
+    with pytest.raises(CompileError, match="the aggregate default False"):
+        compile_sop(program, ["a", "b", "c"], 3)
