@@ -21,7 +21,8 @@ SHORT_LEN = 8
 def check_causal(graph: Graph, folded: Graph, values: ValueSets) -> None:
     """Refuse (CompileError) where `causal_problems` finds any."""
     problems = causal_problems(graph, folded, values)
-    return problems
+    if problems:
+        raise CompileError(problems)
 
 
 def causal_problems(graph: Graph, folded: Graph, values: ValueSets) -> list[Diagnostic]:

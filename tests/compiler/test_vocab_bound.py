@@ -160,3 +160,12 @@ def test_a_size_refusal_of_a_causal_compile_that_looks_only_back_is_the_size_alo
         compile_sop(prev, _tokens(3_000), 5, causal=True, max_params=1_000_000)
     assert len(info.value.diagnostics) == 1
     assert "with 3,000 tokens the model would be too large" in info.value.render()
+
+
+def test_a_causal_compile_of_a_small_vocabulary_is_still_refused() -> None:
+    """The causal check split from its refusal (causal_problems) must still refuse: for a moment
+    it returned its problems unraised, and hist over "ab" compiled for a causal runtime, certified
+    and wrong (it counted only the earlier equal tokens)."""
+    hist = load_file(ROOT / "programs" / "hist.rasp").get("hist")
+    with pytest.raises(CompileError, match="causal model cannot see"):
+        compile_sop(hist, list("ab"), 4, causal=True)
