@@ -66,6 +66,7 @@ def _check_writable(path: str | Path | None) -> None:
 
 def cmd_compile(args: argparse.Namespace) -> int:
     from rasp.tools.certificate_text import summary_line
+    from rasp.tools.error_json import compile_error_json
     from rasp.tools.inspect import heads_text, layer_shapes, summarize
     from rasp.tools.model_file import read_model_file
     from rasp.tools.output_files import same_file, user_mode, writing
@@ -82,17 +83,22 @@ def cmd_compile(args: argparse.Namespace) -> int:
             "model to a .safetensors file",
         )
     console = Console.from_args(args)
-    _check_writable(args.output)
-    model, warnings = _compile(
-        args.file,
-        args.name,
-        args.vocab,
-        args.max_len,
-        args.causal,
-        console,
-        args.max_params,
-        args.head_masks,
-    )
+    try:
+        _check_writable(args.output)
+        model, warnings = _compile(
+            args.file,
+            args.name,
+            args.vocab,
+            args.max_len,
+            args.causal,
+            console,
+            args.max_params,
+            args.head_masks,
+        )
+    except RaspError as err:
+        if args.json:  # one object on stdout, also on failure; stderr shows the error too
+            console.result_json(compile_error_json(err, str(args.output)))
+        raise
     with writing(args.output), user_mode(args.output):
         model.save(args.output)
     console.step(f"wrote {args.output}")
@@ -102,6 +108,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if args.json:
         console.result_json(
             {
+                "ok": True,
                 "output": str(args.output),
                 "n_layers": cfg["n_layers"],
                 "n_heads": cfg["n_heads"],  # the config's: the most heads of any layer
