@@ -201,6 +201,20 @@ def find_program(name: str, span: Span, search_dirs: Sequence[Path]) -> Path:
     )
 
 
+def shown_path(path: Path, written: str) -> str:
+    """How errors name the program file `path` (resolved) that `load "written";` found: as the
+    load wrote it where that names the file from the working directory (`load "sub/prog";`,
+    `rasp repl sub/prog.rasp`), as other commands show the path typed; else relative to the
+    working directory where the file is under it, else in full."""
+    for candidate in (written + ".rasp", written):
+        if Path(candidate).resolve() == path:
+            return candidate
+    try:
+        return str(path.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def _directory_hint(name: str, folder: Path) -> str:
     """What to load instead of a directory: a program in it, by its path (`load "dir/prog";`)."""
     try:
