@@ -142,10 +142,6 @@ def cmd_run_model(args: argparse.Namespace) -> int:
         return steps.usage_error(
             "run", "--name applies only to FILE.rasp; a model computes one output"
         )
-    if getattr(args, "tracr_compat", False):
-        return steps.usage_error(
-            "run", "--tracr-compat applies only to PROG.py:NAME; a model file runs without it"
-        )
     console = Console.from_args(args)
     model = steps.load_model(args.model, args.device, "run --model")
     console.step(f"loaded {args.model}")
