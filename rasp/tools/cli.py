@@ -234,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_path,
         help="the directory to write (made if missing; files of the same names are replaced)",
     )
+    _add_max_params(export, " once padded to TransformerLens's uniform layer shape")
     export.add_argument("--json", action="store_true", help="print what was written as JSON")
 
     repl = command("repl", "interactive RASP (like the original's REPL)")
