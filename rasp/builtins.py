@@ -20,7 +20,7 @@ from rasp.errors import (
     RaspTypeError,
     Span,
 )
-from rasp.operators import MAX_COLLECTION
+from rasp.operators import MAX_COLLECTION, SELECTOR_HINT
 from rasp.sops import Selector, SelectorWidthSOp, SOp, evaluate
 from rasp.values import (
     TOKEN_HINT,
@@ -140,7 +140,10 @@ def selector_width(args: tuple[Any, ...], span: Span) -> SelectorWidthSOp:
     (selector,) = args
     if not isinstance(selector, Selector):
         raise RaspTypeError(
-            f"Expected selector, got: {describe(selector)}", span, hint=evaluated_hint(selector)
+            f"Expected selector, got: {describe(selector)}",
+            span,
+            hint=evaluated_hint(selector)
+            or f"selector_width counts the keys a selector selects: {SELECTOR_HINT}",
         )
     return SelectorWidthSOp(selector=selector, span=span)
 
