@@ -31,6 +31,7 @@ from rasp.tools.arguments import (
     select_output,
 )
 from rasp.tools.console import Console
+from rasp.tools.error_json import print_failure
 from rasp.tools.help_text import DESCRIPTIONS, FILE_HELP, INPUT_HELP, epilog
 from rasp.tools.pyprogram import (
     add_python_options,
@@ -348,6 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except RaspError as err:
+        print_failure(bool(getattr(args, "json", False)), err)  # (--json: one object on stdout)
         print(err.render(), file=sys.stderr)
         return 1
     except OSError as exc:

@@ -1,8 +1,10 @@
-"""An error as the `--json` output of a command that failed (`compile`, `verify`): a JSON
-consumer gets one object on stdout, not empty output, while stderr shows the located error."""
+"""An error as the `--json` output of a command that failed: a JSON consumer gets one object on
+stdout, not empty output, while stderr shows the located error (`compile` and `verify` write their
+own; any other command's error gets `failure_json`'s)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rasp.errors import RaspError, spell_options
@@ -22,14 +24,35 @@ def diagnostics_json(err: RaspError) -> list[dict[str, Any]]:
     ]
 
 
-def compile_error_json(err: RaspError, output: str) -> dict[str, Any]:
-    """`rasp compile --json`'s object where nothing was written to `output`: the first error and
-    its location (null where it has none: a file that cannot be read), and every diagnostic."""
+def failure_json(err: RaspError) -> dict[str, Any]:
+    """`{ok: false, error, location, refused}`: the first error and its location (null where it
+    has none: a file that cannot be read), and every diagnostic."""
     found = diagnostics_json(err)
     return {
         "ok": False,
-        "output": output,
         "error": found[0]["message"],
         "location": found[0]["location"],
         "refused": found,
     }
+
+
+def compile_error_json(err: RaspError, output: str) -> dict[str, Any]:
+    """`rasp compile --json`'s object where nothing was written to `output`."""
+    return {
+        "ok": False,
+        "output": output,
+        **{k: v for k, v in failure_json(err).items() if k != "ok"},
+    }
+
+
+def reported(err: RaspError) -> RaspError:
+    """`err`, marked as printed on stdout already by its command's own JSON report."""
+    err.json_reported = True  # type: ignore[attr-defined]
+    return err
+
+
+def print_failure(json_output: bool, err: RaspError) -> None:
+    """Under `--json` (`json_output`), `failure_json` of `err` on stdout, unless its command
+    printed its own report."""
+    if json_output and not getattr(err, "json_reported", False):
+        print(json.dumps(failure_json(err), ensure_ascii=False, default=str))

@@ -66,7 +66,7 @@ def _check_writable(path: str | Path | None) -> None:
 
 def cmd_compile(args: argparse.Namespace) -> int:
     from rasp.tools.certificate_text import summary_line
-    from rasp.tools.error_json import compile_error_json
+    from rasp.tools.error_json import compile_error_json, reported
     from rasp.tools.inspect import heads_text, layer_shapes, summarize
     from rasp.tools.model_file import read_model_file
     from rasp.tools.output_files import same_file, user_mode, writing
@@ -98,7 +98,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     except RaspError as err:
         if args.json:  # one object on stdout, also on failure; stderr shows the error too
             console.result_json(compile_error_json(err, str(args.output)))
-        raise
+        raise reported(err) from None
     with writing(args.output), user_mode(args.output):
         model.save(args.output)
     console.step(f"wrote {args.output}")
