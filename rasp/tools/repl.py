@@ -219,7 +219,8 @@ class ReplSession:
         # the load names the file as typed where it finds that very file (it looks for NAME.rasp
         # first, in the working directory first), so its errors show the path typed
         typed = str(path)
-        as_typed = '"' not in typed and file.suffix and not Path(typed + ".rasp").exists()
+        plain = '"' not in typed and "\\" not in typed  # (a string's escapes aside)
+        as_typed = plain and file.suffix and not Path(typed + ".rasp").exists()
         return self.run_text(f'load "{typed if as_typed else file.resolve()}";')
 
     # -- statements -----------------------------------------------------------------------------
