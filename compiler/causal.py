@@ -16,6 +16,9 @@ from rasp.errors import CompileError, Diagnostic
 # refused compile would not (most_freq over 20,000 tokens: 0.8 s); what looks ahead on inputs this
 # short looks ahead in a model of any longer max-len too, which takes them as well
 SHORT_LEN = 8
+# tracr's Python select predicates are resolved by calling them per pair of tokens (`prepare`):
+# over more tokens than this that takes seconds (900 tokens: 29 s), so such a program is not checked
+PREDICATE_TOKENS = 100
 
 
 def check_causal(graph: Graph, folded: Graph, values: ValueSets) -> None:
@@ -62,6 +65,8 @@ def short_causal_problems(sop: sops.Node, vocab: Sequence[Atom], max_len: int) -
     checks), which would hide it until the size is fixed. [] where the short analysis fails."""
     n = min(max_len, SHORT_LEN)
     try:
+        if len(vocab) > PREDICATE_TOKENS:
+            build_graph(sop)  # raises for tracr's Python predicates: not checked, see above
         graph = build_graph(prepare(sop, vocab, n))
         values = infer_values(graph, vocab, n)
         return causal_problems(graph, fold_constants(graph, values), values)

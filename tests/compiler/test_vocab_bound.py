@@ -169,3 +169,17 @@ def test_a_causal_compile_of_a_small_vocabulary_is_still_refused() -> None:
     hist = load_file(ROOT / "programs" / "hist.rasp").get("hist")
     with pytest.raises(CompileError, match="causal model cannot see"):
         compile_sop(hist, list("ab"), 4, causal=True)
+
+
+def test_the_short_causal_check_skips_python_predicates_over_many_tokens() -> None:
+    """tracr's Python predicates are resolved by calling them per pair of tokens: over 900 tokens
+    the check took 29 s, to add a note to a refusal made in milliseconds. Over PREDICATE_TOKENS
+    such a program is not checked (its size refusal stands alone); below, it is."""
+    from compiler.causal import PREDICATE_TOKENS, short_causal_problems
+    from rasp import tracr
+    from rasp.tracr.lower import to_sops
+
+    earlier = tracr.Select(tracr.tokens, tracr.tokens, lambda k, q: k < q)
+    width = to_sops(tracr.SelectorWidth(earlier))
+    assert short_causal_problems(width, _tokens(PREDICATE_TOKENS + 1), 5) == []
+    assert len(short_causal_problems(width, _tokens(20), 5)) == 1
