@@ -11,6 +11,7 @@ import numpy as np
 from compiler.blocks import Plan
 from compiler.model import OverParamLimit, config_params
 from rasp.errors import CompileError, Diagnostic, option
+from rasp.wording import count_text
 
 # float32's largest finite number: a weight past it would be stored as inf
 F32_MAX = float(np.finfo(np.float32).max)
@@ -59,7 +60,8 @@ def check_params(config: dict[str, Any], plan: Plan, max_params: int | None) -> 
         [
             Diagnostic(
                 f"the model would have {params:,} parameters (d_model {config['d_model']:,}, "
-                f"widest MLP {widest:,} units, {config['d_vocab_out']:,} output columns for "
+                f"widest MLP {count_text(widest, 'unit')}, "
+                f"{count_text(config['d_vocab_out'], 'output column')} for "
                 f"'{plan.output.name}')",
                 None,
                 f"the limit is {max_params:,} parameters: use a smaller maximum length, or "

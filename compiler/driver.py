@@ -22,7 +22,7 @@ from compiler.budget import (
     predict,
 )
 from compiler.build_trials import BuildOptions, Builds
-from compiler.causal import check_causal
+from compiler.causal import check_causal, short_causal_problems
 from compiler.constants import fold_constants
 from compiler.encode import plan_encodings
 from compiler.forms import Forms, prepare
@@ -388,6 +388,25 @@ ANALYSIS_BYTES_PER_PAIR = 200  # per pair and per positional s-op: a tuple key a
 
 
 def _check_size(
+    sop: sops.Node,
+    vocab: tuple[Atom, ...],
+    max_len: int,
+    causal: bool,
+    head_masks: bool,
+    max_params: int | None,
+) -> Prediction | None:
+    """`_check_sizes`; a causal compile it refuses also gets, first, what a causal model could
+    not compute (found on short inputs), which no smaller size would fix."""
+    try:
+        return _check_sizes(sop, vocab, max_len, causal, head_masks, max_params)
+    except CompileError as err:
+        found = short_causal_problems(sop, vocab, max_len) if causal else []
+        if not found:
+            raise
+        raise CompileError([*found, *err.diagnostics]) from None
+
+
+def _check_sizes(
     sop: sops.Node,
     vocab: tuple[Atom, ...],
     max_len: int,

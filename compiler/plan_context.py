@@ -76,7 +76,11 @@ class PlanContext:
         return self.value_sets.values[index]
 
     def seq_type(self, node: IRNode) -> sops.SeqType:
-        types = {sops.type_of_value(v) for v in self.values(node.index)}
+        """The node's type as the interpreter labels it (`make_seq`): None (tracr's undefined
+        value) has no type of its own, so `[None, True]` is bools; NONE where it is all None."""
+        types = {sops.type_of_value(v) for v in self.values(node.index)} - {sops.SeqType.NONE}
+        if not types:
+            return sops.SeqType.NONE
         if types <= {sops.SeqType.INTS, sops.SeqType.FLOATS} and sops.SeqType.FLOATS in types:
             return sops.SeqType.FLOATS
         return next(iter(types)) if len(types) == 1 else sops.SeqType.STRINGS

@@ -26,8 +26,8 @@ from functools import partial
 import numpy as np
 
 from compiler.blocks import Atom, value_key
-from compiler.fits import noise_clusters
-from compiler.graph import IRNode
+from compiler.fits import FLOAT64_NOISE, noise_clusters
+from compiler.graph import IRNode, Op
 from compiler.plan_context import PlanContext
 from compiler.selector_cases import compare_matrix, safe_compare
 from rasp import sops
@@ -178,7 +178,9 @@ class _Entries:
                     continue  # never in one input
                 outcomes[a, b] = safe_compare(self.comparison, a, b)
         if len(set(outcomes.values())) > 1:
-            raise _depends_on_noise(self.node, outcomes)
+            graph = self.tables.ctx.graph
+            tokens = all(graph[i].op is Op.TOKENS for i in self.node.inputs)
+            raise _depends_on_noise(self.node, outcomes, tokens)
         return (
             next(iter(outcomes.values())) if outcomes else safe_compare(self.comparison, key, query)
         )
@@ -273,16 +275,35 @@ def _length_rows(
 _CHUNK = 1 << 21  # (query member, key member) pairs compared at once
 
 
-def _depends_on_noise(node: IRNode, outcomes: dict[tuple[Atom, Atom], bool]) -> CompileError:
+def _depends_on_noise(
+    node: IRNode, outcomes: dict[tuple[Atom, Atom], bool], tokens: bool
+) -> CompileError:
+    """The refusal of a select whose outcome differs between twins; `tokens`: both its sides are
+    the input's tokens, so the twins are two tokens the user wrote this close, not one number
+    that float64 rounding told apart."""
     yes = next(pair for pair, holds in outcomes.items() if holds)
     no = next(pair for pair, holds in outcomes.items() if not holds)
     assert node.comparison is not None
     op = node.comparison.value
+    held = (
+        f"'{node.text}' holds for {yes[0]!r} {op} {yes[1]!r} but not for {no[0]!r} {op} {no[1]!r}"
+    )
+    if tokens:
+        return CompileError(
+            [
+                Diagnostic(
+                    f"{held}: tokens less than {FLOAT64_NOISE:g} apart (relative), which a "
+                    "compiled model reads as one number",
+                    node.span,
+                    "a float32 model cannot tell them apart: use tokens further apart in the "
+                    "vocabulary",
+                )
+            ]
+        )
     return CompileError(
         [
             Diagnostic(
-                f"'{node.text}' holds for {yes[0]!r} {op} {yes[1]!r} but not for {no[0]!r} {op} "
-                f"{no[1]!r}, numbers that differ only by float64 rounding",
+                f"{held}, numbers that differ only by float64 rounding",
                 node.span,
                 "a float32 model cannot tell them apart: compare counts rather than fractions "
                 "(exact in float64), or with values the numbers never come this close to",

@@ -20,7 +20,7 @@ from rasp.errors import (
     RaspTypeError,
     Span,
 )
-from rasp.operators import MAX_COLLECTION
+from rasp.operators import MAX_COLLECTION, SELECTOR_HINT
 from rasp.sops import Selector, SelectorWidthSOp, SOp, evaluate
 from rasp.values import (
     TOKEN_HINT,
@@ -140,7 +140,10 @@ def selector_width(args: tuple[Any, ...], span: Span) -> SelectorWidthSOp:
     (selector,) = args
     if not isinstance(selector, Selector):
         raise RaspTypeError(
-            f"Expected selector, got: {describe(selector)}", span, hint=evaluated_hint(selector)
+            f"Expected selector, got: {describe(selector)}",
+            span,
+            hint=evaluated_hint(selector)
+            or f"selector_width counts the keys a selector selects: {SELECTOR_HINT}",
         )
     return SelectorWidthSOp(selector=selector, span=span)
 
@@ -199,6 +202,20 @@ def find_program(name: str, span: Span, search_dirs: Sequence[Path]) -> Path:
         hint="looked in " + ", ".join(str(d) for d in dirs),
         kind=ErrorKind.IO,
     )
+
+
+def shown_path(path: Path, written: str) -> str:
+    """How errors name the program file `path` (resolved) that `load "written";` found: as the
+    load wrote it where that names the file from the working directory (`load "sub/prog";`,
+    `rasp repl sub/prog.rasp`), as other commands show the path typed; else relative to the
+    working directory where the file is under it, else in full."""
+    for candidate in (written + ".rasp", written):
+        if Path(candidate).resolve() == path:
+            return candidate
+    try:
+        return str(path.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _directory_hint(name: str, folder: Path) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -342,7 +342,9 @@ class Interpreter:
                 stmt.span,
             )
         try:
-            source = read_source(path)
+            # named as the user wrote it (the same file); its own loads look beside it
+            source = read_source(builtins.shown_path(path, stmt.path))
+            source = replace(source, loads_from=str(path.parent))
         except RaspError as exc:
             raise exc.with_span(stmt.span) from None  # unreadable: at the load; not UTF-8: in it
         repl = self._repl_loading

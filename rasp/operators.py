@@ -330,7 +330,12 @@ def unary(op: UnaryOp, operand: Any, span: Span) -> Any:
             return SelectNot(inner=operand, span=span)
         raise RaspTypeError(f"Cannot apply {op.value} to selector(s)", span)
     if op is UnaryOp.INDICATOR and not isinstance(operand, SOp):
-        raise RaspTypeError(f"indicator operator expects s-op, got: {describe(operand)}", span)
+        raise RaspTypeError(
+            f"indicator operator expects s-op, got: {describe(operand)}",
+            span,
+            hint='indicator(x) turns an s-op of bools into 1 and 0 (indicator(tokens == "a")); '
+            "for a single value, write 1 or 0",
+        )
     fn = PYTHON_UNARY[op]
     if isinstance(operand, SOp):
         return lift(fn, (operand,), span)
@@ -387,7 +392,12 @@ def index(target: Any, key: Any, span: Span, indices: SOp, length: SOp) -> Any:
             raise RaspTypeError(
                 f"index into sequence has to be integer, got: {describe(key)}",
                 span,
-                hint=evaluated_hint(key),
+                hint=evaluated_hint(key)
+                or (
+                    "an s-op is indexed by a whole number (x[0]: x's value at position 0, at "
+                    "every position; x[-1]: at the last); to read another position chosen per "
+                    "position, aggregate(select(indices, POSITION, ==), x)"
+                ),
             )
         if key >= 0:
             where: SOp = ConstSOp(value=key, span=span)
@@ -462,6 +472,10 @@ def select(
     )
 
 
+# what a non-selector where a selector belongs is told (`aggregate(indices, tokens)`)
+SELECTOR_HINT = "a selector is select(keys, queries, OP), or selectors combined with and, or, not"
+
+
 def aggregate(
     selector: Any, sop: Any, default: Any, span: Span, arg_spans: tuple[Span, ...]
 ) -> AggregateSOp:
@@ -469,7 +483,8 @@ def aggregate(
         raise RaspTypeError(
             f"Expected selector, got: {describe(selector)}",
             arg_spans[0],
-            hint=evaluated_hint(selector),
+            hint=evaluated_hint(selector)
+            or f"aggregate(selector, sop) takes a selector first: {SELECTOR_HINT}",
         )
     values = as_sop(sop, arg_spans[1], "s-op")
     if default is None:

@@ -27,6 +27,11 @@ def _starts_with_vowel_sound(phrase: str) -> bool:
     return word[:1] in ("a", "e", "i", "o", "u") and not word.startswith(_SOUNDS_LIKE_A)
 
 
+def count_text(n: int, noun: str) -> str:
+    """`n` and `noun`, plural unless n is 1: "1 output column", "3 output columns", "1,024 units"."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
 def atom_text(value: object) -> str:
     """An atom as the REPL and errors write it: a string in double quotes (`"zz"`), an int in
     full (`int_text`), anything else as `str` gives it."""

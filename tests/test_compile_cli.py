@@ -450,6 +450,7 @@ def test_compile_json_counts_heads_as_the_text_does(
     data = json.loads(out)
     assert code == 0 and (data["n_layers"], data["n_heads"], data["heads"]) == (2, 1, 2)
     assert list(data) == [
+        "ok",
         "output",
         "n_layers",
         "n_heads",
@@ -460,3 +461,65 @@ def test_compile_json_counts_heads_as_the_text_does(
         "certificate",
         "warnings",
     ]
+
+
+@pytest.mark.parametrize(
+    ("program", "location", "message"),
+    [
+        ("x = select(indices, indices, ==;\n", "bad.rasp:1:32", "expected ')'"),
+        ("x = selector_width(select(tokens, tokens, ==));\n", "bad.rasp:1:5", "causal"),
+        (None, None, "cannot read bad.rasp"),
+    ],
+)
+def test_compile_json_describes_a_refusal_on_stdout(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    program: str | None,
+    location: str | None,
+    message: str,
+) -> None:
+    """`compile --json` printed nothing on stdout when it failed: a JSON consumer read empty
+    output. It prints one object (ok false, the first error, where, every diagnostic) and still
+    exits 1, the located error on stderr as before."""
+    monkeypatch.chdir(tmp_path)
+    if program is not None:
+        Path("bad.rasp").write_text(program)
+    argv = ["compile", "bad.rasp", "--vocab", "ab", "--max-len", "4", "-o", "m.safetensors"]
+    code, out, err = run(capsys, *argv, "--causal", "--json")
+    data = json.loads(out)
+    assert code == 1 and data["ok"] is False and message in data["error"]
+    assert data["location"] == location and data["output"] == "m.safetensors"
+    assert data["refused"][0]["message"] == data["error"]
+    assert data["refused"][0]["severity"] == "error"
+    assert message in err and not Path("m.safetensors").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "bad.rasp", "--input", "abab"],
+        ["verify", "bad.rasp", "--vocab", "ab", "--max-len", "3"],
+        ["show", "bad.rasp"],
+        ["export", "bad.rasp", "--to", "transformer-lens", "-o", "tl"],
+        ["draw", "bad.rasp", "--input", "ab", "-o", "d.png"],
+    ],
+)
+def test_every_json_command_describes_its_error_on_stdout(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+) -> None:
+    """With --json an error (exit 1) printed nothing on stdout but for compile's and verify's
+    refusals: each command prints `{ok: false, error, location, refused}`, once."""
+    monkeypatch.chdir(tmp_path)
+    Path("bad.rasp").write_text("x = select(indices, indices, ==;\n")
+    code, out, err = run(capsys, *argv, "--json")
+    data = json.loads(out)  # (one object: two would not parse)
+    assert code == 1 and data["ok"] is False and data["error"] in err
+    if argv[0] in ("show", "export"):  # (they read the program as a model file: not located)
+        assert data["location"] is None and "not a safetensors file" in data["error"]
+    else:
+        assert data["location"] == "bad.rasp:1:32" and "expected ')'" in data["error"]
+    assert data["refused"][0]["message"] == data["error"]

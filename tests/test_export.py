@@ -434,3 +434,37 @@ def test_the_refusal_names_a_decision_that_fails(
         RaspError, match="then layer 2 mlp \\(v5\\) has a relu decision of margin 4"
     ):
         export_transformer_lens(path, tmp_path / "tl")
+
+
+def _without_positions(tmp_path: Path, max_len: int) -> Path:
+    """previous_token's file without W_pos (format version 3), its header saying `max_len`."""
+    model = previous_token()
+    model.tensors.pop("pos_embed.W_pos")
+    model.metadata["config"].update(positional=False, n_ctx=max_len + 1)
+    model.metadata["max_len"] = max_len
+    return model.save(tmp_path / "huge.safetensors")
+
+
+def test_an_export_over_the_parameter_limit_is_refused_before_padding(tmp_path: Path) -> None:
+    """A file without W_pos whose header says max_len 10^8 was padded to a 6.4 GB W_pos and
+    written (50 s), with no check: TransformerLens's layout is sized first, as compile sizes a
+    model, and refused over the limit, with the figures, before anything is allocated or written."""
+    path = _without_positions(tmp_path, 10**8)
+    with pytest.raises(RaspError) as info:
+        export_transformer_lens(path, tmp_path / "tl")
+    message = str(info.value)
+    assert message.startswith(f"{path}: padded to TransformerLens's layout the model would have ")
+    assert "1,600,000," in message and "6.4 GB of float32 weights" in message
+    assert (
+        "1 layer of 1 head of width 7 and 1 MLP unit, and a W_pos of 100,000,001 positions x 16 "
+        in message
+    )
+    assert "(the file has none)" in message
+    hint = info.value.hint or ""
+    assert hint.startswith("the limit is 200,000,000 parameters") and "max_params" in hint
+    assert not (tmp_path / "tl").exists()
+    with pytest.raises(RaspError, match="the limit is 1,000 parameters"):
+        export_transformer_lens(
+            _without_positions(tmp_path, 100), tmp_path / "tl", max_params=1_000
+        )
+    assert export_transformer_lens(_without_positions(tmp_path, 100), tmp_path / "tl")

@@ -75,6 +75,26 @@ def test_run_model(capsys: pytest.CaptureFixture[str], prev_model: Path) -> None
     assert code == 2 and "--tracr-compat applies only to PROG.py:NAME" in err
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["draw", "{model}", "--input", "ab", "-o", "{tmp}/d.png"],
+        ["verify", "--model", "{model}"],
+        ["run", "--model", "{model}", "--input", "ab"],
+    ],
+)
+def test_tracr_compat_with_a_model_file_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], prev_model: Path, tmp_path: Path, argv: list[str]
+) -> None:
+    """`draw M.safetensors` and `verify --model M` took --tracr-compat without a word, where it
+    means nothing (a model file runs no Python; run --model refused it already)."""
+    argv = [a.format(model=prev_model, tmp=tmp_path) for a in argv]
+    code, out, err = run(capsys, *argv, "--tracr-compat")
+    assert code == 2 and not out
+    assert f"--tracr-compat applies only to PROG.py:NAME; {prev_model} is a model file" in err
+    assert not (tmp_path / "d.png").exists()
+
+
 def test_run_model_labels_the_values_as_the_interpreter_does(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

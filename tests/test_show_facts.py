@@ -286,3 +286,13 @@ def test_draw_labels_what_the_weights_do(
     assert set(drawn) == {(layer, h) for layer, f in enumerate(facts) for h in f.heads}
     for (layer, h), name in drawn.items():
         assert {variable(n) for n in name.split(", ")} == facts[layer].heads[h], (layer, h, name)
+
+
+def test_an_output_that_is_always_none_is_labelled_none() -> None:
+    """`rasp run --model` labels a tracr output that is always None `(none)`; `rasp show` said
+    `(categorical, strings)`, the file's type (the format has no type for None)."""
+    from rasp.tools.inspect import output_type_text
+
+    always_none = {"encoding": "categorical", "type": "strings", "values": [None]}
+    assert output_type_text(always_none) == "none"
+    assert output_type_text({**always_none, "values": [None, "a"]}) == "strings"

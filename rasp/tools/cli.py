@@ -31,9 +31,11 @@ from rasp.tools.arguments import (
     select_output,
 )
 from rasp.tools.console import Console
+from rasp.tools.error_json import print_failure
 from rasp.tools.help_text import DESCRIPTIONS, FILE_HELP, INPUT_HELP, epilog
 from rasp.tools.pyprogram import (
     add_python_options,
+    compat_misuse,
     is_python_target,
     run_python_program,
     split_target,
@@ -233,6 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_path,
         help="the directory to write (made if missing; files of the same names are replaced)",
     )
+    _add_max_params(export, " once padded to TransformerLens's uniform layer shape")
     export.add_argument("--json", action="store_true", help="print what was written as JSON")
 
     repl = command("repl", "interactive RASP (like the original's REPL)")
@@ -346,6 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except RaspError as err:
+        print_failure(bool(getattr(args, "json", False)), err)  # (--json: one object on stdout)
         print(err.render(), file=sys.stderr)
         return 1
     except OSError as exc:
@@ -424,17 +428,11 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
 
 def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     use_tracr_compat(getattr(args, "tracr_compat", False))
-    program = getattr(args, "file", None) or getattr(args, "target", None)
-    if (
-        getattr(args, "tracr_compat", False)
-        and isinstance(program, str)
-        and (program == "-" or program.lower().endswith(".rasp"))
-    ):
-        # a RASP program loads no Python: the flag would be ignored without a word (run --model
-        # refuses it too)
-        _subparser(parser, args.command).error(
-            f"--tracr-compat applies only to PROG.py:NAME; {program} is a RASP program"
-        )
+    if getattr(args, "tracr_compat", False):  # else ignored without a word where it means nothing
+        program = getattr(args, "file", None) or getattr(args, "target", None)
+        misuse = compat_misuse(args.command, program, getattr(args, "model", None))
+        if misuse is not None:
+            _subparser(parser, args.command).error(misuse)
     if args.command == "repl":
         return _cmd_repl(args)
     if args.command == "run":

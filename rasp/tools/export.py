@@ -25,7 +25,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rasp.errors import ErrorKind, RaspError
+from rasp.errors import ErrorKind, RaspError, option
+from rasp.wording import count_text
 
 
 def to_hooked_transformer_config(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -117,6 +118,37 @@ def _check_padded(tensors: dict[str, Any], meta: Mapping[str, Any]) -> None:
         )
 
 
+def _check_padded_size(meta: Mapping[str, Any], path: str | Path, max_params: int) -> None:
+    """Refuse, before anything is allocated, a model that TransformerLens's layout (every layer
+    the widest's shape, a W_pos of n_ctx rows) makes larger than `max_params` parameters: a file
+    without W_pos whose header says max_len 10^8 padded a 6.4 GB W_pos, with no check."""
+    from compiler.budget import bytes_text
+    from compiler.model import config_params
+    from transformer.fileformat import uniform_d_head, uniform_d_mlp
+
+    config = meta["config"]
+    d_model, n_ctx, heads = config["d_model"], config["n_ctx"], config["n_heads"]
+    width, hidden = uniform_d_head(config), uniform_d_mlp(config)
+    layer = {"n_heads": heads, "d_head": width, "d_mlp": hidden}
+    padded = config_params({**config, "positional": True, "layers": [layer] * config["n_layers"]})
+    if padded <= max_params:
+        return
+    parts = [
+        f"{count_text(config['n_layers'], 'layer')} of {count_text(heads, 'head')} of width "
+        f"{width:,} and {count_text(hidden, 'MLP unit')}"
+    ]
+    if not config.get("positional", True):
+        parts.append(f"a W_pos of {n_ctx:,} positions x {d_model:,} (the file has none)")
+    raise RaspError(
+        f"{path}: padded to TransformerLens's layout the model would have {padded:,} parameters "
+        f"({bytes_text(4 * padded)} of float32 weights): {', and '.join(parts)}",
+        hint=f"the limit is {max_params:,} parameters: run the file with transformer.load (which "
+        f"reads it as it is), or raise the limit ({option('max_params')}) if the machine can "
+        "hold it",
+        kind=ErrorKind.IO,
+    )
+
+
 def _check_unmasked(meta: Mapping[str, Any], path: str | Path) -> None:
     """TransformerLens has no per-head masks: a model with a masked head would run unmasked there,
     with wrong outputs, so it is refused (naming the head)."""
@@ -133,16 +165,23 @@ def _check_unmasked(meta: Mapping[str, Any], path: str | Path) -> None:
                 )
 
 
-def export_transformer_lens(model_path: str | Path, out_dir: str | Path) -> list[Path]:
-    """Write `config.json`, `rasp_forge.json` and `model.safetensors` into `out_dir`; returns their paths."""
+def export_transformer_lens(
+    model_path: str | Path, out_dir: str | Path, max_params: int | None = None
+) -> list[Path]:
+    """Write `config.json`, `rasp_forge.json` and `model.safetensors` into `out_dir`; returns their
+    paths. Refused (RaspError) where the padded model would have more than `max_params`
+    parameters (None: the compiler's default limit)."""
     from safetensors.numpy import load_file, save_file
 
+    from compiler.budget import DEFAULT_MAX_PARAMS
     from rasp.tools.model_file import read_model_file
     from rasp.tools.output_files import same_file, user_mode, writing
     from transformer.fileformat import uniform_tensors
 
     checked = read_model_file(model_path, "export")
     _check_unmasked(checked.meta, model_path)
+    limit = DEFAULT_MAX_PARAMS if max_params is None else max_params
+    _check_padded_size(checked.meta, model_path, limit)
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise RaspError(

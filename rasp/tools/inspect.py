@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from rasp import residual_labels
+from rasp.seqvalues import SeqType
 from rasp.text_width import display_width, ljust, printable
 from rasp.tools.certificate_text import table_lines
 from rasp.tools.model_file import ModelFile
@@ -197,6 +198,9 @@ def output_type_text(output: dict[str, Any]) -> str:
     """The output's type as `rasp run --model` labels its values: where the file says its marked
     strings are tracr's tuples (`output.tuples`), "tuples" or "lists" when every value is one."""
     values = output.get("values")
+    if isinstance(values, list) and values and all(v is None for v in values):
+        # (a tracr output that is always None: the file's type says strings, no type has None)
+        return SeqType.NONE.value
     if output.get("tuples") is not True or not isinstance(values, list):
         return str(output.get("type"))
     from rasp.display import values_label

@@ -66,6 +66,7 @@ def _check_writable(path: str | Path | None) -> None:
 
 def cmd_compile(args: argparse.Namespace) -> int:
     from rasp.tools.certificate_text import summary_line
+    from rasp.tools.error_json import compile_error_json, reported
     from rasp.tools.inspect import heads_text, layer_shapes, summarize
     from rasp.tools.model_file import read_model_file
     from rasp.tools.output_files import same_file, user_mode, writing
@@ -82,17 +83,22 @@ def cmd_compile(args: argparse.Namespace) -> int:
             "model to a .safetensors file",
         )
     console = Console.from_args(args)
-    _check_writable(args.output)
-    model, warnings = _compile(
-        args.file,
-        args.name,
-        args.vocab,
-        args.max_len,
-        args.causal,
-        console,
-        args.max_params,
-        args.head_masks,
-    )
+    try:
+        _check_writable(args.output)
+        model, warnings = _compile(
+            args.file,
+            args.name,
+            args.vocab,
+            args.max_len,
+            args.causal,
+            console,
+            args.max_params,
+            args.head_masks,
+        )
+    except RaspError as err:
+        if args.json:  # one object on stdout, also on failure; stderr shows the error too
+            console.result_json(compile_error_json(err, str(args.output)))
+        raise reported(err) from None
     with writing(args.output), user_mode(args.output):
         model.save(args.output)
     console.step(f"wrote {args.output}")
@@ -102,6 +108,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if args.json:
         console.result_json(
             {
+                "ok": True,
                 "output": str(args.output),
                 "n_layers": cfg["n_layers"],
                 "n_heads": cfg["n_heads"],  # the config's: the most heads of any layer
@@ -134,10 +141,6 @@ def cmd_run_model(args: argparse.Namespace) -> int:
     if args.name is not None:
         return steps.usage_error(
             "run", "--name applies only to FILE.rasp; a model computes one output"
-        )
-    if getattr(args, "tracr_compat", False):
-        return steps.usage_error(
-            "run", "--tracr-compat applies only to PROG.py:NAME; a model file runs without it"
         )
     console = Console.from_args(args)
     model = steps.load_model(args.model, args.device, "run --model")
@@ -193,7 +196,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.to != "transformer-lens":
         return steps.usage_error("export", f"--to {args.to}: only transformer-lens is supported")
     console = Console.from_args(args)
-    written = export_transformer_lens(args.model, args.output)
+    written = export_transformer_lens(args.model, args.output, args.max_params)
     if args.json:
         console.result_json({"files": [str(path) for path in written]})
     for path in written:

@@ -352,6 +352,22 @@ def add_python_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def compat_misuse(command: str, program: str | None, model: str | None) -> str | None:
+    """Why `--tracr-compat` means nothing to this command (its program, FILE or TARGET; its
+    --model), for a usage error: it changes only what a Python program imports, and a RASP
+    program or a model file runs none; None where it may apply."""
+    head = "--tracr-compat applies only to PROG.py:NAME; "
+    if program is None:
+        return None if model is None else f"{head}{model} is a model file, which runs no Python"
+    if is_python_target(program):
+        return None
+    if program.lower().endswith(".safetensors") and command == "draw":
+        return f"{head}{program} is a model file, which runs no Python"
+    if program == "-" or program.lower().endswith(".rasp") or command != "draw":
+        return f"{head}{program} is a RASP program"
+    return None  # (draw refuses a TARGET of another kind itself)
+
+
 def use_tracr_compat(enabled: bool) -> None:
     """What this command's `prog.py` loads get (set once per command by the CLI)."""
     _tracr_compat.set(enabled)

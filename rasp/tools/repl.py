@@ -216,7 +216,12 @@ class ReplSession:
             return f"error: cannot read {path}: No such file"
         if '"' in str(file.resolve()):
             return f"error: cannot load {path}: the path contains a double quote"
-        return self.run_text(f'load "{file.resolve()}";')
+        # the load names the file as typed where it finds that very file (it looks for NAME.rasp
+        # first, in the working directory first), so its errors show the path typed
+        typed = str(path)
+        plain = '"' not in typed and "\\" not in typed  # (a string's escapes aside)
+        as_typed = plain and file.suffix and not Path(typed + ".rasp").exists()
+        return self.run_text(f'load "{typed if as_typed else file.resolve()}";')
 
     # -- statements -----------------------------------------------------------------------------
 

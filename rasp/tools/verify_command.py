@@ -24,6 +24,7 @@ from rasp.tools.console import Console
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from rasp.tools import verify as v
+    from rasp.tools.error_json import reported
     from rasp.tools.verify_json import refusal_json, report_json
     from rasp.tools.verify_orders import check_model
     from rasp.tools.verify_text import format_failure, format_success
@@ -146,6 +147,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         except CompileError as err:
             if args.json:  # the report says why nothing was checked; stderr shows the error too
                 console.result_json(refusal_json(err, args.vocab, args.max_len))
+                reported(err)
             raise
         model = steps.in_memory_model(compiled, args.device)
     if args.model is not None:  # the graph compiled for the model's own vocabulary and length

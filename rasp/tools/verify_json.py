@@ -7,7 +7,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from rasp.errors import RaspError, spell_options
+from rasp.errors import RaspError
+from rasp.tools.error_json import diagnostics_json
 from rasp.tools.residuals import Unclear
 
 if TYPE_CHECKING:
@@ -28,15 +29,7 @@ def refusal_json(err: RaspError, vocab: Sequence[Any], max_len: int) -> dict[str
         "checked": 0,
         "vocab": list(vocab),
         "max_len": max_len,
-        "refused": [
-            {
-                "severity": d.severity,
-                "message": d.message,
-                "location": None if d.span is None else d.span.location(),
-                "hint": None if d.hint is None else spell_options(d.hint),
-            }
-            for d in err.diagnostics
-        ],
+        "refused": diagnostics_json(err),
     }
 
 

@@ -3,10 +3,11 @@ the maps fused over their sources, kept where smaller (compiler.alternatives).""
 
 from __future__ import annotations
 
+import pytest
 from test_compile import all_inputs, check_inputs, random_inputs
 
 from compiler import compile_sop
-from rasp.errors import Source
+from rasp.errors import CompileError, Source
 from rasp.interpreter import load_source
 
 CHAIN = """
@@ -53,3 +54,16 @@ def test_a_limit_the_default_is_over_keeps_the_fused_build_under_it() -> None:
     model = compile_sop(sop, list("ab"), 8, max_params=5_000)
     assert model.param_count() < 5_000 and model.metadata["certificate"]["ok"]
     assert check_inputs(model, sop, all_inputs("ab", 8))
+
+
+def test_a_refusal_over_the_limit_lists_the_builds_tried_and_their_sizes() -> None:
+    """Under 1,000 parameters the default (85,792) was refused alone: the fused build, tried too
+    (1,671), was not named, so the user could not tell that 2,000 would do."""
+    sop = load_source(Source("<test>", CHAIN)).get("x")
+    with pytest.raises(CompileError) as info:
+        compile_sop(sop, list("ab"), 8, max_params=1_000)
+    text = info.value.render()
+    assert "error: the model would have 85,792 parameters" in text
+    assert "note: also tried with maps fused through their inputs:" in text
+    assert "the model would have 1,671 parameters" in text
+    assert "widest MLP 15 units, 1 output column for 'x')" in text  # (was "1 output columns")

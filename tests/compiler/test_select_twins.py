@@ -41,6 +41,21 @@ def test_a_select_that_tells_twins_apart_is_refused(selector: str) -> None:
     assert diagnostic.span is not None
 
 
+def test_two_close_tokens_are_named_as_tokens_not_as_rounding() -> None:
+    """Tokens 1.0 and 1.0000000001 are two numbers the user wrote, not one that float64 rounding
+    told apart: the refusal said "numbers that differ only by float64 rounding"."""
+    root = _program("res = selector_width(select(tokens_float, tokens_float, <));")
+    with pytest.raises(CompileError) as caught:
+        compile_sop(root, [1.0, 1.0000000001, 2], 3)
+    (diagnostic,) = caught.value.diagnostics
+    assert "float64 rounding" not in diagnostic.message
+    assert (
+        "tokens less than 1e-09 apart (relative), which a compiled model reads as one number"
+        in (diagnostic.message)
+    )
+    assert diagnostic.hint is not None and "tokens further apart" in diagnostic.hint
+
+
 def test_the_refusal_names_the_two_twins() -> None:
     root = _program(MEAN_OF_EQUAL_MEANS + "res = aggregate(select(frac, again, <), 1, 0);")
     with pytest.raises(CompileError) as caught:
@@ -82,6 +97,8 @@ class _Sets:
         self.value_sets = self
         self.relation = relation
         self.memo: dict = {}
+        # (the sides are computed s-ops, not the tokens: a refusal names float64 rounding)
+        self.graph = {i: IRNode(i, Op.MAP, f"v{i}", (), None, f"v{i}") for i in values}
 
     def values(self, index: int) -> tuple:
         return self._values[index]

@@ -66,6 +66,8 @@ class _Sets:
     def __init__(self, values: dict[int, tuple], relation: dict[int, dict | None]) -> None:
         self._values, self.value_sets, self.relation = values, self, relation
         self.memo: dict = {}
+        # (the sides are computed s-ops, not the tokens: a refusal names float64 rounding)
+        self.graph = {i: IRNode(i, Op.MAP, f"v{i}", (), None, f"v{i}") for i in values}
 
     def values(self, index: int) -> tuple:
         return self._values[index]

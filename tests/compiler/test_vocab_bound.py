@@ -11,6 +11,7 @@ from compiler import compile_sop, driver
 from compiler.graph import build_graph
 from compiler.vocab_bound import check_vocab_size, lower_bound
 from programs import VOCABULARIES
+from rasp import sops as S
 from rasp.errors import CompileError
 from rasp.interpreter import load_file
 from rasp.tools.model_steps import program_sop
@@ -126,3 +127,59 @@ def test_the_width_bound_is_below_the_model_at_each_power_of_4(
     params = compile_sop(sop, vocab, max_len, name=out, source=source).param_count()
     assert bound <= params
     compile_sop(sop, vocab, max_len, name=out, source=source, max_params=params)
+
+
+@pytest.mark.parametrize(
+    ("tokens", "max_len", "size"),
+    [
+        (3_000, 5, "with 3,000 tokens the model would be too large"),
+        (3, 3_000, "at max-len 3,000 compiling would take too long"),
+    ],
+)
+def test_a_size_refusal_of_a_causal_compile_also_names_what_looks_ahead(
+    tokens: int, max_len: int, size: str
+) -> None:
+    """hist with causal=True over 3,000 tokens was refused for its size alone: with fewer tokens
+    the user then met its causal refusal, which no vocabulary fixes. Both are reported, the causal
+    one (found at a short length, in milliseconds) first."""
+    hist = load_file(ROOT / "programs" / "hist.rasp").get("hist")
+    with pytest.raises(CompileError) as info:
+        compile_sop(hist, _tokens(tokens), max_len, causal=True, max_params=1_000_000)
+    text = info.value.render()
+    assert "may select later positions, which a causal model cannot see" in text
+    assert size in text
+    assert text.index("causal model cannot see") < text.index(size)
+
+
+def test_a_size_refusal_of_a_causal_compile_that_looks_only_back_is_the_size_alone() -> None:
+    """A program a causal model computes: its size refusal is reported alone."""
+    indices = S.IndicesSOp(name="indices")
+    earlier = S.Select(keys=indices, queries=indices, comparison=S.Comparison.LEQ)
+    prev = S.AggregateSOp(selector=earlier, sop=B.tokens(), default="", name="prev")
+    with pytest.raises(CompileError) as info:
+        compile_sop(prev, _tokens(3_000), 5, causal=True, max_params=1_000_000)
+    assert len(info.value.diagnostics) == 1
+    assert "with 3,000 tokens the model would be too large" in info.value.render()
+
+
+def test_a_causal_compile_of_a_small_vocabulary_is_still_refused() -> None:
+    """The causal check split from its refusal (causal_problems) must still refuse: for a moment
+    it returned its problems unraised, and hist over "ab" compiled for a causal runtime, certified
+    and wrong (it counted only the earlier equal tokens)."""
+    hist = load_file(ROOT / "programs" / "hist.rasp").get("hist")
+    with pytest.raises(CompileError, match="causal model cannot see"):
+        compile_sop(hist, list("ab"), 4, causal=True)
+
+
+def test_the_short_causal_check_skips_python_predicates_over_many_tokens() -> None:
+    """tracr's Python predicates are resolved by calling them per pair of tokens: over 900 tokens
+    the check took 29 s, to add a note to a refusal made in milliseconds. Over PREDICATE_TOKENS
+    such a program is not checked (its size refusal stands alone); below, it is."""
+    from compiler.causal import PREDICATE_TOKENS, short_causal_problems
+    from rasp import tracr
+    from rasp.tracr.lower import to_sops
+
+    earlier = tracr.Select(tracr.tokens, tracr.tokens, lambda k, q: k < q)
+    width = to_sops(tracr.SelectorWidth(earlier))
+    assert short_causal_problems(width, _tokens(PREDICATE_TOKENS + 1), 5) == []
+    assert len(short_causal_problems(width, _tokens(20), 5)) == 1

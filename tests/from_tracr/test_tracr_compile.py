@@ -457,3 +457,14 @@ def test_two_sops_compared_with_an_operator_are_refused_with_the_tracr_spelling(
     with pytest.raises(CompileError, match=r"gives an s-op \(Map\)") as err:
         compile_sop(rasp.tokens == rasp.indices, list("ab"), 3)
     assert "SequenceMap" in (err.value.diagnostics[0].hint or "")
+
+
+def test_an_output_with_none_is_typed_as_its_other_values() -> None:
+    """detect_abc is None until "abc" fits, then True or False: the interpreter labels it
+    `(bools)`, as the format says `output.type` is, but the file said `strings` (None made the
+    values look mixed) and `rasp show` printed `(categorical, strings)`."""
+    from programs.tracr.library import detect_abc
+
+    model = compile_sop(detect_abc, list("abc"), 4)
+    assert model.metadata["output"]["type"] == "bools"
+    assert None in model.metadata["output"]["values"]

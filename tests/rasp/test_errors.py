@@ -453,7 +453,8 @@ def test_an_error_inside_the_prelude_is_shown_where_the_program_calls_it() -> No
         Interpreter().exec_program(parse(text, "prog.rasp"))
     lines = info.value.render().splitlines()
     assert lines[0].startswith("rasp/prelude.rasp:") and "indicator" in lines[0]
-    assert lines[3:] == [
+    assert lines[3].startswith("hint: indicator(x) turns an s-op of bools into 1 and 0")
+    assert lines[4:] == [
         "prog.rasp:2:9: note: in this call of contains",
         '    found = contains("b", "c");',
         "            ^~~~~~~~~~~~~~~~~~",

@@ -110,7 +110,7 @@ def test_a_load_with_an_error_lists_everything_in_order(tmp_path: Path, monkeypa
     out = ReplSession().feed('load "outer";').splitlines()
     assert [line for line in out if "value:" in line or "error:" in line] == [
         "    value: a =  1",
-        f"{tmp_path / 'outer.rasp'}:2:7: error: Undefined variable: nope",
+        "outer.rasp:2:7: error: Undefined variable: nope",  # as the load names it
         "    value: a =  2",
         "    value: b =  1",
         "    value: c =  3",
@@ -228,3 +228,20 @@ def test_an_internal_error_in_a_loaded_statement_is_as_its_evaluation_error(
     assert out[-1] == "    value: c =  2"
     assert {"a", "c"} <= set(session.interpreter.names())
     assert "b" not in session.interpreter.names()
+
+
+def test_a_loaded_files_errors_show_its_path_as_typed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`rasp repl sub/prog.rasp` and `load "sub/prog";` showed the file's errors under its
+    absolute path, where `rasp run sub/prog.rasp` shows `sub/prog.rasp:1:5`."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "prog.rasp").write_text("a = missing;\n", encoding="utf-8")
+    (tmp_path / "sub" / "outer.rasp").write_text('load "prog";\n', encoding="utf-8")
+    error = "sub/prog.rasp:1:5: error: Undefined variable: missing"
+    assert ReplSession().load_path("sub/prog.rasp").startswith(error)
+    assert ReplSession().load_path(Path("sub/prog.rasp")).startswith(error)
+    assert ReplSession().feed('load "sub/prog";').startswith(error)
+    # found beside the file that loads it: named from the working directory
+    assert ReplSession().load_path("sub/outer.rasp").startswith(error)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rasp.wording import close_name, with_article
+from rasp.wording import close_name, count_text, with_article
 
 
 @pytest.mark.parametrize(
@@ -52,3 +52,9 @@ _NAMES = ["count", "full_s", "indices", "length", "max", "min", "reverse", "sort
 )
 def test_close_name_suggests_only_a_likely_typo(typed: str, meant: str | None) -> None:
     assert close_name(typed, _NAMES) == meant
+
+
+def test_count_text_is_singular_for_one_only() -> None:
+    assert count_text(1, "output column") == "1 output column"
+    assert count_text(0, "unit") == "0 units"
+    assert count_text(1_024, "unit") == "1,024 units"
