@@ -44,6 +44,22 @@ MAX_COLLECTION = 100_000
 _MAX_POWER_BITS = 100_000
 
 
+_FLOAT_LIMIT = "the largest is about 1.8e308"
+
+
+def _operand(value: Any) -> str:
+    """A number as an overflow message shows it: a whole number of hundreds of digits by size."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**20:
+        return f"a {len(str(abs(value)))}-digit number"
+    return repr(value)
+
+
+def _too_large(op_text: str, left: Any, right: Any) -> RaspRuntimeError:
+    # Python says "int too large to convert to float": name the operation, as `10.0 ^ 400` does
+    shown = f"{_operand(left)} {op_text} {_operand(right)}"
+    return RaspRuntimeError(f"{shown} is too large for a float ({_FLOAT_LIMIT})")
+
+
 def _power(base: Any, exponent: Any) -> Any:
     if isinstance(base, int) and isinstance(exponent, int) and abs(base) > 1 and exponent > 0:
         if exponent * base.bit_length() > _MAX_POWER_BITS:
@@ -51,9 +67,7 @@ def _power(base: Any, exponent: Any) -> Any:
     try:
         result = pow(base, exponent)
     except OverflowError:  # Python says only "(34, 'Numerical result out of range')"
-        raise RaspRuntimeError(
-            f"{base} ^ {exponent} is too large for a float (the largest is about 1.8e308)"
-        ) from None
+        raise _too_large("^", base, exponent) from None
     if isinstance(result, complex):
         raise RaspRuntimeError(f"{base} ^ {exponent} is not a real number")
     return result
@@ -69,11 +83,33 @@ def _times(left: Any, right: Any) -> Any:
             raise RaspRuntimeError(
                 f"{with_article(kind_name(seq))} longer than {MAX_COLLECTION} items"
             )
-    return left * right
+    try:
+        return left * right
+    except OverflowError:
+        raise _too_large("*", left, right) from None
+
+
+def _float_checked(op_text: str, fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    # (made once, at import: a map's structure compares its function by identity)
+    def apply(left: Any, right: Any) -> Any:
+        try:
+            return fn(left, right)
+        except OverflowError:
+            raise _too_large(op_text, left, right) from None
+
+    return apply
+
+
+_minus = _float_checked("-", operator.sub)
+_divide = _float_checked("/", operator.truediv)
+_modulo = _float_checked("%", operator.mod)
 
 
 def _plus(left: Any, right: Any) -> Any:
-    result = left + right
+    try:
+        result = left + right
+    except OverflowError:
+        raise _too_large("+", left, right) from None
     if isinstance(result, str | list) and len(result) > MAX_COLLECTION:
         raise RaspRuntimeError(
             f"{with_article(kind_name(result))} longer than {MAX_COLLECTION} items"
@@ -83,10 +119,10 @@ def _plus(left: Any, right: Any) -> Any:
 
 PYTHON_BINARY: dict[BinaryOp, Callable[[Any, Any], Any]] = {
     BinaryOp.ADD: _plus,
-    BinaryOp.SUB: operator.sub,
+    BinaryOp.SUB: _minus,
     BinaryOp.MUL: _times,
-    BinaryOp.DIV: operator.truediv,
-    BinaryOp.MOD: operator.mod,
+    BinaryOp.DIV: _divide,
+    BinaryOp.MOD: _modulo,
     BinaryOp.POW: _power,
     BinaryOp.EQ: operator.eq,
     BinaryOp.NE: operator.ne,
