@@ -83,33 +83,11 @@ def _times(left: Any, right: Any) -> Any:
             raise RaspRuntimeError(
                 f"{with_article(kind_name(seq))} longer than {MAX_COLLECTION} items"
             )
-    try:
-        return left * right
-    except OverflowError:
-        raise _too_large("*", left, right) from None
-
-
-def _float_checked(op_text: str, fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    # (made once, at import: a map's structure compares its function by identity)
-    def apply(left: Any, right: Any) -> Any:
-        try:
-            return fn(left, right)
-        except OverflowError:
-            raise _too_large(op_text, left, right) from None
-
-    return apply
-
-
-_minus = _float_checked("-", operator.sub)
-_divide = _float_checked("/", operator.truediv)
-_modulo = _float_checked("%", operator.mod)
+    return left * right
 
 
 def _plus(left: Any, right: Any) -> Any:
-    try:
-        result = left + right
-    except OverflowError:
-        raise _too_large("+", left, right) from None
+    result = left + right
     if isinstance(result, str | list) and len(result) > MAX_COLLECTION:
         raise RaspRuntimeError(
             f"{with_article(kind_name(result))} longer than {MAX_COLLECTION} items"
@@ -119,10 +97,10 @@ def _plus(left: Any, right: Any) -> Any:
 
 PYTHON_BINARY: dict[BinaryOp, Callable[[Any, Any], Any]] = {
     BinaryOp.ADD: _plus,
-    BinaryOp.SUB: _minus,
+    BinaryOp.SUB: operator.sub,
     BinaryOp.MUL: _times,
-    BinaryOp.DIV: _divide,
-    BinaryOp.MOD: _modulo,
+    BinaryOp.DIV: operator.truediv,
+    BinaryOp.MOD: operator.mod,
     BinaryOp.POW: _power,
     BinaryOp.EQ: operator.eq,
     BinaryOp.NE: operator.ne,
@@ -131,6 +109,20 @@ PYTHON_BINARY: dict[BinaryOp, Callable[[Any, Any], Any]] = {
     BinaryOp.LT: operator.lt,
     BinaryOp.GT: operator.gt,
 }
+# (the compiler knows these functions by identity: a float overflow is worded where they are called)
+_OPERATION_TEXT = {fn: op.value for op, fn in PYTHON_BINARY.items()}
+
+
+def _arithmetic(fn: Callable[..., Any], args: Sequence[Any]) -> Any:
+    """`fn(*args)`; a float overflow names the operation (Python: "int too large to convert to
+    float")."""
+    try:
+        return fn(*args)
+    except OverflowError:
+        operation = _OPERATION_TEXT.get(fn)
+        if operation is None or len(args) != 2:
+            raise
+        raise _too_large(operation, *args) from None
 
 
 def _indicator(value: Any) -> int:
@@ -219,7 +211,7 @@ class Lifted:
         full = list(self.template)
         for i, v in zip(self.positions, values):
             full[i] = v
-        return self.fn(*full)
+        return _arithmetic(self.fn, full)
 
     def structure(self) -> Hashable | None:
         """Equal for two maps that compute the same function of their inputs (compiler.dedupe):
@@ -320,7 +312,7 @@ def binary(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
     _check_plain(op.value, (left, right), span)
     if op in _COMPARING and (compare.holds_node(left) or compare.holds_node(right)):
         fn = _COMPARE_HOLDING_NODES[op]  # lists or dicts holding s-ops: as the original compares
-    return on_atoms(fn, (left, right), span)
+    return on_atoms(_arithmetic, (fn, (left, right)), span)
 
 
 _COMPARE_HOLDING_NODES: dict[BinaryOp, Callable[[Any, Any], bool]] = {
