@@ -11,7 +11,8 @@ body is statements.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -35,7 +36,7 @@ from rasp.errors import (
 from rasp.expressions import Expressions
 from rasp.nodes import fresh_id, mark_call
 from rasp.parser import parse
-from rasp.results import Bindings, ReplLoading, ResultKind, StatementResult
+from rasp.results import Bindings, Mark, ReplLoading, ResultKind, StatementResult
 from rasp.sops import (
     IndicesSOp,
     LengthSOp,
@@ -89,7 +90,8 @@ class Interpreter:
         self._check: Callable[[StatementResult], None] | None = None  # see exec_statement
         self._renamed: list[
             tuple[Node, str | None]
-        ] = []  # this statement's renames, undone if refused
+        ] = []  # this statement's renames (or a recording's), undone if refused
+        self._recordings = 0  # open `recording`s
         root = Scope(None, BASE_RESERVED, "built-ins")
         for kind in TokenKind:
             root.force(f"tokens_{kind.value}", TokensSOp(kind=kind, name=f"tokens_{kind.value}"))
@@ -150,6 +152,26 @@ class Interpreter:
         self._globals.spans = dict(saved.spans)
         self._frame.last = saved.last_assigned
 
+    @contextmanager
+    def recording(self) -> Iterator[Mark]:
+        """Remember what the statements run inside change (top-level bindings, and the names that
+        assignments give s-ops), so that `undo(mark)` puts it back: the REPL's definition-time
+        check. Unlike `snapshot`, this costs what the statements change, not the number of names."""
+        self._recordings += 1
+        try:
+            with self._globals.recording() as bindings:
+                yield Mark(bindings, self._frame.last, len(self._renamed))
+        finally:
+            self._recordings -= 1
+            if not self._recordings:
+                self._renamed.clear()
+
+    def undo(self, mark: Mark) -> None:
+        """Put back the bindings and s-op names as they were at `mark` (inside its recording)."""
+        self._globals.undo(mark.bindings)
+        self._frame.last = mark.last_assigned
+        self._unrename(mark.renames)
+
     def exec_program(
         self, program: ast.Program, progress: Progress | None = None
     ) -> list[StatementResult]:
@@ -208,7 +230,8 @@ class Interpreter:
             self._loading.clear()
             self._repl_loading = None
             self._check = None
-            self._renamed.clear()
+            if not self._recordings:  # (else kept for `undo`)
+                self._renamed.clear()
 
     # ---- statements ----------------------------------------------------------------------------
 
@@ -293,32 +316,32 @@ class Interpreter:
         (and renames) and raises: the loop keeps what ran before it, as for an evaluation error
         (a bug is an internal error located at `stmt`, not at the loop)."""
         scope, check = frame.scope, self._check
-        before = (dict(scope.values), dict(scope.spans), frame.last, len(self._renamed))
-        try:
-            result = self._exec(stmt, frame)
-        except (RaspError, RecursionError):
-            raise  # (it bound nothing; a nested `for` keeps what it did before)
-        except Exception as exc:
-            if not isinstance(stmt, ast.For):
+        with scope.recording() as mark:  # (not a copy of every name: see Scope.recording)
+            before = (mark, frame.last, len(self._renamed))
+            try:
+                result = self._exec(stmt, frame)
+            except (RaspError, RecursionError):
+                raise  # (it bound nothing; a nested `for` keeps what it did before)
+            except Exception as exc:
+                if not isinstance(stmt, ast.For):
+                    self._undo(frame, before)
+                raise _internal_error(exc, stmt.span) from None
+            if check is None:
+                return
+            try:
+                check(result)
+            except (Exception, KeyboardInterrupt) as exc:  # (an unchecked value is not bound)
                 self._undo(frame, before)
-            raise _internal_error(exc, stmt.span) from None
-        if check is None:
-            return
-        try:
-            check(result)
-        except (Exception, KeyboardInterrupt) as exc:  # (an unchecked value is not bound)
-            self._undo(frame, before)
-            if isinstance(exc, RaspError | RecursionError | KeyboardInterrupt):
-                raise
-            raise _internal_error(exc, stmt.span) from None
+                if isinstance(exc, RaspError | RecursionError | KeyboardInterrupt):
+                    raise
+                raise _internal_error(exc, stmt.span) from None
 
-    def _undo(
-        self, frame: _Frame, before: tuple[dict[str, Any], dict[str, Any], str | None, int]
-    ) -> None:
-        values, spans, frame.last, renames = before
-        frame.scope.values.clear()
-        frame.scope.values.update(values)
-        frame.scope.spans = spans
+    def _undo(self, frame: _Frame, before: tuple[int, str | None, int]) -> None:
+        mark, frame.last, renames = before
+        frame.scope.undo(mark)
+        self._unrename(renames)
+
+    def _unrename(self, renames: int) -> None:
         while len(self._renamed) > renames:
             node, name = self._renamed.pop()
             node.name = name
@@ -360,28 +383,25 @@ class Interpreter:
                     continue
                 if isinstance(inner_stmt, ast.ReplCommand) and repl is None:
                     continue  # no REPL to command
-                before, renames = dict(inner.scope.values), len(self._renamed)
-                try:
-                    result = self._exec(inner_stmt, inner)
-                    if repl is not None:
-                        repl.watch(result)
-                except RecursionError:
-                    raise  # (exec_statement says "nests too deeply")
-                except Exception as exc:
-                    if repl is None:
-                        raise
-                    if not isinstance(exc, RaspError):  # a bug of ours: as a failing statement
-                        exc = _internal_error(exc, inner_stmt.span)
-                    if not isinstance(inner_stmt, ast.For):  # a loop keeps what it did before
-                        inner.scope.values.clear()  # a refused statement binds nothing
-                        inner.scope.values.update(before)
-                        while len(self._renamed) > renames:  # nor renames an s-op
-                            node, name = self._renamed.pop()
-                            node.name = name
-                    repl.errors.append(exc.with_span(inner_stmt.span))
-                    continue
-                for name, value in inner.scope.values.items():
-                    if name not in before or before[name] is not value:
+                with inner.scope.recording() as before:
+                    renames = len(self._renamed)
+                    try:
+                        result = self._exec(inner_stmt, inner)
+                        if repl is not None:
+                            repl.watch(result)
+                    except RecursionError:
+                        raise  # (exec_statement says "nests too deeply")
+                    except Exception as exc:
+                        if repl is None:
+                            raise
+                        if not isinstance(exc, RaspError):  # a bug of ours: as a failing statement
+                            exc = _internal_error(exc, inner_stmt.span)
+                        if not isinstance(inner_stmt, ast.For):  # a loop keeps what it did before
+                            inner.scope.undo(before)  # a refused statement binds nothing
+                            self._unrename(renames)  # nor renames an s-op
+                        repl.errors.append(exc.with_span(inner_stmt.span))
+                        continue
+                    for name in inner.scope.changed_since(before):
                         assigned_at[name] = k
                 if isinstance(inner_stmt, ast.ReplCommand) and (
                     inner_stmt.command is ast.CommandKind.EXIT

@@ -44,6 +44,22 @@ MAX_COLLECTION = 100_000
 _MAX_POWER_BITS = 100_000
 
 
+_FLOAT_LIMIT = "the largest is about 1.8e308"
+
+
+def _operand(value: Any) -> str:
+    """A number as an overflow message shows it: a whole number of hundreds of digits by size."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**20:
+        return f"a {len(str(abs(value)))}-digit number"
+    return repr(value)
+
+
+def _too_large(op_text: str, left: Any, right: Any) -> RaspRuntimeError:
+    # Python says "int too large to convert to float": name the operation, as `10.0 ^ 400` does
+    shown = f"{_operand(left)} {op_text} {_operand(right)}"
+    return RaspRuntimeError(f"{shown} is too large for a float ({_FLOAT_LIMIT})")
+
+
 def _power(base: Any, exponent: Any) -> Any:
     if isinstance(base, int) and isinstance(exponent, int) and abs(base) > 1 and exponent > 0:
         if exponent * base.bit_length() > _MAX_POWER_BITS:
@@ -51,9 +67,7 @@ def _power(base: Any, exponent: Any) -> Any:
     try:
         result = pow(base, exponent)
     except OverflowError:  # Python says only "(34, 'Numerical result out of range')"
-        raise RaspRuntimeError(
-            f"{base} ^ {exponent} is too large for a float (the largest is about 1.8e308)"
-        ) from None
+        raise _too_large("^", base, exponent) from None
     if isinstance(result, complex):
         raise RaspRuntimeError(f"{base} ^ {exponent} is not a real number")
     return result
@@ -95,6 +109,20 @@ PYTHON_BINARY: dict[BinaryOp, Callable[[Any, Any], Any]] = {
     BinaryOp.LT: operator.lt,
     BinaryOp.GT: operator.gt,
 }
+# (the compiler knows these functions by identity: a float overflow is worded where they are called)
+_OPERATION_TEXT = {fn: op.value for op, fn in PYTHON_BINARY.items()}
+
+
+def _arithmetic(fn: Callable[..., Any], args: Sequence[Any]) -> Any:
+    """`fn(*args)`; a float overflow names the operation (Python: "int too large to convert to
+    float")."""
+    try:
+        return fn(*args)
+    except OverflowError:
+        operation = _OPERATION_TEXT.get(fn)
+        if operation is None or len(args) != 2:
+            raise
+        raise _too_large(operation, *args) from None
 
 
 def _indicator(value: Any) -> int:
@@ -183,7 +211,7 @@ class Lifted:
         full = list(self.template)
         for i, v in zip(self.positions, values):
             full[i] = v
-        return self.fn(*full)
+        return _arithmetic(self.fn, full)
 
     def structure(self) -> Hashable | None:
         """Equal for two maps that compute the same function of their inputs (compiler.dedupe):
@@ -284,7 +312,7 @@ def binary(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
     _check_plain(op.value, (left, right), span)
     if op in _COMPARING and (compare.holds_node(left) or compare.holds_node(right)):
         fn = _COMPARE_HOLDING_NODES[op]  # lists or dicts holding s-ops: as the original compares
-    return on_atoms(fn, (left, right), span)
+    return on_atoms(_arithmetic, (fn, (left, right)), span)
 
 
 _COMPARE_HOLDING_NODES: dict[BinaryOp, Callable[[Any, Any], bool]] = {

@@ -55,3 +55,13 @@ class Bindings:
     values: dict[str, Any]
     last_assigned: str | None
     spans: dict[str, Span] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Mark:
+    """Where an `Interpreter.recording` stood, for `Interpreter.undo`: positions in what it
+    recorded, not a copy of the names."""
+
+    bindings: int
+    last_assigned: str | None
+    renames: int

@@ -63,6 +63,7 @@ _STATEMENT_STARTS = {"DEF", "FOR", "LOAD"}
 _OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "CARET", "AND", "OR", "NOT", "IN"}
 _OPERATORS |= _COMPARISON_TERMINALS
 _VALUE_WORDS = "a name, a number, a string, a call or (...)"
+_AFTER_LOOP_NAMES = re.compile(r"\bfor\s+[A-Za-z_]\w*(\s*,\s*[A-Za-z_]\w*)*\s*$")
 # Built-ins whose arguments are fixed: the fewest ','s, how many arguments, the call written out.
 _ARGUMENTS = {
     "'select('": (2, "3 arguments", "select(keys, queries, OP) with OP one of == != < > <= >="),
@@ -75,6 +76,27 @@ _ARGUMENTS = {
 
 
 def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyntaxError:
+    error = _translate(exc, source, lark)
+    if isinstance(exc, UnexpectedToken | UnexpectedCharacters):
+        pos = exc.pos_in_stream if isinstance(exc, UnexpectedCharacters) else exc.token.start_pos
+        escaped = _escaped_quote(lark, source.text, pos or 0)
+        if escaped is not None:  # the real cause: the '"' after the '\\' ended the string
+            error.hint = (
+                f"RASP strings have no escapes: '\\' is an ordinary character, so the '\"' after it ends "
+                f"the string {escaped}; a string cannot contain '\"' (write another character)"
+            )
+    return error
+
+
+def _escaped_quote(lark: Lark, text: str, pos: int) -> str | None:
+    """The string just before `pos` if it ends with `\\"`, as a C-like escape would not."""
+    before = previous_token(lark, text, pos)
+    if before is None or before.type != "STRING" or not before.value.endswith('\\"'):
+        return None
+    return before.value if not text[before.end_pos : pos].strip() else None
+
+
+def _translate(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyntaxError:
     text = source.text
     if isinstance(exc, UnexpectedCharacters):
         return _bad_character(exc, source)
@@ -201,6 +223,13 @@ def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyn
     if at_end:
         return RaspSyntaxError(
             "unexpected end of input", here, _expected_hint(lark, expected), incomplete=True
+        )
+    if "IN" in expected and _AFTER_LOOP_NAMES.search(text[:pos]):
+        # `for x [1, 2] { ... }`: after the loop's names only 'in' (or another name) can come
+        comprehension = innermost is not None and not in_block
+        shape = "[f(x) for x in list]" if comprehension else "for x in list { ... }"
+        return RaspSyntaxError(
+            f"expected 'in' before {shown}", here, f"write 'in' after the loop's names: {shape}"
         )
     if token.type == "RBRACE" and "RETURN" in expected:
         return RaspSyntaxError(

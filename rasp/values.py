@@ -8,6 +8,7 @@ applying an s-op or selector to an input (`SeqValue` / bool matrix `[n_query, n_
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -219,6 +220,9 @@ _FORM_HINTS = {
 }
 
 
+_UNBOUND = object()  # (in a scope's journal: the name was not bound)
+
+
 class Scope:
     """One level of names: lookups walk up to the parents, assignments stay here and respect
     `reserved`."""
@@ -230,6 +234,9 @@ class Scope:
         self.values: dict[str, Any] = {}
         # Where each name was last assigned, so that an error about its value can point there.
         self.spans: dict[str, Span] = {}
+        # While `recording`: each binding's previous value and span, so that `undo` costs what the
+        # undone statements changed, not the number of names (a long REPL session stays fast).
+        self._journal: list[tuple[str, Any, Any]] | None = None
 
     def lookup(self, name: str, span: Span | None) -> Any:
         scope: Scope | None = self
@@ -255,12 +262,55 @@ class Scope:
 
     def assign(self, name: str, value: Any, span: Span) -> None:
         self.check_assignable(name, span)
+        self._record(name)
         self.values[name] = value
         self.spans[name] = span
 
     def force(self, name: str, value: Any) -> None:
         """Bind without the reserved-name check (for `out` and the built-ins themselves)."""
+        self._record(name)
         self.values[name] = value
+
+    def _record(self, name: str) -> None:
+        if self._journal is not None:
+            self._journal.append(
+                (name, self.values.get(name, _UNBOUND), self.spans.get(name, _UNBOUND))
+            )
+
+    @contextmanager
+    def recording(self) -> Iterator[int]:
+        """Remember what bindings change from here on; the mark it yields is for `undo` and
+        `changed_since`. Recordings nest; the outermost one forgets what it remembered."""
+        outermost = self._journal is None
+        if self._journal is None:
+            self._journal = []
+        try:
+            yield len(self._journal)
+        finally:
+            if outermost:
+                self._journal = None
+
+    def undo(self, mark: int) -> None:
+        """Put back every binding (and its span) as it was at `mark`, a mark of a recording that
+        is still open."""
+        journal = self._journal
+        if journal is None:
+            raise ValueError("undo outside a recording")  # a bug of ours, not the user's
+        while len(journal) > mark:
+            name, value, span = journal.pop()
+            for table, old in ((self.values, value), (self.spans, span)):
+                if old is _UNBOUND:
+                    table.pop(name, None)
+                else:
+                    table[name] = old
+
+    def changed_since(self, mark: int) -> set[str]:
+        """The names bound to another value (or newly bound) since `mark`."""
+        journal = self._journal or []
+        first: dict[str, Any] = {}
+        for name, value, _span in journal[mark:]:
+            first.setdefault(name, value)  # (the value at the mark)
+        return {n for n, old in first.items() if old is _UNBOUND or self.values.get(n) is not old}
 
     def visible(self) -> Iterator[str]:
         seen: set[str] = set()

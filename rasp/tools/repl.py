@@ -32,14 +32,13 @@ from rasp.display import (
 from rasp.errors import RaspError, RaspInputError, RaspTypeError
 from rasp.interpreter import Interpreter
 from rasp.parser import parse
-from rasp.results import ReplLoading, ResultKind, StatementResult
+from rasp.results import Mark, ReplLoading, ResultKind, StatementResult
 from rasp.sops import Evaluator, Selector, SOp, evaluate
 from rasp.tools import repl_input
 from rasp.tools.repl_compiled import COMMANDS as COMPILED_COMMANDS
 from rasp.tools.repl_compiled import CompiledView
 from rasp.tools.repl_help import HELP_TEXT, unknown_command
 from rasp.tools.repl_listing import LoadListing
-from rasp.tools.repl_undo import BindingUndo
 from rasp.values import (
     FORM_USAGE,
     TOKEN_HINT,
@@ -228,8 +227,10 @@ class ReplSession:
     def _statement(self, stmt: ast.Stmt) -> list[str]:
         self._drawn_in_loop = []
         self._load_listing = None
-        env = BindingUndo(self.interpreter)
-        saved = env.snapshot()
+        with self.interpreter.recording() as saved:  # (costs what the statement changes)
+            return self._recorded_statement(stmt, saved)
+
+    def _recorded_statement(self, stmt: ast.Stmt, saved: Mark) -> list[str]:
         errors: list[RaspError] = []  # a loaded file's failing statements, reported and skipped
         quiet = dataclasses.replace(self.settings, show_seq=False, show_sel=False)
         listing = LoadListing(
@@ -247,7 +248,8 @@ class ReplSession:
         except RaspError:
             raise  # (a `for` that failed keeps what its body bound before, as in the original)
         except Exception:
-            env.restore(saved)  # a bug of ours: the session goes on, without its half-done work
+            # a bug of ours: the session goes on, without its half-done work
+            self.interpreter.undo(saved)
             raise
         try:
             listing.dump()
@@ -255,8 +257,9 @@ class ReplSession:
         except (Exception, KeyboardInterrupt):
             # The definition-time check failed, Ctrl-C stopped it (a slow s-op) or a bug of ours
             # did: as in the original, the names keep their old values (an unchecked value is not
-            # bound).
-            env.restore(saved)
+            # bound). Assignment also renames the assigned s-op (`tokens = tokens_int;` names
+            # tokens_int "tokens"): that is undone too.
+            self.interpreter.undo(saved)
             raise
 
     def _show_result(self, stmt: ast.Stmt, result: StatementResult) -> list[str]:
@@ -367,12 +370,11 @@ class ReplSession:
         """The tokens `f(input);` was applied to (for the selector grid and the full seq rows)."""
         if isinstance(stmt, ast.ExprStmt) and isinstance(stmt.expr, ast.Call) and stmt.expr.args:
             arg = stmt.expr.args[0]
-            env = BindingUndo(self.interpreter)
-            saved = env.snapshot()
-            try:
-                given = self.interpreter.exec_statement(ast.ExprStmt(arg, arg.span)).values[0]
-            finally:
-                env.restore(saved)  # evaluating the argument again must not rebind `out`
+            with self.interpreter.recording() as saved:
+                try:
+                    given = self.interpreter.exec_statement(ast.ExprStmt(arg, arg.span)).values[0]
+                finally:  # evaluating the argument again must not rebind `out`
+                    self.interpreter.undo(saved)
             if isinstance(given, str | list | dict):
                 return example_tokens(given)
         return example_tokens(self.settings.seq_example)

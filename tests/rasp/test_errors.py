@@ -510,3 +510,42 @@ def test_a_compile_refusal_located_in_a_def_gets_a_note_at_each_call_once() -> N
         "also tried",
     ]
     assert Span(source, 1, 19, 1, 39) == span  # the calls are not part of the location
+
+
+@pytest.mark.parametrize(
+    ("text", "col", "hint"),
+    [
+        ("for x [1, 2] { y = x; }", 7, "for x in list { ... }"),
+        ("for x, y [[1, 2]] { z = x; }", 10, "for x in list { ... }"),
+        ("for x y { z = x; }", 7, "for x in list { ... }"),
+        ("z = [x for x [1]];", 14, "[f(x) for x in list]"),
+    ],
+)
+def test_a_loop_without_in_says_in_is_missing(text: str, col: int, hint: str) -> None:
+    # Lark's expected set there read "expected ')', ',', 'in'", as if ')' might do
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "loop.rasp")
+    assert info.value.message.startswith("expected 'in' before ")
+    assert info.value.span is not None and info.value.span.col == col
+    assert hint in (info.value.hint or "") and "')'" not in info.value.render()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('"a\\"b";', "expected ';' after the statement"),
+        ('x = "a\\"";', "unterminated string"),
+        ('f("a\\"b");', "expected ',' or ')' to close the call 'f('"),
+    ],
+)
+def test_a_backslash_before_a_quote_is_not_an_escape(text: str, message: str) -> None:
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "escape.rasp")
+    assert info.value.message == message
+    assert (info.value.hint or "").startswith("RASP strings have no escapes")
+
+
+def test_a_string_ending_in_a_backslash_is_fine_and_not_blamed() -> None:
+    with pytest.raises(RaspSyntaxError) as info:
+        parse('x = "a\\"; y = 1 +;', "escape.rasp")
+    assert "escape" not in (info.value.hint or "")

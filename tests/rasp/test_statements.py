@@ -234,6 +234,12 @@ def test_arity_error_points_at_the_call() -> None:
         # Python's words were "(34, 'Numerical result out of range')", as in the original
         ("x = 10.0 ^ 400;", RaspRuntimeError, "10.0 ^ 400 is too large for a float"),
         ("x = 2 ^ 1024.5;", RaspRuntimeError, "2 ^ 1024.5 is too large for a float"),
+        # Python's words were "int too large to convert to float", naming no operation
+        ("x = 10 ^ 400 * 10.0;", RaspRuntimeError, "a 401-digit number * 10.0 is too large"),
+        ("x = 10 ^ 400 / 3;", RaspRuntimeError, "a 401-digit number / 3 is too large for a"),
+        ("x = 0.5 - 10 ^ 400;", RaspRuntimeError, "0.5 - a 401-digit number is too large"),
+        ("x = 10 ^ 400 % 2.0;", RaspRuntimeError, "a 401-digit number % 2.0 is too large"),
+        ("x = 10 ^ 400 + 0.5;", RaspRuntimeError, "a 401-digit number + 0.5 is too large"),
         ("x = range(10000000);", RaspRuntimeError, "longer than"),
         ("def f(x) { return f(x); } x = f(1);", RaspRuntimeError, "deeper than"),
         ("x = len(3);", RaspTypeError, "non-list"),
@@ -270,6 +276,14 @@ def test_wrong_kinds_are_located_errors(program: str, error: type[RaspError], me
         run(program)
     assert message in info.value.message
     assert info.value.span is not None
+
+
+def test_a_float_overflow_at_a_position_names_the_operation() -> None:
+    i = run("y = tokens_float * (10 ^ 400);")
+    with pytest.raises(RaspRuntimeError) as info:
+        evaluate(i.get("y"), ["1"])
+    assert info.value.message.startswith("1.0 * a 401-digit number is too large for a float")
+    assert "position 0" in (info.value.hint or "")
 
 
 def test_evaluation_errors_point_at_the_node() -> None:
