@@ -6,6 +6,7 @@ warnings, bad and mismatched model files.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -523,3 +524,68 @@ def test_every_json_command_describes_its_error_on_stdout(
     else:
         assert data["location"] == "bad.rasp:1:32" and "expected ')'" in data["error"]
     assert data["refused"][0]["message"] == data["error"]
+
+
+def test_compile_refuses_to_replace_a_device_or_fifo(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, reverse_file: Path
+) -> None:
+    """safetensors writes by renaming a new file into place: `-o /dev/null` run as root replaced
+    the device with a model file. An existing path that is not a regular file is refused first."""
+    fifo = tmp_path / "out.safetensors"
+    os.mkfifo(fifo)
+    argv = ["compile", str(reverse_file), "--vocab", "ab", "--max-len", "3", "-o", str(fifo)]
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 1 and "not a regular file" in json.loads(out)["error"]
+    assert "not a regular file" in err and fifo.is_fifo()
+
+
+def test_draw_json_describes_a_failed_write_on_stdout(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    prev_model: Path,
+) -> None:
+    """An OSError while writing (a full disk: `draw -o /dev/full`) printed `error: [Errno 28] No
+    space left on device` and nothing on stdout under --json; it names the file, and --json
+    prints its object."""
+    pytest.importorskip("matplotlib")
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("matplotlib.figure.Figure.savefig", full)
+    out_png = tmp_path / "d.png"
+    code, out, err = run(
+        capsys, "draw", str(prev_model), "--input", "ab", "-o", str(out_png), "--json"
+    )
+    data = json.loads(out)
+    assert code == 1 and data["ok"] is False
+    assert data["error"] == f"cannot write {out_png}: No space left on device"
+    assert data["error"] in err
+
+
+def test_json_describes_an_os_error_on_stdout(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, prev_model: Path
+) -> None:
+    """An OSError that reaches the CLI's entry point printed only its stderr line under --json."""
+
+    def failing(*args: object) -> int:
+        raise OSError(5, "Input/output error", "x.rasp")
+
+    monkeypatch.setattr("rasp.tools.cli._dispatch", failing)
+    code, out, err = run(capsys, "show", str(prev_model), "--json")
+    data = json.loads(out)
+    assert code == 1 and data == {
+        "ok": False,
+        "error": "cannot read x.rasp: Input/output error",
+        "location": None,
+        "refused": [
+            {
+                "severity": "error",
+                "message": "cannot read x.rasp: Input/output error",
+                "location": None,
+                "hint": None,
+            }
+        ],
+    }
+    assert err == "error: cannot read x.rasp: Input/output error\n"

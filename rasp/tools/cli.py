@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Callable, Sequence
 
 from rasp import __version__
-from rasp.errors import RaspError
+from rasp.errors import ErrorKind, RaspError
 from rasp.tools.arguments import (
     UsageError,
     check_input,
@@ -353,7 +353,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(err.render(), file=sys.stderr)
         return 1
     except OSError as exc:
-        print(f"error: {_os_error_text(exc)}", file=sys.stderr)
+        text = _os_error_text(exc)
+        # (--json: its object too; a failed write got none)
+        print_failure(bool(getattr(args, "json", False)), RaspError(text, kind=ErrorKind.IO))
+        print(f"error: {text}", file=sys.stderr)
         return 1
     except MemoryError as exc:  # the work is too large for this machine, not a bug
         # (`rasp export` of a file without W_pos whose header says max_len 10**9 pads a 30 GB W_pos)

@@ -142,7 +142,10 @@ def write_pictures(
 ) -> list[str]:
     """Draw `trace` into `png` (and the computation graph of `meta`/`weights` into `dot`, if given);
     one line per file written."""
-    draw_trace(trace, png)
+    from rasp.tools.output_files import writing
+
+    with writing(png):  # a full disk: `cannot write PNG: ...`, not a bare errno
+        draw_trace(trace, png)
     heads, snapshots = len(trace.heads), len(trace.residuals)
     written = [
         f"wrote {png} ({heads} attention head{'s' * (heads != 1)}, "
