@@ -564,28 +564,36 @@ def test_draw_json_describes_a_failed_write_on_stdout(
     assert data["error"] in err
 
 
-def test_json_describes_an_os_error_on_stdout(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, prev_model: Path
+@pytest.mark.parametrize(
+    ("raised", "line"),
+    [
+        (
+            OSError(5, "Input/output error", "x.rasp"),
+            "error: cannot read x.rasp: Input/output error",
+        ),
+        (MemoryError("30 GB"), "error: not enough memory: 30 GB"),
+        (KeyError("k"), "internal error: KeyError: 'k' (a bug in rasp-forge"),
+    ],
+)
+def test_json_describes_every_failure_on_stdout(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    prev_model: Path,
+    raised: Exception,
+    line: str,
 ) -> None:
-    """An OSError that reaches the CLI's entry point printed only its stderr line under --json."""
+    """An OSError, MemoryError or internal error that reaches the CLI's entry point printed only
+    its stderr line under --json (exit 1): the JSON consumer read empty output."""
 
     def failing(*args: object) -> int:
-        raise OSError(5, "Input/output error", "x.rasp")
+        raise raised
 
     monkeypatch.setattr("rasp.tools.cli._dispatch", failing)
     code, out, err = run(capsys, "show", str(prev_model), "--json")
-    data = json.loads(out)
-    assert code == 1 and data == {
-        "ok": False,
-        "error": "cannot read x.rasp: Input/output error",
-        "location": None,
-        "refused": [
-            {
-                "severity": "error",
-                "message": "cannot read x.rasp: Input/output error",
-                "location": None,
-                "hint": None,
-            }
-        ],
-    }
-    assert err == "error: cannot read x.rasp: Input/output error\n"
+    data = json.loads(out)  # (one object: two would not parse)
+    text = line.split(": ", 1)[1]
+    assert code == 1 and data["ok"] is False and data["error"].startswith(text)
+    assert data["location"] is None and data["refused"][0]["message"] == data["error"]
+    assert err.startswith(line) and len(err.splitlines()) == 1
+    code, out, err = run(capsys, "show", str(prev_model))
+    assert code == 1 and out == "" and err.startswith(line)
