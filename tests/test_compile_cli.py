@@ -597,3 +597,24 @@ def test_json_describes_every_failure_on_stdout(
     assert err.startswith(line) and len(err.splitlines()) == 1
     code, out, err = run(capsys, "show", str(prev_model))
     assert code == 1 and out == "" and err.startswith(line)
+
+
+def test_compile_json_describes_a_failed_save_as_its_refusals(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    reverse_file: Path,
+) -> None:
+    """A save that fails (a full disk) printed the generic object, without compile's `output`."""
+    from compiler.model import CompiledModel
+
+    def full(self: object, path: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(CompiledModel, "save", full)
+    out_path = tmp_path / "m.safetensors"
+    argv = ["compile", str(reverse_file), "--vocab", "ab", "--max-len", "3", "-o", str(out_path)]
+    code, out, err = run(capsys, *argv, "--json")
+    data = json.loads(out)  # (one object: two would not parse)
+    assert code == 1 and data["ok"] is False and data["output"] == str(out_path)
+    assert data["error"] == f"cannot write {out_path}: No space left on device" in err

@@ -96,12 +96,12 @@ def cmd_compile(args: argparse.Namespace) -> int:
             args.max_params,
             args.head_masks,
         )
+        with writing(args.output), user_mode(args.output):
+            model.save(args.output)  # (a full disk: compile's own object too, with `output`)
     except RaspError as err:
         if args.json:  # one object on stdout, also on failure; stderr shows the error too
             console.result_json(compile_error_json(err, str(args.output)))
         raise reported(err) from None
-    with writing(args.output), user_mode(args.output):
-        model.save(args.output)
     console.step(f"wrote {args.output}")
     summary = summarize(read_model_file(args.output))
     cfg = summary.meta["config"]
