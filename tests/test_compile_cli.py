@@ -553,11 +553,14 @@ def test_draw_json_describes_a_failed_write_on_stdout(
     def full(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
+    out_png, out_dot = tmp_path / "d.png", tmp_path / "d.dot"
+    argv = ["draw", str(prev_model), "--input", "ab", "-o", str(out_png), "--json"]
+    monkeypatch.setattr("rasp.tools.draw_graph.Path.write_text", full)  # the --dot file's
+    code, out, err = run(capsys, *argv, "--dot", str(out_dot))
+    data = json.loads(out)
+    assert code == 1 and data["error"] == f"cannot write {out_dot}: No space left on device"
     monkeypatch.setattr("matplotlib.figure.Figure.savefig", full)
-    out_png = tmp_path / "d.png"
-    code, out, err = run(
-        capsys, "draw", str(prev_model), "--input", "ab", "-o", str(out_png), "--json"
-    )
+    code, out, err = run(capsys, *argv)
     data = json.loads(out)
     assert code == 1 and data["ok"] is False
     assert data["error"] == f"cannot write {out_png}: No space left on device"

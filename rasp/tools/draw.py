@@ -152,7 +152,8 @@ def write_pictures(
         f"{snapshots} residual snapshot{'s' * (snapshots != 1)})"
     ]
     if dot is not None and weights is not None:
-        rendered = write_dot(computation_dot(meta, weights), dot)
+        with writing(dot):
+            rendered = write_dot(computation_dot(meta, weights), dot)
         written.append(
             f"wrote {dot}"
             + (f" and {rendered}" if rendered else " (install graphviz to render it)")
