@@ -6,6 +6,7 @@ warnings, bad and mismatched model files.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -523,3 +524,100 @@ def test_every_json_command_describes_its_error_on_stdout(
     else:
         assert data["location"] == "bad.rasp:1:32" and "expected ')'" in data["error"]
     assert data["refused"][0]["message"] == data["error"]
+
+
+def test_compile_refuses_to_replace_a_device_or_fifo(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, reverse_file: Path
+) -> None:
+    """safetensors writes by renaming a new file into place: `-o /dev/null` run as root replaced
+    the device with a model file. An existing path that is not a regular file is refused first."""
+    fifo = tmp_path / "out.safetensors"
+    os.mkfifo(fifo)
+    argv = ["compile", str(reverse_file), "--vocab", "ab", "--max-len", "3", "-o", str(fifo)]
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 1 and "not a regular file" in json.loads(out)["error"]
+    assert "not a regular file" in err and fifo.is_fifo()
+
+
+def test_draw_json_describes_a_failed_write_on_stdout(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    prev_model: Path,
+) -> None:
+    """An OSError while writing (a full disk: `draw -o /dev/full`) printed `error: [Errno 28] No
+    space left on device` and nothing on stdout under --json; it names the file, and --json
+    prints its object."""
+    pytest.importorskip("matplotlib")
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    out_png, out_dot = tmp_path / "d.png", tmp_path / "d.dot"
+    argv = ["draw", str(prev_model), "--input", "ab", "-o", str(out_png), "--json"]
+    monkeypatch.setattr("rasp.tools.draw_graph.Path.write_text", full)  # the --dot file's
+    code, out, err = run(capsys, *argv, "--dot", str(out_dot))
+    data = json.loads(out)
+    assert code == 1 and data["error"] == f"cannot write {out_dot}: No space left on device"
+    monkeypatch.setattr("matplotlib.figure.Figure.savefig", full)
+    code, out, err = run(capsys, *argv)
+    data = json.loads(out)
+    assert code == 1 and data["ok"] is False
+    assert data["error"] == f"cannot write {out_png}: No space left on device"
+    assert data["error"] in err
+
+
+@pytest.mark.parametrize(
+    ("raised", "line"),
+    [
+        (
+            OSError(5, "Input/output error", "x.rasp"),
+            "error: cannot read x.rasp: Input/output error",
+        ),
+        (MemoryError("30 GB"), "error: not enough memory: 30 GB"),
+        (KeyError("k"), "internal error: KeyError: 'k' (a bug in rasp-forge"),
+    ],
+)
+def test_json_describes_every_failure_on_stdout(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    prev_model: Path,
+    raised: Exception,
+    line: str,
+) -> None:
+    """An OSError, MemoryError or internal error that reaches the CLI's entry point printed only
+    its stderr line under --json (exit 1): the JSON consumer read empty output."""
+
+    def failing(*args: object) -> int:
+        raise raised
+
+    monkeypatch.setattr("rasp.tools.cli._dispatch", failing)
+    code, out, err = run(capsys, "show", str(prev_model), "--json")
+    data = json.loads(out)  # (one object: two would not parse)
+    text = line.split(": ", 1)[1]
+    assert code == 1 and data["ok"] is False and data["error"].startswith(text)
+    assert data["location"] is None and data["refused"][0]["message"] == data["error"]
+    assert err.startswith(line) and len(err.splitlines()) == 1
+    code, out, err = run(capsys, "show", str(prev_model))
+    assert code == 1 and out == "" and err.startswith(line)
+
+
+def test_compile_json_describes_a_failed_save_as_its_refusals(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    reverse_file: Path,
+) -> None:
+    """A save that fails (a full disk) printed the generic object, without compile's `output`."""
+    from compiler.model import CompiledModel
+
+    def full(self: object, path: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(CompiledModel, "save", full)
+    out_path = tmp_path / "m.safetensors"
+    argv = ["compile", str(reverse_file), "--vocab", "ab", "--max-len", "3", "-o", str(out_path)]
+    code, out, err = run(capsys, *argv, "--json")
+    data = json.loads(out)  # (one object: two would not parse)
+    assert code == 1 and data["ok"] is False and data["output"] == str(out_path)
+    assert data["error"] == f"cannot write {out_path}: No space left on device" in err

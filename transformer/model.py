@@ -16,6 +16,7 @@ process has (transformer/precision.py): the certificate bounds float32 rounding 
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import torch
@@ -226,17 +227,35 @@ class Transformer(nn.Module):
         return self.unembed(resid)
 
     def check_dtype(self) -> None:
-        """Refuse weights narrower than float32: `model.model.to(torch.bfloat16)` converts this
-        module in place, past CompiledTransformer.to's refusal (a bfloat16 sort decoded every
-        input wrongly, without an error)."""
-        dtype = self.embed.W_E.dtype
-        if dtype not in (torch.float32, torch.float64):
-            narrower = dtype.is_floating_point and torch.finfo(dtype).bits < 32
-            raise ValueError(
-                f"the model's weights are {dtype}, {'narrower than' if narrower else 'not'} "
-                "float32, whose rounding the model's certificate bounds: its outputs would be "
-                "wrong without an error (load the file again; float32 or float64 only)"
-            )
+        """Refuse weights narrower than float32, or of two dtypes: `model.model.to(torch.bfloat16)`
+        converts this module in place, past CompiledTransformer.to's refusal (a bfloat16 sort
+        decoded every input wrongly, without an error)."""
+        # every tensor, not W_E's alone: a bias converted by itself (`blocks[0].mlp.b_in`) is
+        # promoted back to float32 where it is added, its bfloat16 rounding kept (a compiled sort
+        # then decoded wrongly without an error); a converted matrix fails in its product
+        first = self.embed.W_E.dtype
+        if first in (torch.float32, torch.float64) and all(
+            t.dtype is first or not (t.is_floating_point() or t.is_complex())
+            for t in itertools.chain(self.parameters(), self.buffers())
+        ):  # (the common case, without the names: this runs at every forward)
+            return
+        for name, tensor in itertools.chain(self.named_parameters(), self.named_buffers()):
+            dtype = tensor.dtype
+            if not (dtype.is_floating_point or dtype.is_complex):  # index and mask buffers
+                continue
+            which = "weights are" if name == "embed.W_E" else f"weight {name} is"
+            if dtype not in (torch.float32, torch.float64):
+                narrower = dtype.is_floating_point and torch.finfo(dtype).bits < 32
+                raise ValueError(
+                    f"the model's {which} {dtype}, {'narrower than' if narrower else 'not'} "
+                    "float32, whose rounding the model's certificate bounds: its outputs would "
+                    "be wrong without an error (load the file again; float32 or float64 only)"
+                )
+            if dtype != first:  # float32 and float64 mixed: torch's products refuse them
+                raise ValueError(
+                    f"the model's {which} {dtype}, its embedding {first}: give every weight "
+                    "one dtype (model.to(dtype=torch.float64) or load the file again)"
+                )
 
     def run_with_cache(self, ids: Tensor) -> tuple[Tensor, Cache]:
         """Logits and every activation, under TransformerLens's hook names."""

@@ -141,12 +141,14 @@ def _ieee_matmuls() -> Iterator[Run]:
         yield run
     finally:
         with _lock:
-            _switch_back(True)  # reduced during this run (or an overlapping one)?
-            run.disturbed = _reductions != start
-            _running -= 1
-            if _running == 0 and _saved is not None:
-                saved, _saved = _saved, None
-                _restore(saved)
+            try:
+                _switch_back(True)  # reduced during this run (or an overlapping one)?
+                run.disturbed = _reductions != start
+            finally:  # counted out even where switching raised: else no run ever restores
+                _running -= 1
+                if _running == 0 and _saved is not None:
+                    saved, _saved = _saved, None
+                    _restore(saved)
 
 
 def _switch_to_ieee() -> _Saved | None:

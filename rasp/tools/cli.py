@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Callable, Sequence
 
 from rasp import __version__
-from rasp.errors import RaspError
+from rasp.errors import ErrorKind, RaspError
 from rasp.tools.arguments import (
     UsageError,
     check_input,
@@ -353,16 +353,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(err.render(), file=sys.stderr)
         return 1
     except OSError as exc:
-        print(f"error: {_os_error_text(exc)}", file=sys.stderr)
-        return 1
+        return _failed(args, _os_error_text(exc))
     except MemoryError as exc:  # the work is too large for this machine, not a bug
         # (`rasp export` of a file without W_pos whose header says max_len 10**9 pads a 30 GB W_pos)
-        return _not_enough_memory(exc)
+        return _failed(args, _memory_text(exc))
     except RuntimeError as exc:
         # torch's allocators raise RuntimeError (torch.OutOfMemoryError on CUDA), not MemoryError
-        return _not_enough_memory(exc) if _out_of_memory(exc) else _internal_error(exc, args)
+        return (
+            _failed(args, _memory_text(exc)) if _out_of_memory(exc) else _internal_error(exc, args)
+        )
     except Exception as exc:  # the last line of defence: never a traceback by default
         return _internal_error(exc, args)
+
+
+def _failed(args: argparse.Namespace | None, text: str, prefix: str = "error: ") -> int:
+    """Exit 1 with `error: TEXT` on stderr and, under --json, the `{ok: false, ...}` object on
+    stdout that a `RaspError` gets (a JSON consumer read empty output for these)."""
+    print_failure(bool(getattr(args, "json", False)), RaspError(text, kind=ErrorKind.IO))
+    print(f"{prefix}{text}", file=sys.stderr)
+    return 1
 
 
 def _out_of_memory(exc: RuntimeError) -> bool:
@@ -370,22 +379,20 @@ def _out_of_memory(exc: RuntimeError) -> bool:
     return type(exc).__name__ == "OutOfMemoryError" or "can't allocate memory" in str(exc)
 
 
-def _not_enough_memory(exc: Exception) -> int:
+def _memory_text(exc: Exception) -> str:
     reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    print(f"error: not enough memory: {reason}", file=sys.stderr)
-    return 1
+    return f"not enough memory: {reason}"
 
 
 def _internal_error(exc: Exception, args: argparse.Namespace | None) -> int:
     """One line for a bug of ours (called while `exc` is handled: the traceback is its own)."""
     if os.environ.get("RASP_DEBUG") == "1" or getattr(args, "verbose", False):
         traceback.print_exc()
-    print(
-        f"internal error: {type(exc).__name__}: {exc} (a bug in rasp-forge: please report it "
-        "with the command you ran; RASP_DEBUG=1 shows the traceback)",
-        file=sys.stderr,
+    text = (
+        f"{type(exc).__name__}: {exc} (a bug in rasp-forge: please report it with the command "
+        "you ran; RASP_DEBUG=1 shows the traceback)"
     )
-    return 1
+    return _failed(args, text, prefix="internal error: ")
 
 
 def _parse_arguments(
@@ -453,20 +460,15 @@ def _run_model_command(args: argparse.Namespace) -> int:
         model_commands = importlib.import_module("rasp.tools.model_commands")
     except ModuleNotFoundError as exc:
         if exc.name == "rasp.tools.model_commands":
-            print(f"error: {args.command} is not available in this build", file=sys.stderr)
-        else:
-            print(
-                f"error: {args.command} needs the Python package '{exc.name}', which is not "
-                "installed",
-                file=sys.stderr,
-            )
-        return 1
+            return _failed(args, f"{args.command} is not available in this build")
+        return _failed(
+            args, f"{args.command} needs the Python package '{exc.name}', which is not installed"
+        )
     handler: Callable[[argparse.Namespace], int] | None = getattr(
         model_commands, _MODEL_HANDLERS[args.command], None
     )
     if handler is None:
-        print(f"error: {args.command} is not available in this build", file=sys.stderr)
-        return 1
+        return _failed(args, f"{args.command} is not available in this build")
     return handler(args)
 
 

@@ -142,14 +142,18 @@ def write_pictures(
 ) -> list[str]:
     """Draw `trace` into `png` (and the computation graph of `meta`/`weights` into `dot`, if given);
     one line per file written."""
-    draw_trace(trace, png)
+    from rasp.tools.output_files import writing
+
+    with writing(png):  # a full disk: `cannot write PNG: ...`, not a bare errno
+        draw_trace(trace, png)
     heads, snapshots = len(trace.heads), len(trace.residuals)
     written = [
         f"wrote {png} ({heads} attention head{'s' * (heads != 1)}, "
         f"{snapshots} residual snapshot{'s' * (snapshots != 1)})"
     ]
     if dot is not None and weights is not None:
-        rendered = write_dot(computation_dot(meta, weights), dot)
+        with writing(dot):
+            rendered = write_dot(computation_dot(meta, weights), dot)
         written.append(
             f"wrote {dot}"
             + (f" and {rendered}" if rendered else " (install graphviz to render it)")

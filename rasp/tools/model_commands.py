@@ -51,13 +51,14 @@ def _compile(
     return compiled, warnings
 
 
-def _check_writable(path: str | Path | None) -> None:
-    """Refuse an output path up front, before minutes of compiling or drawing."""
+def _check_writable(path: str | Path | None, *, renamed: bool = False) -> None:
+    """Refuse an output path up front, before minutes of compiling or drawing (`renamed`: see
+    `check_writable`)."""
     if path is None:
         return
     from rasp.tools.output_files import check_writable
 
-    check_writable(path)
+    check_writable(path, renamed=renamed)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -84,7 +85,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         )
     console = Console.from_args(args)
     try:
-        _check_writable(args.output)
+        _check_writable(args.output, renamed=True)  # safetensors renames its file into place
         model, warnings = _compile(
             args.file,
             args.name,
@@ -95,12 +96,12 @@ def cmd_compile(args: argparse.Namespace) -> int:
             args.max_params,
             args.head_masks,
         )
+        with writing(args.output), user_mode(args.output):
+            model.save(args.output)  # (a full disk: compile's own object too, with `output`)
     except RaspError as err:
         if args.json:  # one object on stdout, also on failure; stderr shows the error too
             console.result_json(compile_error_json(err, str(args.output)))
         raise reported(err) from None
-    with writing(args.output), user_mode(args.output):
-        model.save(args.output)
     console.step(f"wrote {args.output}")
     summary = summarize(read_model_file(args.output))
     cfg = summary.meta["config"]

@@ -38,13 +38,21 @@ def current_umask() -> int:
     return mask
 
 
-def check_writable(path: str | Path) -> None:
+def check_writable(path: str | Path, *, renamed: bool = False) -> None:
     """Raise a `RaspError` (`cannot write PATH: why`) unless a file can be created at `path`: its
     directory exists and takes a new file (tried with a nameless temporary file), and `path` is not
-    a directory."""
+    a directory. `renamed`: the file is written by renaming a new one into place (safetensors), so
+    `path` must not be a device, FIFO or socket, which the rename would replace (`-o /dev/null`
+    run as root replaced /dev/null with a model file)."""
     out = Path(path)
     if out.is_dir():
         raise RaspError(f"cannot write {out}: it is a directory", kind=ErrorKind.IO)
+    if renamed and out.exists() and not out.is_file():
+        raise RaspError(
+            f"cannot write {out}: not a regular file (a model file is written by renaming a new "
+            "file into place, which would replace it)",
+            kind=ErrorKind.IO,
+        )
     if not out.parent.is_dir():
         raise RaspError(
             f"cannot write {out}: directory {out.parent} does not exist", kind=ErrorKind.IO

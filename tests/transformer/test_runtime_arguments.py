@@ -141,3 +141,22 @@ def test_weights_converted_in_place_to_a_narrow_dtype_are_refused(
     model.model.to(torch.complex64)
     with pytest.raises(ValueError, match="weights are torch.complex64, not float32"):
         model.run(["ab"])
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_one_tensor_converted_to_a_narrow_dtype_is_refused(
+    prev_path: Path, dtype: torch.dtype
+) -> None:
+    """The check read W_E's dtype alone: a bias converted by itself is promoted back to float32
+    where it is added, its rounding kept (a compiled sort with `blocks.0.mlp.b_in` in bfloat16
+    decoded wrongly, without an error). Every floating tensor of the module is checked."""
+    model = transformer.load(prev_path)
+    name, bias = next((n, p) for n, p in model.model.named_parameters() if ".b_" in n)
+    bias.data = bias.data.to(dtype)
+    with pytest.raises(ValueError, match=re.escape(f"weight {name} is {dtype}, narrower than")):
+        model.run(["ab"])
+    bias.data = bias.data.double()  # exact, but torch's products refuse mixed dtypes
+    with pytest.raises(ValueError, match=re.escape(f"weight {name} is torch.float64, its emb")):
+        model.run(["ab"])
+    model.model.double()
+    assert model.run(["ab"]) == [["-", "a"]]

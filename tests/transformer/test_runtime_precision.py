@@ -291,3 +291,26 @@ def test_runs_overlapping_a_reduction_are_each_computed_again() -> None:
         torch.set_float32_matmul_precision(legacy)
         for flags, value in backends:
             flags.fp32_precision = value
+
+
+def test_a_run_whose_switch_back_raises_is_still_counted_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`_running` was decremented after the end-of-run switch: where switching raised (its own
+    `except` restores and re-raises), the run stayed counted for good, so no later run ever put
+    the user's settings back."""
+    from transformer import precision
+
+    calls: list[int] = []
+
+    def switch() -> None:  # nothing reduced at the start; the end's switch fails
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("cannot set fp32_precision")
+
+    monkeypatch.setattr(precision, "_switch_to_ieee", switch)
+    running = precision._running
+    with pytest.raises(RuntimeError, match="cannot set"):
+        with precision.ieee_float32():
+            pass
+    assert precision._running == running and len(calls) == 2
