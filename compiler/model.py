@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -163,7 +164,8 @@ class CompiledModel:
 
         # safetensors writes a temporary file beside `path` first: its error for a missing
         # directory names that file (".tmpXYZ"), not the path asked for
-        target = Path(path)
+        # a symlink is written through (safetensors renames its new file over the link)
+        target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
         if target.is_dir():
             raise IsADirectoryError(errno.EISDIR, "is a directory", str(target))
         if not target.parent.is_dir():
@@ -172,7 +174,7 @@ class CompiledModel:
         # strict JSON (no Infinity or NaN, which the runtime's reader refuses): raises here,
         # before a file that no tool can read is written (the value analysis refuses such values)
         text = json.dumps(self.metadata, allow_nan=False)
-        save_file(tensors, str(path), metadata={"rasp_forge": text})
+        save_file(tensors, str(target), metadata={"rasp_forge": text})
 
     # -- sizes ------------------------------------------------------------------------------------
 

@@ -539,6 +539,23 @@ def test_compile_refuses_to_replace_a_device_or_fifo(
     assert "not a regular file" in err and fifo.is_fifo()
 
 
+def test_compile_writes_through_a_symlink(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, reverse_file: Path
+) -> None:
+    """safetensors renames its new file into place: `-o LINK` replaced the symlink with a plain
+    file and left its target as it was. The model is written to the target, the link kept."""
+    target = tmp_path / "models" / "reverse.safetensors"
+    target.parent.mkdir()
+    target.write_text("old")
+    link = tmp_path / "latest.safetensors"
+    link.symlink_to(target)
+    argv = ["compile", str(reverse_file), "--vocab", "ab", "--max-len", "3", "-o", str(link)]
+    code, _, err = run(capsys, *argv)
+    assert code == 0, err
+    assert link.is_symlink() and link.resolve() == target.resolve()
+    assert target.read_bytes()[:8] != b"old" and target.stat().st_size > 100
+
+
 def test_draw_json_describes_a_failed_write_on_stdout(
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,

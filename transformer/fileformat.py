@@ -181,7 +181,9 @@ def save(
         name: np.ascontiguousarray(value, dtype=np.float32) for name, value in tensors.items()
     }
     text = json.dumps(metadata, allow_nan=False, ensure_ascii=False)
-    save_file(arrays, str(path), metadata={METADATA_KEY: text})
+    # a symlink is written through (safetensors renames its new file over the link)
+    target = os.path.realpath(path) if os.path.islink(path) else os.fspath(path)
+    save_file(arrays, target, metadata={METADATA_KEY: text})
 
 
 def read_raw(path: str | os.PathLike[str]) -> RawModelFile:

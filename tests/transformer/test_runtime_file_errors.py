@@ -453,3 +453,14 @@ def test_a_files_own_strings_are_escaped_in_its_error(
     # a tensor name was quoted as it is, \x1b and newline too
     message = expect_format_error(write_edited(tmp_path / "m.safetensors", edit))
     assert message.isprintable(), repr(message)
+
+
+def test_save_writes_through_a_symlink(tmp_path: Path) -> None:
+    """safetensors renames its new file into place, which replaced a symlink with a plain file."""
+    target = tmp_path / "real.safetensors"
+    target.write_text("old")
+    link = tmp_path / "link.safetensors"
+    link.symlink_to(target)
+    hm.previous_token().save(link)
+    assert link.is_symlink()
+    assert transformer.load(target).run(["abc"]) == [hm.expected_previous_token("abc")]
