@@ -26,6 +26,7 @@ from collections.abc import Sequence
 
 from compiler.blocks import Atom
 from compiler.rounded import unrounded
+from rasp import arithmetic
 from rasp import operators as ops
 from rasp.tracr.functions import TracrFn
 
@@ -33,7 +34,7 @@ from rasp.tracr.functions import TracrFn
 _GRID = 2**20
 
 # (fn, inputs' template positions) -> coefficients of the s-op inputs and of the constant
-_TWO_SOPS = {ops._plus: (1.0, 1.0), operator.sub: (1.0, -1.0)}
+_TWO_SOPS = {arithmetic.plus: (1.0, 1.0), operator.sub: (1.0, -1.0)}
 _UNARY = {operator.neg: -1.0, operator.pos: 1.0}
 
 
@@ -68,11 +69,11 @@ def _form(fn: object, arity: int) -> list[float] | None:
     if not finite_number(constant):
         return None
     c = float(constant)
-    if fn.fn is ops._plus:
+    if fn.fn is arithmetic.plus:
         return [1.0, c]
     if fn.fn is operator.sub:
         return [1.0, -c] if at == 0 else [-1.0, c]  # x - c, c - x
-    if fn.fn is ops._times:
+    if fn.fn is arithmetic.times:
         return [c, 0.0]
     if fn.fn is operator.truediv and at == 0 and c != 0 and math.frexp(c)[0] in (0.5, -0.5):
         return [1.0 / c, 0.0]  # x / 2^k: exactly x * 2^-k (a power of two divides exactly)

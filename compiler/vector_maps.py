@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from compiler.rounded import Rounded, round_float
+from rasp import arithmetic
 from rasp import operators as ops
 from rasp.tracr.functions import TracrFn
 
@@ -302,9 +303,9 @@ def _positive(a: Column) -> _Result:
 
 
 _OPS: dict[Callable[..., Any], Callable[..., _Result]] = {
-    ops._plus: _arith(np.add),
+    arithmetic.plus: _arith(np.add),
     operator.sub: _arith(np.subtract),
-    ops._times: _arith(np.multiply),
+    arithmetic.times: _arith(np.multiply),
     operator.truediv: _divide,
     operator.mod: _remainder,
     operator.eq: _is_equal,

@@ -11,6 +11,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from rasp.arithmetic import MAX_COLLECTION
 from rasp.errors import (
     ErrorKind,
     RaspArityError,
@@ -20,7 +21,7 @@ from rasp.errors import (
     RaspTypeError,
     Span,
 )
-from rasp.operators import MAX_COLLECTION, SELECTOR_HINT
+from rasp.operators import SELECTOR_HINT
 from rasp.sops import Selector, SelectorWidthSOp, SOp, evaluate
 from rasp.values import (
     TOKEN_HINT,

@@ -13,7 +13,8 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rasp import compare
+from rasp import arithmetic, compare
+from rasp.arithmetic import PYTHON_BINARY
 from rasp.ast import BinaryOp, UnaryOp
 from rasp.atoms import atom_key
 from rasp.errors import RaspRuntimeError, RaspTypeError, Span
@@ -38,91 +39,6 @@ from rasp.values import (
     kind_name,
 )
 from rasp.wording import with_article
-
-# Lists and strings are for organising a program; cap them so a typo cannot exhaust memory.
-MAX_COLLECTION = 100_000
-_MAX_POWER_BITS = 100_000
-
-
-_FLOAT_LIMIT = "the largest is about 1.8e308"
-
-
-def _operand(value: Any) -> str:
-    """A number as an overflow message shows it: a whole number of hundreds of digits by size."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**20:
-        return f"a {len(str(abs(value)))}-digit number"
-    return repr(value)
-
-
-def _too_large(op_text: str, left: Any, right: Any) -> RaspRuntimeError:
-    # Python says "int too large to convert to float": name the operation, as `10.0 ^ 400` does
-    shown = f"{_operand(left)} {op_text} {_operand(right)}"
-    return RaspRuntimeError(f"{shown} is too large for a float ({_FLOAT_LIMIT})")
-
-
-def _power(base: Any, exponent: Any) -> Any:
-    if isinstance(base, int) and isinstance(exponent, int) and abs(base) > 1 and exponent > 0:
-        if exponent * base.bit_length() > _MAX_POWER_BITS:
-            raise RaspRuntimeError(f"{base} ^ {exponent} is too large a number")
-    try:
-        result = pow(base, exponent)
-    except OverflowError:  # Python says only "(34, 'Numerical result out of range')"
-        raise _too_large("^", base, exponent) from None
-    if isinstance(result, complex):
-        raise RaspRuntimeError(f"{base} ^ {exponent} is not a real number")
-    return result
-
-
-def _times(left: Any, right: Any) -> Any:
-    for seq, count in ((left, right), (right, left)):
-        if (
-            isinstance(seq, str | list)
-            and isinstance(count, int)
-            and len(seq) * count > MAX_COLLECTION
-        ):
-            raise RaspRuntimeError(
-                f"{with_article(kind_name(seq))} longer than {MAX_COLLECTION} items"
-            )
-    return left * right
-
-
-def _plus(left: Any, right: Any) -> Any:
-    result = left + right
-    if isinstance(result, str | list) and len(result) > MAX_COLLECTION:
-        raise RaspRuntimeError(
-            f"{with_article(kind_name(result))} longer than {MAX_COLLECTION} items"
-        )
-    return result
-
-
-PYTHON_BINARY: dict[BinaryOp, Callable[[Any, Any], Any]] = {
-    BinaryOp.ADD: _plus,
-    BinaryOp.SUB: operator.sub,
-    BinaryOp.MUL: _times,
-    BinaryOp.DIV: operator.truediv,
-    BinaryOp.MOD: operator.mod,
-    BinaryOp.POW: _power,
-    BinaryOp.EQ: operator.eq,
-    BinaryOp.NE: operator.ne,
-    BinaryOp.LE: operator.le,
-    BinaryOp.GE: operator.ge,
-    BinaryOp.LT: operator.lt,
-    BinaryOp.GT: operator.gt,
-}
-# (the compiler knows these functions by identity: a float overflow is worded where they are called)
-_OPERATION_TEXT = {fn: op.value for op, fn in PYTHON_BINARY.items()}
-
-
-def _arithmetic(fn: Callable[..., Any], args: Sequence[Any]) -> Any:
-    """`fn(*args)`; a float overflow names the operation (Python: "int too large to convert to
-    float")."""
-    try:
-        return fn(*args)
-    except OverflowError:
-        operation = _OPERATION_TEXT.get(fn)
-        if operation is None or len(args) != 2:
-            raise
-        raise _too_large(operation, *args) from None
 
 
 def _indicator(value: Any) -> int:
@@ -211,7 +127,7 @@ class Lifted:
         full = list(self.template)
         for i, v in zip(self.positions, values):
             full[i] = v
-        return _arithmetic(self.fn, full)
+        return arithmetic.apply(self.fn, full)
 
     def structure(self) -> Hashable | None:
         """Equal for two maps that compute the same function of their inputs (compiler.dedupe):
@@ -312,7 +228,7 @@ def binary(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
     _check_plain(op.value, (left, right), span)
     if op in _COMPARING and (compare.holds_node(left) or compare.holds_node(right)):
         fn = _COMPARE_HOLDING_NODES[op]  # lists or dicts holding s-ops: as the original compares
-    return on_atoms(_arithmetic, (fn, (left, right)), span)
+    return on_atoms(arithmetic.apply, (fn, (left, right)), span)
 
 
 _COMPARE_HOLDING_NODES: dict[BinaryOp, Callable[[Any, Any], bool]] = {

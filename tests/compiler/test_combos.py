@@ -13,6 +13,7 @@ from compiler.blocks import sort_values, value_key
 from compiler.combos import MapTable, TooManyRows, joint_rows
 from compiler.map_values import apply_map
 from compiler.relations import _joint_loop, input_combinations
+from rasp import arithmetic
 from rasp import operators as ops
 
 POOL = [0, 1, 2, 3, 1.0, 0.5, -1.5, True, False, "a", "1", 7, 2.0, float("inf")]
@@ -78,7 +79,7 @@ def test_map_table_on_columns_equals_the_loop(monkeypatch: pytest.MonkeyPatch) -
     )
     rng = random.Random(2)
     fractions = [k / d for d in range(1, 40) for k in range(d + 1)] + list(range(-3, 4))
-    fns = [operator.sub, ops._times, operator.truediv, operator.lt, operator.eq, operator.mod]
+    fns = [operator.sub, arithmetic.times, operator.truediv, operator.lt, operator.eq, operator.mod]
     for _ in range(40):
         fn = ops.Lifted(rng.choice(fns), (None, None), (0, 1))
         columns = MapTable(2, lambda args, fn=fn: apply_map(fn, args), fn)
@@ -136,7 +137,7 @@ def test_map_table_past_its_table_limit_equals_the_loop(monkeypatch: pytest.Monk
     monkeypatch.setattr(combos, "TABLE_MAX", 16)
     rng = random.Random(3)
     fractions = [k / d for d in range(1, 40) for k in range(d + 1)] + list(range(-3, 4))
-    fns = [operator.sub, ops._times, operator.truediv, operator.lt, operator.mod]
+    fns = [operator.sub, arithmetic.times, operator.truediv, operator.lt, operator.mod]
     for _ in range(30):
         fn = ops.Lifted(rng.choice(fns), (None, None), (0, 1))
         columns = MapTable(2, lambda args, fn=fn: apply_map(fn, args), fn)

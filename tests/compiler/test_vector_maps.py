@@ -12,12 +12,13 @@ from hypothesis import strategies as st
 
 from compiler import vector_maps as vm
 from compiler.map_values import apply_map
+from rasp import arithmetic
 from rasp import operators as ops
 
 BINARY = [
-    ops._plus,
+    arithmetic.plus,
     operator.sub,
-    ops._times,
+    arithmetic.times,
     operator.truediv,
     operator.mod,
     operator.eq,
@@ -126,7 +127,7 @@ def test_the_columns_answer_for_the_maps_that_matter() -> None:
         (ops.Lifted(operator.sub, (None, "a"), (0,)), [[1, 2]]),  # a string in arithmetic
         (ops.Lifted(operator.lt, (None, None), (0, 1)), [["a"], ["b"]]),  # strings ordered
         (ops.Lifted(operator.add, (None, None), (0, 1)), [[1], [2]]),  # not an operator's map
-        (ops.Lifted(ops._power, (None, 2), (0,)), [[3]]),  # ^: not computed here
+        (ops.Lifted(arithmetic.power, (None, 2), (0,)), [[3]]),  # ^: not computed here
     ],
 )
 def test_what_it_does_not_compute_is_declined(fn, columns) -> None:
@@ -145,7 +146,7 @@ def test_columns_refuse_big_ints_and_non_finite_numbers_and_other_objects() -> N
 
 def test_results_python_would_key_apart_are_declined() -> None:
     # 0 * -1.5 is -0.0 (a key equal to 0.0's), an int product past 2^53 is not exact in float64
-    times = ops.Lifted(ops._times, (None, None), (0, 1))
+    times = ops.Lifted(arithmetic.times, (None, None), (0, 1))
     got = vm.apply_columns(times, [vm.column([0.0]), vm.column([-1.5])])  # type: ignore[list-item]
     assert got is not None and vm.atoms(got) is None
     big = [vm.column([2**40]), vm.column([2**20])]
