@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -72,8 +73,13 @@ print(json.dumps({"before": before, "inside": inside, "after": after, "legacy": 
 
 
 def _scenario(name: str, path: Path) -> dict[str, object]:
+    return _script_result(SCRIPT, name, str(path))
+
+
+def _script_result(script: str, *args: str) -> dict[str, Any]:
+    """The JSON object `script` prints last, run in a fresh Python (torch's flags are global)."""
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, name, str(path)],
+        [sys.executable, "-c", script, *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -195,15 +201,7 @@ def test_runs_overlapping_in_two_threads_both_multiply_in_float32(
     # so once the first ended it computed on under "medium" (concurrent runs of a compiled sort
     # decoded 184 of 200 inputs wrongly). The last run to end now restores them, and each run
     # still switches at its start where another thread set "medium" while the first ran.
-    done = subprocess.run(
-        [sys.executable, "-c", OVERLAP_SCRIPT, str(prev_path), when],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout.splitlines()[-1])
+    seen = _script_result(OVERLAP_SCRIPT, str(prev_path), when)
     assert seen == {"seen": ["highest"], "after": "medium", "a": [["-", "a", "b"]],
                     "b": [["-", "c", "a"]]}  # fmt: skip
 
@@ -256,15 +254,7 @@ def test_a_precision_reduced_by_another_thread_during_a_run_is_not_used(
     # a compiled sort (8 tokens, N = 16) decoded 200 of 200 inputs wrongly, without an error.
     # The run now sees the change when it ends and computes again, switched back; where every
     # attempt is disturbed it raises instead of answering.
-    done = subprocess.run(
-        [sys.executable, "-c", MIDRUN_SCRIPT, str(prev_path), scenario],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout.splitlines()[-1])
+    seen = _script_result(MIDRUN_SCRIPT, str(prev_path), scenario)
     assert seen["after"] == "medium"  # the other thread's setting is kept after the run
     if scenario == "once":
         assert seen["passes"] == 2 and seen["seen"] == ["medium", "highest"], seen
