@@ -187,6 +187,19 @@ class CompiledModel:
             for name, v in sorted(self.weights.items())
         }
 
+    def field_digests(self) -> dict[str, str]:
+        """Field -> SHA-256 of the JSON (sorted keys) of each metadata field the runtime computes
+        or decodes with: the file's `fields_sha256` (`transformer.digests.RUNTIME_FIELDS`)."""
+        fields = ("config", "max_len", "vocab", "output")
+        return {
+            # through a JSON round trip: a tuple compares as the list a reader gets back
+            name: hashlib.sha256(
+                json.dumps(json.loads(json.dumps(self.metadata[name])), sort_keys=True).encode()
+            ).hexdigest()
+            for name in fields
+            if name in self.metadata
+        }
+
     # -- sizes ------------------------------------------------------------------------------------
 
     def param_count(self) -> int:

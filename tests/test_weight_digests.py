@@ -9,7 +9,9 @@ import io
 import json
 import struct
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -83,12 +85,14 @@ def test_a_file_without_digests_loads_as_before(compiled: Path, tmp_path: Path) 
     from transformer.fileformat import save
 
     meta = transformer.read_metadata(compiled)
-    del meta["weights_sha256"]
+    del meta["weights_sha256"], meta["fields_sha256"]
     path = tmp_path / "old.safetensors"
     save(path, load_file(str(compiled)), meta)
     assert transformer.load(path).edited_tensors is None
+    assert transformer.load(path).edited_fields is None
     code, out, _ = run_cli(path, "show", "--json")
     assert code == 0 and json.loads(out)["edited_tensors"] is None
+    assert json.loads(out)["edited_fields"] is None
 
 
 @pytest.mark.parametrize(
@@ -107,6 +111,11 @@ def test_a_malformed_digest_field_is_refused(
     path = tmp_path / "bad.safetensors"
     save(path, load_file(str(compiled)), meta)
     with pytest.raises(transformer.ModelFormatError, match="'weights_sha256' must map"):
+        transformer.load(path)
+    del meta["weights_sha256"]
+    meta["fields_sha256"] = digests
+    save(path, load_file(str(compiled)), meta)
+    with pytest.raises(transformer.ModelFormatError, match="'fields_sha256' must map"):
         transformer.load(path)
 
 
@@ -127,10 +136,11 @@ def test_show_does_not_present_the_certificate_as_the_edited_weights(
     code, out, err = run_cli(edited, "show")
     assert code == 0, err
     assert "certificate: every decision proved" not in out
-    assert "certificate: NOT for these weights: tensor 'blocks.1.attn.W_V' differs" in out
+    assert "certificate: NOT for this file: tensor 'blocks.1.attn.W_V' differs" in out
     assert "  the file records: every decision proved" in out
     code, out, _ = run_cli(edited, "show", "--json")
     assert json.loads(out)["edited_tensors"] == ["blocks.1.attn.W_V"]
+    assert json.loads(out)["edited_fields"] == []
 
 
 def test_run_and_verify_warn_once(
@@ -146,3 +156,42 @@ def test_run_and_verify_warn_once(
     code, out, err = run(capsys, "verify", "--model", str(edited), "--max-len", "2")
     assert code == 1 and err.count("'unembed.b_U' differs") == 1
     assert "certificate: NOT proved" in out + err
+
+
+def edit_metadata(compiled: Path, target: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    from safetensors.numpy import load_file
+
+    from transformer.fileformat import save
+
+    meta = transformer.read_metadata(compiled)
+    edit(meta)
+    save(target, load_file(str(compiled)), meta)
+    return target
+
+
+@pytest.mark.parametrize(
+    ("field", "edit"),
+    [
+        # each ran, and decoded, otherwise than the certificate was proved for: swapped output
+        # columns, swapped tokens, bidirectional attention made causal
+        ("output", lambda m: m["output"]["values"].reverse()),
+        ("vocab", lambda m: m["vocab"]["tokens"].reverse()),
+        ("config", lambda m: m["config"].update(attention_dir="causal")),
+    ],
+)
+def test_a_runtime_field_edited_after_compiling_is_named(
+    compiled: Path, tmp_path: Path, field: str, edit: Callable[[dict[str, Any]], None]
+) -> None:
+    path = edit_metadata(compiled, tmp_path / "edited.safetensors", edit)
+    with pytest.warns(EditedWeightsWarning, match=f"metadata field '{field}' differs"):
+        model = transformer.load(path)
+    assert (model.edited_tensors, model.edited_fields) == ((), (field,))
+    code, out, _ = run_cli(path, "show")
+    assert code == 0 and f"certificate: NOT for this file: metadata field '{field}'" in out
+    code, out, err = run_cli(path, "run", "--input", "abc")
+    assert code == 0 and err.count(f"metadata field '{field}' differs") == 1
+    # informative fields (the layer table, the certificate itself) are not digested
+    unrelated = edit_metadata(
+        compiled, tmp_path / "informative.safetensors", lambda m: m["layers"][0].update(mlp=[])
+    )
+    assert transformer.load(unrelated).edited_fields == ()

@@ -1,10 +1,12 @@
-"""Which tensors differ from the digests the compiler recorded (`weights_sha256`, docs/format.md).
+"""Which tensors and runtime fields differ from the digests the compiler recorded
+(`weights_sha256`, `fields_sha256`, docs/format.md).
 
-The certificate proves the weights the compiler wrote; a file whose tensors were edited afterwards
-runs, but must not present that certificate as its own. The compiler records the SHA-256 of each
-tensor's float32 bytes (little-endian, C order) beside it; a reader compares. The metadata itself
-can be rewritten with the weights, so this catches an edit, not an adversary: `rasp verify
---model` re-proves the certificate from the weights whatever the digests say.
+The certificate proves the weights the compiler wrote, run and decoded as the metadata it wrote
+says; a file edited afterwards runs, but must not present that certificate as its own. The
+compiler records the SHA-256 of each tensor's float32 bytes (little-endian, C order) and of each
+field the runtime reads (`RUNTIME_FIELDS`, as JSON with sorted keys) beside it; a reader compares.
+The digests can be rewritten with the rest, so this catches an edit, not an adversary: `rasp
+verify --model` re-proves the certificate from the weights whatever the digests say.
 
 Needs only numpy (no torch): `rasp show` checks a file without importing it.
 """
@@ -12,6 +14,7 @@ Needs only numpy (no torch): `rasp show` checks a file without importing it.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -21,12 +24,16 @@ import numpy as np
 from transformer.metadata_checks import Checker, json_text
 
 DIGESTS_KEY = "weights_sha256"
+FIELDS_KEY = "fields_sha256"
+# What the runtime reads besides the tensors to compute and decode: an edit there changes outputs.
+RUNTIME_FIELDS = ("config", "max_len", "vocab", "output")
 _HEX = re.compile(r"[0-9a-f]{64}")
 
 
 class EditedWeightsWarning(UserWarning):
-    """A loaded model's tensors differ from the digests its compiler recorded: its certificate
-    does not cover them (`CompiledTransformer.edited_tensors` names them)."""
+    """A loaded model's tensors or runtime fields differ from the digests its compiler recorded:
+    its certificate does not cover them (`CompiledTransformer.edited_tensors` and `edited_fields`
+    name them)."""
 
 
 def tensor_sha256(array: Any) -> str:
@@ -36,17 +43,19 @@ def tensor_sha256(array: Any) -> str:
 
 
 def check_digests_field(check: Checker, raw: Mapping[str, Any]) -> None:
-    """Refuse a `weights_sha256` that is not an object of 64-digit lowercase hex strings."""
-    digests = raw.get(DIGESTS_KEY)
-    if digests is None:
-        return  # files written before 2026-12-05 have none
-    if not isinstance(digests, dict) or not all(
-        isinstance(v, str) and _HEX.fullmatch(v) for v in digests.values()
-    ):
-        raise check.fail(
-            f"metadata field '{DIGESTS_KEY}' must map tensor names to SHA-256 digests "
-            f"(64 lowercase hex digits), got {json_text(digests)}"
-        )
+    """Refuse a `weights_sha256` or `fields_sha256` that is not an object of 64-digit lowercase
+    hex strings."""
+    for key, what in ((DIGESTS_KEY, "tensor"), (FIELDS_KEY, "field")):
+        digests = raw.get(key)
+        if digests is None:
+            continue  # files written before 2026-12-05 have none
+        if not isinstance(digests, dict) or not all(
+            isinstance(v, str) and _HEX.fullmatch(v) for v in digests.values()
+        ):
+            raise check.fail(
+                f"metadata field '{key}' must map {what} names to SHA-256 digests "
+                f"(64 lowercase hex digits), got {json_text(digests)}"
+            )
 
 
 def edited_tensors(
@@ -67,12 +76,40 @@ def differing(
     return tuple(sorted(name for name, digest in found.items() if recorded.get(name) != digest))
 
 
-def edited_text(path: str, names: tuple[str, ...]) -> str:
-    """One line saying that the certificate does not cover the edited tensors `names`."""
-    shown = ", ".join(f"'{name}'" for name in names[:3])
-    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+def field_sha256(value: Any) -> str:
+    """The hex SHA-256 of a metadata field's value as JSON with sorted keys (`json.dumps`'s
+    default separators and escapes)."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def edited_fields(raw: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The fields the runtime computes or decodes with (`RUNTIME_FIELDS`) whose digest differs
+    from the file's `fields_sha256` (or that it does not list); None where it records none."""
+    recorded = raw.get(FIELDS_KEY)
+    if recorded is None:
+        return None
+    return tuple(
+        name
+        for name in RUNTIME_FIELDS
+        if name in raw and recorded.get(name) != field_sha256(raw[name])
+    )
+
+
+def edited_text(path: str, tensors: tuple[str, ...] | None, fields: tuple[str, ...] | None) -> str:
+    """One line saying that the certificate does not cover the edited `tensors` and `fields`."""
+    parts, keys = [], []
+    for kind, names, key in (
+        ("tensor", tensors or (), DIGESTS_KEY),
+        ("metadata field", fields or (), FIELDS_KEY),
+    ):
+        if names:
+            shown = ", ".join(f"'{name}'" for name in names[:3])
+            more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+            parts.append(f"{kind}{'s' if len(names) > 1 else ''} {shown}{more}")
+            keys.append(key)
+    plural = len(tensors or ()) + len(fields or ()) > 1
     return (
-        f"{path}: tensor {shown}{more} differ{'s' if len(names) == 1 else ''} from the "
-        f"digest{'s' if len(names) > 1 else ''} its compiler recorded ({DIGESTS_KEY}): the weights "
-        "were edited after compiling, and the file's certificate does not cover them"
+        f"{path}: {' and '.join(parts)} differ{'' if plural else 's'} from the "
+        f"digest{'s' if plural else ''} its compiler recorded ({', '.join(keys)}): the file was "
+        "edited after compiling, and its certificate does not cover what it now holds"
     )

@@ -22,7 +22,13 @@ import numpy as np
 import torch
 
 from transformer.compiled import CompiledTransformer, place
-from transformer.digests import DIGESTS_KEY, EditedWeightsWarning, edited_tensors, edited_text
+from transformer.digests import (
+    DIGESTS_KEY,
+    EditedWeightsWarning,
+    edited_fields,
+    edited_tensors,
+    edited_text,
+)
 from transformer.errors import ModelFormatError
 from transformer.fileformat import TensorInfo, read_raw, save
 from transformer.header import check_tensor_table, read_metadata
@@ -107,12 +113,13 @@ def _build(
     edited = edited_tensors(
         meta.raw.get(DIGESTS_KEY), ((name, t.numpy()) for name, t in tensors.items())
     )
-    if edited:  # it runs, but its certificate is not these weights' (docs/format.md)
-        warnings.warn(EditedWeightsWarning(edited_text(path, edited)), stacklevel=3)
+    fields = edited_fields(meta.raw)
+    if edited or fields:  # it runs, but its certificate is not for what it holds (docs/format.md)
+        warnings.warn(EditedWeightsWarning(edited_text(path, edited, fields)), stacklevel=3)
     with torch.device("meta"):  # no placeholder weights: the file's tensors become the parameters
         model = Transformer(meta.config)
     model.load_state_dict(tensors, strict=True, assign=True)
-    return CompiledTransformer(place(model, path, device).eval(), meta, edited)
+    return CompiledTransformer(place(model, path, device).eval(), meta, edited, fields)
 
 
 def _read_tensors(path: str, infos: Mapping[str, TensorInfo]) -> dict[str, torch.Tensor]:

@@ -68,8 +68,9 @@ class ModelSummary:
     nonzero_params: int
     operations: tuple[Operation, ...]
     residual: tuple[ResidualGroup, ...]
-    # the tensors that differ from the file's `weights_sha256` (None: it records none)
+    # the tensors and runtime fields that differ from the file's digests (None: it records none)
     edited: tuple[str, ...] | None = None
+    edited_fields: tuple[str, ...] | None = None
 
 
 def split_label(label: str) -> tuple[str, str | None]:
@@ -176,6 +177,7 @@ def summarize(model: ModelFile) -> ModelSummary:
         operations=layer_operations(model.meta),
         residual=group_residual([str(label) for label in model.meta["residual"]]),
         edited=model.edited,
+        edited_fields=model.edited_fields,
     )
 
 
@@ -272,10 +274,11 @@ def format_summary(summary: ModelSummary) -> str:
             "re-checks it from "
             "the weights",
         )
-    if meta.get("certificate") and summary.edited:  # proved for other weights than these
+    edited, fields = summary.edited, summary.edited_fields
+    if meta.get("certificate") and (edited or fields):  # proved for another file
         certificate[:1] = [
-            "certificate: NOT for these weights: "
-            + edited_text(summary.path, summary.edited).removeprefix(f"{summary.path}: "),
+            "certificate: NOT for this file: "
+            + edited_text(summary.path, edited, fields).removeprefix(f"{summary.path}: "),
             "  the file records: " + certificate[0].removeprefix("certificate: "),
         ]
     lines += [""] + certificate
@@ -367,9 +370,10 @@ def summary_json(summary: ModelSummary) -> dict[str, Any]:
         "embedding": (meta.get("embedding") or []),
         "layers": meta["layers"],
         "certificate": meta.get("certificate"),
-        # tensors that differ from the digests the compiler recorded: the certificate is not
-        # theirs (null: the file records no digests)
+        # tensors and runtime fields that differ from the digests the compiler recorded: the
+        # certificate is not theirs (null: the file records no digests)
         "edited_tensors": None if summary.edited is None else list(summary.edited),
+        "edited_fields": None if summary.edited_fields is None else list(summary.edited_fields),
         "residual": [
             {
                 "name": g.name,

@@ -70,8 +70,8 @@ def load_model(path: str | Path, device: str, command: str, console: Console | N
     with runtime_errors(str(path)), warnings.catch_warnings():
         warnings.simplefilter("ignore", EditedWeightsWarning)  # said once, on the console
         model = transformer.load(str(path), device)
-    if checked.edited and console is not None:
-        console.warn(edited_text(str(path), checked.edited))
+    if (checked.edited or checked.edited_fields) and console is not None:
+        console.warn(edited_text(str(path), checked.edited, checked.edited_fields))
     return model
 
 
