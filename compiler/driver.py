@@ -257,6 +257,9 @@ def _compile_sop(
             ]
         )
     model.metadata["certificate"] = certificate.to_json()
+    # ties the certificate to these weights: a reader names a tensor edited after compiling
+    model.metadata["weights_sha256"] = model.tensor_digests()
+    model.metadata["fields_sha256"] = model.field_digests()
     if model.metadata.get("program") is not None:
         # what a re-check needs, beside the vocabulary, max_len and output name the file holds,
         # to rebuild the reach from the recorded source (each changes which build is kept)

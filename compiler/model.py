@@ -9,6 +9,7 @@ order may drift from that exact model, and shows no decision can flip.
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 from collections.abc import Sequence
@@ -175,6 +176,29 @@ class CompiledModel:
         # before a file that no tool can read is written (the value analysis refuses such values)
         text = json.dumps(self.metadata, allow_nan=False)
         save_file(tensors, str(target), metadata={"rasp_forge": text})
+
+    def tensor_digests(self) -> dict[str, str]:
+        """Name -> SHA-256 of the tensor's float32 bytes as `save` writes them (little-endian, C
+        order): the file's `weights_sha256`, which readers compare with the tensors they read, so
+        that weights edited after compiling do not present this model's certificate as theirs
+        (`transformer.digests` computes the same)."""
+        return {
+            name: hashlib.sha256(np.ascontiguousarray(v, dtype="<f4").tobytes()).hexdigest()
+            for name, v in sorted(self.weights.items())
+        }
+
+    def field_digests(self) -> dict[str, str]:
+        """Field -> SHA-256 of the JSON (sorted keys) of each metadata field the runtime computes
+        or decodes with: the file's `fields_sha256` (`transformer.digests.RUNTIME_FIELDS`)."""
+        fields = ("config", "max_len", "vocab", "output")
+        return {
+            # through a JSON round trip: a tuple compares as the list a reader gets back
+            name: hashlib.sha256(
+                json.dumps(json.loads(json.dumps(self.metadata[name])), sort_keys=True).encode()
+            ).hexdigest()
+            for name in fields
+            if name in self.metadata
+        }
 
     # -- sizes ------------------------------------------------------------------------------------
 

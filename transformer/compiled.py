@@ -41,9 +41,19 @@ Lengths = Sequence[int] | Tensor | np.ndarray
 class CompiledTransformer:
     """A compiled RASP program as a torch model: encode -> forward -> decode."""
 
-    def __init__(self, model: Transformer, meta: ModelMetadata) -> None:
+    def __init__(
+        self,
+        model: Transformer,
+        meta: ModelMetadata,
+        edited: tuple[str, ...] | None = None,
+        fields: tuple[str, ...] | None = None,
+    ) -> None:
         self.model = model
         self.meta = meta
+        # the tensors that differ from the file's `weights_sha256`, the runtime fields that differ
+        # from its `fields_sha256` (None: it records none): its certificate is not for them
+        self.edited_tensors = edited
+        self.edited_fields = fields
 
     @property
     def config(self) -> ModelConfig:
@@ -88,7 +98,7 @@ class CompiledTransformer:
                 "bounds: its outputs would be wrong without an error (float32 or float64 only)"
             )
         moved = place(copy.deepcopy(self.model), "<in-memory model>", device, dtype)
-        return CompiledTransformer(moved.eval(), self.meta)
+        return CompiledTransformer(moved.eval(), self.meta, self.edited_tensors, self.edited_fields)
 
     def __repr__(self) -> str:
         cfg = self.config

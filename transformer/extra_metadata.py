@@ -1,5 +1,5 @@
 """The optional metadata fields the runtime does not compute with but the tools read (docs/format.md):
-`certificate`, `embedding`, `sums_as_means` and `fractions_as_means`.
+`certificate`, `embedding`, `sums_as_means`, `fractions_as_means` and `weights_sha256`.
 
 Their content is informative (`rasp verify` re-certifies from the weights, trusting no stored
 number), but `rasp show`, `draw` and `verify` index into them, so their shape is checked here,
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from transformer.digests import check_digests_field
 from transformer.metadata_checks import Checker, json_text
 
 # The certifier writes infinite and NaN numbers as these strings (JSON has none).
@@ -23,6 +24,7 @@ def check_extra_fields(check: Checker, raw: dict[str, Any]) -> None:
     """Refuse an optional field of the wrong shape (absent or null is always fine)."""
     _check_certificate(check, raw.get("certificate"))
     _check_embedding(check, raw.get("embedding"))
+    check_digests_field(check, raw)
     for key in ("sums_as_means", "fractions_as_means"):
         if raw.get(key) is not None and not isinstance(raw[key], bool):
             raise check.fail(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +22,13 @@ import numpy as np
 import torch
 
 from transformer.compiled import CompiledTransformer, place
+from transformer.digests import (
+    DIGESTS_KEY,
+    EditedWeightsWarning,
+    edited_fields,
+    edited_tensors,
+    edited_text,
+)
 from transformer.errors import ModelFormatError
 from transformer.fileformat import TensorInfo, read_raw, save
 from transformer.header import check_tensor_table, read_metadata
@@ -102,10 +110,16 @@ def _as_torch(value: np.ndarray | torch.Tensor) -> torch.Tensor:
 def _build(
     path: str, meta: ModelMetadata, tensors: dict[str, torch.Tensor], device: str | torch.device
 ) -> CompiledTransformer:
+    edited = edited_tensors(
+        meta.raw.get(DIGESTS_KEY), ((name, t.numpy()) for name, t in tensors.items())
+    )
+    fields = edited_fields(meta.raw)
+    if edited or fields:  # it runs, but its certificate is not for what it holds (docs/format.md)
+        warnings.warn(EditedWeightsWarning(edited_text(path, edited, fields)), stacklevel=3)
     with torch.device("meta"):  # no placeholder weights: the file's tensors become the parameters
         model = Transformer(meta.config)
     model.load_state_dict(tensors, strict=True, assign=True)
-    return CompiledTransformer(place(model, path, device).eval(), meta)
+    return CompiledTransformer(place(model, path, device).eval(), meta, edited, fields)
 
 
 def _read_tensors(path: str, infos: Mapping[str, TensorInfo]) -> dict[str, torch.Tensor]:

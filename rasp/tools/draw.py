@@ -15,6 +15,7 @@ import hashlib
 import json
 import re
 import tempfile
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -119,10 +120,13 @@ def draw_model_file(
 
     import transformer
     from rasp.tools.model_file import ModelInputRefused, read_model_file
+    from transformer.digests import EditedWeightsWarning
 
     checked = read_model_file(model_path)
     try:
-        model = transformer.load(str(model_path), device)
+        with warnings.catch_warnings():  # a picture claims no certificate: nothing to warn of
+            warnings.simplefilter("ignore", EditedWeightsWarning)
+            model = transformer.load(str(model_path), device)
         trace = trace_model(model, tokens)
     except transformer.ModelFormatError as err:
         raise RaspError(str(err), kind=ErrorKind.IO) from None

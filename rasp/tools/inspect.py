@@ -18,6 +18,7 @@ from rasp.seqvalues import SeqType
 from rasp.text_width import display_width, ljust, printable
 from rasp.tools.certificate_text import table_lines
 from rasp.tools.model_file import ModelFile
+from transformer.digests import edited_text
 
 # ------------------------------------------------------------------------------------------------
 # Summary
@@ -67,6 +68,9 @@ class ModelSummary:
     nonzero_params: int
     operations: tuple[Operation, ...]
     residual: tuple[ResidualGroup, ...]
+    # the tensors and runtime fields that differ from the file's digests (None: it records none)
+    edited: tuple[str, ...] | None = None
+    edited_fields: tuple[str, ...] | None = None
 
 
 def split_label(label: str) -> tuple[str, str | None]:
@@ -172,6 +176,8 @@ def summarize(model: ModelFile) -> ModelSummary:
         nonzero_params=nonzero,
         operations=layer_operations(model.meta),
         residual=group_residual([str(label) for label in model.meta["residual"]]),
+        edited=model.edited,
+        edited_fields=model.edited_fields,
     )
 
 
@@ -268,6 +274,13 @@ def format_summary(summary: ModelSummary) -> str:
             "re-checks it from "
             "the weights",
         )
+    edited, fields = summary.edited, summary.edited_fields
+    if meta.get("certificate") and (edited or fields):  # proved for another file
+        certificate[:1] = [
+            "certificate: NOT for this file: "
+            + edited_text(summary.path, edited, fields).removeprefix(f"{summary.path}: "),
+            "  the file records: " + certificate[0].removeprefix("certificate: "),
+        ]
     lines += [""] + certificate
     lines += ["", f"residual stream ({cfg['d_model']} dims):"]
     for group in summary.residual:
@@ -357,6 +370,10 @@ def summary_json(summary: ModelSummary) -> dict[str, Any]:
         "embedding": (meta.get("embedding") or []),
         "layers": meta["layers"],
         "certificate": meta.get("certificate"),
+        # tensors and runtime fields that differ from the digests the compiler recorded: the
+        # certificate is not theirs (null: the file records no digests)
+        "edited_tensors": None if summary.edited is None else list(summary.edited),
+        "edited_fields": None if summary.edited_fields is None else list(summary.edited_fields),
         "residual": [
             {
                 "name": g.name,

@@ -144,7 +144,7 @@ def cmd_run_model(args: argparse.Namespace) -> int:
             "run", "--name applies only to FILE.rasp; a model computes one output"
         )
     console = Console.from_args(args)
-    model = steps.load_model(args.model, args.device, "run --model")
+    model = steps.load_model(args.model, args.device, "run --model", console)
     console.step(f"loaded {args.model}")
     try:
         model.encode([args.input])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +94,10 @@ class ModelFile:
     path: Path
     meta: dict[str, Any]
     shapes: dict[str, tuple[int, ...]]
+    # the tensors that differ from the file's `weights_sha256`, the runtime fields that differ
+    # from its `fields_sha256` (None: it records none), from the metadata as read
+    edited: tuple[str, ...] | None = None
+    edited_fields: tuple[str, ...] | None = None
 
     @property
     def config(self) -> dict[str, Any]:
@@ -120,6 +124,7 @@ def read_model_file(path: str | Path, command: str | None = None) -> ModelFile:
     `ModelFileError` with one clear line if it is bad (and a hint where `path` is a RASP program:
     `command`, e.g. "show" or "run --model", is what the user ran)."""
     import transformer
+    from transformer.digests import DIGESTS_KEY, differing, edited_fields, tensor_sha256
 
     try:
         meta = transformer.read_metadata(path)
@@ -132,9 +137,16 @@ def read_model_file(path: str | Path, command: str | None = None) -> ModelFile:
         with safe_open(str(path), "np") as handle:
             shapes = {name: tuple(handle.get_slice(name).get_shape()) for name in handle.keys()}  # noqa: SIM118
         model = ModelFile(Path(path), meta, shapes)
+        found: dict[str, str] = {}
         for name, tensor in model.tensors():
             if not np.isfinite(tensor).all():
                 raise ModelFileError(path, f"tensor '{name}' contains NaN or infinite values")
+            found[name] = tensor_sha256(tensor)
+        model = replace(
+            model,
+            edited=differing(meta.get(DIGESTS_KEY), found),
+            edited_fields=edited_fields(meta),
+        )
     except ModelFileError:
         raise
     except Exception as exc:  # noqa: BLE001 - safetensors raises several private error types

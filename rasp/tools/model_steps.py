@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import re
 import sys
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -57,15 +58,21 @@ def check_device(device: str) -> None:
         )
 
 
-def load_model(path: str | Path, device: str, command: str) -> Any:
-    """Check the file (one clear line if it is bad), then load it with the torch runtime."""
+def load_model(path: str | Path, device: str, command: str, console: Console | None = None) -> Any:
+    """Check the file (one clear line if it is bad), then load it with the torch runtime; warn on
+    `console` where its tensors differ from the digests its compiler recorded."""
     import transformer
     from rasp.tools.model_file import read_model_file
+    from transformer.digests import EditedWeightsWarning, edited_text
 
-    read_model_file(path, command)
+    checked = read_model_file(path, command)
     check_device(device)
-    with runtime_errors(str(path)):
-        return transformer.load(str(path), device)
+    with runtime_errors(str(path)), warnings.catch_warnings():
+        warnings.simplefilter("ignore", EditedWeightsWarning)  # said once, on the console
+        model = transformer.load(str(path), device)
+    if (checked.edited or checked.edited_fields) and console is not None:
+        console.warn(edited_text(str(path), checked.edited, checked.edited_fields))
+    return model
 
 
 def program_sop(

@@ -79,7 +79,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
             if early.planned_total == 0:
                 return steps.usage_error("verify", NO_INPUT)
             v.check_plan_size(early)
-        model = steps.load_model(args.model, args.device, "verify --model")
+        model = steps.load_model(args.model, args.device, "verify --model", console)
         refused = _refuse_beyond_model(
             args, args.model, model.meta.raw["vocab"]["tokens"], model.max_len
         )
