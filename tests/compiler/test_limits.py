@@ -181,8 +181,8 @@ def test_the_numerical_output_is_analysed_once_for_every_build(
     # a product of a mean and the index at N = 32 spent 10 s of each build on its output's
     # relation, grid and snap targets: one value analysis, one such result for every build
     from compiler import encode
+    from compiler.build_stages import plan_build
     from compiler.build_trials import BuildOptions
-    from compiler.driver import _plan
     from compiler.values import infer_values
 
     calls: list[int] = []
@@ -197,7 +197,7 @@ def test_the_numerical_output_is_analysed_once_for_every_build(
         return analysis[0]
 
     for options in (BuildOptions(), BuildOptions(gates=False)):
-        _plan(
+        plan_build(
             sop,
             ("a", "b"),
             6,
