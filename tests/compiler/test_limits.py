@@ -35,9 +35,9 @@ def test_a_huge_table_mlp_is_refused_located_before_it_is_built(
     # a + b over two readings of 282 means each: a 79K-row table, once a MemoryError in the
     # certifier after minutes of building (without the build that copies a and b as numbers,
     # which the compile tries once this one is refused: see the next test)
-    from compiler import alternatives
+    from compiler import default_builds
 
-    monkeypatch.setattr(alternatives, "_copies_instead_of", lambda *args: None)
+    monkeypatch.setattr(default_builds, "copies_instead_of", lambda *args: None)
     median = program(HALVES, "median")
     with pytest.raises(CompileError) as err:
         compile_sop(median, list(range(11)), 9)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler import alternatives, build_facts, compile_sop
+from compiler import alternatives, build_facts, compile_sop, default_builds
 from compiler.model import CompiledModel, build_cost
 from compiler.refusals import also_tried
 from rasp import sops as S
@@ -219,7 +219,7 @@ def test_a_default_that_copies_many_numbers_is_only_sketched_where_a_copy_is_sma
         patch.setattr(driver, "assemble_build", recorded)
         fast = compile_sop(root, list("abc"), 24, name="res")
     assert assembled and max(assembled) < 2_000  # the two copy builds: 1,058 and 853
-    monkeypatch.setattr(alternatives, "_copies_first", lambda *args: None)
+    monkeypatch.setattr(default_builds, "copies_first", lambda *args: None)
     full = compile_sop(root, list("abc"), 24, name="res")
     assert fast.metadata == full.metadata
     assert all(np.array_equal(fast.weights[k], full.weights[k]) for k in full.weights)
