@@ -3,7 +3,7 @@
 The paper's BOS sort takes `select(place, indices - 1, ==) or (select(indices, 0, ==) and
 select(indices, indices, ==))`: the BOS (place -1) already takes itself through the first select,
 so the second adds nothing. A disjunction of selects over different s-ops is otherwise one table
-over a joint (product) reading per side (`SelectorPlanner._combined`), here (indices, the mean the
+over a joint (product) reading per side (`compiler.joint_readings`), here (indices, the mean the
 place is rounded from): N x N columns, 51M parameters at N = 64 instead of 0.7M.
 
 `absorbing_side` checks B => A (or A => B) on every pair of per-position value combinations the

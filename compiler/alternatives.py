@@ -57,6 +57,8 @@ come first: the smallest proved one that is smaller than the default is kept wit
 being assembled or certified (the route above would keep it too where the default is proved or
 its snap is not; the copy of a gated fraction at N = 64: 1.4 s instead of 24, its default 147M
 parameters). A build refused or not proved is not built twice.
+
+The default and the builds tried before it or in its place are `compiler.default_builds`.
 """
 
 from __future__ import annotations
@@ -64,21 +66,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from compiler import build_facts, build_trials
+from compiler import build_facts, build_trials, default_builds
 from compiler.addressing import MATCH_MIN_VALUES
 from compiler.blocks import Encoding
 from compiler.build_trials import BuildOptions, Builds, Kept
-from compiler.graph import Graph, Op
+from compiler.default_builds import CATEGORY_GATES, COPIES, FUSED
+from compiler.graph import Graph
 from compiler.model import OverParamLimit
 from compiler.plan_limit import PlannedOverLimit
 from compiler.refusals import also_tried
 from rasp.errors import CompileError
 
-FUSED = "with maps fused through their inputs"  # what a progress note says is certified
 DIRECT = "with maps computed from their inputs"
 STEPS = "with steps instead of gated units"
-COPIES = "with numbers copied as numbers"
-CATEGORY_GATES = "with gated units over the index"
 CLAMPED = "with tables clamped"
 
 
@@ -98,11 +98,11 @@ def keep_proved(
     tried: list[tuple[str, str]] = []
     failed: set[BuildOptions] = set()  # copy builds refused or not proved: not tried again
     if max_len >= MATCH_MIN_VALUES:  # (below, the eagerly matched build is compared first)
-        copied = _copies_first(build, program, note, tried, failed)
+        copied = default_builds.copies_first(build, program, note, tried, failed)
         if copied is not None:
             return copied
     try:
-        kept = _shortest(build, max_len, note)
+        kept = default_builds.shortest(build, max_len, note)
     except OverParamLimit as over:
         # the default is over the limit: numbers copied as one number (which the size
         # prediction also considers, compiler.driver); under the user's limit also the builds
@@ -112,10 +112,10 @@ def keep_proved(
         # later (most_freq over 5,000 tokens: a step MLP too wide) was not found, so the builds
         # such a refusal gets. Not under a cap alone: the other form is kept, and planning these
         # builds of the default can take long (dyck1 at N = 40: 30 s, for a 0.4 s compile)
-        kept = _copies_instead_of(build, program, note, tried, failed)
+        kept = default_builds.copies_instead_of(build, program, note, tried, failed)
         if kept is None and (users_limit or isinstance(over, PlannedOverLimit)):
-            kept = _fused_under_limit(build, program, note, tried) or (
-                _index_gated_instead_of(build, program, note, tried)
+            kept = default_builds.fused_under_limit(build, program, note, tried) or (
+                default_builds.index_gated_instead_of(build, program, note, tried)
             )
         if kept is None:
             # with the size of each build tried under the limit too (the fused chain at N = 8
@@ -126,9 +126,9 @@ def keep_proved(
             raise type(over)([*over.diagnostics, *notes]) from None
     except CompileError as refusal:
         fused = (
-            _fused_instead_of(build, program, refusal, note, tried)
-            or _copies_instead_of(build, program, note, tried, failed)
-            or _index_gated_instead_of(build, program, note, tried)
+            default_builds.fused_instead_of(build, program, refusal, note, tried)
+            or default_builds.copies_instead_of(build, program, note, tried, failed)
+            or default_builds.index_gated_instead_of(build, program, note, tried)
         )
         if fused is None:
             raise CompileError(
@@ -151,7 +151,7 @@ def keep_proved(
             k
             for k in (
                 build_trials.proved(build, v, COPIES, note, tried, failed=failed)
-                for v in _copy_variants(kept.options)
+                for v in default_builds.copy_variants(kept.options)
             )
             if k is not None
         ]
@@ -201,7 +201,7 @@ def keep_proved(
         and not kept.options.numeric_copies
         and build_facts.copies_many(kept.model.metadata["residual"], kept.graph, build.single_key())
     ):
-        variants = _copy_variants(kept.options)
+        variants = default_builds.copy_variants(kept.options)
         found = [
             build_trials.instead(build, kept, v, COPIES, note, tried, smaller=True, failed=failed)
             for v in variants
@@ -319,174 +319,12 @@ def _with_direct(options: BuildOptions, names: frozenset[str]) -> BuildOptions:
     return replace(options, direct_maps=names)
 
 
-def _copies_first(
-    build: Builds,
-    program: Graph,
-    note: Callable[[str], None],
-    tried: list[tuple[str, str]],
-    failed: set[BuildOptions],
-) -> Kept | None:
-    """Where the default build copies many numbers of one key as their one-hot, the smallest
-    build copying them as one number that is proved and smaller than the default, found from the
-    default's sketch alone: its model is neither assembled nor certified (the copy of a gated
-    fraction at N = 64: 147M parameters, 20 s of the compile's 26). Where the default would be
-    proved, the route below keeps that build too (the copy it tries last is kept where smaller);
-    where its snap would fail, it keeps the smallest proved copy. None: no such build."""
-    size: tuple[int, int, int] | None  # the default's cost; None: over the limit, not known
-    try:
-        default = build.sketch(BuildOptions())
-    except PlannedOverLimit:
-        # stopped while planned (compiler.plan_limit), where its sketch would have been over
-        # the limit: every copy build is tried, as one smaller than it may be
-        if not any(node.op is Op.AGGREGATE for node in program.nodes):
-            return None
-        size = None
-    except CompileError:
-        return None  # planned once: the default's build raises the same refusal below
-    else:
-        if not build_facts.copies_many(default.residual, program, build.single_key()):
-            return None
-        size = default.cost
-    found = [
-        kept
-        for options in _copy_variants(BuildOptions())
-        if (
-            kept := build_trials.proved(
-                build,
-                options,
-                COPIES,
-                note,
-                tried,
-                worth=lambda sketch: size is None or sketch.cost < size,
-                failed=failed,
-            )
-        )
-        is not None
-    ]
-    return min(found, key=lambda k: k.model.cost) if found else None
-
-
 def _output_variants(options: BuildOptions) -> list[BuildOptions]:
     """`options`, and where they force a one-hot output (the default's snap was not proved),
     `options` with the planner's own output: another build may snap its number."""
     if options.output is None:
         return [options]
     return [options, replace(options, output=None)]
-
-
-def _copy_variants(options: BuildOptions) -> list[BuildOptions]:
-    """`options` with single-key copies of many numbers built as numbers: addressed exactly (the
-    reverse of a prefix mean: no matched query, one layer fewer) or by the selector's atoms
-    (`select(indices, indices, ==)`: fewer parameters)."""
-    copies = replace(options, numeric_copies=True)
-    variants = [copies, replace(copies, addressed_copies=False)]
-    if copies.output is not None:
-        # a one-hot output forced where the number copied as a one-hot and then summed into a
-        # number was not proved: copied as a number, the planner's own output may be proved
-        # (the reverse of a prefix mean at N = 32: 2,704 parameters, not 620,816)
-        variants += [replace(v, output=None) for v in variants]
-    return variants
-
-
-def _shortest(build: Builds, max_len: int, note: Callable[[str], None]) -> Kept:
-    """The default build, certified; below MATCH_MIN_VALUES the eagerly matched one first where
-    it is smaller (sort at N = 10: 7,143 parameters instead of 12,251; double_hist at N = 8 would
-    take 3 layers instead of 2)."""
-    options = BuildOptions()
-    try:
-        model, graph = build.model(options)
-    except OverParamLimit as over:
-        # over the limit, where the eagerly matched build may be under it (most_freq at N = 4:
-        # 22,484 parameters, refused under a limit of 22,484: the default has 22,817)
-        if max_len >= MATCH_MIN_VALUES:
-            raise
-        try:
-            eager_options = replace(options, eager_matching=True)
-            eager, eager_graph = build.model(eager_options)
-        except CompileError:
-            raise over from None
-        model, graph, options = eager, eager_graph, eager_options
-    candidates = [(model, graph, options)]
-    if max_len < MATCH_MIN_VALUES and not options.eager_matching:
-        eager_options = replace(options, eager_matching=True)
-        try:
-            eager, eager_graph = build.model(eager_options)
-        except CompileError:
-            pass
-        else:
-            if eager.cost < model.cost:
-                candidates.insert(0, (eager, eager_graph, eager_options))
-    note("certify")
-    for model, graph, options in candidates:  # the judge: every decision, any float32 order
-        certificate = build_trials.certify_model(model)
-        if certificate.ok:
-            break
-    return Kept(model, graph, certificate, options)  # else the default's refusal
-
-
-def _fused_instead_of(
-    build: Builds,
-    program: Graph,
-    refusal: CompileError,
-    note: Callable[[str], None],
-    tried: list[tuple[str, str]],
-) -> Kept | None:
-    """Where the default build is refused while planning (`fa * fb` at N = 40 needs a step MLP
-    over 19,269 pairs of means), the build with every map of another map computed from the
-    sources of its input maps (`fa * fb > 0.2`: steps over fa with fb as context), if proved.
-    Not where each refused node is a map that reads no map and no map reads (`c + f` over two
-    means): fused, it is planned as before (planning it again took 9 s of 30 at N = 128)."""
-    fused = build_facts.maps_of_maps(program)
-    if not fused or build_facts.fusing_keeps(refusal, program):
-        return None
-    return build_trials.proved(build, BuildOptions(fused_maps=fused), FUSED, note, tried)
-
-
-def _fused_under_limit(
-    build: Builds, program: Graph, note: Callable[[str], None], tried: list[tuple[str, str]]
-) -> Kept | None:
-    """Where the default build is over the parameter limit, the build with every map of another
-    map fused over its sources, if proved: a chain of maps after the last head, each a table in
-    a layer of its own, can be far larger than one MLP over the sources (the route below keeps
-    the fused build where it is smaller). As there, not where the default's plan has no layer
-    after its last head (dyck1 at N = 40: planning the fused build takes 30 s and finds nothing
-    smaller); where the plan stopped at a head (compiler.plan_limit), that is not known."""
-    fused = build_facts.maps_of_maps(program)
-    if not fused:
-        return None
-    if not _default_maps_after_heads(build):
-        return None
-    return build_trials.proved(build, BuildOptions(fused_maps=fused), FUSED, note, tried)
-
-
-def _default_maps_after_heads(build: Builds) -> bool:
-    """Whether the default build's plan has a layer after its last head (True where that is not
-    known: a plan stopped at a head). Its plan is kept from its refusal: no planning again."""
-    try:
-        layers = build.sketch(BuildOptions()).config["layers"]
-    except CompileError:
-        return True
-    with_heads = [i for i, layer in enumerate(layers) if layer["n_heads"]]
-    return len(layers) - 1 > (with_heads[-1] if with_heads else -1)
-
-
-def _copies_instead_of(
-    build: Builds,
-    program: Graph,
-    note: Callable[[str], None],
-    tried: list[tuple[str, str]],
-    failed: set[BuildOptions],
-) -> Kept | None:
-    """Where the default build is refused while planning (the reverse of a prefix mean at
-    N = 256: the mean's one-hot, read by the copy, needs a step MLP of 39,897 units), the build
-    copying many numbers of one key as one number, if the program aggregates and it is proved."""
-    if not any(node.op is Op.AGGREGATE for node in program.nodes):
-        return None
-    # one build, addressed exactly: a refusal while planning can take a minute (`c + f` over
-    # a copied prefix mean at N = 64), and each build tried here adds as much
-    return build_trials.proved(
-        build, BuildOptions(numeric_copies=True), COPIES, note, tried, failed=failed
-    )
 
 
 def _one_hot_output(
@@ -513,15 +351,3 @@ def _one_hot_output(
         why = "a one-hot output was tried too and is not proved either"
         return replace(kept, one_hot_note=why)
     return Kept(model, graph, certificate, options)
-
-
-def _index_gated_instead_of(
-    build: Builds, program: Graph, note: Callable[[str], None], tried: list[tuple[str, str]]
-) -> Kept | None:
-    """Where the default build is refused while planning (`indices / length` at N = 256: a step
-    MLP of 63,252 units over the length), the build gated over the index, if proved."""
-    if not build_facts.index_maps(program):
-        return None
-    return build_trials.proved(
-        build, BuildOptions(category_gates=True), CATEGORY_GATES, note, tried
-    )

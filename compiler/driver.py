@@ -3,42 +3,26 @@
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 
 from compiler import build_facts
-from compiler.addressing import MATCH_MAX_LEN
 from compiler.alternatives import keep_proved
 from compiler.argument_checks import check_arguments
-from compiler.assemble import assemble, sketch_model
-from compiler.blocks import Atom, Plan
-from compiler.budget import (
-    DEFAULT_MAX_PARAMS,
-    PROBE_LENGTHS,
-    Prediction,
-    approximate,
-    bytes_text,
-    predict,
-)
+from compiler.blocks import Atom
+from compiler.budget import DEFAULT_MAX_PARAMS
+from compiler.build_stages import Planned, assemble_build, plan_build
 from compiler.build_trials import BuildOptions, Builds
-from compiler.causal import check_causal, short_causal_problems
-from compiler.constants import fold_constants
-from compiler.encode import plan_encodings
-from compiler.forms import Forms, prepare
-from compiler.fraction_means import fraction_means
+from compiler.forms import Forms
 from compiler.graph import Graph, Op, build_graph
-from compiler.layout import Layout, lay_out
-from compiler.model import CompiledModel, Sketch
-from compiler.plan_limit import check_output, planning_under
+from compiler.model import CompiledModel
+from compiler.plan_limit import planning_under
 from compiler.program_forms import keep_form
 from compiler.refusals import also_tried, header_refusal, refusals
-from compiler.schedule import Schedule, schedule_blocks
+from compiler.size_check import check_size
 from compiler.values import ValueSets, infer_values
-from compiler.vocab_bound import check_vocab_size
 from rasp import sops
 from rasp.deep_stack import fallback_note, run_deep
-from rasp.errors import CompileError, Diagnostic, Source, option
+from rasp.errors import CompileError, Diagnostic, Source
 from rasp.tracr.boxes import marked, marked_problem
 from rasp.tracr.lower import is_lowered, is_tracr, to_sops, value_problems
 
@@ -145,7 +129,7 @@ def _compile_sop(
     # before `prepare`, whose rewrites follow every length up to max_len too; both can take
     # seconds at a large N (most_freq at N = 300: 3 s), shown as stages of their own
     note("predict the size")
-    predicted = _check_size(sop, vocab, max_len, causal, head_masks, max_params)
+    predicted = check_size(sop, vocab, max_len, causal, head_masks, max_params)
     note("prepare the program")
     program = sop
     forms = Forms(program, vocab, max_len)  # the program's forms, sharing their rewrites
@@ -175,7 +159,7 @@ def _compile_sop(
                     # a head that alone puts the build over `limit` stops its plan there
                     # (compiler.plan_limit): check_params would refuse it after planning
                     with planning_under(limit, len(vocab)):
-                        found = _plan(
+                        found = plan_build(
                             sop,
                             vocab,
                             max_len,
@@ -194,7 +178,7 @@ def _compile_sop(
 
         def model(options: BuildOptions) -> tuple[CompiledModel, Graph]:
             planned_build = plan(options)
-            compiled, graph = _assemble(
+            compiled, graph = assemble_build(
                 planned_build,
                 vocab,
                 max_len,
@@ -272,245 +256,6 @@ def _compile_sop(
     if too_large is not None:
         raise CompileError([too_large])
     return model
-
-
-@dataclass(frozen=True)
-class Planned:
-    """A build planned and laid out, before any weight: its shape is known (`sketch`), and
-    `_assemble` turns it into the model."""
-
-    graph: Graph
-    plan: Plan
-    schedule: Schedule
-    layout: Layout
-    sketch: Sketch
-
-
-def _plan(
-    sop: sops.Node,
-    vocab: tuple[Atom, ...],
-    max_len: int,
-    *,
-    causal: bool,
-    note: Callable[[str], None],
-    options: BuildOptions,
-    head_masks: bool,
-    analyse: Callable[[Graph], ValueSets] | None = None,
-) -> Planned:
-    """The stages before assembly: values, encodings, schedule and layout. `analyse` gives the
-    value analysis of the graph (None: `infer_values`)."""
-    note("analyse values")
-    graph = build_graph(sop)  # IR: typed nodes, deterministic names
-    if analyse is None:
-        values = infer_values(graph, vocab, max_len)  # what each node can be
-    else:
-        values = analyse(graph)
-    # the output's unembedding alone may put a build under a limit over it (compiler.plan_limit)
-    check_output(graph.output, values.of(graph.output))
-    folded = fold_constants(graph, values)  # s-ops of one value: constants; widths of all: length
-    if causal:
-        check_causal(graph, folded, values)
-    graph = folded
-    note("plan encodings")
-    # readings + weight blocks in Dim coordinates
-    plan = plan_encodings(
-        graph,
-        values,
-        vocab,
-        options.output,
-        causal,
-        options.matching,
-        head_masks,
-        options.fractions,
-        options.eager_matching,
-        options.numeric_copies,
-        options.fused_maps,
-        options.gates,
-        addressed_copies=options.addressed_copies,
-        direct_maps=options.direct_maps,
-        category_gates=options.category_gates,
-        clamped_tables=options.clamped_tables,
-    )
-    note("schedule")
-    schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers
-    # the program's s-ops among them are laid out whole (the tools read them back by name); the
-    # classes a select side or a map reads are helpers, laid out where read
-    names = {node.name for node in graph.nodes}
-    embedded = [dims for name, (_, dims) in plan.embedded.items() if name in names]
-    layout = lay_out(schedule, plan.output, vocab, max_len, plan.positional, embedded)
-    sketch = sketch_model(schedule, layout, plan, vocab, max_len, causal)
-    return Planned(graph, plan, schedule, layout, sketch)
-
-
-def _assemble(
-    planned: Planned,
-    vocab: tuple[Atom, ...],
-    max_len: int,
-    *,
-    name: str | None,
-    source: Source | None,
-    note: Callable[[str], None],
-    max_params: int | None,
-    tuples: bool = False,
-) -> tuple[CompiledModel, Graph]:
-    note("assemble")
-    graph, plan = planned.graph, planned.plan
-    try:
-        model = assemble(
-            planned.schedule,
-            planned.layout,
-            plan,
-            vocab,
-            max_len,
-            config=planned.sketch.config,
-            name=name or graph.output.name,
-            source=source,
-            max_params=max_params,
-            tuples=tuples,
-        )
-    except CompileError as err:  # too many parameters: located at the output
-        span = graph.output.span
-        located = [Diagnostic(d.message, d.span or span, d.hint) for d in err.diagnostics]
-        raise type(err)(located) from None
-    gated = frozenset(spec.name for spec in plan.mlps if spec.notes.get("kind") == "gated")
-    # tables that pass their inputs' error on, for the driver's clamped fallback
-    noisy = frozenset(
-        spec.name
-        for spec in plan.mlps
-        if spec.notes.get("kind") == "table"
-        and spec.notes.get("noisy_inputs")
-        and not spec.notes.get("clamped")
-    )
-    return replace(model, gated=gated, noisy_tables=noisy), graph
-
-
-# (position, length) pairs the analysis may follow: max_params / 100 (2M pairs, max-len 2,000, by
-# default; the analysis of 12.5M pairs took 5 minutes here)
-PAIRS_PER_PARAM = 100
-ANALYSIS_BYTES_PER_PAIR = 200  # per pair and per positional s-op: a tuple key and a value tuple
-
-
-def _check_size(
-    sop: sops.Node,
-    vocab: tuple[Atom, ...],
-    max_len: int,
-    causal: bool,
-    head_masks: bool,
-    max_params: int | None,
-) -> Prediction | None:
-    """`_check_sizes`; a causal compile it refuses also gets, first, what a causal model could
-    not compute (found on short inputs), which no smaller size would fix."""
-    try:
-        return _check_sizes(sop, vocab, max_len, causal, head_masks, max_params)
-    except CompileError as err:
-        found = short_causal_problems(sop, vocab, max_len) if causal else []
-        if not found:
-            raise
-        raise CompileError([*found, *err.diagnostics]) from None
-
-
-def _check_sizes(
-    sop: sops.Node,
-    vocab: tuple[Atom, ...],
-    max_len: int,
-    causal: bool,
-    head_masks: bool,
-    max_params: int | None,
-) -> Prediction | None:
-    """Refuse, before building it, a model predicted to exceed `max_params` parameters, or a
-    max-len whose value analysis would follow too many (position, length) pairs. `sop` is the
-    program before `prepare`: each probe prepares it for its own length. Returns the prediction
-    for the default form (None: none was made)."""
-    if max_params is None:
-        return None
-    # what the vocabulary alone forces on every build, before the probes analyse any value: a
-    # large vocabulary is refused in milliseconds, not after its tables are planned
-    check_vocab_size(sop, vocab, max_len, max_params)
-    pairs = max_len * (max_len + 1) // 2
-    pair_limit = (
-        max(max_params, DEFAULT_MAX_PARAMS) // PAIRS_PER_PARAM
-    )  # raised with it, never lowered
-
-    def probe(n: int, fractions: bool = False, numeric_copies: bool = False) -> Sketch:
-        return _plan(
-            prepare(sop, vocab, n, fractions=fractions),
-            vocab,
-            n,
-            causal=causal,
-            head_masks=head_masks,
-            note=lambda s: None,
-            options=BuildOptions(matching=matching, numeric_copies=numeric_copies),
-        ).sketch
-
-    # the probes are built as the target will be: matching's exact scores end at MATCH_MAX_LEN
-    matching = max_len <= MATCH_MAX_LEN
-    try:
-        prediction = predict(probe, max_len)
-    except CompileError:
-        prediction = None  # no compile at the probe lengths: the real compile says why
-    default = prediction
-
-    def or_smaller(form: Callable[[int], Sketch]) -> Prediction | None:
-        """The smaller of the prediction so far and `form`'s (where its probes compile)."""
-        try:
-            found = predict(form, max_len)
-        except CompileError:
-            return prediction
-        if found is None or prediction is None:
-            return prediction
-        return min(prediction, found, key=lambda p: p.params)
-
-    if _too_large(prediction, max_params) and _has_fraction_form(sop, vocab):
-        # the compile also builds counts over the length as means (compiler.program_forms),
-        # which may be far smaller: the smaller prediction decides
-        prediction = or_smaller(lambda n: probe(n, fractions=True))
-    if _too_large(prediction, max_params):
-        # the compile also copies many numbers of one key as one number (compiler.alternatives),
-        # which may be far smaller: the reverse of a prefix mean at max-len 256, 12.1G parameters
-        # predicted with the numbers' one-hot
-        prediction = or_smaller(lambda n: probe(n, numeric_copies=True))
-    if pairs > pair_limit:
-        # The value analysis keeps a value set per (position, length) pair: quadratic in N even
-        # where the model is linear (numerical addressing), so it is bounded on its own.
-        raise CompileError(
-            [
-                Diagnostic(
-                    f"at max-len {max_len:,} compiling would take too long and too much memory: "
-                    f"the value analysis follows every s-op at {approximate(pairs)} (position, "
-                    f"length) pairs (about {bytes_text(pairs * ANALYSIS_BYTES_PER_PAIR)})"
-                    + ("" if prediction is None else f"; the model: {prediction.describe()}"),
-                    getattr(sop, "span", None),
-                    f"the limit is {pair_limit:,} pairs (max-len {math.isqrt(2 * pair_limit):,}), "
-                    f"set with the parameter limit ({max(max_params, DEFAULT_MAX_PARAMS):,} / "
-                    f"{PAIRS_PER_PARAM}): use a smaller maximum length, or "
-                    f"raise the limit ({option('max_params')}) if the machine can hold it",
-                )
-            ]
-        )
-    if _too_large(prediction, max_params):
-        assert prediction is not None
-        raise CompileError(
-            [
-                Diagnostic(
-                    f"at max-len {max_len:,} the model would be too large: {prediction.describe()}",
-                    getattr(sop, "span", None),
-                    f"the limit is {max_params:,} parameters: use a smaller maximum length, or "
-                    f"raise the limit ({option('max_params')}) if the machine can hold it",
-                )
-            ]
-        )
-    return default
-
-
-def _too_large(prediction: Prediction | None, max_params: int) -> bool:
-    return prediction is not None and prediction.params > max_params
-
-
-def _has_fraction_form(sop: sops.Node, vocab: tuple[Atom, ...]) -> bool:
-    """Whether `prepare` writes a different form with `fractions=True` at the first probe length
-    (the form the size prediction would probe)."""
-    prepared = prepare(sop, vocab, PROBE_LENGTHS[0])
-    return fraction_means(prepared, vocab, PROBE_LENGTHS[0]) is not prepared
 
 
 def _lower_limit(max_params: int | None, cap: int | None) -> int | None:

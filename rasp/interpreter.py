@@ -5,7 +5,7 @@ Running a program computes no sequence: every s-op or selector expression create
 selector `f` is the one expression that evaluates. Built-ins live in the root scope, the prelude
 (`prelude.rasp`) in a child scope whose names are reserved, and the program's names below it.
 What an expression means is `rasp.expressions`; calls come back here (`_call`), since a `def`'s
-body is statements.
+body is statements. A `load` statement runs its file through `rasp.loads`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -22,18 +21,17 @@ import numpy as np
 
 from rasp import ast, builtins
 from rasp.call_names import call_text
-from rasp.continuation import parse_recovering
 from rasp.deep_stack import fallback_note, run_deep
 from rasp.errors import (
     RaspError,
     RaspNameError,
     RaspRuntimeError,
-    RaspSyntaxError,
     RaspTypeError,
     Source,
     Span,
 )
 from rasp.expressions import Expressions
+from rasp.loads import Frame, Loads, internal_error
 from rasp.nodes import fresh_id, mark_call
 from rasp.parser import parse
 from rasp.results import Bindings, Mark, ReplLoading, ResultKind, StatementResult
@@ -64,15 +62,6 @@ from rasp.wording import with_article
 MAX_CALL_DEPTH = 1000
 
 
-@dataclass
-class _Frame:
-    """Where statements run: a scope, and whether it is a file's top level (for `last_assigned`)."""
-
-    scope: Scope
-    top: bool
-    last: str | None = None
-
-
 @functools.lru_cache(maxsize=1)
 def _prelude_program() -> ast.Program:
     text = resources.files("rasp").joinpath("prelude.rasp").read_text(encoding="utf-8")
@@ -85,13 +74,18 @@ class Interpreter:
     def __init__(self, *, search_dirs: Sequence[Path] = ()) -> None:
         self.search_dirs = tuple(Path(d) for d in search_dirs)
         self._depth = 0
-        self._loading: list[Path] = []
         self._repl_loading: ReplLoading | None = None  # see exec_statement
         self._check: Callable[[StatementResult], None] | None = None  # see exec_statement
         self._renamed: list[
             tuple[Node, str | None]
         ] = []  # this statement's renames (or a recording's), undone if refused
         self._recordings = 0  # open `recording`s
+        self._loads = Loads(
+            self._exec,
+            lambda label: Scope(self._prelude, self._reserved, label),
+            lambda: len(self._renamed),
+            self._unrename,
+        )
         root = Scope(None, BASE_RESERVED, "built-ins")
         for kind in TokenKind:
             root.force(f"tokens_{kind.value}", TokensSOp(kind=kind, name=f"tokens_{kind.value}"))
@@ -107,7 +101,7 @@ class Interpreter:
         )
         library_reserved = BASE_RESERVED | frozenset(root.values)
         self._prelude = Scope(root, library_reserved, "prelude")
-        prelude_frame = _Frame(self._prelude, top=False)
+        prelude_frame = Frame(self._prelude, top=False)
         for stmt in _prelude_program().statements:
             self._exec(stmt, prelude_frame)
         # `tokens` is an ordinary variable (the original's library sets it); the rest is reserved.
@@ -117,7 +111,7 @@ class Interpreter:
         root.values["tokens_str"].name = "tokens"
         self._reserved = library_reserved | (frozenset(self._prelude.values) - {"tokens"})
         self._globals = Scope(self._prelude, self._reserved, "console")
-        self._frame = _Frame(self._globals, top=True)
+        self._frame = Frame(self._globals, top=True)
 
     # ---- public API ----------------------------------------------------------------------------
 
@@ -224,10 +218,10 @@ class Interpreter:
         except (
             Exception
         ) as exc:  # a bug of ours: still report it at the statement, not as a traceback
-            raise _internal_error(exc, stmt.span) from None
+            raise internal_error(exc, stmt.span) from None
         finally:
             self._depth = 0
-            self._loading.clear()
+            self._loads.loading.clear()
             self._repl_loading = None
             self._check = None
             if not self._recordings:  # (else kept for `undo`)
@@ -235,7 +229,7 @@ class Interpreter:
 
     # ---- statements ----------------------------------------------------------------------------
 
-    def _exec(self, stmt: ast.Stmt, frame: _Frame) -> StatementResult:
+    def _exec(self, stmt: ast.Stmt, frame: Frame) -> StatementResult:
         scope = frame.scope
         match stmt:
             case ast.ExprStmt(expr=expr):
@@ -287,7 +281,7 @@ class Interpreter:
                             self._exec(inner, frame)
                 return StatementResult(ResultKind.FOR, (), (), stmt.span)
             case ast.Load():
-                return self._load(stmt, frame)
+                return self._loads.load(stmt, frame, self.search_dirs, self._repl_loading)
             case ast.Draw(expr=expr, input=input_expr):
                 node = self._expressions.eval(expr, scope)
                 if not isinstance(node, SOp):
@@ -310,7 +304,7 @@ class Interpreter:
                 return StatementResult(ResultKind.COMMAND, (), (stmt,), stmt.span)
         raise TypeError(f"unknown statement {stmt!r}")
 
-    def _exec_checked(self, stmt: ast.Stmt, frame: _Frame) -> None:
+    def _exec_checked(self, stmt: ast.Stmt, frame: Frame) -> None:
         """`stmt` in a `for` body, then `self._check` on its result. A refusal, Ctrl-C during the
         check (a slow s-op), or a bug of ours in the statement or the check undoes its bindings
         (and renames) and raises: the loop keeps what ran before it, as for an evaluation error
@@ -325,7 +319,7 @@ class Interpreter:
             except Exception as exc:
                 if not isinstance(stmt, ast.For):
                     self._undo(frame, before)
-                raise _internal_error(exc, stmt.span) from None
+                raise internal_error(exc, stmt.span) from None
             if check is None:
                 return
             try:
@@ -334,9 +328,9 @@ class Interpreter:
                 self._undo(frame, before)
                 if isinstance(exc, RaspError | RecursionError | KeyboardInterrupt):
                     raise
-                raise _internal_error(exc, stmt.span) from None
+                raise internal_error(exc, stmt.span) from None
 
-    def _undo(self, frame: _Frame, before: tuple[int, str | None, int]) -> None:
+    def _undo(self, frame: Frame, before: tuple[int, str | None, int]) -> None:
         mark, frame.last, renames = before
         frame.scope.undo(mark)
         self._unrename(renames)
@@ -346,7 +340,7 @@ class Interpreter:
             node, name = self._renamed.pop()
             node.name = name
 
-    def _expr_statement(self, expr: ast.Expr, frame: _Frame, span: Span) -> StatementResult:
+    def _expr_statement(self, expr: ast.Expr, frame: Frame, span: Span) -> StatementResult:
         value = self._expressions.eval(expr, frame.scope)
         if isinstance(expr, ast.Call) and isinstance(value, SeqValue | np.ndarray):
             return StatementResult(ResultKind.EXPR, (), (value,), span)
@@ -355,86 +349,6 @@ class Interpreter:
             frame.last = "out"  # a program that ends with `e;` outputs e, as the original binds out
         names = (expr.name,) if isinstance(expr, ast.Name) else ("out",)
         return StatementResult(ResultKind.EXPR, names, (value,), span)
-
-    def _load(self, stmt: ast.Load, frame: _Frame) -> StatementResult:
-        path = builtins.find_program(stmt.path, stmt.span, self.search_dirs)
-        if path in self._loading:
-            depth = len(self._loading)
-            raise RaspRuntimeError(
-                f"'{stmt.path}' loads itself" + ("" if depth == 1 else f" (through {depth} loads)"),
-                stmt.span,
-            )
-        try:
-            # named as the user wrote it (the same file); its own loads look beside it
-            source = read_source(builtins.shown_path(path, stmt.path))
-            source = replace(source, loads_from=str(path.parent))
-        except RaspError as exc:
-            raise exc.with_span(stmt.span) from None  # unreadable: at the load; not UTF-8: in it
-        repl = self._repl_loading
-        statements = self._loaded_statements(source, repl)
-        # labelled as the original names a loaded file's scope: the name as the load wrote it
-        inner = _Frame(Scope(self._prelude, self._reserved, stmt.path), top=True)
-        self._loading.append(path)
-        assigned_at: dict[str, int] = {}  # name -> the last statement that (re)bound it
-        try:
-            for k, inner_stmt in enumerate(statements):
-                if isinstance(inner_stmt, RaspSyntaxError):  # (only in the REPL)
-                    repl.errors.append(inner_stmt)  # type: ignore[union-attr]
-                    continue
-                if isinstance(inner_stmt, ast.ReplCommand) and repl is None:
-                    continue  # no REPL to command
-                with inner.scope.recording() as before:
-                    renames = len(self._renamed)
-                    try:
-                        result = self._exec(inner_stmt, inner)
-                        if repl is not None:
-                            repl.watch(result)
-                    except RecursionError:
-                        raise  # (exec_statement says "nests too deeply")
-                    except Exception as exc:
-                        if repl is None:
-                            raise
-                        if not isinstance(exc, RaspError):  # a bug of ours: as a failing statement
-                            exc = _internal_error(exc, inner_stmt.span)
-                        if not isinstance(inner_stmt, ast.For):  # a loop keeps what it did before
-                            inner.scope.undo(before)  # a refused statement binds nothing
-                            self._unrename(renames)  # nor renames an s-op
-                        repl.errors.append(exc.with_span(inner_stmt.span))
-                        continue
-                    for name in inner.scope.changed_since(before):
-                        assigned_at[name] = k
-                if isinstance(inner_stmt, ast.ReplCommand) and (
-                    inner_stmt.command is ast.CommandKind.EXIT
-                ):
-                    break  # the original's REPL stops reading the file there (and goes on)
-        finally:
-            self._loading.pop()
-        # the names it imports, in the order of their last assignment (the REPL lists what the
-        # file's statements bound as they ran: rasp.tools.repl_listing)
-        copied = sorted(
-            ((n, v) for n, v in inner.scope.values.items() if not n.startswith("_") and n != "out"),
-            key=lambda item: assigned_at.get(item[0], -1),
-        )
-        for name, value in copied:
-            frame.scope.assign(name, value, stmt.span)
-        if frame.top and inner.last is not None and inner.last in dict(copied):
-            frame.last = inner.last
-        return StatementResult(
-            ResultKind.LOAD, tuple(n for n, _ in copied), tuple(v for _, v in copied), stmt.span
-        )
-
-    @staticmethod
-    def _loaded_statements(
-        source: Source, repl: ReplLoading | None
-    ) -> Sequence[ast.Stmt | RaspSyntaxError]:
-        """A loaded file's statements; in the REPL, a syntax error costs only its statement (and
-        takes its place, to be reported in the file's order)."""
-        if repl is None:
-            return parse(source).statements
-        try:
-            return parse(source).statements
-        except RaspSyntaxError:
-            return parse_recovering(source)
 
     # ---- what expressions ask of the interpreter (rasp.expressions) ----------------------------
 
@@ -460,7 +374,7 @@ class Interpreter:
             scope = Scope(func.scope, BASE_RESERVED, f"{func.scope.label}'")
             for param, arg in zip(func.params, args):
                 scope.assign(param, arg, span)
-            frame = _Frame(scope, top=False)
+            frame = Frame(scope, top=False)
             self._depth += 1
             before = fresh_id()  # the nodes the body makes come after it
             try:
@@ -499,11 +413,6 @@ def _renamable(node: Node, name: str) -> bool:
 
 
 # ---- one-call helpers for the CLI ---------------------------------------------------------------
-
-
-def _internal_error(exc: Exception, span: Span | None) -> RaspRuntimeError:
-    """A bug of ours met at `span`, reported there (never a traceback)."""
-    return RaspRuntimeError(f"internal error: {type(exc).__name__}: {exc}", span)
 
 
 def load_file(

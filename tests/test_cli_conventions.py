@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from rasp.tools.cli import build_parser, main
+from rasp.tools.cli import main
+from rasp.tools.cli_parser import build_parser
 from rasp.tools.help_text import EXAMPLES
 from tests.cli_helpers import run
 

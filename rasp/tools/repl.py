@@ -14,7 +14,7 @@ statement), and the commands `:help`, `:names` and `:type NAME`, and the compile
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -24,32 +24,21 @@ from rasp.deep_stack import run_deep
 from rasp.display import (
     ExampleSettings,
     applied_value,
-    example_lines,
     example_text,
     example_tokens,
     named_value,
 )
-from rasp.errors import RaspError, RaspInputError, RaspTypeError
+from rasp.errors import RaspError, RaspInputError
 from rasp.interpreter import Interpreter
 from rasp.parser import parse
 from rasp.results import Mark, ReplLoading, ResultKind, StatementResult
 from rasp.sops import Evaluator, Selector, SOp, evaluate
 from rasp.tools import repl_input
-from rasp.tools.repl_compiled import COMMANDS as COMPILED_COMMANDS
+from rasp.tools.repl_commands import colon_command, repl_command
 from rasp.tools.repl_compiled import CompiledView
-from rasp.tools.repl_help import HELP_TEXT, unknown_command
+from rasp.tools.repl_help import HELP_TEXT
 from rasp.tools.repl_listing import LoadListing
-from rasp.values import (
-    FORM_USAGE,
-    TOKEN_HINT,
-    BuiltinFunction,
-    RaspFunction,
-    describe,
-    evaluated_hint,
-    kind_name,
-    non_token_inside,
-)
-from rasp.wording import close_name, with_article
+from rasp.tools.repl_values import function_text, nodes_in, plain_example, tokens_of
 
 # `draw_hook(node, tokens) -> text`: set by whoever can draw (the compiler side); None: no drawing.
 DrawHook = Callable[[SOp | Selector, list[Any]], str]
@@ -88,7 +77,7 @@ class ReplSession:
     # -- what the front end asks ----------------------------------------------------------------
 
     def banner(self) -> str:
-        example = _plain_example(self.settings.seq_example)
+        example = plain_example(self.settings.seq_example)
         return (
             f"rasp-forge {__version__} (RASP 0.1 compatible); :help lists the commands\n"
             f"running example is: {example}"
@@ -151,7 +140,7 @@ class ReplSession:
             unfinished = "\n".join(self._pending)
             self._pending = []
             done = [self.run_text(unfinished)] if unfinished else []
-            return "\n".join(p for p in (*done, self._colon_command(line.strip())) if p)
+            return "\n".join(p for p in (*done, colon_command(self, line.strip())) if p)
         if self._pending and repl_input.is_command(line) and repl_input.breaks(self._pending, line):
             # (`exit` or `set example ...` after an unfinished statement: its error, then the
             # command, as for a `:command`)
@@ -235,7 +224,7 @@ class ReplSession:
         quiet = dataclasses.replace(self.settings, show_seq=False, show_sel=False)
         listing = LoadListing(
             errors,
-            lambda name, value: named_value(name, value, quiet, function_text=_function_text),
+            lambda name, value: named_value(name, value, quiet, function_text=function_text),
         )
         loading = ReplLoading(watch=lambda loaded: self._loaded(loaded, listing), errors=errors)
         if isinstance(stmt, ast.Load):
@@ -267,7 +256,7 @@ class ReplSession:
             case ResultKind.FOR:
                 return []
             case ResultKind.COMMAND:
-                return self._command(result.values[0], result.values[1:])
+                return repl_command(self, result.values[0], result.values[1:])
             case ResultKind.LOAD:
                 return []  # the file's names were listed as it ran (`LoadListing`)
             case ResultKind.DRAW:
@@ -295,7 +284,7 @@ class ReplSession:
         file ends."""
         match result.kind:
             case ResultKind.COMMAND if result.values[0].command is not ast.CommandKind.EXIT:
-                listing.printed(self._command(result.values[0], result.values[1:]))
+                listing.printed(repl_command(self, result.values[0], result.values[1:]))
             case ResultKind.ASSIGN | ResultKind.EXPR | ResultKind.DEF:
                 self._check_on_example(result)
                 listing.named(result)
@@ -326,13 +315,13 @@ class ReplSession:
     def _named(self, result: StatementResult, settings: ExampleSettings) -> list[str]:
         lines: list[str] = []
         for name, value in zip(result.names, result.values, strict=False):
-            lines += named_value(name, value, settings, function_text=_function_text)
+            lines += named_value(name, value, settings, function_text=function_text)
         return lines
 
     def _check_on_example(self, result: StatementResult) -> None:
         """Evaluate every new s-op and selector (in a list or dict too: the display shows them) on
         its running example; a failure raises, located at the statement."""
-        for value in _nodes_in(result.values):
+        for value in nodes_in(result.values):
             example = (
                 self.settings.seq_example if isinstance(value, SOp) else self.settings.sel_example
             )
@@ -382,7 +371,7 @@ class ReplSession:
     def _draw(self, result: StatementResult, *, with_value: bool = True) -> list[str]:
         node = result.values[0]
         example = result.values[1] if len(result.values) > 1 else self.settings.seq_example
-        tokens = _tokens_of(example, result.span)
+        tokens = tokens_of(example, result.span)
         value = evaluate(node, tokens)
         if self.draw_hook is None:
             lines = ["\tdraw needs the compiler's drawing support, which is not available here"]
@@ -391,120 +380,3 @@ class ReplSession:
         if not with_value:
             return lines
         return lines + applied_value(value, tokens, self.settings.full_seq)
-
-    # -- REPL commands --------------------------------------------------------------------------
-
-    def _command(self, cmd: ast.ReplCommand, evaluated: tuple[Any, ...]) -> list[str]:
-        subset = cmd.subset.value
-        if cmd.command is ast.CommandKind.EXIT:
-            self.finished = True
-            return []
-        if cmd.command is ast.CommandKind.SHOW_EXAMPLE:
-            return example_lines(subset, self.settings.seq_example, self.settings.sel_example)
-        if cmd.command is ast.CommandKind.SET_EXAMPLE:
-            (example,) = evaluated
-            _tokens_of(example, cmd.example.span if cmd.example is not None else cmd.span)
-            if subset in ("both", "s-op"):
-                self.settings = dataclasses.replace(self.settings, seq_example=example)
-            if subset in ("both", "selector"):
-                self.settings = dataclasses.replace(self.settings, sel_example=example)
-            return []
-        on = bool(cmd.switch)
-        if cmd.command is ast.CommandKind.TOGGLE_EXAMPLES:
-            if subset in ("both", "s-op"):
-                self.settings = dataclasses.replace(self.settings, show_seq=on)
-            if subset in ("both", "selector"):
-                self.settings = dataclasses.replace(self.settings, show_sel=on)
-        elif cmd.command is ast.CommandKind.FULL_SEQ_DISPLAY:
-            self.settings = dataclasses.replace(self.settings, full_seq=on)
-        return []
-
-    def _colon_command(self, text: str) -> str:
-        # A ';' out of RASP habit ends the command (`:compile r;`), as `set example "ab";` may end
-        # with one; INPUT and VOCAB text with a ';' of its own is quoted or a JSON list.
-        word, _, rest = text.removesuffix(";").rstrip().partition(" ")
-        rest = rest.strip()
-        if word == ":help":
-            return HELP_TEXT
-        if word == ":names" and rest:
-            return f"error: :names takes no arguments, got {rest!r}"
-        if word == ":type" and len(rest.split()) > 1:
-            return f"error: :type takes one NAME, got {rest!r}"
-        if word == ":names":
-            user = self.interpreter.user_names()
-            return "\t" + ", ".join(user) if user else "\tno names defined yet"
-        if word == ":type" and not rest:
-            return "error: :type NAME: which name? (:names lists them)"
-        if word == ":type":
-            known = self.interpreter.names()
-            if rest in FORM_USAGE:  # (`select` is a form of the grammar, no name)
-                return f"\t{rest}: built-in form, {FORM_USAGE[rest]}"
-            if rest not in known:
-                close = close_name(rest, known)
-                hint = f" (did you mean '{close}'?)" if close else ""
-                return f"error: no name '{rest}'{hint}"
-            return f"\t{rest}: {kind_name(self.interpreter.get(rest))}"
-        if word in COMPILED_COMMANDS:
-            return self.compiled.command(word, rest, self)
-        return unknown_command(word, text)
-
-
-def _nodes_in(values: Iterable[Any]) -> Iterator[SOp | Selector]:
-    """The s-ops and selectors among `values` and inside their lists and dicts (a stack, not
-    recursion: a list may nest deeper than Python recurses; each list once, as a loop of
-    `l = [l, l];` shares them: 40 rounds were 2^40 visits)."""
-    stack, seen = [iter(values)], set()
-    while stack:
-        value = next(stack[-1], _END)
-        if value is _END:
-            stack.pop()
-        elif isinstance(value, SOp | Selector):
-            yield value
-        elif isinstance(value, list | tuple | dict) and id(value) not in seen:
-            seen.add(id(value))
-            stack.append(iter(value.values() if isinstance(value, dict) else value))
-
-
-_END = object()
-
-
-def _function_text(value: Any) -> str | None:
-    if isinstance(value, RaspFunction):
-        # As the original: "console", a loaded file as its `load` named it, a ' for each call
-        # that a def ran in. (`rasp repl FILE` loads FILE by its full path: shown by its stem.)
-        scope = value.creator.rstrip("'")
-        primes = value.creator[len(scope) :]
-        if Path(scope).is_absolute():
-            scope = Path(scope).stem
-        return f"{scope}{primes} function: {value.signature()}"
-    if isinstance(value, BuiltinFunction):
-        return f"built-in function: {value.signature()}"
-    return None
-
-
-def _tokens_of(example: Any, span: Any) -> list[Any]:
-    """An example as input tokens, non-empty: a string's characters, a list's elements, or a
-    dict's keys (the original takes any of these, as Python iterates them). A dict's values are
-    no tokens: they may be anything, an s-op too (`{"a": tokens}`), as in the original."""
-    found = non_token_inside(list(example) if isinstance(example, dict) else example)
-    if found is not None:  # (an s-op, selector or function as a token: our class's text)
-        raise RaspTypeError(
-            f"an example cannot {'be' if found is example else 'hold'} "
-            f"{with_article(kind_name(found))}: {describe(found)}",
-            span,
-            hint=evaluated_hint(found) or TOKEN_HINT,
-        )
-    if isinstance(example, str | list | dict):
-        tokens = example_tokens(example)
-        if tokens:
-            return tokens
-        raise RaspTypeError("an example must not be empty", span, hint='e.g. set example "hello"')
-    raise RaspTypeError(
-        f"example not iterable: {example_text(example)}",
-        span,
-        hint='e.g. set example "hello" or set example [1, 2, 3]',
-    )
-
-
-def _plain_example(example: Any) -> str:
-    return example if isinstance(example, str) else example_text(example)

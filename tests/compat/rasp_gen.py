@@ -7,9 +7,10 @@ expressions, elementwise s-op expressions, `select` with every comparison, `aggr
 and numerical, with and without a default), `selector_width`, selector `and`/`or`/`not`, functions
 (`def` ... `return`), `for` loops (over atoms, and over s-ops building an s-op), `set s-op
 example` and `set selector example`, selectors applied to inputs, and the library functions the
-original preloads. rasp_gen_layout spreads some defs and fors over several lines (with comment
-and blank lines), adds trailing comments, recursion and closures. Most expressions are well
-typed; a few are not on purpose, so that errors are compared too.
+original preloads. rasp_gen_exprs draws the expressions, this module the statements.
+rasp_gen_layout spreads some defs and fors over several lines (with comment and blank lines),
+adds trailing comments, recursion and closures. Most expressions are well typed; a few are not
+on purpose, so that errors are compared too.
 
 The generator avoids what docs/language.md (section 7) lists as deliberate differences: `!=`
 outside `select`, indexing a parenthesized value, several statements on a line, `and`/`or`/`not`/
@@ -22,24 +23,29 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from tests.compat.rasp_gen_exprs import (
+    ANY_TOKENS,
+    ARITH,
+    ATOMS,
+    BSOP,
+    DICT,
+    INT_TOKENS,
+    LIST,
+    NSOP,
+    NUM,
+    SEL,
+    SELECT_OPS,
+    SOPS,
+    SSOP,
+    STR,
+    ExprGen,
+)
 from tests.compat.rasp_gen_layout import laid_out
-from tests.compat.rasp_gen_odd import ODD, ODD_INPUTS, ODD_SOPS, ODD_STATEMENTS, ODD_STRINGS
+from tests.compat.rasp_gen_odd import ODD, ODD_INPUTS, ODD_SOPS, ODD_STATEMENTS
 
-NUM, STR, BOOL, LIST, DICT = "num", "str", "bool", "list", "dict"
-NSOP, SSOP, BSOP, SEL = "nsop", "ssop", "bsop", "sel"
-ATOMS = (NUM, STR, BOOL)
-SOPS = (NSOP, SSOP, BSOP)
-
-
-_CMP = ("==", "<", ">", "<=", ">=")
-_SELECT_OPS = ("==", "<", ">", "<=", ">=", "!=")
-_ARITH = ("+", "-", "*", "/", "%", "^")
 _STRING_EXAMPLES = ('"hello"', '"abcab"', '"aab"', '"z"', '"baaac"', '["the", "cat", "a"]')
 _INT_EXAMPLES = ("[3, 1, 2]", "[0, 0, 5, 1]", "[2]", "[1, 2, 3, 4]", "[-2, 7, 0]", "[0]")
 _OTHER_EXAMPLES = ("[1.5, 2, 0.25]", "[True, False, True]", '[1, "a", 2.5]', "[2.0, 3.0]")
-# the tokens_X that convert every token of an example of that kind (the others fail on it)
-_INT_TOKENS = ("tokens_float", "tokens_int", "tokens_asis", "tokens_str")
-_ANY_TOKENS = ("tokens_asis", "tokens_str")
 
 
 @dataclass(frozen=True)
@@ -50,327 +56,7 @@ class Program:
     statements: tuple[str, ...]
 
 
-class _Gen:
-    def __init__(self, rng: random.Random, prefix: str, layout: random.Random) -> None:
-        self.rng = rng
-        self.layout = layout  # its own stream: the statements drawn from rng stay the same
-        self.prefix = prefix
-        self.count = 0
-        self.names: dict[str, list[str]] = {}
-        self.funcs: list[tuple[str, int]] = []  # (name, arity): numeric in, numeric out
-        self.int_example = False
-        self.tokens = _ANY_TOKENS
-
-    # -- helpers ---------------------------------------------------------------------------
-    def fresh(self) -> str:
-        self.count += 1
-        return f"{self.prefix}{self.count}"
-
-    def chance(self, p: float) -> bool:
-        return self.rng.random() < p
-
-    def pick(self, items: tuple[str, ...] | list[str]) -> str:
-        return self.rng.choice(list(items))
-
-    def name_of(self, kind: str) -> str | None:
-        known = self.names.get(kind)
-        return self.rng.choice(known) if known and self.chance(0.5) else None
-
-    def wrong_kind(self, kind: str) -> str:
-        """Now and then another kind than asked for: ill-typed programs are compared too."""
-        if self.chance(0.03):
-            return self.pick([k for k in (*ATOMS, LIST, NSOP, SSOP, BSOP, SEL) if k != kind])
-        return kind
-
-    # -- expressions -----------------------------------------------------------------------
-    def expr(self, kind: str, depth: int) -> str:
-        kind = self.wrong_kind(kind)
-        name = self.name_of(kind)
-        if name is not None:
-            return name
-        make = {
-            NUM: self.num,
-            STR: self.string,
-            BOOL: self.boolean,
-            LIST: self.list_,
-            DICT: self.dict_,
-            NSOP: self.nsop,
-            SSOP: self.ssop,
-            BSOP: self.bsop,
-            SEL: self.sel,
-        }[kind]
-        return make(max(depth, 0))
-
-    def paren(self, text: str) -> str:
-        return f"({text})" if self.chance(0.5) else text
-
-    def num(self, d: int) -> str:
-        leaf = [
-            lambda: str(self.rng.randint(0, 5)),
-            lambda: self.pick(("0.5", "1.5", "2.0", "0.0", "10", "1000", "0.1", "3.14159")),
-            lambda: self.pick(("True", "False")),
-        ]
-        inner = [
-            lambda: (
-                f"{self.paren(self.num(d - 1))} {self.pick(_ARITH)} {self.paren(self.num(d - 1))}"
-            ),
-            lambda: f"-{self.paren(self.num(d - 1))}",
-            lambda: f"round({self.num(d - 1)})",
-            lambda: f"len({self.list_(d - 1)})",
-            lambda: self.index(NUM, d),
-            lambda: self.cond(NUM, BOOL, d),
-            lambda: self.call(NUM, d),
-            lambda: f"+{self.paren(self.num(d - 1))}",
-            lambda: (
-                f"{self.paren(self.expr(self.pick(ATOMS), d - 1))} {self.pick(_ARITH)} "
-                f"{self.paren(self.expr(self.pick(ATOMS), d - 1))}"
-            ),
-            lambda: f"len({self.expr(self.pick((STR, DICT, LIST)), d - 1)})",
-            lambda: f"round({self.expr(self.pick(ATOMS), d - 1)})",
-            lambda: (
-                f"{self.paren(self.expr(self.pick(ATOMS), d - 1))} {self.pick(('and', 'or'))} "
-                f"{self.paren(self.expr(self.pick(ATOMS), d - 1))}"
-            ),
-            lambda: self.dict_index(d),
-            lambda: (
-                f"{self.expr(self.pick(ATOMS), d - 1)} if {self.expr(self.pick((*ATOMS, LIST)), d - 1)} "
-                f"else {self.num(d - 1)}"
-            ),
-        ]
-        return self.choose(leaf, inner, d)
-
-    def dict_index(self, d: int) -> str:
-        known = self.names.get(DICT)
-        target = self.rng.choice(known) if known else None
-        if target is None or target.startswith("("):
-            return self.num(0)
-        return f"{target}[{self.expr(self.pick((STR, NUM)), 0)}]"
-
-    def string(self, d: int) -> str:
-        leaf = [
-            lambda: self.pick(('"a"', '"b"', '"l"', '"ab"', '""', '"hello"', '"1"')),
-            lambda: self.pick(ODD_STRINGS) if self.chance(0.3) else '"a"',
-        ]
-        inner = [
-            lambda: f"{self.string(d - 1)} + {self.string(d - 1)}",
-            lambda: self.index(STR, d),
-            lambda: self.cond(STR, BOOL, d),
-            lambda: f"{self.paren(self.string(d - 1))} * {self.rng.randint(-1, 3)}",
-        ]
-        return self.choose(leaf, inner, d)
-
-    def boolean(self, d: int) -> str:
-        leaf = [lambda: self.pick(("True", "False"))]
-        inner = [
-            lambda: (
-                f"{self.paren(self.expr(self.pick(ATOMS), d - 1))} {self.pick(_CMP)} "
-                f"{self.paren(self.expr(self.pick(ATOMS), d - 1))}"
-            ),
-            lambda: (
-                f"{self.paren(self.boolean(d - 1))} {self.pick(('and', 'or'))} "
-                f"{self.paren(self.boolean(d - 1))}"
-            ),
-            lambda: f"not {self.paren(self.boolean(d - 1))}",
-            lambda: (
-                f"{self.paren(self.expr(self.pick(ATOMS), d - 1))} in "
-                f"{self.expr(self.pick((LIST, DICT, STR)), d - 1)}"
-            ),
-        ]
-        return self.choose(leaf, inner, d)
-
-    def list_(self, d: int) -> str:
-        leaf = [
-            lambda: "[" + ", ".join(self.num(0) for _ in range(self.rng.randint(0, 4))) + "]",
-            lambda: "[" + ", ".join(self.string(0) for _ in range(self.rng.randint(1, 3))) + "]",
-            lambda: f"range({self.rng.randint(0, 4)})",
-        ]
-        inner = [
-            lambda: "[" + ", ".join(self.expr(self.pick(ATOMS), d - 1) for _ in range(3)) + "]",
-            lambda: f"range({self.num(d - 1)}, {self.num(d - 1)})",
-            lambda: f"{self.list_(d - 1)} + {self.list_(d - 1)}",
-            lambda: self.comprehension(d),
-            lambda: f"zip({self.list_(d - 1)}, {self.list_(d - 1)})",
-            lambda: self.cond(LIST, BOOL, d),
-        ]
-        return self.choose(leaf, inner, d)
-
-    def comprehension(self, d: int) -> str:
-        var = self.fresh()
-        if self.chance(0.3):
-            var2 = self.fresh()
-            body = f"{var} {self.pick(_ARITH)} {var2}"
-            return f"[{body} for {var}, {var2} in zip({self.list_(d - 1)}, {self.list_(d - 1)})]"
-        body = self.with_name(var, NUM, lambda: self.expr(self.pick((NUM, NUM, STR, BOOL)), d - 1))
-        return f"[{body} for {var} in {self.list_(d - 1)}]"
-
-    def dict_(self, d: int) -> str:
-        if d > 0 and self.chance(0.4):
-            var = self.fresh()
-            val = self.with_name(var, NUM, lambda: self.num(d - 1))
-            return f"{{{var}: {val} for {var} in {self.list_(d - 1)}}}"
-        pairs = [
-            f"{self.expr(self.pick((STR, NUM)), 0)}: {self.expr(self.pick(ATOMS), d - 1)}"
-            for _ in range(self.rng.randint(0, 3))
-        ]
-        return "{" + ", ".join(pairs) + "}"
-
-    def with_name(self, var: str, kind: str, make: object) -> str:
-        self.names.setdefault(kind, []).append(var)
-        try:
-            return make()  # type: ignore[operator]
-        finally:
-            self.names[kind].remove(var)
-
-    def index(self, kind: str, d: int) -> str:
-        """A name or list literal, indexed by an unparenthesized index (section 7)."""
-        idx = self.pick((str(self.rng.randint(-3, 4)), self.num(0)))
-        if kind == STR and self.chance(0.5):
-            known = self.names.get(STR)
-            target = self.rng.choice(known) if known else self.string(0)
-            if target.startswith("("):
-                target = '"abc"'
-            return f"{target}[{idx}]"
-        known = self.names.get(LIST)
-        if known and self.chance(0.6):
-            return f"{self.rng.choice(known)}[{idx}]"
-        make = self.num if kind == NUM else self.string
-        items = ", ".join(make(0) for _ in range(self.rng.randint(1, 4)))
-        return f"[{items}][{idx}]"
-
-    def cond(self, kind: str, cond_kind: str, d: int) -> str:
-        a = self.paren(self.expr(kind, d - 1))
-        b = self.paren(self.expr(kind, d - 1))
-        return f"{a} if {self.paren(self.expr(cond_kind, d - 1))} else {b}"
-
-    def call(self, kind: str, d: int) -> str:
-        if not self.funcs:
-            return self.expr(kind, d - 1)
-        name, arity = self.rng.choice(self.funcs)
-        args = ", ".join(self.paren(self.expr(kind, d - 1)) for _ in range(arity))
-        return f"{name}({args})"
-
-    def choose(self, leaf: list[object], inner: list[object], d: int) -> str:
-        options = leaf if d <= 0 or self.chance(0.25) else inner
-        return self.rng.choice(options)()  # type: ignore[operator]
-
-    # -- s-ops and selectors -----------------------------------------------------------------
-    def nsop(self, d: int) -> str:
-        leaf = [
-            lambda: "indices",
-            lambda: "length",
-            lambda: "tokens_int" if self.int_example else "(indices + 1)",
-            lambda: self.pick(self.tokens) if self.chance(0.3) else "indices",
-        ]
-        inner = [
-            lambda: (
-                f"{self.paren(self.nsop(d - 1))} {self.pick(_ARITH)} {self.paren(self.num(d - 1))}"
-            ),
-            lambda: (
-                f"{self.paren(self.num(d - 1))} {self.pick(_ARITH)} {self.paren(self.nsop(d - 1))}"
-            ),
-            lambda: (
-                f"{self.paren(self.nsop(d - 1))} {self.pick(_ARITH)} {self.paren(self.nsop(d - 1))}"
-            ),
-            lambda: f"round({self.nsop(d - 1)})",
-            lambda: f"-{self.paren(self.nsop(d - 1))}",
-            lambda: f"indicator({self.bsop(d - 1)})",
-            lambda: self.aggregate(NSOP, d),
-            lambda: f"selector_width({self.sel(d - 1)})",
-            lambda: self.cond(NSOP, BSOP, d),
-            lambda: f"count({self.ssop(d - 1)}, {self.string(0)})",
-            lambda: f"shift({self.nsop(d - 1)}, {self.rng.randint(-1, 2)}, {self.num(0)})",
-            lambda: f"average({self.nsop(d - 1)})",
-            lambda: f"load_from_location({self.nsop(d - 1)}, {self.nsop(d - 1)})",
-            lambda: f"max({self.nsop(d - 1)}, {self.expr(self.pick((NSOP, NUM)), d - 1)})",
-            lambda: self.call(NSOP, d),
-            lambda: (
-                f"{self.paren(self.bsop(d - 1))} {self.pick(_ARITH)} {self.paren(self.expr(self.pick((NUM, NSOP)), d - 1))}"
-            ),
-            lambda: (
-                f"{self.paren(self.ssop(d - 1))} {self.pick(_ARITH)} {self.paren(self.expr(self.pick((NUM, NSOP, STR)), d - 1))}"
-            ),
-            lambda: (
-                f"{self.paren(self.nsop(d - 1))} {self.pick(('and', 'or'))} {self.paren(self.expr(self.pick((NUM, NSOP)), d - 1))}"
-            ),
-            lambda: f"min({self.nsop(d - 1)}, {self.expr(self.pick((NSOP, NUM)), d - 1)})",
-        ]
-        return self.choose(leaf, inner, d)
-
-    def ssop(self, d: int) -> str:
-        leaf = [lambda: "tokens", lambda: "tokens_str"]
-        inner = [
-            lambda: self.aggregate(SSOP, d),
-            lambda: self.cond(SSOP, BSOP, d),
-            lambda: f"{self.paren(self.ssop(d - 1))} + {self.string(0)}",
-            lambda: f"shift({self.ssop(d - 1)}, {self.rng.randint(-1, 2)}, {self.string(0)})",
-            lambda: f"sort({self.ssop(d - 1)}, {self.nsop(d - 1)})",
-            lambda: (
-                f"{self.paren(self.ssop(d - 1))} if {self.paren(self.bsop(d - 1))} "
-                f"else {self.string(0)}"
-            ),
-        ]
-        return self.choose(leaf, inner, d)
-
-    def bsop(self, d: int) -> str:
-        leaf = [lambda: f"tokens == {self.string(0)}", lambda: f"indices {self.pick(_CMP)} 1"]
-        inner = [
-            lambda: (
-                f"{self.paren(self.nsop(d - 1))} {self.pick(_CMP)} "
-                f"{self.paren(self.expr(self.pick((NSOP, NUM)), d - 1))}"
-            ),
-            lambda: (
-                f"{self.paren(self.ssop(d - 1))} {self.pick(_CMP)} "
-                f"{self.paren(self.expr(self.pick((SSOP, STR)), d - 1))}"
-            ),
-            lambda: (
-                f"{self.paren(self.bsop(d - 1))} {self.pick(('and', 'or'))} "
-                f"{self.paren(self.expr(self.pick((BSOP, BOOL)), d - 1))}"
-            ),
-            lambda: f"not {self.paren(self.bsop(d - 1))}",
-            lambda: f"{self.paren(self.ssop(d - 1))} in {self.list_(d - 1)}",
-            lambda: f"contains({self.ssop(d - 1)}, {self.string(0)})",
-            lambda: f"has_focus({self.sel(d - 1)})",
-            lambda: f"mark_last_instance({self.ssop(d - 1)}, {self.string(0)})",
-            lambda: f"mark_first_instance({self.ssop(d - 1)}, {self.string(0)})",
-            lambda: self.aggregate(BSOP, d),
-            lambda: f"{self.string(0)} in {self.ssop(d - 1)}",
-            lambda: (
-                f"{self.paren(self.nsop(d - 1))} in {self.expr(self.pick((LIST, DICT)), d - 1)}"
-            ),
-            lambda: (
-                f"{self.expr(self.pick(SOPS), d - 1)} {self.pick(_CMP)} {self.expr(self.pick(SOPS), d - 1)}"
-            ),
-            lambda: f"not {self.paren(self.nsop(d - 1))}",
-        ]
-        return self.choose(leaf, inner, d)
-
-    def aggregate(self, kind: str, d: int) -> str:
-        sel = self.sel(d - 1)
-        seq = self.expr(kind, d - 1)
-        if self.chance(0.5):
-            return f"aggregate({sel}, {seq})"
-        default = self.expr(self.pick((NUM, STR, BOOL)) if self.chance(0.3) else _ATOM_OF[kind], 0)
-        return f"aggregate({sel}, {seq}, {default})"
-
-    def sel(self, d: int) -> str:
-        def side() -> str:
-            return self.expr(self.pick((NSOP, NSOP, SSOP, BSOP, NUM, STR)), d - 1)
-
-        leaf = [lambda: f"select(indices, indices, {self.pick(_SELECT_OPS)})"]
-        inner = [
-            lambda: f"select({side()}, {side()}, {self.pick(_SELECT_OPS)})",
-            lambda: f"select({side()}, {side()}, {self.pick(_SELECT_OPS)})",
-            lambda: (
-                f"{self.paren(self.sel(d - 1))} {self.pick(('and', 'or'))} "
-                f"{self.paren(self.sel(d - 1))}"
-            ),
-            lambda: f"not {self.paren(self.sel(d - 1))}",
-            lambda: f"select_next_identical({self.ssop(d - 1)})",
-            lambda: f"select_from_first({self.ssop(d - 1)}, {self.string(0)})",
-            lambda: f"select_from_last({self.ssop(d - 1)}, {self.string(0)})",
-        ]
-        return self.choose(leaf, inner, d)
-
+class _Gen(ExprGen):
     # -- statements ------------------------------------------------------------------------
     def statement(self) -> list[str]:
         roll = self.rng.random()
@@ -445,7 +131,7 @@ class _Gen:
             body.append(f"return {self.num(2)}, {self.num(1)};")
         elif self.chance(0.1):
             side = self.pick((*params, "indices")) if params else "indices"
-            body.append(f"return select({side}, {self.nsop(1)}, {self.pick(_SELECT_OPS)});")
+            body.append(f"return select({side}, {self.nsop(1)}, {self.pick(SELECT_OPS)});")
         else:
             body.append(f"return {self.num(2)};")
         self.names = saved
@@ -481,7 +167,7 @@ class _Gen:
             iterable = f"[{items}]"
         else:
             k = self.fresh()
-            body = f"{self.paren(self.nsop(1))} {self.pick(_ARITH)} {k}"
+            body = f"{self.paren(self.nsop(1))} {self.pick(ARITH)} {k}"
             iterable = f"[{body} for {k} in {self.pick(('range(3)', '[1, 2]', '[0]'))}]"
         self.names.setdefault(NSOP, []).append(acc)
         op = self.pick(("+", "-", "*", "and", "or"))
@@ -525,10 +211,10 @@ class _Gen:
     def program(self, length: int) -> Program:
         self.int_example = self.chance(0.3)
         example = self.pick(_INT_EXAMPLES if self.int_example else _STRING_EXAMPLES)
-        self.tokens = _INT_TOKENS if self.int_example else _ANY_TOKENS
+        self.tokens = INT_TOKENS if self.int_example else ANY_TOKENS
         if self.chance(0.1):
             example = self.pick(_OTHER_EXAMPLES)
-            self.tokens = _ANY_TOKENS
+            self.tokens = ANY_TOKENS
         statements: list[str] = []
         for _ in range(length):
             statements += self.statement()
@@ -540,9 +226,6 @@ class _Gen:
                     other = self.pick(ODD_INPUTS)
                 statements.append(f"{name}({other});")
         return Program(example, tuple(statements))
-
-
-_ATOM_OF = {NSOP: NUM, SSOP: STR, BSOP: BOOL}
 
 
 def generate(seed: int, count: int, length: int = 8) -> list[Program]:

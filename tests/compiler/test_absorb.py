@@ -10,7 +10,7 @@ from test_compile import all_inputs, check_inputs
 
 from compiler import compile_sop
 from compiler.absorb import absorbing_side
-from compiler.driver import prepare
+from compiler.forms import prepare
 from compiler.graph import Op, build_graph
 from compiler.maps import MapPlanner
 from compiler.plan_context import PlanContext

@@ -10,8 +10,9 @@ import pytest
 
 from compiler import compile_sop
 from compiler.budget import _count, approximate, bytes_text, predict
+from compiler.build_stages import assemble_build, plan_build
 from compiler.build_trials import BuildOptions
-from compiler.driver import _assemble, _plan, prepare
+from compiler.forms import prepare
 from rasp.errors import CompileError
 from rasp.interpreter import load_file
 from tests.compiler import sop_builders as B
@@ -20,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _planned(sop, vocab, n: int):
-    return _plan(
+    return plan_build(
         sop,
         tuple(vocab),
         n,
@@ -128,7 +129,7 @@ def test_a_sketch_is_the_shape_its_build_assembles(name: str) -> None:
     vocab = tuple(VOCABULARIES[name])
     for n in (8, 32, 48):
         planned = _planned(prepare(interp.get(interp.last_assigned), vocab, n), vocab, n)
-        model, _ = _assemble(
+        model, _ = assemble_build(
             planned, vocab, n, name=None, source=None, note=lambda s: None, max_params=None
         )
         sketch = planned.sketch
@@ -160,7 +161,7 @@ def test_every_build_of_a_form_plans_from_one_value_analysis(
 ) -> None:
     # the default and the alternatives it is compared with (three builds here) share it: the
     # analysis can take 20 s at N = 256 (`c + f` over a prefix mean and its shifted copy)
-    from compiler import driver
+    from compiler import build_stages, driver, size_check
     from rasp.interpreter import Interpreter
     from rasp.parser import parse
 
@@ -181,14 +182,17 @@ def test_every_build_of_a_form_plans_from_one_value_analysis(
         return infer(*args, **kwargs)
 
     planned = []
-    plan = driver._plan
+    plan = driver.plan_build
 
     def recorded(*args, **kwargs):  # type: ignore[no-untyped-def]
         planned.append(kwargs["options"])
         return plan(*args, **kwargs)
 
-    monkeypatch.setattr(driver, "infer_values", counted)
-    monkeypatch.setattr(driver, "_plan", recorded)
+    # (the builds analyse in the driver, the size prediction's probes in their plans)
+    for module in (driver, build_stages):
+        monkeypatch.setattr(module, "infer_values", counted)
+    for module in (driver, size_check):
+        monkeypatch.setattr(module, "plan_build", recorded)
     compile_sop(interp.get("res"), list("abc"), 32, name="res")
     assert len(planned) >= 2 and analyses == [32]
 

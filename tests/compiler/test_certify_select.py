@@ -16,7 +16,7 @@ from runtime_helpers import run_compiled
 from test_matching import VIEW_WITH_A_CONSTANT
 
 import compiler
-from compiler import addressing, build_trials, certify_attention, certify_select
+from compiler import addressing, build_stages, build_trials, certify_attention, certify_select
 from compiler.blocks import ONE, Selects
 from compiler.bounds import Linear
 from compiler.certify import recheck
@@ -85,7 +85,7 @@ def test_the_matched_query_that_lost_its_constant_is_no_longer_certified(monkeyp
     monkeypatch.setattr(addressing, "_affine_side", lose_the_constant)
     # the condition `b <= 2 * b` always holds: folded to a constant (compiler.constants), the
     # query is computed by its own MLP and is no view; unfolded it is the view `a + 3`
-    monkeypatch.setattr(compiler.driver, "fold_constants", lambda graph, values: graph)
+    monkeypatch.setattr(build_stages, "fold_constants", lambda graph, values: graph)
     seen: list[Any] = []
     certify = build_trials.certify_model
 

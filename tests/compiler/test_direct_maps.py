@@ -89,8 +89,8 @@ def test_builds_from_one_value_analysis_list_a_maps_rows_once(
     # listed the same rows of every map (266K for b1), now listed once for them all
     from collections import Counter
 
-    from compiler import driver
-    from compiler.alternatives import BuildOptions
+    from compiler.build_stages import plan_build
+    from compiler.build_trials import BuildOptions
     from compiler.forms import prepare
     from compiler.plan_context import PlanContext
     from compiler.values import infer_values
@@ -107,7 +107,7 @@ def test_builds_from_one_value_analysis_list_a_maps_rows_once(
 
     monkeypatch.setattr(PlanContext, "chain_values", counted)
     sketches = [
-        driver._plan(
+        plan_build(
             sop,
             vocab,
             16,

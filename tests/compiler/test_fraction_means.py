@@ -303,17 +303,17 @@ def test_the_size_prediction_takes_the_fraction_form() -> None:
     """At N = 1024 the default is predicted over the limit; the fraction form, predicted from the
     same probes, is not, so the compile goes on (and keeps that form)."""
     from compiler.budget import DEFAULT_MAX_PARAMS
-    from compiler.driver import _check_size
+    from compiler.size_check import check_size
 
     for text in [
         'res = selector_width(select(tokens, "a", ==)) / length;',
         "res = selector_width(select(tokens, tokens, ==)) / length;",  # a pick
     ]:
-        _check_size(_program(text), ("a", "b", "c"), 1024, False, True, DEFAULT_MAX_PARAMS)
+        check_size(_program(text), ("a", "b", "c"), 1024, False, True, DEFAULT_MAX_PARAMS)
     # no whole multiple of the count: no other form
     other = _program("res = (selector_width(select(tokens, tokens, ==)) + 1) / length;")
     with pytest.raises(CompileError, match="the model would be too large"):
-        _check_size(other, ("a", "b", "c"), 1024, False, True, DEFAULT_MAX_PARAMS)
+        check_size(other, ("a", "b", "c"), 1024, False, True, DEFAULT_MAX_PARAMS)
 
 
 @pytest.mark.exactness

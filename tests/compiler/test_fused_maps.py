@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import compiler.map_steps
-from compiler import alternatives, build_facts, build_trials, compile_sop
+from compiler import build_facts, build_trials, compile_sop, default_builds
 from compiler.refusals import why_not_proved
 from rasp import sops as S
 from rasp.errors import CompileError
@@ -126,7 +126,7 @@ def test_a_refusal_after_fused_builds_not_proved_notes_them(
     certified = build_trials.certified
 
     def no_fused(model: Any, how: str, note: Any) -> Any:
-        return None if how == alternatives.FUSED else certified(model, how, note)
+        return None if how == default_builds.FUSED else certified(model, how, note)
 
     monkeypatch.setattr(build_trials, "certified", no_fused)
     with pytest.raises(CompileError) as info:
@@ -173,11 +173,11 @@ def test_over_the_limit_no_fused_build_is_planned_where_no_map_follows_the_heads
     def not_tried(*args: object, **kwargs: object) -> None:
         raise AssertionError("a fused build was tried")
 
-    monkeypatch.setattr(alternatives, "_fused_instead_of", not_tried)
+    monkeypatch.setattr(default_builds, "fused_instead_of", not_tried)
     real = build_trials.proved
 
     def proved(build: Any, options: Any, how: str, *args: Any, **kwargs: Any) -> Any:
-        assert how != alternatives.FUSED, "a fused build was tried"
+        assert how != default_builds.FUSED, "a fused build was tried"
         return real(build, options, how, *args, **kwargs)
 
     monkeypatch.setattr(build_trials, "proved", proved)

@@ -97,7 +97,7 @@ def test_graph_and_index_maps_every_sop_to_its_node() -> None:
 def test_nodes_one_python_call_built_are_told_apart() -> None:
     # every node of a tracr library call has that call's span: described by it, the refusal "x is
     # computed from y, z" would read "f(...) is computed from f(...), f(...)"
-    from compiler.driver import prepare
+    from compiler.forms import prepare
     from rasp.tracr import lib
     from rasp.tracr.lower import to_sops
 

@@ -35,9 +35,9 @@ def test_a_huge_table_mlp_is_refused_located_before_it_is_built(
     # a + b over two readings of 282 means each: a 79K-row table, once a MemoryError in the
     # certifier after minutes of building (without the build that copies a and b as numbers,
     # which the compile tries once this one is refused: see the next test)
-    from compiler import alternatives
+    from compiler import default_builds
 
-    monkeypatch.setattr(alternatives, "_copies_instead_of", lambda *args: None)
+    monkeypatch.setattr(default_builds, "copies_instead_of", lambda *args: None)
     median = program(HALVES, "median")
     with pytest.raises(CompileError) as err:
         compile_sop(median, list(range(11)), 9)
@@ -181,8 +181,8 @@ def test_the_numerical_output_is_analysed_once_for_every_build(
     # a product of a mean and the index at N = 32 spent 10 s of each build on its output's
     # relation, grid and snap targets: one value analysis, one such result for every build
     from compiler import encode
+    from compiler.build_stages import plan_build
     from compiler.build_trials import BuildOptions
-    from compiler.driver import _plan
     from compiler.values import infer_values
 
     calls: list[int] = []
@@ -197,7 +197,7 @@ def test_the_numerical_output_is_analysed_once_for_every_build(
         return analysis[0]
 
     for options in (BuildOptions(), BuildOptions(gates=False)):
-        _plan(
+        plan_build(
             sop,
             ("a", "b"),
             6,

@@ -13,7 +13,7 @@ import pytest
 import sop_builders as B
 from runtime_helpers import run_compiled
 
-import compiler.driver
+import compiler.build_stages
 from compiler import addressing, compile_sop
 from rasp import sops as S
 from rasp.interpreter import Interpreter, load_file
@@ -135,7 +135,7 @@ def test_a_matched_view_with_a_constant_reads_the_constant(
     # folded to a constant, compiler.constants, and the query computed by its own MLP: the view
     # is built with the folding off.)
     if not folded:
-        monkeypatch.setattr(compiler.driver, "fold_constants", lambda graph, values: graph)
+        monkeypatch.setattr(compiler.build_stages, "fold_constants", lambda graph, values: graph)
     interp = Interpreter()
     interp.exec_program(parse(VIEW_WITH_A_CONSTANT, "<test>"))
     program = interp.get("res")

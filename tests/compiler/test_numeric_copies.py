@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler import alternatives, build_facts, compile_sop
+from compiler import alternatives, build_facts, compile_sop, default_builds
 from compiler.model import CompiledModel, build_cost
 from compiler.refusals import also_tried
 from rasp import sops as S
@@ -208,7 +208,7 @@ def test_a_default_that_copies_many_numbers_is_only_sketched_where_a_copy_is_sma
         "res = aggregate(select(indices, indices, ==), g);",
     )
     assembled: list[int] = []
-    assemble = driver._assemble
+    assemble = driver.assemble_build
 
     def recorded(planned, *args, **kwargs):  # type: ignore[no-untyped-def]
         built = assemble(planned, *args, **kwargs)  # (a build over a limit raises first)
@@ -216,10 +216,10 @@ def test_a_default_that_copies_many_numbers_is_only_sketched_where_a_copy_is_sma
         return built
 
     with monkeypatch.context() as patch:
-        patch.setattr(driver, "_assemble", recorded)
+        patch.setattr(driver, "assemble_build", recorded)
         fast = compile_sop(root, list("abc"), 24, name="res")
     assert assembled and max(assembled) < 2_000  # the two copy builds: 1,058 and 853
-    monkeypatch.setattr(alternatives, "_copies_first", lambda *args: None)
+    monkeypatch.setattr(default_builds, "copies_first", lambda *args: None)
     full = compile_sop(root, list("abc"), 24, name="res")
     assert fast.metadata == full.metadata
     assert all(np.array_equal(fast.weights[k], full.weights[k]) for k in full.weights)
@@ -231,16 +231,17 @@ def test_a_mean_that_reads_many_numbers_plans_no_copy_build(
     """A mean of the tokens reads their one-hot of many numbers but selects several keys: it
     copies nothing, so no build copies numbers as numbers (each would be the default's, planned
     again: 20 s of 36 at N = 256). A copy of such numbers (one key) still tries them."""
-    from compiler import driver
+    from compiler import driver, size_check
 
     planned: list[bool] = []
-    plan = driver._plan
+    plan = driver.plan_build
 
     def recorded(*args, **kwargs):  # type: ignore[no-untyped-def]
         planned.append(kwargs["options"].numeric_copies)
         return plan(*args, **kwargs)
 
-    monkeypatch.setattr(driver, "_plan", recorded)
+    for module in (driver, size_check):  # (the builds, and the size prediction's probes)
+        monkeypatch.setattr(module, "plan_build", recorded)
     vocab = list(range(10))
     mean = _res("tokens = tokens_int;\nres = tokens > aggregate(full_s, tokens);")
     compile_sop(mean, vocab, 24, name="res")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from compiler import attention, compile_sop, driver, plan_limit
+from compiler import attention, build_stages, compile_sop, plan_limit
 from compiler.graph import Op
 from compiler.vocab_bound import output_columns
 from programs import VOCABULARIES
@@ -33,8 +33,8 @@ def no_weights(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("a head's weights, a sketch or a model was built")
 
     monkeypatch.setattr(attention, "_atom_block", built)
-    monkeypatch.setattr(driver, "sketch_model", built)
-    monkeypatch.setattr(driver, "assemble", built)
+    monkeypatch.setattr(build_stages, "sketch_model", built)
+    monkeypatch.setattr(build_stages, "assemble", built)
 
 
 @pytest.mark.parametrize(
@@ -65,7 +65,7 @@ def nothing_planned(monkeypatch: pytest.MonkeyPatch) -> None:
     def planned(*args: object, **kwargs: object) -> None:
         raise AssertionError("a build was planned")
 
-    monkeypatch.setattr(driver, "plan_encodings", planned)
+    monkeypatch.setattr(build_stages, "plan_encodings", planned)
 
 
 @pytest.mark.parametrize(
@@ -148,8 +148,8 @@ def test_a_copy_head_over_the_limit_stops_the_plan_before_its_weights(
         add(*args)
 
     monkeypatch.setattr(attention, "_add", rows)
-    monkeypatch.setattr(driver, "sketch_model", built)
-    monkeypatch.setattr(driver, "assemble", built)
+    monkeypatch.setattr(build_stages, "sketch_model", built)
+    monkeypatch.setattr(build_stages, "assemble", built)
     sop, out, source = program_sop(str(ROOT / "programs" / "reverse.rasp"), None)
     with pytest.raises(plan_limit.PlannedOverLimit) as info:
         compile_sop(sop, _tokens(5_000), 8, name=out, source=source)
@@ -204,7 +204,7 @@ def test_no_library_model_is_stopped_at_its_own_size(
     outputs: list[int] = []
     check_output = plan_limit.check_output
     monkeypatch.setattr(
-        driver, "check_output", lambda *a: (outputs.append(len(a[1])), check_output(*a))
+        build_stages, "check_output", lambda *a: (outputs.append(len(a[1])), check_output(*a))
     )
     model = compile_sop(sop, vocab, 4, name=out, source=source, max_params=params)
     assert model.param_count() == params
@@ -266,7 +266,7 @@ def test_the_output_bound_is_at_most_each_odd_output_s_model(
         check_output(output, values)
 
     monkeypatch.setattr(plan_limit, "BOUND_FROM", 0)
-    monkeypatch.setattr(driver, "check_output", counted)
+    monkeypatch.setattr(build_stages, "check_output", counted)
     params = model.param_count()
     again = compile_sop(sop, vocab, 4, max_params=params, **options)
     assert again.param_count() == params

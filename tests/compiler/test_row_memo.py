@@ -56,7 +56,7 @@ def test_the_sums_and_the_fit_of_a_product_of_means_are_found_once(
 ) -> None:
     # frac_a * frac_b is planned three times at N = 8 (default, steps, over the index); each
     # read the same rows for its affine fit and its sums (at N = 128, 641K rows each time)
-    plans = _counting(monkeypatch, driver, "_plan")
+    plans = _counting(monkeypatch, driver, "plan_build")
     fits = _counting(monkeypatch, map_rows, "exact_affine_fit")
     sums = _counting(monkeypatch, linear_steps, "_output_ids")
     text = """
@@ -75,7 +75,7 @@ def test_the_gated_fits_of_a_mean_times_the_index_are_found_once(
 ) -> None:
     # `m * indices` (p205 of the fuzz campaign): at N = 32 each of its three builds spent ~4 s
     # on the same classes, sums and per-index fits of 322K rows before it was refused
-    plans = _counting(monkeypatch, driver, "_plan")
+    plans = _counting(monkeypatch, driver, "plan_build")
     fits = _counting(monkeypatch, gates, "affine_points")  # one per index value
     text = "m = aggregate(select(tokens, tokens, <=), indices);\nres = m * indices;"
     model = compile_sop(_load(text), VOCAB, 10)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler import compile_sop, driver
+from compiler import build_stages, compile_sop, driver, size_check
 from compiler.graph import build_graph
 from compiler.vocab_bound import check_vocab_size, lower_bound
 from programs import VOCABULARIES
@@ -32,8 +32,14 @@ def nothing_built(monkeypatch: pytest.MonkeyPatch) -> None:
     def built(*args: object, **kwargs: object) -> None:
         raise AssertionError("a stage after the size checks ran")
 
-    for stage in ("infer_values", "prepare", "Forms", "_plan"):
-        monkeypatch.setattr(driver, stage, built)
+    stages = {
+        driver: ("infer_values", "Forms", "plan_build"),
+        size_check: ("prepare", "plan_build"),
+        build_stages: ("infer_values",),
+    }
+    for module, names in stages.items():
+        for stage in names:
+            monkeypatch.setattr(module, stage, built)
 
 
 def test_a_width_over_a_large_vocabulary_is_refused_before_anything_is_built(

@@ -1,0 +1,136 @@
+"""One build's stages after the program is prepared: `plan_build` (values, encodings, schedule,
+layout: the build's shape, `Planned.sketch`, before any weight) and `assemble_build` (the weights).
+
+The driver (`compiler.driver`) runs them for every build it tries, and the size prediction
+(`compiler.size_check`) plans its probes with `plan_build` alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from compiler.assemble import assemble, sketch_model
+from compiler.blocks import Atom, Plan
+from compiler.build_trials import BuildOptions
+from compiler.causal import check_causal
+from compiler.constants import fold_constants
+from compiler.encode import plan_encodings
+from compiler.graph import Graph, build_graph
+from compiler.layout import Layout, lay_out
+from compiler.model import CompiledModel, Sketch
+from compiler.plan_limit import check_output
+from compiler.schedule import Schedule, schedule_blocks
+from compiler.values import ValueSets, infer_values
+from rasp import sops
+from rasp.errors import CompileError, Diagnostic, Source
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A build planned and laid out, before any weight: its shape is known (`sketch`), and
+    `assemble_build` turns it into the model."""
+
+    graph: Graph
+    plan: Plan
+    schedule: Schedule
+    layout: Layout
+    sketch: Sketch
+
+
+def plan_build(
+    sop: sops.Node,
+    vocab: tuple[Atom, ...],
+    max_len: int,
+    *,
+    causal: bool,
+    note: Callable[[str], None],
+    options: BuildOptions,
+    head_masks: bool,
+    analyse: Callable[[Graph], ValueSets] | None = None,
+) -> Planned:
+    """The stages before assembly: values, encodings, schedule and layout. `analyse` gives the
+    value analysis of the graph (None: `infer_values`)."""
+    note("analyse values")
+    graph = build_graph(sop)  # IR: typed nodes, deterministic names
+    if analyse is None:
+        values = infer_values(graph, vocab, max_len)  # what each node can be
+    else:
+        values = analyse(graph)
+    # the output's unembedding alone may put a build under a limit over it (compiler.plan_limit)
+    check_output(graph.output, values.of(graph.output))
+    folded = fold_constants(graph, values)  # s-ops of one value: constants; widths of all: length
+    if causal:
+        check_causal(graph, folded, values)
+    graph = folded
+    note("plan encodings")
+    # readings + weight blocks in Dim coordinates
+    plan = plan_encodings(
+        graph,
+        values,
+        vocab,
+        options.output,
+        causal,
+        options.matching,
+        head_masks,
+        options.fractions,
+        options.eager_matching,
+        options.numeric_copies,
+        options.fused_maps,
+        options.gates,
+        addressed_copies=options.addressed_copies,
+        direct_maps=options.direct_maps,
+        category_gates=options.category_gates,
+        clamped_tables=options.clamped_tables,
+    )
+    note("schedule")
+    schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers
+    # the program's s-ops among them are laid out whole (the tools read them back by name); the
+    # classes a select side or a map reads are helpers, laid out where read
+    names = {node.name for node in graph.nodes}
+    embedded = [dims for name, (_, dims) in plan.embedded.items() if name in names]
+    layout = lay_out(schedule, plan.output, vocab, max_len, plan.positional, embedded)
+    sketch = sketch_model(schedule, layout, plan, vocab, max_len, causal)
+    return Planned(graph, plan, schedule, layout, sketch)
+
+
+def assemble_build(
+    planned: Planned,
+    vocab: tuple[Atom, ...],
+    max_len: int,
+    *,
+    name: str | None,
+    source: Source | None,
+    note: Callable[[str], None],
+    max_params: int | None,
+    tuples: bool = False,
+) -> tuple[CompiledModel, Graph]:
+    note("assemble")
+    graph, plan = planned.graph, planned.plan
+    try:
+        model = assemble(
+            planned.schedule,
+            planned.layout,
+            plan,
+            vocab,
+            max_len,
+            config=planned.sketch.config,
+            name=name or graph.output.name,
+            source=source,
+            max_params=max_params,
+            tuples=tuples,
+        )
+    except CompileError as err:  # too many parameters: located at the output
+        span = graph.output.span
+        located = [Diagnostic(d.message, d.span or span, d.hint) for d in err.diagnostics]
+        raise type(err)(located) from None
+    gated = frozenset(spec.name for spec in plan.mlps if spec.notes.get("kind") == "gated")
+    # tables that pass their inputs' error on, for the driver's clamped fallback
+    noisy = frozenset(
+        spec.name
+        for spec in plan.mlps
+        if spec.notes.get("kind") == "table"
+        and spec.notes.get("noisy_inputs")
+        and not spec.notes.get("clamped")
+    )
+    return replace(model, gated=gated, noisy_tables=noisy), graph

@@ -1,0 +1,137 @@
+"""The `load "file";` statement: the file found (`rasp.builtins.find_program`), its statements run
+in a scope of their own (a file that loads itself, directly or through others, refused), and the
+names it bound copied into the loading scope. In the REPL (`ReplLoading`) a failing statement, or
+one with a syntax error, costs only itself and is reported there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from rasp import ast, builtins
+from rasp.continuation import parse_recovering
+from rasp.errors import RaspError, RaspRuntimeError, RaspSyntaxError, Source, Span
+from rasp.parser import parse
+from rasp.results import ReplLoading, ResultKind, StatementResult
+from rasp.sources import read_source
+from rasp.values import Scope
+
+
+@dataclass
+class Frame:
+    """Where statements run: a scope, and whether it is a file's top level (for `last_assigned`)."""
+
+    scope: Scope
+    top: bool
+    last: str | None = None
+
+
+def internal_error(exc: Exception, span: Span | None) -> RaspRuntimeError:
+    """A bug of ours met at `span`, reported there (never a traceback)."""
+    return RaspRuntimeError(f"internal error: {type(exc).__name__}: {exc}", span)
+
+
+class Loads:
+    """One interpreter's `load` statements. `run` runs a statement in a frame, `scope(label)` is a
+    new file scope below the prelude, `renames()` counts the s-op renames so far and
+    `unrename(n)` undoes those after the first n (the interpreter's)."""
+
+    def __init__(
+        self,
+        run: Callable[[ast.Stmt, Frame], StatementResult],
+        scope: Callable[[str], Scope],
+        renames: Callable[[], int],
+        unrename: Callable[[int], None],
+    ) -> None:
+        self.run, self.scope, self.renames, self.unrename = run, scope, renames, unrename
+        self.loading: list[Path] = []  # the files whose loads are running, outermost first
+
+    def load(
+        self,
+        stmt: ast.Load,
+        frame: Frame,
+        search_dirs: Sequence[Path],
+        repl: ReplLoading | None,
+    ) -> StatementResult:
+        """Run `load` statement `stmt` in `frame`: the file's statements in a scope of its own, then
+        the names it bound copied into `frame`'s scope. `repl`: as `Interpreter.exec_statement`'s
+        `repl_loading`."""
+        path = builtins.find_program(stmt.path, stmt.span, search_dirs)
+        if path in self.loading:
+            depth = len(self.loading)
+            raise RaspRuntimeError(
+                f"'{stmt.path}' loads itself" + ("" if depth == 1 else f" (through {depth} loads)"),
+                stmt.span,
+            )
+        try:
+            # named as the user wrote it (the same file); its own loads look beside it
+            source = read_source(builtins.shown_path(path, stmt.path))
+            source = replace(source, loads_from=str(path.parent))
+        except RaspError as exc:
+            raise exc.with_span(stmt.span) from None  # unreadable: at the load; not UTF-8: in it
+        statements = _loaded_statements(source, repl)
+        # labelled as the original names a loaded file's scope: the name as the load wrote it
+        inner = Frame(self.scope(stmt.path), top=True)
+        self.loading.append(path)
+        assigned_at: dict[str, int] = {}  # name -> the last statement that (re)bound it
+        try:
+            for k, inner_stmt in enumerate(statements):
+                if isinstance(inner_stmt, RaspSyntaxError):  # (only in the REPL)
+                    repl.errors.append(inner_stmt)  # type: ignore[union-attr]
+                    continue
+                if isinstance(inner_stmt, ast.ReplCommand) and repl is None:
+                    continue  # no REPL to command
+                with inner.scope.recording() as before:
+                    renames = self.renames()
+                    try:
+                        result = self.run(inner_stmt, inner)
+                        if repl is not None:
+                            repl.watch(result)
+                    except RecursionError:
+                        raise  # (exec_statement says "nests too deeply")
+                    except Exception as exc:
+                        if repl is None:
+                            raise
+                        if not isinstance(exc, RaspError):  # a bug of ours: as a failing statement
+                            exc = internal_error(exc, inner_stmt.span)
+                        if not isinstance(inner_stmt, ast.For):  # a loop keeps what it did before
+                            inner.scope.undo(before)  # a refused statement binds nothing
+                            self.unrename(renames)  # nor renames an s-op
+                        repl.errors.append(exc.with_span(inner_stmt.span))
+                        continue
+                    for name in inner.scope.changed_since(before):
+                        assigned_at[name] = k
+                if isinstance(inner_stmt, ast.ReplCommand) and (
+                    inner_stmt.command is ast.CommandKind.EXIT
+                ):
+                    break  # the original's REPL stops reading the file there (and goes on)
+        finally:
+            self.loading.pop()
+        # the names it imports, in the order of their last assignment (the REPL lists what the
+        # file's statements bound as they ran: rasp.tools.repl_listing)
+        copied = sorted(
+            ((n, v) for n, v in inner.scope.values.items() if not n.startswith("_") and n != "out"),
+            key=lambda item: assigned_at.get(item[0], -1),
+        )
+        for name, value in copied:
+            frame.scope.assign(name, value, stmt.span)
+        if frame.top and inner.last is not None and inner.last in dict(copied):
+            frame.last = inner.last
+        return StatementResult(
+            ResultKind.LOAD, tuple(n for n, _ in copied), tuple(v for _, v in copied), stmt.span
+        )
+
+
+def _loaded_statements(
+    source: Source, repl: ReplLoading | None
+) -> Sequence[ast.Stmt | RaspSyntaxError]:
+    """A loaded file's statements; in the REPL, a syntax error costs only its statement (and
+    takes its place, to be reported in the file's order)."""
+    if repl is None:
+        return parse(source).statements
+    try:
+        return parse(source).statements
+    except RaspSyntaxError:
+        return parse_recovering(source)

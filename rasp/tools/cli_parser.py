@@ -1,0 +1,281 @@
+"""The `rasp` command line's arguments: `build_parser`, every subcommand's options, and the
+converters that check a number or a path as argparse reads it (a usage error, exit 2).
+`rasp.tools.cli` parses with it, then turns INPUT and VOCAB text into token lists.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rasp import __version__
+from rasp.tools.arguments import grouped_count
+from rasp.tools.help_text import DESCRIPTIONS, FILE_HELP, INPUT_HELP, epilog
+from rasp.tools.pyprogram import add_python_options
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rasp",
+        usage="%(prog)s [-h] [--version] [COMMAND ...]",  # `rasp` alone starts the REPL
+        description=DESCRIPTIONS["rasp"],
+        epilog=epilog("rasp"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"rasp-forge {__version__}")
+    # prog: the subcommands' usage starts `rasp run`, not with the custom usage line above
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, prog="rasp")
+    common = argparse.ArgumentParser(add_help=False)
+    talk = common.add_mutually_exclusive_group()
+    talk.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print only results and errors: no notes, warnings or progress bars",
+    )
+    talk.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also print each step with its time on stderr (and a traceback on an internal error)",
+    )
+
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(
+            name,
+            help=help_text,
+            description=DESCRIPTIONS[name],
+            epilog=epilog(name),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            parents=[common],
+        )
+
+    run = command("run", "run a program (interpreter) or a compiled model")
+    run.add_argument("file", nargs="?", metavar="FILE.rasp", help=FILE_HELP)
+    add_python_options(run)
+    run.add_argument(
+        "--model", metavar="M.safetensors", help="compiled model to run instead of FILE"
+    )
+    run.add_argument("--input", required=True, metavar="INPUT", help=INPUT_HELP)
+    run.add_argument(
+        "--name", help="the s-op to print (default: the last name the program assigns)"
+    )
+    run.add_argument("--json", action="store_true", help="print one JSON list of the outputs")
+    _add_device(run)
+
+    comp = command("compile", "compile a program into a .safetensors model")
+    comp.add_argument("file", metavar="FILE.rasp", help=FILE_HELP)
+    add_python_options(comp)
+    _add_vocab_and_len(comp, required=True)
+    comp.add_argument("--name", help="the s-op to compile (default: the last name assigned)")
+    comp.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT.safetensors",
+        type=_path,
+        help="the model file to write (nothing is written if the compile is refused)",
+    )
+    comp.add_argument("--causal", action="store_true", help="compile with causal attention")
+    comp.add_argument(
+        "--no-head-masks",
+        action="store_false",
+        dest="head_masks",
+        help="give no head a per-head mask (select(indices, indices, op) is then scored from "
+        "N-wide index readings): a larger model that TransformerLens's HookedTransformer runs as is",
+    )
+    _add_max_params(comp)
+    comp.add_argument("--json", action="store_true", help="print what was written as JSON")
+
+    ver = command("verify", "compare a compiled model with the interpreter")
+    ver.add_argument(
+        "file",
+        metavar="FILE.rasp",
+        nargs="?",
+        help=FILE_HELP + " (default with --model: the .rasp program the model records)",
+    )
+    add_python_options(ver)
+    _add_vocab_and_len(
+        ver, required=False, default_note="required, except with --model: the model's"
+    )
+    ver.add_argument(
+        "--name",
+        help="the s-op to verify (default: the model's output with --model, else the last name "
+        "assigned)",
+    )
+    ver.add_argument(
+        "--model", metavar="M.safetensors", help="verify this file (default: compile now)"
+    )
+    ver.add_argument(
+        "--exhaustive-len",
+        type=_non_negative,
+        metavar="K",
+        dest="exhaustive_len",
+        help="check every input up to length K (default: the largest K with at most 20,000 "
+        "such inputs); verify refuses more than 1,000,000 inputs in all (up to about 9 "
+        "minutes on 2 busy cores)",
+    )
+    ver.add_argument(
+        "--samples",
+        type=_non_negative,
+        default=1000,
+        metavar="S",
+        help="distinct random inputs to check past length K (default 1000; where the longer "
+        "lengths hold no more inputs than S, every one is checked instead)",
+    )
+    ver.add_argument(
+        "--sampling",
+        choices=("guided", "uniform"),
+        default="guided",
+        help="guided (default): half the samples uniformly random, half mutants of them kept "
+        "where they reach values of the program's variables that no input before reached; "
+        "uniform: all uniformly random",
+    )
+    ver.add_argument("--seed", type=int, default=0, metavar="X", help="random seed (default 0)")
+    ver.add_argument(
+        "--no-rebuild",
+        action="store_false",
+        dest="rebuild",
+        help="with --model, re-check the certificate against the file's reach without first "
+        "rebuilding it from the program (FILE, else the one the file records): saves a compile, "
+        "but the proof then trusts the file's reach",
+    )
+    _add_max_params(ver, " (without --model)")
+    _add_device(ver)
+    ver.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    show = command("show", "summarise a compiled model (layers, heads, widths, labels)")
+    show.add_argument("model", metavar="M.safetensors", help="a model written by rasp compile")
+    shown = show.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="print the summary as JSON")
+    shown.add_argument(
+        "--source",
+        action="store_true",
+        help="print the program the model was compiled from (its text as compiled), nothing else",
+    )
+
+    draw = command("draw", "draw a program's or model's computation on an input")
+    draw.add_argument(
+        "target",
+        metavar="TARGET",
+        help="a .rasp program (- reads one from standard input), PROG.py:NAME or a "
+        ".safetensors model",
+    )
+    add_python_options(draw)
+    draw.add_argument("--input", required=True, metavar="INPUT", help=INPUT_HELP)
+    draw.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT.png",
+        type=_path,
+        help="the picture to write (its suffix names the format: .png, .svg, .pdf, ...)",
+    )
+    _add_vocab_and_len(draw, required=False)
+    draw.add_argument("--name", help="the s-op to draw (default: the last name assigned)")
+    draw.add_argument(
+        "--dot", metavar="OUT.dot", type=_path, help="also write the graph as DOT text"
+    )
+    _add_max_params(draw, " (a .rasp TARGET only)")
+    draw.add_argument("--json", action="store_true", help="print what was written as JSON")
+
+    export = command("export", "export a compiled model for another library")
+    export.add_argument("model", metavar="M.safetensors", help="a model written by rasp compile")
+    export.add_argument(
+        "--to", required=True, choices=["transformer-lens"], help="the library to export for"
+    )
+    export.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        type=_path,
+        help="the directory to write (made if missing; files of the same names are replaced)",
+    )
+    _add_max_params(export, " once padded to TransformerLens's uniform layer shape")
+    export.add_argument("--json", action="store_true", help="print what was written as JSON")
+
+    repl = command("repl", "interactive RASP (like the original's REPL)")
+    repl.add_argument("file", nargs="?", metavar="FILE.rasp", help="load this program first")
+    parser.subcommand_parsers = dict(sub.choices)  # type: ignore[attr-defined]
+    return parser
+
+
+def _add_vocab_and_len(
+    parser: argparse.ArgumentParser, *, required: bool, default_note: str | None = None
+) -> None:
+    note = f" ({default_note})" if default_note else ""
+    parser.add_argument(
+        "--vocab",
+        required=required,
+        metavar="VOCAB",
+        help="the tokens the model must accept, each once: a JSON list or characters ('abc'); "
+        f"see 'Tokens' below{note}",
+    )
+    parser.add_argument(
+        "--max-len",
+        required=required,
+        type=_positive,
+        metavar="N",
+        dest="max_len",
+        help=f"the longest input the model must accept{note}",
+    )
+
+
+def _add_max_params(parser: argparse.ArgumentParser, when: str = "") -> None:
+    parser.add_argument(
+        "--max-params",
+        type=_parameter_count,
+        metavar="P",
+        dest="max_params",
+        help=f"refuse, before building it, a model predicted to have more than P parameters{when} "
+        "(default 200,000,000: 800 MB of weights)",
+    )
+
+
+def _add_device(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--device",
+        choices=["cpu", "cuda"],
+        default="cpu",
+        help="where a compiled model runs (default cpu)",
+    )
+
+
+def _positive(text: str) -> int:
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _parameter_count(text: str) -> int:
+    """A count written plainly, as the help writes the default (`200,000,000`) or as Python does
+    (`200_000_000`)."""
+    value = grouped_count(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(
+            f"not a whole number >= 1: {text!r} (e.g. 300000000, 300,000,000 or 300_000_000)"
+        )
+    return value
+
+
+def _path(text: str) -> str:
+    """An output path; an empty one (`-o ''`, an unset shell variable) would be the current
+    directory."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path names no file")
+    return text
+
+
+def _non_negative(text: str) -> int:
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
