@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compiler import attention
-from compiler.blocks import Dim, HeadSpec, MLPSpec, PlannedHead
+from compiler.blocks import Dim, HeadSpec, MLPDomain, MLPSpec, PlannedHead
 
 
 @dataclass(frozen=True)
@@ -35,10 +35,28 @@ def head_reads(spec: HeadSpec) -> set[Dim]:
     return set(spec.W_Q) | set(spec.W_K) | set(spec.W_V)
 
 
+def _domain_reads(block: HeadSpec | MLPSpec) -> set[Dim]:
+    """The dims of the readings the certifier evaluates a block at: written before the block too,
+    though its weights may leave some out (an MLP whose output is one number, 0 or 0.0, reads only `one`)."""
+    domain = block.domain
+    if domain is None:
+        return set()
+    if isinstance(domain, MLPDomain):
+        readings = list(domain.readings)
+    else:
+        readings = [*domain.query, *domain.key]
+        readings += [p.reading for p in domain.parts if p.reading is not None]
+        readings += [e for a in domain.atoms for e in (a.query, a.key)]
+    return {dim for e in readings for dim in e.dims()}
+
+
 def schedule_blocks(heads: Sequence[PlannedHead], mlps: Sequence[MLPSpec]) -> Schedule:
     """Layers for every block, as early as dependencies allow (at least one layer)."""
     pending: list[tuple[bool, object]] = [(True, h) for h in heads] + [(False, m) for m in mlps]
-    reads = [head_reads(b.spec) if is_head else set(b.W_in) for is_head, b in pending]  # type: ignore[union-attr]
+    reads = [
+        (head_reads(b.spec) | _domain_reads(b.spec)) if is_head else set(b.W_in) | _domain_reads(b)  # type: ignore[union-attr]
+        for is_head, b in pending
+    ]
     writes = [b.spec.out_dims if is_head else b.out_dims for is_head, b in pending]  # type: ignore[union-attr]
     writer_of = {d: i for i, ws in enumerate(writes) for d in ws}
     placed: dict[int, int] = {}  # block -> sub-layer slot (2l: attention of layer l, 2l+1: its MLP)

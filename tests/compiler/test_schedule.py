@@ -103,3 +103,33 @@ def test_aggregates_of_one_selector_scored_differently_stay_two_heads() -> None:
     assert [sorted(h.name for h in layer.heads) for layer in sched.layers] == [["x", "y"]]
     model = compile_sop(root, list("abc"), 6)
     assert check_inputs(model, root, all_inputs(list("abc"), 6)) == 1092
+
+
+def test_an_mlp_whose_weights_read_only_one_goes_after_the_heads_its_domain_reads() -> None:
+    # Plain fuzz seed 1200107, minimised: `y` is 0 at length 1 and 0.0 beyond (one key, then a
+    # mean), so `second(x, y)` is one number of two types and its MLP's weights read only `one`.
+    # Scheduled by its weights alone it went to layer 0, before the layer-1 head writing `x`,
+    # which the certifier evaluates it at: the compile was refused ("reads '_aggregate_2' at
+    # residual dimension ..., which neither the embedding nor an earlier sublayer writes").
+    from test_compile import all_inputs, check_inputs
+
+    from compiler import compile_sop
+
+    indices = S.IndicesSOp(name="indices")
+    first = S.AggregateSOp(
+        selector=S.Select(keys=indices, queries=S.ConstSOp(value=0), comparison=S.Comparison.EQ),
+        sop=B.tokens(),
+    )
+    same = S.Select(keys=indices, queries=indices, comparison=S.Comparison.EQ)
+    x = S.AggregateSOp(selector=same, sop=first, name="x")
+    every = S.Select(
+        keys=S.ConstSOp(value=0), queries=S.ConstSOp(value=1), comparison=S.Comparison.NEQ
+    )
+    y = S.AggregateSOp(selector=every, sop=B.mapped(lambda i: 0, indices), name="y")
+    root = B.mapped(lambda a, b: b, x, y, name="second")
+    sched = schedule_of(root, n=5)
+    layer_of = {b.name: k for k, layer in enumerate(sched.layers) for b in layer.heads}
+    layer_of |= {m.name: k for k, layer in enumerate(sched.layers) for m in layer.mlps}
+    assert layer_of["second"] >= layer_of["x"]
+    model = compile_sop(root, list("abc"), 5)
+    assert check_inputs(model, root, all_inputs(list("abc"), 5)) == 363
