@@ -102,6 +102,7 @@ class Linear:
         self._tables: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         # the same tables with `at`'s starting terms added (base, 0.0, base size): the first part
         self._first_tables: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._vector_tables: dict[int, tuple[np.ndarray, ...]] = {}
         covered = {self.one, self.bos, self.pad}
         # Readings that share dimensions are views of one s-op: evaluated together (`_shared`).
         self.groups: list[list[int]] = []
@@ -203,25 +204,44 @@ class Linear:
     def _vector(self, reading: Reading, index: np.ndarray) -> Evaluated:
         """Values, errors and magnitudes [P, C] of one vector reading at value indices [P]: each
         value sets its dimensions to exact numbers, which carry the dimensions' errors."""
+        table = self._vector_tables.get(id(reading))
+        if table is None:  # once per reading, as `_categorical`'s (chunks read the same errors)
+            table = self._vector_tables[id(reading)] = self._vector_table(reading)
+        return Evaluated(table[0][index], table[1][index], table[2][index], table[3][index])
+
+    def _vector_table(
+        self, reading: Reading
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """`_vector`'s rows for every value: the values of one number of terms at once, term by
+        term in order (the same float operations on each row as one value at a time: dyck2's
+        index readings at N = 256 took a Python loop of 256 values per chunk)."""
         W, a, r = self.W, self.err.absolute, self.err.relative
         C = W.shape[1]
-        rows, errs, mags, grids = [], [], [], []
-        for terms in reading.terms:
-            value, err, mag = np.zeros(C), np.zeros(C), np.zeros(C)
-            grid = np.zeros(C, dtype=np.int64)
-            for d, x in terms:
-                if d == self.one:
-                    raise ReadError(f"vector reading {reading.name!r} sets the 'one' dimension")
-                value += W[d] * x
-                err += np.abs(W[d]) * (a[d] + r[d] * abs(x))
-                mag += np.abs(W[d] * x)
-                grid = np.maximum(grid, np.where(W[d] != 0, int(dyadic_exponent(np.array(x))), 0))
-            rows.append(value)
-            errs.append(err)
-            mags.append(mag + err)
-            grids.append(grid)
-        table = np.array(rows), np.array(errs), np.array(mags), np.array(grids)  # [values, C]
-        return Evaluated(table[0][index], table[1][index], table[2][index], table[3][index])
+        if any(d == self.one for terms in reading.terms for d, _ in terms):
+            raise ReadError(f"vector reading {reading.name!r} sets the 'one' dimension")
+        n = len(reading.terms)
+        if n == 0:  # (no rows: the arrays as an empty list of them makes)
+            empty = np.array([])
+            return empty, empty, empty, empty
+        value, err, mag = np.zeros((n, C)), np.zeros((n, C)), np.zeros((n, C))
+        grid = np.zeros((n, C), dtype=np.int64)
+        by_count: dict[int, list[int]] = {}
+        for v, terms in enumerate(reading.terms):
+            by_count.setdefault(len(terms), []).append(v)
+        for count, members in by_count.items():
+            rows = np.array(members, dtype=np.int64)
+            v_, e_, m_, g_ = value[rows], err[rows], mag[rows], grid[rows]
+            for j in range(count):
+                dims = np.array([reading.terms[v][j][0] for v in members], dtype=np.int64)
+                # each number as the loop's scalar: a Python number made a float64
+                xs = np.array([float(reading.terms[v][j][1]) for v in members])
+                w = W[dims]  # [m, C]
+                v_ += w * xs[:, None]
+                e_ += np.abs(w) * (a[dims] + r[dims] * np.abs(xs))[:, None]
+                m_ += np.abs(w * xs[:, None])
+                g_ = np.maximum(g_, np.where(w != 0, dyadic_exponent(xs)[:, None], 0))
+            value[rows], err[rows], mag[rows], grid[rows] = v_, e_, m_, g_
+        return value, err, mag + err, grid
 
     def _numerical(self, reading: Reading, x: np.ndarray) -> Evaluated:
         """Values, errors and magnitudes [P, C] of one numerical reading at numbers x [P]."""

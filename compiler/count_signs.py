@@ -45,6 +45,9 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from compiler import vector_maps
 from compiler.blocks import Atom, exact_key
 from compiler.map_values import apply_map
 from compiler.ratio_maps import count_parts, map_leaves, maps_under
@@ -54,6 +57,8 @@ from rasp.operators import strict_key
 
 # map applications over every pair of every candidate (about a second of Python)
 MAX_EVALUATIONS = 2_000_000
+# `_Plan._column_classes`' answer where compiler.vector_maps does not compute the steps
+_LOOP: Any = object()
 
 
 @dataclass(frozen=True)
@@ -292,6 +297,96 @@ class _Plan:
         one = self._per_count(counts)  # (step, its count's value) -> value
         if one is None:
             return None
+        classes = self._column_classes(one, counts)
+        if classes is None:
+            return None
+        if classes is _LOOP:
+            classes = self._loop_classes(one, counts)
+        if classes is None:
+            return None
+        known: dict[int, tuple[tuple[str, str], Atom]] = {}
+        for pair, signs in classes.values():  # the steps above: once per class
+            value = _evaluate(self.shape, pair)
+            if value is None:
+                return None
+            typed = exact_key(value[0])
+            for sign in signs:
+                if known.setdefault(sign, (typed, value[0]))[0] != typed:
+                    return None
+        return SignTable(known[-1][1], known[0][1], known[1][1])
+
+    def _column_classes(
+        self, one: dict[tuple[int, int], Any], counts: range
+    ) -> dict[Any, tuple[tuple[int, int], set[int]]] | None:
+        """`_loop_classes`' classes, each first met at the same pair, from the lowest steps
+        computed on columns at every pair at once (compiler.vector_maps: exactly Python's
+        values); None where one raises, `_LOOP` where that module does not compute one or a key
+        would not say which value it is (-0.0, NaN). dyck1 at N = 256: 66K pairs, 0.4 s one at
+        a time."""
+        pair_count = len(counts) ** 2
+        c1 = np.repeat(np.arange(len(counts), dtype=np.int64), len(counts))  # c1, then c2
+        c2 = np.tile(np.arange(len(counts), dtype=np.int64), len(counts))
+        pairs = (c1, c2)
+        done: dict[int, vector_maps.Column] = {}
+
+        def column(argument: tuple[Any, ...]) -> vector_maps.Column | None:
+            kind, what = argument[0], argument[1]
+            if kind == "const":
+                found = vector_maps.column([what])
+                return None if found is None else vector_maps.broadcast(found, pair_count)
+            if kind == "count":
+                return vector_maps.column(pairs[what].tolist())
+            if len(self.sources[what]) == 2:
+                return done[what]
+            if not self.sources[what]:
+                found = vector_maps.column([one[what, 0]])
+                return None if found is None else vector_maps.broadcast(found, pair_count)
+            (count,) = self.sources[what]
+            found = vector_maps.column([one[what, c] for c in counts])
+            if found is None:
+                return None
+            at = pairs[count]
+            return vector_maps.Column(found.num[at], found.kind[at], found.ok[at])
+
+        for k in self.lowest:
+            fn, args = self.shape[k]
+            columns = [column(a) for a in args]
+            if any(c is None for c in columns):
+                return _LOOP
+            got = vector_maps.apply_columns(fn, columns)  # type: ignore[arg-type]
+            if got is None or not vector_maps.plain(got):
+                return _LOOP
+            if not got.ok.all():
+                return None  # (the loop: a step raises at some pair)
+            done[k] = got
+        keys = []
+        for argument in self.frontier:
+            col = column(argument)
+            if col is None or not vector_maps.plain(col):
+                return _LOOP
+            # a plain value's type and float64 bits name it, as its exact_key does
+            keys += [np.asarray(col.kind, dtype=np.int64), np.asarray(col.num).view(np.int64)]
+        if not keys:
+            keys = [np.zeros(pair_count, dtype=np.int64)]
+        rows = np.ascontiguousarray(np.stack(keys, axis=1))
+        _, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
+        signs = np.sign(c1 - c2)
+        both = np.unique(inverse * 3 + signs + 1)  # each class's signs
+        by_class: dict[int, set[int]] = {}
+        for code in both.tolist():
+            by_class.setdefault(code // 3, set()).add(code % 3 - 1)
+        classes: dict[Any, tuple[tuple[int, int], set[int]]] = {}
+        for cls in np.argsort(first, kind="stable").tolist():  # first met first, as the loop
+            at = int(first[cls])
+            classes[cls] = ((int(c1[at]), int(c2[at])), by_class[cls])
+        return classes
+
+    def _loop_classes(
+        self, one: dict[tuple[int, int], Any], counts: range
+    ) -> dict[Any, tuple[tuple[int, int], set[int]]] | None:
+        """The pairs (c1, c2) grouped by what the steps above the lowest read (their first pair,
+        and the signs of c1 - c2 among them), in the order first met; None where a step raises."""
         classes: dict[tuple[Any, ...], tuple[tuple[int, int], set[int]]] = {}
         # each argument's reader, made once: (N + 1)^2 pairs read them (66K at N = 256)
         lowest = [
@@ -310,16 +405,7 @@ class _Plan:
                     done[k] = found[0]
                 key = tuple([exact_key(read(pair, done)) for read in frontier])
                 classes.setdefault(key, (pair, set()))[1].add((c1 > c2) - (c1 < c2))
-        known: dict[int, tuple[tuple[str, str], Atom]] = {}
-        for pair, signs in classes.values():  # the steps above: once per class
-            value = _evaluate(self.shape, pair)
-            if value is None:
-                return None
-            typed = exact_key(value[0])
-            for sign in signs:
-                if known.setdefault(sign, (typed, value[0]))[0] != typed:
-                    return None
-        return SignTable(known[-1][1], known[0][1], known[1][1])
+        return classes
 
     def _per_count(self, counts: range) -> dict[tuple[int, int], Any] | None:
         """The steps that read one count (or none) at each of its values (a step of none at 0);

@@ -129,6 +129,9 @@ class MeanValues:
         copied = self._copied(selector, sop) if any(w == 1 for w in widths.values()) else None
         averaged = self._averaged(selector, sop) if several and numbers else None
         rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
+        # `means_of` per width, asked once (dyck1 at N = 256: 66K pairs, 256 widths); an empty
+        # answer (too many sums, reported) is asked again, as each pair reported it
+        by_width: dict[int, tuple[Atom, ...]] = {}
         for p, w in widths.items():
             if w == 0:
                 rel[p] = default
@@ -141,7 +144,12 @@ class MeanValues:
             elif copies is not None:
                 rel[p] = known.intern(copies)
             elif numbers:
-                rel[p] = self.means_of(numbers, w, node)
+                found = by_width.get(w)
+                if found is None:
+                    found = self.means_of(numbers, w, node)
+                    if found:
+                        by_width[w] = found
+                rel[p] = found
             else:
                 rel[p] = known.intern([])  # the interpreter refuses to average non-numbers
         return rel, ()

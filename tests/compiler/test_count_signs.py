@@ -3,6 +3,8 @@ mean of votes (compiler.count_signs, through compiler.fraction_means)."""
 
 from __future__ import annotations
 
+import operator
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,6 +15,9 @@ from compiler.count_signs import SignTable, _apply, _evaluate, _Plan, count_sign
 from compiler.dedupe import merge_duplicates
 from compiler.fraction_means import fraction_means
 from rasp import sops as S
+from rasp.arithmetic import PYTHON_BINARY
+from rasp.ast import BinaryOp
+from rasp.operators import PYTHON_UNARY, Lifted, _choose
 from tests.compiler.test_compile import check_inputs, random_inputs
 from tests.compiler.test_fraction_means import assert_same_typed_values
 from tests.compiler.test_total_orders import _program  # the program's `res`
@@ -265,3 +270,50 @@ def test_the_pair_loop_reads_each_argument_as_before(data: st.DataObject) -> Non
     plan = _Plan.of(tuple(shape))  # type: ignore[arg-type]
     max_len = data.draw(st.integers(1, 6))  # (every sign: the compile's N >= 1)
     assert plan.table(max_len) == _pairwise_table(plan, max_len)
+
+
+def _lifted(fn: object, template: tuple[object, ...]) -> Lifted:
+    """An operator's map (as `rasp.operators` makes them): None marks an s-op's place."""
+    return Lifted(fn, template, tuple(k for k, v in enumerate(template) if v is None))  # type: ignore[arg-type]
+
+
+_BINARY = sorted(PYTHON_BINARY.items(), key=lambda item: item[0].value)
+_LIFTED = [
+    *(_lifted(fn, (None, None)) for _, fn in _BINARY),
+    *(_lifted(fn, (None, 1)) for _, fn in _BINARY),
+    *(_lifted(fn, (2.5, None)) for _, fn in _BINARY),
+    _lifted(PYTHON_BINARY[BinaryOp.MUL], (None, -0.0)),  # -0.0 results: the loop decides
+    *(_lifted(fn, (None,)) for fn in PYTHON_UNARY.values()),
+    _lifted(_choose, (None, "x", None)),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_the_pairs_on_columns_give_the_loops_table(data: st.DataObject) -> None:
+    """Random shapes of operators' maps (compiler.vector_maps computes them) over two counts and
+    constants: the lowest steps computed on columns at every pair give the very table of the loop
+    that applies each at each pair (None where the loop's is)."""
+    shape: list[tuple[object, tuple[tuple[object, ...], ...]]] = []
+    # often a balance first and maps of it above (tables of the sign), else any reads
+    balance = data.draw(st.booleans())
+    if balance:
+        shape.append((_lifted(operator.sub, (None, None)), (("count", 0), ("count", 1))))
+    for k in range(len(shape), data.draw(st.integers(1, 5)) + len(shape)):
+        fn = data.draw(st.sampled_from(_LIFTED))
+        sources = [("const", 1), ("const", 0.5), ("const", "b")]
+        sources += [] if balance else [("count", 0), ("count", 1)]
+        sources += [("step", j) for j in range(k)]
+        args = tuple(data.draw(st.sampled_from(sources)) for _ in fn.positions)
+        shape.append((fn, args))
+    plan = _Plan.of(tuple(shape))  # type: ignore[arg-type]
+    max_len = data.draw(st.integers(1, 6))
+    assert plan.table(max_len) == _pairwise_table(plan, max_len)
+
+
+def test_a_balance_is_classed_on_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`indicator(c1 - c2 < 0)`: its pairs are classed on columns, not one by one."""
+    sub, less = _lifted(operator.sub, (None, None)), _lifted(operator.lt, (None, 0))
+    plan = _Plan.of(((sub, (("count", 0), ("count", 1))), (less, (("step", 0),))))
+    monkeypatch.setattr(_Plan, "_loop_classes", None)  # (called: a TypeError)
+    assert plan.table(40) == SignTable(True, False, False)
