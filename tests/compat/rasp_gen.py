@@ -8,7 +8,9 @@ and numerical, with and without a default), `selector_width`, selector `and`/`or
 (`def` ... `return`), `for` loops (over atoms, and over s-ops building an s-op), `set s-op
 example` and `set selector example`, selectors applied to inputs, and the library functions the
 original preloads. rasp_gen_layout spreads some defs and fors over several lines (with comment
-and blank lines), adds trailing comments, recursion and closures. Most expressions are well
+and blank lines), adds trailing comments, recursion and closures; rasp_gen_more adds the REPL's
+`show example`, `set example` of an expression, several values bound to one name, dict
+comprehensions of key expressions, `tokens` rebound, lone comments and `load`. Most expressions are well
 typed; a few are not on purpose, so that errors are compared too.
 
 The generator avoids what docs/language.md (section 7) lists as deliberate differences: `!=`
@@ -23,6 +25,7 @@ import random
 from dataclasses import dataclass
 
 from tests.compat.rasp_gen_layout import laid_out
+from tests.compat.rasp_gen_more import more
 from tests.compat.rasp_gen_odd import ODD, ODD_INPUTS, ODD_SOPS, ODD_STATEMENTS, ODD_STRINGS
 
 NUM, STR, BOOL, LIST, DICT = "num", "str", "bool", "list", "dict"
@@ -51,9 +54,12 @@ class Program:
 
 
 class _Gen:
-    def __init__(self, rng: random.Random, prefix: str, layout: random.Random) -> None:
+    def __init__(
+        self, rng: random.Random, prefix: str, layout: random.Random, extra: random.Random
+    ) -> None:
         self.rng = rng
         self.layout = layout  # its own stream: the statements drawn from rng stay the same
+        self.extra = extra  # rasp_gen_more's, likewise
         self.prefix = prefix
         self.count = 0
         self.names: dict[str, list[str]] = {}
@@ -533,6 +539,7 @@ class _Gen:
         for _ in range(length):
             statements += self.statement()
         statements = laid_out(statements, self.prefix, self.layout)
+        statements = more(statements, self.prefix, self.int_example, self.extra)
         for kind in (*SOPS, SEL):
             for name in self.names.get(kind, [])[:2]:
                 other = self.pick(_INT_EXAMPLES if self.int_example else _STRING_EXAMPLES)
@@ -548,4 +555,9 @@ _ATOM_OF = {NSOP: NUM, SSOP: STR, BSOP: BOOL}
 def generate(seed: int, count: int, length: int = 8) -> list[Program]:
     """`count` programs of about `length` statements each, the same ones for the same seed."""
     rng = random.Random(seed)
-    return [_Gen(rng, f"p{i}_", random.Random(f"{seed}:{i}")).program(length) for i in range(count)]
+    return [
+        _Gen(
+            rng, f"p{i}_", random.Random(f"{seed}:{i}"), random.Random(f"{seed}:{i}:more")
+        ).program(length)
+        for i in range(count)
+    ]
