@@ -286,6 +286,18 @@ def test_a_float_overflow_at_a_position_names_the_operation() -> None:
     assert "position 0" in (info.value.hint or "")
 
 
+@pytest.mark.parametrize("values", ["indices + 10 ^ 400", "(indices + 1) * 10 ^ 308"])
+def test_a_mean_past_the_float_range_is_a_located_error(values: str) -> None:
+    """A mean of whole numbers whose sum no float holds was an internal error (OverflowError:
+    "int too large to convert to float"); the original fails there too."""
+    i = run(f"y = aggregate(select(indices, indices, <=), {values});")
+    with pytest.raises(RaspRuntimeError) as info:
+        evaluate(i.get("y"), ["a", "b"])
+    assert info.value.message.startswith("the mean of 2 selected values, whose sum is a ")
+    assert info.value.message.endswith("is too large for a float (the largest is about 1.8e308)")
+    assert info.value.span is not None and info.value.span.col == 5
+
+
 def test_evaluation_errors_point_at_the_node() -> None:
     i = run("y = 1 / indices;")
     with pytest.raises(RaspRuntimeError) as info:
