@@ -136,6 +136,8 @@ class _Inference:
                         or selects_one_by_count(self.g, node, known.values.__getitem__)
                         or selects_one_by_rank(self.g, node, known.values.__getitem__)  # a sort
                     )
+                case Op.AGGREGATE if node.inputs[1] in self.failed:
+                    pass  # its values are reported already (means of them may not be floats)
                 case Op.AGGREGATE:
                     selector, sop = node.inputs
                     rel, vals = self.means.aggregate_values(
