@@ -241,6 +241,9 @@ def test_arity_error_points_at_the_call() -> None:
         ("x = 10 ^ 400 % 2.0;", RaspRuntimeError, "a 401-digit number % 2.0 is too large"),
         ("x = 10 ^ 400 + 0.5;", RaspRuntimeError, "a 401-digit number + 0.5 is too large"),
         ("x = range(10000000);", RaspRuntimeError, "longer than"),
+        # its length was an internal error (OverflowError: len() of a range past sys.maxsize)
+        ("x = range(10 ^ 400);", RaspRuntimeError, "a range longer than 100000 items"),
+        ("x = len(range(5, 10 ^ 30));", RaspRuntimeError, "a range longer than 100000 items"),
         ("def f(x) { return f(x); } x = f(1);", RaspRuntimeError, "deeper than"),
         ("x = len(3);", RaspTypeError, "non-list"),
         ("for a, b in [1] { }", RaspTypeError, "single value"),
