@@ -182,7 +182,7 @@ class Evaluator:
             except (ValueError, TypeError, OverflowError):
                 raise RaspInputError(
                     f"cannot read the input as tokens_{kind}: {kind}() cannot read the token "
-                    f"{token!r} at position {position}",
+                    f"{operand_text(token)} at position {position}",
                     node.span,
                     f"tokens_{kind} reads every token with {kind}(): give an input of numbers, "
                     "such as [3, 1, 2]",
