@@ -136,6 +136,11 @@ class _Inference:
                         or selects_one_by_count(self.g, node, known.values.__getitem__)
                         or selects_one_by_rank(self.g, node, known.values.__getitem__)  # a sort
                     )
+                case Op.AGGREGATE if any(
+                    isinstance(v, int) and abs(v) >= FLOAT64_END
+                    for v in known.values[node.inputs[1]]
+                ):
+                    pass  # reported at its values, whose means no float holds (OverflowError)
                 case Op.AGGREGATE:
                     selector, sop = node.inputs
                     rel, vals = self.means.aggregate_values(

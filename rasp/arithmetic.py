@@ -16,27 +16,17 @@ from typing import Any
 from rasp.ast import BinaryOp
 from rasp.errors import RaspRuntimeError
 from rasp.values import kind_name
-from rasp.wording import with_article
+from rasp.wording import FLOAT_LIMIT, operand_text, with_article
 
 # Lists and strings are for organising a program; cap them so a typo cannot exhaust memory.
 MAX_COLLECTION = 100_000
 _MAX_POWER_BITS = 100_000
 
 
-_FLOAT_LIMIT = "the largest is about 1.8e308"
-
-
-def _operand_text(value: Any) -> str:
-    """A number as an overflow message shows it: a whole number of hundreds of digits by size."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**20:
-        return f"a {len(str(abs(value)))}-digit number"
-    return repr(value)
-
-
 def _too_large(op_text: str, left: Any, right: Any) -> RaspRuntimeError:
     # Python says "int too large to convert to float": name the operation, as `10.0 ^ 400` does
-    shown = f"{_operand_text(left)} {op_text} {_operand_text(right)}"
-    return RaspRuntimeError(f"{shown} is too large for a float ({_FLOAT_LIMIT})")
+    shown = f"{operand_text(left)} {op_text} {operand_text(right)}"
+    return RaspRuntimeError(f"{shown} is too large for a float ({FLOAT_LIMIT})")
 
 
 def power(base: Any, exponent: Any) -> Any:

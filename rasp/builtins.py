@@ -45,7 +45,11 @@ def make_range(args: list[Any], span: Span) -> list[int]:
         result = range(*args)
     except ValueError as exc:
         raise RaspRuntimeError(str(exc), span) from None
-    if len(result) > MAX_COLLECTION:
+    try:
+        too_long = len(result) > MAX_COLLECTION
+    except OverflowError:  # `range(10 ^ 400)`: its length is past what len() returns
+        too_long = True
+    if too_long:
         raise RaspRuntimeError(f"a range longer than {MAX_COLLECTION} items", span)
     return list(result)
 

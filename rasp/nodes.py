@@ -17,6 +17,7 @@ from enum import Enum
 from typing import Any
 
 from rasp.errors import Span
+from rasp.wording import int_text
 
 Atom = int | float | str | bool | None
 
@@ -91,8 +92,14 @@ class TokenKind(Enum):
     ASIS = "asis"
 
 
+def _token_text(token: Any) -> str:
+    """`str(token)`, also for an int past Python's 4,300-digit limit on writing one, which the
+    REPL prints in full too (docs/language.md, section 6)."""
+    return int_text(token) if isinstance(token, int) else str(token)
+
+
 _TOKEN_CONVERT: dict[TokenKind, Callable[[Any], Any]] = {
-    TokenKind.STR: str,
+    TokenKind.STR: _token_text,
     TokenKind.INT: int,
     TokenKind.FLOAT: float,
     TokenKind.BOOL: bool,

@@ -65,7 +65,7 @@ from rasp.seqvalues import (  # noqa: F401
     sum_in_order,
     type_of_value,
 )
-from rasp.wording import atom_text, int_text
+from rasp.wording import FLOAT_LIMIT, atom_text, int_text, operand_text
 
 MAP_MIXED_HINT = (
     "an operation must give one type at every position: numbers and bools mix, strings do not"
@@ -182,7 +182,7 @@ class Evaluator:
             except (ValueError, TypeError, OverflowError):
                 raise RaspInputError(
                     f"cannot read the input as tokens_{kind}: {kind}() cannot read the token "
-                    f"{token!r} at position {position}",
+                    f"{operand_text(token)} at position {position}",
                     node.span,
                     f"tokens_{kind} reads every token with {kind}(): give an input of numbers, "
                     "such as [3, 1, 2]",
@@ -308,8 +308,10 @@ class Evaluator:
                 # tracr's mean, or the original's `sum(values) * 1.0 / n` (which rounds a sum
                 # of whole numbers to a float before dividing), added in key order
                 total = sum_in_order(picked)
-                total = total if node.bools_as_numbers else total * 1.0
-                out.append(total / len(picked))
+                try:
+                    out.append((total if node.bools_as_numbers else total * 1.0) / len(picked))
+                except OverflowError:  # whole numbers past float's range: no internal error
+                    raise _mean_too_large(node, total, len(picked)) from None
             else:
                 raise _average_error(node)
         return make_seq(out, node.span, loose=node.loose, mixed_hint=AGGREGATE_MIXED_HINT)
@@ -347,6 +349,15 @@ def _averageable(picked: Sequence[Any], bools_as_numbers: bool) -> bool:
     if not all(isinstance(v, (int, float)) for v in picked):
         return False
     return bools_as_numbers or not all(isinstance(v, bool) for v in picked)
+
+
+def _mean_too_large(node: AggregateSOp, total: Any, count: int) -> RaspRuntimeError:
+    # Python says only "int too large to convert to float" (or "integer division result ...")
+    return RaspRuntimeError(
+        f"the mean of {count} selected values, whose sum is {operand_text(total)}, "
+        f"is too large for a float ({FLOAT_LIMIT})",
+        node.span,
+    )
 
 
 def _average_error(node: AggregateSOp) -> RaspRuntimeError:

@@ -42,6 +42,16 @@ def atom_text(value: object) -> str:
     return str(value)
 
 
+FLOAT_LIMIT = "the largest is about 1.8e308"
+
+
+def operand_text(value: object) -> str:
+    """A number as an overflow message shows it: a whole number of hundreds of digits by size."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**20:
+        return f"a {len(int_text(abs(value)))}-digit number"
+    return repr(value)
+
+
 def int_text(value: int) -> str:
     """`str(value)`, also for an int past Python's limit on int-to-text conversion (4,300 digits
     by default, `sys.set_int_max_str_digits`), where `str` raises ValueError: a program's ints may

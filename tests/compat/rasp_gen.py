@@ -9,8 +9,10 @@ and numerical, with and without a default), `selector_width`, selector `and`/`or
 example` and `set selector example`, selectors applied to inputs, and the library functions the
 original preloads. rasp_gen_exprs draws the expressions, this module the statements.
 rasp_gen_layout spreads some defs and fors over several lines (with comment and blank lines),
-adds trailing comments, recursion and closures. Most expressions are well typed; a few are not
-on purpose, so that errors are compared too.
+adds trailing comments, recursion and closures; rasp_gen_more adds the REPL's `show example`,
+`set example` of an expression, several values bound to one name, dict comprehensions of key
+expressions, `tokens` rebound, lone comments and `load`. Most expressions are well typed; a few
+are not on purpose, so that errors are compared too.
 
 The generator avoids what docs/language.md (section 7) lists as deliberate differences: `!=`
 outside `select`, indexing a parenthesized value, several statements on a line, `and`/`or`/`not`/
@@ -41,6 +43,7 @@ from tests.compat.rasp_gen_exprs import (
     ExprGen,
 )
 from tests.compat.rasp_gen_layout import laid_out
+from tests.compat.rasp_gen_more import more
 from tests.compat.rasp_gen_odd import ODD, ODD_INPUTS, ODD_SOPS, ODD_STATEMENTS
 
 _STRING_EXAMPLES = ('"hello"', '"abcab"', '"aab"', '"z"', '"baaac"', '["the", "cat", "a"]')
@@ -57,6 +60,14 @@ class Program:
 
 
 class _Gen(ExprGen):
+    def __init__(
+        self, rng: random.Random, prefix: str, layout: random.Random, extra: random.Random
+    ) -> None:
+        super().__init__(rng, prefix, layout)
+        self.extra = (
+            extra  # rasp_gen_more's own stream: the statements drawn from rng stay the same
+        )
+
     # -- statements ------------------------------------------------------------------------
     def statement(self) -> list[str]:
         roll = self.rng.random()
@@ -219,6 +230,7 @@ class _Gen(ExprGen):
         for _ in range(length):
             statements += self.statement()
         statements = laid_out(statements, self.prefix, self.layout)
+        statements = more(statements, self.prefix, self.int_example, self.extra)
         for kind in (*SOPS, SEL):
             for name in self.names.get(kind, [])[:2]:
                 other = self.pick(_INT_EXAMPLES if self.int_example else _STRING_EXAMPLES)
@@ -231,4 +243,9 @@ class _Gen(ExprGen):
 def generate(seed: int, count: int, length: int = 8) -> list[Program]:
     """`count` programs of about `length` statements each, the same ones for the same seed."""
     rng = random.Random(seed)
-    return [_Gen(rng, f"p{i}_", random.Random(f"{seed}:{i}")).program(length) for i in range(count)]
+    return [
+        _Gen(
+            rng, f"p{i}_", random.Random(f"{seed}:{i}"), random.Random(f"{seed}:{i}:more")
+        ).program(length)
+        for i in range(count)
+    ]

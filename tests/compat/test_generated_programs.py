@@ -76,6 +76,15 @@ def test_the_generator_reaches_the_whole_language() -> None:
         "_od(",  # two functions calling each other
         "_in;",  # a closure returned
         "_get(",  # a global read at the call
+        "show example",  # rasp_gen_more: the REPL's show commands
+        "show selector example",
+        "_ex\n",  # set example of a name
+        "_mv = ",  # several values bound to one name
+        "_dc = {a ",  # a dict comprehension of a key expression over two names
+        "_rs = range(",  # range with a step
+        "tokens = tokens_",  # tokens rebound
+        "\n#\n",  # a comment alone on a line
+        'load "paper_examples";',
     ):
         assert word in text, word
 

@@ -406,6 +406,20 @@ def test_an_int_past_pythons_digit_limit_is_shown_and_the_session_goes_on() -> N
     assert session.feed("z = 3;") == "    value: z =  3"
 
 
+def test_an_input_token_past_pythons_digit_limit_is_read_as_text_or_refused_located() -> None:
+    """A token of 6,021 digits: tokens_str read it with `str` (ValueError), and the error for
+    tokens_float, which writes the token, raised ValueError again: an internal error."""
+    import decimal
+
+    session = ReplSession()
+    big = str(decimal.Decimal(2**20000))
+    session.feed("set example [2 ^ 20000, 1]")
+    assert f"[{big}, 1] (strings)" in session.feed("tokens_str;")
+    printed = session.feed("tokens_float;")
+    assert printed.startswith("<repl>:1:1: error: cannot read the input as tokens_float: float() ")
+    assert "the token a 6021-digit number at position 0" in printed
+
+
 def test_a_long_def_body_is_not_parsed_again_at_each_line(
     parsed_lengths: list[int],
 ) -> None:

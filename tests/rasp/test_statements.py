@@ -241,6 +241,9 @@ def test_arity_error_points_at_the_call() -> None:
         ("x = 10 ^ 400 % 2.0;", RaspRuntimeError, "a 401-digit number % 2.0 is too large"),
         ("x = 10 ^ 400 + 0.5;", RaspRuntimeError, "a 401-digit number + 0.5 is too large"),
         ("x = range(10000000);", RaspRuntimeError, "longer than"),
+        # its length was an internal error (OverflowError: len() of a range past sys.maxsize)
+        ("x = range(10 ^ 400);", RaspRuntimeError, "a range longer than 100000 items"),
+        ("x = len(range(5, 10 ^ 30));", RaspRuntimeError, "a range longer than 100000 items"),
         ("def f(x) { return f(x); } x = f(1);", RaspRuntimeError, "deeper than"),
         ("x = len(3);", RaspTypeError, "non-list"),
         ("for a, b in [1] { }", RaspTypeError, "single value"),
@@ -284,6 +287,18 @@ def test_a_float_overflow_at_a_position_names_the_operation() -> None:
         evaluate(i.get("y"), ["1"])
     assert info.value.message.startswith("1.0 * a 401-digit number is too large for a float")
     assert "position 0" in (info.value.hint or "")
+
+
+@pytest.mark.parametrize("values", ["indices + 10 ^ 400", "(indices + 1) * 10 ^ 308"])
+def test_a_mean_past_the_float_range_is_a_located_error(values: str) -> None:
+    """A mean of whole numbers whose sum no float holds was an internal error (OverflowError:
+    "int too large to convert to float"); the original fails there too."""
+    i = run(f"y = aggregate(select(indices, indices, <=), {values});")
+    with pytest.raises(RaspRuntimeError) as info:
+        evaluate(i.get("y"), ["a", "b"])
+    assert info.value.message.startswith("the mean of 2 selected values, whose sum is a ")
+    assert info.value.message.endswith("is too large for a float (the largest is about 1.8e308)")
+    assert info.value.span is not None and info.value.span.col == 5
 
 
 def test_evaluation_errors_point_at_the_node() -> None:
