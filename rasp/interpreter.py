@@ -376,6 +376,7 @@ class Interpreter:
         inner = _Frame(Scope(self._prelude, self._reserved, stmt.path), top=True)
         self._loading.append(path)
         assigned_at: dict[str, int] = {}  # name -> the last statement that (re)bound it
+        renamed_before = len(self._renamed)
         try:
             for k, inner_stmt in enumerate(statements):
                 if isinstance(inner_stmt, RaspSyntaxError):  # (only in the REPL)
@@ -407,6 +408,11 @@ class Interpreter:
                     inner_stmt.command is ast.CommandKind.EXIT
                 ):
                     break  # the original's REPL stops reading the file there (and goes on)
+        except BaseException:
+            # a load that does not end (Ctrl-C, too deep) binds nothing: nor do its statements
+            # keep the names they gave shared s-ops (`tokens = tokens_int;` in the file)
+            self._unrename(renamed_before)
+            raise
         finally:
             self._loading.pop()
         # the names it imports, in the order of their last assignment (the REPL lists what the
