@@ -17,6 +17,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from rasp import __version__
 from rasp.errors import ErrorKind, RaspError
@@ -353,7 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(err.render(), file=sys.stderr)
         return 1
     except OSError as exc:
-        return _failed(args, _os_error_text(exc))
+        return _failed(args, _os_error_text(exc, args))
     except MemoryError as exc:  # the work is too large for this machine, not a bug
         # (`rasp export` of a file without W_pos whose header says max_len 10**9 pads a 30 GB W_pos)
         return _failed(args, _memory_text(exc))
@@ -538,12 +539,35 @@ def _silence_stdout() -> None:
         pass
 
 
-def _os_error_text(exc: OSError) -> str:
-    if isinstance(exc, IsADirectoryError) and exc.filename is not None:  # as rasp.sources says it
-        return f"cannot read {exc.filename}: it is a directory"
-    if exc.filename is not None:
-        return f"cannot read {exc.filename}: {exc.strerror or exc}"
-    return str(exc)
+def _os_error_text(exc: OSError, args: argparse.Namespace | None) -> str:
+    """`cannot read|write PATH: reason`, by what the command line says PATH is (an OSError does
+    not say whether it came from a read or a write: a full disk said "cannot read OUT"); a path
+    that is neither (a temporary file) is named without a guess."""
+    if exc.filename is None:
+        return str(exc)
+    path = str(exc.filename)
+    reason = (  # (as rasp.sources says it)
+        "it is a directory" if isinstance(exc, IsADirectoryError) else exc.strerror or str(exc)
+    )
+    verb = _os_error_verb(path, args)
+    return f"{path}: {reason}" if verb is None else f"cannot {verb} {path}: {reason}"
+
+
+def _os_error_verb(path: str, args: argparse.Namespace | None) -> str | None:
+    """"write" for a path the command writes (-o, --dot, a file in export's -o directory), "read"
+    for one it reads (FILE, --model, M, TARGET), None for another."""
+    given = vars(args) if args is not None else {}
+    written = [given.get("output"), given.get("dot")]
+    read = [given.get(key) for key in ("file", "model", "target")]
+    here = Path(path).absolute()
+    for verb, paths in (("write", written), ("read", read)):
+        for named in paths:
+            if not isinstance(named, str | Path):
+                continue
+            where = Path(named).absolute()
+            if here == where or (verb == "write" and here.parent == where):
+                return verb
+    return None
 
 
 if __name__ == "__main__":  # `python -m rasp.tools.cli` as `rasp` (it ran nothing and exited 0)
