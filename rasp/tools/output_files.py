@@ -53,10 +53,9 @@ def check_writable(path: str | Path, *, renamed: bool = False) -> None:
             "file into place, which would replace it)",
             kind=ErrorKind.IO,
         )
-    if not out.parent.is_dir():
-        raise RaspError(
-            f"cannot write {out}: directory {out.parent} does not exist", kind=ErrorKind.IO
-        )
+    missing = no_directory(out)
+    if missing is not None:
+        raise RaspError(f"cannot write {out}: {missing}", kind=ErrorKind.IO)
     try:
         with tempfile.TemporaryFile(dir=out.parent):
             pass
@@ -64,6 +63,17 @@ def check_writable(path: str | Path, *, renamed: bool = False) -> None:
         raise RaspError(f"cannot write {out}: {exc.strerror or exc}", kind=ErrorKind.IO) from None
     if out.exists() and not os.access(out, os.W_OK):
         raise RaspError(f"cannot write {out}: permission denied", kind=ErrorKind.IO)
+
+
+def no_directory(path: str | Path) -> str | None:
+    """Why `path`'s directory cannot take it (None where it is a directory): it does not exist,
+    or it is a file (which was said not to exist)."""
+    parent = Path(path).parent
+    if parent.is_dir():
+        return None
+    if parent.exists():
+        return f"{parent} is not a directory"
+    return f"directory {parent} does not exist"
 
 
 @contextmanager
