@@ -554,7 +554,7 @@ def _os_error_text(exc: OSError, args: argparse.Namespace | None) -> str:
 
 
 def _os_error_verb(path: str, args: argparse.Namespace | None) -> str | None:
-    """"write" for a path the command writes (-o, --dot, a file in export's -o directory), "read"
+    """`write` for a path the command writes (-o, --dot, a file in export's -o directory), `read`
     for one it reads (FILE, --model, M, TARGET), None for another."""
     given = vars(args) if args is not None else {}
     written = [given.get("output"), given.get("dot")]
