@@ -346,7 +346,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `rasp show M | head`: the reader left; nothing more to say
         _silence_stdout()
         return 141  # 128 + SIGPIPE, as a program killed by the signal would report
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # (--json: still one object on stdout, for whoever reads it)
+        print_failure(bool(getattr(args, "json", False)), RaspError("interrupted"))
         print("interrupted", file=sys.stderr)
         return 130
     except RaspError as err:
