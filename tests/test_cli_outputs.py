@@ -182,3 +182,33 @@ def test_draw_never_writes_over_its_target(
     )
     assert code == 2 and err.endswith(f"--dot {model} is TARGET itself; name another file\n")
     assert model.read_bytes() == reverse_model.read_bytes()
+
+
+def test_a_python_programs_source_is_never_written_over(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`PROG.py:NAME` was not compared with the outputs: `draw p.py:x --dot p.py`, and -o through
+    a link to p.py (compile's and draw's), replaced the program's source with a graph, weights or
+    a picture. Refused as for a .rasp program."""
+    pytest.importorskip("matplotlib")
+    program = tmp_path / "p.py"
+    source = "from rasp import tracr as rasp\nx = rasp.Map(lambda t: t, rasp.tokens)\n"
+    program.write_text(source)
+    target = f"{program}:x"
+    link_model, link_png = tmp_path / "l.safetensors", tmp_path / "l.png"
+    link_model.symlink_to(program)
+    link_png.symlink_to(program)
+    png = str(tmp_path / "d.png")
+    compile_argv = ["compile", target, "--vocab", "ab", "--max-len", "2", "-o", str(link_model)]
+    code, _, err = run(capsys, *compile_argv)
+    assert code == 2 and err.endswith(
+        f"rasp compile: error: -o {link_model} is the program itself; write the model to "
+        "another file\n"
+    )
+    for option, out in (("-o", str(link_png)), ("--dot", str(program))):
+        argv = ["draw", target, "--input", "ab", "-o", png, option, out]
+        if option == "-o":
+            argv = ["draw", target, "--input", "ab", "-o", out]
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and err.endswith(f"{option} {out} is TARGET itself; name another file\n")
+    assert program.read_text() == source

@@ -21,7 +21,7 @@ from typing import Any
 from rasp.errors import ErrorKind, RaspError
 from rasp.tools import model_steps as steps
 from rasp.tools.console import Console
-from rasp.tools.pyprogram import is_python_target
+from rasp.tools.pyprogram import is_python_target, split_target
 
 
 def _compile(
@@ -51,6 +51,14 @@ def _compile(
     return compiled, warnings
 
 
+def _source_file(target: str) -> str | None:
+    """The file a command's program or model is read from (a Python target's program file too:
+    `draw p.py:x --dot p.py` replaced its source), to keep outputs off it; None for stdin."""
+    if target == "-":
+        return None
+    return split_target(target)[0] if is_python_target(target) else target
+
+
 def _check_writable(path: str | Path | None, *, renamed: bool = False) -> None:
     """Refuse an output path up front, before minutes of compiling or drawing (`renamed`: see
     `check_writable`)."""
@@ -72,7 +80,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from rasp.tools.model_file import read_model_file
     from rasp.tools.output_files import same_file, user_mode, writing
 
-    if args.file != "-" and not is_python_target(args.file) and same_file(args.file, args.output):
+    source = _source_file(args.file)
+    if source is not None and same_file(source, args.output):
         return steps.usage_error(
             "compile", f"-o {args.output} is the program itself; write the model to another file"
         )
@@ -245,9 +254,10 @@ def _draw(args: argparse.Namespace) -> int:
         return steps.usage_error("draw", f"argument -o/--output: {problem}")
     from rasp.tools.output_files import same_file
 
-    if args.target != "-" and not is_python_target(args.target):
+    source = _source_file(args.target)
+    if source is not None:
         for option, out in (("-o", args.output), ("--dot", args.dot)):
-            if out is not None and same_file(args.target, out):
+            if out is not None and same_file(source, out):
                 return steps.usage_error(
                     "draw", f"{option} {out} is TARGET itself; name another file"
                 )
