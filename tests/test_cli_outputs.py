@@ -47,6 +47,50 @@ def test_an_unwritable_output_is_refused_before_compiling(
     assert len(err.splitlines()) == 1
 
 
+@pytest.mark.parametrize("link_to", ["missing/m.safetensors", "UNWRITABLE", "loop"])
+def test_an_output_link_is_checked_where_it_points_before_compiling(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    link_to: str,
+) -> None:
+    """compile -o LINK writes LINK's target, but only the link's own directory was checked: a link
+    into a missing or unwritable directory was refused after the compile (minutes), and a link to
+    itself was an internal error (`RuntimeError: Symlink loop`)."""
+
+    def never(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("compiled for an output that cannot be written")
+
+    monkeypatch.setattr("rasp.tools.model_steps.compile_sop", never)
+    link = tmp_path / "l.safetensors"
+    target = {"UNWRITABLE": UNWRITABLE / "m.safetensors", "loop": link}.get(
+        link_to, tmp_path / link_to
+    )
+    if link_to == "UNWRITABLE" and not UNWRITABLE.is_dir():
+        pytest.skip("needs Linux /proc")
+    link.symlink_to(target)
+    argv = ["compile", REVERSE, "--vocab", "abc", "--max-len", "3", "-o", str(link)]
+    code, out, err = run(capsys, *argv)
+    assert code == 1 and out == "" and err.startswith(f"error: cannot write {link}"), err
+    assert len(err.splitlines()) == 1 and link.is_symlink()
+
+
+def test_draw_refuses_an_output_link_loop(
+    capsys: pytest.CaptureFixture[str], reverse_model: Path, tmp_path: Path
+) -> None:
+    """A link to itself as -o or --dot with both given was an internal error (RuntimeError:
+    Symlink loop, from Path.resolve)."""
+    loop = tmp_path / "loop.png"
+    loop.symlink_to(loop)
+    draw = ["draw", str(reverse_model), "--input", "abc"]
+    for extra in (
+        ["-o", str(loop), "--dot", str(tmp_path / "x.dot")],
+        ["-o", str(tmp_path / "x.png"), "--dot", str(loop)],
+    ):
+        code, _, err = run(capsys, *draw, *extra)
+        assert code == 1 and err.startswith(f"error: cannot write {loop}: "), err
+
+
 def test_a_failed_save_is_one_cannot_write_line(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -262,10 +263,11 @@ def _draw(args: argparse.Namespace) -> int:
                     "draw", f"{option} {out} is TARGET itself; name another file"
                 )
     if args.dot is not None:
-        picture = Path(args.output).resolve()
-        if Path(args.dot).resolve() == picture:
+        # (os.path.realpath: Path.resolve raised RuntimeError, an internal error, on a link loop)
+        picture = os.path.realpath(args.output)
+        if os.path.realpath(args.dot) == picture:
             return steps.usage_error("draw", f"--dot {args.dot}: the same file as -o {args.output}")
-        if rendered_path(args.dot).resolve() == picture:
+        if os.path.realpath(rendered_path(args.dot)) == picture:
             return steps.usage_error(
                 "draw",
                 f"--dot {args.dot}: graphviz renders it to {rendered_path(args.dot)}, the "
