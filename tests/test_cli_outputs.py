@@ -91,6 +91,21 @@ def test_draw_refuses_an_output_link_loop(
         assert code == 1 and err.startswith(f"error: cannot write {loop}: "), err
 
 
+@pytest.mark.parametrize("target", ["missing", "loop"])
+def test_export_to_a_link_to_no_directory_says_so(
+    capsys: pytest.CaptureFixture[str], reverse_model: Path, tmp_path: Path, target: str
+) -> None:
+    """-o LINK, a link to a missing directory or to itself, said 'cannot write LINK: File exists'
+    (mkdir's error)."""
+    link = tmp_path / "tl"
+    link.symlink_to(tmp_path / ("tl" if target == "loop" else target))
+    code, out, err = run(
+        capsys, "export", str(reverse_model), "--to", "transformer-lens", "-o", str(link)
+    )
+    assert code == 1 and out == "" and "File exists" not in err
+    assert err.startswith(f"error: cannot write {link}: it is a link to no directory"), err
+
+
 def test_a_failed_save_is_one_cannot_write_line(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
