@@ -271,3 +271,38 @@ def test_a_python_programs_source_is_never_written_over(
         code, _, err = run(capsys, *argv)
         assert code == 2 and err.endswith(f"{option} {out} is TARGET itself; name another file\n")
     assert program.read_text() == source
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize(
+    ("extra", "error"),
+    [
+        (["--json"], "error: cannot write standard output: No space left on device"),
+        ([], "error: cannot write standard output: No space left on device"),
+        (["--json", "BAD"], "error: {bad}: not a safetensors file"),
+    ],
+)
+def test_a_full_standard_output_is_one_error_line(
+    reverse_model: Path, tmp_path: Path, extra: list[str], error: str
+) -> None:
+    """`rasp show M --json > /dev/full` printed two tracebacks (the result's print, then the
+    failure object's in the handler); without --json, `error: [Errno 28] ...` naming nothing."""
+    import os
+    import subprocess
+
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes(b"garbage")
+    model = str(bad) if "BAD" in extra else str(reverse_model)
+    argv = [sys.executable, "-m", "rasp", "show", model, *(e for e in extra if e != "BAD")]
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            argv,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+            timeout=120,
+            check=False,
+        )
+    err = done.stderr.decode()
+    assert done.returncode == 1 and "Traceback" not in err and "Exception ignored" not in err
+    assert err.startswith(error.format(bad=bad)), err

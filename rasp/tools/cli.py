@@ -31,7 +31,7 @@ from rasp.tools.arguments import (
     refuse_model_file,
     select_output,
 )
-from rasp.tools.console import Console
+from rasp.tools.console import Console, StdoutError, flush_stdout
 from rasp.tools.error_json import print_failure
 from rasp.tools.help_text import DESCRIPTIONS, FILE_HELP, INPUT_HELP, epilog
 from rasp.tools.pyprogram import (
@@ -340,19 +340,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = _parse_arguments(parser, argv)
         _parse_token_arguments(parser, args)
-        return _dispatch(parser, args)
+        code = _dispatch(parser, args)
+        flush_stdout()  # (a full disk under stdout is this command's error, said below)
+        return code
     except SystemExit as exc:  # argparse: usage errors (2), --help and --version (0)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BrokenPipeError:  # `rasp show M | head`: the reader left; nothing more to say
         _silence_stdout()
         return 141  # 128 + SIGPIPE, as a program killed by the signal would report
     except KeyboardInterrupt:  # (--json: still one object on stdout, for whoever reads it)
-        print_failure(bool(getattr(args, "json", False)), RaspError("interrupted"))
+        _print_failure(args, RaspError("interrupted"))
         print("interrupted", file=sys.stderr)
         return 130
     except RaspError as err:
-        print_failure(bool(getattr(args, "json", False)), err)  # (--json: one object on stdout)
+        _print_failure(args, err)  # (--json: one object on stdout)
         print(err.render(), file=sys.stderr)
+        return 1
+    except StdoutError as exc:  # (`> /dev/full`: nothing more can go there, JSON or not)
+        _silence_stdout()
+        print(f"error: cannot write standard output: {exc.strerror or exc}", file=sys.stderr)
         return 1
     except OSError as exc:
         return _failed(args, _os_error_text(exc, args))
@@ -371,9 +377,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _failed(args: argparse.Namespace | None, text: str, prefix: str = "error: ") -> int:
     """Exit 1 with `error: TEXT` on stderr and, under --json, the `{ok: false, ...}` object on
     stdout that a `RaspError` gets (a JSON consumer read empty output for these)."""
-    print_failure(bool(getattr(args, "json", False)), RaspError(text, kind=ErrorKind.IO))
+    _print_failure(args, RaspError(text, kind=ErrorKind.IO))
     print(f"{prefix}{text}", file=sys.stderr)
     return 1
+
+
+def _print_failure(args: argparse.Namespace | None, err: RaspError) -> None:
+    """Under --json, `err`'s object on stdout; where stdout cannot take it (a full disk, a reader
+    that left), stderr's error line says it alone (it raised from the handler: a traceback)."""
+    try:
+        print_failure(bool(getattr(args, "json", False)), err)
+        flush_stdout()
+    except OSError:
+        _silence_stdout()
 
 
 def _out_of_memory(exc: RuntimeError) -> bool:

@@ -33,6 +33,33 @@ _UNITS = {
 }
 
 
+class StdoutError(OSError):
+    """Standard output could not be written (`> /dev/full`): the CLI says so once, on stderr."""
+
+
+def write_stdout(text: str) -> None:
+    """`print(text)`; an OSError writing it, but for a reader that left, is a `StdoutError`."""
+    try:
+        print(text)
+    except BrokenPipeError:
+        raise  # (`rasp show M | head`: the CLI's own quiet exit)
+    except OSError as exc:
+        raise StdoutError(exc.errno, exc.strerror) from None
+
+
+def flush_stdout() -> None:
+    """Flush what was printed (a `StdoutError` where it cannot be written), so that the failure
+    is the command's, not an 'Exception ignored' at the interpreter's exit."""
+    if sys.stdout is None:
+        return
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise StdoutError(exc.errno, exc.strerror) from None
+
+
 @dataclass
 class Console:
     quiet: bool = False
@@ -49,14 +76,14 @@ class Console:
         )
 
     def result(self, text: str) -> None:
-        print(text)
+        write_stdout(text)
 
     def result_json(self, value: Any) -> None:
-        print(json.dumps(value, ensure_ascii=False, default=str))
+        write_stdout(json.dumps(value, ensure_ascii=False, default=str))
 
     def note(self, text: str) -> None:
         if not (self.quiet or self.json):
-            print(text)
+            write_stdout(text)
 
     def warn(self, text: str) -> None:
         if not self.quiet:
