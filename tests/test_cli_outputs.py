@@ -306,3 +306,25 @@ def test_a_full_standard_output_is_one_error_line(
     err = done.stderr.decode()
     assert done.returncode == 1 and "Traceback" not in err and "Exception ignored" not in err
     assert err.startswith(error.format(bad=bad)), err
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_the_repl_says_its_standard_output_is_full() -> None:
+    """`rasp repl > /dev/full` said `error: [Errno 28] No space left on device`, naming nothing."""
+    import os
+    import subprocess
+
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "rasp", "repl"],
+            input=b"x = 1;\n",
+            stdout=full,
+            stderr=subprocess.PIPE,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode == 1
+    assert done.stderr.decode() == (
+        "error: cannot write standard output: No space left on device\n"
+    )
