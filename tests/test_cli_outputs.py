@@ -328,3 +328,36 @@ def test_the_repl_says_its_standard_output_is_full() -> None:
     assert done.stderr.decode() == (
         "error: cannot write standard output: No space left on device\n"
     )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "P", "--input", "ab", "--json"],
+        ["compile", "P", "--vocab", "ab", "--max-len", "2", "-o", "OUT", "--json"],
+        ["verify", "P", "--vocab", "ab", "--max-len", "2", "--json"],
+        ["run", "P", "--input", "ab"],
+    ],
+)
+def test_what_a_python_programs_functions_print_goes_to_stderr(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str]
+) -> None:
+    """A tracr Map's function that prints ran while the command computed, after the program's
+    load (whose prints went to stderr): `seen a` lines came before the JSON on stdout."""
+    import json
+
+    program = tmp_path / "noisy.py"
+    program.write_text(
+        "from rasp import tracr as rasp\n"
+        "def f(t):\n"
+        "    print('seen', t)\n"
+        "    return t\n"
+        "x = rasp.Map(f, rasp.tokens)\n"
+    )
+    words = [{"P": f"{program}:x", "OUT": str(tmp_path / "n.safetensors")}.get(w, w) for w in argv]
+    code, out, err = run(capsys, *words)
+    assert code == 0 and "seen" not in out and "seen a" in err
+    if "--json" in words:
+        json.loads(out)
+    else:
+        assert out == "[a, b] (strings)\n"

@@ -31,7 +31,7 @@ from rasp.tools.arguments import (
     refuse_model_file,
     select_output,
 )
-from rasp.tools.console import Console, StdoutError, flush_stdout
+from rasp.tools.console import Console, StdoutError, flush_stdout, results_only_on_stdout
 from rasp.tools.error_json import print_failure
 from rasp.tools.help_text import DESCRIPTIONS, FILE_HELP, INPUT_HELP, epilog
 from rasp.tools.pyprogram import (
@@ -458,6 +458,13 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         misuse = compat_misuse(args.command, program, getattr(args, "model", None))
         if misuse is not None:
             _subparser(parser, args.command).error(misuse)
+    if is_python_target(getattr(args, "file", None) or getattr(args, "target", None)):
+        with results_only_on_stdout():  # (its functions may print while the command computes)
+            return _dispatch_command(parser, args)
+    return _dispatch_command(parser, args)
+
+
+def _dispatch_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "repl":
         return _cmd_repl(args)
     if args.command == "run":

@@ -17,9 +17,9 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 from rasp.sources import Progress
 
@@ -33,14 +33,34 @@ _UNITS = {
 }
 
 
+# where results go while `results_only_on_stdout` sends other prints to stderr (None: stdout)
+_results: TextIO | None = None
+
+
+@contextmanager
+def results_only_on_stdout() -> Iterator[None]:
+    """Inside the block, `print` goes to stderr and results (`write_stdout`) to stdout: a Python
+    program's functions run while a command computes (a tracr Map's, called by run, compile and
+    verify), and what they print must not mix with the result (`--json`'s object)."""
+    global _results
+    saved = _results
+    _results = sys.stdout
+    try:
+        with redirect_stdout(sys.stderr):
+            yield
+    finally:
+        _results = saved
+
+
 class StdoutError(OSError):
     """Standard output could not be written (`> /dev/full`): the CLI says so once, on stderr."""
 
 
-def write_stdout(text: str) -> None:
-    """`print(text)`; an OSError writing it, but for a reader that left, is a `StdoutError`."""
+def write_stdout(text: str, end: str = "\n") -> None:
+    """`print(text, end=end)`; an OSError writing it, but for a reader that left, is a
+    `StdoutError`."""
     try:
-        print(text)
+        print(text, end=end, file=_results if _results is not None else sys.stdout)
     except BrokenPipeError:
         raise  # (`rasp show M | head`: the CLI's own quiet exit)
     except OSError as exc:

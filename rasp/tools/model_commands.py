@@ -14,14 +14,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rasp.errors import ErrorKind, RaspError
 from rasp.tools import model_steps as steps
-from rasp.tools.console import Console
+from rasp.tools.console import Console, write_stdout
 from rasp.tools.pyprogram import is_python_target, split_target
 
 
@@ -191,7 +190,7 @@ def cmd_show(args: argparse.Namespace) -> int:
                 "compiler.compile_sop records it where given a source",
                 kind=ErrorKind.IO,
             )
-        sys.stdout.write(text)  # the text compiled, as its recorded sha256 hashes it
+        write_stdout(text, end="")  # the text compiled, as its recorded sha256 hashes it
         return 0
     console = Console.from_args(args)
     if args.json:  # JSON escapes control characters itself
