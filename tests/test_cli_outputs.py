@@ -206,6 +206,25 @@ def test_compile_never_writes_a_model_over_a_program_source(
     assert name == "new.RASP" and not out_path.exists() or out_path.read_text() == "y = tokens;\n"
 
 
+def test_compile_never_writes_a_model_through_a_link_to_a_program_source(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """-o LINK.safetensors, a link to another program's source (a file the program loads), wrote
+    the weights over that source: the suffix was checked on the name given only."""
+    program, lib = tmp_path / "p.rasp", tmp_path / "lib.rasp"
+    program.write_text("x = indices;\n")
+    lib.write_text("y = tokens;\n")
+    link = tmp_path / "m.safetensors"
+    link.symlink_to(lib)
+    argv = ["compile", str(program), "--vocab", "ab", "--max-len", "2", "-o", str(link)]
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and err.endswith(
+        f"rasp compile: error: -o {link} names a program source (a link to {lib}); write the "
+        "model to a .safetensors file\n"
+    )
+    assert lib.read_text() == "y = tokens;\n"
+
+
 @pytest.mark.parametrize("name", ["model.safetensors", "config.json", "rasp_forge.json"])
 def test_export_never_writes_over_the_model_it_reads(
     capsys: pytest.CaptureFixture[str], reverse_model: Path, tmp_path: Path, name: str

@@ -85,11 +85,17 @@ def cmd_compile(args: argparse.Namespace) -> int:
         return steps.usage_error(
             "compile", f"-o {args.output} is the program itself; write the model to another file"
         )
-    if Path(args.output).suffix.lower() in (".rasp", ".py"):
+    written = Path(os.path.realpath(args.output))  # (a link is written through)
+    if written.suffix.lower() in (".rasp", ".py"):
         # a typo's slip (-o other.rasp) would replace a program's source with binary weights
+        what = (
+            Path(args.output).suffix
+            if written.name == Path(args.output).name
+            else (f"a link to {written}")
+        )
         return steps.usage_error(
             "compile",
-            f"-o {args.output} names a program source ({Path(args.output).suffix}); write the "
+            f"-o {args.output} names a program source ({what}); write the "
             "model to a .safetensors file",
         )
     console = Console.from_args(args)
