@@ -119,15 +119,18 @@ def _guarded(
         printed = action()
     except KeyboardInterrupt:
         session.interrupt()
+        _write(stdout, session.take_unshown())  # (the line's statements before the stop)
         _write(stdout, "KeyboardInterrupt")
         return False
     except OSError as exc:  # a file a command writes or reads: as the CLI says it
         session.interrupt()
+        _write(stdout, session.take_unshown())
         where = f"{exc.filename}: " if exc.filename is not None else ""
         _write(stdout, f"error: {where}{exc.strerror or exc}")
         return True
     except Exception as exc:  # a bug of ours: said as the CLI says it
         session.interrupt()
+        _write(stdout, session.take_unshown())
         if verbose or os.environ.get("RASP_DEBUG") == "1":
             traceback.print_exc()
         _write(stdout, internal_error_text(exc, what))
