@@ -633,6 +633,7 @@ def test_json_describes_every_failure_on_stdout(
         ),
         (("show", "MODEL"), "MODEL", "cannot read"),
         (("compile", "IN", "--vocab", "ab", "--max-len", "3", "-o", "OUT"), "IN", "cannot read"),
+        (("draw", "IN:x", "--input", "ab", "-o", "OUT"), "IN", "cannot read"),
         # a file that is neither (a temporary one): named, with no guess at what failed
         (("show", "MODEL"), "/tmp/elsewhere", ""),
     ],
@@ -646,8 +647,8 @@ def test_an_os_error_says_whether_reading_or_writing_failed(
     failed: str,
     line: str,
 ) -> None:
-    paths = {"IN": str(tmp_path / "p.rasp"), "MODEL": str(prev_model), "OUT": str(tmp_path / "o")}
-    argv = [paths.get(word, word) for word in command]
+    paths = {"IN": str(tmp_path / "p.py"), "MODEL": str(prev_model), "OUT": str(tmp_path / "o")}
+    argv = [paths.get(word, word).replace("IN:", paths["IN"] + ":") for word in command]
     path = failed.replace("OUT", paths["OUT"]).replace("IN", paths["IN"])
     path = path.replace("MODEL", paths["MODEL"])
 

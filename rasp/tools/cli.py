@@ -583,6 +583,7 @@ def _os_error_verb(path: str, args: argparse.Namespace | None) -> str | None:
     given = vars(args) if args is not None else {}
     written = [given.get("output"), given.get("dot")]
     read = [given.get(key) for key in ("file", "model", "target")]
+    read = [split_target(p)[0] if is_python_target(p) else p for p in read]  # (PROG.py:NAME)
     here = Path(path).absolute()
     for verb, paths in (("write", written), ("read", read)):
         for named in paths:
