@@ -6,6 +6,7 @@ Each checks its arguments and raises a located `RaspError` for a wrong kind or c
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -185,15 +186,21 @@ def find_program(name: str, span: Span, search_dirs: Sequence[Path]) -> Path:
     programs = programs_dir()
     if programs is not None:
         dirs.append(programs)
-    dirs = list(dict.fromkeys(d.resolve() for d in dirs))  # each once, as the hint lists them
+    dirs = list(dict.fromkeys(_resolved(d) for d in dirs))  # each once, as the hint lists them
     for directory in dirs:
         for candidate in candidates:
-            path = (directory / candidate).resolve()
+            path = _resolved(directory / candidate)
             if path.is_file():
                 return path
+            if path.is_symlink():  # a link to itself, or to a missing file
+                raise RaspError(
+                    f"cannot load '{name}': {directory / candidate} is a link to no file",
+                    span,
+                    kind=ErrorKind.IO,
+                )
     for directory in dirs:  # no file: a directory of that name (or NAME.rasp) was meant
         for candidate in [name, *candidates]:
-            folder = (directory / candidate).resolve()
+            folder = _resolved(directory / candidate)
             if folder.is_dir():  # (the hint's path goes through the directory found: lib.rasp/)
                 raise RaspError(
                     f"cannot load '{name}': {folder} is a directory",
@@ -215,12 +222,18 @@ def shown_path(path: Path, written: str) -> str:
     `rasp repl sub/prog.rasp`), as other commands show the path typed; else relative to the
     working directory where the file is under it, else in full."""
     for candidate in (written + ".rasp", written):
-        if Path(candidate).resolve() == path:
+        if _resolved(Path(candidate)) == path:
             return candidate
     try:
-        return str(path.relative_to(Path.cwd().resolve()))
+        return str(path.relative_to(_resolved(Path.cwd())))
     except ValueError:
         return str(path)
+
+
+def _resolved(path: Path) -> Path:
+    """`path` absolute, through its symlinks (os.path.realpath: Path.resolve raises RuntimeError on
+    a link to itself, which a load reported as an internal error)."""
+    return Path(os.path.realpath(path))
 
 
 def _directory_hint(name: str, folder: Path) -> str:

@@ -76,6 +76,7 @@ class Loads:
         inner = Frame(self.scope(stmt.path), top=True)
         self.loading.append(path)
         assigned_at: dict[str, int] = {}  # name -> the last statement that (re)bound it
+        renamed_before = self.renames()
         try:
             for k, inner_stmt in enumerate(statements):
                 if isinstance(inner_stmt, RaspSyntaxError):  # (only in the REPL)
@@ -107,6 +108,11 @@ class Loads:
                     inner_stmt.command is ast.CommandKind.EXIT
                 ):
                     break  # the original's REPL stops reading the file there (and goes on)
+        except BaseException:
+            # a load that does not end (Ctrl-C, too deep) binds nothing: nor do its statements
+            # keep the names they gave shared s-ops (`tokens = tokens_int;` in the file)
+            self.unrename(renamed_before)
+            raise
         finally:
             self.loading.pop()
         # the names it imports, in the order of their last assignment (the REPL lists what the

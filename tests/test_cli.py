@@ -391,6 +391,12 @@ def test_ctrl_c_exits_130(
 
     monkeypatch.setattr(sys.modules["rasp.tools.model_commands"], "cmd_show", interrupted)
     assert run(capsys, "show", "m.st")[0] == 130
+    # under --json, an interrupted command printed nothing on stdout: a consumer read no object
+    code, out, err = run(capsys, "show", "m.st", "--json")
+    data = json.loads(out)
+    assert code == 130 and data["ok"] is False and data["error"] == "interrupted"
+    assert err == "interrupted\n"
+    assert run(capsys, "show", "m.st")[1] == ""  # (without --json, nothing on stdout)
 
 
 # ------------------------------------------------------------------------------------------------

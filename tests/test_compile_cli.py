@@ -588,8 +588,8 @@ def test_draw_json_describes_a_failed_write_on_stdout(
     ("raised", "line"),
     [
         (
-            OSError(5, "Input/output error", "x.rasp"),
-            "error: cannot read x.rasp: Input/output error",
+            OSError(5, "Input/output error", "x.rasp"),  # (not show's file: no read or write)
+            "error: x.rasp: Input/output error",
         ),
         (MemoryError("30 GB"), "error: not enough memory: 30 GB"),
         (KeyError("k"), "internal error: KeyError: 'k' (a bug in rasp-forge"),
@@ -617,6 +617,49 @@ def test_json_describes_every_failure_on_stdout(
     assert err.startswith(line) and len(err.splitlines()) == 1
     code, out, err = run(capsys, "show", str(prev_model))
     assert code == 1 and out == "" and err.startswith(line)
+
+
+@pytest.mark.parametrize(
+    ("command", "failed", "line"),
+    [
+        # a write failure said "cannot read": it names the file written now
+        (("compile", "IN", "--vocab", "ab", "--max-len", "3", "-o", "OUT"), "OUT", "cannot write"),
+        (("draw", "MODEL", "--input", "ab", "-o", "OUT"), "OUT", "cannot write"),
+        (("draw", "MODEL", "--input", "ab", "-o", "x.png", "--dot", "OUT"), "OUT", "cannot write"),
+        (
+            ("export", "MODEL", "--to", "transformer-lens", "-o", "OUT"),
+            "OUT/config.json",
+            "cannot write",
+        ),
+        (("show", "MODEL"), "MODEL", "cannot read"),
+        (("compile", "IN", "--vocab", "ab", "--max-len", "3", "-o", "OUT"), "IN", "cannot read"),
+        (("draw", "IN:x", "--input", "ab", "-o", "OUT"), "IN", "cannot read"),
+        # a file that is neither (a temporary one): named, with no guess at what failed
+        (("show", "MODEL"), "/tmp/elsewhere", ""),
+    ],
+)
+def test_an_os_error_says_whether_reading_or_writing_failed(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    prev_model: Path,
+    tmp_path: Path,
+    command: tuple[str, ...],
+    failed: str,
+    line: str,
+) -> None:
+    paths = {"IN": str(tmp_path / "p.py"), "MODEL": str(prev_model), "OUT": str(tmp_path / "o")}
+    argv = [paths.get(word, word).replace("IN:", paths["IN"] + ":") for word in command]
+    path = failed.replace("OUT", paths["OUT"]).replace("IN", paths["IN"])
+    path = path.replace("MODEL", paths["MODEL"])
+
+    def failing(*args: object) -> int:
+        raise OSError(28, "No space left on device", path)
+
+    monkeypatch.setattr("rasp.tools.cli._dispatch", failing)
+    code, out, err = run(capsys, *argv, "--json")
+    said = f"{line} {path}: No space left on device" if line else f"{path}: No space left on device"
+    assert code == 1 and json.loads(out)["error"] == said
+    assert err == f"error: {said}\n"
 
 
 def test_compile_json_describes_a_failed_save_as_its_refusals(

@@ -147,6 +147,14 @@ def test_draw_model_and_argument_errors(
     )
     code, _, err = run(capsys, "draw", str(tmp_path / "x.txt"), "--input", "abc", "-o", str(png))
     assert code == 2 and "TARGET must be a .rasp program" in err
+    # a file where the directory should be was said not to exist
+    (tmp_path / "f").write_text("")
+    code, _, err = run(
+        capsys, "draw", str(prev_model), "--input", "abc", "-o", str(tmp_path / "f" / "p.png")
+    )
+    assert code == 1 and err == (
+        f"error: cannot write {tmp_path / 'f' / 'p.png'}: {tmp_path / 'f'} is not a directory\n"
+    )
 
 
 def test_export(capsys: pytest.CaptureFixture[str], prev_model: Path, tmp_path: Path) -> None:

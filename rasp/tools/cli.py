@@ -17,6 +17,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from rasp.errors import ErrorKind, RaspError
 from rasp.tools.arguments import (
@@ -29,7 +30,7 @@ from rasp.tools.arguments import (
     select_output,
 )
 from rasp.tools.cli_parser import build_parser
-from rasp.tools.console import Console
+from rasp.tools.console import Console, StdoutError, flush_stdout, results_only_on_stdout
 from rasp.tools.error_json import print_failure
 from rasp.tools.pyprogram import (
     compat_misuse,
@@ -64,21 +65,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = _parse_arguments(parser, argv)
         _parse_token_arguments(parser, args)
-        return _dispatch(parser, args)
+        code = _dispatch(parser, args)
+        flush_stdout()  # (a full disk under stdout is this command's error, said below)
+        return code
     except SystemExit as exc:  # argparse: usage errors (2), --help and --version (0)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BrokenPipeError:  # `rasp show M | head`: the reader left; nothing more to say
         _silence_stdout()
         return 141  # 128 + SIGPIPE, as a program killed by the signal would report
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # (--json: still one object on stdout, for whoever reads it)
+        _print_failure(args, RaspError("interrupted"))
         print("interrupted", file=sys.stderr)
         return 130
     except RaspError as err:
-        print_failure(bool(getattr(args, "json", False)), err)  # (--json: one object on stdout)
+        _print_failure(args, err)  # (--json: one object on stdout)
         print(err.render(), file=sys.stderr)
         return 1
+    except StdoutError as exc:  # (`> /dev/full`: nothing more can go there, JSON or not)
+        _silence_stdout()
+        print(f"error: cannot write standard output: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     except OSError as exc:
-        return _failed(args, _os_error_text(exc))
+        return _failed(args, _os_error_text(exc, args))
     except MemoryError as exc:  # the work is too large for this machine, not a bug
         # (`rasp export` of a file without W_pos whose header says max_len 10**9 pads a 30 GB W_pos)
         return _failed(args, _memory_text(exc))
@@ -94,9 +102,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _failed(args: argparse.Namespace | None, text: str, prefix: str = "error: ") -> int:
     """Exit 1 with `error: TEXT` on stderr and, under --json, the `{ok: false, ...}` object on
     stdout that a `RaspError` gets (a JSON consumer read empty output for these)."""
-    print_failure(bool(getattr(args, "json", False)), RaspError(text, kind=ErrorKind.IO))
+    _print_failure(args, RaspError(text, kind=ErrorKind.IO))
     print(f"{prefix}{text}", file=sys.stderr)
     return 1
+
+
+def _print_failure(args: argparse.Namespace | None, err: RaspError) -> None:
+    """Under --json, `err`'s object on stdout; where stdout cannot take it (a full disk, a reader
+    that left), stderr's error line says it alone (it raised from the handler: a traceback)."""
+    try:
+        print_failure(bool(getattr(args, "json", False)), err)
+        flush_stdout()
+    except OSError:
+        _silence_stdout()
 
 
 def _out_of_memory(exc: RuntimeError) -> bool:
@@ -165,6 +183,13 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         misuse = compat_misuse(args.command, program, getattr(args, "model", None))
         if misuse is not None:
             _subparser(parser, args.command).error(misuse)
+    if is_python_target(getattr(args, "file", None) or getattr(args, "target", None)):
+        with results_only_on_stdout():  # (its functions may print while the command computes)
+            return _dispatch_command(parser, args)
+    return _dispatch_command(parser, args)
+
+
+def _dispatch_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "repl":
         return _cmd_repl(args)
     if args.command == "run":
@@ -263,12 +288,36 @@ def _silence_stdout() -> None:
         pass
 
 
-def _os_error_text(exc: OSError) -> str:
-    if isinstance(exc, IsADirectoryError) and exc.filename is not None:  # as rasp.sources says it
-        return f"cannot read {exc.filename}: it is a directory"
-    if exc.filename is not None:
-        return f"cannot read {exc.filename}: {exc.strerror or exc}"
-    return str(exc)
+def _os_error_text(exc: OSError, args: argparse.Namespace | None) -> str:
+    """`cannot read|write PATH: reason`, by what the command line says PATH is (an OSError does
+    not say whether it came from a read or a write: a full disk said "cannot read OUT"); a path
+    that is neither (a temporary file) is named without a guess."""
+    if exc.filename is None:
+        return str(exc)
+    path = str(exc.filename)
+    reason = (  # (as rasp.sources says it)
+        "it is a directory" if isinstance(exc, IsADirectoryError) else exc.strerror or str(exc)
+    )
+    verb = _os_error_verb(path, args)
+    return f"{path}: {reason}" if verb is None else f"cannot {verb} {path}: {reason}"
+
+
+def _os_error_verb(path: str, args: argparse.Namespace | None) -> str | None:
+    """`write` for a path the command writes (-o, --dot, a file in export's -o directory), `read`
+    for one it reads (FILE, --model, M, TARGET), None for another."""
+    given = vars(args) if args is not None else {}
+    written = [given.get("output"), given.get("dot")]
+    read = [given.get(key) for key in ("file", "model", "target")]
+    read = [split_target(p)[0] if is_python_target(p) else p for p in read]  # (PROG.py:NAME)
+    here = Path(path).absolute()
+    for verb, paths in (("write", written), ("read", read)):
+        for named in paths:
+            if not isinstance(named, str | Path):
+                continue
+            where = Path(named).absolute()
+            if here == where or (verb == "write" and here.parent == where):
+                return verb
+    return None
 
 
 if __name__ == "__main__":  # `python -m rasp.tools.cli` as `rasp` (it ran nothing and exited 0)

@@ -17,9 +17,9 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 from rasp.sources import Progress
 
@@ -31,6 +31,53 @@ _UNITS = {
     "guiding samples": "inputs",
     "verifying": "inputs",
 }
+
+
+# where results go while `results_only_on_stdout` sends other prints to stderr (None: stdout)
+_results: TextIO | None = None
+
+
+@contextmanager
+def results_only_on_stdout() -> Iterator[None]:
+    """Inside the block, `print` goes to stderr and results (`write_stdout`) to stdout: a Python
+    program's functions run while a command computes (a tracr Map's, called by run, compile and
+    verify), and what they print must not mix with the result (`--json`'s object)."""
+    global _results
+    saved = _results
+    _results = sys.stdout
+    try:
+        with redirect_stdout(sys.stderr):
+            yield
+    finally:
+        _results = saved
+
+
+class StdoutError(OSError):
+    """Standard output could not be written (`> /dev/full`): the CLI says so once, on stderr."""
+
+
+def write_stdout(text: str, end: str = "\n") -> None:
+    """`print(text, end=end)`; an OSError writing it, but for a reader that left, is a
+    `StdoutError`."""
+    try:
+        print(text, end=end, file=_results if _results is not None else sys.stdout)
+    except BrokenPipeError:
+        raise  # (`rasp show M | head`: the CLI's own quiet exit)
+    except OSError as exc:
+        raise StdoutError(exc.errno, exc.strerror) from None
+
+
+def flush_stdout() -> None:
+    """Flush what was printed (a `StdoutError` where it cannot be written), so that the failure
+    is the command's, not an 'Exception ignored' at the interpreter's exit."""
+    if sys.stdout is None:
+        return
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise StdoutError(exc.errno, exc.strerror) from None
 
 
 @dataclass
@@ -49,14 +96,14 @@ class Console:
         )
 
     def result(self, text: str) -> None:
-        print(text)
+        write_stdout(text)
 
     def result_json(self, value: Any) -> None:
-        print(json.dumps(value, ensure_ascii=False, default=str))
+        write_stdout(json.dumps(value, ensure_ascii=False, default=str))
 
     def note(self, text: str) -> None:
         if not (self.quiet or self.json):
-            print(text)
+            write_stdout(text)
 
     def warn(self, text: str) -> None:
         if not self.quiet:

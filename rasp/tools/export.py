@@ -183,6 +183,12 @@ def export_transformer_lens(
     limit = DEFAULT_MAX_PARAMS if max_params is None else max_params
     _check_padded_size(checked.meta, model_path, limit)
     out = Path(out_dir)
+    if out.is_symlink() and not out.exists():  # (mkdir said "File exists")
+        raise RaspError(
+            f"cannot write {out}: it is a link to no directory ({os.readlink(out)})",
+            hint="pass a directory with -o",
+            kind=ErrorKind.IO,
+        )
     if out.exists() and not out.is_dir():
         raise RaspError(
             f"{out} exists and is not a directory",

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rasp.errors import ErrorKind, RaspError
 from rasp.tools import model_steps as steps
-from rasp.tools.console import Console
-from rasp.tools.pyprogram import is_python_target
+from rasp.tools.console import Console, write_stdout
+from rasp.tools.pyprogram import is_python_target, split_target
 
 
 def _compile(
@@ -51,6 +51,14 @@ def _compile(
     return compiled, warnings
 
 
+def _source_file(target: str) -> str | None:
+    """The file a command's program or model is read from (a Python target's program file too:
+    `draw p.py:x --dot p.py` replaced its source), to keep outputs off it; None for stdin."""
+    if target == "-":
+        return None
+    return split_target(target)[0] if is_python_target(target) else target
+
+
 def _check_writable(path: str | Path | None, *, renamed: bool = False) -> None:
     """Refuse an output path up front, before minutes of compiling or drawing (`renamed`: see
     `check_writable`)."""
@@ -72,15 +80,22 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from rasp.tools.model_file import read_model_file
     from rasp.tools.output_files import same_file, user_mode, writing
 
-    if args.file != "-" and not is_python_target(args.file) and same_file(args.file, args.output):
+    source = _source_file(args.file)
+    if source is not None and same_file(source, args.output):
         return steps.usage_error(
             "compile", f"-o {args.output} is the program itself; write the model to another file"
         )
-    if Path(args.output).suffix.lower() in (".rasp", ".py"):
+    written = Path(os.path.realpath(args.output))  # (a link is written through)
+    if written.suffix.lower() in (".rasp", ".py"):
         # a typo's slip (-o other.rasp) would replace a program's source with binary weights
+        what = (
+            Path(args.output).suffix
+            if written.name == Path(args.output).name
+            else (f"a link to {written}")
+        )
         return steps.usage_error(
             "compile",
-            f"-o {args.output} names a program source ({Path(args.output).suffix}); write the "
+            f"-o {args.output} names a program source ({what}); write the "
             "model to a .safetensors file",
         )
     console = Console.from_args(args)
@@ -181,7 +196,7 @@ def cmd_show(args: argparse.Namespace) -> int:
                 "compiler.compile_sop records it where given a source",
                 kind=ErrorKind.IO,
             )
-        sys.stdout.write(text)  # the text compiled, as its recorded sha256 hashes it
+        write_stdout(text, end="")  # the text compiled, as its recorded sha256 hashes it
         return 0
     console = Console.from_args(args)
     if args.json:  # JSON escapes control characters itself
@@ -245,17 +260,19 @@ def _draw(args: argparse.Namespace) -> int:
         return steps.usage_error("draw", f"argument -o/--output: {problem}")
     from rasp.tools.output_files import same_file
 
-    if args.target != "-" and not is_python_target(args.target):
+    source = _source_file(args.target)
+    if source is not None:
         for option, out in (("-o", args.output), ("--dot", args.dot)):
-            if out is not None and same_file(args.target, out):
+            if out is not None and same_file(source, out):
                 return steps.usage_error(
                     "draw", f"{option} {out} is TARGET itself; name another file"
                 )
     if args.dot is not None:
-        picture = Path(args.output).resolve()
-        if Path(args.dot).resolve() == picture:
+        # (os.path.realpath: Path.resolve raised RuntimeError, an internal error, on a link loop)
+        picture = os.path.realpath(args.output)
+        if os.path.realpath(args.dot) == picture:
             return steps.usage_error("draw", f"--dot {args.dot}: the same file as -o {args.output}")
-        if rendered_path(args.dot).resolve() == picture:
+        if os.path.realpath(rendered_path(args.dot)) == picture:
             return steps.usage_error(
                 "draw",
                 f"--dot {args.dot}: graphviz renders it to {rendered_path(args.dot)}, the "

@@ -43,27 +43,54 @@ def check_writable(path: str | Path, *, renamed: bool = False) -> None:
     directory exists and takes a new file (tried with a nameless temporary file), and `path` is not
     a directory. `renamed`: the file is written by renaming a new one into place (safetensors), so
     `path` must not be a device, FIFO or socket, which the rename would replace (`-o /dev/null`
-    run as root replaced /dev/null with a model file)."""
+    run as root replaced /dev/null with a model file), and a symlink is written through, so its
+    target is checked (a link into a missing directory was refused after the compile)."""
     out = Path(path)
-    if out.is_dir():
-        raise RaspError(f"cannot write {out}: it is a directory", kind=ErrorKind.IO)
-    if renamed and out.exists() and not out.is_file():
+    place = _written_place(out) if renamed else out
+    shown = f"{out}" if place == out else f"{out} (a link to {place})"
+    if place.is_dir():
+        raise RaspError(f"cannot write {shown}: it is a directory", kind=ErrorKind.IO)
+    if renamed and place.exists() and not place.is_file():
         raise RaspError(
-            f"cannot write {out}: not a regular file (a model file is written by renaming a new "
+            f"cannot write {shown}: not a regular file (a model file is written by renaming a new "
             "file into place, which would replace it)",
             kind=ErrorKind.IO,
         )
-    if not out.parent.is_dir():
-        raise RaspError(
-            f"cannot write {out}: directory {out.parent} does not exist", kind=ErrorKind.IO
-        )
+    missing = no_directory(place)
+    if missing is not None:
+        raise RaspError(f"cannot write {shown}: {missing}", kind=ErrorKind.IO)
     try:
-        with tempfile.TemporaryFile(dir=out.parent):
+        with tempfile.TemporaryFile(dir=place.parent):
             pass
     except OSError as exc:
+        raise RaspError(f"cannot write {shown}: {exc.strerror or exc}", kind=ErrorKind.IO) from None
+    if place.exists() and not os.access(place, os.W_OK):
+        raise RaspError(f"cannot write {shown}: permission denied", kind=ErrorKind.IO)
+
+
+def _written_place(out: Path) -> Path:
+    """Where a file renamed into place at `out` lands: a symlink's target (transformer.fileformat
+    writes through it), else `out`. A symlink loop is refused."""
+    if not out.is_symlink():
+        return out
+    try:
+        os.path.realpath(out, strict=True)
+    except FileNotFoundError:
+        pass  # a dangling link: its target is created
+    except OSError as exc:  # a loop ("Too many levels of symbolic links")
         raise RaspError(f"cannot write {out}: {exc.strerror or exc}", kind=ErrorKind.IO) from None
-    if out.exists() and not os.access(out, os.W_OK):
-        raise RaspError(f"cannot write {out}: permission denied", kind=ErrorKind.IO)
+    return Path(os.path.realpath(out))
+
+
+def no_directory(path: str | Path) -> str | None:
+    """Why `path`'s directory cannot take it (None where it is a directory): it does not exist,
+    or it is a file (which was said not to exist)."""
+    parent = Path(path).parent
+    if parent.is_dir():
+        return None
+    if parent.exists():
+        return f"{parent} is not a directory"
+    return f"directory {parent} does not exist"
 
 
 @contextmanager
@@ -82,5 +109,6 @@ def same_file(a: str | Path, b: str | Path) -> bool:
     """Whether the paths name one file (through links too, where both exist)."""
     try:
         return os.path.samefile(a, b)
-    except OSError:  # one of them does not exist (yet)
-        return Path(a).resolve() == Path(b).resolve()
+    except OSError:  # one of them does not exist (yet), or is a symlink loop
+        # (os.path.realpath, not Path.resolve: that raises RuntimeError on a loop)
+        return os.path.realpath(a) == os.path.realpath(b)

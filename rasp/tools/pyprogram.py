@@ -29,6 +29,7 @@ from typing import Any
 from rasp import sops
 from rasp.display import seq_json, seq_text
 from rasp.errors import ErrorKind, RaspError, RaspInputError, Source, Span
+from rasp.tools.console import write_stdout
 from rasp.tracr.boxes import marked, marked_problem, unbox
 from rasp.tracr.expr import RASPExpr
 from rasp.tracr.lower import is_lowered, to_sops
@@ -398,5 +399,5 @@ def run_python_program(args: argparse.Namespace) -> int:
     assert isinstance(result, sops.SeqValue)
     if tracr:  # tuples as such (a rasp.sops program's own marked string is a string, as compiled)
         result = sops.SeqValue(tuple(unbox(v) for v in result.values), result.type)
-    print(seq_json(result) if args.json else seq_text(result))
+    write_stdout(seq_json(result) if args.json else seq_text(result))
     return 0

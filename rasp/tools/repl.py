@@ -69,6 +69,7 @@ class ReplSession:
         self._continuation = Continuation()  # reads _pending's lines, each once
         self._prompt_memo: tuple[list[str], int, int] = ([], 0, 0)  # see continuation_prompt
         self._history: list[str] = []  # the statements run so far (a compiled model's source)
+        self._unshown = ""  # see take_unshown
         self._evaluators: list[tuple[list[Any], Evaluator]] = []  # see _evaluate
         self._drawn_in_loop: list[str] = []  # what a `for` body's draw(...) and load printed
         self._load_listing: LoadListing | None = None  # a running load's (_check_in_loop)
@@ -179,6 +180,7 @@ class ReplSession:
     def run_text(self, text: str, filename: str = "<repl>") -> str:
         """Run complete text (one or more statements); stop at the first error."""
         out: list[str] = []
+        self._unshown = ""
         self._history.append(text)
         try:
             program = parse(text, filename)
@@ -191,9 +193,19 @@ class ReplSession:
                 out += self._drawn_in_loop  # (a loop that failed after drawing)
                 out.append(err.render())
                 break
+            except BaseException:
+                # Ctrl-C or a bug of ours, which the front end reports: after what the line's
+                # earlier statements printed (they stay bound; only "KeyboardInterrupt" showed)
+                self._unshown = "\n".join(out)
+                raise
             if self.finished:
                 break
         return "\n".join(out)
+
+    def take_unshown(self) -> str:
+        """What a line stopped by Ctrl-C or a bug had printed before (`run_text`), once."""
+        unshown, self._unshown = self._unshown, ""
+        return unshown
 
     def load_path(self, path: str | Path) -> str:
         """`rasp repl FILE`: `load` the file into this session; its names are listed."""

@@ -24,6 +24,7 @@ from rasp.errors import RaspError, Source
 from rasp.residual_labels import text_of
 from rasp.sops import Evaluator, Node, Selector, SeqValue, SOp
 from rasp.text_width import display_width, ljust
+from rasp.tools.output_files import no_directory
 from rasp.tools.repl_arguments import (
     Refusal,
     compile_arguments,
@@ -319,8 +320,9 @@ class CompiledView:
         tokens = self._input(rest[: match.start()].strip() if match else rest, session, ":draw")
         if png is not None and png.suffix.lower() != ".png":
             raise Refusal(f"-o {png}: the picture is a PNG; give a name ending in .png")
-        if png is not None and not png.parent.is_dir():
-            raise Refusal(f"cannot write {png}: directory {png.parent} does not exist")
+        missing = None if png is None else no_directory(png)
+        if missing is not None:
+            raise Refusal(f"cannot write {png}: {missing}")
         try:
             import matplotlib  # noqa: F401
         except ImportError:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
+from rasp.tools.console import StdoutError
 from rasp.tools.repl import ReplSession
 from rasp.tools.repl_help import COLON_COMMANDS, KEYWORDS
 
@@ -118,15 +119,18 @@ def _guarded(
         printed = action()
     except KeyboardInterrupt:
         session.interrupt()
+        _write(stdout, session.take_unshown())  # (the line's statements before the stop)
         _write(stdout, "KeyboardInterrupt")
         return False
     except OSError as exc:  # a file a command writes or reads: as the CLI says it
         session.interrupt()
+        _write(stdout, session.take_unshown())
         where = f"{exc.filename}: " if exc.filename is not None else ""
         _write(stdout, f"error: {where}{exc.strerror or exc}")
         return True
     except Exception as exc:  # a bug of ours: said as the CLI says it
         session.interrupt()
+        _write(stdout, session.take_unshown())
         if verbose or os.environ.get("RASP_DEBUG") == "1":
             traceback.print_exc()
         _write(stdout, internal_error_text(exc, what))
@@ -160,9 +164,16 @@ def internal_error_text(exc: BaseException, what: str) -> str:
 
 
 def _write(stdout: TextIO, text: str) -> None:
-    if text:
-        stdout.write(text if text.endswith("\n") else text + "\n")
-    stdout.flush()
+    """`text` on its own line; where stdout cannot take it (a full disk, not a reader that left),
+    a `StdoutError`, which the CLI names (it said `[Errno 28] ...`)."""
+    try:
+        if text:
+            stdout.write(text if text.endswith("\n") else text + "\n")
+        stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise StdoutError(exc.errno, exc.strerror) from None
 
 
 def _plain_reader(stdin: TextIO, stdout: TextIO, *, echo_prompts: bool) -> ReadLine:

@@ -59,6 +59,17 @@ def test_load_errors(tmp_path: Path) -> None:
         run('load "c";', Interpreter(search_dirs=[tmp_path]))
 
 
+def test_a_link_loop_is_not_found_not_an_internal_error(tmp_path: Path) -> None:
+    # Path.resolve raised RuntimeError ("Symlink loop") on loop.rasp -> loop.rasp: the load said
+    # "internal error: RuntimeError: ..."
+    (tmp_path / "loop.rasp").symlink_to(tmp_path / "loop.rasp")
+    with pytest.raises(
+        RaspError, match="cannot load 'loop': .*loop.rasp is a link to no file"
+    ) as info:
+        run('load "loop";', Interpreter(search_dirs=[tmp_path]))
+    assert "internal error" not in info.value.render()
+
+
 def test_a_missing_file_lists_each_directory_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

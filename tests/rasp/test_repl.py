@@ -591,3 +591,30 @@ def test_a_list_5000_deep_is_shown_not_an_internal_error() -> None:
     out = session.feed("x = " + "[" * 5000 + "1" + "]" * 5000 + ";")
     assert out.startswith("     list: x =  [") and "error" not in out
     assert session.interpreter.get("x") is not None
+
+
+def test_ctrl_c_during_a_load_leaves_no_s_op_renamed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a load that Ctrl-C stops binds nothing, but the names its statements gave shared s-ops
+    # stayed: tokens_int was called "tokens" and full_s "myfull" for the rest of the session
+    (tmp_path / "slow.rasp").write_text(
+        "tokens = tokens_int;\nmyfull = full_s;\nslow = tokens + 1;\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    session = ReplSession()
+    session.feed("set example [1, 2]")
+    checked = session._check_on_example
+
+    def interrupted(result: Any) -> None:
+        if "slow" in result.names:
+            raise KeyboardInterrupt
+        checked(result)
+
+    monkeypatch.setattr(session, "_check_on_example", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        session.feed('load "slow";')
+    interpreter = session.interpreter
+    assert interpreter.user_names() == []
+    assert interpreter.get("tokens_int").name == "tokens_int"
+    assert interpreter.get("full_s").name == "full_s"

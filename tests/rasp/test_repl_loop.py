@@ -170,6 +170,28 @@ def test_ctrl_c_during_evaluation_keeps_the_session(monkeypatch: pytest.MonkeyPa
     assert out.getvalue() == "KeyboardInterrupt\n    value: x =  1\n\n"
 
 
+@pytest.mark.parametrize(
+    ("raised", "said"),
+    [(KeyboardInterrupt, "KeyboardInterrupt"), (KeyError, "internal error: KeyError")],
+)
+def test_a_line_stopped_in_its_second_statement_shows_what_its_first_bound(
+    monkeypatch: pytest.MonkeyPatch, raised: type[BaseException], said: str
+) -> None:
+    # `a = 1; b = indices;` stopped in b's check (Ctrl-C, or a bug of ours): a was bound, but
+    # only "KeyboardInterrupt" was shown
+    session = ReplSession()
+
+    def stopped(node: object, example: object) -> None:
+        raise raised
+
+    monkeypatch.setattr(session, "_evaluate", stopped)
+    out = io.StringIO()
+    assert run_loop(session, _reader(["a = 1; b = indices;"]), out) == 0
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "    value: a =  1" and lines[1].startswith(said), lines
+    assert session.interpreter.get("a") == 1 and "b" not in session.interpreter.names()
+
+
 def test_a_paste_of_several_lines_is_fed_line_by_line(tmp_path: Path) -> None:
     # prompt_toolkit returns a bracketed paste as one line holding newlines: a `:command` in it
     # was an unknown command ':names\nw = 3;', and `exit` in it did not end the session
