@@ -103,19 +103,25 @@ class BoolMeans:
     def rebuilt(self, node: sops.Node) -> sops.Node:
         """`node` (rebuilt on the resolved children) reading bool means as tracr gives them: a
         program function gets the bools; a None check or length check passes the mean on."""
-        self._read_twins(node)
         positions = self.reads(node)
         if not positions or not isinstance(node, sops.MapSOp):
+            self._read_twins(node)
             return node
         if isinstance(node.fn, NoneCheck | LengthCheck):
+            self._read_twins(node)
             return self.mark(node, self.copied(node))
         if not _program_function(node.fn):
+            self._read_twins(node)
             return node
         new = dataclasses.replace(node, fn=BoolArgs(node.fn, positions))
+        self._read_twins(node, new)
         self._check_ambiguous(new, node.fn, positions)
         return new
 
-    def _read_twins(self, node: sops.Node) -> None:
+    def _read_twins(self, node: sops.Node, as_read: sops.Node | None = None) -> None:
+        """Note `node` if it reads a copy of twins; `as_read`: `node` with the bools its function
+        reads (a sort's copy of a mean of one selected False gives the int 0, which its reader
+        takes as False: it must be checked against the twin 0.0 as it reads it)."""
         twins = {i: self.twins[c.id] for i, c in enumerate(node.children()) if c.id in self.twins}
         if not twins:
             return
@@ -124,14 +130,15 @@ class BoolMeans:
         elif isinstance(node, sops.PredicateSelect) or (
             isinstance(node, sops.MapSOp) and _program_function(node.fn)
         ):
-            self.twin_readers.append((node, twins))
+            self.twin_readers.append((as_read or node, twins))
 
     def predicate(self, node: sops.PredicateSelect) -> sops.PredicateSelect:
-        self._read_twins(node)
         positions = self.reads(node)
         if not positions:
+            self._read_twins(node)
             return node
         new = dataclasses.replace(node, fn=BoolArgs(node.fn, positions))
+        self._read_twins(node, new)
         self._check_ambiguous(new, node.fn, positions)
         return new
 

@@ -110,7 +110,13 @@ def copy_numbers(
     default = node.default
     if is_number(default):
         default = tokens.setdefault(("number", default), f"\x01{len(tokens)}")
+    # Back to the int where one of the token's numbers is an int, as a list's rule decodes a
+    # whole number (compiler.output_types): the int 0 may be a tracr mean of one selected False,
+    # which `rasp verify` takes as 0 (and 0 for a mean's 0.0), never as 0.0.
     back = {token: key[1] for key, token in tokens.items()}
+    for v in [*possible, node.default]:
+        if type(v) is int:
+            back[tokens[("number", v)]] = v
     as_tokens = sops.MapSOp(
         fn=_Tokens(tokens), inputs=(values,), text="numbers as tokens", span=node.span, loose=True
     )

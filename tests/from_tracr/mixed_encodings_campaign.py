@@ -340,11 +340,24 @@ def evaluate(program, inputs, call):
 
 
 def run_one(
-    k: int, src: str, vocab: list, max_len: int, causal: bool, stats: Counter, verbose: bool
+    k: int,
+    src: str,
+    vocab: list,
+    max_len: int,
+    causal: bool,
+    stats: Counter,
+    verbose: bool,
+    inputs: list | None = None,
+    our_lib_module=our_lib,
 ):
-    inputs = [list(t) for n in range(1, max_len + 1) for t in itertools.product(vocab, repeat=n)]
+    """Compares `src` on `inputs` (default: every input up to `max_len`); `our_lib_module` is the
+    `lib` our side runs (tracr_lib_campaign.py also runs tracr's own lib.py on rasp.tracr)."""
+    if inputs is None:
+        inputs = [
+            list(t) for n in range(1, max_len + 1) for t in itertools.product(vocab, repeat=n)
+        ]
     dm_ns = {"rasp": dm, "lib": dm_lib, "np": np}
-    our_ns = {"rasp": ours, "lib": our_lib, "np": np}
+    our_ns = {"rasp": ours, "lib": our_lib_module, "np": np}
     try:
         exec(src, dm_ns)
     except Exception as e:  # noqa: BLE001 (tracr refuses to build it: not a program)

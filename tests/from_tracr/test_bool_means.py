@@ -190,3 +190,42 @@ def test_a_grid_output_gives_one_selected_bool_as_the_int() -> None:
     lowered = to_sops(program)
     report = verify(resolve(lowered, vocab, 3), runtime, plan, guard=lowered)
     assert report.failures == 0 and report.checked > 0
+
+
+@pytest.mark.parametrize("token", ["a", "c"])
+def test_a_sort_by_token_keys_copies_one_selected_bool_as_the_int(token: str) -> None:
+    """tracr's make_sort by keys read from the tokens (the hist) copies each value to its rank;
+    the compiler writes that copy with numbers as string tokens (compiler.ranks), one token for
+    the int 0 (a mean of one selected False) and the float 0.0, which it turned back into the
+    float: 0.0 where tracr gives False (1.0 for True), certified, failing `rasp verify` on every
+    input. Found by tracr_lib_campaign.py seed 780102 --deep (#6); "c" is never in the input."""
+    from rasp.tracr import lib
+
+    frac = lib.make_frac_prevs(rasp.tokens == token)
+    program = lib.make_sort(frac, lib.make_hist(), max_seq_len=3, min_key=1)
+    assert program(["b"]) == [False] and program(["a"]) == [token == "a"]
+    vocab = ["a", "b"]
+    model = compile_sop(program, vocab, 3)
+    runtime = transformer.from_tensors(model.weights, model.metadata)
+    plan = plan_inputs(vocab, 3, exhaustive_len=3, samples=0)
+    lowered = to_sops(program)
+    report = verify(resolve(lowered, vocab, 3), runtime, plan, guard=lowered)
+    assert report.failures == 0 and report.checked > 0
+
+
+def test_a_function_of_a_sorted_bool_mean_that_tells_false_from_0_0_is_refused() -> None:
+    """After a sort by token keys, one selected False and a mean's 0.0 are one number to the
+    copy. A reader of the copy was checked against the twins 0 and 0.0 with its plain function,
+    not as it reads the copy (the int 0 as False): `x is False` compiled, certified, and gave True
+    for a mean's 0.0 (7 of 14 inputs wrong under `rasp verify`). tracr_lib_campaign.py seed
+    780102, minimised."""
+    from rasp.tracr import lib
+
+    frac = lib.make_frac_prevs(rasp.tokens == "a")
+    sorted_frac = lib.make_sort(frac, lib.make_hist(), max_seq_len=3, min_key=1)
+    program = rasp.Map(lambda x: x is False, sorted_frac)
+    assert program(["b"]) == [True] and program(["b", "b"]) == [True, False]
+    with pytest.raises(CompileError, match="gives True for 0 but False for 0.0"):
+        compile_sop(program, ["a", "b"], 3)
+    # a reader that gives one result for both still compiles (checked in full above)
+    compile_sop(rasp.Map(lambda x: x == 0, sorted_frac), ["a", "b"], 3)
