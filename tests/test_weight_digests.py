@@ -195,3 +195,24 @@ def test_a_runtime_field_edited_after_compiling_is_named(
         compiled, tmp_path / "informative.safetensors", lambda m: m["layers"][0].update(mlp=[])
     )
     assert transformer.load(unrelated).edited_fields == ()
+
+
+def test_the_digest_is_of_the_values_whatever_the_layout(compiled: Path) -> None:
+    """Non-contiguous, float64-computed and grad-tracking tensors handed to `from_tensors` hold the
+    compiled values: the reader's digest must match the compiler's (no warning)."""
+    from safetensors.numpy import load_file
+
+    meta = transformer.read_metadata(compiled)
+    tensors = load_file(str(compiled))
+    layouts: list[dict[str, Any]] = [
+        {name: np.asfortranarray(t) for name, t in tensors.items()},
+        {name: t.astype(np.float64).astype(np.float32) for name, t in tensors.items()},
+        {
+            name: torch.from_numpy(np.asfortranarray(t)).requires_grad_()
+            for name, t in tensors.items()
+        },
+    ]
+    for layout in layouts:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert transformer.from_tensors(layout, meta).edited_tensors == ()
