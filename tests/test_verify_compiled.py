@@ -304,6 +304,7 @@ def test_every_sublayer_corruption_is_blamed_on_that_sublayer(
     from rasp.interpreter import load_file as load_program
     from rasp.tools.model_steps import nodes_by_residual_name
     from rasp.tools.residuals import checkpoints
+    from transformer.digests import EditedWeightsWarning
 
     interp = load_program(Path(__file__).resolve().parents[1] / "programs" / f"{program}.rasp")
     name = interp.last_assigned
@@ -324,9 +325,11 @@ def test_every_sublayer_corruption_is_blamed_on_that_sublayer(
             # (a one-hot's last value: one the first inputs do not take, so the variable itself
             # reads wrong there, not only what reads its column of 3 instead of 1)
             corrupt(broken, tensor, variables[var].dims[-1], 3.0)
+            with pytest.warns(EditedWeightsWarning, match=tensor):
+                loaded = transformer.load(broken)
             report = verify(
                 sop,
-                transformer.load(broken),
+                loaded,
                 plan_inputs(vocab, 4, exhaustive_len=3, samples=0),
                 nodes=nodes,
             )

@@ -195,3 +195,43 @@ def test_a_runtime_field_edited_after_compiling_is_named(
         compiled, tmp_path / "informative.safetensors", lambda m: m["layers"][0].update(mlp=[])
     )
     assert transformer.load(unrelated).edited_fields == ()
+
+
+def test_the_digest_is_of_the_values_whatever_the_layout(compiled: Path) -> None:
+    """Non-contiguous, float64-computed and grad-tracking tensors handed to `from_tensors` hold the
+    compiled values: the reader's digest must match the compiler's (no warning)."""
+    from safetensors.numpy import load_file
+
+    meta = transformer.read_metadata(compiled)
+    tensors = load_file(str(compiled))
+    layouts: list[dict[str, Any]] = [
+        {name: np.asfortranarray(t) for name, t in tensors.items()},
+        {name: t.astype(np.float64).astype(np.float32) for name, t in tensors.items()},
+        {
+            name: torch.from_numpy(np.asfortranarray(t)).requires_grad_()
+            for name, t in tensors.items()
+        },
+    ]
+    for layout in layouts:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert transformer.from_tensors(layout, meta).edited_tensors == ()
+
+
+def test_the_recorded_field_digests_are_the_readers(compiled: Path, tmp_path: Path) -> None:
+    """The compiler's `fields_sha256` (its own list of fields: it does not import the runtime)
+    is what the reader computes of every runtime field, non-ASCII and float tokens included."""
+    from compiler import compile_sop
+    from rasp.interpreter import load_source
+    from rasp.sources import Source
+    from transformer.digests import RUNTIME_FIELDS, field_sha256
+
+    sop = load_source(Source("<test>", "res = tokens;")).get("res")
+    path = tmp_path / "unicode.safetensors"
+    compile_sop(sop, ["ä", "β", 0.1, 2], 3).save(path)
+    for model in (compiled, path):
+        meta = transformer.read_metadata(model)
+        assert meta["fields_sha256"] == {name: field_sha256(meta[name]) for name in RUNTIME_FIELDS}
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert transformer.load(model).edited_fields == ()

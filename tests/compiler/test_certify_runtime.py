@@ -30,6 +30,7 @@ from compiler.model import CompiledModel
 from compiler.reach import Reach, decoding_digest
 from rasp.errors import Source
 from rasp.interpreter import load_source
+from transformer.digests import EditedWeightsWarning
 
 # exactly i + 1 keys at position i: masked "<=" (or causal), decoded on per-position grids 1/(i+1)
 PREFIX = 'res = aggregate(select(indices, indices, <=), indicator(tokens == "a"));'
@@ -63,7 +64,10 @@ def _runs(model: CompiledModel, meta: dict[str, Any], tmp_path: Path) -> list[li
     with safe_open(str(path), "np") as f:
         header = {**f.metadata(), "rasp_forge": json.dumps(meta)}
     save_file(load_file(str(path)), str(edited), metadata=header)
-    return transformer.load(str(edited)).run(["ab", "aab"])
+    if meta == model.metadata:
+        return transformer.load(str(edited)).run(["ab", "aab"])
+    with pytest.warns(EditedWeightsWarning, match="metadata field"):  # edited after compiling
+        return transformer.load(str(edited)).run(["ab", "aab"])
 
 
 def _unmask(meta: dict[str, Any]) -> None:
@@ -149,7 +153,8 @@ def test_an_edited_max_len_is_not_proved() -> None:
     model = compile_sop(sop.get("res"), ["a", "b"], 3)
     assert "pos_embed.W_pos" not in model.weights
     longer = _edited(model, lambda m: (m.update(max_len=6), m["config"].update(n_ctx=7)))
-    runtime = transformer.from_tensors(model.weights, longer, "cpu")
+    with pytest.warns(EditedWeightsWarning, match="'max_len'"):
+        runtime = transformer.from_tensors(model.weights, longer, "cpu")
     assert runtime.run(["aaaaa"]) == [[3] * 5]  # the edit is real: 5 decodes as 3
     reason = _refused(recheck(model.weights, longer))
     assert "max_len is 6" in reason and "at most 3 tokens" in reason
