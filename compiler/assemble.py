@@ -194,8 +194,9 @@ def _embeddings(
 ) -> dict[str, np.ndarray]:
     ix = layout.index
     w_e = np.zeros((len(vocab) + 2, layout.d_model))
-    for t, dim in enumerate(layout.token_dims):
-        w_e[t, ix[ONE]] = w_e[t, ix[dim]] = 1.0
+    w_e[: len(vocab), ix[ONE]] = 1.0
+    for t, dim in enumerate(layout.token_dims):  # none where nothing reads the tokens
+        w_e[t, ix[dim]] = 1.0
     w_e[len(vocab), ix[ONE]] = w_e[len(vocab), ix[BOS]] = 1.0
     w_e[len(vocab) + 1, ix[PAD]] = 1.0
     w_pos = _positional_embedding(layout, plan, max_len)

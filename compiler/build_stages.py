@@ -48,9 +48,12 @@ def plan_build(
     options: BuildOptions,
     head_masks: bool,
     analyse: Callable[[Graph], ValueSets] | None = None,
+    keep_tokens: bool = True,
 ) -> Planned:
     """The stages before assembly: values, encodings, schedule and layout. `analyse` gives the
-    value analysis of the graph (None: `infer_values`)."""
+    value analysis of the graph (None: `infer_values`); `keep_tokens`: lay out the token one-hot
+    even where no block reads it (vocab_bound.reads_tokens of the program as written: the size
+    bounds count it where the program mentions the tokens, so the layout keeps it there)."""
     note("analyse values")
     graph = build_graph(sop)  # IR: typed nodes, deterministic names
     if analyse is None:
@@ -89,7 +92,7 @@ def plan_build(
     # classes a select side or a map reads are helpers, laid out where read
     names = {node.name for node in graph.nodes}
     embedded = [dims for name, (_, dims) in plan.embedded.items() if name in names]
-    layout = lay_out(schedule, plan.output, vocab, max_len, plan.positional, embedded)
+    layout = lay_out(schedule, plan.output, vocab, max_len, plan.positional, embedded, keep_tokens)
     sketch = sketch_model(schedule, layout, plan, vocab, max_len, causal)
     return Planned(graph, plan, schedule, layout, sketch)
 

@@ -20,6 +20,7 @@ from compiler.program_forms import keep_form
 from compiler.refusals import also_tried, header_refusal, refusals
 from compiler.size_check import check_size
 from compiler.values import ValueSets, infer_values
+from compiler.vocab_bound import reads_tokens
 from rasp import sops
 from rasp.deep_stack import fallback_note, run_deep
 from rasp.errors import CompileError, Diagnostic, Source
@@ -132,6 +133,9 @@ def _compile_sop(
     predicted = check_size(sop, vocab, max_len, causal, head_masks, max_params)
     note("prepare the program")
     program = sop
+    # whether the residual holds the token one-hot: where the program as written mentions the
+    # tokens (what the size bounds count), never where it does not (compiler.layout)
+    tokens_read = reads_tokens(program)
     forms = Forms(program, vocab, max_len)  # the program's forms, sharing their rewrites
     sop = forms()
 
@@ -158,7 +162,7 @@ def _compile_sop(
                 try:
                     # a head that alone puts the build over `limit` stops its plan there
                     # (compiler.plan_limit): check_params would refuse it after planning
-                    with planning_under(limit, len(vocab)):
+                    with planning_under(limit, len(vocab), tokens_read):
                         found = plan_build(
                             sop,
                             vocab,
@@ -168,6 +172,7 @@ def _compile_sop(
                             options=options,
                             head_masks=head_masks,
                             analyse=analysed,
+                            keep_tokens=tokens_read,
                         )
                 except CompileError as err:  # kept: each build of these options says so at once
                     found = err

@@ -1,8 +1,9 @@
 """Residual layout: one stable index per residual dimension.
 
-Order: `one`, `bos`, `pad`, the raw token one-hot (`tokens:<t>` in vocabulary order), the used index
-one-hots (`indices:<i>`), the numerical `indices` and `indices^2` when used, the maps of the position
-the positional embedding writes (`parity:0`), then every dimension written by layer 0's
+Order: `one`, `bos`, `pad`, the raw token one-hot (`tokens:<t>` in vocabulary order; left out
+where nothing reads any of it, as in `length`: |V| dimensions no block reads), the used index
+one-hots (`indices:<i>`), the numerical `indices` and `indices^2` when used, the maps of the
+position the positional embedding writes (`parity:0`), then every dimension written by layer 0's
 heads, layer 0's MLP, layer 1's heads, ... in the order the blocks list them. The labels are the
 metadata's `residual` list.
 """
@@ -21,7 +22,7 @@ from rasp.residual_labels import value_texts
 class Layout:
     dims: tuple[Dim, ...]
     index: dict[Dim, int]
-    token_dims: tuple[Dim, ...]  # in vocabulary order
+    token_dims: tuple[Dim, ...]  # in vocabulary order; empty where nothing reads the tokens
     index_dims: tuple[Dim, ...]  # indices:0..N-1 that are read (possibly empty)
     numeric_index: Dim | None  # the numerical `indices` dim, when read
     square_index: Dim | None = None  # `indices^2`, when read (numerical addressing)
@@ -53,11 +54,13 @@ def lay_out(
     max_len: int,
     positional: Iterable[Dim] = (),
     whole: Iterable[tuple[Dim, ...]] = (),
+    keep_tokens: bool = True,
 ) -> Layout:
     """`positional`: the dims the positional embedding writes (compiler.positional), laid out
     where read; `whole`: the dims of each program s-op among them, laid out whole where any of
     them is read, so that the residual stream can be read back as that s-op (a one-hot of which
-    only `parity:True` is read would decode `False` as no value)."""
+    only `parity:True` is read would decode `False` as no value); `keep_tokens`: the token one-hot
+    is laid out even where nothing reads it (the program mentions the tokens)."""
     read: set[Dim] = set(output.dims())
     written: list[Dim] = []
     for layer in schedule.layers:
@@ -67,7 +70,11 @@ def lay_out(
         for mlp in layer.mlps:
             read |= set(mlp.W_in)
             written.extend(mlp.out_dims)
-    token_dims = tuple(Dim.categorical("tokens", t) for t in vocab)
+    # the whole one-hot where any of it is read (`rasp verify` and `:residual` read it back as
+    # `tokens`) or the program mentions the tokens (the size bounds count it there: they must
+    # not exceed the build), none otherwise: W_E then writes only `one` for a token
+    reads_tokens = keep_tokens or any(d.name == "tokens" for d in read)
+    token_dims = tuple(Dim.categorical("tokens", t) for t in vocab) if reads_tokens else ()
     index_dims = tuple(
         d for d in (Dim.categorical("indices", i) for i in range(max_len)) if d in read
     )

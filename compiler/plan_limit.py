@@ -11,8 +11,8 @@ then refused by `build_limits.check_params` anyway.
 Once a head's query/key columns are counted (before its weights are filled), its layer's d_head
 is known to be at least those columns and assembly's `bos` and `pad` (`assemble._head_widths`),
 rounded up to a power of 4 where the head averages keys (`assemble._layer_shape`, the same float
-expression, monotone in the width), and the residual holds the token one-hot (d_model >= |V| + 3,
-vocab_bound). The model then has at least vocab_bound's embedding and one layer of that head:
+expression, monotone in the width), and the residual holds the token one-hot where the program
+reads the tokens (d_model >= |V| + 3, vocab_bound; >= 3 where it never does). The model then has at least vocab_bound's embedding and one layer of that head:
 counted as `config_params` counts them, never above what this build would have. Above the limit
 the plan stops there with `PlannedOverLimit`, an `OverParamLimit`: the build takes the route a
 build refused by `check_params` takes (compiler.alternatives), only sooner. A head that copies a
@@ -44,17 +44,18 @@ from compiler.graph import IRNode, Op
 from compiler.model import OverParamLimit
 from compiler.vocab_bound import (
     BOUND_FROM,
-    EXTRA_DIMS,
     EXTRA_ROWS,
     HEAD_EXTRA,
     embedding_params,
     head_params,
+    least_d_model,
     output_columns,
 )
 from rasp.errors import Diagnostic, option
 
-# (the parameter limit, |V|) of the build being planned; None: no limit applies
-_LIMIT: ContextVar[tuple[int, int] | None] = ContextVar("plan_limit", default=None)
+# (the parameter limit, |V|, whether the program reads the tokens) of the build being planned;
+# None: no limit applies
+_LIMIT: ContextVar[tuple[int, int, bool] | None] = ContextVar("plan_limit", default=None)
 
 
 class PlannedOverLimit(OverParamLimit):
@@ -62,11 +63,15 @@ class PlannedOverLimit(OverParamLimit):
 
 
 @contextmanager
-def planning_under(max_params: int | None, n_tokens: int) -> Iterator[None]:
+def planning_under(
+    max_params: int | None, n_tokens: int, tokens_read: bool = True
+) -> Iterator[None]:
     """Plans inside are stopped at a head that makes the model larger than `max_params` (None:
-    no limit), over a vocabulary of `n_tokens` tokens."""
+    no limit), over a vocabulary of `n_tokens` tokens (`tokens_read`: vocab_bound.reads_tokens,
+    whether the residual holds their one-hot)."""
     limited = max_params is not None and n_tokens >= BOUND_FROM
-    token = _LIMIT.set((max_params, n_tokens) if limited else None)  # type: ignore[arg-type]
+    limit = (max_params, n_tokens, tokens_read) if limited else None
+    token = _LIMIT.set(limit)  # type: ignore[arg-type]
     try:
         yield
     finally:
@@ -86,12 +91,12 @@ def check_output(output: IRNode, values: Sequence[Atom]) -> None:
     if limit is None or output.op not in (Op.TOKENS, Op.AGGREGATE):
         return
     name, span = output.name, output.span
-    max_params, v = limit
+    max_params, v, tokens_read = limit
     columns = output_columns(values)
-    params = embedding_params(v, columns)
+    d_model = least_d_model(v, tokens_read)
+    params = embedding_params(v, columns, d_model)
     if params <= max_params:
         return
-    d_model = v + EXTRA_DIMS
     raise PlannedOverLimit(
         [
             Diagnostic(
@@ -99,12 +104,20 @@ def check_output(output: IRNode, values: Sequence[Atom]) -> None:
                 f"({bytes_text(4 * params)} of float32 weights), counted from the values of the "
                 f"output '{name}' before anything is planned: it takes {columns:,} strings, an "
                 f"unembedding of {columns:,} columns beside the embedding's {v + EXTRA_ROWS:,} "
-                f"rows, over a residual of at least {d_model:,} dimensions (the token one-hot)",
+                f"rows, over a residual of at least {d_model:,} dimensions"
+                f"{' (the token one-hot)' if tokens_read else ''}",
                 span,
                 _hint(max_params),
             )
         ]
     )
+
+
+def _beside(tokens_read: bool, written: int) -> str:
+    """What the residual's counted dimensions are, beside `one`, `bos` and `pad`."""
+    if tokens_read:
+        return f" (the token one-hot{' and those' if written else ''})"
+    return " (those it writes)" if written else ""
 
 
 def _hint(max_params: int) -> str:
@@ -147,10 +160,10 @@ def _check_width(columns: int, averages: bool, why: str, written: int = 0) -> No
     limit = _LIMIT.get()
     if limit is None:
         return
-    max_params, v = limit
+    max_params, v, tokens_read = limit
     # assembly's own expression (float log, monotone in the width): never above its d_head
     d_head = 4 ** math.ceil(math.log(columns, 4)) if averages else columns
-    d_model = v + EXTRA_DIMS + written
+    d_model = least_d_model(v, tokens_read) + written
     params = embedding_params(v, d_model=d_model) + head_params(d_model, d_head)
     if params <= max_params:
         return
@@ -165,7 +178,7 @@ def _check_width(columns: int, averages: bool, why: str, written: int = 0) -> No
                 f"with {v:,} tokens the model would be too large: at least {params:,} parameters "
                 f"({bytes_text(4 * params)} of float32 weights), found while planning this "
                 f"head, before its weights: {why}, a head of {shape} over a residual of at "
-                f"least {d_model:,} dimensions (the token one-hot{' and those' if written else ''})",
+                f"least {d_model:,} dimensions{_beside(tokens_read, written)}",
                 None,  # located at the node being planned (plan_state.Memo.once)
                 _hint(max_params),
             )

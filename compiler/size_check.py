@@ -23,7 +23,7 @@ from compiler.causal import short_causal_problems
 from compiler.forms import prepare
 from compiler.fraction_means import fraction_means
 from compiler.model import Sketch
-from compiler.vocab_bound import check_vocab_size
+from compiler.vocab_bound import check_vocab_size, reads_tokens
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, option
 
@@ -69,6 +69,7 @@ def _check_sizes(
     # what the vocabulary alone forces on every build, before the probes analyse any value: a
     # large vocabulary is refused in milliseconds, not after its tables are planned
     check_vocab_size(sop, vocab, max_len, max_params)
+    tokens_read = reads_tokens(sop)  # as the build lays it out (compiler.driver)
     pairs = max_len * (max_len + 1) // 2
     pair_limit = (
         max(max_params, DEFAULT_MAX_PARAMS) // PAIRS_PER_PARAM
@@ -83,6 +84,7 @@ def _check_sizes(
             head_masks=head_masks,
             note=lambda s: None,
             options=BuildOptions(matching=matching, numeric_copies=numeric_copies),
+            keep_tokens=tokens_read,
         ).sketch
 
     # the probes are built as the target will be: matching's exact scores end at MATCH_MAX_LEN

@@ -6,9 +6,10 @@ values, then plan every select's table. With a large vocabulary that is where th
 `select(tokens, tokens, ==)` over 5,000 tokens built 5,000 x 5,000 tables for seconds and a GB
 before the shape was refused. What the vocabulary forces on every build is known from |V| alone:
 
-- every model's residual holds the raw token one-hot (compiler.layout) beside `one`, `bos` and
-  `pad`, and embeds |V| + 2 rows (the tokens, BOS and PAD): d_model >= |V| + 3, and the
-  embedding alone has (|V| + 2)(|V| + 3) parameters;
+- every model embeds |V| + 2 rows (the tokens, BOS and PAD) over a residual of `one`, `bos`,
+  `pad` and, where the program reads the tokens, the raw token one-hot (compiler.layout lays it
+  out only where a block or the output reads it): d_model >= |V| + 3, and the embedding alone
+  has (|V| + 2)(|V| + 3) parameters (d_model >= 3 for a program that never reads the tokens);
 - a selector_width that is the program's output, of a select comparing the tokens with
   themselves (string tokens: no numerical matching, compiler.addressing), is a head whose table
   has a class per token (|V| - 1 for `<` and `>`, whose least token selects nothing), plus the
@@ -50,17 +51,20 @@ class Bound:
     span: Span | None
 
 
-def lower_bound(graph: Graph | None, vocab: Sequence[Atom], max_len: int) -> Bound:
+def lower_bound(
+    graph: Graph | None, vocab: Sequence[Atom], max_len: int, tokens_read: bool = True
+) -> Bound:
     """The largest of the bounds the module doc lists that apply to `graph` (the program before
     `prepare`; None: a graph not built yet, the embedding's bound alone) over `vocab` at
-    `max_len`."""
+    `max_len`; `tokens_read`: whether the program reads the tokens (`reads_tokens`)."""
     v = len(vocab)
-    d_model = v + EXTRA_DIMS
-    embedding = embedding_params(v)
+    d_model = least_d_model(v, tokens_read)
+    embedding = embedding_params(v, d_model=d_model)
     best = Bound(
         embedding,
-        f"every model embeds its {v:,} tokens as a one-hot: {v + EXTRA_ROWS:,} embedding rows "
-        f"(the tokens, BOS and PAD) of at least {d_model:,} residual dimensions",
+        f"every model embeds its {v:,} tokens{' as a one-hot' if tokens_read else ''}: "
+        f"{v + EXTRA_ROWS:,} embedding rows (the tokens, BOS and PAD) of at least {d_model:,} "
+        "residual dimensions",
         None if graph is None else graph.output.span,
     )
     head = None if graph is None else _token_width_head(graph, vocab, max_len)
@@ -79,6 +83,18 @@ def lower_bound(graph: Graph | None, vocab: Sequence[Atom], max_len: int) -> Bou
                 select.span,
             )
     return best
+
+
+def reads_tokens(sop: sops.Node) -> bool:
+    """Whether the program mentions the tokens: where it does not, no block reads the token
+    one-hot and the layout leaves it out (where it does, a block almost always reads it)."""
+    return any(isinstance(node, sops.TokensSOp) for node in sops.walk(sop))
+
+
+def least_d_model(v: int, tokens_read: bool = True) -> int:
+    """The fewest residual dimensions over `v` tokens: `one`, `bos`, `pad` and, where the program
+    reads the tokens, their one-hot."""
+    return (v if tokens_read else 0) + EXTRA_DIMS
 
 
 def embedding_params(v: int, out_columns: int = 1, d_model: int | None = None) -> int:
@@ -116,7 +132,7 @@ def check_vocab_size(
         graph: Graph | None = build_graph(sop)
     except CompileError:  # a tracr select's Python predicate, resolved only by `prepare`
         graph = None
-    bound = lower_bound(graph, vocab, max_len)
+    bound = lower_bound(graph, vocab, max_len, reads_tokens(sop))
     if bound.params <= max_params:
         return
     raise CompileError(

@@ -39,6 +39,6 @@ def test_a_run_with_its_own_results_file_draws_its_plot_beside_it(tmp_path: Path
     assert done.returncode == 0, done.stderr
     assert all(path.read_bytes() == data for path, data in committed.items())
     rows = json.loads(results.read_text())["sizes"]
-    assert [(row["program"], row["N"], row["params"]) for row in rows] == [("length", 10, 689)]
+    assert [(row["program"], row["N"], row["params"]) for row in rows] == [("length", 10, 470)]
     assert (tmp_path / "sizes.png").stat().st_size > 0
     assert "| length | 10 | 1 |" in done.stdout

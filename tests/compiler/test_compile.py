@@ -417,3 +417,32 @@ def test_causal_compilation_checks_only_what_the_model_still_computes() -> None:
         compile_sop(S.SelectorWidthSOp(selector=every, name="n"), list("ab"), 5, causal=True)
     (problem,) = err.value.diagnostics
     assert "may select later positions" in problem.message and "length" not in problem.message
+
+
+def test_a_program_that_never_reads_the_tokens_has_no_token_one_hot(tmp_path: Path) -> None:
+    """`length.rasp` reads only positions: its residual holds no `tokens:*` dims, so d_model is
+    the same over 3 tokens and over 2,000 (it was |V| + 6), the model equals the interpreter on
+    every short input, and `rasp verify --model` passes from the file."""
+    import contextlib
+    import io
+
+    from rasp.interpreter import load_file as load_program
+    from rasp.tools.cli import main
+
+    program = Path(__file__).parents[2] / "programs" / "length.rasp"
+    root = load_program(program).get("seq_length")
+    small = compile_sop(root, list("abc"), 10)
+    many = [f"t{i}" for i in range(2_000)]
+    large = compile_sop(root, many, 10)
+    d_model = large.config["d_model"]
+    assert small.config["d_model"] == d_model == 6
+    assert not any(label.startswith("tokens:") for label in large.metadata["residual"])
+    assert large.param_count() < 40 * len(many)  # W_E's 2,002 rows of 6: no |V|^2 term
+    assert check_inputs(small, root, all_inputs(list("abc"), 5)) > 0
+    assert check_inputs(large, root, random_inputs(many, 10, 100, seed=3)) > 0
+    path = tmp_path / "length.safetensors"
+    large.save(path)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["verify", str(program), "--model", str(path)])
+    assert code == 0, out.getvalue() + err.getvalue()

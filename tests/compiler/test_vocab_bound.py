@@ -83,9 +83,23 @@ def test_a_tracr_select_resolved_only_by_prepare_is_bounded_by_the_embedding(
     over any vocabulary)."""
     from rasp import tracr as rasp
 
-    width = rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE))
+    # (an aggregate of the tokens: a program that never reads them has no token one-hot)
+    select = rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE)
+    copy = rasp.categorical(rasp.Aggregate(select, rasp.tokens))
     with pytest.raises(CompileError, match="with 20,000 tokens .* embeds its 20,000 tokens"):
-        compile_sop(width, _tokens(20_000), 8)
+        compile_sop(copy, _tokens(20_000), 8)
+
+
+def test_a_program_that_never_reads_the_tokens_is_bounded_by_three_dimensions() -> None:
+    """Without the token one-hot (compiler.layout) the embedding is |V| + 2 rows of `one`, `bos`,
+    `pad` at least: `length` over 20,000 tokens is not refused by the vocabulary's bound."""
+    from compiler.vocab_bound import reads_tokens
+
+    sop = load_file(ROOT / "programs" / "length.rasp").get("seq_length")
+    assert not reads_tokens(sop) and reads_tokens(B.hist())
+    bound = lower_bound(build_graph(sop), _tokens(20_000), 8, tokens_read=False)
+    assert bound.params == 20_002 * 3 + 4 and "embeds its 20,000 tokens:" in bound.why
+    check_vocab_size(sop, _tokens(20_000), 8, 10**6)
 
 
 @pytest.mark.parametrize("n_tokens", [256, 5_000])
