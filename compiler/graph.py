@@ -164,6 +164,19 @@ def graph_and_index(root: sops.Node) -> tuple[Graph, dict[int, int]]:
             )
         if op is None:
             raise TypeError(f"unknown s-op node {node!r}")  # a bug in rasp.sops, not a user error
+        if isinstance(node, sops.MapSOp) and not node.inputs:
+            # (only a hand-built node has none: the interpreter calls fn() at every position, but
+            # the value analysis and the MLPs read a map's inputs)
+            raise CompileError(
+                [
+                    Diagnostic(
+                        f"'{node.label}' is a map of no s-ops, which the compiler cannot build",
+                        node.span,
+                        "map an s-op the value depends on, e.g. MapSOp(fn=lambda n: ..., "
+                        "inputs=(LengthSOp(),)), or use a ConstSOp",
+                    )
+                ]
+            )
         inputs = tuple(index_of[c.id] for c in node.children())
         leaf = (op, getattr(node, "kind", None)) if op in _LEAVES else None
         if leaf in leaves:

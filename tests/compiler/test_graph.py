@@ -150,3 +150,15 @@ out2 = shift_by(1) + shift_by(2);
     sop = load_source(Source("t.rasp", program)).get("out2")
     texts = [n.text for n in build_graph(sop).nodes if n.op is Op.SELECT]
     assert texts == ["select(indices, indices - 1, ==)", "select(indices, indices - 2, ==)"]
+
+
+def test_a_map_of_no_s_ops_is_refused_with_a_located_error() -> None:
+    """Only a hand-built node has no inputs; its analysis zipped no columns against the positions
+    (a raw ValueError, an internal error) where it must be a refusal that says what to do."""
+    from compiler import compile_sop
+
+    constant = S.MapSOp(fn=lambda: 3, inputs=(), name="three")
+    with pytest.raises(CompileError) as caught:
+        compile_sop(constant, list("abc"), 5)
+    assert "'three' is a map of no s-ops" in str(caught.value)
+    assert "LengthSOp" in (caught.value.diagnostics[0].hint or "")
