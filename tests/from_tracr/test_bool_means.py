@@ -33,6 +33,17 @@ def _agrees(program: rasp.SOp, vocab: Any, max_len: int, *, types: bool = True) 
         assert not types or [type(v) for v in got] == [type(v) for v in want], xs
 
 
+def _verifies(program: rasp.SOp, vocab: list[Any], max_len: int = 3) -> None:
+    """`rasp verify` passes the compiled model on every input up to `max_len`, against the
+    resolved graph and the program as written."""
+    model = compile_sop(program, vocab, max_len)
+    runtime = transformer.from_tensors(model.weights, model.metadata)
+    plan = plan_inputs(vocab, max_len, exhaustive_len=max_len, samples=0)
+    lowered = to_sops(program)
+    report = verify(resolve(lowered, vocab, max_len), runtime, plan, guard=lowered)
+    assert report.failures == 0 and report.checked > 0
+
+
 def _before_first() -> rasp.SOp:
     """The share of positions before each one that are the first: one selected bool at position 1."""
     is_first = rasp.Map(lambda i: i == 0, rasp.indices)
@@ -183,13 +194,7 @@ def test_a_grid_output_gives_one_selected_bool_as_the_int() -> None:
     late = ~rasp.Select(rasp.tokens, rasp.length, rasp.Comparison.LT)  # the keys of token 3
     program = rasp.Aggregate(late, whole, default=2)
     assert program([3]) == [True] and program([0.5, 3]) == [False, False]
-    vocab = [0.5, 3, "b"]
-    model = compile_sop(program, vocab, 3)
-    runtime = transformer.from_tensors(model.weights, model.metadata)
-    plan = plan_inputs(vocab, 3, exhaustive_len=3, samples=0)
-    lowered = to_sops(program)
-    report = verify(resolve(lowered, vocab, 3), runtime, plan, guard=lowered)
-    assert report.failures == 0 and report.checked > 0
+    _verifies(program, [0.5, 3, "b"])
 
 
 @pytest.mark.parametrize("token", ["a", "c"])
@@ -204,13 +209,7 @@ def test_a_sort_by_token_keys_copies_one_selected_bool_as_the_int(token: str) ->
     frac = lib.make_frac_prevs(rasp.tokens == token)
     program = lib.make_sort(frac, lib.make_hist(), max_seq_len=3, min_key=1)
     assert program(["b"]) == [False] and program(["a"]) == [token == "a"]
-    vocab = ["a", "b"]
-    model = compile_sop(program, vocab, 3)
-    runtime = transformer.from_tensors(model.weights, model.metadata)
-    plan = plan_inputs(vocab, 3, exhaustive_len=3, samples=0)
-    lowered = to_sops(program)
-    report = verify(resolve(lowered, vocab, 3), runtime, plan, guard=lowered)
-    assert report.failures == 0 and report.checked > 0
+    _verifies(program, ["a", "b"])
 
 
 def test_a_function_of_a_sorted_bool_mean_that_tells_false_from_0_0_is_refused() -> None:
