@@ -1,4 +1,4 @@
-"""Running the `rasp` command line in-process from tests."""
+"""Running the `rasp` command line in-process from tests, and whether `draw` can (matplotlib)."""
 
 from __future__ import annotations
 
@@ -12,3 +12,11 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def has_matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ModuleNotFoundError:
+        return False
+    return True

@@ -1,14 +1,13 @@
 """The command line follows the conventions of command-line tools (issue 11): `-` is standard
-input, a bad flag shows its subcommand's usage, `--quiet`/`--verbose`, `--json` wherever a command
-prints a result, examples in `--help`, files written with the user's umask, tokens read the same
-way everywhere and shown unambiguously."""
+input, a bad flag shows its subcommand's usage, files written with the user's umask, tokens read the
+same way everywhere and shown unambiguously (test_cli_output_modes.py has `--quiet`/`--verbose` and
+`--json`, test_cli_help.py the examples in `--help`)."""
 
 from __future__ import annotations
 
 import io
 import json
 import os
-import shlex
 import stat
 import sys
 from pathlib import Path
@@ -17,9 +16,7 @@ from typing import Any
 import pytest
 
 from rasp.tools.cli import main
-from rasp.tools.cli_parser import build_parser
-from rasp.tools.help_text import EXAMPLES
-from tests.cli_helpers import run
+from tests.cli_helpers import has_matplotlib, run
 
 ROOT = Path(__file__).resolve().parents[1]
 REVERSE = (ROOT / "programs" / "reverse.rasp").read_text()
@@ -232,258 +229,6 @@ def test_a_wrong_name_lists_the_programs_sops(
 
 
 # ------------------------------------------------------------------------------------------------
-# --quiet, --verbose, --json
-
-
-def test_quiet_leaves_only_results(
-    capsys: pytest.CaptureFixture[str], model: Path, tmp_path: Path
-) -> None:
-    program = str(ROOT / "programs" / "reverse.rasp")
-    out_path = str(tmp_path / "q.safetensors")
-    assert run(
-        capsys, "compile", program, "--vocab", "ab", "--max-len", "3", "-o", out_path, "-q"
-    ) == (0, "", "")
-    assert run(
-        capsys, "verify", program, "--vocab", "abc", "--max-len", "4", "--model", str(model), "-q"
-    ) == (0, "", "")
-    assert run(
-        capsys,
-        "export",
-        str(model),
-        "--to",
-        "transformer-lens",
-        "-o",
-        str(tmp_path / "tl"),
-        "--quiet",
-    ) == (0, "", "")
-    # A result is still printed: it is what the command is for.
-    assert run(capsys, "run", "--model", str(model), "--input", "abc", "-q") == (
-        0,
-        "[c, b, a] (strings)\n",
-        "",
-    )
-
-
-def test_verbose_prints_the_steps_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(
-        capsys, "run", str(ROOT / "programs" / "reverse.rasp"), "--input", "abc", "-v"
-    )
-    assert (code, out) == (0, "[c, b, a] (strings)\n")
-    assert "reverse.rasp: 5" in err or "read " in err
-    assert all(line.startswith("[") and "s] " in line for line in err.splitlines())
-
-
-def test_quiet_and_verbose_exclude_each_other(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "run", "x.rasp", "--input", "a", "-q", "-v")
-    assert code == 2 and "not allowed with argument" in err
-
-
-def test_verbose_shows_the_traceback_of_an_internal_error(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from rasp.tools import cli
-
-    def boom(args: Any) -> int:
-        raise ValueError("boom")
-
-    monkeypatch.setattr(cli, "_cmd_run_program", boom)
-    monkeypatch.delenv("RASP_DEBUG", raising=False)
-    assert "Traceback" not in run(capsys, "run", "x.rasp", "--input", "a")[2]
-    code, _, err = run(capsys, "run", "x.rasp", "--input", "a", "--verbose")
-    assert code == 1 and "Traceback" in err and "internal error: ValueError: boom" in err
-
-
-def test_running_out_of_memory_is_an_error_line_not_an_internal_error(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # `rasp export` of a file without W_pos whose header says max_len 10**9 pads a 30 GB W_pos:
-    # numpy's MemoryError was reported as "internal error: ... (a bug in rasp-forge ...)"
-    from rasp.tools import cli
-
-    def too_large(args: Any) -> int:
-        raise MemoryError("Unable to allocate 29.8 GiB for an array with shape (1000000001, 8)")
-
-    monkeypatch.setattr(cli, "_cmd_run_program", too_large)
-    code, out, err = run(capsys, "run", "x.rasp", "--input", "a")
-    assert (code, out) == (1, "")
-    assert err == (
-        "error: not enough memory: Unable to allocate 29.8 GiB for an array with shape "
-        "(1000000001, 8)\n"
-    )
-
-
-@pytest.mark.parametrize(
-    ("raised", "shown"),
-    [
-        (
-            "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
-            "memory: you tried to allocate 40000000000000 bytes. Error code 12",
-            "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
-            "memory: you tried to allocate 40000000000000 bytes. Error code 12",
-        ),
-        (
-            "CUDA out of memory. Tried to allocate 30.00 GiB\nmore",
-            "CUDA out of memory. Tried to allocate 30.00 GiB",
-        ),
-    ],
-)
-def test_torch_running_out_of_memory_is_an_error_line_too(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, raised: str, shown: str
-) -> None:
-    """torch's CPU allocator raises a RuntimeError and CUDA's a torch.OutOfMemoryError (a
-    RuntimeError), not MemoryError: both were 'internal error: ... (a bug in rasp-forge ...)'.
-    Another RuntimeError stays an internal error."""
-    from rasp.tools import cli
-
-    class OutOfMemoryError(RuntimeError):  # torch.OutOfMemoryError's name, without torch
-        pass
-
-    error = RuntimeError(raised) if "alloc_cpu" in raised else OutOfMemoryError(raised)
-
-    def too_large(args: Any) -> int:
-        raise error
-
-    monkeypatch.setattr(cli, "_cmd_run_program", too_large)
-    code, out, err = run(capsys, "run", "x.rasp", "--input", "a")
-    assert (code, out, err) == (1, "", f"error: not enough memory: {shown}\n")
-
-    def broken(args: Any) -> int:
-        raise RuntimeError("a shape mismatch")
-
-    monkeypatch.setattr(cli, "_cmd_run_program", broken)
-    code, _, err = run(capsys, "run", "x.rasp", "--input", "a")
-    assert code == 1 and err.startswith("internal error: RuntimeError: a shape mismatch")
-
-
-def test_every_command_that_prints_a_result_has_json(
-    capsys: pytest.CaptureFixture[str], model: Path, tmp_path: Path
-) -> None:
-    program = str(ROOT / "programs" / "reverse.rasp")
-    commands = {
-        "run": ["run", program, "--input", "abc"],
-        "run --model": ["run", "--model", str(model), "--input", "abc"],
-        "compile": [
-            "compile",
-            program,
-            "--vocab",
-            "ab",
-            "--max-len",
-            "3",
-            "-o",
-            str(tmp_path / "c.safetensors"),
-        ],
-        "verify": ["verify", program, "--vocab", "ab", "--max-len", "3"],
-        "show": ["show", str(model)],
-        "export": ["export", str(model), "--to", "transformer-lens", "-o", str(tmp_path / "tl")],
-    }
-    if _has_matplotlib():
-        commands["draw"] = ["draw", str(model), "--input", "abc", "-o", str(tmp_path / "d.png")]
-    for what, argv in commands.items():
-        code, out, err = run(capsys, *argv, "--json")
-        assert (code, err) == (0, ""), what
-        assert out.count("\n") == 1 or what == "show", what  # one JSON value (show's is indented)
-        json.loads(out)
-    written = json.loads(run(capsys, *commands["export"], "--json")[1])
-    assert [Path(p).name for p in written["files"]] == [
-        "config.json",
-        "rasp_forge.json",
-        "model.safetensors",
-    ]
-    compiled = json.loads(run(capsys, *commands["compile"], "--json")[1])
-    assert compiled["output"].endswith("c.safetensors") and compiled["parameters"] > 0
-    assert compiled["certificate"].startswith("certificate:")
-
-
-def test_only_repl_lacks_json() -> None:
-    parser = build_parser()
-    commands = parser.subcommand_parsers  # type: ignore[attr-defined]
-    without = [name for name, sub in commands.items() if "--json" not in sub.format_help()]
-    assert without == ["repl"]  # interactive: it prints no one result
-
-
-def _has_matplotlib() -> bool:
-    try:
-        import matplotlib  # noqa: F401
-    except ModuleNotFoundError:
-        return False
-    return True
-
-
-# ------------------------------------------------------------------------------------------------
-# --help
-
-
-def _example_argv(line: str) -> list[str]:
-    words = shlex.split(line)
-    if "<" in words:  # `rasp run - ... < FILE`: the redirection is the shell's
-        words = words[: words.index("<")]
-    assert words[0] == "rasp"
-    return words[1:]
-
-
-def test_every_command_has_examples_in_its_help(capsys: pytest.CaptureFixture[str]) -> None:
-    for command in build_parser().subcommand_parsers:  # type: ignore[attr-defined]
-        assert run(capsys, command, "--help")[0] == 0
-        text = capsys.readouterr().out or run(capsys, command, "--help")[1]
-        assert "examples:" in text and EXAMPLES[command][0] in text, command
-    assert "examples:" in run(capsys, "--help")[1]
-
-
-def test_every_argument_is_described_in_the_help() -> None:
-    # compile's and draw's -o, export's --to and -o, show's and export's M.safetensors had none
-    for command, sub in build_parser().subcommand_parsers.items():  # type: ignore[attr-defined]
-        for action in sub._actions:
-            assert action.help, (command, action.option_strings or action.dest)
-
-
-def test_help_says_how_tokens_are_read(capsys: pytest.CaptureFixture[str]) -> None:
-    for command in ("run", "compile", "verify", "draw"):
-        text = run(capsys, command, "--help")[1]
-        assert "`tokens` is `tokens_str`" in text and '[1,"1",true,1.0]' in text, command
-
-
-def test_the_help_examples_are_valid_command_lines() -> None:
-    parser = build_parser()
-    for command, lines in EXAMPLES.items():
-        for line in lines:
-            if "COMMAND" in line:
-                continue
-            args = parser.parse_args(_example_argv(line))
-            assert args.command == (command if command != "rasp" else args.command), line
-
-
-@pytest.mark.slow
-def test_the_help_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every example works, run from a directory holding the repository's programs."""
-    import subprocess
-
-    (tmp_path / "programs").symlink_to(ROOT / "programs")
-    order = ["rasp", "compile", "run", "show", "verify", "export", "draw"]
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    for command in order:
-        for line in EXAMPLES[command]:
-            if "COMMAND" in line:
-                continue
-            if command == "draw" and not _has_matplotlib():
-                continue
-            words = shlex.split(line)
-            feed = None
-            if "<" in words:
-                feed = (tmp_path / words[words.index("<") + 1]).read_bytes()
-                words = words[: words.index("<")]
-            done = subprocess.run(
-                [sys.executable, "-m", "rasp", *words[1:]],
-                cwd=tmp_path,
-                env=env,
-                input=feed,
-                capture_output=True,
-                timeout=600,
-                check=False,
-            )
-            assert done.returncode == 0, (line, done.stderr.decode())
-
-
-# ------------------------------------------------------------------------------------------------
 # Files and pipes
 
 
@@ -555,7 +300,7 @@ def test_the_repl_and_its_draw_keep_tokens_of_different_types_apart(tmp_path: Pa
     assert session.feed(":compile reverse [1, true, 1.0, 1] 3") == (
         "error: VOCAB: lists the token 1 twice; list each token once"
     )
-    if _has_matplotlib():
+    if has_matplotlib():
         sop = load_file(ROOT / "programs" / "reverse.rasp").get("reverse")
         assert draw_for_repl(sop, [1, True, 1.0], tmp_path / "d.png").startswith("wrote")
 
