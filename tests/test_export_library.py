@@ -10,6 +10,8 @@ import pytest
 from rasp.tools.export import export_transformer_lens
 from tests.export_helpers import load_export
 
+# Kept apart from bench_scale's VOCABS: tests import nothing from bench/ (scripts, not a package),
+# and bench gives frac_prevs a third token ("xab") for sizes comparable with the 3-token rest.
 LIBRARY_VOCABS = {
     "reverse": "abc",
     "hist": "abc",
@@ -17,7 +19,7 @@ LIBRARY_VOCABS = {
     "most_freq": "abc",
     "double_hist": "abc",
     "length": "abc",
-    "frac_prevs": "xa",
+    "frac_prevs": "xa",  # its header's vocabulary: the program counts "x"
     "hist_bos": "abc",
     "induction": "abc",
     "dyck1": "()",
