@@ -1,6 +1,6 @@
 """The words of `rasp --help` and `rasp COMMAND --help`: descriptions and examples.
 
-Every example is a real command line: `tests/test_cli_conventions.py` parses each one with the
+Every example is a real command line: `tests/test_cli_help.py` parses each one with the
 CLI's own parser, and `rasp` runs them from the repository root (`programs/` is there).
 """
 
