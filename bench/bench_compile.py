@@ -17,6 +17,9 @@ from pathlib import Path
 
 import torch
 
+# one vocabulary per library program, shared with bench_scale (frac_prevs counts "x")
+from bench_scale import VOCABS
+
 import transformer
 from compiler import compile_sop
 from rasp.errors import RaspError, Source
@@ -25,19 +28,6 @@ from rasp.sops import SOp, evaluate
 from rasp.tools.verify import same_value
 
 ROOT = Path(__file__).resolve().parents[1]
-# program file -> input vocabulary (the tokens of its examples)
-VOCABS = {
-    "reverse": "abc",
-    "hist": "abc",
-    "sort": "abc",
-    "most_freq": "abc",
-    "double_hist": "abc",
-    "length": "abc",
-    "frac_prevs": "abc",
-    "induction": "abc",
-    "dyck1": "()",
-    "dyck2": "(){}",
-}
 
 
 FORWARD_RUNS = 5
