@@ -209,19 +209,36 @@ class BoolMeans:
             for args in combos:
                 found = _twin_clash(fn, args, twins)
                 if found is not None:
-                    one, other, a, b = found
-                    problems.append(
-                        Diagnostic(
-                            f"'{getattr(node, 'text', node.label)}' gives {value_repr(one)} for "
-                            f"{value_repr(a)} but {value_repr(other)} for {value_repr(b)}: it "
-                            "reads a sort's copy of values that hold both, equal numbers a model "
-                            "copies as one",
-                            node.span,
-                            "give the sorted values one type (float(x) or int(x))",
-                        )
-                    )
+                    problems.append(self._twin_problem(node, *found))
                     break
         return problems
+
+    def _twin_problem(
+        self, node: sops.Node, one: Any, other: Any, i: int, a: Any, b: Any
+    ) -> Diagnostic:
+        """The refusal of `node`, which gives `one` for its argument `i` = `a` and `other` for
+        its twin `b`; a copy of a bool mean gets its own words (float(x) of the mean, not int(x):
+        int(0.5) is 0)."""
+        name = getattr(node, "text", node.label)
+        if node.children()[i].id not in self.means:
+            return Diagnostic(
+                f"'{name}' gives {value_repr(one)} for {value_repr(a)} but {value_repr(other)} "
+                f"for {value_repr(b)}: it reads a sort's copy of values that hold both, equal "
+                "numbers a model copies as one",
+                node.span,
+                "give the sorted values one type (float(x) or int(x))",
+            )
+        # (the copy holds one selected False as the int 0; the function reads it as False)
+        a, b = (as_bool(a), b) if type(b) is float else (a, as_bool(b))
+        return Diagnostic(
+            f"'{name}' gives {value_repr(one)} for {value_repr(a)} but {value_repr(other)} for "
+            f"{value_repr(b)}: it reads a sort's copy of a tracr mean of bools, which gives one "
+            "selected False or True as the bool and several as 0.0 or 1.0, equal numbers a "
+            "model copies as one",
+            node.span,
+            "sort the mean as floats (numerical(Map(float, mean)) before the sort), or make the "
+            "function give the same result for False and 0.0, True and 1.0",
+        )
 
 
 def _combinations(
@@ -263,8 +280,9 @@ def _too_many(node: sops.Node, what: str) -> Diagnostic:
 
 def _twin_clash(
     fn: Any, args: tuple[Any, ...], twins: dict[int, dict[Any, tuple[Any, ...]]]
-) -> tuple[Any, Any, Any, Any] | None:
-    """(result, other result, argument, its twin) where `fn` tells an argument from its twin."""
+) -> tuple[Any, Any, int, Any, Any] | None:
+    """(result, other result, argument's position, argument, its twin) where `fn` tells an
+    argument from its twin."""
     for i, table in twins.items():
         try:
             others = table.get((type(args[i]), args[i]), ())
@@ -277,5 +295,5 @@ def _twin_clash(
             except Exception:  # noqa: BLE001 (the program's function)
                 continue
             if type(one) is not type(two) or one != two:
-                return one, two, args[i], other
+                return one, two, i, args[i], other
     return None

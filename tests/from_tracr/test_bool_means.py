@@ -224,7 +224,7 @@ def test_a_function_of_a_sorted_bool_mean_that_tells_false_from_0_0_is_refused()
     sorted_frac = lib.make_sort(frac, lib.make_hist(), max_seq_len=3, min_key=1)
     program = rasp.Map(lambda x: x is False, sorted_frac)
     assert program(["b"]) == [True] and program(["b", "b"]) == [True, False]
-    with pytest.raises(CompileError, match="gives True for 0 but False for 0.0"):
+    with pytest.raises(CompileError, match="gives True for False but False for 0.0"):
         compile_sop(program, ["a", "b"], 3)
     # a reader that gives one result for both still compiles (checked in full above)
     compile_sop(rasp.Map(lambda x: x == 0, sorted_frac), ["a", "b"], 3)
