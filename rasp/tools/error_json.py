@@ -51,8 +51,12 @@ def reported(err: RaspError) -> RaspError:
     return err
 
 
-def print_failure(json_output: bool, err: RaspError) -> None:
+def print_failure(json_output: bool, err: RaspError, compile_output: str | None = None) -> None:
     """Under `--json` (`json_output`), `failure_json` of `err` on stdout, unless its command
-    printed its own report."""
+    printed its own report; `compile_output`: compile's `-o`, whose failures all carry it (Ctrl-C,
+    not enough memory, a bug of ours, as a refusal)."""
     if json_output and not getattr(err, "json_reported", False):
-        print(json.dumps(failure_json(err), ensure_ascii=False, default=str))
+        found = (
+            failure_json(err) if compile_output is None else compile_error_json(err, compile_output)
+        )
+        print(json.dumps(found, ensure_ascii=False, default=str))
