@@ -13,11 +13,12 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, redirect_stdout
+from contextlib import contextmanager, redirect_stdout, suppress
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -41,15 +42,54 @@ _results: TextIO | None = None
 def results_only_on_stdout() -> Iterator[None]:
     """Inside the block, `print` goes to stderr and results (`write_stdout`) to stdout: a Python
     program's functions run while a command computes (a tracr Map's, called by run, compile and
-    verify), and what they print must not mix with the result (`--json`'s object)."""
+    verify), and what they print must not mix with the result (`--json`'s object). Where stdout
+    is file descriptor 1, the descriptor itself points at stderr too (`os.write(1, ...)`, a
+    subprocess), and results go to a copy of the real one."""
     global _results
     saved = _results
-    _results = sys.stdout
+    stdout = _stdout_moved_to_stderr()
+    _results = sys.stdout if stdout is None else stdout[0]
     try:
         with redirect_stdout(sys.stderr):
             yield
     finally:
         _results = saved
+        if stdout is not None:
+            with suppress(OSError):  # (flushed by each write, whose error was the command's)
+                stdout[0].close()
+            os.dup2(stdout[1], 1)
+            os.close(stdout[1])
+
+
+def _stdout_moved_to_stderr() -> tuple[TextIO, int] | None:
+    """Point file descriptor 1 at stderr's and return a stream on a copy of the real stdout (and
+    that copy's descriptor, to put back); None where stdout is not descriptor 1 (captured) or
+    the descriptors cannot be copied: the `print` redirection alone then."""
+    try:
+        if sys.stdout is None or sys.stderr is None or sys.stdout.fileno() != 1:
+            return None
+        stderr_fd = sys.stderr.fileno()
+    except (OSError, ValueError):  # (io.UnsupportedOperation is both)
+        return None
+    flush_stdout()  # what was printed before goes out first, where it was meant to
+    try:
+        copy = os.dup(1)
+    except OSError:
+        return None
+    try:
+        os.dup2(stderr_fd, 1)
+    except OSError:
+        os.close(copy)
+        return None
+    stream = open(  # noqa: SIM115 (closed when the block ends)
+        copy,
+        "w",
+        buffering=1,
+        encoding=sys.stdout.encoding,
+        errors=sys.stdout.errors,
+        closefd=False,
+    )
+    return stream, copy
 
 
 class StdoutError(OSError):
@@ -61,6 +101,8 @@ def write_stdout(text: str, end: str = "\n") -> None:
     `StdoutError`."""
     try:
         print(text, end=end, file=_results if _results is not None else sys.stdout)
+        if _results is not None:  # (a copy of stdout's descriptor: written before it is closed)
+            _results.flush()
     except BrokenPipeError:
         raise  # (`rasp show M | head`: the CLI's own quiet exit)
     except OSError as exc:
