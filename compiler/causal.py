@@ -78,3 +78,12 @@ def short_causal_problems(sop: sops.Node, vocab: Sequence[Atom], max_len: int) -
         return causal_problems(graph, fold_constants(graph, values), values)
     except CompileError:  # the refused compile's own reasons come first; this is only a note
         return []
+
+
+def with_causal_problems(
+    err: CompileError, sop: sops.Node, vocab: Sequence[Atom], max_len: int
+) -> CompileError:
+    """`err`, a refusal of a causal compile made before the causal check could run (the size
+    checks, the value analysis), led by `short_causal_problems`: no smaller size fixes those."""
+    found = short_causal_problems(sop, vocab, max_len)
+    return err if not found else type(err)([*found, *err.diagnostics])

@@ -12,6 +12,7 @@ from compiler.blocks import Atom
 from compiler.budget import DEFAULT_MAX_PARAMS
 from compiler.build_stages import Planned, assemble_build, plan_build
 from compiler.build_trials import BuildOptions, Builds
+from compiler.causal import short_causal_problems
 from compiler.forms import Forms
 from compiler.graph import Graph, Op, build_graph
 from compiler.model import CompiledModel
@@ -137,7 +138,22 @@ def _compile_sop(
     # tokens (what the size bounds count), never where it does not (compiler.layout)
     tokens_read = reads_tokens(program)
     forms = Forms(program, vocab, max_len)  # the program's forms, sharing their rewrites
-    sop = forms()
+
+    @functools.cache  # (one short analysis however many forms are refused)
+    def short_causal() -> tuple[Diagnostic, ...]:
+        return tuple(short_causal_problems(program, vocab, max_len)) if causal else ()
+
+    def causal_noted(err: CompileError) -> CompileError:
+        """`err`, a refusal before the causal check runs (the rewrites, the value analysis: a
+        map's table too large), led by what a causal model could not compute, as the size
+        checks' refusals are."""
+        found = short_causal()
+        return type(err)([*found, *err.diagnostics]) if found else err
+
+    try:
+        sop = forms()
+    except CompileError as err:
+        raise causal_noted(err) from None
 
     def builder(sop: sops.Node, limit: int | None) -> Builds:
         """The builds of `sop` under the parameter limit `limit`."""
@@ -151,7 +167,7 @@ def _compile_sop(
                 try:
                     analysis.append(infer_values(graph, vocab, max_len))
                 except CompileError as err:  # no build plans: each says so at once
-                    analysis.append(err)
+                    analysis.append(causal_noted(err))
             if isinstance(analysis[0], CompileError):
                 raise analysis[0]
             return analysis[0]

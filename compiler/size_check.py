@@ -19,7 +19,7 @@ from compiler.budget import (
 )
 from compiler.build_stages import plan_build
 from compiler.build_trials import BuildOptions
-from compiler.causal import short_causal_problems
+from compiler.causal import with_causal_problems
 from compiler.forms import prepare
 from compiler.fraction_means import fraction_means
 from compiler.model import Sketch
@@ -46,10 +46,9 @@ def check_size(
     try:
         return _check_sizes(sop, vocab, max_len, causal, head_masks, max_params)
     except CompileError as err:
-        found = short_causal_problems(sop, vocab, max_len) if causal else []
-        if not found:
+        if not causal:
             raise
-        raise CompileError([*found, *err.diagnostics]) from None
+        raise with_causal_problems(err, sop, vocab, max_len) from None
 
 
 def _check_sizes(
