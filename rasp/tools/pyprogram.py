@@ -29,6 +29,7 @@ from typing import Any
 from rasp import sops
 from rasp.display import seq_json, seq_text
 from rasp.errors import ErrorKind, RaspError, RaspInputError, Source, Span
+from rasp.sources import read_source
 from rasp.tools.console import write_stdout
 from rasp.tracr.boxes import marked, marked_problem, unbox
 from rasp.tracr.expr import RASPExpr
@@ -96,13 +97,16 @@ def load_python_program(
 
 
 def _read(path: str) -> str:
+    """The program's text, said as a `.rasp` file's (rasp.sources): a directory, a missing file,
+    bytes that are not UTF-8 (located)."""
     file = Path(path)
-    if not file.is_file():
-        raise RaspError(f"cannot read {path}: no such file", kind=ErrorKind.IO)
-    try:
-        return file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RaspError(f"cannot read {path}: {exc}", kind=ErrorKind.IO) from None
+    if file.exists() and not file.is_file() and not file.is_dir():
+        # runpy reads it again by its path: a pipe's text would be gone (a device: endless)
+        raise RaspError(
+            f"cannot read {path}: not a regular file (a Python program is run from its path)",
+            kind=ErrorKind.IO,
+        )
+    return read_source(path).text
 
 
 def _run(path: str, source: Source, tracr_compat: bool) -> dict[str, Any]:
