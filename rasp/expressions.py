@@ -26,6 +26,12 @@ from rasp.values import (
 )
 from rasp.wording import with_article
 
+# `len(tokens)` from Python: an s-op's length is per input, which the built-in s-op holds
+_LEN_HINT = (
+    "len(x) counts a list's items; the input's length at every position is the built-in "
+    "s-op `length`"
+)
+
 # call(function value, argument values, the call expression) -> the call's value
 Call = Callable[[Any, list[Any], ast.Call], Any]
 
@@ -162,7 +168,9 @@ class Expressions:
                 value = self._eval(arg, scope)
                 if not isinstance(value, list):
                     raise RaspTypeError(
-                        f"attempting to compute length of non-list: {describe(value)}", arg.span
+                        f"attempting to compute length of non-list: {describe(value)}",
+                        arg.span,
+                        _LEN_HINT if isinstance(value, SOp) else None,
                     )
                 return len(value)
         raise TypeError(f"unknown expression {expr!r}")
