@@ -129,7 +129,7 @@ def read_model_file(path: str | Path, command: str | None = None) -> ModelFile:
     try:
         meta = transformer.read_metadata(path)
     except transformer.ModelFormatError as err:
-        hint = _program_hint(path, command) or _export_hint(path, command)
+        hint = _program_hint(path, command) or _export_hint(path, command) or _suffix_hint(path)
         raise ModelFileError(err.path, err.reason, hint) from None
     try:
         from safetensors import safe_open
@@ -176,6 +176,16 @@ def _program_hint(path: str | Path, command: str | None) -> str | None:
     )
     instead = _INSTEAD.get(command or "")
     return hint + (f", {instead.format(path=path)}" if instead else "")
+
+
+def _suffix_hint(path: str | Path) -> str | None:
+    """`rasp show reverse`: the model the user most likely meant."""
+    given = Path(path)
+    if given.exists() or given.suffix == ".safetensors":
+        return None
+    if given.with_name(given.name + ".safetensors").is_file():
+        return f"did you mean {path}.safetensors?"
+    return None
 
 
 def _export_hint(path: str | Path, command: str | None) -> str | None:
