@@ -211,6 +211,8 @@ class Evaluator:
         except (ArithmeticError, TypeError, ValueError, KeyError, IndexError) as exc:
             # the message is Python's; the hint says where and on which values it failed
             hint = _failing_values(node.inputs, len(out), args) if node.inputs else None
+            if isinstance(exc, TypeError) and hint is not None and _reads_str_tokens(node, args):
+                hint += f"; {_STR_TOKENS_HINT}"
             raise RaspRuntimeError(_python_error_text(exc), node.span, hint) from None
         return make_seq(out, node.span, loose=node.loose, mixed_hint=MAP_MIXED_HINT)
 
@@ -397,6 +399,28 @@ def _positions_text(keys: Sequence[int]) -> str:
     if len(keys) > 4:
         return f"{len(keys)} positions (" + ", ".join(map(str, keys[:4])) + ", ...)"
     return "positions " + ", ".join(map(str, keys[:-1])) + f" and {keys[-1]}"
+
+
+# `tokens + 1` or `tokens > 2` over an input of digits: the tokens are strings (the original's too)
+_STR_TOKENS_HINT = (
+    "tokens gives each token as a string: tokens_int (or tokens_float) reads them as numbers"
+)
+
+
+def _reads_str_tokens(node: MapSOp, values: Sequence[Any]) -> bool:
+    """Whether the map read `tokens` where its token was a number's text ("3", not "h")."""
+    return any(
+        isinstance(sop, TokensSOp) and sop.kind is TokenKind.STR and _number_text(v)
+        for sop, v in zip(node.inputs, values, strict=False)
+    )
+
+
+def _number_text(value: Any) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return isinstance(value, str)
 
 
 def _failing_values(inputs: Sequence[SOp], position: int, values: Sequence[Any]) -> str:

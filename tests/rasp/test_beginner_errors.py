@@ -84,3 +84,29 @@ def test_c_conditional_names_the_rasp_spelling() -> None:
     exc = error_of('x = tokens == "a" ? 1 : 0;')
     assert exc.span is not None and exc.span.col == 19
     assert exc.hint is not None and "a if c else b" in exc.hint
+
+
+@pytest.mark.parametrize("line", ["def f(x): return x + 1;", "for i in range(3): x = i;"])
+def test_python_colon_before_a_body_says_braces(line: str) -> None:
+    exc = error_of(line)
+    assert str(exc) == "a def's or for's body is in braces, not after ':'"
+    assert exc.span is not None and line[exc.span.col - 1] == ":"
+    assert exc.hint is not None and "{ return x + 1; }" in exc.hint
+
+
+@pytest.mark.parametrize("line", ["x = tokens + 1;", "x = tokens > 2;", "x = indices + tokens;"])
+def test_arithmetic_on_string_tokens_suggests_tokens_int(line: str) -> None:
+    exc = error_of(line, "312")
+    assert exc.hint is not None
+    assert exc.hint.startswith("it failed at position 0, where ")
+    assert exc.hint.endswith("tokens_int (or tokens_float) reads them as numbers")
+
+
+def test_no_tokens_int_hint_where_the_tokens_are_not_the_strings() -> None:
+    exc = error_of('x = indices + "a";', "abc")
+    assert exc.hint == "it failed at position 0, where indices = 0"
+
+
+def test_no_tokens_int_hint_where_the_tokens_are_letters() -> None:
+    exc = error_of("x = tokens + 1;", "abc")
+    assert exc.hint == 'it failed at position 0, where tokens = "a" (a string)'
