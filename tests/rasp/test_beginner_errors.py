@@ -110,3 +110,14 @@ def test_no_tokens_int_hint_where_the_tokens_are_not_the_strings() -> None:
 def test_no_tokens_int_hint_where_the_tokens_are_letters() -> None:
     exc = error_of("x = tokens + 1;", "abc")
     assert exc.hint == 'it failed at position 0, where tokens = "a" (a string)'
+
+
+def test_an_unquoted_input_of_an_s_op_is_shown_quoted() -> None:
+    exc = error_of(
+        "reverse = aggregate(select(indices, length - indices - 1, ==), tokens);\nreverse(hello);"
+    )
+    assert str(exc) == "Undefined variable: hello"
+    assert exc.hint == 'an input is written in quotes: reverse("hello")'
+    # a typo of a name keeps its own hint; a def's argument may be any value: no guess
+    assert error_of("reverse = tokens;\nreverse(tokesn);").hint == "did you mean 'tokens'?"
+    assert error_of("def f(x) { return x; }\nf(hello);").hint is None
