@@ -109,6 +109,23 @@ def check_arity(name: str, expected: int, got: int, span: Span, hint: str | None
         )
 
 
+def _applied_to_sop_hint(node: SOp | Selector, given: Any) -> str | None:
+    """`length(tokens)`: a call of an s-op runs it on an input; s-ops combine without one."""
+    if not isinstance(given, SOp | Selector):
+        return None
+    name = node.name or kind_name(node)
+    uses = (
+        f"aggregate({name}, ...), selector_width({name})"
+        if isinstance(node, Selector)
+        else f"{name} + 1, select({name}, ...)"
+    )
+    return (
+        f'calling {name} runs it on one input, as in {name}("abc"); in a program it is already '
+        f"computed on the input, so use it as it is ({uses}), or write a def to make a "
+        "function of s-ops"
+    )
+
+
 def apply(node: SOp | Selector, args: list[Any], span: Span) -> Any:
     """`node(input)`: evaluate a lazy s-op or selector on one input (a string, a token list, or a
     dict, whose keys are the tokens)."""
@@ -122,7 +139,7 @@ def apply(node: SOp | Selector, args: list[Any], span: Span) -> Any:
         raise RaspTypeError(
             f"an s-op or selector is applied to a string, list or dict, got: {describe(given)}",
             span,
-            hint=evaluated_hint(given),
+            hint=evaluated_hint(given) or _applied_to_sop_hint(node, given),
         )
     found = non_token_inside(tokens)
     if found is not None:  # (its text as a token would be numpy's or our class's repr)

@@ -13,7 +13,7 @@ from typing import Any
 
 from rasp import ast, builtins
 from rasp import operators as ops
-from rasp.errors import RaspTypeError, Span, Written
+from rasp.errors import RaspNameError, RaspTypeError, Span, Written
 from rasp.sops import Selector, SOp, TokensSOp
 from rasp.values import (
     BASE_RESERVED,
@@ -25,6 +25,12 @@ from rasp.values import (
     kind_name,
 )
 from rasp.wording import with_article
+
+# `len(tokens)` from Python: an s-op's length is per input, which the built-in s-op holds
+_LEN_HINT = (
+    "len(x) counts a list's items; the input's length at every position is the built-in "
+    "s-op `length`"
+)
 
 # call(function value, argument values, the call expression) -> the call's value
 Call = Callable[[Any, list[Any], ast.Call], Any]
@@ -131,7 +137,7 @@ class Expressions:
                 return ops.index(target_value, key_value, span, self.indices, self.length)
             case ast.Call(func=func, args=args):
                 func_value = self._eval(func, scope)
-                arg_values = [self._eval(a, scope) for a in args]
+                arg_values = [self._argument(func_value, a, scope) for a in args]
                 span = self._shown(expr.span, mark)
                 call = expr if span is expr.span else replace(expr, span=span)
                 return self.call(func_value, arg_values, call)
@@ -162,10 +168,23 @@ class Expressions:
                 value = self._eval(arg, scope)
                 if not isinstance(value, list):
                     raise RaspTypeError(
-                        f"attempting to compute length of non-list: {describe(value)}", arg.span
+                        f"attempting to compute length of non-list: {describe(value)}",
+                        arg.span,
+                        _LEN_HINT if isinstance(value, SOp) else None,
                     )
                 return len(value)
         raise TypeError(f"unknown expression {expr!r}")
+
+    def _argument(self, func: Any, arg: ast.Expr, scope: Scope) -> Any:
+        """A call's argument; `reverse(hello)` for `reverse("hello")`: an undefined name given
+        to an s-op or selector, whose argument is an input, gets the quoted string as a hint."""
+        try:
+            return self._eval(arg, scope)
+        except RaspNameError as exc:
+            if isinstance(func, SOp | Selector) and isinstance(arg, ast.Name) and exc.hint is None:
+                call = f'{func.name}("{arg.name}")' if func.name else f'"{arg.name}"'
+                exc.hint = f"an input is written in quotes: {call}"
+            raise
 
     def _arguments(
         self, exprs: tuple[ast.Expr, ...], scope: Scope

@@ -112,6 +112,13 @@ def foreign_character(source: Source, pos: int) -> RaspSyntaxError | None:
     if text[pos : pos + 1] in _SINGLE:
         message, hint = _SINGLE[text[pos]]
         return RaspSyntaxError(message, span_at(source, pos, 1), hint)
+    line_rest = text[pos:].split("\n", 1)[0]
+    if line_rest.startswith("?") and ":" in line_rest:  # C's and JavaScript's conditional
+        return RaspSyntaxError(
+            "RASP has no 'c ? a : b'",
+            span_at(source, pos, 1),
+            "RASP's conditional puts the value first: a if c else b",
+        )
     before = text[pos - 1] if pos > 0 else ""
     if text[pos : pos + 1] == "." and (before.isalpha() or before in "_)]"):
         return RaspSyntaxError(

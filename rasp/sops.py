@@ -211,6 +211,8 @@ class Evaluator:
         except (ArithmeticError, TypeError, ValueError, KeyError, IndexError) as exc:
             # the message is Python's; the hint says where and on which values it failed
             hint = _failing_values(node.inputs, len(out), args) if node.inputs else None
+            if isinstance(exc, TypeError) and hint is not None and _reads_str_tokens(node, args):
+                hint += f"; {_STR_TOKENS_HINT}"
             raise RaspRuntimeError(_python_error_text(exc), node.span, hint) from None
         return make_seq(out, node.span, loose=node.loose, mixed_hint=MAP_MIXED_HINT)
 
@@ -273,7 +275,7 @@ class Evaluator:
         several = widths >= 2
         if several.any():
             if vals.type in (SeqType.STRINGS, SeqType.BOOLS):
-                raise _average_error(node)
+                raise _average_error(node, sel, vals.values)
             means = _means(sel, vals.array(), widths)
             if means is None:  # whole numbers past float64's exact sums
                 return self._aggregate_by_rows(node, sel, vals)
@@ -313,7 +315,7 @@ class Evaluator:
                 except OverflowError:  # whole numbers past float's range: no internal error
                     raise _mean_too_large(node, total, len(picked)) from None
             else:
-                raise _average_error(node)
+                raise _average_error(node, sel, vals.values)
         return make_seq(out, node.span, loose=node.loose, mixed_hint=AGGREGATE_MIXED_HINT)
 
 
@@ -360,13 +362,65 @@ def _mean_too_large(node: AggregateSOp, total: Any, count: int) -> RaspRuntimeEr
     )
 
 
-def _average_error(node: AggregateSOp) -> RaspRuntimeError:
+def _average_error(node: AggregateSOp, sel: np.ndarray, values: Sequence[Any]) -> RaspRuntimeError:
+    """The original's message; the hint names the first query that selects several keys and
+    what they hold, so that a beginner sees which position breaks (a tie in a sort)."""
     return RaspRuntimeError(
         "asked to average multiple values, but they are non-numbers",
         node.span,
-        hint="several positions were selected for one query; aggregate them only if "
-        "the values are numbers, or make the selection pick at most one position",
+        hint=_average_hint(sel, values),
     )
+
+
+def _average_hint(sel: np.ndarray, values: Sequence[Any]) -> str:
+    for query, row in enumerate(sel):
+        keys = [k for k, hit in enumerate(row) if hit]
+        picked = [values[k] for k in keys]
+        if len(keys) >= 2 and not _averageable(picked, False):
+            break
+    else:  # (not reached: the caller found such a query)
+        return "several positions were selected for one query"
+    shown = ", ".join(atom_text(v) for v in picked[:4]) + (", ..." if len(picked) > 4 else "")
+    where = f"position {query} selects {_positions_text(keys)}, holding {shown}"
+    if all(isinstance(v, bool) for v in picked):
+        # the paper's `numerical aggregate(prevs, tokens == "(")`: the original wants indicator
+        return (
+            f"{where}: aggregate does not average booleans; aggregate(sel, indicator(x)) "
+            "gives the fraction of the selected positions where x holds"
+        )
+    return (
+        f"{where}: aggregate averages numbers only, so make the selection pick at most one "
+        "position per query (a sort needs a tie-break), or aggregate numbers"
+    )
+
+
+def _positions_text(keys: Sequence[int]) -> str:
+    """`positions 1 and 2`, `9 positions (0, 1, 2, 3, ...)`."""
+    if len(keys) > 4:
+        return f"{len(keys)} positions (" + ", ".join(map(str, keys[:4])) + ", ...)"
+    return "positions " + ", ".join(map(str, keys[:-1])) + f" and {keys[-1]}"
+
+
+# `tokens + 1` or `tokens > 2` over an input of digits: the tokens are strings (the original's too)
+_STR_TOKENS_HINT = (
+    "tokens gives each token as a string: tokens_int (or tokens_float) reads them as numbers"
+)
+
+
+def _reads_str_tokens(node: MapSOp, values: Sequence[Any]) -> bool:
+    """Whether the map read `tokens` where its token was a number's text ("3", not "h")."""
+    return any(
+        isinstance(sop, TokensSOp) and sop.kind is TokenKind.STR and _number_text(v)
+        for sop, v in zip(node.inputs, values, strict=False)
+    )
+
+
+def _number_text(value: Any) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return isinstance(value, str)
 
 
 def _failing_values(inputs: Sequence[SOp], position: int, values: Sequence[Any]) -> str:

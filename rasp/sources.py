@@ -36,7 +36,11 @@ def read_source(path: str | Path) -> Source:
     except IsADirectoryError:
         raise RaspError(f"cannot read {path}: it is a directory", kind=ErrorKind.IO) from None
     except OSError as exc:
-        raise RaspError(f"cannot read {path}: {exc.strerror or exc}", kind=ErrorKind.IO) from None
+        raise RaspError(
+            f"cannot read {path}: {exc.strerror or exc}",
+            hint=_suffix_hint(path) if isinstance(exc, FileNotFoundError) else None,
+            kind=ErrorKind.IO,
+        ) from None
     if is_safetensors(data):  # (`load "reverse.safetensors";` showed its header as bad UTF-8)
         raise RaspError(
             f"{path} is a compiled model (a safetensors file), not a RASP program",
@@ -45,6 +49,14 @@ def read_source(path: str | Path) -> Source:
             kind=ErrorKind.IO,
         )
     return decode_source(data, str(path))
+
+
+def _suffix_hint(path: str | Path) -> str | None:
+    """`rasp run programs/reverse`: the program the user most likely meant."""
+    given = Path(path)
+    if given.suffix != ".rasp" and given.with_name(given.name + ".rasp").is_file():
+        return f"did you mean {path}.rasp?"
+    return None
 
 
 def is_safetensors(start: bytes, size: int | None = None) -> bool:

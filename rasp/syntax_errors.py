@@ -122,6 +122,12 @@ def _translate(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyntaxEr
     keyword = keyword_before(lark, source, token, expected)
     if keyword is not None:
         return keyword
+    if token.type == "COLON" and expected == {"LBRACE"}:  # Python's `def f(x):`, `for x in l:`
+        return RaspSyntaxError(
+            "a def's or for's body is in braces, not after ':'",
+            here,
+            "def f(x) { return x + 1; }  or  for i in range(3) { ... }",
+        )
     if token.type == "EQUAL" and "EQUAL" not in expected:
         before = text[token.start_pos - 1] if token.start_pos else ""
         if before in _COMPOUND:  # `x += 1`, Python's augmented assignment

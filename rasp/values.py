@@ -244,11 +244,13 @@ class Scope:
             if name in scope.values:
                 return scope.values[name]
             scope = scope.parent
-        close = close_name(name, self.visible())
+        # the grammar's forms are no names in a scope, but `agregate` or `Aggregate` mean one
+        close = close_name(name, [*self.visible(), *FORM_USAGE])
+        usage = f" call it: {FORM_USAGE[close]}" if close in FORM_USAGE else ""
         hint = (
             FOREIGN_NAME_HINTS.get(name)
             or _FORM_HINTS.get(name)
-            or (f"did you mean '{close}'?" if close else None)
+            or (f"did you mean '{close}'?{usage}" if close else None)
         )
         raise RaspNameError(f"Undefined variable: {name}", span, hint)
 

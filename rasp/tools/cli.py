@@ -144,10 +144,14 @@ def _internal_error(exc: Exception, args: argparse.Namespace | None) -> int:
 def _parse_arguments(
     parser: argparse.ArgumentParser, argv: Sequence[str] | None
 ) -> argparse.Namespace:
-    """argparse, except that an unknown option is reported with its subcommand's usage, and
-    `rasp` alone is `rasp repl`, as the original's launcher (rasp.sh) starts its REPL."""
-    if not (sys.argv[1:] if argv is None else argv):
+    """argparse, except that an unknown option is reported with its subcommand's usage, `rasp`
+    alone is `rasp repl`, as the original's launcher (rasp.sh) starts its REPL, and `rasp help
+    [COMMAND]` is `rasp [COMMAND] --help`."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    if not given:
         argv = ["repl"]
+    elif given[0] == "help" and len(given) <= 2:  # `rasp help [COMMAND]`, as git and pip read it
+        argv = [*given[1:], "--help"]
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")

@@ -328,9 +328,13 @@ def _draw(args: argparse.Namespace) -> int:
             trace = trace_model(model, args.input)
         lines = write_pictures(trace, args.output, compiled.metadata, compiled.weights, args.dot)
     else:
+        meant = [
+            f"{target}{s}" for s in (".rasp", ".safetensors") if Path(f"{target}{s}").is_file()
+        ]
         return steps.usage_error(
             "draw",
-            f"TARGET must be a .rasp program, PROG.py:NAME or a .safetensors model, got {target}",
+            f"TARGET must be a .rasp program, PROG.py:NAME or a .safetensors model, got {target}"
+            + (f" (did you mean {meant[0]}?)" if meant else ""),
         )
     if args.json:
         files = [str(args.output)] + ([str(args.dot)] if args.dot is not None else [])

@@ -63,9 +63,24 @@ def _json_input_hint(tokens: Sequence[Any], vocab: Sequence[Any]) -> str:
         return f"; its tokens are strings: write the input as strings, --input '{listed}'"
     known = {json.dumps(t) for t in vocab if not isinstance(t, str)}
     if not known or not all(t in known for t in tokens):
-        return ""
+        return _words_hint(tokens, vocab)
     as_json = "[" + ",".join(tokens) + "]"
     return f"; its tokens are not strings: write the input as a JSON list, --input '{as_json}'"
+
+
+def _words_hint(characters: Sequence[str], vocab: Sequence[Any]) -> str:
+    """Where text split into characters names the vocabulary's tokens as words (`--input 'the
+    cat'` for ["the", "cat"], `--input '3 1 2'` for [1, 2, 3]): the JSON list of those words."""
+    words = "".join(characters).split()
+    if not words or words == list(characters):
+        return ""
+    written = {t if isinstance(t, str) else json.dumps(t): t for t in vocab}
+    if not all(w in written for w in words):
+        return ""
+    if all(len(w) == 1 and isinstance(written[w], str) for w in words):  # `a b` for "abc"
+        return f"; text is split into characters, spaces too: --input '{''.join(words)}'"
+    listed = "[" + ",".join(json.dumps(written[w], ensure_ascii=False) for w in words) + "]"
+    return f"; text is split into characters: write the tokens as a JSON list, --input '{listed}'"
 
 
 _KIND = {bool: "a bool", int: "an int", float: "a float", str: "a string"}
@@ -129,7 +144,7 @@ def read_model_file(path: str | Path, command: str | None = None) -> ModelFile:
     try:
         meta = transformer.read_metadata(path)
     except transformer.ModelFormatError as err:
-        hint = _program_hint(path, command) or _export_hint(path, command)
+        hint = _program_hint(path, command) or _export_hint(path, command) or _suffix_hint(path)
         raise ModelFileError(err.path, err.reason, hint) from None
     try:
         from safetensors import safe_open
@@ -176,6 +191,16 @@ def _program_hint(path: str | Path, command: str | None) -> str | None:
     )
     instead = _INSTEAD.get(command or "")
     return hint + (f", {instead.format(path=path)}" if instead else "")
+
+
+def _suffix_hint(path: str | Path) -> str | None:
+    """`rasp show reverse`: the model the user most likely meant."""
+    given = Path(path)
+    if given.exists() or given.suffix == ".safetensors":
+        return None
+    if given.with_name(given.name + ".safetensors").is_file():
+        return f"did you mean {path}.safetensors?"
+    return None
 
 
 def _export_hint(path: str | Path, command: str | None) -> str | None:

@@ -94,8 +94,11 @@ class Select(Selector):
             if not isinstance(side, SOp):
                 raise TypeError(f"Select's {what} must be an s-op, got {type(side).__name__}")
         if not callable(predicate):
+            # `"=="` from RASP or a tutorial: name the Comparison that is spelt so
+            meant = next((c for c in Comparison if c.value == predicate), None)
+            also = f" (did you mean rasp.Comparison.{meant.name}?)" if meant else ""
             raise TypeError(
-                f"Select's predicate must be a Comparison or a function, got {predicate!r}"
+                f"Select's predicate must be a Comparison or a function, got {predicate!r}{also}"
             )
         self.keys = keys
         self.queries = queries

@@ -81,7 +81,7 @@ def test_a_failed_definition_with_its_own_hint_still_says_it_was_not_bound() -> 
     session = ReplSession()
     printed = session.feed("m = aggregate(select(indices, indices, <), tokens);")
     hints = [line for line in printed.splitlines() if line.startswith("hint: ")]
-    assert hints[0].startswith("hint: several positions were selected")  # the error's own
+    assert hints[0].startswith("hint: position 2 selects positions 0 and 1")  # the error's own
     assert hints[1].startswith('hint: this fails on the running example "hello", so it was not')
     assert "m" not in session.interpreter.user_names()
     assert session.feed("m = aggregate(select(indices, indices, <), tokens);") == printed

@@ -1,0 +1,59 @@
+"""A path typed without its suffix (`rasp run programs/reverse`, `rasp show reverse`), as a new
+user types it, names the file that exists with the suffix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli_helpers import run
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "reverse.rasp").write_text((ROOT / "programs" / "reverse.rasp").read_text())
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("run", "reverse", "--input", "abc"),
+        ("compile", "reverse", "--vocab", "abc", "--max-len", "3", "-o", "r.safetensors"),
+        ("verify", "reverse", "--vocab", "abc", "--max-len", "3"),
+    ],
+)
+def test_a_program_without_its_suffix(
+    capsys: pytest.CaptureFixture[str], here: Path, argv: tuple[str, ...]
+) -> None:
+    code, _, err = run(capsys, *argv)
+    assert code == 1
+    assert err.splitlines() == [
+        "error: cannot read reverse: No such file or directory",
+        "hint: did you mean reverse.rasp?",
+    ]
+
+
+def test_a_model_without_its_suffix(capsys: pytest.CaptureFixture[str], here: Path) -> None:
+    argv = ("compile", "reverse.rasp", "--vocab", "abc", "--max-len", "3", "-q")
+    assert run(capsys, *argv, "-o", "reverse.safetensors")[0] == 0
+    for command in (("show", "reverse"), ("run", "--model", "reverse", "--input", "ab")):
+        code, _, err = run(capsys, *command)
+        assert code == 1
+        assert err.splitlines() == [
+            "error: reverse: no such file",
+            "hint: did you mean reverse.safetensors?",
+        ]
+    code, _, err = run(capsys, "draw", "reverse", "--input", "ab", "-o", "r.png")
+    assert code == 2 and "(did you mean reverse.rasp?)" in err
+
+
+def test_no_guess_where_no_such_file_exists(capsys: pytest.CaptureFixture[str], here: Path) -> None:
+    code, _, err = run(capsys, "run", "nothing", "--input", "abc")
+    assert code == 1 and err.splitlines() == [
+        "error: cannot read nothing: No such file or directory"
+    ]
