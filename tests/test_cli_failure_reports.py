@@ -87,7 +87,7 @@ def test_every_json_command_describes_its_error_on_stdout(
     data = json.loads(out)  # (one object: two would not parse)
     assert code == 1 and data["ok"] is False and data["error"] in err
     if argv[0] in ("show", "export"):  # (they read the program as a model file: not located)
-        assert data["location"] is None and "not a safetensors file" in data["error"]
+        assert data["location"] is None and "a RASP program, not a compiled model" in data["error"]
     else:
         assert data["location"] == "bad.rasp:1:32" and "expected ')'" in data["error"]
     assert data["refused"][0]["message"] == data["error"]

@@ -205,9 +205,9 @@ def test_a_program_given_as_a_model_gets_a_hint_to_compile_it(
         code, out, err = run(capsys, *argv)
         error, hint = err.splitlines()
         assert code == 1 and not out, (command, err)
-        assert error.startswith(f"error: {program}: not a safetensors file"), (command, err)
+        assert error == f"error: {program}: a RASP program, not a compiled model", (command, err)
         shown = command + (" --model" if command in ("run", "verify") else "")
-        assert hint.startswith(f"hint: {program} looks like a RASP program; `rasp {shown}` takes")
+        assert hint.startswith(f"hint: `rasp {shown}` takes a compiled model"), hint
         assert compile_it in hint, hint
     code, _, err = run(capsys, "run", "--model", str(program), "--input", "ab")
     assert err.endswith(f", or run the program itself: `rasp run {program} --input INPUT`\n")

@@ -144,7 +144,12 @@ def read_model_file(path: str | Path, command: str | None = None) -> ModelFile:
     try:
         meta = transformer.read_metadata(path)
     except transformer.ModelFormatError as err:
-        hint = _program_hint(path, command) or _export_hint(path, command) or _suffix_hint(path)
+        program = _program_hint(path, command)
+        if program is not None:  # say what the file is, not the reader's "implausible header"
+            raise ModelFileError(
+                err.path, "a RASP program, not a compiled model", program
+            ) from None
+        hint = _export_hint(path, command) or _suffix_hint(path)
         raise ModelFileError(err.path, err.reason, hint) from None
     try:
         from safetensors import safe_open
@@ -183,10 +188,10 @@ def _program_hint(path: str | Path, command: str | None) -> str | None:
     program = Path(path)
     if program.suffix != ".rasp" or not program.is_file():
         return None
-    who = f"`rasp {command}`" if command else "this command"
+    who = f"`rasp {command}`" if command else "This command"
     model = program.with_suffix(".safetensors").name
     hint = (
-        f"{path} looks like a RASP program; {who} takes a compiled model (.safetensors): "
+        f"{who} takes a compiled model (.safetensors): "
         f"compile one first, `rasp compile {path} --vocab VOCAB --max-len N -o {model}`"
     )
     instead = _INSTEAD.get(command or "")
@@ -217,7 +222,7 @@ def _export_hint(path: str | Path, command: str | None) -> str | None:
         return None
     if not isinstance(source, str):
         return None
-    who = f"`rasp {command}`" if command else "this command"
+    who = f"`rasp {command}`" if command else "This command"
     return (
         f"{path} belongs to a TransformerLens export, which holds no rasp-forge model; {who} "
         f"takes the compiled model it was exported from, {source} (its rasp_forge.json says)"
