@@ -65,3 +65,18 @@ def test_export_of_an_edited_runtime_field_warns(
         capsys, "export", "--to", "transformer-lens", "-o", str(tmp_path / "c"), str(path)
     )
     assert code == 0 and err.count("metadata field 'vocab' differs") == 1
+
+
+@pytest.mark.parametrize("key", ["weights_sha256", "fields_sha256"])
+def test_a_malformed_digest_is_named_by_its_entry(
+    compiled: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str
+) -> None:
+    # The refusal showed the object's first 60 characters: valid digests, never the bad one.
+    entry = "unembed.b_U" if key == "weights_sha256" else "vocab"
+    path = edit_metadata(
+        compiled, tmp_path / "bad.safetensors", lambda m: m[key].update({entry: "X"})
+    )
+    code, out, err = run(capsys, "show", str(path))
+    assert code == 1 and out == ""
+    assert f"metadata field '{key}' must map" in err
+    assert f'got "X" for "{entry}"' in err
