@@ -80,3 +80,18 @@ def test_a_malformed_digest_is_named_by_its_entry(
     assert code == 1 and out == ""
     assert f"metadata field '{key}' must map" in err
     assert f'got "X" for "{entry}"' in err
+
+
+def test_interop_warns_at_the_callers_line(compiled: Path, tmp_path: Path) -> None:
+    # to_transformer_lens(path) and mask_hooks(path) load the file: the warning pointed at
+    # interop.py's `model = load(model)`, not at the user's call
+    from transformer import interop
+    from transformer.digests import EditedWeightsWarning
+
+    edited = edited_copy(compiled, tmp_path / "edited.safetensors", "unembed.b_U", 2.0)
+    with pytest.warns(EditedWeightsWarning, match="'unembed.b_U' differs") as caught:
+        interop.to_transformer_lens(edited)
+    assert [Path(w.filename).name for w in caught] == [Path(__file__).name]
+    with pytest.warns(EditedWeightsWarning) as caught:
+        assert interop.mask_hooks(edited) == []
+    assert [Path(w.filename).name for w in caught] == [Path(__file__).name]
