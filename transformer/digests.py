@@ -50,13 +50,16 @@ def check_digests_field(check: Checker, raw: Mapping[str, Any]) -> None:
         digests = raw.get(key)
         if digests is None:
             continue  # files written before 2026-12-05 have none
-        if not isinstance(digests, dict) or not all(
-            isinstance(v, str) and _HEX.fullmatch(v) for v in digests.values()
-        ):
-            raise check.fail(
-                f"metadata field '{key}' must map {what} names to SHA-256 digests "
-                f"(64 lowercase hex digits), got {json_text(digests)}"
-            )
+        must = (
+            f"metadata field '{key}' must map {what} names to SHA-256 digests "
+            "(64 lowercase hex digits)"
+        )
+        if not isinstance(digests, dict):
+            raise check.fail(f"{must}, got {json_text(digests)}")
+        for name, value in digests.items():
+            if not (isinstance(value, str) and _HEX.fullmatch(value)):
+                # the entry itself: the object's first 60 characters showed valid ones
+                raise check.fail(f"{must}, got {json_text(value)} for {json_text(name)}")
 
 
 def edited_tensors(

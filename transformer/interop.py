@@ -46,6 +46,7 @@ import torch
 
 from transformer.compiled import CompiledTransformer
 from transformer.compiled import decode_logits as _decode
+from transformer.digests import EditedWeightsWarning, edited_text
 from transformer.errors import ModelFormatError, ModelInputError
 from transformer.fileformat import (
     FORMAT_VERSION,
@@ -71,7 +72,7 @@ def to_transformer_lens(
     A model with a masked head is refused (TransformerLens would run it unmasked, wrongly) unless
     `masks_by_hooks`: then the caller registers `mask_hooks(model)` on the HookedTransformer."""
     if not isinstance(model, CompiledTransformer):
-        model = load(model)
+        model = _loaded(model)
     model.model.check_dtype()  # weights rounded to bfloat16 in place would be handed on
     cfg = model.config
     masked = masked_heads(model)
@@ -109,6 +110,18 @@ def to_transformer_lens(
         name: torch.from_numpy(np.array(value, dtype=np.float32)) for name, value in padded.items()
     }
     return config, state
+
+
+def _loaded(path: str | os.PathLike[str]) -> CompiledTransformer:
+    """`load(path)`, its EditedWeightsWarning said at the line that called this module's function
+    (`load`'s pointed here, at `model = load(model)`)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EditedWeightsWarning)
+        model = load(path)
+    if model.edited_tensors or model.edited_fields:
+        text = edited_text(str(path), model.edited_tensors, model.edited_fields)
+        warnings.warn(EditedWeightsWarning(text), stacklevel=3)
+    return model
 
 
 class RoundedQueryWarning(UserWarning):
@@ -154,7 +167,7 @@ def mask_hooks(model: str | os.PathLike[str] | CompiledTransformer) -> list[tupl
     see gets -inf. The padded heads TransformerLens adds see
     every key. Empty for a model without masked heads."""
     if not isinstance(model, CompiledTransformer):
-        model = load(model)
+        model = _loaded(model)
     cfg = model.config
     hooks: list[tuple[str, Hook]] = []
     for layer, shape in enumerate(cfg.layers):

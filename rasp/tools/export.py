@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -166,19 +166,27 @@ def _check_unmasked(meta: Mapping[str, Any], path: str | Path) -> None:
 
 
 def export_transformer_lens(
-    model_path: str | Path, out_dir: str | Path, max_params: int | None = None
+    model_path: str | Path,
+    out_dir: str | Path,
+    max_params: int | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> list[Path]:
     """Write `config.json`, `rasp_forge.json` and `model.safetensors` into `out_dir`; returns their
     paths. Refused (RaspError) where the padded model would have more than `max_params`
-    parameters (None: the compiler's default limit)."""
+    parameters (None: the compiler's default limit). `warn` is given one line where the file was
+    edited after compiling (its digests, docs/format.md), as `rasp run --model` warns."""
     from safetensors.numpy import load_file, save_file
 
     from compiler.budget import DEFAULT_MAX_PARAMS
     from rasp.tools.model_file import read_model_file
     from rasp.tools.output_files import same_file, user_mode, writing
+    from transformer.digests import edited_text
     from transformer.fileformat import uniform_tensors
 
     checked = read_model_file(model_path, "export")
+    if (checked.edited or checked.edited_fields) and warn is not None:
+        # the export carries what the file holds, not what its certificate was proved for
+        warn(edited_text(str(model_path), checked.edited, checked.edited_fields))
     _check_unmasked(checked.meta, model_path)
     limit = DEFAULT_MAX_PARAMS if max_params is None else max_params
     _check_padded_size(checked.meta, model_path, limit)

@@ -212,7 +212,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.to != "transformer-lens":
         return steps.usage_error("export", f"--to {args.to}: only transformer-lens is supported")
     console = Console.from_args(args)
-    written = export_transformer_lens(args.model, args.output, args.max_params)
+    written = export_transformer_lens(args.model, args.output, args.max_params, console.warn)
     if args.json:
         console.result_json({"files": [str(path) for path in written]})
     for path in written:

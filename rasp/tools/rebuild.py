@@ -29,6 +29,9 @@ CLIP = 60  # characters of a differing value shown
 # compiler) is proved, and the certificate line says where the words differ. Only there: an `op`
 # key anywhere else in a reach is no field of it, and differs as any other key does.
 TEXTS = frozenset({("heads", "op"), ("mlps", "op")})  # (group, key) of an entry `group[i]`
+# Why a reach differs where no one edited it: a file compiled before the compiler changed how it
+# builds the program (length's token one-hot, left out since 2026-12-05), which recompiling fixes.
+AGAIN = "edited after compiling, or written by an earlier compiler: compile the program again"
 
 
 def not_rebuilt(why: str) -> Rebuild:
@@ -112,7 +115,7 @@ def rebuild_reach(
     return Rebuild(
         False,
         f"NOT proved: {path}: the file's reach differs from the one {what} compiles to: "
-        f"{describe(difference, rebuilt)}",
+        f"{describe(difference, rebuilt)} ({AGAIN})",
     )
 
 
