@@ -36,6 +36,7 @@ from rasp.values import (
     evaluated_inside,
     is_atom,
     is_evaluated,
+    is_function,
     kind_name,
 )
 from rasp.wording import with_article
@@ -225,6 +226,9 @@ def binary(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
         if op not in (BinaryOp.EQ, BinaryOp.NE):
             _check_plain(op.value, [a for a in (left, right) if not isinstance(a, SOp)], span)
         return lift(fn, (left, right), span)
+    if op in (BinaryOp.EQ, BinaryOp.NE) and (is_function(left) or is_function(right)):
+        # Python's `==` on the original's function objects: a function equals only itself
+        return compare.same(left, right) is (op is BinaryOp.EQ)
     _check_plain(op.value, (left, right), span)
     if op in _COMPARING and (compare.holds_node(left) or compare.holds_node(right)):
         fn = _COMPARE_HOLDING_NODES[op]  # lists or dicts holding s-ops: as the original compares
