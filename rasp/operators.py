@@ -38,6 +38,7 @@ from rasp.values import (
     is_evaluated,
     is_function,
     kind_name,
+    non_token_inside,
 )
 from rasp.wording import with_article
 
@@ -207,6 +208,10 @@ def _refuse_evaluated_inside(op_text: str, operands: Sequence[Any], span: Span) 
 def binary(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
     """`left op right` for every operator except `in` (see `contains`)."""
     refuse_evaluated(op.value, (left, right), span)
+    if op is BinaryOp.MOD and (
+        isinstance(left, str) or (isinstance(left, SOp) and isinstance(right, list | dict))
+    ):
+        _refuse_formatting_nodes(right, span)
     if op in _COMPARING or isinstance(left, SOp) or isinstance(right, SOp):
         _refuse_evaluated_inside(op.value, (left, right), span)
     if op in (BinaryOp.AND, BinaryOp.OR):
@@ -243,6 +248,24 @@ _COMPARE_HOLDING_NODES: dict[BinaryOp, Callable[[Any, Any], bool]] = {
     BinaryOp.GT: lambda a, b: compare.ordered(operator.gt, a, b),
     BinaryOp.GE: lambda a, b: compare.ordered(operator.ge, a, b),
 }
+
+
+def _refuse_formatting_nodes(right: Any, span: Span) -> None:
+    """`"<%s>" % x` formats x's text: the original's, for an s-op, selector or function (or a list
+    or dict holding one), is its Python object's, never its values (`"%d" % indices` fails there).
+    A string s-op on the left formats each position's string with the same right operand."""
+    found = right if isinstance(right, SOp) else non_token_inside(right)
+    if found is None:
+        return
+    kind = kind_name(found)
+    if found is not right:
+        kind = f"{kind_name(right)} holding {with_article(kind)}"
+    raise RaspTypeError(
+        f"Cannot format {with_article(kind)} into a string with %",
+        span,
+        hint="the original formats its Python object's text there, not its values; to build a "
+        'string at each position, join strings with +: "<" + tokens + ">"',
+    )
 
 
 def _check_plain(op_text: str, args: Sequence[Any], span: Span) -> None:

@@ -1,0 +1,68 @@
+"""`%` with a string on its left formats (Python's `"<%s>" % x`), as in the original.
+
+Where x is, or holds, an s-op, selector or function, the original formats its Python object's
+text (`"<%s>" % tokens` is `"<UnfinishedSequence object, name: tokens id: 3>"`, `"%d" % indices`
+fails), never the values: refused here, located, rather than given another meaning (an
+elementwise map) or our classes' text (`"[IndicesSOp(name='indices')]"`). Found by gen_diff's
+probes (gd53).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rasp.tools.repl import ReplSession
+
+
+def _feed(*lines: str) -> str:
+    session = ReplSession()
+    printed = ""
+    for line in lines:
+        printed = session.feed(line)
+    return printed
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ('"%d" % 2;', '"2"'),
+        ('"a%sb" % 5;', '"a5b"'),
+        ('"%s" % [1, 2];', '"[1, 2]"'),
+        ('"%5.2f" % 3.14159;', '" 3.14"'),
+        ('"%(a)s" % {"a": 1};', '"1"'),
+    ],
+)
+def test_a_string_formats_atoms_lists_and_dicts_as_python_does(text: str, value: str) -> None:
+    assert _feed(text) == f"    value: out =  {value}"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ('"<%s>" % tokens;', "an s-op"),
+        ('"%d" % indices;', "an s-op"),
+        ('"%s" % [indices];', "a list holding an s-op"),
+        ('"%s" % {"a": [length]};', "a dict holding an s-op"),
+        ('"%s" % [select(indices, indices, ==)];', "a list holding a selector"),
+        ('"%s" % [sq];', "a list holding a function"),
+        ('"%s" % [indices("ab")];', "a list holding an evaluated s-op"),
+        ("tokens % [indices];", "a list holding an s-op"),
+    ],
+)
+def test_formatting_an_s_op_selector_or_function_is_refused(text: str, kind: str) -> None:
+    printed = _feed("def sq(x) { return x * x; }", text)
+    first = printed.splitlines()[0]
+    assert first == f"<repl>:1:1: error: Cannot format {kind} into a string with %", printed
+    assert "Python object's text" in printed
+    assert "internal error" not in printed
+
+
+def test_a_string_s_op_still_formats_its_values_elementwise() -> None:
+    printed = _feed('set example ["%d", "<%s>"]', "tokens % 7;")
+    assert "Example: out(['%d', '<%s>']) = [7, <7>] (strings)" in printed
+
+
+@pytest.mark.parametrize("text", ["tokens % indices;", "indices % (indices + 1);"])
+def test_an_s_op_on_both_sides_is_still_elementwise(text: str) -> None:
+    printed = _feed('set example ["%d", "<%s>"]', text)
+    assert printed.startswith("     s-op: out"), printed
