@@ -85,6 +85,16 @@ def test_the_generator_reaches_the_whole_language() -> None:
         "tokens = tokens_",  # tokens rebound
         "\n#\n",  # a comment alone on a line
         'load "paper_examples";',
+        "_s[",  # rasp_gen_extra: an s-op indexed by an int
+        "_d[tokens",  # a dict indexed by an s-op
+        "_l[indices",  # a list indexed by an s-op
+        "_co(",  # functions passed and returned
+        "_f == ",  # functions compared
+        '" % ',  # a string formatted with %
+        "full_s",
+        "_never_bound;",  # the block of errors of the original's builtins
+        "_inf = 2.0 ^ 1023 * 2;",  # inf and nan
+        "_i * 2; ",  # an expression statement in a for body
     ):
         assert word in text, word
 
