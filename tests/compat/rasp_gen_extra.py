@@ -14,6 +14,8 @@
   `selector_width` of an s-op, `range` of four values, `indicator` of an atom, `len` of a number,
   calling a list or an s-op with two inputs, indexing a number, a name never bound.
 - Expression statements inside a `def` or `for` body (evaluated, then dropped).
+- Binding the original's words: `select` and `aggregate` are names there (its tokens are
+  `select(` and `aggregate(`), `len`, `round`, `set`, `on`, `quit` ... keywords.
 - Edge values: inf and nan (from `2.0 ^ 1023 * 2`) in atoms and s-ops, huge ints in s-ops and
   selectors, literals with leading zeros, chained comparisons and unary operators, and a ternary
   of an s-op condition with atom or list branches.
@@ -29,6 +31,9 @@ import random
 
 _SOURCES = ("tokens", "indices + 1", "length - indices", "indices * 0.5", "tokens_str", "indices")
 _BAD_INDEX = ("0.5", '"a"', "indices", "True", "-0")
+# words of the original's grammar: some are names there (`select`, `aggregate`: its tokens are
+# `select(` and `aggregate(`), the others its keywords (a syntax error to bind)
+_WORDS = ("len", "range", "zip", "round", "set", "on", "quit", "example", "draw", "load", "full")
 _NOT_F = ("1", "[1]", '"f"', "max")
 _LETTERS = ("h", "e", "l", "o", "a", "b", "c", "z", "the", "cat")
 _FORMATS = (
@@ -183,7 +188,16 @@ def _block(p: str, int_example: bool, rng: random.Random) -> list[str]:
             f"select(indices * ({inf} - {inf}), indices, ==);",
         ],
     ]
-    weights = (3, 3, 2, 2, 2, 3, 2, 2, 3, 1)
+    choices.append(
+        [
+            f"{rng.choice(_WORDS)} = 1;",
+            f"{rng.choice(('select', 'aggregate'))} = {k};",
+            "select + 1;",
+            "aggregate;",
+            "aggregate(select(indices, indices, ==), indices);",
+        ]
+    )
+    weights = (3, 3, 2, 2, 2, 3, 2, 2, 3, 1, 1)
     return rng.choices(choices, weights)[0]
 
 

@@ -95,6 +95,7 @@ def test_the_generator_reaches_the_whole_language() -> None:
         "_never_bound;",  # the block of errors of the original's builtins
         "_inf = 2.0 ^ 1023 * 2;",  # inf and nan
         "_i * 2; ",  # an expression statement in a for body
+        "select + 1;",  # the original's words bound
     ):
         assert word in text, word
 
