@@ -66,3 +66,35 @@ def test_a_string_s_op_still_formats_its_values_elementwise() -> None:
 def test_an_s_op_on_both_sides_is_still_elementwise(text: str) -> None:
     printed = _feed('set example ["%d", "<%s>"]', text)
     assert printed.startswith("     s-op: out"), printed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"%99999999999d" % 1;',  # was an internal error (MemoryError); the original fails too
+        '"%200000s" % "a";',
+        '"%.200000f" % 1.5;',
+        '"%(a)99999s%(a)99999s" % {"a": 1};',
+    ],
+)
+def test_a_formatted_string_is_capped_as_repeated_strings_are(text: str) -> None:
+    printed = _feed(text)
+    assert printed.splitlines()[0] == "<repl>:1:1: error: a string longer than 100000 items"
+
+
+def test_a_format_s_overflow_keeps_pythons_words() -> None:
+    """`%c` past Unicode is Python's OverflowError, no float's: it was worded as one."""
+    printed = _feed('"%c" % (10 ^ 10);')
+    assert printed.splitlines()[0] == "<repl>:1:1: error: %c arg not in range(0x110000)"
+
+
+def test_a_string_s_op_formats_under_the_same_cap() -> None:
+    printed = _feed('set example ["%200000s", "b"]', "tokens % 1;")
+    assert "a string longer than 100000 items" in printed
+    assert "internal error" not in printed
+
+
+def test_a_width_of_thousands_of_digits_is_capped_before_it_is_read() -> None:
+    """(Python reads no int of more than 4,300 digits)"""
+    printed = _feed('"%" + "9" * 5000 + "d";', "out % 1;")
+    assert printed.splitlines()[0] == "<repl>:1:1: error: a string longer than 100000 items"
