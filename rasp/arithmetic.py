@@ -97,6 +97,11 @@ def apply(fn: Callable[..., Any], args: Sequence[Any]) -> Any:
         if operation is None or len(args) != 2 or formats:
             raise  # (`"%c" % -1`: Python's words are right)
         raise _too_large(operation, *args) from None
+    except KeyError as exc:
+        if not formats:
+            raise
+        # (`"%(a)s" % {}`: Python says only KeyError: 'a')
+        raise RaspRuntimeError(f"the format's key {exc} is not in the dict") from None
     if formats and len(result) > MAX_COLLECTION:
         raise RaspRuntimeError(f"a string longer than {MAX_COLLECTION} items")
     return result

@@ -98,3 +98,16 @@ def test_a_width_of_thousands_of_digits_is_capped_before_it_is_read() -> None:
     """(Python reads no int of more than 4,300 digits)"""
     printed = _feed('"%" + "9" * 5000 + "d";', "out % 1;")
     assert printed.splitlines()[0] == "<repl>:1:1: error: a string longer than 100000 items"
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ('"%(a)s" % {};',),  # was an internal error (KeyError); the original fails too
+        ('set example ["%(a)s", "x"]', "tokens % {};"),
+    ],
+)
+def test_a_format_key_missing_from_the_dict_is_located(lines: tuple[str, ...]) -> None:
+    printed = _feed(*lines)
+    assert "error: the format's key 'a' is not in the dict" in printed.splitlines()[0], printed
+    assert "internal error" not in printed
