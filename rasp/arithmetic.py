@@ -4,12 +4,14 @@
 compiler recognises these functions by identity (compiler.vector_maps, compiler.known_affine), so
 they stay plain module-level functions, and `apply` wraps a call to word a float overflow, which
 Python reports as "int too large to convert to float" or "(34, 'Numerical result out of range')".
-Strings and lists built by `+` and `*` are capped at `MAX_COLLECTION` items.
+Strings and lists built by `+` and `*`, and strings formatted by `%`, are capped at
+`MAX_COLLECTION` items.
 """
 
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -85,10 +87,33 @@ _OPERATION_TEXT = {fn: op.value for op, fn in PYTHON_BINARY.items()}
 def apply(fn: Callable[..., Any], args: Sequence[Any]) -> Any:
     """`fn(*args)`; a float overflow names the operation (Python: "int too large to convert to
     float")."""
+    formats = fn is operator.mod and len(args) == 2 and isinstance(args[0], str)
+    if formats:
+        _check_widths(args[0])
     try:
-        return fn(*args)
+        result = fn(*args)
     except OverflowError:
         operation = _OPERATION_TEXT.get(fn)
-        if operation is None or len(args) != 2:
-            raise
+        if operation is None or len(args) != 2 or formats:
+            raise  # (`"%c" % -1`: Python's words are right)
         raise _too_large(operation, *args) from None
+    except KeyError as exc:
+        if not formats:
+            raise
+        # (`"%(a)s" % {}`: Python says only KeyError: 'a')
+        raise RaspRuntimeError(f"the format's key {exc} is not in the dict") from None
+    if formats and len(result) > MAX_COLLECTION:
+        raise RaspRuntimeError(f"a string longer than {MAX_COLLECTION} items")
+    return result
+
+
+# a `%` conversion's mapping key, flags, width and precision (Python's printf-style formatting)
+_CONVERSION = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\d*)(?:\.(\d*))?")
+
+
+def _check_widths(text: str) -> None:
+    """A width or precision past the cap would build that long a string (`"%99999999999d"` is
+    Python's MemoryError) before its length could be checked."""
+    for width, precision in _CONVERSION.findall(text):
+        if any(len(n) > 6 or (n and int(n) > MAX_COLLECTION) for n in (width, precision)):
+            raise RaspRuntimeError(f"a string longer than {MAX_COLLECTION} items")

@@ -36,7 +36,9 @@ from rasp.values import (
     evaluated_inside,
     is_atom,
     is_evaluated,
+    is_function,
     kind_name,
+    non_token_inside,
 )
 from rasp.wording import with_article
 
@@ -206,6 +208,10 @@ def _refuse_evaluated_inside(op_text: str, operands: Sequence[Any], span: Span) 
 def binary(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
     """`left op right` for every operator except `in` (see `contains`)."""
     refuse_evaluated(op.value, (left, right), span)
+    if op is BinaryOp.MOD and (
+        isinstance(left, str) or (isinstance(left, SOp) and isinstance(right, list | dict))
+    ):
+        _refuse_formatting_nodes(right, span)
     if op in _COMPARING or isinstance(left, SOp) or isinstance(right, SOp):
         _refuse_evaluated_inside(op.value, (left, right), span)
     if op in (BinaryOp.AND, BinaryOp.OR):
@@ -225,6 +231,9 @@ def binary(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
         if op not in (BinaryOp.EQ, BinaryOp.NE):
             _check_plain(op.value, [a for a in (left, right) if not isinstance(a, SOp)], span)
         return lift(fn, (left, right), span)
+    if op in (BinaryOp.EQ, BinaryOp.NE) and (is_function(left) or is_function(right)):
+        # Python's `==` on the original's function objects: a function equals only itself
+        return compare.same(left, right) is (op is BinaryOp.EQ)
     _check_plain(op.value, (left, right), span)
     if op in _COMPARING and (compare.holds_node(left) or compare.holds_node(right)):
         fn = _COMPARE_HOLDING_NODES[op]  # lists or dicts holding s-ops: as the original compares
@@ -239,6 +248,24 @@ _COMPARE_HOLDING_NODES: dict[BinaryOp, Callable[[Any, Any], bool]] = {
     BinaryOp.GT: lambda a, b: compare.ordered(operator.gt, a, b),
     BinaryOp.GE: lambda a, b: compare.ordered(operator.ge, a, b),
 }
+
+
+def _refuse_formatting_nodes(right: Any, span: Span) -> None:
+    """`"<%s>" % x` formats x's text: the original's, for an s-op, selector or function (or a list
+    or dict holding one), is its Python object's, never its values (`"%d" % indices` fails there).
+    A string s-op on the left formats each position's string with the same right operand."""
+    found = right if isinstance(right, SOp) else non_token_inside(right)
+    if found is None:
+        return
+    kind = kind_name(found)
+    if found is not right:
+        kind = f"{kind_name(right)} holding {with_article(kind)}"
+    raise RaspTypeError(
+        f"Cannot format {with_article(kind)} into a string with %",
+        span,
+        hint="the original formats its Python object's text there, not its values; to build a "
+        'string at each position, join strings with +: "<" + tokens + ">"',
+    )
 
 
 def _check_plain(op_text: str, args: Sequence[Any], span: Span) -> None:

@@ -93,6 +93,10 @@ def is_atom(value: object) -> bool:
     return isinstance(value, int | float | str | bool)
 
 
+def is_function(value: object) -> bool:
+    return isinstance(value, RaspFunction | BuiltinFunction)
+
+
 def kind_name(value: object) -> str:
     """The kind of a value in the words of the original (`s-op`, `selector`, `list`, ...)."""
     if isinstance(value, SOp):

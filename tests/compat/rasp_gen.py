@@ -42,6 +42,7 @@ from tests.compat.rasp_gen_exprs import (
     STR,
     ExprGen,
 )
+from tests.compat.rasp_gen_extra import extra
 from tests.compat.rasp_gen_layout import laid_out
 from tests.compat.rasp_gen_more import more
 from tests.compat.rasp_gen_odd import ODD, ODD_INPUTS, ODD_SOPS, ODD_STATEMENTS
@@ -61,12 +62,18 @@ class Program:
 
 class _Gen(ExprGen):
     def __init__(
-        self, rng: random.Random, prefix: str, layout: random.Random, extra: random.Random
+        self,
+        rng: random.Random,
+        prefix: str,
+        layout: random.Random,
+        extra: random.Random,
+        corners: random.Random,
     ) -> None:
         super().__init__(rng, prefix, layout)
         self.extra = (
             extra  # rasp_gen_more's own stream: the statements drawn from rng stay the same
         )
+        self.corners = corners  # rasp_gen_extra's own stream
 
     # -- statements ------------------------------------------------------------------------
     def statement(self) -> list[str]:
@@ -231,6 +238,7 @@ class _Gen(ExprGen):
             statements += self.statement()
         statements = laid_out(statements, self.prefix, self.layout)
         statements = more(statements, self.prefix, self.int_example, self.extra)
+        statements = extra(statements, self.prefix, self.int_example, self.corners)
         for kind in (*SOPS, SEL):
             for name in self.names.get(kind, [])[:2]:
                 other = self.pick(_INT_EXAMPLES if self.int_example else _STRING_EXAMPLES)
@@ -245,7 +253,11 @@ def generate(seed: int, count: int, length: int = 8) -> list[Program]:
     rng = random.Random(seed)
     return [
         _Gen(
-            rng, f"p{i}_", random.Random(f"{seed}:{i}"), random.Random(f"{seed}:{i}:more")
+            rng,
+            f"p{i}_",
+            random.Random(f"{seed}:{i}"),
+            random.Random(f"{seed}:{i}:more"),
+            random.Random(f"{seed}:{i}:extra"),
         ).program(length)
         for i in range(count)
     ]
