@@ -211,7 +211,7 @@ class Evaluator:
         except (ArithmeticError, TypeError, ValueError, KeyError, IndexError) as exc:
             # the message is Python's; the hint says where and on which values it failed
             hint = _failing_values(node.inputs, len(out), args) if node.inputs else None
-            raise RaspRuntimeError(_python_error_text(exc), node.span, hint) from None
+            raise RaspRuntimeError(python_error_text(exc), node.span, hint) from None
         return make_seq(out, node.span, loose=node.loose, mixed_hint=MAP_MIXED_HINT)
 
     def _select(self, node: Select) -> np.ndarray:
@@ -259,7 +259,7 @@ class Evaluator:
                 except Exception as exc:  # noqa: BLE001 (a user's predicate may raise anything)
                     raise RaspRuntimeError(
                         f"the selector failed on key {key!r}, query {query!r}: "
-                        f"{_python_error_text(exc)}",
+                        f"{python_error_text(exc)}",
                         node.span,
                     ) from None
         return out
@@ -398,7 +398,7 @@ def _value_text(value: Any) -> str:
     return repr(value) if value is None else str(value)
 
 
-def _python_error_text(exc: BaseException) -> str:
+def python_error_text(exc: BaseException) -> str:
     if isinstance(exc, KeyError):
         if not exc.args:
             return "key not in dict."
