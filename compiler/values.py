@@ -27,6 +27,7 @@ import numpy as np
 from compiler.blocks import Atom, sort_values
 from compiler.count_keys import selects_equal_values, selects_one_by_count
 from compiler.graph import Graph, IRNode, Op
+from compiler.map_failures import map_failure
 from compiler.map_values import MapValues
 from compiler.means import MeanValues
 from compiler.relations import (
@@ -194,13 +195,7 @@ class _Inference:
                 )
             elif not node.op.is_selector and (not vals or _fails_at_every_length(rel, self.n_max)):
                 self.failed.add(node.index)
-                known.problems.append(
-                    Diagnostic(
-                        f"'{node.text}' fails on every input of length 1..{self.n_max}",
-                        node.span,
-                        "the interpreter raises an error here for every input, so there is nothing to compile",
-                    )
-                )
+                known.problems.append(self.fails_everywhere(node, rel))
             elif node.op is Op.SELECT and (pair := self.compares_nowhere(node)) is not None:
                 self.failed.add(node.index)
                 known.problems.append(
@@ -230,6 +225,21 @@ class _Inference:
             tuple(self.looks_back.get(i, False) for i in range(len(known.values))),
             tuple(self.never_empty),
         )
+
+    def fails_everywhere(self, node: IRNode, rel: Relation | None) -> Diagnostic:
+        """The refusal of a node the interpreter fails at on every input; a map's says which call
+        fails and why (`map_failure`), as the interpreter's own error would."""
+        message = f"'{node.text}' fails on every input of length 1..{self.n_max}"
+        hint = (
+            "the interpreter raises an error here for every input, so there is nothing to compile"
+        )
+        if node.op is Op.MAP:
+            known = self.known
+            failure = map_failure(self.g, node, rel, known.relation, known.values)
+            if failure is not None:
+                message = f"{message}: {failure[0]}"
+                hint = f"{hint}; it fails where {failure[1]}"
+        return Diagnostic(message, node.span, hint)
 
     def compares_nowhere(self, node: IRNode) -> tuple[Atom, Atom] | None:
         """A (key, query) pair of values when no key value of the select compares with any query

@@ -213,7 +213,7 @@ class Evaluator:
             hint = _failing_values(node.inputs, len(out), args) if node.inputs else None
             if isinstance(exc, TypeError) and hint is not None and _reads_str_tokens(node, args):
                 hint += f"; {_STR_TOKENS_HINT}"
-            raise RaspRuntimeError(_python_error_text(exc), node.span, hint) from None
+            raise RaspRuntimeError(python_error_text(exc), node.span, hint) from None
         return make_seq(out, node.span, loose=node.loose, mixed_hint=MAP_MIXED_HINT)
 
     def _select(self, node: Select) -> np.ndarray:
@@ -261,7 +261,7 @@ class Evaluator:
                 except Exception as exc:  # noqa: BLE001 (a user's predicate may raise anything)
                     raise RaspRuntimeError(
                         f"the selector failed on key {key!r}, query {query!r}: "
-                        f"{_python_error_text(exc)}",
+                        f"{python_error_text(exc)}",
                         node.span,
                     ) from None
         return out
@@ -452,7 +452,7 @@ def _value_text(value: Any) -> str:
     return repr(value) if value is None else str(value)
 
 
-def _python_error_text(exc: BaseException) -> str:
+def python_error_text(exc: BaseException) -> str:
     if isinstance(exc, KeyError):
         if not exc.args:
             return "key not in dict."

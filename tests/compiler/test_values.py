@@ -69,6 +69,34 @@ def test_a_map_that_always_fails_is_refused_with_its_name() -> None:
         infer_values(build_graph(bad), [1, 2], 3)
 
 
+def test_a_map_that_always_fails_says_which_call_fails_and_why() -> None:
+    # `tokens - length` over letters: the refusal gave no reason (kinds fuzz seed 1410272), where
+    # the interpreter says Python's error and the values it was called with
+    minus = B.mapped(lambda t, n: t - n, S.TokensSOp(), S.LengthSOp(), name="m", text="t - n")
+    with pytest.raises(CompileError) as info:
+        infer_values(build_graph(minus), ["a"], 3)
+    (diagnostic,) = info.value.diagnostics
+    assert diagnostic.message == (
+        "'t - n(tokens, length)' fails on every input of length 1..3: "
+        "unsupported operand type(s) for -: 'str' and 'int'"
+    )
+    assert diagnostic.hint is not None
+    assert diagnostic.hint.endswith('it fails where tokens_str = "a" (a string), length = 1')
+    # failing at the first position only: the call named is one made there
+    ratio = B.mapped(lambda n, i: n / i, S.LengthSOp(), S.IndicesSOp(), name="r", text="n / i")
+    with pytest.raises(CompileError) as info:
+        infer_values(build_graph(ratio), ["a"], 5)
+    (diagnostic,) = info.value.diagnostics
+    assert diagnostic.message.endswith(": division by zero")
+    assert diagnostic.hint is not None and diagnostic.hint.endswith("where length = 1, indices = 0")
+    # a result no s-op holds
+    listed = B.mapped(lambda i: [i], S.IndicesSOp(), name="l", text="[i]")
+    with pytest.raises(
+        CompileError, match=r"\[i\]\(indices\)' fails .*: it gives \[0\], which is not"
+    ):
+        infer_values(build_graph(listed), ["a"], 3)
+
+
 def test_unreadable_tokens_are_one_error_without_a_span_too() -> None:
     # `:compile tokens_int` in the REPL, `--name tokens_int`: the built-in has no span, so the
     # tokens' error was not recognised as already said and a second one followed

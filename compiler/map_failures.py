@@ -1,0 +1,84 @@
+"""Why a map fails on every input: one call of its function that fails, in the interpreter's words
+(`rasp.sops.python_error_text`) with the values it was called with, for the refusal's message (the
+bare "fails on every input" left the reader to find which call raised and why)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from compiler.blocks import Atom
+from compiler.graph import Graph, IRNode
+from compiler.relations import Relation
+from rasp import sops
+from rasp.errors import RaspError
+from rasp.seqvalues import value_repr
+
+# calls tried before giving up on an example (each one a call of the program's function)
+_TRIES = 2_000
+
+
+def map_failure(
+    graph: Graph,
+    node: IRNode,
+    rel: Relation | None,
+    relation: Sequence[Relation | None],
+    values: Sequence[tuple[Atom, ...]],
+) -> tuple[str, str] | None:
+    """(what went wrong, where: `tokens = "a", length = 1`) for one failing call of the map `node`,
+    or None where none is found. Where the map's relation has a position with no value, the
+    arguments come from that position (every call there fails); else from its inputs' sets."""
+    if node.fn is None or not node.inputs:
+        return None
+    for args in itertools.islice(_candidates(node, rel, relation, values), _TRIES):
+        why = _failure(node.fn, args)
+        if why is not None:
+            shown = ", ".join(
+                f"{_input_text(graph[i])} = {_value_text(v)}"
+                for i, v in zip(node.inputs, args, strict=True)
+            )
+            return why, shown
+    return None
+
+
+def _candidates(
+    node: IRNode,
+    rel: Relation | None,
+    relation: Sequence[Relation | None],
+    values: Sequence[tuple[Atom, ...]],
+) -> Iterable[tuple[Atom, ...]]:
+    rels = [relation[i] for i in node.inputs]
+    if rel is not None and all(r is not None for r in rels):
+        empty = next((p for p, got in rel.items() if not got), None)
+        if empty is not None:
+            return itertools.product(*(r[empty] for r in rels))  # type: ignore[index]
+    return itertools.product(*(values[i] for i in node.inputs))
+
+
+def _failure(fn: Any, args: tuple[Atom, ...]) -> str | None:
+    """What the interpreter says of `fn(*args)`, or None where it accepts the result."""
+    try:
+        out = fn(*args)
+    except RaspError as exc:
+        return exc.message
+    except (ArithmeticError, TypeError, ValueError, KeyError, IndexError) as exc:
+        return sops.python_error_text(exc)
+    if sops.type_of_value(out) is None:
+        return f"it gives {value_repr(out)[:60]}, which is not a value an s-op can hold"
+    return None
+
+
+def _input_text(node: IRNode) -> str:
+    if node.named or len(node.text) <= 40:
+        text = node.name if node.named else node.text
+        return f"({text})" if " " in text else text
+    return node.name
+
+
+def _value_text(value: Atom) -> str:
+    if isinstance(value, str):
+        return f'"{value}" (a string)'  # as the interpreter's own hint quotes it
+    if isinstance(value, bool):
+        return f"{value} (a boolean)"
+    return value_repr(value)
