@@ -88,13 +88,11 @@ class MeanValues:
             )
             return None, sort_values([*vals, *dflt])
         per_length = self.length_constants(sop) if several else None
-        # copies of one whole number: their float64 sum is exact below EXACT_SUMS, so the mean is
-        # the number itself
+        # copies of one number whose float64 sums of up to N copies are exact: the mean is the
+        # number itself (as a float)
         copies = (
             [float(v) for v in numbers]
-            if several
-            and equal_values
-            and all(float(v).is_integer() and abs(v) * known.n_max < EXACT_SUMS for v in numbers)
+            if several and equal_values and all(sums_exact(v, known.n_max) for v in numbers)
             else None
         )
         if widths is None and per_length is not None:
@@ -395,3 +393,21 @@ def _column_means(selected: np.ndarray, column: Sequence[Atom]) -> np.ndarray | 
         total = np.where(selected[:, k], total + value, total)  # IEEE adds, in key order
     means = total / count
     return means if np.isfinite(means).all() else None
+
+
+def sums_exact(value: Atom, n: int) -> bool:
+    """Whether adding up to `n` copies of `value` one by one in float64 is exact, so that their
+    mean is `float(value)` itself: every partial sum j * value (j <= n) must be a float64, which
+    holds where value's odd significand times n stays below 2^53 (whole numbers below EXACT_SUMS
+    / n, and 1.5 or 2.25 too, not 0.1: sum([0.1] * 3) / 3 is 0.10000000000000002)."""
+    try:
+        as_float = float(value)
+    except OverflowError:
+        return False
+    if as_float != value or not math.isfinite(as_float * n):
+        return False
+    numerator = abs(as_float.as_integer_ratio()[0])
+    if numerator == 0:
+        return True
+    odd = numerator >> ((numerator & -numerator).bit_length() - 1)
+    return odd * n < EXACT_SUMS

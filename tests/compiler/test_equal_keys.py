@@ -1,6 +1,7 @@
 """Selectors whose selected keys all hold one value of the aggregated s-op (compiler.count_keys,
-`selects_equal_values`): the mean of copies of one whole number is that number, so the aggregate
-takes the s-op's values, not every mean of up to N of them."""
+`selects_equal_values`): the mean of copies of one number whose float64 sums are exact (a whole
+number, 1.5; `compiler.means.sums_exact`) is that number, so the aggregate takes the s-op's values,
+not every mean of up to N of them."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 from compiler import compile_sop
 from compiler.count_keys import selects_equal_values
 from compiler.graph import build_graph
+from compiler.means import sums_exact
 from compiler.values import infer_values
 from rasp import sops as S
 from tests.compiler.test_total_orders import _program  # the program's `res`
@@ -282,3 +284,20 @@ def test_a_mean_over_pinned_keys_compiles_and_is_exact(n: int) -> None:
     inputs = [list(t) for m in range(1, n + 1) for t in itertools.product("ab", repeat=m)]
     for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
         assert got == list(S.evaluate(root, tokens).values), tokens
+
+
+@pytest.mark.parametrize(
+    "value", [1.5, 2.25, -0.5, 0.1, 0.3, 1 / 3, 1e-300, 5e-324, 2.0**60, 2**53 - 1, 3, 0.0, -0.0]
+)
+@pytest.mark.parametrize("n", [2, 3, 16, 64])
+def test_sums_of_copies_claimed_exact_are(value: float, n: int) -> None:
+    """Where `sums_exact` claims it, adding up to n copies in key order and dividing gives the
+    value back (the interpreter's mean and tracr's); 0.1 is claimed for 2 copies only."""
+    if sums_exact(value, n):
+        assert all(sum([value] * k) / k == value for k in range(1, n + 1))
+
+
+def test_sums_of_copies_exact_beyond_whole_numbers() -> None:
+    assert sums_exact(1.5, 2**40) and sums_exact(-2.25, 64) and sums_exact(3, 64)
+    assert sums_exact(0.1, 2) and not sums_exact(0.1, 3)  # sum([0.1] * 3) / 3 != 0.1
+    assert not sums_exact(2**53 - 1, 2) and not sums_exact(1e308, 2)
