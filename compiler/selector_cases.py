@@ -82,6 +82,7 @@ class SelectorCases:
         self._uniform: dict[int, Cases | None] = {}  # uniform selectors: every length alike
         self._sides: dict[tuple[int, int], _Side] = {}
         self._tables: dict[tuple[tuple[int, ...], tuple[int, ...], Hashable], np.ndarray] = {}
+        self._prefix: dict[tuple[int, int], bool] = {}  # SelectorCases.prefix_stable
 
     def uniform(self, index: int) -> bool:
         """Whether no select under selector `index` has a side with a relation: then it is
@@ -102,6 +103,37 @@ class SelectorCases:
                 self._uniform[index] = self._at(index, 1)
             return self._uniform[index]
         return self._at(index, n)
+
+    def prefix_stable(self, index: int, n_max: int) -> bool:
+        """Whether selector `index` at every length n is its cases at n_max cut to [:n, :n]: each
+        select side holds one set per position whatever the length (`indices`, a whole value
+        set), and each select is taken the same way at every length (one cell where both sides
+        are uniform, else both sides' bounds, which every shorter length has where n_max has
+        them; no `_joint` pairing, whose cut-off at MAX_PAIRS depends on the length)."""
+        key = (index, n_max)
+        if key not in self._prefix:
+            node = self.g[index]
+            if self.uniform(index):
+                stable = True
+            elif node.op is Op.SELECT:
+                stable = all(self._stable_side(i, n_max) for i in node.inputs) and all(
+                    self._side_bounds(self._side(i, n_max)) is not None for i in node.inputs
+                )
+            elif node.op is Op.NOT or self._shared_sides(index) is None:
+                stable = all(self.prefix_stable(i, n_max) for i in node.inputs)
+            else:
+                stable = False
+            self._prefix[key] = stable
+        return self._prefix[key]
+
+    def _stable_side(self, index: int, n_max: int) -> bool:
+        key = (-1 - index, n_max)  # (beside the selectors' own entries)
+        if key not in self._prefix:
+            rel = self.relation[index]
+            self._prefix[key] = self._one_set(index) is not None or (
+                rel is not None and all(vs is rel[(i, n_max)] for (i, _), vs in rel.items())
+            )
+        return self._prefix[key]
 
     def _at(self, index: int, n: int) -> Cases | None:
         node = self.g[index]

@@ -41,6 +41,7 @@ from compiler.selector_cases import decided_matrix, row_ranges
 from compiler.token_values import token_values
 from compiler.total_orders import selects_one_by_rank
 from compiler.uniform import equality_key, is_uniform, keys_differ
+from compiler.width_sweep import Sweep, sweep
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic
 from rasp.seqvalues import value_repr
@@ -318,6 +319,10 @@ class _Inference:
             if cell is None or bool(cell[0].any()) != bool(cell[1].any()):
                 self.lower[node.index] = self.n_max == 1
                 return None
+        if cases_of.prefix_stable(node.index, self.n_max):
+            at_max = cases_of.at(node.index, self.n_max)
+            if at_max is not None:  # (None: unknown at every length, cheap below)
+                return self._swept(node, sweep(at_max, self.n_max))  # O(N^2), not O(N^3)
         lows, highs = {}, {}
         lower, decided, some_row, diagonal = True, True, False, True
         for n in range(1, self.n_max + 1):
@@ -341,6 +346,19 @@ class _Inference:
             return {(i, n): int(lows[n][i]) for i, n in self.known.pairs}
         if some_row:
             self.known.width_ranges[node.index] = {n: (lows[n], highs[n]) for n in lows}
+        return None
+
+    def _swept(self, node: IRNode, swept: Sweep) -> dict[tuple[int, int], int] | None:
+        """`selector_widths` from the sweep of a prefix-stable selector."""
+        self.lower[node.index] = swept.lower
+        self.least_widths[node.index] = swept.least_widths
+        self.diagonal[node.index] = swept.diagonal
+        if swept.decided:
+            return {(i, n): int(swept.lows[n][i]) for i, n in self.known.pairs}
+        if swept.some_row:
+            self.known.width_ranges[node.index] = {
+                n: (swept.lows[n], swept.highs[n]) for n in swept.lows
+            }
         return None
 
     def narrowed_widths(
