@@ -32,11 +32,14 @@ def map_failure(
     if node.fn is None or not node.inputs:
         return None
     for args in itertools.islice(_candidates(node, rel, relation, values), _TRIES):
+        named = dict(zip(node.inputs, args, strict=True))
+        if len(named) < len(args) and tuple(named[i] for i in node.inputs) != args:
+            continue  # (`tokens - tokens` reads one value twice: no call of two)
         why = _failure(node.fn, args)
         if why is not None:
+            # (an input read twice, `tokens - tokens`, holds one value: named once)
             shown = ", ".join(
-                f"{_input_text(graph[i])} = {_value_text(v)}"
-                for i, v in zip(node.inputs, args, strict=True)
+                f"{_input_text(graph[i])} = {_value_text(v)}" for i, v in named.items()
             )
             return why, shown
     return None

@@ -89,6 +89,13 @@ def test_a_map_that_always_fails_says_which_call_fails_and_why() -> None:
     (diagnostic,) = info.value.diagnostics
     assert diagnostic.message.endswith(": division by zero")
     assert diagnostic.hint is not None and diagnostic.hint.endswith("where length = 1, indices = 0")
+    # one input read twice is named once
+    twice = B.mapped(lambda a, b: a - b, S.TokensSOp(), S.TokensSOp(), name="d", text="t - t")
+    with pytest.raises(CompileError) as info:
+        infer_values(build_graph(twice), ["a"], 3)
+    (diagnostic,) = info.value.diagnostics
+    assert diagnostic.hint is not None
+    assert diagnostic.hint.endswith('it fails where tokens_str = "a" (a string)'), diagnostic.hint
     # a result no s-op holds
     listed = B.mapped(lambda i: [i], S.IndicesSOp(), name="l", text="[i]")
     with pytest.raises(
