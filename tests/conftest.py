@@ -104,3 +104,26 @@ def parsed_lengths(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(rasp.parser, "parse", counted)
     return lengths
+
+
+# -- the CLI tests' shared files (a test module's own fixture of the same name takes precedence) --
+
+
+@pytest.fixture(scope="module")
+def prev_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The hand-built previous-token model, saved once per module."""
+    pytest.importorskip("transformer")
+    from tests.transformer.handmade_models import previous_token
+
+    return previous_token().save(tmp_path_factory.mktemp("cli") / "prev.safetensors")
+
+
+@pytest.fixture()
+def reverse_file(tmp_path: Path) -> Path:
+    """The paper's reverse as a `.rasp` file."""
+    pytest.importorskip("compiler")
+    from tests.model_cli_files import REVERSE
+
+    path = tmp_path / "reverse.rasp"
+    path.write_text(REVERSE)
+    return path

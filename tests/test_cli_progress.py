@@ -12,15 +12,6 @@ import pytest
 pytest.importorskip("transformer")
 
 from tests.cli_helpers import run
-from tests.model_cli_files import REVERSE
-
-
-@pytest.fixture()
-def reverse_file(tmp_path: Path) -> Path:
-    pytest.importorskip("compiler")
-    path = tmp_path / "reverse.rasp"
-    path.write_text(REVERSE)
-    return path
 
 
 def test_verify_shows_progress_only_on_a_terminal(

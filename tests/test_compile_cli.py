@@ -14,20 +14,6 @@ pytest.importorskip("transformer")
 
 from tests.cli_helpers import run
 from tests.model_cli_files import REVERSE, bad_model_files
-from tests.transformer.handmade_models import previous_token
-
-
-@pytest.fixture(scope="module")
-def prev_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return previous_token().save(tmp_path_factory.mktemp("cli") / "prev.safetensors")
-
-
-@pytest.fixture()
-def reverse_file(tmp_path: Path) -> Path:
-    pytest.importorskip("compiler")
-    path = tmp_path / "reverse.rasp"
-    path.write_text(REVERSE)
-    return path
 
 
 def test_compile_then_run_show_verify(
