@@ -11,7 +11,6 @@ Strings and lists built by `+` and `*`, and strings formatted by `%`, are capped
 from __future__ import annotations
 
 import operator
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -107,13 +106,42 @@ def apply(fn: Callable[..., Any], args: Sequence[Any]) -> Any:
     return result
 
 
-# a `%` conversion's mapping key, flags, width and precision (Python's printf-style formatting)
-_CONVERSION = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\d*)(?:\.(\d*))?")
-
-
 def _check_widths(text: str) -> None:
     """A width or precision past the cap would build that long a string (`"%99999999999d"` is
     Python's MemoryError) before its length could be checked."""
-    for width, precision in _CONVERSION.findall(text):
-        if any(len(n) > 6 or (n and int(n) > MAX_COLLECTION) for n in (width, precision)):
+    for number in _widths(text):
+        if len(number) > 6 or int(number) > MAX_COLLECTION:
             raise RaspRuntimeError(f"a string longer than {MAX_COLLECTION} items")
+
+
+def _widths(text: str) -> list[str]:
+    """The digits of every `%` conversion's width and precision, read as Python's printf-style
+    formatting reads them: `%%` is a literal percent (`"%d%% 2000000"` has no width 2000000) and
+    a mapping key ends at its matching parenthesis (`%(a(b))99999999s`)."""
+    found: list[str] = []
+    i = text.find("%")
+    while i >= 0:
+        i += 1
+        if text.startswith("%", i):  # a literal %
+            i = text.find("%", i + 1)
+            continue
+        if text.startswith("(", i):
+            depth = 0
+            while i < len(text):
+                depth += {"(": 1, ")": -1}.get(text[i], 0)
+                i += 1
+                if depth == 0:
+                    break
+        while i < len(text) and text[i] in "-#0 +":
+            i += 1
+        for lead in ("", "."):
+            if lead and not text.startswith(lead, i):
+                break
+            i += len(lead)
+            start = i
+            while i < len(text) and text[i].isdigit():
+                i += 1
+            if i > start:
+                found.append(text[start:i])
+        i = text.find("%", i + 1) if i < len(text) else -1
+    return found

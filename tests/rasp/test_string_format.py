@@ -82,6 +82,29 @@ def test_a_formatted_string_is_capped_as_repeated_strings_are(text: str) -> None
     assert printed.splitlines()[0] == "<repl>:1:1: error: a string longer than 100000 items"
 
 
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ('"%d%% 2000000 items" % 5;', '"5% 2000000 items"'),
+        ('"%%99999999d" % 5;', None),  # (a literal '%99999999d': too few arguments for none)
+        ('"100%% of %d" % 3;', '"100% of 3"'),
+    ],
+)
+def test_a_literal_percent_is_no_conversion_of_the_cap(text: str, value: str | None) -> None:
+    """`%%` is a literal percent: the digits after it are no width (they were read as one and
+    the format refused as 'a string longer than 100000 items')."""
+    printed = _feed(text)
+    assert "longer than" not in printed
+    if value is not None:
+        assert value in printed, printed
+
+
+def test_a_mapping_key_in_parentheses_ends_at_its_match() -> None:
+    """Python reads `%(a(b))` as the key 'a(b)': the width after it is still capped."""
+    printed = _feed('"%(a(b))200000s" % {"a(b)": 1};')
+    assert printed.splitlines()[0] == "<repl>:1:1: error: a string longer than 100000 items"
+
+
 def test_a_format_s_overflow_keeps_pythons_words() -> None:
     """`%c` past Unicode is Python's OverflowError, no float's: it was worded as one."""
     printed = _feed('"%c" % (10 ^ 10);')
