@@ -399,7 +399,8 @@ def sums_exact(value: Atom, n: int) -> bool:
     """Whether adding up to `n` copies of `value` one by one in float64 is exact, so that their
     mean is `float(value)` itself: every partial sum j * value (j <= n) must be a float64, which
     holds where value's odd significand times n stays below 2^53 (whole numbers below EXACT_SUMS
-    / n, and 1.5 or 2.25 too, not 0.1: sum([0.1] * 3) / 3 is 0.10000000000000002)."""
+    / n, and 1.5 or 2.25 too, not 0.1: sum([0.1] * 3) / 3 is 0.10000000000000002). Not -0.0:
+    the sum starts at the int 0, and 0 + -0.0 is 0.0."""
     try:
         as_float = float(value)
     except OverflowError:
@@ -408,6 +409,6 @@ def sums_exact(value: Atom, n: int) -> bool:
         return False
     numerator = abs(as_float.as_integer_ratio()[0])
     if numerator == 0:
-        return True
+        return math.copysign(1.0, as_float) > 0
     odd = numerator >> ((numerator & -numerator).bit_length() - 1)
     return odd * n < EXACT_SUMS

@@ -6,6 +6,7 @@ not every mean of up to N of them."""
 from __future__ import annotations
 
 import itertools
+import math
 import random
 
 import numpy as np
@@ -19,6 +20,7 @@ from compiler.graph import build_graph
 from compiler.means import sums_exact
 from compiler.values import infer_values
 from rasp import sops as S
+from rasp.seqvalues import sum_in_order
 from tests.compiler.test_total_orders import _program  # the program's `res`
 from tests.runtime_helpers import run_compiled
 
@@ -292,9 +294,12 @@ def test_a_mean_over_pinned_keys_compiles_and_is_exact(n: int) -> None:
 @pytest.mark.parametrize("n", [2, 3, 16, 64])
 def test_sums_of_copies_claimed_exact_are(value: float, n: int) -> None:
     """Where `sums_exact` claims it, adding up to n copies in key order and dividing gives the
-    value back (the interpreter's mean and tracr's); 0.1 is claimed for 2 copies only."""
+    value back (the interpreter's mean and tracr's), sign and all; 0.1 is claimed for 2 copies
+    only, -0.0 never (the sum starts at 0: the mean of two -0.0 is 0.0)."""
     if sums_exact(value, n):
-        assert all(sum([value] * k) / k == value for k in range(1, n + 1))
+        for k in range(2, n + 1):
+            mean = sum_in_order([value] * k) / k
+            assert mean == value and math.copysign(1, mean) == math.copysign(1, value), k
 
 
 def test_sums_of_copies_exact_beyond_whole_numbers() -> None:
