@@ -21,6 +21,12 @@ class Rounded:
     def __call__(self, *args: Any) -> Any:
         return round_float(self.fn(*args))
 
+    @property
+    def __wrapped__(self) -> Any:
+        """The function called (functools' name): what it noted while the compiler called it
+        (`rasp.tracr.lower.value_problems`) is read from it."""
+        return self.fn
+
 
 def round_float(out: Any) -> Any:
     """A finite float to 12 significant digits; anything else as it is."""

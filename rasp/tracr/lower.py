@@ -61,7 +61,7 @@ from rasp.tracr.selector_nodes import (
     SelectorOr,
     SelectorWidth,
 )
-from rasp.tracr.signed_zeros import signed_zero_problems
+from rasp.tracr.signed_zeros import lowered_fn, signed_zero_problems
 from rasp.tracr.sop_nodes import (
     ConstantSOp,
     Full,
@@ -387,7 +387,7 @@ def value_problems(
     problems = []
     clashes: set[int] = set()  # (maps of one function share their types: said once)
     for node in sops.walk(root):
-        fn = getattr(node, "fn", None)
+        fn = lowered_fn(node)
         if isinstance(fn, NoneCheck) and fn.refused:
             problems.append(Diagnostic(fn.refused[0], node.span))
         if isinstance(fn, TracrFn):

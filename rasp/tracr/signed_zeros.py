@@ -26,6 +26,15 @@ from rasp.errors import Diagnostic, RaspRuntimeError
 from rasp.tracr.boxes import plain
 
 
+def lowered_fn(node: sops.Node) -> Any:
+    """`node`'s function, through a wrapper that names the function it calls (`__wrapped__`: the
+    output map of a graph already resolved, `compiler.rounded.Rounded`): the lowered function
+    holds the notes of its calls. A resolved graph given to the compiler (`rasp verify`'s) hid
+    them, and a map reading a zero's sign was compiled, not refused."""
+    fn = getattr(node, "fn", None)
+    return getattr(fn, "__wrapped__", fn)
+
+
 def is_float_zero(value: Any) -> bool:
     return type(value) is float and value == 0.0
 
@@ -90,7 +99,7 @@ def signed_zero_problems(root: sops.Node, vocab: Sequence[Any] | None) -> list[D
     readers = []
     source = next((f"the token {t!r}" for t in vocab or () if is_negative_zero(plain(t))), None)
     for node in sops.walk(root):
-        fn = getattr(node, "fn", None)
+        fn = lowered_fn(node)
         zeros = getattr(fn, "zeros", None)
         if isinstance(zeros, ZeroSigns) and zeros.told_apart is not None:
             readers.append((node, fn, zeros.told_apart))
