@@ -127,3 +127,16 @@ def reverse_file(tmp_path: Path) -> Path:
     path = tmp_path / "reverse.rasp"
     path.write_text(REVERSE)
     return path
+
+
+@pytest.fixture(scope="module")
+def reverse_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """programs/reverse.rasp compiled by the CLI for "abc" at N = 4, once per module."""
+    pytest.importorskip("compiler")
+    from rasp.tools.cli import main
+
+    path = tmp_path_factory.mktemp("conventions") / "reverse.safetensors"
+    program = Path(__file__).resolve().parents[1] / "programs" / "reverse.rasp"
+    argv = ["compile", str(program), "--vocab", "abc", "--max-len", "4", "-o", str(path), "-q"]
+    assert main(argv) == 0
+    return path

@@ -26,14 +26,6 @@ def stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
 
 
-@pytest.fixture(scope="module")
-def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("conventions") / "reverse.safetensors"
-    argv = ["compile", str(ROOT / "programs" / "reverse.rasp"), "--vocab", "abc", "--max-len", "4"]
-    assert main([*argv, "-o", str(path), "--quiet"]) == 0
-    return path
-
-
 # ------------------------------------------------------------------------------------------------
 # `-` reads standard input
 
@@ -232,7 +224,7 @@ def test_a_wrong_name_lists_the_programs_sops(
 # Files and pipes
 
 
-def test_written_files_follow_the_umask(tmp_path: Path, model: Path) -> None:
+def test_written_files_follow_the_umask(tmp_path: Path, reverse_model: Path) -> None:
     program = str(ROOT / "programs" / "reverse.rasp")
     for mask, mode in ((0o022, 0o644), (0o077, 0o600), (0o002, 0o664)):
         old = os.umask(mask)
@@ -257,7 +249,17 @@ def test_written_files_follow_the_umask(tmp_path: Path, model: Path) -> None:
             assert stat.S_IMODE(out_path.stat().st_mode) == mode, oct(mask)
             folder = tmp_path / f"tl{mask:o}"
             assert (
-                main(["export", str(model), "--to", "transformer-lens", "-o", str(folder), "-q"])
+                main(
+                    [
+                        "export",
+                        str(reverse_model),
+                        "--to",
+                        "transformer-lens",
+                        "-o",
+                        str(folder),
+                        "-q",
+                    ]
+                )
                 == 0
             )
             for written in folder.iterdir():

@@ -10,23 +10,14 @@ from typing import Any
 
 import pytest
 
-from rasp.tools.cli import main
 from rasp.tools.cli_parser import build_parser
 from tests.cli_helpers import has_matplotlib, run
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("conventions") / "reverse.safetensors"
-    argv = ["compile", str(ROOT / "programs" / "reverse.rasp"), "--vocab", "abc", "--max-len", "4"]
-    assert main([*argv, "-o", str(path), "--quiet"]) == 0
-    return path
-
-
 def test_quiet_leaves_only_results(
-    capsys: pytest.CaptureFixture[str], model: Path, tmp_path: Path
+    capsys: pytest.CaptureFixture[str], reverse_model: Path, tmp_path: Path
 ) -> None:
     program = str(ROOT / "programs" / "reverse.rasp")
     out_path = str(tmp_path / "q.safetensors")
@@ -34,12 +25,21 @@ def test_quiet_leaves_only_results(
         capsys, "compile", program, "--vocab", "ab", "--max-len", "3", "-o", out_path, "-q"
     ) == (0, "", "")
     assert run(
-        capsys, "verify", program, "--vocab", "abc", "--max-len", "4", "--model", str(model), "-q"
+        capsys,
+        "verify",
+        program,
+        "--vocab",
+        "abc",
+        "--max-len",
+        "4",
+        "--model",
+        str(reverse_model),
+        "-q",
     ) == (0, "", "")
     assert run(
         capsys,
         "export",
-        str(model),
+        str(reverse_model),
         "--to",
         "transformer-lens",
         "-o",
@@ -47,7 +47,7 @@ def test_quiet_leaves_only_results(
         "--quiet",
     ) == (0, "", "")
     # A result is still printed: it is what the command is for.
-    assert run(capsys, "run", "--model", str(model), "--input", "abc", "-q") == (
+    assert run(capsys, "run", "--model", str(reverse_model), "--input", "abc", "-q") == (
         0,
         "[c, b, a] (strings)\n",
         "",
@@ -146,12 +146,12 @@ def test_torch_running_out_of_memory_is_an_error_line_too(
 
 
 def test_every_command_that_prints_a_result_has_json(
-    capsys: pytest.CaptureFixture[str], model: Path, tmp_path: Path
+    capsys: pytest.CaptureFixture[str], reverse_model: Path, tmp_path: Path
 ) -> None:
     program = str(ROOT / "programs" / "reverse.rasp")
     commands = {
         "run": ["run", program, "--input", "abc"],
-        "run --model": ["run", "--model", str(model), "--input", "abc"],
+        "run --model": ["run", "--model", str(reverse_model), "--input", "abc"],
         "compile": [
             "compile",
             program,
@@ -163,11 +163,25 @@ def test_every_command_that_prints_a_result_has_json(
             str(tmp_path / "c.safetensors"),
         ],
         "verify": ["verify", program, "--vocab", "ab", "--max-len", "3"],
-        "show": ["show", str(model)],
-        "export": ["export", str(model), "--to", "transformer-lens", "-o", str(tmp_path / "tl")],
+        "show": ["show", str(reverse_model)],
+        "export": [
+            "export",
+            str(reverse_model),
+            "--to",
+            "transformer-lens",
+            "-o",
+            str(tmp_path / "tl"),
+        ],
     }
     if has_matplotlib():
-        commands["draw"] = ["draw", str(model), "--input", "abc", "-o", str(tmp_path / "d.png")]
+        commands["draw"] = [
+            "draw",
+            str(reverse_model),
+            "--input",
+            "abc",
+            "-o",
+            str(tmp_path / "d.png"),
+        ]
     for what, argv in commands.items():
         code, out, err = run(capsys, *argv, "--json")
         assert (code, err) == (0, ""), what
