@@ -119,8 +119,8 @@ def test_by_label_names_dimensions_and_refuses_what_it_cannot_name() -> None:
     residual = ["one", "bos", "x"]
     labelled = by_label(reach, residual)
     assert labelled is not None
-    # a sum's terms in label order; out dims in order (a copy's columns index them)
-    assert labelled["readings"][0]["terms"] == [[["one", -1.0], ["x", 1.0]]]
+    # in the order written (a copy's columns index its out dims)
+    assert labelled["readings"][0]["terms"] == [[["x", 1.0], ["one", -1.0]]]
     assert labelled["heads"][0]["values"][0]["out"] == ["bos", "x"]
     assert labelled["mlps"] is reach["mlps"]
     assert reach["readings"][0]["terms"] == [[[2, 1.0], [0, -1.0]]]  # not edited in place
@@ -128,6 +128,7 @@ def test_by_label_names_dimensions_and_refuses_what_it_cannot_name() -> None:
     assert by_label(reach, ["one", "bos"]) is None  # dimension 2 unnamed
     assert by_label(reach, "one bos x") is None
     assert by_label([], residual) is None
+    assert by_label({"readings": []}, residual) is None  # no heads: not a reach
     for bad in ([[[True, 1.0]]], [[[2]]], [[-1, 1.0]], None):
         edited = {**reach, "readings": [{"terms": bad}]}
         assert by_label(edited, residual) is None, bad

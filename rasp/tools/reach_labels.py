@@ -15,22 +15,23 @@ from typing import Any
 
 
 def by_label(reach: Any, residual: Any) -> dict[str, Any] | None:
-    """A copy of `reach` with every residual index replaced by its label in `residual`, and each
-    value's terms (a sum, a one-hot's dims, a vector's dims: no order) sorted by label. None where
-    the labels do not name dimensions one to one (not distinct strings) or the reach is not
-    shaped as a compiler writes it: the comparison then stays by position."""
+    """A copy of `reach` with every residual index replaced by its label in `residual`, in the
+    order written (a vector reading's terms, a copy's out dims and its columns go together).
+    None where the labels do not name dimensions one to one (not distinct strings) or the reach
+    is not shaped as a compiler writes it: the comparison then stays by position."""
     if not isinstance(reach, dict) or not isinstance(residual, list):
+        return None
+    if not isinstance(reach.get("readings"), list) or not isinstance(reach.get("heads"), list):
         return None
     if not all(isinstance(x, str) for x in residual) or len(set(residual)) != len(residual):
         return None
     # the MLPs' points (most of a large reach) name readings, not dimensions: shared, not copied
-    out = {**reach, "readings": copy.deepcopy(reach.get("readings", []))}
-    out["heads"] = copy.deepcopy(reach.get("heads", []))
+    out = {**reach, "readings": copy.deepcopy(reach["readings"])}
+    out["heads"] = copy.deepcopy(reach["heads"])
     try:
         for reading in out["readings"]:
             reading["terms"] = [
-                sorted(([_label(d, residual), c] for d, c in terms), key=lambda t: t[0])
-                for terms in reading["terms"]
+                [[_label(d, residual), c] for d, c in terms] for terms in reading["terms"]
             ]
         for head in out["heads"]:
             for value in head["values"]:
