@@ -253,9 +253,10 @@ class MeanValues:
         return within
 
     def length_constants(self, sop: int) -> dict[int, Atom] | None:
-        """The value of `sop` per length when at each length every position holds the same whole
-        number (`length`, `2 * length`): a mean of any keys is then that number, exactly (a sum of
-        whole numbers below 2^53 / N is exact in float64). None when it is not so."""
+        """The value of `sop` per length when at each length every position holds the same number
+        whose float64 sums of up to n copies are exact (`length`, `2 * length`, `length * 0.25`;
+        `sums_exact`): a mean of any keys of an input of length n is then that number, exactly.
+        None when it is not so (`length * 0.1`: at length 4 three copies of 0.4 average to 0.4000000000000001)."""
         rel = self.known.relation[sop]
         if rel is None:
             return None
@@ -263,13 +264,9 @@ class MeanValues:
         for (_, n), vals in rel.items():
             if len(vals) != 1 or value_key(out.setdefault(n, vals[0])) != value_key(vals[0]):
                 return None
-        for v in out.values():
-            if (
-                not is_number(v)
-                or not float(v).is_integer()
-                or abs(v) * self.known.n_max >= EXACT_SUMS
-            ):
-                return None
+        # at length n at most n keys are selected
+        if not all(is_number(v) and sums_exact(v, n) for n, v in out.items()):
+            return None
         return out
 
     def bos_means(self, selector: int, sop: int) -> list[Atom] | None:

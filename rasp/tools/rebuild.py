@@ -21,6 +21,7 @@ from typing import Any
 from rasp.errors import RaspError, Source
 from rasp.seqvalues import BOX_MARK
 from rasp.tools.certificate_text import Rebuild
+from rasp.tools.reach_labels import by_label, unread
 
 Progress = Callable[[str, int, int], None]
 CLIP = 60  # characters of a differing value shown
@@ -30,7 +31,8 @@ CLIP = 60  # characters of a differing value shown
 # key anywhere else in a reach is no field of it, and differs as any other key does.
 TEXTS = frozenset({("heads", "op"), ("mlps", "op")})  # (group, key) of an entry `group[i]`
 # Why a reach differs where no one edited it: a file compiled before the compiler changed how it
-# builds the program (length's token one-hot, left out since 2026-12-05), which recompiling fixes.
+# builds the program, which recompiling fixes. (A residual laid out otherwise alone, as length's
+# token one-hot left out since 2026-12-05, is compared by label: `reach_labels`.)
 AGAIN = "edited after compiling, or written by an earlier compiler: compile the program again"
 
 
@@ -79,23 +81,32 @@ def rebuild_reach(
             given = Given(_renamed(fallback.sop, _output_reading(meta)), fallback.source)
     what = "the recorded program" if given is None else given.source.name
     try:
-        rebuilt, output = _compiled_reach(meta, path, given, progress)
+        rebuilt, output, residual = _compiled_reach(meta, path, given, progress)
     except RaspError as err:  # CompileError too: the program, refused now
         # its first line, located in the program (`FILE (recorded in M):3:7: error: ...`)
         first = next(iter(err.render().strip().splitlines()), "") or type(err).__name__
         return Rebuild(False, f"NOT proved: {what} does not rebuild: {first}")
     except Exception as err:  # noqa: BLE001 - an old or edited file must not crash verify
         return Rebuild(False, f"NOT proved: {what} does not rebuild ({type(err).__name__}: {err})")
-    difference = first_difference(meta.get("reach"), rebuilt, ignore=TEXTS)
+    held = meta.get("reach")
+    difference = first_difference(held, rebuilt, ignore=TEXTS)
+    laid_out = ""  # where the residual dimensions are compared by label: what the line adds
+    if difference is not None and meta.get("residual") != residual:
+        # laid out otherwise (an earlier compiler's residual): the same reach by label?
+        labelled = by_label(held, meta.get("residual")), by_label(rebuilt, residual)
+        if labelled[0] is not None and labelled[1] is not None:
+            held, rebuilt = labelled
+            difference = first_difference(held, rebuilt, ignore=TEXTS)
+            laid_out = _laid_out(meta["residual"], residual)
     if difference is None:
-        text = _first_text_difference(meta["reach"], rebuilt)
+        text = _first_text_difference(held, rebuilt)
         if text is None:
-            return Rebuild(True, f"rebuilt from {what}: equal to the file's")
+            return Rebuild(True, f"rebuilt from {what}: equal to the file's{laid_out}")
         # the words show and draw print for an operation: this compiler words it otherwise
         return Rebuild(
             True,
-            f"rebuilt from {what}: equal to the file's but for the words that describe an "
-            f"operation, which the proof does not read ({describe(text, rebuilt)})",
+            f"rebuilt from {what}: equal to the file's{laid_out} but for the words that "
+            f"describe an operation, which the proof does not read ({describe(text, rebuilt)})",
         )
     ours = meta.get("output")
     if (
@@ -114,9 +125,19 @@ def rebuild_reach(
         )
     return Rebuild(
         False,
-        f"NOT proved: {path}: the file's reach differs from the one {what} compiles to: "
+        f"NOT proved: {path}: the file's reach differs from the one {what} compiles to"
+        f"{', its residual dimensions matched by label' if laid_out else ''}: "
         f"{describe(difference, rebuilt)} ({AGAIN})",
     )
+
+
+def _laid_out(residual: list[str], rebuilt: list[str]) -> str:
+    """What a reach equal by label adds to the line: its dimensions were matched by label, and
+    the file's dimensions the rebuilt model has not (the one-hot an earlier compiler laid out)."""
+    extra = unread(residual, rebuilt)
+    shown = ", ".join(extra[:4]) + (f" and {len(extra) - 4} more" if len(extra) > 4 else "")
+    also = f"; the file also lays out {shown}, which its reach does not read" if extra else ""
+    return f" with its residual dimensions matched by label (laid out otherwise{also})"
 
 
 def _output_reading(meta: dict[str, Any]) -> str | None:
@@ -175,9 +196,9 @@ def compile_options(meta: dict[str, Any]) -> dict[str, Any]:
 
 def _compiled_reach(
     meta: dict[str, Any], path: str, given: Given | None, progress: Progress | None
-) -> tuple[Any, dict[str, Any]]:
-    """The reach and the output entry of the program compiled now, as the file would hold them
-    (JSON)."""
+) -> tuple[Any, dict[str, Any], list[str]]:
+    """The reach, the output entry and the residual labels of the program compiled now, as the
+    file would hold them (JSON)."""
     import compiler
     from rasp.tools.console import Console
     from rasp.tools.model_steps import program_sops, recorded_program
@@ -205,7 +226,7 @@ def _compiled_reach(
     )
     # as the file holds it: through JSON (tuples as lists, keys as strings)
     held = json.loads(json.dumps([model.metadata["reach"], model.metadata["output"]]))
-    return held[0], held[1]
+    return held[0], held[1], list(model.metadata["residual"])
 
 
 Path_ = tuple[Any, ...]  # keys (str) and indices (int), or COUNT last

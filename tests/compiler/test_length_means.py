@@ -6,12 +6,13 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from test_compile import all_inputs, check_inputs
+from test_compile import all_inputs, check_inputs, random_inputs
 
 from compiler import compile_sop
 from compiler.graph import build_graph
 from compiler.values import infer_values
 from rasp import sops as S
+from rasp.errors import CompileError
 from tests.compiler.test_total_orders import _program
 
 MEAN = "v0 = aggregate(not select(tokens, tokens, <=), indices, 1);\n"
@@ -49,6 +50,10 @@ def test_a_mean_of_indices_lies_within_the_positions_of_its_length() -> None:
         "res = aggregate(select(tokens, tokens, ==), indices / 3, 0);",
         "res = aggregate(select(tokens, tokens, <), indices * 0.1, -1);",
         "res = aggregate(select(tokens, tokens, ==), length - indices, 0);",
+        # one number per length: copies of n / 4 sum exactly, of 0.4 not (three average to
+        # 0.4000000000000001 at length 4)
+        "res = aggregate(select(tokens, tokens, ==), length * 0.25);",
+        "res = aggregate(select(tokens, tokens, <), length * 0.1, -1);",
         # one key at most: the source's values at that length, or the default
         'res = aggregate(select(tokens, "a", ==) and select(indices, 0, ==), indices, 5);',
     ],
@@ -156,4 +161,54 @@ def test_two_numbers_from_a_mean_leave_the_model_as_one_logit() -> None:
     assert model.metadata["output"]["encoding"] == "numerical"
     assert model.metadata["config"]["d_mlp"] == 1
     inputs = all_inputs("abc", 5)
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
+# -- s-ops of the length alone: at length n every key holds one number -----------------------------
+
+QUARTER = "res = aggregate(select(tokens, tokens, ==), length * 0.25);"
+
+
+@pytest.mark.parametrize(
+    ("text", "at", "default"),
+    [
+        (QUARTER, lambda n: n * 0.25, 0),
+        (
+            "res = aggregate(select(tokens, tokens, <), 1.5 * length - 0.5, -1);",
+            lambda n: 1.5 * n - 0.5,
+            -1,
+        ),
+    ],
+)
+def test_a_mean_of_one_exact_number_per_length_is_that_number(text: str, at, default) -> None:
+    """Copies of n / 4 sum exactly in float64 (`means.sums_exact`), as whole numbers do: the mean
+    is the number itself at every (i, n). Before, only whole numbers were: the aggregate was every
+    mean of 0.25..32 over up to 128 keys, refused at N = 128 (more than 100,000 values)."""
+    _, graph, vs = _analysed(text, "abc", 128)
+    rel = vs.relation[graph.output.index]
+    assert rel is not None
+    for (_, n), values in rel.items():
+        assert at(n) in values and set(values) <= {at(n), default}
+
+
+def test_a_mean_of_a_number_per_length_whose_copies_sum_inexactly_is_refused_located() -> None:
+    """`length * 0.1`: copies of 0.4 average to 0.4000000000000001, so the mean is not the number;
+    every mean of 0.1..3.2 over up to 32 keys is too many values: refused at the aggregate."""
+    text = "res = aggregate(select(tokens, tokens, ==), length * 0.1);"
+    with pytest.raises(CompileError) as refused:
+        _analysed(text, "abc", 32)
+    (problem,) = refused.value.diagnostics
+    assert "can take more than 100000 values" in problem.message
+    assert problem.span is not None and (problem.span.line, problem.span.col) == (1, 7)
+
+
+@pytest.mark.exactness
+def test_a_mean_of_quarter_lengths_compiles_at_n_128_and_is_exact() -> None:
+    """Refused at N = 128 before (every mean of 0.25..32: too many values); 11,155 parameters now."""
+    text = "m = aggregate(select(tokens, tokens, <), length * 0.25);\nres = m * 4 - length;"
+    root = _program(text)
+    model = compile_sop(root, list("abc"), 128)
+    assert model.param_count() < 15_000
+    inputs = all_inputs("abc", 4) + random_inputs("abc", 128, 60, seed=128)
+    inputs += [["a"] * 128, list("abc" * 42 + "ab")]
     assert check_inputs(model, root, inputs) == len(inputs)
