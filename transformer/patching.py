@@ -77,11 +77,16 @@ def sop_hook(
         groups.setdefault(name, []).append((dim, text if colon else None))
     group = groups.get(sop)
     if group is None:
+        parts = [name for name in groups if name.startswith(f"{sop}.")]
+        if parts:  # sort's target_position: .part0, .part1, .int, .sq, ...
+            raise ModelInputError(
+                f"{sop} is held only in parts ({', '.join(parts)}): patch the part the later "
+                "sublayers read by its name (NAME.int where there is one, docs/runtime.md)"
+            )
         close = difflib.get_close_matches(sop, list(groups), n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise ModelInputError(
-            f"no residual dimension is labelled {sop!r}{hint} (model.residual_labels lists them; "
-            "a variable held only in parts is patched part by part)"
+            f"no residual dimension is labelled {sop!r}{hint} (model.residual_labels lists them)"
         )
     if group[0][1] is not None:
         dims, numbers = _one_hot(sop, group, value)

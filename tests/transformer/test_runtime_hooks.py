@@ -89,6 +89,8 @@ def test_the_patch_writes_every_number_the_reading_pins(
     }
     with pytest.raises(ModelInputError, match=r"only for the values 0, 1, .*; 7 is none"):
         sort.sop_hook("target_position.int", 7, position=0)
+    with pytest.raises(ModelInputError, match=r"target_position is held only in parts \(target_"):
+        sort.sop_hook("target_position", 1, position=0)
 
 
 def test_a_patched_token_gives_the_interpreters_output_on_the_changed_input(
