@@ -123,7 +123,7 @@ class RunHooks:
             value = value.clone()
             point = HookPoint(name)
             for fn in fns:
-                out = fn(value, point)
+                out = fn(value, hook=point)  # by keyword, as TransformerLens calls it
                 if out is not None:
                     value = _checked(name, value, out)
         if self.cache is not None:

@@ -196,8 +196,11 @@ def test_predicates_choose_names_and_hooks_see_them_in_order(
     reverse.run_with_hooks(
         ids,
         [
-            (lambda name: name.endswith("hook_resid_post"), lambda v, h: seen.append((h.name, 1))),
-            ("blocks.1.hook_resid_post", lambda v, h: seen.append((h.name, 2))),
+            (
+                lambda name: name.endswith("hook_resid_post"),
+                lambda v, hook: seen.append((hook.name, 1)),
+            ),
+            ("blocks.1.hook_resid_post", lambda v, hook: seen.append((hook.name, 2))),
         ],
     )
     assert seen == [
@@ -218,10 +221,10 @@ def test_predicates_choose_names_and_hooks_see_them_in_order(
         ([("hook_embed",)], r"fwd_hooks\[0\] must be a \(name, fn\) pair"),
         ([(3, print)], r"name must be a hook name or a predicate"),
         ("hook_embed", r"fwd_hooks must be a list"),
-        ([("hook_embed", lambda v, h: v[:, :1])], r"returned torch.float32 \[1, 1, 13\] .* "
+        ([("hook_embed", lambda v, hook: v[:, :1])], r"returned torch.float32 \[1, 1, 13\] .* "
          r"torch.float32 \[1, 3, 13\]"),
-        ([("hook_embed", lambda v, h: v.double())], r"returned torch.float64"),
-        ([("hook_embed", lambda v, h: 0.0)], r"returned float"),
+        ([("hook_embed", lambda v, hook: v.double())], r"returned torch.float64"),
+        ([("hook_embed", lambda v, hook: 0.0)], r"returned float"),
     ],
 )  # fmt: skip
 def test_bad_hooks_are_named(
@@ -292,3 +295,15 @@ def test_hooks_run_inside_the_precision_guard(prev_path: Path) -> None:
     assert seen["inside"] and all(flags == ["highest", False] for flags in seen["inside"]), seen
     assert seen["after"] == "medium"
     assert seen["outputs"] == [["-", "a", "b"]]
+
+
+def test_hooks_get_the_hook_point_by_keyword_as_in_transformer_lens(
+    reverse: transformer.CompiledTransformer,
+) -> None:
+    seen: list[str] = []
+
+    def keyword_only(value: torch.Tensor, *, hook: HookPoint) -> None:
+        seen.append(hook.name)
+
+    reverse.run_hooked(["ab"], [("blocks.0.mlp.hook_post", keyword_only)])
+    assert seen == ["blocks.0.mlp.hook_post"]
