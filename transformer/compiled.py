@@ -7,6 +7,8 @@ logits, cache = model.run_with_cache(ids)
 codes = model.run_ids(ids)          # tensors in, tensors out (on the model's device)
 model.to_values(codes, lengths)     # [["c", "b", "a"]]
 model.run_array(np.array([list("abc"), list("bca")]))   # arrays in and out: [["c" "b" "a"] ...]
+model.run_hooked(["abc"], [model.sop_hook("tokens", "c", position=0)])   # [["c", "b", "c"]]
+logits = model.run_with_hooks(ids, fwd_hooks=[("blocks.0.hook_resid_post", fn)])  # fn(value, hook)
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from numbers import Integral
 from typing import Any
 
 import torch
@@ -66,11 +67,12 @@ def sop_hook(
 ) -> tuple[str, SopPatch]:
     """`(hook name, SopPatch)` setting residual group `sop` to `value` (see the module doc)."""
     if position is not None and (
-        isinstance(position, bool) or not isinstance(position, int) or position < 0
+        isinstance(position, bool) or not isinstance(position, Integral) or position < 0
     ):
         raise ModelInputError(
             f"position must be a program position (an int >= 0) or None, got {position!r}"
         )
+    position = None if position is None else int(position)  # a numpy int too
     groups: dict[str, list[tuple[int, str | None]]] = {}
     for dim, label in enumerate(labels):
         name, colon, text = label.partition(":")
