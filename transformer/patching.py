@@ -1,7 +1,7 @@
 """Set one s-op's value in the residual stream: a forward hook built from the residual labels.
 
-    hook = model.sop_hook("flip_src", 0, position=2)   # ("blocks.0.hook_resid_post", SopPatch)
-    model.run_hooked(["abcd"], [hook])
+    hook = model.sop_hook("tokens", "c", position=0)   # ("blocks.0.hook_resid_pre", SopPatch)
+    model.run_hooked(["abc"], [hook])                   # [["c", "b", "c"]] from reverse
 
 `sop_hook` finds the s-op's dimensions by `model.residual_labels` (`name:value` one-hot columns,
 or `name` for a number) and the hook point from the weights: by default the residual right after
@@ -44,6 +44,11 @@ class SopPatch:
     numbers: tuple[float, ...]
 
     def __call__(self, value: Tensor, hook: HookPoint) -> None:
+        if not _RESID.fullmatch(hook.name):  # its dims index the residual stream only
+            raise ModelInputError(
+                f"a sop_hook patch for {self.sop} runs at a residual hook "
+                f"(blocks.L.hook_resid_pre, _mid or _post), not at {hook.name}"
+            )
         n = value.shape[1] - 1  # program positions in this batch
         if self.position is not None and self.position >= n:
             raise ModelInputError(

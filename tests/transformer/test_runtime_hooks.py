@@ -257,10 +257,14 @@ def test_bad_patches_are_refused_before_the_run(
         reverse.sop_hook(*args, **kwargs)
 
 
-def test_a_patch_past_the_inputs_is_refused(reverse: transformer.CompiledTransformer) -> None:
+def test_a_patch_past_the_inputs_or_off_the_residual_is_refused(
+    reverse: transformer.CompiledTransformer,
+) -> None:
     hook = reverse.sop_hook("tokens", "a", position=3)
     with pytest.raises(ModelInputError, match="sets program position 3, but the inputs have 2"):
         reverse.run_hooked(["ab"], [hook])
+    with pytest.raises(ModelInputError, match="runs at a residual hook .*not at hook_embed"):
+        reverse.run_hooked(["ab"], [("hook_embed", hook[1])])
 
 
 SCRIPT = """
