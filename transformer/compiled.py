@@ -7,6 +7,8 @@ logits, cache = model.run_with_cache(ids)
 codes = model.run_ids(ids)          # tensors in, tensors out (on the model's device)
 model.to_values(codes, lengths)     # [["c", "b", "a"]]
 model.run_array(np.array([list("abc"), list("bca")]))   # arrays in and out: [["c" "b" "a"] ...]
+model.run_hooked(["abc"], [model.sop_hook("tokens", "c", position=0)])   # [["c", "b", "c"]]
+logits = model.run_with_hooks(ids, fwd_hooks=[("blocks.0.hook_resid_post", fn)])  # fn(value, hook)
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ from transformer.arrays import ArrayCodec
 from transformer.config import ModelConfig
 from transformer.decoding import DeviceCodes, OutputSpec
 from transformer.errors import ModelFormatError, ModelInputError, ModelOutputError
+from transformer.hooks import Cache, FwdHooks, hook_names, resolve
 from transformer.metadata import ModelMetadata
-from transformer.model import Cache, Transformer
+from transformer.model import Transformer
+from transformer.patching import SopPatch, sop_hook
 from transformer.vocab import Atom, Vocab
 
 # Rows per batch when a GPU runs while the host encodes and decodes: small enough that the first
@@ -120,10 +124,35 @@ class CompiledTransformer:
 
     __call__ = forward
 
-    def run_with_cache(self, ids: Tensor) -> tuple[Tensor, Cache]:
-        """Logits and activations keyed by TransformerLens hook names (see docs/runtime.md)."""
+    def run_with_cache(self, ids: Tensor, fwd_hooks: FwdHooks = ()) -> tuple[Tensor, Cache]:
+        """Logits and activations keyed by TransformerLens hook names (see docs/runtime.md),
+        after the `fwd_hooks` of `run_with_hooks` where any are given."""
+        cache: Cache = {}
+        return self.run_with_hooks(ids, fwd_hooks, cache=cache), cache
+
+    def run_with_hooks(
+        self, ids: Tensor, fwd_hooks: FwdHooks = (), *, cache: Cache | None = None
+    ) -> Tensor:
+        """Logits with `fwd_hooks`, `(name or predicate, fn(value, hook))` pairs, applied for this
+        call only (transformer/hooks.py); each activation recorded in `cache` where given."""
+        fns = resolve(fwd_hooks, hook_names(self.config.n_layers))
         with torch.inference_mode():
-            return self.model.run_with_cache(self._checked(ids))
+            return self.model.run_with_hooks(self._checked(ids), fns, cache)
+
+    def run_hooked(
+        self, inputs: Sequence[str | Sequence[Atom]], fwd_hooks: FwdHooks
+    ) -> list[list[Any]]:
+        """The values `run` gives, from one batch of `inputs` (row b is input b) run with hooks."""
+        ids, lengths = self.encode(inputs)
+        return self.decode(self.run_with_hooks(ids, fwd_hooks), lengths)
+
+    def sop_hook(
+        self, sop: str, value: Any, *, position: int | None = None, at: int | str | None = None
+    ) -> tuple[str, SopPatch]:
+        """A hook setting residual group `sop` to `value` at program `position` (None: all),
+        after its last writer or at `at` (a block, or a resid hook name): docs/runtime.md."""
+        reach = self.meta.raw.get("reach")
+        return sop_hook(self.model, self.residual_labels, reach, sop, value, position, at)
 
     def _checked(self, ids: Tensor) -> Tensor:
         # Indexing W_E with a negative id would silently read another row (and on CUDA an id past

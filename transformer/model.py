@@ -18,24 +18,23 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 
 import torch
 from torch import Tensor, nn
 
 from transformer.config import LayerShape, ModelConfig
+from transformer.hooks import Cache, HookFn, RunHooks, no_hooks
 from transformer.precision import ieee_float32_call
 
-Cache = dict[str, Tensor]
+# `hooks(name, value)` at each hook point: the value the forward pass goes on with (a hook may
+# replace it; transformer/hooks.py), recorded where a cache is kept
+Hooks = Callable[[str, Tensor], Tensor]
 
 
 def _param(*shape: int) -> nn.Parameter:
     # Compiled weights are data, not trained: no gradients.
     return nn.Parameter(torch.zeros(*shape, dtype=torch.float32), requires_grad=False)
-
-
-def _record(cache: Cache | None, name: str, value: Tensor) -> None:
-    if cache is not None:
-        cache[name] = value
 
 
 class Embed(nn.Module):
@@ -117,25 +116,24 @@ class Attention(nn.Module):
         self.W_O = _param(n_heads, d_head, cfg.d_model)
         self.b_O = _param(cfg.d_model)
 
-    def forward(self, x: Tensor, cache: Cache | None = None) -> Tensor:
+    def forward(self, x: Tensor, hooks: Hooks = no_hooks) -> Tensor:
         # x: [batch, pos, d_model]
+        name = self.name
         q = torch.einsum("bpm,hmd->bphd", x, self.W_Q) + self.b_Q  # [batch, pos, head, d_head]
-        k = torch.einsum("bpm,hmd->bphd", x, self.W_K) + self.b_K  # [batch, pos, head, d_head]
-        v = torch.einsum("bpm,hmd->bphd", x, self.W_V) + self.b_V  # [batch, pos, head, d_head]
+        q = hooks(f"{name}.hook_q", q)
+        k = hooks(f"{name}.hook_k", torch.einsum("bpm,hmd->bphd", x, self.W_K) + self.b_K)
+        v = hooks(f"{name}.hook_v", torch.einsum("bpm,hmd->bphd", x, self.W_V) + self.b_V)
         scores = torch.einsum("bqhd,bkhd->bhqk", q, k) / self.scale  # [batch, head, q, k]
         if self.seen is not None:
             # a key the head does not see (a per-head mask, or after the query in a causal
             # model): weight exactly 0
             scores = scores.masked_fill(~self._seen(x.shape[1]), float("-inf"))
+        scores = hooks(f"{name}.hook_attn_scores", scores)
         # Standard softmax subtracts the row max, so a score 110 below it underflows to exactly 0
         # (in float32, the format's dtype; a float64 copy of the model computes in float64).
-        pattern = torch.softmax(scores, dim=-1)  # [batch, head, q, k]
-        z = torch.einsum("bhqk,bkhd->bqhd", pattern, v)  # [batch, q, head, d_head]
-        out = torch.einsum("bqhd,hdm->bqm", z, self.W_O) + self.b_O  # [batch, q, d_model]
-        for hook, value in (("q", q), ("k", k), ("v", v), ("attn_scores", scores),
-                            ("pattern", pattern), ("z", z)):  # fmt: skip
-            _record(cache, f"{self.name}.hook_{hook}", value)
-        return out
+        pattern = hooks(f"{name}.hook_pattern", torch.softmax(scores, dim=-1))  # [b, head, q, k]
+        z = hooks(f"{name}.hook_z", torch.einsum("bhqk,bkhd->bqhd", pattern, v))  # [b, q, h, d]
+        return torch.einsum("bqhd,hdm->bqm", z, self.W_O) + self.b_O  # [batch, q, d_model]
 
     def _seen(self, n_pos: int) -> Tensor:
         """`seen [heads, n_pos, n_pos]`, the buffer grown (on its device) where it is smaller."""
@@ -156,11 +154,9 @@ class MLP(nn.Module):
         self.W_out = _param(shape.d_mlp, cfg.d_model)
         self.b_out = _param(cfg.d_model)
 
-    def forward(self, x: Tensor, cache: Cache | None = None) -> Tensor:
-        pre = x @ self.W_in + self.b_in  # [batch, pos, d_mlp]
-        post = torch.relu(pre)  # [batch, pos, d_mlp]
-        _record(cache, f"{self.name}.hook_pre", pre)
-        _record(cache, f"{self.name}.hook_post", post)
+    def forward(self, x: Tensor, hooks: Hooks = no_hooks) -> Tensor:
+        pre = hooks(f"{self.name}.hook_pre", x @ self.W_in + self.b_in)  # [batch, pos, d_mlp]
+        post = hooks(f"{self.name}.hook_post", torch.relu(pre))  # [batch, pos, d_mlp]
         return post @ self.W_out + self.b_out  # [batch, pos, d_model]
 
 
@@ -172,16 +168,13 @@ class Block(nn.Module):
         self.attn = Attention(cfg, shape, f"{self.name}.attn")
         self.mlp = MLP(cfg, shape, f"{self.name}.mlp")
 
-    def forward(self, resid_pre: Tensor, cache: Cache | None = None) -> Tensor:
-        attn_out = self.attn(resid_pre, cache)
-        resid_mid = resid_pre + attn_out  # [batch, pos, d_model]
-        mlp_out = self.mlp(resid_mid, cache)
-        resid_post = resid_mid + mlp_out  # [batch, pos, d_model]
-        for hook, value in (("resid_pre", resid_pre), ("attn_out", attn_out),
-                            ("resid_mid", resid_mid), ("mlp_out", mlp_out),
-                            ("resid_post", resid_post)):  # fmt: skip
-            _record(cache, f"{self.name}.hook_{hook}", value)
-        return resid_post
+    def forward(self, resid_pre: Tensor, hooks: Hooks = no_hooks) -> Tensor:
+        name = self.name
+        resid_pre = hooks(f"{name}.hook_resid_pre", resid_pre)  # [batch, pos, d_model]
+        attn_out = hooks(f"{name}.hook_attn_out", self.attn(resid_pre, hooks))
+        resid_mid = hooks(f"{name}.hook_resid_mid", resid_pre + attn_out)
+        mlp_out = hooks(f"{name}.hook_mlp_out", self.mlp(resid_mid, hooks))
+        return hooks(f"{name}.hook_resid_post", resid_mid + mlp_out)
 
 
 class Unembed(nn.Module):
@@ -205,7 +198,7 @@ class Transformer(nn.Module):
         self.blocks = nn.ModuleList(Block(cfg, index) for index in range(cfg.n_layers))
         self.unembed = Unembed(cfg)
 
-    def forward(self, ids: Tensor, cache: Cache | None = None) -> Tensor:
+    def forward(self, ids: Tensor, hooks: Hooks = no_hooks) -> Tensor:
         if ids.ndim != 2 or ids.shape[1] > self.cfg.n_ctx:
             raise ValueError(
                 f"ids must be [batch, pos] with pos <= n_ctx = {self.cfg.n_ctx}, "
@@ -213,17 +206,15 @@ class Transformer(nn.Module):
             )
         self.check_dtype()
         # the certificate bounds float32 products: TF32, bfloat16 or autocast ones are off for
-        # this call (computed again where another thread reduced them during it)
-        return ieee_float32_call(lambda: self._forward(ids, cache), self.embed.W_E.device.type)
+        # this call (computed again where another thread reduced them during it); hooks inside
+        return ieee_float32_call(lambda: self._forward(ids, hooks), self.embed.W_E.device.type)
 
-    def _forward(self, ids: Tensor, cache: Cache | None) -> Tensor:
-        embed = self.embed(ids)  # [batch, pos, d_model]
-        pos_embed = self.pos_embed(ids)  # [batch, pos, d_model]
-        _record(cache, "hook_embed", embed)
-        _record(cache, "hook_pos_embed", pos_embed)
+    def _forward(self, ids: Tensor, hooks: Hooks) -> Tensor:
+        embed = hooks("hook_embed", self.embed(ids))  # [batch, pos, d_model]
+        pos_embed = hooks("hook_pos_embed", self.pos_embed(ids))  # [batch, pos, d_model]
         resid = embed + pos_embed
         for block in self.blocks:
-            resid = block(resid, cache)
+            resid = block(resid, hooks)
         return self.unembed(resid)
 
     def check_dtype(self) -> None:
@@ -260,5 +251,12 @@ class Transformer(nn.Module):
     def run_with_cache(self, ids: Tensor) -> tuple[Tensor, Cache]:
         """Logits and every activation, under TransformerLens's hook names."""
         cache: Cache = {}
-        logits = self.forward(ids, cache)
+        logits = self.forward(ids, RunHooks({}, cache))
         return logits, cache
+
+    def run_with_hooks(
+        self, ids: Tensor, fns: dict[str, list[HookFn]], cache: Cache | None = None
+    ) -> Tensor:
+        """Logits with the hook functions `fns` (per hook name, transformer/hooks.py) applied,
+        every activation recorded in `cache` as the hooks left it, where one is given."""
+        return self.forward(ids, RunHooks(fns, cache))

@@ -1,0 +1,269 @@
+"""Set one s-op's value in the residual stream: a forward hook built from the residual labels.
+
+    hook = model.sop_hook("tokens", "c", position=0)   # ("blocks.0.hook_resid_pre", SopPatch)
+    model.run_hooked(["abc"], [hook])                   # [["c", "b", "c"]] from reverse
+
+`sop_hook` finds the s-op's dimensions by `model.residual_labels` (`name:value` one-hot columns,
+or `name` for a number) and the hook point from the weights: by default the residual right after
+the last sublayer that writes any of them (so the patch is not added to later), and it refuses a
+point before that, or one after which no sublayer reads them (the patch would change nothing).
+Where the file's `reach` lists the exact numbers a numerical s-op's companion dimensions hold
+per value (`indices` with `indices^2`, `x.int` with `x.sq`: the key side of numerical
+addressing), they are written too. docs/runtime.md ("Interventions") has the details.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+from dataclasses import dataclass
+from numbers import Integral
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from transformer.errors import ModelInputError
+from transformer.hooks import HookPoint
+from transformer.model import Transformer
+
+_RESID = re.compile(r"blocks\.(\d+)\.hook_resid_(pre|mid|post)")
+
+
+@dataclass(frozen=True)
+class SopPatch:
+    """The hook function: residual dimensions `dims` set to `numbers` at program position
+    `position` (model position + 1; None: every position after BOS) of every row."""
+
+    sop: str
+    value: Any
+    position: int | None
+    dims: tuple[int, ...]
+    numbers: tuple[float, ...]
+
+    def __call__(self, value: Tensor, hook: HookPoint) -> None:
+        if not _RESID.fullmatch(hook.name):  # its dims index the residual stream only
+            raise ModelInputError(
+                f"a sop_hook patch for {self.sop} runs at a residual hook "
+                f"(blocks.L.hook_resid_pre, _mid or _post), not at {hook.name}"
+            )
+        n = value.shape[1] - 1  # program positions in this batch
+        if self.position is not None and self.position >= n:
+            raise ModelInputError(
+                f"sop_hook for {self.sop} sets program position {self.position}, but the "
+                f"inputs have {n} positions"
+            )
+        dims = torch.tensor(self.dims, device=value.device)
+        numbers = torch.tensor(self.numbers, dtype=value.dtype, device=value.device)
+        at = slice(1, None) if self.position is None else self.position + 1
+        value[:, at, dims] = numbers  # the run hands hooks a copy (transformer/hooks.py)
+
+
+def sop_hook(
+    model: Transformer,
+    labels: tuple[str, ...],
+    reach: Any,
+    sop: str,
+    value: Any,
+    position: int | None = None,
+    at: int | str | None = None,
+) -> tuple[str, SopPatch]:
+    """`(hook name, SopPatch)` setting residual group `sop` to `value` (see the module doc)."""
+    if position is not None and (
+        isinstance(position, bool) or not isinstance(position, Integral) or position < 0
+    ):
+        raise ModelInputError(
+            f"position must be a program position (an int >= 0) or None, got {position!r}"
+        )
+    position = None if position is None else int(position)  # a numpy int too
+    groups: dict[str, list[tuple[int, str | None]]] = {}
+    for dim, label in enumerate(labels):
+        name, colon, text = label.partition(":")
+        groups.setdefault(name, []).append((dim, text if colon else None))
+    group = groups.get(sop)
+    if group is None:
+        parts = [name for name in groups if name.startswith(f"{sop}.")]
+        if parts:  # sort's target_position: .part0, .part1, .int, .sq, ...
+            raise ModelInputError(
+                f"{sop} is held only in parts ({', '.join(parts)}): patch the part the later "
+                "sublayers read by its name (NAME.int where there is one, docs/runtime.md)"
+            )
+        close = difflib.get_close_matches(sop, list(groups), n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise ModelInputError(
+            f"no residual dimension is labelled {sop!r}{hint} (model.residual_labels lists them)"
+        )
+    if group[0][1] is not None:
+        dims, numbers = _one_hot(sop, group, value)
+    else:
+        dims, numbers = _number(sop, group[0][0], value, reach)
+    stage = _stage(model, sop, dims, at)
+    return _hook_name(stage), SopPatch(sop, value, position, dims, numbers)
+
+
+def _one_hot(
+    sop: str, group: list[tuple[int, str | None]], value: Any
+) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """Every column of the group 0 and `value`'s 1, found as docs/format.md writes labels: `str`
+    of it, a string as JSON where one of the s-op's labels is a JSON string."""
+    texts = [text or "" for _, text in group]
+    quoted = any(_json_string(text) is not None for text in texts)
+    want = (
+        json.dumps(value, ensure_ascii=False) if quoted and isinstance(value, str) else str(value)
+    )
+    found = [i for i, text in enumerate(texts) if text == want]
+    if not found and isinstance(value, int | float) and not isinstance(value, bool):
+        found = [i for i, text in enumerate(texts) if _number_of(text) == value]  # 1.0 as "1"
+    if len(found) != 1:
+        raise ModelInputError(
+            f"{sop} has no value {value!r} in the model; its values are {', '.join(texts)}"
+        )
+    dims = tuple(dim for dim, _ in group)
+    return dims, tuple(1.0 if i == found[0] else 0.0 for i in range(len(dims)))
+
+
+def _number(
+    sop: str, dim: int, value: Any, reach: Any
+) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """`value` at the s-op's dimension, and at the companion dimensions a vector reading of the
+    file's reach pins per value (`indices^2` beside `indices`); only those values then."""
+    if not isinstance(value, int | float) or not math.isfinite(value):
+        raise ModelInputError(
+            f"{sop} is numerical: its value must be a finite number, got {value!r}"
+        )
+    for reading in _vector_readings(reach, sop, dim):
+        labels, terms = reading["labels"], reading["terms"]
+        for label, term in zip(labels, terms, strict=True):
+            if _number_of(label) == value:
+                return tuple(int(d) for d, _ in term), tuple(float(x) for _, x in term)
+        others = sorted({int(d) for term in terms for d, _ in term} - {dim})
+        raise ModelInputError(
+            f"{sop} is read together with dimensions {others}, whose numbers the model lists "
+            f"only for the values {', '.join(labels)}; {value!r} is none of them"
+        )
+    return (dim,), (float(value),)
+
+
+def _vector_readings(reach: Any, sop: str, dim: int) -> list[dict[str, Any]]:
+    """The reach's vector readings named `sop` whose first dimension is `dim` (informative
+    metadata, so a malformed one is passed over)."""
+    readings = reach.get("readings") if isinstance(reach, dict) else None
+    found = []
+    for reading in readings if isinstance(readings, list) else ():
+        try:
+            terms, labels = reading["terms"], reading["labels"]
+            ok = (
+                reading.get("vector") is True
+                and reading.get("name") == sop
+                and len(terms) == len(labels)
+                and all(len(term) > 0 and int(term[0][0]) == dim for term in terms)
+                and all(len(pair) == 2 for term in terms for pair in term)
+            )
+        except (TypeError, KeyError, IndexError, ValueError, AttributeError):
+            ok = False
+        if ok:
+            found.append(reading)
+    return found
+
+
+def _stage(model: Transformer, sop: str, dims: tuple[int, ...], at: int | str | None) -> int:
+    """The residual stage to patch at (0: after the embedding, 2l + 1: after block l's attention,
+    2l + 2: after block l's MLP), checked against the sublayers that write and read `dims`."""
+    writes, reads = _traffic(model, dims)
+    last = max(writes, default=0)
+    stages = 2 * len(model.blocks)
+    if at is None:
+        stage = last
+    elif isinstance(at, int) and not isinstance(at, bool) and 0 <= at < len(model.blocks):
+        stage = 2 * at + 2
+    elif (
+        isinstance(at, str)
+        and (found := _RESID.fullmatch(at))
+        and int(found[1]) < len(model.blocks)
+    ):
+        stage = 2 * int(found[1]) + {"pre": 0, "mid": 1, "post": 2}[found[2]]
+    else:
+        raise ModelInputError(
+            f"at must be a block 0..{len(model.blocks) - 1} (after its MLP) or a residual hook "
+            f"name (blocks.L.hook_resid_pre, _mid or _post), got {at!r}"
+        )
+    if stage < last:
+        raise ModelInputError(
+            f"{_writer(last)} writes {sop} after {_hook_name(stage)}, adding to the patched "
+            f"value; patch at {_hook_name(last)} or later"
+        )
+    if not any(read >= stage for read in reads):
+        readers = ", ".join(_reader(read, stages) for read in sorted(reads)) or "no sublayer"
+        raise ModelInputError(
+            f"nothing reads {sop} after {_hook_name(stage)} (read by {readers}): the patch would "
+            "change no output; patch earlier"
+        )
+    return stage
+
+
+def _traffic(model: Transformer, dims: tuple[int, ...]) -> tuple[set[int], set[int]]:
+    """The stages at which sublayers write `dims` (their output is in the residual from then on)
+    and at which they read them (the residual they take), from the weights' nonzero entries."""
+    index = torch.tensor(dims, device=model.embed.W_E.device)
+
+    def touches(matrix: Tensor, axis: int) -> bool:  # any nonzero entry in `dims` along `axis`
+        return bool((matrix.index_select(axis, index) != 0).any())
+
+    writes: set[int] = set()
+    reads: set[int] = set()
+    pos = model.pos_embed.W_pos
+    if touches(model.embed.W_E, 1) or (pos is not None and touches(pos, 1)):
+        writes.add(0)
+    for layer, block in enumerate(model.blocks):
+        attn, mlp = block.attn, block.mlp
+        if any(touches(w, 1) for w in (attn.W_Q, attn.W_K, attn.W_V)):
+            reads.add(2 * layer)
+        if touches(attn.W_O, 2) or touches(attn.b_O, 0):
+            writes.add(2 * layer + 1)
+        if touches(mlp.W_in, 0):
+            reads.add(2 * layer + 1)
+        if touches(mlp.W_out, 1) or touches(mlp.b_out, 0):
+            writes.add(2 * layer + 2)
+    if touches(model.unembed.W_U, 0):
+        reads.add(2 * len(model.blocks))
+    return writes, reads
+
+
+def _hook_name(stage: int) -> str:
+    if stage == 0:
+        return "blocks.0.hook_resid_pre"
+    return f"blocks.{(stage - 1) // 2}.hook_resid_{'mid' if stage % 2 else 'post'}"
+
+
+def _writer(stage: int) -> str:
+    if stage == 0:
+        return "the embedding"
+    return f"blocks.{(stage - 1) // 2}.{'attn' if stage % 2 else 'mlp'}"
+
+
+def _reader(stage: int, last: int) -> str:
+    if stage == last:
+        return "the unembedding"
+    return f"blocks.{stage // 2}.{'mlp' if stage % 2 else 'attn'}"
+
+
+def _json_string(text: str) -> str | None:
+    if not text.startswith('"'):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _number_of(text: str) -> float | None:
+    # a number as str writes one; float() alone would also take "1_0" or " 1", strings' labels
+    if not _NUMBER.fullmatch(text):
+        return None
+    return float(text)
+
+
+_NUMBER = re.compile(r"-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?|-?inf|nan")
