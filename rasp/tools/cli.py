@@ -69,7 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         flush_stdout()  # (a full disk under stdout is this command's error, said below)
         return code
     except SystemExit as exc:  # argparse: usage errors (2), --help and --version (0)
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        return _flushed(code)  # (argparse swallows write errors: `--help > /dev/full` said 0)
     except BrokenPipeError:  # `rasp show M | head`: the reader left; nothing more to say
         _silence_stdout()
         return 141  # 128 + SIGPIPE, as a program killed by the signal would report
@@ -97,6 +98,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except Exception as exc:  # the last line of defence: never a traceback by default
         return _internal_error(exc, args)
+
+
+def _flushed(code: int) -> int:
+    """`code` once what was printed is out; 141 where stdout's reader left, 1 where it cannot be
+    written (said on stderr)."""
+    try:
+        flush_stdout()
+    except BrokenPipeError:
+        _silence_stdout()
+        return 141
+    except StdoutError as exc:
+        _silence_stdout()
+        print(f"error: cannot write standard output: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    return code
 
 
 def _failed(args: argparse.Namespace | None, text: str, prefix: str = "error: ") -> int:
