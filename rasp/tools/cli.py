@@ -124,13 +124,12 @@ def _failed(args: argparse.Namespace | None, text: str, prefix: str = "error: ")
 
 
 def _print_failure(args: argparse.Namespace | None, err: RaspError) -> None:
-    """Under --json, `err`'s object on stdout; where stdout cannot take it (a full disk, a reader
-    that left), stderr's error line says it alone (it raised from the handler: a traceback)."""
-    output = getattr(args, "output", None) if getattr(args, "command", None) == "compile" else None
+    """Under --json, `err`'s object on stdout (shaped as the command's other failures); where
+    stdout cannot take it (a full disk, a reader that left), stderr's error line says it alone
+    (it raised from the handler: a traceback)."""
+    given = vars(args) if args is not None else {}
     try:
-        print_failure(
-            bool(getattr(args, "json", False)), err, None if output is None else str(output)
-        )
+        print_failure(bool(given.get("json", False)), err, given.get("command"), given)
         flush_stdout()
     except OSError:
         _silence_stdout()
