@@ -1,6 +1,6 @@
 """Ctrl-C in the `rasp` process: one line, `interrupted`, and exit status 130 (128 + SIGINT, the
-shell's convention) at any moment after Python has started, never a traceback nor a death by the
-signal. `rasp.tools.entry` installs the handler before it imports the CLI (which took half a
+shell's convention) at any moment after Python's own start-up (`site`, which we cannot reach),
+never a traceback nor a death by the signal. `rasp.tools.entry` installs the handler before it imports the CLI (which took half a
 second, during which Ctrl-C printed a traceback); only the standard library is loaded here. The
 handler:
 
