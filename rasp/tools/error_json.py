@@ -59,7 +59,9 @@ def verify_failure_json(err: RaspError, vocab: Any, max_len: Any) -> dict[str, A
     }
 
 
-def command_failure_json(command: str | None, err: RaspError, given: dict[str, Any]) -> dict:
+def command_failure_json(
+    command: str | None, err: RaspError, given: dict[str, Any]
+) -> dict[str, Any]:
     """The `--json` object of `command` failing with `err`: every failure of a command has the
     same keys (compile's carry `output`, verify's its counts), whatever stopped it; `given`: the
     command line's arguments."""
