@@ -24,6 +24,8 @@ import select
 import signal
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import FrameType
 
 INTERRUPTED = 130  # 128 + SIGINT
@@ -79,6 +81,23 @@ def accept_interrupts() -> None:
         _State.pending = False
         _State.raised = True
         raise KeyboardInterrupt
+
+
+@contextmanager
+def held() -> Iterator[None]:
+    """Inside the block a Ctrl-C is noted and raised once it ends: steps that must all happen or
+    none (export's renames into place: an interrupt between two left one export's config beside
+    another's weights, which TransformerLens loads as one model)."""
+    if not _State.active or _State.deferring or _State.settled or _State.raised:
+        yield  # (nothing would raise inside: in-process, still loading, or already reporting)
+        return
+    _State.deferring = True
+    try:
+        yield
+    except BaseException:  # the error is the report; a noted Ctrl-C still makes the status 130
+        _State.deferring = False
+        raise
+    accept_interrupts()
 
 
 def settle_interrupts() -> None:
