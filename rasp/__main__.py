@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from rasp.tools.cli import main
+from rasp.tools.entry import main
 
 if __name__ == "__main__":
     sys.exit(main())

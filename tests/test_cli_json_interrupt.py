@@ -76,3 +76,38 @@ def test_other_commands_keep_the_plain_object(
     monkeypatch.setattr(model_commands, "cmd_show", interrupted)
     code, stdout, _ = run(capsys, "show", str(tmp_path / "m.safetensors"), "--json")
     assert code == 130 and list(json.loads(stdout)) == ["ok", "error", "location", "refused"]
+
+
+VERIFY_FAILURE = ["ok", "checked", "failures", "vocab", "max_len", "error", "location", "refused"]
+
+
+@pytest.mark.parametrize("how", ["interrupted", "program error", "refused", "model error"])
+def test_every_failed_verify_s_object_has_the_same_keys(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    how: str,
+) -> None:
+    """`verify --json` interrupted printed `{ok, error, location, refused}`, without the
+    `checked` and `failures` a completed report has; the compiler's refusal had them but no
+    `error`. Every failure has the counts (0: no check completed) and the error alike."""
+    program = tmp_path / "p.rasp"
+    program.write_text(
+        "x = select(indices, indices, ==;\n" if how == "program error" else "x = tokens;\n"
+    )
+    argv = ["verify", str(program), "--vocab", "ab", "--max-len", "3", "--json"]
+    if how == "interrupted":
+        monkeypatch.setattr(model_commands, "cmd_verify", _raising(KeyboardInterrupt()))
+    elif how == "refused":
+        argv[argv.index("3")] = "100000"
+    elif how == "model error":  # (nothing known of what would be checked yet)
+        argv = ["verify", "--model", str(tmp_path / "missing.safetensors"), "--json"]
+    code, stdout, err = run(capsys, *argv)
+    data = json.loads(stdout)
+    assert code == (130 if how == "interrupted" else 1), err
+    assert list(data) == VERIFY_FAILURE and data["error"] in err
+    assert (data["ok"], data["checked"], data["failures"]) == (False, 0, 0)
+    if how == "model error":
+        assert (data["vocab"], data["max_len"]) == (None, None)
+    else:
+        assert data["vocab"] == ["a", "b"] and data["max_len"] in (3, 100_000)

@@ -328,6 +328,36 @@ def test_a_full_standard_output_is_one_error_line(
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("argv", [["--version"], ["help", "run"]])
+def test_help_and_version_say_a_standard_output_they_cannot_write(argv: list[str]) -> None:
+    """argparse drops a failed write of the help or the version: `rasp --version > /dev/full` and
+    `rasp help run | head -0` exited 0 with nothing written. A full stdout is the one error line
+    (exit 1), a reader that left is 141, as for every other command."""
+    import os
+    import subprocess
+
+    command = [sys.executable, "-m", "rasp", *argv]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            command, stdout=full, stderr=subprocess.PIPE, env=env, timeout=120, check=False
+        )
+    assert (done.returncode, done.stderr.decode()) == (
+        1,
+        "error: cannot write standard output: No space left on device\n",
+    )
+    read, write = os.pipe()
+    os.close(read)  # the reader left before anything was written
+    try:
+        done = subprocess.run(
+            command, stdout=write, stderr=subprocess.PIPE, env=env, timeout=120, check=False
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr.decode()) == (141, "")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 def test_the_repl_says_its_standard_output_is_full() -> None:
     """`rasp repl > /dev/full` said `error: [Errno 28] No space left on device`, naming nothing."""
     import os

@@ -25,7 +25,7 @@ def test_package_comes_from_this_project(name: str) -> None:
 def test_pyproject_lists_packages_and_script() -> None:
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert meta["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == list(PACKAGES)
-    assert meta["project"]["scripts"]["rasp"] == "rasp.tools.cli:main"
+    assert meta["project"]["scripts"]["rasp"] == "rasp.tools.entry:main"
     assert any(dep.startswith("torch>=2.4") for dep in meta["project"]["dependencies"])
 
 

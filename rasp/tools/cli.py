@@ -6,7 +6,8 @@ commands (`compile`, `run --model`, `verify`, `show`, `draw`, `export`) live in
 the compiler or torch.
 
 Exit status: 0 ok, 1 a program, compile, verification or file error, 2 a usage error (an --input
-the program or model cannot read included), 130 Ctrl-C.
+the program or model cannot read included), 130 Ctrl-C, 141 stdout's reader left. The process
+starts in `rasp.tools.entry`, which handles Ctrl-C before this module is imported.
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ from rasp.tools.arguments import (
 from rasp.tools.cli_parser import build_parser
 from rasp.tools.console import Console, StdoutError, flush_stdout, results_only_on_stdout
 from rasp.tools.error_json import print_failure
+from rasp.tools.interrupts import (
+    INTERRUPTED,
+    accept_interrupts,
+    pause_point,
+    settle_interrupts,
+)
 from rasp.tools.pyprogram import (
     compat_misuse,
     is_python_target,
@@ -65,25 +72,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = _parse_arguments(parser, argv)
         _parse_token_arguments(parser, args)
+        pause_point("read")
+        accept_interrupts()  # (a Ctrl-C while the CLI loaded is raised here, reported below)
+        pause_point("command")
         code = _dispatch(parser, args)
+        settle_interrupts()  # (the output is out: a Ctrl-C now would only contradict it)
+        pause_point("done")
         flush_stdout()  # (a full disk under stdout is this command's error, said below)
         return code
     except SystemExit as exc:  # argparse: usage errors (2), --help and --version (0)
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        settle_interrupts()
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        return _flushed(code)  # (argparse swallows write errors: `--help > /dev/full` said 0)
     except BrokenPipeError:  # `rasp show M | head`: the reader left; nothing more to say
+        settle_interrupts()
         _silence_stdout()
         return 141  # 128 + SIGPIPE, as a program killed by the signal would report
     except KeyboardInterrupt:  # (--json: still one object on stdout, for whoever reads it)
+        settle_interrupts()
+        pause_point("interrupted")
         _print_failure(args, RaspError("interrupted"))
-        print("interrupted", file=sys.stderr)
-        return 130
+        _print_error("interrupted")
+        return INTERRUPTED
     except RaspError as err:
+        settle_interrupts()
         _print_failure(args, err)  # (--json: one object on stdout)
-        print(err.render(), file=sys.stderr)
+        _print_error(err.render())
         return 1
     except StdoutError as exc:  # (`> /dev/full`: nothing more can go there, JSON or not)
+        settle_interrupts()
         _silence_stdout()
-        print(f"error: cannot write standard output: {exc.strerror or exc}", file=sys.stderr)
+        _print_error(f"error: cannot write standard output: {exc.strerror or exc}")
         return 1
     except OSError as exc:
         return _failed(args, _os_error_text(exc, args))
@@ -99,22 +118,46 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _internal_error(exc, args)
 
 
+def _flushed(code: int) -> int:
+    """`code` once what was printed is out; 141 where stdout's reader left, 1 where it cannot be
+    written (said on stderr)."""
+    try:
+        flush_stdout()
+    except BrokenPipeError:
+        _silence_stdout()
+        return 141
+    except StdoutError as exc:
+        _silence_stdout()
+        _print_error(f"error: cannot write standard output: {exc.strerror or exc}")
+        return 1
+    return code
+
+
 def _failed(args: argparse.Namespace | None, text: str, prefix: str = "error: ") -> int:
     """Exit 1 with `error: TEXT` on stderr and, under --json, the `{ok: false, ...}` object on
     stdout that a `RaspError` gets (a JSON consumer read empty output for these)."""
+    settle_interrupts()
     _print_failure(args, RaspError(text, kind=ErrorKind.IO))
-    print(f"{prefix}{text}", file=sys.stderr)
+    _print_error(f"{prefix}{text}")
     return 1
 
 
-def _print_failure(args: argparse.Namespace | None, err: RaspError) -> None:
-    """Under --json, `err`'s object on stdout; where stdout cannot take it (a full disk, a reader
-    that left), stderr's error line says it alone (it raised from the handler: a traceback)."""
-    output = getattr(args, "output", None) if getattr(args, "command", None) == "compile" else None
+def _print_error(text: str) -> None:
+    """`text` on stderr; where stderr cannot take it (`2>&1 | head` whose reader left), the
+    status says the outcome alone."""
     try:
-        print_failure(
-            bool(getattr(args, "json", False)), err, None if output is None else str(output)
-        )
+        print(text, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _print_failure(args: argparse.Namespace | None, err: RaspError) -> None:
+    """Under --json, `err`'s object on stdout (shaped as the command's other failures); where
+    stdout cannot take it (a full disk, a reader that left), stderr's error line says it alone
+    (it raised from the handler: a traceback)."""
+    given = vars(args) if args is not None else {}
+    try:
+        print_failure(bool(given.get("json", False)), err, given.get("command"), given)
         flush_stdout()
     except OSError:
         _silence_stdout()
@@ -132,6 +175,7 @@ def _memory_text(exc: Exception) -> str:
 
 def _internal_error(exc: Exception, args: argparse.Namespace | None) -> int:
     """One line for a bug of ours (called while `exc` is handled: the traceback is its own)."""
+    settle_interrupts()
     if os.environ.get("RASP_DEBUG") == "1" or getattr(args, "verbose", False):
         traceback.print_exc()
     text = (
@@ -328,4 +372,8 @@ def _os_error_verb(path: str, args: argparse.Namespace | None) -> str | None:
 
 
 if __name__ == "__main__":  # `python -m rasp.tools.cli` as `rasp` (it ran nothing and exited 0)
-    sys.exit(main())
+    # (this module's imports ran before Ctrl-C was handled; `rasp.tools.entry` handles it sooner)
+    from rasp.tools import interrupts
+
+    interrupts.install()
+    sys.exit(interrupts.finish(main()))

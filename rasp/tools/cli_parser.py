@@ -6,15 +6,30 @@ converters that check a number or a path as argparse reads it (a usage error, ex
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import IO
 
 from rasp import __version__
 from rasp.tools.arguments import grouped_count
+from rasp.tools.console import write_stdout
 from rasp.tools.help_text import DESCRIPTIONS, FILE_HELP, INPUT_HELP, epilog
 from rasp.tools.pyprogram import add_python_options
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, except that help or the version which stdout cannot take is the command's error
+    (argparse drops it: `rasp --help > /dev/full` and `rasp --help | head -1` exited 0); the
+    subcommands' parsers are of this class too (argparse makes them of their parent's)."""
+
+    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+        if message and file is not None and file is sys.stdout:
+            write_stdout(message, end="")  # (BrokenPipeError, or a StdoutError: the CLI's exit)
+        else:
+            super()._print_message(message, file)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="rasp",
         usage="%(prog)s [-h] [--version] [COMMAND ...]",  # `rasp` alone starts the REPL
         description=DESCRIPTIONS["rasp"],
@@ -24,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rasp-forge {__version__}")
     # prog: the subcommands' usage starts `rasp run`, not with the custom usage line above
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, prog="rasp")
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     talk = common.add_mutually_exclusive_group()
     talk.add_argument(
         "-q",

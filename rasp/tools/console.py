@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from rasp.sources import Progress
+from rasp.tools.interrupts import settle_interrupts
 
 PROGRESS_DELAY_S = 1.0  # a bar appears only once the work has taken this long
 REDRAW_S = 0.5  # a stage without updates is redrawn this often (its elapsed time)
@@ -141,6 +142,7 @@ class Console:
         write_stdout(text)
 
     def result_json(self, value: Any) -> None:
+        settle_interrupts()  # (the command's one object: a Ctrl-C now must not add another)
         write_stdout(json.dumps(value, ensure_ascii=False, default=str))
 
     def note(self, text: str) -> None:

@@ -1,6 +1,6 @@
 """An error as the `--json` output of a command that failed: a JSON consumer gets one object on
-stdout, not empty output, while stderr shows the located error (`compile` and `verify` write their
-own; any other command's error gets `failure_json`'s)."""
+stdout, not empty output, while stderr shows the located error (`compile` and `verify` refusing a
+program write their own, of the same shape; any other failure gets `command_failure_json`'s)."""
 
 from __future__ import annotations
 
@@ -45,18 +45,47 @@ def compile_error_json(err: RaspError, output: str) -> dict[str, Any]:
     }
 
 
+def verify_failure_json(err: RaspError, vocab: Any, max_len: Any) -> dict[str, Any]:
+    """`rasp verify --json`'s object where no check completed (the compiler refused the program,
+    an error, Ctrl-C): the counts a completed report has, 0 (a partial check's are not a
+    verdict), and what it was asked to check (null where it was not known yet)."""
+    return {
+        "ok": False,
+        "checked": 0,
+        "failures": 0,
+        "vocab": None if vocab is None else list(vocab),
+        "max_len": max_len,
+        **{k: v for k, v in failure_json(err).items() if k != "ok"},
+    }
+
+
+def command_failure_json(
+    command: str | None, err: RaspError, given: dict[str, Any]
+) -> dict[str, Any]:
+    """The `--json` object of `command` failing with `err`: every failure of a command has the
+    same keys (compile's carry `output`, verify's its counts), whatever stopped it; `given`: the
+    command line's arguments."""
+    if command == "compile" and given.get("output") is not None:
+        return compile_error_json(err, str(given["output"]))
+    if command == "verify":
+        return verify_failure_json(err, given.get("vocab"), given.get("max_len"))
+    return failure_json(err)
+
+
 def reported(err: RaspError) -> RaspError:
     """`err`, marked as printed on stdout already by its command's own JSON report."""
     err.json_reported = True  # type: ignore[attr-defined]
     return err
 
 
-def print_failure(json_output: bool, err: RaspError, compile_output: str | None = None) -> None:
-    """Under `--json` (`json_output`), `failure_json` of `err` on stdout, unless its command
-    printed its own report; `compile_output`: compile's `-o`, whose failures all carry it (Ctrl-C,
-    not enough memory, a bug of ours, as a refusal)."""
+def print_failure(
+    json_output: bool,
+    err: RaspError,
+    command: str | None = None,
+    given: dict[str, Any] | None = None,
+) -> None:
+    """Under `--json` (`json_output`), `command_failure_json` of `err` on stdout, unless its
+    command printed its own report."""
     if json_output and not getattr(err, "json_reported", False):
-        found = (
-            failure_json(err) if compile_output is None else compile_error_json(err, compile_output)
-        )
+        found = command_failure_json(command, err, given or {})
         print(json.dumps(found, ensure_ascii=False, default=str))

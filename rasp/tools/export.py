@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from rasp.errors import ErrorKind, RaspError, option
+from rasp.tools.interrupts import held
 from rasp.wording import count_text
 
 
@@ -262,10 +263,11 @@ def export_transformer_lens(
             staged.append((partial, path))
             with writing(path):
                 write(partial)
-        for partial, path in staged:
-            # safetensors writes 0600 files; ours follow the umask (or keep a replaced one's mode)
-            with writing(path), user_mode(path):
-                os.replace(partial, path)
+        with held():  # (all three renamed, or none: a Ctrl-C waits for the last)
+            for partial, path in staged:
+                # safetensors writes 0600 files; ours follow the umask (or keep a replaced one's)
+                with writing(path), user_mode(path):
+                    os.replace(partial, path)
     finally:
         for partial, _ in staged:
             partial.unlink(missing_ok=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from rasp.tools.console import StdoutError
+from rasp.tools.interrupts import rearm_interrupts
 from rasp.tools.repl import ReplSession
 from rasp.tools.repl_help import COLON_COMMANDS, KEYWORDS
 
@@ -90,6 +91,7 @@ def run_loop(
             _guarded(session, session.end_of_input, stdout, verbose)
             break
         except KeyboardInterrupt:
+            rearm_interrupts()  # (the session goes on: the next Ctrl-C interrupts again)
             session.interrupt()
             if newline_on_interrupt:
                 stdout.write("\n")
@@ -118,6 +120,7 @@ def _guarded(
     try:
         printed = action()
     except KeyboardInterrupt:
+        rearm_interrupts()
         session.interrupt()
         _write(stdout, session.take_unshown())  # (the line's statements before the stop)
         _write(stdout, "KeyboardInterrupt")

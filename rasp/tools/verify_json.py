@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rasp.errors import RaspError
-from rasp.tools.error_json import diagnostics_json
+from rasp.tools.error_json import verify_failure_json
 from rasp.tools.residuals import Unclear
 
 if TYPE_CHECKING:
@@ -23,14 +23,9 @@ def report_json(report: VerifyReport) -> dict[str, Any]:
 
 def refusal_json(err: RaspError, vocab: Sequence[Any], max_len: int) -> dict[str, Any]:
     """The `--json` report of a program the compiler refuses: nothing was checked, and why, one
-    entry per diagnostic (its `file:line:col` or null, its hint with the CLI's option names)."""
-    return {
-        "ok": False,
-        "checked": 0,
-        "vocab": list(vocab),
-        "max_len": max_len,
-        "refused": diagnostics_json(err),
-    }
+    entry per diagnostic (its `file:line:col` or null, its hint with the CLI's option names); the
+    object of any other verify that failed before its report (`verify_failure_json`)."""
+    return verify_failure_json(err, vocab, max_len)
 
 
 def _finite(value: Any) -> Any:
