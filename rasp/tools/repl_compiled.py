@@ -167,6 +167,7 @@ class CompiledView:
         from rasp.tools.inspect import (
             layer_operations,
             operations_table,
+            output_read_note,
             output_type_text,
             shape_text,
         )
@@ -183,6 +184,8 @@ class CompiledView:
         operations = layer_operations(meta)
         if operations:
             lines += operations_table(operations)
+            note = output_read_note(meta, operations)
+            lines += [] if note is None else [note]
         else:
             lines.append("no heads or MLPs: the embedding computes the output")
         return "\n".join(line.rstrip() for line in lines)
