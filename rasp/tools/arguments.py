@@ -202,7 +202,8 @@ def refuse_model_file(file: str) -> None:
         raise RaspError(
             f"{file} is a compiled model (a safetensors file), not a RASP program",
             hint=f"a model goes after --model: `rasp run --model {file} --input INPUT`, `rasp "
-            f"verify PROGRAM.rasp --model {file}`; `rasp show {file}` summarises it",
+            f"verify --model {file}` (against the program it records; or `rasp verify "
+            f"PROGRAM.rasp --model {file}`); `rasp show {file}` summarises it",
             kind=ErrorKind.IO,
         )
 
