@@ -384,3 +384,21 @@ def test_an_empty_output_path_is_refused(
         f"error: argument {option}{'/--output' if option == '-o' else ''}: an empty path names "
         "no file"
     )
+
+
+def test_a_draw_statement_that_a_command_ignores_is_warned_about(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `rasp run` of a file with `draw(rev, "abc");` printed the result alone: no picture, no word
+    monkeypatch.chdir(tmp_path)
+    Path("d.rasp").write_text(
+        "rev = aggregate(select(indices, length - indices - 1, ==), tokens);\n"
+        'draw(rev, "abc");\ndraw(rev);\n'
+    )
+    code, out, err = run(capsys, "run", "d.rasp", "--input", "abc")
+    assert (code, out) == (0, "[c, b, a] (strings)\n")
+    assert err == (
+        "warning: draw(...) at d.rasp:2:1 draws only in the REPL (`rasp repl d.rasp`); this "
+        "command ignores all 2. `rasp draw` pictures a compiled model\n"
+    )
+    assert run(capsys, "run", "d.rasp", "--input", "abc", "-q") == (0, "[c, b, a] (strings)\n", "")
