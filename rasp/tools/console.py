@@ -31,6 +31,7 @@ _UNITS = {
     "running": "statements",
     "guiding samples": "inputs",
     "verifying": "inputs",
+    "evaluation orders": "runs",
 }
 
 
