@@ -156,6 +156,11 @@ def test_an_unknown_flag_shows_the_subcommands_usage(capsys: pytest.CaptureFixtu
             "compile, verify, draw, not of rasp run)",
         ),
         (
+            ["verify", "p.rasp", "--vocab", "abc", "--max-len", "4", "--causal"],
+            "rasp verify: error: unrecognized arguments: --causal (--causal is an option of rasp "
+            "compile: compile with it, then give the model, `rasp verify --model M.safetensors`)",
+        ),
+        (
             ["verify", "p.rasp", "--vocab", "abc", "--max-len", "4", "--input", "abc"],
             "rasp verify: error: unrecognized arguments: --input (--input is an option of rasp "
             "run, draw, not of rasp verify)",

@@ -185,6 +185,12 @@ def _refuse_unknown_option(parser: argparse.ArgumentParser, argv: Sequence[str])
         ]
         if close:
             guess = f" (did you mean {close}?)"
+        elif others == ["compile"] and argv[0] in ("verify", "draw"):  # `verify --causal`
+            model = "--model M.safetensors" if argv[0] == "verify" else "M.safetensors"
+            guess = (
+                f" ({option} is an option of rasp compile: compile with it, then give the model, "
+                f"`rasp {argv[0]} {model}`)"
+            )
         elif others:  # `rasp run --vocab`: a model command's option
             guess = f" ({option} is an option of rasp {', '.join(others)}, not of rasp {argv[0]})"
         else:
