@@ -153,8 +153,10 @@ class CompiledView:
         done = (
             f"compiled {name}: {heads_text(cfg)}, "
             f"d_model {cfg['d_model']}, {compiled.param_count():,} parameters "
-            f"({compiled.nonzero_params():,} non-zero); vocab {_tokens_text(vocab)}, "
-            f"max_len {max_len}"
+            f"({compiled.nonzero_params():,} non-zero); vocab {_tokens_text(vocab)}"
+            # defaulted, it may lack the program's tokens: `:compile depth` over "helo"
+            + ("" if vocab_text else " (the running example's tokens)")
+            + f", max_len {max_len}"
         )
         from rasp.tools.probe import probe_failures
 
