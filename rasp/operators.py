@@ -339,7 +339,9 @@ def contains(item: Any, container: Any, span: Span, full_s: Selector) -> Any:
     if isinstance(item, SOp):
         if not isinstance(container, list) or not all(is_atom(v) for v in container):
             raise RaspTypeError(
-                f'"[s-op] in X" expects X to be a list of atoms, got: {describe(container)}', span
+                f'"[s-op] in X" expects X to be a list of atoms, got: {describe(container)}',
+                span,
+                hint=_membership_hint(container),
             )
         return lift(_member, (item, tuple(container)), span)
     if is_atom(item):
@@ -353,6 +355,16 @@ def contains(item: Any, container: Any, span: Span, full_s: Selector) -> Any:
             f'"[atom] in X" expects X to be a list or s-op, got: {describe(container)}', span
         )
     raise RaspTypeError(f'"A in X" expects A to be an s-op or atom, got: {describe(item)}', span)
+
+
+def _membership_hint(container: Any) -> str | None:
+    """`tokens in "abc"`, Python's habit: the list of its characters to write instead."""
+    if isinstance(container, str) and len(container) <= 12:
+        listed = ", ".join(f'"{c}"' for c in container)
+        return f"a string is not a list here: write its characters as one, [{listed}]"
+    if isinstance(container, str):
+        return 'a string is not a list here: write its characters as one, ["a", "b", ...]'
+    return None
 
 
 def index(target: Any, key: Any, span: Span, indices: SOp, length: SOp) -> Any:

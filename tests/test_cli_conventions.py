@@ -128,6 +128,58 @@ def test_an_unknown_flag_shows_the_subcommands_usage(capsys: pytest.CaptureFixtu
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
+        # a misspelt required option said only `the following arguments are required: --max-len`
+        (
+            ["compile", "p.rasp", "--vocab", "abc", "--maxlen", "5", "-o", "m.safetensors"],
+            "rasp compile: error: unrecognized arguments: --maxlen (did you mean --max-len?)",
+        ),
+        (
+            ["compile", "p.rasp", "--vocab", "abc", "--max_len", "5", "-o", "m.safetensors"],
+            "rasp compile: error: unrecognized arguments: --max_len (did you mean --max-len?)",
+        ),
+        (
+            ["verify", "p.rasp", "--vocabs=abc", "--max-len", "5"],
+            "rasp verify: error: unrecognized arguments: --vocabs (did you mean --vocab?)",
+        ),
+        # another command's option says whose it is
+        (
+            ["run", "p.rasp", "--input", "abc", "--vocab", "abc"],
+            "rasp run: error: unrecognized arguments: --vocab (--vocab is an option of rasp "
+            "compile, verify, draw, not of rasp run)",
+        ),
+        (
+            ["verify", "p.rasp", "--vocab", "abc", "--max-len", "4", "--causal"],
+            "rasp verify: error: unrecognized arguments: --causal (--causal is an option of rasp "
+            "compile: compile with it, then give the model, `rasp verify --model M.safetensors`)",
+        ),
+        (
+            ["verify", "p.rasp", "--vocab", "abc", "--max-len", "4", "--input", "abc"],
+            "rasp verify: error: unrecognized arguments: --input (--input is an option of rasp "
+            "run, draw, not of rasp verify)",
+        ),
+    ],
+)
+def test_a_misspelt_or_misplaced_option_is_named_with_the_right_one(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert err.rstrip().endswith(message)
+
+
+def test_an_abbreviated_option_and_a_value_after_double_dash_are_left_to_argparse(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("p.rasp").write_text("x = tokens;\n")
+    assert run(capsys, "run", "p.rasp", "--inp", "ab")[:2] == (0, "[a, b] (strings)\n")
+    code, _, err = run(capsys, "compile", "p.rasp", "--vocab", "ab", "--max", "3", "-o", "m")
+    assert code == 2 and "ambiguous option: --max could match --max-len, --max-params" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
         (["--vocab", ""], "argument --vocab '': is empty"),
         (["--vocab", "aba"], "argument --vocab 'aba': lists the token a twice"),
         (
@@ -339,3 +391,21 @@ def test_an_empty_output_path_is_refused(
         f"error: argument {option}{'/--output' if option == '-o' else ''}: an empty path names "
         "no file"
     )
+
+
+def test_a_draw_statement_that_a_command_ignores_is_warned_about(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `rasp run` of a file with `draw(rev, "abc");` printed the result alone: no picture, no word
+    monkeypatch.chdir(tmp_path)
+    Path("d.rasp").write_text(
+        "rev = aggregate(select(indices, length - indices - 1, ==), tokens);\n"
+        'draw(rev, "abc");\ndraw(rev);\n'
+    )
+    code, out, err = run(capsys, "run", "d.rasp", "--input", "abc")
+    assert (code, out) == (0, "[c, b, a] (strings)\n")
+    assert err == (
+        "warning: draw(...) at d.rasp:2:1 draws only in the REPL (`rasp repl d.rasp`); this "
+        "command ignores all 2. `rasp draw` pictures a compiled model\n"
+    )
+    assert run(capsys, "run", "d.rasp", "--input", "abc", "-q") == (0, "[c, b, a] (strings)\n", "")

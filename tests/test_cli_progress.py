@@ -24,6 +24,9 @@ def test_verify_shows_progress_only_on_a_terminal(
     monkeypatch.setattr("rasp.tools.console.PROGRESS_DELAY_S", 0.0)  # a bar at once, however quick
     code, out, err = run(capsys, *argv)
     assert code == 0 and "verifying" in err and "/62.0" in err and "62 inputs" in out
+    # the evaluation-order sweep after the comparison (12 s of a 22 s verify) has a bar of its
+    # own, one step per run, where the comparison's bar stood full
+    assert "evaluation orders" in err and "/16.0 [" in err
     for quiet in (["--json"], ["--quiet"]):  # machine output or a quiet run: no bar
         code, out, err = run(capsys, *argv, *quiet)
         assert code == 0 and err == "", quiet

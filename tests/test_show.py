@@ -444,3 +444,38 @@ def test_the_certificate_is_shown_as_the_files_claim(tmp_path: Path) -> None:
     # a file without a certificate claims nothing
     plain = format_summary(summarize(read_model_file(write_fake_model(tmp_path / "p.safetensors"))))
     assert "as the file records it" not in plain
+
+
+def test_an_output_no_row_computes_is_said_to_be_read_by_the_unembedding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `depth = opens - closes` is a free view of two counts: the table listed opens and closes
+    # and nothing for depth, leaving a reader to look for it
+    from rasp.tools.repl import ReplSession
+    from tests.cli_helpers import run
+
+    program = tmp_path / "depth.rasp"
+    program.write_text(
+        'opens = selector_width(select(indices, indices, <=) and select(tokens, "(", ==));\n'
+        'closes = selector_width(select(indices, indices, <=) and select(tokens, ")", ==));\n'
+        "depth = opens - closes;\n"
+    )
+    model = tmp_path / "depth.safetensors"
+    argv = ["compile", str(program), "--vocab", "()", "--max-len", "4", "-o", str(model), "-q"]
+    assert run(capsys, *argv)[0] == 0
+    note = (
+        "no row computes the output 'depth': the unembedding reads it off the residual stream "
+        "directly (a free view, docs/compiler.md)"
+    )
+    code, text, _ = run(capsys, "show", str(model))
+    assert code == 0 and f"\n\n{note}\n\ncertificate:" in text
+    session = ReplSession()
+    session.feed(f'load "{program.with_suffix("")}";')
+    session.feed(":compile depth () 4")
+    assert session.feed(":layers").splitlines()[-1] == note
+    # an output a row computes has none
+    program.write_text(program.read_text() + "out2 = depth + 1 > 1;\n")
+    argv[-2] = str(tmp_path / "deeper.safetensors")
+    assert run(capsys, *argv)[0] == 0
+    code, text, _ = run(capsys, "show", argv[-2])
+    assert code == 0 and "no row computes" not in text and "mlp     out2" in text

@@ -181,11 +181,22 @@ def load_program(file: str, console: Console | None = None) -> tuple[Interpreter
 def run_source(source: Source, console: Console) -> Interpreter:
     """Run a program's text (a file's, or the one a model records), with progress bars for a
     large one."""
-    from rasp.interpreter import load_source
+    from rasp.interpreter import Interpreter
+    from rasp.parser import parse
+    from rasp.results import ResultKind
 
+    interp = Interpreter()
     with console.progress() as progress:
-        interp = load_source(source, progress=progress)
+        results = interp.exec_program(parse(source, progress=progress), progress)
     console.step(f"ran {source.name}")
+    draws = [r.span for r in results if r.kind is ResultKind.DRAW]
+    if draws:  # the original's REPL draws there; a command drew nothing without a word
+        console.warn(
+            f"draw(...) at {draws[0].location()} draws only in the REPL (`rasp repl "
+            f"{source.name}`); this command ignores "
+            + ("it" if len(draws) == 1 else f"all {len(draws)}")
+            + ". `rasp draw` pictures a compiled model"
+        )
     return interp
 
 
@@ -202,7 +213,8 @@ def refuse_model_file(file: str) -> None:
         raise RaspError(
             f"{file} is a compiled model (a safetensors file), not a RASP program",
             hint=f"a model goes after --model: `rasp run --model {file} --input INPUT`, `rasp "
-            f"verify PROGRAM.rasp --model {file}`; `rasp show {file}` summarises it",
+            f"verify --model {file}` (against the program it records; or `rasp verify "
+            f"PROGRAM.rasp --model {file}`); `rasp show {file}` summarises it",
             kind=ErrorKind.IO,
         )
 

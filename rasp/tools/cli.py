@@ -46,6 +46,7 @@ from rasp.tools.pyprogram import (
     split_target,
     use_tracr_compat,
 )
+from rasp.wording import close_name
 
 # Handlers in `rasp.tools.model_commands`, by subcommand (`run` goes there only with --model).
 _MODEL_HANDLERS = {
@@ -196,10 +197,49 @@ def _parse_arguments(
         argv = ["repl"]
     elif given[0] == "help" and len(given) <= 2:  # `rasp help [COMMAND]`, as git and pip read it
         argv = [*given[1:], "--help"]
+    _refuse_unknown_option(parser, argv if argv is not None else given)
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
     return args
+
+
+def _refuse_unknown_option(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
+    """A misspelt option (`--maxlen 5`) is named before argparse checks the required ones, which
+    said only `the following arguments are required: --max-len`; a close option is suggested."""
+    if not argv or argv[0] not in getattr(parser, "subcommand_parsers", {}):
+        return
+    sub = _subparser(parser, argv[0])
+    known = [o for o in sub._option_string_actions if o.startswith("--")]
+    for word in argv[1:]:
+        if word == "--":  # the rest are positional
+            return
+        if not word.startswith("--"):
+            continue
+        option = word.split("=", 1)[0]
+        if any(o.startswith(option) for o in known):  # itself, or argparse's abbreviation
+            continue
+        close = close_name(option.replace("_", "-"), known)
+        if option.replace("_", "-") in known:
+            close = option.replace("_", "-")
+        others = [
+            name
+            for name, other in parser.subcommand_parsers.items()  # type: ignore[attr-defined]
+            if option in other._option_string_actions
+        ]
+        if close:
+            guess = f" (did you mean {close}?)"
+        elif others == ["compile"] and argv[0] in ("verify", "draw"):  # `verify --causal`
+            model = "--model M.safetensors" if argv[0] == "verify" else "M.safetensors"
+            guess = (
+                f" ({option} is an option of rasp compile: compile with it, then give the model, "
+                f"`rasp {argv[0]} {model}`)"
+            )
+        elif others:  # `rasp run --vocab`: a model command's option
+            guess = f" ({option} is an option of rasp {', '.join(others)}, not of rasp {argv[0]})"
+        else:
+            guess = ""
+        sub.error(f"unrecognized arguments: {option}{guess}")
 
 
 def _parse_token_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

@@ -32,6 +32,7 @@ _UNITS = {
     "running": "statements",
     "guiding samples": "inputs",
     "verifying": "inputs",
+    "evaluation orders": "runs",
 }
 
 

@@ -266,6 +266,8 @@ def format_summary(summary: ModelSummary) -> str:
         "",
     ]
     lines += operations_table(summary.operations)
+    note = output_read_note(meta, summary.operations)
+    lines += [] if note is None else ["", note]  # after the blank line ending the table
     certificate = table_lines(meta.get("certificate"))
     if meta.get("certificate"):  # a claim anyone editing the file can rewrite: say who checks it
         certificate.insert(
@@ -333,6 +335,18 @@ def heads_text(cfg: dict[str, Any]) -> str:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'s' * (n != 1)}"
+
+
+def output_read_note(meta: dict[str, Any], operations: tuple[Operation, ...]) -> str | None:
+    """A line for an output no row computes (`depth = opens - closes`, a free view of two counts),
+    which the table left a reader to look for in vain."""
+    name = str((meta.get("output") or {}).get("name"))
+    if not operations or any(op.name == name for op in operations):
+        return None
+    return (
+        f"no row computes the output {name!r}: the unembedding reads it off the residual stream "
+        "directly (a free view, docs/compiler.md)"
+    )
 
 
 def operations_table(operations: tuple[Operation, ...]) -> list[str]:

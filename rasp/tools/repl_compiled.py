@@ -153,8 +153,10 @@ class CompiledView:
         done = (
             f"compiled {name}: {heads_text(cfg)}, "
             f"d_model {cfg['d_model']}, {compiled.param_count():,} parameters "
-            f"({compiled.nonzero_params():,} non-zero); vocab {_tokens_text(vocab)}, "
-            f"max_len {max_len}"
+            f"({compiled.nonzero_params():,} non-zero); vocab {_tokens_text(vocab)}"
+            # defaulted, it may lack the program's tokens: `:compile depth` over "helo"
+            + ("" if vocab_text else " (the running example's tokens)")
+            + f", max_len {max_len}"
         )
         from rasp.tools.probe import probe_failures
 
@@ -167,6 +169,7 @@ class CompiledView:
         from rasp.tools.inspect import (
             layer_operations,
             operations_table,
+            output_read_note,
             output_type_text,
             shape_text,
         )
@@ -183,6 +186,8 @@ class CompiledView:
         operations = layer_operations(meta)
         if operations:
             lines += operations_table(operations)
+            note = output_read_note(meta, operations)
+            lines += [] if note is None else [note]
         else:
             lines.append("no heads or MLPs: the embedding computes the output")
         return "\n".join(line.rstrip() for line in lines)

@@ -193,6 +193,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
             guard=guard,
             name=name,
             rebuild=rebuilt,
+            stages=bars,
         )
     console.step("checked")
     what = f"{source.name if args.file in (None, '-') else args.file} `{name}`"

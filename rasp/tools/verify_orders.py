@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -64,15 +65,18 @@ def check_model(
     guard: SOp | None = None,
     name: str | None = None,
     rebuild: Rebuild | None = None,
+    stages: Callable[[str, int, int], None] | None = None,
 ) -> VerifyReport:
     """What `rasp verify` and the REPL's `:verify` run: compare every input of `plan` with the
     interpreter (`rasp.tools.verify.verify`), then sweep evaluation orders over a subset of them.
     `guard`: the program as written where `sop` rewrites it; `name`: `sop`'s (see `verify`);
     `rebuild`: what rebuilding a model file's reach from its program found (None: a model
-    compiled here, whose reach is the compile's own)."""
+    compiled here, whose reach is the compile's own). `stages(stage, done, total)`: a progress
+    bar per stage after the comparison (the sweep took 12 s of a 22 s verify behind a full bar)."""
     report = verify(sop, model, plan, progress=progress, nodes=nodes, guard=guard, name=name)
     if sweep:
-        report.orders = sweep_orders(sop, model, plan, guard=guard)
+        runs = None if stages is None else partial(stages, "evaluation orders")
+        report.orders = sweep_orders(sop, model, plan, guard=guard, progress=runs)
     if hasattr(model, "meta") and hasattr(model, "model"):  # a runtime model with its file's JSON
         from rasp.tools.certificate_text import recheck_model
 
@@ -123,8 +127,10 @@ def sweep_orders(
     sampled: int = SWEEP_SAMPLED,
     cuda: bool | None = None,
     guard: SOp | None = None,
+    progress: Progress | None = None,
 ) -> OrderReport:
-    """Run `model` (a `transformer.CompiledTransformer`) on a subset of `plan` under every config."""
+    """Run `model` (a `transformer.CompiledTransformer`) on a subset of `plan` under every config;
+    `progress(done, total)` after each config."""
     import torch
 
     inputs, n_first, n_sampled = sweep_inputs(plan, first, sampled)
@@ -144,6 +150,8 @@ def sweep_orders(
             if config.threads is not None and config.threads != torch.get_num_threads():
                 torch.set_num_threads(config.threads)
             runs.append((config, *_run(variants[key], config, inputs, output, plan.seed)))
+            if progress is not None:
+                progress(len(runs), len(configs))
     for config, outputs, lows in runs:
         reference = reference or outputs
         bad_here = 0

@@ -155,7 +155,10 @@ def test_a_repeated_vocab_token_is_refused_as_the_cli_refuses_it() -> None:
     assert state is not None and state.vocab == ("h", "e", "l")  # the refusals changed nothing
     # 1, 1.0 and true are three tokens; the default vocab is the example's distinct tokens
     assert session.feed(":compile r [1, 1.0, true] 3").endswith("vocab [1, 1.0, true], max_len 3")
-    assert session.feed(":compile r").endswith('vocab "helo", max_len 8')
+    # ... and says so: `:compile depth` over "helo" gave a model of no head, unremarked
+    assert session.feed(":compile r").endswith(
+        'vocab "helo" (the running example\'s tokens), max_len 8'
+    )
 
 
 def test_a_number_past_pythons_digit_limit_is_refused() -> None:
