@@ -46,6 +46,7 @@ from tests.compat.rasp_gen_extra import extra
 from tests.compat.rasp_gen_layout import laid_out
 from tests.compat.rasp_gen_more import more
 from tests.compat.rasp_gen_odd import ODD, ODD_INPUTS, ODD_SOPS, ODD_STATEMENTS
+from tests.compat.rasp_gen_user import user
 
 _STRING_EXAMPLES = ('"hello"', '"abcab"', '"aab"', '"z"', '"baaac"', '["the", "cat", "a"]')
 _INT_EXAMPLES = ("[3, 1, 2]", "[0, 0, 5, 1]", "[2]", "[1, 2, 3, 4]", "[-2, 7, 0]", "[0]")
@@ -68,12 +69,14 @@ class _Gen(ExprGen):
         layout: random.Random,
         extra: random.Random,
         corners: random.Random,
+        users: random.Random,
     ) -> None:
         super().__init__(rng, prefix, layout)
         self.extra = (
             extra  # rasp_gen_more's own stream: the statements drawn from rng stay the same
         )
         self.corners = corners  # rasp_gen_extra's own stream
+        self.users = users  # rasp_gen_user's own stream
 
     # -- statements ------------------------------------------------------------------------
     def statement(self) -> list[str]:
@@ -239,6 +242,7 @@ class _Gen(ExprGen):
         statements = laid_out(statements, self.prefix, self.layout)
         statements = more(statements, self.prefix, self.int_example, self.extra)
         statements = extra(statements, self.prefix, self.int_example, self.corners)
+        statements = user(statements, self.prefix, self.int_example, self.users)
         for kind in (*SOPS, SEL):
             for name in self.names.get(kind, [])[:2]:
                 other = self.pick(_INT_EXAMPLES if self.int_example else _STRING_EXAMPLES)
@@ -258,6 +262,7 @@ def generate(seed: int, count: int, length: int = 8) -> list[Program]:
             random.Random(f"{seed}:{i}"),
             random.Random(f"{seed}:{i}:more"),
             random.Random(f"{seed}:{i}:extra"),
+            random.Random(f"{seed}:{i}:user"),
         ).program(length)
         for i in range(count)
     ]
