@@ -103,6 +103,12 @@ def test_the_generator_reaches_the_whole_language() -> None:
         "_inf = 2.0 ^ 1023 * 2;",  # inf and nan
         "_i * 2; ",  # an expression statement in a for body
         "select + 1;",  # the original's words bound
+        "_rev(",  # rasp_gen_user: a paper-style function of several locals
+        "_win(",  # a for loop building an s-op in a body
+        "count = selector_width",  # a library name reused as a local
+        "_n1(",  # defs nested three deep
+        "] for j in ",  # a nested comprehension
+        "dyckk_ptf(",  # the paper's library called anew
     ):
         assert word in text, word
 
