@@ -116,14 +116,15 @@ def _documented(
         for line in program.statements[:statement]
     ):
         return True  # the original's `full seq display` input row shows the selector example
-    if theirs == ("ERR",) and ours and "selector: " in ours[0]:
+    if theirs == ("ERR",) and any("selector: " in line for line in ours):
         # tested on the selector example here, on the s-op example there, where it fails
         return selector_example(program, statement) != program.example
     if ours != ("ERR",):
         return False
     # a selector is tested on the selector example here, on the s-op example there: there it is
     # bound, and fails to show on the selector example; `^` with a complex result is an error here
-    shown_selector = bool(theirs) and "selector: " in theirs[0]
+    # (one of several values bound at once, `a, b = f(s);`, may be the selector)
+    shown_selector = any("selector: " in line for line in theirs)
     return any(
         _COMPLEX.search(line)
         or (shown_selector and ("fails on evaluation" in line or "evaluation failed in" in line))

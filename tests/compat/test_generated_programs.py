@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.compat.gen_diff import (
+    _documented,
     chunks,
     compare,
     made_sop_fails,
@@ -159,3 +160,20 @@ def test_a_program_does_not_see_the_tokens_an_earlier_one_bound() -> None:
     outputs = chunks(our_lines(session_text(programs)), programs)
     assert outputs[(0, 0)] == ("    value: tokens =  1",)
     assert outputs[(1, 0)] == ("ERR",), outputs[(1, 0)]  # "a" + 1, as alone
+
+
+def test_a_selector_bound_beside_an_sop_is_told_apart() -> None:
+    """A selector is tested on the selector example here (docs/language.md, section 7); where
+    `a, b = f(s);` binds an s-op and then the selector, the original's output has the selector
+    second, failing to show (seed 951146 was reported: only the first line was looked at)."""
+    two = "def f(s) { return s == 1, select(s, s, >=); }"
+    program = Program("[0, 1]", ('set selector example "ab"', two, "a, b = f(tokens_int);"))
+    theirs = (
+        "     s-op: _",
+        " \t Example: _([0, 1]) = [F, T] (bools)",
+        "     selector: _",
+        " \t Example:",
+        "evaluation failed in: [ tokens_int ] with exception:",
+    )
+    assert _documented(program, 2, ("ERR",), theirs)
+    assert not _documented(program, 2, ("ERR",), theirs[:2])
