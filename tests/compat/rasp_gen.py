@@ -11,8 +11,10 @@ original preloads. rasp_gen_exprs draws the expressions, this module the stateme
 rasp_gen_layout spreads some defs and fors over several lines (with comment and blank lines),
 adds trailing comments, recursion and closures; rasp_gen_more adds the REPL's `show example`,
 `set example` of an expression, several values bound to one name, dict comprehensions of key
-expressions, `tokens` rebound, lone comments and `load`. Most expressions are well typed; a few
-are not on purpose, so that errors are compared too.
+expressions, `tokens` rebound, lone comments and `load`; rasp_gen_extra the corners (s-ops indexed,
+functions as values, `%`, the builtins' errors, inf and nan), rasp_gen_user programs as users write
+them (paper-style functions, loops in bodies, nested defs and comprehensions, printed floats).
+Most expressions are well typed; a few are not on purpose, so that errors are compared too.
 
 The generator avoids what docs/language.md (section 7) lists as deliberate differences: `!=`
 outside `select`, indexing a parenthesized value, several statements on a line, `and`/`or`/`not`/
