@@ -137,8 +137,9 @@ def _plain(value: Any) -> Any:
 
 def _same(a: Any, b: Any) -> bool:
     # The original compares with a set, where 1 == 1.0 == True: a mean's 4.0 beside a single
-    # key's 4 (`[4.0, 4]`) shows as `[4.0]*2`, the first value.
-    return bool(a == b)
+    # key's 4 (`[4.0, 4]`) shows as `[4.0]*2`, the first value. A set finds an object by identity
+    # first: one nan copied to every position is one value, nans computed apart are not.
+    return a is b or bool(a == b)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -225,7 +226,8 @@ def _type_label(values: Sequence[Any]) -> str:
 
 
 def _all_equal(seq: SeqValue) -> bool:
-    return len(seq.values) > 0 and all(_same(_plain(v), _plain(seq.values[0])) for v in seq.values)
+    first = _plain(seq.values[0]) if len(seq.values) else None
+    return len(seq.values) > 0 and all(_same(_plain(v), first) for v in seq.values)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -11,8 +11,10 @@ original preloads. rasp_gen_exprs draws the expressions, this module the stateme
 rasp_gen_layout spreads some defs and fors over several lines (with comment and blank lines),
 adds trailing comments, recursion and closures; rasp_gen_more adds the REPL's `show example`,
 `set example` of an expression, several values bound to one name, dict comprehensions of key
-expressions, `tokens` rebound, lone comments and `load`. Most expressions are well typed; a few
-are not on purpose, so that errors are compared too.
+expressions, `tokens` rebound, lone comments and `load`; rasp_gen_extra the corners (s-ops indexed,
+functions as values, `%`, the builtins' errors, inf and nan), rasp_gen_user programs as users write
+them (paper-style functions, loops in bodies, nested defs and comprehensions, printed floats).
+Most expressions are well typed; a few are not on purpose, so that errors are compared too.
 
 The generator avoids what docs/language.md (section 7) lists as deliberate differences: `!=`
 outside `select`, indexing a parenthesized value, several statements on a line, `and`/`or`/`not`/
@@ -46,6 +48,7 @@ from tests.compat.rasp_gen_extra import extra
 from tests.compat.rasp_gen_layout import laid_out
 from tests.compat.rasp_gen_more import more
 from tests.compat.rasp_gen_odd import ODD, ODD_INPUTS, ODD_SOPS, ODD_STATEMENTS
+from tests.compat.rasp_gen_user import user
 
 _STRING_EXAMPLES = ('"hello"', '"abcab"', '"aab"', '"z"', '"baaac"', '["the", "cat", "a"]')
 _INT_EXAMPLES = ("[3, 1, 2]", "[0, 0, 5, 1]", "[2]", "[1, 2, 3, 4]", "[-2, 7, 0]", "[0]")
@@ -68,12 +71,14 @@ class _Gen(ExprGen):
         layout: random.Random,
         extra: random.Random,
         corners: random.Random,
+        users: random.Random,
     ) -> None:
         super().__init__(rng, prefix, layout)
         self.extra = (
             extra  # rasp_gen_more's own stream: the statements drawn from rng stay the same
         )
         self.corners = corners  # rasp_gen_extra's own stream
+        self.users = users  # rasp_gen_user's own stream
 
     # -- statements ------------------------------------------------------------------------
     def statement(self) -> list[str]:
@@ -239,6 +244,7 @@ class _Gen(ExprGen):
         statements = laid_out(statements, self.prefix, self.layout)
         statements = more(statements, self.prefix, self.int_example, self.extra)
         statements = extra(statements, self.prefix, self.int_example, self.corners)
+        statements = user(statements, self.prefix, self.int_example, self.users)
         for kind in (*SOPS, SEL):
             for name in self.names.get(kind, [])[:2]:
                 other = self.pick(_INT_EXAMPLES if self.int_example else _STRING_EXAMPLES)
@@ -258,6 +264,7 @@ def generate(seed: int, count: int, length: int = 8) -> list[Program]:
             random.Random(f"{seed}:{i}"),
             random.Random(f"{seed}:{i}:more"),
             random.Random(f"{seed}:{i}:extra"),
+            random.Random(f"{seed}:{i}:user"),
         ).program(length)
         for i in range(count)
     ]

@@ -15,7 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.compat.gen_diff import chunks, compare, original_output, over_a_limit, session_text
+from tests.compat.gen_diff import (
+    _documented,
+    chunks,
+    compare,
+    made_sop_fails,
+    original_output,
+    over_a_limit,
+    session_text,
+)
 from tests.compat.rasp_gen import Program, generate
 from tests.compat.test_original_sessions import our_lines
 
@@ -96,6 +104,12 @@ def test_the_generator_reaches_the_whole_language() -> None:
         "_inf = 2.0 ^ 1023 * 2;",  # inf and nan
         "_i * 2; ",  # an expression statement in a for body
         "select + 1;",  # the original's words bound
+        "_rev(",  # rasp_gen_user: a paper-style function of several locals
+        "_win(",  # a for loop building an s-op in a body
+        "count = selector_width",  # a library name reused as a local
+        "_n1(",  # defs nested three deep
+        "] for j in ",  # a nested comprehension
+        "dyckk_ptf(",  # the paper's library called anew
     ):
         assert word in text, word
 
@@ -123,3 +137,43 @@ def test_a_documented_limit_is_told_apart_from_a_divergence() -> None:
     assert over_a_limit(program, 1)
     assert not over_a_limit(program, 0)
     assert not over_a_limit(program, 2)
+
+
+def test_a_failing_sop_made_inside_a_called_body_is_told_apart() -> None:
+    """The original tests every s-op a called body makes, one it drops too (docs/language.md,
+    section 7): gen_diff counts that as documented by the s-ops made, not by the body's words.
+    Seed 951074 made one of a parameter (`p % "b"`, no s-op word in the body) and was reported."""
+    dropped = 'def f(a) { b = a % "b"; return 3 and a; }'
+    program = Program('"hello"', (dropped, "x = f(indices > 1);", "y = f(3);", "z = f(indices);"))
+    assert made_sop_fails(program, 1)
+    assert not made_sop_fails(program, 0)
+    assert not made_sop_fails(program, 2)  # an atom: no s-op made
+    kept = Program('"hello"', ("def g(a) { b = a + 1; return b; }", "x = g(indices);"))
+    assert not made_sop_fails(kept, 1)
+
+
+def test_a_program_does_not_see_the_tokens_an_earlier_one_bound() -> None:
+    """The original lets `tokens = 1;` bind (the generator writes it); in one shared session, a
+    later program's `tokens` was 1, which the classifiers, replaying a program alone, did not see
+    (seed 951001: `tokens * n` in a body made ints there). Each program starts with tokens_str."""
+    programs = [Program('"ab"', ("tokens = 1;",)), Program('"ab"', ("x = tokens + 1;",))]
+    outputs = chunks(our_lines(session_text(programs)), programs)
+    assert outputs[(0, 0)] == ("    value: tokens =  1",)
+    assert outputs[(1, 0)] == ("ERR",), outputs[(1, 0)]  # "a" + 1, as alone
+
+
+def test_a_selector_bound_beside_an_sop_is_told_apart() -> None:
+    """A selector is tested on the selector example here (docs/language.md, section 7); where
+    `a, b = f(s);` binds an s-op and then the selector, the original's output has the selector
+    second, failing to show (seed 951146 was reported: only the first line was looked at)."""
+    two = "def f(s) { return s == 1, select(s, s, >=); }"
+    program = Program("[0, 1]", ('set selector example "ab"', two, "a, b = f(tokens_int);"))
+    theirs = (
+        "     s-op: _",
+        " \t Example: _([0, 1]) = [F, T] (bools)",
+        "     selector: _",
+        " \t Example:",
+        "evaluation failed in: [ tokens_int ] with exception:",
+    )
+    assert _documented(program, 2, ("ERR",), theirs)
+    assert not _documented(program, 2, ("ERR",), theirs[:2])
