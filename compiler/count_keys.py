@@ -147,7 +147,19 @@ def selects_equal_values(
             # the keys of one rank among x's values (`select(x, x, <)` counts the smaller ones,
             # more for each larger x): one x, whatever the query compares the rank with
             x = _extreme_of(graph, rank.index, _ORDERS)
-            if x is not None and _computed_from(graph, sop, x) and _totally_ordered(values(x)):
+            if (
+                x is not None
+                and _totally_ordered(values(x))
+                and (
+                    _computed_from(graph, sop, x)
+                    # x = f(sop), f one-to-one (tracr's None check on a sort's keys), where no
+                    # two of x's values are equal as numbers: one rank, one x, one sop
+                    or (
+                        _tells_apart(graph, x, sop, values)
+                        and len({value_key(v) for v in values(x)}) == len(set(values(x)))
+                    )
+                )
+            ):
                 return True
         if not key_only(graph, i):
             continue

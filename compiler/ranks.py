@@ -42,6 +42,16 @@ def rank_keys(selector: sops.Node) -> sops.SOp | None:
     return keys if keys is queries else None
 
 
+def ranks_every_position(selector: sops.Select) -> bool:
+    """Whether a select `rank_keys` matched gives every query one key where its keys are distinct
+    (`distinct_by_position`): a strict order ranks n distinct keys 0..n-1, one per query of
+    `indices` (`<=` ranks them 1..n, and the query at 0 selects none)."""
+    width = selector.keys
+    assert isinstance(width, sops.SelectorWidthSOp) and isinstance(width.selector, sops.Select)
+    strict = width.selector.comparison in (sops.Comparison.LT, sops.Comparison.GT)
+    return strict and isinstance(_checked(selector.queries), sops.IndicesSOp)
+
+
 def key_inputs(keys: sops.SOp) -> list[sops.SOp]:
     """The inputs whose value sets `distinct_by_position` needs."""
     if isinstance(keys, sops.MapSOp):

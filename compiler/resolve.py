@@ -24,7 +24,13 @@ from typing import Any
 from compiler.blocks import Atom
 from compiler.bool_means import BoolMeans
 from compiler.predicates import MAX_TABLE_CELLS, Rebuild, table_of
-from compiler.ranks import copy_numbers, distinct_by_position, key_inputs, rank_keys
+from compiler.ranks import (
+    copy_numbers,
+    distinct_by_position,
+    key_inputs,
+    rank_keys,
+    ranks_every_position,
+)
 from compiler.rewrite import ValueFacts, rebuilt
 from compiler.rounded import Rounded
 from rasp import sops
@@ -244,6 +250,12 @@ def _tracr_mean(
     if keys is not None and distinct_by_position(keys, facts.values, facts.sets.max_len):
         # A sort: each query selects one key (the value analysis cannot see it), so copy.
         possible_values = facts.values(values)
+        if possible_values and ranks_every_position(selector):
+            # and every query one: tracr's default None is never given, and listed it made a
+            # sorted value's readers tables over None too (1.4M parameters at N = 16 for
+            # make_pair_balance of make_sort_freq, 180 s at N = 32); a value it takes stands in
+            node = dataclasses.replace(node, default=possible_values[0])
+            plain = dataclasses.replace(plain, default=possible_values[0])
         if any(_is_number(v) for v in possible_values):
             copy = copy_numbers(node, selector, values, possible_values)
             twins = _number_twins(possible_values)

@@ -4,7 +4,8 @@ Sets are exact or over-approximations (never under): tokens are the conversions 
 indices 0..N-1, length 1..N, a map is its function over the product of its inputs' sets (a combination
 where the function raises is dropped: the interpreter errors there, so the promise does not cover it),
 an aggregate is its values, its default and, when several keys can be selected, every mean the
-interpreter can compute; selector_width is 0..N. (A map's values: `compiler.map_values`.)
+interpreter can compute; selector_width is 0..N (1..N where every query selects a key). (A map's
+values: `compiler.map_values`.)
 
 Relational refinement: a node that depends only on indices, length and constants gets its value at
 every (index i, length n) with i < n, so `length - indices - 1` has the values 0..N-1, not -N..N. An
@@ -174,6 +175,11 @@ class _Inference:
                         vals = tuple(range(self.n_max + 1))
                     if node.inputs[0] in known.width_ranges:
                         rel = self.narrowed_widths(node.inputs[0], rel, vals) or rel
+                    if self.never_empty[node.inputs[0]]:
+                        # never 0 where every query selects a key (its own: `select(tokens,
+                        # tokens, ==)`); a 0 made make_sort's keys hist + i/N hold twins no
+                        # input gives
+                        rel, vals = self.without_zero(rel, vals)
             if rel is not None:
                 vals = sort_values(v for group in _by_id(rel).values() for v in group)
             if (
@@ -389,6 +395,18 @@ class _Inference:
             out[(i, n)] = cut[key]
         kept = {v for group in _by_id(out).values() for v in group}
         return out if len(kept) < len(union) - 1 else None
+
+    def without_zero(
+        self, rel: Relation | None, vals: tuple[Atom, ...]
+    ) -> tuple[Relation | None, tuple[Atom, ...]]:
+        """A width's relation or values without 0 (its selector selects a key for every query;
+        a set of 0 alone, which no sound analysis gives there, is left as it is)."""
+        if rel is None:
+            return None, tuple(v for v in vals if v != 0) or vals
+        cut: dict[int, tuple[Atom, ...]] = {}
+        for vs in _by_id(rel).values():
+            cut[id(vs)] = self.known.intern([v for v in vs if v != 0]) if len(vs) > 1 else vs
+        return {p: cut[id(vs)] for p, vs in rel.items()}, vals
 
     def default_where_empty(self, rel: Relation, selector: int, default: Atom) -> Relation:
         """An aggregate's relation with the default alone where its selector selects no key on

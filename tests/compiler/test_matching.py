@@ -14,7 +14,7 @@ import sop_builders as B
 from runtime_helpers import run_compiled
 
 import compiler.build_stages
-from compiler import addressing, compile_sop
+from compiler import addressing, compile_sop, squares
 from rasp import sops as S
 from rasp.interpreter import Interpreter, load_file
 from rasp.parser import parse
@@ -305,8 +305,10 @@ def test_sides_of_few_values_are_matched_where_that_is_smaller(monkeypatch) -> N
 
 
 def test_a_match_that_costs_a_layer_at_short_lengths_is_not_kept(monkeypatch) -> None:
-    # double_hist at N = 8 matched: the square of a width is stepped a layer after its number
-    # (3 layers, against 2 with one-hot sides): the driver keeps the one-hot build
+    # double_hist at N = 8 matched, the square of a width stepped a layer after its number (as
+    # where stepping it beside the number costs more units): 3 layers, against 2 with one-hot
+    # sides; the driver keeps the one-hot build
+    monkeypatch.setattr(squares, "_no_larger", lambda parts, than: False)
     interp = load_file(Path(__file__).resolve().parents[2] / "programs" / "double_hist.rasp")
     name = interp.last_assigned
     sop = interp.get(name)
@@ -315,6 +317,19 @@ def test_a_match_that_costs_a_layer_at_short_lengths_is_not_kept(monkeypatch) ->
     eager = compile_sop(sop, list("abc"), 8, name=name)
     assert len(model.metadata["layers"]) == 2 < len(eager.metadata["layers"])
     assert "hist.int" not in model.metadata["residual"]
+
+
+def test_a_width_squared_beside_its_number_for_one_more_unit() -> None:
+    # double_hist at N = 10: hist is 1..10 (never 0), the square stepped on 1/(w+1) takes 19
+    # units against 18 a layer after the decoded number (21 against 20 while hist was 0..10):
+    # one unit more is taken, so matching costs no layer (2 layers, 4,771 parameters; the one-hot
+    # build has 6,524)
+    interp = load_file(Path(__file__).resolve().parents[2] / "programs" / "double_hist.rasp")
+    name = interp.last_assigned
+    model = compile_sop(interp.get(name), list("abc"), 10, name=name)
+    assert len(model.metadata["layers"]) == 2
+    assert "hist.int" in model.metadata["residual"]
+    assert model.param_count() < 5_000
 
 
 def test_a_match_the_certifier_refuses_falls_back_to_one_hot_readings(monkeypatch) -> None:

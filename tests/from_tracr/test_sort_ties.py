@@ -32,3 +32,23 @@ def test_a_sort_of_repeated_floats_takes_their_values() -> None:
     inputs += [[1.5] * max_len, [-0.5] * (max_len - 1) + [3.0]]
     for xs, got in zip(inputs, run_compiled(model, inputs), strict=True):
         assert got == program(xs), xs
+
+
+def test_a_sort_of_a_copy_by_itself_takes_its_values() -> None:
+    """The keys of a sort by an aggregate pass tracr's None check (a map of it), so the values
+    were not computed from the keys: every mean of up to N floats, 5,608,509 parameters at
+    N = 16 (tracr_lib_campaign.py seed 780216 --big --deep --their-lib #3, a sort_unique(x, x)
+    of a reversed sort, ran past 180 s at N = 20; over nine ints, 10.9M parameters at N = 16).
+    The check is one-to-one, so keys of one rank still hold one value."""
+    x = lib.make_reverse(rasp.tokens)
+    program = lib.make_sort_unique(x, x)
+    assert program([1.5, 0.5, 1.5]) == [0.5, 1.5, None]
+    max_len = 16
+    model = compile_sop(program, FLOATS, max_len)
+    assert model.param_count() < 50_000  # 12,339
+    rng = random.Random(1)
+    inputs = [list(t) for n in range(1, 4) for t in itertools.product(FLOATS, repeat=n)]
+    inputs += [rng.choices(FLOATS, k=rng.randint(4, max_len)) for _ in range(60)]
+    inputs += [[1.5] * max_len, [-0.5] * (max_len - 1) + [3.0]]
+    for xs, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert got == program(xs), xs
