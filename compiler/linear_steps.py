@@ -13,12 +13,14 @@ combinations whose sums float32 cannot tell apart give different values, it does
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
 from compiler import map_steps
-from compiler.blocks import Atom, Dim, Encoded, Encoding, is_number, value_key
+from compiler.blocks import Atom, Dim, Encoded, Encoding, all_numbers, value_key
 from compiler.fits import FLOAT64_NOISE
 from compiler.graph import IRNode
 from compiler.map_steps import Rows
@@ -95,6 +97,7 @@ def linear_steps(
 # the part of a map that is one of its inputs: max(x, y) - y and min(x, y) - x are functions of
 # x - y (none: |x - y| is one, where the map's support kept `x > y` as a source)
 AFFINE_PARTS = ((0.0, 0.0), (0.0, 1.0), (1.0, 0.0))
+_NUMBERS_OR_BOOLS = frozenset({int, float, bool})
 # a function of the sum taking at most this many values is tried first: its steps are exact
 FEW_STEP_VALUES = 8
 
@@ -114,7 +117,7 @@ def affine_plus_sum(
     (or a width is read as its 1/(w+1), which is not its number)."""
     if len(support) != 2 or not rows or any(reader.reads_frac(s) for s in support):
         return None
-    if not all(is_number(v) or isinstance(v, bool) for combo, v in rows for v in (*combo, v)):
+    if not _numbers(rows, outputs=True):
         return None
     at = [_column(rows, k) for k in range(2)]  # [rows] each
     values = np.fromiter((float(v) for _, v in rows), dtype=np.float64, count=len(rows))
@@ -196,7 +199,7 @@ def _separating(at: list[np.ndarray], out_ids: np.ndarray) -> list[tuple[float, 
 def _columns(rows: Rows) -> tuple[list[np.ndarray], list[Atom], np.ndarray] | None:
     """Both support values of every row as floats ([rows] each), the distinct outputs and each
     row's index among them; None where a support value is not a number."""
-    if not all(is_number(v) or isinstance(v, bool) for combo, _ in rows for v in combo):
+    if not _numbers(rows):
         return None
     outputs, out_ids = _output_ids(rows)
     return [_column(rows, k) for k in range(2)], outputs, out_ids
@@ -208,6 +211,22 @@ def _function_of_sum(
     """The distinct (sum, value) points where the map is a function of coef·at, else None."""
     points = _points(0.0 + coef[0] * at[0] + coef[1] * at[1], out_ids, outputs)
     return points if a_function(points) else None
+
+
+def _numbers(rows: Rows, outputs: bool = False) -> bool:
+    """Whether every support value (and with `outputs`, every output) of the rows is a number or
+    a bool, their types found at C speed (value by value, as before: a tenth of a 26 s compile
+    at N = 8, a max over a mean of prefix means)."""
+    values = chain.from_iterable(map(itemgetter(0), rows))
+    if outputs:
+        values = chain(values, map(itemgetter(1), rows))
+    if set(map(type, values)) <= _NUMBERS_OR_BOOLS:
+        return True
+    # a subclass of a number's type: judged one value at a time
+    combos = map(itemgetter(0), rows)
+    return all(all_numbers(combo, bools=True) for combo in combos) and (
+        not outputs or all_numbers([out for _, out in rows], bools=True)
+    )
 
 
 def _column(rows: Rows, k: int) -> np.ndarray:
