@@ -162,9 +162,23 @@ def test_run_says_how_to_write_tokens_of_the_other_kind(
     assert run(capsys, *argv)[0] == 0
     code, _, err = run(capsys, "run", "--model", str(model), "--input", given)
     assert code == 2 and err.endswith(hint + "\n")
+    assert "the vocabulary holds" not in err, "one hint: the runtime's own is not said too"
     code, _, err = run(capsys, "run", "--model", str(model), "--input", no_token)
     assert code == 2 and err.endswith(f"{listed} ({model})\n"), "no token of either kind: no hint"
     assert run(capsys, "run", "--model", str(model), "--input", right)[1] == output + "\n"
+
+
+def test_run_gives_the_runtimes_hint_where_it_has_none_of_its_own(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # a list mixing kinds (`["3", 1]` for [1, 2, 3]) had no hint at all
+    argv, _, model = compile_argv(tmp_path, "m", "s = tokens_int + 1;\n", "[1,2,3]")
+    assert run(capsys, *argv)[0] == 0
+    code, _, err = run(capsys, "run", "--model", str(model), "--input", '["3", 1]')
+    assert code == 2 and err.endswith(
+        f'[1, 2, 3] ({model}); the vocabulary holds the number 3, not the string "3": '
+        "write the tokens as numbers, e.g. [3, 1]\n"
+    )
 
 
 def test_run_says_a_json_list_keeps_its_types(

@@ -29,7 +29,17 @@ def printable(text: str) -> str:
 
 
 class ModelInputError(ValueError):
-    """An input the model cannot run (unknown token, empty, longer than `max_len`)."""
+    """An input the model cannot run (unknown token, empty, longer than `max_len`).
+
+    `str(err)` is `reason`, then `; hint` where there is one (how to write the input instead); a
+    front end with its own hint for the same mistake reads `reason` and `hint` apart, so that it
+    does not give two.
+    """
+
+    def __init__(self, reason: str, hint: str = "") -> None:
+        super().__init__(f"{reason}; {hint}" if hint else reason)
+        self.reason = reason
+        self.hint = hint
 
 
 class ModelOutputError(ArithmeticError):

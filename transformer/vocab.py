@@ -246,9 +246,55 @@ class Vocab:
             if token_id is None:
                 raise ModelInputError(
                     f"token {show_token(token)} at position {position} of {where} is not in the "
-                    f"model's vocabulary {self.describe()}"
+                    f"model's vocabulary {self.describe()}",
+                    self._other_type_hint(token, tokens),
                 )
         return ids
+
+    def _other_type_hint(self, token: object, tokens: list[object]) -> str:
+        """Where the unknown `token` is a vocabulary entry written as another JSON kind (3 for
+        "3", "3" for 3) and so is every other unknown token of the input: how to write it. None
+        where some token is neither (`"314"` for [1, 2, 3]): the fix would be a guess."""
+        entry = self._as_other_kind(token)
+        if entry is None:
+            return ""
+        written: list[object] = []
+        for t in tokens:
+            other = None if self.id_of(t) is not None else self._as_other_kind(t)
+            if self.id_of(t) is None and other is None:
+                return ""
+            written.append(t if other is None else other[0])
+        listed = "[" + ", ".join(show_token(t) for t in written) + "]"
+        kind = _kind(entry[0])
+        return (
+            f"the vocabulary holds the {kind} {show_token(entry[0])}, not the {_kind(token)} "
+            f"{show_token(token)}: write the tokens as {kind}s, e.g. {listed}"
+        )
+
+    def _as_other_kind(self, token: object) -> tuple[object] | None:
+        """The vocabulary entry that `token` names as another JSON kind, in a 1-tuple (an entry
+        may be falsy): the string "3" for 3 (as JSON writes it), the number 3 for the string "3"."""
+        key = token_key(token)
+        if key is None or key[0] == "null":
+            return None
+        if key[0] == "str":
+            try:
+                value = json.loads(str(key[1]))
+            except ValueError:
+                return None
+            if isinstance(value, str | list | dict) or value is None:
+                return None
+            return (value,) if self.id_of(value) is not None else None
+        text = json.dumps(key[1])
+        return (text,) if self.id_of(text) is not None else None
+
+
+def _kind(token: object) -> str:
+    """A token's JSON kind in a hint's words."""
+    key = token_key(token)
+    if key is None:
+        return "token"
+    return {"str": "string", "bool": "boolean", "null": "null"}.get(key[0], "number")
 
 
 @dataclass(frozen=True)

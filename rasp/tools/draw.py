@@ -132,7 +132,7 @@ def draw_model_file(
         raise RaspError(str(err), kind=ErrorKind.IO) from None
     except transformer.ModelInputError as err:
         vocab = tuple(checked.meta["vocab"]["tokens"])
-        raise ModelInputRefused(model_path, str(err), vocab) from None
+        raise ModelInputRefused.of(model_path, err, vocab) from None
     weights = load_file(str(model_path)) if dot is not None else None
     return write_pictures(trace, png, checked.meta, weights, dot)
 

@@ -164,7 +164,7 @@ def cmd_run_model(args: argparse.Namespace) -> int:
     try:
         model.encode([args.input])
     except transformer.ModelInputError as err:
-        refused = ModelInputRefused(args.model, str(err), tuple(model.meta.raw["vocab"]["tokens"]))
+        refused = ModelInputRefused.of(args.model, err, tuple(model.meta.raw["vocab"]["tokens"]))
         return steps.usage_error("run", refused.as_argument_error(args.input))
     with steps.runtime_errors(args.model):
         (values,) = model.run([args.input])

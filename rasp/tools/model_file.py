@@ -36,15 +36,27 @@ class ModelInputRefused(RaspError):
 
     kind = ErrorKind.IO
 
-    def __init__(self, what: str | Path, reason: str, vocab: tuple[Any, ...] = ()) -> None:
-        super().__init__(f"cannot run {what} on this input: {reason}")
+    def __init__(
+        self, what: str | Path, reason: str, vocab: tuple[Any, ...] = (), hint: str = ""
+    ) -> None:
+        super().__init__(f"cannot run {what} on this input: {reason}", hint=hint or None)
         self.what, self.reason = str(what), reason
         self.vocab = vocab  # the model's tokens, where known (for a JSON-list hint)
 
+    @classmethod
+    def of(cls, what: str | Path, err: Exception, vocab: tuple[Any, ...] = ()) -> ModelInputRefused:
+        """The runtime's `ModelInputError` `err`, its reason and its hint kept apart: a command
+        that has its own hint for the mistake gives that one, not both."""
+        reason, hint = getattr(err, "reason", str(err)), getattr(err, "hint", "")
+        return cls(what, reason, vocab, hint)
+
     def as_argument_error(self, tokens: Sequence[Any], vocab: Sequence[Any] | None = None) -> str:
         """The usage error of `--input` `tokens`, in the same words for every command that takes
-        one; `vocab`: the model's tokens where this error does not know them."""
+        one; `vocab`: the model's tokens where this error does not know them. The hint is the
+        command line's own where it has one (`--input '[...]'`), else the runtime's."""
         hint = _json_input_hint(tokens, self.vocab or vocab or ())
+        if not hint and self.hint:
+            hint = f"; {self.hint}"
         return f"argument --input: {self.reason} ({self.what}){hint}"
 
 

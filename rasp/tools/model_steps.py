@@ -40,7 +40,7 @@ def runtime_errors(what: str) -> Iterator[None]:
     except transformer.ModelInputError as err:
         from rasp.tools.model_file import ModelInputRefused
 
-        raise ModelInputRefused(what, str(err)) from None
+        raise ModelInputRefused.of(what, err) from None
     except transformer.ModelOutputError as err:
         raise RaspError(
             f"{what}: {err} (its weights are broken; recompile the program)", kind=ErrorKind.IO

@@ -330,3 +330,29 @@ def test_an_unhashable_token_is_an_unknown_token(prev_path: Path, token: object)
     for inputs in ([["a", token]], [("a", token)], ["ab", ["a", token]]):
         with pytest.raises(ModelInputError, match="at position 1 of .* is not in the model's"):
             model.run(inputs)  # type: ignore[arg-type]
+
+
+def test_digits_given_as_the_other_kind_get_a_hint(tmp_path: Path) -> None:
+    # `run([[3, 1]])` on a vocabulary of the strings "1".."3" said only "not in the vocabulary"
+    # (the CLI alone said to write them as strings); and the reverse for int vocabularies
+    strings = transformer.load(hm.identity(["1", "2", "3"]).save(tmp_path / "s.safetensors"))
+    with pytest.raises(ModelInputError) as err:
+        strings.run([[3, 1]])
+    assert err.value.hint == (
+        'the vocabulary holds the string "3", not the number 3: '
+        'write the tokens as strings, e.g. ["3", "1"]'
+    )
+    assert str(err.value) == f"{err.value.reason}; {err.value.hint}"
+    assert err.value.reason.startswith("token 3 at position 0 of the input is not in")
+    ints = transformer.load(hm.identity([0, 1, 2, 3]).save(tmp_path / "i.safetensors"))
+    with pytest.raises(
+        ModelInputError, match=re.escape("write the tokens as numbers, e.g. [3, 1]")
+    ):
+        ints.run([["3", 1]])
+    with pytest.raises(ModelInputError, match=re.escape('the number 3, not the string "3"')):
+        ints.run(["31"])  # a str input is split into characters
+    # no hint where a token is no entry's other spelling (the fix would be a guess)
+    for wrong in ([9], ["x"], [1.5], [None], ["3", "x"], "314"):
+        with pytest.raises(ModelInputError) as err:
+            ints.run([wrong])
+        assert err.value.hint == "" and str(err.value) == err.value.reason
