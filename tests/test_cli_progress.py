@@ -79,3 +79,40 @@ def test_the_compile_notes_its_size_prediction() -> None:
     stages: list[str] = []
     compile_sop(B.hist(), list("ab"), 65, progress=lambda s, *_: stages.append(s))
     assert stages[:2] == ["compiling: predict the size", "compiling: prepare the program"]
+
+
+@pytest.mark.parametrize(("env", "width"), [(None, 80), ("40", 40)])
+def test_a_terminal_of_zero_columns_still_shows_the_bar(
+    monkeypatch: pytest.MonkeyPatch, env: str | None, width: int
+) -> None:
+    """Under `script` a terminal says it has 0 columns and 0 lines (`stty size`: 0 0); tqdm read
+    that as -1 x -1 and drew nothing. A bar then takes $COLUMNS, else 80 columns."""
+    import io
+    import os
+    import time
+
+    from rasp.tools import console
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+        def fileno(self) -> int:
+            return 2
+
+    stream = Terminal()
+    monkeypatch.setattr(sys, "stderr", stream)
+    monkeypatch.setattr(os, "get_terminal_size", lambda fd=None: os.terminal_size((0, 0)))
+    if env is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", env)
+    monkeypatch.setattr(console, "PROGRESS_DELAY_S", 0.05)
+    with console.Console().progress() as bars:
+        assert bars is not None
+        bars("verifying", 0, 10**6)
+        time.sleep(0.6)
+        shown = stream.getvalue()
+    assert "verifying" in shown and "0.00/1.00M" in shown
+    lines = [line for line in shown.split("\r") if line.strip()]
+    assert lines and max(map(len, lines)) == width - 1  # the bar fills the width, less a column

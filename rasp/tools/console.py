@@ -7,7 +7,8 @@
 - warnings go to stderr, except with `--quiet`; errors are the CLI's, always shown;
 - steps (`--verbose`) go to stderr with the seconds since the command started;
 - progress bars (tqdm) go to stderr only when it is a terminal, not with `--quiet` or `--json`,
-  and only for work that has already taken a second (tqdm's `delay`), so quick runs never flash.
+  and only for work that has already taken a second (tqdm's `delay`), so quick runs never flash;
+  as wide as the terminal, or $COLUMNS (else 80) where it says 0 columns.
 """
 
 from __future__ import annotations
@@ -194,6 +195,7 @@ class _StageBars:
             self.close()
             from tqdm import tqdm
 
+            columns, lines = terminal_shape(sys.stderr)
             with self._lock:
                 self.stage = stage
                 self.bar = tqdm(
@@ -204,8 +206,12 @@ class _StageBars:
                     delay=PROGRESS_DELAY_S,
                     leave=False,
                     file=sys.stderr,
-                    dynamic_ncols=True,
+                    ncols=columns,
+                    nrows=lines,
                 )
+                # tqdm's own size reads a terminal of 0 columns (under `script`) as -1 x -1 and
+                # then draws nothing: ours, asked at each redraw as tqdm's dynamic_ncols would be
+                self.bar.dynamic_ncols = terminal_shape
                 self._stop = threading.Event()
             threading.Thread(target=self._redraw, args=(self.bar, self._stop), daemon=True).start()
         with self._lock:
@@ -228,6 +234,26 @@ class _StageBars:
             if self.bar is not None:
                 self.bar.close()
             self.bar = self.stage = self._stop = None
+
+
+def terminal_shape(stream: Any) -> tuple[int, int]:
+    """The columns and lines a bar on `stream` may use, each one less than the terminal's (as tqdm
+    takes them: a line filling the last column wraps on some terminals). Where the terminal says
+    0 (under `script`, a serial console) or nothing: $COLUMNS and $LINES, else 80 x 24, as
+    `shutil.get_terminal_size` falls back."""
+    try:
+        columns, lines = os.get_terminal_size(stream.fileno())
+    except (AttributeError, OSError, ValueError):  # no descriptor, or not a terminal
+        columns = lines = 0
+    return (columns or _env_size("COLUMNS", 80)) - 1, (lines or _env_size("LINES", 24)) - 1
+
+
+def _env_size(name: str, default: int) -> int:
+    try:
+        size = int(os.environ.get(name, ""))
+    except ValueError:
+        return default
+    return size if size > 0 else default
 
 
 def _is_terminal(stream: Any) -> bool:
