@@ -126,6 +126,7 @@ class MeanValues:
         default, every = known.intern([node.value]), known.intern(vals)
         copied = self._copied(selector, sop) if any(w == 1 for w in widths.values()) else None
         averaged = self._averaged(selector, sop) if several and numbers else None
+        pinned = self._pinned(selector, sop, node) if several and numbers else None
         rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
         # `means_of` per width, asked once (dyck1 at N = 256: 66K pairs, 256 widths); an empty
         # answer (too many sums, reported) is asked again, as each pair reported it
@@ -139,6 +140,8 @@ class MeanValues:
                 rel[p] = mean
             elif per_length is not None:
                 rel[p] = known.intern([float(per_length[p[1]])])
+            elif pinned is not None and (means := pinned(*p)) is not None:
+                rel[p] = means
             elif copies is not None:
                 rel[p] = known.intern(copies)
             elif numbers:
@@ -186,6 +189,62 @@ class MeanValues:
                 found[n] = None if column is None else _column_means(matrix, column)
             means = found[n]
             return None if means is None else self.known.intern([float(means[i])])
+
+        return at
+
+    def _pinned(
+        self, selector: int, sop: int, node: IRNode
+    ) -> Callable[[int, int], tuple[Atom, ...] | None] | None:
+        """Where positions decide the selector and `sop` has a relation of whole numbers: (i, n)
+        -> the means of the keys selected there, a key whose set is one number adding it to every
+        sum (a shifted copy before its shift holds the default: the mean of 28 of them and a bool
+        is not any mean of 29 values); None where no selected key's set is one number (`means_of`
+        over the width is as tight). Whole numbers sum exactly in any order, so each sum is the
+        pinned keys' total plus a sum of the others (their sets' union)."""
+        known = self.known
+        source = known.relation[sop]
+        if source is None or not all(
+            is_number(v) and float(v).is_integer() and abs(v) * known.n_max < EXACT_SUMS
+            for v in known.values[sop]
+        ):
+            return None
+        if not any(len(vs) == 1 for vs in source.values()):
+            return None  # (cheap: no key is ever pinned)
+        rows: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None] = {}
+        found: dict[tuple[float, int, tuple[int, ...], int], tuple[Atom, ...]] = {}
+        numbered: dict[int, int] = {}  # a set's id -> its number in `sets`
+        sets: list[tuple[Atom, ...]] = []
+
+        def at(i: int, n: int) -> tuple[Atom, ...] | None:
+            if n not in rows:
+                matrix = known.matrix(selector, n)  # known: the selector's widths are
+                assert matrix is not None
+                at_n = [source[(j, n)] for j in range(n)]
+                for vs in at_n:
+                    if id(vs) not in numbered:
+                        numbered[id(vs)] = len(sets)
+                        sets.append(vs)
+                one = np.array([len(vs) == 1 for vs in at_n])
+                value = np.array([float(vs[0]) if len(vs) == 1 else 0.0 for vs in at_n])
+                which = np.array([numbered[id(vs)] for vs in at_n])
+                rows[n] = (matrix, one, value, which) if one.any() else None
+            here = rows[n]
+            if here is None:
+                return None
+            matrix, one, value, which = here
+            keys = matrix[i]
+            if not (keys & one).any():
+                return None
+            fixed = float(value[keys & one].sum())  # whole numbers: exact
+            free = which[keys & ~one]
+            ids = tuple(np.unique(free).tolist())
+            w = int(keys.sum())
+            key = (fixed, len(free), ids, w)
+            if key not in found:
+                union = sort_values({float(v) for k in ids for v in sets[k]})
+                sums = self.sums_of(union, len(free), node) if len(free) else {0.0}
+                found[key] = known.intern([(fixed + a) / w for a in sums or ()])
+            return found[key]
 
         return at
 
@@ -309,28 +368,37 @@ class MeanValues:
     def means_of(self, vals: Sequence[Atom], w: int, node: IRNode) -> tuple[Atom, ...]:
         """Every mean of exactly w values drawn (with repetition) from `vals`, as the interpreter computes it."""
         nums = tuple(sorted({float(v) for v in vals}))
+        key = (nums, w)
+        if key not in self._means:
+            sums = self.sums_of(nums, w, node)
+            if sums is None:
+                return self.known.intern([])
+            self._means[key] = self.known.intern(a / w for a in sums)
+        return self._means[key]
+
+    def sums_of(self, vals: Sequence[Atom], w: int, node: IRNode) -> set[float] | None:
+        """Every float64 sum of exactly w values drawn (with repetition) from `vals`, in any
+        order; None (reported) where there are too many."""
+        nums = tuple(sorted({float(v) for v in vals}))
         sums = self._sums.setdefault(nums, [{0.0}])  # sums[k]: every sum of k values
         overflow = self._overflow.get(nums)
         if overflow is not None and w >= overflow[0]:  # the sums of w values overflow again
             self._too_many(node, len(nums), work=overflow[1])
-            return self.known.intern([])
+            return None
         while len(sums) <= w:
             if len(sums[-1]) * len(nums) > MAX_SUM_WORK:  # minutes of Python, whatever it yields
                 self._overflow[nums] = (len(sums), True)
                 self._too_many(node, len(nums), work=True)
-                return self.known.intern([])
+                return None
             nxt: set[float] = set()
             for a in sums[-1]:  # stop as soon as there are too many (not after |sums| x |nums|)
                 nxt.update(a + v for v in nums)
                 if len(nxt) > MAX_VALUES:  # whatever the order: the whole set is larger still
                     self._overflow[nums] = (len(sums), False)
                     self._too_many(node, len(nums))
-                    return self.known.intern([])
+                    return None
             sums.append(nxt)
-        key = (nums, w)
-        if key not in self._means:
-            self._means[key] = self.known.intern(a / w for a in sums[w])
-        return self._means[key]
+        return sums[w]
 
     def means_up_to(self, vals: Sequence[Atom], n_max: int, node: IRNode) -> list[Atom]:
         out: set[float] = set()
