@@ -195,7 +195,8 @@ def test_decode_logits_refuses_other_logits_and_bad_guides(tmp_path: Path) -> No
 def test_load_and_process_state_dict_zeroes_a_numerical_output(tmp_path: Path) -> None:
     """What README.md and docs/runtime.md say of TransformerLens's weight processing: its default
     `center_unembed` subtracts the mean logit, so hist's one logit column is 0 everywhere and every
-    count decodes as 0; `load_state_dict` keeps the counts."""
+    count decodes as the value nearest 0 (1: every token counts itself); `load_state_dict` keeps
+    the counts."""
     torch = pytest.importorskip("torch")
     hooked, hooked_config = hooked_transformer()
     import logging
@@ -224,7 +225,7 @@ def test_load_and_process_state_dict_zeroes_a_numerical_output(tmp_path: Path) -
     finally:
         logging.disable(logging.NOTSET)
     with torch.no_grad():
-        assert interop.decode_logits(guide, processed(ids), [5]) == [[0, 0, 0, 0, 0]]
+        assert interop.decode_logits(guide, processed(ids), [5]) == [[1, 1, 1, 1, 1]]
         plain = load_export(tmp_path / "tl")
         assert interop.decode_logits(guide, plain(ids), [5]) == [[2, 2, 1, 2, 2]]  # type: ignore[operator]
 

@@ -108,14 +108,20 @@ def test_a_changed_position_row_is_refused(sort: CompiledModel) -> None:
 
 
 def test_a_changed_row_of_a_map_of_the_position_is_refused() -> None:
-    # induction embeds `indices + 1` as a one-hot of its own in W_pos, beside `indices`
+    # induction embeds a map of the position beside `indices` in W_pos: the column
+    # `indices~_select_5:1` (index > 0, the keys its rank counts; an `indices + 1` one-hot until
+    # its index was read as a number by matching)
     model = _library("induction", "abc", 5)
     assert _recheck(model).ok
     w_pos = model.weights["pos_embed.W_pos"].copy()
-    col = model.metadata["residual"].index("indices:3")
-    w_pos[4, col] = 0.0  # position 4 (index 3) holds no index any more
+    col = model.metadata["residual"].index("indices~_select_5:1")
+    assert w_pos[4, col] == 1.0
+    w_pos[4, col] = 0.0  # position 4 (index 3) reads as index 0 there
     reason = _refused(_recheck(model, {"pos_embed.W_pos": w_pos}))
-    assert "for position 4 (index 3)" in reason and "where the program has" in reason
+    assert reason == (
+        "the embedding writes indices~_select_5 = 0 for position 4 (index 3), where the program "
+        "has indices~_select_5 = 1"
+    )
 
 
 def test_the_one_dimension_is_checked(sort: CompiledModel) -> None:

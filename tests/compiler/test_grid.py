@@ -297,7 +297,8 @@ def test_a_map_of_a_count_over_the_length_gets_a_widened_relation() -> None:
     assert sets.relation[root] is None  # the value analysis keeps none for it
     widened = widened_relation(graph, sets.values, sets.relation, root, 4)
     assert widened is not None and set(widened) == {(i, n) for n in range(1, 5) for i in range(n)}
-    assert widened[(1, 3)] == tuple(w / 3 for w in range(5))  # w = 0..4, as floats
+    # w = 1..4 (every token selects itself, so the count is never 0), as floats
+    assert widened[(1, 3)] == tuple(w / 3 for w in range(1, 5))
     assert output_denominators(widened, 4, GridAxis.LENGTH) == (2, 2, 3, 4)
 
 
