@@ -83,10 +83,11 @@ def linear_steps(
             canon = built.canon.get(node.index)
             try:
                 return decode_numeric(
-                    built, node, x, points, encoding, sum_error(views, coef, biggest)
+                    built, node, x, points, encoding, sum_error(views, coef, biggest), resolved=True
                 )
-            except CompileError:  # steps too close for float32 at these errors: another sum,
-                # or none; the values this attempt made canonical are not the reading built
+            except CompileError:  # steps too close for float32 at these errors, or too many
+                # whose activations add up past exact: another sum, or none; the values this
+                # attempt made canonical are not the reading built
                 if canon is None:
                     built.canon.pop(node.index, None)
                 else:

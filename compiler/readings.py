@@ -16,6 +16,7 @@ from compiler.blocks import (
     Dim,
     Encoded,
     Encoding,
+    MLPSpec,
     is_number,
     sort_values,
     value_key,
@@ -23,6 +24,7 @@ from compiler.blocks import (
 from compiler.fits import merge_per_context, merge_points, nearest_merged
 from compiler.graph import IRNode
 from compiler.plan_state import Built
+from rasp.errors import CompileError, Diagnostic
 
 
 def materialise(built: Built, node: IRNode, encoding: Encoding, vals: tuple[Atom, ...]) -> Encoded:
@@ -42,9 +44,12 @@ def decode_numeric(
     points: list[tuple[float, Atom]],
     encoding: Encoding,
     x_error: float | numeric.ErrorBound | None = None,
+    *,
+    resolved: bool = False,
 ) -> Encoded:
     """A step MLP from the numerical reading `x` to the node's own reading; `points` are the
-    reachable (x, value) pairs."""
+    reachable (x, value) pairs. `resolved`: CompileError where the MLP's own output error bound
+    reaches half the distance between two values it writes (no reader could tell them apart)."""
     merged = merge_points(node, points)
     # A number is read back as one value: 1 and 1.0 (equal numbers) share one one-hot column.
     canon: dict[tuple[str, Any], Atom] | None = None
@@ -78,8 +83,33 @@ def decode_numeric(
         x_error=x_error,
         exact=built.exact,
     )
+    if resolved:
+        _check_resolved(spec, out, node)
     built.add_mlp(spec)
     return out
+
+
+def _check_resolved(spec: MLPSpec, out: Encoded, node: IRNode) -> None:
+    """CompileError where `spec`'s output error bound (its notes) is half the smallest distance
+    between two values of `out` or more: thousands of steps over a long sum (`(a + 13) % (b + 1)`
+    at N = 64 stepped over a.frac - (b + 1): 4,090 pairs whose activations add up to 7.4e8, an
+    error of 3.7e5 on values 1 apart) are resolved one by one and still write nothing exact."""
+    bound = float(spec.notes.get("output_error_bound", 0.0))
+    if out.is_categorical:
+        half_gap = 0.5
+    else:
+        numbers = sorted({float(v) for v in out.values})
+        gaps = [b - a for a, b in zip(numbers, numbers[1:])]
+        half_gap = min(gaps) / 2 if gaps else float("inf")
+    if bound >= half_gap:
+        raise CompileError(
+            [
+                Diagnostic(
+                    f"{node.text}: its steps write {node.name} with float32 error up to "
+                    f"{bound:.3g}, its values {2 * half_gap:.3g} apart"
+                )
+            ]
+        )
 
 
 def view_numerical(node: IRNode, cat: Encoded, values: tuple[Atom, ...]) -> Encoded:

@@ -304,3 +304,24 @@ def test_coarse_classes_do_not_split_an_int_from_its_float_twin() -> None:
     assert model.param_count() < 1_000
     inputs = all_inputs(["a", "b"], 8)
     assert check_inputs(model, sop, inputs) == len(inputs)
+
+
+def test_steps_over_a_sum_whose_activations_add_past_exact_are_not_built(monkeypatch) -> None:
+    """`(a + 13) % (b + 1)` over two widths at N = 64 (a = 1..N) is a function of a.frac - (b + 1),
+    each of its 4,090 steps resolvable; their activations add up to 7.4e8, an output error of
+    3.7e5 on values 1 apart, and the compile was refused at the decoder. Such steps are not built:
+    the map is stepped otherwise, certified (the bands left out, as the piecewise test does)."""
+    from compiler import piecewise
+
+    monkeypatch.setattr(piecewise, "fit", lambda rows: None)
+    sop = _load(
+        "a = selector_width(select(tokens, tokens, ==));\n"
+        'b = selector_width(select(tokens, "a", ==));\n'
+        "res = (a + 13) % (b + 1);"
+    )
+    model = compile_sop(sop, VOCAB, 64)
+    assert model.metadata["certificate"]["errors"] == []
+    widths = [w.shape[1] for k, w in model.weights.items() if k.endswith("mlp.W_in")]
+    assert max(widths) < 1_000  # not the 8,181 units of one step pair per sum
+    inputs = random_inputs(VOCAB, 64, 40, 0) + [["a"] * 64, ["b"] * 64, ["a", "b"] * 32]
+    assert check_inputs(model, sop, inputs) == len(inputs)
