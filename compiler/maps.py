@@ -37,6 +37,7 @@ from compiler.plan_state import Built
 from compiler.positional_maps import PositionalMaps
 from compiler.readings import decode_numeric, materialise, view_numerical
 from compiler.relations import combination_count
+from compiler.table_columns import needed_columns, projected
 from rasp.errors import CompileError, Diagnostic
 
 # A map of a number with `indices` as context tries the index's classes from this many indices
@@ -228,28 +229,29 @@ class MapPlanner:
         one_block = (not numeric and len(categorical) == 1) or (
             len(numeric) == 1 and len(categorical) <= 1
         )
-        # Readings first: a categorical reading decides which values it distinguishes (canonical).
         read = categorical if one_block else support
-        readings = [reader.reading(s, Encoding.CATEGORICAL) for s in read]
-        rows = self.points.rows(node, support)
+        if not numeric and len(categorical) > 1:
+            # only the sources the outputs depend on (compiler.table_columns), decided on the
+            # analysis' rows before any reading is built for a source the table would not read
+            needed = needed_columns(self.points.rows(node, support), len(support))
+            read = [support[c] for c in needed]
+        readings, rows = self._read_rows(node, support, read)
         if len(numeric) == 1 and len(categorical) <= 1:  # (it drops the rows below itself)
             return map_steps.map_steps(
                 ctx, reader, self.built, node, support, numeric[0], rows, encoding
             )
-        # A value the value analysis lists but the s-op's own reading, built from its exact
-        # points, rules out (`a = v0 == v0` is True only) never occurs: no row for it (its
-        # one-hot was looked up, and the table refused as broken: `tokens if a else t`)
-        lacking = [
-            (support.index(s), r)
-            for s, r in zip(read, readings, strict=True)
-            if not all(map(r.has, ctx.values(s)))
-        ]
-        if lacking:
-            rows = [row for row in rows if all(r.has(row[0][k]) for k, r in lacking)]
-        if not numeric and len(categorical) == 1:
-            return self._map_view(node, support[0], rows, encoding)
-        out = materialise(self.built, node, encoding, vals)
         table = list(rows)  # pairs, not a dict: (1,) and (1.0,) are different rows
+        if len(read) < len(support):
+            fewer = projected(rows, [support.index(s) for s in read])
+            if fewer is None:  # (the readings built since merged values that disagree)
+                read = support
+                readings, rows = self._read_rows(node, support, read)
+                table = list(rows)
+            else:
+                table = fewer
+        if not numeric and len(read) == 1:
+            return self._map_view(node, read[0], table, encoding)
+        out = materialise(self.built, node, encoding, vals)
         spec: MLPSpec | None = None
         try:
             spec = mlp.table_mlp(
@@ -270,6 +272,26 @@ class MapPlanner:
             raise refusal
         self.built.add_mlp(spec)
         return out
+
+    def _read_rows(
+        self, node: IRNode, support: tuple[int, ...], read: list[int] | tuple[int, ...]
+    ) -> tuple[list[Encoded], Rows]:
+        """The categorical readings of `read` (of `support`) and the map's rows over `support`."""
+        ctx = self.ctx
+        # Readings first: a categorical reading decides which values it distinguishes (canonical).
+        readings = [self.reader.reading(s, Encoding.CATEGORICAL) for s in read]
+        rows = self.points.rows(node, support)
+        # A value the value analysis lists but the s-op's own reading, built from its exact
+        # points, rules out (`a = v0 == v0` is True only) never occurs: no row for it (its
+        # one-hot was looked up, and the table refused as broken: `tokens if a else t`)
+        lacking = [
+            (support.index(s), r)
+            for s, r in zip(read, readings, strict=True)
+            if not all(map(r.has, ctx.values(s)))
+        ]
+        if lacking:
+            rows = [row for row in rows if all(r.has(row[0][k]) for k, r in lacking)]
+        return readings, rows
 
     def _piecewise(
         self, node: IRNode, support: tuple[int, ...], encoding: Encoding
