@@ -24,7 +24,8 @@ graph, as `rasp verify` runs it, must agree with tracr, and raises only where a 
 another length makes tracr's value that length, or where tracr orders tuples, which no model can,
 so the compiler must refuse: the model is not compared there). It prints
 each wrong program and the counts: agreed, refused, wrong (a certified model that decodes
-differently from tracr), crashed (a traceback from our side), interp-mismatch.
+differently from tracr), crashed (a traceback from our side), interp-mismatch. With -v, also each
+refusal's first line and each agreeing model's parameter count (the program too past 20,000).
 """
 
 from __future__ import annotations
@@ -460,6 +461,10 @@ def run_one(
         )
     else:
         stats["agreed"] += 1
+        if verbose:  # to spot models much larger than the program needs
+            size = model.param_count()
+            shown = f"\n{src}" if size > 20_000 else ""
+            print(f"--- size #{k}: {size:,} parameters{shown}", flush=True)
 
 
 def main() -> None:
