@@ -300,6 +300,19 @@ def _depends_on_noise(
                 )
             ]
         )
+    if _set_apart(yes, no):
+        # a gap no rounding makes (0.0 and 1e-14: InterpBench's ties broken by x + indices * 1e-14)
+        return CompileError(
+            [
+                Diagnostic(
+                    f"{held}: numbers closer than {FLOAT64_NOISE:g} (relative; absolute below 1), "
+                    "which a compiled model reads as one number",
+                    node.span,
+                    "a float32 model cannot tell them apart: keep the values further apart, or "
+                    "break ties with a select of their own (on the indices) instead of a tiny offset",
+                )
+            ]
+        )
     return CompileError(
         [
             Diagnostic(
@@ -310,3 +323,17 @@ def _depends_on_noise(
             )
         ]
     )
+
+
+# Two twins further apart than this (relative to the larger) are not one number float64 rounding
+# told apart: a handful of operations leaves a few units in the last place (2.2e-16 each).
+_ROUNDING = 1e-12
+
+
+def _set_apart(yes: tuple[Atom, Atom], no: tuple[Atom, Atom]) -> bool:
+    """Whether the twins that the two pairs differ in lie further apart than rounding leaves."""
+    for a, b in zip(yes, no, strict=True):
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a != b:
+            if abs(a - b) > _ROUNDING * max(abs(a), abs(b)):
+                return True
+    return False

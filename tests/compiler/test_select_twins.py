@@ -183,3 +183,19 @@ def test_rows_give_what_compare_gives_pair_by_pair(
             return TwinTables(sets).rows(node, values, others, side)  # type: ignore[arg-type]
 
         assert _outcome(table) == _outcome(loop), (node.comparison, side, values, others)
+
+
+def test_twins_set_apart_on_purpose_are_not_named_as_rounding() -> None:
+    """InterpBench's largest token (cases 97, 98) breaks ties with `x + indices * 1e-14`: 0.0 and
+    1e-14 are twins a float32 model reads as one number, but no rounding set them 1e-14 apart: the
+    refusal said "numbers that differ only by float64 rounding"."""
+    from rasp import tracr as rasp
+
+    unique = rasp.SequenceMap(lambda x, y: x + y * 0.00000000000001, rasp.tokens, rasp.indices)
+    leq = rasp.SelectorWidth(rasp.Select(unique, unique, rasp.Comparison.LEQ))
+    with pytest.raises(CompileError) as caught:
+        compile_sop(leq, [0, 1, 2], 3)
+    (diagnostic,) = caught.value.diagnostics
+    assert "float64 rounding" not in diagnostic.message
+    assert "closer than 1e-09" in diagnostic.message and diagnostic.span is not None
+    assert "instead of a tiny offset" in diagnostic.hint
