@@ -221,6 +221,7 @@ def test_predicates_choose_names_and_hooks_see_them_in_order(
         ([("hook_embed",)], r"fwd_hooks\[0\] must be a \(name, fn\) pair"),
         ([(3, print)], r"name must be a hook name or a predicate"),
         ("hook_embed", r"fwd_hooks must be a list"),
+        ({"hook_embed": print}, r"fwd_hooks must be a list of \(name, fn\) pairs, got dict"),
         ([("hook_embed", lambda v, hook: v[:, :1])], r"returned torch.float32 \[1, 1, 13\] .* "
          r"torch.float32 \[1, 3, 13\]"),
         ([("hook_embed", lambda v, hook: v.double())], r"returned torch.float64"),
@@ -372,3 +373,14 @@ def test_run_with_cache_takes_transformer_lens_names_filter_and_remove_batch_dim
     two, _ = reverse.encode(["abc", "ab"])
     with pytest.raises(ModelInputError, match=r"remove_batch_dim takes a batch of one row"):
         reverse.run_with_cache(two, remove_batch_dim=True)
+
+
+def test_hooks_may_come_from_any_iterable_as_in_transformer_lens(
+    reverse: transformer.CompiledTransformer,
+) -> None:
+    # a generator of pairs was refused ("must be a list ..., got generator")
+    ids, _ = reverse.encode(["ab"])
+    seen: list[str] = []
+    names = ("hook_embed", "blocks.1.hook_resid_post")
+    reverse.run_with_hooks(ids, ((name, lambda v, hook: seen.append(hook.name)) for name in names))
+    assert seen == list(names)
