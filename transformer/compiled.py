@@ -26,7 +26,7 @@ from transformer.arrays import ArrayCodec
 from transformer.config import ModelConfig
 from transformer.decoding import DeviceCodes, OutputSpec
 from transformer.errors import ModelFormatError, ModelInputError, ModelOutputError
-from transformer.hooks import Cache, FwdHooks, hook_names, resolve
+from transformer.hooks import Cache, FwdHooks, NameFilter, cached_names, hook_names, resolve
 from transformer.metadata import ModelMetadata
 from transformer.model import Transformer
 from transformer.patching import SopPatch, sop_hook
@@ -124,11 +124,29 @@ class CompiledTransformer:
 
     __call__ = forward
 
-    def run_with_cache(self, ids: Tensor, fwd_hooks: FwdHooks = ()) -> tuple[Tensor, Cache]:
+    def run_with_cache(
+        self,
+        ids: Tensor,
+        fwd_hooks: FwdHooks = (),
+        *,
+        names_filter: NameFilter | list[str] | None = None,
+        remove_batch_dim: bool = False,
+    ) -> tuple[Tensor, Cache]:
         """Logits and activations keyed by TransformerLens hook names (see docs/runtime.md),
-        after the `fwd_hooks` of `run_with_hooks` where any are given."""
+        after the `fwd_hooks` of `run_with_hooks` where any are given; TransformerLens's
+        `names_filter` and `remove_batch_dim` (a batch of one row only)."""
+        kept = cached_names(names_filter, hook_names(self.config.n_layers))
+        if remove_batch_dim and (ids.ndim != 2 or ids.shape[0] != 1):
+            # TransformerLens keeps row 0 of any batch, silently dropping the others
+            raise ModelInputError(
+                f"remove_batch_dim takes a batch of one row, got ids of shape {list(ids.shape)}"
+            )
         cache: Cache = {}
-        return self.run_with_hooks(ids, fwd_hooks, cache=cache), cache
+        logits = self.run_with_hooks(ids, fwd_hooks, cache=cache)
+        kept_cache = {name: value for name, value in cache.items() if name in kept}
+        if remove_batch_dim:
+            kept_cache = {name: value[0] for name, value in kept_cache.items()}
+        return logits, kept_cache
 
     def run_with_hooks(
         self, ids: Tensor, fwd_hooks: FwdHooks = (), *, cache: Cache | None = None
