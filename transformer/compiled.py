@@ -22,6 +22,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from transformer.activations import ActivationCache, NamesFilter, chosen_names
 from transformer.arrays import ArrayCodec
 from transformer.config import ModelConfig
 from transformer.decoding import DeviceCodes, OutputSpec
@@ -124,11 +125,19 @@ class CompiledTransformer:
 
     __call__ = forward
 
-    def run_with_cache(self, ids: Tensor, fwd_hooks: FwdHooks = ()) -> tuple[Tensor, Cache]:
+    def run_with_cache(
+        self, ids: Tensor, fwd_hooks: FwdHooks = (), *, names_filter: NamesFilter = None
+    ) -> tuple[Tensor, ActivationCache]:
         """Logits and activations keyed by TransformerLens hook names (see docs/runtime.md),
-        after the `fwd_hooks` of `run_with_hooks` where any are given."""
-        cache: Cache = {}
-        return self.run_with_hooks(ids, fwd_hooks, cache=cache), cache
+        after the `fwd_hooks` of `run_with_hooks` where any are given; `names_filter` (a name,
+        names or a predicate, as TransformerLens's) keeps only those."""
+        names = hook_names(self.config.n_layers)
+        kept = chosen_names(names_filter, names)  # refused before the run
+        everything: Cache = {}
+        logits = self.run_with_hooks(ids, fwd_hooks, cache=everything)
+        cache = ActivationCache(names)
+        cache.update((name, everything[name]) for name in kept)
+        return logits, cache
 
     def run_with_hooks(
         self, ids: Tensor, fwd_hooks: FwdHooks = (), *, cache: Cache | None = None
