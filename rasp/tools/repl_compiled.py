@@ -158,10 +158,11 @@ class CompiledView:
             + ("" if vocab_text else " (the running example's tokens)")
             + f", max_len {max_len}"
         )
-        from rasp.tools.probe import probe_failures
+        from rasp.tools.probe import probe_warnings
 
-        failures = probe_failures(sop, vocab, max_len)
-        return done if failures is None else f"{done}\nwarning: {failures.warning()}"
+        return "\n".join(
+            [done, *(f"warning: {w}" for w in probe_warnings(sop, vocab, max_len, name))]
+        )
 
     # -- :layers --------------------------------------------------------------------------------
 
