@@ -97,34 +97,6 @@ def resolve(fwd_hooks: FwdHooks, names: tuple[str, ...]) -> dict[str, list[HookF
     return chosen
 
 
-def cached_names(names_filter: object, names: tuple[str, ...]) -> frozenset[str]:
-    """The names `run_with_cache(names_filter=...)` keeps, as TransformerLens reads the filter
-    (None: all; a name; a list of names; a predicate), except that an unknown name or a filter
-    that keeps none is a `ModelInputError` (TransformerLens returns an empty cache)."""
-    if names_filter is None:
-        return frozenset(names)
-    if isinstance(names_filter, str):
-        names_filter = [names_filter]
-    if isinstance(names_filter, list | tuple):
-        for name in names_filter:
-            if not isinstance(name, str) or name not in names:
-                raise ModelInputError(_unknown(str(name), names))
-        kept = frozenset(names_filter)
-    elif callable(names_filter):
-        kept = frozenset(name for name in names if names_filter(name))
-    else:
-        raise ModelInputError(
-            "names_filter must be None, a hook name, a list of names or a predicate name -> bool, "
-            f"got {type(names_filter).__name__}"
-        )
-    if not kept:
-        raise ModelInputError(
-            f"names_filter keeps none of the model's {len(names)} hook names "
-            f"({names[0]} ... {names[-1]})"
-        )
-    return kept
-
-
 def _unknown(name: str, names: tuple[str, ...]) -> str:
     close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(close)}?" if close else ""

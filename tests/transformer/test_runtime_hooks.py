@@ -243,6 +243,9 @@ def test_bad_hooks_are_named(
         (("tokens", "z"), {}, r"tokens has no value 'z' in the model; its values are a, b, c"),
         (("length", "2"), {}, r"length is numerical: its value must be a finite number"),
         (("length", float("nan")), {}, r"finite number"),
+        (("length", 7), {}, r"length has no value 7 in the model: its 6 values are 1, 2, 3, 4, 5, "
+         r"6; no input gives"),
+        (("length", 2.5), {}, r"length has no value 2.5"),
         (("reverse", "a"), {"at": 0}, r"blocks.1.attn writes reverse after blocks.0.hook_resid_"
          r"post, adding to the patched value; patch at blocks.1.hook_resid_mid or later"),
         (("tokens", "a"), {"at": 1}, r"nothing reads tokens after blocks.1.hook_resid_post"),
@@ -256,6 +259,18 @@ def test_bad_patches_are_refused_before_the_run(
 ) -> None:
     with pytest.raises(ModelInputError, match=message):
         reverse.sop_hook(*args, **kwargs)
+
+
+def test_a_numerical_patch_is_one_of_the_values_the_file_lists(
+    reverse: transformer.CompiledTransformer,
+) -> None:
+    # length 99 decoded silently as the nearest length the weights handle; now refused, while
+    # every listed value (and the same number written as a float) is taken
+    for k in (1, 6, 6.0, 3.0000000000000004):
+        assert reverse.sop_hook("length", k)[1].numbers == (float(k),)
+    with pytest.raises(ModelInputError, match="length has no value 99") as err:
+        reverse.sop_hook("length", 99)
+    assert "run_with_hooks" in err.value.hint
 
 
 def test_a_patch_past_the_inputs_or_off_the_residual_is_refused(
@@ -365,8 +380,8 @@ def test_run_with_cache_takes_transformer_lens_names_filter_and_remove_batch_dim
     assert torch.equal(cache[pattern], full[pattern][0])
     for kwargs, message in [
         ({"names_filter": "blocks.1.attn.hook_patern"}, r"did you mean blocks.1.attn.hook_pattern"),
-        ({"names_filter": lambda name: "blocks.7" in name}, r"names_filter keeps none"),
-        ({"names_filter": 3}, r"names_filter must be None"),
+        ({"names_filter": lambda name: "blocks.7" in name}, r"names_filter chooses none"),
+        ({"names_filter": 3}, r"names_filter must be a hook name"),
     ]:
         with pytest.raises(ModelInputError, match=message):
             reverse.run_with_cache(ids, **kwargs)
