@@ -281,7 +281,11 @@ class Interpreter:
                             self._exec(inner, frame)
                 return StatementResult(ResultKind.FOR, (), (), stmt.span)
             case ast.Load():
-                return self._loads.load(stmt, frame, self.search_dirs, self._repl_loading)
+                loaded = self._loads.load(stmt, frame, self.search_dirs, self._repl_loading)
+                if self._repl_loading is not None and not frame.top:
+                    # the original lists a file's names as its load ends, in a def's body too
+                    self._repl_loading.watch(loaded)
+                return loaded
             case ast.Draw(expr=expr, input=input_expr):
                 node = self._expressions.eval(expr, scope)
                 if not isinstance(node, SOp):

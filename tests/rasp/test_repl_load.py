@@ -209,6 +209,21 @@ def test_a_load_in_a_for_body_lists_the_files_names_at_each_iteration(tmp_path: 
     ]
 
 
+def test_a_load_in_a_def_body_lists_the_files_names_as_it_ends(tmp_path: Path) -> None:
+    """The original's loadFile lists its file's names when it ends, wherever it runs: in a def's
+    body, once per load and before an error that comes after it. They were listed once per
+    statement here, and not at all when the call failed."""
+    (tmp_path / "lib.rasp").write_text("a = 1;\nb = tokens;\n", encoding="utf-8")
+    session = ReplSession(search_dirs=[tmp_path])
+    names = ["    value: a =  1", "     s-op: b"]
+    session.feed('def f(x) { load "lib"; load "lib"; return x; }')
+    assert session.feed("f(1);").splitlines() == [*names, *names, "    value: out =  1"]
+    session.feed('def g(x) { load "lib"; return tokens + x; }')
+    out = session.feed("y = g(1);").splitlines()
+    assert out[:2] == names and "error" in out[2]
+    assert session.feed("for i in [1, 2] { z = f(i); }").splitlines() == names * 4
+
+
 def test_an_internal_error_in_a_loaded_statement_is_as_its_evaluation_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
