@@ -82,7 +82,9 @@ class Interpreter:
         self._recordings = 0  # open `recording`s
         self._loads = Loads(
             self._exec,
-            lambda label: Scope(self._prelude, self._reserved, label),
+            # a file's own names may reuse the library's, as the original's file scope; they
+            # are refused as they are copied into a caller that reserves them
+            lambda label: Scope(self._prelude, BASE_RESERVED, label),
             lambda: len(self._renamed),
             self._unrename,
         )
