@@ -191,3 +191,6 @@ def test_a_selector_bound_beside_an_sop_is_told_apart() -> None:
     )
     assert _documented(program, 2, ("ERR",), theirs)
     assert not _documented(program, 2, ("ERR",), theirs[:2])
+    # its traceback may end in the error line (seed 2000886: the check of a body's made s-op,
+    # which finds none, passed it on as a divergence)
+    assert _documented(program, 2, ("ERR",), (*theirs, "ERR"))
