@@ -26,17 +26,17 @@ SumsOf = Callable[[Sequence[Atom], int, IRNode], set[float] | None]
 def pinned_means(
     known: Known, selector: int, sop: int, node: IRNode, sums_of: SumsOf
 ) -> Callable[[int, int], tuple[Atom, ...] | None] | None:
-    """Where positions decide the selector and `sop` has a relation of whole numbers: (i, n)
-    -> the means of the keys selected there, a key whose set is one number adding it to every
-    sum (a shifted copy before its shift holds the default: the mean of 28 of them and a bool
-    is not any mean of 29 values); None where no selected key's set is one number (`means_of`
-    over the width is as tight). Whole numbers sum exactly in any order, so each sum is the
-    pinned keys' total plus a sum of the others (their sets' union)."""
+    """Where positions decide the selector and `sop` has a relation of numbers that float64 adds
+    exactly (`sums_exact_of`: whole numbers, halves, quarters...): (i, n) -> the means of the keys
+    selected there, a key whose set is one number adding it to every sum (a shifted copy before
+    its shift holds the default: the mean of 28 of them and a bool is not any mean of 29 values);
+    None where no selected key's set is one number (`means_of` over the width is as tight).
+    Exact sums do not depend on the order of the adds, so each sum is the pinned keys' total plus
+    a sum of the others (their sets' union), as the interpreter's sum in key order gives it. Not
+    where a sum rounds (0.1, 1/3: the total depends on where the pinned keys fall among the
+    others): the caller takes every mean of the width's values."""
     source = known.relation[sop]
-    if source is None or not all(
-        is_number(v) and float(v).is_integer() and abs(v) * known.n_max < EXACT_SUMS
-        for v in known.values[sop]
-    ):
+    if source is None or not sums_exact_of(known.values[sop], known.n_max):
         return None
     if not any(len(vs) == 1 for vs in source.values()):
         return None  # (cheap: no key is ever pinned)
@@ -65,7 +65,7 @@ def pinned_means(
         keys = matrix[i]
         if not (keys & one).any():
             return None
-        fixed = float(value[keys & one].sum())  # whole numbers: exact
+        fixed = float(value[keys & one].sum())  # exact (`sums_exact_of`), in any order
         free = which[keys & ~one]
         ids = tuple(np.unique(free).tolist())
         w = int(keys.sum())
@@ -77,6 +77,29 @@ def pinned_means(
         return found[key]
 
     return at
+
+
+def sums_exact_of(values: Sequence[Atom], n: int) -> bool:
+    """Whether float64 adds any `n` or fewer of `values` (repeats allowed) exactly, in any order:
+    each is a multiple of 2^-e (e the largest exponent of their denominators, all powers of two),
+    and n times the largest in units of 2^-e stays below 2^53, so every partial sum is such a
+    multiple that a float64 holds. Whole numbers below EXACT_SUMS / n, and 0.5 or 0.25 among
+    them; not 0.1 (3602879701896397 / 2^55: three of them round) nor bools (a bool among numbers
+    is averaged otherwise)."""
+    ratios = []
+    for v in values:
+        if not is_number(v):
+            return False
+        try:
+            as_float = float(v)
+        except OverflowError:
+            return False
+        if as_float != v or not math.isfinite(as_float):
+            return False  # (an int float64 rounds)
+        ratios.append(as_float.as_integer_ratio())
+    e = max((d.bit_length() - 1 for _, d in ratios), default=0)
+    top = max((abs(m) << (e - (d.bit_length() - 1)) for m, d in ratios), default=0)
+    return top * n < EXACT_SUMS
 
 
 def sums_exact(value: Atom, n: int) -> bool:
