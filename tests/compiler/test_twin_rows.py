@@ -67,7 +67,8 @@ class _Sets:
         self._values, self.value_sets, self.relation = values, self, relation
         self.memo: dict = {}
         # (the sides are computed s-ops, not the tokens: a refusal names float64 rounding)
-        self.graph = {i: IRNode(i, Op.MAP, f"v{i}", (), None, f"v{i}") for i in values}
+        # (means: a map of s-ops without twins reads its twins apart, select_twins.TwinTables.apart)
+        self.graph = {i: IRNode(i, Op.AGGREGATE, f"v{i}", (), None, f"v{i}") for i in values}
 
     def values(self, index: int) -> tuple:
         return self._values[index]
