@@ -49,11 +49,13 @@ def plan_build(
     head_masks: bool,
     analyse: Callable[[Graph], ValueSets] | None = None,
     keep_tokens: bool = True,
+    options_read: set[str] | None = None,
 ) -> Planned:
     """The stages before assembly: values, encodings, schedule and layout. `analyse` gives the
     value analysis of the graph (None: `infer_values`); `keep_tokens`: lay out the token one-hot
     even where no block reads it (vocab_bound.reads_tokens of the program as written: the size
-    bounds count it where the program mentions the tokens, so the layout keeps it there)."""
+    bounds count it where the program mentions the tokens, so the layout keeps it there);
+    `options_read`: as `plan_encodings`' (the options are read nowhere else)."""
     note("analyse values")
     graph = build_graph(sop)  # IR: typed nodes, deterministic names
     if analyse is None:
@@ -85,6 +87,7 @@ def plan_build(
         direct_maps=options.direct_maps,
         category_gates=options.category_gates,
         clamped_tables=options.clamped_tables,
+        options_read=options_read,
     )
     note("schedule")
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers

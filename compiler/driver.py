@@ -17,6 +17,7 @@ from compiler.forms import Forms
 from compiler.graph import Graph, Op, build_graph
 from compiler.model import CompiledModel
 from compiler.plan_limit import planning_under
+from compiler.plan_reuse import PlanRefusal, repeated
 from compiler.program_forms import keep_form
 from compiler.refusals import also_tried, header_refusal, refusals
 from compiler.size_check import check_size
@@ -172,9 +173,16 @@ def _compile_sop(
                 raise analysis[0]
             return analysis[0]
 
+        # the builds refused while planning, for the builds that would repeat their refusal
+        # (compiler.plan_reuse: numbers copied as numbers where no number is copied)
+        refused: list[PlanRefusal] = []
+
         def plan(options: BuildOptions) -> Planned:
             found = planned.get(options)
             if found is None:
+                found = repeated(refused, options)
+            if found is None:
+                read: set[str] = set()
                 try:
                     # a head that alone puts the build over `limit` stops its plan there
                     # (compiler.plan_limit): check_params would refuse it after planning
@@ -189,9 +197,11 @@ def _compile_sop(
                             head_masks=head_masks,
                             analyse=analysed,
                             keep_tokens=tokens_read,
+                            options_read=read,
                         )
                 except CompileError as err:  # kept: each build of these options says so at once
                     found = err
+                    refused.append(PlanRefusal(options, frozenset(read), err))
                 planned[options] = found
             if isinstance(found, CompileError):
                 raise found

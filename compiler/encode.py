@@ -74,6 +74,7 @@ def plan_encodings(
     direct_maps: frozenset[str] = frozenset(),
     category_gates: bool = False,
     clamped_tables: bool = False,
+    options_read: set[str] | None = None,
 ) -> Plan:
     """Choose every reading and build every block; one CompileError with every reason. `output`
     forces the output's encoding (the driver's one-hot fallback), else `output_encoding` picks;
@@ -88,7 +89,8 @@ def plan_encodings(
     affine in a number per context value be gated units (compiler.gates); `category_gates` lets a
     map of a number and a categorical number be gated over the latter (`MapPlanner`);
     `clamped_tables` writes a map's table over inputs not known exact with saturating pairs
-    (`compiler.mlp.table_mlp`)."""
+    (`compiler.mlp.table_mlp`). `options_read`: where the plan notes the options of
+    `plan_context.TRACKED_OPTIONS` it reads (`PlanContext.option`)."""
     ctx = PlanContext(
         graph,
         values,
@@ -105,6 +107,7 @@ def plan_encodings(
         direct_maps=direct_maps,
         category_gates=category_gates,
         clamped_tables=clamped_tables,
+        options_read=set() if options_read is None else options_read,
     )
     return Readings(ctx, output).run()
 

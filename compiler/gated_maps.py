@@ -43,7 +43,7 @@ class GatedMaps:
         map reads the map; None elsewhere. (Its steps over the length summed activations whose
         float32 error broke the output's snap: a one-hot output of 12M parameters at N = 64.)"""
         ctx = self.ctx
-        if not ctx.category_gates or encoding is not Encoding.NUMERICAL:
+        if encoding is not Encoding.NUMERICAL or not ctx.option("category_gates"):
             return None
         if len(ctx.values(number)) > MAX_GATED_CONTEXTS:
             return None

@@ -237,7 +237,7 @@ class JointReadings:
                 assert node.comparison is not None
                 k_vals, k_at = self._distinct(keys, k_envs, 0, values)
                 q_vals, q_at = self._distinct(queries, q_envs, 1, values)
-                small = checked_compare_table(self.twins.compare(node), k_vals, q_vals)
+                small = checked_compare_table(self.twins.joint_compare(node), k_vals, q_vals)
                 return small[np.ix_(q_at, k_at)]
             case Op.AND:
                 tables = (self._table(i, q_envs, k_envs, values) for i in node.inputs)

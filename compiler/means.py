@@ -18,12 +18,12 @@ import numpy as np
 
 from compiler.blocks import Atom, is_number, sort_values, value_key
 from compiler.graph import IRNode, Op
+from compiler.pinned_means import EXACT_SUMS, pinned_means, sums_exact
 from compiler.relations import Known, Relation, already_reported
 from rasp.errors import Diagnostic
 from rasp.seqvalues import value_repr
 
 MAX_VALUES = 100_000  # values one s-op may take (means included)
-EXACT_SUMS = 2.0**53  # float64 sums of whole numbers below this are exact
 MAX_SUM_WORK = 20_000_000  # (sum, value) pairs enumerating the means of one aggregate may visit
 
 
@@ -126,7 +126,9 @@ class MeanValues:
         default, every = known.intern([node.value]), known.intern(vals)
         copied = self._copied(selector, sop) if any(w == 1 for w in widths.values()) else None
         averaged = self._averaged(selector, sop) if several and numbers else None
-        pinned = self._pinned(selector, sop, node) if several and numbers else None
+        pinned = (
+            pinned_means(known, selector, sop, node, self.sums_of) if several and numbers else None
+        )
         rel: dict[tuple[int, int], tuple[Atom, ...]] = {}
         # `means_of` per width, asked once (dyck1 at N = 256: 66K pairs, 256 widths); an empty
         # answer (too many sums, reported) is asked again, as each pair reported it
@@ -189,62 +191,6 @@ class MeanValues:
                 found[n] = None if column is None else _column_means(matrix, column)
             means = found[n]
             return None if means is None else self.known.intern([float(means[i])])
-
-        return at
-
-    def _pinned(
-        self, selector: int, sop: int, node: IRNode
-    ) -> Callable[[int, int], tuple[Atom, ...] | None] | None:
-        """Where positions decide the selector and `sop` has a relation of whole numbers: (i, n)
-        -> the means of the keys selected there, a key whose set is one number adding it to every
-        sum (a shifted copy before its shift holds the default: the mean of 28 of them and a bool
-        is not any mean of 29 values); None where no selected key's set is one number (`means_of`
-        over the width is as tight). Whole numbers sum exactly in any order, so each sum is the
-        pinned keys' total plus a sum of the others (their sets' union)."""
-        known = self.known
-        source = known.relation[sop]
-        if source is None or not all(
-            is_number(v) and float(v).is_integer() and abs(v) * known.n_max < EXACT_SUMS
-            for v in known.values[sop]
-        ):
-            return None
-        if not any(len(vs) == 1 for vs in source.values()):
-            return None  # (cheap: no key is ever pinned)
-        rows: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None] = {}
-        found: dict[tuple[float, int, tuple[int, ...], int], tuple[Atom, ...]] = {}
-        numbered: dict[int, int] = {}  # a set's id -> its number in `sets`
-        sets: list[tuple[Atom, ...]] = []
-
-        def at(i: int, n: int) -> tuple[Atom, ...] | None:
-            if n not in rows:
-                matrix = known.matrix(selector, n)  # known: the selector's widths are
-                assert matrix is not None
-                at_n = [source[(j, n)] for j in range(n)]
-                for vs in at_n:
-                    if id(vs) not in numbered:
-                        numbered[id(vs)] = len(sets)
-                        sets.append(vs)
-                one = np.array([len(vs) == 1 for vs in at_n])
-                value = np.array([float(vs[0]) if len(vs) == 1 else 0.0 for vs in at_n])
-                which = np.array([numbered[id(vs)] for vs in at_n])
-                rows[n] = (matrix, one, value, which) if one.any() else None
-            here = rows[n]
-            if here is None:
-                return None
-            matrix, one, value, which = here
-            keys = matrix[i]
-            if not (keys & one).any():
-                return None
-            fixed = float(value[keys & one].sum())  # whole numbers: exact
-            free = which[keys & ~one]
-            ids = tuple(np.unique(free).tolist())
-            w = int(keys.sum())
-            key = (fixed, len(free), ids, w)
-            if key not in found:
-                union = sort_values({float(v) for k in ids for v in sets[k]})
-                sums = self.sums_of(union, len(free), node) if len(free) else {0.0}
-                found[key] = known.intern([(fixed + a) / w for a in sums or ()])
-            return found[key]
 
         return at
 
@@ -458,22 +404,3 @@ def _column_means(selected: np.ndarray, column: Sequence[Atom]) -> np.ndarray | 
         total = np.where(selected[:, k], total + value, total)  # IEEE adds, in key order
     means = total / count
     return means if np.isfinite(means).all() else None
-
-
-def sums_exact(value: Atom, n: int) -> bool:
-    """Whether adding up to `n` copies of `value` one by one in float64 is exact, so that their
-    mean is `float(value)` itself: every partial sum j * value (j <= n) must be a float64, which
-    holds where value's odd significand times n stays below 2^53 (whole numbers below EXACT_SUMS
-    / n, and 1.5 or 2.25 too, not 0.1: sum([0.1] * 3) / 3 is 0.10000000000000002). Not -0.0:
-    the sum starts at the int 0, and 0 + -0.0 is 0.0."""
-    try:
-        as_float = float(value)
-    except OverflowError:
-        return False
-    if as_float != value or not math.isfinite(as_float * n):
-        return False
-    numerator = abs(as_float.as_integer_ratio()[0])
-    if numerator == 0:
-        return math.copysign(1.0, as_float) > 0
-    odd = numerator >> ((numerator & -numerator).bit_length() - 1)
-    return odd * n < EXACT_SUMS

@@ -25,6 +25,11 @@ from rasp import sops
 # kept where smaller: a one-hot of fewer is small, and the second build is not free.
 NUMERIC_COPY_MIN_VALUES = 4
 
+# The options a plan reads through `PlanContext.option` alone, each where its value decides
+# something: a build refused while planning that never read one plans the same with it changed
+# (compiler.plan_reuse gives its refusal to such builds without planning them again).
+TRACKED_OPTIONS = frozenset({"numeric_copies", "addressed_copies", "category_gates"})
+
 
 @dataclass(frozen=True)
 class PlanContext:
@@ -67,6 +72,8 @@ class PlanContext:
     # a build with such tables is not proved: dyck2's `(b1 < 0) or (b2 < 0)` at N = 256)
     clamped_tables: bool = False
     _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)
+    # the TRACKED_OPTIONS this plan has read (`option`), shared with the driver that planned it
+    options_read: set[str] = field(default_factory=set, compare=False, repr=False)
 
     @property
     def max_len(self) -> int:
@@ -94,7 +101,17 @@ class PlanContext:
             return False
         if not self.value_sets.at_most_one[node.inputs[0]]:
             return True
-        return self.numeric_copies and len(vals) > NUMERIC_COPY_MIN_VALUES and is_number(node.value)
+        if len(vals) <= NUMERIC_COPY_MIN_VALUES or not is_number(node.value):
+            return False
+        return self.option("numeric_copies")
+
+    def option(self, name: str) -> bool:
+        """The option `name` (one of TRACKED_OPTIONS, read nowhere else), noted as read: a plan
+        that never read it is the same with it changed."""
+        if name not in TRACKED_OPTIONS:
+            raise ValueError(f"{name!r} is not a tracked build option")
+        self.options_read.add(name)
+        return bool(getattr(self, name))
 
     def is_positional(self, index: int) -> bool:
         """A map of `indices` (and constants) alone: a function of the position, which the

@@ -29,6 +29,7 @@ from compiler.blocks import Atom, value_key
 from compiler.fits import FLOAT64_NOISE, noise_clusters
 from compiler.graph import IRNode, Op
 from compiler.plan_context import PlanContext
+from compiler.plan_state import Built
 from compiler.selector_cases import compare_matrix, safe_compare
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic
@@ -40,16 +41,20 @@ class TwinTables:
     """Per s-op, the runs of float64 twins among its values and the lengths each twin occurs at;
     per select, the comparison its table is written with (`compare`)."""
 
-    def __init__(self, ctx: PlanContext) -> None:
-        self.ctx = ctx
+    def __init__(self, ctx: PlanContext, built: Built | None = None) -> None:
+        self.ctx, self.built = ctx, built
         self._runs: dict[int, dict[tuple, tuple[Atom, ...]]] = {}
+        self._apart: dict[int, bool] = {}
+        self._shared: dict[int, _Entries] = {}  # per select: its entries with every run shared
         self._lengths: dict[int, dict[tuple, frozenset[int]] | None] = {}
         self._compare: dict[int, Compare] = {}
         self._entries: dict[int, _Entries] = {}
 
     def compare(self, node: IRNode) -> Compare:
         """`key OP query` of select `node` as its table holds it, for the values its readings
-        list; raises CompileError where the twins of a listed pair that can meet disagree."""
+        list; raises CompileError where the twins of a listed pair that can meet disagree. The
+        twins of a side read apart (`apart`) compare as themselves, while its readings list each
+        in a column of its own (`_matrix` and `joint_compare` check that)."""
         if node.index not in self._compare:
             k_index, q_index = node.inputs
             if not self.runs(k_index) and not self.runs(q_index):
@@ -66,11 +71,11 @@ class TwinTables:
         """Per value v of `values` (the keys where `side` is 0, else the queries), `compare(node)`
         of v against each of `others`, as `[tuple(compare(v, o) ...) ...]` (or `compare(o, v)`)
         gives them, raising as that loop raises: one table over all pairs at once."""
-        compare = self.compare(node)
         if not values or not others:  # (compare_matrix takes an empty side for numbers)
             return [() for _ in values]
         keys, queries = (values, others) if side == 0 else (others, values)
         table = self._matrix(node, keys, queries)
+        compare = self.compare(node)  # (after `_matrix`: twins it finds not read apart, shared)
         if table is None:  # twins disagree somewhere: the loop raises at the first, located
             if side == 0:
                 return [tuple(compare(v, o) for o in others) for v in values]
@@ -81,8 +86,8 @@ class TwinTables:
         """[n_query, n_key] of `compare(node)(key, query)`, as a loop over the pairs gives it
         (raising as it raises), vectorised where it can be: a Python loop over the 25M pairs of
         `select(tokens, tokens, ==)` with 5,000 tokens took 30 s per plan."""
-        compare = self.compare(node)
         table = self._matrix(node, keys, queries) if keys and queries else None
+        compare = self.compare(node)  # (after `_matrix`: twins it finds not read apart, shared)
         if table is None:  # an empty side, or twins disagree somewhere: the loop (raising)
             rows = [[compare(k, q) for k in keys] for q in queries]
             return np.array(rows, dtype=bool).reshape(len(queries), len(keys))
@@ -98,7 +103,59 @@ class TwinTables:
         if entries is None:  # no twins: `compare` is `safe_compare`, which `compare_matrix` is
             assert node.comparison is not None
             return self._compared(node.comparison, keys, queries)
+        if entries.apart and not all(
+            self._listed_apart(i, listed) for i, listed in zip(node.inputs, (keys, queries))
+        ):
+            entries = self._shared_entries(node)
+            self._compare[node.index] = entries.holds  # (the caller's loop, where it raises)
         return entries.table(keys, queries)
+
+    def joint_compare(self, node: IRNode) -> Compare:
+        """`compare(node)` for a joint reading, which reads each side's values as the readings'
+        columns (`Built.canonical`): the twins of a side read apart compare as themselves only
+        where its reading gives each its own column."""
+        compare = self.compare(node)
+        entries = self._entries.get(node.index)
+        if entries is None or not entries.apart:
+            return compare
+        if all(self._listed_apart(i, None) for i in node.inputs):
+            return compare
+        return self._shared_entries(node).holds
+
+    def apart(self, index: int) -> bool:
+        """Whether the twins of s-op `index` are values a model can hold apart: a map over s-ops
+        without twins (or with twins held apart) gives each twin for its own input values (tracr's `x + min_key * i / N`:
+        1 + 2 * 4 / 6 is 2.333333333333333, 2 + 2 * 1 / 6 is 2.3333333333333335, on every input),
+        so a table over its inputs writes each twin in a column of its own. Whether its reading
+        does is checked where it is read (`_listed_apart`): one decoded from its number shares a
+        column among twins, and its select's entries are then the twins' shared outcome."""
+        if index not in self._apart:
+            node = self.ctx.graph[index]
+            self._apart[index] = (
+                node.op is Op.MAP
+                and bool(self.runs(index))
+                and all(not self.runs(i) or self.apart(i) for i in node.inputs)
+            )
+        return self._apart[index]
+
+    def _listed_apart(self, index: int, listed: Sequence[Atom] | None) -> bool:
+        """Whether a reading of s-op `index` gives each of its twins a column of its own: its
+        categorical reading keeps each (`Built.canonical`), and `listed` (its reading's values,
+        None where not known) holds each. True where `index` is not read apart."""
+        if not self.apart(index):
+            return True
+        members = {value_key(v): v for run in self.runs(index).values() for v in run}
+        if listed is not None and not set(members) <= {value_key(v) for v in listed}:
+            return False
+        if self.built is None:  # (no plan: only the listed values say)
+            return listed is not None
+        return all(value_key(self.built.canonical(index, v)) == k for k, v in members.items())
+
+    def _shared_entries(self, node: IRNode) -> _Entries:
+        """Select `node`'s entries with every side's twins shared, as where none is read apart."""
+        if node.index not in self._shared:
+            self._shared[node.index] = _Entries(self, node, apart=False)
+        return self._shared[node.index]
 
     def _compared(
         self, comparison: sops.Comparison, keys: Sequence[Atom], queries: Sequence[Atom]
@@ -151,12 +208,16 @@ class TwinTables:
 class _Entries:
     """One select's table entries over twins (memoised per listed pair)."""
 
-    def __init__(self, tables: TwinTables, node: IRNode) -> None:
+    def __init__(self, tables: TwinTables, node: IRNode, *, apart: bool = True) -> None:
         assert node.comparison is not None
         self.tables, self.node, self.comparison = tables, node, node.comparison
         self.k_index, self.q_index = node.inputs
-        # called for every pair of a table: each side's runs looked up once here
-        self.k_runs, self.q_runs = tables.runs(self.k_index), tables.runs(self.q_index)
+        # called for every pair of a table: each side's runs looked up once here; a side read
+        # apart (`TwinTables.apart`) has none, each twin its own value
+        k_apart, q_apart = (apart and tables.apart(i) for i in node.inputs)
+        self.apart = k_apart or q_apart
+        self.k_runs = {} if k_apart else tables.runs(self.k_index)
+        self.q_runs = {} if q_apart else tables.runs(self.q_index)
         self.memo: dict[tuple[tuple, tuple], bool] = {}
 
     def holds(self, key: Atom, query: Atom) -> bool:

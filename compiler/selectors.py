@@ -64,7 +64,7 @@ class SelectorPlanner:
         self.numbers = NumberViews(ctx, reader)
         self.squares = SquaredReadings(ctx, reader, built, memo, maps, self.numbers)
         self._classes: dict[tuple, Encoded] = {}
-        self.twins = TwinTables(ctx)  # each select's comparison over float64 twins
+        self.twins = TwinTables(ctx, built)  # each select's comparison over float64 twins
         self._covering: dict[int, int | None] = {}
         self.joint = JointReadings(ctx, reader, built, memo, maps, self.twins, self._class_reading)
 
@@ -245,6 +245,8 @@ class SelectorPlanner:
             self._classes[key] = out
             return out
         if len(vals) < MIN_CLASSED_VALUES:  # a step MLP (and maybe a layer) to save a few columns
+            return None
+        if self.twins.apart(index):  # a step MLP over its number reads its twins as one
             return None
         found = self.numbers.reading(index)
         if found is None:

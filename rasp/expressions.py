@@ -134,7 +134,8 @@ class Expressions:
             case ast.Index(target=target, index=key):
                 target_value, key_value = self._eval(target, scope), self._eval(key, scope)
                 span = self._shown(expr.span, mark)
-                return ops.index(target_value, key_value, span, self.indices, self.length)
+                length = self._length_in(scope, target_value, key_value, span)
+                return ops.index(target_value, key_value, span, self.indices, length)
             case ast.Call(func=func, args=args):
                 func_value = self._eval(func, scope)
                 arg_values = [self._argument(func_value, a, scope) for a in args]
@@ -197,6 +198,23 @@ class Expressions:
             values.append(self._eval(expr, scope))
             spans.append(self._shown(expr.span, mark))
         return values, tuple(spans)
+
+    def _length_in(self, scope: Scope, target: Any, key: Any, span: Span) -> SOp:
+        """The length `x[-k]` counts back from: the name `length` where the index is read, as the
+        original looks it up, so that a def's local `length` (or a comprehension's variable)
+        means there what it means here; at the top level it is the input's length."""
+        if not (isinstance(target, SOp) and isinstance(key, int) and key < 0):
+            return self.length
+        length = scope.lookup("length", span)
+        if isinstance(length, SOp):
+            return length
+        raise RaspTypeError(
+            f"a negative index counts back from the s-op named `length`, which holds "
+            f"{with_article(kind_name(length))} here: {describe(length)}",
+            span,
+            hint="a local named `length` hides the input's length; rename it, or index by a "
+            "whole number from the start",
+        )
 
     @staticmethod
     def _key(key: Any, expr: ast.Expr) -> Any:

@@ -82,7 +82,9 @@ class Interpreter:
         self._recordings = 0  # open `recording`s
         self._loads = Loads(
             self._exec,
-            lambda label: Scope(self._prelude, self._reserved, label),
+            # a file's own names may reuse the library's, as the original's file scope; they
+            # are refused as they are copied into a caller that reserves them
+            lambda label: Scope(self._prelude, BASE_RESERVED, label),
             lambda: len(self._renamed),
             self._unrename,
         )
@@ -281,7 +283,11 @@ class Interpreter:
                             self._exec(inner, frame)
                 return StatementResult(ResultKind.FOR, (), (), stmt.span)
             case ast.Load():
-                return self._loads.load(stmt, frame, self.search_dirs, self._repl_loading)
+                loaded = self._loads.load(stmt, frame, self.search_dirs, self._repl_loading)
+                if self._repl_loading is not None and not frame.top:
+                    # the original lists a file's names as its load ends, in a def's body too
+                    self._repl_loading.watch(loaded)
+                return loaded
             case ast.Draw(expr=expr, input=input_expr):
                 node = self._expressions.eval(expr, scope)
                 if not isinstance(node, SOp):

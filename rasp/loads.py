@@ -16,7 +16,7 @@ from rasp.errors import RaspError, RaspRuntimeError, RaspSyntaxError, Source, Sp
 from rasp.parser import parse
 from rasp.results import ReplLoading, ResultKind, StatementResult
 from rasp.sources import read_source
-from rasp.values import Scope
+from rasp.values import CopyRefused, Scope
 
 
 @dataclass
@@ -74,6 +74,7 @@ class Loads:
         statements = _loaded_statements(source, repl)
         # labelled as the original names a loaded file's scope: the name as the load wrote it
         inner = Frame(self.scope(stmt.path), top=True)
+        inner.scope.copied_to = frame.scope
         self.loading.append(path)
         assigned_at: dict[str, int] = {}  # name -> the last statement that (re)bound it
         renamed_before = self.renames()
@@ -97,7 +98,9 @@ class Loads:
                             raise
                         if not isinstance(exc, RaspError):  # a bug of ours: as a failing statement
                             exc = internal_error(exc, inner_stmt.span)
-                        if not isinstance(inner_stmt, ast.For):  # a loop keeps what it did before
+                        # a loop keeps what it did before, and a name the caller reserves stays
+                        # bound in the file's scope, as in the original
+                        if not isinstance(inner_stmt, ast.For) and not isinstance(exc, CopyRefused):
                             inner.scope.undo(before)  # a refused statement binds nothing
                             self.unrename(renames)  # nor renames an s-op
                         repl.errors.append(exc.with_span(inner_stmt.span))
@@ -118,11 +121,18 @@ class Loads:
         # the names it imports, in the order of their last assignment (the REPL lists what the
         # file's statements bound as they ran: rasp.tools.repl_listing)
         copied = sorted(
-            ((n, v) for n, v in inner.scope.values.items() if not n.startswith("_") and n != "out"),
+            (
+                (n, v)
+                for n, v in inner.scope.values.items()
+                if not n.startswith("_") and n != "out" and n not in frame.scope.reserved
+            ),
             key=lambda item: assigned_at.get(item[0], -1),
         )
         for name, value in copied:
-            frame.scope.assign(name, value, stmt.span)
+            try:
+                frame.scope.assign(name, value, stmt.span)
+            except CopyRefused:
+                pass  # a nested load's name reserved further up: bound in this file (as there)
         if frame.top and inner.last is not None and inner.last in dict(copied):
             frame.last = inner.last
         return StatementResult(

@@ -227,6 +227,10 @@ _FORM_HINTS = {
 _UNBOUND = object()  # (in a scope's journal: the name was not bound)
 
 
+class CopyRefused(RaspNameError):
+    """A loaded file bound a name its caller reserves: bound in the file's scope, not copied."""
+
+
 class Scope:
     """One level of names: lookups walk up to the parents, assignments stay here and respect
     `reserved`."""
@@ -241,6 +245,9 @@ class Scope:
         # While `recording`: each binding's previous value and span, so that `undo` costs what the
         # undone statements changed, not the number of names (a long REPL session stays fast).
         self._journal: list[tuple[str, Any, Any]] | None = None
+        # A loaded file's scope: the caller its names are copied to (rasp.loads), which may
+        # reserve names this scope does not (the library's, at the top level).
+        self.copied_to: Scope | None = None
 
     def lookup(self, name: str, span: Span | None) -> Any:
         scope: Scope | None = self
@@ -271,6 +278,10 @@ class Scope:
         self._record(name)
         self.values[name] = value
         self.spans[name] = span
+        copied_to = self.copied_to
+        if copied_to is not None and name in copied_to.reserved and not name.startswith("_"):
+            # bound here all the same: the original's file scope sets it, then its copy fails
+            raise CopyRefused(f"Cannot set reserved name: {name}", span, _reserved_hint(name))
 
     def force(self, name: str, value: Any) -> None:
         """Bind without the reserved-name check (for `out` and the built-ins themselves)."""

@@ -409,3 +409,24 @@ def test_a_draw_statement_that_a_command_ignores_is_warned_about(
         "command ignores all 2. `rasp draw` pictures a compiled model\n"
     )
     assert run(capsys, "run", "d.rasp", "--input", "abc", "-q") == (0, "[c, b, a] (strings)\n", "")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "programs/reverse.rasp", "--input", "abc", "--input", "ab"],
+        ["compile", "programs/reverse.rasp", "--vocab", "abc", "--max-len", "4", "-o", "a",
+         "--output", "b"],
+    ],
+)  # fmt: skip
+def test_an_option_given_twice_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str]
+) -> None:
+    # argparse kept the last value: `-o a.safetensors -o b.safetensors` wrote b alone, silently
+    root = Path(__file__).resolve().parents[1]
+    argv = [str(root / a) if a.startswith("programs/") else a for a in argv]
+    argv = [str(tmp_path / a) if a in ("a", "b") else a for a in argv]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "", err
+    assert err.rstrip().endswith("given twice; give it once")
+    assert not (tmp_path / "b").exists()

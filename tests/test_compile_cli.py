@@ -111,6 +111,22 @@ def test_a_failure_inside_a_def_is_also_located_at_the_programs_call(
     assert f"{program}:2:10: division by zero in the call of tenth at {program}:4:5)" in err
 
 
+def test_compile_warns_of_an_output_that_is_one_value_everywhere(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # a count of "a"s over the vocabulary bc (a typo of abc) compiled silently to 0 heads
+    text = 'n = selector_width(select(indices, indices, <=) and select(tokens, "a", ==));\n'
+    argv, _, _ = compile_argv(tmp_path, "count", text, "bc")
+    code, _, err = run(capsys, *argv)
+    assert code == 0 and err == (
+        "warning: the output `n` is 0 at every position of all 30 inputs tried: the model "
+        "computes a constant (does the vocabulary hold the tokens the program looks for?)\n"
+    )
+    argv, _, _ = compile_argv(tmp_path, "count", text, "abc")
+    code, _, err = run(capsys, *argv)
+    assert code == 0 and err == ""
+
+
 def test_compile_is_silent_where_the_program_never_fails(
     capsys: pytest.CaptureFixture[str], reverse_file: Path, tmp_path: Path
 ) -> None:

@@ -22,6 +22,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from transformer.activations import ActivationCache, NamesFilter, chosen_names
 from transformer.arrays import ArrayCodec
 from transformer.config import ModelConfig
 from transformer.decoding import DeviceCodes, OutputSpec
@@ -124,11 +125,32 @@ class CompiledTransformer:
 
     __call__ = forward
 
-    def run_with_cache(self, ids: Tensor, fwd_hooks: FwdHooks = ()) -> tuple[Tensor, Cache]:
+    def run_with_cache(
+        self,
+        ids: Tensor,
+        fwd_hooks: FwdHooks = (),
+        *,
+        names_filter: NamesFilter = None,
+        remove_batch_dim: bool = False,
+    ) -> tuple[Tensor, ActivationCache]:
         """Logits and activations keyed by TransformerLens hook names (see docs/runtime.md),
-        after the `fwd_hooks` of `run_with_hooks` where any are given."""
-        cache: Cache = {}
-        return self.run_with_hooks(ids, fwd_hooks, cache=cache), cache
+        after the `fwd_hooks` of `run_with_hooks` where any are given; `names_filter` (a name,
+        names or a predicate, as TransformerLens's) keeps only those; `remove_batch_dim` drops
+        the batch dimension of a one-row batch."""
+        names = hook_names(self.config.n_layers)
+        kept = chosen_names(names_filter, names)  # refused before the run
+        if remove_batch_dim and (ids.ndim != 2 or ids.shape[0] != 1):
+            # TransformerLens keeps row 0 of any batch, silently dropping the others
+            raise ModelInputError(
+                f"remove_batch_dim takes a batch of one row, got ids of shape {list(ids.shape)}"
+            )
+        everything: Cache = {}
+        logits = self.run_with_hooks(ids, fwd_hooks, cache=everything)
+        cache = ActivationCache(names)
+        cache.update(
+            (name, everything[name][0] if remove_batch_dim else everything[name]) for name in kept
+        )
+        return logits, cache
 
     def run_with_hooks(
         self, ids: Tensor, fwd_hooks: FwdHooks = (), *, cache: Cache | None = None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from torch import Tensor
@@ -63,10 +63,11 @@ def hook_names(n_layers: int) -> tuple[str, ...]:
 def resolve(fwd_hooks: FwdHooks, names: tuple[str, ...]) -> dict[str, list[HookFn]]:
     """The hook functions per name, in the order given; a `ModelInputError` for an unknown
     name (with the close ones), a predicate that chooses no name, or a malformed entry."""
-    if isinstance(fwd_hooks, str | bytes) or not isinstance(fwd_hooks, Sequence):
+    if isinstance(fwd_hooks, str | bytes | dict) or not isinstance(fwd_hooks, Iterable):
         raise ModelInputError(
             f"fwd_hooks must be a list of (name, fn) pairs, got {type(fwd_hooks).__name__}"
         )
+    fwd_hooks = list(fwd_hooks)  # any iterable, as TransformerLens takes it (a generator too)
     known = set(names)
     chosen: dict[str, list[HookFn]] = {}
     for index, entry in enumerate(fwd_hooks):
@@ -125,11 +126,15 @@ class RunHooks:
             for fn in fns:
                 out = fn(value, hook=point)  # by keyword, as TransformerLens calls it
                 if out is not None:
-                    value = _checked(name, value, out)
+                    # a copy: the replacement may be the caller's (another run's cache entry),
+                    # which the next hook here would otherwise edit in place
+                    value = _checked(name, value, out).clone()
         if self.cache is not None:
             # with hooks, a copy: a later in-place edit (blocks.1.hook_resid_pre is the tensor of
-            # blocks.0.hook_resid_post) must not change what was recorded here
-            self.cache[name] = value.clone() if self.fns else value
+            # blocks.0.hook_resid_post) must not change what was recorded here; hook_pos_embed
+            # always, a view of W_pos (or the zero embedding) an edit of the entry would change
+            copy = self.fns or name == "hook_pos_embed"
+            self.cache[name] = value.clone() if copy else value
         return value
 
 

@@ -9,7 +9,9 @@ the last sublayer that writes any of them (so the patch is not added to later), 
 point before that, or one after which no sublayer reads them (the patch would change nothing).
 Where the file's `reach` lists the exact numbers a numerical s-op's companion dimensions hold
 per value (`indices` with `indices^2`, `x.int` with `x.sq`: the key side of numerical
-addressing), they are written too. docs/runtime.md ("Interventions") has the details.
+addressing), they are written too; a number outside the values the reach lists for the s-op
+is refused, as a categorical value without a column is. docs/runtime.md ("Interventions") has
+the details.
 """
 
 from __future__ import annotations
@@ -143,7 +145,46 @@ def _number(
             f"{sop} is read together with dimensions {others}, whose numbers the model lists "
             f"only for the values {', '.join(labels)}; {value!r} is none of them"
         )
+    listed = _listed_numbers(reach, sop, dim)
+    if listed and not any(_same_number(value, number) for number in listed):
+        # a categorical s-op refuses a value it has no column for; a number no input gives
+        # (99 for a count up to 8) would otherwise decode silently to the nearest value
+        shown = ", ".join(_short(n) for n in listed[:12]) + (", ..." if len(listed) > 12 else "")
+        raise ModelInputError(
+            f"{sop} has no value {value!r} in the model: its {len(listed)} values are {shown}",
+            "no input gives that number there, so what the model computes from it is not "
+            "certified; write any number with run_with_hooks",
+        )
     return (dim,), (float(value),)
+
+
+def _listed_numbers(reach: Any, sop: str, dim: int) -> list[float]:
+    """The numbers the reach lists for a numerical reading `sop` that is dimension `dim` alone
+    (the s-op's value set at a real position), sorted; [] where the file lists none."""
+    readings = reach.get("readings") if isinstance(reach, dict) else None
+    found: set[float] = set()
+    for reading in readings if isinstance(readings, list) else ():
+        try:
+            plain = (
+                reading.get("name") == sop
+                and not reading.get("categorical")
+                and not reading.get("vector")
+                and reading["terms"] == [[[dim, 1.0]]]
+            )
+            if plain:
+                found.update(float(n) for n in reading["numbers"] if math.isfinite(float(n)))
+        except (TypeError, KeyError, ValueError, AttributeError):
+            continue  # informative metadata: a malformed reading is passed over
+    return sorted(found)
+
+
+def _same_number(value: float, number: float) -> bool:
+    """Equal up to float64 rounding (a typed 2/3 and the analysis' sum of thirds)."""
+    return math.isclose(value, number, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _short(number: float) -> str:
+    return str(int(number)) if number.is_integer() else f"{number:.6g}"
 
 
 def _vector_readings(reach: Any, sop: str, dim: int) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import IO
+from typing import IO, Any
 
 from rasp import __version__
 from rasp.tools.arguments import grouped_count
@@ -21,11 +21,32 @@ class _Parser(argparse.ArgumentParser):
     (argparse drops it: `rasp --help > /dev/full` and `rasp --help | head -1` exited 0); the
     subcommands' parsers are of this class too (argparse makes them of their parent's)."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)  # every plain option of every subcommand
+        self.register("action", "store", _StoreOnce)
+
     def _print_message(self, message: str, file: IO[str] | None = None) -> None:
         if message and file is not None and file is sys.stdout:
             write_stdout(message, end="")  # (BrokenPipeError, or a StdoutError: the CLI's exit)
         else:
             super()._print_message(message, file)
+
+
+class _StoreOnce(argparse._StoreAction):
+    """An option that takes a value, refused when given twice: argparse keeps the last one, so
+    `rasp compile p.rasp -o a.safetensors ... -o b.safetensors` wrote b alone, without a word."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if option_string is not None and getattr(namespace, self.dest, None) is not self.default:
+            parser.error(f"argument {'/'.join(self.option_strings)}: given twice; give it once")
+        super().__call__(parser, namespace, values, option_string)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -75,13 +75,14 @@ def trace_model(model: Any, tokens: Sequence[Any]) -> Trace:
     )
 
 
-def draw_trace(trace: Trace, path: str | Path) -> None:
+def draw_trace(trace: Trace, path: str | Path, picture: str | None = None) -> None:
     """Attention patterns (above) and residual streams (below) as one picture, in the format
-    `path`'s suffix names (PNG without one: written at `path` itself, no suffix added)."""
+    `picture` or else the one `path`'s suffix names (PNG without one: written at `path` itself,
+    no suffix added)."""
     plt = require_matplotlib()
     with plt.rc_context(PLAIN_TEXT):  # tick labels may be made as the figure is saved
         fig = trace_figure(trace)
-        fig.savefig(str(path), dpi=110, format=picture_format(path))
+        fig.savefig(str(path), dpi=110, format=picture or picture_format(path))
     plt.close(fig)
 
 
@@ -146,10 +147,11 @@ def write_pictures(
 ) -> list[str]:
     """Draw `trace` into `png` (and the computation graph of `meta`/`weights` into `dot`, if given);
     one line per file written."""
-    from rasp.tools.output_files import writing
+    from rasp.tools.output_files import staged, writing
 
-    with writing(png):  # a full disk: `cannot write PNG: ...`, not a bare errno
-        draw_trace(trace, png)
+    # a full disk: `cannot write PNG: ...`, not a bare errno; staged: never half a picture
+    with writing(png), staged(png) as partial:
+        draw_trace(trace, partial, picture_format(png))
     heads, snapshots = len(trace.heads), len(trace.residuals)
     written = [
         f"wrote {png} ({heads} attention head{'s' * (heads != 1)}, "

@@ -42,10 +42,9 @@ def _compile(
         sop, name, source, vocab, max_len, causal, console, max_params, head_masks
     )
     console.step("compiled and certified")
-    from rasp.tools.probe import probe_failures
+    from rasp.tools.probe import probe_warnings
 
-    failures = probe_failures(sop, vocab, max_len)
-    warnings = [] if failures is None else [failures.warning()]
+    warnings = probe_warnings(sop, vocab, max_len, name)
     for warning in warnings:
         console.warn(warning)
     return compiled, warnings

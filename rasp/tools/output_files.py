@@ -94,6 +94,34 @@ def no_directory(path: str | Path) -> str | None:
 
 
 @contextmanager
+def staged(path: str | Path) -> Iterator[Path]:
+    """Around a write of `path` (a picture): the path to write, `.NAME.partial` beside it, renamed
+    into place once the write completes (a Ctrl-C while an SVG was drawn left half a picture, in
+    place of any earlier one), with the mode `user_mode` gives; removed where the write fails.
+    A symlink is written through; a path that is no regular file (/dev/stdout) is written itself."""
+    from rasp.tools.interrupts import held
+
+    place = Path(path)
+    if place.is_symlink():
+        try:
+            place = Path(os.path.realpath(place, strict=True))
+        except FileNotFoundError:
+            place = Path(os.path.realpath(place))  # a dangling link: its target is created
+        except OSError:  # a loop: written as it is, the write says so (never replaced by a file)
+            place = Path(path)
+    if place.is_symlink() or (place.exists() and not place.is_file()):
+        yield place
+        return
+    partial = place.with_name(f".{place.name}.partial")
+    try:
+        yield partial
+        with held(), user_mode(place):  # (a Ctrl-C waits for the rename)
+            os.replace(partial, place)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+@contextmanager
 def writing(path: str | Path) -> Iterator[None]:
     """Around a write of `path`: a failure is one `cannot write PATH: reason` error."""
     from safetensors import SafetensorError

@@ -53,16 +53,43 @@ class Failures:
 
 def probe_failures(program: Node, vocab: Sequence[Any], max_len: int) -> Failures | None:
     """The probed inputs on which evaluating `program` raises, or None where none does."""
+    return _probe(program, vocab, max_len)[0]
+
+
+def probe_warnings(program: Node, vocab: Sequence[Any], max_len: int, name: str) -> list[str]:
+    """What `rasp compile` and `:compile` warn of: the inputs the program fails on, and an output
+    that is one value everywhere (a vocabulary without the token the program looks for, `--vocab
+    bc` for a count of "a"s, compiled silently to a model of no head)."""
+    failures, constant, probed = _probe(program, vocab, max_len)
+    warnings = [] if failures is None else [failures.warning()]
+    if failures is None and constant is not None and probed > 1:  # (else failures explain it)
+        warnings.append(
+            f"the output `{name}` is {constant[1]} at every position of all {probed:,} inputs "
+            "tried: the model computes a constant (does the vocabulary hold the tokens the "
+            "program looks for?)"
+        )
+    return warnings
+
+
+def _probe(
+    program: Node, vocab: Sequence[Any], max_len: int
+) -> tuple[Failures | None, tuple[str, str] | None, int]:
+    """The failures, the one output value seen (its type and text) where there is one, and how
+    many inputs gave an output."""
     k = default_exhaustive_len(len(vocab), max_len, PROBE_EXHAUSTIVE)
     plan = plan_inputs(vocab, max_len, k, PROBE_SAMPLES, PROBE_SEED)
     failed, first = 0, None
+    seen: set[tuple[str, str]] = set()  # by type and text: 0, 0.0 and False apart
     for tokens in plan.inputs():
         try:
-            Evaluator(tokens).value(program)
+            values = Evaluator(tokens).value(program)
         except RaspError as err:
             failed += 1
             if first is None:
                 first = (tuple(tokens), err)
-    if first is None:
-        return None
-    return Failures(failed, plan.total, first[0], first[1])
+            continue
+        if len(seen) <= 1:
+            seen.update((type(v).__name__, str(v)) for v in getattr(values, "values", ()))
+    constant = next(iter(seen)) if len(seen) == 1 else None
+    failures = None if first is None else Failures(failed, plan.total, first[0], first[1])
+    return failures, constant, plan.total - failed

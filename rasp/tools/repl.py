@@ -191,6 +191,8 @@ class ReplSession:
                 out += self._statement(stmt)
             except RaspError as err:
                 out += self._drawn_in_loop  # (a loop that failed after drawing)
+                if self._listing is not None:  # (or after a load in a call had listed its names)
+                    out += self._listing.lines
                 out.append(err.render())
                 break
             except BaseException:
@@ -320,9 +322,11 @@ class ReplSession:
             # listed as each load ends, as the original's loadFile lists its file's names: once
             # per iteration, in order with the loop's draws and before an error that stops it
             self._listing.dump()
-            if self._load_listing is None:  # a typed loop (else the loaded file's own order)
-                self._drawn_in_loop += self._listing.lines
-                self._listing.lines = []
+        if self._load_listing is None and self._listing is not None:
+            # a typed loop (else the loaded file's own order): what its loads listed so far,
+            # those of a def's body it called too, comes before its later draws
+            self._drawn_in_loop += self._listing.lines
+            self._listing.lines = []
 
     def _named(self, result: StatementResult, settings: ExampleSettings) -> list[str]:
         lines: list[str] = []

@@ -158,10 +158,11 @@ class CompiledView:
             + ("" if vocab_text else " (the running example's tokens)")
             + f", max_len {max_len}"
         )
-        from rasp.tools.probe import probe_failures
+        from rasp.tools.probe import probe_warnings
 
-        failures = probe_failures(sop, vocab, max_len)
-        return done if failures is None else f"{done}\nwarning: {failures.warning()}"
+        return "\n".join(
+            [done, *(f"warning: {w}" for w in probe_warnings(sop, vocab, max_len, name))]
+        )
 
     # -- :layers --------------------------------------------------------------------------------
 
@@ -257,7 +258,18 @@ class CompiledView:
         if not tokens:
             raise Refusal("INPUT is empty; give at least one token")
         vocab = self._state().vocab
-        if all(isinstance(t, str) for t in tokens) and not any(isinstance(v, str) for v in vocab):
+        # only characters (`:residual 21`, an example "21") get this refusal: a JSON list of
+        # strings was written as the user meant it, and the runtime's hint says what to change
+        as_characters = (
+            not rest.lstrip().startswith("[")
+            if rest
+            else isinstance(session.settings.seq_example, str)
+        )
+        if (
+            as_characters
+            and all(isinstance(t, str) for t in tokens)
+            and not any(isinstance(v, str) for v in vocab)
+        ):
             # `:residual 21` reads the characters "2" and "1": say how to write the numbers
             as_json = {json.dumps(v) for v in vocab}
             if all(t in as_json for t in tokens):
@@ -279,9 +291,13 @@ class CompiledView:
             state.model.encode([tokens])
         except transformer.ModelInputError as err:
             shown = example_text(session.settings.seq_example)
-            raise Refusal(
-                f"cannot run `{state.name}` on the running example {shown}: {err}; give "
-                f"{command} an INPUT, or set example to one the model takes"
+            # the runtime's own hint on a `hint:` line of its own, as for a typed INPUT
+            own = getattr(err, "hint", "")
+            reason = getattr(err, "reason", str(err)) if own else str(err)
+            ours = f"give {command} an INPUT, or set example to one the model takes"
+            raise RaspError(
+                f"cannot run `{state.name}` on the running example {shown}: {reason}",
+                hint=f"{own}\nhint: {ours}" if own else ours,
             ) from None
 
     # -- :verify --------------------------------------------------------------------------------

@@ -6,8 +6,9 @@ their values at that statement, the output of `show example`, its errors) and pr
 the file ends, names without examples. When none of it is an error, only the last statement that
 binds a name lists it; with an error, everything is printed in order. Names bound only inside a
 `for` body are not listed (they are imported all the same), nor private ones (`_x`) or `out`. A
-nested load prints what has gathered so far when it ends, the loading file's part included; a
-load in a `for` body does so at each iteration (`ReplSession._check_in_loop`), as the original's. A
+nested load prints what has gathered so far when it ends, the loading file's part included, and
+so does a load in a def's body (before an error the call then meets); a load in a `for` body does
+so at each iteration (`ReplSession._check_in_loop`), as the original's. A
 syntax error takes its place in the file's order (the original prints it as soon as its reader
 meets it, before everything gathered, so that an error on line 4 came before line 1's names), and
 it does not count as an error for the rule above.

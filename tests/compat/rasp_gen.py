@@ -13,7 +13,9 @@ adds trailing comments, recursion and closures; rasp_gen_more adds the REPL's `s
 `set example` of an expression, several values bound to one name, dict comprehensions of key
 expressions, `tokens` rebound, lone comments and `load`; rasp_gen_extra the corners (s-ops indexed,
 functions as values, `%`, the builtins' errors, inf and nan), rasp_gen_user programs as users write
-them (paper-style functions, loops in bodies, nested defs and comprehensions, printed floats).
+them (paper-style functions, loops in bodies, nested defs and comprehensions, printed floats),
+rasp_gen_scope the names the original reads where a statement runs (a local `length` under a
+negative index, the library's names as locals, `load` in a body).
 Most expressions are well typed; a few are not on purpose, so that errors are compared too.
 
 The generator avoids what docs/language.md (section 7) lists as deliberate differences: `!=`
@@ -48,6 +50,7 @@ from tests.compat.rasp_gen_extra import extra
 from tests.compat.rasp_gen_layout import laid_out
 from tests.compat.rasp_gen_more import more
 from tests.compat.rasp_gen_odd import ODD, ODD_INPUTS, ODD_SOPS, ODD_STATEMENTS
+from tests.compat.rasp_gen_scope import scoped
 from tests.compat.rasp_gen_user import user
 
 _STRING_EXAMPLES = ('"hello"', '"abcab"', '"aab"', '"z"', '"baaac"', '["the", "cat", "a"]')
@@ -72,6 +75,7 @@ class _Gen(ExprGen):
         extra: random.Random,
         corners: random.Random,
         users: random.Random,
+        scopes: random.Random,
     ) -> None:
         super().__init__(rng, prefix, layout)
         self.extra = (
@@ -79,6 +83,7 @@ class _Gen(ExprGen):
         )
         self.corners = corners  # rasp_gen_extra's own stream
         self.users = users  # rasp_gen_user's own stream
+        self.scopes = scopes  # rasp_gen_scope's own stream
 
     # -- statements ------------------------------------------------------------------------
     def statement(self) -> list[str]:
@@ -245,6 +250,7 @@ class _Gen(ExprGen):
         statements = more(statements, self.prefix, self.int_example, self.extra)
         statements = extra(statements, self.prefix, self.int_example, self.corners)
         statements = user(statements, self.prefix, self.int_example, self.users)
+        statements = scoped(statements, self.prefix, self.int_example, self.scopes)
         for kind in (*SOPS, SEL):
             for name in self.names.get(kind, [])[:2]:
                 other = self.pick(_INT_EXAMPLES if self.int_example else _STRING_EXAMPLES)
@@ -265,6 +271,7 @@ def generate(seed: int, count: int, length: int = 8) -> list[Program]:
             random.Random(f"{seed}:{i}:more"),
             random.Random(f"{seed}:{i}:extra"),
             random.Random(f"{seed}:{i}:user"),
+            random.Random(f"{seed}:{i}:scope"),
         ).program(length)
         for i in range(count)
     ]

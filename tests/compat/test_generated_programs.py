@@ -110,6 +110,10 @@ def test_the_generator_reaches_the_whole_language() -> None:
         "_n1(",  # defs nested three deep
         "] for j in ",  # a nested comprehension
         "dyckk_ptf(",  # the paper's library called anew
+        "_ln(",  # rasp_gen_scope: a local `length` under a negative index
+        "for length in ",  # a comprehension's or a loop's variable named length
+        "_lb(",  # the library's names as locals and parameters
+        '_ld(x) { load "',  # a load in a def's body
     ):
         assert word in text, word
 
@@ -151,6 +155,16 @@ def test_a_failing_sop_made_inside_a_called_body_is_told_apart() -> None:
     kept = Program('"hello"', ("def g(a) { b = a + 1; return b; }", "x = g(indices);"))
     assert not made_sop_fails(kept, 1)
 
+    # the original stops at the failing s-op, before the second load lists its names (seed
+    # 2000858, rasp_gen_scope's load in a body)
+    body = (
+        'def f(x) { load "paper_examples"; y = tokens_str + x; load "paper_examples"; return y; }'
+    )
+    loads = Program('"z"', (body, "f(2);", 'f("a");'))
+    listed = ("     s-op: reverse", "ERR")
+    assert _documented(loads, 1, ("     s-op: reverse", *listed), listed)
+    assert not _documented(loads, 2, ("     s-op: reverse", *listed), listed)
+
 
 def test_a_program_does_not_see_the_tokens_an_earlier_one_bound() -> None:
     """The original lets `tokens = 1;` bind (the generator writes it); in one shared session, a
@@ -177,3 +191,6 @@ def test_a_selector_bound_beside_an_sop_is_told_apart() -> None:
     )
     assert _documented(program, 2, ("ERR",), theirs)
     assert not _documented(program, 2, ("ERR",), theirs[:2])
+    # its traceback may end in the error line (seed 2000886: the check of a body's made s-op,
+    # which finds none, passed it on as a divergence)
+    assert _documented(program, 2, ("ERR",), (*theirs, "ERR"))

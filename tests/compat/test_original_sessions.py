@@ -42,6 +42,7 @@ NAMES = sorted(p.stem for p in SESSIONS.glob("*.rasp"))
 
 _ORIGINAL_ERROR = ("something went wrong", "!! antlr exception", "not implemented this command")
 _OUR_ERROR = re.compile(r"^\S+:\d+:\d+: error: ")
+_REPL_ERROR = re.compile(r"^<repl>:\d+:\d+: error: ")  # a typed statement's, not a loaded file's
 _PROMPT = re.compile(r"^(  )*(>> |\.\. )")  # a '.. ' is indented 2 spaces for each 'def'
 
 
@@ -89,10 +90,18 @@ def our_lines(source: str) -> list[str]:
     out: list[str] = []
     for line in [*source.splitlines(), None]:
         printed = session.end_of_input() if line is None else session.feed(line)
-        if _OUR_ERROR.match(printed) and ": error: internal error: " not in printed:
+        # the statement's error ends what it printed: a load in a called def lists its file's
+        # names before it, as the original's does
+        lines = printed.splitlines()
+        at = next((k for k, p in enumerate(lines) if _REPL_ERROR.match(p)), 0)
+        if (
+            _OUR_ERROR.match(lines[at] if lines else "")
+            and ": error: internal error: " not in (lines[at])
+        ):
+            out += [_same_form(p.rstrip()) for p in lines[:at] if p.strip()]
             out.append("ERR")  # (an internal error is kept whole: it is a bug wherever it is)
         else:
-            out += [_same_form(p.rstrip()) for p in printed.splitlines() if p.strip()]
+            out += [_same_form(p.rstrip()) for p in lines if p.strip()]
         if session.finished:
             break
     return out

@@ -97,8 +97,9 @@ class _Sets:
         self.value_sets = self
         self.relation = relation
         self.memo: dict = {}
-        # (the sides are computed s-ops, not the tokens: a refusal names float64 rounding)
-        self.graph = {i: IRNode(i, Op.MAP, f"v{i}", (), None, f"v{i}") for i in values}
+        # (the sides are means, not the tokens: a refusal names float64 rounding; nor maps of
+        # s-ops without twins, whose twins are read apart: test_twins_of_a_map_are_read_apart)
+        self.graph = {i: IRNode(i, Op.AGGREGATE, f"v{i}", (), None, f"v{i}") for i in values}
 
     def values(self, index: int) -> tuple:
         return self._values[index]
@@ -188,14 +189,57 @@ def test_rows_give_what_compare_gives_pair_by_pair(
 def test_twins_set_apart_on_purpose_are_not_named_as_rounding() -> None:
     """InterpBench's largest token (cases 97, 98) breaks ties with `x + indices * 1e-14`: 0.0 and
     1e-14 are twins a float32 model reads as one number, but no rounding set them 1e-14 apart: the
-    refusal said "numbers that differ only by float64 rounding"."""
+    refusal said "numbers that differ only by float64 rounding". The map's own twins are read
+    apart (a column each); copied through a numerical aggregate they are one number, refused."""
     from rasp import tracr as rasp
 
     unique = rasp.SequenceMap(lambda x, y: x + y * 0.00000000000001, rasp.tokens, rasp.indices)
-    leq = rasp.SelectorWidth(rasp.Select(unique, unique, rasp.Comparison.LEQ))
+    compile_sop(rasp.SelectorWidth(rasp.Select(unique, unique, rasp.Comparison.LEQ)), [0, 1, 2], 3)
+    same = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.EQ)
+    copied = rasp.numerical(rasp.Aggregate(same, unique, default=0))
+    leq = rasp.SelectorWidth(rasp.Select(copied, copied, rasp.Comparison.LEQ))
     with pytest.raises(CompileError) as caught:
         compile_sop(leq, [0, 1, 2], 3)
     (diagnostic,) = caught.value.diagnostics
     assert "float64 rounding" not in diagnostic.message
     assert "closer than 1e-09" in diagnostic.message and diagnostic.span is not None
     assert "instead of a tiny offset" in diagnostic.hint
+
+
+class _Canon:
+    """A plan's `Built.canonical` where s-op `index`'s reading writes `merged` into `kept`'s column."""
+
+    def __init__(self, index: int, merged: object, kept: object) -> None:
+        self.index, self.merged, self.kept = index, merged, kept
+
+    def canonical(self, index: int, value: object) -> object:
+        return self.kept if index == self.index and value == self.merged else value
+
+
+def test_twins_of_a_map_are_read_apart() -> None:
+    """A map over s-ops without twins gives each twin for its own inputs (tracr's keys
+    hist + 2 * i / 6: 1 + 4/3 and 2 + 1/3, both 7/3, told apart by float64), and its table writes
+    each in a column of its own: its twins compare as themselves. Where its reading shares a column
+    among them (decoded from its number), the entry is their shared outcome, refused as before."""
+    twin = 0.1 + 0.2
+    values = {0: (0.3, twin), 1: (0.3, twin), 3: (1, 2)}
+    sets = _Sets(values, {0: None, 1: None, 3: None})
+    sets.graph[0] = IRNode(0, Op.MAP, "v0", (3,), None, "v0")
+    sets.graph[1] = IRNode(1, Op.MAP, "v1", (0,), None, "v1")  # a map of a map read apart
+    node = _select(S.Comparison.LT)
+    tables = TwinTables(sets, _Canon(0, None, None))  # type: ignore[arg-type]
+    assert tables.apart(0) and tables.apart(1) and not tables.apart(3)
+    assert tables.compare(node)(0.3, twin) is True and tables.compare(node)(twin, 0.3) is False
+    assert tables.table(node, [0.3, twin], [0.3, twin]).tolist() == [[False, False], [True, False]]
+    # a reading that lists one twin only, or writes one into the other's column: shared, refused
+    with pytest.raises(CompileError, match="differ only by float64 rounding"):
+        TwinTables(sets, _Canon(0, None, None)).table(node, [0.3], [0.3, twin])  # type: ignore[arg-type]
+    merged = TwinTables(sets, _Canon(1, twin, 0.3))  # type: ignore[arg-type]
+    with pytest.raises(CompileError, match="differ only by float64 rounding"):
+        merged.table(node, [0.3, twin], [0.3, twin])
+    with pytest.raises(CompileError, match="differ only by float64 rounding"):
+        merged.joint_compare(node)(0.3, 0.3)
+    # a map of a mean's twins is not read apart: the mean's number cannot tell them apart
+    sets.graph[3] = IRNode(3, Op.AGGREGATE, "v3", (), None, "v3")
+    sets._values[3] = (0.3, twin)
+    assert not TwinTables(sets).apart(0)  # type: ignore[arg-type]

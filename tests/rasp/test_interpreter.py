@@ -273,3 +273,23 @@ def test_indexing_as_the_original() -> None:
         seq("x = [1, 2, 3][indices + 0.5];", "ab")
     assert str(e.value) == "index into list has to be integer, got: 0.5"
     assert seq("x = [1, 2, 3][-indices - 1];", "ab") == [3, 2]
+
+
+def test_a_negative_sop_index_counts_back_from_the_length_in_scope() -> None:
+    """The original reads `x[-k]` at `length - k` with `length` looked up where the index is (its
+    _index_into_sequence), so a local `length` in a def, or a comprehension's variable, is used:
+    there f(indices) below is tokens itself; it was tokens' last value here."""
+    f = "def f(x) { length = x + 1; return tokens[-1]; }"
+    assert seq(f + " x = f(indices);", "abc") == ["a", "b", "c"]
+    # a nested def reads its enclosing def's local, as lexical scopes do there
+    g = "def g() { length = indices + 2; def h() { return tokens[-2]; } return h(); }"
+    assert seq(g + " x = g();", "abc") == ["a", "b", "c"]
+    assert seq("x = [tokens[-1] for length in [indices + 1]][0];", "abc") == ["a", "b", "c"]
+    # the input's length everywhere else, a library function's body included
+    assert (
+        seq('def k(x) { length = x; return count(tokens, "a"); } x = k(indices);', "aba") == [2] * 3
+    )
+    # a `length` that is no s-op cannot be counted back from (the original fails: 'int' object
+    # has no attribute 'setname')
+    with pytest.raises(RaspTypeError, match="length"):
+        run("def f(x) { length = x; return tokens[-1]; } x = f(3);")

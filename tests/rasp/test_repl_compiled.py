@@ -415,8 +415,8 @@ def test_a_running_example_the_model_cannot_take_is_named(command: str) -> None:
     session = _compiled(":compile r abc 4")
     assert session.feed(command) == (
         'error: cannot run `r` on the running example "hello": the input has 5 tokens; this '
-        f"model was compiled for at most 4; give {command} an INPUT, or set example to one the "
-        "model takes"
+        "model was compiled for at most 4\n"
+        f"hint: give {command} an INPUT, or set example to one the model takes"
     )
     assert session.feed('set example "abz"') == ""
     assert session.feed(command).startswith(

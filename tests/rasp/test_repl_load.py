@@ -209,6 +209,49 @@ def test_a_load_in_a_for_body_lists_the_files_names_at_each_iteration(tmp_path: 
     ]
 
 
+def test_a_load_in_a_def_body_lists_the_files_names_as_it_ends(tmp_path: Path) -> None:
+    """The original's loadFile lists its file's names when it ends, wherever it runs: in a def's
+    body, once per load and before an error that comes after it. They were listed once per
+    statement here, and not at all when the call failed."""
+    (tmp_path / "lib.rasp").write_text("a = 1;\nb = tokens;\n", encoding="utf-8")
+    session = ReplSession(search_dirs=[tmp_path])
+    names = ["    value: a =  1", "     s-op: b"]
+    session.feed('def f(x) { load "lib"; load "lib"; return x; }')
+    assert session.feed("f(1);").splitlines() == [*names, *names, "    value: out =  1"]
+    session.feed('def g(x) { load "lib"; return tokens + x; }')
+    out = session.feed("y = g(1);").splitlines()
+    assert out[:2] == names and "error" in out[2]
+    assert session.feed("for i in [1, 2] { z = f(i); }").splitlines() == names * 4
+
+
+def test_a_loaded_file_may_bind_a_library_name_for_itself(tmp_path: Path) -> None:
+    """The original's loaded file runs in a scope of its own where only the base names are
+    reserved: `count = 3;` binds count there (its later statements read 3), and the statement
+    fails only as the name is copied into a caller where it is reserved (the REPL's top level);
+    into a def's scope it is copied. Here the file's own scope refused it, so `y = count + 1;`
+    failed and `tokens[-1]` did not count back from the file's `length`."""
+    (tmp_path / "lib.rasp").write_text(
+        "count = 3;\ny = count + 1;\nlength = indices + 1;\nz = tokens[-1];\n", encoding="utf-8"
+    )
+    session = ReplSession(search_dirs=[tmp_path])
+    out = session.feed('load "lib";').splitlines()
+    errors = [line for line in out if ": error: " in line]
+    assert [e.split(": error: ")[1] for e in errors] == [
+        "Cannot set reserved name: count",
+        "Cannot set reserved name: length",
+    ]
+    assert "    value: y =  4" in out
+    assert session.feed("y;") == "    value: y =  4"
+    assert session.feed('z("abc");') == "\t =  [a, b, c] (strings)"
+    assert "prelude function: count" in session.feed("count;")
+    # into a def's scope the names are copied: its count is 3, its length the file's
+    session.feed('def f(x) { load "lib"; return [count, length]; }')
+    out = session.feed("v = f(1);")
+    assert ": error: " not in out
+    count, length = session.interpreter.get("v")
+    assert count == 3 and session.feed('v[1]("abc");') == "\t =  [1, 2, 3] (ints)"
+
+
 def test_an_internal_error_in_a_loaded_statement_is_as_its_evaluation_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -221,6 +221,7 @@ def test_predicates_choose_names_and_hooks_see_them_in_order(
         ([("hook_embed",)], r"fwd_hooks\[0\] must be a \(name, fn\) pair"),
         ([(3, print)], r"name must be a hook name or a predicate"),
         ("hook_embed", r"fwd_hooks must be a list"),
+        ({"hook_embed": print}, r"fwd_hooks must be a list of \(name, fn\) pairs, got dict"),
         ([("hook_embed", lambda v, hook: v[:, :1])], r"returned torch.float32 \[1, 1, 13\] .* "
          r"torch.float32 \[1, 3, 13\]"),
         ([("hook_embed", lambda v, hook: v.double())], r"returned torch.float64"),
@@ -242,6 +243,9 @@ def test_bad_hooks_are_named(
         (("tokens", "z"), {}, r"tokens has no value 'z' in the model; its values are a, b, c"),
         (("length", "2"), {}, r"length is numerical: its value must be a finite number"),
         (("length", float("nan")), {}, r"finite number"),
+        (("length", 7), {}, r"length has no value 7 in the model: its 6 values are 1, 2, 3, 4, 5, "
+         r"6; no input gives"),
+        (("length", 2.5), {}, r"length has no value 2.5"),
         (("reverse", "a"), {"at": 0}, r"blocks.1.attn writes reverse after blocks.0.hook_resid_"
          r"post, adding to the patched value; patch at blocks.1.hook_resid_mid or later"),
         (("tokens", "a"), {"at": 1}, r"nothing reads tokens after blocks.1.hook_resid_post"),
@@ -255,6 +259,18 @@ def test_bad_patches_are_refused_before_the_run(
 ) -> None:
     with pytest.raises(ModelInputError, match=message):
         reverse.sop_hook(*args, **kwargs)
+
+
+def test_a_numerical_patch_is_one_of_the_values_the_file_lists(
+    reverse: transformer.CompiledTransformer,
+) -> None:
+    # length 99 decoded silently as the nearest length the weights handle; now refused, while
+    # every listed value (and the same number written as a float) is taken
+    for k in (1, 6, 6.0, 3.0000000000000004):
+        assert reverse.sop_hook("length", k)[1].numbers == (float(k),)
+    with pytest.raises(ModelInputError, match="length has no value 99") as err:
+        reverse.sop_hook("length", 99)
+    assert "run_with_hooks" in err.value.hint
 
 
 def test_a_patch_past_the_inputs_or_off_the_residual_is_refused(
@@ -311,3 +327,75 @@ def test_hooks_get_the_hook_point_by_keyword_as_in_transformer_lens(
 
     reverse.run_hooked(["ab"], [("blocks.0.mlp.hook_post", keyword_only)])
     assert seen == ["blocks.0.mlp.hook_post"]
+
+
+@pytest.mark.parametrize("file", ["reverse", "hist"])  # hist reads no position: a zero buffer
+def test_an_edit_of_a_cached_activation_never_reaches_the_model(file: str) -> None:
+    # hook_pos_embed was a view of W_pos (or of the zero embedding): writing a cache entry, as
+    # activation patching does, changed every later run of the model
+    model = _model(file, file, max_len=4)
+    ids, lengths = model.encode(["abc"])
+    want = model.forward(ids)
+    for hooks in ([], [("hook_embed", lambda value, hook: None)]):
+        _, cache = model.run_with_cache(ids, fwd_hooks=hooks)
+        with torch.inference_mode():  # as a hook of a later run would write it
+            for entry in cache.values():
+                entry.fill_(5.0)
+        assert torch.equal(model.forward(ids), want)
+
+
+def test_a_hook_after_a_replacement_edits_a_copy_not_the_callers_tensor(
+    reverse: transformer.CompiledTransformer,
+) -> None:
+    # the second hook at a name was handed the first one's return value itself: zeroing it in
+    # place wrote into the other run's cache the first hook had returned
+    ids, _ = reverse.encode(["ab"])
+    _, clean = reverse.run_with_cache(ids)
+    kept = {name: value.clone() for name, value in clean.items()}
+    name = "blocks.0.hook_resid_post"
+
+    def patch(value: torch.Tensor, hook: HookPoint) -> torch.Tensor:
+        return clean[hook.name]
+
+    def zero(value: torch.Tensor, hook: HookPoint) -> None:
+        value[:, 1] = 0.0
+
+    _, cache = reverse.run_with_cache(ids, fwd_hooks=[(name, patch), (name, zero)])
+    assert all(torch.equal(clean[key], kept[key]) for key in kept)
+    assert not cache[name][:, 1].any() and torch.equal(cache[name][:, 2], kept[name][:, 2])
+
+
+def test_run_with_cache_takes_transformer_lens_names_filter_and_remove_batch_dim(
+    reverse: transformer.CompiledTransformer,
+) -> None:
+    ids, _ = reverse.encode(["abc"])
+    logits, full = reverse.run_with_cache(ids)
+    pattern = "blocks.1.attn.hook_pattern"
+    for names_filter in (pattern, [pattern], lambda name: name.endswith("hook_pattern")):
+        got, cache = reverse.run_with_cache(ids, names_filter=names_filter)
+        assert torch.equal(got, logits)
+        assert set(cache) <= {"blocks.0.attn.hook_pattern", pattern} and pattern in cache
+        assert torch.equal(cache[pattern], full[pattern])
+    _, cache = reverse.run_with_cache(ids, names_filter=[pattern], remove_batch_dim=True)
+    assert torch.equal(cache[pattern], full[pattern][0])
+    for kwargs, message in [
+        ({"names_filter": "blocks.1.attn.hook_patern"}, r"did you mean blocks.1.attn.hook_pattern"),
+        ({"names_filter": lambda name: "blocks.7" in name}, r"names_filter chooses none"),
+        ({"names_filter": 3}, r"names_filter must be a hook name"),
+    ]:
+        with pytest.raises(ModelInputError, match=message):
+            reverse.run_with_cache(ids, **kwargs)
+    two, _ = reverse.encode(["abc", "ab"])
+    with pytest.raises(ModelInputError, match=r"remove_batch_dim takes a batch of one row"):
+        reverse.run_with_cache(two, remove_batch_dim=True)
+
+
+def test_hooks_may_come_from_any_iterable_as_in_transformer_lens(
+    reverse: transformer.CompiledTransformer,
+) -> None:
+    # a generator of pairs was refused ("must be a list ..., got generator")
+    ids, _ = reverse.encode(["ab"])
+    seen: list[str] = []
+    names = ("hook_embed", "blocks.1.hook_resid_post")
+    reverse.run_with_hooks(ids, ((name, lambda v, hook: seen.append(hook.name)) for name in names))
+    assert seen == list(names)
