@@ -87,18 +87,23 @@ class MapRows:
             return False, None
         return True, hit[1]
 
-    def _compute(self, node: IRNode, support: tuple[int, ...]) -> Rows:
-        built = self.built
-        # the rows before any canonical table: the same in every build from one value analysis
-        # (/tmp/both.rasp at N = 256 plans 7 builds, each listing the same 266K rows)
+    def analysis_rows(self, node: IRNode, support: tuple[int, ...]) -> AnalysisRows:
+        """The rows as the value analysis listed them, before any canonical table: listed once for
+        every build (what a planner decides before building readings reads these, not `rows`)."""
+        # the same in every build from one value analysis (/tmp/both.rasp at N = 256 plans 7
+        # builds, each listing the same 266K rows)
         key = ("map_rows", node.index, support)
         memo = self.ctx.value_sets.memo
         if key not in memo:
             # with what the planners derive from these rows alone (compiler.row_memo)
             memo[key] = (self._reachable(node, support), {})
         rows, shared = memo[key]
-        if not any(s in built.canon for s in support):
-            return AnalysisRows(rows, shared)  # (a build's own list)
+        return AnalysisRows(rows, shared)  # (a build's own list)
+
+    def _compute(self, node: IRNode, support: tuple[int, ...]) -> Rows:
+        rows = self.analysis_rows(node, support)
+        if not any(s in self.built.canon for s in support):
+            return rows
         return self._merged(node, support, list(rows))
 
     def _reachable(self, node: IRNode, support: tuple[int, ...]) -> Rows:

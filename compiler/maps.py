@@ -37,6 +37,7 @@ from compiler.plan_state import Built
 from compiler.positional_maps import PositionalMaps
 from compiler.readings import decode_numeric, materialise, view_numerical
 from compiler.relations import combination_count
+from compiler.row_memo import derived
 from compiler.table_columns import needed_columns, projected
 from rasp.errors import CompileError, Diagnostic
 
@@ -233,7 +234,10 @@ class MapPlanner:
         if not numeric and len(categorical) > 1:
             # only the sources the outputs depend on (compiler.table_columns), decided on the
             # analysis' rows before any reading is built for a source the table would not read
-            needed = needed_columns(self.points.rows(node, support), len(support))
+            # (not this build's `rows`: the readings may merge values, and they would be listed
+            # again); `projected` checks the choice on the rows the readings give
+            listed = self.points.analysis_rows(node, support)
+            needed = derived(listed, "needed columns", lambda: needed_columns(listed, len(support)))
             read = [support[c] for c in needed]
         readings, rows = self._read_rows(node, support, read)
         if len(numeric) == 1 and len(categorical) <= 1:  # (it drops the rows below itself)

@@ -63,8 +63,14 @@ def test_a_map_of_a_token_and_the_index_steps_over_the_index_where_that_is_small
     # spends one per (token, index) pair whose digit is not the most common one.
     import sop_builders as B
 
+    # (an "a" adding 100 leaves the tens digit alone: a function of the index, read from its
+    # one-hot with no MLP at all, compiler.table_columns; an "a" adding 5 moves it)
+    alone = B.mapped(
+        lambda t, i: (i + (100 if t == "a" else 0)) // 10 % 10, B.tokens(), S.IndicesSOp()
+    )
+    assert not any(layer["mlp"] for layer in compile_sop(alone, list("abc"), 64).metadata["layers"])
     tens = B.mapped(
-        lambda t, i: (i + (100 if t == "a" else 0)) // 10 % 10,
+        lambda t, i: (i + (5 if t == "a" else 0)) // 10 % 10,
         B.tokens(),
         S.IndicesSOp(),
         name="tens",
@@ -72,7 +78,7 @@ def test_a_map_of_a_token_and_the_index_steps_over_the_index_where_that_is_small
     model = compile_sop(tens, list("abc"), 64, name="tens")
     (spec,) = [block for layer in model.metadata["layers"] for block in layer["mlp"]]
     assert spec["name"] == "tens"
-    assert model.metadata["config"]["d_mlp"] <= 40  # a table: 162 units
+    assert model.metadata["config"]["d_mlp"] <= 40  # a table: 163 units
     runtime = transformer.from_tensors(model.weights, model.metadata)
     rng = random.Random(1)
     inputs = [rng.choices("abc", k=rng.randint(1, 64)) for _ in range(60)]
