@@ -4,7 +4,7 @@ A compiled model accepts every input of 1..N tokens of its vocabulary, but where
 raises an error (`10 / (indices - 2)` at position 2, `{"a": 1}[tokens]` on a "b", several strings
 averaged) the program has no output, so the model's is not defined there: `rasp verify` skips such
 inputs. The compiler does not say so (its value analysis only drops what fails), and a user who
-runs the model on such an input sees numbers. `probe_failures` evaluates the program on a small,
+runs the model on such an input sees numbers. `probe_warnings` evaluates the program on a small,
 fixed set of inputs (every input up to a short length, then seeded samples up to N) so that
 `rasp compile` and the REPL's `:compile` can warn. It is a probe, not a proof: an input that fails
 and is not among those tried goes unreported, as before.
@@ -49,11 +49,6 @@ class Failures:
             f"{show_tokens(self.example)}: {at}{self.error.message}{called}); the model accepts "
             "such inputs, but its output on them is not defined (rasp verify skips them)"
         )
-
-
-def probe_failures(program: Node, vocab: Sequence[Any], max_len: int) -> Failures | None:
-    """The probed inputs on which evaluating `program` raises, or None where none does."""
-    return _probe(program, vocab, max_len)[0]
 
 
 def probe_warnings(program: Node, vocab: Sequence[Any], max_len: int, name: str) -> list[str]:

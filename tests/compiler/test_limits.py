@@ -15,18 +15,7 @@ from compiler import compile_sop, mlp
 from rasp.errors import CompileError
 from rasp.sops import evaluate
 from rasp.tools.verify import same_value
-from tests.compiler.limit_checks import agrees_everywhere, program
-
-# (`s` is a mean of the tokens at most the query's position, up to 282 values at N = 9; a sort's
-# copies, even without a tie-break, compile: equal ranks hold equal tokens)
-HALVES = """
-s = aggregate(select(tokens_int, indices, <=), tokens_int);
-lo = round((length - 1) / 2 - 0.25);
-hi = round(length / 2 - 0.25);
-a = aggregate(select(indices, lo, ==), s);
-b = aggregate(select(indices, hi, ==), s);
-median = (a + b) / 2;
-"""
+from tests.compiler.limit_checks import HALVES, agrees_everywhere, program
 
 
 def test_a_huge_table_mlp_is_refused_located_before_it_is_built(

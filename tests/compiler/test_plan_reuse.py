@@ -14,7 +14,7 @@ from compiler.build_trials import BuildOptions
 from compiler.plan_context import TRACKED_OPTIONS
 from compiler.plan_reuse import PlanRefusal, repeated
 from rasp.errors import CompileError, Diagnostic
-from tests.compiler.limit_checks import program
+from tests.compiler.limit_checks import HALVES, program
 
 # numeric fuzz seed 1480029 at N = 16, shortened: the table of `res` over a prefix count, the
 # index and a rounded mean is too large in the default build, and the program copies no number
@@ -23,16 +23,6 @@ TABLE = """
 v1 = aggregate(select(indices, indices, <), indicator(tokens == "0"), 0);
 m = aggregate(select(tokens, tokens, ==), indicator(tokens == "3"));
 res = v1 if indices < 1 else ((v1 % 2) / (round(length * m) + 2)) / 2;
-"""
-# a + b over two copied prefix means (tests/compiler/test_limits.py): the default's table is too
-# large, and copied as numbers a + b is a free view
-HALVES = """
-s = aggregate(select(tokens_int, indices, <=), tokens_int);
-lo = round((length - 1) / 2 - 0.25);
-hi = round(length / 2 - 0.25);
-a = aggregate(select(indices, lo, ==), s);
-b = aggregate(select(indices, hi, ==), s);
-median = (a + b) / 2;
 """
 
 
