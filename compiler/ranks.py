@@ -16,6 +16,7 @@ that the compiler copies the value: numbers travel as string tokens through it a
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -65,19 +66,57 @@ def distinct_by_position(
     """True when `keys` provably never holds one value at two positions of an input."""
     if isinstance(keys, sops.IndicesSOp):
         return True
+    at = _positions_by_value(keys, values_of, max_len)
+    return at is not None and all(len(held) == 1 for held in at.values())
+
+
+def ties_never_averaged(
+    keys: sops.SOp,
+    values_of: Callable[[sops.SOp], Sequence[Atom]],
+    values_at: Callable[[int], Sequence[Atom] | None],
+    max_len: int,
+) -> bool:
+    """Whether a sort by `keys` that may repeat still never averages on an input the interpreter
+    answers: every pair of positions that may hold one key holds a value that is no number at
+    one of them (`values_at(p)`: the values at position p over every length, None where
+    unknown). Keys of one rank are equal keys (a larger key has a larger rank, where `<` orders
+    the keys totally), so a query that selects several selects such a pair, and tracr's mean of
+    None (or a string) with anything raises there. tracr's `make_sort(shift_by(12, tokens),
+    tokens, max_seq_len=20, min_key=2)`: `x + i / 10` repeats only at i and i + 10 (whole x),
+    and the shifted values are None at i < 12."""
+    at = _positions_by_value(keys, values_of, max_len)
+    if at is None or not _totally_ordered(list(at)):
+        return False  # unknown, or NaN or a mix of kinds: one rank need not be one key
+    shared = {pair for held in at.values() for pair in itertools.combinations(sorted(held), 2)}
+    never: dict[int, bool] = {}
+
+    def no_number(p: int) -> bool:
+        if p not in never:
+            found = values_at(p)
+            never[p] = found is not None and not any(isinstance(v, int | float) for v in found)
+        return never[p]
+
+    return bool(shared) and all(no_number(p) or no_number(q) for p, q in shared)
+
+
+def _positions_by_value(
+    keys: sops.SOp, values_of: Callable[[sops.SOp], Sequence[Atom]], max_len: int
+) -> dict[Any, set[int]] | None:
+    """Per value of `keys` (a map of indices and other inputs), the positions it may be held at,
+    over every value of the other inputs; None where that is not computed."""
     if not isinstance(keys, sops.MapSOp):
-        return False
+        return None
     positions = [k for k, i in enumerate(keys.inputs) if isinstance(i, sops.IndicesSOp)]
     if not positions:
-        return False
+        return None
     others = [k for k in range(len(keys.inputs)) if k not in positions]
     choices = [values_of(keys.inputs[k]) for k in others]
     combos = 1
     for c in choices:
         combos *= len(c)
     if combos * max_len > MAX_POINTS:
-        return False
-    seen: dict[Any, int] = {}
+        return None
+    seen: dict[Any, set[int]] = {}
     for index in range(max_len):
         for combo in itertools.product(*choices):
             args: list[Any] = [None] * len(keys.inputs)
@@ -89,11 +128,17 @@ def distinct_by_position(
             if out is None:
                 continue  # the interpreter raises here (or a comparison meets None): no value
             try:
-                if seen.setdefault(out, index) != index:
-                    return False  # one value at two positions
+                seen.setdefault(out, set()).add(index)
             except TypeError:  # unhashable: cannot tell
-                return False
-    return True
+                return None
+    return seen
+
+
+def _totally_ordered(vals: Sequence[Any]) -> bool:
+    """All numbers without NaN (bools count), or all strings: `<` orders them totally."""
+    if all(isinstance(v, str) for v in vals):
+        return True
+    return all(isinstance(v, int | float) and not math.isnan(v) for v in vals)
 
 
 def _value(fn: Callable[..., Any], args: list[Any]) -> Any:

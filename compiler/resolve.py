@@ -30,6 +30,7 @@ from compiler.ranks import (
     key_inputs,
     rank_keys,
     ranks_every_position,
+    ties_never_averaged,
 )
 from compiler.rewrite import ValueFacts, rebuilt
 from compiler.rounded import Rounded
@@ -247,7 +248,12 @@ def _tracr_mean(
     if facts.at_most_one(selector):  # never a mean: the aggregate copies one value
         return marked(plain, copied is not None)
     keys = rank_keys(selector)
-    if keys is not None and distinct_by_position(keys, facts.values, facts.sets.max_len):
+    n = facts.sets.max_len
+    if keys is not None and (
+        distinct_by_position(keys, facts.values, n)
+        # keys that repeat only where a value is None: averaging raises, so copy there too
+        or ties_never_averaged(keys, facts.values, lambda p: facts.at_position(values, p), n)
+    ):
         # A sort: each query selects one key (the value analysis cannot see it), so copy.
         possible_values = facts.values(values)
         if possible_values and ranks_every_position(selector):

@@ -95,6 +95,18 @@ class ValueFacts:
     def values(self, node: sops.Node) -> tuple[Atom, ...]:
         return self.sets.values[self.index[node.id]]
 
+    def at_position(self, node: sops.Node, position: int) -> tuple[Atom, ...] | None:
+        """The values `node` may take at `position` of an input of any length, where the analysis
+        has its relation (values per position and length); else None."""
+        rel = self.sets.relation[self.index[node.id]]
+        if rel is None:
+            return None
+        found: dict[Any, Atom] = {}
+        for n in range(position + 1, self.sets.max_len + 1):
+            for v in rel.get((position, n), ()):
+                found.setdefault((type(v), repr(v)), v)
+        return tuple(found.values())
+
     def at_most_one(self, selector: sops.Node) -> bool:
         return self.sets.at_most_one[self.index[selector.id]]
 

@@ -9,6 +9,7 @@ import itertools
 import random
 from typing import Any
 
+import pytest
 from runtime_helpers import run_compiled
 
 from compiler import compile_sop
@@ -43,6 +44,47 @@ def test_a_sort_of_a_copy_by_itself_takes_its_values() -> None:
     model = compile_sop(program, FLOATS, max_len)
     assert model.param_count() < 50_000  # 12,339
     _agrees(program, model, max_len, seed=1)
+
+
+def test_keys_that_repeat_only_beside_none_are_copied() -> None:
+    """tracr_lib_campaign.py seed 780221 --big --deep --their-lib #22: the keys `x + 2 * i / 20`
+    repeat (5 at index 10 and 6 at index 0), so the sort was taken as a mean of up to N shifted
+    tokens, a one-hot of 1,794 means: 18,876,160 parameters (tracr's own: 548K). A repeat pairs
+    indices i and i + 10, and the shifted value at i < 12 is None, whose mean with anything
+    raises: on every input the interpreter answers, each query selects one key."""
+    vocab = [11, 6, 7, 3, 10, -3, -2, 5, 8]
+    max_len = 20
+    program = lib.make_sort(lib.shift_by(12, rasp.tokens), rasp.tokens, max_seq_len=20, min_key=2)
+    tie = [6] + [3] * 9 + [5]
+    with pytest.raises(Exception, match="supported for aggregation"):
+        program(tie)
+    model = compile_sop(program, vocab, max_len)
+    assert model.param_count() < 200_000  # 93,519
+    assert len(model.metadata["output"]["values"]) == 10  # the nine tokens and None
+    rng = random.Random(2)
+    inputs = [rng.choices(vocab, k=rng.randint(1, max_len)) for _ in range(300)]
+    inputs += [vocab * 2 + vocab[:2]]  # full length
+    answered = 0
+    for xs, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        try:
+            want = program(xs)
+        except Exception:  # noqa: BLE001 (two keys tie beside a None: no value to match)
+            continue
+        answered += 1
+        assert got == want, xs
+    assert answered > 200
+
+
+def test_keys_that_repeat_beside_numbers_are_still_means() -> None:
+    """The same keys sorting the tokens themselves: a repeat selects two numbers, which tracr
+    averages, so the aggregate stays a mean (its values include 5.5, the mean of 5 and 6)."""
+    program = lib.make_sort(rasp.tokens, rasp.tokens, max_seq_len=4, min_key=2)
+    assert program([6, 3, 5]) == [3, 5.5, None]
+    model = compile_sop(program, [6, 3, 5], 4)
+    assert 5.5 in model.metadata["output"]["values"]
+    inputs = [list(t) for n in range(1, 5) for t in itertools.product([6, 3, 5], repeat=n)]
+    for xs, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert got == program(xs), xs
 
 
 def _agrees(program: Any, model: Any, max_len: int, seed: int) -> None:
