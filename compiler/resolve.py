@@ -363,7 +363,7 @@ def _copies_many_numbers(plain: sops.AggregateSOp, facts: ValueFacts) -> bool:
     if not (
         plain.default is None
         and len(possible) > NUMERIC_COPY_MIN_VALUES
-        and all(_is_number(v) for v in possible)
+        and all(_is_number(v) and math.isfinite(v) for v in possible)
     ):
         return False
     if not _number_twins(possible):
