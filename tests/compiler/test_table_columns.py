@@ -3,11 +3,13 @@ on over the reachable rows, and gives the same outputs."""
 
 from __future__ import annotations
 
+import itertools
 import random
 
 from runtime_helpers import run_compiled
 
 from compiler import compile_sop
+from compiler.blocks import value_key
 from compiler.table_columns import needed_columns, projected
 from rasp import tracr as rasp
 
@@ -53,3 +55,41 @@ def test_interpbench_pairwise_sum_reads_no_index_in_its_table() -> None:
     inputs = [[rng.choice(vocab) for _ in range(rng.randint(1, 9))] for _ in range(80)]
     for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
         assert list(got) == program(tokens)
+
+
+# values a one-hot keeps apart that Python's == does not (1, 1.0, True; 0, 0.0, False), and None
+_ATOMS = [0, 0.0, False, 1, 1.0, True, None, "a", 2.5]
+
+
+def _random_rows(rng: random.Random) -> tuple[list, int]:
+    """Reachable rows of a random function of some of `width` columns, some combinations left out."""
+    width = rng.randint(2, 4)
+    domains = [rng.sample(_ATOMS, rng.randint(1, 4)) for _ in range(width)]
+    depends = [c for c in range(width) if rng.random() < 0.5]
+    outputs = [*_ATOMS, "b", -1]
+    table: dict[tuple, object] = {}
+    rows = []
+    for combo in itertools.product(*domains):
+        if rng.random() < 0.3:
+            continue  # unreachable
+        key = tuple(value_key(combo[c]) for c in depends)
+        rows.append((combo, table.setdefault(key, rng.choice(outputs))))
+    return rows, width
+
+
+def test_the_kept_columns_give_every_row_its_output() -> None:
+    """Property: over random rows (1, 1.0 and True apart, as a one-hot reads them), the columns kept
+    determine every row's output: the projection exists and gives each row its own output, and no
+    kept column can be dropped alone. Fails where value_key is replaced by == (1 read as True)."""
+    rng = random.Random(5601)
+    for _ in range(300):
+        rows, width = _random_rows(rng)
+        kept = needed_columns(rows, width)
+        table = projected(rows, kept)
+        assert table is not None, (rows, kept)
+        given = {tuple(map(value_key, part)): value_key(out) for part, out in table}
+        for combo, out in rows:
+            assert given[tuple(value_key(combo[c]) for c in kept)] == value_key(out)
+        if rows and len(kept) > 1:
+            for c in kept:
+                assert projected(rows, [k for k in kept if k != c]) is None, (rows, kept, c)
