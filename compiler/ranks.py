@@ -66,6 +66,9 @@ def distinct_by_position(
     """True when `keys` provably never holds one value at two positions of an input."""
     if isinstance(keys, sops.IndicesSOp):
         return True
+    # No total-order check is needed for distinct ranks: NaN (a fresh one never repeats here,
+    # yet ranks 0 beside the least key) is refused wherever the value analysis lists it
+    # (values._beyond_float64), and tracr's `<` of a string and a number raises.
     at = _positions_by_value(keys, values_of, max_len)
     return at is not None and all(len(held) == 1 for held in at.values())
 
