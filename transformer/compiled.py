@@ -22,12 +22,20 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from transformer.activations import ActivationCache, NamesFilter, chosen_names
+from transformer import hooked_runs
+from transformer.activations import ActivationCache, NamesFilter
+from transformer.arguments import (
+    Lengths,
+    check_batch_size,
+    check_rows,
+    checked_ids,
+    checked_lengths,
+)
 from transformer.arrays import ArrayCodec
 from transformer.config import ModelConfig
 from transformer.decoding import DeviceCodes, OutputSpec
 from transformer.errors import ModelFormatError, ModelInputError, ModelOutputError
-from transformer.hooks import Cache, FwdHooks, hook_names, resolve
+from transformer.hooks import Cache, FwdHooks
 from transformer.metadata import ModelMetadata
 from transformer.model import Transformer
 from transformer.patching import SopPatch, sop_hook
@@ -38,9 +46,6 @@ from transformer.vocab import Atom, Vocab
 # per-batch costs stay small. On an H200 with 1024 inputs of 256 tokens, 512 was the fastest of
 # 128, 256, 512 and 1024 for every library program (bench/README.md).
 PIPELINE_ROWS = 512
-
-# One input length per row (`encode` gives a list; a 1-D integer tensor or array is taken too).
-Lengths = Sequence[int] | Tensor | np.ndarray
 
 
 class CompiledTransformer:
@@ -137,29 +142,16 @@ class CompiledTransformer:
         after the `fwd_hooks` of `run_with_hooks` where any are given; `names_filter` (a name,
         names or a predicate, as TransformerLens's) keeps only those; `remove_batch_dim` drops
         the batch dimension of a one-row batch."""
-        names = hook_names(self.config.n_layers)
-        kept = chosen_names(names_filter, names)  # refused before the run
-        if remove_batch_dim and (ids.ndim != 2 or ids.shape[0] != 1):
-            # TransformerLens keeps row 0 of any batch, silently dropping the others
-            raise ModelInputError(
-                f"remove_batch_dim takes a batch of one row, got ids of shape {list(ids.shape)}"
-            )
-        everything: Cache = {}
-        logits = self.run_with_hooks(ids, fwd_hooks, cache=everything)
-        cache = ActivationCache(names)
-        cache.update(
-            (name, everything[name][0] if remove_batch_dim else everything[name]) for name in kept
+        return hooked_runs.run_with_cache(
+            self.model, ids, fwd_hooks, names_filter, remove_batch_dim
         )
-        return logits, cache
 
     def run_with_hooks(
         self, ids: Tensor, fwd_hooks: FwdHooks = (), *, cache: Cache | None = None
     ) -> Tensor:
         """Logits with `fwd_hooks`, `(name or predicate, fn(value, hook))` pairs, applied for this
         call only (transformer/hooks.py); each activation recorded in `cache` where given."""
-        fns = resolve(fwd_hooks, hook_names(self.config.n_layers))
-        with torch.inference_mode():
-            return self.model.run_with_hooks(self._checked(ids), fns, cache)
+        return hooked_runs.run_with_hooks(self.model, ids, fwd_hooks, cache)
 
     def run_hooked(
         self, inputs: Sequence[str | Sequence[Atom]], fwd_hooks: FwdHooks
@@ -177,27 +169,7 @@ class CompiledTransformer:
         return sop_hook(self.model, self.residual_labels, reach, sop, value, position, at)
 
     def _checked(self, ids: Tensor) -> Tensor:
-        # Indexing W_E with a negative id would silently read another row (and on CUDA an id past
-        # the end is a device-side assert), so hand-made ids are checked like encoded ones.
-        cfg = self.config
-        if not isinstance(ids, Tensor):
-            raise ModelInputError(
-                f"ids must be an integer tensor [batch, pos] with pos <= n_ctx = {cfg.n_ctx}, "
-                f"got {type(ids).__name__} (encode gives one)"
-            )
-        # W_E[ids] takes a bool or uint8 tensor as a mask and refuses int8/int16: bool is refused,
-        # the narrow integer types are widened (torch's uint16..uint64 lack min/max: refused)
-        integer = ids.dtype in (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
-        if ids.ndim != 2 or ids.shape[1] > cfg.n_ctx or not integer:
-            raise ModelInputError(
-                f"ids must be an integer tensor [batch, pos] with pos <= n_ctx = {cfg.n_ctx}, "
-                f"got {ids.dtype} {list(ids.shape)}"
-            )
-        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= cfg.d_vocab):
-            raise ModelInputError(f"ids must lie in 0..{cfg.d_vocab - 1} (d_vocab = {cfg.d_vocab})")
-        if ids.dtype not in (torch.int32, torch.int64):
-            ids = ids.long()
-        return ids.to(self.device)
+        return checked_ids(ids, self.config, self.device)
 
     def decode(self, logits: Tensor, lengths: Lengths) -> list[list[Any]]:
         """Program values at model positions 1..n of each input (plain Python values).
@@ -218,7 +190,7 @@ class CompiledTransformer:
         `PIPELINE_ROWS` while the device computes the neighbouring ones; a bad input is still
         reported before any output, the first one in input order as on the CPU.
         """
-        _check_batch_size(batch_size)
+        check_batch_size(batch_size)
         if self.device.type == "cpu":
             return self._run(inputs, batch_size, encode_ahead=True)
         return self._run(inputs, min(batch_size, PIPELINE_ROWS), encode_ahead=False)
@@ -297,9 +269,9 @@ class CompiledTransformer:
         docs/runtime.md for what a code means; `to_values(codes, lengths)` gives the values.
         Codes past an input's length (at PAD) mean nothing.
         """
-        _check_batch_size(batch_size)
+        check_batch_size(batch_size)
         ids = self._checked(ids)
-        self._check_rows(ids)
+        check_rows(ids, self.vocab)
         return self._codes(ids, batch_size)
 
     def _codes(self, ids: Tensor, batch_size: int) -> Tensor:
@@ -322,7 +294,7 @@ class CompiledTransformer:
         the values `run` gives on `tokens.tolist()`, as that dtype holds them (2.0 for 2 in a
         float64 array). The vocabulary lookup and the decoding run on the model's device, so on a
         GPU only the tokens' code points and the finished values cross to and from the host."""
-        _check_batch_size(batch_size)
+        check_batch_size(batch_size)
         tokens = self._arrays.check(tokens)
         if tokens.shape[0] == 0:
             return np.empty(tokens.shape, dtype=self._arrays.dtype)
@@ -333,40 +305,6 @@ class CompiledTransformer:
     def _arrays(self) -> ArrayCodec:
         return ArrayCodec(self.vocab, self.meta.output)
 
-    def _check_rows(self, ids: Tensor) -> None:
-        """Each row as `encode` gives one: BOS at position 0 only, PAD only after the tokens.
-        Decoded codes of other ids would be wrong without a word (the first token read as BOS, an
-        input cut at a PAD inside it); the raw forward pass takes any ids, for experiments."""
-        if ids.numel() == 0:
-            return
-        bos, pad = self.vocab.bos_id, self.vocab.pad_id
-        tail = ids[:, 1:]
-        is_pad = tail == pad
-        wrong = torch.stack(
-            [
-                (ids[:, 0] != bos).any(),
-                (tail == bos).any(),
-                (is_pad[:, :-1] & ~is_pad[:, 1:]).any(),
-            ]
-        ).tolist()  # one host synchronisation
-        if not any(wrong):
-            return
-        problem = ""
-        for row, line in enumerate(ids.cpu().tolist()):  # the first bad row, named
-            end = line.index(pad, 1) if pad in line[1:] else len(line)
-            if line[0] != bos:
-                problem = f"position 0 of row {row} holds id {line[0]}, not BOS ({bos})"
-            elif bos in line[1:]:
-                problem = f"row {row} holds BOS ({bos}) at position {line.index(bos, 1)}"
-            elif any(token != pad for token in line[end:]):
-                problem = f"row {row} holds PAD ({pad}) before a token"
-            if problem:
-                break
-        raise ModelInputError(
-            f"ids must be as encode gives them: BOS at position 0, then the tokens, then PAD "
-            f"only; {problem}"
-        )
-
     def to_values(self, codes: Tensor | np.ndarray, lengths: Lengths) -> list[list[Any]]:
         """Plain Python values from `run_ids`'s codes `[batch, n]`, row b cut to `lengths[b]`."""
         if isinstance(codes, Tensor):
@@ -376,7 +314,7 @@ class CompiledTransformer:
             raise ModelInputError(
                 f"codes must be [batch, n] (as run_ids gives them), got shape {list(codes.shape)}"
             )
-        lengths = _checked_lengths(lengths, codes.shape[0], codes.shape[1], "codes", self.max_len)
+        lengths = checked_lengths(lengths, codes.shape[0], codes.shape[1], "codes", self.max_len)
         output = self.meta.output
         if output.codes_are_indices:
             # a negative code would silently pick a value from the end, a large one raise
@@ -422,7 +360,7 @@ def decode_logits(
         raise ModelInputError(
             f"logits must be a tensor [batch, pos, d_vocab_out = {columns}], got {shape}"
         )
-    lengths = _checked_lengths(lengths, logits.shape[0], logits.shape[1] - 1, "logits", max_len)
+    lengths = checked_lengths(lengths, logits.shape[0], logits.shape[1] - 1, "logits", max_len)
     width = max(lengths, default=0)
     at_tokens = logits.detach()[:, 1 : 1 + width]  # [batch, n, d_vocab_out]
     real = torch.from_numpy(np.arange(width) < np.asarray(lengths)[:, None])  # [batch, n]
@@ -450,44 +388,6 @@ def place(
             path, f"cannot place the model on device '{device}': a meta tensor holds no weights"
         )
     return moved
-
-
-def _check_batch_size(batch_size: int) -> None:
-    if (
-        isinstance(batch_size, bool)
-        or not isinstance(batch_size, int | np.integer)
-        or batch_size < 1
-    ):
-        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
-
-
-def _checked_lengths(
-    lengths: Lengths, rows: int, width: int, what: str, max_len: int | None = None
-) -> list[int]:
-    """One length per row, each a whole number of the row's positions (a wrong one would cut
-    or invent values silently) and at most `max_len` (the output's grids and types end there), as
-    a list; a tensor or array of them is taken as its list."""
-    if isinstance(lengths, Tensor | np.ndarray):
-        lengths = lengths.tolist()
-    if isinstance(lengths, str | bytes) or not isinstance(lengths, Sequence):
-        raise ModelInputError(
-            f"lengths must be a list of ints, one per row of {what} (as encode gives them), "
-            f"got {type(lengths).__name__}"
-        )
-    if len(lengths) != rows:
-        raise ModelInputError(
-            f"{len(lengths)} lengths for {rows} {'row' if rows == 1 else 'rows'} of {what}"
-        )
-    for row, n in enumerate(lengths):
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 <= n <= width:
-            raise ModelInputError(
-                f"lengths[{row}] is {n!r}; a row of {what} holds 0..{width} positions"
-            )
-        if max_len is not None and n > max_len:
-            raise ModelInputError(
-                f"lengths[{row}] is {n}; the model reads at most {max_len} tokens (max_len)"
-            )
-    return list(lengths)
 
 
 def _length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[np.ndarray]:
