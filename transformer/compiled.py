@@ -39,6 +39,7 @@ from transformer.hooks import Cache, FwdHooks
 from transformer.metadata import ModelMetadata
 from transformer.model import Transformer
 from transformer.patching import SopPatch, sop_hook
+from transformer.ties import RAISE, mark
 from transformer.vocab import Atom, Vocab
 
 # Rows per batch when a GPU runs while the host encodes and decodes: small enough that the first
@@ -154,11 +155,16 @@ class CompiledTransformer:
         return hooked_runs.run_with_hooks(self.model, ids, fwd_hooks, cache)
 
     def run_hooked(
-        self, inputs: Sequence[str | Sequence[Atom]], fwd_hooks: FwdHooks
+        self,
+        inputs: Sequence[str | Sequence[Atom]],
+        fwd_hooks: FwdHooks,
+        *,
+        undecided: Any = RAISE,
     ) -> list[list[Any]]:
-        """The values `run` gives, from one batch of `inputs` (row b is input b) run with hooks."""
+        """The values `run` gives, from one batch of `inputs` (row b is input b) run with hooks;
+        `undecided` as `decode` takes it."""
         ids, lengths = self.encode(inputs)
-        return self.decode(self.run_with_hooks(ids, fwd_hooks), lengths)
+        return self.decode(self.run_with_hooks(ids, fwd_hooks), lengths, undecided=undecided)
 
     def sop_hook(
         self, sop: str, value: Any, *, position: int | None = None, at: int | str | None = None
@@ -171,14 +177,18 @@ class CompiledTransformer:
     def _checked(self, ids: Tensor) -> Tensor:
         return checked_ids(ids, self.config, self.device)
 
-    def decode(self, logits: Tensor, lengths: Lengths) -> list[list[Any]]:
+    def decode(
+        self, logits: Tensor, lengths: Lengths, *, undecided: Any = RAISE
+    ) -> list[list[Any]]:
         """Program values at model positions 1..n of each input (plain Python values).
 
         The reduction runs where the logits are (argmax, or snapping the numerical column in
         float64, which holds float32 logits exactly); only `[batch, n]` codes travel to the CPU.
+        A categorical position whose largest logit is shared (after a hook: transformer/ties.py)
+        is a `ModelOutputError` naming it, or `undecided` where one is given (None, say).
         """
         return decode_logits(
-            self.meta.output, self.config.d_vocab_out, logits, lengths, self.max_len
+            self.meta.output, self.config.d_vocab_out, logits, lengths, self.max_len, undecided
         )
 
     def run(self, inputs: Sequence[str | Sequence[Atom]], batch_size: int = 256) -> list[list[Any]]:
@@ -221,12 +231,12 @@ class CompiledTransformer:
         def collect(part: DeviceCodes, rows: np.ndarray) -> None:
             # Waits for this batch only; on a GPU the next one is already queued behind it.
             nonlocal failure
+            order = rows.tolist()
             try:
-                output.check(part)
+                output.check(part, order)
             except ModelOutputError as err:  # raised once every input is known to be good
                 failure = err
                 return
-            order = rows.tolist()
             values = output.values_of(part.codes.cpu().numpy(), [lengths[i] for i in order])
             for i, row in zip(order, values, strict=True):
                 outputs[i] = row
@@ -277,12 +287,10 @@ class CompiledTransformer:
     def _codes(self, ids: Tensor, batch_size: int) -> Tensor:
         """`run_ids` for valid ids on the model's device."""
         with torch.inference_mode():
-            parts = [
-                self._reduce(ids[start : start + batch_size])
-                for start in range(0, len(ids), batch_size)
-            ]
-        for part in parts:
-            self.meta.output.check(part)
+            starts = range(0, len(ids), batch_size)
+            parts = [self._reduce(ids[start : start + batch_size]) for start in starts]
+        for start, part in zip(starts, parts, strict=True):
+            self.meta.output.check(part, range(start, start + len(part.codes)))
         if not parts:  # no rows: the codes' dtype all the same (docs/runtime.md)
             dtype = torch.int64 if self.meta.output.codes_are_indices else torch.float64
             return torch.empty((0, max(ids.shape[1] - 1, 0)), dtype=dtype, device=self.device)
@@ -349,11 +357,17 @@ class CompiledTransformer:
 
 
 def decode_logits(
-    output: OutputSpec, columns: int, logits: Tensor, lengths: Lengths, max_len: int
+    output: OutputSpec,
+    columns: int,
+    logits: Tensor,
+    lengths: Lengths,
+    max_len: int,
+    undecided: Any = RAISE,
 ) -> list[list[Any]]:
     """`output`'s values at positions 1..n of each row of `logits [batch, pos, columns]` (any
     runtime's: this one's, a HookedTransformer's), row b cut to `lengths[b]` <= `max_len` (the
-    output's grids and types are given for lengths up to the model's max_len only)."""
+    output's grids and types are given for lengths up to the model's max_len only); `undecided`
+    at a tied categorical position, a `ModelOutputError` there where it is `RAISE`."""
     if not isinstance(logits, Tensor) or logits.ndim != 3 or logits.shape[2] != columns:
         # another model's logits (or a cut column) would decode to values without a word
         shape = list(logits.shape) if isinstance(logits, Tensor) else type(logits).__name__
@@ -365,8 +379,12 @@ def decode_logits(
     at_tokens = logits.detach()[:, 1 : 1 + width]  # [batch, n, d_vocab_out]
     real = torch.from_numpy(np.arange(width) < np.asarray(lengths)[:, None])  # [batch, n]
     reduced = output.reduce(at_tokens, real.to(at_tokens.device))
-    output.check(reduced)
-    return output.values_of(reduced.codes.cpu().numpy(), lengths)
+    marking = undecided is not RAISE
+    output.check(reduced, ties=marking)
+    values = output.values_of(reduced.codes.cpu().numpy(), lengths)
+    if marking and reduced.tied is not None:
+        values = mark(values, reduced.tied.cpu().numpy(), undecided)
+    return values
 
 
 def place(

@@ -43,4 +43,5 @@ class ModelInputError(ValueError):
 
 
 class ModelOutputError(ArithmeticError):
-    """A model computed a NaN or infinite output: its weights, not the input, are broken."""
+    """A model computed a NaN or infinite output, or a categorical output whose largest logit is
+    shared (transformer/ties.py): its weights or a hook, not the input, are to blame."""
