@@ -191,8 +191,15 @@ class CompiledTransformer:
             self.meta.output, self.config.d_vocab_out, logits, lengths, self.max_len, undecided
         )
 
-    def run(self, inputs: Sequence[str | Sequence[Atom]], batch_size: int = 256) -> list[list[Any]]:
-        """Encode, run and decode inputs of any lengths, `batch_size` at a time, in input order.
+    def run(
+        self,
+        inputs: Sequence[str | Sequence[Atom]],
+        batch_size: int = 256,
+        *,
+        undecided: Any = RAISE,
+    ) -> list[list[Any]]:
+        """Encode, run and decode inputs of any lengths, `batch_size` at a time, in input order;
+        `undecided` as `decode` takes it.
 
         Inputs are grouped by length so that batches carry little padding; padding never changes a
         real position's output, so grouping changes speed only. On the CPU every input is checked
@@ -202,11 +209,16 @@ class CompiledTransformer:
         """
         check_batch_size(batch_size)
         if self.device.type == "cpu":
-            return self._run(inputs, batch_size, encode_ahead=True)
-        return self._run(inputs, min(batch_size, PIPELINE_ROWS), encode_ahead=False)
+            return self._run(inputs, batch_size, undecided, encode_ahead=True)
+        return self._run(inputs, min(batch_size, PIPELINE_ROWS), undecided, encode_ahead=False)
 
     def _run(
-        self, inputs: Sequence[str | Sequence[Atom]], batch_size: int, *, encode_ahead: bool
+        self,
+        inputs: Sequence[str | Sequence[Atom]],
+        batch_size: int,
+        undecided: Any,
+        *,
+        encode_ahead: bool,
     ) -> list[list[Any]]:
         """`run` with every input encoded first (`encode_ahead`), or each batch just before it
         is queued, so that encoding overlaps with the device computing the previous batch."""
@@ -233,11 +245,13 @@ class CompiledTransformer:
             nonlocal failure
             order = rows.tolist()
             try:
-                output.check(part, order)
+                output.check(part, order, ties=undecided is not RAISE)
             except ModelOutputError as err:  # raised once every input is known to be good
                 failure = err
                 return
             values = output.values_of(part.codes.cpu().numpy(), [lengths[i] for i in order])
+            if undecided is not RAISE and part.tied is not None:
+                values = mark(values, part.tied.cpu().numpy(), undecided)
             for i, row in zip(order, values, strict=True):
                 outputs[i] = row
 

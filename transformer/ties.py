@@ -1,10 +1,12 @@
 """Positions where a categorical output's largest logit is shared: nothing decides the value.
 
-A compiled model never ties (its certificate proves a margin between the top logit and every
-other one); a hook or an edited weight can, and an ablation that zeroes a head's output often does
-(every logit 0). argmax would then give the first listed value, which reads like a real one, so
-decoding refuses such a position with a `ModelOutputError` naming it, or, where the caller asks
-for it (`decode(..., undecided=None)`), puts a marker there instead (docs/runtime.md).
+A compiled model never ties on an input the program has a value for (its certificate proves a
+margin between the top logit and every other one); a hook or an edited weight can, an ablation
+that zeroes a head's output often does (every logit 0), and so may an input the program has no
+value for (the interpreter raises: averaging two strings gives two halves). argmax would then
+give the first listed value, which reads like a real one, so decoding refuses such a position
+with a `ModelOutputError` naming it, or, where the caller asks for it (`run`, `decode`,
+`run_hooked` with `undecided=None`), puts a marker there instead (docs/runtime.md).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from transformer.errors import ModelOutputError
+from transformer.errors import UndecidedOutputError
 
 if TYPE_CHECKING:  # torch is imported where a model runs: reading a file's metadata needs none
     from torch import Tensor
@@ -51,7 +53,7 @@ def tie_error(
     tied: np.ndarray,
     at_tokens: Tensor,
     inputs: Sequence[int] | None = None,
-) -> ModelOutputError:
+) -> UndecidedOutputError:
     """The error naming the first tied position (row-major) of `tied [batch, n]`: its input
     (`inputs[row]`, the row itself where None), program position and the values that tie."""
     rows, positions = np.nonzero(tied)
@@ -62,11 +64,14 @@ def tie_error(
     shown = ", ".join(shared[:6]) + (f" and {len(shared) - 6} more" if len(shared) > 6 else "")
     where = row if inputs is None else inputs[row]
     also = f" (and {len(rows) - 1} more positions)" if len(rows) > 1 else ""
-    return ModelOutputError(
+    return UndecidedOutputError(
         f"output '{name}' is undecided at position {position} of input {where}{also}: its "
-        f"largest logit, {top:g}, is shared by {shown}; a compiled model never ties (its "
-        "certificate proves a margin), a hook or an edited weight can: pass undecided=None to "
-        "decode or run_hooked to mark such positions instead"
+        f"largest logit, {top:g}, is shared by {shown}",
+        "a compiled model ties only after a hook or an edit, or on an input the program has no "
+        "value for; pass undecided=None to run, decode or run_hooked to mark such positions "
+        "instead",
+        where,
+        position,
     )
 
 

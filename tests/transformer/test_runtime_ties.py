@@ -131,6 +131,18 @@ def test_unhooked_compiled_models_never_tie(reverse: transformer.CompiledTransfo
     assert reverse.decode(reverse.forward(ids), lengths, undecided=None) == reverse.run(words)
 
 
+def test_an_input_the_program_has_no_value_for_may_tie_and_is_named(tmp_path: Path) -> None:
+    source = tmp_path / "firsts.rasp"
+    source.write_text("firsts = aggregate(select(indices, indices, <=), tokens);\n")
+    program = load_file(str(source)).get("firsts")
+    compiled = compile_sop(program, ["a", "b", "c"], 4)
+    model = transformer.from_tensors(compiled.weights, compiled.metadata)
+    # the interpreter refuses "ab" (two strings averaged); the model's logits there are halves
+    with pytest.raises(ModelOutputError, match="undecided at position 1 of input 2: .* 'a', 'b'"):
+        model.run(["a", "aa", "ab"])
+    assert model.run(["a", "aa", "ab"], undecided=None) == [["a"], ["a", "a"], ["a", None]]
+
+
 def test_numerical_outputs_read_the_number_as_before() -> None:
     hist = _compiled("hist", "hist")
     model = transformer.from_tensors(hist.weights, hist.metadata)
@@ -155,3 +167,25 @@ def test_the_numpy_and_torch_tie_masks_agree(seed: int) -> None:
     ]
     assert mask.tolist() == expected
     assert tied_torch(torch.from_numpy(logits), torch.from_numpy(real)).tolist() == expected
+
+
+def test_rasp_run_names_an_undecided_position_with_a_hint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rasp.tools.cli import main
+
+    source = tmp_path / "firsts.rasp"
+    source.write_text("firsts = aggregate(select(indices, indices, <=), tokens);\n")
+    model = tmp_path / "firsts.safetensors"
+    argv = ["compile", str(source), "--vocab", "abc", "--max-len", "3", "-q", "-o", str(model)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert main(["run", "--model", str(model), "--input", "ab"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == [
+        f"error: {model}: output 'firsts' is undecided at position 1 of input 0: its largest "
+        "logit, 0.5, is shared by 'a', 'b'",
+        "hint: a compiled model ties only on an input its program has no value for (`rasp run "
+        "FILE.rasp --input ...` shows the interpreter's error) or after an edit of its weights",
+    ]
