@@ -209,16 +209,17 @@ class CompiledTransformer:
         """
         check_batch_size(batch_size)
         if self.device.type == "cpu":
-            return self._run(inputs, batch_size, undecided, encode_ahead=True)
-        return self._run(inputs, min(batch_size, PIPELINE_ROWS), undecided, encode_ahead=False)
+            return self._run(inputs, batch_size, encode_ahead=True, undecided=undecided)
+        rows = min(batch_size, PIPELINE_ROWS)
+        return self._run(inputs, rows, encode_ahead=False, undecided=undecided)
 
     def _run(
         self,
         inputs: Sequence[str | Sequence[Atom]],
         batch_size: int,
-        undecided: Any,
         *,
         encode_ahead: bool,
+        undecided: Any = RAISE,
     ) -> list[list[Any]]:
         """`run` with every input encoded first (`encode_ahead`), or each batch just before it
         is queued, so that encoding overlaps with the device computing the previous batch."""
