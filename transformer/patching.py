@@ -111,16 +111,13 @@ def _one_hot(
     """Every column of the group 0 and `value`'s 1, found as docs/format.md writes labels: `str`
     of it, a string as JSON where one of the s-op's labels is a JSON string."""
     texts = [text or "" for _, text in group]
-    quoted = any(_json_string(text) is not None for text in texts)
-    want = (
-        json.dumps(value, ensure_ascii=False) if quoted and isinstance(value, str) else str(value)
-    )
+    want = label_text(value, quoted(texts))
     found = [i for i, text in enumerate(texts) if text == want]
     if not found and isinstance(value, int | float) and not isinstance(value, bool):
         found = [i for i, text in enumerate(texts) if _number_of(text) == value]  # 1.0 as "1"
     if len(found) != 1:
         raise ModelInputError(
-            f"{sop} has no value {value!r} in the model; its values are {', '.join(texts)}"
+            f"{sop} has no value {value!r} in the model; its values are {_listed(texts)}"
         )
     dims = tuple(dim for dim, _ in group)
     return dims, tuple(1.0 if i == found[0] else 0.0 for i in range(len(dims)))
@@ -288,6 +285,32 @@ def _reader(stage: int, last: int) -> str:
     if stage == last:
         return "the unembedding"
     return f"blocks.{stage // 2}.{'mlp' if stage % 2 else 'attn'}"
+
+
+# How labels quote values: rasp/residual_labels.py's rule, which this layer may not import; a
+# test (tests/test_label_quoting.py) holds the two to the same texts.
+
+
+def quoted(texts: list[str]) -> bool:
+    """Whether one s-op's label texts write its strings as JSON (some text is a JSON string)."""
+    return any(_json_string(text) is not None for text in texts)
+
+
+def label_text(value: Any, is_quoted: bool) -> str:
+    """`value`'s label text in an s-op whose texts are `is_quoted`."""
+    return (
+        json.dumps(value, ensure_ascii=False)
+        if is_quoted and isinstance(value, str)
+        else str(value)
+    )
+
+
+def _listed(texts: list[str]) -> str:
+    """The texts for a message: `a, b, c`, or a JSON list where a text holds a comma, blanks or
+    a control character (`",", " "` would not read as two values; a newline would split it)."""
+    if any("," in text or text != text.strip() or not text.isprintable() for text in texts):
+        return json.dumps(texts, ensure_ascii=False)
+    return ", ".join(texts)
 
 
 def _json_string(text: str) -> str | None:
