@@ -43,6 +43,8 @@ def _zero_attention(value: torch.Tensor, hook: HookPoint) -> None:
 
 
 ABLATE = [("blocks.1.hook_attn_out", _zero_attention)]
+# undefined on "ab": the interpreter refuses to average two strings; the model's logits are halves
+FIRSTS = "firsts = aggregate(select(indices, indices, <=), tokens);\n"
 
 
 def test_an_ablation_that_ties_every_logit_is_named_not_read_as_the_first_value(
@@ -133,7 +135,7 @@ def test_unhooked_compiled_models_never_tie(reverse: transformer.CompiledTransfo
 
 def test_an_input_the_program_has_no_value_for_may_tie_and_is_named(tmp_path: Path) -> None:
     source = tmp_path / "firsts.rasp"
-    source.write_text("firsts = aggregate(select(indices, indices, <=), tokens);\n")
+    source.write_text(FIRSTS)
     program = load_file(str(source)).get("firsts")
     compiled = compile_sop(program, ["a", "b", "c"], 4)
     model = transformer.from_tensors(compiled.weights, compiled.metadata)
@@ -175,7 +177,7 @@ def test_rasp_run_names_an_undecided_position_with_a_hint(
     from rasp.tools.cli import main
 
     source = tmp_path / "firsts.rasp"
-    source.write_text("firsts = aggregate(select(indices, indices, <=), tokens);\n")
+    source.write_text(FIRSTS)
     model = tmp_path / "firsts.safetensors"
     argv = ["compile", str(source), "--vocab", "abc", "--max-len", "3", "-q", "-o", str(model)]
     assert main(argv) == 0
