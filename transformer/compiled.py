@@ -184,8 +184,9 @@ class CompiledTransformer:
 
         The reduction runs where the logits are (argmax, or snapping the numerical column in
         float64, which holds float32 logits exactly); only `[batch, n]` codes travel to the CPU.
-        A categorical position whose largest logit is shared (after a hook: transformer/ties.py)
-        is a `ModelOutputError` naming it, or `undecided` where one is given (None, say).
+        A categorical position whose largest logit is shared (after a hook or an edit, or on an
+        input the program has no value for: transformer/ties.py) is an `UndecidedOutputError`
+        naming it, or `undecided` where one is given (None, say).
         """
         return decode_logits(
             self.meta.output, self.config.d_vocab_out, logits, lengths, self.max_len, undecided
