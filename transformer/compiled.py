@@ -39,7 +39,7 @@ from transformer.hooks import Cache, FwdHooks
 from transformer.metadata import ModelMetadata
 from transformer.model import Transformer
 from transformer.patching import SopPatch, sop_hook
-from transformer.ties import RAISE, mark
+from transformer.ties import ARGMAX, RAISE, mark
 from transformer.vocab import Atom, Vocab
 
 # Rows per batch when a GPU runs while the host encodes and decodes: small enough that the first
@@ -162,7 +162,8 @@ class CompiledTransformer:
         undecided: Any = RAISE,
     ) -> list[list[Any]]:
         """The values `run` gives, from one batch of `inputs` (row b is input b) run with hooks;
-        `undecided` as `decode` takes it."""
+        `undecided` as `decode` takes it, but RAISE by default: a hook that ties an output's
+        logits (an ablation) is named, never read as the first listed value."""
         ids, lengths = self.encode(inputs)
         return self.decode(self.run_with_hooks(ids, fwd_hooks), lengths, undecided=undecided)
 
@@ -178,15 +179,16 @@ class CompiledTransformer:
         return checked_ids(ids, self.config, self.device)
 
     def decode(
-        self, logits: Tensor, lengths: Lengths, *, undecided: Any = RAISE
+        self, logits: Tensor, lengths: Lengths, *, undecided: Any = ARGMAX
     ) -> list[list[Any]]:
         """Program values at model positions 1..n of each input (plain Python values).
 
         The reduction runs where the logits are (argmax, or snapping the numerical column in
         float64, which holds float32 logits exactly); only `[batch, n]` codes travel to the CPU.
         A categorical position whose largest logit is shared (after a hook or an edit, or on an
-        input the program has no value for: transformer/ties.py) is an `UndecidedOutputError`
-        naming it, or `undecided` where one is given (None, say).
+        input the program has no value for: transformer/ties.py) decodes as argmax's first value
+        (ARGMAX, the default), an `UndecidedOutputError` naming it (`undecided=RAISE`), or
+        `undecided` (None, say).
         """
         return decode_logits(
             self.meta.output, self.config.d_vocab_out, logits, lengths, self.max_len, undecided
@@ -197,7 +199,7 @@ class CompiledTransformer:
         inputs: Sequence[str | Sequence[Atom]],
         batch_size: int = 256,
         *,
-        undecided: Any = RAISE,
+        undecided: Any = ARGMAX,
     ) -> list[list[Any]]:
         """Encode, run and decode inputs of any lengths, `batch_size` at a time, in input order;
         `undecided` as `decode` takes it.
@@ -220,7 +222,7 @@ class CompiledTransformer:
         batch_size: int,
         *,
         encode_ahead: bool,
-        undecided: Any = RAISE,
+        undecided: Any = ARGMAX,
     ) -> list[list[Any]]:
         """`run` with every input encoded first (`encode_ahead`), or each batch just before it
         is queued, so that encoding overlaps with the device computing the previous batch."""
@@ -252,7 +254,7 @@ class CompiledTransformer:
                 failure = err
                 return
             values = output.values_of(part.codes.cpu().numpy(), [lengths[i] for i in order])
-            if undecided is not RAISE and part.tied is not None:
+            if undecided not in (RAISE, ARGMAX) and part.tied is not None:
                 values = mark(values, part.tied.cpu().numpy(), undecided)
             for i, row in zip(order, values, strict=True):
                 outputs[i] = row
@@ -306,7 +308,7 @@ class CompiledTransformer:
             starts = range(0, len(ids), batch_size)
             parts = [self._reduce(ids[start : start + batch_size]) for start in starts]
         for start, part in zip(starts, parts, strict=True):
-            self.meta.output.check(part, range(start, start + len(part.codes)))
+            self.meta.output.check(part, range(start, start + len(part.codes)), ties=True)
         if not parts:  # no rows: the codes' dtype all the same (docs/runtime.md)
             dtype = torch.int64 if self.meta.output.codes_are_indices else torch.float64
             return torch.empty((0, max(ids.shape[1] - 1, 0)), dtype=dtype, device=self.device)
@@ -378,12 +380,13 @@ def decode_logits(
     logits: Tensor,
     lengths: Lengths,
     max_len: int,
-    undecided: Any = RAISE,
+    undecided: Any = ARGMAX,
 ) -> list[list[Any]]:
     """`output`'s values at positions 1..n of each row of `logits [batch, pos, columns]` (any
     runtime's: this one's, a HookedTransformer's), row b cut to `lengths[b]` <= `max_len` (the
     output's grids and types are given for lengths up to the model's max_len only); `undecided`
-    at a tied categorical position, a `ModelOutputError` there where it is `RAISE`."""
+    at a tied categorical position (argmax's first value where it is `ARGMAX`, an error where
+    it is `RAISE`)."""
     if not isinstance(logits, Tensor) or logits.ndim != 3 or logits.shape[2] != columns:
         # another model's logits (or a cut column) would decode to values without a word
         shape = list(logits.shape) if isinstance(logits, Tensor) else type(logits).__name__
@@ -395,8 +398,8 @@ def decode_logits(
     at_tokens = logits.detach()[:, 1 : 1 + width]  # [batch, n, d_vocab_out]
     real = torch.from_numpy(np.arange(width) < np.asarray(lengths)[:, None])  # [batch, n]
     reduced = output.reduce(at_tokens, real.to(at_tokens.device))
-    marking = undecided is not RAISE
-    output.check(reduced, ties=marking)
+    marking = undecided is not RAISE and undecided is not ARGMAX
+    output.check(reduced, ties=undecided is not RAISE)
     values = output.values_of(reduced.codes.cpu().numpy(), lengths)
     if marking and reduced.tied is not None:
         values = mark(values, reduced.tied.cpu().numpy(), undecided)

@@ -5,8 +5,10 @@ margin between the top logit and every other one); a hook or an edited weight ca
 that zeroes a head's output often does (every logit 0), and so may an input the program has no
 value for (the interpreter raises: averaging two strings gives two halves). argmax would then
 give the first listed value, which reads like a real one, so decoding refuses such a position
-with a `ModelOutputError` naming it, or, where the caller asks for it (`run`, `decode`,
-`run_hooked` with `undecided=None`), puts a marker there instead (docs/runtime.md).
+with an `UndecidedOutputError` naming it (`run_hooked` by default; `run`, `decode` and
+`interop.decode_logits` with `undecided=RAISE`), or puts a marker there (`undecided=None`), or,
+by default outside `run_hooked`, keeps argmax's first value, as unhooked runs always gave
+(docs/runtime.md).
 """
 
 from __future__ import annotations
@@ -30,6 +32,17 @@ class _Raise:
 
 
 RAISE: Any = _Raise()
+
+
+class _Argmax:
+    """`undecided`'s default outside `run_hooked`: the first tied column, as argmax gives it
+    (results of unhooked runs unchanged: an input the program has no value for may tie)."""
+
+    def __repr__(self) -> str:
+        return "ARGMAX"
+
+
+ARGMAX: Any = _Argmax()
 
 
 def tied_torch(at_tokens: Tensor, real: Tensor) -> Tensor:

@@ -41,15 +41,6 @@ def runtime_errors(what: str) -> Iterator[None]:
         from rasp.tools.model_file import ModelInputRefused
 
         raise ModelInputRefused.of(what, err) from None
-    except transformer.UndecidedOutputError as err:
-        # a compiled model ties where the program has no value (the interpreter raises there)
-        raise RaspError(
-            f"{what}: {err.reason}",
-            hint="a compiled model ties only on an input its program has no value for (`rasp "
-            "run FILE.rasp --input ...` shows the interpreter's error) or after an edit of its "
-            "weights",
-            kind=ErrorKind.EVALUATION,
-        ) from None
     except transformer.ModelOutputError as err:
         raise RaspError(
             f"{what}: {err} (its weights are broken; recompile the program)", kind=ErrorKind.IO
