@@ -18,7 +18,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from transformer.config import ModelConfig
-from transformer.errors import ModelFormatError, ModelInputError, ModelOutputError
+from transformer.errors import (
+    ModelFormatError,
+    ModelInputError,
+    ModelOutputError,
+    UndecidedOutputError,
+)
 
 if TYPE_CHECKING:
     from transformer.compiled import CompiledTransformer
@@ -31,6 +36,7 @@ __all__ = [
     "ModelFormatError",
     "ModelInputError",
     "ModelOutputError",
+    "UndecidedOutputError",
     "from_tensors",
     "load",
     "read_metadata",

@@ -22,15 +22,24 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from transformer.activations import ActivationCache, NamesFilter, chosen_names
+from transformer import hooked_runs
+from transformer.activations import ActivationCache, NamesFilter
+from transformer.arguments import (
+    Lengths,
+    check_batch_size,
+    check_rows,
+    checked_ids,
+    checked_lengths,
+)
 from transformer.arrays import ArrayCodec
 from transformer.config import ModelConfig
 from transformer.decoding import DeviceCodes, OutputSpec
 from transformer.errors import ModelFormatError, ModelInputError, ModelOutputError
-from transformer.hooks import Cache, FwdHooks, hook_names, resolve
+from transformer.hooks import Cache, FwdHooks
 from transformer.metadata import ModelMetadata
 from transformer.model import Transformer
 from transformer.patching import SopPatch, sop_hook
+from transformer.ties import ARGMAX, RAISE, mark
 from transformer.vocab import Atom, Vocab
 
 # Rows per batch when a GPU runs while the host encodes and decodes: small enough that the first
@@ -38,9 +47,6 @@ from transformer.vocab import Atom, Vocab
 # per-batch costs stay small. On an H200 with 1024 inputs of 256 tokens, 512 was the fastest of
 # 128, 256, 512 and 1024 for every library program (bench/README.md).
 PIPELINE_ROWS = 512
-
-# One input length per row (`encode` gives a list; a 1-D integer tensor or array is taken too).
-Lengths = Sequence[int] | Tensor | np.ndarray
 
 
 class CompiledTransformer:
@@ -137,36 +143,29 @@ class CompiledTransformer:
         after the `fwd_hooks` of `run_with_hooks` where any are given; `names_filter` (a name,
         names or a predicate, as TransformerLens's) keeps only those; `remove_batch_dim` drops
         the batch dimension of a one-row batch."""
-        names = hook_names(self.config.n_layers)
-        kept = chosen_names(names_filter, names)  # refused before the run
-        if remove_batch_dim and (ids.ndim != 2 or ids.shape[0] != 1):
-            # TransformerLens keeps row 0 of any batch, silently dropping the others
-            raise ModelInputError(
-                f"remove_batch_dim takes a batch of one row, got ids of shape {list(ids.shape)}"
-            )
-        everything: Cache = {}
-        logits = self.run_with_hooks(ids, fwd_hooks, cache=everything)
-        cache = ActivationCache(names)
-        cache.update(
-            (name, everything[name][0] if remove_batch_dim else everything[name]) for name in kept
+        return hooked_runs.run_with_cache(
+            self.model, ids, fwd_hooks, names_filter, remove_batch_dim
         )
-        return logits, cache
 
     def run_with_hooks(
         self, ids: Tensor, fwd_hooks: FwdHooks = (), *, cache: Cache | None = None
     ) -> Tensor:
         """Logits with `fwd_hooks`, `(name or predicate, fn(value, hook))` pairs, applied for this
         call only (transformer/hooks.py); each activation recorded in `cache` where given."""
-        fns = resolve(fwd_hooks, hook_names(self.config.n_layers))
-        with torch.inference_mode():
-            return self.model.run_with_hooks(self._checked(ids), fns, cache)
+        return hooked_runs.run_with_hooks(self.model, ids, fwd_hooks, cache)
 
     def run_hooked(
-        self, inputs: Sequence[str | Sequence[Atom]], fwd_hooks: FwdHooks
+        self,
+        inputs: Sequence[str | Sequence[Atom]],
+        fwd_hooks: FwdHooks,
+        *,
+        undecided: Any = RAISE,
     ) -> list[list[Any]]:
-        """The values `run` gives, from one batch of `inputs` (row b is input b) run with hooks."""
+        """The values `run` gives, from one batch of `inputs` (row b is input b) run with hooks;
+        `undecided` as `decode` takes it, but RAISE by default: a hook that ties an output's
+        logits (an ablation) is named, never read as the first listed value."""
         ids, lengths = self.encode(inputs)
-        return self.decode(self.run_with_hooks(ids, fwd_hooks), lengths)
+        return self.decode(self.run_with_hooks(ids, fwd_hooks), lengths, undecided=undecided)
 
     def sop_hook(
         self, sop: str, value: Any, *, position: int | None = None, at: int | str | None = None
@@ -177,40 +176,33 @@ class CompiledTransformer:
         return sop_hook(self.model, self.residual_labels, reach, sop, value, position, at)
 
     def _checked(self, ids: Tensor) -> Tensor:
-        # Indexing W_E with a negative id would silently read another row (and on CUDA an id past
-        # the end is a device-side assert), so hand-made ids are checked like encoded ones.
-        cfg = self.config
-        if not isinstance(ids, Tensor):
-            raise ModelInputError(
-                f"ids must be an integer tensor [batch, pos] with pos <= n_ctx = {cfg.n_ctx}, "
-                f"got {type(ids).__name__} (encode gives one)"
-            )
-        # W_E[ids] takes a bool or uint8 tensor as a mask and refuses int8/int16: bool is refused,
-        # the narrow integer types are widened (torch's uint16..uint64 lack min/max: refused)
-        integer = ids.dtype in (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
-        if ids.ndim != 2 or ids.shape[1] > cfg.n_ctx or not integer:
-            raise ModelInputError(
-                f"ids must be an integer tensor [batch, pos] with pos <= n_ctx = {cfg.n_ctx}, "
-                f"got {ids.dtype} {list(ids.shape)}"
-            )
-        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= cfg.d_vocab):
-            raise ModelInputError(f"ids must lie in 0..{cfg.d_vocab - 1} (d_vocab = {cfg.d_vocab})")
-        if ids.dtype not in (torch.int32, torch.int64):
-            ids = ids.long()
-        return ids.to(self.device)
+        return checked_ids(ids, self.config, self.device)
 
-    def decode(self, logits: Tensor, lengths: Lengths) -> list[list[Any]]:
+    def decode(
+        self, logits: Tensor, lengths: Lengths, *, undecided: Any = ARGMAX
+    ) -> list[list[Any]]:
         """Program values at model positions 1..n of each input (plain Python values).
 
         The reduction runs where the logits are (argmax, or snapping the numerical column in
         float64, which holds float32 logits exactly); only `[batch, n]` codes travel to the CPU.
+        A categorical position whose largest logit is shared (after a hook or an edit, or on an
+        input the program has no value for: transformer/ties.py) decodes as argmax's first value
+        (ARGMAX, the default), an `UndecidedOutputError` naming it (`undecided=RAISE`), or
+        `undecided` (None, say).
         """
         return decode_logits(
-            self.meta.output, self.config.d_vocab_out, logits, lengths, self.max_len
+            self.meta.output, self.config.d_vocab_out, logits, lengths, self.max_len, undecided
         )
 
-    def run(self, inputs: Sequence[str | Sequence[Atom]], batch_size: int = 256) -> list[list[Any]]:
-        """Encode, run and decode inputs of any lengths, `batch_size` at a time, in input order.
+    def run(
+        self,
+        inputs: Sequence[str | Sequence[Atom]],
+        batch_size: int = 256,
+        *,
+        undecided: Any = ARGMAX,
+    ) -> list[list[Any]]:
+        """Encode, run and decode inputs of any lengths, `batch_size` at a time, in input order;
+        `undecided` as `decode` takes it.
 
         Inputs are grouped by length so that batches carry little padding; padding never changes a
         real position's output, so grouping changes speed only. On the CPU every input is checked
@@ -218,13 +210,19 @@ class CompiledTransformer:
         `PIPELINE_ROWS` while the device computes the neighbouring ones; a bad input is still
         reported before any output, the first one in input order as on the CPU.
         """
-        _check_batch_size(batch_size)
+        check_batch_size(batch_size)
         if self.device.type == "cpu":
-            return self._run(inputs, batch_size, encode_ahead=True)
-        return self._run(inputs, min(batch_size, PIPELINE_ROWS), encode_ahead=False)
+            return self._run(inputs, batch_size, encode_ahead=True, undecided=undecided)
+        rows = min(batch_size, PIPELINE_ROWS)
+        return self._run(inputs, rows, encode_ahead=False, undecided=undecided)
 
     def _run(
-        self, inputs: Sequence[str | Sequence[Atom]], batch_size: int, *, encode_ahead: bool
+        self,
+        inputs: Sequence[str | Sequence[Atom]],
+        batch_size: int,
+        *,
+        encode_ahead: bool,
+        undecided: Any = ARGMAX,
     ) -> list[list[Any]]:
         """`run` with every input encoded first (`encode_ahead`), or each batch just before it
         is queued, so that encoding overlaps with the device computing the previous batch."""
@@ -249,13 +247,15 @@ class CompiledTransformer:
         def collect(part: DeviceCodes, rows: np.ndarray) -> None:
             # Waits for this batch only; on a GPU the next one is already queued behind it.
             nonlocal failure
+            order = rows.tolist()
             try:
-                output.check(part)
+                output.check(part, order, ties=undecided is not RAISE)
             except ModelOutputError as err:  # raised once every input is known to be good
                 failure = err
                 return
-            order = rows.tolist()
             values = output.values_of(part.codes.cpu().numpy(), [lengths[i] for i in order])
+            if undecided not in (RAISE, ARGMAX) and part.tied is not None:
+                values = mark(values, part.tied.cpu().numpy(), undecided)
             for i, row in zip(order, values, strict=True):
                 outputs[i] = row
 
@@ -297,20 +297,18 @@ class CompiledTransformer:
         docs/runtime.md for what a code means; `to_values(codes, lengths)` gives the values.
         Codes past an input's length (at PAD) mean nothing.
         """
-        _check_batch_size(batch_size)
+        check_batch_size(batch_size)
         ids = self._checked(ids)
-        self._check_rows(ids)
+        check_rows(ids, self.vocab)
         return self._codes(ids, batch_size)
 
     def _codes(self, ids: Tensor, batch_size: int) -> Tensor:
         """`run_ids` for valid ids on the model's device."""
         with torch.inference_mode():
-            parts = [
-                self._reduce(ids[start : start + batch_size])
-                for start in range(0, len(ids), batch_size)
-            ]
-        for part in parts:
-            self.meta.output.check(part)
+            starts = range(0, len(ids), batch_size)
+            parts = [self._reduce(ids[start : start + batch_size]) for start in starts]
+        for start, part in zip(starts, parts, strict=True):
+            self.meta.output.check(part, range(start, start + len(part.codes)), ties=True)
         if not parts:  # no rows: the codes' dtype all the same (docs/runtime.md)
             dtype = torch.int64 if self.meta.output.codes_are_indices else torch.float64
             return torch.empty((0, max(ids.shape[1] - 1, 0)), dtype=dtype, device=self.device)
@@ -322,7 +320,7 @@ class CompiledTransformer:
         the values `run` gives on `tokens.tolist()`, as that dtype holds them (2.0 for 2 in a
         float64 array). The vocabulary lookup and the decoding run on the model's device, so on a
         GPU only the tokens' code points and the finished values cross to and from the host."""
-        _check_batch_size(batch_size)
+        check_batch_size(batch_size)
         tokens = self._arrays.check(tokens)
         if tokens.shape[0] == 0:
             return np.empty(tokens.shape, dtype=self._arrays.dtype)
@@ -333,40 +331,6 @@ class CompiledTransformer:
     def _arrays(self) -> ArrayCodec:
         return ArrayCodec(self.vocab, self.meta.output)
 
-    def _check_rows(self, ids: Tensor) -> None:
-        """Each row as `encode` gives one: BOS at position 0 only, PAD only after the tokens.
-        Decoded codes of other ids would be wrong without a word (the first token read as BOS, an
-        input cut at a PAD inside it); the raw forward pass takes any ids, for experiments."""
-        if ids.numel() == 0:
-            return
-        bos, pad = self.vocab.bos_id, self.vocab.pad_id
-        tail = ids[:, 1:]
-        is_pad = tail == pad
-        wrong = torch.stack(
-            [
-                (ids[:, 0] != bos).any(),
-                (tail == bos).any(),
-                (is_pad[:, :-1] & ~is_pad[:, 1:]).any(),
-            ]
-        ).tolist()  # one host synchronisation
-        if not any(wrong):
-            return
-        problem = ""
-        for row, line in enumerate(ids.cpu().tolist()):  # the first bad row, named
-            end = line.index(pad, 1) if pad in line[1:] else len(line)
-            if line[0] != bos:
-                problem = f"position 0 of row {row} holds id {line[0]}, not BOS ({bos})"
-            elif bos in line[1:]:
-                problem = f"row {row} holds BOS ({bos}) at position {line.index(bos, 1)}"
-            elif any(token != pad for token in line[end:]):
-                problem = f"row {row} holds PAD ({pad}) before a token"
-            if problem:
-                break
-        raise ModelInputError(
-            f"ids must be as encode gives them: BOS at position 0, then the tokens, then PAD "
-            f"only; {problem}"
-        )
-
     def to_values(self, codes: Tensor | np.ndarray, lengths: Lengths) -> list[list[Any]]:
         """Plain Python values from `run_ids`'s codes `[batch, n]`, row b cut to `lengths[b]`."""
         if isinstance(codes, Tensor):
@@ -376,7 +340,7 @@ class CompiledTransformer:
             raise ModelInputError(
                 f"codes must be [batch, n] (as run_ids gives them), got shape {list(codes.shape)}"
             )
-        lengths = _checked_lengths(lengths, codes.shape[0], codes.shape[1], "codes", self.max_len)
+        lengths = checked_lengths(lengths, codes.shape[0], codes.shape[1], "codes", self.max_len)
         output = self.meta.output
         if output.codes_are_indices:
             # a negative code would silently pick a value from the end, a large one raise
@@ -411,24 +375,35 @@ class CompiledTransformer:
 
 
 def decode_logits(
-    output: OutputSpec, columns: int, logits: Tensor, lengths: Lengths, max_len: int
+    output: OutputSpec,
+    columns: int,
+    logits: Tensor,
+    lengths: Lengths,
+    max_len: int,
+    undecided: Any = ARGMAX,
 ) -> list[list[Any]]:
     """`output`'s values at positions 1..n of each row of `logits [batch, pos, columns]` (any
     runtime's: this one's, a HookedTransformer's), row b cut to `lengths[b]` <= `max_len` (the
-    output's grids and types are given for lengths up to the model's max_len only)."""
+    output's grids and types are given for lengths up to the model's max_len only); `undecided`
+    at a tied categorical position (argmax's first value where it is `ARGMAX`, an error where
+    it is `RAISE`)."""
     if not isinstance(logits, Tensor) or logits.ndim != 3 or logits.shape[2] != columns:
         # another model's logits (or a cut column) would decode to values without a word
         shape = list(logits.shape) if isinstance(logits, Tensor) else type(logits).__name__
         raise ModelInputError(
             f"logits must be a tensor [batch, pos, d_vocab_out = {columns}], got {shape}"
         )
-    lengths = _checked_lengths(lengths, logits.shape[0], logits.shape[1] - 1, "logits", max_len)
+    lengths = checked_lengths(lengths, logits.shape[0], logits.shape[1] - 1, "logits", max_len)
     width = max(lengths, default=0)
     at_tokens = logits.detach()[:, 1 : 1 + width]  # [batch, n, d_vocab_out]
     real = torch.from_numpy(np.arange(width) < np.asarray(lengths)[:, None])  # [batch, n]
     reduced = output.reduce(at_tokens, real.to(at_tokens.device))
-    output.check(reduced)
-    return output.values_of(reduced.codes.cpu().numpy(), lengths)
+    marking = undecided is not RAISE and undecided is not ARGMAX
+    output.check(reduced, ties=undecided is not RAISE)
+    values = output.values_of(reduced.codes.cpu().numpy(), lengths)
+    if marking and reduced.tied is not None:
+        values = mark(values, reduced.tied.cpu().numpy(), undecided)
+    return values
 
 
 def place(
@@ -450,44 +425,6 @@ def place(
             path, f"cannot place the model on device '{device}': a meta tensor holds no weights"
         )
     return moved
-
-
-def _check_batch_size(batch_size: int) -> None:
-    if (
-        isinstance(batch_size, bool)
-        or not isinstance(batch_size, int | np.integer)
-        or batch_size < 1
-    ):
-        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
-
-
-def _checked_lengths(
-    lengths: Lengths, rows: int, width: int, what: str, max_len: int | None = None
-) -> list[int]:
-    """One length per row, each a whole number of the row's positions (a wrong one would cut
-    or invent values silently) and at most `max_len` (the output's grids and types end there), as
-    a list; a tensor or array of them is taken as its list."""
-    if isinstance(lengths, Tensor | np.ndarray):
-        lengths = lengths.tolist()
-    if isinstance(lengths, str | bytes) or not isinstance(lengths, Sequence):
-        raise ModelInputError(
-            f"lengths must be a list of ints, one per row of {what} (as encode gives them), "
-            f"got {type(lengths).__name__}"
-        )
-    if len(lengths) != rows:
-        raise ModelInputError(
-            f"{len(lengths)} lengths for {rows} {'row' if rows == 1 else 'rows'} of {what}"
-        )
-    for row, n in enumerate(lengths):
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 <= n <= width:
-            raise ModelInputError(
-                f"lengths[{row}] is {n!r}; a row of {what} holds 0..{width} positions"
-            )
-        if max_len is not None and n > max_len:
-            raise ModelInputError(
-                f"lengths[{row}] is {n}; the model reads at most {max_len} tokens (max_len)"
-            )
-    return list(lengths)
 
 
 def _length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[np.ndarray]:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from transformer.errors import ModelOutputError
+from transformer.ties import tie_error, tied_numpy, tied_torch
 from transformer.vocab import Atom
 
 if TYPE_CHECKING:  # torch is imported where a model runs: reading a file's metadata needs none
@@ -126,7 +127,7 @@ class OutputSpec:
         if at_tokens.device.type == "cpu" and at_tokens.dtype in (torch.float32, torch.float64):
             # numpy on the CPU: single-threaded, where torch's small elementwise kernels can stall
             # for their thread pool on a busy machine (100x slower measured on 2 loaded cores)
-            return self._reduce_numpy(at_tokens.numpy(), real.numpy())
+            return self._reduce_numpy(at_tokens, real.numpy())
         return self._reduce_torch(at_tokens, real)
 
     def _reduce_torch(self, at_tokens: Tensor, real: Tensor) -> DeviceCodes:
@@ -136,7 +137,8 @@ class OutputSpec:
             # argmax would silently pick a NaN column; padding positions mean nothing (a batch
             # mixing lengths decodes as its inputs one by one)
             bad = (~torch.isfinite(at_tokens).all(dim=-1) & real).any()
-            return DeviceCodes(at_tokens.argmax(dim=-1), bad, None)
+            tied = tied_torch(at_tokens, real)
+            return DeviceCodes(at_tokens.argmax(dim=-1), bad, None, tied, at_tokens)
         numbers = at_tokens[..., 0].double()  # [batch, n]; float64 holds float32 logits exactly
         bad_at = ~torch.isfinite(numbers) & real  # [batch, n]
         # argmax returns the first maximum: the first bad number in row-major order
@@ -155,12 +157,15 @@ class OutputSpec:
             codes = numbers
         return DeviceCodes(codes, bad_at.any(), first)
 
-    def _reduce_numpy(self, at_tokens: np.ndarray, real: np.ndarray) -> DeviceCodes:
+    def _reduce_numpy(self, logits: Tensor, real: np.ndarray) -> DeviceCodes:
         import torch
 
+        at_tokens = logits.numpy()  # [batch, n, d_vocab_out], a view
         if self.encoding is OutputEncoding.CATEGORICAL:
             bad = bool((~np.isfinite(at_tokens).all(axis=-1) & real).any())  # as _reduce_torch
-            return DeviceCodes(torch.from_numpy(at_tokens.argmax(axis=-1)), torch.tensor(bad), None)
+            tied = torch.from_numpy(tied_numpy(at_tokens, real))
+            codes = torch.from_numpy(at_tokens.argmax(axis=-1))
+            return DeviceCodes(codes, torch.tensor(bad), None, tied, logits)
         numbers = at_tokens[..., 0].astype(np.float64)  # [batch, n]
         bad_at = ~np.isfinite(numbers) & real  # [batch, n]
         first = numbers[bad_at][0] if bad_at.any() else 0.0  # row-major: the first bad one
@@ -170,11 +175,24 @@ class OutputSpec:
             torch.tensor(first, dtype=torch.float64),
         )
 
-    def check(self, reduced: DeviceCodes) -> None:
-        """Raise `ModelOutputError` if `reduce` read a non-finite logit (one host sync)."""
-        if bool(reduced.bad):
+    def check(
+        self, reduced: DeviceCodes, inputs: Sequence[int] | None = None, ties: bool = False
+    ) -> None:
+        """Raise `ModelOutputError` if `reduce` read a non-finite logit, or (unless `ties`) a
+        tied largest one: row r is input `inputs[r]` (r where None) in its message (one host
+        sync)."""
+        import torch
+
+        if reduced.tied is None or ties:
+            bad, tied = bool(reduced.bad), False
+        else:
+            bad, tied = torch.stack([reduced.bad, reduced.tied.any()]).tolist()
+        if bad:
             first = None if reduced.first_bad is None else float(reduced.first_bad)
             raise self._non_finite(first)
+        if tied and reduced.tied is not None and reduced.logits is not None:
+            mask = reduced.tied.cpu().numpy()
+            raise tie_error(self.name, self.values or (), mask, reduced.logits, inputs)
 
     def values_of(self, codes: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:
         """Codes `[batch, n]` (see `reduce`) -> plain Python values, row b cut to `lengths[b]`."""
@@ -407,6 +425,10 @@ class DeviceCodes:
     codes: Tensor  # [batch, n]
     bad: Tensor  # 0-dim bool: a non-finite logit was read
     first_bad: Tensor | None  # 0-dim float64, numerical only: the first non-finite number
+    # categorical only: [batch, n] bool, real positions whose largest logit is shared
+    # (transformer/ties.py), and the logits [batch, n, d_vocab_out] (a reference) that name them
+    tied: Tensor | None = None
+    logits: Tensor | None = None
 
 
 def _exact_ints(numbers: np.ndarray) -> np.ndarray:

@@ -44,3 +44,15 @@ class ModelInputError(ValueError):
 
 class ModelOutputError(ArithmeticError):
     """A model computed a NaN or infinite output: its weights, not the input, are broken."""
+
+
+class UndecidedOutputError(ModelOutputError):
+    """A categorical output position whose largest logit is shared (transformer/ties.py):
+    `str(err)` is `reason; hint`, and `input` and `position` name the first such position."""
+
+    def __init__(self, reason: str, hint: str, input: int, position: int) -> None:
+        super().__init__(f"{reason}; {hint}")
+        self.reason = reason
+        self.hint = hint
+        self.input = input
+        self.position = position

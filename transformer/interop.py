@@ -59,6 +59,7 @@ from transformer.io import load
 from transformer.metadata_checks import Checker
 from transformer.model import seen_keys
 from transformer.output_metadata import parse_output
+from transformer.ties import ARGMAX
 
 Hook = Callable[[torch.Tensor, Any], torch.Tensor]
 
@@ -200,12 +201,17 @@ def _masking_hook(masks: tuple[str, ...]) -> Hook:
 
 
 def decode_logits(
-    guide: Mapping[str, Any] | str | os.PathLike[str], logits: torch.Tensor, lengths: Sequence[int]
+    guide: Mapping[str, Any] | str | os.PathLike[str],
+    logits: torch.Tensor,
+    lengths: Sequence[int],
+    *,
+    undecided: Any = ARGMAX,
 ) -> list[list[Any]]:
     """The program's values from an exported model's logits `[batch, pos, d_vocab_out]` (a
     HookedTransformer's, fed `[bos_id, token ids..., pad_id...]`): positions 1..n of row b, n =
     `lengths[b]`, decoded as `guide`'s `output` says, exactly as `CompiledTransformer.decode` does
-    (docs/format.md). `guide` is `rasp_forge.json` (its path, or the dict `json.load` gives)."""
+    (docs/format.md), tied categorical positions included (`undecided`).
+    `guide` is `rasp_forge.json` (its path, or the dict `json.load` gives)."""
     where = "rasp_forge.json"
     if not isinstance(guide, Mapping | str | os.PathLike):
         raise TypeError(
@@ -231,4 +237,4 @@ def decode_logits(
     categorical = output.get("encoding") == "categorical" and isinstance(output.get("values"), list)
     columns = len(output["values"]) if categorical else 1
     spec = parse_output(check, output, columns, FORMAT_VERSION, max_len)
-    return _decode(spec, columns, logits, lengths, max_len)
+    return _decode(spec, columns, logits, lengths, max_len, undecided)

@@ -87,10 +87,25 @@ def sop_hook(
     group = groups.get(sop)
     if group is None:
         parts = [name for name in groups if name.startswith(f"{sop}.")]
+        if parts == [f"{sop}.frac"]:  # a width or length read only as 1/(w + 1)
+            listed = _listed_numbers(reach, parts[0], groups[parts[0]][0][0])
+            raise ModelInputError(
+                f"{sop} is held only as {sop}.frac, which holds 1/({sop} + 1)",
+                _frac_hint(parts[0], value, listed) or f"patch {sop}.frac with 1/(value + 1)",
+            )
         if parts:  # sort's target_position: .part0, .part1, .int, .sq, ...
             raise ModelInputError(
                 f"{sop} is held only in parts ({', '.join(parts)}): patch the part the later "
                 "sublayers read by its name (NAME.int where there is one, docs/runtime.md)"
+            )
+        name, colon, text = sop.partition(":")
+        texts = [t or "" for _, t in groups.get(name, ())]
+        if colon and text in texts:  # `tokens:a`, a label, for the s-op `tokens`
+            shown = _json_string(text) if quoted(texts) else None
+            raise ModelInputError(
+                f"{sop!r} is the label of one value's dimension, not a residual group",
+                f"name the s-op and give the value: sop_hook({name!r}, "
+                f"{text if shown is None else shown!r}, ...)",
             )
         close = difflib.get_close_matches(sop, list(groups), n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
@@ -111,16 +126,13 @@ def _one_hot(
     """Every column of the group 0 and `value`'s 1, found as docs/format.md writes labels: `str`
     of it, a string as JSON where one of the s-op's labels is a JSON string."""
     texts = [text or "" for _, text in group]
-    quoted = any(_json_string(text) is not None for text in texts)
-    want = (
-        json.dumps(value, ensure_ascii=False) if quoted and isinstance(value, str) else str(value)
-    )
+    want = label_text(value, quoted(texts))
     found = [i for i, text in enumerate(texts) if text == want]
     if not found and isinstance(value, int | float) and not isinstance(value, bool):
         found = [i for i, text in enumerate(texts) if _number_of(text) == value]  # 1.0 as "1"
     if len(found) != 1:
         raise ModelInputError(
-            f"{sop} has no value {value!r} in the model; its values are {', '.join(texts)}"
+            f"{sop} has no value {value!r} in the model; its values are {_listed(texts)}"
         )
     dims = tuple(dim for dim, _ in group)
     return dims, tuple(1.0 if i == found[0] else 0.0 for i in range(len(dims)))
@@ -132,8 +144,11 @@ def _number(
     """`value` at the s-op's dimension, and at the companion dimensions a vector reading of the
     file's reach pins per value (`indices^2` beside `indices`); only those values then."""
     if not isinstance(value, int | float) or not math.isfinite(value):
+        listed = _listed_numbers(reach, sop, dim)
         raise ModelInputError(
-            f"{sop} is numerical: its value must be a finite number, got {value!r}"
+            f"{sop} is numerical: its value must be a finite number, got {value!r}",
+            _frac_hint(sop, value, listed)
+            or (f"its values are {_shown(listed)}" if listed else ""),
         )
     for reading in _vector_readings(reach, sop, dim):
         labels, terms = reading["labels"], reading["terms"]
@@ -149,10 +164,11 @@ def _number(
     if listed and not any(_same_number(value, number) for number in listed):
         # a categorical s-op refuses a value it has no column for; a number no input gives
         # (99 for a count up to 8) would otherwise decode silently to the nearest value
-        shown = ", ".join(_short(n) for n in listed[:12]) + (", ..." if len(listed) > 12 else "")
         raise ModelInputError(
-            f"{sop} has no value {value!r} in the model: its {len(listed)} values are {shown}",
-            "no input gives that number there, so what the model computes from it is not "
+            f"{sop} has no value {value!r} in the model: its {len(listed)} values are "
+            f"{_shown(listed)}",
+            _frac_hint(sop, value, listed)
+            or "no input gives that number there, so what the model computes from it is not "
             "certified; write any number with run_with_hooks",
         )
     return (dim,), (float(value),)
@@ -176,6 +192,29 @@ def _listed_numbers(reach: Any, sop: str, dim: int) -> list[float]:
         except (TypeError, KeyError, ValueError, AttributeError):
             continue  # informative metadata: a malformed reading is passed over
     return sorted(found)
+
+
+def _frac_hint(sop: str, value: Any, listed: list[float]) -> str:
+    """For `NAME.frac`, which holds 1/(NAME + 1) (a selector width or the length, written by one
+    head: compiler/widths.py), the number to write for `value` read as NAME; "" for other s-ops."""
+    base = sop.removesuffix(".frac")
+    if base == sop or not base:
+        return ""
+    held = f"{sop} holds 1/({base} + 1), not {base}"
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        if value > -1 and any(_same_number(1 / (value + 1), n) for n in listed):
+            return (
+                f"{held}: for {base} = {_short(float(value))} write 1 / {_short(value + 1.0)} "
+                f"({1 / (value + 1):.6g})"
+            )
+    widths = [1 / n - 1 for n in listed if n > 0]
+    if widths and all(abs(w - round(w)) < 1e-9 for w in widths):
+        return f"{held} ({base} is {_short(min(widths))}..{_short(max(widths))} here)"
+    return held
+
+
+def _shown(listed: list[float]) -> str:
+    return ", ".join(_short(n) for n in listed[:12]) + (", ..." if len(listed) > 12 else "")
 
 
 def _same_number(value: float, number: float) -> bool:
@@ -288,6 +327,32 @@ def _reader(stage: int, last: int) -> str:
     if stage == last:
         return "the unembedding"
     return f"blocks.{stage // 2}.{'mlp' if stage % 2 else 'attn'}"
+
+
+# How labels quote values: rasp/residual_labels.py's rule, which this layer may not import; a
+# test (tests/test_label_quoting.py) holds the two to the same texts.
+
+
+def quoted(texts: list[str]) -> bool:
+    """Whether one s-op's label texts write its strings as JSON (some text is a JSON string)."""
+    return any(_json_string(text) is not None for text in texts)
+
+
+def label_text(value: Any, is_quoted: bool) -> str:
+    """`value`'s label text in an s-op whose texts are `is_quoted`."""
+    return (
+        json.dumps(value, ensure_ascii=False)
+        if is_quoted and isinstance(value, str)
+        else str(value)
+    )
+
+
+def _listed(texts: list[str]) -> str:
+    """The texts for a message: `a, b, c`, or a JSON list where a text holds a comma, blanks or
+    a control character (`",", " "` would not read as two values; a newline would split it)."""
+    if any("," in text or text != text.strip() or not text.isprintable() for text in texts):
+        return json.dumps(texts, ensure_ascii=False)
+    return ", ".join(texts)
 
 
 def _json_string(text: str) -> str | None:

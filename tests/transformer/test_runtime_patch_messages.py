@@ -1,0 +1,92 @@
+"""`sop_hook`'s refusals name what to write instead: a width or length held as `NAME.frac`
+(1/(NAME + 1)), a non-number for a numerical s-op, a label given as an s-op's name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import transformer
+from compiler import compile_sop
+from rasp.interpreter import load_file
+from transformer import ModelInputError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _model(
+    file: str, name: str, max_len: int, vocab: list[object] | None = None
+) -> transformer.CompiledTransformer:
+    program = load_file(str(ROOT / "programs" / f"{file}.rasp")).get(name)
+    compiled = compile_sop(program, vocab or ["a", "b", "c"], max_len)
+    return transformer.from_tensors(compiled.weights, compiled.metadata)
+
+
+@pytest.fixture(scope="module")
+def reverse() -> transformer.CompiledTransformer:
+    return _model("reverse", "reverse", 5)
+
+
+def _refusal(model: transformer.CompiledTransformer, sop: str, value: object) -> ModelInputError:
+    with pytest.raises(ModelInputError) as err:
+        model.sop_hook(sop, value)
+    return err.value
+
+
+def test_a_frac_given_the_width_says_which_number_to_write(
+    reverse: transformer.CompiledTransformer,
+) -> None:
+    err = _refusal(reverse, "length.frac", 2)  # before: only the five fractions, no word why
+    assert err.reason == (
+        "length.frac has no value 2 in the model: its 5 values are 0.166667, 0.2, 0.25, "
+        "0.333333, 0.5"
+    )
+    assert (
+        err.hint
+        == "length.frac holds 1/(length + 1), not length: for length = 2 write 1 / 3 (0.333333)"
+    )
+    assert reverse.sop_hook("length.frac", 1 / 3)[1].numbers == (1 / 3,)  # as the hint says
+    err = _refusal(reverse, "length.frac", 9)
+    assert err.hint == "length.frac holds 1/(length + 1), not length (length is 1..5 here)"
+
+
+def test_a_non_number_for_a_numerical_s_op_names_its_values(
+    reverse: transformer.CompiledTransformer,
+) -> None:
+    err = _refusal(reverse, "length.frac", "a")
+    assert err.reason == "length.frac is numerical: its value must be a finite number, got 'a'"
+    assert err.hint == "length.frac holds 1/(length + 1), not length (length is 1..5 here)"
+    err = _refusal(reverse, "length", "3")
+    assert str(err) == (
+        "length is numerical: its value must be a finite number, got '3'; its values are "
+        "1, 2, 3, 4, 5"
+    )
+
+
+def test_a_length_held_only_as_its_frac_says_so() -> None:
+    model = _model("most_freq", "most_freq", 4)
+    assert "length" not in {label.partition(":")[0] for label in model.residual_labels}
+    err = _refusal(model, "length", 2)  # before: "patch the part ... (NAME.int where there is one)"
+    assert err.reason == "length is held only as length.frac, which holds 1/(length + 1)"
+    assert err.hint == (
+        "length.frac holds 1/(length + 1), not length: for length = 2 write 1 / 3 (0.333333)"
+    )
+    assert _refusal(model, "length", "a").hint == (
+        "length.frac holds 1/(length + 1), not length (length is 1..4 here)"
+    )
+
+
+def test_a_label_given_as_the_s_op_names_the_call_to_write(
+    reverse: transformer.CompiledTransformer,
+) -> None:
+    err = _refusal(reverse, "tokens:b", 1)
+    assert str(err) == (
+        "'tokens:b' is the label of one value's dimension, not a residual group; name the s-op "
+        "and give the value: sop_hook('tokens', 'b', ...)"
+    )
+    quoted = _model("reverse", "reverse", 3, ["1", 1, "a"])
+    err = _refusal(quoted, 'tokens:"1"', 1)
+    assert err.hint == "name the s-op and give the value: sop_hook('tokens', '1', ...)"
+    patch = quoted.sop_hook("tokens", "1")[1]  # as the hint says: the string's column
+    assert quoted.residual_labels[patch.dims[patch.numbers.index(1.0)]] == 'tokens:"1"'
