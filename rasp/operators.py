@@ -451,9 +451,16 @@ def as_sop(value: Any, span: Span, what: str) -> SOp:
         return value
     if is_atom(value):
         return ConstSOp(value=value, span=span)
-    raise RaspTypeError(
-        f"Expected {what}, got: {describe(value)}", span, hint=evaluated_hint(value)
-    )
+    hint = evaluated_hint(value)
+    if hint is None and isinstance(value, Selector):
+        # `select(sel, indices, ==)`, `aggregate(sel, sel)`: a selector has no value per position
+        name = value.name or "sel"
+        hint = (
+            "a selector is a table of which keys each query selects, not a value per position: "
+            f"its count of keys is selector_width({name}), the values it selects "
+            f"aggregate({name}, x)"
+        )
+    raise RaspTypeError(f"Expected {what}, got: {describe(value)}", span, hint=hint)
 
 
 def select(
