@@ -27,7 +27,7 @@ from typing import Any
 
 from compiler.blocks import Atom, value_key
 from rasp import sops
-from rasp.errors import RaspRuntimeError, Span
+from rasp.errors import RaspError, RaspRuntimeError, Span
 
 MAX_TABLE_CELLS = 4_000_000  # predicate calls one select may need (keys x queries)
 
@@ -72,6 +72,26 @@ def table_of(
                 row.append(False)
         out.append(row)
     return out
+
+
+def fails_everywhere(
+    fn: Callable[[Any, Any], Any], keys: Sequence[Atom], queries: Sequence[Atom]
+) -> tuple[Atom, Atom, str] | None:
+    """(key, query, what went wrong) of the first pair where the predicate raises, if it raises on
+    every pair (a lambda of one argument): every input has a position, so the interpreter fails
+    on each and no model has an output to give. None where some pair gives a value."""
+    first = None
+    for q in queries:
+        for k in keys:
+            try:
+                fn(k, q)
+            except RaspError as exc:
+                first = first or (k, q, exc.message)
+            except Exception as exc:  # noqa: BLE001 (a program's predicate may raise anything)
+                first = first or (k, q, f"{type(exc).__name__}: {exc}")
+            else:
+                return None
+    return first
 
 
 class Rebuild:

@@ -24,7 +24,7 @@ from typing import Any
 from compiler.blocks import Atom
 from compiler.bool_means import BoolMeans
 from compiler.plan_context import NUMERIC_COPY_MIN_VALUES
-from compiler.predicates import MAX_TABLE_CELLS, Rebuild, table_of
+from compiler.predicates import MAX_TABLE_CELLS, Rebuild, fails_everywhere, table_of
 from compiler.ranks import (
     copy_numbers,
     distinct_by_position,
@@ -215,6 +215,20 @@ def _resolve_one(
                 ]
             )
         table = table_of(node.fn, kv, qv)
+        if not any(any(row) for row in table) and (failed := fails_everywhere(node.fn, kv, qv)):
+            key, query, why = failed
+            raise CompileError(
+                [
+                    Diagnostic(
+                        f"'{node.text}' fails on every input of length 1..{facts.sets.max_len}: "
+                        f"{why}",
+                        node.span,
+                        "the interpreter raises an error here for every input, so there is "
+                        f"nothing to compile; it fails at key {value_repr(key)}, query "
+                        f"{value_repr(query)}",
+                    )
+                ]
+            )
         rebuild = Rebuild(keys, queries, kv, qv, table, name=node.name, span=node.span)
         return rebuild.selector()
     assert isinstance(node, sops.AggregateSOp)

@@ -126,6 +126,19 @@ def _applied_to_sop_hint(node: SOp | Selector, given: Any) -> str | None:
     )
 
 
+def _applied_to_atom_hint(node: SOp | Selector, given: Any) -> str | None:
+    """`tokens(1)`: an input is a string or list of tokens; one position is read by indexing."""
+    if not isinstance(given, int | float | bool) or isinstance(node, Selector):
+        return None
+    if node.name is None:
+        return f'the input is a string or list of tokens: apply it to "abc" or [{given}]'
+    name = node.name
+    index = (
+        f"; {name}[{given}] gives position {given}'s value everywhere" if type(given) is int else ""
+    )
+    return f'the input is a string or list of tokens: {name}("abc") or {name}([{given}]){index}'
+
+
 def apply(node: SOp | Selector, args: list[Any], span: Span) -> Any:
     """`node(input)`: evaluate a lazy s-op or selector on one input (a string, a token list, or a
     dict, whose keys are the tokens)."""
@@ -139,7 +152,9 @@ def apply(node: SOp | Selector, args: list[Any], span: Span) -> Any:
         raise RaspTypeError(
             f"an s-op or selector is applied to a string, list or dict, got: {describe(given)}",
             span,
-            hint=evaluated_hint(given) or _applied_to_sop_hint(node, given),
+            hint=evaluated_hint(given)
+            or _applied_to_sop_hint(node, given)
+            or _applied_to_atom_hint(node, given),
         )
     found = non_token_inside(tokens)
     if found is not None:  # (its text as a token would be numpy's or our class's repr)

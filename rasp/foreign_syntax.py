@@ -41,6 +41,22 @@ FOREIGN_NAME_HINTS["LinearSequenceMap"] = FOREIGN_NAME_HINTS["SequenceMap"].repl
     "no SequenceMap", "no LinearSequenceMap"
 )
 
+# Names a first program reaches for where RASP has a built-in s-op (`n - indices - 1`): an
+# undefined one of these is pointed at the built-in, which no spelling distance would find.
+_BUILT_IN_HINTS = {
+    "length": "the input's length, at every position, is the built-in s-op `length`",
+    "indices": "each position's index (0 to length - 1) is the built-in s-op `indices`",
+    "tokens": "the input is the built-in s-op `tokens` (tokens_int reads it as numbers)",
+}
+_BUILT_IN_SYNONYMS = {
+    **dict.fromkeys(
+        ("n", "N", "L", "seq_len", "seqlen", "size", "input_length", "n_tokens"), "length"
+    ),
+    **dict.fromkeys(("i", "pos", "position", "positions", "index", "idx", "indexes"), "indices"),
+    **dict.fromkeys(("input", "inputs", "seq", "sequence", "token", "tok", "toks"), "tokens"),
+}
+BUILT_IN_NAME_HINTS = {name: _BUILT_IN_HINTS[to] for name, to in _BUILT_IN_SYNONYMS.items()}
+
 # Two-character operators of Python that RASP lacks: (message, hint).
 _DOUBLED = {
     "//": (

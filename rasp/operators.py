@@ -280,7 +280,13 @@ def _logic(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
     selectors = (isinstance(left, Selector), isinstance(right, Selector))
     if any(selectors):
         if not all(selectors):
-            raise RaspTypeError(f"Cannot apply {op.value} between selector and non-selector", span)
+            raise RaspTypeError(
+                f"Cannot apply {op.value} between selector and non-selector",
+                span,
+                hint=f"'{op.value}' joins a selector only with another selector: write the "
+                'condition as one, select(tokens, "a", ==) keeps the keys whose token is "a" '
+                "(select(keys, queries, OP))",
+            )
         node = SelectAnd if op is BinaryOp.AND else SelectOr
         return node(left=left, right=right, span=span)
     if isinstance(left, SOp) or isinstance(right, SOp):
@@ -299,7 +305,13 @@ def unary(op: UnaryOp, operand: Any, span: Span) -> Any:
     if isinstance(operand, Selector):
         if op is UnaryOp.NOT:
             return SelectNot(inner=operand, span=span)
-        raise RaspTypeError(f"Cannot apply {op.value} to selector(s)", span)
+        hint = "selectors combine only with 'and', 'or' and 'not'"
+        if op is UnaryOp.INDICATOR:
+            hint = (
+                'indicator(x) turns an s-op of bools into 1 and 0 (indicator(tokens == "a")); '
+                "the number of keys a selector selects is selector_width(sel)"
+            )
+        raise RaspTypeError(f"Cannot apply {op.value} to selector(s)", span, hint=hint)
     if op is UnaryOp.INDICATOR and not isinstance(operand, SOp):
         raise RaspTypeError(
             f"indicator operator expects s-op, got: {describe(operand)}",
@@ -439,9 +451,16 @@ def as_sop(value: Any, span: Span, what: str) -> SOp:
         return value
     if is_atom(value):
         return ConstSOp(value=value, span=span)
-    raise RaspTypeError(
-        f"Expected {what}, got: {describe(value)}", span, hint=evaluated_hint(value)
-    )
+    hint = evaluated_hint(value)
+    if hint is None and isinstance(value, Selector):
+        # `select(sel, indices, ==)`, `aggregate(sel, sel)`: a selector has no value per position
+        name = value.name or "sel"
+        hint = (
+            "a selector is a table of which keys each query selects, not a value per position: "
+            f"its count of keys is selector_width({name}), the values it selects "
+            f"aggregate({name}, x)"
+        )
+    raise RaspTypeError(f"Expected {what}, got: {describe(value)}", span, hint=hint)
 
 
 def select(

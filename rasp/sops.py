@@ -257,6 +257,8 @@ class Evaluator:
                 try:
                     out[i, j] = bool(test(key, query))
                 except RaspRuntimeError as exc:
+                    if exc.hint is None:  # (a tracr predicate's error: on which values)
+                        exc.hint = f"it failed at key {key!r}, query {query!r}"
                     raise exc.with_span(node.span) from None
                 except Exception as exc:  # noqa: BLE001 (a user's predicate may raise anything)
                     raise RaspRuntimeError(

@@ -65,6 +65,11 @@ _OPERATORS |= _COMPARISON_TERMINALS
 _VALUE_WORDS = "a name, a number, a string, a call or (...)"
 _AFTER_LOOP_NAMES = re.compile(r"\bfor\s+[A-Za-z_]\w*(\s*,\s*[A-Za-z_]\w*)*\s*$")
 # Built-ins whose arguments are fixed: the fewest ','s, how many arguments, the call written out.
+# the built-in s-ops: `f(tokens = "a")` compares, as no parameter is named so
+_SOP_WORDS = frozenset(
+    ("tokens", "indices", "length", "tokens_str", "tokens_int", "tokens_float", "tokens_bool")
+)
+
 _ARGUMENTS = {
     "'select('": (2, "3 arguments", "select(keys, queries, OP) with OP one of == != < > <= >="),
     "'aggregate('": (
@@ -161,6 +166,10 @@ def _translate(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyntaxEr
             hint = _comparison_word_hint(word.rsplit(".", 1)[-1])
             shown = f"'{word}'"
             here = Span(source, here.line, here.col, here.line, here.col + len(word))
+        quoted = None if at_end else re.match(r'"(==|!=|<=|>=|<|>|=)"', text[token.start_pos :])
+        if quoted is not None:  # `select(k, q, "==")`: the comparison is written bare
+            op = "==" if quoted.group(1) == "=" else quoted.group(1)
+            hint = f"write the comparison without quotes: select(keys, queries, {op})"
         message = f"unknown comparison {shown}"
         return RaspSyntaxError(message, here, hint or COMPARISON_HINT, incomplete=at_end)
     keyword = unexpected_keyword(text, token, expected, openers, here, at_end)
@@ -257,6 +266,13 @@ def _keyword_argument(source: Source, pos: int, innermost: Opener | None) -> Ras
     if not word.isidentifier() or text[:start].rstrip()[-1:] not in ("(", ","):
         return None
     call = innermost.label.removeprefix("the call ").strip("'").removesuffix("(")
+    if word in _SOP_WORDS or call in ("indicator", "round"):
+        # `indicator(tokens = "a")`: a comparison with one '=', not a parameter's name
+        return RaspSyntaxError(
+            "'=' is assignment; use '==' to compare",
+            span_at(source, pos, 1),
+            f"write {word} == ... (RASP has no keyword arguments)",
+        )
     if call == "aggregate" and word == "default":
         hint = "pass the default as the third argument: aggregate(sel, v, 0)"
     elif innermost.label in _ARGUMENTS:

@@ -16,7 +16,7 @@ import numpy as np
 
 from rasp import ast
 from rasp.errors import RaspNameError, Span
-from rasp.foreign_syntax import FOREIGN_NAME_HINTS
+from rasp.foreign_syntax import BUILT_IN_NAME_HINTS, FOREIGN_NAME_HINTS
 from rasp.sops import Selector, SeqValue, SOp
 from rasp.wording import atom_text, close_name
 
@@ -262,6 +262,7 @@ class Scope:
             FOREIGN_NAME_HINTS.get(name)
             or _FORM_HINTS.get(name)
             or (f"did you mean '{close}'?{usage}" if close else None)
+            or BUILT_IN_NAME_HINTS.get(name)
         )
         raise RaspNameError(f"Undefined variable: {name}", span, hint)
 

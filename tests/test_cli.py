@@ -168,6 +168,18 @@ def test_program_without_names(capsys: pytest.CaptureFixture[str], program: Any)
     assert code == 0 and out.strip() == "[a, b] (strings)"
 
 
+def test_a_program_of_a_def_alone_is_told_to_apply_it(
+    capsys: pytest.CaptureFixture[str], program: Any
+) -> None:
+    # a first program that writes the function and forgets to call it
+    flip = "def rev(x) { return aggregate(select(indices, length - indices - 1, ==), x); }\n"
+    code, _, err = run(capsys, "run", program(flip), "--input", "ab")
+    assert code == 1 and "assigns no name" in err
+    assert "hint: it defines rev(x): apply it and name the result, result = rev(tokens);" in err
+    code, out, _ = run(capsys, "run", program(flip + "result = rev(tokens);\n"), "--input", "ab")
+    assert code == 0 and out.strip() == "[b, a] (strings)"
+
+
 def test_program_ending_in_an_expression_outputs_it(
     capsys: pytest.CaptureFixture[str], program: Any
 ) -> None:
@@ -470,3 +482,14 @@ def test_a_json_list_in_curly_quotes_asks_for_straight_ones() -> None:
         parse_tokens("[\u201ca\u201d, \u201cb\u201d]")
     with pytest.raises(UsageError, match="write strings in double quotes"):
         parse_tokens("[a, b]")
+
+
+def test_a_vocab_written_with_separators_says_each_character_is_a_token() -> None:
+    # `--vocab "a, b, c"`: the repeated ", " were refused without saying why they were tokens
+    from rasp.tools.arguments import UsageError, check_vocab
+
+    with pytest.raises(UsageError, match="each character is a token, separators too: write abc"):
+        check_vocab(parse_tokens("a, b, c"))
+    with pytest.raises(UsageError) as info:
+        check_vocab(parse_tokens("aba"))  # a plain repeat keeps its short message
+    assert str(info.value) == "lists the token a twice; list each token once"

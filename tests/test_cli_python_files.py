@@ -46,3 +46,27 @@ def test_a_pipe_is_not_a_regular_file(capsys: pytest.CaptureFixture[str], tmp_pa
     os.mkfifo(tmp_path / "pipe.py")
     code, _, err = _run(capsys, f"{tmp_path / 'pipe.py'}:x")
     assert code == 1 and err.startswith(f"error: cannot read {tmp_path / 'pipe.py'}: not a regular")
+
+
+@pytest.mark.parametrize(
+    ("line", "hint", "flags"),
+    [
+        # RASP's input s-ops are not tracr's: the hint says how numbers reach a tracr program
+        ("x = rasp.Map(int, rasp.tokens_int)", "tracr's API has one input s-op, tokens", ()),
+        # a lowercase or misspelt name of tracr's API: Python says "Did you mean" only with a
+        # traceback, which the command does not print
+        ("x = rasp.select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ)", "'Select'", ()),
+        ("x = rasp.Slect(rasp.tokens, rasp.tokens, rasp.Comparison.EQ)", "'Select'", ()),
+        ("x = rasp.map(int, rasp.tokens)", "'Map'", ("--tracr-compat",)),
+    ],
+)
+def test_a_name_tracr_api_lacks_gets_a_hint(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, line: str, hint: str, flags: tuple[str, ...]
+) -> None:
+    program = tmp_path / "p.py"
+    imports = "from tracr.rasp import rasp" if flags else "from rasp import tracr as rasp"
+    program.write_text(f"{imports}\n{line}\n", encoding="utf-8")
+    code, _, err = _run(capsys, f"{program}:x", *flags)
+    assert code == 1 and "raised AttributeError while loading" in err
+    assert f"hint: {hint}" in err or f"hint: did you mean {hint}?" in err, err
+    assert "error in the Python program itself" not in err

@@ -90,7 +90,16 @@ def check_vocab(tokens: Sequence[Any]) -> None:
     for token in tokens:
         key = token_key(token)
         if key in seen:
-            raise UsageError(f"lists the token {token_text(token)} twice; list each token once")
+            separator = token in (",", " ", ";")  # `--vocab "a,b,c"`: each character is a token
+            hint = (
+                "; each character is a token, separators too: write abc, or a JSON list "
+                """'["a", "b", "c"]'"""
+                if separator
+                else ""
+            )
+            raise UsageError(
+                f"lists the token {token_text(token)} twice; list each token once{hint}"
+            )
         seen.add(key)
 
 
@@ -219,6 +228,19 @@ def refuse_model_file(file: str) -> None:
         )
 
 
+def _no_name_hint(interp: Any) -> str:
+    """A program of defs alone (a student's `def rev(x) { ... }`) is applied to nothing yet."""
+    from rasp.values import RaspFunction
+
+    defs = [interp.get(n) for n in interp.user_names()]
+    defs = [f for f in defs if isinstance(f, RaspFunction)]
+    if not defs:
+        return "assign the result to a name (result = ...;) or pass --name"
+    first = defs[-1]
+    call = f"{first.name}({', '.join(['tokens'] * len(first.params))})"
+    return f"it defines {first.signature()}: apply it and name the result, result = {call};"
+
+
 def select_output(interp: Any, name: str | None, filename: str) -> Any:
     """The s-op a command works on: `name` (from --name), or the last name the program assigns."""
     from rasp.sops import Selector, SOp
@@ -229,7 +251,7 @@ def select_output(interp: Any, name: str | None, filename: str) -> Any:
         if name is None:
             raise RaspError(
                 f"{filename} assigns no name, so there is nothing to run",
-                hint="assign the result to a name (result = ...;) or pass --name",
+                hint=_no_name_hint(interp),
                 kind=ErrorKind.NAME,
             )
     if name not in set(interp.names()):

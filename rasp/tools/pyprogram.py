@@ -254,9 +254,32 @@ def _program_error(exc: BaseException, path: str, source: Source, when: str) -> 
     return RaspError(
         f"{path} raised {type(exc).__name__} {when}: {exc}",
         _user_span(exc, path, source),
-        hint="this is an error in the Python program itself",
+        hint=_api_name_hint(exc) or "this is an error in the Python program itself",
         kind=ErrorKind.EVALUATION,
     )
+
+
+_TRACR_API_MODULES = ("rasp.tracr", "tracr.rasp.rasp", "tracr.rasp")
+
+
+def _api_name_hint(exc: BaseException) -> str | None:
+    """`rasp.tokens_int`, `rasp.select`: a name RASP has and tracr's API (rasp.tracr) lacks, or a
+    misspelling of one it has; Python's own "Did you mean" is printed only with a traceback."""
+    if not isinstance(exc, AttributeError) or exc.name is None:
+        return None
+    module = getattr(exc, "obj", None)
+    if not isinstance(module, types.ModuleType) or module.__name__ not in _TRACR_API_MODULES:
+        return None
+    public = [n for n in dir(module) if not n.startswith("_")]
+    close = close_name(exc.name, public) or close_name(exc.name.capitalize(), public)
+    if close is None and exc.name.startswith("tokens_"):
+        return (
+            "tracr's API has one input s-op, tokens, holding the tokens as given: a model of "
+            "numbers takes number tokens (--vocab '[1,2,3]'), or convert with rasp.Map(int, "
+            "rasp.tokens)"
+        )
+    listed = "tokens, indices, Map, SequenceMap, Select, Aggregate, SelectorWidth, Comparison"
+    return f"did you mean '{close}'?" if close else f"tracr's API (rasp.tracr) has {listed}, ..."
 
 
 def _user_span(exc: BaseException, path: str, source: Source) -> Span | None:

@@ -85,7 +85,8 @@ class TracrFn:
         except RaspRuntimeError:
             raise
         except Exception as exc:  # noqa: BLE001 (the program's own function may raise anything)
-            raise RaspRuntimeError(f"{type(exc).__name__}: {exc}") from None
+            what = "a Map's function" if len(args) == 1 else "a SequenceMap's function"
+            raise RaspRuntimeError(_error_text(exc, what, len(args))) from None
 
     def structure(self) -> tuple[str, int]:
         """Equal for two maps of one Python function (compiler.dedupe): `Map(f, x)` written twice
@@ -137,7 +138,21 @@ class TracrPredicate:
         try:
             return bool(self.predicate(key, query))
         except Exception as exc:  # noqa: BLE001
-            raise RaspRuntimeError(f"{type(exc).__name__}: {exc}") from None
+            raise RaspRuntimeError(_error_text(exc, "a Select's predicate", 2)) from None
+
+
+def _error_text(exc: Exception, what: str, count: int) -> str:
+    """Python's error, and how the function is called where it takes other arguments (`lambda k:
+    k == "a"` as a Select's predicate: Python's message alone does not say who called it so)."""
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, TypeError) and "positional argument" in str(exc):
+        called = (
+            "as predicate(key, query)"
+            if "Select" in what
+            else f"with {count} argument{'s' * (count > 1)}"
+        )
+        text += f" ({what} is called {called})"
+    return text
 
 
 @dataclass(frozen=True)
