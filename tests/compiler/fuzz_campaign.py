@@ -10,22 +10,26 @@ kinds (plain, with tokens_float and tokens_bool, constant s-ops, maps of three s
 whole numbers, at a random N of 4..64, or of `--sizes` such as 128,256: a seed keeps its program
 whatever the sizes), numeric (the texts of random_numeric_texts.py, means compared and mapped, at
 `--max-len`, where float32's error grows with N; with shaped inputs: runs, halves, alternations).
-Inputs: every input up to length 3 (4 at N = 4) and 60 random ones up to the maximum length. A
-refusal (CompileError) keeps the promise; a wrong value, another exception or a compile past the
-time limit is reported (`FAIL`, `SLOW`) and makes the exit status 1. A refusal because the
-certifier could not check the model is a compiler bug kept safe: reported (`ODD`), counted among
-the refusals.
+Inputs: every input up to length 3 (4 at N = 4) and 60 random ones up to the maximum length. Each
+seed runs in a process of its own, killed past `--seconds` of CPU time (or four times that of wall
+clock). A refusal (CompileError) keeps the promise; a wrong value, another exception, a process
+that died or a seed past the time limit is reported (`FAIL`, `SLOW`) and makes the exit status 1.
+A refusal because the certifier could not check the model is a compiler bug kept safe: reported
+(`ODD`), counted among the refusals.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import random
+import resource
 import signal
 import sys
 from collections.abc import Callable
+from functools import partial
+from multiprocessing.connection import Connection
 from pathlib import Path
-from types import FrameType
 
 sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parents[2])]
 
@@ -40,10 +44,6 @@ from rasp.errors import CompileError, RaspError, Source  # noqa: E402
 from rasp.interpreter import load_source  # noqa: E402
 
 FLAVOURS = ("plain", "twins", "causal", "addressing", "numeric", "kinds")
-
-
-class _Slow(Exception):
-    pass
 
 
 ADDRESSING_SIZES = (4, 9, 17, 33, 40, 64)
@@ -93,9 +93,8 @@ def _numeric(seed: int, max_len: int) -> tuple[S.SOp, list, int, list[list]]:
 
 
 def _warm_up() -> None:
-    """Compile and run one small model before any time limit: the alarm of a slow first seed
-    fired inside torch's first lazy import (torch.fx), left it half-initialised and failed every
-    later seed ("partially initialized module 'torch' has no attribute 'fx'")."""
+    """Compile and run one small model before the seeds: each seed's process is forked from this
+    one and inherits torch's lazy imports (torch.fx) done, instead of paying for them per seed."""
     # (its own imports: the campaign's tests replace this module's compile_sop and check_inputs)
     import compiler
     from tests.runtime_helpers import as_runtime, run_compiled
@@ -115,43 +114,93 @@ def run(
     say: Callable[[str], None],
     sizes: tuple[int, ...] = ADDRESSING_SIZES,
 ) -> int:
-    """Check every seed; returns how many failed (or ran past `seconds`)."""
-
-    def alarm(signum: int, frame: FrameType | None) -> None:
-        raise _Slow
-
+    """Check every seed, each in a process of its own; returns how many failed (or ran past
+    `seconds`)."""
     _warm_up()
-    signal.signal(signal.SIGALRM, alarm)
-    compiled = refused = bad = odd = 0
+    counts = {"compiled": 0, "refused": 0, "odd": 0, "failed": 0}
     for seed in seeds:
-        signal.alarm(seconds)
-        try:
-            try:
-                root, vocab, n, inputs = _program(flavour, seed, max_len, sizes)
-            except RaspError:  # a numeric text the interpreter cannot run: nothing to compile
-                refused += 1
-                continue
-            try:
-                model = compile_sop(root, vocab, n, causal=flavour == "causal")
-            except CompileError as err:
-                refused += 1
-                if UNCHECKED in str(err):  # kept, but the compiler built what it cannot read
-                    odd += 1
-                    say(f"ODD {flavour} {seed}: {str(err)[:300]}")
-                continue
-            check_inputs(model, root, inputs)
-            compiled += 1
-        except _Slow:
-            bad += 1
-            say(f"SLOW {flavour} {seed}: over {seconds} s")
-        except Exception as err:  # noqa: BLE001 (a campaign reports every failure and goes on)
-            bad += 1
-            say(f"FAIL {flavour} {seed}: {type(err).__name__}: {str(err)[:300]}")
-        finally:
-            signal.alarm(0)
+        outcome, line = _in_child(partial(_check, flavour, seed, max_len, sizes), seconds)
+        if outcome == "slow":
+            outcome, line = "failed", f"SLOW {flavour} {seed}: {line}"
+        elif outcome == "died":
+            outcome, line = "failed", f"FAIL {flavour} {seed}: {line}"
+        counts[outcome] += 1
+        counts["refused"] += outcome == "odd"
+        if line:
+            say(line)
+    compiled, refused, odd, bad = counts.values()
     say(f"{flavour} seeds {seeds.start}..{seeds.stop - 1}: {compiled} compiled and agreed, "
         f"{refused} refused{f' ({odd} odd)' if odd else ''}, {bad} failed")  # fmt: skip
     return bad
+
+
+def _check(flavour: str, seed: int, max_len: int, sizes: tuple[int, ...]) -> tuple[str, str]:
+    """One seed: compiled, refused, odd or failed, and the line to report ("" for none)."""
+    try:
+        try:
+            root, vocab, n, inputs = _program(flavour, seed, max_len, sizes)
+        except RaspError:  # a numeric text the interpreter cannot run: nothing to compile
+            return "refused", ""
+        try:
+            model = compile_sop(root, vocab, n, causal=flavour == "causal")
+        except CompileError as err:
+            if UNCHECKED in str(err):  # kept, but the compiler built what it cannot read
+                return "odd", f"ODD {flavour} {seed}: {str(err)[:300]}"
+            return "refused", ""
+        check_inputs(model, root, inputs)
+        return "compiled", ""
+    except Exception as err:  # noqa: BLE001 (a campaign reports every failure and goes on)
+        return "failed", f"FAIL {flavour} {seed}: {type(err).__name__}: {str(err)[:300]}"
+
+
+# A seed past its limit is killed with its process: the alarm this campaign used before could
+# only interrupt the waiting main thread, and the compile went on in its deep-stack thread
+# (rasp/deep_stack.py), sharing the CPU with every later seed and making their timings lie.
+# The limit is CPU time (other work on the machine does not make a seed slow); a seed waiting
+# on nothing that long is stopped by the wall clock.
+WALL_PER_CPU = 4
+
+
+def _in_child(check: Callable[[], tuple[str, str]], seconds: int) -> tuple[str, str]:
+    """`check()` in a forked process (it inherits the warmed-up imports and any test's
+    monkeypatches), killed past `seconds` of CPU: ("slow", why) then, ("died", why) when it ended
+    without an answer."""
+    context = multiprocessing.get_context("fork")
+    reader, writer = context.Pipe(duplex=False)
+    child = context.Process(target=_child, args=(check, writer, seconds), daemon=True)
+    child.start()
+    writer.close()  # (the child's copy stays open: EOF here once it has ended)
+    try:
+        if reader.poll(seconds * WALL_PER_CPU):
+            try:
+                return reader.recv()  # type: ignore[no-any-return]
+            except EOFError:
+                child.join()
+                if child.exitcode == -signal.SIGXCPU:
+                    return "slow", f"over {seconds} s of CPU"
+                if child.exitcode == -signal.SIGKILL:  # (SIGXCPU's hard end comes 5 s later)
+                    return "died", "its process was killed (out of memory, or far past its limit)"
+                return "died", f"its process ended without an answer (exit code {child.exitcode})"
+        return "slow", f"over {seconds * WALL_PER_CPU} s of wall-clock time"
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        reader.close()
+
+
+def _child(check: Callable[[], tuple[str, str]], writer: Connection, seconds: int) -> None:
+    # SIGXCPU (which ends the process) at `seconds` of CPU, SIGKILL a little later
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    kill_at = seconds + 5 if hard == resource.RLIM_INFINITY else min(hard, seconds + 5)
+    resource.setrlimit(resource.RLIMIT_CPU, (min(seconds, kill_at), kill_at))
+    # torch's OpenMP threads were not forked with it: a parallel region would wait for them for
+    # ever (or crash); with one thread torch runs no region
+    import torch
+
+    torch.set_num_threads(1)
+    writer.send(check())
+    writer.close()
 
 
 def _sizes(text: str) -> tuple[int, ...]:
@@ -167,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("first", type=int, help="the first seed")
     parser.add_argument("stop", type=int, help="the seed after the last")
     parser.add_argument("--max-len", type=int, default=4, help="N (not addressing's)")
-    parser.add_argument("--seconds", type=int, default=120, help="time limit per program")
+    parser.add_argument("--seconds", type=int, default=120, help="CPU time limit per program")
     parser.add_argument(
         "--sizes", type=_sizes, default=ADDRESSING_SIZES, help="addressing's N, comma-separated"
     )
