@@ -252,6 +252,33 @@ def test_a_loaded_file_may_bind_a_library_name_for_itself(tmp_path: Path) -> Non
     assert count == 3 and session.feed('v[1]("abc");') == "\t =  [1, 2, 3] (ints)"
 
 
+def test_a_name_reserved_two_loads_up_fails_in_the_innermost_file(tmp_path: Path) -> None:
+    """The original's file scope passes each name it binds on up the chain of loading scopes
+    (its stealing_env), so a file loaded by a loaded file fails on a library name as soon as it
+    binds it, at the REPL's top level two loads up: `count = 3;` is an error there, and a loop
+    binding `max` stops at its first item (`m2` never bound). Here only the direct caller's
+    reserved names were checked: the inner file bound both without a word, and `m2` reached the
+    top level."""
+    (tmp_path / "inner.rasp").write_text(
+        "count = 3;\ny = count + 1;\nfor max in [1, 2] { m2 = max; }\n", encoding="utf-8"
+    )
+    (tmp_path / "outer.rasp").write_text(
+        'load "inner";\nw = count;\nv = y + m2;\n', encoding="utf-8"
+    )
+    session = ReplSession(search_dirs=[tmp_path])
+    out = session.feed('load "outer";').splitlines()
+    errors = [line.split(": error: ")[1] for line in out if ": error: " in line]
+    assert errors == [
+        "Cannot set reserved name: count",
+        "Cannot set reserved name: max",
+        "Undefined variable: m2",
+    ]
+    assert session.feed("w;") == "    value: w =  3"  # bound in the outer file all the same
+    assert session.feed("y;") == "    value: y =  4"
+    assert "Undefined variable: m2" in session.feed("m2;")
+    assert "prelude function: count" in session.feed("count;")
+
+
 def test_an_internal_error_in_a_loaded_statement_is_as_its_evaluation_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
