@@ -126,6 +126,9 @@ def test_a_function_is_labelled_with_where_it_was_defined(tmp_path: Path, monkey
     assert session.feed('load "sub/lib";') == "     sub/lib function: f(a)"
     session.feed("def outer(a) { def inner(b) { return b; } return inner; }")
     assert session.feed("outer(1);") == "     console' function: inner(b)"
+    # a full path as the load wrote it, as there (it was cut to its stem, `lib function`)
+    written = str(tmp_path / "sub" / "lib")
+    assert session.feed(f'load "{written}";') == f"     {written} function: f(a)"
 
 
 def test_a_loaded_statement_must_run_on_the_example(tmp_path: Path) -> None:
