@@ -90,20 +90,46 @@ def our_lines(source: str) -> list[str]:
     out: list[str] = []
     for line in [*source.splitlines(), None]:
         printed = session.end_of_input() if line is None else session.feed(line)
-        # the statement's error ends what it printed: a load in a called def lists its file's
-        # names before it, as the original's does
-        lines = printed.splitlines()
-        at = next((k for k, p in enumerate(lines) if _REPL_ERROR.match(p)), 0)
-        if (
-            _OUR_ERROR.match(lines[at] if lines else "")
-            and ": error: internal error: " not in (lines[at])
-        ):
-            out += [_same_form(p.rstrip()) for p in lines[:at] if p.strip()]
-            out.append("ERR")  # (an internal error is kept whole: it is a bug wherever it is)
-        else:
-            out += [_same_form(p.rstrip()) for p in lines if p.strip()]
+        out += _errors_as_err(printed.splitlines())
         if session.finished:
             break
+    return out
+
+
+_DIAGNOSTIC = re.compile(r"^\S+:\d+:\d+: (error|note): ")
+_CARET = re.compile(r"^    [\t ]*\^~*$")
+
+
+def _errors_as_err(lines: list[str]) -> list[str]:
+    """A statement's printed lines, each located error one `ERR` (its source, caret, hints and
+    notes dropped): a loaded file's among the names its load lists, as the original's `!!ignoring
+    input:` there. A typed statement's error ends what it printed (a load in a called def lists
+    its file's names before it, as the original's does); an internal error is kept as printed:
+    it is a bug wherever it is."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i].rstrip()
+        found = _DIAGNOSTIC.match(line)
+        i += 1
+        if found is None:
+            if line.strip():
+                out.append(_same_form(line))
+            continue
+        if ": error: internal error: " in line:
+            out.append(line)
+        elif found[1] == "error":
+            out.append("ERR")
+            if _REPL_ERROR.match(line):
+                break
+        while i < len(lines) and re.match(r"^  \S", lines[i]):  # the message, wrapped
+            i += 1
+        if i + 1 < len(lines) and _CARET.match(lines[i + 1].rstrip()):
+            i += 2  # the source line and its caret
+        while i < len(lines) and lines[i].startswith("hint: "):
+            i += 1
+            while i < len(lines) and re.match(r"^      \S", lines[i]):  # the hint, wrapped
+                i += 1
     return out
 
 
