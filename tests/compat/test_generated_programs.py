@@ -114,6 +114,8 @@ def test_the_generator_reaches_the_whole_language() -> None:
         "for length in ",  # a comprehension's or a loop's variable named length
         "_lb(",  # the library's names as locals and parameters
         '_ld(x) { load "',  # a load in a def's body
+        "_x1l;",  # rasp_gen_files: a name of a program's own file, loaded ...
+        '_k in [1, 2] { load "/',  # ... in a for, by its full path
     ):
         assert word in text, word
 

@@ -173,3 +173,21 @@ def test_an_internal_error_is_never_normalized_to_an_error(monkeypatch: pytest.M
     report = "<repl>:1:1: error: internal error: OverflowError: x\n    y;\n    ^"
     monkeypatch.setattr(ReplSession, "feed", lambda self, line: report)
     assert our_lines("y;")[0] == "<repl>:1:1: error: internal error: OverflowError: x"
+
+
+def test_a_loaded_files_error_among_its_names_is_one_err(tmp_path: Path) -> None:
+    """The original lists a loaded file's failing statement as `!!ignoring input:` among the
+    names (one ERR); ours, located in the file with its source, caret and hints, was compared
+    line by line (a generated file's error was a divergence), and a file's error listed first
+    made the whole listing one ERR."""
+    lib = tmp_path / "lib.rasp"
+    lib.write_text('a = 1;\nb = tokens_int + 1;\nc = nosuch;\nd = "s";\n', encoding="utf-8")
+    lines = our_lines(f'load "{tmp_path / "lib"}";\nd;\nnosuch;\n')
+    assert lines == [
+        "    value: a =  1",
+        "ERR",
+        "ERR",
+        '    value: d =  "s"',
+        '    value: d =  "s"',
+        "ERR",
+    ]
