@@ -256,7 +256,10 @@ class ReplSession:
             raise
         try:
             listing.dump()
-            return listing.lines + self._drawn_in_loop + self._show_result(stmt, result)
+            # in the order they were printed: a loop moves what was listed before it runs to
+            # _drawn_in_loop (a loop in a file that a def's body loads too: its nested load's
+            # names came after the file's later ones)
+            return self._drawn_in_loop + listing.lines + self._show_result(stmt, result)
         except (Exception, KeyboardInterrupt):
             # The definition-time check failed, Ctrl-C stopped it (a slow s-op) or a bug of ours
             # did: as in the original, the names keep their old values (an unchecked value is not

@@ -282,6 +282,24 @@ def test_a_name_reserved_two_loads_up_fails_in_the_innermost_file(tmp_path: Path
     assert "prelude function: count" in session.feed("count;")
 
 
+def test_a_def_bodys_load_lists_a_nested_load_before_a_later_loop(tmp_path: Path) -> None:
+    """The original prints what has gathered as each load ends, in order. Loaded from a def's
+    body, a file whose loop ran after its nested load listed the nested part last: the loop moved
+    the lines listed so far aside, and they were printed after the rest (seed 2000902)."""
+    (tmp_path / "inner.rasp").write_text("c = 1;\n", encoding="utf-8")
+    (tmp_path / "outer.rasp").write_text(
+        'a = 2;\nload "inner";\nfor i in [1] { b = i; }\nd = 3;\n', encoding="utf-8"
+    )
+    session = ReplSession(search_dirs=[tmp_path])
+    session.feed('def f(x) { load "outer"; return x; }')
+    assert session.feed("f(1);").splitlines() == [
+        "    value: a =  2",
+        "    value: c =  1",
+        "    value: d =  3",
+        "    value: out =  1",
+    ]
+
+
 def test_an_internal_error_in_a_loaded_statement_is_as_its_evaluation_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
