@@ -43,6 +43,7 @@ NAMES = sorted(p.stem for p in SESSIONS.glob("*.rasp"))
 _ORIGINAL_ERROR = ("something went wrong", "!! antlr exception", "not implemented this command")
 _OUR_ERROR = re.compile(r"^\S+:\d+:\d+: error: ")
 _REPL_ERROR = re.compile(r"^<repl>:\d+:\d+: error: ")  # a typed statement's, not a loaded file's
+_SHOWN_EXAMPLE = re.compile(r"^\t(s-op|selector) example: ")
 _PROMPT = re.compile(r"^(  )*(>> |\.\. )")  # a '.. ' is indented 2 spaces for each 'def'
 
 
@@ -65,7 +66,10 @@ def original_lines(text: str) -> list[str]:
     for raw in lines:
         line = _without_prompts(raw)
         if in_error and raw.startswith("\t") and not line.strip().startswith("!!"):
-            continue  # an error's message lines: tab first, no prompt (output lines start with ' ')
+            # an error's message lines: tab first, no prompt (output lines start with ' '), but
+            # for `show example`'s, which a loaded file may print right after an error
+            if not _SHOWN_EXAMPLE.match(raw):
+                continue
         in_error = False
         if line.strip() == "!!ignoring input:" or line.strip().startswith(_ORIGINAL_ERROR):
             out.append("ERR")
@@ -190,4 +194,20 @@ def test_a_loaded_files_error_among_its_names_is_one_err(tmp_path: Path) -> None
         '    value: d =  "s"',
         '    value: d =  "s"',
         "ERR",
+    ]
+
+
+def test_a_shown_example_after_a_loaded_files_error_is_no_error_line() -> None:
+    """The original's error message lines start with a tab, and so does what `show example`
+    prints: after a loaded file's error, they were dropped as the error's (seed 2000910)."""
+    recorded = (
+        "RASP 0.1\nrunning example is: hello\n"
+        ">> \t\t!!ignoring input:\n\t index 5 out of range for list of length 1\n"
+        '\ts-op example: "hello"\n\tselector example: "hello"\n     s-op: x\n>> \n'
+    )
+    assert original_lines(recorded) == [
+        "ERR",
+        '\ts-op example: "hello"',
+        '\tselector example: "hello"',
+        "     s-op: x",
     ]
