@@ -143,8 +143,21 @@ def _dict_indexed_by_position(program: Program, statement: int) -> bool:
     text = code(program.statements[statement])
     if not re.search(r"\(\{.*\}\);$", text):
         return False
-    before = program.statements[: statement + 1]
+    before = [*program.statements[: statement + 1]]
+    before += [line for typed in before for line in _loaded_lines(code(typed))]
     return any("tokens_asis" in line or code(line) == "full seq display on" for line in before)
+
+
+def _loaded_lines(text: str, depth: int = 0) -> list[str]:
+    """The lines of the files a statement loads by full path (rasp_gen_files), and of the
+    files they load: a file's `full seq display on` acts on the session (seed 2000924)."""
+    lines: list[str] = []
+    for path in re.findall(r'load "(/[^"]*)"', text):
+        file = Path(path + ".rasp")
+        if file.is_file() and depth < 5:
+            for line in file.read_text(encoding="utf-8").splitlines():
+                lines += [line, *_loaded_lines(line, depth + 1)]
+    return lines
 
 
 def _without_input_rows(lines: tuple[str, ...]) -> tuple[str, ...]:

@@ -196,3 +196,16 @@ def test_a_selector_bound_beside_an_sop_is_told_apart() -> None:
     # its traceback may end in the error line (seed 2000886: the check of a body's made s-op,
     # which finds none, passed it on as a divergence)
     assert _documented(program, 2, ("ERR",), (*theirs, "ERR"))
+
+
+def test_a_loaded_files_full_seq_display_tells_a_dict_input_apart(tmp_path: Path) -> None:
+    """A dict input's full seq display row fails in the original (section 7); the display may be
+    turned on by a loaded file, two loads down (rasp_gen_files; seed 2000924 reported it)."""
+    from tests.compat.gen_diff import _dict_indexed_by_position
+
+    (tmp_path / "inner.rasp").write_text("full seq display on\n", encoding="utf-8")
+    (tmp_path / "outer.rasp").write_text(f'load "{tmp_path / "inner"}";\n', encoding="utf-8")
+    applied = 'tokens({1: "a", 2.5: "b"});'
+    loaded = Program('"ab"', (f'load "{tmp_path / "outer"}";', applied))
+    assert _dict_indexed_by_position(loaded, 1)
+    assert not _dict_indexed_by_position(Program('"ab"', ("x = 1;", applied)), 1)
