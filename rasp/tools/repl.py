@@ -300,6 +300,9 @@ class ReplSession:
         it is refused), and `draw(...)` draws. What it prints goes to `listing`, printed when its
         file ends."""
         match result.kind:
+            case ResultKind.COMMAND if result.values[0].command is ast.CommandKind.SHOW_EXAMPLE:
+                command, rest = result.values[0], result.values[1:]
+                listing.printed(lambda: repl_command(self, command, rest))  # (shown as listed)
             case ResultKind.COMMAND if result.values[0].command is not ast.CommandKind.EXIT:
                 listing.printed(repl_command(self, result.values[0], result.values[1:]))
             case ResultKind.ASSIGN | ResultKind.EXPR | ResultKind.DEF:

@@ -300,6 +300,20 @@ def test_a_def_bodys_load_lists_a_nested_load_before_a_later_loop(tmp_path: Path
     ]
 
 
+def test_a_loaded_show_example_shows_the_example_in_force_when_listed(tmp_path: Path) -> None:
+    """The original's `show example` in a loaded file prints, when the listing is printed, the
+    example in force then: a later `set example` (here in a nested load) changes what it shows.
+    It showed the example at the `show` (seed 2000936)."""
+    (tmp_path / "inner.rasp").write_text("set example [1, 2]\n", encoding="utf-8")
+    (tmp_path / "outer.rasp").write_text('show example\nload "inner";\n', encoding="utf-8")
+    session = ReplSession(search_dirs=[tmp_path])
+    session.feed('set example "abc"')
+    assert session.feed('load "outer";').splitlines() == [
+        "\ts-op example: [1, 2]",
+        "\tselector example: [1, 2]",
+    ]
+
+
 def test_an_internal_error_in_a_loaded_statement_is_as_its_evaluation_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
