@@ -209,3 +209,15 @@ def test_a_loaded_files_full_seq_display_tells_a_dict_input_apart(tmp_path: Path
     loaded = Program('"ab"', (f'load "{tmp_path / "outer"}";', applied))
     assert _dict_indexed_by_position(loaded, 1)
     assert not _dict_indexed_by_position(Program('"ab"', ("x = 1;", applied)), 1)
+
+
+def test_a_selector_failing_there_on_a_changed_sop_example_is_documented() -> None:
+    """After `set s-op example`, a selector is tested on the selector example here, on the s-op
+    example there, where it may fail (section 7); only `set selector example` was looked at
+    (seed 2000934: `select(tokens_asis, length, <)` over bools here, "aab" there)."""
+    program = Program(
+        "[True, False, True]",
+        ('set s-op example "aab"', "x = select(tokens_asis, length, <);"),
+    )
+    ours = ("     selector: _", " \t Example:")
+    assert _documented(program, 1, ours, ("ERR",))
