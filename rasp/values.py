@@ -279,10 +279,20 @@ class Scope:
         self._record(name)
         self.values[name] = value
         self.spans[name] = span
-        copied_to = self.copied_to
-        if copied_to is not None and name in copied_to.reserved and not name.startswith("_"):
+        if not name.startswith("_") and self._reserved_above(name):
             # bound here all the same: the original's file scope sets it, then its copy fails
             raise CopyRefused(f"Cannot set reserved name: {name}", span, _reserved_hint(name))
+
+    def _reserved_above(self, name: str) -> bool:
+        """Whether a scope this one's names are copied into, directly or through the loads that
+        load it (a file loaded by a loaded file), reserves `name`: the original's file scope
+        passes each name on up its chain of loading scopes as it binds it."""
+        scope = self.copied_to
+        while scope is not None:
+            if name in scope.reserved:
+                return True
+            scope = scope.copied_to
+        return False
 
     def force(self, name: str, value: Any) -> None:
         """Bind without the reserved-name check (for `out` and the built-ins themselves)."""

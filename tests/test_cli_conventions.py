@@ -206,6 +206,42 @@ def test_vocabulary_errors_are_reported_at_the_argument(
     assert str(program) not in err  # not located in the program: the argument is wrong
 
 
+@pytest.mark.parametrize(
+    ("vocab", "words", "chars"),
+    [
+        ("ab,c", '["ab","c"]', '["a","b",",","c"]'),
+        ("a,b,c", '["a","b","c"]', '["a",",","b","c"]'),  # (was: the token , twice)
+        ("1, 2", '["1","2"]', '["1",","," ","2"]'),
+    ],
+)
+def test_a_comma_between_vocabulary_words_is_refused_with_the_lists_to_write(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, vocab: str, words: str, chars: str
+) -> None:
+    """Text is split into characters, so --vocab 'ab,c' compiled the tokens a, b, "," and c
+    without a word: a model without the token `ab` that was likely meant. Refused, with the JSON
+    list of the words and the one of the characters."""
+    program = tmp_path / "r.rasp"
+    program.write_text(REVERSE)
+    out_file = tmp_path / "m.safetensors"
+    code, _, err = run(
+        capsys, "compile", str(program), "--vocab", vocab, "--max-len", "3", "-o", str(out_file)
+    )
+    assert code == 2 and not out_file.exists()
+    assert "a comma separates no tokens" in err
+    assert f"--vocab '{words}'" in err and f"--vocab '{chars}'" in err
+
+
+@pytest.mark.parametrize("vocab", ["(,)", '["a",",","b"]'])
+def test_a_comma_of_punctuation_or_in_a_json_list_is_a_token(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, vocab: str
+) -> None:
+    program = tmp_path / "r.rasp"
+    program.write_text(REVERSE)
+    out_file = tmp_path / "m.safetensors"
+    argv = ["--vocab", vocab, "--max-len", "2", "-o", str(out_file), "-q"]
+    assert run(capsys, "compile", str(program), *argv) == (0, "", "")
+
+
 def test_tokens_of_different_json_types_stay_apart(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -29,8 +29,9 @@ TOKENS_HELP = """\
 Tokens (--input, --vocab): a JSON list gives its elements as tokens, keeping their JSON types
 ('["the","cat"]', '[3,1,2]', '[1,"1",true,1.0]' is four different tokens); any other text is
 split into characters ('hello', '(())'), and so is text of brackets and punctuation alone ('[]',
-'[()]': Dyck inputs, never an empty list). The same rule reads --input, --vocab and a model's
-vocabulary: a model accepts exactly the tokens of its vocabulary, type included. A program sees
+'[()]': Dyck inputs, never an empty list). A --vocab text with a comma beside a letter or digit
+('ab,c') is refused, as a comma separates no tokens: write '["ab","c"]' (or '["a","b",",","c"]').
+The same rule reads --input, --vocab and a model's vocabulary: a model accepts exactly the tokens of its vocabulary, type included. A program sees
 each token through its input s-op: `tokens` is `tokens_str` (str() of the token: 1 -> "1", true ->
 "True", 2.5 -> "2.5"), `tokens_int` int(), `tokens_float` float(), `tokens_bool` bool(),
 `tokens_asis` the token as given. So `rasp run` of a program that outputs `tokens` prints
@@ -101,6 +102,28 @@ def check_vocab(tokens: Sequence[Any]) -> None:
                 f"lists the token {token_text(token)} twice; list each token once{hint}"
             )
         seen.add(key)
+
+
+def check_vocab_commas(text: str, tokens: Sequence[Any], option: str = "--vocab") -> None:
+    """VOCAB text split into characters where a comma stands between words or numbers (`ab,c`,
+    `1, 2`): taken as characters it was the tokens a, b, ",", c, a vocabulary that silently lacks
+    the `ab` meant (and `a,b,c` was refused for its repeated comma). Refused, with the JSON lists
+    that say either meaning; text of punctuation alone (`(,)`) stays characters, as for Dyck
+    inputs, and a JSON list may hold "," as a token."""
+    if text.strip().startswith("[") or "," not in tokens:
+        return  # a JSON list says what it means (text of brackets and punctuation has no word)
+    if not any(isinstance(t, str) and t.isalnum() for t in tokens):
+        return
+    text = "".join(tokens)
+    words = [w.strip() for w in text.split(",") if w.strip()]
+    as_words = json.dumps(distinct_tokens(words), ensure_ascii=False, separators=(",", ":"))
+    as_chars = json.dumps(distinct_tokens(tokens), ensure_ascii=False, separators=(",", ":"))
+    quote = "'" if option.startswith("--") else ""  # (the shell's quotes, not the REPL's)
+    raise UsageError(
+        f"{text!r} is text, split into characters, the comma too: a comma separates no tokens; "
+        f"write the tokens as a JSON list, {option} {quote}{as_words}{quote} (or, to keep the "
+        f"comma as a token, {option} {quote}{as_chars}{quote})"
+    )
 
 
 def check_input(tokens: Sequence[Any]) -> None:

@@ -25,6 +25,7 @@ from rasp.tools.arguments import (
     UsageError,
     check_input,
     check_vocab,
+    check_vocab_commas,
     load_program,
     parse_tokens,
     refuse_model_file,
@@ -255,6 +256,8 @@ def _parse_token_arguments(parser: argparse.ArgumentParser, args: argparse.Names
         except UsageError as exc:
             _subparser(parser, args.command).error(f"argument --{option}: {exc}")
         try:
+            if option == "vocab":
+                check_vocab_commas(text, tokens)
             check(tokens)
         except UsageError as exc:
             _subparser(parser, args.command).error(f"argument --{option} {text!r}: {exc}")

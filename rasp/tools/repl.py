@@ -256,7 +256,10 @@ class ReplSession:
             raise
         try:
             listing.dump()
-            return listing.lines + self._drawn_in_loop + self._show_result(stmt, result)
+            # in the order they were printed: a loop moves what was listed before it runs to
+            # _drawn_in_loop (a loop in a file that a def's body loads too: its nested load's
+            # names came after the file's later ones)
+            return self._drawn_in_loop + listing.lines + self._show_result(stmt, result)
         except (Exception, KeyboardInterrupt):
             # The definition-time check failed, Ctrl-C stopped it (a slow s-op) or a bug of ours
             # did: as in the original, the names keep their old values (an unchecked value is not
@@ -297,6 +300,9 @@ class ReplSession:
         it is refused), and `draw(...)` draws. What it prints goes to `listing`, printed when its
         file ends."""
         match result.kind:
+            case ResultKind.COMMAND if result.values[0].command is ast.CommandKind.SHOW_EXAMPLE:
+                command, rest = result.values[0], result.values[1:]
+                listing.printed(lambda: repl_command(self, command, rest))  # (shown as listed)
             case ResultKind.COMMAND if result.values[0].command is not ast.CommandKind.EXIT:
                 listing.printed(repl_command(self, result.values[0], result.values[1:]))
             case ResultKind.ASSIGN | ResultKind.EXPR | ResultKind.DEF:

@@ -107,12 +107,13 @@ def _unterminated(text: str, what: str) -> Refusal:
 def vocab_tokens(text: str) -> list[Any]:
     """VOCAB's tokens: at least one, each once. A repeat is refused as `rasp compile --vocab`
     refuses it (it was dropped, so `aab` compiled the vocab `ab` without a word)."""
-    from rasp.tools.arguments import UsageError, check_vocab
+    from rasp.tools.arguments import UsageError, check_vocab, check_vocab_commas
 
     tokens = parse_tokens_text(text, "VOCAB")
     if not tokens:
         raise Refusal("VOCAB is empty; give at least one token")
     try:
+        check_vocab_commas(text, tokens, "VOCAB")
         check_vocab(tokens)
     except UsageError as exc:
         raise Refusal(f"VOCAB: {exc}") from None

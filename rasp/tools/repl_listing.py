@@ -23,7 +23,7 @@ from typing import Any
 from rasp.errors import RaspError, RaspSyntaxError
 from rasp.results import StatementResult
 
-_Item = RaspError | tuple[str, Any] | list[str]
+_Item = RaspError | tuple[str, Any] | list[str] | Callable[[], list[str]]
 
 
 @dataclass
@@ -46,8 +46,9 @@ class LoadListing:
             if name != "out" and not name.startswith("_"):
                 self._items.append((name, value))
 
-    def printed(self, lines: list[str]) -> None:
-        """What a REPL command in the file printed (`show example`)."""
+    def printed(self, lines: list[str] | Callable[[], list[str]]) -> None:
+        """What a REPL command in the file printed, or prints when the listing is (`show
+        example`: the original prints the example in force then, after a later `set example`)."""
         self._take_errors()
         if lines:
             self._items.append(lines)
@@ -64,6 +65,8 @@ class LoadListing:
                 self.lines.append(item.render())
             elif isinstance(item, tuple):
                 self.lines += self.render(*item)
+            elif callable(item):
+                self.lines += item()
             else:
                 self.lines += item
         self._items = []

@@ -6,7 +6,6 @@ its refusal), and an example's plain text.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import Any
 
 from rasp.display import example_text, example_tokens
@@ -45,13 +44,9 @@ _END = object()
 
 def function_text(value: Any) -> str | None:
     if isinstance(value, RaspFunction):
-        # As the original: "console", a loaded file as its `load` named it, a ' for each call
-        # that a def ran in. (`rasp repl FILE` loads FILE by its full path: shown by its stem.)
-        scope = value.creator.rstrip("'")
-        primes = value.creator[len(scope) :]
-        if Path(scope).is_absolute():
-            scope = Path(scope).stem
-        return f"{scope}{primes} function: {value.signature()}"
+        # As the original: "console", a loaded file as its `load` named it (a full path too),
+        # a ' for each call that a def ran in
+        return f"{value.creator} function: {value.signature()}"
     if isinstance(value, BuiltinFunction):
         return f"built-in function: {value.signature()}"
     return None

@@ -89,11 +89,11 @@ def chunks(lines: list[str], programs: list[Program]) -> dict[tuple[int, int], t
     return {k: tuple(v) for k, v in out.items()}
 
 
-def selector_example(program: Program, statement: int) -> str:
-    """The selector example in force at `statement` (`set selector example` changes it)."""
+def selector_example(program: Program, statement: int, which: str = "selector") -> str:
+    """The selector example (or `which`: the s-op example) in force at `statement`."""
     example = program.example
     for line in map(code, program.statements[:statement]):
-        if line.startswith(("set selector example ", "set example ")):
+        if line.startswith((f"set {which} example ", "set example ")):
             example = line.split(" example ", 1)[1]
     return example
 
@@ -122,7 +122,8 @@ def _documented(
         return True  # the original's `full seq display` input row shows the selector example
     if theirs == ("ERR",) and any("selector: " in line for line in ours):
         # tested on the selector example here, on the s-op example there, where it fails
-        return selector_example(program, statement) != program.example
+        # (after `set s-op example`, too, the two differ: seed 2000934)
+        return selector_example(program, statement) != selector_example(program, statement, "s-op")
     if ours != ("ERR",):
         return False
     # a selector is tested on the selector example here, on the s-op example there: there it is
@@ -143,8 +144,21 @@ def _dict_indexed_by_position(program: Program, statement: int) -> bool:
     text = code(program.statements[statement])
     if not re.search(r"\(\{.*\}\);$", text):
         return False
-    before = program.statements[: statement + 1]
+    before = [*program.statements[: statement + 1]]
+    before += [line for typed in before for line in _loaded_lines(code(typed))]
     return any("tokens_asis" in line or code(line) == "full seq display on" for line in before)
+
+
+def _loaded_lines(text: str, depth: int = 0) -> list[str]:
+    """The lines of the files a statement loads by full path (rasp_gen_files), and of the
+    files they load: a file's `full seq display on` acts on the session (seed 2000924)."""
+    lines: list[str] = []
+    for path in re.findall(r'load "(/[^"]*)"', text):
+        file = Path(path + ".rasp")
+        if file.is_file() and depth < 5:
+            for line in file.read_text(encoding="utf-8").splitlines():
+                lines += [line, *_loaded_lines(line, depth + 1)]
+    return lines
 
 
 def _without_input_rows(lines: tuple[str, ...]) -> tuple[str, ...]:

@@ -15,7 +15,8 @@ expressions, `tokens` rebound, lone comments and `load`; rasp_gen_extra the corn
 functions as values, `%`, the builtins' errors, inf and nan), rasp_gen_user programs as users write
 them (paper-style functions, loops in bodies, nested defs and comprehensions, printed floats),
 rasp_gen_scope the names the original reads where a statement runs (a local `length` under a
-negative index, the library's names as locals, `load` in a body).
+negative index, the library's names as locals, `load` in a body), rasp_gen_files loads of the
+program's own files (files that load files).
 Most expressions are well typed; a few are not on purpose, so that errors are compared too.
 
 The generator avoids what docs/language.md (section 7) lists as deliberate differences: `!=`
@@ -47,6 +48,7 @@ from tests.compat.rasp_gen_exprs import (
     ExprGen,
 )
 from tests.compat.rasp_gen_extra import extra
+from tests.compat.rasp_gen_files import loaded_files
 from tests.compat.rasp_gen_layout import laid_out
 from tests.compat.rasp_gen_more import more
 from tests.compat.rasp_gen_odd import ODD, ODD_INPUTS, ODD_SOPS, ODD_STATEMENTS
@@ -76,6 +78,7 @@ class _Gen(ExprGen):
         corners: random.Random,
         users: random.Random,
         scopes: random.Random,
+        files: random.Random,
     ) -> None:
         super().__init__(rng, prefix, layout)
         self.extra = (
@@ -84,6 +87,7 @@ class _Gen(ExprGen):
         self.corners = corners  # rasp_gen_extra's own stream
         self.users = users  # rasp_gen_user's own stream
         self.scopes = scopes  # rasp_gen_scope's own stream
+        self.files = files  # rasp_gen_files' own stream
 
     # -- statements ------------------------------------------------------------------------
     def statement(self) -> list[str]:
@@ -251,6 +255,7 @@ class _Gen(ExprGen):
         statements = extra(statements, self.prefix, self.int_example, self.corners)
         statements = user(statements, self.prefix, self.int_example, self.users)
         statements = scoped(statements, self.prefix, self.int_example, self.scopes)
+        statements = loaded_files(statements, self.prefix, self.int_example, self.files)
         for kind in (*SOPS, SEL):
             for name in self.names.get(kind, [])[:2]:
                 other = self.pick(_INT_EXAMPLES if self.int_example else _STRING_EXAMPLES)
@@ -272,6 +277,7 @@ def generate(seed: int, count: int, length: int = 8) -> list[Program]:
             random.Random(f"{seed}:{i}:extra"),
             random.Random(f"{seed}:{i}:user"),
             random.Random(f"{seed}:{i}:scope"),
+            random.Random(f"{seed}:{i}:files"),
         ).program(length)
         for i in range(count)
     ]

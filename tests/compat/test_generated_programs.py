@@ -114,6 +114,8 @@ def test_the_generator_reaches_the_whole_language() -> None:
         "for length in ",  # a comprehension's or a loop's variable named length
         "_lb(",  # the library's names as locals and parameters
         '_ld(x) { load "',  # a load in a def's body
+        "_x1l;",  # rasp_gen_files: a name of a program's own file, loaded ...
+        '_k in [1, 2] { load "/',  # ... in a for, by its full path
     ):
         assert word in text, word
 
@@ -194,3 +196,28 @@ def test_a_selector_bound_beside_an_sop_is_told_apart() -> None:
     # its traceback may end in the error line (seed 2000886: the check of a body's made s-op,
     # which finds none, passed it on as a divergence)
     assert _documented(program, 2, ("ERR",), (*theirs, "ERR"))
+
+
+def test_a_loaded_files_full_seq_display_tells_a_dict_input_apart(tmp_path: Path) -> None:
+    """A dict input's full seq display row fails in the original (section 7); the display may be
+    turned on by a loaded file, two loads down (rasp_gen_files; seed 2000924 reported it)."""
+    from tests.compat.gen_diff import _dict_indexed_by_position
+
+    (tmp_path / "inner.rasp").write_text("full seq display on\n", encoding="utf-8")
+    (tmp_path / "outer.rasp").write_text(f'load "{tmp_path / "inner"}";\n', encoding="utf-8")
+    applied = 'tokens({1: "a", 2.5: "b"});'
+    loaded = Program('"ab"', (f'load "{tmp_path / "outer"}";', applied))
+    assert _dict_indexed_by_position(loaded, 1)
+    assert not _dict_indexed_by_position(Program('"ab"', ("x = 1;", applied)), 1)
+
+
+def test_a_selector_failing_there_on_a_changed_sop_example_is_documented() -> None:
+    """After `set s-op example`, a selector is tested on the selector example here, on the s-op
+    example there, where it may fail (section 7); only `set selector example` was looked at
+    (seed 2000934: `select(tokens_asis, length, <)` over bools here, "aab" there)."""
+    program = Program(
+        "[True, False, True]",
+        ('set s-op example "aab"', "x = select(tokens_asis, length, <);"),
+    )
+    ours = ("     selector: _", " \t Example:")
+    assert _documented(program, 1, ours, ("ERR",))

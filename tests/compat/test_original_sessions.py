@@ -43,6 +43,7 @@ NAMES = sorted(p.stem for p in SESSIONS.glob("*.rasp"))
 _ORIGINAL_ERROR = ("something went wrong", "!! antlr exception", "not implemented this command")
 _OUR_ERROR = re.compile(r"^\S+:\d+:\d+: error: ")
 _REPL_ERROR = re.compile(r"^<repl>:\d+:\d+: error: ")  # a typed statement's, not a loaded file's
+_SHOWN_EXAMPLE = re.compile(r"^\t(s-op|selector) example: ")
 _PROMPT = re.compile(r"^(  )*(>> |\.\. )")  # a '.. ' is indented 2 spaces for each 'def'
 
 
@@ -65,7 +66,10 @@ def original_lines(text: str) -> list[str]:
     for raw in lines:
         line = _without_prompts(raw)
         if in_error and raw.startswith("\t") and not line.strip().startswith("!!"):
-            continue  # an error's message lines: tab first, no prompt (output lines start with ' ')
+            # an error's message lines: tab first, no prompt (output lines start with ' '), but
+            # for `show example`'s, which a loaded file may print right after an error
+            if not _SHOWN_EXAMPLE.match(raw):
+                continue
         in_error = False
         if line.strip() == "!!ignoring input:" or line.strip().startswith(_ORIGINAL_ERROR):
             out.append("ERR")
@@ -90,20 +94,46 @@ def our_lines(source: str) -> list[str]:
     out: list[str] = []
     for line in [*source.splitlines(), None]:
         printed = session.end_of_input() if line is None else session.feed(line)
-        # the statement's error ends what it printed: a load in a called def lists its file's
-        # names before it, as the original's does
-        lines = printed.splitlines()
-        at = next((k for k, p in enumerate(lines) if _REPL_ERROR.match(p)), 0)
-        if (
-            _OUR_ERROR.match(lines[at] if lines else "")
-            and ": error: internal error: " not in (lines[at])
-        ):
-            out += [_same_form(p.rstrip()) for p in lines[:at] if p.strip()]
-            out.append("ERR")  # (an internal error is kept whole: it is a bug wherever it is)
-        else:
-            out += [_same_form(p.rstrip()) for p in lines if p.strip()]
+        out += _errors_as_err(printed.splitlines())
         if session.finished:
             break
+    return out
+
+
+_DIAGNOSTIC = re.compile(r"^\S+:\d+:\d+: (error|note): ")
+_CARET = re.compile(r"^    [\t ]*\^~*$")
+
+
+def _errors_as_err(lines: list[str]) -> list[str]:
+    """A statement's printed lines, each located error one `ERR` (its source, caret, hints and
+    notes dropped): a loaded file's among the names its load lists, as the original's `!!ignoring
+    input:` there. A typed statement's error ends what it printed (a load in a called def lists
+    its file's names before it, as the original's does); an internal error is kept as printed:
+    it is a bug wherever it is."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i].rstrip()
+        found = _DIAGNOSTIC.match(line)
+        i += 1
+        if found is None:
+            if line.strip():
+                out.append(_same_form(line))
+            continue
+        if ": error: internal error: " in line:
+            out.append(line)
+        elif found[1] == "error":
+            out.append("ERR")
+            if _REPL_ERROR.match(line):
+                break
+        while i < len(lines) and re.match(r"^  \S", lines[i]):  # the message, wrapped
+            i += 1
+        if i + 1 < len(lines) and _CARET.match(lines[i + 1].rstrip()):
+            i += 2  # the source line and its caret
+        while i < len(lines) and lines[i].startswith("hint: "):
+            i += 1
+            while i < len(lines) and re.match(r"^      \S", lines[i]):  # the hint, wrapped
+                i += 1
     return out
 
 
@@ -147,3 +177,37 @@ def test_an_internal_error_is_never_normalized_to_an_error(monkeypatch: pytest.M
     report = "<repl>:1:1: error: internal error: OverflowError: x\n    y;\n    ^"
     monkeypatch.setattr(ReplSession, "feed", lambda self, line: report)
     assert our_lines("y;")[0] == "<repl>:1:1: error: internal error: OverflowError: x"
+
+
+def test_a_loaded_files_error_among_its_names_is_one_err(tmp_path: Path) -> None:
+    """The original lists a loaded file's failing statement as `!!ignoring input:` among the
+    names (one ERR); ours, located in the file with its source, caret and hints, was compared
+    line by line (a generated file's error was a divergence), and a file's error listed first
+    made the whole listing one ERR."""
+    lib = tmp_path / "lib.rasp"
+    lib.write_text('a = 1;\nb = tokens_int + 1;\nc = nosuch;\nd = "s";\n', encoding="utf-8")
+    lines = our_lines(f'load "{tmp_path / "lib"}";\nd;\nnosuch;\n')
+    assert lines == [
+        "    value: a =  1",
+        "ERR",
+        "ERR",
+        '    value: d =  "s"',
+        '    value: d =  "s"',
+        "ERR",
+    ]
+
+
+def test_a_shown_example_after_a_loaded_files_error_is_no_error_line() -> None:
+    """The original's error message lines start with a tab, and so does what `show example`
+    prints: after a loaded file's error, they were dropped as the error's (seed 2000910)."""
+    recorded = (
+        "RASP 0.1\nrunning example is: hello\n"
+        ">> \t\t!!ignoring input:\n\t index 5 out of range for list of length 1\n"
+        '\ts-op example: "hello"\n\tselector example: "hello"\n     s-op: x\n>> \n'
+    )
+    assert original_lines(recorded) == [
+        "ERR",
+        '\ts-op example: "hello"',
+        '\tselector example: "hello"',
+        "     s-op: x",
+    ]

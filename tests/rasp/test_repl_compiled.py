@@ -174,6 +174,19 @@ def test_a_number_past_pythons_digit_limit_is_refused() -> None:
     assert session.feed("1 + 1;").endswith("2")  # the session goes on
 
 
+def test_a_comma_between_vocab_words_is_refused_as_the_cli_refuses_it() -> None:
+    session = _compiled(":compile r hel 5")
+    for vocab in ("ab,c", '"ab,c"'):
+        assert session.feed(f":compile r {vocab} 5") == (
+            "error: VOCAB: 'ab,c' is text, split into characters, the comma too: a comma "
+            'separates no tokens; write the tokens as a JSON list, VOCAB ["ab","c"] (or, to '
+            'keep the comma as a token, VOCAB ["a","b",",","c"])'
+        )
+    state = session.compiled.current
+    assert state is not None and state.vocab == ("h", "e", "l")  # the refusals changed nothing
+    assert session.feed(':compile r ["ab", "c"] 3').endswith('vocab ["ab", "c"], max_len 3')
+
+
 def test_a_list_or_dict_token_of_the_running_example_is_no_default_vocab() -> None:
     # RASP takes `set example [[1], [2]]`; :compile's default VOCAB from it was an internal
     # error (unhashable type: 'list') that ended the session

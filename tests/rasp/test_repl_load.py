@@ -126,6 +126,9 @@ def test_a_function_is_labelled_with_where_it_was_defined(tmp_path: Path, monkey
     assert session.feed('load "sub/lib";') == "     sub/lib function: f(a)"
     session.feed("def outer(a) { def inner(b) { return b; } return inner; }")
     assert session.feed("outer(1);") == "     console' function: inner(b)"
+    # a full path as the load wrote it, as there (it was cut to its stem, `lib function`)
+    written = str(tmp_path / "sub" / "lib")
+    assert session.feed(f'load "{written}";') == f"     {written} function: f(a)"
 
 
 def test_a_loaded_statement_must_run_on_the_example(tmp_path: Path) -> None:
@@ -250,6 +253,65 @@ def test_a_loaded_file_may_bind_a_library_name_for_itself(tmp_path: Path) -> Non
     assert ": error: " not in out
     count, length = session.interpreter.get("v")
     assert count == 3 and session.feed('v[1]("abc");') == "\t =  [1, 2, 3] (ints)"
+
+
+def test_a_name_reserved_two_loads_up_fails_in_the_innermost_file(tmp_path: Path) -> None:
+    """The original's file scope passes each name it binds on up the chain of loading scopes
+    (its stealing_env), so a file loaded by a loaded file fails on a library name as soon as it
+    binds it, at the REPL's top level two loads up: `count = 3;` is an error there, and a loop
+    binding `max` stops at its first item (`m2` never bound). Here only the direct caller's
+    reserved names were checked: the inner file bound both without a word, and `m2` reached the
+    top level."""
+    (tmp_path / "inner.rasp").write_text(
+        "count = 3;\ny = count + 1;\nfor max in [1, 2] { m2 = max; }\n", encoding="utf-8"
+    )
+    (tmp_path / "outer.rasp").write_text(
+        'load "inner";\nw = count;\nv = y + m2;\n', encoding="utf-8"
+    )
+    session = ReplSession(search_dirs=[tmp_path])
+    out = session.feed('load "outer";').splitlines()
+    errors = [line.split(": error: ")[1] for line in out if ": error: " in line]
+    assert errors == [
+        "Cannot set reserved name: count",
+        "Cannot set reserved name: max",
+        "Undefined variable: m2",
+    ]
+    assert session.feed("w;") == "    value: w =  3"  # bound in the outer file all the same
+    assert session.feed("y;") == "    value: y =  4"
+    assert "Undefined variable: m2" in session.feed("m2;")
+    assert "prelude function: count" in session.feed("count;")
+
+
+def test_a_def_bodys_load_lists_a_nested_load_before_a_later_loop(tmp_path: Path) -> None:
+    """The original prints what has gathered as each load ends, in order. Loaded from a def's
+    body, a file whose loop ran after its nested load listed the nested part last: the loop moved
+    the lines listed so far aside, and they were printed after the rest (seed 2000902)."""
+    (tmp_path / "inner.rasp").write_text("c = 1;\n", encoding="utf-8")
+    (tmp_path / "outer.rasp").write_text(
+        'a = 2;\nload "inner";\nfor i in [1] { b = i; }\nd = 3;\n', encoding="utf-8"
+    )
+    session = ReplSession(search_dirs=[tmp_path])
+    session.feed('def f(x) { load "outer"; return x; }')
+    assert session.feed("f(1);").splitlines() == [
+        "    value: a =  2",
+        "    value: c =  1",
+        "    value: d =  3",
+        "    value: out =  1",
+    ]
+
+
+def test_a_loaded_show_example_shows_the_example_in_force_when_listed(tmp_path: Path) -> None:
+    """The original's `show example` in a loaded file prints, when the listing is printed, the
+    example in force then: a later `set example` (here in a nested load) changes what it shows.
+    It showed the example at the `show` (seed 2000936)."""
+    (tmp_path / "inner.rasp").write_text("set example [1, 2]\n", encoding="utf-8")
+    (tmp_path / "outer.rasp").write_text('show example\nload "inner";\n', encoding="utf-8")
+    session = ReplSession(search_dirs=[tmp_path])
+    session.feed('set example "abc"')
+    assert session.feed('load "outer";').splitlines() == [
+        "\ts-op example: [1, 2]",
+        "\tselector example: [1, 2]",
+    ]
 
 
 def test_an_internal_error_in_a_loaded_statement_is_as_its_evaluation_error(
