@@ -80,6 +80,7 @@ from compiler.key_predicates import (
     map_sources,
     signature,
 )
+from compiler.rank_digits import Digit
 from rasp import sops
 
 _ORDERS = (sops.Comparison.LT, sops.Comparison.LEQ, sops.Comparison.GT, sops.Comparison.GEQ)
@@ -152,11 +153,12 @@ def selects_equal_values(
                 and _totally_ordered(values(x))
                 and (
                     _computed_from(graph, sop, x)
-                    # x = f(sop), f one-to-one (tracr's None check on a sort's keys), where no
-                    # two of x's values are equal as numbers: one rank, one x, one sop
+                    # x = f(sop), f one-to-one (tracr's None check on a sort's keys), where two
+                    # of x's values equal as numbers (7 and 7.0, of one rank) come from sop's
+                    # equal ones: one rank, one x, one sop (copies of one number, in its forms)
                     or (
                         _tells_apart(graph, x, sop, values)
-                        and len({value_key(v) for v in values(x)}) == len(set(values(x)))
+                        and _equal_from_equal(graph, x, sop, values)
                     )
                 )
             ):
@@ -276,12 +278,48 @@ def _extreme_of(
     graph: Graph, count: int, orders: tuple[sops.Comparison, ...] = _ORDERS[::2]
 ) -> int | None:
     """x where `count` is `selector_width(select(x, x, order))` for one of `orders` (by default
-    `<` and `>`) and nothing else, else None."""
+    `<` and `>`) and nothing else, else None; or that select rewritten over the digits of x's
+    rank (compiler.order_digits), which selects the same keys."""
     select = graph[graph[count].inputs[0]]
-    if select.op is not Op.SELECT or select.comparison not in orders:
+    if select.op is not Op.SELECT:
+        found = _digit_order(graph, select.index)
+        return found[0] if found is not None and found[1] in orders else None
+    if select.comparison not in orders:
         return None
     keys, queries = select.inputs
     return keys if keys == queries else None
+
+
+def _digit_order(graph: Graph, selector: int) -> tuple[int, sops.Comparison] | None:
+    """(x, order) where `selector` is order_digits' rewrite of `select(x, x, order)`: an `or` of
+    `and`s of selects each comparing one digit map of x with itself, by `==` or one strict order
+    (with `<=` and `>=` a term of `==`s alone). Only that rewrite makes digit maps, and it adds
+    atoms of other s-ops where the order had ties or more conjuncts, so selects of x's digits
+    alone are the order itself."""
+    terms: list[list[IRNode]] = []
+    stack = [selector]
+    while stack:
+        node = graph[stack.pop()]
+        if node.op is Op.OR:
+            stack.extend(node.inputs)
+        else:
+            terms.append([graph[i] for i in conjuncts_of(graph, node.index)])
+    sources, strict = set(), set()
+    for atom in (a for term in terms for a in term):
+        if atom.op is not Op.SELECT or atom.inputs[0] != atom.inputs[1]:
+            return None
+        digit = graph[atom.inputs[0]]
+        if digit.op is not Op.MAP or not isinstance(digit.fn, Digit) or len(digit.inputs) != 1:
+            return None
+        sources.add(digit.inputs[0])
+        if atom.comparison is not sops.Comparison.EQ:
+            strict.add(atom.comparison)
+    if len(sources) != 1 or strict not in ({sops.Comparison.LT}, {sops.Comparison.GT}):
+        return None
+    (order,) = strict
+    if any(all(a.comparison is sops.Comparison.EQ for a in term) for term in terms):
+        order = sops.Comparison.LEQ if order is sops.Comparison.LT else sops.Comparison.GEQ
+    return sources.pop(), order
 
 
 def _computed_from(graph: Graph, index: int, source: int) -> bool:
@@ -319,6 +357,30 @@ def _tells_apart(
                 return False
             seen.add(key)
         x = arg
+    return True
+
+
+def _equal_from_equal(
+    graph: Graph, x: int, source: int, values: Callable[[int], Sequence[Atom]]
+) -> bool:
+    """Whether values of x (`source` read through one-input maps, `_tells_apart`) that Python
+    calls equal come only from values of `source` it calls equal. A map that raises on a value
+    gives x no value there."""
+    fns = []
+    while x != source:
+        node = graph[x]
+        fns.append(node.fn)
+        x = node.inputs[0]
+    first: dict[Any, Any] = {}
+    for value in values(source):
+        out = value
+        try:
+            for fn in reversed(fns):
+                out = fn(out)  # type: ignore[misc]
+        except Exception:  # noqa: BLE001 (a program's function may raise anything)
+            continue
+        if not first.setdefault(out, value) == value:
+            return False
     return True
 
 
