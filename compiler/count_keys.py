@@ -379,7 +379,10 @@ def _equal_from_equal(
                 out = fn(out)  # type: ignore[misc]
         except Exception:  # noqa: BLE001 (a program's function may raise anything)
             continue
-        if not first.setdefault(out, value) == value:
+        try:
+            if not first.setdefault(out, value) == value:
+                return False
+        except TypeError:  # (an unhashable value, which no model holds: no claim)
             return False
     return True
 
