@@ -244,7 +244,25 @@ def _import_error(exc: ImportError, path: str, source: Source, tracr_compat: boo
             "tracr.compiler.compiling and tracr.compiler.validating",
             kind=ErrorKind.NAME,
         )
+    if isinstance(exc, ModuleNotFoundError) and missing:
+        # not the program's own error: a module this Python lacks (a tracr notebook's jax)
+        top = missing.split(".")[0]
+        return RaspError(
+            f"{path} imports '{missing}', which is not installed",
+            _user_span(exc, path, source),
+            hint=f"install {top} in this Python, or remove the import"
+            + (
+                " (tracr's compiler and models need it; rasp.tracr and its models do not)"
+                if top in _TRACR_DEPENDENCIES
+                else ""
+            ),
+            kind=ErrorKind.NAME,
+        )
     return _program_error(exc, path, source, "while loading")
+
+
+# what tracr's own compiler and models run on, which a tracr notebook imports beside its program
+_TRACR_DEPENDENCIES = frozenset({"jax", "jaxlib", "haiku", "chex", "einops", "networkx"})
 
 
 def _imported_name(message: str) -> str | None:

@@ -112,3 +112,23 @@ def test_tracr_s_model_fields_point_at_their_counterparts() -> None:
     ids, _ = model.runtime().encode([[1, 2]])  # the hint's recipe runs
     _, cache = model.runtime().run_with_cache(ids)
     assert "blocks.0.hook_resid_pre" in cache
+
+
+def test_a_missing_module_is_not_called_the_program_s_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # a tracr notebook's `import jax.numpy as jnp` was "an error in the Python program itself"
+    path = tmp_path / "nb.py"
+    path.write_text(
+        "from tracr.rasp import rasp\nimport jax.numpy as jnp\nimport no_such_module_56\n"
+        "program = rasp.Map(lambda x: x + 1, rasp.tokens)\n",
+        encoding="utf-8",
+    )
+    code, out, err = run(capsys, "run", f"{path}:program", "--tracr-compat", "--input", "[1]")
+    assert code == 1 and out == ""
+    if "'jax'" in err:  # (where jax is installed, the next import is the missing one)
+        assert f"{path}:2:1: error: {path} imports 'jax', which is not installed" in err
+        assert "rasp.tracr and its models do not" in err
+    else:
+        assert f"{path}:3:1: error: {path} imports 'no_such_module_56', which is not" in err
+    assert "install" in err and "error in the Python program itself" not in err
