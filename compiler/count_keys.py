@@ -80,7 +80,7 @@ from compiler.key_predicates import (
     map_sources,
     signature,
 )
-from compiler.rank_digits import Digit
+from compiler.rank_digits import digit_order
 from rasp import sops
 
 _ORDERS = (sops.Comparison.LT, sops.Comparison.LEQ, sops.Comparison.GT, sops.Comparison.GEQ)
@@ -282,44 +282,12 @@ def _extreme_of(
     rank (compiler.order_digits), which selects the same keys."""
     select = graph[graph[count].inputs[0]]
     if select.op is not Op.SELECT:
-        found = _digit_order(graph, select.index)
+        found = digit_order(graph, select.index)
         return found[0] if found is not None and found[1] in orders else None
     if select.comparison not in orders:
         return None
     keys, queries = select.inputs
     return keys if keys == queries else None
-
-
-def _digit_order(graph: Graph, selector: int) -> tuple[int, sops.Comparison] | None:
-    """(x, order) where `selector` is order_digits' rewrite of `select(x, x, order)`: an `or` of
-    `and`s of selects each comparing one digit map of x with itself, by `==` or one strict order
-    (with `<=` and `>=` a term of `==`s alone). Only that rewrite makes digit maps, and it adds
-    atoms of other s-ops where the order had ties or more conjuncts, so selects of x's digits
-    alone are the order itself."""
-    terms: list[list[IRNode]] = []
-    stack = [selector]
-    while stack:
-        node = graph[stack.pop()]
-        if node.op is Op.OR:
-            stack.extend(node.inputs)
-        else:
-            terms.append([graph[i] for i in conjuncts_of(graph, node.index)])
-    sources, strict = set(), set()
-    for atom in (a for term in terms for a in term):
-        if atom.op is not Op.SELECT or atom.inputs[0] != atom.inputs[1]:
-            return None
-        digit = graph[atom.inputs[0]]
-        if digit.op is not Op.MAP or not isinstance(digit.fn, Digit) or len(digit.inputs) != 1:
-            return None
-        sources.add(digit.inputs[0])
-        if atom.comparison is not sops.Comparison.EQ:
-            strict.add(atom.comparison)
-    if len(sources) != 1 or strict not in ({sops.Comparison.LT}, {sops.Comparison.GT}):
-        return None
-    (order,) = strict
-    if any(all(a.comparison is sops.Comparison.EQ for a in term) for term in terms):
-        order = sops.Comparison.LEQ if order is sops.Comparison.LT else sops.Comparison.GEQ
-    return sources.pop(), order
 
 
 def _computed_from(graph: Graph, index: int, source: int) -> bool:

@@ -258,3 +258,37 @@ def test_most_freq_grows_about_linearly() -> None:
     root = _most_freq()
     small, large = (compile_sop(root, list("abc"), n).param_count() for n in (64, 256))
     assert large < 1_000_000 and large < 5 * small
+
+
+@pytest.mark.parametrize(
+    ("name", "order"),
+    [
+        ("lt", S.Comparison.LT),
+        ("leq", S.Comparison.LEQ),
+        ("gt", S.Comparison.GT),
+        ("geq", S.Comparison.GEQ),
+        ("halves", S.Comparison.LT),
+        ("floats", S.Comparison.GEQ),
+        ("two_sides", None),
+        ("sort", None),
+        ("ties_first", None),
+        ("mixed", None),
+        ("and_extra", None),
+        ("extra_first", None),
+    ],
+)
+def test_the_order_a_rewritten_rank_counts_is_read_back(name: str, order: S.Comparison) -> None:
+    """count_keys reads `selector_width(select(x, x, <))` as x's rank, whose keys of one rank
+    hold one x; rewritten over digits it was no rank to it (rank_digits.digit_order), so a sort of
+    x by itself took every mean of x's values. Only the rewrite of an order of x by itself alone
+    is read as one: ties, a conjunct or two sides are not."""
+    from compiler.graph import Op, build_graph
+    from compiler.rank_digits import digit_order
+
+    graph = build_graph(order_digits(_program(ORDERED[name]), VOCAB, MAX_LEN))
+    (width,) = [n for n in graph.nodes if n.op is Op.SELECTOR_WIDTH]  # (sort's: its position)
+    found = digit_order(graph, width.inputs[0])
+    if order is None:
+        assert found is None
+    else:
+        assert found is not None and found[1] is order and graph[found[0]].name == "x"
