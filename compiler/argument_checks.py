@@ -12,6 +12,7 @@ import numpy as np
 from compiler.blocks import Atom, sort_values
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, Source
+from rasp.tracr.expr import FOREIGN_HINT, is_foreign
 from rasp.values import kind_name
 
 
@@ -92,7 +93,16 @@ def check_arguments(
         if not isinstance(value, bool | np.bool_):
             problems.append(Diagnostic(f"{flag} must be True or False, got {value!r}", None))
     if not isinstance(sop, sops.Node):
-        problems.append(Diagnostic(f"expected an s-op to compile, got {type(sop).__name__}", None))
+        problems.append(
+            Diagnostic(f"expected an s-op to compile, got {type(sop).__name__}", None)
+            if not is_foreign(sop)
+            else Diagnostic(
+                f"expected an s-op to compile, got DeepMind tracr's {type(sop).__name__} "
+                f"({type(sop).__module__}), not rasp.tracr's",
+                None,
+                FOREIGN_HINT,
+            )
+        )
     else:
         problems += _defaults_not_atoms(sop)
     if problems:

@@ -24,6 +24,7 @@ from compiler.schedule import Schedule, schedule_blocks
 from compiler.values import ValueSets, infer_values
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, Source
+from rasp.tracr.lower import is_lowered
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def plan_build(
     check_output(graph.output, values.of(graph.output))
     folded = fold_constants(graph, values)  # s-ops of one value: constants; widths of all: length
     if causal:
-        check_causal(graph, folded, values)
+        check_causal(graph, folded, values, tracr=is_lowered(sop))  # (hints in tracr's API)
     graph = folded
     note("plan encodings")
     # readings + weight blocks in Dim coordinates

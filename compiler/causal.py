@@ -11,6 +11,7 @@ from compiler.graph import Graph, Op, build_graph
 from compiler.values import ValueSets, infer_values
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic
+from rasp.tracr.lower import is_lowered
 
 # the length the size refusals' causal check analyses: short, so it takes milliseconds where the
 # refused compile would not (most_freq over 20,000 tokens: 0.8 s); what looks ahead on inputs this
@@ -25,19 +26,28 @@ PREDICATE_TOKENS = 100
 NOTE_TOKENS = 1_000
 
 
-def check_causal(graph: Graph, folded: Graph, values: ValueSets) -> None:
+def check_causal(graph: Graph, folded: Graph, values: ValueSets, *, tracr: bool = False) -> None:
     """Refuse (CompileError) where `causal_problems` finds any."""
-    problems = causal_problems(graph, folded, values)
+    problems = causal_problems(graph, folded, values, tracr=tracr)
     if problems:
         raise CompileError(problems)
 
 
-def causal_problems(graph: Graph, folded: Graph, values: ValueSets) -> list[Diagnostic]:
+def causal_problems(
+    graph: Graph, folded: Graph, values: ValueSets, *, tracr: bool = False
+) -> list[Diagnostic]:
     """A causal model sees no later position: every head must provably select only earlier keys.
     What folds to a constant builds no head, so only the s-ops the folded graph still reads from
     its output are checked (`aggregate(select(indices, length - 1, ==), indices < length)` is
     True everywhere, and reads `length` for nothing); they are named as `graph` has them (a
-    width of every key is that width, not `length`)."""
+    width of every key is that width, not `length`). `tracr`: a rasp.tracr program's, whose hints
+    are written in its API."""
+    # the selector a head may keep: the one that selects no later key
+    earlier = (
+        "& rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ)"
+        if tracr
+        else "and select(indices, indices, <=)"
+    )
     live = sorted(folded.read_from_output())
     problems = []
     for node in (graph[i] for i in live if folded[i].op is not Op.CONST):
@@ -57,7 +67,7 @@ def causal_problems(graph: Graph, folded: Graph, values: ValueSets) -> list[Diag
                 Diagnostic(
                     f"'{node.text}' may select later positions, which a causal model cannot see",
                     node.span,
-                    "add `and select(indices, indices, <=)` to the selector, or compile without causal",
+                    f"add `{earlier}` to the selector, or compile without causal",
                 )
             )
     return problems
@@ -75,7 +85,7 @@ def short_causal_problems(sop: sops.Node, vocab: Sequence[Atom], max_len: int) -
         some = list(vocab[:NOTE_TOKENS])
         graph = build_graph(prepare(sop, some, n))
         values = infer_values(graph, some, n)
-        return causal_problems(graph, fold_constants(graph, values), values)
+        return causal_problems(graph, fold_constants(graph, values), values, tracr=is_lowered(sop))
     except CompileError:  # the refused compile's own reasons come first; this is only a note
         return []
 

@@ -80,6 +80,7 @@ from compiler.key_predicates import (
     map_sources,
     signature,
 )
+from compiler.rank_digits import digit_order
 from rasp import sops
 
 _ORDERS = (sops.Comparison.LT, sops.Comparison.LEQ, sops.Comparison.GT, sops.Comparison.GEQ)
@@ -152,11 +153,12 @@ def selects_equal_values(
                 and _totally_ordered(values(x))
                 and (
                     _computed_from(graph, sop, x)
-                    # x = f(sop), f one-to-one (tracr's None check on a sort's keys), where no
-                    # two of x's values are equal as numbers: one rank, one x, one sop
+                    # x = f(sop), f one-to-one (tracr's None check on a sort's keys), where two
+                    # of x's values equal as numbers (7 and 7.0, of one rank) come from sop's
+                    # equal ones: one rank, one x, one sop (copies of one number, in its forms)
                     or (
                         _tells_apart(graph, x, sop, values)
-                        and len({value_key(v) for v in values(x)}) == len(set(values(x)))
+                        and _equal_from_equal(graph, x, sop, values)
                     )
                 )
             ):
@@ -276,9 +278,13 @@ def _extreme_of(
     graph: Graph, count: int, orders: tuple[sops.Comparison, ...] = _ORDERS[::2]
 ) -> int | None:
     """x where `count` is `selector_width(select(x, x, order))` for one of `orders` (by default
-    `<` and `>`) and nothing else, else None."""
+    `<` and `>`) and nothing else, else None; or that select rewritten over the digits of x's
+    rank (compiler.order_digits), which selects the same keys."""
     select = graph[graph[count].inputs[0]]
-    if select.op is not Op.SELECT or select.comparison not in orders:
+    if select.op is not Op.SELECT:
+        found = digit_order(graph, select.index)
+        return found[0] if found is not None and found[1] in orders else None
+    if select.comparison not in orders:
         return None
     keys, queries = select.inputs
     return keys if keys == queries else None
@@ -319,6 +325,33 @@ def _tells_apart(
                 return False
             seen.add(key)
         x = arg
+    return True
+
+
+def _equal_from_equal(
+    graph: Graph, x: int, source: int, values: Callable[[int], Sequence[Atom]]
+) -> bool:
+    """Whether values of x (`source` read through one-input maps, `_tells_apart`) that Python
+    calls equal come only from values of `source` it calls equal. A map that raises on a value
+    gives x no value there."""
+    fns = []
+    while x != source:
+        node = graph[x]
+        fns.append(node.fn)
+        x = node.inputs[0]
+    first: dict[Any, Any] = {}
+    for value in values(source):
+        out = value
+        try:
+            for fn in reversed(fns):
+                out = fn(out)  # type: ignore[misc]
+        except Exception:  # noqa: BLE001 (a program's function may raise anything)
+            continue
+        try:
+            if not first.setdefault(out, value) == value:
+                return False
+        except TypeError:  # (an unhashable value, which no model holds: no claim)
+            return False
     return True
 
 

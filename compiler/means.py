@@ -18,7 +18,7 @@ import numpy as np
 
 from compiler.blocks import Atom, is_number, sort_values, value_key
 from compiler.graph import IRNode, Op
-from compiler.pinned_means import EXACT_SUMS, pinned_means, sums_exact
+from compiler.pinned_means import EXACT_SUMS, copy_means, pinned_means, sums_exact
 from compiler.relations import Known, Relation, already_reported
 from rasp.errors import Diagnostic
 from rasp.seqvalues import value_repr
@@ -88,11 +88,14 @@ class MeanValues:
             )
             return None, sort_values([*vals, *dflt])
         per_length = self.length_constants(sop) if several else None
-        # copies of one number whose float64 sums of up to N copies are exact: the mean is the
-        # number itself (as a float)
+        # copies of one number: the mean is the number itself (as a float) where float64 adds
+        # up to N copies exactly, else each count's mean of copies (copy_means)
+        exact = several and equal_values and all(sums_exact(v, known.n_max) for v in numbers)
         copies = (
             [float(v) for v in numbers]
-            if several and equal_values and all(sums_exact(v, known.n_max) for v in numbers)
+            if exact
+            else copy_means(numbers, known.n_max)
+            if several and equal_values
             else None
         )
         if widths is None and per_length is not None:
@@ -110,7 +113,7 @@ class MeanValues:
                     return self.per_length(dflt, by_length, lambda n, s: ()), ()
                 return None, sort_values([*vals, *dflt])
             if copies is not None:
-                if by_length is not None:
+                if by_length is not None and exact:
                     return self.per_length(dflt, by_length, lambda n, s: map(float, s)), ()
                 return None, sort_values([*vals, *dflt, *copies])
             bos = self.bos_means(selector, sop)

@@ -44,7 +44,7 @@ contradicts R on the same two digit s-ops too, and the width is D + 1 conjunctio
   sets): below that one-hot readings are small.
 
 D is 2 or 3 (D + 1 <= compiler.widths.MAX_WIDTH_PARTS with R or `==`) and B the least base with
-B^D >= V, chosen by the estimated size (`_digits`). The digit maps are `_Digit`s: each finds the
+B^D >= V, chosen by the estimated size (`_digits`). The digit maps are `Digit`s (compiler.rank_digits): each finds the
 rank among the analysed values by bisection (exact for the values the analysis allows, which
 include every value the program can take), so the rewritten selector selects exactly the pairs
 the original does. The width keeps its name, span and text; the new maps and selects have no span
@@ -65,6 +65,7 @@ from collections.abc import Sequence
 
 from compiler.blocks import Atom, is_number
 from compiler.fits import merge_noise
+from compiler.rank_digits import Digit
 from compiler.rewrite import ValueFacts, positional_nodes, rebuilt
 from compiler.widths import MAX_WIDTH_PARTS
 from rasp import sops
@@ -90,19 +91,6 @@ _ORDERS: dict[C, tuple[C, bool]] = {
 # model's step MLPs; a digit's conjunction width costs one more decoding step MLP of ~2N units
 # (compiler.widths) across the residual: about 7 dims' worth (most_freq, N = 16..256, measured).
 _WIDTH_COST_IN_DIMS = 7
-
-
-@dataclasses.dataclass(frozen=True)
-class _Digit:
-    """Digit `place` (a power of `base`) of a number's rank among `values`."""
-
-    values: tuple[Atom, ...]  # sorted numbers
-    place: int
-    base: int
-
-    def __call__(self, value: Atom) -> int:
-        rank = bisect.bisect_left(self.values, value)  # type: ignore[arg-type]
-        return rank // self.place % self.base
 
 
 @dataclasses.dataclass(frozen=True)
@@ -277,7 +265,7 @@ def _rewritten(site: _Site, plan: _Plan, new: dict[int, sops.Node]) -> sops.Sele
     def digit_maps(sop: sops.SOp) -> list[sops.MapSOp]:
         return [
             sops.MapSOp(
-                fn=_Digit(plan.values, plan.base**j, plan.base),
+                fn=Digit(plan.values, plan.base**j, plan.base),
                 inputs=(sop,),
                 text=f"digit {j} (base {plan.base}) of rank",
                 name=f"{sop.name}_digit{j}" if sop.name else None,

@@ -119,3 +119,24 @@ def sums_exact(value: Atom, n: int) -> bool:
         return math.copysign(1.0, as_float) > 0
     odd = numerator >> ((numerator & -numerator).bit_length() - 1)
     return odd * n < EXACT_SUMS
+
+
+def copy_means(values: Sequence[Atom], n: int) -> list[float] | None:
+    """The means of 2..n copies of each of `values` (numbers), as the interpreter computes them
+    (one add at a time from 0, then a division): `float(v)` itself where `sums_exact`, else each
+    count's too (ten copies of a third average to 0.33333333333333337). The copies of one number
+    in its other forms (7 and 7.0) add up to these floats too, an int's exactly to `float(v)`.
+    None where a value is no float64 of itself (an int past 2^53) or not finite."""
+    found: list[float] = []
+    for v in values:
+        as_float = float(v)  # type: ignore[arg-type]
+        if as_float != v or not math.isfinite(as_float):
+            return None
+        found.append(as_float)  # (of an int's copies: the ints add up exactly)
+        if sums_exact(v, n):
+            continue
+        total = 0 + as_float  # from 0, as the interpreter adds: -0.0 gives 0.0
+        for k in range(2, n + 1):
+            total = total + as_float
+            found.append(total / k)
+    return found

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from rasp.tools.arguments import UsageError
 from rasp.tools.cli import main, parse_tokens
 from tests.cli_helpers import run
 
@@ -64,6 +65,22 @@ def program(tmp_path: Path) -> Any:
 )
 def test_parse_tokens(text: str, tokens: list[Any]) -> None:
     assert parse_tokens(text) == tokens
+
+
+@pytest.mark.parametrize("text", ["{1,2}", "{1, 2, 3}", '("a", "b")', " {'x','y'} "])
+def test_a_python_set_or_tuple_is_no_character_list(text: str) -> None:
+    # tracr's `vocab={1, 2}` written on the command line was five tokens: {, 1, ",", 2, }
+    with pytest.raises(UsageError, match="looks like a Python (set|tuple); write the tokens"):
+        parse_tokens(text)
+    assert parse_tokens("{}()") == ["{", "}", "(", ")"]  # Dyck brackets are characters still
+    assert parse_tokens("(,)") == ["(", ",", ")"]
+
+
+def test_separators_read_as_tokens_are_explained(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "compile", "p.rasp", "--vocab", "a,b,c", "--max-len", "3", "-o", "m")
+    assert code == 2
+    assert "argument --vocab 'a,b,c': lists the token , twice: text that is not a JSON list" in err
+    assert "write the tokens as a JSON list" in err
 
 
 @pytest.mark.parametrize("command", ["run", "compile"])

@@ -91,16 +91,13 @@ def check_vocab(tokens: Sequence[Any]) -> None:
     for token in tokens:
         key = token_key(token)
         if key in seen:
-            separator = token in (",", " ", ";")  # `--vocab "a,b,c"`: each character is a token
-            hint = (
-                "; each character is a token, separators too: write abc, or a JSON list "
-                """'["a", "b", "c"]'"""
-                if separator
-                else ""
-            )
-            raise UsageError(
-                f"lists the token {token_text(token)} twice; list each token once{hint}"
-            )
+            if token in (",", " ", ";"):  # `{1,2,3}`, `a,b,c`, `1 2 3`: separators read as tokens
+                raise UsageError(
+                    f"lists the token {token_text(token)} twice: text that is not a JSON list "
+                    "is split into characters; each character is a token, separators too: "
+                    """write abc, or a JSON list such as '[1, 2, 3]' or '["a", "b"]'"""
+                )
+            raise UsageError(f"lists the token {token_text(token)} twice; list each token once")
         seen.add(key)
 
 
@@ -136,7 +133,8 @@ def parse_tokens(text: str) -> list[Any]:
     """INPUT or VOCAB: a JSON list gives its elements; any other text is split into characters.
 
     Text that starts with `[` and has a letter, a digit, a quote or a comma is taken as meant to
-    be JSON, so a typo in it is an error rather than a silent character split. Other text (only
+    be JSON, so a typo in it is an error rather than a silent character split; so is a Python
+    set or tuple (`{1, 2}`, `("a", "b")`: a comma and a letter, digit or quote in braces). Other text (only
     brackets and punctuation) is split into characters, so Dyck inputs such as `[()]`, `[]` and
     `[[]]` are their characters.
     """
@@ -150,6 +148,17 @@ def parse_tokens(text: str) -> list[Any]:
             "give the tokens in UTF-8"
         )
     stripped = text.strip()
+    if (
+        stripped[:1] + stripped[-1:] in ("{}", "()")
+        and "," in stripped
+        and any(char.isalnum() or char in "\"'" for char in stripped)
+    ):
+        # tracr's `vocab={1, 2, 3}`: split into characters, `{1,2}` would be five tokens
+        shape = "set" if stripped[0] == "{" else "tuple"
+        raise UsageError(
+            f"{text!r} looks like a Python {shape}; write the tokens as a JSON list, e.g. "
+            """'[1, 2, 3]' or '["a", "b"]' (text that is not a JSON list is split into characters)"""
+        )
     if not stripped.startswith("["):
         return list(text)
     if not any(char.isalnum() or char in "\"'," for char in stripped):

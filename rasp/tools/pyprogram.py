@@ -32,7 +32,7 @@ from rasp.errors import ErrorKind, RaspError, RaspInputError, Source, Span
 from rasp.sources import read_source
 from rasp.tools.console import write_stdout
 from rasp.tracr.boxes import marked, marked_problem, unbox
-from rasp.tracr.expr import RASPExpr
+from rasp.tracr.expr import RASPExpr, is_foreign
 from rasp.tracr.lower import is_lowered, to_sops
 from rasp.tracr.sites import forget_sources
 from rasp.wording import close_name, with_article
@@ -91,7 +91,12 @@ def load_python_program(
     with _compat_modules(tracr_compat), _program_dir(path), redirect_stdout(sys.stderr):
         namespace = _run(path, source, tracr_compat)
         value = _pick(namespace, name, path, source)
-        if callable(value) and not isinstance(value, (RASPExpr, sops.Node)):
+        # DeepMind tracr's s-ops are callable too (on an input): said as such by _as_sop
+        if (
+            callable(value)
+            and not isinstance(value, (RASPExpr, sops.Node))
+            and not is_foreign(value)
+        ):
             value = _call(value, name or "", path, source, tracr_compat)
     return PythonProgram(_as_sop(value, name or "", path, tracr_compat), name or "", source, value)
 
@@ -239,7 +244,25 @@ def _import_error(exc: ImportError, path: str, source: Source, tracr_compat: boo
             "tracr.compiler.compiling and tracr.compiler.validating",
             kind=ErrorKind.NAME,
         )
+    if isinstance(exc, ModuleNotFoundError) and missing:
+        # not the program's own error: a module this Python lacks (a tracr notebook's jax)
+        top = missing.split(".")[0]
+        return RaspError(
+            f"{path} imports '{missing}', which is not installed",
+            _user_span(exc, path, source),
+            hint=f"install {top} in this Python, or remove the import"
+            + (
+                " (tracr's compiler and models need it; rasp.tracr and its models do not)"
+                if top in _TRACR_DEPENDENCIES
+                else ""
+            ),
+            kind=ErrorKind.NAME,
+        )
     return _program_error(exc, path, source, "while loading")
+
+
+# what tracr's own compiler and models run on, which a tracr notebook imports beside its program
+_TRACR_DEPENDENCIES = frozenset({"jax", "jaxlib", "haiku", "chex", "einops", "networkx"})
 
 
 def _imported_name(message: str) -> str | None:

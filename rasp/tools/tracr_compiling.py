@@ -33,6 +33,9 @@ class TracrModelOutput:
 
     decoded: list[Any]
 
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(_missing(self, name, _OUTPUT_FIELDS))
+
 
 @dataclasses.dataclass(frozen=True)
 class TracrModel(CompiledModel):
@@ -63,6 +66,15 @@ class TracrModel(CompiledModel):
         outputs = model_values(runtime.run([body])[0], runtime.meta.output.tuples) if body else []
         return TracrModelOutput([self.compiler_bos, *outputs, *[self.compiler_pad] * pads])
 
+    @property
+    def residual_labels(self) -> list[str]:
+        """The residual stream's dimensions, one label each (`tokens:a`, `one`, `hist`), as tracr's
+        model has them."""
+        return list(self.metadata["residual"])
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(_missing(self, name, _MODEL_FIELDS))
+
     def runtime(self) -> Any:
         """The torch runtime's model of these weights (built once)."""
         cached = self.__dict__.get("_runtime")
@@ -72,6 +84,38 @@ class TracrModel(CompiledModel):
             cached = transformer.from_tensors(self.weights, self.metadata)
             object.__setattr__(self, "_runtime", cached)
         return cached
+
+
+# tracr's fields that have no counterpart of that name here, and where to look instead
+_RUN = (
+    "ids, _ = model.runtime().encode([tokens]) (the tokens without BOS), then "
+    "model.runtime().run_with_cache(ids),"
+)
+_OUTPUT_FIELDS = {
+    name: f"{_RUN} gives the residual stream at every layer under TransformerLens hook names"
+    for name in (
+        "unembedded",
+        "layer_outputs",
+        "residuals",
+        "attn_logits",
+        "transformer_output",
+        "input_embeddings",
+    )
+}
+_MODEL_FIELDS = {
+    "params": "model.weights holds the weights (numpy, under TransformerLens names)",
+    "model_config": "model.config holds the shapes (a dict, TransformerLens's names)",
+    "forward": "model.runtime() is the torch model: .run([tokens]), .run_with_cache(ids)",
+    "get_compiled_model": "model.runtime() is the torch model: .run([tokens]), .run_with_cache(ids)",
+    "input_encoder": "model.runtime().encode([tokens]) gives (ids, lengths), the BOS added",
+    "output_encoder": "model.apply(...).decoded, or model.runtime().to_values(codes, lengths)",
+}
+
+
+def _missing(owner: object, name: str, fields: dict[str, str]) -> str:
+    """AttributeError's message, Python's; for a field of tracr's, where its counterpart is."""
+    said = f"{type(owner).__name__!r} object has no attribute {name!r}"
+    return said if name not in fields else f"{said} (tracr's; here: {fields[name]})"
 
 
 def _check_body(runtime: Any, body: list[Any], bos: str, pad: str) -> None:
@@ -119,6 +163,8 @@ def compile_rasp_to_model(
         raise ValueError(
             f"Compiler PAD token must not be present in the vocab. Found {compiler_pad!r} in {vocab}"
         )
-    compiled = compile_sop(program, vocab, max_seq_len, name=explicit_name(program), causal=causal)
+    # (compile_sop says what else `program` is: a function, or DeepMind tracr's own s-op)
+    name = explicit_name(program) if isinstance(program, RASPExpr) else None
+    compiled = compile_sop(program, vocab, max_seq_len, name=name, causal=causal)
     fields = {f.name: getattr(compiled, f.name) for f in dataclasses.fields(compiled) if f.init}
     return TracrModel(**fields, compiler_bos=compiler_bos, compiler_pad=compiler_pad)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rasp.tracr.expr import RASPExpr, Value
+from rasp.tracr.expr import RASPExpr, Value, type_said
 
 
 class RASPEvaluator:
@@ -35,7 +35,7 @@ class DefaultRASPEvaluator(RASPEvaluator):
 def _postorder(root: RASPExpr) -> list[RASPExpr]:
     """Every expression `root` depends on, each once, children first (iteratively)."""
     if not isinstance(root, RASPExpr):
-        raise TypeError(f"expected a RASP expression, got {type(root).__name__}")
+        raise TypeError(f"expected a RASP expression, got {type_said(root)}")
     order: list[RASPExpr] = []
     seen: set[int] = set()
     stack: list[tuple[RASPExpr, bool]] = [(root, False)]

@@ -185,6 +185,29 @@ def default_encoding(expr: RASPExpr) -> Encoding:
 DEFAULT_ANNOTATORS[_ENCODING_KEY] = default_encoding
 
 
+# what to do about an expression of DeepMind's own tracr given to this module
+FOREIGN_HINT = (
+    "build the whole program with `from rasp import tracr as rasp`, or load the unmodified tracr "
+    "file with --tracr-compat"
+)
+
+
+def is_foreign(value: object) -> bool:
+    """Whether `value` is an object of DeepMind's own tracr (`from tracr.rasp import rasp` beside
+    rasp.tracr in one program): its class name alone (`Map`) reads as this module's."""
+    return type(value).__module__.split(".")[0] == "tracr"
+
+
+def type_said(value: object) -> str:
+    """`value`'s type for a TypeError; DeepMind tracr's own said as such, with what to do."""
+    cls = type(value)
+    if not is_foreign(value):
+        return cls.__name__
+    return (
+        f"{cls.__name__} of DeepMind's tracr ({cls.__module__}), not of rasp.tracr: {FOREIGN_HINT}"
+    )
+
+
 def check_callable(f: Callable[..., Any], what: str) -> None:
     if not callable(f) or isinstance(f, RASPExpr):
-        raise TypeError(f"{what} must be a Python function, got {type(f).__name__}")
+        raise TypeError(f"{what} must be a Python function, got {type_said(f)}")

@@ -35,7 +35,7 @@ from rasp.tracr.boxes import (
     plain,
     unbox,
 )
-from rasp.tracr.expr import RASPExpr, explicit_name
+from rasp.tracr.expr import RASPExpr, explicit_name, type_said
 from rasp.tracr.functions import (
     ConstantFn,
     LengthCheck,
@@ -101,7 +101,7 @@ def is_lowered(node: object) -> bool:
 def to_sops(program: RASPExpr) -> sops.Node:
     """The `rasp.sops` graph of a tracr s-op (or selector), node for node."""
     if not isinstance(program, RASPExpr):
-        raise TypeError(f"expected a rasp.tracr expression, got {type(program).__name__}")
+        raise TypeError(f"expected a rasp.tracr expression, got {type_said(program)}")
     done: dict[int, sops.Node] = {}
     # per s-op, the length of its tracr value where it is a constant's, not the input's
     fixed: dict[int, int | None] = {}

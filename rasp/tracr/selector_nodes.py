@@ -16,7 +16,7 @@ import numpy as np
 
 from rasp.seqvalues import sum_in_order
 from rasp.tracr.evaluate import evaluate
-from rasp.tracr.expr import RASPExpr, SelectorValue, Value
+from rasp.tracr.expr import RASPExpr, SelectorValue, Value, type_said
 from rasp.tracr.sop_nodes import Full, SOp
 
 VT = TypeVar("VT", bound=Value)
@@ -92,7 +92,7 @@ class Select(Selector):
         super().__init__()
         for side, what in ((keys, "keys"), (queries, "queries")):
             if not isinstance(side, SOp):
-                raise TypeError(f"Select's {what} must be an s-op, got {type(side).__name__}")
+                raise TypeError(f"Select's {what} must be an s-op, got {type_said(side)}")
         if not callable(predicate):
             # `"=="` from RASP or a tutorial: name the Comparison that is spelt so
             meant = next((c for c in Comparison if c.value == predicate), None)
@@ -180,7 +180,7 @@ class SelectorNot(Selector):
 
 def _selector(value: Any) -> Selector:
     if not isinstance(value, Selector):
-        raise TypeError(f"expected a selector, got {type(value).__name__}")
+        raise TypeError(f"expected a selector, got {type_said(value)}")
     return value
 
 
@@ -279,7 +279,7 @@ class Aggregate(SOp, Generic[VT]):
         super().__init__()
         self.selector = _selector(selector)
         if not isinstance(sop, SOp):
-            raise TypeError(f"Aggregate's values must be an s-op, got {type(sop).__name__}")
+            raise TypeError(f"Aggregate's values must be an s-op, got {type_said(sop)}")
         if default is not None and not isinstance(default, (str, float, bool, int)):
             raise TypeError(f"Aggregate's default must be a value or None, got {default!r}")
         self.sop = sop

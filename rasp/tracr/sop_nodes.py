@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from rasp.tracr.evaluate import evaluate
-from rasp.tracr.expr import RASPExpr, Value, check_callable
+from rasp.tracr.expr import RASPExpr, Value, check_callable, type_said
 
 VT = TypeVar("VT", bound=Value)
 SOpT = TypeVar("SOpT", bound="SOp")
@@ -184,7 +184,7 @@ class Map(SOp):
         super().__init__()
         check_callable(f, "Map's function")
         if not isinstance(inner, SOp):
-            raise TypeError(f"Map's input must be an s-op, got {type(inner).__name__}")
+            raise TypeError(f"Map's input must be an s-op, got {type_said(inner)}")
         self.f = f
         self.inner = inner
         if simplify and isinstance(inner, Map):
@@ -210,7 +210,7 @@ class SequenceMap(SOp):
         check_callable(f, "SequenceMap's function")
         for side in (fst, snd):
             if not isinstance(side, SOp):
-                raise TypeError(f"SequenceMap's inputs must be s-ops, got {type(side).__name__}")
+                raise TypeError(f"SequenceMap's inputs must be s-ops, got {type_said(side)}")
         self.f = f
         # (a, b) where this map is `fst + snd` or `fst - snd` built by an operator (`_binary`)
         self.operator_factors: tuple[int, int] | None = None

@@ -13,7 +13,8 @@ from test_compile import PROGRAM_DIR, all_inputs, check_inputs, exact_outcome, r
 
 import compiler.forms
 from compiler import compile_sop
-from compiler.order_digits import MIN_CLASSES, _Digit, _digits, order_digits
+from compiler.order_digits import MIN_CLASSES, _digits, order_digits
+from compiler.rank_digits import Digit
 from rasp import sops as S
 from rasp.errors import CompileError
 from rasp.interpreter import Interpreter, load_file
@@ -40,7 +41,7 @@ def _most_freq() -> S.SOp:
 
 
 def _digit_maps(root: S.Node) -> list[S.MapSOp]:
-    return [n for n in S.walk(root) if isinstance(n, S.MapSOp) and isinstance(n.fn, _Digit)]
+    return [n for n in S.walk(root) if isinstance(n, S.MapSOp) and isinstance(n.fn, Digit)]
 
 
 def _order_selects(root: S.Node) -> list[S.Select]:
@@ -51,7 +52,7 @@ def _order_selects(root: S.Node) -> list[S.Select]:
         if isinstance(n, S.Select)
         and n.comparison not in (S.Comparison.EQ, S.Comparison.NEQ)
         and not isinstance(n.keys, S.IndicesSOp)
-        and not (isinstance(n.keys, S.MapSOp) and isinstance(n.keys.fn, _Digit))
+        and not (isinstance(n.keys, S.MapSOp) and isinstance(n.keys.fn, Digit))
     ]
 
 
@@ -183,9 +184,9 @@ def test_most_freqs_sort_is_rewritten_with_its_names() -> None:
 
 def test_ranks_digits_and_bases() -> None:
     values = (-3, -1.5, 0, 2.0, 7)
-    digit = _Digit(values, 1, 3)  # digit 0 in base 3 of the rank
+    digit = Digit(values, 1, 3)  # digit 0 in base 3 of the rank
     assert [digit(v) for v in values] == [0, 1, 2, 0, 1]
-    assert [_Digit(values, 3, 3)(v) for v in values] == [0, 0, 0, 1, 1]
+    assert [Digit(values, 3, 3)(v) for v in values] == [0, 0, 0, 1, 1]
     assert digit(2) == digit(2.0)  # equal numbers, one rank
     for count in (32, 65, 129, 257, 513, 1000):
         d, b = _digits(count)
@@ -257,3 +258,37 @@ def test_most_freq_grows_about_linearly() -> None:
     root = _most_freq()
     small, large = (compile_sop(root, list("abc"), n).param_count() for n in (64, 256))
     assert large < 1_000_000 and large < 5 * small
+
+
+@pytest.mark.parametrize(
+    ("name", "order"),
+    [
+        ("lt", S.Comparison.LT),
+        ("leq", S.Comparison.LEQ),
+        ("gt", S.Comparison.GT),
+        ("geq", S.Comparison.GEQ),
+        ("halves", S.Comparison.LT),
+        ("floats", S.Comparison.GEQ),
+        ("two_sides", None),
+        ("sort", None),
+        ("ties_first", None),
+        ("mixed", None),
+        ("and_extra", None),
+        ("extra_first", None),
+    ],
+)
+def test_the_order_a_rewritten_rank_counts_is_read_back(name: str, order: S.Comparison) -> None:
+    """count_keys reads `selector_width(select(x, x, <))` as x's rank, whose keys of one rank
+    hold one x; rewritten over digits it was no rank to it (rank_digits.digit_order), so a sort of
+    x by itself took every mean of x's values. Only the rewrite of an order of x by itself alone
+    is read as one: ties, a conjunct or two sides are not."""
+    from compiler.graph import Op, build_graph
+    from compiler.rank_digits import digit_order
+
+    graph = build_graph(order_digits(_program(ORDERED[name]), VOCAB, MAX_LEN))
+    (width,) = [n for n in graph.nodes if n.op is Op.SELECTOR_WIDTH]  # (sort's: its position)
+    found = digit_order(graph, width.inputs[0])
+    if order is None:
+        assert found is None
+    else:
+        assert found is not None and found[1] is order and graph[found[0]].name == "x"

@@ -6,6 +6,7 @@ values, not every mean of up to N of them."""
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from typing import Any
 
@@ -96,3 +97,43 @@ def _agrees(program: Any, model: Any, max_len: int, seed: int) -> None:
     inputs += [[1.5] * max_len, [-0.5] * (max_len - 1) + [3.0]]
     for xs, got in zip(inputs, run_compiled(model, inputs), strict=True):
         assert got == program(xs), xs
+
+
+def test_a_sort_of_prefix_means_by_themselves_takes_copies_of_them() -> None:
+    """make_sort_unique(x, x) with x a prefix mean of ints: many values (81 at N = 4), so the
+    rank `selector_width(select(x, x, <))` is counted over the digits of x's rank
+    (compiler.order_digits), which count_keys did not read as a rank; x holds 7 and 7.0 (one key,
+    or a mean), equal numbers from equal values; and copies of a third do not add up exactly
+    (ten average to 0.33333333333333337), so each count's mean of copies is listed, not every
+    mean of up to N values of x: 4,778,689 parameters at N = 4, 133,963,398 at N = 5 over four
+    ints (343 s), refused past 100,000 means at N = 8 (tracr_lib_campaign seed 780226
+    --big --deep --their-lib #36 at N = 20); 122,638 at N = 4 now."""
+    x = lib.make_frac_prevs(rasp.numerical(rasp.Map(lambda v: v, rasp.tokens)))
+    program = lib.make_sort_unique(x, x)
+    vocab = [-3, 0, 7, 6, -2, 10, -1, 3]
+    assert program([7, 7, 6]) == [6.666666666666667, 7, None]  # 7 and 7.0, one rank
+    model = compile_sop(program, vocab, 4)
+    assert model.param_count() < 300_000
+    inputs = [list(t) for n in range(1, 4) for t in itertools.product(vocab, repeat=n)]
+    rng = random.Random(2)
+    inputs += [rng.choices(vocab, k=4) for _ in range(300)] + [[7] * 4, [-3, 0, -3, 0]]
+    for xs, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        want = program(xs)  # floats to 12 significant digits (a resolved mean, README)
+        assert len(got) == len(want), xs
+        for g, w in zip(got, want, strict=True):
+            assert g == w or (type(g) is float and math.isclose(g, w, rel_tol=1e-11)), xs
+
+
+def test_copy_means_are_the_interpreter_s() -> None:
+    from functools import reduce
+    from operator import add
+
+    from compiler.pinned_means import copy_means
+
+    third = 1 / 3
+    found = copy_means([third, 7], 12)
+    assert found is not None and 0.33333333333333337 in found and 7.0 in found
+    assert set(found) == {third, 7.0} | {reduce(add, [third] * k, 0) / k for k in range(2, 13)}
+    assert copy_means([0.1, -0.0], 3) is not None
+    assert all(m == 0.0 and str(m) == "0.0" for m in copy_means([-0.0], 3)[1:])  # 0 + -0.0
+    assert copy_means([2**53 + 1], 3) is None and copy_means([float("inf")], 2) is None
