@@ -77,10 +77,16 @@ def test_a_python_set_or_tuple_is_no_character_list(text: str) -> None:
 
 
 def test_separators_read_as_tokens_are_explained(capsys: pytest.CaptureFixture[str]) -> None:
+    # a comma between words is refused before (check_vocab_commas); spaces reach check_vocab
+    code, _, err = run(capsys, "compile", "p.rasp", "--vocab", "a b c", "--max-len", "3", "-o", "m")
+    assert code == 2
+    assert (
+        "argument --vocab 'a b c': lists the token \" \" twice: text that is not a JSON list" in err
+    )
+    assert "or a JSON list such as '[1, 2, 3]'" in err
     code, _, err = run(capsys, "compile", "p.rasp", "--vocab", "a,b,c", "--max-len", "3", "-o", "m")
     assert code == 2
-    assert "argument --vocab 'a,b,c': lists the token , twice: text that is not a JSON list" in err
-    assert "write the tokens as a JSON list" in err
+    assert 'write the tokens as a JSON list, --vocab \'["a","b","c"]\'' in err
 
 
 @pytest.mark.parametrize("command", ["run", "compile"])
