@@ -191,6 +191,24 @@ def test_program_without_names(capsys: pytest.CaptureFixture[str], program: Any)
     assert code == 0 and out.strip() == "[a, b] (strings)"
 
 
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [("", "is empty, so"), ("\n  \n", "is empty, so"), ("# to do\n", "is empty but for comments")],
+)
+def test_an_empty_program_says_it_is_empty(
+    capsys: pytest.CaptureFixture[str], program: Any, text: str, said: str
+) -> None:
+    # an empty file was told it "assigns no name", as if it held statements
+    path = program(text)
+    for command in (
+        ["run", path, "--input", "ab"],
+        ["verify", path, "--vocab", "ab", "--max-len", "3"],
+    ):
+        code, _, err = run(capsys, *command)
+        assert code == 1 and said in err and "assigns no name" not in err, err
+        assert "hint: write the program in it" in err
+
+
 def test_a_program_of_a_def_alone_is_told_to_apply_it(
     capsys: pytest.CaptureFixture[str], program: Any
 ) -> None:

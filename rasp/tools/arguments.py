@@ -260,6 +260,11 @@ def refuse_model_file(file: str) -> None:
         )
 
 
+def _blank(text: str) -> bool:
+    """Whether a program is only blank lines and `#` comments (a `#` outside a string)."""
+    return all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines())
+
+
 def _no_name_hint(interp: Any) -> str:
     """A program of defs alone (a student's `def rev(x) { ... }`) is applied to nothing yet."""
     from rasp.values import RaspFunction
@@ -273,13 +278,22 @@ def _no_name_hint(interp: Any) -> str:
     return f"it defines {first.signature()}: apply it and name the result, result = {call};"
 
 
-def select_output(interp: Any, name: str | None, filename: str) -> Any:
-    """The s-op a command works on: `name` (from --name), or the last name the program assigns."""
+def select_output(interp: Any, name: str | None, filename: str, text: str | None = None) -> Any:
+    """The s-op a command works on: `name` (from --name), or the last name the program assigns
+    (`text`: the program's, to say so where it holds nothing but blanks and comments)."""
     from rasp.sops import Selector, SOp
 
     given = name is not None
     if name is None:
         name = interp.last_assigned
+        if name is None and text is not None and _blank(text):
+            raise RaspError(
+                f"{filename} is empty{' but for comments' if text.strip() else ''}, "
+                "so there is nothing to run",
+                hint="write the program in it, e.g. "
+                "reverse = aggregate(select(indices, length - indices - 1, ==), tokens);",
+                kind=ErrorKind.NAME,
+            )
         if name is None:
             raise RaspError(
                 f"{filename} assigns no name, so there is nothing to run",

@@ -329,7 +329,7 @@ def _cmd_run_program(args: argparse.Namespace) -> int:
 
     console = Console.from_args(args)
     interp, source = load_program(args.file, console)
-    sop = select_output(interp, args.name, source.name)
+    sop = select_output(interp, args.name, source.name, source.text)
     try:
         result = evaluate(sop, args.input)
     except RaspInputError as err:

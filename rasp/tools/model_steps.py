@@ -117,7 +117,7 @@ def program_sops(
                 "with the s-op of this program that computes it",
                 kind=ErrorKind.NAME,
             )
-    sop = select_output(interp, name, source.name)
+    sop = select_output(interp, name, source.name, source.text)
     name = name or interp.last_assigned
     other = None
     if model_output is not None and model_output[1] != name:
