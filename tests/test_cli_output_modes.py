@@ -63,6 +63,26 @@ def test_verbose_prints_the_steps_on_stderr(capsys: pytest.CaptureFixture[str]) 
     assert all(line.startswith("[") and "s] " in line for line in err.splitlines())
 
 
+def test_verbose_compile_steps_through_its_stages_where_no_bar_is_drawn(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # stderr piped to a log: a refusal that took a minute printed no line between its
+    # "compiling" step and the error (the stages drew bars on a terminal only)
+    out_file = tmp_path / "m.safetensors"
+    program = str(ROOT / "programs" / "reverse.rasp")
+    code, _, err = run(
+        capsys, "compile", program, "--vocab", "ab", "--max-len", "4", "-o", str(out_file), "-v"
+    )
+    assert code == 0
+    stages = [line.split("s] ", 1)[1] for line in err.splitlines() if "s] compiling: " in line]
+    assert stages[:3] == [
+        "compiling: predict the size",
+        "compiling: prepare the program",
+        "compiling: analyse values",
+    ]
+    assert "compiling: certify" in stages
+
+
 def test_quiet_and_verbose_exclude_each_other(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "run", "x.rasp", "--input", "a", "-q", "-v")
     assert code == 2 and "not allowed with argument" in err

@@ -165,15 +165,27 @@ class Console:
 
     @contextmanager
     def progress(self) -> Iterator[Progress | None]:
-        """A `progress(stage, done, total)` callback drawing one bar per stage, or None."""
+        """A `progress(stage, done, total)` callback drawing one bar per stage, or None; where no
+        bar is drawn (stderr not a terminal) under --verbose, one step line per stage, so a log
+        shows where a long compile spends its time."""
         if not self.shows_progress:
-            yield None
+            yield self._stage_steps() if self.verbose else None
             return
         bars = _StageBars()
         try:
             yield bars
         finally:
             bars.close()
+
+    def _stage_steps(self) -> Progress:
+        last: list[str] = []
+
+        def stage_step(stage: str, done: int, total: int) -> None:
+            if stage not in last:  # a stage's first call only (parsing reports many)
+                last[:] = [stage]
+                self.step(stage)
+
+        return stage_step
 
 
 class _StageBars:
