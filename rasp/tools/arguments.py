@@ -31,11 +31,12 @@ Tokens (--input, --vocab): a JSON list gives its elements as tokens, keeping the
 split into characters ('hello', '(())'), and so is text of brackets and punctuation alone ('[]',
 '[()]': Dyck inputs, never an empty list). A --vocab text with a comma beside a letter or digit
 ('ab,c') is refused, as a comma separates no tokens: write '["ab","c"]' (or '["a","b",",","c"]').
-The same rule reads --input, --vocab and a model's vocabulary: a model accepts exactly the tokens of its vocabulary, type included. A program sees
-each token through its input s-op: `tokens` is `tokens_str` (str() of the token: 1 -> "1", true ->
-"True", 2.5 -> "2.5"), `tokens_int` int(), `tokens_float` float(), `tokens_bool` bool(),
-`tokens_asis` the token as given. So `rasp run` of a program that outputs `tokens` prints
-strings even for a JSON list of numbers."""
+The same rule reads --input, --vocab and a model's vocabulary: a model accepts exactly the tokens
+of its vocabulary, type included. A program sees each token through its input s-op:
+`tokens` is `tokens_str` (str() of the token: 1 -> "1", true -> "True", 2.5 -> "2.5"),
+`tokens_int` int(), `tokens_float` float(), `tokens_bool` bool(), `tokens_asis` the token as
+given. So `rasp run` of a program that outputs `tokens` prints strings even for a JSON list of
+numbers."""
 
 
 class UsageError(Exception):
@@ -134,9 +135,9 @@ def parse_tokens(text: str) -> list[Any]:
 
     Text that starts with `[` and has a letter, a digit, a quote or a comma is taken as meant to
     be JSON, so a typo in it is an error rather than a silent character split; so is a Python
-    set or tuple (`{1, 2}`, `("a", "b")`: a comma and a letter, digit or quote in braces). Other text (only
-    brackets and punctuation) is split into characters, so Dyck inputs such as `[()]`, `[]` and
-    `[[]]` are their characters.
+    set or tuple (`{1, 2}`, `("a", "b")`: a comma and a letter, digit or quote in braces). Other
+    text (only brackets and punctuation) is split into characters, so Dyck inputs such as `[()]`,
+    `[]` and `[[]]` are their characters.
     """
     undecodable = re.search("[\udc80-\udcff]", text)
     if undecodable is not None:
