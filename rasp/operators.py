@@ -18,6 +18,12 @@ from rasp.arithmetic import PYTHON_BINARY
 from rasp.ast import BinaryOp, UnaryOp
 from rasp.atoms import atom_key
 from rasp.errors import RaspRuntimeError, RaspTypeError, Span
+from rasp.selector_hints import (
+    INDICATOR,
+    mixed_logic_hint,
+    selector_as_value_hint,
+    unary_on_selector_hint,
+)
 from rasp.sops import (
     AggregateSOp,
     Comparison,
@@ -283,9 +289,7 @@ def _logic(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
             raise RaspTypeError(
                 f"Cannot apply {op.value} between selector and non-selector",
                 span,
-                hint=f"'{op.value}' joins a selector only with another selector: write the "
-                'condition as one, select(tokens, "a", ==) keeps the keys whose token is "a" '
-                "(select(keys, queries, OP))",
+                hint=mixed_logic_hint(op.value),
             )
         node = SelectAnd if op is BinaryOp.AND else SelectOr
         return node(left=left, right=right, span=span)
@@ -305,19 +309,13 @@ def unary(op: UnaryOp, operand: Any, span: Span) -> Any:
     if isinstance(operand, Selector):
         if op is UnaryOp.NOT:
             return SelectNot(inner=operand, span=span)
-        hint = "selectors combine only with 'and', 'or' and 'not'"
-        if op is UnaryOp.INDICATOR:
-            hint = (
-                'indicator(x) turns an s-op of bools into 1 and 0 (indicator(tokens == "a")); '
-                "the number of keys a selector selects is selector_width(sel)"
-            )
+        hint = unary_on_selector_hint(op is UnaryOp.INDICATOR)
         raise RaspTypeError(f"Cannot apply {op.value} to selector(s)", span, hint=hint)
     if op is UnaryOp.INDICATOR and not isinstance(operand, SOp):
         raise RaspTypeError(
             f"indicator operator expects s-op, got: {describe(operand)}",
             span,
-            hint='indicator(x) turns an s-op of bools into 1 and 0 (indicator(tokens == "a")); '
-            "for a single value, write 1 or 0",
+            hint=f"{INDICATOR}; for a single value, write 1 or 0",
         )
     fn = PYTHON_UNARY[op]
     if isinstance(operand, SOp):
@@ -454,12 +452,7 @@ def as_sop(value: Any, span: Span, what: str) -> SOp:
     hint = evaluated_hint(value)
     if hint is None and isinstance(value, Selector):
         # `select(sel, indices, ==)`, `aggregate(sel, sel)`: a selector has no value per position
-        name = value.name or "sel"
-        hint = (
-            "a selector is a table of which keys each query selects, not a value per position: "
-            f"its count of keys is selector_width({name}), the values it selects "
-            f"aggregate({name}, x)"
-        )
+        hint = selector_as_value_hint(value)
     raise RaspTypeError(f"Expected {what}, got: {describe(value)}", span, hint=hint)
 
 
