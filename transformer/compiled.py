@@ -265,7 +265,7 @@ class CompiledTransformer:
                 ids = encoded(rows)
                 if failure is not None:
                     continue  # no more batches run; the remaining inputs are only checked
-                part = self._reduce(self._to_device(ids))  # queued, not waited for
+                part = self._reduce(self._to_device(ids), undecided is not ARGMAX)  # queued
                 if pending is not None:
                     collect(*pending)
                 pending = (part, rows)
@@ -306,7 +306,7 @@ class CompiledTransformer:
         """`run_ids` for valid ids on the model's device."""
         with torch.inference_mode():
             starts = range(0, len(ids), batch_size)
-            parts = [self._reduce(ids[start : start + batch_size]) for start in starts]
+            parts = [self._reduce(ids[start : start + batch_size], False) for start in starts]
         for start, part in zip(starts, parts, strict=True):
             self.meta.output.check(part, range(start, start + len(part.codes)), ties=True)
         if not parts:  # no rows: the codes' dtype all the same (docs/runtime.md)
@@ -358,15 +358,16 @@ class CompiledTransformer:
             codes = np.where(inside, codes, 0)
         return output.values_of(codes, lengths)
 
-    def _reduce(self, ids: Tensor) -> DeviceCodes:
-        """Forward and reduce valid ids (no checks, no host synchronisation)."""
+    def _reduce(self, ids: Tensor, find_ties: bool) -> DeviceCodes:
+        """Forward and reduce valid ids (no checks, no host synchronisation); `find_ties` as
+        `OutputSpec.reduce` takes it."""
         logits = self.model(ids)  # [batch, pos, d_vocab_out]
         # [batch, n]: encode puts PAD only past each input's end
         if ids.device.type == "cpu":
             real = torch.from_numpy(ids.numpy()[:, 1:] != self.vocab.pad_id)  # see reduce
         else:
             real = ids[:, 1:] != self.vocab.pad_id
-        return self.meta.output.reduce(logits[:, 1:], real)
+        return self.meta.output.reduce(logits[:, 1:], real, find_ties)
 
     def _to_device(self, ids: np.ndarray) -> Tensor:
         # Not pinned: pinning a fresh [1024, 257] array cost more (2.7 ms) than the plain copy
@@ -397,7 +398,7 @@ def decode_logits(
     width = max(lengths, default=0)
     at_tokens = logits.detach()[:, 1 : 1 + width]  # [batch, n, d_vocab_out]
     real = torch.from_numpy(np.arange(width) < np.asarray(lengths)[:, None])  # [batch, n]
-    reduced = output.reduce(at_tokens, real.to(at_tokens.device))
+    reduced = output.reduce(at_tokens, real.to(at_tokens.device), undecided is not ARGMAX)
     marking = undecided is not RAISE and undecided is not ARGMAX
     output.check(reduced, ties=undecided is not RAISE)
     values = output.values_of(reduced.codes.cpu().numpy(), lengths)

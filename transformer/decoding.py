@@ -110,7 +110,7 @@ class OutputSpec:
         otherwise they are the numbers themselves (float64)."""
         return self.values is not None
 
-    def reduce(self, at_tokens: Tensor, real: Tensor) -> DeviceCodes:
+    def reduce(self, at_tokens: Tensor, real: Tensor, find_ties: bool = True) -> DeviceCodes:
         """`at_tokens [batch, n, d_vocab_out]` -> codes `[batch, n]` on the same device, with no
         host synchronisation (so batches queue up on a GPU); `real [batch, n]` marks the positions
         whose outputs must be finite (padding's may be anything). Check the result with `check`
@@ -120,24 +120,25 @@ class OutputSpec:
         listed values, the index of the nearest one (int64); otherwise float64: with a grid, the
         whole k of k / d (d of the position, of the input's length or of the distance from its end;
         the length is the count of real positions); `ints` rounded half to even, `bools` 1.0 where
-        `logit > 0.5` else 0.0, `floats` the logit.
+        `logit > 0.5` else 0.0, `floats` the logit. `find_ties`: mark tied categorical positions
+        (`DeviceCodes.tied`), a pass over the logits that argmax's default decoding never reads.
         """
         import torch
 
         if at_tokens.device.type == "cpu" and at_tokens.dtype in (torch.float32, torch.float64):
             # numpy on the CPU: single-threaded, where torch's small elementwise kernels can stall
             # for their thread pool on a busy machine (100x slower measured on 2 loaded cores)
-            return self._reduce_numpy(at_tokens, real.numpy())
-        return self._reduce_torch(at_tokens, real)
+            return self._reduce_numpy(at_tokens, real.numpy(), find_ties)
+        return self._reduce_torch(at_tokens, real, find_ties)
 
-    def _reduce_torch(self, at_tokens: Tensor, real: Tensor) -> DeviceCodes:
+    def _reduce_torch(self, at_tokens: Tensor, real: Tensor, find_ties: bool = True) -> DeviceCodes:
         import torch
 
         if self.encoding is OutputEncoding.CATEGORICAL:
             # argmax would silently pick a NaN column; padding positions mean nothing (a batch
             # mixing lengths decodes as its inputs one by one)
             bad = (~torch.isfinite(at_tokens).all(dim=-1) & real).any()
-            tied = tied_torch(at_tokens, real)
+            tied = tied_torch(at_tokens, real) if find_ties else None
             return DeviceCodes(at_tokens.argmax(dim=-1), bad, None, tied, at_tokens)
         numbers = at_tokens[..., 0].double()  # [batch, n]; float64 holds float32 logits exactly
         bad_at = ~torch.isfinite(numbers) & real  # [batch, n]
@@ -157,13 +158,15 @@ class OutputSpec:
             codes = numbers
         return DeviceCodes(codes, bad_at.any(), first)
 
-    def _reduce_numpy(self, logits: Tensor, real: np.ndarray) -> DeviceCodes:
+    def _reduce_numpy(
+        self, logits: Tensor, real: np.ndarray, find_ties: bool = True
+    ) -> DeviceCodes:
         import torch
 
         at_tokens = logits.numpy()  # [batch, n, d_vocab_out], a view
         if self.encoding is OutputEncoding.CATEGORICAL:
             bad = bool((~np.isfinite(at_tokens).all(axis=-1) & real).any())  # as _reduce_torch
-            tied = torch.from_numpy(tied_numpy(at_tokens, real))
+            tied = torch.from_numpy(tied_numpy(at_tokens, real)) if find_ties else None
             codes = torch.from_numpy(at_tokens.argmax(axis=-1))
             return DeviceCodes(codes, torch.tensor(bad), None, tied, logits)
         numbers = at_tokens[..., 0].astype(np.float64)  # [batch, n]
