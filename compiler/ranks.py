@@ -161,13 +161,18 @@ def copy_numbers(
     # Equal numbers (1 and 1.0) share a token: the values' own reading cannot tell them apart
     # (a model promises numbers, rasp.atoms.same_value), and two tokens for one number made the
     # stand-in map refused as giving two results for equal numbers.
+    # A token starts with a mark no string among the values starts with, so no string of the
+    # program's own is read back as a number ("\x010" was 5).
+    mark = "\x01"
+    while any(isinstance(v, str) and v.startswith(mark) for v in [*possible, node.default]):
+        mark += "\x01"
     tokens: dict[tuple[str, Any], str] = {}
     for v in possible:
         if is_number(v):
-            tokens.setdefault(("number", v), f"\x01{len(tokens)}")
+            tokens.setdefault(("number", v), f"{mark}{len(tokens)}")
     default = node.default
     if is_number(default):
-        default = tokens.setdefault(("number", default), f"\x01{len(tokens)}")
+        default = tokens.setdefault(("number", default), f"{mark}{len(tokens)}")
     # Back to the int where one of the token's numbers is an int, as a list's rule decodes a
     # whole number (compiler.output_types): the int 0 may be a tracr mean of one selected False,
     # which `rasp verify` takes as 0 (and 0 for a mean's 0.0), never as 0.0.
