@@ -169,7 +169,8 @@ def cmd_run_model(args: argparse.Namespace) -> int:
 
     with steps.runtime_errors(args.model):
         (values,) = model.run([args.input])
-        notes = uncertified_notes(model, args.model, args.input)
+        # (running the recorded program costs a parse: not where no warning is printed)
+        notes = [] if console.quiet else uncertified_notes(model, args.model, args.input)
     for note in notes:  # where the output printed below is not certified
         console.warn(note)
     # tracr's tuples (n-ary maps) are string tokens in the model: shown as tuples, as `rasp run`
