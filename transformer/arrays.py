@@ -19,7 +19,7 @@ import numpy as np
 
 from transformer.decoding import OutputSpec, OutputType
 from transformer.errors import ModelInputError, ModelOutputError
-from transformer.vocab import Atom, Vocab
+from transformer.vocab import Atom, Vocab, row_atoms, show_token, token_key
 
 if TYPE_CHECKING:  # torch is imported where a model runs (see decoding.py)
     import torch
@@ -66,6 +66,17 @@ def output_dtype(output: OutputSpec) -> np.dtype:
     return np.dtype(object)
 
 
+def _one_length_hint(n: int, row: int, length: int, padding: str) -> str:
+    """The hint for an array whose row `row` holds an input of `length` tokens, then
+    `padding` to the array's width `n`."""
+    tokens = "token" if length == 1 else "tokens"
+    return (
+        f"run_array runs inputs of one length, {n} tokens each here, and input {row} reads as "
+        f"{length} {tokens} {padding}: give inputs of several lengths to run (a list of "
+        "inputs, grouped by length into batches), or one array per length"
+    )
+
+
 def _in_int64(values: tuple[Atom, ...]) -> bool:
     return all(-_INT64 <= v < _INT64 for v in values)  # type: ignore[operator]
 
@@ -95,9 +106,14 @@ class ArrayCodec:
             masked = np.argwhere(np.ma.getmaskarray(tokens))
             if len(masked) and tokens.ndim == 2:
                 b, i = masked[0].tolist()
+                tail = bool(np.ma.getmaskarray(tokens)[b, i:].all())
+                hint = (
+                    _one_length_hint(tokens.shape[1], b, i, "then masked entries") if tail else ""
+                )
                 raise ModelInputError(
                     f"the token at position {i} of input {b} is masked; run_array takes no masked "
-                    "tokens (tokens.filled(...) gives them a value)"
+                    "tokens (tokens.filled(...) gives them a value)",
+                    hint,
                 )
             tokens = np.ma.getdata(tokens)
         if tokens.ndim != 2:
@@ -124,8 +140,31 @@ class ArrayCodec:
                 return ids
         # Every other dtype (object, float, bool, wider strs) and every unknown token go through
         # the per-token path, which names the first bad token exactly as `run` does.
-        ids_array, _ = self.vocab.encode(list(tokens))
+        try:
+            ids_array, _ = self.vocab.encode(list(tokens))
+        except ModelInputError as err:
+            padded = None if err.hint else self._padded(tokens)
+            if padded is None:
+                raise
+            raise ModelInputError(err.reason, _one_length_hint(tokens.shape[1], *padded)) from None
         return torch.from_numpy(ids_array).to(device)
+
+    def _padded(self, tokens: np.ndarray) -> tuple[int, int, str] | None:
+        """(row, length, how it is padded) where the first row holding a token outside the
+        vocabulary reads as a shorter input padded to the array's width: vocabulary tokens, then
+        one token outside it repeated to the row's end, beside an input as wide as the array;
+        else None."""
+        rows = [row_atoms(tokens[b]) for b in range(tokens.shape[0])]
+        known = [[self.vocab.id_of(token) is not None for token in row] for row in rows]
+        if not any(all(row) for row in known):  # no input fills the width: a typo, not padding
+            return None
+        b = next(b for b, row in enumerate(known) if not all(row))
+        length = known[b].index(False)
+        if length == 0 or any(known[b][length:]):
+            return None
+        if len({token_key(token) for token in rows[b][length:]}) != 1:
+            return None
+        return b, length, f"padded with {show_token(rows[b][length])}"
 
     def _keys(self, tokens: np.ndarray) -> tuple[np.ndarray, str] | None:
         """Integer keys `[batch, n]` of the tokens and which table they look up, or None."""

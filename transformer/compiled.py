@@ -39,7 +39,7 @@ from transformer.hooks import Cache, FwdHooks
 from transformer.metadata import ModelMetadata
 from transformer.model import Transformer
 from transformer.patching import SopPatch, sop_hook
-from transformer.ties import ARGMAX, RAISE, mark
+from transformer.ties import ARGMAX, AUTO, RAISE, mark
 from transformer.vocab import Atom, Vocab
 
 # Rows per batch when a GPU runs while the host encodes and decodes: small enough that the first
@@ -178,17 +178,17 @@ class CompiledTransformer:
     def _checked(self, ids: Tensor) -> Tensor:
         return checked_ids(ids, self.config, self.device)
 
-    def decode(
-        self, logits: Tensor, lengths: Lengths, *, undecided: Any = ARGMAX
-    ) -> list[list[Any]]:
+    def decode(self, logits: Tensor, lengths: Lengths, *, undecided: Any = AUTO) -> list[list[Any]]:
         """Program values at model positions 1..n of each input (plain Python values).
 
         The reduction runs where the logits are (argmax, or snapping the numerical column in
         float64, which holds float32 logits exactly); only `[batch, n]` codes travel to the CPU.
-        A categorical position whose largest logit is shared (after a hook or an edit, or on an
-        input the program has no value for: transformer/ties.py) decodes as argmax's first value
-        (ARGMAX, the default), an `UndecidedOutputError` naming it (`undecided=RAISE`), or
-        `undecided` (None, say).
+        An undecided position (a categorical one whose largest logit is shared, a numerical one
+        off every value: after a hook or an edit, or on an input the program has no value for;
+        transformer/ties.py) decodes as argmax's first value or the snapped one (ARGMAX), an
+        `UndecidedOutputError` naming it (RAISE), or `undecided` (None, say). The default, AUTO,
+        is RAISE for the logits of a hooked run (`run_with_hooks`, `run_with_cache` given
+        hooks: `HookedLogits`), as `run_hooked` decodes them, and ARGMAX otherwise.
         """
         return decode_logits(
             self.meta.output, self.config.d_vocab_out, logits, lengths, self.max_len, undecided
@@ -254,8 +254,8 @@ class CompiledTransformer:
                 failure = err
                 return
             values = output.values_of(part.codes.cpu().numpy(), [lengths[i] for i in order])
-            if undecided not in (RAISE, ARGMAX) and part.tied is not None:
-                values = mark(values, part.tied.cpu().numpy(), undecided)
+            if undecided not in (RAISE, ARGMAX) and part.undecided is not None:
+                values = mark(values, part.undecided.cpu().numpy(), undecided)
             for i, row in zip(order, values, strict=True):
                 outputs[i] = row
 
@@ -358,8 +358,8 @@ class CompiledTransformer:
             codes = np.where(inside, codes, 0)
         return output.values_of(codes, lengths)
 
-    def _reduce(self, ids: Tensor, find_ties: bool) -> DeviceCodes:
-        """Forward and reduce valid ids (no checks, no host synchronisation); `find_ties` as
+    def _reduce(self, ids: Tensor, find_undecided: bool) -> DeviceCodes:
+        """Forward and reduce valid ids (no checks, no host synchronisation); `find_undecided` as
         `OutputSpec.reduce` takes it."""
         logits = self.model(ids)  # [batch, pos, d_vocab_out]
         # [batch, n]: encode puts PAD only past each input's end
@@ -367,7 +367,7 @@ class CompiledTransformer:
             real = torch.from_numpy(ids.numpy()[:, 1:] != self.vocab.pad_id)  # see reduce
         else:
             real = ids[:, 1:] != self.vocab.pad_id
-        return self.meta.output.reduce(logits[:, 1:], real, find_ties)
+        return self.meta.output.reduce(logits[:, 1:], real, find_undecided)
 
     def _to_device(self, ids: np.ndarray) -> Tensor:
         # Not pinned: pinning a fresh [1024, 257] array cost more (2.7 ms) than the plain copy
@@ -381,19 +381,22 @@ def decode_logits(
     logits: Tensor,
     lengths: Lengths,
     max_len: int,
-    undecided: Any = ARGMAX,
+    undecided: Any = AUTO,
 ) -> list[list[Any]]:
     """`output`'s values at positions 1..n of each row of `logits [batch, pos, columns]` (any
     runtime's: this one's, a HookedTransformer's), row b cut to `lengths[b]` <= `max_len` (the
     output's grids and types are given for lengths up to the model's max_len only); `undecided`
-    at a tied categorical position (argmax's first value where it is `ARGMAX`, an error where
-    it is `RAISE`)."""
+    at an undecided position (argmax's first value or the snapped one where it is `ARGMAX`, an
+    error where it is `RAISE`; `AUTO`: RAISE for a hooked run's `HookedLogits`, else ARGMAX)."""
     if not isinstance(logits, Tensor) or logits.ndim != 3 or logits.shape[2] != columns:
         # another model's logits (or a cut column) would decode to values without a word
         shape = list(logits.shape) if isinstance(logits, Tensor) else type(logits).__name__
         raise ModelInputError(
             f"logits must be a tensor [batch, pos, d_vocab_out = {columns}], got {shape}"
         )
+    if undecided is AUTO:
+        undecided = RAISE if isinstance(logits, hooked_runs.HookedLogits) else ARGMAX
+    logits = logits.as_subclass(Tensor)  # the marker has done its work: plain, faster ops below
     lengths = checked_lengths(lengths, logits.shape[0], logits.shape[1] - 1, "logits", max_len)
     width = max(lengths, default=0)
     at_tokens = logits.detach()[:, 1 : 1 + width]  # [batch, n, d_vocab_out]
@@ -402,8 +405,8 @@ def decode_logits(
     marking = undecided is not RAISE and undecided is not ARGMAX
     output.check(reduced, ties=undecided is not RAISE)
     values = output.values_of(reduced.codes.cpu().numpy(), lengths)
-    if marking and reduced.tied is not None:
-        values = mark(values, reduced.tied.cpu().numpy(), undecided)
+    if marking and reduced.undecided is not None:
+        values = mark(values, reduced.undecided.cpu().numpy(), undecided)
     return values
 
 

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from transformer.errors import ModelOutputError
-from transformer.ties import tie_error, tied_numpy, tied_torch
+from transformer.snapping import SnapTable
+from transformer.ties import off_value_error, tie_error, tied_numpy, tied_torch
 from transformer.vocab import Atom
 
 if TYPE_CHECKING:  # torch is imported where a model runs: reading a file's metadata needs none
@@ -64,6 +65,10 @@ class OutputSpec:
     # a tracr program's output: its strings that start with "\x00" are boxed tuples or lists,
     # which the tools unbox (rasp.tracr.boxes); without it every string is the program's own
     tuples: bool = False
+    # numerical: the certificate's largest float32 error of the logit at any state the program
+    # reaches (its decoder check's max_bound); a logit farther than this from every value the
+    # output can take is undecided. None: the file certifies none (then none is found undecided)
+    error_bound: float | None = None
 
     def decode(self, logits: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:
         """Decode `logits [batch, pos, d_vocab_out]` at model positions 1..n of each input."""
@@ -110,7 +115,7 @@ class OutputSpec:
         otherwise they are the numbers themselves (float64)."""
         return self.values is not None
 
-    def reduce(self, at_tokens: Tensor, real: Tensor, find_ties: bool = True) -> DeviceCodes:
+    def reduce(self, at_tokens: Tensor, real: Tensor, find_undecided: bool = True) -> DeviceCodes:
         """`at_tokens [batch, n, d_vocab_out]` -> codes `[batch, n]` on the same device, with no
         host synchronisation (so batches queue up on a GPU); `real [batch, n]` marks the positions
         whose outputs must be finite (padding's may be anything). Check the result with `check`
@@ -120,82 +125,133 @@ class OutputSpec:
         listed values, the index of the nearest one (int64); otherwise float64: with a grid, the
         whole k of k / d (d of the position, of the input's length or of the distance from its end;
         the length is the count of real positions); `ints` rounded half to even, `bools` 1.0 where
-        `logit > 0.5` else 0.0, `floats` the logit. `find_ties`: mark tied categorical positions
-        (`DeviceCodes.tied`), a pass over the logits that argmax's default decoding never reads.
+        `logit > 0.5` else 0.0, `floats` the logit. `find_undecided`: mark the undecided
+        positions (`DeviceCodes.undecided`: tied categorical ones, numerical ones off every value
+        by more than `error_bound`; transformer/ties.py), a pass over the logits that the default
+        decoding of unhooked runs never reads.
         """
         import torch
 
         if at_tokens.device.type == "cpu" and at_tokens.dtype in (torch.float32, torch.float64):
             # numpy on the CPU: single-threaded, where torch's small elementwise kernels can stall
             # for their thread pool on a busy machine (100x slower measured on 2 loaded cores)
-            return self._reduce_numpy(at_tokens, real.numpy(), find_ties)
-        return self._reduce_torch(at_tokens, real, find_ties)
+            return self._reduce_numpy(at_tokens, real.numpy(), find_undecided)
+        return self._reduce_torch(at_tokens, real, find_undecided)
 
-    def _reduce_torch(self, at_tokens: Tensor, real: Tensor, find_ties: bool = True) -> DeviceCodes:
+    def _reduce_torch(
+        self, at_tokens: Tensor, real: Tensor, find_undecided: bool = True
+    ) -> DeviceCodes:
         import torch
 
         if self.encoding is OutputEncoding.CATEGORICAL:
             # argmax would silently pick a NaN column; padding positions mean nothing (a batch
             # mixing lengths decodes as its inputs one by one)
             bad = (~torch.isfinite(at_tokens).all(dim=-1) & real).any()
-            tied = tied_torch(at_tokens, real) if find_ties else None
+            tied = tied_torch(at_tokens, real) if find_undecided else None
             return DeviceCodes(at_tokens.argmax(dim=-1), bad, None, tied, at_tokens)
         numbers = at_tokens[..., 0].double()  # [batch, n]; float64 holds float32 logits exactly
         bad_at = ~torch.isfinite(numbers) & real  # [batch, n]
         # argmax returns the first maximum: the first bad number in row-major order
         first = torch.take(numbers, bad_at.flatten().to(torch.int32).argmax())  # no host sync
+        d = None
         if self.values is not None:
             codes = self._nearest_on(numbers)
         elif self.has_grid:
             positions = torch.arange(numbers.shape[1], device=numbers.device)
             at = self.grid_index(real.sum(dim=1), positions)  # lengths: the real positions
-            codes = torch.round(numbers * self.grid_on(numbers.device)[at])
+            d = self.grid_on(numbers.device)[at]
+            codes = torch.round(numbers * d)
         elif self.type is OutputType.INTS:
             codes = torch.round(numbers)  # half to even, like np.rint and round()
         elif self.type is OutputType.BOOLS:
             codes = (numbers > 0.5).double()
         else:
             codes = numbers
-        return DeviceCodes(codes, bad_at.any(), first)
+        if not (find_undecided and self._checks_values):
+            return DeviceCodes(codes, bad_at.any(), first)
+        if self.values is not None:
+            nearest = self._snap.on(numbers.device)[3][codes]
+        else:
+            nearest = codes if d is None else codes / d
+        tolerance = self._tolerance(nearest.abs(), torch.clamp_min)
+        off = ((numbers - nearest).abs() > tolerance) & real
+        return DeviceCodes(codes, bad_at.any(), first, off, numbers, nearest)
 
     def _reduce_numpy(
-        self, logits: Tensor, real: np.ndarray, find_ties: bool = True
+        self, logits: Tensor, real: np.ndarray, find_undecided: bool = True
     ) -> DeviceCodes:
         import torch
 
         at_tokens = logits.numpy()  # [batch, n, d_vocab_out], a view
         if self.encoding is OutputEncoding.CATEGORICAL:
             bad = bool((~np.isfinite(at_tokens).all(axis=-1) & real).any())  # as _reduce_torch
-            tied = torch.from_numpy(tied_numpy(at_tokens, real)) if find_ties else None
+            tied = torch.from_numpy(tied_numpy(at_tokens, real)) if find_undecided else None
             codes = torch.from_numpy(at_tokens.argmax(axis=-1))
             return DeviceCodes(codes, torch.tensor(bad), None, tied, logits)
         numbers = at_tokens[..., 0].astype(np.float64)  # [batch, n]
         bad_at = ~np.isfinite(numbers) & real  # [batch, n]
         first = numbers[bad_at][0] if bad_at.any() else 0.0  # row-major: the first bad one
+        lengths = real.sum(axis=1)
+        codes = self._numpy_codes(numbers, lengths)
+        bad, first_bad = torch.tensor(bool(bad_at.any())), torch.tensor(first, dtype=torch.float64)
+        if not (find_undecided and self._checks_values):
+            return DeviceCodes(torch.from_numpy(codes), bad, first_bad)
+        if self.values is not None:
+            nearest = self._snap.numbers[codes]
+        elif self.has_grid:
+            nearest = codes / self.grid_rows(lengths, numbers.shape[1])
+        else:
+            nearest = codes
+        tolerance = self._tolerance(np.abs(nearest), np.maximum)
+        with np.errstate(invalid="ignore"):  # a padding position's inf - inf
+            off = (np.abs(numbers - nearest) > tolerance) & real
         return DeviceCodes(
-            torch.from_numpy(self._numpy_codes(numbers, real.sum(axis=1))),
-            torch.tensor(bool(bad_at.any())),
-            torch.tensor(first, dtype=torch.float64),
+            torch.from_numpy(codes),
+            bad,
+            first_bad,
+            torch.from_numpy(off),
+            torch.from_numpy(numbers),
+            torch.from_numpy(np.asarray(nearest, dtype=np.float64)),
         )
+
+    @property
+    def _checks_values(self) -> bool:
+        """Whether a numerical logit can be told off every value: the file certifies an error
+        bound and the output takes listed values, a grid's, whole numbers or bools (not any
+        float)."""
+        return self.error_bound is not None and (
+            self.values is not None or self.has_grid or self.type is not OutputType.FLOATS
+        )
+
+    def _tolerance(self, size: Any, at_least: Any) -> Any:
+        """How far a logit may lie from a value of magnitude `size` on an input the program has
+        a value for: the certified bound, plus float64 noise in computing the value (the
+        certifier's SNAP_NOISE, 1e-9 relative)."""
+        return (self.error_bound or 0.0) + 1e-9 * at_least(size, 1.0)
 
     def check(
         self, reduced: DeviceCodes, inputs: Sequence[int] | None = None, ties: bool = False
     ) -> None:
-        """Raise `ModelOutputError` if `reduce` read a non-finite logit, or (unless `ties`) a
-        tied largest one: row r is input `inputs[r]` (r where None) in its message (one host
+        """Raise `ModelOutputError` if `reduce` read a non-finite logit, or (unless `ties`) an
+        undecided position: row r is input `inputs[r]` (r where None) in its message (one host
         sync)."""
         import torch
 
-        if reduced.tied is None or ties:
-            bad, tied = bool(reduced.bad), False
+        if reduced.undecided is None or ties:
+            bad, undecided = bool(reduced.bad), False
         else:
-            bad, tied = torch.stack([reduced.bad, reduced.tied.any()]).tolist()
+            bad, undecided = torch.stack([reduced.bad, reduced.undecided.any()]).tolist()
         if bad:
             first = None if reduced.first_bad is None else float(reduced.first_bad)
             raise self._non_finite(first)
-        if tied and reduced.tied is not None and reduced.logits is not None:
-            mask = reduced.tied.cpu().numpy()
+        if not undecided or reduced.undecided is None or reduced.logits is None:
+            return
+        mask = reduced.undecided.cpu().numpy()
+        if reduced.nearest is None:
             raise tie_error(self.name, self.values or (), mask, reduced.logits, inputs)
+        numbers, nearest = reduced.logits.cpu(), reduced.nearest.cpu()
+        bound = self.error_bound or 0.0
+        raise off_value_error(self.name, mask, numbers, nearest, bound, inputs)
 
     def values_of(self, codes: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:
         """Codes `[batch, n]` (see `reduce`) -> plain Python values, row b cut to `lengths[b]`."""
@@ -304,66 +360,17 @@ class OutputSpec:
     # -- snapping to the listed values -------------------------------------------------------------
 
     @cached_property
-    def _snap_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The distinct listed numbers, sorted; for each, the index of the value it decodes to and
-        that value's tie rank.
-
-        Where a number is listed both as an int and as a float (0 and 0.0: one value passed
-        through, or a mean of several), the int wins: whole results of RASP programs are mostly
-        ints (round, %, counts), and the model reads both alike. A tie between two numbers (an
-        input exactly between them) goes to the int, then to the value listed first, so the result
-        is deterministic.
-        """
-        values = self.values or ()
-        best: dict[float, tuple[tuple[bool, int], int]] = {}
-        for index, value in enumerate(values):
-            rank = (isinstance(value, float), index)
-            number = float(value)  # type: ignore[arg-type]
-            if number not in best or rank < best[number][0]:
-                best[number] = (rank, index)
-        grid = np.array(sorted(best), dtype=np.float64)
-        chosen = np.array([best[x][1] for x in grid.tolist()], dtype=np.int64)
-        # one integer that orders the tie ranks: floats after ints, then list order
-        ranks = np.array(
-            [best[x][0][0] * len(values) + best[x][0][1] for x in grid.tolist()], dtype=np.int64
-        )
-        return grid, chosen, ranks
+    def _snap(self) -> SnapTable:
+        return SnapTable.of(self.values or ())
 
     def _nearest(self, numbers: np.ndarray) -> np.ndarray:
-        """Index into `values` of the nearest listed value to each number (ties as above)."""
-        grid, chosen, ranks = self._snap_table
-        right = np.clip(np.searchsorted(grid, numbers), 1, len(grid) - 1) if len(grid) > 1 else None
-        if right is None:
-            return np.zeros(numbers.shape, dtype=np.int64) + chosen[0]
-        left = right - 1
-        d_left = np.abs(numbers - grid[left])
-        d_right = np.abs(grid[right] - numbers)
-        take_left = (d_left < d_right) | ((d_left == d_right) & (ranks[left] < ranks[right]))
-        return chosen[np.where(take_left, left, right)]
+        """Index into `values` of the nearest listed value to each number (transformer/snapping.py
+        says which where two are as near)."""
+        return self._snap.nearest(numbers)
 
     def _nearest_on(self, numbers: Tensor) -> Tensor:
         """`_nearest` in torch, on the numbers' device."""
-        import torch
-
-        # the table is copied to a device once, not per batch (a copy would wait for the GPU)
-        tables = self._device_snap_tables
-        if numbers.device not in tables:
-            tables[numbers.device] = tuple(
-                torch.from_numpy(a).to(numbers.device) for a in self._snap_table
-            )
-        grid, chosen, ranks = tables[numbers.device]
-        if len(grid) == 1:
-            return torch.zeros(numbers.shape, dtype=torch.int64, device=numbers.device) + chosen[0]
-        right = torch.searchsorted(grid, numbers).clamp(1, len(grid) - 1)
-        left = right - 1
-        d_left = (numbers - grid[left]).abs()
-        d_right = (grid[right] - numbers).abs()
-        take_left = (d_left < d_right) | ((d_left == d_right) & (ranks[left] < ranks[right]))
-        return chosen[torch.where(take_left, left, right)]
-
-    @cached_property
-    def _device_snap_tables(self) -> dict[torch.device, tuple[Tensor, ...]]:
-        return {}
+        return self._snap.nearest_on(numbers)
 
     @cached_property
     def _latin1_bytes(self) -> np.ndarray | None:
@@ -428,10 +435,12 @@ class DeviceCodes:
     codes: Tensor  # [batch, n]
     bad: Tensor  # 0-dim bool: a non-finite logit was read
     first_bad: Tensor | None  # 0-dim float64, numerical only: the first non-finite number
-    # categorical only: [batch, n] bool, real positions whose largest logit is shared
-    # (transformer/ties.py), and the logits [batch, n, d_vocab_out] (a reference) that name them
-    tied: Tensor | None = None
+    # where asked for: [batch, n] bool, the undecided real positions (transformer/ties.py), and
+    # the logits that name them: categorical [batch, n, d_vocab_out] (a reference), numerical
+    # the numbers [batch, n] (float64) beside the nearest value each can take (`nearest`)
+    undecided: Tensor | None = None
     logits: Tensor | None = None
+    nearest: Tensor | None = None
 
 
 def _exact_ints(numbers: np.ndarray) -> np.ndarray:

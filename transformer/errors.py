@@ -47,12 +47,15 @@ class ModelOutputError(ArithmeticError):
 
 
 class UndecidedOutputError(ModelOutputError):
-    """A categorical output position whose largest logit is shared (transformer/ties.py):
-    `str(err)` is `reason; hint`, and `input` and `position` name the first such position."""
+    """An output position that nothing in the logits decides (transformer/ties.py): a
+    categorical one whose largest logit is shared, a numerical one off every value it can take.
+    `str(err)` is `reason; hint`; `input` and `position` name the first such position, and
+    `detail` says what its logits hold ("its largest logit, 0, is shared by 'a', 'b'")."""
 
-    def __init__(self, reason: str, hint: str, input: int, position: int) -> None:
+    def __init__(self, reason: str, hint: str, input: int, position: int, detail: str = "") -> None:
         super().__init__(f"{reason}; {hint}")
         self.reason = reason
         self.hint = hint
         self.input = input
         self.position = position
+        self.detail = detail

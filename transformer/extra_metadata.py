@@ -9,6 +9,7 @@ line naming the field, never accepted by one and crashed on by another.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from transformer.digests import check_digests_field
@@ -30,6 +31,21 @@ def check_extra_fields(check: Checker, raw: dict[str, Any]) -> None:
             raise check.fail(
                 f"metadata field '{key}' must be true or false, got {json_text(raw[key])}"
             )
+
+
+def decoder_error_bound(raw: Mapping[str, Any]) -> float | None:
+    """The certificate's largest float32 error of a numerical output's logit at any state the
+    program reaches (the decoder's `snap` check's `max_bound`), or None where the file records
+    none (older compilers, a categorical output) or it is not a finite number. Call after
+    `check_extra_fields`: the certificate's shape is checked there."""
+    certificate = raw.get("certificate")
+    checks = certificate.get("checks") if isinstance(certificate, dict) else None
+    for entry in checks if isinstance(checks, list) else ():
+        if entry.get("sublayer") == "decoder" and entry.get("kind") == "snap":
+            bound = entry.get("max_bound")
+            finite = isinstance(bound, int | float) and not isinstance(bound, bool)
+            return float(bound) if finite and 0 <= bound < float("inf") else None
+    return None
 
 
 def _check_certificate(check: Checker, certificate: Any) -> None:

@@ -20,15 +20,24 @@ from transformer.hooks import Cache, FwdHooks, hook_names, resolve
 from transformer.model import Transformer
 
 
+class HookedLogits(Tensor):
+    """The logits of a run with forward hooks. They are a tensor like any other, and stay one of
+    these through torch operations (slicing, `clone`, `cpu`, `cat` with others), so that `decode`
+    can tell them from an unhooked run's: it then refuses an undecided position, as `run_hooked`
+    does, where the weights alone never leave one on an input the program has a value for."""
+
+
 def run_with_hooks(
     model: Transformer, ids: Tensor, fwd_hooks: FwdHooks = (), cache: Cache | None = None
 ) -> Tensor:
-    """Logits of `model` on `ids` with `fwd_hooks` applied for this call only; each activation
-    recorded in `cache` where given. Hooks are resolved (and refused) before the ids are checked."""
+    """Logits of `model` on `ids` with `fwd_hooks` applied for this call only (`HookedLogits`
+    where any are given); each activation recorded in `cache` where given. Hooks are resolved
+    (and refused) before the ids are checked."""
     fns = resolve(fwd_hooks, hook_names(model.cfg.n_layers))
     ids = checked_ids(ids, model.cfg, model.embed.W_E.device)
     with torch.inference_mode():
-        return model.run_with_hooks(ids, fns, cache)
+        logits = model.run_with_hooks(ids, fns, cache)
+        return logits.as_subclass(HookedLogits) if fns else logits
 
 
 def run_with_cache(

@@ -59,7 +59,7 @@ from transformer.io import load
 from transformer.metadata_checks import Checker
 from transformer.model import seen_keys
 from transformer.output_metadata import parse_output
-from transformer.ties import ARGMAX
+from transformer.ties import AUTO
 
 Hook = Callable[[torch.Tensor, Any], torch.Tensor]
 
@@ -205,7 +205,7 @@ def decode_logits(
     logits: torch.Tensor,
     lengths: Sequence[int],
     *,
-    undecided: Any = ARGMAX,
+    undecided: Any = AUTO,
 ) -> list[list[Any]]:
     """The program's values from an exported model's logits `[batch, pos, d_vocab_out]` (a
     HookedTransformer's, fed `[bos_id, token ids..., pad_id...]`): positions 1..n of row b, n =

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from transformer.config import HEAD_MASKS, LayerShape, ModelConfig
 from transformer.decoding import OutputSpec
-from transformer.extra_metadata import check_extra_fields
+from transformer.extra_metadata import check_extra_fields, decoder_error_bound
 from transformer.fileformat import FORMAT_NAME, FORMAT_VERSION
 from transformer.metadata_checks import Checker, json_text
 from transformer.output_metadata import parse_output
@@ -137,8 +137,11 @@ def parse_metadata(path: str, text: str) -> ModelMetadata:
         compiler_version=check.get(raw, "compiler_version", "", str),
         config=config,
         vocab=_parse_vocab(check, check.get(raw, "vocab", "", dict), config, max_len),
-        output=parse_output(
-            check, check.get(raw, "output", "", dict), config.d_vocab_out, version, max_len
+        output=replace(
+            parse_output(
+                check, check.get(raw, "output", "", dict), config.d_vocab_out, version, max_len
+            ),
+            error_bound=decoder_error_bound(raw),
         ),
         residual=tuple(residual),
         layers=_parse_layers(check, layers, config),

@@ -1,14 +1,17 @@
-"""Positions where a categorical output's largest logit is shared: nothing decides the value.
+"""Undecided output positions: nothing in the logits decides the value.
 
-A compiled model never ties on an input the program has a value for (its certificate proves a
-margin between the top logit and every other one); a hook or an edited weight can, an ablation
-that zeroes a head's output often does (every logit 0), and so may an input the program has no
-value for (the interpreter raises: averaging two strings gives two halves). argmax would then
-give the first listed value, which reads like a real one, so decoding refuses such a position
-with an `UndecidedOutputError` naming it (`run_hooked` by default; `run`, `decode` and
-`interop.decode_logits` with `undecided=RAISE`), or puts a marker there (`undecided=None`), or,
-by default outside `run_hooked`, keeps argmax's first value, as unhooked runs always gave
-(docs/runtime.md).
+A categorical position is undecided where its largest logit is shared; a numerical one where its
+logit lies farther from every value the output can take than the certificate's float32 error
+bound (`OutputSpec.error_bound`). A compiled model gives neither on an input the program has a
+value for (its certificate proves a margin between the top logit and every other one, and bounds
+the numerical logit's distance from the program's value); a hook or an edited weight can, an
+ablation that zeroes a head's output often does (every logit 0), and so may an input the program
+has no value for (the interpreter raises: averaging two strings gives two halves). argmax, or
+snapping, would then give a value that reads like a real one, so decoding refuses such a
+position with an `UndecidedOutputError` naming it (`undecided=RAISE`: `run_hooked`'s default and
+`decode`'s for a hooked run's logits), or puts a marker there (`undecided=None`), or, by default
+for unhooked runs, keeps argmax's first value or the snapped one, as they always gave
+(docs/runtime.md, "Undecided positions").
 """
 
 from __future__ import annotations
@@ -45,6 +48,16 @@ class _Argmax:
 ARGMAX: Any = _Argmax()
 
 
+class _Auto:
+    """`decode`'s default: RAISE for the logits of a hooked run (`HookedLogits`), else ARGMAX."""
+
+    def __repr__(self) -> str:
+        return "AUTO"
+
+
+AUTO: Any = _Auto()
+
+
 def tied_torch(at_tokens: Tensor, real: Tensor) -> Tensor:
     """`[batch, n]` bool: real positions of `at_tokens [batch, n, columns]` whose largest logit
     is in two or more columns (no host synchronisation)."""
@@ -77,19 +90,53 @@ def tie_error(
     shown = ", ".join(shared[:6]) + (f" and {len(shared) - 6} more" if len(shared) > 6 else "")
     where = row if inputs is None else inputs[row]
     also = f" (and {len(rows) - 1} more positions)" if len(rows) > 1 else ""
+    detail = f"its largest logit, {top:g}, is shared by {shown}"
     return UndecidedOutputError(
-        f"output '{name}' is undecided at position {position} of input {where}{also}: its "
-        f"largest logit, {top:g}, is shared by {shown}",
+        f"output '{name}' is undecided at position {position} of input {where}{also}: {detail}",
         "a compiled model ties only after a hook or an edit, or on an input the program has no "
         "value for; pass undecided=None to run, decode or run_hooked to mark such positions "
         "instead",
         where,
         position,
+        detail,
     )
 
 
-def mark(rows: list[list[Any]], tied: np.ndarray, marker: Any) -> list[list[Any]]:
-    """`rows` with `marker` at each tied position (`tied [batch, n]` marks real positions only)."""
-    for row, position in zip(*np.nonzero(tied), strict=True):
+def off_value_error(
+    name: str,
+    undecided: np.ndarray,
+    numbers: Tensor,
+    nearest: Tensor,
+    bound: float,
+    inputs: Sequence[int] | None = None,
+) -> UndecidedOutputError:
+    """The error naming the first position (row-major) of `undecided [batch, n]` where a
+    numerical output's logit (`numbers [batch, n]`) lies farther from the nearest value it can
+    take (`nearest [batch, n]`) than the certificate's error `bound`."""
+    rows, positions = np.nonzero(undecided)
+    row, position = int(rows[0]), int(positions[0])
+    number = float(numbers[row, position])
+    near = float(nearest[row, position])
+    where = row if inputs is None else inputs[row]
+    also = f" (and {len(rows) - 1} more positions)" if len(rows) > 1 else ""
+    detail = (
+        f"its logit, {number:.9g}, is {abs(number - near):.3g} from the nearest value it can "
+        f"take, {near:.9g}, beyond the certified float32 error bound {bound:.3g}"
+    )
+    return UndecidedOutputError(
+        f"output '{name}' is undecided at position {position} of input {where}{also}: {detail}",
+        "a compiled model lands on a value only where the program has one; a hook or an edit, "
+        "or an input the program has no value for, can leave it between values; pass "
+        "undecided=None to run, decode or run_hooked to mark such positions instead",
+        where,
+        position,
+        detail,
+    )
+
+
+def mark(rows: list[list[Any]], undecided: np.ndarray, marker: Any) -> list[list[Any]]:
+    """`rows` with `marker` at each undecided position (`undecided [batch, n]` marks real
+    positions only)."""
+    for row, position in zip(*np.nonzero(undecided), strict=True):
         rows[int(row)][int(position)] = marker
     return rows

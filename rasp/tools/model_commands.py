@@ -165,8 +165,14 @@ def cmd_run_model(args: argparse.Namespace) -> int:
     except transformer.ModelInputError as err:
         refused = ModelInputRefused.of(args.model, err, tuple(model.meta.raw["vocab"]["tokens"]))
         return steps.usage_error("run", refused.as_argument_error(args.input))
+    from rasp.tools.run_model_notes import uncertified_notes
+
     with steps.runtime_errors(args.model):
         (values,) = model.run([args.input])
+        # (running the recorded program costs a parse: not where no warning is printed)
+        notes = [] if console.quiet else uncertified_notes(model, args.model, args.input)
+    for note in notes:  # where the output printed below is not certified
+        console.warn(note)
     # tracr's tuples (n-ary maps) are string tokens in the model: shown as tuples, as `rasp run`
     # of the program shows them, where the file says its output's marked strings are tuples (a
     # RASP program's own token "\x00(1, 2)" is a string)

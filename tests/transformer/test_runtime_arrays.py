@@ -198,7 +198,10 @@ def _ids_or_error(run: Any) -> Any:
     try:
         return run().tolist()
     except ModelInputError as err:
-        return str(err)
+        # run_array's hint for a padded row (test_an_array_of_padded_inputs_...) is its own
+        return (
+            err.reason if err.hint.startswith("run_array runs inputs of one length") else str(err)
+        )
 
 
 @settings(max_examples=300, derandomize=True, deadline=None)
@@ -280,6 +283,41 @@ def test_an_unmasked_masked_array_is_its_data(reverse_model: Any) -> None:
 def test_bad_arrays_are_named(tokens: Any, message: str, reverse_model: Any) -> None:
     with pytest.raises(ModelInputError, match=message):
         reverse_model.run_array(tokens)
+
+
+ONE_LENGTH = "; run_array runs inputs of one length, 3 tokens each here, and input 1 reads as "
+
+
+@pytest.mark.parametrize(
+    ("tokens", "reads_as"),
+    [
+        (np.array([list("abc"), ["a", "b", ""]]), '2 tokens padded with ""'),
+        (np.array([list("abc"), ["a", None, None]], dtype=object), "1 token padded with null"),
+        (np.array([list("abc"), ["b", "<pad>", "<pad>"]]), '1 token padded with "<pad>"'),
+        (np.array([[1, 2, 0], [1, 0, 0]]), None),  # the vocabulary holds no ints: no input
+        (np.ma.array([list("abc"), list("bca")], mask=[[0] * 3, [0, 1, 1]]), "1 token then masked"),
+    ],
+)
+def test_an_array_of_padded_inputs_says_it_takes_one_length(
+    tokens: Any, reads_as: str | None, reverse_model: Any
+) -> None:
+    # before: only the unknown token (or the masked one), as if a typo
+    with pytest.raises(ModelInputError) as err:
+        reverse_model.run_array(tokens)
+    message = str(err.value)
+    if reads_as is None:
+        assert "one length" not in message
+        return
+    assert ONE_LENGTH + reads_as in message
+    assert message.endswith(
+        ": give inputs of several lengths to run (a list of inputs, grouped by length into "
+        "batches), or one array per length"
+    )
+    # a token outside the vocabulary where no input fills the array, or inside a row: no padding
+    for typo in (np.array([list("az"), list("za")]), np.array([list("abc"), list("azb")])):
+        with pytest.raises(ModelInputError) as err:
+            reverse_model.run_array(typo)
+        assert "one length" not in str(err.value)
 
 
 # -- end to end ---------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from rasp.interpreter import load_file
 from transformer import ModelOutputError
 from transformer.hooks import HookPoint
 from transformer.interop import decode_logits as export_decode
-from transformer.ties import RAISE, tied_numpy, tied_torch
+from transformer.ties import ARGMAX, RAISE, tied_numpy, tied_torch
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,7 +78,10 @@ def test_undecided_marks_exactly_the_tied_positions(
     assert reverse.decode(logits, lengths, undecided=-1) == [["c", "b", "a"], ["a", -1]]
     with pytest.raises(ModelOutputError, match="at position 1 of input 1: "):
         reverse.decode(logits, lengths, undecided=RAISE)
-    assert reverse.decode(logits, lengths) == [["c", "b", "a"], ["a", "a"]]  # argmax, as before
+    # a hooked run's logits decode as run_hooked decodes them: refused, unless argmax is asked
+    with pytest.raises(ModelOutputError, match="at position 1 of input 1: "):
+        reverse.decode(logits, lengths)
+    assert reverse.decode(logits, lengths, undecided=ARGMAX) == [["c", "b", "a"], ["a", "a"]]
 
 
 def test_ties_at_padding_are_not_read(reverse: transformer.CompiledTransformer) -> None:
@@ -144,15 +147,6 @@ def test_an_input_the_program_has_no_value_for_may_tie_and_is_named(tmp_path: Pa
         model.run(["a", "aa", "ab"], undecided=RAISE)
     assert model.run(["a", "aa", "ab"]) == [["a"], ["a", "a"], ["a", "a"]]  # as always
     assert model.run(["a", "aa", "ab"], undecided=None) == [["a"], ["a", "a"], ["a", None]]
-
-
-def test_numerical_outputs_read_the_number_as_before() -> None:
-    hist = _compiled("hist", "hist")
-    model = transformer.from_tensors(hist.weights, hist.metadata)
-    ids, lengths = model.encode(["aab"])
-    logits = model.run_with_hooks(ids, [("blocks.0.hook_mlp_out", _zero_attention)])
-    # a numerical output has one logit, a number: no tie; it snaps as docs/runtime.md says
-    assert model.decode(logits, lengths) == model.decode(logits, lengths, undecided=None)
 
 
 @pytest.mark.parametrize("seed", range(5))
