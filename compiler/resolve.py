@@ -261,8 +261,8 @@ def _tracr_mean(
         return bools.mark(result, (copied or frozenset()) | unsure) if of_bools else result
 
     if facts.at_most_one(selector):  # never a mean: the aggregate copies one value
-        if copied is None and _copies_many_numbers(plain, facts):
-            return _none_as_number(plain, facts.values(values))
+        if _copies_many_numbers(plain, facts):
+            return marked(_none_as_number(plain, facts.values(values)), copied is not None)
         return marked(plain, copied is not None)
     keys = rank_keys(selector)
     n = facts.sets.max_len
@@ -370,24 +370,16 @@ def _tracr_mean(
 
 def _copies_many_numbers(plain: sops.AggregateSOp, facts: ValueFacts) -> bool:
     """Whether single-key aggregate `plain` copies many numbers (ints and floats only) with
-    tracr's default None, none of them equal to another of another type (1 and 1.0): a copy that
-    `_none_as_number` lets the compiler make as one number. (Twins in one number were read as
-    two values of the map back: a copy of a prefix mean's 1 and 1.0 was refused, margin 0.)"""
+    tracr's default None: a copy that `_none_as_number` lets the compiler make as one number.
+    Equal numbers of two types among them (a prefix mean's 1 and 1.0) are one number to the
+    copy and one column of the map back (`MapPlanner._twins_merged`), their types told apart by
+    position where positions decide them (`compiler.output_types`), as a one-hot copy's are."""
     possible = facts.values(plain.sop)
-    if not (
+    return (
         plain.default is None
         and len(possible) > NUMERIC_COPY_MIN_VALUES
         and all(_is_number(v) and math.isfinite(v) for v in possible)
-    ):
-        return False
-    if not _number_twins(possible):
-        return True
-    # the values at the keys it selects may have none (the first of a prefix mean's: the tokens)
-    try:
-        copied = ValueFacts([plain], facts.vocab, facts.sets.max_len).values(plain)
-    except CompileError:
-        return False
-    return not _number_twins(copied)
+    )
 
 
 def _none_as_number(plain: sops.AggregateSOp, possible: Sequence[Atom]) -> sops.Node:
