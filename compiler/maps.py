@@ -15,6 +15,7 @@ from typing import Any
 from compiler import map_rows, map_steps, mlp, piecewise
 from compiler.blocks import (
     ONE,
+    Atom,
     Dim,
     Encoded,
     Encoding,
@@ -388,9 +389,33 @@ class MapPlanner:
         groups: dict[tuple[str, Any], list[Terms]] = {value_key(v): [] for v in vals}
         for (u,), v in rows:
             groups[value_key(v)].append(src.one_hot[src.index_of(u)])
+        vals = self._twins_merged(node, vals, groups)
         one_hot = tuple(_add_terms(groups[value_key(v)]) for v in vals)
         cat = Encoded(node.name, Encoding.CATEGORICAL, vals, one_hot=one_hot)
         return cat if encoding is Encoding.CATEGORICAL else view_numerical(node, cat, vals)
+
+    def _twins_merged(
+        self, node: IRNode, vals: tuple[Atom, ...], groups: dict[tuple[str, Any], list[Terms]]
+    ) -> tuple[Atom, ...]:
+        """`vals` without a value no row gives whose equal number of another type (1.0 beside 1)
+        is written in its place (`MapRows` merged their rows: the source reads them as one), that
+        written value standing for it (`Built.canon`), as a step MLP's one-hot does. Its own
+        empty column was the decoder's second choice tied with nothing: an identity map of a
+        prefix mean's copy, 1 at position 0 and 1.0 after it, was refused (argmax margin 0)."""
+        twins = self.built.twins.get(node.index, {})
+        canon: dict[tuple[str, Any], Atom] = {}
+        for v in vals:
+            key = value_key(v)
+            if groups[key] or key not in twins:
+                continue
+            written = [w for w in twins[key].values() if groups[value_key(w)]]
+            if len(written) == 1:
+                canon[key] = written[0]
+        if not canon:
+            return vals
+        kept = tuple(v for v in vals if value_key(v) not in canon)
+        self.built.canon[node.index] = {**{value_key(v): v for v in kept}, **canon}
+        return kept
 
     def _context_steps(self, node: IRNode, support: tuple[int, ...], encoding: Encoding) -> Encoded:
         """A map of two numerical s-ops whose joint table is too big (`length * mean`, the

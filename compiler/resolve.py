@@ -261,8 +261,8 @@ def _tracr_mean(
         return bools.mark(result, (copied or frozenset()) | unsure) if of_bools else result
 
     if facts.at_most_one(selector):  # never a mean: the aggregate copies one value
-        if copied is None and _copies_many_numbers(plain, facts):
-            return _none_as_number(plain, facts.values(values))
+        if _copies_many_numbers(plain, facts):
+            return marked(_none_as_number(plain, facts.values(values)), copied is not None)
         return marked(plain, copied is not None)
     keys = rank_keys(selector)
     n = facts.sets.max_len
@@ -369,36 +369,39 @@ def _tracr_mean(
 
 
 def _copies_many_numbers(plain: sops.AggregateSOp, facts: ValueFacts) -> bool:
-    """Whether single-key aggregate `plain` copies many numbers (ints and floats only) with
-    tracr's default None, none of them equal to another of another type (1 and 1.0): a copy that
-    `_none_as_number` lets the compiler make as one number. (Twins in one number were read as
-    two values of the map back: a copy of a prefix mean's 1 and 1.0 was refused, margin 0.)"""
-    possible = facts.values(plain.sop)
-    if not (
+    """Whether single-key aggregate `plain` copies many numbers (ints and floats; None beside
+    them) with tracr's default None: a copy that `_none_as_number` lets the compiler make as one
+    number. Equal numbers of two types among them (a prefix mean's 1 and 1.0) are one number to
+    the copy and one column of the map back (`MapPlanner._twins_merged`), their types told apart
+    by position where positions decide them (`compiler.output_types`), as a one-hot copy's are."""
+    numbers = [v for v in facts.values(plain.sop) if v is not None]
+    return (
         plain.default is None
-        and len(possible) > NUMERIC_COPY_MIN_VALUES
-        and all(_is_number(v) and math.isfinite(v) for v in possible)
-    ):
-        return False
-    if not _number_twins(possible):
-        return True
-    # the values at the keys it selects may have none (the first of a prefix mean's: the tokens)
-    try:
-        copied = ValueFacts([plain], facts.vocab, facts.sets.max_len).values(plain)
-    except CompileError:
-        return False
-    return not _number_twins(copied)
+        and len(numbers) > NUMERIC_COPY_MIN_VALUES
+        and all(_is_number(v) and math.isfinite(v) for v in numbers)
+    )
 
 
 def _none_as_number(plain: sops.AggregateSOp, possible: Sequence[Atom]) -> sops.Node:
-    """`plain` (a copy of one key's number, default None) with a number below its values as the
-    default, mapped back to None after the copy: with the default None, the copy of a mean of
-    788 values (tracr's `shift_by(16, make_frac_prevs(tokens))` at N = 17) was their one-hot,
-    11.3M parameters, where only the 4 at position 0 are ever copied; a number default lets the
-    compiler copy the number itself (`PlanContext.is_mean`, `numeric_copies`) and decode the
-    values the copy takes."""
-    marker = math.floor(min(possible)) - 1
-    copy = dataclasses.replace(plain, default=marker, name=None)
+    """`plain` (a copy of one key's number or None, default None) with a number below the
+    numbers standing in for None, in the values and as the default, mapped back to None after
+    the copy: with the default None, the copy of a mean of 788 values (tracr's `shift_by(16,
+    make_frac_prevs(tokens))` at N = 17) was their one-hot, 11.3M parameters, where only the 4
+    at position 0 are ever copied; a number lets the compiler copy the number itself
+    (`PlanContext.is_mean`, `numeric_copies`) and decode the values the copy takes. A sort of
+    sorted means by the indices, whose values hold None (make_sort_unique of a sort that leaves
+    a position empty), copied their one-hot of 1,600 or more values at N = 20."""
+    marker = math.floor(min(v for v in possible if v is not None)) - 1
+    values = plain.sop
+    if None in possible:
+        values = sops.MapSOp(
+            fn=_AsNumber(marker),
+            inputs=(values,),
+            text="None as a number",
+            span=plain.span,
+            loose=True,
+        )
+    copy = dataclasses.replace(plain, sop=values, default=marker, name=None)
     return sops.MapSOp(
         fn=_Markers(((marker, None),)),
         inputs=(copy,),

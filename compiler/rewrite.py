@@ -91,7 +91,6 @@ class ValueFacts:
             chain = sops.MapSOp(fn=_zero, inputs=(read, chain), text="facts")  # type: ignore[arg-type]
         graph, self.index = graph_and_index(chain)  # not walk positions: leaves are shared
         self.sets: ValueSets = infer_values(graph, vocab, max_len)
-        self.vocab = tuple(vocab)
 
     def values(self, node: sops.Node) -> tuple[Atom, ...]:
         return self.sets.values[self.index[node.id]]
