@@ -1,5 +1,6 @@
-"""`sop_hook`'s refusals name what to write instead: a width or length held as `NAME.frac`
-(1/(NAME + 1)), a non-number for a numerical s-op, a label given as an s-op's name."""
+"""`sop_hook`'s refusals name what to write instead: a width or length given to its `NAME.frac`
+(1/(NAME + 1)), a non-number for a numerical s-op, a label given as an s-op's name; a width or
+length held only as its `NAME.frac` is patched by its own name."""
 
 from __future__ import annotations
 
@@ -64,16 +65,22 @@ def test_a_non_number_for_a_numerical_s_op_names_its_values(
     )
 
 
-def test_a_length_held_only_as_its_frac_says_so() -> None:
+def test_a_length_held_only_as_its_frac_is_patched_by_its_own_name() -> None:
     model = _model("most_freq", "most_freq", 4)
     assert "length" not in {label.partition(":")[0] for label in model.residual_labels}
-    err = _refusal(model, "length", 2)  # before: "patch the part ... (NAME.int where there is one)"
-    assert err.reason == "length is held only as length.frac, which holds 1/(length + 1)"
-    assert err.hint == (
-        "length.frac holds 1/(length + 1), not length: for length = 2 write 1 / 3 (0.333333)"
+    # before: refused, with the hint to write 1 / 3 into length.frac oneself
+    name, patch = model.sop_hook("length", 2)
+    assert patch.dims == (model.residual_labels.index("length.frac"),)
+    assert patch.numbers == (1 / 3,)
+    assert model.sop_hook("length.frac", 1 / 3)[0] == name  # the same patch, at the same point
+    assert str(_refusal(model, "length", 9)) == (
+        "length has no value 9 in the model: it is held only as length.frac = 1/(length + 1), "
+        "whose 4 values give length = 1, 2, 3, 4; no input gives that number there, so what the "
+        "model computes from it is not certified; write any number with run_with_hooks"
     )
-    assert _refusal(model, "length", "a").hint == (
-        "length.frac holds 1/(length + 1), not length (length is 1..4 here)"
+    assert str(_refusal(model, "length", "a")) == (
+        "length is a count held only as length.frac = 1/(length + 1): its value must be a "
+        "number, got 'a' (length is 1..4 here)"
     )
 
 
