@@ -20,6 +20,7 @@ import difflib
 import json
 import math
 import re
+import warnings
 from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
@@ -32,6 +33,12 @@ from transformer.hooks import HookPoint
 from transformer.model import Transformer
 
 _RESID = re.compile(r"blocks\.(\d+)\.hook_resid_(pre|mid|post)")
+
+
+class UncheckedPatchWarning(UserWarning):
+    """A numerical s-op patched with a number the file cannot check: its reach lists no value set
+    for the s-op alone (every block reads it within a sum, `above.sum` = `prefix_mean - mean`, or
+    beside another dimension), so the patch may leave the certificate."""
 
 
 @dataclass(frozen=True)
@@ -160,6 +167,14 @@ def _number(
             f"only for the values {', '.join(labels)}; {value!r} is none of them"
         )
     listed = _listed_numbers(reach, sop, dim)
+    if not listed and isinstance(reach, dict):
+        warnings.warn(
+            f"{sop}: the model lists no values of {sop} alone (its blocks read it only together "
+            f"with other dimensions), so {value!r} is written unchecked; a number no input gives "
+            "there is outside the certificate",
+            UncheckedPatchWarning,
+            stacklevel=4,
+        )
     if listed and not any(_same_number(value, number) for number in listed):
         # a categorical s-op refuses a value it has no column for; a number no input gives
         # (99 for a count up to 8) would otherwise decode silently to the nearest value

@@ -12,6 +12,7 @@ import transformer
 from compiler import compile_sop
 from rasp.interpreter import load_file
 from transformer import ModelInputError
+from transformer.patching import UncheckedPatchWarning
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -97,3 +98,25 @@ def test_a_label_given_as_the_s_op_names_the_call_to_write(
     assert err.hint == "name the s-op and give the value: sop_hook('tokens', '1', ...)"
     patch = quoted.sop_hook("tokens", "1")[1]  # as the hint says: the string's column
     assert quoted.residual_labels[patch.dims[patch.numbers.index(1.0)]] == 'tokens:"1"'
+
+
+def test_a_number_the_reach_lists_no_values_for_is_written_with_a_warning(tmp_path: Path) -> None:
+    """`mean` is read only within `above.sum` = `prefix_mean - mean`: the file lists no values of
+    it alone, and 7 (no mean of tokens 1..3) was written without a word."""
+    program = tmp_path / "mean.rasp"
+    program.write_text(
+        "tokens = tokens_int;\nmean = aggregate(full_s, tokens);\n"
+        "prefix_mean = aggregate(select(indices, indices, <=), tokens);\n"
+        "above = prefix_mean > mean;\n"
+    )
+    compiled = compile_sop(load_file(str(program)).get("above"), [1, 2, 3], 4)
+    model = transformer.from_tensors(compiled.weights, compiled.metadata)
+    with pytest.warns(UncheckedPatchWarning) as caught:
+        _, patch = model.sop_hook("mean", 7)
+    assert patch.numbers == (7.0,)
+    assert str(caught[0].message) == (
+        "mean: the model lists no values of mean alone (its blocks read it only together with "
+        "other dimensions), so 7 is written unchecked; a number no input gives there is outside "
+        "the certificate"
+    )
+    assert caught[0].filename == __file__  # at the caller's line
