@@ -284,9 +284,15 @@ def _span_text(node: sops.Node) -> str | None:
     if node.span is not None:
         text = node.span.shown_text()
         if len(text) > TEXT_WIDTH:  # cut at spaces where there are some
-            head, tail = text[: TEXT_WIDTH - 25], text[-20:]
+            head, start = text[: TEXT_WIDTH - 25], len(text) - 20
             head = head[: head.rfind(" ")] if head.rfind(" ") > 20 else head
-            tail = tail[tail.find(" ") + 1 :] if 0 <= tail.find(" ") < 10 else tail
+            tail = text[start:]
+            if 0 <= tail.find(" ") < 10:
+                tail = tail[tail.find(" ") + 1 :]
+            else:  # never from inside a name: `... lect(indices, 0, >))` read as a word `lect`
+                while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+                    start -= 1
+                tail = text[start:]
             text = f"{head} ... {tail}"
         return text or None
     return None
