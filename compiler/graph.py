@@ -284,12 +284,26 @@ def _span_text(node: sops.Node) -> str | None:
     if node.span is not None:
         text = node.span.shown_text()
         if len(text) > TEXT_WIDTH:  # cut at spaces where there are some
-            head, tail = text[: TEXT_WIDTH - 25], text[-20:]
+            head, start = text[: TEXT_WIDTH - 25], len(text) - 20
             head = head[: head.rfind(" ")] if head.rfind(" ") > 20 else head
-            tail = tail[tail.find(" ") + 1 :] if 0 <= tail.find(" ") < 10 else tail
+            tail = text[start:]
+            if 0 <= tail.find(" ") < 10:
+                tail = tail[tail.find(" ") + 1 :]
+            else:  # never from inside a name: `... lect(indices, 0, >))` read as a word `lect`
+                back = start
+                while back > start - 15 and _word(text[back - 1]):
+                    back -= 1
+                if _word(text[back - 1]):  # a long name: from the character after it instead
+                    while start < len(text) and _word(text[start]):
+                        start += 1
+                tail = text[back if not _word(text[back - 1]) else start :]
             text = f"{head} ... {tail}"
         return text or None
     return None
+
+
+def _word(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def _structure(node: sops.Node, op: Op, inputs: list[IRNode], own_text: bool = True) -> str:

@@ -96,12 +96,12 @@ layer  block   name  operation
 
 certificate: none (compiled before certificates existed)
 
-residual stream (8 dims):
-     0  one
-     1  bos
-     2  tokens: a b
-     4  indices: 0..2
-     7  frac"""
+residual stream (8 dims, and the sublayers that write them):
+     0  one            embedding, layer 0 head 0, layer 0 mlp
+     1  bos            embedding, layer 0 head 0, layer 0 mlp
+     2  tokens: a b    embedding, layer 0 head 0, layer 0 mlp
+     4  indices: 0..2  embedding, layer 0 head 0, layer 0 mlp
+     7  frac           embedding, layer 0 head 0, layer 0 mlp"""
 
 
 def test_summary_text_is_golden(tmp_path: Path) -> None:
@@ -160,6 +160,9 @@ def test_summary_json(tmp_path: Path) -> None:
         "encoding": "categorical",
         "values": ["a", "b"],
         "quoted": False,
+        # the fake's weights are dense: every block writes and reads every dim
+        "written_by": ["embedding", "layer 0 head 0", "layer 0 mlp"],
+        "read_by": ["layer 0 head 0 (q, k, v)", "layer 0 mlp", "unembed"],
     }
     assert data["residual"][-1]["encoding"] == "numerical"
 

@@ -92,7 +92,10 @@ def check_summary(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         )
         assert values is None or len(values) == stop - start, entry
     d_model = weights["embed.W_E"].shape[1]
-    assert len(labels) == d_model and f"residual stream ({d_model} dims):" in text
+    assert (
+        len(labels) == d_model
+        and f"residual stream ({d_model} dims, and the sublayers that write them):" in text
+    )
 
     # shape and parameters
     facts = layer_facts(weights, labels)

@@ -20,6 +20,7 @@ import difflib
 import json
 import math
 import re
+import warnings
 from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
@@ -32,6 +33,12 @@ from transformer.hooks import HookPoint
 from transformer.model import Transformer
 
 _RESID = re.compile(r"blocks\.(\d+)\.hook_resid_(pre|mid|post)")
+
+
+class UncheckedPatchWarning(UserWarning):
+    """A numerical s-op patched with a number the file cannot check: its reach lists no value set
+    for the s-op alone (every block reads it within a sum, `above.sum` = `prefix_mean - mean`, or
+    beside another dimension), so the patch may leave the certificate."""
 
 
 @dataclass(frozen=True)
@@ -87,12 +94,11 @@ def sop_hook(
     group = groups.get(sop)
     if group is None:
         parts = [name for name in groups if name.startswith(f"{sop}.")]
-        if parts == [f"{sop}.frac"]:  # a width or length read only as 1/(w + 1)
-            listed = _listed_numbers(reach, parts[0], groups[parts[0]][0][0])
-            raise ModelInputError(
-                f"{sop} is held only as {sop}.frac, which holds 1/({sop} + 1)",
-                _frac_hint(parts[0], value, listed) or f"patch {sop}.frac with 1/(value + 1)",
-            )
+        if parts == [f"{sop}.frac"] and groups[parts[0]][0][1] is None:
+            # a width or length held only as 1/(w + 1): w is written there as that
+            dims, numbers = _width(sop, groups[parts[0]][0][0], value, reach)
+            stage = _stage(model, sop, dims, at)
+            return _hook_name(stage), SopPatch(sop, value, position, dims, numbers)
         if parts:  # sort's target_position: .part0, .part1, .int, .sq, ...
             raise ModelInputError(
                 f"{sop} is held only in parts ({', '.join(parts)}): patch the part the later "
@@ -161,6 +167,14 @@ def _number(
             f"only for the values {', '.join(labels)}; {value!r} is none of them"
         )
     listed = _listed_numbers(reach, sop, dim)
+    if not listed and isinstance(reach, dict):
+        warnings.warn(
+            f"{sop}: the model lists no values of {sop} alone (its blocks read it only together "
+            f"with other dimensions), so {value!r} is written unchecked; a number no input gives "
+            "there is outside the certificate",
+            UncheckedPatchWarning,
+            stacklevel=4,
+        )
     if listed and not any(_same_number(value, number) for number in listed):
         # a categorical s-op refuses a value it has no column for; a number no input gives
         # (99 for a count up to 8) would otherwise decode silently to the nearest value
@@ -172,6 +186,34 @@ def _number(
             "certified; write any number with run_with_hooks",
         )
     return (dim,), (float(value),)
+
+
+def _width(sop: str, dim: int, value: Any, reach: Any) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """Width (or length) `value` of `sop`, held only as `sop.frac` at `dim`: 1/(value + 1) there,
+    where the reach lists that number (a width of 0..N; a count beyond is refused, naming them)."""
+    frac = f"{sop}.frac"
+    listed = _listed_numbers(reach, frac, dim)
+    widths = sorted(1 / n - 1 for n in listed if n > 0)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= -1
+    ):
+        shown = f" ({sop} is {_short(widths[0])}..{_short(widths[-1])} here)" if widths else ""
+        raise ModelInputError(
+            f"{sop} is a count held only as {frac} = 1/({sop} + 1): its value must be a "
+            f"number, got {value!r}{shown}"
+        )
+    if listed and not any(_same_number(1 / (value + 1), n) for n in listed):
+        raise ModelInputError(
+            f"{sop} has no value {value!r} in the model: it is held only as {frac} = "
+            f"1/({sop} + 1), whose {len(listed)} values give {sop} = "
+            f"{_shown([float(round(w, 9)) for w in widths])}",
+            "no input gives that number there, so what the model computes from it is not "
+            "certified; write any number with run_with_hooks",
+        )
+    return (dim,), (1 / (float(value) + 1),)
 
 
 def _listed_numbers(reach: Any, sop: str, dim: int) -> list[float]:

@@ -18,6 +18,7 @@ from rasp.seqvalues import SeqType
 from rasp.text_width import display_width, ljust, printable
 from rasp.tools.certificate_text import table_lines
 from rasp.tools.model_file import ModelFile
+from rasp.tools.residual_traffic import Traffic, TrafficCounter
 from transformer.digests import edited_text
 
 # ------------------------------------------------------------------------------------------------
@@ -25,6 +26,7 @@ from transformer.digests import edited_text
 
 
 SHOWN_VALUES = 12  # a residual group's line lists at most this many values (or runs of them)
+WRITERS_COLUMN = 40  # the writers of a group line up after descriptions up to this wide
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,8 @@ class ModelSummary:
     # the tensors and runtime fields that differ from the file's digests (None: it records none)
     edited: tuple[str, ...] | None = None
     edited_fields: tuple[str, ...] | None = None
+    # per residual group, the sublayers that write and read it (read off the weights)
+    traffic: tuple[Traffic, ...] = ()
 
 
 def split_label(label: str) -> tuple[str, str | None]:
@@ -166,18 +170,22 @@ def _printable(value: Any) -> Any:
 
 def summarize(model: ModelFile) -> ModelSummary:
     total = nonzero = 0
-    for _, tensor in model.tensors():
+    counter = TrafficCounter(int(model.meta["config"]["d_model"]))
+    for name, tensor in model.tensors():
         total += tensor.size
         nonzero += int(np.count_nonzero(tensor))
+        counter.add(name, tensor)
+    residual = group_residual([str(label) for label in model.meta["residual"]])
     return ModelSummary(
         path=str(model.path),
         meta=model.meta,
         total_params=total,
         nonzero_params=nonzero,
         operations=layer_operations(model.meta),
-        residual=group_residual([str(label) for label in model.meta["residual"]]),
+        residual=residual,
         edited=model.edited,
         edited_fields=model.edited_fields,
+        traffic=tuple(counter.traffic(g.start, g.stop) for g in residual),
     )
 
 
@@ -284,9 +292,12 @@ def format_summary(summary: ModelSummary) -> str:
             "  the file records: " + certificate[0].removeprefix("certificate: "),
         ]
     lines += [""] + certificate
-    lines += ["", f"residual stream ({cfg['d_model']} dims):"]
-    for group in summary.residual:
-        lines.append(f"  {group.start:>4}  {group.describe()}")
+    lines += ["", f"residual stream ({cfg['d_model']} dims, and the sublayers that write them):"]
+    described = [group.describe() for group in summary.residual]
+    width = min(max(map(display_width, described), default=0), WRITERS_COLUMN)
+    for k, group in enumerate(summary.residual):
+        writers = ", ".join(summary.traffic[k].written_by) if summary.traffic else ""
+        lines.append(f"  {group.start:>4}  {ljust(described[k], width)}  {writers}")
     repeated = _repeated_label(summary.residual)
     if repeated is not None:
         lines.append(
@@ -397,8 +408,13 @@ def summary_json(summary: ModelSummary) -> dict[str, Any]:
                 # its strings are JSON among the texts (`"1"` beside the int's `1`): a reader
                 # decodes each text starting with `"` (rasp.residual_labels)
                 "quoted": g.quoted,
+                # the blocks whose weights write and read its dims (rasp.tools.residual_traffic)
+                "written_by": list(t.written_by) if t else None,
+                "read_by": list(t.read_by) if t else None,
             }
-            for g in summary.residual
+            for g, t in zip(
+                summary.residual, summary.traffic or [None] * len(summary.residual), strict=True
+            )
         ],
     }
 

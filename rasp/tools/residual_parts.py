@@ -14,7 +14,9 @@ blocks read, in residual indices, and two kinds of them read such a variable's o
   variable, the exact number each of its dimensions holds (the whole number and its square).
 
 `parts_readings` finds them; each decodes the variable at every position, as the blocks after it
-read it. What no such reading covers (a head's `1/(w+1)` in `NAME.frac0`, the input of the MLP
+read it. A selector width or the length that one head writes as `NAME.frac` = 1/(NAME + 1)
+(`compiler/widths.py`) and no block turns into a number of its own (`first_follow`'s count of
+earlier matches, read by an MLP through its frac) is read back as 1/frac - 1 (`FracWidth`). What no such reading covers (a head's `1/(w+1)` in `NAME.frac0`, the input of the MLP
 that decodes a part) holds no value the interpreter gives, and is not compared: a fault there shows
 where the reading is wrong. A file without a reach (older compilers) gives no readings.
 """
@@ -106,6 +108,51 @@ def _is_label(label: str, value: Any) -> bool:
         return float(label) == float(value)
     except ValueError:
         return False
+
+
+@dataclass(frozen=True)
+class FracWidth:
+    """A selector width (or the length) the residual holds only as `NAME.frac` = 1/(NAME + 1),
+    one dimension a head writes (`compiler/widths.py`): decoded as 1/frac - 1, a whole number
+    where it is one up to float32 rounding (None where the frac is not positive: nothing wrote
+    it there). Read like a numerical `rasp.tools.residuals.ResidualVariable`."""
+
+    name: str
+    dims: tuple[int]  # the `NAME.frac` dimension
+    values: None = None  # numerical: no one-hot labels
+    quoted: bool = False
+
+    def decode(self, resid: np.ndarray) -> list[float | None]:
+        found: list[float | None] = []
+        for frac in resid[:, self.dims[0]]:
+            if not frac > 0:  # 0 (ablated), negative or NaN: no width gives it
+                found.append(None)
+                continue
+            width = 1.0 / float(frac) - 1.0
+            whole = float(round(width))
+            found.append(whole if _close(width, whole) else width)
+        return found
+
+    def agrees(self, got: Any, want: Any) -> bool:
+        if got is None or isinstance(want, (str, bool)) or not isinstance(want, (int, float)):
+            return False
+        return _close(got, float(want))
+
+
+def frac_widths(labels: Sequence[str], names: Sequence[str]) -> dict[str, FracWidth]:
+    """The variables among `names` (those the layer map lists) that the residual `labels` hold
+    only as a numerical `NAME.frac` group, by name."""
+    groups: dict[str, list[int]] = {}
+    for d, label in enumerate(map(str, labels)):
+        name, colon, _ = label.partition(":")
+        groups.setdefault(name if not colon else f"{name}:", []).append(d)
+    return {
+        name: FracWidth(name, (groups[f"{name}.frac"][0],))
+        for name in names
+        if name not in groups
+        and f"{name}:" not in groups
+        and len(groups.get(f"{name}.frac", ())) == 1
+    }
 
 
 def parts_readings(

@@ -25,7 +25,7 @@ import numpy as np
 from rasp import residual_labels
 from rasp.errors import RaspError
 from rasp.sops import Evaluator, Node, SeqValue, SOp
-from rasp.tools.residual_parts import PartsReading, parts_readings
+from rasp.tools.residual_parts import PartsReading, frac_widths, parts_readings
 
 RESIDUAL_TOL = 1e-4  # numerical residual dims (relative and absolute)
 # A one-hot column of an exact model is 0 or 1 up to float32 rounding (a head's selected keys'
@@ -235,6 +235,8 @@ def decode_checkpoints(
     n = len(tokens)
     points = checkpoints(meta)
     written_later = {name for _, _, _, names in points for name in names}
+    # a width read only through its 1/(w + 1) has no group of its own: decoded from that
+    variables.update(frac_widths(meta["residual"], sorted(written_later - set(variables))))
     live: list[str] = [v for v in variables if v not in written_later]  # written by the embedding
     completes, read = _parts_completed(meta, points, nodes, variables)
     wanted: dict[str, tuple[Any, ...] | None] = {}

@@ -133,7 +133,16 @@ def test_a_long_expression_is_described_by_its_own_words() -> None:
     )
     sop = load_source(Source("<test>", program)).get("w")
     text = build_graph(sop).output.text
-    assert text == 'aggregate(select(indices, indices - 1, ==) or ... icator(tokens=="a"))'
+    # the tail starts at a name (it read `... icator(tokens=="a"))`)
+    assert text == 'aggregate(select(indices, indices - 1, ==) or ... indicator(tokens=="a"))'
+    assert len(text) <= 80
+    long = "w = aggregate(select(indices, indices - 1, ==) or select(indices, indices + 1, ==), "
+    long += "a_very_long_name_of_a_variable_longer_than_40);"
+    names = load_source(
+        Source("<test>", "a_very_long_name_of_a_variable_longer_than_40 = indices + 1;\n" + long)
+    )
+    text = build_graph(names.get("w")).output.text
+    assert text == "aggregate(select(indices, indices - 1, ==) or ... )"  # no name cut inside
     assert len(text) <= 80
 
 
