@@ -58,3 +58,28 @@ def test_a_shift_of_few_numbers_is_unchanged() -> None:
     inputs = [list(t) for n in range(1, 5) for t in itertools.product(VOCAB, repeat=n)]
     for xs, got in zip(inputs, run_compiled(model, inputs), strict=True):
         assert got == program(xs), xs
+
+
+INTS = list(range(11))  # InterpBench's int vocabulary
+
+
+def _checked(program: rasp.SOp, model, max_len: int) -> None:
+    rng = random.Random(7)
+    inputs = [rng.choices(INTS, k=rng.randint(1, max_len)) for _ in range(300)]
+    for xs, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        want = program(xs)
+        assert got == want and [type(v) for v in got] == [type(v) for v in want], xs
+
+
+def test_a_copy_of_whole_numbers_with_a_stand_in_is_no_weighted_count() -> None:
+    """InterpBench's insert zeros (case 110): the copy of 0..10 with a number standing in for
+    None is one key at most, so its 'sum' is the copied value and counting it by widths per bit
+    (compiler.counts) saves nothing: 10,711 parameters in 2 layers (4 width heads), where the
+    copy is 1,759 in one layer."""
+    shifter = rasp.Select(rasp.indices, rasp.indices, lambda x, y: x == int(y / 2))
+    shifted = rasp.Aggregate(shifter, rasp.tokens)
+    program = rasp.SequenceMap(lambda x, y: x if y % 2 == 0 else 0, shifted, rasp.indices)
+    model = compile_sop(program, INTS, 9)
+    assert len(model.metadata["layers"]) == 1
+    assert model.param_count() < 3_000  # 1,759
+    _checked(program, model, 9)
