@@ -85,6 +85,7 @@ def plan_build(
         options.fused_maps,
         options.gates,
         addressed_copies=options.addressed_copies,
+        empty_copies=options.empty_copies,
         direct_maps=options.direct_maps,
         category_gates=options.category_gates,
         clamped_tables=options.clamped_tables,

@@ -71,6 +71,7 @@ def plan_encodings(
     fused_maps: frozenset[str] = frozenset(),
     gates: bool = True,
     addressed_copies: bool = True,
+    empty_copies: bool = True,
     direct_maps: frozenset[str] = frozenset(),
     category_gates: bool = False,
     clamped_tables: bool = False,
@@ -83,7 +84,8 @@ def plan_encodings(
     `fractions=False` decodes every width a step MLP reads to its whole number first;
     `eager_matching` matches sides of fewer values too (compiler.addressing); `numeric_copies`
     copies many numbers of a single-key aggregate as one number (`PlanContext.is_mean`), addressed
-    exactly unless `addressed_copies` is off;
+    exactly unless `addressed_copies` is off, of copies that may select no key too unless
+    `empty_copies` is off;
     `fused_maps` names maps computed from their inputs' sources (`MapPlanner.support`),
     `direct_maps` maps computed from their direct inputs, each computed first; `gates` lets a map
     affine in a number per context value be gated units (compiler.gates); `category_gates` lets a
@@ -104,6 +106,7 @@ def plan_encodings(
         fused_maps,
         gates,
         addressed_copies=addressed_copies,
+        empty_copies=empty_copies,
         direct_maps=direct_maps,
         category_gates=category_gates,
         clamped_tables=clamped_tables,

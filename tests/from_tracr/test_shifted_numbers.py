@@ -83,3 +83,22 @@ def test_a_copy_of_whole_numbers_with_a_stand_in_is_no_weighted_count() -> None:
     assert len(model.metadata["layers"]) == 1
     assert model.param_count() < 3_000  # 1,759
     _checked(program, model, 9)
+
+
+def test_copies_that_may_select_nothing_stay_one_hots_where_cheaper() -> None:
+    """InterpBench's last two tokens equal (case 109): the last token (always there) copied as a
+    number, the second to last (None at length 1, a number standing in) as its one-hot is the
+    smaller build; the copy builds made both numbers or neither: 14,997 parameters, 9,112 now."""
+    length = rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE))
+    last = rasp.Aggregate(
+        rasp.Select(rasp.indices, rasp.Map(lambda x: x - 1, length), rasp.Comparison.EQ),
+        rasp.tokens,
+    )
+    second = rasp.Aggregate(
+        rasp.Select(rasp.indices, rasp.Map(lambda x: x - 2, length), rasp.Comparison.EQ),
+        rasp.tokens,
+    )
+    program = rasp.SequenceMap(lambda x, y: 1 if x == y else 0, last, second)
+    model = compile_sop(program, INTS, 9)
+    assert model.param_count() < 10_000  # 9,112
+    _checked(program, model, 9)
