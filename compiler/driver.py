@@ -198,6 +198,7 @@ def _compile_sop(
                             analyse=analysed,
                             keep_tokens=tokens_read,
                             options_read=read,
+                            tracr=tracr,
                         )
                 except CompileError as err:  # kept: each build of these options says so at once
                     found = err

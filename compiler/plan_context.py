@@ -77,6 +77,8 @@ class PlanContext:
     # carries none of their error (compiler.mlp.table_mlp; compiler.alternatives' fallback where
     # a build with such tables is not proved: dyck2's `(b1 < 0) or (b2 < 0)` at N = 256)
     clamped_tables: bool = False
+    # the program was written with `rasp.tracr` (tracr's API): its refusals' hints say so
+    tracr: bool = False
     _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)
     # the TRACKED_OPTIONS this plan has read (`option`), shared with the driver that planned it
     options_read: set[str] = field(default_factory=set, compare=False, repr=False)
