@@ -45,7 +45,8 @@ options of the form kept so far:
   copying them as one number (`numeric_copies`), kept where it is proved and smaller (the first
   occurrence's position at N = 40: 5,792 parameters instead of 62,258; the token after the first
   "c" at N = 256: 4 layers and 49,418 parameters instead of 3 layers and 1.8M), addressed
-  exactly and by the selector's atoms, and also with the planner's own output where a one-hot one was forced (the reverse of a prefix mean at N = 32: 2,704
+  exactly and by the selector's atoms (where some copies always select a key and others may
+  select none, each also with only the former as numbers: `empty_copies`), and also with the planner's own output where a one-hot one was forced (the reverse of a prefix mean at N = 32: 2,704
   instead of 3.9M). Where the default build is refused while planning or over the parameter
   limit, the addressed one too, if proved.
 
@@ -151,7 +152,7 @@ def keep_proved(
             k
             for k in (
                 build_trials.proved(build, v, COPIES, note, tried, failed=failed)
-                for v in default_builds.copy_variants(kept.options)
+                for v in default_builds.copy_variants(kept.options, build.mixed_copies())
             )
             if k is not None
         ]
@@ -201,7 +202,7 @@ def keep_proved(
         and not kept.options.numeric_copies
         and build_facts.copies_many(kept.model.metadata["residual"], kept.graph, build.single_key())
     ):
-        variants = default_builds.copy_variants(kept.options)
+        variants = default_builds.copy_variants(kept.options, build.mixed_copies())
         found = [
             build_trials.instead(build, kept, v, COPIES, note, tried, smaller=True, failed=failed)
             for v in variants

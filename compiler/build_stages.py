@@ -51,12 +51,16 @@ def plan_build(
     analyse: Callable[[Graph], ValueSets] | None = None,
     keep_tokens: bool = True,
     options_read: set[str] | None = None,
+    tracr: bool = False,
 ) -> Planned:
     """The stages before assembly: values, encodings, schedule and layout. `analyse` gives the
     value analysis of the graph (None: `infer_values`); `keep_tokens`: lay out the token one-hot
     even where no block reads it (vocab_bound.reads_tokens of the program as written: the size
     bounds count it where the program mentions the tokens, so the layout keeps it there);
-    `options_read`: as `plan_encodings`' (the options are read nowhere else)."""
+    `options_read`: as `plan_encodings`' (the options are read nowhere else); `tracr`: the program
+    as given was tracr's (its refusals' hints in tracr's API), which a form rewritten from it may
+    no longer show (`is_lowered`)."""
+    tracr = tracr or is_lowered(sop)
     note("analyse values")
     graph = build_graph(sop)  # IR: typed nodes, deterministic names
     if analyse is None:
@@ -67,7 +71,7 @@ def plan_build(
     check_output(graph.output, values.of(graph.output))
     folded = fold_constants(graph, values)  # s-ops of one value: constants; widths of all: length
     if causal:
-        check_causal(graph, folded, values, tracr=is_lowered(sop))  # (hints in tracr's API)
+        check_causal(graph, folded, values, tracr=tracr)  # (hints in tracr's API)
     graph = folded
     note("plan encodings")
     # readings + weight blocks in Dim coordinates
@@ -85,10 +89,12 @@ def plan_build(
         options.fused_maps,
         options.gates,
         addressed_copies=options.addressed_copies,
+        empty_copies=options.empty_copies,
         direct_maps=options.direct_maps,
         category_gates=options.category_gates,
         clamped_tables=options.clamped_tables,
         options_read=options_read,
+        tracr=tracr,
     )
     note("schedule")
     schedule = schedule_blocks(plan.heads, plan.mlps)  # blocks -> layers

@@ -29,6 +29,7 @@ class BuildOptions:
     eager_matching: bool = False  # sides of fewer values are matched too
     numeric_copies: bool = False  # a single-key aggregate of many numbers copies one number
     addressed_copies: bool = True  # ... addressed exactly (else by the selector's atoms)
+    empty_copies: bool = True  # ... also those that may select no key (else only the others)
     fused_maps: frozenset[str] = frozenset()  # maps computed from their input maps' sources
     direct_maps: frozenset[str] = frozenset()  # maps computed from their inputs, each first
     gates: bool = True  # a map affine in a number per context value may be gated units
@@ -47,6 +48,9 @@ class Builds:
     # the names of the aggregates whose selector selects at most one key (the value analysis
     # every build shares): only those copy, so only they give `numeric_copies` anything to change
     single_key: Callable[[], frozenset[str]]
+    # whether some of those always select a key and others may select none: only then does
+    # `empty_copies` build another model
+    mixed_copies: Callable[[], bool]
 
 
 @dataclass(frozen=True)

@@ -105,6 +105,11 @@ def count_means(
             continue
         if not set(ints) <= {0, 1} and not (weighted and sum_fits(ints, max_len)):
             continue
+        if not set(ints) <= {0, 1} and max(w for w, _ in groups) <= 1:
+            # a copy (one key at most): its values are x's, no mean to save, and its sum's
+            # widths per bit cost a head each (tracr's shift of 0..10 with a number standing in
+            # for None, InterpBench's insert zeros: 10,711 parameters in 2 layers, not 1,759)
+            continue
         found = _count_tables(chain, possible, ints, groups)
         if found is not None:
             tables[chain.mean.id] = (chain, found, ints)

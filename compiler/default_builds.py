@@ -54,7 +54,7 @@ def copies_first(
         size = default.cost
     found = [
         kept
-        for options in copy_variants(BuildOptions())
+        for options in copy_variants(BuildOptions(), build.mixed_copies())
         if (
             kept := build_trials.proved(
                 build,
@@ -71,12 +71,18 @@ def copies_first(
     return min(found, key=lambda k: k.model.cost) if found else None
 
 
-def copy_variants(options: BuildOptions) -> list[BuildOptions]:
+def copy_variants(options: BuildOptions, mixed: bool) -> list[BuildOptions]:
     """`options` with single-key copies of many numbers built as numbers: addressed exactly (the
     reverse of a prefix mean: no matched query, one layer fewer) or by the selector's atoms
-    (`select(indices, indices, ==)`: fewer parameters)."""
+    (`select(indices, indices, ==)`: fewer parameters); where some copies always select a key and
+    others may select none (`mixed`, `Builds.mixed_copies`), each also with the latter one-hots."""
     copies = replace(options, numeric_copies=True)
     variants = [copies, replace(copies, addressed_copies=False)]
+    if mixed:
+        # (InterpBench's last two tokens equal, `x == y` of the last, always there, and the
+        # second to last, None at length 1: a table over one number and a one-hot, 9,112
+        # parameters at N = 9, where both as numbers took 14,997)
+        variants += [replace(v, empty_copies=False) for v in variants]
     if copies.output is not None:
         # a one-hot output forced where the number copied as a one-hot and then summed into a
         # number was not proved: copied as a number, the planner's own output may be proved

@@ -198,6 +198,7 @@ def _compile_sop(
                             analyse=analysed,
                             keep_tokens=tokens_read,
                             options_read=read,
+                            tracr=tracr,
                         )
                 except CompileError as err:  # kept: each build of these options says so at once
                     found = err
@@ -228,17 +229,22 @@ def _compile_sop(
             return compiled, graph
 
         @functools.cache  # asked for up to three times per form
-        def single_key() -> frozenset[str]:
+        def copies() -> tuple[frozenset[str], bool]:
             graph = build_graph(sop)
-            at_most_one = analysed(graph).at_most_one
-            return frozenset(
-                node.name
+            sets = analysed(graph)
+            single = [
+                node
                 for node in graph.nodes
-                if node.op is Op.AGGREGATE and at_most_one[node.inputs[0]]
-            )
+                if node.op is Op.AGGREGATE and sets.at_most_one[node.inputs[0]]
+            ]
+            kinds = {sets.never_empty[node.inputs[0]] for node in single}
+            return frozenset(node.name for node in single), len(kinds) == 2
 
         return Builds(
-            model=model, sketch=lambda options: plan(options).sketch, single_key=single_key
+            model=model,
+            sketch=lambda options: plan(options).sketch,
+            single_key=lambda: copies()[0],
+            mixed_copies=lambda: copies()[1],
         )
 
     # the default form, or the first alternative the certifier proves (compiler.alternatives), of

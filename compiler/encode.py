@@ -71,10 +71,12 @@ def plan_encodings(
     fused_maps: frozenset[str] = frozenset(),
     gates: bool = True,
     addressed_copies: bool = True,
+    empty_copies: bool = True,
     direct_maps: frozenset[str] = frozenset(),
     category_gates: bool = False,
     clamped_tables: bool = False,
     options_read: set[str] | None = None,
+    tracr: bool = False,
 ) -> Plan:
     """Choose every reading and build every block; one CompileError with every reason. `output`
     forces the output's encoding (the driver's one-hot fallback), else `output_encoding` picks;
@@ -83,14 +85,16 @@ def plan_encodings(
     `fractions=False` decodes every width a step MLP reads to its whole number first;
     `eager_matching` matches sides of fewer values too (compiler.addressing); `numeric_copies`
     copies many numbers of a single-key aggregate as one number (`PlanContext.is_mean`), addressed
-    exactly unless `addressed_copies` is off;
+    exactly unless `addressed_copies` is off, of copies that may select no key too unless
+    `empty_copies` is off;
     `fused_maps` names maps computed from their inputs' sources (`MapPlanner.support`),
     `direct_maps` maps computed from their direct inputs, each computed first; `gates` lets a map
     affine in a number per context value be gated units (compiler.gates); `category_gates` lets a
     map of a number and a categorical number be gated over the latter (`MapPlanner`);
     `clamped_tables` writes a map's table over inputs not known exact with saturating pairs
     (`compiler.mlp.table_mlp`). `options_read`: where the plan notes the options of
-    `plan_context.TRACKED_OPTIONS` it reads (`PlanContext.option`)."""
+    `plan_context.TRACKED_OPTIONS` it reads (`PlanContext.option`). `tracr`: a program in tracr's
+    API, whose hints are written in it."""
     ctx = PlanContext(
         graph,
         values,
@@ -104,10 +108,12 @@ def plan_encodings(
         fused_maps,
         gates,
         addressed_copies=addressed_copies,
+        empty_copies=empty_copies,
         direct_maps=direct_maps,
         category_gates=category_gates,
         clamped_tables=clamped_tables,
         options_read=set() if options_read is None else options_read,
+        tracr=tracr,
     )
     return Readings(ctx, output).run()
 
@@ -241,7 +247,7 @@ class Readings:
                     f"'{root.text}' can be a bool or a number ({sorted(bools)} and numbers equal to them)",
                     root.span or origin.span,
                     "a compiled model reads False as 0 and True as 1; "
-                    + _mixed_types_fix(origin, root),
+                    + _mixed_types_fix(origin, root, self.ctx.tracr),
                 )
             )
 
@@ -420,8 +426,9 @@ def _shown(value: Atom) -> str:
     return f'"{value}"' if isinstance(value, str) else repr(value)
 
 
-def _mixed_types_fix(origin: IRNode, root: IRNode) -> str:
-    """How to keep bools and numbers apart where they first meet (`origin`)."""
+def _mixed_types_fix(origin: IRNode, root: IRNode, tracr: bool) -> str:
+    """How to keep bools and numbers apart where they first meet (`origin`), in tracr's API where
+    the program is written in it."""
     if origin.op is Op.TOKENS:
         return (
             "the vocabulary has bools and numbers equal to them: compile with tokens of one type, "
@@ -430,7 +437,8 @@ def _mixed_types_fix(origin: IRNode, root: IRNode) -> str:
     if origin.op is Op.AGGREGATE:
         return "make an aggregate's default the same type as its values"
     where = "it" if origin is root else f"'{origin.text}'"
-    return f"make {where} give values of one type (a bool as a number: indicator(...))"
+    as_number = "rasp.Map(lambda x: 1 if x else 0, ...)" if tracr else "indicator(...)"
+    return f"make {where} give values of one type (a bool as a number: {as_number})"
 
 
 def _collide(vals: Sequence[Atom]) -> bool:

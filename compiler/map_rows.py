@@ -173,11 +173,14 @@ class MapRows:
         for i in compress(range(n), map(ne, firsts, range(n))):
             kept, out = outs[firsts[i]], outs[i]
             if not same_value(kept, out):
+                # (which inputs: the support may be the map's sources' sources, and the two
+                # numbers may come far apart, tracr's int 0 of a mean of one key and its 0.0)
+                where = [self._inputs(support, rows[j][0]) for j in (firsts[i], i)]
                 raise CompileError(
                     [
                         Diagnostic(
                             f"'{node.text}' gives {value_repr(kept)} and {value_repr(out)} "
-                            "for inputs that are equal numbers",
+                            f"for inputs that are equal numbers ({where[0]}; {where[1]})",
                             node.span,
                             "a compiled model reads numbers, so 1 and 1.0 cannot lead to different results",
                         )
@@ -187,6 +190,11 @@ class MapRows:
                 twins = built.twins.setdefault(node.index, {})
                 twins.setdefault(value_key(out), {})[value_key(kept)] = kept
         return list(compress(zip(canons, outs), map(eq, firsts, range(n))))
+
+    def _inputs(self, support: tuple[int, ...], combo: tuple[Atom, ...]) -> str:
+        """`name = value` per support node, as a refusal names one row."""
+        graph = self.ctx.graph
+        return ", ".join(f"{graph[s].name} = {value_repr(v)}" for s, v in zip(support, combo))
 
 
 def _affine_fit(rows: Rows) -> list[float] | None:

@@ -28,7 +28,9 @@ NUMERIC_COPY_MIN_VALUES = 4
 # The options a plan reads through `PlanContext.option` alone, each where its value decides
 # something: a build refused while planning that never read one plans the same with it changed
 # (compiler.plan_reuse gives its refusal to such builds without planning them again).
-TRACKED_OPTIONS = frozenset({"numeric_copies", "addressed_copies", "category_gates"})
+TRACKED_OPTIONS = frozenset(
+    {"numeric_copies", "addressed_copies", "empty_copies", "category_gates"}
+)
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,10 @@ class PlanContext:
     # is (compiler.addressing.plan_address: no matched query, which can cost a layer); off, by
     # the selector's atoms (matching), fewer parameters where the query's number is already there
     addressed_copies: bool = True
+    # `numeric_copies` of copies that may select no key too (their default given there: tracr's
+    # None, a number standing in for it, compiler.resolve); off, only of those that always select
+    # one: two copies read by `x == y` are cheaper as one-hots where one of them may be empty
+    empty_copies: bool = True
     # maps computed from their direct inputs, each input map computed first (compiler.
     # alternatives, where a map's step over a fused input map's source with a context is refused:
     # the context's error times its weights; the inputs first, a table over their values)
@@ -71,6 +77,8 @@ class PlanContext:
     # carries none of their error (compiler.mlp.table_mlp; compiler.alternatives' fallback where
     # a build with such tables is not proved: dyck2's `(b1 < 0) or (b2 < 0)` at N = 256)
     clamped_tables: bool = False
+    # the program was written with `rasp.tracr` (tracr's API): its refusals' hints say so
+    tracr: bool = False
     _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)
     # the TRACKED_OPTIONS this plan has read (`option`), shared with the driver that planned it
     options_read: set[str] = field(default_factory=set, compare=False, repr=False)
@@ -103,7 +111,9 @@ class PlanContext:
             return True
         if len(vals) <= NUMERIC_COPY_MIN_VALUES or not is_number(node.value):
             return False
-        return self.option("numeric_copies")
+        if not self.option("numeric_copies"):
+            return False
+        return self.value_sets.never_empty[node.inputs[0]] or self.option("empty_copies")
 
     def option(self, name: str) -> bool:
         """The option `name` (one of TRACKED_OPTIONS, read nowhere else), noted as read: a plan

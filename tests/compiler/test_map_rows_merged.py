@@ -23,6 +23,8 @@ from rasp.errors import CompileError
 
 _POOL = [0, 0.0, False, 1, 1.0, True, 2, 2.0, 0.5, math.nan, "a", None, -0.0]
 _NODE = SimpleNamespace(text="m", span=None, index=9)
+# the plan's context as `_merged` reads it: support node s is named "s<s>" (a refusal names them)
+_CTX = SimpleNamespace(graph=[SimpleNamespace(name=f"s{i}") for i in range(4)])
 
 
 class _Refused(Exception):
@@ -83,7 +85,7 @@ def test_merged_as_the_old_loop(width: int, merges: list[bool], picks: list) -> 
     support = tuple(range(width))
     rows = [(tuple(_POOL[i] for i in combo[:width]), _POOL[out]) for combo, out in picks]
     new = _outcome(
-        lambda b, n, s, r: MapRows(None, b)._merged(n, s, r),  # type: ignore[arg-type]
+        lambda b, n, s, r: MapRows(_CTX, b)._merged(n, s, r),  # type: ignore[arg-type]
         _built(merges[:width], support),
         support,
         rows,
@@ -94,8 +96,11 @@ def test_merged_as_the_old_loop(width: int, merges: list[bool], picks: list) -> 
 
 def test_refusal_is_located() -> None:
     built = _built([False], (0,))
-    with pytest.raises(CompileError, match="for inputs that are equal numbers"):
-        MapRows(None, built)._merged(_NODE, (0,), [((0,), "x"), ((0.0,), "y")])  # type: ignore[arg-type]
+    with pytest.raises(CompileError, match="for inputs that are equal numbers") as refused:
+        MapRows(_CTX, built)._merged(_NODE, (0,), [((0,), "x"), ((0.0,), "y")])  # type: ignore[arg-type]
+    # which inputs: tracr's pair balance is 0 (a mean of one key keeps its int) at position 0
+    # and 0.0 after it, which the refusal did not say (tracr_lib_campaign seed 780234 #7)
+    assert "(s0 = 0; s0 = 0.0)" in str(refused.value)
 
 
 def test_canonical_once_per_value(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -111,6 +116,6 @@ def test_canonical_once_per_value(monkeypatch: pytest.MonkeyPatch) -> None:
     values = [0, 0.0, 1, 1.0, 2]
     pairs = [(values[i % 5], values[(i // 5) % 5]) for i in range(1000)]
     rows = [((a, b), int(a) + 10 * int(b)) for a, b in pairs]
-    merged = MapRows(None, _built([False, True], (0, 1)))._merged(_NODE, (0, 1), rows)  # type: ignore[arg-type]
+    merged = MapRows(_CTX, _built([False, True], (0, 1)))._merged(_NODE, (0, 1), rows)  # type: ignore[arg-type]
     assert len(calls) <= 2 * len(values)
     assert len(merged) == 9  # 0 and 0.0, 1 and 1.0 read alike in each column

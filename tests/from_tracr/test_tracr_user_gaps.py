@@ -88,6 +88,24 @@ def test_a_causal_refusal_hints_in_the_program_s_api() -> None:
     assert compile_sop(fixed, ["a", "b"], 4, causal=True).config["n_layers"] >= 1
 
 
+def test_a_bool_or_number_refusal_hints_in_the_program_s_api() -> None:
+    """tracr_lib_campaign seed 780237 --big --deep --their-lib #14: `x if y else z` of
+    `indices == length` (always False), the index and the index gives 0 at position 0 and False
+    after it; the hint named the original's `indicator(...)`. Where the graph is rewritten (the
+    nary map's tuples) no lowered node was left to tell the program was tracr's."""
+    length = lib.make_length()
+    same = lib.make_nary_sequencemap(lambda x, y: x == y, rasp.indices, length)
+    program = lib.make_nary_sequencemap(
+        lambda x, y, z: x if y else z, same, rasp.indices, rasp.indices
+    )
+    with pytest.raises(CompileError) as err:
+        compile_sop(program, [1, 2, 3], 4)
+    (problem,) = err.value.diagnostics
+    assert "can be a bool or a number" in problem.message
+    assert problem.hint is not None and "indicator" not in problem.hint
+    assert "rasp.Map(lambda x: 1 if x else 0, ...)" in problem.hint
+
+
 def test_tracr_s_model_fields_point_at_their_counterparts() -> None:
     from rasp.tools.tracr_compiling import compile_rasp_to_model
 
