@@ -192,3 +192,44 @@ def test_an_unknown_option_is_found() -> None:
     assert unknown_options("$ rasp show M.safetensors [--json | --source]") == []
     assert unknown_options("`rasp compile p.rasp --maxlen 5`") == ["rasp compile --maxlen"]
     assert unknown_options("$ rasp run --model m.safetensors --vocab abc") == ["rasp run --vocab"]
+
+
+# ------------------------------------------------------------------------------------------------
+# Constants
+
+_CONSTANT = re.compile(r"`([A-Z][A-Z0-9_]{3,}) = (?:\w+ = )?([^`]+)`")
+
+
+def wrong_constants(text: str) -> list[str]:
+    """`SOFTMAX_GAP = 120`-style claims whose module-level constant (in compiler/, transformer/ or
+    rasp/) is missing or has another value."""
+    wrong = []
+    for name, shown in _CONSTANT.findall(text):
+        found = [
+            line.split("=", 1)[1].split("#")[0].strip()
+            for package in ("compiler", "transformer", "rasp")
+            for source in (ROOT / package).rglob("*.py")
+            for line in source.read_text(encoding="utf-8").splitlines()
+            if re.match(rf"{name}(: [\w.\[\], ]+)? = ", line)
+        ]
+        if not any(_same_number(value, shown) for value in found):
+            wrong.append(f"{name} = {shown} (the code: {found or 'no such constant'})")
+    return wrong
+
+
+def _same_number(code: str, shown: str) -> bool:
+    try:
+        return float(code) == float(shown.replace(",", ""))
+    except ValueError:
+        return code == shown
+
+
+def test_every_constant_the_docs_quote_has_its_value() -> None:
+    for path in DOCS:
+        assert wrong_constants(path.read_text(encoding="utf-8")) == [], path.name
+
+
+def test_a_wrong_constant_is_found() -> None:
+    assert wrong_constants("`SCORE_UNIT = S = 256`, `SOFTMAX_GAP = 120`") == []
+    assert len(wrong_constants("`SOFTMAX_GAP = 100`")) == 1
+    assert len(wrong_constants("`NO_SUCH_CONSTANT = 1`")) == 1
