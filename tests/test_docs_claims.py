@@ -233,3 +233,44 @@ def test_a_wrong_constant_is_found() -> None:
     assert wrong_constants("`SCORE_UNIT = S = 256`, `SOFTMAX_GAP = 120`") == []
     assert len(wrong_constants("`SOFTMAX_GAP = 100`")) == 1
     assert len(wrong_constants("`NO_SUCH_CONSTANT = 1`")) == 1
+
+
+def stale_bench_rows(text: str) -> list[str]:
+    """Rows of bench/README.md's size table (`| reverse | 10 | 2 | 1/1 | 13 | 1,255 | 173 | ...`)
+    that differ from bench/results/scale.json (a program and N it lacks included)."""
+    rows = json.loads(SCALE.read_text())["sizes"]
+    measured = {(r["program"], r["N"]): r for r in rows if "params" in r}
+    stale = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 9 or not cells[1].isdigit() or not re.fullmatch(r"\d+(/\d+)*", cells[3]):
+            continue
+        row = measured.get((cells[0], int(cells[1])))
+        shown = [cells[2], cells[3], cells[4], cells[5], cells[6]]
+        real = row and [
+            str(row["layers"]),
+            "/".join(map(str, row["heads"])),
+            str(row["d_model"]),
+            f"{row['params']:,}",
+            f"{row['nonzero']:,}",
+        ]
+        if shown != real:
+            stale.append(f"{line.strip()}  (bench: {real})")
+    return stale
+
+
+def test_the_bench_readmes_size_table_is_the_bench_results() -> None:
+    text = (ROOT / "bench" / "README.md").read_text(encoding="utf-8")
+    at = text.index(
+        "| program | N | layers | heads | d_model | params | non-zero | dense/non-zero |"
+    )
+    table = text[at : text.index("\n\n", at)]
+    assert len([line for line in table.splitlines() if line.startswith("| reverse | ")]) > 5
+    assert stale_bench_rows(table) == []
+
+
+def test_a_stale_bench_row_is_found() -> None:
+    good = "| reverse | 10 | 2 | 1/1 | 13 | 1,255 | 173 | 7.3 | 0.05 s / 0.05 s |"
+    assert stale_bench_rows(good) == []
+    assert len(stale_bench_rows(good.replace("1,255", "1,363"))) == 1
+    assert len(stale_bench_rows(good.replace("| 10 |", "| 3 |"))) == 1
