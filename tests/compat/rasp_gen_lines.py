@@ -4,8 +4,10 @@ the other generators for rasp_gen never type (rasp_gen_layout spreads only defs 
 - `broken`: a one-line assignment or expression statement broken at some of its spaces, as a
   user types a long one (`x = select(indices,` then `indices, ==);`, `y = 1 if` then `c else 2;`).
   Only where docs/language.md (section 7) says the original reads on as here: outside brackets,
-  or in the outer brackets after anything but `+` or `-` (inside nested brackets the original's
-  parser may fail at an earlier token, and the next line is read as a statement of its own).
+  or in the outer brackets after anything but `+` or `-`, and not inside an `if`'s condition
+  (inside nested brackets, or in a condition after a `+`, the original's parser may fail at an
+  earlier token, and the next line is read as a statement of its own: seed 3's `"b" if "" +
+  ["a",` then `"a"][3] else 5;`).
 - `bad_lines`: a syntax error alone on a line (a missing operand, a stray bracket, a character
   no token starts with, a misspelt command, a `def` without a name), after which both REPLs say
   so and go on. Only lines where the original's parser fails before the line's end: where it
@@ -154,7 +156,9 @@ def _breaks(text: str) -> list[int]:
         elif ch in ")]}":
             depth -= 1
         elif ch == " " and (depth == 0 or (depth == 1 and text[:i].rstrip()[-1:] not in "+-")):
-            points.append(i)
+            # (not inside an `if`'s condition: after a `+` there, the original fails at the `+`)
+            if text[:i].count(" if ") <= text[:i].count(" else "):
+                points.append(i)
     return points
 
 
