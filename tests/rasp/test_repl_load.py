@@ -375,3 +375,18 @@ def test_a_loaded_files_examples_switches_last_as_long_as_its_load(tmp_path: Pat
     session.feed("examples off")
     assert "Example:" in session.feed(f'load "{tmp_path / "on"}";')
     assert "Example:" not in session.feed("indices;")  # off again
+
+
+@pytest.mark.xfail(strict=True, reason="open: found by gen_diff seed 951410, not fixed yet")
+def test_a_loaded_library_name_bound_to_a_failing_sop_stays_the_librarys(tmp_path: Path) -> None:
+    """The original tests the value before binding it: `count = tokens + "x";` failing on the
+    example binds nothing, one error, and `xl = count;` then binds the library's count. Here
+    the statement gave two errors (the copy's refusal, then the example's) and `xl = count;`
+    bound nothing without a word."""
+    (tmp_path / "mid.rasp").write_text(
+        'set example [1, 2]\ntokens = tokens_asis;\ncount = tokens + "x";\nxl = count;\n'
+    )
+    session = ReplSession()
+    printed = session.feed(f'load "{tmp_path / "mid"}";')
+    assert "Cannot set reserved name" not in printed
+    assert "xl" in session.interpreter.names()
