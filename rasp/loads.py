@@ -76,6 +76,8 @@ class Loads:
         inner = Frame(self.scope(stmt.path), top=True)
         inner.scope.copied_to = frame.scope
         self.loading.append(path)
+        if repl is not None:
+            repl.entered()
         assigned_at: dict[str, int] = {}  # name -> the last statement that (re)bound it
         renamed_before = self.renames()
         try:
@@ -118,6 +120,8 @@ class Loads:
             raise
         finally:
             self.loading.pop()
+            if repl is not None:
+                repl.left()
         # the names it imports, in the order of their last assignment (the REPL lists what the
         # file's statements bound as they ran: rasp.tools.repl_listing)
         copied = sorted(

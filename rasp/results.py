@@ -42,10 +42,13 @@ class ReplLoading:
     (a syntax error too) is appended to `errors`, located in its file, and skipped, and the load
     goes on. `watch` sees each statement's result, a REPL command's too (`set example` in a loaded
     file sets the session's example), and refuses one by raising a RaspError: the statement then
-    binds nothing, as if it had failed."""
+    binds nothing, as if it had failed. `entered` and `left` are called as each load starts and
+    ends (its statements run, before its names are copied and listed)."""
 
     watch: Callable[[StatementResult], None]
     errors: list[RaspError] = field(default_factory=list)
+    entered: Callable[[], None] = lambda: None
+    left: Callable[[], None] = lambda: None
 
 
 @dataclass(frozen=True)

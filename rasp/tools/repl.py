@@ -74,6 +74,8 @@ class ReplSession:
         self._drawn_in_loop: list[str] = []  # what a `for` body's draw(...) and load printed
         self._load_listing: LoadListing | None = None  # a running load's (_check_in_loop)
         self._listing: LoadListing | None = None  # the running statement's (_check_in_loop)
+        self._switches: list[tuple[bool, bool]] = []  # the examples switches of running loads'
+        self._listed_with: ExampleSettings | None = None  # as the last load ended (_left)
 
     # -- what the front end asks ----------------------------------------------------------------
 
@@ -236,11 +238,19 @@ class ReplSession:
     def _recorded_statement(self, stmt: ast.Stmt, saved: Mark) -> list[str]:
         errors: list[RaspError] = []  # a loaded file's failing statements, reported and skipped
         quiet = dataclasses.replace(self.settings, show_seq=False, show_sel=False)
+        self._listed_with = None
         listing = LoadListing(
             errors,
-            lambda name, value: named_value(name, value, quiet, function_text=function_text),
+            lambda name, value: named_value(
+                name, value, self._listed_with or quiet, function_text=function_text
+            ),
         )
-        loading = ReplLoading(watch=lambda loaded: self._loaded(loaded, listing), errors=errors)
+        loading = ReplLoading(
+            watch=lambda loaded: self._loaded(loaded, listing),
+            errors=errors,
+            entered=self._entered,
+            left=self._left,
+        )
         if isinstance(stmt, ast.Load):
             self._load_listing = listing
         self._listing = listing
@@ -292,6 +302,20 @@ class ReplSession:
     def _checked_and_named(self, result: StatementResult) -> list[str]:
         self._check_on_example(result)
         return self._named(result, self.settings)
+
+    def _entered(self) -> None:
+        """A load starts: as the original's `loadFile`, it turns the examples off for the file's
+        run; the file's own `examples on` turns them on for the rest of it and its listing."""
+        self._switches.append((self.settings.show_seq, self.settings.show_sel))
+        self.settings = dataclasses.replace(self.settings, show_seq=False, show_sel=False)
+
+    def _left(self) -> None:
+        """A load ends: its names are listed with the settings in force now (`_listed_with`),
+        and the examples switches are set back as they were before it (a loaded file's `examples
+        off` does not outlast its load)."""
+        self._listed_with = self.settings
+        show_seq, show_sel = self._switches.pop()
+        self.settings = dataclasses.replace(self.settings, show_seq=show_seq, show_sel=show_sel)
 
     def _loaded(self, result: StatementResult, listing: LoadListing) -> None:
         """A loaded file's statement, run as the original's REPL runs it: a REPL command acts on

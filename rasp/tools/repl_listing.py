@@ -3,7 +3,9 @@
 
 The original keeps what each top-level statement of a loaded file would print (its names and
 their values at that statement, the output of `show example`, its errors) and prints it all when
-the file ends, names without examples. When none of it is an error, only the last statement that
+the file ends, names without examples (its `loadFile` turns them off while the file runs,
+and back as they were after it; a file's own `examples on` shows them in its listing: the
+REPL's `_entered` and `_left`). When none of it is an error, only the last statement that
 binds a name lists it; with an error, everything is printed in order. Names bound only inside a
 `for` body are not listed (they are imported all the same), nor private ones (`_x`) or `out`. A
 nested load prints what has gathered so far when it ends, the loading file's part included, and

@@ -16,7 +16,8 @@ functions as values, `%`, the builtins' errors, inf and nan), rasp_gen_user prog
 them (paper-style functions, loops in bodies, nested defs and comprehensions, printed floats),
 rasp_gen_scope the names the original reads where a statement runs (a local `length` under a
 negative index, the library's names as locals, `load` in a body), rasp_gen_files loads of the
-program's own files (files that load files).
+program's own files (files that load files), rasp_gen_lines top-level statements typed over
+several lines and lines the original's parser rejects.
 Most expressions are well typed; a few are not on purpose, so that errors are compared too.
 
 The generator avoids what docs/language.md (section 7) lists as deliberate differences: `!=`
@@ -50,6 +51,7 @@ from tests.compat.rasp_gen_exprs import (
 from tests.compat.rasp_gen_extra import extra
 from tests.compat.rasp_gen_files import loaded_files
 from tests.compat.rasp_gen_layout import laid_out
+from tests.compat.rasp_gen_lines import lines
 from tests.compat.rasp_gen_more import more
 from tests.compat.rasp_gen_odd import ODD, ODD_INPUTS, ODD_SOPS, ODD_STATEMENTS
 from tests.compat.rasp_gen_scope import scoped
@@ -79,6 +81,7 @@ class _Gen(ExprGen):
         users: random.Random,
         scopes: random.Random,
         files: random.Random,
+        typed: random.Random,
     ) -> None:
         super().__init__(rng, prefix, layout)
         self.extra = (
@@ -88,6 +91,7 @@ class _Gen(ExprGen):
         self.users = users  # rasp_gen_user's own stream
         self.scopes = scopes  # rasp_gen_scope's own stream
         self.files = files  # rasp_gen_files' own stream
+        self.typed = typed  # rasp_gen_lines' own stream
 
     # -- statements ------------------------------------------------------------------------
     def statement(self) -> list[str]:
@@ -256,6 +260,7 @@ class _Gen(ExprGen):
         statements = user(statements, self.prefix, self.int_example, self.users)
         statements = scoped(statements, self.prefix, self.int_example, self.scopes)
         statements = loaded_files(statements, self.prefix, self.int_example, self.files)
+        statements = lines(statements, self.prefix, self.typed)
         for kind in (*SOPS, SEL):
             for name in self.names.get(kind, [])[:2]:
                 other = self.pick(_INT_EXAMPLES if self.int_example else _STRING_EXAMPLES)
@@ -278,6 +283,7 @@ def generate(seed: int, count: int, length: int = 8) -> list[Program]:
             random.Random(f"{seed}:{i}:user"),
             random.Random(f"{seed}:{i}:scope"),
             random.Random(f"{seed}:{i}:files"),
+            random.Random(f"{seed}:{i}:lines"),
         ).program(length)
         for i in range(count)
     ]

@@ -4,6 +4,8 @@ only the original's `paper_examples`.
 - A file that loads another (two or three levels): each file binds names of its own, reads the
   names of the file it loaded, and may bind a library name (`count = 3;`, `for max in ...`), which
   the original's file scope binds for itself and passes up to the REPL's top level, where it fails.
+- A file's REPL commands (`set example`, `show example`, `full seq display on`, `examples` on
+  and off, which last only for its load).
 - A file's private `_` names, its failing statements (an undefined name, an s-op that fails on the
   running example, division by zero), its `def`s, loops and `tokens` rebound.
 - At the top level: the loads, the names read after them (the files', a private one, the library
@@ -30,6 +32,16 @@ _VALUES = ("1", "2.5", '"s"', "[1, 2]", "indices + 1", "tokens", "select(indices
 _INT_VALUES = ("tokens_int * 2", "length - indices")
 _STR_VALUES = ('tokens + "x"', 'tokens == "l"')
 _LIBRARY = ("count", "max", "min", "shift", "full_s", "average")
+# a file's examples switches last only for its load, and show in its listing (as the original's)
+_COMMANDS = (
+    "full seq display on",
+    "set example [1, 2]",
+    "show example",
+    "examples on",
+    "examples off",
+    "s-op examples on",
+    "selector examples off",
+)
 _FAILING = ("{p}nosuch + 1", "1 / 0", "tokens_int + 1", "[1][5]", '{p}x0 + "a" * tokens_int')
 
 
@@ -67,7 +79,7 @@ def _file_body(p: str, level: int, int_example: bool, rng: random.Random) -> lis
         elif roll < 0.7:
             lines.append(f"tokens = {rng.choice(('tokens_int', 'tokens_str', 'tokens_asis'))};")
         elif roll < 0.75:
-            lines.append(rng.choice(("full seq display on", "set example [1, 2]", "show example")))
+            lines.append(rng.choice(_COMMANDS))
         else:
             lines.append(f"{own}v = {rng.choice(values)};")
     return lines

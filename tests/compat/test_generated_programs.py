@@ -116,6 +116,11 @@ def test_the_generator_reaches_the_whole_language() -> None:
         '_ld(x) { load "',  # a load in a def's body
         "_x1l;",  # rasp_gen_files: a name of a program's own file, loaded ...
         '_k in [1, 2] { load "/',  # ... in a for, by its full path
+        " =\n",  # rasp_gen_lines: a top-level statement typed over several lines
+        "_b = tokens.x;",  # a syntax error, after which the session goes on
+        " if True else []];",  # a comprehension over an `if`/`else`
+        "1 / -0.0;",  # an odd expression
+        "(p7_4);",  # a bound name in parentheses
     ):
         assert word in text, word
 
