@@ -100,9 +100,15 @@ class Loads:
                             raise
                         if not isinstance(exc, RaspError):  # a bug of ours: as a failing statement
                             exc = internal_error(exc, inner_stmt.span)
+                        reserved = isinstance(exc, CopyRefused)
+                        if reserved and not isinstance(inner_stmt, ast.For):
+                            # the original tests a value before it binds it: one failing on the
+                            # example binds nothing, and the caller's name stays what it was
+                            failed = _fails_on_example(inner.scope, before, inner_stmt, repl)
+                            exc, reserved = (exc, True) if failed is None else (failed, False)
                         # a loop keeps what it did before, and a name the caller reserves stays
                         # bound in the file's scope, as in the original
-                        if not isinstance(inner_stmt, ast.For) and not isinstance(exc, CopyRefused):
+                        if not isinstance(inner_stmt, ast.For) and not reserved:
                             inner.scope.undo(before)  # a refused statement binds nothing
                             self.unrename(renames)  # nor renames an s-op
                         repl.errors.append(exc.with_span(inner_stmt.span))
@@ -142,6 +148,22 @@ class Loads:
         return StatementResult(
             ResultKind.LOAD, tuple(n for n, _ in copied), tuple(v for _, v in copied), stmt.span
         )
+
+
+def _fails_on_example(
+    scope: Scope, mark: int, stmt: ast.Stmt, repl: ReplLoading
+) -> RaspError | None:
+    """The failure on the running example of a value `stmt` bound in `scope` since `mark`, if
+    any (a statement whose copy to its caller was refused got no test of its value)."""
+    for name in sorted(scope.changed_since(mark)):
+        if name not in scope.values:
+            continue
+        bound = StatementResult(ResultKind.ASSIGN, (name,), (scope.values[name],), stmt.span)
+        try:
+            repl.check(bound)
+        except RaspError as err:
+            return err
+    return None
 
 
 def _loaded_statements(

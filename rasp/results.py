@@ -43,10 +43,13 @@ class ReplLoading:
     goes on. `watch` sees each statement's result, a REPL command's too (`set example` in a loaded
     file sets the session's example), and refuses one by raising a RaspError: the statement then
     binds nothing, as if it had failed. `entered` and `left` are called as each load starts and
-    ends (its statements run, before its names are copied and listed)."""
+    ends (its statements run, before its names are copied and listed). `check` tests a value on
+    the running example without listing it (raising as `watch` does): a name the caller
+    reserves is tested so before the file binds it, as the original tests every value first."""
 
     watch: Callable[[StatementResult], None]
     errors: list[RaspError] = field(default_factory=list)
+    check: Callable[[StatementResult], None] = lambda _result: None
     entered: Callable[[], None] = lambda: None
     left: Callable[[], None] = lambda: None
 

@@ -248,6 +248,7 @@ class ReplSession:
         loading = ReplLoading(
             watch=lambda loaded: self._loaded(loaded, listing),
             errors=errors,
+            check=self._check_on_example,
             entered=self._entered,
             left=self._left,
         )

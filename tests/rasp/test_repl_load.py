@@ -377,7 +377,6 @@ def test_a_loaded_files_examples_switches_last_as_long_as_its_load(tmp_path: Pat
     assert "Example:" not in session.feed("indices;")  # off again
 
 
-@pytest.mark.xfail(strict=True, reason="open: found by gen_diff seed 951410, not fixed yet")
 def test_a_loaded_library_name_bound_to_a_failing_sop_stays_the_librarys(tmp_path: Path) -> None:
     """The original tests the value before binding it: `count = tokens + "x";` failing on the
     example binds nothing, one error, and `xl = count;` then binds the library's count. Here
