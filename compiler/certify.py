@@ -43,7 +43,7 @@ from compiler.certify_attention import check_attention
 from compiler.certify_embed import check_embedding, special_dims
 from compiler.certify_mlp import check_mlp
 from compiler.certify_parts import is_number, product
-from compiler.certify_walk import OverBudget, Specials, Walk
+from compiler.certify_walk import OutOfRange, OverBudget, Specials, Walk
 from compiler.grid import GRID_KEYS
 from compiler.grid_margin import grid_margin
 from compiler.grids import dyadic_column_max
@@ -73,6 +73,12 @@ def certify(
             # last, and only where every decision held: the walk's refusal of an edited file (a
             # swapped token row, an edited output list, an off-grid denominator) says more
             _check_runtime(reach, config, output, tokens, max_len)
+    except OutOfRange as err:
+        # after a failed decision the walk's bounds are that failure's: it says why, located
+        # (the range alone named no s-op and read as a model the certifier could not walk)
+        if any(not check.ok for check in checks):
+            return Certificate(tuple(checks))
+        return Certificate((), (str(err),))
     except ReadError as err:
         return Certificate((), (str(err),))
     except OverBudget as over:

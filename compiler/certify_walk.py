@@ -30,6 +30,12 @@ class Specials:
     e: np.ndarray
 
 
+class OutOfRange(ReadError):
+    """A residual dimension may pass float32's range (`Walk.check_range`). Past a decision that
+    failed, it is that failure's error bound carried on (a softmax whose margin did not hold
+    weighs its keys anyhow): `certify` then reports the located failure, not the range."""
+
+
 class OverBudget(Exception):
     """A block has more reachable states than the certifier checks: refused, located."""
 
@@ -81,7 +87,7 @@ class Walk:
             bad = np.flatnonzero(~(values < OVERFLOW))  # NaN too
             if bad.size:
                 d = int(bad[0])
-                raise ReadError(
+                raise OutOfRange(
                     f"{where} can leave residual dimension {self.residual[d]!r} at "
                     f"{float(values[d]):.3g} at {at}, past float32's range (3.4e38 at most; "
                     f"{OVERFLOW:.3g} allowed)"

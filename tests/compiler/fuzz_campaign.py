@@ -9,7 +9,10 @@ kinds (plain, with tokens_float and tokens_bool, constant s-ops, maps of three s
 0, 0.0 and False apart, and selects by a Python predicate), addressing (selects by `==` between
 whole numbers, at a random N of 4..64, or of `--sizes` such as 128,256: a seed keeps its program
 whatever the sizes), numeric (the texts of random_numeric_texts.py, means compared and mapped, at
-`--max-len`, where float32's error grows with N; with shaped inputs: runs, halves, alternations).
+`--max-len`, where float32's error grows with N; with shaped inputs: runs, halves, alternations),
+texts (random_texts.py's texts as a user writes them, with its wide extras: the prelude's
+functions and selectors, string tokens mapped to numbers, maps over zipped s-ops, widths of
+compound selectors; tokens "0", "1", "2" at `--max-len`).
 Inputs: every input up to length 3 (4 at N = 4) and 60 random ones up to the maximum length. Each
 seed runs in a process of its own, killed past `--seconds` of CPU time (or four times that of wall
 clock). A refusal (CompileError) keeps the promise; a wrong value, another exception, a process
@@ -35,6 +38,7 @@ sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parents[2])]
 
 from random_numeric_texts import random_numeric_program  # noqa: E402
 from random_programs import random_addressing_program, random_program  # noqa: E402
+from random_texts import TextGenerator  # noqa: E402
 from test_compile import all_inputs, check_inputs, random_inputs  # noqa: E402
 from test_random_numeric_texts import shaped_inputs  # noqa: E402
 
@@ -43,7 +47,7 @@ from rasp import sops as S  # noqa: E402
 from rasp.errors import CompileError, RaspError, Source  # noqa: E402
 from rasp.interpreter import load_source  # noqa: E402
 
-FLAVOURS = ("plain", "twins", "causal", "addressing", "numeric", "kinds")
+FLAVOURS = ("plain", "twins", "causal", "addressing", "numeric", "kinds", "texts")
 
 
 ADDRESSING_SIZES = (4, 9, 17, 33, 40, 64)
@@ -59,6 +63,8 @@ def _program(
     rng = random.Random(seed)
     if flavour == "numeric":
         return _numeric(seed, max_len)
+    if flavour == "texts":
+        return _text(seed, max_len)
     if flavour == "addressing":
         n = sizes[ADDRESSING_SIZES.index(rng.choice(ADDRESSING_SIZES)) % len(sizes)]
         root = random_addressing_program(rng)
@@ -90,6 +96,18 @@ def _numeric(seed: int, max_len: int) -> tuple[S.SOp, list, int, list[list]]:
     rng = random.Random(seed)
     inputs = all_inputs(vocab, 3) + shaped_inputs(vocab, max_len, rng)
     return root, vocab, max_len, inputs + random_inputs(vocab, max_len, 60, seed)
+
+
+def _text(seed: int, max_len: int) -> tuple[S.SOp, list, int, list[list]]:
+    """A wide random text's `res` at N = max_len (RaspError where it is no s-op or the
+    interpreter refuses it: counted as refused)."""
+    text = TextGenerator(random.Random(seed), wide=True).program()
+    root = load_source(Source(f"texts-{seed}.rasp", text)).get("res")
+    if not isinstance(root, S.SOp):
+        raise RaspError("res is not an s-op")
+    vocab = ["0", "1", "2"]
+    short = all_inputs(vocab, min(max_len, 4 if max_len == 4 else 3))
+    return root, vocab, max_len, short + random_inputs(vocab, max_len, 60, seed)
 
 
 def _warm_up() -> None:
@@ -139,7 +157,7 @@ def _check(flavour: str, seed: int, max_len: int, sizes: tuple[int, ...]) -> tup
     try:
         try:
             root, vocab, n, inputs = _program(flavour, seed, max_len, sizes)
-        except RaspError:  # a numeric text the interpreter cannot run: nothing to compile
+        except RaspError:  # a text the interpreter cannot run: nothing to compile
             return "refused", ""
         try:
             model = compile_sop(root, vocab, n, causal=flavour == "causal")

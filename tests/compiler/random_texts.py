@@ -3,6 +3,12 @@ functions, `def`s, lists and dicts indexed, conditionals), for differential test
 parser, the interpreter and the compiler. Seeded: a text reproduces from its seed.
 
 Many texts fail in the interpreter (a string plus a number, a mean of strings): a test skips those.
+
+`wide` adds what no other generator draws (the fuzz campaign's texts flavour): the prelude's
+contains, has_focus, mark_last_instance, select_from_first and select_next_identical as selectors,
+string tokens mapped to numbers (a dict indexed by `tokens`, a string indexed by an s-op,
+`tokens_float`), maps over zipped lists of s-ops, counts of any token, and selector widths of
+selectors compounded two levels deep. Without it a seed's text is the one it always was.
 """
 
 from __future__ import annotations
@@ -26,8 +32,9 @@ PRELUDE = (
 class TextGenerator:
     """Expressions of three kinds: numbers ("num"), strings ("str") and bools ("bool")."""
 
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, wide: bool = False) -> None:
         self.rng = rng
+        self.wide = wide
 
     def program(self, name: str = "res") -> str:
         kind = self.rng.choice(["num", "num", "str", "bool"])
@@ -69,6 +76,7 @@ class TextGenerator:
                 lambda: f"[{self.expr(d, 'num')}, {self.expr(d, 'num')}][{rng.randint(0, 1)}]",
                 lambda: f'{{"x": {self.expr(d, "num")}}}["x"]',
             ]
+            options += self._wide_num(d) if self.wide else []
         elif kind == "str":
             options = [
                 lambda: (
@@ -82,6 +90,7 @@ class TextGenerator:
                 ),
                 lambda: f"({self.expr(d, 'str')})",
             ]
+            options += self._wide_str(d) if self.wide else []
         else:
             options = [
                 lambda: self._comparison(d),
@@ -92,6 +101,7 @@ class TextGenerator:
                 lambda: f"aggregate({self.select(d)}, {self.expr(d, 'bool')})",
                 lambda: f'{self.expr(d, "str")} in ["a", "1"]',
             ]
+            options += self._wide_bool(d) if self.wide else []
         return rng.choice(options)()
 
     def select(self, depth: int) -> str:
@@ -105,7 +115,70 @@ class TextGenerator:
             return f"{base} {rng.choice(['and', 'or'])} {other}"
         if depth > 0 and r < 0.3:
             return f"not {base}"
+        if self.wide and depth > 0 and r < 0.45:
+            return self._wide_select(d)
         return base
+
+    # -- the wide extras (each list drawn from only where `wide`)
+
+    def _token(self) -> str:
+        return f'"{self.rng.choice(["0", "1", "2"])}"'
+
+    def _wide_num(self, d: int) -> list[Callable[[], str]]:
+        rng = self.rng
+        numbers = [rng.randint(-2, 3) for _ in range(3)]
+        return [
+            lambda: f'{{"0": {numbers[0]}, "1": {numbers[1]}, "2": {numbers[2]}}}[tokens]',
+            lambda: f"count(tokens, {self._token()})",
+            lambda: f"selector_width({self._wide_select(d)})",
+            lambda: (
+                f"aggregate({self._wide_select(d)}, {self.expr(d, 'num')}, {rng.randint(-1, 2)})"
+            ),
+            lambda: f"aggregate(select_from_first(tokens, {self._token()}), {self.expr(d, 'num')})",
+            lambda: (
+                f"aggregate(select_next_identical({self.expr(d, 'num')}), {self.expr(d, 'num')}"
+                f", {rng.randint(-1, 1)})"
+            ),
+            lambda: (
+                f"[a {rng.choice(NUM_OPS[:3])} b for a, b in zip([{self.expr(d, 'num')}, "
+                f"indices], [{self.expr(d, 'num')}, {self.expr(d, 'num')}])][{rng.randint(0, 1)}]"
+            ),
+            lambda: f"tokens_float {rng.choice(NUM_OPS[:4])} {self.expr(d, 'num')}",
+            lambda: f"indicator({self.expr(d, 'str')} < {self._token()}) * tokens_int",
+        ]
+
+    def _wide_str(self, d: int) -> list[Callable[[], str]]:
+        rng = self.rng
+        return [
+            lambda: f'"xyz"[{self.expr(d, "num")} % 3]',
+            lambda: '{"0": "x", "1": "y", "2": "0"}[tokens]',
+            lambda: (
+                f"aggregate(select_from_first(tokens, {self._token()}) or "
+                f'{self._wide_select(d)}, {self.expr(d, "str")}, "{rng.choice("xz")}")'
+            ),
+        ]
+
+    def _wide_bool(self, d: int) -> list[Callable[[], str]]:
+        return [
+            lambda: f"contains({self.expr(d, 'str')}, {self._token()})",
+            lambda: f"has_focus({self._wide_select(d)})",
+            lambda: f"mark_last_instance(tokens, {self._token()})",
+            lambda: f"tokens in [{self._token()}, {self._token()}]",
+        ]
+
+    def _wide_select(self, d: int) -> str:
+        """Two selects joined, one side itself compound or negated."""
+        rng = self.rng
+
+        def atom() -> str:
+            kind = rng.choice(["num", "str"])
+            keys, queries = self.expr(max(d - 1, 0), kind), self._leaf(kind)
+            return f"select({keys}, {queries}, {rng.choice(SELECT_OPS)})"
+
+        inner = f"{atom()} {rng.choice(['and', 'or'])} {atom()}"
+        if rng.random() < 0.5:
+            inner = f"not ({inner})"
+        return f"({atom()} {rng.choice(['and', 'or'])} ({inner}))"
 
     def _comparison(self, depth: int) -> str:
         kind = self.rng.choice(["num", "str"])

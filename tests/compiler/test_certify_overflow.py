@@ -110,3 +110,24 @@ def test_pre_activations_that_overflow_float32_are_not_proved(model: CompiledMod
     cert = recheck(edited.weights, edited.metadata)
     assert not cert.ok
     assert {(f.block, f.kind) for f in cert.failures()} >= {("res", "relu")}
+
+
+def test_an_overflow_past_a_failed_softmax_names_the_failure() -> None:
+    """A softmax decision that fails (margin 18, error 28.7 at N = 32) weighs its keys anyhow,
+    and its error bound carried on passed float32's range: the refusal said only that 'the
+    certifier could not check the model', at the output, as if the compiler had built a model it
+    cannot walk (fuzz campaign, numeric seed 1710036, N = 48). It names the failed decision, at
+    the aggregate that made it."""
+    from rasp.errors import CompileError
+
+    text = (
+        "v1 = aggregate(select(indices, indices, >=), indices);\n"
+        "res = aggregate(select(indices, length / (v1 + 2), >=), indices, 1);\n"
+    )
+    root = load_source(Source("<test>", text)).get("res")
+    with pytest.raises(CompileError) as caught:
+        compile_sop(root, list("0123"), 32)
+    (diagnostic,) = caught.value.diagnostics
+    assert "could not check" not in diagnostic.message
+    assert "a softmax decision has margin" in diagnostic.message
+    assert diagnostic.span is not None and diagnostic.span.line == 2

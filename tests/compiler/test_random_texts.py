@@ -53,3 +53,28 @@ def test_random_texts_compile_exactly_or_are_refused(seed: int) -> None:
         return
     inputs = all_inputs(VOCAB, 4) + random_inputs(VOCAB, max_len, 40, seed)
     assert check_inputs(model, sop, inputs) > 0, text
+
+
+def test_wide_texts_are_mostly_programs_and_draw_the_extras() -> None:
+    # (the campaign's texts flavour: what no other generator writes, still mostly runnable)
+    texts = [TextGenerator(random.Random(seed), wide=True).program() for seed in range(60)]
+    runnable = 0
+    for text in texts:
+        try:
+            sop = load_source(Source("<random>", text)).get("res")
+            runnable += isinstance(sop, SOp) and evaluate(sop, ["0", "1"]) is not None
+        except RaspError:
+            pass
+    assert runnable >= 0.5 * len(texts)
+    extras = ["count(", "contains(", "has_focus(", "select_from_first(", "zip(", "}[tokens]"]
+    assert all(any(extra in text for text in texts) for extra in extras)
+
+
+@pytest.mark.exactness
+def test_the_fuzz_campaign_runs_wide_texts() -> None:
+    import fuzz_campaign
+
+    said: list[str] = []
+    assert fuzz_campaign.run("texts", range(0, 8), 6, 120, said.append) == 0
+    compiled = int(said[-1].split(": ")[1].split()[0])
+    assert said[-1].startswith("texts seeds 0..7: ") and compiled >= 2, said
