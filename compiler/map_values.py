@@ -7,9 +7,11 @@ pick's means. `apply_map` is the interpreter's rule for one call (which results 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from compiler import comparisons
@@ -61,6 +63,10 @@ class MapValues:
         shared = self.shared_sources(node)
         if shared is not None:
             return self.chain_values(node, shared)
+        if len(set(node.inputs)) < len(node.inputs):
+            # an s-op read twice holds one value at a position: the map over its values once,
+            # not over every pair of them (`max(v0, v0)` of a mean by tokens past 60 s at N = 40)
+            return self.map_values(_read_once(node))
         rels = [known.relation[i] for i in node.inputs]
         if len(known.pairs) <= MAX_MAP_COMBINATIONS and all(
             r is not None and all(len(v) == 1 for v in r.values()) for r in rels
@@ -423,6 +429,24 @@ def _memo_key(value: Atom) -> tuple[Any, ...]:
     if type(value) is float:
         return float, value, math.copysign(1.0, value)
     return type(value), value
+
+
+@dataclass(frozen=True)
+class _ReadOnce:
+    """A map's function over its distinct inputs: argument k is distinct input `at[k]`."""
+
+    fn: Callable[..., Any]
+    at: tuple[int, ...]
+
+    def __call__(self, *args: Atom) -> Atom:
+        return self.fn(*(args[k] for k in self.at))
+
+
+def _read_once(node: IRNode) -> IRNode:
+    """`node` (a map reading one input more than once) as a map of its distinct inputs."""
+    distinct = tuple(dict.fromkeys(node.inputs))
+    at = tuple(distinct.index(i) for i in node.inputs)
+    return dataclasses.replace(node, inputs=distinct, fn=_ReadOnce(node.fn, at))
 
 
 def apply_map(fn: Any, args: Sequence[Atom]) -> tuple[bool, Atom]:
