@@ -1,5 +1,6 @@
 """Shared fixtures: golden-file comparison with `--update-golden` (or `UPDATE_GOLDEN=1`); the
-hypothesis profile; `sum` as on Python 3.12; the lengths of the texts `rasp.parser.parse` reads."""
+hypothesis profile; `sum` as on Python 3.12; `program`, a program's text written to a file; the
+lengths of the texts `rasp.parser.parse` reads."""
 
 from __future__ import annotations
 
@@ -27,6 +28,19 @@ settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
+
+
+@pytest.fixture
+def program(tmp_path: Path) -> Callable[..., str]:
+    """Writes a program's text to a file in `tmp_path` (`prog.rasp` unless named) and gives its
+    path, for the CLI tests."""
+
+    def write(text: str, name: str = "prog.rasp") -> str:
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        return str(path)
+
+    return write
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -31,16 +31,6 @@ seq = tokens("ab");
 """
 
 
-@pytest.fixture
-def program(tmp_path: Path) -> Any:
-    def write(text: str, name: str = "prog.rasp") -> str:
-        path = tmp_path / name
-        path.write_text(text, encoding="utf-8")
-        return str(path)
-
-    return write
-
-
 # ------------------------------------------------------------------------------------------------
 # run FILE
 

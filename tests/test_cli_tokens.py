@@ -19,16 +19,6 @@ reverse = aggregate(flip, tokens);
 """
 
 
-@pytest.fixture
-def program(tmp_path: Path) -> Any:
-    def write(text: str, name: str = "prog.rasp") -> str:
-        path = tmp_path / name
-        path.write_text(text, encoding="utf-8")
-        return str(path)
-
-    return write
-
-
 @pytest.mark.parametrize(
     ("text", "tokens"),
     [
