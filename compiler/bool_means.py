@@ -22,7 +22,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from compiler.blocks import Atom
+from compiler.blocks import Atom, is_number
 from compiler.rewrite import ValueFacts
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic
@@ -85,8 +85,14 @@ class BoolMeans:
     # copies (a sort's) that give one of equal numbers of two types (1 for 1.0: one token to the
     # copy), by new node id -> {value: the others it stands for}; and their functions' readers
     twins: dict[int, dict[Any, tuple[Any, ...]]] = dataclasses.field(default_factory=dict)
-    twin_readers: list[tuple[sops.Node, dict[int, dict[Any, tuple[Any, ...]]]]] = dataclasses.field(
-        default_factory=list
+    # readers, with {argument position: the id of the node of twins it reads}
+    twin_readers: list[tuple[sops.Node, dict[int, int]]] = dataclasses.field(default_factory=list)
+    # nodes that pass such a copy's values on (another copy, a None check, an affine map), by new
+    # node id -> (the node, or None for a copy of its one source; {position: source id}): a copy
+    # of the sorted copy gives 1 where tracr gives 1.0 too, and its readers went unchecked
+    # (str of it certified, "1" for "1.0")
+    carriers: dict[int, tuple[sops.Node | None, dict[int, int]]] = dataclasses.field(
+        default_factory=dict
     )
 
     def mark(self, node: sops.Node, defaults: frozenset[int]) -> sops.Node:
@@ -122,15 +128,27 @@ class BoolMeans:
         """Note `node` if it reads a copy of twins; `as_read`: `node` with the bools its function
         reads (a sort's copy of a mean of one selected False gives the int 0, which its reader
         takes as False: it must be checked against the twin 0.0 as it reads it)."""
-        twins = {i: self.twins[c.id] for i, c in enumerate(node.children()) if c.id in self.twins}
+        twins = {i: c.id for i, c in enumerate(node.children()) if self.holds_twins(c.id)}
         if not twins:
             return
-        if isinstance(node, sops.MapSOp) and isinstance(node.fn, NoneCheck | LengthCheck):
-            self.twins[node.id] = twins[0]
-        elif isinstance(node, sops.PredicateSelect) or (
+        if isinstance(node, sops.PredicateSelect) or (
             isinstance(node, sops.MapSOp) and _program_function(node.fn)
         ):
             self.twin_readers.append((as_read or node, twins))
+        elif isinstance(node, sops.MapSOp):  # a None check, an affine map: its results carry
+            self.carriers[node.id] = (node, twins)
+        elif isinstance(node, sops.AggregateSOp):
+            self.carry(node, node.sop)
+
+    def holds_twins(self, node_id: int) -> bool:
+        """Whether node `node_id` may give one of equal numbers of two types for the other."""
+        return node_id in self.twins or node_id in self.carriers
+
+    def carry(self, result: sops.Node, values: sops.Node) -> None:
+        """Note that `result` copies `values` (a tracr aggregate, however resolved): where those
+        hold a sort's copy of twins, so does `result`."""
+        if self.holds_twins(values.id) and result.id != values.id:
+            self.carriers[result.id] = (None, {0: values.id})
 
     def predicate(self, node: sops.PredicateSelect) -> sops.PredicateSelect:
         positions = self.reads(node)
@@ -190,11 +208,58 @@ class BoolMeans:
         if problems:
             raise CompileError(problems)
 
+    def _carried(
+        self,
+        node_id: int,
+        tables: dict[int, dict[Any, tuple[Any, ...]]],
+        vocab: Sequence[Atom],
+        max_len: int,
+        problems: list[Diagnostic],
+    ) -> dict[Any, tuple[Any, ...]]:
+        """The twins carrier `node_id` gives: a copy's are its source's, a map's its results for
+        an argument and its twin that are equal numbers of two types (2 and 2.0 of 2 * x); a map
+        giving results that differ otherwise is refused, as a reader is."""
+        node, sources = self.carriers[node_id]
+        found = {i: _joined(self.twins.get(s, {}), tables.get(s, {})) for i, s in sources.items()}
+        own = dict(self.twins.get(node_id, {}))
+        if node is None:
+            return _joined(own, found[0])
+        inputs = list(node.children())
+        facts = ValueFacts(inputs, vocab, max_len)
+        sets = [facts.values(c) for c in inputs]
+        combos = _combinations(
+            sets, {i: [v for v in sets[i] if _in_table(v, t)] for i, t in found.items()}
+        )
+        if combos is None:
+            problems.append(_too_many(node, "a sort's copy of equal numbers of two types"))
+            return own
+        fn = node.fn  # type: ignore[attr-defined]
+        for args in combos:
+            for i, table in found.items():
+                for other in table.get((type(args[i]), args[i]), ()):
+                    try:
+                        one, two = fn(*args), fn(*args[:i], other, *args[i + 1 :])
+                    except Exception:  # noqa: BLE001 (the program's function)
+                        continue
+                    if type(one) is type(two) and one == two and repr(one) == repr(two):
+                        continue
+                    if not (is_number(one) and is_number(two) and one == two):
+                        problems.append(self._twin_problem(node, one, two, i, args[i], other))
+                        return own
+                    own = _joined(own, {(type(one), one): (two,), (type(two), two): (one,)})
+        return own
+
     def _twin_problems(self, vocab: Sequence[Atom], max_len: int) -> list[Diagnostic]:
         """Each function that reads a copy of equal numbers of two types (1 and 1.0) and gives
         another result for one than for the other: the copy cannot say which it was."""
-        problems = []
-        for node, twins in self.twin_readers:
+        problems: list[Diagnostic] = []
+        tables: dict[int, dict[Any, tuple[Any, ...]]] = {}
+        for node_id in self.carriers:  # (noted in the order they were built: sources first)
+            tables[node_id] = self._carried(node_id, tables, vocab, max_len, problems)
+        for node, sources in self.twin_readers:
+            twins = {
+                i: _joined(self.twins.get(s, {}), tables.get(s, {})) for i, s in sources.items()
+            }
             inputs = list(node.children())
             facts = ValueFacts(inputs, vocab, max_len)
             sets = [facts.values(c) for c in inputs]
@@ -259,6 +324,16 @@ def _combinations(
     for i, values in narrowed.items():
         combos.extend(itertools.product(*(values if j == i else s for j, s in enumerate(sets))))
     return combos
+
+
+def _joined(
+    a: dict[Any, tuple[Any, ...]], b: dict[Any, tuple[Any, ...]]
+) -> dict[Any, tuple[Any, ...]]:
+    """Two twin tables as one: each value's twins in either."""
+    out = dict(a)
+    for key, others in b.items():
+        out[key] = tuple(dict.fromkeys((*out.get(key, ()), *others)))
+    return out
 
 
 def _in_table(value: Any, table: dict[Any, tuple[Any, ...]]) -> bool:

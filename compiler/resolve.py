@@ -232,7 +232,9 @@ def _resolve_one(
         rebuild = Rebuild(keys, queries, kv, qv, table, name=node.name, span=node.span)
         return rebuild.selector()
     assert isinstance(node, sops.AggregateSOp)
-    return _tracr_mean(node, new, facts, bools)
+    result = _tracr_mean(node, new, facts, bools)
+    bools.carry(result, new[node.sop.id])  # a copy of a sort's copy of twins holds them too
+    return result
 
 
 def _source(node: sops.Node) -> str:
