@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from compiler.blocks import Atom, is_number
@@ -182,15 +182,22 @@ class BoolMeans:
             if combos is None:
                 problems.append(_too_many(node, "a tracr mean of bools"))
                 continue
-            for args in combos:
-                as_read = tuple(as_bool(a) if i in unsure else a for i, a in enumerate(args))
-                try:
-                    one, other = fn(*args), fn(*as_read)
-                except Exception:  # noqa: BLE001 (the program's function: raises alike below)
-                    continue
-                if type(one) is not type(other) or one != other:
-                    shown = ", ".join(value_repr(a) for a in args)
+            positions = node.fn.positions  # type: ignore[attr-defined] (BoolArgs)
+            for args in _one_value_per_node(combos, inputs):
+                # the model reads every mean's 0 or 1 as the bool; tracr gives each ambiguous one
+                # as its own int or as the bool, independently (a default beside a selected bool)
+                as_read = tuple(as_bool(a) if i in positions else a for i, a in enumerate(args))
+                own = {
+                    i: (args[i],)
+                    for i, ints in unsure.items()
+                    if type(args[i]) is int and args[i] in ints
+                }
+                clash = _clash(fn, as_read, own, [c.id for c in inputs])
+                if clash is not None:
+                    one, other, mixed = clash
+                    shown = ", ".join(value_repr(a) for a in mixed)
                     bools = ", ".join(value_repr(a) for a in as_read)
+                    one, other = other, one
                     problems.append(
                         Diagnostic(
                             f"'{getattr(node, 'text', node.label)}' gives {value_repr(one)} for "
@@ -234,19 +241,23 @@ class BoolMeans:
             problems.append(_too_many(node, "a sort's copy of equal numbers of two types"))
             return own
         fn = node.fn  # type: ignore[attr-defined]
-        for args in combos:
-            for i, table in found.items():
-                for other in table.get((type(args[i]), args[i]), ()):
-                    try:
-                        one, two = fn(*args), fn(*args[:i], other, *args[i + 1 :])
-                    except Exception:  # noqa: BLE001 (the program's function)
-                        continue
-                    if type(one) is type(two) and one == two and repr(one) == repr(two):
-                        continue
-                    if not (is_number(one) and is_number(two) and one == two):
-                        problems.append(self._twin_problem(node, one, two, i, args[i], other))
-                        return own
-                    own = _joined(own, {(type(one), one): (two,), (type(two), two): (one,)})
+        for args in _one_value_per_node(combos, inputs):
+            try:
+                one = fn(*args)
+            except Exception:  # noqa: BLE001 (the program's function)
+                continue
+            for mixed in _mixes(args, _twins_of(args, found), [c.id for c in inputs]):
+                try:
+                    two = fn(*mixed)
+                except Exception:  # noqa: BLE001 (the program's function)
+                    continue
+                if type(one) is type(two) and one == two and repr(one) == repr(two):
+                    continue
+                if not (is_number(one) and is_number(two) and one == two):
+                    i = next(i for i, a in enumerate(args) if a is not mixed[i])
+                    problems.append(self._twin_problem(node, one, two, i, args[i], mixed[i]))
+                    return own
+                own = _joined(own, {(type(one), one): (two,), (type(two), two): (one,)})
         return own
 
     def _twin_problems(self, vocab: Sequence[Atom], max_len: int) -> list[Diagnostic]:
@@ -271,8 +282,8 @@ class BoolMeans:
             if combos is None:
                 problems.append(_too_many(node, "a sort's copy of equal numbers of two types"))
                 continue
-            for args in combos:
-                found = _twin_clash(fn, args, twins)
+            for args in _one_value_per_node(combos, inputs):
+                found = _twin_clash(fn, args, twins, [c.id for c in inputs])
                 if found is not None:
                     problems.append(self._twin_problem(node, *found))
                     break
@@ -304,6 +315,24 @@ class BoolMeans:
             "sort the mean as floats (numerical(Map(float, mean)) before the sort), or make the "
             "function give the same result for False and 0.0, True and 1.0",
         )
+
+
+def _one_value_per_node(
+    combos: list[tuple[Any, ...]], inputs: Sequence[sops.Node]
+) -> list[tuple[Any, ...]]:
+    """The combinations in which positions reading one node hold one value (it has one at a
+    position: `f(x, x)` never reads 0 beside 1)."""
+    at: dict[int, list[int]] = {}
+    for i, c in enumerate(inputs):
+        at.setdefault(c.id, []).append(i)
+    same = [ps for ps in at.values() if len(ps) > 1]
+    if not same:
+        return combos
+    return [
+        args
+        for args in combos
+        if all(all(repr(args[i]) == repr(args[ps[0]]) for i in ps[1:]) for ps in same)
+    ]
 
 
 def _combinations(
@@ -354,21 +383,76 @@ def _too_many(node: sops.Node, what: str) -> Diagnostic:
 
 
 def _twin_clash(
-    fn: Any, args: tuple[Any, ...], twins: dict[int, dict[Any, tuple[Any, ...]]]
+    fn: Any,
+    args: tuple[Any, ...],
+    twins: dict[int, dict[Any, tuple[Any, ...]]],
+    sources: Sequence[int],
 ) -> tuple[Any, Any, int, Any, Any] | None:
-    """(result, other result, argument's position, argument, its twin) where `fn` tells an
-    argument from its twin."""
+    """(result, other result, a position that differs, argument there, its twin) where `fn`
+    gives another result for some mix of the arguments and their twins."""
+    clash = _clash(fn, args, _twins_of(args, twins), sources)
+    if clash is None:
+        return None
+    one, two, mixed = clash
+    i = next(i for i, (a, b) in enumerate(zip(args, mixed, strict=True)) if a is not b)
+    return one, two, i, args[i], mixed[i]
+
+
+def _twins_of(
+    args: tuple[Any, ...], twins: dict[int, dict[Any, tuple[Any, ...]]]
+) -> dict[int, tuple[Any, ...]]:
+    """{position: the twins of the argument there}, for the arguments that have any."""
+    found = {}
     for i, table in twins.items():
         try:
             others = table.get((type(args[i]), args[i]), ())
-        except TypeError:
+        except TypeError:  # (an unhashable value is no number)
             continue
-        for other in others:
-            swapped = (*args[:i], other, *args[i + 1 :])
-            try:
-                one, two = fn(*args), fn(*swapped)
-            except Exception:  # noqa: BLE001 (the program's function)
-                continue
-            if type(one) is not type(two) or one != two:
-                return one, two, i, args[i], other
+        if others:
+            found[i] = others
+    return found
+
+
+def _mixes(
+    args: tuple[Any, ...], alternatives: dict[int, tuple[Any, ...]], sources: Sequence[int]
+) -> Iterator[tuple[Any, ...]]:
+    """`args` with each position of `alternatives` holding its own value or one of those, every
+    mix but `args` itself: at one position two such arguments are each either, independently
+    (a default int 0 beside a selected False; two copies of a sort, 1.0 in both), but positions
+    reading one node (`sources`: each position's node id) hold its one value alike."""
+    groups: dict[Any, list[int]] = {}
+    for i in alternatives:
+        groups.setdefault((sources[i], repr(args[i])), []).append(i)
+    members = list(groups.values())
+    options = [(args[at[0]], *alternatives[at[0]]) for at in members]
+    for picks in itertools.product(*(range(len(o)) for o in options)):
+        if any(picks):
+            mixed = list(args)
+            for at, o, k in zip(members, options, picks, strict=True):
+                for i in at:
+                    mixed[i] = o[k]
+            yield tuple(mixed)
+
+
+def _clash(
+    fn: Any,
+    args: tuple[Any, ...],
+    alternatives: dict[int, tuple[Any, ...]],
+    sources: Sequence[int],
+) -> tuple[Any, Any, tuple[Any, ...]] | None:
+    """(fn(*args), fn(*mixed), mixed) for the first mix of `args` (`_mixes`) on which `fn`
+    gives another result (of another type, or unequal), or None."""
+    if not alternatives:
+        return None
+    try:
+        one = fn(*args)
+    except Exception:  # noqa: BLE001 (the program's function: the model gives nothing here)
+        return None
+    for mixed in _mixes(args, alternatives, sources):
+        try:
+            two = fn(*mixed)
+        except Exception:  # noqa: BLE001 (tracr raises there: nothing to match)
+            continue
+        if type(one) is not type(two) or one != two:
+            return one, two, mixed
     return None
