@@ -121,3 +121,41 @@ def test_an_unquoted_input_of_an_s_op_is_shown_quoted() -> None:
     # a typo of a name keeps its own hint; a def's argument may be any value: no guess
     assert error_of("reverse = tokens;\nreverse(tokesn);").hint == "did you mean 'tokens'?"
     assert error_of("def f(x) { return x; }\nf(hello);").hint is None
+
+
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        ("x = tokens == a;", "a"),
+        ("x = a != tokens;", "a"),  # the s-op after it is a name: read, not evaluated
+        ('x = tokens in ["a", e];', "e"),
+        ("x = select(tokens, a, ==);", "a"),
+        ("x = select(b, tokens, ==);", "b"),
+        ("x = aggregate(select(indices, indices, ==), tokens, none);", "none"),
+        ("x = count(tokens, a);", "a"),  # a def of the prelude, beside an s-op argument
+        ("x = contains(tokens, b);", "b"),
+    ],
+)
+def test_an_unquoted_string_beside_an_s_op_is_shown_quoted(line: str, name: str) -> None:
+    # a class's first programs: `tokens == a` for `tokens == "a"` said only "Undefined variable"
+    exc = error_of(line)
+    assert str(exc) == f"Undefined variable: {name}"
+    assert exc.hint == f'a string is written in quotes: "{name}"'
+
+
+@pytest.mark.parametrize(
+    ("line", "hint"),
+    [
+        ("x = tokens == lenght;", "did you mean 'length'?"),  # a typo keeps its own hint
+        (
+            "x = tokens == i;",
+            "each position's index (0 to length - 1) is the built-in s-op `indices`",
+        ),
+        ("x = 1 == a;", None),  # no s-op beside it: no guess
+        ("x = tokens + a;", None),  # arithmetic: a number is as likely as a string
+        ("def f(x, y) { return x; }\nz = f(1, a);", None),
+        ("x = a == b;", None),
+    ],
+)
+def test_an_undefined_name_elsewhere_gets_no_quoting_hint(line: str, hint: str | None) -> None:
+    assert error_of(line).hint == hint
