@@ -57,6 +57,28 @@ def _is_sop(value: Any, scope: Scope) -> bool:
     return isinstance(value, SOp)
 
 
+def iteration_hint(value: Any) -> str | None:
+    """What to loop over instead of `value` (a `for` or comprehension takes a list or dict):
+    `for t in tokens` from Python, where an s-op already holds every position's value."""
+    if isinstance(value, SOp):
+        return (
+            "an s-op holds its value at every position at once, and a program cannot loop over "
+            'positions: write the operation on the s-op itself (tokens == "a" compares every '
+            "position; aggregate(select(...), x) reads other positions), or loop over range(n)"
+        )
+    if isinstance(value, Selector):
+        return "a selector is used by aggregate(sel, x) or selector_width(sel), not looped over"
+    if isinstance(value, str):
+        return f"a string is no list here: write its items as a list, {_as_list(value)}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"to loop {value} times, loop over range({value})"
+    return None
+
+
+def _as_list(text: str) -> str:
+    return "[" + ", ".join(f'"{c}"' for c in text[:5]) + (", ...]" if len(text) > 5 else "]")
+
+
 # call(function value, argument values, the call expression) -> the call's value
 Call = Callable[[Any, list[Any], ast.Call], Any]
 
@@ -285,6 +307,7 @@ class Expressions:
             raise RaspTypeError(
                 f"a comprehension loops over a list or dict, but got: {describe(iterable)}",
                 iterable_expr.span,
+                iteration_hint(iterable),
             )
         for item in list(iterable):
             inner = Scope(scope, BASE_RESERVED, "comprehension")

@@ -159,3 +159,21 @@ def test_an_unquoted_string_beside_an_s_op_is_shown_quoted(line: str, name: str)
 )
 def test_an_undefined_name_elsewhere_gets_no_quoting_hint(line: str, hint: str | None) -> None:
     assert error_of(line).hint == hint
+
+
+@pytest.mark.parametrize(
+    ("line", "hint_part"),
+    [
+        ("for t in tokens { x = t; }", "an s-op holds its value at every position at once"),
+        ("y = [t for t in tokens];", "an s-op holds its value at every position at once"),
+        ("y = {t: 1 for t in indices};", "loop over range(n)"),
+        ('for c in "aei" { v = c; }', 'write its items as a list, ["a", "e", "i"]'),
+        ("for i in 3 { v = i; }", "loop over range(3)"),
+        ("for i in select(indices, indices, ==) { v = i; }", "aggregate(sel, x)"),
+    ],
+)
+def test_a_loop_over_no_list_says_what_to_loop_over(line: str, hint_part: str) -> None:
+    # Python's `for t in tokens` was refused with no hint
+    exc = error_of(line)
+    assert "a list or dict, but got:" in str(exc)
+    assert exc.hint is not None and hint_part in exc.hint
