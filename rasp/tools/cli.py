@@ -344,6 +344,7 @@ def _cmd_run_program(args: argparse.Namespace) -> int:
 
 
 def _cmd_repl(args: argparse.Namespace) -> int:
+    from rasp.sources import missing_program_hint
     from rasp.tools.repl_terminal import run_terminal
 
     if args.file == "-":
@@ -358,8 +359,15 @@ def _cmd_repl(args: argparse.Namespace) -> int:
             f"`rasp run {path}:{name or 'NAME'} --input INPUT`",
         )
     if args.file is not None:
-        with open(args.file, "rb"):  # a missing file is an error before the session starts
-            pass
+        try:  # a missing file is an error before the session starts
+            with open(args.file, "rb"):
+                pass
+        except FileNotFoundError as exc:
+            raise RaspError(
+                f"cannot read {args.file}: {exc.strerror or exc}",
+                hint=missing_program_hint(args.file),
+                kind=ErrorKind.IO,
+            ) from None
         refuse_model_file(args.file)
     return run_terminal(args.file, verbose=bool(getattr(args, "verbose", False)))
 
