@@ -177,3 +177,32 @@ def test_a_loop_over_no_list_says_what_to_loop_over(line: str, hint_part: str) -
     exc = error_of(line)
     assert "a list or dict, but got:" in str(exc)
     assert exc.hint is not None and hint_part in exc.hint
+
+
+@pytest.mark.parametrize(
+    ("line", "hint"),
+    [
+        (
+            "x = aggregate(select(indices, indices - 1, ==), tokens);",
+            "position 0 selects no key, so it gets the default 0, among strings: give a default "
+            'of their type as the third argument, aggregate(sel, values, "_")',
+        ),
+        (
+            'x = aggregate(select(indices, indices + 1, ==), indices, "-");',
+            'position 2 selects no key, so it gets the default "-", among ints: give a default '
+            "of their type as the third argument, aggregate(sel, values, 0)",
+        ),
+        (  # a mean of numbers beside a string default: the slower path, by rows
+            'x = aggregate(select(indices, indices, <), indices, "-");',
+            'position 0 selects no key, so it gets the default "-", among ints: give a default '
+            "of their type as the third argument, aggregate(sel, values, 0)",
+        ),
+    ],
+)
+def test_a_default_of_another_type_names_the_query_that_selects_nothing(
+    line: str, hint: str
+) -> None:
+    # a shift without its default said only that the default must have the values' type
+    exc = error_of(line, "abc")
+    assert str(exc).startswith("attempted to create sequence with vals of different types")
+    assert exc.hint == hint
