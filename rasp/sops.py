@@ -291,7 +291,7 @@ class Evaluator:
                 out.append(vals.values[first[i]])
             else:
                 out.append(float(means[i]))
-        return _aggregated(out, node, [w == 0 for w in widths])
+        return _aggregated(out, node, sel)
 
     def _aggregate_by_rows(self, node: AggregateSOp, sel: np.ndarray, vals: SeqValue) -> SeqValue:
         """Values that numpy cannot average in one product (None, mixed types) or tracr's mean
@@ -318,15 +318,16 @@ class Evaluator:
                     raise _mean_too_large(node, total, len(picked)) from None
             else:
                 raise _average_error(node, sel, vals.values)
-        return _aggregated(out, node, [not row.any() for row in sel])
+        return _aggregated(out, node, sel)
 
 
-def _aggregated(out: list[Any], node: AggregateSOp, empty: list[Any]) -> SeqValue:
+def _aggregated(out: list[Any], node: AggregateSOp, sel: np.ndarray) -> SeqValue:
     """An aggregate's values; where the default's type mixes with theirs, the hint names a query
     that selects nothing and a default to write (`aggregate(prev, tokens)`: 0 among strings)."""
     try:
         return make_seq(out, node.span, loose=node.loose, mixed_hint=AGGREGATE_MIXED_HINT)
     except RaspRuntimeError as exc:
+        empty = ~np.asarray(sel, dtype=bool).any(axis=1)  # (only here: not on every call)
         at = next((i for i, e in enumerate(empty) if e), None)
         kind = type_of_value(node.default)
         other = next((type_of_value(v) for i, v in enumerate(out) if not empty[i]), None)
