@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from importlib import resources
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ from rasp.values import (
     kind_name,
     non_token_inside,
 )
-from rasp.wording import with_article
+from rasp.wording import close_name, with_article
 
 
 def make_range(args: list[Any], span: Span) -> list[int]:
@@ -243,9 +244,23 @@ def find_program(name: str, span: Span, search_dirs: Sequence[Path]) -> Path:
     raise RaspError(
         f"cannot find '{name}.rasp'",
         span,
-        hint="looked in " + ", ".join(str(d) for d in dirs),
+        hint=_close_program(name, dirs) + "looked in " + ", ".join(str(d) for d in dirs),
         kind=ErrorKind.IO,
     )
+
+
+def _close_program(name: str, dirs: Sequence[Path]) -> str:
+    """`load "revers";`: a program one typo away in the directories looked in, as a question."""
+    stem = Path(name)
+    names: list[str] = []
+    for directory in dirs:
+        try:  # (a few hundred names looked at per directory, not a whole disk)
+            found = islice((directory / stem.parent).glob("*.rasp"), 1000)
+            names.extend(str(stem.parent / p.stem) for p in found if p.is_file())
+        except OSError:
+            continue
+    close = close_name(name, dict.fromkeys(names))
+    return f'did you mean "{close}"? ' if close else ""
 
 
 def shown_path(path: Path, written: str) -> str:

@@ -32,6 +32,53 @@ _LEN_HINT = (
     "s-op `length`"
 )
 
+# operators whose operand beside an s-op is a value per position: `tokens == a` meant "a"
+_COMPARING = frozenset(
+    (
+        ast.BinaryOp.EQ,
+        ast.BinaryOp.NE,
+        ast.BinaryOp.LT,
+        ast.BinaryOp.GT,
+        ast.BinaryOp.LE,
+        ast.BinaryOp.GE,
+        ast.BinaryOp.IN,
+    )
+)
+
+
+def _is_sop(value: Any, scope: Scope) -> bool:
+    """Whether `value` is an s-op, or an expression that is a name bound to one (read without
+    evaluating anything: the other operand of a failing one is not evaluated)."""
+    if isinstance(value, ast.Name):
+        try:
+            value = scope.lookup(value.name, value.span)
+        except RaspNameError:
+            return False
+    return isinstance(value, SOp)
+
+
+def iteration_hint(value: Any) -> str | None:
+    """What to loop over instead of `value` (a `for` or comprehension takes a list or dict):
+    `for t in tokens` from Python, where an s-op already holds every position's value."""
+    if isinstance(value, SOp):
+        return (
+            "an s-op holds its value at every position at once, and a program cannot loop over "
+            'positions: write the operation on the s-op itself (tokens == "a" compares every '
+            "position; aggregate(select(...), x) reads other positions), or loop over range(n)"
+        )
+    if isinstance(value, Selector):
+        return "a selector is used by aggregate(sel, x) or selector_width(sel), not looped over"
+    if isinstance(value, str):
+        return f"a string is no list here: write its items as a list, {_as_list(value)}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"to loop {value} times, loop over range({value})"
+    return None
+
+
+def _as_list(text: str) -> str:
+    return "[" + ", ".join(f'"{c}"' for c in text[:5]) + (", ...]" if len(text) > 5 else "]")
+
+
 # call(function value, argument values, the call expression) -> the call's value
 Call = Callable[[Any, list[Any], ast.Call], Any]
 
@@ -107,7 +154,11 @@ class Expressions:
                 value = self._eval(operand, scope)
                 return ops.unary(op, value, self._shown(expr.span, mark))
             case ast.Binary(op=op, left=left_expr, right=right_expr):
-                left, right = self._eval(left_expr, scope), self._eval(right_expr, scope)
+                if op in _COMPARING:
+                    left = self._beside(left_expr, scope, (right_expr,))
+                    right = self._beside(right_expr, scope, (left,))
+                else:
+                    left, right = self._eval(left_expr, scope), self._eval(right_expr, scope)
                 span = self._shown(expr.span, mark)
                 if op is ast.BinaryOp.IN:
                     return ops.contains(left, right, span, self.full_s())
@@ -138,12 +189,15 @@ class Expressions:
                 return ops.index(target_value, key_value, span, self.indices, length)
             case ast.Call(func=func, args=args):
                 func_value = self._eval(func, scope)
-                arg_values = [self._argument(func_value, a, scope) for a in args]
+                arg_values: list[Any] = []
+                for i, arg in enumerate(args):
+                    beside = (*arg_values, *args[i + 1 :])
+                    arg_values.append(self._argument(func_value, arg, scope, beside))
                 span = self._shown(expr.span, mark)
                 call = expr if span is expr.span else replace(expr, span=span)
                 return self.call(func_value, arg_values, call)
             case ast.Select(keys=keys, queries=queries, comparison=comparison):
-                values, spans = self._arguments((keys, queries), scope)
+                values, spans = self._arguments((keys, queries), scope, quotable=(0, 1))
                 return ops.select(
                     values[0],
                     values[1],
@@ -153,7 +207,7 @@ class Expressions:
                 )
             case ast.Aggregate(selector=sel, sop=sop, default=default):
                 parts = (sel, sop) + ((default,) if default is not None else ())
-                values, spans = self._arguments(parts, scope)
+                values, spans = self._arguments(parts, scope, quotable=(2,))
                 return ops.aggregate(
                     values[0],
                     values[1],
@@ -176,26 +230,47 @@ class Expressions:
                 return len(value)
         raise TypeError(f"unknown expression {expr!r}")
 
-    def _argument(self, func: Any, arg: ast.Expr, scope: Scope) -> Any:
+    def _argument(
+        self, func: Any, arg: ast.Expr, scope: Scope, beside: tuple[Any, ...] = ()
+    ) -> Any:
         """A call's argument; `reverse(hello)` for `reverse("hello")`: an undefined name given
-        to an s-op or selector, whose argument is an input, gets the quoted string as a hint."""
+        to an s-op or selector, whose argument is an input, gets the quoted string as a hint
+        (and so does one beside an s-op in a def's arguments: `count(tokens, a)`)."""
         try:
-            return self._eval(arg, scope)
+            return self._beside(arg, scope, beside)
         except RaspNameError as exc:
             if isinstance(func, SOp | Selector) and isinstance(arg, ast.Name) and exc.hint is None:
                 call = f'{func.name}("{arg.name}")' if func.name else f'"{arg.name}"'
                 exc.hint = f"an input is written in quotes: {call}"
             raise
 
+    def _beside(self, expr: ast.Expr, scope: Scope, beside: tuple[Any, ...]) -> Any:
+        """`expr`'s value; `tokens == a` for `tokens == "a"`: an undefined name (or list item,
+        `tokens in [a, e]`) beside an s-op, as an operand or argument, gets the quoted string as
+        a hint. `beside`: the other operands, values or (not yet evaluated) expressions."""
+        try:
+            return self._eval(expr, scope)
+        except RaspNameError as exc:
+            items = expr.items if isinstance(expr, ast.ListLit) else (expr,)
+            name = next(
+                (i.name for i in items if isinstance(i, ast.Name) and i.span == exc.span), None
+            )
+            if name is not None and exc.hint is None and any(_is_sop(b, scope) for b in beside):
+                exc.hint = f'a string is written in quotes: "{name}"'
+            raise
+
     def _arguments(
-        self, exprs: tuple[ast.Expr, ...], scope: Scope
+        self, exprs: tuple[ast.Expr, ...], scope: Scope, quotable: tuple[int, ...] = ()
     ) -> tuple[list[Any], tuple[Span, ...]]:
         """The values of `exprs`, and their spans showing what their names held (an atom argument
-        becomes a constant s-op labelled by the argument)."""
-        values, spans = [], []
-        for expr in exprs:
+        becomes a constant s-op labelled by the argument); an undefined name at a `quotable`
+        index beside an s-op gets the quoted string as a hint (`select(tokens, a, ==)`)."""
+        values: list[Any] = []
+        spans = []
+        for i, expr in enumerate(exprs):
             mark = len(self._held)
-            values.append(self._eval(expr, scope))
+            beside = (*values, *exprs[i + 1 :]) if i in quotable else ()
+            values.append(self._beside(expr, scope, beside))
             spans.append(self._shown(expr.span, mark))
         return values, tuple(spans)
 
@@ -232,6 +307,7 @@ class Expressions:
             raise RaspTypeError(
                 f"a comprehension loops over a list or dict, but got: {describe(iterable)}",
                 iterable_expr.span,
+                iteration_hint(iterable),
             )
         for item in list(iterable):
             inner = Scope(scope, BASE_RESERVED, "comprehension")

@@ -190,7 +190,7 @@ def number_literal(source: Source, pos: int) -> RaspSyntaxError | None:
 
 
 def foreign_word(source: Source, pos: int, value: str) -> RaspSyntaxError | None:
-    """`is`, `lambda x: ...`, `numerical x` / `categorical x`, and Python's number literals: the
+    """`is`, `lambda x: ...`, `import x`, `numerical x` / `categorical x`, and Python's number literals: the
     unexpected token `value` at `pos`, or the word just before it."""
     number = number_literal(source, pos)
     if number is not None:
@@ -209,6 +209,13 @@ def foreign_word(source: Source, pos: int, value: str) -> RaspSyntaxError | None
             "RASP has no while loop",
             span_at(source, start, len(word)),
             "a loop runs over a list: for i in range(n) { ... } (n known in advance)",
+        )
+    if word in ("import", "from") and text_before(source.text, start)[-1:] in ("", ";", "{", "}"):
+        module = value if value.isidentifier() else "FILE"
+        return RaspSyntaxError(
+            f"RASP has no '{word}'",
+            span_at(source, start, len(word)),
+            f'load "{module}"; runs {module}.rasp and copies its names into this program',
         )
     if word in ("numerical", "categorical"):
         return RaspSyntaxError(

@@ -30,7 +30,7 @@ from rasp.errors import (
     Source,
     Span,
 )
-from rasp.expressions import Expressions
+from rasp.expressions import Expressions, iteration_hint
 from rasp.loads import Frame, Loads, internal_error
 from rasp.nodes import fresh_id, mark_call
 from rasp.parser import parse
@@ -266,6 +266,7 @@ class Interpreter:
                         "for loop needs to iterate over a list or dict, but got: "
                         + describe(iterable),
                         iterable_expr.span,
+                        iteration_hint(iterable),
                     )
                 checked = self._check is not None and frame.top
                 if checked and self._check is not None:

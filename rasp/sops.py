@@ -291,7 +291,7 @@ class Evaluator:
                 out.append(vals.values[first[i]])
             else:
                 out.append(float(means[i]))
-        return make_seq(out, node.span, loose=node.loose, mixed_hint=AGGREGATE_MIXED_HINT)
+        return _aggregated(out, node, sel)
 
     def _aggregate_by_rows(self, node: AggregateSOp, sel: np.ndarray, vals: SeqValue) -> SeqValue:
         """Values that numpy cannot average in one product (None, mixed types) or tracr's mean
@@ -318,7 +318,29 @@ class Evaluator:
                     raise _mean_too_large(node, total, len(picked)) from None
             else:
                 raise _average_error(node, sel, vals.values)
+        return _aggregated(out, node, sel)
+
+
+def _aggregated(out: list[Any], node: AggregateSOp, sel: np.ndarray) -> SeqValue:
+    """An aggregate's values; where the default's type mixes with theirs, the hint names a query
+    that selects nothing and a default to write (`aggregate(prev, tokens)`: 0 among strings)."""
+    try:
         return make_seq(out, node.span, loose=node.loose, mixed_hint=AGGREGATE_MIXED_HINT)
+    except RaspRuntimeError as exc:
+        empty = ~np.asarray(sel, dtype=bool).any(axis=1)  # (only here: not on every call)
+        at = next((i for i, e in enumerate(empty) if e), None)
+        kind = type_of_value(node.default)
+        other = next((type_of_value(v) for i, v in enumerate(out) if not empty[i]), None)
+        if at is not None and other is not None and other is not kind:
+            fits = {SeqType.STRINGS: '"_"', SeqType.BOOLS: "False"}.get(other, "0")
+            default = node.default
+            shown = f'"{default}"' if isinstance(default, str) else operand_text(default)
+            exc.hint = (
+                f"position {at} selects no key, so it gets the default {shown}, among "
+                f"{other.value}: give a default of their type as the third argument, "
+                f"aggregate(sel, values, {fits})"
+            )
+        raise
 
 
 def _inexact_mix(a: np.ndarray, b: np.ndarray) -> bool:

@@ -8,9 +8,12 @@ message. A UTF-8 byte-order mark, which some editors write, is dropped.
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import resources
+from itertools import islice
 from pathlib import Path
 
 from rasp.errors import ErrorKind, RaspError, Source, Span
+from rasp.wording import close_name
 
 _BOM = "\ufeff"
 
@@ -38,7 +41,7 @@ def read_source(path: str | Path) -> Source:
     except OSError as exc:
         raise RaspError(
             f"cannot read {path}: {exc.strerror or exc}",
-            hint=_suffix_hint(path) if isinstance(exc, FileNotFoundError) else None,
+            hint=missing_program_hint(path) if isinstance(exc, FileNotFoundError) else None,
             kind=ErrorKind.IO,
         ) from None
     if is_safetensors(data):  # (`load "reverse.safetensors";` showed its header as bad UTF-8)
@@ -51,12 +54,38 @@ def read_source(path: str | Path) -> Source:
     return decode_source(data, str(path))
 
 
-def _suffix_hint(path: str | Path) -> str | None:
-    """`rasp run programs/reverse`: the program the user most likely meant."""
+def missing_program_hint(path: str | Path) -> str | None:
+    """The program the user most likely meant: `rasp run programs/reverse` (no suffix), a typo
+    of a program beside it (`revers.rasp`), or one of the shipped library typed from another
+    directory (`rasp run programs/sort.rasp` outside the repository, `rasp run sort.rasp`)."""
     given = Path(path)
     if given.suffix != ".rasp" and given.with_name(given.name + ".rasp").is_file():
         return f"did you mean {path}.rasp?"
+    if given.suffix not in ("", ".rasp"):
+        return None
+    wanted = given.stem + ".rasp"
+    try:
+        beside = sorted(p.name for p in islice(given.parent.glob("*.rasp"), _MAX_LISTED))
+    except OSError:
+        beside = []
+    close = close_name(wanted, beside)
+    if close is not None:
+        return f"did you mean {given.with_name(close)}?"
+    library = _library()
+    if library is not None and (library / wanted).is_file():
+        return f"the program library shipped with rasp-forge has it: {library / wanted}"
     return None
+
+
+_MAX_LISTED = 1000  # (a directory's programs looked at for a close name)
+
+
+def _library() -> Path | None:
+    """The shipped program library (`programs/`), where the package is importable."""
+    try:
+        return Path(str(resources.files("programs")))
+    except (ModuleNotFoundError, TypeError):
+        return None
 
 
 def is_safetensors(start: bytes, size: int | None = None) -> bool:

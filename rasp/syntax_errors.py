@@ -254,6 +254,13 @@ def _translate(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyntaxEr
         return RaspSyntaxError(
             f"unmatched '{token.value}'", here, "nothing was opened here to close"
         )
+    if expected == {"STRING"} and previous_word(text, pos)[0] == "load":
+        # `load reverse;`, `load(reverse);`: the file's name is a string
+        name = re.match(r"\(?\s*\"?([A-Za-z_][\w./-]*)", text[pos:])
+        quoted = f'load "{name.group(1) if name else "FILE"}";'
+        return RaspSyntaxError(
+            f"unexpected {shown}", here, f"load takes the file's name in quotes: {quoted}"
+        )
     return RaspSyntaxError(f"unexpected {shown}", here, _expected_hint(lark, expected))
 
 

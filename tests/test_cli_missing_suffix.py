@@ -57,3 +57,33 @@ def test_no_guess_where_no_such_file_exists(capsys: pytest.CaptureFixture[str], 
     assert code == 1 and err.splitlines() == [
         "error: cannot read nothing: No such file or directory"
     ]
+
+
+@pytest.mark.parametrize("command", ["run", "repl"])
+def test_a_typo_of_a_program_beside_it_is_named(
+    capsys: pytest.CaptureFixture[str], here: Path, command: str
+) -> None:
+    # a class typing `revers.rasp` got "No such file or directory" alone
+    argv = (command, "revers.rasp") + (("--input", "abc") if command == "run" else ())
+    code, _, err = run(capsys, *argv)
+    assert code == 1
+    assert err.splitlines() == [
+        "error: cannot read revers.rasp: No such file or directory",
+        "hint: did you mean reverse.rasp?",
+    ]
+
+
+@pytest.mark.parametrize("typed", ["programs/sort.rasp", "sort.rasp", "sort"])
+@pytest.mark.parametrize("command", ["run", "repl"])
+def test_a_library_program_typed_from_another_directory_is_found(
+    capsys: pytest.CaptureFixture[str], here: Path, typed: str, command: str
+) -> None:
+    # the README's `rasp run programs/sort.rasp`, typed outside the repository
+    argv = (command, typed) + (("--input", "abc") if command == "run" else ())
+    code, _, err = run(capsys, *argv)
+    assert code == 1
+    shipped = ROOT / "programs" / "sort.rasp"
+    assert err.splitlines() == [
+        f"error: cannot read {typed}: No such file or directory",
+        f"hint: the program library shipped with rasp-forge has it: {shipped}",
+    ]

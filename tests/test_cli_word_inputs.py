@@ -37,6 +37,10 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         ("words", "cat", "write the tokens as a JSON list, --input '[\"cat\"]'"),
         ("numbers", "3 1 2", "write the tokens as a JSON list, --input '[3,1,2]'"),
         ("letters", "a b", "text is split into characters, spaces too: --input 'ab'"),
+        # a class's slips: these said only that the token is not in the vocabulary
+        ("letters", "a,b", "text is split into characters, separators too: --input 'ab'"),
+        ("letters", "a, b,c", "text is split into characters, separators too: --input 'abc'"),
+        ("letters", "aBC", 'tokens are case-sensitive: the vocabulary has "b", not "B"'),
     ],
 )
 def test_words_of_the_vocabulary_show_the_json_list(
@@ -53,3 +57,12 @@ def test_no_hint_where_the_words_are_not_tokens(
     code, _, err = run(capsys, "run", "--model", str(models["words"]), "--input", "the dog")
     assert code == 2
     assert err.rstrip().endswith("words.safetensors)")
+
+
+@pytest.mark.parametrize("given", ["aBd", "a,d", "abd"])
+def test_no_separator_or_case_hint_for_another_token(
+    capsys: pytest.CaptureFixture[str], models: dict[str, Path], given: str
+) -> None:
+    code, _, err = run(capsys, "run", "--model", str(models["letters"]), "--input", given)
+    assert code == 2
+    assert err.rstrip().endswith("letters.safetensors)")

@@ -199,6 +199,7 @@ def _parse_arguments(
     elif given[0] == "help" and len(given) <= 2:  # `rasp help [COMMAND]`, as git and pip read it
         argv = [*given[1:], "--help"]
     _refuse_unknown_option(parser, argv if argv is not None else given)
+    _refuse_stray_input(parser, argv if argv is not None else given)
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
@@ -241,6 +242,49 @@ def _refuse_unknown_option(parser: argparse.ArgumentParser, argv: Sequence[str])
         else:
             guess = ""
         sub.error(f"unrecognized arguments: {option}{guess}")
+
+
+def _refuse_stray_input(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
+    """An input typed without `--input` (`rasp run p.rasp hello`: argparse said only that
+    --input is required), or one with a space typed without quotes (`--input hello world`:
+    `unrecognized arguments: world`), is named with the argument to write."""
+    if not argv or argv[0] not in ("run", "draw"):
+        return
+    sub = _subparser(parser, argv[0])
+    takes_value = {o for a in sub._actions if a.nargs != 0 for o in a.option_strings}
+    words: list[tuple[int, str]] = []  # the positional words, with where they stand
+    skip = False
+    for at, word in enumerate(argv[1:], 1):
+        if skip:
+            skip = False
+        elif word == "--":
+            break
+        elif word.startswith("-") and word != "-":  # (argparse takes `--inp` for --input)
+            skip = "=" not in word and any(o.startswith(word) for o in takes_value if len(word) > 2)
+            skip = skip or word in takes_value
+        else:
+            words.append((at, word))
+    room = sum(1 for a in sub._actions if not a.option_strings)
+    extra = words[room:]
+    if not extra and words and any(w.startswith("--model") for w in argv):
+        # `run --model M abc`: a word that names no file is no program to check M against
+        extra = [(at, w) for at, w in words if w != "-" and not Path(w.split(":")[0]).exists()]
+    if not extra:
+        return
+    typed = " ".join(w for _, w in extra)
+    if not any(len(w) > 3 and "--input".startswith(w.split("=")[0]) for w in argv):
+        sub.error(
+            f"the following arguments are required: --input (write the input after it: "
+            f"--input '{typed}')"
+        )
+    first = extra[0][0]
+    before = argv[first - 2] if first >= 2 else ""
+    if len(before) > 3 and "--input".startswith(before):  # the words after the input's first
+        given = f"{argv[first - 1]} {typed}"
+        sub.error(
+            f"unrecognized arguments: {typed} (an input with spaces is one argument, in "
+            f"quotes: --input '{given}')"
+        )
 
 
 def _parse_token_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -344,6 +388,7 @@ def _cmd_run_program(args: argparse.Namespace) -> int:
 
 
 def _cmd_repl(args: argparse.Namespace) -> int:
+    from rasp.sources import missing_program_hint
     from rasp.tools.repl_terminal import run_terminal
 
     if args.file == "-":
@@ -358,8 +403,15 @@ def _cmd_repl(args: argparse.Namespace) -> int:
             f"`rasp run {path}:{name or 'NAME'} --input INPUT`",
         )
     if args.file is not None:
-        with open(args.file, "rb"):  # a missing file is an error before the session starts
-            pass
+        try:  # a missing file is an error before the session starts
+            with open(args.file, "rb"):
+                pass
+        except FileNotFoundError as exc:
+            raise RaspError(
+                f"cannot read {args.file}: {exc.strerror or exc}",
+                hint=missing_program_hint(args.file),
+                kind=ErrorKind.IO,
+            ) from None
         refuse_model_file(args.file)
     return run_terminal(args.file, verbose=bool(getattr(args, "verbose", False)))
 

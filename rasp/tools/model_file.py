@@ -75,7 +75,7 @@ def _json_input_hint(tokens: Sequence[Any], vocab: Sequence[Any]) -> str:
         return f"; its tokens are strings: write the input as strings, --input '{listed}'"
     known = {json.dumps(t) for t in vocab if not isinstance(t, str)}
     if not known or not all(t in known for t in tokens):
-        return _words_hint(tokens, vocab)
+        return _words_hint(tokens, vocab) or _separator_hint(tokens, vocab)
     as_json = "[" + ",".join(tokens) + "]"
     return f"; its tokens are not strings: write the input as a JSON list, --input '{as_json}'"
 
@@ -95,6 +95,23 @@ def _words_hint(characters: Sequence[str], vocab: Sequence[Any]) -> str:
     return f"; text is split into characters: write the tokens as a JSON list, --input '{listed}'"
 
 
+def _separator_hint(characters: Sequence[str], vocab: Sequence[Any]) -> str:
+    """Where the characters are the vocabulary's but for commas (`--input 'a,b'`: a comma
+    separates no tokens), or but for case (`--input ABC` for "abc"): what to write."""
+    strings = {t for t in vocab if isinstance(t, str)}
+    unknown = [c for c in characters if c not in strings]
+    if not unknown or not strings:
+        return ""
+    if all(c in _SEPARATORS for c in unknown):
+        kept = "".join(c for c in characters if c not in _SEPARATORS)
+        return f"; text is split into characters, separators too: --input '{kept}'"
+    swapped = [c.swapcase() for c in unknown]
+    if all(c != s and s in strings for c, s in zip(unknown, swapped, strict=True)):
+        return f'; tokens are case-sensitive: the vocabulary has "{swapped[0]}", not "{unknown[0]}"'
+    return ""
+
+
+_SEPARATORS = frozenset(", ;\t")  # (typed between tokens, as if they separated them)
 _KIND = {bool: "a bool", int: "an int", float: "a float", str: "a string"}
 
 

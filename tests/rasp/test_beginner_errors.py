@@ -121,3 +121,88 @@ def test_an_unquoted_input_of_an_s_op_is_shown_quoted() -> None:
     # a typo of a name keeps its own hint; a def's argument may be any value: no guess
     assert error_of("reverse = tokens;\nreverse(tokesn);").hint == "did you mean 'tokens'?"
     assert error_of("def f(x) { return x; }\nf(hello);").hint is None
+
+
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        ("x = tokens == a;", "a"),
+        ("x = a != tokens;", "a"),  # the s-op after it is a name: read, not evaluated
+        ('x = tokens in ["a", e];', "e"),
+        ("x = select(tokens, a, ==);", "a"),
+        ("x = select(b, tokens, ==);", "b"),
+        ("x = aggregate(select(indices, indices, ==), tokens, none);", "none"),
+        ("x = count(tokens, a);", "a"),  # a def of the prelude, beside an s-op argument
+        ("x = contains(tokens, b);", "b"),
+    ],
+)
+def test_an_unquoted_string_beside_an_s_op_is_shown_quoted(line: str, name: str) -> None:
+    # a class's first programs: `tokens == a` for `tokens == "a"` said only "Undefined variable"
+    exc = error_of(line)
+    assert str(exc) == f"Undefined variable: {name}"
+    assert exc.hint == f'a string is written in quotes: "{name}"'
+
+
+@pytest.mark.parametrize(
+    ("line", "hint"),
+    [
+        ("x = tokens == lenght;", "did you mean 'length'?"),  # a typo keeps its own hint
+        (
+            "x = tokens == i;",
+            "each position's index (0 to length - 1) is the built-in s-op `indices`",
+        ),
+        ("x = 1 == a;", None),  # no s-op beside it: no guess
+        ("x = tokens + a;", None),  # arithmetic: a number is as likely as a string
+        ("def f(x, y) { return x; }\nz = f(1, a);", None),
+        ("x = a == b;", None),
+    ],
+)
+def test_an_undefined_name_elsewhere_gets_no_quoting_hint(line: str, hint: str | None) -> None:
+    assert error_of(line).hint == hint
+
+
+@pytest.mark.parametrize(
+    ("line", "hint_part"),
+    [
+        ("for t in tokens { x = t; }", "an s-op holds its value at every position at once"),
+        ("y = [t for t in tokens];", "an s-op holds its value at every position at once"),
+        ("y = {t: 1 for t in indices};", "loop over range(n)"),
+        ('for c in "aei" { v = c; }', 'write its items as a list, ["a", "e", "i"]'),
+        ("for i in 3 { v = i; }", "loop over range(3)"),
+        ("for i in select(indices, indices, ==) { v = i; }", "aggregate(sel, x)"),
+    ],
+)
+def test_a_loop_over_no_list_says_what_to_loop_over(line: str, hint_part: str) -> None:
+    # Python's `for t in tokens` was refused with no hint
+    exc = error_of(line)
+    assert "a list or dict, but got:" in str(exc)
+    assert exc.hint is not None and hint_part in exc.hint
+
+
+@pytest.mark.parametrize(
+    ("line", "hint"),
+    [
+        (
+            "x = aggregate(select(indices, indices - 1, ==), tokens);",
+            "position 0 selects no key, so it gets the default 0, among strings: give a default "
+            'of their type as the third argument, aggregate(sel, values, "_")',
+        ),
+        (
+            'x = aggregate(select(indices, indices + 1, ==), indices, "-");',
+            'position 2 selects no key, so it gets the default "-", among ints: give a default '
+            "of their type as the third argument, aggregate(sel, values, 0)",
+        ),
+        (  # a mean of numbers beside a string default: the slower path, by rows
+            'x = aggregate(select(indices, indices, <), indices, "-");',
+            'position 0 selects no key, so it gets the default "-", among ints: give a default '
+            "of their type as the third argument, aggregate(sel, values, 0)",
+        ),
+    ],
+)
+def test_a_default_of_another_type_names_the_query_that_selects_nothing(
+    line: str, hint: str
+) -> None:
+    # a shift without its default said only that the default must have the values' type
+    exc = error_of(line, "abc")
+    assert str(exc).startswith("attempted to create sequence with vals of different types")
+    assert exc.hint == hint

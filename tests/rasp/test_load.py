@@ -86,6 +86,22 @@ def test_a_missing_file_lists_each_directory_once(
     assert listed.count(str(tmp_path.resolve())) == 1, hint
 
 
+@pytest.mark.parametrize(
+    ("typed", "meant"), [("revers", "reverse"), ("sub/prgo", "sub/prog"), ("sotr", "sort")]
+)
+def test_a_missing_file_names_a_program_one_typo_away(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, typed: str, meant: str
+) -> None:
+    # `load "revers";` said only where it looked; the shipped library's `sort` is found too
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reverse.rasp").write_text("r = tokens;\n", encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "prog.rasp").write_text("p = tokens;\n", encoding="utf-8")
+    with pytest.raises(RaspError, match=f"cannot find '{typed}.rasp'") as info:
+        run(f'load "{typed}";', Interpreter())
+    assert (info.value.hint or "").startswith(f'did you mean "{meant}"? looked in ')
+
+
 def test_a_load_may_go_on_past_failing_statements(tmp_path: Path) -> None:
     # The original's REPL reports a loaded file's failing statement and runs the next one; a
     # program run from the command line stops at the first error instead.

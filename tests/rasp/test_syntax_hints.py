@@ -50,6 +50,9 @@ def test_a_typographic_character_is_named_by_its_code_point(
         ("x = 1; if x { y = 1; }", "RASP has no 'if' statement", "an if is an expression", 8),
         ("while True { y = 1; }", "RASP has no while loop", "for i in range(n) { ... }", 1),
         ("def f(a) { while a { b = 1; } return a; }", "RASP has no while loop", "for i in", 12),
+        # they were "expected ';' after the statement" (at `reverse`)
+        ("import reverse;", "RASP has no 'import'", 'load "reverse"; runs reverse.rasp', 1),
+        ("x = 1; from sort import sort;", "RASP has no 'from'", 'load "sort";', 8),
     ],
 )
 def test_a_python_statement_rasp_lacks_is_named(
@@ -77,6 +80,23 @@ def test_a_comprehension_filter_is_named(text: str, col: int) -> None:
 
 def test_while_and_if_as_names_are_not_habits() -> None:
     parse("while = 1; x = while + 1; y = 1 if while else 2;", "names.rasp")
+    parse("import = 1; from = import + 1;", "names.rasp")
+
+
+@pytest.mark.parametrize(
+    ("text", "quoted"),
+    [
+        ("load reverse;", 'load "reverse";'),
+        ("load(reverse);", 'load "reverse";'),
+        ('load("lib/sort");', 'load "lib/sort";'),
+        ("load;", 'load "FILE";'),
+    ],
+)
+def test_a_load_without_quotes_shows_them(text: str, quoted: str) -> None:
+    # the hint was "expected a string"
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "load.rasp")
+    assert info.value.hint == f"load takes the file's name in quotes: {quoted}"
 
 
 @pytest.mark.parametrize(
