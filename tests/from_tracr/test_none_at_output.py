@@ -8,6 +8,7 @@ import itertools
 import random
 from pathlib import Path
 
+import pytest
 from runtime_helpers import run_compiled
 
 import transformer
@@ -16,6 +17,7 @@ from rasp import tracr as rasp
 from rasp.tools.inspect import format_summary, summarize
 from rasp.tools.model_file import read_model_file
 from rasp.tracr import lib
+from tests.cli_helpers import run
 
 VOCAB = [1, 5, 4, 10]
 
@@ -98,3 +100,33 @@ def test_a_copy_that_never_gives_the_stand_in_lists_no_none() -> None:
     assert model.metadata["format_version"] < 9
     inputs = [list(t) for n in range(1, 4) for t in itertools.product(VOCAB, repeat=n)]
     assert _agrees(program, run_compiled(model, inputs), inputs) == 0
+
+
+SHIFTS = """\
+from tracr.rasp import rasp
+from tracr.compiler import lib
+
+x = lib.make_frac_prevs(rasp.numerical(rasp.Map(lambda v: v, rasp.tokens)))
+program = lib.shift_by(1, lib.shift_by(1, x))
+"""
+
+
+def test_verify_reads_the_stand_in_s_margin(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`rasp verify --model`'s decoder margins snap a decoded None at its listed number (it
+    crashed on float(None))."""
+    source = tmp_path / "prog.py"
+    source.write_text(SHIFTS)
+    out = tmp_path / "m.safetensors"
+    target, vocab = f"{source}:program", "[1, 5, 4, 10]"
+    common = ["--tracr-compat", "-q"]
+    code, _, err = run(
+        capsys, "compile", *common, target, "--vocab", vocab, "--max-len", "5", "-o", str(out)
+    )
+    assert code == 0, err
+    code, text, err = run(
+        capsys, "verify", "--tracr-compat", target, "--model", str(out), "--samples", "50"
+    )
+    assert code == 0 and "Traceback" not in err, err
+    assert "model == interpreter" in text + err
