@@ -38,6 +38,7 @@ from compiler.model import (
     LENGTH_GRID_FORMAT_VERSION,
     MASK_FORMAT_VERSION,
     MASKLESS_FORMAT_VERSION,
+    ONE_HOT_TYPES_FORMAT_VERSION,
     POSITION_GRID_FORMAT_VERSION,
     WHOLE_TYPES_FORMAT_VERSION,
     CompiledModel,
@@ -428,6 +429,8 @@ def _metadata(
     if plan.output_types is not None:
         # per length, per position: a whole number's type (compiler.output_types)
         output["whole_types"] = list(plan.output_types)
+    if plan.output_none_at is not None:  # a stand-in for tracr's None, decoded as None
+        output["none_at"] = plan.output_none_at
     if tuples and any(marked(v) for v in output.get("values", ())):
         # a tracr program's tuple (or list), boxed: readers unbox its marked strings, and only
         # this output's (a RASP program's own token "\x00(1, 2)" is a string)
@@ -447,8 +450,10 @@ def _metadata(
         if on_position.intersection(dims)
     ]
     masked = any(layer.get("masks") for layer in config["layers"])
-    if "whole_types" in output and plan.output.is_categorical:
+    if "none_at" in output:
         version = FORMAT_VERSION
+    elif "whole_types" in output and plan.output.is_categorical:
+        version = ONE_HOT_TYPES_FORMAT_VERSION
     elif "whole_types" in output:
         version = WHOLE_TYPES_FORMAT_VERSION
     elif "int_positions" in output:

@@ -494,3 +494,5 @@ class Plan:
     # per length, per position: the type of a whole number the output decodes to, where the
     # decoder's rule would give some cell's the wrong one (compiler.output_types)
     output_types: tuple[str, ...] | None = None
+    # the number the output decodes as None (a stand-in for tracr's None, `output.none_at`)
+    output_none_at: Atom | None = None

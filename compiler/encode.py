@@ -43,6 +43,7 @@ from compiler.fits import FLOAT64_NOISE, merge_noise
 from compiler.graph import Graph, IRNode, Op
 from compiler.grid import MAX_OUTPUT_VALUES, output_grid, widened_relation
 from compiler.maps import MapPlanner
+from compiler.none_output import listed, stand_in_of
 from compiler.output_types import is_whole, whole_types
 from compiler.plan_context import PlanContext
 from compiler.plan_state import Built, Memo
@@ -118,6 +119,10 @@ def plan_encodings(
     return Readings(ctx, output).run()
 
 
+# a numerical output's snap targets, grid and whole-number types (`Readings._numerical_output`)
+NumberOut = tuple[tuple[Atom, ...], OutputGrid | None, tuple[str, ...] | None]
+
+
 class Readings:
     """How each node is read (`plan_context.Reader`), built on first request by its planner."""
 
@@ -150,13 +155,20 @@ class Readings:
                     )
                 )
         root = ctx.graph.output
-        output = guard(lambda: self.reading(root.index, self.output_encoding(root)))
+        stand_in = self._stand_in_output(root)
+        output = (
+            stand_in[1]
+            if stand_in
+            else guard(lambda: self.reading(root.index, self.output_encoding(root)))
+        )
         self._check_output_types(root, output)
         problems = self.memo.problems
         if problems or output is None:
             raise CompileError(problems or [Diagnostic("cannot compile the program", root.span)])
         built = self.built
-        if output.is_categorical:
+        if stand_in is not None:
+            values, grid, types = stand_in[2]
+        elif output.is_categorical:
             values, grid, types = ctx.values(root.index), None, None
             if any(is_whole(v) for v in values):  # a listed 0.0 where positions give the int 0
                 types = whole_types(self._output_relation(root), ctx.max_len, values, None)
@@ -173,7 +185,27 @@ class Readings:
             dict(built.positional),
             dict(built.embedded),
             output_types=types,
+            output_none_at=None if stand_in is None else stand_in[0],
         )
+
+    def _stand_in_output(self, root: IRNode) -> tuple[Atom | None, Encoded, NumberOut] | None:
+        """A map back to None of a number standing in for it (compiler.none_output), output as
+        that number where it is read as one anyway and no one-hot output is forced; else None."""
+        marker = stand_in_of(root)
+        if marker is None or self.forced_output is Encoding.CATEGORICAL:
+            return None
+        source = self.ctx.graph[root.inputs[0]]
+        if self.preferred(source) is not Encoding.NUMERICAL:
+            return None
+        output = self.memo.guard(lambda: self.reading(source.index, Encoding.NUMERICAL))
+        if output is None or output.is_categorical:
+            return None
+        values, grid, types = self._numerical_output(source, output)
+        if len(values) > MAX_OUTPUT_VALUES:  # None must be a listed number
+            return None
+        relation = lambda: self._output_relation(source)  # noqa: E731
+        none_at, grid, types = listed(marker, values, grid, types, relation, self.ctx.max_len)
+        return none_at, output, (values, grid, types)
 
     def _live(self) -> set[int]:
         """The nodes the output may read: every input, except that an OR selector one side covers
@@ -197,9 +229,7 @@ class Readings:
             stack.extend(inputs)
         return live
 
-    def _numerical_output(
-        self, root: IRNode, output: Encoded
-    ) -> tuple[tuple[Atom, ...], OutputGrid | None, tuple[str, ...] | None]:
+    def _numerical_output(self, root: IRNode, output: Encoded) -> NumberOut:
         """A numerical output's snap targets, grid and whole-number types: the same in every
         build whose output reading lists the same values, so found once per value analysis (a
         product of a mean and the index at N = 32: 10 s of each of four builds' planning)."""

@@ -34,7 +34,7 @@ from compiler.ranks import (
     ties_never_averaged,
 )
 from compiler.rewrite import ValueFacts, rebuilt
-from compiler.rounded import Rounded
+from compiler.rounded import Rounded, unrounded
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic, RaspRuntimeError
 from rasp.seqvalues import value_repr
@@ -412,6 +412,17 @@ def _none_as_number(plain: sops.AggregateSOp, possible: Sequence[Atom]) -> sops.
         name=plain.name,
         loose=True,
     )
+
+
+def none_stand_in(fn: Any) -> int | None:
+    """The number a map back from `_none_as_number` (or a mean's, where None is its only
+    stand-in and no mean of it with numbers is possible) gives None for, else None: a model may
+    output that number itself, decoded as None (`output.none_at`, compiler.encode)."""
+    fn = unrounded(fn)
+    if isinstance(fn, _Markers) and fn.mixes is None and len(fn.back) == 1:
+        marker, original = fn.back[0]
+        return marker if original is None else None
+    return None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -41,6 +41,8 @@ def output_dtype(output: OutputSpec) -> np.dtype:
     grid (k / d) and for `floats`, `int64` for `ints`, `bool` for `bools`.
     """
     values = output.values
+    if output.none_at is not None:
+        return np.dtype(object)  # None beside numbers
     if values is not None:
         kinds = {type(v) for v in values}
         if kinds == {str} and not any(str(v).endswith("\x00") for v in values):

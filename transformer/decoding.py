@@ -9,7 +9,8 @@ int where the denominator is 1 or the position is among `int_positions`, else a 
 `ints` round (half to even, like RASP's `round`), `bools` are `logit > 0.5`, and `floats` are the
 logit itself. Where the file gives `whole_types` (per input length, a flag per position), a whole
 number decodes as an int at a position flagged "i" and as a float at one flagged "f". Values are
-always plain Python ints, floats, strs or bools.
+always plain Python ints, floats, strs or bools, and None where a numerical output's `none_at`
+(format version 9) names the listed number it decodes to.
 """
 
 from __future__ import annotations
@@ -69,6 +70,9 @@ class OutputSpec:
     # reaches (its decoder check's max_bound); a logit farther than this from every value the
     # output can take is undecided. None: the file certifies none (then none is found undecided)
     error_bound: float | None = None
+    # numerical, listed values: the listed number that decodes as None, a number standing in for
+    # tracr's None in the model (format version 9); None: every listed number is itself
+    none_at: float | None = None
 
     def decode(self, logits: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:
         """Decode `logits [batch, pos, d_vocab_out]` at model positions 1..n of each input."""
@@ -403,7 +407,7 @@ class OutputSpec:
         """Per listed value: _INT for an int, _FLOAT for a whole float, 0 otherwise."""
         kinds = [
             _INT if type(v) is int else _FLOAT if type(v) is float and v.is_integer() else 0
-            for v in self.values or ()
+            for v in self._value_object_array
         ]
         return np.array(kinds, dtype=np.int8)
 
@@ -421,7 +425,11 @@ class OutputSpec:
     @cached_property
     def _value_object_array(self) -> np.ndarray:
         array = np.empty(len(self.values or ()), dtype=object)
-        array[:] = list(self.values or ())
+        at = self.none_at
+        array[:] = [
+            None if at is not None and type(v) is not bool and v == at else v
+            for v in self.values or ()
+        ]
         return array
 
 

@@ -28,9 +28,10 @@ FORMAT_NAME = "rasp-forge-model"
 # (`config.positional`); 4: per-position output grids (`output.denominators`); 5: per-length ones
 # (`output.length_denominators`); 6: positions such a grid decodes as ints (`output.int_positions`);
 # 7: a whole number's type per length and position (`output.whole_types`); 8: the same for a
-# categorical (one-hot) output.
+# categorical (one-hot) output; 9: a listed number a numerical output decodes as None
+# (`output.none_at`).
 # Older files still load; the compiler writes the oldest version that holds what the model uses.
-FORMAT_VERSION = 8
+FORMAT_VERSION = 9
 TENSOR_DTYPE = "F32"
 
 # safetensors refuses headers above 100 MB; a larger length field means "not a safetensors file".

@@ -1,7 +1,8 @@
 """The `output` entry of a model file's metadata: how the logits decode (docs/format.md), checked
 field by field: the encoding and type, the listed values, an output grid (format versions 4 and
 5), the positions it decodes as ints (version 6) and a whole number's type per length and
-position (version 7; 8 for a categorical output), and whether its marked strings are a tracr
+position (version 7; 8 for a categorical output), the listed number that decodes as None
+(version 9), and whether its marked strings are a tracr
 program's tuples (`output.tuples`)."""
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ def parse_output(
         tuples = check.get(obj, "tuples", "output.", bool)
         if tuples and encoding is not OutputEncoding.CATEGORICAL:
             raise check.fail("'output.tuples' needs a categorical output (its values are strings)")
+    none_at = _parse_none_at(check, obj, encoding, values, version) if "none_at" in obj else None
     return OutputSpec(
         name,
         encoding,
@@ -86,7 +88,29 @@ def parse_output(
         int_positions,
         whole_types,
         tuples,
+        none_at=none_at,
     )
+
+
+def _parse_none_at(
+    check: Checker,
+    obj: dict[str, Any],
+    encoding: OutputEncoding,
+    values: tuple[Any, ...] | None,
+    version: int,
+) -> float:
+    """`output.none_at` (format version 9): the listed number of a numerical output that
+    decodes as None (a number standing in for tracr's None in the model)."""
+    if version < 9:
+        raise check.fail("metadata 'output.none_at' needs 'format_version' 9 or later")
+    at = obj["none_at"]
+    if encoding is not OutputEncoding.NUMERICAL or values is None:
+        raise check.fail("'output.none_at' needs a numerical output with 'output.values'")
+    if not _is_number(at) or not any(_is_number(v) and v == at for v in values):
+        raise check.fail(
+            f"'output.none_at' must be one of the numbers 'output.values' lists, got {json_text(at)}"
+        )
+    return at
 
 
 def _parse_whole_types(

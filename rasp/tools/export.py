@@ -237,7 +237,8 @@ def export_transformer_lens(
         "output.type decides: ints round half to even, bools are logit > 0.5, floats the logit; "
         "categorical or numerical, where output.whole_types is given, a whole number at position "
         "i of an input of length n is an int if output.whole_types[n - 1][i] is 'i' and a float "
-        "if it is 'f'; where output.tuples is true (a tracr program's output), a decoded string "
+        "if it is 'f'; where output.none_at is given, a numerical output decoded as that listed "
+        "number is None; where output.tuples is true (a tracr program's output), a decoded string "
         "that starts with the character U+0000 is a tuple or list, the rest of the string its repr"
     )
     config_path, guide_path, weights_path = (

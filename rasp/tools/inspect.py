@@ -262,6 +262,7 @@ def format_summary(summary: ModelSummary) -> str:
         f"sha256:      {program.get('sha256', '?')}",
         f"output:      {output.get('name')} ({output.get('encoding')}, {output_type_text(output)})"
         + _grid_text(output)
+        + (f", {output['none_at']!r} decoded as None" if "none_at" in output else "")
         + _types_text(output),
         (
             f"vocab:       {' '.join(_token_text(t) for t in vocab.get('tokens', []))}"

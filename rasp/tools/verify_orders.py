@@ -290,7 +290,8 @@ def _margins(
     if len(points) == 1:
         return None  # one listed value: every logit decodes to it
     if len(points) >= 2:
-        snapped = np.array([float(v) for v in decoded])
+        # None decodes from the listed number that stands in for it (output.none_at)
+        snapped = np.array([float(output["none_at"] if v is None else v) for v in decoded])
         k = np.searchsorted(points, snapped)
         below = np.where(k > 0, snapped - points[np.maximum(k - 1, 0)], np.inf)
         above = np.where(
