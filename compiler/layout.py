@@ -10,6 +10,7 @@ metadata's `residual` list.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -45,6 +46,20 @@ class Layout:
             for i, text in zip(dims, texts):
                 labels[i] = f"{name}:{text}"
         return labels
+
+    def values(self) -> list[list[Atom] | None]:
+        """The metadata's `residual_values`: per dim, `[value]` (the typed value of a one-hot
+        column, which its label's text cannot give back: `tokens:1` is the int 1 or the str "1")
+        or None (a numerical dim, `one`, a value JSON holds no atom for, a joint one's tuple)."""
+        return [None if d.is_numerical else _json_atom(d.value) for d in self.dims]
+
+
+def _json_atom(value: Atom) -> list[Atom] | None:
+    if value is None or isinstance(value, str | bool | int):
+        return [value]
+    if isinstance(value, float) and math.isfinite(value):
+        return [value]
+    return None  # a tuple (a joint column), or a number JSON cannot write
 
 
 def lay_out(
