@@ -37,7 +37,9 @@ class ResidualDim:
     variable: str | None  # the program variable it belongs to; None for one, bos, pad
     categorical: bool  # one column of a one-hot (`name:text`), else a number
     value: Any  # a column's typed value (None for a number, or where `typed` is False)
-    typed: bool  # whether the file records the column's typed value (compilers from 2026-12-06)
+    # whether the file records the dim's typed value (compilers from 2026-12-06; a number's is
+    # None): False where `value` is unknown, not None
+    typed: bool
     written_by: tuple[str, ...]  # "embedding", "layer 0 head 1", "layer 0 attn", "layer 1 mlp"
     hook: str  # the residual hook after its last writer (`blocks.1.hook_resid_mid`)
 
@@ -75,7 +77,7 @@ def residual_dim(
         variable=None if group in SPECIAL and not colon else variable_of(group),
         categorical=bool(colon),
         value=entry[0] if entry is not None else None,
-        typed=entry is not None,
+        typed=typed is not None and (entry is not None or not colon),
         written_by=tuple(name for _, name in writers),
         hook=_hook(max((stage for stage, _ in writers), default=0)),
     )
