@@ -24,7 +24,7 @@ from transformer.model import Transformer
 
 SPECIAL = ("one", "bos", "pad")
 # the suffixes the compiler derives helper dims' names with (compiler: `{name}.frac`, ...)
-_DERIVED = re.compile(r"(\.(frac\d*|int|sq|sum|rest|pick\d+|part\d+|x[^.]*)|\^2|~.*)$")
+_DERIVED = re.compile(r"(\.(frac\d*|int|sq|sum|rest|pick\d+|part\d+|x\d+)|\^2|~.*)$")
 
 
 @dataclass(frozen=True)

@@ -170,3 +170,22 @@ def test_a_label_reads_back_as_variable_value_and_writer() -> None:
 
 def _parts(compiled: Any) -> tuple[Any, Any]:
     return compiled.weights, compiled.metadata
+
+
+@pytest.mark.parametrize(
+    ("group", "variable"),
+    [
+        ("x.frac", "x"),
+        ("x.x2.int", "x"),  # a scaled sum's parts (compiler/squares.py)
+        ("target_position.frac1", "target_position"),
+        ("w.pick3", "w"),
+        ("indices^2", "indices"),
+        ("indices~_select_5", "indices"),
+        ("re.v", "re.v"),  # a tracr name keeps a dot that derives nothing
+        ("_selector_width_1.frac", "_selector_width_1"),
+    ],
+)
+def test_a_group_names_its_variable(group: str, variable: str) -> None:
+    from transformer.residual_dims import variable_of
+
+    assert variable_of(group) == variable
