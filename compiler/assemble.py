@@ -481,6 +481,8 @@ def _metadata(
         },
         "output": output,
         "residual": layout.labels(),
+        # each one-hot column's typed value (`tokens:1` is 1 or "1"): for sop_hook and readers
+        "residual_values": layout.values(),
         # the s-ops the positional embedding writes (maps of the position alone), as `layers` lists
         # the blocks' (readers that do not know the key ignore it: W_pos holds them anyway)
         **({"embedding": embedded} if embedded else {}),

@@ -10,6 +10,8 @@ metadata's `residual` list.
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -45,6 +47,28 @@ class Layout:
             for i, text in zip(dims, texts):
                 labels[i] = f"{name}:{text}"
         return labels
+
+    def values(self) -> list[list[Atom] | None]:
+        """The metadata's `residual_values`: per dim, `[value]` (the typed value of a one-hot
+        column, which its label's text cannot give back: `tokens:1` is the int 1 or the str "1")
+        or None (a numerical dim, `one`, a value JSON holds no atom for, a joint one's tuple)."""
+        return [
+            None if d.is_numerical else _json_atom(d.value, label.partition(":")[2])
+            for d, label in zip(self.dims, self.labels(), strict=True)
+        ]
+
+
+def _json_atom(value: Atom, text: str) -> list[Atom] | None:
+    """`[value]`, or None for a tuple (a joint column), a number JSON cannot write, or a value
+    whose text its type had to tell apart (`1.0 (float64)`: never in a RASP program)."""
+    quoted = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else None
+    if text not in (str(value), quoted):
+        return None
+    if value is None or isinstance(value, str | bool | int):
+        return [value]
+    if isinstance(value, float) and math.isfinite(value):
+        return [value]
+    return None
 
 
 def lay_out(

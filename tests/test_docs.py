@@ -91,7 +91,7 @@ def test_the_format_pages_metadata_example_is_the_readmes_model(
     assert list(shown) == list(meta)
     for key in ("format", "format_version", "compiler_version", "config", "max_len", "vocab"):
         assert shown[key] == meta[key], key
-    for key in ("output", "residual", "layers"):
+    for key in ("output", "residual", "residual_values", "layers"):
         assert shown[key] == meta[key], key
     assert shown["program"]["file"] == meta["program"]["file"]
     assert list(shown["program"]) == list(meta["program"])

@@ -45,8 +45,11 @@ def test_a_width_held_as_its_frac_is_decoded_after_its_head(tmp_path: Any) -> No
     nodes = {name: interp.get(name) for name in ("tokens", "indices", "seen_count", "seen")}
     points = decode_checkpoints(model, list("abaa"), nodes)
     rows = {p.where: {v.name: (v.model, v.wrong, v.new) for v in p.variables} for p in points}
-    assert rows["after layer 0 attn"]["seen_count"] == ((0.0, 0.0, 1.0, 2.0), (), True)
-    assert rows["after layer 0 mlp"]["seen"] == (("False", "False", "True", "True"), (), True)
+    assert rows["after layer 0 attn"]["seen_count"] == ((0, 0, 1, 2), (), True)
+    assert rows["after layer 0 mlp"]["seen"] == ((False, False, True, True), (), True)
+    # typed as the interpreter types them: a width is an int, a comparison a bool
+    assert {type(v) for v in rows["after layer 0 attn"]["seen_count"][0]} == {int}
+    assert {type(v) for v in rows["after layer 0 mlp"]["seen"][0]} == {bool}
 
 
 def test_a_fault_of_the_width_head_is_blamed_on_the_head(

@@ -12,6 +12,7 @@ import numpy as np
 
 from rasp.sops import MapSOp, SOp, TokensSOp
 from rasp.tools.residual_parts import PartsReading, ReadingKind, parts_readings
+from rasp.tools.residual_types import NO_VALUE
 from rasp.tools.residuals import decode_checkpoints
 from rasp.tools.verify import Divergence, diagnose, nodes_by_name
 
@@ -125,7 +126,8 @@ def test_a_faithful_model_agrees_at_every_reading() -> None:
     assert "w" not in rows["after layer 0 attn"]
     assert rows["after layer 0 mlp"]["w"] == ((2.0, 1.0), ())
     assert "w.int" not in rows["after layer 0 mlp"]
-    assert rows["after layer 1 mlp"]["w.int"] == (("2", "1"), ())
+    assert rows["after layer 1 mlp"]["w.int"] == ((2, 1), ())  # the ints, as the interpreter's
+    assert all(type(v) is int for v in rows["after layer 1 mlp"]["w.int"][0])
     assert all(p.in_parts == () for p in points)
     assert diagnose(sop, PartsModel(_meta()), list("ab"), nodes_by_name(sop)) is None
 
@@ -137,7 +139,7 @@ def test_a_wrong_part_is_located_at_its_reading() -> None:
     assert div == Divergence("w", 0, "mlp", 0, 5.0, 2, None, started_at="layer 0 attn")
     # the square off by 0.5 at layer 1's MLP: the vector reading holds none of w's values
     div = diagnose(sop, PartsModel(_meta(), (8, 0.5)), list("ab"), nodes)
-    assert div == Divergence("w.int", 1, "mlp", 0, None, 2, "w as a whole number (matched)")
+    assert div == Divergence("w.int", 1, "mlp", 0, NO_VALUE, 2, "w as a whole number (matched)")
 
 
 def test_without_a_reach_the_variable_is_named_unchecked() -> None:

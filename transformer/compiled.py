@@ -39,6 +39,7 @@ from transformer.hooks import Cache, FwdHooks
 from transformer.metadata import ModelMetadata
 from transformer.model import Transformer
 from transformer.patching import SopPatch, sop_hook
+from transformer.residual_dims import ResidualDim, residual_dim
 from transformer.ties import ARGMAX, AUTO, RAISE, mark
 from transformer.vocab import Atom, Vocab
 
@@ -173,7 +174,21 @@ class CompiledTransformer:
         """A hook setting residual group `sop` to `value` at program `position` (None: all),
         after its last writer or at `at` (a block, or a resid hook name): docs/runtime.md."""
         reach = self.meta.raw.get("reach")
-        return sop_hook(self.model, self.residual_labels, reach, sop, value, position, at)
+        return sop_hook(
+            self.model,
+            self.residual_labels,
+            reach,
+            sop,
+            value,
+            position,
+            at,
+            self.meta.residual_values,
+        )
+
+    def residual_dim(self, key: str | int) -> ResidualDim:
+        """Residual label `key` (or dimension `key`) read back: its program variable, its typed
+        value, the sublayers that write it (transformer/residual_dims.py)."""
+        return residual_dim(self.model, self.residual_labels, self.meta.residual_values, key)
 
     def _checked(self, ids: Tensor) -> Tensor:
         return checked_ids(ids, self.config, self.device)

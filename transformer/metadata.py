@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from transformer import residual_values
 from transformer.config import HEAD_MASKS, LayerShape, ModelConfig
 from transformer.decoding import OutputSpec
 from transformer.extra_metadata import check_extra_fields, decoder_error_bound
@@ -66,6 +67,9 @@ class ModelMetadata:
     layers: tuple[LayerOps, ...]
     program: ProgramInfo | None
     raw: dict[str, Any] = field(compare=False, repr=False)  # the JSON object as read
+    # per residual dim, (typed value,) of a one-hot column, else None; None: the file records none
+    # (compilers before 2026-12-06): `transformer.residual_values`
+    residual_values: tuple[tuple[Any] | None, ...] | None = field(default=None, repr=False)
 
     @property
     def max_len(self) -> int:
@@ -147,6 +151,7 @@ def parse_metadata(path: str, text: str) -> ModelMetadata:
         layers=_parse_layers(check, layers, config),
         program=_parse_program(check, raw.get("program")),
         raw=raw,
+        residual_values=residual_values.parse(check, raw, residual),
     )
 
 

@@ -28,6 +28,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from transformer import residual_values
 from transformer.errors import ModelInputError
 from transformer.hooks import HookPoint
 from transformer.model import Transformer
@@ -78,8 +79,10 @@ def sop_hook(
     value: Any,
     position: int | None = None,
     at: int | str | None = None,
+    typed: tuple[tuple[Any] | None, ...] | None = None,
 ) -> tuple[str, SopPatch]:
-    """`(hook name, SopPatch)` setting residual group `sop` to `value` (see the module doc)."""
+    """`(hook name, SopPatch)` setting residual group `sop` to `value` (see the module doc);
+    `typed`: the file's typed value of each one-hot column (`transformer.residual_values`)."""
     if position is not None and (
         isinstance(position, bool) or not isinstance(position, Integral) or position < 0
     ):
@@ -119,11 +122,41 @@ def sop_hook(
             f"no residual dimension is labelled {sop!r}{hint} (model.residual_labels lists them)"
         )
     if group[0][1] is not None:
-        dims, numbers = _one_hot(sop, group, value)
+        columns = [typed[dim] if typed is not None else None for dim, _ in group]
+        if all(column is not None for column in columns):
+            dims, numbers = _typed_one_hot(sop, group, [c[0] for c in columns if c], value)
+        else:  # a file without typed values (compilers before 2026-12-06): by label text
+            dims, numbers = _one_hot(sop, group, value)
     else:
         dims, numbers = _number(sop, group[0][0], value, reach)
     stage = _stage(model, sop, dims, at)
     return _hook_name(stage), SopPatch(sop, value, position, dims, numbers)
+
+
+def _typed_one_hot(
+    sop: str, group: list[tuple[int, str | None]], values: list[Any], value: Any
+) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """Every column of the group 0 and `value`'s 1, its column found by typed value as RASP
+    compares values (`residual_values.match`: 1.0 or True for a column 1; "1" never)."""
+    found = residual_values.match(values, value)
+    if len(found) > 1:  # 1.0 beside the columns 1 and True: which one is meant
+        equal = residual_values.listed([values[i] for i in found])
+        raise ModelInputError(
+            f"{sop} has several values equal to {value!r} ({equal}), one column each",
+            "give the value of the column meant, with its type",
+        )
+    if not found:
+        same_text = [v for v in values if str(v) == str(value)]
+        raise ModelInputError(
+            f"{sop} has no value {value!r} in the model; its values are "
+            f"{residual_values.listed(values)}",
+            f"{same_text[0]!r} is the {type(same_text[0]).__name__}, not the "
+            f"{type(value).__name__} {value!r}"
+            if same_text
+            else "",
+        )
+    dims = tuple(dim for dim, _ in group)
+    return dims, tuple(1.0 if i == found[0] else 0.0 for i in range(len(dims)))
 
 
 def _one_hot(

@@ -37,6 +37,7 @@ from rasp.tools.repl_arguments import (
     positive,
     vocab_tokens,
 )
+from rasp.tools.residual_types import NoValue
 from rasp.values import kind_name
 from rasp.wording import close_name, with_article
 
@@ -407,7 +408,7 @@ def _values(sop: SOp, tokens: list[Any]) -> tuple[Any, ...]:
 
 
 def _value_text(value: Any, quoted: bool = False) -> str:
-    if value is None:
+    if value is None or isinstance(value, NoValue):  # no column hot; the interpreter's None
         return "?"
     if quoted and isinstance(value, str):
         return text_of(value, quoted)
@@ -461,7 +462,7 @@ def _checkpoint_rows(points: list[Checkpoint], meta: Mapping[str, Any]) -> list[
         for var in point.variables:
             mark = ("X" if var.wrong else " ") + ("*" if var.new else " ")
             theirs = "-" if var.interpreter is None else _values_text(var.interpreter, var.quoted)
-            rows.append((mark, var.name, _values_text(var.model), theirs))
+            rows.append((mark, var.name, _values_text(var.model, var.quoted), theirs))
         for stray in point.strays:  # a dim written where the model holds a fixed value
             until = "" if stray.written_at is None else f" until {stray.written_at}"
             at = "BOS" if stray.position is None else f"position {stray.position}"

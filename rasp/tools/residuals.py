@@ -25,6 +25,7 @@ import numpy as np
 from rasp import residual_labels
 from rasp.errors import RaspError
 from rasp.sops import Evaluator, Node, SeqValue, SOp
+from rasp.tools import residual_types
 from rasp.tools.residual_parts import PartsReading, frac_widths, parts_readings
 
 RESIDUAL_TOL = 1e-4  # numerical residual dims (relative and absolute)
@@ -168,7 +169,9 @@ class DecodedVariable:
     """One variable at one checkpoint: the model's decoded value beside the interpreter's."""
 
     name: str
-    model: tuple[Any, ...]  # per position; None where a categorical variable has no value
+    # per position, typed as the interpreter's values (`rasp.tools.residual_types`): `NO_VALUE`
+    # where a categorical variable has no value, an `Unclear` where it holds no single one
+    model: tuple[Any, ...]
     interpreter: tuple[Any, ...] | None  # None: no s-op behind the name, or the interpreter fails
     wrong: tuple[int, ...]  # the positions where the two disagree
     new: bool  # completed at this checkpoint (at the embedding: every input variable)
@@ -241,6 +244,7 @@ def decode_checkpoints(
     completes, read = _parts_completed(meta, points, nodes, variables)
     wanted: dict[str, tuple[Any, ...] | None] = {}
     first = _first_writes(meta)
+    numbers = residual_types.number_types(meta)
     decoded: list[Checkpoint] = []
     for at, (hook, layer, sublayer, written) in enumerate(points):
         new = [v for v in written if v in variables and v not in live]
@@ -275,10 +279,11 @@ def decode_checkpoints(
                 if want is None
                 else tuple(pos for pos, (g, w) in enumerate(zip(got, want)) if not var.agrees(g, w))
             )
+            columns = _columns(meta, var)
             row.append(
                 DecodedVariable(
                     name,
-                    got,
+                    residual_types.typed(var, got, columns, numbers, RESIDUAL_TOL),
                     want,
                     wrong,
                     name in new or layer is None,
@@ -289,6 +294,18 @@ def decode_checkpoints(
         strays = _strays(rows, meta["residual"], at, first, points)
         decoded.append(Checkpoint(hook, layer, sublayer, tuple(row), unread, strays))
     return decoded
+
+
+def _columns(meta: Mapping[str, Any], var: Any) -> dict[str, Any] | None:
+    """A one-hot group's typed value per label text, where the file records them all."""
+    typed = meta.get("residual_values")
+    texts = getattr(var, "values", None)
+    if not isinstance(typed, list) or texts is None or isinstance(var, PartsReading):
+        return None
+    entries = [typed[d] if d < len(typed) else None for d in var.dims]
+    if not all(isinstance(e, list) and len(e) == 1 for e in entries):
+        return None
+    return {text: e[0] for text, e in zip(texts, entries, strict=True)}
 
 
 def padded_batch(tokens: list[Any], pad_to: int) -> list[list[Any]]:

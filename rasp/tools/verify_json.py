@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from rasp.errors import RaspError
 from rasp.tools.error_json import verify_failure_json
+from rasp.tools.residual_types import NoValue
 from rasp.tools.residuals import Unclear
 
 if TYPE_CHECKING:
@@ -162,7 +163,7 @@ def _residual_value(value: Any) -> Any:
     """A decoded residual value; a one-hot holding no single value as its non-zero columns."""
     if isinstance(value, Unclear):
         return {"columns": dict(value.columns)}
-    return value
+    return None if isinstance(value, NoValue) else value
 
 
 def _config_dict(config: RunConfig) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rasp.residual_labels import text_of
 from rasp.seqvalues import value_repr
+from rasp.tools.residual_types import NoValue
 from rasp.tools.residuals import Unclear
 from rasp.tracr.boxes import marked
 
@@ -269,7 +270,11 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
         + f", {div.where}, position {div.position}",
         f"    interpreter: {_value_text(div.interpreter, report.tuples, div.quoted)}",
         "    model:       "
-        + (_value_text(div.model, report.tuples) if div.model is not None else _no_value(div)),
+        + (
+            _no_value(div)
+            if isinstance(div.model, NoValue)
+            else _value_text(div.model, report.tuples, div.quoted)
+        ),
         *(
             []
             if div.started_at is None

@@ -187,8 +187,9 @@ def test_show_notes_a_file_whose_labels_repeat() -> None:
 
 
 def test_the_decoded_residual_shows_the_interpreter_as_the_labels_do() -> None:
-    """`:residual` and verify's diagnosis print the model's label text beside the interpreter's
-    value: in a quoted variable the string "1" is `"1"` on both sides, the int 1 is `1`."""
+    """`:residual` and verify's diagnosis print the model's value beside the interpreter's as the
+    labels write them: in a quoted variable the string "1" is `"1"` on both sides, the int 1 is
+    `1`."""
     pytest.importorskip("transformer")
     from rasp.tools.model_steps import in_memory_model, nodes_by_residual_name
     from rasp.tools.repl_compiled import _checkpoint_rows
@@ -201,7 +202,8 @@ def test_the_decoded_residual_shows_the_interpreter_as_the_labels_do() -> None:
     nodes = nodes_by_residual_name(sop, vocab, 3, compiled.metadata)
     points = decode_checkpoints(model, ["1", "x"], nodes)
     decoded = {v.name: v for point in points for v in point.variables}
-    assert decoded["y"].quoted and decoded["y"].model == ('"x"', '"1"')
+    # the values themselves (decode_checkpoints types them), shown as the labels write them
+    assert decoded["y"].quoted and decoded["y"].model == ("x", "1")
     assert not any(v.wrong for point in points for v in point.variables)
     rows = [r for r in _checkpoint_rows(points, compiled.metadata) if isinstance(r, tuple)]
     assert ("y", '["x", "1"]', '["x", "1"]') in [(n, a, b) for _, n, a, b in rows]

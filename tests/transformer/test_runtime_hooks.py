@@ -240,7 +240,7 @@ def test_bad_hooks_are_named(
     ("args", "kwargs", "message"),
     [
         (("lenght", 2), {}, r"no residual dimension is labelled 'lenght'; did you mean length"),
-        (("tokens", "z"), {}, r"tokens has no value 'z' in the model; its values are a, b, c"),
+        (("tokens", "z"), {}, r"tokens has no value 'z' in the model; its values are 'a', 'b', 'c'$"),
         (("length", "2"), {}, r"length is numerical: its value must be a finite number"),
         (("length", float("nan")), {}, r"finite number"),
         (("length", 7), {}, r"length has no value 7 in the model: its 6 values are 1, 2, 3, 4, 5, "

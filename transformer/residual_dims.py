@@ -1,0 +1,120 @@
+"""What one residual dimension holds: its program variable, its typed value, and who writes it.
+
+    model.residual_dim("tokens:1")
+    # ResidualDim(index=3, label='tokens:1', group='tokens', variable='tokens', value=1, ...)
+
+A label is `name:text` (one column of a one-hot s-op) or `name` (a number); `name` is the s-op or
+a part the compiler derives from it (`x.frac` = 1/(x + 1), `x.int`, `x.sq`, `x.part0`,
+`indices^2`, `indices~...`), whose variable is `x`. The value comes from the file's typed
+`residual_values` (`transformer.residual_values`). The writers are read off the weights, as
+`rasp show` lists them: the embedding (`W_E`, `W_pos`), a head (its `W_O` columns), a layer's
+shared attention bias `b_O` where no head of it writes the dim, an MLP (`W_out`, `b_out`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from transformer.errors import ModelInputError
+from transformer.model import Transformer
+
+SPECIAL = ("one", "bos", "pad")
+# the suffixes the compiler derives helper dims' names with (compiler: `{name}.frac`, ...)
+_DERIVED = re.compile(r"(\.(frac\d*|int|sq|sum|rest|pick\d+|part\d+|x\d+)|\^2|~.*)$")
+
+
+@dataclass(frozen=True)
+class ResidualDim:
+    """Residual dimension `index`, labelled `label`."""
+
+    index: int
+    label: str
+    group: str  # the label's name: what `sop_hook` takes
+    variable: str | None  # the program variable it belongs to; None for one, bos, pad
+    categorical: bool  # one column of a one-hot (`name:text`), else a number
+    value: Any  # a column's typed value (None for a number, or where `typed` is False)
+    # whether the file records the dim's typed value (compilers from 2026-12-06; a number's is
+    # None): False where `value` is unknown, not None
+    typed: bool
+    written_by: tuple[str, ...]  # "embedding", "layer 0 head 1", "layer 0 attn", "layer 1 mlp"
+    hook: str  # the residual hook after its last writer (`blocks.1.hook_resid_mid`)
+
+
+def residual_dim(
+    model: Transformer,
+    labels: tuple[str, ...],
+    typed: tuple[tuple[Any] | None, ...] | None,
+    key: str | int,
+) -> ResidualDim:
+    """The `ResidualDim` of label `key`, or of dimension `key` (an int)."""
+    if isinstance(key, int) and not isinstance(key, bool):
+        if not 0 <= key < len(labels):
+            raise ModelInputError(
+                f"residual dimension {key} is out of range: the model has {len(labels)} "
+                f"(0..{len(labels) - 1})"
+            )
+        index = key
+    elif isinstance(key, str) and key in labels:
+        index = labels.index(key)
+    else:
+        import difflib
+
+        close = difflib.get_close_matches(str(key), list(labels), n=3, cutoff=0.6)
+        hint = f"did you mean {', '.join(close)}?" if close else "model.residual_labels lists them"
+        raise ModelInputError(f"no residual dimension is labelled {key!r}", hint)
+    label = labels[index]
+    group, colon, text = label.partition(":")
+    entry = typed[index] if typed is not None else None
+    writers = _writers(model, index)
+    return ResidualDim(
+        index=index,
+        label=label,
+        group=group,
+        variable=None if group in SPECIAL and not colon else variable_of(group),
+        categorical=bool(colon),
+        value=entry[0] if entry is not None else None,
+        typed=typed is not None and (entry is not None or not colon),
+        written_by=tuple(name for _, name in writers),
+        hook=_hook(max((stage for stage, _ in writers), default=0)),
+    )
+
+
+def variable_of(group: str) -> str:
+    """The program variable of a residual group: its name without the suffixes the compiler
+    derives helper dims with (`x.frac` -> `x`, `indices^2` -> `indices`)."""
+    while (found := _DERIVED.search(group)) is not None and found.start() > 0:
+        group = group[: found.start()]
+    return group
+
+
+def _writers(model: Transformer, dim: int) -> list[tuple[int, str]]:
+    """(residual stage after it, name) of each sublayer whose weights write `dim`, in run order."""
+
+    def writes(tensor: torch.Tensor | None) -> bool:
+        return tensor is not None and bool((tensor[..., dim] != 0).any())
+
+    found: list[tuple[int, str]] = []
+    if writes(model.embed.W_E) or writes(model.pos_embed.W_pos):
+        found.append((0, "embedding"))
+    for layer, block in enumerate(model.blocks):
+        heads = [
+            (2 * layer + 1, f"layer {layer} head {h}")
+            for h in range(block.attn.W_O.shape[0])
+            if writes(block.attn.W_O[h])
+        ]
+        if not heads and writes(block.attn.b_O):  # the shared bias, where no head writes it
+            heads = [(2 * layer + 1, f"layer {layer} attn")]
+        found += heads
+        if writes(block.mlp.W_out) or writes(block.mlp.b_out):
+            found.append((2 * layer + 2, f"layer {layer} mlp"))
+    return found
+
+
+def _hook(stage: int) -> str:
+    if stage == 0:
+        return "blocks.0.hook_resid_pre"
+    return f"blocks.{(stage - 1) // 2}.hook_resid_{'mid' if stage % 2 else 'post'}"
