@@ -7,6 +7,7 @@ string in double quotes.
 from __future__ import annotations
 
 import re
+import shlex
 import sys
 from typing import Any
 
@@ -32,6 +33,9 @@ def compile_arguments(rest: str) -> tuple[str, str, str, str]:
     if not name:
         raise Refusal(COMPILE_USAGE)
     args = args.strip()
+    # (a quoted or JSON VOCAB may hold " --" itself)
+    if args.startswith("--") or (not args.startswith(("[", '"')) and " --" in args):
+        return (name, *_option_arguments(args))
     if args.startswith("[") and (end := args.rfind("]")) >= 0:
         vocab, numbers = args[: end + 1], args[end + 1 :]
     elif args.startswith('"') and (end := args.find('"', 1)) >= 0:
@@ -45,6 +49,34 @@ def compile_arguments(rest: str) -> tuple[str, str, str, str]:
         raise Refusal(f"{COMPILE_USAGE} (got {len(words) - 2} more: {' '.join(words[2:])!r})")
     max_len, max_params = (*words, "", "")[:2]
     return name, vocab, max_len, max_params
+
+
+# `rasp compile`'s spelling of the settings, which a user coming from the CLI types here too
+_OPTIONS = {"--vocab": 0, "--max-len": 1, "--max-params": 2}
+
+
+def _option_arguments(args: str) -> tuple[str, str, str]:
+    """VOCAB, MAX_LEN and MAX_PARAMS given as `--vocab abc --max-len 5 --max-params N` (or
+    `--vocab=abc`), quoted as in a shell: `--vocab '["a", 1]'`."""
+    try:
+        words = shlex.split(args)
+    except ValueError as error:  # (an unbalanced quote)
+        raise Refusal(f"{COMPILE_USAGE}: cannot read {args!r} ({error})") from None
+    settings = ["", "", ""]
+    while words:
+        option, eq, value = words.pop(0).partition("=")
+        if option not in _OPTIONS:
+            given = f"{option!r}" if option.startswith("--") else f"{option!r} among options"
+            raise Refusal(
+                f"{COMPILE_USAGE}, or NAME --vocab VOCAB --max-len N --max-params N (got {given})"
+            )
+        if not eq:
+            if not words:
+                raise Refusal(f"{option} needs a value ({COMPILE_USAGE})")
+            value = words.pop(0)
+        settings[_OPTIONS[option]] = value
+    vocab, max_len, max_params = settings
+    return vocab, max_len, max_params
 
 
 def compile_options(name: str, vocab: str, max_len: int) -> OptionSpelling:

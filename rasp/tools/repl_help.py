@@ -60,7 +60,8 @@ The compiled view (needs the compiler and torch):
   :compile NAME [VOCAB] [MAX_LEN] [MAX_PARAMS]
                                      compile an s-op; VOCAB abc, "abc" or ["a", 1] (default: the
                                      running example's tokens), MAX_LEN default max(8, its length),
-                                     MAX_PARAMS the parameter limit (default 200,000,000)
+                                     MAX_PARAMS the parameter limit (default 200,000,000);
+                                     or as rasp compile: NAME --vocab abc --max-len 5
   :layers                            which head or MLP computes which variable
   :residual [INPUT]                  every variable after every sublayer, model | interpreter
   :verify [K]                        model == interpreter on every input up to length K, and more
