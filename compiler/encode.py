@@ -391,6 +391,12 @@ class Readings:
         if not all_numbers(vals, bools=True):
             averaged = ctx.values(node.inputs[1]) if node.op is Op.AGGREGATE else vals
             raise CompileError([_not_averaged(node, averaged)])
+        number = _one_number(vals)
+        if number is not None and node.op not in (Op.TOKENS, Op.INDICES, Op.CONST):
+            # one number at every position, of two types (a prefix mean of zeros is 0 at the
+            # first position and 0.0 after it): the constant, exact and free, where a head's
+            # reading would carry its float32 error into whatever adds it (`opens - closes`)
+            return Encoded(node.name, Encoding.NUMERICAL, vals, number=((ONE, number),))
         match node.op:
             case Op.TOKENS:
                 return self._token_view(node, numerical=True)
@@ -496,3 +502,12 @@ def snap_targets(program: Sequence[Atom], reading: Sequence[Atom]) -> tuple[Atom
         if closest > FLOAT64_NOISE * max(1.0, abs(x)):
             extra.append(v)
     return near if not extra else merge_noise(sort_values([*near, *extra]))
+
+
+def _one_number(vals: Sequence[Atom]) -> float | None:
+    """The one finite number that every value of `vals` equals (0 and 0.0, 1 and True), or None."""
+    numbers = {float(v) for v in vals}
+    if len(numbers) != 1:
+        return None
+    (number,) = numbers
+    return number if math.isfinite(number) else None

@@ -9,6 +9,7 @@ import json
 import math
 from collections.abc import Sequence
 
+from compiler.certificate import Check
 from compiler.certify import Certificate
 from compiler.graph import Graph
 from compiler.grid import MAX_OUTPUT_VALUES
@@ -78,6 +79,17 @@ def refusals(
                 + ": use a smaller maximum length, or round the values it gives "
                 "(docs/compiler.md, 'The certificate')"
             )
+        elif (noise := _noisy_count(certificate, check)) is not None:
+            # the count's head reads keys an MLP computed: their error moves the scores, which
+            # spreads the weights that 1/(w+1) is made of (docs/compiler.md, selector_width)
+            hint = (
+                f"'{check.block}' is a count decoded from the 1/(w+1) its head writes, and that "
+                f"head's scores carry float32 error up to {noise:.3g} (its select compares s-ops "
+                "that blocks compute with error, such as a comparison of a mean), which moves "
+                "1/(w+1) by more than the steps between widths at this length allow: use a "
+                "smaller maximum length, or select on s-ops read exactly (tokens, indices, or "
+                "maps of them) (docs/compiler.md, 'The certificate')"
+            )
         elif check.sublayer == "decoder":
             # an argmax over the output's one-hot: the error is what the blocks before left there
             hint = (
@@ -113,6 +125,22 @@ def refusals(
             )
         )
     return problems
+
+
+def _noisy_count(certificate: Certificate, check: Check) -> float | None:
+    """The score error of the width head whose 1/(w+1) the failed relu `check` decodes (a step
+    MLP over `<name>.frac`), where that head's scores carry error; else None."""
+    if check.kind != "relu" or f"{check.block}.frac=" not in check.where:
+        return None
+    noise = max(
+        (
+            c.max_bound
+            for c in certificate.checks
+            if c.kind == "softmax" and c.block == check.block and c.sublayer.endswith("attn")
+        ),
+        default=0.0,
+    )
+    return noise if noise > 0 else None
 
 
 def _spans(graph: Graph) -> dict[str, Span | None]:
