@@ -12,7 +12,10 @@ whatever the sizes), numeric (the texts of random_numeric_texts.py, means compar
 `--max-len`, where float32's error grows with N; with shaped inputs: runs, halves, alternations),
 texts (random_texts.py's texts as a user writes them, with its wide extras: the prelude's
 functions and selectors, string tokens mapped to numbers, maps over zipped s-ops, widths of
-compound selectors; tokens "0", "1", "2" at `--max-len`).
+compound selectors; tokens "0", "1", "2" at `--max-len`), mixed (random_mixed_texts.py's texts: 1,
+1.0 and True in one s-op into maps, comparisons, sorts and aggregates; maps reading a variable
+several times; strings and tokens of odd characters; widths of compound selectors beside means;
+each value checked as `rasp verify` checks it, a bool never equal to a number).
 Inputs: every input up to length 3 (4 at N = 4) and 60 random ones up to the maximum length. Each
 seed runs in a process of its own, killed past `--seconds` of CPU time (or four times that of wall
 clock). A refusal (CompileError) keeps the promise; a wrong value, another exception, a process
@@ -36,6 +39,7 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parents[2])]
 
+from random_mixed_texts import random_mixed_program  # noqa: E402
 from random_numeric_texts import random_numeric_program  # noqa: E402
 from random_programs import random_addressing_program, random_program  # noqa: E402
 from random_texts import TextGenerator  # noqa: E402
@@ -44,10 +48,11 @@ from test_random_numeric_texts import shaped_inputs  # noqa: E402
 
 from compiler import compile_sop  # noqa: E402
 from rasp import sops as S  # noqa: E402
+from rasp.atoms import same_value  # noqa: E402
 from rasp.errors import CompileError, RaspError, Source  # noqa: E402
 from rasp.interpreter import load_source  # noqa: E402
 
-FLAVOURS = ("plain", "twins", "causal", "addressing", "numeric", "kinds", "texts")
+FLAVOURS = ("plain", "twins", "causal", "addressing", "numeric", "kinds", "texts", "mixed")
 
 
 ADDRESSING_SIZES = (4, 9, 17, 33, 40, 64)
@@ -65,6 +70,8 @@ def _program(
         return _numeric(seed, max_len)
     if flavour == "texts":
         return _text(seed, max_len)
+    if flavour == "mixed":
+        return _mixed(seed, max_len)
     if flavour == "addressing":
         n = sizes[ADDRESSING_SIZES.index(rng.choice(ADDRESSING_SIZES)) % len(sizes)]
         root = random_addressing_program(rng)
@@ -108,6 +115,32 @@ def _text(seed: int, max_len: int) -> tuple[S.SOp, list, int, list[list]]:
     vocab = ["0", "1", "2"]
     short = all_inputs(vocab, min(max_len, 4 if max_len == 4 else 3))
     return root, vocab, max_len, short + random_inputs(vocab, max_len, 60, seed)
+
+
+def _mixed(seed: int, max_len: int) -> tuple[S.SOp, list, int, list[list]]:
+    """A mixed text's `res` over its vocabulary at N = max_len (RaspError where it is no s-op or
+    the interpreter refuses it: counted as refused)."""
+    text, vocab = random_mixed_program(seed)
+    root = load_source(Source(f"mixed-{seed}.rasp", text)).get("res")
+    if not isinstance(root, S.SOp):
+        raise RaspError("res is not an s-op")
+    short = all_inputs(vocab, min(max_len, 3))
+    return root, vocab, max_len, short + random_inputs(vocab, max_len, 60, seed)
+
+
+def check_exactly(model: object, root: S.SOp, inputs: list[list]) -> None:
+    """Every value as the model promises it (`rasp verify`'s test): check_inputs takes a bool for
+    the float 1.0, which the mixed flavour's values would hide."""
+    from tests.runtime_helpers import run_compiled
+
+    outputs = run_compiled(model, inputs)
+    for tokens, got in zip(inputs, outputs, strict=True):
+        try:
+            want = S.evaluate(root, tokens).values
+        except RaspError:
+            continue
+        if len(got) != len(want) or not all(map(same_value, got, want)):
+            raise AssertionError((tokens, got, list(want)))
 
 
 def _warm_up() -> None:
@@ -165,7 +198,7 @@ def _check(flavour: str, seed: int, max_len: int, sizes: tuple[int, ...]) -> tup
             if UNCHECKED in str(err):  # kept, but the compiler built what it cannot read
                 return "odd", f"ODD {flavour} {seed}: {str(err)[:300]}"
             return "refused", ""
-        check_inputs(model, root, inputs)
+        (check_exactly if flavour == "mixed" else check_inputs)(model, root, inputs)
         return "compiled", ""
     except Exception as err:  # noqa: BLE001 (a campaign reports every failure and goes on)
         return "failed", f"FAIL {flavour} {seed}: {type(err).__name__}: {str(err)[:300]}"
