@@ -16,16 +16,19 @@ from typing import Any
 
 @dataclasses.dataclass(frozen=True)
 class Rounded:
+    """`fn`, its float results rounded to 12 significant digits."""
+
     fn: Any
+
+    def __post_init__(self) -> None:
+        # The function called, under functools' name: what it noted while the compiler called it
+        # (`rasp.tracr.lower.value_problems`) is read from it. An instance attribute, not a
+        # property: `inspect.signature(Rounded)` follows a class's `__wrapped__`, and on a property
+        # raised, which Python 3.11.2's dataclass did at import, computing the class's docstring.
+        object.__setattr__(self, "__wrapped__", self.fn)
 
     def __call__(self, *args: Any) -> Any:
         return round_float(self.fn(*args))
-
-    @property
-    def __wrapped__(self) -> Any:
-        """The function called (functools' name): what it noted while the compiler called it
-        (`rasp.tracr.lower.value_problems`) is read from it."""
-        return self.fn
 
 
 def round_float(out: Any) -> Any:

@@ -297,7 +297,10 @@ class _Builder:
         return tuple(str(t) for t in tree.children), tuple(self.span(t) for t in tree.children)
 
     def exprs(self, tree: Tree | None) -> tuple[ast.Expr, ...]:
-        return () if tree is None else tuple(self.expr(c) for c in tree.children)
+        # a list comprehension, not tuple() of a generator: on Python 3.12 and 3.13 each call
+        # through C (tuple's) counts toward a fixed C recursion limit that setrecursionlimit does
+        # not raise, and a 5,000-deep list literal was refused as nested too deeply
+        return () if tree is None else tuple([self.expr(c) for c in tree.children])
 
     # ---- expressions ----------------------------------------------------------------------------
 

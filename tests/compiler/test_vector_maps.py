@@ -188,6 +188,20 @@ def test_a_tracr_output_s_rounding_agrees_with_python(a, b, left, data) -> None:
     _check(Rounded(_linear(a, b)), [left, right])  # type: ignore[arg-type]
 
 
+def test_rounded_has_a_signature_and_names_its_function() -> None:
+    """`Rounded`'s `__wrapped__` was a property: `inspect.signature(Rounded)` follows a class's
+    `__wrapped__` and raised on it, and Python 3.11.2's dataclass called it at import (to write the
+    class's docstring), so `import compiler` failed there."""
+    import inspect
+
+    from compiler.rounded import Rounded
+
+    assert list(inspect.signature(Rounded).parameters) == ["fn"]
+    fn = _linear(1, 2)
+    assert Rounded(fn).__wrapped__ is fn and inspect.unwrap(Rounded(fn)) is fn
+    assert Rounded(fn) == Rounded(fn) and repr(Rounded(fn)) == f"Rounded(fn={fn!r})"
+
+
 def test_the_tracr_maps_that_matter_answer() -> None:
     from compiler.rounded import Rounded
 
