@@ -22,7 +22,7 @@ if __package__ in (None, ""):  # run as a script
 
 from rasp.errors import RaspError
 from rasp.expressions import Expressions
-from rasp.sops import SOp
+from rasp.nodes import Selector, SOp
 from rasp.tools.repl import ReplSession
 from tests.compat.rasp_gen import Program, generate
 from tests.compat.rasp_gen_layout import code
@@ -221,17 +221,19 @@ def made_sop_fails(program: Program, statement: int) -> bool:
     fails here on the running example (docs/language.md, section 7: the original tests the value
     of every sub-expression as it computes it, so it fails where we drop that s-op). The words
     of a body do not tell it: `def f(a) { b = a % "b"; return 3; }` makes a failing s-op of its
-    parameter when called on one (seed 951074)."""
+    parameter when called on one (seed 951074). A selector made and dropped counts too, tested on
+    the s-op example as there (seed 951431: `f(select(tokens, indices >= 1, >=), 1)` of a body that
+    returns 0.0 fails there, comparing strings with bools)."""
     session = ReplSession()
     session.feed(f"set example {program.example}")
     for line in program.statements[:statement]:
         session.feed(code(line))
-    made: list[SOp] = []
+    made: list[SOp | Selector] = []
     evaluate = Expressions._eval
 
     def recording(self: Expressions, expr: Any, scope: Any) -> Any:
         value = evaluate(self, expr, scope)
-        if isinstance(value, SOp):
+        if isinstance(value, SOp | Selector):
             made.append(value)
         return value
 

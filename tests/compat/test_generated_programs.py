@@ -173,6 +173,17 @@ def test_a_failing_sop_made_inside_a_called_body_is_told_apart() -> None:
     assert not _documented(loads, 2, ("     s-op: reverse", *listed), listed)
 
 
+def test_a_failing_selector_passed_to_a_body_that_drops_it_is_told_apart() -> None:
+    """The original tests a selector as it makes it, on the s-op example, so passing one that
+    fails there to a function that drops it fails there (section 7); only s-ops were looked at
+    (seed 951431: `select(tokens, indices >= 1, >=)`, strings against bools, was reported)."""
+    body = "def f(a, b) { return 0.0; }"
+    failing = "x = f(select(tokens, indices >= 1, >=), 1);"
+    program = Program('"abcab"', (body, failing, "y = f(select(tokens, tokens, ==), 1);"))
+    assert made_sop_fails(program, 1)
+    assert not made_sop_fails(program, 2)
+
+
 def test_a_program_does_not_see_the_tokens_an_earlier_one_bound() -> None:
     """The original lets `tokens = 1;` bind (the generator writes it); in one shared session, a
     later program's `tokens` was 1, which the classifiers, replaying a program alone, did not see
