@@ -19,6 +19,7 @@ from tests.compat.gen_diff import (
     _documented,
     chunks,
     compare,
+    labels_differ,
     made_sop_fails,
     original_output,
     over_a_limit,
@@ -237,3 +238,20 @@ def test_a_selector_failing_there_on_a_changed_sop_example_is_documented() -> No
     )
     ours = ("     selector: _", " \t Example:")
     assert _documented(program, 1, ours, ("ERR",))
+
+
+def test_a_named_sops_label_is_compared() -> None:
+    """Labels were all replaced by `_` before comparing, so the names the original's assignment
+    gives an s-op (`b = a;` shows `a` as `b` inside a list) were never compared. Names are now
+    compared; an unnamed one's expression, shown differently there (section 7), is not."""
+    ours = ("     list: out =  [", "\t\t     s-op: a", '\t\t \t Example: a("ab") = [1, 2] (ints)')
+    theirs = ("     list: out =  [", "\t\t     s-op: b", '\t\t \t Example: b("ab") = [1, 2] (ints)')
+    assert labels_differ(ours, theirs)
+    assert labels_differ(ours[2:], theirs[2:])  # the Example line alone
+    assert not labels_differ(ours, ours)
+    unnamed = ("\t\t     s-op: (indices + 1)",)
+    assert not labels_differ(unnamed, ("\t\t     s-op: ( indices + 1 )",))
+    assert not labels_differ(("\t\t     s-op: q",), ("\t\t     s-op: mk()",))  # a call's
+    # documented: an input keeps its name here (section 5), a long name is cut there (section 7)
+    assert not labels_differ(("\t\t     s-op: tokens",), ("\t\t     s-op: s",))
+    assert not labels_differ(("\t\t     selector: " + "x" * 31,), ("\t\t     selector: sel",))
