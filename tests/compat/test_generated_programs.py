@@ -122,6 +122,9 @@ def test_the_generator_reaches_the_whole_language() -> None:
         " if True else []];",  # a comprehension over an `if`/`else`
         "1 / -0.0;",  # an odd expression
         "(p7_4);",  # a bound name in parentheses
+        "_b = ",  # rasp_gen_names: an s-op bound again under another name ...
+        "_a];",  # ... and shown in a list
+        "_acc = ",  # a failing def called from a loop
     ):
         assert word in text, word
 
