@@ -7,6 +7,9 @@ which the other generators for rasp_gen reach rarely or never.
   some of which fail after renaming, and then shown where the object's own name is printed: in a
   list or a dict (`[a];` shows `b` there), with the display toggles interleaved. gen_diff compares
   these names (labels that are names on both sides).
+- `shadows`: the library's and the inputs' names as targets at the top level beside other
+  names (`x, count = 1, 2;` binds x there, then fails at count), as a loop's names, in a loop's
+  body, as a def's name, with values that fail on the running example or not.
 - `loop_calls`: a def whose body fails for some arguments (division by zero, an index out of
   range, a missing key, a type error, an s-op of the argument), called from a loop, a nested
   loop, a comprehension and a loop in another def's body; then what the loop bound before the
@@ -157,6 +160,44 @@ def loop_calls(p: str, seq: str, rng: random.Random) -> list[str]:
     ]
 
 
+_LIBRARY = (
+    "count",
+    "length",
+    "max",
+    "sort",
+    "full_s",
+    "select_from_last",
+    "has_focus",
+    "indices",
+    "tokens_int",
+    "tokens_str",
+    "True",
+)
+
+
+def shadows(p: str, seq: str, rng: random.Random) -> list[str]:
+    lib = rng.choice(_LIBRARY)
+    x, y = f"{p}x", f"{p}y"
+    value = rng.choice(("1", f"{seq} + 1", "tokens_int + 1", '"s"', f"{p}a", "[1, 2]"))
+    targets = rng.choice(((x, lib), (lib, x), (x, y, lib), (x, lib, y)))
+    values = ", ".join(value if t == x else rng.choice(("2", "indices", "0.5")) for t in targets)
+    statements = rng.choice(
+        (
+            [f"{', '.join(targets)} = {values};"],
+            [f"for {p}i in [1] {{ {', '.join(targets)} = {values}; {p}w = 1; }}", f"{p}w;"],
+            [f"for {x}, {lib} in [[{value}, 2]] {{ {p}w = 1; }}", f"{p}w;"],
+            [f"def {lib}({p}v) {{ return {p}v; }}", f"{lib}(1);"],
+            [f"{p}l = [{lib} for {lib} in [1, 2]];", f"{p}l;"],
+        )
+    )
+    return [
+        f"{p}a = {_made(seq, rng)};",
+        *statements,
+        f"{x};",
+        rng.choice((f"[{x}];", f"{y};", f"[{p}a];", f"{lib};")),
+    ]
+
+
 def named(statements: list[str], prefix: str, int_example: bool, rng: random.Random) -> list[str]:
     """`statements` with a few blocks of these inserted between them."""
     out = list(statements)
@@ -164,6 +205,6 @@ def named(statements: list[str], prefix: str, int_example: bool, rng: random.Ran
         at = rng.randint(0, len(out))
         p = f"{prefix}n{rng.randint(0, 99)}_"
         seq = rng.choice(_INT_SEQS if int_example else _SEQS)
-        make = aliases if rng.random() < 0.5 else loop_calls
+        make = rng.choice((aliases, aliases, loop_calls, loop_calls, shadows))
         out[at:at] = make(p, seq, rng)
     return out

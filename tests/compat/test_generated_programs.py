@@ -125,6 +125,7 @@ def test_the_generator_reaches_the_whole_language() -> None:
         "_b = ",  # rasp_gen_names: an s-op bound again under another name ...
         "_a];",  # ... and shown in a list
         "_acc = ",  # a failing def called from a loop
+        "_x, tokens_int = ",  # a library or input name beside another target
     ):
         assert word in text, word
 
