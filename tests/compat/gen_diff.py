@@ -204,11 +204,12 @@ def _loaded_lines(text: str, depth: int = 0) -> list[str]:
 
 
 def _without_input_rows(lines: tuple[str, ...]) -> tuple[str, ...]:
-    """The lines without the full seq display's input row; the output row is aligned with it."""
+    """The lines without the full seq display's input row; the output row is aligned with it.
+    (`input:` without its space: `chunks` squashes a grid's rows for long tokens, seed 2001019.)"""
     return tuple(
-        " ".join(line.split()) if line.strip().startswith("output: ") else line
+        " ".join(line.split()) if line.strip().startswith("output:") else line
         for line in lines
-        if not line.strip().startswith("input: ")
+        if not line.strip().startswith("input:")
     )
 
 

@@ -259,3 +259,18 @@ def test_a_named_sops_label_is_compared() -> None:
     # documented: an input keeps its name here (section 5), a long name is cut there (section 7)
     assert not labels_differ(("\t\t     s-op: tokens",), ("\t\t     s-op: s",))
     assert not labels_differ(("\t\t     selector: " + "x" * 31,), ("\t\t     selector: sel",))
+
+
+def test_the_selector_examples_input_row_squashed_for_long_tokens_is_documented() -> None:
+    """The original's full seq display input row shows the selector example (section 7); with
+    tokens longer than a character its rows are squashed (`input:312(inputtype)`), which the
+    classifier, looking for `input: `, missed (seed 2001019, a list of two s-ops)."""
+    program = Program(
+        "[True, False, True]",
+        ("full seq display on", "set s-op example [3, 1, 2]", "x = [indices, 1];"),
+    )
+    rows = ("s-op:_", "Example:", "input:{}(inputtype)", "output:012(ints)", "    value:  1")
+    ours = tuple(r.format("312") for r in rows)
+    theirs = tuple(r.format("F") for r in rows)
+    assert _documented(program, 2, ours, theirs)
+    assert not _documented(program, 2, ours, (*theirs[:3], "output:013(ints)", theirs[4]))
