@@ -239,10 +239,14 @@ class Interpreter:
             case ast.Assign(targets=targets, values=exprs):
                 values = [self._expressions.eval(e, scope) for e in exprs]
                 bound = builtins.unpack(targets, values, stmt.span)
-                for name, span in zip(targets, stmt.target_spans):
-                    scope.check_assignable(name, span)  # all or nothing
+                if self._check is not None and not all(map(scope.assignable, targets)):
+                    # the original binds the names before a reserved one and fails there, having
+                    # tested every value as it computed it: a failing value binds nothing
+                    self._check(
+                        StatementResult(ResultKind.ASSIGN, targets, tuple(bound), stmt.span)
+                    )
                 for name, value, span in zip(targets, bound, stmt.target_spans):
-                    scope.assign(name, value, span)
+                    scope.assign(name, value, span)  # (a reserved name raises, after the others)
                     if isinstance(value, Node) and _renamable(value, name):
                         self._renamed.append((value, value.name))
                         value.name = name  # the original renames an s-op when it is assigned
@@ -322,7 +326,8 @@ class Interpreter:
             try:
                 result = self._exec(stmt, frame)
             except (RaspError, RecursionError):
-                raise  # (it bound nothing; a nested `for` keeps what it did before)
+                raise  # (it bound nothing, or the names before a reserved one, as there; a
+                # nested `for` keeps what it did before)
             except Exception as exc:
                 if not isinstance(stmt, ast.For):
                     self._undo(frame, before)

@@ -266,6 +266,9 @@ class Scope:
         )
         raise RaspNameError(f"Undefined variable: {name}", span, hint)
 
+    def assignable(self, name: str) -> bool:
+        return name not in self.reserved
+
     def check_assignable(self, name: str, span: Span) -> None:
         if name in self.reserved:
             raise RaspNameError(

@@ -17,7 +17,8 @@ them (paper-style functions, loops in bodies, nested defs and comprehensions, pr
 rasp_gen_scope the names the original reads where a statement runs (a local `length` under a
 negative index, the library's names as locals, `load` in a body), rasp_gen_files loads of the
 program's own files (files that load files), rasp_gen_lines top-level statements typed over
-several lines and lines the original's parser rejects.
+several lines and lines the original's parser rejects, rasp_gen_names the names the original's
+assignment gives s-ops (shown in lists and dicts) and errors of functions called from loops.
 Most expressions are well typed; a few are not on purpose, so that errors are compared too.
 
 The generator avoids what docs/language.md (section 7) lists as deliberate differences: `!=`
@@ -53,6 +54,7 @@ from tests.compat.rasp_gen_files import loaded_files
 from tests.compat.rasp_gen_layout import laid_out
 from tests.compat.rasp_gen_lines import lines
 from tests.compat.rasp_gen_more import more
+from tests.compat.rasp_gen_names import named
 from tests.compat.rasp_gen_odd import ODD, ODD_INPUTS, ODD_SOPS, ODD_STATEMENTS
 from tests.compat.rasp_gen_scope import scoped
 from tests.compat.rasp_gen_user import user
@@ -82,6 +84,7 @@ class _Gen(ExprGen):
         scopes: random.Random,
         files: random.Random,
         typed: random.Random,
+        labels: random.Random,
     ) -> None:
         super().__init__(rng, prefix, layout)
         self.extra = (
@@ -92,6 +95,7 @@ class _Gen(ExprGen):
         self.scopes = scopes  # rasp_gen_scope's own stream
         self.files = files  # rasp_gen_files' own stream
         self.typed = typed  # rasp_gen_lines' own stream
+        self.labels = labels  # rasp_gen_names' own stream
 
     # -- statements ------------------------------------------------------------------------
     def statement(self) -> list[str]:
@@ -261,6 +265,8 @@ class _Gen(ExprGen):
         statements = scoped(statements, self.prefix, self.int_example, self.scopes)
         statements = loaded_files(statements, self.prefix, self.int_example, self.files)
         statements = lines(statements, self.prefix, self.typed)
+        # (after rasp_gen_lines, so that the lines it types for a seed stay the same)
+        statements = named(statements, self.prefix, self.int_example, self.labels)
         for kind in (*SOPS, SEL):
             for name in self.names.get(kind, [])[:2]:
                 other = self.pick(_INT_EXAMPLES if self.int_example else _STRING_EXAMPLES)
@@ -284,6 +290,7 @@ def generate(seed: int, count: int, length: int = 8) -> list[Program]:
             random.Random(f"{seed}:{i}:scope"),
             random.Random(f"{seed}:{i}:files"),
             random.Random(f"{seed}:{i}:lines"),
+            random.Random(f"{seed}:{i}:names"),
         ).program(length)
         for i in range(count)
     ]

@@ -19,6 +19,7 @@ from tests.compat.gen_diff import (
     _documented,
     chunks,
     compare,
+    labels_differ,
     made_sop_fails,
     original_output,
     over_a_limit,
@@ -121,6 +122,10 @@ def test_the_generator_reaches_the_whole_language() -> None:
         " if True else []];",  # a comprehension over an `if`/`else`
         "1 / -0.0;",  # an odd expression
         "(p7_4);",  # a bound name in parentheses
+        "_b = ",  # rasp_gen_names: an s-op bound again under another name ...
+        "_a];",  # ... and shown in a list
+        "_acc = ",  # a failing def called from a loop
+        "_x, tokens_int = ",  # a library or input name beside another target
     ):
         assert word in text, word
 
@@ -171,6 +176,17 @@ def test_a_failing_sop_made_inside_a_called_body_is_told_apart() -> None:
     listed = ("     s-op: reverse", "ERR")
     assert _documented(loads, 1, ("     s-op: reverse", *listed), listed)
     assert not _documented(loads, 2, ("     s-op: reverse", *listed), listed)
+
+
+def test_a_failing_selector_passed_to_a_body_that_drops_it_is_told_apart() -> None:
+    """The original tests a selector as it makes it, on the s-op example, so passing one that
+    fails there to a function that drops it fails there (section 7); only s-ops were looked at
+    (seed 951431: `select(tokens, indices >= 1, >=)`, strings against bools, was reported)."""
+    body = "def f(a, b) { return 0.0; }"
+    failing = "x = f(select(tokens, indices >= 1, >=), 1);"
+    program = Program('"abcab"', (body, failing, "y = f(select(tokens, tokens, ==), 1);"))
+    assert made_sop_fails(program, 1)
+    assert not made_sop_fails(program, 2)
 
 
 def test_a_program_does_not_see_the_tokens_an_earlier_one_bound() -> None:
@@ -226,3 +242,35 @@ def test_a_selector_failing_there_on_a_changed_sop_example_is_documented() -> No
     )
     ours = ("     selector: _", " \t Example:")
     assert _documented(program, 1, ours, ("ERR",))
+
+
+def test_a_named_sops_label_is_compared() -> None:
+    """Labels were all replaced by `_` before comparing, so the names the original's assignment
+    gives an s-op (`b = a;` shows `a` as `b` inside a list) were never compared. Names are now
+    compared; an unnamed one's expression, shown differently there (section 7), is not."""
+    ours = ("     list: out =  [", "\t\t     s-op: a", '\t\t \t Example: a("ab") = [1, 2] (ints)')
+    theirs = ("     list: out =  [", "\t\t     s-op: b", '\t\t \t Example: b("ab") = [1, 2] (ints)')
+    assert labels_differ(ours, theirs)
+    assert labels_differ(ours[2:], theirs[2:])  # the Example line alone
+    assert not labels_differ(ours, ours)
+    unnamed = ("\t\t     s-op: (indices + 1)",)
+    assert not labels_differ(unnamed, ("\t\t     s-op: ( indices + 1 )",))
+    assert not labels_differ(("\t\t     s-op: q",), ("\t\t     s-op: mk()",))  # a call's
+    # documented: an input keeps its name here (section 5), a long name is cut there (section 7)
+    assert not labels_differ(("\t\t     s-op: tokens",), ("\t\t     s-op: s",))
+    assert not labels_differ(("\t\t     selector: " + "x" * 31,), ("\t\t     selector: sel",))
+
+
+def test_the_selector_examples_input_row_squashed_for_long_tokens_is_documented() -> None:
+    """The original's full seq display input row shows the selector example (section 7); with
+    tokens longer than a character its rows are squashed (`input:312(inputtype)`), which the
+    classifier, looking for `input: `, missed (seed 2001019, a list of two s-ops)."""
+    program = Program(
+        "[True, False, True]",
+        ("full seq display on", "set s-op example [3, 1, 2]", "x = [indices, 1];"),
+    )
+    rows = ("s-op:_", "Example:", "input:{}(inputtype)", "output:012(ints)", "    value:  1")
+    ours = tuple(r.format("312") for r in rows)
+    theirs = tuple(r.format("F") for r in rows)
+    assert _documented(program, 2, ours, theirs)
+    assert not _documented(program, 2, ours, (*theirs[:3], "output:013(ints)", theirs[4]))
