@@ -23,8 +23,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import numpy as np
-
 from compiler.aggregates import AggregatePlanner
 from compiler.blocks import (
     ONE,
@@ -36,10 +34,9 @@ from compiler.blocks import (
     Plan,
     all_numbers,
     is_number,
-    sort_values,
     value_key,
 )
-from compiler.fits import FLOAT64_NOISE, merge_noise
+from compiler.fits import snap_targets
 from compiler.graph import Graph, IRNode, Op
 from compiler.grid import MAX_OUTPUT_VALUES, output_grid, widened_relation
 from compiler.maps import MapPlanner
@@ -481,27 +478,6 @@ def _collide(vals: Sequence[Atom]) -> bool:
     """Whether a bool and a number equal to it (False and 0, True and 1) are both among `vals`."""
     bools = {v for v in vals if isinstance(v, bool)}
     return any(is_number(v) and v in (0.0, 1.0) and bool(v) in bools for v in vals)
-
-
-def snap_targets(program: Sequence[Atom], reading: Sequence[Atom]) -> tuple[Atom, ...]:
-    """What a numerical output snaps to: the program's values, float64 twins (0.6 and
-    0.6000000000000001) listed once, since two targets with nothing between them cannot both be
-    snapped to. The output's reading may list numbers the program never outputs (an aggregate's
-    default where some key is always selected); the certifier checks the snap of each, so each is
-    a target too, unless it is within noise of a program value (whose type, 2 or 2.0, must win)."""
-    near = merge_noise(program)
-    kept = np.unique([float(v) for v in near if is_number(v)])  # sorted
-    extra = []
-    for v in reading:
-        if not is_number(v) or not math.isfinite(x := float(v)):
-            continue
-        at = int(np.searchsorted(kept, x))
-        closest = min(
-            (abs(kept[j] - x) for j in (at - 1, at) if 0 <= j < len(kept)), default=math.inf
-        )
-        if closest > FLOAT64_NOISE * max(1.0, abs(x)):
-            extra.append(v)
-    return near if not extra else merge_noise(sort_values([*near, *extra]))
 
 
 def _one_number(vals: Sequence[Atom]) -> float | None:

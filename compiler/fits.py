@@ -1,4 +1,5 @@
-"""Exact fits over a map's reachable points: merging float64 noise, affine maps.
+"""Exact fits over a map's reachable points: merging float64 noise, affine maps; the values a
+numerical output snaps to (`snap_targets`).
 
 A compiled map is built from its reachable (input, output) points. `merge_points` makes one point of
 inputs a float32 model reads alike; `exact_affine_fit` and `affine_points` recognise maps that are
@@ -13,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from compiler.blocks import Atom, is_number, value_key
+from compiler.blocks import Atom, is_number, sort_values, value_key
 from compiler.graph import IRNode
 from rasp.atoms import same_value
 from rasp.errors import CompileError, Diagnostic
@@ -289,3 +290,24 @@ def affine_points(points: list[tuple[float, Atom]]) -> tuple[float, float] | Non
     b = y0 - a * x0
     ok = all(abs(a * x + b - y) <= 1e-11 * max(1.0, abs(y)) for x, y in pts)
     return (a, b) if ok else None
+
+
+def snap_targets(program: Sequence[Atom], reading: Sequence[Atom]) -> tuple[Atom, ...]:
+    """What a numerical output snaps to: the program's values, float64 twins (0.6 and
+    0.6000000000000001) listed once, since two targets with nothing between them cannot both be
+    snapped to. The output's reading may list numbers the program never outputs (an aggregate's
+    default where some key is always selected); the certifier checks the snap of each, so each is
+    a target too, unless it is within noise of a program value (whose type, 2 or 2.0, must win)."""
+    near = merge_noise(program)
+    kept = np.unique([float(v) for v in near if is_number(v)])  # sorted
+    extra = []
+    for v in reading:
+        if not is_number(v) or not math.isfinite(x := float(v)):
+            continue
+        at = int(np.searchsorted(kept, x))
+        closest = min(
+            (abs(kept[j] - x) for j in (at - 1, at) if 0 <= j < len(kept)), default=math.inf
+        )
+        if closest > FLOAT64_NOISE * max(1.0, abs(x)):
+            extra.append(v)
+    return near if not extra else merge_noise(sort_values([*near, *extra]))

@@ -111,7 +111,7 @@ def test_an_unreachable_default_is_no_one_hot_output() -> None:
     # it, the certifier checked its snap, and with only the program's values to snap to it failed,
     # and the output fell back to a one-hot of four values; now the value analysis leaves the
     # default out (`ValueSets.never_empty`) and the output is one number.
-    from compiler.encode import snap_targets
+    from compiler.fits import snap_targets
 
     text = "m = aggregate(select(length, 0, !=), length, 0.5);"
     sop = program(text, "m")
