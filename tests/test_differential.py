@@ -43,7 +43,7 @@ PROGRAMS: dict[str, tuple[str, int]] = {
     "sort": ("abc", 5),
     "most_freq": ("abc", 5),
     "length": ("abc", 5),
-    "frac_prevs": ("abc", 5),
+    "frac_prevs": ("xab", 5),  # it counts "x"
     "induction": ("abc", 5),
     "dyck1": ("()x", 5),
     "dyck2": ("(){}", 5),

@@ -271,8 +271,8 @@ def test_a_checked_comparison_fails_where_a_side_raises() -> None:
 JOINT_OR = """
 v3 = aggregate(select(tokens, tokens, >), indices);
 res = aggregate((select(tokens, tokens, <) and not select(indices, 2, >)) or select(v3, v3, !=),
-                indicator(not tokens == "b"));
-"""
+                indicator(not (tokens == "b")));
+"""  # (`not tokens == "b"` is `(not tokens) == "b"`, zero everywhere: now compiled as a constant)
 
 
 def test_a_selector_over_joint_sides_is_exact() -> None:
