@@ -42,6 +42,7 @@ from rasp.wording import close_name, with_article
 
 if TYPE_CHECKING:
     from rasp.interpreter import Interpreter
+    from rasp.tools.residual_helpers import HelperDim
     from rasp.tools.residuals import Checkpoint
 
 
@@ -408,7 +409,12 @@ def _checkpoint_rows(points: list[Checkpoint], meta: Mapping[str, Any]) -> list[
         now = {v.name: v.model for v in point.variables}
         heading = point.where + _operations_at(meta, point)
         if previous is not None and now == previous and not any(v.new for v in point.variables):
-            rows.append(f"{heading}: no decoded variable is new or changed")
+            if not point.helpers:
+                rows.append(f"{heading}: no decoded variable is new or changed")
+                continue
+            # a head that writes only a helper (a width's `n.frac`) did something: show it
+            rows.append(f"{heading}: only helper dims are new (a later sublayer reads them)")
+            rows += [_helper_row(helper) for helper in point.helpers]
             continue
         previous = now
         rows.append(heading if point.variables else f"{heading}: no decoded variable")
@@ -421,7 +427,25 @@ def _checkpoint_rows(points: list[Checkpoint], meta: Mapping[str, Any]) -> list[
             at = "BOS" if stray.position is None else f"position {stray.position}"
             model = f"{stray.value:.6g} at {at}"
             rows.append(("X ", stray.label, model, f"(dim holds {stray.expected:g}{until})"))
+        # what a head wrote beside its neighbours' variables (`hist.frac` beside `length`)
+        rows += [_helper_row(helper) for helper in point.helpers]
     return rows
+
+
+def _helper_row(helper: HelperDim) -> Row:
+    """`hist.frac  [1/3, 1/3, 1/2]  1/(hist + 1) = [1/3, 1/3, 1/2]`: a width's frac as the
+    fraction it is, beside the one the interpreter's width gives."""
+    from rasp.tools.residual_helpers import fraction_text
+
+    def text(values: Sequence[float]) -> str:
+        shown = fraction_text if helper.is_fraction else (lambda v: f"{v:.6g}")
+        return "[" + ", ".join(map(shown, values)) + "]"
+
+    theirs = "-" if helper.expected is None else text(helper.expected)
+    if helper.meaning:
+        theirs = f"{helper.meaning} = {theirs}" if helper.expected else f"{helper.meaning}, -"
+    mark = "X " if helper.wrong else "  "
+    return (mark, helper.label, text(helper.values), theirs)
 
 
 def _table(rows: list[Row]) -> list[str]:
