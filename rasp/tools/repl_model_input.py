@@ -95,12 +95,22 @@ def _check_example(
     try:
         state.model.encode([tokens])
     except transformer.ModelInputError as err:
+        from rasp.tools.input_hints import input_hint
+
         shown = example_text(settings.seq_example)
-        # the runtime's own hint on a `hint:` line of its own, as for a typed INPUT
-        own = getattr(err, "hint", "")
-        reason = getattr(err, "reason", str(err)) if own else str(err)
+        # what to write (`set example "abc"` for "ABC"), else the runtime's own hint, on a
+        # `hint:` line of its own, as for a typed INPUT
+        own = input_hint(tokens, state.vocab, _example_spelling) or getattr(err, "hint", "")
+        reason = getattr(err, "reason", str(err))
         ours = f"give {command} an INPUT, or set example to one the model takes"
         raise RaspError(
             f"cannot run `{state.name}` on the running example {shown}: {reason}",
             hint=f"{own}\nhint: {ours}" if own else ours,
         ) from None
+
+
+def _example_spelling(text: str, characters: bool) -> str:
+    """How `set example` takes an input: a RASP string, or a list."""
+    if characters and '"' not in text:
+        return f'set example "{text}"'
+    return f"set example {json.dumps(list(text) if characters else json.loads(text))}"
