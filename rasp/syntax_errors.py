@@ -185,7 +185,11 @@ def _translate(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyntaxEr
         return RaspSyntaxError(f"{shown} on its own is not a value", here, hint or COMPARISON_HINT)
     # A def's or for's body is a '{' after ')' or a name; a dict's '{' follows an operator.
     in_block = innermost is not None and innermost.char == "{" and is_block(text, innermost.pos)
-    if token.type in CLOSER_TERMINALS.values() and innermost is None:
+    if (
+        token.type in CLOSER_TERMINALS.values()
+        and innermost is None
+        and not _VALUE_STARTS <= expected  # `x = 1 + )`: the operand is missing first
+    ):
         # `aggregate(s, v));`: one closer too many, where the statement could end
         return RaspSyntaxError(
             f"unmatched '{token.value}'", here, "nothing was opened here to close"

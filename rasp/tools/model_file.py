@@ -13,11 +13,14 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rasp.errors import ErrorKind, RaspError
+
+if TYPE_CHECKING:
+    from rasp.tools.input_hints import Spell
 
 
 class ModelFileError(RaspError):
@@ -54,81 +57,19 @@ class ModelInputRefused(RaspError):
         """The usage error of `--input` `tokens`, in the same words for every command that takes
         one; `vocab`: the model's tokens where this error does not know them. The hint is the
         command line's own where it has one (`--input '[...]'`), else the runtime's."""
-        hint = _json_input_hint(tokens, self.vocab or vocab or ())
-        if not hint and self.hint:
-            hint = f"; {self.hint}"
-        return f"argument --input: {self.reason} ({self.what}){hint}"
+        from rasp.tools.input_hints import cli_input
 
+        hint = self.input_hint(tokens, cli_input, vocab) or self.hint
+        return f"argument --input: {self.reason} ({self.what})" + (f"; {hint}" if hint else "")
 
-def _json_input_hint(tokens: Sequence[Any], vocab: Sequence[Any]) -> str:
-    """Where characters were given for a model whose tokens are numbers or booleans (`--input
-    123` for the vocabulary [1, 2, 3]), how to write them as those tokens; and where numbers
-    were given for one whose tokens are their strings (`--input '[1]'` for ["[", "]", "1"])."""
-    if not tokens:
-        return ""
-    if not all(isinstance(t, str) for t in tokens):
-        strings = {t for t in vocab if isinstance(t, str)}
-        as_text = [t if isinstance(t, str) else json.dumps(t) for t in tokens]
-        if not strings or not all(t in strings for t in as_text):
-            return _other_type_hint(tokens, vocab)
-        listed = json.dumps(as_text, ensure_ascii=False)
-        return f"; its tokens are strings: write the input as strings, --input '{listed}'"
-    known = {json.dumps(t) for t in vocab if not isinstance(t, str)}
-    if not known or not all(t in known for t in tokens):
-        return _words_hint(tokens, vocab) or _separator_hint(tokens, vocab)
-    as_json = "[" + ",".join(tokens) + "]"
-    return f"; its tokens are not strings: write the input as a JSON list, --input '{as_json}'"
+    def input_hint(
+        self, tokens: Sequence[Any], spell: Spell, vocab: Sequence[Any] | None = None
+    ) -> str:
+        """How to write `tokens` so that the model takes them, as `spell` types an input ("":
+        no one fix fits; `rasp.tools.input_hints`)."""
+        from rasp.tools.input_hints import input_hint
 
-
-def _words_hint(characters: Sequence[str], vocab: Sequence[Any]) -> str:
-    """Where text split into characters names the vocabulary's tokens as words (`--input 'the
-    cat'` for ["the", "cat"], `--input '3 1 2'` for [1, 2, 3]): the JSON list of those words."""
-    words = "".join(characters).split()
-    if not words or words == list(characters):
-        return ""
-    written = {t if isinstance(t, str) else json.dumps(t): t for t in vocab}
-    if not all(w in written for w in words):
-        return ""
-    if all(len(w) == 1 and isinstance(written[w], str) for w in words):  # `a b` for "abc"
-        return f"; text is split into characters, spaces too: --input '{''.join(words)}'"
-    listed = "[" + ",".join(json.dumps(written[w], ensure_ascii=False) for w in words) + "]"
-    return f"; text is split into characters: write the tokens as a JSON list, --input '{listed}'"
-
-
-def _separator_hint(characters: Sequence[str], vocab: Sequence[Any]) -> str:
-    """Where the characters are the vocabulary's but for commas (`--input 'a,b'`: a comma
-    separates no tokens), or but for case (`--input ABC` for "abc"): what to write."""
-    strings = {t for t in vocab if isinstance(t, str)}
-    unknown = [c for c in characters if c not in strings]
-    if not unknown or not strings:
-        return ""
-    if all(c in _SEPARATORS for c in unknown):
-        kept = "".join(c for c in characters if c not in _SEPARATORS)
-        return f"; text is split into characters, separators too: --input '{kept}'"
-    swapped = [c.swapcase() for c in unknown]
-    if all(c != s and s in strings for c, s in zip(unknown, swapped, strict=True)):
-        return f'; tokens are case-sensitive: the vocabulary has "{swapped[0]}", not "{unknown[0]}"'
-    return ""
-
-
-_SEPARATORS = frozenset(", ;\t")  # (typed between tokens, as if they separated them)
-_KIND = {bool: "a bool", int: "an int", float: "a float", str: "a string"}
-
-
-def _other_type_hint(tokens: Sequence[Any], vocab: Sequence[Any]) -> str:
-    """Where the first unknown token equals a vocabulary token of another type (`1.0` for the
-    vocabulary [1, 2, 3]): a JSON list keeps its types, and the model matches them."""
-    known = {(type(v), v) for v in vocab}
-    unknown = next((t for t in tokens if (type(t), t) not in known), None)
-    if unknown is None or isinstance(unknown, str):
-        return ""
-    same = next((v for v in vocab if v == unknown and not isinstance(v, str)), None)
-    if same is None or type(same) is type(unknown):
-        return ""
-    return (
-        f"; a JSON list keeps its types: the vocabulary has {json.dumps(same)} "
-        f"({_KIND[type(same)]}), not {json.dumps(unknown)} ({_KIND[type(unknown)]})"
-    )
+        return input_hint(tokens, self.vocab or vocab or (), spell)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from rasp.display import ExampleSettings, example_text, example_tokens
+from rasp.display import ExampleSettings, example_tokens
 from rasp.errors import RaspError, Source
 from rasp.residual_labels import text_of
 from rasp.sops import Evaluator, Node, Selector, SeqValue, SOp
@@ -33,7 +33,6 @@ from rasp.tools.repl_arguments import (
     no_arguments,
     non_negative,
     parameter_count,
-    parse_tokens_text,
     positive,
     vocab_tokens,
 )
@@ -43,6 +42,7 @@ from rasp.wording import close_name, with_article
 
 if TYPE_CHECKING:
     from rasp.interpreter import Interpreter
+    from rasp.tools.residual_helpers import HelperDim
     from rasp.tools.residuals import Checkpoint
 
 
@@ -251,55 +251,9 @@ class CompiledView:
         return "\n".join(line.rstrip() for line in lines)
 
     def _input(self, rest: str, session: ReplSession, command: str) -> list[Any]:
-        tokens = (
-            parse_tokens_text(rest, "INPUT")
-            if rest
-            else example_tokens(session.settings.seq_example)
-        )
-        if not tokens:
-            raise Refusal("INPUT is empty; give at least one token")
-        vocab = self._state().vocab
-        # only characters (`:residual 21`, an example "21") get this refusal: a JSON list of
-        # strings was written as the user meant it, and the runtime's hint says what to change
-        as_characters = (
-            not rest.lstrip().startswith("[")
-            if rest
-            else isinstance(session.settings.seq_example, str)
-        )
-        if (
-            as_characters
-            and all(isinstance(t, str) for t in tokens)
-            and not any(isinstance(v, str) for v in vocab)
-        ):
-            # `:residual 21` reads the characters "2" and "1": say how to write the numbers
-            as_json = {json.dumps(v) for v in vocab}
-            if all(t in as_json for t in tokens):
-                raise Refusal(
-                    f"the model's tokens are not strings: write the input as a list, "
-                    f"{command} [{', '.join(tokens)}]"
-                )
-        if not rest:
-            self._check_example(tokens, session, command)
-        return tokens
+        from rasp.tools.repl_model_input import model_input
 
-    def _check_example(self, tokens: list[Any], session: ReplSession, command: str) -> None:
-        """The running example, which no one typed here, named where the model cannot take it
-        (it said `cannot run r on this input: the input has 5 tokens`, of an input not shown)."""
-        import transformer
-
-        state = self._state()
-        try:
-            state.model.encode([tokens])
-        except transformer.ModelInputError as err:
-            shown = example_text(session.settings.seq_example)
-            # the runtime's own hint on a `hint:` line of its own, as for a typed INPUT
-            own = getattr(err, "hint", "")
-            reason = getattr(err, "reason", str(err)) if own else str(err)
-            ours = f"give {command} an INPUT, or set example to one the model takes"
-            raise RaspError(
-                f"cannot run `{state.name}` on the running example {shown}: {reason}",
-                hint=f"{own}\nhint: {ours}" if own else ours,
-            ) from None
+        return model_input(self._state(), rest, session.settings, command)
 
     # -- :verify --------------------------------------------------------------------------------
 
@@ -455,7 +409,12 @@ def _checkpoint_rows(points: list[Checkpoint], meta: Mapping[str, Any]) -> list[
         now = {v.name: v.model for v in point.variables}
         heading = point.where + _operations_at(meta, point)
         if previous is not None and now == previous and not any(v.new for v in point.variables):
-            rows.append(f"{heading}: no decoded variable is new or changed")
+            if not point.helpers:
+                rows.append(f"{heading}: no decoded variable is new or changed")
+                continue
+            # a head that writes only a helper (a width's `n.frac`) did something: show it
+            rows.append(f"{heading}: only helper dims are new (a later sublayer reads them)")
+            rows += [_helper_row(helper) for helper in point.helpers]
             continue
         previous = now
         rows.append(heading if point.variables else f"{heading}: no decoded variable")
@@ -468,7 +427,25 @@ def _checkpoint_rows(points: list[Checkpoint], meta: Mapping[str, Any]) -> list[
             at = "BOS" if stray.position is None else f"position {stray.position}"
             model = f"{stray.value:.6g} at {at}"
             rows.append(("X ", stray.label, model, f"(dim holds {stray.expected:g}{until})"))
+        # what a head wrote beside its neighbours' variables (`hist.frac` beside `length`)
+        rows += [_helper_row(helper) for helper in point.helpers]
     return rows
+
+
+def _helper_row(helper: HelperDim) -> Row:
+    """`hist.frac  [1/3, 1/3, 1/2]  1/(hist + 1) = [1/3, 1/3, 1/2]`: a width's frac as the
+    fraction it is, beside the one the interpreter's width gives."""
+    from rasp.tools.residual_helpers import fraction_text
+
+    def text(values: Sequence[float]) -> str:
+        shown = fraction_text if helper.is_fraction else (lambda v: f"{v:.6g}")
+        return "[" + ", ".join(map(shown, values)) + "]"
+
+    theirs = "-" if helper.expected is None else text(helper.expected)
+    if helper.meaning:
+        theirs = f"{helper.meaning} = {theirs}" if helper.expected else f"{helper.meaning}, -"
+    mark = "X " if helper.wrong else "  "
+    return (mark, helper.label, text(helper.values), theirs)
 
 
 def _table(rows: list[Row]) -> list[str]:

@@ -26,6 +26,7 @@ from rasp import residual_labels
 from rasp.errors import RaspError
 from rasp.sops import Evaluator, Node, SeqValue, SOp
 from rasp.tools import residual_types
+from rasp.tools.residual_helpers import HelperDim, written_helpers
 from rasp.tools.residual_parts import PartsReading, frac_widths, parts_readings
 
 RESIDUAL_TOL = 1e-4  # numerical residual dims (relative and absolute)
@@ -210,6 +211,8 @@ class Checkpoint:
     in_parts: tuple[str, ...] = ()
     # dims that hold something where the model holds a fixed value (`Stray`), in residual order
     strays: tuple[Stray, ...] = ()
+    # dims this sublayer wrote that hold no decoded variable (`hist.frac`: `residual_helpers`)
+    helpers: tuple[HelperDim, ...] = ()
 
     @property
     def where(self) -> str:
@@ -246,6 +249,17 @@ def decode_checkpoints(
     first = _first_writes(meta)
     numbers = residual_types.number_types(meta)
     decoded: list[Checkpoint] = []
+    before: np.ndarray | None = None  # the previous checkpoint's real positions
+
+    def interpreter(source: str) -> tuple[Any, ...] | None:
+        node = nodes.get(source)
+        if source not in wanted and isinstance(node, SOp):
+            try:
+                wanted[source] = tuple(as_seq(evaluator.value(node)).values)
+            except RaspError:
+                wanted[source] = None
+        return wanted.get(source)
+
     for at, (hook, layer, sublayer, written) in enumerate(points):
         new = [v for v in written if v in variables and v not in live]
         for reading in completes.get(at, ()):
@@ -257,22 +271,19 @@ def decode_checkpoints(
         rows = _numpy(residual_at(cache, hook))[0, : n + 1]  # [BOS + n, d_model]
         resid = rows[1:]  # real positions only
         row: list[DecodedVariable] = []
+        held = {d for d, label in enumerate(meta["residual"]) if label in SPECIAL_DIMS}
         for name in live:
             var = variables[name]
             source = getattr(var, "variable", name)  # a reading of a variable held in parts
             node = nodes.get(source)
             if node is None or not isinstance(node, SOp):
                 continue  # a generated name the compiler does not expose: cannot be checked
+            held.update(var.dims)
             if source == "tokens" and layer is None:
                 # the embedding's token one-hot holds the input's atoms as given (compiler.layout),
                 # not `tokens` as the program reads it: [1, 1.5, "1.5"] is not ["1", "1.5", "1.5"]
                 wanted[source] = tuple(tokens)
-            elif source not in wanted:
-                try:
-                    wanted[source] = tuple(as_seq(evaluator.value(node)).values)
-                except RaspError:
-                    wanted[source] = None
-            want = wanted[source]
+            want = interpreter(source)
             got = tuple(var.decode(resid))
             wrong = (
                 ()
@@ -292,7 +303,13 @@ def decode_checkpoints(
             )
         unread = tuple(v for v in _in_parts(written, nodes) if v not in read)
         strays = _strays(rows, meta["residual"], at, first, points)
-        decoded.append(Checkpoint(hook, layer, sublayer, tuple(row), unread, strays))
+        helpers = (
+            ()
+            if before is None
+            else written_helpers(before, resid, meta["residual"], held, interpreter)
+        )
+        before = resid
+        decoded.append(Checkpoint(hook, layer, sublayer, tuple(row), unread, strays, helpers))
     return decoded
 
 

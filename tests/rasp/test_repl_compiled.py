@@ -74,7 +74,9 @@ def test_a_corrupted_weight_shows_where_the_model_goes_wrong() -> None:
         params["blocks.0.mlp.b_out"][dim] += 5.0
     printed = session.feed(":residual hell")
     rows = printed.splitlines()
-    assert "  X* length    [9, 9, 9, 9]" in rows[rows.index("after layer 0 mlp (mlp: length)") + 1]
+    assert (
+        "  X* length       [9, 9, 9, 9]" in rows[rows.index("after layer 0 mlp (mlp: length)") + 1]
+    )
     assert any(row.startswith("  X  r ") for row in rows)  # the output is wrong too
     assert rows[-1] == "first divergence: variable `length`, after layer 0 mlp, position 0"
     assert session.feed(":verify 1").startswith("error: verification failed for `r`")
@@ -202,16 +204,43 @@ def test_a_list_or_dict_token_of_the_running_example_is_no_default_vocab() -> No
     assert session.feed(":compile t ab 2").endswith('vocab "ab", max_len 2')  # it goes on
 
 
+def test_a_head_that_writes_only_a_helper_shows_what_it_wrote() -> None:
+    # it read "no decoded variable is new or changed", as if the count's head did nothing
+    import torch
+
+    session = _compiled("n = selector_width(select(tokens, tokens, ==));", ":compile n abc 5")
+    rows = session.feed(":residual aab").splitlines()
+    at = rows.index(
+        "after layer 0 attn (head 0: n): only helper dims are new (a later sublayer reads them)"
+    )
+    assert rows[at + 1].split() == "n.frac [1/3, 1/3, 1/2] 1/(n + 1) = [1/3, 1/3, 1/2]".split()
+    assert rows[at + 2] == "after layer 0 mlp (mlp: n)"
+    # a wrong frac is marked where the head wrote it
+    state = session.compiled.current
+    assert state is not None
+    dim = state.meta["residual"].index("n.frac")
+    params = dict(state.model.model.named_parameters())
+    with torch.no_grad():
+        params["blocks.0.attn.b_O"][dim] += 0.25
+    rows = session.feed(":residual aab").splitlines()
+    assert rows[at + 1].startswith("  X  n.frac")
+    # a layer that computes nothing stays one line
+    assert "after layer 1 mlp (no operation): no decoded variable is new or changed" in (
+        session.feed(":compile r hel 5") and session.feed(":residual hel")
+    )
+
+
 def test_residual_columns_line_up_for_wide_tokens() -> None:
     # `[日, 本]` is 8 characters but 10 terminal columns: padded by characters, the interpreter
     # column of a row of CJK tokens stood 2 columns right of the others
     from rasp.text_width import display_width
 
     session = _compiled(":compile r 日本語 4")
-    rows = [line for line in session.feed(":residual 日本").splitlines() if "[" in line]
+    printed = session.feed(":residual 日本").splitlines()
+    rows = [line for line in printed if "[" in line and ".frac" not in line]  # (not a helper's)
     starts = {display_width(row[: row.rindex("[")]) for row in rows}
     assert len(rows) > 5 and len(starts) == 1, rows
-    assert "   * tokens    [日, 本]                         [日, 本]" in rows
+    assert "   * tokens       [日, 本]                         [日, 本]" in rows
 
 
 def test_draw_defaults_to_comp_flows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -395,7 +424,7 @@ def test_a_dim_written_before_its_variable_is_shown_as_the_first_divergence() ->
     with torch.no_grad():
         params["embed.W_E"][0, dim] += 0.5
     rows = session.feed(":residual hel").splitlines()
-    assert "  X  r:e       0.5 at position 0" in "\n".join(rows)
+    assert "  X  r:e          0.5 at position 0" in "\n".join(rows)
     assert rows[-1] == (
         "first divergence: variable `r` = aggregate(select(indices, length - indices - 1, ==), "
         "tokens) before it is written, "
@@ -417,7 +446,7 @@ def test_the_embedded_tokens_are_compared_with_the_input_as_given() -> None:
     session.feed("r = aggregate(select(indices, length - indices - 1, ==), tokens);")
     session.feed(':compile r [1, 1.5, "1.5"] 3')
     out = session.feed(':residual [1, 1.5, "1.5"]')
-    assert 'tokens    [1, 1.5, "1.5"]                  [1, 1.5, "1.5"]' in out
+    assert 'tokens       [1, 1.5, "1.5"]                  [1, 1.5, "1.5"]' in out
     assert "the model agrees with the interpreter everywhere on this input" in out
 
 
@@ -437,3 +466,22 @@ def test_a_running_example_the_model_cannot_take_is_named(command: str) -> None:
     )
     # a typed INPUT is named as before
     assert session.feed(f"{command} abcab").startswith("error: cannot run `r` on this input:")
+
+
+def test_a_helper_beside_a_new_variable_gets_its_row_too() -> None:
+    # most_freq's layer 0: head 1 completes `_selector_width_1`, head 0 writes only `hist.frac`
+    from rasp.tools.repl_compiled import _checkpoint_rows
+    from rasp.tools.residual_helpers import HelperDim
+    from rasp.tools.residuals import Checkpoint, DecodedVariable
+
+    meta = {"layers": [{"attn": [{"head": 0, "name": "hist"}, {"head": 1, "name": "w"}]}]}
+    tokens = DecodedVariable("tokens", ("a", "b"), ("a", "b"), (), True)
+    width = DecodedVariable("w", (0, 1), (0, 1), (), True)
+    frac = HelperDim("hist.frac", (0.5, 1 / 3), "1/(hist + 1)", (0.5, 0.5))
+    points = [
+        Checkpoint("blocks.0.hook_resid_pre", None, "embedding", (tokens,)),
+        Checkpoint("blocks.0.hook_resid_mid", 0, "attn", (width, tokens), helpers=(frac,)),
+    ]
+    rows = _checkpoint_rows(points, meta)
+    assert rows[-1] == ("X ", "hist.frac", "[1/2, 1/3]", "1/(hist + 1) = [1/2, 1/2]")
+    assert rows[-2][1] == "tokens"

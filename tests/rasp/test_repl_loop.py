@@ -49,6 +49,14 @@ def test_an_unfinished_statement_at_the_end_of_input_is_reported() -> None:
     assert not session.is_continuing
 
 
+def test_a_closer_on_the_next_line_names_the_missing_operand() -> None:
+    # `x = 1 +` then `)`: it said "unmatched ')'", and `);` the missing operand
+    for closer in (")", ");"):
+        out = io.StringIO()
+        assert run_loop(ReplSession(), _reader(["x = 1 +", closer]), out) == 0
+        assert out.getvalue().splitlines()[0] == "<repl>:2:1: error: expected an operand after '+'"
+
+
 def test_piped_stdin_runs_a_script() -> None:
     stdin = io.StringIO('x = indices;\nx("ab");\nexit\nnever = 1;\n')
     stdout = io.StringIO()

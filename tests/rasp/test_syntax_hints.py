@@ -190,6 +190,25 @@ def test_one_closer_too_many_is_unmatched(text: str) -> None:
     assert info.value.span is not None and info.value.span.col == len(text) - 1
 
 
+@pytest.mark.parametrize(
+    ("text", "message", "line"),
+    [
+        ("x = 1 +\n)", "expected an operand after '+'", 2),
+        ("x = 1 +\n);", "expected an operand after '+'", 2),
+        ("x = 1 + );", "expected an operand after '+'", 1),
+        ("x = );", "expected a value after '='", 1),
+    ],
+)
+def test_a_closer_where_a_value_is_missing_names_the_missing_value(
+    text: str, message: str, line: int
+) -> None:
+    # (`x = 1 +` then `)` said "unmatched ')'", of a closer after a dangling '+')
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "missing.rasp")
+    assert info.value.message == message
+    assert info.value.span is not None and info.value.span.line == line
+
+
 @pytest.mark.parametrize("name", ["select", "aggregate", "range", "zip", "len"])
 def test_a_built_in_form_without_its_call_says_how_to_call_it(name: str) -> None:
     # `x = select;` suggested 'selector_width', `x = range;` 'average'
