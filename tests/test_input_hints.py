@@ -18,6 +18,9 @@ ABC = ["a", "b", "c"]
     [
         (list("a,b"), ABC, "separators too: --input 'ab'", "separators too: :residual ab"),
         (list("a b"), ABC, "spaces too: --input 'ab'", "spaces too: :residual ab"),
+        # case and separators at once: one hint that fixes both (it once gave none)
+        (list("A,B"), ABC, "separators too: --input 'ab'", "separators too: :residual ab"),
+        (list("A b"), ABC, "separators too: --input 'ab'", "separators too: :residual ab"),
         (list("1 2"), [1, 2, 3], "JSON list, --input '[1,2]'", "JSON list, :residual [1, 2]"),
         (["1", "2"], [1, 2, 3], "--input '[1,2]'", ":residual [1, 2]"),
         ([0, 1], ["0", "1"], """--input '["0", "1"]'""", """:residual ["0", "1"]"""),
@@ -40,6 +43,10 @@ def test_case_and_types_are_named_alike_everywhere() -> None:
     for spell in (cli_input, repl_spelling(":draw")):
         hint = input_hint(list("ABC"), ABC, spell)
         assert hint == 'tokens are case-sensitive: the vocabulary has "a", not "A"'
+        assert input_hint(list("A,B"), ABC, spell).startswith(
+            'tokens are case-sensitive (the vocabulary has "a", not "A") and text is split'
+        )
+        assert input_hint(list("A,Z"), ABC, spell) == ""  # Z is no token in any case
         hint = input_hint([1.0], [1, 2], spell)
         assert (
             hint == "a JSON list keeps its types: the vocabulary has 1 (an int), not 1.0 (a float)"

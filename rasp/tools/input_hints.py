@@ -2,7 +2,7 @@
 
 A model refuses a token outside its vocabulary; often the input meant one it has: `a,b` or `a b`
 for "ab" (text is split into characters, separators too), `ABC` for "abc" (tokens are
-case-sensitive), `the cat` for ["the", "cat"] (words, not characters), `12` for [1, 2]. `input_hint`
+case-sensitive), `A,B` for "ab" (both), `the cat` for ["the", "cat"] (words, not characters), `12` for [1, 2]. `input_hint`
 says what to write instead. The words are shared; only the way an input is typed differs, so the
 caller passes `Spell`: `rasp run --input 'ab'` (`cli_input`) or the REPL's `:residual ab`.
 """
@@ -63,18 +63,27 @@ def _words_hint(characters: Sequence[str], vocab: Sequence[Any], spell: Spell) -
 
 def _separator_hint(characters: Sequence[str], vocab: Sequence[Any], spell: Spell) -> str:
     """Where the characters are the vocabulary's but for commas (`a,b`: a comma separates no
-    tokens), or but for case (`ABC` for "abc"): what to write."""
+    tokens), or but for case (`ABC` for "abc"), or both (`A,B`): what to write."""
     strings = {t for t in vocab if isinstance(t, str)}
     unknown = [c for c in characters if c not in strings]
     if not unknown or not strings:
         return ""
-    if all(c in _SEPARATORS for c in unknown):
+    separators = [c for c in unknown if c in _SEPARATORS]
+    cased = [c for c in unknown if c not in _SEPARATORS]
+    swapped = [c.swapcase() for c in cased]
+    if not all(c != s and s in strings for c, s in zip(cased, swapped, strict=True)):
+        return ""
+    if not cased:
         kept = "".join(c for c in characters if c in strings)  # (a space may be a token)
         return f"text is split into characters, separators too: {spell(kept, True)}"
-    swapped = [c.swapcase() for c in unknown]
-    if all(c != s and s in strings for c, s in zip(unknown, swapped, strict=True)):
-        return f'tokens are case-sensitive: the vocabulary has "{swapped[0]}", not "{unknown[0]}"'
-    return ""
+    if not separators:
+        return f'tokens are case-sensitive: the vocabulary has "{swapped[0]}", not "{cased[0]}"'
+    # `A,B` for "ab": one hint for each mistake would send the user back twice
+    kept = "".join(c if c in strings else c.swapcase() for c in characters if c not in separators)
+    return (
+        f'tokens are case-sensitive (the vocabulary has "{swapped[0]}", not "{cased[0]}") and '
+        f"text is split into characters, separators too: {spell(kept, True)}"
+    )
 
 
 def _other_type_hint(tokens: Sequence[Any], vocab: Sequence[Any]) -> str:
