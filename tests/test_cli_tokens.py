@@ -62,6 +62,28 @@ def test_separators_read_as_tokens_are_explained(capsys: pytest.CaptureFixture[s
     assert 'write the tokens as a JSON list, --vocab \'["a","b","c"]\'' in err
 
 
+@pytest.mark.parametrize("command", ["compile", "verify"])
+def test_a_vocab_with_a_space_between_characters_is_refused(
+    capsys: pytest.CaptureFixture[str], program: Any, tmp_path: Path, command: str
+) -> None:
+    # `--vocab 'a b'` compiled the vocabulary a, " ", b without a word: a model that accepts a
+    # space no input meant (`rasp show` then says `vocab: a " " b`)
+    out_path = tmp_path / "m.safetensors"
+    more = ["-o", str(out_path)] if command == "compile" else []
+    args = [command, program(REVERSE), "--max-len", "3", *more]
+    code, out, err = run(capsys, *args, "--vocab", "a b")
+    assert (code, out) == (2, "")
+    assert (
+        "argument --vocab 'a b': 'a b' is text, split into characters, the space too: a space "
+        """separates no tokens; write the tokens as a JSON list, --vocab '["a","b"]' (or, to keep """
+        """the space as a token, --vocab '["a"," ","b"]')"""
+    ) in err
+    assert not out_path.exists()
+    # said as a JSON list, or at either end of the text, a space is a token as asked
+    for vocab in ('["a", " ", "b"]', "ab "):
+        assert run(capsys, *args, "--vocab", vocab)[0] == 0
+
+
 @pytest.mark.parametrize("command", ["run", "compile"])
 def test_tokens_that_are_not_text_are_refused(
     capsys: pytest.CaptureFixture[str], program: Any, tmp_path: Path, command: str

@@ -30,7 +30,8 @@ Tokens (--input, --vocab): a JSON list gives its elements as tokens, keeping the
 ('["the","cat"]', '[3,1,2]', '[1,"1",true,1.0]' is four different tokens); any other text is
 split into characters ('hello', '(())'), and so is text of brackets and punctuation alone ('[]',
 '[()]': Dyck inputs, never an empty list). A --vocab text with a comma beside a letter or digit
-('ab,c') is refused, as a comma separates no tokens: write '["ab","c"]' (or '["a","b",",","c"]').
+('ab,c') is refused, as a comma separates no tokens: write '["ab","c"]' (or '["a","b",",","c"]');
+so is one with a space between characters ('a b': '["a","b"]', or '["a"," ","b"]').
 The same rule reads --input, --vocab and a model's vocabulary: a model accepts exactly the tokens
 of its vocabulary, type included. A program sees each token through its input s-op:
 `tokens` is `tokens_str` (str() of the token: 1 -> "1", true -> "True", 2.5 -> "2.5"),
@@ -121,6 +122,25 @@ def check_vocab_commas(text: str, tokens: Sequence[Any], option: str = "--vocab"
         f"{text!r} is text, split into characters, the comma too: a comma separates no tokens; "
         f"write the tokens as a JSON list, {option} {quote}{as_words}{quote} (or, to keep the "
         f"comma as a token, {option} {quote}{as_chars}{quote})"
+    )
+
+
+def check_vocab_spaces(text: str, tokens: Sequence[Any], option: str = "--vocab") -> None:
+    """VOCAB text split into characters where a space stands between two other characters (`a b`,
+    `ab cd`): it was silently the tokens a, " ", b, a model that accepts a space no input meant
+    (`a b c`, a space twice, is refused by `check_vocab`). Refused with the JSON lists that say
+    either meaning, as commas are; a space at either end (`abc `) is kept as a token."""
+    if text.strip().startswith("[") or not re.search(r"\S\s+\S", "".join(map(str, tokens))):
+        return  # a JSON list says what it means
+    text = "".join(tokens)  # (the REPL's `"a b"` without its quotes)
+    words = text.split()
+    as_words = json.dumps(distinct_tokens(words), ensure_ascii=False, separators=(",", ":"))
+    as_chars = json.dumps(distinct_tokens(tokens), ensure_ascii=False, separators=(",", ":"))
+    quote = "'" if option.startswith("--") else ""  # (the shell's quotes, not the REPL's)
+    raise UsageError(
+        f"{text!r} is text, split into characters, the space too: a space separates no tokens; "
+        f"write the tokens as a JSON list, {option} {quote}{as_words}{quote} (or, to keep the "
+        f"space as a token, {option} {quote}{as_chars}{quote})"
     )
 
 

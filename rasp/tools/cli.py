@@ -26,6 +26,7 @@ from rasp.tools.arguments import (
     check_input,
     check_vocab,
     check_vocab_commas,
+    check_vocab_spaces,
     load_program,
     parse_tokens,
     refuse_model_file,
@@ -303,6 +304,8 @@ def _parse_token_arguments(parser: argparse.ArgumentParser, args: argparse.Names
             if option == "vocab":
                 check_vocab_commas(text, tokens)
             check(tokens)
+            if option == "vocab":
+                check_vocab_spaces(text, tokens)
         except UsageError as exc:
             _subparser(parser, args.command).error(f"argument --{option} {text!r}: {exc}")
         setattr(args, option, tokens)

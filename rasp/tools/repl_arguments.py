@@ -139,7 +139,12 @@ def _unterminated(text: str, what: str) -> Refusal:
 def vocab_tokens(text: str) -> list[Any]:
     """VOCAB's tokens: at least one, each once. A repeat is refused as `rasp compile --vocab`
     refuses it (it was dropped, so `aab` compiled the vocab `ab` without a word)."""
-    from rasp.tools.arguments import UsageError, check_vocab, check_vocab_commas
+    from rasp.tools.arguments import (
+        UsageError,
+        check_vocab,
+        check_vocab_commas,
+        check_vocab_spaces,
+    )
 
     tokens = parse_tokens_text(text, "VOCAB")
     if not tokens:
@@ -147,6 +152,7 @@ def vocab_tokens(text: str) -> list[Any]:
     try:
         check_vocab_commas(text, tokens, "VOCAB")
         check_vocab(tokens)
+        check_vocab_spaces(text, tokens, "VOCAB")
     except UsageError as exc:
         raise Refusal(f"VOCAB: {exc}") from None
     return tokens

@@ -189,6 +189,16 @@ def test_a_comma_between_vocab_words_is_refused_as_the_cli_refuses_it() -> None:
     assert session.feed(':compile r ["ab", "c"] 3').endswith('vocab ["ab", "c"], max_len 3')
 
 
+def test_a_space_between_vocab_characters_is_refused_as_the_cli_refuses_it() -> None:
+    session = _compiled(":compile r hel 5")
+    assert session.feed(':compile r "a b" 5') == (
+        "error: VOCAB: 'a b' is text, split into characters, the space too: a space separates "
+        'no tokens; write the tokens as a JSON list, VOCAB ["a","b"] (or, to keep the space as '
+        'a token, VOCAB ["a"," ","b"])'
+    )
+    assert session.feed(':compile r ["a", " "] 3').endswith('vocab "a ", max_len 3')
+
+
 def test_a_list_or_dict_token_of_the_running_example_is_no_default_vocab() -> None:
     # RASP takes `set example [[1], [2]]`; :compile's default VOCAB from it was an internal
     # error (unhashable type: 'list') that ended the session
