@@ -70,6 +70,27 @@ def test_export_writes_config_guide_and_weights(prev_model: Path, tmp_path: Path
     assert all(np.array_equal(exported[k], original[k]) for k in original)
 
 
+def test_the_guide_carries_each_residual_dims_typed_value(tmp_path: Path) -> None:
+    # The export's guide named the residual dims by label only: `tokens:1` and `reverse:1` of a
+    # model over [1, 2] are the int 1 and the string "1", which a label's text cannot tell
+    from compiler import compile_sop
+    from rasp.interpreter import load_file as load_program
+
+    root = Path(__file__).resolve().parents[1]
+    program = load_program(root / "programs" / "reverse.rasp").get("reverse")
+    compile_sop(program, [1, 2], 4).save(tmp_path / "r.safetensors")
+    paths = export_transformer_lens(tmp_path / "r.safetensors", tmp_path / "tl")
+    guide = json.loads(paths[1].read_text())
+    typed = dict(zip(guide["residual"], guide["residual_values"], strict=True))
+    assert typed["tokens:1"] == [1] and typed["reverse:1"] == ["1"] and typed["indices"] is None
+    assert "residual_values[d] is [value]" in guide["usage"]
+    # a file compiled before the field has none to hand on, and its export says nothing of it
+    old = previous_token().save(tmp_path / "prev.safetensors")  # (handmade: no residual_values)
+    assert "residual_values" not in json.loads(
+        export_transformer_lens(old, tmp_path / "old")[1].read_text()
+    )
+
+
 def test_export_refuses_bad_files_and_targets(tmp_path: Path, prev_model: Path) -> None:
     bad = tmp_path / "bad.safetensors"
     bad.write_bytes(b"\x00" * 5)

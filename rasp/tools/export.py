@@ -215,8 +215,16 @@ def export_transformer_lens(
     # How to feed and read the model: everything but the weights and the program source.
     guide = {
         key: meta[key]
-        for key in ("vocab", "output", "residual", "embedding", "layers", "max_len")
-        if key in meta
+        for key in (
+            "vocab",
+            "output",
+            "residual",
+            "residual_values",
+            "embedding",
+            "layers",
+            "max_len",
+        )
+        if key in meta  # (residual_values: compilers from 2026-12-06)
     }
     guide["source_model"] = str(model_path)
     guide["usage"] = (
@@ -239,7 +247,11 @@ def export_transformer_lens(
         "i of an input of length n is an int if output.whole_types[n - 1][i] is 'i' and a float "
         "if it is 'f'; where output.none_at is given, a numerical output decoded as that listed "
         "number is None; where output.tuples is true (a tracr program's output), a decoded string "
-        "that starts with the character U+0000 is a tuple or list, the rest of the string its repr"
+        "that starts with the character U+0000 is a tuple or list, the rest of the string its repr. "
+        "residual[d] names dimension d of every hook_resid_* and of hook_embed, hook_pos_embed, "
+        "hook_attn_out and hook_mlp_out (name:value, a one-hot column of the s-op name; name, a "
+        "number); residual_values[d] is [value] for a one-hot column, the value with its JSON type "
+        '(the label tokens:1 is the int 1 or the string "1"), null for any other dimension'
     )
     config_path, guide_path, weights_path = (
         out / "config.json",
