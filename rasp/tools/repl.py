@@ -199,7 +199,7 @@ class ReplSession:
                 break
             except BaseException:
                 # Ctrl-C or a bug of ours, which the front end reports: after what the line's
-                # earlier statements printed (they stay bound; only "KeyboardInterrupt" showed)
+                # earlier statements printed (they stay bound; only "interrupted" showed)
                 self._unshown = "\n".join(out)
                 raise
             if self.finished:

@@ -24,6 +24,8 @@ from rasp.tools.repl_help import COLON_COMMANDS, KEYWORDS
 
 HISTORY_FILE = Path("~/.rasp_history")
 
+# What Ctrl-C prints, as the CLI says it (Python's REPL prints the exception's class name)
+INTERRUPTED = "interrupted"
 ReadLine = Callable[[str], str]  # prompt -> line; EOFError on Ctrl-D, KeyboardInterrupt on Ctrl-C
 
 
@@ -95,7 +97,7 @@ def run_loop(
             session.interrupt()
             if newline_on_interrupt:
                 stdout.write("\n")
-            _write(stdout, "KeyboardInterrupt")
+            _write(stdout, INTERRUPTED)
             continue
         # A paste into prompt_toolkit comes back as one "line" holding newlines: fed line by
         # line, as typed (a `:command` or `exit` among them is a command, not RASP text).
@@ -123,7 +125,7 @@ def _guarded(
         rearm_interrupts()
         session.interrupt()
         _write(stdout, session.take_unshown())  # (the line's statements before the stop)
-        _write(stdout, "KeyboardInterrupt")
+        _write(stdout, INTERRUPTED)
         return False
     except OSError as exc:  # a file a command writes or reads: as the CLI says it
         session.interrupt()

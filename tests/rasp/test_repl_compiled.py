@@ -345,7 +345,7 @@ def test_ctrl_c_during_a_compile_keeps_the_model_and_the_session(
     out = io.StringIO()
     assert run_loop(session, read, out) == 0
     printed = out.getvalue().splitlines()
-    assert printed[0] == "KeyboardInterrupt"
+    assert printed[0] == "interrupted"
     assert printed[1] == 'r: vocab "hel", max_len 5; output r (categorical, strings)'
     assert printed[-1] == "    value: x =  1"
 

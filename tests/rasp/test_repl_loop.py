@@ -36,7 +36,8 @@ def test_loop_ctrl_c_drops_partial_statement_and_ctrl_d_exits() -> None:
     assert run_loop(session, read, out) == 0
     assert read.prompts == [">> ", ".. ", ">> ", ">> "]  # type: ignore[attr-defined]
     assert "x" not in session.interpreter.names()
-    assert out.getvalue() == "KeyboardInterrupt\n    value: y =  2\n"
+    # said as the CLI says it: "KeyboardInterrupt", the exception's name, read as a crash
+    assert out.getvalue() == "interrupted\n    value: y =  2\n"
 
 
 def test_an_unfinished_statement_at_the_end_of_input_is_reported() -> None:
@@ -90,12 +91,12 @@ def test_typed_input_with_piped_output_shows_the_prompts() -> None:
 
 
 def test_ctrl_c_at_a_plain_prompt_starts_a_fresh_line() -> None:
-    # input() leaves the cursor after the prompt (and the terminal's ^C): "KeyboardInterrupt"
+    # input() leaves the cursor after the prompt (and the terminal's ^C): "interrupted"
     # was written on the prompt's line
     out = io.StringIO()
     read = _reader(["x = (1 +", KeyboardInterrupt])
     assert run_loop(ReplSession(), read, out, newline_on_interrupt=True) == 0
-    assert out.getvalue() == "\nKeyboardInterrupt\n"
+    assert out.getvalue() == "\ninterrupted\n"
 
 
 def test_piped_stdin_starting_with_a_bom_reads_as_without_it() -> None:
@@ -175,12 +176,12 @@ def test_ctrl_c_during_evaluation_keeps_the_session(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(session, "feed", slow_feed)
     out = io.StringIO()
     assert run_loop(session, _reader(["slow;", "x = 1;"]), out, newline_on_eof=True) == 0
-    assert out.getvalue() == "KeyboardInterrupt\n    value: x =  1\n\n"
+    assert out.getvalue() == "interrupted\n    value: x =  1\n\n"
 
 
 @pytest.mark.parametrize(
     ("raised", "said"),
-    [(KeyboardInterrupt, "KeyboardInterrupt"), (KeyError, "internal error: KeyError")],
+    [(KeyboardInterrupt, "interrupted"), (KeyError, "internal error: KeyError")],
 )
 def test_a_line_stopped_in_its_second_statement_shows_what_its_first_bound(
     monkeypatch: pytest.MonkeyPatch, raised: type[BaseException], said: str
@@ -386,7 +387,7 @@ def test_ctrl_c_at_a_terminals_plain_prompt_starts_a_fresh_line(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # without prompt_toolkit (an optional extra), a terminal is read with input() too: Ctrl-C
-    # there wrote "KeyboardInterrupt" after the prompt, on its line, as for a pipe before
+    # there wrote "interrupted" after the prompt, on its line, as for a pipe before
     from rasp.tools import repl_terminal
 
     class Terminal(io.StringIO):
@@ -403,7 +404,7 @@ def test_ctrl_c_at_a_terminals_plain_prompt_starts_a_fresh_line(
 
     monkeypatch.setattr(repl_terminal, "_plain_reader", lambda *args, **kwargs: read)
     assert run_terminal(stdin=Terminal(), stdout=out) == 0  # (Ctrl-C, then Ctrl-D)
-    assert out.getvalue().splitlines()[2:] == [">> ", "KeyboardInterrupt", ">> "]
+    assert out.getvalue().splitlines()[2:] == [">> ", "interrupted", ">> "]
 
 
 @pytest.mark.parametrize("where", ["check", "statement"])
