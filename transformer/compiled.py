@@ -39,7 +39,7 @@ from transformer.hooks import Cache, FwdHooks
 from transformer.metadata import ModelMetadata
 from transformer.model import Transformer
 from transformer.patching import SopPatch, sop_hook
-from transformer.residual_dims import ResidualDim, residual_dim
+from transformer.residual_dims import ResidualDim, residual_dim, residual_dims
 from transformer.ties import ARGMAX, AUTO, RAISE, mark
 from transformer.vocab import Atom, Vocab
 
@@ -189,6 +189,11 @@ class CompiledTransformer:
         """Residual label `key` (or dimension `key`) read back: its program variable, its typed
         value, the sublayers that write it (transformer/residual_dims.py)."""
         return residual_dim(self.model, self.residual_labels, self.meta.residual_values, key)
+
+    def residual_dims(self, name: str) -> tuple[ResidualDim, ...]:
+        """Every dimension of residual group `name` (`sorted`: its one-hot columns), or, where no
+        group has that name, of program variable `name` (sort's `target_position`: its parts)."""
+        return residual_dims(self.model, self.residual_labels, self.meta.residual_values, name)
 
     def _checked(self, ids: Tensor) -> Tensor:
         return checked_ids(ids, self.config, self.device)

@@ -2,6 +2,7 @@
 
     model.residual_dim("tokens:1")
     # ResidualDim(index=3, label='tokens:1', group='tokens', variable='tokens', value=1, ...)
+    model.residual_dims("tokens")   # every dim of a group (or of a variable and its helpers)
 
 A label is `name:text` (one column of a one-hot s-op) or `name` (a number); `name` is the s-op or
 a part the compiler derives from it (`x.frac` = 1/(x + 1), `x.int`, `x.sq`, `x.part0`,
@@ -60,6 +61,14 @@ def residual_dim(
         index = key
     elif isinstance(key, str) and key in labels:
         index = labels.index(key)
+    elif isinstance(key, str) and _named(labels, key):
+        # `sorted` for `sorted:a`, `sorted:b`, ...: a name, not a label, is several dims
+        named = _named(labels, key)
+        shown = ", ".join(labels[d] for d in named[:3]) + (", ..." if len(named) > 3 else "")
+        raise ModelInputError(
+            f"no residual dimension is labelled {key!r}; {key!r} names several ({shown})",
+            f"model.residual_dims({key!r}) gives them all",
+        )
     else:
         import difflib
 
@@ -81,6 +90,36 @@ def residual_dim(
         written_by=tuple(name for _, name in writers),
         hook=_hook(max((stage for stage, _ in writers), default=0)),
     )
+
+
+def residual_dims(
+    model: Transformer,
+    labels: tuple[str, ...],
+    typed: tuple[tuple[Any] | None, ...] | None,
+    name: str,
+) -> tuple[ResidualDim, ...]:
+    """Every dimension of residual group `name` (`sorted`: `sorted:a`, `sorted:b`, ...), or, where
+    no group has that name, of program variable `name` with its helper dims (`target_position`:
+    `.frac0`, `.part0`, `.int`, ...), in residual order."""
+    found = _named(labels, name) if isinstance(name, str) else []
+    if not found:
+        import difflib
+
+        names = sorted({label.partition(":")[0] for label in labels})
+        names += sorted({variable_of(n) for n in names} - set(names))
+        close = difflib.get_close_matches(str(name), names, n=3, cutoff=0.6)
+        hint = f"did you mean {', '.join(close)}?" if close else "model.residual_labels lists them"
+        raise ModelInputError(f"no residual group or variable is named {name!r}", hint)
+    return tuple(residual_dim(model, labels, typed, d) for d in found)
+
+
+def _named(labels: tuple[str, ...], name: str) -> list[int]:
+    """The dims of group `name`, else of variable `name` (`residual_dims`)."""
+    groups = [label.partition(":")[0] for label in labels]
+    found = [d for d, group in enumerate(groups) if group == name]
+    if found or name in SPECIAL:
+        return found
+    return [d for d, group in enumerate(groups) if variable_of(group) == name]
 
 
 def variable_of(group: str) -> str:

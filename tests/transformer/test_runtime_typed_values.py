@@ -168,6 +168,30 @@ def test_a_label_reads_back_as_variable_value_and_writer() -> None:
         model.residual_dim(99)
 
 
+def test_a_group_or_variable_reads_back_as_all_its_dims() -> None:
+    # `residual_dim("sorted")` was refused with "did you mean sorted:c": a variable's dims were
+    # found by filtering every label by hand
+    program = load_file(ROOT / "programs" / "sort.rasp").get("sorted")
+    model = transformer.from_tensors(*_parts(compile_sop(program, list("abc"), 5)))
+    out = model.residual_dims("sorted")
+    assert [(d.label, d.value) for d in out] == [
+        ("sorted:0", 0),
+        ("sorted:a", "a"),
+        ("sorted:b", "b"),
+        ("sorted:c", "c"),
+    ]
+    assert {d.hook for d in out} == {"blocks.2.hook_resid_mid"}
+    parts = [d.label for d in model.residual_dims("target_position")]  # a variable, no group
+    assert parts[0] == "target_position.frac0" and parts[-1] == "target_position.sq"
+    assert [d.label for d in model.residual_dims("indices")] == ["indices"]  # the group first
+    with pytest.raises(ModelInputError, match=r"names several \(sorted:0, sorted:a, sorted:b, "):
+        model.residual_dim("sorted")
+    with pytest.raises(ModelInputError, match="residual_dims\\('sorted'\\) gives them all"):
+        model.residual_dim("sorted")
+    with pytest.raises(ModelInputError, match="did you mean target_position"):
+        model.residual_dims("target_positon")
+
+
 def _parts(compiled: Any) -> tuple[Any, Any]:
     return compiled.weights, compiled.metadata
 
