@@ -160,6 +160,7 @@ def test_summary_json(tmp_path: Path) -> None:
         "encoding": "categorical",
         "values": ["a", "b"],
         "quoted": False,
+        "typed_values": None,  # the fake records no residual_values
         # the fake's weights are dense: every block writes and reads every dim
         "written_by": ["embedding", "layer 0 head 0", "layer 0 mlp"],
         "read_by": ["layer 0 head 0 (q, k, v)", "layer 0 mlp", "unembed"],
@@ -174,6 +175,12 @@ def test_summary_json_says_which_groups_write_their_strings_as_json(tmp_path: Pa
     path = write_fake_model(tmp_path / "m.safetensors", meta=meta)
     tokens = summary_json(summarize(read_model_file(path)))["residual"][2]
     assert tokens["values"] == ["1", '"1"'] and tokens["quoted"] is True
+    # and, where the file records them, the values themselves: the int 1 and the string "1"
+    meta["residual_values"] = [None] * len(meta["residual"])
+    meta["residual_values"][2:4] = [[1], ["1"]]
+    path = write_fake_model(tmp_path / "typed.safetensors", meta=meta)
+    tokens = summary_json(summarize(read_model_file(path)))["residual"][2]
+    assert tokens["typed_values"] == [1, "1"]
 
 
 @pytest.mark.parametrize("recorded", [None, "absent"])

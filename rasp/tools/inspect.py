@@ -409,6 +409,9 @@ def summary_json(summary: ModelSummary) -> dict[str, Any]:
                 # its strings are JSON among the texts (`"1"` beside the int's `1`): a reader
                 # decodes each text starting with `"` (rasp.residual_labels)
                 "quoted": g.quoted,
+                # the values themselves, typed (`residual_values`: 1 beside "1"); null where
+                # the file records none (compilers before 2026-12-06) or the group is a number
+                "typed_values": _typed_values(meta, g),
                 # the blocks whose weights write and read its dims (rasp.tools.residual_traffic)
                 "written_by": list(t.written_by) if t else None,
                 "read_by": list(t.read_by) if t else None,
@@ -444,6 +447,15 @@ def _label_value_text(value: str) -> str:
     if value and value.isprintable() and not any(c.isspace() or c in '"\\' for c in value):
         return value
     return _quoted(value)
+
+
+def _typed_values(meta: dict[str, Any], group: ResidualGroup) -> list[Any] | None:
+    """A one-hot group's values as the file types them (`residual_values`), else None (also
+    where one is a value JSON cannot write)."""
+    entries = (meta.get("residual_values") or [])[group.start : group.stop]
+    if group.values is None or not entries or None in entries:
+        return None
+    return [entry[0] for entry in entries]
 
 
 def _compress_values(values: tuple[str, ...], quoted: bool = False) -> list[str]:
