@@ -9,8 +9,9 @@ interpreter's values by `==`:
 - a number: the value the file's reach lists for that dim within `RESIDUAL_TOL` (a reading of
   it alone, or the first dim of a vector one: `indices` beside `indices^2`), with the type its
   label gives (`2` an int, `2.0` a float, `True` a bool: `compiler.reach.atom_label`), else the
-  float as decoded (a fault, a dim no reading lists, or a number listed both as an int and as a
-  float, 0 and 0.0: an aggregate's default beside its means, which the dim cannot tell apart);
+  float as decoded (a fault, or a dim no reading lists); a number listed both as an int and as a
+  float, 0 and 0.0 (an aggregate's default beside its means, which the dim cannot tell apart),
+  takes the interpreter's type at that position where the two are equal, else is the float;
 - a width held as `NAME.frac` (a selector width or the length): an int where it is whole;
 - a reading of a variable held in parts: the reach's label read back (`'a'` the str a), a
   sum of its parts typed as a number above.
@@ -104,8 +105,11 @@ def typed(
     columns: Mapping[str, Any] | None,
     numbers: Mapping[int, list[tuple[float, Any]]],
     tol: float,
+    want: Sequence[Any] | None = None,
 ) -> tuple[Any, ...]:
-    """`var.decode`'s values typed; `columns`: a one-hot group's typed value per label text."""
+    """`var.decode`'s values typed; `columns`: a one-hot group's typed value per label text;
+    `want`: the interpreter's values, whose type a whole number takes where the dim holds it as
+    both an int and a float (it cannot tell them apart) and the two are equal."""
     if isinstance(var, FracWidth):
         return tuple(_whole(x, tol) for x in decoded)
     if isinstance(var, PartsReading):
@@ -116,19 +120,28 @@ def typed(
         return tuple(NO_VALUE if x is None else reach_value(x) for x in decoded)
     if getattr(var, "values", None) is None:  # a numerical group
         listed = numbers.get(var.dims[0], [])
-        return tuple(_number(x, listed, tol) for x in decoded)
+        wanted = list(want) if want is not None else []
+        wanted += [None] * (len(decoded) - len(wanted))
+        return tuple(_number(x, listed, tol, w) for x, w in zip(decoded, wanted, strict=False))
     return tuple(
         NO_VALUE if x is None else (columns[x] if columns and x in columns else x) for x in decoded
     )
 
 
-def _number(x: float, listed: list[tuple[float, Any]], tol: float) -> Any:
+def _number(x: float, listed: list[tuple[float, Any]], tol: float, want: Any = None) -> Any:
     close = [(abs(x - n), n) for n, _ in listed if math.isclose(x, n, rel_tol=tol, abs_tol=tol)]
     if not close:
         return x  # no value the program gives there: a fault, shown as decoded
     best = min(close)[1]
     near = {(type(v), v) for n, v in listed if n == best}
-    return next(iter(near))[1] if len(near) == 1 else x  # 1 and 1.0 both: the dim cannot tell
+    if len(near) == 1:
+        return next(iter(near))[1]
+    # 1 and 1.0 both: the dim cannot tell, so the value is the interpreter's, where equal (as
+    # the output's `whole_types` types it), else the float as decoded
+    kinds = {kind for kind, _ in near}
+    if type(want) in kinds and want == best:
+        return want
+    return x
 
 
 def _whole(x: float | None, tol: float) -> Any:

@@ -294,7 +294,7 @@ def decode_checkpoints(
             row.append(
                 DecodedVariable(
                     name,
-                    residual_types.typed(var, got, columns, numbers, RESIDUAL_TOL),
+                    residual_types.typed(var, got, columns, numbers, RESIDUAL_TOL, want),
                     want,
                     wrong,
                     name in new or layer is None,
