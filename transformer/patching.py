@@ -90,6 +90,12 @@ def sop_hook(
             f"position must be a program position (an int >= 0) or None, got {position!r}"
         )
     position = None if position is None else int(position)  # a numpy int too
+    max_len = model.cfg.n_ctx - 1
+    if position is not None and position >= max_len:  # (no input of this model reaches it)
+        raise ModelInputError(
+            f"position {position} is past the model's last program position {max_len - 1} "
+            f"(max_len {max_len}; positions count from 0, as indices do)"
+        )
     groups: dict[str, list[tuple[int, str | None]]] = {}
     for dim, label in enumerate(labels):
         name, colon, text = label.partition(":")

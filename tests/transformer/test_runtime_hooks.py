@@ -252,6 +252,9 @@ def test_bad_hooks_are_named(
         (("tokens", "a"), {"at": 2}, r"at must be a block 0..1"),
         (("tokens", "a"), {"at": "blocks.0.attn.hook_z"}, r"at must be a block"),
         (("tokens", "a"), {"position": -1}, r"position must be a program position"),
+        # no input reaches it: it was refused only once a run's inputs were too short for it
+        (("tokens", "a"), {"position": 6}, r"position 6 is past the model's last program "
+         r"position 5 \(max_len 6; positions count from 0"),
     ],
 )  # fmt: skip
 def test_bad_patches_are_refused_before_the_run(
