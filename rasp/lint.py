@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import get_args
 
@@ -289,14 +290,23 @@ def _and_or_idiom(node: ast.Binary, parent: object | None) -> bool:
 
 def _is_condition(node: object) -> bool:
     """An expression that reads as a yes/no question (a comparison, `in`, `not`, or `and`/`or`
-    of such): not a name or an atom, which may mean a value."""
-    if isinstance(node, ast.Unary):
-        return node.op is ast.UnaryOp.NOT
-    if isinstance(node, ast.Binary):
-        if node.op in (_B.AND, _B.OR):
-            return _is_condition(node.left) or _is_condition(node.right)
-        return node.op in _COMPARISONS
+    of such): not a name or an atom, which may mean a value. Looks at most `_LOOK` nodes deep
+    into `and`/`or` (without recursion: a chain of thousands, each link asking, stays linear)."""
+    queue = deque([node])  # (nearest first)
+    for _ in range(_LOOK):
+        if not queue:
+            return False
+        item = queue.popleft()
+        if isinstance(item, ast.Unary) and item.op is ast.UnaryOp.NOT:
+            return True
+        if isinstance(item, ast.Binary):
+            if item.op not in (_B.AND, _B.OR):
+                return item.op in _COMPARISONS
+            queue += [item.left, item.right]
     return False
+
+
+_LOOK = 64
 
 
 def _literal_value(node: object) -> int | float | str | None:

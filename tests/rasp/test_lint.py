@@ -154,6 +154,10 @@ def test_a_deep_expression_lints_without_recursion() -> None:
     limit = sys.getrecursionlimit()
     assert len(lint(parse(text).statements)) == 1
     assert sys.getrecursionlimit() == limit
+    chain = " or ".join(["indices == 1"] * 5000) + ' or "b"'  # (each link asks what is beside it)
+    assert len(lint(parse(f"y = {chain};").statements)) == 1
+    literals = " or ".join(["1"] * 5000) + " or indices == 1"
+    assert lint(parse(f"y = {literals};").statements) == ()
 
 
 def test_the_library_lints_clean() -> None:
