@@ -52,17 +52,13 @@ _NODE_TYPES = (*get_args(ast.Expr), *get_args(ast.Stmt))
 def lint(statements: Iterable[ast.Stmt]) -> tuple[Diagnostic, ...]:
     """The precedence warnings of `statements` (a `def`'s and a loop's bodies included), in
     source order, each a `Diagnostic` of severity "warning"."""
-    found: dict[tuple[str, int, int, str], Diagnostic] = {}
+    found: dict[tuple[int, int, str], Diagnostic] = {}
     for node, parent in _walk(statements):
         for diagnostic in _check(node, parent):
-            span = diagnostic.span
-            key = (
-                ("", 0, 0, diagnostic.message)
-                if span is None
-                else (span.file, span.line, span.col, diagnostic.message)
-            )
-            found.setdefault(key, diagnostic)
-    return tuple(found[key] for key in sorted(found, key=lambda k: k[1:3]))
+            span = diagnostic.span  # (each check locates its warning)
+            where = (0, 0) if span is None else (span.line, span.col)
+            found.setdefault((*where, diagnostic.message), diagnostic)
+    return tuple(found[key] for key in sorted(found))
 
 
 def _walk(statements: Iterable[ast.Stmt]) -> Iterator[tuple[object, object | None]]:
