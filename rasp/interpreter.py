@@ -23,6 +23,7 @@ from rasp import ast, builtins
 from rasp.call_names import call_text
 from rasp.deep_stack import fallback_note, run_deep
 from rasp.errors import (
+    Diagnostic,
     RaspError,
     RaspNameError,
     RaspRuntimeError,
@@ -167,6 +168,13 @@ class Interpreter:
         self._globals.undo(mark.bindings)
         self._frame.last = mark.last_assigned
         self._unrename(mark.renames)
+
+    def take_warnings(self) -> tuple[Diagnostic, ...]:
+        """The lint warnings (`rasp.lint`) of the files loaded since the last call, each file's
+        once: the program's own are the front end's to find, as it parsed the program."""
+        taken = tuple(self._loads.warnings)
+        self._loads.warnings.clear()
+        return taken
 
     def exec_program(
         self, program: ast.Program, progress: Progress | None = None

@@ -1,7 +1,8 @@
 """The `load "file";` statement: the file found (`rasp.builtins.find_program`), its statements run
 in a scope of their own (a file that loads itself, directly or through others, refused), and the
 names it bound copied into the loading scope. In the REPL (`ReplLoading`) a failing statement, or
-one with a syntax error, costs only itself and is reported there.
+one with a syntax error, costs only itself and is reported there. Each loaded file is linted
+(`rasp.lint`) once per text: its warnings wait in `warnings` for the front end to show.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from pathlib import Path
 
 from rasp import ast, builtins
 from rasp.continuation import parse_recovering
-from rasp.errors import RaspError, RaspRuntimeError, RaspSyntaxError, Source, Span
+from rasp.errors import Diagnostic, RaspError, RaspRuntimeError, RaspSyntaxError, Source, Span
+from rasp.lint import lint
 from rasp.parser import parse
 from rasp.results import ReplLoading, ResultKind, StatementResult
 from rasp.sources import read_source
@@ -47,6 +49,8 @@ class Loads:
     ) -> None:
         self.run, self.scope, self.renames, self.unrename = run, scope, renames, unrename
         self.loading: list[Path] = []  # the files whose loads are running, outermost first
+        self.warnings: list[Diagnostic] = []  # the lint's, for the front end to take and show
+        self._linted: set[tuple[str, str]] = set()  # (path, text): a load in a loop warns once
 
     def load(
         self,
@@ -72,6 +76,9 @@ class Loads:
         except RaspError as exc:
             raise exc.with_span(stmt.span) from None  # unreadable: at the load; not UTF-8: in it
         statements = _loaded_statements(source, repl)
+        if (str(path), source.text) not in self._linted:
+            self._linted.add((str(path), source.text))
+            self.warnings += lint(i for i in statements if not isinstance(i, RaspSyntaxError))
         # labelled as the original names a loaded file's scope: the name as the load wrote it
         inner = Frame(self.scope(stmt.path), top=True)
         inner.scope.copied_to = frame.scope

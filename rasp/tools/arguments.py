@@ -242,14 +242,23 @@ def load_program(file: str, console: Console | None = None) -> tuple[Interpreter
 
 def run_source(source: Source, console: Console) -> Interpreter:
     """Run a program's text (a file's, or the one a model records), with progress bars for a
-    large one."""
+    large one; its precedence warnings (`rasp.lint`) and its loaded files' are shown first."""
     from rasp.interpreter import Interpreter
+    from rasp.lint import lint
     from rasp.parser import parse
     from rasp.results import ResultKind
 
     interp = Interpreter()
     with console.progress() as progress:
-        results = interp.exec_program(parse(source, progress=progress), progress)
+        program = parse(source, progress=progress)
+    for warning in lint(program.statements):  # (before it runs: it may explain a failure)
+        console.warn_at(warning)
+    try:
+        with console.progress() as progress:
+            results = interp.exec_program(program, progress)
+    finally:
+        for warning in interp.take_warnings():  # the files it loaded (after their bar is gone)
+            console.warn_at(warning)
     console.step(f"ran {source.name}")
     draws = [r.span for r in results if r.kind is ResultKind.DRAW]
     if draws:  # the original's REPL draws there; a command drew nothing without a word

@@ -4,7 +4,8 @@
   stdout, always;
 - notes (what was done: `wrote reverse.safetensors: ...`) go to stdout, except with `--quiet` or
   `--json` (the JSON object says it instead);
-- warnings go to stderr, except with `--quiet`; errors are the CLI's, always shown;
+- warnings go to stderr, except with `--quiet` (a located one, `file:line:col: warning: ...`,
+  with its source line, caret and hint); errors are the CLI's, always shown;
 - steps (`--verbose`) go to stderr with the seconds since the command started;
 - progress bars (tqdm) go to stderr only when it is a terminal, not with `--quiet` or `--json`,
   and only for work that has already taken a second (tqdm's `delay`), so quick runs never flash;
@@ -23,6 +24,7 @@ from contextlib import contextmanager, redirect_stdout, suppress
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from rasp.errors import Diagnostic
 from rasp.sources import Progress
 from rasp.tools.interrupts import settle_interrupts
 
@@ -131,6 +133,7 @@ class Console:
     verbose: bool = False
     json: bool = False
     started: float = field(default_factory=time.monotonic)
+    located: list[Diagnostic] = field(default_factory=list)  # the `warn_at` warnings so far
 
     @classmethod
     def from_args(cls, args: Any) -> Console:
@@ -154,6 +157,13 @@ class Console:
     def warn(self, text: str) -> None:
         if not self.quiet:
             print(f"warning: {text}", file=sys.stderr)
+
+    def warn_at(self, diagnostic: Diagnostic) -> None:
+        """A located warning (`file:line:col: warning: ...`, its line, caret and hint), kept in
+        `located` for a `--json` object's `warnings`."""
+        self.located.append(diagnostic)
+        if not self.quiet:
+            print(diagnostic.render(), file=sys.stderr)
 
     def step(self, text: str) -> None:
         if self.verbose:

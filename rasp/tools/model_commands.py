@@ -34,7 +34,8 @@ def _compile(
     max_params: int | None = None,
     head_masks: bool = True,
 ) -> tuple[Any, list[str]]:
-    """The compiled model, and the warnings printed (the program fails on some inputs)."""
+    """The compiled model, and the warnings printed (the program's precedence traps, then that
+    it fails on some inputs)."""
     console = console or Console()
     sop, name, source = steps.program_sop(file, name, console)
     console.step(f"compiling `{name}` for {len(vocab)} tokens, max_len {max_len}")
@@ -47,7 +48,9 @@ def _compile(
     warnings = probe_warnings(sop, vocab, max_len, name)
     for warning in warnings:
         console.warn(warning)
-    return compiled, warnings
+    # (the program's precedence warnings, shown as it was read, first in `--json`'s list)
+    located = [f"{d.span.location()}: {d.message}" for d in console.located if d.span]
+    return compiled, located + warnings
 
 
 def _source_file(target: str) -> str | None:

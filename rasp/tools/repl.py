@@ -30,6 +30,7 @@ from rasp.display import (
 )
 from rasp.errors import RaspError, RaspInputError
 from rasp.interpreter import Interpreter
+from rasp.lint import lint
 from rasp.parser import parse
 from rasp.results import Mark, ReplLoading, ResultKind, StatementResult
 from rasp.sops import Evaluator, Selector, SOp, evaluate
@@ -189,9 +190,14 @@ class ReplSession:
         except RaspError as err:
             return err.render()
         for stmt in program.statements:
+            # its precedence warnings, once as it is entered (not at each evaluation), and those
+            # of the files it loads
+            out += [warning.render() for warning in lint((stmt,))]
             try:
-                out += self._statement(stmt)
+                lines = self._statement(stmt)
+                out += self._loaded_warnings() + lines
             except RaspError as err:
+                out += self._loaded_warnings()
                 out += self._drawn_in_loop  # (a loop that failed after drawing)
                 if self._listing is not None:  # (or after a load in a call had listed its names)
                     out += self._listing.lines
@@ -205,6 +211,9 @@ class ReplSession:
             if self.finished:
                 break
         return "\n".join(out)
+
+    def _loaded_warnings(self) -> list[str]:
+        return [warning.render() for warning in self.interpreter.take_warnings()]
 
     def take_unshown(self) -> str:
         """What a line stopped by Ctrl-C or a bug had printed before (`run_text`), once."""

@@ -28,7 +28,7 @@ from tests.compat.rasp_gen import Program, generate
 from tests.compat.rasp_gen_layout import code
 from tests.compat.test_original_sessions import original_lines, our_lines, run_original
 
-_OUR_ERROR = re.compile(r"^\S+:\d+:\d+: error: ")
+_OUR_ERROR = re.compile(r"^\S+:\d+:\d+: error: ", re.MULTILINE)  # (after any warnings)
 _MARKER = re.compile(r'^\s*value: out =  "@@(\d+):(\d+)"$')
 # an s-op's or selector's label: unnamed ones are shown by expression here (section 7)
 _LABEL = re.compile(r"^(.*(?:s-op|selector): ).*$")
@@ -254,7 +254,7 @@ def sub_expression_fails(program: Program, statement: int) -> bool:
             part = part.split(": ", 1)[1]
         printed = session.feed(f"{part};")
         # an s-op's or selector's failure on the example, not an atom's (which both evaluate)
-        if _OUR_ERROR.match(printed) and "fails on the running example" in printed:
+        if _OUR_ERROR.search(printed) and "fails on the running example" in printed:
             return True
     return False
 
@@ -302,7 +302,8 @@ def over_a_limit(program: Program, statement: int) -> bool:
     for line in program.statements[:statement]:
         session.feed(code(line))
     printed = session.feed(code(program.statements[statement]))
-    return bool(_OUR_ERROR.match(printed) and _LIMIT.search(printed.splitlines()[0]))
+    error = _OUR_ERROR.search(printed)
+    return bool(error and _LIMIT.search(printed[error.start() :].splitlines()[0]))
 
 
 def compare(programs: list[Program], original_stdout: str) -> tuple[list[Divergence], int]:

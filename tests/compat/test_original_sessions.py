@@ -11,6 +11,7 @@ normalized the same way before they are compared:
   ours, the whole located report (`<repl>:1:5: error: ...` with its source, caret and hints),
   except an internal error, which is kept as printed, so that it never passes for an error;
   Messages differ in form (ours are located), so only where an error happens is compared;
+- our precedence warnings (`<repl>:1:5: warning: ...`, `rasp.lint`) go: the original has none;
 - a library function is `prelude function:` here and `RASP_support/rasplib function:` there, the
   `full seq display` input row gives the input's type here, `(strings)` always there, and a
   dict's atom value is shown with its key here, alone there (docs/language.md, section 7).
@@ -100,7 +101,7 @@ def our_lines(source: str) -> list[str]:
     return out
 
 
-_DIAGNOSTIC = re.compile(r"^\S+:\d+:\d+: (error|note): ")
+_DIAGNOSTIC = re.compile(r"^\S+:\d+:\d+: (error|note|warning): ")
 _CARET = re.compile(r"^    [\t ]*\^~*$")
 
 
@@ -109,7 +110,7 @@ def _errors_as_err(lines: list[str]) -> list[str]:
     notes dropped): a loaded file's among the names its load lists, as the original's `!!ignoring
     input:` there. A typed statement's error ends what it printed (a load in a called def lists
     its file's names before it, as the original's does); an internal error is kept as printed:
-    it is a bug wherever it is."""
+    it is a bug wherever it is. A precedence warning (`rasp.lint`) goes: the original has none."""
     out: list[str] = []
     i = 0
     while i < len(lines):

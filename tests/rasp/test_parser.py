@@ -64,6 +64,17 @@ def expr(text: str) -> ast.Expr:
         ("x and y if c else z", "((x and y) if c else z)"),
         ("a if b else c if d else e", "((a if b else c) if d else e)"),
         ("-2 ^ 2", "((-2) ^ 2)"),
+        # the traps rasp.lint warns about, grouped as the original's ANTLR parser groups them
+        # (checked against tech-srl/RASP's generated RASPParser)
+        ('tokens == "a" or "b"', '((tokens == "a") or "b")'),
+        ("not x in xs", "((not x) in xs)"),
+        ("not a + b", "((not a) + b)"),
+        ("a and not b == c", "(a and ((not b) == c))"),
+        ("x == 1 in xs", "((x == 1) in xs)"),
+        ("a and b in c", "((a and b) in c)"),
+        ("x in xs and y", "(x in (xs and y))"),
+        ("x in xs if c else d", "(x in (xs if c else d))"),
+        ("-x ^ 2", "((-x) ^ 2)"),
         ("- a[0]", "(-a[0])"),
         ("a - b - c", "((a - b) - c)"),
         ("a + b * c ^ d", "(a + (b * (c ^ d)))"),
