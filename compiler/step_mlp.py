@@ -43,6 +43,10 @@ from rasp.errors import CompileError, Diagnostic
 
 __all__ = ["numeric_mlp"]
 
+# A step MLP of this many units or more is kept for the program's other builds (compiler.build_memo):
+# its build costs many times the key spelling its inputs
+SHARED_MIN_UNITS = 32
+
 
 @dataclass(frozen=True)
 class _Step:
@@ -121,10 +125,21 @@ def numeric_mlp(
     # of a program, which differ elsewhere, share it (compiler.build_memo)
     seen = {d for d in (context.dims() if context is not None else ()) if d in (exact or ())}
     inputs = (x, points, out, op, name, context, context_points, x_error, context_noise)
+
+    def values() -> list[Sequence[Atom]]:  # the values among the inputs, to be plain atoms
+        found = [x.values, out.values, [v for _, v in points]]
+        if context is not None:
+            found += [context.values, [c for c, _ in context_points or ()]]
+            found += [[v for _, v in pts] for _, pts in context_points or ()]
+        return found
+
+    sizes = (len(points), tuple(len(pts) for _, pts in context_points or ()))
     spec, proves_exact = build_memo.shared(
-        "step mlp",
+        ("step mlp", op, name, *sizes),
         (*inputs, sharpness, sorted(seen, key=repr)),
         lambda: _numeric_mlp(*inputs, exact=seen, sharpness=sharpness),
+        values,
+        lambda built: built[0].hidden >= SHARED_MIN_UNITS,
     )
     if proves_exact and exact is not None:
         exact.update(spec.out_dims)  # integer activations, dyadic rows: exact in any order

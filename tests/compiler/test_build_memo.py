@@ -10,8 +10,7 @@ import pytest
 
 from compiler import compile_sop, step_mlp
 from compiler.blocks import Dim, Encoded, Encoding
-from compiler.build_memo import exact_key, sharing
-from compiler.numeric import ErrorBound
+from compiler.build_memo import plain, shared, sharing
 from compiler.step_mlp import numeric_mlp
 from rasp.errors import CompileError, Source
 from rasp.interpreter import load_source
@@ -39,21 +38,38 @@ def _cat(name: str, values: list) -> Encoded:
     )
 
 
-def test_exact_keys_tell_apart_what_python_calls_equal() -> None:
-    assert len({exact_key(v) for v in (1, 1.0, True)}) == 3
-    assert exact_key(0.0) != exact_key(-0.0)
-    assert exact_key((1, "a")) != exact_key([1, "a"])
-    assert exact_key(_num("x", [1, 2])) != exact_key(_num("x", [1.0, 2]))
-    assert exact_key(ErrorBound(0.1)) == exact_key(ErrorBound(0.1))
-    assert exact_key(ErrorBound(0.1)) != exact_key(ErrorBound(0.1, 1e-9))
+def test_keys_tell_apart_what_python_calls_equal() -> None:
+    """A build is shared only where its inputs' reprs are equal: 1, 1.0 and True differ, and so
+    do 0.0 and -0.0; values that are not plain atoms are not shared at all."""
+    built: list[object] = []
+
+    def build(value: object) -> object:
+        built.append(value)
+        return value
+
+    with sharing({}):
+        for value in (1, 1.0, True, 0.0, -0.0, (1, "a"), [1, "a"], 1, (1, "a")):
+            assert shared("f", (value,), lambda v=value: build(v), lambda v=value: [[v]]) == value
+        assert built == [1, 1.0, True, 0.0, -0.0, (1, "a"), [1, "a"]]
+        odd = np.float64(1.0)
+        for _ in range(2):
+            shared("f", (odd,), lambda: build(odd), lambda: [[odd]])
+    assert len(built) == 9
+    assert not plain([np.int64(1)]) and plain([("a", 1), None])
 
 
-def test_identical_step_mlps_are_built_once_within_a_scope() -> None:
+def test_identical_step_mlps_are_built_once_within_a_scope(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     x, out = _num("x", [0, 1, 2, 3]), _num("y", [0, 1])
     points = [(0.0, 0), (1.0, 0), (2.0, 1), (3.0, 1)]
     alone = numeric_mlp(x, points, out, op="x > 1", name="y")
     again = numeric_mlp(x, points, out, op="x > 1", name="y")
     assert alone is not again  # no scope: nothing kept
+    with sharing({}):  # too small to keep
+        small = numeric_mlp(x, points, out, op="x > 1", name="y")
+        assert numeric_mlp(x, points, out, op="x > 1", name="y") is not small
+    monkeypatch.setattr(step_mlp, "SHARED_MIN_UNITS", 1)
     with sharing({}):
         first = numeric_mlp(x, points, out, op="x > 1", name="y")
         assert numeric_mlp(x, list(points), out, op="x > 1", name="y") is first
@@ -66,9 +82,10 @@ def test_identical_step_mlps_are_built_once_within_a_scope() -> None:
     np.testing.assert_array_equal(first.b_in, alone.b_in)
 
 
-def test_a_shared_build_still_marks_its_exact_dims() -> None:
+def test_a_shared_build_still_marks_its_exact_dims(monkeypatch: pytest.MonkeyPatch) -> None:
     """The dims a step MLP proves exact (the integer band over an embedded context) go into the
     caller's set on every call, the shared ones too."""
+    monkeypatch.setattr(step_mlp, "SHARED_MIN_UNITS", 1)
     x = _num("indices", [0, 1, 2, 3])
     ctx = _cat("tokens", ["a", "b"])
     out = _num("y", [0, 1, 2])
