@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 from compiler import build_facts
 from compiler.alternatives import keep_proved
 from compiler.argument_checks import check_arguments
 from compiler.blocks import Atom
 from compiler.budget import DEFAULT_MAX_PARAMS
+from compiler.build_memo import sharing
 from compiler.build_stages import Planned, assemble_build, plan_build
 from compiler.build_trials import BuildOptions, Builds
 from compiler.causal import short_causal_problems
@@ -176,6 +177,8 @@ def _compile_sop(
         # the builds refused while planning, for the builds that would repeat their refusal
         # (compiler.plan_reuse: numbers copied as numbers where no number is copied)
         refused: list[PlanRefusal] = []
+        # the step MLPs its builds would build alike, built once (compiler.build_memo)
+        memo: dict[Hashable, object] = {}
 
         def plan(options: BuildOptions) -> Planned:
             found = planned.get(options)
@@ -186,7 +189,7 @@ def _compile_sop(
                 try:
                     # a head that alone puts the build over `limit` stops its plan there
                     # (compiler.plan_limit): check_params would refuse it after planning
-                    with planning_under(limit, len(vocab), tokens_read):
+                    with planning_under(limit, len(vocab), tokens_read), sharing(memo):
                         found = plan_build(
                             sop,
                             vocab,

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from compiler import build_memo
 from compiler.blocks import (
     ONE,
     Atom,
@@ -41,6 +42,10 @@ from compiler.numeric import (
 from rasp.errors import CompileError, Diagnostic
 
 __all__ = ["numeric_mlp"]
+
+# A step MLP of this many units or more is kept for the program's other builds (compiler.build_memo):
+# its build costs many times the key spelling its inputs
+SHARED_MIN_UNITS = 32
 
 
 @dataclass(frozen=True)
@@ -116,6 +121,47 @@ def numeric_mlp(
     step's slope is sharpness / gap) and the integer band: an exact whole-number input needs less
     margin, and its pre-activations are exact without the band (compiler.exact_numbers).
     """
+    # the build reads of `exact` only the context's dims (`_band_mode`): the alternative builds
+    # of a program, which differ elsewhere, share it (compiler.build_memo)
+    seen = {d for d in (context.dims() if context is not None else ()) if d in (exact or ())}
+    inputs = (x, points, out, op, name, context, context_points, x_error, context_noise)
+
+    def values() -> list[Sequence[Atom]]:  # the values among the inputs, to be plain atoms
+        found = [x.values, out.values, [v for _, v in points]]
+        if context is not None:
+            found += [context.values, [c for c, _ in context_points or ()]]
+            found += [[v for _, v in pts] for _, pts in context_points or ()]
+        return found
+
+    sizes = (len(points), tuple(len(pts) for _, pts in context_points or ()))
+    spec, proves_exact = build_memo.shared(
+        ("step mlp", op, name, *sizes),
+        (*inputs, sharpness, sorted(seen, key=repr)),
+        lambda: _numeric_mlp(*inputs, exact=seen, sharpness=sharpness),
+        values,
+        lambda built: built[0].hidden >= SHARED_MIN_UNITS,
+    )
+    if proves_exact and exact is not None:
+        exact.update(spec.out_dims)  # integer activations, dyadic rows: exact in any order
+    return spec
+
+
+def _numeric_mlp(
+    x: Encoded,
+    points: Sequence[tuple[float, Atom]],
+    out: Encoded,
+    op: str,
+    name: str,
+    context: Encoded | None,
+    context_points: Sequence[tuple[Atom, Sequence[tuple[float, Atom]]]] | None,
+    x_error: float | ErrorBound | None,
+    context_noise: float,
+    *,
+    exact: set[Dim],
+    sharpness: float | None,
+) -> tuple[MLPSpec, bool]:
+    """`numeric_mlp`'s spec, and whether it proves its output dims exact (`exact`: the dims of
+    the context known exact; it is not changed)."""
     if x.is_categorical:
         raise ValueError(f"{name}: numeric_mlp needs a numerical reading, got categorical {x.name}")
     writer = Output(out)
@@ -159,7 +205,7 @@ def numeric_mlp(
     # steeper step keeps reachable inputs clear of that rounding.
     # (an explicit sharpness is for exact whole-number inputs, whose plain dyadic pre-activations
     # are exact already: the band's rounding would eat its smaller margin)
-    band = sharpness is None and _band_mode(x, contexts, exact or set())
+    band = sharpness is None and _band_mode(x, contexts, exact)
     if sharpness is None:
         sharpness = 2 * STEP_SHARPNESS if band else STEP_SHARPNESS
     points = _AllPoints(contexts)
@@ -215,9 +261,7 @@ def numeric_mlp(
         "output_error_bound": pair_error + rounding_error(total, len(b.biases)),
     }
     spec = b.spec(op, name, writer.dims, notes, domain)
-    if band and exact is not None and dyadic(spec):
-        exact.update(writer.dims)  # integer activations, dyadic rows: exact in any order
-    return spec
+    return spec, band and dyadic(spec)
 
 
 def _step_columns(
