@@ -160,6 +160,7 @@ def _renamed(sop: Any, name: str | None) -> Any:
         return sop
     renamed = copy.copy(sop)
     renamed.name = name
+    renamed.named_in = None  # (the file's name for it, not a def's local)
     return renamed
 
 
