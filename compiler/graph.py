@@ -11,7 +11,9 @@ depend on what else the process has built. A node a `def`'s call made or named a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
@@ -19,6 +21,20 @@ from typing import Any
 from rasp import sops
 from rasp.call_names import local_name, made_in, with_place
 from rasp.errors import CompileError, Diagnostic, Span
+
+# Whether a def's unnamed s-op is named after the def (`_f_aggregate_1`): off only while a model
+# file compiled before that (2026-12-06: `_aggregate_1`) is rebuilt to compare its reach
+_DEF_STEMS: ContextVar[bool] = ContextVar("def_stems", default=True)
+
+
+@contextmanager
+def names_before_def_stems() -> Iterator[None]:
+    """Build graphs (in this context) whose generated names ignore defs, as before 2026-12-06."""
+    token = _DEF_STEMS.set(False)
+    try:
+        yield
+    finally:
+        _DEF_STEMS.reset(token)
 
 
 class Op(Enum):
@@ -201,7 +217,8 @@ def graph_and_index(root: sops.Node) -> tuple[Graph, dict[int, int]]:
             name, named = _own_name(node.name, stems), True
         else:
             # a def's unnamed s-op says which def made it (`_has_focus_aggregate_1`)
-            stem = f"{node.calls[0][0].lstrip('_')}_{op.value}" if node.calls else op.value
+            by_def = node.calls and _DEF_STEMS.get()
+            stem = f"{node.calls[0][0].lstrip('_')}_{op.value}" if by_def else op.value
             counters[stem] = counters.get(stem, 0) + 1
             name, named = f"_{stem}_{counters[stem]}", False
         if not node.name and op in (Op.TOKENS, Op.INDICES, Op.LENGTH):

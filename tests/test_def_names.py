@@ -147,3 +147,38 @@ def test_a_warning_of_failing_inputs_names_every_call_down_to_the_program(
         f"{program}:2:12: asked to average multiple values, but they are non-numbers in frac, "
         f"called at {program}:6:16 from twice, called at {program}:8:5)"
     ) in err, err
+
+
+def test_a_file_compiled_with_the_earlier_names_still_verifies(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A model file compiled before a def's unnamed s-ops were named after it holds
+    `_aggregate_1`: `verify --model` rebuilds its reach with those names (else: NOT proved, the
+    reach differs), and locates a fault at that variable."""
+    pytest.importorskip("transformer")
+    from safetensors import safe_open
+
+    from compiler.graph import names_before_def_stems
+    from tests.verify_helpers import corrupt
+
+    program, model = tmp_path / "p.rasp", tmp_path / "p.safetensors"
+    program.write_text(
+        "def frac(x) {\n    return aggregate(select(indices, indices, <=), x, 0);\n}\n"
+        "def twice(x) {\n    y = frac(x);\n    return y + frac(indicator(x == 1));\n}\n"
+        "z = twice(tokens_int);\n"
+    )
+    with names_before_def_stems():
+        argv = ["compile", str(program), "--vocab", "0123", "--max-len", "4", "-o", str(model)]
+        assert run(capsys, *argv)[0] == 0
+    with safe_open(str(model), "np") as handle:
+        meta = json.loads(handle.metadata()["rasp_forge"])
+    assert "_aggregate_1" in meta["residual"]
+    code, out, err = run(capsys, "verify", "--model", str(model))
+    assert code == 0, out + err
+    assert "reach:       rebuilt from the recorded program: equal to the file's" in out + err
+    corrupt(model, "blocks.0.attn.b_O", meta["residual"].index("_aggregate_1"), 5.0)
+    code, out, err = run(capsys, "verify", "--model", str(model), "--json")
+    assert code == 1
+    divergence = json.loads(out)["divergence"]
+    assert divergence["variable"] == "_aggregate_1"
+    assert divergence["shown"].startswith("_aggregate_1 (in frac, called at ")
