@@ -2,20 +2,39 @@
 
 Every node of the lazy s-op graph becomes one `IRNode` (identity is kept: two `select(...)` calls are two
 nodes). Nodes are stored in topological order (inputs first) and numbered `0..n-1`; unnamed nodes get the
-deterministic name `_<op>_<n>` (numbered within this compilation, never from a process-wide counter), so
-residual labels and golden files do not depend on what else the process has built.
+deterministic name `_<op>_<n>`, `_<def>_<op>_<n>` where a `def`'s call made them (numbered within
+this compilation, never from a process-wide counter), so residual labels and golden files do not
+depend on what else the process has built. A node a `def`'s call made or named also records where
+(`IRNode.place`), which messages add to its name (`IRNode.shown`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
 from rasp import sops
+from rasp.call_names import local_name, made_in, with_place
 from rasp.errors import CompileError, Diagnostic, Span
+
+# Whether a def's unnamed s-op is named after the def (`_f_aggregate_1`): off only while a model
+# file compiled before that (2026-12-06: `_aggregate_1`) is rebuilt to compare its reach
+_DEF_STEMS: ContextVar[bool] = ContextVar("def_stems", default=True)
+
+
+@contextmanager
+def names_before_def_stems() -> Iterator[None]:
+    """Build graphs (in this context) whose generated names ignore defs, as before 2026-12-06."""
+    token = _DEF_STEMS.set(False)
+    try:
+        yield
+    finally:
+        _DEF_STEMS.reset(token)
 
 
 class Op(Enum):
@@ -53,6 +72,16 @@ class IRNode:
     comparison: sops.Comparison | None = None  # SELECT only
     value: Any = None  # CONST: the atom; AGGREGATE: the default
     named: bool = False  # True when `name` is a program variable
+    # Made or named by a `def`'s call: where (`in f, called at p.rasp:12:5`), and the name the
+    # def's body gave it (a second call's `y` is the residual's `y_2`): see `shown`.
+    place: str | None = None
+    local: str | None = None
+
+    @property
+    def shown(self) -> str:
+        """The node as a message names it: its residual name, and for one a `def`'s call made
+        or named, where (`y (in f, called at p.rasp:12:5)`, `y_2 (y in f, called at ...)`)."""
+        return with_place(self.name, self.local, self.place)
 
 
 @dataclass(frozen=True)
@@ -144,7 +173,7 @@ def graph_and_index(root: sops.Node) -> tuple[Graph, dict[int, int]]:
         )
     index_of: dict[int, int] = {}
     nodes: list[IRNode] = []
-    counters: dict[Op, int] = {}
+    counters: dict[str, int] = {}
     used: set[str] = {"one", "bos", "pad", "tokens", "indices"}
     # the names a label's `.`, `~` or `^` could extend into one the compiler derives
     stems = {*used, "length", *(n.name.replace(":", "_") for n in sops.walk(root) if n.name)}
@@ -187,8 +216,11 @@ def graph_and_index(root: sops.Node) -> tuple[Graph, dict[int, int]]:
         if node.name:
             name, named = _own_name(node.name, stems), True
         else:
-            counters[op] = counters.get(op, 0) + 1
-            name, named = f"_{op.value}_{counters[op]}", False
+            # a def's unnamed s-op says which def made it (`_has_focus_aggregate_1`)
+            by_def = node.calls and _DEF_STEMS.get()
+            stem = f"{node.calls[0][0].lstrip('_')}_{op.value}" if by_def else op.value
+            counters[stem] = counters.get(stem, 0) + 1
+            name, named = f"_{stem}_{counters[stem]}", False
         if not node.name and op in (Op.TOKENS, Op.INDICES, Op.LENGTH):
             name = op.value
         # Residual labels must be unique: a def inlined twice binds the same local name twice. Input
@@ -210,6 +242,8 @@ def graph_and_index(root: sops.Node) -> tuple[Graph, dict[int, int]]:
             comparison=getattr(node, "comparison", None) if op is Op.SELECT else None,
             value=_payload(node),
             named=named,
+            place=made_in(node),
+            local=local_name(node),
         )
         index_of[node.id] = ir.index
         if leaf is not None:

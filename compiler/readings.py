@@ -105,8 +105,9 @@ def _check_resolved(spec: MLPSpec, out: Encoded, node: IRNode) -> None:
         raise CompileError(
             [
                 Diagnostic(
-                    f"{node.text}: its steps write {node.name} with float32 error up to "
-                    f"{bound:.3g}, its values {2 * half_gap:.3g} apart"
+                    f"{node.text}: its steps write {node.shown} with float32 error up to "
+                    f"{bound:.3g}, its values {2 * half_gap:.3g} apart",
+                    node.span,  # (with a note at each call of the def that made it)
                 )
             ]
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 
 from compiler.certificate import Check
@@ -47,7 +48,7 @@ def refusals(
     )
     later = failures[len(shown) :]
     for check in shown:
-        first = check.block.split(", ")[0].split(".")[0]
+        first = _SEPARATORS.split(check.block.split(", ")[0], maxsplit=1)[0]
         span = spans.get(first, graph.output.span)
         if check.margin == -math.inf:  # not checked at all (too many states)
             what = f"cannot be certified: {check.where}"
@@ -105,10 +106,11 @@ def refusals(
                 "(docs/compiler.md, 'The certificate')"
             )
         # the decoder is the unembedding of the output, whatever the output computes
+        block = shown_block(graph, check.block)
         where = (
-            f"the output '{check.block}' (decoder)"
+            f"the output '{block}' (decoder)"
             if check.sublayer == "decoder"
-            else f"'{check.op}' ({check.sublayer}, {check.block})"
+            else f"'{check.op}' ({check.sublayer}, {block})"
         )
         problems.append(Diagnostic(f"{where}: {what}", span, hint))
     if later:
@@ -125,6 +127,21 @@ def refusals(
             )
         )
     return problems
+
+
+# what a derived dimension's name adds to its s-op's (`x.frac`, `x~sel`, `indices^2`)
+_SEPARATORS = re.compile(r"[.~^]")
+
+
+def shown_block(graph: Graph, block: str) -> str:
+    """A certificate's block (residual names, `a, b` for a head computing two) as a message names
+    it: each name a `def`'s call made or named followed by where (`IRNode.shown`)."""
+    by_name = {node.name: node for node in graph.nodes}
+    parts = []
+    for name in block.split(", "):
+        node = by_name.get(_SEPARATORS.split(name, maxsplit=1)[0])
+        parts.append(name if node is None else node.shown.replace(node.name, name, 1))
+    return ", ".join(parts)
 
 
 def _noisy_count(certificate: Certificate, check: Check) -> float | None:

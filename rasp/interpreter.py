@@ -77,9 +77,8 @@ class Interpreter:
         self._depth = 0
         self._repl_loading: ReplLoading | None = None  # see exec_statement
         self._check: Callable[[StatementResult], None] | None = None  # see exec_statement
-        self._renamed: list[
-            tuple[Node, str | None]
-        ] = []  # this statement's renames (or a recording's), undone if refused
+        # this statement's renames (or a recording's), undone if refused: (node, name, named_in)
+        self._renamed: list[tuple[Node, str | None, str | None]] = []
         self._recordings = 0  # open `recording`s
         self._loads = Loads(
             self._exec,
@@ -256,8 +255,9 @@ class Interpreter:
                 for name, value, span in zip(targets, bound, stmt.target_spans):
                     scope.assign(name, value, span)  # (a reserved name raises, after the others)
                     if isinstance(value, Node) and _renamable(value, name):
-                        self._renamed.append((value, value.name))
+                        self._renamed.append((value, value.name, value.named_in))
                         value.name = name  # the original renames an s-op when it is assigned
+                        value.named_in = frame.function  # (messages name a def's local by it)
                     if frame.top:
                         frame.last = name
                 scope.force("out", values[-1])
@@ -357,8 +357,7 @@ class Interpreter:
 
     def _unrename(self, renames: int) -> None:
         while len(self._renamed) > renames:
-            node, name = self._renamed.pop()
-            node.name = name
+            node, node.name, node.named_in = self._renamed.pop()
 
     def _expr_statement(self, expr: ast.Expr, frame: Frame, span: Span) -> StatementResult:
         value = self._expressions.eval(expr, frame.scope)
@@ -394,7 +393,7 @@ class Interpreter:
             scope = Scope(func.scope, BASE_RESERVED, f"{func.scope.label}'")
             for param, arg in zip(func.params, args):
                 scope.assign(param, arg, span)
-            frame = Frame(scope, top=False)
+            frame = Frame(scope, top=False, function=func.name)
             self._depth += 1
             before = fresh_id()  # the nodes the body makes come after it
             try:

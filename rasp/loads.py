@@ -23,11 +23,13 @@ from rasp.values import CopyRefused, Scope
 
 @dataclass
 class Frame:
-    """Where statements run: a scope, and whether it is a file's top level (for `last_assigned`)."""
+    """Where statements run: a scope, whether it is a file's top level (for `last_assigned`),
+    and the `def` whose call runs them (None outside one): an s-op named there is its local."""
 
     scope: Scope
     top: bool
     last: str | None = None
+    function: str | None = None
 
 
 def internal_error(exc: Exception, span: Span | None) -> RaspRuntimeError:

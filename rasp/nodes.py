@@ -126,6 +126,9 @@ class Node:
     # node of a function's body (the prelude's too) has its span there; a compile refusal of it
     # is then also shown where the program called the function.
     calls: tuple[tuple[str, Span], ...] = field(default=(), kw_only=True, repr=False, compare=False)
+    # The `def` whose body gave the node its `name` (a local of that function), None where a
+    # file's top level did: messages then say which function's `name` it is and where it was called.
+    named_in: str | None = field(default=None, kw_only=True, repr=False, compare=False)
     id: int = field(default_factory=lambda: next(_node_ids), init=False, repr=False)
 
     def children(self) -> tuple[Node, ...]:

@@ -108,7 +108,7 @@ def test_a_failure_inside_a_def_is_also_located_at_the_programs_call(
     argv, program, _ = compile_argv(tmp_path, "tenth", text, "ab")
     code, _, err = run(capsys, *argv)
     assert code == 0, err
-    assert f"{program}:2:10: division by zero in the call of tenth at {program}:4:5)" in err
+    assert f"{program}:2:10: division by zero in tenth, called at {program}:4:5)" in err
 
 
 def test_compile_warns_of_an_output_that_is_one_value_everywhere(

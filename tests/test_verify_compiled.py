@@ -68,6 +68,7 @@ def test_corrupted_weight_is_located(
     operation = {"length": "length", "reverse": "aggregate(flip, tokens)"}[variable]
     assert report["divergence"] == {
         "variable": variable,
+        "shown": variable,  # (no def made it)
         "operation": operation,
         "layer": layer,
         "sublayer": sublayer,

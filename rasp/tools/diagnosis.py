@@ -10,10 +10,11 @@ compiler.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rasp.atoms import same_value
+from rasp.call_names import local_name, made_in, with_place
 from rasp.errors import RaspError
 from rasp.sops import Evaluator, IndicesSOp, LengthSOp, Node, SOp, TokensSOp, walk
 from rasp.tools.residuals import (
@@ -68,6 +69,10 @@ class Divergence:
     padded_to: int | None = None
     # the variable's label texts (`model`) write strings as JSON: `interpreter` is shown so too
     quoted: bool = False
+    # the variable as messages name it, with where a `def`'s call named or made it
+    # (`y (in f, called at p.rasp:12:5)`, rasp.call_names.with_place); `variable` elsewhere.
+    # Words for people, derived from `variable`: not compared
+    shown: str | None = field(default=None, compare=False)
 
     @property
     def where(self) -> str:
@@ -95,6 +100,13 @@ def run_batch(model: RuntimeModel, batch: list[list[Any]]) -> list[list[Any] | N
 
 # ------------------------------------------------------------------------------------------------
 # Diagnosis: the first variable the model gets wrong (decoding: rasp.tools.residuals)
+
+
+def shown_name(name: str, nodes: Mapping[str, Node]) -> str:
+    """A residual variable's name as messages show it: with where a `def`'s call named or made
+    its s-op (rasp.call_names.with_place)."""
+    node = nodes.get(name)
+    return name if node is None else with_place(name, local_name(node), made_in(node))
 
 
 def nodes_by_name(sop: SOp) -> dict[str, Node]:
@@ -162,6 +174,7 @@ def _diagnose(
                     # later sublayer broke it)
                     started_at=started_at(meta, var.name, point.where) if var.new else None,
                     quoted=var.quoted,
+                    shown=shown_name(var.name, nodes),
                 )
             if var.name == verified and var.interpreter is not None and held_at is None:
                 held_at = point.where
@@ -178,6 +191,7 @@ def _diagnose(
                 tuple(in_parts),
                 verified,
                 stray=stray,
+                shown=shown_name(stray.group, nodes),
             )
     got = run_batch(model, padded_batch(tokens, pad_to))[0] or [NON_FINITE] * len(tokens)
     own = _values(nodes.get(output) if verified else sop, tokens)  # the model's output's

@@ -240,9 +240,24 @@ def nodes_by_residual_name(
             fractions = bool((meta or {}).get("fractions_as_means", False))
             sop = prepare(sop, list(vocab), max_len, weighted=weighted, fractions=fractions)
         graph = build_graph(sop)
+        if _earlier_names(meta, graph):
+            from compiler.graph import names_before_def_stems
+
+            with names_before_def_stems():  # a file compiled before 2026-12-06: its labels
+                graph = build_graph(sop)
     except (ImportError, RaspError):
         return v.nodes_by_name(sop)
     walked = list(walk(sop))
     if len(walked) != len(graph.nodes):
         return v.nodes_by_name(sop)
     return {**v.nodes_by_name(sop), **{ir.name: node for ir, node in zip(graph.nodes, walked)}}
+
+
+def _earlier_names(meta: dict[str, Any] | None, graph: Any) -> bool:
+    """Whether the file's residual has generated labels (`_aggregate_1`) that `graph` has not,
+    where `graph` names some after a def (`_f_aggregate_1`): a compiler before 2026-12-06's."""
+    labels = {str(label).split(":")[0] for label in (meta or {}).get("residual") or ()}
+    names = {node.name for node in graph.nodes}
+    return any(n.startswith("_") and n not in names for n in labels) and any(
+        node.place is not None and not node.named for node in graph.nodes
+    )

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rasp.call_names import call_chain
 from rasp.errors import RaspError
 from rasp.sops import Evaluator, Node
 from rasp.tools.verify import default_exhaustive_len, plan_inputs
@@ -40,10 +41,7 @@ class Failures:
         at = f"{where.file}:{where.line}:{where.col}: " if where is not None else ""
         # inside a def (the prelude's too): also the program's own call, as a refusal's notes say
         calls = self.error.calls or (where.calls if where is not None else ())
-        called = ""
-        if calls:
-            function, call = calls[-1]
-            called = f" in the call of {function} at {call.file}:{call.line}:{call.col}"
+        called = f" {call_chain(calls)}" if calls else ""  # down to the program's own call
         return (
             f"the program fails on {self.failed:,} of the {self.probed:,} inputs tried (e.g. "
             f"{show_tokens(self.example)}: {at}{self.error.message}{called}); the model accepts "

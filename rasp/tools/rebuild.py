@@ -81,7 +81,7 @@ def rebuild_reach(
             given = Given(_renamed(fallback.sop, _output_reading(meta)), fallback.source)
     what = "the recorded program" if given is None else given.source.name
     try:
-        rebuilt, output, residual = _compiled_reach(meta, path, given, progress)
+        rebuilt, output, residual, by_defs = _compiled_reach(meta, path, given, progress)
     except RaspError as err:  # CompileError too: the program, refused now
         # its first line, located in the program (`FILE (recorded in M):3:7: error: ...`)
         first = next(iter(err.render().strip().splitlines()), "") or type(err).__name__
@@ -90,6 +90,15 @@ def rebuild_reach(
         return Rebuild(False, f"NOT proved: {what} does not rebuild ({type(err).__name__}: {err})")
     held = meta.get("reach")
     difference = first_difference(held, rebuilt, ignore=TEXTS)
+    if difference is not None and by_defs:
+        # compiled before a def's unnamed s-ops were named after it: rebuilt with the old names
+        try:
+            again = _compiled_reach(meta, path, given, progress, earlier_names=True)
+        except Exception:  # noqa: BLE001 - refused or failed as above: the first try's words
+            again = None
+        if again is not None and first_difference(held, again[0], ignore=TEXTS) is None:
+            rebuilt, output, residual, _ = again
+            difference = None
     laid_out = ""  # where the residual dimensions are compared by label: what the line adds
     if difference is not None and meta.get("residual") != residual:
         # laid out otherwise (an earlier compiler's residual): the same reach by label?
@@ -160,6 +169,7 @@ def _renamed(sop: Any, name: str | None) -> Any:
         return sop
     renamed = copy.copy(sop)
     renamed.name = name
+    renamed.named_in = None  # (the file's name for it, not a def's local)
     return renamed
 
 
@@ -195,11 +205,23 @@ def compile_options(meta: dict[str, Any]) -> dict[str, Any]:
 
 
 def _compiled_reach(
-    meta: dict[str, Any], path: str, given: Given | None, progress: Progress | None
-) -> tuple[Any, dict[str, Any], list[str]]:
+    meta: dict[str, Any],
+    path: str,
+    given: Given | None,
+    progress: Progress | None,
+    earlier_names: bool = False,
+) -> tuple[Any, dict[str, Any], list[str], bool]:
     """The reach, the output entry and the residual labels of the program compiled now, as the
-    file would hold them (JSON)."""
+    file would hold them (JSON), and whether a def made an unnamed s-op of it (whose generated
+    name a compiler before 2026-12-06 gave otherwise: `_aggregate_1`, now `_f_aggregate_1`);
+    `earlier_names`: with that compiler's names (`compiler.graph.names_before_def_stems`)."""
+    if earlier_names:
+        from compiler.graph import names_before_def_stems
+
+        with names_before_def_stems():
+            return _compiled_reach(meta, path, given, progress)
     import compiler
+    from rasp.nodes import Node, walk
     from rasp.tools.console import Console
     from rasp.tools.model_steps import program_sops, recorded_program
 
@@ -226,7 +248,8 @@ def _compiled_reach(
     )
     # as the file holds it: through JSON (tuples as lists, keys as strings)
     held = json.loads(json.dumps([model.metadata["reach"], model.metadata["output"]]))
-    return held[0], held[1], list(model.metadata["residual"])
+    by_defs = any(n.calls and not n.name for n in walk(sop)) if isinstance(sop, Node) else False
+    return held[0], held[1], list(model.metadata["residual"]), by_defs
 
 
 Path_ = tuple[Any, ...]  # keys (str) and indices (int), or COUNT last

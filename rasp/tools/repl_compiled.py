@@ -197,6 +197,7 @@ class CompiledView:
     # -- :residual ------------------------------------------------------------------------------
 
     def _residual(self, rest: str, session: ReplSession) -> str:
+        from rasp.tools.diagnosis import shown_name
         from rasp.tools.model_steps import runtime_errors
         from rasp.tools.residuals import Stray
         from rasp.tools.verify import NON_FINITE, decode_checkpoints, operation_of, same_value
@@ -234,12 +235,14 @@ class CompiledView:
             name = var.group if isinstance(var, Stray) else var.name
             operation = operation_of(state.meta, name)
             what = f" = {operation}" if operation and operation != name else ""
+            # (with where a def's call made it: `got_2` (got in pick, called at ...))
+            shown = f"`{name}`" + shown_name(name, state.nodes).removeprefix(name)
             if isinstance(var, Stray) and var.written_at is None:
                 where = f"the `{var.label}` dim"
             elif isinstance(var, Stray):
-                where = f"variable `{name}`{what} before it is written"
+                where = f"variable {shown}{what} before it is written"
             else:
-                where = f"variable `{name}`{what}"
+                where = f"variable {shown}{what}"
             at = "at BOS" if pos is None else f"position {pos}"
             lines.append(f"first divergence: {where}, {point.where}, {at}")
         elif failure is not None:

@@ -88,6 +88,7 @@ def _report_dict(report: VerifyReport) -> dict[str, Any]:
         if div is None
         else {
             "variable": div.variable,
+            "shown": div.shown or div.variable,
             "operation": div.operation,
             "layer": div.layer,
             "sublayer": div.sublayer,

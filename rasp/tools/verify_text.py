@@ -265,7 +265,7 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
     if div.stray is not None:
         return [*_stray_lines(div, div.stray), *unread]
     return [
-        f"  first divergence: variable `{div.variable}`"
+        f"  first divergence: variable {_variable(div)}"
         + (f" = {div.operation}" if div.operation and div.operation != div.variable else "")
         + f", {div.where}, position {div.position}",
         f"    interpreter: {_value_text(div.interpreter, report.tuples, div.quoted)}",
@@ -287,6 +287,12 @@ def _divergence_lines(report: VerifyReport) -> list[str]:
     ]
 
 
+def _variable(div: Divergence) -> str:
+    """`name`, and where a `def`'s call named or made it (`y` (in f, called at p.rasp:12:5))."""
+    shown = div.shown or div.variable
+    return f"`{div.variable}`" + shown.removeprefix(div.variable)
+
+
 def _stray_lines(div: Divergence, stray: Stray) -> list[str]:
     """A dim written where the model holds a fixed value, with every variable still right."""
     at = "at BOS" if stray.position is None else f"position {stray.position}"
@@ -297,7 +303,7 @@ def _stray_lines(div: Divergence, stray: Stray) -> list[str]:
         )
     else:
         what = (
-            f"variable `{div.variable}`"
+            f"variable {_variable(div)}"
             + (f" = {div.operation}" if div.operation and div.operation != div.variable else "")
             + " before it is written"
         )

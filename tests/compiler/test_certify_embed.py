@@ -109,18 +109,18 @@ def test_a_changed_position_row_is_refused(sort: CompiledModel) -> None:
 
 def test_a_changed_row_of_a_map_of_the_position_is_refused() -> None:
     # induction embeds a map of the position beside `indices` in W_pos: the column
-    # `indices~_select_5:1` (index > 0, the keys its rank counts; an `indices + 1` one-hot until
+    # `indices~_select_4:1` (index > 0, the keys its rank counts; an `indices + 1` one-hot until
     # its index was read as a number by matching)
     model = _library("induction", "abc", 5)
     assert _recheck(model).ok
     w_pos = model.weights["pos_embed.W_pos"].copy()
-    col = model.metadata["residual"].index("indices~_select_5:1")
+    col = model.metadata["residual"].index("indices~_select_4:1")
     assert w_pos[4, col] == 1.0
     w_pos[4, col] = 0.0  # position 4 (index 3) reads as index 0 there
     reason = _refused(_recheck(model, {"pos_embed.W_pos": w_pos}))
     assert reason == (
-        "the embedding writes indices~_select_5 = 0 for position 4 (index 3), where the program "
-        "has indices~_select_5 = 1"
+        "the embedding writes indices~_select_4 = 0 for position 4 (index 3), where the program "
+        "has indices~_select_4 = 1"
     )
 
 
