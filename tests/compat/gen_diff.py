@@ -344,6 +344,18 @@ def compare(programs: list[Program], original_stdout: str) -> tuple[list[Diverge
             broken.add(key[0])
             continue
         found.append(Divergence(key[0], key[1], program.statements[key[1]], a, b))
+    # a statement neither side ran (both sessions ended early: `quit` alone on a line) was
+    # compared with nothing: it is reported, once, so that a cut batch never passes for a clean one
+    never = [
+        (i, j)
+        for i, program in enumerate(programs)
+        for j in range(len(program.statements))
+        if (i, j) not in ours and (i, j) not in theirs
+    ]
+    if never:
+        i, j = never[0]
+        lost = ("<never ran>", f"{len(never)} statements")
+        found.append(Divergence(i, j, programs[i].statements[j], lost, lost))
     return found, documented
 
 

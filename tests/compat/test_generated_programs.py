@@ -11,6 +11,7 @@ sub-expression on the running example, docs/language.md section 7) is told apart
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ from tests.compat.gen_diff import (
     session_text,
 )
 from tests.compat.rasp_gen import Program, generate
+from tests.compat.rasp_gen_lines import broken
 from tests.compat.test_original_sessions import our_lines
 
 
@@ -154,6 +156,28 @@ def test_a_documented_limit_is_told_apart_from_a_divergence() -> None:
     assert over_a_limit(program, 1)
     assert not over_a_limit(program, 0)
     assert not over_a_limit(program, 2)
+
+
+def test_a_batch_cut_short_on_both_sides_is_reported() -> None:
+    """`quit` alone on a line ends both sessions: the later statements, compared with nothing on
+    either side, had passed as agreeing (seeds 951467 and 2001038 compared less than a third of
+    their statements and reported no divergence); they are reported once."""
+    programs = [Program('"ab"', ("quit", "1;")), Program('"ab"', ("2;",))]
+    theirs = 'RASP 0.1\nrunning example is: hello\n>>      value: out =  "@@0:0"\n'
+    found, _ = compare(programs, theirs)
+    assert [(d.program, d.statement, d.ours) for d in found] == [
+        (0, 1, ("<never ran>", "2 statements"))
+    ]
+
+
+def test_a_statement_is_never_broken_after_quit() -> None:
+    """rasp_gen_extra binds the original's words (`quit = 1;`, a syntax error in both); broken
+    by rasp_gen_lines after `quit`, it was the command itself."""
+    texts = {broken(t, random.Random(k)) for k in range(200) for t in ("quit = 1;", "exit = 2;")}
+    lines = {line for text in texts for line in text.split("\n")}
+    assert "quit" not in lines and "exit" not in lines
+    assert "quit =" in lines  # (broken elsewhere still)
+    assert "\n" in broken("x = 1 + 2;", random.Random(0))
 
 
 def test_a_dropped_complex_power_is_told_apart() -> None:
