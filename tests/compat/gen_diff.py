@@ -344,13 +344,16 @@ def compare(programs: list[Program], original_stdout: str) -> tuple[list[Diverge
             broken.add(key[0])
             continue
         found.append(Divergence(key[0], key[1], program.statements[key[1]], a, b))
-    # a statement neither side ran (both sessions ended early: `quit` alone on a line) was
-    # compared with nothing: it is reported, once, so that a cut batch never passes for a clean one
+    # the statements after the last that printed its marker on either side ran on neither (both
+    # sessions ended early: `quit` alone on a line): compared with nothing, they are reported once,
+    # so that a cut batch never passes for a clean one. (A marker missing in the middle was read
+    # as part of the statement before it, on both sides, whose chunk holds its output.)
+    last = max(set(ours) | set(theirs), default=(-1, -1))
     never = [
         (i, j)
         for i, program in enumerate(programs)
         for j in range(len(program.statements))
-        if (i, j) not in ours and (i, j) not in theirs
+        if (i, j) > last
     ]
     if never:
         i, j = never[0]

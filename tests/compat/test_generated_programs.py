@@ -168,6 +168,13 @@ def test_a_batch_cut_short_on_both_sides_is_reported() -> None:
     assert [(d.program, d.statement, d.ours) for d in found] == [
         (0, 1, ("<never ran>", "2 statements"))
     ]
+    # a marker read as part of the line before it (`examples` reads on, on both sides) is not
+    # cut: the statement's output is its chunk's (seed 2001044, rasp_gen_lines' bad lines)
+    programs = [Program('"ab"', ("examples", "1;", "2;"))]
+    ours = our_lines(session_text(programs))
+    assert '    value: out =  "@@0:1"' not in ours
+    found, _ = compare(programs, "RASP 0.1\nrunning example is: hello\n" + "\n".join(ours))
+    assert found == []
 
 
 def test_a_statement_is_never_broken_after_quit() -> None:
