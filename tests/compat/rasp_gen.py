@@ -18,7 +18,8 @@ rasp_gen_scope the names the original reads where a statement runs (a local `len
 negative index, the library's names as locals, `load` in a body), rasp_gen_files loads of the
 program's own files (files that load files), rasp_gen_lines top-level statements typed over
 several lines and lines the original's parser rejects, rasp_gen_names the names the original's
-assignment gives s-ops (shown in lists and dicts) and errors of functions called from loops.
+assignment gives s-ops (shown in lists and dicts) and errors of functions called from loops,
+rasp_gen_prec operators of every precedence level unparenthesized and statements respaced.
 Most expressions are well typed; a few are not on purpose, so that errors are compared too.
 
 The generator avoids what docs/language.md (section 7) lists as deliberate differences: `!=`
@@ -56,6 +57,7 @@ from tests.compat.rasp_gen_lines import lines
 from tests.compat.rasp_gen_more import more
 from tests.compat.rasp_gen_names import named
 from tests.compat.rasp_gen_odd import ODD, ODD_INPUTS, ODD_SOPS, ODD_STATEMENTS
+from tests.compat.rasp_gen_prec import precedence
 from tests.compat.rasp_gen_scope import scoped
 from tests.compat.rasp_gen_user import user
 
@@ -85,6 +87,7 @@ class _Gen(ExprGen):
         files: random.Random,
         typed: random.Random,
         labels: random.Random,
+        precs: random.Random,
     ) -> None:
         super().__init__(rng, prefix, layout)
         self.extra = (
@@ -96,6 +99,7 @@ class _Gen(ExprGen):
         self.files = files  # rasp_gen_files' own stream
         self.typed = typed  # rasp_gen_lines' own stream
         self.labels = labels  # rasp_gen_names' own stream
+        self.precs = precs  # rasp_gen_prec's own stream
 
     # -- statements ------------------------------------------------------------------------
     def statement(self) -> list[str]:
@@ -267,6 +271,7 @@ class _Gen(ExprGen):
         statements = lines(statements, self.prefix, self.typed)
         # (after rasp_gen_lines, so that the lines it types for a seed stay the same)
         statements = named(statements, self.prefix, self.int_example, self.labels)
+        statements = precedence(statements, self.prefix, self.int_example, self.precs)
         for kind in (*SOPS, SEL):
             for name in self.names.get(kind, [])[:2]:
                 other = self.pick(_INT_EXAMPLES if self.int_example else _STRING_EXAMPLES)
@@ -291,6 +296,7 @@ def generate(seed: int, count: int, length: int = 8) -> list[Program]:
             random.Random(f"{seed}:{i}:files"),
             random.Random(f"{seed}:{i}:lines"),
             random.Random(f"{seed}:{i}:names"),
+            random.Random(f"{seed}:{i}:prec"),
         ).program(length)
         for i in range(count)
     ]

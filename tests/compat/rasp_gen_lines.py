@@ -28,6 +28,7 @@ import random
 import re
 
 _COMMANDS = ("set ", "show ", "examples ", "s-op ", "selector ", "full seq", "load ")
+_EXIT = re.compile(r"^\s*(exit|quit)\s*(\(\s*\))?\s*;?\s*$")
 # each checked alone against the original: it reports the error and reads the next line afresh
 _BAD = (
     "{p}b = = 1;",
@@ -169,6 +170,11 @@ def broken(text: str, rng: random.Random) -> str:
         return text
     cuts = sorted(rng.sample(points, min(len(points), rng.randint(1, 2))))
     lines = [text[a + (a > 0) : b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=False)]
+    if any(_EXIT.match(line) for line in lines):
+        # `quit = 1;` (rasp_gen_extra) broken after `quit` ends both sessions, and every later
+        # program of the batch with them, unseen (seeds 951467 and 2001038 lost over 1,300
+        # statements each)
+        return text
     return "\n".join(lines)
 
 

@@ -11,6 +11,7 @@ sub-expression on the running example, docs/language.md section 7) is told apart
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from tests.compat.gen_diff import (
     _documented,
     chunks,
     compare,
+    complex_power,
     labels_differ,
     made_sop_fails,
     original_output,
@@ -26,6 +28,7 @@ from tests.compat.gen_diff import (
     session_text,
 )
 from tests.compat.rasp_gen import Program, generate
+from tests.compat.rasp_gen_lines import broken
 from tests.compat.test_original_sessions import our_lines
 
 
@@ -153,6 +156,46 @@ def test_a_documented_limit_is_told_apart_from_a_divergence() -> None:
     assert over_a_limit(program, 1)
     assert not over_a_limit(program, 0)
     assert not over_a_limit(program, 2)
+
+
+def test_a_batch_cut_short_on_both_sides_is_reported() -> None:
+    """`quit` alone on a line ends both sessions: the later statements, compared with nothing on
+    either side, had passed as agreeing (seeds 951467 and 2001038 compared less than a third of
+    their statements and reported no divergence); they are reported once."""
+    programs = [Program('"ab"', ("quit", "1;")), Program('"ab"', ("2;",))]
+    theirs = 'RASP 0.1\nrunning example is: hello\n>>      value: out =  "@@0:0"\n'
+    found, _ = compare(programs, theirs)
+    assert [(d.program, d.statement, d.ours) for d in found] == [
+        (0, 1, ("<never ran>", "2 statements"))
+    ]
+    # a marker read as part of the line before it (`examples` reads on, on both sides) is not
+    # cut: the statement's output is its chunk's (seed 2001044, rasp_gen_lines' bad lines)
+    programs = [Program('"ab"', ("examples", "1;", "2;"))]
+    ours = our_lines(session_text(programs))
+    assert '    value: out =  "@@0:1"' not in ours
+    found, _ = compare(programs, "RASP 0.1\nrunning example is: hello\n" + "\n".join(ours))
+    assert found == []
+
+
+def test_a_statement_is_never_broken_after_quit() -> None:
+    """rasp_gen_extra binds the original's words (`quit = 1;`, a syntax error in both); broken
+    by rasp_gen_lines after `quit`, it was the command itself."""
+    texts = {broken(t, random.Random(k)) for k in range(200) for t in ("quit = 1;", "exit = 2;")}
+    lines = {line for text in texts for line in text.split("\n")}
+    assert "quit" not in lines and "exit" not in lines
+    assert "quit =" in lines  # (broken elsewhere still)
+    assert "\n" in broken("x = 1 + 2;", random.Random(0))
+
+
+def test_a_dropped_complex_power_is_told_apart() -> None:
+    """`^` with a complex result is an error here, a value there (docs/language.md, section 7);
+    the original need not show it: `3 or -2 ^ 0.5` is 3 there (seed 951500, rasp_gen_prec), where
+    the comparison had looked for the complex number in the original's output only."""
+    program = Program('"ab"', ("x = 1;", "++3 or -len([1, 2]) ^ 0.5;", "1 / 0;"))
+    assert complex_power(program, 1)
+    assert not complex_power(program, 0)
+    assert not complex_power(program, 2)
+    assert _documented(program, 1, ("ERR",), ("    value: out =  3",))
 
 
 def test_a_failing_sop_made_inside_a_called_body_is_told_apart() -> None:

@@ -5,7 +5,7 @@ original's standard output for the same lines (its REPL reading them piped), rec
 normalized the same way before they are compared:
 
 - the prompts (`>> `, `.. `) and the banner go, and so does the blank line the original prints at
-  the end of its input;
+  the end of its input; our notes and warnings go, with their source, caret and hints;
 - an error becomes one line `ERR`: the original's `!!ignoring input:` and the message below it,
   `something went wrong: ...`, `!! antlr exception: ...` and `not implemented this command yet!`;
   ours, the whole located report (`<repl>:1:5: error: ...` with its source, caret and hints),
@@ -101,7 +101,9 @@ def our_lines(source: str) -> list[str]:
     return out
 
 
-_DIAGNOSTIC = re.compile(r"^\S+:\d+:\d+: (error|note|warning): ")
+# a warning is ours alone (the original warns of nothing): dropped as a note is, with its source,
+# caret and hints, so that a warning never reads as a divergence
+_DIAGNOSTIC = re.compile(r"^(?:\S+:\d+:\d+: (error|note|warning)|(warning)): ")
 _CARET = re.compile(r"^    [\t ]*\^~*$")
 
 
@@ -178,6 +180,23 @@ def test_an_internal_error_is_never_normalized_to_an_error(monkeypatch: pytest.M
     report = "<repl>:1:1: error: internal error: OverflowError: x\n    y;\n    ^"
     monkeypatch.setattr(ReplSession, "feed", lambda self, line: report)
     assert our_lines("y;")[0] == "<repl>:1:1: error: internal error: OverflowError: x"
+
+
+def test_a_warning_is_dropped_with_its_source_and_hints(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The original warns of nothing: a warning of ours (a precedence trap, `not x == y`) with its
+    source, caret and hint, located or not, is no line of the comparison; an error still is."""
+    report = (
+        "<repl>:1:1: warning: `not` binds tighter than `==`\n"
+        "    not x == 1;\n"
+        "    ^~~\n"
+        "hint: write not (x == 1)\n"
+        "warning: draw(...) draws only in the REPL\n"
+        "     value: out =  False\n"
+    )
+    monkeypatch.setattr(ReplSession, "feed", lambda self, line: report)
+    assert our_lines("not x == 1;") == ["     value: out =  False"]
+    monkeypatch.setattr(ReplSession, "feed", lambda self, line: "error: unlocated\n")
+    assert our_lines("y;") == ["error: unlocated"]  # an error without a place is a bug
 
 
 def test_a_loaded_files_error_among_its_names_is_one_err(tmp_path: Path) -> None:
