@@ -341,11 +341,14 @@ def _tracr_mean(
         else:
             markers[None], mixes = down, (down, lo - gap)
             below = down - 1
-        if one_key_only_at_first(selector) and never_none_first(
-            values, analysed_values(facts), _none_marker
+        if (
+            given is not None
+            and one_key_only_at_first(selector)
+            and never_none_first(values, analysed_values(facts), _none_marker)
         ):
             # one selected key is key 0, never None there: the stand-in is a mean of several
-            # Nones, tracr's error, so it maps back to no None (compiler.first_values)
+            # Nones, tracr's error, so it maps back to no None (compiler.first_values); a default
+            # None (`<`'s query at 0) would share the stand-in
             mixes = (mixes[0], mixes[1] + 1) if mixes[1] == up else (mixes[0] - 1, mixes[1])
             alone_raises = True
     elif given is None:
