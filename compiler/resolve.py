@@ -384,6 +384,11 @@ def _tracr_mean(
     )
 
 
+def maps_back(fn: Any) -> bool:
+    """Whether `fn` is a tracr mean's map back from its stand-ins (its default's among them)."""
+    return isinstance(unrounded(fn), _Markers)
+
+
 def _none_marker(node: sops.Node) -> Any:
     """The number a map back from a mean (`_Markers`) gives None for, else None."""
     fn = unrounded(node.fn) if isinstance(node, sops.MapSOp) else None
