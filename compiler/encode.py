@@ -46,6 +46,7 @@ from compiler.plan_context import PlanContext
 from compiler.plan_state import Built, Memo
 from compiler.readings import decode_numeric, view_numerical
 from compiler.relations import Relation
+from compiler.resolve import maps_back
 from compiler.selectors import SelectorPlanner
 from compiler.values import ValueSets
 from compiler.widths import WidthPlanner
@@ -271,7 +272,8 @@ class Readings:
             origin = self._where_bools_meet_numbers(root)
             self.memo.problems.append(
                 Diagnostic(
-                    f"'{root.text}' can be a bool or a number ({sorted(bools)} and numbers equal to them)",
+                    f"'{_as_written(root)}' can be a bool or a number ({sorted(bools)} and "
+                    "numbers equal to them)",
                     root.span or origin.span,
                     "a compiled model reads False as 0 and True as 1; "
                     + _mixed_types_fix(origin, root, self.ctx.tracr),
@@ -467,11 +469,18 @@ def _mixed_types_fix(origin: IRNode, root: IRNode, tracr: bool) -> str:
             "the vocabulary has bools and numbers equal to them: compile with tokens of one type, "
             "or read them as strings with tokens"
         )
-    if origin.op is Op.AGGREGATE:
+    # (a tracr mean is a map back from its stand-ins, its default's among them: compiler.resolve)
+    if origin.op is Op.AGGREGATE or (origin.op is Op.MAP and maps_back(origin.fn)):
         return "make an aggregate's default the same type as its values"
-    where = "it" if origin is root else f"'{origin.text}'"
+    where = "it" if origin is root else f"'{_as_written(origin)}'"
     as_number = "rasp.Map(lambda x: 1 if x else 0, ...)" if tracr else "indicator(...)"
     return f"make {where} give values of one type (a bool as a number: {as_number})"
+
+
+def _as_written(node: IRNode) -> str:
+    """A node as the program wrote it: its name, or its source text where a rewrite made its
+    label (`map(_aggregate_1)` for tracr's `rasp.Aggregate(q3, s0, default=True)`)."""
+    return node.span.shown_text() if node.span is not None and not node.named else node.text
 
 
 def _collide(vals: Sequence[Atom]) -> bool:

@@ -39,7 +39,7 @@ def rank_keys(selector: sops.Node) -> sops.SOp | None:
     inner = width.selector
     if not (isinstance(inner, sops.Select) and inner.comparison in _ORDERS):
         return None
-    keys, queries = _checked(inner.keys), _checked(inner.queries)
+    keys, queries = unchecked(inner.keys), unchecked(inner.queries)
     return keys if keys is queries else None
 
 
@@ -50,7 +50,7 @@ def ranks_every_position(selector: sops.Select) -> bool:
     width = selector.keys
     assert isinstance(width, sops.SelectorWidthSOp) and isinstance(width.selector, sops.Select)
     strict = width.selector.comparison in (sops.Comparison.LT, sops.Comparison.GT)
-    return strict and isinstance(_checked(selector.queries), sops.IndicesSOp)
+    return strict and isinstance(unchecked(selector.queries), sops.IndicesSOp)
 
 
 def key_inputs(keys: sops.SOp) -> list[sops.SOp]:
@@ -218,7 +218,7 @@ class _Numbers:
         return id(self)
 
 
-def _checked(side: sops.SOp) -> sops.SOp:
+def unchecked(side: sops.SOp) -> sops.SOp:
     """`side` without the None check the lowering puts on a Comparison's sides."""
     if (
         isinstance(side, sops.MapSOp)

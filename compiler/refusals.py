@@ -15,6 +15,7 @@ from compiler.certify import Certificate
 from compiler.graph import Graph
 from compiler.grid import MAX_OUTPUT_VALUES
 from compiler.model import MAX_HEADER_BYTES, CompiledModel
+from compiler.noisy_sides import noisy_sides
 from rasp.errors import Diagnostic, Span
 from rasp.wording import with_article
 
@@ -83,14 +84,7 @@ def refusals(
         elif (noise := _noisy_count(certificate, check)) is not None:
             # the count's head reads keys an MLP computed: their error moves the scores, which
             # spreads the weights that 1/(w+1) is made of (docs/compiler.md, selector_width)
-            hint = (
-                f"'{check.block}' is a count decoded from the 1/(w+1) its head writes, and that "
-                f"head's scores carry float32 error up to {noise:.3g} (its select compares s-ops "
-                "that blocks compute with error, such as a comparison of a mean), which moves "
-                "1/(w+1) by more than the steps between widths at this length allow: use a "
-                "smaller maximum length, or select on s-ops read exactly (tokens, indices, or "
-                "maps of them) (docs/compiler.md, 'The certificate')"
-            )
+            hint = _noisy_count_hint(graph, check.block, noise)
         elif check.sublayer == "decoder":
             # an argmax over the output's one-hot: the error is what the blocks before left there
             hint = (
@@ -158,6 +152,41 @@ def _noisy_count(certificate: Certificate, check: Check) -> float | None:
         default=0.0,
     )
     return noise if noise > 0 else None
+
+
+def _noisy_count_hint(graph: Graph, count: str, noise: float) -> str:
+    """Why the count's 1/(w+1) errs, naming the s-ops its select reads from means where the graph
+    shows them, and the one mean of votes where a side is a difference of two (noisy_sides)."""
+    sides = noisy_sides(graph, count)
+    if sides is None:
+        reads = (
+            "its select compares s-ops that blocks compute with error, such as a comparison of "
+            "a mean"
+        )
+    else:
+        reads = (
+            f"its select reads {_quoted(sides.read)}, computed from the "
+            f"mean{'s' if len(sides.means) > 1 else ''} {_quoted(sides.means)}"
+        )
+    hint = (
+        f"'{count}' is a count decoded from the 1/(w+1) its head writes, and that head's scores "
+        f"carry float32 error up to {noise:.3g} ({reads}), which moves 1/(w+1) by more than the "
+        "steps between widths at this length allow: use a smaller maximum length, or select on "
+        "s-ops read exactly (tokens, indices, or maps of them)"
+    )
+    if sides is not None and sides.vote is not None:
+        name, vote = sides.vote
+        # one mean is one dimension, which a step compares exactly (the integer band)
+        hint += (
+            f"; '{name}', a difference of two means over one selector, is read exactly when "
+            f"written as one mean over that selector (of {vote} per key)"
+        )
+    return hint + " (docs/compiler.md, 'The certificate')"
+
+
+def _quoted(names: Sequence[str]) -> str:
+    quoted = [f"'{n}'" for n in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
 def _spans(graph: Graph) -> dict[str, Span | None]:

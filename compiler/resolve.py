@@ -23,6 +23,7 @@ from typing import Any
 
 from compiler.blocks import Atom
 from compiler.bool_means import BoolMeans
+from compiler.first_values import analysed_values, never_none_first, one_key_only_at_first
 from compiler.plan_context import NUMERIC_COPY_MIN_VALUES
 from compiler.predicates import MAX_TABLE_CELLS, Rebuild, fails_everywhere, table_of
 from compiler.ranks import (
@@ -318,6 +319,7 @@ def _tracr_mean(
     lo, hi = min(outputs), max(outputs)
     below = math.floor(lo) - 1
     markers: dict[Any, int] = {}  # what a stand-in number stands for -> the number
+    alone_raises = False  # None's stand-in is never one selected None (then it raises too)
     mixes = None  # the open interval the means of None's stand-in with numbers fall in
     if None in possible:
         # Several selected values with a None among them are an error in tracr, so the mean must
@@ -339,6 +341,16 @@ def _tracr_mean(
         else:
             markers[None], mixes = down, (down, lo - gap)
             below = down - 1
+        if (
+            given is not None
+            and one_key_only_at_first(selector)
+            and never_none_first(values, analysed_values(facts), _none_marker)
+        ):
+            # one selected key is key 0, never None there: the stand-in is a mean of several
+            # Nones, tracr's error, so it maps back to no None (compiler.first_values); a default
+            # None (`<`'s query at 0) would share the stand-in
+            mixes = (mixes[0], mixes[1] + 1) if mixes[1] == up else (mixes[0] - 1, mixes[1])
+            alone_raises = True
     elif given is None:
         markers[None] = below
     if given is not None and not _is_number(given):
@@ -356,6 +368,8 @@ def _tracr_mean(
     default = markers.get(given, given)
     mean = dataclasses.replace(plain, sop=values, default=default, name=None)
     back = {marker: value for value, marker in markers.items()}
+    if alone_raises:
+        del back[markers[None]]
     return marked(
         sops.MapSOp(
             fn=_Markers(tuple(back.items()), mixes),
@@ -368,6 +382,19 @@ def _tracr_mean(
         ),
         of_bools,
     )
+
+
+def maps_back(fn: Any) -> bool:
+    """Whether `fn` is a tracr mean's map back from its stand-ins (its default's among them)."""
+    return isinstance(unrounded(fn), _Markers)
+
+
+def _none_marker(node: sops.Node) -> Any:
+    """The number a map back from a mean (`_Markers`) gives None for, else None."""
+    fn = unrounded(node.fn) if isinstance(node, sops.MapSOp) else None
+    if isinstance(fn, _Markers):
+        return next((m for m, original in fn.back if original is None), None)
+    return None
 
 
 def _copies_many_numbers(plain: sops.AggregateSOp, facts: ValueFacts) -> bool:

@@ -37,6 +37,10 @@ import types
 from collections import Counter
 from pathlib import Path
 
+# torch is imported before any alarm: a timeout during its first import, under load, left it
+# half-initialised and every later model run crashed (seed 780317)
+import torch  # noqa: E402, F401, I001
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # (the sibling campaign)
 from absl import logging as absl_logging  # noqa: E402 (tracr's dependency)
 from mixed_encodings_campaign import Timeout, _alarm, run_one  # noqa: E402
