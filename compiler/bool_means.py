@@ -183,7 +183,8 @@ class BoolMeans:
                 problems.append(_too_many(node, "a tracr mean of bools"))
                 continue
             positions = node.fn.positions  # type: ignore[attr-defined] (BoolArgs)
-            for args in _one_value_per_node(combos, inputs):
+            sources = _sources(node, inputs)
+            for args in _one_value_per_node(combos, sources):
                 # the model reads every mean's 0 or 1 as the bool; tracr gives each ambiguous one
                 # as its own int or as the bool, independently (a default beside a selected bool)
                 as_read = tuple(as_bool(a) if i in positions else a for i, a in enumerate(args))
@@ -192,7 +193,7 @@ class BoolMeans:
                     for i, ints in unsure.items()
                     if type(args[i]) is int and args[i] in ints
                 }
-                clash = _clash(fn, as_read, own, [c.id for c in inputs])
+                clash = _clash(fn, as_read, own, sources)
                 if clash is not None:
                     one, other, mixed = clash
                     shown = ", ".join(value_repr(a) for a in mixed)
@@ -241,12 +242,13 @@ class BoolMeans:
             problems.append(_too_many(node, "a sort's copy of equal numbers of two types"))
             return own
         fn = node.fn  # type: ignore[attr-defined]
-        for args in _one_value_per_node(combos, inputs):
+        sources = _sources(node, inputs)
+        for args in _one_value_per_node(combos, sources):
             try:
                 one = fn(*args)
             except Exception:  # noqa: BLE001 (the program's function)
                 continue
-            for mixed in _mixes(args, _twins_of(args, found), [c.id for c in inputs]):
+            for mixed in _mixes(args, _twins_of(args, found), sources):
                 try:
                     two = fn(*mixed)
                 except Exception:  # noqa: BLE001 (the program's function)
@@ -282,8 +284,9 @@ class BoolMeans:
             if combos is None:
                 problems.append(_too_many(node, "a sort's copy of equal numbers of two types"))
                 continue
-            for args in _one_value_per_node(combos, inputs):
-                found = _twin_clash(fn, args, twins, [c.id for c in inputs])
+            sources = _sources(node, inputs)
+            for args in _one_value_per_node(combos, sources):
+                found = _twin_clash(fn, args, twins, sources)
                 if found is not None:
                     problems.append(self._twin_problem(node, *found))
                     break
@@ -317,14 +320,26 @@ class BoolMeans:
         )
 
 
+def _sources(node: sops.Node, inputs: Sequence[sops.Node]) -> list[Any]:
+    """What each argument of `node`'s function reads, equal where two must hold one value: a
+    map's arguments are read at one position, so two reading one node hold its one value alike;
+    a select's key and query are read at two positions (each query against every key), so they
+    are apart even where they are one node (`select(s, s, type(k) is type(q))` of a sort's copy
+    meets the key 1 beside the query 1.0: checked on equal ones alone, it compiled, certified and
+    wrong)."""
+    if isinstance(node, sops.PredicateSelect):
+        return [(c.id, i) for i, c in enumerate(inputs)]
+    return [c.id for c in inputs]
+
+
 def _one_value_per_node(
-    combos: list[tuple[Any, ...]], inputs: Sequence[sops.Node]
+    combos: list[tuple[Any, ...]], sources: Sequence[Any]
 ) -> list[tuple[Any, ...]]:
-    """The combinations in which positions reading one node hold one value (it has one at a
-    position: `f(x, x)` never reads 0 beside 1)."""
-    at: dict[int, list[int]] = {}
-    for i, c in enumerate(inputs):
-        at.setdefault(c.id, []).append(i)
+    """The combinations in which positions reading one source (`_sources`) hold one value (it
+    has one at a position: `f(x, x)` never reads 0 beside 1)."""
+    at: dict[Any, list[int]] = {}
+    for i, source in enumerate(sources):
+        at.setdefault(source, []).append(i)
     same = [ps for ps in at.values() if len(ps) > 1]
     if not same:
         return combos
@@ -386,7 +401,7 @@ def _twin_clash(
     fn: Any,
     args: tuple[Any, ...],
     twins: dict[int, dict[Any, tuple[Any, ...]]],
-    sources: Sequence[int],
+    sources: Sequence[Any],
 ) -> tuple[Any, Any, int, Any, Any] | None:
     """(result, other result, a position that differs, argument there, its twin) where `fn`
     gives another result for some mix of the arguments and their twins."""
@@ -414,12 +429,12 @@ def _twins_of(
 
 
 def _mixes(
-    args: tuple[Any, ...], alternatives: dict[int, tuple[Any, ...]], sources: Sequence[int]
+    args: tuple[Any, ...], alternatives: dict[int, tuple[Any, ...]], sources: Sequence[Any]
 ) -> Iterator[tuple[Any, ...]]:
     """`args` with each position of `alternatives` holding its own value or one of those, every
     mix but `args` itself: at one position two such arguments are each either, independently
     (a default int 0 beside a selected False; two copies of a sort, 1.0 in both), but positions
-    reading one node (`sources`: each position's node id) hold its one value alike."""
+    reading one source (`sources`, `_sources`) hold its one value alike."""
     groups: dict[Any, list[int]] = {}
     for i in alternatives:
         groups.setdefault((sources[i], repr(args[i])), []).append(i)
@@ -438,7 +453,7 @@ def _clash(
     fn: Any,
     args: tuple[Any, ...],
     alternatives: dict[int, tuple[Any, ...]],
-    sources: Sequence[int],
+    sources: Sequence[Any],
 ) -> tuple[Any, Any, tuple[Any, ...]] | None:
     """(fn(*args), fn(*mixed), mixed) for the first mix of `args` (`_mixes`) on which `fn`
     gives another result (of another type, or unequal), or None."""

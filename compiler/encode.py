@@ -40,7 +40,7 @@ from compiler.fits import snap_targets
 from compiler.graph import Graph, IRNode, Op
 from compiler.grid import MAX_OUTPUT_VALUES, output_grid, widened_relation
 from compiler.maps import MapPlanner
-from compiler.none_output import listed, stand_in_of
+from compiler.none_output import apart, listed, stand_in_of
 from compiler.output_types import is_whole, whole_types
 from compiler.plan_context import PlanContext
 from compiler.plan_state import Built, Memo
@@ -198,6 +198,8 @@ class Readings:
         output = self.memo.guard(lambda: self.reading(source.index, Encoding.NUMERICAL))
         if output is None or output.is_categorical:
             return None
+        if not apart(marker, (*self.ctx.values(source.index), *output.values)):
+            return None  # a value the snap would merge with the stand-in (none_output.apart)
         values, grid, types = self._numerical_output(source, output)
         if len(values) > MAX_OUTPUT_VALUES:  # None must be a listed number
             return None
