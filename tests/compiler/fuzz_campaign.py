@@ -15,7 +15,10 @@ functions and selectors, string tokens mapped to numbers, maps over zipped s-ops
 compound selectors; tokens "0", "1", "2" at `--max-len`), mixed (random_mixed_texts.py's texts: 1,
 1.0 and True in one s-op into maps, comparisons, sorts and aggregates; maps reading a variable
 several times; strings and tokens of odd characters; widths of compound selectors beside means;
-each value checked as `rasp verify` checks it, a bool never equal to a number).
+each value checked as `rasp verify` checks it, a bool never equal to a number), defs
+(random_def_texts.py's texts: `def`s with locals calling each other, nested and several times,
+inner defs, loops and recursion chaining maps, functions returning selectors or pairs, the
+prelude and the programs/ files' s-ops loaded and composed; checked as mixed is).
 Inputs: every input up to length 3 (4 at N = 4) and 60 random ones up to the maximum length. Each
 seed runs in a process of its own, killed past `--seconds` of CPU time (or four times that of wall
 clock). A refusal (CompileError) keeps the promise; a wrong value, another exception, a process
@@ -39,6 +42,7 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parents[2])]
 
+from random_def_texts import random_def_program  # noqa: E402
 from random_mixed_texts import random_mixed_program  # noqa: E402
 from random_numeric_texts import random_numeric_program  # noqa: E402
 from random_programs import random_addressing_program, random_program  # noqa: E402
@@ -52,7 +56,8 @@ from rasp.atoms import same_value  # noqa: E402
 from rasp.errors import CompileError, RaspError, Source  # noqa: E402
 from rasp.interpreter import load_source  # noqa: E402
 
-FLAVOURS = ("plain", "twins", "causal", "addressing", "numeric", "kinds", "texts", "mixed")
+FLAVOURS = ("plain", "twins", "causal", "addressing", "numeric", "kinds", "texts", "mixed", "defs")
+PROGRAMS = Path(__file__).parents[2] / "programs"  # what the defs flavour's texts load
 
 
 ADDRESSING_SIZES = (4, 9, 17, 33, 40, 64)
@@ -72,6 +77,8 @@ def _program(
         return _text(seed, max_len)
     if flavour == "mixed":
         return _mixed(seed, max_len)
+    if flavour == "defs":
+        return _defs(seed, max_len)
     if flavour == "addressing":
         n = sizes[ADDRESSING_SIZES.index(rng.choice(ADDRESSING_SIZES)) % len(sizes)]
         root = random_addressing_program(rng)
@@ -122,6 +129,17 @@ def _mixed(seed: int, max_len: int) -> tuple[S.SOp, list, int, list[list]]:
     the interpreter refuses it: counted as refused)."""
     text, vocab = random_mixed_program(seed)
     root = load_source(Source(f"mixed-{seed}.rasp", text)).get("res")
+    if not isinstance(root, S.SOp):
+        raise RaspError("res is not an s-op")
+    short = all_inputs(vocab, min(max_len, 3))
+    return root, vocab, max_len, short + random_inputs(vocab, max_len, 60, seed)
+
+
+def _defs(seed: int, max_len: int) -> tuple[S.SOp, list, int, list[list]]:
+    """A defs text's `res` over its vocabulary at N = max_len (RaspError where it is no s-op or
+    the interpreter refuses it: counted as refused)."""
+    text, vocab = random_def_program(seed)
+    root = load_source(Source(f"defs-{seed}.rasp", text), search_dirs=[PROGRAMS]).get("res")
     if not isinstance(root, S.SOp):
         raise RaspError("res is not an s-op")
     short = all_inputs(vocab, min(max_len, 3))
@@ -198,7 +216,7 @@ def _check(flavour: str, seed: int, max_len: int, sizes: tuple[int, ...]) -> tup
             if UNCHECKED in str(err):  # kept, but the compiler built what it cannot read
                 return "odd", f"ODD {flavour} {seed}: {str(err)[:300]}"
             return "refused", ""
-        (check_exactly if flavour == "mixed" else check_inputs)(model, root, inputs)
+        (check_exactly if flavour in ("mixed", "defs") else check_inputs)(model, root, inputs)
         return "compiled", ""
     except Exception as err:  # noqa: BLE001 (a campaign reports every failure and goes on)
         return "failed", f"FAIL {flavour} {seed}: {type(err).__name__}: {str(err)[:300]}"
