@@ -1,6 +1,6 @@
 """The precedence lint (`rasp.lint`) on the command line: `rasp run`, `compile` and `verify` show
 each warning located on stderr before the program runs, never on stdout (`--json`'s object keeps
-to stdout; compile's lists them in `warnings`), `--quiet` silences them, and parentheses that spell
+to stdout; compile's and verify's list them in `warnings`), `--quiet` silences them, and parentheses that spell
 the grouping say the program means it."""
 
 from __future__ import annotations
@@ -96,3 +96,8 @@ def test_compile_and_verify_warn_and_compile_json_lists_it(
     assert warnings[0].startswith("p.rasp:2:9: 'not' applies to tokens alone")
     code, _, err = run(capsys, "verify", "p.rasp", "--model", "m.safetensors")
     assert code == 0 and err.startswith(WARNING)
+    code, out, err = run(capsys, "verify", "p.rasp", "--model", "m.safetensors", "--json")
+    assert code == 0 and err.startswith(WARNING)
+    assert json.loads(out)["warnings"] == warnings[:1]  # (verify probes no failing inputs)
+    code, out, _ = run(capsys, "verify", "p.rasp", "--vocab", "ab", "--max-len", "2", "--json")
+    assert code == 0 and json.loads(out)["warnings"] == warnings[:1]

@@ -197,8 +197,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         )
     console.step("checked")
     what = f"{source.name if args.file in (None, '-') else args.file} `{name}`"
-    if args.json:
-        console.result_json(report_json(report))
+    if args.json:  # (the program's precedence warnings, as compile --json lists them)
+        located = [f"{d.span.location()}: {d.message}" for d in console.located if d.span]
+        console.result_json({**report_json(report), "warnings": located})
     elif report.ok:
         console.note(_printable_lines(format_success(report, what)))
     else:
