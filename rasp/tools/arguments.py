@@ -115,14 +115,7 @@ def check_vocab_commas(text: str, tokens: Sequence[Any], option: str = "--vocab"
         return
     text = "".join(tokens)
     words = [w.strip() for w in text.split(",") if w.strip()]
-    as_words = json.dumps(distinct_tokens(words), ensure_ascii=False, separators=(",", ":"))
-    as_chars = json.dumps(distinct_tokens(tokens), ensure_ascii=False, separators=(",", ":"))
-    quote = "'" if option.startswith("--") else ""  # (the shell's quotes, not the REPL's)
-    raise UsageError(
-        f"{text!r} is text, split into characters, the comma too: a comma separates no tokens; "
-        f"write the tokens as a JSON list, {option} {quote}{as_words}{quote} (or, to keep the "
-        f"comma as a token, {option} {quote}{as_chars}{quote})"
-    )
+    raise _split_by(text, "comma", words, tokens, option)
 
 
 def check_vocab_spaces(text: str, tokens: Sequence[Any], option: str = "--vocab") -> None:
@@ -133,14 +126,21 @@ def check_vocab_spaces(text: str, tokens: Sequence[Any], option: str = "--vocab"
     if text.strip().startswith("[") or not re.search(r"\S\s+\S", "".join(map(str, tokens))):
         return  # a JSON list says what it means
     text = "".join(tokens)  # (the REPL's `"a b"` without its quotes)
-    words = text.split()
+    raise _split_by(text, "space", text.split(), tokens, option)
+
+
+def _split_by(
+    text: str, separator: str, words: Sequence[Any], tokens: Sequence[Any], option: str
+) -> UsageError:
+    """The refusal of VOCAB text that a comma or space seemed to separate into `words`: the JSON
+    lists that say either meaning."""
     as_words = json.dumps(distinct_tokens(words), ensure_ascii=False, separators=(",", ":"))
     as_chars = json.dumps(distinct_tokens(tokens), ensure_ascii=False, separators=(",", ":"))
     quote = "'" if option.startswith("--") else ""  # (the shell's quotes, not the REPL's)
-    raise UsageError(
-        f"{text!r} is text, split into characters, the space too: a space separates no tokens; "
-        f"write the tokens as a JSON list, {option} {quote}{as_words}{quote} (or, to keep the "
-        f"space as a token, {option} {quote}{as_chars}{quote})"
+    return UsageError(
+        f"{text!r} is text, split into characters, the {separator} too: a {separator} separates "
+        f"no tokens; write the tokens as a JSON list, {option} {quote}{as_words}{quote} (or, to "
+        f"keep the {separator} as a token, {option} {quote}{as_chars}{quote})"
     )
 
 
