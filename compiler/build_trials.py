@@ -140,7 +140,11 @@ def proved(
         if noisy is not None and model.noisy_tables:
             noisy.append(options)
         tried.append(
-            (how, f"{model.param_count():,} parameters, not proved: {why_not_proved(certificate)}")
+            (
+                how,
+                f"{model.param_count():,} parameters, not proved: "
+                + why_not_proved(certificate, graph),
+            )
         )
         return None
     return Kept(model, graph, certificate, options)

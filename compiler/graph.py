@@ -19,7 +19,7 @@ from enum import Enum
 from typing import Any
 
 from rasp import sops
-from rasp.call_names import local_name, made_in, with_place
+from rasp.call_names import about, local_name, made_in, with_place
 from rasp.errors import CompileError, Diagnostic, Span
 
 # Whether a def's unnamed s-op is named after the def (`_f_aggregate_1`): off only while a model
@@ -82,6 +82,12 @@ class IRNode:
         """The node as a message names it: its residual name, and for one a `def`'s call made
         or named, where (`y (in f, called at p.rasp:12:5)`, `y_2 (y in f, called at ...)`)."""
         return with_place(self.name, self.local, self.place)
+
+    @property
+    def about(self) -> str | None:
+        """What `shown` adds in its parenthesis (`y in f, called at ...`); None where no `def`'s
+        call named or made the node (rasp.named_text explains labels in messages by it)."""
+        return about(self.name, self.local, self.place)
 
 
 @dataclass(frozen=True)

@@ -80,11 +80,16 @@ def _means_under(graph: Graph, index: int) -> list[int]:
 
 
 def _named_along(graph: Graph, index: int) -> str:
-    """The s-op as the program names it: the first named one up a chain of one-input maps."""
+    """The s-op as the program names it: the first named one up a chain of one-input maps, but
+    never an input (`indicator(tokens == a)` is not `tokens`: a vote of `tokens - tokens` named
+    nothing), where the s-op's own text says it."""
     node = graph[index]
     while not node.named and node.op is Op.MAP and len(node.inputs) == 1:
         node = graph[node.inputs[0]]
-    return node.name if node.named else graph[index].name
+    if node.named and node.op not in (Op.TOKENS, Op.INDICES, Op.LENGTH):
+        return node.name
+    start = graph[index]
+    return start.name if start.named else start.text
 
 
 def _vote(graph: Graph, index: int) -> tuple[str, str] | None:

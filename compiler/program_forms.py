@@ -67,7 +67,7 @@ def keep_form(
             tried = ((_FRACTIONS, err.diagnostics[0].message),)
         if fractions is not None and not fractions.certificate.ok:
             size = fractions.model.param_count()
-            why = why_not_proved(fractions.certificate)
+            why = why_not_proved(fractions.certificate, fractions.graph)
             tried = ((_FRACTIONS, f"{size:,} parameters, not proved: {why}"),)
             fractions = None
     # the largest default that can still be smaller (`build_cost`): one layer, and under the

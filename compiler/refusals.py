@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Sequence
 
 from compiler.certificate import Check
@@ -17,6 +16,7 @@ from compiler.grid import MAX_OUTPUT_VALUES
 from compiler.model import MAX_HEADER_BYTES, CompiledModel
 from compiler.noisy_sides import noisy_sides
 from rasp.errors import Diagnostic, Span
+from rasp.named_text import MessageNames, stem
 from rasp.wording import with_article
 
 # failed decisions a refusal lists one by one (those of the first sublayer that fails)
@@ -49,21 +49,26 @@ def refusals(
     )
     later = failures[len(shown) :]
     for check in shown:
-        first = _SEPARATORS.split(check.block.split(", ")[0], maxsplit=1)[0]
+        first = stem(check.block.split(", ")[0])
         span = spans.get(first, graph.output.span)
+        # each label a def's call made explained where the message first names it: the block's,
+        # then its state's (`(at query (_f_map_2=1.5); _f_map_2: in f, called at ...)`)
+        names = message_names(graph)
+        block = names.block(check.block)
+        at = check.where + names.told_in(check.where)
         if check.margin == -math.inf:  # not checked at all (too many states)
-            what = f"cannot be certified: {check.where}"
+            what = f"cannot be certified: {at}"
         elif check.kind == "snap" and unlisted:
             what = (
                 f"the float it gives may be off by up to {check.bound:.3g}, more than the "
                 f"{check.margin:.3g} promised where its values are too many to list "
-                f"(at {check.where})"
+                f"(at {at})"
             )
         else:
             article = "an" if check.kind[0] in "aeiou" else "a"
             what = (
                 f"{article} {check.kind} decision has margin {check.margin:.3g} but float32 error "
-                f"up to {check.bound:.3g} (at {check.where})"
+                f"up to {check.bound:.3g} (at {at})"
             )
         if check.kind == "snap" and unlisted:
             hint = (
@@ -84,7 +89,7 @@ def refusals(
         elif (noise := _noisy_count(certificate, check)) is not None:
             # the count's head reads keys an MLP computed: their error moves the scores, which
             # spreads the weights that 1/(w+1) is made of (docs/compiler.md, selector_width)
-            hint = _noisy_count_hint(graph, check.block, noise)
+            hint = _noisy_count_hint(graph, check.block, noise, names)
         elif check.sublayer == "decoder":
             # an argmax over the output's one-hot: the error is what the blocks before left there
             hint = (
@@ -100,7 +105,6 @@ def refusals(
                 "(docs/compiler.md, 'The certificate')"
             )
         # the decoder is the unembedding of the output, whatever the output computes
-        block = shown_block(graph, check.block)
         where = (
             f"the output '{block}' (decoder)"
             if check.sublayer == "decoder"
@@ -123,19 +127,11 @@ def refusals(
     return problems
 
 
-# what a derived dimension's name adds to its s-op's (`x.frac`, `x~sel`, `indices^2`)
-_SEPARATORS = re.compile(r"[.~^]")
-
-
-def shown_block(graph: Graph, block: str) -> str:
-    """A certificate's block (residual names, `a, b` for a head computing two) as a message names
-    it: each name a `def`'s call made or named followed by where (`IRNode.shown`)."""
+def message_names(graph: Graph) -> MessageNames:
+    """The labels of one message about `graph`'s model, each a `def`'s call made or named
+    explained where the message first names it (`IRNode.about`, rasp.named_text)."""
     by_name = {node.name: node for node in graph.nodes}
-    parts = []
-    for name in block.split(", "):
-        node = by_name.get(_SEPARATORS.split(name, maxsplit=1)[0])
-        parts.append(name if node is None else node.shown.replace(node.name, name, 1))
-    return ", ".join(parts)
+    return MessageNames(lambda name: by_name[name].about if name in by_name else None)
 
 
 def _noisy_count(certificate: Certificate, check: Check) -> float | None:
@@ -154,7 +150,7 @@ def _noisy_count(certificate: Certificate, check: Check) -> float | None:
     return noise if noise > 0 else None
 
 
-def _noisy_count_hint(graph: Graph, count: str, noise: float) -> str:
+def _noisy_count_hint(graph: Graph, count: str, noise: float, names: MessageNames) -> str:
     """Why the count's 1/(w+1) errs, naming the s-ops its select reads from means where the graph
     shows them, and the one mean of votes where a side is a difference of two (noisy_sides)."""
     sides = noisy_sides(graph, count)
@@ -165,11 +161,11 @@ def _noisy_count_hint(graph: Graph, count: str, noise: float) -> str:
         )
     else:
         reads = (
-            f"its select reads {_quoted(sides.read)}, computed from the "
-            f"mean{'s' if len(sides.means) > 1 else ''} {_quoted(sides.means)}"
+            f"its select reads {_quoted(sides.read, names)}, computed from the "
+            f"mean{'s' if len(sides.means) > 1 else ''} {_quoted(sides.means, names)}"
         )
     hint = (
-        f"'{count}' is a count decoded from the 1/(w+1) its head writes, and that head's scores "
+        f"{names.quoted(count)} is a count decoded from the 1/(w+1) its head writes, and that head's scores "
         f"carry float32 error up to {noise:.3g} ({reads}), which moves 1/(w+1) by more than the "
         "steps between widths at this length allow: use a smaller maximum length, or select on "
         "s-ops read exactly (tokens, indices, or maps of them)"
@@ -178,14 +174,14 @@ def _noisy_count_hint(graph: Graph, count: str, noise: float) -> str:
         name, vote = sides.vote
         # one mean is one dimension, which a step compares exactly (the integer band)
         hint += (
-            f"; '{name}', a difference of two means over one selector, is read exactly when "
+            f"; {names.quoted(name)}, a difference of two means over one selector, is read exactly when "
             f"written as one mean over that selector (of {vote} per key)"
         )
     return hint + " (docs/compiler.md, 'The certificate')"
 
 
-def _quoted(names: Sequence[str]) -> str:
-    quoted = [f"'{n}'" for n in names]
+def _quoted(labels: Sequence[str], names: MessageNames) -> str:
+    quoted = [names.quoted(label) for label in labels]
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
@@ -244,14 +240,16 @@ def also_tried(tried: Sequence[tuple[str, str]], refused: str | None = None) -> 
     ]
 
 
-def why_not_proved(certificate: Certificate) -> str:
+def why_not_proved(certificate: Certificate, graph: Graph | None = None) -> str:
     """Why a certificate does not prove its model: its first failed decision, or (where the
-    certifier could not read the model, and so has none) its first error."""
+    certifier could not read the model, and so has none) its first error. `graph`: the model's,
+    whose labels a `def`'s call made are explained as the refusal's own are (`message_names`)."""
     failures = certificate.failures()
     if not failures:
         return f"the certifier could not check it ({certificate.errors[0]})"
     first = failures[0]
-    where = "the output" if first.sublayer == "decoder" else f"{first.sublayer} ({first.block})"
+    block = first.block if graph is None else message_names(graph).block(first.block)
+    where = "the output" if first.sublayer == "decoder" else f"{first.sublayer} ({block})"
     if first.margin == -math.inf:
         return f"{where} could not be certified ({first.where})"
     return (

@@ -70,10 +70,18 @@ def with_place(name: str, local: str | None, place: str | None) -> str:
     """A residual name as a message shows it: with where a `def`'s call named or made its s-op
     (`y (in f, called at p.rasp:12:5)`), and the body's own name where that differs (a second
     call's `y_2 (y in f, called at ...)`); alone where no `def` did (`place` None)."""
+    told = about(name, local, place)
+    return name if told is None else f"{name} ({told})"
+
+
+def about(name: str, local: str | None, place: str | None) -> str | None:
+    """What a message says of a residual name a `def`'s call named or made (`with_place`'s
+    parenthesis): `y in f, called at p.rasp:12:5` for a second call's `y_2`; None where no `def`
+    did."""
     if place is None:
-        return name
+        return None
     own = f"{local} " if local and local != name else ""
-    return f"{name} ({own}{place})"
+    return f"{own}{place}"
 
 
 def local_name(node: Node) -> str | None:

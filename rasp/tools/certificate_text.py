@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from rasp.named_text import MessageNames
 from rasp.text_width import clip, ljust
 
 
@@ -39,8 +41,12 @@ def _fmt(x: Any) -> str:
     return f"{value:.3g}"
 
 
-def summary_line(certificate: dict[str, Any] | None) -> str:
-    """One line: proved or not, and the weakest decision."""
+def summary_line(
+    certificate: dict[str, Any] | None, about: Callable[[str], str | None] | None = None
+) -> str:
+    """One line: proved or not, and the weakest decision. `about`: what to say of a residual
+    name a `def`'s call named or made (rasp.named_text), where the program is known: its block
+    and state's labels are then explained as a refusal's are."""
     if not certificate:
         return "certificate: none (compiled before certificates existed)"
     if certificate.get("errors"):
@@ -52,9 +58,13 @@ def summary_line(certificate: dict[str, Any] | None) -> str:
     # a failed decision is the one to show, whatever its ratio (stored ratios of exact decisions,
     # bound 0, read inf even where the margin is negative)
     weakest = min(failed or checks, key=_ratio)
+    names = MessageNames(about or (lambda name: None))
+    block = names.block(str(weakest["block"]))
+    at = str(weakest["where"])
     where = (
-        f"{weakest['sublayer']} ({weakest['block']}), {weakest['kind']} at {weakest['where']}: "
+        f"{weakest['sublayer']} ({block}), {weakest['kind']} at {at}: "
         f"margin {_fmt(weakest['margin'])} vs float32 error bound {_fmt(weakest['bound'])}"
+        + names.told_in(at)
     )
     if failed:
         return (
@@ -93,12 +103,16 @@ def table_lines(certificate: dict[str, Any] | None) -> list[str]:
 
 
 def recheck_model(
-    model: Any, observed_margin: float | None = None, rebuild: Rebuild | None = None
+    model: Any,
+    observed_margin: float | None = None,
+    rebuild: Rebuild | None = None,
+    about: Callable[[str], str | None] | None = None,
 ) -> tuple[tuple[str, ...], bool]:
     """Re-certify a loaded model (`transformer.CompiledTransformer`) from its weights and the reach
     its file stores, trusting none of the stored numbers: the report lines and whether it holds.
     `rebuild`: what rebuilding that reach from the file's program found (`rasp.tools.rebuild`;
-    None for a model compiled here): a reach that differs is not proved, whatever the weights."""
+    None for a model compiled here): a reach that differs is not proved, whatever the weights.
+    `about`: as `summary_line`'s."""
     from compiler.certify import recheck  # lazy: the compiler is only needed here
 
     tensors = {
@@ -107,7 +121,7 @@ def recheck_model(
     }
     raw = model.meta.raw
     fresh = recheck(tensors, raw).to_json()
-    rechecked = summary_line(fresh).removeprefix("certificate: ")
+    rechecked = summary_line(fresh, about).removeprefix("certificate: ")
     if rebuild is not None and rebuild.ok is False:
         # the weights may well prove the file's reach: it is not the program's
         lines = [

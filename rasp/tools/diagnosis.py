@@ -9,12 +9,12 @@ compiler.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rasp.atoms import same_value
-from rasp.call_names import local_name, made_in, with_place
+from rasp.call_names import about, local_name, made_in, with_place
 from rasp.errors import RaspError
 from rasp.sops import Evaluator, IndicesSOp, LengthSOp, Node, SOp, TokensSOp, walk
 from rasp.tools.residuals import (
@@ -107,6 +107,17 @@ def shown_name(name: str, nodes: Mapping[str, Node]) -> str:
     its s-op (rasp.call_names.with_place)."""
     node = nodes.get(name)
     return name if node is None else with_place(name, local_name(node), made_in(node))
+
+
+def about_names(nodes: Mapping[str, Node]) -> Callable[[str], str | None]:
+    """What a message says of each residual name a `def`'s call named or made (`shown_name`'s
+    parenthesis), for rasp.named_text: None for the others."""
+
+    def told(name: str) -> str | None:
+        node = nodes.get(name)
+        return None if node is None else about(name, local_name(node), made_in(node))
+
+    return told
 
 
 def nodes_by_name(sop: SOp) -> dict[str, Node]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +33,10 @@ def _compile(
     console: Console | None = None,
     max_params: int | None = None,
     head_masks: bool = True,
-) -> tuple[Any, list[str]]:
-    """The compiled model, and the warnings printed (the program's precedence traps, then that
-    it fails on some inputs)."""
+) -> tuple[Any, list[str], Callable[[str], str | None]]:
+    """The compiled model, the warnings printed (the program's precedence traps, then that
+    it fails on some inputs), and what messages say of a residual name a `def`'s call named or
+    made (`model_steps.residual_about`)."""
     console = console or Console()
     sop, name, source = steps.program_sop(file, name, console)
     console.step(f"compiling `{name}` for {len(vocab)} tokens, max_len {max_len}")
@@ -50,7 +51,8 @@ def _compile(
         console.warn(warning)
     # (the program's precedence warnings, shown as it was read, first in `--json`'s list)
     located = [f"{d.span.location()}: {d.message}" for d in console.located if d.span]
-    return compiled, located + warnings
+    about = steps.residual_about(sop, vocab, max_len, compiled.metadata)
+    return compiled, located + warnings, about
 
 
 def _source_file(target: str) -> str | None:
@@ -103,7 +105,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     console = Console.from_args(args)
     try:
         _check_writable(args.output, renamed=True)  # safetensors renames its file into place
-        model, warnings = _compile(
+        model, warnings, about = _compile(
             args.file,
             args.name,
             args.vocab,
@@ -134,7 +136,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
                 "d_model": cfg["d_model"],
                 "parameters": summary.total_params,
                 "nonzero": summary.nonzero_params,
-                "certificate": summary_line(certificate),
+                "certificate": summary_line(certificate, about),
                 "warnings": warnings,
             }
         )
@@ -144,7 +146,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         f"d_model {cfg['d_model']}, {summary.total_params:,} parameters "
         f"({summary.nonzero_params:,} non-zero)"
     )
-    console.note(summary_line(certificate))
+    console.note(summary_line(certificate, about))
     return 0
 
 
@@ -328,7 +330,7 @@ def _draw(args: argparse.Namespace) -> int:
                 f"vocabulary [{listed}]",
                 tuple(vocab),
             )
-        compiled, _ = _compile(
+        compiled, _, _ = _compile(
             args.target, args.name, vocab, max_len, console=console, max_params=args.max_params
         )
         model = steps.in_memory_model(compiled)

@@ -12,7 +12,7 @@ import copy
 import re
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -211,6 +211,24 @@ def in_memory_model(compiled: Any, device: str = "cpu") -> Any:
     check_device(device)
     with runtime_errors("the compiled model"):
         return transformer.from_tensors(compiled.weights, compiled.metadata, device)
+
+
+def residual_about(
+    sop: Any, vocab: Sequence[Any], max_len: int, meta: dict[str, Any]
+) -> Callable[[str], str | None]:
+    """What a message says of each residual name of the model compiled from `sop` that a
+    `def`'s call named or made (rasp.tools.diagnosis.about_names), the graph built at the first
+    call: compile's success line names one block, of a model that may have taken minutes."""
+    from rasp.tools.diagnosis import about_names
+
+    found: list[Callable[[str], str | None]] = []
+
+    def told(name: str) -> str | None:
+        if not found:
+            found.append(about_names(nodes_by_residual_name(sop, vocab, max_len, meta)))
+        return found[0](name)
+
+    return told
 
 
 def nodes_by_residual_name(

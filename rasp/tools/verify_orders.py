@@ -79,11 +79,16 @@ def check_model(
         report.orders = sweep_orders(sop, model, plan, guard=guard, progress=runs)
     if hasattr(model, "meta") and hasattr(model, "model"):  # a runtime model with its file's JSON
         from rasp.tools.certificate_text import recheck_model
+        from rasp.tools.diagnosis import about_names
 
         observed = None
         if report.orders is not None and report.orders.margin is not None:
             observed = report.orders.margin.value
-        report.certificate_lines, report.certificate_ok = recheck_model(model, observed, rebuild)
+        # (its weakest decision's labels a def's call made, explained where the program is known)
+        about = None if nodes is None else about_names(nodes)
+        report.certificate_lines, report.certificate_ok = recheck_model(
+            model, observed, rebuild, about
+        )
         report.rebuild = rebuild
     return report
 

@@ -1,0 +1,67 @@
+"""The residual labels in one message, each that a `def`'s call named or made explained where the
+message first names it: a second call's `got_2` says it is `got in pick, called at p.rasp:7:25
+from both, called at p.rasp:9:7` (rasp.call_names.about).
+
+Labels stay short and stable (they are model metadata, and a file's reach is rebuilt from them:
+compiler.graph), so every message that prints one to a person explains it here, one way: the
+certificate's refusals and the notes on the other builds tried (compiler.refusals), and the
+certificate's line of `rasp compile` and `rasp verify` (rasp.tools.certificate_text)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+# what a derived dimension's name adds to its s-op's (`x.frac`, `x~sel`, `indices^2`)
+SEPARATORS = re.compile(r"[.~^]")
+# a `name=value` of a decision's state (`query (got_2=a, tokens:b=1)`): a name after `(` or `, `
+_PAIR = re.compile(r"(?:(?<=\()|(?<=, ))([^\s=(),]+)=")
+
+
+def stem(label: str) -> str:
+    """The s-op a residual name (or a dimension derived from it: `x.frac`, `x~sel`) is of."""
+    return SEPARATORS.split(label, maxsplit=1)[0]
+
+
+class MessageNames:
+    """The labels of one message as it names them (`about(name)`: what to say of an s-op's
+    residual name, None where no `def` named or made it): each explained once, where the message
+    first names it; a label said again, or that no `def` made, as it is."""
+
+    def __init__(self, about: Callable[[str], str | None]) -> None:
+        self._about = about
+        self._said: set[str] = set()
+
+    def _told(self, label: str) -> str | None:
+        name = stem(label)
+        if name in self._said:
+            return None
+        told = self._about(name)
+        if told is not None:
+            self._said.add(name)
+        return told
+
+    def label(self, label: str) -> str:
+        """`got_2 (got in pick, called at ...)`, `x~sel (in f, called at ...)`."""
+        told = self._told(label)
+        return label if told is None else f"{label} ({told})"
+
+    def quoted(self, label: str) -> str:
+        """`'balance_2' (balance in f, called at ...)`: a label a hint quotes."""
+        told = self._told(label)
+        return f"'{label}'" if told is None else f"'{label}' ({told})"
+
+    def block(self, block: str) -> str:
+        """A certificate's block (`a, b` for a head computing two), each label so."""
+        return ", ".join(self.label(part) for part in block.split(", "))
+
+    def told_in(self, where: str) -> str:
+        """What a message adds after a decision's place (`query (_f_map_2=1.5)`, `unit 3 at
+        (got_2=a)`) for its state's labels, which stay as written (a value may hold any text):
+        `; _f_map_2: in f, called at p.rasp:6:7`, or nothing."""
+        told = []
+        for match in _PAIR.finditer(where):
+            text = self._told(match.group(1))
+            if text is not None:  # (of the s-op: `got_2: got in f, ...` for `got_2.frac=0.5`)
+                told.append(f"; {stem(match.group(1))}: {text}")
+        return "".join(told)

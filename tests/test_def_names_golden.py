@@ -1,0 +1,64 @@
+"""Golden files of messages about what a `def` called twice made (tests/golden/def_names/): a
+refusal's notes on the other builds tried, its hint, and compile's certificate line name each
+label a call made with its local and the calls (`count_2 (count in count_below, called at ...)`),
+as the refusal itself does. Rewrite them with `UPDATE_GOLDEN=1`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from compiler import compile_sop
+from rasp.errors import CompileError, Source
+from rasp.interpreter import load_source
+from tests.cli_helpers import run
+
+GOLDEN = Path(__file__).parent / "golden" / "def_names"
+
+
+def _refusal(name: str, vocab: str, max_len: int) -> str:
+    path = GOLDEN / f"{name}.rasp"
+    root = load_source(Source(path.name, path.read_text(encoding="utf-8"))).get("res")
+    with pytest.raises(CompileError) as refused:
+        compile_sop(root, list(vocab), max_len)
+    return refused.value.render() + "\n"
+
+
+def test_the_notes_on_other_builds_name_a_second_calls_local(
+    golden: Callable[[Path, str], None],
+) -> None:
+    text = _refusal("also_tried", "abc", 10)
+    # (was `not proved: layer 1 mlp (count_2) has ...`)
+    assert "not proved: layer 1 mlp (count_2 (count in count_below, called at" in text
+    golden(GOLDEN / "also_tried.txt", text)
+
+
+def test_a_noisy_counts_hint_names_what_its_select_reads_by_call(
+    golden: Callable[[Path, str], None],
+) -> None:
+    text = _refusal("noisy_count", "abc", 10)
+    # (was `its select reads 'balance_2', computed from the means 'closes' and 'closes_2'`)
+    assert "its select reads 'balance_2' (balance in count_below, called at" in text
+    golden(GOLDEN / "noisy_count.txt", text)
+
+
+def test_compiles_certificate_line_names_the_weakest_blocks_labels(
+    capsys: pytest.CaptureFixture[str],
+    golden: Callable[[Path, str], None],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    monkeypatch.chdir(GOLDEN)  # (messages locate the program as it was named: no tmp path)
+    out_path = tmp_path / "certificate.safetensors"
+    argv = ["compile", "certificate.rasp", "--vocab", "0123", "--max-len", "8", "-o"]
+    code, out, err = run(capsys, *argv, str(out_path))
+    assert code == 0, err
+    golden(GOLDEN / "certificate.txt", out.replace(str(tmp_path), "TMP"))
+    # the model file's labels are the compiler's as before: only messages explain them
+    from rasp.tools.model_file import read_model_file
+
+    residual = read_model_file(out_path).meta["residual"]
+    names = {label.split(":")[0] for label in residual}
+    assert {"q_2", "v1_2"} <= names and not any("called at" in label for label in residual)
