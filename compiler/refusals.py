@@ -213,7 +213,10 @@ def header_refusal(model: CompiledModel, graph: Graph, max_len: int) -> Diagnost
     where = (
         ""
         if largest is None
-        else f"; the largest part is the {largest[1]} '{largest[2]}' ({_mb(largest[0])})"
+        else (
+            f"; the largest part is the {largest[1]} "
+            f"{message_names(graph).quoted(largest[2])} ({_mb(largest[0])})"
+        )
     )
     return Diagnostic(
         f"at max-len {max_len:,} the model's file would need {with_article(_mb(size))} header, "

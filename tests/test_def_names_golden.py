@@ -62,3 +62,29 @@ def test_compiles_certificate_line_names_the_weakest_blocks_labels(
     residual = read_model_file(out_path).meta["residual"]
     names = {label.split(":")[0] for label in residual}
     assert {"q_2", "v1_2"} <= names and not any("called at" in label for label in residual)
+    # verify's re-check of the file names them so too, from the recorded program
+    code, out, err = run(
+        capsys, "verify", "certificate.rasp", "--model", str(out_path), "--max-len", "3"
+    )
+    assert code == 0, out + err
+    assert (
+        "weakest margin/bound 2.98: layer 0 mlp (q_2 (q in last_big, called at certificate.rasp:"
+        "9:36)), relu at unit 25 at (_last_big_map_1=True, v1_2=7): margin 3 vs float32 error "
+        "bound 1.01; _last_big_map_1: in last_big, called at certificate.rasp:9:7; v1_2: v1 in "
+        "last_big, called at certificate.rasp:9:36) (re-checked from the weights)"
+    ) in out + err
+
+
+def test_a_message_explains_each_label_once_where_it_first_names_it() -> None:
+    from rasp.named_text import MessageNames
+
+    told = {"got_2": "got in pick, called at p.rasp:7:25", "v": "in f, called at p.rasp:3:1"}
+    names = MessageNames(told.get)
+    assert names.block("got_2, x") == "got_2 (got in pick, called at p.rasp:7:25), x"
+    # said once: a derived dimension of it (`.frac`) is not explained again, nor is `x` at all
+    assert names.told_in("unit 3 at (got_2.frac=0.5, x=a, v~sel=1)") == (
+        "; v: in f, called at p.rasp:3:1"
+    )
+    assert names.quoted("v") == "'v'" and names.label("got_2") == "got_2"
+    # a value is never read as a label, and a state naming no def's s-op adds nothing
+    assert MessageNames(told.get).told_in("query (tokens=got_2=1, indices=2)") == ""
