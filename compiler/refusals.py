@@ -165,17 +165,17 @@ def _noisy_count_hint(graph: Graph, count: str, noise: float, names: MessageName
             f"mean{'s' if len(sides.means) > 1 else ''} {_quoted(sides.means, names)}"
         )
     hint = (
-        f"{names.quoted(count)} is a count decoded from the 1/(w+1) its head writes, and that head's scores "
-        f"carry float32 error up to {noise:.3g} ({reads}), which moves 1/(w+1) by more than the "
-        "steps between widths at this length allow: use a smaller maximum length, or select on "
-        "s-ops read exactly (tokens, indices, or maps of them)"
+        f"{names.quoted(count)} is a count decoded from the 1/(w+1) its head writes, and that "
+        f"head's scores carry float32 error up to {noise:.3g} ({reads}), which moves 1/(w+1) by "
+        "more than the steps between widths at this length allow: use a smaller maximum length, "
+        "or select on s-ops read exactly (tokens, indices, or maps of them)"
     )
     if sides is not None and sides.vote is not None:
         name, vote = sides.vote
         # one mean is one dimension, which a step compares exactly (the integer band)
         hint += (
-            f"; {names.quoted(name)}, a difference of two means over one selector, is read exactly when "
-            f"written as one mean over that selector (of {vote} per key)"
+            f"; {names.quoted(name)}, a difference of two means over one selector, is read "
+            f"exactly when written as one mean over that selector (of {vote} per key)"
         )
     return hint + " (docs/compiler.md, 'The certificate')"
 
