@@ -33,13 +33,15 @@ class MessageNames:
         self._said: set[str] = set()
 
     def _told(self, label: str) -> str | None:
-        name = stem(label)
-        if name in self._said:
-            return None
-        told = self._about(name)
-        if told is not None:
-            self._said.add(name)
-        return told
+        # the label itself first: a Python program's name may hold a `.` (`re.v`)
+        for name in dict.fromkeys((label, stem(label))):
+            if name in self._said:
+                return None
+            told = self._about(name)
+            if told is not None:
+                self._said.add(name)
+                return told
+        return None
 
     def label(self, label: str) -> str:
         """`got_2 (got in pick, called at ...)`, `x~sel (in f, called at ...)`."""
@@ -63,5 +65,6 @@ class MessageNames:
         for match in _PAIR.finditer(where):
             text = self._told(match.group(1))
             if text is not None:  # (of the s-op: `got_2: got in f, ...` for `got_2.frac=0.5`)
-                told.append(f"; {stem(match.group(1))}: {text}")
+                label = match.group(1)
+                told.append(f"; {label if label in self._said else stem(label)}: {text}")
         return "".join(told)

@@ -86,5 +86,8 @@ def test_a_message_explains_each_label_once_where_it_first_names_it() -> None:
         "; v: in f, called at p.rasp:3:1"
     )
     assert names.quoted("v") == "'v'" and names.label("got_2") == "got_2"
+    # a name holding a `.` (a Python program's `re.v`) is its own s-op's, not `re`'s
+    dotted = MessageNames({"re.v": "in f, called at p.py:2:1"}.get)
+    assert dotted.told_in("unit 0 at (re.v=1)") == "; re.v: in f, called at p.py:2:1"
     # a value is never read as a label, and a state naming no def's s-op adds nothing
     assert MessageNames(told.get).told_in("query (tokens=got_2=1, indices=2)") == ""
