@@ -239,6 +239,17 @@ def _translate(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyntaxEr
     if missing is not None:
         missing.incomplete = at_end
         return missing
+    if at_end and in_block and innermost is not None and "RETURN" in expected:
+        # `def f(x) {` and nothing more: a def's '}' may not come before its return, so the
+        # closer check above did not name it, and the hint listed the tokens a statement starts with
+        opened = span_at(source, innermost.pos)
+        return RaspSyntaxError(
+            f"expected the def's body and '}}' to close {innermost.label}",
+            here,
+            f"{innermost.label} was opened at line {opened.line}, column {opened.col}; a def "
+            "ends with 'return value;' before its '}'",
+            incomplete=True,
+        )
     if at_end:
         return RaspSyntaxError(
             "unexpected end of input", here, _expected_hint(lark, expected), incomplete=True
