@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from rasp import __version__
 from rasp.tools.arguments import grouped_count
@@ -31,6 +31,19 @@ class _Parser(argparse.ArgumentParser):
             write_stdout(message, end="")  # (BrokenPipeError, or a StdoutError: the CLI's exit)
         else:
             super()._print_message(message, file)
+
+    def error(self, message: str) -> NoReturn:
+        # `rasp export M -o DIR` said only `required: --to`; an option of fixed choices names them
+        if message.startswith("the following arguments are required:"):
+            missing = message.split(":", 1)[1].replace(" ", "").split(",")
+            named = [
+                f"{action.option_strings[-1]} {' or '.join(map(str, action.choices))}"
+                for action in self._actions
+                if action.required and action.choices and "/".join(action.option_strings) in missing
+            ]
+            if named:
+                message += f" (write {', '.join(named)})"
+        super().error(message)
 
 
 class _StoreOnce(argparse._StoreAction):
