@@ -133,6 +133,15 @@ def _translate(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyntaxEr
             here,
             "def f(x) { return x + 1; }  or  for i in range(3) { ... }",
         )
+    if token.type == "COLON" and openers and _subscript(text, openers[-1]):
+        # Python's slice, `tokens[1:]`: Lark only expected the ']'
+        return RaspSyntaxError(
+            "RASP has no slices ('x[a:b]')",
+            here,
+            "an index is one whole number (x[0]; x[-1], the last); to move an s-op's values by n "
+            'positions, shift(x, n, filler): shift(tokens, -1, "_") reads the next position; a '
+            "list's part is a comprehension, [l[i] for i in range(1, len(l))]",
+        )
     if token.type == "EQUAL" and "EQUAL" not in expected:
         before = text[token.start_pos - 1] if token.start_pos else ""
         if before in _COMPOUND:  # `x += 1`, Python's augmented assignment
@@ -277,6 +286,12 @@ def _translate(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyntaxEr
             f"unexpected {shown}", here, f"load takes the file's name in quotes: {quoted}"
         )
     return RaspSyntaxError(f"unexpected {shown}", here, _expected_hint(lark, expected))
+
+
+def _subscript(text: str, opener: Opener) -> bool:
+    """Whether `opener` is an index's '[' (after a value: `x[`, `f(x)[`, `l[0][`), not a list's."""
+    before = text[: opener.pos].rstrip()
+    return opener.char == "[" and (before[-1:].isalnum() or before[-1:] in '_)]}"')
 
 
 def _keyword_argument(source: Source, pos: int, innermost: Opener | None) -> RaspSyntaxError | None:
