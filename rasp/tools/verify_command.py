@@ -116,11 +116,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 f"{args.model} computes `{output}`; verifying `{name}` of {source.name} against it"
             )
         )
-    with console.progress() as progress:
-        # importing the compiler and torch took 6 s of a class's verify (more on a cold start),
-        # with nothing on the screen between reading the program and compiling it
-        if progress is not None:
-            progress("loading the compiler and torch", 0, 1)
+    # importing the compiler and torch took 6 s of a class's verify (more on a cold start), with
+    # nothing on the screen between reading the program and compiling it
+    with console.stage("loading the compiler and torch"):
         import torch  # noqa: F401  (the model runs on it)
 
         from compiler.resolve import resolve
