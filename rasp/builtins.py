@@ -241,10 +241,16 @@ def find_program(name: str, span: Span, search_dirs: Sequence[Path]) -> Path:
                     hint=_directory_hint(candidate, folder),
                     kind=ErrorKind.IO,
                 )
+    # `load "prog.rasp";` said "cannot find 'prog.rasp.rasp'": named as typed, its typo looked
+    # for without the suffix and suggested with it
+    stem = name.removesuffix(".rasp") if name.endswith(".rasp") else None
+    close = _close_program(stem if stem is not None else name, dirs)
+    if stem is not None and close:
+        close = close.replace('"? ', '.rasp"? ')
     raise RaspError(
-        f"cannot find '{name}.rasp'",
+        f"cannot find '{name if stem is not None else name + '.rasp'}'",
         span,
-        hint=_close_program(name, dirs) + "looked in " + ", ".join(str(d) for d in dirs),
+        hint=close + "looked in " + ", ".join(str(d) for d in dirs),
         kind=ErrorKind.IO,
     )
 
