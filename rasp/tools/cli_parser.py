@@ -6,7 +6,9 @@ converters that check a number or a path as argparse reads it (a usage error, ex
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
+from collections.abc import Sequence
 from typing import IO, Any, NoReturn
 
 from rasp import __version__
@@ -328,3 +330,27 @@ def _int(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+def refuse_unknown_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
+    """A misspelt command (`rasp complie`) is named with the close one, and a program given
+    without one (`rasp sort.rasp --input abc`) with `rasp run`: argparse listed the choices."""
+    if not argv or argv[0].startswith("-"):
+        return
+    commands = list(getattr(parser, "subcommand_parsers", {}))
+    word = argv[0]
+    if word in commands or word == "help":
+        return
+    from rasp.tools.pyprogram import is_python_target
+    from rasp.wording import close_name
+
+    if word.endswith((".rasp", ".safetensors")) or is_python_target(word):
+        shown = shlex.join(argv)
+        guess = f"to run a program, name the command first: rasp run {shown}"
+        if word.endswith(".safetensors"):
+            guess = f"to run a model: rasp run --model {shown}; to see inside it: rasp show {word}"
+    else:
+        close = close_name(word, [*commands, "help"])
+        guess = f"did you mean '{close}'?" if close else ""
+    if guess:
+        parser.error(f"argument COMMAND: invalid choice: {word!r} ({guess})")
