@@ -7,6 +7,7 @@ Each checks its arguments and raises a located `RaspError` for a wrong kind or c
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from importlib import resources
 from itertools import islice
@@ -24,7 +25,7 @@ from rasp.errors import (
     Span,
 )
 from rasp.operators import SELECTOR_HINT
-from rasp.sops import Selector, SelectorWidthSOp, SOp, evaluate
+from rasp.sops import MapSOp, Selector, SelectorWidthSOp, SOp, evaluate
 from rasp.values import (
     TOKEN_HINT,
     Scope,
@@ -178,10 +179,19 @@ def apply(node: SOp | Selector, args: list[Any], span: Span) -> Any:
 def selector_width(args: tuple[Any, ...], span: Span) -> SelectorWidthSOp:
     (selector,) = args
     if not isinstance(selector, Selector):
+        # `selector_width(tokens == "a")`, a count meant: the selector that counts it
+        text = selector.text if isinstance(selector, MapSOp) else ""
+        counts = (
+            f"selector_width counts the keys a selector selects; the positions where {text} "
+            f"holds are counted by selector_width(select({text}, True, ==))"
+            if re.search(r"==|!=|<|>|\b(and|or|not|in)\b", text)
+            else None
+        )
         raise RaspTypeError(
             f"Expected selector, got: {describe(selector)}",
             span,
             hint=evaluated_hint(selector)
+            or counts
             or f"selector_width counts the keys a selector selects: {SELECTOR_HINT}",
         )
     return SelectorWidthSOp(selector=selector, span=span)
@@ -241,10 +251,16 @@ def find_program(name: str, span: Span, search_dirs: Sequence[Path]) -> Path:
                     hint=_directory_hint(candidate, folder),
                     kind=ErrorKind.IO,
                 )
+    # `load "prog.rasp";` said "cannot find 'prog.rasp.rasp'": named as typed, its typo looked
+    # for without the suffix and suggested with it
+    stem = name.removesuffix(".rasp") if name.endswith(".rasp") else None
+    close = _close_program(stem if stem is not None else name, dirs)
+    if stem is not None and close:
+        close = close.replace('"? ', '.rasp"? ')
     raise RaspError(
-        f"cannot find '{name}.rasp'",
+        f"cannot find '{name if stem is not None else name + '.rasp'}'",
         span,
-        hint=_close_program(name, dirs) + "looked in " + ", ".join(str(d) for d in dirs),
+        hint=close + "looked in " + ", ".join(str(d) for d in dirs),
         kind=ErrorKind.IO,
     )
 

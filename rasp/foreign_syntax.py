@@ -36,6 +36,16 @@ FOREIGN_NAME_HINTS = {
     ),
 }
 FOREIGN_NAME_HINTS["categorical"] = FOREIGN_NAME_HINTS["numerical"]
+# Python built-ins a first program reaches for, which RASP spells another way (a class's
+# `print(x);` said only `Undefined variable: print`).
+FOREIGN_NAME_HINTS["print"] = (
+    "RASP has no print: rasp run prints the program's last name (--name NAME picks another), "
+    "and the REPL shows a name's value when you type it: x;"
+)
+FOREIGN_NAME_HINTS["sum"] = (
+    "RASP has no sum: a head averages, it does not add, so the sum over all positions is "
+    "round(length * aggregate(full_s, x)) (count(x, v) counts a value)"
+)
 FOREIGN_NAME_HINTS["SequenceMap"] = FOREIGN_NAME_HINTS["Map"].replace("no Map", "no SequenceMap")
 FOREIGN_NAME_HINTS["LinearSequenceMap"] = FOREIGN_NAME_HINTS["SequenceMap"].replace(
     "no SequenceMap", "no LinearSequenceMap"

@@ -133,6 +133,15 @@ def _translate(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyntaxEr
             here,
             "def f(x) { return x + 1; }  or  for i in range(3) { ... }",
         )
+    if token.type == "COLON" and openers and _subscript(text, openers[-1]):
+        # Python's slice, `tokens[1:]`: Lark only expected the ']'
+        return RaspSyntaxError(
+            "RASP has no slices ('x[a:b]')",
+            here,
+            "an index is one whole number (x[0]; x[-1], the last); to move an s-op's values by n "
+            'positions, shift(x, n, filler): shift(tokens, -1, "_") reads the next position; a '
+            "list's part is a comprehension, [l[i] for i in range(1, len(l))]",
+        )
     if token.type == "EQUAL" and "EQUAL" not in expected:
         before = text[token.start_pos - 1] if token.start_pos else ""
         if before in _COMPOUND:  # `x += 1`, Python's augmented assignment
@@ -239,6 +248,17 @@ def _translate(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyntaxEr
     if missing is not None:
         missing.incomplete = at_end
         return missing
+    if at_end and in_block and innermost is not None and "RETURN" in expected:
+        # `def f(x) {` and nothing more: a def's '}' may not come before its return, so the
+        # closer check above did not name it, and the hint listed the tokens a statement starts with
+        opened = span_at(source, innermost.pos)
+        return RaspSyntaxError(
+            f"expected the def's body and '}}' to close {innermost.label}",
+            here,
+            f"{innermost.label} was opened at line {opened.line}, column {opened.col}; a def "
+            "ends with 'return value;' before its '}'",
+            incomplete=True,
+        )
     if at_end:
         return RaspSyntaxError(
             "unexpected end of input", here, _expected_hint(lark, expected), incomplete=True
@@ -266,6 +286,12 @@ def _translate(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyntaxEr
             f"unexpected {shown}", here, f"load takes the file's name in quotes: {quoted}"
         )
     return RaspSyntaxError(f"unexpected {shown}", here, _expected_hint(lark, expected))
+
+
+def _subscript(text: str, opener: Opener) -> bool:
+    """Whether `opener` is an index's '[' (after a value: `x[`, `f(x)[`, `l[0][`), not a list's."""
+    before = text[: opener.pos].rstrip()
+    return opener.char == "[" and (before[-1:].isalnum() or before[-1:] in '_)]}"')
 
 
 def _keyword_argument(source: Source, pos: int, innermost: Opener | None) -> RaspSyntaxError | None:

@@ -246,3 +246,20 @@ def test_an_exports_files_given_as_a_model_name_the_model_they_came_from(
                 f"model; `rasp {shown}` takes the compiled model it was exported from, {model} "
                 "(its rasp_forge.json says)"
             ), (command, err)
+
+
+def test_an_exports_directory_given_as_a_model_names_the_model_it_came_from(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # `rasp show tl_reverse` (the directory rasp export wrote) said only "is a directory"
+    model = previous_token().save(tmp_path / "prev.safetensors")
+    out_dir = tmp_path / "tl"
+    code, _, _ = run(capsys, "export", str(model), "--to", "transformer-lens", "-o", str(out_dir))
+    assert code == 0
+    code, out, err = run(capsys, "show", str(out_dir))
+    assert (code, out) == (1, "")
+    assert err.splitlines() == [
+        f"error: {out_dir}: is a directory, not a model file",
+        f"hint: {out_dir} is a TransformerLens export, which holds no rasp-forge model; `rasp "
+        f"show` takes the compiled model it was exported from, {model} (its rasp_forge.json says)",
+    ]

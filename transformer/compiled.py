@@ -39,7 +39,7 @@ from transformer.hooks import Cache, FwdHooks
 from transformer.metadata import ModelMetadata
 from transformer.model import Transformer
 from transformer.patching import SopPatch, sop_hook
-from transformer.residual_dims import ResidualDim, residual_dim, residual_dims
+from transformer.residual_dims import ResidualDim, read_in_heads, residual_dim, residual_dims
 from transformer.ties import ARGMAX, AUTO, RAISE, mark
 from transformer.vocab import Atom, Vocab
 
@@ -188,12 +188,23 @@ class CompiledTransformer:
     def residual_dim(self, key: str | int) -> ResidualDim:
         """Residual label `key` (or dimension `key`) read back: its program variable, its typed
         value, the sublayers that write it (transformer/residual_dims.py)."""
-        return residual_dim(self.model, self.residual_labels, self.meta.residual_values, key)
+        try:
+            return residual_dim(self.model, self.residual_labels, self.meta.residual_values, key)
+        except ModelInputError as exc:
+            raise self._read_in_heads(exc, key) from None
 
     def residual_dims(self, name: str) -> tuple[ResidualDim, ...]:
         """Every dimension of residual group `name` (`sorted`: its one-hot columns), or, where no
         group has that name, of program variable `name` (sort's `target_position`: its parts)."""
-        return residual_dims(self.model, self.residual_labels, self.meta.residual_values, name)
+        try:
+            return residual_dims(self.model, self.residual_labels, self.meta.residual_values, name)
+        except ModelInputError as exc:
+            raise self._read_in_heads(exc, name) from None
+
+    def _read_in_heads(self, exc: ModelInputError, name: Any) -> ModelInputError:
+        """`exc`, or, for a name only heads read (a selector), the error saying which heads."""
+        inside = read_in_heads(name, self.meta.layers) if isinstance(name, str) else ""
+        return ModelInputError(exc.reason, inside) if inside else exc
 
     def _checked(self, ids: Tensor) -> Tensor:
         return checked_ids(ids, self.config, self.device)

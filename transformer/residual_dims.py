@@ -15,6 +15,7 @@ shared attention bias `b_O` where no head of it writes the dim, an MLP (`W_out`,
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -157,3 +158,25 @@ def _hook(stage: int) -> str:
     if stage == 0:
         return "blocks.0.hook_resid_pre"
     return f"blocks.{(stage - 1) // 2}.hook_resid_{'mid' if stage % 2 else 'post'}"
+
+
+def read_in_heads(name: str, layers: Sequence[Any]) -> str:
+    """Where the heads read `name`, a selector (or a value folded into a head's scores), which
+    has no residual dimension: the hint for `residual_dims("flip")` of reverse, which said only
+    that no group is named so ("" where no head's operation names it)."""
+    word = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+    found = [
+        (layer, head.head, head.op)
+        for layer, ops in enumerate(layers)
+        for head in ops.attn
+        if word.search(head.op)
+    ]
+    if not found:
+        return ""
+    layer, head, op = found[0]
+    where = ", ".join(f"layer {at} head {h}" for at, h, _ in found)
+    return (
+        f"{name} is read inside {where} ({op}): a selector, or a value folded into a head's "
+        f'scores, has no residual dimensions; the head\'s attention pattern is cache["pattern", '
+        f"{layer}][:, {head}] (model.meta.layers[{layer}].attn names what each head computes)"
+    )

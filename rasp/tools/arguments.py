@@ -10,6 +10,7 @@ import json
 import math
 import os
 import re
+import shlex
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -349,11 +350,18 @@ def select_output(interp: Any, name: str | None, filename: str, text: str | None
     if isinstance(value, SOp):
         return value
     if isinstance(value, Selector):
+        # (a class runs a selector to see which keys it picks: the REPL draws its grid)
+        grid = (
+            f"; to see which keys it selects, rasp repl {shlex.quote(filename)} shows its grid: "
+            f'{name}("abc");'
+            if filename.endswith(".rasp") and name.isidentifier()
+            else ""
+        )
         raise RaspError(
             f"{where}'{name}' is a selector, not an s-op",
             getattr(value, "span", None),
             hint="a program's output is an s-op: aggregate the selector, or count it "
-            "with selector_width(...)",
+            f"with selector_width(...){grid}",
             kind=ErrorKind.TYPE,
         )
     raise RaspError(

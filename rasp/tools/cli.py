@@ -32,7 +32,7 @@ from rasp.tools.arguments import (
     refuse_model_file,
     select_output,
 )
-from rasp.tools.cli_parser import build_parser
+from rasp.tools.cli_parser import build_parser, refuse_unknown_command
 from rasp.tools.console import Console, StdoutError, flush_stdout, results_only_on_stdout
 from rasp.tools.error_json import print_failure
 from rasp.tools.interrupts import (
@@ -199,6 +199,7 @@ def _parse_arguments(
         argv = ["repl"]
     elif given[0] == "help" and len(given) <= 2:  # `rasp help [COMMAND]`, as git and pip read it
         argv = [*given[1:], "--help"]
+    refuse_unknown_command(parser, argv if argv is not None else given)
     _refuse_unknown_option(parser, argv if argv is not None else given)
     _refuse_stray_input(parser, argv if argv is not None else given)
     args, unknown = parser.parse_known_args(argv)

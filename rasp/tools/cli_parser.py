@@ -6,8 +6,10 @@ converters that check a number or a path as argparse reads it (a usage error, ex
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
-from typing import IO, Any
+from collections.abc import Sequence
+from typing import IO, Any, NoReturn
 
 from rasp import __version__
 from rasp.tools.arguments import grouped_count
@@ -31,6 +33,19 @@ class _Parser(argparse.ArgumentParser):
             write_stdout(message, end="")  # (BrokenPipeError, or a StdoutError: the CLI's exit)
         else:
             super()._print_message(message, file)
+
+    def error(self, message: str) -> NoReturn:
+        # `rasp export M -o DIR` said only `required: --to`; an option of fixed choices names them
+        if message.startswith("the following arguments are required:"):
+            missing = message.split(":", 1)[1].replace(" ", "").split(",")
+            named = [
+                f"{action.option_strings[-1]} {' or '.join(map(str, action.choices))}"
+                for action in self._actions
+                if action.required and action.choices and "/".join(action.option_strings) in missing
+            ]
+            if named:
+                message += f" (write {', '.join(named)})"
+        super().error(message)
 
 
 class _StoreOnce(argparse._StoreAction):
@@ -315,3 +330,27 @@ def _int(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+def refuse_unknown_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
+    """A misspelt command (`rasp complie`) is named with the close one, and a program given
+    without one (`rasp sort.rasp --input abc`) with `rasp run`: argparse listed the choices."""
+    if not argv or argv[0].startswith("-"):
+        return
+    commands = list(getattr(parser, "subcommand_parsers", {}))
+    word = argv[0]
+    if word in commands or word == "help":
+        return
+    from rasp.tools.pyprogram import is_python_target
+    from rasp.wording import close_name
+
+    if word.endswith((".rasp", ".safetensors")) or is_python_target(word):
+        shown = shlex.join(argv)
+        guess = f"to run a program, name the command first: rasp run {shown}"
+        if word.endswith(".safetensors"):
+            guess = f"to run a model: rasp run --model {shown}; to see inside it: rasp show {word}"
+    else:
+        close = close_name(word, [*commands, "help"])
+        guess = f"did you mean '{close}'?" if close else ""
+    if guess:
+        parser.error(f"argument COMMAND: invalid choice: {word!r} ({guess})")

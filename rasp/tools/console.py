@@ -187,6 +187,15 @@ class Console:
         finally:
             bars.close()
 
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """`name` as a stage of its own while its work runs (importing torch took seconds with
+        nothing on the screen): a bar on a terminal, a --verbose line in a log."""
+        with self.progress() as progress:
+            if progress is not None:
+                progress(name, 0, 1)
+            yield
+
     def _stage_steps(self) -> Progress:
         last: list[str] = []
 

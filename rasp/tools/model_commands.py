@@ -308,7 +308,8 @@ def _draw(args: argparse.Namespace) -> int:
                 ".rasp program; a model "
                 "file is already compiled (its vocabulary, length and output fixed)",
             )
-        lines = draw_model_file(target, args.input, args.output, args.dot)
+        with console.stage("drawing"):  # (torch and matplotlib load: seconds, said so)
+            lines = draw_model_file(target, args.input, args.output, args.dot)
     elif target.suffix == ".rasp" or is_python_target(args.target) or args.target == "-":
         vocab = args.vocab if args.vocab is not None else distinct_tokens(args.input)
         max_len = args.max_len if args.max_len is not None else len(args.input)
@@ -333,10 +334,13 @@ def _draw(args: argparse.Namespace) -> int:
         compiled, _, _ = _compile(
             args.target, args.name, vocab, max_len, console=console, max_params=args.max_params
         )
-        model = steps.in_memory_model(compiled)
-        with steps.runtime_errors(f"the model compiled from {args.target}"):
-            trace = trace_model(model, args.input)
-        lines = write_pictures(trace, args.output, compiled.metadata, compiled.weights, args.dot)
+        with console.stage("drawing"):  # (torch and matplotlib load: seconds, said so)
+            model = steps.in_memory_model(compiled)
+            with steps.runtime_errors(f"the model compiled from {args.target}"):
+                trace = trace_model(model, args.input)
+            lines = write_pictures(
+                trace, args.output, compiled.metadata, compiled.weights, args.dot
+            )
     else:
         meant = [
             f"{target}{s}" for s in (".rasp", ".safetensors") if Path(f"{target}{s}").is_file()

@@ -183,8 +183,9 @@ def _export_hint(path: str | Path, command: str | None) -> str | None:
     the export's weights carry no rasp-forge metadata, so name the compiled model it came from (its
     rasp_forge.json records it). The reader's own words ("not a rasp-forge model") do not say."""
     given = Path(path)
-    guide = given.with_name("rasp_forge.json")
-    if given.name not in ("model.safetensors", "config.json", "rasp_forge.json"):
+    folder = given.is_dir()  # (`rasp show tl_reverse`: the export's directory itself)
+    guide = given / "rasp_forge.json" if folder else given.with_name("rasp_forge.json")
+    if not folder and given.name not in ("model.safetensors", "config.json", "rasp_forge.json"):
         return None
     try:
         source = json.loads(guide.read_text(encoding="utf-8")).get("source_model")
@@ -193,8 +194,9 @@ def _export_hint(path: str | Path, command: str | None) -> str | None:
     if not isinstance(source, str):
         return None
     who = f"`rasp {command}`" if command else "This command"
+    what = "is" if folder else "belongs to"
     return (
-        f"{path} belongs to a TransformerLens export, which holds no rasp-forge model; {who} "
+        f"{path} {what} a TransformerLens export, which holds no rasp-forge model; {who} "
         f"takes the compiled model it was exported from, {source} (its rasp_forge.json says)"
     )
 

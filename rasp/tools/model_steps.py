@@ -61,7 +61,8 @@ def check_device(device: str) -> None:
 def load_model(path: str | Path, device: str, command: str, console: Console | None = None) -> Any:
     """Check the file (one clear line if it is bad), then load it with the torch runtime; warn on
     `console` where its tensors differ from the digests its compiler recorded."""
-    import transformer
+    with (console or Console(quiet=True)).stage("loading torch"):  # (seconds, said so)
+        import transformer
     from rasp.tools.model_file import read_model_file
     from transformer.digests import EditedWeightsWarning, edited_text
 

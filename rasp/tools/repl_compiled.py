@@ -138,16 +138,23 @@ class CompiledView:
         max_len = positive(max_text, "MAX_LEN") if max_text else max(MIN_MAX_LEN, len(example))
         max_params = parameter_count(params_text, "MAX_PARAMS") if params_text else None
 
+        from rasp.tools.console import Console
         from rasp.tools.inspect import heads_text
         from rasp.tools.model_steps import compile_sop, in_memory_model, nodes_by_residual_name
 
         source = Source("<repl>", session.source_text)
+        # on a terminal, the compile's stage bars (and one while torch loads), as rasp compile
+        # draws them: a class's first :compile was 8 s of nothing; piped, none (stderr no tty)
+        console = Console()
         try:
-            compiled = compile_sop(sop, name, source, vocab, max_len, max_params=max_params)
+            compiled = compile_sop(
+                sop, name, source, vocab, max_len, console=console, max_params=max_params
+            )
         except RaspError as err:  # a refusal names this command's arguments, not the CLI's options
             spelling = compile_options(name, vocab_text or _tokens_text(vocab), max_len)
             return err.render(options=spelling, width=WIDTH)
-        model = in_memory_model(compiled, "cpu")
+        with console.stage("loading torch"):
+            model = in_memory_model(compiled, "cpu")
         nodes = nodes_by_residual_name(sop, vocab, max_len, compiled.metadata)
         self.current = CompiledState(name, sop, tuple(vocab), max_len, model, nodes)
         cfg = self.current.meta["config"]

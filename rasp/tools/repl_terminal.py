@@ -237,21 +237,49 @@ def _prompt_toolkit_reader(
             for candidate in completion_candidates(session, word):
                 yield Completion(candidate, start_position=-len(word))
 
-    history: History
+    class _StatementHistory(History):
+        """Keeps a statement typed over several lines as one entry, so that the up arrow
+        recalls a whole `def` (it recalled its last line, `}`, alone); the lines of a statement
+        wait in `pending` until the session has read all of them."""
+
+        def __init__(self, stored: History) -> None:
+            super().__init__()
+            self.stored = stored
+            self.pending: list[str] = []
+
+        def load_history_strings(self) -> Iterable[str]:
+            return self.stored.load_history_strings()
+
+        def store_string(self, string: str) -> None:
+            self.stored.store_string(string)
+
+        def append_string(self, string: str) -> None:
+            self.pending.append(string)
+
+        def end_statement(self) -> None:
+            if self.pending:
+                super().append_string("\n".join(self.pending))
+                self.pending = []
+
+    stored: History
     try:
         path = history_file.expanduser()
         # fails early (read-only home; a directory of that name, which prompt_toolkit reported
         # as an exception with "Press ENTER to continue..." at every prompt) so we can fall back
         with path.open("ab"), path.open("rb"):
             pass
-        history = FileHistory(str(path))
+        stored = FileHistory(str(path))
     except OSError:
-        history = InMemoryHistory()
+        stored = InMemoryHistory()
+    history = _StatementHistory(stored)
     prompt_session: PromptSession[str] = PromptSession(
         history=history, completer=_NameCompleter(), input=pt_input, output=pt_output
     )
 
     def read(prompt: str) -> str:
+        # (a recalled statement comes back as one line holding newlines, fed as a paste is)
+        if not session.is_continuing:  # the lines read so far were a whole statement
+            history.end_statement()
         return prompt_session.prompt(prompt)
 
     return read

@@ -116,7 +116,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 f"{args.model} computes `{output}`; verifying `{name}` of {source.name} against it"
             )
         )
-    from compiler.resolve import resolve
+    # importing the compiler and torch took 6 s of a class's verify (more on a cold start), with
+    # nothing on the screen between reading the program and compiling it
+    with console.stage("loading the compiler and torch"):
+        import torch  # noqa: F401  (the model runs on it)
+
+        from compiler.resolve import resolve
 
     # A tracr program's predicates and means resolved for the vocabulary: the values its model
     # encodes (a numerical mean of one True is 1). That graph equals the program wherever the
@@ -141,8 +146,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
     else:
         console.step(f"compiling `{name}` for {len(args.vocab)} tokens, max_len {args.max_len}")
         try:
-            compiled = steps.compile_sop(
-                sop, name, source, args.vocab, args.max_len, max_params=args.max_params
+            compiled = steps.compile_sop(  # (with its stages' bars, as rasp compile draws them)
+                sop,
+                name,
+                source,
+                args.vocab,
+                args.max_len,
+                console=console,
+                max_params=args.max_params,
             )
         except CompileError as err:
             if args.json:  # the report says why nothing was checked; stderr shows the error too

@@ -402,3 +402,19 @@ def test_a_string_ending_in_a_backslash_is_fine_and_not_blamed() -> None:
     with pytest.raises(RaspSyntaxError) as info:
         parse('x = "a\\"; y = 1 +;', "escape.rasp")
     assert "escape" not in (info.value.hint or "")
+
+
+@pytest.mark.parametrize(
+    ("text", "slice_"),
+    [
+        ("y = tokens[1:];", True),
+        ("y = tokens[:-1];", True),
+        ("y = range(4)[1:3];", True),
+        ('y = "abc"[1:];', True),
+        ("y = [1:2];", False),  # a list's '[', not an index: no slice was meant
+    ],
+)
+def test_a_python_slice_is_named(text: str, slice_: bool) -> None:
+    with pytest.raises(RaspSyntaxError) as info:
+        parse(text, "slice.rasp")
+    assert (str(info.value) == "RASP has no slices ('x[a:b]')") is slice_
