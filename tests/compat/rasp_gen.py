@@ -19,7 +19,8 @@ negative index, the library's names as locals, `load` in a body), rasp_gen_files
 program's own files (files that load files), rasp_gen_lines top-level statements typed over
 several lines and lines the original's parser rejects, rasp_gen_names the names the original's
 assignment gives s-ops (shown in lists and dicts) and errors of functions called from loops,
-rasp_gen_prec operators of every precedence level unparenthesized and statements respaced.
+rasp_gen_prec operators of every precedence level unparenthesized and statements respaced,
+rasp_gen_types s-ops whose positions hold values of different types.
 Most expressions are well typed; a few are not on purpose, so that errors are compared too.
 
 The generator avoids what docs/language.md (section 7) lists as deliberate differences: `!=`
@@ -59,6 +60,7 @@ from tests.compat.rasp_gen_names import named
 from tests.compat.rasp_gen_odd import ODD, ODD_INPUTS, ODD_SOPS, ODD_STATEMENTS
 from tests.compat.rasp_gen_prec import precedence
 from tests.compat.rasp_gen_scope import scoped
+from tests.compat.rasp_gen_types import typed
 from tests.compat.rasp_gen_user import user
 
 _STRING_EXAMPLES = ('"hello"', '"abcab"', '"aab"', '"z"', '"baaac"', '["the", "cat", "a"]')
@@ -88,6 +90,7 @@ class _Gen(ExprGen):
         typed: random.Random,
         labels: random.Random,
         precs: random.Random,
+        types: random.Random,
     ) -> None:
         super().__init__(rng, prefix, layout)
         self.extra = (
@@ -100,6 +103,7 @@ class _Gen(ExprGen):
         self.typed = typed  # rasp_gen_lines' own stream
         self.labels = labels  # rasp_gen_names' own stream
         self.precs = precs  # rasp_gen_prec's own stream
+        self.types = types  # rasp_gen_types' own stream
 
     # -- statements ------------------------------------------------------------------------
     def statement(self) -> list[str]:
@@ -272,6 +276,7 @@ class _Gen(ExprGen):
         # (after rasp_gen_lines, so that the lines it types for a seed stay the same)
         statements = named(statements, self.prefix, self.int_example, self.labels)
         statements = precedence(statements, self.prefix, self.int_example, self.precs)
+        statements = typed(statements, self.prefix, self.int_example, self.types)
         for kind in (*SOPS, SEL):
             for name in self.names.get(kind, [])[:2]:
                 other = self.pick(_INT_EXAMPLES if self.int_example else _STRING_EXAMPLES)
@@ -297,6 +302,7 @@ def generate(seed: int, count: int, length: int = 8) -> list[Program]:
             random.Random(f"{seed}:{i}:lines"),
             random.Random(f"{seed}:{i}:names"),
             random.Random(f"{seed}:{i}:prec"),
+            random.Random(f"{seed}:{i}:types"),
         ).program(length)
         for i in range(count)
     ]
