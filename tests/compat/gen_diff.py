@@ -9,6 +9,7 @@ and a divergence is located. Many programs share one original process (it starts
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -132,12 +133,20 @@ def chunks(
 
 
 def selector_example(program: Program, statement: int, which: str = "selector") -> str:
-    """The selector example (or `which`: the s-op example) in force at `statement`."""
+    """The selector example (or `which`: the s-op example) in force at `statement`: a `set
+    example` that fails (`set example hello`, an unbound name, in both) leaves it as it was
+    (seed 951801: the grid of `[-2, 7, 0]`, aligned for long tokens, read as one of "hello")."""
     example = program.example
-    for line in map(code, program.statements[:statement]):
-        if line.startswith((f"set {which} example ", "set example ")):
+    for k, line in enumerate(map(code, program.statements[:statement])):
+        if line.startswith((f"set {which} example ", "set example ")) and not _fails(program, k):
             example = line.split(" example ", 1)[1]
     return example
+
+
+@functools.cache
+def _fails(program: Program, statement: int) -> bool:
+    """Whether the statement reports an error here (after the program's statements before it)."""
+    return bool(_our_error(program, statement))
 
 
 def _documented(

@@ -19,7 +19,9 @@ negative index, the library's names as locals, `load` in a body), rasp_gen_files
 program's own files (files that load files), rasp_gen_lines top-level statements typed over
 several lines and lines the original's parser rejects, rasp_gen_names the names the original's
 assignment gives s-ops (shown in lists and dicts) and errors of functions called from loops,
-rasp_gen_prec operators of every precedence level unparenthesized and statements respaced.
+rasp_gen_prec operators of every precedence level unparenthesized and statements respaced,
+rasp_gen_types s-ops whose positions hold values of different types, rasp_gen_iter loops,
+comprehensions and assignments unpacking every kind of value.
 Most expressions are well typed; a few are not on purpose, so that errors are compared too.
 
 The generator avoids what docs/language.md (section 7) lists as deliberate differences: `!=`
@@ -52,6 +54,7 @@ from tests.compat.rasp_gen_exprs import (
 )
 from tests.compat.rasp_gen_extra import extra
 from tests.compat.rasp_gen_files import loaded_files
+from tests.compat.rasp_gen_iter import iterated
 from tests.compat.rasp_gen_layout import laid_out
 from tests.compat.rasp_gen_lines import lines
 from tests.compat.rasp_gen_more import more
@@ -59,6 +62,7 @@ from tests.compat.rasp_gen_names import named
 from tests.compat.rasp_gen_odd import ODD, ODD_INPUTS, ODD_SOPS, ODD_STATEMENTS
 from tests.compat.rasp_gen_prec import precedence
 from tests.compat.rasp_gen_scope import scoped
+from tests.compat.rasp_gen_types import typed
 from tests.compat.rasp_gen_user import user
 
 _STRING_EXAMPLES = ('"hello"', '"abcab"', '"aab"', '"z"', '"baaac"', '["the", "cat", "a"]')
@@ -88,6 +92,8 @@ class _Gen(ExprGen):
         typed: random.Random,
         labels: random.Random,
         precs: random.Random,
+        types: random.Random,
+        iters: random.Random,
     ) -> None:
         super().__init__(rng, prefix, layout)
         self.extra = (
@@ -100,6 +106,8 @@ class _Gen(ExprGen):
         self.typed = typed  # rasp_gen_lines' own stream
         self.labels = labels  # rasp_gen_names' own stream
         self.precs = precs  # rasp_gen_prec's own stream
+        self.types = types  # rasp_gen_types' own stream
+        self.iters = iters  # rasp_gen_iter's own stream
 
     # -- statements ------------------------------------------------------------------------
     def statement(self) -> list[str]:
@@ -272,6 +280,8 @@ class _Gen(ExprGen):
         # (after rasp_gen_lines, so that the lines it types for a seed stay the same)
         statements = named(statements, self.prefix, self.int_example, self.labels)
         statements = precedence(statements, self.prefix, self.int_example, self.precs)
+        statements = typed(statements, self.prefix, self.int_example, self.types)
+        statements = iterated(statements, self.prefix, self.iters)
         for kind in (*SOPS, SEL):
             for name in self.names.get(kind, [])[:2]:
                 other = self.pick(_INT_EXAMPLES if self.int_example else _STRING_EXAMPLES)
@@ -297,6 +307,8 @@ def generate(seed: int, count: int, length: int = 8) -> list[Program]:
             random.Random(f"{seed}:{i}:lines"),
             random.Random(f"{seed}:{i}:names"),
             random.Random(f"{seed}:{i}:prec"),
+            random.Random(f"{seed}:{i}:types"),
+            random.Random(f"{seed}:{i}:iter"),
         ).program(length)
         for i in range(count)
     ]
