@@ -31,6 +31,18 @@ def test_a_misfit_within_noise_of_the_largest_value_only_is_no_fit() -> None:
     assert exact_affine_fit(rows, ys) == [256.0, 0.0, 2.0**-10]
 
 
+def test_a_misfit_past_a_tracr_rounding_is_no_fit() -> None:
+    # 5e-10 at 0.75: within 1e-9 of the value (two values a step tells apart may be that close),
+    # past the 12 significant digits tracr rounds its outputs to (5e-13 of 0.75)
+    rows = [[k] for k in range(10)]
+    line = [0.25 * k + 2.0**-20 for k in range(10)]
+    assert (
+        exact_affine_fit(rows, [y + (5e-10 if k == 3 else 0) for k, y in enumerate(line)]) is None
+    )
+    rounded = [float(f"{y:.12g}") for y in line]  # 0.750000953674 for 0.75000095367431640625
+    assert rounded != line and exact_affine_fit(rows, rounded) == [0.25, 2.0**-20]
+
+
 def test_float64_rounding_of_large_terms_that_cancel_is_still_noise() -> None:
     # x1 - x2 of two large fractions: float64 rounds the difference relative to the terms (1e8),
     # so a row where they cancel errs far more than 1e-9 of its own |y|
