@@ -22,6 +22,10 @@ from rasp.seqvalues import value_repr
 
 # Numbers closer than this (relative) differ only by float64 rounding in the interpreter.
 FLOAT64_NOISE = 1e-9
+# What an affine fit lets a row's value miss the line by, relative to max(1, |value|): a tracr
+# output's rounding to 12 significant digits (compiler.rounded), far below the gap between two
+# values a model tells apart (FLOAT64_NOISE), which no error bound could then carry it across
+FIT_NOISE = 1e-11
 # Below this, float64 holds every whole number exactly: two different ones are never twins.
 EXACT_WHOLES = 2.0**53
 
@@ -266,13 +270,23 @@ def exact_affine_fit(
     xs: list[list[float]] | np.ndarray, ys: list[float] | np.ndarray
 ) -> list[float] | None:
     """[a_1, ..., a_k, b] with ys == sum_j a_j xs[:, j] + b on every row (up to float64 noise),
-    else None. Affine maps in programs have simple coefficients: they are rounded to 2**-20."""
+    else None. Affine maps in programs have simple coefficients: they are rounded to 2**-20.
+
+    The misfit allowed is each row's own (FIT_NOISE of max(1, |y|), and float64's rounding of
+    the sum of its terms), never a share of the largest |y|: a view is read as the fit (nothing
+    carries its misfit into an error bound), so a misfit of 1e-9 of the largest value, 2.05e-6
+    beside 256 * w1 + 2^-10 at N = 9, moved the output at w1 = 0 from 0.0009780625 to the
+    listed 0.0009765625, certified (the snap's margin 7.5e-7, its float32 bound 1.75e-10).
+    FIT_NOISE, not FLOAT64_NOISE: two values FLOAT64_NOISE apart are two values to a step
+    between them, whose threshold a misfit of that size crosses where the step is exact."""
     y = np.asarray(ys, dtype=np.float64)  # [rows]
     x = np.asarray(xs, dtype=np.float64).reshape(len(y), -1)  # [rows, k]
     a = np.concatenate([x, np.ones((len(y), 1))], axis=1)  # [rows, k + 1]
     coef, *_ = np.linalg.lstsq(a, y, rcond=None)
     coef = np.round(coef * 2**20) / 2**20
-    if np.max(np.abs(a @ coef - y), initial=0.0) > 1e-9 * max(1.0, float(np.abs(y).max())):
+    terms = np.abs(a) @ np.abs(coef)  # [rows]: float64 rounds the sum (and y) relative to these
+    noise = FIT_NOISE * np.maximum(1.0, np.abs(y)) + 16 * a.shape[1] * 2.0**-53 * terms
+    if np.any(np.abs(a @ coef - y) > noise):
         return None
     return [float(c) for c in coef]
 

@@ -378,9 +378,8 @@ def _plan_unit(
     offsets = -sign * slope * (points.low if falling else points.high) - margin
     offsets[ids] = -sign * slope * ts + 0.5
     pre = sign * slope * points.xs + offsets[points.owner]  # [P]
-    true_margin = float(np.min(np.maximum(-pre, pre - 1.0)))
-    if true_margin < margin - 1e-6 * (1.0 + abs(margin)):
-        raise ValueError("internal: a step threshold falls too close to a reachable value")
+    # the refusal first: where float32 cannot resolve the step (x near 2e15, 0.5 apart), float64
+    # cannot place it either, and the check below was an internal error, not that refusal
     check_steps_resolvable(
         min_gap,
         budget.x_error,
@@ -391,6 +390,9 @@ def _plan_unit(
         what=what,
         sizes=f"slope {slope:.3g}, {budget.n_contexts} context value(s)",
     )
+    true_margin = float(np.min(np.maximum(-pre, pre - 1.0)))
+    if true_margin < margin - 1e-6 * (1.0 + abs(margin)):
+        raise ValueError("internal: a step threshold falls too close to a reachable value")
     step = next(iter(members.values()))
     delta = writer.encode(step.after) - writer.encode(step.before)
     return _Unit(delta, slope, falling, offsets, tuple(members), min_gap, margin, float(ts.mean()))
