@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from compiler import numeric, vector_maps
+from compiler import chain_walk, numeric, vector_maps
 from compiler.blocks import Atom, Encoded, Encoding, all_numbers, is_number
 from compiler.graph import Graph, IRNode, Op
 from compiler.map_values import apply_map
@@ -209,36 +209,9 @@ class PlanContext:
         self, index: int, sources: Sequence[int]
     ) -> Callable[[Sequence[Atom]], tuple[bool, Atom]]:
         """`combo -> chain_value(index, dict(zip(sources, combo)))`, with the chain's walk done
-        once: the same maps called on the same arguments in the same order (for the map planners,
-        which evaluate a chain at tens of thousands of combinations)."""
-        at = {s: k for k, s in enumerate(sources)}  # the last of equal sources, as dict() keeps
-
-        def build(i: int) -> Callable[[Sequence[Atom]], tuple[bool, Atom]]:
-            if i in at:
-                k = at[i]
-                return lambda combo: (True, combo[k])
-            node = self.graph[i]
-            if node.op is Op.CONST:
-                value = node.value
-                return lambda combo: (True, value)
-            fn = node.fn
-            if all(j in at for j in node.inputs):  # a map of sources: no sub-chain can fail
-                ks = [at[j] for j in node.inputs]
-                return lambda combo: apply_map(fn, [combo[k] for k in ks])
-            parts = [build(j) for j in node.inputs]
-
-            def chain(combo: Sequence[Atom]) -> tuple[bool, Atom]:
-                args = []
-                for part in parts:
-                    ok, v = part(combo)
-                    if not ok:
-                        return False, None
-                    args.append(v)
-                return apply_map(fn, args)
-
-            return chain
-
-        return build(index)
+        once and each of its maps called once per combination (compiler.chain_walk: for the map
+        planners, which evaluate a chain at tens of thousands of combinations)."""
+        return chain_walk.chain_function(self.graph, index, sources)
 
     def chain_values(
         self, index: int, sources: Sequence[int], combos: Sequence[Sequence[Atom]]
