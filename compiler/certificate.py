@@ -22,7 +22,7 @@ class Check:
     sublayer: str  # "layer 0 attn", "layer 0 mlp", "decoder"
     block: str  # the program variable(s) the block writes
     op: str
-    kind: str  # "softmax", "relu", "argmax", "snap"
+    kind: str  # "softmax", "relu", "argmax", "snap"; "range": a value past float32's range
     margin: float
     bound: float
     where: str

@@ -78,6 +78,9 @@ def certify(
         # (the range alone named no s-op and read as a model the certifier could not walk)
         if any(not check.ok for check in checks):
             return Certificate(tuple(checks))
+        located = err.as_check(reach)
+        if located is not None:
+            return Certificate((*checks, located))
         return Certificate((), (str(err),))
     except ReadError as err:
         return Certificate((), (str(err),))

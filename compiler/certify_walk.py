@@ -10,6 +10,7 @@ arrays), the reach, per residual dimension a bound on |float32 - exact| at real 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -19,6 +20,8 @@ from compiler.bounds import OVERFLOW, DimErrors, ReadError
 from compiler.certificate import Check
 from compiler.reach import HeadReach, Reach
 
+# what a derived dimension's name adds to its s-op's (`x.frac`, `x~sel`, `indices^2`)
+_BASE = re.compile(r"[.~^]")
 MAX_STATES = 4_000_000  # query x key pairs (or points x units) per chunk of one array
 
 
@@ -33,7 +36,30 @@ class Specials:
 class OutOfRange(ReadError):
     """A residual dimension may pass float32's range (`Walk.check_range`). Past a decision that
     failed, it is that failure's error bound carried on (a softmax whose margin did not hold
-    weighs its keys anyhow): `certify` then reports the located failure, not the range."""
+    weighs its keys anyhow): `certify` then reports the located failure, not the range.
+    Otherwise it is the error bound of the block that wrote the dimension (`as_check`)."""
+
+    def __init__(self, message: str, sublayer: str, label: str, value: float, at: str) -> None:
+        super().__init__(message)
+        self.sublayer, self.label, self.value, self.at = sublayer, label, value, at
+
+    def as_check(self, reach: Reach) -> Check | None:
+        """The overflow as a failed decision of the head or MLP of `sublayer` that wrote the
+        dimension, located at its s-op: its bound is past float32's range, as no margin allows
+        (a width head whose scores carry error 50 spreads its weights by e^100: 2.7e43 at
+        N = 12, where at N = 10 the MLP after it failed, located). None: the embedding's."""
+        base = _BASE.split(self.label, maxsplit=1)[0]
+        blocks = [*reach.heads, *reach.mlps]
+        for block in blocks:
+            if block.layer == _layer(self.sublayer) and base in block.name.split(", "):
+                kind = "attn" if isinstance(block, HeadReach) else "mlp"
+                if self.sublayer.endswith(kind):
+                    where = f"residual dimension {self.label!r} at {self.at}"
+                    return Check(
+                        self.sublayer, block.name, block.op, "range", OVERFLOW, self.value, where,
+                        self.value,
+                    )  # fmt: skip
+        return None
 
 
 class OverBudget(Exception):
@@ -90,7 +116,11 @@ class Walk:
                 raise OutOfRange(
                     f"{where} can leave residual dimension {self.residual[d]!r} at "
                     f"{float(values[d]):.3g} at {at}, past float32's range (3.4e38 at most; "
-                    f"{OVERFLOW:.3g} allowed)"
+                    f"{OVERFLOW:.3g} allowed)",
+                    where,
+                    self.residual[d],
+                    float(values[d]),
+                    at,
                 )
 
     def check_read(self, readings: Iterable[int], who: str) -> None:
@@ -132,3 +162,9 @@ class Walk:
         for d in (self.one, self.bos, self.pad):
             if touched[d]:
                 raise ReadError(f"{where} writes the {self.residual[d]!r} dimension")
+
+
+def _layer(sublayer: str) -> int:
+    """`layer 2 attn` -> 2 (-1 for the embedding's, which no block writes)."""
+    words = sublayer.split()
+    return int(words[1]) if len(words) == 3 and words[0] == "layer" else -1

@@ -64,6 +64,11 @@ def refusals(
                 f"{check.margin:.3g} promised where its values are too many to list "
                 f"(at {at})"
             )
+        elif check.kind == "range":  # no decision: a value past float32's range (certify_walk)
+            what = (
+                f"its float32 error bound reaches {check.bound:.3g}, past float32's range "
+                f"({check.margin:.3g} allowed, at {check.where})"
+            )
         else:
             article = "an" if check.kind[0] in "aeiou" else "a"
             what = (
@@ -136,8 +141,11 @@ def message_names(graph: Graph) -> MessageNames:
 
 def _noisy_count(certificate: Certificate, check: Check) -> float | None:
     """The score error of the width head whose 1/(w+1) the failed relu `check` decodes (a step
-    MLP over `<name>.frac`), where that head's scores carry error; else None."""
-    if check.kind != "relu" or f"{check.block}.frac=" not in check.where:
+    MLP over `<name>.frac`), or whose 1/(w+1) passed float32's range (a range `check`), where that
+    head's scores carry error; else None."""
+    frac = f"{check.block}.frac"
+    decodes = check.kind == "relu" and f"{frac}=" in check.where
+    if not decodes and not (check.kind == "range" and f"'{frac}'" in check.where):
         return None
     noise = max(
         (

@@ -19,6 +19,9 @@ each value checked as `rasp verify` checks it, a bool never equal to a number), 
 (random_def_texts.py's texts: `def`s with locals calling each other, nested and several times,
 inner defs, loops and recursion chaining maps, functions returning selectors or pairs, the
 prelude and the programs/ files' s-ops loaded and composed; checked as mixed is).
+`--causal` (numeric, texts, mixed, defs): the text made one a causal model can compute
+(causal_texts.py: every aggregate's selector also `select(indices, indices, <=)`, `length` read
+as `indices + 1`), compiled with causal attention; a seed keeps its program otherwise.
 Inputs: every input up to length 3 (4 at N = 4) and 60 random ones up to the maximum length. Each
 seed runs in a process of its own, killed past `--seconds` of CPU time (or four times that of wall
 clock). A refusal (CompileError) keeps the promise; a wrong value, another exception, a process
@@ -42,6 +45,7 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parents[2])]
 
+from causal_texts import causal_text  # noqa: E402
 from random_def_texts import random_def_program  # noqa: E402
 from random_mixed_texts import random_mixed_program  # noqa: E402
 from random_numeric_texts import random_numeric_program  # noqa: E402
@@ -57,6 +61,7 @@ from rasp.errors import CompileError, RaspError, Source  # noqa: E402
 from rasp.interpreter import load_source  # noqa: E402
 
 FLAVOURS = ("plain", "twins", "causal", "addressing", "numeric", "kinds", "texts", "mixed", "defs")
+TEXT_FLAVOURS = ("numeric", "texts", "mixed", "defs")  # those `--causal` rewrites
 PROGRAMS = Path(__file__).parents[2] / "programs"  # what the defs flavour's texts load
 
 
@@ -67,18 +72,24 @@ UNCHECKED = "the certifier could not check the model"
 
 
 def _program(
-    flavour: str, seed: int, max_len: int, sizes: tuple[int, ...] = ADDRESSING_SIZES
+    flavour: str,
+    seed: int,
+    max_len: int,
+    sizes: tuple[int, ...] = ADDRESSING_SIZES,
+    causal: bool = False,
 ) -> tuple[S.SOp, list, int, list[list]]:
-    """The seed's program, vocabulary, maximum length and inputs (`sizes`: addressing's N)."""
+    """The seed's program, vocabulary, maximum length and inputs (`sizes`: addressing's N;
+    `causal`: a text flavour's text rewritten by causal_text)."""
     rng = random.Random(seed)
+    rewrite = causal_text if causal else _unchanged
     if flavour == "numeric":
-        return _numeric(seed, max_len)
+        return _numeric(seed, max_len, rewrite)
     if flavour == "texts":
-        return _text(seed, max_len)
+        return _text(seed, max_len, rewrite)
     if flavour == "mixed":
-        return _mixed(seed, max_len)
+        return _mixed(seed, max_len, rewrite)
     if flavour == "defs":
-        return _defs(seed, max_len)
+        return _defs(seed, max_len, rewrite)
     if flavour == "addressing":
         n = sizes[ADDRESSING_SIZES.index(rng.choice(ADDRESSING_SIZES)) % len(sizes)]
         root = random_addressing_program(rng)
@@ -99,11 +110,17 @@ def _program(
     return root, vocab, max_len, short + longer
 
 
-def _numeric(seed: int, max_len: int) -> tuple[S.SOp, list, int, list[list]]:
+def _unchanged(text: str) -> str:
+    return text
+
+
+def _numeric(
+    seed: int, max_len: int, rewrite: Callable[[str], str] = _unchanged
+) -> tuple[S.SOp, list, int, list[list]]:
     """A numeric text's `res` at N = max_len (a text the interpreter cannot run raises
     RaspError, counted as refused)."""
     text, vocab, _ = random_numeric_program(seed)
-    interp = load_source(Source(f"numeric-{seed}.rasp", text))
+    interp = load_source(Source(f"numeric-{seed}.rasp", rewrite(text)))
     root = interp.get("res")
     if not isinstance(root, S.SOp):
         raise RaspError("res is not an s-op")
@@ -112,11 +129,13 @@ def _numeric(seed: int, max_len: int) -> tuple[S.SOp, list, int, list[list]]:
     return root, vocab, max_len, inputs + random_inputs(vocab, max_len, 60, seed)
 
 
-def _text(seed: int, max_len: int) -> tuple[S.SOp, list, int, list[list]]:
+def _text(
+    seed: int, max_len: int, rewrite: Callable[[str], str] = _unchanged
+) -> tuple[S.SOp, list, int, list[list]]:
     """A wide random text's `res` at N = max_len (RaspError where it is no s-op or the
     interpreter refuses it: counted as refused)."""
     text = TextGenerator(random.Random(seed), wide=True).program()
-    root = load_source(Source(f"texts-{seed}.rasp", text)).get("res")
+    root = load_source(Source(f"texts-{seed}.rasp", rewrite(text))).get("res")
     if not isinstance(root, S.SOp):
         raise RaspError("res is not an s-op")
     vocab = ["0", "1", "2"]
@@ -124,22 +143,27 @@ def _text(seed: int, max_len: int) -> tuple[S.SOp, list, int, list[list]]:
     return root, vocab, max_len, short + random_inputs(vocab, max_len, 60, seed)
 
 
-def _mixed(seed: int, max_len: int) -> tuple[S.SOp, list, int, list[list]]:
+def _mixed(
+    seed: int, max_len: int, rewrite: Callable[[str], str] = _unchanged
+) -> tuple[S.SOp, list, int, list[list]]:
     """A mixed text's `res` over its vocabulary at N = max_len (RaspError where it is no s-op or
     the interpreter refuses it: counted as refused)."""
     text, vocab = random_mixed_program(seed)
-    root = load_source(Source(f"mixed-{seed}.rasp", text)).get("res")
+    root = load_source(Source(f"mixed-{seed}.rasp", rewrite(text))).get("res")
     if not isinstance(root, S.SOp):
         raise RaspError("res is not an s-op")
     short = all_inputs(vocab, min(max_len, 3))
     return root, vocab, max_len, short + random_inputs(vocab, max_len, 60, seed)
 
 
-def _defs(seed: int, max_len: int) -> tuple[S.SOp, list, int, list[list]]:
+def _defs(
+    seed: int, max_len: int, rewrite: Callable[[str], str] = _unchanged
+) -> tuple[S.SOp, list, int, list[list]]:
     """A defs text's `res` over its vocabulary at N = max_len (RaspError where it is no s-op or
     the interpreter refuses it: counted as refused)."""
     text, vocab = random_def_program(seed)
-    root = load_source(Source(f"defs-{seed}.rasp", text), search_dirs=[PROGRAMS]).get("res")
+    source = Source(f"defs-{seed}.rasp", rewrite(text))
+    root = load_source(source, search_dirs=[PROGRAMS]).get("res")
     if not isinstance(root, S.SOp):
         raise RaspError("res is not an s-op")
     short = all_inputs(vocab, min(max_len, 3))
@@ -182,44 +206,55 @@ def run(
     seconds: int,
     say: Callable[[str], None],
     sizes: tuple[int, ...] = ADDRESSING_SIZES,
+    causal: bool = False,
 ) -> int:
     """Check every seed, each in a process of its own; returns how many failed (or ran past
-    `seconds`)."""
+    `seconds`). `causal`: a text flavour's texts rewritten by causal_text, compiled causal."""
     _warm_up()
+    label = _label(flavour, causal)
     counts = {"compiled": 0, "refused": 0, "odd": 0, "failed": 0}
     for seed in seeds:
-        outcome, line = _in_child(partial(_check, flavour, seed, max_len, sizes), seconds)
+        check = partial(_check, flavour, seed, max_len, sizes, causal)
+        outcome, line = _in_child(check, seconds)
         if outcome == "slow":
-            outcome, line = "failed", f"SLOW {flavour} {seed}: {line}"
+            outcome, line = "failed", f"SLOW {label} {seed}: {line}"
         elif outcome == "died":
-            outcome, line = "failed", f"FAIL {flavour} {seed}: {line}"
+            outcome, line = "failed", f"FAIL {label} {seed}: {line}"
         counts[outcome] += 1
         counts["refused"] += outcome == "odd"
         if line:
             say(line)
     compiled, refused, odd, bad = counts.values()
-    say(f"{flavour} seeds {seeds.start}..{seeds.stop - 1}: {compiled} compiled and agreed, "
+    say(f"{label} seeds {seeds.start}..{seeds.stop - 1}: {compiled} compiled and agreed, "
         f"{refused} refused{f' ({odd} odd)' if odd else ''}, {bad} failed")  # fmt: skip
     return bad
 
 
-def _check(flavour: str, seed: int, max_len: int, sizes: tuple[int, ...]) -> tuple[str, str]:
+def _label(flavour: str, causal: bool) -> str:
+    """The flavour as its lines name it (as it is run again)."""
+    return f"{flavour} --causal" if causal else flavour
+
+
+def _check(
+    flavour: str, seed: int, max_len: int, sizes: tuple[int, ...], causal: bool = False
+) -> tuple[str, str]:
     """One seed: compiled, refused, odd or failed, and the line to report ("" for none)."""
+    label = _label(flavour, causal)
     try:
         try:
-            root, vocab, n, inputs = _program(flavour, seed, max_len, sizes)
+            root, vocab, n, inputs = _program(flavour, seed, max_len, sizes, causal)
         except RaspError:  # a text the interpreter cannot run: nothing to compile
             return "refused", ""
         try:
-            model = compile_sop(root, vocab, n, causal=flavour == "causal")
+            model = compile_sop(root, vocab, n, causal=causal or flavour == "causal")
         except CompileError as err:
             if UNCHECKED in str(err):  # kept, but the compiler built what it cannot read
-                return "odd", f"ODD {flavour} {seed}: {str(err)[:300]}"
+                return "odd", f"ODD {label} {seed}: {str(err)[:300]}"
             return "refused", ""
         (check_exactly if flavour in ("mixed", "defs") else check_inputs)(model, root, inputs)
         return "compiled", ""
     except Exception as err:  # noqa: BLE001 (a campaign reports every failure and goes on)
-        return "failed", f"FAIL {flavour} {seed}: {type(err).__name__}: {str(err)[:300]}"
+        return "failed", f"FAIL {label} {seed}: {type(err).__name__}: {str(err)[:300]}"
 
 
 # A seed past its limit is killed with its process: the alarm this campaign used before could
@@ -289,9 +324,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sizes", type=_sizes, default=ADDRESSING_SIZES, help="addressing's N, comma-separated"
     )
+    parser.add_argument(
+        "--causal",
+        action="store_true",
+        help="a text flavour's texts made causal (causal_texts.py), compiled causal",
+    )
     args = parser.parse_args(argv)
+    if args.causal and args.flavour not in TEXT_FLAVOURS:
+        parser.error(f"--causal rewrites texts: {', '.join(TEXT_FLAVOURS)} (or flavour causal)")
     seeds = range(args.first, args.stop)
-    bad = run(args.flavour, seeds, args.max_len, args.seconds, print, args.sizes)
+    bad = run(args.flavour, seeds, args.max_len, args.seconds, print, args.sizes, args.causal)
     return 1 if bad else 0
 
 
