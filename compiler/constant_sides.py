@@ -28,25 +28,35 @@ head against `select(True, holds, ==)` and the MLP against `holds`).
 
 Only where the other side is worth it: it reads the tokens (a select of the position alone is a
 known matrix already), is not the tokens themselves (whose one-hot the embedding writes anyway),
-and has at least MIN_VALUES values; a constant side is kept inside the map's function (a
-one-input map, as key-only predicates are read: `compiler.count_keys`), any other uniform side as
-the map's first input. A graph with nothing to rewrite is returned unchanged, the same object.
+and has at least MIN_VALUES values. Which selects qualify is read off a few inputs first (every
+short one, a few random ones: `_Probes`), and only what they leave open goes to the compiler's
+value analysis: that a side not built from constants and the length holds one value (the proof
+the rewrite rests on), and how many values the other side has where the inputs showed fewer (a
+tracr mean that fails on most inputs shows few; the head would read every value the analysis
+lists). A constant side is kept inside the map's function (a one-input map, as key-only
+predicates are read: `compiler.count_keys`), any other as the map's first input. A graph with
+nothing to rewrite is returned unchanged, the same object.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import random
 from collections.abc import Sequence
 from typing import Any
 
 from compiler.blocks import Atom
 from compiler.rewrite import ValueFacts, positional_nodes, rebuilt
 from rasp import sops
-from rasp.errors import CompileError
+from rasp.atoms import atom_key
+from rasp.errors import CompileError, RaspError
 
 # A side with fewer values is read as its one-hot, which is narrow, and may be read so anyway:
 # a map to a bool would cost an MLP (and maybe a layer) for a few columns.
 MIN_VALUES = 8
+# inputs of each kind (every short one, random ones) the sides are tried on
+PROBE_INPUTS = 32
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,8 +100,8 @@ def constant_sides(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops
     order = list(sops.walk(root))
     positional, _ = positional_nodes(order)
     uniform = _per_input(order)
-    # select id -> (the uniform side's index: 0 keys, 1 queries; whether it is known uniform)
-    sites: dict[int, tuple[int, bool]] = {}
+    # select id -> (the same side's index: 0 keys, 1 queries; whether it is known to be the same)
+    sites: dict[int, tuple[sops.Select, int, bool]] = {}
     for node in order:
         if not isinstance(node, sops.Select) or node.keys is node.queries:
             continue
@@ -100,31 +110,48 @@ def constant_sides(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops
         ):
             if other.id in positional or isinstance(other, sops.TokensSOp):
                 continue  # a known matrix, or a one-hot the embedding writes
-            if same.id in uniform:
-                sites[node.id] = (side, True)
-            elif same.id not in positional and not isinstance(same, sops.TokensSOp):
-                sites[node.id] = (side, False)  # one value? the value analysis says
-            if node.id in sites:
+            if same.id in uniform or not (
+                same.id in positional or isinstance(same, sops.TokensSOp)
+            ):
+                sites[node.id] = (node, side, same.id in uniform)
                 break
     if not sites or not vocab:
         return root
-    selects = {node.id: node for node in order if node.id in sites}
-    asked = []
-    for select_id, (side, _) in sites.items():
-        select = selects[select_id]
-        assert isinstance(select, sops.Select)
-        asked += [select.keys, select.queries]
-    try:
-        facts = ValueFacts(asked, vocab, max_len)
-    except CompileError:
-        return root  # the compile itself reports it, in its own words
-    kept: dict[int, int] = {}
-    for select_id, (side, known) in sites.items():
-        select = selects[select_id]
-        assert isinstance(select, sops.Select)
+    # Which sides to rewrite is read off a few inputs first (the value analysis of a program's
+    # every select side at N = 256 took seconds): a side not known to be the same everywhere must
+    # show one value there, and the other side MIN_VALUES (worth it; not needed for soundness).
+    # The value analysis then proves the one value, and counts the other side's values where the
+    # inputs showed fewer (they show a map of the tokens' every value; a mean that fails on most
+    # inputs few of the values the analysis lists, and the head would read them all).
+    seen = _Probes(vocab, max_len)
+    # (every input of length 1 is among them where the vocabulary has at most PROBE_INPUTS tokens)
+    local = _token_local(order) if len(vocab) <= PROBE_INPUTS else set()
+    chosen: dict[int, tuple[sops.SOp, sops.SOp, bool]] = {}
+    asked: list[sops.SOp] = []
+    for select_id, (select, side, known) in sites.items():
         same, other = (select.keys, select.queries)[side], (select.queries, select.keys)[side]
-        if (known or len(facts.values(same)) == 1) and len(facts.values(other)) >= MIN_VALUES:
-            kept[select_id] = side
+        few = seen.count(other) < MIN_VALUES
+        if (few and other.id in local) or (not known and seen.count(same) != 1):
+            continue
+        chosen[select_id] = (same, other, few)
+        asked += [same] if not known else []
+        asked += [other] if few else []
+    if not chosen:
+        return root
+    facts = None
+    if asked:
+        try:
+            facts = ValueFacts(asked, vocab, max_len)
+        except CompileError:
+            return root  # the compile itself reports it, in its own words
+    kept: dict[int, int] = {}
+    for select_id, (same, other, few) in chosen.items():
+        select, side, known = sites[select_id]
+        if not known and (facts is None or len(facts.values(same)) != 1):
+            continue
+        if few and (facts is None or len(facts.values(other)) < MIN_VALUES):
+            continue
+        kept[select_id] = side
     if not kept:
         return root
     new: dict[int, sops.Node] = {}
@@ -136,6 +163,36 @@ def constant_sides(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops
         assert isinstance(node, sops.Select)
         new[node.id] = _through_bool(node, side, new)
     return new[root.id]
+
+
+class _Probes:
+    """The distinct values s-ops take on a few inputs: every input of lengths 1, 2, ... while
+    they are at most PROBE_INPUTS in all, and PROBE_INPUTS random ones up to max_len (one seed:
+    a compile is deterministic). An input an s-op fails on adds nothing."""
+
+    def __init__(self, vocab: Sequence[Atom], max_len: int) -> None:
+        inputs: list[list[Atom]] = []
+        for n in range(1, max_len + 1):
+            if len(inputs) + len(vocab) ** n > PROBE_INPUTS:
+                break
+            inputs += [list(t) for t in itertools.product(vocab, repeat=n)]
+        rng = random.Random(0)
+        for _ in range(PROBE_INPUTS):
+            n = rng.randint(1, max_len)
+            inputs.append([rng.choice(vocab) for _ in range(n)])
+        self.evaluators = [sops.Evaluator(xs) for xs in inputs]
+        self._counts: dict[int, int] = {}
+
+    def count(self, sop: sops.SOp) -> int:
+        if sop.id not in self._counts:
+            found = set()
+            for evaluator in self.evaluators:
+                try:
+                    found.update(atom_key(v) for v in evaluator.seq(sop).values)
+                except RaspError:
+                    continue
+            self._counts[sop.id] = len(found)
+        return self._counts[sop.id]
 
 
 def _through_bool(node: sops.Select, side: int, new: dict[int, sops.Node]) -> sops.Select:
@@ -154,6 +211,18 @@ def _through_bool(node: sops.Select, side: int, new: dict[int, sops.Node]) -> so
     if side == 0:
         return dataclasses.replace(node, keys=true, queries=holds, comparison=sops.Comparison.EQ)
     return dataclasses.replace(node, keys=holds, queries=true, comparison=sops.Comparison.EQ)
+
+
+def _token_local(order: list[sops.Node]) -> set[int]:
+    """Nodes whose value at a position is a function of that position's token alone: the tokens,
+    constants and maps of them (every input of length 1 shows each of their values)."""
+    out: set[int] = set()
+    for node in order:
+        if isinstance(node, (sops.TokensSOp, sops.ConstSOp)) or (
+            isinstance(node, sops.MapSOp) and node.inputs and all(c.id in out for c in node.inputs)
+        ):
+            out.add(node.id)
+    return out
 
 
 def _per_input(order: list[sops.Node]) -> set[int]:
