@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from compiler.blocks import Atom
 from compiler.bos_widths import bos_widths
+from compiler.constant_sides import constant_sides
 from compiler.counts import count_means
 from compiler.dedupe import merge_duplicates
 from compiler.fraction_means import fraction_means
@@ -40,7 +41,9 @@ def prepare(
     it (`compiler.select_offsets`), then
     the BOS trick's means as widths (`compiler.bos_widths`), then
     means of 0/1 values that a map only counts rewritten as counts (`compiler.counts`), then widths
-    of orders over many numbers as widths over digits (`compiler.order_digits`). A RASP program
+    of orders over many numbers as widths over digits (`compiler.order_digits`), then selects one
+    side of which is the same at every position compared through a bool of the other side
+    (`compiler.constant_sides`). A RASP program
     with none of them is `sop` itself. Tools that pair the model's generated residual names
     (`_map_3`) with s-op nodes pair them with this graph's. `weighted=False`: means of whole
     numbers other than 0 and 1 stay means (the compile's fallback where their sums' model is not
@@ -72,6 +75,7 @@ class Forms:
             sop = bos_widths(sop, vocab, max_len)  # the BOS trick's mean: a width
             sop = count_means(sop, vocab, max_len, weighted=weighted)  # counted prefixes: widths
             sop = order_digits(sop, vocab, max_len)  # widths of `<` over many numbers: digits
+            sop = constant_sides(sop, vocab, max_len)  # `select(0, q, ==)`: through `0 == q`
             self._shared[weighted] = sop
         if fractions:
             sop = fraction_means(sop, vocab, max_len)  # `c / length`: a mean over every key

@@ -225,8 +225,10 @@ def test_a_step_whose_own_rounding_exceeds_its_margin_says_so_not_a_negative_tol
     # "tolerance -1.38e-07"
     text = (
         "m = aggregate(select(indices, indices, <=), tokens_float);\n"
-        "res = aggregate(select(m, 0, >), indices, 9);\n"
+        "res = aggregate(select(m, indices % 2, >), indices, 9);\n"
     )
+    # (a query of two values: `select(m, 0, >)` is the map `m > 0`, compiler.constant_sides,
+    # refused at its relu decision in the map's words)
     with pytest.raises(CompileError) as refused:
         compile_sop(program(text, "res"), [0.0, 1e-7, 1.0], 4)
     message = str(refused.value)
