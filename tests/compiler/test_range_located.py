@@ -13,10 +13,11 @@ from compiler.reach import Reach
 from rasp.errors import CompileError, Source
 from rasp.interpreter import load_source
 
-# `indices ^ tokens_int` is compared with 1 through squares an MLP computes: the width head's
-# scores carry float32 error (20 at N = 10, where the step MLP after it fails; 67 at N = 12,
-# where its weights spread by up to e^135 and 1/(w+1)'s bound passed float32's range)
-WIDTH = "res = selector_width(select(indices ^ tokens_int, 1, ==));"
+# `indices ^ tokens_int` is compared with `tokens_int % 2 + 1` through squares an MLP computes:
+# the width head's scores carry float32 error (67 at N = 12, where its weights spread by up to
+# e^135 and 1/(w+1)'s bound passed float32's range). The campaign's query was the constant 1,
+# which now makes the select a bool of its keys (compiler.constant_sides), compiled exactly.
+WIDTH = "res = selector_width(select(indices ^ tokens_int, tokens_int % 2 + 1, ==));"
 
 
 def _root():  # type: ignore[no-untyped-def]
@@ -28,7 +29,7 @@ def test_a_width_past_float32s_range_is_refused_at_its_head() -> None:
         compile_sop(_root(), list("012"), 12)
     (diagnostic,) = caught.value.diagnostics
     assert "could not check" not in diagnostic.message
-    assert "'selector_width(select(indices ^ tokens_int, 1, ==))' (layer 2 attn" in (
+    assert "'selector_width(select(indices ^ tokens_int, tokens_int % 2 + 1, ==))' (layer 2" in (
         diagnostic.message
     )
     assert "past float32's range" in diagnostic.message
