@@ -10,7 +10,6 @@ arrays), the reach, per residual dimension a bound on |float32 - exact| at real 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -19,9 +18,8 @@ import numpy as np
 from compiler.bounds import OVERFLOW, DimErrors, ReadError
 from compiler.certificate import Check
 from compiler.reach import HeadReach, Reach
+from rasp.named_text import stem
 
-# what a derived dimension's name adds to its s-op's (`x.frac`, `x~sel`, `indices^2`)
-_BASE = re.compile(r"[.~^]")
 MAX_STATES = 4_000_000  # query x key pairs (or points x units) per chunk of one array
 
 
@@ -48,7 +46,7 @@ class OutOfRange(ReadError):
         dimension, located at its s-op: its bound is past float32's range, as no margin allows
         (a width head whose scores carry error 50 spreads its weights by e^100: 2.7e43 at
         N = 12, where at N = 10 the MLP after it failed, located). None: the embedding's."""
-        base = _BASE.split(self.label, maxsplit=1)[0]
+        base = stem(self.label)
         blocks = [*reach.heads, *reach.mlps]
         for block in blocks:
             if block.layer == _layer(self.sublayer) and base in block.name.split(", "):

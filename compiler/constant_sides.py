@@ -216,20 +216,19 @@ def _through_bool(node: sops.Select, side: int, new: dict[int, sops.Node]) -> so
 def _token_local(order: list[sops.Node]) -> set[int]:
     """Nodes whose value at a position is a function of that position's token alone: the tokens,
     constants and maps of them (every input of length 1 shows each of their values)."""
-    out: set[int] = set()
-    for node in order:
-        if isinstance(node, (sops.TokensSOp, sops.ConstSOp)) or (
-            isinstance(node, sops.MapSOp) and node.inputs and all(c.id in out for c in node.inputs)
-        ):
-            out.add(node.id)
-    return out
+    return _maps_of(order, (sops.TokensSOp, sops.ConstSOp))
 
 
 def _per_input(order: list[sops.Node]) -> set[int]:
     """Nodes the same at every position of an input: constants, the length and maps of them."""
+    return _maps_of(order, (sops.LengthSOp, sops.ConstSOp))
+
+
+def _maps_of(order: list[sops.Node], base: tuple[type, ...]) -> set[int]:
+    """Nodes of a `base` type and maps (of at least one input) of such nodes only."""
     out: set[int] = set()
     for node in order:
-        if isinstance(node, (sops.LengthSOp, sops.ConstSOp)) or (
+        if isinstance(node, base) or (
             isinstance(node, sops.MapSOp) and node.inputs and all(c.id in out for c in node.inputs)
         ):
             out.add(node.id)

@@ -10,7 +10,6 @@ depend on what else the process has built. A node a `def`'s call made or named a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -21,6 +20,7 @@ from typing import Any
 from rasp import sops
 from rasp.call_names import about, local_name, made_in, with_place
 from rasp.errors import CompileError, Diagnostic, Span
+from rasp.named_text import SEPARATORS
 
 # Whether a def's unnamed s-op is named after the def (`_f_aggregate_1`): off only while a model
 # file compiled before that (2026-12-06: `_aggregate_1`) is rebuilt to compare its reach
@@ -259,18 +259,15 @@ def graph_and_index(root: sops.Node) -> tuple[Graph, dict[int, int]]:
     return Graph(_distinct_texts(nodes, sources), index_of[root.id]), index_of
 
 
-_SEPARATORS = re.compile(r"[.~^]")
-
-
 def _own_name(label: str, stems: set[str]) -> str:
     """A label as a residual name: `:` as `_` (labels are `name:value`: `sh:ift` as `sh_ift`),
     and `.`, `~` and `^` too where the label would extend another s-op's name, a built-in's or a
     generated one (`_map_3`) into one the compiler derives (`x.frac`, `indices^2`); kept
     elsewhere (`re.v`), so that a file compiled before still rebuilds the same reach."""
     name = label.replace(":", "_")
-    stem = _SEPARATORS.split(name, maxsplit=1)[0]
+    stem = SEPARATORS.split(name, maxsplit=1)[0]
     if stem != name and (stem in stems or stem.startswith("_")):
-        return _SEPARATORS.sub("_", name)
+        return SEPARATORS.sub("_", name)
     return name
 
 

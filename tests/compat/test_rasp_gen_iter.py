@@ -6,19 +6,9 @@ from __future__ import annotations
 
 import random
 
-from lark.exceptions import LarkError
-
-from rasp.parser import lark_parser
+from tests.compat.parse_check import parses
 from tests.compat.rasp_gen import generate
 from tests.compat.rasp_gen_iter import iterated
-
-
-def _parses(text: str) -> bool:
-    try:
-        lark_parser().parse(text + "\n")
-    except LarkError:
-        return False
-    return True
 
 
 def test_blocks_reach_every_iteration_and_parse() -> None:
@@ -42,7 +32,7 @@ def test_blocks_reach_every_iteration_and_parse() -> None:
         ' = "xy";',  # unpacked assignment
     ):
         assert form in words, form
-    assert all(_parses(s) for s in statements)
+    assert all(parses(s) for s in statements)
 
 
 def test_generated_programs_hold_the_blocks() -> None:

@@ -6,19 +6,9 @@ from __future__ import annotations
 
 import random
 
-from lark.exceptions import LarkError
-
-from rasp.parser import lark_parser
+from tests.compat.parse_check import parses
 from tests.compat.rasp_gen import generate
 from tests.compat.rasp_gen_types import mixed_sop, typed
-
-
-def _parses(text: str) -> bool:
-    try:
-        lark_parser().parse(text + "\n")
-    except LarkError:
-        return False
-    return True
 
 
 def test_mixed_sops_choose_between_types() -> None:
@@ -28,7 +18,7 @@ def test_mixed_sops_choose_between_types() -> None:
     for piece in ("True", "False", "-0.0", "1.0", "0.5", '"x"', "tokens", "indices > 1"):
         assert f" {piece} " in f" {words} ".replace("(", " ").replace(")", " "), piece
     assert any(t.count(" if ") >= 2 for t in texts)  # nested
-    assert all(_parses(f"x = {t};") for t in texts)
+    assert all(parses(f"x = {t};") for t in texts)
 
 
 def test_blocks_use_the_sops_every_way_and_parse() -> None:
@@ -51,7 +41,7 @@ def test_blocks_use_the_sops_every_way_and_parse() -> None:
         ', "x");',
     ):
         assert use in words, use
-    assert all(_parses(s) for s in statements if not s.startswith("full seq"))
+    assert all(parses(s) for s in statements if not s.startswith("full seq"))
 
 
 def test_generated_programs_hold_the_blocks() -> None:
