@@ -20,6 +20,7 @@ from compiler.order_digits import order_digits
 from compiler.position_functions import position_functions
 from compiler.resolve import resolve
 from compiler.select_offsets import select_offsets
+from compiler.vote_means import vote_means
 from rasp import sops
 
 
@@ -40,7 +41,8 @@ def prepare(
     selects of one s-op against itself through a term of the length as selects of the s-op under
     it (`compiler.select_offsets`), then
     the BOS trick's means as widths (`compiler.bos_widths`), then
-    means of 0/1 values that a map only counts rewritten as counts (`compiler.counts`), then widths
+    the readers of a difference of two 0/1 means over one selector as tables over one mean of
+    votes (`compiler.vote_means`), then means of 0/1 values that a map only counts rewritten as counts (`compiler.counts`), then widths
     of orders over many numbers as widths over digits (`compiler.order_digits`), then selects one
     side of which is the same at every position compared through a bool of the other side
     (`compiler.constant_sides`). A RASP program
@@ -73,6 +75,7 @@ class Forms:
             sop = position_functions(sop, max_len)  # s-ops of the position alone: maps of indices
             sop = select_offsets(sop, vocab, max_len)  # `select(length - y, length - y, <)`: y
             sop = bos_widths(sop, vocab, max_len)  # the BOS trick's mean: a width
+            sop = vote_means(sop, vocab, max_len)  # `opens - closes` read as one mean of votes
             sop = count_means(sop, vocab, max_len, weighted=weighted)  # counted prefixes: widths
             sop = order_digits(sop, vocab, max_len)  # widths of `<` over many numbers: digits
             sop = constant_sides(sop, vocab, max_len)  # `select(0, q, ==)`: through `0 == q`
