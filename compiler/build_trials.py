@@ -16,7 +16,7 @@ from compiler.certify import Certificate, recheck
 from compiler.graph import Graph
 from compiler.model import CompiledModel, Sketch
 from compiler.refusals import why_not_proved
-from rasp.errors import CompileError
+from rasp.errors import CompileError, Diagnostic
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,8 @@ class Kept:
     one_hot_note: str | None = None  # why a one-hot output did not do, for the refusal
     # the other builds tried and not kept: (how, why: refused while planning, or not proved)
     tried: tuple[tuple[str, str], ...] = ()
+    # located notes for its refusal where it is not proved (compiler.vote_form)
+    notes: tuple[Diagnostic, ...] = ()
 
 
 def certify_model(model: CompiledModel) -> Certificate:

@@ -12,7 +12,7 @@ from compiler.blocks import Atom
 from compiler.budget import DEFAULT_MAX_PARAMS
 from compiler.build_memo import sharing
 from compiler.build_stages import Planned, assemble_build, plan_build
-from compiler.build_trials import BuildOptions, Builds
+from compiler.build_trials import BuildOptions, Builds, Kept
 from compiler.causal import short_causal_problems
 from compiler.forms import Forms
 from compiler.graph import Graph, Op, build_graph
@@ -24,6 +24,7 @@ from compiler.refusals import also_tried, header_refusal, refusals
 from compiler.size_check import check_size
 from compiler.values import ValueSets, infer_values
 from compiler.vocab_bound import reads_tokens
+from compiler.vote_form import or_votes
 from rasp import sops
 from rasp.deep_stack import fallback_note, run_deep
 from rasp.errors import CompileError, Diagnostic, Source
@@ -250,11 +251,9 @@ def _compile_sop(
             mixed_copies=lambda: copies()[1],
         )
 
-    # the default form, or the first alternative the certifier proves (compiler.alternatives), of
-    # the prepared program or another form of it (compiler.program_forms)
-    try:
-        kept = keep_form(
-            sop,
+    def keep(form: sops.Node, prepared: Callable[..., sops.Node], default: bool) -> Kept:
+        return keep_form(
+            form,
             lambda form, cap: keep_proved(
                 builder(form, _lower_limit(max_params, cap)),
                 build_graph(form),
@@ -263,12 +262,18 @@ def _compile_sop(
                 note,
                 users_limit=cap is None or (max_params is not None and max_params <= cap),
             ),
-            forms,
+            prepared,
             note,
             vocab,
             max_len,
-            None if predicted is None else predicted.params,
+            None if predicted is None or not default else predicted.params,
         )
+
+    # the default form, or the first alternative the certifier proves (compiler.alternatives), of
+    # the prepared program or another form of it (compiler.program_forms), or where none is
+    # proved, of the form with differences of means read as votes (compiler.vote_form)
+    try:
+        kept = or_votes(sop, keep, forms, note)
     except CompileError as err:  # a tracr map's unholdable value may be the reason, said first
         raise _with_value_problems(program, err, vocab, max_len) from None
     model, graph, certificate = kept.model, kept.graph, kept.certificate
@@ -278,6 +283,7 @@ def _compile_sop(
             [
                 *refusals(certificate, graph, one_hot=kept.one_hot_note, unlisted=unlisted),
                 *also_tried(kept.tried),
+                *kept.notes,
             ]
         )
     model.metadata["certificate"] = certificate.to_json()

@@ -21,6 +21,13 @@ certified against those values as any other. A reader that is not such a functio
 mean (the difference read as an output, its last bits seen), or raises on some (w, a, b), keeps
 the program as it is.
 
+The rewrite is an alternative form (`compiler.vote_form`): a mean of votes is one more head, whose
+value map reads both tokens' bits, and may cost a layer where the default fuses a comparison of
+the two means after their head (`frac_a > frac_b`: 1 layer, 2 through the vote mean); the compile
+builds it only where the default form is refused or not proved. `vote_rewrite` says, located at
+each difference whose readers it leaves as they are, why (past the combinations limit, or a
+reader that is no function of the vote mean), for that refusal's notes.
+
 It applies to a map D of exactly two aggregates over one selector S that depends on positions
 alone and selects at least one key at every query of every length (a default never taken), of
 values x1 and x2 whose value sets (the compiler's analysis) are ints 0 and 1, where every reader
@@ -43,11 +50,24 @@ from compiler.constant_sides import ComparedWith
 from compiler.rewrite import ValueFacts, positional_nodes, positional_widths, rebuilt
 from rasp import sops
 from rasp.atoms import atom_key
-from rasp.errors import CompileError
+from rasp.errors import CompileError, Diagnostic
 
 # (w, a, b) combinations each difference is evaluated on: a check, not a table. tracr's
 # functions take about 45 us a call: 100K is 4.5 s (a pair balance up to N = 82; 2.2 s at N = 64)
 MAX_COMBINATIONS = 100_000
+
+_NOT_READ = (
+    "the readers of this difference of two means are not read as one mean of the keys' votes"
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class VoteRewrite:
+    """`vote_rewrite`'s result: the program with readers rewritten (the input itself where none
+    is), and a located note per difference whose readers were left as they are, saying why."""
+
+    root: sops.Node
+    reasons: tuple[Diagnostic, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,57 +96,62 @@ def _mean(total: int, w: int) -> int | float:
 def vote_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Node:
     """`root` with each reader of a difference of two 0/1 means over one selector a table over
     the mean of the keys' votes (module docstring); `root` itself where there is none."""
+    return vote_rewrite(root, vocab, max_len).root
+
+
+def vote_rewrite(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> VoteRewrite:
+    """`vote_means`, with why each difference whose readers it leaves was left (`VoteRewrite`)."""
     order = list(sops.walk(root))
     readers: dict[int, list[sops.Node]] = {}
     for node in order:
         for child in node.children():
             readers.setdefault(child.id, []).append(node)
     positional, _ = positional_nodes(order)
-    sites = [
-        node
-        for node in order
-        if node is not root
-        and _difference(node, positional) is not None
-        and readers.get(node.id)
-        and all(_read_as_number(r, node) is not None for r in readers[node.id])
-    ]
+    sites: list[tuple[sops.MapSOp, tuple[sops.Selector, sops.SOp, sops.SOp]]] = []
+    for node in order:
+        found = _difference(node, positional)
+        if (
+            found is not None
+            and node is not root
+            and readers.get(node.id)
+            and all(_read_as_number(r, node) is not None for r in readers[node.id])
+        ):
+            sites.append((node, found))  # type: ignore[arg-type]
     if not sites or not vocab:
-        return root
+        return VoteRewrite(root)
     try:
-        facts = ValueFacts(
-            [x for d in sites for x in _difference(d, positional)[1:]], vocab, max_len
-        )  # type: ignore[index]
+        facts = ValueFacts([x for _, found in sites for x in found[1:]], vocab, max_len)
     except CompileError:
-        return root
+        return VoteRewrite(root)  # the compile reports it, in its own words
     local = _token_local(order)
-    tables: dict[int, tuple[sops.MapSOp, sops.AggregateSOp, dict[Any, Any]]] = {}
-    for d in sites:
-        found = _difference(d, positional)
-        assert found is not None
-        select, x1, x2 = found
+    tables: dict[int, tuple[sops.Node, sops.MapSOp, dict[Any, Any]]] = {}
+    reasons: list[Diagnostic] = []
+    for d, (select, x1, x2) in sites:
         if not all(_zero_one(facts.values(x)) for x in (x1, x2)):
             continue
         widths = positional_widths(select, max_len)
         if widths is None or min(min(ws) for ws in widths) < 1:
             continue
         both = not (x1.id in local and x2.id in local and _exclusive(x1, x2, vocab))
-        combos = _combinations(sorted({w for ws in widths for w in ws}), both)
+        distinct = sorted({w for ws in widths for w in ws})
+        combos = _combinations(distinct, both)
         if combos is None:
+            reasons.append(_past_limit(d, distinct, both))
             continue
-        assert isinstance(d, sops.MapSOp)
         points = _points(d, combos)
         if points is None:
             continue
         for reader in readers[d.id]:
-            fn = _read_as_number(reader, d)
-            assert fn is not None
-            table = _table(fn, points)
-            if table is not None:
-                tables[reader.id] = (reader, d, table)  # type: ignore[assignment]
+            table = _table(_read_as_number(reader, d), points)
+            if isinstance(table, str):
+                reasons.append(_no_function(d, reader, table))
+            else:
+                tables[reader.id] = (reader, d, table)
     if not tables:
-        return root
+        return VoteRewrite(root, tuple(reasons))
     means: dict[int, sops.AggregateSOp] = {}
     new: dict[int, sops.Node] = {}
+    by_id = {d.id: found for d, found in sites}
     for node in order:
         found_table = tables.get(node.id)
         if found_table is None:
@@ -135,27 +160,52 @@ def vote_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Nod
         reader, d, table = found_table
         mean = means.get(d.id)
         if mean is None:
-            mean = means[d.id] = _vote_mean(d, positional, new)
-        holds = sops.MapSOp(
-            fn=_Table(table),
-            inputs=(mean,),
-            text=reader.text if isinstance(reader, sops.MapSOp) else reader.label,
-            span=reader.span,
-            name=reader.name if isinstance(reader, sops.MapSOp) else None,
-            note=f"{reader.label} (a table over {mean.label})",
-        )
-        if isinstance(reader, sops.MapSOp):
-            new[node.id] = holds
-            continue
-        # a select of the difference against a constant: `select(holds, True, ==)`, which
-        # selects the same keys (compiler.constant_sides)
-        assert isinstance(reader, sops.Select)
-        true = sops.ConstSOp(value=True, span=reader.span)
-        sides = (holds, true) if reader.keys is d else (true, holds)
-        new[node.id] = dataclasses.replace(
-            reader, keys=sides[0], queries=sides[1], comparison=sops.Comparison.EQ
-        )
-    return new[root.id]
+            mean = means[d.id] = _vote_mean(d, by_id[d.id], new)
+        new[node.id] = _read_through(reader, d, mean, table)
+    return VoteRewrite(new[root.id], tuple(reasons))
+
+
+def _read_through(
+    reader: sops.Node, d: sops.MapSOp, mean: sops.AggregateSOp, table: dict[Any, Any]
+) -> sops.Node:
+    """`reader` as the map `table` of the vote mean (a select: of that map against True)."""
+    named = isinstance(reader, sops.MapSOp)
+    holds = sops.MapSOp(
+        fn=_Table(table),
+        inputs=(mean,),
+        text=reader.text if isinstance(reader, sops.MapSOp) else reader.label,
+        span=reader.span,
+        name=reader.name if isinstance(reader, sops.MapSOp) else None,
+        note=f"{reader.label} (a table over {mean.label})",
+    )
+    if named or not isinstance(reader, sops.Select):
+        return holds
+    # a select of the difference against a constant: `select(holds, True, ==)`, which selects
+    # the same keys (compiler.constant_sides)
+    true = sops.ConstSOp(value=True, span=reader.span)
+    sides = (holds, true) if reader.keys is d else (true, holds)
+    return dataclasses.replace(
+        reader, keys=sides[0], queries=sides[1], comparison=sops.Comparison.EQ
+    )
+
+
+def _past_limit(d: sops.MapSOp, widths: list[int], both: bool) -> Diagnostic:
+    count = _count(widths, both)
+    return Diagnostic(
+        f"{_NOT_READ}: its selector's widths make {count:,} (width, count, count) combinations to "
+        f"check, past the limit of {MAX_COMBINATIONS:,}",
+        d.span,
+        hint="a smaller maximum length, or the difference written as one mean over its selector "
+        "(of the two values' difference per key)",
+        severity="note",
+    )
+
+
+def _no_function(d: sops.MapSOp, reader: sops.Node, why: str) -> Diagnostic:
+    """(a/w - b/w is not (a - b)/w in float64: two (a, b) of one vote mean may read apart)"""
+    return Diagnostic(
+        f"{_NOT_READ}: {reader.label} is not a function of it: {why}", d.span, severity="note"
+    )
 
 
 def _read_as_number(reader: sops.Node, d: sops.Node) -> Any:
@@ -209,16 +259,22 @@ def _exclusive(x1: sops.SOp, x2: sops.SOp, vocab: Sequence[Atom]) -> bool:
 
 def _combinations(widths: list[int], both: bool) -> list[tuple[int, int, int]] | None:
     """Every (w, a, b) with 0 <= a, b <= w (a + b <= w unless `both`); None past the limit."""
-    count = sum((w + 1) ** 2 if both else (w + 1) * (w + 2) // 2 for w in widths)
-    if count > MAX_COMBINATIONS:
+    if _count(widths, both) > MAX_COMBINATIONS:
         return None
     return [
         (w, a, b) for w in widths for a in range(w + 1) for b in range(w + 1) if both or a + b <= w
     ]
 
 
-def _points(d: sops.MapSOp, combos: list[tuple[int, int, int]]) -> list[tuple[Any, Any]] | None:
-    """(the vote mean's key, the difference's value) at every (w, a, b); None where the
+def _count(widths: list[int], both: bool) -> int:
+    """How many (w, a, b) `_combinations` lists."""
+    return sum((w + 1) ** 2 if both else (w + 1) * (w + 2) // 2 for w in widths)
+
+
+def _points(
+    d: sops.MapSOp, combos: list[tuple[int, int, int]]
+) -> list[tuple[Any, Any, tuple[int, int, int]]] | None:
+    """(the vote mean's key, the difference's value, (w, a, b)) at every (w, a, b); None where the
     difference raises or gives a value the interpreter refuses at one."""
     out = []
     for w, a, b in combos:
@@ -228,35 +284,42 @@ def _points(d: sops.MapSOp, combos: list[tuple[int, int, int]]) -> list[tuple[An
             return None
         if sops.type_of_value(value) is None:
             return None
-        out.append((atom_key(_mean(a - b, w)), value))
+        out.append((atom_key(_mean(a - b, w)), value, (w, a, b)))
     return out
 
 
-def _table(fn: Any, points: list[tuple[Any, Any]]) -> dict[Any, Any] | None:
-    """The reader's value per vote mean, or None where it is not a function of it."""
-    table: dict[Any, tuple[Any, Any]] = {}
+def _table(fn: Any, points: list[tuple[Any, Any, tuple[int, int, int]]]) -> dict[Any, Any] | str:
+    """The reader's value per vote mean, or why it is not a function of it."""
+    table: dict[Any, tuple[Any, Any, tuple[int, int, int]]] = {}
     read: dict[Any, tuple[Any, Any]] = {}  # the difference's value's key -> the reader's
-    for mean, d in points:
+    for mean, d, at in points:
         d_key = atom_key(d)
         found = read.get(d_key)
         if found is None:
             try:
                 value = fn(d)
-            except Exception:  # noqa: BLE001 (the program fails there: the rewrite is not made)
-                return None
+            except Exception as err:  # noqa: BLE001 (the program fails there: no rewrite)
+                return f"it raises on the difference {d!r} ({type(err).__name__})"
             if sops.type_of_value(value) is None or value != value:
-                return None
+                return f"it gives {value!r} on the difference {d!r}"
             found = read[d_key] = (atom_key(value), value)
-        if table.setdefault(mean, found)[0] != found[0]:
-            return None
-    return {k: v for k, (_, v) in table.items()}
+        first = table.setdefault(mean, (*found, at))
+        if first[0] != found[0]:
+            return (
+                f"it gives {first[1]!r} at {_at(first[2])} and {found[1]!r} at {_at(at)}, one "
+                "mean of votes"
+            )
+    return {k: v for k, (_, v, _) in table.items()}
+
+
+def _at(at: tuple[int, int, int]) -> str:
+    w, a, b = at
+    return f"{a} and {b} of {w} keys"
 
 
 def _vote_mean(
-    d: sops.MapSOp, positional: set[int], new: dict[int, sops.Node]
+    d: sops.MapSOp, found: tuple[sops.Selector, sops.SOp, sops.SOp], new: dict[int, sops.Node]
 ) -> sops.AggregateSOp:
-    found = _difference(d, positional)
-    assert found is not None
     select, x1, x2 = found
     first, second = new[x1.id], new[x2.id]
     text = f"{x1.label} - {x2.label}"

@@ -1,5 +1,6 @@
 """The optional metadata fields the runtime does not compute with but the tools read (docs/format.md):
-`certificate`, `embedding`, `sums_as_means`, `fractions_as_means` and `weights_sha256`.
+`certificate`, `embedding`, `sums_as_means`, `fractions_as_means`, `votes_as_means` and
+`weights_sha256`.
 
 Their content is informative (`rasp verify` re-certifies from the weights, trusting no stored
 number), but `rasp show`, `draw` and `verify` index into them, so their shape is checked here,
@@ -26,7 +27,7 @@ def check_extra_fields(check: Checker, raw: dict[str, Any]) -> None:
     _check_certificate(check, raw.get("certificate"))
     _check_embedding(check, raw.get("embedding"))
     check_digests_field(check, raw)
-    for key in ("sums_as_means", "fractions_as_means"):
+    for key in ("sums_as_means", "fractions_as_means", "votes_as_means"):
         if raw.get(key) is not None and not isinstance(raw[key], bool):
             raise check.fail(
                 f"metadata field '{key}' must be true or false, got {json_text(raw[key])}"

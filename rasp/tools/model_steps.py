@@ -245,7 +245,8 @@ def nodes_by_residual_name(
     Given the model's `vocab` and `max_len`, the nodes are those of the graph the compiler compiled
     (`compiler.forms.prepare`: a counted mean is a count there, and the generated names that follow
     it are numbered differently); each computes what the program's node computes. The model's
-    metadata `meta` says whether it was built with sums of whole numbers kept as means.
+    metadata `meta` says whether it was built with sums of whole numbers kept as means (and
+    with the other forms' flags: counts as means, differences of means as votes).
     """
     from rasp.sops import walk
     from rasp.tools import verify as v
@@ -257,7 +258,10 @@ def nodes_by_residual_name(
         if vocab is not None and max_len is not None:
             weighted = not (meta or {}).get("sums_as_means", False)
             fractions = bool((meta or {}).get("fractions_as_means", False))
-            sop = prepare(sop, list(vocab), max_len, weighted=weighted, fractions=fractions)
+            votes = bool((meta or {}).get("votes_as_means", False))
+            sop = prepare(
+                sop, list(vocab), max_len, weighted=weighted, fractions=fractions, votes=votes
+            )
         graph = build_graph(sop)
         if _earlier_names(meta, graph):
             from compiler.graph import names_before_def_stems

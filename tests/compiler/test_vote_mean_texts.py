@@ -52,6 +52,6 @@ def test_a_count_of_the_balance_compiles_and_is_exact() -> None:
 )
 def test_what_is_read_as_a_vote_mean(text: str, rewritten: bool) -> None:
     root = _program(text)
-    new = prepare(root, list("abc"), 10)
+    new = prepare(root, list("abc"), 10, votes=True)
     notes = [x.note for x in S.walk(new) if x.note and "a table over" in x.note]
     assert bool(notes) == rewritten

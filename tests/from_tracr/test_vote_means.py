@@ -34,7 +34,7 @@ def _inputs(n: int, exhaustive: int, samples: int) -> list[list[str]]:
 
 def _tables(program: rasp.SOp, n: int) -> list[str]:
     """The notes of the readers rewritten as tables over a vote mean."""
-    root = prepare(to_sops(program), VOCAB, n)
+    root = prepare(to_sops(program), VOCAB, n, votes=True)
     return [x.note for x in S.walk(root) if x.note and "a table over" in x.note]
 
 
@@ -69,7 +69,7 @@ def test_a_reader_becomes_a_table_only_where_it_is_a_function_of_the_vote_mean(
     assert bool(_tables(program, 10)) == rewritten
     # the rewritten graph is the program on every input, to the last bit (the model is then
     # certified against it)
-    root = prepare(to_sops(program), VOCAB, 10)
+    root = prepare(to_sops(program), VOCAB, 10, votes=True)
     for xs in _inputs(10, 5, 200):
         want, got = S.evaluate(to_sops(program), xs).values, S.evaluate(root, xs).values
         assert all(same_value(g, w) and type(g) is type(w) for g, w in zip(got, want)), xs

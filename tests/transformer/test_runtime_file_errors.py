@@ -235,6 +235,7 @@ METADATA_CASES: dict[str, tuple[Callable[[dict[str, Any]], None], tuple[str, ...
         ("missing 'embedding[0].op'",),
     ),
     "sums_as_means": (lambda m: m.update(sums_as_means=1), ("'sums_as_means' must be true",)),
+    "votes_as_means": (lambda m: m.update(votes_as_means=1), ("'votes_as_means' must be true",)),
     # config.n_heads, d_head and d_mlp are the layers' maxima: export pads every layer to them
     "maxima_heads": (
         lambda m: m["config"].update(layers=[_shape([])], n_heads=10**12),
