@@ -11,11 +11,19 @@ from pathlib import Path
 import pytest
 
 from compiler import compile_sop
+from compiler.forms import Forms
 from rasp.errors import CompileError, Source
 from rasp.interpreter import load_source
 from tests.cli_helpers import run
 
 GOLDEN = Path(__file__).parent / "golden" / "def_names"
+
+
+@pytest.fixture
+def no_vote_form(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default form's refusal: the counts of a balance these programs make compile through
+    one mean of votes (compiler.vote_form), which these messages are not about."""
+    monkeypatch.setattr(Forms, "votes_differ", lambda self: False)
 
 
 def _refusal(name: str, vocab: str, max_len: int) -> str:
@@ -26,6 +34,7 @@ def _refusal(name: str, vocab: str, max_len: int) -> str:
     return refused.value.render() + "\n"
 
 
+@pytest.mark.usefixtures("no_vote_form")
 def test_the_notes_on_other_builds_name_a_second_calls_local(
     golden: Callable[[Path, str], None],
 ) -> None:
@@ -35,6 +44,7 @@ def test_the_notes_on_other_builds_name_a_second_calls_local(
     golden(GOLDEN / "also_tried.txt", text)
 
 
+@pytest.mark.usefixtures("no_vote_form")
 def test_a_noisy_counts_hint_names_what_its_select_reads_by_call(
     golden: Callable[[Path, str], None],
 ) -> None:

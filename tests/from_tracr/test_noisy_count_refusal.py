@@ -1,14 +1,18 @@
 """A count whose select compares s-ops computed with float32 error (a comparison of a mean) is
 decoded from a 1/(w+1) that the scores' error moves: `make_count(make_pair_balance(tokens, "a",
-"b"), -1)` is certified at N = 8 and refused from N = 10. The refusal names the count and the
-error of its head's scores, and hints at what helps, instead of the generic "fewer values"
-(tracr_lib_campaign.py seed 780234 --big --deep --their-lib, #35, in its general form)."""
+"b"), -1)` is certified at N = 8 and, as written (its default form), refused from N = 10. The
+refusal names the count and the error of its head's scores, and hints at what helps, instead of
+the generic "fewer values" (tracr_lib_campaign.py seed 780234 --big --deep --their-lib, #35, in
+its general form). The compile now keeps the form with the difference read as one mean of votes
+there (compiler.vote_form, tests/compiler/test_vote_form.py); these tests turn that form off to
+see the default's refusal."""
 
 from __future__ import annotations
 
 import pytest
 
 from compiler import compile_sop
+from compiler.forms import Forms
 from compiler.graph import Graph, IRNode, Op
 from compiler.noisy_sides import NoisySides, noisy_sides
 from rasp import tracr as rasp
@@ -19,6 +23,12 @@ from rasp.tracr import lib
 VOCAB = ["a", "b", "c"]
 
 
+@pytest.fixture
+def no_vote_form(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default form's refusal, not replaced by the vote form's model."""
+    monkeypatch.setattr(Forms, "votes_differ", lambda self: False)
+
+
 def _count_of_a_balance() -> rasp.SOp:
     return lib.make_count(lib.make_pair_balance(rasp.tokens, "a", "b"), -1)
 
@@ -27,6 +37,7 @@ def test_the_count_of_a_balance_compiles_at_8() -> None:
     assert compile_sop(_count_of_a_balance(), VOCAB, 8).metadata["certificate"]["ok"]
 
 
+@pytest.mark.usefixtures("no_vote_form")
 def test_its_refusal_at_16_names_the_count_and_its_noisy_scores() -> None:
     with pytest.raises(CompileError) as info:
         compile_sop(_count_of_a_balance(), VOCAB, 16)
@@ -47,6 +58,7 @@ def _count_of_a_vote_mean(n_minus: int = -1) -> rasp.SOp:
     return lib.make_count(rasp.numerical(rasp.Aggregate(prevs, votes, default=0)), n_minus)
 
 
+@pytest.mark.usefixtures("no_vote_form")
 def test_its_hint_names_the_means_and_the_one_mean_of_votes() -> None:
     # (the hint named no s-op: "such as a comparison of a mean")
     with pytest.raises(CompileError) as info:
