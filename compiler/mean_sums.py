@@ -33,8 +33,8 @@ def mean_sum_hint(graph: Graph) -> str | None:
     if vote is not None:
         return (
             f"'{vote[0]}' adds two means over one selector, each read with its own float32 "
-            f"error: one mean over that selector of {vote[1]} per key holds the same values as "
-            "one number, far enough apart to snap (write it so)"
+            f"error: one mean over that selector of {vote[1]} per key reads the same values as "
+            "one number, with one rounding (write it so)"
         )
     decided = [m for m in means if _reads_more_than_positions(graph, m.inputs[0])]
     if not decided:
