@@ -38,6 +38,7 @@ from compiler.model import (
     LENGTH_GRID_FORMAT_VERSION,
     MASK_FORMAT_VERSION,
     MASKLESS_FORMAT_VERSION,
+    NONE_AT_FORMAT_VERSION,
     ONE_HOT_TYPES_FORMAT_VERSION,
     POSITION_GRID_FORMAT_VERSION,
     WHOLE_TYPES_FORMAT_VERSION,
@@ -418,8 +419,8 @@ def _metadata(
     if plan.output.is_categorical:
         output["values"] = list(plan.output.values)
     elif plan.output_grid is not None:
-        # position i (or an input of length n) decodes as round(x * d) / d (compiler.grid): no list
-        # to snap to
+        # position i (or an input of length n, or both) decodes as round(x * d) / d
+        # (compiler.grid): no list to snap to
         key = GRID_KEYS[plan.output_grid.axis]
         output[key] = list(plan.output_grid.denominators)
         if plan.output_grid.int_positions:
@@ -450,8 +451,10 @@ def _metadata(
         if on_position.intersection(dims)
     ]
     masked = any(layer.get("masks") for layer in config["layers"])
-    if "none_at" in output:
+    if "pair_denominators" in output:
         version = FORMAT_VERSION
+    elif "none_at" in output:
+        version = NONE_AT_FORMAT_VERSION
     elif "whole_types" in output and plan.output.is_categorical:
         version = ONE_HOT_TYPES_FORMAT_VERSION
     elif "whole_types" in output:

@@ -51,7 +51,11 @@ GRID_KEYS = {
     GridAxis.POSITION: "denominators",
     GridAxis.LENGTH: "length_denominators",
     GridAxis.END: "end_denominators",
+    GridAxis.PAIR: "pair_denominators",
 }
+# the axes tried first: a per-(position, length) grid only where none of them fits (it is never
+# coarser, and its file field, format version 10, lists max_len (max_len + 1) / 2 entries)
+LINE_AXES = (GridAxis.POSITION, GridAxis.LENGTH, GridAxis.END)
 
 
 def output_grid(
@@ -64,10 +68,15 @@ def output_grid(
     lcms = None if relation is None else set_denominators(relation)  # shared by the axes
     grids = [
         OutputGrid(axis, found)
-        for axis in GridAxis
+        for axis in LINE_AXES
         if lcms is not None
         and (found := output_denominators(relation, max_len, axis, lcms)) is not None
     ]
+    if not grids and lcms is not None:
+        # a count over the length minus a positional mean, k/n - f(i): at (i, n) a multiple of
+        # 1/lcm(n, f(i)'s denominator), where every position's (every length's) lcm is too fine
+        pair = output_denominators(relation, max_len, GridAxis.PAIR, lcms)
+        grids = [] if pair is None else [OutputGrid(GridAxis.PAIR, pair)]
     if not grids:
         return None
     grid = min(grids, key=lambda g: max(g.denominators))  # min keeps the first on a tie
@@ -76,8 +85,8 @@ def output_grid(
         smallest_gap = float(np.diff(numbers).min()) if len(numbers) > 1 else math.inf
         if smallest_gap >= 1 / max(grid.denominators):
             return None
-    if grid.axis is GridAxis.POSITION or relation is None:
-        return grid  # a position's denominator is 1 exactly where its values are ints
+    if grid.axis in (GridAxis.POSITION, GridAxis.PAIR) or relation is None:
+        return grid  # a position's (a pair's) denominator is 1 exactly where its values are ints
     return OutputGrid(grid.axis, grid.denominators, int_positions(relation, grid, max_len))
 
 
@@ -269,7 +278,8 @@ def output_denominators(
     lcms: dict[int, tuple[int, bool]] | None = None,
 ) -> tuple[int, ...] | None:
     """Per program position i (0..max_len-1), per input length n (1..max_len) with `axis=LENGTH`,
-    or per distance from the end n - 1 - i (0..max_len-1) with `axis=END`, a d such that every
+    per distance from the end n - 1 - i (0..max_len-1) with `axis=END`, or per (i, n) at
+    n (n - 1) / 2 + i with `axis=PAIR` (`pair_index`), a d such that every
     value the output can take there is k / d for a whole k; None where there is no relation, a
     value is not a number, or no denominator up to MAX_DENOMINATOR fits. A grid of whole numbers only (every d = 1) is None too: listed values
     snap those as well. d is 1 only where every value is an int (module doc). `lcms`: the
@@ -280,10 +290,10 @@ def output_denominators(
         lcms = set_denominators(relation)
     if lcms is None:
         return None
-    sets_at: list[set[int]] = [set() for _ in range(max_len)]
+    cells = max_len * (max_len + 1) // 2 if axis is GridAxis.PAIR else max_len
+    sets_at: list[set[int]] = [set() for _ in range(cells)]
     for (i, n), values in relation.items():
-        at = i if axis is GridAxis.POSITION else n - 1 if axis is GridAxis.LENGTH else n - 1 - i
-        sets_at[at].add(id(values))  # interned tuples: each distinct set once per entry
+        sets_at[grid_cell(axis, i, n)].add(id(values))  # interned tuples: each set once per entry
     out: list[int] = []
     for sets in sets_at:
         d, has_float = 1, False
@@ -296,6 +306,17 @@ def output_denominators(
             return None
         out.append(d)
     return tuple(out) if any(d > 1 for d in out) else None
+
+
+def grid_cell(axis: GridAxis, i: int, n: int) -> int:
+    """Which of a grid's denominators serves program position i of an input of length n."""
+    if axis is GridAxis.POSITION:
+        return i
+    if axis is GridAxis.LENGTH:
+        return n - 1
+    if axis is GridAxis.END:
+        return n - 1 - i
+    return n * (n - 1) // 2 + i
 
 
 def set_denominators(relation: Relation) -> dict[int, tuple[int, bool]] | None:

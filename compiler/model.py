@@ -22,7 +22,8 @@ import numpy as np
 from rasp.errors import CompileError
 
 FORMAT = "rasp-forge-model"
-FORMAT_VERSION = 9  # a number the output decodes as None (output.none_at)
+FORMAT_VERSION = 10  # per-(position, length) output denominators (output.pair_denominators)
+NONE_AT_FORMAT_VERSION = 9  # a number the output decodes as None (output.none_at)
 ONE_HOT_TYPES_FORMAT_VERSION = 8  # a one-hot output's whole numbers typed per length and position
 WHOLE_TYPES_FORMAT_VERSION = 7  # a whole number's type per length and position (output.whole_types)
 INT_POSITIONS_FORMAT_VERSION = 6  # program positions decoded as ints on a length grid

@@ -92,6 +92,11 @@ def _named_along(graph: Graph, index: int) -> str:
     return start.name if start.named else start.text
 
 
+def affine_vote(graph: Graph, index: int) -> tuple[str, str] | None:
+    """`_vote`, for the other refusals' hints (compiler.mean_sums)."""
+    return _vote(graph, index)
+
+
 def _vote(graph: Graph, index: int) -> tuple[str, str] | None:
     """(the map's name, its vote per key) for the first map up from `index` that is a·m1 + b·m2
     of two means over one selector with default 0, else None."""

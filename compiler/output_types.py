@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from compiler.blocks import Atom, GridAxis, OutputGrid
+from compiler.blocks import Atom, OutputGrid
+from compiler.grid import grid_cell
 from compiler.relations import Relation
 
 INTS, FLOATS, EITHER = "i", "f", "."
@@ -91,11 +92,7 @@ def _flag(vals: Sequence[Atom], listed_ints: set[int]) -> tuple[str, bool]:
 
 
 def _grid_denominator(grid: OutputGrid, i: int, n: int) -> int:
-    if grid.axis is GridAxis.POSITION:
-        return grid.denominators[i]
-    if grid.axis is GridAxis.LENGTH:
-        return grid.denominators[n - 1]
-    return grid.denominators[n - 1 - i]
+    return grid.denominators[grid_cell(grid.axis, i, n)]
 
 
 __all__ = ["EITHER", "FLOATS", "INTS", "is_whole", "whole_types"]

@@ -13,6 +13,7 @@ from compiler.certificate import Check
 from compiler.certify import Certificate
 from compiler.graph import Graph
 from compiler.grid import MAX_OUTPUT_VALUES
+from compiler.mean_sums import mean_sum_hint
 from compiler.model import MAX_HEADER_BYTES, CompiledModel
 from compiler.noisy_sides import noisy_sides
 from rasp.errors import Diagnostic, Span
@@ -84,10 +85,13 @@ def refusals(
                 "(docs/compiler.md, 'The certificate')"
             )
         elif check.kind == "snap":
-            # the output's values are closer together than its float32 error
+            # the output's values are closer together than its float32 error (why, where it
+            # adds two means: compiler.mean_sums)
+            why = mean_sum_hint(graph)
             hint = (
                 "its values lie closer together than float32 resolves"
                 + (f" ({one_hot})" if one_hot else "")
+                + (f"; {why}" if why else "")
                 + ": use a smaller maximum length, or round the values it gives "
                 "(docs/compiler.md, 'The certificate')"
             )

@@ -4,13 +4,14 @@
 `numerical`: one logit column holds the value; it snaps to the nearest listed value when the file
 lists them; with per-position `denominators` d_i it is round(x * d_i) / d_i at program position i,
 with per-length `length_denominators` e_n round(x * e_n) / e_n in an input of length n, with
-`end_denominators` f_k round(x * f_k) / f_k at the k-th position from the end (k = n - 1 - i) (an
-int where the denominator is 1 or the position is among `int_positions`, else a float); otherwise
-`ints` round (half to even, like RASP's `round`), `bools` are `logit > 0.5`, and `floats` are the
-logit itself. Where the file gives `whole_types` (per input length, a flag per position), a whole
-number decodes as an int at a position flagged "i" and as a float at one flagged "f". Values are
-always plain Python ints, floats, strs or bools, and None where a numerical output's `none_at`
-(format version 9) names the listed number it decodes to.
+`end_denominators` f_k round(x * f_k) / f_k at the k-th position from the end (k = n - 1 - i),
+with `pair_denominators` one per (i, n) (transformer.pair_grid) (an int where the denominator is
+1 or the position is among `int_positions`, else a float); otherwise `ints` round (half to even,
+like RASP's `round`), `bools` are `logit > 0.5`, and `floats` are the logit itself. Where the
+file gives `whole_types` (per input length, a flag per position), a whole number decodes as an int
+at a position flagged "i" and as a float at one flagged "f". Values are always plain Python ints,
+floats, strs or bools, and None where a numerical output's `none_at` (format version 9) names the
+listed number it decodes to.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from transformer.errors import ModelOutputError
+from transformer.pair_grid import pair_table, pair_width
 from transformer.snapping import SnapTable
 from transformer.ties import off_value_error, tie_error, tied_numpy, tied_torch
 from transformer.vocab import Atom
@@ -73,6 +75,9 @@ class OutputSpec:
     # numerical, listed values: the listed number that decodes as None, a number standing in for
     # tracr's None in the model (format version 9); None: every listed number is itself
     none_at: float | None = None
+    # numerical: one grid per (program position i, input length n), at n (n - 1) / 2 + i
+    # (format version 10)
+    pair_denominators: tuple[int, ...] | None = None
 
     def decode(self, logits: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:
         """Decode `logits [batch, pos, d_vocab_out]` at model positions 1..n of each input."""
@@ -292,13 +297,22 @@ class OutputSpec:
     def has_grid(self) -> bool:
         return any(
             grid is not None
-            for grid in (self.denominators, self.length_denominators, self.end_denominators)
+            for grid in (
+                self.denominators,
+                self.length_denominators,
+                self.end_denominators,
+                self.pair_denominators,
+            )
         )
 
     @cached_property
     def _grid(self) -> np.ndarray:
         """float64 denominators: `[max_len]` by position; `[max_len + 1]` by length or from the
-        end, whose entry 0 (an empty input, a padding position) is 1 and entry j + 1 the file's j."""
+        end, whose entry 0 (an empty input, a padding position) is 1 and entry j + 1 the file's j;
+        per (position, length) `[(max_len + 1) * max_len]`, row n holding length n's positions (1
+        past them, and in row 0)."""
+        if self.pair_denominators is not None:
+            return pair_table(self.pair_denominators)
         for shifted in (self.length_denominators, self.end_denominators):
             if shifted is not None:
                 return np.array((1, *shifted), dtype=np.float64)
@@ -311,7 +325,10 @@ class OutputSpec:
     def grid_index(self, lengths: Any, positions: Any) -> Any:
         """Where `[batch, n]` positions read `_grid`, for the inputs' `lengths [batch]` and the
         program `positions [n]` (numpy arrays or torch tensors alike): `[1, n]` by position,
-        `[batch, 1]` by length, `[batch, n]` from the end (n - i, 0 for padding past the end)."""
+        `[batch, 1]` by length, `[batch, n]` from the end (n - i, 0 for padding past the end) or
+        per (position, length)."""
+        if self.pair_denominators is not None:
+            return lengths[:, None] * pair_width(self.pair_denominators) + positions[None, :]
         if self.length_denominators is not None:
             return lengths[:, None]
         if self.end_denominators is not None:

@@ -29,9 +29,9 @@ FORMAT_NAME = "rasp-forge-model"
 # (`output.length_denominators`); 6: positions such a grid decodes as ints (`output.int_positions`);
 # 7: a whole number's type per length and position (`output.whole_types`); 8: the same for a
 # categorical (one-hot) output; 9: a listed number a numerical output decodes as None
-# (`output.none_at`).
+# (`output.none_at`); 10: per-(position, length) output grids (`output.pair_denominators`).
 # Older files still load; the compiler writes the oldest version that holds what the model uses.
-FORMAT_VERSION = 9
+FORMAT_VERSION = 10
 TENSOR_DTYPE = "F32"
 
 # safetensors refuses headers above 100 MB; a larger length field means "not a safetensors file".

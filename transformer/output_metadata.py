@@ -89,6 +89,7 @@ def parse_output(
         whole_types,
         tuples,
         none_at=none_at,
+        pair_denominators=grids.get("pair_denominators"),
     )
 
 
@@ -166,6 +167,7 @@ _GRID_FIELDS = {
     "denominators": (4, "program position"),
     "length_denominators": (5, "input length 1..max_len"),
     "end_denominators": (5, "distance from the end n - 1 - i = 0..max_len-1"),
+    "pair_denominators": (10, "position i of an input of length n, at n (n - 1) / 2 + i"),
 }
 
 
@@ -185,7 +187,9 @@ def _parse_denominators(
     `output.length_denominators` (version 5), one e_n per input length n = 1..max_len, every
     position of an input of length n decoding as round(x * e_n) / e_n; or
     `output.end_denominators` (version 5), one f_k per k = n - 1 - i = 0..max_len-1, position i of
-    an input of length n decoding as round(x * f_k) / f_k."""
+    an input of length n decoding as round(x * f_k) / f_k; or `output.pair_denominators`
+    (version 10), max_len (max_len + 1) / 2 of them, position i of an input of length n
+    decoding as round(x * d) / d with d the entry n (n - 1) / 2 + i."""
     if version < since:
         raise check.fail(f"metadata 'output.{key}' needs 'format_version' {since} or later")
     if encoding is not OutputEncoding.NUMERICAL or out_type not in (
@@ -194,11 +198,14 @@ def _parse_denominators(
     ):
         raise check.fail(f"'output.{key}' needs a numerical output of type ints or floats")
     raw = check.get(obj, key, "output.", list)
-    if len(raw) != max_len or not all(
+    count, size = (max_len * (max_len + 1) // 2, "max_len (max_len + 1) / 2 = ")
+    if key != "pair_denominators":
+        count, size = max_len, "max_len = "
+    if len(raw) != count or not all(
         isinstance(d, int) and not isinstance(d, bool) and 1 <= d < 2**31 for d in raw
     ):
         raise check.fail(
-            f"'output.{key}' must list max_len = {max_len} whole numbers >= 1 (one per {per})"
+            f"'output.{key}' must list {size}{count} whole numbers >= 1 (one per {per})"
         )
     return tuple(raw)
 

@@ -190,11 +190,12 @@ def summarize(model: ModelFile) -> ModelSummary:
 
 
 def _grid_text(output: dict[str, Any]) -> str:
-    """How a grid output decodes (format versions 4 to 6), for the summary's output line."""
+    """How a grid output decodes (format versions 4 to 6, 10), for the summary's output line."""
     for key, d, at in (
         ("denominators", "d_i", "position i"),
         ("length_denominators", "d_n", "length n"),
         ("end_denominators", "d_j", "j = n - 1 - i from the end"),
+        ("pair_denominators", "d_(i,n)", "position i of length n"),
     ):
         denominators = output.get(key)
         if isinstance(denominators, list) and denominators:

@@ -51,7 +51,7 @@ DTYPES = ("float32", "float64")
 MARGIN_TIE = 1e-6  # margins this close (relative) count as equal when locating the smallest
 
 # the output grids of docs/format.md: one decides each position's denominator
-GRID_FIELDS = ("denominators", "length_denominators", "end_denominators")
+GRID_FIELDS = ("denominators", "length_denominators", "end_denominators", "pair_denominators")
 
 
 def check_model(
@@ -207,6 +207,8 @@ def margin_kind(output: Mapping[str, Any]) -> str | None:
         return "half the length's grid step 1/d - distance to the decoded value"
     if output.get("end_denominators"):
         return "half the grid step 1/d of the distance from the end - distance to the decoded value"
+    if output.get("pair_denominators"):
+        return "half the grid step 1/d of the position and length - distance to the decoded value"
     points = len({float(v) for v in output.get("values") or ()})
     if points:
         return (
@@ -288,6 +290,9 @@ def _margins(
             d = np.array(output["denominators"][: len(x)], dtype=np.float64)  # [n]
         elif output.get("length_denominators"):
             d = np.float64(output["length_denominators"][len(x) - 1])  # this input's length
+        elif output.get("pair_denominators"):  # this length's row, n (n - 1) / 2 + i
+            start = len(x) * (len(x) - 1) // 2
+            d = np.array(output["pair_denominators"][start : start + len(x)], dtype=np.float64)
         else:  # position i of n is n - 1 - i from the end
             d = np.array(output["end_denominators"][: len(x)][::-1], dtype=np.float64)
         return 0.5 / d - np.abs(x - np.array([float(v) for v in decoded]))

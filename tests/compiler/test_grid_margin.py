@@ -68,10 +68,13 @@ def _denominators_before(relation, max_len: int, axis) -> tuple[int, ...] | None
 
     from compiler.grid import MAX_DENOMINATOR, GridAxis, denominators_of
 
-    sets_at: list[dict[int, tuple]] = [{} for _ in range(max_len)]
+    cells = max_len * (max_len + 1) // 2 if axis is GridAxis.PAIR else max_len
+    sets_at: list[dict[int, tuple]] = [{} for _ in range(cells)]
     distinct: dict[int, tuple] = {}
     for (i, n), values in relation.items():
         at = i if axis is GridAxis.POSITION else n - 1 if axis is GridAxis.LENGTH else n - 1 - i
+        if axis is GridAxis.PAIR:
+            at = n * (n - 1) // 2 + i  # (i, n): length 1's position, then length 2's two, ...
         sets_at[at][id(values)] = values
         distinct[id(values)] = values
     floats = {v for values in distinct.values() for v in values if isinstance(v, float)}
