@@ -165,8 +165,7 @@ def check_attention(walk: Walk, layer: int) -> None:
             written[out] = True
         # BOS and PAD queries attend to BOS alone: they add BOS's value through W_O exactly
         # (from W_O's non-zeros: it pads to the widest head's d_head)
-        bos = concrete_products(sv[:1], sv_err[:1], w_o[h])
-        bos_ov_full, bos_terms, bos_carried = (a[0] for a in bos)
+        bos_ov_full, bos_terms, bos_carried = concrete_products(sv[0], sv_err[0], w_o[h])
         bos_ov_err = overflowed(bos_carried + gamma(out_terms) * bos_terms, bos_terms)
         new_x += bos_ov_full
         new_e += bos_ov_err
