@@ -20,6 +20,7 @@ import numpy as np
 
 from compiler.grids import column_grid, dyadic_exponent, row_grid
 from compiler.reach import Reading
+from compiler.sparse_sums import concrete_products
 
 __all__ = ["column_grid", "dyadic_exponent", "row_grid"]  # (moved to compiler.grids; kept here)
 
@@ -451,22 +452,23 @@ def special_linear(
     x: np.ndarray, e: np.ndarray, weights: np.ndarray, bias: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """A linear map at concrete (BOS/PAD) residuals x [S, d_model] with errors e: value and total
-    error [S, C] (input error plus rounding)."""
+    error [S, C] (input error plus rounding). From W's non-zeros alone (`compiler.sparse_sums`:
+    W may be d_model x 15,000, or a padded head's 5,192 x 4,096 with 8 non-zeros)."""
     W = np.asarray(weights, dtype=np.float64)
-    value = x @ W + bias
-    rows, cols = np.nonzero(W)  # (W may be d_model x 15,000: its few non-zeros, no dense copy)
-    n = np.bincount(cols, minlength=W.shape[1]) + 1
-    abs_w = np.abs(W)
-    size = (np.abs(x) + e) @ abs_w + np.abs(bias)
-    carried = e @ abs_w  # [S, C]: the input error
+    S, C = x.shape[0], W.shape[1]
+    rows, cols = np.nonzero(W)
+    value, size, carried = concrete_products(x, e, W, (rows, cols))  # carried: the input error
+    value += bias
+    size += np.abs(bias)
+    n = np.bincount(cols, minlength=C) + 1
     # Exact inputs and products on one dyadic grid within 2^24 steps: exact in any order. Per
     # column, only the dimensions it reads count (a product with a zero weight is an exact 0):
     # their errors, and the finest grid among their values (BOS's `one` and `bos` rows stay
     # exact while other dimensions of the BOS residual carry error).
-    w_grid = column_grid(W, bias)  # [C]
+    w_grid = column_grid(W, bias, nonzero=(rows, cols))  # [C]
     x_grid = dyadic_exponent(x)  # [S, D]
-    finest = np.zeros((x.shape[0], W.shape[1]), dtype=np.int64)  # [S, C]
-    for s in range(x.shape[0]):  # the coarsest grid among the dims each column reads (0: none)
+    finest = np.zeros((S, C), dtype=np.int64)  # [S, C]
+    for s in range(S):  # the coarsest grid among the dims each column reads (0: none)
         np.maximum.at(finest[s], cols, x_grid[s, rows])
     steps = finest + w_grid[None, :]
     exact = (carried == 0) & (steps <= 60) & (np.ldexp(size, np.minimum(steps, 60)) < 2.0**24)

@@ -31,6 +31,7 @@ from compiler.certify_scores import KeySide, score_bounds
 from compiler.certify_select import check_selection
 from compiler.certify_walk import MAX_STATES, OverBudget, Specials, Walk
 from compiler.reach import HeadReach
+from compiler.sparse_sums import concrete_products
 
 MAX_PAIRS = 200_000_000  # query x key pairs of one head the certifier enumerates at all
 # Above this many pairs a head is first tried block by block (certify_factor), which proves the
@@ -163,11 +164,9 @@ def check_attention(walk: Walk, layer: int) -> None:
             updates.append((out, abs_err * SLACK, rel * SLACK, mag, grid))
             written[out] = True
         # BOS and PAD queries attend to BOS alone: they add BOS's value through W_O exactly
-        bos_ov_full = sv[0] @ w_o[h]
-        bos_terms = (np.abs(sv[0]) + sv_err[0]) @ np.abs(w_o[h])
-        bos_ov_err = overflowed(
-            sv_err[0] @ np.abs(w_o[h]) + gamma(out_terms) * bos_terms, bos_terms
-        )
+        # (from W_O's non-zeros: it pads to the widest head's d_head)
+        bos_ov_full, bos_terms, bos_carried = concrete_products(sv[0], sv_err[0], w_o[h])
+        bos_ov_err = overflowed(bos_carried + gamma(out_terms) * bos_terms, bos_terms)
         new_x += bos_ov_full
         new_e += bos_ov_err
     # b_O is added at every position, in a layer of no heads too (the runtime adds it there)

@@ -13,15 +13,21 @@ from collections.abc import Sequence
 import numpy as np
 
 
-def column_grid(weights: np.ndarray, bias: np.ndarray, skip_rows: Sequence[int] = ()) -> np.ndarray:
+def column_grid(
+    weights: np.ndarray,
+    bias: np.ndarray,
+    skip_rows: Sequence[int] = (),
+    nonzero: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
     """Per column of a weight matrix and its bias: the least k with every entry·2^k an integer,
     negative where they are all multiples of 2^-k (matching's query entries -c·q^2, c = 2^8). A sum
     of products with inputs on a grid 2^-g is then on the grid 2^-(g + k): exact in any order while
     below 2^24 of its steps (|sum| < 2^(24 - g - k)). `skip_rows`: rows left out (BOS's and PAD's,
     exact zeros at real positions). Equal to `row_grid` of the weights' kept rows and the bias
-    stacked and transposed, without building that copy."""
+    stacked and transposed, without building that copy. `nonzero`: np.nonzero(weights), where
+    the caller has it already."""
     w = np.asarray(weights)
-    rows, cols = np.nonzero(w)
+    rows, cols = np.nonzero(w) if nonzero is None else nonzero
     if len(skip_rows):
         keep = ~np.isin(rows, np.asarray(skip_rows))
         rows, cols = rows[keep], cols[keep]
