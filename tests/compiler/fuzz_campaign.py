@@ -27,7 +27,9 @@ seed runs in a process of its own, killed past `--seconds` of CPU time (or four 
 clock). A refusal (CompileError) keeps the promise; a wrong value, another exception, a process
 that died or a seed past the time limit is reported (`FAIL`, `SLOW`) and makes the exit status 1.
 A refusal because the certifier could not check the model is a compiler bug kept safe: reported
-(`ODD`), counted among the refusals.
+(`ODD`), counted among the refusals. `--reasons` also prints a line per refusal (`REFUSED kinds
+1970004: <the refusal's first message>`, or `(interpreter) ...` for a text the interpreter cannot
+run), to count the refusals by reason and rerun one of each.
 """
 
 from __future__ import annotations
@@ -207,14 +209,16 @@ def run(
     say: Callable[[str], None],
     sizes: tuple[int, ...] = ADDRESSING_SIZES,
     causal: bool = False,
+    reasons: bool = False,
 ) -> int:
     """Check every seed, each in a process of its own; returns how many failed (or ran past
-    `seconds`). `causal`: a text flavour's texts rewritten by causal_text, compiled causal."""
+    `seconds`). `causal`: a text flavour's texts rewritten by causal_text, compiled causal;
+    `reasons`: a `REFUSED` line for each refusal too."""
     _warm_up()
     label = _label(flavour, causal)
     counts = {"compiled": 0, "refused": 0, "odd": 0, "failed": 0}
     for seed in seeds:
-        check = partial(_check, flavour, seed, max_len, sizes, causal)
+        check = partial(_check, flavour, seed, max_len, sizes, causal, reasons)
         outcome, line = _in_child(check, seconds)
         if outcome == "slow":
             outcome, line = "failed", f"SLOW {label} {seed}: {line}"
@@ -236,25 +240,38 @@ def _label(flavour: str, causal: bool) -> str:
 
 
 def _check(
-    flavour: str, seed: int, max_len: int, sizes: tuple[int, ...], causal: bool = False
+    flavour: str,
+    seed: int,
+    max_len: int,
+    sizes: tuple[int, ...],
+    causal: bool = False,
+    reasons: bool = False,
 ) -> tuple[str, str]:
-    """One seed: compiled, refused, odd or failed, and the line to report ("" for none)."""
+    """One seed: compiled, refused, odd or failed, and the line to report ("" for none, or
+    with `reasons` a refusal's `REFUSED` line)."""
     label = _label(flavour, causal)
+    refused = f"REFUSED {label} {seed}: " if reasons else ""
     try:
         try:
             root, vocab, n, inputs = _program(flavour, seed, max_len, sizes, causal)
-        except RaspError:  # a text the interpreter cannot run: nothing to compile
-            return "refused", ""
+        except RaspError as err:  # a text the interpreter cannot run: nothing to compile
+            return "refused", refused and f"{refused}(interpreter) {_first_line(err)}"
         try:
             model = compile_sop(root, vocab, n, causal=causal or flavour == "causal")
         except CompileError as err:
             if UNCHECKED in str(err):  # kept, but the compiler built what it cannot read
                 return "odd", f"ODD {label} {seed}: {str(err)[:300]}"
-            return "refused", ""
+            return "refused", refused and f"{refused}{_first_line(err)}"
         (check_exactly if flavour in ("mixed", "defs") else check_inputs)(model, root, inputs)
         return "compiled", ""
     except Exception as err:  # noqa: BLE001 (a campaign reports every failure and goes on)
         return "failed", f"FAIL {label} {seed}: {type(err).__name__}: {str(err)[:300]}"
+
+
+def _first_line(err: RaspError) -> str:
+    """An error's message as one short line (a refusal's first reason)."""
+    lines = str(err).splitlines() or [type(err).__name__]
+    return lines[0][:300]
 
 
 # A seed past its limit is killed with its process: the alarm this campaign used before could
@@ -329,11 +346,23 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="a text flavour's texts made causal (causal_texts.py), compiled causal",
     )
+    parser.add_argument(
+        "--reasons", action="store_true", help="a REFUSED line per refusal, with its first reason"
+    )
     args = parser.parse_args(argv)
     if args.causal and args.flavour not in TEXT_FLAVOURS:
         parser.error(f"--causal rewrites texts: {', '.join(TEXT_FLAVOURS)} (or flavour causal)")
     seeds = range(args.first, args.stop)
-    bad = run(args.flavour, seeds, args.max_len, args.seconds, print, args.sizes, args.causal)
+    bad = run(
+        args.flavour,
+        seeds,
+        args.max_len,
+        args.seconds,
+        print,
+        args.sizes,
+        args.causal,
+        args.reasons,
+    )
     return 1 if bad else 0
 
 

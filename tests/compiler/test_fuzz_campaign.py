@@ -64,3 +64,25 @@ def test_a_seed_whose_process_dies_is_a_failure(monkeypatch: pytest.MonkeyPatch)
         "FAIL plain 6: its process ended without an answer (exit code 3)",
         "plain seeds 5..6: 0 compiled and agreed, 0 refused, 2 failed",
     ]
+
+
+def test_reasons_prints_each_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--reasons`: a refusal is a REFUSED line with its first reason (to count them by reason
+    and rerun one of each); without it a refusal prints nothing."""
+    import fuzz_campaign
+
+    from rasp.errors import CompileError, Diagnostic
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise CompileError([Diagnostic("'x' cannot be compiled\nmore detail")])
+
+    monkeypatch.setattr(fuzz_campaign, "compile_sop", refuse)
+    said: list[str] = []
+    assert fuzz_campaign.run("plain", range(5, 6), 4, 120, said.append, reasons=True) == 0
+    assert said == [
+        "REFUSED plain 5: 'x' cannot be compiled",
+        "plain seeds 5..5: 0 compiled and agreed, 1 refused, 0 failed",
+    ]
+    said.clear()
+    assert fuzz_campaign.run("plain", range(5, 6), 4, 120, said.append) == 0
+    assert said == ["plain seeds 5..5: 0 compiled and agreed, 1 refused, 0 failed"]
