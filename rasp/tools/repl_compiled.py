@@ -16,6 +16,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -169,7 +170,13 @@ class CompiledView:
         from rasp.tools.probe import probe_warnings
 
         return "\n".join(
-            [done, *(f"warning: {w}" for w in probe_warnings(sop, vocab, max_len, name))]
+            [
+                done,
+                *(
+                    f"warning: {w}"
+                    for w in probe_warnings(sop, vocab, max_len, name, session.precedence_warnings)
+                ),
+            ]
         )
 
     # -- :layers --------------------------------------------------------------------------------
@@ -284,12 +291,19 @@ class CompiledView:
         plan = v.plan_inputs(
             state.vocab, state.max_len, k, VERIFY_SAMPLES, VERIFY_SEED, program=state.sop
         )
-        v.check_plan_size(plan, ":verify", None)  # the REPL shows no progress: refuse years
+        v.check_plan_size(plan, ":verify", None)  # refuse years, bar or no bar
         threads = torch.get_num_threads()
         torch.set_num_threads(1)  # tiny batches: threads only add overhead (see rasp verify)
+        # on a terminal, a bar per stage as `rasp verify` draws them (the inputs, then the
+        # evaluation orders): a :verify was seconds of silence; piped, none (stderr no tty)
+        from rasp.tools.console import Console
+
         try:
-            with runtime_errors(f"`{state.name}`"):
-                report = check_model(state.sop, state.model, plan, nodes=state.nodes)
+            with Console().progress() as bars, runtime_errors(f"`{state.name}`"):
+                progress = None if bars is None else partial(bars, "verifying")
+                report = check_model(
+                    state.sop, state.model, plan, nodes=state.nodes, progress=progress, stages=bars
+                )
         finally:
             torch.set_num_threads(threads)
         what = f"`{state.name}`"
