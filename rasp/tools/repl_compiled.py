@@ -39,7 +39,7 @@ from rasp.tools.repl_arguments import (
 )
 from rasp.tools.residual_types import NoValue
 from rasp.values import kind_name
-from rasp.wording import close_name, with_article
+from rasp.wording import with_article
 
 if TYPE_CHECKING:
     from rasp.interpreter import Interpreter
@@ -358,11 +358,7 @@ class CompiledView:
 
 
 def _sop_named(session: ReplSession, name: str) -> SOp:
-    known = session.interpreter.names()
-    if name not in known:
-        close = close_name(name, known)
-        hint = f" (did you mean '{close}'?)" if close else ""
-        raise Refusal(f"no name '{name}'{hint}")
+    # (an unknown name is the interpreter's `Undefined variable: NAME`, with its hint)
     value = session.interpreter.get(name)
     if isinstance(value, Selector):
         raise Refusal(
