@@ -88,8 +88,10 @@ def _read_warning(program: Node, warned: Sequence[Diagnostic]) -> str | None:
     }
     for warning in warned:
         span = warning.span
-        if span is not None and (
-            (id(span.source), span.line, span.col, span.end_line, span.end_col) in spans
+        if (
+            warning.severity == "warning"
+            and span is not None
+            and ((id(span.source), span.line, span.col, span.end_line, span.end_col) in spans)
         ):
             return f"{span.location()} ({warning.message})"
     return None
