@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rasp.display import ExampleSettings, example_tokens
-from rasp.errors import RaspError, Source
+from rasp.errors import Diagnostic, RaspError, Source
 from rasp.residual_labels import text_of
 from rasp.sops import Evaluator, Node, Selector, SeqValue, SOp
 from rasp.text_width import display_width, ljust
@@ -53,6 +53,7 @@ class ReplSession(Protocol):
 
     interpreter: Interpreter
     settings: ExampleSettings
+    precedence_warnings: list[Diagnostic]  # rasp.lint's so far: a constant output's likely cause
 
     @property
     def source_text(self) -> str: ...
@@ -169,15 +170,8 @@ class CompiledView:
         )
         from rasp.tools.probe import probe_warnings
 
-        return "\n".join(
-            [
-                done,
-                *(
-                    f"warning: {w}"
-                    for w in probe_warnings(sop, vocab, max_len, name, session.precedence_warnings)
-                ),
-            ]
-        )
+        warned = probe_warnings(sop, vocab, max_len, name, session.precedence_warnings)
+        return "\n".join([done, *(f"warning: {w}" for w in warned)])
 
     # -- :layers --------------------------------------------------------------------------------
 
