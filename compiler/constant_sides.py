@@ -215,8 +215,11 @@ def _through_bool(node: sops.Select, side: int, new: dict[int, sops.Node]) -> so
 
 
 def _side_text(sop: sops.SOp) -> str:
-    """A select side as the bool's text names it: a constant by its value (`0`, `"a"`)."""
+    """A select side as the bool's text names it: a constant as the program wrote it (`0`,
+    `"a"`, `1 / 5`), by its value where no source shows it."""
     if isinstance(sop, sops.ConstSOp) and not sop.name:
+        if sop.span is not None:
+            return sop.span.shown_text()
         return f'"{sop.value}"' if isinstance(sop.value, str) else str(sop.value)
     return sop.label
 
