@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from compiler.model import Sketch
+from rasp.named_text import MessageNames, generated_texts
 
 DEFAULT_MAX_PARAMS = 200_000_000  # 800 MB of float32 weights; `--max-params` raises it
 # Small compiles the prediction extrapolates from: long enough that every select side has the many
@@ -65,7 +66,9 @@ def predict(build: Callable[[int], Sketch], max_len: int) -> Prediction | None:
     w1, w2 = _residual_widths(m1), _residual_widths(m2)
     widths = {name: grow(w1.get(name, 1), width) for name, width in w2.items()}
     d_model = sum(widths.values())
-    parts = [(width, f"'{name}' in the residual") for name, width in widths.items()]
+    # a generated label (`_map_3`) with what it computes: the program never wrote that name
+    told = MessageNames(lambda name: None, generated_texts(dict(m2.texts)))
+    parts = [(width, f"{told.quoted(name)} in the residual") for name, width in widths.items()]
     cfg1, cfg2 = m1.config, m2.config
     # W_pos only where the model reads positions from the embedding (config_params counts so):
     # a program that sees positions only through its heads' masks has none at any N

@@ -104,7 +104,8 @@ def plan_build(
     embedded = [dims for name, (_, dims) in plan.embedded.items() if name in names]
     layout = lay_out(schedule, plan.output, vocab, max_len, plan.positional, embedded, keep_tokens)
     sketch = sketch_model(schedule, layout, plan, vocab, max_len, causal)
-    return Planned(graph, plan, schedule, layout, sketch)
+    texts = tuple((node.name, node.text) for node in graph.nodes if not node.named)
+    return Planned(graph, plan, schedule, layout, replace(sketch, texts=texts))
 
 
 def assemble_build(

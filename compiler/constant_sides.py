@@ -200,7 +200,8 @@ def _through_bool(node: sops.Select, side: int, new: dict[int, sops.Node]) -> so
     keys, queries = new[node.keys.id], new[node.queries.id]
     assert isinstance(keys, sops.SOp) and isinstance(queries, sops.SOp)
     same, other = (keys, queries) if side == 0 else (queries, keys)
-    text = f"{node.keys.label} {node.comparison.value} {node.queries.label}"
+    # (a constant as the program wrote it: `m > 0`, not its label `(0)`)
+    text = f"{_side_text(node.keys)} {node.comparison.value} {_side_text(node.queries)}"
     labels: dict[str, Any] = {"text": text, "span": node.span, "note": text}
     if isinstance(same, sops.ConstSOp):
         fn = ComparedWith(node.comparison, same.value, value_is_key=side == 0)
@@ -211,6 +212,16 @@ def _through_bool(node: sops.Select, side: int, new: dict[int, sops.Node]) -> so
     if side == 0:
         return dataclasses.replace(node, keys=true, queries=holds, comparison=sops.Comparison.EQ)
     return dataclasses.replace(node, keys=holds, queries=true, comparison=sops.Comparison.EQ)
+
+
+def _side_text(sop: sops.SOp) -> str:
+    """A select side as the bool's text names it: a constant as the program wrote it (`0`,
+    `"a"`, `1 / 5`), by its value where no source shows it."""
+    if isinstance(sop, sops.ConstSOp) and not sop.name:
+        if sop.span is not None:
+            return sop.span.shown_text()
+        return f'"{sop.value}"' if isinstance(sop.value, str) else str(sop.value)
+    return sop.label
 
 
 def _token_local(order: list[sops.Node]) -> set[int]:

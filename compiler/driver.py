@@ -281,7 +281,13 @@ def _compile_sop(
         unlisted = build_facts.unlisted(model.metadata["output"])
         raise CompileError(
             [
-                *refusals(certificate, graph, one_hot=kept.one_hot_note, unlisted=unlisted),
+                *refusals(
+                    certificate,
+                    graph,
+                    one_hot=kept.one_hot_note,
+                    unlisted=unlisted,
+                    reach=model.metadata.get("reach"),
+                ),
                 *also_tried(kept.tried),
                 *kept.notes,
             ]

@@ -105,6 +105,9 @@ class Sketch:
     config: dict[str, Any]  # the model's config (model_config), `positional` included
     residual: tuple[str, ...]  # the residual's labels, as the metadata's `residual`
     head_widths: tuple[int, ...]  # per layer: the columns its widest head uses (0: no head)
+    # what each unnamed s-op's generated label (`_map_1`) computes, for a message that names a
+    # part (compiler.budget): no part of the shape
+    texts: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     @property
     def layers(self) -> int:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from compiler.certificate import Check
 from compiler.certify import Certificate
@@ -16,6 +17,7 @@ from compiler.grid import MAX_OUTPUT_VALUES
 from compiler.mean_sums import mean_sum_hint
 from compiler.model import MAX_HEADER_BYTES, CompiledModel
 from compiler.noisy_sides import noisy_sides
+from compiler.refusal_causes import CLOSE_VALUES_HINT, close_values, graph_texts, through_select
 from rasp.errors import Diagnostic, Span
 from rasp.named_text import MessageNames, stem
 from rasp.wording import with_article
@@ -30,13 +32,17 @@ def refusals(
     *,
     one_hot: str | None = None,
     unlisted: bool = False,
+    reach: Mapping[str, Any] | None = None,
 ) -> list[Diagnostic]:
     """One located diagnostic per failed block of the first sublayer that fails (at most
     MAX_REFUSALS): the s-op's span, the sublayer, margin and bound; later failures, which the first
     ones' errors may cause, are counted in one closing line. `one_hot`: why a one-hot output, tried
     for a failed snap, did not do either; `unlisted`: the output is a float with too many values
-    to list, so its snap is the promise of 1e-6 (`certify`), not a gap between listed values."""
+    to list, so its snap is the promise of 1e-6 (`certify`), not a gap between listed values.
+    `reach`: the model's (its metadata's), where an MLP's reachable points say which two values a
+    failed step had to tell apart (compiler.refusal_causes)."""
     spans = _spans(graph)
+    nodes = {node.name: node for node in graph.nodes}
     problems = [
         Diagnostic(f"the certifier could not check the model: {reason}", graph.output.span)
         for reason in certificate.errors
@@ -55,8 +61,24 @@ def refusals(
         # each label a def's call made explained where the message first names it: the block's,
         # then its state's (`(at query (_f_map_2=1.5); _f_map_2: in f, called at ...)`)
         names = message_names(graph)
+        node = nodes.get(first)
+        # the program's own words: a select compiled through a bool (compiler.constant_sides) is
+        # quoted as written; a generated label beside its own text needs no more
+        op = check.op
+        select = None if node is None else through_select(node)
+        if node is not None and (select is not None or (not node.named and node.text == op)):
+            names.said(first)
         block = names.block(check.block)
+        if select is not None and node is not None:
+            op, block = (
+                select,
+                (
+                    f"{block}: the bool '{node.text}' it is computed through, as one of its sides "
+                    "holds one value at every position"
+                ),
+            )
         at = check.where + names.told_in(check.where)
+        close = close_values(check, reach)
         if check.margin == -math.inf:  # not checked at all (too many states)
             what = f"cannot be certified: {at}"
         elif check.kind == "snap" and unlisted:
@@ -72,7 +94,7 @@ def refusals(
             )
         else:
             article = "an" if check.kind[0] in "aeiou" else "a"
-            what = (
+            what = ("" if close is None else f"{close}: ") + (
                 f"{article} {check.kind} decision has margin {check.margin:.3g} but float32 error "
                 f"up to {check.bound:.3g} (at {at})"
             )
@@ -99,6 +121,8 @@ def refusals(
             # the count's head reads keys an MLP computed: their error moves the scores, which
             # spreads the weights that 1/(w+1) is made of (docs/compiler.md, selector_width)
             hint = _noisy_count_hint(graph, check.block, noise, names)
+        elif close is not None:
+            hint = CLOSE_VALUES_HINT
         elif check.sublayer == "decoder":
             # an argmax over the output's one-hot: the error is what the blocks before left there
             hint = (
@@ -117,7 +141,7 @@ def refusals(
         where = (
             f"the output '{block}' (decoder)"
             if check.sublayer == "decoder"
-            else f"'{check.op}' ({check.sublayer}, {block})"
+            else f"'{op}' ({check.sublayer}, {block})"
         )
         problems.append(Diagnostic(f"{where}: {what}", span, hint))
     if later:
@@ -138,9 +162,12 @@ def refusals(
 
 def message_names(graph: Graph) -> MessageNames:
     """The labels of one message about `graph`'s model, each a `def`'s call made or named
-    explained where the message first names it (`IRNode.about`, rasp.named_text)."""
+    explained where the message first names it (`IRNode.about`, rasp.named_text), and each
+    generated one by what it computes (compiler.refusal_causes.graph_texts)."""
     by_name = {node.name: node for node in graph.nodes}
-    return MessageNames(lambda name: by_name[name].about if name in by_name else None)
+    return MessageNames(
+        lambda name: by_name[name].about if name in by_name else None, graph_texts(graph)
+    )
 
 
 def _noisy_count(certificate: Certificate, check: Check) -> float | None:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from rasp import ast, builtins
+from rasp.call_hints import arity_hint
 from rasp.call_names import call_text
 from rasp.deep_stack import fallback_note, run_deep
 from rasp.errors import (
@@ -381,9 +382,9 @@ class Interpreter:
         """A call: a `def` runs its body here; a built-in, s-op or selector is applied."""
         span = call.span
         if isinstance(func, RaspFunction):
-            builtins.check_arity(
-                func.name, len(func.params), len(args), span, f"call it as {func.signature()}"
-            )
+            library = func.scope is self._prelude  # (`max(tokens_int)`: what gives the maximum)
+            hint = arity_hint(func.signature(), func.name, call.args, library)
+            builtins.check_arity(func.name, len(func.params), len(args), span, hint)
             if self._depth >= MAX_CALL_DEPTH:
                 raise RaspRuntimeError(
                     f"calls nest deeper than {MAX_CALL_DEPTH} (endless recursion in {func.name}?)",

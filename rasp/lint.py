@@ -25,6 +25,7 @@ from typing import get_args
 
 from rasp import ast
 from rasp.errors import Diagnostic, Span
+from rasp.lint_calls import bound_names, call_warnings
 
 _B = ast.BinaryOp
 _COMPARISONS = frozenset({_B.EQ, _B.NE, _B.LE, _B.GE, _B.LT, _B.GT, _B.IN})
@@ -50,11 +51,15 @@ _NODE_TYPES = (*get_args(ast.Expr), *get_args(ast.Stmt))
 
 
 def lint(statements: Iterable[ast.Stmt]) -> tuple[Diagnostic, ...]:
-    """The precedence warnings of `statements` (a `def`'s and a loop's bodies included), in
-    source order, each a `Diagnostic` of severity "warning"."""
+    """The precedence warnings of `statements` (a `def`'s and a loop's bodies included), and the
+    calls' (rasp.lint_calls: `indicator(tokens)`, a note on `round(x / 2)`), in source order,
+    each a `Diagnostic` of severity "warning" (the round's "note")."""
     found: dict[tuple[int, int, str], Diagnostic] = {}
+    statements = tuple(statements)
+    bound = bound_names(statements)  # (a built-in's name the program rebinds: rasp.lint_calls)
     for node, parent in _walk(statements):
-        for diagnostic in _check(node, parent):
+        calls = call_warnings(node, bound) if isinstance(node, ast.Unary) else ()
+        for diagnostic in (*_check(node, parent), *calls):
             span = diagnostic.span  # (each check locates its warning)
             where = (0, 0) if span is None else (span.line, span.col)
             found.setdefault((*where, diagnostic.message), diagnostic)

@@ -5,17 +5,37 @@ from both, called at p.rasp:9:7` (rasp.call_names.about).
 Labels stay short and stable (they are model metadata, and a file's reach is rebuilt from them:
 compiler.graph), so every message that prints one to a person explains it here, one way: the
 certificate's refusals and the notes on the other builds tried (compiler.refusals), and the
-certificate's line of `rasp compile` and `rasp verify` (rasp.tools.certificate_text)."""
+certificate's line of `rasp compile` and `rasp verify` (rasp.tools.certificate_text).
+
+A label the compiler gave an unnamed s-op (`_map_1`, `_f_aggregate_2`: `GENERATED`) that no `def`
+made is explained by what it computes where the message's maker knows it (`texts`): `_map_1
+(indices < tokens_int)`, so that no message leaves a reader with a bare internal name."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 # what a derived dimension's name adds to its s-op's (`x.frac`, `x~sel`, `indices^2`)
 SEPARATORS = re.compile(r"[.~^]")
 # a `name=value` of a decision's state (`query (got_2=a, tokens:b=1)`): a name after `(` or `, `
 _PAIR = re.compile(r"(?:(?<=\()|(?<=, ))([^\s=(),]+)=")
+# the names compiler.graph gives unnamed s-ops: `_<op>_<n>`, `_<def>_<op>_<n>`, and a second
+# use's `_2` (`_map_1_2`)
+GENERATED = re.compile(
+    r"_(?:\w+_)?(?:const|map|select|and|or|not|aggregate|selector_width)_\d+(?:_\d+)?"
+)
+
+
+def is_generated(label: str) -> bool:
+    """Whether `label` is a name the compiler made up for an unnamed s-op (`_map_3`)."""
+    return GENERATED.fullmatch(label) is not None
+
+
+def generated_texts(texts: Mapping[str, str]) -> Callable[[str], str | None]:
+    """`texts` (a block's label -> what it computes, as a certificate's checks record it) as
+    MessageNames reads them: a text for each generated label, None for the others."""
+    return lambda label: texts.get(label) if is_generated(label) else None
 
 
 def stem(label: str) -> str:
@@ -26,11 +46,22 @@ def stem(label: str) -> str:
 class MessageNames:
     """The labels of one message as it names them (`about(name)`: what to say of an s-op's
     residual name, None where no `def` named or made it): each explained once, where the message
-    first names it; a label said again, or that no `def` made, as it is."""
+    first names it; a label said again, or that no `def` made, as it is. `texts(label)`: what a
+    generated label (`_map_1`) no `def` made computes, said in its stead (`indices < tokens_int`),
+    None where unknown."""
 
-    def __init__(self, about: Callable[[str], str | None]) -> None:
+    def __init__(
+        self,
+        about: Callable[[str], str | None],
+        texts: Callable[[str], str | None] | None = None,
+    ) -> None:
         self._about = about
+        self._texts = texts
         self._said: set[str] = set()
+
+    def said(self, label: str) -> None:
+        """Take `label` as explained already (the message quotes what it computes beside it)."""
+        self._said.add(label)
 
     def _told(self, label: str) -> str | None:
         # the label itself first: a Python program's name may hold a `.` (`re.v`)
@@ -38,6 +69,8 @@ class MessageNames:
             if name in self._said:
                 return None
             told = self._about(name)
+            if told is None and self._texts is not None and is_generated(name):
+                told = self._texts(name)
             if told is not None:
                 self._said.add(name)
                 return told

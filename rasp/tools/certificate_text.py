@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rasp.named_text import MessageNames
+from rasp.named_text import MessageNames, generated_texts, is_generated
 from rasp.text_width import clip, ljust
 
 
@@ -58,7 +58,8 @@ def summary_line(
     # a failed decision is the one to show, whatever its ratio (stored ratios of exact decisions,
     # bound 0, read inf even where the margin is negative)
     weakest = min(failed or checks, key=_ratio)
-    names = MessageNames(about or (lambda name: None))
+    # a generated label (`_map_1`) by its block's operation, which the certificate records
+    names = MessageNames(about or (lambda name: None), generated_texts(_operations(checks)))
     block = names.block(str(weakest["block"]))
     at = str(weakest["where"])
     where = (
@@ -84,8 +85,29 @@ def summary_line(
     )
 
 
+def _operations(checks: list[dict[str, Any]]) -> dict[str, str]:
+    """Each block's operation by its label, as the checks record them (the decoder's `unembed`
+    left out: the block is the output, whose own sublayer's check says what it computes)."""
+    return {
+        str(c["block"]): str(c["op"])
+        for c in checks
+        if c.get("sublayer") != "decoder" and c.get("op") and ", " not in str(c["block"])
+    }
+
+
+def unnamed_lines(checks: list[dict[str, Any]]) -> list[str]:
+    """A line for each generated label (`_map_1`) a table of `checks` names: what it computes."""
+    operations = _operations(checks)
+    named = [b for b in dict.fromkeys(str(c["block"]) for c in checks) if is_generated(b)]
+    told = [f"{b} = {operations[b]}" for b in named if b in operations]
+    if not told:
+        return []
+    return ["unnamed s-ops (the compiler's labels): " + "; ".join(told)]
+
+
 def table_lines(certificate: dict[str, Any] | None) -> list[str]:
-    """Per block: the sublayer, the variable, the decision kind, smallest margin, its bound, ratio."""
+    """Per block: the sublayer, the variable, the decision kind, smallest margin, its bound, ratio;
+    then what each generated label among the blocks computes."""
     if not certificate or not certificate.get("checks"):
         return [summary_line(certificate)]
     lines = [summary_line(certificate), ""]
@@ -99,7 +121,7 @@ def table_lines(certificate: dict[str, Any] | None) -> list[str]:
             f"{c['sublayer']:<16}{ljust(block, 24)}{c['kind']:<9}{_fmt(c['margin']):>10}"
             f"{_fmt(c['bound']):>11}{_fmt(c['ratio']):>10}{'' if ok else '  NOT PROVED'}"
         )
-    return lines
+    return lines + unnamed_lines(certificate["checks"])
 
 
 def recheck_model(

@@ -46,7 +46,8 @@ def _compile(
     console.step("compiled and certified")
     from rasp.tools.probe import probe_warnings
 
-    warnings = probe_warnings(sop, vocab, max_len, name)
+    # (a constant output where a precedence warning was shown names that warning as the cause)
+    warnings = probe_warnings(sop, vocab, max_len, name, console.located)
     for warning in warnings:
         console.warn(warning)
     # (the program's precedence warnings, shown as it was read, first in `--json`'s list)

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rasp.call_names import call_chain
-from rasp.errors import RaspError
-from rasp.sops import Evaluator, Node
+from rasp.errors import Diagnostic, RaspError
+from rasp.sops import Evaluator, Node, walk
 from rasp.tools.verify import default_exhaustive_len, plan_inputs
 from rasp.tools.verify_text import show_tokens
 
@@ -49,19 +49,52 @@ class Failures:
         )
 
 
-def probe_warnings(program: Node, vocab: Sequence[Any], max_len: int, name: str) -> list[str]:
+def probe_warnings(
+    program: Node,
+    vocab: Sequence[Any],
+    max_len: int,
+    name: str,
+    warned: Sequence[Diagnostic] = (),
+) -> list[str]:
     """What `rasp compile` and `:compile` warn of: the inputs the program fails on, and an output
     that is one value everywhere (a vocabulary without the token the program looks for, `--vocab
-    bc` for a count of "a"s, compiled silently to a model of no head)."""
+    bc` for a count of "a"s, compiled silently to a model of no head). `warned`: the program's
+    precedence warnings (rasp.lint) shown before; one of an expression the output reads is named
+    as the likely cause of a constant (`0 < x < 3` is `(0 < x) < 3`, a bool below 3: True)."""
     failures, constant, probed = _probe(program, vocab, max_len)
     warnings = [] if failures is None else [failures.warning()]
     if failures is None and constant is not None and probed > 1:  # (else failures explain it)
+        cause = _read_warning(program, warned)
+        why = (
+            "(does the vocabulary hold the tokens the program looks for?)"
+            if cause is None
+            else f"likely because of the warning at {cause}"
+        )
         warnings.append(
             f"the output `{name}` is {constant[1]} at every position of all {probed:,} inputs "
-            "tried: the model computes a constant (does the vocabulary hold the tokens the "
-            "program looks for?)"
+            f"tried: the model computes a constant{' ' if cause is None else ', '}{why}"
         )
     return warnings
+
+
+def _read_warning(program: Node, warned: Sequence[Diagnostic]) -> str | None:
+    """The first of `warned` located at an expression `program` reads (a node of its graph has
+    that span, in the same text: a REPL's statements each start at line 1), as `FILE:LINE:COL
+    (its message)`; None where none is."""
+    spans = {
+        (id(n.span.source), n.span.line, n.span.col, n.span.end_line, n.span.end_col)
+        for n in walk(program)
+        if n.span is not None
+    }
+    for warning in warned:
+        span = warning.span
+        if (
+            warning.severity == "warning"
+            and span is not None
+            and ((id(span.source), span.line, span.col, span.end_line, span.end_col) in spans)
+        ):
+            return f"{span.location()} ({warning.message})"
+    return None
 
 
 def _probe(

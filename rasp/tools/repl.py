@@ -28,7 +28,7 @@ from rasp.display import (
     example_tokens,
     named_value,
 )
-from rasp.errors import RaspError, RaspInputError
+from rasp.errors import Diagnostic, RaspError, RaspInputError
 from rasp.interpreter import Interpreter
 from rasp.lint import lint
 from rasp.parser import parse
@@ -70,6 +70,7 @@ class ReplSession:
         self._continuation = Continuation()  # reads _pending's lines, each once
         self._prompt_memo: tuple[list[str], int, int] = ([], 0, 0)  # see continuation_prompt
         self._history: list[str] = []  # the statements run so far (a compiled model's source)
+        self.precedence_warnings: list[Diagnostic] = []  # rasp.lint's, of the statements typed
         self._unshown = ""  # see take_unshown
         self._evaluators: list[tuple[list[Any], Evaluator]] = []  # see _evaluate
         self._drawn_in_loop: list[str] = []  # what a `for` body's draw(...) and load printed
@@ -192,7 +193,9 @@ class ReplSession:
         for stmt in program.statements:
             # its precedence warnings, once as it is entered (not at each evaluation), and those
             # of the files it loads
-            out += [warning.render() for warning in lint((stmt,))]
+            linted = lint((stmt,))
+            self.precedence_warnings += linted  # (a :compile's constant output names them)
+            out += [warning.render() for warning in linted]
             try:
                 lines = self._statement(stmt)
                 out += self._loaded_warnings() + lines
@@ -213,7 +216,9 @@ class ReplSession:
         return "\n".join(out)
 
     def _loaded_warnings(self) -> list[str]:
-        return [warning.render() for warning in self.interpreter.take_warnings()]
+        taken = self.interpreter.take_warnings()
+        self.precedence_warnings += taken
+        return [warning.render() for warning in taken]
 
     def take_unshown(self) -> str:
         """What a line stopped by Ctrl-C or a bug had printed before (`run_text`), once."""

@@ -10,12 +10,12 @@ from typing import Any, Protocol
 
 from rasp import ast
 from rasp.display import example_lines
+from rasp.errors import RaspNameError
 from rasp.tools.repl_compiled import COMMANDS as COMPILED_COMMANDS
 from rasp.tools.repl_compiled import CompiledView, ReplSession
 from rasp.tools.repl_help import HELP_TEXT, unknown_command
 from rasp.tools.repl_values import tokens_of
 from rasp.values import FORM_USAGE, kind_name
-from rasp.wording import close_name
 
 
 class CommandSession(ReplSession, Protocol):
@@ -73,14 +73,13 @@ def colon_command(session: CommandSession, text: str) -> str:
     if word == ":type" and not rest:
         return "error: :type NAME: which name? (:names lists them)"
     if word == ":type":
-        known = session.interpreter.names()
         if rest in FORM_USAGE:  # (`select` is a form of the grammar, no name)
             return f"\t{rest}: built-in form, {FORM_USAGE[rest]}"
-        if rest not in known:
-            close = close_name(rest, known)
-            hint = f" (did you mean '{close}'?)" if close else ""
-            return f"error: no name '{rest}'{hint}"
-        return f"\t{rest}: {kind_name(session.interpreter.get(rest))}"
+        try:  # an unknown name as every statement reports it (`Undefined variable`, its hint)
+            value = session.interpreter.get(rest)
+        except RaspNameError as err:
+            return err.render()
+        return f"\t{rest}: {kind_name(value)}"
     if word in COMPILED_COMMANDS:
         return session.compiled.command(word, rest, session)
     return unknown_command(word, text)

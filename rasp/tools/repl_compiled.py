@@ -16,11 +16,12 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rasp.display import ExampleSettings, example_tokens
-from rasp.errors import RaspError, Source
+from rasp.errors import Diagnostic, RaspError, Source
 from rasp.residual_labels import text_of
 from rasp.sops import Evaluator, Node, Selector, SeqValue, SOp
 from rasp.text_width import display_width, ljust
@@ -38,7 +39,7 @@ from rasp.tools.repl_arguments import (
 )
 from rasp.tools.residual_types import NoValue
 from rasp.values import kind_name
-from rasp.wording import close_name, with_article
+from rasp.wording import with_article
 
 if TYPE_CHECKING:
     from rasp.interpreter import Interpreter
@@ -52,6 +53,7 @@ class ReplSession(Protocol):
 
     interpreter: Interpreter
     settings: ExampleSettings
+    precedence_warnings: list[Diagnostic]  # rasp.lint's so far: a constant output's likely cause
 
     @property
     def source_text(self) -> str: ...
@@ -168,9 +170,8 @@ class CompiledView:
         )
         from rasp.tools.probe import probe_warnings
 
-        return "\n".join(
-            [done, *(f"warning: {w}" for w in probe_warnings(sop, vocab, max_len, name))]
-        )
+        warned = probe_warnings(sop, vocab, max_len, name, session.precedence_warnings)
+        return "\n".join([done, *(f"warning: {w}" for w in warned)])
 
     # -- :layers --------------------------------------------------------------------------------
 
@@ -284,12 +285,19 @@ class CompiledView:
         plan = v.plan_inputs(
             state.vocab, state.max_len, k, VERIFY_SAMPLES, VERIFY_SEED, program=state.sop
         )
-        v.check_plan_size(plan, ":verify", None)  # the REPL shows no progress: refuse years
+        v.check_plan_size(plan, ":verify", None)  # refuse years, bar or no bar
         threads = torch.get_num_threads()
         torch.set_num_threads(1)  # tiny batches: threads only add overhead (see rasp verify)
+        # on a terminal, a bar per stage as `rasp verify` draws them (the inputs, then the
+        # evaluation orders): a :verify was seconds of silence; piped, none (stderr no tty)
+        from rasp.tools.console import Console
+
         try:
-            with runtime_errors(f"`{state.name}`"):
-                report = check_model(state.sop, state.model, plan, nodes=state.nodes)
+            with Console().progress() as bars, runtime_errors(f"`{state.name}`"):
+                progress = None if bars is None else partial(bars, "verifying")
+                report = check_model(
+                    state.sop, state.model, plan, nodes=state.nodes, progress=progress, stages=bars
+                )
         finally:
             torch.set_num_threads(threads)
         what = f"`{state.name}`"
@@ -344,11 +352,7 @@ class CompiledView:
 
 
 def _sop_named(session: ReplSession, name: str) -> SOp:
-    known = session.interpreter.names()
-    if name not in known:
-        close = close_name(name, known)
-        hint = f" (did you mean '{close}'?)" if close else ""
-        raise Refusal(f"no name '{name}'{hint}")
+    # (an unknown name is the interpreter's `Undefined variable: NAME`, with its hint)
     value = session.interpreter.get(name)
     if isinstance(value, Selector):
         raise Refusal(
