@@ -257,9 +257,12 @@ class Linear:
         w = self.W[d1] / c1  # [C]
         value = np.outer(x - b, w)  # [P, C]
         a, r, mag = self.err.absolute, self.err.relative, self.err.magnitude
+        # The reading's terms hold the program's number x only up to its misfit (an affine view
+        # read as its fit): the columns read sum_d W[d]·x_d, within |w|·misfit of w·(x - b).
         if len(parts) == 1:
-            xd = np.abs((x - b) / c1)  # [P]: the dim's exact value
-            err = np.outer(a[d1] + r[d1] * xd, np.abs(self.W[d1]))
+            miss = reading.misfit / abs(c1)  # the dim's exact value is within this of xd
+            xd = np.abs((x - b) / c1)  # [P]: the dim's exact value (up to `miss`)
+            err = np.outer(a[d1] + r[d1] * (xd + miss) + miss, np.abs(self.W[d1]))
             size = np.outer(xd, np.abs(self.W[d1])) + err
             reads = self.W[d1] != 0  # [C]: the columns that see this reading at all
             return Evaluated(
@@ -270,6 +273,7 @@ class Linear:
         # exact = sum_d W[d]·x_d; we evaluate w·(x - b): off by sum_d (W[d] - c_d·w)·x_d
         departure = np.abs(self.W[dims] - np.outer(coefs, w)).T @ mag[dims]  # [C]
         err_c = np.abs(self.W[dims]).T @ (a[dims] + r[dims] * mag[dims]) + departure  # [C]
+        err_c = err_c + np.abs(w) * reading.misfit
         size_c = np.abs(self.W[dims]).T @ mag[dims] + err_c
         ones = np.ones(len(x))
         reads = (self.W[dims] != 0).any(axis=0)
@@ -347,8 +351,12 @@ class Linear:
                 for d, c in terms:
                     if d != self.one:
                         coef[where[d]] = c
-                # one-hot dims: the value is b + the hot dim's coefficient
-                ok &= np.isclose((coef + b)[None, :], coords[:, k][:, None], rtol=1e-12, atol=0)
+                # one-hot dims: the value is b + the hot dim's coefficient, which misses the
+                # program's number by up to the reading's misfit (a state no dimension realises
+                # is skipped: a tolerance too small here would skip real states unchecked)
+                x = coords[:, k][:, None]
+                near = reading.misfit * (1 + 1e-9) + 1e-12 * np.abs(x)
+                ok &= np.abs((coef + b)[None, :] - x) <= near
         W, a, r = self.W[dims], self.err.absolute[dims], self.err.relative[dims]
         rep = np.argmax(ok, axis=1)  # [P]
         value = W[rep]
