@@ -37,6 +37,25 @@ def overflowed(error: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
     return np.where(magnitude >= OVERFLOW, np.maximum(error, magnitude), error)
 
 
+def f64_error(
+    values: np.ndarray, errors: np.ndarray, w: np.ndarray, relative: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """A bound on float64's own error in `values @ w` [P, O], as (relative, absolute): |values|
+    [P, C] bounds the certifier's float64 evaluations of exact values whose float32 error bound
+    is `errors` [P, C], |w| [C, O]. The product rounds (C + 1 terms, unit 2^-53); each value's
+    float64 error is below 2^-29 of its float32 bound (the same sums at unit 2^-53, not 2^-24),
+    and 0 where that bound is 0 (a value certified exact is computed exactly: one dyadic grid).
+    Columns where `relative` [O] holds (terms of one sign) get the product's rounding as a
+    relative bound (n·2^-52 of the exact |values @ w|), the others as an absolute one."""
+    n = w.shape[0] + 2
+    rounding = n * 2.0**-52
+    own = (2.0**-28 * errors) @ w  # [P, O]
+    if relative is None:
+        return np.zeros(w.shape[1]), own + rounding * (values @ w)
+    rel = np.where(relative, rounding, 0.0)  # [O]
+    return rel[None, :], own + np.where(relative[None, :], 0.0, rounding * (values @ w))
+
+
 def gamma(n: int | np.ndarray) -> np.ndarray | float:
     n = np.maximum(np.asarray(n, dtype=np.float64), 1.0)
     return n * U / (1.0 - n * U)
