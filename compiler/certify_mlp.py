@@ -447,9 +447,15 @@ def _mlp_chunk(
     # them is the model). `ideal` is float64's evaluation of that exact output, off by its
     # sum's rounding (none where the sum is exact: one dyadic grid, float64 exact too) and by
     # each activation's own float64 error (below 2^-29 of its float32 bound `own`).
+    # Where the sum is exact, the float32 output is a multiple of 2^-steps; so is the program's
+    # value where it lies on that grid, and two such multiples less than 2^-steps apart are
+    # equal: an error bound below that is 0 (the band's activations are the float32 integers,
+    # `pre` their real values: `ideal` differs from the float32 output by float64 noise there).
     dev = np.abs(ideal - intended)
-    rounding = np.where(exact_sum, 0.0, (n + 2) * 2.0**-52 * (h_sum + np.abs(b_out[out])))
-    err = (lin_err + own_err + sum_err) * SLACK + dev + rounding + 2.0**-28 * own_err
+    rounding = (n + 2) * 2.0**-52 * (h_sum + np.abs(b_out[out])) + 2.0**-28 * own_err
+    err = (lin_err + own_err + sum_err) * SLACK + dev + rounding
+    on_grid = exact_sum & (dyadic_exponent(intended) <= steps)
+    err = np.where(on_grid & (err < np.ldexp(1.0, -np.minimum(steps, 60))), 0.0, err)
     return (
         worst,
         float(total.max(initial=0.0)),
