@@ -107,12 +107,14 @@ def known_misfit(
         return math.inf  # (a None or a non-number: no bound; not a form known_affine gives)
     top = max(outputs, default=0.0)
     rounded = unrounded(fn) is not fn
-    grid = max((_grid(c) for c in form), default=0)
+    # every term a·x lies on the grid 2^-(coefficients' grid + inputs' grid), and so does b
+    input_grid = 0
     size = abs(form[-1])
     for a, vals in zip(form, input_values, strict=False):  # (the last coefficient: b)
         xs = [float(v) for v in vals]
-        grid = max(grid, max((_grid(x) for x in xs), default=0))
+        input_grid = max(input_grid, max((_grid(x) for x in xs), default=0))
         size += abs(a) * max((abs(x) for x in xs), default=0.0)
+    grid = max((_grid(c) for c in form), default=0) + input_grid
     exact = grid <= 60 and math.ldexp(max(size, top), grid) < 2.0**52
     if exact and (not rounded or all(x.is_integer() and x < 1e12 for x in outputs)):
         return 0.0
