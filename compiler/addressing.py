@@ -381,7 +381,8 @@ def _side(
     integer affine map of, or of the side itself times d)."""
     g, n = ctx.graph, ctx.max_len
     form = numbers.affine_form(index)
-    if form is not None and len(form[0]) == 1:
+    # (the side's values are read as the form's: exact only where the form misses none)
+    if form is not None and len(form[0]) == 1 and numbers.misfit(index) == 0.0:
         source, a = next(iter(form[0].items()))
         a, b = a * d, form[1] * d  # exact: d is a power of 2
         if a == int(a) and b == int(b) and a != 0 and _whole(ctx.values(source)):

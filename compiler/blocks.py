@@ -169,6 +169,10 @@ class Encoded:
     values: tuple[Atom, ...]
     one_hot: tuple[Terms, ...] = ()
     number: Terms = ()
+    # numerical: a bound on |the s-op's value - `number`'s exact value| at every reachable state:
+    # an affine view read as its fit, which may miss a value by float64 noise
+    # (`fits.affine_fit`); the certifier adds it to every decision that reads the view
+    misfit: float = 0.0
 
     def __hash__(self) -> int:
         return self._hash
@@ -177,7 +181,7 @@ class Encoded:
     def _hash(self) -> int:
         # the hash dataclass would make, once: it hashed every value and term each time (a
         # reading of 5,000 tokens is a dict key of the planners, 0.5 s per sort of 5,000 tokens)
-        return hash((self.name, self.encoding, self.values, self.one_hot, self.number))
+        return hash((self.name, self.encoding, self.values, self.one_hot, self.number, self.misfit))
 
     def __getstate__(self) -> dict[str, Any]:
         # (a str's hash differs from process to process: a copy elsewhere hashes anew)

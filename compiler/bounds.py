@@ -38,6 +38,25 @@ def overflowed(error: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
     return np.where(magnitude >= OVERFLOW, np.maximum(error, magnitude), error)
 
 
+def f64_error(
+    values: np.ndarray, errors: np.ndarray, w: np.ndarray, relative: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """A bound on float64's own error in `values @ w` [P, O], as (relative, absolute): |values|
+    [P, C] bounds the certifier's float64 evaluations of exact values whose float32 error bound
+    is `errors` [P, C], |w| [C, O]. The product rounds (C + 1 terms, unit 2^-53); each value's
+    float64 error is below 2^-29 of its float32 bound (the same sums at unit 2^-53, not 2^-24),
+    and 0 where that bound is 0 (a value certified exact is computed exactly: one dyadic grid).
+    Columns where `relative` [O] holds (terms of one sign) get the product's rounding as a
+    relative bound (n·2^-52 of the exact |values @ w|), the others as an absolute one."""
+    n = w.shape[0] + 2
+    rounding = n * 2.0**-52
+    own = (2.0**-28 * errors) @ w  # [P, O]
+    if relative is None:
+        return np.zeros(w.shape[1]), own + rounding * (values @ w)
+    rel = np.where(relative, rounding, 0.0)  # [O]
+    return rel[None, :], own + np.where(relative[None, :], 0.0, rounding * (values @ w))
+
+
 def gamma(n: int | np.ndarray) -> np.ndarray | float:
     n = np.maximum(np.asarray(n, dtype=np.float64), 1.0)
     return n * U / (1.0 - n * U)
@@ -258,9 +277,12 @@ class Linear:
         w = self.W[d1] / c1  # [C]
         value = np.outer(x - b, w)  # [P, C]
         a, r, mag = self.err.absolute, self.err.relative, self.err.magnitude
+        # The reading's terms hold the program's number x only up to its misfit (an affine view
+        # read as its fit): the columns read sum_d W[d]·x_d, within |w|·misfit of w·(x - b).
         if len(parts) == 1:
-            xd = np.abs((x - b) / c1)  # [P]: the dim's exact value
-            err = np.outer(a[d1] + r[d1] * xd, np.abs(self.W[d1]))
+            miss = reading.misfit / abs(c1)  # the dim's exact value is within this of xd
+            xd = np.abs((x - b) / c1)  # [P]: the dim's exact value (up to `miss`)
+            err = np.outer(a[d1] + r[d1] * (xd + miss) + miss, np.abs(self.W[d1]))
             size = np.outer(xd, np.abs(self.W[d1])) + err
             reads = self.W[d1] != 0  # [C]: the columns that see this reading at all
             return Evaluated(
@@ -271,6 +293,7 @@ class Linear:
         # exact = sum_d W[d]·x_d; we evaluate w·(x - b): off by sum_d (W[d] - c_d·w)·x_d
         departure = np.abs(self.W[dims] - np.outer(coefs, w)).T @ mag[dims]  # [C]
         err_c = np.abs(self.W[dims]).T @ (a[dims] + r[dims] * mag[dims]) + departure  # [C]
+        err_c = err_c + np.abs(w) * reading.misfit
         size_c = np.abs(self.W[dims]).T @ mag[dims] + err_c
         ones = np.ones(len(x))
         reads = (self.W[dims] != 0).any(axis=0)
@@ -348,8 +371,12 @@ class Linear:
                 for d, c in terms:
                     if d != self.one:
                         coef[where[d]] = c
-                # one-hot dims: the value is b + the hot dim's coefficient
-                ok &= np.isclose((coef + b)[None, :], coords[:, k][:, None], rtol=1e-12, atol=0)
+                # one-hot dims: the value is b + the hot dim's coefficient, which misses the
+                # program's number by up to the reading's misfit (a state no dimension realises
+                # is skipped: a tolerance too small here would skip real states unchecked)
+                x = coords[:, k][:, None]
+                near = reading.misfit * (1 + 1e-9) + 1e-12 * np.abs(x)
+                ok &= np.abs((coef + b)[None, :] - x) <= near
         W, a, r = self.W[dims], self.err.absolute[dims], self.err.relative[dims]
         rep = np.argmax(ok, axis=1)  # [P]
         value = W[rep]

@@ -19,6 +19,7 @@ from compiler.bounds import (
     ReadError,
     U,
     dyadic_exponent,
+    f64_error,
     gamma,
     overflowed,
     special_linear,
@@ -123,14 +124,13 @@ def check_attention(walk: Walk, layer: int) -> None:
                 part.reading is not None and not walk.reach.readings[part.reading].categorical
             )
             intended = intended_out(part, coords, len(out), numerical)
-            dev = np.abs(ov - intended)
-            dev = np.where(dev <= 1e-9 * (1.0 + np.abs(intended)), 0.0, dev).max(axis=0)
+            # Every difference between the built copy and the intended one counts (none is
+            # float64 noise to ignore): ov is float64's evaluation of the exact product, off by
+            # f64 below (0 on the exact path further down, where float64 is exact too).
+            dev = np.abs(ov - intended).max(axis=0, initial=0.0)
             bos_v, bos_verr = sv[0][cols], sv_err[0][cols]
             bos_ov = bos_v @ wo_part
             bos_dev = np.abs(bos_ov - np.array(part.default))
-            bos_dev = np.where(
-                bos_dev <= 1e-9 * (1.0 + np.abs(np.array(part.default))), 0.0, bos_dev
-            )
             dev = np.maximum(dev, bos_dev)
             vmax = np.maximum(np.abs(v.value).max(axis=0), np.abs(bos_v))  # [d_head]
             verr = np.maximum(v_err.max(axis=0), bos_verr)  # [d_head]
@@ -147,7 +147,12 @@ def check_attention(walk: Walk, layer: int) -> None:
                 (1 + eta) * (1 + gamma(n_keys)) * (verr @ wo),
                 dz @ wo,
             )
+            # float64's error in ov: relative where the terms share a sign (as rel is: a mean
+            # of values each that close is that close), else absolute (`f64_error`)
+            f64_rel, f64_abs = f64_error(vmax[None], verr[None], wo, relative=same_sign)
+            rel = rel + f64_rel[0]
             abs_err = (z_abs + g_out * ((vmax + verr) @ wo) * (~same_sign)) * 1.0 + dev
+            abs_err = abs_err + f64_abs[0]
             abs_err = overflowed(abs_err, (vmax + verr) @ wo)
             if head.single and not np.any(verr):
                 # one key (or BOS) with weight exactly 1: z is its value exactly; z @ W_O on

@@ -316,9 +316,11 @@ def _continuous_chunk(
     terms = sparse_product(h + h_err, out_w.abs, None) + np.abs(b_out[out])
     sum_err = overflowed(gamma(n) * terms, terms)
     intended = encode(out_reading, outputs, out)  # [P, O]
+    # every difference counts (none is float64 noise to ignore), with float64's own error in
+    # `ideal`: its sum's rounding and each activation's (`bounds.f64_error`)
     dev = np.abs(ideal - intended)
-    dev = np.where(dev <= 1e-9 * (1.0 + np.abs(intended)), 0.0, dev)
-    err = (carried + sum_err) * SLACK + dev
+    f64 = (n + 2) * 2.0**-52 * terms + 2.0**-28 * carried
+    err = (carried + sum_err) * SLACK + dev + f64
     # reported as decided with no margin to spare or lose: ratio inf, the largest input error
     return (
         (math.inf, math.inf, 0.0, 0, 0),
@@ -444,11 +446,20 @@ def _mlp_chunk(
     exact_sum = dyadic[:, None] & (steps <= 60) & (size < 2.0**24)
     sum_err = overflowed(np.where(exact_sum, 0.0, sum_err), h_sum + np.abs(b_out[out]))
     intended = encode(out_reading, outputs, out)  # [P, O]
+    # Every difference between what the part writes and the program's output counts: none is
+    # taken for float64 noise and ignored (the weights are float32 numbers; exact arithmetic on
+    # them is the model). `ideal` is float64's evaluation of that exact output, off by its
+    # sum's rounding (none where the sum is exact: one dyadic grid, float64 exact too) and by
+    # each activation's own float64 error (below 2^-29 of its float32 bound `own`).
+    # Where the sum is exact, the float32 output is a multiple of 2^-steps; so is the program's
+    # value where it lies on that grid, and two such multiples less than 2^-steps apart are
+    # equal: an error bound below that is 0 (the band's activations are the float32 integers,
+    # `pre` their real values: `ideal` differs from the float32 output by float64 noise there).
     dev = np.abs(ideal - intended)
-    # below 1e-9 relative, a difference is float64's own rounding of this evaluation, not the
-    # model's (the weights are float32 numbers; exact real arithmetic on them is the model)
-    dev = np.where(dev <= 1e-9 * (1.0 + np.abs(intended)), 0.0, dev)
-    err = (lin_err + own_err + sum_err) * SLACK + dev
+    rounding = (n + 2) * 2.0**-52 * (h_sum + np.abs(b_out[out])) + 2.0**-28 * own_err
+    err = (lin_err + own_err + sum_err) * SLACK + dev + rounding
+    on_grid = exact_sum & (dyadic_exponent(intended) <= steps)
+    err = np.where(on_grid & (err < np.ldexp(1.0, -np.minimum(steps, 60))), 0.0, err)
     return (
         worst,
         float(total.max(initial=0.0)),

@@ -89,3 +89,48 @@ def finite_number(value: object) -> bool:
 
 def _on_grid(c: float) -> bool:
     return math.isfinite(c) and float(c * _GRID).is_integer()
+
+
+def known_misfit(
+    fn: object,
+    form: Sequence[float],
+    input_values: Sequence[Sequence[Atom]],
+    output_values: Sequence[Atom],
+) -> float:
+    """A bound on |fn(x) - form(x)| (exact arithmetic) where `form` is `known_affine(fn, ...)`:
+    Python's one float64 operation rounds its result (2^-53 relative), and a tracr output map
+    rounds it to 12 significant digits (`compiler.rounded`: 5e-12 relative). 0 where neither can
+    change it: every input and coefficient on one dyadic grid whose sums float64 holds exactly,
+    and (rounded) every output a whole number of at most 12 digits."""
+    outputs = [abs(float(v)) for v in output_values if finite_number(v)]
+    if len(outputs) != len(output_values):
+        return math.inf  # (a None or a non-number: no bound; not a form known_affine gives)
+    top = max(outputs, default=0.0)
+    rounded = unrounded(fn) is not fn
+    # every term a·x lies on the grid 2^-(coefficients' grid + inputs' grid), and so does b
+    input_grid = 0
+    size = abs(form[-1])
+    for a, vals in zip(form, input_values, strict=False):  # (the last coefficient: b)
+        xs = [float(v) for v in vals]
+        input_grid = max(input_grid, max((_grid(x) for x in xs), default=0))
+        size += abs(a) * max((abs(x) for x in xs), default=0.0)
+    grid = max((_grid(c) for c in form), default=0) + input_grid
+    exact = grid <= 60 and math.ldexp(max(size, top), grid) < 2.0**52
+    if exact and (not rounded or all(x.is_integer() and x < 1e12 for x in outputs)):
+        return 0.0
+    relative = 2.0**-52 + (5e-12 * (1 + 2.0**-40) if rounded else 0.0)
+    return relative * max(top, size) + 2.0**-1074
+
+
+def _grid(x: float) -> int:
+    """The least k >= 0 with x * 2^k whole (99 beyond 60, or not finite)."""
+    if not math.isfinite(x):
+        return 99
+    m, e = math.frexp(abs(x))
+    if m == 0.0:
+        return 0
+    k = 0
+    while m != math.floor(m) and k <= 113:
+        m *= 2.0
+        k += 1
+    return max(0, k - e) if k - e <= 60 else 99

@@ -21,7 +21,7 @@ import numpy as np
 
 from compiler import map_steps
 from compiler.blocks import Atom, Dim, Encoded, Encoding, all_numbers, value_key
-from compiler.fits import FLOAT64_NOISE
+from compiler.fits import FLOAT64_NOISE, row_misfit, sum_misfit
 from compiler.graph import IRNode
 from compiler.map_steps import Rows
 from compiler.numeric import ErrorBound, rounding_error
@@ -154,7 +154,18 @@ def affine_plus_sum(
         for d, c in g.number:
             terms[d] = terms.get(d, 0.0) + c
         number = tuple((d, c) for d, c in terms.items() if c != 0.0)
-        return Encoded(node.name, Encoding.NUMERICAL, ctx.values(node.index), number=number)
+        # the values are part·(x, y) + rest up to float64's rounding of rest (and the views' own
+        # misses): carried, as an affine fit's misfit
+        rows_at = np.stack([at[0], at[1], values - part[0] * at[0] - part[1] * at[1]], axis=1)
+        misfit = row_misfit(
+            np.concatenate([rows_at, np.ones((len(values), 1))], axis=1),
+            np.array([part[0], part[1], 1.0, 0.0]),
+            values,
+        )
+        misfit += sum(abs(a) * view.x.misfit for a, view in zip(part, views, strict=True))
+        misfit += g.misfit
+        vals = ctx.values(node.index)
+        return Encoded(node.name, Encoding.NUMERICAL, vals, number=number, misfit=misfit)
     return None
 
 
@@ -282,7 +293,10 @@ def sum_view(
             terms[d] = terms.get(d, 0.0) + a * c
     number = tuple((d, c) for d, c in terms.items() if c != 0.0)
     values = tuple(sorted({x for x, _ in points}))
-    return Encoded(f"{node.name}.sum", Encoding.NUMERICAL, values, number=number)
+    # the points' sums are float64's: a·x + b·y up to its rounding, and the views' own misses
+    misfit = sum_misfit(coef, [[view.at(v) for v in view.x.values] for view in views], values)
+    misfit += sum(abs(a) * view.x.misfit for a, view in zip(coef, views, strict=True))
+    return Encoded(f"{node.name}.sum", Encoding.NUMERICAL, values, number=number, misfit=misfit)
 
 
 def sum_error(

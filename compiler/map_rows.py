@@ -8,15 +8,16 @@ objects (a categorical reading built since may merge values).
 
 from __future__ import annotations
 
+import math
 from itertools import compress
 from operator import eq, ne
 from typing import Any
 
 from compiler.blocks import Atom, value_key
 from compiler.combos import TooManyRows
-from compiler.fits import exact_affine_fit
+from compiler.fits import affine_fit
 from compiler.graph import IRNode
-from compiler.known_affine import known_affine
+from compiler.known_affine import known_affine, known_misfit
 from compiler.plan_context import PlanContext
 from compiler.plan_state import Built
 from compiler.relations import input_combinations
@@ -33,6 +34,7 @@ MAX_ROWS = 2_000_000
 _NUMBER_TYPES = {int, float, bool}  # what an affine fit reads as numbers
 Rows = list[tuple[tuple[Atom, ...], Atom]]  # (support values, the map's value there)
 _Key = tuple[int, tuple[int, ...]]  # (map, support)
+Fit = tuple[list[float], float]  # ([a_1, ..., a_k, b], misfit: `fits.affine_fit`)
 
 
 class MapRows:
@@ -41,7 +43,7 @@ class MapRows:
     def __init__(self, ctx: PlanContext, built: Built) -> None:
         self.ctx, self.built = ctx, built
         self._rows: dict[_Key, tuple[tuple, Rows]] = {}
-        self._fits: dict[_Key, tuple[tuple, list[float] | None]] = {}
+        self._fits: dict[_Key, tuple[tuple, Fit | None]] = {}
 
     def rows(self, node: IRNode, support: tuple[int, ...]) -> Rows:
         """The map's value at every reachable combination of its support's values, in the values
@@ -52,20 +54,21 @@ class MapRows:
             self._rows[(node.index, support)] = (self._canon_tables(support), rows)
         return rows
 
-    def affine_fit(self, node: IRNode, support: tuple[int, ...]) -> list[float] | None:
-        """[a_1, ..., a_k, b] of an exact affine map of the support's numbers, else None."""
+    def affine_fit(self, node: IRNode, support: tuple[int, ...]) -> Fit | None:
+        """([a_1, ..., a_k, b], misfit) of an exact affine map of the support's numbers (misfit:
+        a bound on how far a value lies from the form, `fits.affine_fit`), else None."""
         stated = self.stated_fit(node, support)
         if stated is not None:
             return stated
-        found, coef = self._cached(self._fits, node, support)
+        found, fit = self._cached(self._fits, node, support)
         if found:
-            return coef
+            return fit
         rows = self.rows(node, support)
-        coef = derived(rows, "affine fit", lambda: _affine_fit(rows))
-        self._fits[(node.index, support)] = (self._canon_tables(support), coef)
-        return coef
+        fit = derived(rows, "affine fit and misfit", lambda: _affine_fit(rows))
+        self._fits[(node.index, support)] = (self._canon_tables(support), fit)
+        return fit
 
-    def stated_fit(self, node: IRNode, support: tuple[int, ...]) -> list[float] | None:
+    def stated_fit(self, node: IRNode, support: tuple[int, ...]) -> Fit | None:
         """`affine_fit` where the map's function states its form (no rows: `opens - closes` of
         two prefix means has 5.6M at N = 256, past MAX_ROWS), else None."""
         if support != node.inputs:
@@ -74,8 +77,13 @@ class MapRows:
         if declared is not None:
             # the compiler's own integer sum (`weighted_counts`): exact by construction, and its
             # rows are a million pairs at N = 256
-            return list(declared)
-        return known_affine(node.fn, [self.ctx.values(i) for i in support])
+            return list(declared), 0.0
+        inputs = [self.ctx.values(i) for i in support]
+        form = known_affine(node.fn, inputs)
+        if form is None:
+            return None
+        misfit = known_misfit(node.fn, form, inputs, self.ctx.values(node.index))
+        return (form, misfit) if math.isfinite(misfit) else None
 
     def _canon_tables(self, support: tuple[int, ...]) -> tuple:
         return tuple(self.built.canon.get(s) for s in support)
@@ -197,13 +205,14 @@ class MapRows:
         return ", ".join(f"{graph[s].name} = {value_repr(v)}" for s, v in zip(support, combo))
 
 
-def _affine_fit(rows: Rows) -> list[float] | None:
-    """[a_1, ..., a_k, b] of an exact affine map of the rows' support values, else None."""
+def _affine_fit(rows: Rows) -> Fit | None:
+    """([a_1, ..., a_k, b], misfit) of an exact affine map of the rows' support values, else
+    None."""
     combos = [combo for combo, _ in rows]
     outs = [out for _, out in rows]
     types: set[type] = set(map(type, outs))
     for column in zip(*combos):  # type() per value at C speed: ~N^3/3 rows at N = 128
         types.update(map(type, column))
     if rows and types <= _NUMBER_TYPES:
-        return exact_affine_fit(combos, outs)
+        return affine_fit(combos, outs)
     return None

@@ -31,7 +31,7 @@ from compiler.blocks import (
     sort_values,
     value_key,
 )
-from compiler.fits import affine_points, merge_per_context, merge_points
+from compiler.fits import affine_points_misfit, merge_per_context, merge_points
 from compiler.gates import gated_affine
 from compiler.graph import IRNode, Op
 from compiler.interpolate import context_interpolation_mlp, interpolation_mlp
@@ -129,11 +129,13 @@ def _map_steps(
     x = view.x
     if len(support) == 1:
         points = [(view.at(c[0]), v) for c, v in rows]
-        affine = affine_points(points) if encoding is Encoding.NUMERICAL else None
+        affine = affine_points_misfit(points) if encoding is Encoding.NUMERICAL else None
         if affine is not None:  # e.g. 2 * mean: a free numerical view
-            a, b = affine
+            (a, b), misfit = affine
             number = tuple((d, a * c) for d, c in x.number) + ((ONE, b),)
-            return Encoded(node.name, Encoding.NUMERICAL, ctx.values(node.index), number=number)
+            misfit += abs(a) * x.misfit  # (the line misses the values; x its own)
+            values = ctx.values(node.index)
+            return Encoded(node.name, Encoding.NUMERICAL, values, number=number, misfit=misfit)
         if encoding is Encoding.NUMERICAL:
             return steps_or_interpolation(built, node, view.x, view.error, points)
         return decode_numeric(built, node, x, points, encoding, view.error)

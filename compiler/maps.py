@@ -364,23 +364,27 @@ class MapPlanner:
         if categorical:
             return None
         vs = self.ctx.value_sets
-        coef = self.points.stated_fit(node, support)  # `opens - closes`: no rows to fit
-        if coef is None:
+        fit = self.points.stated_fit(node, support)  # `opens - closes`: no rows to fit
+        if fit is None:
             # reachable combinations (related inputs jointly): two prefix means meet in (i+2)^2
             # ways at position i, not in the product of their ~N^2/2 values each
             size = combination_count(support, vs.relation, vs.values)
             if size > map_rows.MAX_ROWS:  # the fit checks every row, as many as a table may have
                 return None
-            coef = self.points.affine_fit(node, support)
-        if coef is None:
+            fit = self.points.affine_fit(node, support)
+        if fit is None:
             return None
+        coef, misfit = fit
         terms: dict[Dim, float] = {}
         for a, s in zip(coef[:-1], support):
-            for d, c in self.reader.reading(s, Encoding.NUMERICAL).number:  # a width: decoded first
+            source = self.reader.reading(s, Encoding.NUMERICAL)  # a width: decoded first
+            for d, c in source.number:
                 terms[d] = terms.get(d, 0.0) + float(a) * c
+            misfit += abs(float(a)) * source.misfit  # (a view of a view: both misses add up)
         terms[ONE] = terms.get(ONE, 0.0) + float(coef[-1])
         number = tuple((d, c) for d, c in terms.items() if c != 0.0)
-        return Encoded(node.name, Encoding.NUMERICAL, self.ctx.values(node.index), number=number)
+        values = self.ctx.values(node.index)
+        return Encoded(node.name, Encoding.NUMERICAL, values, number=number, misfit=misfit)
 
     def _map_view(self, node: IRNode, source: int, rows: Rows, encoding: Encoding) -> Encoded:
         """A map of one categorical s-op: regroup its one-hot terms (free)."""

@@ -17,9 +17,9 @@ import numpy as np
 
 from compiler import numeric
 from compiler.blocks import ONE, Atom, Dim, Encoded, Encoding, all_numbers, is_number
-from compiler.fits import exact_affine_fit
+from compiler.fits import affine_fit
 from compiler.graph import IRNode, Op
-from compiler.known_affine import known_affine
+from compiler.known_affine import known_affine, known_misfit
 from compiler.map_values import apply_map
 from compiler.plan_context import PlanContext, Reader
 
@@ -34,6 +34,9 @@ class NumberViews:
     def __init__(self, ctx: PlanContext, reader: Reader) -> None:
         self.ctx, self.reader = ctx, reader
         self._forms: dict[int, AffineForm | None] = {}
+        # per form found: a bound on |the node's value - its form| (`fits.affine_fit`'s misfit,
+        # through every map on the way)
+        self._misfits: dict[int, float] = {}
 
     def reading(
         self, index: int
@@ -62,12 +65,17 @@ class NumberViews:
             for d, c in reader.reading(src, Encoding.NUMERICAL).number:
                 terms[d] = terms.get(d, 0.0) + a * c
         number = tuple((d, c) for d, c in terms.items() if c != 0.0)
-        view = Encoded(node.name, Encoding.NUMERICAL, ctx.values(index), number=number)
+        misfit = self._misfits[index]
+        for src, a in coefs.items():
+            misfit += abs(a) * reader.reading(src, Encoding.NUMERICAL).misfit
+        view = Encoded(
+            node.name, Encoding.NUMERICAL, ctx.values(index), number=number, misfit=misfit
+        )
         # The view adds its terms' errors (a mean's, scaled by its coefficient) and float32 rounding
         # of a sum whose partial sums stay below sum |a_k| max |source_k| + |b| (no cancellation).
         largest = {src: max(abs(float(v)) for v in ctx.values(src)) for src in coefs}
         size = abs(const) + sum(abs(a) * largest[src] for src, a in coefs.items())
-        error = numeric.rounding_error(max(size, 1.0), len(view.number))
+        error = numeric.rounding_error(max(size, 1.0), len(view.number)) + misfit
         for src, a in coefs.items():
             # a width or the length enters as its decoded whole number (the step MLP's exact
             # output), not as the mean 1/(w+1) that ctx.x_error bounds
@@ -98,6 +106,7 @@ class NumberViews:
         ctx = self.ctx
         node = ctx.graph[index]
         form: AffineForm | None = None
+        misfit = 0.0
         vals = ctx.values(index)
         if node.op is Op.CONST:
             form = ({}, float(node.value)) if is_number(node.value) else None
@@ -112,17 +121,26 @@ class NumberViews:
             form = ({index: 1.0}, 0.0)
         else:
             inner = [self.affine_form(i) for i in node.inputs]
-            fit = None if any(f is None for f in inner) else self._affine_fit(node)
-            if fit is not None:
+            found = None if any(f is None for f in inner) else self._affine_fit(node)
+            if found is not None:
+                fit, misfit = found
                 coefs: dict[int, float] = {}
                 const = fit[-1]
-                for a, (sub, b) in zip(fit[:-1], inner):  # type: ignore[misc]
+                for a, (sub, b), i in zip(fit[:-1], inner, node.inputs):  # type: ignore[misc]
+                    # the inner form misses the inner value by its misfit, scaled by a here
+                    misfit += abs(a) * self._misfits[i]
                     const += a * b
                     for src, c in sub.items():
                         coefs[src] = coefs.get(src, 0.0) + a * c
                 form = ({s: c for s, c in coefs.items() if c != 0.0}, const)
         self._forms[index] = form
+        self._misfits[index] = misfit if form is not None else math.inf
         return form
+
+    def misfit(self, index: int) -> float:
+        """A bound on |node `index`'s value - its `affine_form`| (inf where it has none)."""
+        self.affine_form(index)
+        return self._misfits[index]
 
     def _of_tokens(self, index: int) -> bool:
         """Whether node `index` is computed from the tokens (and constants) alone."""
@@ -131,13 +149,15 @@ class NumberViews:
             return True
         return node.op is Op.MAP and all(self._of_tokens(i) for i in node.inputs)
 
-    def _affine_fit(self, node: IRNode) -> list[float] | None:
+    def _affine_fit(self, node: IRNode) -> tuple[list[float], float] | None:
         """Coefficients [a_1, ..., a_k, b] with fn(x_1..x_k) == sum a_j x_j + b on every combination
-        of the inputs' values (exactly, up to float64 noise), or None."""
+        of the inputs' values (exactly, up to float64 noise), and a bound on the misfit (the
+        largest |fn(x) - form(x)|: `fits.affine_fit`), or None."""
         domains = [self.ctx.values(i) for i in node.inputs]
         known = known_affine(node.fn, domains)
         if known is not None:
-            return known
+            misfit = known_misfit(node.fn, known, domains, self.ctx.values(node.index))
+            return (known, misfit) if math.isfinite(misfit) else None
         if math.prod(len(d) for d in domains) > MAX_VIEW_ROWS:
             return None
         if all(is_number(v) for d in domains for v in d):
@@ -152,12 +172,12 @@ class NumberViews:
                 return None
             rows.append([float(v) for v in combo])
             ys.append(float(out))
-        return exact_affine_fit(rows, ys) if rows else None
+        return affine_fit(rows, ys) if rows else None
 
 
 def _numeric_affine_fit(
     fn: Callable[..., Atom], domains: list[tuple[Atom, ...]]
-) -> list[float] | None:
+) -> tuple[list[float], float] | None:
     """`_affine_fit` where every argument is a number: the same points and answer, with the
     arguments' columns built by numpy instead of a list per point (1M points at N = 1024)."""
     grids = np.meshgrid(*(np.array([float(v) for v in d]) for d in domains), indexing="ij")
@@ -172,4 +192,4 @@ def _numeric_affine_fit(
             return None
         keep[k] = True
         ys[k] = float(out)
-    return exact_affine_fit(columns[keep], ys[keep]) if keep.any() else None
+    return affine_fit(columns[keep], ys[keep]) if keep.any() else None

@@ -52,6 +52,10 @@ class Reading:
     # A vector reading (not categorical either): per value, `terms` are the exact numbers its
     # dimensions hold (indices read as (i, i * i) by numerical addressing).
     vector: bool = False
+    # numerical: a bound on |the program's value - the terms' exact value| (an affine view read as
+    # its fit, `compiler.fits.affine_fit`); the certifier adds it to the error of every linear map
+    # that reads the reading (`bounds.Linear`). In a file as "misfit", absent where 0.
+    misfit: float = 0.0
 
     @property
     def size(self) -> int:
@@ -225,6 +229,7 @@ class Reach:
                     "numbers": list(r.numbers),
                     "labels": list(r.labels),
                     **({"vector": True} if r.vector else {}),
+                    **({"misfit": r.misfit} if r.misfit else {}),
                 }
                 for r in self.readings
             ],
@@ -299,6 +304,7 @@ class Reach:
                 tuple(float(x) for x in r["numbers"]),
                 tuple(str(x) for x in r["labels"]),
                 bool(r.get("vector", False)),
+                _misfit(r.get("misfit", 0.0)),
             )
             for r in obj["readings"]
         )
@@ -388,3 +394,11 @@ def value_label(v: Any) -> str:
 
 def _tuples(v: Any) -> Any:
     return tuple(_tuples(x) for x in v) if isinstance(v, list) else v
+
+
+def _misfit(x: object) -> float:
+    """A reading's recorded misfit: a number >= 0 (a file written before it was recorded: 0)."""
+    m = float(x)  # type: ignore[arg-type]
+    if not m >= 0.0:  # (NaN too)
+        raise ValueError(f"a reading's misfit must be a number >= 0, not {x!r}")
+    return m

@@ -53,7 +53,10 @@ class ReachBuilder:
                 numbers = tuple(float(v) for v in enc.values)
             labels = tuple(atom_label(v) for v in enc.values)
             self._ids[enc] = len(self.readings)
-            self.readings.append(Reading(enc.name, enc.is_categorical, terms, numbers, labels))
+            misfit = 0.0 if enc.is_categorical else enc.misfit
+            self.readings.append(
+                Reading(enc.name, enc.is_categorical, terms, numbers, labels, misfit=misfit)
+            )
         return self._ids[enc]
 
     def head(self, layer: int, index: int, spec: HeadSpec) -> None:

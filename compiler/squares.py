@@ -158,7 +158,7 @@ def _scaled(
     if isinstance(x_error, ErrorBound):
         error = ErrorBound(x_error.absolute * scale, x_error.relative)
     return (
-        Encoded(x.name, x.encoding, values, number=number),
+        Encoded(x.name, x.encoding, values, number=number, misfit=x.misfit * scale),
         lambda v: x_of(v) * scale,
         error,
     )

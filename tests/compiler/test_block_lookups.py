@@ -28,7 +28,7 @@ def test_a_reading_is_hashed_once_and_as_dataclass_hashes_it() -> None:
     Counted.hashed = 0
     first = hash(reading)
     assert hash(reading) == first and Counted.hashed == 1
-    fields = (reading.name, reading.encoding, reading.values, reading.one_hot, reading.number)
+    fields = (reading.name, reading.encoding, reading.values, reading.one_hot, reading.number, 0.0)
     assert first == hash(fields)
 
 

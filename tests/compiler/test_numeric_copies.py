@@ -298,19 +298,19 @@ def test_a_copy_by_a_shift_takes_only_the_values_it_copies() -> None:
 
 
 def test_a_refusal_says_which_other_builds_were_tried_and_why() -> None:
-    """The reverse of a prefix mean plus the mean at N = 40: the output's values lie closer
-    together than its float32 error; the copy as one number is built and not proved either,
-    and the steps instead of gated units (there an interpolation per context value: its steps
-    would need 233,966,000 (input, unit) pairs) are built and not proved."""
+    """The reverse of a mean over a select of the tokens plus the mean at N = 24: the output's
+    values lie closer together than its float32 error (no grid per position and length holds
+    them, as it holds the same sum of a prefix mean); the copy as one number is built and not
+    proved either, and the steps instead of gated units are built and not proved."""
     from rasp.errors import CompileError
 
     root = _res(
-        'f = aggregate(select(indices, indices, <=), indicator(tokens == "a"));\n'
+        'f = aggregate(select(tokens, tokens, <=), indicator(tokens == "a"));\n'
         "c = aggregate(select(indices, length - indices - 1, ==), f, 0);\n"
         "res = c + f;"
     )
     with pytest.raises(CompileError) as refused:
-        compile_sop(root, list("abc"), 40, name="res")
+        compile_sop(root, list("abc"), 24, name="res")
     first, *notes = refused.value.diagnostics
     assert first.severity == "error" and "a snap decision has margin" in first.message
     assert all(n.severity == "note" for n in notes)

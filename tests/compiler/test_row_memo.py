@@ -57,7 +57,7 @@ def test_the_sums_and_the_fit_of_a_product_of_means_are_found_once(
     # frac_a * frac_b is planned three times at N = 8 (default, steps, over the index); each
     # read the same rows for its affine fit and its sums (at N = 128, 641K rows each time)
     plans = _counting(monkeypatch, driver, "plan_build")
-    fits = _counting(monkeypatch, map_rows, "exact_affine_fit")
+    fits = _counting(monkeypatch, map_rows, "affine_fit")
     sums = _counting(monkeypatch, linear_steps, "_output_ids")
     text = """
     prefix = select(indices, indices, <=);
