@@ -28,9 +28,7 @@ def pair_grid_mean_of_a(max_len: int = MAX_LEN) -> hm.Handmade:
     (n + 1)(i + 1) at (i, n): a different denominator in every cell, each holding the value."""
     made = hm.mean_of_a(max_len)
     made.metadata["format_version"] = 10
-    made.metadata["output"]["pair_denominators"] = [
-        (n + 1) * (i + 1) for i, n in _cells(max_len)
-    ]
+    made.metadata["output"]["pair_denominators"] = [(n + 1) * (i + 1) for i, n in _cells(max_len)]
     return made
 
 
