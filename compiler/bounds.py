@@ -430,47 +430,6 @@ class Linear:
         return (ev.error + self.own(ev)) * SLACK
 
 
-class SparseRows:
-    """The non-zero entries of w [H, O], grouped by row: prepared once for many `sparse_product`s
-    (the certifier multiplies every chunk of points by the same W_out)."""
-
-    def __init__(self, w: np.ndarray) -> None:
-        self.shape = w.shape
-        self.rows, self.cols = np.nonzero(w)  # row-major: grouped by unit
-        self.values = w[self.rows, self.cols]
-        self.per_unit = np.bincount(self.rows, minlength=w.shape[0])  # [H]
-        self.starts = np.concatenate([[0], np.cumsum(self.per_unit)[:-1]])
-
-
-def sparse_product(
-    a: np.ndarray,
-    w: np.ndarray | SparseRows,
-    support: tuple[np.ndarray, np.ndarray] | None = None,
-) -> np.ndarray:
-    """a [P, H] @ w [H, O] where both are mostly zero (few units are on at a point, and an MLP's
-    output rows write one or two dims): only the non-zero products are formed.
-
-    `support`: (points, units) in row-major order, holding every non-zero of `a` (np.nonzero of
-    a wider mask): its other entries are exact zeros, whose ±0 products leave every sum as it is."""
-    P, O = a.shape[0], w.shape[1]  # noqa: E741 (the shapes [P, H] @ [H, O] of the docstring)
-    pts, units = np.nonzero(a) if support is None else support
-    if len(pts) == 0:
-        return np.zeros((P, O))
-    sw = w if isinstance(w, SparseRows) else SparseRows(w)
-    per_unit, starts = sw.per_unit, sw.starts
-    counts = per_unit[units]  # entries each (point, unit) expands into
-    keep = counts > 0
-    pts, units, counts = pts[keep], units[keep], counts[keep]
-    if len(pts) == 0:
-        return np.zeros((P, O))
-    rep_pts = np.repeat(pts, counts)
-    offset = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-    entry = np.repeat(starts[units], counts) + offset  # index into (w_rows, w_cols)
-    values = np.repeat(a[pts, units], counts) * sw.values[entry]
-    flat = rep_pts * O + sw.cols[entry]
-    return np.bincount(flat, weights=values, minlength=P * O).reshape(P, O)
-
-
 def _dims(reading: Reading, one: int) -> set[int]:
     return {d for terms in reading.terms for d, _ in terms if d != one}
 

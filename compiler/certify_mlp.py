@@ -19,19 +19,17 @@ from compiler.bounds import (
     Evaluated,
     Linear,
     ReadError,
-    SparseRows,
     U,
     dyadic_exponent,
     gamma,
     overflowed,
-    sparse_product,
     special_linear,
 )
 from compiler.certificate import Check
 from compiler.certify_parts import Groups, encode, state_label
 from compiler.certify_walk import MAX_STATES, Specials, Walk
 from compiler.reach import MLPReach, Reading
-from compiler.sparse_sums import concrete_products
+from compiler.sparse_sums import SparseRows, concrete_products, sparse_product
 
 MLP_CHUNK = 2**18  # points x units per chunk
 

@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from compiler.bounds import SparseRows, U, gamma, sparse_product
+from compiler.bounds import U, gamma
 from compiler.certificate import UNDERFLOW
 from compiler.reach import HeadReach, Reading
+from compiler.sparse_sums import SparseRows, sparse_product
 
 # Exact scores closer than this are one level (their keys share the weight).
 TIE = 1e-3

@@ -1,4 +1,6 @@
-"""Products of a few concrete residuals with a mostly-zero weight matrix, from its non-zeros.
+"""Products with mostly-zero matrices, formed from their non-zeros: `sparse_product` of a
+certifier's points (few units on at a point) with W_out's rows (`SparseRows`, prepared once), and
+`concrete_products` of a few concrete residuals (BOS, PAD) with a padded weight matrix.
 
 The BOS and PAD residuals are evaluated concretely through every weight matrix (`bounds.special_linear`,
 the heads' W_O, the MLPs' W_out). Those matrices are padded (a head's d_head is the widest head's,
@@ -12,6 +14,8 @@ callers' SLACK covers as it covered BLAS's order. Denser matrices take the dense
 """
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 
@@ -39,19 +43,58 @@ def concrete_products(
     if x.ndim == 1:
         value, size, carried = concrete_products(x[None], err[None], weights, nonzero)
         return value[0], size[0], carried[0]
-    rows, cols = np.nonzero(weights) if nonzero is None else nonzero
-    w = np.asarray(weights[rows, cols], dtype=np.float64)
-    abs_w = np.abs(w)
-    S, C = x.shape[0], weights.shape[1]
-    # one bincount per quantity: slot s·C + c sums state s's products in column c, in row order
-    slot = (np.arange(S)[:, None] * C + cols[None, :]).ravel()
+    signed = SparseRows(weights, nonzero)
+    magnitudes = signed.magnitudes()
+    return (
+        sparse_product(x, signed),
+        sparse_product(np.abs(x) + err, magnitudes),
+        sparse_product(err, magnitudes),
+    )
 
-    def summed(terms: np.ndarray) -> np.ndarray:  # [S, nnz] -> [S, C]
-        if slot.size == 0:  # (bincount of nothing is of integers)
-            return np.zeros((S, C))
-        return np.bincount(slot, weights=terms.ravel(), minlength=S * C).reshape(S, C)
 
-    value = summed(x[:, rows] * w)
-    size = summed((np.abs(x) + err)[:, rows] * abs_w)
-    carried = summed(err[:, rows] * abs_w)
-    return value, size, carried
+class SparseRows:
+    """The non-zero entries of w [H, O], grouped by row: prepared once for many `sparse_product`s
+    (the certifier multiplies every chunk of points by the same W_out)."""
+
+    def __init__(self, w: np.ndarray, nonzero: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        self.shape = w.shape
+        # row-major (np.nonzero's order, also of a caller's `nonzero`): grouped by unit
+        self.rows, self.cols = np.nonzero(w) if nonzero is None else nonzero
+        self.values = w[self.rows, self.cols]
+        self.per_unit = np.bincount(self.rows, minlength=w.shape[0])  # [H]
+        self.starts = np.concatenate([[0], np.cumsum(self.per_unit)[:-1]])
+
+    def magnitudes(self) -> SparseRows:
+        """|w|'s entries, without a dense |w|."""
+        out = copy.copy(self)
+        out.values = np.abs(self.values)
+        return out
+
+
+def sparse_product(
+    a: np.ndarray,
+    w: np.ndarray | SparseRows,
+    support: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
+    """a [P, H] @ w [H, O] where both are mostly zero (few units are on at a point, and an MLP's
+    output rows write one or two dims): only the non-zero products are formed.
+
+    `support`: (points, units) in row-major order, holding every non-zero of `a` (np.nonzero of
+    a wider mask): its other entries are exact zeros, whose ±0 products leave every sum as it is."""
+    P, O = a.shape[0], w.shape[1]  # noqa: E741 (the shapes [P, H] @ [H, O] of the docstring)
+    pts, units = np.nonzero(a) if support is None else support
+    if len(pts) == 0:
+        return np.zeros((P, O))
+    sw = w if isinstance(w, SparseRows) else SparseRows(w)
+    per_unit, starts = sw.per_unit, sw.starts
+    counts = per_unit[units]  # entries each (point, unit) expands into
+    keep = counts > 0
+    pts, units, counts = pts[keep], units[keep], counts[keep]
+    if len(pts) == 0:
+        return np.zeros((P, O))
+    rep_pts = np.repeat(pts, counts)
+    offset = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    entry = np.repeat(starts[units], counts) + offset  # index into (w_rows, w_cols)
+    values = np.repeat(a[pts, units], counts) * sw.values[entry]
+    flat = rep_pts * O + sw.cols[entry]
+    return np.bincount(flat, weights=values, minlength=P * O).reshape(P, O)

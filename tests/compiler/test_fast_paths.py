@@ -17,12 +17,13 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from compiler import out_rows
-from compiler.bounds import DimErrors, Evaluated, Linear, SparseRows, gamma, overflowed
+from compiler.bounds import DimErrors, Evaluated, Linear, gamma, overflowed
 from compiler.certify_mlp import _shared_error, _Spread
 from compiler.certify_parts import Groups
 from compiler.mlp import dyadic
 from compiler.out_rows import OutRows
 from compiler.reach import Reading
+from compiler.sparse_sums import SparseRows
 
 _SPECIAL = [0.0, -0.0, math.nan, math.inf, -1.0, 5e-324, 2.0**-1022, 2.0**1023, 2.0**24]
 _SPECIAL += [
