@@ -25,7 +25,8 @@ from typing import get_args
 
 from rasp import ast
 from rasp.errors import Diagnostic, Span
-from rasp.lint_calls import bound_names, call_warnings
+from rasp.lint_calls import call_warnings
+from rasp.lint_scope import Holds, indicator_reads
 
 _B = ast.BinaryOp
 _COMPARISONS = frozenset({_B.EQ, _B.NE, _B.LE, _B.GE, _B.LT, _B.GT, _B.IN})
@@ -50,15 +51,16 @@ _COMMENT = re.compile(r"#[^\n]*")
 _NODE_TYPES = (*get_args(ast.Expr), *get_args(ast.Stmt))
 
 
-def lint(statements: Iterable[ast.Stmt]) -> tuple[Diagnostic, ...]:
+def lint(statements: Iterable[ast.Stmt], holds: Holds | None = None) -> tuple[Diagnostic, ...]:
     """The precedence warnings of `statements` (a `def`'s and a loop's bodies included), and the
     calls' (rasp.lint_calls: `indicator(tokens)`, a note on `round(x / 2)`), in source order,
-    each a `Diagnostic` of severity "warning" (the round's "note")."""
+    each a `Diagnostic` of severity "warning" (the round's "note"). `holds`: which built-in s-op
+    each name held before `statements` (rasp.lint_scope; the REPL's session so far)."""
     found: dict[tuple[int, int, str], Diagnostic] = {}
     statements = tuple(statements)
-    bound = bound_names(statements)  # (a built-in's name the program rebinds: rasp.lint_calls)
+    reads = indicator_reads(statements, holds)  # (the built-in each `indicator(NAME)` reads)
     for node, parent in _walk(statements):
-        calls = call_warnings(node, bound) if isinstance(node, ast.Unary) else ()
+        calls = call_warnings(node, reads.get(id(node))) if isinstance(node, ast.Unary) else ()
         for diagnostic in (*_check(node, parent), *calls):
             span = diagnostic.span  # (each check locates its warning)
             where = (0, 0) if span is None else (span.line, span.col)

@@ -6,9 +6,10 @@ number, which meets halves.
   comparison (`indicator(tokens == "(")`, the paper's Dyck balance). Of the built-in `tokens` it is
   1 at every position (every token is a non-empty string), of `indices` 0 at position 0 only, of
   `length` 1 everywhere: a warning, whose hint writes the comparison that keeps the meaning
-  (`indicator(tokens != "")`, which silences it). Only a built-in's name is read: of another name
-  the lint cannot know the type (it reads the syntax alone), and a program that binds the name
-  itself (`tokens = ...;`) is not warned.
+  (`indicator(tokens != "")`, which silences it). The lint reads the syntax alone, so it follows
+  names as the program binds them (rasp.lint_scope): `t = tokens;` then `indicator(t)` is warned,
+  `tokens = tokens == "a";` then `indicator(tokens)` is not; of any other name it cannot know the
+  type.
 - `round(x / 2)` rounds halves to the even neighbour, as the original's (Python's) `round`:
   `round(indices / 2)` is 0, 0, 1, 2, 2, 2, 3, 4, ..., not the floor nor half up. A note, not a
   warning: it may be meant. The hint writes the floor; `round((x / 2))` keeps the meaning without
@@ -28,7 +29,7 @@ from rasp.errors import Diagnostic, Span
 _COMMENT = re.compile(r"#[^\n]*")
 
 # the built-in s-ops that hold no bools, and the comparison that is their truthiness
-_TRUTH = {
+TRUTH = {
     "tokens": ("strings", '!= ""', "1 at every position (every token is a non-empty string)"),
     "tokens_str": ("strings", '!= ""', "1 at every position (every token is a non-empty string)"),
     "indices": ("ints", "!= 0", "0 at position 0 and 1 at every other position"),
@@ -38,23 +39,24 @@ _TRUTH = {
 }
 
 
-def call_warnings(node: ast.Unary, bound: frozenset[str]) -> Iterator[Diagnostic]:
-    """The warning of `indicator(BUILT_IN)` and the note of `round(x / EVEN)`; `bound`: the names
-    the program binds itself (a built-in's name it rebinds is no longer that built-in)."""
+def call_warnings(node: ast.Unary, reads: tuple[str, str] | None) -> Iterator[Diagnostic]:
+    """The warning of `indicator(BUILT_IN)` and the note of `round(x / EVEN)`; `reads`: for an
+    `indicator(NAME)` whose NAME holds a built-in s-op there, (NAME, that built-in)
+    (rasp.lint_scope: `t = tokens;` makes `t` one, `tokens = tokens == "a";` makes `tokens` none)."""
     operand = node.operand
-    if node.op is ast.UnaryOp.INDICATOR and isinstance(operand, ast.Name):
-        truth = _TRUTH.get(operand.name)
-        if truth is not None and operand.name not in bound:
-            kind, compared, value = truth
-            kept = f"indicator({operand.name} {compared})"
-            yield Diagnostic(
-                f"indicator({operand.name}) is {value}: indicator is 1 where its argument is "
-                f"true, and {operand.name} holds {kind}, not bools",
-                node.span,
-                'compare first, as in indicator(tokens == "a"); '
-                f"{kept} keeps this meaning without the warning",
-                severity="warning",
-            )
+    if node.op is ast.UnaryOp.INDICATOR and reads is not None:
+        name, built_in = reads
+        kind, compared, value = TRUTH[built_in]
+        kept = f"indicator({name} {compared})"
+        held = name if name == built_in else f"{name}, which is {built_in},"
+        yield Diagnostic(
+            f"indicator({name}) is {value}: indicator is 1 where its argument is "
+            f"true, and {held} holds {kind}, not bools",
+            node.span,
+            'compare first, as in indicator(tokens == "a"); '
+            f"{kept} keeps this meaning without the warning",
+            severity="warning",
+        )
     if (
         node.op is ast.UnaryOp.ROUND
         and isinstance(operand, ast.Binary)
@@ -108,7 +110,7 @@ def bound_names(statements: Iterable[object]) -> frozenset[str]:
         if isinstance(stmt, ast.Assign | ast.For):
             names.update(stmt.targets)
         if isinstance(stmt, ast.FuncDef):
-            names.update(stmt.params)
+            names.update((stmt.name, *stmt.params))
         if isinstance(stmt, ast.FuncDef | ast.For):
             stack.extend(stmt.body)
     return frozenset(names)

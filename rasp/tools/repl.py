@@ -31,6 +31,7 @@ from rasp.display import (
 from rasp.errors import Diagnostic, RaspError, RaspInputError
 from rasp.interpreter import Interpreter
 from rasp.lint import lint
+from rasp.lint_scope import session_holds
 from rasp.parser import parse
 from rasp.results import Mark, ReplLoading, ResultKind, StatementResult
 from rasp.sops import Evaluator, Selector, SOp, evaluate
@@ -193,7 +194,8 @@ class ReplSession:
         for stmt in program.statements:
             # its precedence warnings, once as it is entered (not at each evaluation), and those
             # of the files it loads
-            linted = lint((stmt,))
+            # (as in a file: what the session's names hold so far, `t = tokens;` before)
+            linted = lint((stmt,), session_holds((stmt,), self._lookup))
             self.precedence_warnings += linted  # (a :compile's constant output names them)
             out += [warning.render() for warning in linted]
             try:
@@ -214,6 +216,13 @@ class ReplSession:
             if self.finished:
                 break
         return "\n".join(out)
+
+    def _lookup(self, name: str) -> Any:
+        """`name`'s value in the session, None where it has none."""
+        try:
+            return self.interpreter.get(name)
+        except RaspError:
+            return None
 
     def _loaded_warnings(self) -> list[str]:
         taken = self.interpreter.take_warnings()
