@@ -5,6 +5,7 @@ bare "fails on every input" left the reader to find which call raised and why)."
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -14,6 +15,9 @@ from compiler.relations import Relation
 from rasp import sops
 from rasp.errors import RaspError
 from rasp.seqvalues import value_repr
+
+# a residual name the compiler made (`_map_15`, `_has_focus_aggregate_1`), no program text
+_GENERATED = re.compile(r"(?<![\w.])_[a-z][a-z0-9_]*_\d+\b")
 
 # calls tried before giving up on an example (each one a call of the program's function)
 _TRIES = 2_000
@@ -39,7 +43,8 @@ def map_failure(
         if why is not None:
             # (an input read twice, `tokens - tokens`, holds one value: named once)
             shown = ", ".join(
-                f"{_input_text(graph[i])} = {_value_text(v)}" for i, v in named.items()
+                f"{_input_text(graph[i], node.inputs.index(i), len(named))} = {_value_text(v)}"
+                for i, v in named.items()
             )
             return why, shown
     return None
@@ -72,11 +77,15 @@ def _failure(fn: Any, args: tuple[Atom, ...]) -> str | None:
     return None
 
 
-def _input_text(node: IRNode) -> str:
-    if node.named or len(node.text) <= 40:
-        text = node.name if node.named else node.text
-        return f"({text})" if " " in text else text
-    return node.name
+def _input_text(node: IRNode, k: int, count: int) -> str:
+    """Input k of `count`: its name, else its text where that is short program text, else `its
+    input` / `input 2` (as rasp.sops names a failing map's inputs), never a generated name that
+    a refused program has no model to show (`map(_map_15)`)."""
+    if node.named:
+        return node.name
+    if len(node.text) <= 40 and not _GENERATED.search(node.text):
+        return f"({node.text})" if " " in node.text else node.text
+    return "its input" if count == 1 else f"input {k + 1}"
 
 
 def _value_text(value: Atom) -> str:

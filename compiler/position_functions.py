@@ -35,6 +35,7 @@ from typing import Any
 from compiler.rewrite import positional_nodes, rebuilt
 from rasp import sops
 from rasp.errors import RaspError
+from rasp.written_text import written
 
 # Each length's evaluation reads n x n selectors (the means' sums in Python): one program's
 # prefix mean and width took 0.5 s at N = 256 and 17 s at N = 1024. Past this the s-ops stay as
@@ -67,12 +68,11 @@ def _labelled_alike(seq: sops.SeqValue, loose: bool) -> bool:
         return False
 
 
-def _text(node: sops.SOp) -> str:
-    """How the program wrote `node` (a map's operation, else its source text)."""
-    if isinstance(node, sops.MapSOp):
-        return node.text
-    text = node.span.shown_text() if node.span is not None else ""
-    return text or node.name or "an s-op of the position"
+def _note(node: sops.SOp) -> str | None:
+    """What the map computes, for people: the original's source text (its span's, None here), else
+    the original rebuilt as program text (`round(aggregate(...))`, rasp.written_text), never
+    the table's function called on `indices`, which it is not as the program wrote it."""
+    return None if node.span is not None else written(node)
 
 
 def position_functions(root: sops.Node, max_len: int) -> sops.Node:
@@ -149,12 +149,12 @@ def position_functions(root: sops.Node, max_len: int) -> sops.Node:
         node.id: sops.MapSOp(
             fn=_AtPosition(tuple(tables[node.id])),
             inputs=(sops.IndicesSOp(),),
-            text=f"{_text(node)} (a function of the position)",
+            text="at_position",  # (a function of the position: `note`, or the span, says which)
             span=node.span,
             name=node.name,
             loose=node.loose,
             called_as=node.called_as,
-            note=node.note,
+            note=node.note or _note(node),
         )
         for node in candidates
         if node.id in tables

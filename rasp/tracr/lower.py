@@ -72,6 +72,7 @@ from rasp.tracr.sop_nodes import (
     SequenceMap,
     TokensType,
 )
+from rasp.written_text import written
 
 _COMPARISONS = {
     Comparison.EQ: sops.Comparison.EQ,
@@ -315,6 +316,7 @@ def _no_none(side: sops.SOp, role: str, where: dict[str, Any], tuples: str = "")
             text=f"{role} is not None",
             span=where["span"],
             loose=True,
+            note=_checked(side, role),
         )
     return side
 
@@ -326,8 +328,15 @@ def _constant_side(side: sops.SOp, value: int, role: str, where: dict[str, Any])
             inputs=(side,),
             text=f"{role} is not None",
             span=where["span"],
+            note=_checked(side, role),
         )
     return sops.ConstSOp(value=value)
+
+
+def _checked(side: sops.SOp, role: str) -> str:
+    """The check as messages name it: the select's side as the program wrote it, not the check's
+    own words applied to a generated name (`key is not None(_map_16)`)."""
+    return f"{written(side)} (as a {role})"
 
 
 def _may_be_none(side: sops.SOp) -> bool:
