@@ -41,6 +41,7 @@ from rasp.tools.repl_compiled import CompiledView
 from rasp.tools.repl_help import HELP_TEXT
 from rasp.tools.repl_listing import LoadListing
 from rasp.tools.repl_values import function_text, nodes_in, plain_example, tokens_of
+from rasp.tools.repl_warnings import error_then_warnings
 
 # `draw_hook(node, tokens) -> text`: set by whoever can draw (the compiler side); None: no drawing.
 DrawHook = Callable[[SOp | Selector, list[Any]], str]
@@ -193,26 +194,30 @@ class ReplSession:
             return err.render()
         for stmt in program.statements:
             # its precedence warnings, once as it is entered (not at each evaluation), and those
-            # of the files it loads
-            # (as in a file: what the session's names hold so far, `t = tokens;` before)
+            # of the files it loads; read as in a file, with what the session's names hold so
+            # far (`t = tokens;` before). A failing statement's follow its error (repl_warnings)
             linted = lint((stmt,), session_holds((stmt,), self._lookup))
-            self.precedence_warnings += linted  # (a :compile's constant output names them)
-            out += [warning.render() for warning in linted]
             try:
                 lines = self._statement(stmt)
+                out += [warning.render() for warning in linted]
                 out += self._loaded_warnings() + lines
             except RaspError as err:
                 out += self._loaded_warnings()
                 out += self._drawn_in_loop  # (a loop that failed after drawing)
                 if self._listing is not None:  # (or after a load in a call had listed its names)
                     out += self._listing.lines
-                out.append(err.render())
+                # its error first, and a warning inside what failed named as the likely cause
+                out += error_then_warnings(err, linted)
+                if isinstance(stmt, ast.For):  # (a loop keeps what its body bound before)
+                    self.precedence_warnings += linted
                 break
             except BaseException:
+                out += [warning.render() for warning in linted]  # (shown as it ran)
                 # Ctrl-C or a bug of ours, which the front end reports: after what the line's
                 # earlier statements printed (they stay bound; only "interrupted" showed)
                 self._unshown = "\n".join(out)
                 raise
+            self.precedence_warnings += linted  # (a :compile's constant output names them)
             if self.finished:
                 break
         return "\n".join(out)

@@ -1,0 +1,31 @@
+"""A REPL statement that fails prints its error first, then its lint warnings; the error names a
+warning inside what failed as the likely cause (rasp.tools.repl_warnings). Transcript:
+tests/golden/repl/failing_warnings."""
+
+from __future__ import annotations
+
+from rasp.tools.repl import ReplSession
+
+LIKELY = "hint: likely because of the warning below, at <repl>:1:11"
+
+
+def test_the_error_comes_first_and_names_the_warning_inside_it() -> None:
+    printed = ReplSession().feed("y = 10 / (indices < 3 < 1);")
+    assert printed.index("error: division by zero") < printed.index("warning: comparisons")
+    assert LIKELY in printed and printed.index(LIKELY) < printed.index("warning: comparisons")
+
+
+def test_a_warning_outside_what_failed_follows_the_error_without_the_hint() -> None:
+    printed = ReplSession().feed("x = 1 < indices < 3 + foo;")
+    assert printed.index("error: Undefined variable: foo") < printed.index("warning:")
+    assert "likely because" not in printed
+
+
+def test_a_statement_that_failed_leaves_no_warning_for_a_later_compile() -> None:
+    # (:compile names a warning of an expression the output reads as a constant's likely cause:
+    # the failed statement bound nothing)
+    session = ReplSession()
+    session.feed("y = 10 / (indices < 3 < 1);")
+    assert session.precedence_warnings == []
+    session.feed("z = 1 < indices < 3;")
+    assert len(session.precedence_warnings) == 1
