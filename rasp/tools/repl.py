@@ -156,9 +156,9 @@ class ReplSession:
             return "\n".join(p for p in (self.run_text(unfinished), self.feed(line)) if p)
         if not self._pending and repl_input.is_blank(line):
             return ""
-        if (
-            not self._pending
-            and line.strip() in ("help", "help;", "?")
+        if not self._pending and (
+            line.strip() == "?"  # (no statement: a program cannot name it)
+            or line.strip() in ("help", "help;")
             and "help" not in self.interpreter.names()
         ):
             return HELP_TEXT  # what a newcomer types first (a program may still name `help`)

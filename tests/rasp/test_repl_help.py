@@ -87,3 +87,11 @@ def test_type_names_a_built_in_form() -> None:
         "\taggregate: built-in form, aggregate(selector, sop[, default])"
     )
     assert session.feed(":type length") == "\tlength: s-op"
+
+
+def test_a_question_mark_shows_the_help_also_where_a_program_names_help() -> None:
+    # (`?` is no statement: a program that bound `help` made it an "unexpected character" error)
+    session = ReplSession()
+    session.feed("help = 1;")
+    assert session.feed("?") == HELP_TEXT
+    assert "value: help" in session.feed("help;")
