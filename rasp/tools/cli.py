@@ -386,6 +386,11 @@ def _cmd_run_program(args: argparse.Namespace) -> int:
         err.message = f"argument --input: {err.message}"
         print(err.render(), file=sys.stderr)
         return 2
+    except RaspError as err:  # a warning shown above, of what failed, is its likely cause
+        from rasp.tools.failure_warnings import name_likely_cause
+
+        name_likely_cause(err, console.located, None if console.quiet else "above")
+        raise
     assert isinstance(result, SeqValue)
     console.result(seq_json(result) if args.json else seq_text(result))
     return 0

@@ -36,12 +36,12 @@ from rasp.parser import parse
 from rasp.results import Mark, ReplLoading, ResultKind, StatementResult
 from rasp.sops import Evaluator, Selector, SOp, evaluate
 from rasp.tools import repl_input
+from rasp.tools.failure_warnings import error_then_warnings
 from rasp.tools.repl_commands import colon_command, repl_command
 from rasp.tools.repl_compiled import CompiledView
 from rasp.tools.repl_help import HELP_TEXT
 from rasp.tools.repl_listing import LoadListing
 from rasp.tools.repl_values import function_text, nodes_in, plain_example, tokens_of
-from rasp.tools.repl_warnings import error_then_warnings
 
 # `draw_hook(node, tokens) -> text`: set by whoever can draw (the compiler side); None: no drawing.
 DrawHook = Callable[[SOp | Selector, list[Any]], str]
@@ -195,7 +195,7 @@ class ReplSession:
         for stmt in program.statements:
             # its precedence warnings, once as it is entered (not at each evaluation), and those
             # of the files it loads; read as in a file, with what the session's names hold so
-            # far (`t = tokens;` before). A failing statement's follow its error (repl_warnings)
+            # far (`t = tokens;` before). A failing statement's follow its error (failure_warnings)
             linted = lint((stmt,), session_holds((stmt,), self._lookup))
             try:
                 lines = self._statement(stmt)

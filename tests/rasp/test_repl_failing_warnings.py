@@ -1,10 +1,15 @@
 """A REPL statement that fails prints its error first, then its lint warnings; the error names a
-warning inside what failed as the likely cause (rasp.tools.repl_warnings). Transcript:
+warning inside what failed as the likely cause (rasp.tools.failure_warnings). Transcript:
 tests/golden/repl/failing_warnings."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from rasp.tools.repl import ReplSession
+from tests.cli_helpers import run
 
 LIKELY = "hint: likely because of the warning below, at <repl>:1:11"
 
@@ -29,3 +34,25 @@ def test_a_statement_that_failed_leaves_no_warning_for_a_later_compile() -> None
     assert session.precedence_warnings == []
     session.feed("z = 1 < indices < 3;")
     assert len(session.precedence_warnings) == 1
+
+
+@pytest.mark.parametrize(
+    ("flags", "hint"),
+    [
+        ((), "hint: likely because of the warning above, at c.rasp:1:11"),
+        (("--quiet",), "hint: likely because of the warning at c.rasp:1:11 (comparisons do not"),
+    ],
+)
+def test_rasp_run_names_the_warning_as_the_likely_cause_too(
+    flags: tuple[str, ...],
+    hint: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # (--quiet shows no warning: the hint then says what it warns of)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.rasp").write_text("y = 10 / (indices < 3 < 1);\n", encoding="utf-8")
+    code, _, err = run(capsys, "run", "c.rasp", "--input", "abc", *flags)
+    assert code == 1 and hint in err
+    assert ("warning:" in err.split("error:")[0]) is not bool(flags)

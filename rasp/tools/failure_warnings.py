@@ -1,0 +1,52 @@
+"""The lint's warnings of a statement that fails, and the error naming one inside what failed as
+its likely cause (the REPL's statements, and `rasp run FILE`).
+
+Printed before the error, as a file's are, a warning of a REPL statement that then failed read as
+the statement's outcome, above the error that is: `y = 10 / (indices < 3 < 1);` fails on the
+running example because `(indices < 3) < 1` is False at position 0, which is what the warning
+says. So a failing REPL statement prints its error first, with a hint that points at the warning
+below where the warned expression lies inside the failing one; a warning elsewhere in the
+statement (`1 < indices < 3 + foo` with `foo` undefined) follows the error without that hint.
+`rasp run` prints a file's warnings before it runs, and its error names the one above alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rasp.errors import Diagnostic, RaspError, Span
+
+
+def error_then_warnings(err: RaspError, warnings: Sequence[Diagnostic]) -> list[str]:
+    """The error, rendered with a hint naming a warning inside it as the likely cause, then the
+    warnings (each once, as typed)."""
+    name_likely_cause(err, warnings, "below")
+    return [err.render(), *(w.render() for w in warnings)]
+
+
+def name_likely_cause(err: RaspError, warnings: Sequence[Diagnostic], placed: str | None) -> None:
+    """Add to `err` a hint naming the first of `warnings` located inside the failing expression;
+    `placed`: where the reader sees that warning ("below", "above"), None where it is not shown
+    (`--quiet`: the hint then says what it warns of)."""
+    cause = next(
+        (w for w in warnings if w.severity == "warning" and _inside(w.span, err.span)), None
+    )
+    if cause is None or cause.span is None:
+        return
+    where = cause.span.location()
+    why = (
+        f"likely because of the warning {placed}, at {where}"
+        if placed
+        else f"likely because of the warning at {where} ({cause.message})"
+    )
+    err.hint = why if err.hint is None else f"{err.hint}\nhint: {why}"
+
+
+def _inside(inner: Span | None, outer: Span | None) -> bool:
+    """Whether `inner` lies within `outer`, in the same text."""
+    if inner is None or outer is None or inner.source is not outer.source:
+        return False
+    return (outer.line, outer.col) <= (inner.line, inner.col) and (
+        inner.end_line,
+        inner.end_col,
+    ) <= (outer.end_line, outer.end_col)
