@@ -126,6 +126,13 @@ class Interpreter:
     def get(self, name: str) -> Any:
         return self._globals.lookup(name, None)
 
+    def value(self, name: str) -> Any:
+        """`name`'s value, None where it has none: no error (whose did-you-mean reads every name)."""
+        scope: Scope | None = self._globals
+        while scope is not None and name not in scope.values:
+            scope = scope.parent
+        return None if scope is None else scope.values[name]
+
     def assigned_at(self, name: str) -> Span | None:
         """Where the program's top level last assigned `name` (None for built-ins and the prelude)."""
         return self._globals.spans.get(name)

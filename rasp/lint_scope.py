@@ -26,6 +26,7 @@ from rasp.sops import IndicesSOp, LengthSOp, TokenKind, TokensSOp
 Holds = Mapping[str, str | None]
 
 _EXPRESSIONS = get_args(ast.Expr)
+_ALIKE = {"tokens_str": "tokens"}  # one s-op under two names
 _TOKENS = {TokenKind.STR: "tokens", TokenKind.INT: "tokens_int", TokenKind.FLOAT: "tokens_float"}
 
 
@@ -53,7 +54,8 @@ def session_holds(
             built_in = "indices"
         elif isinstance(value, LengthSOp):
             built_in = "length"
-        holds[name] = built_in
+        # (`tokens_str` is `tokens`: the built-in's own name, as a file's lint reads it)
+        holds[name] = name if built_in == _ALIKE.get(name, name) and name in TRUTH else built_in
     return holds
 
 
@@ -117,7 +119,9 @@ def _run(
 
 
 def _alias(value: ast.Expr, holds: Holds) -> str | None:
-    return held(value.name, holds) if isinstance(value, ast.Name) else None
+    """What a name assigned `value` holds (`t = tokens_str;`: `tokens`, as a session's value)."""
+    built_in = held(value.name, holds) if isinstance(value, ast.Name) else None
+    return _ALIKE.get(built_in, built_in) if built_in is not None else None
 
 
 def _read(exprs: Iterable[Any], holds: Holds, reads: dict[int, tuple[str, str]]) -> None:

@@ -196,7 +196,7 @@ class ReplSession:
             # its precedence warnings, once as it is entered (not at each evaluation), and those
             # of the files it loads; read as in a file, with what the session's names hold so
             # far (`t = tokens;` before). A failing statement's follow its error (failure_warnings)
-            linted = lint((stmt,), session_holds((stmt,), self._lookup))
+            linted = lint((stmt,), session_holds((stmt,), self.interpreter.value))
             try:
                 lines = self._statement(stmt)
                 out += [warning.render() for warning in linted]
@@ -221,13 +221,6 @@ class ReplSession:
             if self.finished:
                 break
         return "\n".join(out)
-
-    def _lookup(self, name: str) -> Any:
-        """`name`'s value in the session, None where it has none."""
-        try:
-            return self.interpreter.get(name)
-        except RaspError:
-            return None
 
     def _loaded_warnings(self) -> list[str]:
         taken = self.interpreter.take_warnings()
