@@ -301,10 +301,12 @@ def _check_decoder(walk: Walk, output: dict[str, Any]) -> None:
             hi = np.where(pos + 1 < len(pts), pts[np.minimum(pos + 1, len(pts) - 1)], np.inf)
             margin = np.minimum(x - (p + lo) / 2, (p + hi) / 2 - x)
             twin = np.abs(p - x) <= SNAP_NOISE * np.maximum(1.0, np.abs(x))
-            # two different whole numbers that float64 holds exactly are never twins: within
-            # SNAP_NOISE of each other from 10^9 on (10^10 + 1 beside 10^10), they are ints the
-            # interpreter computes exactly, and one decodes as the other
-            whole = (np.rint(x) == x) & (np.rint(p) == p) & (np.abs(x) < 2.0**53)
+            # A twin decodes as p where the program has x: right as the compiler promises numbers
+            # (within 1e-6, rasp.atoms.same_value), except two different whole numbers, which may
+            # be ints the interpreter computes exactly (10^10 + 1 beside 10^10, within SNAP_NOISE
+            # from 10^9 on), one decoded as the other. Past 2^53 too, where float64 holds only
+            # whole numbers: an int 2^53 + 2 decoded as 2^53 was certified.
+            whole = (np.rint(x) == x) & (np.rint(p) == p)
             twin &= ~(whole & (p != x))
             margin = np.where(twin, np.maximum(margin, 0.0), 0.0)
         elif output.get("type") in ("ints", "bools"):

@@ -24,7 +24,9 @@ weights against it, located at the token or the position, the reading, and both 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -32,7 +34,14 @@ import numpy as np
 from compiler.bounds import ReadError
 from compiler.reach import Axis, InputReach, Reach, Reading
 
-NOISE = 1e-9  # relative: a difference this small is float64's own rounding of a coefficient sum
+# Only where the record is made (`_snap`, at compile time, from the intended float64 embedding):
+# a number this close (relative) to a listed one is that value up to float64's rounding of a
+# coefficient sum. The check itself matches nothing within it: a record holds where the exact sum
+# of the float32 embedding's terms is the recorded value up to the reading's misfit (which every
+# map that reads the reading carries as error: `bounds.Linear`), exactly (`_exact_miss`). Before,
+# a difference within NOISE was matched and carried by nothing: 1e-10 written where a number's
+# dimension holds 0 re-checked as proved, the walk reading the 0 it assumed.
+NOISE = 1e-9
 
 
 def record_inputs(
@@ -147,7 +156,7 @@ def check_embedding(
         found = decode(reading, columns, one)
         for k, (want, got) in enumerate(zip(rec.at, found, strict=True)):
             listed = reading.categorical or reading.vector or want in reading.numbers
-            if want is None or (_same(want, got) and listed):
+            if want is None or (listed and _holds(reading, columns, k, want, got, one)):
                 continue  # None: the program has no value there (nor any input that long)
             where = token(k) if rec.by is Axis.TOKEN else f"position {k + 1} (index {k})"
             if not listed:
@@ -222,7 +231,8 @@ def decode(reading: Reading, columns: dict[int, np.ndarray], one: int) -> list[f
             want = np.zeros(len(dims))
             for d, c in terms:
                 want[col[d]] = c
-            holds = np.all(np.abs(x - want) <= NOISE * np.maximum(1.0, np.abs(want)), axis=1)
+            # exactly: `bounds.Linear` reads a vector's dimensions as these numbers, with no error
+            holds = np.all(x == want, axis=1)
             for i in np.flatnonzero(holds):
                 out[i] = float(k) if out[i] is None else out[i]
         return out
@@ -269,15 +279,34 @@ def _columns(a: np.ndarray, b: np.ndarray, dims: Sequence[int]) -> dict[int, np.
 
 
 def _snap(x: float | None, numbers: Sequence[float]) -> float | None:
-    """The listed number within float64 noise of x, else None."""
+    """The listed number nearest x within float64 noise (x itself where listed), else None. (The
+    first one within the noise took 2^53 + 2 as 2^53, both listed: a wrong record, which the
+    check, matching within the noise too, let through.)"""
     near = [n for n in numbers if x is not None and abs(n - x) <= NOISE * max(1.0, abs(n))]
-    return near[0] if near else None
+    return min(near, key=lambda n: abs(n - x)) if near and x is not None else None
 
 
-def _same(want: float | None, got: float | None) -> bool:
-    if want is None or got is None:
-        return want is None and got is None
-    return abs(want - got) <= NOISE * max(1.0, abs(want))
+def _holds(
+    reading: Reading,
+    columns: dict[int, np.ndarray],
+    k: int,
+    want: float,
+    got: float | None,
+    one: int,
+) -> bool:
+    """Whether row `k` of the exact embedding holds the reading's value `want`: a one-hot's or a
+    vector's value index exactly; a number's terms, summed exactly, within its misfit."""
+    if got is None:
+        return False
+    if reading.categorical or reading.vector:
+        return got == want
+    (terms,) = reading.terms
+    # the dimensions' float64 numbers are exact (sums of two float32 rows); decode's sum may round
+    parts = [(c, 1.0 if d == one else float(columns[d][k])) for d, c in terms]
+    if not all(math.isfinite(x) for part in parts for x in part) or not math.isfinite(want):
+        return got == want  # (an infinite embedding fails the walk's range check)
+    exact = sum((Fraction(c) * Fraction(x) for c, x in parts if c and x), Fraction(0))
+    return abs(Fraction(want) - exact) <= Fraction(reading.misfit)
 
 
 def _held(columns: dict[int, np.ndarray], k: int, residual: Sequence[str]) -> str:
