@@ -7,15 +7,18 @@ sparse walk), pinned here."""
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import pytest
 
 from compiler import compile_sop
+from compiler.bounds import DimErrors, Linear
 from compiler.certificate import Certificate
 from compiler.certify import recheck
 from compiler.model import CompiledModel
+from compiler.reach import Reading
 from rasp.errors import CompileError
 from tests.compiler.limit_checks import agrees_everywhere, program
 
@@ -75,3 +78,41 @@ def test_big_ints_far_apart_still_compile_and_agree() -> None:
     sop = program("res = aggregate(select(indices, indices, <=), tokens_int);", "res")
     model = compile_sop(sop, [BIG, 2 * BIG], 3, name="res")
     agrees_everywhere(sop, model, [BIG, 2 * BIG], 3)
+
+
+# -- bounds.Linear: a number of one-hot dimensions matched to the dimension that realises it ------
+
+
+def _shared(misfit: float, coefs: tuple[float, float], b: float) -> Linear:
+    """A one-hot s-op read twice (`bounds.Linear._shared`): as its values (p: dim 3; q: dim 4;
+    either: one of the two) and as a number b + coefs[hot] whose program value misses it by up
+    to `misfit`."""
+    one_of = (((3, 1.0),), ((4, 1.0),), ((3, 1.0), (4, 1.0)))
+    cat = Reading("a", True, one_of, (), ("p", "q", "either"))
+    terms = ((0, b), (3, coefs[0]), (4, coefs[1]))
+    num = Reading("a_num", False, (terms,), (), (), misfit=misfit)
+    w = np.array([[0.0], [0.0], [0.0], [1.0], [-1.0]])
+    zero = np.zeros(5)
+    errors = DimErrors(zero, zero, np.ones(5), np.zeros(5, dtype=np.int64))
+    return Linear(w, np.zeros(1), [cat, num], [0, 1], errors, (0, 1, 2))
+
+
+def test_a_number_that_float64_rounds_away_from_its_dimension_still_finds_it() -> None:
+    # dim 3 is 0.2 + 0.1 exactly (0.3000000000000000166...) and the program's value 0.3 is
+    # within the misfit of it, but float64's 0.2 + 0.1 is 0.30000000000000004, two ulps' worth
+    # further: matched only within the misfit, the state's one dimension was not found and the
+    # state (a real one) read as unrealisable (NaN) and skipped. The relative 1e-12 only ever adds
+    # dimensions to a state's candidates, whose spread then counts as error (next test).
+    exact = Fraction(0.2) + Fraction(0.1)
+    misfit = float(abs(exact - Fraction(0.3)))
+    assert abs((0.2 + 0.1) - 0.3) > misfit
+    ev = _shared(misfit, (0.1, 7.0), 0.2).at([0, 1], np.array([[0.0, 0.3]]))
+    assert ev.value[0, 0] == 1.0 and ev.error[0, 0] == 0.0
+
+
+def test_a_number_two_dimensions_may_realise_counts_their_spread() -> None:
+    # 1 and 1 + 1e-13 are both within 1e-12 of the value 1: either dim may be hot, and the map
+    # reads 1 or -1 there, so the error covers the difference (2): a tolerance too wide only
+    # adds candidates, never drops the one that holds the value
+    ev = _shared(0.0, (1.0, 1.0 + 1e-13), 0.0).at([0, 1], np.array([[2.0, 1.0]]))
+    assert ev.value[0, 0] == 1.0 and ev.error[0, 0] == 2.0
