@@ -241,7 +241,14 @@ def _embedding(
 
 
 # A listed value this close (relative) to the exact output is that output up to float64 rounding
-# (the compiler lists such twins once: compiler.fits.merge_noise).
+# (the compiler lists such twins once: compiler.fits.merge_noise). Matching within it is safe: the
+# margin is measured from the program's value x (not from the value p it decodes as), the bound
+# counts |float64 output - x|, and p decodes where the program has x, which the compiler promises
+# for numbers (within 1e-6, rasp.atoms.same_value) except for two different whole numbers (ints,
+# compared exactly), never twins here. Likewise for ints and bools (x within it of a whole number
+# is a float) and on a grid (x within it of k / d is a float; an int's x * d is exact wherever a
+# bound leaves a margin: a float32 model sums at most 24 + log2(N) bits exactly, far below 2^53).
+# tests/compiler/test_matching_tolerances.py
 SNAP_NOISE = 1e-9
 
 
