@@ -18,7 +18,7 @@ from compiler.bounds import DimErrors, Linear
 from compiler.certificate import Certificate
 from compiler.certify import recheck
 from compiler.model import CompiledModel
-from compiler.reach import Reading
+from compiler.reach import Reach, Reading
 from rasp.errors import CompileError
 from tests.compiler.limit_checks import agrees_everywhere, program
 
@@ -116,3 +116,72 @@ def test_a_number_two_dimensions_may_realise_counts_their_spread() -> None:
     # adds candidates, never drops the one that holds the value
     ev = _shared(0.0, (1.0, 1.0 + 1e-13), 0.0).at([0, 1], np.array([[2.0, 1.0]]))
     assert ev.value[0, 0] == 1.0 and ev.error[0, 0] == 2.0
+
+
+def test_the_embedding_record_takes_the_listed_number_itself() -> None:
+    # tokens_int's one-hot coefficients 2^53 and 2^53 + 2 lie within 1e-9 of each other: the
+    # record took the first listed number within it, 2^53, for both tokens
+    sop = program("res = aggregate(select(indices, indices, <=), tokens_int);", "res")
+    model = compile_sop(sop, [BIG, BIG + 2], 3, name="res", require_certificate=False)
+    (record,) = Reach.from_json(model.metadata["reach"]).inputs or ()
+    assert record.at == (BIG, BIG + 2)
+
+
+# -- programs aimed at the matching points: each certified and right on every input, or refused --
+
+CERTIFIED = [
+    # embeddings and views of 0.1 + 0.2
+    ([0.1, 0.2, 0.30000000000000004, 0.3], "res = tokens_float * 10;"),
+    ([0.1, 0.2, 0.3], "res = aggregate(select(indices, indices, ==), tokens_float * 3);"),
+    (list("abc"), "res = (indices * 0.1 + indices * 0.2) == indices * 0.3;"),
+    ([0.30000000000000004, 0.3], "res = tokens_float == 0.3;"),
+    ([0.1, 0.1000000000000001], "res = (tokens_float + 0.2) == 0.30000000000000004;"),
+    ([0.1, 0.2], "res = (tokens_float + 0.1) * 3 + indices;"),
+    ([0.1, 0.2, 0.7], "res = tokens_float * 3 + indices * 0.1 > 1.0;"),
+    # near-duplicate outputs and values less than 1e-9 apart (numbers within 1e-6 as promised)
+    ([1.0, 1.0000000001], "res = aggregate(select(indices, indices, <=), tokens_float);"),
+    ([1.0, 1.0000000005], "res = tokens_float > 1.0000000002;"),
+    ([0.0, 0.0000000005, 1.0], "res = aggregate(select(indices, indices, <=), tokens_float);"),
+    (list("abc"), "res = aggregate(select(indices, indices, <=), indices * 0.000000001 + 1);"),
+    ([0.001, 0.0010000000001], "res = aggregate(select(indices, 0, ==), tokens_float) * 1000000;"),
+    (
+        list("abc"),
+        'x = {"a": 0.1, "b": 0.2, "c": 0.30000000000000004}[tokens];'
+        "res = aggregate(select(tokens, tokens, ==), x) * 10 + x;",
+    ),
+]
+
+
+@pytest.mark.parametrize(("vocab", "text"), CERTIFIED)
+def test_matching_point_programs_certify_and_agree(vocab: list[Any], text: str) -> None:
+    sop = program(text, "res")
+    model = compile_sop(sop, vocab, 3, name="res")
+    assert model.metadata["certificate"]["ok"]
+    agrees_everywhere(sop, model, vocab, 3)
+
+
+REFUSED = [
+    (
+        [1.0, 1.0000000005, 2.0],
+        "res = aggregate(select(tokens_float, tokens_float, <), tokens_float);",
+        "tokens less than 1e-09 apart",
+    ),
+    (
+        [10000000000, 10000000001],
+        "res = aggregate(select(indices, indices, <=), tokens_int);",
+        "a snap decision has margin 0",
+    ),
+    (
+        list("abc"),
+        "x = aggregate(select(tokens, tokens, ==), indices * 0.000000001); res = x > 0.0000000015;",
+        "gives True at 2e-09 and False at",
+    ),
+]
+
+
+@pytest.mark.parametrize(("vocab", "text", "reason"), REFUSED)
+def test_matching_point_programs_are_refused_located(vocab: list[Any], text: str, reason: str):
+    with pytest.raises(CompileError) as refused:
+        compile_sop(program(text, "res"), vocab, 3, name="res")
+    rendered = refused.value.render()
+    assert reason in rendered and "<test>:1:" in rendered
