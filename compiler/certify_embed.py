@@ -154,9 +154,10 @@ def check_embedding(
             )
         columns = _columns(*rows, dims)
         found = decode(reading, columns, one)
+        terms = _Terms.of(reading, columns, one)
         for k, (want, got) in enumerate(zip(rec.at, found, strict=True)):
             listed = reading.categorical or reading.vector or want in reading.numbers
-            if want is None or (listed and _holds(reading, columns, k, want, got, one)):
+            if want is None or (listed and _holds(reading, terms, k, want, got)):
                 continue  # None: the program has no value there (nor any input that long)
             where = token(k) if rec.by is Axis.TOKEN else f"position {k + 1} (index {k})"
             if not listed:
@@ -286,26 +287,48 @@ def _snap(x: float | None, numbers: Sequence[float]) -> float | None:
     return min(near, key=lambda n: abs(n - x)) if near and x is not None else None
 
 
-def _holds(
-    reading: Reading,
-    columns: dict[int, np.ndarray],
-    k: int,
-    want: float,
-    got: float | None,
-    one: int,
-) -> bool:
+@dataclasses.dataclass(frozen=True)
+class _Terms:
+    """A numerical reading's terms over the rows of the exact embedding: the constant (its `one`
+    terms), and per other term its coefficient [T] and the dimension's number at each row [P, T]
+    (exact: sums of two float32 rows)."""
+
+    constant: tuple[float, ...]
+    coefs: np.ndarray
+    x: np.ndarray
+
+    @staticmethod
+    def of(reading: Reading, columns: dict[int, np.ndarray], one: int) -> _Terms | None:
+        if reading.categorical or reading.vector:
+            return None
+        (terms,) = reading.terms
+        size = len(next(iter(columns.values()))) if columns else 0
+        others = [(d, c) for d, c in terms if d != one]
+        x = np.stack([columns[d] for d, _ in others], axis=1) if others else np.zeros((size, 0))
+        coefs = np.array([c for _, c in others], dtype=np.float64)
+        return _Terms(tuple(c for d, c in terms if d == one), coefs, x)
+
+    def exact(self, k: int) -> Fraction | None:
+        """b + sum_t c_t x_t at row `k` in exact rationals (None where a number is not finite):
+        from the non-zero products only (a one-hot's row holds one)."""
+        live = np.flatnonzero((self.x[k] != 0) & (self.coefs != 0))
+        parts = [*((c, 1.0) for c in self.constant), *zip(self.coefs[live], self.x[k, live])]
+        if not all(math.isfinite(float(n)) for part in parts for n in part):
+            return None
+        return sum((Fraction(float(c)) * Fraction(float(x)) for c, x in parts), Fraction(0))
+
+
+def _holds(reading: Reading, terms: _Terms | None, k: int, want: float, got: float | None) -> bool:
     """Whether row `k` of the exact embedding holds the reading's value `want`: a one-hot's or a
-    vector's value index exactly; a number's terms, summed exactly, within its misfit."""
+    vector's value index exactly; a number's terms, summed exactly, within its misfit (decode's
+    float64 sum `got` may round)."""
     if got is None:
         return False
-    if reading.categorical or reading.vector:
+    if terms is None:
         return got == want
-    (terms,) = reading.terms
-    # the dimensions' float64 numbers are exact (sums of two float32 rows); decode's sum may round
-    parts = [(c, 1.0 if d == one else float(columns[d][k])) for d, c in terms]
-    if not all(math.isfinite(x) for part in parts for x in part) or not math.isfinite(want):
+    exact = terms.exact(k) if math.isfinite(want) else None
+    if exact is None:
         return got == want  # (an infinite embedding fails the walk's range check)
-    exact = sum((Fraction(c) * Fraction(x) for c, x in parts if c and x), Fraction(0))
     return abs(Fraction(want) - exact) <= Fraction(reading.misfit)
 
 
