@@ -373,7 +373,11 @@ class Linear:
                         coef[where[d]] = c
                 # one-hot dims: the value is b + the hot dim's coefficient, which misses the
                 # program's number by up to the reading's misfit (a state no dimension realises
-                # is skipped: a tolerance too small here would skip real states unchecked)
+                # is skipped: a tolerance too small here would skip real states unchecked). The
+                # slack covers float64's roundings of (coef + b) - x, at most 2^-52 of |x| plus
+                # the misfit: too wide only adds candidate dims, whose spread below counts as
+                # error, so it cannot drop the dim that holds the value
+                # (tests/compiler/test_matching_tolerances.py)
                 x = coords[:, k][:, None]
                 near = reading.misfit * (1 + 1e-9) + 1e-12 * np.abs(x)
                 ok &= np.abs((coef + b)[None, :] - x) <= near

@@ -241,7 +241,14 @@ def _embedding(
 
 
 # A listed value this close (relative) to the exact output is that output up to float64 rounding
-# (the compiler lists such twins once: compiler.fits.merge_noise).
+# (the compiler lists such twins once: compiler.fits.merge_noise). Matching within it is safe: the
+# margin is measured from the program's value x (not from the value p it decodes as), the bound
+# counts |float64 output - x|, and p decodes where the program has x, which the compiler promises
+# for numbers (within 1e-6, rasp.atoms.same_value) except for two different whole numbers (ints,
+# compared exactly), never twins here. Likewise for ints and bools (x within it of a whole number
+# is a float) and on a grid (x within it of k / d is a float; an int's x * d is exact wherever a
+# bound leaves a margin: a float32 model sums at most 24 + log2(N) bits exactly, far below 2^53).
+# tests/compiler/test_matching_tolerances.py
 SNAP_NOISE = 1e-9
 
 
@@ -301,10 +308,12 @@ def _check_decoder(walk: Walk, output: dict[str, Any]) -> None:
             hi = np.where(pos + 1 < len(pts), pts[np.minimum(pos + 1, len(pts) - 1)], np.inf)
             margin = np.minimum(x - (p + lo) / 2, (p + hi) / 2 - x)
             twin = np.abs(p - x) <= SNAP_NOISE * np.maximum(1.0, np.abs(x))
-            # two different whole numbers that float64 holds exactly are never twins: within
-            # SNAP_NOISE of each other from 10^9 on (10^10 + 1 beside 10^10), they are ints the
-            # interpreter computes exactly, and one decodes as the other
-            whole = (np.rint(x) == x) & (np.rint(p) == p) & (np.abs(x) < 2.0**53)
+            # A twin decodes as p where the program has x: right as the compiler promises numbers
+            # (within 1e-6, rasp.atoms.same_value), except two different whole numbers, which may
+            # be ints the interpreter computes exactly (10^10 + 1 beside 10^10, within SNAP_NOISE
+            # from 10^9 on), one decoded as the other. Past 2^53 too, where float64 holds only
+            # whole numbers: an int 2^53 + 2 decoded as 2^53 was certified.
+            whole = (np.rint(x) == x) & (np.rint(p) == p)
             twin &= ~(whole & (p != x))
             margin = np.where(twin, np.maximum(margin, 0.0), 0.0)
         elif output.get("type") in ("ints", "bools"):

@@ -24,7 +24,9 @@ weights against it, located at the token or the position, the reading, and both 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -32,7 +34,14 @@ import numpy as np
 from compiler.bounds import ReadError
 from compiler.reach import Axis, InputReach, Reach, Reading
 
-NOISE = 1e-9  # relative: a difference this small is float64's own rounding of a coefficient sum
+# Only where the record is made (`_snap`, at compile time, from the intended float64 embedding):
+# a number this close (relative) to a listed one is that value up to float64's rounding of a
+# coefficient sum. The check itself matches nothing within it: a record holds where the exact sum
+# of the float32 embedding's terms is the recorded value up to the reading's misfit (which every
+# map that reads the reading carries as error: `bounds.Linear`), exactly (`_exact_miss`). Before,
+# a difference within NOISE was matched and carried by nothing: 1e-10 written where a number's
+# dimension holds 0 re-checked as proved, the walk reading the 0 it assumed.
+NOISE = 1e-9
 
 
 def record_inputs(
@@ -145,9 +154,10 @@ def check_embedding(
             )
         columns = _columns(*rows, dims)
         found = decode(reading, columns, one)
+        terms = _Terms.of(reading, columns, one)
         for k, (want, got) in enumerate(zip(rec.at, found, strict=True)):
             listed = reading.categorical or reading.vector or want in reading.numbers
-            if want is None or (_same(want, got) and listed):
+            if want is None or (listed and _holds(reading, terms, k, want, got)):
                 continue  # None: the program has no value there (nor any input that long)
             where = token(k) if rec.by is Axis.TOKEN else f"position {k + 1} (index {k})"
             if not listed:
@@ -222,7 +232,8 @@ def decode(reading: Reading, columns: dict[int, np.ndarray], one: int) -> list[f
             want = np.zeros(len(dims))
             for d, c in terms:
                 want[col[d]] = c
-            holds = np.all(np.abs(x - want) <= NOISE * np.maximum(1.0, np.abs(want)), axis=1)
+            # exactly: `bounds.Linear` reads a vector's dimensions as these numbers, with no error
+            holds = np.all(x == want, axis=1)
             for i in np.flatnonzero(holds):
                 out[i] = float(k) if out[i] is None else out[i]
         return out
@@ -269,15 +280,56 @@ def _columns(a: np.ndarray, b: np.ndarray, dims: Sequence[int]) -> dict[int, np.
 
 
 def _snap(x: float | None, numbers: Sequence[float]) -> float | None:
-    """The listed number within float64 noise of x, else None."""
+    """The listed number nearest x within float64 noise (x itself where listed), else None. (The
+    first one within the noise took 2^53 + 2 as 2^53, both listed: a wrong record, which the
+    check, matching within the noise too, let through.)"""
     near = [n for n in numbers if x is not None and abs(n - x) <= NOISE * max(1.0, abs(n))]
-    return near[0] if near else None
+    return min(near, key=lambda n: abs(n - x)) if near and x is not None else None
 
 
-def _same(want: float | None, got: float | None) -> bool:
-    if want is None or got is None:
-        return want is None and got is None
-    return abs(want - got) <= NOISE * max(1.0, abs(want))
+@dataclasses.dataclass(frozen=True)
+class _Terms:
+    """A numerical reading's terms over the rows of the exact embedding: the constant (its `one`
+    terms), and per other term its coefficient [T] and the dimension's number at each row [P, T]
+    (exact: sums of two float32 rows)."""
+
+    constant: tuple[float, ...]
+    coefs: np.ndarray
+    x: np.ndarray
+
+    @staticmethod
+    def of(reading: Reading, columns: dict[int, np.ndarray], one: int) -> _Terms | None:
+        if reading.categorical or reading.vector:
+            return None
+        (terms,) = reading.terms
+        size = len(next(iter(columns.values()))) if columns else 0
+        others = [(d, c) for d, c in terms if d != one]
+        x = np.stack([columns[d] for d, _ in others], axis=1) if others else np.zeros((size, 0))
+        coefs = np.array([c for _, c in others], dtype=np.float64)
+        return _Terms(tuple(c for d, c in terms if d == one), coefs, x)
+
+    def exact(self, k: int) -> Fraction | None:
+        """b + sum_t c_t x_t at row `k` in exact rationals (None where a number is not finite):
+        from the non-zero products only (a one-hot's row holds one)."""
+        live = np.flatnonzero((self.x[k] != 0) & (self.coefs != 0))
+        parts = [*((c, 1.0) for c in self.constant), *zip(self.coefs[live], self.x[k, live])]
+        if not all(math.isfinite(float(n)) for part in parts for n in part):
+            return None
+        return sum((Fraction(float(c)) * Fraction(float(x)) for c, x in parts), Fraction(0))
+
+
+def _holds(reading: Reading, terms: _Terms | None, k: int, want: float, got: float | None) -> bool:
+    """Whether row `k` of the exact embedding holds the reading's value `want`: a one-hot's or a
+    vector's value index exactly; a number's terms, summed exactly, within its misfit (decode's
+    float64 sum `got` may round)."""
+    if got is None:
+        return False
+    if terms is None:
+        return got == want
+    exact = terms.exact(k) if math.isfinite(want) else None
+    if exact is None:
+        return got == want  # (an infinite embedding fails the walk's range check)
+    return abs(Fraction(want) - exact) <= Fraction(reading.misfit)
 
 
 def _held(columns: dict[int, np.ndarray], k: int, residual: Sequence[str]) -> str:

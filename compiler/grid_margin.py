@@ -23,7 +23,9 @@ import numpy as np
 # |x - k/d| <= WINDOW * |k| / d + TINY holds for every x that is on grid d at k: on means
 # |s - k| <= noise * |s| for s = fl(x * d), so |x * d - k| <= noise * |k| * (1 + 2 noise) plus
 # s's own rounding (2^-53 |s|); WINDOW leaves a factor over 2 for noise = 1e-9, and at k = 0 only
-# s = 0 is on (x = 0, or a product that underflows: |x| < 5e-324)
+# s = 0 is on (x = 0, or a product that underflows: |x| < 5e-324). MAX_NOISE is that argument's
+# limit, not a tolerance: a larger noise takes the dense pass, as a window too narrow would miss
+# a grid x is on, whose smaller margin the minimum then lost (tests/compiler/test_grid_margin.py)
 MAX_NOISE = 1e-9
 WINDOW = 2.5e-9
 TINY = 1e-300

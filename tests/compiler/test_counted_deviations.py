@@ -53,3 +53,26 @@ def test_an_exact_mlp_output_stays_exact_and_a_deviation_below_1e_9_is_error() -
     part["outputs"] = [v + 2.0**-30 for v in part["outputs"]]
     on = _written_error(weights, moved, "y")
     assert off - on >= 2.0**-30 * (1 - 1e-6)  # was 0: the deviation was dropped
+
+
+# a mean of small numbers on a coarse dyadic grid, copied by one head (kind "number")
+MEAN = """
+y = {"a": 0, "b": 0.000244140625, "c": 0.000732421875}[tokens];
+res = aggregate(select(indices, indices, <=), y);
+"""
+
+
+def test_a_deviation_of_a_head_s_copy_below_1e_9_is_error() -> None:
+    model = compile_sop(program(MEAN, "res"), list("abc"), 4, name="res")
+    assert model.metadata["certificate"]["ok"]
+    base = _written_error(model.weights, model.metadata, "res")
+    weights = copy.deepcopy(model.weights)
+    d = model.metadata["residual"].index("res")
+    assert weights["blocks.0.attn.W_O"][0, 0, d] == 1.0
+    # W_O one float32 step above 1: the copy of 0.000732421875 written 8.7e-11 high, within the
+    # old 1e-9 * (1 + |intended|) that the attention check dropped
+    weights["blocks.0.attn.W_O"][0, 0, d] = np.float32(1.0 + 2.0**-23)
+    off = _written_error(weights, model.metadata, "res")
+    deviation = 0.000732421875 * 2.0**-23
+    assert deviation < 1e-9
+    assert off - base >= deviation * (1 - 1e-6)  # was 0: the deviation was dropped

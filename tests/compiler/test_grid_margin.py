@@ -198,3 +198,18 @@ def test_the_adversarial_check_takes_values_near_the_float_limit() -> None:
     test_the_sparse_walk_agrees_on_adversarial_values.hypothesis.inner_test(  # type: ignore[attr-defined]
         (np.array([6e307]), [1, 3])
     )
+
+
+def test_a_noise_past_max_noise_takes_the_dense_pass() -> None:
+    """The windows hold every value on a grid only up to MAX_NOISE: at 4e-9, x = 10^6 / 3 moved
+    by 3e-9 of itself is on grid 3, outside the window (2.5e-9 of k / d); the sparse walk, which
+    50 copies of it would otherwise take, misses it there."""
+    noise = 4 * G.MAX_NOISE
+    x = np.full(50, 10**6 / 3 * (1 + 3e-9))
+    grids = [2, 3]
+    dense = G._dense(x, grids, noise)
+    assert (dense > 0).all()  # on grid 3
+    sparse = G._sparse(x, grids, noise, np.isfinite(x), float(x[0]), float(x[0]))
+    assert (sparse == 0.0).all()  # the window misses it
+    assert np.array_equal(G.grid_margin(x, grids, noise), dense)
+    assert np.array_equal(G.grid_margin(x, grids, G.MAX_NOISE), G._dense(x, grids, G.MAX_NOISE))
