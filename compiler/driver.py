@@ -158,17 +158,15 @@ def _compile_sop(
     except CompileError as err:
         raise causal_noted(err) from None
 
-    # the last builder made, by (its form, limit): the vote form's is made for its sketch and
-    # then for its build (compiler.vote_form), which plans it once
-    last: list[tuple[sops.Node, int | None, Builds]] = []
+    # the builder of the form last sketched (`sketch`), by (its form, limit): the vote form is
+    # sketched and then, where smaller, built (compiler.vote_form), from the one plan
+    sketched: list[tuple[sops.Node, int | None, Builds]] = []
 
     def builder(sop: sops.Node, limit: int | None) -> Builds:
         """The builds of `sop` under the parameter limit `limit`."""
-        if last and last[0][0] is sop and last[0][1] == limit:
-            return last[0][2]
-        made = _builder(sop, limit)
-        last[:] = [(sop, limit, made)]
-        return made
+        if sketched and sketched[0][0] is sop and sketched[0][1] == limit:
+            return sketched[0][2]
+        return _builder(sop, limit)
 
     def _builder(sop: sops.Node, limit: int | None) -> Builds:
         planned: dict[BuildOptions, Planned | CompileError] = {}
@@ -290,8 +288,12 @@ def _compile_sop(
         )
 
     def sketch(form: sops.Node, most: int) -> Sketch:
-        """The default build's sketch of `form` under `most` parameters (raises its refusal)."""
-        return builder(form, _lower_limit(max_params, most)).sketch(BuildOptions())
+        """The default build's sketch of `form` under `most` parameters (raises its refusal);
+        a build of `form` under `most` then starts from its plan."""
+        limit = _lower_limit(max_params, most)
+        builds = builder(form, limit)
+        sketched[:] = [(form, limit, builds)]
+        return builds.sketch(BuildOptions())
 
     # the default form, or the first alternative the certifier proves (compiler.alternatives), of
     # the prepared program or another form of it (compiler.program_forms); the form with
@@ -299,6 +301,7 @@ def _compile_sop(
     # and is (compiler.vote_form)
     try:
         kept = or_votes(sop, keep, forms, note, sketch)
+        sketched.clear()  # (its plans, where not built)
     except CompileError as err:  # a tracr map's unholdable value may be the reason, said first
         raise _with_value_problems(program, err, vocab, max_len) from None
     model, graph, certificate = kept.model, kept.graph, kept.certificate

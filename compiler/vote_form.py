@@ -120,7 +120,7 @@ def _smaller(
     note("build with differences of means read as one mean of votes")
     try:
         other = keep(form, lambda **flags: forms(votes=True, **flags), False, most)
-    except CompileError:
+    except (CompileError, MemoryError):  # the proved model stands
         return kept
     if not other.certificate.ok or other.model.cost >= kept.model.cost:
         return kept
@@ -133,5 +133,5 @@ def _sketched_smaller(form: sops.Node, most: int, kept: Kept, sketch: SketchForm
     `kept` (its sketch's `build_cost`)."""
     try:
         return sketch(form, most).cost < kept.model.cost
-    except CompileError:  # refused while planning, or over `most`: not smaller
+    except (CompileError, MemoryError):  # refused while planning, or over `most`: not smaller
         return False
