@@ -16,7 +16,7 @@ from compiler.build_trials import BuildOptions, Builds, Kept
 from compiler.causal import short_causal_problems
 from compiler.forms import Forms
 from compiler.graph import Graph, Op, build_graph
-from compiler.model import CompiledModel
+from compiler.model import CompiledModel, Sketch
 from compiler.plan_limit import planning_under
 from compiler.plan_reuse import PlanRefusal, repeated
 from compiler.program_forms import keep_form
@@ -158,8 +158,17 @@ def _compile_sop(
     except CompileError as err:
         raise causal_noted(err) from None
 
+    # the builder of the form last sketched (`sketch`), by (its form, limit): the vote form is
+    # sketched and then, where smaller, built (compiler.vote_form), from the one plan
+    sketched: list[tuple[sops.Node, int | None, Builds]] = []
+
     def builder(sop: sops.Node, limit: int | None) -> Builds:
         """The builds of `sop` under the parameter limit `limit`."""
+        if sketched and sketched[0][0] is sop and sketched[0][1] == limit:
+            return sketched[0][2]
+        return _builder(sop, limit)
+
+    def _builder(sop: sops.Node, limit: int | None) -> Builds:
         planned: dict[BuildOptions, Planned | CompileError] = {}
         # every build of `sop` plans from one value analysis (the options do not change it; at
         # N = 256 it can take 20 s, `c + f` over a prefix mean and its shifted copy)
@@ -251,17 +260,26 @@ def _compile_sop(
             mixed_copies=lambda: copies()[1],
         )
 
-    def keep(form: sops.Node, prepared: Callable[..., sops.Node], default: bool) -> Kept:
-        return keep_form(
-            form,
-            lambda form, cap: keep_proved(
+    def keep(
+        form: sops.Node, prepared: Callable[..., sops.Node], default: bool, most: int | None = None
+    ) -> Kept:
+        """The kept build of `form` (`keep_form`), under `most` parameters too (None: the user's
+        limit alone)."""
+
+        def attempt(form: sops.Node, cap: int | None) -> Kept:
+            cap = _lower_limit(most, cap)
+            return keep_proved(
                 builder(form, _lower_limit(max_params, cap)),
                 build_graph(form),
                 max_len,
                 _lower_limit(max_params, cap),
                 note,
                 users_limit=cap is None or (max_params is not None and max_params <= cap),
-            ),
+            )
+
+        return keep_form(
+            form,
+            attempt,
             prepared,
             note,
             vocab,
@@ -269,11 +287,21 @@ def _compile_sop(
             None if predicted is None or not default else predicted.params,
         )
 
+    def sketch(form: sops.Node, most: int) -> Sketch:
+        """The default build's sketch of `form` under `most` parameters (raises its refusal);
+        a build of `form` under `most` then starts from its plan."""
+        limit = _lower_limit(max_params, most)
+        builds = builder(form, limit)
+        sketched[:] = [(form, limit, builds)]
+        return builds.sketch(BuildOptions())
+
     # the default form, or the first alternative the certifier proves (compiler.alternatives), of
-    # the prepared program or another form of it (compiler.program_forms), or where none is
-    # proved, of the form with differences of means read as votes (compiler.vote_form)
+    # the prepared program or another form of it (compiler.program_forms); the form with
+    # differences of means read as votes where none is proved, or where it is predicted smaller
+    # and is (compiler.vote_form)
     try:
-        kept = or_votes(sop, keep, forms, note)
+        kept = or_votes(sop, keep, forms, note, sketch)
+        sketched.clear()  # (its plans, where not built)
     except CompileError as err:  # a tracr map's unholdable value may be the reason, said first
         raise _with_value_problems(program, err, vocab, max_len) from None
     model, graph, certificate = kept.model, kept.graph, kept.certificate

@@ -10,6 +10,7 @@ runs the rewrites those forms share once.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from compiler.blocks import Atom
 from compiler.bos_widths import bos_widths
@@ -21,7 +22,7 @@ from compiler.order_digits import order_digits
 from compiler.position_functions import position_functions
 from compiler.resolve import resolve
 from compiler.select_offsets import select_offsets
-from compiler.vote_means import VoteRewrite, vote_rewrite
+from compiler.vote_means import VoteRewrite, confirmed, vote_rewrite
 from rasp import sops
 
 
@@ -72,6 +73,9 @@ class Forms:
         self._shared: dict[tuple[bool, bool], sops.Node] = {}
         self._early: sops.Node | None = None  # before the rewrites `votes` changes
         self._votes: VoteRewrite | None = None
+        # the vote form from tables read off one (w, a, b) per vote mean, before its check:
+        # (the rewrite, its graph after the later rewrites) (`unchecked_votes`)
+        self._unchecked: tuple[VoteRewrite, sops.Node | None] | None = None
 
     def voted(self) -> VoteRewrite:
         """The program, as far as `bos_widths`, with its differences of means read as votes
@@ -83,6 +87,33 @@ class Forms:
     def votes_differ(self) -> bool:
         """Whether `votes=True` gives another form."""
         return self.voted().root is not self._before_votes()
+
+    def unchecked_votes(self) -> sops.Node | None:
+        """The form `votes=True` gives, its tables read off one (w, a, b) per vote mean alone
+        (`vote_rewrite(..., checked=False)`), for a sketch of its size: no model of it is built
+        before `confirm_votes`. None where the rewrite changes nothing."""
+        if self._votes is not None:  # checked already
+            return self(votes=True) if self.votes_differ() else None
+        if self._unchecked is None:
+            early = self._before_votes()
+            rewrite = vote_rewrite(early, self.vocab, self.max_len, checked=False)
+            later = None if rewrite.root is early else self._after(rewrite.root, True)
+            self._unchecked = (rewrite, later)
+        later = self._unchecked[1]
+        return None if later is None else merge_duplicates(later)
+
+    def confirm_votes(self) -> bool:
+        """Whether the graph `unchecked_votes` gave is the vote form (each table holds at every
+        (w, a, b), `vote_means.confirmed`): then `votes=True` gives it from here on."""
+        if self._votes is not None:
+            return True  # `unchecked_votes` gave the checked form
+        if self._unchecked is None or not confirmed(self._unchecked[0]):
+            return False
+        rewrite, later = self._unchecked
+        self._votes = replace(rewrite, unchecked=())
+        if later is not None:
+            self._shared[(True, True)] = later
+        return True
 
     def _before_votes(self) -> sops.Node:
         if self._early is None:
@@ -98,15 +129,18 @@ class Forms:
     def __call__(
         self, *, weighted: bool = True, fractions: bool = False, votes: bool = False
     ) -> sops.Node:
-        vocab, max_len = self.vocab, self.max_len
         sop = self._shared.get((weighted, votes))
         if sop is None:
             # `opens - closes` read as one mean of votes, where asked for
-            sop = self.voted().root if votes else self._before_votes()
-            sop = count_means(sop, vocab, max_len, weighted=weighted)  # counted prefixes: widths
-            sop = order_digits(sop, vocab, max_len)  # widths of `<` over many numbers: digits
-            sop = constant_sides(sop, vocab, max_len)  # `select(0, q, ==)`: through `0 == q`
+            sop = self._after(self.voted().root if votes else self._before_votes(), weighted)
             self._shared[(weighted, votes)] = sop
         if fractions:
-            sop = fraction_means(sop, vocab, max_len)  # `c / length`: a mean over every key
+            sop = fraction_means(sop, self.vocab, self.max_len)  # `c / length`: a mean per key
         return merge_duplicates(sop)  # the rewrites may write one computation twice
+
+    def _after(self, sop: sops.Node, weighted: bool) -> sops.Node:
+        """The rewrites after `vote_means`."""
+        vocab, max_len = self.vocab, self.max_len
+        sop = count_means(sop, vocab, max_len, weighted=weighted)  # counted prefixes: widths
+        sop = order_digits(sop, vocab, max_len)  # widths of `<` over many numbers: digits
+        return constant_sides(sop, vocab, max_len)  # `select(0, q, ==)`: through `0 == q`

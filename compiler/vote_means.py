@@ -68,6 +68,19 @@ class VoteRewrite:
 
     root: sops.Node
     reasons: tuple[Diagnostic, ...] = ()
+    # what `confirmed` checks where the tables were read off one (w, a, b) per vote mean
+    # (`vote_rewrite(..., checked=False)`); empty where every (w, a, b) was checked
+    unchecked: tuple[_Check, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class _Check:
+    """A reader's table read off the first (w, a, b) of each vote mean, to check at all of them."""
+
+    d: sops.MapSOp
+    fn: Any  # the reader's function of d's value (`_read_as_number`)
+    combos: list[tuple[int, int, int]]
+    table: dict[Any, Any]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,8 +112,13 @@ def vote_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops.Nod
     return vote_rewrite(root, vocab, max_len).root
 
 
-def vote_rewrite(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> VoteRewrite:
-    """`vote_means`, with why each difference whose readers it leaves was left (`VoteRewrite`)."""
+def vote_rewrite(
+    root: sops.Node, vocab: Sequence[Atom], max_len: int, *, checked: bool = True
+) -> VoteRewrite:
+    """`vote_means`, with why each difference whose readers it leaves was left (`VoteRewrite`).
+    `checked=False`: each table is read off the first (w, a, b) of each vote mean alone (a
+    twentieth of the calls at N = 64), for a sketch of the form's size: its graph is the checked
+    one's only where `confirmed` (never build a model of it before)."""
     order = list(sops.walk(root))
     readers: dict[int, list[sops.Node]] = {}
     for node in order:
@@ -126,6 +144,7 @@ def vote_rewrite(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> VoteRe
     local = _token_local(order)
     tables: dict[int, tuple[sops.Node, sops.MapSOp, dict[Any, Any]]] = {}
     reasons: list[Diagnostic] = []
+    checks: list[_Check] = []
     for d, (select, x1, x2) in sites:
         if not all(_zero_one(facts.values(x)) for x in (x1, x2)):
             continue
@@ -138,15 +157,18 @@ def vote_rewrite(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> VoteRe
         if combos is None:
             reasons.append(_past_limit(d, distinct, both))
             continue
-        points = _points(d, combos)
+        points = _points(d, combos if checked else _firsts(combos))
         if points is None:
             continue
         for reader in readers[d.id]:
-            table = _table(_read_as_number(reader, d), points)
+            fn = _read_as_number(reader, d)
+            table = _table(fn, points)
             if isinstance(table, str):
                 reasons.append(_no_function(d, reader, table))
             else:
                 tables[reader.id] = (reader, d, table)
+                if not checked:
+                    checks.append(_Check(d, fn, combos, table))
     if not tables:
         return VoteRewrite(root, tuple(reasons))
     means: dict[int, sops.AggregateSOp] = {}
@@ -162,7 +184,38 @@ def vote_rewrite(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> VoteRe
         if mean is None:
             mean = means[d.id] = _vote_mean(d, by_id[d.id], new)
         new[node.id] = _read_through(reader, d, mean, table)
-    return VoteRewrite(new[root.id], tuple(reasons))
+    return VoteRewrite(new[root.id], tuple(reasons), tuple(checks))
+
+
+def confirmed(rewrite: VoteRewrite) -> bool:
+    """Whether each table of an unchecked rewrite holds at every (w, a, b) of its difference:
+    then the rewrite is the checked one (the same readers, the same tables: the first (w, a, b)
+    of each vote mean is where a checked table takes its value, and a reader refused at one of
+    them is refused at all of them)."""
+    points: dict[int, list[tuple[Any, Any, tuple[int, int, int]]] | None] = {}
+    for check in rewrite.unchecked:
+        if check.d.id not in points:
+            points[check.d.id] = _points(check.d, check.combos)
+        found = points[check.d.id]
+        if found is None:
+            return False
+        table = _table(check.fn, found)
+        if isinstance(table, str) or _keys(table) != _keys(check.table):
+            return False
+    return True
+
+
+def _keys(table: dict[Any, Any]) -> list[tuple[Any, Any]]:
+    """A table's entries, its values by `atom_key` (1 and True apart), in its order."""
+    return [(k, atom_key(v)) for k, v in table.items()]
+
+
+def _firsts(combos: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """The first (w, a, b) of each vote mean (a - b)/w, in `combos`' order."""
+    firsts: dict[Any, tuple[int, int, int]] = {}
+    for w, a, b in combos:
+        firsts.setdefault(atom_key(_mean(a - b, w)), (w, a, b))
+    return list(firsts.values())
 
 
 def _read_through(

@@ -1,7 +1,8 @@
 """The form with differences of two means read as one mean of votes (compiler.vote_form) is built
-only where the program's other forms are refused or not proved: tracr's pair-balance count is
-certified through it, `frac_a > frac_b` keeps its one-layer default, and where the rewrite cannot
-be made the refusal says why, located at the difference."""
+where the program's other forms are refused or not proved (and, beside a proved model, where its
+sketch is smaller: test_vote_form_smaller.py): tracr's pair-balance count is certified through
+it, `frac_a > frac_b` keeps its one-layer default, and where the rewrite cannot be made the
+refusal says why, located at the difference."""
 
 from __future__ import annotations
 
