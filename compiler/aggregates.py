@@ -8,8 +8,6 @@ Which of the two an aggregate is, is `PlanContext.is_mean`; this planner builds 
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from compiler import attention, mlp
 from compiler.addressing import plan_address
 from compiler.blocks import Atom, Encoded, Encoding, is_number, sort_values, value_key
@@ -73,9 +71,9 @@ class AggregatePlanner:
                 default,
             ]
         )
+        if encoding is Encoding.CATEGORICAL:
+            vals = _written(vals, value, default)
         out = materialise(built, node, encoding, vals)
-        if out.is_categorical:
-            out = _unwritten_columns_empty(out, value, default)
         spec = attention.aggregate_head(
             atoms,
             value,
@@ -93,18 +91,14 @@ class AggregatePlanner:
         return out
 
 
-def _unwritten_columns_empty(out: Encoded, value: Encoded, default: Atom) -> Encoded:
-    """`out` with no dimension for a value the head never writes: the head writes the column of
-    each value of the copied reading and the default's, but the value analysis may list more (it
-    takes `v1 * v1` as a product of two independent `v1`s, so 0.5 where the reading of the
-    square, enumerated jointly, has only squares). Such a value never occurs; a dimension for it
-    would be read by the blocks downstream and written by none, so it reads as no dimension, as
-    a map's value that no row gives (maps.MapPlanner._map_view)."""
+def _written(vals: tuple[Atom, ...], value: Encoded, default: Atom) -> tuple[Atom, ...]:
+    """`vals` without a value the head never writes: the head writes the column of each value of
+    the copied reading and the default's, but the value analysis may list more (it takes
+    `v1 * v1` as a product of two independent `v1`s, so 0.5 where the reading of the square,
+    enumerated jointly, has only squares). Such a value never occurs. A dimension for it was read
+    by the blocks downstream and written by none (an internal error at layout); an empty column
+    (no dimension) was still a value the certifier checked: copied by a head from a zero vector,
+    or decoded as the output with every logit 0 (an argmax margin of 0, refused). Readers drop
+    the rows of a value a reading lacks (as a map's value that no row gives, maps._map_view)."""
     written = {value_key(v) for v in (*value.values, default)}
-    if all(value_key(v) in written for v in out.values):
-        return out
-    one_hot = tuple(
-        hot if value_key(v) in written else ()
-        for v, hot in zip(out.values, out.one_hot, strict=True)
-    )
-    return replace(out, one_hot=one_hot)
+    return tuple(v for v in vals if value_key(v) in written)

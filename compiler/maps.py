@@ -394,6 +394,7 @@ class MapPlanner:
         for (u,), v in rows:
             groups[value_key(v)].append(src.one_hot[src.index_of(u)])
         vals = self._twins_merged(node, vals, groups)
+        vals = self._unreached_dropped(node, vals, groups)
         one_hot = tuple(_add_terms(groups[value_key(v)]) for v in vals)
         cat = Encoded(node.name, Encoding.CATEGORICAL, vals, one_hot=one_hot)
         return cat if encoding is Encoding.CATEGORICAL else view_numerical(node, cat, vals)
@@ -419,6 +420,26 @@ class MapPlanner:
             return vals
         kept = tuple(v for v in vals if value_key(v) not in canon)
         self.built.canon[node.index] = {**{value_key(v): v for v in kept}, **canon}
+        return kept
+
+    def _unreached_dropped(
+        self, node: IRNode, vals: tuple[Atom, ...], groups: dict[tuple[str, Any], list[Terms]]
+    ) -> tuple[Atom, ...]:
+        """`vals` without a value no row gives: the rows are every reachable value of the source,
+        so such a value never occurs (the value analysis pairs the map's inputs independently:
+        `"q" if c else ("e" if indices < 2 else tokens)` where c is False only at index 1 never
+        gives a token). Listed with no dimension, a head copying this map was held to write its
+        column from a zero vector (a certifier's deviation of 1 and an argmax refused at N = 3);
+        readers drop the rows of a value a reading lacks, as they do for a twin merged away."""
+        # (a value whose row was merged into a twin's, 1 beside 1.0, occurs: it stays, as before)
+        twins = self.built.twins.get(node.index, {})
+        kept = tuple(v for v in vals if groups[value_key(v)] or value_key(v) in twins)
+        if not kept or len(kept) == len(vals):
+            return vals
+        table = self.built.canon.get(node.index)
+        if table is not None:
+            dropped = {value_key(v) for v in vals} - {value_key(v) for v in kept}
+            self.built.canon[node.index] = {k: v for k, v in table.items() if k not in dropped}
         return kept
 
     def _context_steps(self, node: IRNode, support: tuple[int, ...], encoding: Encoding) -> Encoded:
