@@ -101,11 +101,17 @@ def assemble(
         weights.update(_attention_arrays(index, layer.heads, layout, shape, specials, bounds))
         weights.update(_mlp_arrays(index, layer.mlps, layout, shape["d_mlp"]))
         check_float32_range(weights, labels, f"blocks.{index}.")
+        # A layer's weights are final once built (its MLP's once gated): from then on only their
+        # float32 values are kept, so one layer at a time is held in float64 (a 4,096-wide head
+        # over 5,000 residual dims is 170 MB an array in float64).
         attn = _stored(weights, (f"blocks.{index}.attn.",))
         resid = resid + attention_residual(attn, index, resid, causal_run, shape.get("masks"))
+        del attn
         mid = resid[0]
         _gate_specials(weights, index, mid, layout)
-        resid = resid + mlp_residual(_stored(weights, (f"blocks.{index}.mlp.",)), index, resid)
+        mlp = _stored(weights, (f"blocks.{index}.mlp.",))
+        resid = resid + mlp_residual(mlp, index, resid)
+        del mlp
         for h, head in enumerate(layer.heads):
             reach.head(index, h, head)
         start = 0
@@ -121,7 +127,8 @@ def assemble(
         weights.get("pos_embed.W_pos"),
         layout.labels(),
     )
-    weights = {k: v.astype(np.float32) for k, v in weights.items()}
+    # (the layers' arrays are float32 already: no second copy of them)
+    weights = {k: v.astype(np.float32, copy=False) for k, v in weights.items()}
     metadata = _metadata(config, schedule, layout, plan, vocab, max_len, name, source, tuples)
     # what the runtime reads besides the weights, pinned for the certifier (compiler.reach.Reach)
     built = dataclasses.replace(
@@ -240,8 +247,9 @@ def _real_bounds(layout: Layout, plan: Plan, max_len: int) -> np.ndarray:
 # -- attention ------------------------------------------------------------------------------------
 
 
-def _rows(mapping: dict[Dim, np.ndarray] | object, layout: Layout, width: int) -> np.ndarray:
-    out = np.zeros((layout.d_model, width))
+def _rows(mapping: dict[Dim, np.ndarray] | object, layout: Layout, out: np.ndarray) -> np.ndarray:
+    """`mapping`'s rows added into `out` (zeros, [d_model, d_head]: a head's slice of the layer's
+    array, filled where it lies rather than copied there)."""
     for dim, vec in mapping.items():  # type: ignore[attr-defined]
         out[layout.index[dim], : len(vec)] += vec
     return out
@@ -267,7 +275,7 @@ def _attention_arrays(
     one, bos, pad = layout.index[ONE], layout.index[BOS], layout.index[PAD]
     for h, head in enumerate(heads):
         width = _qk_width(head)
-        q, k = _rows(head.W_Q, layout, d_head), _rows(head.W_K, layout, d_head)
+        q, k = _rows(head.W_Q, layout, w_q[h]), _rows(head.W_K, layout, w_k[h])
         # The BOS key's intended reading on the builder's columns: 0, or where the builder puts
         # BOS among the keys (numerical addressing: a virtual index -1), its own `bos` row.
         k_intended = k[bos].copy()  # [d_head]
@@ -313,9 +321,9 @@ def _attention_arrays(
         k[bos, c_bos] = 1.0
         q[one, c_pad] = -big_pad
         k[pad, c_pad] = 1.0
-        w_q[h], w_k[h] = q, k * math.sqrt(d_head)
+        k *= math.sqrt(d_head)  # (k is w_k[h]; q is w_q[h])
         d_v = head.W_O.shape[0]
-        w_v[h] = _rows(head.W_V, layout, d_head)
+        _rows(head.W_V, layout, w_v[h])
         # The BOS key's value must be exactly the builder's `bos` row (the aggregate's default):
         # cancel what the rest of the BOS residual contributes through the value columns.
         w_v[h][bos] -= r_bos @ w_v[h] - w_v[h][bos]
@@ -361,12 +369,13 @@ def _mlp_arrays(
 
 
 def _stored(weights: dict[str, np.ndarray], prefixes: tuple[str, ...]) -> dict[str, np.ndarray]:
-    """The weights under `prefixes` as the file stores them (float32), in float64."""
-    return {
-        k: v.astype(np.float32).astype(np.float64)
-        for k, v in weights.items()
-        if k.startswith(prefixes)
-    }
+    """The weights under `prefixes` as the file stores them (float32), in float64; `weights`
+    keeps them in float32 from here on (the same values the end of assembly would round to)."""
+    out = {}
+    for k in [k for k in weights if k.startswith(prefixes)]:
+        weights[k] = weights[k].astype(np.float32)  # (one array at a time: the float64 one goes)
+        out[k] = weights[k].astype(np.float64)
+    return out
 
 
 def _gate_specials(

@@ -24,7 +24,7 @@ weights against it, located at the token or the position, the reading, and both 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -93,7 +93,7 @@ def special_dims(residual: Sequence[str]) -> tuple[int, int, int]:
 
 
 def check_embedding(
-    w: dict[str, np.ndarray],
+    w: Mapping[str, np.ndarray],
     reach: Reach,
     residual: Sequence[str],
     max_len: int,
