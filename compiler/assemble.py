@@ -17,31 +17,19 @@ the width it needs (the certifier bounds the scaling's rounding).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from compiler.assemble_metadata import model_metadata
 from compiler.attention import SOFTMAX_GAP
 from compiler.blocks import BOS, ONE, PAD, Atom, Dim, Encoded, HeadSpec, MLPSpec, Plan
 from compiler.build_limits import check_float32_range, check_params
 from compiler.certify_embed import record_inputs
-from compiler.grid import GRID_KEYS, MAX_OUTPUT_VALUES
 from compiler.layout import Layout
 from compiler.model import (
-    COMPILER_VERSION,
-    FORMAT,
-    FORMAT_VERSION,
-    INT_POSITIONS_FORMAT_VERSION,
-    LENGTH_GRID_FORMAT_VERSION,
-    MASK_FORMAT_VERSION,
-    MASKLESS_FORMAT_VERSION,
-    NONE_AT_FORMAT_VERSION,
-    ONE_HOT_TYPES_FORMAT_VERSION,
-    POSITION_GRID_FORMAT_VERSION,
-    WHOLE_TYPES_FORMAT_VERSION,
     CompiledModel,
     Sketch,
     attention_residual,
@@ -53,8 +41,6 @@ from compiler.reach import decoding_digest, value_label
 from compiler.reach_builder import ReachBuilder
 from compiler.schedule import Schedule
 from rasp.errors import Source
-from rasp.sops import SeqType
-from rasp.tracr.boxes import marked
 
 # BIG_PAD is rounded up to a multiple of this (a coarse dyadic grid keeps exact score sums exact).
 PAD_GRID = 256
@@ -101,11 +87,17 @@ def assemble(
         weights.update(_attention_arrays(index, layer.heads, layout, shape, specials, bounds))
         weights.update(_mlp_arrays(index, layer.mlps, layout, shape["d_mlp"]))
         check_float32_range(weights, labels, f"blocks.{index}.")
+        # A layer's weights are final once built (its MLP's once gated): from then on only their
+        # float32 values are kept, so one layer at a time is held in float64 (a 4,096-wide head
+        # over 5,000 residual dims is 170 MB an array in float64).
         attn = _stored(weights, (f"blocks.{index}.attn.",))
         resid = resid + attention_residual(attn, index, resid, causal_run, shape.get("masks"))
+        del attn
         mid = resid[0]
         _gate_specials(weights, index, mid, layout)
-        resid = resid + mlp_residual(_stored(weights, (f"blocks.{index}.mlp.",)), index, resid)
+        mlp = _stored(weights, (f"blocks.{index}.mlp.",))
+        resid = resid + mlp_residual(mlp, index, resid)
+        del mlp
         for h, head in enumerate(layer.heads):
             reach.head(index, h, head)
         start = 0
@@ -121,8 +113,9 @@ def assemble(
         weights.get("pos_embed.W_pos"),
         layout.labels(),
     )
-    weights = {k: v.astype(np.float32) for k, v in weights.items()}
-    metadata = _metadata(config, schedule, layout, plan, vocab, max_len, name, source, tuples)
+    # (the layers' arrays are float32 already: no second copy of them)
+    weights = {k: v.astype(np.float32, copy=False) for k, v in weights.items()}
+    metadata = model_metadata(config, schedule, layout, plan, vocab, max_len, name, source, tuples)
     # what the runtime reads besides the weights, pinned for the certifier (compiler.reach.Reach)
     built = dataclasses.replace(
         built,
@@ -240,8 +233,9 @@ def _real_bounds(layout: Layout, plan: Plan, max_len: int) -> np.ndarray:
 # -- attention ------------------------------------------------------------------------------------
 
 
-def _rows(mapping: dict[Dim, np.ndarray] | object, layout: Layout, width: int) -> np.ndarray:
-    out = np.zeros((layout.d_model, width))
+def _rows(mapping: dict[Dim, np.ndarray] | object, layout: Layout, out: np.ndarray) -> np.ndarray:
+    """`mapping`'s rows added into `out` (zeros, [d_model, d_head]: a head's slice of the layer's
+    array, filled where it lies rather than copied there)."""
     for dim, vec in mapping.items():  # type: ignore[attr-defined]
         out[layout.index[dim], : len(vec)] += vec
     return out
@@ -267,7 +261,7 @@ def _attention_arrays(
     one, bos, pad = layout.index[ONE], layout.index[BOS], layout.index[PAD]
     for h, head in enumerate(heads):
         width = _qk_width(head)
-        q, k = _rows(head.W_Q, layout, d_head), _rows(head.W_K, layout, d_head)
+        q, k = _rows(head.W_Q, layout, w_q[h]), _rows(head.W_K, layout, w_k[h])
         # The BOS key's intended reading on the builder's columns: 0, or where the builder puts
         # BOS among the keys (numerical addressing: a virtual index -1), its own `bos` row.
         k_intended = k[bos].copy()  # [d_head]
@@ -313,9 +307,9 @@ def _attention_arrays(
         k[bos, c_bos] = 1.0
         q[one, c_pad] = -big_pad
         k[pad, c_pad] = 1.0
-        w_q[h], w_k[h] = q, k * math.sqrt(d_head)
+        k *= math.sqrt(d_head)  # (k is w_k[h]; q is w_q[h])
         d_v = head.W_O.shape[0]
-        w_v[h] = _rows(head.W_V, layout, d_head)
+        _rows(head.W_V, layout, w_v[h])
         # The BOS key's value must be exactly the builder's `bos` row (the aggregate's default):
         # cancel what the rest of the BOS residual contributes through the value columns.
         w_v[h][bos] -= r_bos @ w_v[h] - w_v[h][bos]
@@ -361,12 +355,13 @@ def _mlp_arrays(
 
 
 def _stored(weights: dict[str, np.ndarray], prefixes: tuple[str, ...]) -> dict[str, np.ndarray]:
-    """The weights under `prefixes` as the file stores them (float32), in float64."""
-    return {
-        k: v.astype(np.float32).astype(np.float64)
-        for k, v in weights.items()
-        if k.startswith(prefixes)
-    }
+    """The weights under `prefixes` as the file stores them (float32), in float64; `weights`
+    keeps them in float32 from here on (the same values the end of assembly would round to)."""
+    out = {}
+    for k in [k for k in weights if k.startswith(prefixes)]:
+        weights[k] = weights[k].astype(np.float32)  # (one array at a time: the float64 one goes)
+        out[k] = weights[k].astype(np.float64)
+    return out
 
 
 def _gate_specials(
@@ -392,112 +387,3 @@ def _unembed(output: Encoded, layout: Layout) -> dict[str, np.ndarray]:
         for dim, coef in terms:
             w_u[layout.index[dim], c] += coef
     return {"unembed.W_U": w_u, "unembed.b_U": np.zeros(len(columns))}
-
-
-# -- metadata -------------------------------------------------------------------------------------
-
-
-def _metadata(
-    config: dict,
-    schedule: Schedule,
-    layout: Layout,
-    plan: Plan,
-    vocab: Sequence[Atom],
-    max_len: int,
-    name: str,
-    source: Source | None,
-    tuples: bool = False,
-) -> dict:
-    # an output that is always None (a tracr aggregate that never selects) is labelled as a mix
-    # of types is: the file's types name what its values decode as, and None is none of them
-    kind = plan.output_type
-    output: dict = {
-        "name": name,
-        "encoding": plan.output.encoding.value,
-        "type": (SeqType.STRINGS if kind is SeqType.NONE else kind).value,
-    }
-    if plan.output.is_categorical:
-        output["values"] = list(plan.output.values)
-    elif plan.output_grid is not None:
-        # position i (or an input of length n, or both) decodes as round(x * d) / d
-        # (compiler.grid): no list to snap to
-        key = GRID_KEYS[plan.output_grid.axis]
-        output[key] = list(plan.output_grid.denominators)
-        if plan.output_grid.int_positions:
-            output["int_positions"] = list(plan.output_grid.int_positions)
-    elif len(plan.output_values) <= MAX_OUTPUT_VALUES:
-        output["values"] = list(plan.output_values)  # what the program can output, to snap to
-    if plan.output_types is not None:
-        # per length, per position: a whole number's type (compiler.output_types)
-        output["whole_types"] = list(plan.output_types)
-    if plan.output_none_at is not None:  # a stand-in for tracr's None, decoded as None
-        output["none_at"] = plan.output_none_at
-    if tuples and any(marked(v) for v in output.get("values", ())):
-        # a tracr program's tuple (or list), boxed: readers unbox its marked strings, and only
-        # this output's (a RASP program's own token "\x00(1, 2)" is a string)
-        output["tuples"] = True
-    program = None
-    if source is not None:
-        program = {
-            "file": source.name,
-            "source": source.text,
-            "sha256": hashlib.sha256(source.text.encode("utf-8")).hexdigest(),
-        }
-    # an s-op whose columns another one embedded first is listed too (its residual name is theirs)
-    on_position = set(layout.positional)
-    embedded = [
-        {"name": n, "op": op}
-        for n, (op, dims) in plan.embedded.items()
-        if on_position.intersection(dims)
-    ]
-    masked = any(layer.get("masks") for layer in config["layers"])
-    if "pair_denominators" in output:
-        version = FORMAT_VERSION
-    elif "none_at" in output:
-        version = NONE_AT_FORMAT_VERSION
-    elif "whole_types" in output and plan.output.is_categorical:
-        version = ONE_HOT_TYPES_FORMAT_VERSION
-    elif "whole_types" in output:
-        version = WHOLE_TYPES_FORMAT_VERSION
-    elif "int_positions" in output:
-        version = INT_POSITIONS_FORMAT_VERSION
-    elif "length_denominators" in output or "end_denominators" in output:
-        version = LENGTH_GRID_FORMAT_VERSION
-    elif "denominators" in output:
-        version = POSITION_GRID_FORMAT_VERSION
-    elif masked or not config.get("positional", True):
-        version = MASK_FORMAT_VERSION
-    else:
-        version = MASKLESS_FORMAT_VERSION
-    return {
-        "format": FORMAT,
-        # a reader that predates per-head masks, models without W_pos or output grids must
-        # refuse such a model, not run it unmasked, fail on a missing tensor or misread its output
-        "format_version": version,
-        "compiler_version": COMPILER_VERSION,
-        "config": config,
-        "max_len": max_len,
-        "vocab": {
-            "tokens": list(vocab),
-            "bos_id": len(vocab),
-            "pad_id": len(vocab) + 1,
-        },
-        "output": output,
-        "residual": layout.labels(),
-        # each one-hot column's typed value (`tokens:1` is 1 or "1"): for sop_hook and readers
-        "residual_values": layout.values(),
-        # the s-ops the positional embedding writes (maps of the position alone), as `layers` lists
-        # the blocks' (readers that do not know the key ignore it: W_pos holds them anyway)
-        **({"embedding": embedded} if embedded else {}),
-        "layers": [
-            {
-                "attn": [
-                    {"head": h, "name": head.name, "op": head.op}
-                    for h, head in enumerate(layer.heads)
-                ],
-                "mlp": [{"name": m.name, "op": m.op} for m in layer.mlps],
-            }
-            for layer in schedule.layers
-        ],
-        "program": program,
-    }

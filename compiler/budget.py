@@ -28,7 +28,9 @@ DEFAULT_MAX_PARAMS = 200_000_000  # 800 MB of float32 weights; `--max-params` ra
 # built as it will be at the target length.
 PROBE_LENGTHS = (32, 48)
 PREDICT_ABOVE = 64  # below this a compile is quick anyway: no prediction
-BYTES_PER_PARAM_COMPILING = 24  # float64 arrays while assembling: weights, a copy, the certifier's
+# float32 weights, plus float64 copies and temporaries of the layer being assembled or certified
+# (one layer at a time; a model's widest layer can be most of it): kept high, a rough upper guess
+BYTES_PER_PARAM_COMPILING = 24
 
 
 @dataclass(frozen=True)

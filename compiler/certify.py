@@ -44,6 +44,7 @@ from compiler.certify_embed import check_embedding, special_dims
 from compiler.certify_mlp import check_mlp
 from compiler.certify_parts import is_number, product
 from compiler.certify_walk import OutOfRange, OverBudget, Specials, Walk
+from compiler.float64_weights import Float64Weights
 from compiler.grid import GRID_KEYS
 from compiler.grid_margin import grid_margin
 from compiler.grids import dyadic_column_max
@@ -216,7 +217,7 @@ def _embedding(
     """The walk's start: the embedding checked against the reach's record of what it holds
     (`certify_embed`), its error at real positions (a sum of two float32 rows), and BOS and PAD
     residuals evaluated concretely."""
-    w = {k: np.asarray(v, dtype=np.float64) for k, v in weights.items()}
+    w = Float64Weights(weights)  # (exact: converted a layer at a time, as the walk reads them)
     inputs = check_embedding(w, reach, residual, max_len, tokens)
     one, bos, pad = special_dims(residual)
     w_e = w["embed.W_E"]

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -102,7 +102,7 @@ def special_dims(residual: Sequence[str]) -> tuple[int, int, int]:
 
 
 def check_embedding(
-    w: dict[str, np.ndarray],
+    w: Mapping[str, np.ndarray],
     reach: Reach,
     residual: Sequence[str],
     max_len: int,

@@ -10,7 +10,7 @@ arrays), the reach, per residual dimension a bound on |float32 - exact| at real 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -75,7 +75,7 @@ class OverBudget(Exception):
 
 @dataclass
 class Walk:
-    w: dict[str, np.ndarray]  # float64 copies of the model's float32 weights
+    w: Mapping[str, np.ndarray]  # the model's float32 weights as float64 (Float64Weights)
     reach: Reach
     residual: list[str]  # residual labels; "one", "bos" and "pad" among them
     max_len: int

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from test_compile import check_inputs, random_inputs
 
-import compiler.assemble
+import compiler.assemble_metadata
 import compiler.grid
 from compiler import compile_sop
 from rasp.errors import CompileError
@@ -29,7 +29,7 @@ def test_an_output_too_large_to_list_is_refused_as_such(monkeypatch: pytest.Monk
     # with a list of at most 100 values the mean (1,202 values at N = 16) decodes as the float
     # itself, which float32 keeps within 1e-6 of the mean at none of these lengths; a one-hot
     # output of its values (7.3M parameters) is over the limit
-    monkeypatch.setattr(compiler.assemble, "MAX_OUTPUT_VALUES", 100)
+    monkeypatch.setattr(compiler.assemble_metadata, "MAX_OUTPUT_VALUES", 100)
     monkeypatch.setattr(compiler.grid, "MAX_OUTPUT_VALUES", 100)
     # nor a grid: the mean's values per length (compiler.means) lie on one of denominator
     # lcm(1..16) = 720,720, which float32 cannot resolve either (a snap refused, not this one)

@@ -101,10 +101,10 @@ def test_a_tracr_file_written_before_output_tuples_shows_its_tokens(
     path = tmp_path / "pairs.py"
     path.write_text(PAIRS, encoding="utf-8")
     model = str(tmp_path / "old.safetensors")
-    metadata = assemble._metadata
+    metadata = assemble.model_metadata
     monkeypatch.setattr(
         assemble,
-        "_metadata",
+        "model_metadata",
         lambda *args: metadata(*args[:8]),  # without `tuples`
     )
     code, _, err = run(
