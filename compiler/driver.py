@@ -14,6 +14,7 @@ from compiler.build_memo import sharing
 from compiler.build_stages import Planned, assemble_build, plan_build
 from compiler.build_trials import BuildOptions, Builds, Kept
 from compiler.causal import short_causal_problems
+from compiler.decoded_build import decoded_instead
 from compiler.forms import Forms
 from compiler.graph import Graph, Op, build_graph
 from compiler.model import CompiledModel
@@ -274,6 +275,9 @@ def _compile_sop(
     # proved, of the form with differences of means read as votes (compiler.vote_form)
     try:
         kept = or_votes(sop, keep, forms, note)
+        # last, where none of those snapped the output: its means decoded first (so that no
+        # program those prove changes)
+        kept = decoded_instead(kept, build_graph(sop), lambda: builder(sop, max_params), note)
     except CompileError as err:  # a tracr map's unholdable value may be the reason, said first
         raise _with_value_problems(program, err, vocab, max_len) from None
     model, graph, certificate = kept.model, kept.graph, kept.certificate
