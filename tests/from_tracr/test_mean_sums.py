@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import random
 
+import numpy as np
 import pytest
 from runtime_helpers import run_compiled
 
@@ -117,6 +118,27 @@ def test_two_means_over_selects_of_the_tokens_are_refused_from_28_saying_why() -
         d.message for d in notes if "with each mean decoded to its values first" in d.message
     ]
     assert decoded and "not proved: the output has a snap margin of 5.75e-07" in decoded[0]
+
+
+def test_a_sum_of_large_terms_is_read_from_exact_terms_at_a_short_length() -> None:
+    # 1e4 * m0 + m1 at N = 8: the plain sum's snap is not proved (its heads' errors times 1e4);
+    # a term of values up to 1e4 rounds to the grid 2^-9, and the view once: an error of 2.6e-3
+    # against a margin of 8.9e-3
+    program, vocab = _token_means(same=False, a=1e4, b=1), ["b", "a", "d", "e"]
+    model = compile_sop(program, vocab, 8)
+    assert model.metadata["certificate"]["ok"]
+    residual = model.metadata["residual"]
+    assert {"total.term0", "total.term1"} <= set(residual)
+    # every weight a term's part writes lies on its grid, its largest under 2^23 steps of it
+    w_out = model.weights["blocks.1.mlp.W_out"]
+    for name, step in (("total.term0", 2.0**-9), ("total.term1", 2.0**-23)):
+        column = w_out[:, residual.index(name)].astype(np.float64)
+        assert np.all(column / step == np.round(column / step))
+        assert np.abs(column).max() / step <= 2.0**23
+    inputs = _inputs(vocab, 8)
+    for xs, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        want = program(xs)
+        assert len(got) == len(want) and all(map(same_value, got, want)), xs
 
 
 @pytest.mark.parametrize("same", [False, True])
