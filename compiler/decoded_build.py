@@ -39,9 +39,13 @@ def decoded_instead(
 
 
 def adds_means(program: Graph) -> bool:
-    """Whether the output is a map of two or more aggregates (and constants) alone."""
+    """Whether the output is a map of two or more aggregates and maps (and constants), one of
+    them an aggregate (a mean over a positional select of a positional value is a map of the
+    position once prepared, compiler.position_functions)."""
     node = program.output
     if node.op is not Op.MAP:
         return False
-    read = {i for i in node.inputs if program[i].op is not Op.CONST}
-    return len(read) >= 2 and all(program[i].op is Op.AGGREGATE for i in read)
+    read = [program[i].op for i in dict.fromkeys(node.inputs) if program[i].op is not Op.CONST]
+    return (
+        len(read) >= 2 and Op.AGGREGATE in read and all(op in (Op.AGGREGATE, Op.MAP) for op in read)
+    )

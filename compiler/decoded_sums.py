@@ -38,10 +38,15 @@ def decoded_sum(
     fit: Fit,
 ) -> Encoded | None:
     """The numerical reading of `node`, the affine map `fit` ((coefficients, constant), misfit) of
-    the means `support`, as the view of one decoded term per mean; None where a source is not a
-    mean (the plain view is built then)."""
+    the means `support`, as the view of one decoded term per source; None where a source is
+    neither a mean nor a function of the position (whose one-hot the embedding writes: a mean
+    over a positional select of a positional value becomes one, compiler.position_functions),
+    or no source is a mean (the plain view is built then)."""
     g = ctx.graph
-    if not all(g[s].op is Op.AGGREGATE and ctx.is_mean(g[s]) for s in support):
+    means = [g[s].op is Op.AGGREGATE and ctx.is_mean(g[s]) for s in support]
+    if not any(means):
+        return None
+    if not all(mean or ctx.is_positional(s) for mean, s in zip(means, support, strict=True)):
         return None
     coef, misfit = fit
     terms: dict[Dim, float] = {}

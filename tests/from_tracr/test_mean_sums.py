@@ -141,6 +141,24 @@ def test_a_sum_of_large_terms_is_read_from_exact_terms_at_a_short_length() -> No
         assert len(got) == len(want) and all(map(same_value, got, want)), xs
 
 
+def test_a_positional_mean_less_a_mean_over_the_tokens_is_read_from_exact_terms() -> None:
+    # 780490 #54 at N = 24: the positional mean is a function of the position once prepared
+    # (compiler.position_functions), whose one-hot the embedding writes; the other is decoded.
+    # Refused before (a snap margin of 4.1e-6 against 1.8e-5); 257,267 parameters
+    odd = rasp.numerical(rasp.Map(lambda x: x % 2, rasp.indices))
+    m0 = _mean(rasp.indices, rasp.Comparison.LT, odd)
+    m1 = _mean(rasp.tokens, rasp.Comparison.GEQ, odd)
+    program = rasp.numerical(rasp.LinearSequenceMap(m0, m1, 1, -1))
+    vocab = ["e", "b", "c"]
+    model = compile_sop(program, vocab, 24)
+    assert model.metadata["certificate"]["ok"]
+    assert sum(label.endswith((".term0", ".term1")) for label in model.metadata["residual"]) == 2
+    inputs = _inputs(vocab, 24)
+    for xs, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        want = program(xs)
+        assert len(got) == len(want) and all(map(same_value, got, want)), xs
+
+
 @pytest.mark.parametrize("same", [False, True])
 def test_a_sum_its_terms_cannot_snap_is_refused_saying_why(same: bool) -> None:
     # 1e6 * m0 + m1: the decoded terms' rounding alone (0.23, a float32 rounding of values up to
