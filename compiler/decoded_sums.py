@@ -60,8 +60,13 @@ def decoded_sum(
         built.add_mlp(spec)
         built.bounds[Dim(term.name)] = largest
         terms[Dim(term.name)] = 1.0
-        # the term's exact value is float64's a * v, off a * v by one rounding
-        misfit += largest * 2.0**-52
+        # the term's exact value is float64's a * v, off a * v by one rounding; and a value the
+        # one-hot writes in the column of a float64 twin (1/3 as 0.3333333333333333 and as
+        # 0.33333333333333337: one column, compiler.readings.decode_numeric) is that twin's
+        twins = max(
+            (abs(float(u) - float(built.canonical(s, u))) for u in ctx.values(s)), default=0.0
+        )
+        misfit += largest * 2.0**-52 + abs(float(a)) * twins
     b = float(coef[-1])
     if b != 0.0:
         terms[ONE] = b
