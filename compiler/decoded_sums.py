@@ -9,7 +9,9 @@ its own, `NAME.term<i>`: one unit relu(2 [m_i = v] - 1) per value, whose output 
 rounded to a dyadic grid coarse enough that every sum of the part's output is exact in any float32
 order (at most one unit is on, so the sum is that weight). The map is the free view of its terms
 plus its constant: what the decoder reads errs by the grid's rounding of each term (2^-23 for a
-term up to 2) and one rounding of the view, where the plain sum erred by the heads' errors.
+term up to 2) and one rounding of the view, where the plain sum erred by the heads' errors. A
+source that is a function of the position (a positional mean, once compiler.position_functions
+prepared it) is read from the one-hot the embedding writes, as exact.
 """
 
 from __future__ import annotations
