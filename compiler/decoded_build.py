@@ -20,13 +20,18 @@ DECODED = "with each mean decoded to its values first"
 
 
 def decoded_instead(
-    kept: Kept, program: Graph, builds: Callable[[], Builds], note: Callable[[str], None]
+    kept: Kept,
+    graph: Callable[[], Graph],
+    builds: Callable[[], Builds],
+    note: Callable[[str], None],
 ) -> Kept:
-    """`kept` where it is proved, its snap is not what failed, or the output of `program` (the
-    prepared default form) is no map of means; else that form's build with the output's means
-    decoded first where it is proved, or `kept` with why that build did not do among its tried."""
+    """`kept` where it is proved, its snap is not what failed, or the output of `graph()` (the
+    prepared default form's) is no map of means; else that form's build (`builds()`) with the
+    output's means decoded first where it is proved, or `kept` with why that build did not do
+    among its tried."""
     if kept.certificate.ok or not build_facts.snap_failed(kept.certificate):
         return kept
+    program = graph()
     if not adds_means(program):
         return kept
     note("build with each mean decoded to its values first")

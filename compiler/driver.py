@@ -277,7 +277,9 @@ def _compile_sop(
         kept = or_votes(sop, keep, forms, note)
         # last, where none of those snapped the output: its means decoded first (so that no
         # program those prove changes)
-        kept = decoded_instead(kept, build_graph(sop), lambda: builder(sop, max_params), note)
+        kept = decoded_instead(
+            kept, lambda: build_graph(sop), lambda: builder(sop, max_params), note
+        )
     except CompileError as err:  # a tracr map's unholdable value may be the reason, said first
         raise _with_value_problems(program, err, vocab, max_len) from None
     model, graph, certificate = kept.model, kept.graph, kept.certificate
