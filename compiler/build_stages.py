@@ -93,6 +93,7 @@ def plan_build(
         direct_maps=options.direct_maps,
         category_gates=options.category_gates,
         clamped_tables=options.clamped_tables,
+        decoded_sums=options.decoded_sums,
         options_read=options_read,
         tracr=tracr,
     )

@@ -35,6 +35,7 @@ class BuildOptions:
     gates: bool = True  # a map affine in a number per context value may be gated units
     category_gates: bool = False  # ... or over a categorical number (`indices / length`)
     clamped_tables: bool = False  # tables over noisy inputs write each row with a saturating pair
+    decoded_sums: frozenset[str] = frozenset()  # affine maps of means: each mean decoded first
 
 
 @dataclass(frozen=True)

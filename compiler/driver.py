@@ -14,6 +14,7 @@ from compiler.build_memo import sharing
 from compiler.build_stages import Planned, assemble_build, plan_build
 from compiler.build_trials import BuildOptions, Builds, Kept
 from compiler.causal import short_causal_problems
+from compiler.decoded_build import decoded_instead
 from compiler.forms import Forms
 from compiler.graph import Graph, Op, build_graph
 from compiler.model import CompiledModel, Sketch
@@ -302,6 +303,11 @@ def _compile_sop(
     try:
         kept = or_votes(sop, keep, forms, note, sketch)
         sketched.clear()  # (its plans, where not built)
+        # last, where none of those snapped the output: its means decoded first (so that no
+        # program those prove changes)
+        kept = decoded_instead(
+            kept, lambda: build_graph(sop), lambda: builder(sop, max_params), note
+        )
     except CompileError as err:  # a tracr map's unholdable value may be the reason, said first
         raise _with_value_problems(program, err, vocab, max_len) from None
     model, graph, certificate = kept.model, kept.graph, kept.certificate

@@ -74,6 +74,7 @@ def plan_encodings(
     direct_maps: frozenset[str] = frozenset(),
     category_gates: bool = False,
     clamped_tables: bool = False,
+    decoded_sums: frozenset[str] = frozenset(),
     options_read: set[str] | None = None,
     tracr: bool = False,
 ) -> Plan:
@@ -91,7 +92,8 @@ def plan_encodings(
     affine in a number per context value be gated units (compiler.gates); `category_gates` lets a
     map of a number and a categorical number be gated over the latter (`MapPlanner`);
     `clamped_tables` writes a map's table over inputs not known exact with saturating pairs
-    (`compiler.mlp.table_mlp`). `options_read`: where the plan notes the options of
+    (`compiler.mlp.table_mlp`); `decoded_sums` names affine maps of means read as one decoded
+    term per mean (`compiler.decoded_sums`). `options_read`: where the plan notes the options of
     `plan_context.TRACKED_OPTIONS` it reads (`PlanContext.option`). `tracr`: a program in tracr's
     API, whose hints are written in it."""
     ctx = PlanContext(
@@ -111,6 +113,7 @@ def plan_encodings(
         direct_maps=direct_maps,
         category_gates=category_gates,
         clamped_tables=clamped_tables,
+        decoded_sums=decoded_sums,
         options_read=set() if options_read is None else options_read,
         tracr=tracr,
     )

@@ -25,11 +25,12 @@ from compiler.blocks import (
     value_key,
 )
 from compiler.compare_steps import comparison_steps
+from compiler.decoded_sums import decoded_sum
 from compiler.fits import NoiseError
 from compiler.gated_maps import GatedMaps
 from compiler.graph import IRNode, Op
 from compiler.linear_steps import affine_plus_sum, linear_steps
-from compiler.map_rows import MapRows, Rows
+from compiler.map_rows import Fit, MapRows, Rows
 from compiler.map_supports import MAX_FUSED_TABLE, MapSupports
 from compiler.pick_mlp import plan_pick
 from compiler.picks import Pick
@@ -90,6 +91,9 @@ class MapPlanner:
         g = self.ctx.graph
         direct = tuple(dict.fromkeys(i for i in node.inputs if g[i].op is not Op.CONST))
         if len(direct) > 1 and self._numbers(direct, encoding):
+            decoded = self._decoded_sum(node, direct, encoding)
+            if decoded is not None:  # a * m0 + b * m1, each mean decoded first: where asked
+                return decoded
             affine = self._affine_view(node, direct, list(direct), [])
             if affine is not None:  # e.g. n_opens - n_closes: free
                 if encoding is Encoding.NUMERICAL:
@@ -363,15 +367,7 @@ class MapPlanner:
         """sum_k a_k * x_k + b over numeric sources (no categorical ones), when that is exact: a free view."""
         if categorical:
             return None
-        vs = self.ctx.value_sets
-        fit = self.points.stated_fit(node, support)  # `opens - closes`: no rows to fit
-        if fit is None:
-            # reachable combinations (related inputs jointly): two prefix means meet in (i+2)^2
-            # ways at position i, not in the product of their ~N^2/2 values each
-            size = combination_count(support, vs.relation, vs.values)
-            if size > map_rows.MAX_ROWS:  # the fit checks every row, as many as a table may have
-                return None
-            fit = self.points.affine_fit(node, support)
+        fit = self._fit(node, support)
         if fit is None:
             return None
         coef, misfit = fit
@@ -385,6 +381,31 @@ class MapPlanner:
         number = tuple((d, c) for d, c in terms.items() if c != 0.0)
         values = self.ctx.values(node.index)
         return Encoded(node.name, Encoding.NUMERICAL, values, number=number, misfit=misfit)
+
+    def _fit(self, node: IRNode, support: tuple[int, ...]) -> Fit | None:
+        """The map's exact affine form over the numbers of `support`, with its misfit, or None."""
+        vs = self.ctx.value_sets
+        fit = self.points.stated_fit(node, support)  # `opens - closes`: no rows to fit
+        if fit is None:
+            # reachable combinations (related inputs jointly): two prefix means meet in (i+2)^2
+            # ways at position i, not in the product of their ~N^2/2 values each
+            size = combination_count(support, vs.relation, vs.values)
+            if size > map_rows.MAX_ROWS:  # the fit checks every row, as many as a table may have
+                return None
+            fit = self.points.affine_fit(node, support)
+        return fit
+
+    def _decoded_sum(
+        self, node: IRNode, direct: tuple[int, ...], encoding: Encoding
+    ) -> Encoded | None:
+        """The map as a view of its means' terms, each mean decoded first (compiler.decoded_sums),
+        where the driver asks for it (`PlanContext.decoded_sums`); else None."""
+        if node.name not in self.ctx.decoded_sums or encoding is not Encoding.NUMERICAL:
+            return None
+        fit = self._fit(node, direct)
+        if fit is None:
+            return None
+        return decoded_sum(self.ctx, self.reader, self.built, node, direct, fit)
 
     def _map_view(self, node: IRNode, source: int, rows: Rows, encoding: Encoding) -> Encoded:
         """A map of one categorical s-op: regroup its one-hot terms (free)."""

@@ -7,9 +7,12 @@ length (`select(indices, indices, <)`, a count over the length), the output deco
 (position, length) (compiler.grid), and certifies. Where a select reads the tokens, any widths up
 to n meet at length n: the sums of two such fractions lie as close as about 1/n^4 (7.4e-6 apart at
 N = 20), closer than the float32 error of reading two means and adding them, and no grid of the
-position or length holds them. The hint says which mean's select that is, and where both means
-average over one selector, the one mean that replaces them (a*v0 + b*v1 per key: its values k/w
-over one w are 1/(w w') apart at worst, which float32 resolves: certified at N = 40).
+position or length holds them. The compiler's last build then decodes each mean to its values
+first and adds exact terms (compiler.decoded_sums: `0.5 * m0 + 2 * m1` certified up to N = 27);
+where that is not proved either, the sums lie closer than a few float32 steps. The hint says which
+mean's select that is, and where both means average over one selector, the one mean that replaces
+them (a*v0 + b*v1 per key: its values k/w over one w are 1/(w w') apart at worst, which float32
+resolves: certified at N = 40).
 """
 
 from __future__ import annotations

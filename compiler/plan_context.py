@@ -77,6 +77,10 @@ class PlanContext:
     # carries none of their error (compiler.mlp.table_mlp; compiler.alternatives' fallback where
     # a build with such tables is not proved: dyck2's `(b1 < 0) or (b2 < 0)` at N = 256)
     clamped_tables: bool = False
+    # affine maps of means read as the view of one term per mean, each mean decoded to its values
+    # first (compiler.decoded_sums; the driver's last build where the output's snap of the plain
+    # sum is not proved: `0.5 * m0 + 2 * m1` over selects of the tokens)
+    decoded_sums: frozenset[str] = frozenset()
     # the program was written with `rasp.tracr` (tracr's API): its refusals' hints say so
     tracr: bool = False
     _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)
