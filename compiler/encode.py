@@ -30,7 +30,6 @@ from compiler.blocks import (
     Dim,
     Encoded,
     Encoding,
-    OutputGrid,
     Plan,
     all_numbers,
     is_number,
@@ -41,6 +40,7 @@ from compiler.graph import Graph, IRNode, Op
 from compiler.grid import MAX_OUTPUT_VALUES, output_grid, widened_relation
 from compiler.maps import MapPlanner
 from compiler.none_output import apart, listed, stand_in_of
+from compiler.output_grid import OutputGrid
 from compiler.output_types import is_whole, whole_types
 from compiler.plan_context import PlanContext
 from compiler.plan_state import Built, Memo

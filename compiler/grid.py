@@ -32,10 +32,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from compiler.blocks import Atom, GridAxis, OutputGrid, is_number, value_key
+from compiler.blocks import Atom, is_number, value_key
 from compiler.fits import FLOAT64_NOISE
 from compiler.graph import Graph, Op
 from compiler.map_values import apply_map
+from compiler.output_grid import GridAxis, OutputGrid
 from compiler.picks import Pick
 from compiler.relations import Relation, selector_matrix
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from compiler.blocks import Atom, OutputGrid, is_number
+from compiler.blocks import Atom, is_number
 from compiler.fits import float64_twins
 from compiler.graph import IRNode, Op
+from compiler.output_grid import OutputGrid
 from compiler.output_types import whole_types
 from compiler.relations import Relation
 from compiler.resolve import none_stand_in

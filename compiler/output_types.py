@@ -23,8 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from compiler.blocks import Atom, OutputGrid
+from compiler.blocks import Atom
 from compiler.grid import grid_cell
+from compiler.output_grid import OutputGrid
 from compiler.relations import Relation
 
 INTS, FLOATS, EITHER = "i", "f", "."

@@ -8,8 +8,8 @@ import itertools
 import pytest
 
 from compiler import compile_sop
-from compiler.blocks import GridAxis, OutputGrid
 from compiler.model import CompiledModel
+from compiler.output_grid import GridAxis, OutputGrid
 from compiler.output_types import whole_types
 from rasp import sops as S
 from tests.compiler.test_total_orders import _program
