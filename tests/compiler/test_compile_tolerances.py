@@ -284,3 +284,28 @@ def test_keys_float64_merges_are_averaged_by_the_interpreter_too() -> None:
 
     text = "u = length * 0 + 9007199254740992.0; res = aggregate(select(indices + u, u, ==), tokens_int);"
     assert list(evaluate(program(text, "res"), [1, 2, 4]).values) == [1.5, 1.5, 1.5]
+
+
+# -- bounds.SLACK: what 1 + 1e-9 covers ----------------------------------------------------------
+
+
+def test_slack_covers_float64_sums_of_millions_of_terms() -> None:
+    # a bound summed from k non-negative float64 terms (any order) is within k·2^-53 of the
+    # exact sum: SLACK covers sums of up to 2^23 terms per stage (a layer's widest sums are
+    # d_model or d_mlp wide, 10^4 to 10^5)
+    from compiler.bounds import SLACK
+
+    assert 2**23 * 2.0**-53 < SLACK - 1.0
+
+
+def test_gamma_leaves_room_for_the_float64_error_of_a_margin() -> None:
+    # a decision compares |pre| (float64's value of the exact pre-activation) with
+    # (input error + own)·SLACK. float64 misses pre by at most (3n + 3)·2^-53·S (n non-zero
+    # products, each part a product and a quotient); the float32 error of any order is at most
+    # n·u·S (Jeannerod and Rump, 2013), and `own` counts gamma_n·S: its excess over n·u·S covers
+    # that miss for every n (and where own is 0 the column is exact in float64 too)
+    from compiler.bounds import U, gamma
+
+    for n in [1, 2, 3, 10, 1000, 2**20]:
+        room = float(gamma(n)) - n * U
+        assert room > (3 * n + 3) * 2.0**-53, n
