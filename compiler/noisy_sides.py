@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler.graph import Graph, IRNode, Op
+from compiler.rounded import unrounded
 
 _SELECTORS = (Op.SELECT, Op.AND, Op.OR, Op.NOT)
 # a line's value at a probe, computed two ways (the map's own expression, a·x + b·y): a few roundings
@@ -127,7 +128,7 @@ def _coefficients(node: IRNode) -> tuple[float, float] | None:
     (a few units in the last place: _LINE of |a·x| + |b·y|), else None. Only a hint's words
     depend on it (the vote it names is one mean of the same values): a map 10^-10 off a line
     at a probe, which the old absolute 10^-9 took for one, is no such vote."""
-    fn = node.fn
+    fn = unrounded(node.fn)  # (a tracr output's 12 digits would move it off its line)
     if fn is None:
         return None
     try:

@@ -309,3 +309,13 @@ def test_gamma_leaves_room_for_the_float64_error_of_a_margin() -> None:
     for n in [1, 2, 3, 10, 1000, 2**20]:
         room = float(gamma(n)) - n * U
         assert room > (3 * n + 3) * 2.0**-53, n
+
+
+def test_a_tracr_output_rounded_to_12_digits_is_still_its_line() -> None:
+    from types import SimpleNamespace
+
+    from compiler.noisy_sides import _coefficients
+    from compiler.rounded import Rounded
+
+    third = Rounded(lambda x, y: x / 3 - y / 3)  # 12 digits: 5e-12 off the line at a probe
+    assert _coefficients(SimpleNamespace(fn=third)) == (1 / 3, -1 / 3)
