@@ -17,6 +17,7 @@ import numpy as np
 from compiler.blocks import Atom, is_number, sort_values, value_key
 from compiler.graph import IRNode
 from compiler.grids import dyadic_exponent
+from compiler.twin_gaps import gap_words
 from rasp.atoms import same_value
 from rasp.errors import CompileError, Diagnostic
 from rasp.seqvalues import value_repr
@@ -221,8 +222,8 @@ def _merge_sorted(node: IRNode, points: list[tuple[float, Atom]]) -> list[tuple[
                 raise NoiseError(
                     [
                         Diagnostic(
-                            f"'{node.text}' gives {v0!r} at {x0!r} and {v!r} at {x!r}, numbers that "
-                            "differ only by float64 rounding",
+                            f"'{node.text}' gives {v0!r} at {x0!r} and {v!r} at {x!r}, "
+                            + gap_words(x0, x, FLOAT64_NOISE),
                             node.span,
                             "a model computes in float32 and cannot tell them apart: compute the "
                             "input exactly (a count rather than a fraction), or move the point "

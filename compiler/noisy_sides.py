@@ -13,12 +13,14 @@ tracr's `opens - closes` and the mean of votes can differ in their last bits.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from compiler.graph import Graph, IRNode, Op
+from compiler.rounded import unrounded
 
 _SELECTORS = (Op.SELECT, Op.AND, Op.OR, Op.NOT)
+# a line's value at a probe, computed two ways (the map's own expression, a·x + b·y): a few roundings
+_LINE = 1e-12
 
 
 @dataclass(frozen=True)
@@ -122,15 +124,21 @@ def _vote(graph: Graph, index: int) -> tuple[str, str] | None:
 
 
 def _coefficients(node: IRNode) -> tuple[float, float] | None:
-    """(a, b) where the map is a·x + b·y at a few points (within 1e-9), else None."""
-    fn = node.fn
+    """(a, b) where the map is a·x + b·y at a few points, up to float64's rounding of those terms
+    (a few units in the last place: _LINE of |a·x| + |b·y|), else None. Only a hint's words
+    depend on it (the vote it names is one mean of the same values): a map 10^-10 off a line
+    at a probe, which the old absolute 10^-9 took for one, is no such vote."""
+    fn = unrounded(node.fn)  # (a tracr output's 12 digits would move it off its line)
     if fn is None:
         return None
     try:
         zero = float(fn(0, 0))
         a, b = float(fn(1, 0)) - zero, float(fn(0, 1)) - zero
         probes = ((0.5, 0.25), (0.25, 0.75), (1.0, 1.0))
-        line = all(math.isclose(float(fn(x, y)), a * x + b * y, abs_tol=1e-9) for x, y in probes)
+        line = all(
+            abs(float(fn(x, y)) - (a * x + b * y)) <= _LINE * (abs(a * x) + abs(b * y))
+            for x, y in probes
+        )
     except Exception:  # (the program's own function: any failure means "not a line")
         return None
     return (a, b) if line and zero == 0 and a and b else None

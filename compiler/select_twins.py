@@ -31,6 +31,7 @@ from compiler.graph import IRNode, Op
 from compiler.plan_context import PlanContext
 from compiler.plan_state import Built
 from compiler.selector_cases import compare_matrix, safe_compare
+from compiler.twin_gaps import Gap, gap, gap_words
 from rasp import sops
 from rasp.errors import CompileError, Diagnostic
 
@@ -361,13 +362,14 @@ def _depends_on_noise(
                 )
             ]
         )
-    if _set_apart(yes, no):
-        # a gap no rounding makes (0.0 and 1e-14: InterpBench's ties broken by x + indices * 1e-14)
+    apart = _set_apart(yes, no)
+    if apart is not None:
+        # a gap no rounding makes (0.0 and 1e-14: InterpBench's ties broken by x + indices * 1e-14;
+        # 2^53 and 2^53 + 2, two whole numbers float64 holds)
         return CompileError(
             [
                 Diagnostic(
-                    f"{held}: numbers closer than {FLOAT64_NOISE:g} (relative; absolute below 1), "
-                    "which a compiled model reads as one number",
+                    f"{held}: {gap_words(*apart, FLOAT64_NOISE)}",
                     node.span,
                     "a float32 model cannot tell them apart: keep the values further apart, or "
                     "break ties with a select of their own (on the indices) instead of a tiny offset",
@@ -386,15 +388,11 @@ def _depends_on_noise(
     )
 
 
-# Two twins further apart than this (relative to the larger) are not one number float64 rounding
-# told apart: a handful of operations leaves a few units in the last place (2.2e-16 each).
-_ROUNDING = 1e-12
-
-
-def _set_apart(yes: tuple[Atom, Atom], no: tuple[Atom, Atom]) -> bool:
-    """Whether the twins that the two pairs differ in lie further apart than rounding leaves."""
+def _set_apart(yes: tuple[Atom, Atom], no: tuple[Atom, Atom]) -> tuple[float, float] | None:
+    """The first twins the two pairs differ in that lie further apart than rounding leaves
+    (`twin_gaps`), else None."""
     for a, b in zip(yes, no, strict=True):
         if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a != b:
-            if abs(a - b) > _ROUNDING * max(abs(a), abs(b)):
-                return True
-    return False
+            if gap(a, b) is not Gap.ROUNDING:
+                return a, b
+    return None

@@ -189,7 +189,10 @@ def _outcome(run: Callable[[], list]) -> object:
         return run()
     except CompileError as err:
         # the pair refused, not why (twins set apart on purpose are told so: select_twins._set_apart)
-        return re.split(r", numbers that|: numbers closer than", err.diagnostics[0].message)[0]
+        return re.split(
+            r"[,:] (?:numbers that|numbers closer than|different whole numbers)",
+            err.diagnostics[0].message,
+        )[0]
     except _Refused as err:
         return str(err)
 
