@@ -191,8 +191,11 @@ class Linear:
         (adding then gathering a row is gathering then adding)"""
         table = self._first_tables.get(id(reading))
         if table is None:
-            full = self._categorical(reading, np.arange(reading.size))
-            table = (full.value + base, full.error + 0.0, full.magnitude + base_size)
+            # the first part's reading is always first: its plain table is never read again
+            # (not kept: 0.15 GB for a 2,561-value one-hot over 2,561 columns), and every row of
+            # it is gathered as it is (no copy of it gathered in order)
+            full = self._tables.get(id(reading)) or self._categorical_table(reading)
+            table = (full[0] + base, full[1] + 0.0, full[2] + base_size)
             self._first_tables[id(reading)] = table
         return table[0][index], table[1][index], table[2][index]
 

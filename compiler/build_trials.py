@@ -52,6 +52,10 @@ class Builds:
     # whether some of those always select a key and others may select none: only then does
     # `empty_copies` build another model
     mixed_copies: Callable[[], bool]
+    # whether a build kept for its refusal keeps its weights (`compile_sop(...,
+    # require_certificate=False)` returns it); else they are released once it is certified
+    # (`CompiledModel.without_weights`), before the other builds are tried
+    refused_weights: bool = True
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from compiler.certify_parts import key_label, product, query_saturation
 from compiler.certify_scores import KeySide, score_bounds
 from compiler.certify_select import check_selection
 from compiler.certify_walk import MAX_STATES, OverBudget, Specials, Walk
-from compiler.reach import HeadReach
+from compiler.reach import HeadReach, ValueReach
 from compiler.sparse_sums import concrete_products
 
 MAX_PAIRS = 200_000_000  # query x key pairs of one head the certifier enumerates at all
@@ -108,65 +108,10 @@ def check_attention(walk: Walk, layer: int) -> None:
         for part in head.values:
             out = np.array(part.out, dtype=np.int64)
             walk.claim(out, f"head {head.name!r} (layer {layer}, head {h})")
-            if part.reading is None:
-                coords = np.zeros((1, 0))
-                ids: tuple[int, ...] = ()
-            else:
-                coords = product(walk.reach.readings, (part.reading,))
-                ids = (part.reading,)
-            cols = np.flatnonzero(np.abs(w_o[h][:, out]).sum(axis=1) > 0)
-            v_lin = Linear(wv[:, cols], bv[cols], walk.reach.readings, ids, walk.err, sp)
-            v = v_lin.at(ids, coords)
-            v_err = v_lin.rounding(v)  # [Pv, cols]
-            wo_part = w_o[h][cols][:, out]  # [cols, O]
-            ov = v.value @ wo_part  # [Pv, O]
-            numerical = (
-                part.reading is not None and not walk.reach.readings[part.reading].categorical
+            weights = (wv, bv, w_o[h])
+            updates.append(
+                _value_part(walk, head, part, out, weights, (sv, sv_err), eta, out_terms)
             )
-            intended = intended_out(part, coords, len(out), numerical)
-            # Every difference between the built copy and the intended one counts (none is
-            # float64 noise to ignore): ov is float64's evaluation of the exact product, off by
-            # f64 below (0 on the exact path further down, where float64 is exact too).
-            dev = np.abs(ov - intended).max(axis=0, initial=0.0)
-            bos_v, bos_verr = sv[0][cols], sv_err[0][cols]
-            bos_ov = bos_v @ wo_part
-            bos_dev = np.abs(bos_ov - np.array(part.default))
-            dev = np.maximum(dev, bos_dev)
-            vmax = np.maximum(np.abs(v.value).max(axis=0), np.abs(bos_v))  # [d_head]
-            verr = np.maximum(v_err.max(axis=0), bos_verr)  # [d_head]
-            # terms of the weighted sum that can be non-zero: BOS alone when real keys carry 0
-            real_zero = not np.any(v.value) and not np.any(v_err)
-            n_keys = 1 if real_zero else walk.max_len + 1
-            dz = eta * vmax + (1 + eta) * verr + gamma(n_keys) * (1 + eta) * (vmax + verr)
-            wo = np.abs(wo_part)  # [cols, O]
-            same_sign = _same_sign(np.concatenate([v.value, bos_v[None]]), wo_part)  # [O]
-            g_out = gamma(out_terms[out])
-            rel = np.where(same_sign, (eta + gamma(n_keys)) * (1 + eta) + g_out * 2, 0.0)
-            z_abs = np.where(
-                same_sign,
-                (1 + eta) * (1 + gamma(n_keys)) * (verr @ wo),
-                dz @ wo,
-            )
-            # float64's error in ov: relative where the terms share a sign (as rel is: a mean
-            # of values each that close is that close), else absolute (`f64_error`)
-            f64_rel, f64_abs = f64_error(vmax[None], verr[None], wo, relative=same_sign)
-            rel = rel + f64_rel[0]
-            abs_err = (z_abs + g_out * ((vmax + verr) @ wo) * (~same_sign)) * 1.0 + dev
-            abs_err = abs_err + f64_abs[0]
-            abs_err = overflowed(abs_err, (vmax + verr) @ wo)
-            if head.single and not np.any(verr):
-                # one key (or BOS) with weight exactly 1: z is its value exactly; z @ W_O on
-                # one dyadic grid within 2^24 steps is exact too
-                values = np.concatenate([v.value, bos_v[None]])
-                g = int(
-                    dyadic_exponent(values).max(initial=0) + dyadic_exponent(wo_part).max(initial=0)
-                )
-                size = float((np.abs(values) @ wo).max(initial=0.0))
-                if g <= 60 and size * 2.0**g < 2.0**24:
-                    abs_err, rel = dev.copy(), np.zeros_like(rel)
-            mag = np.maximum(np.abs(intended).max(axis=0), np.abs(np.array(part.default)))
-            grid = 0 if part.kind == "copy" else 99  # a copy is one-hot; a mean is not dyadic
-            updates.append((out, abs_err * SLACK, rel * SLACK, mag, grid))
             written[out] = True
         # BOS and PAD queries attend to BOS alone: they add BOS's value through W_O exactly
         # (from W_O's non-zeros: it pads to the widest head's d_head)
@@ -196,6 +141,83 @@ def check_attention(walk: Walk, layer: int) -> None:
     touched = (new_x != walk.special.x) | (new_e != walk.special.e)
     walk.special = Specials(new_x, (new_e + U * np.abs(new_x) * touched) * SLACK)
     walk.check_range(f"layer {layer} attn")
+
+
+def _value_part(
+    walk: Walk,
+    head: HeadReach,
+    part: ValueReach,
+    out: np.ndarray,
+    weights: tuple[np.ndarray, np.ndarray, np.ndarray],  # the head's W_V, b_V, W_O
+    special_v: tuple[np.ndarray, np.ndarray],  # BOS and PAD values and their errors
+    eta: float,
+    out_terms: np.ndarray,  # [d_model]: W_O's products per column, +1
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """One value part of `head` (its own value columns) compared with the intended copy: the
+    (columns, absolute error, relative error, magnitude, grid) it adds to what it writes. (A
+    function of its own: its [values, columns] arrays, 0.4 GB for a 2,561-value copy, go when
+    it returns, before the next part and the layer's checks.)"""
+    wv, bv, w_o_h = weights
+    sv, sv_err = special_v
+    sp = (walk.one, walk.bos, walk.pad)
+    if part.reading is None:
+        coords = np.zeros((1, 0))
+        ids: tuple[int, ...] = ()
+    else:
+        coords = product(walk.reach.readings, (part.reading,))
+        ids = (part.reading,)
+    cols = np.flatnonzero(np.abs(w_o_h[:, out]).sum(axis=1) > 0)
+    v_lin = Linear(wv[:, cols], bv[cols], walk.reach.readings, ids, walk.err, sp)
+    evaluated = v_lin.at(ids, coords)
+    v_err = v_lin.rounding(evaluated)  # [Pv, cols]
+    # (its copy of W_V's columns and its tables, and the values' error and magnitude: read)
+    v = evaluated.value  # [Pv, cols]
+    del v_lin, evaluated
+    wo_part = w_o_h[cols][:, out]  # [cols, O]
+    ov = v @ wo_part  # [Pv, O]
+    numerical = part.reading is not None and not walk.reach.readings[part.reading].categorical
+    intended = intended_out(part, coords, len(out), numerical)
+    # Every difference between the built copy and the intended one counts (none is
+    # float64 noise to ignore): ov is float64's evaluation of the exact product, off by
+    # f64 below (0 on the exact path further down, where float64 is exact too).
+    dev = np.abs(ov - intended).max(axis=0, initial=0.0)
+    bos_v, bos_verr = sv[0][cols], sv_err[0][cols]
+    bos_ov = bos_v @ wo_part
+    bos_dev = np.abs(bos_ov - np.array(part.default))
+    dev = np.maximum(dev, bos_dev)
+    vmax = np.maximum(np.abs(v).max(axis=0), np.abs(bos_v))  # [d_head]
+    verr = np.maximum(v_err.max(axis=0), bos_verr)  # [d_head]
+    # terms of the weighted sum that can be non-zero: BOS alone when real keys carry 0
+    real_zero = not np.any(v) and not np.any(v_err)
+    n_keys = 1 if real_zero else walk.max_len + 1
+    dz = eta * vmax + (1 + eta) * verr + gamma(n_keys) * (1 + eta) * (vmax + verr)
+    wo = np.abs(wo_part)  # [cols, O]
+    same_sign = _same_sign(np.concatenate([v, bos_v[None]]), wo_part)  # [O]
+    g_out = gamma(out_terms[out])
+    rel = np.where(same_sign, (eta + gamma(n_keys)) * (1 + eta) + g_out * 2, 0.0)
+    z_abs = np.where(
+        same_sign,
+        (1 + eta) * (1 + gamma(n_keys)) * (verr @ wo),
+        dz @ wo,
+    )
+    # float64's error in ov: relative where the terms share a sign (as rel is: a mean
+    # of values each that close is that close), else absolute (`f64_error`)
+    f64_rel, f64_abs = f64_error(vmax[None], verr[None], wo, relative=same_sign)
+    rel = rel + f64_rel[0]
+    abs_err = (z_abs + g_out * ((vmax + verr) @ wo) * (~same_sign)) * 1.0 + dev
+    abs_err = abs_err + f64_abs[0]
+    abs_err = overflowed(abs_err, (vmax + verr) @ wo)
+    if head.single and not np.any(verr):
+        # one key (or BOS) with weight exactly 1: z is its value exactly; z @ W_O on
+        # one dyadic grid within 2^24 steps is exact too
+        values = np.concatenate([v, bos_v[None]])
+        g = int(dyadic_exponent(values).max(initial=0) + dyadic_exponent(wo_part).max(initial=0))
+        size = float((np.abs(values) @ wo).max(initial=0.0))
+        if g <= 60 and size * 2.0**g < 2.0**24:
+            abs_err, rel = dev.copy(), np.zeros_like(rel)
+    mag = np.maximum(np.abs(intended).max(axis=0), np.abs(np.array(part.default)))
+    grid = 0 if part.kind == "copy" else 99  # a copy is one-hot; a mean is not dyadic
+    return out, abs_err * SLACK, rel * SLACK, mag, grid
 
 
 def _check_head_outputs(walk: Walk, layer: int, heads: list[HeadReach], w_o: np.ndarray) -> None:

@@ -142,7 +142,9 @@ class Walk:
         """A sublayer writes only the dimensions the reach says it writes, never one/bos/pad.
         `b_out`: its output bias, which the runtime adds at every position whatever the units or
         heads write (an MLP part checks it only at its own output's dimensions)."""
-        touched = np.abs(w_out).max(axis=0, initial=0.0) > 0  # a layer may have no heads or units
+        # max |w| > 0 (a layer may have no heads or units; a NaN column's max is NaN, not > 0)
+        # from two bool arrays, not a float64 |w_out| (0.17 GB for a 4,096-wide head)
+        touched = (w_out != 0).any(axis=0) & ~np.isnan(w_out).any(axis=0)
         if b_out is not None:
             stray = (b_out != 0) & ~written
             if np.any(stray):

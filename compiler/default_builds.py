@@ -124,6 +124,9 @@ def shortest(build: Builds, max_len: int, note: Callable[[str], None]) -> Kept:
         certificate = build_trials.certify_model(model)
         if certificate.ok:
             break
+    else:
+        if not build.refused_weights:  # its refusal reads the metadata alone
+            model = model.without_weights()
     return Kept(model, graph, certificate, options)  # else the default's refusal
 
 

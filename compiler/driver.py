@@ -259,6 +259,7 @@ def _compile_sop(
             sketch=lambda options: plan(options).sketch,
             single_key=lambda: copies()[0],
             mixed_copies=lambda: copies()[1],
+            refused_weights=not require_certificate,  # (else a refused model is never returned)
         )
 
     def keep(

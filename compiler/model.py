@@ -13,7 +13,7 @@ import hashlib
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +136,21 @@ class CompiledModel:
     # the maps built as tables that pass their inputs' error on (compiler.mlp.table_mlp, not
     # clamped), for the driver's fallback; not in the file
     noisy_tables: frozenset[str] = field(default=frozenset(), compare=False)
+    # the weights were let go (`without_weights`): a refused build kept for its refusal alone
+    released: bool = field(default=False, compare=False)
+
+    def without_weights(self) -> CompiledModel:
+        """This model with each tensor a read-only zero-strided stand-in of its shape: sizes,
+        costs, config and metadata as before, in no memory. For a build not proved whose refusal
+        is all that is left to report while other builds are tried (compiler.default_builds:
+        147M parameters held through three more builds); never saved or digested."""
+        zero = np.zeros((), dtype=np.float32)
+        stand_ins = {k: np.broadcast_to(zero, np.shape(v)) for k, v in self.weights.items()}
+        return replace(self, weights=stand_ins, released=True)
+
+    def _check_weights(self) -> None:
+        if self.released:
+            raise ValueError("this model's weights were released: it was refused, not compiled")
 
     def __repr__(self) -> str:
         """One line (the dataclass's would print every weight and the whole metadata: tens of
@@ -176,6 +191,7 @@ class CompiledModel:
             raise IsADirectoryError(errno.EISDIR, "is a directory", str(target))
         if not target.parent.is_dir():
             raise FileNotFoundError(errno.ENOENT, "no such directory", str(target.parent))
+        self._check_weights()
         tensors = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in self.weights.items()}
         # strict JSON (no Infinity or NaN, which the runtime's reader refuses): raises here,
         # before a file that no tool can read is written (the value analysis refuses such values)
@@ -187,6 +203,7 @@ class CompiledModel:
         order): the file's `weights_sha256`, which readers compare with the tensors they read, so
         that weights edited after compiling do not present this model's certificate as theirs
         (`transformer.digests` computes the same)."""
+        self._check_weights()
         return {
             # through the buffer, not a `tobytes` copy (3x slower at 100M parameters)
             name: hashlib.sha256(np.ascontiguousarray(v, dtype="<f4")).hexdigest()
