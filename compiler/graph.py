@@ -10,6 +10,7 @@ depend on what else the process has built. A node a `def`'s call made or named a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -21,6 +22,7 @@ from rasp import sops
 from rasp.call_names import about, local_name, made_in, with_place
 from rasp.errors import CompileError, Diagnostic, Span
 from rasp.named_text import SEPARATORS
+from rasp.written_text import label
 
 # Whether a def's unnamed s-op is named after the def (`_f_aggregate_1`): off only while a model
 # file compiled before that (2026-12-06: `_aggregate_1`) is rebuilt to compare its reach
@@ -343,10 +345,26 @@ def _word(char: str) -> bool:
     return char.isalnum() or char == "_"
 
 
+def _input_text(node: IRNode, source: sops.Node) -> str:
+    """An input as the text of what reads it names it: its name where the program gave it one
+    (or a built-in's), else its program text where short (rasp.written_text), never a generated
+    name (`rank(_map_3)`) that no block of the model may carry to explain it."""
+    if node.named or node.op in _LEAVES or node.op is Op.CONST:
+        return node.name
+    text = label(source)
+    return node.name if len(text) > _INPUT_WIDTH or _GENERATED.search(text) else text
+
+
+_INPUT_WIDTH = 40  # a longer input text is named by its generated name
+# a residual name the compiler made (`_map_15`), as compiler.map_failures finds them
+_GENERATED = re.compile(r"(?<![\w.])_[a-z][a-z0-9_]*_\d+\b")
+
+
 def _structure(node: sops.Node, op: Op, inputs: list[IRNode], own_text: bool = True) -> str:
-    """What the node computes, from its inputs' names (`aggregate(_select_1, opens)`); a map is
-    called by its own text, or `map` where that is the shared source text (`own_text=False`)."""
-    names = [i.name for i in inputs]
+    """What the node computes, from its inputs' names (`aggregate(select(indices, 0, ==),
+    opens)`); a map is called by its own text, or `map` where that is the shared source text
+    (`own_text=False`)."""
+    names = [_input_text(i, c) for i, c in zip(inputs, node.children(), strict=True)]
     match op:
         case Op.TOKENS:
             return f"tokens_{node.kind.value}"  # type: ignore[attr-defined]
