@@ -22,7 +22,8 @@ from rasp import sops
 from rasp.call_names import about, local_name, made_in, with_place
 from rasp.errors import CompileError, Diagnostic, Span
 from rasp.named_text import SEPARATORS
-from rasp.written_text import label
+from rasp.nodes import _ONE_TERM
+from rasp.written_text import written
 
 # Whether a def's unnamed s-op is named after the def (`_f_aggregate_1`): off only while a model
 # file compiled before that (2026-12-06: `_aggregate_1`) is rebuilt to compare its reach
@@ -351,8 +352,13 @@ def _input_text(node: IRNode, source: sops.Node) -> str:
     name (`rank(_map_3)`) that no block of the model may carry to explain it."""
     if node.named or node.op in _LEAVES or node.op is Op.CONST:
         return node.name
-    text = label(source)
+    text = written(source)
     return node.name if len(text) > _INPUT_WIDTH or _GENERATED.search(text) else text
+
+
+def _operand(text: str) -> str:
+    """An operand of `and`, `or`, `not`, bracketed where it is more than a name or a call."""
+    return text if _ONE_TERM.fullmatch(text) else f"({text})"
 
 
 _INPUT_WIDTH = 40  # a longer input text is named by its generated name
@@ -376,9 +382,9 @@ def _structure(node: sops.Node, op: Op, inputs: list[IRNode], own_text: bool = T
         case Op.SELECT:
             return f"select({names[0]}, {names[1]}, {node.comparison.value})"  # type: ignore[attr-defined]
         case Op.AND | Op.OR:
-            return f"{names[0]} {op.value} {names[1]}"
+            return f"{_operand(names[0])} {op.value} {_operand(names[1])}"
         case Op.NOT:
-            return f"not {names[0]}"
+            return f"not {_operand(names[0])}"
         case Op.AGGREGATE:
             return f"aggregate({names[0]}, {names[1]})"
         case Op.SELECTOR_WIDTH:

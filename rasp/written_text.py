@@ -60,6 +60,8 @@ def _text(node: sops.Node, depth: int, reader: Span | None) -> str:
         return " ".join(source.split())
     if node.called_as:
         return node.called_as
+    if shared and node.note:  # (what it computes, as the lowering wrote it: `x (as a key)`)
+        return node.note
     if depth <= 0 and node.children():
         return "..."
     match node:
