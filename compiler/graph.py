@@ -361,7 +361,7 @@ def _operand(text: str) -> str:
     return text if _ONE_TERM.fullmatch(text) else f"({text})"
 
 
-_INPUT_WIDTH = 40  # a longer input text is named by its generated name
+_INPUT_WIDTH = TEXT_WIDTH  # a longer input text is named by its generated name
 # a residual name the compiler made (`_map_15`), as compiler.map_failures finds them
 _GENERATED = re.compile(r"(?<![\w.])_[a-z][a-z0-9_]*_\d+\b")
 

@@ -36,7 +36,7 @@ def label(node: sops.Node, limit: int = LABEL_MAX) -> str:
     """`written(node, limit)` as a label inside other text: an operation bracketed, as
     `Node.label` brackets one (`(tokens == "a") - closes`), a name or a call as it is."""
     text = written(node, limit)
-    return text if _ONE_TERM.fullmatch(text) else f"({text})"
+    return text if node.name or _ONE_TERM.fullmatch(text) else f"({text})"
 
 
 def shared_span(node: sops.Node, reader: Span | None = None) -> bool:

@@ -73,6 +73,26 @@ def test_the_vote_form_names_its_means_by_the_programs_names(tmp_path: Path) -> 
     meta = model.metadata
     ops = " ".join(_operations(model).values())
     assert "the mean of bools_open - bools_close (for balance_())" in ops, ops
-    assert "map(balance_()) (a table over the mean of bools_open - bools_close)" in ops, ops
+    assert "(balance_() == 0) (a table over the mean of bools_open - bools_close)" in ops, ops
     certificate = " ".join(str(check["op"]) for check in meta["certificate"]["checks"])
     assert "make_shuffle_dyck" not in ops + certificate
+
+
+def test_operators_inside_a_library_call_name_their_maps(tmp_path: Path) -> None:
+    from rasp.tools.pyprogram import load_python_program
+
+    # (shuffle_dyck2: two maps of one balance, `< 0` and `== 0`, read alike as `map(balance_{})`;
+    # each now says its operator, so that no two rows read the same)
+    program = tmp_path / "dyck2.py"
+    program.write_text(
+        "from rasp import tracr as rasp\nfrom rasp.tracr import lib\n\n"
+        "shuffle_dyck2 = lib.make_shuffle_dyck2()\n"
+    )
+    loaded = load_python_program(f"{program}:shuffle_dyck2")
+    ops = _operations(compiler.compile_sop(loaded.sop, list("(){}"), 6))
+    assert "(balance_{} < 0) (a table over the mean of bools_open - bools_close)" in ops.values()
+    assert "(balance_{} == 0) (a table over the mean of bools_open - bools_close)" in ops.values()
+    assert ops["shuffle_dyck2"] == "last_zero & not_has_neg", ops
+    unnamed = [op for name, op in ops.items() if name.startswith("_")]
+    assert len(set(unnamed)) == len(unnamed), unnamed
+    assert not any(GENERATED.search(op) or "make_shuffle" in op for op in ops.values()), ops
