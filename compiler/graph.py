@@ -350,7 +350,7 @@ def _input_text(node: IRNode, source: sops.Node) -> str:
     """An input as the text of what reads it names it: its name where the program gave it one
     (or a built-in's), else its program text where short (rasp.written_text), never a generated
     name (`rank(_map_3)`) that no block of the model may carry to explain it."""
-    if node.named or node.op in _LEAVES or node.op is Op.CONST:
+    if node.named or node.op in _LEAVES:
         return node.name
     text = written(source)
     return node.name if len(text) > _INPUT_WIDTH or _GENERATED.search(text) else text
