@@ -9,7 +9,9 @@ indices))`), cut to about `limit` characters with `...` inside the outermost cal
 A source text that one call gave several s-ops is none of theirs: every s-op a Python function
 builds (a tracr library call, `lib.make_shuffle_dyck(pairs=["()"])`) has that call's span, so
 it would name the s-op and the s-ops it is computed from alike. Such an s-op (one whose span an
-input or, below it, a reader of its shares) is rebuilt from its inputs instead: `map(balance_())`.
+input or, below it, a reader of its shares) is said by its note where the lowering gave it one
+(`balance_() < 0`, an operator's map: rasp.tracr.operator_text), else rebuilt from its inputs:
+`map(balance_())`, a lambda's.
 """
 
 from __future__ import annotations
