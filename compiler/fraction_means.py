@@ -71,6 +71,7 @@ from compiler.rewrite import (
 from rasp import sops
 from rasp.errors import CompileError
 from rasp.operators import Lifted
+from rasp.written_text import shared_span, written
 
 # (key value, query value) pairs a pick's comparison is tried on before it is written
 MAX_COMPARISONS = 1_000_000
@@ -138,7 +139,7 @@ def fraction_means(root: sops.Node, vocab: Sequence[Atom], max_len: int) -> sops
             )
             # what it computes, for people: not its source text alone, which it shares with the
             # fraction (graph.py would then call it by its name)
-            source = node.span.shown_text() if node.span else node.label
+            source = _source(node)
             new[node.id] = sops.MapSOp(
                 fn=ratio.table,
                 inputs=(fraction,),
@@ -189,7 +190,7 @@ def _signed(sign: SignMap, node: sops.MapSOp, new: dict[int, sops.Node]) -> sops
         span=span,
         note=f"mean of {vote} over {over}",
     )
-    source = span.shown_text() if span else node.label
+    source = _source(node)
     return sops.MapSOp(
         fn=sign.table,
         inputs=(mean,),
@@ -198,6 +199,14 @@ def _signed(sign: SignMap, node: sops.MapSOp, new: dict[int, sops.Node]) -> sops
         name=node.name,
         note=f"{source} (a table over the sign of the mean of {vote})",
     )
+
+
+def _source(node: sops.Node) -> str:
+    """The node's source text, or where that is a call that made more than it (a tracr library
+    call's), the node rebuilt as program text (rasp.written_text)."""
+    if node.span is not None and not shared_span(node):
+        return node.span.shown_text()
+    return written(node)
 
 
 def _every_key(span: Any) -> sops.Select:

@@ -10,6 +10,7 @@ depend on what else the process has built. A node a `def`'s call made or named a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -21,6 +22,8 @@ from rasp import sops
 from rasp.call_names import about, local_name, made_in, with_place
 from rasp.errors import CompileError, Diagnostic, Span
 from rasp.named_text import SEPARATORS
+from rasp.nodes import _ONE_TERM
+from rasp.written_text import written
 
 # Whether a def's unnamed s-op is named after the def (`_f_aggregate_1`): off only while a model
 # file compiled before that (2026-12-06: `_aggregate_1`) is rebuilt to compare its reach
@@ -343,10 +346,31 @@ def _word(char: str) -> bool:
     return char.isalnum() or char == "_"
 
 
+def _input_text(node: IRNode, source: sops.Node) -> str:
+    """An input as the text of what reads it names it: its name where the program gave it one
+    (or a built-in's), else its program text where short (rasp.written_text), never a generated
+    name (`rank(_map_3)`) that no block of the model may carry to explain it."""
+    if node.named or node.op in _LEAVES:
+        return node.name
+    text = written(source)
+    return node.name if len(text) > _INPUT_WIDTH or _GENERATED.search(text) else text
+
+
+def _operand(text: str) -> str:
+    """An operand of `and`, `or`, `not`, bracketed where it is more than a name or a call."""
+    return text if _ONE_TERM.fullmatch(text) else f"({text})"
+
+
+_INPUT_WIDTH = TEXT_WIDTH  # a longer input text is named by its generated name
+# a residual name the compiler made (`_map_15`), as compiler.map_failures finds them
+_GENERATED = re.compile(r"(?<![\w.])_[a-z][a-z0-9_]*_\d+\b")
+
+
 def _structure(node: sops.Node, op: Op, inputs: list[IRNode], own_text: bool = True) -> str:
-    """What the node computes, from its inputs' names (`aggregate(_select_1, opens)`); a map is
-    called by its own text, or `map` where that is the shared source text (`own_text=False`)."""
-    names = [i.name for i in inputs]
+    """What the node computes, from its inputs' names (`aggregate(select(indices, 0, ==),
+    opens)`); a map is called by its own text, or `map` where that is the shared source text
+    (`own_text=False`)."""
+    names = [_input_text(i, c) for i, c in zip(inputs, node.children(), strict=True)]
     match op:
         case Op.TOKENS:
             return f"tokens_{node.kind.value}"  # type: ignore[attr-defined]
@@ -358,9 +382,9 @@ def _structure(node: sops.Node, op: Op, inputs: list[IRNode], own_text: bool = T
         case Op.SELECT:
             return f"select({names[0]}, {names[1]}, {node.comparison.value})"  # type: ignore[attr-defined]
         case Op.AND | Op.OR:
-            return f"{names[0]} {op.value} {names[1]}"
+            return f"{_operand(names[0])} {op.value} {_operand(names[1])}"
         case Op.NOT:
-            return f"not {names[0]}"
+            return f"not {_operand(names[0])}"
         case Op.AGGREGATE:
             return f"aggregate({names[0]}, {names[1]})"
         case Op.SELECTOR_WIDTH:

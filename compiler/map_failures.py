@@ -15,6 +15,7 @@ from compiler.relations import Relation
 from rasp import sops
 from rasp.errors import RaspError
 from rasp.seqvalues import value_repr
+from rasp.wording import input_words
 
 # a residual name the compiler made (`_map_15`, `_has_focus_aggregate_1`), no program text
 _GENERATED = re.compile(r"(?<![\w.])_[a-z][a-z0-9_]*_\d+\b")
@@ -79,13 +80,13 @@ def _failure(fn: Any, args: tuple[Atom, ...]) -> str | None:
 
 def _input_text(node: IRNode, k: int, count: int) -> str:
     """Input k of `count`: its name, else its text where that is short program text, else `its
-    input` / `input 2` (as rasp.sops names a failing map's inputs), never a generated name that
+    input` / `its second input` (as rasp.sops names a failing map's inputs), never a generated name that
     a refused program has no model to show (`map(_map_15)`)."""
     if node.named:
         return node.name
     if len(node.text) <= 40 and not _GENERATED.search(node.text):
         return f"({node.text})" if " " in node.text else node.text
-    return "its input" if count == 1 else f"input {k + 1}"
+    return input_words(k, count)
 
 
 def _value_text(value: Atom) -> str:

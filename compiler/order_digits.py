@@ -48,7 +48,7 @@ B^D >= V, chosen by the estimated size (`_digits`). The digit maps are `Digit`s 
 rank among the analysed values by bisection (exact for the values the analysis allows, which
 include every value the program can take), so the rewritten selector selects exactly the pairs
 the original does. The width keeps its name, span and text; the new maps and selects have no span
-(their text says what they compute: `digit 1 (base 12) of rank(_map_3)`). The result equals the
+(their text says what they compute: `digit 1 (base 12) of rank(-hist + indices / 64)`). The result equals the
 input graph on every input over `vocab` of length 1..max_len; a graph with nothing to rewrite is
 returned unchanged, the same object.
 

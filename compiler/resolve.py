@@ -41,6 +41,9 @@ from rasp.errors import CompileError, Diagnostic, RaspRuntimeError
 from rasp.seqvalues import value_repr
 from rasp.tracr.functions import NoneCheck
 
+# the text of the map that gives a mean its values as numbers (compiler.vote_means reads through it)
+AS_NUMBER_TEXT = "bools as 0/1, None as a number"
+
 
 def needs_resolving(node: sops.Node) -> bool:
     return isinstance(node, sops.PredicateSelect) or (
@@ -359,7 +362,7 @@ def _tracr_mean(
         values = sops.MapSOp(
             fn=_AsNumber(markers.get(None)),
             inputs=(values,),
-            text="bools as 0/1, None as a number",
+            text=AS_NUMBER_TEXT,
             span=node.span,
             loose=True,
         )

@@ -47,10 +47,12 @@ from typing import Any
 
 from compiler.blocks import Atom
 from compiler.constant_sides import ComparedWith
+from compiler.resolve import AS_NUMBER_TEXT
 from compiler.rewrite import ValueFacts, positional_nodes, positional_widths, rebuilt
 from rasp import sops
 from rasp.atoms import atom_key
 from rasp.errors import CompileError, Diagnostic
+from rasp.written_text import label
 
 # (w, a, b) combinations each difference is evaluated on: a check, not a table. tracr's
 # functions take about 45 us a call: 100K is 4.5 s (a pair balance up to N = 82; 2.2 s at N = 64)
@@ -229,7 +231,7 @@ def _read_through(
         text=reader.text if isinstance(reader, sops.MapSOp) else reader.label,
         span=reader.span,
         name=reader.name if isinstance(reader, sops.MapSOp) else None,
-        note=f"{reader.label} (a table over {mean.label})",
+        note=f"{_shown(reader)} (a table over the mean of {mean.sop.text})",
     )
     if named or not isinstance(reader, sops.Select):
         return holds
@@ -375,9 +377,9 @@ def _vote_mean(
 ) -> sops.AggregateSOp:
     select, x1, x2 = found
     first, second = new[x1.id], new[x2.id]
-    text = f"{x1.label} - {x2.label}"
+    text = f"{_shown(x1)} - {_shown(x2)}"
     votes = sops.MapSOp(fn=_Vote(), inputs=(first, second), text=text, span=d.span, note=text)  # type: ignore[arg-type]
-    note = f"the mean of {text} (for {d.label})"
+    note = f"the mean of {text} (for {_shown(d)})"
     return sops.AggregateSOp(
         selector=new[select.id],
         sop=votes,
@@ -385,6 +387,20 @@ def _vote_mean(
         span=d.span,
         note=note,  # type: ignore[arg-type]
     )
+
+
+def _shown(node: sops.Node) -> str:
+    """`node` as a message names it: its name, else short program text (rasp.written_text: a
+    tracr library call's s-ops share the call's text, which read as the whole program), the map
+    giving a mean 0/1 for its bools read through (`bools_open`, not that map's span)."""
+    while (
+        isinstance(node, sops.MapSOp)
+        and node.name is None
+        and node.text == AS_NUMBER_TEXT
+        and len(node.inputs) == 1
+    ):
+        node = node.inputs[0]
+    return label(node)
 
 
 def _token_local(order: list[sops.Node]) -> set[int]:

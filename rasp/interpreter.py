@@ -183,6 +183,10 @@ class Interpreter:
         self._loads.warnings.clear()
         return taken
 
+    def loaded_lint(self) -> tuple[tuple[Diagnostic, ...], tuple[Diagnostic, ...]]:
+        """(the warnings `take_warnings` would give now, every loaded file's warnings so far)."""
+        return tuple(self._loads.warnings), tuple(self._loads.linted)
+
     def exec_program(
         self, program: ast.Program, progress: Progress | None = None
     ) -> list[StatementResult]:

@@ -53,6 +53,9 @@ class Loads:
         self.loading: list[Path] = []  # the files whose loads are running, outermost first
         self.warnings: list[Diagnostic] = []  # the lint's, for the front end to take and show
         self._linted: set[tuple[str, str]] = set()  # (path, text): a load in a loop warns once
+        # every warning of every file loaded so far, shown or not: a REPL's failing statement
+        # of a file names one as its likely cause (rasp.tools.failure_warnings)
+        self.linted: list[Diagnostic] = []
 
     def load(
         self,
@@ -80,7 +83,9 @@ class Loads:
         statements = _loaded_statements(source, repl)
         if (str(path), source.text) not in self._linted:
             self._linted.add((str(path), source.text))
-            self.warnings += lint(i for i in statements if not isinstance(i, RaspSyntaxError))
+            found = lint(i for i in statements if not isinstance(i, RaspSyntaxError))
+            self.warnings += found
+            self.linted += found
         # labelled as the original names a loaded file's scope: the name as the load wrote it
         inner = Frame(self.scope(stmt.path), top=True)
         inner.scope.copied_to = frame.scope

@@ -65,7 +65,7 @@ from rasp.seqvalues import (  # noqa: F401
     sum_in_order,
     type_of_value,
 )
-from rasp.wording import FLOAT_LIMIT, atom_text, int_text, operand_text
+from rasp.wording import FLOAT_LIMIT, atom_text, input_words, int_text, operand_text
 
 MAP_MIXED_HINT = (
     "an operation must give one type at every position: numbers and bools mix, strings do not"
@@ -457,13 +457,19 @@ def _failing_values(inputs: Sequence[SOp], position: int, values: Sequence[Any])
 
 
 def _sop_text(sop: SOp, k: int, count: int) -> str:
-    """Input k's name, else its source text (if short), else `its input` / `input 2`."""
+    """Input k's name, else its source text (if short), else `its input` / `its second input`
+    (an unnamed input of a program built in Python, tracr's `rasp.tokens` too, has no text)."""
     if sop.name:
         return sop.name
     text = sop.span.shown_text() if sop.span is not None else ""
     if 0 < len(text) <= 40:
         return f"({text})" if " " in text else text  # `(tokens == "a") = False`
-    return "its input" if count == 1 else f"input {k + 1}"
+    match sop:
+        case TokensSOp():
+            return "tokens" if sop.kind is TokenKind.STR else f"tokens_{sop.kind.value}"
+        case IndicesSOp() | LengthSOp():
+            return "indices" if isinstance(sop, IndicesSOp) else "length"
+    return input_words(k, count)
 
 
 def _value_text(value: Any) -> str:

@@ -96,3 +96,14 @@ def _edits(a: str, b: str, limit: int) -> int:
             return limit + 1
         before, previous = previous, current
     return previous[-1]
+
+
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth")
+
+
+def input_words(k: int, count: int) -> str:
+    """Input k (from 0) of a map of `count` inputs that has no name for it: `its input`, `its
+    first input`, ... (`input 1` read as a name of the program's, which it is not)."""
+    if count == 1:
+        return "its input"
+    return f"its {_ORDINALS[k]} input" if k < len(_ORDINALS) else f"its input {k + 1}"

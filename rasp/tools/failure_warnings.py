@@ -7,7 +7,9 @@ running example because `(indices < 3) < 1` is False at position 0, which is wha
 says. So a failing REPL statement prints its error first, with a hint that points at the warning
 below where the warned expression lies inside the failing one; a warning elsewhere in the
 statement (`1 < indices < 3 + foo` with `foo` undefined) follows the error without that hint.
-`rasp run` prints a file's warnings before it runs, and its error names the one above alike.
+`rasp run` prints a file's warnings before it runs, and its error names the one above alike; so
+does the REPL for a failing statement of a file it loads (`load "f.rasp";`, `rasp repl FILE`),
+whose warnings are printed above the file's listing.
 """
 
 from __future__ import annotations
@@ -42,9 +44,26 @@ def name_likely_cause(err: RaspError, warnings: Sequence[Diagnostic], placed: st
     err.hint = why if err.hint is None else f"{err.hint}\nhint: {why}"
 
 
+def name_loaded_cause(
+    err: RaspError, shown: Sequence[Diagnostic], linted: Sequence[Diagnostic]
+) -> None:
+    """As `name_likely_cause`, for a failing statement of a file the REPL loads, whose warnings
+    are printed above its listing (`shown`) the first time the file is loaded; at a later load
+    of the same text they are not printed again (`linted`: every loaded file's), and the hint
+    says what the warning warns of."""
+    before = err.hint
+    name_likely_cause(err, shown, "above")
+    if err.hint == before:
+        name_likely_cause(err, linted, None)
+
+
 def _inside(inner: Span | None, outer: Span | None) -> bool:
-    """Whether `inner` lies within `outer`, in the same text."""
-    if inner is None or outer is None or inner.source is not outer.source:
+    """Whether `inner` lies within `outer`, in the same text (one file's, read again by a
+    later load: its warnings are those of its first)."""
+    if inner is None or outer is None:
+        return False
+    one, other = inner.source, outer.source
+    if one is not other and (one.name, one.text) != (other.name, other.text):
         return False
     return (outer.line, outer.col) <= (inner.line, inner.col) and (
         inner.end_line,

@@ -36,7 +36,7 @@ from rasp.parser import parse
 from rasp.results import Mark, ReplLoading, ResultKind, StatementResult
 from rasp.sops import Evaluator, Selector, SOp, evaluate
 from rasp.tools import repl_input
-from rasp.tools.failure_warnings import error_then_warnings
+from rasp.tools.failure_warnings import error_then_warnings, name_loaded_cause
 from rasp.tools.repl_commands import colon_command, repl_command
 from rasp.tools.repl_compiled import CompiledView
 from rasp.tools.repl_help import HELP_TEXT
@@ -265,6 +265,7 @@ class ReplSession:
             lambda name, value: named_value(
                 name, value, self._listed_with or quiet, function_text=function_text
             ),
+            lambda err: name_loaded_cause(err, *self.interpreter.loaded_lint()),
         )
         loading = ReplLoading(
             watch=lambda loaded: self._loaded(loaded, listing),

@@ -37,6 +37,8 @@ class LoadListing:
 
     errors: list[RaspError]
     render: Callable[[str, Any], list[str]]
+    # adds to a failing statement's error its likely cause among the file's warnings
+    cause: Callable[[RaspError], None] = lambda err: None
     lines: list[str] = field(default_factory=list)
     _items: list[_Item] = field(default_factory=list)
     _taken: int = 0
@@ -64,6 +66,7 @@ class LoadListing:
             items = [i for k, i in enumerate(items) if not isinstance(i, tuple) or last[i[0]] == k]
         for item in items:
             if isinstance(item, RaspError):
+                self.cause(item)
                 self.lines.append(item.render())
             elif isinstance(item, tuple):
                 self.lines += self.render(*item)

@@ -51,6 +51,7 @@ from rasp.tracr.numpy_values import (
     comparison_problem,
     sources_of,
 )
+from rasp.tracr.operator_text import operator_note
 from rasp.tracr.selector_nodes import (
     Aggregate,
     Comparison,
@@ -173,7 +174,10 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node], numpy: dict[int, NumpyTypes]
             return sops.LengthSOp(**where)
         case Map():
             fn = TracrFn(expr.f, text, sources=sources_of(inputs), numpy=types)
-            return sops.MapSOp(fn=fn, inputs=_sops(inputs), text=text, loose=True, **where)
+            note = operator_note(expr, inputs)
+            return sops.MapSOp(
+                fn=fn, inputs=_sops(inputs), text=text, loose=True, note=note, **where
+            )
         case LinearSequenceMap():
             affine = _linear_form(expr, (expr.fst_fac, expr.snd_fac))
             fn = TracrFn(expr.f, text, affine=affine, sources=sources_of(inputs), numpy=types)
@@ -182,7 +186,10 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node], numpy: dict[int, NumpyTypes]
             factors = getattr(expr, "operator_factors", None)  # a subclass may skip __init__
             affine = _linear_form(expr, factors)
             fn = TracrFn(expr.f, text, affine=affine, sources=sources_of(inputs), numpy=types)
-            return sops.MapSOp(fn=fn, inputs=_sops(inputs), text=text, loose=True, **where)
+            note = operator_note(expr, inputs)
+            return sops.MapSOp(
+                fn=fn, inputs=_sops(inputs), text=text, loose=True, note=note, **where
+            )
         case Full() if not isinstance(expr.fill, np.generic):
             return sops.ConstSOp(value=_atom(expr.fill, "Full", expr.span), loose=True, **where)
         case Full() | ConstantSOp():

@@ -28,66 +28,66 @@ class SOp(RASPExpr):
 
     # Comparisons and arithmetic with a constant are a Map; with another s-op, a SequenceMap.
     def __lt__(self, other: Value) -> SOp:
-        return Map(lambda x: x < other, self)
+        return _written(Map(lambda x: x < other, self), "{0} < {1}", self, other)
 
     def __le__(self, other: Value) -> SOp:
-        return Map(lambda x: x <= other, self)
+        return _written(Map(lambda x: x <= other, self), "{0} <= {1}", self, other)
 
     def __eq__(self, other: Value) -> SOp:  # type: ignore[override]
-        return Map(lambda x: x == other, self)
+        return _written(Map(lambda x: x == other, self), "{0} == {1}", self, other)
 
     def __ne__(self, other: Value) -> SOp:  # type: ignore[override]
-        return Map(lambda x: x != other, self)
+        return _written(Map(lambda x: x != other, self), "{0} != {1}", self, other)
 
     def __gt__(self, other: Value) -> SOp:
-        return Map(lambda x: x > other, self)
+        return _written(Map(lambda x: x > other, self), "{0} > {1}", self, other)
 
     def __ge__(self, other: Value) -> SOp:
-        return Map(lambda x: x >= other, self)
+        return _written(Map(lambda x: x >= other, self), "{0} >= {1}", self, other)
 
     __hash__ = RASPExpr.__hash__
 
     def __add__(self, other: SOp | Value) -> SOp:
-        return _binary(self, other, lambda x, y: x + y, factors=(1, 1))
+        return _binary(self, other, lambda x, y: x + y, factors=(1, 1), symbol="+")
 
     def __radd__(self, other: SOp | Value) -> SOp:
-        return _binary(other, self, lambda x, y: x + y, factors=(1, 1))
+        return _binary(other, self, lambda x, y: x + y, factors=(1, 1), symbol="+")
 
     def __sub__(self, other: SOp | Value) -> SOp:
-        return _binary(self, other, lambda x, y: x - y, factors=(1, -1))
+        return _binary(self, other, lambda x, y: x - y, factors=(1, -1), symbol="-")
 
     def __rsub__(self, other: SOp | Value) -> SOp:
-        return _binary(other, self, lambda x, y: x - y, factors=(1, -1))
+        return _binary(other, self, lambda x, y: x - y, factors=(1, -1), symbol="-")
 
     def __mul__(self, other: SOp | Value) -> SOp:
-        return _binary(self, other, lambda x, y: x * y)
+        return _binary(self, other, lambda x, y: x * y, symbol="*")
 
     def __rmul__(self, other: SOp | Value) -> SOp:
-        return _binary(other, self, lambda x, y: x * y)
+        return _binary(other, self, lambda x, y: x * y, symbol="*")
 
     def __truediv__(self, other: SOp | Value) -> SOp:
-        return _binary(self, other, lambda x, y: x / y)
+        return _binary(self, other, lambda x, y: x / y, symbol="/")
 
     def __rtruediv__(self, other: SOp | Value) -> SOp:
-        return _binary(other, self, lambda x, y: x / y)
+        return _binary(other, self, lambda x, y: x / y, symbol="/")
 
     def __invert__(self) -> SOp:
-        return Map(lambda x: not x, self)
+        return _written(Map(lambda x: not x, self), "~{0}", self)
 
     def __and__(self, other: SOp | Value) -> SOp:
-        return _binary(self, other, lambda x, y: x and y)
+        return _binary(self, other, lambda x, y: x and y, symbol="&")
 
     def __rand__(self, other: SOp | Value) -> SOp:
-        return _binary(other, self, lambda x, y: x and y)
+        return _binary(other, self, lambda x, y: x and y, symbol="&")
 
     def __or__(self, other: SOp | Value) -> SOp:
-        return _binary(self, other, lambda x, y: x or y)
+        return _binary(self, other, lambda x, y: x or y, symbol="|")
 
     def __ror__(self, other: SOp | Value) -> SOp:
         # tracr's own quirk, kept: `other | sop` with a constant computes `x or other`.
         if isinstance(other, SOp):
-            return SequenceMap(lambda x, y: x or y, other, self)
-        return Map(lambda x: x or other, self)
+            return _written(SequenceMap(lambda x, y: x or y, other, self), "{0} | {1}", other, self)
+        return _written(Map(lambda x: x or other, self), "{1} | {0}", self, other)
 
 
 def _binary(
@@ -95,18 +95,31 @@ def _binary(
     right: SOp | Value,
     op: Callable[[Any, Any], Any],
     factors: tuple[int, int] | None = None,
+    *,
+    symbol: str,
 ) -> SOp:
     """`left op right` where at least one side is an s-op (tracr's operator rules). `+` and `-`
     of two s-ops record their `factors` (a, b): on numbers the map is a·x + b·y, which the
     compiler reads as a free view (`rasp.tracr.lower`, compiler.known_affine)."""
+    form = f"{{0}} {symbol} {{1}}"
     if isinstance(left, SOp) and isinstance(right, SOp):
         sequence_map = SequenceMap(op, left, right)
         sequence_map.operator_factors = factors
-        return sequence_map
+        return _written(sequence_map, form, left, right)
     if isinstance(left, SOp):
-        return Map(lambda x: op(x, right), left)
+        return _written(Map(lambda x: op(x, right), left), form, left, right)
     assert isinstance(right, SOp)
-    return Map(lambda x: op(left, x), right)
+    return _written(Map(lambda x: op(left, x), right), form, left, right)
+
+
+def _written(made: SOp, form: str, *operands: SOp | Value) -> SOp:
+    """`made`, an operator's map, with the expression it computes (`form` of the `operands`:
+    `"{0} < {1}"` of (balance, 0)), which names it where its source text is a whole library
+    call's (rasp.tracr.lower). None where a Map of a Map composed the two functions into one."""
+    inner = made.children[0] if isinstance(made, Map) else None
+    if inner is None or any(inner is o for o in operands):
+        made.operator_form = (form, operands)
+    return made
 
 
 class TokensType(SOp):
@@ -187,6 +200,8 @@ class Map(SOp):
             raise TypeError(f"Map's input must be an s-op, got {type_said(inner)}")
         self.f = f
         self.inner = inner
+        # (form, operands) where an operator built it (`_written`), for its text
+        self.operator_form: tuple[str, tuple[Any, ...]] | None = None
         if simplify and isinstance(inner, Map):
             inner_f = inner.f
             self.f = lambda t: f(inner_f(t))
@@ -214,6 +229,7 @@ class SequenceMap(SOp):
         self.f = f
         # (a, b) where this map is `fst + snd` or `fst - snd` built by an operator (`_binary`)
         self.operator_factors: tuple[int, int] | None = None
+        self.operator_form: tuple[str, tuple[Any, ...]] | None = None  # (as Map's)
         self.fst = fst
         self.snd = snd
 

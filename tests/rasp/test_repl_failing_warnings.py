@@ -56,3 +56,18 @@ def test_rasp_run_names_the_warning_as_the_likely_cause_too(
     code, _, err = run(capsys, "run", "c.rasp", "--input", "abc", *flags)
     assert code == 1 and hint in err
     assert ("warning:" in err.split("error:")[0]) is not bool(flags)
+
+
+def test_a_loaded_files_failing_statement_names_the_warning_too(tmp_path: Path) -> None:
+    # (a typed statement got the hint, the same statement of a loaded file none)
+    program = tmp_path / "f.rasp"
+    program.write_text("y = 10 / (indices < 3 < 1);\nz = tokens;\n", encoding="utf-8")
+    session = ReplSession()
+    first = session.feed(f'load "{program}";')
+    cause = f"hint: likely because of the warning above, at {program}:1:11"
+    assert first.index("warning: comparisons") < first.index("error: division by zero")
+    assert first.index("error: division by zero") < first.index(cause)
+    # loaded again, the warning is not printed again: the hint says what it warns of
+    again = session.feed(f'load "{program}";')
+    assert "warning:" not in again
+    assert f"likely because of the warning at {program}:1:11 (comparisons do not chain" in again
