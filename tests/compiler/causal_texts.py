@@ -2,7 +2,9 @@
 every aggregate's and selector width's selector conjoined with `select(indices, indices, <=)`,
 `length` read as `(indices + 1)`, `full_s` as that select, and the prelude's functions that attend
 to later positions (`has_focus`, `count`, `contains`, `average`, `sort`, `mark_last_instance`,
-`select_from_last`, `load_from_location`) called in look-back versions defined before the text.
+`select_from_last`, `load_from_location`) called in look-back versions defined before the text,
+and an input s-op indexed by a number (`indices[-2]`, `tokens_int[3]`: a copy from that position)
+a look-back copy.
 The causal flavour draws only random_programs.py's graphs; this gives causal compiles the text
 flavours' programs too (numeric: prefix means of means, compared and mapped, at large N).
 With `library` (the programs/ folder), a `load "name";` is the file's text, rewritten too: the
@@ -65,6 +67,9 @@ _BACK_CALLS = (
 _RENAMED = {"length": "(indices + 1)", "full_s": f"({BACK})"}
 # calls whose first argument is the selector a head attends by
 _ATTENDING = ("aggregate", "selector_width")
+# an input s-op indexed by a whole number, read right after its name
+_INPUTS = ("indices", "tokens", "tokens_int", "tokens_str", "tokens_float", "tokens_bool")
+_AT = re.compile(r"\[\s*(-?)\s*([0-9]+)\s*\]")
 _LOAD = re.compile(r'^[ \t]*load[ \t]+"([^"\r\n]*)"[ \t]*;', re.MULTILINE)
 
 
@@ -90,6 +95,9 @@ def _rewritten(text: str) -> str:
         word = match.group()
         if word in _RENAMED and not _is_attribute(text, match.start()):
             edits.append((match.start(), match.end(), _RENAMED[word]))
+        elif word in _INPUTS and (at := _AT.match(text, match.end())):
+            where = f"(indices + 1) - {at.group(2)}" if at.group(1) else at.group(2)
+            edits.append((match.start(), at.end(), f"load_from_location_back({word}, {where})"))
         elif word in _BACK_CALLS and _calls(text, match):
             edits.append((match.start(), match.end(), f"{word}_back"))
         elif word in _ATTENDING and text[match.end() : match.end() + 1] == "(":

@@ -86,6 +86,7 @@ LOOKS_AHEAD = [
     'res = aggregate(select_from_last(tokens, "2"), indices, -1);',
     "res = indicator(has_focus(select(tokens, tokens, <)));",
     'load "hist";\nres = hist;',
+    "res = indices[-2] + tokens_int[3] + tokens_int[ - 1];",  # (texts 2086131 `--causal`)
     'load "length";\nload "reverse";\nres = reverse + tokens + "" if seq_length > 1 else "a";',
 ]
 
