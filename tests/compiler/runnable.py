@@ -1,10 +1,10 @@
 """Whether the interpreter runs a generated program, for the fuzz generators and their campaign.
 
 A program the interpreter runs on no input (a text it cannot load, `res = 0`, `indicator(True)`,
-a select ordering strings against numbers) tests nothing but a refusal: about a third of the
-graph flavours' draws and a fifth of the `texts` flavour's were such. The generators draw again
-(`redraw`, from the same random stream) until the interpreter runs the program on some probe
-input: a seed whose first draw runs keeps its program, one that did not gets another. What
+a select ordering strings against numbers) tests nothing but a refusal: a fifth to a third of
+the graph flavours' draws and a quarter of the `texts` flavour's were such. The generators draw
+again (`redraw`, from the same random stream) until the interpreter runs the program on some
+probe input: a seed whose first draw runs keeps its program, one that did not gets another. What
 still runs no input (twenty draws in a row, or a causal rewrite) the campaign counts as an
 invalid program, apart from the compiler's refusals.
 """
