@@ -21,7 +21,12 @@ inner defs, loops and recursion chaining maps, functions returning selectors or 
 prelude and the programs/ files' s-ops loaded and composed; checked as mixed is).
 `--causal` (numeric, texts, mixed, defs): the text made one a causal model can compute
 (causal_texts.py: every aggregate's selector also `select(indices, indices, <=)`, `length` read
-as `indices + 1`), compiled with causal attention; a seed keeps its program otherwise.
+as `indices + 1`, the prelude's attending functions and defs' loaded files looking back),
+compiled with causal attention; a seed keeps its program otherwise.
+Every flavour but addressing draws a seed's program again while the interpreter runs it on no
+probe input (runnable.py: a select ordering strings against numbers, `res = 0`): a seed whose
+first draw runs keeps its program. A program the interpreter still runs on none of the seed's
+inputs is counted `invalid`, apart from the refusals (`INVALID` lines with `--reasons`).
 Inputs: every input up to length 3 (4 at N = 4) and 60 random ones up to the maximum length. Each
 seed runs in a process of its own, killed past `--seconds` of CPU time (or four times that of wall
 clock). A refusal (CompileError) keeps the promise; a wrong value, another exception, a process
@@ -52,7 +57,8 @@ from random_def_texts import random_def_program  # noqa: E402
 from random_mixed_texts import random_mixed_program  # noqa: E402
 from random_numeric_texts import random_numeric_program  # noqa: E402
 from random_programs import random_addressing_program, random_program  # noqa: E402
-from random_texts import TextGenerator  # noqa: E402
+from random_texts import wide_text  # noqa: E402
+from runnable import interpreter_error, probe_inputs, redraw  # noqa: E402
 from test_compile import all_inputs, check_inputs, random_inputs  # noqa: E402
 from test_random_numeric_texts import shaped_inputs  # noqa: E402
 
@@ -83,7 +89,7 @@ def _program(
     """The seed's program, vocabulary, maximum length and inputs (`sizes`: addressing's N;
     `causal`: a text flavour's text rewritten by causal_text)."""
     rng = random.Random(seed)
-    rewrite = causal_text if causal else _unchanged
+    rewrite = partial(causal_text, library=PROGRAMS) if causal else _unchanged
     if flavour == "numeric":
         return _numeric(seed, max_len, rewrite)
     if flavour == "texts":
@@ -99,7 +105,8 @@ def _program(
     int_tokens = flavour == "twins" or rng.random() < 0.5
     vocab: list = [0, 1, 2] if int_tokens else list("abc")
     depth = rng.randint(2, 4) if flavour == "twins" else rng.randint(1, 4)
-    root = random_program(
+    draw = partial(
+        random_program,
         rng,
         depth,
         int_tokens,
@@ -107,6 +114,8 @@ def _program(
         causal=flavour == "causal",
         kinds=flavour == "kinds",
     )
+    probes = probe_inputs(vocab)
+    root = redraw(draw, lambda drawn: interpreter_error(drawn, probes))
     short = all_inputs(vocab, min(max_len, 4 if max_len == 4 else 3))
     longer = random_inputs(vocab, max_len, 60, seed) if max_len > 4 else []
     return root, vocab, max_len, short + longer
@@ -120,8 +129,8 @@ def _numeric(
     seed: int, max_len: int, rewrite: Callable[[str], str] = _unchanged
 ) -> tuple[S.SOp, list, int, list[list]]:
     """A numeric text's `res` at N = max_len (a text the interpreter cannot run raises
-    RaspError, counted as refused)."""
-    text, vocab, _ = random_numeric_program(seed)
+    RaspError, counted as invalid)."""
+    text, vocab, _ = random_numeric_program(seed, rewrite)
     interp = load_source(Source(f"numeric-{seed}.rasp", rewrite(text)))
     root = interp.get("res")
     if not isinstance(root, S.SOp):
@@ -135,8 +144,8 @@ def _text(
     seed: int, max_len: int, rewrite: Callable[[str], str] = _unchanged
 ) -> tuple[S.SOp, list, int, list[list]]:
     """A wide random text's `res` at N = max_len (RaspError where it is no s-op or the
-    interpreter refuses it: counted as refused)."""
-    text = TextGenerator(random.Random(seed), wide=True).program()
+    interpreter refuses it: counted as invalid)."""
+    text = wide_text(seed, rewrite)
     root = load_source(Source(f"texts-{seed}.rasp", rewrite(text))).get("res")
     if not isinstance(root, S.SOp):
         raise RaspError("res is not an s-op")
@@ -149,8 +158,8 @@ def _mixed(
     seed: int, max_len: int, rewrite: Callable[[str], str] = _unchanged
 ) -> tuple[S.SOp, list, int, list[list]]:
     """A mixed text's `res` over its vocabulary at N = max_len (RaspError where it is no s-op or
-    the interpreter refuses it: counted as refused)."""
-    text, vocab = random_mixed_program(seed)
+    the interpreter refuses it: counted as invalid)."""
+    text, vocab = random_mixed_program(seed, rewrite)
     root = load_source(Source(f"mixed-{seed}.rasp", rewrite(text))).get("res")
     if not isinstance(root, S.SOp):
         raise RaspError("res is not an s-op")
@@ -162,8 +171,8 @@ def _defs(
     seed: int, max_len: int, rewrite: Callable[[str], str] = _unchanged
 ) -> tuple[S.SOp, list, int, list[list]]:
     """A defs text's `res` over its vocabulary at N = max_len (RaspError where it is no s-op or
-    the interpreter refuses it: counted as refused)."""
-    text, vocab = random_def_program(seed)
+    the interpreter refuses it: counted as invalid)."""
+    text, vocab = random_def_program(seed, rewrite)
     source = Source(f"defs-{seed}.rasp", rewrite(text))
     root = load_source(source, search_dirs=[PROGRAMS]).get("res")
     if not isinstance(root, S.SOp):
@@ -172,12 +181,14 @@ def _defs(
     return root, vocab, max_len, short + random_inputs(vocab, max_len, 60, seed)
 
 
-def check_exactly(model: object, root: S.SOp, inputs: list[list]) -> None:
+def check_exactly(model: object, root: S.SOp, inputs: list[list]) -> int:
     """Every value as the model promises it (`rasp verify`'s test): check_inputs takes a bool for
-    the float 1.0, which the mixed flavour's values would hide."""
+    the float 1.0, which the mixed flavour's values would hide. Returns how many were compared
+    (those the interpreter runs)."""
     from tests.runtime_helpers import run_compiled
 
     outputs = run_compiled(model, inputs)
+    compared = 0
     for tokens, got in zip(inputs, outputs, strict=True):
         try:
             want = S.evaluate(root, tokens).values
@@ -185,6 +196,8 @@ def check_exactly(model: object, root: S.SOp, inputs: list[list]) -> None:
             continue
         if len(got) != len(want) or not all(map(same_value, got, want)):
             raise AssertionError((tokens, got, list(want)))
+        compared += 1
+    return compared
 
 
 def _warm_up() -> None:
@@ -213,10 +226,10 @@ def run(
 ) -> int:
     """Check every seed, each in a process of its own; returns how many failed (or ran past
     `seconds`). `causal`: a text flavour's texts rewritten by causal_text, compiled causal;
-    `reasons`: a `REFUSED` line for each refusal too."""
+    `reasons`: a `REFUSED` (or `INVALID`) line for each refusal (or invalid program) too."""
     _warm_up()
     label = _label(flavour, causal)
-    counts = {"compiled": 0, "refused": 0, "odd": 0, "failed": 0}
+    counts = {"compiled": 0, "refused": 0, "odd": 0, "failed": 0, "invalid": 0}
     for seed in seeds:
         check = partial(_check, flavour, seed, max_len, sizes, causal, reasons)
         outcome, line = _in_child(check, seconds)
@@ -228,9 +241,11 @@ def run(
         counts["refused"] += outcome == "odd"
         if line:
             say(line)
-    compiled, refused, odd, bad = counts.values()
+    compiled, refused, odd, bad, invalid = counts.values()
+    # (a run with no invalid program says nothing of them: its line is as it always was)
+    said_invalid = f", {invalid} invalid (the interpreter runs no input)" if invalid else ""
     say(f"{label} seeds {seeds.start}..{seeds.stop - 1}: {compiled} compiled and agreed, "
-        f"{refused} refused{f' ({odd} odd)' if odd else ''}, {bad} failed")  # fmt: skip
+        f"{refused} refused{f' ({odd} odd)' if odd else ''}, {bad} failed{said_invalid}")  # fmt: skip
     return bad
 
 
@@ -247,22 +262,30 @@ def _check(
     causal: bool = False,
     reasons: bool = False,
 ) -> tuple[str, str]:
-    """One seed: compiled, refused, odd or failed, and the line to report ("" for none, or
-    with `reasons` a refusal's `REFUSED` line)."""
+    """One seed: compiled, refused, odd, invalid (a program the interpreter runs on none of its
+    inputs) or failed, and the line to report ("" for none, or with `reasons` a refusal's
+    `REFUSED` line or an invalid program's `INVALID` line)."""
     label = _label(flavour, causal)
     refused = f"REFUSED {label} {seed}: " if reasons else ""
+    invalid = f"INVALID {label} {seed}: (interpreter) " if reasons else ""
     try:
         try:
             root, vocab, n, inputs = _program(flavour, seed, max_len, sizes, causal)
         except RaspError as err:  # a text the interpreter cannot run: nothing to compile
-            return "refused", refused and f"{refused}(interpreter) {_first_line(err)}"
+            return "invalid", invalid and f"{invalid}{_first_line(err)}"
         try:
             model = compile_sop(root, vocab, n, causal=causal or flavour == "causal")
         except CompileError as err:
             if UNCHECKED in str(err):  # kept, but the compiler built what it cannot read
                 return "odd", f"ODD {label} {seed}: {str(err)[:300]}"
+            # (still compiled: a crash on a program no input runs is a bug too)
+            why = interpreter_error(root, inputs)
+            if why is not None:
+                return "invalid", invalid and f"{invalid}{why}"
             return "refused", refused and f"{refused}{_first_line(err)}"
-        (check_exactly if flavour in ("mixed", "defs") else check_inputs)(model, root, inputs)
+        check = check_exactly if flavour in ("mixed", "defs") else check_inputs
+        if check(model, root, inputs) == 0:
+            return "invalid", invalid and f"{invalid}{interpreter_error(root, inputs)}"
         return "compiled", ""
     except Exception as err:  # noqa: BLE001 (a campaign reports every failure and goes on)
         return "failed", f"FAIL {label} {seed}: {type(err).__name__}: {str(err)[:300]}"

@@ -7,9 +7,9 @@ functions and s-ops of the programs/ files brought in by `load`. The other gener
 a few fixed one-line functions and never load a file.
 
 Each text loads zero to two library files, defines two to four functions `g0`, `g1`, ..., binds
-a few variables by calling them and then `res`. Texts the interpreter refuses (a string plus a
-number) are counted as refused by the campaign. Seeded: a text and its vocabulary reproduce from
-the seed.
+a few variables by calling them and then `res`. A text the interpreter cannot run (a string plus
+a number) is drawn again (runnable.py). Seeded: a text and its vocabulary reproduce from the
+seed.
 """
 
 from __future__ import annotations
@@ -17,6 +17,11 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+
+from runnable import redraw, text_error
+
+PROGRAMS = Path(__file__).parents[2] / "programs"  # where the texts' `load`s look
 
 # vocabularies: digits (tokens_int reads them), the programs' own tokens
 VOCABS = (["0", "1", "2"], ["0", "1", "2"], ["x", "a", "b"], ["(", ")", "x"])
@@ -230,7 +235,16 @@ class DefTextGenerator:
         return options
 
 
-def random_def_program(seed: int) -> tuple[str, list[str]]:
-    """The seed's text and its vocabulary."""
-    generator = DefTextGenerator(random.Random(seed))
-    return generator.program(), generator.vocab
+def random_def_program(
+    seed: int, rewrite: Callable[[str], str] | None = None
+) -> tuple[str, list[str]]:
+    """The seed's text and its vocabulary, drawn again from the seed's stream while the
+    interpreter cannot run the text (or its `rewrite`, the text the campaign compiles)."""
+    rng = random.Random(seed)
+    change = rewrite or (lambda text: text)
+
+    def draw() -> tuple[str, list[str]]:
+        generator = DefTextGenerator(rng)
+        return generator.program(), generator.vocab
+
+    return redraw(draw, lambda drawn: text_error(change(drawn[0]), drawn[1], [PROGRAMS]))

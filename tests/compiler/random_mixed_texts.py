@@ -7,8 +7,8 @@ an emoji, comment markers), as values and as tokens; and selector widths of comp
 added to or multiplied by means. The other generators draw these only by chance, or never.
 
 Each text binds a few variables `v0`, `v1`, ... and then `res`, which reads them. Many texts fail
-in the interpreter (a string plus a number, a mean of strings): the campaign counts those as
-refused. Seeded: a text and its vocabulary reproduce from the seed.
+in the interpreter (a string plus a number, a mean of strings): the seed's text is then drawn
+again (runnable.py), so that it runs. Seeded: a text and its vocabulary reproduce from the seed.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable
+
+from runnable import redraw, text_error
 
 # vocabularies: digits (tokens_int reads them) or strings of odd characters
 VOCABS = (["0", "1", "2"], ["0", "1", "2"], ["a", "é", " ", "\\"], ["", "x", "😀"])
@@ -211,7 +213,16 @@ class MixedTextGenerator:
         return inner
 
 
-def random_mixed_program(seed: int) -> tuple[str, list[str]]:
-    """The seed's text and its vocabulary."""
-    generator = MixedTextGenerator(random.Random(seed))
-    return generator.program(), generator.vocab
+def random_mixed_program(
+    seed: int, rewrite: Callable[[str], str] | None = None
+) -> tuple[str, list[str]]:
+    """The seed's text and its vocabulary, drawn again from the seed's stream while the
+    interpreter cannot run the text (or its `rewrite`, the text the campaign compiles)."""
+    rng = random.Random(seed)
+    change = rewrite or (lambda text: text)
+
+    def draw() -> tuple[str, list[str]]:
+        generator = MixedTextGenerator(rng)
+        return generator.program(), generator.vocab
+
+    return redraw(draw, lambda drawn: text_error(change(drawn[0]), drawn[1]))

@@ -5,8 +5,8 @@ ternaries, dict and list lookups, the original's count idiom, and arithmetic on 
 `indices`, with values that are equal numbers of two types (the int 1 a mean of one key copies,
 the float 1.0 of several; `indices / 2`). Seeded: a text reproduces from its seed.
 
-Each text binds a few variables `v0`, `v1`, ... and then `res`, which reads them; some texts
-fail in the interpreter on every input (a test skips those). Where this generator found
+Each text binds a few variables `v0`, `v1`, ... and then `res`, which reads them; a text the
+interpreter runs on no input is drawn again (runnable.py). Where this generator found
 certified models that differed from the interpreter, the program is a regression test of its
 own (tests/compiler/test_number_twins.py, tests/compiler/test_values.py).
 """
@@ -16,6 +16,8 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable
+
+from runnable import redraw, text_error
 
 ORDERS = ["==", "<", ">", "<=", ">=", "!="]
 
@@ -242,11 +244,20 @@ class NumericTextGenerator:
         return r.choice(options)()
 
 
-def random_numeric_program(seed: int) -> tuple[str, list[str], int]:
-    """The seed's text, its vocabulary (2 to 4 letters or digits) and a maximum length."""
+def random_numeric_program(
+    seed: int, rewrite: Callable[[str], str] | None = None
+) -> tuple[str, list[str], int]:
+    """The seed's text, its vocabulary (2 to 4 letters or digits) and a maximum length, drawn
+    again from the seed's stream while the interpreter cannot run the text (or its `rewrite`,
+    the text the campaign compiles; runnable.py)."""
     rng = random.Random(seed)
-    letters = rng.random() < 0.6
-    size = rng.choice([2, 2, 3, 3, 4])
-    vocab = list(("abcd" if letters else "0123")[:size])
-    max_len = rng.choice([4, 5, 6, 8])
-    return NumericTextGenerator(rng, vocab).program(), vocab, max_len
+    change = rewrite or (lambda text: text)
+
+    def draw() -> tuple[str, list[str], int]:
+        letters = rng.random() < 0.6
+        size = rng.choice([2, 2, 3, 3, 4])
+        vocab = list(("abcd" if letters else "0123")[:size])
+        max_len = rng.choice([4, 5, 6, 8])
+        return NumericTextGenerator(rng, vocab).program(), vocab, max_len
+
+    return redraw(draw, lambda drawn: text_error(change(drawn[0]), drawn[1]))

@@ -9,12 +9,16 @@ contains, has_focus, mark_last_instance, select_from_first and select_next_ident
 string tokens mapped to numbers (a dict indexed by `tokens`, a string indexed by an s-op,
 `tokens_float`), maps over zipped lists of s-ops, counts of any token, and selector widths of
 selectors compounded two levels deep. Without it a seed's text is the one it always was.
+`wide_text(seed)` is the campaign's text: the seed's wide text, drawn again (runnable.py) where the
+interpreter cannot run it.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable
+
+from runnable import redraw, text_error
 
 NUM_OPS = ["+", "-", "*", "/", "%", "^"]
 COMPARISONS = ["==", "<", ">", "<=", ">="]
@@ -200,3 +204,18 @@ class TextGenerator:
         if kind == "str":
             return rng.choice(["tokens", '"a"', '"1"', "tokens_str"])
         return rng.choice(["True", "False", '(tokens == "1")', "(indices < 2)"])
+
+
+TOKENS = ["0", "1", "2"]  # the texts' vocabulary (tokens_int reads them)
+
+
+def wide_text(seed: int, rewrite: Callable[[str], str] | None = None) -> str:
+    """The seed's wide text, drawn again from the seed's stream while the interpreter cannot run
+    it (or its `rewrite`, the text the campaign compiles): where the first draw runs, the text
+    it always was."""
+    rng = random.Random(seed)
+    change = rewrite or (lambda text: text)
+    return redraw(
+        lambda: TextGenerator(rng, wide=True).program(),
+        lambda text: text_error(change(text), TOKENS),
+    )
