@@ -173,8 +173,10 @@ def message_names(graph: Graph) -> MessageNames:
 def _noisy_count(certificate: Certificate, check: Check) -> float | None:
     """The score error of the width head whose 1/(w+1) the failed relu `check` decodes (a step
     MLP over `<name>.frac`), or whose 1/(w+1) passed float32's range (a range `check`), where that
-    head's scores carry error; else None."""
-    frac = f"{check.block}.frac"
+    head's scores carry error; else None. A term of a disjunction's width (`<name>.part<k>`,
+    by inclusion-exclusion) decodes `<name>.frac<k>`, its own head's."""
+    width, term = _width_term(check.block)
+    frac = f"{width}.frac{term}" if term else f"{check.block}.frac"
     decodes = check.kind == "relu" and f"{frac}=" in check.where
     if not decodes and not (check.kind == "range" and f"'{frac}'" in check.where):
         return None
@@ -189,9 +191,18 @@ def _noisy_count(certificate: Certificate, check: Check) -> float | None:
     return noise if noise > 0 else None
 
 
-def _noisy_count_hint(graph: Graph, count: str, noise: float, names: MessageNames) -> str:
+def _width_term(block: str) -> tuple[str, str]:
+    """A width's block name split into the width's name and its term's number ("" for none): a
+    disjunction's width is one head and step MLP per term (`res.part1`)."""
+    width, sep, term = block.rpartition(".part")
+    return (width, term) if sep and term.isdigit() else (block, "")
+
+
+def _noisy_count_hint(graph: Graph, block: str, noise: float, names: MessageNames) -> str:
     """Why the count's 1/(w+1) errs, naming the s-ops its select reads from means where the graph
-    shows them, and the one mean of votes where a side is a difference of two (noisy_sides)."""
+    shows them, and the one mean of votes where a side is a difference of two (noisy_sides). A
+    term of a disjunction's width (fuzz63: mixed 2041068) is named as such."""
+    count, term = _width_term(block)
     sides = noisy_sides(graph, count)
     if sides is None:
         reads = (
@@ -203,8 +214,9 @@ def _noisy_count_hint(graph: Graph, count: str, noise: float, names: MessageName
             f"its select reads {_quoted(sides.read, names)}, computed from the "
             f"mean{'s' if len(sides.means) > 1 else ''} {_quoted(sides.means, names)}"
         )
+    what = f"term {term} of the count {names.quoted(count)}" if term else names.quoted(count)
     hint = (
-        f"{names.quoted(count)} is a count decoded from the 1/(w+1) its head writes, and that "
+        f"{what} is a count decoded from the 1/(w+1) its head writes, and that "
         f"head's scores carry float32 error up to {noise:.3g} ({reads}), which moves 1/(w+1) by "
         "more than the steps between widths at this length allow: use a smaller maximum length, "
         "or select on s-ops read exactly (tokens, indices, or maps of them)"

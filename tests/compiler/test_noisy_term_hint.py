@@ -1,0 +1,31 @@
+"""A term of a disjunction's width whose head reads a side computed with error is refused with
+the noisy count's hint, as the width of one select is.
+
+`selector_width(select(indices, indices, <=) or select(tokens_int, v0, >))` with v0 a width minus
+a mean: v0's classes for the select are stepped from two dimensions (no integer band), whose
+rounding the term heads' scores multiply (0.31), spreading the weights 1/(w+1) is made of. Each
+term decodes its own `<name>.frac<k>`; the refusal's hint looked for `<name>.part<k>.frac` and gave
+the generic hint (mixed seed 2041068, fuzz62)."""
+
+from __future__ import annotations
+
+import pytest
+
+from compiler import compile_sop
+from rasp.errors import CompileError, Source
+from rasp.interpreter import load_source
+from rasp.sops import SOp
+
+TEXT = """v0 = selector_width(select(tokens, tokens, <=) or select(length, length, !=))
+    - aggregate(select(tokens, "ß", <=), indices, True);
+res = selector_width(select(indices, indices, <=) or select(tokens_int, v0, >));"""
+
+
+def test_a_noisy_term_names_its_count_and_what_its_select_reads() -> None:
+    root = load_source(Source("<test>", TEXT)).get("res")
+    assert isinstance(root, SOp)
+    with pytest.raises(CompileError) as refused:
+        compile_sop(root, list("012"), 4)
+    text = " ".join(d.hint or "" for d in refused.value.diagnostics)
+    assert "term 1 of the count 'res' is a count decoded from the 1/(w+1) its head writes" in text
+    assert "its select reads 'v0', computed from the mean" in text
