@@ -29,3 +29,25 @@ def test_a_noisy_term_names_its_count_and_what_its_select_reads() -> None:
     text = " ".join(d.hint or "" for d in refused.value.diagnostics)
     assert "term 1 of the count 'res' is a count decoded from the 1/(w+1) its head writes" in text
     assert "its select reads 'v0', computed from the mean" in text
+
+
+MEAN = 'v3 = aggregate(select(tokens, tokens, <=), count(tokens, "a"));\n'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the mean is read by a map (decoded by a step MLP: a relu fails; mixed seed 2041221)
+        MEAN + 'm = aggregate(select(length, v3, >), 0, 1);\nres = "y" if m > 0.5 else "n";',
+        # the mean is the output (its snap fails; the hint said its values lie too close)
+        MEAN + "res = aggregate(select(length, v3, >), 0, 1);",
+    ],
+)
+def test_a_noisy_mean_names_what_its_select_reads(text: str) -> None:
+    root = load_source(Source("<test>", text)).get("res")
+    assert isinstance(root, SOp)
+    with pytest.raises(CompileError) as refused:
+        compile_sop(root, list("abc"), 12)
+    hint = " ".join(d.hint or "" for d in refused.value.diagnostics)
+    assert "is a mean decoded from what its head writes" in hint
+    assert "computed from the mean 'v3'" in hint
