@@ -81,6 +81,7 @@ from rasp.errors import CompileError
 DIRECT = "with maps computed from their inputs"
 STEPS = "with steps instead of gated units"
 CLAMPED = "with tables clamped"
+LINES = "with interpolations taking their inputs' written error"
 
 
 def keep_proved(
@@ -185,6 +186,13 @@ def keep_proved(
     ):
         options = replace(kept.options, fractions=False)
         kept = build_trials.instead(build, kept, options, "with widths decoded first", note, tried)
+    if not kept.certificate.ok and build_facts.lines_in_chains(kept):
+        # a line passes its input's error on times its slope; one over another line's output,
+        # whose error the planner took for that number's rounding alone, compounds it
+        # (`(x * t + n) % 4` five times over a width: 0.003 grew to 7,330), where steps write
+        # each value afresh
+        options = replace(kept.options, chained_lines=True)
+        kept = build_trials.instead(build, kept, options, LINES, note, tried, weights_only=True)
     # the refused maps from their input maps' sources, and every map of a map through chains
     # (`fa * fb * 4 > 1` steps over `(fa * fb) * 4`, a view of the product)
     kept = _maps_rebuilt(build, kept, _with_fused, FUSED, note, tried)

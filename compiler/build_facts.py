@@ -135,6 +135,13 @@ def interpolations_read_by_maps(kept: Kept) -> bool:
     return bool(continuous & read)
 
 
+def lines_in_chains(kept: Kept) -> bool:
+    """Whether the kept build has an interpolation (a continuous MLP part) and a map of a map:
+    a line over another map's number may compound its error (`chained_lines`)."""
+    mlps = kept.model.metadata["reach"]["mlps"]
+    return any(m.get("continuous") for m in mlps) and bool(maps_of_maps(kept.graph))
+
+
 def maps_of_maps(graph: Graph) -> frozenset[str]:
     """The maps that read another map: with `fused_maps`, each is computed from the sources of
     its input maps, through any chain of them."""

@@ -94,6 +94,7 @@ def plan_build(
         category_gates=options.category_gates,
         clamped_tables=options.clamped_tables,
         decoded_sums=options.decoded_sums,
+        chained_lines=options.chained_lines,
         options_read=options_read,
         tracr=tracr,
     )

@@ -36,6 +36,7 @@ class BuildOptions:
     category_gates: bool = False  # ... or over a categorical number (`indices / length`)
     clamped_tables: bool = False  # tables over noisy inputs write each row with a saturating pair
     decoded_sums: frozenset[str] = frozenset()  # affine maps of means: each mean decoded first
+    chained_lines: bool = False  # an interpolation takes its input's written error (map_steps)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from compiler.certify_parts import intended as intended_out
 from compiler.certify_parts import key_label, product, query_saturation
 from compiler.certify_scores import KeySide, score_bounds
 from compiler.certify_select import check_selection
+from compiler.certify_specials import exact_additions, exact_products
 from compiler.certify_walk import MAX_STATES, OverBudget, Specials, Walk
 from compiler.reach import HeadReach, ValueReach
 from compiler.sparse_sums import concrete_products
@@ -50,6 +51,10 @@ def check_attention(walk: Walk, layer: int) -> None:
     out_terms = np.count_nonzero(w_o.reshape(-1, w_o.shape[-1]), axis=0) + 1  # [d_model]
     new_x = walk.special.x.copy()
     new_e = walk.special.e.copy()
+    # what BOS and PAD queries read (BOS's value, weight exactly 1), every head's: is their sum exact?
+    bos_z = np.zeros(w_o.shape[:2])  # [H, d_head]
+    bos_z_err = np.zeros(w_o.shape[:2])
+    bos_out = np.zeros(w_o.shape[-1])  # [d_model]: what they add
     written = np.zeros(len(walk.residual), dtype=bool)
     updates: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]] = []
     for head in heads:  # before any head of the layer claims what it writes
@@ -119,6 +124,8 @@ def check_attention(walk: Walk, layer: int) -> None:
         bos_ov_err = overflowed(bos_carried + gamma(out_terms) * bos_terms, bos_terms)
         new_x += bos_ov_full
         new_e += bos_ov_err
+        bos_out += bos_ov_full
+        bos_z[h], bos_z_err[h] = sv[0], sv_err[0]
     # b_O is added at every position, in a layer of no heads too (the runtime adds it there)
     if np.any(walk.w[p + "b_O"] != 0):
         d = int(np.flatnonzero(walk.w[p + "b_O"] != 0)[0])
@@ -137,8 +144,15 @@ def check_attention(walk: Walk, layer: int) -> None:
     _check_head_outputs(walk, layer, heads, w_o)  # and each head only its own
     _check_unlisted_heads(walk, layer, heads)
     # resid + attn_out rounds only where the heads' output at BOS/PAD can be non-zero: adding an
-    # exact 0.0 is exact (the `one` and `bos` dimensions stay exact, which matching's BOS key needs)
-    touched = (new_x != walk.special.x) | (new_e != walk.special.e)
+    # exact 0.0 is exact (the `one` and `bos` dimensions stay exact, which matching's BOS key needs),
+    # and so are an exact output and its exact sum (compiler.certify_specials)
+    flat = w_o.reshape(-1, w_o.shape[-1])
+    exact_out = exact_products(
+        bos_z.reshape(1, -1), bos_z_err.reshape(1, -1), flat, np.zeros(flat.shape[1])
+    )
+    exact_add = exact_additions(walk.special.x, walk.special.e, bos_out, exact_out)
+    new_e = np.where(exact_out, walk.special.e, new_e)
+    touched = ((new_x != walk.special.x) | (new_e != walk.special.e)) & ~exact_add
     walk.special = Specials(new_x, (new_e + U * np.abs(new_x) * touched) * SLACK)
     walk.check_range(f"layer {layer} attn")
 

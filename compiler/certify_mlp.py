@@ -27,6 +27,7 @@ from compiler.bounds import (
 )
 from compiler.certificate import Check
 from compiler.certify_parts import Groups, encode, state_label
+from compiler.certify_specials import exact_additions, exact_products
 from compiler.certify_walk import MAX_STATES, Specials, Walk
 from compiler.reach import MLPReach, Reading
 from compiler.sparse_sums import SparseRows, concrete_products, sparse_product
@@ -102,10 +103,15 @@ def check_mlp(walk: Walk, layer: int) -> None:
         np.abs(b_out) * 0,
         out_err,
     )
+    # exact products on one grid, and their exact sum with the residual (compiler.certify_specials)
+    exact_out = exact_products(h, h_err, w_out, b_out)
+    out_err = np.where(exact_out, 0.0, out_err)
     x = walk.special.x + out_val
     # resid + mlp_out rounds only where the output can be non-zero (every unit surely off and
     # b_out 0: an exact 0.0, whose sum is exact)
-    touched = (out_val != 0) | (out_err != 0)
+    touched = ((out_val != 0) | (out_err != 0)) & ~exact_additions(
+        walk.special.x, walk.special.e, out_val, exact_out
+    )
     walk.special = Specials(x, (walk.special.e + out_err + U * np.abs(x) * touched) * SLACK)
     walk.check_range(f"layer {layer} mlp")
 

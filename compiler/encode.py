@@ -75,6 +75,7 @@ def plan_encodings(
     category_gates: bool = False,
     clamped_tables: bool = False,
     decoded_sums: frozenset[str] = frozenset(),
+    chained_lines: bool = False,
     options_read: set[str] | None = None,
     tracr: bool = False,
 ) -> Plan:
@@ -93,7 +94,8 @@ def plan_encodings(
     map of a number and a categorical number be gated over the latter (`MapPlanner`);
     `clamped_tables` writes a map's table over inputs not known exact with saturating pairs
     (`compiler.mlp.table_mlp`); `decoded_sums` names affine maps of means read as one decoded
-    term per mean (`compiler.decoded_sums`). `options_read`: where the plan notes the options of
+    term per mean (`compiler.decoded_sums`); `chained_lines` has an interpolation take the
+    error its input's writers pass on (`compiler.map_steps`). `options_read`: where the plan notes the options of
     `plan_context.TRACKED_OPTIONS` it reads (`PlanContext.option`). `tracr`: a program in tracr's
     API, whose hints are written in it."""
     ctx = PlanContext(
@@ -114,6 +116,7 @@ def plan_encodings(
         category_gates=category_gates,
         clamped_tables=clamped_tables,
         decoded_sums=decoded_sums,
+        chained_lines=chained_lines,
         options_read=set() if options_read is None else options_read,
         tracr=tracr,
     )

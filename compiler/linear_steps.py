@@ -142,7 +142,13 @@ def affine_plus_sum(
         out = Encoded.materialised_numerical(name, rest_values)
         try:
             g = map_steps.steps_or_interpolation(
-                built, node, x, sum_error(views, coef, biggest), points, out
+                built,
+                node,
+                x,
+                sum_error(views, coef, biggest),
+                points,
+                out,
+                chained=ctx.chained_lines,
             )
         except CompileError:
             continue

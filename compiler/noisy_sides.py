@@ -31,12 +31,14 @@ class NoisySides:
     read: tuple[str, ...]
     means: tuple[str, ...]
     vote: tuple[str, str] | None  # (the map of two means, the vote per key)
+    mean: bool = False  # the refused block is an aggregate's mean, not a width
 
 
 def noisy_sides(graph: Graph, width: str) -> NoisySides | None:
-    """For the selector width named `width`: what its select reads from means; None where it
-    reads no mean (or there is no such width)."""
-    node = next((n for n in graph.nodes if n.op is Op.SELECTOR_WIDTH and n.name == width), None)
+    """For the selector width (or aggregate) named `width`: what its select reads from means;
+    None where it reads no mean (or there is no such width)."""
+    kinds = (Op.SELECTOR_WIDTH, Op.AGGREGATE)
+    node = next((n for n in graph.nodes if n.op in kinds and n.name == width), None)
     if node is None:
         return None
     read: list[str] = []
@@ -52,7 +54,12 @@ def noisy_sides(graph: Graph, width: str) -> NoisySides | None:
             vote = vote or _vote(graph, side)
     if not means:
         return None
-    return NoisySides(tuple(dict.fromkeys(read)), tuple(dict.fromkeys(means)), vote)
+    return NoisySides(
+        tuple(dict.fromkeys(read)),
+        tuple(dict.fromkeys(means)),
+        vote,
+        node.op is Op.AGGREGATE,
+    )
 
 
 def _selects(graph: Graph, index: int) -> list[IRNode]:

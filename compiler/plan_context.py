@@ -81,6 +81,10 @@ class PlanContext:
     # first (compiler.decoded_sums; the driver's last build where the output's snap of the plain
     # sum is not proved: `0.5 * m0 + 2 * m1` over selects of the tokens)
     decoded_sums: frozenset[str] = frozenset()
+    # an interpolation through a number's points takes that number's error as its writers' output
+    # error, not its own rounding alone (compiler.map_steps; compiler.alternatives' build where
+    # the default is not proved and a map reads an interpolation: chained lines compound)
+    chained_lines: bool = False
     # the program was written with `rasp.tracr` (tracr's API): its refusals' hints say so
     tracr: bool = False
     _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -106,6 +107,10 @@ def refusals(
                 + ": use a smaller maximum length, or round the values it gives "
                 "(docs/compiler.md, 'The certificate')"
             )
+        elif check.kind == "snap" and (noise := _noisy_output(certificate, check, graph)):
+            # an output mean whose head reads keys an MLP computed from means: the scores' error
+            # spreads its weights (not values too close: `aggregate(select(length, v, >), 0, 1)`)
+            hint = _noisy_count_hint(graph, check.block, noise, names)
         elif check.kind == "snap":
             # the output's values are closer together than its float32 error (why, where it
             # adds two means: compiler.mean_sums)
@@ -117,10 +122,10 @@ def refusals(
                 + ": use a smaller maximum length, or round the values it gives "
                 "(docs/compiler.md, 'The certificate')"
             )
-        elif (noise := _noisy_count(certificate, check)) is not None:
+        elif (noisy := _noisy_count(certificate, check, graph)) is not None:
             # the count's head reads keys an MLP computed: their error moves the scores, which
             # spreads the weights that 1/(w+1) is made of (docs/compiler.md, selector_width)
-            hint = _noisy_count_hint(graph, check.block, noise, names)
+            hint = _noisy_count_hint(graph, noisy[1], noisy[0], names)
         elif close is not None:
             hint = CLOSE_VALUES_HINT
         elif check.sublayer == "decoder":
@@ -170,28 +175,63 @@ def message_names(graph: Graph) -> MessageNames:
     )
 
 
-def _noisy_count(certificate: Certificate, check: Check) -> float | None:
+def _noisy_count(certificate: Certificate, check: Check, graph: Graph) -> tuple[float, str] | None:
     """The score error of the width head whose 1/(w+1) the failed relu `check` decodes (a step
     MLP over `<name>.frac`), or whose 1/(w+1) passed float32's range (a range `check`), where that
-    head's scores carry error; else None."""
-    frac = f"{check.block}.frac"
+    head's scores carry error; else None. A term of a disjunction's width (`<name>.part<k>`,
+    by inclusion-exclusion) decodes `<name>.frac<k>`, its own head's. Also a relu that reads a
+    mean whose select reads means (noisy_sides), its head's scores in error. With the block
+    whose head it is."""
+    width, term = _width_term(check.block)
+    frac = f"{width}.frac{term}" if term else f"{check.block}.frac"
     decodes = check.kind == "relu" and f"{frac}=" in check.where
-    if not decodes and not (check.kind == "range" and f"'{frac}'" in check.where):
+    if decodes or check.kind == "range" and f"'{frac}'" in check.where:
+        noise = _head_noise(certificate, check.block)
+        return None if noise is None else (noise, check.block)
+    if check.kind != "relu":
         return None
+    # a mean read at this point (`at (m=1)`, or its own decoding `at (_aggregate_2=1)`)
+    for name in re.findall(r"[(,] ?([^\s=(),]+)=", check.where):
+        sides = noisy_sides(graph, name)
+        if sides is not None and sides.mean and (noise := _head_noise(certificate, name)):
+            return noise, name
+    return None
+
+
+def _head_noise(certificate: Certificate, block: str) -> float | None:
+    """The largest score error of the head `block` (None where its scores carry none)."""
     noise = max(
         (
             c.max_bound
             for c in certificate.checks
-            if c.kind == "softmax" and c.block == check.block and c.sublayer.endswith("attn")
+            if c.kind == "softmax" and c.block == block and c.sublayer.endswith("attn")
         ),
         default=0.0,
     )
     return noise if noise > 0 else None
 
 
-def _noisy_count_hint(graph: Graph, count: str, noise: float, names: MessageNames) -> str:
+def _noisy_output(certificate: Certificate, check: Check, graph: Graph) -> float | None:
+    """The score error of the output's head, where the output is a mean whose select reads means
+    (noisy_sides) and the failed `check` is its snap; else None."""
+    sides = noisy_sides(graph, check.block)
+    if sides is None or not sides.mean:
+        return None
+    return _head_noise(certificate, check.block)
+
+
+def _width_term(block: str) -> tuple[str, str]:
+    """A width's block name split into the width's name and its term's number ("" for none): a
+    disjunction's width is one head and step MLP per term (`res.part1`)."""
+    width, sep, term = block.rpartition(".part")
+    return (width, term) if sep and term.isdigit() else (block, "")
+
+
+def _noisy_count_hint(graph: Graph, block: str, noise: float, names: MessageNames) -> str:
     """Why the count's 1/(w+1) errs, naming the s-ops its select reads from means where the graph
-    shows them, and the one mean of votes where a side is a difference of two (noisy_sides)."""
+    shows them, and the one mean of votes where a side is a difference of two (noisy_sides). A
+    term of a disjunction's width (fuzz63: mixed 2041068) is named as such."""
+    count, term = _width_term(block)
     sides = noisy_sides(graph, count)
     if sides is None:
         reads = (
@@ -203,11 +243,20 @@ def _noisy_count_hint(graph: Graph, count: str, noise: float, names: MessageName
             f"its select reads {_quoted(sides.read, names)}, computed from the "
             f"mean{'s' if len(sides.means) > 1 else ''} {_quoted(sides.means, names)}"
         )
+    what = f"term {term} of the count {names.quoted(count)}" if term else names.quoted(count)
+    written, moved = (
+        "a count decoded from the 1/(w+1)",
+        "1/(w+1) by more than the steps between widths",
+    )
+    if sides is not None and sides.mean:  # its keys' weights spread as a count's do
+        written, moved = (
+            "a mean decoded from what",
+            "the mean by more than the gaps between its values",
+        )
     hint = (
-        f"{names.quoted(count)} is a count decoded from the 1/(w+1) its head writes, and that "
-        f"head's scores carry float32 error up to {noise:.3g} ({reads}), which moves 1/(w+1) by "
-        "more than the steps between widths at this length allow: use a smaller maximum length, "
-        "or select on s-ops read exactly (tokens, indices, or maps of them)"
+        f"{what} is {written} its head writes, and that head's scores carry float32 error up to "
+        f"{noise:.3g} ({reads}), which moves {moved} at this length allow: use a smaller maximum "
+        "length, or select on s-ops read exactly (tokens, indices, or maps of them)"
     )
     if sides is not None and sides.vote is not None:
         name, vote = sides.vote
