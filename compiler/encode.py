@@ -35,6 +35,7 @@ from compiler.blocks import (
     is_number,
     value_key,
 )
+from compiler.encode_messages import as_written, bools_collide, mixed_types_fix, not_averaged
 from compiler.fits import snap_targets
 from compiler.graph import Graph, IRNode, Op
 from compiler.grid import MAX_OUTPUT_VALUES, output_grid, widened_relation
@@ -46,7 +47,6 @@ from compiler.plan_context import PlanContext
 from compiler.plan_state import Built, Memo
 from compiler.readings import decode_numeric, view_numerical
 from compiler.relations import Relation
-from compiler.resolve import maps_back
 from compiler.selectors import SelectorPlanner
 from compiler.values import ValueSets
 from compiler.widths import WidthPlanner
@@ -95,9 +95,9 @@ def plan_encodings(
     `clamped_tables` writes a map's table over inputs not known exact with saturating pairs
     (`compiler.mlp.table_mlp`); `decoded_sums` names affine maps of means read as one decoded
     term per mean (`compiler.decoded_sums`); `chained_lines` has an interpolation take the
-    error its input's writers pass on (`compiler.map_steps`). `options_read`: where the plan notes the options of
-    `plan_context.TRACKED_OPTIONS` it reads (`PlanContext.option`). `tracr`: a program in tracr's
-    API, whose hints are written in it."""
+    error its input's writers pass on (`compiler.map_steps`). `options_read`: where the plan notes
+    the options of `plan_context.TRACKED_OPTIONS` it reads (`PlanContext.option`). `tracr`: a
+    program in tracr's API, whose hints are written in it."""
     ctx = PlanContext(
         graph,
         values,
@@ -268,23 +268,23 @@ class Readings:
         is the only other type (`aggregate(sel, tokens == "a")` with the default 0, the original's
         `[0, T, F]`): it copies the selected key's column or BOS's default column, one per value."""
         vals = self.ctx.values(root.index)
-        if _collide(vals):
+        if bools_collide(vals):
             if (
                 output is not None
                 and output.is_categorical
                 and root.op is Op.AGGREGATE
-                and not _collide(self.ctx.values(root.inputs[1]))
+                and not bools_collide(self.ctx.values(root.inputs[1]))
             ):
                 return
             bools = {v for v in vals if isinstance(v, bool)}
             origin = self._where_bools_meet_numbers(root)
             self.memo.problems.append(
                 Diagnostic(
-                    f"'{_as_written(root)}' can be a bool or a number ({sorted(bools)} and "
+                    f"'{as_written(root)}' can be a bool or a number ({sorted(bools)} and "
                     "numbers equal to them)",
                     root.span or origin.span,
                     "a compiled model reads False as 0 and True as 1; "
-                    + _mixed_types_fix(origin, root, self.ctx.tracr),
+                    + mixed_types_fix(origin, root, self.ctx.tracr),
                 )
             )
 
@@ -295,7 +295,7 @@ class Readings:
             mixed = [
                 i
                 for i in node.inputs
-                if not self.ctx.graph[i].op.is_selector and _collide(self.ctx.values(i))
+                if not self.ctx.graph[i].op.is_selector and bools_collide(self.ctx.values(i))
             ]
             if not mixed:
                 return node
@@ -397,7 +397,7 @@ class Readings:
         vals = ctx.values(node.index)
         if not all_numbers(vals, bools=True):
             averaged = ctx.values(node.inputs[1]) if node.op is Op.AGGREGATE else vals
-            raise CompileError([_not_averaged(node, averaged)])
+            raise CompileError([not_averaged(node, averaged)])
         number = _one_number(vals)
         if number is not None and node.op not in (Op.TOKENS, Op.INDICES, Op.CONST):
             # one number at every position, of two types (a prefix mean of zeros is 0 at the
@@ -445,56 +445,6 @@ class Readings:
             return Encoded(node.name, Encoding.CATEGORICAL, vals, one_hot=one_hot)
         number = tuple((d, float(c)) for d, c in raw)
         return Encoded(node.name, Encoding.NUMERICAL, vals, number=number)
-
-
-def _not_averaged(node: IRNode, averaged: Sequence[Atom]) -> Diagnostic:
-    """Why a mean cannot be built: the averaged values are not numbers, or only its default is
-    not (`aggregate(sel, indices, "none")`: a mean of several keys is never "none")."""
-    numbers = all_numbers(averaged, bools=True)
-    if node.op is Op.AGGREGATE and numbers:
-        return Diagnostic(
-            f"'{node.text}' averages numbers, but its default {_shown(node.value)} is not a number",
-            node.span,
-            "give it a number default (e.g. -1), or select at most one key so that nothing is "
-            "averaged",
-        )
-    return Diagnostic(
-        f"'{node.text}' has non-numeric values and cannot be averaged",
-        node.span,
-        "aggregate numbers, or select at most one key",
-    )
-
-
-def _shown(value: Atom) -> str:
-    return f'"{value}"' if isinstance(value, str) else repr(value)
-
-
-def _mixed_types_fix(origin: IRNode, root: IRNode, tracr: bool) -> str:
-    """How to keep bools and numbers apart where they first meet (`origin`), in tracr's API where
-    the program is written in it."""
-    if origin.op is Op.TOKENS:
-        return (
-            "the vocabulary has bools and numbers equal to them: compile with tokens of one type, "
-            "or read them as strings with tokens"
-        )
-    # (a tracr mean is a map back from its stand-ins, its default's among them: compiler.resolve)
-    if origin.op is Op.AGGREGATE or (origin.op is Op.MAP and maps_back(origin.fn)):
-        return "make an aggregate's default the same type as its values"
-    where = "it" if origin is root else f"'{_as_written(origin)}'"
-    as_number = "rasp.Map(lambda x: 1 if x else 0, ...)" if tracr else "indicator(...)"
-    return f"make {where} give values of one type (a bool as a number: {as_number})"
-
-
-def _as_written(node: IRNode) -> str:
-    """A node as the program wrote it: its name, or its source text where a rewrite made its
-    label (`map(_aggregate_1)` for tracr's `rasp.Aggregate(q3, s0, default=True)`)."""
-    return node.span.shown_text() if node.span is not None and not node.named else node.text
-
-
-def _collide(vals: Sequence[Atom]) -> bool:
-    """Whether a bool and a number equal to it (False and 0, True and 1) are both among `vals`."""
-    bools = {v for v in vals if isinstance(v, bool)}
-    return any(is_number(v) and v in (0.0, 1.0) and bool(v) in bools for v in vals)
 
 
 def _one_number(vals: Sequence[Atom]) -> float | None:

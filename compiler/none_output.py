@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterable
 from compiler.blocks import Atom, is_number
 from compiler.fits import float64_twins
 from compiler.graph import IRNode, Op
+from compiler.mean_markers import none_stand_in
 from compiler.output_grid import OutputGrid
 from compiler.output_types import whole_types
 from compiler.relations import Relation
-from compiler.resolve import none_stand_in
 
 
 def stand_in_of(root: IRNode) -> Atom | None:

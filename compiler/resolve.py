@@ -24,6 +24,7 @@ from typing import Any
 from compiler.blocks import Atom
 from compiler.bool_means import BoolMeans
 from compiler.first_values import analysed_values, never_none_first, one_key_only_at_first
+from compiler.mean_markers import AS_NUMBER_TEXT, AsNumber, Markers, none_marker
 from compiler.plan_context import NUMERIC_COPY_MIN_VALUES
 from compiler.predicates import MAX_TABLE_CELLS, Rebuild, fails_everywhere, table_of
 from compiler.ranks import (
@@ -35,14 +36,11 @@ from compiler.ranks import (
     ties_never_averaged,
 )
 from compiler.rewrite import ValueFacts, rebuilt
-from compiler.rounded import Rounded, unrounded
+from compiler.rounded import Rounded
 from rasp import sops
-from rasp.errors import CompileError, Diagnostic, RaspRuntimeError
+from rasp.errors import CompileError, Diagnostic
 from rasp.seqvalues import value_repr
 from rasp.tracr.functions import NoneCheck
-
-# the text of the map that gives a mean its values as numbers (compiler.vote_means reads through it)
-AS_NUMBER_TEXT = "bools as 0/1, None as a number"
 
 
 def needs_resolving(node: sops.Node) -> bool:
@@ -347,7 +345,7 @@ def _tracr_mean(
         if (
             given is not None
             and one_key_only_at_first(selector)
-            and never_none_first(values, analysed_values(facts), _none_marker)
+            and never_none_first(values, analysed_values(facts), none_marker)
         ):
             # one selected key is key 0, never None there: the stand-in is a mean of several
             # Nones, tracr's error, so it maps back to no None (compiler.first_values); a default
@@ -360,7 +358,7 @@ def _tracr_mean(
         markers[given] = below
     if None in possible or any(isinstance(v, bool) for v in facts.values(values)):
         values = sops.MapSOp(
-            fn=_AsNumber(markers.get(None)),
+            fn=AsNumber(markers.get(None)),
             inputs=(values,),
             text=AS_NUMBER_TEXT,
             span=node.span,
@@ -375,7 +373,7 @@ def _tracr_mean(
         del back[markers[None]]
     return marked(
         sops.MapSOp(
-            fn=_Markers(tuple(back.items()), mixes),
+            fn=Markers(tuple(back.items()), mixes),
             inputs=(mean,),
             text=f"stand-ins back to {tuple(back.values())!r}"
             + (", a mean over None an error" if mixes else ""),
@@ -385,19 +383,6 @@ def _tracr_mean(
         ),
         of_bools,
     )
-
-
-def maps_back(fn: Any) -> bool:
-    """Whether `fn` is a tracr mean's map back from its stand-ins (its default's among them)."""
-    return isinstance(unrounded(fn), _Markers)
-
-
-def _none_marker(node: sops.Node) -> Any:
-    """The number a map back from a mean (`_Markers`) gives None for, else None."""
-    fn = unrounded(node.fn) if isinstance(node, sops.MapSOp) else None
-    if isinstance(fn, _Markers):
-        return next((m for m, original in fn.back if original is None), None)
-    return None
 
 
 def _copies_many_numbers(plain: sops.AggregateSOp, facts: ValueFacts) -> bool:
@@ -427,7 +412,7 @@ def _none_as_number(plain: sops.AggregateSOp, possible: Sequence[Atom]) -> sops.
     values = plain.sop
     if None in possible:
         values = sops.MapSOp(
-            fn=_AsNumber(marker),
+            fn=AsNumber(marker),
             inputs=(values,),
             text="None as a number",
             span=plain.span,
@@ -435,56 +420,13 @@ def _none_as_number(plain: sops.AggregateSOp, possible: Sequence[Atom]) -> sops.
         )
     copy = dataclasses.replace(plain, sop=values, default=marker, name=None)
     return sops.MapSOp(
-        fn=_Markers(((marker, None),)),
+        fn=Markers(((marker, None),)),
         inputs=(copy,),
         text="stand-in back to None",
         span=plain.span,
         name=plain.name,
         loose=True,
     )
-
-
-def none_stand_in(fn: Any) -> int | None:
-    """The number a map back from `_none_as_number` (or a mean's, where None is its only
-    stand-in and no mean of it with numbers is possible) gives None for, else None: a model may
-    output that number itself, decoded as None (`output.none_at`, compiler.encode)."""
-    fn = unrounded(fn)
-    if isinstance(fn, _Markers) and fn.mixes is None and len(fn.back) == 1:
-        marker, original = fn.back[0]
-        return marker if original is None else None
-    return None
-
-
-@dataclasses.dataclass(frozen=True)
-class _AsNumber:
-    """A value as the mean reads it: bools as 0/1, None as its stand-in."""
-
-    none: int | None
-
-    def __call__(self, value: Any) -> Any:
-        if value is None:
-            return self.none
-        return int(value) if isinstance(value, bool) else value
-
-
-@dataclasses.dataclass(frozen=True)
-class _Markers:
-    """The mean's stand-in numbers back to what they stand for; a value strictly between the two
-    numbers of `mixes` is a mean of None's stand-in with numbers, tracr's error."""
-
-    back: tuple[tuple[int, Any], ...]
-    mixes: tuple[float, float] | None = None
-
-    def __call__(self, value: Any) -> Any:
-        if self.mixes is not None and self.mixes[0] < value < self.mixes[1]:
-            raise RaspRuntimeError(
-                "ValueError: a mean over several values with None among them (tracr averages "
-                "only ints, bools and floats)"
-            )
-        for marker, original in self.back:
-            if value == marker:
-                return original
-        return value
 
 
 def _number_twins(values: Sequence[Any]) -> dict[Any, tuple[Any, ...]]:

@@ -47,7 +47,7 @@ from typing import Any
 
 from compiler.blocks import Atom
 from compiler.constant_sides import ComparedWith
-from compiler.resolve import AS_NUMBER_TEXT
+from compiler.mean_markers import AS_NUMBER_TEXT
 from compiler.rewrite import ValueFacts, positional_nodes, positional_widths, rebuilt
 from rasp import sops
 from rasp.atoms import atom_key
