@@ -214,7 +214,8 @@ def _number(
             UncheckedPatchWarning,
             stacklevel=4,
         )
-    if listed and not any(_same_number(value, number) for number in listed):
+    match = _listed_match(value, listed)
+    if listed and match is None:
         # a categorical s-op refuses a value it has no column for; a number no input gives
         # (99 for a count up to 8) would otherwise decode silently to the nearest value
         raise ModelInputError(
@@ -224,7 +225,9 @@ def _number(
             or "no input gives that number there, so what the model computes from it is not "
             "certified; write any number with run_with_hooks",
         )
-    return (dim,), (float(value),)
+    # the listed number itself (a typed 0.333333333 for 1/3 writes 1/3): what the certificate
+    # covers, where the typed one may round to a neighbouring float32
+    return (dim,), (float(value) if match is None else match,)
 
 
 def _width(sop: str, dim: int, value: Any, reach: Any) -> tuple[tuple[int, ...], tuple[float, ...]]:
@@ -244,7 +247,8 @@ def _width(sop: str, dim: int, value: Any, reach: Any) -> tuple[tuple[int, ...],
             f"{sop} is a count held only as {frac} = 1/({sop} + 1): its value must be a "
             f"number, got {value!r}{shown}"
         )
-    if listed and not any(_same_number(1 / (value + 1), n) for n in listed):
+    match = _listed_match(1 / (value + 1), listed)
+    if listed and match is None:
         raise ModelInputError(
             f"{sop} has no value {value!r} in the model: it is held only as {frac} = "
             f"1/({sop} + 1), whose {len(listed)} values give {sop} = "
@@ -252,7 +256,7 @@ def _width(sop: str, dim: int, value: Any, reach: Any) -> tuple[tuple[int, ...],
             "no input gives that number there, so what the model computes from it is not "
             "certified; write any number with run_with_hooks",
         )
-    return (dim,), (1 / (float(value) + 1),)
+    return (dim,), (1 / (float(value) + 1) if match is None else match,)
 
 
 def _listed_numbers(reach: Any, sop: str, dim: int) -> list[float]:
@@ -296,6 +300,12 @@ def _frac_hint(sop: str, value: Any, listed: list[float]) -> str:
 
 def _shown(listed: list[float]) -> str:
     return ", ".join(_short(n) for n in listed[:12]) + (", ..." if len(listed) > 12 else "")
+
+
+def _listed_match(value: float, listed: list[float]) -> float | None:
+    """The listed number `value` is (`_same_number`), the nearest where several are; else None."""
+    same = [n for n in listed if _same_number(value, n)]
+    return min(same, key=lambda n: abs(n - value)) if same else None
 
 
 def _same_number(value: float, number: float) -> bool:

@@ -120,3 +120,16 @@ def test_a_number_the_reach_lists_no_values_for_is_written_with_a_warning(tmp_pa
         "the certificate"
     )
     assert caught[0].filename == __file__  # at the caller's line
+
+
+def test_a_number_typed_within_float64_noise_writes_the_listed_number() -> None:
+    """A value within `_same_number`'s 1e-9 of a listed one is that value: the patch writes the
+    number the certificate covers (1/3), not the typed 0.3333333333, which is no value of the
+    s-op (its float32 may be a neighbour of 1/3's)."""
+    model = _model("frac_prevs", "frac_prevs", 6, ["x", "a"])
+    _, patch = model.sop_hook("frac_prevs", 0.3333333333)
+    assert patch.numbers == (1 / 3,)
+    _, patch = model.sop_hook("frac_prevs", 0.5)
+    assert patch.numbers == (0.5,)
+    with pytest.raises(ModelInputError, match="has no value 0.3333"):
+        model.sop_hook("frac_prevs", 0.3333)
