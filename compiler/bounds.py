@@ -448,21 +448,37 @@ def special_linear(
     error [S, C] (input error plus rounding). From W's non-zeros alone (`compiler.sparse_sums`:
     W may be d_model x 15,000, or a padded head's 5,192 x 4,096 with 8 non-zeros)."""
     W = np.asarray(weights, dtype=np.float64)
-    S, C = x.shape[0], W.shape[1]
+    C = W.shape[1]
     rows, cols = np.nonzero(W)
     value, size, carried = concrete_products(x, e, W, (rows, cols))  # carried: the input error
     value += bias
     size += np.abs(bias)
     n = np.bincount(cols, minlength=C) + 1
+    exact = exact_sums(x, W, bias, carried, size, (rows, cols))
+    return value, overflowed(np.where(exact, 0.0, (carried + gamma(n) * size) * SLACK), size)
+
+
+def exact_sums(
+    x: np.ndarray,
+    weights: np.ndarray,
+    bias: np.ndarray,
+    carried: np.ndarray,
+    size: np.ndarray,
+    nonzero: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
+    """[S, C]: where `x @ W + bias` at concrete rows x [S, D] is computed exactly in every
+    evaluation order, from `concrete_products`' input error `carried` [S, C] and `size` [S, C]
+    (the sum of |products|, plus |bias|); `nonzero`: np.nonzero(W), where the caller has it."""
+    W = np.asarray(weights, dtype=np.float64)
+    rows, cols = np.nonzero(W) if nonzero is None else nonzero
     # Exact inputs and products on one dyadic grid within 2^24 steps: exact in any order. Per
     # column, only the dimensions it reads count (a product with a zero weight is an exact 0):
     # their errors, and the finest grid among their values (BOS's `one` and `bos` rows stay
     # exact while other dimensions of the BOS residual carry error).
     w_grid = column_grid(W, bias, nonzero=(rows, cols))  # [C]
     x_grid = dyadic_exponent(x)  # [S, D]
-    finest = np.zeros((S, C), dtype=np.int64)  # [S, C]
-    for s in range(S):  # the coarsest grid among the dims each column reads (0: none)
+    finest = np.zeros((x.shape[0], W.shape[1]), dtype=np.int64)  # [S, C]
+    for s in range(x.shape[0]):  # the coarsest grid among the dims each column reads (0: none)
         np.maximum.at(finest[s], cols, x_grid[s, rows])
     steps = finest + w_grid[None, :]
-    exact = (carried == 0) & (steps <= 60) & (np.ldexp(size, np.minimum(steps, 60)) < 2.0**24)
-    return value, overflowed(np.where(exact, 0.0, (carried + gamma(n) * size) * SLACK), size)
+    return (carried == 0) & (steps <= 60) & (np.ldexp(size, np.minimum(steps, 60)) < 2.0**24)

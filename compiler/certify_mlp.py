@@ -21,13 +21,14 @@ from compiler.bounds import (
     ReadError,
     U,
     dyadic_exponent,
+    exact_sums,
     gamma,
     overflowed,
     special_linear,
 )
 from compiler.certificate import Check
 from compiler.certify_parts import Groups, encode, state_label
-from compiler.certify_specials import exact_additions, exact_products
+from compiler.certify_specials import exact_additions
 from compiler.certify_walk import MAX_STATES, Specials, Walk
 from compiler.reach import MLPReach, Reading
 from compiler.sparse_sums import SparseRows, concrete_products, sparse_product
@@ -104,7 +105,7 @@ def check_mlp(walk: Walk, layer: int) -> None:
         out_err,
     )
     # exact products on one grid, and their exact sum with the residual (compiler.certify_specials)
-    exact_out = exact_products(h, h_err, w_out, b_out)
+    exact_out = exact_sums(h, w_out, b_out, carried, terms)
     out_err = np.where(exact_out, 0.0, out_err)
     x = walk.special.x + out_val
     # resid + mlp_out rounds only where the output can be non-zero (every unit surely off and

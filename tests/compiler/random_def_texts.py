@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from runnable import redraw, text_error
+from runnable import redraw_text
 
 PROGRAMS = Path(__file__).parents[2] / "programs"  # where the texts' `load`s look
 
@@ -241,10 +241,9 @@ def random_def_program(
     """The seed's text and its vocabulary, drawn again from the seed's stream while the
     interpreter cannot run the text (or its `rewrite`, the text the campaign compiles)."""
     rng = random.Random(seed)
-    change = rewrite or (lambda text: text)
 
     def draw() -> tuple[str, list[str]]:
         generator = DefTextGenerator(rng)
         return generator.program(), generator.vocab
 
-    return redraw(draw, lambda drawn: text_error(change(drawn[0]), drawn[1], [PROGRAMS]))
+    return redraw_text(draw, rewrite, [PROGRAMS])

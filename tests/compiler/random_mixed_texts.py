@@ -17,7 +17,7 @@ import random
 import re
 from collections.abc import Callable
 
-from runnable import redraw, text_error
+from runnable import redraw_text
 
 # vocabularies: digits (tokens_int reads them) or strings of odd characters
 VOCABS = (["0", "1", "2"], ["0", "1", "2"], ["a", "é", " ", "\\"], ["", "x", "😀"])
@@ -219,10 +219,9 @@ def random_mixed_program(
     """The seed's text and its vocabulary, drawn again from the seed's stream while the
     interpreter cannot run the text (or its `rewrite`, the text the campaign compiles)."""
     rng = random.Random(seed)
-    change = rewrite or (lambda text: text)
 
     def draw() -> tuple[str, list[str]]:
         generator = MixedTextGenerator(rng)
         return generator.program(), generator.vocab
 
-    return redraw(draw, lambda drawn: text_error(change(drawn[0]), drawn[1]))
+    return redraw_text(draw, rewrite)

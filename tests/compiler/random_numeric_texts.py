@@ -17,7 +17,7 @@ import random
 import re
 from collections.abc import Callable
 
-from runnable import redraw, text_error
+from runnable import redraw_text
 
 ORDERS = ["==", "<", ">", "<=", ">=", "!="]
 
@@ -251,7 +251,6 @@ def random_numeric_program(
     again from the seed's stream while the interpreter cannot run the text (or its `rewrite`,
     the text the campaign compiles; runnable.py)."""
     rng = random.Random(seed)
-    change = rewrite or (lambda text: text)
 
     def draw() -> tuple[str, list[str], int]:
         letters = rng.random() < 0.6
@@ -260,4 +259,4 @@ def random_numeric_program(
         max_len = rng.choice([4, 5, 6, 8])
         return NumericTextGenerator(rng, vocab).program(), vocab, max_len
 
-    return redraw(draw, lambda drawn: text_error(change(drawn[0]), drawn[1]))
+    return redraw_text(draw, rewrite)

@@ -69,6 +69,18 @@ def redraw(draw: Callable[[], T], error: Callable[[T], str | None], tries: int =
     return draw()
 
 
+D = TypeVar("D", bound=tuple)
+
+
+def redraw_text(
+    draw: Callable[[], D], rewrite: Callable[[str], str] | None, search_dirs: Sequence[Path] = ()
+) -> D:
+    """`redraw` of a text generator's draws, (text, vocabulary, ...): drawn again while the
+    interpreter cannot run the text, or its `rewrite` (the text the campaign compiles)."""
+    change = rewrite or (lambda text: text)
+    return redraw(draw, lambda drawn: text_error(change(drawn[0]), drawn[1], search_dirs))
+
+
 def _first_line(err: RaspError) -> str:
     lines = str(err).splitlines() or [type(err).__name__]
     return lines[0][:300]
