@@ -95,6 +95,7 @@ def plan_build(
         clamped_tables=options.clamped_tables,
         decoded_sums=options.decoded_sums,
         chained_lines=options.chained_lines,
+        table_sides=options.table_sides,
         options_read=options_read,
         tracr=tracr,
     )

@@ -37,6 +37,7 @@ class BuildOptions:
     clamped_tables: bool = False  # tables over noisy inputs write each row with a saturating pair
     decoded_sums: frozenset[str] = frozenset()  # affine maps of means: each mean decoded first
     chained_lines: bool = False  # an interpolation takes its input's written error (map_steps)
+    table_sides: frozenset[str] = frozenset()  # select sides from means: tables (side_tables)
 
 
 @dataclass(frozen=True)

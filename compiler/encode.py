@@ -76,6 +76,7 @@ def plan_encodings(
     clamped_tables: bool = False,
     decoded_sums: frozenset[str] = frozenset(),
     chained_lines: bool = False,
+    table_sides: frozenset[str] = frozenset(),
     options_read: set[str] | None = None,
     tracr: bool = False,
 ) -> Plan:
@@ -95,7 +96,8 @@ def plan_encodings(
     `clamped_tables` writes a map's table over inputs not known exact with saturating pairs
     (`compiler.mlp.table_mlp`); `decoded_sums` names affine maps of means read as one decoded
     term per mean (`compiler.decoded_sums`); `chained_lines` has an interpolation take the
-    error its input's writers pass on (`compiler.map_steps`). `options_read`: where the plan notes
+    error its input's writers pass on (`compiler.map_steps`); `table_sides` names select sides
+    computed as a table over their inputs' one-hots (`compiler.side_tables`). `options_read`: where the plan notes
     the options of `plan_context.TRACKED_OPTIONS` it reads (`PlanContext.option`). `tracr`: a
     program in tracr's API, whose hints are written in it."""
     ctx = PlanContext(
@@ -117,6 +119,7 @@ def plan_encodings(
         clamped_tables=clamped_tables,
         decoded_sums=decoded_sums,
         chained_lines=chained_lines,
+        table_sides=table_sides,
         options_read=set() if options_read is None else options_read,
         tracr=tracr,
     )

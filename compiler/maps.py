@@ -40,6 +40,7 @@ from compiler.positional_maps import PositionalMaps
 from compiler.readings import decode_numeric, materialise, view_numerical
 from compiler.relations import combination_count
 from compiler.row_memo import derived
+from compiler.side_tables import side_table
 from compiler.table_columns import needed_columns, projected
 from rasp.errors import CompileError, Diagnostic
 
@@ -88,6 +89,8 @@ class MapPlanner:
             embedded = self.positional.embedded(node, encoding)
             if embedded is not None:
                 return embedded
+        if node.name in self.ctx.table_sides:  # a select side snapped (compiler.side_tables)
+            return side_table(self.ctx, self.built, node, self._read_rows, encoding)
         g = self.ctx.graph
         direct = tuple(dict.fromkeys(i for i in node.inputs if g[i].op is not Op.CONST))
         if len(direct) > 1 and self._numbers(direct, encoding):

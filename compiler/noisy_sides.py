@@ -159,3 +159,15 @@ def _combination(ab: tuple[float, float], v1: str, v2: str) -> str:
     a, b = ab
     first = term(a, v1) if a > 0 else f"-{term(a, v1)}"
     return f"{first} {'+' if b > 0 else '-'} {term(b, v2)}"
+
+
+def side_maps(graph: Graph) -> frozenset[str]:
+    """The maps a select reads as a side that are computed from means (through maps): the
+    sides the driver's table build computes from their inputs' one-hots (compiler.side_tables)."""
+    return frozenset(
+        graph[side].name
+        for node in graph.nodes
+        if node.op is Op.SELECT
+        for side in node.inputs
+        if graph[side].op is Op.MAP and _means_under(graph, side)
+    )

@@ -85,6 +85,9 @@ class PlanContext:
     # error, not its own rounding alone (compiler.map_steps; compiler.alternatives' build where
     # the default is not proved and a map reads an interpolation: chained lines compound)
     chained_lines: bool = False
+    # maps a select reads, computed from means, as a table over their inputs' one-hots (each
+    # mean decoded first), clamped: the side's one-hot exact (compiler.side_tables)
+    table_sides: frozenset[str] = frozenset()
     # the program was written with `rasp.tracr` (tracr's API): its refusals' hints say so
     tracr: bool = False
     _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)
