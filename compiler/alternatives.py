@@ -74,7 +74,6 @@ from compiler.build_trials import BuildOptions, Builds, Kept
 from compiler.default_builds import CATEGORY_GATES, COPIES, FUSED
 from compiler.graph import Graph
 from compiler.model import OverParamLimit
-from compiler.noisy_sides import side_maps
 from compiler.plan_limit import PlannedOverLimit
 from compiler.refusals import also_tried
 from rasp.errors import CompileError
@@ -83,7 +82,6 @@ DIRECT = "with maps computed from their inputs"
 STEPS = "with steps instead of gated units"
 CLAMPED = "with tables clamped"
 LINES = "with interpolations taking their inputs' written error"
-SIDES = "with select sides from means as tables over their one-hots"
 
 
 def keep_proved(
@@ -207,9 +205,6 @@ def keep_proved(
     # a table over maps each computed first passes their error on (dyck2's `(b1 < 0) or (b2 <
     # 0)` at N = 256, which a step over its mean multiplies by 1,500): clamped, it passes none
     kept = _clamped(build, kept, noisy, note, tried)
-    # a select side stepped over a mean with a context writes its one-hot with the step's
-    # rounding, which the head's scores multiply: a table over the inputs' one-hots instead
-    kept = _side_tables(build, kept, note, tried)
     if (
         kept.certificate.ok
         and not kept.options.numeric_copies
@@ -314,24 +309,6 @@ def _clamped(
             tried,
             weights_only=True,
             smaller=best.certificate.ok,
-        )
-    return best
-
-
-def _side_tables(
-    build: Builds, kept: Kept, note: Callable[[str], None], tried: list[tuple[str, str]]
-) -> Kept:
-    """Where `kept` is not proved and a select reads maps of means: the builds with those maps
-    tables over their inputs' one-hots (`table_sides`, compiler.side_tables), over `kept`'s
-    options and the default's; the smaller proved one, else `kept`."""
-    names = side_maps(kept.graph)
-    if kept.certificate.ok or not names or kept.options.table_sides:
-        return kept
-    best = kept
-    bases = (kept.options, BuildOptions())
-    for options in dict.fromkeys(replace(b, table_sides=names) for b in bases):
-        best = build_trials.instead(
-            build, best, options, SIDES, note, tried, smaller=best.certificate.ok
         )
     return best
 

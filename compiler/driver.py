@@ -22,6 +22,7 @@ from compiler.plan_limit import planning_under
 from compiler.plan_reuse import PlanRefusal, repeated
 from compiler.program_forms import keep_form
 from compiler.refusals import also_tried, header_refusal, refusals
+from compiler.side_build import sides_instead
 from compiler.size_check import check_size
 from compiler.values import ValueSets, infer_values
 from compiler.vocab_bound import reads_tokens
@@ -309,6 +310,9 @@ def _compile_sop(
         kept = decoded_instead(
             kept, lambda: build_graph(sop), lambda: builder(sop, max_params), note
         )
+        # after that, where still not proved: select sides read from means as tables over
+        # their inputs' one-hots (compiler.side_build; no model proved before changes)
+        kept = sides_instead(kept, lambda: build_graph(sop), lambda: builder(sop, max_params), note)
     except CompileError as err:  # a tracr map's unholdable value may be the reason, said first
         raise _with_value_problems(program, err, vocab, max_len) from None
     model, graph, certificate = kept.model, kept.graph, kept.certificate

@@ -38,6 +38,7 @@ from compiler.number_views import NumberViews
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built, Memo
 from compiler.select_twins import TwinTables
+from compiler.side_tables import side_table
 from compiler.squares import SquaredReadings
 from rasp.errors import CompileError, Diagnostic
 
@@ -244,6 +245,17 @@ class SelectorPlanner:
             out = positional.embed_one_hot(self.built, out, classed, op)
             self._classes[key] = out
             return out
+        if node.name in self.ctx.table_sides and node.op is Op.MAP:
+            # a table over the map's inputs' one-hots, not a step over its noisy number
+            # (compiler.side_tables); where too large, the full reading (a table too)
+            try:
+                classed = side_table(
+                    self.ctx, self.built, node, self.maps._read_rows, out.encoding, (out, rep)
+                )
+            except CompileError:
+                return None
+            self._classes[key] = classed
+            return classed
         if len(vals) < MIN_CLASSED_VALUES:  # a step MLP (and maybe a layer) to save a few columns
             return None
         if self.twins.apart(index):  # a step MLP over its number reads its twins as one

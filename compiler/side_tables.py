@@ -16,10 +16,10 @@ over too many rows is refused while planning, and that build is not kept.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from compiler import mlp
-from compiler.blocks import Encoded, Encoding
+from compiler.blocks import Atom, Encoded, Encoding, value_key
 from compiler.graph import IRNode, Op
 from compiler.map_rows import Rows
 from compiler.plan_context import PlanContext
@@ -30,18 +30,30 @@ ReadRows = Callable[[IRNode, tuple[int, ...], tuple[int, ...]], tuple[list[Encod
 
 
 def side_table(
-    ctx: PlanContext, built: Built, node: IRNode, read_rows: ReadRows, encoding: Encoding
+    ctx: PlanContext,
+    built: Built,
+    node: IRNode,
+    read_rows: ReadRows,
+    encoding: Encoding,
+    classes: tuple[Encoded, Mapping[object, Atom]] | None = None,
 ) -> Encoded:
     """Map `node` as a clamped table over its direct inputs' one-hots, built into `built`;
     `read_rows` gives their categorical readings and the map's rows over them
-    (`MapPlanner._read_rows`)."""
+    (`MapPlanner._read_rows`). `classes`: the one-hot of a select's classes of the map's values
+    and each value's class by `value_key` (`SelectorPlanner._class_reading`), written instead."""
     g = ctx.graph
     direct = tuple(dict.fromkeys(i for i in node.inputs if g[i].op is not Op.CONST))
     readings, rows = read_rows(node, direct, direct)
-    out = materialise(built, node, encoding, ctx.values(node.index))
+    # pairs, not a dict: (1,) and (1.0,) are different rows
+    if classes is None:
+        out, table = materialise(built, node, encoding, ctx.values(node.index)), list(rows)
+    else:
+        out, rep = classes
+        built.bound_one_hot(out)
+        table = [(t, rep[value_key(v)]) for t, v in rows]
     spec = mlp.table_mlp(
         readings,
-        list(rows),  # pairs, not a dict: (1,) and (1.0,) are different rows
+        table,
         out,
         op=node.text,
         name=node.name,

@@ -22,8 +22,10 @@ GOLDEN = Path(__file__).parent / "golden" / "def_names"
 @pytest.fixture
 def no_vote_form(monkeypatch: pytest.MonkeyPatch) -> None:
     """The default form's refusal: the counts of a balance these programs make compile through
-    one mean of votes (compiler.vote_form), which these messages are not about."""
+    one mean of votes (compiler.vote_form), or their sides as tables (compiler.side_build),
+    which these messages are not about."""
     monkeypatch.setattr(Forms, "votes_differ", lambda self: False)
+    monkeypatch.setattr("compiler.driver.sides_instead", lambda kept, *args: kept)
 
 
 def _refusal(name: str, vocab: str, max_len: int) -> str:

@@ -5,7 +5,9 @@ the noisy count's hint, as the width of one select is.
 a mean: v0's classes for the select are stepped from two dimensions (no integer band), whose
 rounding the term heads' scores multiply (0.31), spreading the weights 1/(w+1) is made of. Each
 term decodes its own `<name>.frac<k>`; the refusal's hint looked for `<name>.part<k>.frac` and gave
-the generic hint (mixed seed 2041068, fuzz62)."""
+the generic hint (mixed seed 2041068, fuzz62). These programs now compile through the build with
+their sides as tables (compiler.side_build, tests/compiler/test_side_tables.py); these tests turn
+it off to see the default's refusal, which a larger N still gives."""
 
 from __future__ import annotations
 
@@ -15,6 +17,12 @@ from compiler import compile_sop
 from rasp.errors import CompileError, Source
 from rasp.interpreter import load_source
 from rasp.sops import SOp
+
+@pytest.fixture(autouse=True)
+def no_side_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default build's refusal, not replaced by the side tables' model."""
+    monkeypatch.setattr("compiler.driver.sides_instead", lambda kept, *args: kept)
+
 
 TEXT = """v0 = selector_width(select(tokens, tokens, <=) or select(length, length, !=))
     - aggregate(select(tokens, "ß", <=), indices, True);

@@ -25,8 +25,10 @@ VOCAB = ["a", "b", "c"]
 
 @pytest.fixture
 def no_vote_form(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The default form's refusal, not replaced by the vote form's model."""
+    """The default form's refusal, not replaced by the vote form's model, nor by the build with
+    the balance a table over its means' one-hots (compiler.side_build)."""
     monkeypatch.setattr(Forms, "votes_differ", lambda self: False)
+    monkeypatch.setattr("compiler.driver.sides_instead", lambda kept, *args: kept)
 
 
 def _count_of_a_balance() -> rasp.SOp:
