@@ -18,6 +18,7 @@ from rasp.errors import CompileError, Source
 from rasp.interpreter import load_source
 from rasp.sops import SOp
 
+
 @pytest.fixture(autouse=True)
 def no_side_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     """The default build's refusal, not replaced by the side tables' model."""
