@@ -3,8 +3,8 @@
 A layer stores W_Q, W_K, W_V [H, d_model, d_head], b_Q, b_K, b_V [H, d_head] and W_O
 [H, d_head, d_model] at the layer's d_head: its widest head's, rounded up to a power of 4 where a
 head averages keys. A narrower head's columns past its own are zeros (assembly fills each head's
-columns from 0 up): mixed fuzz seed 1820364 at N = 16 has a head whose query and key read 8 and
-11 of its 4,096 columns, and whose value a 2,561-wide copy. The certifier reads each head at its
+columns from 0 up): mixed fuzz seed 1820364 at N = 16 pads a head whose W_Q and W_K hold 8 and
+11 non-zeros, beside a 2,561-wide copy, to 4,096 columns. The certifier reads each head at its
 own width instead, converted to float64 one head at a time: a head's query/key width is one past
 the last column where W_Q, W_K, b_Q or b_K has an entry that is not an exact zero (a NaN or inf
 counts), its value width one past the last where W_V or b_V (as columns) or W_O (as rows) has one.
