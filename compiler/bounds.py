@@ -442,15 +442,22 @@ def _dims(reading: Reading, one: int) -> set[int]:
 
 
 def special_linear(
-    x: np.ndarray, e: np.ndarray, weights: np.ndarray, bias: np.ndarray
+    x: np.ndarray,
+    e: np.ndarray,
+    weights: np.ndarray,
+    bias: np.ndarray,
+    entries: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A linear map at concrete (BOS/PAD) residuals x [S, d_model] with errors e: value and total
     error [S, C] (input error plus rounding). From W's non-zeros alone (`compiler.sparse_sums`:
-    W may be d_model x 15,000, or a padded head's 5,192 x 4,096 with 8 non-zeros)."""
-    W = np.asarray(weights, dtype=np.float64)
+    W may be d_model x 15,000, or a padded head's 5,192 x 4,096 with 8 non-zeros). W may be
+    float32 (a head's stored slice, `compiler.head_slices`): its entries are converted as they
+    are read, the same float64 numbers. `entries`: `concrete_products`'."""
+    W = np.asarray(weights)
     C = W.shape[1]
     rows, cols = np.nonzero(W)
-    value, size, carried = concrete_products(x, e, W, (rows, cols))  # carried: the input error
+    # carried: the input error
+    value, size, carried = concrete_products(x, e, W, (rows, cols), entries)
     value += bias
     size += np.abs(bias)
     n = np.bincount(cols, minlength=C) + 1
@@ -469,7 +476,7 @@ def exact_sums(
     """[S, C]: where `x @ W + bias` at concrete rows x [S, D] is computed exactly in every
     evaluation order, from `concrete_products`' input error `carried` [S, C] and `size` [S, C]
     (the sum of |products|, plus |bias|); `nonzero`: np.nonzero(W), where the caller has it."""
-    W = np.asarray(weights, dtype=np.float64)
+    W = np.asarray(weights)  # (float32 too: only its non-zeros are read, converted)
     rows, cols = np.nonzero(W) if nonzero is None else nonzero
     # Exact inputs and products on one dyadic grid within 2^24 steps: exact in any order. Per
     # column, only the dimensions it reads count (a product with a zero weight is an exact 0):

@@ -5,6 +5,9 @@ For every reachable query, any two keys' exact scores are either equal (one leve
 UNDERFLOW apart after both scores' errors, so softmax gives the lower key weight exactly 0; PAD keys
 sit below BOS, which is always present; the BOS and PAD queries attend to BOS alone. The selected
 keys' weights err by a bounded factor (eta), which bounds the error of the mean they write.
+
+Each head is read at its own width (`compiler.head_slices`: the layer pads every head to its
+d_head; the columns past a head's own are exact zeros), its W_V and W_O as stored (float32).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from compiler.certify_scores import KeySide, score_bounds
 from compiler.certify_select import check_selection
 from compiler.certify_specials import exact_additions, exact_products
 from compiler.certify_walk import MAX_STATES, OverBudget, Specials, Walk
+from compiler.head_slices import head_slices, own_width, stored
 from compiler.reach import HeadReach, ValueReach
 from compiler.sparse_sums import concrete_products
 
@@ -47,13 +51,17 @@ def check_attention(walk: Walk, layer: int) -> None:
     """Softmax saturation of every head of `layer`, and the error of what the heads write."""
     p = f"blocks.{layer}.attn."
     heads = [h for h in walk.reach.heads if h.layer == layer]
-    w_o = walk.w[p + "W_O"]  # [H, d_head, d_model]
+    # (read through the float64 view: this layer's block is entered, and the arrays the previous
+    # block converted are dropped, 0.4 GB of a 5,121-unit MLP's, before this layer's heads)
+    b_o = walk.w[p + "b_O"]
+    w_o = stored(walk.w, p + "W_O")  # [H, d_head, d_model], float32: never converted whole
+    d_head = int(w_o.shape[1])  # the layer's: its scores are divided by sqrt(d_head)
     out_terms = np.count_nonzero(w_o.reshape(-1, w_o.shape[-1]), axis=0) + 1  # [d_model]
     new_x = walk.special.x.copy()
     new_e = walk.special.e.copy()
-    # what BOS and PAD queries read (BOS's value, weight exactly 1), every head's: is their sum exact?
-    bos_z = np.zeros(w_o.shape[:2])  # [H, d_head]
-    bos_z_err = np.zeros(w_o.shape[:2])
+    # what BOS and PAD queries read (BOS's value, weight exactly 1), every head's: is their sum
+    # exact? (per head at its own value width: the rows past it are zeros in W_O)
+    bos_z: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # head -> [vo] value, error
     bos_out = np.zeros(w_o.shape[-1])  # [d_model]: what they add
     written = np.zeros(len(walk.residual), dtype=bool)
     updates: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]] = []
@@ -62,22 +70,24 @@ def check_attention(walk: Walk, layer: int) -> None:
         walk.check_read((*head.query, *head.key, *values), f"layer {layer} head {head.name!r}")
     for head in heads:
         h = head.head
-        wq, wk, wv = (walk.w[p + n][h] for n in ("W_Q", "W_K", "W_V"))
-        bq, bk, bv = (walk.w[p + n][h] for n in ("b_Q", "b_K", "b_V"))
+        own = head_slices(walk.w, layer, h)
+        wq, bq, wk, bk = own.qk
+        wv, bv, wo_h = own.wv, own.bv, own.wo
         where = f"layer {layer} attn"
         sp = (walk.one, walk.bos, walk.pad)
         q_lin = Linear(wq, bq, walk.reach.readings, head.query, walk.err, sp)
         k_lin = Linear(wk, bk, walk.reach.readings, head.key, walk.err, sp)
         n_q = math.prod(walk.reach.readings[r].size for r in head.query)
         n_k = math.prod(walk.reach.readings[r].size for r in head.key)
-        # BOS and PAD keys/queries: concrete
-        sq, sq_err = special_linear(walk.special.x, walk.special.e, wq, bq)
-        sk, sk_err = special_linear(walk.special.x, walk.special.e, wk, bk)
+        # BOS and PAD keys/queries: concrete (dense or sparse sums as for the padded matrices)
+        entries = int(wq.shape[0]) * d_head
+        sq, sq_err = special_linear(walk.special.x, walk.special.e, wq, bq, entries)
+        sk, sk_err = special_linear(walk.special.x, walk.special.e, wk, bk, entries)
         pairs = n_q * (n_k + walk.max_len + 1)
         eta: float | None = None
         if pairs > FACTOR_ABOVE:
             # a conjunction's exact additive score: checked block by block (certify_factor)
-            eta = factorized_scores(walk, head, where, (wq, bq, wk, bk), (sq, sq_err), (sk, sk_err))
+            eta = factorized_scores(walk, head, where, own.qk, (sq, sq_err), (sk, sk_err), d_head)
         if eta is None:
             if pairs > MAX_PAIRS:
                 raise OverBudget.softmax(
@@ -105,30 +115,36 @@ def check_attention(walk: Walk, layer: int) -> None:
                 (sq, sq_err),
                 (sk, sk_err),
                 q_coords[q_real],
+                d_head,
             )
         # which keys win: the select's (the scores' exact values against the reach's atoms)
-        walk.checks.append(check_selection(walk, head, where, (wq, bq, wk, bk), sk[0]))
+        walk.checks.append(check_selection(walk, head, where, own.qk, sk[0], d_head))
         # values: per part (its own value columns), compare with the intended copy
-        sv, sv_err = special_linear(walk.special.x, walk.special.e, wv, bv)
+        entries = int(wv.shape[0]) * d_head
+        sv, sv_err = special_linear(walk.special.x, walk.special.e, wv, bv, entries)
         for part in head.values:
             out = np.array(part.out, dtype=np.int64)
             walk.claim(out, f"head {head.name!r} (layer {layer}, head {h})")
-            weights = (wv, bv, w_o[h])
+            weights = (wv, bv, wo_h)
             updates.append(
                 _value_part(walk, head, part, out, weights, (sv, sv_err), eta, out_terms)
             )
             written[out] = True
         # BOS and PAD queries attend to BOS alone: they add BOS's value through W_O exactly
-        # (from W_O's non-zeros: it pads to the widest head's d_head)
-        bos_ov_full, bos_terms, bos_carried = concrete_products(sv[0], sv_err[0], w_o[h])
+        # (its own rows of W_O, read from their non-zeros)
+        entries = d_head * int(wo_h.shape[1])
+        bos_ov_full, bos_terms, bos_carried = concrete_products(
+            sv[0], sv_err[0], wo_h, entries=entries
+        )
         bos_ov_err = overflowed(bos_carried + gamma(out_terms) * bos_terms, bos_terms)
         new_x += bos_ov_full
         new_e += bos_ov_err
         bos_out += bos_ov_full
-        bos_z[h], bos_z_err[h] = sv[0], sv_err[0]
+        bos_z[h] = sv[0], sv_err[0]
+        del own, wq, bq, wk, bk, wv, bv, wo_h, q_lin, k_lin  # (the next head's are read afresh)
     # b_O is added at every position, in a layer of no heads too (the runtime adds it there)
-    if np.any(walk.w[p + "b_O"] != 0):
-        d = int(np.flatnonzero(walk.w[p + "b_O"] != 0)[0])
+    if np.any(b_o != 0):
+        d = int(np.flatnonzero(b_o != 0)[0])
         raise ReadError(
             f"layer {layer} attn has a non-zero b_O at residual dimension {walk.residual[d]!r}"
         )
@@ -146,10 +162,7 @@ def check_attention(walk: Walk, layer: int) -> None:
     # resid + attn_out rounds only where the heads' output at BOS/PAD can be non-zero: adding an
     # exact 0.0 is exact (the `one` and `bos` dimensions stay exact, which matching's BOS key needs),
     # and so are an exact output and its exact sum (compiler.certify_specials)
-    flat = w_o.reshape(-1, w_o.shape[-1])
-    exact_out = exact_products(
-        bos_z.reshape(1, -1), bos_z_err.reshape(1, -1), flat, np.zeros(flat.shape[1])
-    )
+    exact_out = _exact_bos_output(w_o, bos_z)
     exact_add = exact_additions(walk.special.x, walk.special.e, bos_out, exact_out)
     new_e = np.where(exact_out, walk.special.e, new_e)
     touched = ((new_x != walk.special.x) | (new_e != walk.special.e)) & ~exact_add
@@ -162,7 +175,7 @@ def _value_part(
     head: HeadReach,
     part: ValueReach,
     out: np.ndarray,
-    weights: tuple[np.ndarray, np.ndarray, np.ndarray],  # the head's W_V, b_V, W_O
+    weights: tuple[np.ndarray, np.ndarray, np.ndarray],  # the head's W_V, b_V, W_O (stored)
     special_v: tuple[np.ndarray, np.ndarray],  # BOS and PAD values and their errors
     eta: float,
     out_terms: np.ndarray,  # [d_model]: W_O's products per column, +1
@@ -180,14 +193,15 @@ def _value_part(
     else:
         coords = product(walk.reach.readings, (part.reading,))
         ids = (part.reading,)
-    cols = np.flatnonzero(np.abs(w_o_h[:, out]).sum(axis=1) > 0)
-    v_lin = Linear(wv[:, cols], bv[cols], walk.reach.readings, ids, walk.err, sp)
+    wo_out = np.asarray(w_o_h[:, out], dtype=np.float64)  # [vo, O]
+    cols = np.flatnonzero(np.abs(wo_out).sum(axis=1) > 0)
+    v_lin = Linear(wv[:, cols], bv[cols], walk.reach.readings, ids, walk.err, sp)  # (float64)
     evaluated = v_lin.at(ids, coords)
     v_err = v_lin.rounding(evaluated)  # [Pv, cols]
     # (its copy of W_V's columns and its tables, and the values' error and magnitude: read)
     v = evaluated.value  # [Pv, cols]
     del v_lin, evaluated
-    wo_part = w_o_h[cols][:, out]  # [cols, O]
+    wo_part = wo_out[cols]  # [cols, O]
     ov = v @ wo_part  # [Pv, O]
     numerical = part.reading is not None and not walk.reach.readings[part.reading].categorical
     intended = intended_out(part, coords, len(out), numerical)
@@ -234,6 +248,32 @@ def _value_part(
     return out, abs_err * SLACK, rel * SLACK, mag, grid
 
 
+def _exact_bos_output(
+    w_o: np.ndarray, bos_z: dict[int, tuple[np.ndarray, np.ndarray]]
+) -> np.ndarray:
+    """[1, d_model]: where what the BOS and PAD queries add (every head's BOS value, `bos_z`,
+    through W_O [H, d_head, d_model] as stored) is exact in every order. Each head's rows past its
+    own value width are zeros, as is its BOS value there: they are left out (no non-zero product
+    is), while the dense or sparse sums are chosen by the padded matrix's size, as before."""
+    h_count, d_head, d_model = w_o.shape
+    rows: list[np.ndarray] = []
+    values: list[np.ndarray] = []
+    errors: list[np.ndarray] = []
+    for h in range(h_count):
+        z, z_err = bos_z.get(h, (None, None))
+        if z is None or z_err is None:  # a head the reach does not list: its BOS value is 0
+            width = own_width((w_o[h] != 0).any(axis=1))
+            z, z_err = np.zeros(width), np.zeros(width)
+        rows.append(w_o[h, : len(z)])
+        values.append(z)
+        errors.append(z_err)
+    stacked = np.concatenate(rows) if rows else np.zeros((0, d_model), dtype=w_o.dtype)
+    z_all = np.concatenate(values) if values else np.zeros(0)
+    e_all = np.concatenate(errors) if errors else np.zeros(0)
+    entries = h_count * d_head * d_model
+    return exact_products(z_all[None], e_all[None], stacked, np.zeros(d_model), entries)
+
+
 def _check_head_outputs(walk: Walk, layer: int, heads: list[HeadReach], w_o: np.ndarray) -> None:
     """Each head's W_O writes only its own parts' dimensions, and a head the reach does not list
     writes nothing. A head's value check reads only the W_O entries on its own parts' columns, and
@@ -264,11 +304,11 @@ def _check_unlisted_heads(walk: Walk, layer: int, heads: list[HeadReach]) -> Non
     overflows float32 makes its softmax NaN, which its zero W_O passes on (NaN·0 is NaN)."""
     p = f"blocks.{layer}.attn."
     listed = {head.head for head in heads}
-    for h in range(walk.w[p + "W_Q"].shape[0]):
+    for h in range(stored(walk.w, p + "W_Q").shape[0]):
         if h in listed:
             continue
         for name in ("W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V"):
-            if np.any(walk.w[p + name][h] != 0):
+            if np.any(stored(walk.w, p + name)[h] != 0):
                 raise ReadError(
                     f"layer {layer} attn head {h}, which the reach does not list, has a non-zero "
                     f"{name}"
@@ -284,6 +324,7 @@ def _scores(
     special_q: tuple[np.ndarray, np.ndarray],  # BOS, PAD queries [1 + N, d_head]
     special_k: tuple[np.ndarray, np.ndarray],
     q_coords: np.ndarray,
+    d_head: int,  # the layer's (the states are at the head's own width)
 ) -> float:
     """Check softmax saturation for every query; return eta, the relative error bound of the
     selected keys' weights."""
@@ -292,7 +333,6 @@ def _scores(
     all_q = np.vstack([special_q[0], queries[0]])
     all_qe = np.vstack([special_q[1], queries[1]])
     n_special = special_k[0].shape[0]
-    d_head = queries[0].shape[1]  # this layer's own (per-layer shapes)
     scale = math.sqrt(d_head)
     scale_exact = d_head > 0 and d_head & (d_head - 1) == 0 and d_head.bit_length() % 2 == 1
     worst = (math.inf, math.inf, 0.0, "no decision")  # (margin - bound, margin, bound, where)

@@ -109,12 +109,12 @@ def factorized_scores(
     weights: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],  # W_Q, b_Q, W_K, b_K
     special_q: tuple[np.ndarray, np.ndarray],  # BOS, PAD queries [1 + N, d_head]
     special_k: tuple[np.ndarray, np.ndarray],
+    d_head: int,  # the layer's (the weights are the head's own columns, `compiler.head_slices`)
 ) -> float | None:
     """`certify_attention._scores` for a head whose exact score factors into blocks: appends the
     same Check and returns eta, or returns None (nothing appended) when the head does not factor
     or a score is not exact. Raises OverBudget when even the blocks are too many to check."""
     wq, bq, wk, bk = weights
-    d_head = wq.shape[1]
     if not (d_head > 0 and d_head & (d_head - 1) == 0 and d_head.bit_length() % 2 == 1):
         return None  # 1/sqrt(d_head) rounds: scores are not exact
     scale = math.sqrt(d_head)
@@ -265,7 +265,7 @@ def factorized_scores(
     n_levels = math.prod(max(len(p[0]) for p in d) for d in sig_data)
     if n_combos * (n_levels + n_s) > GRID_ABOVE:
         # Real queries whose every score is exact and on one coarse grid (matching's): no enumeration
-        on_grid = _grid_levels(qs, ks, blocks, scale, special_k)
+        on_grid = _grid_levels(qs, ks, blocks, scale, special_k, d_head)
         if on_grid is not None:
             g_eta, g_worst, g_bound = on_grid
             if g_worst[0] < worst[0]:
@@ -340,6 +340,7 @@ def _grid_levels(
     blocks: list[Block],
     scale: float,
     special_k: tuple[np.ndarray, np.ndarray],
+    d_head: int,
 ) -> tuple[float, tuple[float, float, float, str], float] | None:
     """Saturation for every real query at once, when every real score is an exact multiple of one
     grid step G at least UNDERFLOW wide (matching's scores: multiples of c/2 or coarser): any two
@@ -392,7 +393,9 @@ def _grid_levels(
     g_pad = max(int(row_grid(q.value).max(initial=-60)) for q in qs) + row_grid(sk[1:])
     exact_pad = (ske[1:].max(axis=1, initial=0.0) == 0) & (g_pad <= 60)
     exact_pad &= np.ldexp(pad_size * scale, np.minimum(g_pad, 60)) < 2.0**24
-    rounding = gamma(sum(q.value.shape[1] for q in qs) + 1) * pad_size
+    # (the blocks hold every column of the head: d_head of them, counting the zero columns past
+    # its own width, whose products are exact zeros: an over-count, as the padded head counted)
+    rounding = gamma(d_head + 1) * pad_size
     pad_err = np.where(exact_pad, 0.0, pad_err + rounding)
     offset = math.remainder(bos, step)
     if offset == 0.0:

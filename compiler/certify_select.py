@@ -73,7 +73,8 @@ def check_selection(
     head: HeadReach,
     where: str,
     weights: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],  # W_Q, b_Q, W_K, b_K
-    bos_key: np.ndarray,  # [d_head] the BOS key's exact vector
+    bos_key: np.ndarray,  # [own width] the BOS key's exact vector
+    d_head: int,  # the layer's (the weights are the head's own columns, `compiler.head_slices`)
 ) -> Check:
     """The selection check of one head, as a Check (kind "selection", bound 0)."""
 
@@ -95,13 +96,15 @@ def check_selection(
         * math.prod(readings[head.key[i]].size for i in g.key)
         for g in groups
     )
+    # the zero columns past the head's own width: a group of one pair each, as counted padded
+    pairs += d_head - weights[0].shape[1]
     if pairs > MAX_SELECTION_PAIRS:
         return verdict(
             -math.inf,
             f"{pairs:,} (query, key) state pairs: more than the selection check enumerates "
             f"({MAX_SELECTION_PAIRS:,})",
         )
-    scale = math.sqrt(weights[0].shape[1])
+    scale = math.sqrt(d_head)
     groups = _audible(groups, weights, bos_key)
     stats = [_group_stats(walk, head, g, weights, bos_key, scale) for g in groups]
     if any(len(s.has) == 0 for s in stats):

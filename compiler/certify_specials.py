@@ -21,10 +21,12 @@ from compiler.bounds import special_linear
 from compiler.grids import dyadic_exponent
 
 
-def exact_products(z: np.ndarray, z_err: np.ndarray, w: np.ndarray, bias: np.ndarray) -> np.ndarray:
+def exact_products(
+    z: np.ndarray, z_err: np.ndarray, w: np.ndarray, bias: np.ndarray, entries: int | None = None
+) -> np.ndarray:
     """[S, C]: where `z @ w + bias` (concrete rows z [S, D] with errors z_err) is computed exactly
-    in every evaluation order."""
-    _, err = special_linear(z, z_err, w, bias)
+    in every evaluation order (`entries`: `special_linear`'s)."""
+    _, err = special_linear(z, z_err, w, bias, entries)
     return err == 0
 
 

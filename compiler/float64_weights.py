@@ -4,7 +4,8 @@ The walk reads the layers in order, and a float64 copy of a float32 number is ex
 on access gives the very values a copy of the whole model would, without holding every layer in
 float64 at once (a model of 5,000 residual dims and a 4,096-wide head is 0.7 GB a layer in
 float64). The arrays of the block last read are kept, since a layer's checks read them several
-times; reading another block drops them.
+times; reading another block drops them. A layer's attention tensors are read as `stored` (float32)
+arrays instead: the certifier converts each head's own columns alone (`compiler.head_slices`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ class Float64Weights(Mapping[str, np.ndarray]):
             self._block, self._kept = block, {}
         self._kept[key] = value
         return value
+
+    def stored(self, key: str) -> np.ndarray:
+        """The tensor as the model holds it (float32), unconverted and not kept."""
+        return self._weights[key]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._weights)

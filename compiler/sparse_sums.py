@@ -30,18 +30,23 @@ def concrete_products(
     err: np.ndarray,
     weights: np.ndarray,
     nonzero: tuple[np.ndarray, np.ndarray] | None = None,
+    entries: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """x @ W, (|x| + err) @ |W| and err @ |W| for states x [S, D] (or one state [D]) with errors
-    err and W [D, C]; `nonzero`: np.nonzero(W), where the caller has it already."""
+    err and W [D, C] (float64, or float32: converted as read, the same float64 numbers);
+    `nonzero`: np.nonzero(W), where the caller has it already. `entries`: the size of the padded
+    matrix W is a head's own slice of (`compiler.head_slices`), which chooses the dense or the
+    sparse sums as it chose them for the padded matrix (the same sums, in the same order)."""
     if nonzero is None:
         nnz = np.count_nonzero(weights)
     else:
         nnz = len(nonzero[0])
-    if nnz >= SPARSE_BELOW * weights.size:
+    if nnz >= SPARSE_BELOW * (weights.size if entries is None else entries):
+        weights = np.asarray(weights, dtype=np.float64)
         abs_w = np.abs(weights)
         return x @ weights, (np.abs(x) + err) @ abs_w, err @ abs_w
     if x.ndim == 1:
-        value, size, carried = concrete_products(x[None], err[None], weights, nonzero)
+        value, size, carried = concrete_products(x[None], err[None], weights, nonzero, entries)
         return value[0], size[0], carried[0]
     signed = SparseRows(weights, nonzero)
     magnitudes = signed.magnitudes()

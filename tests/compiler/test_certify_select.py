@@ -137,12 +137,12 @@ RULES = {
 }
 
 
-def _brute_force(walk, head, where, weights, bos_key) -> float:  # type: ignore[no-untyped-def]
+def _brute_force(walk, head, where, weights, bos_key, d_head) -> float:  # type: ignore[no-untyped-def]
     """The selection check's margin by enumerating every (query state, key state) pair."""
     wq, bq, wk, bk = weights
     readings = walk.reach.readings
     sp = (walk.one, walk.bos, walk.pad)
-    scale = math.sqrt(wq.shape[1])
+    scale = math.sqrt(d_head)  # the layer's (the weights are the head's own columns)
     q_coords, k_coords = product(readings, head.query), product(readings, head.key)
     q = Linear(wq, bq, readings, head.query, walk.err, sp).at(head.query, q_coords).value
     k = Linear(wk, bk, readings, head.key, walk.err, sp).at(head.key, k_coords).value
@@ -184,10 +184,10 @@ def test_the_grouped_extremes_equal_every_pair_enumerated(name: str, monkeypatch
     compared: list[tuple[str, float, float]] = []
     grouped = certify_select.check_selection
 
-    def both(walk, head, where, weights, bos_key):  # type: ignore[no-untyped-def]
-        check = grouped(walk, head, where, weights, bos_key)
+    def both(walk, head, where, weights, bos_key, d_head):  # type: ignore[no-untyped-def]
+        check = grouped(walk, head, where, weights, bos_key, d_head)
         compared.append(
-            (head.selects, check.margin, _brute_force(walk, head, where, weights, bos_key))
+            (head.selects, check.margin, _brute_force(walk, head, where, weights, bos_key, d_head))
         )
         return check
 
@@ -223,9 +223,9 @@ def test_random_programs_grouped_extremes_equal_every_pair_enumerated(
     compared: list[tuple[float, float]] = []
     grouped = certify_select.check_selection
 
-    def both(walk, head, where, weights, bos_key):  # type: ignore[no-untyped-def]
-        check = grouped(walk, head, where, weights, bos_key)
-        compared.append((check.margin, _brute_force(walk, head, where, weights, bos_key)))
+    def both(walk, head, where, weights, bos_key, d_head):  # type: ignore[no-untyped-def]
+        check = grouped(walk, head, where, weights, bos_key, d_head)
+        compared.append((check.margin, _brute_force(walk, head, where, weights, bos_key, d_head)))
         return check
 
     monkeypatch.setattr(certify_attention, "check_selection", both)
