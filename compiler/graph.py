@@ -22,7 +22,7 @@ from rasp import sops
 from rasp.call_names import about, local_name, made_in, with_place
 from rasp.errors import CompileError, Diagnostic, Span
 from rasp.named_text import SEPARATORS
-from rasp.nodes import _ONE_TERM
+from rasp.nodes import is_one_term
 from rasp.written_text import written
 
 # Whether a def's unnamed s-op is named after the def (`_f_aggregate_1`): off only while a model
@@ -358,7 +358,7 @@ def _input_text(node: IRNode, source: sops.Node) -> str:
 
 def _operand(text: str) -> str:
     """An operand of `and`, `or`, `not`, bracketed where it is more than a name or a call."""
-    return text if _ONE_TERM.fullmatch(text) else f"({text})"
+    return text if is_one_term(text) else f"({text})"
 
 
 _INPUT_WIDTH = TEXT_WIDTH  # a longer input text is named by its generated name
