@@ -32,6 +32,7 @@ def is_one_term(text: str) -> bool:
     brackets there; an operation (`x + 1`, `a and b`) does."""
     return _ONE_TERM.fullmatch(text) is not None
 
+
 _node_ids = itertools.count()
 
 
