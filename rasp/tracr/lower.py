@@ -45,13 +45,13 @@ from rasp.tracr.functions import (
     TracrPredicate,
 )
 from rasp.tracr.input_forms import MeanCheck
+from rasp.tracr.lambda_text import lambda_note
 from rasp.tracr.numpy_values import (
     NumpyTypes,
     ambiguous_problems,
     comparison_problem,
     sources_of,
 )
-from rasp.tracr.lambda_text import lambda_note
 from rasp.tracr.operator_text import made_with_inputs, operator_note
 from rasp.tracr.selector_nodes import (
     Aggregate,
