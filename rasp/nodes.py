@@ -22,9 +22,9 @@ from rasp.wording import int_text
 Atom = int | float | str | bool | None
 
 LABEL_MAX = 40  # an unnamed node's label: its expression, cut to this many characters
-# a name, a call or an index (`x`, `f(x, y)`, `d[x]`), which reads as one term inside other text;
-# anything else (`x + 1`) is an operation, bracketed there
-_ONE_TERM = re.compile(r"[A-Za-z_]\w*(\(.*\)|\[.*\])?")
+# a name, a call or an index (`x`, `f(x, y)`, `lib.make_sort(...)`, `d[x]`), which reads as one
+# term inside other text; anything else (`x + 1`) is an operation, bracketed there
+_ONE_TERM = re.compile(r"[A-Za-z_][\w.]*(\(.*\)|\[.*\])?")
 
 
 def is_one_term(text: str) -> bool:

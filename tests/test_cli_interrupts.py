@@ -24,7 +24,17 @@ from rasp.tools import interrupts
 ROOT = Path(__file__).resolve().parent.parent
 REVERSE = ROOT / "programs" / "reverse.rasp"
 VERIFY = ["verify", str(REVERSE), "--vocab", "ab", "--max-len", "3", "--json"]
-VERIFY_FAILURE = ["ok", "checked", "failures", "vocab", "max_len", "error", "location", "refused", "kind"]
+VERIFY_FAILURE = [
+    "ok",
+    "checked",
+    "failures",
+    "vocab",
+    "max_len",
+    "error",
+    "location",
+    "refused",
+    "kind",
+]
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 

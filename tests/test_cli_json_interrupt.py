@@ -75,10 +75,26 @@ def test_other_commands_keep_the_plain_object(
 
     monkeypatch.setattr(model_commands, "cmd_show", interrupted)
     code, stdout, _ = run(capsys, "show", str(tmp_path / "m.safetensors"), "--json")
-    assert code == 130 and list(json.loads(stdout)) == ["ok", "error", "location", "refused", "kind"]
+    assert code == 130 and list(json.loads(stdout)) == [
+        "ok",
+        "error",
+        "location",
+        "refused",
+        "kind",
+    ]
 
 
-VERIFY_FAILURE = ["ok", "checked", "failures", "vocab", "max_len", "error", "location", "refused", "kind"]
+VERIFY_FAILURE = [
+    "ok",
+    "checked",
+    "failures",
+    "vocab",
+    "max_len",
+    "error",
+    "location",
+    "refused",
+    "kind",
+]
 
 
 @pytest.mark.parametrize("how", ["interrupted", "program error", "refused", "model error"])

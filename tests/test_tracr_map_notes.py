@@ -51,3 +51,12 @@ def test_a_tracr_mean_of_bools_reads_its_values_as_numerical() -> None:
     ops = [b["op"] for layer in model.metadata["layers"] for b in (*layer["attn"], *layer["mlp"])]
     assert "numerical(any_negative)" in ops, ops
     assert not any(op.startswith("map(") for op in ops), ops
+
+
+def test_a_lambda_of_a_given_function_is_left_to_the_name() -> None:
+    def wrap(f):  # type: ignore[no-untyped-def]
+        return lambda args: f(*args)
+
+    hist = S.MapSOp(fn=abs, inputs=(S.TokensSOp(),), name="hist")
+    # (make_nary_sequencemap's `nary_concat` read `f(*sequence_map(..., tokens_asis))`)
+    assert lambda_note(wrap(print), [hist]) is None

@@ -24,7 +24,9 @@ _ATOMS = (bool, int, float, str)  # closure values written as their repr
 def lambda_note(fn: Callable[..., Any], inputs: Sequence[sops.Node]) -> str | None:
     """`fn`'s body with `inputs` (program text) for its parameters, at most _WIDTH characters;
     None where `fn` is no lambda of a file we can read, its source is ambiguous (two lambdas of
-    the same parameters on its line), it returns a parameter as it is, or the text is longer."""
+    the same parameters on its line), it returns a parameter as it is, it reads a closure value
+    that is no number, string or bool (a function given to the library call), or the text is
+    longer."""
     code = getattr(fn, "__code__", None)
     if getattr(fn, "__name__", None) != "<lambda>" or code is None:
         return None
@@ -43,7 +45,10 @@ def lambda_note(fn: Callable[..., Any], inputs: Sequence[sops.Node]) -> str | No
         return None  # (`lambda x: x` computes nothing to say)
     closure = dict(zip(code.co_freevars, getattr(fn, "__closure__", None) or (), strict=False))
     marks = {p: f"__arg{k}__" for k, p in enumerate(params)}
-    written = _Written(marks, closure).visit(body)
+    rewrite = _Written(marks, closure)
+    written = rewrite.visit(body)
+    if rewrite.opaque:
+        return None  # (`lambda args: f(*args)`: `f`, a function the call was given, says nothing)
     text = ast.unparse(written)
     for param, mark in marks.items():
         # (an operation bracketed: `(-1 * hist) + ...`)
@@ -58,6 +63,7 @@ class _Written(ast.NodeTransformer):
     def __init__(self, marks: dict[str, str], closure: dict[str, Any]) -> None:
         self._marks = marks
         self._closure = closure
+        self.opaque = False  # whether it reads a closure value that is no atom
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if node.id in self._marks:
@@ -70,6 +76,7 @@ class _Written(ast.NodeTransformer):
                 return node
             if type(value) in _ATOMS:
                 return ast.Constant(value=value)
+            self.opaque = True
         return node
 
 
