@@ -50,4 +50,5 @@ def test_other_labels_stay_explained_after_the_place() -> None:
 def test_one_term_is_public() -> None:
     # (written_text and compiler.graph imported rasp.nodes' private _ONE_TERM)
     assert is_one_term("round(v2)") and is_one_term("d[x]") and is_one_term("x")
+    assert is_one_term("lib.make_sort(rasp.tokens, min_key=1)")  # (a dotted call too)
     assert not is_one_term("v2 < 3") and not is_one_term("not x")
