@@ -22,7 +22,7 @@ from rasp import sops
 from rasp.call_names import about, local_name, made_in, with_place
 from rasp.errors import CompileError, Diagnostic, Span
 from rasp.named_text import SEPARATORS
-from rasp.nodes import _ONE_TERM
+from rasp.nodes import is_one_term
 from rasp.written_text import written
 
 # Whether a def's unnamed s-op is named after the def (`_f_aggregate_1`): off only while a model
@@ -294,7 +294,7 @@ def _distinct_texts(nodes: list[IRNode], sources: list[sops.Node]) -> tuple[IRNo
         if node.named:
             return replace(node, text=node.name)
         inputs = [nodes[i] for i in node.inputs]
-        return replace(node, text=_structure(source, node.op, inputs, own_text=False))
+        return replace(node, text=_elided(_structure(source, node.op, inputs, own_text=False)))
 
     return tuple(distinct(n, s) for n, s in zip(nodes, sources, strict=True))
 
@@ -311,7 +311,9 @@ def _payload(node: sops.Node) -> Any:
 
 
 def _describe(node: sops.Node, op: Op, inputs: list[IRNode]) -> str:
-    return _span_text(node) or _structure(node, op, inputs)
+    # (a text rebuilt from its inputs is cut as a source text is: a program built in Python, the
+    # compiler fuzz's, quoted 130 characters of it in one message)
+    return _span_text(node) or _elided(_structure(node, op, inputs))
 
 
 TEXT_WIDTH = 80  # a longer source text is shown as its start and end
@@ -322,24 +324,29 @@ def _span_text(node: sops.Node) -> str | None:
     the program's words, where a description by input names would quote generated ones
     (`aggregate(_or_1, _map_4)` for a long inline selector)."""
     if node.span is not None:
-        text = node.span.shown_text()
-        if len(text) > TEXT_WIDTH:  # cut at spaces where there are some
-            head, start = text[: TEXT_WIDTH - 25], len(text) - 20
-            head = head[: head.rfind(" ")] if head.rfind(" ") > 20 else head
-            tail = text[start:]
-            if 0 <= tail.find(" ") < 10:
-                tail = tail[tail.find(" ") + 1 :]
-            else:  # never from inside a name: `... lect(indices, 0, >))` read as a word `lect`
-                back = start
-                while back > start - 15 and _word(text[back - 1]):
-                    back -= 1
-                if _word(text[back - 1]):  # a long name: from the character after it instead
-                    while start < len(text) and _word(text[start]):
-                        start += 1
-                tail = text[back if not _word(text[back - 1]) else start :]
-            text = f"{head} ... {tail}"
-        return text or None
+        return _elided(node.span.shown_text()) or None
     return None
+
+
+def _elided(text: str) -> str:
+    """`text`, its middle elided past TEXT_WIDTH characters (cut at spaces where there are
+    some), never inside a name."""
+    if len(text) <= TEXT_WIDTH:
+        return text
+    head, start = text[: TEXT_WIDTH - 25], len(text) - 20
+    head = head[: head.rfind(" ")] if head.rfind(" ") > 20 else head
+    tail = text[start:]
+    if 0 <= tail.find(" ") < 10:
+        tail = tail[tail.find(" ") + 1 :]
+    else:  # never from inside a name: `... lect(indices, 0, >))` read as a word `lect`
+        back = start
+        while back > start - 15 and _word(text[back - 1]):
+            back -= 1
+        if _word(text[back - 1]):  # a long name: from the character after it instead
+            while start < len(text) and _word(text[start]):
+                start += 1
+        tail = text[back if not _word(text[back - 1]) else start :]
+    return f"{head} ... {tail}"
 
 
 def _word(char: str) -> bool:
@@ -358,7 +365,7 @@ def _input_text(node: IRNode, source: sops.Node) -> str:
 
 def _operand(text: str) -> str:
     """An operand of `and`, `or`, `not`, bracketed where it is more than a name or a call."""
-    return text if _ONE_TERM.fullmatch(text) else f"({text})"
+    return text if is_one_term(text) else f"({text})"
 
 
 _INPUT_WIDTH = TEXT_WIDTH  # a longer input text is named by its generated name

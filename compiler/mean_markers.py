@@ -14,9 +14,20 @@ from typing import Any
 from compiler.rounded import unrounded
 from rasp import sops
 from rasp.errors import RaspRuntimeError
+from rasp.nodes import LABEL_MAX
+from rasp.written_text import written
 
 # the text of the map that gives a mean its values as numbers (compiler.vote_means reads through it)
 AS_NUMBER_TEXT = "bools as 0/1, None as a number"
+
+
+def as_number_note(values: sops.Node, none: Any) -> str:
+    """How messages and `rasp show` name the map giving a tracr mean `values` as numbers: by
+    tracr's word for an s-op read as numbers, `numerical(any_negative)` (it shares its mean's
+    span, a library call's too, so its source text names it not: it read `map(any_negative)`),
+    with the number standing in for None where there is one (`numerical(x) (None as -1)`)."""
+    shown = f"numerical({written(values, LABEL_MAX)})"
+    return shown if none is None else f"{shown} (None as {none})"
 
 
 def maps_back(fn: Any) -> bool:

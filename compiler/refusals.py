@@ -78,7 +78,8 @@ def refusals(
                     "holds one value at every position"
                 ),
             )
-        at = check.where + names.told_in(check.where)
+        # (a generated label of its state as program text where short: `query (round(v2)=0)`)
+        at = names.inline(check.where) + names.told_in(check.where)
         close = close_values(check, reach)
         if check.margin == -math.inf:  # not checked at all (too many states)
             what = f"cannot be certified: {at}"

@@ -24,7 +24,13 @@ from typing import Any
 from compiler.blocks import Atom
 from compiler.bool_means import BoolMeans
 from compiler.first_values import analysed_values, never_none_first, one_key_only_at_first
-from compiler.mean_markers import AS_NUMBER_TEXT, AsNumber, Markers, none_marker
+from compiler.mean_markers import (
+    AS_NUMBER_TEXT,
+    AsNumber,
+    Markers,
+    as_number_note,
+    none_marker,
+)
 from compiler.plan_context import NUMERIC_COPY_MIN_VALUES
 from compiler.predicates import MAX_TABLE_CELLS, Rebuild, fails_everywhere, table_of
 from compiler.ranks import (
@@ -363,6 +369,7 @@ def _tracr_mean(
             text=AS_NUMBER_TEXT,
             span=node.span,
             loose=True,
+            note=as_number_note(values, markers.get(None)),
         )
     if not markers:
         return marked(dataclasses.replace(plain, sop=values, default=given), of_bools)
@@ -417,6 +424,7 @@ def _none_as_number(plain: sops.AggregateSOp, possible: Sequence[Atom]) -> sops.
             text="None as a number",
             span=plain.span,
             loose=True,
+            note=as_number_note(values, marker),
         )
     copy = dataclasses.replace(plain, sop=values, default=marker, name=None)
     return sops.MapSOp(

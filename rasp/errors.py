@@ -151,6 +151,10 @@ class ErrorKind(Enum):
     COMPILE = "compile"
     VERIFY = "verify"
     IO = "io"
+    # what stopped a command other than its program or files (the CLI's, said in its `--json`)
+    INTERRUPTED = "interrupted"
+    MEMORY = "memory"
+    INTERNAL = "internal"
 
 
 @dataclass(frozen=True)

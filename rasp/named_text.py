@@ -9,12 +9,15 @@ certificate's line of `rasp compile` and `rasp verify` (rasp.tools.certificate_t
 
 A label the compiler gave an unnamed s-op (`_map_1`, `_f_aggregate_2`: `GENERATED`) that no `def`
 made is explained by what it computes where the message's maker knows it (`texts`): `_map_1
-(indices < tokens_int)`, so that no message leaves a reader with a bare internal name."""
+(indices < tokens_int)`, so that no message leaves a reader with a bare internal name; in a
+decision's state it is written as that text where short (`at query (round(v2)=0)`, `inline`)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+
+from rasp.nodes import LABEL_MAX, is_one_term
 
 # what a derived dimension's name adds to its s-op's (`x.frac`, `x~sel`, `indices^2`)
 SEPARATORS = re.compile(r"[.~^]")
@@ -25,6 +28,10 @@ _PAIR = re.compile(r"(?:(?<=\()|(?<=, ))([^\s=(),]+)=")
 GENERATED = re.compile(
     r"_(?:\w+_)?(?:const|map|select|and|or|not|aggregate|selector_width)_\d+(?:_\d+)?"
 )
+
+
+# one inside other text (`round(_map_3)`), which no reader of a message could look up
+_GENERATED_IN = re.compile(rf"(?<![\w.]){GENERATED.pattern}(?!\w)")
 
 
 def is_generated(label: str) -> bool:
@@ -89,6 +96,29 @@ class MessageNames:
     def block(self, block: str) -> str:
         """A certificate's block (`a, b` for a head computing two), each label so."""
         return ", ".join(self.label(part) for part in block.split(", "))
+
+    def inline(self, where: str) -> str:
+        """A decision's place (`query (_map_17=0)`) with each generated label of its state that no
+        `def` made written as the program text it stands for, where that is short and names no
+        other generated label: `query (round(v2)=0)`, `unit 2 at ((v2 < 3)=True)` (an operation
+        bracketed, as in an s-op's label); such a label is then said (`told_in` adds nothing for
+        it). A derived dimension (`_map_1.frac=0.5`) keeps its label, explained by `told_in`."""
+        parts, last = [], 0
+        for match in _PAIR.finditer(where):
+            text = self._inline_text(match.group(1))
+            if text is not None:
+                parts += [where[last : match.start(1)], text]
+                last = match.end(1)
+        return "".join(parts) + where[last:]
+
+    def _inline_text(self, label: str) -> str | None:
+        if self._texts is None or not is_generated(label) or self._about(label) is not None:
+            return None
+        text = self._texts(label)
+        if text is None or len(text) > LABEL_MAX or _GENERATED_IN.search(text):
+            return None
+        self._said.add(label)
+        return text if is_one_term(text) else f"({text})"
 
     def told_in(self, where: str) -> str:
         """What a message adds after a decision's place (`query (_f_map_2=1.5)`, `unit 3 at

@@ -22,7 +22,16 @@ from rasp.wording import int_text
 Atom = int | float | str | bool | None
 
 LABEL_MAX = 40  # an unnamed node's label: its expression, cut to this many characters
-_ONE_TERM = re.compile(r"[A-Za-z_]\w*(\(.*\)|\[.*\])?")
+# a name, a call or an index (`x`, `f(x, y)`, `lib.make_sort(...)`, `d[x]`), which reads as one
+# term inside other text; anything else (`x + 1`) is an operation, bracketed there
+_ONE_TERM = re.compile(r"[A-Za-z_][\w.]*(\(.*\)|\[.*\])?")
+
+
+def is_one_term(text: str) -> bool:
+    """Whether `text` reads as one term inside other text (a name, a call, an index), so needs no
+    brackets there; an operation (`x + 1`, `a and b`) does."""
+    return _ONE_TERM.fullmatch(text) is not None
+
 
 _node_ids = itertools.count()
 
@@ -145,7 +154,7 @@ class Node:
         text = self.called_as or (self.span.shown_text() if self.span else "")
         if not text:
             return "selector" if isinstance(self, Selector) else "s-op"
-        one_term = _ONE_TERM.fullmatch(text)
+        one_term = is_one_term(text)
         if len(text) > LABEL_MAX:
             text = text[: LABEL_MAX - 3] + "..."
         # a bare call or name reads as one; an operation is bracketed (`(x + 1)("abc")`)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from rasp import sops
 from rasp.errors import Span
-from rasp.nodes import _ONE_TERM, LABEL_MAX
+from rasp.nodes import LABEL_MAX, is_one_term
 from rasp.wording import atom_text
 
 LIMIT = 80  # as compiler.graph's TEXT_WIDTH: a longer text is cut
@@ -38,7 +38,7 @@ def label(node: sops.Node, limit: int = LABEL_MAX) -> str:
     """`written(node, limit)` as a label inside other text: an operation bracketed, as
     `Node.label` brackets one (`(tokens == "a") - closes`), a name or a call as it is."""
     text = written(node, limit)
-    return text if node.name or _ONE_TERM.fullmatch(text) else f"({text})"
+    return text if node.name or is_one_term(text) else f"({text})"
 
 
 def shared_span(node: sops.Node, reader: Span | None = None) -> bool:

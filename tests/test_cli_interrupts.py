@@ -24,7 +24,17 @@ from rasp.tools import interrupts
 ROOT = Path(__file__).resolve().parent.parent
 REVERSE = ROOT / "programs" / "reverse.rasp"
 VERIFY = ["verify", str(REVERSE), "--vocab", "ab", "--max-len", "3", "--json"]
-VERIFY_FAILURE = ["ok", "checked", "failures", "vocab", "max_len", "error", "location", "refused"]
+VERIFY_FAILURE = [
+    "ok",
+    "checked",
+    "failures",
+    "vocab",
+    "max_len",
+    "error",
+    "location",
+    "refused",
+    "kind",
+]
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -80,7 +90,7 @@ def test_compile_interrupted_while_loading_still_names_its_output(tmp_path: Path
     code, out, err = _interrupted([*argv, "--json"], "start")
     data = _one_object(out)
     assert code == 130 and err.endswith("interrupted\n") and "Traceback" not in err
-    assert list(data) == ["ok", "output", "error", "location", "refused"]
+    assert list(data) == ["ok", "output", "error", "location", "refused", "kind"]
     assert data["output"] == str(out_file) and not out_file.exists()
 
 

@@ -53,7 +53,7 @@ def test_a_compile_that_fails_outside_the_compiler_has_compile_s_object(
     assert got_code == code
     assert data["ok"] is False and data["error"].startswith(error)
     assert data["output"] == str(tmp_path / "m.safetensors")
-    assert list(data) == ["ok", "output", "error", "location", "refused"]  # as a refusal's
+    assert list(data) == ["ok", "output", "error", "location", "refused", "kind"]  # as a refusal's
 
 
 def test_a_refused_compile_s_object_is_the_same_shape(
@@ -64,7 +64,7 @@ def test_a_refused_compile_s_object_is_the_same_shape(
     args = ["--vocab", "ab", "--max-len", "3", "-o", str(out), "--json"]
     code, stdout, _ = run(capsys, "compile", str(tmp_path / "p.rasp"), *args)
     data = json.loads(stdout)
-    assert code == 1 and list(data) == ["ok", "output", "error", "location", "refused"]
+    assert code == 1 and list(data) == ["ok", "output", "error", "location", "refused", "kind"]
 
 
 def test_other_commands_keep_the_plain_object(
@@ -75,10 +75,26 @@ def test_other_commands_keep_the_plain_object(
 
     monkeypatch.setattr(model_commands, "cmd_show", interrupted)
     code, stdout, _ = run(capsys, "show", str(tmp_path / "m.safetensors"), "--json")
-    assert code == 130 and list(json.loads(stdout)) == ["ok", "error", "location", "refused"]
+    assert code == 130 and list(json.loads(stdout)) == [
+        "ok",
+        "error",
+        "location",
+        "refused",
+        "kind",
+    ]
 
 
-VERIFY_FAILURE = ["ok", "checked", "failures", "vocab", "max_len", "error", "location", "refused"]
+VERIFY_FAILURE = [
+    "ok",
+    "checked",
+    "failures",
+    "vocab",
+    "max_len",
+    "error",
+    "location",
+    "refused",
+    "kind",
+]
 
 
 @pytest.mark.parametrize("how", ["interrupted", "program error", "refused", "model error"])

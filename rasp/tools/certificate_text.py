@@ -63,7 +63,7 @@ def summary_line(
     block = names.block(str(weakest["block"]))
     at = str(weakest["where"])
     where = (
-        f"{weakest['sublayer']} ({block}), {weakest['kind']} at {at}: "
+        f"{weakest['sublayer']} ({block}), {weakest['kind']} at {names.inline(at)}: "
         f"margin {_fmt(weakest['margin'])} vs float32 error bound {_fmt(weakest['bound'])}"
         + names.told_in(at)
     )

@@ -94,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # (--json: still one object on stdout, for whoever reads it)
         settle_interrupts()
         pause_point("interrupted")
-        _print_failure(args, RaspError("interrupted"))
+        _print_failure(args, RaspError("interrupted", kind=ErrorKind.INTERRUPTED))
         _print_error("interrupted")
         return INTERRUPTED
     except RaspError as err:
@@ -111,12 +111,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _failed(args, _os_error_text(exc, args))
     except MemoryError as exc:  # the work is too large for this machine, not a bug
         # (`rasp export` of a file without W_pos whose header says max_len 10**9 pads a 30 GB W_pos)
-        return _failed(args, _memory_text(exc))
+        return _failed(args, _memory_text(exc), kind=ErrorKind.MEMORY)
     except RuntimeError as exc:
         # torch's allocators raise RuntimeError (torch.OutOfMemoryError on CUDA), not MemoryError
-        return (
-            _failed(args, _memory_text(exc)) if _out_of_memory(exc) else _internal_error(exc, args)
-        )
+        if _out_of_memory(exc):
+            return _failed(args, _memory_text(exc), kind=ErrorKind.MEMORY)
+        return _internal_error(exc, args)
     except Exception as exc:  # the last line of defence: never a traceback by default
         return _internal_error(exc, args)
 
@@ -136,11 +136,16 @@ def _flushed(code: int) -> int:
     return code
 
 
-def _failed(args: argparse.Namespace | None, text: str, prefix: str = "error: ") -> int:
+def _failed(
+    args: argparse.Namespace | None,
+    text: str,
+    prefix: str = "error: ",
+    kind: ErrorKind = ErrorKind.IO,
+) -> int:
     """Exit 1 with `error: TEXT` on stderr and, under --json, the `{ok: false, ...}` object on
     stdout that a `RaspError` gets (a JSON consumer read empty output for these)."""
     settle_interrupts()
-    _print_failure(args, RaspError(text, kind=ErrorKind.IO))
+    _print_failure(args, RaspError(text, kind=kind))
     _print_error(f"{prefix}{text}")
     return 1
 
@@ -185,7 +190,7 @@ def _internal_error(exc: Exception, args: argparse.Namespace | None) -> int:
         f"{type(exc).__name__}: {exc} (a bug in rasp-forge: please report it with the command "
         "you ran; RASP_DEBUG=1 shows the traceback)"
     )
-    return _failed(args, text, prefix="internal error: ")
+    return _failed(args, text, prefix="internal error: ", kind=ErrorKind.INTERNAL)
 
 
 def _parse_arguments(

@@ -203,7 +203,7 @@ def _layout(trace: Trace, shrink: float) -> _Layout:
     head_left = token_w + 0.35
     head_w = max(head_left + side, 2.6) + _GAP
     wrap = max(16, int((head_w - _GAP) / _PROP_W))
-    op_lines = max((len(_op_lines(head.op, wrap)) for head in trace.heads), default=1)
+    op_lines = max((len(_op_lines(head.op, wrap, head.name)) for head in trace.heads), default=0)
     head_h = side + token_w + 0.35 + (1 + op_lines) * _LINE + 0.3
     heads = _Rows(
         len(trace.heads),
@@ -318,7 +318,7 @@ def _draw_head(ax: Any, trace: Trace, head: Any, wrap: int, positions: _Axis) ->
     ax.set_xlabel("key", fontsize=8, labelpad=2)
     ax.set_ylabel("query", fontsize=8, labelpad=2)
     name = _shorten(f"layer {head.layer} head {head.head}: {head.name}", wrap)
-    ax.set_title("\n".join([name, *_op_lines(head.op, wrap)]), fontsize=8)
+    ax.set_title("\n".join([name, *_op_lines(head.op, wrap, head.name)]), fontsize=8)
     return image
 
 
@@ -365,8 +365,11 @@ def _draw_residual(
     return image
 
 
-def _op_lines(op: str, wrap: int) -> list[str]:
-    """A head's operation as its title's lines under the name: at most two."""
+def _op_lines(op: str, wrap: int, name: str | None = None) -> list[str]:
+    """A head's operation as its title's lines under the name: at most two; none where it is the
+    name itself (`length` computing `length`: the title said `length` twice)."""
+    if op == name:
+        return []
     return textwrap.wrap(op, wrap, max_lines=2, placeholder=" ...") or [""]
 
 

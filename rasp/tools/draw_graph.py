@@ -48,7 +48,9 @@ def computation_dot(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray]) 
             [
                 _node(
                     v,
-                    f"{_escape(v)}\\n{_escape(embedded[v])}" if v in embedded else _escape(v),
+                    _escape(v)
+                    if embedded.get(v, v) == v
+                    else f"{_escape(v)}\\n{_escape(embedded[v])}",
                     "input",
                     v == output,
                 )
@@ -72,7 +74,7 @@ def computation_dot(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray]) 
             attn_nodes.append(
                 _node(
                     node,
-                    f"{_escape(op.get('name'))}\\nL{layer} H{head}: {_escape(op.get('op'))}",
+                    _title(op, f"L{layer} H{head}"),
                     "head",
                     node == output,
                 )
@@ -86,7 +88,7 @@ def computation_dot(meta: Mapping[str, Any], weights: Mapping[str, np.ndarray]) 
             mlp_nodes.append(
                 _node(
                     node,
-                    f"{_escape(op.get('name'))}\\nL{layer} MLP: {_escape(op.get('op'))}",
+                    _title(op, f"L{layer} MLP"),
                     "mlp",
                     node == output,
                 )
@@ -143,6 +145,13 @@ def _node(name: str, label: str, kind: str, is_output: bool) -> str:
     }[kind]
     extra = ", peripheries=2" if is_output else ""
     return f'"{_escape(name)}" [label="{label}", shape={shape}{style}{extra}];'
+
+
+def _title(op: dict[str, Any], where: str) -> str:
+    """A block's node label: its name, then where it is and its operation (`L0 H1: aggregate(...)`),
+    the operation left out where it is the name itself (`length\\nL0 H0: length` said it twice)."""
+    name, text = _escape(op.get("name")), _escape(op.get("op"))
+    return f"{name}\\n{where}" if op.get("op") == op.get("name") else f"{name}\\n{where}: {text}"
 
 
 def _escape(text: Any) -> str:

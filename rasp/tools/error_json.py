@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rasp.errors import RaspError, spell_options
+from rasp.errors import ErrorKind, RaspError, spell_options
 
 
 def diagnostics_json(err: RaspError) -> list[dict[str, Any]]:
@@ -25,15 +25,25 @@ def diagnostics_json(err: RaspError) -> list[dict[str, Any]]:
 
 
 def failure_json(err: RaspError) -> dict[str, Any]:
-    """`{ok: false, error, location, refused}`: the first error and its location (null where it
-    has none: a file that cannot be read), and every diagnostic."""
+    """`{ok: false, error, location, refused, kind}`: the first error and its location (null where
+    it has none: a file that cannot be read), every diagnostic (under `refused`, whatever stopped
+    the command: readers depend on the key), and what kind of failure it is (`failure_kind`)."""
     found = diagnostics_json(err)
     return {
         "ok": False,
         "error": found[0]["message"],
         "location": found[0]["location"],
         "refused": found,
+        "kind": failure_kind(err),
     }
+
+
+def failure_kind(err: RaspError) -> str:
+    """What stopped the command, for a reader of `--json`: `syntax` (the program does not read),
+    `refused` (the compiler or its certificate refused it), `name`, `type`, `arity`, `evaluation`
+    (the program does not run), `verify`, `io` (a file, an input, the environment), `interrupted`,
+    `memory` or `internal` (a bug of ours)."""
+    return "refused" if err.kind is ErrorKind.COMPILE else err.kind.value
 
 
 def compile_error_json(err: RaspError, output: str) -> dict[str, Any]:

@@ -45,13 +45,14 @@ from rasp.tracr.functions import (
     TracrPredicate,
 )
 from rasp.tracr.input_forms import MeanCheck
+from rasp.tracr.lambda_text import lambda_note
 from rasp.tracr.numpy_values import (
     NumpyTypes,
     ambiguous_problems,
     comparison_problem,
     sources_of,
 )
-from rasp.tracr.operator_text import operator_note
+from rasp.tracr.operator_text import made_with_inputs, operator_note
 from rasp.tracr.selector_nodes import (
     Aggregate,
     Comparison,
@@ -73,7 +74,7 @@ from rasp.tracr.sop_nodes import (
     SequenceMap,
     TokensType,
 )
-from rasp.written_text import written
+from rasp.written_text import LIMIT, label
 
 _COMPARISONS = {
     Comparison.EQ: sops.Comparison.EQ,
@@ -174,7 +175,7 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node], numpy: dict[int, NumpyTypes]
             return sops.LengthSOp(**where)
         case Map():
             fn = TracrFn(expr.f, text, sources=sources_of(inputs), numpy=types)
-            note = operator_note(expr, inputs)
+            note = _map_note(expr, inputs)
             return sops.MapSOp(
                 fn=fn, inputs=_sops(inputs), text=text, loose=True, note=note, **where
             )
@@ -186,7 +187,7 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node], numpy: dict[int, NumpyTypes]
             factors = getattr(expr, "operator_factors", None)  # a subclass may skip __init__
             affine = _linear_form(expr, factors)
             fn = TracrFn(expr.f, text, affine=affine, sources=sources_of(inputs), numpy=types)
-            note = operator_note(expr, inputs)
+            note = _map_note(expr, inputs)
             return sops.MapSOp(
                 fn=fn, inputs=_sops(inputs), text=text, loose=True, note=note, **where
             )
@@ -254,6 +255,15 @@ def _lower(expr: RASPExpr, inputs: list[sops.Node], numpy: dict[int, NumpyTypes]
             )
         ]
     )
+
+
+def _map_note(expr: Map | SequenceMap, inputs: list[sops.Node]) -> str | None:
+    """What a map a library call built computes, where the call's span names it not: its
+    operator's text, else its lambda's body over its inputs (`(-1 * hist) + 1 * indices / 64`)."""
+    note = operator_note(expr, inputs)
+    if note is None and made_with_inputs(expr, inputs):
+        note = lambda_note(expr.f, inputs)
+    return note
 
 
 def _linear_form(
@@ -343,7 +353,7 @@ def _constant_side(side: sops.SOp, value: int, role: str, where: dict[str, Any])
 def _checked(side: sops.SOp, role: str) -> str:
     """The check as messages name it: the select's side as the program wrote it, not the check's
     own words applied to a generated name (`key is not None(_map_16)`)."""
-    return f"{written(side)} (as a {role})"
+    return f"{label(side, LIMIT)} (as a {role})"  # (an operation bracketed: `(x + 1) (as a key)`)
 
 
 def _may_be_none(side: sops.SOp) -> bool:

@@ -17,16 +17,19 @@ from rasp.written_text import label
 _WIDTH = 60  # a longer text is left out: the map is then written from its inputs
 
 
+def made_with_inputs(expr: RASPExpr, inputs: Sequence[sops.Node]) -> bool:
+    """Whether `expr`'s span is one of its inputs' (one call made both), so names neither."""
+    span = getattr(expr, "span", None)
+    return span is not None and any(
+        i.span is not None and i.span.source is span.source and i.span == span for i in inputs
+    )
+
+
 def operator_note(expr: RASPExpr, inputs: Sequence[sops.Node]) -> str | None:
     """`expr`'s operator text, its s-op operands written as program text, where its span is one
     of its inputs' (a call made both); None elsewhere (its own source text says it)."""
     form = getattr(expr, "operator_form", None)
-    span = getattr(expr, "span", None)
-    if form is None or span is None:
-        return None
-    if not any(
-        i.span is not None and i.span.source is span.source and i.span == span for i in inputs
-    ):
+    if form is None or not made_with_inputs(expr, inputs):
         return None
     template, operands = form
     children = list(expr.children)
