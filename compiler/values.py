@@ -40,6 +40,7 @@ from compiler.relations import (
 )
 from compiler.selector_cases import decided_matrix, row_ranges
 from compiler.token_values import token_values
+from compiler.token_views import views_pin_the_value
 from compiler.total_orders import selects_one_by_rank
 from compiler.uniform import equality_key, is_uniform, keys_differ
 from compiler.width_sweep import Sweep, sweep
@@ -153,6 +154,10 @@ class _Inference:
                         # the keys of the largest or smallest x, averaging copies of one value
                         equal_values=selects_equal_values(
                             self.g, selector, sop, known.values.__getitem__
+                        )
+                        # (`select(tokens, "2", ==)` over `tokens_int`: two views of one token)
+                        or views_pin_the_value(
+                            self.g, selector, sop, known.values.__getitem__, self.vocab
                         ),
                     )
                     if rel is not None and selector in known.width_ranges:
