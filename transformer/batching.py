@@ -3,9 +3,9 @@
 A batch is padded with PAD to its longest input. The compiled weights give PAD keys softmax
 weight exactly 0 (docs/compiler.md, "BOS and PAD are handled by assembly"), so padding never
 changes a real position's output; it only costs time: a padded position costs what a real one
-does, and attention grows with the square of the width. On the CPU, 1024 inputs of lengths 1..64
-run as one padded batch took 2.7-5x the forward passes of the same inputs grouped by length
-(bench/README.md, "Inputs of mixed lengths"), so there a batch is closed where padding it to the
+does, and attention grows with the square of the width. On the CPU, 1024 inputs of lengths 1..N
+run as one padded batch took 2.3-4.5x (N = 64) and 5.0-6.4x (N = 256) the forward passes of the
+same inputs grouped by length (bench/README.md, "Inputs of mixed lengths"), so there a batch is closed where padding it to the
 next length would waste much (`WASTE`), once it is large enough that one more forward call costs
 less than the padding it saves (`SLACK_TOKENS`). A batch on the CPU also holds at most
 `CPU_POSITIONS` positions: past a few thousand, a library model's activations (d_mlp grows with
