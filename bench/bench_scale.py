@@ -12,6 +12,10 @@ on CUDA; tokens/s counts input tokens.
     python bench/bench_scale.py --sizes-only --lengths 16 64 256 --results /tmp/sizes.json
     python bench/bench_scale.py --speed-only --speed-cases hist:256 reverse:64
     python bench/bench_scale.py --plot                # bench/scale.png from the saved results
+    python bench/bench_scale.py --mixed --speed-cases sort:64 --threads 1   # mixed lengths
+
+`--mixed` measures inputs of mixed lengths instead (below, `mixed_throughput`) and writes its rows
+to their own file (`--results`, default bench/results/mixed.json), leaving scale.json alone.
 
 A measuring run replaces the results file (`--results`, default bench/results/scale.json) with
 what it measured: a run of some programs or lengths keeps only their rows, `--sizes-only` no speed
@@ -37,6 +41,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "scale.json"
+MIXED_RESULTS = ROOT / "bench" / "results" / "mixed.json"
 PLOT = ROOT / "bench" / "scale.png"
 VOCABS = {
     "reverse": "abc",
@@ -154,6 +159,106 @@ def throughput(path: Path, program: str, max_len: int, device: str) -> dict[str,
         "run_array_s": run_array,
         "run_array_ratio": run_array / forward,
     }
+
+
+def _best(fn: Any, reps: int) -> tuple[float, float]:
+    """The least wall and the least CPU seconds (this process, every thread) of `reps` calls
+    of `fn`, after a warm-up call. CPU time is the steadier on a machine other jobs share."""
+    fn()
+    wall, cpu = [], []
+    for _ in range(reps):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        fn()
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return min(wall), min(cpu)
+
+
+def mixed_throughput(path: Path, program: str, max_len: int, reps: int = 3) -> dict[str, Any]:
+    """BATCH random inputs of random lengths 1..N on the CPU: the bare forward pass on ids encoded
+    beforehand, per length (one call per length: no padding, the least work any runtime does)
+    and as the one padded batch `encode` gives, against `run` (lists of tokens, and strs),
+    `run_array` given one ragged array (`lengths=`) and given one array per length; every
+    `batch_size` BATCH. Seconds, wall and CPU, the best of `reps`."""
+    import transformer
+
+    model = transformer.load(path, device="cpu")
+    rng = random.Random(0)
+    vocab = list(VOCABS[program])
+    inputs = [[rng.choice(vocab) for _ in range(rng.randint(1, max_len))] for _ in range(BATCH)]
+    ids, lengths = model.encode(inputs)
+    by_length: dict[int, list[int]] = {}
+    for i, n in enumerate(lengths):
+        by_length.setdefault(n, []).append(i)
+    per_length = [model.encode([inputs[i] for i in rows])[0] for rows in by_length.values()]
+    arrays = [np.array([inputs[i] for i in rows]) for rows in by_length.values()]
+    texts = ["".join(row) for row in inputs]
+    ragged = np.full((BATCH, max(lengths)), "", dtype="U1")  # "" past each length
+    for row, tokens in enumerate(inputs):
+        ragged[row, : len(tokens)] = tokens
+    runs = {
+        "forward": lambda: [model.forward(part) for part in per_length],
+        "forward_padded": lambda: model.forward(ids),
+        "run": lambda: model.run(inputs, batch_size=BATCH),
+        "run_str": lambda: model.run(texts, batch_size=BATCH),
+        "run_array": lambda: model.run_array(ragged, batch_size=BATCH, lengths=lengths),
+        "run_array_per_length": lambda: [model.run_array(a, batch_size=BATCH) for a in arrays],
+    }
+    row: dict[str, Any] = {
+        "program": program,
+        "N": max_len,
+        "device": "cpu",
+        "threads": torch_threads(),
+        "tokens": sum(lengths),
+    }
+    for name, fn in runs.items():
+        row[f"{name}_s"], row[f"{name}_cpu_s"] = _best(fn, reps)
+    return row
+
+
+def torch_threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
+def mixed_table(rows: list[dict[str, Any]]) -> str:
+    """The markdown table of bench/README.md's mixed lengths: each time and its ratio to the
+    forward pass per length, in CPU time where one thread ran (steadier), else wall time."""
+    names = ["forward", "forward_padded", "run", "run_str", "run_array", "run_array_per_length"]
+    out = [
+        "| program | N | device | threads | clock | forward, per length | forward, one padded "
+        "batch | run | run (strs) | run_array, lengths= | run_array, one per length |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        cpu = r["threads"] == 1
+        times = [r[f"{name}_cpu_s" if cpu else f"{name}_s"] for name in names]
+        cells = [f"{t * 1e3:.0f} ms ({t / times[0]:.2f})" for t in times]
+        out.append(
+            f"| {r['program']} | {r['N']} | {r['device']} | {r['threads']} "
+            f"| {'CPU' if cpu else 'wall'} | {' | '.join(cells)} |"
+        )
+    return "\n".join(out)
+
+
+def mixed(cases: list[tuple[str, int]], timeout: float, results: Path) -> None:
+    """`--mixed`: rows for `cases`, replacing those (program, N, threads) in `results`."""
+    kept = json.loads(results.read_text())["mixed"] if results.exists() else []
+    results.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for program, n in cases:
+            path = Path(tmp) / f"{program}-{n}.safetensors"
+            made = _subprocess(["--one", program, str(n), "--save", str(path)], timeout)
+            if not made or "params" not in made:
+                continue
+            row = mixed_throughput(path, program, n)
+            print(json.dumps(row), flush=True)
+            key = (program, n, row["threads"])
+            kept = [r for r in kept if (r["program"], r["N"], r["threads"]) != key] + [row]
+            # written after each row: a long run stopped midway keeps what it measured
+            results.write_text(json.dumps({"mixed": kept}, indent=1) + "\n")
+    print(mixed_table(kept))
 
 
 def _subprocess(args: list[str], timeout: float) -> dict[str, Any] | None:
@@ -325,11 +430,29 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--sizes-only", action="store_true")
     parser.add_argument("--plot", action="store_true", help="only redraw the plot and tables")
-    parser.add_argument("--results", type=Path, default=RESULTS, help="the JSON file to use")
+    parser.add_argument(
+        "--results", type=Path, help="the JSON file to use (default: scale.json; mixed.json)"
+    )
+    parser.add_argument(
+        "--mixed",
+        action="store_true",
+        help="measure inputs of mixed lengths 1..N for the speed cases, into their own file",
+    )
+    parser.add_argument("--threads", type=int, help="torch threads for the speed measurements")
     parser.add_argument(
         "--merge", type=Path, nargs="+", help="only merge these results files into --results"
     )
     args = parser.parse_args()
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    if args.mixed:
+        cases = [(c.split(":")[0], int(c.split(":")[1])) for c in args.speed_cases]
+        mixed(cases, args.timeout, args.results or MIXED_RESULTS)
+        return
+    if args.results is None:
+        args.results = RESULTS
     if args.merge:  # runs of program subsets (e.g. in parallel), in one file
         merged: dict[str, list[Any]] = {"sizes": [], "speeds": []}
         for path in args.merge:

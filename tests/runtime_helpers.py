@@ -42,3 +42,15 @@ def residuals(model: Any, inputs: Sequence[Sequence[Any]]) -> list[np.ndarray]:
         stages.append(cache[f"blocks.{layer}.hook_resid_mid"].numpy())
         stages.append(cache[f"blocks.{layer}.hook_resid_post"].numpy())
     return stages
+
+
+def ragged_array(inputs: Sequence[Sequence[Any]]) -> tuple[np.ndarray, list[int]]:
+    """`inputs` as one array padded to the longest, for `run_array(tokens, lengths=...)`: a `U1`
+    array padded with "" where every token is a one-character str (the fast path), else an
+    object array padded with None (the per-token path), and the lengths."""
+    lengths = [len(tokens) for tokens in inputs]
+    chars = all(isinstance(t, str) and len(t) == 1 for tokens in inputs for t in tokens)
+    array = np.full((len(inputs), max(lengths, default=1)), "" if chars else None, object)
+    for row, tokens in enumerate(inputs):
+        array[row, : len(tokens)] = list(tokens)
+    return (array.astype("U1") if chars else array), lengths

@@ -42,3 +42,36 @@ def test_a_run_with_its_own_results_file_draws_its_plot_beside_it(tmp_path: Path
     assert [(row["program"], row["N"], row["params"]) for row in rows] == [("length", 10, 470)]
     assert (tmp_path / "sizes.png").stat().st_size > 0
     assert "| length | 10 | 1 |" in done.stdout
+
+
+def test_mixed_lengths_rows_go_to_their_own_file(tmp_path: Path) -> None:
+    """`--mixed` adds rows to its own results file, never to scale.json (bench/README.md)."""
+    committed = (ROOT / "bench" / "results" / "scale.json").read_bytes()
+    results = tmp_path / "mixed.json"
+    names = ["forward", "forward_padded", "run", "run_str", "run_array", "run_array_per_length"]
+    kept = {"program": "sort", "N": 4, "device": "cpu", "threads": 1}
+    kept |= {f"{name}{clock}": 1.0 for name in names for clock in ("_s", "_cpu_s")}
+    results.write_text(json.dumps({"mixed": [kept]}))
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    )
+    command = [sys.executable, "bench/bench_scale.py", "--mixed", "--speed-cases", "hist:4"]
+    done = subprocess.run(
+        [*command, "--threads", "1", "--results", str(results)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (ROOT / "bench" / "results" / "scale.json").read_bytes() == committed
+    rows = json.loads(results.read_text())["mixed"]
+    assert [(row["program"], row["N"], row["threads"]) for row in rows] == [
+        ("sort", 4, 1),  # kept
+        ("hist", 4, 1),
+    ]
+    assert rows[1]["forward_cpu_s"] > 0 and rows[1]["run_array_s"] > 0
+    assert "| hist | 4 | cpu | 1 | CPU | " in done.stdout

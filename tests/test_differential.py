@@ -5,8 +5,8 @@ For each program: compile over the vocabulary of its examples, then compare the 
 Dyck-3, whose exhaustive length is 4 in the default run) and on seeded random longer inputs, and
 as many again guided to values of the program's variables that random inputs miss (a long
 completable prefix of brackets: `rasp.tools.guided_samples`, as `rasp verify` samples), run in
-padded batches of mixed lengths, and through `run_array`, one array per length, which must give
-what `run` gives. The default run compiles at N = 16 with 200 random and 200 guided
+padded batches of mixed lengths, and through `run_array`, one array per length and all in one
+ragged array (`lengths=`), which must give what `run` gives. The default run compiles at N = 16 with 200 random and 200 guided
 inputs; the slow tier (`pytest -m slow`) at N = 64 with 1,000 of each, of length 1..64.
 Inputs on which the interpreter itself fails are skipped (the promise covers only inputs with an output).
 """
@@ -29,6 +29,7 @@ from rasp.interpreter import load_file  # noqa: E402
 from rasp.sops import SOp, evaluate  # noqa: E402
 from rasp.tools.guided_samples import draw_samples  # noqa: E402
 from rasp.tools.verify import same_value  # noqa: E402
+from tests.runtime_helpers import ragged_array  # noqa: E402
 
 pytestmark = pytest.mark.exactness  # CI runs these under OMP_NUM_THREADS=2, then again under =1
 
@@ -99,7 +100,8 @@ def check(sop: SOp, model: object, inputs: list[list[str]]) -> tuple[int, int]:
 
 
 def check_arrays(model: object, inputs: list[list[str]], outputs: list[list[object]]) -> None:
-    """`run_array` on the inputs of each length, as one array, gives what `run` gave them."""
+    """`run_array` on the inputs of each length, as one array, and on all of them as one ragged
+    array (`lengths=`), gives what `run` gave them."""
     by_length: dict[int, list[int]] = {}
     for i, tokens in enumerate(inputs):
         by_length.setdefault(len(tokens), []).append(i)
@@ -112,6 +114,13 @@ def check_arrays(model: object, inputs: list[list[str]], outputs: list[list[obje
             assert all(same(g, w) for g, w in zip(row, outputs[i], strict=True)), (
                 f"input {''.join(inputs[i])!r}: run_array {row}, run {outputs[i]}"
             )
+    # all of them in one array padded to the longest, with their lengths (a ragged batch)
+    tokens, lengths = ragged_array(inputs)
+    ragged = model.run_array(tokens, batch_size=61, lengths=lengths).tolist()
+    for row, n, want, tokens_i in zip(ragged, lengths, outputs, inputs, strict=True):
+        assert all(same(g, w) for g, w in zip(row[:n], want, strict=True)), (
+            f"input {''.join(tokens_i)!r}: run_array with lengths {row[:n]}, run {want}"
+        )
 
 
 def compare(

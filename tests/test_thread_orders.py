@@ -28,7 +28,7 @@ from rasp.interpreter import Interpreter  # noqa: E402
 from rasp.parser import parse  # noqa: E402
 from rasp.sops import SOp, evaluate  # noqa: E402
 from rasp.tools.verify import same_value  # noqa: E402
-from tests.runtime_helpers import as_runtime, run_compiled  # noqa: E402
+from tests.runtime_helpers import as_runtime, ragged_array, run_compiled  # noqa: E402
 
 pytestmark = pytest.mark.exactness
 
@@ -104,6 +104,13 @@ def threads(count: int) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
+def ragged_rows(model: Any, inputs: list[list[Any]]) -> list[list[Any]]:
+    """`run_array(tokens, lengths=...)` on the inputs padded into one array, rows cut back."""
+    tokens, lengths = ragged_array(inputs)
+    rows = model.run_array(tokens, batch_size=3, lengths=lengths).tolist()
+    return [row[:n] for row, n in zip(rows, lengths, strict=True)]
+
+
 def wrong(got: list[Any], want: list[Any] | None) -> str | None:
     """Where the model's output differs from the interpreter's (None: it agrees)."""
     if want is None:
@@ -141,6 +148,7 @@ def test_single_inputs_and_batches_agree_with_the_interpreter(name: str, count: 
                 for out in run_compiled(model, shuffled[i : i + 3])
             ],
             "grouped by length": model.run(inputs, batch_size=2),
+            "one ragged array": ragged_rows(model, inputs),
         }
     order = {"batches of 3": shuffle}
     problems = [

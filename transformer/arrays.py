@@ -74,8 +74,8 @@ def _one_length_hint(n: int, row: int, length: int, padding: str) -> str:
     tokens = "token" if length == 1 else "tokens"
     return (
         f"run_array runs inputs of one length, {n} tokens each here, and input {row} reads as "
-        f"{length} {tokens} {padding}: give inputs of several lengths to run (a list of "
-        "inputs, grouped by length into batches), or one array per length"
+        f"{length} {tokens} {padding}: give each input's length (run_array(tokens, "
+        "lengths=...), which ignores the tokens past it), or inputs of several lengths to run"
     )
 
 
@@ -96,8 +96,10 @@ class ArrayCodec:
 
     # -- tokens -> ids ----------------------------------------------------------------------------
 
-    def check(self, tokens: object) -> np.ndarray:
-        """`tokens` if it is a `[batch, n]` array with 1 <= n <= max_len, else the error."""
+    def check(self, tokens: object, lengths: list[int] | None = None) -> np.ndarray:
+        """`tokens` if it is a `[batch, n]` array with 1 <= n <= max_len, else the error; with
+        `lengths` (checked), masked entries past a row's length are taken (their data is never
+        read)."""
         if not isinstance(tokens, np.ndarray):
             raise ModelInputError(
                 f"run_array takes a numpy array [batch, n] of tokens, got {type(tokens).__name__}"
@@ -105,10 +107,13 @@ class ArrayCodec:
             )
         if isinstance(tokens, np.ma.MaskedArray):
             # `.data` holds whatever lies under a masked entry: `run(tokens.tolist())` sees None
-            masked = np.argwhere(np.ma.getmaskarray(tokens))
+            mask = np.ma.getmaskarray(tokens)
+            if lengths is not None and tokens.ndim == 2 and len(lengths) == len(tokens):
+                mask = mask & (np.arange(tokens.shape[1]) < np.asarray(lengths)[:, None])
+            masked = np.argwhere(mask)
             if len(masked) and tokens.ndim == 2:
                 b, i = masked[0].tolist()
-                tail = bool(np.ma.getmaskarray(tokens)[b, i:].all())
+                tail = lengths is None and bool(mask[b, i:].all())
                 hint = (
                     _one_length_hint(tokens.shape[1], b, i, "then masked entries") if tail else ""
                 )
@@ -130,18 +135,33 @@ class ArrayCodec:
             )
         return tokens
 
-    def encode(self, tokens: np.ndarray, device: torch.device) -> Tensor:
-        """Ids `[batch, 1 + n]` on `device` (BOS, then the tokens) for checked `tokens`."""
+    def encode(
+        self, tokens: np.ndarray, device: torch.device, lengths: np.ndarray | None = None
+    ) -> Tensor:
+        """Ids `[batch, 1 + n]` on `device` (BOS, then the tokens) for checked `tokens`; with
+        `lengths` (checked, each 1..n), PAD past each row's length, whatever the tokens there."""
         import torch
 
         keyed = self._keys(tokens)
         if keyed is not None:
             keys, which = keyed
+            past = None
+            if lengths is not None:  # padding may be any token: looked up as a known one
+                past = np.arange(tokens.shape[1]) >= lengths[:, None]  # [batch, n]
+                if past.any() and len(self._tables[which][0]):
+                    keys = np.where(past, self._tables[which][0][0], keys)  # int64
             ids = self._lookup(keys, which, device)
             if ids is not None:
+                if past is not None:
+                    ids[:, 1:][torch.from_numpy(past).to(device)] = self.vocab.pad_id
                 return ids
         # Every other dtype (object, float, bool, wider strs) and every unknown token go through
         # the per-token path, which names the first bad token exactly as `run` does.
+        if lengths is not None:  # each row cut to its length: PAD past it
+            ids_array, _ = self.vocab.encode(
+                [row[:n] for row, n in zip(tokens, lengths.tolist(), strict=True)]
+            )
+            return torch.from_numpy(ids_array).to(device)
         try:
             ids_array, _ = self.vocab.encode(list(tokens))
         except ModelInputError as err:

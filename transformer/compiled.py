@@ -32,6 +32,7 @@ from transformer.arguments import (
     checked_lengths,
 )
 from transformer.arrays import ArrayCodec
+from transformer.batching import length_batches
 from transformer.config import ModelConfig
 from transformer.decoding import DeviceCodes, OutputSpec
 from transformer.errors import ModelFormatError, ModelInputError, ModelOutputError
@@ -39,6 +40,7 @@ from transformer.hooks import Cache, FwdHooks
 from transformer.metadata import ModelMetadata
 from transformer.model import Transformer
 from transformer.patching import SopPatch, sop_hook
+from transformer.ragged import run_ragged
 from transformer.residual_dims import ResidualDim, read_in_heads, residual_dim, residual_dims
 from transformer.ties import ARGMAX, AUTO, RAISE, mark
 from transformer.vocab import Atom, Vocab
@@ -292,7 +294,8 @@ class CompiledTransformer:
 
         pending: tuple[DeviceCodes, np.ndarray] | None = None
         with torch.inference_mode():
-            for rows in _length_sorted_batches(lengths, batch_size):
+            on_cpu = self.device.type == "cpu"  # see transformer/batching.py
+            for rows in length_batches(lengths, batch_size, cpu=on_cpu):
                 ids = encoded(rows)
                 if failure is not None:
                     continue  # no more batches run; the remaining inputs are only checked
@@ -345,13 +348,38 @@ class CompiledTransformer:
             return torch.empty((0, max(ids.shape[1] - 1, 0)), dtype=dtype, device=self.device)
         return torch.cat([part.codes for part in parts])
 
-    def run_array(self, tokens: np.ndarray, batch_size: int = 256) -> np.ndarray:
+    def run_array(
+        self,
+        tokens: np.ndarray,
+        batch_size: int = 256,
+        *,
+        lengths: Lengths | None = None,
+        fill: Any = None,
+    ) -> np.ndarray:
         """The outputs `[batch, n]` of inputs of one length, `tokens [batch, n]`, as a numpy array
         whose dtype the output decides (`transformer.arrays.output_dtype`): `tolist()` of it gives
         the values `run` gives on `tokens.tolist()`, as that dtype holds them (2.0 for 2 in a
         float64 array). The vocabulary lookup and the decoding run on the model's device, so on a
-        GPU only the tokens' code points and the finished values cross to and from the host."""
+        GPU only the tokens' code points and the finished values cross to and from the host.
+
+        With `lengths` (one per row), row b is the input `tokens[b, :lengths[b]]`, the tokens past
+        it are never read, and the output holds `fill` there (None: `""`, 0, NaN, False or None,
+        as the dtype has it): inputs of several lengths in one array (transformer/ragged.py)."""
         check_batch_size(batch_size)
+        if lengths is not None:
+            return run_ragged(
+                self._arrays,
+                tokens,
+                lengths,
+                batch_size,
+                fill,
+                self.device,
+                lambda ids: self._reduce(ids, False),
+            )
+        if fill is not None:
+            raise ModelInputError(
+                "fill is for the positions past each input's length: give lengths= with it"
+            )
         tokens = self._arrays.check(tokens)
         if tokens.shape[0] == 0:
             return np.empty(tokens.shape, dtype=self._arrays.dtype)
@@ -460,10 +488,3 @@ def place(
             path, f"cannot place the model on device '{device}': a meta tensor holds no weights"
         )
     return moved
-
-
-def _length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[np.ndarray]:
-    """Input indices grouped by length (stably, so equal lengths keep input order), at most
-    `batch_size` per batch: a batch then carries little padding."""
-    order = np.argsort(np.asarray(lengths), kind="stable")
-    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]

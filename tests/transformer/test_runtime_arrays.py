@@ -310,8 +310,8 @@ def test_an_array_of_padded_inputs_says_it_takes_one_length(
         return
     assert ONE_LENGTH + reads_as in message
     assert message.endswith(
-        ": give inputs of several lengths to run (a list of inputs, grouped by length into "
-        "batches), or one array per length"
+        ": give each input's length (run_array(tokens, lengths=...), which ignores the tokens "
+        "past it), or inputs of several lengths to run"
     )
     # a token outside the vocabulary where no input fills the array, or inside a row: no padding
     for typo in (np.array([list("az"), list("za")]), np.array([list("abc"), list("azb")])):
