@@ -32,7 +32,7 @@ from transformer.arguments import (
     checked_lengths,
 )
 from transformer.arrays import ArrayCodec
-from transformer.batching import length_batches
+from transformer.batching import CPU_POSITIONS, length_batches
 from transformer.config import ModelConfig
 from transformer.decoding import DeviceCodes, OutputSpec
 from transformer.errors import ModelFormatError, ModelInputError, ModelOutputError
@@ -338,6 +338,8 @@ class CompiledTransformer:
 
     def _codes(self, ids: Tensor, batch_size: int) -> Tensor:
         """`run_ids` for valid ids on the model's device."""
+        if ids.device.type == "cpu":  # a batch of at most CPU_POSITIONS positions: batching.py
+            batch_size = min(batch_size, max(1, CPU_POSITIONS // max(1, ids.shape[1])))
         with torch.inference_mode():
             starts = range(0, len(ids), batch_size)
             parts = [self._reduce(ids[start : start + batch_size], False) for start in starts]

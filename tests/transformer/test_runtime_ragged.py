@@ -208,3 +208,31 @@ def test_a_ragged_array_on_cuda_equals_the_cpu(reverse_model: Any) -> None:
     on_gpu = reverse_model.to("cuda")
     got = on_gpu.run_array(tokens, lengths=lengths)
     assert np.array_equal(got, reverse_model.run_array(tokens, lengths=lengths))
+
+
+def test_run_ids_and_run_array_cut_cpu_batches_at_the_position_cap(
+    reverse_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One batch of 1024 full-length rows took 2-3x the time of batches of at most CPU_POSITIONS
+    positions (bench/README.md): `run_ids` and `run_array` cut their CPU batches there too, and
+    give the same values as one row at a time."""
+    model = reverse_model
+    rng = random.Random(5)
+    n = model.max_len
+    inputs = [[rng.choice(model.vocab.tokens) for _ in range(n)] for _ in range(40)]
+    ids, _ = model.encode(inputs)
+    alone = torch.cat([model.run_ids(ids[b : b + 1], batch_size=1) for b in range(len(inputs))])
+    expected = model.run(inputs)
+    seen: list[int] = []
+    reduce = model._reduce
+
+    def counted(batch: torch.Tensor, find_undecided: bool) -> Any:
+        seen.append(batch.shape[0] * batch.shape[1])
+        return reduce(batch, find_undecided)
+
+    monkeypatch.setattr(model, "_reduce", counted)
+    monkeypatch.setattr(transformer.compiled, "CPU_POSITIONS", 3 * (1 + n))
+    assert torch.equal(model.run_ids(ids, batch_size=1024), alone)
+    got = model.run_array(np.array(inputs), batch_size=1024)
+    assert got.tolist() == expected
+    assert seen and max(seen) == 3 * (1 + n)  # 3 rows of BOS + n positions, not 40
