@@ -18,23 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_cli_json_interrupt import VERIFY_FAILURE  # the keys of a failed verify --json
 
 from rasp.tools import interrupts
 
 ROOT = Path(__file__).resolve().parent.parent
 REVERSE = ROOT / "programs" / "reverse.rasp"
 VERIFY = ["verify", str(REVERSE), "--vocab", "ab", "--max-len", "3", "--json"]
-VERIFY_FAILURE = [
-    "ok",
-    "checked",
-    "failures",
-    "vocab",
-    "max_len",
-    "error",
-    "location",
-    "refused",
-    "kind",
-]
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
