@@ -8,10 +8,12 @@ one forward pass a compiled model has, built in memory with `transformer.from_te
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+import torch
 
 import transformer
 
@@ -54,3 +56,14 @@ def ragged_array(inputs: Sequence[Sequence[Any]]) -> tuple[np.ndarray, list[int]
     for row, tokens in enumerate(inputs):
         array[row, : len(tokens)] = list(tokens)
     return (array.astype("U1") if chars else array), lengths
+
+
+@contextmanager
+def threads(count: int) -> Iterator[None]:
+    """torch's intra-op thread count set to `count` inside the block, restored after it."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

@@ -14,6 +14,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _env() -> dict[str, str]:
+    """The environment with the repository first on PYTHONPATH (bench_scale imports it)."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return dict(os.environ, PYTHONPATH=path)
+
+
 def test_a_run_with_its_own_results_file_draws_its_plot_beside_it(tmp_path: Path) -> None:
     """It once drew every run's plot over bench/scale.png, whatever `--results` said."""
     pytest.importorskip("matplotlib")
@@ -23,14 +29,10 @@ def test_a_run_with_its_own_results_file_draws_its_plot_beside_it(tmp_path: Path
     }
     results = tmp_path / "sizes.json"
     command = [sys.executable, "bench/bench_scale.py", "--sizes-only", "--lengths", "10"]
-    env = dict(
-        os.environ,
-        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-    )
     done = subprocess.run(
         [*command, "--programs", "length", "--results", str(results)],
         cwd=ROOT,
-        env=env,
+        env=_env(),
         capture_output=True,
         text=True,
         timeout=600,
@@ -52,15 +54,11 @@ def test_mixed_lengths_rows_go_to_their_own_file(tmp_path: Path) -> None:
     kept = {"program": "sort", "N": 4, "device": "cpu", "threads": 1}
     kept |= {f"{name}{clock}": 1.0 for name in names for clock in ("_s", "_cpu_s")}
     results.write_text(json.dumps({"mixed": [kept]}))
-    env = dict(
-        os.environ,
-        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-    )
     command = [sys.executable, "bench/bench_scale.py", "--mixed", "--speed-cases", "hist:4"]
     done = subprocess.run(
         [*command, "--threads", "1", "--results", str(results)],
         cwd=ROOT,
-        env=env,
+        env=_env(),
         capture_output=True,
         text=True,
         timeout=600,

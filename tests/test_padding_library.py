@@ -15,8 +15,6 @@ from __future__ import annotations
 import functools
 import itertools
 import random
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +25,7 @@ transformer = pytest.importorskip("transformer")
 compiler = pytest.importorskip("compiler")
 
 from rasp.interpreter import load_file  # noqa: E402
-from tests.runtime_helpers import as_runtime, ragged_array, run_compiled  # noqa: E402
+from tests.runtime_helpers import as_runtime, ragged_array, run_compiled, threads  # noqa: E402
 from tests.test_differential import PROGRAMS  # noqa: E402
 
 pytestmark = pytest.mark.exactness
@@ -55,16 +53,6 @@ def model_and_inputs(program: str, causal: bool) -> tuple[Any, list[list[str]], 
     inputs.append([vocab[0]] * MAX_LEN)  # the widest, beside the shortest
     rng.shuffle(inputs)
     return model, inputs, [model.run([tokens])[0] for tokens in inputs]
-
-
-@contextmanager
-def threads(count: int) -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(count)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 @pytest.mark.parametrize(("program", "causal"), CASES)

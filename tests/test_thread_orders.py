@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import functools
 import random
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +26,7 @@ from rasp.interpreter import Interpreter  # noqa: E402
 from rasp.parser import parse  # noqa: E402
 from rasp.sops import SOp, evaluate  # noqa: E402
 from rasp.tools.verify import same_value  # noqa: E402
-from tests.runtime_helpers import as_runtime, ragged_array, run_compiled  # noqa: E402
+from tests.runtime_helpers import as_runtime, ragged_array, run_compiled, threads  # noqa: E402
 
 pytestmark = pytest.mark.exactness
 
@@ -92,16 +90,6 @@ def interpret(sop: SOp, tokens: list[Any]) -> list[Any] | None:
         return list(evaluate(sop, tokens).values)
     except RaspError:
         return None
-
-
-@contextmanager
-def threads(count: int) -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(count)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def ragged_rows(model: Any, inputs: list[list[Any]]) -> list[list[Any]]:
