@@ -53,11 +53,18 @@ def _dense(x: np.ndarray, grids: list[int], noise: float) -> np.ndarray:
     margin = np.full(x.shape, np.inf)  # [P]
     on_any = np.zeros(x.shape, dtype=bool)
     for d in grids:  # one pass per grid: memory stays [P]
-        scaled = x * d
+        # a product that is not finite (x inf or nan, or |x * d| past float64's range: inf, no
+        # warning) is on no grid; it is left out, rather than computing inf - inf = nan, whose
+        # comparison said the same with a RuntimeWarning
+        with np.errstate(over="ignore"):
+            scaled = x * d
+        seen = np.flatnonzero(np.isfinite(scaled))
+        scaled = scaled[seen]
         off = np.abs(scaled - np.rint(scaled))  # in grid steps
         on = off <= noise * np.abs(scaled)  # relative, as compiler.grid: 1e-12 is not 0
-        margin = np.where(on, np.minimum(margin, (0.5 - off) / d), margin)
-        on_any |= on
+        hit = seen[on]
+        margin[hit] = np.minimum(margin[hit], ((0.5 - off) / d)[on])
+        on_any[hit] = True
     return np.where(on_any, margin, 0.0)
 
 

@@ -173,18 +173,18 @@ def test_the_sparse_walk_agrees_on_adversarial_values(case: tuple[np.ndarray, li
     """Bit for bit with the dense pass, and every (value, grid) pair the dense pass finds on the
     grid lies inside the sparse walk's window around its k / d, checked in exact rationals."""
     x, grids = case
-    with np.errstate(all="ignore"):
-        dense = G._dense(x, grids, SNAP_NOISE)
-        assert np.array_equal(G.grid_margin(x, grids, SNAP_NOISE), dense)
-        finite = np.isfinite(x)
-        if finite.any():
-            low, high = float(x[finite].min()), float(x[finite].max())
-            small = max(abs(low), abs(high)) * grids[-1] < G.MAX_K
-            # (only where small: 6e307 * 3 is inf, whose ceil raises)
-            windows = small and sum(math.ceil(high * d) - math.floor(low * d) + 3 for d in grids)
-            if small and windows < 10**6:  # (the walk's own guard is by cost; forced here)
-                sparse = G._sparse(x, grids, SNAP_NOISE, finite, low, high)
-                assert np.array_equal(sparse, dense)
+    # (no np.errstate: inf, nan and products past float64's range raise no RuntimeWarning)
+    dense = G._dense(x, grids, SNAP_NOISE)
+    assert np.array_equal(G.grid_margin(x, grids, SNAP_NOISE), dense)
+    finite = np.isfinite(x)
+    if finite.any():
+        low, high = float(x[finite].min()), float(x[finite].max())
+        small = max(abs(low), abs(high)) * grids[-1] < G.MAX_K
+        # (only where small: 6e307 * 3 is inf, whose ceil raises)
+        windows = small and sum(math.ceil(high * d) - math.floor(low * d) + 3 for d in grids)
+        if small and windows < 10**6:  # (the walk's own guard is by cost; forced here)
+            sparse = G._sparse(x, grids, SNAP_NOISE, finite, low, high)
+            assert np.array_equal(sparse, dense)
     for value in x.tolist():
         for d in grids:
             if _on(value, d):
@@ -213,3 +213,13 @@ def test_a_noise_past_max_noise_takes_the_dense_pass() -> None:
     assert (sparse == 0.0).all()  # the window misses it
     assert np.array_equal(G.grid_margin(x, grids, noise), dense)
     assert np.array_equal(G.grid_margin(x, grids, G.MAX_NOISE), G._dense(x, grids, G.MAX_NOISE))
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_values_on_no_grid_are_not_computed_with() -> None:
+    """inf, nan and a finite x whose x * d overflows are on no grid (margin 0), found without
+    computing inf - inf (a RuntimeWarning under the hypothesis test's values before)."""
+    x = np.array([np.inf, -np.inf, np.nan, 1.7e308, -1.7e308, 0.5, 2.0])
+    margin = G._dense(x, [2, 3], SNAP_NOISE)  # 1.7e308 * 2 is past the range
+    assert (margin[:5] == 0.0).all()
+    assert margin[5] == 0.25 and margin[6] == 1 / 6
