@@ -137,7 +137,8 @@ class MessageNames:
     def told_in(self, where: str) -> str:
         """What a message adds after a decision's place (`query (_f_map_2=1.5)`, `unit 3 at
         (got_2=a)`) for its state's labels, which stay as written (a value may hold any text):
-        `; _f_map_2: in f, called at p.rasp:6:7`, or nothing."""
+        `; _f_map_2: in f, called at p.rasp:6:7` (`; (x + 1): in f, ...` for one `inline` wrote as
+        its text), or nothing."""
         told = []
         written = self._inlined.get(where, {})
         for match in _PAIR.finditer(where):
