@@ -139,7 +139,9 @@ def assemble_build(
         )
     except CompileError as err:  # too many parameters: located at the output
         span = graph.output.span
-        located = [Diagnostic(d.message, d.span or span, d.hint) for d in err.diagnostics]
+        located = [
+            Diagnostic(d.message, d.span or span, d.hint, kind=d.kind) for d in err.diagnostics
+        ]
         raise type(err)(located) from None
     gated = frozenset(spec.name for spec in plan.mlps if spec.notes.get("kind") == "gated")
     # tables that pass their inputs' error on, for the driver's clamped fallback

@@ -100,14 +100,16 @@ class Memo:
             except OverParamLimit as err:  # the whole build is over the limit: no plan goes on
                 self._failed.add(key)
                 located = [
-                    d if d.span else Diagnostic(d.message, node.span, d.hint)
+                    d if d.span else Diagnostic(d.message, node.span, d.hint, kind=d.kind)
                     for d in err.diagnostics
                 ]
                 raise type(err)(located) from None
             except CompileError as err:
                 self._failed.add(key)
                 for d in err.diagnostics:
-                    self.problems.append(d if d.span else Diagnostic(d.message, node.span, d.hint))
+                    self.problems.append(
+                        d if d.span else Diagnostic(d.message, node.span, d.hint, kind=d.kind)
+                    )
                 raise Skip from None
             except Skip:
                 self._failed.add(key)

@@ -44,7 +44,7 @@ from compiler.ranks import (
 from compiler.rewrite import ValueFacts, rebuilt
 from compiler.rounded import Rounded
 from rasp import sops
-from rasp.errors import CompileError, Diagnostic
+from rasp.errors import CompileError, Diagnostic, ErrorKind
 from rasp.seqvalues import value_repr
 from rasp.tracr.functions import NoneCheck
 
@@ -234,6 +234,7 @@ def _resolve_one(
                         "the interpreter raises an error here for every input, so there is "
                         f"nothing to compile; it fails at key {value_repr(key)}, query "
                         f"{value_repr(query)}",
+                        kind=ErrorKind.EVALUATION,
                     )
                 ]
             )

@@ -45,7 +45,7 @@ from compiler.total_orders import selects_one_by_rank
 from compiler.uniform import equality_key, is_uniform, keys_differ
 from compiler.width_sweep import Sweep, sweep
 from rasp import sops
-from rasp.errors import CompileError, Diagnostic
+from rasp.errors import CompileError, Diagnostic, ErrorKind
 from rasp.seqvalues import value_repr
 
 
@@ -219,6 +219,7 @@ class _Inference:
                         "the interpreter raises an error here for every input, so there is "
                         "nothing to compile: compare values of one kind (strings with strings, "
                         "numbers with numbers)",
+                        kind=ErrorKind.EVALUATION,
                     )
                 )
             known.values.append(vals)
@@ -251,7 +252,7 @@ class _Inference:
             if failure is not None:
                 message = f"{message}: {failure[0]}"
                 hint = f"{hint}; it fails where {failure[1]}"
-        return Diagnostic(message, node.span, hint)
+        return Diagnostic(message, node.span, hint, kind=ErrorKind.EVALUATION)
 
     def compares_nowhere(self, node: IRNode) -> tuple[Atom, Atom] | None:
         """A (key, query) pair of values when no key value of the select compares with any query

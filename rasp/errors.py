@@ -165,6 +165,9 @@ class Diagnostic:
     span: Span | None = None
     hint: str | None = None
     severity: str = "error"  # or "note": what else was tried, said after the errors
+    # what failed, where it is not what its error's class says: a compile refusal of a program
+    # the interpreter fails on at every input is an evaluation failure (`--json`'s `kind`)
+    kind: ErrorKind | None = None
 
     def render(
         self,
@@ -395,7 +398,7 @@ class CompileError(RaspError):
         first = diags[0] if diags else Diagnostic("cannot compile the program")
         # (`hint` is for reading in Python: its settings spelled; `render` spells them per front end)
         hint = None if first.hint is None else spell_options(first.hint)
-        super().__init__(first.message, first.span, hint)
+        super().__init__(first.message, first.span, hint, kind=first.kind)
         self._diagnostics = diags or (first,)
 
     @property

@@ -10,11 +10,13 @@ certificate's line of `rasp compile` and `rasp verify` (rasp.tools.certificate_t
 A label the compiler gave an unnamed s-op (`_map_1`, `_f_aggregate_2`: `GENERATED`) that no `def`
 made is explained by what it computes where the message's maker knows it (`texts`): `_map_1
 (indices < tokens_int)`, so that no message leaves a reader with a bare internal name; in a
-decision's state it is written as that text where short (`at query (round(v2)=0)`, `inline`)."""
+decision's state it is written as that text where short (`at query (round(v2)=0)`, `inline`), and
+so is one a `def` made, explained after the place under its text (`; round(v2): in f, ...`)."""
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping
 
 from rasp.nodes import LABEL_MAX, is_one_term
@@ -65,6 +67,7 @@ class MessageNames:
         self._about = about
         self._texts = texts
         self._said: set[str] = set()
+        self._inlined: dict[str, dict[str, str]] = {}  # place -> its labels written as text
 
     def said(self, label: str) -> None:
         """Take `label` as explained already (the message quotes what it computes beside it)."""
@@ -98,34 +101,53 @@ class MessageNames:
         return ", ".join(self.label(part) for part in block.split(", "))
 
     def inline(self, where: str) -> str:
-        """A decision's place (`query (_map_17=0)`) with each generated label of its state that no
-        `def` made written as the program text it stands for, where that is short and names no
-        other generated label: `query (round(v2)=0)`, `unit 2 at ((v2 < 3)=True)` (an operation
-        bracketed, as in an s-op's label); such a label is then said (`told_in` adds nothing for
-        it). A derived dimension (`_map_1.frac=0.5`) keeps its label, explained by `told_in`."""
+        """A decision's place (`query (_map_17=0)`) with each generated label of its state
+        written as the program text it stands for, where that is short and names no other
+        generated label: `query (round(v2)=0)`, `unit 2 at ((v2 < 3)=True)` (an operation
+        bracketed, as in an s-op's label). Such a label no `def` made is then said (`told_in` adds
+        nothing for it); one a `def`'s call made is explained by `told_in` under its text (`;
+        round(v2): in f, called at p.rasp:6:7`), unless the message said it already (it then
+        stays, as the reader met it). Two labels of one text (a `def` called twice) and a derived
+        dimension (`_map_1.frac=0.5`) keep their labels, explained by `told_in`."""
+        texts = {m.group(1): self._inline_text(m.group(1)) for m in _PAIR.finditer(where)}
+        shared = Counter(text for text in texts.values() if text is not None)
+        written = {label: t for label, t in texts.items() if t is not None and shared[t] == 1}
+        self._inlined[where] = written
         parts, last = [], 0
         for match in _PAIR.finditer(where):
-            text = self._inline_text(match.group(1))
+            text = written.get(match.group(1))
             if text is not None:
                 parts += [where[last : match.start(1)], text]
                 last = match.end(1)
+        for label in written:
+            if self._about(label) is None:
+                self._said.add(label)
         return "".join(parts) + where[last:]
 
     def _inline_text(self, label: str) -> str | None:
-        if self._texts is None or not is_generated(label) or self._about(label) is not None:
+        if self._texts is None or not is_generated(label):
             return None
+        if self._about(label) is not None and label in self._said:
+            return None  # (a def's, which the message explained by its label)
         text = self._texts(label)
         if text is None or len(text) > LABEL_MAX or _GENERATED_IN.search(text):
             return None
-        self._said.add(label)
         return text if is_one_term(text) else f"({text})"
 
     def told_in(self, where: str) -> str:
         """What a message adds after a decision's place (`query (_f_map_2=1.5)`, `unit 3 at
         (got_2=a)`) for its state's labels, which stay as written (a value may hold any text):
-        `; _f_map_2: in f, called at p.rasp:6:7`, or nothing."""
+        `; _f_map_2: in f, called at p.rasp:6:7` (`; (x + 1): in f, ...` for one `inline` wrote as
+        its text), or nothing."""
         told = []
+        written = self._inlined.get(where, {})
         for match in _PAIR.finditer(where):
+            if match.group(1) in written:  # written as its text: a def's said under it
+                label, about = match.group(1), self._about(match.group(1))
+                if about is not None and label not in self._said:
+                    self._said.add(label)
+                    told.append(f"; {written[label]}: {about}")
+                continue
             text = self._told(match.group(1))
             if text is not None:  # (of the s-op: `got_2: got in f, ...` for `got_2.frac=0.5`)
                 label = match.group(1)

@@ -22,15 +22,67 @@ from rasp.wording import int_text
 Atom = int | float | str | bool | None
 
 LABEL_MAX = 40  # an unnamed node's label: its expression, cut to this many characters
-# a name, a call or an index (`x`, `f(x, y)`, `lib.make_sort(...)`, `d[x]`), which reads as one
-# term inside other text; anything else (`x + 1`) is an operation, bracketed there
-_ONE_TERM = re.compile(r"[A-Za-z_][\w.]*(\(.*\)|\[.*\])?")
+# a name, possibly dotted (`x`, `lib.make_sort`)
+_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_CLOSES = {"(": ")", "[": "]", "{": "}"}
 
 
 def is_one_term(text: str) -> bool:
-    """Whether `text` reads as one term inside other text (a name, a call, an index), so needs no
-    brackets there; an operation (`x + 1`, `a and b`) does."""
-    return _ONE_TERM.fullmatch(text) is not None
+    """Whether `text` reads as one term inside other text, so needs no brackets there: a name, a
+    call or an index (`x`, `f(x, y)`, `lib.make_sort(...)`, `d[x]`, `f(x)[0]`); an operation
+    (`x + 1`, `a and b`, `f(x) + g(y)`) does. A scan that keeps count of the brackets (and skips
+    quoted strings): a pattern of `name(.*)` took `f(x) + g(y)` for one call."""
+    name = _NAME.match(text)
+    if name is None:
+        return False
+    at = name.end()
+    while at < len(text):
+        if text[at] in "([":
+            at = _after_group(text, at)
+        elif text[at] == "." and (attribute := _NAME.match(text, at + 1)) is not None:
+            at = attribute.end()  # `f(x).y`
+        else:
+            return False
+        if at < 0:
+            return False
+    return True
+
+
+def _after_group(text: str, start: int) -> int:
+    """The index after the bracket that closes the one at `start` (brackets inside a quoted
+    string do not count), or -1 where it is not closed, or closed by another kind."""
+    expected: list[str] = []
+    at = start
+    while at < len(text):
+        char = text[at]
+        if char in "\"'":
+            at = _after_string(text, at)
+            if at < 0:
+                return -1
+            continue
+        if char in _CLOSES:
+            expected.append(_CLOSES[char])
+        elif char in ")]}":
+            if char != expected.pop():
+                return -1
+            if not expected:
+                return at + 1
+        at += 1
+    return -1
+
+
+def _after_string(text: str, start: int) -> int:
+    """The index after the quote that closes the string opened at `start` (a backslash escapes
+    the character after it), or -1 where it is not closed."""
+    quote, at = text[start], start + 1
+    while at < len(text):
+        if text[at] == "\\":
+            at += 2
+        elif text[at] == quote:
+            return at + 1
+        else:
+            at += 1
+    return -1
 
 
 _node_ids = itertools.count()

@@ -103,8 +103,13 @@ def test_a_certificate_refusal_in_a_def_names_the_local_and_the_call(
     first = caught.value.diagnostics[0]
     assert first.span is not None and first.span.line == 3
     assert "(layer 2 attn, r (in last_big, called at p.rasp:6:7)): a softmax" in first.message
-    # the query it reads, unnamed in the def, by the def's name (was `_map_2`)
-    assert "(_last_big_map_" in first.message
+    # the query it reads, unnamed in the def, as the body's text with the call that made it
+    # (was `_map_2`, then `_last_big_map_1`: tests/test_def_state_labels.py)
+    assert (
+        "(at query ((length / (v1 + 2))=1.3333333333333333); (length / (v1 + 2)): in last_big, "
+        "called at p.rasp:6:7)"
+    ) in first.message
+    assert "_map_" not in first.message
 
 
 def test_verify_names_a_divergence_in_a_def_by_its_local_and_call(

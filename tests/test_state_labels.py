@@ -36,9 +36,8 @@ def test_a_short_generated_label_is_written_as_its_text() -> None:
 def test_other_labels_stay_explained_after_the_place() -> None:
     assert _place("query (_map_4=1)") == "query (_map_4=1); _map_4: round(_map_3)"
     assert _place("query (_map_5=1)").startswith("query (_map_5=1); _map_5: aggregate(")
-    assert (
-        _place("query (_f_map_2=1)") == "query (_f_map_2=1); _f_map_2: in f, called at p.rasp:3:5"
-    )
+    # a def's call made it: written as its text too, said where it was made (tests/test_def_state_labels.py)
+    assert _place("query (_f_map_2=1)") == "query ((x + 1)=1); (x + 1): in f, called at p.rasp:3:5"
     # a derived dimension keeps its label (`round(v2).frac` is no program text)
     assert _place("unit 0 at (_map_17.frac=0.5)") == (
         "unit 0 at (_map_17.frac=0.5); _map_17: round(v2)"

@@ -20,7 +20,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from rasp.errors import ErrorKind, RaspError
+from rasp.errors import Diagnostic, ErrorKind, RaspError
 from rasp.tools.arguments import (
     UsageError,
     check_input,
@@ -33,7 +33,13 @@ from rasp.tools.arguments import (
     select_output,
 )
 from rasp.tools.cli_parser import build_parser, refuse_unknown_command
-from rasp.tools.console import Console, StdoutError, flush_stdout, results_only_on_stdout
+from rasp.tools.console import (
+    Console,
+    StdoutError,
+    flush_stdout,
+    message_width,
+    results_only_on_stdout,
+)
 from rasp.tools.error_json import print_failure
 from rasp.tools.interrupts import (
     INTERRUPTED,
@@ -100,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RaspError as err:
         settle_interrupts()
         _print_failure(args, err)  # (--json: one object on stdout)
-        _print_error(err.render())
+        _print_error(err.render(width=_stderr_width(args)))
         return 1
     except StdoutError as exc:  # (`> /dev/full`: nothing more can go there, JSON or not)
         settle_interrupts()
@@ -139,15 +145,21 @@ def _flushed(code: int) -> int:
 def _failed(
     args: argparse.Namespace | None,
     text: str,
-    prefix: str = "error: ",
+    severity: str = "error",
     kind: ErrorKind = ErrorKind.IO,
 ) -> int:
     """Exit 1 with `error: TEXT` on stderr and, under --json, the `{ok: false, ...}` object on
     stdout that a `RaspError` gets (a JSON consumer read empty output for these)."""
     settle_interrupts()
     _print_failure(args, RaspError(text, kind=kind))
-    _print_error(f"{prefix}{text}")
+    _print_error(Diagnostic(text, severity=severity).render(width=_stderr_width(args)))
     return 1
+
+
+def _stderr_width(args: argparse.Namespace | None) -> int | None:
+    """The columns an error on stderr is wrapped to: its terminal's, else one line (a pipe, a
+    file, `--json`: `message_width`)."""
+    return message_width(sys.stderr, json=bool(getattr(args, "json", False)))
 
 
 def _print_error(text: str) -> None:
@@ -190,7 +202,7 @@ def _internal_error(exc: Exception, args: argparse.Namespace | None) -> int:
         f"{type(exc).__name__}: {exc} (a bug in rasp-forge: please report it with the command "
         "you ran; RASP_DEBUG=1 shows the traceback)"
     )
-    return _failed(args, text, prefix="internal error: ", kind=ErrorKind.INTERNAL)
+    return _failed(args, text, severity="internal error", kind=ErrorKind.INTERNAL)
 
 
 def _parse_arguments(
@@ -389,7 +401,7 @@ def _cmd_run_program(args: argparse.Namespace) -> int:
         # The input, not the program, is wrong: an error of the argument (exit 2), as `run
         # --model` reports an input its model cannot take; located where the program reads it.
         err.message = f"argument --input: {err.message}"
-        print(err.render(), file=sys.stderr)
+        print(err.render(width=_stderr_width(args)), file=sys.stderr)
         return 2
     except RaspError as err:  # a warning shown above, of what failed, is its likely cause
         from rasp.tools.failure_warnings import name_likely_cause

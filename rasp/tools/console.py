@@ -5,7 +5,9 @@
 - notes (what was done: `wrote reverse.safetensors: ...`) go to stdout, except with `--quiet` or
   `--json` (the JSON object says it instead);
 - warnings go to stderr, except with `--quiet` (a located one, `file:line:col: warning: ...`,
-  with its source line, caret and hint); errors are the CLI's, always shown;
+  with its source line, caret and hint); errors are the CLI's, always shown; where stderr is a
+  terminal (and not under `--json`) their messages and hints are wrapped to its width
+  (`message_width`), elsewhere one line each, for tools that read them;
 - steps (`--verbose`) go to stderr with the seconds since the command started;
 - progress bars (tqdm) go to stderr only when it is a terminal, not with `--quiet` or `--json`,
   and only for work that has already taken a second (tqdm's `delay`), so quick runs never flash;
@@ -30,6 +32,9 @@ from rasp.tools.interrupts import settle_interrupts
 
 PROGRESS_DELAY_S = 1.0  # a bar appears only once the work has taken this long
 REDRAW_S = 0.5  # a stage without updates is redrawn this often (its elapsed time)
+# a message is wrapped to no fewer columns (a narrower terminal wraps it again itself: a few
+# words a line would read worse)
+MIN_MESSAGE_WIDTH = 40
 _UNITS = {
     "parsing": "chars",
     "running": "statements",
@@ -156,14 +161,19 @@ class Console:
 
     def warn(self, text: str) -> None:
         if not self.quiet:
-            print(f"warning: {text}", file=sys.stderr)
+            print(Diagnostic(text, severity="warning").render(width=self.width), file=sys.stderr)
 
     def warn_at(self, diagnostic: Diagnostic) -> None:
         """A located warning (`file:line:col: warning: ...`, its line, caret and hint), kept in
         `located` for a `--json` object's `warnings`."""
         self.located.append(diagnostic)
         if not self.quiet:
-            print(diagnostic.render(), file=sys.stderr)
+            print(diagnostic.render(width=self.width), file=sys.stderr)
+
+    @property
+    def width(self) -> int | None:
+        """The columns a message on stderr is wrapped to (`message_width`)."""
+        return message_width(sys.stderr, json=self.json)
 
     def step(self, text: str) -> None:
         if self.verbose:
@@ -277,6 +287,16 @@ def terminal_shape(stream: Any) -> tuple[int, int]:
     except (AttributeError, OSError, ValueError):  # no descriptor, or not a terminal
         columns = lines = 0
     return (columns or _env_size("COLUMNS", 80)) - 1, (lines or _env_size("LINES", 24)) - 1
+
+
+def message_width(stream: Any, *, json: bool = False) -> int | None:
+    """The columns an error's or warning's message and hint are wrapped to on `stream`
+    (`Diagnostic.render`'s `width`): a terminal's, as `terminal_shape` takes them (a refusal can
+    run to 200 characters), else None, one line each: in a pipe or a file, and under `--json`,
+    tools grep the lines and goldens hold them."""
+    if json or not _is_terminal(stream):
+        return None
+    return max(terminal_shape(stream)[0], MIN_MESSAGE_WIDTH)
 
 
 def _env_size(name: str, default: int) -> int:

@@ -41,7 +41,8 @@ def failure_json(err: RaspError) -> dict[str, Any]:
 def failure_kind(err: RaspError) -> str:
     """What stopped the command, for a reader of `--json`: `syntax` (the program does not read),
     `refused` (the compiler or its certificate refused it), `name`, `type`, `arity`, `evaluation`
-    (the program does not run), `verify`, `io` (a file, an input, the environment), `interrupted`,
+    (the program does not run; a refusal of a program failing on every input is one: its first
+    diagnostic's `kind`), `verify`, `io` (a file, an input, the environment), `interrupted`,
     `memory` or `internal` (a bug of ours)."""
     return "refused" if err.kind is ErrorKind.COMPILE else err.kind.value
 

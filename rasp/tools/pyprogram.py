@@ -30,7 +30,7 @@ from rasp import sops
 from rasp.display import seq_json, seq_text
 from rasp.errors import ErrorKind, RaspError, RaspInputError, Source, Span
 from rasp.sources import read_source
-from rasp.tools.console import write_stdout
+from rasp.tools.console import message_width, write_stdout
 from rasp.tracr.boxes import marked, marked_problem, unbox
 from rasp.tracr.expr import RASPExpr, is_foreign
 from rasp.tracr.lower import is_lowered, to_sops
@@ -444,7 +444,10 @@ def run_python_program(args: argparse.Namespace) -> int:
     except RaspInputError as err:
         # an error of the argument (exit 2), as `rasp run FILE.rasp` reports one
         err.message = f"argument --input: {err.message}"
-        print(err.render(), file=sys.stderr)
+        print(
+            err.render(width=message_width(sys.stderr, json=getattr(args, "json", False))),
+            file=sys.stderr,
+        )
         return 2
     assert isinstance(result, sops.SeqValue)
     if tracr:  # tuples as such (a rasp.sops program's own marked string is a string, as compiled)
