@@ -180,26 +180,34 @@ def selects_equal_values(
 def _pins_the_value(
     graph: Graph, index: int, sop: int, values: Callable[[int], Sequence[Atom]]
 ) -> bool:
-    """Whether key-only `index` (a `select(k, constant, op)` of a chain of one-input maps of a
+    """Whether key-only `index` pins `sop` to one value (`pinned_value`)."""
+    return pinned_value(graph, index, sop, values) is not None
+
+
+def pinned_value(
+    graph: Graph, index: int, sop: int, values: Callable[[int], Sequence[Atom]]
+) -> tuple[Atom] | None:
+    """(v,) where key-only `index` (a `select(k, constant, op)` of a chain of one-input maps of a
     source s, or `not`, `and`, `or` of such selects of one s) holds only at values of s where
-    `sop`, computed from s alone, is one value: `aggregate(select(tokens, "a", ==),
-    indicator(tokens == "b"))` averages copies of 0, not any mean of 0s and 1s. A map that
-    raises on such a value makes no claim."""
+    `sop`, computed from s alone, is the one value v: `aggregate(select(tokens, "a", ==),
+    indicator(tokens == "b"))` averages copies of 0, not any mean of 0s and 1s. None where it
+    does not (a map that raises on such a value makes no claim). A tuple: v may be None."""
     holds = signature(graph, index, values)
     if holds[0] != "holds" or not _computed_from(graph, sop, holds[1]):
-        return False
+        return None
     source, where = holds[1], holds[2]
-    seen: set[tuple[str, str]] = set()
+    seen: dict[tuple[str, str], Atom] = {}
     for value in values(source):
         if value_key(value) not in where:
             continue
         try:
-            seen.add(exact_key(evaluate_at(graph, sop, {source: value})))
+            held = evaluate_at(graph, sop, {source: value})
         except Exception:  # noqa: BLE001 (a program's function may raise anything)
-            return False
+            return None
+        seen.setdefault(exact_key(held), held)
         if len(seen) > 1:
-            return False
-    return len(seen) == 1
+            return None
+    return (next(iter(seen.values())),) if len(seen) == 1 else None
 
 
 def _held(

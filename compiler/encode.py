@@ -435,8 +435,8 @@ class Readings:
 
     def _token_view(self, node: IRNode, *, numerical: bool) -> Encoded:
         assert node.kind is not None
-        convert = sops._TOKEN_CONVERT[node.kind]
-        raw = [(Dim.categorical("tokens", t), convert(t)) for t in self.ctx.vocab]
+        kind = node.kind
+        raw = [(Dim.categorical("tokens", t), sops.read_token(kind, t)) for t in self.ctx.vocab]
         vals = self.ctx.values(node.index)
         if not numerical:
             # grouped once: a scan of the vocabulary per value was quadratic (a 20,000-token

@@ -43,15 +43,19 @@ class MeanValues:
         single_selector: bool,
         equal_values: bool = False,
         default_taken: bool = True,
+        held: Sequence[Atom] | None = None,
     ) -> tuple[Relation | None, tuple[Atom, ...]]:
         """The aggregate's values (per (position, length) where known). `equal_values`: the
         selected keys always hold one value of the aggregated s-op (`count_keys`), so a mean of
         whole numbers is one of them, exactly (as a float). `default_taken` False: the selector
-        selects a key for every query of every input, so the default is never the value."""
+        selects a key for every query of every input, so the default is never the value. `held`:
+        every key the selector selects, for every query, holds one of these values of the s-op
+        (`token_views.held_value`: the one value a key-only select pins), which stand for its
+        value set; a query that selects no key still takes the default (`default_taken`)."""
         known = self.known
         dflt = [node.value] if default_taken else []
         selector, sop = node.inputs
-        vals = known.values[sop]
+        vals = known.values[sop] if held is None else sort_values(held)
         # Several selected values are averaged when all are numbers (None or a string among them
         # is refused on that input only): the means range over the numbers among the values.
         numbers = [v for v in vals if is_number(v)]
@@ -108,6 +112,8 @@ class MeanValues:
         if widths is None:
             # keys chosen by tokens, but what they hold may be bounded per length (`indices`)
             by_length = self.source_by_length(sop)
+            if by_length is not None and held is not None:
+                by_length = self.held_by_length(by_length, vals)
             if single_selector or known.n_max < 2 or not numbers:
                 if by_length is not None:
                     return self.per_length(dflt, by_length, lambda n, s: ()), ()
@@ -209,6 +215,17 @@ class MeanValues:
         return {
             n: self.known.intern([v for vs in group.values() for v in vs])
             for n, group in sets.items()
+        }
+
+    def held_by_length(
+        self, by_length: dict[int, tuple[Atom, ...]], held: Sequence[Atom]
+    ) -> dict[int, tuple[Atom, ...]]:
+        """`source_by_length` kept to the values the selected keys hold (`held`): at a length
+        where the s-op never takes one, no key is selected (the query takes its default)."""
+        keep = {value_key(v) for v in held}
+        return {
+            n: self.known.intern([v for v in s if value_key(v) in keep])
+            for n, s in by_length.items()
         }
 
     def per_length(

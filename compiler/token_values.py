@@ -16,11 +16,10 @@ def token_values(
     """The input s-op's values over the vocabulary: each token converted as the interpreter
     converts it (`tokens_int` reads 3 from "3"). Tokens it cannot read are one located problem."""
     assert node.kind is not None
-    convert = sops._TOKEN_CONVERT[node.kind]
     out, unread = [], []
     for raw in vocab:
         try:
-            out.append(convert(raw))
+            out.append(sops.read_token(node.kind, raw))
         except (TypeError, ValueError, OverflowError):
             unread.append(raw)
     if unread:  # one error for all of them, at the s-op that reads them

@@ -40,7 +40,7 @@ from compiler.relations import (
 )
 from compiler.selector_cases import decided_matrix, row_ranges
 from compiler.token_values import token_values
-from compiler.token_views import views_pin_the_value
+from compiler.token_views import held_value
 from compiler.total_orders import selects_one_by_rank
 from compiler.uniform import equality_key, is_uniform, keys_differ
 from compiler.width_sweep import Sweep, sweep
@@ -147,18 +147,17 @@ class _Inference:
                     pass  # reported at its values, whose means no float holds (OverflowError)
                 case Op.AGGREGATE:
                     selector, sop = node.inputs
+                    # every key selected holds one value (`select(tokens, "2", ==)` over
+                    # `tokens_int`: 2, whatever the query), or the query's (the keys of the
+                    # largest or smallest x): either way they average copies of one value
+                    held = held_value(self.g, selector, sop, known.values.__getitem__, self.vocab)
                     rel, vals = self.means.aggregate_values(
                         node,
                         single_selector=self.at_most_one[selector],
                         default_taken=not self.never_empty[selector],
-                        # the keys of the largest or smallest x, averaging copies of one value
-                        equal_values=selects_equal_values(
-                            self.g, selector, sop, known.values.__getitem__
-                        )
-                        # (`select(tokens, "2", ==)` over `tokens_int`: two views of one token)
-                        or views_pin_the_value(
-                            self.g, selector, sop, known.values.__getitem__, self.vocab
-                        ),
+                        equal_values=held is not None
+                        or selects_equal_values(self.g, selector, sop, known.values.__getitem__),
+                        held=held,
                     )
                     if rel is not None and selector in known.width_ranges:
                         rel = self.default_where_empty(rel, selector, node.value)

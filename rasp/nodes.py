@@ -168,6 +168,15 @@ _TOKEN_CONVERT: dict[TokenKind, Callable[[Any], Any]] = {
 }
 
 
+def read_token(kind: TokenKind, token: Any) -> Any:
+    """The raw input token as an input s-op of `kind` reads it, as the interpreter converts it
+    (`tokens_int` reads 3 from "3", `tokens` = `tokens_str` the token's `str()`): for tools that
+    reason about a vocabulary, such as the compiler's value sets. Raises what the conversion
+    raises (ValueError, TypeError or OverflowError: `int("a")`), where the interpreter refuses
+    the input."""
+    return _TOKEN_CONVERT[kind](token)
+
+
 @dataclass(eq=False)
 class Node:
     """A lazy RASP value. Identity matters (two identical `select(...)` calls are two heads)."""

@@ -55,6 +55,7 @@ from rasp.nodes import (  # noqa: F401
     SOp,
     TokenKind,
     TokensSOp,
+    read_token,
     walk,
 )
 from rasp.seqvalues import (  # noqa: F401
