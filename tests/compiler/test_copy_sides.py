@@ -1,0 +1,90 @@
+"""Select sides that read a copy of a number computed from means (compiler.copy_sides), and a
+side table over a head's two-valued one-hot (compiler.side_tables.snapped): the last builds of
+compiler.side_build, tried where nothing else is proved. Each program is the reduction of a
+fuzz seed, refused before; each now compiles and agrees with the interpreter.
+
+`COPY` (defs 2044002): y copies x = c + v2 * v2, whose one-hot x's step MLP writes with its
+rounding (two dimensions: 1.6e-5) and the copy's softmax passes on (1.7e-4); the select reads
+y's one-hot at a score scale that makes a score error of 0.05, and the width's relu has margin 3
+against 3.32 at N = 5. Copied as one number, y is snapped onto its values by a step over that
+number (the integer band): exact. `TWO_VALUED` (mixed 2070323): v3 is a table over m's one-hot
+(False where a key differs, 0.0 where none), which m's head writes with error; clamped, the
+table still rounds (1e-5), and the disjunction's width terms fail (margin 3 against 3.13 at
+N = 11). Snapped first, m's one-hot is exact, and so is the table."""
+
+from __future__ import annotations
+
+import pytest
+
+from compiler import compile_sop
+from compiler.copy_sides import side_copies
+from compiler.graph import build_graph
+from rasp.errors import CompileError, Source
+from rasp.interpreter import load_source
+from rasp.sops import SOp
+from tests.compiler.test_compile import all_inputs, check_inputs
+
+COPY = """c = count(tokens, "1");
+v2 = c + {0: -1, 1: 2, 2: 0}[c % 3];
+x = c + v2 * v2;
+y = load_from_location(x, 2);
+res = selector_width(select(y, y, ==) and select(indices, indices, <));"""
+TWO_VALUED = """m = aggregate(select(tokens_int, tokens_int, !=), False, 0.0);
+v3 = m if tokens == "2" else tokens_int;
+res = selector_width(select(tokens_int, v3, !=) or select(indices, v3, !=));"""
+# COPY over numbers around 300,000: y's copy errs by 0.16 where its values are 1 apart
+TOO_LARGE = COPY.replace("x = c + v2", "x = 300000 + c + v2")
+
+
+def _root(text: str) -> SOp:
+    root = load_source(Source("<test>", text)).get("res")
+    assert isinstance(root, SOp)
+    return root
+
+
+def test_a_select_side_copied_from_means_compiles_and_agrees() -> None:
+    root = _root(COPY)
+    model = compile_sop(root, list("012"), 5)
+    assert model.metadata["certificate"]["ok"]
+    inputs = all_inputs(list("012"), 5)
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
+def test_without_the_copy_build_it_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("compiler.side_build.side_copies", lambda graph: frozenset())
+    with pytest.raises(CompileError) as refused:
+        compile_sop(_root(COPY), list("012"), 5)
+    assert "relu decision" in refused.value.diagnostics[0].message
+
+
+def test_a_table_over_a_two_valued_mean_snapped_first_compiles_and_agrees() -> None:
+    root = _root(TWO_VALUED)
+    model = compile_sop(root, list("012"), 11)
+    assert model.metadata["certificate"]["ok"]
+    assert any(label.startswith("m~snap") for label in model.metadata["residual"])
+    # the interpreter runs only inputs where no query selects two keys: every one up to length
+    # 3 and each constant input
+    inputs = all_inputs(list("012"), 3) + [[t] * n for t in "012" for n in range(4, 12)]
+    assert check_inputs(model, root, inputs) == 3 + 9 + 3 + 3 * 8
+
+
+def test_without_the_snap_it_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("compiler.side_tables.snapped", lambda built, reading: reading)
+    with pytest.raises(CompileError) as refused:
+        compile_sop(_root(TWO_VALUED), list("012"), 11)
+    assert "relu decision" in refused.value.diagnostics[0].message
+
+
+def test_a_copy_too_noisy_to_snap_is_still_refused_located() -> None:
+    with pytest.raises(CompileError) as refused:
+        compile_sop(_root(TOO_LARGE), list("012"), 5)
+    first, *rest = refused.value.diagnostics
+    assert first.span is not None and first.span.line == 5
+    assert any("also tried with select sides copied as numbers" in d.message for d in rest)
+
+
+def test_the_copies_a_select_reads() -> None:
+    # y itself, and the copy z under a map of it; not the count's width, nor an unread copy
+    text = COPY.replace("res = ", "z = load_from_location(c, 1);\nw = shift(c, 1, 0);\nres = ")
+    text = text.replace("select(y, y, ==)", "select(y, z + 1, ==)")
+    assert side_copies(build_graph(_root(text))) == {"y", "z"}
