@@ -39,6 +39,7 @@ from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built, Memo
 from compiler.select_twins import TwinTables
 from compiler.side_tables import side_table
+from compiler.snap_one_hot import snapped
 from compiler.squares import SquaredReadings
 from rasp.errors import CompileError, Diagnostic
 
@@ -196,6 +197,11 @@ class SelectorPlanner:
             q = reading(queries, Encoding.CATEGORICAL)
             k = self._class_reading(keys, lambda vs: rows(node, vs, q.values, 0), node) or reading(
                 keys, Encoding.CATEGORICAL
+            )
+        if self.ctx.snapped_sides:  # a head's one-hot of a few values written again exactly
+            k, q = (
+                snapped(self.built, r) if g[i].op is Op.AGGREGATE else r
+                for r, i in ((k, keys), (q, queries))
             )
         table = self.twins.table(node, k.values, q.values)
         return [Atomic(q, k, table)]

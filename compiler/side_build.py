@@ -24,7 +24,7 @@ from compiler.graph import Graph
 from compiler.noisy_sides import side_maps
 
 SIDES = "with select sides from means as tables over their one-hots"
-SNAPPED = "with select sides from means as tables over their one-hots, each snapped first"
+SNAPPED = "with the one-hots of a few values that select sides read snapped first"
 # what `build_trials.proved` says of a build that was built and not proved
 NOT_PROVED = "parameters, not proved:"
 
@@ -36,20 +36,23 @@ def sides_instead(
     note: Callable[[str], None],
 ) -> Kept:
     """`kept` where it is proved or no select of `graph()` (the prepared default form) reads a
-    map of means or a copy; else that form's build (`builds()`) with those maps as tables, then
-    (where a select reads a copy) with copies of many numbers as numbers too
-    (compiler.copy_sides), the first proved, or `kept` with why those builds did not do among
-    its tried."""
+    map of means or an aggregate; else that form's builds (`builds()`) with those maps as tables,
+    then (where a select reads a copy of many numbers) with such copies as numbers too
+    (compiler.copy_sides), then with the one-hots of a few values that heads write and those
+    tables or selects read snapped first (compiler.snap_one_hot), the first proved, or `kept`
+    with why those builds did not do among its tried."""
     if kept.certificate.ok:
         return kept
     program = graph()
     names = side_maps(program)
     residual = kept.model.metadata["residual"]
-    # only aggregates of many numbers read as their one-hot change when copied as numbers
-    # (checked before the value analysis that says which aggregates are copies)
+    # the aggregates a select reads: only those of many numbers read as their one-hot change
+    # when copied as numbers, only those read as a one-hot when snapped (checked before the
+    # value analysis that says which aggregates are copies)
     read = side_copies(program)
     copied = bool(read) and build_facts.copies_many(residual, program, read)
-    if not names and not copied:
+    one_hots = any(label.split(":")[0] in read for label in residual if ":" in label)
+    if not names and not copied and not one_hots:
         return kept
     build = builds()
     copied = copied and build_facts.copies_many(residual, program, read & build.single_key())
@@ -57,19 +60,6 @@ def sides_instead(
     if names:
         note("build with select sides from means as tables")
         found = build_trials.proved(build, BuildOptions(table_sides=names), SIDES, note, tried)
-        if found is None and tried and NOT_PROVED in tried[-1][1]:
-            # built and not proved: the tables' noisy two-valued inputs snapped first (only a
-            # build that snaps one: else the same model)
-            found = build_trials.proved(
-                build,
-                BuildOptions(table_sides=names, snapped_sides=True),
-                SNAPPED,
-                note,
-                tried,
-                worth=lambda sketch: any(
-                    label.split(":")[0].endswith("~snap") for label in sketch.residual
-                ),
-            )
         if found is not None:
             return found
     if copied:
@@ -83,6 +73,20 @@ def sides_instead(
             tried,
             # (no copy of more than a few numbers: the same model as one tried before)
             worth=lambda sketch: list(sketch.residual) != residual,
+        )
+        if found is not None:
+            return found
+    if one_hots or (names and tried and NOT_PROVED in tried[0][1]):
+        # (the tables' build built and not proved, or a select reads an aggregate's one-hot;
+        # only a build that snaps one: else a model tried before)
+        note("build with select sides snapped")
+        found = build_trials.proved(
+            build,
+            BuildOptions(table_sides=names, snapped_sides=True),
+            SNAPPED,
+            note,
+            tried,
+            worth=lambda sketch: any("~snap" in label.split(":")[0] for label in sketch.residual),
         )
         if found is not None:
             return found

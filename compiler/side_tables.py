@@ -18,16 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from compiler import mlp, step_mlp
+from compiler import mlp
 from compiler.blocks import Atom, Encoded, Encoding, value_key
 from compiler.graph import IRNode, Op
 from compiler.map_rows import Rows
 from compiler.plan_context import PlanContext
 from compiler.plan_state import Built
 from compiler.readings import materialise
-
-# the noise a snapped column may carry (a head's one-hot errs by its weights' error, ~1e-4)
-SNAP_NOISE = 0.01
+from compiler.snap_one_hot import snapped
 
 ReadRows = Callable[[IRNode, tuple[int, ...], tuple[int, ...]], tuple[list[Encoded], Rows]]
 
@@ -65,33 +63,5 @@ def side_table(
         exact=built.exact,
         clamp=True,
     )
-    built.add_mlp(spec)
-    return out
-
-
-def snapped(built: Built, reading: Encoded) -> Encoded:
-    """`reading`, or where it is a one-hot of two values that is not known exact (a head's:
-    its weights' error), that one-hot written again by a step over its second column alone, in
-    the integer band: exact, so a table over it needs no saturating pairs, whose own rounding a
-    select's score scale can still multiply past a width's steps (mixed 2070323 at N = 12)."""
-    if not reading.is_categorical or len(reading.values) != 2:
-        return reading
-    if mlp.exact_reading(reading, built.exact):
-        return reading
-    out = Encoded.materialised_categorical(f"{reading.name}~snap", reading.values)
-    if any(spec.name == out.name for spec in built.mlps):
-        return out  # snapped for another table already
-    first, second = reading.values
-    x = Encoded(f"{reading.name}.column", Encoding.NUMERICAL, (0, 1), number=reading.one_hot[1])
-    spec = step_mlp.numeric_mlp(
-        x,
-        [(0.0, first), (1.0, second)],
-        out,
-        op=f"{reading.name} snapped",
-        name=out.name,
-        x_error=SNAP_NOISE,
-        exact=built.exact,
-    )
-    built.bound_one_hot(out)
     built.add_mlp(spec)
     return out
