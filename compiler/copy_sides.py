@@ -31,3 +31,24 @@ def side_copies(graph: Graph) -> frozenset[str]:
         for side in node.inputs:
             found.update(graph[i].name for i in means_under(graph, side))
     return frozenset(found)
+
+
+def side_sources(graph: Graph) -> frozenset[str]:
+    """The s-ops, by name, that a select reads as a side, itself or through maps (whose sources
+    a joint reading reads): those a block computes, not the inputs or constants, whose one-hots
+    the side build may snap (compiler.snap_one_hot)."""
+    inputs = (Op.TOKENS, Op.INDICES, Op.CONST)
+    found: set[str] = set()
+    seen: set[int] = set()
+    stack = [i for node in graph.nodes if node.op is Op.SELECT for i in node.inputs]
+    while stack:
+        i = stack.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        node = graph[i]
+        if node.op not in inputs:
+            found.add(node.name)
+        if node.op is Op.MAP:
+            stack.extend(node.inputs)
+    return frozenset(found)

@@ -92,7 +92,7 @@ class JointReadings:
         if len(nodes) <= 1:
             if not nodes:
                 return _Side([{}], reading=TRUE)
-            enc = self._snapped(nodes[0], self.reader.reading(nodes[0], Encoding.CATEGORICAL))
+            enc = self._snapped(self.reader.reading(nodes[0], Encoding.CATEGORICAL))
             return _Side([{nodes[0]: v} for v in enc.values], reading=enc)
         # Several s-ops on one side: a product one-hot over what they are computed from (a map's own
         # sources, so the map itself needs no layer of its own).
@@ -110,7 +110,7 @@ class JointReadings:
         readings = [
             classed[i][0]
             if i in classed
-            else self._snapped(i, self.reader.reading(i, Encoding.CATEGORICAL))
+            else self._snapped(self.reader.reading(i, Encoding.CATEGORICAL))
             for i in sources
         ]
         tuples = self._combinations(sources)
@@ -128,12 +128,10 @@ class JointReadings:
             [dict(zip(sources, t)) for t in tuples], readings=readings, tuples=tuples, key=key
         )
 
-    def _snapped(self, index: int, reading: Encoded) -> Encoded:
-        """An aggregate's one-hot of a few values written again exactly, where the build snaps
-        select sides (`PlanContext.snapped_sides`, compiler.snap_one_hot); else `reading`."""
-        if not self.ctx.snapped_sides or self.ctx.graph[index].op is not Op.AGGREGATE:
-            return reading
-        return snapped(self.built, reading)
+    def _snapped(self, reading: Encoded) -> Encoded:
+        """A one-hot of a few values not known exact written again exactly, where the build
+        snaps select sides (`PlanContext.snapped_sides`, compiler.snap_one_hot); else `reading`."""
+        return snapped(self.built, reading) if self.ctx.snapped_sides else reading
 
     def _side_reading(
         self, node: IRNode, side: _Side, table: np.ndarray, taken: str | None = None

@@ -198,11 +198,8 @@ class SelectorPlanner:
             k = self._class_reading(keys, lambda vs: rows(node, vs, q.values, 0), node) or reading(
                 keys, Encoding.CATEGORICAL
             )
-        if self.ctx.snapped_sides:  # a head's one-hot of a few values written again exactly
-            k, q = (
-                snapped(self.built, r) if g[i].op is Op.AGGREGATE else r
-                for r, i in ((k, keys), (q, queries))
-            )
+        if self.ctx.snapped_sides:  # a one-hot of a few values written again exactly
+            k, q = snapped(self.built, k), snapped(self.built, q)
         table = self.twins.table(node, k.values, q.values)
         return [Atomic(q, k, table)]
 

@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from compiler import build_facts, build_trials
 from compiler.build_trials import BuildOptions, Builds, Kept
-from compiler.copy_sides import COPIES, side_copies
+from compiler.copy_sides import COPIES, side_copies, side_sources
 from compiler.graph import Graph
 from compiler.noisy_sides import side_maps
 
@@ -47,11 +47,12 @@ def sides_instead(
     names = side_maps(program)
     residual = kept.model.metadata["residual"]
     # the aggregates a select reads: only those of many numbers read as their one-hot change
-    # when copied as numbers, only those read as a one-hot when snapped (checked before the
-    # value analysis that says which aggregates are copies)
+    # when copied as numbers (checked before the value analysis that says which are copies);
+    # the s-ops it reads: only those read as a one-hot change when snapped
     read = side_copies(program)
     copied = bool(read) and build_facts.copies_many(residual, program, read)
-    one_hots = any(label.split(":")[0] in read for label in residual if ":" in label)
+    sources = side_sources(program)
+    one_hots = any(label.split(":")[0] in sources for label in residual if ":" in label)
     if not names and not copied and not one_hots:
         return kept
     build = builds()

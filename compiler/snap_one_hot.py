@@ -1,13 +1,15 @@
-"""A one-hot that a head wrote with its weights' error, written again exactly (`snapped`).
+"""A one-hot of a few values written with error, written again exactly (`snapped`).
 
 A categorical copy or mean (`aggregate(select(...), x)` of a few values read as their one-hot)
-has columns near 0 and 1, off by the head's weight error (1e-4 at N = 12). A select that reads
-it multiplies that error by its score scale, and a table over it (compiler.side_tables) by its
-weights: enough to move a width's 1/(w+1) past its steps. Each column is snapped by a step pair
-over that column alone, with `one` as its only other product: one addition, in the integer
-band (compiler.step_mlp), so the pair writes exactly 0 or 1 in every evaluation order. The
-certifier checks each pair's ReLUs against the column's worst-case error at every reachable
-state, as any step's; a column too noisy for that is refused there, never trusted.
+has columns near 0 and 1, off by the head's weight error (1e-4 at N = 12); a map's one-hot that a
+step MLP writes over several dimensions (a width's 1/(w+1) and a mean) is off by that step's
+rounding. A select that reads such a one-hot multiplies its error by its score scale, and a table
+over it (compiler.side_tables, a disjunction's joint) by its weights: enough to move a width's
+1/(w+1) or a mean past its steps. Each column is snapped by a step pair over that column alone,
+with `one` as its only other product: one addition, in the integer band (compiler.step_mlp), so
+the pair writes exactly 0 or 1 in every evaluation order. The certifier checks each pair's ReLUs
+against the column's worst-case error at every reachable state, as any step's; a column too
+noisy for that is refused there, never trusted.
 """
 
 from __future__ import annotations

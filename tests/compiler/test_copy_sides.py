@@ -11,7 +11,8 @@ number (the integer band): exact. `TWO_VALUED` (mixed 2070323): v3 is a table ov
 (False where a key differs, 0.0 where none), which m's head writes with error; clamped, the
 table still rounds (1e-5), and the disjunction's width terms fail (margin 3 against 3.13 at
 N = 11). Snapped first, m's one-hot is exact, and so is the table. `CAUSAL_COPY` (texts --causal
-2113205): the same for a copy of four values read by a disjunction's joint table."""
+2113205): the same for a copy of four values read by a disjunction's joint table;
+`SORTED_BY_NOISY` (mixed --causal 2110407): for a sort key that a step MLP writes with error."""
 
 from __future__ import annotations
 
@@ -41,6 +42,21 @@ CAUSAL_COPY = """a = aggregate((select_from_first(tokens, "1") or not select(ind
 c = selector_width(select(tokens == "1", True, ==) and select(indices, indices, <=));
 res = aggregate((select(a, "a", <=) or not select(tokens, tokens, ==))
     and select(indices, indices, <=), c, -1);"""
+# mixed --causal 2110407: sort_back's `earlier` over v0, a width plus a mean, whose one-hot a step
+# MLP writes with the width's 1/(w+1) rounding: a score error of 0.111, a term's relu margin of 3
+# against 4.05 at N = 6; v0's one-hot (and the width's) snapped first
+SORTED_BY_NOISY = """def sort_back(seq, key) {
+    earlier = (select(key, key, <) or (select(key, key, ==) and select(indices, indices, <)))
+        and select(indices, indices, <=);
+    return aggregate(select(indices, selector_width(earlier), ==)
+        and select(indices, indices, <=), seq);
+}
+p = aggregate(select(indices, 0, !=) and select(indices, indices, <=), indices, False);
+v0 = selector_width((select(sort_back(indices, tokens), 0.0, >=) or select(indices + 1, indices, <))
+    and select(indices, indices, <=))
+    + aggregate(select(p, 1, >=) and select(indices, indices, <=), indices, 1.0);
+res = selector_width((select(v0, v0, <) or (select(v0, v0, ==) and select(indices, indices, <)))
+    and select(indices, indices, <=));"""
 # COPY over numbers around 300,000: y's copy errs by 0.16 where its values are 1 apart
 TOO_LARGE = COPY.replace("x = c + v2", "x = 300000 + c + v2")
 
@@ -59,10 +75,25 @@ def test_a_select_side_copied_from_means_compiles_and_agrees() -> None:
     assert check_inputs(model, root, inputs) == len(inputs)
 
 
-def test_without_the_copy_build_it_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+def _no_snaps(monkeypatch: pytest.MonkeyPatch) -> None:
+    for module in ("side_tables", "selectors", "joint_readings"):
+        monkeypatch.setattr(f"compiler.{module}.snapped", lambda built, reading: reading)
+
+
+def test_the_copy_is_snapped_by_either_build_and_refused_without_both(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # copied as a number first (y one number, no snap MLP); without that build, the one-hot
+    # snap build proves it too; without either, the default's refusal
+    root = _root(COPY)
+    model = compile_sop(root, list("012"), 5)
+    assert "y" in model.metadata["residual"]
     monkeypatch.setattr("compiler.side_build.side_copies", lambda graph: frozenset())
+    model = compile_sop(root, list("012"), 5)
+    assert any(label.startswith("y~snap") for label in model.metadata["residual"])
+    _no_snaps(monkeypatch)
     with pytest.raises(CompileError) as refused:
-        compile_sop(_root(COPY), list("012"), 5)
+        compile_sop(root, list("012"), 5)
     assert "relu decision" in refused.value.diagnostics[0].message
 
 
@@ -86,16 +117,28 @@ def test_a_copy_of_a_few_values_snapped_first_compiles_and_agrees() -> None:
     assert check_inputs(model, root, all_inputs(list("012"), 6)) == 130
 
 
+def test_a_sort_key_from_a_width_and_a_mean_snapped_first_compiles_and_agrees() -> None:
+    root = _root(SORTED_BY_NOISY)
+    model = compile_sop(root, list("abc"), 6, causal=True)
+    assert model.metadata["certificate"]["ok"]
+    assert any(label.startswith("v0~snap") for label in model.metadata["residual"])
+    inputs = all_inputs(list("abc"), 6)
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
 @pytest.mark.parametrize(
     ("text", "n", "causal", "decision"),
-    [(TWO_VALUED, 11, False, "relu decision"), (CAUSAL_COPY, 6, True, "snap decision")],
-    ids=["two_valued", "causal_copy"],
+    [
+        (TWO_VALUED, 11, False, "relu decision"),
+        (CAUSAL_COPY, 6, True, "snap decision"),
+        (SORTED_BY_NOISY, 6, True, "relu decision"),
+    ],
+    ids=["two_valued", "causal_copy", "sorted_by_noisy"],
 )
 def test_without_the_snap_it_is_refused(
     monkeypatch: pytest.MonkeyPatch, text: str, n: int, causal: bool, decision: str
 ) -> None:
-    for module in ("side_tables", "selectors", "joint_readings"):
-        monkeypatch.setattr(f"compiler.{module}.snapped", lambda built, reading: reading)
+    _no_snaps(monkeypatch)
     with pytest.raises(CompileError) as refused:
         compile_sop(_root(text), list("012"), n, causal=causal)
     assert decision in refused.value.diagnostics[0].message
