@@ -96,6 +96,7 @@ def plan_build(
         decoded_sums=options.decoded_sums,
         chained_lines=options.chained_lines,
         table_sides=options.table_sides,
+        snapped_sides=options.snapped_sides,
         options_read=options_read,
         tracr=tracr,
     )

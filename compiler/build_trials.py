@@ -38,6 +38,7 @@ class BuildOptions:
     decoded_sums: frozenset[str] = frozenset()  # affine maps of means: each mean decoded first
     chained_lines: bool = False  # an interpolation takes its input's written error (map_steps)
     table_sides: frozenset[str] = frozenset()  # select sides from means: tables (side_tables)
+    snapped_sides: bool = False  # ... over their noisy two-valued one-hots snapped first
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,7 @@ def plan_encodings(
     decoded_sums: frozenset[str] = frozenset(),
     chained_lines: bool = False,
     table_sides: frozenset[str] = frozenset(),
+    snapped_sides: bool = False,
     options_read: set[str] | None = None,
     tracr: bool = False,
 ) -> Plan:
@@ -97,7 +98,8 @@ def plan_encodings(
     (`compiler.mlp.table_mlp`); `decoded_sums` names affine maps of means read as one decoded
     term per mean (`compiler.decoded_sums`); `chained_lines` has an interpolation take the
     error its input's writers pass on (`compiler.map_steps`); `table_sides` names select sides
-    computed as a table over their inputs' one-hots (`compiler.side_tables`). `options_read`: where the plan notes
+    computed as a table over their inputs' one-hots (`compiler.side_tables`), each noisy
+    two-valued one-hot snapped first where `snapped_sides`. `options_read`: where the plan notes
     the options of `plan_context.TRACKED_OPTIONS` it reads (`PlanContext.option`). `tracr`: a
     program in tracr's API, whose hints are written in it."""
     ctx = PlanContext(
@@ -120,6 +122,7 @@ def plan_encodings(
         decoded_sums=decoded_sums,
         chained_lines=chained_lines,
         table_sides=table_sides,
+        snapped_sides=snapped_sides,
         options_read=set() if options_read is None else options_read,
         tracr=tracr,
     )

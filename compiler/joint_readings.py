@@ -22,6 +22,7 @@ from compiler.plan_state import Built, Memo
 from compiler.relations import combination_count, input_combinations
 from compiler.select_twins import TwinTables
 from compiler.selector_cases import checked_compare_table
+from compiler.snap_one_hot import snapped
 
 # A joint reading reads a side s-op as classes only where the s-op meets at most this many
 # (comparison, other-side value) pairs: each value's class is its row of outcomes.
@@ -91,7 +92,7 @@ class JointReadings:
         if len(nodes) <= 1:
             if not nodes:
                 return _Side([{}], reading=TRUE)
-            enc = self.reader.reading(nodes[0], Encoding.CATEGORICAL)
+            enc = self._snapped(self.reader.reading(nodes[0], Encoding.CATEGORICAL))
             return _Side([{nodes[0]: v} for v in enc.values], reading=enc)
         # Several s-ops on one side: a product one-hot over what they are computed from (a map's own
         # sources, so the map itself needs no layer of its own).
@@ -107,7 +108,9 @@ class JointReadings:
             sources = nodes
         classed = self._compared_classes(node, nodes, sources, side)
         readings = [
-            classed[i][0] if i in classed else self.reader.reading(i, Encoding.CATEGORICAL)
+            classed[i][0]
+            if i in classed
+            else self._snapped(self.reader.reading(i, Encoding.CATEGORICAL))
             for i in sources
         ]
         tuples = self._combinations(sources)
@@ -124,6 +127,11 @@ class JointReadings:
         return _Side(
             [dict(zip(sources, t)) for t in tuples], readings=readings, tuples=tuples, key=key
         )
+
+    def _snapped(self, reading: Encoded) -> Encoded:
+        """A one-hot of a few values not known exact written again exactly, where the build
+        snaps select sides (`PlanContext.snapped_sides`, compiler.snap_one_hot); else `reading`."""
+        return snapped(self.built, reading) if self.ctx.snapped_sides else reading
 
     def _side_reading(
         self, node: IRNode, side: _Side, table: np.ndarray, taken: str | None = None

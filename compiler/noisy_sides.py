@@ -88,6 +88,12 @@ def _means_under(graph: Graph, index: int) -> list[int]:
     return found
 
 
+def means_under(graph: Graph, index: int) -> list[int]:
+    """The aggregates `index` is, or is computed from through maps (`_means_under`), for the
+    side build's copies (compiler.copy_sides)."""
+    return _means_under(graph, index)
+
+
 def _named_along(graph: Graph, index: int) -> str:
     """The s-op as the program names it: the first named one up a chain of one-input maps, but
     never an input (`indicator(tokens == a)` is not `tokens`: a vote of `tokens - tokens` named

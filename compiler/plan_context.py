@@ -88,6 +88,9 @@ class PlanContext:
     # maps a select reads, computed from means, as a table over their inputs' one-hots (each
     # mean decoded first), clamped: the side's one-hot exact (compiler.side_tables)
     table_sides: frozenset[str] = frozenset()
+    # ... each of those tables' inputs that is a one-hot of two values not known exact (a head's)
+    # written again by a step over one column first (compiler.side_tables.snapped): exact
+    snapped_sides: bool = False
     # the program was written with `rasp.tracr` (tracr's API): its refusals' hints say so
     tracr: bool = False
     _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)

@@ -39,6 +39,7 @@ from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built, Memo
 from compiler.select_twins import TwinTables
 from compiler.side_tables import side_table
+from compiler.snap_one_hot import snapped
 from compiler.squares import SquaredReadings
 from rasp.errors import CompileError, Diagnostic
 
@@ -197,6 +198,8 @@ class SelectorPlanner:
             k = self._class_reading(keys, lambda vs: rows(node, vs, q.values, 0), node) or reading(
                 keys, Encoding.CATEGORICAL
             )
+        if self.ctx.snapped_sides:  # a one-hot of a few values written again exactly
+            k, q = snapped(self.built, k), snapped(self.built, q)
         table = self.twins.table(node, k.values, q.values)
         return [Atomic(q, k, table)]
 

@@ -6,7 +6,10 @@ Tried after all of them (`compiler.driver`, after `decoded_build`), so that no p
 build or form proves changes (the vote form of `make_count(make_pair_balance(...), -1)` stays the
 model kept at N = 16). The build is certified as every build is; where it is not proved, or is
 refused while planning (a table over more rows than a map lists, or over the parameter limit), the
-refusal is the earlier build's, with this one among what was also tried.
+refusal is the earlier build's, with this one among what was also tried. Where a select reads a
+copy of a number (a single-key aggregate), itself or through maps, and that build is not proved
+either, the same build with copies of many numbers built as one number each (compiler.copy_sides:
+the select's one-hot of the copy is then a step over one number, exact) is tried last.
 """
 
 from __future__ import annotations
@@ -14,12 +17,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from compiler import build_trials
+from compiler import build_facts, build_trials
 from compiler.build_trials import BuildOptions, Builds, Kept
+from compiler.copy_sides import COPIES, side_copies, side_sources
 from compiler.graph import Graph
 from compiler.noisy_sides import side_maps
 
 SIDES = "with select sides from means as tables over their one-hots"
+SNAPPED = "with the one-hots of a few values that select sides read snapped first"
+# what `build_trials.proved` says of a build that was built and not proved
+NOT_PROVED = "parameters, not proved:"
 
 
 def sides_instead(
@@ -29,16 +36,59 @@ def sides_instead(
     note: Callable[[str], None],
 ) -> Kept:
     """`kept` where it is proved or no select of `graph()` (the prepared default form) reads a
-    map of means; else that form's build (`builds()`) with those maps as tables where it is
-    proved, or `kept` with why that build did not do among its tried."""
+    map of means or an aggregate; else that form's builds (`builds()`) with those maps as tables,
+    then (where a select reads a copy of many numbers) with such copies as numbers too
+    (compiler.copy_sides), then with the one-hots of a few values that heads write and those
+    tables or selects read snapped first (compiler.snap_one_hot), the first proved, or `kept`
+    with why those builds did not do among its tried."""
     if kept.certificate.ok:
         return kept
-    names = side_maps(graph())
-    if not names:
+    program = graph()
+    names = side_maps(program)
+    residual = kept.model.metadata["residual"]
+    # the aggregates a select reads: only those of many numbers read as their one-hot change
+    # when copied as numbers (checked before the value analysis that says which are copies);
+    # the s-ops it reads: only those read as a one-hot change when snapped
+    read = side_copies(program)
+    copied = bool(read) and build_facts.copies_many(residual, program, read)
+    sources = side_sources(program)
+    one_hots = any(label.split(":")[0] in sources for label in residual if ":" in label)
+    if not names and not copied and not one_hots:
         return kept
-    note("build with select sides from means as tables")
+    build = builds()
+    copied = copied and build_facts.copies_many(residual, program, read & build.single_key())
     tried: list[tuple[str, str]] = []
-    found = build_trials.proved(builds(), BuildOptions(table_sides=names), SIDES, note, tried)
-    if found is not None:
-        return found
+    if names:
+        note("build with select sides from means as tables")
+        found = build_trials.proved(build, BuildOptions(table_sides=names), SIDES, note, tried)
+        if found is not None:
+            return found
+    if copied:
+        # after the tables: no model the table build proves changes
+        note("build with select sides copied as numbers")
+        found = build_trials.proved(
+            build,
+            BuildOptions(table_sides=names, numeric_copies=True),
+            COPIES,
+            note,
+            tried,
+            # (no copy of more than a few numbers: the same model as one tried before)
+            worth=lambda sketch: list(sketch.residual) != residual,
+        )
+        if found is not None:
+            return found
+    if one_hots or (names and tried and NOT_PROVED in tried[0][1]):
+        # (the tables' build built and not proved, or a select reads an aggregate's one-hot;
+        # only a build that snaps one: else a model tried before)
+        note("build with select sides snapped")
+        found = build_trials.proved(
+            build,
+            BuildOptions(table_sides=names, snapped_sides=True),
+            SNAPPED,
+            note,
+            tried,
+            worth=lambda sketch: any("~snap" in label.split(":")[0] for label in sketch.residual),
+        )
+        if found is not None:
+            return found
     return replace(kept, tried=(*kept.tried, *tried))

@@ -25,6 +25,7 @@ from compiler.map_rows import Rows
 from compiler.plan_context import PlanContext
 from compiler.plan_state import Built
 from compiler.readings import materialise
+from compiler.snap_one_hot import snapped
 
 ReadRows = Callable[[IRNode, tuple[int, ...], tuple[int, ...]], tuple[list[Encoded], Rows]]
 
@@ -44,6 +45,8 @@ def side_table(
     g = ctx.graph
     direct = tuple(dict.fromkeys(i for i in node.inputs if g[i].op is not Op.CONST))
     readings, rows = read_rows(node, direct, direct)
+    if ctx.snapped_sides:
+        readings = [snapped(built, r) for r in readings]
     # pairs, not a dict: (1,) and (1.0,) are different rows
     if classes is None:
         out, table = materialise(built, node, encoding, ctx.values(node.index)), list(rows)
