@@ -23,7 +23,7 @@ from compiler.plan_limit import check_output
 from compiler.schedule import Schedule, schedule_blocks
 from compiler.values import ValueSets, infer_values
 from rasp import sops
-from rasp.errors import CompileError, Diagnostic, Source
+from rasp.errors import CompileError, Source
 from rasp.tracr.lower import is_lowered
 
 
@@ -140,9 +140,7 @@ def assemble_build(
         )
     except CompileError as err:  # too many parameters: located at the output
         span = graph.output.span
-        located = [
-            Diagnostic(d.message, d.span or span, d.hint, kind=d.kind) for d in err.diagnostics
-        ]
+        located = [d if d.span else replace(d, span=span) for d in err.diagnostics]
         raise type(err)(located) from None
     gated = frozenset(spec.name for spec in plan.mlps if spec.notes.get("kind") == "gated")
     # tables that pass their inputs' error on, for the driver's clamped fallback

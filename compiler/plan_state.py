@@ -10,6 +10,7 @@ independent failures are all reported and dependents are skipped (`Skip`).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from compiler.blocks import (
@@ -99,17 +100,12 @@ class Memo:
                 self._made[key] = make()
             except OverParamLimit as err:  # the whole build is over the limit: no plan goes on
                 self._failed.add(key)
-                located = [
-                    d if d.span else Diagnostic(d.message, node.span, d.hint, kind=d.kind)
-                    for d in err.diagnostics
-                ]
+                located = [d if d.span else replace(d, span=node.span) for d in err.diagnostics]
                 raise type(err)(located) from None
             except CompileError as err:
                 self._failed.add(key)
                 for d in err.diagnostics:
-                    self.problems.append(
-                        d if d.span else Diagnostic(d.message, node.span, d.hint, kind=d.kind)
-                    )
+                    self.problems.append(d if d.span else replace(d, span=node.span))
                 raise Skip from None
             except Skip:
                 self._failed.add(key)
