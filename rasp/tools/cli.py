@@ -38,6 +38,7 @@ from rasp.tools.console import (
     StdoutError,
     flush_stdout,
     message_width,
+    not_installed,
     results_only_on_stdout,
 )
 from rasp.tools.error_json import print_failure
@@ -370,9 +371,7 @@ def _run_model_command(args: argparse.Namespace) -> int:
     except ModuleNotFoundError as exc:
         if exc.name == "rasp.tools.model_commands":
             return _failed(args, f"{args.command} is not available in this build")
-        return _failed(
-            args, f"{args.command} needs the Python package '{exc.name}', which is not installed"
-        )
+        return _failed(args, not_installed(args.command, exc))
     handler: Callable[[argparse.Namespace], int] | None = getattr(
         model_commands, _MODEL_HANDLERS[args.command], None
     )

@@ -277,6 +277,14 @@ class _StageBars:
             self.bar = self.stage = self._stop = None
 
 
+def not_installed(what: str, exc: ModuleNotFoundError) -> str:
+    """`what needs the Python package 'P', which is not installed`: P is the package to install,
+    the missing module's top level (a `transformer.digests` import fails as `transformer.digests`
+    where `transformer` itself is missing from sys.modules)."""
+    package = (exc.name or "?").partition(".")[0]
+    return f"{what} needs the Python package '{package}', which is not installed"
+
+
 def terminal_shape(stream: Any) -> tuple[int, int]:
     """The columns and lines a bar on `stream` may use, each one less than the terminal's (as tqdm
     takes them: a line filling the last column wraps on some terminals). Where the terminal says

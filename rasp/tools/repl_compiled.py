@@ -25,6 +25,7 @@ from rasp.errors import Diagnostic, RaspError, Source
 from rasp.residual_labels import text_of
 from rasp.sops import Evaluator, Node, Selector, SeqValue, SOp
 from rasp.text_width import display_width, ljust
+from rasp.tools.console import not_installed
 from rasp.tools.output_files import no_directory
 from rasp.tools.repl_arguments import (
     Refusal,
@@ -107,7 +108,7 @@ class CompiledView:
         except RaspError as err:
             return err.render()
         except ModuleNotFoundError as exc:
-            return f"error: {word} needs the Python package '{exc.name}', which is not installed"
+            return f"error: {not_installed(word, exc)}"
         except MemoryError as exc:  # (a huge VOCAB: the size check predicts from MAX_LEN only)
             what = "VOCAB or MAX_LEN" if word == ":compile" else "input"
             return f"error: {word} ran out of memory ({exc or 'MemoryError'}); try a smaller {what}"

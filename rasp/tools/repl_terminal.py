@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-from rasp.tools.console import StdoutError
+from rasp.tools.console import StdoutError, not_installed
 from rasp.tools.interrupts import rearm_interrupts
 from rasp.tools.repl import ReplSession
 from rasp.tools.repl_help import COLON_COMMANDS, KEYWORDS
@@ -155,7 +155,7 @@ def draw_hook(node: Any, tokens: list[Any]) -> str:
 
         return repl_draw_hook(node, tokens)
     except ModuleNotFoundError as exc:
-        return f"\tdraw needs the Python package '{exc.name}', which is not installed"
+        return f"\t{not_installed('draw', exc)}"
     except OSError as exc:  # (comp_flows/ in a directory it cannot write in)
         return f"\tdraw cannot write {exc.filename or 'its picture'}: {exc.strerror or exc}"
 
