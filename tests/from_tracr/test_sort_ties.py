@@ -118,7 +118,7 @@ def test_a_sort_of_prefix_means_by_themselves_takes_copies_of_them() -> None:
     rng = random.Random(2)
     inputs += [rng.choices(vocab, k=4) for _ in range(300)] + [[7] * 4, [-3, 0, -3, 0]]
     for xs, got in zip(inputs, run_compiled(model, inputs), strict=True):
-        want = program(xs)  # floats to 12 significant digits (a resolved mean, README)
+        want = program(xs)  # floats to 12 significant digits (a resolved mean, docs/tracr.md)
         assert len(got) == len(want), xs
         for g, w in zip(got, want, strict=True):
             assert g == w or (type(g) is float and math.isclose(g, w, rel_tol=1e-11)), xs

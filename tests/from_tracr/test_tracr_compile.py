@@ -385,7 +385,7 @@ def test_a_sort_copies_equal_numbers_of_two_types_as_one_token() -> None:
 def test_a_plain_output_maps_floats_are_tracrs_but_for_twins(encoding: str) -> None:
     """tracr computes one number in several ways (0.1 * 3 is 0.30000000000000004, and 0.3 for
     "b"): a model reads such twins as one number. Other floats are tracr's to the last digit where
-    nothing is resolved (the README said 12 digits for every program; that holds where a predicate
+    nothing is resolved (docs/tracr.md says 12 digits for every program; that holds where a predicate
     select or a mean is resolved)."""
     from rasp import tracr as rasp
 
