@@ -39,7 +39,7 @@ from compiler.numeric import ErrorBound, rounding_error
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.readings import decode_numeric, materialise
-from compiler.row_memo import derived
+from compiler.row_memo import derived, rows_having
 from rasp.errors import CompileError
 
 # A numerical s-op that matters to a map only through this many classes of its values is classified.
@@ -146,7 +146,7 @@ def _map_steps(
     # exact points, proved never occurs (`v0 == v0` is True only, where the analysis pairs v0's
     # values independently): such rows never occur either (their one-hot was a KeyError).
     if not all(map(context.has, ctx.values(support[1 - xi]))):
-        rows = [row for row in rows if context.has(row[0][1 - xi])]
+        rows = rows_having(rows, 1 - xi, context.has)
     out = materialise(built, node, encoding, ctx.values(node.index))
     gated = None
     if gates and ctx.gates and encoding is Encoding.NUMERICAL:  # affine per context: a few units

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 import compiler.driver as driver
-from compiler import compile_sop, merged_rows
+from compiler import compile_sop, gates, merged_rows
 from compiler.map_rows import MapRows
 from compiler.plan_state import Built
+from compiler.row_memo import AnalysisRows, rows_having
 from rasp.errors import CompileError, Source
 from rasp.interpreter import load_source
 from rasp.sops import SOp
@@ -42,8 +43,8 @@ def _compile(n: int) -> dict[str, np.ndarray] | str:
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    counts = {"analyses": 0, "merges": 0}
-    infer, merge = driver.infer_values, MapRows._merge
+    counts = {"analyses": 0, "merges": 0, "fits": 0}
+    infer, merge, fits = driver.infer_values, MapRows._merge, gates._context_fits
 
     def counted_infer(*args, **kwargs):  # type: ignore[no-untyped-def]
         counts["analyses"] += 1
@@ -53,18 +54,37 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         counts["merges"] += 1
         return merge(self, *args)
 
+    def counted_fits(*args):  # type: ignore[no-untyped-def]
+        counts["fits"] += 1
+        return fits(*args)
+
     monkeypatch.setattr(driver, "infer_values", counted_infer)
+    monkeypatch.setattr(gates, "_context_fits", counted_fits)
     monkeypatch.setattr(MapRows, "_merge", counted_merge)
     return counts
 
 
 def test_builds_share_the_analysis_and_merged_rows(monkeypatch: pytest.MonkeyPatch) -> None:
-    """At N = 4 the program is refused after six builds merged the product's rows (and the last,
-    the means decoded, analysed the form again): now one analysis, one merge."""
+    """At N = 5 the program is refused after six builds merged the product's rows and fitted
+    them per context value (and the last, the means decoded, analysed the form again): now one
+    analysis, one merge, one fit (the context reading has every value: no row dropped)."""
     counts = _counting(monkeypatch)
-    refused = _compile(4)
+    refused = _compile(5)
     assert isinstance(refused, str) and "snap decision" in refused
-    assert counts == {"analyses": 1, "merges": 1}
+    assert counts == {"analyses": 1, "merges": 1, "fits": 1}
+
+
+def test_rows_having_shares_what_it_keeps() -> None:
+    """Rows filtered alike in two builds share their derived results; rows of which nothing is
+    dropped are the rows themselves; another set of values dropped is rows of its own."""
+    rows = AnalysisRows([((1, "a"), 1), ((2, "b"), 2), ((3, "a"), 3)], {})
+    again = AnalysisRows(rows, rows.shared)  # (another build's copy)
+    assert rows_having(rows, 1, lambda v: True) is rows
+    kept = rows_having(rows, 1, lambda v: v == "a")
+    assert kept == [((1, "a"), 1), ((3, "a"), 3)]
+    assert rows_having(again, 1, lambda v: v != "b").shared is kept.shared
+    other = rows_having(again, 1, lambda v: v == "b")
+    assert other == [((2, "b"), 2)] and other.shared is not kept.shared
 
 
 def test_the_model_is_the_same_unshared(monkeypatch: pytest.MonkeyPatch) -> None:
