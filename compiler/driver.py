@@ -170,19 +170,20 @@ def _compile_sop(
             return sketched[0][2]
         return _builder(sop, limit)
 
-    # per form (by identity, the form kept alive beside): its value analysis and the step MLPs
+    # the last form built (by identity, kept alive beside): its value analysis and the step MLPs
     # its builds share, for every builder of it: under each parameter limit, and the decoded and
     # sides builds tried after the forms (neither depends on the limit; numeric 2070534 at N = 8
-    # analysed and planned the same form twice, 27 s and 200 s)
-    per_form: dict[
-        int, tuple[sops.Node, list[ValueSets | CompileError], dict[Hashable, object]]
-    ] = {}
+    # analysed and planned the same form twice, 27 s and 200 s). One form only: an analysis at a
+    # large N can take hundreds of MB, and a form no longer built would keep its own alive.
+    last_form: list[tuple[sops.Node, list[ValueSets | CompileError], dict[Hashable, object]]] = []
 
     def _builder(sop: sops.Node, limit: int | None) -> Builds:
         planned: dict[BuildOptions, Planned | CompileError] = {}
         # every build of `sop` plans from one value analysis (the options do not change it; at
         # N = 256 it can take 20 s, `c + f` over a prefix mean and its shifted copy)
-        _, analysis, memo = per_form.setdefault(id(sop), (sop, [], {}))
+        if not last_form or last_form[0][0] is not sop:
+            last_form[:] = [(sop, [], {})]
+        _, analysis, memo = last_form[0]
 
         def analysed(graph: Graph) -> ValueSets:
             if not analysis:
