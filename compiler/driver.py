@@ -170,11 +170,20 @@ def _compile_sop(
             return sketched[0][2]
         return _builder(sop, limit)
 
+    # the last form built (by identity, kept alive beside): its value analysis and the step MLPs
+    # its builds share, for every builder of it: under each parameter limit, and the decoded and
+    # sides builds tried after the forms (neither depends on the limit; numeric 2070534 at N = 8
+    # analysed and planned the same form twice, 27 s and 200 s). One form only: an analysis at a
+    # large N can take hundreds of MB, and a form no longer built would keep its own alive.
+    last_form: list[tuple[sops.Node, list[ValueSets | CompileError], dict[Hashable, object]]] = []
+
     def _builder(sop: sops.Node, limit: int | None) -> Builds:
         planned: dict[BuildOptions, Planned | CompileError] = {}
         # every build of `sop` plans from one value analysis (the options do not change it; at
         # N = 256 it can take 20 s, `c + f` over a prefix mean and its shifted copy)
-        analysis: list[ValueSets | CompileError] = []
+        if not last_form or last_form[0][0] is not sop:
+            last_form[:] = [(sop, [], {})]
+        _, analysis, memo = last_form[0]
 
         def analysed(graph: Graph) -> ValueSets:
             if not analysis:
@@ -189,8 +198,7 @@ def _compile_sop(
         # the builds refused while planning, for the builds that would repeat their refusal
         # (compiler.plan_reuse: numbers copied as numbers where no number is copied)
         refused: list[PlanRefusal] = []
-        # the step MLPs its builds would build alike, built once (compiler.build_memo)
-        memo: dict[Hashable, object] = {}
+        # (`memo`: the step MLPs its builds would build alike, built once, compiler.build_memo)
 
         def plan(options: BuildOptions) -> Planned:
             found = planned.get(options)

@@ -118,21 +118,11 @@ def affine_plus_sum(
     (or a width is read as its 1/(w+1), which is not its number)."""
     if len(support) != 2 or not rows or any(reader.reads_frac(s) for s in support):
         return None
-    if not _numbers(rows, outputs=True):
+    # from the rows alone: found once per value analysis for its rows (compiler.row_memo)
+    sums = derived(rows, "affine plus sum points", lambda: _sum_points(rows))
+    if sums is None:
         return None
-    at = [_column(rows, k) for k in range(2)]  # [rows] each
-    values = np.fromiter((float(v) for _, v in rows), dtype=np.float64, count=len(rows))
-    found = []
-    for part, coef in _parts_and_sums():
-        rest = values - part[0] * at[0] - part[1] * at[1]  # [rows]: g(sum) where it is a map
-        points = _function_points(0.0 + coef[0] * at[0] + coef[1] * at[1], rest)
-        if points is not None and len({v for _, v in points}) >= 2:
-            found.append((part, coef, points))
-    # a rest of a few values first, a few exact step pairs: `(x + y) % 2` less its sum is one
-    # step at 2, where the map itself takes ~N^2 values and its interpolation is steep at the
-    # wrap (that slope multiplies the sum's error: not proved at N = 32); else the order above
-    # (|x - y| interpolates in one kink, less x - y it would take as many values)
-    found.sort(key=lambda f: min(len({v for _, v in f[2]}), FEW_STEP_VALUES + 1))
+    at, values, found = sums
     for part, coef, points in found:
         views = [map_steps.view_of(ctx, reader, s, False) for s in support]
         x = sum_view(node, views, coef, points)
@@ -173,6 +163,33 @@ def affine_plus_sum(
         vals = ctx.values(node.index)
         return Encoded(node.name, Encoding.NUMERICAL, vals, number=number, misfit=misfit)
     return None
+
+
+SumPoints = list[tuple[tuple[float, float], tuple[float, float], list[tuple[float, float]]]]
+
+
+def _sum_points(rows: Rows) -> tuple[list[np.ndarray], np.ndarray, SumPoints] | None:
+    """The rows' two numbers and outputs as arrays (read-only: shared), and each (affine part,
+    sum) whose rest is a function of the sum taking two values or more, with its points, in the
+    order `affine_plus_sum` tries them; None where a value is not a number."""
+    if not _numbers(rows, outputs=True):
+        return None
+    at = [_column(rows, k) for k in range(2)]  # [rows] each
+    values = np.fromiter((float(v) for _, v in rows), dtype=np.float64, count=len(rows))
+    found = []
+    for part, coef in _parts_and_sums():
+        rest = values - part[0] * at[0] - part[1] * at[1]  # [rows]: g(sum) where it is a map
+        points = _function_points(0.0 + coef[0] * at[0] + coef[1] * at[1], rest)
+        if points is not None and len({v for _, v in points}) >= 2:
+            found.append((part, coef, points))
+    # a rest of a few values first, a few exact step pairs: `(x + y) % 2` less its sum is one
+    # step at 2, where the map itself takes ~N^2 values and its interpolation is steep at the
+    # wrap (that slope multiplies the sum's error: not proved at N = 32); else the order above
+    # (|x - y| interpolates in one kink, less x - y it would take as many values)
+    found.sort(key=lambda f: min(len({v for _, v in f[2]}), FEW_STEP_VALUES + 1))
+    for array in (*at, values):
+        array.flags.writeable = False
+    return at, values, found
 
 
 def _parts_and_sums() -> Iterator[tuple[tuple[float, float], tuple[float, float]]]:

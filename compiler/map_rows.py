@@ -13,6 +13,7 @@ from itertools import compress
 from operator import eq, ne
 from typing import Any
 
+from compiler import merged_rows
 from compiler.blocks import Atom, value_key
 from compiler.combos import TooManyRows
 from compiler.fits import affine_fit
@@ -112,7 +113,14 @@ class MapRows:
         rows = self.analysis_rows(node, support)
         if not any(s in self.built.canon for s in support):
             return rows
-        return self._merged(node, support, list(rows))
+        # merged alike in every build whose support's tables are alike (compiler.merged_rows)
+        return merged_rows.shared(
+            self.ctx.value_sets.memo,
+            self.built,
+            node.index,
+            support,
+            lambda: self._merge(node, support, list(rows)),
+        )
 
     def _reachable(self, node: IRNode, support: tuple[int, ...]) -> Rows:
         """The map's value at every reachable combination of its support's values."""
@@ -154,10 +162,20 @@ class MapRows:
         return rows
 
     def _merged(self, node: IRNode, support: tuple[int, ...], rows: Rows) -> Rows:
-        """`rows` in the values the support's categorical readings use."""
+        """`rows` in the values the support's categorical readings use (the twins met noted)."""
+        merged, twins = self._merge(node, support, rows)
+        merged_rows.write_twins(self.built, node.index, twins)
+        return merged
+
+    def _merge(
+        self, node: IRNode, support: tuple[int, ...], rows: Rows
+    ) -> tuple[Rows, merged_rows.Twins]:
+        """`_merged`'s rows, and the twins to note for the map (`merged_rows.write_twins`; those
+        met before a refusal are noted before it is raised)."""
         built = self.built
+        twins: merged_rows.Twins = []
         if not rows:
-            return []
+            return [], twins
         # column by column at C speed, each value object's canonical value and key found once
         # (870K rows over a few hundred values per column at N = 24, row by row: 11 s of a 33 s
         # compile). By id: the rows keep every value alive, and `canonical` reads only the
@@ -181,6 +199,7 @@ class MapRows:
         for i in compress(range(n), map(ne, firsts, range(n))):
             kept, out = outs[firsts[i]], outs[i]
             if not same_value(kept, out):
+                merged_rows.write_twins(built, node.index, twins)  # (as they were met)
                 # (which inputs: the support may be the map's sources' sources, and the two
                 # numbers may come far apart, tracr's int 0 of a mean of one key and its 0.0)
                 where = [self._inputs(support, rows[j][0]) for j in (firsts[i], i)]
@@ -195,9 +214,8 @@ class MapRows:
                     ]
                 )
             if value_key(kept) != value_key(out):  # `out` is written as `kept` (Built.canonical)
-                twins = built.twins.setdefault(node.index, {})
-                twins.setdefault(value_key(out), {})[value_key(kept)] = kept
-        return list(compress(zip(canons, outs), map(eq, firsts, range(n))))
+                twins.append((value_key(out), value_key(kept), kept))
+        return list(compress(zip(canons, outs), map(eq, firsts, range(n)))), twins
 
     def _inputs(self, support: tuple[int, ...], combo: tuple[Atom, ...]) -> str:
         """`name = value` per support node, as a refusal names one row."""

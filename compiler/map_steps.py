@@ -39,7 +39,7 @@ from compiler.numeric import ErrorBound, rounding_error
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.readings import decode_numeric, materialise
-from compiler.row_memo import derived
+from compiler.row_memo import derived, rows_having
 from rasp.errors import CompileError
 
 # A numerical s-op that matters to a map only through this many classes of its values is classified.
@@ -146,7 +146,7 @@ def _map_steps(
     # exact points, proved never occurs (`v0 == v0` is True only, where the analysis pairs v0's
     # values independently): such rows never occur either (their one-hot was a KeyError).
     if not all(map(context.has, ctx.values(support[1 - xi]))):
-        rows = [row for row in rows if context.has(row[0][1 - xi])]
+        rows = rows_having(rows, 1 - xi, context.has)
     out = materialise(built, node, encoding, ctx.values(node.index))
     gated = None
     if gates and ctx.gates and encoding is Encoding.NUMERICAL:  # affine per context: a few units
@@ -172,7 +172,7 @@ def _context_steps_or_interpolation(
     """`context_steps`, or the interpolation per context value (`q * q if tokens == "a" else
     q`) where that errs less or the steps are refused (not yet added). `chained`: the line
     takes x's written error (`_line_input`)."""
-    merged, _ = merge_per_context(node, _per_context(view, xi, rows), None)
+    merged = _merged_per_context(node, view, xi, rows)
     top = max(abs(p) for _, pts in merged for p, _ in pts)
     bound = _input_error(view.error, top, view.x)
     # the gates' weights multiply the context's own error into the line's output, where the
@@ -305,6 +305,19 @@ def _or_none(build: Callable[[], MLPSpec | None]) -> MLPSpec | None:
         return None
 
 
+def _merged_per_context(
+    node: IRNode, view: XView, xi: int, rows: Rows
+) -> list[tuple[Atom, list[tuple[float, Atom]]]]:
+    """`merge_per_context` of the rows' points per context value, for a numerical output: found
+    once per value analysis for its own rows (compiler.row_memo; `view.at` is a module's function,
+    the same in every build, and `node` only names a refusal, which is not kept)."""
+    return derived(
+        rows,
+        ("merged per context", xi, view.at),
+        lambda: merge_per_context(node, _per_context(view, xi, rows), None)[0],
+    )
+
+
 def _per_context(view: XView, xi: int, rows: Rows) -> list[tuple[Atom, list[tuple[float, Atom]]]]:
     """Each value of the context (support position 1 - xi) with its points (x on `view`, value)."""
     per_context: dict[tuple[str, Any], tuple[Atom, list[tuple[float, Atom]]]] = {}
@@ -328,9 +341,10 @@ def context_steps(
     """The step MLP of a map of two s-ops, stepped on `view` (support position `xi`) with the
     other's categorical reading `context` setting each step's threshold (not yet added). The
     dims it proves exact go into `exact` (default: `built.exact`)."""
-    per_context = _per_context(view, xi, rows)
-    listed = out.values if out.is_categorical else None
-    merged, canon = merge_per_context(node, per_context, listed)
+    if out.is_categorical:
+        merged, canon = merge_per_context(node, _per_context(view, xi, rows), out.values)
+    else:
+        merged, canon = _merged_per_context(node, view, xi, rows), None
     spec = step_mlp.numeric_mlp(
         view.x,
         [],
