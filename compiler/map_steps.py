@@ -15,6 +15,7 @@ stepped on the decoded whole number w instead (one more MLP, exact at every leng
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -448,11 +449,17 @@ def _coarse(
     """`coarse_steps` with support[k] = `source` sorted into `class_of`'s classes, the map stepped
     on the other; both MLPs are added once both are built."""
     view, other_view = views
-    name = f"{ctx.graph[source].name}~{node.name}"
-    classes = Encoded.materialised_categorical(name, sort_values(class_values))
+    # Planned once per reading of the map (a number and a one-hot): built twice, the class MLP
+    # wrote its columns twice, which the certifier cannot read. The same classes are shared;
+    # other ones (on the decoded width, or rows merged since) get columns of their own.
+    key = (source, node.index, view.x, frozenset((v, value_key(c)) for v, c in class_of.items()))
+    shared = built.classes.get(key)
+    classes = shared or _new_classes(built, f"{ctx.graph[source].name}~{node.name}", class_values)
     op = f"classes of {ctx.graph[source].text} for {node.text}"
     class_mlp = None
-    if ctx.graph[source].op is Op.INDICES:  # a class of the position: the embedding writes it
+    if shared is not None:
+        pass  # built by the other reading's plan
+    elif ctx.graph[source].op is Op.INDICES:  # a class of the position: the embedding writes it
         at = [(value_key(i) in class_of, class_of.get(value_key(i))) for i in range(ctx.max_len)]
         classes = positional.embed_one_hot(built, classes, at, op)
     else:
@@ -463,7 +470,7 @@ def _coarse(
             merge_points(node, points),
             classes,
             op=op,
-            name=name,
+            name=classes.name,
             x_error=view.error,
             exact=built.exact,
         )
@@ -487,7 +494,17 @@ def _coarse(
     )
     if class_mlp is not None:
         built.add_mlp(class_mlp)
+    built.classes[key] = classes
     built.add_mlp(map_mlp)
     if canon is not None:  # the values its one-hot uses, for the maps that read it
         built.canon[node.index] = canon
     return out_enc
+
+
+def _new_classes(built: Built, name: str, class_values: list[Atom]) -> Encoded:
+    """A one-hot of `class_values` on columns of its own: `name`, or `name~2`... where other
+    classes have it."""
+    taken = {c.name for c in built.classes.values()}
+    if name in taken:
+        name = next(f"{name}~{k}" for k in itertools.count(2) if f"{name}~{k}" not in taken)
+    return Encoded.materialised_categorical(name, sort_values(class_values))

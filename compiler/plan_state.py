@@ -46,6 +46,9 @@ class Built:
         self.positional: dict[Dim, tuple[float, ...]] = {}
         # their s-ops: name -> (operation, the dims it is read from, its own or shared ones)
         self.embedded: dict[str, tuple[str, tuple[Dim, ...]]] = {}
+        # the classes coarse steps sorted a source into, by (source, map, reading, partition):
+        # a map read both as a number and as a one-hot is planned twice and shares them
+        self.classes: dict[tuple[Any, ...], Encoded] = {}
 
     def add_head(self, spec: HeadSpec, merge_key: tuple[Any, ...]) -> None:
         self.heads.append(PlannedHead(spec, merge_key))
