@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from compiler import map_rows, map_steps, mlp, piecewise
+from compiler import coarse_steps, map_rows, map_steps, mlp, piecewise
 from compiler.blocks import (
     ONE,
     Atom,
@@ -170,7 +170,7 @@ class MapPlanner:
                 linear = linear_steps(ctx, reader, self.built, node, support, rows, encoding)
                 if linear is not None:  # frac_a > frac_b: a step of frac_a - frac_b
                     return linear
-                coarse = map_steps.coarse_steps(  # rows again: a reading built since may merge
+                coarse = coarse_steps.coarse_steps(  # rows again: a reading built since may merge
                     ctx,
                     reader,
                     self.built,
@@ -205,7 +205,7 @@ class MapPlanner:
                 return compared
             # `-1 if indices == 0 else place`: the index matters only through a few classes;
             # stepped with N index contexts the MLP would read the N-wide one-hot
-            coarse = map_steps.coarse_steps(
+            coarse = coarse_steps.coarse_steps(
                 ctx, reader, self.built, node, support, self.points.rows(node, support), encoding
             )
             if coarse is not None:

@@ -1,4 +1,4 @@
-"""Coarse steps (compiler.map_steps.coarse_steps): a map of two numbers where one matters only
+"""Coarse steps (compiler.coarse_steps): a map of two numbers where one matters only
 through a few classes, sorted into them by a step MLP of its own. A map read both as a number and
 as a one-hot is planned once per reading; each plan built that class MLP again, on the same
 columns, and the certifier refused the model it could not read ("MLP 'a~b' writes residual
@@ -10,7 +10,7 @@ from test_compile import all_inputs, check_inputs
 
 from compiler import compile_sop
 from compiler.blocks import Encoded
-from compiler.map_steps import _new_classes
+from compiler.coarse_steps import _new_classes
 from compiler.plan_state import Built
 from rasp.errors import Source
 from rasp.interpreter import load_source
