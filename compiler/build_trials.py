@@ -18,6 +18,9 @@ from compiler.model import CompiledModel, Sketch
 from compiler.refusals import why_not_proved
 from rasp.errors import CompileError, Diagnostic
 
+# what `proved` says of a build that was built and not proved (after its parameter count)
+NOT_PROVED = "parameters, not proved:"
+
 
 @dataclass(frozen=True)
 class BuildOptions:
@@ -152,8 +155,7 @@ def proved(
         tried.append(
             (
                 how,
-                f"{model.param_count():,} parameters, not proved: "
-                + why_not_proved(certificate, graph),
+                f"{model.param_count():,} {NOT_PROVED} " + why_not_proved(certificate, graph),
             )
         )
         return None

@@ -18,15 +18,13 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from compiler import build_facts, build_trials
-from compiler.build_trials import BuildOptions, Builds, Kept
+from compiler.build_trials import NOT_PROVED, BuildOptions, Builds, Kept
 from compiler.copy_sides import COPIES, side_copies, side_sources
 from compiler.graph import Graph
 from compiler.noisy_sides import side_maps
 
 SIDES = "with select sides from means as tables over their one-hots"
 SNAPPED = "with the one-hots of a few values that select sides read snapped first"
-# what `build_trials.proved` says of a build that was built and not proved
-NOT_PROVED = "parameters, not proved:"
 
 
 def sides_instead(
