@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -246,19 +247,25 @@ def mixed(cases: list[tuple[str, int]], timeout: float, results: Path) -> None:
     """`--mixed`: rows for `cases`, replacing those (program, N, threads) in `results`."""
     kept = json.loads(results.read_text())["mixed"] if results.exists() else []
     results.parent.mkdir(parents=True, exist_ok=True)
+    for program, n, path in _compiled(cases, timeout):
+        row = mixed_throughput(path, program, n)
+        print(json.dumps(row), flush=True)
+        key = (program, n, row["threads"])
+        kept = [r for r in kept if (r["program"], r["N"], r["threads"]) != key] + [row]
+        # written after each row: a long run stopped midway keeps what it measured
+        results.write_text(json.dumps({"mixed": kept}, indent=1) + "\n")
+    print(mixed_table(kept))
+
+
+def _compiled(cases: list[tuple[str, int]], timeout: float) -> Iterator[tuple[str, int, Path]]:
+    """(program, N, model file) for each case that compiles (in a process of its own, within
+    `timeout`); the files last until the next case is asked for."""
     with tempfile.TemporaryDirectory() as tmp:
         for program, n in cases:
             path = Path(tmp) / f"{program}-{n}.safetensors"
             made = _subprocess(["--one", program, str(n), "--save", str(path)], timeout)
-            if not made or "params" not in made:
-                continue
-            row = mixed_throughput(path, program, n)
-            print(json.dumps(row), flush=True)
-            key = (program, n, row["threads"])
-            kept = [r for r in kept if (r["program"], r["N"], r["threads"]) != key] + [row]
-            # written after each row: a long run stopped midway keeps what it measured
-            results.write_text(json.dumps({"mixed": kept}, indent=1) + "\n")
-    print(mixed_table(kept))
+            if made and "params" in made:
+                yield program, n, path
 
 
 def _subprocess(args: list[str], timeout: float) -> dict[str, Any] | None:
@@ -301,16 +308,11 @@ def speeds(
     if devices is None:
         devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for program, n in cases:
-            path = Path(tmp) / f"{program}-{n}.safetensors"
-            made = _subprocess(["--one", program, str(n), "--save", str(path)], timeout)
-            if not made or "params" not in made:
-                continue
-            for device in devices:
-                row = throughput(path, program, n, device)
-                rows.append(row)
-                print(json.dumps(row), flush=True)
+    for program, n, path in _compiled(cases, timeout):
+        for device in devices:
+            row = throughput(path, program, n, device)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
     return rows
 
 

@@ -16,7 +16,7 @@ ReLU margins the certifier checks against the copy's worst-case error as any ste
 from __future__ import annotations
 
 from compiler.graph import Graph, Op
-from compiler.noisy_sides import means_under
+from compiler.noisy_sides import means_under, through_maps
 
 COPIES = "with select sides copied as numbers and snapped"
 
@@ -38,17 +38,5 @@ def side_sources(graph: Graph) -> frozenset[str]:
     a joint reading reads): those a block computes, not the inputs or constants, whose one-hots
     the side build may snap (compiler.snap_one_hot)."""
     inputs = (Op.TOKENS, Op.INDICES, Op.CONST)
-    found: set[str] = set()
-    seen: set[int] = set()
-    stack = [i for node in graph.nodes if node.op is Op.SELECT for i in node.inputs]
-    while stack:
-        i = stack.pop()
-        if i in seen:
-            continue
-        seen.add(i)
-        node = graph[i]
-        if node.op not in inputs:
-            found.add(node.name)
-        if node.op is Op.MAP:
-            stack.extend(node.inputs)
-    return frozenset(found)
+    sides = [i for node in graph.nodes if node.op is Op.SELECT for i in node.inputs]
+    return frozenset(node.name for node in through_maps(graph, sides) if node.op not in inputs)

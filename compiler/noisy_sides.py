@@ -13,6 +13,7 @@ tracr's `opens - closes` and the mean of votes can differ in their last bits.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from compiler.graph import Graph, IRNode, Op
@@ -46,7 +47,7 @@ def noisy_sides(graph: Graph, width: str) -> NoisySides | None:
     vote: tuple[str, str] | None = None
     for select in _selects(graph, node.inputs[0]):
         for side in select.inputs:
-            found = _means_under(graph, side)
+            found = means_under(graph, side)
             if not found:
                 continue
             read.append(_named_along(graph, side))
@@ -69,29 +70,26 @@ def _selects(graph: Graph, index: int) -> list[IRNode]:
     return [s for i in node.inputs if graph[i].op in _SELECTORS for s in _selects(graph, i)]
 
 
-def _means_under(graph: Graph, index: int) -> list[int]:
-    """The aggregates `index` is computed from through maps (a mean's own inputs not followed),
-    each node visited once (maps that share inputs)."""
-    found: list[int] = []
+def through_maps(graph: Graph, starts: list[int]) -> Iterator[IRNode]:
+    """The nodes `starts` are computed from through maps, the starts included (a map's inputs
+    followed, nothing else's), each visited once (maps that share inputs)."""
     seen: set[int] = set()
-    stack = [index]
+    stack = list(reversed(starts))
     while stack:
         i = stack.pop()
         if i in seen:
             continue
         seen.add(i)
         node = graph[i]
-        if node.op is Op.AGGREGATE:
-            found.append(i)
-        elif node.op is Op.MAP:
+        yield node
+        if node.op is Op.MAP:
             stack.extend(reversed(node.inputs))
-    return found
 
 
 def means_under(graph: Graph, index: int) -> list[int]:
-    """The aggregates `index` is, or is computed from through maps (`_means_under`), for the
-    side build's copies (compiler.copy_sides)."""
-    return _means_under(graph, index)
+    """The aggregates `index` is, or is computed from through maps (a mean's own inputs not
+    followed)."""
+    return [node.index for node in through_maps(graph, [index]) if node.op is Op.AGGREGATE]
 
 
 def _named_along(graph: Graph, index: int) -> str:
@@ -175,5 +173,5 @@ def side_maps(graph: Graph) -> frozenset[str]:
         for node in graph.nodes
         if node.op is Op.SELECT
         for side in node.inputs
-        if graph[side].op is Op.MAP and _means_under(graph, side)
+        if graph[side].op is Op.MAP and means_under(graph, side)
     )

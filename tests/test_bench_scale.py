@@ -14,10 +14,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _env() -> dict[str, str]:
-    """The environment with the repository first on PYTHONPATH (bench_scale imports it)."""
+def _bench(*args: str) -> subprocess.CompletedProcess[str]:
+    """bench/bench_scale.py run with `args`, the repository first on PYTHONPATH (it imports it)."""
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    return dict(os.environ, PYTHONPATH=path)
+    return subprocess.run(
+        [sys.executable, "bench/bench_scale.py", *args],
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=path),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
 
 
 def test_a_run_with_its_own_results_file_draws_its_plot_beside_it(tmp_path: Path) -> None:
@@ -28,15 +36,8 @@ def test_a_run_with_its_own_results_file_draws_its_plot_beside_it(tmp_path: Path
         for p in (ROOT / "bench" / "scale.png", ROOT / "bench" / "results" / "scale.json")
     }
     results = tmp_path / "sizes.json"
-    command = [sys.executable, "bench/bench_scale.py", "--sizes-only", "--lengths", "10"]
-    done = subprocess.run(
-        [*command, "--programs", "length", "--results", str(results)],
-        cwd=ROOT,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+    done = _bench(
+        "--sizes-only", "--lengths", "10", "--programs", "length", "--results", str(results)
     )
     assert done.returncode == 0, done.stderr
     assert all(path.read_bytes() == data for path, data in committed.items())
@@ -54,16 +55,7 @@ def test_mixed_lengths_rows_go_to_their_own_file(tmp_path: Path) -> None:
     kept = {"program": "sort", "N": 4, "device": "cpu", "threads": 1}
     kept |= {f"{name}{clock}": 1.0 for name in names for clock in ("_s", "_cpu_s")}
     results.write_text(json.dumps({"mixed": [kept]}))
-    command = [sys.executable, "bench/bench_scale.py", "--mixed", "--speed-cases", "hist:4"]
-    done = subprocess.run(
-        [*command, "--threads", "1", "--results", str(results)],
-        cwd=ROOT,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    done = _bench("--mixed", "--speed-cases", "hist:4", "--threads", "1", "--results", str(results))
     assert done.returncode == 0, done.stderr
     assert (ROOT / "bench" / "results" / "scale.json").read_bytes() == committed
     rows = json.loads(results.read_text())["mixed"]
