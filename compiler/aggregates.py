@@ -99,6 +99,6 @@ def _written(vals: tuple[Atom, ...], value: Encoded, default: Atom) -> tuple[Ato
     by the blocks downstream and written by none (an internal error at layout); an empty column
     (no dimension) was still a value the certifier checked: copied by a head from a zero vector,
     or decoded as the output with every logit 0 (an argmax margin of 0, refused). Readers drop
-    the rows of a value a reading lacks (as a map's value that no row gives, maps._map_view)."""
+    the rows of a value a reading lacks (as a map's value that no row gives, MapViews.regrouped)."""
     written = {value_key(v) for v in (*value.values, default)}
     return tuple(v for v in vals if value_key(v) in written)

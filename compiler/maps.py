@@ -4,41 +4,31 @@ A chain of maps is fused: its *support* is the set of s-ops it is computed from,
 input while one cheap block can still compute the whole chain (`compiler.map_supports`). One
 categorical support is a free view (its one-hot terms regrouped); one numerical support, plus at
 most one categorical context, is a step MLP (`map_steps`); several categorical supports are one
-table MLP; an exactly affine map of numerical s-ops is a free numerical view.
+table MLP; an exactly affine map of numerical s-ops is a free numerical view. The free views
+themselves are `compiler.map_views`'s; this module chooses among the ways.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
 
-from compiler import coarse_steps, map_rows, map_steps, mlp, piecewise
-from compiler.blocks import (
-    ONE,
-    Atom,
-    Dim,
-    Encoded,
-    Encoding,
-    MLPSpec,
-    Terms,
-    all_numbers,
-    value_key,
-)
+from compiler import coarse_steps, map_steps, mlp, piecewise
+from compiler.blocks import ONE, Encoded, Encoding, MLPSpec, all_numbers
 from compiler.compare_steps import comparison_steps
 from compiler.decoded_sums import decoded_sum
 from compiler.fits import NoiseError
 from compiler.gated_maps import GatedMaps
 from compiler.graph import IRNode, Op
 from compiler.linear_steps import affine_plus_sum, linear_steps
-from compiler.map_rows import Fit, MapRows, Rows
+from compiler.map_rows import MapRows, Rows
 from compiler.map_supports import MAX_FUSED_TABLE, MapSupports
+from compiler.map_views import MapViews
 from compiler.pick_mlp import plan_pick
 from compiler.picks import Pick
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.positional_maps import PositionalMaps
 from compiler.readings import decode_numeric, materialise, view_numerical
-from compiler.relations import combination_count
 from compiler.row_memo import derived
 from compiler.side_tables import side_table
 from compiler.table_columns import needed_columns, projected
@@ -65,6 +55,7 @@ class MapPlanner:
         self.positional = PositionalMaps(ctx, built)
         self.points = MapRows(ctx, built)  # each map's rows and affine fit, computed once
         self.supports = MapSupports(ctx, self.points)
+        self.views = MapViews(ctx, reader, built, self.points)  # the free ones
         self.gated = GatedMaps(ctx, reader, built, self.points, self.supports)
 
     def support(self, index: int) -> tuple[int, ...]:
@@ -97,7 +88,7 @@ class MapPlanner:
             decoded = self._decoded_sum(node, direct, encoding)
             if decoded is not None:  # a * m0 + b * m1, each mean decoded first: where asked
                 return decoded
-            affine = self._affine_view(node, direct, list(direct), [])
+            affine = self.views.affine_view(node, direct, list(direct), [])
             if affine is not None:  # e.g. n_opens - n_closes: free
                 if encoding is Encoding.NUMERICAL:
                     return affine
@@ -157,7 +148,7 @@ class MapPlanner:
         categorical = [s for s in support if s not in numeric]
         sizes = [len(ctx.values(s)) for s in categorical]
         if len(numeric) > 1 or (len(numeric) == 1 and len(categorical) > 1):
-            affine = self._affine_view(node, support, numeric, categorical)
+            affine = self.views.affine_view(node, support, numeric, categorical)
             if affine is not None and encoding is Encoding.NUMERICAL:
                 return affine
             if not last_resort:
@@ -262,7 +253,7 @@ class MapPlanner:
             else:
                 table = fewer
         if not numeric and len(read) == 1:
-            return self._map_view(node, read[0], table, encoding)
+            return self.views.regrouped(node, read[0], table, encoding)
         out = materialise(self.built, node, encoding, vals)
         spec: MLPSpec | None = None
         try:
@@ -360,44 +351,6 @@ class MapPlanner:
             and all(ok or g[i].op is Op.INDICES for ok, i in zip(numeric, direct, strict=True))
         )
 
-    def _affine_view(
-        self,
-        node: IRNode,
-        support: tuple[int, ...],
-        numeric: list[int],
-        categorical: list[int],
-    ) -> Encoded | None:
-        """sum_k a_k * x_k + b over numeric sources (no categorical ones), when that is exact: a free view."""
-        if categorical:
-            return None
-        fit = self._fit(node, support)
-        if fit is None:
-            return None
-        coef, misfit = fit
-        terms: dict[Dim, float] = {}
-        for a, s in zip(coef[:-1], support):
-            source = self.reader.reading(s, Encoding.NUMERICAL)  # a width: decoded first
-            for d, c in source.number:
-                terms[d] = terms.get(d, 0.0) + float(a) * c
-            misfit += abs(float(a)) * source.misfit  # (a view of a view: both misses add up)
-        terms[ONE] = terms.get(ONE, 0.0) + float(coef[-1])
-        number = tuple((d, c) for d, c in terms.items() if c != 0.0)
-        values = self.ctx.values(node.index)
-        return Encoded(node.name, Encoding.NUMERICAL, values, number=number, misfit=misfit)
-
-    def _fit(self, node: IRNode, support: tuple[int, ...]) -> Fit | None:
-        """The map's exact affine form over the numbers of `support`, with its misfit, or None."""
-        vs = self.ctx.value_sets
-        fit = self.points.stated_fit(node, support)  # `opens - closes`: no rows to fit
-        if fit is None:
-            # reachable combinations (related inputs jointly): two prefix means meet in (i+2)^2
-            # ways at position i, not in the product of their ~N^2/2 values each
-            size = combination_count(support, vs.relation, vs.values)
-            if size > map_rows.MAX_ROWS:  # the fit checks every row, as many as a table may have
-                return None
-            fit = self.points.affine_fit(node, support)
-        return fit
-
     def _decoded_sum(
         self, node: IRNode, direct: tuple[int, ...], encoding: Encoding
     ) -> Encoded | None:
@@ -405,66 +358,10 @@ class MapPlanner:
         where the driver asks for it (`PlanContext.decoded_sums`); else None."""
         if node.name not in self.ctx.decoded_sums or encoding is not Encoding.NUMERICAL:
             return None
-        fit = self._fit(node, direct)
+        fit = self.views.fit(node, direct)
         if fit is None:
             return None
         return decoded_sum(self.ctx, self.reader, self.built, node, direct, fit)
-
-    def _map_view(self, node: IRNode, source: int, rows: Rows, encoding: Encoding) -> Encoded:
-        """A map of one categorical s-op: regroup its one-hot terms (free)."""
-        src = self.reader.reading(source, Encoding.CATEGORICAL)
-        vals = self.ctx.values(node.index)
-        groups: dict[tuple[str, Any], list[Terms]] = {value_key(v): [] for v in vals}
-        for (u,), v in rows:
-            groups[value_key(v)].append(src.one_hot[src.index_of(u)])
-        vals = self._twins_merged(node, vals, groups)
-        vals = self._unreached_dropped(node, vals, groups)
-        one_hot = tuple(_add_terms(groups[value_key(v)]) for v in vals)
-        cat = Encoded(node.name, Encoding.CATEGORICAL, vals, one_hot=one_hot)
-        return cat if encoding is Encoding.CATEGORICAL else view_numerical(node, cat, vals)
-
-    def _twins_merged(
-        self, node: IRNode, vals: tuple[Atom, ...], groups: dict[tuple[str, Any], list[Terms]]
-    ) -> tuple[Atom, ...]:
-        """`vals` without a value no row gives whose equal number of another type (1.0 beside 1)
-        is written in its place (`MapRows` merged their rows: the source reads them as one), that
-        written value standing for it (`Built.canon`), as a step MLP's one-hot does. Its own
-        empty column was the decoder's second choice tied with nothing: an identity map of a
-        prefix mean's copy, 1 at position 0 and 1.0 after it, was refused (argmax margin 0)."""
-        twins = self.built.twins.get(node.index, {})
-        canon: dict[tuple[str, Any], Atom] = {}
-        for v in vals:
-            key = value_key(v)
-            if groups[key] or key not in twins:
-                continue
-            written = [w for w in twins[key].values() if groups[value_key(w)]]
-            if len(written) == 1:
-                canon[key] = written[0]
-        if not canon:
-            return vals
-        kept = tuple(v for v in vals if value_key(v) not in canon)
-        self.built.canon[node.index] = {**{value_key(v): v for v in kept}, **canon}
-        return kept
-
-    def _unreached_dropped(
-        self, node: IRNode, vals: tuple[Atom, ...], groups: dict[tuple[str, Any], list[Terms]]
-    ) -> tuple[Atom, ...]:
-        """`vals` without a value no row gives: the rows are every reachable value of the source,
-        so such a value never occurs (the value analysis pairs the map's inputs independently:
-        `"q" if c else ("e" if indices < 2 else tokens)` where c is False only at index 1 never
-        gives a token). Listed with no dimension, a head copying this map was held to write its
-        column from a zero vector (a certifier's deviation of 1 and an argmax refused at N = 3);
-        readers drop the rows of a value a reading lacks, as they do for a twin merged away."""
-        # (a value whose row was merged into a twin's, 1 beside 1.0, occurs: it stays, as before)
-        twins = self.built.twins.get(node.index, {})
-        kept = tuple(v for v in vals if groups[value_key(v)] or value_key(v) in twins)
-        if not kept or len(kept) == len(vals):
-            return vals
-        table = self.built.canon.get(node.index)
-        if table is not None:
-            dropped = {value_key(v) for v in vals} - {value_key(v) for v in kept}
-            self.built.canon[node.index] = {k: v for k, v in table.items() if k not in dropped}
-        return kept
 
     def _context_steps(self, node: IRNode, support: tuple[int, ...], encoding: Encoding) -> Encoded:
         """A map of two numerical s-ops whose joint table is too big (`length * mean`, the
@@ -491,11 +388,3 @@ class MapPlanner:
             encoding,
             gates=node.index not in self.ctx.graph.read_by_maps(),
         )
-
-
-def _add_terms(parts: list[Terms]) -> Terms:
-    total: dict[Dim, float] = {}
-    for terms in parts:
-        for d, c in terms:
-            total[d] = total.get(d, 0.0) + c
-    return tuple((d, c) for d, c in total.items() if c != 0.0)

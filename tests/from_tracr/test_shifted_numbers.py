@@ -41,7 +41,7 @@ def test_a_shifted_prefix_mean_copies_the_values_it_reaches() -> None:
 
 def test_a_shift_of_ints_and_floats_equal_as_numbers_copies_one_number() -> None:
     """Where the copied values hold 1 and 1.0 (a prefix mean's 1 at position 0, 1.0 after it),
-    the copy is of the number too: the map back gives the two one column (maps._twins_merged),
+    the copy is of the number too: the map back gives the two one column (map_views._twins_merged),
     and the output's types per position say which (position 16 copies position 0's int). It was
     kept the one-hot of every mean: 20,741,011 parameters at N = 20, now 14,647."""
     program = lib.shift_by(16, _frac_prevs())
@@ -90,7 +90,7 @@ def test_a_map_of_a_copy_of_ints_and_floats_equal_as_numbers_compiles() -> None:
     """`2 * v` of a copied prefix mean (1 at position 0, 1.0 after it) gives 2 and 2.0 from one
     column of the copy: the map's rows for the two were one (MapRows), but its one-hot kept an
     empty column for 2.0, and the decoder, told 2.0 is that column, was refused (argmax margin
-    0). The empty twin is now written as the column its row went to (maps._twins_merged)."""
+    0). The empty twin is now written as the column its row went to (map_views._twins_merged)."""
     x = lib.shift_by(2, lib.make_frac_prevs(rasp.numerical(rasp.Map(lambda t: t, rasp.tokens))))
     program = rasp.numerical(rasp.Map(lambda v: -1 if v is None else 2 * v, x))
     vocab = [1, 2, 5]
