@@ -19,8 +19,9 @@ to their own file (`--results`, default bench/results/mixed.json), leaving scale
 
 A measuring run replaces the results file (`--results`, default bench/results/scale.json) with
 what it measured: a run of some programs or lengths keeps only their rows, `--sizes-only` no speed
-rows, `--speed-only` the file's sizes and the new speeds. It then draws the plot beside that file,
-as `--plot` does (bench/scale.png for the default one).
+rows, `--speed-only` the file's sizes and the new speeds (a file that does not exist is an error:
+it has no sizes to keep). It then draws the plot beside that file, as `--plot` does
+(bench/scale.png for the default one).
 
 Needs matplotlib for `--plot` (the `viz` extra).
 """
@@ -458,7 +459,7 @@ def main() -> None:
     if args.merge:  # runs of program subsets (e.g. in parallel), in one file
         merged: dict[str, list[Any]] = {"sizes": [], "speeds": []}
         for path in args.merge:
-            part = json.loads(path.read_text())
+            part = _saved(path, "--merge", "a results file of an earlier run")
             for key in merged:
                 merged[key] += part.get(key, [])
         args.results.write_text(json.dumps(merged, indent=1) + "\n")
@@ -467,10 +468,11 @@ def main() -> None:
         print(json.dumps(compile_one(args.one[0], int(args.one[1]), args.save)))
         return
     if args.plot:
-        results = json.loads(args.results.read_text())
+        results = _saved(args.results, "--plot", "a results file of an earlier run")
     else:
-        if args.speed_only:
-            results = {"sizes": json.loads(args.results.read_text())["sizes"]}
+        if args.speed_only:  # (read before minutes of measuring, which it would then lose)
+            saved = _saved(args.results, "--speed-only", "a copy of bench/results/scale.json")
+            results = {"sizes": saved.get("sizes", [])}
         else:
             results = {"sizes": sizes(args.programs, args.lengths, args.timeout)}
         if not args.sizes_only:
@@ -481,6 +483,30 @@ def main() -> None:
     # the plot goes with its results: another --results file never redraws bench/scale.png
     plot(results, PLOT if args.results.resolve() == RESULTS else args.results.with_suffix(".png"))
     print(tables(results))
+
+
+def _saved(path: Path, option: str, what: str) -> dict[str, Any]:
+    """The results saved in `path`, which `option` reads; one line and exit status 2 where there
+    are none (a missing file ended `--speed-only` in a traceback: it keeps the file's sizes, so a
+    new file has nothing to keep, and a path typed wrong is more likely than a run meant to have
+    no size rows)."""
+    try:
+        saved = json.loads(path.read_text())
+    except FileNotFoundError:
+        problem = "does not exist"
+    except OSError as exc:
+        problem = f"cannot be read ({exc.strerror or exc})"
+    except ValueError as exc:  # (UnicodeDecodeError and json's errors are ValueErrors)
+        problem = f"is not JSON ({exc})"
+    else:
+        if isinstance(saved, dict):
+            return saved
+        problem = "is not a results object"
+    print(
+        f"bench_scale.py: error: {option} reads {path}, which {problem}; give {what}",
+        file=sys.stderr,
+    )
+    raise SystemExit(2)
 
 
 if __name__ == "__main__":
