@@ -19,11 +19,13 @@ from collections.abc import Sequence
 from rasp.errors import Diagnostic, RaspError, Span
 
 
-def error_then_warnings(err: RaspError, warnings: Sequence[Diagnostic]) -> list[str]:
+def error_then_warnings(
+    err: RaspError, warnings: Sequence[Diagnostic], *, width: int | None = None
+) -> list[str]:
     """The error, rendered with a hint naming a warning inside it as the likely cause, then the
-    warnings (each once, as typed)."""
+    warnings (each once, as typed); `width` as `Diagnostic.render`'s."""
     name_likely_cause(err, warnings, "below")
-    return [err.render(), *(w.render() for w in warnings)]
+    return [err.render(width=width), *(w.render(width=width) for w in warnings)]
 
 
 def name_likely_cause(err: RaspError, warnings: Sequence[Diagnostic], placed: str | None) -> None:

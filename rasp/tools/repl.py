@@ -68,6 +68,10 @@ class ReplSession:
         self.draw_hook = draw_hook
         self.compiled = CompiledView()
         self.finished = False
+        # the columns a message (an error, warning, hint or refusal) is wrapped to: the front
+        # end's terminal's (`console.message_width`, asked before each line); None, one line
+        # each, as in a pipe and the transcript goldens (tools read them, as the CLI's)
+        self.width: int | None = None
         self._pending: list[str] = []
         self._continuation = Continuation()  # reads _pending's lines, each once
         self._prompt_memo: tuple[list[str], int, int] = ([], 0, 0)  # see continuation_prompt
@@ -135,7 +139,7 @@ class ReplSession:
         """Take one input line; return what the REPL prints for it ("" mid-statement)."""
         if self.finished:
             return ""
-        not_text = repl_input.not_utf8(line)
+        not_text = repl_input.not_utf8(line, width=self.width)
         if not_text is not None:
             self._pending = []  # (the statement it was part of goes with it, as on Ctrl-C)
             return not_text
@@ -191,7 +195,7 @@ class ReplSession:
         try:
             program = parse(text, filename)
         except RaspError as err:
-            return err.render()
+            return err.render(width=self.width)
         for stmt in program.statements:
             # its precedence warnings, once as it is entered (not at each evaluation), and those
             # of the files it loads; read as in a file, with what the session's names hold so
@@ -199,7 +203,7 @@ class ReplSession:
             linted = lint((stmt,), session_holds((stmt,), self.interpreter.value))
             try:
                 lines = self._statement(stmt)
-                out += [warning.render() for warning in linted]
+                out += self._rendered(linted)
                 out += self._loaded_warnings() + lines
             except RaspError as err:
                 out += self._loaded_warnings()
@@ -207,12 +211,12 @@ class ReplSession:
                 if self._listing is not None:  # (or after a load in a call had listed its names)
                     out += self._listing.lines
                 # its error first, and a warning inside what failed named as the likely cause
-                out += error_then_warnings(err, linted)
+                out += error_then_warnings(err, linted, width=self.width)
                 if isinstance(stmt, ast.For):  # (a loop keeps what its body bound before)
                     self.precedence_warnings += linted
                 break
             except BaseException:
-                out += [warning.render() for warning in linted]  # (shown as it ran)
+                out += self._rendered(linted)  # (shown as it ran)
                 # Ctrl-C or a bug of ours, which the front end reports: after what the line's
                 # earlier statements printed (they stay bound; only "interrupted" showed)
                 self._unshown = "\n".join(out)
@@ -225,7 +229,14 @@ class ReplSession:
     def _loaded_warnings(self) -> list[str]:
         taken = self.interpreter.take_warnings()
         self.precedence_warnings += taken
-        return [warning.render() for warning in taken]
+        return self._rendered(taken)
+
+    def _rendered(self, diagnostics: Iterable[Diagnostic]) -> list[str]:
+        return [diagnostic.render(width=self.width) for diagnostic in diagnostics]
+
+    def error(self, message: str) -> str:
+        """`error: MESSAGE`, wrapped as every message of the session is (`width`)."""
+        return Diagnostic(message).render(width=self.width)
 
     def take_unshown(self) -> str:
         """What a line stopped by Ctrl-C or a bug had printed before (`run_text`), once."""
@@ -236,11 +247,11 @@ class ReplSession:
         """`rasp repl FILE`: `load` the file into this session; its names are listed."""
         file = Path(path)
         if file.is_dir():  # as the CLI says it (`rasp run DIR`)
-            return f"error: cannot read {path}: it is a directory"
+            return self.error(f"cannot read {path}: it is a directory")
         if not file.is_file():
-            return f"error: cannot read {path}: No such file"
+            return self.error(f"cannot read {path}: No such file")
         if '"' in str(file.resolve()):
-            return f"error: cannot load {path}: the path contains a double quote"
+            return self.error(f"cannot load {path}: the path contains a double quote")
         # the load names the file as typed where it finds that very file (it looks for NAME.rasp
         # first, in the working directory first), so its errors show the path typed
         typed = str(path)
@@ -266,6 +277,7 @@ class ReplSession:
                 name, value, self._listed_with or quiet, function_text=function_text
             ),
             lambda err: name_loaded_cause(err, *self.interpreter.loaded_lint()),
+            width=self.width,
         )
         loading = ReplLoading(
             watch=lambda loaded: self._loaded(loaded, listing),

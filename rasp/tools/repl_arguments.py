@@ -11,19 +11,20 @@ import shlex
 import sys
 from typing import Any
 
-from rasp.errors import ErrorKind, OptionSpelling, RaspError
+from rasp.errors import Diagnostic, ErrorKind, OptionSpelling, RaspError
 from rasp.tools.arguments import grouped_count
 
 COMPILE_USAGE = "usage: :compile NAME [VOCAB] [MAX_LEN] [MAX_PARAMS]"
 
 
 class Refusal(RaspError):
-    """A command's argument or state is wrong: one `error: ...` line, never a location or hint."""
+    """A command's argument or state is wrong: one `error: ...` message, never a location or
+    hint."""
 
     kind = ErrorKind.IO
 
     def render(self, *, options: OptionSpelling | None = None, width: int | None = None) -> str:
-        return f"error: {self.message}"
+        return Diagnostic(self.message).render(width=width)  # (wrapped as every message is)
 
 
 def compile_arguments(rest: str) -> tuple[str, str, str, str]:

@@ -25,6 +25,8 @@ class CommandSession(ReplSession, Protocol):
     finished: bool
     compiled: CompiledView
 
+    def error(self, message: str) -> str: ...
+
 
 def repl_command(
     session: CommandSession, cmd: ast.ReplCommand, evaluated: tuple[Any, ...]
@@ -64,22 +66,22 @@ def colon_command(session: CommandSession, text: str) -> str:
     if word == ":help":
         return HELP_TEXT
     if word == ":names" and rest:
-        return f"error: :names takes no arguments, got {rest!r}"
+        return session.error(f":names takes no arguments, got {rest!r}")
     if word == ":type" and len(rest.split()) > 1:
-        return f"error: :type takes one NAME, got {rest!r}"
+        return session.error(f":type takes one NAME, got {rest!r}")
     if word == ":names":
         user = session.interpreter.user_names()
         return "\t" + ", ".join(user) if user else "\tno names defined yet"
     if word == ":type" and not rest:
-        return "error: :type NAME: which name? (:names lists them)"
+        return session.error(":type NAME: which name? (:names lists them)")
     if word == ":type":
         if rest in FORM_USAGE:  # (`select` is a form of the grammar, no name)
             return f"\t{rest}: built-in form, {FORM_USAGE[rest]}"
         try:  # an unknown name as every statement reports it (`Undefined variable`, its hint)
             value = session.interpreter.get(rest)
         except RaspNameError as err:
-            return err.render()
+            return err.render(width=session.width)
         return f"\t{rest}: {kind_name(value)}"
     if word in COMPILED_COMMANDS:
         return session.compiled.command(word, rest, session)
-    return unknown_command(word, text)
+    return session.error(unknown_command(word, text))

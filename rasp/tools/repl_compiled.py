@@ -55,6 +55,7 @@ class ReplSession(Protocol):
     interpreter: Interpreter
     settings: ExampleSettings
     precedence_warnings: list[Diagnostic]  # rasp.lint's so far: a constant output's likely cause
+    width: int | None  # the columns a message is wrapped to (None: one line each)
 
     @property
     def source_text(self) -> str: ...
@@ -66,9 +67,6 @@ VERIFY_BUDGET = 2_000  # :verify checks every input up to the longest length wit
 VERIFY_SAMPLES = 200  # then this many seeded random longer inputs
 VERIFY_SEED = 0
 NO_MODEL = "no compiled model; use :compile NAME first"
-# A located error's message and hint are wrapped to this many columns (a compile refusal's message
-# may run to hundreds of characters); the CLI keeps one line each, for tools that read them.
-WIDTH = 100
 _DRAW_OUTPUT = re.compile(r"(?:^|\s)-o\s+(\S+)\s*$")
 
 
@@ -103,17 +101,21 @@ class CompiledView:
             ":verify": self._verify,
             ":draw": self._draw,
         }
+        width = session.width  # (every message is wrapped to it, a refusal's 200 characters too)
         try:
             printed = handlers[word](rest, session)
         except RaspError as err:
-            return err.render()
+            return err.render(width=width)
         except ModuleNotFoundError as exc:
-            return f"error: {not_installed(word, exc)}"
+            return Diagnostic(not_installed(word, exc)).render(width=width)
         except MemoryError as exc:  # (a huge VOCAB: the size check predicts from MAX_LEN only)
             what = "VOCAB or MAX_LEN" if word == ":compile" else "input"
-            return f"error: {word} ran out of memory ({exc or 'MemoryError'}); try a smaller {what}"
+            ran_out = f"{word} ran out of memory ({exc or 'MemoryError'}); try a smaller {what}"
+            return Diagnostic(ran_out).render(width=width)
         note = None if word == ":compile" else self._rebound_note(session)
-        return printed if note is None else f"{note}\n{printed}"
+        if note is None:
+            return printed
+        return f"{Diagnostic(note, severity='note').render(width=width)}\n{printed}"
 
     def _rebound_note(self, session: ReplSession) -> str | None:
         """A line saying the model is not of what its name means now (`reverse` rebound since
@@ -122,7 +124,7 @@ class CompiledView:
         if state is None or session.interpreter.get(state.name) is state.sop:
             return None
         return (
-            f"note: `{state.name}` has been rebound since it was compiled; this model is of its "
+            f"`{state.name}` has been rebound since it was compiled; this model is of its "
             f"earlier value (:compile {state.name} to compile the new one)"
         )
 
@@ -155,7 +157,7 @@ class CompiledView:
             )
         except RaspError as err:  # a refusal names this command's arguments, not the CLI's options
             spelling = compile_options(name, vocab_text or _tokens_text(vocab), max_len)
-            return err.render(options=spelling, width=WIDTH)
+            return err.render(options=spelling, width=session.width)
         with console.stage("loading torch"):
             model = in_memory_model(compiled, "cpu")
         nodes = nodes_by_residual_name(sop, vocab, max_len, compiled.metadata)
@@ -172,7 +174,8 @@ class CompiledView:
         from rasp.tools.probe import probe_warnings
 
         warned = probe_warnings(sop, vocab, max_len, name, session.precedence_warnings)
-        return "\n".join([done, *(f"warning: {w}" for w in warned)])
+        warnings = (Diagnostic(w, severity="warning").render(width=session.width) for w in warned)
+        return "\n".join([done, *warnings])
 
     # -- :layers --------------------------------------------------------------------------------
 
@@ -270,6 +273,7 @@ class CompiledView:
     # -- :verify --------------------------------------------------------------------------------
 
     def _verify(self, rest: str, session: ReplSession) -> str:
+        state = self._state()  # (before torch loads: with no model, say so at once)
         import torch
 
         from rasp.tools import verify as v
@@ -277,7 +281,6 @@ class CompiledView:
         from rasp.tools.verify_orders import check_model
         from rasp.tools.verify_text import format_failure, format_success
 
-        state = self._state()
         k = (
             non_negative(rest, "K")
             if rest

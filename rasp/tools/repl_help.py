@@ -69,10 +69,11 @@ The compiled view (needs the compiler and torch):
 
 
 def unknown_command(word: str, text: str) -> str:
-    """The error for `text`, a `:command` line whose first word `word` is none of ours."""
+    """The error's message for `text`, a `:command` line whose first word `word` is none of
+    ours."""
     if word in (":exit", ":quit", ":q"):  # other REPLs' spelling: say this one's
-        return f"error: unknown command {word!r}; to leave, type exit or quit (no ':') or Ctrl-D"
+        return f"unknown command {word!r}; to leave, type exit or quit (no ':') or Ctrl-D"
     close = close_name(word, COLON_COMMANDS)
     if close is not None:
-        return f"error: unknown command {word!r}; did you mean {close!r}?"
-    return f"error: unknown command {text!r}; type :help for the commands"
+        return f"unknown command {word!r}; did you mean {close!r}?"
+    return f"unknown command {text!r}; type :help for the commands"

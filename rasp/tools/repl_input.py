@@ -17,9 +17,9 @@ __all__ = ["breaks", "is_blank", "is_command", "not_utf8", "open_block", "open_b
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")
 
 
-def not_utf8(line: str) -> str | None:
+def not_utf8(line: str, *, width: int | None = None) -> str | None:
     """The located error of a line holding a byte that is not UTF-8 (never a token or a name),
-    in `rasp run -`'s words; None for text."""
+    in `rasp run -`'s words (wrapped to `width`, as `Diagnostic.render`); None for text."""
     if not _NOT_UTF8.search(line):
         return None
     try:
@@ -27,7 +27,7 @@ def not_utf8(line: str) -> str | None:
     except RaspError as err:
         err.message = err.message.replace("the program is", "the line is", 1)
         err.hint = "type or pipe UTF-8 text"
-        return err.render()
+        return err.render(width=width)
     return None  # (unreachable: a surrogate-escaped byte never decodes)
 
 

@@ -39,6 +39,7 @@ class LoadListing:
     render: Callable[[str, Any], list[str]]
     # adds to a failing statement's error its likely cause among the file's warnings
     cause: Callable[[RaspError], None] = lambda err: None
+    width: int | None = None  # an error's message and hint are wrapped to it (the session's)
     lines: list[str] = field(default_factory=list)
     _items: list[_Item] = field(default_factory=list)
     _taken: int = 0
@@ -67,7 +68,7 @@ class LoadListing:
         for item in items:
             if isinstance(item, RaspError):
                 self.cause(item)
-                self.lines.append(item.render())
+                self.lines.append(item.render(width=self.width))
             elif isinstance(item, tuple):
                 self.lines += self.render(*item)
             elif callable(item):

@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-from rasp.tools.console import StdoutError, not_installed
+from rasp.errors import Diagnostic
+from rasp.tools.console import StdoutError, message_width, not_installed
 from rasp.tools.interrupts import rearm_interrupts
 from rasp.tools.repl import ReplSession
 from rasp.tools.repl_help import COLON_COMMANDS, KEYWORDS
@@ -118,7 +119,9 @@ def _guarded(
     what: str = "the line you typed",
 ) -> bool:
     """Write what `action` prints; False when Ctrl-C stopped it. An OSError or a bug of ours is
-    one line, and the session and its names go on (a bug ended them)."""
+    one message, and the session and its names go on (a bug ended them). Messages are wrapped to
+    the terminal's width as it is now (resized since the last line, maybe): `message_width`."""
+    session.width = message_width(stdout)
     try:
         printed = action()
     except KeyboardInterrupt:
@@ -131,14 +134,14 @@ def _guarded(
         session.interrupt()
         _write(stdout, session.take_unshown())
         where = f"{exc.filename}: " if exc.filename is not None else ""
-        _write(stdout, f"error: {where}{exc.strerror or exc}")
+        _write(stdout, session.error(f"{where}{exc.strerror or exc}"))
         return True
     except Exception as exc:  # a bug of ours: said as the CLI says it
         session.interrupt()
         _write(stdout, session.take_unshown())
         if verbose or os.environ.get("RASP_DEBUG") == "1":
             traceback.print_exc()
-        _write(stdout, internal_error_text(exc, what))
+        _write(stdout, internal_error_text(exc, what, session.width))
         return True
     _write(stdout, printed)
     return True
@@ -160,12 +163,14 @@ def draw_hook(node: Any, tokens: list[Any]) -> str:
         return f"\tdraw cannot write {exc.filename or 'its picture'}: {exc.strerror or exc}"
 
 
-def internal_error_text(exc: BaseException, what: str) -> str:
-    """The line a bug of ours is reported with, never a traceback (`rasp.tools.cli.main`'s)."""
-    return (
-        f"internal error: {type(exc).__name__}: {exc} (a bug in rasp-forge: please report it "
-        f"with {what}; RASP_DEBUG=1 shows the traceback)"
+def internal_error_text(exc: BaseException, what: str, width: int | None = None) -> str:
+    """The message a bug of ours is reported with, never a traceback (`rasp.tools.cli.main`'s),
+    wrapped to `width` as every message of the session is."""
+    message = (
+        f"{type(exc).__name__}: {exc} (a bug in rasp-forge: please report it with {what}; "
+        "RASP_DEBUG=1 shows the traceback)"
     )
+    return Diagnostic(message, severity="internal error").render(width=width)
 
 
 def _write(stdout: TextIO, text: str) -> None:

@@ -1,0 +1,174 @@
+"""The REPL's messages (errors, warnings, notes, hints, a command's refusal, a compile's, an
+internal error) are wrapped to the terminal's width where its output is a terminal, by the code
+that wraps the CLI's (`Diagnostic.render`'s `width`, `console.message_width`); piped, and in the
+transcript goldens (a `ReplSession` alone: `width` None), each stays one line (docs/repl.md)."""
+
+from __future__ import annotations
+
+import fcntl
+import io
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+import pytest
+
+from rasp.tools.repl import ReplSession
+from rasp.tools.repl_terminal import run_loop
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# each prints a message longer than 60 columns: an error with the running example's hint, a
+# warning with its hint, a command's refusals, an unknown command
+LINES = [
+    "y = tokens_int + 1;",
+    "o = indicator(tokens);",
+    ":type a b c d e f g h i j k l m n o p q r s t u v w x y z",
+    ":frobnicate the model with every option there is, please",
+    "r = aggregate(select(indices, length - indices - 1, ==), tokens);",
+    ":compile r abc 5 6 7",
+]
+
+
+class _Terminal(io.StringIO):
+    """A terminal's stdout, as `message_width` asks it (its size: `os.get_terminal_size`)."""
+
+    def isatty(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return 1
+
+
+def _reader(lines: list[str]):  # type: ignore[no-untyped-def]
+    given = iter(lines)
+
+    def read(prompt: str) -> str:
+        try:
+            return next(given)
+        except StopIteration:
+            raise EOFError from None
+
+    return read
+
+
+def _printed(lines: list[str], stdout: io.StringIO, session: ReplSession | None = None) -> str:
+    run_loop(session or ReplSession(), _reader(lines), stdout)
+    return stdout.getvalue()
+
+
+def _sized(monkeypatch: pytest.MonkeyPatch, columns: list[int]) -> None:
+    """The terminal is `columns[0]` wide (a test may resize it between lines)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.setattr(os, "get_terminal_size", lambda fd: os.terminal_size((columns[0], 24)))
+
+
+def _fits(text: str, width: int) -> bool:
+    """Every line within `width` columns, but a source line and its caret (indented four) and
+    a line of one word (a path or a quoted text is never cut)."""
+    return all(
+        len(line) <= width or line.startswith("    ") or " " not in line.strip()
+        for line in text.splitlines()
+    )
+
+
+def test_a_terminal_wraps_every_message_and_a_pipe_keeps_one_line_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _sized(monkeypatch, [61])
+    piped = _printed(LINES, io.StringIO())
+    wrapped = _printed(LINES, _Terminal())
+    assert piped == "\n".join(ReplSession().feed(line) for line in LINES).strip() + "\n"
+    assert any(len(line) > 60 for line in piped.splitlines())
+    assert _fits(wrapped, 60) and not _fits(piped, 60)
+    # only the line breaks differ, each message's later lines indented under its first
+    assert wrapped.split() == piped.split()
+    assert len(wrapped.splitlines()) >= len(piped.splitlines()) + len(LINES)
+    for kind in (
+        "hint: ",
+        "<repl>:1:1: error: ",
+        "<repl>:1:5: warning: ",
+        "error: :type ",
+        "error: unknown command",
+        "error: usage: :compile",
+    ):
+        first = next(k for k, line in enumerate(wrapped.splitlines()) if line.startswith(kind))
+        assert wrapped.splitlines()[first + 1].startswith("  "), kind
+
+
+def test_the_width_is_the_terminals_at_each_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A terminal resized between two lines wraps the second to its new width."""
+    columns = [41]
+    _sized(monkeypatch, columns)
+    session, stdout = ReplSession(), _Terminal()
+    run_loop(session, _reader([LINES[0]]), stdout)
+    narrow = stdout.getvalue()
+    columns[0] = 81
+    run_loop(session, _reader([LINES[0]]), stdout)
+    wide = stdout.getvalue()[len(narrow) :]
+    assert _fits(narrow, 40) and _fits(wide, 80) and not _fits(wide, 60)
+    assert narrow.split() == wide.split() and len(narrow.splitlines()) > len(wide.splitlines())
+
+
+def test_an_internal_error_is_wrapped_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    _sized(monkeypatch, [51])
+    session = ReplSession()
+    monkeypatch.setattr(session, "feed", lambda line: 1 / 0)
+    wrapped = _printed(["x = 1;"], _Terminal(), session)
+    assert wrapped.startswith("internal error: ZeroDivisionError: division by\n  zero (a bug")
+    assert _fits(wrapped, 50) and len(wrapped.splitlines()) > 2
+
+
+def test_a_compile_refusal_is_wrapped_to_the_terminal_not_to_100_columns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("compiler")
+    pytest.importorskip("transformer")
+    lines = [LINES[4], ":compile r abc 5 6"]  # over its limit of 6 parameters
+    piped = _printed(lines, io.StringIO())
+    _sized(monkeypatch, [61])
+    wrapped = _printed(lines, _Terminal())
+    assert "(`:compile r abc 5 MAX_PARAMS`)" in wrapped  # (a command to type is never cut)
+    assert _fits(wrapped, 60) and wrapped.split() == piped.split()
+    assert [line for line in piped.splitlines() if line.startswith("hint: ")] == [
+        "hint: the limit is 6 parameters: use a smaller maximum length, or raise the limit "
+        "(`:compile r abc 5 MAX_PARAMS`) if the machine can hold it"
+    ]
+
+
+def test_a_real_terminal_gives_its_own_width() -> None:
+    """`rasp repl` writing to a pseudo-terminal 50 columns wide ($COLUMNS unset), its input
+    piped (no prompts)."""
+    main, side = pty.openpty()
+    fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 50, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "rasp", "repl"],
+            input=b"y = tokens_int + 1;\n",
+            stdout=side,
+            stderr=subprocess.PIPE,
+            env=env,
+            timeout=120,
+        )
+    finally:
+        os.close(side)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 4096)
+        except OSError:  # the other side closed
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    lines = shown.decode().replace("\r\n", "\n").splitlines()
+    assert done.returncode == 0 and done.stderr == b""
+    error = lines.index("<repl>:1:1: error: cannot read the input as")
+    assert _fits("\n".join(lines[error:]), 49) and lines[-1].startswith(" " * 6), lines
