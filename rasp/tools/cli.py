@@ -438,7 +438,7 @@ def _cmd_repl(args: argparse.Namespace) -> int:
                 kind=ErrorKind.IO,
             ) from None
         refuse_model_file(args.file)
-    return run_terminal(args.file, verbose=bool(getattr(args, "verbose", False)))
+    return run_terminal(args.file, verbose=bool(args.verbose), quiet=bool(args.quiet))
 
 
 def _repl_file_error(file: str, reason: str) -> int:

@@ -20,11 +20,17 @@ from rasp.errors import Diagnostic, RaspError, Span
 
 
 def error_then_warnings(
-    err: RaspError, warnings: Sequence[Diagnostic], *, width: int | None = None
+    err: RaspError,
+    warnings: Sequence[Diagnostic],
+    *,
+    width: int | None = None,
+    hidden: Sequence[Diagnostic] = (),
 ) -> list[str]:
     """The error, rendered with a hint naming a warning inside it as the likely cause, then the
-    warnings (each once, as typed); `width` as `Diagnostic.render`'s."""
+    warnings (each once, as typed); `hidden`: those not shown (the REPL's `-q`), which the hint
+    names by what they warn of; `width` as `Diagnostic.render`'s."""
     name_likely_cause(err, warnings, "below")
+    name_likely_cause(err, [w for w in hidden if w not in warnings], None)
     return [err.render(width=width), *(w.render(width=width) for w in warnings)]
 
 

@@ -14,7 +14,7 @@ statement), and the commands `:help`, `:names` and `:type NAME`, and the compile
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,7 @@ class ReplSession:
         *,
         search_dirs: Iterable[str | Path] = (),
         draw_hook: DrawHook | None = None,
+        quiet: bool = False,
     ) -> None:
         self.interpreter = (
             interpreter
@@ -72,6 +73,10 @@ class ReplSession:
         # end's terminal's (`console.message_width`, asked before each line); None, one line
         # each, as in a pipe and the transcript goldens (tools read them, as the CLI's)
         self.width: int | None = None
+        # `rasp repl -q`: results and errors only (no banner, warnings, notes or progress bars,
+        # as `python -q` starts without its banner); a hint then says what a warning it names
+        # warns of (not shown above or below)
+        self.quiet = quiet
         self._pending: list[str] = []
         self._continuation = Continuation()  # reads _pending's lines, each once
         self._prompt_memo: tuple[list[str], int, int] = ([], 0, 0)  # see continuation_prompt
@@ -88,6 +93,8 @@ class ReplSession:
     # -- what the front end asks ----------------------------------------------------------------
 
     def banner(self) -> str:
+        if self.quiet:
+            return ""
         example = plain_example(self.settings.seq_example)
         return (
             f"rasp-forge {__version__} (RASP 0.1 compatible); :help lists the commands\n"
@@ -211,7 +218,9 @@ class ReplSession:
                 if self._listing is not None:  # (or after a load in a call had listed its names)
                     out += self._listing.lines
                 # its error first, and a warning inside what failed named as the likely cause
-                out += error_then_warnings(err, linted, width=self.width)
+                out += error_then_warnings(
+                    err, () if self.quiet else linted, width=self.width, hidden=linted
+                )
                 if isinstance(stmt, ast.For):  # (a loop keeps what its body bound before)
                     self.precedence_warnings += linted
                 break
@@ -232,11 +241,18 @@ class ReplSession:
         return self._rendered(taken)
 
     def _rendered(self, diagnostics: Iterable[Diagnostic]) -> list[str]:
-        return [diagnostic.render(width=self.width) for diagnostic in diagnostics]
+        """Warnings and notes as shown (none under `quiet`)."""
+        return [] if self.quiet else [d.render(width=self.width) for d in diagnostics]
 
     def error(self, message: str) -> str:
         """`error: MESSAGE`, wrapped as every message of the session is (`width`)."""
         return Diagnostic(message).render(width=self.width)
+
+    def _loaded_lint(self) -> tuple[Sequence[Diagnostic], Sequence[Diagnostic]]:
+        """(the loaded files' warnings printed above a listing, all of them): none printed
+        under `quiet`."""
+        shown, linted = self.interpreter.loaded_lint()
+        return (() if self.quiet else shown), linted
 
     def take_unshown(self) -> str:
         """What a line stopped by Ctrl-C or a bug had printed before (`run_text`), once."""
@@ -276,7 +292,7 @@ class ReplSession:
             lambda name, value: named_value(
                 name, value, self._listed_with or quiet, function_text=function_text
             ),
-            lambda err: name_loaded_cause(err, *self.interpreter.loaded_lint()),
+            lambda err: name_loaded_cause(err, *self._loaded_lint()),
             width=self.width,
         )
         loading = ReplLoading(

@@ -56,6 +56,7 @@ class ReplSession(Protocol):
     settings: ExampleSettings
     precedence_warnings: list[Diagnostic]  # rasp.lint's so far: a constant output's likely cause
     width: int | None  # the columns a message is wrapped to (None: one line each)
+    quiet: bool  # `rasp repl -q`: no warnings, notes or progress bars
 
     @property
     def source_text(self) -> str: ...
@@ -112,7 +113,7 @@ class CompiledView:
             what = "VOCAB or MAX_LEN" if word == ":compile" else "input"
             ran_out = f"{word} ran out of memory ({exc or 'MemoryError'}); try a smaller {what}"
             return Diagnostic(ran_out).render(width=width)
-        note = None if word == ":compile" else self._rebound_note(session)
+        note = None if word == ":compile" or session.quiet else self._rebound_note(session)
         if note is None:
             return printed
         return f"{Diagnostic(note, severity='note').render(width=width)}\n{printed}"
@@ -150,7 +151,7 @@ class CompiledView:
         source = Source("<repl>", session.source_text)
         # on a terminal, the compile's stage bars (and one while torch loads), as rasp compile
         # draws them: a class's first :compile was 8 s of nothing; piped, none (stderr no tty)
-        console = Console()
+        console = Console(quiet=session.quiet)
         try:
             compiled = compile_sop(
                 sop, name, source, vocab, max_len, console=console, max_params=max_params
@@ -173,7 +174,11 @@ class CompiledView:
         )
         from rasp.tools.probe import probe_warnings
 
-        warned = probe_warnings(sop, vocab, max_len, name, session.precedence_warnings)
+        warned = (
+            []
+            if session.quiet
+            else probe_warnings(sop, vocab, max_len, name, session.precedence_warnings)
+        )
         warnings = (Diagnostic(w, severity="warning").render(width=session.width) for w in warned)
         return "\n".join([done, *warnings])
 
@@ -297,7 +302,7 @@ class CompiledView:
         from rasp.tools.console import Console
 
         try:
-            with Console().progress() as bars, runtime_errors(f"`{state.name}`"):
+            with Console(quiet=session.quiet).progress() as bars, runtime_errors(f"`{state.name}`"):
                 progress = None if bars is None else partial(bars, "verifying")
                 report = check_model(
                     state.sop, state.model, plan, nodes=state.nodes, progress=progress, stages=bars

@@ -36,16 +36,18 @@ def run_terminal(
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     verbose: bool = False,
+    quiet: bool = False,
 ) -> int:
     """Run an interactive session (loading `path` first, if given) until exit or end of input;
-    `verbose` (`rasp repl -v`): an internal error's traceback goes to stderr."""
+    `verbose` (`rasp repl -v`): an internal error's traceback goes to stderr; `quiet` (`-q`):
+    results and errors only (`ReplSession.quiet`)."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     if isinstance(stdin, io.TextIOWrapper) and stdin.errors == "strict":
         # a byte that is not UTF-8 (Latin-1 text piped in) ended the session as an internal
         # UnicodeDecodeError; read so, the session reports it on its line (ReplSession.feed)
         stdin.reconfigure(errors="surrogateescape")
-    session = ReplSession(draw_hook=draw_hook)
+    session = ReplSession(draw_hook=draw_hook, quiet=quiet)
     interactive = stdin.isatty() and stdout.isatty()
     toolkit = _prompt_toolkit_reader(session) if interactive else None
     read_line = toolkit
