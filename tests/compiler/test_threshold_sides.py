@@ -56,16 +56,6 @@ def test_length_over_a_mean_at_16_and_24_compiles_small_and_agrees(n: int, most:
     assert check_inputs(model, root, inputs) == len(inputs)
 
 
-def test_without_the_build_the_program_is_a_table_or_refused(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # the same compile with the build's candidates taken away: the tables' refusal at N = 24
-    monkeypatch.setattr("compiler.side_build.threshold_sides", lambda graph: frozenset())
-    with pytest.raises(CompileError) as refused:
-        compile_sop(_root(LENGTH_OVER_A_MEAN_OF_COUNTS), list("abc"), 24)
-    assert "snap decision" in refused.value.diagnostics[0].message
-
-
 def test_a_mean_too_noisy_for_the_steps_is_refused_located() -> None:
     with pytest.raises(CompileError) as refused:
         compile_sop(_root(TOO_NOISY), list("abc"), 12)
