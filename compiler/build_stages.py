@@ -97,6 +97,7 @@ def plan_build(
         chained_lines=options.chained_lines,
         table_sides=options.table_sides,
         snapped_sides=options.snapped_sides,
+        threshold_sides=options.threshold_sides,
         options_read=options_read,
         tracr=tracr,
     )

@@ -42,6 +42,8 @@ class BuildOptions:
     chained_lines: bool = False  # an interpolation takes its input's written error (map_steps)
     table_sides: frozenset[str] = frozenset()  # select sides from means: tables (side_tables)
     snapped_sides: bool = False  # ... over their noisy two-valued one-hots snapped first
+    # select sides of a mean and an exact s-op: steps per value of that s-op (threshold_sides)
+    threshold_sides: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

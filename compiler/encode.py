@@ -48,6 +48,7 @@ from compiler.plan_state import Built, Memo
 from compiler.readings import decode_numeric, view_numerical
 from compiler.relations import Relation
 from compiler.selectors import SelectorPlanner
+from compiler.threshold_sides import threshold_side
 from compiler.values import ValueSets
 from compiler.widths import WidthPlanner
 from rasp import sops
@@ -78,6 +79,7 @@ def plan_encodings(
     chained_lines: bool = False,
     table_sides: frozenset[str] = frozenset(),
     snapped_sides: bool = False,
+    threshold_sides: frozenset[str] = frozenset(),
     options_read: set[str] | None = None,
     tracr: bool = False,
 ) -> Plan:
@@ -99,7 +101,9 @@ def plan_encodings(
     term per mean (`compiler.decoded_sums`); `chained_lines` has an interpolation take the
     error its input's writers pass on (`compiler.map_steps`); `table_sides` names select sides
     computed as a table over their inputs' one-hots (`compiler.side_tables`), each noisy
-    two-valued one-hot snapped first where `snapped_sides`. `options_read`: where the plan notes
+    two-valued one-hot snapped first where `snapped_sides`; `threshold_sides` names maps of a mean
+    and an exact s-op stepped over the mean per value of that s-op (`compiler.threshold_sides`).
+    `options_read`: where the plan notes
     the options of `plan_context.TRACKED_OPTIONS` it reads (`PlanContext.option`). `tracr`: a
     program in tracr's API, whose hints are written in it."""
     ctx = PlanContext(
@@ -123,6 +127,7 @@ def plan_encodings(
         chained_lines=chained_lines,
         table_sides=table_sides,
         snapped_sides=snapped_sides,
+        threshold_sides=threshold_sides,
         options_read=set() if options_read is None else options_read,
         tracr=tracr,
     )
@@ -395,7 +400,7 @@ class Readings:
                     )
                 return self.aggregates.plan(node, Encoding.CATEGORICAL)
             case Op.MAP:
-                return self.maps.plan(node, Encoding.CATEGORICAL)
+                return self._map(node, Encoding.CATEGORICAL)
         raise CompileError([Diagnostic(f"'{node.text}' is not an s-op", node.span)])
 
     def _numerical(self, node: IRNode) -> Encoded:
@@ -433,8 +438,14 @@ class Readings:
                 cat = self.reading(node.index, Encoding.CATEGORICAL)
                 return view_numerical(node, cat, vals)
             case Op.MAP:
-                return self.maps.plan(node, Encoding.NUMERICAL)
+                return self._map(node, Encoding.NUMERICAL)
         raise CompileError([Diagnostic(f"'{node.text}' is not an s-op", node.span)])
+
+    def _map(self, node: IRNode, encoding: Encoding) -> Encoded:
+        if node.name in self.ctx.threshold_sides:  # steps over a mean per exact context value
+            rows = self.maps.points.rows
+            return threshold_side(self.ctx, self, self.built, node, encoding, rows)
+        return self.maps.plan(node, encoding)
 
     def _token_view(self, node: IRNode, *, numerical: bool) -> Encoded:
         assert node.kind is not None

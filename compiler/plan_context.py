@@ -91,6 +91,9 @@ class PlanContext:
     # ... each of those tables' inputs that is a one-hot of two values not known exact (a head's)
     # written again by a step over one column first (compiler.side_tables.snapped): exact
     snapped_sides: bool = False
+    # maps a select reads (or a side map reads) of one mean and one exact s-op of a few values,
+    # stepped over the mean with that s-op's one-hot as context (compiler.threshold_sides)
+    threshold_sides: frozenset[str] = frozenset()
     # the program was written with `rasp.tracr` (tracr's API): its refusals' hints say so
     tracr: bool = False
     _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)

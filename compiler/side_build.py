@@ -10,6 +10,11 @@ refusal is the earlier build's, with this one among what was also tried. Where a
 copy of a number (a single-key aggregate), itself or through maps, and that build is not proved
 either, the same build with copies of many numbers built as one number each (compiler.copy_sides:
 the select's one-hot of the copy is then a step over one number, exact) is tried last.
+
+Where a side (or a map a side reads) compares one mean with an exact s-op of a few values
+(`length > m`), the build with it stepped over the mean per value of that s-op (compiler.
+threshold_sides) is tried before the tables where its sketch is smaller than theirs (or theirs is
+refused), else after every other build: the first proved is kept, as before.
 """
 
 from __future__ import annotations
@@ -21,7 +26,10 @@ from compiler import build_facts, build_trials
 from compiler.build_trials import NOT_PROVED, BuildOptions, Builds, Kept
 from compiler.copy_sides import COPIES, side_copies, side_sources
 from compiler.graph import Graph
+from compiler.model import Sketch
 from compiler.noisy_sides import side_maps
+from compiler.threshold_sides import THRESHOLDS, threshold_sides
+from rasp.errors import CompileError
 
 SIDES = "with select sides from means as tables over their one-hots"
 SNAPPED = "with the one-hots of a few values that select sides read snapped first"
@@ -56,6 +64,15 @@ def sides_instead(
     build = builds()
     copied = copied and build_facts.copies_many(residual, program, read & build.single_key())
     tried: list[tuple[str, str]] = []
+    steps = threshold_sides(program) if names else frozenset()
+    stepped = BuildOptions(table_sides=names - steps, threshold_sides=steps)
+    # before the tables only where smaller: no model the tables prove changes for a larger one
+    first = bool(steps) and _smaller(build, stepped, BuildOptions(table_sides=names))
+    if first:
+        note("build with select sides stepped per value of an exact s-op")
+        found = build_trials.proved(build, stepped, THRESHOLDS, note, tried)
+        if found is not None:
+            return found
     if names:
         note("build with select sides from means as tables")
         found = build_trials.proved(build, BuildOptions(table_sides=names), SIDES, note, tried)
@@ -75,7 +92,8 @@ def sides_instead(
         )
         if found is not None:
             return found
-    if one_hots or (names and tried and NOT_PROVED in tried[0][1]):
+    tables = next((why for how, why in tried if how == SIDES), "")
+    if one_hots or (names and NOT_PROVED in tables):
         # (the tables' build built and not proved, or a select reads an aggregate's one-hot;
         # only a build that snaps one: else a model tried before)
         note("build with select sides snapped")
@@ -89,4 +107,22 @@ def sides_instead(
         )
         if found is not None:
             return found
+    if steps and not first:
+        note("build with select sides stepped per value of an exact s-op")
+        found = build_trials.proved(build, stepped, THRESHOLDS, note, tried)
+        if found is not None:
+            return found
     return replace(kept, tried=(*kept.tried, *tried))
+
+
+def _smaller(build: Builds, options: BuildOptions, than: BuildOptions) -> bool:
+    """Whether the build of `options` is sketched (planned) smaller than that of `than`, or
+    `than`'s is refused while planning (a table over too many rows) and `options`' is not."""
+    sketches: list[Sketch | None] = []
+    for each in (options, than):
+        try:
+            sketches.append(build.sketch(each))
+        except (CompileError, MemoryError):
+            sketches.append(None)
+    mine, theirs = sketches
+    return mine is not None and (theirs is None or mine.cost < theirs.cost)

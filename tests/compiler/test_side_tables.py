@@ -65,8 +65,12 @@ def test_the_default_is_refused_and_the_table_build_is_what_proves_it(
     assert "snap decision" in refused.value.diagnostics[0].message
 
 
-def test_a_table_too_large_is_still_refused_with_the_noisy_hint() -> None:
-    # `length > m` over a mean of counts at N = 24: the table has 103,704 rows (216M parameters)
+def test_a_table_too_large_is_still_refused_with_the_noisy_hint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `length > m` over a mean of counts at N = 24: the table has 103,704 rows (216M parameters);
+    # (without the steps per length that compile it: tests/compiler/test_threshold_sides.py)
+    monkeypatch.setattr("compiler.side_build.threshold_sides", lambda graph: frozenset())
     text = 'm = aggregate(select(tokens, tokens, <=), count(tokens, "a"));\n'
     text += "res = aggregate(select(length, m, >), 0, 1);"
     with pytest.raises(CompileError) as refused:
