@@ -97,6 +97,8 @@ def plan_build(
         chained_lines=options.chained_lines,
         table_sides=options.table_sides,
         snapped_sides=options.snapped_sides,
+        known_sums=options.known_sums,
+        snapped_sums=options.snapped_sums,
         options_read=options_read,
         tracr=tracr,
     )

@@ -42,6 +42,8 @@ class BuildOptions:
     chained_lines: bool = False  # an interpolation takes its input's written error (map_steps)
     table_sides: frozenset[str] = frozenset()  # select sides from means: tables (side_tables)
     snapped_sides: bool = False  # ... over their noisy two-valued one-hots snapped first
+    known_sums: frozenset[str] = frozenset()  # stated sums of numbers: lines (compiler.known_sums)
+    snapped_sums: bool = False  # ... their one-hot inputs snapped first
 
 
 @dataclass(frozen=True)

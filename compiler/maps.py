@@ -29,6 +29,7 @@ from compiler.decoded_sums import decoded_sum
 from compiler.fits import NoiseError
 from compiler.gated_maps import GatedMaps
 from compiler.graph import IRNode, Op
+from compiler.known_sums import known_line, read_as_line
 from compiler.linear_steps import affine_plus_sum, linear_steps
 from compiler.map_rows import Fit, MapRows, Rows
 from compiler.map_supports import MAX_FUSED_TABLE, MapSupports
@@ -93,16 +94,20 @@ class MapPlanner:
             return side_table(self.ctx, self.built, node, self._read_rows, encoding)
         g = self.ctx.graph
         direct = tuple(dict.fromkeys(i for i in node.inputs if g[i].op is not Op.CONST))
+        if len(direct) > 1 and not self._numbers(direct, encoding):
+            if read_as_line(self.ctx, node, direct):  # `copy + count` (compiler.known_sums)
+                line = known_line(
+                    self.ctx, self.reader, self.built, node, direct, self._fit(node, direct)
+                )
+                if line is not None:
+                    return self._as(node, line, encoding)
         if len(direct) > 1 and self._numbers(direct, encoding):
             decoded = self._decoded_sum(node, direct, encoding)
             if decoded is not None:  # a * m0 + b * m1, each mean decoded first: where asked
                 return decoded
             affine = self._affine_view(node, direct, list(direct), [])
             if affine is not None:  # e.g. n_opens - n_closes: free
-                if encoding is Encoding.NUMERICAL:
-                    return affine
-                x = self.reader.reading(node.index, Encoding.NUMERICAL)
-                return decode_numeric(self.built, node, x, [(float(v), v) for v in vals], encoding)
+                return self._as(node, affine, encoding)
         support = self.support(node.index)
         wider = self.supports.sources_of(support)
         if wider != support and not self.supports.cheap(support):
@@ -136,6 +141,14 @@ class MapPlanner:
             out = self._map_over(node, wider, encoding, last_resort=True)
         assert out is not None  # a last resort always builds
         return out
+
+    def _as(self, node: IRNode, number: Encoded, encoding: Encoding) -> Encoded:
+        """The map read as `encoding`, from its free numerical view `number`."""
+        if encoding is Encoding.NUMERICAL:
+            return number
+        x = self.reader.reading(node.index, Encoding.NUMERICAL)
+        vals = self.ctx.values(node.index)
+        return decode_numeric(self.built, node, x, [(float(v), v) for v in vals], encoding)
 
     def _map_over(
         self,

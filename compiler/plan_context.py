@@ -91,6 +91,13 @@ class PlanContext:
     # ... each of those tables' inputs that is a one-hot of two values not known exact (a head's)
     # written again by a step over one column first (compiler.side_tables.snapped): exact
     snapped_sides: bool = False
+    # maps whose function states an affine form (`a + b`), read as that line of their inputs'
+    # numbers where an input is a one-hot too (a copy's values, a decoded count): a free view
+    # (compiler.known_sums; the driver's last build, where every other is not proved)
+    known_sums: frozenset[str] = frozenset()
+    # ... each one-hot of a few values such a line reads written again exactly first
+    # (compiler.snap_one_hot): a copy of a map's one-hot carries that map's step rounding
+    snapped_sums: bool = False
     # the program was written with `rasp.tracr` (tracr's API): its refusals' hints say so
     tracr: bool = False
     _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)
