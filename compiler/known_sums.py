@@ -96,26 +96,29 @@ def _states_sum(program: Graph, node: IRNode) -> bool:
     return len(read) > 1 and states_form(node.fn, len(node.inputs))
 
 
-def read_as_line(ctx: PlanContext, node: IRNode, direct: tuple[int, ...]) -> bool:
-    """Whether the planner reads map `node` of the s-ops `direct` as the line of their numbers
-    though some is no numerical source: named in `known_sums`, every input a number (its
-    reading's numerical view: a one-hot's columns times their values, a width decoded)."""
-    return node.name in ctx.known_sums and all(all_numbers(ctx.values(i)) for i in direct)
-
-
 def known_line(
     ctx: PlanContext,
     reader: Reader,
     built: Built,
     node: IRNode,
     direct: tuple[int, ...],
-    fit: Fit | None,
+    fit_of: Callable[[IRNode, tuple[int, ...]], Fit | None],
 ) -> Encoded | None:
-    """Map `node` as the line `fit` (over the numbers of `direct`, its s-op inputs) reads: a
-    numerical source's number (a width decoded), or a one-hot's columns times their values
-    (with `snapped_sums`, each one-hot of a few values not known exact written again exactly
-    first, `snap_one_hot`: a copy of a map's one-hot carries that map's step rounding, which the
-    line passes on); None where the map has no exact affine form."""
+    """Map `node` of the s-ops `direct` as the line `fit_of` gives it (over their numbers), where
+    `known_sums` names it, every input is a number and some is no numerical source (else the
+    planner's own affine view reads it): a numerical source's number (a width decoded), or a
+    one-hot's columns times their values (with `snapped_sums`, each one-hot of a few values not
+    known exact written again exactly first, `snap_one_hot`: a copy of a map's one-hot carries
+    that map's step rounding, which the line passes on). None where it is not asked for, or the
+    map has no exact affine form."""
+    if node.name not in ctx.known_sums or len(direct) < 2:
+        return None
+    if not all(all_numbers(ctx.values(i)) for i in direct):
+        return None
+    graph = ctx.graph
+    if all(ctx.is_numeric_source(i) or graph[i].op is Op.INDICES for i in direct):
+        return None
+    fit = fit_of(node, direct)
     if fit is None:
         return None
     coef, misfit = fit
@@ -127,7 +130,7 @@ def known_line(
             one_hot = reader.reading(s, Encoding.CATEGORICAL)
             if ctx.snapped_sums:
                 one_hot = snapped(built, one_hot)
-            source = view_numerical(ctx.graph[s], one_hot, ctx.values(s))
+            source = view_numerical(graph[s], one_hot, ctx.values(s))
         for d, c in source.number:
             terms[d] = terms.get(d, 0.0) + float(a) * c
         misfit += abs(float(a)) * source.misfit

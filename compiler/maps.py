@@ -29,7 +29,7 @@ from compiler.decoded_sums import decoded_sum
 from compiler.fits import NoiseError
 from compiler.gated_maps import GatedMaps
 from compiler.graph import IRNode, Op
-from compiler.known_sums import known_line, read_as_line
+from compiler.known_sums import known_line
 from compiler.linear_steps import affine_plus_sum, linear_steps
 from compiler.map_rows import Fit, MapRows, Rows
 from compiler.map_supports import MAX_FUSED_TABLE, MapSupports
@@ -94,13 +94,9 @@ class MapPlanner:
             return side_table(self.ctx, self.built, node, self._read_rows, encoding)
         g = self.ctx.graph
         direct = tuple(dict.fromkeys(i for i in node.inputs if g[i].op is not Op.CONST))
-        if len(direct) > 1 and not self._numbers(direct, encoding):
-            if read_as_line(self.ctx, node, direct):  # `copy + count` (compiler.known_sums)
-                line = known_line(
-                    self.ctx, self.reader, self.built, node, direct, self._fit(node, direct)
-                )
-                if line is not None:
-                    return self._as(node, line, encoding)
+        line = known_line(self.ctx, self.reader, self.built, node, direct, self._fit)
+        if line is not None:  # `copy + count`, where the driver asks (compiler.known_sums)
+            return self._as(node, line, encoding)
         if len(direct) > 1 and self._numbers(direct, encoding):
             decoded = self._decoded_sum(node, direct, encoding)
             if decoded is not None:  # a * m0 + b * m1, each mean decoded first: where asked
