@@ -15,7 +15,7 @@ from compiler.blocks import Encoding
 from compiler.certify import Certificate, recheck
 from compiler.graph import Graph
 from compiler.model import CompiledModel, Sketch
-from compiler.refusals import why_not_proved
+from compiler.refusals import refused_why, why_not_proved
 from rasp.errors import CompileError, Diagnostic
 
 # what `proved` says of a build that was built and not proved (after its parameter count)
@@ -138,7 +138,7 @@ def proved(
             return None
         model, graph = build.model(options)
     except CompileError as err:
-        tried.append((how, err.diagnostics[0].message))
+        tried.append((how, refused_why(err)))
         failed.add(options)
         return None
     except MemoryError:
