@@ -324,14 +324,16 @@ def _mb(size: int) -> str:
 def also_tried(tried: Sequence[tuple[str, str]], refused: str | None = None) -> list[Diagnostic]:
     """One note per other build tried for a refused program, and why it was not kept; the builds
     refused for the refusal's own reason (`refused`, its message, at whichever place) are named
-    together in one last note, and two builds tried alike and failed alike give one note."""
+    together in one last note where another build is noted (a refusal every build repeats, a
+    causal check's, a value analysis', stands alone), and two builds tried alike and failed alike
+    give one note."""
     notes, same = [], []
     for how, why in dict.fromkeys(tried):
         if refused is not None and (why == refused or why.startswith(f"{refused} (at ")):
             same.append(how)
         else:
             notes.append(Diagnostic(f"also tried {how}: {why}", severity="note"))
-    if same:
+    if same and notes:  # (where every build repeats the refusal, it stands alone, as it is)
         builds = ", ".join(dict.fromkeys(same))
         notes.append(
             Diagnostic(f"also tried {builds}: refused for the same reason", severity="note")
