@@ -104,7 +104,7 @@ def keep_proved(
         if copied is not None:
             return copied
     try:
-        kept = default_builds.shortest(build, max_len, note)
+        kept = default_builds.shortest(build, max_len, note, tried)
     except OverParamLimit as over:
         # the default is over the limit: numbers copied as one number (which the size
         # prediction also considers, compiler.driver); under the user's limit also the builds

@@ -98,6 +98,8 @@ def plan_build(
         table_sides=options.table_sides,
         snapped_sides=options.snapped_sides,
         threshold_sides=options.threshold_sides,
+        known_sums=options.known_sums,
+        snapped_sums=options.snapped_sums,
         options_read=options_read,
         tracr=tracr,
     )

@@ -15,7 +15,7 @@ from compiler.blocks import Encoding
 from compiler.certify import Certificate, recheck
 from compiler.graph import Graph
 from compiler.model import CompiledModel, Sketch
-from compiler.refusals import why_not_proved
+from compiler.refusals import refused_why, why_not_proved
 from rasp.errors import CompileError, Diagnostic
 
 # what `proved` says of a build that was built and not proved (after its parameter count)
@@ -44,6 +44,8 @@ class BuildOptions:
     snapped_sides: bool = False  # ... over their noisy two-valued one-hots snapped first
     # select sides of a mean and an exact s-op: steps per value of that s-op (threshold_sides)
     threshold_sides: frozenset[str] = frozenset()
+    known_sums: frozenset[str] = frozenset()  # stated sums of numbers: lines (compiler.known_sums)
+    snapped_sums: bool = False  # ... their one-hot inputs snapped first
 
 
 @dataclass(frozen=True)
@@ -138,7 +140,7 @@ def proved(
             return None
         model, graph = build.model(options)
     except CompileError as err:
-        tried.append((how, err.diagnostics[0].message))
+        tried.append((how, refused_why(err)))
         failed.add(options)
         return None
     except MemoryError:

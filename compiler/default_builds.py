@@ -17,11 +17,13 @@ from compiler.build_trials import BuildOptions, Builds, Kept
 from compiler.graph import Graph, Op
 from compiler.model import OverParamLimit
 from compiler.plan_limit import PlannedOverLimit
+from compiler.refusals import refused_why, why_not_proved
 from rasp.errors import CompileError
 
 FUSED = "with maps fused through their inputs"  # what a progress note says is certified
 COPIES = "with numbers copied as numbers"
 CATEGORY_GATES = "with gated units over the index"
+EAGER = "with sides of fewer values matched too"
 
 
 def copies_first(
@@ -91,11 +93,18 @@ def copy_variants(options: BuildOptions, mixed: bool) -> list[BuildOptions]:
     return variants
 
 
-def shortest(build: Builds, max_len: int, note: Callable[[str], None]) -> Kept:
+def shortest(
+    build: Builds,
+    max_len: int,
+    note: Callable[[str], None],
+    tried: list[tuple[str, str]] | None = None,
+) -> Kept:
     """The default build, certified; below MATCH_MIN_VALUES the eagerly matched one first where
     it is smaller (sort at N = 10: 7,143 parameters instead of 12,251; double_hist at N = 8 would
-    take 3 layers instead of 2)."""
+    take 3 layers instead of 2). `tried`: where the eagerly matched build was refused, not
+    proved, or not certified as not smaller, why (a refusal's notes)."""
     options = BuildOptions()
+    eager_why: str | None = None  # why the eagerly matched build was not kept
     try:
         model, graph = build.model(options)
     except OverParamLimit as over:
@@ -106,7 +115,9 @@ def shortest(build: Builds, max_len: int, note: Callable[[str], None]) -> Kept:
         try:
             eager_options = replace(options, eager_matching=True)
             eager, eager_graph = build.model(eager_options)
-        except CompileError:
+        except CompileError as err:
+            if tried is not None:
+                tried.append((EAGER, refused_why(err)))
             raise over from None
         model, graph, options = eager, eager_graph, eager_options
     candidates = [(model, graph, options)]
@@ -114,19 +125,26 @@ def shortest(build: Builds, max_len: int, note: Callable[[str], None]) -> Kept:
         eager_options = replace(options, eager_matching=True)
         try:
             eager, eager_graph = build.model(eager_options)
-        except CompileError:
-            pass
+        except CompileError as err:
+            eager_why = refused_why(err)
         else:
             if eager.cost < model.cost:
                 candidates.insert(0, (eager, eager_graph, eager_options))
+            elif list(eager.metadata["residual"]) != list(model.metadata["residual"]):
+                eager_why = f"{eager.param_count():,} parameters, not certified: larger"
     note("certify")
     for model, graph, options in candidates:  # the judge: every decision, any float32 order
         certificate = build_trials.certify_model(model)
         if certificate.ok:
             break
+        if options.eager_matching:
+            why = why_not_proved(certificate, graph)
+            eager_why = f"{model.param_count():,} {build_trials.NOT_PROVED} {why}"
     else:
         if not build.refused_weights:  # its refusal reads the metadata alone
             model = model.without_weights()
+    if not certificate.ok and eager_why is not None and tried is not None:
+        tried.append((EAGER, eager_why))
     return Kept(model, graph, certificate, options)  # else the default's refusal
 
 

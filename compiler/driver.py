@@ -17,6 +17,7 @@ from compiler.causal import short_causal_problems
 from compiler.decoded_build import decoded_instead
 from compiler.forms import Forms
 from compiler.graph import Graph, Op, build_graph
+from compiler.known_sums import lines_instead
 from compiler.model import CompiledModel, Sketch
 from compiler.plan_limit import planning_under
 from compiler.plan_reuse import PlanRefusal, repeated
@@ -321,6 +322,8 @@ def _compile_sop(
         # after that, where still not proved: select sides read from means as tables over
         # their inputs' one-hots (compiler.side_build; no model proved before changes)
         kept = sides_instead(kept, lambda: build_graph(sop), lambda: builder(sop, max_params), note)
+        # last: sums of numbers held as one-hots read as lines (compiler.known_sums)
+        kept = lines_instead(kept, lambda: build_graph(sop), lambda: builder(sop, max_params), note)
     except CompileError as err:  # a tracr map's unholdable value may be the reason, said first
         raise _with_value_problems(program, err, vocab, max_len) from None
     model, graph, certificate = kept.model, kept.graph, kept.certificate

@@ -80,6 +80,8 @@ def plan_encodings(
     table_sides: frozenset[str] = frozenset(),
     snapped_sides: bool = False,
     threshold_sides: frozenset[str] = frozenset(),
+    known_sums: frozenset[str] = frozenset(),
+    snapped_sums: bool = False,
     options_read: set[str] | None = None,
     tracr: bool = False,
 ) -> Plan:
@@ -102,7 +104,10 @@ def plan_encodings(
     error its input's writers pass on (`compiler.map_steps`); `table_sides` names select sides
     computed as a table over their inputs' one-hots (`compiler.side_tables`), each noisy
     two-valued one-hot snapped first where `snapped_sides`; `threshold_sides` names maps of a mean
-    and an exact s-op stepped over the mean per value of that s-op (`compiler.threshold_sides`).
+    and an exact s-op stepped over the mean per value of that s-op (`compiler.threshold_sides`);
+    `known_sums` names maps whose function
+    states an affine form, read as that line of their inputs' numbers even where an input is read
+    as a one-hot (`compiler.known_sums`), each such one-hot snapped first where `snapped_sums`.
     `options_read`: where the plan notes
     the options of `plan_context.TRACKED_OPTIONS` it reads (`PlanContext.option`). `tracr`: a
     program in tracr's API, whose hints are written in it."""
@@ -128,6 +133,8 @@ def plan_encodings(
         table_sides=table_sides,
         snapped_sides=snapped_sides,
         threshold_sides=threshold_sides,
+        known_sums=known_sums,
+        snapped_sums=snapped_sums,
         options_read=set() if options_read is None else options_read,
         tracr=tracr,
     )

@@ -49,6 +49,13 @@ def known_affine(fn: object, input_values: Sequence[Sequence[Atom]]) -> list[flo
     return form
 
 
+def states_form(fn: object, arity: int) -> bool:
+    """Whether map function `fn` of `arity` inputs states an affine form (on number inputs:
+    `known_affine` gives it where every value is a finite number)."""
+    form = _form(unrounded(fn), arity)
+    return form is not None and len(form) == arity + 1 and all(map(_on_grid, form))
+
+
 def _form(fn: object, arity: int) -> list[float] | None:
     if isinstance(fn, TracrFn):
         if fn.affine is None or len(fn.affine) != arity + 1:

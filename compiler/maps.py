@@ -19,6 +19,7 @@ from compiler.decoded_sums import decoded_sum
 from compiler.fits import NoiseError
 from compiler.gated_maps import GatedMaps
 from compiler.graph import IRNode, Op
+from compiler.known_sums import known_line
 from compiler.linear_steps import affine_plus_sum, linear_steps
 from compiler.map_rows import MapRows, Rows
 from compiler.map_supports import MAX_FUSED_TABLE, MapSupports
@@ -84,16 +85,16 @@ class MapPlanner:
             return side_table(self.ctx, self.built, node, self._read_rows, encoding)
         g = self.ctx.graph
         direct = tuple(dict.fromkeys(i for i in node.inputs if g[i].op is not Op.CONST))
+        line = known_line(self.ctx, self.reader, self.built, node, direct, self._fit)
+        if line is not None:  # `copy + count`, where the driver asks (compiler.known_sums)
+            return self._as(node, line, encoding)
         if len(direct) > 1 and self._numbers(direct, encoding):
             decoded = self._decoded_sum(node, direct, encoding)
             if decoded is not None:  # a * m0 + b * m1, each mean decoded first: where asked
                 return decoded
             affine = self.views.affine_view(node, direct, list(direct), [])
             if affine is not None:  # e.g. n_opens - n_closes: free
-                if encoding is Encoding.NUMERICAL:
-                    return affine
-                x = self.reader.reading(node.index, Encoding.NUMERICAL)
-                return decode_numeric(self.built, node, x, [(float(v), v) for v in vals], encoding)
+                return self._as(node, affine, encoding)
         support = self.support(node.index)
         wider = self.supports.sources_of(support)
         if wider != support and not self.supports.cheap(support):
@@ -127,6 +128,14 @@ class MapPlanner:
             out = self._map_over(node, wider, encoding, last_resort=True)
         assert out is not None  # a last resort always builds
         return out
+
+    def _as(self, node: IRNode, number: Encoded, encoding: Encoding) -> Encoded:
+        """The map read as `encoding`, from its free numerical view `number`."""
+        if encoding is Encoding.NUMERICAL:
+            return number
+        x = self.reader.reading(node.index, Encoding.NUMERICAL)
+        vals = self.ctx.values(node.index)
+        return decode_numeric(self.built, node, x, [(float(v), v) for v in vals], encoding)
 
     def _map_over(
         self,

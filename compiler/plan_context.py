@@ -94,6 +94,13 @@ class PlanContext:
     # maps a select reads (or a side map reads) of one mean and one exact s-op of a few values,
     # stepped over the mean with that s-op's one-hot as context (compiler.threshold_sides)
     threshold_sides: frozenset[str] = frozenset()
+    # maps whose function states an affine form (`a + b`), read as that line of their inputs'
+    # numbers where an input is a one-hot too (a copy's values, a decoded count): a free view
+    # (compiler.known_sums; the driver's last build, where every other is not proved)
+    known_sums: frozenset[str] = frozenset()
+    # ... each one-hot of a few values such a line reads written again exactly first
+    # (compiler.snap_one_hot): a copy of a map's one-hot carries that map's step rounding
+    snapped_sums: bool = False
     # the program was written with `rasp.tracr` (tracr's API): its refusals' hints say so
     tracr: bool = False
     _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)

@@ -24,7 +24,7 @@ from compiler.build_trials import Kept
 from compiler.fraction_means import fraction_means
 from compiler.model import LAYER_WORTH, OverParamLimit, build_cost
 from compiler.plan_limit import PlannedOverLimit
-from compiler.refusals import also_tried, why_not_proved
+from compiler.refusals import also_tried, refused_why, why_not_proved
 from compiler.weighted_counts import sums_counted
 from rasp import sops
 from rasp.errors import CompileError
@@ -64,7 +64,7 @@ def keep_form(
         try:
             fractions = attempt(prepared(fractions=True), None)
         except CompileError as err:  # OverParamLimit too: the default may still fit
-            tried = ((_FRACTIONS, err.diagnostics[0].message),)
+            tried = ((_FRACTIONS, refused_why(err)),)
         if fractions is not None and not fractions.certificate.ok:
             size = fractions.model.param_count()
             why = why_not_proved(fractions.certificate, fractions.graph)
@@ -129,24 +129,31 @@ def _default_or_sums(
     if kept is not None and (kept.certificate.ok or not counted):
         return kept
     note("build with sums kept as means")
+    why: str | None = None  # why the form with sums as means was not kept
     try:
         other: Kept | None = attempt(prepared(weighted=False))
     except OverParamLimit:
         if isinstance(refusal, OverParamLimit):
             raise refusal from None  # both over the limit: the default's size is the one named
         raise
-    except CompileError:
-        other = None
+    except CompileError as err:
+        other, why = None, refused_why(err)
     if other is not None and (kept is None or other.certificate.ok):
         other.model.metadata["sums_as_means"] = True
         return other
+    if other is not None:
+        size = other.model.param_count()
+        why = f"{size:,} parameters, not proved: {why_not_proved(other.certificate, other.graph)}"
+    tried = () if why is None else ((_SUMS, why),)
     if kept is None:
         assert refusal is not None  # the default raised: its refusal is kept
-        raise refusal from None
-    return kept
+        notes = also_tried(tried, refusal.diagnostics[0].message)
+        raise type(refusal)([*refusal.diagnostics, *notes]) from None
+    return replace(kept, tried=(*kept.tried, *tried))
 
 
 _FRACTIONS = "with counts over the length as means"
+_SUMS = "with sums kept as means"
 
 
 def _cost(kept: Kept) -> tuple[int, int, int]:

@@ -19,7 +19,7 @@ from compiler.mean_sums import mean_sum_hint
 from compiler.model import MAX_HEADER_BYTES, CompiledModel
 from compiler.noisy_sides import noisy_sides
 from compiler.refusal_causes import CLOSE_VALUES_HINT, close_values, graph_texts, through_select
-from rasp.errors import Diagnostic, Span
+from rasp.errors import CompileError, Diagnostic, Span
 from rasp.named_text import MessageNames, stem
 from rasp.wording import with_article
 
@@ -322,14 +322,32 @@ def _mb(size: int) -> str:
 
 
 def also_tried(tried: Sequence[tuple[str, str]], refused: str | None = None) -> list[Diagnostic]:
-    """One note per other build tried for a refused program, and why it was not kept; a build
-    refused for the refusal's own reason (`refused`, its message) adds nothing and is left out,
-    and two builds tried alike and failed alike give one note."""
-    return [
-        Diagnostic(f"also tried {how}: {why}", severity="note")
-        for how, why in dict.fromkeys(tried)
-        if why != refused
-    ]
+    """One note per other build tried for a refused program, and why it was not kept; the builds
+    refused for the refusal's own reason (`refused`, its message, at whichever place) are named
+    together in one last note where another build is noted (a refusal every build repeats, a
+    causal check's, a value analysis', stands alone), and two builds tried alike and failed alike
+    give one note."""
+    notes, same = [], []
+    for how, why in dict.fromkeys(tried):
+        if refused is not None and (why == refused or why.startswith(f"{refused} (at ")):
+            same.append(how)
+        else:
+            notes.append(Diagnostic(f"also tried {how}: {why}", severity="note"))
+    if same and notes:  # (where every build repeats the refusal, it stands alone, as it is)
+        builds = ", ".join(dict.fromkeys(same))
+        notes.append(
+            Diagnostic(f"also tried {builds}: refused for the same reason", severity="note")
+        )
+    return notes
+
+
+def refused_why(err: CompileError) -> str:
+    """Why a build was refused while planning, for its note: its first message, with the line and
+    column it is located at where it has a place (`(at 3:7)`)."""
+    first = err.diagnostics[0]
+    if first.span is None:
+        return first.message
+    return f"{first.message} (at {first.span.line}:{first.span.col})"
 
 
 def why_not_proved(certificate: Certificate, graph: Graph | None = None) -> str:

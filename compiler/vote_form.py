@@ -33,7 +33,7 @@ from dataclasses import replace
 from compiler.build_trials import Kept
 from compiler.forms import Forms
 from compiler.model import LAYER_WORTH, Sketch
-from compiler.refusals import also_tried, why_not_proved
+from compiler.refusals import also_tried, refused_why, why_not_proved
 from rasp import sops
 from rasp.errors import CompileError
 
@@ -86,7 +86,7 @@ def _vote_build(
     try:
         other = keep(forms(votes=True), lambda **flags: forms(votes=True, **flags), False, None)
     except CompileError as err:
-        return ((_VOTES, err.diagnostics[0].message),)
+        return ((_VOTES, refused_why(err)),)
     if not other.certificate.ok:
         why = why_not_proved(other.certificate, other.graph)
         return ((_VOTES, f"{other.model.param_count():,} parameters, not proved: {why}"),)

@@ -70,8 +70,10 @@ def test_every_mlp_kind_checks_its_size(monkeypatch, text: str, kind: str) -> No
     monkeypatch.setattr(mlp, "MAX_MLP_PAIRS", 10)
     with pytest.raises(CompileError) as err:
         compile_sop(program(text, "x"), [0, 1, 2], 4)
-    (problem,) = err.value.diagnostics
+    # (the other builds tried, refused alike, named in one note)
+    problem, *notes = err.value.diagnostics
     assert f"needs a {kind} MLP of" in problem.message and problem.span is not None
+    assert all(n.message.endswith(": refused for the same reason") for n in notes)
     monkeypatch.undo()
     compile_sop(program(text, "x"), [0, 1, 2], 4)
 
@@ -203,8 +205,10 @@ def test_a_model_over_the_parameter_limit_is_refused_at_its_output() -> None:
     text = "x = aggregate(select(tokens, tokens, ==), indices);"
     with pytest.raises(CompileError) as refused:
         compile_sop(program(text, "x"), list("abc"), 8, name="x", max_params=100)
-    (problem,) = refused.value.diagnostics
+    problem, *notes = refused.value.diagnostics
     assert problem.message.startswith("the model would have ")
+    # (the eagerly matched build and the copy build, over the limit alike: no other reason)
+    assert notes == []
     assert problem.span is not None and problem.span.text().startswith("aggregate(")
     assert "the limit is 100 parameters" in (problem.hint or "")
 

@@ -330,5 +330,10 @@ def test_a_refusal_says_which_other_builds_were_tried_and_why() -> None:
 def test_the_other_builds_are_noted_once_each() -> None:
     tried = [("with a", "x"), ("with b", "refused: y"), ("with a", "x"), ("with c", "z")]
     notes = also_tried(tried, refused="refused: y")
-    assert [n.message for n in notes] == ["also tried with a: x", "also tried with c: z"]
+    # (b, refused for the refusal's own reason, is named last without repeating it)
+    assert [n.message for n in notes] == [
+        "also tried with a: x",
+        "also tried with c: z",
+        "also tried with b: refused for the same reason",
+    ]
     assert {n.severity for n in notes} == {"note"}

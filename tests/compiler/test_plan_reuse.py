@@ -54,9 +54,12 @@ def test_a_refusal_that_copying_numbers_cannot_change_is_planned_once(
     # planned too before, to find the same refusal (0.6 s of 1.9 at the seed's N = 16)
     assert not any(options.numeric_copies for options in planned)
     assert BuildOptions() in planned and len(planned) == 2
+    # (the copy build named too, given the default's refusal without being planned)
     assert [n.message.split(":")[0] for n in notes] == [
-        "also tried with maps fused through their inputs"
+        "also tried with maps fused through their inputs",
+        "also tried with numbers copied as numbers",
     ]
+    assert notes[1].message.endswith(": refused for the same reason")
 
 
 def test_a_refusal_that_copying_numbers_may_change_still_tries_the_copies(

@@ -1,0 +1,141 @@
+"""The compile's last build: sums and differences of numbers read as lines, where an input is held
+as a one-hot (`BuildOptions.known_sums`).
+
+A map whose function states its affine form (`a + b`, `a - 2 * b`: `compiler.known_affine`) over
+inputs that are each a numerical source (a mean, a width, the length) is a free numerical view of
+their numbers already (`compiler.maps`). Where one input is held as a one-hot instead (a copy of a
+few numbers, a count decoded to its values), the planner steps the map over the numerical input
+with the one-hot as context, or tables it, and the context's weights multiply the one-hot's error:
+`shift(acc, 2, -1) + count(tokens, "1")`, acc a map whose step MLP writes its one-hot with its
+rounding, had an output snap margin of 0.125 against 217 at N = 16 (tests/compiler/
+test_known_sums.py, reduced from defs fuzz seed 2148200). Each one-hot's number is a free view of
+its columns, and a count's number its decoded value, so the map is the line through them: its
+error is each input's error times its coefficient, which the certifier bounds as it bounds any
+view; a second build snaps those one-hots first (`snap_one_hot`: exact columns, a layer more).
+
+Tried after every other build and form (`compiler.driver`), so that no program another build
+proves changes; certified as every build is; where it is not proved or is refused while planning,
+the refusal is the earlier build's, with this one among what was also tried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from compiler import build_facts, build_trials
+from compiler.blocks import ONE, Dim, Encoded, Encoding, all_numbers
+from compiler.build_trials import BuildOptions, Builds, Kept
+from compiler.graph import Graph, IRNode, Op
+from compiler.known_affine import states_form
+from compiler.map_rows import Fit
+from compiler.plan_context import PlanContext, Reader
+from compiler.plan_state import Built
+from compiler.readings import view_numerical
+from compiler.snap_one_hot import snapped
+
+LINES = "with sums of numbers held as one-hots read as lines"
+SNAPPED = "with those lines' one-hots snapped first"
+
+
+def lines_instead(
+    kept: Kept,
+    graph: Callable[[], Graph],
+    builds: Callable[[], Builds],
+    note: Callable[[str], None],
+) -> Kept:
+    """`kept` where it is proved, or where `graph()` (the prepared default form) has no map that
+    states an affine form of two or more s-ops, or where some decision the certifier refused is
+    computed from none of them (this build would fail it too); else that form's build with those
+    maps read as lines (`known_sums`) where it is proved, or `kept` with why not among its tried."""
+    if kept.certificate.ok:
+        return kept
+    program = graph()
+    names = sum_maps(program)
+    if not names or build_facts.untouched_failure(kept, names):
+        return kept
+    residual = kept.model.metadata["residual"]
+    build = builds()
+    tried: list[tuple[str, str]] = []
+    note("build with sums of numbers read as lines")
+    found = build_trials.proved(
+        build,
+        BuildOptions(known_sums=names),
+        LINES,
+        note,
+        tried,
+        # (every such map read as a line by the default already: the model refused before)
+        worth=lambda sketch: list(sketch.residual) != residual,
+    )
+    if found is not None:
+        return found
+    # a line passes on its one-hots' error; snapped, none (where some one-hot is snapped)
+    note("build with sums of numbers read as lines, their one-hots snapped")
+    found = build_trials.proved(
+        build,
+        BuildOptions(known_sums=names, snapped_sums=True),
+        SNAPPED,
+        note,
+        tried,
+        worth=lambda sketch: any("~snap" in label.split(":")[0] for label in sketch.residual),
+    )
+    if found is not None:
+        return found
+    return replace(kept, tried=(*kept.tried, *tried))
+
+
+def sum_maps(program: Graph) -> frozenset[str]:
+    """The maps of `program` whose function states an affine form of two or more distinct s-ops
+    (constants aside)."""
+    return frozenset(node.name for node in program.nodes if _states_sum(program, node))
+
+
+def _states_sum(program: Graph, node: IRNode) -> bool:
+    if node.op is not Op.MAP:
+        return False
+    read = {i for i in node.inputs if program[i].op is not Op.CONST}
+    return len(read) > 1 and states_form(node.fn, len(node.inputs))
+
+
+def known_line(
+    ctx: PlanContext,
+    reader: Reader,
+    built: Built,
+    node: IRNode,
+    direct: tuple[int, ...],
+    fit_of: Callable[[IRNode, tuple[int, ...]], Fit | None],
+) -> Encoded | None:
+    """Map `node` of the s-ops `direct` as the line `fit_of` gives it (over their numbers), where
+    `known_sums` names it, every input is a number and some is no numerical source (else the
+    planner's own affine view reads it): a numerical source's number (a width decoded), or a
+    one-hot's columns times their values (with `snapped_sums`, each one-hot of a few values not
+    known exact written again exactly first, `snap_one_hot`: a copy of a map's one-hot carries
+    that map's step rounding, which the line passes on). None where it is not asked for, or the
+    map has no exact affine form."""
+    if node.name not in ctx.known_sums or len(direct) < 2:
+        return None
+    if not all(all_numbers(ctx.values(i)) for i in direct):
+        return None
+    graph = ctx.graph
+    if all(ctx.is_numeric_source(i) or graph[i].op is Op.INDICES for i in direct):
+        return None
+    fit = fit_of(node, direct)
+    if fit is None:
+        return None
+    coef, misfit = fit
+    terms: dict[Dim, float] = {}
+    for a, s in zip(coef[:-1], direct, strict=True):
+        if ctx.is_numeric_source(s):
+            source = reader.reading(s, Encoding.NUMERICAL)
+        else:
+            one_hot = reader.reading(s, Encoding.CATEGORICAL)
+            if ctx.snapped_sums:
+                one_hot = snapped(built, one_hot)
+            source = view_numerical(graph[s], one_hot, ctx.values(s))
+        for d, c in source.number:
+            terms[d] = terms.get(d, 0.0) + float(a) * c
+        misfit += abs(float(a)) * source.misfit
+    terms[ONE] = terms.get(ONE, 0.0) + float(coef[-1])
+    number = tuple((d, c) for d, c in terms.items() if c != 0.0)
+    values = ctx.values(node.index)
+    return Encoded(node.name, Encoding.NUMERICAL, values, number=number, misfit=misfit)
