@@ -85,7 +85,7 @@ class MapPlanner:
             return side_table(self.ctx, self.built, node, self._read_rows, encoding)
         g = self.ctx.graph
         direct = tuple(dict.fromkeys(i for i in node.inputs if g[i].op is not Op.CONST))
-        line = known_line(self.ctx, self.reader, self.built, node, direct, self._fit)
+        line = known_line(self.ctx, self.reader, self.built, node, direct, self.views.fit)
         if line is not None:  # `copy + count`, where the driver asks (compiler.known_sums)
             return self._as(node, line, encoding)
         if len(direct) > 1 and self._numbers(direct, encoding):
