@@ -1,7 +1,8 @@
 """Messages a newcomer met on a first walk through the project (session 66), each once unclear:
 an input of words typed run together (`thecat` for ["the", "cat"]) was told only its length, and
 a constant output of strings was written bare (`is  at every position` for "", `is a b at` for
-"a b")."""
+"a b"), and `rasp compile` of `tokens + 1` over number tokens did not say, as `rasp run` does, that
+`tokens_int` reads them as numbers."""
 
 from __future__ import annotations
 
@@ -87,3 +88,32 @@ def _program(text: str) -> Any:
     interp = Interpreter()
     interp.exec_program(parse(text + "\n", "<test>"))
     return interp.get(interp.last_assigned)
+
+
+@pytest.mark.parametrize(
+    ("source", "failed"),
+    [
+        ("y = tokens + 1;", 'can only concatenate str (not "int") to str'),
+        ("y = tokens > 5;", "'>' not supported between instances of 'str' and 'int'"),
+    ],
+)
+def test_compile_of_number_tokens_read_as_strings_hints_tokens_int(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, source: str, failed: str
+) -> None:
+    # `rasp run` hinted tokens_int for this mistake; `rasp compile` of the same program did not
+    program = tmp_path / "plus.rasp"
+    program.write_text(source + "\n", encoding="utf-8")
+    argv = ["compile", str(program), "--vocab", "[1,2,3]", "--max-len", "3"]
+    code, _, err = run(capsys, *argv, "-o", str(tmp_path / "plus.safetensors"))
+    assert code == 1
+    assert err == (
+        f"{program}:1:5: error: '{source[4:-1]}' fails on every input of length 1..3: {failed}\n"
+        f"    {source}\n"
+        "        ^~~~~~~~~~\n"
+        "hint: the interpreter raises an error here for every input, so there is nothing to "
+        'compile; it fails where tokens = "1" (a string); tokens gives each token as a string: '
+        "tokens_int (or tokens_float) reads them as numbers\n"
+    )
+    # letters are no numbers' text: no such hint
+    code, _, err = run(capsys, *argv[:3], "abc", *argv[4:], "-o", str(tmp_path / "x.safetensors"))
+    assert code == 1 and 'where tokens = "a" (a string)\n' in err
