@@ -1,5 +1,6 @@
 """Messages a newcomer met on a first walk through the project (session 66), each once unclear:
-an input of words typed run together (`thecat` for ["the", "cat"]) was told only its length, and
+an input of words typed run together (`thecat` for ["the", "cat"]) was told only its length,
+an input in the quotes the shell kept (`--input '"abc"'`) was told only that `"` is no token,
 a constant output of strings was written bare (`is  at every position` for "", `is a b at` for
 "a b"), and `rasp compile` of `tokens + 1` over number tokens did not say, as `rasp run` does, that
 `tokens_int` reads them as numbers."""
@@ -35,6 +36,25 @@ def test_words_typed_together_are_listed_as_the_tokens(
 ) -> None:
     assert input_hint(list(text), vocab, cli_input) == JOINED + cli
     assert input_hint(list(text), vocab, repl_spelling(":residual")) == JOINED + repl
+
+
+@pytest.mark.parametrize(
+    ("text", "vocab", "hint"),
+    [
+        ('"abc"', ["a", "b", "c"], "the quotes are characters too: --input 'abc'"),
+        (
+            '"thecat"',
+            WORDS,
+            "the quotes are characters too, and " + JOINED + """--input '["the","cat"]'""",
+        ),
+        ('"ab"', ["a", "b", '"'], ""),  # a quote is a token: the input may mean it
+    ],
+)
+def test_an_input_in_quotes_is_told_that_they_are_characters(
+    text: str, vocab: list[Any], hint: str
+) -> None:
+    # `--input '"abc"'` (a JSON string, not a list): the model refused `"` and said no more
+    assert input_hint(list(text), vocab, cli_input) == hint
 
 
 @pytest.mark.parametrize(

@@ -40,12 +40,28 @@ def input_hint(tokens: Sequence[Any], vocab: Sequence[Any], spell: Spell) -> str
     known = {json.dumps(t) for t in vocab if not isinstance(t, str)}
     if not known or not all(t in known for t in tokens):
         return (
-            _words_hint(tokens, vocab, spell)
+            _quoted_hint(tokens, vocab, spell)
+            or _words_hint(tokens, vocab, spell)
             or _glued_hint(tokens, vocab, spell)
             or _separator_hint(tokens, vocab, spell)
         )
     as_json = "[" + ",".join(tokens) + "]"
     return f"its tokens are not strings: write the input as a JSON list, {spell(as_json, False)}"
+
+
+def _quoted_hint(characters: Sequence[str], vocab: Sequence[Any], spell: Spell) -> str:
+    """Where the text is in quotes the shell kept (`--input '"abc"'`, a JSON string, not a list):
+    the quotes are characters too, and the vocabulary has none; the input without them."""
+    if len(characters) < 3 or characters[0] != characters[-1] or characters[0] not in "\"'":
+        return ""
+    if characters[0] in vocab:
+        return ""
+    inner = characters[1:-1]
+    strings = {t for t in vocab if isinstance(t, str)}
+    if all(c in strings for c in inner):
+        return f"the quotes are characters too: {spell(''.join(inner), True)}"
+    words = _words_hint(inner, vocab, spell) or _glued_hint(inner, vocab, spell)
+    return f"the quotes are characters too, and {words}" if words else ""
 
 
 def _words_hint(characters: Sequence[str], vocab: Sequence[Any], spell: Spell) -> str:
