@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from compiler.blocks import Atom
-from compiler.graph import Graph, IRNode
+from compiler.graph import Graph, IRNode, Op
 from compiler.relations import Relation
 from rasp import sops
 from rasp.errors import RaspError
@@ -40,15 +40,26 @@ def map_failure(
         named = dict(zip(node.inputs, args, strict=True))
         if len(named) < len(args) and tuple(named[i] for i in node.inputs) != args:
             continue  # (`tokens - tokens` reads one value twice: no call of two)
-        why = _failure(node.fn, args)
-        if why is not None:
+        failed = _failure(node.fn, args)
+        if failed is not None:
+            why, type_error = failed
             # (an input read twice, `tokens - tokens`, holds one value: named once)
             shown = ", ".join(
                 f"{_input_text(graph[i], node.inputs.index(i), len(named))} = {_value_text(v)}"
                 for i, v in named.items()
             )
+            if type_error and _reads_number_text(graph, named):  # as `rasp run` hints it
+                shown = f"{shown}; {sops.STR_TOKENS_HINT}"
             return why, shown
     return None
+
+
+def _reads_number_text(graph: Graph, named: dict[int, Atom]) -> bool:
+    """Whether the call read `tokens` (as strings) where a token was a number's text ("3")."""
+    return any(
+        graph[i].op is Op.TOKENS and graph[i].kind is sops.TokenKind.STR and sops.number_text(v)
+        for i, v in named.items()
+    )
 
 
 def _candidates(
@@ -65,16 +76,17 @@ def _candidates(
     return itertools.product(*(values[i] for i in node.inputs))
 
 
-def _failure(fn: Any, args: tuple[Atom, ...]) -> str | None:
-    """What the interpreter says of `fn(*args)`, or None where it accepts the result."""
+def _failure(fn: Any, args: tuple[Atom, ...]) -> tuple[str, bool] | None:
+    """What the interpreter says of `fn(*args)`, and whether Python raised a TypeError (`"3" +
+    1`), or None where it accepts the result."""
     try:
         out = fn(*args)
     except RaspError as exc:
-        return exc.message
+        return exc.message, False
     except (ArithmeticError, TypeError, ValueError, KeyError, IndexError) as exc:
-        return sops.python_error_text(exc)
+        return sops.python_error_text(exc), isinstance(exc, TypeError)
     if sops.type_of_value(out) is None:
-        return f"it gives {value_repr(out)[:60]}, which is not a value an s-op can hold"
+        return f"it gives {value_repr(out)[:60]}, which is not a value an s-op can hold", False
     return None
 
 

@@ -213,7 +213,7 @@ class Evaluator:
             # the message is Python's; the hint says where and on which values it failed
             hint = _failing_values(node.inputs, len(out), args) if node.inputs else None
             if isinstance(exc, TypeError) and hint is not None and _reads_str_tokens(node, args):
-                hint += f"; {_STR_TOKENS_HINT}"
+                hint += f"; {STR_TOKENS_HINT}"
             raise RaspRuntimeError(python_error_text(exc), node.span, hint) from None
         return make_seq(out, node.span, loose=node.loose, mixed_hint=MAP_MIXED_HINT)
 
@@ -427,7 +427,7 @@ def _positions_text(keys: Sequence[int]) -> str:
 
 
 # `tokens + 1` or `tokens > 2` over an input of digits: the tokens are strings (the original's too)
-_STR_TOKENS_HINT = (
+STR_TOKENS_HINT = (
     "tokens gives each token as a string: tokens_int (or tokens_float) reads them as numbers"
 )
 
@@ -435,12 +435,14 @@ _STR_TOKENS_HINT = (
 def _reads_str_tokens(node: MapSOp, values: Sequence[Any]) -> bool:
     """Whether the map read `tokens` where its token was a number's text ("3", not "h")."""
     return any(
-        isinstance(sop, TokensSOp) and sop.kind is TokenKind.STR and _number_text(v)
+        isinstance(sop, TokensSOp) and sop.kind is TokenKind.STR and number_text(v)
         for sop, v in zip(node.inputs, values, strict=False)
     )
 
 
-def _number_text(value: Any) -> bool:
+def number_text(value: Any) -> bool:
+    """Whether `value` is a string that reads as a number ("3", "2.5"): a token `tokens` gave as
+    text where `tokens_int` would give the number (the compiler's refusal hints it too)."""
     try:
         float(value)
     except (TypeError, ValueError):

@@ -39,9 +39,29 @@ def input_hint(tokens: Sequence[Any], vocab: Sequence[Any], spell: Spell) -> str
         return f"its tokens are strings: write the input as strings, {spell(listed, False)}"
     known = {json.dumps(t) for t in vocab if not isinstance(t, str)}
     if not known or not all(t in known for t in tokens):
-        return _words_hint(tokens, vocab, spell) or _separator_hint(tokens, vocab, spell)
+        return (
+            _quoted_hint(tokens, vocab, spell)
+            or _words_hint(tokens, vocab, spell)
+            or _glued_hint(tokens, vocab, spell)
+            or _separator_hint(tokens, vocab, spell)
+        )
     as_json = "[" + ",".join(tokens) + "]"
     return f"its tokens are not strings: write the input as a JSON list, {spell(as_json, False)}"
+
+
+def _quoted_hint(characters: Sequence[str], vocab: Sequence[Any], spell: Spell) -> str:
+    """Where the text is in quotes the shell kept (`--input '"abc"'`, a JSON string, not a list):
+    the quotes are characters too, and the vocabulary has none; the input without them."""
+    if len(characters) < 3 or characters[0] != characters[-1] or characters[0] not in "\"'":
+        return ""
+    if characters[0] in vocab:
+        return ""
+    inner = characters[1:-1]
+    strings = {t for t in vocab if isinstance(t, str)}
+    if all(c in strings for c in inner):
+        return f"the quotes are characters too: {spell(''.join(inner), True)}"
+    words = _words_hint(inner, vocab, spell) or _glued_hint(inner, vocab, spell)
+    return f"the quotes are characters too, and {words}" if words else ""
 
 
 def _words_hint(characters: Sequence[str], vocab: Sequence[Any], spell: Spell) -> str:
@@ -59,6 +79,43 @@ def _words_hint(characters: Sequence[str], vocab: Sequence[Any], spell: Spell) -
     if not all(len(c) == 1 for c in characters):  # `["the cat"]`: a list, of one token too few
         return f"each word is a token of its own: {spell(listed, False)}"
     return f"text is split into characters: write the tokens as a JSON list, {spell(listed, False)}"
+
+
+def _glued_hint(characters: Sequence[str], vocab: Sequence[Any], spell: Spell) -> str:
+    """Where text split into characters spells the vocabulary's words run together (`thecat` for
+    ["the", "cat"], `1020` for [10, 20]): the JSON list of those words, if they read one way only
+    (`abab` over ["a", "b", "ab"] reads four ways, and no one of them is the fix)."""
+    if not all(isinstance(c, str) and len(c) == 1 for c in characters):
+        return ""
+    written = {t if isinstance(t, str) else json.dumps(t): t for t in vocab}
+    words = [w for w in written if w]
+    if not any(len(w) > 1 for w in words):
+        return ""  # a vocabulary of characters: the input's are the tokens (other hints)
+    text = "".join(characters)
+    reading = _one_reading(text, words)
+    if reading is None:
+        return ""
+    listed = "[" + ",".join(json.dumps(written[w], ensure_ascii=False) for w in reading) + "]"
+    return f"text is split into characters: write the tokens as a JSON list, {spell(listed, False)}"
+
+
+def _one_reading(text: str, words: Sequence[str]) -> list[str] | None:
+    """`text` cut into `words`, where exactly one way does it; None where none or several do."""
+    # ways[i]: how many readings text[i:] has (counted up to 2), and the first word of one
+    ways: list[tuple[int, str]] = [(0, "")] * len(text) + [(1, "")]
+    for i in range(len(text) - 1, -1, -1):
+        count, first = 0, ""
+        for word in words:
+            if text.startswith(word, i) and ways[i + len(word)][0]:
+                count, first = min(2, count + ways[i + len(word)][0]), word
+        ways[i] = (count, first)
+    if ways[0][0] != 1:
+        return None
+    reading, i = [], 0
+    while i < len(text):
+        reading.append(ways[i][1])
+        i += len(ways[i][1])
+    return reading
 
 
 def _separator_hint(characters: Sequence[str], vocab: Sequence[Any], spell: Spell) -> str:

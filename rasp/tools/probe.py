@@ -21,6 +21,7 @@ from rasp.errors import Diagnostic, RaspError
 from rasp.sops import Evaluator, Node, walk
 from rasp.tools.verify import default_exhaustive_len, plan_inputs
 from rasp.tools.verify_text import show_tokens
+from rasp.wording import atom_text
 
 PROBE_EXHAUSTIVE = 200  # every input up to the longest length whose count stays within this
 PROBE_SAMPLES = 40  # then seeded random inputs of the longer lengths
@@ -105,7 +106,8 @@ def _probe(
     k = default_exhaustive_len(len(vocab), max_len, PROBE_EXHAUSTIVE)
     plan = plan_inputs(vocab, max_len, k, PROBE_SAMPLES, PROBE_SEED)
     failed, first = 0, None
-    seen: set[tuple[str, str]] = set()  # by type and text: 0, 0.0 and False apart
+    # by type and text: 0, 0.0 and False apart; a string quoted ("a b", "" read as words)
+    seen: set[tuple[str, str]] = set()
     for tokens in plan.inputs():
         try:
             values = Evaluator(tokens).value(program)
@@ -115,7 +117,7 @@ def _probe(
                 first = (tuple(tokens), err)
             continue
         if len(seen) <= 1:
-            seen.update((type(v).__name__, str(v)) for v in getattr(values, "values", ()))
+            seen.update((type(v).__name__, atom_text(v)) for v in getattr(values, "values", ()))
     constant = next(iter(seen)) if len(seen) == 1 else None
     failures = None if first is None else Failures(failed, plan.total, first[0], first[1])
     return failures, constant, plan.total - failed
