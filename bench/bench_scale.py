@@ -224,26 +224,6 @@ def torch_threads() -> int:
     return torch.get_num_threads()
 
 
-def mixed_table(rows: list[dict[str, Any]]) -> str:
-    """The markdown table of bench/README.md's mixed lengths: each time and its ratio to the
-    forward pass per length, in CPU time where one thread ran (steadier), else wall time."""
-    names = ["forward", "forward_padded", "run", "run_str", "run_array", "run_array_per_length"]
-    out = [
-        "| program | N | device | threads | clock | forward, per length | forward, one padded "
-        "batch | run | run (strs) | run_array, lengths= | run_array, one per length |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        cpu = r["threads"] == 1
-        times = [r[f"{name}_cpu_s" if cpu else f"{name}_s"] for name in names]
-        cells = [f"{t * 1e3:.0f} ms ({t / times[0]:.2f})" for t in times]
-        out.append(
-            f"| {r['program']} | {r['N']} | {r['device']} | {r['threads']} "
-            f"| {'CPU' if cpu else 'wall'} | {' | '.join(cells)} |"
-        )
-    return "\n".join(out)
-
-
 def mixed(cases: list[tuple[str, int]], timeout: float, results: Path) -> None:
     """`--mixed`: rows for `cases`, replacing those (program, N, threads) in `results`."""
     kept = json.loads(results.read_text())["mixed"] if results.exists() else []
@@ -255,6 +235,8 @@ def mixed(cases: list[tuple[str, int]], timeout: float, results: Path) -> None:
         kept = [r for r in kept if (r["program"], r["N"], r["threads"]) != key] + [row]
         # written after each row: a long run stopped midway keeps what it measured
         results.write_text(json.dumps({"mixed": kept}, indent=1) + "\n")
+    from scale_report import mixed_table  # a sibling script: bench/ is on the path when run
+
     print(mixed_table(kept))
 
 
@@ -315,83 +297,6 @@ def speeds(
             rows.append(row)
             print(json.dumps(row), flush=True)
     return rows
-
-
-def tables(results: dict[str, Any]) -> str:
-    """The markdown tables of bench/README.md."""
-    out = [
-        "| program | N | layers | heads | d_model | params | non-zero | dense/non-zero "
-        "| compile (wall / CPU) |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in results.get("sizes", []):
-        if "params" not in r:
-            reason = (r.get("refused") or r.get("error", "")).replace(f"{ROOT}/", "")
-            out.append(f"| {r['program']} | {r['N']} | refused: {reason} ||||||||")
-            continue
-        out.append(
-            f"| {r['program']} | {r['N']} | {r['layers']} | {'/'.join(map(str, r['heads']))} "
-            f"| {r['d_model']} | {r['params']:,} | {r['nonzero']:,} "
-            f"| {r['params'] / max(r['nonzero'], 1):.1f} | {r['compile_s']:.2f} s"
-            f" / {r.get('compile_cpu_s', float('nan')):.2f} s |"
-        )
-    out += [
-        "",
-        "| program | N | device | forward | run | forward tokens/s | run tokens/s | run/forward "
-        "| run (strs)/forward | run_ids/forward | run_array/forward |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in results.get("speeds", []):
-        ratios = [
-            f"{r[key]:.2f}" if key in r else "n/a"
-            for key in ("run_str_ratio", "run_ids_ratio", "run_array_ratio")
-        ]
-        out.append(
-            f"| {r['program']} | {r['N']} | {r['device']} | {r['forward_s'] * 1e3:.1f} ms "
-            f"| {r['run_s'] * 1e3:.1f} ms | {r['forward_tok_s']:,.0f} | {r['run_tok_s']:,.0f} "
-            f"| {r['ratio']:.2f} | {' | '.join(ratios)} |"
-        )
-    return "\n".join(out)
-
-
-def plot(results: dict[str, Any], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 5.5))
-    colors: dict[str, Any] = {}
-    palette = plt.get_cmap("tab20").colors  # more programs than the default cycle's 10 colours
-    for k, program in enumerate(VOCABS):
-        points = sorted(
-            (r["N"], r["params"])
-            for r in results.get("sizes", [])
-            if r["program"] == program and "params" in r
-        )
-        if points:
-            (line,) = ax.plot(
-                *zip(*points, strict=True),
-                marker="o" if k < 10 else "s",
-                label=program,
-                color=palette[2 * k % 20 + 2 * k // 20],  # past 10: the lighter shades
-            )
-            colors[program] = line.get_color()
-    for program, figures in TRACR.items():
-        xs, ys = zip(*sorted(figures.items()), strict=True)
-        ax.plot(xs, ys, linestyle="none", marker="x", markersize=9, color=colors.get(program, "k"))
-    ax.plot([], [], linestyle="none", marker="x", color="k", label="tracr (published, N=10/40)")
-    guide = [8, 1024]  # a line of slope 1: linear growth, for the eye
-    ax.plot(guide, [20.0 * n for n in guide], linestyle=":", color="grey", label="∝ N (guide)")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("maximum length N")
-    ax.set_ylabel("parameters")
-    ax.set_title("Compiled model size against N (certified models)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
 
 
 def main() -> None:
@@ -481,8 +386,11 @@ def main() -> None:
         args.results.parent.mkdir(parents=True, exist_ok=True)
         args.results.write_text(json.dumps(results, indent=1) + "\n")
     # the plot goes with its results: another --results file never redraws bench/scale.png
-    plot(results, PLOT if args.results.resolve() == RESULTS else args.results.with_suffix(".png"))
-    print(tables(results))
+    from scale_report import plot, tables  # a sibling script: bench/ is on the path when run
+
+    drawn = PLOT if args.results.resolve() == RESULTS else args.results.with_suffix(".png")
+    plot(results, drawn, VOCABS, TRACR)
+    print(tables(results, ROOT))
 
 
 def _saved(path: Path, option: str, what: str) -> dict[str, Any]:
