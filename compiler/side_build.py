@@ -68,11 +68,13 @@ def sides_instead(
     stepped = BuildOptions(table_sides=names - steps, threshold_sides=steps)
     # before the tables only where smaller: no model the tables prove changes for a larger one
     first = bool(steps) and _smaller(build, stepped, BuildOptions(table_sides=names))
-    if first:
+
+    def thresholds() -> Kept | None:
         note("build with select sides stepped per value of an exact s-op")
-        found = build_trials.proved(build, stepped, THRESHOLDS, note, tried)
-        if found is not None:
-            return found
+        return build_trials.proved(build, stepped, THRESHOLDS, note, tried)
+
+    if first and (found := thresholds()) is not None:
+        return found
     if names:
         note("build with select sides from means as tables")
         found = build_trials.proved(build, BuildOptions(table_sides=names), SIDES, note, tried)
@@ -107,11 +109,8 @@ def sides_instead(
         )
         if found is not None:
             return found
-    if steps and not first:
-        note("build with select sides stepped per value of an exact s-op")
-        found = build_trials.proved(build, stepped, THRESHOLDS, note, tried)
-        if found is not None:
-            return found
+    if steps and not first and (found := thresholds()) is not None:
+        return found
     return replace(kept, tried=(*kept.tried, *tried))
 
 

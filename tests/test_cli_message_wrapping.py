@@ -5,18 +5,13 @@ under `--json` (tools grep the lines, goldens hold them). The wrapping is the RE
 
 from __future__ import annotations
 
-import fcntl
-import os
-import pty
-import struct
-import subprocess
 import sys
-import termios
 from pathlib import Path
 
 import pytest
 
 from tests.cli_helpers import run
+from tests.pty_helpers import on_terminal
 
 pytest.importorskip("transformer")
 
@@ -105,26 +100,6 @@ def test_a_warning_and_an_unlocated_error_are_wrapped_too(
 
 def test_a_real_terminal_gets_its_own_width(refused: list[str]) -> None:
     """Through a pseudo-terminal 50 columns wide ($COLUMNS unset: the terminal's own size)."""
-    main, side = pty.openpty()
-    fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 50, 0, 0))
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    root = str(Path(__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-    command = [sys.executable, "-m", "rasp", *refused]
-    try:
-        done = subprocess.run(command, stderr=side, stdout=subprocess.PIPE, env=env, timeout=120)
-    finally:
-        os.close(side)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(main, 4096)
-        except OSError:  # the other side closed
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(main)
-    lines = shown.decode().replace("\r\n", "\n").splitlines()
+    done, lines = on_terminal(refused, 50, "stderr")
     assert done.returncode == 1 and len(lines) > 6 and all(len(line) < 50 for line in lines)
     assert lines[-1].startswith(" " * 6) and _HINT.endswith(lines[-1].strip())

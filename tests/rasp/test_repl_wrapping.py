@@ -5,22 +5,14 @@ transcript goldens (a `ReplSession` alone: `width` None), each stays one line (d
 
 from __future__ import annotations
 
-import fcntl
 import io
 import os
-import pty
-import struct
-import subprocess
-import sys
-import termios
-from pathlib import Path
 
 import pytest
 
 from rasp.tools.repl import ReplSession
 from rasp.tools.repl_terminal import run_loop
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.pty_helpers import on_terminal
 
 # each prints a message longer than 60 columns: an error with the running example's hint, a
 # warning with its hint, a command's refusals, an unknown command
@@ -143,32 +135,7 @@ def test_a_compile_refusal_is_wrapped_to_the_terminal_not_to_100_columns(
 def test_a_real_terminal_gives_its_own_width() -> None:
     """`rasp repl` writing to a pseudo-terminal 50 columns wide ($COLUMNS unset), its input
     piped (no prompts)."""
-    main, side = pty.openpty()
-    fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 50, 0, 0))
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "rasp", "repl"],
-            input=b"y = tokens_int + 1;\n",
-            stdout=side,
-            stderr=subprocess.PIPE,
-            env=env,
-            timeout=120,
-        )
-    finally:
-        os.close(side)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(main, 4096)
-        except OSError:  # the other side closed
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(main)
-    lines = shown.decode().replace("\r\n", "\n").splitlines()
+    done, lines = on_terminal(["repl"], 50, "stdout", stdin=b"y = tokens_int + 1;\n")
     assert done.returncode == 0 and done.stderr == b""
     error = lines.index("<repl>:1:1: error: cannot read the input as")
     assert _fits("\n".join(lines[error:]), 49) and lines[-1].startswith(" " * 6), lines
