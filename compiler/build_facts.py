@@ -227,6 +227,17 @@ def unlisted(output: dict) -> bool:
     )
 
 
+def largest_value(output: dict) -> float | None:
+    """The largest magnitude among a model's listed output values where they are numbers (bools
+    aside), else None (strings, or a grid or float with no list)."""
+    numbers = [
+        abs(float(v))
+        for v in output.get("values", ())
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    ]
+    return max(numbers) if numbers else None
+
+
 def snap_failed(certificate: Certificate) -> bool:
     """Whether a numerical output's snap is among the decisions the certifier could not prove."""
     return any(c.sublayer == "decoder" and c.kind == "snap" for c in certificate.failures())

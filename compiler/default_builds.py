@@ -131,7 +131,7 @@ def shortest(
             if eager.cost < model.cost:
                 candidates.insert(0, (eager, eager_graph, eager_options))
             elif list(eager.metadata["residual"]) != list(model.metadata["residual"]):
-                eager_why = f"{eager.param_count():,} parameters, not certified: larger"
+                eager_why = f"{eager.param_count():,} parameters, larger (not certified)"
     note("certify")
     for model, graph, options in candidates:  # the judge: every decision, any float32 order
         certificate = build_trials.certify_model(model)

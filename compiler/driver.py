@@ -337,6 +337,7 @@ def _compile_sop(
                     one_hot=kept.one_hot_note,
                     unlisted=unlisted,
                     reach=model.metadata.get("reach"),
+                    largest=build_facts.largest_value(model.metadata["output"]),
                 ),
                 *also_tried(kept.tried),
                 *kept.notes,

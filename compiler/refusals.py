@@ -18,7 +18,13 @@ from compiler.grid import MAX_OUTPUT_VALUES
 from compiler.mean_sums import mean_sum_hint
 from compiler.model import MAX_HEADER_BYTES, CompiledModel
 from compiler.noisy_sides import noisy_sides
-from compiler.refusal_causes import CLOSE_VALUES_HINT, close_values, graph_texts, through_select
+from compiler.refusal_causes import (
+    CLOSE_FRACTION,
+    CLOSE_VALUES_HINT,
+    close_values,
+    graph_texts,
+    through_select,
+)
 from rasp.errors import CompileError, Diagnostic, Span
 from rasp.named_text import MessageNames, stem
 from rasp.wording import with_article
@@ -34,6 +40,7 @@ def refusals(
     one_hot: str | None = None,
     unlisted: bool = False,
     reach: Mapping[str, Any] | None = None,
+    largest: float | None = None,
 ) -> list[Diagnostic]:
     """One located diagnostic per failed block of the first sublayer that fails (at most
     MAX_REFUSALS): the s-op's span, the sublayer, margin and bound; later failures, which the first
@@ -41,7 +48,9 @@ def refusals(
     for a failed snap, did not do either; `unlisted`: the output is a float with too many values
     to list, so its snap is the promise of 1e-6 (`certify`), not a gap between listed values.
     `reach`: the model's (its metadata's), where an MLP's reachable points say which two values a
-    failed step had to tell apart (compiler.refusal_causes)."""
+    failed step had to tell apart (compiler.refusal_causes). `largest`: the largest magnitude among
+    the output's listed values, where it lists numbers: a failed snap between values float32 tells
+    apart (CLOSE_FRACTION) is hinted as piled-up error, not as values too close."""
     spans = _spans(graph)
     nodes = {node.name: node for node in graph.nodes}
     problems = [
@@ -112,6 +121,17 @@ def refusals(
             # an output mean whose head reads keys an MLP computed from means: the scores' error
             # spreads its weights (not values too close: `aggregate(select(length, v, >), 0, 1)`)
             hint = _noisy_count_hint(graph, check.block, noise, names)
+        elif (
+            check.kind == "snap" and largest is not None and check.margin > CLOSE_FRACTION * largest
+        ):
+            # values float32 tells apart (1 apart, below 100): the error piled up before the
+            # output, through the steps and means that compute it (defs fuzz seed 2156627)
+            hint = (
+                "its values are far enough apart for float32; the error is what the blocks that "
+                "compute it pile up (each step's and mean's error, times the weights that read "
+                "it): use a smaller maximum length, or compute it from s-ops with fewer values "
+                "(docs/compiler.md, 'The certificate')"
+            )
         elif check.kind == "snap":
             # the output's values are closer together than its float32 error (why, where it
             # adds two means: compiler.mean_sums)

@@ -41,3 +41,22 @@ def test_an_output_too_large_to_list_is_refused_as_such(monkeypatch: pytest.Monk
     assert "may be off by up to" in problem.message
     assert problem.hint is not None and "at most 100,000 values" in problem.hint
     assert "closer together" not in problem.hint
+
+
+# defs fuzz seed 2156627 (--causal, N = 10), reduced: integers 1 apart, whose error piled up
+PILED_UP = """prev_token = shift(tokens, 1, "_");
+keys = select(indices, indices, <=) and select(indices, 0, >);
+n = selector_width(select(prev_token, tokens, ==) and keys and select(indices, indices, <=));
+c = selector_width(select(tokens == "a", True, ==) and select(indices, indices, <=));
+v1 = aggregate(select(indices, indices, ==) and select(indices, indices, <=),
+    n + round(indices + 1 + n / 2), 0.5);
+res = round(c * v1 + n / 2) + max(shift(v1, 2, 1), n);"""
+
+
+def test_a_snap_between_values_float32_tells_apart_is_not_hinted_as_values_too_close() -> None:
+    with pytest.raises(CompileError) as refused:
+        compile_sop(_program(PILED_UP), list("xab"), 10, name="res", causal=True)
+    problem = refused.value.diagnostics[0]
+    assert "a snap decision has margin 0.5" in problem.message
+    assert problem.hint is not None and "closer together" not in problem.hint
+    assert problem.hint.startswith("its values are far enough apart for float32; the error is")
