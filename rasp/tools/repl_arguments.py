@@ -9,8 +9,11 @@ from __future__ import annotations
 import re
 import shlex
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from rasp.builtins import programs_dir
 from rasp.errors import Diagnostic, ErrorKind, OptionSpelling, RaspError
 from rasp.tools.arguments import grouped_count
 
@@ -228,3 +231,16 @@ def _whole(text: str, what: str) -> int | None:
 def no_arguments(word: str, rest: str) -> None:
     if rest:
         raise Refusal(f"{word} takes no arguments, got {rest!r}")
+
+
+def name_hint(err: RaspError, name: str, search_dirs: Sequence[Path]) -> RaspError:
+    """`err`, a command's `Undefined variable: NAME`, with a hint where it has none: `load
+    "NAME";` where a file NAME.rasp is there to load (`:compile reverse` before loading the
+    library's reverse), else where `:names` lists the names there are."""
+    if err.hint is None:
+        dirs = [Path.cwd(), *search_dirs, *filter(None, [programs_dir()])]
+        if name.isidentifier() and any((d / f"{name}.rasp").is_file() for d in dirs):
+            err.hint = f'load "{name}"; first: it reads {name}.rasp, which may define it'
+        else:
+            err.hint = ":names lists the names defined"
+    return err

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from rasp import ast
 from rasp.display import example_lines
 from rasp.errors import RaspNameError
+from rasp.tools.repl_arguments import name_hint
 from rasp.tools.repl_compiled import COMMANDS as COMPILED_COMMANDS
 from rasp.tools.repl_compiled import CompiledView, ReplSession
 from rasp.tools.repl_help import HELP_TEXT, unknown_command
@@ -80,7 +81,7 @@ def colon_command(session: CommandSession, text: str) -> str:
         try:  # an unknown name as every statement reports it (`Undefined variable`, its hint)
             value = session.interpreter.get(rest)
         except RaspNameError as err:
-            return err.render(width=session.width)
+            return name_hint(err, rest, session.interpreter.search_dirs).render(width=session.width)
         return f"\t{rest}: {kind_name(value)}"
     if word in COMPILED_COMMANDS:
         return session.compiled.command(word, rest, session)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rasp.display import ExampleSettings, example_tokens
-from rasp.errors import Diagnostic, RaspError, Source
+from rasp.errors import Diagnostic, RaspError, RaspNameError, Source
 from rasp.residual_labels import text_of
 from rasp.sops import Evaluator, Node, Selector, SeqValue, SOp
 from rasp.text_width import display_width, ljust
@@ -32,6 +32,7 @@ from rasp.tools.repl_arguments import (
     compile_arguments,
     compile_options,
     example_vocab,
+    name_hint,
     no_arguments,
     non_negative,
     parameter_count,
@@ -361,8 +362,10 @@ class CompiledView:
 
 
 def _sop_named(session: ReplSession, name: str) -> SOp:
-    # (an unknown name is the interpreter's `Undefined variable: NAME`, with its hint)
-    value = session.interpreter.get(name)
+    try:  # (an unknown name is the interpreter's `Undefined variable: NAME`, with a hint)
+        value = session.interpreter.get(name)
+    except RaspNameError as err:
+        raise name_hint(err, name, session.interpreter.search_dirs) from None
     if isinstance(value, Selector):
         raise Refusal(
             f"'{name}' is a selector, not an s-op; only s-ops compile "

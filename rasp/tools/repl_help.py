@@ -73,7 +73,9 @@ def unknown_command(word: str, text: str) -> str:
     ours."""
     if word in (":exit", ":quit", ":q"):  # other REPLs' spelling: say this one's
         return f"unknown command {word!r}; to leave, type exit or quit (no ':') or Ctrl-D"
-    close = close_name(word, COLON_COMMANDS)
+    # a prefix of one command (`:comp`), else a close spelling (`:compiel`)
+    starts = [c for c in COLON_COMMANDS if c.startswith(word)] if len(word) > 2 else []
+    close = starts[0] if len(starts) == 1 else close_name(word, COLON_COMMANDS)
     if close is not None:
         return f"unknown command {word!r}; did you mean {close!r}?"
     return f"unknown command {text!r}; type :help for the commands"

@@ -49,6 +49,29 @@ def test_a_mistyped_colon_command_is_named() -> None:
         assert session.feed(typo) == f"error: unknown command {word!r}; did you mean {meant!r}?"
 
 
+def test_a_command_cut_short_is_named_where_it_starts_one_only() -> None:
+    # `:comp reverse` said only "type :help for the commands"
+    session = ReplSession()
+    for short, meant in ((":comp reverse", ":compile"), (":ver", ":verify"), (":na", ":names")):
+        word = short.split()[0]
+        assert session.feed(short) == f"error: unknown command {word!r}; did you mean {meant!r}?"
+    assert session.feed(":r") == "error: unknown command ':r'; type :help for the commands"
+
+
+def test_an_unknown_name_of_a_command_gets_a_hint() -> None:
+    # `:compile reverse` before loading the library's reverse said only "Undefined variable"
+    session = ReplSession()
+    assert session.feed(":compile reverse").splitlines() == [
+        "error: Undefined variable: reverse",
+        'hint: load "reverse"; first: it reads reverse.rasp, which may define it',
+    ]
+    for line in (":compile nope", ":type nope"):
+        assert session.feed(line).splitlines() == [
+            "error: Undefined variable: nope",
+            "hint: :names lists the names defined",
+        ]
+
+
 def test_the_listed_repl_commands_run() -> None:
     session = ReplSession()
     for line in (
