@@ -32,7 +32,7 @@ from compiler.map_rows import Fit
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.readings import view_numerical
-from compiler.snap_one_hot import snapped
+from compiler.snap_one_hot import snapped, snaps_some
 
 LINES = "with sums of numbers held as one-hots read as lines"
 SNAPPED = "with those lines' one-hots snapped first"
@@ -77,7 +77,7 @@ def lines_instead(
         SNAPPED,
         note,
         tried,
-        worth=lambda sketch: any("~snap" in label.split(":")[0] for label in sketch.residual),
+        worth=lambda sketch: snaps_some(sketch.residual),
     )
     if found is not None:
         return found

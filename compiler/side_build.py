@@ -28,6 +28,7 @@ from compiler.copy_sides import COPIES, side_copies, side_sources
 from compiler.graph import Graph
 from compiler.model import Sketch
 from compiler.noisy_sides import side_maps
+from compiler.snap_one_hot import snaps_some
 from compiler.threshold_sides import THRESHOLDS, threshold_sides
 from rasp.errors import CompileError
 
@@ -105,7 +106,7 @@ def sides_instead(
             SNAPPED,
             note,
             tried,
-            worth=lambda sketch: any("~snap" in label.split(":")[0] for label in sketch.residual),
+            worth=lambda sketch: snaps_some(sketch.residual),
         )
         if found is not None:
             return found

@@ -14,6 +14,8 @@ noisy for that is refused there, never trusted.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from compiler import step_mlp
 from compiler.blocks import Dim, Encoded, Encoding, MLPSpec
 from compiler.mlp import exact_reading
@@ -26,6 +28,15 @@ SNAP_NOISE = 0.01
 MAX_SNAPPED_VALUES = 16
 
 
+SNAP_SUFFIX = "~snap"  # a snapped one-hot's residual name: its reading's, then this
+
+
+def snaps_some(residual: Iterable[str]) -> bool:
+    """Whether a sketch's residual (its labels, `NAME:value`) holds a snapped one-hot: a build
+    asked to snap that snaps none is a model tried before."""
+    return any(SNAP_SUFFIX in label.split(":")[0] for label in residual)
+
+
 def snapped(built: Built, reading: Encoded) -> Encoded:
     """`reading`, or where it is a one-hot of 2 to MAX_SNAPPED_VALUES values not known exact,
     that one-hot written again exactly: for two values, one step over its second column writing
@@ -35,7 +46,7 @@ def snapped(built: Built, reading: Encoded) -> Encoded:
         return reading
     if exact_reading(reading, built.exact):
         return reading
-    name = f"{reading.name}~snap"
+    name = f"{reading.name}{SNAP_SUFFIX}"
     if len(values) == 2:
         out = Encoded.materialised_categorical(name, values)
         if not _built(built, name):
