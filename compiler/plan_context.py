@@ -1,10 +1,11 @@
 """What the encoding planners share: a read-only context and the question "how is node i read".
 
-`PlanContext` holds what no planner changes (the graph, the value sets, the vocabulary) and the facts
-that follow from them alone. `Reader` is the one question planners ask of each other: how a node is
-read from the residual stream. `compiler.encode.Readings` answers it by dispatching to the planners
-(maps, selectors, widths, aggregates), which receive it as a collaborator; they import this protocol,
-never `encode`, so the planners and the dispatcher do not import each other.
+`PlanContext` holds what no planner changes (the graph, the value sets, the vocabulary, the build's
+options) and the facts that follow from them alone. `Reader` is the one question planners ask of
+each other: how a node is read from the residual stream. `compiler.encode.Readings` answers it by
+dispatching to the planners (maps, selectors, widths, aggregates), which receive it as a
+collaborator; they import this protocol, never `encode`, so the planners and the dispatcher do not
+import each other.
 """
 
 from __future__ import annotations
