@@ -298,7 +298,7 @@ def _scale(values: tuple[Atom, ...]) -> int | None:
 
 # A side with fewer values than this is read as a one-hot; matching pays from here on.
 MATCH_MIN_VALUES = 16
-# ... or from here on, in the driver's second build at short lengths (`PlanContext.eager_matching`):
+# ... or from here on, in the driver's second build at short lengths (`BuildOptions.eager_matching`):
 # smaller there, but its squares may need a layer more, so the driver keeps the build with fewer
 # layers, then fewer parameters.
 EAGER_MATCH_MIN_VALUES = 4
@@ -320,7 +320,7 @@ def plan_match(
     """The matching atom for `select` (see the module's docstring), or None where it does not
     apply: the caller then scores its one-hot readings' classes."""
     n = ctx.max_len
-    if not ctx.matching or n > MATCH_MAX_LEN:
+    if not ctx.options.matching or n > MATCH_MAX_LEN:
         return None
     if select.op is not Op.SELECT or select.comparison is not sops.Comparison.EQ:
         return None
@@ -330,7 +330,7 @@ def plan_match(
     if d is None:
         return None
     if max(len(k_vals), len(q_vals)) < (
-        EAGER_MATCH_MIN_VALUES if ctx.eager_matching else MATCH_MIN_VALUES
+        EAGER_MATCH_MIN_VALUES if ctx.options.eager_matching else MATCH_MIN_VALUES
     ):
         return None
     query = _side(ctx, numbers, squared, queries, d)

@@ -33,7 +33,7 @@ class AggregatePlanner:
         address = None
         single = ctx.value_sets.at_most_one[selector]
         if encoding is Encoding.CATEGORICAL or (single and ctx.option("addressed_copies")):
-            # (a number of one key, `PlanContext.numeric_copies`, is a copy too: exact addressing
+            # (a number of one key, `BuildOptions.numeric_copies`, is a copy too: exact addressing
             # needs no matched square of the query, which can cost a layer)
             address = plan_address(ctx, self.selectors.numbers, ctx.graph[selector], built.exact)
         # (without an exactly-one proof, a select between whole numbers is a matching atom)

@@ -24,27 +24,63 @@ NOT_PROVED = "parameters, not proved:"
 
 @dataclass(frozen=True)
 class BuildOptions:
-    """How one build plans (`compiler.encode.plan_encodings`)."""
+    """How one build plans: `compiler.encode.plan_encodings` takes them whole, and the planners read
+    them as `PlanContext.options` (those of `plan_context.TRACKED_OPTIONS` through
+    `PlanContext.option` alone). A new option is one new field here, read where it decides."""
 
     output: Encoding | None = None  # the output's encoding, forced (None: the planner picks)
+    # the driver's fallback: off (compiler.addressing.plan_match)
     matching: bool = True  # compiler.addressing's matching may be used
+    # a step MLP may read a width as its head's 1/(w+1) (the driver's fallback: off, each width
+    # decoded to its whole number first, which costs an MLP but is exact)
     fractions: bool = True  # a step MLP may read a width as 1/(w+1)
+    # how few: compiler.addressing.EAGER_MATCH_MIN_VALUES
     eager_matching: bool = False  # sides of fewer values are matched too
+    # as a mean does (compiler.alternatives: kept where smaller and proved), not as their one-hot
     numeric_copies: bool = False  # a single-key aggregate of many numbers copies one number
+    # as a categorical copy is (compiler.addressing.plan_address: no matched query, which can cost
+    # a layer); off, by the selector's atoms (matching), fewer parameters where the query's number
+    # is already there
     addressed_copies: bool = True  # ... addressed exactly (else by the selector's atoms)
+    # `numeric_copies` of copies that may select no key too (their default given there: tracr's
+    # None, a number standing in for it, compiler.resolve); off, only of those that always select
+    # one: two copies read by `x == y` are cheaper as one-hots where one of them may be empty
     empty_copies: bool = True  # ... also those that may select no key (else only the others)
+    # support expanded through every input map (compiler.alternatives, where the default build is
+    # refused: `fa * fb > 0.2` stepped over fa and fb, not over the product)
     fused_maps: frozenset[str] = frozenset()  # maps computed from their input maps' sources
+    # compiler.alternatives, where a map's step over a fused input map's source with a context is
+    # refused: the context's error times its weights; the inputs first, a table over their values
     direct_maps: frozenset[str] = frozenset()  # maps computed from their inputs, each first
+    # a few per context value (compiler.gates; the driver's fallback: off, steps)
     gates: bool = True  # a map affine in a number per context value may be gated units
+    # a map of a number and a categorical number, affine in the latter for each value of the
+    # former, read by no map: gated units over the categorical one, the number read as a one-hot
+    # (compiler.alternatives: kept where smaller, or where the default's output snap is not proved)
     category_gates: bool = False  # ... or over a categorical number (`indices / length`)
+    # over inputs not known exact: the output carries none of their error (compiler.mlp.table_mlp;
+    # compiler.alternatives' fallback where a build with such tables is not proved: dyck2's
+    # `(b1 < 0) or (b2 < 0)` at N = 256)
     clamped_tables: bool = False  # tables over noisy inputs write each row with a saturating pair
+    # read as the view of one term per mean (compiler.decoded_sums; the driver's last build where
+    # the output's snap of the plain sum is not proved: `0.5 * m0 + 2 * m1` over selects of tokens)
     decoded_sums: frozenset[str] = frozenset()  # affine maps of means: each mean decoded first
+    # not its own rounding alone (compiler.map_steps; compiler.alternatives' build where the
+    # default is not proved and a map reads an interpolation: chained lines compound)
     chained_lines: bool = False  # an interpolation takes its input's written error (map_steps)
+    # maps a select reads, computed from means, as a table over their inputs' one-hots (each mean
+    # decoded first), clamped: the side's one-hot exact
     table_sides: frozenset[str] = frozenset()  # select sides from means: tables (side_tables)
+    # each of those tables' inputs that is a one-hot of two values not known exact (a head's)
+    # written again by a step over one column first (compiler.side_tables.snapped): exact
     snapped_sides: bool = False  # ... over their noisy two-valued one-hots snapped first
     # select sides of a mean and an exact s-op: steps per value of that s-op (threshold_sides)
     threshold_sides: frozenset[str] = frozenset()
+    # maps whose function states an affine form (`a + b`), read as that line of their inputs'
+    # numbers where an input is a one-hot too (a copy's values, a decoded count): a free view
+    # (the driver's last build, where every other is not proved)
     known_sums: frozenset[str] = frozenset()  # stated sums of numbers: lines (compiler.known_sums)
+    # compiler.snap_one_hot: a copy of a map's one-hot carries that map's step rounding
     snapped_sums: bool = False  # ... their one-hot inputs snapped first
 
 

@@ -1,4 +1,4 @@
-"""An affine map of means with each mean decoded to its values first (`PlanContext.decoded_sums`).
+"""An affine map of means with each mean decoded to its values first (`BuildOptions.decoded_sums`).
 
 `a * m0 + b * m1` read as a free view of the two means carries each head's float32 error into the
 sum, and where the means' selects read the tokens the sums of two fractions lie about 1/n^4 apart

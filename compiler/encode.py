@@ -35,6 +35,7 @@ from compiler.blocks import (
     is_number,
     value_key,
 )
+from compiler.build_trials import BuildOptions
 from compiler.encode_messages import as_written, bools_collide, mixed_types_fix, not_averaged
 from compiler.fits import snap_targets
 from compiler.graph import Graph, IRNode, Op
@@ -61,84 +62,30 @@ def plan_encodings(
     graph: Graph,
     values: ValueSets,
     vocab: tuple[Atom, ...],
-    output: Encoding | None = None,
+    options: BuildOptions = BuildOptions(),
+    *,
     causal: bool = False,
-    matching: bool = True,
     head_masks: bool = True,
-    fractions: bool = True,
-    eager_matching: bool = False,
-    numeric_copies: bool = False,
-    fused_maps: frozenset[str] = frozenset(),
-    gates: bool = True,
-    addressed_copies: bool = True,
-    empty_copies: bool = True,
-    direct_maps: frozenset[str] = frozenset(),
-    category_gates: bool = False,
-    clamped_tables: bool = False,
-    decoded_sums: frozenset[str] = frozenset(),
-    chained_lines: bool = False,
-    table_sides: frozenset[str] = frozenset(),
-    snapped_sides: bool = False,
-    threshold_sides: frozenset[str] = frozenset(),
-    known_sums: frozenset[str] = frozenset(),
-    snapped_sums: bool = False,
     options_read: set[str] | None = None,
     tracr: bool = False,
 ) -> Plan:
-    """Choose every reading and build every block; one CompileError with every reason. `output`
-    forces the output's encoding (the driver's one-hot fallback), else `output_encoding` picks;
-    `matching=False` keeps one-hot readings where matching (compiler.addressing) would apply;
+    """Choose every reading and build every block; one CompileError with every reason. `options`:
+    how this build plans (`compiler.build_trials.BuildOptions`, each field says what it changes;
+    `options.output` forces the output's encoding, else `output_encoding` picks);
     `head_masks=False` scores `select(indices, indices, op)` instead of masking the head;
-    `fractions=False` decodes every width a step MLP reads to its whole number first;
-    `eager_matching` matches sides of fewer values too (compiler.addressing); `numeric_copies`
-    copies many numbers of a single-key aggregate as one number (`PlanContext.is_mean`), addressed
-    exactly unless `addressed_copies` is off, of copies that may select no key too unless
-    `empty_copies` is off;
-    `fused_maps` names maps computed from their inputs' sources (`MapPlanner.support`),
-    `direct_maps` maps computed from their direct inputs, each computed first; `gates` lets a map
-    affine in a number per context value be gated units (compiler.gates); `category_gates` lets a
-    map of a number and a categorical number be gated over the latter (`MapPlanner`);
-    `clamped_tables` writes a map's table over inputs not known exact with saturating pairs
-    (`compiler.mlp.table_mlp`); `decoded_sums` names affine maps of means read as one decoded
-    term per mean (`compiler.decoded_sums`); `chained_lines` has an interpolation take the
-    error its input's writers pass on (`compiler.map_steps`); `table_sides` names select sides
-    computed as a table over their inputs' one-hots (`compiler.side_tables`), each noisy
-    two-valued one-hot snapped first where `snapped_sides`; `threshold_sides` names maps of a mean
-    and an exact s-op stepped over the mean per value of that s-op (`compiler.threshold_sides`);
-    `known_sums` names maps whose function
-    states an affine form, read as that line of their inputs' numbers even where an input is read
-    as a one-hot (`compiler.known_sums`), each such one-hot snapped first where `snapped_sums`.
-    `options_read`: where the plan notes
-    the options of `plan_context.TRACKED_OPTIONS` it reads (`PlanContext.option`). `tracr`: a
-    program in tracr's API, whose hints are written in it."""
+    `options_read`: where the plan notes the options of `plan_context.TRACKED_OPTIONS` it reads
+    (`PlanContext.option`). `tracr`: a program in tracr's API, whose hints are written in it."""
     ctx = PlanContext(
         graph,
         values,
         vocab,
-        causal,
-        matching,
-        head_masks,
-        fractions,
-        eager_matching,
-        numeric_copies,
-        fused_maps,
-        gates,
-        addressed_copies=addressed_copies,
-        empty_copies=empty_copies,
-        direct_maps=direct_maps,
-        category_gates=category_gates,
-        clamped_tables=clamped_tables,
-        decoded_sums=decoded_sums,
-        chained_lines=chained_lines,
-        table_sides=table_sides,
-        snapped_sides=snapped_sides,
-        threshold_sides=threshold_sides,
-        known_sums=known_sums,
-        snapped_sums=snapped_sums,
+        options,
+        causal=causal,
+        head_masks=head_masks,
         options_read=set() if options_read is None else options_read,
         tracr=tracr,
     )
-    return Readings(ctx, output).run()
+    return Readings(ctx, options.output).run()
 
 
 # a numerical output's snap targets, grid and whole-number types (`Readings._numerical_output`)
@@ -449,7 +396,9 @@ class Readings:
         raise CompileError([Diagnostic(f"'{node.text}' is not an s-op", node.span)])
 
     def _map(self, node: IRNode, encoding: Encoding) -> Encoded:
-        if node.name in self.ctx.threshold_sides:  # steps over a mean per exact context value
+        if (
+            node.name in self.ctx.options.threshold_sides
+        ):  # steps over a mean per exact context value
             rows = self.maps.points.rows
             return threshold_side(self.ctx, self, self.built, node, encoding, rows)
         return self.maps.plan(node, encoding)

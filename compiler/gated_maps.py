@@ -1,5 +1,5 @@
 """Maps computed as gated units (`compiler.gates`), for `compiler.maps.MapPlanner`: a map affine in
-one number for each tuple of its categorical contexts' values, or (`ctx.category_gates`) affine in
+one number for each tuple of its categorical contexts' values, or (`ctx.options.category_gates`) affine in
 a categorical number for each value of the other, read as the context.
 """
 
@@ -37,7 +37,7 @@ class GatedMaps:
         self, node: IRNode, support: tuple[int, ...], number: int, category: int, encoding: Encoding
     ) -> Encoded | None:
         """Gated units over the categorical input, with the number read as a one-hot context
-        (`ctx.category_gates`): `indices / length` is not affine in the length (read as
+        (`ctx.options.category_gates`): `indices / length` is not affine in the length (read as
         1/(n+1)) for each index, but is affine in the index for each length. Only where the
         categorical input is a number, the number has at most MAX_GATED_CONTEXTS values, and no
         map reads the map; None elsewhere. (Its steps over the length summed activations whose

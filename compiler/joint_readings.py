@@ -130,8 +130,8 @@ class JointReadings:
 
     def _snapped(self, reading: Encoded) -> Encoded:
         """A one-hot of a few values not known exact written again exactly, where the build
-        snaps select sides (`PlanContext.snapped_sides`, compiler.snap_one_hot); else `reading`."""
-        return snapped(self.built, reading) if self.ctx.snapped_sides else reading
+        snaps select sides (`BuildOptions.snapped_sides`, compiler.snap_one_hot); else `reading`."""
+        return snapped(self.built, reading) if self.ctx.options.snapped_sides else reading
 
     def _side_reading(
         self, node: IRNode, side: _Side, table: np.ndarray, taken: str | None = None

@@ -112,7 +112,7 @@ def known_line(
     known exact written again exactly first, `snap_one_hot`: a copy of a map's one-hot carries
     that map's step rounding, which the line passes on). None where it is not asked for, or the
     map has no exact affine form."""
-    if node.name not in ctx.known_sums or len(direct) < 2:
+    if node.name not in ctx.options.known_sums or len(direct) < 2:
         return None
     if not all(all_numbers(ctx.values(i)) for i in direct):
         return None
@@ -129,7 +129,7 @@ def known_line(
             source = reader.reading(s, Encoding.NUMERICAL)
         else:
             one_hot = reader.reading(s, Encoding.CATEGORICAL)
-            if ctx.snapped_sums:
+            if ctx.options.snapped_sums:
                 one_hot = snapped(built, one_hot)
             source = view_numerical(graph[s], one_hot, ctx.values(s))
         for d, c in source.number:

@@ -59,7 +59,7 @@ def linear_steps(
     columns, outputs, out_ids = found
     fractions = any(reader.reads_frac(s) for s in support)
     # widths as fractions first (no decoding MLP), unless the driver asks for decoded ones
-    for decoded in (False, True) if ctx.fractions or not fractions else (True,):
+    for decoded in (False, True) if ctx.options.fractions or not fractions else (True,):
         if decoded and not fractions:
             break
         # where each value sits on its reading, before any reading is built (decoding a width
@@ -138,7 +138,7 @@ def affine_plus_sum(
                 sum_error(views, coef, biggest),
                 points,
                 out,
-                chained=ctx.chained_lines,
+                chained=ctx.options.chained_lines,
             )
         except CompileError:
             continue

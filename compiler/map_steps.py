@@ -72,10 +72,10 @@ def fraction_then_decoded(
     ctx: PlanContext, reader: Reader, sources: tuple[int, ...], build: Callable[[bool], Encoded]
 ) -> Encoded:
     """`build(False)`, reading widths as fractions; where float32 cannot resolve their steps, or
-    the driver asks for decoded widths (`ctx.fractions` off), `build(True)` on the decoded widths.
+    the driver asks for decoded widths (`ctx.options.fractions` off), `build(True)` on the decoded widths.
     `build` adds its blocks only once it has succeeded."""
     fractions = any(reader.reads_frac(s) for s in sources)
-    if fractions and not ctx.fractions:
+    if fractions and not ctx.options.fractions:
         return build(True)
     try:
         return build(False)
@@ -133,7 +133,7 @@ def _map_steps(
             return Encoded(node.name, Encoding.NUMERICAL, values, number=number, misfit=misfit)
         if encoding is Encoding.NUMERICAL:
             return steps_or_interpolation(
-                built, node, view.x, view.error, points, chained=ctx.chained_lines
+                built, node, view.x, view.error, points, chained=ctx.options.chained_lines
             )
         return decode_numeric(built, node, x, points, encoding, view.error)
     context = reader.reading(support[1 - xi], Encoding.CATEGORICAL)
@@ -144,11 +144,13 @@ def _map_steps(
         rows = rows_having(rows, 1 - xi, context.has)
     out = materialise(built, node, encoding, ctx.values(node.index))
     gated = None
-    if gates and ctx.gates and encoding is Encoding.NUMERICAL:  # affine per context: a few units
+    if (
+        gates and ctx.options.gates and encoding is Encoding.NUMERICAL
+    ):  # affine per context: a few units
         gated = gated_affine(x, view.at, xi, [context], rows, out, op=node.text, name=node.name)
     if gated is None and encoding is Encoding.NUMERICAL:
         gated = _context_steps_or_interpolation(
-            node, view, xi, context, rows, out, built, ctx.chained_lines
+            node, view, xi, context, rows, out, built, ctx.options.chained_lines
         )
     built.add_mlp(gated or context_steps(node, view, xi, context, rows, out, built))
     return out

@@ -38,13 +38,13 @@ class MapSupports:
             return ()
         if node.op is not Op.MAP or self.ctx.is_position_class(index) or isinstance(node.fn, Pick):
             return (index,)  # (a pick is its own parts' sum, never a table of its V + 1 inputs)
-        if index not in self._supports and node.name in self.ctx.direct_maps:
+        if index not in self._supports and node.name in self.ctx.options.direct_maps:
             # its inputs computed first, each on its own (`direct_maps`)
             self._supports[index] = tuple(
                 dict.fromkeys(i for i in node.inputs if g[i].op is not Op.CONST)
             )
         if index not in self._supports:
-            fused = node.name in self.ctx.fused_maps  # expanded even where that costs more
+            fused = node.name in self.ctx.options.fused_maps  # expanded even where that costs more
             out: dict[int, None] = {}
             for i in node.inputs:
                 merged = out | dict.fromkeys(self.support(i))
@@ -111,7 +111,7 @@ class MapSupports:
     def may_gate(self, support: tuple[int, ...]) -> bool:
         """Whether gated units may be built over `support`: on, and its rows few enough."""
         vs = self.ctx.value_sets
-        return self.ctx.gates and (
+        return self.ctx.options.gates and (
             combination_count(support, vs.relation, vs.values) <= map_rows.MAX_ROWS
         )
 

@@ -81,7 +81,9 @@ class MapPlanner:
             embedded = self.positional.embedded(node, encoding)
             if embedded is not None:
                 return embedded
-        if node.name in self.ctx.table_sides:  # a select side snapped (compiler.side_tables)
+        if (
+            node.name in self.ctx.options.table_sides
+        ):  # a select side snapped (compiler.side_tables)
             return side_table(self.ctx, self.built, node, self._read_rows, encoding)
         g = self.ctx.graph
         direct = tuple(dict.fromkeys(i for i in node.inputs if g[i].op is not Op.CONST))
@@ -273,7 +275,7 @@ class MapPlanner:
                 op=node.text,
                 name=node.name,
                 exact=self.built.exact,
-                clamp=ctx.clamped_tables,
+                clamp=ctx.options.clamped_tables,
             )
         except CompileError as too_large:  # steps over the index may still fit
             refusal = too_large
@@ -364,8 +366,8 @@ class MapPlanner:
         self, node: IRNode, direct: tuple[int, ...], encoding: Encoding
     ) -> Encoded | None:
         """The map as a view of its means' terms, each mean decoded first (compiler.decoded_sums),
-        where the driver asks for it (`PlanContext.decoded_sums`); else None."""
-        if node.name not in self.ctx.decoded_sums or encoding is not Encoding.NUMERICAL:
+        where the driver asks for it (`BuildOptions.decoded_sums`); else None."""
+        if node.name not in self.ctx.options.decoded_sums or encoding is not Encoding.NUMERICAL:
             return None
         fit = self.views.fit(node, direct)
         if fit is None:

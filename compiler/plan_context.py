@@ -1,10 +1,11 @@
 """What the encoding planners share: a read-only context and the question "how is node i read".
 
-`PlanContext` holds what no planner changes (the graph, the value sets, the vocabulary) and the facts
-that follow from them alone. `Reader` is the one question planners ask of each other: how a node is
-read from the residual stream. `compiler.encode.Readings` answers it by dispatching to the planners
-(maps, selectors, widths, aggregates), which receive it as a collaborator; they import this protocol,
-never `encode`, so the planners and the dispatcher do not import each other.
+`PlanContext` holds what no planner changes (the graph, the value sets, the vocabulary, the build's
+options) and the facts that follow from them alone. `Reader` is the one question planners ask of
+each other: how a node is read from the residual stream. `compiler.encode.Readings` answers it by
+dispatching to the planners (maps, selectors, widths, aggregates), which receive it as a
+collaborator; they import this protocol, never `encode`, so the planners and the dispatcher do not
+import each other.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from typing import Protocol
 
 from compiler import chain_walk, numeric, vector_maps
 from compiler.blocks import Atom, Encoded, Encoding, all_numbers, is_number
+from compiler.build_trials import BuildOptions
 from compiler.graph import Graph, IRNode, Op
 from compiler.map_values import apply_map
 from compiler.picks import Pick, pick_error
 from compiler.values import ValueSets
 from rasp import sops
 
-# A copy of more numbers than this is also built as one number (`PlanContext.numeric_copies`), and
+# A copy of more numbers than this is also built as one number (`BuildOptions.numeric_copies`), and
 # kept where smaller: a one-hot of fewer is small, and the second build is not free.
 NUMERIC_COPY_MIN_VALUES = 4
 
@@ -38,69 +40,12 @@ class PlanContext:
     graph: Graph
     value_sets: ValueSets
     vocab: tuple[Atom, ...]
+    # how this build plans (compiler.build_trials): planners read `ctx.options.NAME`, and those of
+    # TRACKED_OPTIONS through `option` alone
+    options: BuildOptions = BuildOptions()
     causal: bool = False  # the model's attention is causal: every query sees keys up to itself
-    matching: bool = True  # compiler.addressing.plan_match may be used (the driver's fallback: off)
     # `select(indices, indices, op)` is a head's mask (format version 3) instead of N x N scores
     head_masks: bool = True
-    # a step MLP may read a width as its head's 1/(w+1) (the driver's fallback: off, each width
-    # decoded to its whole number first, which costs an MLP but is exact)
-    fractions: bool = True
-    # sides of fewer values are matched too (compiler.addressing.EAGER_MATCH_MIN_VALUES)
-    eager_matching: bool = False
-    # an aggregate that selects at most one key copies many numbers as one number, as a mean does
-    # (compiler.alternatives: kept where smaller and proved), not as their one-hot
-    numeric_copies: bool = False
-    # maps whose support is expanded through every input map (compiler.alternatives, where the
-    # default build is refused: `fa * fb > 0.2` stepped over fa and fb, not over the product)
-    fused_maps: frozenset[str] = frozenset()
-    # a map that is affine in one number for each value of a categorical context is gated units,
-    # a few per context value (compiler.gates; the driver's fallback: off, steps)
-    gates: bool = True
-    # a single-key copy of numbers (`numeric_copies`) is addressed exactly, as a categorical copy
-    # is (compiler.addressing.plan_address: no matched query, which can cost a layer); off, by
-    # the selector's atoms (matching), fewer parameters where the query's number is already there
-    addressed_copies: bool = True
-    # `numeric_copies` of copies that may select no key too (their default given there: tracr's
-    # None, a number standing in for it, compiler.resolve); off, only of those that always select
-    # one: two copies read by `x == y` are cheaper as one-hots where one of them may be empty
-    empty_copies: bool = True
-    # maps computed from their direct inputs, each input map computed first (compiler.
-    # alternatives, where a map's step over a fused input map's source with a context is refused:
-    # the context's error times its weights; the inputs first, a table over their values)
-    direct_maps: frozenset[str] = frozenset()
-    # a map of a number and a categorical number (`indices / length`) that is affine in the latter
-    # for each value of the former, read by no map, is gated units over the categorical one, with
-    # the number read as a one-hot (compiler.alternatives: kept where smaller, or where the
-    # default's output snap is not proved)
-    category_gates: bool = False
-    # a table over inputs not known exact writes each row with a saturating pair, whose output
-    # carries none of their error (compiler.mlp.table_mlp; compiler.alternatives' fallback where
-    # a build with such tables is not proved: dyck2's `(b1 < 0) or (b2 < 0)` at N = 256)
-    clamped_tables: bool = False
-    # affine maps of means read as the view of one term per mean, each mean decoded to its values
-    # first (compiler.decoded_sums; the driver's last build where the output's snap of the plain
-    # sum is not proved: `0.5 * m0 + 2 * m1` over selects of the tokens)
-    decoded_sums: frozenset[str] = frozenset()
-    # an interpolation through a number's points takes that number's error as its writers' output
-    # error, not its own rounding alone (compiler.map_steps; compiler.alternatives' build where
-    # the default is not proved and a map reads an interpolation: chained lines compound)
-    chained_lines: bool = False
-    # maps a select reads, computed from means, as a table over their inputs' one-hots (each
-    # mean decoded first), clamped: the side's one-hot exact (compiler.side_tables)
-    table_sides: frozenset[str] = frozenset()
-    # ... each of those tables' inputs that is a one-hot of two values not known exact (a head's)
-    # written again by a step over one column first (compiler.side_tables.snapped): exact
-    snapped_sides: bool = False
-    # maps a select reads (or a side map reads) of one mean and one exact s-op of a few values,
-    # stepped over the mean with that s-op's one-hot as context (compiler.threshold_sides)
-    threshold_sides: frozenset[str] = frozenset()
-    # maps whose function states an affine form (`a + b`), read as that line of their inputs'
-    # numbers where an input is a one-hot too (a copy's values, a decoded count): a free view
-    # (compiler.known_sums; the driver's last build, where every other is not proved)
-    known_sums: frozenset[str] = frozenset()
-    # ... each one-hot of a few values such a line reads written again exactly first
-    # (compiler.snap_one_hot): a copy of a map's one-hot carries that map's step rounding
-    snapped_sums: bool = False
     # the program was written with `rasp.tracr` (tracr's API): its refusals' hints say so
     tracr: bool = False
     _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)
@@ -145,7 +90,7 @@ class PlanContext:
         if name not in TRACKED_OPTIONS:
             raise ValueError(f"{name!r} is not a tracked build option")
         self.options_read.add(name)
-        return bool(getattr(self, name))
+        return bool(getattr(self.options, name))
 
     def is_positional(self, index: int) -> bool:
         """A map of `indices` (and constants) alone: a function of the position, which the

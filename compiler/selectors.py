@@ -198,7 +198,7 @@ class SelectorPlanner:
             k = self._class_reading(keys, lambda vs: rows(node, vs, q.values, 0), node) or reading(
                 keys, Encoding.CATEGORICAL
             )
-        if self.ctx.snapped_sides:  # a one-hot of a few values written again exactly
+        if self.ctx.options.snapped_sides:  # a one-hot of a few values written again exactly
             k, q = snapped(self.built, k), snapped(self.built, q)
         table = self.twins.table(node, k.values, q.values)
         return [Atomic(q, k, table)]
@@ -248,7 +248,7 @@ class SelectorPlanner:
             out = positional.embed_one_hot(self.built, out, classed, op)
             self._classes[key] = out
             return out
-        if node.name in self.ctx.table_sides and node.op is Op.MAP:
+        if node.name in self.ctx.options.table_sides and node.op is Op.MAP:
             # a table over the map's inputs' one-hots, not a step over its noisy number
             # (compiler.side_tables); where too large, the full reading (a table too)
             try:

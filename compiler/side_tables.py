@@ -45,7 +45,7 @@ def side_table(
     g = ctx.graph
     direct = tuple(dict.fromkeys(i for i in node.inputs if g[i].op is not Op.CONST))
     readings, rows = read_rows(node, direct, direct)
-    if ctx.snapped_sides:
+    if ctx.options.snapped_sides:
         readings = [snapped(built, r) for r in readings]
     # pairs, not a dict: (1,) and (1.0,) are different rows
     if classes is None:

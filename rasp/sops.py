@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from rasp.errors import RaspInputError, RaspRuntimeError
+from rasp.failing_values import failing_values
 
 # The graph's nodes and evaluated sequences are defined apart and re-exported for every caller.
 from rasp.nodes import (  # noqa: F401
@@ -66,7 +67,7 @@ from rasp.seqvalues import (  # noqa: F401
     sum_in_order,
     type_of_value,
 )
-from rasp.wording import FLOAT_LIMIT, atom_text, input_words, int_text, operand_text
+from rasp.wording import FLOAT_LIMIT, atom_text, operand_text
 
 MAP_MIXED_HINT = (
     "an operation must give one type at every position: numbers and bools mix, strings do not"
@@ -207,11 +208,11 @@ class Evaluator:
                 out.append(node.fn(*args))
         except RaspRuntimeError as exc:
             if exc.hint is None and node.inputs:  # `"abc"[indices]`: where and on which values
-                exc.hint = _failing_values(node.inputs, len(out), args)
+                exc.hint = failing_values(node.inputs, len(out), args)
             raise exc.with_span(node.span) from None
         except (ArithmeticError, TypeError, ValueError, KeyError, IndexError) as exc:
             # the message is Python's; the hint says where and on which values it failed
-            hint = _failing_values(node.inputs, len(out), args) if node.inputs else None
+            hint = failing_values(node.inputs, len(out), args) if node.inputs else None
             if isinstance(exc, TypeError) and hint is not None and _reads_str_tokens(node, args):
                 hint += f"; {STR_TOKENS_HINT}"
             raise RaspRuntimeError(python_error_text(exc), node.span, hint) from None
@@ -448,41 +449,6 @@ def number_text(value: Any) -> bool:
     except (TypeError, ValueError):
         return False
     return isinstance(value, str)
-
-
-def _failing_values(inputs: Sequence[SOp], position: int, values: Sequence[Any]) -> str:
-    """`at position 2: tokens = "a", n = 1`: the inputs of a map where it failed."""
-    shown = ", ".join(
-        f"{_sop_text(sop, k, len(inputs))} = {_value_text(v)}"
-        for k, (sop, v) in enumerate(zip(inputs, values, strict=True))
-    )
-    return f"it failed at position {position}, where {shown}"
-
-
-def _sop_text(sop: SOp, k: int, count: int) -> str:
-    """Input k's name, else its source text (if short), else `its input` / `its second input`
-    (an unnamed input of a program built in Python, tracr's `rasp.tokens` too, has no text)."""
-    if sop.name:
-        return sop.name
-    text = sop.span.shown_text() if sop.span is not None else ""
-    if 0 < len(text) <= 40:
-        return f"({text})" if " " in text else text  # `(tokens == "a") = False`
-    match sop:
-        case TokensSOp():
-            return "tokens" if sop.kind is TokenKind.STR else f"tokens_{sop.kind.value}"
-        case IndicesSOp() | LengthSOp():
-            return "indices" if isinstance(sop, IndicesSOp) else "length"
-    return input_words(k, count)
-
-
-def _value_text(value: Any) -> str:
-    if isinstance(value, str):
-        return f'"{value}" (a string)'
-    if isinstance(value, bool):
-        return f"{value} (a boolean)"
-    if isinstance(value, int):
-        return int_text(value)
-    return repr(value) if value is None else str(value)
 
 
 def python_error_text(exc: BaseException) -> str:

@@ -372,7 +372,7 @@ def test_a_closed_pipe_ends_the_command_quietly(
         raise BrokenPipeError(32, "Broken pipe")
 
     monkeypatch.setattr(cli, "_cmd_run_program", broken)
-    monkeypatch.setattr(cli, "_silence_stdout", lambda: None)
+    monkeypatch.setattr(cli, "silence_stdout", lambda: None)
     assert run(capsys, "run", "x.rasp", "--input", "a") == (141, "", "")
 
 

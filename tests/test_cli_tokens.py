@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from rasp.tools.arguments import UsageError, check_vocab
-from rasp.tools.cli import parse_tokens
+from rasp.tools.arguments import UsageError, check_vocab, parse_tokens
 from tests.cli_helpers import run
 
 REVERSE = """\

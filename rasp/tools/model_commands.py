@@ -148,6 +148,11 @@ def cmd_compile(args: argparse.Namespace) -> int:
         f"({summary.nonzero_params:,} non-zero)"
     )
     console.note(summary_line(certificate, about))
+    if Path(args.output).suffix.lower() != ".safetensors":  # written as named, as draw's -o is
+        console.note(
+            f"note: {args.output} is named without .safetensors: rasp's commands read it as it "
+            f"is; other tools look for the suffix (-o {args.output}.safetensors)"
+        )
     return 0
 
 
@@ -245,6 +250,20 @@ def cmd_verify(args: argparse.Namespace) -> int:
 # draw
 
 
+def _unsuffixed_model(target: str) -> bool:
+    """A model file named without `.safetensors` (`rasp compile -o rev` writes it as named): told
+    by its content, as `rasp show rev` and `run --model rev` read it."""
+    from rasp.sources import is_safetensors
+
+    if target == "-" or Path(target).suffix == ".rasp" or is_python_target(target):
+        return False
+    try:
+        with open(target, "rb") as file:
+            return is_safetensors(file.read(9), os.fstat(file.fileno()).st_size)
+    except OSError:  # (no such file, a directory: draw's own error names it)
+        return False
+
+
 def cmd_draw(args: argparse.Namespace) -> int:
     from rasp.tools.model_file import ModelInputRefused
 
@@ -291,7 +310,7 @@ def _draw(args: argparse.Namespace) -> int:
             )
     _check_writable(args.output)
     _check_writable(args.dot)
-    if target.suffix == ".safetensors":
+    if target.suffix == ".safetensors" or _unsuffixed_model(args.target):
         given = [
             opt
             for opt, value in (

@@ -27,7 +27,7 @@ def _covering(text: str, name: str, vocab: list, n: int) -> list[str | None]:
     """For each OR of the program's graph: the text of the input that covers it, or None."""
     sop = prepare(load_source(Source("<test>", text)).get(name), vocab, n)
     graph = build_graph(sop)
-    ctx = PlanContext(graph, infer_values(graph, vocab, n), vocab, False, True, True)
+    ctx = PlanContext(graph, infer_values(graph, vocab, n), vocab)
     support = MapPlanner(ctx, None, Built()).support  # type: ignore[arg-type]  (no reading asked)
     out = []
     for node in graph.nodes:

@@ -1,6 +1,6 @@
 """A map whose step over an input map's source, with a context, the certifier refuses is built
 again from its input maps, each computed first (compiler.alternatives,
-`PlanContext.direct_maps`)."""
+`BuildOptions.direct_maps`)."""
 
 from __future__ import annotations
 
@@ -66,6 +66,7 @@ def test_two_zero_balances_are_two_steps_and_a_table_at_n_256(
 
 
 def test_a_direct_map_reads_its_inputs_themselves() -> None:
+    from compiler.build_trials import BuildOptions
     from compiler.plan_context import PlanContext
     from compiler.plan_state import Built
     from compiler.values import infer_values
@@ -75,7 +76,7 @@ def test_a_direct_map_reads_its_inputs_themselves() -> None:
     both = next(n for n in graph.nodes if n.name == "both")
     names = {}
     for direct in (frozenset(), frozenset({"both"})):
-        ctx = PlanContext(graph, values, tuple("(){}"), direct_maps=direct)
+        ctx = PlanContext(graph, values, tuple("(){}"), BuildOptions(direct_maps=direct))
         planner = MapPlanner(ctx, None, Built())  # type: ignore[arg-type]
         names[direct] = sorted(graph[i].name for i in planner.support(both.index))
     assert names[frozenset()] == ["b1", "z2"]  # z1 fused: read through its source

@@ -1,5 +1,5 @@
 """A map of another map's number that the certifier refuses, or that is too large to plan, is built
-again from the sources of its input maps (compiler.alternatives, `PlanContext.fused_maps`)."""
+again from the sources of its input maps (compiler.alternatives, `BuildOptions.fused_maps`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """An aggregate that selects one key copies many numbers as one number where that is smaller and
-proved (compiler.alternatives, `PlanContext.numeric_copies`), else as their one-hot."""
+proved (compiler.alternatives, `BuildOptions.numeric_copies`), else as their one-hot."""
 
 from __future__ import annotations
 

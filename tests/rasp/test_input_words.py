@@ -1,7 +1,7 @@
-"""A failing map's hint names each input it was called with: by its name or short program text,
-and where it has neither (a program built in Python, tracr's `rasp.tokens`, a long expression)
-by what it is (`tokens_asis`, `indices`) or its place, `its second input`: `input 1 = "a"` read
-as a name the program had given."""
+"""A failing map's hint names each input it was called with: by its name or program text (a long
+expression's cut to 40 characters, as an unnamed s-op's label is), and where it has neither (a
+program built in Python, tracr's `rasp.tokens`) by what it is (`tokens_asis`, `indices`) or its
+place, `its second input`: `input 1 = "a"` read as a name the program had given."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 
 import compiler
 from rasp import sops as S
-from rasp.errors import CompileError, RaspError
+from rasp.errors import CompileError, RaspError, Source
+from rasp.interpreter import load_source
 
 
 def _fails(a: object, b: object) -> object:
@@ -54,3 +55,35 @@ def test_the_compilers_refusal_names_them_alike() -> None:
     message = info.value.render()
     assert "fails on every input" in message and "input 1 =" not in message, message
     assert 'its first input = "a" (a string), its second input = "A"' in message, message
+
+
+# three zeros summed: 62 characters of program text, no name
+LONG = "(indices - indices) + (indices - indices) + (indices - indices)"
+
+
+def _hint(text: str, name: str) -> str:
+    sop = load_source(Source("<test>", text)).get(name)
+    with pytest.raises(RaspError) as info:
+        S.evaluate(sop, list("abc"))
+    return str(info.value.hint)
+
+
+def test_a_long_input_is_named_by_its_text_cut_short() -> None:
+    # it was `its input = 0`: which of a long line's parts failed was not said
+    hint = _hint(f"y = 1 / ({LONG});", "y")
+    assert hint == "it failed at position 0, where ((indices - indices) + (indices - indi...) = 0"
+
+
+def test_two_inputs_cut_alike_say_where_each_starts() -> None:
+    plus = LONG[: -len("(indices - indices)")] + "(indices + 1)"
+    hint = _hint(f"z = ({plus}) / ({LONG});", "z")
+    cut = "((indices - indices) + (indices - indi...)"
+    assert hint == (
+        f"it failed at position 0, where {cut} (line 1, column 6) = 1, "
+        f"{cut} (line 1, column {6 + len(plus) + 5}) = 0"
+    )
+
+
+def test_a_short_input_and_a_named_one_are_unchanged() -> None:
+    hint = _hint(f"w = {LONG};\nv = (indices - indices) / w;", "v")
+    assert hint == "it failed at position 0, where (indices - indices) = 0, w = 0"
