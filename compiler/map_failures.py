@@ -14,6 +14,7 @@ from compiler.graph import Graph, IRNode, Op
 from compiler.relations import Relation
 from rasp import sops
 from rasp.errors import RaspError
+from rasp.nodes import LABEL_MAX
 from rasp.seqvalues import value_repr
 from rasp.wording import input_words
 
@@ -91,13 +92,19 @@ def _failure(fn: Any, args: tuple[Atom, ...]) -> tuple[str, bool] | None:
 
 
 def _input_text(node: IRNode, k: int, count: int) -> str:
-    """Input k of `count`: its name, else its text where that is short program text, else `its
-    input` / `its second input` (as rasp.sops names a failing map's inputs), never a generated name that
+    """Input k of `count`: its name, else its program text (cut to LABEL_MAX characters, as the
+    interpreter's hint cuts it), else `its input` / `its second input`; never a generated name that
     a refused program has no model to show (`map(_map_15)`)."""
     if node.named:
         return node.name
-    if len(node.text) <= 40 and not _GENERATED.search(node.text):
-        return f"({node.text})" if " " in node.text else node.text
+    # a long text is program text only where the node has a place in the source (a map built
+    # in Python carries a description of its own)
+    short = len(node.text) <= LABEL_MAX
+    if node.text and (short or node.span is not None) and not _GENERATED.search(node.text):
+        text = node.text
+        if len(text) > LABEL_MAX:
+            text = text[: LABEL_MAX - 3] + "..."
+        return f"({text})" if " " in text else text
     return input_words(k, count)
 
 

@@ -87,3 +87,12 @@ def test_two_inputs_cut_alike_say_where_each_starts() -> None:
 def test_a_short_input_and_a_named_one_are_unchanged() -> None:
     hint = _hint(f"w = {LONG};\nv = (indices - indices) / w;", "v")
     assert hint == "it failed at position 0, where (indices - indices) = 0, w = 0"
+
+
+def test_the_compiler_cuts_a_long_input_as_the_interpreter_does() -> None:
+    # the compiler's refusal said `its input = 0` for this while the interpreter named it
+    source = Source("<test>", f"y = 1 / ({LONG});")
+    with pytest.raises(CompileError) as info:
+        compiler.compile_sop(load_source(source).get("y"), list("abc"), 4, source=source)
+    cut = "((indices - indices) + (indices - indi...)"
+    assert f"it fails where {cut} = 0" in str(info.value.hint), info.value.hint
