@@ -36,6 +36,7 @@ from compiler.snap_one_hot import snapped, snaps_some
 
 LINES = "with sums of numbers held as one-hots read as lines"
 SNAPPED = "with those lines' one-hots snapped first"
+TERMS = "with sums' terms each computed from their sources"
 
 
 def lines_instead(
@@ -81,6 +82,23 @@ def lines_instead(
     )
     if found is not None:
         return found
+    # a term that is a chain of maps (`round(c * v1 + n / 2)`) may be read as a number whose
+    # blocks pile error up (an interpolation over the noisy product `c * v1`), where the term
+    # alone is proved computed from its sources (`fused_maps`): so each term, the sum a line
+    failed = frozenset(b for c in kept.certificate.failures() for b in c.block.split(", "))
+    terms = fused_terms(program, names, failed)
+    if terms:
+        note("build with sums' terms each computed from their sources")
+        found = build_trials.proved(
+            build,
+            BuildOptions(fused_maps=terms, known_sums=names),
+            TERMS,
+            note,
+            tried,
+            worth=lambda sketch: list(sketch.residual) != residual,
+        )
+        if found is not None:
+            return found
     return replace(kept, tried=(*kept.tried, *tried))
 
 
@@ -88,6 +106,31 @@ def sum_maps(program: Graph) -> frozenset[str]:
     """The maps of `program` whose function states an affine form of two or more distinct s-ops
     (constants aside)."""
     return frozenset(node.name for node in program.nodes if _states_sum(program, node))
+
+
+def fused_terms(program: Graph, sums: frozenset[str], failed: frozenset[str]) -> frozenset[str]:
+    """The maps of maps that the outer maps named in `sums` (those no map reads) read, those of
+    the outer sums named in `failed` where some are (a decision refused at the sum itself: its
+    output snap, its MLP): their terms computed through a chain of maps, with every map of maps
+    in those chains (down to the first s-op that is no map). With `fused_maps` each is computed
+    from its sources, as it would be alone; never an outer sum itself, which fused would be one
+    block over every term's sources."""
+    of_maps = {n.index for n in program.nodes if n.op is Op.MAP and _reads_map(program, n)}
+    read = program.read_by_maps()
+    outer = [n for n in program.nodes if n.name in sums and n.index not in read]
+    outer = [n for n in outer if n.name in failed] or outer
+    todo = [i for n in outer for i in n.inputs if i in of_maps]
+    found: set[int] = set()
+    while todo:
+        index = todo.pop()
+        if index not in found:
+            found.add(index)
+            todo.extend(i for i in program[index].inputs if i in of_maps)
+    return frozenset(program[i].name for i in found)
+
+
+def _reads_map(program: Graph, node: IRNode) -> bool:
+    return any(program[i].op is Op.MAP for i in node.inputs)
 
 
 def _states_sum(program: Graph, node: IRNode) -> bool:
