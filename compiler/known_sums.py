@@ -13,6 +13,13 @@ its columns, and a count's number its decoded value, so the map is the line thro
 error is each input's error times its coefficient, which the certifier bounds as it bounds any
 view; a second build snaps those one-hots first (`snap_one_hot`: exact columns, a layer more).
 
+A third build takes a stated sum whose terms are chains of maps, each read as a number: the
+default may compute such a term from another map's number (`round(c * v1 + n / 2)` as an
+interpolation over `c * v1`, whose error its kinks carry on: 45 at the output's snap of
+`round(c * v1 + n / 2) + max(shift(v1, 2, 1), n)` at N = 10, reduced from defs `--causal`
+seed 2156627, tests/compiler/test_sum_terms.py); alone, the term is computed from its sources
+(`fused_maps`), exact, and so it is here: each term so (`fused_terms`), the sum their line.
+
 Tried after every other build and form (`compiler.driver`), so that no program another build
 proves changes; certified as every build is; where it is not proved or is refused while planning,
 the refusal is the earlier build's, with this one among what was also tried.
@@ -48,7 +55,8 @@ def lines_instead(
     """`kept` where it is proved, or where `graph()` (the prepared default form) has no map that
     states an affine form of two or more s-ops, or where some decision the certifier refused is
     computed from none of them (this build would fail it too); else that form's build with those
-    maps read as lines (`known_sums`) where it is proved, or `kept` with why not among its tried."""
+    maps read as lines (`known_sums`), or their one-hots snapped, or their terms computed from
+    their sources (`fused_terms`), the first proved, or `kept` with why not among its tried."""
     if kept.certificate.ok:
         return kept
     program = graph()
