@@ -30,9 +30,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from compiler import build_facts, build_trials
+from compiler import build_facts, build_trials, default_builds
 from compiler.blocks import ONE, Dim, Encoded, Encoding, all_numbers
 from compiler.build_trials import BuildOptions, Builds, Kept
+from compiler.default_builds import COPIES
 from compiler.graph import Graph, IRNode, Op
 from compiler.known_affine import states_form
 from compiler.map_rows import Fit
@@ -106,8 +107,21 @@ def lines_instead(
             worth=lambda sketch: list(sketch.residual) != residual,
         )
         if found is not None:
-            return found
+            return _smaller_copies(build, found, note)
     return replace(kept, tried=(*kept.tried, *tried))
+
+
+def _smaller_copies(build: Builds, found: Kept, note: Callable[[str], None]) -> Kept:
+    """`found` (proved), or a smaller proved build of its options with its copies of many
+    numbers as numbers (`default_builds.copy_variants`), as the default's proved builds are
+    tried: the reduction of defs 2156627, 827,165 parameters in 5 layers, takes 484,684 in 4."""
+    if not build_facts.copies_many(
+        found.model.metadata["residual"], found.graph, build.single_key()
+    ):
+        return found
+    for options in default_builds.copy_variants(found.options, build.mixed_copies()):
+        found = build_trials.instead(build, found, options, COPIES, note, [], smaller=True)
+    return found
 
 
 def sum_maps(program: Graph) -> frozenset[str]:
