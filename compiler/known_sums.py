@@ -13,6 +13,13 @@ its columns, and a count's number its decoded value, so the map is the line thro
 error is each input's error times its coefficient, which the certifier bounds as it bounds any
 view; a second build snaps those one-hots first (`snap_one_hot`: exact columns, a layer more).
 
+A third build takes a stated sum whose terms are chains of maps, each read as a number: the
+default may compute such a term from another map's number (`round(c * v1 + n / 2)` as an
+interpolation over `c * v1`, whose error its kinks carry on: 45 at the output's snap of
+`round(c * v1 + n / 2) + max(shift(v1, 2, 1), n)` at N = 10, reduced from defs `--causal`
+seed 2156627, tests/compiler/test_sum_terms.py); alone, the term is computed from its sources
+(`fused_maps`), exact, and so it is here: each term so (`fused_terms`), the sum their line.
+
 Tried after every other build and form (`compiler.driver`), so that no program another build
 proves changes; certified as every build is; where it is not proved or is refused while planning,
 the refusal is the earlier build's, with this one among what was also tried.
@@ -23,9 +30,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from compiler import build_facts, build_trials
+from compiler import build_facts, build_trials, default_builds
 from compiler.blocks import ONE, Dim, Encoded, Encoding, all_numbers
 from compiler.build_trials import BuildOptions, Builds, Kept
+from compiler.default_builds import COPIES
 from compiler.graph import Graph, IRNode, Op
 from compiler.known_affine import states_form
 from compiler.map_rows import Fit
@@ -36,6 +44,7 @@ from compiler.snap_one_hot import snapped, snaps_some
 
 LINES = "with sums of numbers held as one-hots read as lines"
 SNAPPED = "with those lines' one-hots snapped first"
+TERMS = "with sums' terms each computed from their sources"
 
 
 def lines_instead(
@@ -47,7 +56,8 @@ def lines_instead(
     """`kept` where it is proved, or where `graph()` (the prepared default form) has no map that
     states an affine form of two or more s-ops, or where some decision the certifier refused is
     computed from none of them (this build would fail it too); else that form's build with those
-    maps read as lines (`known_sums`) where it is proved, or `kept` with why not among its tried."""
+    maps read as lines (`known_sums`), or their one-hots snapped, or their terms computed from
+    their sources (`fused_terms`), the first proved, or `kept` with why not among its tried."""
     if kept.certificate.ok:
         return kept
     program = graph()
@@ -81,13 +91,68 @@ def lines_instead(
     )
     if found is not None:
         return found
+    # a term that is a chain of maps (`round(c * v1 + n / 2)`) may be read as a number whose
+    # blocks pile error up (an interpolation over the noisy product `c * v1`), where the term
+    # alone is proved computed from its sources (`fused_maps`): so each term, the sum a line
+    failed = frozenset(b for c in kept.certificate.failures() for b in c.block.split(", "))
+    terms = fused_terms(program, names, failed)
+    if terms:
+        note("build with sums' terms each computed from their sources")
+        found = build_trials.proved(
+            build,
+            BuildOptions(fused_maps=terms, known_sums=names),
+            TERMS,
+            note,
+            tried,
+            worth=lambda sketch: list(sketch.residual) != residual,
+        )
+        if found is not None:
+            return _smaller_copies(build, found, note)
     return replace(kept, tried=(*kept.tried, *tried))
+
+
+def _smaller_copies(build: Builds, found: Kept, note: Callable[[str], None]) -> Kept:
+    """`found` (proved), or a smaller proved build of its options with its copies of many
+    numbers as numbers (`default_builds.copy_variants`), as the default's proved builds are
+    tried: the reduction of defs 2156627, 827,165 parameters in 5 layers, takes 484,684 in 4."""
+    if not build_facts.copies_many(
+        found.model.metadata["residual"], found.graph, build.single_key()
+    ):
+        return found
+    for options in default_builds.copy_variants(found.options, build.mixed_copies()):
+        found = build_trials.instead(build, found, options, COPIES, note, [], smaller=True)
+    return found
 
 
 def sum_maps(program: Graph) -> frozenset[str]:
     """The maps of `program` whose function states an affine form of two or more distinct s-ops
     (constants aside)."""
     return frozenset(node.name for node in program.nodes if _states_sum(program, node))
+
+
+def fused_terms(program: Graph, sums: frozenset[str], failed: frozenset[str]) -> frozenset[str]:
+    """The maps of maps that the outer maps named in `sums` (those no map reads) read, those of
+    the outer sums named in `failed` where some are (a decision refused at the sum itself: its
+    output snap, its MLP): their terms computed through a chain of maps, with every map of maps
+    in those chains (down to the first s-op that is no map). With `fused_maps` each is computed
+    from its sources, as it would be alone; never an outer sum itself, which fused would be one
+    block over every term's sources."""
+    of_maps = {n.index for n in program.nodes if n.op is Op.MAP and _reads_map(program, n)}
+    read = program.read_by_maps()
+    outer = [n for n in program.nodes if n.name in sums and n.index not in read]
+    outer = [n for n in outer if n.name in failed] or outer
+    todo = [i for n in outer for i in n.inputs if i in of_maps]
+    found: set[int] = set()
+    while todo:
+        index = todo.pop()
+        if index not in found:
+            found.add(index)
+            todo.extend(i for i in program[index].inputs if i in of_maps)
+    return frozenset(program[i].name for i in found)
+
+
+def _reads_map(program: Graph, node: IRNode) -> bool:
+    return any(program[i].op is Op.MAP for i in node.inputs)
 
 
 def _states_sum(program: Graph, node: IRNode) -> bool:
