@@ -46,6 +46,8 @@ class BuildOptions:
     threshold_sides: frozenset[str] = frozenset()
     known_sums: frozenset[str] = frozenset()  # stated sums of numbers: lines (compiler.known_sums)
     snapped_sums: bool = False  # ... their one-hot inputs snapped first
+    # s-ops the value analysis finds of the position alone: maps of indices (position_folds)
+    positions: bool = False
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,9 @@ class Builds:
     # whether some of those always select a key and others may select none: only then does
     # `empty_copies` build another model
     mixed_copies: Callable[[], bool]
+    # whether the prepared default form has an s-op of the position alone that reads more than
+    # indices and constants (compiler.position_folds): only then does `positions` change a build
+    folds: Callable[[], bool] = lambda: False
     # whether a build kept for its refusal keeps its weights (`compile_sop(...,
     # require_certificate=False)` returns it); else they are released once it is certified
     # (`CompiledModel.without_weights`), before the other builds are tried
