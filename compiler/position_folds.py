@@ -52,10 +52,12 @@ def position_tables(graph: Graph, values: ValueSets) -> dict[int, tuple[Any, ...
     """By node index: the value at each position 0..N-1 of every s-op of `graph` that reads more
     than indices and constants and whose relation gives it one value at every (i, n), the same at
     every length (an s-op of one value is a constant already: `compiler.constants`)."""
-    if not any(node.op is Op.INDICES for node in graph.nodes):
+    indices = _indices(graph)
+    if indices is None:
         return {}
     tables: dict[int, tuple[Any, ...]] = {}
-    for node in graph.nodes:
+    # (an s-op of the position reads indices, which comes before it in the graph's order)
+    for node in graph.nodes[indices + 1 :]:
         if node.op in _KEPT or _embedded(graph, node):
             continue
         table = _table(values, node.index)
@@ -76,11 +78,10 @@ def fold_positions(graph: Graph, values: ValueSets) -> Graph:
     tables = position_tables(graph, values)
     if not tables:
         return graph
-    indices = next(node.index for node in graph.nodes if node.op is Op.INDICES)
+    indices = _indices(graph)
+    assert indices is not None  # (position_tables found none without it)
     nodes = list(graph.nodes)
     for index, table in tables.items():
-        if index < indices:  # (an s-op of the position reads indices: never before it)
-            continue
         nodes[index] = replace(
             graph[index],
             op=Op.MAP,
@@ -91,6 +92,10 @@ def fold_positions(graph: Graph, values: ValueSets) -> Graph:
             value=None,
         )
     return Graph(tuple(nodes), graph.root)
+
+
+def _indices(graph: Graph) -> int | None:
+    return next((node.index for node in graph.nodes if node.op is Op.INDICES), None)
 
 
 def _embedded(graph: Graph, node: IRNode) -> bool:
