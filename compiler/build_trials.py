@@ -64,9 +64,9 @@ class Builds:
     # whether some of those always select a key and others may select none: only then does
     # `empty_copies` build another model
     mixed_copies: Callable[[], bool]
-    # whether the prepared default form has an s-op of the position alone that reads more than
-    # indices and constants (compiler.position_folds): only then does `positions` change a build
-    folds: Callable[[], bool] = lambda: False
+    # the s-ops of the prepared default form that `positions` folds (of the position alone,
+    # reading more than indices and constants: compiler.position_folds); none, it changes nothing
+    folds: Callable[[], frozenset[str]] = lambda: frozenset()
     # whether a build kept for its refusal keeps its weights (`compile_sop(...,
     # require_certificate=False)` returns it); else they are released once it is certified
     # (`CompiledModel.without_weights`), before the other builds are tried

@@ -266,7 +266,7 @@ def _compile_sop(
             return frozenset(node.name for node in single), len(kinds) == 2
 
         @functools.cache  # (the last build's question alone)
-        def folds() -> bool:
+        def folds() -> frozenset[str]:
             graph = build_graph(sop)
             return foldable(graph, analysed(graph))
 

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from compiler import build_facts
 from compiler.alternatives import keep_proved
 from compiler.build_trials import NOT_PROVED, Builds, Kept
 from compiler.constants import fold_constants
@@ -66,10 +67,11 @@ def position_tables(graph: Graph, values: ValueSets) -> dict[int, tuple[Any, ...
     return tables
 
 
-def foldable(graph: Graph, values: ValueSets) -> bool:
-    """Whether `fold_positions` changes the graph a build plans (`graph` with its constants
-    folded, `compiler.constants`)."""
-    return bool(position_tables(fold_constants(graph, values), values))
+def foldable(graph: Graph, values: ValueSets) -> frozenset[str]:
+    """The names of the s-ops `fold_positions` folds in the graph a build plans (`graph` with its
+    constants folded, `compiler.constants`)."""
+    tables = position_tables(fold_constants(graph, values), values)
+    return frozenset(graph[i].name for i in tables)
 
 
 def fold_positions(graph: Graph, values: ValueSets) -> Graph:
@@ -136,13 +138,18 @@ def positions_instead(
     note: Callable[[str], None],
 ) -> Kept:
     """`kept` where it is proved, or where the prepared default form (`graph()`) has no s-op to
-    fold (`Builds.folds`); else the build `keep_proved` keeps among that form's builds with them
-    folded (each of its alternatives too) where it is proved, or `kept` with why not among its
-    tried."""
+    fold (`Builds.folds`), or where some decision the certifier refused in `kept` (a build of
+    that form) is computed from none of them (folded, it fails too); else the build `keep_proved`
+    keeps among that form's builds with them folded (each of its alternatives too) where it is
+    proved, or `kept` with why not among its tried."""
     if kept.certificate.ok:
         return kept
     build = builds()
-    if not build.folds():
+    names = build.folds()
+    if not names:
+        return kept
+    kept_names = {node.name for node in kept.graph.nodes}
+    if names <= kept_names and build_facts.untouched_failure(kept, names):
         return kept
     note("build with s-ops of the position alone read as maps of indices")
     folded = replace(
