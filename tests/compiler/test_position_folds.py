@@ -25,6 +25,7 @@ from rasp.errors import CompileError, Diagnostic, Source
 from rasp.interpreter import load_source
 from rasp.sops import SOp
 from tests.compiler.test_compile import all_inputs, check_inputs, random_inputs
+from tests.compiler.test_copy_sides import SORTED_BY_NOISY
 
 SEED = """v0 = selector_width((select(0.5, tokens_int, <) or select("'", tokens, !=)) and select(indices, indices, <=)) + aggregate((select("\\n", "ß", !=)) and select(indices, indices, <=), (indices + 1), True);
 w = selector_width(select(tokens, tokens, ==) and select(indices, indices, <=));
@@ -65,6 +66,21 @@ def test_another_shape_compiles_folded_and_agrees() -> None:
     assert model.metadata["certificate"]["ok"]
     assert len(model.metadata["layers"]) == 1  # res alone: v and its copy are embedded
     inputs = all_inputs(list("ab"), 8) + random_inputs(list("ab"), 12, 60, 2155505)
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
+def test_a_sort_by_a_noisy_key_compiles_folded_where_no_snap_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # test_copy_sides' SORTED_BY_NOISY: v0 (a width through a sort of the tokens, plus a mean)
+    # is of the position alone, and so is the output, the rank of v0 among the earlier ones
+    for module in ("side_tables", "selectors", "joint_readings"):
+        monkeypatch.setattr(f"compiler.{module}.snapped", lambda built, reading: reading)
+    root = _root(SORTED_BY_NOISY)
+    model = compile_sop(root, list("012"), 6, causal=True)
+    assert model.metadata["certificate"]["ok"]
+    assert [e["name"] for e in model.metadata["embedding"]] == ["res"]
+    inputs = all_inputs(list("012"), 6)
     assert check_inputs(model, root, inputs) == len(inputs)
 
 
