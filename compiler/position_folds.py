@@ -12,7 +12,7 @@ is 1.5 i + 2 on every input (`"'" != t` holds for every token, so the selector i
 which the value analysis sees (`selector_cases`: the selector must select every key it can, and
 the relation is one value at each (i, n)). Built as written, v0 is a head's width and an MLP's
 one-hot, its shifted copy a head over that one-hot, and the output's mean of
-`round(shift(v0, 1, False))` reads the copy's columns times values up to 27: their error summed
+`round(shift(v0, 1, False))` reads the copy's columns times values up to 18: their error summed
 to 0.00935 against a snap margin of 0.00379 at N = 12 (refused at N = 12 to 28). Read as a map
 of indices, the copy and the map of it are written by the positional embedding, exact, and the
 output's mean is one head over them (N = 12: 2 layers, 3,302 parameters, proved).

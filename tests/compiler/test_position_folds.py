@@ -4,7 +4,7 @@
 `SEED` is mixed fuzz seed 2155505 `--causal` reduced (docs/campaigns.md): v0, a width over the
 prefix (its `or` holds for every token) plus a prefix mean, is 1.5 i + 2 on every input, but
 reads the tokens, so `position_functions` does not rewrite it. Built as written, the output's mean
-of `round(shift(v0, 1, False))` reads the copy's one-hot columns times values up to 27: a snap
+of `round(shift(v0, 1, False))` reads the copy's one-hot columns times values up to 18: a snap
 margin of 0.00379 against an error of 0.00935 at N = 12 (refused at N = 12 to 28). `WIDE` is the
 same refusal in another shape: not causal, v0's width of a select by a token not in the
 vocabulary and `<`, read by a mean over `select(tokens, tokens, <=)`."""
