@@ -20,6 +20,7 @@ from compiler.graph import Graph, build_graph
 from compiler.layout import Layout, lay_out
 from compiler.model import CompiledModel, Sketch
 from compiler.plan_limit import check_output
+from compiler.position_folds import fold_positions
 from compiler.schedule import Schedule, schedule_blocks
 from compiler.values import ValueSets, infer_values
 from rasp import sops
@@ -73,6 +74,8 @@ def plan_build(
     if causal:
         check_causal(graph, folded, values, tracr=tracr)  # (hints in tracr's API)
     graph = folded
+    if options.positions:  # (after the causal check: the program as written is checked)
+        graph = fold_positions(graph, values)  # s-ops of the position alone: maps of indices
     note("plan encodings")
     # readings + weight blocks in Dim coordinates
     plan = plan_encodings(

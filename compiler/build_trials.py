@@ -82,6 +82,8 @@ class BuildOptions:
     known_sums: frozenset[str] = frozenset()  # stated sums of numbers: lines (compiler.known_sums)
     # compiler.snap_one_hot: a copy of a map's one-hot carries that map's step rounding
     snapped_sums: bool = False  # ... their one-hot inputs snapped first
+    # s-ops the value analysis finds of the position alone: maps of indices (position_folds)
+    positions: bool = False
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,9 @@ class Builds:
     # whether some of those always select a key and others may select none: only then does
     # `empty_copies` build another model
     mixed_copies: Callable[[], bool]
+    # the s-ops of the prepared default form that `positions` folds (of the position alone,
+    # reading more than indices and constants: compiler.position_folds); none, it changes nothing
+    folds: Callable[[], frozenset[str]] = lambda: frozenset()
     # whether a build kept for its refusal keeps its weights (`compile_sop(...,
     # require_certificate=False)` returns it); else they are released once it is certified
     # (`CompiledModel.without_weights`), before the other builds are tried

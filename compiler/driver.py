@@ -21,6 +21,7 @@ from compiler.known_sums import lines_instead
 from compiler.model import CompiledModel, Sketch
 from compiler.plan_limit import planning_under
 from compiler.plan_reuse import PlanRefusal, repeated
+from compiler.position_folds import foldable, positions_instead
 from compiler.program_forms import keep_form
 from compiler.refusals import also_tried, header_refusal, refusals
 from compiler.side_build import sides_instead
@@ -264,11 +265,17 @@ def _compile_sop(
             kinds = {sets.never_empty[node.inputs[0]] for node in single}
             return frozenset(node.name for node in single), len(kinds) == 2
 
+        @functools.cache  # (the last build's question alone)
+        def folds() -> frozenset[str]:
+            graph = build_graph(sop)
+            return foldable(graph, analysed(graph))
+
         return Builds(
             model=model,
             sketch=lambda options: plan(options).sketch,
             single_key=lambda: copies()[0],
             mixed_copies=lambda: copies()[1],
+            folds=folds,
             refused_weights=not require_certificate,  # (else a refused model is never returned)
         )
 
@@ -324,6 +331,16 @@ def _compile_sop(
         kept = sides_instead(kept, lambda: build_graph(sop), lambda: builder(sop, max_params), note)
         # last: sums of numbers held as one-hots read as lines (compiler.known_sums)
         kept = lines_instead(kept, lambda: build_graph(sop), lambda: builder(sop, max_params), note)
+        # last: s-ops the value analysis finds of the position alone as maps of indices
+        # (compiler.position_folds)
+        kept = positions_instead(
+            kept,
+            lambda: build_graph(sop),
+            lambda: builder(sop, max_params),
+            max_len,
+            max_params,
+            note,
+        )
     except CompileError as err:  # a tracr map's unholdable value may be the reason, said first
         raise _with_value_problems(program, err, vocab, max_len) from None
     model, graph, certificate = kept.model, kept.graph, kept.certificate

@@ -44,7 +44,7 @@ MAX_LEN = 256
 
 
 @dataclasses.dataclass(frozen=True)
-class _AtPosition:
+class AtPosition:
     """The value an s-op of the position alone takes at each index (the interpreter's own)."""
 
     table: tuple[Any, ...]
@@ -147,7 +147,7 @@ def position_functions(root: sops.Node, max_len: int) -> sops.Node:
         return root
     replaced = {
         node.id: sops.MapSOp(
-            fn=_AtPosition(tuple(tables[node.id])),
+            fn=AtPosition(tuple(tables[node.id])),
             inputs=(sops.IndicesSOp(),),
             text="at_position",  # (a function of the position: `note`, or the span, says which)
             span=node.span,
