@@ -481,7 +481,7 @@ def test_a_running_example_the_model_cannot_take_is_named(command: str) -> None:
 
 def test_a_helper_beside_a_new_variable_gets_its_row_too() -> None:
     # most_freq's layer 0: head 1 completes `_selector_width_1`, head 0 writes only `hist.frac`
-    from rasp.tools.repl_compiled import _checkpoint_rows
+    from rasp.tools.repl_residual import _checkpoint_rows
     from rasp.tools.residual_helpers import HelperDim
     from rasp.tools.residuals import Checkpoint, DecodedVariable
 
