@@ -39,7 +39,7 @@ from rasp.tools import repl_input
 from rasp.tools.failure_warnings import error_then_warnings, name_loaded_cause
 from rasp.tools.repl_commands import colon_command, repl_command
 from rasp.tools.repl_compiled import CompiledView
-from rasp.tools.repl_help import HELP_TEXT
+from rasp.tools.repl_help import help_text
 from rasp.tools.repl_listing import LoadListing
 from rasp.tools.repl_values import function_text, nodes_in, plain_example, tokens_of
 
@@ -172,7 +172,9 @@ class ReplSession:
             or line.strip() in ("help", "help;")
             and "help" not in self.interpreter.names()
         ):
-            return HELP_TEXT  # what a newcomer types first (a program may still name `help`)
+            return help_text(
+                self.width
+            )  # what a newcomer types first (a program may still name `help`)
         if not self._pending:
             self._continuation = Continuation()
         self._pending.append(line)

@@ -61,7 +61,16 @@ def test_there_are_transcripts() -> None:
 @pytest.mark.parametrize("case", CASES)
 def test_transcript(case: str, in_transcripts: Path, golden: Callable[[Path, str], None]) -> None:
     lines = (in_transcripts / f"{case}.in").read_text(encoding="utf-8").splitlines()
-    golden(in_transcripts / f"{case}.out", transcript(ReplSession(), lines))
+    golden(in_transcripts / f"{case}.out", transcript(sized_session(case), lines))
+
+
+def sized_session(case: str) -> ReplSession:
+    """A session for transcript `case`: one named `*_60` is on a terminal 60 columns wide (its
+    messages wrapped to 59, as `console.message_width` gives), the others in a pipe."""
+    session = ReplSession()
+    if case.endswith("_60"):
+        session.width = 59
+    return session
 
 
 # ------------------------------------------------------------------------------------------------

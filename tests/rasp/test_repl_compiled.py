@@ -16,7 +16,10 @@ import pytest
 from rasp.tools.arguments import parse_tokens
 from rasp.tools.repl import ReplSession
 from rasp.tools.repl_terminal import completion_candidates, draw_hook
-from tests.rasp.test_repl import transcript  # the same transcript format as the other goldens
+from tests.rasp.test_repl import (  # the same transcript format as the other goldens
+    sized_session,
+    transcript,
+)
 
 pytest.importorskip("compiler")
 pytest.importorskip("transformer")
@@ -45,7 +48,7 @@ def test_transcript(
     monkeypatch.chdir(tmp_path)
     # the transcripts are a machine's without a GPU (`:verify` adds CUDA runs where there is one)
     monkeypatch.setattr("torch.cuda.is_available", lambda: False)
-    text = transcript(ReplSession(), lines)
+    text = transcript(sized_session(case), lines)
     assert str(tmp_path) not in text and "Traceback" not in text
     golden(TRANSCRIPTS / f"{case}.out", text)
     for line in text.splitlines():  # every picture the transcript reports is a PNG file
