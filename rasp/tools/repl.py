@@ -42,6 +42,7 @@ from rasp.tools.repl_compiled import CompiledView
 from rasp.tools.repl_help import help_text
 from rasp.tools.repl_listing import LoadListing
 from rasp.tools.repl_values import function_text, nodes_in, plain_example, tokens_of
+from rasp.tools.repl_wrap import wrap_report, wrap_values
 
 # `draw_hook(node, tokens) -> text`: set by whoever can draw (the compiler side); None: no drawing.
 DrawHook = Callable[[SOp | Selector, list[Any]], str]
@@ -348,9 +349,10 @@ class ReplSession:
                 tokens = self._call_input(stmt)
                 if len(tokens) != len(value):  # the input is not visible here (e.g. inside a def)
                     tokens = list(range(len(value)))
-                return run_deep(lambda: applied_value(value, tokens, self.settings.full_seq))
+                shown = run_deep(lambda: applied_value(value, tokens, self.settings.full_seq))
+                return wrap_values(shown, self.width)
         # (on the deep stack, as the statement ran: showing a list 5,000 deep recurses as deep)
-        return run_deep(lambda: self._checked_and_named(result))
+        return wrap_values(run_deep(lambda: self._checked_and_named(result)), self.width)
 
     def _checked_and_named(self, result: StatementResult) -> list[str]:
         self._check_on_example(result)
@@ -476,6 +478,7 @@ class ReplSession:
             lines = ["\tdraw needs the compiler's drawing support, which is not available here"]
         else:
             lines = [self.draw_hook(node, tokens)]
-        if not with_value:
-            return lines
-        return lines + applied_value(value, tokens, self.settings.full_seq)
+        if with_value:
+            lines += applied_value(value, tokens, self.settings.full_seq)
+        # (its tab-indented lines too: a message, a picture's path, the value drawn)
+        return [wrap_report(line, self.width) for line in lines]

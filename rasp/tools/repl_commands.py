@@ -16,6 +16,7 @@ from rasp.tools.repl_compiled import COMMANDS as COMPILED_COMMANDS
 from rasp.tools.repl_compiled import CompiledView, ReplSession
 from rasp.tools.repl_help import help_text, unknown_command
 from rasp.tools.repl_values import tokens_of
+from rasp.tools.repl_wrap import wrap_report
 from rasp.values import FORM_USAGE, kind_name
 
 
@@ -72,7 +73,8 @@ def colon_command(session: CommandSession, text: str) -> str:
         return session.error(f":type takes one NAME, got {rest!r}")
     if word == ":names":
         user = session.interpreter.user_names()
-        return "\t" + ", ".join(user) if user else "\tno names defined yet"
+        names = "\t" + ", ".join(user) if user else "\tno names defined yet"
+        return wrap_report(names, session.width)  # (many names: lines under the first)
     if word == ":type" and not rest:
         return session.error(":type NAME: which name? (:names lists them)")
     if word == ":type":

@@ -37,6 +37,7 @@ from rasp.tools.repl_arguments import (
     positive,
     vocab_tokens,
 )
+from rasp.tools.repl_wrap import wrap_line, wrap_report
 from rasp.values import kind_name
 from rasp.wording import with_article
 
@@ -176,7 +177,7 @@ class CompiledView:
             else probe_warnings(sop, vocab, max_len, name, session.precedence_warnings)
         )
         warnings = (Diagnostic(w, severity="warning").render(width=session.width) for w in warned)
-        return "\n".join([done, *warnings])
+        return "\n".join([wrap_report(done, session.width), *warnings])
 
     # -- :layers --------------------------------------------------------------------------------
 
@@ -199,13 +200,23 @@ class CompiledView:
             f"shape: {shape_text(meta['config'])}",
         ]
         operations = layer_operations(meta)
+        table: list[str] = []
         if operations:
-            lines += operations_table(operations)
+            table = operations_table(operations)
             note = output_read_note(meta, operations)
-            lines += [] if note is None else [note]
+            after = [] if note is None else [note]
         else:
-            lines.append("no heads or MLPs: the embedding computes the output")
-        return "\n".join(line.rstrip() for line in lines)
+            after = ["no heads or MLPs: the embedding computes the output"]
+        width = session.width
+        if width is not None:  # an operation's later lines under its column, if not too far in
+            column = table[0].index("operation") if table else 0
+            hang = column if column <= width // 2 else 4
+            table = [part for line in table for part in wrap_line(line, width, hang)]
+            lines, after = (
+                [wrap_report(line, width) for line in lines],
+                [wrap_report(line, width) for line in after],
+            )
+        return "\n".join(line.rstrip() for line in [*lines, *table, *after])
 
     # -- :residual ------------------------------------------------------------------------------
 
@@ -213,7 +224,7 @@ class CompiledView:
         from rasp.tools.repl_residual import residual_report
 
         state = self._state()
-        return residual_report(state, self._input(rest, session, ":residual"))
+        return residual_report(state, self._input(rest, session, ":residual"), session.width)
 
     def _input(self, rest: str, session: ReplSession, command: str) -> list[Any]:
         from rasp.tools.repl_model_input import model_input
@@ -255,7 +266,8 @@ class CompiledView:
         finally:
             torch.set_num_threads(threads)
         what = f"`{state.name}`"
-        return format_success(report, what) if report.ok else format_failure(report, what)
+        text = format_success(report, what) if report.ok else format_failure(report, what)
+        return wrap_report(text, session.width)
 
     # -- :draw ----------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from rasp.errors import RaspError
 from rasp.residual_labels import text_of
 from rasp.sops import Evaluator, Node, SeqValue, SOp
 from rasp.text_width import display_width, ljust
+from rasp.tools.repl_wrap import fill_cell, wrap_line, wrap_report
 from rasp.tools.residual_types import NoValue
 
 if TYPE_CHECKING:
@@ -31,8 +32,9 @@ class CompiledModel(Protocol):
     def meta(self) -> dict[str, Any]: ...
 
 
-def residual_report(state: CompiledModel, tokens: list[Any]) -> str:
-    """`:residual`'s text for `tokens` on the session's compiled model `state`."""
+def residual_report(state: CompiledModel, tokens: list[Any], width: int | None = None) -> str:
+    """`:residual`'s text for `tokens` on the session's compiled model `state`, wrapped to
+    `width` columns (None: one line each, as in a pipe)."""
     from rasp.tools.diagnosis import shown_name
     from rasp.tools.model_steps import runtime_errors
     from rasp.tools.residuals import Stray
@@ -58,11 +60,9 @@ def residual_report(state: CompiledModel, tokens: list[Any]) -> str:
     output_name = str(state.meta["output"]["name"])
     rows.append("decoded output")
     rows.append(("X " if out_wrong else "  ", output_name, _values_text(got), output_text))
-    lines = [
-        f"{state.name}({show_tokens(tokens)}) in the compiled model and in the interpreter",
-        *_table(rows),
-        "(* = completed by this sublayer, X = they disagree, ? = no value, - = not evaluated)",
-    ]
+    title = f"{state.name}({show_tokens(tokens)}) in the compiled model and in the interpreter"
+    table = _table(rows, width)
+    lines = ["(* = completed by this sublayer, X = they disagree, ? = no value, - = not evaluated)"]
     first = _first_divergence(points)
     if first is not None:
         point, var, pos = first
@@ -85,7 +85,9 @@ def residual_report(state: CompiledModel, tokens: list[Any]) -> str:
         lines.append("every variable agrees; the output differs (the unembedding)")
     else:
         lines.append("the model agrees with the interpreter everywhere on this input")
-    return "\n".join(line.rstrip() for line in lines)
+    said = (wrap_report(line, width) for line in [title, *lines])  # (the table is wrapped)
+    title, *lines = said
+    return "\n".join(line.rstrip() for line in [title, *table, *lines])
 
 
 def _values(sop: SOp, tokens: list[Any]) -> tuple[Any, ...]:
@@ -174,18 +176,38 @@ def _helper_row(helper: HelperDim) -> Row:
     return (mark, helper.label, text(helper.values), theirs)
 
 
-def _table(rows: list[Row]) -> list[str]:
+def _table(rows: list[Row], width: int | None = None) -> list[str]:
     """Headings as they are; (mark, name, model, interpreter) rows in aligned columns (by
-    terminal columns: a value `[日, 本]` is 8 characters wide but takes 10 columns)."""
+    terminal columns: a value `[日, 本]` is 8 characters wide but takes 10 columns). Where the
+    table is wider than `width`, the two value columns share what the names leave, each cell
+    wrapped within its column (after a value's comma), and a heading is wrapped: still a table."""
     cells = [row for row in rows if isinstance(row, tuple)]
     name_w = max((display_width(r[1]) for r in cells), default=0)
     model_w = max((display_width(r[2]) for r in cells), default=0)
-    return [
-        row
-        if isinstance(row, str)
-        else f"  {row[0]} {ljust(row[1], name_w)}  {ljust(row[2], model_w)}  {row[3]}"
-        for row in rows
-    ]
+    theirs_w = max((display_width(r[3]) for r in cells), default=0)
+    room = 0 if width is None else width - (7 + name_w + 2)  # `  XX name  ` and the gap
+    wrapping = width is not None and model_w + theirs_w > room
+    if wrapping:  # the narrower column keeps its width where the other still gets half
+        model_w = max(min(model_w, max(room - theirs_w, room // 2)), _MIN_COLUMN)
+        theirs_w = max(room - model_w, _MIN_COLUMN)
+    lines: list[str] = []
+    for row in rows:
+        if isinstance(row, str):
+            lines += wrap_line(row, width, hang=2) if width is not None else [row]
+            continue
+        mark, name, model, theirs = row
+        models = fill_cell(model, model_w) if wrapping else [model]
+        theirs_lines = fill_cell(theirs, theirs_w) if wrapping else [theirs]
+        for k in range(max(len(models), len(theirs_lines))):
+            left = ljust(models[k] if k < len(models) else "", model_w)
+            right = theirs_lines[k] if k < len(theirs_lines) else ""
+            lines.append(
+                f"  {mark if k == 0 else '  '} {ljust(name if k == 0 else '', name_w)}  {left}  {right}"
+            )
+    return lines
+
+
+_MIN_COLUMN = 12  # a value column no narrower (a table of long names may then overflow)
 
 
 def _first_divergence(points: list[Checkpoint]) -> tuple[Checkpoint, Any, int] | None:

@@ -17,6 +17,7 @@ from rasp.tools.arguments import parse_tokens
 from rasp.tools.repl import ReplSession
 from rasp.tools.repl_terminal import completion_candidates, draw_hook
 from tests.rasp.test_repl import (  # the same transcript format as the other goldens
+    fits_its_terminal,
     sized_session,
     transcript,
 )
@@ -51,6 +52,7 @@ def test_transcript(
     text = transcript(sized_session(case), lines)
     assert str(tmp_path) not in text and "Traceback" not in text
     golden(TRANSCRIPTS / f"{case}.out", text)
+    assert fits_its_terminal(case, text)
     for line in text.splitlines():  # every picture the transcript reports is a PNG file
         if line.startswith("wrote "):
             written = tmp_path / line.split()[1]
