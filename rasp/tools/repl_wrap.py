@@ -82,8 +82,9 @@ def columns_of(prefix: str) -> int:
 
 
 # the one-line values the original's display prints (` \t Example: r("hello") = [...]`,
-# `\t =  [...]`); a selector's grid and full seq rows are tables, left as they are
-_VALUE_LINES = (" \t Example:", "\t =  ")
+# `\t =  [...]`, `     list: x = [...]`); a selector's grid and full seq rows are tables, left
+# as they are
+_VALUE_LINE = re.compile(r"\t*(?: \t Example:|\t =  )|\s*(?:list|dict|value): ")  # (in a list)
 
 
 def wrap_values(lines: list[str], width: int | None) -> list[str]:
@@ -93,5 +94,5 @@ def wrap_values(lines: list[str], width: int | None) -> list[str]:
     return [
         part
         for line in lines
-        for part in (wrap_line(line, width) if line.startswith(_VALUE_LINES) else [line])
+        for part in (wrap_line(line, width) if _VALUE_LINE.match(line) else [line])
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from rasp import __version__
 from rasp.tools.repl import ReplSession
 from rasp.tools.repl_compiled import MIN_MAX_LEN
 from rasp.tools.repl_help import COLON_COMMANDS, HELP_TEXT, help_text
@@ -144,9 +145,13 @@ def test_the_help_fits_the_terminal_and_says_the_same() -> None:
 
 
 def test_a_real_terminal_wraps_the_help() -> None:
-    """`rasp repl` on a pseudo-terminal 60 columns wide: `:help` fits in its 59 (its last
-    column left free, as for every message)."""
+    """`rasp repl` on a pseudo-terminal 60 columns wide: `:help` and the banner fit in its 59
+    (its last column left free, as for every message)."""
     done, lines = on_terminal(["repl"], 60, "stdout", stdin=b":help\n")
     assert done.returncode == 0 and done.stderr == b""
-    shown = lines[lines.index("  :help") - 25 :]  # (after the banner)
-    assert shown[0].startswith("RASP statements") and max(map(len, shown)) <= 59, lines
+    assert lines[lines.index("  :help") - 25].startswith("RASP statements")
+    assert max(map(len, lines)) <= 59, lines  # (the banner too: it was 64 columns)
+    assert lines[:2] == [
+        f"rasp-forge {__version__} (RASP 0.1 compatible); :help lists the",
+        "  commands",
+    ]
