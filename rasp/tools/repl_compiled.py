@@ -308,7 +308,9 @@ class CompiledView:
             for name, tensor in state.model.model.state_dict().items()
         }
         try:
-            return "\n".join(write_pictures(trace, png, state.meta, weights, dot))
+            return wrap_report(
+                "\n".join(write_pictures(trace, png, state.meta, weights, dot)), session.width
+            )
         except OSError as exc:
             raise Refusal(f"cannot write {png}: {exc.strerror or exc}") from None
 

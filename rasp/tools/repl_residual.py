@@ -188,8 +188,14 @@ def _table(rows: list[Row], width: int | None = None) -> list[str]:
     room = 0 if width is None else width - (7 + name_w + 2)  # `  XX name  ` and the gap
     wrapping = width is not None and model_w + theirs_w > room
     if wrapping:  # the narrower column keeps its width where the other still gets half
-        model_w = max(min(model_w, max(room - theirs_w, room // 2)), _MIN_COLUMN)
-        theirs_w = max(room - model_w, _MIN_COLUMN)
+        # (and neither is narrower than its longest word, a value or `interpreter`, uncut)
+        model_min, theirs_min = (
+            max([_MIN_COLUMN, *(display_width(w) for r in cells for w in r[k].split())])
+            for k in (2, 3)
+        )
+        model_w = max(min(model_w, max(room - theirs_w, room // 2)), model_min)
+        model_w = min(model_w, max(room - theirs_min, model_min))
+        theirs_w = max(room - model_w, theirs_min)
     lines: list[str] = []
     for row in rows:
         if isinstance(row, str):
@@ -207,7 +213,7 @@ def _table(rows: list[Row], width: int | None = None) -> list[str]:
     return lines
 
 
-_MIN_COLUMN = 12  # a value column no narrower (a table of long names may then overflow)
+_MIN_COLUMN = 8  # a value column no narrower (a table of long names may then overflow)
 
 
 def _first_divergence(points: list[Checkpoint]) -> tuple[Checkpoint, Any, int] | None:

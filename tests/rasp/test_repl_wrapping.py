@@ -194,3 +194,8 @@ def test_a_wide_terminal_changes_no_report(monkeypatch: pytest.MonkeyPatch) -> N
     assert _fits(narrow, 60) and not _fits(piped, 60)
     # the same words (a table's row split in two interleaves its cells' words)
     assert sorted(narrow.split()) == sorted(piped.split())
+    # at 40 columns, the narrowest wrapped to, the table still fits: its cells wrap more
+    _sized(monkeypatch, [41])
+    narrowest = _printed(lines, _Terminal())
+    assert max(len(line.expandtabs(8)) for line in narrowest.splitlines()) <= 40, narrowest
+    assert "   * tokens       [a, b]     [a, b]" in narrowest.splitlines()
