@@ -336,8 +336,10 @@ class ReplSession:
         match result.kind:
             case ResultKind.FOR:
                 return []
-            case ResultKind.COMMAND:
-                return repl_command(self, result.values[0], result.values[1:])
+            case ResultKind.COMMAND:  # (`show example`'s lines fit the terminal too)
+                return wrap_values(
+                    repl_command(self, result.values[0], result.values[1:]), self.width
+                )
             case ResultKind.LOAD:
                 return []  # the file's names were listed as it ran (`LoadListing`)
             case ResultKind.DRAW:

@@ -82,9 +82,12 @@ def columns_of(prefix: str) -> int:
 
 
 # the one-line values the original's display prints (` \t Example: r("hello") = [...]`,
-# `\t =  [...]`, `     list: x = [...]`); a selector's grid and full seq rows are tables, left
-# as they are
-_VALUE_LINE = re.compile(r"\t*(?: \t Example:|\t =  )|\s*(?:list|dict|value): ")  # (in a list)
+# `\t =  [...]`, `     list: x = [...]`, `show example`'s); a selector's grid and full seq rows
+# are tables, left as they are
+_VALUE_LINE = re.compile(  # (\t*: inside a list's lines)
+    r"\t*(?: \t Example:|\t =  |\t(?:s-op|selector) example: )"
+    r"|\s*(?:list|dict|value|console function): "
+)
 
 
 def wrap_values(lines: list[str], width: int | None) -> list[str]:
