@@ -43,8 +43,7 @@ def wrap_line(line: str, width: int, hang: int | None = None) -> list[str]:
         return [line]
     if hang is None:
         label = _LABEL.match(body)
-        plain = label is None or any(body.startswith(word) for word in _NOT_LABELS)
-        hang = 2 if plain or label is None else label.end()
+        hang = 2 if label is None or body.startswith(_NOT_LABELS) else label.end()
         if column + hang > width // 2:  # (a long label: its value would be a narrow column)
             hang = 2
     # textwrap counts the prefix as spaces, put back as it was (its tabs)
