@@ -20,6 +20,15 @@ def on_terminal(
 ) -> tuple[subprocess.CompletedProcess[bytes], list[str]]:
     """`python -m rasp ARGS` with `stream` ("stdout" or "stderr") on a terminal `columns` wide:
     the finished process (the other stream captured) and the terminal's lines."""
+    done, shown = written_to_terminal(args, columns, stream, stdin)
+    return done, shown.replace("\r\n", "\n").splitlines()
+
+
+def written_to_terminal(
+    args: list[str], columns: int, stream: str, stdin: bytes | None = None
+) -> tuple[subprocess.CompletedProcess[bytes], str]:
+    """`on_terminal`, but what was written to the terminal as it was written (its `\r`s, a
+    progress bar's redraws and escapes)."""
     main, side = pty.openpty()
     fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
@@ -41,4 +50,4 @@ def on_terminal(
             break
         shown += chunk
     os.close(main)
-    return done, shown.decode().replace("\r\n", "\n").splitlines()
+    return done, shown.decode()

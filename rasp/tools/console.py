@@ -11,7 +11,8 @@
 - steps (`--verbose`) go to stderr with the seconds since the command started;
 - progress bars (tqdm) go to stderr only when it is a terminal, not with `--quiet` or `--json`,
   and only for work that has already taken a second (tqdm's `delay`), so quick runs never flash;
-  as wide as the terminal, or $COLUMNS (else 80) where it says 0 columns.
+  as wide as the terminal, or $COLUMNS (else 80) where it says 0 columns, less the last column
+  and two for the `^C` a Ctrl-C echoes after it (the whole line is cleared then).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from rasp.tools.interrupts import settle_interrupts
 
 PROGRESS_DELAY_S = 1.0  # a bar appears only once the work has taken this long
 REDRAW_S = 0.5  # a stage without updates is redrawn this often (its elapsed time)
+ECHO_ROOM = 2  # columns a bar leaves free for the `^C` of a Ctrl-C (echoed after it)
 # a message is wrapped to no fewer columns (a narrower terminal wraps it again itself: a few
 # words a line would read worse)
 MIN_MESSAGE_WIDTH = 40
@@ -194,6 +196,9 @@ class Console:
         bars = _StageBars()
         try:
             yield bars
+        except KeyboardInterrupt:
+            bars.close(interrupted=True)
+            raise
         finally:
             bars.close()
 
@@ -226,6 +231,7 @@ class _StageBars:
     keeps counting)."""
 
     def __init__(self) -> None:
+        self.started = False  # a bar was made (and maybe drawn) in this block
         self.stage: str | None = None
         self.bar: Any = None
         self._lock = threading.Lock()
@@ -236,8 +242,9 @@ class _StageBars:
             self.close()
             from tqdm import tqdm
 
-            columns, lines = terminal_shape(sys.stderr)
+            columns, lines = _bar_shape(sys.stderr)
             with self._lock:
+                self.started = True
                 self.stage = stage
                 self.bar = tqdm(
                     total=total,
@@ -252,7 +259,7 @@ class _StageBars:
                 )
                 # tqdm's own size reads a terminal of 0 columns (under `script`) as -1 x -1 and
                 # then draws nothing: ours, asked at each redraw as tqdm's dynamic_ncols would be
-                self.bar.dynamic_ncols = terminal_shape
+                self.bar.dynamic_ncols = _bar_shape
                 self._stop = threading.Event()
             threading.Thread(target=self._redraw, args=(self.bar, self._stop), daemon=True).start()
         with self._lock:
@@ -268,13 +275,26 @@ class _StageBars:
                 bar.last_print_t = bar._time()  # drawn: its close then clears the line
             wait = REDRAW_S
 
-    def close(self) -> None:
+    def close(self, *, interrupted: bool = False) -> None:
+        """Clear the bar's line; `interrupted` (Ctrl-C): the whole line, the `^C` the terminal
+        echoed after the bar too (`_bar_shape` leaves it room: it wrapped to the next line,
+        and the bar was cleared there, leaving it on screen)."""
         with self._lock:
             if self._stop is not None:
                 self._stop.set()
             if self.bar is not None:
                 self.bar.close()
             self.bar = self.stage = self._stop = None
+            if interrupted and self.started:
+                with suppress(OSError, ValueError):
+                    sys.stderr.write("\r\x1b[K")  # (ANSI: erase the line, as tqdm moves up)
+                    sys.stderr.flush()
+
+
+def _bar_shape(stream: Any) -> tuple[int, int]:
+    """`terminal_shape` less the two columns of the `^C` a terminal echoes after the bar."""
+    columns, lines = terminal_shape(stream)
+    return max(columns - ECHO_ROOM, 1), lines
 
 
 def not_installed(what: str, exc: ModuleNotFoundError) -> str:

@@ -39,9 +39,10 @@ from rasp.tools import repl_input
 from rasp.tools.failure_warnings import error_then_warnings, name_loaded_cause
 from rasp.tools.repl_commands import colon_command, repl_command
 from rasp.tools.repl_compiled import CompiledView
-from rasp.tools.repl_help import HELP_TEXT
+from rasp.tools.repl_help import help_text
 from rasp.tools.repl_listing import LoadListing
 from rasp.tools.repl_values import function_text, nodes_in, plain_example, tokens_of
+from rasp.tools.repl_wrap import wrap_report, wrap_values
 
 # `draw_hook(node, tokens) -> text`: set by whoever can draw (the compiler side); None: no drawing.
 DrawHook = Callable[[SOp | Selector, list[Any]], str]
@@ -172,7 +173,9 @@ class ReplSession:
             or line.strip() in ("help", "help;")
             and "help" not in self.interpreter.names()
         ):
-            return HELP_TEXT  # what a newcomer types first (a program may still name `help`)
+            return help_text(
+                self.width
+            )  # what a newcomer types first (a program may still name `help`)
         if not self._pending:
             self._continuation = Continuation()
         self._pending.append(line)
@@ -333,8 +336,10 @@ class ReplSession:
         match result.kind:
             case ResultKind.FOR:
                 return []
-            case ResultKind.COMMAND:
-                return repl_command(self, result.values[0], result.values[1:])
+            case ResultKind.COMMAND:  # (`show example`'s lines fit the terminal too)
+                return wrap_values(
+                    repl_command(self, result.values[0], result.values[1:]), self.width
+                )
             case ResultKind.LOAD:
                 return []  # the file's names were listed as it ran (`LoadListing`)
             case ResultKind.DRAW:
@@ -346,9 +351,10 @@ class ReplSession:
                 tokens = self._call_input(stmt)
                 if len(tokens) != len(value):  # the input is not visible here (e.g. inside a def)
                     tokens = list(range(len(value)))
-                return run_deep(lambda: applied_value(value, tokens, self.settings.full_seq))
+                shown = run_deep(lambda: applied_value(value, tokens, self.settings.full_seq))
+                return wrap_values(shown, self.width)
         # (on the deep stack, as the statement ran: showing a list 5,000 deep recurses as deep)
-        return run_deep(lambda: self._checked_and_named(result))
+        return wrap_values(run_deep(lambda: self._checked_and_named(result)), self.width)
 
     def _checked_and_named(self, result: StatementResult) -> list[str]:
         self._check_on_example(result)
@@ -474,6 +480,7 @@ class ReplSession:
             lines = ["\tdraw needs the compiler's drawing support, which is not available here"]
         else:
             lines = [self.draw_hook(node, tokens)]
-        if not with_value:
-            return lines
-        return lines + applied_value(value, tokens, self.settings.full_seq)
+        if with_value:
+            lines += applied_value(value, tokens, self.settings.full_seq)
+        # (its tab-indented lines too: a message, a picture's path, the value drawn)
+        return [wrap_report(line, self.width) for line in lines]

@@ -14,8 +14,9 @@ from rasp.errors import RaspNameError
 from rasp.tools.repl_arguments import name_hint
 from rasp.tools.repl_compiled import COMMANDS as COMPILED_COMMANDS
 from rasp.tools.repl_compiled import CompiledView, ReplSession
-from rasp.tools.repl_help import HELP_TEXT, unknown_command
+from rasp.tools.repl_help import help_text, unknown_command
 from rasp.tools.repl_values import tokens_of
+from rasp.tools.repl_wrap import wrap_report
 from rasp.values import FORM_USAGE, kind_name
 
 
@@ -64,15 +65,16 @@ def colon_command(session: CommandSession, text: str) -> str:
     # with one; INPUT and VOCAB text with a ';' of its own is quoted or a JSON list.
     word, _, rest = text.removesuffix(";").rstrip().partition(" ")
     rest = rest.strip()
-    if word == ":help":
-        return HELP_TEXT
+    if word == ":help":  # (to the terminal's width, as every message: one form in a pipe)
+        return help_text(session.width)
     if word == ":names" and rest:
         return session.error(f":names takes no arguments, got {rest!r}")
     if word == ":type" and len(rest.split()) > 1:
         return session.error(f":type takes one NAME, got {rest!r}")
     if word == ":names":
         user = session.interpreter.user_names()
-        return "\t" + ", ".join(user) if user else "\tno names defined yet"
+        names = "\t" + ", ".join(user) if user else "\tno names defined yet"
+        return wrap_report(names, session.width)  # (many names: lines under the first)
     if word == ":type" and not rest:
         return session.error(":type NAME: which name? (:names lists them)")
     if word == ":type":

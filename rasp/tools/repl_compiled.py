@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -22,9 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from rasp.display import ExampleSettings, example_tokens
 from rasp.errors import Diagnostic, RaspError, RaspNameError, Source
-from rasp.residual_labels import text_of
-from rasp.sops import Evaluator, Node, Selector, SeqValue, SOp
-from rasp.text_width import display_width, ljust
+from rasp.sops import Node, Selector, SOp
 from rasp.tools.console import not_installed
 from rasp.tools.output_files import no_directory
 from rasp.tools.repl_arguments import (
@@ -39,14 +37,12 @@ from rasp.tools.repl_arguments import (
     positive,
     vocab_tokens,
 )
-from rasp.tools.residual_types import NoValue
+from rasp.tools.repl_wrap import wrap_line, wrap_report
 from rasp.values import kind_name
 from rasp.wording import with_article
 
 if TYPE_CHECKING:
     from rasp.interpreter import Interpreter
-    from rasp.tools.residual_helpers import HelperDim
-    from rasp.tools.residuals import Checkpoint
 
 
 class ReplSession(Protocol):
@@ -181,7 +177,7 @@ class CompiledView:
             else probe_warnings(sop, vocab, max_len, name, session.precedence_warnings)
         )
         warnings = (Diagnostic(w, severity="warning").render(width=session.width) for w in warned)
-        return "\n".join([done, *warnings])
+        return "\n".join([wrap_report(done, session.width), *warnings])
 
     # -- :layers --------------------------------------------------------------------------------
 
@@ -204,72 +200,31 @@ class CompiledView:
             f"shape: {shape_text(meta['config'])}",
         ]
         operations = layer_operations(meta)
+        table: list[str] = []
         if operations:
-            lines += operations_table(operations)
+            table = operations_table(operations)
             note = output_read_note(meta, operations)
-            lines += [] if note is None else [note]
+            after = [] if note is None else [note]
         else:
-            lines.append("no heads or MLPs: the embedding computes the output")
-        return "\n".join(line.rstrip() for line in lines)
+            after = ["no heads or MLPs: the embedding computes the output"]
+        width = session.width
+        if width is not None:  # an operation's later lines under its column, if not too far in
+            column = table[0].index("operation") if table else 0
+            hang = column if column <= width // 2 else 4
+            table = [part for line in table for part in wrap_line(line, width, hang)]
+            lines, after = (
+                [wrap_report(line, width) for line in lines],
+                [wrap_report(line, width) for line in after],
+            )
+        return "\n".join(line.rstrip() for line in [*lines, *table, *after])
 
     # -- :residual ------------------------------------------------------------------------------
 
     def _residual(self, rest: str, session: ReplSession) -> str:
-        from rasp.tools.diagnosis import shown_name
-        from rasp.tools.model_steps import runtime_errors
-        from rasp.tools.residuals import Stray
-        from rasp.tools.verify import NON_FINITE, decode_checkpoints, operation_of, same_value
-        from rasp.tools.verify_text import show_tokens
+        from rasp.tools.repl_residual import residual_report
 
         state = self._state()
-        tokens = self._input(rest, session, ":residual")
-        with runtime_errors(f"`{state.name}`"):
-            points = decode_checkpoints(state.model, tokens, state.nodes)
-            try:
-                got: list[Any] = list(state.model.run([tokens])[0])
-            except ArithmeticError:  # a broken model computed NaN or infinity
-                got = [NON_FINITE] * len(tokens)
-        failure = None
-        try:
-            want = list(_values(state.sop, tokens))
-            output_text = _values_text(want)
-            out_wrong = len(got) != len(want) or not all(map(same_value, got, want))
-        except RaspError as err:
-            failure, out_wrong = err.message, False
-            output_text = f"(the interpreter fails: {failure})"
-        rows: list[Row] = [("  ", "variable", "model (decoded residual stream)", "interpreter")]
-        rows += _checkpoint_rows(points, state.meta)
-        output_name = str(state.meta["output"]["name"])
-        rows.append("decoded output")
-        rows.append(("X " if out_wrong else "  ", output_name, _values_text(got), output_text))
-        lines = [
-            f"{state.name}({show_tokens(tokens)}) in the compiled model and in the interpreter",
-            *_table(rows),
-            "(* = completed by this sublayer, X = they disagree, ? = no value, - = not evaluated)",
-        ]
-        first = _first_divergence(points)
-        if first is not None:
-            point, var, pos = first
-            name = var.group if isinstance(var, Stray) else var.name
-            operation = operation_of(state.meta, name)
-            what = f" = {operation}" if operation and operation != name else ""
-            # (with where a def's call made it: `got_2` (got in pick, called at ...))
-            shown = f"`{name}`" + shown_name(name, state.nodes).removeprefix(name)
-            if isinstance(var, Stray) and var.written_at is None:
-                where = f"the `{var.label}` dim"
-            elif isinstance(var, Stray):
-                where = f"variable {shown}{what} before it is written"
-            else:
-                where = f"variable {shown}{what}"
-            at = "at BOS" if pos is None else f"position {pos}"
-            lines.append(f"first divergence: {where}, {point.where}, {at}")
-        elif failure is not None:
-            lines.append("the interpreter fails on this input, so the output is not defined here")
-        elif out_wrong:
-            lines.append("every variable agrees; the output differs (the unembedding)")
-        else:
-            lines.append("the model agrees with the interpreter everywhere on this input")
-        return "\n".join(line.rstrip() for line in lines)
+        return residual_report(state, self._input(rest, session, ":residual"), session.width)
 
     def _input(self, rest: str, session: ReplSession, command: str) -> list[Any]:
         from rasp.tools.repl_model_input import model_input
@@ -311,7 +266,8 @@ class CompiledView:
         finally:
             torch.set_num_threads(threads)
         what = f"`{state.name}`"
-        return format_success(report, what) if report.ok else format_failure(report, what)
+        text = format_success(report, what) if report.ok else format_failure(report, what)
+        return wrap_report(text, session.width)
 
     # -- :draw ----------------------------------------------------------------------------------
 
@@ -352,7 +308,9 @@ class CompiledView:
             for name, tensor in state.model.model.state_dict().items()
         }
         try:
-            return "\n".join(write_pictures(trace, png, state.meta, weights, dot))
+            return wrap_report(
+                "\n".join(write_pictures(trace, png, state.meta, weights, dot)), session.width
+            )
         except OSError as exc:
             raise Refusal(f"cannot write {png}: {exc.strerror or exc}") from None
 
@@ -382,119 +340,7 @@ def _sop_named(session: ReplSession, name: str) -> SOp:
 # Text
 
 
-def _values(sop: SOp, tokens: list[Any]) -> tuple[Any, ...]:
-    value = Evaluator(tokens).value(sop)
-    return tuple(value.values) if isinstance(value, SeqValue) else ()
-
-
-def _value_text(value: Any, quoted: bool = False) -> str:
-    if value is None or isinstance(value, NoValue):  # no column hot; the interpreter's None
-        return "?"
-    if quoted and isinstance(value, str):
-        return text_of(value, quoted)
-    return f"{value:.6g}" if isinstance(value, float) else str(value)
-
-
-def _values_text(values: Sequence[Any], quoted: bool = False) -> str:
-    """A row's values; `quoted`: a variable whose labels write strings as JSON, the interpreter's
-    strings so too (`"1"` beside the model's `1` and `"1"`)."""
-    return "[" + ", ".join(_value_text(v, quoted) for v in values) + "]"
-
-
 def _tokens_text(tokens: Any) -> str:
     from rasp.tools.verify_text import show_tokens
 
     return show_tokens(list(tokens)) if tokens else json.dumps([])
-
-
-def _operations_at(meta: Mapping[str, Any], point: Checkpoint) -> str:
-    """` (head 0: length)`: what a sublayer computes, for its heading; "" for the embedding."""
-    if point.layer is None:
-        return ""
-    ops = meta["layers"][point.layer].get(point.sublayer, [])
-    if not ops:
-        return " (no operation)"
-    names = [
-        f"head {op.get('head', 0)}: {op.get('name')}"
-        if point.sublayer == "attn"
-        else f"mlp: {op.get('name')}"
-        for op in ops
-    ]
-    return " (" + "; ".join(names) + ")"
-
-
-Row = tuple[str, str, str, str] | str  # (mark, variable, model, interpreter) or a heading
-
-
-def _checkpoint_rows(points: list[Checkpoint], meta: Mapping[str, Any]) -> list[Row]:
-    """A heading per checkpoint and a row per variable; a checkpoint where no decoded variable is
-    new or changed is one line."""
-    rows: list[Row] = []
-    previous: dict[str, tuple[Any, ...]] | None = None
-    for point in points:
-        now = {v.name: v.model for v in point.variables}
-        heading = point.where + _operations_at(meta, point)
-        if previous is not None and now == previous and not any(v.new for v in point.variables):
-            if not point.helpers:
-                rows.append(f"{heading}: no decoded variable is new or changed")
-                continue
-            # a head that writes only a helper (a width's `n.frac`) did something: show it
-            rows.append(f"{heading}: only helper dims are new (a later sublayer reads them)")
-            rows += [_helper_row(helper) for helper in point.helpers]
-            continue
-        previous = now
-        rows.append(heading if point.variables else f"{heading}: no decoded variable")
-        for var in point.variables:
-            mark = ("X" if var.wrong else " ") + ("*" if var.new else " ")
-            theirs = "-" if var.interpreter is None else _values_text(var.interpreter, var.quoted)
-            rows.append((mark, var.name, _values_text(var.model, var.quoted), theirs))
-        for stray in point.strays:  # a dim written where the model holds a fixed value
-            until = "" if stray.written_at is None else f" until {stray.written_at}"
-            at = "BOS" if stray.position is None else f"position {stray.position}"
-            model = f"{stray.value:.6g} at {at}"
-            rows.append(("X ", stray.label, model, f"(dim holds {stray.expected:g}{until})"))
-        # what a head wrote beside its neighbours' variables (`hist.frac` beside `length`)
-        rows += [_helper_row(helper) for helper in point.helpers]
-    return rows
-
-
-def _helper_row(helper: HelperDim) -> Row:
-    """`hist.frac  [1/3, 1/3, 1/2]  1/(hist + 1) = [1/3, 1/3, 1/2]`: a width's frac as the
-    fraction it is, beside the one the interpreter's width gives."""
-    from rasp.tools.residual_helpers import fraction_text
-
-    def text(values: Sequence[float]) -> str:
-        shown = fraction_text if helper.is_fraction else (lambda v: f"{v:.6g}")
-        return "[" + ", ".join(map(shown, values)) + "]"
-
-    theirs = "-" if helper.expected is None else text(helper.expected)
-    if helper.meaning:
-        theirs = f"{helper.meaning} = {theirs}" if helper.expected else f"{helper.meaning}, -"
-    mark = "X " if helper.wrong else "  "
-    return (mark, helper.label, text(helper.values), theirs)
-
-
-def _table(rows: list[Row]) -> list[str]:
-    """Headings as they are; (mark, name, model, interpreter) rows in aligned columns (by
-    terminal columns: a value `[日, 本]` is 8 characters wide but takes 10 columns)."""
-    cells = [row for row in rows if isinstance(row, tuple)]
-    name_w = max((display_width(r[1]) for r in cells), default=0)
-    model_w = max((display_width(r[2]) for r in cells), default=0)
-    return [
-        row
-        if isinstance(row, str)
-        else f"  {row[0]} {ljust(row[1], name_w)}  {ljust(row[2], model_w)}  {row[3]}"
-        for row in rows
-    ]
-
-
-def _first_divergence(points: list[Checkpoint]) -> tuple[Checkpoint, Any, int] | None:
-    """The first wrong variable, else stray dim (a `Stray`), as `rasp verify` finds it."""
-    for point in points:
-        for var in point.variables:
-            if var.wrong:
-                return point, var, var.wrong[0]
-        if point.strays:
-            stray = min(point.strays, key=lambda s: -1 if s.position is None else s.position)
-            return point, stray, stray.position
-    return None

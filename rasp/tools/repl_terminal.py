@@ -22,6 +22,7 @@ from rasp.tools.console import StdoutError, message_width, not_installed
 from rasp.tools.interrupts import rearm_interrupts
 from rasp.tools.repl import ReplSession
 from rasp.tools.repl_help import COLON_COMMANDS, KEYWORDS
+from rasp.tools.repl_wrap import wrap_report
 
 HISTORY_FILE = Path("~/.rasp_history")
 
@@ -55,7 +56,8 @@ def run_terminal(
         # someone typing sees the prompts, also where the output goes on (`rasp repl | tee log`,
         # as the original's input() shows them); a piped script's output stays clean
         read_line = _plain_reader(stdin, stdout, echo_prompts=stdin.isatty())
-    _write(stdout, session.banner())
+    session.width = message_width(stdout)  # (64 columns: a 60-column terminal cut a word)
+    _write(stdout, wrap_report(session.banner(), session.width))
     if path is not None:  # (a bug of ours in it is one line, as at the prompt: the session goes on)
         _guarded(session, lambda: session.load_path(path), stdout, verbose, "the file you loaded")
     # A typist's Ctrl-D, and Ctrl-C at input()'s prompt, leave the cursor after the prompt

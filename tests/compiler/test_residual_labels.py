@@ -192,7 +192,7 @@ def test_the_decoded_residual_shows_the_interpreter_as_the_labels_do() -> None:
     `1`."""
     pytest.importorskip("transformer")
     from rasp.tools.model_steps import in_memory_model, nodes_by_residual_name
-    from rasp.tools.repl_compiled import _checkpoint_rows
+    from rasp.tools.repl_residual import _checkpoint_rows
     from rasp.tools.residuals import decode_checkpoints
 
     vocab = [1, "1", 2, "x"]

@@ -61,7 +61,31 @@ def test_there_are_transcripts() -> None:
 @pytest.mark.parametrize("case", CASES)
 def test_transcript(case: str, in_transcripts: Path, golden: Callable[[Path, str], None]) -> None:
     lines = (in_transcripts / f"{case}.in").read_text(encoding="utf-8").splitlines()
-    golden(in_transcripts / f"{case}.out", transcript(ReplSession(), lines))
+    text = transcript(sized_session(case), lines)
+    golden(in_transcripts / f"{case}.out", text)
+    assert fits_its_terminal(case, text)
+
+
+def fits_its_terminal(case: str, text: str) -> bool:
+    """A `*_60` transcript's output (not the banner, nor the lines typed) fits in 59 columns, a
+    tab counted to its stop, but a source line with its caret under it (never cut)."""
+    if not case.endswith("_60"):
+        return True
+    lines = text.splitlines()
+    return all(
+        len(line.expandtabs(8)) <= 59 or lines[k + 1].lstrip().startswith("^")
+        for k, line in enumerate(lines)
+        if k >= 2 and not line.startswith((">> ", ".. "))
+    )
+
+
+def sized_session(case: str) -> ReplSession:
+    """A session for transcript `case`: one named `*_60` is on a terminal 60 columns wide (its
+    messages wrapped to 59, as `console.message_width` gives), the others in a pipe."""
+    session = ReplSession()
+    if case.endswith("_60"):
+        session.width = 59
+    return session
 
 
 # ------------------------------------------------------------------------------------------------

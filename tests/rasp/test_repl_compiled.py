@@ -16,7 +16,11 @@ import pytest
 from rasp.tools.arguments import parse_tokens
 from rasp.tools.repl import ReplSession
 from rasp.tools.repl_terminal import completion_candidates, draw_hook
-from tests.rasp.test_repl import transcript  # the same transcript format as the other goldens
+from tests.rasp.test_repl import (  # the same transcript format as the other goldens
+    fits_its_terminal,
+    sized_session,
+    transcript,
+)
 
 pytest.importorskip("compiler")
 pytest.importorskip("transformer")
@@ -45,9 +49,10 @@ def test_transcript(
     monkeypatch.chdir(tmp_path)
     # the transcripts are a machine's without a GPU (`:verify` adds CUDA runs where there is one)
     monkeypatch.setattr("torch.cuda.is_available", lambda: False)
-    text = transcript(ReplSession(), lines)
+    text = transcript(sized_session(case), lines)
     assert str(tmp_path) not in text and "Traceback" not in text
     golden(TRANSCRIPTS / f"{case}.out", text)
+    assert fits_its_terminal(case, text)
     for line in text.splitlines():  # every picture the transcript reports is a PNG file
         if line.startswith("wrote "):
             written = tmp_path / line.split()[1]
@@ -481,7 +486,7 @@ def test_a_running_example_the_model_cannot_take_is_named(command: str) -> None:
 
 def test_a_helper_beside_a_new_variable_gets_its_row_too() -> None:
     # most_freq's layer 0: head 1 completes `_selector_width_1`, head 0 writes only `hist.frac`
-    from rasp.tools.repl_compiled import _checkpoint_rows
+    from rasp.tools.repl_residual import _checkpoint_rows
     from rasp.tools.residual_helpers import HelperDim
     from rasp.tools.residuals import Checkpoint, DecodedVariable
 

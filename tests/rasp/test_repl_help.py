@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import re
 
+from rasp import __version__
 from rasp.tools.repl import ReplSession
 from rasp.tools.repl_compiled import MIN_MAX_LEN
-from rasp.tools.repl_help import COLON_COMMANDS, HELP_TEXT
+from rasp.tools.repl_help import COLON_COMMANDS, HELP_TEXT, help_text
 from rasp.tools.repl_terminal import completion_candidates
+from tests.pty_helpers import on_terminal
 
 LISTED = set(re.findall(r"(?<![\w'])(:[a-z]+)\b", HELP_TEXT))
 
@@ -118,3 +120,38 @@ def test_a_question_mark_shows_the_help_also_where_a_program_names_help() -> Non
     session.feed("help = 1;")
     assert session.feed("?") == HELP_TEXT
     assert "value: help" in session.feed("help;")
+
+
+def test_the_help_fits_the_terminal_and_says_the_same() -> None:
+    """On a terminal narrower than the help (100 columns), it is wrapped to the session's width,
+    each command's text beside it, or under it below 67 columns; the words stay the same. In a
+    pipe (width None), and where it fits, it is as it always was."""
+    assert max(len(line) for line in HELP_TEXT.splitlines()) == 99
+    for width in (None, 99, 120):
+        assert help_text(width) == HELP_TEXT
+    for width in range(40, 99):
+        text = help_text(width)
+        assert text.split() == HELP_TEXT.split(), width
+        assert max(len(line) for line in text.splitlines()) <= width, width
+        assert "\xa0" not in text
+        # a command line to type, and a list, are never cut
+        assert "NAME --vocab abc --max-len 5" in text and '["a", 1]' in text
+    assert "  :names                             names you defined" in help_text(70)
+    assert "  :names\n    names you defined" in help_text(59)
+    session = ReplSession()
+    session.width = 59
+    for word in (":help", "help", "?"):
+        assert session.feed(word) == help_text(59)
+
+
+def test_a_real_terminal_wraps_the_help() -> None:
+    """`rasp repl` on a pseudo-terminal 60 columns wide: `:help` and the banner fit in its 59
+    (its last column left free, as for every message)."""
+    done, lines = on_terminal(["repl"], 60, "stdout", stdin=b":help\n")
+    assert done.returncode == 0 and done.stderr == b""
+    assert lines[lines.index("  :help") - 25].startswith("RASP statements")
+    assert max(map(len, lines)) <= 59, lines  # (the banner too: it was 64 columns)
+    assert lines[:2] == [
+        f"rasp-forge {__version__} (RASP 0.1 compatible); :help lists the",
+        "  commands",
+    ]

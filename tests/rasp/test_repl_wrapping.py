@@ -12,6 +12,7 @@ import pytest
 
 from rasp.tools.repl import ReplSession
 from rasp.tools.repl_terminal import run_loop
+from rasp.tools.repl_wrap import wrap_line, wrap_report
 from tests.pty_helpers import on_terminal
 
 # each prints a message longer than 60 columns: an error with the running example's hint, a
@@ -139,3 +140,62 @@ def test_a_real_terminal_gives_its_own_width() -> None:
     assert done.returncode == 0 and done.stderr == b""
     error = lines.index("<repl>:1:1: error: cannot read the input as")
     assert _fits("\n".join(lines[error:]), 49) and lines[-1].startswith(" " * 6), lines
+
+
+# ------------------------------------------------------------------------------------------------
+# Reports (`:verify`, `:residual`, `:layers`, `:compile`), `draw`'s and the values' lines
+
+
+def test_a_report_line_hangs_under_its_value_and_keeps_its_tabs() -> None:
+    report = (
+        "verified `r`: model == interpreter on 1,564 inputs\n"
+        "  orders:     16 runs agree with each other and with the interpreter on 256 of the "
+        "1,564 inputs (first 128, then 128 sampled with seed 0)\n"
+        "              runs: cpu x {float32, float64} x {1, 2 threads} x {unbatched, batches "
+        "of 3, 16, 128 (mixed lengths)}\n"
+        "    y = tokens_int + 1 + a_rather_long_name_for_a_source_line_to_stay_whole;\n"
+        "    ^~~~~~~~~~~~~~~~~~"
+    )
+    assert wrap_report(report, None) == report
+    wrapped = wrap_report(report, 59).splitlines()
+    assert wrapped[1:4] == [
+        "  orders:     16 runs agree with each other and with the",
+        "              interpreter on 256 of the 1,564 inputs (first",
+        "              128, then 128 sampled with seed 0)",
+    ]
+    assert wrapped[4].startswith("              runs: cpu x")
+    assert wrapped[5].startswith(" " * 20) and wrapped[-2:] == report.splitlines()[-2:]
+    assert wrapped[0] == report.splitlines()[0]
+    tabbed = wrap_line("\tdraw needs the compiler's drawing support, which is not available", 42)
+    assert tabbed == ["\tdraw needs the compiler's drawing", "\t  support, which is not available"]
+
+
+def test_a_space_in_a_value_is_never_the_break_nor_dropped() -> None:
+    """`[a,  , b]` holds the token " ": a line broken at its space lost it."""
+    line = "\t =  [e, s, r, e, v, e, r,  , e, h, t,  , r, o, f,  , g, n, i, r,  , t, s] (strings)"
+    for width in range(40, 80):
+        first, *more = wrap_line(line, width)
+        assert all(len(part.expandtabs(8)) <= width for part in (first, *more))
+        rejoined = first + "".join(" " + part.removeprefix("\t   ") for part in more)
+        assert rejoined == line, width
+
+
+def test_a_wide_terminal_changes_no_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where a report fits, it is the pipe's, byte for byte (the table's columns too)."""
+    pytest.importorskip("compiler")
+    pytest.importorskip("transformer")
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    lines = [LINES[4], ":compile r abc 4", ":layers", ":residual ab", ":verify 2"]
+    piped = _printed(lines, io.StringIO())
+    _sized(monkeypatch, [400])
+    assert _printed(lines, _Terminal()) == piped
+    _sized(monkeypatch, [61])
+    narrow = _printed(lines, _Terminal())
+    assert _fits(narrow, 60) and not _fits(piped, 60)
+    # the same words (a table's row split in two interleaves its cells' words)
+    assert sorted(narrow.split()) == sorted(piped.split())
+    # at 40 columns, the narrowest wrapped to, the table still fits: its cells wrap more
+    _sized(monkeypatch, [41])
+    narrowest = _printed(lines, _Terminal())
+    assert max(len(line.expandtabs(8)) for line in narrowest.splitlines()) <= 40, narrowest
+    assert "   * tokens       [a, b]     [a, b]" in narrowest.splitlines()

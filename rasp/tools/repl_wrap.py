@@ -1,0 +1,100 @@
+"""How the REPL's reports fit a terminal: `:verify`'s and `:compile`'s lines, `:residual`'s
+headings and cells, and `draw(...)`'s tab-indented lines, wrapped to the session's width as its
+messages are (`Diagnostic.render(width=...)`); width None (a pipe, the goldens) changes nothing.
+
+A line keeps its indentation (tabs too, counted to the next multiple of 8 as a terminal shows
+them), and its later lines hang under its value: under `  orders:     16 runs ...`'s `16`, else two
+columns in. A source line with a caret line under it (an error inside a report) is never cut,
+nor is a word (a path, a list with no spaces) or a `code span` (a command to type).
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+TAB = 8  # the columns a terminal's tab stops are apart
+_UNBROKEN = "\xa0"  # textwrap breaks at ASCII whitespace only
+# `  exhaustive: ...`, `first failing input: ...`: a label its value's later lines hang under
+_LABEL = re.compile(r"[A-Za-z][\w .()-]{0,23}:( +|$)")
+_NOT_LABELS = ("error:", "warning:", "note:")  # a message's later lines indent two, as Diagnostic's
+_CARET = re.compile(r"\s*\^~*\s*$")
+
+
+def wrap_report(text: str, width: int | None) -> str:
+    """`text`, each line wrapped to `width` columns (None: as it is)."""
+    if width is None:
+        return text
+    lines = text.split("\n")
+    out: list[str] = []
+    for k, line in enumerate(lines):
+        carets = _CARET.fullmatch(line) or (k + 1 < len(lines) and _CARET.fullmatch(lines[k + 1]))
+        out += [line] if carets else wrap_line(line, width)
+    return "\n".join(out)
+
+
+def wrap_line(line: str, width: int, hang: int | None = None) -> list[str]:
+    """One line wrapped to `width` columns: its later lines start with its own indentation and
+    then `hang` more columns (by default under its label's value, else 2)."""
+    body = line.lstrip(" \t")
+    prefix = line[: len(line) - len(body)]
+    column = columns_of(prefix)
+    if column + len(body) <= width or not body:
+        return [line]
+    if hang is None:
+        label = _LABEL.match(body)
+        hang = 2 if label is None or body.startswith(_NOT_LABELS) else label.end()
+        if column + hang > width // 2:  # (a long label: its value would be a narrow column)
+            hang = 2
+    # textwrap counts the prefix as spaces, put back as it was (its tabs)
+    wrapped = textwrap.wrap(
+        kept_whole(body),
+        width,
+        initial_indent=" " * column,
+        subsequent_indent=" " * (column + hang),
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    first, *more = (text[column:].replace(_UNBROKEN, " ") for text in wrapped)
+    return [prefix + first, *(prefix + text for text in more)]
+
+
+def kept_whole(text: str) -> str:
+    """`text` with the spaces textwrap must not break at (nor drop there) made unbreakable: a
+    `code span`'s, and a space that is a value (`[a,  , b]`, ` ` between two commas)."""
+    text = re.sub(r"`[^`\n]*`", lambda m: m.group(0).replace(" ", _UNBROKEN), text)
+    return re.sub(r"(?<=[\[,]) (?=[,\]])|(?<=, ) (?=[,\]])", _UNBROKEN, text)
+
+
+def fill_cell(text: str, width: int) -> list[str]:
+    """A table cell's text in lines of at most `width` columns (a longer word stays whole)."""
+    lines = textwrap.wrap(kept_whole(text), width, break_long_words=False, break_on_hyphens=False)
+    return [line.replace(_UNBROKEN, " ") for line in lines] or [""]
+
+
+def columns_of(prefix: str) -> int:
+    """The terminal column after `prefix` (spaces and tabs)."""
+    column = 0
+    for char in prefix:
+        column = (column // TAB + 1) * TAB if char == "\t" else column + 1
+    return column
+
+
+# the one-line values the original's display prints (` \t Example: r("hello") = [...]`,
+# `\t =  [...]`, `     list: x = [...]`, `show example`'s); a selector's grid and full seq rows
+# are tables, left as they are
+_VALUE_LINE = re.compile(  # (\t*: inside a list's lines)
+    r"\t*(?: \t Example:|\t =  |\t(?:s-op|selector) example: )"
+    r"|\s*(?:list|dict|value|console function): "
+)
+
+
+def wrap_values(lines: list[str], width: int | None) -> list[str]:
+    """A statement's value lines, each one-line value wrapped to `width` (None: as they are)."""
+    if width is None:
+        return lines
+    return [
+        part
+        for line in lines
+        for part in (wrap_line(line, width) if _VALUE_LINE.match(line) else [line])
+    ]
