@@ -37,6 +37,7 @@ from compiler.model import (
     mlp_residual,
     model_config,
 )
+from compiler.out_rows import OutRows
 from compiler.reach import decoding_digest, value_label
 from compiler.reach_builder import ReachBuilder
 from compiler.schedule import Schedule
@@ -342,8 +343,21 @@ def _mlp_arrays(
         for dim, vec in spec.W_in.items():
             w_in[layout.index[dim], start:stop] += vec
         b_in[start:stop] = spec.b_in
-        for j, dim in enumerate(spec.out_dims):
-            w_out[start:stop, layout.index[dim]] += spec.W_out[:, j]
+        cols = [layout.index[dim] for dim in spec.out_dims]
+        rows = spec.out_rows
+        if len(set(cols)) == len(cols):
+            # distinct columns: each entry once, 0 + W_out as below (a column at a time, a
+            # one-hot's 4,969 columns over 9,937 units strode the whole array 4,969 times); from
+            # the entries where W_out was never made dense (its zeros add +0.0 to +0.0)
+            if isinstance(rows, OutRows) and "W_out" not in vars(spec):
+                w_out[start + rows.units, np.asarray(cols, dtype=np.int64)[rows.columns]] += (
+                    rows.values
+                )
+            else:
+                w_out[start:stop, cols] += spec.W_out
+        else:
+            for j, col in enumerate(cols):
+                w_out[start:stop, col] += spec.W_out[:, j]
         start = stop
     prefix = f"blocks.{index}.mlp."
     return {

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -199,13 +201,18 @@ class Output:
 
     def __init__(self, out: Encoded) -> None:
         self.out = out
-        self.column = {value_key(v): k for k, v in enumerate(out.values)}
         if out.is_categorical:
             self.dims = tuple(_single_dim(t, out.name) for t in out.one_hot)
         elif out.encoding is Encoding.VECTOR:
             self.dims = out.dims()
         else:
             self.dims = (_single_dim(out.number, out.name),)
+
+    @cached_property
+    def column(self) -> dict[Any, int]:
+        """Each value's column (by key): a one-hot's or a vector's; a number's output never reads
+        it (a map's hundreds of thousands of numbers, keyed again for each of its MLPs)."""
+        return {value_key(v): k for k, v in enumerate(self.out.values)}
 
     def encode(self, v: Atom) -> np.ndarray:
         if self.out.is_categorical:

@@ -80,3 +80,62 @@ def test_the_shared_error_is_its_definition_over_sparse_output_rows(seed: int) -
         shared[:, g] = rng.random((points, 1))
     got = Groups(groups, wo).shared_error(act, shared)
     assert np.allclose(got, _dense_shared_error(groups, wo, act, shared), rtol=1e-12, atol=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_idle_groups_are_skipped_with_the_same_floats(seed: int) -> None:
+    """A group with no unit on in a chunk adds nothing, so add_others skips it: every float is the
+    one the loop over all groups gives, bit for bit, and an infinite error of an idle group is NaN
+    as before (0 times inf)."""
+    from compiler.certify_parts import Groups
+
+    rng = np.random.default_rng(seed)
+    hidden, outputs, points = 24, 16, 3
+    wo = np.where(rng.random((hidden, outputs)) < 0.4, rng.standard_normal((hidden, outputs)), 0)
+    groups: dict[bytes, list[int]] = {}
+    for j, label in enumerate(rng.integers(0, 10, hidden)):
+        groups.setdefault(bytes([label]), []).append(j)
+    act = (rng.random((points, hidden)) < 0.05) * 1.0  # most groups idle
+    shared = np.repeat(rng.random((points, 1)) * 3, hidden, axis=1)
+    if rng.random() < 0.5:  # (its group idle or not)
+        shared[:, list(groups.values())[rng.integers(0, len(groups))][0]] = np.inf
+    built = Groups(groups, wo)
+    base = rng.random((points, outputs))
+    got, want = base.copy(), base.copy()
+    built.add_others(got, act, shared)
+    for members, cols, w in zip(built.other, built.other_cols, built.other_wo, strict=True):
+        want[:, cols] += np.abs(act[:, members] @ w) * shared[:, members[0]][:, None]
+    assert np.array_equal(got, want, equal_nan=True)
+
+
+@dataclass(frozen=True)
+class _Terms:
+    terms: tuple[tuple[tuple[int, float], ...], ...]
+    categorical: bool = True
+    vector: bool = False
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_encode_writes_the_values_present_as_a_pass_per_value_did(seed: int) -> None:
+    """encode visits only the values its points hold: the same rows as a pass over every value
+    (a dimension set twice keeps its last number; a value past the reading's writes nothing)."""
+    from compiler.certify_parts import encode
+
+    rng = np.random.default_rng(seed)
+    dims = np.array([3, 5, 8, 9])
+    terms = tuple(
+        tuple(
+            (int(rng.choice(dims)), float(rng.integers(-3, 4))) for _ in range(rng.integers(0, 3))
+        )
+        for _ in range(rng.integers(1, 7))
+    )
+    reading = _Terms(terms)
+    outputs = rng.integers(0, len(terms) + 2, rng.integers(0, 9)).astype(np.float64)
+    want = np.zeros((len(outputs), len(dims)))
+    column = {int(d): i for i, d in enumerate(dims)}
+    for v, value_terms in enumerate(terms):
+        for d, c in value_terms:
+            want[outputs == v, column[d]] = c
+    assert np.array_equal(encode(reading, outputs, dims), want)  # type: ignore[arg-type]
