@@ -173,7 +173,7 @@ def test_a_map_of_no_s_ops_is_refused_with_a_located_error() -> None:
     assert "LengthSOp" in (caught.value.diagnostics[0].hint or "")
 
 
-class _CountedReads(tuple):  # noqa: SLOT001 (the graph's nodes, counting the walk's reads)
+class _CountedReads(tuple):  # (the graph's nodes, counting the walk's reads)
     reads = 0
 
     def __getitem__(self, index):  # type: ignore[no-untyped-def, override]
