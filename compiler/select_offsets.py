@@ -112,13 +112,16 @@ def _under(x: sops.SOp, per_length: set[int]) -> tuple[sops.SOp, sops.SOp] | Non
         return None
     others: dict[int, sops.SOp] = {}
     reads_length = False
+    seen = {x.id}  # each node once: maps reading one another twice made the walk exponential
     stack: list[sops.SOp] = [x]
     while stack:
         node = stack.pop()
         if node.id in per_length:
             reads_length = reads_length or not isinstance(node, sops.ConstSOp)
         elif isinstance(node, sops.MapSOp):
-            stack.extend(node.inputs)
+            fresh = [c for c in node.inputs if c.id not in seen]
+            seen.update(c.id for c in fresh)
+            stack.extend(fresh)
         else:
             others[node.id] = node
     if len(others) != 1 or not reads_length:

@@ -390,7 +390,31 @@ def _report(programs: list[Program], d: Divergence) -> str:
     )
 
 
+USAGE = (
+    "usage: python tests/compat/gen_diff.py SEED COUNT [LENGTH]\n"
+    "set RASP_ORIGINAL to a checkout of tech-srl/RASP (the directory holding RASP_support) and\n"
+    "RASP_ORIGINAL_PYTHON to a Python that runs it (antlr4-python3-runtime==4.9.1, termcolor)"
+)
+
+
+def usage_error(argv: list[str]) -> str:
+    """Why this run cannot start ("" if it can): a newcomer typing README's command without the
+    original got a KeyError traceback after the batch was generated."""
+    if not 2 <= len(argv) <= 3 or not all(a.isdigit() for a in argv):
+        return USAGE
+    checkout = os.environ.get("RASP_ORIGINAL", "")
+    if not checkout or not (Path(checkout) / "RASP_support").is_dir():
+        return (
+            f"error: RASP_ORIGINAL ({checkout or 'unset'}) is no checkout of the original\n{USAGE}"
+        )
+    return ""
+
+
 def main(argv: list[str]) -> int:
+    problem = usage_error(argv)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
     seed, count = int(argv[0]), int(argv[1])
     programs = generate(seed, count, int(argv[2]) if len(argv) > 2 else 8)
     divergences, documented = compare(programs, original_output(programs))

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from tests.compat.gen_diff import chunks, selector_example, session_text
+from pathlib import Path
+
+import pytest
+
+from tests.compat.gen_diff import USAGE, chunks, main, selector_example, session_text, usage_error
 from tests.compat.rasp_gen import Program
 from tests.compat.test_original_sessions import our_lines
 
@@ -28,3 +32,20 @@ def test_a_failing_set_example_leaves_the_example() -> None:
     ]
     assert theirs != ours
     assert chunks(ours, [program]) == chunks(theirs, [program])
+
+
+def test_a_run_without_the_original_says_how_to_start(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """README's `python tests/compat/gen_diff.py SEED COUNT` without RASP_ORIGINAL ended in a
+    KeyError traceback; without arguments, an IndexError."""
+    monkeypatch.delenv("RASP_ORIGINAL", raising=False)
+    assert main(["954551", "3"]) == 2
+    assert "RASP_ORIGINAL (unset) is no checkout" in capsys.readouterr().err
+    monkeypatch.setenv("RASP_ORIGINAL", str(tmp_path))
+    assert main(["954551", "3"]) == 2
+    assert f"RASP_ORIGINAL ({tmp_path}) is no checkout" in capsys.readouterr().err
+    (tmp_path / "RASP_support").mkdir()
+    assert usage_error(["954551", "3", "10"]) == ""
+    for argv in ([], ["954551"], ["x", "3"], ["1", "2", "3", "4"]):
+        assert usage_error(argv) == USAGE

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from compiler import compile_sop
-from compiler.select_offsets import select_offsets
+from compiler.select_offsets import _under, select_offsets
 from rasp import sops as S
 from rasp.interpreter import Interpreter
 from rasp.parser import parse
@@ -111,3 +111,24 @@ def test_the_fuzzed_width_compiles_and_is_exact(n: int, most: int) -> None:
     inputs = [list(t) for m in range(1, n + 1) for t in itertools.product("abc", repeat=m)]
     for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
         assert got == list(S.evaluate(root, tokens).values), tokens
+
+
+class _CountedLookups(set):  # (per-length ids, counting the walk's lookups)
+    lookups = 0
+
+    def __contains__(self, item: object) -> bool:
+        type(self).lookups += 1
+        return super().__contains__(item)
+
+
+def test_the_walk_under_a_select_side_reads_each_node_once() -> None:
+    """Like graph.reads_position_only's walk (defs seed 2172227), this one went down every path
+    of a DAG of maps: 2^k lookups for k maps reading one another twice (16 here)."""
+    length = S.LengthSOp(name="length")
+    x: S.SOp = S.MapSOp(fn=lambda a, b: a - b, inputs=(length, S.IndicesSOp(name="indices")))
+    for _ in range(16):
+        x = S.MapSOp(fn=lambda a, b: a, inputs=(x, S.MapSOp(fn=lambda a: a, inputs=(x,))))
+    _CountedLookups.lookups = 0
+    found = _under(x, _CountedLookups({length.id}))
+    assert found is not None and found[0].name == "indices"
+    assert _CountedLookups.lookups <= 2 * 16 + 4
