@@ -37,6 +37,7 @@ from compiler.default_builds import COPIES
 from compiler.graph import Graph, IRNode, Op
 from compiler.known_affine import states_form
 from compiler.map_rows import Fit
+from compiler.model import Sketch
 from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.readings import view_numerical
@@ -66,48 +67,41 @@ def lines_instead(
         return kept
     residual = kept.model.metadata["residual"]
     build = builds()
-    tried: list[tuple[str, str]] = []
-    note("build with sums of numbers read as lines")
-    found = build_trials.proved(
-        build,
-        BuildOptions(known_sums=names),
-        LINES,
-        note,
-        tried,
+
+    def changed(sketch: Sketch) -> bool:
         # (every such map read as a line by the default already: the model refused before)
-        worth=lambda sketch: list(sketch.residual) != residual,
-    )
-    if found is not None:
-        return found
-    # a line passes on its one-hots' error; snapped, none (where some one-hot is snapped)
-    note("build with sums of numbers read as lines, their one-hots snapped")
-    found = build_trials.proved(
-        build,
-        BuildOptions(known_sums=names, snapped_sums=True),
-        SNAPPED,
-        note,
-        tried,
-        worth=lambda sketch: snaps_some(sketch.residual),
-    )
-    if found is not None:
-        return found
+        return list(sketch.residual) != residual
+
     # a term that is a chain of maps (`round(c * v1 + n / 2)`) may be read as a number whose
     # blocks pile error up (an interpolation over the noisy product `c * v1`), where the term
     # alone is proved computed from its sources (`fused_maps`): so each term, the sum a line
     failed = frozenset(b for c in kept.certificate.failures() for b in c.block.split(", "))
     terms = fused_terms(program, names, failed)
+    trials: list[tuple[str, BuildOptions, str, Callable[[Sketch], bool]]] = [
+        ("sums of numbers read as lines", BuildOptions(known_sums=names), LINES, changed),
+        # a line passes on its one-hots' error; snapped, none (where some one-hot is snapped)
+        (
+            "sums of numbers read as lines, their one-hots snapped",
+            BuildOptions(known_sums=names, snapped_sums=True),
+            SNAPPED,
+            lambda sketch: snaps_some(sketch.residual),
+        ),
+    ]
     if terms:
-        note("build with sums' terms each computed from their sources")
-        found = build_trials.proved(
-            build,
-            BuildOptions(fused_maps=terms, known_sums=names),
-            TERMS,
-            note,
-            tried,
-            worth=lambda sketch: list(sketch.residual) != residual,
+        trials.append(
+            (
+                "sums' terms each computed from their sources",
+                BuildOptions(fused_maps=terms, known_sums=names),
+                TERMS,
+                changed,
+            )
         )
+    tried: list[tuple[str, str]] = []
+    for what, options, label, worth in trials:
+        note(f"build with {what}")
+        found = build_trials.proved(build, options, label, note, tried, worth=worth)
         if found is not None:
-            return _smaller_copies(build, found, note)
+            return _smaller_copies(build, found, note) if label == TERMS else found
     return replace(kept, tried=(*kept.tried, *tried))
 
 
