@@ -41,6 +41,9 @@ from rasp.wording import int_text
 # the (often empty) parts, so a top-level header starts with 5 spaces and a `value:` one with 4.
 _EXAMPLE = " \t Example:"
 _GRID_INDENT = " \t\t\t "
+# (ours) a chunk's heading, and `full seq display` one position a line: under `Example:`, the
+# columns the original's tabs take left for the table
+_HEADING = " \t "
 
 
 # ------------------------------------------------------------------------------------------------
@@ -183,7 +186,7 @@ def selector_grid(
         return rows
 
     def heading(lo: int, hi: int, n: int) -> str:
-        return f"{prefix}{_GRID_INDENT}keys {span_text(lo, hi, n)}:"
+        return f"{prefix}{_HEADING}keys {span_text(lo, hi, n)}:"
 
     return fitted(len(texts), grid, heading, width)
 
@@ -209,25 +212,34 @@ def full_seq_rows(
         ]
 
     def heading(lo: int, hi: int, n: int) -> str:
-        return f"{prefix} \t\tpositions {span_text(lo, hi, n)}:"
+        return f"{prefix}{_HEADING}positions {span_text(lo, hi, n)}:"
 
     if width is not None and len(inputs) > 1 and not fits(rows(0, 2), width):
         # chunks of one position each: a position a line reads better
-        return _by_position(inputs, input_type, outputs, seq.type.value, prefix)
+        return _by_position(inputs, input_type, outputs, seq.type.value, prefix, width)
     return fitted(len(inputs), rows, heading, width)
 
 
 def _by_position(
-    inputs: list[str], input_type: str, outputs: list[str], output_type: str, prefix: str
+    inputs: list[str],
+    input_type: str,
+    outputs: list[str],
+    output_type: str,
+    prefix: str,
+    width: int,
 ) -> list[str]:
     """`full seq display`'s rows turned into columns, for a terminal too narrow for two
-    positions side by side: `  3: l  1.0`, under a heading that names the columns."""
+    positions side by side: `  3: l  1.0`, under a heading that names the columns (its output
+    under its input where the two do not fit on one line)."""
     at = len(str(len(inputs) - 1))
     size, out_size = (max(display_width(t) for t in texts) for texts in (inputs, outputs))
-    lines = [f"{prefix} \t\tposition: input ({input_type})  output ({output_type})"]
+    lead = f"{prefix}{_HEADING}position: "
+    lines = [f"{lead}input ({input_type})  output ({output_type})"]
+    if not fits(lines, width):
+        lines = [f"{lead}input ({input_type})", f"{prefix}{_HEADING}{'':10}output ({output_type})"]
     for k, (given, got) in enumerate(zip(inputs, outputs, strict=True)):
         lines.append(
-            f"{prefix} \t\t{k:>{at}}: {rjust(given, size)}  {rjust(got, out_size)}".rstrip()
+            f"{prefix}{_HEADING}{k:>{at}}: {rjust(given, size)}  {rjust(got, out_size)}".rstrip()
         )
     return lines
 
