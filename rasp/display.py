@@ -16,6 +16,9 @@ full. Three deliberate differences from the original: grid columns are as wide a
 (the original misaligns multi-character tokens), the `full seq display` input row shows the
 example's real type (the original always says `(strings)`), and under a named s-op it shows the
 s-op example (the original shows the selector example there, whatever `set s-op example` said).
+Where the REPL gives a terminal's width (`ExampleSettings.width`), a grid or `full seq display`
+rows wider than it are shown in chunks of positions (`rasp.display_chunks`); without one, as the
+original's.
 
 Everything here returns strings; nothing prints.
 """
