@@ -179,11 +179,11 @@ def selector_grid(
     size = max((display_width(t) for t in texts), default=1)
     hits = np.asarray(matrix, dtype=bool)
 
-    def grid(lo: int, hi: int) -> list[str]:
+    def grid(lo: int, hi: int, queries: int | None = None) -> list[str]:
         keys = " ".join(ljust(t, size) for t in texts[lo:hi])
         header = prefix + _GRID_INDENT + " " * (size + 3) + keys
         rows = [header.rstrip() if size > 1 else header]
-        for label, row in zip(texts, hits, strict=False):
+        for label, row in zip(texts[:queries], hits, strict=False):
             cells = " ".join(("1" if hit else " ").ljust(size) for hit in row[lo:hi])
             rows.append(f"{prefix}{_GRID_INDENT}{rjust(label, size)} | {cells}")
         return rows
@@ -191,7 +191,8 @@ def selector_grid(
     def heading(lo: int, hi: int, n: int) -> str:
         return f"{prefix}{_HEADING}keys {span_text(lo, hi, n)}:"
 
-    return fitted(len(texts), grid, heading, width)
+    # (every row is as wide as the first: its label and cells are padded to `size`)
+    return fitted(len(texts), grid, heading, width, lambda lo, hi: grid(lo, hi, 1))
 
 
 def full_seq_rows(

@@ -32,17 +32,21 @@ def line_columns(line: str) -> int:
     return column
 
 
-def fitted(n: int, render: Render, heading: Heading, width: int | None) -> list[str]:
+def fitted(
+    n: int, render: Render, heading: Heading, width: int | None, measure: Render | None = None
+) -> list[str]:
     """The table of `n` positions (`render(0, n)`), or, where a line of it is wider than
-    `width`, its chunks: as many positions each as fit (at least one), each under its heading."""
-    whole = render(0, n)
-    if width is None or fits(whole, width):
-        return whole
+    `width`, its chunks: as many positions each as fit (at least one), each under its heading.
+    `measure(lo, hi)` gives the lines as wide as the chunk's widest (by default all of them: a
+    grid's header and first row are enough, where its every row is as wide)."""
+    measure = measure or render
+    if width is None or fits(measure(0, n), width):
+        return render(0, n)
     lines: list[str] = []
     lo = 0
     while lo < n:
         hi = lo + 1  # (one position wider than the terminal is shown all the same)
-        while hi < n and fits(render(lo, hi + 1), width):
+        while hi < n and fits(measure(lo, hi + 1), width):
             hi += 1
         lines += [heading(lo, hi, n), *render(lo, hi)]
         lo = hi
