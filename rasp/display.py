@@ -16,6 +16,9 @@ full. Three deliberate differences from the original: grid columns are as wide a
 (the original misaligns multi-character tokens), the `full seq display` input row shows the
 example's real type (the original always says `(strings)`), and under a named s-op it shows the
 s-op example (the original shows the selector example there, whatever `set s-op example` said).
+Where the REPL gives a terminal's width (`ExampleSettings.width`), a grid or `full seq display`
+rows wider than it are shown in chunks of positions (`rasp.display_chunks`); without one, as the
+original's.
 
 Everything here returns strings; nothing prints.
 """
@@ -30,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from rasp.display_chunks import fits, fitted, span_text
 from rasp.sops import Selector, SeqType, SeqValue, SOp, evaluate, type_of_value
 from rasp.text_width import display_width, ljust, rjust
 from rasp.values import BuiltinFunction, RaspFunction
@@ -40,6 +44,9 @@ from rasp.wording import int_text
 # the (often empty) parts, so a top-level header starts with 5 spaces and a `value:` one with 4.
 _EXAMPLE = " \t Example:"
 _GRID_INDENT = " \t\t\t "
+# (ours) a chunk's heading, and `full seq display` one position a line: under `Example:`, the
+# columns the original's tabs take left for the table
+_HEADING = " \t "
 
 
 # ------------------------------------------------------------------------------------------------
@@ -158,36 +165,87 @@ def example_tokens(example: Any) -> list[Any]:
     return [_plain(v) for v in example]
 
 
-def selector_grid(labels: Sequence[Any], matrix: np.ndarray, prefix: str = "") -> list[str]:
+def selector_grid(
+    labels: Sequence[Any], matrix: np.ndarray, prefix: str = "", width: int | None = None
+) -> list[str]:
     """The original's 0/1 grid: a header of key labels, then one `q | 1 1  ` row per query.
 
     `matrix` is bool `[n_query, n_key]`; `labels` are the example's tokens (the same for both axes).
+    A grid wider than `width` columns is shown in chunks of keys, every query in each
+    (`rasp.display_chunks`).
     """
     texts = [_text(_plain(v)) for v in labels]
     # columns as a terminal shows them: a label `日` is one character but two columns
-    width = max((display_width(t) for t in texts), default=1)
-    header = prefix + _GRID_INDENT + " " * (width + 3) + " ".join(ljust(t, width) for t in texts)
-    rows = [header.rstrip() if width > 1 else header]
-    for label, row in zip(texts, np.asarray(matrix, dtype=bool), strict=False):
-        cells = " ".join(("1" if hit else " ").ljust(width) for hit in row)
-        rows.append(f"{prefix}{_GRID_INDENT}{rjust(label, width)} | {cells}")
-    return rows
+    size = max((display_width(t) for t in texts), default=1)
+    hits = np.asarray(matrix, dtype=bool)
+
+    def grid(lo: int, hi: int, queries: int | None = None) -> list[str]:
+        keys = " ".join(ljust(t, size) for t in texts[lo:hi])
+        header = prefix + _GRID_INDENT + " " * (size + 3) + keys
+        rows = [header.rstrip() if size > 1 else header]
+        for label, row in zip(texts[:queries], hits, strict=False):
+            cells = " ".join(("1" if hit else " ").ljust(size) for hit in row[lo:hi])
+            rows.append(f"{prefix}{_GRID_INDENT}{rjust(label, size)} | {cells}")
+        return rows
+
+    def heading(lo: int, hi: int, n: int) -> str:
+        return f"{prefix}{_HEADING}keys {span_text(lo, hi, n)}:"
+
+    # (every row is as wide as the first: its label and cells are padded to `size`)
+    return fitted(len(texts), grid, heading, width, lambda lo, hi: grid(lo, hi, 1))
 
 
-def full_seq_rows(example: Sequence[Any], seq: SeqValue, prefix: str = "") -> list[str]:
+def full_seq_rows(
+    example: Sequence[Any], seq: SeqValue, prefix: str = "", width: int | None = None
+) -> list[str]:
     """`full seq display`: aligned `input:` and `output:` rows with their types.
 
     Values are written in full (`0.3333333333333333`, as the original); bool rows show only the
-    rarer value (`T` or `F`), so the interesting positions stand out.
+    rarer value (`T` or `F`), so the interesting positions stand out. Rows wider than `width`
+    columns are shown in chunks of positions, aligned alike (`rasp.display_chunks`).
     """
     inputs = _full_texts(example)
     outputs = _full_texts(seq.values)
-    width = max(display_width(t) for t in [*inputs, *outputs])  # terminal columns, as above
+    size = max(display_width(t) for t in [*inputs, *outputs])  # terminal columns, as above
     input_type = _type_label(example)
-    return [
-        f"{prefix} \t\tinput:   {_aligned(inputs, width)} \t ({input_type})",
-        f"{prefix} \t\toutput:  {_aligned(outputs, width)} \t ({seq.type.value})",
-    ]
+
+    def rows(lo: int, hi: int) -> list[str]:
+        return [
+            f"{prefix} \t\tinput:   {_aligned(inputs[lo:hi], size)} \t ({input_type})",
+            f"{prefix} \t\toutput:  {_aligned(outputs[lo:hi], size)} \t ({seq.type.value})",
+        ]
+
+    def heading(lo: int, hi: int, n: int) -> str:
+        return f"{prefix}{_HEADING}positions {span_text(lo, hi, n)}:"
+
+    if width is not None and len(inputs) > 1 and not fits(rows(0, 2), width):
+        # chunks of one position each: a position a line reads better
+        return _by_position(inputs, input_type, outputs, seq.type.value, prefix, width)
+    return fitted(len(inputs), rows, heading, width)
+
+
+def _by_position(
+    inputs: list[str],
+    input_type: str,
+    outputs: list[str],
+    output_type: str,
+    prefix: str,
+    width: int,
+) -> list[str]:
+    """`full seq display`'s rows turned into columns, for a terminal too narrow for two
+    positions side by side: `  3: l  1.0`, under a heading that names the columns (its output
+    under its input where the two do not fit on one line)."""
+    at = len(str(len(inputs) - 1))
+    size, out_size = (max(display_width(t) for t in texts) for texts in (inputs, outputs))
+    lead = f"{prefix}{_HEADING}position: "
+    lines = [f"{lead}input ({input_type})  output ({output_type})"]
+    if not fits(lines, width):
+        lines = [f"{lead}input ({input_type})", f"{prefix}{_HEADING}{'':10}output ({output_type})"]
+    for k, (given, got) in enumerate(zip(inputs, outputs, strict=True)):
+        lines.append(
+            f"{prefix}{_HEADING}{k:>{at}}: {rjust(given, size)}  {rjust(got, out_size)}".rstrip()
+        )
+    return lines
 
 
 def _full_texts(values: Sequence[Any]) -> list[str]:
@@ -243,6 +301,9 @@ class ExampleSettings:
     show_seq: bool = True
     show_sel: bool = True
     full_seq: bool = False
+    # the terminal's columns, that a grid or `full seq display` rows wider than it are shown in
+    # chunks of (`rasp.display_chunks`); None (a pipe, the goldens): as the original's
+    width: int | None = None
 
 
 FunctionText = Callable[[Any], str | None]
@@ -277,7 +338,7 @@ def named_value(
             matrix = evaluate(value, tokens)
             assert isinstance(matrix, np.ndarray)
             lines.append(f"{indent}{_EXAMPLE}")
-            lines += selector_grid(tokens, matrix, indent)
+            lines += selector_grid(tokens, matrix, indent, settings.width)
         return lines
     func = function_text(value)
     if func is not None:
@@ -342,20 +403,24 @@ def _seq_example(name: str, sop: SOp, settings: ExampleSettings, indent: str) ->
         return [
             f"{indent}{_EXAMPLE} {desc} {seq_text(seq)} [skipped full display: identical values]"
         ]
-    return [f"{indent}{_EXAMPLE}", *full_seq_rows(tokens, seq, indent)]
+    return [f"{indent}{_EXAMPLE}", *full_seq_rows(tokens, seq, indent, settings.width)]
 
 
 def applied_value(
-    value: SeqValue | np.ndarray, tokens: Sequence[Any], full_seq: bool = False
+    value: SeqValue | np.ndarray,
+    tokens: Sequence[Any],
+    full_seq: bool = False,
+    width: int | None = None,
 ) -> list[str]:
-    """What `f("abc");` prints: `\\t =  [c, b, a] (strings)`, or a selector's grid."""
+    """What `f("abc");` prints: `\\t =  [c, b, a] (strings)`, or a selector's grid (a table
+    wider than `width`: in chunks of positions)."""
     if isinstance(value, np.ndarray):
-        return ["\t = ", *selector_grid(tokens, value)]
+        return ["\t = ", *selector_grid(tokens, value, width=width)]
     if not full_seq:
         return [f"\t =  {seq_text(value)}"]
     if _all_equal(value):
         return [f"\t =   {seq_text(value)} [skipped full display: identical values]"]
-    return ["\t = ", *full_seq_rows(tokens, value)]
+    return ["\t = ", *full_seq_rows(tokens, value, width=width)]
 
 
 def example_lines(which: str, seq_example: Any, sel_example: Any) -> list[str]:

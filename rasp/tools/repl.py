@@ -217,9 +217,10 @@ class ReplSession:
                 out += self._loaded_warnings() + lines
             except RaspError as err:
                 out += self._loaded_warnings()
-                out += self._drawn_in_loop  # (a loop that failed after drawing)
+                shown = self._drawn_in_loop  # (a loop that failed after drawing)
                 if self._listing is not None:  # (or after a load in a call had listed its names)
-                    out += self._listing.lines
+                    shown = shown + self._listing.lines
+                out += wrap_values(shown, self.width)
                 # its error first, and a warning inside what failed named as the likely cause
                 out += error_then_warnings(
                     err, () if self.quiet else linted, width=self.width, hidden=linted
@@ -293,7 +294,7 @@ class ReplSession:
         listing = LoadListing(
             errors,
             lambda name, value: named_value(
-                name, value, self._listed_with or quiet, function_text=function_text
+                name, value, self._sized(self._listed_with or quiet), function_text=function_text
             ),
             lambda err: name_loaded_cause(err, *self._loaded_lint()),
             width=self.width,
@@ -323,7 +324,9 @@ class ReplSession:
             # in the order they were printed: a loop moves what was listed before it runs to
             # _drawn_in_loop (a loop in a file that a def's body loads too: its nested load's
             # names came after the file's later ones)
-            return self._drawn_in_loop + listing.lines + self._show_result(stmt, result)
+            # (what a load printed, its `show example` and names, fits the terminal too)
+            shown = wrap_values(self._drawn_in_loop + listing.lines, self.width)
+            return shown + self._show_result(stmt, result)
         except (Exception, KeyboardInterrupt):
             # The definition-time check failed, Ctrl-C stopped it (a slow s-op) or a bug of ours
             # did: as in the original, the names keep their old values (an unchecked value is not
@@ -351,14 +354,20 @@ class ReplSession:
                 tokens = self._call_input(stmt)
                 if len(tokens) != len(value):  # the input is not visible here (e.g. inside a def)
                     tokens = list(range(len(value)))
-                shown = run_deep(lambda: applied_value(value, tokens, self.settings.full_seq))
+                shown = run_deep(
+                    lambda: applied_value(value, tokens, self.settings.full_seq, self.width)
+                )
                 return wrap_values(shown, self.width)
         # (on the deep stack, as the statement ran: showing a list 5,000 deep recurses as deep)
         return wrap_values(run_deep(lambda: self._checked_and_named(result)), self.width)
 
+    def _sized(self, settings: ExampleSettings) -> ExampleSettings:
+        """`settings` with the terminal's width, that a wider table is shown in chunks of."""
+        return dataclasses.replace(settings, width=self.width)
+
     def _checked_and_named(self, result: StatementResult) -> list[str]:
         self._check_on_example(result)
-        return self._named(result, self.settings)
+        return self._named(result, self._sized(self.settings))
 
     def _entered(self) -> None:
         """A load starts: as the original's `loadFile`, it turns the examples off for the file's
@@ -481,6 +490,6 @@ class ReplSession:
         else:
             lines = [self.draw_hook(node, tokens)]
         if with_value:
-            lines += applied_value(value, tokens, self.settings.full_seq)
+            lines += applied_value(value, tokens, self.settings.full_seq, self.width)
         # (its tab-indented lines too: a message, a picture's path, the value drawn)
         return [wrap_report(line, self.width) for line in lines]
