@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from enum import Enum
+from functools import cached_property
 from typing import Any
 
 from rasp import sops
@@ -93,6 +94,14 @@ class IRNode:
         return about(self.name, self.local, self.place)
 
 
+class _Reads(Enum):
+    """What an s-op reads through maps, besides constants (`Graph.reads_position_only`)."""
+
+    NOTHING = "nothing"  # a constant, or a map of constants alone
+    POSITION = "position"  # `indices`, or a map of it (and constants) alone
+    MORE = "more"  # some other s-op
+
+
 @dataclass(frozen=True)
 class Graph:
     nodes: tuple[IRNode, ...]
@@ -110,21 +119,30 @@ class Graph:
 
     def reads_position_only(self, index: int) -> bool:
         """Whether node `index` is a map that reads `indices` (and constants) alone, through
-        maps: one value per position (`indices < 3`)."""
-        leaves = set()
-        # each node once: maps reading one another several times (a def's recursion, `x - n if
-        # x < n else x`) made the walk exponential, 90% of defs seed 2172227's compile at N = 6
-        seen = {index}
-        stack = [index]
-        while stack:
-            node = self.nodes[stack.pop()]
+        maps: one value per position (`indices < 3`), which the positional embedding can write
+        (the planners ask it as `PlanContext.is_positional`). A map of constants alone reads no
+        position and is not one (the planners' graph has it folded to a constant)."""
+        return self.nodes[index].op is Op.MAP and self._reads[index] is _Reads.POSITION
+
+    @cached_property
+    def _reads(self) -> tuple[_Reads, ...]:
+        # one pass in node order (inputs first), each node read once: a walk from each node went
+        # down every path of maps reading one another several times (a def's recursion, `x - n
+        # if x < n else x`: 90% of defs seed 2172227's compile at N = 6), or recursed (a chain of
+        # thousands of maps)
+        reads: list[_Reads] = []
+        for node in self.nodes:
             if node.op is Op.MAP:
-                fresh = [i for i in node.inputs if i not in seen]
-                seen.update(fresh)
-                stack.extend(fresh)
-            elif node.op is not Op.CONST:
-                leaves.add(node.op)
-        return self.nodes[index].op is Op.MAP and leaves == {Op.INDICES}
+                seen = {reads[i] for i in node.inputs}  # a map reads what its inputs read
+                if _Reads.MORE in seen:
+                    reads.append(_Reads.MORE)
+                else:
+                    reads.append(_Reads.POSITION if _Reads.POSITION in seen else _Reads.NOTHING)
+            elif node.op is Op.CONST:
+                reads.append(_Reads.NOTHING)
+            else:
+                reads.append(_Reads.POSITION if node.op is Op.INDICES else _Reads.MORE)
+        return tuple(reads)
 
     def read_by_maps(self) -> frozenset[int]:
         """The nodes some map reads (gated units and fused maps are decided on this)."""

@@ -48,7 +48,6 @@ class PlanContext:
     head_masks: bool = True
     # the program was written with `rasp.tracr` (tracr's API): its refusals' hints say so
     tracr: bool = False
-    _positional: dict[int, bool] = field(default_factory=dict, compare=False, repr=False)
     # the TRACKED_OPTIONS this plan has read (`option`), shared with the driver that planned it
     options_read: set[str] = field(default_factory=set, compare=False, repr=False)
 
@@ -94,33 +93,9 @@ class PlanContext:
 
     def is_positional(self, index: int) -> bool:
         """A map of `indices` (and constants) alone: a function of the position, which the
-        positional embedding writes for free (`indices % 2 == 0`)."""
-        # iterative (a chain of thousands of maps): inputs that are maps are decided first
-        stack = [index]
-        while stack:
-            top = stack[-1]
-            if top in self._positional:
-                stack.pop()
-                continue
-            node = self.graph[top]
-            inputs = [self.graph[i] for i in node.inputs]
-            if node.op is Op.MAP:
-                pending = [
-                    i.index for i in inputs if i.op is Op.MAP and i.index not in self._positional
-                ]
-                if pending:
-                    stack.extend(pending)
-                    continue
-            stack.pop()
-            self._positional[top] = (
-                node.op is Op.MAP
-                and any(i.op is not Op.CONST for i in inputs)
-                and all(
-                    i.op in (Op.INDICES, Op.CONST) or (i.op is Op.MAP and self._positional[i.index])
-                    for i in inputs
-                )
-            )
-        return self._positional[index]
+        positional embedding writes for free (`indices % 2 == 0`). (`Graph.reads_position_only`,
+        which the value analysis asks too, decides it, once per graph.)"""
+        return self.graph.reads_position_only(index)
 
     def is_position_class(self, index: int) -> bool:
         """A map of the position with at most half as many values as positions: read as its own

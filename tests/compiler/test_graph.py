@@ -180,12 +180,18 @@ class _CountedReads(tuple):  # (the graph's nodes, counting the walk's reads)
         type(self).reads += 1
         return super().__getitem__(index)
 
+    def __iter__(self):  # type: ignore[no-untyped-def, override]
+        for node in super().__iter__():
+            type(self).reads += 1
+            yield node
+
 
 @pytest.mark.parametrize("leaf", ["indices", "tokens"])
 def test_reads_position_only_reads_each_node_once(leaf: str) -> None:
     """Defs seed 2172227 (a recursion `g(x - n if x < n else x, ...)` over maps): the walk went
     down every path of a DAG of maps, 2^k reads for k maps reading one another twice, 90% of
-    its compile time at N = 6. A chain of 16 such maps is read once per node (the old walk read 2^17 nodes)."""
+    its compile time at N = 6. A chain of 16 such maps is read once per node (the old walk read
+    2^17 nodes), and once per graph: asking of every node reads no node again."""
     x: S.SOp = S.IndicesSOp(name="indices") if leaf == "indices" else B.tokens()
     for _ in range(16):
         x = B.mapped(lambda a, b: a, x, B.mapped(lambda a: a, x))
@@ -195,3 +201,28 @@ def test_reads_position_only_reads_each_node_once(leaf: str) -> None:
     counting = type(graph)(nodes=_CountedReads(graph.nodes), root=graph.root)
     assert counting.reads_position_only(graph.root) is (leaf == "indices")
     assert _CountedReads.reads <= len(graph.nodes) + 1
+    answers = [counting.reads_position_only(i) for i in range(len(graph.nodes))]
+    assert _CountedReads.reads <= 2 * len(graph.nodes) + 1  # (each answer reads its own node)
+    assert answers == [leaf == "indices" and n.op is Op.MAP for n in graph.nodes]
+
+
+def test_reads_position_only_goes_through_maps_of_constants() -> None:
+    """The one question the value analysis and the planners (`PlanContext.is_positional`) ask:
+    a map of `indices` and a map of constants alone is one of the position; the map of constants
+    is not (it reads no position), nor is a map that also reads the length."""
+    indices = S.IndicesSOp(name="indices")
+    four = B.mapped(lambda c: c + 1, S.ConstSOp(value=3), name="four")
+    shifted = B.mapped(lambda i, f: i + f, indices, four, name="shifted")
+    parity = B.mapped(lambda s: s % 2, shifted, name="parity")
+    longer = B.mapped(lambda p, n: p + n, parity, S.LengthSOp(), name="longer")
+    graph = build_graph(longer)
+    asked = {n.name: graph.reads_position_only(n.index) for n in graph.nodes}
+    assert asked == {
+        "indices": False,  # (not a map: read as itself)
+        "_const_1": False,
+        "four": False,
+        "shifted": True,
+        "parity": True,
+        "length": False,
+        "longer": False,
+    }

@@ -39,7 +39,20 @@ import traceback
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # (campaign_start)
+from campaign_start import Usage, exit_unless_startable  # noqa: E402
+
+USAGE = Usage(
+    "TRACR_SRC=/path/to/tracr PYTHONPATH=. python tests/from_tracr/mixed_encodings_campaign.py "
+    "SEED COUNT [MAX_LEN] [-v] [--extra]",
+    2,
+    3,
+    frozenset({"-v", "--extra"}),
+)
+if __name__ == "__main__":  # (before tracr's imports: without it, one line, not a traceback)
+    exit_unless_startable(USAGE)
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.environ.get("TRACR_SRC", "."))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # (runtime_helpers)

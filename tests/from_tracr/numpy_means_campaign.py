@@ -3,7 +3,7 @@
 Not a test (it needs DeepMind's tracr, which this project does not install): run from the
 repository root with tracr's source on the path, e.g.
 
-    TRACR_SRC=/path/to/tracr PYTHONPATH=. python tests/from_tracr/numpy_means_campaign.py 100 1000
+    TRACR_SRC=/path/to/tracr PYTHONPATH=. python tests/from_tracr/numpy_means_campaign.py SEED COUNT [-v]  (e.g. 100 1000)
 
 Each program maps tokens to a mix of np.float64, np.float32, np.int64, np.bool_ and Python values,
 averages them (numerical Aggregates, defaults None, 0, 0.0, False or np.float64(0.5), sometimes a
@@ -24,7 +24,20 @@ import traceback
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # (campaign_start)
+from campaign_start import Usage, exit_unless_startable  # noqa: E402
+
+USAGE = Usage(
+    "TRACR_SRC=/path/to/tracr PYTHONPATH=. python tests/from_tracr/numpy_means_campaign.py "
+    "SEED COUNT [-v]",
+    2,
+    2,
+    compiler=False,
+)
+if __name__ == "__main__":  # (before tracr's imports: without it, one line, not a traceback)
+    exit_unless_startable(USAGE)
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.environ.get("TRACR_SRC", "."))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # (runtime_helpers)
@@ -139,7 +152,8 @@ def retyped(got, want):
 
 
 def main() -> None:
-    seed, count = int(sys.argv[1]), int(sys.argv[2])
+    args = [a for a in sys.argv[1:] if not a.startswith("-")]
+    seed, count = int(args[0]), int(args[1])
     rng = random.Random(seed)
     stats = Counter()
     for k in range(count):
@@ -209,4 +223,5 @@ def main() -> None:
     print(dict(stats))
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -18,6 +18,17 @@ import types
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from campaign_start import Usage, exit_unless_startable  # noqa: E402
+
+USAGE = Usage(
+    "python tests/from_tracr/record_tracr_values.py",
+    0,
+    0,
+    frozenset(),
+    tracr_src=False,
+)
+if __name__ == "__main__":  # (before tracr's imports: without it, one line, not a traceback)
+    exit_unless_startable(USAGE)
 
 import corpus  # noqa: E402
 from tracr.compiler import lib as tracr_lib  # noqa: E402

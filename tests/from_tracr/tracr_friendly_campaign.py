@@ -27,10 +27,21 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # (the sibling campaigns)
+from campaign_start import Usage, exit_unless_startable  # noqa: E402
+
+USAGE = Usage(
+    "TRACR_SRC=/path/to/tracr PYTHONPATH=. python tests/from_tracr/tracr_friendly_campaign.py "
+    "SEED COUNT [-v]",
+    2,
+    2,
+)
+if __name__ == "__main__":  # (before tracr's imports: without it, one line, not a traceback)
+    exit_unless_startable(USAGE)
+
 # torch is imported before any alarm (tracr_lib_campaign.py says why)
 import torch  # noqa: E402, F401, I001
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # (the sibling campaigns)
 from absl import logging as absl_logging  # noqa: E402 (tracr's dependency)
 from mixed_encodings_campaign import Timeout, _alarm, run_one  # noqa: E402
 from tracr_lib_campaign import draw_inputs  # noqa: E402

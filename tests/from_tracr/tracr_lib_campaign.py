@@ -4,7 +4,7 @@ evaluator.
 Not a test (it needs DeepMind's tracr, which this project does not install): run from the
 repository root with tracr's source on the path, e.g.
 
-    TRACR_SRC=/path/to/tracr PYTHONPATH=. python tests/from_tracr/tracr_lib_campaign.py SEED COUNT [-v] [--their-lib]
+    TRACR_SRC=/path/to/tracr PYTHONPATH=. python tests/from_tracr/tracr_lib_campaign.py SEED COUNT [-v] [--their-lib] [--big] [--deep]
 
 Only tracr's pure-Python RASP is used (`tracr.rasp.rasp`, `tracr.compiler.lib`): where tracr's
 `tracr/compiler/__init__.py` imports its jax compiler and jax is not installed, an empty
@@ -37,11 +37,23 @@ import types
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # (campaign_start, the sibling campaign)
+from campaign_start import Usage, exit_unless_startable  # noqa: E402
+
+USAGE = Usage(
+    "TRACR_SRC=/path/to/tracr PYTHONPATH=. python tests/from_tracr/tracr_lib_campaign.py SEED "
+    "COUNT [-v] [--their-lib] [--big] [--deep]",
+    2,
+    2,
+    frozenset({"-v", "--their-lib", "--big", "--deep"}),
+)
+if __name__ == "__main__":  # (before tracr's imports: without it, one line, not a traceback)
+    exit_unless_startable(USAGE)
+
 # torch is imported before any alarm: a timeout during its first import, under load, left it
 # half-initialised and every later model run crashed (seed 780317)
 import torch  # noqa: E402, F401, I001
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # (the sibling campaign)
 from absl import logging as absl_logging  # noqa: E402 (tracr's dependency)
 from mixed_encodings_campaign import Timeout, _alarm, run_one  # noqa: E402
 
