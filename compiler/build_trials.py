@@ -68,6 +68,9 @@ class BuildOptions:
     # not its own rounding alone (compiler.map_steps; compiler.alternatives' build where the
     # default is not proved and a map reads an interpolation: chained lines compound)
     chained_lines: bool = False  # an interpolation takes its input's written error (map_steps)
+    # the driver's last build where none is proved (compiler.written_sums): a step over a sum of
+    # two numbers whose inputs carry error from the maps that wrote them (a recursion's chain)
+    written_sums: bool = False  # a step over x - y takes its inputs' written error (linear_steps)
     # maps a select reads, computed from means, as a table over their inputs' one-hots (each mean
     # decoded first), clamped: the side's one-hot exact
     table_sides: frozenset[str] = frozenset()  # select sides from means: tables (side_tables)

@@ -29,6 +29,7 @@ from compiler.size_check import check_size
 from compiler.values import ValueSets, infer_values
 from compiler.vocab_bound import reads_tokens
 from compiler.vote_form import or_votes
+from compiler.written_sums import written_instead
 from rasp import sops
 from rasp.deep_stack import fallback_note, run_deep
 from rasp.errors import CompileError, Diagnostic, Source
@@ -341,6 +342,8 @@ def _compile_sop(
             max_params,
             note,
         )
+        # last: steps over sums judged with their inputs' written error (compiler.written_sums)
+        kept = written_instead(kept, lambda: builder(sop, max_params), note)
     except CompileError as err:  # a tracr map's unholdable value may be the reason, said first
         raise _with_value_problems(program, err, vocab, max_len) from None
     model, graph, certificate = kept.model, kept.graph, kept.certificate

@@ -81,10 +81,11 @@ def linear_steps(
             x = sum_view(node, views, coef, points)
             biggest = [float(np.abs(a).max()) for a in at]
             canon = built.canon.get(node.index)
+            error = sum_error(views, coef, biggest)
+            if ctx.options.written_sums:  # (compiler.written_sums: the driver's last build)
+                error = map_steps.with_written_error(error, built, x)
             try:
-                return decode_numeric(
-                    built, node, x, points, encoding, sum_error(views, coef, biggest), resolved=True
-                )
+                return decode_numeric(built, node, x, points, encoding, error, resolved=True)
             except CompileError:  # steps too close for float32 at these errors, or too many
                 # whose activations add up past exact: another sum, or none; the values this
                 # attempt made canonical are not the reading built

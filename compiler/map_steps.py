@@ -168,7 +168,7 @@ def _context_steps_or_interpolation(
 ) -> MLPSpec:
     """`context_steps`, or the interpolation per context value (`q * q if tokens == "a" else
     q`) where that errs less or the steps are refused (not yet added). `chained`: the line
-    takes x's written error (`_line_input`)."""
+    takes x's written error (`with_written_error`)."""
     merged = _merged_per_context(node, view, xi, rows)
     top = max(abs(p) for _, pts in merged for p, _ in pts)
     bound = _input_error(view.error, top, view.x)
@@ -189,7 +189,7 @@ def _context_steps_or_interpolation(
             out,
             op=node.text,
             name=node.name,
-            x_error=_line_input(bound, built, view.x) if chained else bound,
+            x_error=with_written_error(bound, built, view.x) if chained else bound,
             context_noise=noise,
         )
     )
@@ -212,13 +212,13 @@ def steps_or_interpolation(
     """A numerical function of the number `x` (`points`: its reachable (x, value) pairs), written
     to `out` (default: the node's own number): a step MLP, or the interpolation through its points
     where that errs less (a smooth map of a mean, whose steps' activations add up) or the steps
-    are refused. `chained`: the line takes x's written error (`_line_input`)."""
+    are refused. `chained`: the line takes x's written error (`with_written_error`)."""
     merged = merge_points(node, points)
     if out is None:
         out = materialise(built, node, Encoding.NUMERICAL, sort_values(v for _, v in merged))
     bound = _input_error(x_error, max(abs(p) for p, _ in merged), x)
     common = {"op": node.text, "name": out.name}
-    line_error = _line_input(bound, built, x) if chained else bound
+    line_error = with_written_error(bound, built, x) if chained else bound
     line = _or_none(lambda: interpolation_mlp(x, merged, out, x_error=line_error, **common))
     built.add_mlp(
         _less_error(
@@ -283,7 +283,7 @@ def _written_errors(built: Built) -> dict[Dim, float]:
     return errors
 
 
-def _line_input(bound: ErrorBound, built: Built, x: Encoded) -> ErrorBound:
+def with_written_error(bound: ErrorBound, built: Built, x: Encoded) -> ErrorBound:
     """`bound`, x's error as an interpolation through x's points takes it: plus the output error
     of the MLPs that write x's number. An interpolation passes its input's error on times its
     slope, so a chain of them compounds, which x's own rounding hides: `(x * t + n) % 4` five

@@ -71,6 +71,8 @@ def test_a_table_too_large_is_still_refused_with_the_noisy_hint(
     # `length > m` over a mean of counts at N = 24: the table has 103,704 rows (216M parameters);
     # (without the steps per length that compile it: tests/compiler/test_threshold_sides.py)
     monkeypatch.setattr("compiler.side_build.threshold_sides", lambda graph: frozenset())
+    # (nor the written-error build, which proves it too: tests/compiler/test_written_sums.py)
+    monkeypatch.setattr("compiler.driver.written_instead", lambda kept, builds, note: kept)
     text = 'm = aggregate(select(tokens, tokens, <=), count(tokens, "a"));\n'
     text += "res = aggregate(select(length, m, >), 0, 1);"
     with pytest.raises(CompileError) as refused:
