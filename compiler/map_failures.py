@@ -14,7 +14,7 @@ from compiler.graph import Graph, IRNode, Op
 from compiler.relations import Relation
 from rasp import sops
 from rasp.errors import RaspError
-from rasp.nodes import LABEL_MAX
+from rasp.nodes import LABEL_MAX, cut_label
 from rasp.seqvalues import value_repr
 from rasp.wording import input_words
 
@@ -101,9 +101,7 @@ def _input_text(node: IRNode, k: int, count: int) -> str:
     # in Python carries a description of its own)
     short = len(node.text) <= LABEL_MAX
     if node.text and (short or node.span is not None) and not _GENERATED.search(node.text):
-        text = node.text
-        if len(text) > LABEL_MAX:
-            text = text[: LABEL_MAX - 3] + "..."
+        text = cut_label(node.text)
         return f"({text})" if " " in text else text
     return input_words(k, count)
 

@@ -6,7 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rasp.nodes import LABEL_MAX, IndicesSOp, LengthSOp, SOp, TokenKind, TokensSOp
+from rasp.nodes import (
+    LABEL_MAX,
+    IndicesSOp,
+    LengthSOp,
+    SOp,
+    TokenKind,
+    TokensSOp,
+    cut_label,
+)
 from rasp.wording import input_words, int_text
 
 
@@ -29,8 +37,7 @@ def _sop_text(sop: SOp, k: int, count: int) -> str:
         return sop.name
     text = sop.span.shown_text() if sop.span is not None else ""
     if text:
-        if len(text) > LABEL_MAX:
-            text = text[: LABEL_MAX - 3] + "..."
+        text = cut_label(text)
         return f"({text})" if " " in text else text  # `(tokens == "a") = False`
     match sop:
         case TokensSOp():

@@ -22,6 +22,13 @@ from rasp.wording import int_text
 Atom = int | float | str | bool | None
 
 LABEL_MAX = 40  # an unnamed node's label: its expression, cut to this many characters
+
+
+def cut_label(text: str) -> str:
+    """`text` cut to LABEL_MAX characters, its end marked `...` where it was cut."""
+    return text if len(text) <= LABEL_MAX else text[: LABEL_MAX - 3] + "..."
+
+
 # a name, possibly dotted (`x`, `lib.make_sort`)
 _NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _CLOSES = {"(": ")", "[": "]", "{": "}"}
@@ -216,8 +223,7 @@ class Node:
         if not text:
             return "selector" if isinstance(self, Selector) else "s-op"
         one_term = is_one_term(text)
-        if len(text) > LABEL_MAX:
-            text = text[: LABEL_MAX - 3] + "..."
+        text = cut_label(text)
         # a bare call or name reads as one; an operation is bracketed (`(x + 1)("abc")`)
         return text if one_term else f"({text})"
 
