@@ -38,7 +38,7 @@ from compiler.alternatives import keep_proved
 from compiler.build_trials import NOT_PROVED, Builds, Kept
 from compiler.constants import fold_constants
 from compiler.graph import Graph, IRNode, Op
-from compiler.position_functions import AtPosition
+from compiler.position_functions import AtPosition, identical_value
 from compiler.refusals import refused_why, why_not_proved
 from compiler.values import ValueSets
 from rasp.errors import CompileError
@@ -114,19 +114,13 @@ def _table(values: ValueSets, index: int) -> tuple[Any, ...] | None:
         if len(vals) != 1:
             return None
         if i in at:
-            if not _same(at[i], vals[0]):
+            if not identical_value(at[i], vals[0]):
                 return None  # depends on the length
         else:
             at[i] = vals[0]
     if sorted(at) != list(range(values.max_len)):
         return None
     return tuple(at[i] for i in range(values.max_len))
-
-
-def _same(a: Any, b: Any) -> bool:
-    """The same value of the same Python type (1, 1.0 and True apart; -0.0 and 0.0 too; nan is
-    never the same)."""
-    return type(a) is type(b) and a == b and repr(a) == repr(b)
 
 
 def positions_instead(

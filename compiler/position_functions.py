@@ -53,9 +53,9 @@ class AtPosition:
         return self.table[i]
 
 
-def _same(a: Any, b: Any) -> bool:
+def identical_value(a: Any, b: Any) -> bool:
     """The same value of the same Python type (1, 1.0 and True differ in their labels; -0.0 and
-    0.0 print apart)."""
+    0.0 print apart; nan is never the same)."""
     return type(a) is type(b) and a == b and repr(a) == repr(b)
 
 
@@ -126,7 +126,7 @@ def position_functions(root: sops.Node, max_len: int) -> sops.Node:
             except RaspError:
                 del tables[node.id]  # the interpreter fails here; a map would not
                 continue
-            if not all(_same(v, t) for v, t in zip(seq.values, table, strict=False)):
+            if not all(identical_value(v, t) for v, t in zip(seq.values, table, strict=False)):
                 del tables[node.id]  # depends on the length
             elif not _labelled_alike(seq, node.loose):
                 del tables[node.id]  # the map would label these values otherwise
