@@ -7,6 +7,7 @@ message. A UTF-8 byte-order mark, which some editors write, is dropped.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from importlib import resources
 from itertools import islice
@@ -95,6 +96,16 @@ def is_safetensors(start: bytes, size: int | None = None) -> bool:
     size = len(start) if size is None else size
     length = int.from_bytes(start[:8], "little")
     return len(start) >= 9 and start[8:9] == b"{" and 2 <= length <= size - 8
+
+
+def is_safetensors_file(path: str | Path) -> bool:
+    """Whether the file at `path` is framed as a safetensors file (`is_safetensors`); False where
+    it cannot be read (the command reading it says why)."""
+    try:
+        with open(path, "rb") as handle:
+            return is_safetensors(handle.read(9), os.fstat(handle.fileno()).st_size)
+    except OSError:
+        return False
 
 
 def _not_utf8(data: bytes, name: str, exc: UnicodeDecodeError) -> RaspError:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import shlex
 import sys
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rasp.atoms import atom_key
 from rasp.errors import ErrorKind, RaspError, Source
-from rasp.sources import is_safetensors
+from rasp.sources import is_safetensors_file
 from rasp.tools.console import Console
 from rasp.wording import close_name, with_article
 
@@ -275,13 +274,7 @@ def run_source(source: Source, console: Console) -> Interpreter:
 def refuse_model_file(file: str) -> None:
     """A compiled model given where a program goes (`rasp run reverse.safetensors`): say so, rather
     than report its binary tensors as text that is not UTF-8."""
-    try:
-        with open(file, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            start = handle.read(9)
-    except OSError:
-        return  # read_source says why
-    if is_safetensors(start, size):
+    if is_safetensors_file(file):  # (unreadable: read_source says why)
         raise RaspError(
             f"{file} is a compiled model (a safetensors file), not a RASP program",
             hint=f"a model goes after --model: `rasp run --model {file} --input INPUT`, `rasp "

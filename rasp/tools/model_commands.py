@@ -253,15 +253,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def _unsuffixed_model(target: str) -> bool:
     """A model file named without `.safetensors` (`rasp compile -o rev` writes it as named): told
     by its content, as `rasp show rev` and `run --model rev` read it."""
-    from rasp.sources import is_safetensors
+    from rasp.sources import is_safetensors_file
 
     if target == "-" or Path(target).suffix == ".rasp" or is_python_target(target):
         return False
-    try:
-        with open(target, "rb") as file:
-            return is_safetensors(file.read(9), os.fstat(file.fileno()).st_size)
-    except OSError:  # (no such file, a directory: draw's own error names it)
-        return False
+    return is_safetensors_file(target)  # (unreadable: draw's own error names it)
 
 
 def cmd_draw(args: argparse.Namespace) -> int:
