@@ -12,24 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rasp.text_width import display_width
-
-TAB = 8  # the columns a terminal's tab stops are apart
+from rasp.text_width import line_columns
 
 # the lines of positions lo..hi-1 of the table
 Render = Callable[[int, int], list[str]]
 # the line above the chunk of positions lo..hi-1 of n
 Heading = Callable[[int, int, int], str]
-
-
-def line_columns(line: str) -> int:
-    """The columns `line` takes on a terminal: a tab goes to its next stop, `日` takes two."""
-    column = 0
-    for part_index, part in enumerate(line.split("\t")):
-        if part_index:
-            column = (column // TAB + 1) * TAB
-        column += display_width(part)
-    return column
 
 
 def fitted(

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import re
 import shlex
-import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
 
 from rasp.text_width import char_width, display_width
+from rasp.text_wrap import keep_code_spans, wrap_kept
 from rasp.wording import atom_text
 
 # Longest source line shown in full under an error; a longer one is cut around the caret.
@@ -194,21 +194,11 @@ def _wrapped(text: str, width: int | None, indent: str) -> str:
     so that they read as the same message and not as the source line under it."""
     if width is None:
         return text
-    # a `code span` (a command to type) stays on one line: its spaces are made unbreakable
-    keep = re.sub(r"`[^`\n]*`", lambda m: m.group(0).replace(" ", _UNBROKEN), text)
+    # a `code span` (a command to type) stays on one line
     return "\n".join(
-        textwrap.fill(
-            line,
-            width,
-            subsequent_indent=indent,
-            break_long_words=False,
-            break_on_hyphens=False,
-        ).replace(_UNBROKEN, " ")
-        for line in keep.split("\n")
+        "\n".join(wrap_kept(line, width, subsequent=indent))
+        for line in keep_code_spans(text).split("\n")
     )
-
-
-_UNBROKEN = "\xa0"  # textwrap breaks at ASCII whitespace only
 
 
 def _caret_lines(span: Span) -> list[str]:

@@ -22,6 +22,9 @@ _ZERO_WIDTH_CATEGORIES = frozenset({"Mn", "Me", "Cf", "Cc"})
 _EMOJI_MODIFIERS = range(0x1F3FB, 0x1F400)  # skin tones: drawn on the emoji before them
 
 
+TAB = 8  # the columns a terminal's tab stops are apart
+
+
 @lru_cache(maxsize=4096)
 def char_width(char: str) -> int:
     """0, 1 or 2: the columns one character takes."""
@@ -69,3 +72,13 @@ def printable(text: str) -> str:
     return "".join(
         c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
     )
+
+
+def line_columns(line: str) -> int:
+    """The columns `line` takes on a terminal: a tab goes to its next stop, `日` takes two."""
+    column = 0
+    for part_index, part in enumerate(line.split("\t")):
+        if part_index:
+            column = (column // TAB + 1) * TAB
+        column += display_width(part)
+    return column

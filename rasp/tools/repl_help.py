@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-import textwrap
 from dataclasses import dataclass
 
+from rasp.text_wrap import UNBROKEN, wrap_kept
 from rasp.tools.repl_compiled import COMMANDS as COMPILED_COMMANDS
 from rasp.wording import close_name
 
@@ -93,7 +93,6 @@ _HELP: tuple[_Line, ...] = (
     _Entry(":verify [K]", "model == interpreter on every input up to length K, and more"),
     _Entry(":draw [INPUT] [-o FILE.png]", "picture (default comp_flows/NAME_INPUT.png and .dot)"),
 )
-_UNBROKEN = "\xa0"  # textwrap breaks at ASCII whitespace only
 _COLUMN = 37  # where a command's text starts in the two-column help
 _MIN_TEXT = 30  # narrower than this beside the commands, each text goes under its command
 
@@ -103,7 +102,7 @@ def _wide(line: _Line) -> list[str]:
         return [line]
     if isinstance(line, tuple):  # (three short commands share one line)
         return ["  " + "        ".join(f"{e.usage}   {e.text}" for e in line)]
-    first, *more = line.text.replace(_UNBROKEN, " ").split("\n")
+    first, *more = line.text.replace(UNBROKEN, " ").split("\n")
     pad = " " * _COLUMN
     lines = (
         [f"  {line.usage}", pad + first]
@@ -131,10 +130,7 @@ def _narrow(line: _Line, width: int) -> list[str]:
 
 
 def _fill(text: str, width: int, indent: str) -> str:
-    wrapped = textwrap.fill(
-        text, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
-    )
-    return wrapped.replace(_UNBROKEN, " ")
+    return "\n".join(wrap_kept(text, width, subsequent=indent))
 
 
 HELP_TEXT = "\n".join(text for line in _HELP for text in _wide(line))

@@ -11,10 +11,10 @@ nor is a word (a path, a list with no spaces) or a `code span` (a command to typ
 from __future__ import annotations
 
 import re
-import textwrap
 
-TAB = 8  # the columns a terminal's tab stops are apart
-_UNBROKEN = "\xa0"  # textwrap breaks at ASCII whitespace only
+from rasp.text_width import line_columns
+from rasp.text_wrap import UNBROKEN, keep_code_spans, wrap_kept
+
 # `  exhaustive: ...`, `first failing input: ...`: a label its value's later lines hang under
 _LABEL = re.compile(r"[A-Za-z][\w .()-]{0,23}:( +|$)")
 _NOT_LABELS = ("error:", "warning:", "note:")  # a message's later lines indent two, as Diagnostic's
@@ -38,7 +38,7 @@ def wrap_line(line: str, width: int, hang: int | None = None) -> list[str]:
     then `hang` more columns (by default under its label's value, else 2)."""
     body = line.lstrip(" \t")
     prefix = line[: len(line) - len(body)]
-    column = columns_of(prefix)
+    column = line_columns(prefix)
     if column + len(body) <= width or not body:
         return [line]
     if hang is None:
@@ -47,37 +47,20 @@ def wrap_line(line: str, width: int, hang: int | None = None) -> list[str]:
         if column + hang > width // 2:  # (a long label: its value would be a narrow column)
             hang = 2
     # textwrap counts the prefix as spaces, put back as it was (its tabs)
-    wrapped = textwrap.wrap(
-        kept_whole(body),
-        width,
-        initial_indent=" " * column,
-        subsequent_indent=" " * (column + hang),
-        break_long_words=False,
-        break_on_hyphens=False,
-    )
-    first, *more = (text[column:].replace(_UNBROKEN, " ") for text in wrapped)
+    wrapped = wrap_kept(kept_whole(body), width, " " * column, " " * (column + hang))
+    first, *more = (text[column:] for text in wrapped)
     return [prefix + first, *(prefix + text for text in more)]
 
 
 def kept_whole(text: str) -> str:
     """`text` with the spaces textwrap must not break at (nor drop there) made unbreakable: a
     `code span`'s, and a space that is a value (`[a,  , b]`, ` ` between two commas)."""
-    text = re.sub(r"`[^`\n]*`", lambda m: m.group(0).replace(" ", _UNBROKEN), text)
-    return re.sub(r"(?<=[\[,]) (?=[,\]])|(?<=, ) (?=[,\]])", _UNBROKEN, text)
+    return re.sub(r"(?<=[\[,]) (?=[,\]])|(?<=, ) (?=[,\]])", UNBROKEN, keep_code_spans(text))
 
 
 def fill_cell(text: str, width: int) -> list[str]:
     """A table cell's text in lines of at most `width` columns (a longer word stays whole)."""
-    lines = textwrap.wrap(kept_whole(text), width, break_long_words=False, break_on_hyphens=False)
-    return [line.replace(_UNBROKEN, " ") for line in lines] or [""]
-
-
-def columns_of(prefix: str) -> int:
-    """The terminal column after `prefix` (spaces and tabs)."""
-    column = 0
-    for char in prefix:
-        column = (column // TAB + 1) * TAB if char == "\t" else column + 1
-    return column
+    return wrap_kept(kept_whole(text), width) or [""]
 
 
 # the one-line values the original's display prints (` \t Example: r("hello") = [...]`,

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from rasp.display import full_seq_rows, selector_grid
-from rasp.display_chunks import fitted, line_columns
+from rasp.display_chunks import fitted
 from rasp.sops import SeqType, SeqValue
+from rasp.text_width import line_columns
 from rasp.tools.repl import ReplSession
 from tests.pty_helpers import on_terminal
 
