@@ -39,7 +39,7 @@ def wrap_line(line: str, width: int, hang: int | None = None) -> list[str]:
     body = line.lstrip(" \t")
     prefix = line[: len(line) - len(body)]
     column = line_columns(prefix)
-    if column + len(body) <= width or not body:
+    if line_columns(line) <= width or not body:
         return [line]
     if hang is None:
         label = _LABEL.match(body)

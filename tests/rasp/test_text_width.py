@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rasp.text_width import clip, display_width, ljust, rjust
+from rasp.text_wrap import UNBROKEN, expand_tabs, wrap_kept
 
 # (text, columns): ASCII, CJK and fullwidth forms (2 each), halfwidth katakana (1), Hangul
 # syllables (2), a combining accent and a variation selector (0), an emoji with a skin tone (2)
@@ -41,3 +46,48 @@ def test_padding_and_clipping_are_by_columns() -> None:
     assert clip("abcdef", 4) == "abc…" and clip("abcd", 4) == "abcd"
     assert clip("日本語日本語", 7) == "日本語…"  # 6 columns + the mark
     assert display_width(clip("日本語日本語", 6)) <= 6
+
+
+# ------------------------------------------------------------------------------------------------
+# `rasp.text_wrap.wrap_kept`: textwrap's lines, measured in columns
+
+
+def _textwrap(text: str, width: int, initial: str = "", subsequent: str = "") -> list[str]:
+    lines = textwrap.wrap(
+        text,
+        width,
+        initial_indent=initial,
+        subsequent_indent=subsequent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    return [line.replace(UNBROKEN, " ") for line in lines]
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(
+    text=st.text(alphabet=st.sampled_from("ab c-\t\n`,[]" + UNBROKEN), max_size=60),
+    width=st.integers(1, 30),
+    initial=st.sampled_from(["", " ", "    "]),
+    subsequent=st.sampled_from(["", "  ", "      "]),
+)
+def test_wrap_kept_is_textwraps_where_every_character_takes_one_column(
+    text: str, width: int, initial: str, subsequent: str
+) -> None:
+    assert wrap_kept(text, width, initial, subsequent) == _textwrap(
+        text, width, initial, subsequent
+    )
+
+
+def test_wrap_kept_counts_columns() -> None:
+    text = "、".join(["日本語の文字"] * 6)  # (no space: one word)
+    assert wrap_kept(text, 20) == [text]  # never broken: a line of its own, past the edge
+    items = ", ".join(["'日本語'", "'中文字符'", "'한국어'", "'e\u0301moji 👍🏽'"] * 3)
+    lines = wrap_kept(items, 24, "", "  ")
+    assert all(display_width(line) <= 24 for line in lines), lines
+    assert " ".join(lines).split() == items.split()
+    assert lines[:2] == ["'日本語', '中文字符',", "  '한국어', 'e\u0301moji 👍🏽',"]
+    # a tab goes to its stop by columns
+    assert (
+        expand_tabs("日\tx") == "日      x" and expand_tabs("ab\tc\n\td") == "ab      c\n        d"
+    )
