@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from rasp.text_width import TAB, char_width, display_width
+from rasp.text_width import TAB, char_width, display_width, line_columns
 
 UNBROKEN = "\xa0"  # a break falls at ASCII whitespace only: a space it must keep
 
@@ -53,6 +53,19 @@ def wrap_kept(text: str, width: int, initial: str = "", subsequent: str = "") ->
         if line:
             lines.append(indent + "".join(line))
     return [line.replace(UNBROKEN, " ") for line in lines]
+
+
+def wrap_indented(line: str, width: int, hang: int = 2) -> list[str]:
+    """`line` wrapped to `width` columns (`wrap_kept`), its later lines starting with its own
+    indentation (its tabs kept) and then `hang` more columns; a line that fits, as it is."""
+    body = line.lstrip(" \t")
+    if line_columns(line) <= width or not body:
+        return [line]
+    prefix = line[: len(line) - len(body)]
+    column = line_columns(prefix)
+    # wrapped after as many spaces as the prefix takes, which are then the prefix again
+    wrapped = wrap_kept(body, width, " " * column, " " * (column + hang))
+    return [prefix + text[column:] for text in wrapped]
 
 
 def expand_tabs(text: str) -> str:
