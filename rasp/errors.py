@@ -27,7 +27,7 @@ from enum import Enum
 from functools import cached_property
 from itertools import accumulate
 
-from rasp.text_width import char_width, line_columns
+from rasp.text_width import char_widths, line_columns
 from rasp.text_wrap import keep_code_spans, wrap_kept
 from rasp.wording import atom_text
 
@@ -217,7 +217,8 @@ def _caret_lines(span: Span) -> list[str]:
     shown = _SOURCE_INDENT + text
     width = line_columns(shown[: len(_SOURCE_INDENT) + end])
     width = max(width - line_columns(shown[: len(_SOURCE_INDENT) + start]), 1)
-    indent = "".join("\t" if c == "\t" else " " * char_width(c) for c in text[:start])
+    widths = char_widths(text[:start])
+    indent = "".join("\t" if c == "\t" else " " * w for c, w in zip(text, widths, strict=False))
     past_end = " " * (start - len(text[:start]))  # a caret after the line's last character
     underline = indent + past_end + "^" + "~" * (width - 1)
     return [shown, _SOURCE_INDENT + underline]
@@ -228,7 +229,8 @@ def _window(text: str, start: int, end: int) -> tuple[str, int, int]:
     the caret's start and end moved to match; a short line is returned unchanged."""
     # columns as a terminal shows them, but an ASCII character's one (a tab's too): a line of
     # 100 `日` is 200 columns, cut as 200 ASCII characters are
-    at = list(accumulate((1 if c.isascii() else char_width(c) for c in text), initial=0))
+    widths = (1 if c.isascii() else w for c, w in zip(text, char_widths(text), strict=True))
+    at = list(accumulate(widths, initial=0))
     if at[-1] <= MAX_SHOWN_COLUMNS:
         return text, start, end
     start_column = at[min(start, len(text))] + max(start - len(text), 0)

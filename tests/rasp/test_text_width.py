@@ -12,7 +12,8 @@ from rasp.text_width import clip, display_width, ljust, rjust
 from rasp.text_wrap import UNBROKEN, expand_tabs, wrap_kept
 
 # (text, columns): ASCII, CJK and fullwidth forms (2 each), halfwidth katakana (1), Hangul
-# syllables (2), a combining accent and a variation selector (0), an emoji with a skin tone (2)
+# syllables (2), a combining accent and a variation selector (0), an emoji with a skin tone (2),
+# a soft hyphen (1, as terminals draw it)
 WIDTHS = [
     ("abc", 3),
     ("日本語", 6),
@@ -22,6 +23,15 @@ WIDTHS = [
     ("e\u0301", 1),
     ("x\ufe0f", 1),
     ("\U0001f44d\U0001f3fd", 2),
+    # sequences drawn as one picture: emoji joined by U+200D, a symbol made an emoji by U+FE0F
+    # (not a check mark: it has no emoji form), a keycap, a syllable in conjoining jamo
+    ("\U0001f468\u200d\U0001f469\u200d\U0001f467", 2),
+    ("\U0001f3f3\ufe0f\u200d\U0001f308", 2),
+    ("\u2764\ufe0f", 2),
+    ("\u2713\ufe0f", 1),
+    ("1\ufe0f\u20e3", 2),
+    ("\u1100\u1161\u11a8", 2),
+    ("\xad", 1),
     ("a\tb", 2),  # a control character takes no column of its own
     ("", 0),
 ]
@@ -46,6 +56,7 @@ def test_padding_and_clipping_are_by_columns() -> None:
     assert clip("abcdef", 4) == "abc…" and clip("abcd", 4) == "abcd"
     assert clip("日本語日本語", 7) == "日本語…"  # 6 columns + the mark
     assert display_width(clip("日本語日本語", 6)) <= 6
+    assert clip("\u2764\ufe0f\u2764\ufe0fab", 5) == "\u2764\ufe0f\u2764\ufe0f…"  # (2 columns each)
 
 
 # ------------------------------------------------------------------------------------------------
