@@ -129,6 +129,16 @@ def test_the_caret_sits_under_its_column_and_the_underline_ends_at_its_end(
     assert line_columns(cut.replace("\t", " ")) <= MAX_SHOWN_COLUMNS + 6
 
 
+def test_a_message_with_wide_characters_is_wrapped_by_columns() -> None:
+    # textwrap counted `日` as one column: wrapped to 40, this message ran to 70
+    message = "cannot read " + " ".join(["'日本語の文字'"] * 8) + " as ints"
+    span = Span(Source("w.rasp", 'x = "日本語";'), 1, 5, 1, 10)
+    lines = Diagnostic(message, span, hint="関数 " * 12).render(width=40).splitlines()
+    assert all(line_columns(line) <= 40 for line in lines), lines
+    assert lines[:2] == ["w.rasp:1:5: error: cannot read", "  '日本語の文字' '日本語の文字'"]
+    assert lines[-1].startswith(" " * 6) and len(lines) > 6
+
+
 def test_a_setting_a_hint_names_is_spelled_by_the_front_end() -> None:
     # The compiler names a setting by its Python keyword; the CLI (the default) and the REPL each
     # spell it in their own syntax, so a REPL user is never told about a `--max-params` it lacks.
