@@ -217,8 +217,10 @@ def _caret_lines(span: Span) -> list[str]:
     shown = _SOURCE_INDENT + text
     width = line_columns(shown[: len(_SOURCE_INDENT) + end])
     width = max(width - line_columns(shown[: len(_SOURCE_INDENT) + start]), 1)
-    widths = char_widths(text[:start])
-    indent = "".join("\t" if c == "\t" else " " * w for c, w in zip(text, widths, strict=False))
+    before = text[:start]
+    indent = "".join(
+        "\t" if c == "\t" else " " * w for c, w in zip(before, char_widths(before), strict=True)
+    )
     past_end = " " * (start - len(text[:start]))  # a caret after the line's last character
     underline = indent + past_end + "^" + "~" * (width - 1)
     return [shown, _SOURCE_INDENT + underline]

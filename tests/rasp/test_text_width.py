@@ -50,6 +50,18 @@ def test_display_width_agrees_with_wcwidth(text: str, columns: int) -> None:
     assert display_width(text) == wcwidth.wcswidth(text)
 
 
+def test_the_emoji_style_table_agrees_with_wcwidth() -> None:
+    # every one-column character of the symbol blocks, with U+FE0F after it: two columns exactly
+    # where wcwidth's table of emoji variation sequences says so
+    wcwidth = pytest.importorskip("wcwidth")
+    chars = [
+        chr(c) for c in [*range(0x20, 0x100), *range(0x2000, 0x2C00), *range(0x1F000, 0x1FB00)]
+    ]
+    styled = [c + "\ufe0f" for c in chars if display_width(c) == 1 == wcwidth.wcswidth(c)]
+    assert len(styled) > 1000
+    assert [t for t in styled if display_width(t) != wcwidth.wcswidth(t)] == []
+
+
 def test_padding_and_clipping_are_by_columns() -> None:
     assert ljust("日本", 6) == "日本  " and rjust("日本", 6) == "  日本"
     assert ljust("abc", 2) == "abc"  # never cut, as str.ljust
