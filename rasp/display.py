@@ -190,7 +190,7 @@ def selector_grid(
         return rows
 
     def heading(lo: int, hi: int, n: int) -> str:
-        return f"{prefix}{_HEADING}keys {span_text(lo, hi, n)}:"
+        return f"{prefix}{_HEADING}{'keys' if hi - lo > 1 else 'key'} {span_text(lo, hi, n)}:"
 
     # (every row is as wide as the first: its label and cells are padded to `size`)
     return fitted(len(texts), grid, heading, width, lambda lo, hi: grid(lo, hi, 1))
@@ -217,7 +217,7 @@ def full_seq_rows(
         ]
 
     def heading(lo: int, hi: int, n: int) -> str:
-        return f"{prefix}{_HEADING}positions {span_text(lo, hi, n)}:"
+        return f"{prefix}{_HEADING}{'positions' if hi - lo > 1 else 'position'} {span_text(lo, hi, n)}:"
 
     if width is not None and len(inputs) > 1 and not fits(rows(0, 2), width):
         # chunks of one position each: a position a line reads better

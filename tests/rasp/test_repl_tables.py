@@ -63,6 +63,12 @@ def test_a_grid_in_chunks_shows_every_key_once_and_every_query_in_each() -> None
     assert keys == "".join(labels)
     ones = sum(line.split(" | ")[1].count("1") for line in chunked if " | " in line)
     assert ones == 26
+    # a chunk of one key (one position) says so in the singular
+    three = selector_grid(list("abc"), np.eye(3, dtype=bool), width=33)
+    assert [line.strip() for line in three if " of 3" in line] == ["keys 0-1 of 3:", "key 2 of 3:"]
+    ints = SeqValue(values=[10, 20, 30], type=SeqType.INTS)
+    lines = full_seq_rows([1, 2, 3], ints, width=40)
+    assert [line.strip() for line in lines if " of 3" in line][-1] == "position 2 of 3:"
 
 
 def test_full_seq_rows_in_chunks_or_one_position_a_line() -> None:
