@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from rasp.text_width import TAB, char_width, display_width, line_columns
+from rasp.text_width import TAB, char_widths, display_width, line_columns
 
 UNBROKEN = "\xa0"  # a break falls at ASCII whitespace only: a space it must keep
 
@@ -75,12 +75,12 @@ def expand_tabs(text: str) -> str:
         return text
     out: list[str] = []
     column = 0
-    for char in text:
+    for char, columns in zip(text, char_widths(text), strict=True):
         if char == "\t":
             step = TAB - column % TAB
             out.append(" " * step)
             column += step
         else:
             out.append(char)
-            column = 0 if char in "\n\r" else column + char_width(char)
+            column = 0 if char in "\n\r" else column + columns
     return "".join(out)

@@ -114,3 +114,5 @@ def test_wrap_kept_counts_columns() -> None:
     assert (
         expand_tabs("日\tx") == "日      x" and expand_tabs("ab\tc\n\td") == "ab      c\n        d"
     )
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"  # (one picture, two columns)
+    assert expand_tabs(family + "\tx") == family + "      x"
