@@ -102,6 +102,17 @@ def test_wrap_kept_is_textwraps_where_every_character_takes_one_column(
     )
 
 
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    text=st.text(alphabet=st.sampled_from("a 日\u0301👍ｱ,\u200d"), max_size=80),
+    width=st.integers(4, 30),
+)
+def test_wrap_kept_fits_every_line_but_a_lone_word(text: str, width: int) -> None:
+    lines = wrap_kept(text, width, "", "  ")
+    assert " ".join(lines).split() == text.split()
+    assert all(display_width(line) <= width or " " not in line.strip() for line in lines)
+
+
 def test_wrap_kept_counts_columns() -> None:
     text = "、".join(["日本語の文字"] * 6)  # (no space: one word)
     assert wrap_kept(text, 20) == [text]  # never broken: a line of its own, past the edge
