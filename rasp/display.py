@@ -36,6 +36,7 @@ import numpy as np
 from rasp.display_chunks import fits, fitted, span_text
 from rasp.sops import Selector, SeqType, SeqValue, SOp, evaluate, type_of_value
 from rasp.text_width import display_width, ljust, rjust
+from rasp.text_wrap import wrap_indented
 from rasp.values import BuiltinFunction, RaspFunction
 from rasp.wording import int_text
 
@@ -189,7 +190,7 @@ def selector_grid(
         return rows
 
     def heading(lo: int, hi: int, n: int) -> str:
-        return f"{prefix}{_HEADING}keys {span_text(lo, hi, n)}:"
+        return f"{prefix}{_HEADING}{'keys' if hi - lo > 1 else 'key'} {span_text(lo, hi, n)}:"
 
     # (every row is as wide as the first: its label and cells are padded to `size`)
     return fitted(len(texts), grid, heading, width, lambda lo, hi: grid(lo, hi, 1))
@@ -216,7 +217,7 @@ def full_seq_rows(
         ]
 
     def heading(lo: int, hi: int, n: int) -> str:
-        return f"{prefix}{_HEADING}positions {span_text(lo, hi, n)}:"
+        return f"{prefix}{_HEADING}{'positions' if hi - lo > 1 else 'position'} {span_text(lo, hi, n)}:"
 
     if width is not None and len(inputs) > 1 and not fits(rows(0, 2), width):
         # chunks of one position each: a position a line reads better
@@ -234,13 +235,19 @@ def _by_position(
 ) -> list[str]:
     """`full seq display`'s rows turned into columns, for a terminal too narrow for two
     positions side by side: `  3: l  1.0`, under a heading that names the columns (its output
-    under its input where the two do not fit on one line)."""
+    under its input where the two do not fit on one line, each name on a line of its own where
+    that does not fit either). A row wider than the terminal is shown whole, past its edge."""
     at = len(str(len(inputs) - 1))
     size, out_size = (max(display_width(t) for t in texts) for texts in (inputs, outputs))
     lead = f"{prefix}{_HEADING}position: "
     lines = [f"{lead}input ({input_type})  output ({output_type})"]
     if not fits(lines, width):
         lines = [f"{lead}input ({input_type})", f"{prefix}{_HEADING}{'':10}output ({output_type})"]
+    if not fits(lines, width):
+        # (inside a list on a 40-column terminal, 25 columns in): a column's name a line, and
+        # one still too wide broken at its space, its type hanging two columns in
+        names = ("position:", f"input ({input_type})", f"output ({output_type})")
+        lines = [part for name in names for part in wrap_indented(prefix + _HEADING + name, width)]
     for k, (given, got) in enumerate(zip(inputs, outputs, strict=True)):
         lines.append(
             f"{prefix}{_HEADING}{k:>{at}}: {rjust(given, size)}  {rjust(got, out_size)}".rstrip()

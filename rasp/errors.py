@@ -20,17 +20,20 @@ from __future__ import annotations
 
 import re
 import shlex
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
+from itertools import accumulate
 
-from rasp.text_width import char_width, display_width
+from rasp.text_width import char_widths, line_columns
 from rasp.text_wrap import keep_code_spans, wrap_kept
 from rasp.wording import atom_text
 
 # Longest source line shown in full under an error; a longer one is cut around the caret.
 MAX_SHOWN_COLUMNS = 100
+_SOURCE_INDENT = "    "  # the source line and its caret line start 4 columns in
 
 # How a front end spells a setting a hint names: (name, example value or None) -> text.
 OptionSpelling = Callable[[str, str | None], str]
@@ -209,21 +212,33 @@ def _caret_lines(span: Span) -> list[str]:
     end = span.end_col - 1 if span.end_line == span.line else len(text)
     text, start, end = _window(text, start, end)
     # Columns as a terminal shows them (`"日本" + 1` puts `+` 7 columns in, not 5); the line's
-    # tabs stay in the indent so the caret lines up under tab-indented source.
-    width = max(display_width(text[start:end]), 1)
-    indent = "".join("\t" if c == "\t" else " " * char_width(c) for c in text[:start])
+    # tabs stay in the indent so the caret lines up under tab-indented source, and a tab inside
+    # the span is underlined to its stop (counted after the four columns the line is shown in).
+    shown = _SOURCE_INDENT + text
+    width = line_columns(shown[: len(_SOURCE_INDENT) + end])
+    width = max(width - line_columns(shown[: len(_SOURCE_INDENT) + start]), 1)
+    before = text[:start]
+    indent = "".join(
+        "\t" if c == "\t" else " " * w for c, w in zip(before, char_widths(before), strict=True)
+    )
     past_end = " " * (start - len(text[:start]))  # a caret after the line's last character
     underline = indent + past_end + "^" + "~" * (width - 1)
-    return ["    " + text, "    " + underline]
+    return [shown, _SOURCE_INDENT + underline]
 
 
 def _window(text: str, start: int, end: int) -> tuple[str, int, int]:
     """A long line cut to about `MAX_SHOWN_COLUMNS` around the caret (`...` marks each cut), with
     the caret's start and end moved to match; a short line is returned unchanged."""
-    if len(text) <= MAX_SHOWN_COLUMNS:
+    # columns as a terminal shows them, but an ASCII character's one (a tab's too): a line of
+    # 100 `日` is 200 columns, cut as 200 ASCII characters are
+    widths = (1 if c.isascii() else w for c, w in zip(text, char_widths(text), strict=True))
+    at = list(accumulate(widths, initial=0))
+    if at[-1] <= MAX_SHOWN_COLUMNS:
         return text, start, end
-    first = max(0, min(start - MAX_SHOWN_COLUMNS // 3, len(text) - MAX_SHOWN_COLUMNS))
-    last = min(len(text), first + MAX_SHOWN_COLUMNS)
+    start_column = at[min(start, len(text))] + max(start - len(text), 0)
+    from_column = max(0, min(start_column - MAX_SHOWN_COLUMNS // 3, at[-1] - MAX_SHOWN_COLUMNS))
+    first = bisect_left(at, from_column)
+    last = bisect_right(at, at[first] + MAX_SHOWN_COLUMNS) - 1
     prefix = "..." if first > 0 else ""
     suffix = "..." if last < len(text) else ""
     shift = len(prefix) - first

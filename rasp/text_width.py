@@ -5,9 +5,12 @@ a combining accent none, so `str.ljust` and `f"{s:<10}"` misaligned the `:residu
 selector grids and `rasp show`'s tables as soon as a token was `日` (one character, two columns).
 Every such table pads with `ljust` / `rjust` here instead.
 
-The widths follow Unicode's East Asian Width property and general categories (what the wcwidth
-package does for single characters) through the standard library: the core may add no dependency
-(docs/architecture.md). Emoji sequences joined by U+200D may show narrower than counted here.
+The widths follow Unicode's East Asian Width property and general categories through the
+standard library (the core may add no dependency: docs/architecture.md), with the sequences the
+wcwidth package (prompt_toolkit's measure) counts as one picture: an emoji joined to the one
+before it by U+200D (`👨‍👩‍👧`, two columns), a text-style symbol made an emoji by U+FE0F (`❤️`,
+two), a Hangul syllable spelt in conjoining jamo (two). Terminals differ on these last cases;
+a CJK character is two columns on every one.
 """
 
 from __future__ import annotations
@@ -20,6 +23,25 @@ from functools import lru_cache
 # control characters.
 _ZERO_WIDTH_CATEGORIES = frozenset({"Mn", "Me", "Cf", "Cc"})
 _EMOJI_MODIFIERS = range(0x1F3FB, 0x1F400)  # skin tones: drawn on the emoji before them
+# a Hangul syllable's vowel and final consonant jamo: drawn into the initial's two columns
+_JAMO_AFTER_INITIAL = (range(0x1160, 0x1200), range(0xD7B0, 0xD800))
+_SOFT_HYPHEN = "\xad"  # (a format character a terminal draws as a hyphen)
+_JOINER = "\u200d"  # the zero-width joiner: the character after it is drawn into the one before
+_EMOJI_STYLE = "\ufe0f"  # variation selector 16: the character before it drawn as an emoji
+# The characters U+FE0F widens from one column to two: those of Unicode's
+# emoji-variation-sequences.txt drawn as text by default (hex; a-b is a range)
+_TEXT_STYLE_EMOJI = """
+23 2A 30-39 A9 AE 203C 2049 2122 2139 2194-2199 21A9-21AA 2328 23CF 23ED-23EF 23F1-23F2
+23F8-23FA 24C2 25AA-25AB 25B6 25C0 25FB-25FC 2600-2604 260E 2611 2618 261D 2620 2622-2623
+2626 262A 262E-262F 2638-263A 2640 2642 265F-2660 2663 2665-2666 2668 267B 267E 2692
+2694-2697 2699 269B-269C 26A0 26A7 26B0-26B1 26C8 26CF 26D1 26D3 26E9 26F0-26F1 26F4
+26F7-26F9 2702 2708-2709 270C-270D 270F 2712 2714 2716 271D 2721 2733-2734 2744 2747
+2763-2764 27A1 2934-2935 2B05-2B07 1F170-1F171 1F17E-1F17F 1F321 1F324-1F32C 1F336 1F37D
+1F396-1F397 1F399-1F39B 1F39E-1F39F 1F3CB-1F3CE 1F3D4-1F3DF 1F3F3 1F3F5 1F3F7 1F43F 1F441
+1F4FD 1F549-1F54A 1F56F-1F570 1F573-1F579 1F587 1F58A-1F58D 1F590 1F5A5 1F5A8 1F5B1-1F5B2
+1F5BC 1F5C2-1F5C4 1F5D1-1F5D3 1F5DC-1F5DE 1F5E1 1F5E3 1F5E8 1F5EF 1F5F3 1F5FA 1F6CB
+1F6CD-1F6CF 1F6E0-1F6E5 1F6E9 1F6F0 1F6F3
+"""
 
 
 TAB = 8  # the columns a terminal's tab stops are apart
@@ -27,17 +49,52 @@ TAB = 8  # the columns a terminal's tab stops are apart
 
 @lru_cache(maxsize=4096)
 def char_width(char: str) -> int:
-    """0, 1 or 2: the columns one character takes."""
-    if unicodedata.category(char) in _ZERO_WIDTH_CATEGORIES or ord(char) in _EMOJI_MODIFIERS:
+    """0, 1 or 2: the columns one character takes on its own (`char_widths`: in its text)."""
+    code = ord(char)
+    if char == _SOFT_HYPHEN:
+        return 1
+    if (
+        unicodedata.category(char) in _ZERO_WIDTH_CATEGORIES
+        or code in _EMOJI_MODIFIERS
+        or any(code in jamo for jamo in _JAMO_AFTER_INITIAL)
+    ):
         return 0
     return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def char_widths(text: str) -> list[int]:
+    """The columns each character of `text` takes where it stands: as `char_width`, but 0 after
+    a zero-width joiner, and one more for a one-column symbol that U+FE0F follows (counted on
+    the U+FE0F), so that an emoji sequence is one picture's two columns."""
+    widths: list[int] = []
+    for k, char in enumerate(text):
+        if k and text[k - 1] == _JOINER:
+            widths.append(0)
+        elif char == _EMOJI_STYLE and k and widths[-1] == 1 and _text_style_emoji(text[k - 1]):
+            widths.append(1)
+        else:
+            widths.append(char_width(char))
+    return widths
 
 
 def display_width(text: str) -> int:
     """The columns `text` takes in a terminal: `len(text)` for ASCII, 2 per CJK character."""
     if text.isascii() and text.isprintable():
         return len(text)
-    return sum(char_width(c) for c in text)
+    return sum(char_widths(text))
+
+
+def _text_style_emoji(char: str) -> bool:
+    return ord(char) in _text_style_emoji_codes()
+
+
+@lru_cache(maxsize=1)
+def _text_style_emoji_codes() -> frozenset[int]:
+    codes: set[int] = set()
+    for part in _TEXT_STYLE_EMOJI.split():
+        first, _, last = part.partition("-")
+        codes.update(range(int(first, 16), int(last or first, 16) + 1))
+    return frozenset(codes)
 
 
 def ljust(text: str, width: int) -> str:
@@ -55,8 +112,8 @@ def clip(text: str, width: int, mark: str = "…") -> str:
     if display_width(text) <= width:
         return text
     room, kept = width - display_width(mark), []
-    for char in text:
-        room -= char_width(char)
+    for char, columns in zip(text, char_widths(text), strict=True):
+        room -= columns
         if room < 0:
             break
         kept.append(char)

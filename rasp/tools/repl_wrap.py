@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-from rasp.text_width import line_columns
-from rasp.text_wrap import UNBROKEN, keep_code_spans, wrap_kept
+from rasp.text_width import display_width, line_columns
+from rasp.text_wrap import UNBROKEN, keep_code_spans, wrap_indented, wrap_kept
 
 # `  exhaustive: ...`, `first failing input: ...`: a label its value's later lines hang under
 _LABEL = re.compile(r"[A-Za-z][\w .()-]{0,23}:( +|$)")
@@ -39,17 +39,14 @@ def wrap_line(line: str, width: int, hang: int | None = None) -> list[str]:
     body = line.lstrip(" \t")
     prefix = line[: len(line) - len(body)]
     column = line_columns(prefix)
-    if column + len(body) <= width or not body:
+    if line_columns(line) <= width or not body:
         return [line]
     if hang is None:
         label = _LABEL.match(body)
-        hang = 2 if label is None or body.startswith(_NOT_LABELS) else label.end()
+        hang = 2 if label is None or body.startswith(_NOT_LABELS) else display_width(label[0])
         if column + hang > width // 2:  # (a long label: its value would be a narrow column)
             hang = 2
-    # textwrap counts the prefix as spaces, put back as it was (its tabs)
-    wrapped = wrap_kept(kept_whole(body), width, " " * column, " " * (column + hang))
-    first, *more = (text[column:] for text in wrapped)
-    return [prefix + first, *(prefix + text for text in more)]
+    return wrap_indented(prefix + kept_whole(body), width, hang)
 
 
 def kept_whole(text: str) -> str:
@@ -64,11 +61,11 @@ def fill_cell(text: str, width: int) -> list[str]:
 
 
 # the one-line values the original's display prints (` \t Example: r("hello") = [...]`,
-# `\t =  [...]`, `     list: x = [...]`, `show example`'s); a selector's grid and full seq rows
-# are tables, left as they are
+# `\t =  [...]`, `     list: x = [...]`, `show example`'s, an unnamed s-op's label in a list,
+# `s-op: (indices * 1000)`); a selector's grid and full seq rows are tables, left as they are
 _VALUE_LINE = re.compile(  # (\t*: inside a list's lines)
     r"\t*(?: \t Example:|\t =  |\t(?:s-op|selector) example: )"
-    r"|\s*(?:list|dict|value|console function): "
+    r"|\s*(?:list|dict|value|console function|s-op|selector): "
 )
 
 

@@ -29,12 +29,16 @@ if TYPE_CHECKING:
 def show_tokens(tokens: Sequence[Any]) -> str:
     """`"abc"` when every token is one character that reads as itself between double quotes
     (not `"`, which made `""a"` of ["\\"", "a"], nor a line break or other control), else the
-    JSON list."""
+    JSON list, its letters as they are (`["日本", "語"]`, not `["\\u65e5\\u672c", ...]`) but
+    a control or format character as its escape (`"\\u202e"`: a token cannot reorder the line)."""
     if tokens and all(
         isinstance(t, str) and len(t) == 1 and t != '"' and t.isprintable() for t in tokens
     ):
         return '"' + "".join(tokens) + '"'
-    return json.dumps(list(tokens))
+    text = json.dumps(list(tokens), ensure_ascii=False)
+    if text.isascii():  # (JSON escapes ASCII's controls itself, as before)
+        return text
+    return "".join(c if c.isascii() or c.isprintable() else json.dumps(c)[1:-1] for c in text)
 
 
 def show_values(values: Sequence[Any], tuples: bool = False) -> str:

@@ -13,20 +13,25 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rasp.errors import (
+    MAX_SHOWN_COLUMNS,
     CompileError,
     Diagnostic,
     RaspError,
     RaspSyntaxError,
     Source,
     Span,
+    _window,
     option,
     spell_options,
 )
 from rasp.interpreter import Interpreter
 from rasp.parser import parse
 from rasp.sops import evaluate
+from rasp.text_width import line_columns
 
 ERRORS = Path(__file__).parent.parent / "golden" / "errors"
 CASES = sorted(ERRORS.glob("*.rasp"))
@@ -97,6 +102,41 @@ def test_caret_lines_up_under_wide_characters() -> None:
     with pytest.raises(RaspError) as info:
         Interpreter().exec_program(parse('y = "日本語" - 1;\n', "w.rasp"))
     assert info.value.render().splitlines()[2] == "        ^~~~~~~~~~~~"
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    text=st.text(alphabet=st.sampled_from("a +日\u0301\t👍ｱ"), min_size=1, max_size=160),
+    data=st.data(),
+)
+def test_the_caret_sits_under_its_column_and_the_underline_ends_at_its_end(
+    text: str, data: st.DataObject
+) -> None:
+    """Wide characters, combining accents and tabs (before and inside the span), and lines cut
+    around the caret (`...`) alike: the caret line reaches the terminal columns of the span's
+    first character and of the end of its last, in the line shown above it."""
+    start = data.draw(st.integers(0, len(text) - 1))
+    end = data.draw(st.integers(start + 1, len(text)))
+    span = Span(Source("f.rasp", text), 1, start + 1, 1, end + 1)
+    shown, underline = Diagnostic("m", span).render().splitlines()[1:3]
+    cut, at, to = _window(text, start, end)
+    assert shown == "    " + cut and cut[at] == text[start]
+    assert line_columns(underline[: underline.index("^")]) == line_columns("    " + cut[:at])
+    assert line_columns(underline) == max(
+        line_columns("    " + cut[:to]), line_columns("    " + cut[:at]) + 1
+    )
+    # about MAX_SHOWN_COLUMNS: a wide character or a tab at the cut, and the two `...`
+    assert line_columns(cut.replace("\t", " ")) <= MAX_SHOWN_COLUMNS + 6
+
+
+def test_a_message_with_wide_characters_is_wrapped_by_columns() -> None:
+    # textwrap counted `日` as one column: wrapped to 40, this message ran to 70
+    message = "cannot read " + " ".join(["'日本語の文字'"] * 8) + " as ints"
+    span = Span(Source("w.rasp", 'x = "日本語";'), 1, 5, 1, 10)
+    lines = Diagnostic(message, span, hint="関数 " * 12).render(width=40).splitlines()
+    assert all(line_columns(line) <= 40 for line in lines), lines
+    assert lines[:2] == ["w.rasp:1:5: error: cannot read", "  '日本語の文字' '日本語の文字'"]
+    assert lines[-1].startswith(" " * 6) and len(lines) > 6
 
 
 def test_a_setting_a_hint_names_is_spelled_by_the_front_end() -> None:

@@ -150,6 +150,19 @@ def test_residual_columns_line_up_for_wide_tokens() -> None:
     assert "   * tokens       [日, 本]                         [日, 本]" in rows
 
 
+def test_a_vocabulary_of_words_shows_its_letters() -> None:
+    # JSON's default escapes wrote ["\u65e5\u672c", ...]; a control or format character is
+    # still escaped (a token cannot reorder the line), and an ASCII list is as it was
+    from rasp.tools.verify_text import show_tokens
+
+    assert show_tokens(["日本", "語", "a\u202eb", "\U000e0067"]) == (
+        '["日本", "語", "a\\u202eb", "\\udb40\\udc67"]'
+    )
+    assert show_tokens(["ab", "c\x1b", 1, True]) == '["ab", "c\\u001b", 1, true]'
+    session = _compiled('set example ["日本", "語"]', ":compile r")
+    assert session.feed(":residual").startswith('r(["日本", "語"]) in the compiled model')
+
+
 def test_draw_defaults_to_comp_flows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("matplotlib")
     monkeypatch.chdir(tmp_path)

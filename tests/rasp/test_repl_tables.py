@@ -63,6 +63,12 @@ def test_a_grid_in_chunks_shows_every_key_once_and_every_query_in_each() -> None
     assert keys == "".join(labels)
     ones = sum(line.split(" | ")[1].count("1") for line in chunked if " | " in line)
     assert ones == 26
+    # a chunk of one key (one position) says so in the singular
+    three = selector_grid(list("abc"), np.eye(3, dtype=bool), width=33)
+    assert [line.strip() for line in three if " of 3" in line] == ["keys 0-1 of 3:", "key 2 of 3:"]
+    ints = SeqValue(values=[10, 20, 30], type=SeqType.INTS)
+    lines = full_seq_rows([1, 2, 3], ints, width=40)
+    assert [line.strip() for line in lines if " of 3" in line][-1] == "position 2 of 3:"
 
 
 def test_full_seq_rows_in_chunks_or_one_position_a_line() -> None:
@@ -91,14 +97,27 @@ def test_a_pipe_and_a_wide_terminal_print_the_originals_tables() -> None:
 
 @pytest.mark.parametrize("columns", [40, 60, 80])
 def test_a_narrow_terminal_shows_every_table_within_its_width(columns: int) -> None:
-    # (but at 40 columns the heading of one position a line inside a list, 25 columns in, whose
-    # `input (strings)` is not cut)
+    # (at 40 columns too: one position a line inside a list, 25 columns in, names its columns a
+    # line each, `output (strings)` broken at its space)
     for text in _fed(columns - 1):
-        lines = [line for line in text.splitlines() if "position: " not in line]
-        lines = [line for line in lines if not line.strip().startswith("output (")]
-        assert all(line_columns(line) <= columns - 1 for line in lines), text
-        if columns > 40:
-            assert all(line_columns(line) <= columns - 1 for line in text.splitlines()), text
+        assert all(line_columns(line) <= columns - 1 for line in text.splitlines()), text
+
+
+def test_one_position_a_line_inside_a_list_names_its_columns_a_line_each() -> None:
+    session = ReplSession()
+    session.width = 40  # (a terminal 40 columns wide: `console.message_width`)
+    for line in ['set example "hello"', "full seq display on"]:
+        session.feed(line)
+    lines = session.feed("pair = [tokens, indices * 1000];").splitlines()
+    at = [k for k, line in enumerate(lines) if line.endswith("position:")]
+    assert [lines[k + 1 : k + 4] for k in at] == [
+        ["\t\t \t input (strings)", "\t\t \t output", "\t\t \t   (strings)"],
+        ["\t\t \t input (strings)", "\t\t \t output (ints)", "\t\t \t 0: h     0"],
+    ]
+    assert all(line_columns(line) <= 40 for line in lines)
+    # a row wider than the terminal is shown whole, past its edge (docs/repl.md)
+    lines = session.feed("thirds = [indices / 3];").splitlines()
+    assert "\t\t \t 1: e  0.3333333333333333" in lines
 
 
 def test_a_real_terminal_chunks_a_grid() -> None:

@@ -10,6 +10,7 @@ import os
 
 import pytest
 
+from rasp.text_width import line_columns
 from rasp.tools.repl import ReplSession
 from rasp.tools.repl_terminal import run_loop
 from rasp.tools.repl_wrap import wrap_line, wrap_report
@@ -61,10 +62,10 @@ def _sized(monkeypatch: pytest.MonkeyPatch, columns: list[int]) -> None:
 
 
 def _fits(text: str, width: int) -> bool:
-    """Every line within `width` columns, but a source line and its caret (indented four) and
-    a line of one word (a path or a quoted text is never cut)."""
+    """Every line within `width` terminal columns, but a source line and its caret (indented
+    four) and a line of one word (a path or a quoted text is never cut)."""
     return all(
-        len(line) <= width or line.startswith("    ") or " " not in line.strip()
+        line_columns(line) <= width or line.startswith("    ") or " " not in line.strip()
         for line in text.splitlines()
     )
 
@@ -142,6 +143,28 @@ def test_a_real_terminal_gives_its_own_width() -> None:
     assert _fits("\n".join(lines[error:]), 49) and lines[-1].startswith(" " * 6), lines
 
 
+def test_a_real_terminal_wraps_wide_characters_by_their_columns() -> None:
+    """`日` takes two columns: counted as one, a list of CJK tokens wrapped to 49 ran to ~70.
+    A value with no space to break at is shown whole (one line, past the edge), and a caret
+    sits under its column after wide characters and a tab (docs/repl.md)."""
+    typed = "\n".join(
+        [
+            'x = ["日本語", "中文字符", "한국어", "e\u0301moji 👍🏽", "ｆｕｌｌｗｉｄｔｈ", "ｱｲｳ", "日本語"];',
+            'y = "日本語の文字列はとても長いのでこの端末の幅を超えてしまう";',
+            'w = "日本語"\t+ 1;',
+        ]
+    )
+    done, lines = on_terminal(["repl"], 50, "stdout", stdin=typed.encode() + b"\n")
+    assert done.returncode == 0 and done.stderr == b""
+    shown = lines[lines.index("running example is: hello") + 1 :]
+    assert _fits("\n".join(shown), 49) and len(shown) > 6, shown
+    assert any(line_columns(line) > 49 for line in shown)  # (the one word, whole)
+    assert shown[0].startswith("     list: x = ['日本語', '中文字符', '한국어',")
+    assert '    w = "日本語"\t+ 1;' in shown
+    underline = shown[shown.index('    w = "日本語"\t+ 1;') + 1]
+    assert underline == "        ^~~~~~~~~~~~~~~~~~~"  # (to the end of `+ 1`, past the tab stop)
+
+
 # ------------------------------------------------------------------------------------------------
 # Reports (`:verify`, `:residual`, `:layers`, `:compile`), `draw`'s and the values' lines
 
@@ -175,7 +198,7 @@ def test_a_space_in_a_value_is_never_the_break_nor_dropped() -> None:
     line = "\t =  [e, s, r, e, v, e, r,  , e, h, t,  , r, o, f,  , g, n, i, r,  , t, s] (strings)"
     for width in range(40, 80):
         first, *more = wrap_line(line, width)
-        assert all(len(part.expandtabs(8)) <= width for part in (first, *more))
+        assert all(line_columns(part) <= width for part in (first, *more))
         rejoined = first + "".join(" " + part.removeprefix("\t   ") for part in more)
         assert rejoined == line, width
 
@@ -197,5 +220,5 @@ def test_a_wide_terminal_changes_no_report(monkeypatch: pytest.MonkeyPatch) -> N
     # at 40 columns, the narrowest wrapped to, the table still fits: its cells wrap more
     _sized(monkeypatch, [41])
     narrowest = _printed(lines, _Terminal())
-    assert max(len(line.expandtabs(8)) for line in narrowest.splitlines()) <= 40, narrowest
+    assert max(line_columns(line) for line in narrowest.splitlines()) <= 40, narrowest
     assert "   * tokens       [a, b]     [a, b]" in narrowest.splitlines()
