@@ -100,6 +100,11 @@ def _refuse_stray_input(parser: argparse.ArgumentParser, argv: Sequence[str]) ->
             skip = skip or word in takes_value
         else:
             words.append((at, word))
+    if argv[0] == "run" and not words and not _given(argv, "--model", "--input", "--help"):
+        # `rasp run` alone: argparse named only --input, and the next try was told of the program
+        sub.error(
+            "the following arguments are required: FILE.rasp (or --model M.safetensors), --input"
+        )
     room = sum(1 for a in sub._actions if not a.option_strings)
     extra = words[room:]
     if not extra and words and any(w.startswith("--model") for w in argv):
@@ -121,6 +126,15 @@ def _refuse_stray_input(parser: argparse.ArgumentParser, argv: Sequence[str]) ->
             f"unrecognized arguments: {typed} (an input with spaces is one argument, in "
             f"quotes: --input '{given}')"
         )
+
+
+def _given(argv: Sequence[str], *options: str) -> bool:
+    """Whether any of `options` is in `argv`, as itself or as argparse's abbreviation of it
+    (`--inp`, `--model=m`), or `-h`."""
+    return any(
+        word == "-h" or (len(word) > 3 and any(o.startswith(word.split("=")[0]) for o in options))
+        for word in argv[1:]
+    )
 
 
 def parse_token_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
