@@ -144,6 +144,26 @@ class Graph:
                 reads.append(_Reads.POSITION if node.op is Op.INDICES else _Reads.MORE)
         return tuple(reads)
 
+    def first_visits(self, index: int, expand: Callable[[int], bool]) -> list[int]:
+        """Node `index` and the nodes it reads through the inputs of those `expand` holds for,
+        each after its inputs, in the order a depth-first walk of the inputs (left to right)
+        first finishes them: iterative, as a chain of maps may be thousands long."""
+        order: list[int] = []
+        seen: set[int] = set()
+        stack: list[tuple[int, bool]] = [(index, False)]
+        while stack:
+            i, expanded = stack.pop()
+            if expanded:
+                order.append(i)
+                continue
+            if i in seen:
+                continue
+            seen.add(i)
+            stack.append((i, True))
+            if expand(i):
+                stack.extend((j, False) for j in reversed(self.nodes[i].inputs))
+        return order
+
     def read_by_maps(self) -> frozenset[int]:
         """The nodes some map reads (gated units and fused maps are decided on this)."""
         return frozenset(i for node in self.nodes if node.op is Op.MAP for i in node.inputs)
