@@ -35,7 +35,8 @@ from compiler.certify_scores import KeySide, score_bounds
 from compiler.certify_select import check_selection
 from compiler.certify_specials import exact_additions, exact_products
 from compiler.certify_walk import MAX_STATES, OverBudget, Specials, Walk
-from compiler.head_slices import head_slices, own_width, stored
+from compiler.float64_weights import stored
+from compiler.head_slices import head_slices, own_width
 from compiler.reach import HeadReach, ValueReach
 from compiler.sparse_sums import concrete_products
 

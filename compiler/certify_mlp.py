@@ -30,6 +30,7 @@ from compiler.certificate import Check
 from compiler.certify_parts import Groups, encode, state_label
 from compiler.certify_specials import exact_additions
 from compiler.certify_walk import MAX_STATES, Specials, Walk
+from compiler.float64_weights import stored
 from compiler.reach import MLPReach, Reading
 from compiler.sparse_sums import SparseRows, concrete_products, sparse_product
 
@@ -48,7 +49,10 @@ class _OutWeights:
 def check_mlp(walk: Walk, layer: int) -> None:
     """Every ReLU decision of `layer`'s MLP parts, and the error of what they write."""
     p = f"blocks.{layer}.mlp."
-    w_in, b_in, w_out, b_out = (walk.w[p + n] for n in ("W_in", "b_in", "W_out", "b_out"))
+    # W_in and W_out as stored (float32): each part converts its own units (the checks of the
+    # whole layer read their non-zeros, converted as read: compiler.sparse_sums)
+    w_in, w_out = stored(walk.w, p + "W_in"), stored(walk.w, p + "W_out")
+    b_in, b_out = walk.w[p + "b_in"], walk.w[p + "b_out"]
     written = np.zeros(len(walk.residual), dtype=bool)
     updates = []
     out_terms = np.count_nonzero(w_out, axis=0) + 1  # [d_model]
@@ -67,7 +71,7 @@ def check_mlp(walk: Walk, layer: int) -> None:
         )
         out_reading = walk.reach.readings[part.out]
         out = np.array(sorted({d for t in out_reading.terms for d, _ in t}), dtype=np.int64)
-        wo = w_out[a:b][:, out]  # [H, O]
+        wo = np.asarray(w_out[a:b][:, out], dtype=np.float64)  # [H, O]
         # (its non-zero columns, not a copy of the part's rows less `out`)
         written_cols = np.flatnonzero((w_out[a:b] != 0).any(axis=0))
         if not np.isin(written_cols, out).all():

@@ -12,7 +12,7 @@ and `PlanContext.chain_values`, which computes a chain column by column, already
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from compiler.blocks import Atom
@@ -112,23 +112,28 @@ def _typed(combo: Sequence[Atom]) -> list[tuple[type, Atom]] | None:
     return out
 
 
-def _first_visits(graph: Graph, index: int, at: dict[int, int]) -> list[int]:
-    """The chain's nodes other than sources, each after its inputs, in the order a depth-first
-    walk of the inputs (left to right) first finishes them: iterative, as chains may be
-    thousands of maps long."""
-    order: list[int] = []
-    seen: set[int] = set(at)
-    stack: list[tuple[int, bool]] = [(index, False)]
-    while stack:
-        i, expanded = stack.pop()
-        if expanded:
-            order.append(i)
-            continue
-        if i in seen:
-            continue
-        seen.add(i)
-        stack.append((i, True))
+def chain_value(graph: Graph, index: int, env: Mapping[int, Atom]) -> tuple[bool, Atom]:
+    """Node `index` computed once from the values `env` of the s-ops it is computed from ((False,
+    None) where a map of the chain raises): each node once, in the order a walk of the inputs
+    first finishes it, so the maps are called on the tree walk's arguments and stop at its first
+    failure (they are pure, as `chain_function` relies on), with no recursion."""
+    if index in env:
+        return True, env[index]
+    values = dict(env)
+    for i in _first_visits(graph, index, env):
         node = graph[i]
-        if node.op is not Op.CONST:
-            stack.extend((j, False) for j in reversed(node.inputs))
-    return order
+        if node.op is Op.CONST:
+            values[i] = node.value
+            continue
+        ok, value = apply_map(node.fn, [values[j] for j in node.inputs])
+        if not ok:
+            return False, None
+        values[i] = value
+    return True, values[index]
+
+
+def _first_visits(graph: Graph, index: int, at: Collection[int]) -> list[int]:
+    """The chain's nodes other than sources (`at`), each after its inputs (`Graph.first_visits`,
+    not below a source or a constant)."""
+    order = graph.first_visits(index, lambda i: i not in at and graph[i].op is not Op.CONST)
+    return [i for i in order if i not in at]

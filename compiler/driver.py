@@ -74,7 +74,8 @@ def compile_sop(
     (`select(x, y, <)`) over many numbers as widths over their digits (`compiler.order_digits`);
     `prepare` gives the graph compiled.
     """
-    # its walks over the s-op graph recurse: a deep chain needs rasp.deep_stack's raised limit
+    # some walks over the s-op graph recurse (the planners' readings, a selector's cases): a deep
+    # one needs rasp.deep_stack's raised limit (a chain of maps is walked iteratively)
     try:
         return run_deep(
             lambda: _compile_sop(

@@ -4,8 +4,10 @@ The walk reads the layers in order, and a float64 copy of a float32 number is ex
 on access gives the very values a copy of the whole model would, without holding every layer in
 float64 at once (a model of 5,000 residual dims and a 4,096-wide head is 0.7 GB a layer in
 float64). The arrays of the block last read are kept, since a layer's checks read them several
-times; reading another block drops them. A layer's attention tensors are read as `stored` (float32)
-arrays instead: the certifier converts each head's own columns alone (`compiler.head_slices`).
+times; reading another block drops them. A layer's attention tensors and its MLP's W_in and W_out
+are read as `stored` (float32) arrays instead: the certifier converts each head's own columns alone
+(`compiler.head_slices`) and each MLP part's own units (`compiler.certify_mlp`: the widest fuzz
+models' W_in and W_out, 5,192 x 5,121 and more, are 0.2 to 0.4 GB each in float64).
 """
 
 from __future__ import annotations
@@ -46,6 +48,12 @@ class Float64Weights(Mapping[str, np.ndarray]):
 
     def __contains__(self, key: object) -> bool:
         return key in self._weights
+
+
+def stored(weights: Mapping[str, np.ndarray], key: str) -> np.ndarray:
+    """A tensor as the model holds it (`Float64Weights.stored`: float32, not converted)."""
+    read = getattr(weights, "stored", None)
+    return read(key) if read is not None else weights[key]
 
 
 def _block(key: str) -> str:

@@ -19,7 +19,7 @@ from enum import Enum
 from functools import cached_property
 from typing import Any
 
-from rasp import sops
+from rasp import sops, walks
 from rasp.call_names import about, local_name, made_in, with_place
 from rasp.errors import CompileError, Diagnostic, Span
 from rasp.named_text import SEPARATORS
@@ -143,6 +143,13 @@ class Graph:
             else:
                 reads.append(_Reads.POSITION if node.op is Op.INDICES else _Reads.MORE)
         return tuple(reads)
+
+    def first_visits(self, index: int, expand: Callable[[int], bool]) -> list[int]:
+        """Node `index` and the nodes it reads through the inputs of those `expand` holds for,
+        each after its inputs, in the order a depth-first walk of the inputs (left to right)
+        first finishes them: iterative, as a chain of maps may be thousands long."""
+        nodes = self.nodes
+        return list(walks.first_visits(index, lambda i: nodes[i].inputs if expand(i) else (), int))
 
     def read_by_maps(self) -> frozenset[int]:
         """The nodes some map reads (gated units and fused maps are decided on this)."""

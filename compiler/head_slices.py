@@ -39,6 +39,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from compiler.float64_weights import stored
+
 
 @dataclass(frozen=True)
 class HeadSlices:
@@ -56,12 +58,6 @@ class HeadSlices:
     @property
     def qk(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         return self.wq, self.bq, self.wk, self.bk
-
-
-def stored(weights: Mapping[str, np.ndarray], key: str) -> np.ndarray:
-    """A tensor as the model holds it (`Float64Weights.stored`: float32, not converted)."""
-    read = getattr(weights, "stored", None)
-    return read(key) if read is not None else weights[key]
 
 
 def own_width(used: np.ndarray) -> int:

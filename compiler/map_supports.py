@@ -32,6 +32,30 @@ class MapSupports:
         """The s-ops a map is computed from: its chain of maps is expanded (fused) input by input
         while one cheap block can still compute it; an input whose expansion would not be cheap is
         computed on its own first and read as a source."""
+        if index not in self._supports and self._expanded(index):
+            # the maps below first, each after its inputs (Graph.first_visits): each then finds
+            # its inputs' supports, where a chain thousands of maps long recursed as deep
+            g = self.ctx.graph
+
+            def recurses(i: int) -> bool:
+                return (
+                    i not in self._supports
+                    and self._expanded(i)
+                    and g[i].name not in self.ctx.options.direct_maps
+                )
+
+            for i in g.first_visits(index, recurses)[:-1]:
+                self._support(i)
+        return self._support(index)
+
+    def _expanded(self, index: int) -> bool:
+        """Whether a map's support is its chain's (memoised), not itself or nothing."""
+        node = self.ctx.graph[index]
+        if node.op is not Op.MAP or isinstance(node.fn, Pick):
+            return False
+        return not self.ctx.is_position_class(index)
+
+    def _support(self, index: int) -> tuple[int, ...]:
         g = self.ctx.graph
         node = g[index]
         if node.op is Op.CONST:

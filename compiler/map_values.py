@@ -318,19 +318,19 @@ class MapValues:
         slot = {s: k for k, s in enumerate(sources)}  # the last of equal sources, as dict() keeps
         steps: list[tuple[Any, list[int], list[tuple[int, Atom]]]] = []
 
-        def walk(index: int) -> None:
-            for i in self.g[index].inputs:
-                if i not in slot and self.g[i].op is not Op.CONST:
-                    walk(i)
-            if index not in slot:
+        if node.index not in slot:
+            # (Graph.first_visits, iterative: a chain may be thousands of maps long)
+            below = self.g.first_visits(
+                node.index, lambda i: i not in slot and self.g[i].op is not Op.CONST
+            )
+            for index in below:
                 n = self.g[index]
+                if index in slot or (n.op is Op.CONST and index != node.index):
+                    continue
                 args = [slot.get(i, -1) for i in n.inputs]
                 consts = [(k, self.g[i].value) for k, i in enumerate(n.inputs) if i not in slot]
                 slot[index] = len(sources) + len(steps)
                 steps.append((n.fn, args, consts))
-
-        if node.index not in slot:
-            walk(node.index)
         last = slot[node.index]
 
         # Each step's results by its arguments: a combination of the sources repeats most steps'

@@ -18,7 +18,6 @@ from compiler import chain_walk, numeric, vector_maps
 from compiler.blocks import Atom, Encoded, Encoding, all_numbers, is_number
 from compiler.build_trials import BuildOptions
 from compiler.graph import Graph, IRNode, Op
-from compiler.map_values import apply_map
 from compiler.picks import Pick, pick_error
 from compiler.values import ValueSets
 from rasp import sops
@@ -135,19 +134,9 @@ class PlanContext:
 
     def chain_value(self, index: int, env: Mapping[int, Atom]) -> tuple[bool, Atom]:
         """A chain of maps' value for the values `env` of the s-ops it is computed from ((False,
-        None) where it raises)."""
-        if index in env:
-            return True, env[index]
-        node = self.graph[index]
-        if node.op is Op.CONST:
-            return True, node.value
-        args = []
-        for i in node.inputs:
-            ok, v = self.chain_value(i, env)
-            if not ok:
-                return False, None
-            args.append(v)
-        return apply_map(node.fn, args)
+        None) where it raises): compiler.chain_walk's walk, iterative, as chains may be thousands
+        of maps long."""
+        return chain_walk.chain_value(self.graph, index, env)
 
     def chain_function(
         self, index: int, sources: Sequence[int]
@@ -168,25 +157,22 @@ class PlanContext:
         at = {s: k for k, s in enumerate(sources)}  # the last of equal sources, as dict() keeps
         slots = list(zip(*combos, strict=True))
         done: dict[int, vector_maps.Column | None] = {}
-
-        def build(i: int) -> vector_maps.Column | None:
-            if i in done:
-                return done[i]
-            node = self.graph[i]
+        # each node after its inputs (Graph.first_visits: a chain may be thousands of maps long)
+        g = self.graph
+        for i in g.first_visits(index, lambda j: j not in at and g[j].op is not Op.CONST):
+            node = g[i]
             if i in at:
                 col = vector_maps.column(slots[at[i]])
             elif node.op is Op.CONST:
                 one = vector_maps.column([node.value])
                 col = None if one is None else vector_maps.broadcast(one, len(combos))
             else:
-                parts = [build(j) for j in node.inputs]
+                parts = [done[j] for j in node.inputs]
                 col = None
                 if all(p is not None for p in parts):
                     col = vector_maps.apply_columns(node.fn, parts)  # type: ignore[arg-type]
             done[i] = col
-            return col
-
-        col = build(index)
+        col = done[index]
         return None if col is None else vector_maps.atoms(col)
 
 

@@ -46,6 +46,7 @@ from compiler.blocks import Atom, exact_key
 from compiler.map_values import apply_map
 from compiler.rewrite import positional_nodes, positional_widths
 from rasp import sops
+from rasp.walks import first_visits
 
 # (count, denominator) points a map is evaluated at (max_len = 256: 33,152; 1024: 525,824)
 MAX_PAIRS = 600_000
@@ -243,20 +244,12 @@ def _points(
 def maps_under(node: sops.MapSOp) -> list[sops.MapSOp]:
     """The maps `node` is computed by (it last, each after its inputs): `node` and the maps
     under it, down to its counts, lengths and constants."""
-    steps: list[sops.MapSOp] = []
-    done: set[int] = set()
-    stack: list[tuple[sops.MapSOp, bool]] = [(node, False)]
-    while stack:
-        current, expanded = stack.pop()
-        if current.id in done:
-            continue
-        if expanded:
-            done.add(current.id)
-            steps.append(current)
-            continue
-        stack.append((current, True))
-        stack.extend((c, False) for c in current.inputs if isinstance(c, sops.MapSOp))
-    return steps
+
+    def map_inputs(current: sops.MapSOp) -> list[sops.MapSOp]:
+        # (the last input walked first: the order this walk has always given)
+        return [c for c in reversed(current.inputs) if isinstance(c, sops.MapSOp)]
+
+    return list(first_visits(node, map_inputs, lambda current: current.id))
 
 
 def _table(

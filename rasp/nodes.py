@@ -17,6 +17,7 @@ from enum import Enum
 from typing import Any
 
 from rasp.errors import Span
+from rasp.walks import first_visits
 from rasp.wording import int_text
 
 Atom = int | float | str | bool | None
@@ -357,17 +358,12 @@ class SelectorWidthSOp(SOp):
 def walk(root: Node, skip: Container[int] = ()) -> Iterator[Node]:
     """Every node `root` depends on, each once, children before parents (iterative: graphs get
     deep); nodes whose id is in `skip` are left out, with what only they depend on."""
-    seen: set[int] = set()
-    stack: list[tuple[Node, bool]] = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            yield node
-            continue
-        if node.id in seen or node.id in skip:
-            continue
-        seen.add(node.id)
-        stack.append((node, True))
-        for child in reversed(node.children()):
-            if child.id not in seen:
-                stack.append((child, False))
+    return first_visits(root, _children, _node_id, skip)
+
+
+def _children(node: Node) -> tuple[Node, ...]:
+    return node.children()
+
+
+def _node_id(node: Node) -> int:
+    return node.id

@@ -48,9 +48,20 @@ class _Parser(argparse.ArgumentParser):
         super().error(message)
 
 
-class _StoreOnce(argparse._StoreAction):
+class _StoreOnce(argparse.Action):
     """An option that takes a value, refused when given twice: argparse keeps the last one, so
-    `rasp compile p.rasp -o a.safetensors ... -o b.safetensors` wrote b alone, without a word."""
+    `rasp compile p.rasp -o a.safetensors ... -o b.safetensors` wrote b alone, without a word.
+    (argparse's plain "store" action, on the public `Action`: its own class is private.)"""
+
+    def __init__(
+        self, option_strings: Sequence[str], dest: str, nargs: int | str | None = None, **kw: Any
+    ) -> None:
+        # (the checks argparse's store action makes of its arguments)
+        if nargs == 0:
+            raise ValueError("nargs for store actions must be != 0")
+        if kw.get("const") is not None and nargs != argparse.OPTIONAL:
+            raise ValueError(f"nargs must be {argparse.OPTIONAL!r} to supply const")
+        super().__init__(option_strings, dest, nargs=nargs, **kw)
 
     def __call__(
         self,
@@ -61,7 +72,7 @@ class _StoreOnce(argparse._StoreAction):
     ) -> None:
         if option_string is not None and getattr(namespace, self.dest, None) is not self.default:
             parser.error(f"argument {'/'.join(self.option_strings)}: given twice; give it once")
-        super().__call__(parser, namespace, values, option_string)
+        setattr(namespace, self.dest, values)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rasp.tracr.expr import RASPExpr, Value, type_said
+from rasp.walks import first_visits
 
 
 class RASPEvaluator:
@@ -36,22 +37,11 @@ def _postorder(root: RASPExpr) -> list[RASPExpr]:
     """Every expression `root` depends on, each once, children first (iteratively)."""
     if not isinstance(root, RASPExpr):
         raise TypeError(f"expected a RASP expression, got {type_said(root)}")
-    order: list[RASPExpr] = []
-    seen: set[int] = set()
-    stack: list[tuple[RASPExpr, bool]] = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        for child in reversed(list(node.children)):
-            if id(child) not in seen:
-                stack.append((child, False))
-    return order
+    return list(first_visits(root, _children, id))
+
+
+def _children(node: RASPExpr) -> Sequence[RASPExpr]:
+    return node.children
 
 
 def evaluate(expr: RASPExpr, xs: Sequence[Value]) -> Any:

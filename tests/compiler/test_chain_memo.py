@@ -10,7 +10,7 @@ import math
 import random
 from typing import Any
 
-from test_chain_walk import _context, _node
+from test_chain_walk import _context, _node, tree_value
 
 from compiler.graph import Op
 
@@ -66,7 +66,8 @@ def test_memoised_chains_give_the_tree_walks_values_for_values_a_map_tells_apart
             chain = ctx.chain_function(index, sources)
             combos = [[rng.choice(atoms), rng.choice(atoms)] for _ in range(60)]
             for combo in combos + combos:  # the second time from the memo
-                want = ctx.chain_value(index, dict(zip(sources, combo, strict=True)))
-                got = chain(combo)
-                assert got[0] == want[0], (trial, index, combo)
-                assert repr(got[1]) == repr(want[1]) and type(got[1]) is type(want[1])
+                env = dict(zip(sources, combo, strict=True))
+                want = tree_value(nodes, index, env)
+                for got in (chain(combo), ctx.chain_value(index, env)):
+                    assert got[0] == want[0], (trial, index, combo)
+                    assert repr(got[1]) == repr(want[1]) and type(got[1]) is type(want[1])

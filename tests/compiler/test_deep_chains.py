@@ -11,6 +11,13 @@ from rasp.errors import CompileError, Source
 from rasp.interpreter import Interpreter
 from rasp.parser import parse
 from rasp.sops import evaluate
+from tests.runtime_helpers import run_compiled
+
+# A selector of 1,200 ands and ors: compiler.selector_cases walks it recursively (a chain of maps
+# as deep no longer recurses)
+DEEP_SELECTOR = """s = select(indices, indices, <);
+for i in range(600) { s = s and select(tokens, tokens, ==); s = s or select(indices, indices, ==); }
+y = selector_width(s);"""
 
 
 def _sop(text: str, name: str = "y") -> object:
@@ -29,11 +36,33 @@ def test_a_1500_deep_chain_of_maps_of_indices_compiles() -> None:
     assert list(evaluate(y, "ab").values) == [1500, 1501]
 
 
+@pytest.mark.parametrize(("step", "tokens"), [("x = x + 1;", "ab"), ("x = not x;", "ba")])
+def test_a_deep_chain_of_maps_compiles_without_the_big_stack(
+    step: str, tokens: str, monkeypatch: Any
+) -> None:
+    import sys
+
+    from compiler import compile_sop, driver
+
+    # (PlanContext.chain_value and chain_values, MapSupports.support and MapValues.chain_values
+    # walked a chain recursively, a frame or more per map: only rasp.deep_stack's limit ran it)
+    start = "indices" if "+" in step else 'tokens == "a"'
+    y = _sop(f"x = {start};\nfor i in range(1200) {{ {step} }}\ny = x;")
+    monkeypatch.setattr(driver, "run_deep", lambda fn: fn())
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)  # (Python's usual limit, below the chain's 1,200 maps)
+    try:
+        compiled = compile_sop(y, ["a", "b"], 3, name="y", source=Source("t.rasp", ""))
+    finally:
+        sys.setrecursionlimit(limit)
+    assert run_compiled(compiled, [list(tokens)]) == [list(evaluate(y, tokens).values)]
+
+
 def test_a_chain_deeper_than_the_raised_limit_is_refused_cleanly(monkeypatch: Any) -> None:
     from compiler import compile_sop
     from rasp import deep_stack
 
-    y = _sop("x = indices;\nfor i in range(1500) { x = x + 1; }\ny = x;")
+    y = _sop(DEEP_SELECTOR)
     monkeypatch.setattr(deep_stack, "RECURSION_LIMIT", 1200)  # (as a chain past 50,000 frames)
     with pytest.raises(CompileError, match="nests too deeply to compile"):
         compile_sop(y, ["a", "b"], 3, name="y", source=Source("t.rasp", ""))
@@ -45,7 +74,7 @@ def test_without_a_big_stack_a_deep_chain_is_refused_saying_why(monkeypatch: Any
 
     from compiler import compile_sop
 
-    y = _sop("x = indices;\nfor i in range(1500) { x = x + 1; }\ny = x;")
+    y = _sop(DEEP_SELECTOR)
 
     def no_thread(self: threading.Thread) -> None:
         raise RuntimeError("can't start new thread")

@@ -81,8 +81,10 @@ def test_no_padded_attention_tensor_is_converted_to_float64(
     model = _model("sort", "abc", 8)
     read.clear()  # (the compile's own certificate read them too)
     assert recheck(model.weights, model.metadata).ok
-    assert any(key.startswith("blocks.") for key in read)  # the MLPs' weights are
+    assert any(key.startswith("blocks.") for key in read)  # the MLPs' biases are
     assert not [key for key in read if key.split(".")[-1] in ATTENTION], read
+    # nor an MLP's whole W_in or W_out: each part converts its own units (compiler.certify_mlp)
+    assert not [key for key in read if key.endswith(("mlp.W_in", "mlp.W_out"))], read
     # each layer's attention enters its block (b_O), dropping the previous MLP's float64 arrays
     assert [key for key in read if key.endswith("b_O")] == [
         f"blocks.{layer}.attn.b_O" for layer in range(model.config["n_layers"])

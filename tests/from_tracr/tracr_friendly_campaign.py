@@ -13,7 +13,7 @@ compiler builds too: categorical selects of tokens or indices, numerical means w
 square, thresholds, rounding, 1 / (x + 1), sqrt), `LinearSequenceMap`s of two means,
 `SelectorWidth`s and maps of them, means over categorical maps of the tokens or indices, on 2 to 4
 letters at max-lens 3 to 24, never causal. Inputs as tracr_lib_campaign.py draws them; each is
-compared as mixed_encodings_campaign.run_one compares (tracr's values against our interpreter, the
+compared as tracr_compare.run_one compares (tracr's values against our interpreter, the
 lowered graph and, where the compiler accepts, the model). A refusal here is a program tracr
 compiles (exact or not): `-v` prints each with its reason. Prints each wrong program and the
 counts.
@@ -43,7 +43,7 @@ if __name__ == "__main__":  # (before tracr's imports: without it, one line, not
 import torch  # noqa: E402, F401, I001
 
 from absl import logging as absl_logging  # noqa: E402 (tracr's dependency)
-from mixed_encodings_campaign import Timeout, _alarm, run_one  # noqa: E402
+from tracr_compare import Timeout, raise_timeout, run_one  # noqa: E402
 from tracr_lib_campaign import draw_inputs  # noqa: E402
 
 LENS = [3, 4, 5, 6, 8, 10, 12, 16, 20, 24]
@@ -135,7 +135,7 @@ def main() -> None:
     absl_logging.set_verbosity(absl_logging.ERROR)
     rng = random.Random(seed)
     stats: Counter = Counter()
-    signal.signal(signal.SIGALRM, _alarm)
+    signal.signal(signal.SIGALRM, raise_timeout)
     for k in range(count):
         vocab = rng.sample(LETTERS, rng.randint(2, 4))
         max_len = rng.choice(LENS)

@@ -18,7 +18,7 @@ for the Dyck programs, or a mix), a max-len from 2 to 16, and one of tracr's lib
 `detect_pattern`, `make_count_less_freq`, `make_count`, `make_nary_sequencemap`) with random
 arguments, sometimes fed by a map of the tokens and sometimes read by a second library call or a
 map. Inputs: every one up to the max-len where there are at most 400, else 150 at random (every
-length drawn), each compared as mixed_encodings_campaign.run_one compares (tracr's values against
+length drawn), each compared as tracr_compare.run_one compares (tracr's values against
 our interpreter, the lowered graph and, where the compiler accepts, the model; `causal=True` for a
 quarter). `--big` draws the max-len from 16 to 32, `--deep` chains two to four library calls
 (a seed keeps its vocabularies either way, not its programs). `--their-lib` runs tracr's own `lib.py` text on `rasp.tracr` instead of
@@ -55,7 +55,7 @@ if __name__ == "__main__":  # (before tracr's imports: without it, one line, not
 import torch  # noqa: E402, F401, I001
 
 from absl import logging as absl_logging  # noqa: E402 (tracr's dependency)
-from mixed_encodings_campaign import Timeout, _alarm, run_one  # noqa: E402
+from tracr_compare import Timeout, raise_timeout, run_one  # noqa: E402
 
 from rasp import tracr as ours  # noqa: E402
 from rasp.tracr import lib as our_lib  # noqa: E402
@@ -217,7 +217,7 @@ def main() -> None:
     absl_logging.set_verbosity(absl_logging.ERROR)  # tracr's warnings about SequenceMaps
     rng = random.Random(seed)
     stats: Counter = Counter()
-    signal.signal(signal.SIGALRM, _alarm)
+    signal.signal(signal.SIGALRM, raise_timeout)
     for k in range(count):
         vocab = draw_vocab(rng)
         max_len = rng.choice(BIG_LENS if "--big" in sys.argv else LENS)
