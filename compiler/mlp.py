@@ -201,7 +201,7 @@ class Output:
 
     def __init__(self, out: Encoded) -> None:
         self.out = out
-        # (asked once: `change` runs once per step of a step MLP, 400K times per build)
+        # (asked once: `change` runs once per step of a step MLP, 64K times at a time)
         self._categorical = out.is_categorical
         self._number = out.encoding is Encoding.NUMERICAL
         if out.is_categorical:

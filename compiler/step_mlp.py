@@ -195,7 +195,7 @@ def _numeric_mlp(
     n_terms = len(x.number) + max(len(c.terms) for c in contexts) + 1
     # one pair of units per group, one base unit per context: refused before planning them, and
     # before the groups are made (the k-th step of a kind in any context: as many groups of a
-    # kind as its most steps in one context; mixed seed 1820297 at N = 8, 400K steps refused)
+    # kind as its most steps in one context; mixed seed 1820297 at N = 7: 64K points refused)
     width = n_terms - 1 + len(writer.dims)
     check_size(op, "step", len(domain.points), 2 * _group_count(kinds) + len(contexts), width)
     groups: dict[tuple[object, ...], dict[int, _Step]] = {}
