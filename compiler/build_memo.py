@@ -15,11 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
 
 from compiler.blocks import MLPSpec
+from rasp.errors import CompileError, Diagnostic
 
 T = TypeVar("T")
 
@@ -64,7 +66,8 @@ def shared(
     facts of its inputs: the key is spelled only where a build with these facts was kept, and a
     build is kept only where `worth(result)` (a key costs about what a small build does: dyck1's
     step MLPs at N = 256, 5 units over 30K points, 35 ms for the key and 68 ms for the build). A
-    refusal is not kept (the next build with these inputs refuses anew)."""
+    refusal (a CompileError, of that class exactly) is kept too, whatever `worth` says: a later
+    build with these inputs raises a new CompileError with its diagnostics, the same text."""
     memo = _MEMO.get()
     if memo is None:
         return build()
@@ -72,11 +75,28 @@ def shared(
     if kept is not None and all(map(plain, atoms())):
         key = repr(inputs)
         if key in kept:
-            return kept[key]  # type: ignore[no-any-return]
-    result = build()
+            found = kept[key]
+            if isinstance(found, _Refused):
+                raise CompileError(found.diagnostics)
+            return found  # type: ignore[no-any-return]
+    try:
+        result = build()
+    except CompileError as refusal:
+        # the same refusal, raised afresh for each later build with these inputs (mixed seed
+        # 1820297 at N = 7: a step MLP past the pair limit refused in 18 builds, 0.5 s each)
+        if type(refusal) is CompileError and all(map(plain, atoms())):
+            memo.setdefault(what, {})[repr(inputs)] = _Refused(refusal.diagnostics)
+        raise
     if worth(result) and all(map(plain, atoms())):
         memo.setdefault(what, {})[repr(inputs)] = _frozen(result)
     return result
+
+
+@dataclass(frozen=True)
+class _Refused:
+    """A build's refusal, kept: its diagnostics (a CompileError of exactly that class)."""
+
+    diagnostics: tuple[Diagnostic, ...]
 
 
 def _frozen(result: T) -> T:

@@ -87,10 +87,11 @@ def _context_of(
         raise ValueError(f"{what}: no reachable points")
     xs = sorted(by_x)
     steps: list[_Step] = []
+    change = writer.change
     for a, b in itertools.pairwise(xs):
         before, after = by_x[a], by_x[b]
         if value_key(before) != value_key(after):
-            steps.append(_Step((a + b) / 2, b - a, writer.change(before, after), before, after))
+            steps.append(_Step((a + b) / 2, b - a, change(before, after), before, after))
     return _Context(terms, np.array(xs), by_x[xs[0]], tuple(steps))
 
 
@@ -190,17 +191,19 @@ def _numeric_mlp(
     # Only steps whose gaps are within a factor 2 share: a shared pair takes the smallest member
     # gap's slope, and a steeper slope than a step needs makes its on-side activations (and their
     # float32 rounding) larger.
+    kinds = [[(s.change, math.floor(math.log2(s.gap))) for s in ctx.steps] for ctx in contexts]
+    n_terms = len(x.number) + max(len(c.terms) for c in contexts) + 1
+    # one pair of units per group, one base unit per context: refused before planning them, and
+    # before the groups are made (the k-th step of a kind in any context: as many groups of a
+    # kind as its most steps in one context; mixed seed 1820297 at N = 7: 64K points refused)
+    width = n_terms - 1 + len(writer.dims)
+    check_size(op, "step", len(domain.points), 2 * _group_count(kinds) + len(contexts), width)
     groups: dict[tuple[object, ...], dict[int, _Step]] = {}
     for ci, ctx in enumerate(contexts):
         seen: Counter[tuple[object, ...]] = Counter()
-        for step in ctx.steps:
-            kind = (step.change, math.floor(math.log2(step.gap)))
+        for step, kind in zip(ctx.steps, kinds[ci], strict=True):
             groups.setdefault((*kind, seen[kind]), {})[ci] = step
             seen[kind] += 1
-    n_terms = len(x.number) + max(len(c.terms) for c in contexts) + 1
-    # one pair of units per group, one base unit per context: refused before planning them
-    width = n_terms - 1 + len(writer.dims)
-    check_size(op, "step", len(domain.points), 2 * len(groups) + len(contexts), width)
     # In the float32 band D is rounded to an integer (and the weights K + offset to integers): a
     # steeper step keeps reachable inputs clear of that rounding.
     # (an explicit sharpness is for exact whole-number inputs, whose plain dyadic pre-activations
@@ -262,6 +265,15 @@ def _numeric_mlp(
     }
     spec = b.spec(op, name, writer.dims, notes, domain)
     return spec, band and dyadic(spec)
+
+
+def _group_count(kinds: Sequence[Sequence[tuple[object, ...]]]) -> int:
+    """How many groups `_numeric_mlp` makes of the steps of these kinds (one list per context)."""
+    most: dict[tuple[object, ...], int] = {}
+    for per_context in kinds:
+        for kind, count in Counter(per_context).items():
+            most[kind] = max(most.get(kind, 0), count)
+    return sum(most.values())
 
 
 def _step_columns(

@@ -12,7 +12,7 @@ from compiler import compile_sop, step_mlp
 from compiler.blocks import Dim, Encoded, Encoding
 from compiler.build_memo import plain, shared, sharing
 from compiler.step_mlp import numeric_mlp
-from rasp.errors import CompileError, Source
+from rasp.errors import CompileError, Diagnostic, Source
 from rasp.interpreter import load_source
 from rasp.sops import SOp
 
@@ -120,3 +120,65 @@ def test_each_build_of_a_program_shares_its_step_mlp(monkeypatch: pytest.MonkeyP
     with pytest.raises(CompileError, match="snap decision"):  # (its values are too close at N = 3)
         compile_sop(sop, ["a", "é", " ", "\\"], 3)
     assert built["_map_7"] == 4  # 4 contexts, once
+
+
+def test_a_refused_build_is_kept_and_raised_again_word_for_word(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A step MLP past the pair limit is refused once per scope: every later call with the same
+    inputs raises a new CompileError with the same diagnostics (mixed seed 1820297 at N = 7
+    refused its 100,594-unit step MLP in 18 builds, 0.5 s each); another class is not kept."""
+    monkeypatch.setattr(step_mlp, "check_size", _tiny_limit)
+    calls: list[str] = []
+    real = step_mlp._context_of
+
+    def counted(terms, points, writer, what):  # type: ignore[no-untyped-def]
+        calls.append(what)
+        return real(terms, points, writer, what)
+
+    monkeypatch.setattr(step_mlp, "_context_of", counted)
+    x, out = _num("x", [0, 1, 2, 3]), _num("y", [0, 1])
+    points = [(0.0, 0), (1.0, 0), (2.0, 1), (3.0, 1)]
+    with pytest.raises(CompileError) as alone:
+        numeric_mlp(x, points, out, op="x > 1", name="y")
+    with sharing({}):
+        errors = []
+        for _ in range(3):
+            with pytest.raises(CompileError) as refused:
+                numeric_mlp(x, points, out, op="x > 1", name="y")
+            errors.append(refused.value)
+        assert len(calls) == 2  # outside the scope once, inside once
+        assert errors[0] is not errors[1] and type(errors[1]) is CompileError
+        assert [e.diagnostics for e in errors] == [alone.value.diagnostics] * 3
+        assert str(errors[2]) == str(alone.value)
+    built: list[int] = []
+
+    class Odd(CompileError):
+        pass
+
+    def odd() -> object:
+        built.append(1)
+        raise Odd([])
+
+    with sharing({}):
+        for _ in range(2):
+            with pytest.raises(Odd):
+                shared("f", (1,), odd)
+    assert len(built) == 2
+
+
+def _tiny_limit(op: str, kind: str, points: int, units: int, width: int) -> None:
+    raise CompileError([Diagnostic(f"'{op}': {kind} MLP of {units} units over {points} inputs")])
+
+
+def test_group_count_is_the_number_of_groups_made() -> None:
+    """The pair limit's count (before the groups are made): as many groups of a kind as its most
+    steps in one context."""
+    kinds = [[("a", 0), ("a", 0), ("b", 1)], [("a", 0), ("b", 1), ("b", 1), ("c", 2)], []]
+    groups: set[tuple[object, ...]] = set()
+    for per_context in kinds:
+        seen: collections.Counter[tuple[object, ...]] = collections.Counter()
+        for kind in per_context:
+            groups.add((*kind, seen[kind]))
+            seen[kind] += 1
+    assert step_mlp._group_count(kinds) == len(groups) == 5
