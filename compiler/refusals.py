@@ -129,7 +129,10 @@ def refusals(
             hint = (
                 "its values are far enough apart for float32; the error is what the blocks that "
                 "compute it pile up (each step's and mean's error, times the weights that read "
-                "it): use a smaller maximum length, or compute it from s-ops with fewer values "
+                "it"
+                # (why the one-hot output tried for it did not do, as the other snaps say it)
+                + (f"; {one_hot}" if one_hot else "")
+                + "): use a smaller maximum length, or compute it from s-ops with fewer values "
                 "(docs/compiler.md, 'The certificate')"
             )
         elif check.kind == "snap":

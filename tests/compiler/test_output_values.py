@@ -65,3 +65,22 @@ def test_a_snap_between_values_float32_tells_apart_is_not_hinted_as_values_too_c
     assert "a snap decision has margin 0.5" in problem.message
     assert problem.hint is not None and "closer together" not in problem.hint
     assert problem.hint.startswith("its values are far enough apart for float32; the error is")
+
+
+# numeric fuzz seed 2196601 (N = 4), reduced: a map of a mean of prefix means over "012", whose
+# interpolation carries the mean's error (3.3e-6) times a slope of hundreds to the output snap;
+# its one-hot output was tried and not built (two of the mean's values are float64 twins: 5/6
+# summed two ways), and the refusal dropped why where its values are far apart
+MEAN_OF_MEANS = """v1 = aggregate(select(indices, indices, <=), tokens_int, 0);
+v2 = aggregate(full_s, v1, 0);
+res = (v2 ^ 2) % 2;"""
+
+
+def test_a_piled_up_snap_says_why_the_one_hot_output_did_not_do() -> None:
+    with pytest.raises(CompileError) as refused:
+        compile_sop(_program(MEAN_OF_MEANS), list("012"), 4, name="res")
+    problem = refused.value.diagnostics[0]
+    assert "a snap decision has margin 0.000651" in problem.message
+    assert problem.hint is not None
+    assert problem.hint.startswith("its values are far enough apart for float32; the error is")
+    assert "; a one-hot output was not built either: '(v2 ^ 2) % 2' would write" in problem.hint
