@@ -19,6 +19,7 @@ from compiler.encode import plan_encodings
 from compiler.graph import Graph, build_graph
 from compiler.layout import Layout, lay_out
 from compiler.model import CompiledModel, Sketch
+from compiler.moved_maps import move_maps
 from compiler.plan_limit import check_output
 from compiler.position_folds import fold_positions
 from compiler.schedule import Schedule, schedule_blocks
@@ -68,6 +69,10 @@ def plan_build(
         values = infer_values(graph, vocab, max_len)  # what each node can be
     else:
         values = analyse(graph)
+    if options.moved_maps:  # maps of single-key copies before the copy (compiler.moved_maps)
+        moved = move_maps(graph, values, options.moved_maps)
+        if moved is not graph:
+            graph, values = moved, infer_values(moved, vocab, max_len)
     # the output's unembedding alone may put a build under a limit over it (compiler.plan_limit)
     check_output(graph.output, values.of(graph.output))
     folded = fold_constants(graph, values)  # s-ops of one value: constants; widths of all: length
