@@ -69,6 +69,35 @@ def test_a_map_of_a_copy_moved_before_it_is_smaller_and_agrees(
     assert _size(compile_sop(root, list("ab"), 10)) == (24_506, 4)
 
 
+TWO_COPIES = """m = aggregate(select(indices, indices, <=), tokens_int, 0);
+a = shift(m, 1, 0);
+b = shift(tokens_int, 1, 0);
+s = a + b;
+res = aggregate(select(s, indices, <), tokens_int, 0);"""
+
+
+def test_a_map_of_two_copies_by_one_selector_moves_and_agrees(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `shift(m, 1, 0) + shift(tokens_int, 1, 0)` is `shift(m + tokens_int, 1, 0)`: one head
+    # copies the sum's few values, not one the mean's many and another the token
+    root = _root(TWO_COPIES)
+    vocab = [0, 1, 2]
+    assert _movable(TWO_COPIES, vocab, 6) == frozenset({"s"})
+    model = compile_sop(root, vocab, 6)
+    assert model.metadata["certificate"]["ok"]
+    assert _size(model) == (3_394, 3)
+    inputs = all_inputs(vocab, 6)
+    assert check_inputs(model, root, inputs) == len(inputs)
+    _without(monkeypatch)
+    assert _size(compile_sop(root, vocab, 6)) == (29_004, 3)
+
+
+def test_copies_by_two_selectors_are_not_moved() -> None:
+    text = TWO_COPIES.replace("b = shift(tokens_int, 1, 0)", "b = shift(tokens_int, 2, 0)")
+    assert _movable(text, [0, 1, 2], 6) == frozenset()
+
+
 def test_the_moved_graph_copies_the_map_of_the_source() -> None:
     vocab, n = list("ab"), 6
     graph = build_graph(prepare(_root(MOVED), vocab, n))
